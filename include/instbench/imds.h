@@ -1,0 +1,19 @@
+/* imds: EC2 instance identity through IMDSv2 (aws/imds.c).  Used by measure. */
+#ifndef INSTBENCH_IMDS_H
+#define INSTBENCH_IMDS_H
+
+#include "instbench/util.h"
+
+typedef struct aws_instance_identity {
+    char instance_id[32];
+    char instance_type[64];
+    char region[32];
+    char availability_zone[32];
+    char lifecycle[16];      /* "spot" | "on-demand" | "" when unknown */
+} aws_instance_identity;
+
+/* Honours AWS_EC2_METADATA_SERVICE_ENDPOINT and AWS_EC2_METADATA_DISABLED=true.  Off EC2 it fails
+ * within about a second (short connect timeout), returning -1 with a message. */
+int aws_imds_identity(aws_instance_identity *out, ib_error *err);
+
+#endif

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: dependencies, a release build and an ASan+UBSan build, ctest on both,
+# then the bounded fuzz runs.  This is what .ci/run calls.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh --no-build
+jobs=$(nproc)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+# Sanitizers: the same suite with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the
+# sanitizers do not apply to device code and nvcc is not needed for them).
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE slow)

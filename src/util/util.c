@@ -1,0 +1,263 @@
+/* util: errors, logging, files, time, strings.  See include/instbench/util.h. */
+#include "instbench/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ib_log_level = 1;
+
+int ib_error_set(ib_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return -1;
+}
+
+void ib_error_clear(ib_error *err)
+{
+    if (err) {
+        err->code = 0;
+        err->msg[0] = '\0';
+    }
+}
+
+void ib_log(int level, const char *fmt, ...)
+{
+    if (level > ib_log_level) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(fmt);
+    if (n == 0 || fmt[n - 1] != '\n') fputc('\n', stderr);
+}
+
+int util_isatty_stdout(void) { return isatty(STDOUT_FILENO); }
+int util_isatty_stderr(void) { return isatty(STDERR_FILENO); }
+
+int util_stderr_color(void)
+{
+    const char *nc = getenv("NO_COLOR");
+    if (nc && nc[0]) return 0;
+    return util_isatty_stderr();
+}
+
+int util_mkdir_p(const char *dir, ib_error *err)
+{
+    char buf[PATH_MAX];
+    if (!dir || !dir[0]) return 0;
+    if (strlen(dir) >= sizeof buf) return ib_error_set(err, IB_EXIT_RUNTIME, "path too long: %s", dir);
+    strcpy(buf, dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "cannot create directory %s: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot create directory %s: %s", buf, strerror(errno));
+    return 0;
+}
+
+int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err)
+{
+    char dir[PATH_MAX], tmp[PATH_MAX + 32];
+    if (strlen(path) >= sizeof dir) return ib_error_set(err, IB_EXIT_RUNTIME, "path too long: %s", path);
+    strcpy(dir, path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (util_mkdir_p(dir, err) != 0) return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
+    int ok = fwrite(data, 1, len, f) == len;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        int e = errno;
+        unlink(tmp);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+    }
+    return 0;
+}
+
+int util_read_file(const char *path, char **data, size_t *len, ib_error *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        if (f != stdin) fclose(f);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory reading %s", path);
+    }
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                if (f != stdin) fclose(f);
+                return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory reading %s", path);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad) {
+        free(buf);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s", path);
+    }
+    buf[n] = '\0';
+    *data = buf;
+    if (len) *len = n;
+    return 0;
+}
+
+double util_now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void util_utc_iso8601(time_t t, char out[32])
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int util_parse_iso8601(const char *s, time_t *out)
+{
+    struct tm tm = {0};
+    if (!s) return -1;
+    const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!rest) {
+        memset(&tm, 0, sizeof tm);
+        rest = strptime(s, "%Y-%m-%d", &tm);
+        if (!rest) return -1;
+    }
+    if (*rest == '.') {
+        rest++;
+        while (*rest >= '0' && *rest <= '9') rest++;
+    }
+    long off = 0;
+    if (*rest == 'Z') rest++;
+    else if (*rest == '+' || *rest == '-') {
+        int hh = 0, mm = 0;
+        if (sscanf(rest + 1, "%2d:%2d", &hh, &mm) < 1) return -1;
+        off = (hh * 3600L + mm * 60L) * (*rest == '-' ? -1 : 1);
+        rest += strlen(rest);
+    }
+    if (*rest != '\0') return -1;
+    *out = timegm(&tm) - off;
+    return 0;
+}
+
+char *util_strdup(const char *s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+int util_split_csv(const char *s, char ***items, size_t *n)
+{
+    *items = NULL;
+    *n = 0;
+    if (!s) return 0;
+    size_t cap = 0;
+    const char *p = s;
+    while (1) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *a = p, *b = p + len;
+        while (a < b && (*a == ' ' || *a == '\t')) a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+        if (b > a) {
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 8;
+                char **ni = realloc(*items, cap * sizeof *ni);
+                if (!ni) goto oom;
+                *items = ni;
+            }
+            char *it = malloc((size_t)(b - a) + 1);
+            if (!it) goto oom;
+            memcpy(it, a, (size_t)(b - a));
+            it[b - a] = '\0';
+            (*items)[(*n)++] = it;
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+oom:
+    util_free_strv(*items, *n);
+    *items = NULL;
+    *n = 0;
+    return -1;
+}
+
+void util_free_strv(char **items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(items[i]);
+    free(items);
+}
+
+int util_parse_int(const char *s, long min, long max, long *out)
+{
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end != '\0' || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+int util_parse_double(const char *s, double min, double max, double *out)
+{
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end != '\0' || !isfinite(v) || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+void util_hex(const unsigned char *in, size_t n, char *out)
+{
+    static const char hx[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = hx[in[i] >> 4];
+        out[2 * i + 1] = hx[in[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
