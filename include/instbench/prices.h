@@ -15,6 +15,7 @@ typedef struct spot_price {
     char az[32];
     double usd_per_hour;
     time_t timestamp;           /* AWS's timestamp for that price */
+    int placement_score;        /* per-AZ spot placement score 1..10, -1 unknown (JSON: optional) */
 } spot_price;
 
 typedef struct price_record {
@@ -36,6 +37,10 @@ typedef struct price_set {
     price_record *items;
     size_t n;
     char snapshot_note[256];         /* "snapshot of 2026-11-21 (skypilot-catalog ...)" when used */
+    char snapshot_date[16];          /* "2026-11-21" when any price came from the snapshot, else "" */
+    char snapshot_source[512];       /* where the snapshot's numbers came from, else "" */
+    time_t generated_at;             /* when this set was made (0: unknown) */
+    char placement_note[256];        /* why placement scores are absent ("" when present/not asked) */
 } price_set;
 
 typedef struct prices_query {
@@ -52,5 +57,16 @@ int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);
 const char *prices_interruption_label(int bucket);
 void prices_free(price_set *s);
+
+/* ---- the instbench.prices/v1 file format (prices_json.c; format documented there) ---------- */
+/* Parses a prices document held in memory; `what` names it in error messages.  Rejects wrong
+ * schema, missing fields, negative/NaN/absurd prices with the JSON path of the offending value. */
+int prices_parse_json(const char *text, size_t len, const char *what, price_set *out, ib_error *err);
+/* Serialises a set (pretty-printed, trailing newline); malloc'd string, NULL on out-of-memory. */
+char *prices_to_json(const price_set *s);
+/* A record with every value unknown (NAN / -1 / ""). */
+void price_record_init(price_record *r);
+/* Largest $/h accepted anywhere: the biggest EC2 instances cost a few hundred dollars an hour. */
+#define PRICES_MAX_USD_PER_HOUR 2000.0
 
 #endif

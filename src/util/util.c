@@ -1,4 +1,5 @@
 /* util: errors, logging, files, time, strings.  See include/instbench/util.h. */
+#define _GNU_SOURCE   /* strptime, timegm: without it strptime is implicitly declared and its pointer truncated */
 #include "instbench/util.h"
 
 #include <errno.h>

@@ -1,0 +1,413 @@
+/* prices_json: the "instbench.prices/v1" file format, read and written.  One format serves
+ * `instbench prices --format json`, the on-disk cache, the shipped snapshot and `rank --prices`.
+ *
+ *   {"schema": "instbench.prices/v1",
+ *    "generated_at": "2026-11-22T00:10:45Z",
+ *    "snapshot": {"date": "2026-11-21", "source": "..."} | null,   -- set when any price is from it
+ *    "placement_note": "..."                                        -- optional: why scores are absent
+ *    "prices": [
+ *      {"instance_type": "g5.xlarge", "region": "us-east-1",
+ *       "on_demand": {"usd_per_hour": 1.006, "source": "live|cache|snapshot|file",
+ *                     "as_of": "ISO8601"} | null,
+ *       "spot": {"source": "...", "as_of": "ISO8601",
+ *                "zones": [{"availability_zone": "us-east-1a", "usd_per_hour": 0.41,
+ *                           "timestamp": "ISO8601",
+ *                           "placement_score": 9            -- optional, per-AZ score 1..10
+ *                          }]} | null,
+ *       "interruption": {"bucket": 0, "label": "<5%", "savings_pct": 70} | null,
+ *       "placement_score": 7 | null}]}
+ *
+ * null means unknown or not asked for.  Prices are USD per instance-hour; a price must be finite,
+ * > 0 and <= PRICES_MAX_USD_PER_HOUR.  interruption.bucket is the Spot Instance Advisor's
+ * frequency-of-interruption range 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%); savings_pct is its
+ * saving vs on-demand (0..100, or null).  A (instance_type, region) pair appears at most once. */
+#include "instbench/prices.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRICES_SCHEMA "instbench.prices/v1"
+
+/* Error paths ("prices[3].spot.zones[1].usd_per_hour") are built with snprintf into fixed buffers;
+ * a truncated path would only shorten a message, so gcc's truncation warning is noise here. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+static const char *const interruption_labels[] = {"<5%", "5-10%", "10-15%", "15-20%", ">20%"};
+
+const char *prices_interruption_label(int bucket)
+{
+    if (bucket < 0 || bucket > 4) return "unknown";
+    return interruption_labels[bucket];
+}
+
+void price_record_init(price_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->on_demand_usd_per_hour = NAN;
+    r->interruption_bucket = -1;
+    r->savings_pct = -1;
+    r->placement_score = -1;
+}
+
+void prices_free(price_set *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->n; i++) free(s->items[i].spot);
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+const price_record *prices_find(const price_set *s, const char *instance_type, const char *region)
+{
+    if (!s || !instance_type || !region) return NULL;
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->items[i].instance_type, instance_type) && !strcmp(s->items[i].region, region))
+            return &s->items[i];
+    return NULL;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+typedef struct reader {
+    const char *what;   /* file name or "cache", for messages */
+    ib_error *err;
+} reader;
+
+static int bad(reader *rd, const char *path, const char *why)
+{
+    return ib_error_set(rd->err, IB_EXIT_RUNTIME, "%s: %s: %s", rd->what, path, why);
+}
+
+/* Copies a required string member into dst; rejects absent, non-string, empty or too long. */
+static int get_string(reader *rd, const cJSON *obj, const char *key, const char *path, char *dst,
+                      size_t cap)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) return bad(rd, p, "missing");
+    if (!cJSON_IsString(v) || !v->valuestring) return bad(rd, p, "must be a string");
+    size_t n = strlen(v->valuestring);
+    if (n == 0) return bad(rd, p, "must not be empty");
+    if (n >= cap) return bad(rd, p, "too long");
+    memcpy(dst, v->valuestring, n + 1);
+    return 0;
+}
+
+static int get_time(reader *rd, const cJSON *obj, const char *key, const char *path, time_t *out)
+{
+    char buf[64], p[160];
+    if (get_string(rd, obj, key, path, buf, sizeof buf) != 0) return -1;
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    if (util_parse_iso8601(buf, out) != 0) return bad(rd, p, "not an ISO 8601 UTC time");
+    return 0;
+}
+
+static int get_price(reader *rd, const cJSON *obj, const char *key, const char *path, double *out)
+{
+    char p[160], why[96];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) return bad(rd, p, "missing");
+    if (!cJSON_IsNumber(v)) return bad(rd, p, "must be a number");
+    double x = v->valuedouble;
+    if (!isfinite(x)) return bad(rd, p, "not a finite number");
+    if (x <= 0) {
+        snprintf(why, sizeof why, "price %g is not positive", x);
+        return bad(rd, p, why);
+    }
+    if (x > PRICES_MAX_USD_PER_HOUR) {
+        snprintf(why, sizeof why, "price %g USD/h is absurd (limit %g)", x, PRICES_MAX_USD_PER_HOUR);
+        return bad(rd, p, why);
+    }
+    *out = x;
+    return 0;
+}
+
+/* An optional integer in [lo, hi]: absent or null leaves *out untouched. */
+static int get_opt_int(reader *rd, const cJSON *obj, const char *key, const char *path, int lo, int hi,
+                       int *out)
+{
+    char p[160], why[64];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
+        return bad(rd, p, "must be an integer");
+    if (v->valuedouble < lo || v->valuedouble > hi) {
+        snprintf(why, sizeof why, "out of range %d..%d", lo, hi);
+        return bad(rd, p, why);
+    }
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+static int valid_source(const char *s)
+{
+    return !strcmp(s, "live") || !strcmp(s, "cache") || !strcmp(s, "snapshot") || !strcmp(s, "file");
+}
+
+static int read_on_demand(reader *rd, const cJSON *od, const char *path, price_record *r)
+{
+    if (!cJSON_IsObject(od)) return bad(rd, path, "must be an object or null");
+    if (get_price(rd, od, "usd_per_hour", path, &r->on_demand_usd_per_hour) != 0) return -1;
+    if (get_string(rd, od, "source", path, r->on_demand_source, sizeof r->on_demand_source) != 0)
+        return -1;
+    if (!valid_source(r->on_demand_source)) return bad(rd, path, "source must be live|cache|snapshot|file");
+    return get_time(rd, od, "as_of", path, &r->on_demand_as_of);
+}
+
+static int read_spot(reader *rd, const cJSON *sp, const char *path, price_record *r)
+{
+    char p[160];
+    if (!cJSON_IsObject(sp)) return bad(rd, path, "must be an object or null");
+    if (get_string(rd, sp, "source", path, r->spot_source, sizeof r->spot_source) != 0) return -1;
+    if (!valid_source(r->spot_source)) return bad(rd, path, "source must be live|cache|snapshot|file");
+    if (get_time(rd, sp, "as_of", path, &r->spot_as_of) != 0) return -1;
+    const cJSON *zones = cJSON_GetObjectItemCaseSensitive(sp, "zones");
+    snprintf(p, sizeof p, "%s.zones", path);
+    if (!zones) return bad(rd, p, "missing");
+    if (!cJSON_IsArray(zones)) return bad(rd, p, "must be an array");
+    int nz = cJSON_GetArraySize(zones);
+    if (nz > 64) return bad(rd, p, "more than 64 zones");
+    if (nz == 0) return 0;
+    r->spot = calloc((size_t)nz, sizeof *r->spot);
+    if (!r->spot) return bad(rd, p, "out of memory");
+    const cJSON *z;
+    cJSON_ArrayForEach(z, zones) {
+        snprintf(p, sizeof p, "%s.zones[%zu]", path, r->n_spot);
+        spot_price *s = &r->spot[r->n_spot++];
+        s->placement_score = -1;
+        if (!cJSON_IsObject(z)) return bad(rd, p, "must be an object");
+        if (get_string(rd, z, "availability_zone", p, s->az, sizeof s->az) != 0) return -1;
+        if (get_price(rd, z, "usd_per_hour", p, &s->usd_per_hour) != 0) return -1;
+        if (get_time(rd, z, "timestamp", p, &s->timestamp) != 0) return -1;
+        if (get_opt_int(rd, z, "placement_score", p, 1, 10, &s->placement_score) != 0) return -1;
+        for (size_t k = 0; k + 1 < r->n_spot; k++)
+            if (!strcmp(r->spot[k].az, s->az)) return bad(rd, p, "availability zone listed twice");
+    }
+    return 0;
+}
+
+static int read_interruption(reader *rd, const cJSON *in, const char *path, price_record *r)
+{
+    char p[160];
+    if (!cJSON_IsObject(in)) return bad(rd, path, "must be an object or null");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(in, "bucket");
+    snprintf(p, sizeof p, "%s.bucket", path);
+    if (!b || cJSON_IsNull(b)) return bad(rd, p, "missing");
+    if (get_opt_int(rd, in, "bucket", path, 0, 4, &r->interruption_bucket) != 0) return -1;
+    const cJSON *label = cJSON_GetObjectItemCaseSensitive(in, "label");
+    if (label && !(cJSON_IsString(label) && !strcmp(label->valuestring,
+                                                      prices_interruption_label(r->interruption_bucket)))) {
+        snprintf(p, sizeof p, "%s.label", path);
+        return bad(rd, p, "does not match the bucket");
+    }
+    return get_opt_int(rd, in, "savings_pct", path, 0, 100, &r->savings_pct);
+}
+
+static int read_record(reader *rd, const cJSON *it, size_t idx, price_record *r)
+{
+    char path[64];
+    snprintf(path, sizeof path, "prices[%zu]", idx);
+    if (!cJSON_IsObject(it)) return bad(rd, path, "must be an object");
+    if (get_string(rd, it, "instance_type", path, r->instance_type, sizeof r->instance_type) != 0)
+        return -1;
+    if (get_string(rd, it, "region", path, r->region, sizeof r->region) != 0) return -1;
+
+    char p[160];
+    const cJSON *od = cJSON_GetObjectItemCaseSensitive(it, "on_demand");
+    snprintf(p, sizeof p, "%s.on_demand", path);
+    if (!od) return bad(rd, p, "missing (use null when unknown)");
+    if (!cJSON_IsNull(od) && read_on_demand(rd, od, p, r) != 0) return -1;
+
+    const cJSON *sp = cJSON_GetObjectItemCaseSensitive(it, "spot");
+    snprintf(p, sizeof p, "%s.spot", path);
+    if (!sp) return bad(rd, p, "missing (use null when unknown)");
+    if (!cJSON_IsNull(sp) && read_spot(rd, sp, p, r) != 0) return -1;
+
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(it, "interruption");
+    snprintf(p, sizeof p, "%s.interruption", path);
+    if (in && !cJSON_IsNull(in) && read_interruption(rd, in, p, r) != 0) return -1;
+
+    return get_opt_int(rd, it, "placement_score", path, 1, 10, &r->placement_score);
+}
+
+int prices_parse_json(const char *text, size_t len, const char *what, price_set *out, ib_error *err)
+{
+    reader rd = {what ? what : "prices", err};
+    memset(out, 0, sizeof *out);
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: not valid JSON", rd.what);
+    int rc = -1;
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!cJSON_IsObject(root)) {
+        bad(&rd, "$", "must be a JSON object");
+        goto done;
+    }
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PRICES_SCHEMA) != 0) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: schema is %s%s%s, expected \"" PRICES_SCHEMA "\"",
+                     rd.what, cJSON_IsString(schema) ? "\"" : "",
+                     cJSON_IsString(schema) ? schema->valuestring : "missing",
+                     cJSON_IsString(schema) ? "\"" : "");
+        goto done;
+    }
+    if (get_time(&rd, root, "generated_at", "$", &out->generated_at) != 0) goto done;
+
+    const cJSON *snap = cJSON_GetObjectItemCaseSensitive(root, "snapshot");
+    if (snap && !cJSON_IsNull(snap)) {
+        if (!cJSON_IsObject(snap)) {
+            bad(&rd, "$.snapshot", "must be an object or null");
+            goto done;
+        }
+        if (get_string(&rd, snap, "date", "$.snapshot", out->snapshot_date, sizeof out->snapshot_date) != 0 ||
+            get_string(&rd, snap, "source", "$.snapshot", out->snapshot_source,
+                       sizeof out->snapshot_source) != 0)
+            goto done;
+        time_t t;
+        if (util_parse_iso8601(out->snapshot_date, &t) != 0) {
+            bad(&rd, "$.snapshot.date", "not a date (YYYY-MM-DD)");
+            goto done;
+        }
+        snprintf(out->snapshot_note, sizeof out->snapshot_note, "snapshot of %s (%.200s)",
+                 out->snapshot_date, out->snapshot_source);
+    }
+    const cJSON *pn = cJSON_GetObjectItemCaseSensitive(root, "placement_note");
+    if (cJSON_IsString(pn))
+        snprintf(out->placement_note, sizeof out->placement_note, "%s", pn->valuestring);
+
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "prices");
+    if (!arr) {
+        bad(&rd, "$.prices", "missing");
+        goto done;
+    }
+    if (!cJSON_IsArray(arr)) {
+        bad(&rd, "$.prices", "must be an array");
+        goto done;
+    }
+    int n = cJSON_GetArraySize(arr);
+    if (n > 0) {
+        out->items = calloc((size_t)n, sizeof *out->items);
+        if (!out->items) {
+            ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", rd.what);
+            goto done;
+        }
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) {
+        price_record *r = &out->items[out->n];
+        price_record_init(r);
+        out->n++;   /* counted before filling so prices_free releases a half-read record */
+        if (read_record(&rd, it, out->n - 1, r) != 0) goto done;
+        for (size_t k = 0; k + 1 < out->n; k++)
+            if (!strcmp(out->items[k].instance_type, r->instance_type) &&
+                !strcmp(out->items[k].region, r->region)) {
+                char p[64];
+                snprintf(p, sizeof p, "prices[%zu]", out->n - 1);
+                bad(&rd, p, "instance type and region listed twice");
+                goto done;
+            }
+    }
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    if (rc != 0) prices_free(out);
+    return rc;
+}
+
+int prices_load_file(const char *path, price_set *out, ib_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    memset(out, 0, sizeof *out);
+    if (util_read_file(path, &text, &len, err) != 0) return -1;
+    int rc = prices_parse_json(text, len, path, out, err);
+    free(text);
+    return rc;
+}
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+static void add_time(cJSON *obj, const char *key, time_t t)
+{
+    char buf[32];
+    util_utc_iso8601(t, buf);
+    cJSON_AddStringToObject(obj, key, buf);
+}
+
+static cJSON *record_to_json(const price_record *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "instance_type", r->instance_type);
+    cJSON_AddStringToObject(o, "region", r->region);
+    if (isnan(r->on_demand_usd_per_hour)) {
+        cJSON_AddNullToObject(o, "on_demand");
+    } else {
+        cJSON *od = cJSON_AddObjectToObject(o, "on_demand");
+        cJSON_AddNumberToObject(od, "usd_per_hour", r->on_demand_usd_per_hour);
+        cJSON_AddStringToObject(od, "source", r->on_demand_source[0] ? r->on_demand_source : "file");
+        add_time(od, "as_of", r->on_demand_as_of);
+    }
+    if (!r->spot_source[0] && r->n_spot == 0) {
+        cJSON_AddNullToObject(o, "spot");
+    } else {
+        cJSON *sp = cJSON_AddObjectToObject(o, "spot");
+        cJSON_AddStringToObject(sp, "source", r->spot_source[0] ? r->spot_source : "file");
+        add_time(sp, "as_of", r->spot_as_of);
+        cJSON *zones = cJSON_AddArrayToObject(sp, "zones");
+        for (size_t i = 0; i < r->n_spot; i++) {
+            cJSON *z = cJSON_CreateObject();
+            cJSON_AddStringToObject(z, "availability_zone", r->spot[i].az);
+            cJSON_AddNumberToObject(z, "usd_per_hour", r->spot[i].usd_per_hour);
+            add_time(z, "timestamp", r->spot[i].timestamp);
+            if (r->spot[i].placement_score >= 1)
+                cJSON_AddNumberToObject(z, "placement_score", r->spot[i].placement_score);
+            cJSON_AddItemToArray(zones, z);
+        }
+    }
+    if (r->interruption_bucket < 0) {
+        cJSON_AddNullToObject(o, "interruption");
+    } else {
+        cJSON *in = cJSON_AddObjectToObject(o, "interruption");
+        cJSON_AddNumberToObject(in, "bucket", r->interruption_bucket);
+        cJSON_AddStringToObject(in, "label", prices_interruption_label(r->interruption_bucket));
+        if (r->savings_pct >= 0) cJSON_AddNumberToObject(in, "savings_pct", r->savings_pct);
+        else cJSON_AddNullToObject(in, "savings_pct");
+    }
+    if (r->placement_score >= 1) cJSON_AddNumberToObject(o, "placement_score", r->placement_score);
+    else cJSON_AddNullToObject(o, "placement_score");
+    return o;
+}
+
+char *prices_to_json(const price_set *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    cJSON_AddStringToObject(root, "schema", PRICES_SCHEMA);
+    add_time(root, "generated_at", s->generated_at ? s->generated_at : time(NULL));
+    if (s->snapshot_date[0]) {
+        cJSON *sn = cJSON_AddObjectToObject(root, "snapshot");
+        cJSON_AddStringToObject(sn, "date", s->snapshot_date);
+        cJSON_AddStringToObject(sn, "source", s->snapshot_source);
+    } else {
+        cJSON_AddNullToObject(root, "snapshot");
+    }
+    if (s->placement_note[0]) cJSON_AddStringToObject(root, "placement_note", s->placement_note);
+    cJSON *arr = cJSON_AddArrayToObject(root, "prices");
+    for (size_t i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, record_to_json(&s->items[i]));
+    char *txt = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!txt) return NULL;
+    size_t n = strlen(txt);
+    char *withnl = realloc(txt, n + 2);
+    if (!withnl) {
+        free(txt);
+        return NULL;
+    }
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    return withnl;
+}
