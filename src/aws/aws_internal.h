@@ -1,0 +1,71 @@
+/* Internal to src/aws/: pieces shared by the transport, the credential chain and IMDS. */
+#ifndef INSTBENCH_AWS_INTERNAL_H
+#define INSTBENCH_AWS_INTERNAL_H
+
+#include <stddef.h>
+#include "instbench/aws.h"
+
+/* AWS error bodies: JSON protocols {"__type": "[ns#]Code", "message"|"Message": ...}, query/EC2
+ * XML <Code>/<Message> (first pair wins).  x_amzn_error_type is the x-amzn-ErrorType header
+ * ("Code:..." form) or NULL.  code/msg are "" when nothing is recognised. */
+void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type, char *code,
+                     size_t code_len, char *msg, size_t msg_len);
+
+/* Throttling and transient error codes of the SDKs' standard retry mode. */
+int aws_error_is_throttling(const char *code);
+int aws_error_is_transient(const char *code);
+/* Codes that mean the session token expired: retried once after refreshing refreshable
+ * (container, IMDS) credentials. */
+int aws_error_is_expired_token(const char *code);
+
+/* A plain (unsigned) HTTP request for IMDS and container credentials: short timeouts, no
+ * retries, no TLS-less restriction (these endpoints are link-local http).  *body is malloc'd.
+ * Returns 0 and sets *status when an HTTP answer arrived, -1 on a transport failure. */
+typedef struct aws_plain_request {
+    const char *method;
+    const char *url;
+    const char *const *headers; /* "Name: value" lines */
+    size_t n_headers;
+    double connect_timeout_s;
+    double total_timeout_s;
+} aws_plain_request;
+int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len,
+                   ib_error *err);
+
+/* IMDSv2: a session token, then GET PATH below /latest/.  Used by identity and role credentials. */
+typedef struct aws_imds_session aws_imds_session;
+int aws_imds_open(aws_imds_session **out, ib_error *err);
+int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *err);
+void aws_imds_close(aws_imds_session *s);
+/* IMDS role credentials (the first role listed). */
+int aws_imds_role_credentials(aws_credentials *out, ib_error *err);
+
+/* Re-fetches credentials that come from a refreshable source (container, IMDS) when they expire
+ * within 5 minutes, or always with force.  Env and profile credentials are left as they are. */
+int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err);
+
+/* Shared config/credentials files (INI as the AWS CLI reads them): "[name]" sections, and in the
+ * config file "[profile name]" (and "[default]"); "key = value" with lower-cased keys and trimmed
+ * values; full-line '#'/';' comments; indented lines continue a nested value and are skipped.
+ * A later duplicate key wins.  Never fails on content: lines it cannot read are ignored. */
+typedef struct aws_config_file aws_config_file;
+aws_config_file *aws_config_parse(const char *text, size_t len, int is_config_file);
+/* NULL when the profile or key is absent. */
+const char *aws_config_get(const aws_config_file *f, const char *profile, const char *key);
+int aws_config_has_profile(const aws_config_file *f, const char *profile);
+void aws_config_free(aws_config_file *f);
+/* Reads one of the files named by env (AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE) or its
+ * default under ~/.aws; a missing file gives an empty result; *path_out names the file read. */
+aws_config_file *aws_config_load(int is_config_file, char *path_out, size_t path_len);
+/* AWS_PROFILE, else "default"; *explicit says whether the user named it. */
+const char *aws_profile_name(int *explicit_profile);
+
+/* The container credentials URL: http://169.254.170.2 + AWS_CONTAINER_CREDENTIALS_RELATIVE_URI,
+ * else AWS_CONTAINER_CREDENTIALS_FULL_URI (loopback, the ECS/EKS link-local hosts, or https).
+ * 0 with the URL, 1 when neither is set, -1 (message) when FULL_URI is not allowed. */
+int aws_container_credentials_url(char *out, size_t out_len, ib_error *err);
+
+/* Global libcurl initialisation, once per process. */
+void aws_curl_global_init(void);
+
+#endif

@@ -1,0 +1,278 @@
+/* aws/credentials: the credential chain and region, resolved as the AWS CLI resolves them.
+ *   env (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN])
+ *   -> profile AWS_PROFILE (default "default"): credentials file [NAME], then config [profile NAME]
+ *   -> container (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI | _FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE])
+ *   -> EC2 instance role through IMDSv2.
+ * Region: AWS_REGION -> AWS_DEFAULT_REGION -> profile `region` -> IMDS placement/region. */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "aws/aws_internal.h"
+#include "instbench/imds.h"
+
+#define REFRESH_MARGIN_S 300 /* refresh temporary credentials this long before they expire */
+
+static void wipe(void *p, size_t n)
+{
+    volatile unsigned char *v = p;
+    while (n--) *v++ = 0;
+}
+
+static int set_creds(aws_credentials *out, const char *ak, const char *sk, const char *tok, const char *source,
+                     ib_error *err)
+{
+    if (strlen(ak) >= sizeof out->access_key_id || strlen(sk) >= sizeof out->secret_access_key ||
+        (tok && strlen(tok) >= sizeof out->session_token))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "credentials from %s are too long to be AWS credentials", source);
+    memset(out, 0, sizeof *out);
+    snprintf(out->access_key_id, sizeof out->access_key_id, "%s", ak);
+    snprintf(out->secret_access_key, sizeof out->secret_access_key, "%s", sk);
+    snprintf(out->session_token, sizeof out->session_token, "%s", tok ? tok : "");
+    snprintf(out->source, sizeof out->source, "%s", source);
+    return 0;
+}
+
+/* 1 found, 0 not configured, -1 configured wrongly. */
+static int from_env(aws_credentials *out, ib_error *err)
+{
+    const char *ak = getenv("AWS_ACCESS_KEY_ID"), *sk = getenv("AWS_SECRET_ACCESS_KEY");
+    const char *tok = getenv("AWS_SESSION_TOKEN");
+    int has_ak = ak && ak[0], has_sk = sk && sk[0];
+    if (!has_ak && !has_sk) return 0;
+    if (!has_ak || !has_sk)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "partial credentials in the environment: %s is set but %s is not",
+                            has_ak ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
+                            has_ak ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
+    return set_creds(out, ak, sk, tok, "env", err) == 0 ? 1 : -1;
+}
+
+static int from_profile(aws_credentials *out, ib_error *err)
+{
+    int explicit_profile = 0;
+    const char *name = aws_profile_name(&explicit_profile);
+    char cpath[4096], kpath[4096];
+    aws_config_file *kf = aws_config_load(0, kpath, sizeof kpath);
+    aws_config_file *cf = aws_config_load(1, cpath, sizeof cpath);
+    int rc = 0;
+    const aws_config_file *files[2] = {kf, cf};
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        const char *ak = aws_config_get(files[i], name, "aws_access_key_id");
+        const char *sk = aws_config_get(files[i], name, "aws_secret_access_key");
+        const char *tok = aws_config_get(files[i], name, "aws_session_token");
+        if (!ak && !sk) continue;
+        if (!ak || !sk || !ak[0] || !sk[0]) {
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s has %s but not %s", name,
+                              i ? cpath : kpath, ak ? "aws_access_key_id" : "aws_secret_access_key",
+                              ak ? "aws_secret_access_key" : "aws_access_key_id");
+            break;
+        }
+        char src[32];
+        snprintf(src, sizeof src, "profile:%.23s", name);
+        rc = set_creds(out, ak, sk, tok, src, err) == 0 ? 1 : -1;
+    }
+    if (rc == 0 && explicit_profile) {
+        if (!aws_config_has_profile(kf, name) && !aws_config_has_profile(cf, name)) {
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "the profile '%s' (AWS_PROFILE) is not in %s or %s", name, kpath,
+                              cpath);
+        } else {
+            static const char *const unsupported[] = {"role_arn", "credential_process", "sso_start_url",
+                                                      "sso_session", "web_identity_token_file", NULL};
+            for (int k = 0; unsupported[k]; k++)
+                if (aws_config_get(cf, name, unsupported[k]) || aws_config_get(kf, name, unsupported[k])) {
+                    rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                                      "profile '%s' uses %s, which instbench does not support: export "
+                                      "temporary credentials (e.g. `aws configure export-credentials --format env`)",
+                                      name, unsupported[k]);
+                    break;
+                }
+        }
+    }
+    aws_config_free(kf);
+    aws_config_free(cf);
+    return rc;
+}
+
+/* FULL_URI hosts the SDKs accept over plain http: loopback and the ECS/EKS agent addresses. */
+static int allowed_http_host(const char *host)
+{
+    if (!strcmp(host, "localhost") || !strcmp(host, "169.254.170.2") || !strcmp(host, "169.254.170.23") ||
+        !strcasecmp(host, "[fd00:ec2::23]") || !strcmp(host, "[::1]"))
+        return 1;
+    struct in_addr a;
+    if (inet_pton(AF_INET, host, &a) == 1) return (ntohl(a.s_addr) >> 24) == 127;
+    return 0;
+}
+
+int aws_container_credentials_url(char *out, size_t out_len, ib_error *err)
+{
+    const char *rel = getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    const char *full = getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    if (rel && rel[0]) {
+        snprintf(out, out_len, "http://169.254.170.2%s%s", rel[0] == '/' ? "" : "/", rel);
+        return 0;
+    }
+    if (!full || !full[0]) return 1;
+    aws_curl_global_init();
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL;
+    int rc = -1;
+    if (u && curl_url_set(u, CURLUPART_URL, full, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        if (!strcmp(scheme, "https") || (!strcmp(scheme, "http") && allowed_http_host(host))) {
+            snprintf(out, out_len, "%s", full);
+            rc = 0;
+        } else {
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "AWS_CONTAINER_CREDENTIALS_FULL_URI host '%s' is not allowed over http (loopback, "
+                         "169.254.170.2, 169.254.170.23 or https only)", host);
+        }
+    } else {
+        ib_error_set(err, IB_EXIT_RUNTIME, "AWS_CONTAINER_CREDENTIALS_FULL_URI is not a URL");
+    }
+    curl_free(scheme);
+    curl_free(host);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+static int from_container(aws_credentials *out, ib_error *err)
+{
+    char url[2048];
+    int r = aws_container_credentials_url(url, sizeof url, err);
+    if (r != 0) return r == 1 ? 0 : -1;
+    char auth[4200] = "";
+    const char *tok = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+    const char *tok_file = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+    if (tok_file && tok_file[0]) {
+        char *data = NULL;
+        ib_error ferr;
+        if (util_read_file(tok_file, &data, NULL, &ferr) != 0)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: %s", ferr.msg);
+        data[strcspn(data, "\r\n")] = '\0';
+        snprintf(auth, sizeof auth, "Authorization: %s", data);
+        wipe(data, strlen(data));
+        free(data);
+    } else if (tok && tok[0]) {
+        if (strpbrk(tok, "\r\n"))
+            return ib_error_set(err, IB_EXIT_RUNTIME, "AWS_CONTAINER_AUTHORIZATION_TOKEN contains a line break");
+        snprintf(auth, sizeof auth, "Authorization: %s", tok);
+    }
+    const char *hdr[] = {auth};
+    aws_plain_request pr = {"GET", url, hdr, auth[0] ? 1 : 0, 2.0, 5.0};
+    long status = 0;
+    char *body = NULL;
+    ib_error perr;
+    int rc = aws_plain_http(&pr, &status, &body, NULL, &perr);
+    wipe(auth, sizeof auth);
+    if (rc != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: %s", url, perr.msg);
+    rc = -1;
+    cJSON *j = status == 200 ? cJSON_Parse(body) : NULL;
+    const char *ak = cJSON_GetStringValue(cJSON_GetObjectItem(j, "AccessKeyId"));
+    const char *sk = cJSON_GetStringValue(cJSON_GetObjectItem(j, "SecretAccessKey"));
+    const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Token"));
+    const char *ex = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Expiration"));
+    if (status != 200) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: HTTP %ld", url, status);
+    } else if (!ak || !sk || !ak[0] || !sk[0]) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: malformed credentials document", url);
+    } else if (set_creds(out, ak, sk, st, "container", err) == 0) {
+        if (ex && util_parse_iso8601(ex, &out->expiration) != 0) out->expiration = 0;
+        rc = 1;
+    }
+    cJSON_Delete(j);
+    if (body) {
+        wipe(body, strlen(body));
+        free(body);
+    }
+    return rc;
+}
+
+int aws_credentials_resolve(aws_credentials *out, ib_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int r = from_env(out, err);
+    if (r) return r > 0 ? 0 : -1;
+    r = from_profile(out, err);
+    if (r) return r > 0 ? 0 : -1;
+    r = from_container(out, err);
+    if (r) return r > 0 ? 0 : -1;
+    ib_error ierr;
+    if (aws_imds_role_credentials(out, &ierr) == 0) return 0;
+    int explicit_profile = 0;
+    const char *prof = aws_profile_name(&explicit_profile);
+    return ib_error_set(err, IB_EXIT_RUNTIME,
+                        "no AWS credentials found (tried: environment AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; "
+                        "profile '%s' in the shared credentials and config files; container credentials "
+                        "(AWS_CONTAINER_CREDENTIALS_*_URI unset); EC2 instance role: %s)",
+                        prof, ierr.msg);
+}
+
+int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
+{
+    int imds = !strcmp(cred->source, "imds"), container = !strcmp(cred->source, "container");
+    if (!imds && !container) return 0;
+    if (!force && (cred->expiration == 0 || cred->expiration - time(NULL) > REFRESH_MARGIN_S)) return 0;
+    aws_credentials fresh;
+    memset(&fresh, 0, sizeof fresh);
+    int r = imds ? (aws_imds_role_credentials(&fresh, err) == 0 ? 1 : -1) : from_container(&fresh, err);
+    if (r <= 0) {
+        /* keep using what we have while it is still valid; the service will say when it is not */
+        if (cred->expiration > time(NULL)) {
+            ib_warn("could not refresh %s credentials (%s); using the current ones until they expire", cred->source,
+                    err ? err->msg : "");
+            ib_error_clear(err);
+            return 0;
+        }
+        return -1;
+    }
+    ib_debug("aws: refreshed %s credentials", cred->source);
+    *cred = fresh;
+    wipe(&fresh, sizeof fresh);
+    return 0;
+}
+
+static int valid_region(const char *r)
+{
+    if (!r || !r[0] || strlen(r) >= 32) return 0;
+    for (const char *p = r; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) return 0;
+    return 1;
+}
+
+int aws_region_resolve(char out[32], ib_error *err)
+{
+    out[0] = '\0';
+    const char *vars[] = {"AWS_REGION", "AWS_DEFAULT_REGION"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !v[0]) continue;
+        if (!valid_region(v)) return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' is not a region name", vars[i], v);
+        snprintf(out, 32, "%s", v);
+        return 0;
+    }
+    const char *name = aws_profile_name(NULL);
+    char cpath[4096];
+    aws_config_file *cf = aws_config_load(1, cpath, sizeof cpath);
+    const char *v = aws_config_get(cf, name, "region");
+    int rc = 1;
+    if (v && v[0]) {
+        rc = valid_region(v) ? 0 : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s is not a region name", v, name, cpath);
+        if (rc == 0) snprintf(out, 32, "%s", v);
+    }
+    aws_config_free(cf);
+    if (rc != 1) return rc;
+    aws_instance_identity id;
+    ib_error ierr;
+    if (aws_imds_identity(&id, &ierr) == 0 && valid_region(id.region)) {
+        snprintf(out, 32, "%s", id.region);
+        return 0;
+    }
+    return ib_error_set(err, IB_EXIT_RUNTIME,
+                        "no AWS region (tried AWS_REGION, AWS_DEFAULT_REGION, `region` of profile '%s' in %s, IMDS: %s)",
+                        name, cpath, ierr.msg);
+}

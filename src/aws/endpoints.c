@@ -1,0 +1,51 @@
+/* aws/endpoints: where each service lives, and the SDKs' endpoint overrides.  The override only
+ * moves the URL; callers keep signing with the real service name and region. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "instbench/aws.h"
+
+static int env_true(const char *name)
+{
+    const char *v = getenv(name);
+    return v && !strcasecmp(v, "true");
+}
+
+int aws_endpoint_url(const char *service_env_id, const char *region, char *out, size_t out_len)
+{
+    if (!service_env_id || !out || out_len == 0) return -1;
+    out[0] = '\0';
+    if (!env_true("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) {
+        char var[96];
+        snprintf(var, sizeof var, "AWS_ENDPOINT_URL_%s", service_env_id);
+        const char *v = getenv(var);
+        if (!v || !v[0]) v = getenv("AWS_ENDPOINT_URL");
+        if (v && v[0]) {
+            size_t n = strlen(v);
+            while (n > 1 && v[n - 1] == '/') n--; /* the path is the caller's to add */
+            if (n >= out_len) return -1;
+            memcpy(out, v, n);
+            out[n] = '\0';
+            return 0;
+        }
+    }
+    const char *r = region && region[0] ? region : "us-east-1";
+    /* China partition regions use their own domain. */
+    const char *domain = strncmp(r, "cn-", 3) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
+    int w;
+    if (!strcasecmp(service_env_id, "PRICING")) {
+        /* The Price List Query API exists in us-east-1, eu-central-1 and ap-south-1 only. */
+        if (strcmp(r, "eu-central-1") && strcmp(r, "ap-south-1")) r = "us-east-1", domain = "amazonaws.com";
+        w = snprintf(out, out_len, "https://api.pricing.%s.%s", r, domain);
+    } else {
+        char svc[64];
+        size_t k = 0;
+        for (; service_env_id[k] && k < sizeof svc - 1; k++)
+            svc[k] = service_env_id[k] == '_' ? '-' : (char)tolower((unsigned char)service_env_id[k]);
+        svc[k] = '\0';
+        w = snprintf(out, out_len, "https://%s.%s.%s", svc, r, domain);
+    }
+    return (w < 0 || (size_t)w >= out_len) ? -1 : 0;
+}

@@ -1,0 +1,493 @@
+/* aws/http: the signed AWS transport.  One curl multi handle per client keeps connections alive
+ * between calls; up to max_concurrency requests are in flight together, each signed afresh on
+ * every attempt and retried the way the SDKs' "standard" retry mode does: throttling, transient
+ * codes, HTTP 5xx/429 and connection errors/timeouts, up to max_attempts in total, sleeping
+ * rand(0,1) * min(2^(attempt-1), 20) s between attempts (exponential backoff, full jitter).
+ * Verbose (-v) logs one line per attempt: method, URL, status, attempt, elapsed, masked key id;
+ * never the secret, the session token or the Authorization header (so no CURLOPT_VERBOSE). */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "aws/aws_internal.h"
+
+#define AWS_MAX_BODY (64u << 20)     /* a Pricing page is ~100 KB; anything this big is wrong */
+#define AWS_MAX_BACKOFF_S 20.0
+
+struct aws_client {
+    aws_client_options opt;
+    aws_credentials cred;
+    CURLM *multi;
+    uint64_t rng;
+    double backoff_base_s;
+    char ca_bundle[4096];
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+void aws_curl_global_init(void) { pthread_once(&curl_once, curl_init_once); }
+
+void aws_mask_key_id(const char *key_id, char out[32])
+{
+    size_t n = key_id ? strlen(key_id) : 0;
+    if (n == 0) {
+        snprintf(out, 32, "(none)");
+    } else if (n <= 8) {
+        snprintf(out, 32, "****");
+    } else {
+        /* first 4 and last 4, as the AWS CLI shows them in `aws configure list` */
+        snprintf(out, 32, "%.4s****%.4s", key_id, key_id + n - 4);
+    }
+}
+
+static double rng_uniform(aws_client *c)
+{
+    /* xorshift64*: jitter only needs to decorrelate clients, not to be unpredictable. */
+    uint64_t x = c->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    c->rng = x;
+    return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+int aws_client_create(const aws_client_options *opt, const aws_credentials *cred, aws_client **out,
+                      ib_error *err)
+{
+    *out = NULL;
+    aws_curl_global_init();
+    aws_client *c = calloc(1, sizeof *c);
+    if (!c) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (opt) c->opt = *opt;
+    if (c->opt.connect_timeout_s <= 0) c->opt.connect_timeout_s = 3;
+    if (c->opt.total_timeout_s <= 0) c->opt.total_timeout_s = 30;
+    if (c->opt.max_attempts <= 0) c->opt.max_attempts = 3;
+    if (c->opt.max_concurrency <= 0) c->opt.max_concurrency = 16;
+    const char *ma = getenv("AWS_MAX_ATTEMPTS");
+    if (ma && ma[0]) {
+        long v;
+        if (util_parse_int(ma, 1, 20, &v) != 0) {
+            free(c);
+            return ib_error_set(err, IB_EXIT_USAGE, "AWS_MAX_ATTEMPTS must be an integer from 1 to 20 (got '%s')", ma);
+        }
+        c->opt.max_attempts = (int)v;
+    }
+    const char *ca = getenv("AWS_CA_BUNDLE");
+    if (ca && ca[0]) {
+        if (access(ca, R_OK) != 0) {
+            free(c);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "AWS_CA_BUNDLE %s cannot be read", ca);
+        }
+        snprintf(c->ca_bundle, sizeof c->ca_bundle, "%s", ca);
+    }
+    /* The base of the backoff: 1 s as in the SDKs; tests shorten it to keep the suite quick. */
+    c->backoff_base_s = 1.0;
+    const char *bb = getenv("INSTBENCH_AWS_BACKOFF_BASE");
+    if (bb && bb[0]) {
+        double v;
+        if (util_parse_double(bb, 0, 60, &v) == 0) c->backoff_base_s = v;
+    }
+    if (cred) c->cred = *cred;
+    c->rng = (uint64_t)(util_now_seconds() * 1e9) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)c;
+    if (!c->rng) c->rng = 88172645463325252ULL;
+    c->multi = curl_multi_init();
+    if (!c->multi) {
+        free(c);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
+    }
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->opt.max_concurrency);
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->opt.max_concurrency);
+    *out = c;
+    return 0;
+}
+
+void aws_client_destroy(aws_client *c)
+{
+    if (!c) return;
+    curl_multi_cleanup(c->multi);
+    /* the credentials copy includes the secret: wipe it before the memory goes back */
+    volatile char *p = (volatile char *)&c->cred;
+    for (size_t i = 0; i < sizeof c->cred; i++) p[i] = 0;
+    free(c);
+}
+
+void aws_response_free(aws_response *r)
+{
+    if (!r) return;
+    free(r->body);
+    r->body = NULL;
+    r->body_len = 0;
+}
+
+/* ---- one request's state across attempts ------------------------------------------------- */
+typedef struct xfer {
+    const aws_request *req;
+    aws_response *resp;
+    ib_error *err;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char *buf;
+    size_t len, cap;
+    int too_big;
+    char amzn_error_type[160];
+    char errbuf[CURL_ERROR_SIZE];
+    double started, next_at;
+    int attempt, in_flight, done, failed, refreshed;
+} xfer;
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    xfer *x = ud;
+    size_t n = size * nmemb;
+    if (x->len + n > AWS_MAX_BODY) {
+        x->too_big = 1;
+        return 0;
+    }
+    if (x->len + n + 1 > x->cap) {
+        size_t cap = x->cap ? x->cap : 16384;
+        while (cap < x->len + n + 1) cap *= 2;
+        char *nb = realloc(x->buf, cap);
+        if (!nb) return 0;
+        x->buf = nb;
+        x->cap = cap;
+    }
+    memcpy(x->buf + x->len, ptr, n);
+    x->len += n;
+    x->buf[x->len] = '\0';
+    return n;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    xfer *x = ud;
+    size_t n = size * nmemb;
+    static const char key[] = "x-amzn-errortype:";
+    if (n > sizeof key - 1 && strncasecmp(ptr, key, sizeof key - 1) == 0) {
+        size_t vn = n - (sizeof key - 1);
+        const char *v = ptr + sizeof key - 1;
+        while (vn && (*v == ' ')) v++, vn--;
+        while (vn && (v[vn - 1] == '\r' || v[vn - 1] == '\n' || v[vn - 1] == ' ')) vn--;
+        if (vn >= sizeof x->amzn_error_type) vn = sizeof x->amzn_error_type - 1;
+        memcpy(x->amzn_error_type, v, vn);
+        x->amzn_error_type[vn] = '\0';
+    }
+    return n;
+}
+
+static char *header_line(const char *name, const char *value)
+{
+    size_t n = strlen(name) + strlen(value) + 3;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, "%s: %s", name, value);
+    return s;
+}
+
+static int append_header(struct curl_slist **l, const char *name, const char *value)
+{
+    char *line = header_line(name, value);
+    if (!line) return -1;
+    struct curl_slist *nl = curl_slist_append(*l, line);
+    free(line);
+    if (!nl) return -1;
+    *l = nl;
+    return 0;
+}
+
+/* Builds and signs one attempt.  Host, path and query are taken from the URL exactly as curl
+ * will send them (PATH_AS_IS), so what is signed is what goes on the wire. */
+static int prepare_attempt(aws_client *c, xfer *x)
+{
+    const aws_request *r = x->req;
+    ib_error *err = x->err;
+    char *host = NULL, *port = NULL, *path = NULL, *query = NULL, *scheme = NULL;
+    int rc = -1;
+    CURLU *u = curl_url();
+    if (!u || curl_url_set(u, CURLUPART_URL, r->url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: invalid endpoint URL '%s'", r->service, r->url);
+        goto out;
+    }
+    if (strcmp(scheme, "https") && strcmp(scheme, "http")) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: endpoint URL '%s' is not http(s)", r->service, r->url);
+        goto out;
+    }
+    curl_url_get(u, CURLUPART_PORT, &port, 0); /* NULL when the URL names none */
+    curl_url_get(u, CURLUPART_PATH, &path, 0);
+    curl_url_get(u, CURLUPART_QUERY, &query, 0);
+    char hostport[512];
+    snprintf(hostport, sizeof hostport, "%s%s%s", host, port ? ":" : "", port ? port : "");
+
+    if (aws_credentials_refresh(&c->cred, 0, err) != 0) goto out;
+
+    size_t nh = r->n_headers + 1;
+    aws_header *hs = calloc(nh, sizeof *hs);
+    if (!hs) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+    hs[0].name = "Host";
+    hs[0].value = hostport;
+    for (size_t i = 0; i < r->n_headers; i++) hs[i + 1] = r->headers[i];
+    aws_sign_input in = {
+        .method = r->method,
+        .path = path && path[0] ? path : "/",
+        .query = query,
+        .headers = hs,
+        .n_headers = nh,
+        .body = r->body,
+        .body_len = r->body ? r->body_len : 0,
+        .service = r->service,
+        .region = r->region,
+        .when = time(NULL),
+        .normalize_path = 1,
+    };
+    aws_sign_output so;
+    ib_error serr;
+    if (aws_sigv4_sign(&in, &c->cred, &so, &serr) != 0) {
+        free(hs);
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", r->service, serr.msg);
+        goto out;
+    }
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+    int ok = 1;
+    for (size_t i = 0; i < nh; i++) ok = ok && append_header(&x->hdrs, hs[i].name, hs[i].value) == 0;
+    for (size_t i = 0; i < so.n_add; i++) ok = ok && append_header(&x->hdrs, so.add[i].name, so.add[i].value) == 0;
+    ok = ok && append_header(&x->hdrs, "Authorization", so.authorization) == 0;
+    /* No 100-continue round trip; no default form Content-Type for bodies the caller typed. */
+    ok = ok && (x->hdrs = curl_slist_append(x->hdrs, "Expect:")) != NULL;
+    aws_sign_output_free(&so);
+    free(hs);
+    if (!ok) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+
+    if (!x->easy) x->easy = curl_easy_init();
+    else curl_easy_reset(x->easy);
+    CURL *e = x->easy;
+    if (!e) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
+        goto out;
+    }
+    x->len = 0;
+    x->too_big = 0;
+    x->amzn_error_type[0] = '\0';
+    x->errbuf[0] = '\0';
+    curl_easy_setopt(e, CURLOPT_URL, r->url);
+    curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "instbench/" INSTBENCH_VERSION);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* every encoding curl can decode (gzip) */
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->opt.connect_timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(c->opt.total_timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (c->ca_bundle[0]) curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_bundle);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    if (!strcmp(r->method, "GET")) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        if (!strcmp(r->method, "POST")) curl_easy_setopt(e, CURLOPT_POST, 1L);
+        else curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? r->body_len : 0));
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+    }
+    rc = 0;
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+static double backoff_s(aws_client *c, int attempt)
+{
+    double cap = c->backoff_base_s;
+    for (int i = 1; i < attempt && cap < AWS_MAX_BACKOFF_S; i++) cap *= 2;
+    if (cap > AWS_MAX_BACKOFF_S) cap = AWS_MAX_BACKOFF_S;
+    return rng_uniform(c) * cap;
+}
+
+/* Decides what one finished attempt means: success, retry later, or a final failure. */
+static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
+{
+    const aws_request *r = x->req;
+    aws_response *resp = x->resp;
+    long status = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    double elapsed = util_now_seconds() - x->started;
+    resp->status = cc == CURLE_OK ? status : 0;
+    resp->attempts = x->attempt;
+    resp->error_code[0] = resp->error_message[0] = '\0';
+    char key[32];
+    aws_mask_key_id(c->cred.access_key_id, key);
+
+    int retryable = 0;
+    char reason[768];
+    if (cc != CURLE_OK) {
+        /* connection refused/reset, DNS, timeouts, truncated bodies: all transient for the SDKs */
+        retryable = !x->too_big && cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_PEER_FAILED_VERIFICATION &&
+                    cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT && cc != CURLE_OUT_OF_MEMORY;
+        if (x->too_big)
+            snprintf(reason, sizeof reason, "response larger than %u MiB", AWS_MAX_BODY >> 20);
+        else
+            snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
+        ib_debug("aws: %s %s -> %s (attempt %d/%d, %.3f s, key %s)", r->method, r->url, reason, x->attempt,
+                 c->opt.max_attempts, elapsed, key);
+    } else {
+        ib_debug("aws: %s %s -> HTTP %ld (attempt %d/%d, %.3f s, %zu bytes, key %s)", r->method, r->url, status,
+                 x->attempt, c->opt.max_attempts, elapsed, x->len, key);
+        if (status >= 200 && status < 300) {
+            resp->body = x->buf ? x->buf : calloc(1, 1);
+            resp->body_len = x->len;
+            x->buf = NULL;
+            x->len = x->cap = 0;
+            x->done = 1;
+            return;
+        }
+        aws_error_parse(x->buf, x->len, x->amzn_error_type, resp->error_code, sizeof resp->error_code,
+                        resp->error_message, sizeof resp->error_message);
+        retryable = status >= 500 || status == 429 || aws_error_is_throttling(resp->error_code) ||
+                    aws_error_is_transient(resp->error_code);
+        if (!retryable && aws_error_is_expired_token(resp->error_code) && !x->refreshed) {
+            /* refreshable credentials may have expired between resolve and send: refresh once */
+            ib_error rerr;
+            if (strcmp(c->cred.source, "imds") == 0 || strcmp(c->cred.source, "container") == 0) {
+                x->refreshed = 1;
+                if (aws_credentials_refresh(&c->cred, 1, &rerr) == 0) retryable = 1;
+            }
+        }
+        if (resp->error_code[0])
+            snprintf(reason, sizeof reason, "HTTP %ld %s%s%s", status, resp->error_code,
+                     resp->error_message[0] ? ": " : "", resp->error_message);
+        else
+            snprintf(reason, sizeof reason, "HTTP %ld", status);
+    }
+    if (retryable && x->attempt < c->opt.max_attempts) {
+        double wait = backoff_s(c, x->attempt);
+        ib_debug("aws: %s: retrying in %.2f s (%s)", r->service, wait, reason);
+        x->next_at = util_now_seconds() + wait;
+        return;
+    }
+    /* Final failure: keep the error body for callers that want to look at it. */
+    resp->body = x->buf ? x->buf : calloc(1, 1);
+    resp->body_len = x->len;
+    x->buf = NULL;
+    x->len = x->cap = 0;
+    x->done = x->failed = 1;
+    const char *hint = "";
+    if (!strcmp(resp->error_code, "SignatureDoesNotMatch") || !strcmp(resp->error_code, "InvalidSignatureException"))
+        hint = " (check the secret access key and the system clock)";
+    else if (aws_error_is_expired_token(resp->error_code))
+        hint = " (the session token expired: refresh the credentials)";
+    else if (!strcmp(resp->error_code, "UnauthorizedOperation") || !strcmp(resp->error_code, "AccessDeniedException") ||
+             !strcmp(resp->error_code, "AccessDenied"))
+        hint = " (the credentials lack this permission)";
+    ib_error_set(x->err, IB_EXIT_RUNTIME, "AWS %s request failed: %s%s (%s %s, %d attempt%s)", r->service, reason,
+                 hint, r->method, r->url, x->attempt, x->attempt == 1 ? "" : "s");
+}
+
+int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_response *resps,
+                         ib_error *errs)
+{
+    if (n == 0) return 0;
+    xfer *xs = calloc(n, sizeof *xs);
+    if (!xs) {
+        for (size_t i = 0; i < n; i++) ib_error_set(&errs[i], IB_EXIT_RUNTIME, "out of memory");
+        return (int)n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memset(&resps[i], 0, sizeof resps[i]);
+        ib_error_clear(&errs[i]);
+        xs[i].req = &reqs[i];
+        xs[i].resp = &resps[i];
+        xs[i].err = &errs[i];
+    }
+    size_t remaining = n, in_flight = 0;
+    while (remaining) {
+        double now = util_now_seconds();
+        double soonest = -1;
+        /* start whatever is due, in order, up to the concurrency bound */
+        for (size_t i = 0; i < n && in_flight < (size_t)c->opt.max_concurrency; i++) {
+            xfer *x = &xs[i];
+            if (x->done || x->in_flight) continue;
+            if (x->next_at > now) continue;
+            x->attempt++;
+            if (prepare_attempt(c, x) != 0) {
+                x->done = x->failed = 1;
+                x->resp->attempts = x->attempt;
+                remaining--;
+                continue;
+            }
+            x->started = util_now_seconds();
+            if (curl_multi_add_handle(c->multi, x->easy) != CURLM_OK) {
+                ib_error_set(x->err, IB_EXIT_RUNTIME, "%s: cannot start the request", x->req->service);
+                x->done = x->failed = 1;
+                remaining--;
+                continue;
+            }
+            x->in_flight = 1;
+            in_flight++;
+        }
+        if (!remaining) break;
+        for (size_t i = 0; i < n; i++)
+            if (!xs[i].done && !xs[i].in_flight && (soonest < 0 || xs[i].next_at < soonest)) soonest = xs[i].next_at;
+        int running = 0;
+        curl_multi_perform(c->multi, &running);
+        CURLMsg *m;
+        int left;
+        while ((m = curl_multi_info_read(c->multi, &left))) {
+            if (m->msg != CURLMSG_DONE) continue;
+            xfer *x = NULL;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            CURLcode cc = m->data.result;
+            curl_multi_remove_handle(c->multi, m->easy_handle);
+            x->in_flight = 0;
+            in_flight--;
+            finish_attempt(c, x, cc);
+            if (x->done) remaining--;
+        }
+        if (!remaining) break;
+        int wait_ms = 100;
+        if (!in_flight && soonest >= 0) {
+            double d = soonest - util_now_seconds();
+            wait_ms = d <= 0 ? 0 : (int)(d * 1000) + 1;
+        } else if (soonest >= 0) {
+            double d = soonest - util_now_seconds();
+            if (d * 1000 < wait_ms) wait_ms = d <= 0 ? 0 : (int)(d * 1000) + 1;
+        }
+        if (in_flight) curl_multi_poll(c->multi, NULL, 0, wait_ms, NULL);
+        else if (wait_ms > 0) usleep((useconds_t)wait_ms * 1000);
+    }
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        failed += xs[i].failed;
+        if (xs[i].easy) curl_easy_cleanup(xs[i].easy);
+        curl_slist_free_all(xs[i].hdrs);
+        free(xs[i].buf);
+    }
+    free(xs);
+    return failed;
+}
+
+int aws_client_send(aws_client *c, const aws_request *req, aws_response *resp, ib_error *err)
+{
+    return aws_client_send_many(c, req, 1, resp, err) ? -1 : 0;
+}

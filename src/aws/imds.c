@@ -1,0 +1,189 @@
+/* aws/imds: the EC2 instance metadata service, IMDSv2 (a session token from PUT /latest/api/token,
+ * then GETs carrying it).  Honours AWS_EC2_METADATA_SERVICE_ENDPOINT, _ENDPOINT_MODE=IPv6,
+ * AWS_EC2_METADATA_DISABLED=true, AWS_EC2_METADATA_V1_DISABLED=true and AWS_METADATA_SERVICE_TIMEOUT
+ * (seconds, default 1): off EC2 the token request fails within about that long. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "aws/aws_internal.h"
+#include "instbench/imds.h"
+
+#define IMDS_TOKEN_TTL "21600"
+
+struct aws_imds_session {
+    char base[512];
+    char token_header[160]; /* "X-aws-ec2-metadata-token: ..." or "" for IMDSv1 */
+    double timeout_s;
+};
+
+static int env_true(const char *name)
+{
+    const char *v = getenv(name);
+    return v && !strcasecmp(v, "true");
+}
+
+int aws_imds_open(aws_imds_session **out, ib_error *err)
+{
+    *out = NULL;
+    if (env_true("AWS_EC2_METADATA_DISABLED"))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "IMDS is disabled (AWS_EC2_METADATA_DISABLED=true)");
+    aws_imds_session *s = calloc(1, sizeof *s);
+    if (!s) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+    const char *mode = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
+    if (ep && ep[0]) snprintf(s->base, sizeof s->base, "%s", ep);
+    else if (mode && !strcasecmp(mode, "IPv6")) snprintf(s->base, sizeof s->base, "http://[fd00:ec2::254]");
+    else snprintf(s->base, sizeof s->base, "http://169.254.169.254");
+    size_t n = strlen(s->base);
+    while (n > 0 && s->base[n - 1] == '/') s->base[--n] = '\0';
+    s->timeout_s = 1.0;
+    const char *t = getenv("AWS_METADATA_SERVICE_TIMEOUT");
+    if (t && t[0]) {
+        double v;
+        if (util_parse_double(t, 0.05, 60, &v) == 0) s->timeout_s = v;
+        else ib_warn("ignoring AWS_METADATA_SERVICE_TIMEOUT='%s' (want seconds, 0.05-60)", t);
+    }
+
+    char url[600];
+    snprintf(url, sizeof url, "%s/latest/api/token", s->base);
+    const char *hdr[] = {"X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL};
+    aws_plain_request pr = {"PUT", url, hdr, 1, s->timeout_s, s->timeout_s};
+    long status = 0;
+    char *body = NULL;
+    size_t blen = 0;
+    ib_error perr;
+    if (aws_plain_http(&pr, &status, &body, &blen, &perr) != 0) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS not reachable at %s (%s): not on EC2?", s->base, perr.msg);
+        free(s);
+        return -1;
+    }
+    if (status == 200 && blen > 0 && blen < 120 && !strpbrk(body, "\r\n")) {
+        snprintf(s->token_header, sizeof s->token_header, "X-aws-ec2-metadata-token: %s", body);
+    } else if ((status == 403 || status == 404 || status == 405) && !env_true("AWS_EC2_METADATA_V1_DISABLED")) {
+        /* an IMDS without session support: fall back to IMDSv1 as the AWS CLI does */
+        s->token_header[0] = '\0';
+    } else {
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS token request to %s failed: HTTP %ld", s->base, status);
+        free(body);
+        free(s);
+        return -1;
+    }
+    free(body);
+    *out = s;
+    return 0;
+}
+
+int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *err)
+{
+    *body = NULL;
+    char url[1024];
+    snprintf(url, sizeof url, "%s/latest/%s", s->base, path);
+    const char *hdr[] = {s->token_header};
+    aws_plain_request pr = {"GET", url, hdr, s->token_header[0] ? 1 : 0, s->timeout_s, s->timeout_s};
+    long status = 0;
+    size_t blen = 0;
+    ib_error perr;
+    if (aws_plain_http(&pr, &status, body, &blen, &perr) != 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "IMDS %s: %s", path, perr.msg);
+    if (status != 200) {
+        free(*body);
+        *body = NULL;
+        return ib_error_set(err, IB_EXIT_RUNTIME, "IMDS %s: HTTP %ld", path, status);
+    }
+    return 0;
+}
+
+void aws_imds_close(aws_imds_session *s)
+{
+    if (!s) return;
+    memset(s->token_header, 0, sizeof s->token_header);
+    free(s);
+}
+
+static int get_into(aws_imds_session *s, const char *path, char *dst, size_t cap, ib_error *err)
+{
+    char *b = NULL;
+    if (aws_imds_get(s, path, &b, err) != 0) return -1;
+    size_t n = strcspn(b, "\r\n");
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, b, n);
+    dst[n] = '\0';
+    free(b);
+    return 0;
+}
+
+int aws_imds_identity(aws_instance_identity *out, ib_error *err)
+{
+    memset(out, 0, sizeof *out);
+    aws_imds_session *s;
+    if (aws_imds_open(&s, err) != 0) return -1;
+    int rc = -1;
+    if (get_into(s, "meta-data/instance-type", out->instance_type, sizeof out->instance_type, err) != 0) goto out;
+    if (get_into(s, "meta-data/placement/availability-zone", out->availability_zone, sizeof out->availability_zone,
+                 err) != 0)
+        goto out;
+    ib_error ignore;
+    if (get_into(s, "meta-data/placement/region", out->region, sizeof out->region, &ignore) != 0) {
+        /* older IMDS versions lack placement/region: the AZ minus its letter is the region */
+        snprintf(out->region, sizeof out->region, "%s", out->availability_zone);
+        size_t n = strlen(out->region);
+        while (n && out->region[n - 1] >= 'a' && out->region[n - 1] <= 'z') out->region[--n] = '\0';
+    }
+    if (get_into(s, "meta-data/instance-id", out->instance_id, sizeof out->instance_id, &ignore) != 0)
+        out->instance_id[0] = '\0';
+    char lc[32] = "";
+    if (get_into(s, "meta-data/instance-life-cycle", lc, sizeof lc, &ignore) == 0) {
+        /* "spot" or "on-demand"; anything else (e.g. "scheduled") is passed through as is */
+        snprintf(out->lifecycle, sizeof out->lifecycle, "%s", lc);
+    }
+    rc = 0;
+out:
+    aws_imds_close(s);
+    return rc;
+}
+
+int aws_imds_role_credentials(aws_credentials *out, ib_error *err)
+{
+    aws_imds_session *s;
+    if (aws_imds_open(&s, err) != 0) return -1;
+    int rc = -1;
+    char role[256] = "", path[400];
+    char *body = NULL;
+    cJSON *j = NULL;
+    if (get_into(s, "meta-data/iam/security-credentials/", role, sizeof role, err) != 0 || !role[0]) {
+        if (!err || !err->msg[0] || !role[0]) ib_error_set(err, IB_EXIT_RUNTIME, "IMDS: no instance role attached");
+        goto out;
+    }
+    snprintf(path, sizeof path, "meta-data/iam/security-credentials/%s", role);
+    if (aws_imds_get(s, path, &body, err) != 0) goto out;
+    j = cJSON_Parse(body);
+    const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Code"));
+    const char *ak = cJSON_GetStringValue(cJSON_GetObjectItem(j, "AccessKeyId"));
+    const char *sk = cJSON_GetStringValue(cJSON_GetObjectItem(j, "SecretAccessKey"));
+    const char *tk = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Token"));
+    const char *ex = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Expiration"));
+    if (!j || (code && strcmp(code, "Success")) || !ak || !sk || !ak[0] || !sk[0] ||
+        strlen(ak) >= sizeof out->access_key_id || strlen(sk) >= sizeof out->secret_access_key ||
+        (tk && strlen(tk) >= sizeof out->session_token)) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS role '%s': malformed credentials document%s%s", role,
+                     code ? ", Code " : "", code ? code : "");
+        goto out;
+    }
+    memset(out, 0, sizeof *out);
+    snprintf(out->access_key_id, sizeof out->access_key_id, "%s", ak);
+    snprintf(out->secret_access_key, sizeof out->secret_access_key, "%s", sk);
+    snprintf(out->session_token, sizeof out->session_token, "%s", tk ? tk : "");
+    if (ex && util_parse_iso8601(ex, &out->expiration) != 0) out->expiration = 0;
+    snprintf(out->source, sizeof out->source, "imds");
+    rc = 0;
+out:
+    if (body) {
+        memset(body, 0, strlen(body));
+        free(body);
+    }
+    cJSON_Delete(j);
+    aws_imds_close(s);
+    return rc;
+}

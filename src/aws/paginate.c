@@ -1,0 +1,208 @@
+/* paginate: runs many independent paginated AWS queries in rounds.  Round k sends page k of every
+ * query that still has one, all together through aws_client_send_many, so total time follows the
+ * longest NextToken chain rather than the number of requests. */
+#include "aws/services.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *errs)
+{
+    size_t failed = 0;
+    if (n == 0) return 0;
+    int max_pages = p->max_pages > 0 ? p->max_pages : 200;
+    char **token = calloc(n, sizeof *token);      /* NextToken of query i, NULL before page 1 */
+    int *active = calloc(n, sizeof *active);
+    int *pages = calloc(n, sizeof *pages);
+    size_t *idx = calloc(n, sizeof *idx);         /* round slot -> query index */
+    aws_request *reqs = calloc(n, sizeof *reqs);
+    aws_response *resps = calloc(n, sizeof *resps);
+    ib_error *rerr = calloc(n, sizeof *rerr);
+    char **urls = calloc(n, sizeof *urls), **bodies = calloc(n, sizeof *bodies);
+    if (!token || !active || !pages || !idx || !reqs || !resps || !rerr || !urls || !bodies) {
+        for (size_t i = 0; i < n; i++) ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: out of memory", p->what);
+        failed = n;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ib_error_clear(&errs[i]);
+        active[i] = 1;
+    }
+    for (;;) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!active[i]) continue;
+            urls[m] = bodies[m] = NULL;
+            memset(&reqs[m], 0, sizeof reqs[m]);
+            if (p->build(p->ctx, i, token[i], &reqs[m], &urls[m], &bodies[m], &errs[i]) != 0) {
+                free(urls[m]);
+                free(bodies[m]);
+                active[i] = 0;
+                failed++;
+                continue;
+            }
+            idx[m++] = i;
+        }
+        if (m == 0) break;
+        memset(resps, 0, m * sizeof *resps);
+        memset(rerr, 0, m * sizeof *rerr);
+        aws_client_send_many(c, reqs, m, resps, rerr);
+        for (size_t k = 0; k < m; k++) {
+            size_t i = idx[k];
+            free(urls[k]);
+            free(bodies[k]);
+            char *next = NULL;
+            if (rerr[k].code != 0 || resps[k].status < 200 || resps[k].status > 299 || !resps[k].body) {
+                if (rerr[k].code != 0) errs[i] = rerr[k];
+                else if (resps[k].error_code[0])
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld %s: %s", p->what, resps[k].status,
+                                 resps[k].error_code, resps[k].error_message);
+                else
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld", p->what, resps[k].status);
+                if (!errs[i].code) errs[i].code = IB_EXIT_RUNTIME;
+                active[i] = 0;
+                failed++;
+            } else if (p->parse(p->ctx, i, resps[k].body, resps[k].body_len, &next, &errs[i]) != 0) {
+                if (!errs[i].code) errs[i].code = IB_EXIT_RUNTIME;
+                free(next);
+                active[i] = 0;
+                failed++;
+            } else if (next && next[0]) {
+                /* A token equal to the one just used would loop forever. */
+                if ((token[i] && !strcmp(token[i], next)) || ++pages[i] >= max_pages) {
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages",
+                                 p->what, pages[i] + 1);
+                    free(next);
+                    active[i] = 0;
+                    failed++;
+                } else {
+                    free(token[i]);
+                    token[i] = next;
+                }
+            } else {
+                free(next);
+                active[i] = 0;
+            }
+            aws_response_free(&resps[k]);
+        }
+    }
+out:
+    if (token)
+        for (size_t i = 0; i < n; i++) free(token[i]);
+    free(token);
+    free(active);
+    free(pages);
+    free(idx);
+    free(reqs);
+    free(resps);
+    free(rerr);
+    free(urls);
+    free(bodies);
+    return failed;
+}
+
+/* ---- several pagers as one: query i maps to (pager k, its query i - offset[k]) ---------------- */
+typedef struct multi_ctx {
+    const aws_pager *pagers;
+    const size_t *counts;
+    size_t n_pagers;
+} multi_ctx;
+
+static const aws_pager *multi_pick(const multi_ctx *m, size_t *i)
+{
+    for (size_t k = 0; k < m->n_pagers; k++) {
+        if (*i < m->counts[k]) return &m->pagers[k];
+        *i -= m->counts[k];
+    }
+    return NULL;
+}
+
+static int multi_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
+                       ib_error *err)
+{
+    const aws_pager *p = multi_pick(ctx, &i);
+    return p->build(p->ctx, i, token, req, url, body, err);
+}
+
+static int multi_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
+{
+    const aws_pager *p = multi_pick(ctx, &i);
+    return p->parse(p->ctx, i, body, len, next, err);
+}
+
+size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *counts, size_t n_pagers,
+                          ib_error *const *errs)
+{
+    size_t total = 0;
+    int max_pages = 0;
+    for (size_t k = 0; k < n_pagers; k++) {
+        total += counts[k];
+        if (pagers[k].max_pages > max_pages) max_pages = pagers[k].max_pages;
+    }
+    if (total == 0) return 0;
+    ib_error *all = calloc(total, sizeof *all);
+    if (!all) {
+        for (size_t k = 0; k < n_pagers; k++)
+            for (size_t i = 0; i < counts[k]; i++) ib_error_set(&errs[k][i], IB_EXIT_RUNTIME, "out of memory");
+        return total;
+    }
+    multi_ctx m = {pagers, counts, n_pagers};
+    aws_pager p = {&m, "AWS", multi_build, multi_parse, max_pages};
+    size_t failed = aws_paginate_many(c, &p, total, all);
+    size_t off = 0;
+    for (size_t k = 0; k < n_pagers; k++)
+        for (size_t i = 0; i < counts[k]; i++) errs[k][i] = all[off++];
+    free(all);
+    return failed;
+}
+
+static int unreserved(unsigned char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+           ch == '_' || ch == '.' || ch == '~';
+}
+
+/* Room for `more` bytes plus the NUL. */
+static int ensure(char **buf, size_t len, size_t *cap, size_t more)
+{
+    if (len + more + 1 <= *cap) return 0;
+    size_t nc = *cap ? *cap : 256;
+    while (len + more + 1 > nc) nc *= 2;
+    char *nb = realloc(*buf, nc);
+    if (!nb) return -1;
+    *buf = nb;
+    *cap = nc;
+    return 0;
+}
+
+static int append_raw(char **buf, size_t *len, size_t *cap, char ch)
+{
+    if (ensure(buf, *len, cap, 1) != 0) return -1;
+    (*buf)[(*len)++] = ch;
+    (*buf)[*len] = '\0';
+    return 0;
+}
+
+static int append_encoded(char **buf, size_t *len, size_t *cap, const char *s)
+{
+    static const char hx[] = "0123456789ABCDEF";
+    if (ensure(buf, *len, cap, 3 * strlen(s)) != 0) return -1;
+    for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
+        if (unreserved(*q)) {
+            (*buf)[(*len)++] = (char)*q;
+        } else {
+            (*buf)[(*len)++] = '%';
+            (*buf)[(*len)++] = hx[*q >> 4];
+            (*buf)[(*len)++] = hx[*q & 15];
+        }
+    }
+    (*buf)[*len] = '\0';
+    return 0;
+}
+
+int aws_query_append(char **buf, size_t *len, size_t *cap, const char *name, const char *value)
+{
+    if (*len > 0 && append_raw(buf, len, cap, '&') != 0) return -1;
+    if (append_encoded(buf, len, cap, name) != 0 || append_raw(buf, len, cap, '=') != 0) return -1;
+    return append_encoded(buf, len, cap, value);
+}

@@ -1,0 +1,89 @@
+/* aws/plain_http: unsigned one-shot requests to IMDS and the container credentials endpoint.
+ * Short timeouts and no retries: off EC2 these must fail fast. */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aws/aws_internal.h"
+
+#define PLAIN_MAX_BODY (1u << 20)
+
+typedef struct pbuf {
+    char *p;
+    size_t len, cap;
+    int too_big;
+} pbuf;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    pbuf *b = ud;
+    size_t n = size * nmemb;
+    if (b->len + n > PLAIN_MAX_BODY) {
+        b->too_big = 1;
+        return 0;
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np) return 0;
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, ptr, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return n;
+}
+
+int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len,
+                   ib_error *err)
+{
+    *status = 0;
+    *body = NULL;
+    if (body_len) *body_len = 0;
+    aws_curl_global_init();
+    CURL *e = curl_easy_init();
+    if (!e) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
+    struct curl_slist *hl = NULL;
+    for (size_t i = 0; i < req->n_headers; i++) {
+        struct curl_slist *nl = curl_slist_append(hl, req->headers[i]);
+        if (!nl) break;
+        hl = nl;
+    }
+    pbuf b = {0};
+    char errbuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(e, CURLOPT_URL, req->url);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*"); /* link-local metadata must never go through a proxy */
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(req->connect_timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->total_timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    const char *ca = getenv("AWS_CA_BUNDLE");
+    if (ca && ca[0]) curl_easy_setopt(e, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "instbench/" INSTBENCH_VERSION);
+    if (!strcmp(req->method, "PUT")) {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+    }
+    CURLcode cc = curl_easy_perform(e);
+    int rc = 0;
+    if (cc != CURLE_OK) {
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s", b.too_big ? "response too large" : errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        free(b.p);
+    } else {
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+        *body = b.p ? b.p : calloc(1, 1);
+        if (body_len) *body_len = b.len;
+    }
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(e);
+    return rc;
+}

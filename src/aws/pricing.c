@@ -1,0 +1,241 @@
+/* pricing: on-demand hourly prices from the AWS Price List Query API (GetProducts).
+ *
+ * Protocol: AWS JSON 1.1, POST / to https://api.pricing.us-east-1.amazonaws.com (or its
+ * AWS_ENDPOINT_URL[_PRICING] override), X-Amz-Target: AWSPriceListService.GetProducts, signed for
+ * service "pricing" in us-east-1.  Response: {"FormatVersion": "aws_v1", "NextToken": "...",
+ * "PriceList": ["<a whole JSON document, as a string>", ...]}; each document is one product:
+ * {"product": {"attributes": {...}}, "terms": {"OnDemand": {OFFER: {"priceDimensions":
+ *   {DIM: {"unit": "Hrs", "pricePerUnit": {"USD": "1.0060000000"}}}}}, "Reserved": {...}}}.
+ *
+ * EC2 (service code AmazonEC2), TERM_MATCH filters: instanceType, regionCode,
+ *   operatingSystem=Linux, tenancy=Shared, preInstalledSw=NA, capacitystatus=Used
+ *   (capacitystatus "Used" is the price of a running instance, as opposed to the "UnusedCapacityReservation"
+ *   and "AllocatedCapacityReservation" rows of the same SKU family).  Products whose attributes say
+ *   marketoption other than OnDemand (capacity blocks) or an operation other than RunInstances
+ *   (RunInstances is plain Linux/UNIX; suffixed operations are licensed variants) are skipped.
+ * SageMaker (service code AmazonSageMaker, types "ml.*"): products of productFamily "ML Instance"
+ *   carry attributes instanceName ("ml.g5.xlarge"), regionCode and component ("Training",
+ *   "Hosting", "Notebook", "Processing", ...; usagetype reads e.g. "USE1-Train:ml.g5.xlarge").
+ *   Filters: instanceName, regionCode, component=Training -> the training job's per-instance
+ *   hourly rate.  (Attribute names read from public Price List examples and SDK tests.)
+ */
+#include "aws/services.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRICING_SIGNING_REGION "us-east-1"
+#define MAX_SANE_USD_PER_HOUR 2000.0
+
+static int is_sagemaker(const char *type) { return strncmp(type, "ml.", 3) == 0; }
+
+static void add_filter(cJSON *filters, const char *field, const char *value)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "Type", "TERM_MATCH");
+    cJSON_AddStringToObject(f, "Field", field);
+    cJSON_AddStringToObject(f, "Value", value);
+    cJSON_AddItemToArray(filters, f);
+}
+
+char *aws_pricing_request_body(const pricing_item *it, int page_size, const char *token)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON *filters;
+    if (is_sagemaker(it->instance_type)) {
+        cJSON_AddStringToObject(o, "ServiceCode", "AmazonSageMaker");
+        filters = cJSON_AddArrayToObject(o, "Filters");
+        add_filter(filters, "instanceName", it->instance_type);
+        add_filter(filters, "regionCode", it->region);
+        add_filter(filters, "component", "Training");
+    } else {
+        cJSON_AddStringToObject(o, "ServiceCode", "AmazonEC2");
+        filters = cJSON_AddArrayToObject(o, "Filters");
+        add_filter(filters, "instanceType", it->instance_type);
+        add_filter(filters, "regionCode", it->region);
+        add_filter(filters, "operatingSystem", "Linux");
+        add_filter(filters, "tenancy", "Shared");
+        add_filter(filters, "preInstalledSw", "NA");
+        add_filter(filters, "capacitystatus", "Used");
+    }
+    cJSON_AddStringToObject(o, "FormatVersion", "aws_v1");
+    cJSON_AddNumberToObject(o, "MaxResults", page_size > 0 && page_size <= 100 ? page_size : 100);
+    if (token) cJSON_AddStringToObject(o, "NextToken", token);
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static const char *attr(const cJSON *attrs, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(attrs, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Does this product describe what we asked for?  Filters did most of the work server-side; this
+ * guards against a server (or a proxy) that ignores a filter. */
+static int product_matches(const cJSON *attrs, const pricing_item *it)
+{
+    const char *region = attr(attrs, "regionCode");
+    if (region && strcmp(region, it->region) != 0) return 0;
+    if (is_sagemaker(it->instance_type)) {
+        const char *name = attr(attrs, "instanceName"), *comp = attr(attrs, "component");
+        if (!name || strcmp(name, it->instance_type) != 0) return 0;
+        return !comp || !strcmp(comp, "Training");
+    }
+    const char *type = attr(attrs, "instanceType");
+    if (!type || strcmp(type, it->instance_type) != 0) return 0;
+    const char *os = attr(attrs, "operatingSystem"), *ten = attr(attrs, "tenancy");
+    const char *sw = attr(attrs, "preInstalledSw"), *cap = attr(attrs, "capacitystatus");
+    const char *mkt = attr(attrs, "marketoption"), *op = attr(attrs, "operation");
+    if ((os && strcmp(os, "Linux")) || (ten && strcmp(ten, "Shared")) || (sw && strcmp(sw, "NA")) ||
+        (cap && strcmp(cap, "Used")))
+        return 0;
+    if (mkt && strcmp(mkt, "OnDemand") != 0) return 0;
+    return !op || !strcmp(op, "RunInstances");
+}
+
+/* The hourly USD price in terms.OnDemand, or NAN.  Returns -1 on a malformed price string. */
+static int on_demand_hourly(const cJSON *doc, double *out, ib_error *err)
+{
+    *out = NAN;
+    const cJSON *terms = cJSON_GetObjectItemCaseSensitive(doc, "terms");
+    const cJSON *od = cJSON_GetObjectItemCaseSensitive(terms, "OnDemand");
+    const cJSON *offer;
+    cJSON_ArrayForEach(offer, od) {
+        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(offer, "priceDimensions");
+        const cJSON *dim;
+        cJSON_ArrayForEach(dim, dims) {
+            const cJSON *unit = cJSON_GetObjectItemCaseSensitive(dim, "unit");
+            if (!cJSON_IsString(unit) || strcmp(unit->valuestring, "Hrs") != 0) continue;
+            const cJSON *ppu = cJSON_GetObjectItemCaseSensitive(dim, "pricePerUnit");
+            const cJSON *usd = cJSON_GetObjectItemCaseSensitive(ppu, "USD");
+            if (!cJSON_IsString(usd))
+                return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: hourly price without a USD string");
+            char *end;
+            double v = strtod(usd->valuestring, &end);
+            if (end == usd->valuestring || *end != '\0' || !isfinite(v) || v < 0 || v > MAX_SANE_USD_PER_HOUR)
+                return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: implausible price \"%.40s\" USD/h",
+                                    usd->valuestring);
+            if (v > 0) {   /* $0 rows exist for reservations' covered hours; they are not a price */
+                *out = v;
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
+int aws_pricing_parse_page(const char *body, size_t len, pricing_item *it, char **next, ib_error *err)
+{
+    *next = NULL;
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    if (!root || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: response is not a JSON object (truncated?)");
+    }
+    int rc = -1;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "PriceList");
+    if (!cJSON_IsArray(list)) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: response has no PriceList array");
+        goto done;
+    }
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, list) {
+        /* Each entry is a JSON document serialised into a string. */
+        if (!cJSON_IsString(entry)) {
+            ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: PriceList entry is not a string");
+            goto done;
+        }
+        cJSON *doc = cJSON_Parse(entry->valuestring);
+        if (!doc) {
+            ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: PriceList entry is not valid JSON");
+            goto done;
+        }
+        const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "product"),
+                                                              "attributes");
+        double v = NAN;
+        int bad = 0;
+        if (cJSON_IsObject(attrs) && product_matches(attrs, it)) bad = on_demand_hourly(doc, &v, err);
+        cJSON_Delete(doc);
+        if (bad) goto done;
+        if (!isnan(v)) {
+            it->n_products++;
+            if (isnan(it->usd_per_hour)) it->usd_per_hour = v;
+        }
+    }
+    const cJSON *tok = cJSON_GetObjectItemCaseSensitive(root, "NextToken");
+    if (cJSON_IsString(tok) && tok->valuestring[0]) {
+        *next = strdup(tok->valuestring);
+        if (!*next) {
+            ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: out of memory");
+            goto done;
+        }
+    }
+    it->pages++;
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- batch driver -------------------------------------------------------------------------- */
+
+typedef struct pricing_ctx {
+    pricing_item *items;
+    int page_size;
+    char endpoint[512];
+} pricing_ctx;
+
+static const aws_header pricing_headers[] = {
+    {"Content-Type", "application/x-amz-json-1.1"},
+    {"X-Amz-Target", "AWSPriceListService.GetProducts"},
+};
+
+static int pricing_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
+                         ib_error *err)
+{
+    pricing_ctx *pc = ctx;
+    *body = aws_pricing_request_body(&pc->items[i], pc->page_size, token);
+    size_t n = strlen(pc->endpoint) + 2;
+    *url = malloc(n);
+    if (!*body || !*url) return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: out of memory");
+    /* The JSON protocol posts to the root path. */
+    snprintf(*url, n, "%s%s", pc->endpoint, pc->endpoint[strlen(pc->endpoint) - 1] == '/' ? "" : "/");
+    req->method = "POST";
+    req->service = "pricing";
+    req->region = PRICING_SIGNING_REGION;
+    req->url = *url;
+    req->headers = pricing_headers;
+    req->n_headers = sizeof pricing_headers / sizeof pricing_headers[0];
+    req->body = *body;
+    req->body_len = strlen(*body);
+    return 0;
+}
+
+static int pricing_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
+{
+    pricing_ctx *pc = ctx;
+    return aws_pricing_parse_page(body, len, &pc->items[i], next, err);
+}
+
+size_t aws_pricing_on_demand(aws_client *c, pricing_item *items, size_t n, int page_size, ib_error *errs)
+{
+    pricing_ctx pc = {items, page_size, ""};
+    for (size_t i = 0; i < n; i++) {
+        items[i].usd_per_hour = NAN;
+        items[i].n_products = items[i].pages = 0;
+    }
+    if (aws_endpoint_url("PRICING", PRICING_SIGNING_REGION, pc.endpoint, sizeof pc.endpoint) != 0 ||
+        !pc.endpoint[0]) {
+        for (size_t i = 0; i < n; i++)
+            ib_error_set(&errs[i], IB_EXIT_RUNTIME, "Pricing GetProducts: no endpoint");
+        return n;
+    }
+    aws_pager p = {&pc, "Pricing GetProducts", pricing_build, pricing_parse, 0};
+    return aws_paginate_many(c, &p, n, errs);
+}
