@@ -8,7 +8,7 @@
 #include "instbench/util.h"
 
 typedef struct vit_config {
-    char name[64];     /* preset name (timm's), or "custom" once a dimension is overridden */
+    char name[64];     /* preset name (timm's), or "custom" once a flag changed a preset's dimension */
     int img_size;      /* 224 */
     int patch_size;    /* 16 */
     int in_chans;      /* 3 */
@@ -17,6 +17,7 @@ typedef struct vit_config {
     int num_heads;     /* H, head_dim = D / H */
     double mlp_ratio;  /* hidden = (int)(D * mlp_ratio), as timm */
     int num_classes;   /* 1000 */
+    char preset[64];   /* the preset it was built from (== name unless overridden; "" by hand) */
 } vit_config;
 
 /* Presets: vit_tiny_patch16_224, vit_small_patch16_224, vit_base_patch16_224, vit_large_patch16_224. */
@@ -51,5 +52,47 @@ typedef struct model_layout {
 int model_layout_build(const vit_config *c, model_layout *out, ib_error *err);
 const model_tensor *model_layout_find(const model_layout *l, const char *name);
 void model_layout_free(model_layout *l);
+
+/* Element ranges of the layout that the backward pass completes one after another (DDP buckets):
+ * index 0 = [norm.*, head.*], 1..depth = blocks.{depth-1} .. blocks.0, depth+1 = [cls_token,
+ * pos_embed, patch_embed.*].  Returns the number of ranges (depth + 2). */
+int model_grad_range_count(const vit_config *c);
+void model_grad_range(const model_layout *l, const vit_config *c, int i, size_t *offset, size_t *count);
+
+/* Split of the forward FLOPs per sample (2*M*N*K per matmul): patch embedding, the four Linear
+ * layers of all blocks, attention QK^T + AV, and the head on the class token. */
+typedef struct model_flops {
+    double patch_embed, linear, attention, head, forward, train;
+} model_flops;
+void model_flops_per_sample(const vit_config *c, model_flops *out);
+
+/* timm-like initialisation (deterministic in seed): Linear weights and pos_embed truncated normal
+ * std 0.02 (bounds +-2), biases 0, cls_token normal std 1e-6, LayerNorm weight 1 bias 0, patch
+ * conv weight and bias uniform +-1/sqrt(3*P*P) (PyTorch's Conv2d default). */
+void model_init_params(const vit_config *c, const model_layout *l, float *params, uint64_t seed);
+
+/* Shared CLI for the model flags (measure, verify, models).  Flags, each taking a value:
+ *   --model NAME --image-size N --patch-size N --embed-dim N --depth N --heads N --mlp-ratio X
+ *   --classes N
+ * Order does not matter: --model picks the preset, the others override its dimensions.  When an
+ * override changes a dimension the config's name becomes "custom" and vit_config.preset keeps
+ * the base preset's name.
+ * Usage:  model_cli m; model_cli_init(&m, "vit_base_patch16_224");
+ *         for each flag: r = model_cli_parse(&m, flag, value, err);  1 = consumed (value used),
+ *         0 = not a model flag, -1 = bad value (err->code = IB_EXIT_USAGE);
+ *         then model_cli_resolve(&m, &cfg, err) (unknown preset / invalid combination -> -1). */
+typedef struct model_cli {
+    char preset[64];
+    int img_size, patch_size, embed_dim, depth, num_heads, num_classes;   /* 0 = not given */
+    double mlp_ratio;                                                     /* 0 = not given */
+} model_cli;
+void model_cli_init(model_cli *m, const char *default_preset);
+int model_cli_is_flag(const char *flag);
+int model_cli_parse(model_cli *m, const char *flag, const char *value, ib_error *err);
+int model_cli_resolve(const model_cli *m, vit_config *out, ib_error *err);
+/* Applies one flag directly to a config (order matters: --model replaces everything). */
+int model_cli_apply(vit_config *c, const char *flag, const char *value, ib_error *err);
+/* Help text block for the flags above (lines starting with two spaces, ending in '\n'). */
+extern const char model_cli_help[];
 
 #endif

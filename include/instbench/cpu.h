@@ -1,0 +1,20 @@
+/* cpu: CPU-backend specifics beyond backend.h (the backend itself is made by backend_create). */
+#ifndef INSTBENCH_CPU_H
+#define INSTBENCH_CPU_H
+
+#include <stddef.h>
+#include "instbench/backend.h"
+#include "instbench/util.h"
+
+int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
+size_t cpu_backend_memory_estimate(const ib_train_config *cfg);
+
+/* The GEMM roofline of this CPU for this config: runs every matmul of one training step (forward,
+ * backward-data and backward-weight shapes of patch embed, qkv, proj, fc1, fc2, head, and the
+ * batched attention products) through the same cached oneDNN primitives and precision the
+ * backend uses, repeating the whole set until min_seconds have passed (after one warm-up round),
+ * and returns the achieved rate in FLOP/s (2*M*N*K per matmul).  measure uses it as the CPU's
+ * "peak" for MFU; bench_cpu_vs_torch.sh for the roofline fraction.  threads as in ib_train_config. */
+int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_per_s, ib_error *err);
+
+#endif

@@ -1,0 +1,128 @@
+/* cpu/backend_cpu: the ib_backend interface over cpu_vit (the reference backend). */
+#include "instbench/cpu.h"
+
+#include <stdlib.h>
+
+#include "cpu/vit.h"
+
+static cpu_vit *impl(ib_backend *b) { return (cpu_vit *)b->impl; }
+
+static int set_inputs(ib_backend *b, const float *images, const int32_t *labels, ib_error *err)
+{
+    cpu_vit *v = impl(b);
+    const vit_config *c = &v->cfg.model;
+    for (int i = 0; i < v->B; i++)
+        if (labels[i] < 0 || labels[i] >= c->num_classes)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "label %d of sample %d outside [0, %d)", (int)labels[i], i,
+                                c->num_classes);
+    memcpy(v->images, images, (size_t)v->B * c->in_chans * c->img_size * c->img_size * sizeof(float));
+    memcpy(v->labels, labels, (size_t)v->B * sizeof(int32_t));
+    v->have_inputs = 1;
+    return 0;
+}
+
+static int forward_backward(ib_backend *b, float *loss, ib_grad_ready_fn cb, void *user, ib_error *err)
+{
+    if (cpu_vit_forward(impl(b), loss, err)) return -1;
+    return cpu_vit_backward(impl(b), cb, user, err);
+}
+
+static int forward(ib_backend *b, float *loss, ib_error *err) { return cpu_vit_forward(impl(b), loss, err); }
+static int optimizer_step(ib_backend *b, ib_error *err) { return cpu_vit_optimizer_step(impl(b), err); }
+static int synchronize(ib_backend *b, ib_error *err) { return 0; }
+static float *grad_block(ib_backend *b) { return impl(b)->grads; }
+
+static int get_params(ib_backend *b, float *host, ib_error *err)
+{
+    memcpy(host, impl(b)->params, b->layout.total * sizeof(float));
+    return 0;
+}
+
+static int set_params(ib_backend *b, const float *host, ib_error *err)
+{
+    memcpy(impl(b)->params, host, b->layout.total * sizeof(float));
+    cpu_vit_refresh_bf16(impl(b));
+    return 0;
+}
+
+static int get_grads(ib_backend *b, float *host, ib_error *err)
+{
+    memcpy(host, impl(b)->grads, b->layout.total * sizeof(float));
+    return 0;
+}
+
+static int get_logits(ib_backend *b, float *host, ib_error *err)
+{
+    cpu_vit *v = impl(b);
+    memcpy(host, v->logits, (size_t)v->B * v->C * sizeof(float));
+    return 0;
+}
+
+static void destroy(ib_backend *b)
+{
+    if (!b) return;
+    if (b->impl) {
+        cpu_vit_free(impl(b));
+        free(b->impl);
+    }
+    model_layout_free(&b->layout);
+    free(b);
+}
+
+static int check_config(const ib_train_config *cfg, ib_error *err)
+{
+    if (model_validate(&cfg->model, err)) return -1;
+    if (cfg->batch_size < 1 || cfg->batch_size > 1 << 20)
+        return ib_error_set(err, IB_EXIT_USAGE, "batch size %d out of range [1, %d]", cfg->batch_size, 1 << 20);
+    if (cfg->precision != IB_PREC_FP32 && cfg->precision != IB_PREC_BF16)
+        return ib_error_set(err, IB_EXIT_USAGE, "unknown precision %d", (int)cfg->precision);
+    if (cfg->threads < 0 || cfg->threads > 4096)
+        return ib_error_set(err, IB_EXIT_USAGE, "threads %d out of range [0, 4096]", cfg->threads);
+    return 0;
+}
+
+int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
+{
+    *out = NULL;
+    if (check_config(cfg, err)) return -1;
+    ib_backend *b = calloc(1, sizeof *b);
+    cpu_vit *v = calloc(1, sizeof *v);
+    if (!b || !v) {
+        free(b);
+        free(v);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    b->name = "cpu";
+    b->cfg = *cfg;
+    b->impl = v;
+    if (model_layout_build(&cfg->model, &b->layout, err) || cpu_vit_init(v, cfg, &b->layout, 0, err)) {
+        model_layout_free(&b->layout);
+        free(v);
+        free(b);
+        return -1;
+    }
+    b->set_inputs = set_inputs;
+    b->forward_backward = forward_backward;
+    b->forward = forward;
+    b->optimizer_step = optimizer_step;
+    b->synchronize = synchronize;
+    b->grad_block = grad_block;
+    b->get_params = get_params;
+    b->set_params = set_params;
+    b->get_grads = get_grads;
+    b->get_logits = get_logits;
+    b->destroy = destroy;
+    *out = b;
+    return 0;
+}
+
+size_t cpu_backend_memory_estimate(const ib_train_config *cfg)
+{
+    ib_error err;
+    model_layout l;
+    if (check_config(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return 0;
+    cpu_vit v;
+    cpu_vit_init(&v, cfg, &l, 1, &err);
+    model_layout_free(&l);
+    return v.bytes;
+}

@@ -1,0 +1,102 @@
+/* cpu/ops: the training step's op families on the CPU, one file each (gemm, layernorm, attention,
+ * gelu, crossentropy, adam, patch_embed, bias).  The CUDA backend mirrors these op for op.
+ * Tensors are row-major; shapes in comments use B batch, T tokens (patches + class token),
+ * D embed dim, H heads, hd = D/H, F mlp hidden, C classes, K = 3*P*P.
+ * "act" buffers feed a GEMM and hold cpu_dtype elements (fp32, or bf16 under autocast);
+ * everything else is fp32. */
+#ifndef INSTBENCH_CPU_OPS_H
+#define INSTBENCH_CPU_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "instbench/util.h"
+
+typedef enum cpu_dtype { CPU_F32 = 0, CPU_BF16 = 1 } cpu_dtype;
+typedef uint16_t bf16;
+
+static inline size_t cpu_dtype_size(cpu_dtype t) { return t == CPU_BF16 ? 2 : 4; }
+
+/* fp32 -> bf16 round to nearest even (what torch's .to(bfloat16) does); NaN stays NaN. */
+static inline bf16 cpu_bf16_from_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (bf16)(u >> 16);
+}
+static inline float cpu_f32_from_bf16(bf16 h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+/* dst[i] = src[i] in dtype dt (dst is an act buffer; element offset applies to dst). */
+void cpu_store(void *dst, cpu_dtype dt, size_t dst_off, const float *src, size_t n);
+void cpu_convert_bf16(bf16 *dst, const float *src, size_t n);   /* parallel */
+
+/* ---- gemm: oneDNN matmul, primitives created once per shape and cached ----
+ * C[b] (M x N, fp32, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
+ * A, B in dtype dt.  transA: A stored K x M; transB: B stored N x K.  Batched operands are
+ * contiguous (stride M*K, K*N, M*ldc). */
+typedef struct cpu_gemm cpu_gemm;
+int cpu_gemm_create(cpu_gemm **g, ib_error *err);
+void cpu_gemm_destroy(cpu_gemm *g);
+int cpu_gemm_run(cpu_gemm *g, cpu_dtype dt, int batch, int M, int N, int K, const void *A, int transA,
+                 const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err);
+/* Name of the oneDNN implementation chosen for the last created primitive (diagnostics). */
+const char *cpu_gemm_last_impl(const cpu_gemm *g);
+
+/* ---- patch_embed ---- */
+/* images [B,C,S,S] fp32 -> patches [B*N, C*P*P] act, columns ordered (c, kh, kw) like the conv weight. */
+void cpu_patchify(const float *images, int B, int C, int S, int P, void *patches, cpu_dtype dt);
+/* x [B,T,D] = concat(cls, pe [B,N,D]) + pos [T,D]. */
+void cpu_tokens_forward(const float *pe, const float *cls, const float *pos, float *x, int B, int T, int D);
+/* From dx [B,T,D]: dcls [D], dpos [T,D] (sums over batch), dpe [B*N,D] fp32 = dx[:,1:]. */
+void cpu_tokens_backward(const float *dx, float *dcls, float *dpos, float *dpe, int B, int T, int D);
+
+/* ---- layernorm (eps 1e-6, as timm), statistics in fp32 ---- */
+/* If res != NULL: x = x_in + res is written to x_out first (fused residual add), then
+ * y [R,D] act = LN(x) * w + b; mean, rstd [R]. */
+void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
+                           void *y, cpu_dtype dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride);
+/* dx [R,D] += dLN/dx (dy [R,D] fp32); dw, db [D] overwritten. x rows at x_stride elements. */
+void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
+                            float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride);
+
+/* ---- bias: db [N] = column sums of dy [M,N]; optionally dy -> act copy for the next GEMMs ---- */
+void cpu_bias_backward(const float *dy, float *db, void *dy_act, cpu_dtype dt, int M, int N);
+
+/* ---- gelu (exact erf) ---- */
+void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n);
+void cpu_gelu_backward(const float *h, float *da_dh, size_t n);   /* in place: da -> dh */
+
+/* ---- attention core: softmax(q k^T * scale) v per (batch, head) ---- */
+/* qkv [B,T,3,H,hd] fp32 -> q, k, v [B,H,T,hd] act. */
+void cpu_attention_split(const float *qkv, void *q, void *k, void *v, cpu_dtype dt, int B, int T, int H, int hd);
+/* In place over S [B*H,T,T]: P = softmax(S * scale) row-wise; also P as act into p_act (may alias
+ * when dt is fp32: then pass NULL). */
+void cpu_softmax_forward(float *S, void *p_act, cpu_dtype dt, size_t rows, int T, float scale);
+/* In place over dP: dS = P * (dP - sum(dP * P)) * scale; then dS as act into ds_act. */
+void cpu_softmax_backward(const float *P, float *dP, void *ds_act, cpu_dtype dt, size_t rows, int T, float scale);
+/* o [B,H,T,hd] fp32 -> out [B,T,H*hd] act; and the reverse for gradients (fp32 -> act). */
+void cpu_attention_merge(const float *o, void *out, cpu_dtype dt, int B, int T, int H, int hd);
+void cpu_attention_unmerge(const float *dout, void *do_act, cpu_dtype dt, int B, int T, int H, int hd);
+/* dq, dk, dv [B,H,T,hd] fp32 -> dqkv [B,T,3,H,hd] fp32. */
+void cpu_attention_unsplit(const float *dq, const float *dk, const float *dv, float *dqkv, int B, int T, int H,
+                           int hd);
+
+/* ---- crossentropy (mean over the batch) ---- */
+/* logits [B,C] -> loss (mean), dlogits [B,C] = (softmax - onehot) / B (if non-NULL). */
+double cpu_crossentropy(const float *logits, const int32_t *labels, float *dlogits, int B, int C);
+
+/* ---- adam / adamw (torch.optim semantics, single-tensor path) ----
+ * step is the 1-based step count after increment.  If wbf != NULL the updated params are also
+ * written as bf16 there (the GEMM copy of the weights). */
+void cpu_adam_step(float *p, const float *g, float *m, float *v, bf16 *wbf, size_t n, int step, float lr,
+                   float beta1, float beta2, float eps, float weight_decay, int decoupled);
+
+#endif

@@ -1,0 +1,79 @@
+/* cpu/rate: the oneDNN GEMM rate on one training step's own matmul shapes (the CPU roofline). */
+#include "instbench/cpu.h"
+
+#include <omp.h>
+#include <stdlib.h>
+
+#include "cpu/ops.h"
+
+typedef struct shape { int batch, M, N, K, tA, tB; } shape;
+
+int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_per_s, ib_error *err)
+{
+    *flops_per_s = 0;
+    const vit_config *c = &cfg->model;
+    if (model_validate(c, err)) return -1;
+    if (cfg->batch_size < 1) return ib_error_set(err, IB_EXIT_USAGE, "batch size must be positive");
+    if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
+    const int B = cfg->batch_size, T = model_seq_len(c), N = model_num_patches(c), D = c->embed_dim;
+    const int H = c->num_heads, hd = D / H, F = model_mlp_hidden(c), C = c->num_classes;
+    const int K = c->in_chans * c->patch_size * c->patch_size, BT = B * T, BH = B * H;
+    /* Linear layers (M rows, out, in): forward y = x W^T, backward dW = dy^T x and dx = dy W. */
+    const int lin[][4] = {{B * N, D, K, 1}, {BT, 3 * D, D, c->depth}, {BT, D, D, c->depth},
+                          {BT, F, D, c->depth}, {BT, D, F, c->depth}, {B, C, D, 1}};
+    shape s[32];
+    int reps[32], ns = 0;
+    for (int i = 0; i < 6; i++) {
+        const int M = lin[i][0], o = lin[i][1], in = lin[i][2];
+        s[ns] = (shape){1, M, o, in, 0, 1}, reps[ns++] = lin[i][3];
+        s[ns] = (shape){1, o, in, M, 1, 0}, reps[ns++] = lin[i][3];
+        if (i > 0) s[ns] = (shape){1, M, in, o, 0, 0}, reps[ns++] = lin[i][3];   /* no dx for the images */
+    }
+    /* attention: S = q k^T, o = P v; backward dP = dO v^T, dv = P^T dO, dq = dS k, dk = dS^T q */
+    const shape att[] = {{BH, T, T, hd, 0, 1}, {BH, T, hd, T, 0, 0}, {BH, T, T, hd, 0, 1},
+                         {BH, T, hd, T, 1, 0}, {BH, T, hd, T, 0, 0}, {BH, T, hd, T, 1, 0}};
+    for (int i = 0; i < 6; i++) s[ns] = att[i], reps[ns++] = c->depth;
+
+    const cpu_dtype dt = cfg->precision == IB_PREC_BF16 ? CPU_BF16 : CPU_F32;
+    size_t amax = 0, bmax = 0, cmax = 0;
+    for (int i = 0; i < ns; i++) {
+        size_t a = (size_t)s[i].batch * s[i].M * s[i].K, b = (size_t)s[i].batch * s[i].K * s[i].N,
+               cc = (size_t)s[i].batch * s[i].M * s[i].N;
+        amax = a > amax ? a : amax, bmax = b > bmax ? b : bmax, cmax = cc > cmax ? cc : cmax;
+    }
+    const size_t es = cpu_dtype_size(dt);
+    void *A = calloc(amax, es), *Bm = calloc(bmax, es);
+    float *Cm = calloc(cmax, sizeof(float));
+    cpu_gemm *g = NULL;
+    int rc = -1;
+    if (!A || !Bm || !Cm) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        goto done;
+    }
+    /* small non-zero values: denormal-free, same cost as real data */
+    if (dt == CPU_BF16)
+        for (size_t i = 0; i < amax; i++) ((bf16 *)A)[i] = cpu_bf16_from_f32(0.01f * (float)(i % 7));
+    else
+        for (size_t i = 0; i < amax; i++) ((float *)A)[i] = 0.01f * (float)(i % 7);
+    if (cpu_gemm_create(&g, err)) goto done;
+    double flops = 0, t0 = 0;
+    for (int round = 0;; round++) {
+        if (round == 1) t0 = util_now_seconds(), flops = 0;
+        for (int i = 0; i < ns; i++)
+            for (int r = 0; r < reps[i]; r++) {
+                if (cpu_gemm_run(g, dt, s[i].batch, s[i].M, s[i].N, s[i].K, A, s[i].tA, Bm, s[i].tB, Cm, s[i].N, NULL,
+                                 0, err))
+                    goto done;
+                flops += 2.0 * s[i].batch * s[i].M * s[i].N * s[i].K;
+            }
+        if (round >= 1 && util_now_seconds() - t0 >= min_seconds) break;
+    }
+    *flops_per_s = flops / (util_now_seconds() - t0);
+    rc = 0;
+done:
+    cpu_gemm_destroy(g);
+    free(A);
+    free(Bm);
+    free(Cm);
+    return rc;
+}

@@ -1,0 +1,299 @@
+/* cpu/vit: timm's VisionTransformer training step, op by op (see DESIGN.md's fidelity rules).
+ * Per block:  x_mid = x + proj(attn(LN1(x)));  x_out = x_mid + fc2(GELU(fc1(LN2(x_mid))))
+ * The residual add is fused into the LayerNorm that follows it (LN1 of the next block, or the
+ * final norm), and the final norm and head run on the class token only (the only row timm's
+ * token pooling reads).  Under bf16 autocast every GEMM reads bf16 operands and writes fp32. */
+#include "cpu/vit.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define W(name_) (v->params + tensor_off(v, (name_)))
+#define G(name_) (v->grads + tensor_off(v, (name_)))
+
+static size_t tensor_off(const cpu_vit *v, const char *name)
+{
+    const model_tensor *t = model_layout_find(v->layout, name);
+    return t ? t->offset : 0;   /* names are built from the same layout: always found */
+}
+
+/* GEMM weight operand: the bf16 copy under autocast, else the fp32 master. */
+static const void *wgt(const cpu_vit *v, const char *name)
+{
+    size_t off = tensor_off(v, name);
+    return v->dt == CPU_BF16 ? (const void *)(v->wbf + off) : (const void *)(v->params + off);
+}
+
+static size_t maxz(size_t a, size_t b) { return a > b ? a : b; }
+
+/* Allocation helper: counts bytes; when estimating, allocates nothing. */
+typedef struct arena { size_t bytes; int estimate; int failed; } arena;
+static void *take(arena *a, size_t n, size_t elem)
+{
+    size_t bytes = n * elem;
+    a->bytes += bytes;
+    if (a->estimate || bytes == 0) return NULL;
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) a->failed = 1;
+    return p;
+}
+
+int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *layout, int estimate_only,
+                 ib_error *err)
+{
+    memset(v, 0, sizeof *v);
+    v->cfg = *cfg;
+    v->layout = layout;
+    const vit_config *c = &cfg->model;
+    v->dt = cfg->precision == IB_PREC_BF16 ? CPU_BF16 : CPU_F32;
+    v->B = cfg->batch_size, v->T = model_seq_len(c), v->N = model_num_patches(c), v->D = c->embed_dim;
+    v->H = c->num_heads, v->hd = v->D / v->H, v->F = model_mlp_hidden(c), v->C = c->num_classes;
+    v->K = c->in_chans * c->patch_size * c->patch_size, v->L = c->depth;
+    const size_t B = v->B, T = v->T, D = v->D, F = v->F, C = v->C, H = v->H, BT = B * T, P = layout->total;
+    const size_t as = cpu_dtype_size(v->dt);
+    arena a = {0, estimate_only, 0};
+    v->params = take(&a, P, 4), v->grads = take(&a, P, 4), v->m = take(&a, P, 4), v->v = take(&a, P, 4);
+    if (v->dt == CPU_BF16) v->wbf = take(&a, P, 2);
+    v->images = take(&a, B * c->in_chans * c->img_size * c->img_size, 4);
+    v->labels = take(&a, B, 4);
+    if (!estimate_only) v->blk = calloc(v->L, sizeof *v->blk);
+    for (int l = 0; l < v->L; l++) {
+        cpu_block_acts tmp, *k = estimate_only ? &tmp : &v->blk[l];
+        k->x_in = take(&a, BT * D, 4);
+        k->ln1 = take(&a, BT * D, as);
+        k->mean1 = take(&a, BT, 4), k->rstd1 = take(&a, BT, 4);
+        k->q = take(&a, BT * D, as), k->k = take(&a, BT * D, as), k->v = take(&a, BT * D, as);
+        k->P = take(&a, B * H * T * T, 4);
+        k->att = take(&a, BT * D, as);
+        k->x_mid = take(&a, BT * D, 4);
+        k->ln2 = take(&a, BT * D, as);
+        k->mean2 = take(&a, BT, 4), k->rstd2 = take(&a, BT, 4);
+        k->h = take(&a, BT * F, 4);
+        k->a = take(&a, BT * F, as);
+    }
+    v->x_final = take(&a, BT * D, 4);
+    v->patches = take(&a, B * v->N * v->K, as);
+    v->meanf = take(&a, B, 4), v->rstdf = take(&a, B, 4);
+    v->lnf = take(&a, B * D, as);
+    v->logits = take(&a, B * C, 4), v->dlogits = take(&a, B * C, 4);
+    v->dlogits_act = take(&a, B * C, as);
+    v->dlnf = take(&a, B * D, 4);
+    const size_t wide = BT * maxz(3 * D, F);
+    v->big = take(&a, wide, 4);
+    v->big_act = take(&a, wide, as);
+    v->f = take(&a, BT * D, 4);
+    v->dx = take(&a, BT * D, 4);
+    v->o = take(&a, BT * D, 4), v->dq = take(&a, BT * D, 4), v->dk = take(&a, BT * D, 4), v->dv = take(&a, BT * D, 4);
+    v->do_act = take(&a, BT * D, as);
+    v->dP = take(&a, B * H * T * T, 4);
+    if (v->dt == CPU_BF16) {
+        v->p_act = take(&a, B * H * T * T, 2);
+        v->ds_act = take(&a, B * H * T * T, 2);
+    }
+    v->bytes = a.bytes;
+    if (estimate_only) return 0;
+    if (a.failed || !v->blk) {
+        cpu_vit_free(v);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory: the CPU backend needs %.2f GiB for this config",
+                            a.bytes / 1073741824.0);
+    }
+    memset(v->grads, 0, P * 4), memset(v->m, 0, P * 4), memset(v->v, 0, P * 4);
+    model_init_params(c, layout, v->params, cfg->seed);
+    cpu_vit_refresh_bf16(v);
+    if (cpu_gemm_create(&v->gemm, err)) {
+        cpu_vit_free(v);
+        return -1;
+    }
+    return 0;
+}
+
+void cpu_vit_free(cpu_vit *v)
+{
+    void **all[] = {(void **)&v->params, (void **)&v->grads, (void **)&v->m, (void **)&v->v, (void **)&v->wbf,
+                    (void **)&v->images, (void **)&v->labels, (void **)&v->x_final, &v->patches,
+                    (void **)&v->meanf, (void **)&v->rstdf, &v->lnf, (void **)&v->logits, (void **)&v->dlogits,
+                    &v->dlogits_act, (void **)&v->dlnf, (void **)&v->big, &v->big_act, (void **)&v->f,
+                    (void **)&v->dx, (void **)&v->o, (void **)&v->dq, (void **)&v->dk, (void **)&v->dv,
+                    &v->do_act, (void **)&v->dP, &v->p_act, &v->ds_act};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        free(*all[i]);
+        *all[i] = NULL;
+    }
+    if (v->blk) {
+        for (int l = 0; l < v->L; l++) {
+            cpu_block_acts *k = &v->blk[l];
+            void *p[] = {k->x_in, k->ln1, k->mean1, k->rstd1, k->q, k->k, k->v, k->P, k->att, k->x_mid,
+                         k->ln2, k->mean2, k->rstd2, k->h, k->a};
+            for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+        }
+        free(v->blk);
+        v->blk = NULL;
+    }
+    cpu_gemm_destroy(v->gemm);
+    v->gemm = NULL;
+}
+
+void cpu_vit_refresh_bf16(cpu_vit *v)
+{
+    if (v->wbf) cpu_convert_bf16(v->wbf, v->params, v->layout->total);
+}
+
+#define GEMM(...)                                                        \
+    do {                                                                 \
+        if (cpu_gemm_run(v->gemm, v->dt, __VA_ARGS__, err)) return -1;  \
+    } while (0)
+
+static void set_threads(const cpu_vit *v)
+{
+    if (v->cfg.threads > 0) omp_set_num_threads(v->cfg.threads);
+}
+
+int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
+{
+    if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
+    set_threads(v);
+    const vit_config *c = &v->cfg.model;
+    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T, BH = B * H;
+    const cpu_dtype dt = v->dt;
+    const float scale = 1.0f / sqrtf((float)hd);
+    char n[64];
+
+    /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
+    cpu_patchify(v->images, B, c->in_chans, c->img_size, c->patch_size, v->patches, dt);
+    GEMM(1, B * v->N, D, v->K, v->patches, 0, wgt(v, "patch_embed.proj.weight"), 1, v->f, D,
+         W("patch_embed.proj.bias"), 0);
+    cpu_tokens_forward(v->f, W("cls_token"), W("pos_embed"), v->blk[0].x_in, B, T, D);
+
+    for (int l = 0; l < v->L; l++) {
+        cpu_block_acts *k = &v->blk[l];
+#define P_(s) (snprintf(n, sizeof n, "blocks.%d." s, l), n)
+        if (l == 0)
+            cpu_layernorm_forward(k->x_in, NULL, NULL, W(P_("norm1.weight")), W(P_("norm1.bias")), k->ln1, dt,
+                                  k->mean1, k->rstd1, BT, D, D);
+        else   /* x_in = previous x_mid + previous fc2 output (still in f) */
+            cpu_layernorm_forward(v->blk[l - 1].x_mid, v->f, k->x_in, W(P_("norm1.weight")), W(P_("norm1.bias")),
+                                  k->ln1, dt, k->mean1, k->rstd1, BT, D, D);
+        GEMM(1, BT, 3 * D, D, k->ln1, 0, wgt(v, P_("attn.qkv.weight")), 1, v->big, 3 * D, W(P_("attn.qkv.bias")), 0);
+        cpu_attention_split(v->big, k->q, k->k, k->v, dt, B, T, H, hd);
+        GEMM(BH, T, T, hd, k->q, 0, k->k, 1, k->P, T, NULL, 0);   /* S = q k^T */
+        cpu_softmax_forward(k->P, dt == CPU_BF16 ? v->p_act : NULL, dt, (size_t)BH * T, T, scale);
+        GEMM(BH, T, hd, T, dt == CPU_BF16 ? v->p_act : (void *)k->P, 0, k->v, 0, v->o, hd, NULL, 0);   /* o = P v */
+        cpu_attention_merge(v->o, k->att, dt, B, T, H, hd);
+        GEMM(1, BT, D, D, k->att, 0, wgt(v, P_("attn.proj.weight")), 1, v->f, D, W(P_("attn.proj.bias")), 0);
+        cpu_layernorm_forward(k->x_in, v->f, k->x_mid, W(P_("norm2.weight")), W(P_("norm2.bias")), k->ln2, dt,
+                              k->mean2, k->rstd2, BT, D, D);
+        GEMM(1, BT, F, D, k->ln2, 0, wgt(v, P_("mlp.fc1.weight")), 1, k->h, F, W(P_("mlp.fc1.bias")), 0);
+        cpu_gelu_forward(k->h, k->a, dt, (size_t)BT * F);
+        GEMM(1, BT, D, F, k->a, 0, wgt(v, P_("mlp.fc2.weight")), 1, v->f, D, W(P_("mlp.fc2.bias")), 0);
+#undef P_
+    }
+    /* final residual + norm on the class-token rows only (row stride T*D), then the head */
+    cpu_layernorm_forward(v->blk[v->L - 1].x_mid, v->f, v->x_final, W("norm.weight"), W("norm.bias"), v->lnf, dt,
+                          v->meanf, v->rstdf, B, D, (ptrdiff_t)T * D);
+    GEMM(1, B, v->C, D, v->lnf, 0, wgt(v, "head.weight"), 1, v->logits, v->C, W("head.bias"), 0);
+    v->last_loss = (float)cpu_crossentropy(v->logits, v->labels, v->dlogits, B, v->C);
+    if (loss) *loss = v->last_loss;
+    return 0;
+}
+
+/* Linear backward for y = x W^T + b given dy (fp32, [M,out]) :
+ * db = colsum(dy); dW [out,in] = dy^T x; dx [M,in] = dy W (overwrites dx unless accumulate). */
+static int linear_backward(cpu_vit *v, const float *dy, const void *x, const char *wname, const char *bname,
+                           float *dx, int M, int out, int in, void *dy_act, ib_error *err)
+{
+    const cpu_dtype dt = v->dt;
+    cpu_bias_backward(dy, G(bname), dt == CPU_BF16 ? dy_act : NULL, dt, M, out);
+    const void *dya = dt == CPU_BF16 ? dy_act : (const void *)dy;
+    GEMM(1, out, in, M, dya, 1, x, 0, G(wname), in, NULL, 0);
+    if (dx) GEMM(1, M, in, out, dya, 0, wgt(v, wname), 0, dx, in, NULL, 0);
+    return 0;
+}
+
+static int fire(cpu_vit *v, ib_grad_ready_fn cb, void *user, int range, ib_error *err)
+{
+    if (!cb) return 0;
+    size_t off, cnt;
+    model_grad_range(v->layout, &v->cfg.model, range, &off, &cnt);
+    if (cb(user, off, cnt)) return ib_error_set(err, IB_EXIT_RUNTIME, "gradient hook failed for range %d", range);
+    return 0;
+}
+
+int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
+{
+    set_threads(v);
+    const vit_config *c = &v->cfg.model;
+    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T, BH = B * H;
+    const cpu_dtype dt = v->dt;
+    const int bf = dt == CPU_BF16;
+    const float scale = 1.0f / sqrtf((float)hd);
+    char n[64], n2[64];
+
+    /* head and final norm (class-token rows of the residual stream only) */
+    if (linear_backward(v, v->dlogits, v->lnf, "head.weight", "head.bias", v->dlnf, B, v->C, D, v->dlogits_act, err))
+        return -1;
+    memset(v->dx, 0, (size_t)BT * D * sizeof(float));
+    cpu_layernorm_backward(v->dlnf, v->x_final, v->meanf, v->rstdf, W("norm.weight"), v->dx, (ptrdiff_t)T * D,
+                           G("norm.weight"), G("norm.bias"), B, D, (ptrdiff_t)T * D);
+    if (fire(v, cb, user, 0, err)) return -1;
+
+    for (int l = v->L - 1; l >= 0; l--) {
+        cpu_block_acts *k = &v->blk[l];
+#define P_(s) (snprintf(n, sizeof n, "blocks.%d." s, l), n)
+#define P2_(s) (snprintf(n2, sizeof n2, "blocks.%d." s, l), n2)
+        /* MLP: dx -> fc2 -> GELU -> fc1 -> LN2, accumulated into dx */
+        if (linear_backward(v, v->dx, k->a, P_("mlp.fc2.weight"), P2_("mlp.fc2.bias"), v->big, BT, D, F, v->big_act,
+                            err))
+            return -1;
+        cpu_gelu_backward(k->h, v->big, (size_t)BT * F);
+        /* dh is in big now; big_act (fc2's dy copy) is free again for dh's copy */
+        if (linear_backward(v, v->big, k->ln2, P_("mlp.fc1.weight"), P2_("mlp.fc1.bias"), v->f, BT, F, D,
+                            v->big_act, err))
+            return -1;
+        cpu_layernorm_backward(v->f, k->x_mid, k->mean2, k->rstd2, W(P_("norm2.weight")), v->dx, D,
+                               G(P_("norm2.weight")), G(P2_("norm2.bias")), BT, D, D);
+        /* attention: dx -> proj -> (merge) -> AV, softmax, QK^T -> (split) -> qkv -> LN1 */
+        if (linear_backward(v, v->dx, k->att, P_("attn.proj.weight"), P2_("attn.proj.bias"), v->f, BT, D, D,
+                            v->big_act, err))
+            return -1;
+        cpu_attention_unmerge(v->f, v->do_act, dt, B, T, H, hd);
+        GEMM(BH, T, T, hd, v->do_act, 0, k->v, 1, v->dP, T, NULL, 0);   /* dP = dO v^T */
+        const void *pa = k->P;
+        if (bf) {
+            cpu_convert_bf16(v->p_act, k->P, (size_t)BH * T * T);
+            pa = v->p_act;
+        }
+        GEMM(BH, T, hd, T, pa, 1, v->do_act, 0, v->dv, hd, NULL, 0);   /* dv = P^T dO */
+        cpu_softmax_backward(k->P, v->dP, bf ? v->ds_act : NULL, dt, (size_t)BH * T, T, scale);
+        const void *dsa = bf ? v->ds_act : (const void *)v->dP;
+        GEMM(BH, T, hd, T, dsa, 0, k->k, 0, v->dq, hd, NULL, 0);   /* dq = dS k */
+        GEMM(BH, T, hd, T, dsa, 1, k->q, 0, v->dk, hd, NULL, 0);   /* dk = dS^T q */
+        cpu_attention_unsplit(v->dq, v->dk, v->dv, v->big, B, T, H, hd);
+        if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), v->f, BT, 3 * D, D,
+                            v->big_act, err))
+            return -1;
+        cpu_layernorm_backward(v->f, k->x_in, k->mean1, k->rstd1, W(P_("norm1.weight")), v->dx, D,
+                               G(P_("norm1.weight")), G(P2_("norm1.bias")), BT, D, D);
+#undef P_
+#undef P2_
+        if (fire(v, cb, user, v->L - l, err)) return -1;
+    }
+    /* embeddings: dx -> cls, pos, and the patch GEMM */
+    cpu_tokens_backward(v->dx, G("cls_token"), G("pos_embed"), v->f, B, T, D);
+    if (linear_backward(v, v->f, v->patches, "patch_embed.proj.weight", "patch_embed.proj.bias", NULL, B * v->N, D,
+                        v->K, v->big_act, err))
+        return -1;
+    (void)c;
+    return fire(v, cb, user, v->L + 1, err);
+}
+
+int cpu_vit_optimizer_step(cpu_vit *v, ib_error *err)
+{
+    set_threads(v);
+    const ib_optim_config *o = &v->cfg.optim;
+    v->step++;
+    cpu_adam_step(v->params, v->grads, v->m, v->v, v->wbf, v->layout->total, v->step, o->lr, o->beta1, o->beta2,
+                  o->eps, o->weight_decay, o->kind == IB_OPT_ADAMW);
+    return 0;
+}

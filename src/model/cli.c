@@ -1,0 +1,103 @@
+/* model/cli: the model flags shared by measure, verify and models (see model.h). */
+#include "instbench/model.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char model_cli_help[] =
+    "  --model NAME        preset (timm name): vit_tiny_patch16_224, vit_small_patch16_224,\n"
+    "                      vit_base_patch16_224, vit_large_patch16_224\n"
+    "  --image-size N      override the image side in pixels (preset: 224)\n"
+    "  --patch-size N      override the patch side (preset: 16)\n"
+    "  --embed-dim N       override the embedding width D\n"
+    "  --depth N           override the number of blocks\n"
+    "  --heads N           override the attention heads (D must divide by it)\n"
+    "  --mlp-ratio X       override the MLP ratio (hidden = int(D * X); preset: 4)\n"
+    "  --classes N         override the number of classes (preset: 1000)\n";
+
+void model_cli_init(model_cli *m, const char *default_preset)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->preset, sizeof m->preset, "%s", default_preset ? default_preset : "vit_base_patch16_224");
+}
+
+static const char *const int_flags[] = {"--image-size", "--patch-size", "--embed-dim", "--depth", "--heads",
+                                        "--classes"};
+
+int model_cli_is_flag(const char *flag)
+{
+    if (!flag) return 0;
+    if (!strcmp(flag, "--model") || !strcmp(flag, "--mlp-ratio")) return 1;
+    for (size_t i = 0; i < sizeof int_flags / sizeof int_flags[0]; i++)
+        if (!strcmp(flag, int_flags[i])) return 1;
+    return 0;
+}
+
+int model_cli_parse(model_cli *m, const char *flag, const char *value, ib_error *err)
+{
+    if (!model_cli_is_flag(flag)) return 0;
+    if (!value) return ib_error_set(err, IB_EXIT_USAGE, "%s needs a value", flag);
+    if (!strcmp(flag, "--model")) {
+        vit_config tmp;
+        if (model_preset(value, &tmp, err)) return -1;
+        snprintf(m->preset, sizeof m->preset, "%s", value);
+        return 1;
+    }
+    if (!strcmp(flag, "--mlp-ratio")) {
+        double v;
+        if (util_parse_double(value, 1e-6, 64, &v))
+            return ib_error_set(err, IB_EXIT_USAGE, "--mlp-ratio: '%s' is not a number in (0, 64]", value);
+        m->mlp_ratio = v;
+        return 1;
+    }
+    long v;
+    if (util_parse_int(value, 1, 1000000, &v))
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: '%s' is not a whole number in [1, 1000000]", flag, value);
+    if (!strcmp(flag, "--image-size")) m->img_size = (int)v;
+    else if (!strcmp(flag, "--patch-size")) m->patch_size = (int)v;
+    else if (!strcmp(flag, "--embed-dim")) m->embed_dim = (int)v;
+    else if (!strcmp(flag, "--depth")) m->depth = (int)v;
+    else if (!strcmp(flag, "--heads")) m->num_heads = (int)v;
+    else m->num_classes = (int)v;
+    return 1;
+}
+
+int model_cli_resolve(const model_cli *m, vit_config *out, ib_error *err)
+{
+    vit_config c;
+    if (model_preset(m->preset, &c, err)) return -1;
+    vit_config base = c;
+    if (m->img_size) c.img_size = m->img_size;
+    if (m->patch_size) c.patch_size = m->patch_size;
+    if (m->embed_dim) c.embed_dim = m->embed_dim;
+    if (m->depth) c.depth = m->depth;
+    if (m->num_heads) c.num_heads = m->num_heads;
+    if (m->num_classes) c.num_classes = m->num_classes;
+    if (m->mlp_ratio > 0) c.mlp_ratio = m->mlp_ratio;
+    if (c.img_size != base.img_size || c.patch_size != base.patch_size || c.embed_dim != base.embed_dim ||
+        c.depth != base.depth || c.num_heads != base.num_heads || c.num_classes != base.num_classes ||
+        c.mlp_ratio != base.mlp_ratio)
+        snprintf(c.name, sizeof c.name, "custom");
+    if (model_validate(&c, err)) return -1;
+    *out = c;
+    return 0;
+}
+
+int model_cli_apply(vit_config *c, const char *flag, const char *value, ib_error *err)
+{
+    model_cli m;
+    model_cli_init(&m, c->preset[0] ? c->preset : "vit_base_patch16_224");
+    int r = model_cli_parse(&m, flag, value, err);
+    if (r <= 0) return r;
+    if (!strcmp(flag, "--model")) return model_preset(value, c, err) ? -1 : 1;
+    vit_config old = *c;
+    if (m.img_size) c->img_size = m.img_size;
+    if (m.patch_size) c->patch_size = m.patch_size;
+    if (m.embed_dim) c->embed_dim = m.embed_dim;
+    if (m.depth) c->depth = m.depth;
+    if (m.num_heads) c->num_heads = m.num_heads;
+    if (m.num_classes) c->num_classes = m.num_classes;
+    if (m.mlp_ratio > 0) c->mlp_ratio = m.mlp_ratio;
+    if (memcmp(&old, c, sizeof old)) snprintf(c->name, sizeof c->name, "custom");
+    return 1;
+}
