@@ -1,4 +1,605 @@
-/* PLACEHOLDER: replaced by the module that owns `instbench measure`. */
+/* instbench measure: run the ViT training benchmark on this machine and write a result JSON
+ * (schemas/result-v1.json).  Parses flags, resolves identity, topology and batch size, calls
+ * bench_run (src/bench/runner.c), then writes the result atomically.  Ctrl-C / SIGTERM stop at
+ * the next step boundary and leave no file: exit 130 / 143. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cmd/cmd.h"
-int cmd_measure(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "instbench measure: not built yet\n"); return 1; }
+#include "instbench/backend.h"
+#include "instbench/bench.h"
+#include "instbench/imds.h"
+#include "instbench/model.h"
+#include "instbench/util.h"
+#include "instbench/cpu.h"
+
+enum { DEFAULT_BATCH = 128, AUTO_BATCH_MAX = 8192 };
+static const double DEFAULT_DURATION_S = 30.0;
+static const int DEFAULT_MIN_STEPS = 5;
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig) { g_stop = sig; }
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: instbench measure [options]\n\n"
+            "Runs the ViT training benchmark here (warm-up, then a timed window) and writes a result\n"
+            "JSON (schema instbench.result/v1) that `instbench rank` reads.\n\n"
+            "workload:\n"
+            "  --backend cpu|cuda  training backend (default: cuda when available, else cpu)\n"
+            "%s"
+            "  --batch-size N|auto per-device batch (default %d); auto = the largest that fits in memory\n"
+            "  --precision P       bf16 (default: bf16 matmuls, fp32 master weights) or fp32\n"
+            "  --optimizer O       adam (default) or adamw (torch defaults: lr 1e-3, betas 0.9/0.999,\n"
+            "                      eps 1e-8, weight decay 0 / 1e-2)\n"
+            "  --lr X              learning rate (default 1e-3)\n"
+            "  --data host|device  host (default): fresh random images made by CPU worker threads every\n"
+            "                      step and handed to the backend, as the seed's FakeDataset;\n"
+            "                      device: inputs made once where the model runs (pure compute)\n"
+            "  --workers N         data-pipeline threads per rank (default: vCPUs / local ranks)\n"
+            "  --seed N            seed of the weights and data (default 0)\n\n"
+            "measurement:\n"
+            "  --steps N           timed steps\n"
+            "  --duration S        timed window in seconds (default %.0f, at least %d steps)\n"
+            "  --warmup N          warm-up steps (default: until the step time settles, at least 3)\n\n"
+            "topology:\n"
+            "  --ranks N           data-parallel ranks in this process (CPU: the cores are split\n"
+            "                      between them; gradients averaged every step). Default 1\n"
+            "  --nnodes N --node-rank N --master-addr HOST --master-port N\n"
+            "                      multi-node rendezvous, recorded in the result (torchrun's\n"
+            "                      WORLD_SIZE/RANK/LOCAL_RANK/MASTER_ADDR/... or Slurm's SLURM_* are\n"
+            "                      read from the environment when no flag is given)\n\n"
+            "identity (read from EC2 instance metadata, IMDSv2, unless all three are given):\n"
+            "  --instance-type T   e.g. g5.xlarge\n"
+            "  --region R          e.g. us-east-1\n"
+            "  --market M          on-demand or spot\n"
+            "  --count N           nodes in the cluster this result stands for (default: nodes)\n\n"
+            "output:\n"
+            "  --output FILE       result file (default ./instbench-results/<instance type or\n"
+            "                      hostname>-<UTC time>.json); - writes the JSON to stdout\n"
+            "  --append FILE       also append the result as one line to FILE (JSON Lines)\n"
+            "  --format F          stdout: table (default on a terminal) or json\n"
+            "  -q, --quiet         errors only on stderr (no progress, no warnings)\n"
+            "  -v, --verbose       more detail on stderr, including timed-window markers\n"
+            "  -h, --help          this help\n\n"
+            "Progress goes to stderr when it is a terminal (NO_COLOR honoured).\n"
+            "exit status: 0 ok, 1 runtime error, 2 usage error, 130/143 interrupted (nothing written)\n",
+            model_cli_help, DEFAULT_BATCH, DEFAULT_DURATION_S, DEFAULT_MIN_STEPS);
+}
+
+typedef struct measure_opts {
+    const char *backend;
+    model_cli model;
+    int batch;                 /* 0 = auto */
+    ib_precision precision;
+    ib_optimizer optimizer;
+    double lr;                 /* < 0: optimizer default */
+    int steps;
+    double duration_s;
+    int warmup;                /* -1 auto */
+    bench_data_mode data;
+    int workers;               /* 0 = default */
+    int ranks;
+    bench_rendezvous_flags rdv;
+    const char *instance_type, *region, *market;
+    int count;                 /* 0 = nodes */
+    const char *output, *append;
+    int format;                /* 0 auto, 1 table, 2 json */
+    uint64_t seed;
+} measure_opts;
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "instbench measure: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, " (see instbench measure --help)\n");
+    return IB_EXIT_USAGE;
+}
+
+static int parse_int_flag(const char *flag, const char *v, long min, long max, int *out)
+{
+    long x;
+    if (util_parse_int(v, min, max, &x) != 0) {
+        fprintf(stderr, "instbench measure: %s: '%s' is not a whole number in [%ld, %ld]\n", flag, v, min, max);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* Returns 0 ok, IB_EXIT_USAGE on a bad flag, -1 for --help (exit 0). */
+static int parse_args(int argc, char **argv, measure_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    model_cli_init(&o->model, "vit_base_patch16_224");
+    o->batch = DEFAULT_BATCH;
+    o->precision = IB_PREC_BF16;
+    o->optimizer = IB_OPT_ADAM;
+    o->lr = -1;
+    o->warmup = -1;
+    o->ranks = 1;
+    o->rdv.nnodes = o->rdv.node_rank = o->rdv.master_port = -1;
+    int have_steps = 0, have_duration = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return -1;
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            ib_log_level = 0;
+            continue;
+        }
+        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            ib_log_level++;
+            continue;
+        }
+        /* Every other option takes a value, as "--flag value" or "--flag=value". */
+        char name[64];
+        const char *v = NULL;
+        const char *eq = strchr(a, '=');
+        if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            v = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+        }
+        static const char *const known[] = {
+            "--backend", "--batch-size", "--precision", "--optimizer", "--lr", "--steps", "--duration",
+            "--warmup", "--data", "--workers", "--ranks", "--nnodes", "--node-rank", "--master-addr",
+            "--master-port", "--instance-type", "--region", "--market", "--count", "--output",
+            "--append", "--format", "--seed"};
+        int is_known = model_cli_is_flag(name);
+        for (size_t k = 0; !is_known && k < sizeof known / sizeof known[0]; k++) is_known = !strcmp(name, known[k]);
+        if (!is_known) return usage_error("unknown option '%s'%s", a, "");
+        if (!v) {
+            if (i + 1 >= argc) return usage_error("%s needs a value%s", name, "");
+            v = argv[++i];
+        }
+        ib_error err = {0};
+        int r = model_cli_parse(&o->model, name, v, &err);
+        if (r < 0) {
+            fprintf(stderr, "instbench measure: %s\n", err.msg);
+            return IB_EXIT_USAGE;
+        }
+        if (r == 1) continue;
+        if (!strcmp(name, "--backend")) {
+            if (strcmp(v, "cpu") && strcmp(v, "cuda")) return usage_error("--backend: '%s' is not cpu or cuda%s", v, "");
+            o->backend = v;
+        } else if (!strcmp(name, "--batch-size")) {
+            if (!strcmp(v, "auto")) o->batch = 0;
+            else if (parse_int_flag(name, v, 1, 1 << 20, &o->batch)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--precision")) {
+            if (!strcmp(v, "bf16")) o->precision = IB_PREC_BF16;
+            else if (!strcmp(v, "fp32")) o->precision = IB_PREC_FP32;
+            else return usage_error("--precision: '%s' is not bf16 or fp32%s", v, "");
+        } else if (!strcmp(name, "--optimizer")) {
+            if (!strcmp(v, "adam")) o->optimizer = IB_OPT_ADAM;
+            else if (!strcmp(v, "adamw")) o->optimizer = IB_OPT_ADAMW;
+            else return usage_error("--optimizer: '%s' is not adam or adamw%s", v, "");
+        } else if (!strcmp(name, "--lr")) {
+            if (util_parse_double(v, 1e-12, 1e3, &o->lr)) return usage_error("--lr: '%s' is not a number in (0, 1000]%s", v, "");
+        } else if (!strcmp(name, "--steps")) {
+            if (parse_int_flag(name, v, 1, 100000000, &o->steps)) return IB_EXIT_USAGE;
+            have_steps = 1;
+        } else if (!strcmp(name, "--duration")) {
+            if (util_parse_double(v, 1e-3, 7 * 86400.0, &o->duration_s))
+                return usage_error("--duration: '%s' is not a number of seconds in (0, 604800]%s", v, "");
+            have_duration = 1;
+        } else if (!strcmp(name, "--warmup")) {
+            if (parse_int_flag(name, v, 0, 100000, &o->warmup)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--data")) {
+            if (!strcmp(v, "host")) o->data = BENCH_DATA_HOST;
+            else if (!strcmp(v, "device")) o->data = BENCH_DATA_DEVICE;
+            else return usage_error("--data: '%s' is not host or device%s", v, "");
+        } else if (!strcmp(name, "--workers")) {
+            if (parse_int_flag(name, v, 1, 1024, &o->workers)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--ranks")) {
+            if (parse_int_flag(name, v, 1, 256, &o->ranks)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--nnodes")) {
+            if (parse_int_flag(name, v, 1, 100000, &o->rdv.nnodes)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--node-rank")) {
+            if (parse_int_flag(name, v, 0, 99999, &o->rdv.node_rank)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--master-port")) {
+            if (parse_int_flag(name, v, 1, 65535, &o->rdv.master_port)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--master-addr")) {
+            if (!v[0] || strlen(v) > 253) return usage_error("--master-addr: '%s' is not a host name or address%s", v, "");
+            o->rdv.master_addr = v;
+        } else if (!strcmp(name, "--instance-type")) {
+            /* family.size, e.g. g5.xlarge: letters/digits/dashes, one dot. */
+            const char *dot = strchr(v, '.');
+            if (!dot || dot == v || !dot[1] || strchr(dot + 1, '.') || strlen(v) >= 64 ||
+                strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(v))
+                return usage_error("--instance-type: '%s' is not an instance type like g5.xlarge%s", v, "");
+            o->instance_type = v;
+        } else if (!strcmp(name, "--region")) {
+            if (!v[0] || strlen(v) >= 32 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v) ||
+                !strchr(v, '-'))
+                return usage_error("--region: '%s' is not a region like us-east-1%s", v, "");
+            o->region = v;
+        } else if (!strcmp(name, "--market")) {
+            if (strcmp(v, "on-demand") && strcmp(v, "spot")) return usage_error("--market: '%s' is not on-demand or spot%s", v, "");
+            o->market = v;
+        } else if (!strcmp(name, "--count")) {
+            if (parse_int_flag(name, v, 1, 100000, &o->count)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--output")) {
+            if (!v[0]) return usage_error("--output needs a file name (or - for stdout)%s%s", "", "");
+            o->output = v;
+        } else if (!strcmp(name, "--append")) {
+            if (!v[0] || !strcmp(v, "-")) return usage_error("--append needs a file name%s%s", "", "");
+            o->append = v;
+        } else if (!strcmp(name, "--format")) {
+            if (!strcmp(v, "table")) o->format = 1;
+            else if (!strcmp(v, "json")) o->format = 2;
+            else return usage_error("--format: '%s' is not table or json%s", v, "");
+        } else if (!strcmp(name, "--seed")) {
+            long long s;
+            char *end;
+            errno = 0;
+            s = strtoll(v, &end, 10);
+            if (errno || *end || !v[0] || s < 0) return usage_error("--seed: '%s' is not a whole number >= 0%s", v, "");
+            o->seed = (uint64_t)s;
+        }
+    }
+    if (have_steps && have_duration) return usage_error("--steps and --duration exclude each other%s%s", "", "");
+    if (!have_steps && !have_duration) o->duration_s = DEFAULT_DURATION_S;
+    return 0;
+}
+
+/* Bytes one rank needs: the backend's own estimate plus the two host batch buffers. */
+static size_t rank_bytes(const ib_train_config *t, bench_data_mode data)
+{
+    const vit_config *m = &t->model;
+    size_t batch_bytes = (size_t)t->batch_size * ((size_t)m->in_chans * m->img_size * m->img_size * 4 + 4);
+    return backend_memory_estimate(t) + (data == BENCH_DATA_HOST ? 2 : 1) * batch_bytes;
+}
+
+/* Largest per-device batch whose memory fits in `avail` bytes (0 when not even 1 fits). */
+static int largest_batch(ib_train_config t, bench_data_mode data, int ranks, uint64_t avail)
+{
+    int lo = 0, hi = AUTO_BATCH_MAX;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        t.batch_size = mid;
+        if ((uint64_t)rank_bytes(&t, data) * (uint64_t)ranks <= avail) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+static void resolve_identity(const measure_opts *o, int nodes, bench_identity *id)
+{
+    memset(id, 0, sizeof *id);
+    strcpy(id->source, "unknown");
+    id->count = o->count > 0 ? o->count : nodes;
+    if (!(o->instance_type && o->region && o->market)) {
+        aws_instance_identity imds;
+        ib_error err = {0};
+        double t0 = util_now_seconds();
+        if (aws_imds_identity(&imds, &err) == 0) {
+            snprintf(id->type, sizeof id->type, "%s", imds.instance_type);
+            snprintf(id->region, sizeof id->region, "%s", imds.region);
+            snprintf(id->availability_zone, sizeof id->availability_zone, "%s", imds.availability_zone);
+            if (!strcmp(imds.lifecycle, "spot") || !strcmp(imds.lifecycle, "on-demand"))
+                snprintf(id->market, sizeof id->market, "%s", imds.lifecycle);
+            strcpy(id->source, "imds");
+        } else {
+            ib_debug("instance metadata not available (%.2f s): %s", util_now_seconds() - t0, err.msg);
+        }
+    }
+    /* Flags override what IMDS said; the source names where the instance type came from. */
+    if (o->instance_type) {
+        snprintf(id->type, sizeof id->type, "%s", o->instance_type);
+        strcpy(id->source, "flag");
+    }
+    if (o->region) {
+        /* An AZ read from IMDS belongs to IMDS's region only. */
+        if (strcmp(id->region, o->region) != 0) id->availability_zone[0] = '\0';
+        snprintf(id->region, sizeof id->region, "%s", o->region);
+    }
+    if (o->market) snprintf(id->market, sizeof id->market, "%s", o->market);
+    if (!strcmp(id->source, "unknown") && (o->region || o->market)) strcpy(id->source, "flag");
+}
+
+/* CPU peak: the rate oneDNN reaches on every matmul shape of one training step, on all cores
+ * (cpu.h).  A measured roofline, not a datasheet figure, and labelled so in the result. */
+static const double CPU_PEAK_SECONDS = 1.0;
+static int cpu_peak(const ib_train_config *t, double *tflops, ib_error *err)
+{
+    ib_train_config all = *t;
+    all.threads = 0;
+    double fps = 0;
+    if (cpu_gemm_rate(&all, CPU_PEAK_SECONDS, &fps, err)) return -1;
+    *tflops = fps / 1e12;
+    return 0;
+}
+
+static void default_output_path(const bench_identity *id, const char *host, const char *ts_compact,
+                                char *out, size_t len)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s", id->type[0] ? id->type : (host[0] ? host : "unknown-host"));
+    for (char *p = name; *p; p++)
+        if (*p == '/' || *p == ' ') *p = '_';
+    snprintf(out, len, "instbench-results/%s-%s.json", name, ts_compact);
+}
+
+static int append_line(const char *path, const char *json, ib_error *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (util_mkdir_p(dir, err)) return -1;
+    }
+    size_t n = strlen(json);
+    char *line = malloc(n + 2);
+    if (!line) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    memcpy(line, json, n);
+    line[n] = '\n';
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) {
+        free(line);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+    }
+    /* One write on an O_APPEND descriptor: concurrent runs appending to one file do not interleave. */
+    ssize_t w = write(fd, line, n + 1);
+    int e = errno;
+    free(line);
+    if (close(fd) != 0 || w != (ssize_t)(n + 1))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot append to %s: %s", path, strerror(e));
+    return 0;
+}
+
+static int interrupted_exit(void)
+{
+    fprintf(stderr, "instbench measure: interrupted; nothing written\n");
+    return g_stop == SIGTERM ? 143 : 130;
+}
+
+int cmd_measure(int argc, char **argv)
+{
+    measure_opts o;
+    int prc = parse_args(argc, argv, &o);
+    if (prc < 0) {
+        usage(stdout);
+        return IB_EXIT_OK;
+    }
+    if (prc) return prc;
+    ib_error err = {0};
+
+    /* ---- workload ---- */
+    if (!o.backend) o.backend = backend_is_available("cuda") ? "cuda" : "cpu";
+    else if (!backend_is_available(o.backend)) {
+        fprintf(stderr, "instbench measure: backend '%s' is not available in this build or on this machine\n", o.backend);
+        return IB_EXIT_USAGE;
+    }
+    ib_train_config train;
+    memset(&train, 0, sizeof train);
+    if (model_cli_resolve(&o.model, &train.model, &err) || model_validate(&train.model, &err)) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return IB_EXIT_USAGE;
+    }
+    train.precision = o.precision;
+    backend_default_optim(o.optimizer, &train.optim);
+    if (o.lr > 0) train.optim.lr = (float)o.lr;
+    train.seed = o.seed;
+
+    bench_sysinfo sys;
+    sysinfo_collect(&sys);
+    int is_cpu = !strcmp(o.backend, "cpu");
+    if (is_cpu && o.ranks > sys.vcpus) {
+        fprintf(stderr, "instbench measure: --ranks %d is more than the %d vCPUs here (each rank needs a core)\n",
+                o.ranks, sys.vcpus);
+        return IB_EXIT_USAGE;
+    }
+    if (!is_cpu && o.ranks > sys.gpu_count && sys.gpu_count > 0) {
+        fprintf(stderr, "instbench measure: --ranks %d is more than the %d GPUs here\n", o.ranks, sys.gpu_count);
+        return IB_EXIT_USAGE;
+    }
+    train.threads = is_cpu ? (sys.vcpus / o.ranks > 0 ? sys.vcpus / o.ranks : 1) : 0;
+
+    /* ---- topology ---- */
+    bench_rendezvous rdv;
+    if (rendezvous_resolve(&o.rdv, o.ranks, &rdv, &err)) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return IB_EXIT_USAGE;
+    }
+    if (rdv.world_size > o.ranks) {
+        /* Only the in-process comm exists so far; ranks in other processes could not average. */
+        fprintf(stderr,
+                "instbench measure: the %s rendezvous asks for %d ranks over %d node(s), but this build can only "
+                "average gradients between ranks of one process (--ranks N); cross-process data parallelism "
+                "needs the NCCL comm of the cuda backend\n",
+                rdv.kind, rdv.world_size, rdv.nnodes);
+        return IB_EXIT_USAGE;
+    }
+    int workers = o.workers > 0 ? o.workers : (sys.vcpus / rdv.local_world_size > 0 ? sys.vcpus / rdv.local_world_size : 1);
+
+    /* ---- batch size: estimated before anything is allocated ---- */
+    uint64_t avail = is_cpu ? sys.memory_available_bytes
+                            : (sys.gpu_count > 0 ? sys.gpus[0].memory_bytes : 0);
+    if (avail > 0) avail = avail / 10 * 9;   /* headroom for the OS, allocator slack, the driver */
+    if (o.batch == 0) {
+        if (avail == 0) {
+            fprintf(stderr, "instbench measure: --batch-size auto: cannot tell how much memory the device has\n");
+            return IB_EXIT_RUNTIME;
+        }
+        train.batch_size = largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail);
+        if (train.batch_size < 1) {
+            fprintf(stderr, "instbench measure: not even batch 1 of %s fits in %.1f GiB\n", train.model.name,
+                    avail / 1073741824.0);
+            return IB_EXIT_RUNTIME;
+        }
+        ib_info("batch size auto: %d per device (largest that fits in %.1f GiB%s)", train.batch_size,
+                avail / 1073741824.0, train.batch_size == AUTO_BATCH_MAX ? ", capped" : "");
+    } else {
+        train.batch_size = o.batch;
+        if (avail > 0 && (uint64_t)rank_bytes(&train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
+            int fit = largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail);
+            fprintf(stderr,
+                    "instbench measure: --batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
+                    "batch that fits is %d (or use --batch-size auto)\n",
+                    o.batch, (double)rank_bytes(&train, o.data) * (is_cpu ? o.ranks : 1) / 1073741824.0,
+                    avail / 1073741824.0, fit);
+            return IB_EXIT_USAGE;
+        }
+    }
+
+    /* ---- signals: from here on, Ctrl-C means "stop and write nothing" ---- */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    if (sys.loadavg1 > sys.vcpus)
+        ib_warn("load average %.1f is above the %d vCPUs before starting: the machine looks shared; figures may be low",
+                sys.loadavg1, sys.vcpus);
+
+    bench_identity id;
+    resolve_identity(&o, rdv.nnodes, &id);
+    if (g_stop) return interrupted_exit();
+
+    /* ---- peak for MFU ---- */
+    double peak = 0;
+    char peak_source[512] = "";
+    if (is_cpu) {
+        double t = 0;
+        ib_error perr = {0};
+        if (cpu_peak(&train, &t, &perr) == 0 && t > 0) {
+            peak = t * rdv.nnodes;
+            snprintf(peak_source, sizeof peak_source,
+                     "measured: oneDNN %s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
+                     backend_precision_name(train.precision), sys.vcpus);
+        } else {
+            ib_warn("no CPU peak (%s): MFU not computed", perr.msg);
+        }
+    } else if (sys.gpu_count > 0) {
+        double t = 0;
+        if (peak_gpu_lookup(sys.gpus[0].name, train.precision, &t, peak_source, sizeof peak_source) == 0)
+            peak = t * rdv.world_size;
+        else
+            ib_warn("no %s peak known for '%s' in configs/gpu-peak-flops.json: MFU not computed",
+                    backend_precision_name(train.precision), sys.gpus[0].name);
+    }
+    if (g_stop) return interrupted_exit();
+
+    /* ---- run ---- */
+    bench_run_config rc;
+    memset(&rc, 0, sizeof rc);
+    rc.train = train;
+    rc.backend = o.backend;
+    rc.ranks = o.ranks;
+    rc.data = o.data;
+    rc.workers = workers;
+    rc.warmup = o.warmup;
+    rc.steps = o.steps;
+    rc.duration_s = o.duration_s;
+    rc.min_steps = DEFAULT_MIN_STEPS;
+    rc.progress = ib_log_level >= 1 && util_isatty_stderr();
+    rc.color = util_stderr_color();
+    rc.markers = ib_log_level >= 2;
+    rc.stop = &g_stop;
+    ib_info("measuring %s (%s, batch %d x %d rank(s), data %s, %d worker(s)/rank) on %s",
+            train.model.name, backend_precision_name(train.precision), train.batch_size, o.ranks,
+            o.data == BENCH_DATA_HOST ? "host" : "device", workers, o.backend);
+    bench_result res;
+    if (bench_run(&rc, &res, &err)) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+    }
+    if (res.interrupted || g_stop) return interrupted_exit();
+
+    if (res.step_time.cv > 0.05)
+        ib_warn("step time varies: CV %.1f%% > 5%% (median %.4f s, p10 %.4f, p90 %.4f); the machine may be shared "
+                "or throttled",
+                100 * res.step_time.cv, res.step_time.median, res.step_time.p10, res.step_time.p90);
+    if (res.drift) ib_warn("step time drifted up by more than 10%% during the timed window (throttling?)");
+
+    /* ---- result ---- */
+    time_t now = time(NULL);
+    char ts[32], ts_compact[32];
+    util_utc_iso8601(now, ts);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(ts_compact, sizeof ts_compact, "%Y%m%dT%H%M%SZ", &tm);
+    bench_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.timestamp = ts;
+    rep.identity = id;
+    rep.sys = &sys;
+    rep.backend = o.backend;
+    rep.accelerator_count = is_cpu ? 0 : o.ranks;
+    rep.workload.model = train.model;
+    rep.workload.precision = train.precision;
+    rep.workload.optim = train.optim;
+    rep.workload.batch_size_per_device = train.batch_size;
+    rep.workload.data = o.data;
+    rep.params = model_param_count(&train.model);
+    rep.train_flops_per_sample = model_train_flops_per_sample(&train.model);
+    rep.global_batch_size = train.batch_size * rdv.world_size;
+    rep.topology = rdv;
+    rep.m = &res;
+    rep.peak_tflops = peak;
+    rep.peak_source = peak > 0 ? peak_source : NULL;
+
+    if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */
+
+    char *pretty = result_to_json(&rep, 1);
+    char *line = result_to_json(&rep, 0);
+    if (!pretty || !line) {
+        free(pretty);
+        free(line);
+        fprintf(stderr, "instbench measure: out of memory\n");
+        return IB_EXIT_RUNTIME;
+    }
+    /* A signal during the writes must not leave half of them done: hold it until they finish. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    int exit_code = IB_EXIT_OK;
+    char path[4096];
+    int to_stdout = o.output && !strcmp(o.output, "-");
+    if (!to_stdout) {
+        if (o.output) snprintf(path, sizeof path, "%s", o.output);
+        else default_output_path(&id, sys.hostname, ts_compact, path, sizeof path);
+        if (util_write_file_atomic(path, pretty, strlen(pretty), &err)) {
+            fprintf(stderr, "instbench measure: %s\n", err.msg);
+            exit_code = IB_EXIT_RUNTIME;
+        }
+    }
+    if (exit_code == 0 && o.append && append_line(o.append, line, &err)) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        exit_code = IB_EXIT_RUNTIME;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (exit_code == 0) {
+        int fmt = o.format ? o.format : (util_isatty_stdout() ? 1 : 2);
+        if (to_stdout || fmt == 2) {
+            fputs(pretty, stdout);
+            fputc('\n', stdout);
+        } else {
+            {
+            const char *nc = getenv("NO_COLOR");
+            result_print_summary(stdout, &rep, util_isatty_stdout() && !(nc && nc[0]));
+        }
+        }
+        fflush(stdout);
+        if (!to_stdout) ib_info("result written to %s", path);
+    }
+    free(pretty);
+    free(line);
+    return exit_code;
+}

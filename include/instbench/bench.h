@@ -1,0 +1,185 @@
+/* bench: what `instbench measure` is made of.  Step statistics, the host data pipeline, the timed
+ * training loop over one or more data-parallel ranks, system facts, rendezvous settings, the
+ * workload fingerprint and the result JSON (schemas/result-v1.json).  Owned by measure (issue 4). */
+#ifndef INSTBENCH_BENCH_H
+#define INSTBENCH_BENCH_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "instbench/backend.h"
+#include "instbench/comm.h"
+#include "instbench/util.h"
+
+/* ---- stats.c: summary of per-step times ------------------------------------------------------ */
+typedef struct bench_stats {
+    double median, p10, p90, mean, stdev, cv;   /* cv = stdev / mean (sample stdev, n-1) */
+} bench_stats;
+
+/* Percentiles by linear interpolation between order statistics (numpy's default "linear"). */
+int stats_compute(const double *x, size_t n, bench_stats *out);
+double stats_percentile(const double *sorted, size_t n, double q);   /* q in [0,100] */
+double stats_median(const double *x, size_t n);                      /* copies, does not reorder x */
+
+/* ---- datapipe.c: the seed's FakeDataset on worker threads ------------------------------------ */
+/* Every batch is new: images N(0,1) float32 [B,3,H,W] and labels uniform in [0, classes), made by
+ * `workers` threads into one of two buffers while the consumer holds the other (double
+ * buffering), so the consumer waits only when the producers are slower than the step. */
+typedef struct bench_datapipe bench_datapipe;
+
+int datapipe_create(int batch, int channels, int img_size, int num_classes, int workers,
+                    uint64_t seed, bench_datapipe **out, ib_error *err);
+/* Blocks until a batch is ready; *wait_s is the time spent waiting (the exposed data time).
+ * The batch stays valid until datapipe_release(). */
+int datapipe_acquire(bench_datapipe *p, const float **images, const int32_t **labels,
+                     double *wait_s, ib_error *err);
+void datapipe_release(bench_datapipe *p);
+/* Samples/s the producers sustained while busy (batches made x batch / busy wall time). */
+double datapipe_throughput(const bench_datapipe *p);
+void datapipe_destroy(bench_datapipe *p);
+
+/* One batch of the same distribution made synchronously (the --data device mode on CPU, where the
+ * device is the host: made once, outside the timed loop, like inputs made on the accelerator). */
+void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, int num_classes,
+                   uint64_t seed);
+
+/* ---- runner.c: warm-up and the timed window --------------------------------------------------- */
+typedef enum bench_data_mode { BENCH_DATA_HOST = 0, BENCH_DATA_DEVICE = 1 } bench_data_mode;
+
+typedef struct bench_run_config {
+    ib_train_config train;       /* per-rank config (threads already divided between ranks) */
+    const char *backend;         /* "cpu" | "cuda" */
+    int ranks;                   /* data-parallel ranks in this process */
+    bench_data_mode data;
+    int workers;                 /* data-pipeline threads per rank */
+    int warmup;                  /* fixed warm-up steps, or -1: until the step time settles */
+    int steps;                   /* timed steps, or 0 when duration_s is used */
+    double duration_s;           /* timed window when steps == 0 */
+    int min_steps;               /* with duration_s: at least this many timed steps */
+    int progress;                /* 1: progress line on stderr */
+    int color;                   /* progress in colour */
+    int markers;                 /* 1: print "instbench: timed window start/end" lines on stderr */
+    volatile sig_atomic_t *stop; /* set asynchronously (SIGINT/SIGTERM): stop at the next step */
+    /* Optional: fills backends with their hooks already created (tests use a mock backend). */
+    int (*create_backend)(void *user, int rank, const ib_train_config *cfg, ib_backend **out,
+                          ib_error *err);
+    void *create_user;
+} bench_run_config;
+
+typedef struct bench_result {
+    int warmup_steps, steps;
+    double duration_s;              /* wall time of the timed window (rank 0) */
+    double samples_per_second;      /* global: steps x global batch / duration */
+    double samples_per_second_per_device;
+    bench_stats step_time;          /* rank 0, seconds */
+    double data_s, compute_s, comm_s;   /* per-step medians, rank 0 */
+    double first_loss, last_loss;   /* rank 0, first warm-up step and last timed step */
+    double pipeline_sps;            /* data pipeline capacity (all ranks), 0 when not measured */
+    int drift;                      /* 1 when the second half of the window is >10% slower */
+    int interrupted;                /* stopped by *stop: nothing should be written */
+} bench_result;
+
+int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
+
+/* Settled when the last 3 steps' times are within 10% of their median (used for --warmup auto). */
+int bench_warmup_settled(const double *times, size_t n);
+
+/* ---- sysinfo.c ----------------------------------------------------------------------------- */
+typedef struct bench_gpu {
+    char name[128];
+    uint64_t memory_bytes;
+    char compute_capability[16];    /* "9.0" */
+} bench_gpu;
+
+typedef struct bench_sysinfo {
+    char hostname[256];
+    char cpu_model[256];
+    int vcpus;
+    uint64_t memory_bytes, memory_available_bytes;
+    char os[256], kernel[256];
+    double loadavg1;
+    char onednn_version[64], onednn_isa[64];   /* isa: "avx512_core_amx", or env override */
+    char onednn_isa_source[16];               /* "runtime" | "env" */
+    int gpu_count;
+    bench_gpu gpus[16];
+    char driver[64], cuda[32], nccl[32];      /* "" when unknown */
+} bench_sysinfo;
+
+/* Never fails: unknown facts stay empty/0.  GPUs through NVML when libnvidia-ml can be loaded. */
+void sysinfo_collect(bench_sysinfo *out);
+
+/* ---- rendezvous.c ----------------------------------------------------------------------- */
+typedef struct bench_rendezvous {
+    char kind[16];        /* "none" | "torchrun" | "slurm" | "flags" */
+    int nnodes, node_rank;
+    int world_size, rank, local_rank, local_world_size;
+    char master_addr[256];
+    int master_port;
+    char nodelist[512];   /* SLURM_JOB_NODELIST, "" otherwise */
+} bench_rendezvous;
+
+typedef struct bench_rendezvous_flags {
+    int nnodes, node_rank, master_port;   /* -1 when not given */
+    const char *master_addr;              /* NULL when not given */
+} bench_rendezvous_flags;
+
+/* Resolution order: flags (when any is given), torchrun env (WORLD_SIZE or RANK set), Slurm env
+ * (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or
+ * inconsistent values are usage errors. */
+int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out,
+                       ib_error *err);
+/* Same, reading variables through `getenv_fn` (tests). */
+int rendezvous_resolve_with(const bench_rendezvous_flags *flags, int ranks,
+                            const char *(*getenv_fn)(const char *name), bench_rendezvous *out,
+                            ib_error *err);
+
+/* ---- fingerprint.c ---------------------------------------------------------------------- */
+typedef struct bench_workload {
+    vit_config model;
+    ib_precision precision;
+    ib_optim_config optim;
+    int batch_size_per_device;
+    bench_data_mode data;
+} bench_workload;
+
+/* The canonical string (one "key=value\n" per field, fixed order, numbers in %.9g), and its
+ * SHA-256 hex (64 chars).  World size and instance never enter it: the same work on 1 or 8 GPUs
+ * has one fingerprint, so `rank` compares like with like. */
+void fingerprint_canonical(const bench_workload *w, char *out, size_t out_len);
+void fingerprint_compute(const bench_workload *w, char out_hex[65]);
+
+/* ---- peak.c: peak TFLOP/s for MFU ------------------------------------------------------------ */
+/* Looks the GPU name up in configs/gpu-peak-flops.json (path: $INSTBENCH_GPU_PEAK_FLOPS, else
+ * the source tree's configs/).  Returns 0 and fills tflops and source, -1 when unknown. */
+int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source,
+                    size_t source_len);
+
+/* ---- result.c ------------------------------------------------------------------------------ */
+typedef struct bench_identity {
+    char type[64], region[32], availability_zone[32], market[16];   /* "" = unknown (null) */
+    char source[16];     /* "imds" | "flag" | "unknown" */
+    int count;
+} bench_identity;
+
+typedef struct bench_report {
+    const char *timestamp;             /* ISO 8601 UTC */
+    bench_identity identity;
+    const bench_sysinfo *sys;
+    const char *backend;
+    int accelerator_count;             /* GPUs per node used; 0 on CPU */
+    bench_workload workload;
+    size_t params;
+    double train_flops_per_sample;
+    int global_batch_size;
+    bench_rendezvous topology;
+    const bench_result *m;
+    double peak_tflops;                /* <= 0: unknown (null) */
+    const char *peak_source;           /* NULL when unknown */
+} bench_report;
+
+/* Builds the instbench.result/v1 document; returns a malloc'd JSON string (pretty or one line). */
+char *result_to_json(const bench_report *r, int pretty);
+/* Human summary (the table format). */
+void result_print_summary(FILE *out, const bench_report *r, int color);
+
+#endif

@@ -1,0 +1,144 @@
+/* rendezvous: who this process is in a data-parallel job.  torchrun's variables, Slurm's, or flags
+ * (--nnodes --node-rank --master-addr --master-port); parsed, checked and recorded in the result. */
+#include "instbench/bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *env_default(const char *name) { return getenv(name); }
+
+/* Reads an integer variable; absent -> *out untouched and 0; malformed -> usage error. */
+static int env_int(const char *(*get)(const char *), const char *name, long min, long max,
+                   int *out, int *present, ib_error *err)
+{
+    const char *v = get(name);
+    if (present) *present = v && v[0];
+    if (!v || !v[0]) return 0;
+    long x;
+    if (util_parse_int(v, min, max, &x) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "environment variable %s='%s' is not an integer in [%ld, %ld]",
+                            name, v, min, max);
+    *out = (int)x;
+    return 0;
+}
+
+/* First host of a Slurm node list: "gpu[03-05,07],cpu1" -> "gpu03"; "a,b" -> "a". */
+static void slurm_first_host(const char *list, char *out, size_t out_len)
+{
+    size_t n = 0;
+    const char *p = list;
+    while (*p && *p != ',' && *p != '[' && n + 1 < out_len) out[n++] = *p++;
+    if (*p == '[') {
+        p++;
+        while (*p && *p != '-' && *p != ',' && *p != ']' && n + 1 < out_len) out[n++] = *p++;
+    }
+    out[n] = '\0';
+}
+
+static int check_topology(bench_rendezvous *r, ib_error *err)
+{
+    if (r->nnodes < 1) return ib_error_set(err, IB_EXIT_USAGE, "number of nodes must be >= 1");
+    if (r->node_rank < 0 || r->node_rank >= r->nnodes)
+        return ib_error_set(err, IB_EXIT_USAGE, "node rank %d is outside [0, %d) nodes", r->node_rank,
+                            r->nnodes);
+    if (r->world_size < 1) return ib_error_set(err, IB_EXIT_USAGE, "world size must be >= 1");
+    if (r->rank < 0 || r->rank >= r->world_size)
+        return ib_error_set(err, IB_EXIT_USAGE, "rank %d is outside [0, %d) (world size)", r->rank,
+                            r->world_size);
+    if (r->local_world_size < 1 || r->local_rank < 0 || r->local_rank >= r->local_world_size)
+        return ib_error_set(err, IB_EXIT_USAGE, "local rank %d is outside [0, %d) (local world size)",
+                            r->local_rank, r->local_world_size);
+    if (r->world_size < r->nnodes)
+        return ib_error_set(err, IB_EXIT_USAGE, "world size %d is smaller than the number of nodes %d",
+                            r->world_size, r->nnodes);
+    if (r->master_port < 0 || r->master_port > 65535)
+        return ib_error_set(err, IB_EXIT_USAGE, "master port %d is outside [1, 65535]", r->master_port);
+    return 0;
+}
+
+int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
+                            const char *(*get)(const char *), bench_rendezvous *r, ib_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (ranks < 1) ranks = 1;
+    /* One process with `ranks` threads: the single-node default every mode starts from. */
+    r->nnodes = 1;
+    r->world_size = r->local_world_size = ranks;
+    r->master_port = 29500;
+    strcpy(r->kind, "none");
+    strcpy(r->master_addr, "127.0.0.1");
+
+    int flags_given = f && (f->nnodes >= 0 || f->node_rank >= 0 || f->master_port >= 0 || f->master_addr);
+    const char *ws = get("WORLD_SIZE"), *rk = get("RANK"), *sp = get("SLURM_PROCID");
+    int p;
+
+    if (flags_given) {
+        strcpy(r->kind, "flags");
+        if (f->nnodes >= 0) r->nnodes = f->nnodes;
+        if (f->node_rank >= 0) r->node_rank = f->node_rank;
+        if (f->master_port >= 0) r->master_port = f->master_port;
+        if (f->master_addr) snprintf(r->master_addr, sizeof r->master_addr, "%s", f->master_addr);
+        r->world_size = r->nnodes * ranks;
+        r->rank = r->node_rank * ranks;
+    } else if ((ws && ws[0]) || (rk && rk[0])) {
+        strcpy(r->kind, "torchrun");
+        int lws = 1;
+        r->world_size = 1;
+        if (env_int(get, "WORLD_SIZE", 1, 1 << 20, &r->world_size, &p, err) ||
+            env_int(get, "RANK", 0, 1 << 20, &r->rank, &p, err) ||
+            env_int(get, "LOCAL_RANK", 0, 1 << 20, &r->local_rank, &p, err) ||
+            env_int(get, "LOCAL_WORLD_SIZE", 1, 1 << 20, &lws, &p, err))
+            return -1;
+        int nn_present = 0, nr_present = 0;
+        r->nnodes = 0;
+        if (env_int(get, "NNODES", 1, 1 << 20, &r->nnodes, &nn_present, err)) return -1;
+        if (!nn_present) r->nnodes = r->world_size / lws > 0 ? r->world_size / lws : 1;
+        if (env_int(get, "NODE_RANK", 0, 1 << 20, &r->node_rank, &nr_present, err)) return -1;
+        if (!nr_present && env_int(get, "GROUP_RANK", 0, 1 << 20, &r->node_rank, &nr_present, err)) return -1;
+        if (!nr_present) r->node_rank = r->rank / lws;
+        if (env_int(get, "MASTER_PORT", 1, 65535, &r->master_port, &p, err)) return -1;
+        const char *ma = get("MASTER_ADDR");
+        if (ma && ma[0]) snprintf(r->master_addr, sizeof r->master_addr, "%s", ma);
+        /* In-process ranks multiply each process's share. */
+        r->world_size *= ranks;
+        r->rank *= ranks;
+        r->local_rank *= ranks;
+        r->local_world_size = lws * ranks;
+    } else if (sp && sp[0]) {
+        strcpy(r->kind, "slurm");
+        int ntasks = 1, nodeid = 0, localid = 0, tpn = 0;
+        if (env_int(get, "SLURM_PROCID", 0, 1 << 20, &r->rank, &p, err) ||
+            env_int(get, "SLURM_NTASKS", 1, 1 << 20, &ntasks, &p, err) ||
+            env_int(get, "SLURM_LOCALID", 0, 1 << 20, &localid, &p, err) ||
+            env_int(get, "SLURM_NNODES", 1, 1 << 20, &r->nnodes, &p, err) ||
+            env_int(get, "SLURM_NODEID", 0, 1 << 20, &nodeid, &p, err))
+            return -1;
+        /* SLURM_NTASKS_PER_NODE may read "4" or "4(x2)"; only a plain number is used. */
+        const char *tpn_s = get("SLURM_NTASKS_PER_NODE");
+        long t;
+        if (tpn_s && util_parse_int(tpn_s, 1, 1 << 20, &t) == 0) tpn = (int)t;
+        if (tpn == 0) tpn = ntasks / r->nnodes > 0 ? ntasks / r->nnodes : 1;
+        r->node_rank = nodeid;
+        const char *nl = get("SLURM_JOB_NODELIST");
+        if (!nl || !nl[0]) nl = get("SLURM_NODELIST");
+        if (nl && nl[0]) {
+            snprintf(r->nodelist, sizeof r->nodelist, "%s", nl);
+            slurm_first_host(nl, r->master_addr, sizeof r->master_addr);
+        }
+        const char *ma = get("MASTER_ADDR");
+        if (ma && ma[0]) snprintf(r->master_addr, sizeof r->master_addr, "%s", ma);
+        if (env_int(get, "MASTER_PORT", 1, 65535, &r->master_port, &p, err)) return -1;
+        r->world_size = ntasks * ranks;
+        r->rank = r->rank * ranks;
+        r->local_rank = localid * ranks;
+        r->local_world_size = tpn * ranks;
+    }
+    return check_topology(r, err);
+}
+
+int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out,
+                       ib_error *err)
+{
+    return rendezvous_resolve_with(flags, ranks, env_default, out, err);
+}

@@ -1,0 +1,194 @@
+/* result: the instbench.result/v1 document (schemas/result-v1.json) and its human summary.
+ * Throughput figures are for the whole job: model_tflops = global samples/s x training FLOPs per
+ * sample, and peak_tflops is the peak of every device in the job, so mfu is their ratio. */
+#include "instbench/bench.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+    if (v && v[0]) cJSON_AddStringToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+static void add_num_or_null(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+static double model_tflops(const bench_report *r)
+{
+    return r->m->samples_per_second * r->train_flops_per_sample / 1e12;
+}
+
+char *result_to_json(const bench_report *r, int pretty)
+{
+    const bench_sysinfo *s = r->sys;
+    const bench_result *m = r->m;
+    const vit_config *mc = &r->workload.model;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "instbench.result/v1");
+    cJSON *tool = cJSON_AddObjectToObject(root, "tool");
+    cJSON_AddStringToObject(tool, "name", "instbench");
+    cJSON_AddStringToObject(tool, "version", INSTBENCH_VERSION);
+    cJSON_AddStringToObject(root, "timestamp", r->timestamp);
+
+    cJSON *inst = cJSON_AddObjectToObject(root, "instance");
+    add_str_or_null(inst, "type", r->identity.type);
+    add_str_or_null(inst, "region", r->identity.region);
+    add_str_or_null(inst, "availability_zone", r->identity.availability_zone);
+    add_str_or_null(inst, "market", r->identity.market);
+    cJSON_AddStringToObject(inst, "source", r->identity.source);
+    cJSON_AddNumberToObject(inst, "count", r->identity.count);
+    cJSON_AddStringToObject(inst, "hostname", s->hostname);
+
+    cJSON *hw = cJSON_AddObjectToObject(root, "hardware");
+    cJSON_AddStringToObject(hw, "backend", r->backend);
+    cJSON_AddNumberToObject(hw, "accelerator_count", r->accelerator_count);
+    cJSON *devs = cJSON_AddArrayToObject(hw, "devices");
+    for (int i = 0; i < r->accelerator_count && i < s->gpu_count; i++) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "name", s->gpus[i].name);
+        cJSON_AddNumberToObject(d, "memory_bytes", (double)s->gpus[i].memory_bytes);
+        add_str_or_null(d, "compute_capability", s->gpus[i].compute_capability);
+        cJSON_AddItemToArray(devs, d);
+    }
+    add_str_or_null(hw, "driver", s->driver);
+    add_str_or_null(hw, "cuda", s->cuda);
+    add_str_or_null(hw, "nccl", s->nccl);
+    add_str_or_null(hw, "cpu_model", s->cpu_model);
+    cJSON_AddNumberToObject(hw, "vcpus", s->vcpus);
+    cJSON_AddNumberToObject(hw, "memory_bytes", (double)s->memory_bytes);
+    add_str_or_null(hw, "os", s->os);
+    add_str_or_null(hw, "kernel", s->kernel);
+    cJSON *dn = cJSON_AddObjectToObject(hw, "onednn");
+    add_str_or_null(dn, "version", s->onednn_version);
+    add_str_or_null(dn, "isa", s->onednn_isa);
+    cJSON_AddStringToObject(dn, "isa_source", s->onednn_isa_source);
+
+    cJSON *wl = cJSON_AddObjectToObject(root, "workload");
+    cJSON_AddStringToObject(wl, "model", mc->name);
+    cJSON_AddNumberToObject(wl, "img_size", mc->img_size);
+    cJSON_AddNumberToObject(wl, "patch_size", mc->patch_size);
+    cJSON_AddNumberToObject(wl, "in_chans", mc->in_chans);
+    cJSON_AddNumberToObject(wl, "embed_dim", mc->embed_dim);
+    cJSON_AddNumberToObject(wl, "depth", mc->depth);
+    cJSON_AddNumberToObject(wl, "num_heads", mc->num_heads);
+    cJSON_AddNumberToObject(wl, "mlp_ratio", mc->mlp_ratio);
+    cJSON_AddNumberToObject(wl, "num_classes", mc->num_classes);
+    cJSON_AddNumberToObject(wl, "params", (double)r->params);
+    cJSON_AddNumberToObject(wl, "train_flops_per_sample", r->train_flops_per_sample);
+    cJSON_AddStringToObject(wl, "precision", r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32");
+    cJSON *opt = cJSON_AddObjectToObject(wl, "optimizer");
+    const ib_optim_config *o = &r->workload.optim;
+    cJSON_AddStringToObject(opt, "name", o->kind == IB_OPT_ADAMW ? "adamw" : "adam");
+    /* Hyperparameters are floats in the engine; %.9g of the float keeps "0.001" readable. */
+    char buf[64];
+    const char *keys[] = {"lr", "beta1", "beta2", "eps", "weight_decay"};
+    const float vals[] = {o->lr, o->beta1, o->beta2, o->eps, o->weight_decay};
+    for (int i = 0; i < 5; i++) {
+        snprintf(buf, sizeof buf, "%.7g", (double)vals[i]);
+        cJSON_AddNumberToObject(opt, keys[i], strtod(buf, NULL));
+    }
+    cJSON_AddNumberToObject(wl, "batch_size_per_device", r->workload.batch_size_per_device);
+    cJSON_AddNumberToObject(wl, "global_batch_size", r->global_batch_size);
+    cJSON_AddStringToObject(wl, "data", r->workload.data == BENCH_DATA_DEVICE ? "device" : "host");
+    char fp[65];
+    fingerprint_compute(&r->workload, fp);
+    cJSON_AddStringToObject(wl, "fingerprint", fp);
+
+    cJSON *tp = cJSON_AddObjectToObject(root, "topology");
+    cJSON_AddNumberToObject(tp, "nodes", r->topology.nnodes);
+    cJSON_AddNumberToObject(tp, "world_size", r->topology.world_size);
+    cJSON_AddNumberToObject(tp, "local_world_size", r->topology.local_world_size);
+    cJSON_AddStringToObject(tp, "rendezvous", r->topology.kind);
+    cJSON_AddNumberToObject(tp, "node_rank", r->topology.node_rank);
+    if (strcmp(r->topology.kind, "none") != 0) {
+        cJSON_AddStringToObject(tp, "master_addr", r->topology.master_addr);
+        cJSON_AddNumberToObject(tp, "master_port", r->topology.master_port);
+    }
+
+    cJSON *ms = cJSON_AddObjectToObject(root, "measurement");
+    cJSON_AddNumberToObject(ms, "warmup_steps", m->warmup_steps);
+    cJSON_AddNumberToObject(ms, "steps", m->steps);
+    cJSON_AddNumberToObject(ms, "duration_s", m->duration_s);
+    cJSON_AddNumberToObject(ms, "samples_per_second", m->samples_per_second);
+    cJSON_AddNumberToObject(ms, "samples_per_second_per_device", m->samples_per_second_per_device);
+    cJSON *st = cJSON_AddObjectToObject(ms, "step_time_s");
+    cJSON_AddNumberToObject(st, "median", m->step_time.median);
+    cJSON_AddNumberToObject(st, "p10", m->step_time.p10);
+    cJSON_AddNumberToObject(st, "p90", m->step_time.p90);
+    cJSON_AddNumberToObject(st, "mean", m->step_time.mean);
+    cJSON_AddNumberToObject(st, "stdev", m->step_time.stdev);
+    cJSON_AddNumberToObject(st, "cv", m->step_time.cv);
+    cJSON *bd = cJSON_AddObjectToObject(ms, "breakdown_s");
+    cJSON_AddNumberToObject(bd, "data", m->data_s);
+    cJSON_AddNumberToObject(bd, "compute", m->compute_s);
+    cJSON_AddNumberToObject(bd, "communication", m->comm_s);
+    double mt = model_tflops(r);
+    cJSON_AddNumberToObject(ms, "model_tflops", mt);
+    if (r->peak_tflops > 0) {
+        cJSON_AddNumberToObject(ms, "peak_tflops", r->peak_tflops);
+        add_str_or_null(ms, "peak_source", r->peak_source);
+        cJSON_AddNumberToObject(ms, "mfu", mt / r->peak_tflops);
+    } else {
+        cJSON_AddNullToObject(ms, "peak_tflops");
+        cJSON_AddNullToObject(ms, "peak_source");
+        cJSON_AddNullToObject(ms, "mfu");
+    }
+    add_num_or_null(ms, "first_loss", m->first_loss);
+    add_num_or_null(ms, "last_loss", m->last_loss);
+    if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
+        cJSON_AddNumberToObject(ms, "data_pipeline_samples_per_second", m->pipeline_sps);
+    else
+        cJSON_AddNullToObject(ms, "data_pipeline_samples_per_second");
+    cJSON *warn = cJSON_AddArrayToObject(ms, "warnings");
+    if (m->step_time.cv > 0.05) {
+        snprintf(buf, sizeof buf, "step-time CV %.1f%% > 5%%", 100 * m->step_time.cv);
+        cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
+    }
+    if (m->drift) cJSON_AddItemToArray(warn, cJSON_CreateString("step time drifted up >10% during the window"));
+    if (r->sys->loadavg1 > r->sys->vcpus)
+        cJSON_AddItemToArray(warn, cJSON_CreateString("load average above vCPUs before the run (shared machine?)"));
+
+    char *out = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return out;
+}
+
+void result_print_summary(FILE *f, const bench_report *r, int color)
+{
+    const bench_result *m = r->m;
+    const char *b = color ? "\033[1m" : "", *n = color ? "\033[0m" : "";
+    const char *type = r->identity.type[0] ? r->identity.type : r->sys->hostname;
+    fprintf(f, "%sinstbench measure%s  %s (%s%s%s)  backend %s  %s\n", b, n, type,
+            r->identity.market[0] ? r->identity.market : "market unknown",
+            r->identity.region[0] ? ", " : "", r->identity.region, r->backend, r->timestamp);
+    fprintf(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s\n",
+            r->workload.model.name, r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32",
+            r->workload.batch_size_per_device, r->topology.world_size, r->global_batch_size,
+            r->workload.data == BENCH_DATA_DEVICE ? "device" : "host",
+            r->workload.optim.kind == IB_OPT_ADAMW ? "adamw" : "adam");
+    fprintf(f, "  throughput   %s%.2f samples/s%s  (%.2f per device)  %d steps in %.2f s after %d warm-up\n",
+            b, m->samples_per_second, n, m->samples_per_second_per_device, m->steps, m->duration_s,
+            m->warmup_steps);
+    fprintf(f, "  step time    median %.4f s  p10 %.4f  p90 %.4f  mean %.4f  cv %.1f%%\n",
+            m->step_time.median, m->step_time.p10, m->step_time.p90, m->step_time.mean,
+            100 * m->step_time.cv);
+    fprintf(f, "  breakdown    data %.4f s  compute %.4f s  communication %.4f s (medians)\n", m->data_s,
+            m->compute_s, m->comm_s);
+    double mt = model_tflops(r);
+    if (r->peak_tflops > 0)
+        fprintf(f, "  model FLOPs  %.3f TFLOP/s  MFU %.1f%% of %.3f TFLOP/s (%s)\n", mt,
+                100 * mt / r->peak_tflops, r->peak_tflops, r->peak_source ? r->peak_source : "");
+    else
+        fprintf(f, "  model FLOPs  %.3f TFLOP/s  (no known peak: MFU not computed)\n", mt);
+    if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
+        fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);
+    fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);
+}

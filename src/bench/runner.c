@@ -1,0 +1,361 @@
+/* runner: warm-up, then the timed window, over `ranks` data-parallel ranks in this process (one
+ * thread each, gradients averaged through comm/).  Every step is timed from the host after the
+ * backend's synchronize, so asynchronous backends are measured by when their work really ends:
+ *   data    = wait for the pipeline + set_inputs      (input preparation exposed to the step)
+ *   compute = forward_backward + optimizer_step
+ *   comm    = allreduce of the gradient block after backward (exposed communication)
+ * Rank 0 decides at every step boundary whether to go on (warm-up settled, steps or duration
+ * reached, stop requested), and all ranks follow, so no rank is left waiting in an allreduce. */
+#include "instbench/bench.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PHASE_WARMUP, PHASE_TIMED, PHASE_DONE };
+enum { WARMUP_MIN = 3, WARMUP_MAX = 30 };
+
+typedef struct rank_state {
+    int rank;
+    ib_backend *backend;
+    ib_comm *comm;
+    bench_datapipe *pipe;
+    float *dev_images;           /* --data device: one batch, set once */
+    int32_t *dev_labels;
+    ib_error err;
+    int failed;
+} rank_state;
+
+typedef struct shared_state {
+    const bench_run_config *cfg;
+    rank_state *ranks;
+    pthread_barrier_t boundary;
+    /* Written by rank 0 before the boundary barrier, read by all after it. */
+    int phase;
+    int abort;
+    /* Rank 0's record. */
+    double *step_s, *data_s, *compute_s, *comm_s;   /* timed steps */
+    size_t n_timed, cap;
+    double warm_times[WARMUP_MAX + 1];
+    int n_warm;
+    double window_start, window_end;
+    double first_loss, last_loss;
+    double last_progress;
+} shared_state;
+
+int bench_warmup_settled(const double *t, size_t n)
+{
+    if (n < 3) return 0;
+    double a = t[n - 3], b = t[n - 2], c = t[n - 1];
+    double med = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    if (med <= 0) return 1;
+    return fabs(a - med) <= 0.1 * med && fabs(b - med) <= 0.1 * med && fabs(c - med) <= 0.1 * med;
+}
+
+static void progress_line(shared_state *S, double now)
+{
+    const bench_run_config *c = S->cfg;
+    if (!c->progress || now - S->last_progress < 0.25) return;
+    S->last_progress = now;
+    int gb = c->train.batch_size * c->ranks;
+    const char *on = c->color ? "\033[1m" : "", *off = c->color ? "\033[0m" : "";
+    if (S->phase == PHASE_WARMUP) {
+        double last = S->n_warm ? S->warm_times[S->n_warm - 1] : 0;
+        fprintf(stderr, "\r%swarm-up%s step %d  %.1f samples/s   \033[K", on, off, S->n_warm,
+                last > 0 ? gb / last : 0.0);
+    } else {
+        double el = now - S->window_start;
+        double sps = el > 0 ? S->n_timed * (double)gb / el : 0;
+        double left;
+        char total[32];
+        if (c->steps > 0) {
+            double per = S->n_timed ? el / S->n_timed : 0;
+            left = per * (c->steps - (int)S->n_timed);
+            snprintf(total, sizeof total, "/%d", c->steps);
+        } else {
+            left = c->duration_s - el;
+            total[0] = '\0';
+        }
+        if (left < 0) left = 0;
+        fprintf(stderr, "\r%stimed%s step %zu%s  %.1f samples/s  %.0f s left   \033[K", on, off,
+                S->n_timed, total, sps, left);
+    }
+    fflush(stderr);
+}
+
+/* Rank 0 at a step boundary: record the step, choose the next phase. */
+static void rank0_boundary(shared_state *S, double step, double data, double compute, double comm,
+                           float loss, double t_end)
+{
+    const bench_run_config *c = S->cfg;
+    if (S->phase == PHASE_WARMUP) {
+        if (S->n_warm == 0) S->first_loss = loss;
+        S->warm_times[S->n_warm++] = step;
+        int done;
+        if (c->warmup >= 0) done = S->n_warm >= c->warmup;
+        else done = (S->n_warm >= WARMUP_MIN && bench_warmup_settled(S->warm_times, S->n_warm)) ||
+                    S->n_warm >= WARMUP_MAX;
+        if (done) {
+            if (c->warmup < 0 && !bench_warmup_settled(S->warm_times, S->n_warm))
+                ib_warn("step time did not settle in %d warm-up steps; the machine may be shared or throttled",
+                        S->n_warm);
+            S->phase = PHASE_TIMED;
+        }
+    } else {
+        if (S->n_timed == S->cap) {
+            size_t cap = S->cap ? S->cap * 2 : 256;
+            double *a = realloc(S->step_s, cap * sizeof *a), *b = NULL, *d = NULL, *e = NULL;
+            if (a) S->step_s = a;
+            if (a) b = realloc(S->data_s, cap * sizeof *b);
+            if (b) S->data_s = b;
+            if (b) d = realloc(S->compute_s, cap * sizeof *d);
+            if (d) S->compute_s = d;
+            if (d) e = realloc(S->comm_s, cap * sizeof *e);
+            if (e) S->comm_s = e;
+            if (!e) {
+                S->abort = 1;
+                return;
+            }
+            S->cap = cap;
+        }
+        S->step_s[S->n_timed] = step;
+        S->data_s[S->n_timed] = data;
+        S->compute_s[S->n_timed] = compute;
+        S->comm_s[S->n_timed] = comm;
+        S->n_timed++;
+        S->last_loss = loss;
+        S->window_end = t_end;
+        if ((c->steps > 0 && (int)S->n_timed >= c->steps) ||
+            (c->steps <= 0 && t_end - S->window_start >= c->duration_s &&
+             (int)S->n_timed >= (c->min_steps > 0 ? c->min_steps : 1)))
+            S->phase = PHASE_DONE;
+    }
+    if (c->stop && *c->stop) S->phase = PHASE_DONE;
+    progress_line(S, t_end);
+}
+
+static int one_step(shared_state *S, rank_state *R, double *data, double *compute, double *comm,
+                    float *loss)
+{
+    const bench_run_config *c = S->cfg;
+    ib_backend *b = R->backend;
+    double t0 = util_now_seconds(), wait = 0;
+    if (c->data == BENCH_DATA_HOST) {
+        const float *img;
+        const int32_t *lab;
+        if (datapipe_acquire(R->pipe, &img, &lab, &wait, &R->err) ||
+            b->set_inputs(b, img, lab, &R->err))
+            return -1;
+    }
+    double t1 = util_now_seconds();
+    if (b->forward_backward(b, loss, NULL, NULL, &R->err) || b->synchronize(b, &R->err)) return -1;
+    /* The batch stays held until backward is done, in case the backend reads it in place. */
+    if (c->data == BENCH_DATA_HOST) datapipe_release(R->pipe);
+    double t2 = util_now_seconds();
+    if (R->comm && R->comm->world_size > 1) {
+        size_t n = b->layout.total;
+        if (R->comm->allreduce_mean(R->comm, b->grad_block(b), n, &R->err)) return -1;
+    }
+    double t3 = util_now_seconds();
+    if (b->optimizer_step(b, &R->err) || b->synchronize(b, &R->err)) return -1;
+    double t4 = util_now_seconds();
+    *data = t1 - t0;
+    *compute = (t2 - t1) + (t4 - t3);
+    *comm = t3 - t2;
+    return 0;
+}
+
+typedef struct rank_arg {
+    shared_state *S;
+    rank_state *R;
+} rank_arg;
+
+static void *rank_loop(void *arg)
+{
+    rank_arg *A = arg;
+    shared_state *S = A->S;
+    rank_state *R = A->R;
+    const bench_run_config *c = S->cfg;
+    int multi = c->ranks > 1;
+    for (;;) {
+        if (R->rank == 0 && S->phase == PHASE_TIMED && S->n_timed == 0) {
+            if (c->markers) {
+                fprintf(stderr, "instbench: timed window start\n");
+                fflush(stderr);
+            }
+            S->window_start = util_now_seconds();
+        }
+        double t0 = util_now_seconds(), data = 0, compute = 0, comm = 0;
+        float loss = NAN;
+        if (!S->abort && one_step(S, R, &data, &compute, &comm, &loss) != 0) {
+            R->failed = 1;
+            S->abort = 1;
+        }
+        double t_end = util_now_seconds();
+        if (R->rank == 0 && !S->abort) rank0_boundary(S, t_end - t0, data, compute, comm, loss, t_end);
+        if (multi) pthread_barrier_wait(&S->boundary);
+        int stop = S->abort || S->phase == PHASE_DONE;
+        /* Second barrier: nobody starts the next step (and rank 0 rewrites `phase`) before every
+         * rank has read this boundary's decision. */
+        if (multi) pthread_barrier_wait(&S->boundary);
+        if (stop) break;
+    }
+    return NULL;
+}
+
+int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (c->ranks < 1) return ib_error_set(err, IB_EXIT_USAGE, "ranks must be >= 1");
+    if (c->steps <= 0 && !(c->duration_s > 0))
+        return ib_error_set(err, IB_EXIT_USAGE, "either steps or a duration is needed");
+    shared_state S;
+    memset(&S, 0, sizeof S);
+    S.cfg = c;
+    S.phase = c->warmup == 0 ? PHASE_TIMED : PHASE_WARMUP;
+    S.first_loss = NAN;
+    S.last_loss = NAN;
+    int R_n = c->ranks, rc = -1;
+    rank_state *ranks = calloc((size_t)R_n, sizeof *ranks);
+    ib_comm **comms = calloc((size_t)R_n, sizeof *comms);
+    if (!ranks || !comms) {
+        free(ranks);
+        free(comms);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    S.ranks = ranks;
+    if (R_n > 1 && comm_local_create(R_n, comms, err) != 0) goto done;
+    const vit_config *m = &c->train.model;
+    size_t pixels = (size_t)m->in_chans * m->img_size * m->img_size;
+    for (int r = 0; r < R_n; r++) {
+        rank_state *R = &ranks[r];
+        R->rank = r;
+        R->comm = R_n > 1 ? comms[r] : NULL;
+        int brc = c->create_backend ? c->create_backend(c->create_user, r, &c->train, &R->backend, err)
+                                    : backend_create(c->backend, &c->train, &R->backend, err);
+        if (brc != 0) goto done;
+        if (c->stop && *c->stop) goto interrupted;
+        if (c->data == BENCH_DATA_HOST) {
+            if (datapipe_create(c->train.batch_size, m->in_chans, m->img_size, m->num_classes,
+                                c->workers, c->train.seed + 1000003ull * (uint64_t)(r + 1), &R->pipe,
+                                err) != 0)
+                goto done;
+        } else {
+            R->dev_images = malloc((size_t)c->train.batch_size * pixels * sizeof(float));
+            R->dev_labels = malloc((size_t)c->train.batch_size * sizeof(int32_t));
+            if (!R->dev_images || !R->dev_labels) {
+                ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for the input batch");
+                goto done;
+            }
+            datapipe_fill(R->dev_images, R->dev_labels, pixels, c->train.batch_size, m->num_classes,
+                          c->train.seed + 7919ull * (uint64_t)(r + 1));
+            if (R->backend->set_inputs(R->backend, R->dev_images, R->dev_labels, err) ||
+                R->backend->synchronize(R->backend, err))
+                goto done;
+        }
+    }
+    if (R_n > 1) pthread_barrier_init(&S.boundary, NULL, (unsigned)R_n);
+
+    rank_arg *args = calloc((size_t)R_n, sizeof *args);
+    pthread_t *th = calloc((size_t)R_n, sizeof *th);
+    if (!args || !th) {
+        free(args);
+        free(th);
+        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        goto done_barrier;
+    }
+    int started = 0;
+    for (int r = 0; r < R_n; r++) {
+        args[r].S = &S;
+        args[r].R = &ranks[r];
+    }
+    if (R_n == 1) {
+        rank_loop(&args[0]);
+    } else {
+        for (int r = 0; r < R_n; r++) {
+            if (pthread_create(&th[r], NULL, rank_loop, &args[r]) != 0) break;
+            started++;
+        }
+        if (started < R_n) {
+            /* The threads that did start wait at a barrier that can never fill; the process is
+             * about to exit with this error, so they are left behind rather than joined. */
+            return ib_error_set(err, IB_EXIT_RUNTIME, "cannot start %d rank threads", R_n);
+        }
+        for (int r = 0; r < started; r++) pthread_join(th[r], NULL);
+    }
+    free(args);
+    free(th);
+    if (c->progress) {
+        fputc('\n', stderr);
+        fflush(stderr);
+    }
+    if (S.abort) {
+        for (int r = 0; r < R_n; r++)
+            if (ranks[r].failed) {
+                *err = ranks[r].err;
+                if (!err->code) err->code = IB_EXIT_RUNTIME;
+                break;
+            }
+        if (!err->msg[0]) ib_error_set(err, IB_EXIT_RUNTIME, "benchmark aborted");
+        goto done_barrier;
+    }
+    if (c->markers && S.n_timed > 0) {
+        fprintf(stderr, "instbench: timed window end\n");
+        fflush(stderr);
+    }
+    if (c->stop && *c->stop) {
+        out->interrupted = 1;
+        rc = 0;
+        goto done_barrier;
+    }
+    if (S.n_timed == 0) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "no timed step completed");
+        goto done_barrier;
+    }
+    out->warmup_steps = S.n_warm;
+    out->steps = (int)S.n_timed;
+    out->duration_s = S.window_end - S.window_start;
+    int gb = c->train.batch_size * R_n;
+    out->samples_per_second = out->duration_s > 0 ? S.n_timed * (double)gb / out->duration_s : 0;
+    out->samples_per_second_per_device = out->samples_per_second / R_n;
+    stats_compute(S.step_s, S.n_timed, &out->step_time);
+    out->data_s = stats_median(S.data_s, S.n_timed);
+    out->compute_s = stats_median(S.compute_s, S.n_timed);
+    out->comm_s = stats_median(S.comm_s, S.n_timed);
+    out->first_loss = S.first_loss;
+    if (isnan(out->first_loss)) out->first_loss = S.last_loss;
+    out->last_loss = S.last_loss;
+    if (c->data == BENCH_DATA_HOST)
+        for (int r = 0; r < R_n; r++) out->pipeline_sps += datapipe_throughput(ranks[r].pipe);
+    if (S.n_timed >= 6) {
+        size_t h = S.n_timed / 2;
+        double m1 = stats_median(S.step_s, h), m2 = stats_median(S.step_s + (S.n_timed - h), h);
+        out->drift = m2 > 1.10 * m1;
+    }
+    rc = 0;
+done_barrier:
+    if (R_n > 1) pthread_barrier_destroy(&S.boundary);
+    goto done;
+interrupted:
+    out->interrupted = 1;
+    rc = 0;
+done:
+    for (int r = 0; r < R_n; r++) {
+        datapipe_destroy(ranks[r].pipe);
+        if (ranks[r].backend) ranks[r].backend->destroy(ranks[r].backend);
+        free(ranks[r].dev_images);
+        free(ranks[r].dev_labels);
+    }
+    if (R_n > 1 && comms[0] && comms[0]->destroy)
+        for (int r = 0; r < R_n; r++)
+            if (comms[r]) comms[r]->destroy(comms[r]);
+    free(ranks);
+    free(comms);
+    free(S.step_s);
+    free(S.data_s);
+    free(S.compute_s);
+    free(S.comm_s);
+    return rc;
+}
