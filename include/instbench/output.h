@@ -1,0 +1,70 @@
+/* output: renderers that know nothing of ranking.  A table is a grid of strings (callers format
+ * numbers: units and rounding for people, plain full-precision numbers for CSV), so `rank`,
+ * `prices` and others share one aligned-text writer and one RFC 4180 CSV writer. */
+#ifndef INSTBENCH_OUTPUT_H
+#define INSTBENCH_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "instbench/util.h"
+
+typedef enum output_align { OUTPUT_LEFT = 0, OUTPUT_RIGHT = 1 } output_align;
+
+typedef struct output_table {
+    size_t n_cols;
+    char **headers;              /* n_cols */
+    output_align *align;         /* n_cols */
+    char **cells;                /* row-major n_rows x n_cols, never NULL ("" when empty) */
+    size_t n_rows, cap_rows;
+} output_table;
+
+/* ALIGN may be NULL (all left). */
+int output_table_init(output_table *t, size_t n_cols, const char *const *headers, const output_align *align);
+/* CELLS: n_cols strings, NULL meaning "". Copied. */
+int output_table_add_row(output_table *t, const char *const *cells);
+void output_table_free(output_table *t);
+
+/* Aligned columns separated by two spaces, a header row and a dashed rule; widths count UTF-8
+ * characters, not bytes. */
+int output_table_write_text(const output_table *t, FILE *out);
+/* RFC 4180 quoting (fields with , " CR or LF quoted, quotes doubled), header row, LF line ends. */
+int output_table_write_csv(const output_table *t, FILE *out);
+/* One CSV field, quoted when needed. */
+void output_csv_field(FILE *out, const char *s);
+
+/* JSON helpers (cJSON documents): non-finite numbers become null, never invalid JSON. */
+struct cJSON;
+struct cJSON *output_json_number(double v);
+/* Pretty-prints DOC plus a newline. */
+int output_json_write(FILE *out, const struct cJSON *doc, ib_error *err);
+
+/* SVG scatter plot. */
+typedef struct output_point {
+    double x, y;
+    const char *label;
+    int frontier;                /* drawn on the connecting frontier line, emphasised */
+} output_point;
+
+typedef struct output_ray {      /* guide line y = slope * x through the origin */
+    double slope;
+    const char *label;
+} output_ray;
+
+typedef struct output_plot {
+    const char *title;
+    const char *subtitle;
+    const char *x_label, *y_label;
+    const output_point *points;
+    size_t n_points;
+    const output_ray *rays;
+    size_t n_rays;
+    const char *legend;          /* one line under the plot, or NULL */
+} output_plot;
+
+/* Renders a standalone SVG document (text escaped, valid XML). *SVG is malloc'd. */
+int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *err);
+/* Appends S to an XML text/attribute context with & < > " ' escaped and control bytes dropped. */
+void output_xml_escape(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,217 @@
+/* rank: results x prices -> configurations scored in samples per dollar, time and cost to train.
+ *
+ * Pure module (no printing): load.c reads result files into rank_result, group.c splits them by
+ * workload fingerprint and combines repeated runs of one configuration, score.c turns a
+ * configuration plus a price into one row per market, filter.c/pareto.c/sort.c select and order
+ * rows.  Rendering lives in output/ and report*.c.
+ *
+ * Money, exactly (tests recompute every one of these independently):
+ *   usd_per_hour       = nodes x price per node-hour (spot: lowest AZ by default)
+ *   samples_per_dollar = samples_per_second x 3600 / usd_per_hour
+ *   hours_to_target    = target_samples / samples_per_second / 3600
+ *   cost_to_target     = hours_to_target x usd_per_hour
+ */
+#ifndef INSTBENCH_RANK_H
+#define INSTBENCH_RANK_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "instbench/prices.h"
+#include "instbench/util.h"
+
+/* Accepted input: "instbench.result/v1".  Throughput beyond this is treated as corrupt (it would
+ * overflow the money arithmetic long before any real machine gets near it). */
+#define RANK_RESULT_SCHEMA "instbench.result/v1"
+#define RANK_MAX_SAMPLES_PER_SECOND 1e12
+#define RANK_MAX_NODES 100000
+
+/* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
+typedef struct rank_result {
+    char fingerprint[72];
+    char model[64];
+    char precision[16];
+    char data[16];
+    long batch_per_device;       /* -1 unknown */
+    long global_batch;           /* -1 unknown */
+    char instance_type[64];      /* "" when the run could not tell (no IMDS, no flag) */
+    char region[32];
+    char market[16];             /* the market the run happened on; informational only */
+    char backend[8];
+    char accelerator[64];        /* devices[0].name */
+    long accelerator_count;      /* per node, 0 on CPU */
+    long vcpus;                  /* per node, -1 unknown */
+    long nodes;                  /* max(topology.nodes, instance.count) */
+    double samples_per_second;   /* global, > 0, finite */
+    time_t timestamp;            /* 0 unknown */
+} rank_result;
+
+typedef struct rank_results {
+    rank_result *items;
+    size_t n, cap;
+    size_t files_read;           /* files (or stdin) opened */
+    size_t skipped;              /* files or lines rejected, each reported through on_skip */
+} rank_results;
+
+/* Called once per rejected file or line: WHERE is "path" or "path:line", REASON one line. */
+typedef void (*rank_skip_fn)(void *ctx, const char *where, const char *reason);
+
+/* Parses one result document.  Returns 0 and fills OUT, or -1 with a one-line reason. */
+int rank_parse_result(const char *json, size_t len, rank_result *out, char *reason, size_t reason_len);
+
+/* Loads PATHS: files (.jsonl read line by line, anything else as one JSON document or an array of
+ * them), directories (recursively, their *.json and *.jsonl files, sorted), glob patterns the
+ * shell did not expand, and "-" (stdin, one document or JSON lines).  Unreadable or invalid
+ * inputs are skipped through ON_SKIP; the call itself fails only on out-of-memory. */
+int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_fn on_skip, void *ctx,
+              ib_error *err);
+void rank_results_free(rank_results *r);
+
+/* ---- grouping ---- */
+
+/* Results of one workload (same fingerprint).  IDX indexes the rank_results. */
+typedef struct rank_group {
+    char fingerprint[72];
+    char model[64];
+    char precision[16];
+    char data[16];
+    long batch_per_device;
+    long global_batch;
+    size_t *idx;
+    size_t n;
+    time_t newest;
+} rank_group;
+
+/* Groups in order: most results first, then newest, then fingerprint (deterministic). */
+int rank_group_by_workload(const rank_results *r, rank_group **groups, size_t *n_groups, ib_error *err);
+void rank_groups_free(rank_group *g, size_t n);
+/* Picks the group whose fingerprint starts with PREFIX (case-insensitive).  No match or an
+ * ambiguous prefix is a usage error naming the candidates. */
+int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *chosen, ib_error *err);
+
+/* A configuration: NODES x INSTANCE_TYPE priced in REGION; repeated runs combined. */
+typedef struct rank_config {
+    char instance_type[64];      /* "" unknown */
+    char region[32];             /* effective region (--region wins), "" unknown */
+    long nodes;
+    char accelerator[64];
+    long accelerator_count;      /* per node */
+    long vcpus;
+    char backend[8];
+    double samples_per_second;   /* median of the runs */
+    double sps_min, sps_max;
+    size_t runs;
+} rank_config;
+
+/* Combines the group's runs by (instance type, nodes, effective region).  Runs of an unknown
+ * instance type are kept apart by accelerator/CPU so different machines never merge. */
+int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
+                      rank_config **configs, size_t *n_configs, ib_error *err);
+
+/* ---- scoring ---- */
+
+typedef enum rank_market { RANK_ON_DEMAND = 0, RANK_SPOT = 1 } rank_market;
+enum { RANK_MARKETS_ON_DEMAND = 1, RANK_MARKETS_SPOT = 2, RANK_MARKETS_BOTH = 3 };
+typedef enum rank_spot_mode { RANK_SPOT_LOWEST = 0, RANK_SPOT_MEDIAN, RANK_SPOT_AZ } rank_spot_mode;
+typedef enum rank_sort_key {
+    RANK_SORT_SAMPLES_PER_DOLLAR = 0, RANK_SORT_THROUGHPUT, RANK_SORT_COST, RANK_SORT_TIME
+} rank_sort_key;
+
+typedef struct rank_options {
+    int markets;                 /* RANK_MARKETS_* */
+    rank_spot_mode spot_mode;
+    char az[32];                 /* for RANK_SPOT_AZ */
+    double target_samples;       /* 0 = no target: time/cost columns are NAN */
+    double deadline_hours;       /* NAN = none; the rest likewise */
+    double budget_usd;
+    double max_hourly_usd;
+    rank_sort_key sort;
+    int pareto_only;
+    time_t now;                  /* for price age */
+} rank_options;
+
+void rank_options_init(rank_options *o);
+
+typedef struct rank_row {
+    size_t config;               /* index into the configs */
+    rank_market market;
+    int priced;                  /* 0: UNPRICED_REASON says why */
+    char unpriced_reason[192];
+    double price_per_node;       /* $/h of one instance */
+    double usd_per_hour;         /* nodes x price_per_node */
+    char az[40];                 /* spot: the AZ priced, or "median of N AZs" */
+    double samples_per_second;
+    double samples_per_dollar;
+    double hours_to_target;      /* NAN without a target */
+    double cost_to_target;
+    int interruption_bucket;     /* spot only, -1 unknown */
+    int placement_score;         /* spot only, -1 unknown */
+    char price_source[16];
+    time_t price_as_of;          /* 0 unknown */
+    int pareto;                  /* 1: no other row is at least as fast AND as cheap, better in one */
+    int rank;                    /* 1-based after sorting; 0 for unpriced */
+} rank_row;
+
+/* One row per configuration and requested market (ml.* SageMaker types: on-demand only). */
+int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices,
+               const rank_options *o, rank_row **rows, size_t *n_rows, ib_error *err);
+
+/* Why rows left: counts per filter, in the order applied. */
+typedef struct rank_filter_stats {
+    size_t unpriced, by_max_hourly, by_deadline, by_budget, by_pareto;
+} rank_filter_stats;
+
+/* Moves unpriced rows to the end (kept, with their reason) and drops priced rows failing
+ * --max-hourly/--deadline/--budget.  Returns the number of priced rows kept; *N becomes the
+ * total kept including unpriced. */
+size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter_stats *st);
+/* Marks pareto on the first N_PRICED rows (objectives: samples/s up, samples per dollar up,
+ * i.e. time and cost to any target both down). */
+void rank_pareto_mark(rank_row *rows, size_t n_priced);
+/* Keeps only pareto rows among the first *N_PRICED, unpriced rows follow; updates both counts. */
+void rank_pareto_keep(rank_row *rows, size_t *n_priced, size_t *n, rank_filter_stats *st);
+/* Sorts the first N_PRICED rows by KEY and numbers them 1..N_PRICED. */
+void rank_sort(rank_row *rows, size_t n_priced, const rank_config *configs, rank_sort_key key);
+
+/* Parsing of flag values; -1 when unknown. */
+int rank_parse_sort_key(const char *s, rank_sort_key *out);
+int rank_parse_markets(const char *s, int *out);
+int rank_parse_spot_mode(const char *s, rank_spot_mode *out);
+const char *rank_sort_key_name(rank_sort_key k);
+const char *rank_market_name(rank_market m);
+
+/* "4 x g5.xlarge spot", "4 x NVIDIA A10G" (with "(4 nodes x 1)" when nodes > 1). */
+void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len);
+void rank_accelerator_label(const rank_config *c, char *out, size_t len);
+int rank_is_sagemaker_type(const char *instance_type);
+
+/* ---- report: everything the renderers need (report.c: table/CSV, report_json.c, report_plot.c) ---- */
+
+typedef struct rank_report {
+    const rank_group *group;             /* the workload ranked */
+    const rank_group *groups;            /* every workload found, for "which groups exist" */
+    size_t n_groups;
+    const rank_config *configs;
+    size_t n_configs;
+    const rank_row *rows;                /* priced rows (ranked) first, then unpriced */
+    size_t n_priced, n_rows;
+    const rank_options *opts;
+    rank_filter_stats removed;
+    double epochs, dataset_size;         /* 0 when the target came from --samples or is absent */
+    const char *region_override;         /* NULL or the --region value */
+    const char *prices_origin;           /* "snapshot of 2026-11-21 (...)", "file prices.json", "live" */
+    size_t files_read, results, skipped;
+} rank_report;
+
+/* "snapshot 2026-11-21" style summary of the prices the rows used: sources and as-of dates. */
+void rank_report_price_summary(const rank_report *r, char *out, size_t len);
+/* Aligned table for people: header lines, ranked rows, then the unpriced rows with reasons. */
+int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err);
+/* CSV: one row per ranked configuration, plain numbers (unpriced rows go to stderr). */
+int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err);
+/* JSON document "instbench.rank/v1" (schema documented in src/rank/report_json.c). */
+int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err);
+/* SVG: samples/s against $/h, one labelled point per ranked row, Pareto frontier joined. */
+int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err);
+
+#endif

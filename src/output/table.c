@@ -1,0 +1,106 @@
+/* output/table.c: a grid of strings and its aligned plain-text rendering. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "instbench/output.h"
+
+int output_table_init(output_table *t, size_t n_cols, const char *const *headers, const output_align *align)
+{
+    memset(t, 0, sizeof *t);
+    t->headers = calloc(n_cols, sizeof *t->headers);
+    t->align = calloc(n_cols, sizeof *t->align);
+    if (!t->headers || !t->align) {
+        output_table_free(t);
+        return -1;
+    }
+    t->n_cols = n_cols;
+    for (size_t c = 0; c < n_cols; c++) {
+        t->headers[c] = util_strdup(headers[c] ? headers[c] : "");
+        if (!t->headers[c]) {
+            output_table_free(t);
+            return -1;
+        }
+        t->align[c] = align ? align[c] : OUTPUT_LEFT;
+    }
+    return 0;
+}
+
+int output_table_add_row(output_table *t, const char *const *cells)
+{
+    if (t->n_rows == t->cap_rows) {
+        size_t cap = t->cap_rows ? t->cap_rows * 2 : 16;
+        char **nc = realloc(t->cells, cap * t->n_cols * sizeof *nc);
+        if (!nc) return -1;
+        t->cells = nc;
+        t->cap_rows = cap;
+    }
+    char **row = t->cells + t->n_rows * t->n_cols;
+    for (size_t c = 0; c < t->n_cols; c++) {
+        row[c] = util_strdup(cells[c] ? cells[c] : "");
+        if (!row[c]) {
+            while (c--) free(row[c]);
+            return -1;
+        }
+    }
+    t->n_rows++;
+    return 0;
+}
+
+void output_table_free(output_table *t)
+{
+    if (!t) return;
+    for (size_t i = 0; t->cells && i < t->n_rows * t->n_cols; i++) free(t->cells[i]);
+    for (size_t c = 0; t->headers && c < t->n_cols; c++) free(t->headers[c]);
+    free(t->cells);
+    free(t->headers);
+    free(t->align);
+    memset(t, 0, sizeof *t);
+}
+
+/* Display width: UTF-8 continuation bytes do not advance the cursor. */
+static size_t width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void pad(FILE *out, size_t n)
+{
+    while (n--) fputc(' ', out);
+}
+
+int output_table_write_text(const output_table *t, FILE *out)
+{
+    size_t *w = calloc(t->n_cols ? t->n_cols : 1, sizeof *w);
+    if (!w) return -1;
+    for (size_t c = 0; c < t->n_cols; c++) {
+        w[c] = width(t->headers[c]);
+        for (size_t r = 0; r < t->n_rows; r++) {
+            size_t x = width(t->cells[r * t->n_cols + c]);
+            if (x > w[c]) w[c] = x;
+        }
+    }
+    for (size_t r = 0; r <= t->n_rows + 1; r++) {
+        for (size_t c = 0; c < t->n_cols; c++) {
+            int last = c + 1 == t->n_cols;
+            if (r == 1) {   /* the rule under the header */
+                for (size_t i = 0; i < w[c]; i++) fputc('-', out);
+                if (!last) fputs("  ", out);
+                continue;
+            }
+            const char *s = r == 0 ? t->headers[c] : t->cells[(r - 2) * t->n_cols + c];
+            size_t gap = w[c] - width(s);
+            if (t->align[c] == OUTPUT_RIGHT) pad(out, gap);
+            fputs(s, out);
+            /* No trailing blanks at line ends. */
+            if (!last) {
+                if (t->align[c] == OUTPUT_LEFT) pad(out, gap);
+                fputs("  ", out);
+            }
+        }
+        fputc('\n', out);
+    }
+    free(w);
+    return ferror(out) ? -1 : 0;
+}

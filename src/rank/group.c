@@ -1,0 +1,203 @@
+/* rank/group.c: results -> workload groups (by fingerprint) -> configurations (repeated runs of
+ * one configuration combined: median samples/s, run count, min-max spread).
+ *
+ * Different workloads are never ranked against each other: a fingerprint hashes every workload
+ * dimension (model, precision, batch, data mode), so equal fingerprints mean comparable runs. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "instbench/rank.h"
+#include "rank/internal.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double rank_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Sort result indices by fingerprint so groups are contiguous runs (O(n log n) for 10^4+ files). */
+static const rank_results *sort_ctx;
+static int cmp_by_fp(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = strcmp(sort_ctx->items[i].fingerprint, sort_ctx->items[j].fingerprint);
+    return c ? c : (i > j) - (i < j);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const rank_group *x = a, *y = b;
+    if (x->n != y->n) return x->n > y->n ? -1 : 1;
+    if (x->newest != y->newest) return x->newest > y->newest ? -1 : 1;
+    return strcmp(x->fingerprint, y->fingerprint);
+}
+
+int rank_group_by_workload(const rank_results *r, rank_group **groups, size_t *n_groups, ib_error *err)
+{
+    *groups = NULL;
+    *n_groups = 0;
+    if (r->n == 0) return 0;
+    size_t *order = malloc(r->n * sizeof *order);
+    if (!order) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory grouping results");
+    for (size_t i = 0; i < r->n; i++) order[i] = i;
+    sort_ctx = r;
+    qsort(order, r->n, sizeof *order, cmp_by_fp);
+
+    size_t ng = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (i == 0 || strcmp(r->items[order[i]].fingerprint, r->items[order[i - 1]].fingerprint)) ng++;
+    rank_group *g = calloc(ng, sizeof *g);
+    if (!g) {
+        free(order);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory grouping results");
+    }
+    size_t k = 0, start = 0;
+    for (size_t i = 1; i <= r->n; i++) {
+        if (i < r->n && !strcmp(r->items[order[i]].fingerprint, r->items[order[start]].fingerprint)) continue;
+        rank_group *G = &g[k++];
+        const rank_result *first = &r->items[order[start]];
+        strcpy(G->fingerprint, first->fingerprint);
+        strcpy(G->model, first->model);
+        strcpy(G->precision, first->precision);
+        strcpy(G->data, first->data);
+        G->batch_per_device = first->batch_per_device;
+        G->global_batch = first->global_batch;
+        G->n = i - start;
+        G->idx = malloc(G->n * sizeof *G->idx);
+        if (!G->idx) {
+            free(order);
+            rank_groups_free(g, k);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory grouping results");
+        }
+        memcpy(G->idx, order + start, G->n * sizeof *G->idx);
+        for (size_t j = 0; j < G->n; j++)
+            if (r->items[G->idx[j]].timestamp > G->newest) G->newest = r->items[G->idx[j]].timestamp;
+        start = i;
+    }
+    free(order);
+    qsort(g, ng, sizeof *g, cmp_group);
+    *groups = g;
+    *n_groups = ng;
+    return 0;
+}
+
+void rank_groups_free(rank_group *g, size_t n)
+{
+    if (!g) return;
+    for (size_t i = 0; i < n; i++) free(g[i].idx);
+    free(g);
+}
+
+int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *chosen, ib_error *err)
+{
+    size_t len = strlen(prefix), hits = 0, which = 0;
+    if (len == 0) return ib_error_set(err, IB_EXIT_USAGE, "--workload needs a fingerprint (or a prefix of one)");
+    for (size_t i = 0; i < n; i++) {
+        if (!strcasecmp(g[i].fingerprint, prefix)) {   /* an exact match wins over longer ones */
+            *chosen = i;
+            return 0;
+        }
+        if (!strncasecmp(g[i].fingerprint, prefix, len)) {
+            hits++;
+            which = i;
+        }
+    }
+    if (hits == 1) {
+        *chosen = which;
+        return 0;
+    }
+    char list[700] = "";
+    for (size_t i = 0, used = 0; i < n && used + 80 < sizeof list; i++) {
+        if (hits && strncasecmp(g[i].fingerprint, prefix, len)) continue;
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s (%s)", used ? ", " : "", g[i].fingerprint,
+                                 g[i].model[0] ? g[i].model : "?");
+    }
+    if (hits)
+        return ib_error_set(err, IB_EXIT_USAGE, "--workload %s is ambiguous: matches %s", prefix, list);
+    return ib_error_set(err, IB_EXIT_USAGE, "--workload %s matches no workload; present: %s", prefix,
+                        n ? list : "none");
+}
+
+/* ---- configurations ---- */
+
+typedef struct keyed {
+    char key[256];
+    size_t result;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->result > y->result) - (x->result < y->result);
+}
+
+int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
+                      rank_config **configs, size_t *n_configs, ib_error *err)
+{
+    *configs = NULL;
+    *n_configs = 0;
+    if (g->n == 0) return 0;
+    keyed *k = malloc(g->n * sizeof *k);
+    double *sps = malloc(g->n * sizeof *sps);
+    rank_config *c = calloc(g->n, sizeof *c);
+    if (!k || !sps || !c) {
+        free(k), free(sps), free(c);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory combining runs");
+    }
+    const char *ovr = region_override && region_override[0] ? region_override : NULL;
+    for (size_t i = 0; i < g->n; i++) {
+        const rank_result *x = &r->items[g->idx[i]];
+        /* Known type: the type says the hardware.  Unknown type: keep machines apart by what the
+         * run saw, so an A10G box and a CPU box never share a median. */
+        if (x->instance_type[0])
+            snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s", x->instance_type, x->nodes, ovr ? ovr : x->region);
+        else
+            snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%ld|%ld", x->nodes, ovr ? ovr : x->region,
+                     x->accelerator, x->accelerator_count, x->vcpus);
+        k[i].result = g->idx[i];
+    }
+    qsort(k, g->n, sizeof *k, cmp_keyed);
+    size_t nc = 0, start = 0;
+    for (size_t i = 1; i <= g->n; i++) {
+        if (i < g->n && !strcmp(k[i].key, k[start].key)) continue;
+        rank_config *C = &c[nc++];
+        const rank_result *first = &r->items[k[start].result];
+        strcpy(C->instance_type, first->instance_type);
+        snprintf(C->region, sizeof C->region, "%s", ovr ? ovr : first->region);
+        C->nodes = first->nodes;
+        strcpy(C->accelerator, first->accelerator);
+        C->accelerator_count = first->accelerator_count;
+        C->vcpus = first->vcpus;
+        strcpy(C->backend, first->backend);
+        C->runs = i - start;
+        C->sps_min = C->sps_max = first->samples_per_second;
+        for (size_t j = start; j < i; j++) {
+            double v = r->items[k[j].result].samples_per_second;
+            sps[j - start] = v;
+            if (v < C->sps_min) C->sps_min = v;
+            if (v > C->sps_max) C->sps_max = v;
+            /* Fill descriptive gaps from later runs (one run may have lacked device info). */
+            const rank_result *x = &r->items[k[j].result];
+            if (!C->accelerator[0] && x->accelerator[0]) strcpy(C->accelerator, x->accelerator);
+            if (!C->backend[0] && x->backend[0]) strcpy(C->backend, x->backend);
+            if (C->vcpus < 0) C->vcpus = x->vcpus;
+            if (!C->accelerator_count) C->accelerator_count = x->accelerator_count;
+        }
+        C->samples_per_second = rank_median(sps, C->runs);
+        start = i;
+    }
+    free(k);
+    free(sps);
+    *configs = c;
+    *n_configs = nc;
+    return 0;
+}

@@ -1,0 +1,255 @@
+/* rank/load.c: command-line inputs -> rank_results.
+ *
+ * An input is a file, a directory (walked recursively for *.json and *.jsonl, hidden entries
+ * skipped, names sorted so output never depends on readdir order), a glob pattern the shell left
+ * unexpanded, or "-" for stdin.  A .jsonl file holds one result per line; any other file holds one
+ * result or an array of them.  Stdin may be either.  Every rejected file or line is reported once
+ * through on_skip with a one-line reason and counted; nothing here aborts on bad input. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "instbench/rank.h"
+#include "rank/internal.h"
+
+/* Anything bigger than this is not a result file (results are a few KiB; a .jsonl of 100,000
+ * results is ~300 MiB). */
+#define MAX_DOC_BYTES (64u << 20)
+#define MAX_JSONL_BYTES (1024u << 20)
+#define MAX_DEPTH 32
+
+typedef struct loader {
+    rank_results *out;
+    rank_skip_fn on_skip;
+    void *ctx;
+    ib_error *err;
+    int oom;
+} loader;
+
+static void skip(loader *L, const char *where, const char *reason)
+{
+    L->out->skipped++;
+    if (L->on_skip) L->on_skip(L->ctx, where, reason);
+}
+
+static rank_result *push(loader *L)
+{
+    rank_results *r = L->out;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        rank_result *items = realloc(r->items, cap * sizeof *items);
+        if (!items) {
+            L->oom = 1;
+            ib_error_set(L->err, IB_EXIT_RUNTIME, "out of memory loading results");
+            return NULL;
+        }
+        r->items = items;
+        r->cap = cap;
+    }
+    return &r->items[r->n];
+}
+
+static void add_doc(loader *L, const char *where, const char *text, size_t len)
+{
+    char reason[256];
+    rank_result *slot = push(L);
+    if (!slot) return;
+    /* A leading '[' means an array of results: each element stands alone. */
+    const char *p = text;
+    while (p < text + len && isspace((unsigned char)*p)) p++;
+    if (p < text + len && *p == '[' && !memchr(text, '\0', len)) {
+        const char *end = NULL;
+        cJSON *arr = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+        if (!arr) {
+            size_t at = end && end >= text ? (size_t)(end - text) : 0;
+            snprintf(reason, sizeof reason, "invalid JSON (truncated or corrupt near byte %zu)", at);
+            skip(L, where, reason);
+            return;
+        }
+        size_t i = 0;
+        char w[4200];
+        for (const cJSON *el = arr->child; el; el = el->next, i++) {
+            snprintf(w, sizeof w, "%s[%zu]", where, i);
+            if (!(slot = push(L))) break;
+            if (rank_parse_result_tree(el, slot, reason, sizeof reason) == 0) L->out->n++;
+            else skip(L, w, reason);
+        }
+        if (i == 0) skip(L, where, "empty array: no results");
+        cJSON_Delete(arr);
+        return;
+    }
+    if (rank_parse_result(text, len, slot, reason, sizeof reason) == 0) L->out->n++;
+    else skip(L, where, reason);
+}
+
+static void add_lines(loader *L, const char *where, const char *text, size_t len)
+{
+    char w[4200];
+    size_t line = 0, found = 0;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        line++;
+        const char *a = p;
+        while (a < e && isspace((unsigned char)*a)) a++;
+        if (a < e) {
+            found++;
+            snprintf(w, sizeof w, "%s:%zu", where, line);
+            add_doc(L, w, a, (size_t)(e - a));
+            if (L->oom) return;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    if (!found) skip(L, where, "empty: no results");
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !strcmp(s + n - m, suf);
+}
+
+static void load_file(loader *L, const char *path, off_t size)
+{
+    int jsonl = has_suffix(path, ".jsonl");
+    if (size >= 0 && (unsigned long long)size > (jsonl ? MAX_JSONL_BYTES : MAX_DOC_BYTES)) {
+        skip(L, path, "too large to be a result file");
+        return;
+    }
+    char *data = NULL;
+    size_t len = 0;
+    ib_error e;
+    if (util_read_file(path, &data, &len, &e) != 0) {
+        skip(L, path, e.msg);
+        return;
+    }
+    L->out->files_read++;
+    if (len == 0) skip(L, path, "empty file");
+    else if (jsonl) add_lines(L, path, data, len);
+    else add_doc(L, path, data, len);
+    free(data);
+}
+
+static void load_stdin(loader *L)
+{
+    char *data = NULL;
+    size_t len = 0;
+    ib_error e;
+    if (util_read_file("-", &data, &len, &e) != 0) {
+        skip(L, "<stdin>", e.msg);
+        return;
+    }
+    L->out->files_read++;
+    /* One document (possibly pretty-printed over many lines) or JSON lines: try the first. */
+    cJSON *whole = memchr(data, '\0', len) ? NULL : cJSON_ParseWithLength(data, len);
+    if (whole || len == 0) {
+        cJSON_Delete(whole);
+        if (len == 0) skip(L, "<stdin>", "empty input");
+        else add_doc(L, "<stdin>", data, len);
+    } else {
+        add_lines(L, "<stdin>", data, len);
+    }
+    free(data);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void load_path(loader *L, const char *path, int depth, int named);
+
+static void load_dir(loader *L, const char *dir, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        skip(L, dir, "directory nesting too deep (symlink loop?)");
+        return;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "cannot open directory: %s", strerror(errno));
+        skip(L, dir, reason);
+        return;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        int is_dir = de->d_type == DT_DIR;
+        int unknown = de->d_type == DT_UNKNOWN || de->d_type == DT_LNK;
+        if (!is_dir && !unknown && !has_suffix(de->d_name, ".json") && !has_suffix(de->d_name, ".jsonl"))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) break;
+            names = nn;
+        }
+        size_t len = strlen(dir) + strlen(de->d_name) + 2;
+        if (!(names[n] = malloc(len))) break;
+        snprintf(names[n], len, "%s%s%s", dir, has_suffix(dir, "/") ? "" : "/", de->d_name);
+        n++;
+    }
+    closedir(d);
+    if (names) qsort(names, n, sizeof *names, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (!L->oom) load_path(L, names[i], depth + 1, 0);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* NAMED: given on the command line (read whatever its name); otherwise found in a directory
+ * (only *.json / *.jsonl, silently ignoring other files there). */
+static void load_path(loader *L, const char *path, int depth, int named)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "%s", strerror(errno));
+        skip(L, path, reason);
+        return;
+    }
+    if (S_ISDIR(st.st_mode)) load_dir(L, path, depth);
+    else if (!S_ISREG(st.st_mode)) {
+        if (named) load_file(L, path, -1);   /* a pipe or /dev/stdin given on purpose */
+    } else if (named || has_suffix(path, ".json") || has_suffix(path, ".jsonl"))
+        load_file(L, path, st.st_size);
+}
+
+int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_fn on_skip, void *ctx,
+              ib_error *err)
+{
+    loader L = {out, on_skip, ctx, err, 0};
+    for (size_t i = 0; i < n_paths && !L.oom; i++) {
+        const char *p = paths[i];
+        struct stat st;
+        if (!strcmp(p, "-")) {
+            load_stdin(&L);
+        } else if (stat(p, &st) != 0 && strpbrk(p, "*?[")) {
+            glob_t g;
+            int rc = glob(p, 0, NULL, &g);
+            if (rc == GLOB_NOMATCH) skip(&L, p, "no files match this pattern");
+            else if (rc != 0) skip(&L, p, "cannot expand this pattern");
+            else
+                for (size_t k = 0; k < g.gl_pathc && !L.oom; k++) load_path(&L, g.gl_pathv[k], 0, 1);
+            if (rc == 0 || rc == GLOB_NOMATCH) globfree(&g);
+        } else {
+            load_path(&L, p, 0, 1);
+        }
+    }
+    return L.oom ? -1 : 0;
+}
+
+void rank_results_free(rank_results *r)
+{
+    if (!r) return;
+    free(r->items);
+    memset(r, 0, sizeof *r);
+}

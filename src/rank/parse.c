@@ -1,0 +1,193 @@
+/* rank/parse.c: one "instbench.result/v1" JSON document -> rank_result, or a one-line reason.
+ *
+ * Strict on what enters the money arithmetic (samples/s, nodes), lenient on descriptive fields:
+ * extra fields are ignored, unknown descriptive fields stay "" / -1.  Reasons never echo more
+ * than a short, printable excerpt of the input, so hostile files cannot garble the terminal. */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "instbench/rank.h"
+#include "rank/internal.h"
+
+static int fail(char *reason, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *reason, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A printable excerpt of untrusted text for messages: at most 40 chars, others as '?'. */
+static void excerpt(const char *s, char out[48])
+{
+    size_t i = 0;
+    for (; s[i] && i < 40; i++) out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    out[i] = '\0';
+    if (s[i]) strcpy(out + (i > 37 ? 37 : i), "...");
+}
+
+/* Characters allowed in identifiers we print and look up (instance types, regions, AZs...). */
+static int ident_ok(const char *s, const char *extra)
+{
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr(extra, *s)) return 0;
+    return 1;
+}
+
+/* Optional string field: absent or null -> "" (ok).  Wrong type, too long or (with EXTRA) odd
+ * characters -> -1 with a reason naming PATH. */
+static int get_str(const cJSON *obj, const char *key, const char *path, char *dst, size_t cap,
+                   const char *extra, char *reason, size_t rlen)
+{
+    dst[0] = '\0';
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsString(v) || !v->valuestring) return fail(reason, rlen, "%s is not a string", path);
+    if (strlen(v->valuestring) >= cap) return fail(reason, rlen, "%s is too long", path);
+    if (extra && !ident_ok(v->valuestring, extra)) {
+        char ex[48];
+        excerpt(v->valuestring, ex);
+        return fail(reason, rlen, "%s has unexpected characters (\"%s\")", path, ex);
+    }
+    /* Descriptive text (GPU names) reaches terminals, CSV and SVG: keep it printable ASCII. */
+    size_t i = 0;
+    for (const char *s = v->valuestring; *s; s++) dst[i++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+    dst[i] = '\0';
+    return 0;
+}
+
+/* Optional integer field in [MIN, MAX]: absent or null -> *out = DFLT. */
+static int get_long(const cJSON *obj, const char *key, const char *path, long min, long max, long dflt,
+                    long *out, char *reason, size_t rlen)
+{
+    *out = dflt;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsNumber(v)) return fail(reason, rlen, "%s is not a number", path);
+    double d = v->valuedouble;
+    if (!isfinite(d) || d != floor(d) || d < (double)min || d > (double)max)
+        return fail(reason, rlen, "%s = %.6g is not an integer in [%ld, %ld]", path, d, min, max);
+    *out = (long)d;
+    return 0;
+}
+
+static const cJSON *get_obj(const cJSON *root, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    return cJSON_IsObject(v) ? v : NULL;
+}
+
+static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rlen)
+{
+    char ex[48];
+    memset(r, 0, sizeof *r);
+    if (!cJSON_IsObject(root)) return fail(reason, rlen, "not a JSON object");
+
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!schema) return fail(reason, rlen, "no \"schema\" field: not an instbench result");
+    if (!cJSON_IsString(schema) || !schema->valuestring) return fail(reason, rlen, "\"schema\" is not a string");
+    if (strcmp(schema->valuestring, RANK_RESULT_SCHEMA) != 0) {
+        excerpt(schema->valuestring, ex);
+        if (!strncmp(schema->valuestring, "instbench.result/", 17))
+            return fail(reason, rlen, "unsupported result schema \"%s\" (this build reads %s)", ex, RANK_RESULT_SCHEMA);
+        return fail(reason, rlen, "not an instbench result (schema \"%s\")", ex);
+    }
+
+    const cJSON *wl = get_obj(root, "workload");
+    if (!wl) return fail(reason, rlen, "missing \"workload\" object");
+    if (get_str(wl, "fingerprint", "workload.fingerprint", r->fingerprint, sizeof r->fingerprint, "", reason, rlen))
+        return -1;
+    if (!r->fingerprint[0]) return fail(reason, rlen, "missing workload.fingerprint");
+    if (get_str(wl, "model", "workload.model", r->model, sizeof r->model, "._-", reason, rlen) ||
+        get_str(wl, "precision", "workload.precision", r->precision, sizeof r->precision, "._-", reason, rlen) ||
+        get_str(wl, "data", "workload.data", r->data, sizeof r->data, "._-", reason, rlen) ||
+        get_long(wl, "batch_size_per_device", "workload.batch_size_per_device", 1, 1L << 40, -1,
+                 &r->batch_per_device, reason, rlen) ||
+        get_long(wl, "global_batch_size", "workload.global_batch_size", 1, 1L << 50, -1, &r->global_batch,
+                 reason, rlen))
+        return -1;
+
+    const cJSON *ms = get_obj(root, "measurement");
+    if (!ms) return fail(reason, rlen, "missing \"measurement\" object");
+    const cJSON *sps = cJSON_GetObjectItemCaseSensitive(ms, "samples_per_second");
+    if (!sps || cJSON_IsNull(sps)) return fail(reason, rlen, "missing measurement.samples_per_second");
+    if (!cJSON_IsNumber(sps)) return fail(reason, rlen, "measurement.samples_per_second is not a number");
+    double v = sps->valuedouble;
+    if (!isfinite(v)) return fail(reason, rlen, "measurement.samples_per_second is not finite");
+    if (v <= 0) return fail(reason, rlen, "measurement.samples_per_second = %.6g is not positive", v);
+    if (v > RANK_MAX_SAMPLES_PER_SECOND)
+        return fail(reason, rlen, "measurement.samples_per_second = %.6g is implausibly large", v);
+    r->samples_per_second = v;
+
+    const cJSON *topo = get_obj(root, "topology");
+    if (!topo) return fail(reason, rlen, "missing \"topology\" object");
+    long nodes = 0, count = 0;
+    if (get_long(topo, "nodes", "topology.nodes", 1, RANK_MAX_NODES, 0, &nodes, reason, rlen)) return -1;
+    if (nodes == 0) return fail(reason, rlen, "missing topology.nodes");
+
+    const cJSON *inst = cJSON_GetObjectItemCaseSensitive(root, "instance");
+    if (!inst) return fail(reason, rlen, "missing \"instance\" object");
+    if (!cJSON_IsNull(inst)) {
+        if (!cJSON_IsObject(inst)) return fail(reason, rlen, "\"instance\" is not an object");
+        if (get_str(inst, "type", "instance.type", r->instance_type, sizeof r->instance_type, ".-", reason, rlen) ||
+            get_str(inst, "region", "instance.region", r->region, sizeof r->region, "-", reason, rlen) ||
+            get_str(inst, "market", "instance.market", r->market, sizeof r->market, "-", reason, rlen) ||
+            get_long(inst, "count", "instance.count", 1, RANK_MAX_NODES, 1, &count, reason, rlen))
+            return -1;
+    }
+    /* count records an N-node cluster when identity could not be read on every node. */
+    r->nodes = nodes > count ? nodes : count;
+
+    r->accelerator_count = 0;
+    r->vcpus = -1;
+    const cJSON *hw = get_obj(root, "hardware");
+    if (hw) {
+        if (get_str(hw, "backend", "hardware.backend", r->backend, sizeof r->backend, "_-", reason, rlen) ||
+            get_long(hw, "accelerator_count", "hardware.accelerator_count", 0, 4096, 0, &r->accelerator_count,
+                     reason, rlen) ||
+            get_long(hw, "vcpus", "hardware.vcpus", 1, 1L << 20, -1, &r->vcpus, reason, rlen))
+            return -1;
+        const cJSON *devs = cJSON_GetObjectItemCaseSensitive(hw, "devices");
+        const cJSON *d0 = cJSON_IsArray(devs) ? cJSON_GetArrayItem(devs, 0) : NULL;
+        if (cJSON_IsObject(d0) &&
+            get_str(d0, "name", "hardware.devices[0].name", r->accelerator, sizeof r->accelerator, NULL, reason, rlen))
+            return -1;
+    }
+
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "timestamp");
+    if (cJSON_IsString(ts) && ts->valuestring && util_parse_iso8601(ts->valuestring, &r->timestamp) != 0)
+        r->timestamp = 0;
+    return 0;
+}
+
+int rank_parse_result(const char *json, size_t len, rank_result *out, char *reason, size_t rlen)
+{
+    if (len == 0) return fail(reason, rlen, "empty");
+    if (memchr(json, '\0', len)) return fail(reason, rlen, "binary data, not JSON");
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (!root) {
+        size_t at = end && end >= json ? (size_t)(end - json) : 0;
+        return fail(reason, rlen, "invalid JSON (truncated or corrupt near byte %zu)", at);
+    }
+    for (const char *p = end; p && p < json + len; p++)
+        if (!isspace((unsigned char)*p)) {
+            cJSON_Delete(root);
+            return fail(reason, rlen, "trailing data after the JSON document (byte %zu)", (size_t)(p - json));
+        }
+    int rc = parse_tree(root, out, reason, rlen);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int rank_parse_result_tree(const void *tree, rank_result *out, char *reason, size_t rlen)
+{
+    return parse_tree((const cJSON *)tree, out, reason, rlen);
+}

@@ -1,0 +1,261 @@
+/* rank/report.c: ranked rows -> the table people read and the CSV spreadsheets read.
+ *
+ * The table rounds and groups digits, with units in the headers; the CSV carries the same rows as
+ * plain full-precision numbers (no units, no separators), so the two never disagree except in
+ * rounding.  Both put every market of every configuration in one list, which is what makes
+ * "4 x g5.xlarge spot" against "1 x g5.12xlarge on-demand" readable in one glance. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instbench/output.h"
+#include "instbench/rank.h"
+
+/* 1234567.8 -> "1,234,568" (DECIMALS = 0) or "1,234,567.8". */
+static void fmt_grouped(char *out, size_t len, double v, int decimals)
+{
+    if (!isfinite(v)) {
+        snprintf(out, len, "-");
+        return;
+    }
+    char raw[64];
+    snprintf(raw, sizeof raw, "%.*f", decimals, fabs(v));
+    char *dot = strchr(raw, '.');
+    size_t int_len = dot ? (size_t)(dot - raw) : strlen(raw), o = 0;
+    if (v < 0 && o + 1 < len) out[o++] = '-';
+    for (size_t i = 0; i < int_len && o + 2 < len; i++) {
+        if (i && (int_len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = raw[i];
+    }
+    if (dot)
+        for (const char *p = dot; *p && o + 1 < len; p++) out[o++] = *p;
+    out[o] = '\0';
+}
+
+/* Three significant figures for small values, two decimals otherwise: hours and dollars. */
+static void fmt_amount(char *out, size_t len, double v)
+{
+    if (!isfinite(v)) snprintf(out, len, "-");
+    else if (v < 10) snprintf(out, len, "%.3g", v);
+    else fmt_grouped(out, len, v, v < 1000 ? 2 : 0);
+}
+
+static void fmt_age(char *out, size_t len, time_t now, time_t as_of)
+{
+    if (as_of <= 0) {
+        out[0] = '\0';
+        return;
+    }
+    double s = difftime(now, as_of);
+    if (s < 0) s = 0;
+    if (s < 3600) snprintf(out, len, "%.0fm", s / 60);
+    else if (s < 48 * 3600) snprintf(out, len, "%.0fh", s / 3600);
+    else snprintf(out, len, "%.0fd", s / 86400);
+}
+
+void rank_report_price_summary(const rank_report *r, char *out, size_t len)
+{
+    /* Distinct sources in a fixed order, plus the as-of date range of the prices used. */
+    static const char *const order[] = {"live", "cache", "snapshot", "file"};
+    char srcs[96] = "";
+    time_t lo = 0, hi = 0;
+    for (size_t i = 0; i < r->n_priced; i++) {
+        time_t t = r->rows[i].price_as_of;
+        if (t > 0 && (!lo || t < lo)) lo = t;
+        if (t > hi) hi = t;
+    }
+    for (size_t k = 0; k < 4; k++)
+        for (size_t i = 0; i < r->n_priced; i++)
+            if (!strcmp(r->rows[i].price_source, order[k])) {
+                size_t u = strlen(srcs);
+                snprintf(srcs + u, sizeof srcs - u, "%s%s", u ? "+" : "", order[k]);
+                break;
+            }
+    char a[32] = "", b[32] = "";
+    if (lo) util_utc_iso8601(lo, a), a[10] = '\0';
+    if (hi) util_utc_iso8601(hi, b), b[10] = '\0';
+    char dates[80] = "";
+    if (lo && strcmp(a, b)) snprintf(dates, sizeof dates, " as of %s..%s", a, b);
+    else if (lo) snprintf(dates, sizeof dates, " as of %s", a);
+    snprintf(out, len, "%s%s", srcs[0] ? srcs : "no prices", dates);
+}
+
+static const char *interruption(const rank_row *row)
+{
+    if (row->market != RANK_SPOT) return "-";
+    if (row->interruption_bucket < 0) return "?";
+    const char *l = prices_interruption_label(row->interruption_bucket);
+    return l ? l : "?";
+}
+
+static void workload_line(const rank_report *r, char *out, size_t len)
+{
+    const rank_group *g = r->group;
+    char batch[64] = "";
+    if (g->batch_per_device > 0) snprintf(batch, sizeof batch, ", batch %ld/device", g->batch_per_device);
+    snprintf(out, len, "workload %.12s: %s %s%s%s%s", g->fingerprint, g->model[0] ? g->model : "(model?)",
+             g->precision, batch, g->data[0] ? ", data " : "", g->data);
+}
+
+int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
+{
+    const rank_options *o = r->opts;
+    int target = o->target_samples > 0;
+    char line[512], prices[160];
+    workload_line(r, line, sizeof line);
+    rank_report_price_summary(r, prices, sizeof prices);
+    fprintf(out, "%s\n", line);
+    const char *region = r->n_rows ? r->configs[r->rows[0].config].region : "";
+    for (size_t i = 1; i < r->n_rows; i++)
+        if (strcmp(r->configs[r->rows[i].config].region, region)) region = "";
+    fprintf(out, "%zu result%s in %zu configuration%s%s%s; prices: %s%s%s\n", r->group->n,
+            r->group->n == 1 ? "" : "s", r->n_configs, r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region,
+            prices, r->prices_origin ? " - " : "", r->prices_origin ? r->prices_origin : "");
+    if (target) {
+        char n[64];
+        fmt_grouped(n, sizeof n, o->target_samples, 0);
+        if (r->epochs > 0) {
+            char ds[64];
+            fmt_grouped(ds, sizeof ds, r->dataset_size, 0);
+            fprintf(out, "target: %g epochs x %s samples = %s samples\n", r->epochs, ds, n);
+        } else {
+            fprintf(out, "target: %s samples\n", n);
+        }
+    }
+    fprintf(out, "sorted by %s%s\n\n", rank_sort_key_name(o->sort), o->pareto_only ? "; Pareto frontier only" : "");
+
+    enum { NC = 14 };
+    const char *hdr[NC] = {"rank", "configuration", "region", "accelerators", "$/h", "samples/s", "samples/$",
+                           target ? "time (h)" : "time", target ? "cost ($)" : "cost", "spot AZ",
+                           "interrupt", "placement", "price (age)", "runs (spread)"};
+    const output_align al[NC] = {OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                 OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT,
+                                 OUTPUT_LEFT, OUTPUT_RIGHT};
+    /* One region for every row: say it once above the table instead of in a column. */
+    int one_region = 1;
+    for (size_t i = 1; i < r->n_rows; i++)
+        one_region &= !strcmp(r->configs[r->rows[i].config].region, r->configs[r->rows[0].config].region);
+    const size_t skip = one_region ? 2 : NC;   /* the region column's index, or none */
+    const char *h2[NC];
+    output_align a2[NC];
+    size_t nc = 0;
+    for (size_t c = 0; c < NC; c++)
+        if (c != skip) h2[nc] = hdr[c], a2[nc++] = al[c];
+    output_table t;
+    if (output_table_init(&t, nc, h2, a2) != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    for (size_t i = 0; i < r->n_priced; i++) {
+        const rank_row *row = &r->rows[i];
+        const rank_config *c = &r->configs[row->config];
+        char rk[16], cfg[128], acc[128], ph[32], sps[48], spd[48], hrs[48], cost[48], place[16], price[48], age[16],
+            runs[48];
+        snprintf(rk, sizeof rk, "%d%s", row->rank, o->pareto_only || !row->pareto ? "" : "*");
+        rank_config_label(c, row->market, cfg, sizeof cfg);
+        rank_accelerator_label(c, acc, sizeof acc);
+        snprintf(ph, sizeof ph, "%.3f", row->usd_per_hour);
+        fmt_grouped(sps, sizeof sps, row->samples_per_second, row->samples_per_second < 100 ? 2 : 1);
+        fmt_grouped(spd, sizeof spd, row->samples_per_dollar, 0);
+        fmt_amount(hrs, sizeof hrs, row->hours_to_target);
+        fmt_amount(cost, sizeof cost, row->cost_to_target);
+        if (row->market == RANK_SPOT && row->placement_score > 0) snprintf(place, sizeof place, "%d/10", row->placement_score);
+        else snprintf(place, sizeof place, "%s", row->market == RANK_SPOT ? "?" : "-");
+        fmt_age(age, sizeof age, o->now, row->price_as_of);
+        snprintf(price, sizeof price, "%s%s%s%s", row->price_source[0] ? row->price_source : "?", age[0] ? " (" : "",
+                 age, age[0] ? ")" : "");
+        if (c->runs > 1)
+            snprintf(runs, sizeof runs, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
+        else
+            snprintf(runs, sizeof runs, "1");
+        const char *cells[NC] = {rk,   cfg,  c->region, acc, ph, sps, spd, target ? hrs : "-", target ? cost : "-",
+                                 row->market == RANK_SPOT ? row->az : "-", interruption(row), place, price, runs};
+        const char *c2[NC];
+        for (size_t k = 0, j = 0; k < NC; k++)
+            if (k != skip) c2[j++] = cells[k];
+        if (output_table_add_row(&t, c2) != 0) {
+            output_table_free(&t);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        }
+    }
+    if (r->n_priced) output_table_write_text(&t, out);
+    else fprintf(out, "no priced configuration is left to rank.\n");
+    output_table_free(&t);
+
+    if (r->n_priced && !o->pareto_only) {
+        int any = 0;
+        for (size_t i = 0; i < r->n_priced; i++) any |= r->rows[i].pareto && r->n_priced > 1;
+        if (any) fprintf(out, "\n* Pareto frontier: no other row is both faster and cheaper per sample.\n");
+    }
+    if (r->n_rows > r->n_priced) {
+        fprintf(out, "\nnot ranked (no usable price):\n");
+        for (size_t i = r->n_priced; i < r->n_rows; i++) {
+            const rank_row *row = &r->rows[i];
+            char cfg[128], sps[48];
+            rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
+            fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
+            fprintf(out, "  %s (%s samples/s): %s\n", cfg, sps, row->unpriced_reason);
+        }
+    }
+    if (ferror(out)) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the table");
+    return 0;
+}
+
+/* Plain numbers for spreadsheets: the shortest of 15/16/17 significant digits that reads back
+ * as the same double (0.1 stays "0.1"); "" when unknown. */
+static void fmt_plain(char *out, size_t len, double v)
+{
+    out[0] = '\0';
+    if (!isfinite(v)) return;
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(out, len, "%.*g", digits, v);
+        if (strtod(out, NULL) == v) return;
+    }
+}
+
+int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err)
+{
+    enum { NC = 24 };
+    static const char *const hdr[NC] = {
+        "rank", "configuration", "instance_type", "nodes", "market", "region", "accelerator", "accelerators_per_node",
+        "accelerators_total", "usd_per_hour", "usd_per_hour_per_node", "samples_per_second", "samples_per_dollar",
+        "target_samples", "hours_to_target", "cost_to_target_usd", "spot_az", "interruption_bucket",
+        "interruption_label", "placement_score", "price_source", "price_as_of", "runs", "pareto"};
+    output_table t;
+    if (output_table_init(&t, NC, hdr, NULL) != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    for (size_t i = 0; i < r->n_priced; i++) {
+        const rank_row *row = &r->rows[i];
+        const rank_config *c = &r->configs[row->config];
+        char rk[16], cfg[128], nodes[24], apn[24], tot[24], ph[40], pn[40], sps[40], spd[40], tgt[40], hrs[40],
+            cost[40], ib[16], pl[16], asof[32] = "", runs[24];
+        snprintf(rk, sizeof rk, "%d", row->rank);
+        rank_config_label(c, row->market, cfg, sizeof cfg);
+        snprintf(nodes, sizeof nodes, "%ld", c->nodes);
+        snprintf(apn, sizeof apn, "%ld", c->accelerator_count);
+        snprintf(tot, sizeof tot, "%ld", c->accelerator_count * c->nodes);
+        fmt_plain(ph, sizeof ph, row->usd_per_hour);
+        fmt_plain(pn, sizeof pn, row->price_per_node);
+        fmt_plain(sps, sizeof sps, row->samples_per_second);
+        fmt_plain(spd, sizeof spd, row->samples_per_dollar);
+        fmt_plain(tgt, sizeof tgt, r->opts->target_samples > 0 ? r->opts->target_samples : NAN);
+        fmt_plain(hrs, sizeof hrs, row->hours_to_target);
+        fmt_plain(cost, sizeof cost, row->cost_to_target);
+        if (row->interruption_bucket >= 0) snprintf(ib, sizeof ib, "%d", row->interruption_bucket);
+        else ib[0] = '\0';
+        if (row->placement_score > 0) snprintf(pl, sizeof pl, "%d", row->placement_score);
+        else pl[0] = '\0';
+        if (row->price_as_of > 0) util_utc_iso8601(row->price_as_of, asof);
+        snprintf(runs, sizeof runs, "%zu", c->runs);
+        const char *il = row->interruption_bucket >= 0 ? interruption(row) : "";
+        const char *cells[NC] = {rk, cfg, c->instance_type, nodes, rank_market_name(row->market), c->region,
+                                 c->accelerator, apn, tot, ph, pn, sps, spd, tgt, hrs, cost,
+                                 row->market == RANK_SPOT ? row->az : "", ib, il, pl, row->price_source, asof, runs,
+                                 row->pareto ? "1" : "0"};
+        if (output_table_add_row(&t, cells) != 0) {
+            output_table_free(&t);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        }
+    }
+    int rc = output_table_write_csv(&t, out);
+    output_table_free(&t);
+    if (rc != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write CSV");
+    return 0;
+}

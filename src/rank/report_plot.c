@@ -1,0 +1,71 @@
+/* rank/report_plot.c: the --plot chart.  samples/s (y) against $/h (x): every ranked row is a
+ * point; dashed rays through the origin are lines of equal samples per dollar (slope =
+ * samples_per_dollar / 3600), so "further up-left" reads as "cheaper per sample"; the Pareto rows
+ * are joined in red. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instbench/output.h"
+#include "instbench/rank.h"
+
+/* Two significant figures: 1234567 -> 1200000. */
+static double round2(double v)
+{
+    double p = pow(10, floor(log10(v)) - 1);
+    return floor(v / p) * p;
+}
+
+static void fmt_spd(char *out, size_t len, double v)
+{
+    if (v >= 1e6) snprintf(out, len, "%g M samples/$", v / 1e6);
+    else if (v >= 1e3) snprintf(out, len, "%g k samples/$", v / 1e3);
+    else snprintf(out, len, "%g samples/$", v);
+}
+
+int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
+{
+    size_t n = r->n_priced;
+    output_point *pts = calloc(n ? n : 1, sizeof *pts);
+    char (*labels)[160] = calloc(n ? n : 1, sizeof *labels);
+    if (!pts || !labels) {
+        free(pts), free(labels);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    double best = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rank_row *row = &r->rows[i];
+        char l[128];
+        rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
+        snprintf(labels[i], sizeof labels[i], "#%d %s", row->rank, l);
+        pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], row->pareto};
+        if (row->samples_per_dollar > best) best = row->samples_per_dollar;
+    }
+    output_ray rays[3];
+    char rl[3][48];
+    size_t nr = 0;
+    if (best > 0)
+        for (int k = 0; k < 3; k++) {
+            double v = round2(best / (1 << (2 * k)));   /* best, best/4, best/16 */
+            fmt_spd(rl[k], sizeof rl[k], v);
+            rays[nr++] = (output_ray){v / 3600.0, rl[k]};
+        }
+
+    char title[256], subtitle[320], prices[160];
+    rank_report_price_summary(r, prices, sizeof prices);
+    const rank_group *g = r->group;
+    snprintf(title, sizeof title, "%s %s: samples/s against $/h", g->model[0] ? g->model : "workload", g->precision);
+    snprintf(subtitle, sizeof subtitle, "workload %.12s; prices: %s%s%s; %zu configuration%s ranked", g->fingerprint,
+             prices, r->prices_origin ? " - " : "", r->prices_origin ? r->prices_origin : "", n, n == 1 ? "" : "s");
+    output_plot plot = {title, subtitle, "cost ($/h, all nodes)", "training throughput (samples/s)", pts, n, rays, nr,
+                        "red: Pareto frontier (no other configuration is both faster and cheaper per sample)"};
+    char *svg = NULL;
+    size_t len = 0;
+    int rc = output_svg_scatter(&plot, &svg, &len, err);
+    if (rc == 0) rc = util_write_file_atomic(path, svg, len, err);
+    free(svg);
+    free(pts);
+    free(labels);
+    return rc;
+}

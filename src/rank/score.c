@@ -1,0 +1,213 @@
+/* rank/score.c: configuration x market x price -> one rank_row with the money figures.
+ *
+ * Throughput does not depend on the market a run happened to use, so every configuration gets a
+ * row per requested market.  SageMaker ml.* types have no spot market of their own (managed spot
+ * training bills differently), so they get on-demand rows only.  A row without a usable price is
+ * kept with the reason, never dropped silently. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instbench/rank.h"
+#include "rank/internal.h"
+
+void rank_options_init(rank_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->markets = RANK_MARKETS_BOTH;
+    o->spot_mode = RANK_SPOT_LOWEST;
+    o->target_samples = 0;
+    o->deadline_hours = NAN;
+    o->budget_usd = NAN;
+    o->max_hourly_usd = NAN;
+    o->sort = RANK_SORT_SAMPLES_PER_DOLLAR;
+    o->now = time(NULL);
+}
+
+int rank_is_sagemaker_type(const char *t) { return !strncmp(t, "ml.", 3); }
+
+const char *rank_market_name(rank_market m) { return m == RANK_SPOT ? "spot" : "on-demand"; }
+
+static const char *const sort_names[] = {"samples-per-dollar", "throughput", "cost", "time"};
+
+const char *rank_sort_key_name(rank_sort_key k) { return sort_names[k]; }
+
+int rank_parse_sort_key(const char *s, rank_sort_key *out)
+{
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, sort_names[i])) {
+            *out = (rank_sort_key)i;
+            return 0;
+        }
+    return -1;
+}
+
+int rank_parse_markets(const char *s, int *out)
+{
+    if (!strcmp(s, "on-demand")) *out = RANK_MARKETS_ON_DEMAND;
+    else if (!strcmp(s, "spot")) *out = RANK_MARKETS_SPOT;
+    else if (!strcmp(s, "both")) *out = RANK_MARKETS_BOTH;
+    else return -1;
+    return 0;
+}
+
+int rank_parse_spot_mode(const char *s, rank_spot_mode *out)
+{
+    if (!strcmp(s, "lowest")) *out = RANK_SPOT_LOWEST;
+    else if (!strcmp(s, "median")) *out = RANK_SPOT_MEDIAN;
+    else if (!strcmp(s, "az")) *out = RANK_SPOT_AZ;
+    else return -1;
+    return 0;
+}
+
+void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len)
+{
+    snprintf(out, len, "%ld x %s %s", c->nodes, c->instance_type[0] ? c->instance_type : "(unknown type)",
+             rank_market_name(m));
+}
+
+void rank_accelerator_label(const rank_config *c, char *out, size_t len)
+{
+    if (c->accelerator_count > 0) {
+        long total = c->nodes * c->accelerator_count;
+        const char *name = c->accelerator[0] ? c->accelerator : "GPU";
+        if (c->nodes > 1)
+            snprintf(out, len, "%ld x %s (%ld nodes x %ld)", total, name, c->nodes, c->accelerator_count);
+        else
+            snprintf(out, len, "%ld x %s", total, name);
+    } else if (c->vcpus > 0) {
+        snprintf(out, len, "%ld x %ld vCPU", c->nodes, c->vcpus);
+    } else {
+        snprintf(out, len, "%ld x CPU", c->nodes);
+    }
+}
+
+static int price_ok(double p) { return isfinite(p) && p > 0 && p < 1e7; }
+
+/* Spot price per node by MODE; fills the AZ (or "median of N AZs").  0 ok, -1 with a reason. */
+static int pick_spot(const price_record *pr, const rank_options *o, double *price, char *az, size_t azlen,
+                     char *reason, size_t rlen)
+{
+    size_t valid = 0;
+    for (size_t i = 0; i < pr->n_spot; i++) valid += price_ok(pr->spot[i].usd_per_hour);
+    if (valid == 0) {
+        snprintf(reason, rlen, pr->n_spot ? "no valid spot price for %s in %s" : "no spot price for %s in %s",
+                 pr->instance_type, pr->region);
+        return -1;
+    }
+    if (o->spot_mode == RANK_SPOT_AZ) {
+        for (size_t i = 0; i < pr->n_spot; i++)
+            if (!strcmp(pr->spot[i].az, o->az)) {
+                if (!price_ok(pr->spot[i].usd_per_hour)) break;
+                *price = pr->spot[i].usd_per_hour;
+                snprintf(az, azlen, "%s", o->az);
+                return 0;
+            }
+        snprintf(reason, rlen, "no spot price for %s in %s", pr->instance_type, o->az);
+        return -1;
+    }
+    if (o->spot_mode == RANK_SPOT_MEDIAN) {
+        double *v = malloc(valid * sizeof *v);
+        if (!v) {
+            snprintf(reason, rlen, "out of memory");
+            return -1;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < pr->n_spot; i++)
+            if (price_ok(pr->spot[i].usd_per_hour)) v[k++] = pr->spot[i].usd_per_hour;
+        *price = rank_median(v, k);
+        free(v);
+        snprintf(az, azlen, "median of %zu AZs", k);
+        return 0;
+    }
+    size_t best = (size_t)-1;
+    for (size_t i = 0; i < pr->n_spot; i++) {
+        if (!price_ok(pr->spot[i].usd_per_hour)) continue;
+        /* Ties go to the alphabetically first AZ so output is stable. */
+        if (best == (size_t)-1 || pr->spot[i].usd_per_hour < pr->spot[best].usd_per_hour ||
+            (pr->spot[i].usd_per_hour == pr->spot[best].usd_per_hour && strcmp(pr->spot[i].az, pr->spot[best].az) < 0))
+            best = i;
+    }
+    *price = pr->spot[best].usd_per_hour;
+    snprintf(az, azlen, "%s", pr->spot[best].az);
+    return 0;
+}
+
+static void score_row(const rank_config *c, const price_set *prices, const rank_options *o, rank_row *row)
+{
+    row->priced = 0;
+    row->interruption_bucket = -1;
+    row->placement_score = -1;
+    row->price_per_node = row->usd_per_hour = row->samples_per_dollar = NAN;
+    row->hours_to_target = row->cost_to_target = NAN;
+    row->samples_per_second = c->samples_per_second;
+    char *why = row->unpriced_reason;
+    size_t wl = sizeof row->unpriced_reason;
+    if (!c->instance_type[0]) {
+        snprintf(why, wl, "instance type unknown (the run had no IMDS access and no --instance-type)");
+        return;
+    }
+    if (!c->region[0]) {
+        snprintf(why, wl, "region of %s unknown (pass --region)", c->instance_type);
+        return;
+    }
+    const price_record *pr = prices ? prices_find(prices, c->instance_type, c->region) : NULL;
+    if (!pr) {
+        snprintf(why, wl, "no price for %s in %s", c->instance_type, c->region);
+        return;
+    }
+    double p;
+    if (row->market == RANK_ON_DEMAND) {
+        p = pr->on_demand_usd_per_hour;
+        if (isnan(p)) {
+            snprintf(why, wl, "no on-demand price for %s in %s", c->instance_type, c->region);
+            return;
+        }
+        if (!price_ok(p)) {
+            snprintf(why, wl, "invalid on-demand price %.6g for %s in %s", p, c->instance_type, c->region);
+            return;
+        }
+        snprintf(row->price_source, sizeof row->price_source, "%s", pr->on_demand_source);
+        row->price_as_of = pr->on_demand_as_of;
+    } else {
+        if (pick_spot(pr, o, &p, row->az, sizeof row->az, why, wl) != 0) return;
+        snprintf(row->price_source, sizeof row->price_source, "%s", pr->spot_source);
+        row->price_as_of = pr->spot_as_of;
+        /* Interruption frequency and placement score describe the spot market only. */
+        row->interruption_bucket = pr->interruption_bucket >= 0 && pr->interruption_bucket <= 4 ? pr->interruption_bucket : -1;
+        row->placement_score = pr->placement_score >= 1 && pr->placement_score <= 10 ? pr->placement_score : -1;
+    }
+    row->priced = 1;
+    row->unpriced_reason[0] = '\0';
+    row->price_per_node = p;
+    row->usd_per_hour = (double)c->nodes * p;
+    row->samples_per_dollar = c->samples_per_second * 3600.0 / row->usd_per_hour;
+    if (o->target_samples > 0) {
+        row->hours_to_target = o->target_samples / c->samples_per_second / 3600.0;
+        row->cost_to_target = row->hours_to_target * row->usd_per_hour;
+    }
+}
+
+int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices, const rank_options *o,
+               rank_row **rows, size_t *n_rows, ib_error *err)
+{
+    *rows = NULL;
+    *n_rows = 0;
+    rank_row *r = calloc(n_configs * 2 + 1, sizeof *r);
+    if (!r) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory scoring configurations");
+    size_t n = 0;
+    for (size_t i = 0; i < n_configs; i++) {
+        for (int m = 0; m < 2; m++) {
+            if (!(o->markets & (1 << m))) continue;
+            if (m == RANK_SPOT && rank_is_sagemaker_type(configs[i].instance_type)) continue;
+            rank_row *row = &r[n++];
+            row->config = i;
+            row->market = (rank_market)m;
+            score_row(&configs[i], prices, o, row);
+        }
+    }
+    *rows = r;
+    *n_rows = n;
+    return 0;
+}

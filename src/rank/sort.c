@@ -1,0 +1,63 @@
+/* rank/sort.c: order priced rows by the chosen objective, then number them.
+ *
+ * samples-per-dollar and throughput: higher first.  cost: lower cost to the target first (with no
+ * target, lower $/h: the cost of keeping the configuration running).  time: shorter time to the
+ * target first, i.e. higher samples/s.  Ties fall back to samples per dollar, then samples/s,
+ * then the configuration label, so the order never depends on input order. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instbench/rank.h"
+
+typedef struct sort_item {
+    rank_row row;
+    char label[160];
+} sort_item;
+
+static rank_sort_key g_key;
+
+static int cmp_desc(double a, double b) { return (a < b) - (a > b); }
+static int cmp_asc(double a, double b) { return (a > b) - (a < b); }
+
+static int cmp_items(const void *pa, const void *pb)
+{
+    const sort_item *a = pa, *b = pb;
+    const rank_row *x = &a->row, *y = &b->row;
+    int c = 0;
+    switch (g_key) {
+    case RANK_SORT_SAMPLES_PER_DOLLAR: c = cmp_desc(x->samples_per_dollar, y->samples_per_dollar); break;
+    case RANK_SORT_THROUGHPUT: c = cmp_desc(x->samples_per_second, y->samples_per_second); break;
+    case RANK_SORT_COST:
+        c = isnan(x->cost_to_target) || isnan(y->cost_to_target) ? cmp_asc(x->usd_per_hour, y->usd_per_hour)
+                                                                 : cmp_asc(x->cost_to_target, y->cost_to_target);
+        break;
+    case RANK_SORT_TIME: c = cmp_desc(x->samples_per_second, y->samples_per_second); break;
+    }
+    if (!c) c = cmp_desc(x->samples_per_dollar, y->samples_per_dollar);
+    if (!c) c = cmp_desc(x->samples_per_second, y->samples_per_second);
+    if (!c) c = strcmp(a->label, b->label);
+    if (!c) c = (x->market > y->market) - (x->market < y->market);
+    return c;
+}
+
+void rank_sort(rank_row *rows, size_t n_priced, const rank_config *configs, rank_sort_key key)
+{
+    sort_item *items = malloc((n_priced ? n_priced : 1) * sizeof *items);
+    if (items) {
+        for (size_t i = 0; i < n_priced; i++) {
+            items[i].row = rows[i];
+            const rank_config *c = &configs[rows[i].config];
+            /* Region in the label keeps equal types priced in two regions in a fixed order. */
+            char l[100];
+            rank_config_label(c, rows[i].market, l, sizeof l);
+            snprintf(items[i].label, sizeof items[i].label, "%s %s", l, c->region);
+        }
+        g_key = key;
+        qsort(items, n_priced, sizeof *items, cmp_items);
+        for (size_t i = 0; i < n_priced; i++) rows[i] = items[i].row;
+        free(items);
+    }
+    for (size_t i = 0; i < n_priced; i++) rows[i].rank = (int)i + 1;
+}
