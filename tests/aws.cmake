@@ -6,3 +6,7 @@
 add_executable(aws_sigv4_suite aws_sigv4_suite.c)
 target_link_libraries(aws_sigv4_suite PRIVATE instbench_core)
 add_test(NAME aws_sigv4_suite COMMAND aws_sigv4_suite ${INSTBENCH_SHARED_DIR}/testdata/aws-sigv4-suite)
+
+# A driver for the client pieces, used by the endpoint tests below.
+add_executable(aws_client_probe aws_client_probe.c)
+target_link_libraries(aws_client_probe PRIVATE instbench_core)

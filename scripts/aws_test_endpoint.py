@@ -1,0 +1,782 @@
+#!/usr/bin/python3
+"""A local AWS test endpoint for instbench's tests and benchmark.
+
+Runs on 127.0.0.1 (port 0 picks a free port; the port is printed as the first stdout line and
+written to --port-file) and exits on its own after --timeout seconds.  Every service request's
+SigV4 signature is recomputed with botocore's SigV4Auth over the received request (the headers
+named in SignedHeaders, the body, the X-Amz-Date time) and the known credentials: a difference is
+answered 403 SignatureDoesNotMatch in the service's error format.
+
+Served:
+  Pricing  POST /  X-Amz-Target: AWSPriceListService.GetProducts   (AWS JSON 1.1; signing name
+           "pricing").  PriceList entries are JSON documents inside strings; NextToken pagination,
+           --page-size entries per page (or MaxResults when smaller).  Filters: TERM_MATCH/EQUALS,
+           ANY_OF (comma list), CONTAINS, NONE_OF over product attributes (case-insensitive values).
+  EC2      query API (GET ?Action=... or POST form body; signing name "ec2"; the region served is
+           the signing region):  DescribeSpotPriceHistory (XML, NextToken pagination,
+           --ec2-page-size or MaxResults) and GetSpotPlacementScores (XML; UnauthorizedOperation
+           with --placement-unauthorized).
+  IMDSv2   PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds), then GET
+           /latest/meta-data/{instance-id, instance-type, placement/region,
+           placement/availability-zone, instance-life-cycle, iam/security-credentials/[ROLE]} and
+           /latest/dynamic/instance-identity/document, each needing X-aws-ec2-metadata-token.
+  Container credentials  GET /v2/credentials/<anything> (checks --container-auth-token against
+           the Authorization header when given).
+  Control  POST /__control  JSON {"faults": [{"kind": K, "count": N, "service": "pricing|ec2|any"}],
+                                 "latency_ms": N, "placement_unauthorized": bool, "reset_stats": bool}
+           GET  /__stats     JSON counters (requests per operation, signature failures, faults
+                             applied, most requests in flight together, credential fetches, ...)
+           POST /__shutdown
+
+Prices data (--prices FILE): a JSON list of records
+    {"instance_type": "p4d.24xlarge", "region": "us-east-1", "on_demand": 32.7726,
+     "spot": {"us-east-1a": 9.83, "us-east-1b": 10.1}}
+(on_demand may be null, spot may be {} or absent), or a CSV with the header
+instance_type,region,on_demand[,availability_zone,spot] (one row per AZ).  Instance types starting
+with "ml." are SageMaker: served under ServiceCode AmazonSageMaker with productFamily "ML Instance",
+attributes instanceName=<type>, component="Training" (the record's price) beside a "Hosting"
+distractor at a different price; EC2 types come with distractors too (Windows, Dedicated tenancy,
+SQL Web pre-installed software, capacitystatus UnusedCapacityReservation, a Reserved term), so
+only a client that filters like the AWS CLI would get the record's price.
+Spot history: per (type, AZ) the record's price is the latest "Linux/UNIX" entry (timestamp
+--spot-age-s before now, default 3600) after two older, different prices, beside "Windows" and
+"Linux/UNIX (Amazon VPC)" distractors.  Placement score of a region or AZ: 1 + (sha256 of
+"types|region[|az]") mod 10, so tests can recompute it.
+
+Fault kinds (--fault KIND[:COUNT[:SERVICE]], repeatable, or via /__control), applied to the next
+COUNT service requests (after the signature check):
+  throttle   Pricing 400 ThrottlingException (JSON) / EC2 503 RequestLimitExceeded (XML)
+  500, 503   InternalError / ServiceUnavailable in the service's format
+  stall      answer nothing for --stall-seconds (past the client's timeout)
+  cut        send headers and half the body, then close the connection
+  truncate   200 with the body cut in half (Content-Length matching: valid HTTP, broken JSON/XML)
+  malformed  200 with a body that is not JSON/XML
+  expired    403 ExpiredToken (EC2) / ExpiredTokenException (Pricing)
+  denied     403 AccessDeniedException (Pricing) / UnauthorizedOperation (EC2)
+Credentials: --credentials AKID:SECRET[:TOKEN] (repeatable; default AKIDEXAMPLE with the SigV4
+suite's example secret); --expired-token TOKEN makes that session token answer 403 ExpiredToken.
+IMDS and container credentials are minted here (tokens included) and accepted for signing.
+"""
+import argparse
+import base64
+import csv
+import datetime
+import gzip
+import hashlib
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+DEFAULT_AK = "AKIDEXAMPLE"
+DEFAULT_SK = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+CLOCK_SKEW_S = 15 * 60
+
+
+def utc(ts):
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc)
+
+
+def iso(ts, millis=False):
+    d = utc(ts)
+    return d.strftime("%Y-%m-%dT%H:%M:%S") + (".000Z" if millis else "Z")
+
+
+class State:
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.creds = {}  # access key id -> (secret, token or None, expires_at or None)
+        for spec in args.credentials or ["%s:%s" % (DEFAULT_AK, DEFAULT_SK)]:
+            parts = spec.split(":", 2)
+            if len(parts) < 2:
+                sys.exit("--credentials wants AKID:SECRET[:TOKEN]")
+            self.creds[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else None, None)
+        self.expired_tokens = set(args.expired_token or [])
+        self.faults = []
+        for f in args.fault or []:
+            p = f.split(":")
+            self.faults.append({"kind": p[0], "count": int(p[1]) if len(p) > 1 else 1,
+                                "service": p[2] if len(p) > 2 else "any"})
+        self.latency_s = args.latency_ms / 1000.0
+        self.placement_unauthorized = args.placement_unauthorized
+        self.imds_tokens = set()
+        self.minted = 0
+        self.records = load_prices(args.prices) if args.prices else []
+        self.reset_stats()
+
+    def reset_stats(self):
+        self.stats = {"requests": 0, "by_operation": {}, "signature_failures": 0, "auth_failures": 0,
+                      "faults_applied": {}, "in_flight": 0, "max_in_flight": 0, "connections": 0,
+                      "gzip_responses": 0, "imds_token_requests": 0, "imds_credential_fetches": 0,
+                      "container_credential_fetches": 0, "access_key_ids": [], "regions": {}}
+
+    def count(self, key, sub=None):
+        with self.lock:
+            if sub is None:
+                self.stats[key] += 1
+            else:
+                self.stats[key][sub] = self.stats[key].get(sub, 0) + 1
+
+    def take_fault(self, service):
+        with self.lock:
+            for f in self.faults:
+                if f["count"] > 0 and f["service"] in ("any", service):
+                    f["count"] -= 1
+                    self.stats["faults_applied"][f["kind"]] = self.stats["faults_applied"].get(f["kind"], 0) + 1
+                    return f["kind"]
+            return None
+
+    def mint(self, kind, ttl_s):
+        """Temporary credentials for IMDS or the container endpoint; each fetch gets new ones."""
+        with self.lock:
+            self.minted += 1
+            n = self.minted
+        ak = "ASIA%sTEST%04d" % (kind.upper()[:4], n)
+        sk = "tmp%s%04dSECRET/%s" % (kind, n, uuid.uuid4().hex)
+        tok = "TOKEN-%s-%04d-%s" % (kind, n, uuid.uuid4().hex * 4)
+        exp = time.time() + ttl_s
+        with self.lock:
+            self.creds[ak] = (sk, tok, exp)
+        return {"AccessKeyId": ak, "SecretAccessKey": sk, "Token": tok, "Expiration": iso(exp)}
+
+
+def load_prices(path):
+    recs = {}
+    with open(path, newline="") as f:
+        if path.endswith(".csv"):
+            for row in csv.DictReader(f):
+                key = (row["instance_type"], row["region"])
+                r = recs.setdefault(key, {"instance_type": key[0], "region": key[1], "on_demand": None, "spot": {}})
+                od = row.get("on_demand") or row.get("on_demand_usd_per_hour")
+                if od:
+                    r["on_demand"] = float(od)
+                az = row.get("availability_zone")
+                sp = row.get("spot") or row.get("spot_usd_per_hour")
+                if az and sp:
+                    r["spot"][az] = float(sp)
+        else:
+            for r in json.load(f):
+                key = (r["instance_type"], r["region"])
+                recs[key] = {"instance_type": key[0], "region": key[1], "on_demand": r.get("on_demand"),
+                             "spot": dict(r.get("spot") or {})}
+    return list(recs.values())
+
+
+# ---- Pricing ------------------------------------------------------------------------------------
+
+def sku_of(*parts):
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16].upper()
+
+
+def price_doc(service_code, family, attrs, usd, sku):
+    term = "JRTCKXETXF"
+    ondemand = {"%s.%s" % (sku, term): {
+        "priceDimensions": {"%s.%s.6YS6EN2CT7" % (sku, term): {
+            "unit": "Hrs", "endRange": "Inf", "beginRange": "0", "appliesTo": [],
+            "rateCode": "%s.%s.6YS6EN2CT7" % (sku, term),
+            "description": "$%s per On Demand %s %s Instance Hour" % (usd, attrs.get("operatingSystem", ""),
+                                                                       attrs.get("instanceType", "")),
+            "pricePerUnit": {"USD": "%.10f" % usd}}},
+        "sku": sku, "effectiveDate": "2026-11-01T00:00:00Z", "offerTermCode": term, "termAttributes": {}}}
+    reserved = {"%s.38NPMPTW36" % sku: {
+        "priceDimensions": {"%s.38NPMPTW36.2TG2D8R56U" % sku: {
+            "unit": "Quantity", "description": "Upfront Fee", "appliesTo": [],
+            "rateCode": "%s.38NPMPTW36.2TG2D8R56U" % sku, "pricePerUnit": {"USD": "%.0f" % (usd * 3000)}}},
+        "sku": sku, "effectiveDate": "2026-11-01T00:00:00Z", "offerTermCode": "38NPMPTW36",
+        "termAttributes": {"LeaseContractLength": "1yr", "OfferingClass": "standard",
+                           "PurchaseOption": "Partial Upfront"}}}
+    attrs = dict(attrs)
+    attrs["servicecode"] = service_code
+    return json.dumps({"product": {"productFamily": family, "attributes": attrs, "sku": sku},
+                       "serviceCode": service_code, "terms": {"OnDemand": ondemand, "Reserved": reserved},
+                       "version": "20261120000000", "publicationDate": "2026-11-20T00:00:00Z"})
+
+
+def products(state):
+    """Every product the endpoint knows, as (attributes, PriceList string)."""
+    if getattr(state, "_products", None) is not None:
+        return state._products
+    out = []
+    for r in state.records:
+        if r["on_demand"] is None:
+            continue
+        t, reg, usd = r["instance_type"], r["region"], float(r["on_demand"])
+        if t.startswith("ml."):
+            for comp, mult in (("Training", 1.0), ("Hosting", 1.17)):
+                a = {"instanceName": t, "component": comp, "regionCode": reg, "location": reg,
+                     "usagetype": "%s-%s:%s" % (reg, "Train" if comp == "Training" else "Host", t),
+                     "operation": "RunInstance", "instanceType": "%s-%s" % (t, comp)}
+                out.append((a, price_doc("AmazonSageMaker", "ML Instance", a, round(usd * mult, 4),
+                                         sku_of(t, reg, comp))))
+            continue
+        variants = [("Linux", "Shared", "NA", "Used", 1.0), ("Windows", "Shared", "NA", "Used", 1.5),
+                    ("Linux", "Dedicated", "NA", "Used", 1.1), ("Linux", "Shared", "SQL Web", "Used", 1.3),
+                    ("Linux", "Shared", "NA", "UnusedCapacityReservation", 1.0001)]
+        for os_, ten, sw, cap, mult in variants:
+            a = {"instanceType": t, "regionCode": reg, "location": reg, "operatingSystem": os_, "tenancy": ten,
+                 "preInstalledSw": sw, "capacitystatus": cap, "licenseModel": "No License required",
+                 "usagetype": "%s-BoxUsage:%s" % (reg, t), "operation": "RunInstances", "marketoption": "OnDemand"}
+            out.append((a, price_doc("AmazonEC2", "Compute Instance", a, round(usd * mult, 4),
+                                     sku_of(t, reg, os_, ten, sw, cap))))
+    state._products = out
+    return out
+
+
+def filter_match(attrs, f):
+    field, value, typ = f.get("Field", ""), str(f.get("Value", "")), f.get("Type", "TERM_MATCH")
+    have = None
+    for k, v in attrs.items():
+        if k.lower() == field.lower():
+            have = v
+    if field.lower() == "servicecode":
+        have = attrs.get("servicecode")
+    if have is None:
+        return typ == "NONE_OF"
+    hv = have.lower()
+    if typ in ("TERM_MATCH", "EQUALS"):
+        return hv == value.lower()
+    if typ == "ANY_OF":
+        return hv in [v.strip().lower() for v in value.split(",")]
+    if typ == "NONE_OF":
+        return hv not in [v.strip().lower() for v in value.split(",")]
+    if typ == "CONTAINS":
+        return value.lower() in hv
+    raise ValueError(typ)
+
+
+def get_products(state, body):
+    try:
+        req = json.loads(body or b"{}")
+    except ValueError:
+        return 400, {"__type": "SerializationException", "message": "request body is not JSON"}
+    code = req.get("ServiceCode")
+    if not code:
+        return 400, {"__type": "ValidationException", "message": "ServiceCode is required"}
+    if req.get("FormatVersion", "aws_v1") != "aws_v1":
+        return 400, {"__type": "InvalidParameterException", "message": "FormatVersion must be aws_v1"}
+    filters = req.get("Filters") or []
+    for f in filters:
+        if f.get("Type", "TERM_MATCH") not in ("TERM_MATCH", "EQUALS", "ANY_OF", "NONE_OF", "CONTAINS"):
+            return 400, {"__type": "InvalidParameterException", "message": "bad filter type %r" % f.get("Type")}
+    items = [doc for a, doc in products(state)
+             if json.loads(doc)["serviceCode"] == code and all(filter_match(dict(a, servicecode=code), f)
+                                                                for f in filters)]
+    page = state.args.page_size
+    if req.get("MaxResults"):
+        page = min(page, int(req["MaxResults"]))
+    start = 0
+    if req.get("NextToken"):
+        try:
+            start = int(base64.b64decode(req["NextToken"]).decode().split(":")[1])
+        except Exception:
+            return 400, {"__type": "InvalidNextTokenException", "message": "The NextToken is invalid."}
+    resp = {"FormatVersion": "aws_v1", "PriceList": items[start:start + page]}
+    if start + page < len(items):
+        resp["NextToken"] = base64.b64encode(("pricing:%d:%s" % (start + page, uuid.uuid4().hex)).encode()).decode()
+    return 200, resp
+
+
+# ---- EC2 ----------------------------------------------------------------------------------------
+
+EC2_NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
+
+
+def numbered(params, prefix):
+    """InstanceType.1, InstanceType.2, ... -> values in numeric order."""
+    out = []
+    for k, v in params.items():
+        if k.startswith(prefix + "."):
+            rest = k[len(prefix) + 1:]
+            if rest.isdigit():
+                out.append((int(rest), v))
+    return [v for _, v in sorted(out)]
+
+
+def spot_history(state, region):
+    now = time.time()
+    age = state.args.spot_age_s
+    rows = []
+    for r in state.records:
+        if r["region"] != region:
+            continue
+        for az, price in sorted(r["spot"].items()):
+            p = float(price)
+            hist = [(now - age, p), (now - age - 86400, p * 1.07), (now - age - 3 * 86400, p * 0.93)]
+            for ts, pp in hist:
+                rows.append((ts, r["instance_type"], "Linux/UNIX", az, pp))
+            rows.append((now - age - 600, r["instance_type"], "Windows", az, p * 1.9))
+            rows.append((now - age - 1200, r["instance_type"], "Linux/UNIX (Amazon VPC)", az, p * 1.2))
+    rows.sort(key=lambda x: (-x[0], x[1], x[3], x[2]))
+    return rows
+
+
+def ec2_error(status, code, msg):
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>%s</Code><Message>%s</Message>'
+            '</Error></Errors><RequestID>%s</RequestID></Response>' % (code, msg, uuid.uuid4()))
+    return status, body
+
+
+def describe_spot_price_history(state, region, params):
+    types = set(numbered(params, "InstanceType"))
+    descs = set(numbered(params, "ProductDescription"))
+    for i in range(1, 50):
+        name = params.get("Filter.%d.Name" % i)
+        if name is None:
+            break
+        vals = set(numbered(params, "Filter.%d.Value" % i))
+        if name == "instance-type":
+            types |= vals
+        elif name == "product-description":
+            descs |= vals
+    az_filter = params.get("AvailabilityZone")
+    start = None
+    if params.get("StartTime"):
+        try:
+            start = datetime.datetime.fromisoformat(params["StartTime"].replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return ec2_error(400, "InvalidParameterValue", "StartTime is not a timestamp")
+    rows = [x for x in spot_history(state, region)
+            if (not types or x[1] in types) and (not descs or x[2] in descs) and (not az_filter or x[3] == az_filter)]
+    if start is not None:
+        # the window holds the entries after StartTime plus the price in effect at StartTime
+        keep, seen = [], set()
+        for x in rows:
+            k = (x[1], x[2], x[3])
+            if x[0] >= start:
+                keep.append(x)
+            elif k not in seen:
+                keep.append(x)
+                seen.add(k)
+                continue
+            if x[0] < start:
+                seen.add(k)
+        rows = keep
+    page = state.args.ec2_page_size
+    if params.get("MaxResults"):
+        try:
+            mr = int(params["MaxResults"])
+        except ValueError:
+            return ec2_error(400, "InvalidParameterValue", "MaxResults must be an integer")
+        if mr < 5 or mr > 1000:
+            return ec2_error(400, "InvalidParameterValue", "MaxResults must be between 5 and 1000")
+        page = mr
+    off = 0
+    if params.get("NextToken"):
+        try:
+            off = int(base64.b64decode(params["NextToken"]).decode().split(":")[1])
+        except Exception:
+            return ec2_error(400, "InvalidNextToken", "The token is invalid")
+    chunk = rows[off:off + page]
+    items = "".join(
+        "<item><instanceType>%s</instanceType><productDescription>%s</productDescription><spotPrice>%.6f</spotPrice>"
+        "<timestamp>%s</timestamp><availabilityZone>%s</availabilityZone></item>" % (t, d, p, iso(ts, True), az)
+        for ts, t, d, az, p in chunk)
+    nt = ""
+    if off + page < len(rows):
+        nt = "<nextToken>%s</nextToken>" % base64.b64encode(("ec2:%d:%s" % (off + page, uuid.uuid4().hex)).encode()).decode()
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeSpotPriceHistoryResponse xmlns="%s">'
+            "<requestId>%s</requestId><spotPriceHistorySet>%s</spotPriceHistorySet>%s"
+            "</DescribeSpotPriceHistoryResponse>" % (EC2_NS, uuid.uuid4(), items, nt))
+    return 200, body
+
+
+def placement_score(types, region, az=None):
+    key = ",".join(sorted(types)) + "|" + region + ("|" + az if az else "")
+    return 1 + int(hashlib.sha256(key.encode()).hexdigest(), 16) % 10
+
+
+def get_spot_placement_scores(state, region, params):
+    if state.placement_unauthorized:
+        return ec2_error(403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
+    types = numbered(params, "InstanceTypes")
+    if not types or not params.get("TargetCapacity"):
+        return ec2_error(400, "MissingParameter", "InstanceTypes and TargetCapacity are required")
+    regions = numbered(params, "RegionNames")
+    single = params.get("SingleAvailabilityZone", "false").lower() == "true"
+    have = {}
+    for r in state.records:
+        if r["instance_type"] in types:
+            have.setdefault(r["region"], set()).update(r["spot"].keys())
+    items = []
+    for reg in sorted(have):
+        if regions and reg not in regions:
+            continue
+        if single:
+            for az in sorted(have[reg]):
+                items.append("<item><regionName>%s</regionName><availabilityZoneId>%s</availabilityZoneId>"
+                             "<score>%d</score></item>" % (reg, az, placement_score(types, reg, az)))
+        else:
+            items.append("<item><regionName>%s</regionName><score>%d</score></item>"
+                         % (reg, placement_score(types, reg)))
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<GetSpotPlacementScoresResponse xmlns="%s">'
+            "<requestId>%s</requestId><spotPlacementScoreSet>%s</spotPlacementScoreSet>"
+            "</GetSpotPlacementScoresResponse>" % (EC2_NS, uuid.uuid4(), "".join(items)))
+    return 200, body
+
+
+# ---- HTTP ---------------------------------------------------------------------------------------
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "instbench-aws-test-endpoint"
+
+    def setup(self):
+        super().setup()
+        self.server.state.count("connections")
+
+    def log_message(self, fmt, *args):
+        if self.server.state.args.verbose:
+            sys.stderr.write("endpoint: " + (fmt % args) + "\n")
+
+    # -- plumbing
+    def read_body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def send(self, status, body, ctype, extra=None, mode=None):
+        st = self.server.state
+        if isinstance(body, str):
+            body = body.encode()
+        if mode == "truncate":
+            body = body[: len(body) // 2]
+        if mode == "malformed":
+            body = b"{\"PriceList\": [\"{\\\"product\\\": oops" if "json" in ctype else b"<Response><item><spotPrice>1.0</spot"
+        enc = None
+        if mode != "cut" and len(body) > 64 and "gzip" in (self.headers.get("Accept-Encoding") or ""):
+            body = gzip.compress(body)
+            enc = "gzip"
+            st.count("gzip_responses")
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("x-amzn-RequestId", str(uuid.uuid4()))
+        if enc:
+            self.send_header("Content-Encoding", enc)
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if mode == "cut":
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        self.wfile.write(body)
+
+    def send_json(self, status, obj, ctype="application/x-amz-json-1.1", mode=None):
+        extra = {}
+        if status >= 400 and isinstance(obj, dict) and "__type" in obj:
+            extra["x-amzn-ErrorType"] = obj["__type"] + ":"
+        self.send(status, json.dumps(obj), ctype, extra, mode)
+
+    def do_PUT(self):
+        self.dispatch("PUT")
+
+    def do_GET(self):
+        self.dispatch("GET")
+
+    def do_POST(self):
+        self.dispatch("POST")
+
+    def dispatch(self, method):
+        st = self.server.state
+        body = self.read_body()
+        path = urllib.parse.urlsplit(self.path).path
+        if path.startswith("/latest/"):
+            return self.imds(method, path)
+        if path.startswith("/v2/credentials"):
+            return self.container()
+        if path == "/__stats":
+            with st.lock:
+                return self.send_json(200, st.stats, "application/json")
+        if path == "/__control" and method == "POST":
+            return self.control(body)
+        if path == "/__shutdown":
+            self.send_json(200, {"ok": True}, "application/json")
+            threading.Thread(target=self.server.shutdown, daemon=True).start()
+            return
+        with st.lock:
+            st.stats["in_flight"] += 1
+            st.stats["max_in_flight"] = max(st.stats["max_in_flight"], st.stats["in_flight"])
+        try:
+            if st.latency_s:
+                time.sleep(st.latency_s)
+            self.service(method, body)
+        finally:
+            with st.lock:
+                st.stats["in_flight"] -= 1
+
+    def control(self, body):
+        st = self.server.state
+        try:
+            c = json.loads(body)
+        except ValueError:
+            return self.send_json(400, {"error": "not JSON"}, "application/json")
+        with st.lock:
+            for f in c.get("faults", []):
+                st.faults.append({"kind": f["kind"], "count": int(f.get("count", 1)), "service": f.get("service", "any")})
+            if "clear_faults" in c:
+                st.faults = []
+            if "latency_ms" in c:
+                st.latency_s = float(c["latency_ms"]) / 1000.0
+            if "placement_unauthorized" in c:
+                st.placement_unauthorized = bool(c["placement_unauthorized"])
+            for t in c.get("expired_tokens", []):
+                st.expired_tokens.add(t)
+        if c.get("reset_stats"):
+            with st.lock:
+                st.reset_stats()
+        self.send_json(200, {"ok": True}, "application/json")
+
+    # -- IMDS and container credentials
+    def imds(self, method, path):
+        st, a = self.server.state, self.server.state.args
+        if path == "/latest/api/token":
+            if method != "PUT":
+                return self.send(405, "", "text/plain")
+            ttl = self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
+            if not ttl or not ttl.isdigit() or not (1 <= int(ttl) <= 21600):
+                return self.send(400, "", "text/plain")
+            st.count("imds_token_requests")
+            tok = "IMDSTOKEN" + uuid.uuid4().hex
+            with st.lock:
+                st.imds_tokens.add(tok)
+            return self.send(200, tok, "text/plain", {"X-aws-ec2-metadata-token-ttl-seconds": ttl})
+        tok = self.headers.get("X-aws-ec2-metadata-token")
+        with st.lock:
+            ok = tok in st.imds_tokens
+        if not ok:
+            return self.send(401, "", "text/plain")
+        role = a.imds_role
+        ident = {"instanceId": "i-0123456789abcdef0", "instanceType": a.imds_instance_type, "region": a.imds_region,
+                 "availabilityZone": a.imds_az, "architecture": "x86_64", "imageId": "ami-0123456789abcdef0",
+                 "pendingTime": "2026-11-21T00:00:00Z", "accountId": "123456789012", "version": "2017-09-30"}
+        md = {"/latest/meta-data/instance-id": ident["instanceId"],
+              "/latest/meta-data/instance-type": a.imds_instance_type,
+              "/latest/meta-data/placement/region": a.imds_region,
+              "/latest/meta-data/placement/availability-zone": a.imds_az,
+              "/latest/meta-data/instance-life-cycle": a.imds_lifecycle,
+              "/latest/dynamic/instance-identity/document": json.dumps(ident, indent=2)}
+        if path in md:
+            return self.send(200, md[path], "text/plain")
+        if path == "/latest/meta-data/iam/security-credentials/" and role:
+            return self.send(200, role, "text/plain")
+        if role and path == "/latest/meta-data/iam/security-credentials/" + role:
+            st.count("imds_credential_fetches")
+            c = st.mint("imds", a.imds_cred_ttl)
+            doc = dict(Code="Success", LastUpdated=iso(time.time()), Type="AWS-HMAC", **c)
+            return self.send(200, json.dumps(doc, indent=2), "text/plain")
+        return self.send(404, "", "text/plain")
+
+    def container(self):
+        st, a = self.server.state, self.server.state.args
+        if a.container_auth_token and self.headers.get("Authorization") != a.container_auth_token:
+            return self.send_json(403, {"code": "AccessDenied", "message": "bad authorization token"}, "application/json")
+        st.count("container_credential_fetches")
+        c = st.mint("container", a.container_cred_ttl)
+        c["RoleArn"] = "arn:aws:iam::123456789012:role/instbench-test"
+        return self.send_json(200, c, "application/json")
+
+    # -- signed service requests
+    def service(self, method, body):
+        st = self.server.state
+        parts = urllib.parse.urlsplit(self.path)
+        target = self.headers.get("X-Amz-Target")
+        params = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+        ctype = self.headers.get("Content-Type") or ""
+        if method == "POST" and "x-www-form-urlencoded" in ctype:
+            params.update(urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        service = "pricing" if target else "ec2"
+        op = target.split(".")[-1] if target else params.get("Action", "")
+        st.count("requests")
+        st.count("by_operation", op or "(none)")
+
+        def fail(status, code, msg):
+            if service == "pricing":
+                return self.send_json(status, {"__type": code, "message": msg})
+            s, b = ec2_error(status, code, msg)
+            return self.send(s, b, "text/xml;charset=UTF-8")
+
+        region, why = self.verify(method, body, service)
+        if why:
+            return fail(403, why[0], why[1])
+        st.count("regions", region)
+        fault = st.take_fault(service)
+        if fault == "stall":
+            time.sleep(st.args.stall_seconds)
+            self.close_connection = True
+            return
+        if fault == "throttle":
+            return fail(400, "ThrottlingException", "Rate exceeded") if service == "pricing" else \
+                fail(503, "RequestLimitExceeded", "Request limit exceeded.")
+        if fault == "500":
+            return fail(500, "InternalErrorException" if service == "pricing" else "InternalError",
+                        "An internal error has occurred")
+        if fault == "503":
+            return fail(503, "ServiceUnavailableException" if service == "pricing" else "Unavailable",
+                        "The service is unavailable")
+        if fault == "expired":
+            return fail(403, "ExpiredTokenException" if service == "pricing" else "ExpiredToken",
+                        "The security token included in the request is expired")
+        if fault == "denied":
+            return fail(403, "AccessDeniedException" if service == "pricing" else "UnauthorizedOperation",
+                        "User is not authorized to perform this operation")
+        mode = fault if fault in ("cut", "truncate", "malformed") else None
+        if service == "pricing":
+            if op != "GetProducts" or target != "AWSPriceListService.GetProducts":
+                return fail(400, "UnknownOperationException", "unknown operation %s" % target)
+            status, obj = get_products(st, body)
+            return self.send_json(status, obj, mode=mode if status == 200 else None)
+        if params.get("Version") != "2016-11-15":
+            return fail(400, "InvalidParameterValue" if params.get("Version") else "MissingParameter",
+                        "Version must be 2016-11-15")
+        if op == "DescribeSpotPriceHistory":
+            status, xml = describe_spot_price_history(st, region, params)
+        elif op == "GetSpotPlacementScores":
+            status, xml = get_spot_placement_scores(st, region, params)
+        else:
+            return fail(400, "InvalidAction", "The action %s is not valid for this web service." % op)
+        return self.send(status, xml, "text/xml;charset=UTF-8", mode=mode if status == 200 else None)
+
+    def verify(self, method, body, service):
+        """Returns (region, None) or (None, (code, message))."""
+        st = self.server.state
+        auth = self.headers.get("Authorization") or ""
+        amz_date = self.headers.get("X-Amz-Date") or ""
+        if not auth.startswith("AWS4-HMAC-SHA256 "):
+            st.count("auth_failures")
+            return None, ("MissingAuthenticationToken", "Request is missing Authentication Token")
+        fields = {}
+        for part in auth[len("AWS4-HMAC-SHA256 "):].split(","):
+            k, _, v = part.strip().partition("=")
+            fields[k] = v
+        try:
+            ak, date, region, svc, term = fields["Credential"].split("/")
+            signed = fields["SignedHeaders"].split(";")
+            given = fields["Signature"]
+        except (KeyError, ValueError):
+            st.count("auth_failures")
+            return None, ("IncompleteSignature", "Authorization header is malformed")
+        with st.lock:
+            if ak not in st.stats["access_key_ids"]:
+                st.stats["access_key_ids"].append(ak)
+            known = st.creds.get(ak)
+        if not known:
+            st.count("auth_failures")
+            return None, ("UnrecognizedClientException" if service == "pricing" else "AuthFailure",
+                          "The security token included in the request is invalid.")
+        secret, token, expires = known
+        sent_token = self.headers.get("X-Amz-Security-Token")
+        if sent_token and sent_token in st.expired_tokens:
+            st.count("auth_failures")
+            return None, ("ExpiredTokenException" if service == "pricing" else "ExpiredToken",
+                          "The security token included in the request is expired")
+        if token != sent_token:
+            st.count("auth_failures")
+            return None, ("UnrecognizedClientException" if service == "pricing" else "AuthFailure",
+                          "The security token included in the request is invalid.")
+        if expires is not None and time.time() > expires:
+            st.count("auth_failures")
+            return None, ("ExpiredTokenException" if service == "pricing" else "ExpiredToken",
+                          "The security token included in the request is expired")
+        if svc != service or term != "aws4_request" or "host" not in signed or "x-amz-date" not in signed:
+            st.count("signature_failures")
+            return None, ("SignatureDoesNotMatch", "Credential should be scoped to correct service: '%s'." % service)
+        try:
+            t = datetime.datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
+        except ValueError:
+            st.count("signature_failures")
+            return None, ("SignatureDoesNotMatch", "X-Amz-Date is missing or malformed")
+        if abs(t.timestamp() - time.time()) > CLOCK_SKEW_S or date != amz_date[:8]:
+            st.count("signature_failures")
+            return None, ("SignatureDoesNotMatch", "Signature expired: %s is outside the 15 minute window" % amz_date)
+        if sent_token and "x-amz-security-token" not in signed:
+            st.count("signature_failures")
+            return None, ("SignatureDoesNotMatch", "X-Amz-Security-Token must be signed")
+        # botocore recomputes the signature over exactly the headers the client said it signed.
+        hdrs = {}
+        for name in signed:
+            vals = self.headers.get_all(name)
+            if vals is None:
+                st.count("signature_failures")
+                return None, ("SignatureDoesNotMatch", "signed header %s is missing" % name)
+            hdrs[name] = ",".join(vals) if len(vals) > 1 else vals[0]
+        url = "http://%s%s" % (self.headers.get("Host", ""), self.path)
+        req = AWSRequest(method=method, url=url, headers=hdrs, data=body)
+        req.context["timestamp"] = amz_date
+        signer = SigV4Auth(Credentials(ak, secret, token), svc, region)
+        cr = signer.canonical_request(req)
+        sts = signer.string_to_sign(req, cr)
+        want = signer.signature(sts, req)
+        if want != given:
+            st.count("signature_failures")
+            if st.args.verbose:
+                sys.stderr.write("endpoint: signature mismatch; canonical request was:\n%s\n" % cr)
+            return None, ("SignatureDoesNotMatch",
+                          "The request signature we calculated does not match the signature you provided. "
+                          "Check your AWS Secret Access Key and signing method.")
+        return region, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--port-file")
+    ap.add_argument("--timeout", type=float, default=300, help="exit after this many seconds")
+    ap.add_argument("--prices", help="JSON list (or CSV) of price records")
+    ap.add_argument("--page-size", type=int, default=100, help="GetProducts entries per page")
+    ap.add_argument("--ec2-page-size", type=int, default=1000, help="spot history entries per page")
+    ap.add_argument("--spot-age-s", type=float, default=3600)
+    ap.add_argument("--latency-ms", type=float, default=0)
+    ap.add_argument("--stall-seconds", type=float, default=30)
+    ap.add_argument("--credentials", action="append")
+    ap.add_argument("--expired-token", action="append")
+    ap.add_argument("--fault", action="append")
+    ap.add_argument("--placement-unauthorized", action="store_true")
+    ap.add_argument("--imds-instance-type", default="p4d.24xlarge")
+    ap.add_argument("--imds-region", default="us-east-1")
+    ap.add_argument("--imds-az", default="us-east-1b")
+    ap.add_argument("--imds-lifecycle", default="on-demand")
+    ap.add_argument("--imds-role", default="instbench-test-role", help="'' for no role")
+    ap.add_argument("--imds-cred-ttl", type=float, default=6 * 3600)
+    ap.add_argument("--container-auth-token")
+    ap.add_argument("--container-cred-ttl", type=float, default=6 * 3600)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    if args.host.split(".")[0] != "127" and args.host != "localhost":
+        sys.exit("the test endpoint only listens on 127.0.0.0/8")
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    server.daemon_threads = True
+    server.state = State(args)
+    port = server.server_address[1]
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.replace(tmp, args.port_file)
+    print(port, flush=True)
+    timer = threading.Timer(args.timeout, lambda: os._exit(0))
+    timer.daemon = True
+    timer.start()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+/* A small driver for the AWS client pieces, used by tests/aws_endpoint_test.py before (and
+ * beside) `instbench prices`.  Prints one JSON object per command on stdout; errors on stderr.
+ *   aws_client_probe [-v] [--timeout S] [--connect-timeout S] COMMAND ...
+ *     credentials                      the chain's answer (key id masked, token presence)
+ *     region                           the resolved region
+ *     endpoint SERVICE_ID REGION       the endpoint URL after overrides
+ *     identity                         IMDS identity and how long it took
+ *     pricing SERVICE_CODE TYPE...     GetProducts for those instance types (every page)
+ *     spot REGION TYPE...              DescribeSpotPriceHistory, every page
+ *     many N                           N concurrent single-page GetProducts calls
+ * Exit 0 when everything succeeded, 1 on a failure, 2 on usage. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instbench/aws.h"
+#include "instbench/imds.h"
+
+static aws_client_options opts = {0};
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: aws_client_probe [-v] [--timeout S] [--connect-timeout S] "
+                    "credentials|region|endpoint|identity|pricing|spot|many ...\n");
+    return 2;
+}
+
+static int make_client(aws_client **c, aws_credentials *cred)
+{
+    ib_error err;
+    if (aws_credentials_resolve(cred, &err) != 0 || aws_client_create(&opts, cred, c, &err) != 0) {
+        fprintf(stderr, "probe: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static char *pricing_body(const char *service_code, char **types, int n, const char *next)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "ServiceCode", service_code);
+    cJSON_AddStringToObject(j, "FormatVersion", "aws_v1");
+    cJSON *fs = cJSON_AddArrayToObject(j, "Filters");
+    size_t cap = 16;
+    for (int i = 0; i < n; i++) cap += strlen(types[i]) + 1;
+    char *any = calloc(1, cap);
+    for (int i = 0; i < n; i++) {
+        if (i) strcat(any, ",");
+        strcat(any, types[i]);
+    }
+    struct { const char *type, *field, *value; } f[] = {
+        {"ANY_OF", !strcmp(service_code, "AmazonSageMaker") ? "instanceName" : "instanceType", any},
+        {"TERM_MATCH", "operatingSystem", "Linux"},
+        {"TERM_MATCH", "tenancy", "Shared"},
+        {"TERM_MATCH", "preInstalledSw", "NA"},
+        {"TERM_MATCH", "capacitystatus", "Used"},
+    };
+    int nf = !strcmp(service_code, "AmazonSageMaker") ? 1 : 5;
+    for (int i = 0; i < nf; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "Type", f[i].type);
+        cJSON_AddStringToObject(o, "Field", f[i].field);
+        cJSON_AddStringToObject(o, "Value", f[i].value);
+        cJSON_AddItemToArray(fs, o);
+    }
+    if (next) cJSON_AddStringToObject(j, "NextToken", next);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    free(any);
+    return s;
+}
+
+static int cmd_pricing(int argc, char **argv)
+{
+    if (argc < 2) return usage();
+    aws_client *c;
+    aws_credentials cred;
+    if (make_client(&c, &cred) != 0) return 1;
+    char url[1024];
+    aws_endpoint_url("PRICING", "us-east-1", url, sizeof url);
+    strcat(url, "/");
+    aws_header hs[] = {{"Content-Type", "application/x-amz-json-1.1"},
+                       {"X-Amz-Target", "AWSPriceListService.GetProducts"}};
+    char *next = NULL;
+    int pages = 0, entries = 0, attempts = 0, rc = 0;
+    cJSON *prices = cJSON_CreateArray();
+    do {
+        char *body = pricing_body(argv[0], argv + 1, argc - 1, next);
+        aws_request r = {"POST", "pricing", "us-east-1", url, hs, 2, body, strlen(body)};
+        aws_response resp;
+        ib_error err;
+        free(next);
+        next = NULL;
+        if (aws_client_send(c, &r, &resp, &err) != 0) {
+            fprintf(stderr, "probe: %s\n", err.msg);
+            free(body);
+            aws_response_free(&resp);
+            rc = 1;
+            break;
+        }
+        attempts += resp.attempts;
+        pages++;
+        cJSON *j = cJSON_Parse(resp.body);
+        cJSON *pl = cJSON_GetObjectItem(j, "PriceList");
+        if (!j || !cJSON_IsArray(pl)) {
+            fprintf(stderr, "probe: pricing: response is not a GetProducts document\n");
+            rc = 1;
+        }
+        cJSON *e;
+        cJSON_ArrayForEach(e, pl)
+        {
+            entries++;
+            cJSON *doc = cJSON_Parse(cJSON_GetStringValue(e));
+            cJSON *attrs = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "product"), "attributes");
+            cJSON *item = cJSON_CreateObject();
+            const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(attrs, "instanceType"));
+            const char *nm = cJSON_GetStringValue(cJSON_GetObjectItem(attrs, "instanceName"));
+            cJSON_AddStringToObject(item, "type", nm ? nm : t ? t : "");
+            const char *reg = cJSON_GetStringValue(cJSON_GetObjectItem(attrs, "regionCode"));
+            cJSON_AddStringToObject(item, "region", reg ? reg : "");
+            cJSON_AddItemToArray(prices, item);
+            cJSON_Delete(doc);
+        }
+        const char *nt = cJSON_GetStringValue(cJSON_GetObjectItem(j, "NextToken"));
+        if (nt) next = strdup(nt);
+        cJSON_Delete(j);
+        free(body);
+        aws_response_free(&resp);
+    } while (next && rc == 0);
+    free(next);
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddNumberToObject(out, "pages", pages);
+    cJSON_AddNumberToObject(out, "entries", entries);
+    cJSON_AddNumberToObject(out, "attempts", attempts);
+    cJSON_AddItemToObject(out, "products", prices);
+    char *s = cJSON_PrintUnformatted(out);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(out);
+    aws_client_destroy(c);
+    return rc;
+}
+
+static int cmd_spot(int argc, char **argv)
+{
+    if (argc < 2) return usage();
+    aws_client *c;
+    aws_credentials cred;
+    if (make_client(&c, &cred) != 0) return 1;
+    char ep[1024];
+    aws_endpoint_url("EC2", argv[0], ep, sizeof ep);
+    char *next = NULL;
+    int pages = 0, bytes = 0, rc = 0;
+    do {
+        char q[8192];
+        int w = snprintf(q, sizeof q, "%s/?Action=DescribeSpotPriceHistory&Version=2016-11-15&"
+                                      "ProductDescription.1=Linux%%2FUNIX&MaxResults=5",
+                         ep);
+        for (int i = 1; i < argc; i++) w += snprintf(q + w, sizeof q - w, "&InstanceType.%d=%s", i, argv[i]);
+        if (next) w += snprintf(q + w, sizeof q - w, "&NextToken=%s", next);
+        aws_request r = {"GET", "ec2", argv[0], q, NULL, 0, NULL, 0};
+        aws_response resp;
+        ib_error err;
+        free(next);
+        next = NULL;
+        if (aws_client_send(c, &r, &resp, &err) != 0) {
+            fprintf(stderr, "probe: %s\n", err.msg);
+            aws_response_free(&resp);
+            rc = 1;
+            break;
+        }
+        pages++;
+        bytes += (int)resp.body_len;
+        /* the token is base64: '+', '/' and '=' must be percent-encoded in the query */
+        char *b = strstr(resp.body, "<nextToken>");
+        if (b) {
+            b += 11;
+            char *e = strstr(b, "</nextToken>");
+            if (e) {
+                next = calloc(3 * (size_t)(e - b) + 1, 1);
+                for (char *p = b, *o = next; p < e; p++) {
+                    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+                        *o++ = *p;
+                    else
+                        o += sprintf(o, "%%%02X", (unsigned char)*p);
+                }
+            }
+        }
+        aws_response_free(&resp);
+    } while (next);
+    printf("{\"pages\": %d, \"bytes\": %d}\n", pages, bytes);
+    aws_client_destroy(c);
+    return rc;
+}
+
+static int cmd_many(int argc, char **argv)
+{
+    long n;
+    if (argc < 1 || util_parse_int(argv[0], 1, 1000, &n) != 0) return usage();
+    aws_client *c;
+    aws_credentials cred;
+    if (make_client(&c, &cred) != 0) return 1;
+    char url[1024];
+    aws_endpoint_url("PRICING", "us-east-1", url, sizeof url);
+    strcat(url, "/");
+    aws_header hs[] = {{"Content-Type", "application/x-amz-json-1.1"},
+                       {"X-Amz-Target", "AWSPriceListService.GetProducts"}};
+    const char *body = "{\"ServiceCode\":\"AmazonEC2\",\"FormatVersion\":\"aws_v1\",\"MaxResults\":1}";
+    aws_request *rs = calloc((size_t)n, sizeof *rs);
+    aws_response *resps = calloc((size_t)n, sizeof *resps);
+    ib_error *errs = calloc((size_t)n, sizeof *errs);
+    for (long i = 0; i < n; i++) rs[i] = (aws_request){"POST", "pricing", "us-east-1", url, hs, 2, body, strlen(body)};
+    double t0 = util_now_seconds();
+    int failed = aws_client_send_many(c, rs, (size_t)n, resps, errs);
+    double dt = util_now_seconds() - t0;
+    int attempts = 0;
+    for (long i = 0; i < n; i++) {
+        attempts += resps[i].attempts;
+        if (errs[i].msg[0]) fprintf(stderr, "probe: request %ld: %s\n", i, errs[i].msg);
+        aws_response_free(&resps[i]);
+    }
+    printf("{\"requests\": %ld, \"failed\": %d, \"attempts\": %d, \"seconds\": %.4f}\n", n, failed, attempts, dt);
+    free(rs);
+    free(resps);
+    free(errs);
+    aws_client_destroy(c);
+    return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-v")) {
+            ib_log_level = 2;
+        } else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+            if (util_parse_double(argv[++i], 0.01, 600, &opts.total_timeout_s) != 0) return usage();
+        } else if (!strcmp(argv[i], "--connect-timeout") && i + 1 < argc) {
+            if (util_parse_double(argv[++i], 0.01, 600, &opts.connect_timeout_s) != 0) return usage();
+        } else if (!strcmp(argv[i], "--concurrency") && i + 1 < argc) {
+            long v;
+            if (util_parse_int(argv[++i], 1, 256, &v) != 0) return usage();
+            opts.max_concurrency = (int)v;
+        } else {
+            return usage();
+        }
+    }
+    if (i >= argc) return usage();
+    const char *cmd = argv[i];
+    int rest = argc - i - 1;
+    char **rv = argv + i + 1;
+    ib_error err;
+    if (!strcmp(cmd, "credentials")) {
+        aws_credentials cr;
+        if (aws_credentials_resolve(&cr, &err) != 0) {
+            fprintf(stderr, "probe: %s\n", err.msg);
+            return 1;
+        }
+        char masked[32];
+        aws_mask_key_id(cr.access_key_id, masked);
+        printf("{\"source\": \"%s\", \"key\": \"%s\", \"token\": %s, \"expiration\": %lld}\n", cr.source, masked,
+               cr.session_token[0] ? "true" : "false", (long long)cr.expiration);
+        return 0;
+    }
+    if (!strcmp(cmd, "region")) {
+        char r[32];
+        if (aws_region_resolve(r, &err) != 0) {
+            fprintf(stderr, "probe: %s\n", err.msg);
+            return err.code == IB_EXIT_USAGE ? 2 : 1;
+        }
+        printf("{\"region\": \"%s\"}\n", r);
+        return 0;
+    }
+    if (!strcmp(cmd, "endpoint")) {
+        char u[1024];
+        if (rest != 2) return usage();
+        if (aws_endpoint_url(rv[0], rv[1], u, sizeof u) != 0) return 1;
+        printf("{\"url\": \"%s\"}\n", u);
+        return 0;
+    }
+    if (!strcmp(cmd, "identity")) {
+        aws_instance_identity id;
+        double t0 = util_now_seconds();
+        int rc = aws_imds_identity(&id, &err);
+        double dt = util_now_seconds() - t0;
+        if (rc != 0) {
+            fprintf(stderr, "probe: %s\n", err.msg);
+            printf("{\"ok\": false, \"seconds\": %.3f}\n", dt);
+            return 1;
+        }
+        printf("{\"ok\": true, \"seconds\": %.3f, \"instance_id\": \"%s\", \"instance_type\": \"%s\", "
+               "\"region\": \"%s\", \"availability_zone\": \"%s\", \"lifecycle\": \"%s\"}\n",
+               dt, id.instance_id, id.instance_type, id.region, id.availability_zone, id.lifecycle);
+        return 0;
+    }
+    if (!strcmp(cmd, "pricing")) return cmd_pricing(rest, rv);
+    if (!strcmp(cmd, "spot")) return cmd_spot(rest, rv);
+    if (!strcmp(cmd, "many")) return cmd_many(rest, rv);
+    return usage();
+}
