@@ -1,4 +1,259 @@
-/* PLACEHOLDER: replaced by the module that owns `instbench verify`. */
+/* instbench verify: this build's backend against a timm reference file (scripts/make_reference.py).
+ * Loads the reference, runs the backend from the same weights and batch, compares logits, loss,
+ * every gradient and the loss after each optimizer step, prints per-tensor errors and PASS/FAIL. */
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmd/cmd.h"
-int cmd_verify(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "instbench verify: not built yet\n"); return 1; }
+#include "instbench/safetensors.h"
+#include "instbench/verify.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: instbench verify --reference FILE [--backend cpu|cuda] [--precision fp32|bf16]\n"
+            "                        [--format table|json] [--threads N]\n\n"
+            "Runs this build's training step from the weights and batch in a reference file written by\n"
+            "scripts/make_reference.py (timm), compares logits, loss, every gradient and the loss at each\n"
+            "optimizer step, prints per-tensor errors and PASS/FAIL.\n\n"
+            "options:\n"
+            "  --reference FILE   safetensors reference (required)\n"
+            "  --backend NAME     cpu (default) or cuda\n"
+            "  --precision P      fp32 or bf16 (default: the precision the reference was made in)\n"
+            "  --format F         table (default) or json, on stdout\n"
+            "  --threads N        CPU worker threads (default 0: all cores)\n"
+            "  -h, --help         this help\n\n"
+            "tolerances: fp32: logits max|diff|/max|ref| <= 1e-4, each gradient relative L2 <= 1e-3,\n"
+            "            each loss relative error <= 1e-4\n"
+            "            bf16: logits relative L2 <= 3e-2, each gradient cosine >= 0.99, losses <= 2e-2\n\n"
+            "exit status: 0 PASS, 1 FAIL or runtime error, 2 usage error\n");
+}
+
+typedef struct verify_args {
+    const char *reference, *backend, *format;
+    int precision;   /* -1: the reference's */
+    int threads;
+} verify_args;
+
+/* 0 ok, 1 help printed, -1 usage error (message printed). */
+static int parse_args(int argc, char **argv, verify_args *a)
+{
+    *a = (verify_args){.backend = "cpu", .format = "table", .precision = -1};
+    for (int i = 1; i < argc; i++) {
+        const char *flag = argv[i], *val = NULL;
+        char key[64];
+        const char *eq = strchr(flag, '=');
+        if (!strcmp(flag, "-h") || !strcmp(flag, "--help")) {
+            usage(stdout);
+            return 1;
+        }
+        if (strncmp(flag, "--", 2)) {
+            fprintf(stderr, "instbench verify: unexpected argument '%s' (try --help)\n", flag);
+            return -1;
+        }
+        if (eq && (size_t)(eq - flag) < sizeof key) {   /* --flag=value */
+            memcpy(key, flag, (size_t)(eq - flag));
+            key[eq - flag] = '\0';
+            flag = key;
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        }
+        int known = !strcmp(flag, "--reference") || !strcmp(flag, "--backend") || !strcmp(flag, "--precision") ||
+                    !strcmp(flag, "--format") || !strcmp(flag, "--threads");
+        if (!known) {
+            fprintf(stderr, "instbench verify: unknown option '%s' (try --help)\n", flag);
+            return -1;
+        }
+        if (!val || !*val) {
+            fprintf(stderr, "instbench verify: %s needs a value\n", flag);
+            return -1;
+        }
+        if (!strcmp(flag, "--reference")) {
+            a->reference = val;
+        } else if (!strcmp(flag, "--backend")) {
+            if (strcmp(val, "cpu") && strcmp(val, "cuda")) {
+                fprintf(stderr, "instbench verify: --backend must be cpu or cuda, not '%s'\n", val);
+                return -1;
+            }
+            a->backend = val;
+        } else if (!strcmp(flag, "--precision")) {
+            if (!strcmp(val, "fp32")) a->precision = IB_PREC_FP32;
+            else if (!strcmp(val, "bf16")) a->precision = IB_PREC_BF16;
+            else {
+                fprintf(stderr, "instbench verify: --precision must be fp32 or bf16, not '%s'\n", val);
+                return -1;
+            }
+        } else if (!strcmp(flag, "--format")) {
+            if (strcmp(val, "table") && strcmp(val, "json")) {
+                fprintf(stderr, "instbench verify: --format must be table or json, not '%s'\n", val);
+                return -1;
+            }
+            a->format = val;
+        } else {
+            long t;
+            if (util_parse_int(val, 0, 4096, &t)) {
+                fprintf(stderr, "instbench verify: --threads must be an integer in [0, 4096], not '%s'\n", val);
+                return -1;
+            }
+            a->threads = (int)t;
+        }
+    }
+    if (!a->reference) {
+        fprintf(stderr, "instbench verify: --reference FILE is required (try --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void print_table(const verify_report *r)
+{
+    char shape[64], crit[48];
+    printf("%-34s %-16s %10s %10s %10s %10s  %-18s %s\n", "tensor", "shape", "max_abs", "max_rel", "rel_l2",
+           "cosine", "check", "result");
+    for (size_t i = 0; i < r->count; i++) {
+        const verify_check *c = &r->checks[i];
+        safetensors_format_shape(c->ndim, c->shape, shape, sizeof shape);
+        snprintf(crit, sizeof crit, "%s %s %g", verify_metric_name(c->metric),
+                 c->metric == VERIFY_COSINE ? ">=" : "<=", c->limit);
+        printf("%-34s %-16s %10.3e %10.3e %10.3e %10.7f  %-18s %s\n", c->name, shape, c->err.max_abs,
+               c->err.max_rel, c->err.rel_l2, c->err.cosine, crit, c->pass ? "ok" : "FAIL");
+    }
+    if (r->pass) {
+        printf("PASS: %zu of %zu checks within tolerance\n", r->count, r->count);
+    } else {
+        printf("FAIL: %zu of %zu checks out of tolerance:", r->failed, r->count);
+        size_t shown = 0;
+        for (size_t i = 0; i < r->count && shown < 5; i++)
+            if (!r->checks[i].pass) {
+                printf("%s %s (%s %.3g)", shown++ ? "," : "", r->checks[i].name,
+                       verify_metric_name(r->checks[i].metric), r->checks[i].value);
+            }
+        if (r->failed > shown) printf(", ...");
+        printf("\n");
+    }
+}
+
+/* JSON numbers cannot be NaN/inf: those become null. */
+static void add_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+static int print_json(const char *path, const char *backend, ib_precision prec, const verify_reference *ref,
+                      const verify_outputs *got, double seconds, const verify_report *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "instbench.verify/v1");
+    cJSON_AddStringToObject(root, "reference", path);
+    cJSON_AddStringToObject(root, "reference_timm", ref->timm_version);
+    cJSON_AddStringToObject(root, "reference_torch", ref->torch_version);
+    cJSON_AddStringToObject(root, "reference_precision", backend_precision_name(ref->cfg.precision));
+    cJSON_AddStringToObject(root, "backend", backend);
+    cJSON_AddStringToObject(root, "precision", backend_precision_name(prec));
+    cJSON *m = cJSON_AddObjectToObject(root, "model");
+    const vit_config *c = &ref->cfg.model;
+    cJSON_AddNumberToObject(m, "img_size", c->img_size);
+    cJSON_AddNumberToObject(m, "patch_size", c->patch_size);
+    cJSON_AddNumberToObject(m, "embed_dim", c->embed_dim);
+    cJSON_AddNumberToObject(m, "depth", c->depth);
+    cJSON_AddNumberToObject(m, "num_heads", c->num_heads);
+    cJSON_AddNumberToObject(m, "mlp_ratio", c->mlp_ratio);
+    cJSON_AddNumberToObject(m, "num_classes", c->num_classes);
+    cJSON_AddNumberToObject(root, "batch_size", ref->cfg.batch_size);
+    cJSON_AddStringToObject(root, "optimizer", backend_optimizer_name(ref->cfg.optim.kind));
+    cJSON_AddNumberToObject(root, "steps", ref->steps);
+    add_num(root, "seconds", seconds);
+    cJSON *arr = cJSON_AddArrayToObject(root, "checks");
+    for (size_t i = 0; i < r->count; i++) {
+        const verify_check *k = &r->checks[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", k->name);
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int d = 0; d < k->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)k->shape[d]));
+        add_num(o, "max_abs", k->err.max_abs);
+        add_num(o, "max_rel", k->err.max_rel);
+        add_num(o, "rel_l2", k->err.rel_l2);
+        add_num(o, "cosine", k->err.cosine);
+        cJSON_AddStringToObject(o, "metric", verify_metric_name(k->metric));
+        add_num(o, "value", k->value);
+        add_num(o, "limit", k->limit);
+        cJSON_AddBoolToObject(o, "pass", k->pass);
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON *ls = cJSON_AddArrayToObject(root, "losses");
+    for (int s = 0; s < got->steps; s++) {
+        cJSON *o = cJSON_CreateObject();
+        add_num(o, "reference", ref->expected.losses[s]);
+        add_num(o, "backend", got->losses[s]);
+        cJSON_AddItemToArray(ls, o);
+    }
+    cJSON_AddNumberToObject(root, "failed", (double)r->failed);
+    cJSON_AddBoolToObject(root, "pass", r->pass);
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s) return -1;
+    printf("%s\n", s);
+    free(s);
+    return 0;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    verify_args a;
+    int pr = parse_args(argc, argv, &a);
+    if (pr) return pr > 0 ? IB_EXIT_OK : IB_EXIT_USAGE;
+
+    ib_error err;
+    ib_error_clear(&err);
+    verify_reference ref;
+    if (verify_reference_load(a.reference, &ref, &err)) {
+        fprintf(stderr, "instbench verify: %s\n", err.msg);
+        return IB_EXIT_RUNTIME;
+    }
+    ib_precision prec = a.precision < 0 ? ref.cfg.precision : (ib_precision)a.precision;
+    const vit_config *c = &ref.cfg.model;
+    ib_info("verify: reference %s (timm %s, torch %s, %s): img %d patch %d dim %d depth %d heads %d mlp %g "
+            "classes %d, batch %d, %d %s steps (lr %g, betas %g/%g, eps %g, wd %g)\n",
+            a.reference, ref.timm_version, ref.torch_version, backend_precision_name(ref.cfg.precision), c->img_size,
+            c->patch_size, c->embed_dim, c->depth, c->num_heads, c->mlp_ratio, c->num_classes, ref.cfg.batch_size,
+            ref.steps, backend_optimizer_name(ref.cfg.optim.kind), ref.cfg.optim.lr, ref.cfg.optim.beta1,
+            ref.cfg.optim.beta2, ref.cfg.optim.eps, ref.cfg.optim.weight_decay);
+    if (prec != ref.cfg.precision)
+        ib_warn("verify: running %s against a %s reference; the %s tolerances apply\n", backend_precision_name(prec),
+                backend_precision_name(ref.cfg.precision), backend_precision_name(prec));
+
+    verify_outputs got;
+    double seconds = 0;
+    if (verify_run_backend(a.backend, &ref, prec, a.threads, &got, &seconds, &err)) {
+        fprintf(stderr, "instbench verify: %s\n", err.msg);
+        verify_reference_free(&ref);
+        return IB_EXIT_RUNTIME;
+    }
+    ib_info("verify: backend %s %s ran %d steps in %.3f s\n", a.backend, backend_precision_name(prec), ref.steps,
+            seconds);
+
+    verify_tolerance tol;
+    verify_default_tolerance(prec, &tol);
+    verify_report rep;
+    int rc = IB_EXIT_RUNTIME;
+    if (verify_compare(&ref, &ref.expected, &got, &tol, &rep, &err)) {
+        fprintf(stderr, "instbench verify: %s\n", err.msg);
+    } else {
+        if (!strcmp(a.format, "json")) {
+            if (print_json(a.reference, a.backend, prec, &ref, &got, seconds, &rep))
+                fprintf(stderr, "instbench verify: out of memory printing JSON\n");
+        } else {
+            print_table(&rep);
+        }
+        rc = rep.pass ? IB_EXIT_OK : IB_EXIT_RUNTIME;
+        verify_report_free(&rep);
+    }
+    verify_outputs_free(&got);
+    verify_reference_free(&ref);
+    return rc;
+}

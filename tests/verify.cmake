@@ -1,0 +1,45 @@
+# instbench verify and the safetensors reader/writer (issue 2, verification against timm).
+# Fixtures tests/data/ref_*.safetensors were made by scripts/make_reference.py from timm 0.9.16
+# (tests/verify_make_fixtures.sh regenerates them): configs a (Adam) and b (AdamW), fp32 and bf16.
+
+instbench_add_unit_test(verify_safetensors ${CMAKE_CURRENT_SOURCE_DIR}/verify_safetensors.c)
+instbench_add_unit_test(verify_metrics ${CMAKE_CURRENT_SOURCE_DIR}/verify_metrics.c)
+
+# verify PASSes on every committed timm fixture at the precision it was made in.
+foreach(ref a_adam_fp32 a_adam_bf16 b_adamw_fp32 b_adamw_bf16)
+  add_test(NAME verify_ref_${ref}
+           COMMAND ${INSTBENCH_BIN} verify --reference ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors)
+  set_tests_properties(verify_ref_${ref} PROPERTIES PASS_REGULAR_EXPRESSION "PASS: ")
+endforeach()
+
+# Copies corrupted at test time must FAIL (exit 1) on exactly what was corrupted; bad files and
+# flags are refused with a message.
+foreach(case json grad losses weight)
+  foreach(ref a_adam_fp32 b_adamw_bf16)
+    add_test(NAME verify_case_${case}_${ref}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/verify_cases.py ${INSTBENCH_BIN}
+                     ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors ${case})
+  endforeach()
+endforeach()
+foreach(case missing shape extra labels truncated usage)
+  add_test(NAME verify_case_${case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/verify_cases.py ${INSTBENCH_BIN}
+                   ${INSTBENCH_TEST_DATA}/ref_b_adamw_fp32.safetensors ${case})
+endforeach()
+
+# The reference generator itself, run now from timm on a tiny config unlike the fixtures.
+foreach(prec fp32 bf16)
+  add_test(NAME verify_regen_${prec}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/verify_regen.py ${INSTBENCH_BIN} ${prec})
+endforeach()
+
+# libFuzzer target for the safetensors reader (clang only): -DINSTBENCH_FUZZ=ON.
+option(INSTBENCH_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
+if(INSTBENCH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+  add_executable(fuzz_safetensors ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_safetensors.c
+                 ${CMAKE_SOURCE_DIR}/src/model/safetensors.c ${CMAKE_SOURCE_DIR}/src/util/util.c)
+  target_include_directories(fuzz_safetensors PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(fuzz_safetensors PRIVATE -fsanitize=fuzzer,address,undefined -g)
+  target_link_options(fuzz_safetensors PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_safetensors PRIVATE PkgConfig::CJSON m)
+endif()
