@@ -93,6 +93,7 @@ int main(void)
     expect_reject("\"region\": \"us-east-1\",", "", "prices[0].region: missing");
     expect_reject("\"as_of\": \"2026-11-22T00:00:00Z\"", "\"as_of\": \"yesterday\"", "ISO 8601");
     expect_reject("\"bucket\": 0", "\"bucket\": 7", "out of range");
+    expect_reject("\"savings_pct\": 70", "\"savings_pct\": 101", "savings_pct");
     expect_reject("\"label\": \"<5%\"", "\"label\": \">20%\"", "does not match");
     expect_reject("\"placement_score\": 7", "\"placement_score\": 11", "placement_score");
     expect_reject("\"source\": \"live\"", "\"source\": \"guess\"", "source must be");

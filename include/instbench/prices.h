@@ -29,7 +29,8 @@ typedef struct price_record {
     char spot_source[16];
     time_t spot_as_of;
     int interruption_bucket;         /* 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%), -1 unknown */
-    int savings_pct;                 /* advisor's savings vs on-demand, -1 unknown */
+    int savings_pct;                 /* advisor's savings vs on-demand, -1 unknown (may be < -1:
+                                        spot dearer than on-demand) */
     int placement_score;             /* region-level 1..10, -1 unknown */
 } price_record;
 
@@ -49,8 +50,15 @@ typedef struct prices_query {
     int want_on_demand, want_spot;
     prices_source source;
     int cache_ttl_seconds;           /* 0 = default 24 h */
+    int page_size;                   /* MaxResults per AWS page, 0 = the service maximum */
+    int skip_placement_scores;       /* 1: do not ask EC2 for spot placement scores */
 } prices_query;
 
+/* Resolves every (type, region) of q, each market from live AWS -> cache -> snapshot as q->source
+ * allows (auto: all three; live: AWS only, failing if it fails; cache / snapshot: only that one).
+ * Interruption buckets always come from the snapshot (Spot Advisor data).  Warnings (no
+ * credentials, a failed service, missing prices) go to stderr once each.  out->items is in
+ * q's order: type-major (types[0] x every region, then types[1] ...). */
 int prices_get(const prices_query *q, price_set *out, ib_error *err);
 /* Reads an "instbench.prices/v1" JSON file (what `instbench prices --format json` writes). */
 int prices_load_file(const char *path, price_set *out, ib_error *err);

@@ -299,10 +299,21 @@ static int spot_parse(void *ctx, size_t i, const char *body, size_t len, char **
     return aws_ec2_parse_spot_page(body, len, &sc->qs[i], next, err);
 }
 
+int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_error *err)
+{
+    spot_ctx *sc = malloc(sizeof *sc);
+    if (!sc) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
+    sc->qs = qs;
+    sc->page_size = page_size;
+    aws_pager p = {sc, "EC2 DescribeSpotPriceHistory", spot_build, spot_parse, 0, NULL};
+    *out = p;
+    return 0;
+}
+
 size_t aws_ec2_spot_prices(aws_client *c, ec2_spot_query *qs, size_t n, int page_size, ib_error *errs)
 {
     spot_ctx sc = {qs, page_size};
-    aws_pager p = {&sc, "EC2 DescribeSpotPriceHistory", spot_build, spot_parse, 0};
+    aws_pager p = {&sc, "EC2 DescribeSpotPriceHistory", spot_build, spot_parse, 0, NULL};
     return aws_paginate_many(c, &p, n, errs);
 }
 
@@ -382,11 +393,22 @@ static int score_parse(void *ctx, size_t i, const char *body, size_t len, char *
     return aws_ec2_parse_scores_page(body, len, &sc->qs[i], next, err);
 }
 
+int aws_ec2_scores_pager(ec2_score_query *qs, const char *via_region, aws_pager *out, ib_error *err)
+{
+    score_ctx *sc = malloc(sizeof *sc);
+    if (!sc) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: out of memory");
+    sc->qs = qs;
+    sc->via_region = via_region;
+    aws_pager p = {sc, "EC2 GetSpotPlacementScores", score_build, score_parse, 0, NULL};
+    *out = p;
+    return 0;
+}
+
 size_t aws_ec2_placement_scores(aws_client *c, const char *via_region, ec2_score_query *qs, size_t n,
                                 ib_error *errs)
 {
     score_ctx sc = {qs, via_region};
-    aws_pager p = {&sc, "EC2 GetSpotPlacementScores", score_build, score_parse, 0};
+    aws_pager p = {&sc, "EC2 GetSpotPlacementScores", score_build, score_parse, 0, NULL};
     return aws_paginate_many(c, &p, n, errs);
 }
 
@@ -431,8 +453,15 @@ static int zones_parse(void *ctx, size_t i, const char *body, size_t len, char *
     return aws_ec2_parse_zones(body, len, m, err);
 }
 
+int aws_ec2_zones_pager(ec2_zone_map *maps, aws_pager *out, ib_error *err)
+{
+    aws_pager p = {maps, "EC2 DescribeAvailabilityZones", zones_build, zones_parse, 1, NULL};
+    *out = p;   /* ctx is the caller's array: nothing to free */
+    return 0;
+}
+
 size_t aws_ec2_zone_maps(aws_client *c, ec2_zone_map *maps, size_t n, ib_error *errs)
 {
-    aws_pager p = {maps, "EC2 DescribeAvailabilityZones", zones_build, zones_parse, 1};
+    aws_pager p = {maps, "EC2 DescribeAvailabilityZones", zones_build, zones_parse, 1, NULL};
     return aws_paginate_many(c, &p, n, errs);
 }

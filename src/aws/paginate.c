@@ -52,13 +52,14 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
             free(urls[k]);
             free(bodies[k]);
             char *next = NULL;
+            const char *what = p->name_of ? p->name_of(p->ctx, i) : p->what;
             if (rerr[k].code != 0 || resps[k].status < 200 || resps[k].status > 299 || !resps[k].body) {
                 if (rerr[k].code != 0) errs[i] = rerr[k];
                 else if (resps[k].error_code[0])
-                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld %s: %s", p->what, resps[k].status,
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld %s: %s", what, resps[k].status,
                                  resps[k].error_code, resps[k].error_message);
                 else
-                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld", p->what, resps[k].status);
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld", what, resps[k].status);
                 if (!errs[i].code) errs[i].code = IB_EXIT_RUNTIME;
                 active[i] = 0;
                 failed++;
@@ -71,7 +72,7 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
                 /* A token equal to the one just used would loop forever. */
                 if ((token[i] && !strcmp(token[i], next)) || ++pages[i] >= max_pages) {
                     ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages",
-                                 p->what, pages[i] + 1);
+                                 what, pages[i] + 1);
                     free(next);
                     active[i] = 0;
                     failed++;
@@ -124,6 +125,12 @@ static int multi_build(void *ctx, size_t i, const char *token, aws_request *req,
     return p->build(p->ctx, i, token, req, url, body, err);
 }
 
+static const char *multi_name(void *ctx, size_t i)
+{
+    const aws_pager *p = multi_pick(ctx, &i);
+    return p->name_of ? p->name_of(p->ctx, i) : p->what;
+}
+
 static int multi_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
 {
     const aws_pager *p = multi_pick(ctx, &i);
@@ -147,7 +154,7 @@ size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *
         return total;
     }
     multi_ctx m = {pagers, counts, n_pagers};
-    aws_pager p = {&m, "AWS", multi_build, multi_parse, max_pages};
+    aws_pager p = {&m, "AWS", multi_build, multi_parse, max_pages, multi_name};
     size_t failed = aws_paginate_many(c, &p, total, all);
     size_t off = 0;
     for (size_t k = 0; k < n_pagers; k++)

@@ -223,19 +223,35 @@ static int pricing_parse(void *ctx, size_t i, const char *body, size_t len, char
     return aws_pricing_parse_page(body, len, &pc->items[i], next, err);
 }
 
-size_t aws_pricing_on_demand(aws_client *c, pricing_item *items, size_t n, int page_size, ib_error *errs)
+int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *out, ib_error *err)
 {
-    pricing_ctx pc = {items, page_size, ""};
+    pricing_ctx *pc = calloc(1, sizeof *pc);
+    if (!pc) return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: out of memory");
+    pc->items = items;
+    pc->page_size = page_size;
     for (size_t i = 0; i < n; i++) {
         items[i].usd_per_hour = NAN;
         items[i].n_products = items[i].pages = 0;
     }
-    if (aws_endpoint_url("PRICING", PRICING_SIGNING_REGION, pc.endpoint, sizeof pc.endpoint) != 0 ||
-        !pc.endpoint[0]) {
-        for (size_t i = 0; i < n; i++)
-            ib_error_set(&errs[i], IB_EXIT_RUNTIME, "Pricing GetProducts: no endpoint");
+    if (aws_endpoint_url("PRICING", PRICING_SIGNING_REGION, pc->endpoint, sizeof pc->endpoint) != 0 ||
+        !pc->endpoint[0]) {
+        free(pc);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: no endpoint (bad AWS_ENDPOINT_URL_PRICING?)");
+    }
+    aws_pager p = {pc, "Pricing GetProducts", pricing_build, pricing_parse, 0, NULL};
+    *out = p;
+    return 0;
+}
+
+size_t aws_pricing_on_demand(aws_client *c, pricing_item *items, size_t n, int page_size, ib_error *errs)
+{
+    aws_pager p;
+    ib_error err;
+    if (aws_pricing_pager(items, n, page_size, &p, &err) != 0) {
+        for (size_t i = 0; i < n; i++) errs[i] = err;
         return n;
     }
-    aws_pager p = {&pc, "Pricing GetProducts", pricing_build, pricing_parse, 0};
-    return aws_paginate_many(c, &p, n, errs);
+    size_t failed = aws_paginate_many(c, &p, n, errs);
+    free(p.ctx);
+    return failed;
 }

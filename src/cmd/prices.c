@@ -1,4 +1,272 @@
-/* PLACEHOLDER: replaced by the module that owns `instbench prices`. */
+/* instbench prices: on-demand and spot prices per (instance type, region), from live AWS, the
+ * on-disk cache or the shipped snapshot (see prices/ and aws/). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cmd/cmd.h"
-int cmd_prices(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "instbench prices: not built yet\n"); return 1; }
+#include "instbench/aws.h"
+#include "instbench/prices.h"
+#include "output/prices_output.h"
+#include "prices/prices_internal.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: instbench prices [--instance-types T[,T...]] [--regions R[,R...]]\n"
+            "                        [--market on-demand|spot|both] [--source auto|live|cache|snapshot]\n"
+            "                        [--format table|json|csv] [--cache-ttl HOURS] [-o FILE]\n\n"
+            "On-demand (Linux, shared tenancy) and spot prices in USD per instance-hour, per instance type\n"
+            "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.\n\n"
+            "options:\n"
+            "  --instance-types LIST  comma-separated, e.g. g5.xlarge,p4d.24xlarge; ml.* types give SageMaker\n"
+            "                         training prices (default: every instance type in the shipped snapshot)\n"
+            "  --regions LIST         comma-separated (default: the AWS region from AWS_REGION,\n"
+            "                         AWS_DEFAULT_REGION, the profile or IMDS, else us-east-1)\n"
+            "  --market M             on-demand, spot or both (default both)\n"
+            "  --source S             auto (default): live AWS, then the cache, then the snapshot, per price;\n"
+            "                         live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
+            "                         snapshot: the shipped snapshot only (its date is printed)\n"
+            "  --format F             table (default on a terminal), json (default otherwise; schema\n"
+            "                         instbench.prices/v1, readable by `instbench rank --prices`), csv\n"
+            "  --cache-ttl HOURS      how long cached live prices stay valid (default 24)\n"
+            "  --page-size N          results per AWS page (MaxResults, 1-1000; default the service maximum)\n"
+            "  --no-placement-scores  do not ask EC2 for spot placement scores\n"
+            "  -o, --output FILE      write there (atomically) instead of stdout\n"
+            "  -h, --help             this help\n\n"
+            "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
+            "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
+            "exit status: 0 ok, 1 runtime error, 2 usage error\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "instbench prices: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(try: instbench prices --help)\n");
+    return IB_EXIT_USAGE;
+}
+
+/* "g5.xlarge", "ml.p4d.24xlarge": lower-case letters, digits, '-' and at least one inner dot. */
+static int valid_type(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 3 || n >= 64 || !strchr(s, '.') || s[0] == '.' || s[n - 1] == '.' || strstr(s, "..")) return 0;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '-')) return 0;
+    return 1;
+}
+
+/* "us-east-1", "ap-southeast-4", "us-gov-west-1": letters and dashes, ending in -DIGITS. */
+static int valid_region(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 4 || n >= 32) return 0;
+    const char *dash = strrchr(s, '-');
+    if (!dash || dash == s || !dash[1]) return 0;
+    for (const char *p = dash + 1; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    for (const char *p = s; p < dash; p++)
+        if (!((*p >= 'a' && *p <= 'z') || *p == '-')) return 0;
+    return 1;
+}
+
+/* --flag VALUE or --flag=VALUE; advances *i past a separate value. */
+static const char *flag_value(int argc, char **argv, int *i, const char *name, int *matched)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    *matched = 0;
+    if (strncmp(a, name, n) != 0) return NULL;
+    if (a[n] == '=') {
+        *matched = 1;
+        return a + n + 1;
+    }
+    if (a[n] != '\0') return NULL;
+    *matched = 1;
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+static int default_types(char ***types, size_t *n)
+{
+    ib_error err = {0};
+    const price_set *snap = prices_snapshot(&err);
+    *types = NULL;
+    *n = 0;
+    if (!snap) return -1;
+    char **v = calloc(snap->n ? snap->n : 1, sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < snap->n; i++) {
+        int seen = 0;
+        for (size_t k = 0; k < *n && !seen; k++) seen = !strcmp(v[k], snap->items[i].instance_type);
+        if (!seen && !(v[(*n)++] = util_strdup(snap->items[i].instance_type))) {
+            util_free_strv(v, *n);
+            return -1;
+        }
+    }
+    *types = v;
+    return 0;
+}
+
+int cmd_prices(int argc, char **argv)
+{
+    const char *types_arg = NULL, *regions_arg = NULL, *market = "both", *source = "auto", *format = NULL;
+    const char *out_path = NULL, *ttl_arg = NULL, *page_arg = NULL;
+    int no_scores = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int m;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return IB_EXIT_OK;
+        }
+        if (!strcmp(a, "--no-placement-scores")) {
+            no_scores = 1;
+            continue;
+        }
+        struct { const char *name; const char **dst; } flags[] = {
+            {"--instance-types", &types_arg}, {"--regions", &regions_arg}, {"--market", &market},
+            {"--source", &source}, {"--format", &format}, {"--cache-ttl", &ttl_arg}, {"--page-size", &page_arg},
+            {"--output", &out_path}, {"-o", &out_path}};
+        int known = 0;
+        for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !known; f++) {
+            v = flag_value(argc, argv, &i, flags[f].name, &m);
+            if (!m) continue;
+            if (!v) return usage_error("%s needs a value", flags[f].name);
+            *flags[f].dst = v;
+            known = 1;
+        }
+        if (!known) return usage_error(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
+    }
+
+    prices_query q = {0};
+    if (!strcmp(market, "both")) q.want_on_demand = q.want_spot = 1;
+    else if (!strcmp(market, "on-demand")) q.want_on_demand = 1;
+    else if (!strcmp(market, "spot")) q.want_spot = 1;
+    else return usage_error("--market must be on-demand, spot or both, not '%s'", market);
+    if (!strcmp(source, "auto")) q.source = PRICES_SOURCE_AUTO;
+    else if (!strcmp(source, "live")) q.source = PRICES_SOURCE_LIVE;
+    else if (!strcmp(source, "cache")) q.source = PRICES_SOURCE_CACHE;
+    else if (!strcmp(source, "snapshot")) q.source = PRICES_SOURCE_SNAPSHOT;
+    else return usage_error("--source must be auto, live, cache or snapshot, not '%s'", source);
+    if (!format) format = (util_isatty_stdout() && !out_path) ? "table" : "json";
+    if (strcmp(format, "table") && strcmp(format, "json") && strcmp(format, "csv"))
+        return usage_error("--format must be table, json or csv, not '%s'", format);
+    if (ttl_arg) {
+        double h;
+        if (util_parse_double(ttl_arg, 0.001, 24.0 * 366, &h) != 0)
+            return usage_error("--cache-ttl takes hours, a number in (0, 8784], not '%s'", ttl_arg);
+        q.cache_ttl_seconds = (int)ceil(h * 3600);
+    }
+    if (page_arg) {
+        long ps;
+        if (util_parse_int(page_arg, 1, 1000, &ps) != 0)
+            return usage_error("--page-size must be an integer in 1..1000, not '%s'", page_arg);
+        q.page_size = (int)ps;
+    }
+    q.skip_placement_scores = no_scores;
+    if (out_path && !out_path[0]) return usage_error("%s", "-o needs a file name");
+
+    int rc = IB_EXIT_RUNTIME;
+    char region_buf[32];
+    char *default_region[1] = {region_buf};
+    if (types_arg) {
+        if (util_split_csv(types_arg, &q.instance_types, &q.n_types) != 0) goto oom;
+        if (q.n_types == 0) return usage_error("--instance-types is empty%s", "");
+    } else if (default_types(&q.instance_types, &q.n_types) != 0) {
+        goto oom;
+    }
+    for (size_t i = 0; i < q.n_types; i++)
+        if (!valid_type(q.instance_types[i])) {
+            rc = usage_error("'%s' is not an instance type (like g5.xlarge or ml.g5.xlarge)", q.instance_types[i]);
+            goto done;
+        }
+    if (regions_arg) {
+        if (util_split_csv(regions_arg, &q.regions, &q.n_regions) != 0) goto oom;
+        if (q.n_regions == 0) {
+            rc = usage_error("--regions is empty%s", "");
+            goto done;
+        }
+        for (size_t i = 0; i < q.n_regions; i++)
+            if (!valid_region(q.regions[i])) {
+                rc = usage_error("'%s' is not an AWS region (like us-east-1)", q.regions[i]);
+                goto done;
+            }
+    } else {
+        ib_error rerr = {0};
+        if (aws_region_resolve(region_buf, &rerr) != 0 || !valid_region(region_buf)) {
+            snprintf(region_buf, sizeof region_buf, "us-east-1");
+            ib_info("no AWS region configured; showing us-east-1 (use --regions)");
+        }
+        q.regions = default_region;
+        q.n_regions = 1;
+    }
+    /* Same (type, region) twice would only duplicate rows: reject, it is a typo. */
+    for (size_t i = 0; i < q.n_types; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(q.instance_types[i], q.instance_types[k])) {
+                rc = usage_error("instance type '%s' listed twice", q.instance_types[i]);
+                goto done;
+            }
+    for (size_t i = 0; i < q.n_regions; i++)
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(q.regions[i], q.regions[k])) {
+                rc = usage_error("region '%s' listed twice", q.regions[i]);
+                goto done;
+            }
+
+    price_set set;
+    ib_error err = {0};
+    if (prices_get(&q, &set, &err) != 0) {
+        fprintf(stderr, "instbench prices: %s\n", err.msg);
+        rc = err.code ? err.code : IB_EXIT_RUNTIME;
+        goto done;
+    }
+    if (set.snapshot_date[0])
+        ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    int wrc = -1;
+    if (mem) {
+        if (!strcmp(format, "json")) {
+            char *txt = prices_to_json(&set);
+            wrc = txt && fputs(txt, mem) >= 0 ? 0 : -1;
+            free(txt);
+        } else if (!strcmp(format, "csv")) {
+            wrc = prices_write_csv(&set, mem);
+        } else {
+            wrc = prices_write_table(&set, q.want_on_demand, q.want_spot, time(NULL), mem);
+        }
+        if (fclose(mem) != 0) wrc = -1;
+    }
+    prices_free(&set);
+    if (wrc != 0) {
+        free(buf);
+        goto oom;
+    }
+    if (out_path) {
+        if (util_write_file_atomic(out_path, buf, len, &err) != 0) {
+            fprintf(stderr, "instbench prices: %s\n", err.msg);
+            free(buf);
+            goto done;
+        }
+    } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+        fprintf(stderr, "instbench prices: cannot write to stdout\n");
+        free(buf);
+        goto done;
+    }
+    free(buf);
+    rc = IB_EXIT_OK;
+    goto done;
+oom:
+    fprintf(stderr, "instbench prices: out of memory\n");
+    rc = IB_EXIT_RUNTIME;
+done:
+    util_free_strv(q.instance_types, q.n_types);
+    if (q.regions != default_region) util_free_strv(q.regions, q.n_regions);
+    return rc;
+}

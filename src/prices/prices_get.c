@@ -1,10 +1,181 @@
-/* prices_get: resolves each (instance type, region) from live AWS -> cache -> snapshot.
- * Temporary: the sources land in the next commits. */
+/* prices_get: resolves each (instance type, region) and market from the sources the query
+ * allows, in order live AWS -> on-disk cache -> the shipped snapshot, so every price carries the
+ * best source available and says which one it is. */
 #include "instbench/prices.h"
+#include "prices/prices_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define DEFAULT_TTL_S (24 * 3600)
+
+static int copy_snapshot_spot(price_record *r, const price_record *s)
+{
+    spot_price *z = NULL;
+    if (s->n_spot) {
+        z = malloc(s->n_spot * sizeof *z);
+        if (!z) return -1;
+        memcpy(z, s->spot, s->n_spot * sizeof *z);
+    }
+    free(r->spot);
+    r->spot = z;
+    r->n_spot = s->n_spot;
+    r->spot_as_of = s->spot_as_of;
+    strcpy(r->spot_source, "snapshot");
+    return 0;
+}
+
+static void note_snapshot(price_set *out, const price_set *snap)
+{
+    if (out->snapshot_date[0]) return;
+    snprintf(out->snapshot_date, sizeof out->snapshot_date, "%s", snap->snapshot_date);
+    snprintf(out->snapshot_source, sizeof out->snapshot_source, "%s", snap->snapshot_source);
+    snprintf(out->snapshot_note, sizeof out->snapshot_note, "%s", snap->snapshot_note);
+}
+
+/* Live AWS for every record; marks in st what it settled.  -1 only when q->source is live and
+ * something failed (the message names the service and the reason). */
+static int from_live(const prices_query *q, price_set *out, live_status *st, time_t now, ib_error *err)
+{
+    int strict = q->source == PRICES_SOURCE_LIVE;
+    aws_credentials cred;
+    ib_error cerr = {0};
+    if (aws_credentials_resolve(&cred, &cerr) != 0) {
+        if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s", cerr.msg);
+        ib_warn("no AWS credentials (%s); using the cache and the price snapshot", cerr.msg);
+        return 0;
+    }
+    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = 20, .max_attempts = 0,
+                              .max_concurrency = 32};
+    aws_client *c = NULL;
+    if (aws_client_create(&opt, &cred, &c, &cerr) != 0) {
+        memset(&cred, 0, sizeof cred);
+        if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "%s", cerr.msg);
+        ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
+        return 0;
+    }
+    memset(&cred, 0, sizeof cred);   /* the client keeps its own copy */
+    live_report rep;
+    int rc = prices_live_fetch(c, out->items, q->n_types, q->n_regions, q->want_on_demand, q->want_spot,
+                               !q->skip_placement_scores, q->page_size, now, st, &rep);
+    aws_client_destroy(c);
+    if (rc != 0) {
+        if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "live prices: %s", rep.od_error);
+        ib_warn("live prices unavailable (%s); using the cache and the price snapshot", rep.od_error);
+        return 0;
+    }
+    if (strict && (rep.od_failed || rep.spot_failed))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s",
+                            rep.od_failed ? rep.od_error : rep.spot_error);
+    if (rep.od_failed)
+        ib_warn("%zu of %zu on-demand queries failed (%s); using the cache or the snapshot for those",
+                rep.od_failed, rep.od_asked, rep.od_error);
+    if (rep.spot_failed)
+        ib_warn("spot prices failed for %zu of %zu (type, region) pairs (%s); using the cache or the snapshot "
+                "for those", rep.spot_failed, rep.spot_asked, rep.spot_error);
+    if (rep.placement_note[0]) {
+        snprintf(out->placement_note, sizeof out->placement_note, "%s", rep.placement_note);
+        ib_info("note: %s", rep.placement_note);
+    }
+    for (size_t i = 0; i < out->n; i++) {
+        price_record *r = &out->items[i];
+        if (st[i].od == 1 && isnan(r->on_demand_usd_per_hour))
+            ib_warn("the Pricing API has no Linux on-demand price for %s in %s", r->instance_type, r->region);
+        prices_cache_store(r, st[i].od == 1 && !isnan(r->on_demand_usd_per_hour), st[i].spot == 1);
+    }
+    return 0;
+}
 
 int prices_get(const prices_query *q, price_set *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);
-    return ib_error_set(err, IB_EXIT_RUNTIME, "prices: sources not built yet");
+    size_t n = q->n_types * q->n_regions;
+    if (n == 0) return ib_error_set(err, IB_EXIT_USAGE, "prices: no instance types or regions asked for");
+    time_t now = time(NULL);
+    out->generated_at = now;
+    out->items = calloc(n, sizeof *out->items);
+    live_status *st = calloc(n, sizeof *st);
+    if (!out->items || !st) {
+        free(st);
+        prices_free(out);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "prices: out of memory");
+    }
+    out->n = n;
+    for (size_t t = 0; t < q->n_types; t++)
+        for (size_t r = 0; r < q->n_regions; r++) {
+            price_record *rec = &out->items[t * q->n_regions + r];
+            price_record_init(rec);
+            snprintf(rec->instance_type, sizeof rec->instance_type, "%s", q->instance_types[t]);
+            snprintf(rec->region, sizeof rec->region, "%s", q->regions[r]);
+        }
+
+    prices_source src = q->source;
+    int ttl = q->cache_ttl_seconds > 0 ? q->cache_ttl_seconds : DEFAULT_TTL_S;
+    if ((src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_LIVE) && from_live(q, out, st, now, err) != 0) {
+        free(st);
+        prices_free(out);
+        return -1;
+    }
+
+    ib_error serr = {0};
+    const price_set *snap = prices_snapshot(&serr);
+    if (!snap && (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT))
+        ib_warn("%s", serr.msg);   /* a build defect; say so rather than pretend */
+
+    size_t miss_cache = 0, miss_snap = 0;
+    char first_miss[160] = "";
+    for (size_t i = 0; i < n; i++) {
+        price_record *r = &out->items[i];
+        int need_od = q->want_on_demand && st[i].od != 1;
+        int need_spot = q->want_spot && st[i].spot != 1;
+        if ((need_od || need_spot) && (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_CACHE)) {
+            int got_od, got_spot;
+            prices_cache_lookup(r, need_od, need_spot, ttl, now, &got_od, &got_spot);
+            need_od = need_od && !got_od;
+            need_spot = need_spot && !got_spot;
+            if (src == PRICES_SOURCE_CACHE && (need_od || need_spot)) {
+                miss_cache++;
+                if (!first_miss[0]) snprintf(first_miss, sizeof first_miss, "%s in %s", r->instance_type, r->region);
+            }
+        }
+        const price_record *s = snap ? prices_find(snap, r->instance_type, r->region) : NULL;
+        if ((need_od || need_spot) && src != PRICES_SOURCE_AUTO && src != PRICES_SOURCE_SNAPSHOT) continue;
+        if ((need_od || need_spot) && !s) {
+            if (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT) {
+                miss_snap++;
+                if (!first_miss[0]) snprintf(first_miss, sizeof first_miss, "%s in %s", r->instance_type, r->region);
+            }
+        }
+        if (s && need_od && !isnan(s->on_demand_usd_per_hour)) {
+            r->on_demand_usd_per_hour = s->on_demand_usd_per_hour;
+            r->on_demand_as_of = s->on_demand_as_of;
+            strcpy(r->on_demand_source, "snapshot");
+            note_snapshot(out, snap);
+        }
+        if (s && need_spot && s->spot_source[0]) {
+            if (copy_snapshot_spot(r, s) != 0) {
+                free(st);
+                prices_free(out);
+                return ib_error_set(err, IB_EXIT_RUNTIME, "prices: out of memory");
+            }
+            note_snapshot(out, snap);
+        }
+        /* The Spot Advisor's interruption bucket has no API: it always comes from the snapshot. */
+        if (s && s->interruption_bucket >= 0 && q->want_spot) {
+            r->interruption_bucket = s->interruption_bucket;
+            r->savings_pct = s->savings_pct;
+            note_snapshot(out, snap);
+        }
+    }
+    if (miss_cache)
+        ib_warn("no cached price younger than %d h for %zu (type, region) pair%s (e.g. %s); "
+                "run with --source auto or live to fetch", ttl / 3600, miss_cache, miss_cache == 1 ? "" : "s",
+                first_miss);
+    if (miss_snap)
+        ib_warn("the price snapshot has no record for %zu (type, region) pair%s (e.g. %s)", miss_snap,
+                miss_snap == 1 ? "" : "s", first_miss);
+    free(st);
+    return 0;
 }

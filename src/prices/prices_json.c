@@ -20,7 +20,7 @@
  * null means unknown or not asked for.  Prices are USD per instance-hour; a price must be finite,
  * > 0 and <= PRICES_MAX_USD_PER_HOUR.  interruption.bucket is the Spot Instance Advisor's
  * frequency-of-interruption range 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%); savings_pct is its
- * saving vs on-demand (0..100, or null).  A (instance_type, region) pair appears at most once. */
+ * saving vs on-demand in percent (<= 100; negative when spot costs more; or null).  A (instance_type, region) pair appears at most once. */
 #include "instbench/prices.h"
 
 #include <cjson/cJSON.h>
@@ -206,7 +206,8 @@ static int read_interruption(reader *rd, const cJSON *in, const char *path, pric
         snprintf(p, sizeof p, "%s.label", path);
         return bad(rd, p, "does not match the bucket");
     }
-    return get_opt_int(rd, in, "savings_pct", path, 0, 100, &r->savings_pct);
+    /* Negative when spot costs more than on-demand (the advisor reports -62 for some p5 regions). */
+    return get_opt_int(rd, in, "savings_pct", path, -1000, 100, &r->savings_pct);
 }
 
 static int read_record(reader *rd, const cJSON *it, size_t idx, price_record *r)
@@ -374,7 +375,7 @@ static cJSON *record_to_json(const price_record *r)
         cJSON *in = cJSON_AddObjectToObject(o, "interruption");
         cJSON_AddNumberToObject(in, "bucket", r->interruption_bucket);
         cJSON_AddStringToObject(in, "label", prices_interruption_label(r->interruption_bucket));
-        if (r->savings_pct >= 0) cJSON_AddNumberToObject(in, "savings_pct", r->savings_pct);
+        if (r->savings_pct != -1) cJSON_AddNumberToObject(in, "savings_pct", r->savings_pct);
         else cJSON_AddNullToObject(in, "savings_pct");
     }
     if (r->placement_score >= 1) cJSON_AddNumberToObject(o, "placement_score", r->placement_score);

@@ -1,0 +1,168 @@
+/* prices_table: a price_set as an aligned table (units in the headers, the cheapest spot zone
+ * named, the interruption bucket, each price's source and age) and as CSV (one row per
+ * (type, region), plain full-precision numbers, empty cells for unknowns). */
+#include "output/prices_output.h"
+#include "instbench/output.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const spot_price *cheapest(const price_record *r)
+{
+    const spot_price *best = NULL;
+    for (size_t i = 0; i < r->n_spot; i++)
+        if (!best || r->spot[i].usd_per_hour < best->usd_per_hour) best = &r->spot[i];
+    return best;
+}
+
+/* "live", "cache, 3.2 h old", "snapshot 2026-11-21" */
+static void describe_source(const char *src, time_t as_of, time_t now, char *out, size_t len)
+{
+    if (!src[0]) {
+        snprintf(out, len, "-");
+    } else if (!strcmp(src, "snapshot")) {
+        char d[32];
+        util_utc_iso8601(as_of, d);
+        d[10] = '\0';
+        snprintf(out, len, "snapshot %s", d);
+    } else {
+        double h = difftime(now, as_of) / 3600.0;
+        if (h < 0.05 && !strcmp(src, "live")) snprintf(out, len, "live");
+        else if (h < 1) snprintf(out, len, "%s, %.0f min old", src, h * 60 < 1 ? 1 : h * 60);
+        else snprintf(out, len, "%s, %.1f h old", src, h);
+    }
+}
+
+int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out)
+{
+    const char *headers[11];
+    output_align align[11];
+    size_t nc = 0;
+#define COL(h, a) (headers[nc] = (h), align[nc++] = (a))
+    COL("INSTANCE TYPE", OUTPUT_LEFT);
+    COL("REGION", OUTPUT_LEFT);
+    if (want_od) {
+        COL("ON-DEMAND $/h", OUTPUT_RIGHT);
+        COL("ON-DEMAND SOURCE", OUTPUT_LEFT);
+    }
+    if (want_spot) {
+        COL("SPOT $/h (lowest)", OUTPUT_RIGHT);
+        COL("IN AZ", OUTPUT_LEFT);
+        COL("AZs", OUTPUT_RIGHT);
+        COL("INTERRUPTION", OUTPUT_LEFT);
+        COL("SAVINGS %", OUTPUT_RIGHT);
+        COL("PLACEMENT 1-10", OUTPUT_RIGHT);
+        COL("SPOT SOURCE", OUTPUT_LEFT);
+    }
+#undef COL
+    output_table t;
+    if (output_table_init(&t, nc, headers, align) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        const price_record *r = &s->items[i];
+        char od[32] = "-", ods[64], sp[32] = "-", az[32] = "-", nz[24], intr[16] = "-", sav[16] = "-",
+             pl[16] = "-", sps[64];
+        const char *cells[11];
+        size_t k = 0;
+        cells[k++] = r->instance_type;
+        cells[k++] = r->region;
+        if (want_od) {
+            if (!isnan(r->on_demand_usd_per_hour)) snprintf(od, sizeof od, "%.4f", r->on_demand_usd_per_hour);
+            describe_source(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, now,
+                            ods, sizeof ods);
+            cells[k++] = od;
+            cells[k++] = ods;
+        }
+        if (want_spot) {
+            const spot_price *b = cheapest(r);
+            if (b) {
+                snprintf(sp, sizeof sp, "%.4f", b->usd_per_hour);
+                snprintf(az, sizeof az, "%s", b->az);
+            }
+            snprintf(nz, sizeof nz, "%zu", r->n_spot);
+            if (r->interruption_bucket >= 0) snprintf(intr, sizeof intr, "%s", prices_interruption_label(r->interruption_bucket));
+            if (r->savings_pct != -1) snprintf(sav, sizeof sav, "%d", r->savings_pct);
+            if (r->placement_score > 0) snprintf(pl, sizeof pl, "%d", r->placement_score);
+            describe_source(r->spot_source, r->spot_as_of, now, sps, sizeof sps);
+            cells[k++] = sp;
+            cells[k++] = az;
+            cells[k++] = nz;
+            cells[k++] = intr;
+            cells[k++] = sav;
+            cells[k++] = pl;
+            cells[k++] = sps;
+        }
+        rc = output_table_add_row(&t, cells);
+    }
+    if (rc == 0) rc = output_table_write_text(&t, out);
+    output_table_free(&t);
+    if (rc == 0 && s->snapshot_date[0])
+        fprintf(out, "\n'snapshot' prices%s are from the snapshot of %s, not live AWS: %s\n",
+                want_spot ? " and interruption buckets" : "", s->snapshot_date, s->snapshot_source);
+    if (rc == 0 && want_spot && s->placement_note[0]) fprintf(out, "%s\n", s->placement_note);
+    return rc;
+}
+
+/* Shortest text that reads back as the same double: spreadsheets get plain numbers. */
+static void num(double v, char *out, size_t len)
+{
+    if (isnan(v)) {
+        out[0] = '\0';
+        return;
+    }
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(out, len, "%.*g", prec, v);
+        if (strtod(out, NULL) == v) return;
+    }
+}
+
+static void when(const char *src, time_t t, char *out)
+{
+    if (src[0]) util_utc_iso8601(t, out);
+    else out[0] = '\0';
+}
+
+int prices_write_csv(const price_set *s, FILE *out)
+{
+    static const char *const headers[] = {
+        "instance_type", "region", "on_demand_usd_per_hour", "on_demand_source", "on_demand_as_of",
+        "spot_min_usd_per_hour", "spot_min_availability_zone", "spot_max_usd_per_hour", "spot_zones",
+        "spot_source", "spot_as_of", "interruption_bucket", "interruption_label", "savings_pct",
+        "placement_score"};
+    enum { NC = sizeof headers / sizeof headers[0] };
+    output_table t;
+    if (output_table_init(&t, NC, headers, NULL) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        const price_record *r = &s->items[i];
+        char od[32], odt[32], mn[32] = "", mx[32] = "", nz[24] = "", spt[32], ib[16] = "", sav[16] = "", pl[16] = "";
+        const char *az = "", *label = "";
+        num(r->on_demand_usd_per_hour, od, sizeof od);
+        when(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, odt);
+        const spot_price *b = cheapest(r);
+        if (b) {
+            double hi = b->usd_per_hour;
+            for (size_t z = 0; z < r->n_spot; z++)
+                if (r->spot[z].usd_per_hour > hi) hi = r->spot[z].usd_per_hour;
+            num(b->usd_per_hour, mn, sizeof mn);
+            num(hi, mx, sizeof mx);
+            az = b->az;
+        }
+        if (r->spot_source[0]) snprintf(nz, sizeof nz, "%zu", r->n_spot);
+        when(r->spot_source, r->spot_as_of, spt);
+        if (r->interruption_bucket >= 0) {
+            snprintf(ib, sizeof ib, "%d", r->interruption_bucket);
+            label = prices_interruption_label(r->interruption_bucket);
+        }
+        if (r->savings_pct != -1) snprintf(sav, sizeof sav, "%d", r->savings_pct);
+        if (r->placement_score > 0) snprintf(pl, sizeof pl, "%d", r->placement_score);
+        const char *cells[NC] = {r->instance_type, r->region, od, isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source,
+                                 odt, mn, az, mx, nz, r->spot_source, spt, ib, label, sav, pl};
+        rc = output_table_add_row(&t, cells);
+    }
+    if (rc == 0) rc = output_table_write_csv(&t, out);
+    output_table_free(&t);
+    return rc;
+}

@@ -1,0 +1,214 @@
+/* prices_live: prices straight from AWS.  Everything one run needs goes out in the same
+ * concurrent rounds (aws_paginate_multi): GetProducts per (type, region), DescribeSpotPriceHistory
+ * per region (all types in one request), and, for spot, GetSpotPlacementScores per type (region
+ * level and per AZ) plus DescribeAvailabilityZones per region (scores name AZ IDs, prices AZ
+ * names).  So a run takes about (longest NextToken chain) x (round-trip time). */
+#include "prices/prices_internal.h"
+#include "aws/services.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void first_error(char *dst, size_t cap, const ib_error *e)
+{
+    if (!dst[0] && e->msg[0]) snprintf(dst, cap, "%s", e->msg);
+}
+
+static int cmp_zone(const void *a, const void *b)
+{
+    return strcmp(((const spot_price *)a)->az, ((const spot_price *)b)->az);
+}
+
+/* Spot zones of one type from a region's DescribeSpotPriceHistory result. */
+static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < q->n_entries; i++) n += !strcmp(q->entries[i].instance_type, r->instance_type);
+    free(r->spot);
+    r->spot = NULL;
+    r->n_spot = 0;
+    if (n) {
+        r->spot = calloc(n, sizeof *r->spot);
+        if (!r->spot) return -1;
+        for (size_t i = 0; i < q->n_entries; i++) {
+            const ec2_spot_entry *e = &q->entries[i];
+            if (strcmp(e->instance_type, r->instance_type) != 0) continue;
+            spot_price *z = &r->spot[r->n_spot++];
+            snprintf(z->az, sizeof z->az, "%s", e->az);
+            z->usd_per_hour = e->usd_per_hour;
+            z->timestamp = e->timestamp;
+            z->placement_score = -1;
+        }
+        qsort(r->spot, r->n_spot, sizeof *r->spot, cmp_zone);
+    }
+    strcpy(r->spot_source, "live");
+    r->spot_as_of = now;
+    return 0;
+}
+
+static const char *zone_name(const ec2_zone_map *maps, size_t n_maps, const char *region, const char *az_id)
+{
+    for (size_t m = 0; m < n_maps; m++) {
+        if (strcmp(maps[m].region, region) != 0) continue;
+        for (size_t z = 0; z < maps[m].n; z++)
+            if (!strcmp(maps[m].zones[z].id, az_id)) return maps[m].zones[z].name;
+    }
+    return NULL;
+}
+
+int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t n_regions, int want_od,
+                      int want_spot, int want_scores, int page_size, time_t now, live_status *st,
+                      live_report *rep)
+{
+    size_t n = n_types * n_regions;
+    memset(rep, 0, sizeof *rep);
+    for (size_t i = 0; i < n; i++) st[i].od = st[i].spot = 0;
+    if (!want_spot) want_scores = 0;
+
+    size_t n_od = want_od ? n : 0, n_sp = want_spot ? n_regions : 0;
+    size_t n_sc = want_scores ? 2 * n_types : 0, n_zm = want_scores ? n_regions : 0;
+    pricing_item *od = calloc(n_od ? n_od : 1, sizeof *od);
+    ec2_spot_query *sp = calloc(n_sp ? n_sp : 1, sizeof *sp);
+    ec2_score_query *sc = calloc(n_sc ? n_sc : 1, sizeof *sc);
+    ec2_zone_map *zm = calloc(n_zm ? n_zm : 1, sizeof *zm);
+    ib_error *e_od = calloc(n_od ? n_od : 1, sizeof *e_od), *e_sp = calloc(n_sp ? n_sp : 1, sizeof *e_sp);
+    ib_error *e_sc = calloc(n_sc ? n_sc : 1, sizeof *e_sc), *e_zm = calloc(n_zm ? n_zm : 1, sizeof *e_zm);
+    char **types = calloc(n_types ? n_types : 1, sizeof *types), **regions = calloc(n_regions ? n_regions : 1, sizeof *regions);
+    aws_pager pagers[4];
+    size_t counts[4], np = 0;
+    ib_error *errs[4];
+    int rc = -1;
+    if (!od || !sp || !sc || !zm || !e_od || !e_sp || !e_sc || !e_zm || !types || !regions) {
+        snprintf(rep->od_error, sizeof rep->od_error, "out of memory");
+        goto out;
+    }
+    for (size_t t = 0; t < n_types; t++) types[t] = recs[t * n_regions].instance_type;
+    for (size_t r = 0; r < n_regions; r++) regions[r] = recs[r].region;
+
+    ib_error perr = {0};
+    if (n_od) {
+        for (size_t i = 0; i < n; i++) {
+            snprintf(od[i].instance_type, sizeof od[i].instance_type, "%s", recs[i].instance_type);
+            snprintf(od[i].region, sizeof od[i].region, "%s", recs[i].region);
+        }
+        if (aws_pricing_pager(od, n_od, page_size, &pagers[np], &perr) != 0) {
+            first_error(rep->od_error, sizeof rep->od_error, &perr);
+            rep->od_failed = rep->od_asked = n_od;
+            for (size_t i = 0; i < n; i++) st[i].od = -1;
+            n_od = 0;
+        } else {
+            counts[np] = n_od;
+            errs[np++] = e_od;
+        }
+    }
+    if (n_sp) {
+        for (size_t r = 0; r < n_regions; r++) {
+            snprintf(sp[r].region, sizeof sp[r].region, "%s", regions[r]);
+            sp[r].instance_types = types;
+            sp[r].n_types = n_types;
+            sp[r].start_time = now;
+        }
+        if (aws_ec2_spot_pager(sp, page_size, &pagers[np], &perr) != 0) goto out;
+        counts[np] = n_sp;
+        errs[np++] = e_sp;
+    }
+    if (n_sc) {
+        for (size_t t = 0; t < n_types; t++)
+            for (int single = 0; single < 2; single++) {
+                ec2_score_query *q = &sc[2 * t + single];
+                snprintf(q->instance_type, sizeof q->instance_type, "%s", types[t]);
+                q->regions = regions;
+                q->n_regions = n_regions;
+                q->single_az = single;
+            }
+        if (aws_ec2_scores_pager(sc, regions[0], &pagers[np], &perr) != 0) goto out;
+        counts[np] = n_sc;
+        errs[np++] = e_sc;
+        for (size_t r = 0; r < n_regions; r++) snprintf(zm[r].region, sizeof zm[r].region, "%s", regions[r]);
+        aws_ec2_zones_pager(zm, &pagers[np], &perr);
+        counts[np] = n_zm;
+        errs[np++] = e_zm;
+    }
+
+    double t0 = util_now_seconds();
+    aws_paginate_multi(c, pagers, counts, np, errs);
+    ib_debug("prices: %zu pricing, %zu spot, %zu score, %zu zone queries in %.3f s", n_od, n_sp, n_sc, n_zm,
+             util_now_seconds() - t0);
+
+    /* on-demand */
+    rep->od_asked += n_od;
+    for (size_t i = 0; i < n_od; i++) {
+        if (e_od[i].code) {
+            st[i].od = -1;
+            rep->od_failed++;
+            first_error(rep->od_error, sizeof rep->od_error, &e_od[i]);
+            continue;
+        }
+        st[i].od = 1;
+        recs[i].on_demand_usd_per_hour = od[i].usd_per_hour;   /* NAN: no such product there */
+        strcpy(recs[i].on_demand_source, "live");
+        recs[i].on_demand_as_of = now;
+        if (od[i].n_products > 1)
+            ib_debug("prices: %zu products matched %s in %s; kept the first", (size_t)od[i].n_products,
+                     od[i].instance_type, od[i].region);
+    }
+    /* spot */
+    rep->spot_asked = n_sp ? n : 0;
+    for (size_t r = 0; r < n_sp; r++) {
+        for (size_t t = 0; t < n_types; t++) {
+            price_record *rec = &recs[t * n_regions + r];
+            if (e_sp[r].code || fill_spot(rec, &sp[r], now) != 0) {
+                st[t * n_regions + r].spot = -1;
+                rep->spot_failed++;
+                if (!e_sp[r].code) ib_error_set(&e_sp[r], IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
+                first_error(rep->spot_error, sizeof rep->spot_error, &e_sp[r]);
+            } else {
+                st[t * n_regions + r].spot = 1;
+            }
+        }
+    }
+    /* placement scores: absent with a note when the caller lacks ec2:GetSpotPlacementScores */
+    for (size_t q = 0; q < n_sc; q++) {
+        if (e_sc[q].code) {
+            if (!rep->placement_note[0])
+                snprintf(rep->placement_note, sizeof rep->placement_note, "spot placement scores unavailable: %.200s",
+                         e_sc[q].msg);
+            continue;
+        }
+        size_t t = q / 2;
+        for (size_t k = 0; k < sc[q].n_scores; k++) {
+            const ec2_score *s = &sc[q].scores[k];
+            for (size_t r = 0; r < n_regions; r++) {
+                price_record *rec = &recs[t * n_regions + r];
+                if (strcmp(rec->region, s->region) != 0) continue;
+                if (!sc[q].single_az) {
+                    if (!s->az_id[0]) rec->placement_score = s->score;
+                    continue;
+                }
+                const char *name = zone_name(zm, n_zm, s->region, s->az_id);
+                for (size_t z = 0; z < rec->n_spot; z++)
+                    if (!strcmp(rec->spot[z].az, s->az_id) || (name && !strcmp(rec->spot[z].az, name)))
+                        rec->spot[z].placement_score = s->score;
+            }
+        }
+    }
+    rc = 0;
+out:
+    for (size_t k = 0; k < np; k++)
+        if (pagers[k].ctx != zm) free(pagers[k].ctx);
+    for (size_t r = 0; r < n_sp; r++) ec2_spot_query_free(&sp[r]);
+    for (size_t q = 0; q < n_sc; q++) ec2_score_query_free(&sc[q]);
+    free(od);
+    free(sp);
+    free(sc);
+    free(zm);
+    free(e_od);
+    free(e_sp);
+    free(e_sc);
+    free(e_zm);
+    free(types);
+    free(regions);
+    return rc;
+}

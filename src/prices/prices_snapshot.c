@@ -1,0 +1,25 @@
+/* prices_snapshot: the price snapshot compiled into the binary (src/prices/snapshot_data.c,
+ * generated from configs/prices-snapshot.json by scripts/make_price_snapshot.py), so
+ * `instbench prices` works from any directory and install location without a data file. */
+#include "prices/prices_internal.h"
+
+#include <stddef.h>
+
+extern const char prices_snapshot_json[];
+extern const size_t prices_snapshot_json_len;
+
+const price_set *prices_snapshot(ib_error *err)
+{
+    static price_set snap;
+    static int state;   /* 0 not parsed, 1 ok, -1 broken */
+    static ib_error saved;
+    if (state == 0) {
+        state = prices_parse_json(prices_snapshot_json, prices_snapshot_json_len, "embedded price snapshot",
+                                  &snap, &saved) == 0 ? 1 : -1;
+    }
+    if (state < 0) {
+        if (err) *err = saved;
+        return NULL;
+    }
+    return &snap;
+}
