@@ -42,4 +42,7 @@ if(INSTBENCH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   target_compile_options(fuzz_safetensors PRIVATE -fsanitize=fuzzer,address,undefined -g)
   target_link_options(fuzz_safetensors PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_safetensors PRIVATE PkgConfig::CJSON m)
+  add_test(NAME fuzz_safetensors_bounded
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_safetensors.sh $<TARGET_FILE:fuzz_safetensors> 30)
+  set_tests_properties(fuzz_safetensors_bounded PROPERTIES LABELS "fuzz;slow")
 endif()
