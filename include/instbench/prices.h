@@ -52,6 +52,7 @@ typedef struct prices_query {
     int cache_ttl_seconds;           /* 0 = default 24 h */
     int page_size;                   /* MaxResults per AWS page, 0 = the service maximum */
     int skip_placement_scores;       /* 1: do not ask EC2 for spot placement scores */
+    double timeout_s;                /* per AWS request attempt, 0 = default 20 s */
 } prices_query;
 
 /* Resolves every (type, region) of q, each market from live AWS -> cache -> snapshot as q->source

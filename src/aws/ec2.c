@@ -286,7 +286,9 @@ static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, 
     util_utc_iso8601(q->start_time ? q->start_time : time(NULL), val);
     bad = bad || aws_query_append(body, &len, &cap, "ProductDescription.1", "Linux/UNIX") ||
           aws_query_append(body, &len, &cap, "StartTime", val);
-    snprintf(val, sizeof val, "%d", sc->page_size > 0 && sc->page_size <= 1000 ? sc->page_size : 1000);
+    /* DescribeSpotPriceHistory takes MaxResults 5..1000. */
+    int ps = sc->page_size <= 0 || sc->page_size > 1000 ? 1000 : sc->page_size < 5 ? 5 : sc->page_size;
+    snprintf(val, sizeof val, "%d", ps);
     bad = bad || aws_query_append(body, &len, &cap, "MaxResults", val);
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
@@ -319,12 +321,14 @@ size_t aws_ec2_spot_prices(aws_client *c, ec2_spot_query *qs, size_t n, int page
 
 /* ---- GetSpotPlacementScores ------------------------------------------------------------------ */
 
-enum { SC_REGION, SC_AZ, SC_SCORE };
+/* AWS names the member <region>; accept <regionName> too (some emulators write that). */
+enum { SC_REGION, SC_AZ, SC_SCORE, SC_REGION_NAME };
 
 static int score_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
 {
     ec2_score_query *q = ctx;
     long s;
+    if (!v[SC_REGION][0]) memcpy(v[SC_REGION], v[SC_REGION_NAME], XML_VALUE_MAX);
     if (!v[SC_REGION][0] || strlen(v[SC_REGION]) >= 32 || strlen(v[SC_AZ]) >= 32)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: item without a valid region");
     if (util_parse_int(v[SC_SCORE], 1, 10, &s) != 0)
@@ -347,7 +351,7 @@ static int score_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
 int aws_ec2_parse_scores_page(const char *xml, size_t len, ec2_score_query *q, char **next, ib_error *err)
 {
     xml_items x = {.root = "GetSpotPlacementScoresResponse", .set = "spotPlacementScoreSet",
-                   .fields = {"region", "availabilityZoneId", "score"},
+                   .fields = {"region", "availabilityZoneId", "score", "regionName"},
                    .on_item = score_item, .ctx = q, .what = "EC2 GetSpotPlacementScores"};
     return xml_items_parse(&x, xml, len, next, err);
 }

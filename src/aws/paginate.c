@@ -144,7 +144,8 @@ size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *
     int max_pages = 0;
     for (size_t k = 0; k < n_pagers; k++) {
         total += counts[k];
-        if (pagers[k].max_pages > max_pages) max_pages = pagers[k].max_pages;
+        int mp = pagers[k].max_pages > 0 ? pagers[k].max_pages : 200;
+        if (mp > max_pages) max_pages = mp;
     }
     if (total == 0) return 0;
     ib_error *all = calloc(total, sizeof *all);

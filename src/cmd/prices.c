@@ -33,6 +33,7 @@ static void usage(FILE *out)
             "  --cache-ttl HOURS      how long cached live prices stay valid (default 24)\n"
             "  --page-size N          results per AWS page (MaxResults, 1-1000; default the service maximum)\n"
             "  --no-placement-scores  do not ask EC2 for spot placement scores\n"
+            "  --timeout SECONDS      limit per AWS request attempt (default 20; 3 attempts, AWS_MAX_ATTEMPTS)\n"
             "  -o, --output FILE      write there (atomically) instead of stdout\n"
             "  -h, --help             this help\n\n"
             "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
@@ -113,7 +114,7 @@ static int default_types(char ***types, size_t *n)
 int cmd_prices(int argc, char **argv)
 {
     const char *types_arg = NULL, *regions_arg = NULL, *market = "both", *source = "auto", *format = NULL;
-    const char *out_path = NULL, *ttl_arg = NULL, *page_arg = NULL;
+    const char *out_path = NULL, *ttl_arg = NULL, *page_arg = NULL, *timeout_arg = NULL;
     int no_scores = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -128,7 +129,7 @@ int cmd_prices(int argc, char **argv)
         }
         struct { const char *name; const char **dst; } flags[] = {
             {"--instance-types", &types_arg}, {"--regions", &regions_arg}, {"--market", &market},
-            {"--source", &source}, {"--format", &format}, {"--cache-ttl", &ttl_arg}, {"--page-size", &page_arg},
+            {"--source", &source}, {"--format", &format}, {"--cache-ttl", &ttl_arg}, {"--page-size", &page_arg}, {"--timeout", &timeout_arg},
             {"--output", &out_path}, {"-o", &out_path}};
         int known = 0;
         for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !known; f++) {
@@ -166,6 +167,8 @@ int cmd_prices(int argc, char **argv)
             return usage_error("--page-size must be an integer in 1..1000, not '%s'", page_arg);
         q.page_size = (int)ps;
     }
+    if (timeout_arg && util_parse_double(timeout_arg, 0.1, 600, &q.timeout_s) != 0)
+        return usage_error("--timeout takes seconds, a number in [0.1, 600], not '%s'", timeout_arg);
     q.skip_placement_scores = no_scores;
     if (out_path && !out_path[0]) return usage_error("%s", "-o needs a file name");
 

@@ -47,8 +47,9 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
         ib_warn("no AWS credentials (%s); using the cache and the price snapshot", cerr.msg);
         return 0;
     }
-    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = 20, .max_attempts = 0,
-                              .max_concurrency = 32};
+    /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */
+    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = q->timeout_s > 0 ? q->timeout_s : 20,
+                              .max_attempts = 0, .max_concurrency = 32};
     aws_client *c = NULL;
     if (aws_client_create(&opt, &cred, &c, &cerr) != 0) {
         memset(&cred, 0, sizeof cred);
@@ -81,8 +82,6 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     }
     for (size_t i = 0; i < out->n; i++) {
         price_record *r = &out->items[i];
-        if (st[i].od == 1 && isnan(r->on_demand_usd_per_hour))
-            ib_warn("the Pricing API has no Linux on-demand price for %s in %s", r->instance_type, r->region);
         prices_cache_store(r, st[i].od == 1 && !isnan(r->on_demand_usd_per_hour), st[i].spot == 1);
     }
     return 0;
@@ -124,37 +123,26 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
     if (!snap && (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT))
         ib_warn("%s", serr.msg);   /* a build defect; say so rather than pretend */
 
-    size_t miss_cache = 0, miss_snap = 0;
-    char first_miss[160] = "";
     for (size_t i = 0; i < n; i++) {
         price_record *r = &out->items[i];
         int need_od = q->want_on_demand && st[i].od != 1;
-        int need_spot = q->want_spot && st[i].spot != 1;
+        /* ml.* (SageMaker) types have no EC2 spot market */
+        int need_spot = q->want_spot && st[i].spot != 1 && strncmp(r->instance_type, "ml.", 3) != 0;
         if ((need_od || need_spot) && (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_CACHE)) {
             int got_od, got_spot;
             prices_cache_lookup(r, need_od, need_spot, ttl, now, &got_od, &got_spot);
             need_od = need_od && !got_od;
             need_spot = need_spot && !got_spot;
-            if (src == PRICES_SOURCE_CACHE && (need_od || need_spot)) {
-                miss_cache++;
-                if (!first_miss[0]) snprintf(first_miss, sizeof first_miss, "%s in %s", r->instance_type, r->region);
-            }
         }
         const price_record *s = snap ? prices_find(snap, r->instance_type, r->region) : NULL;
-        if ((need_od || need_spot) && src != PRICES_SOURCE_AUTO && src != PRICES_SOURCE_SNAPSHOT) continue;
-        if ((need_od || need_spot) && !s) {
-            if (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT) {
-                miss_snap++;
-                if (!first_miss[0]) snprintf(first_miss, sizeof first_miss, "%s in %s", r->instance_type, r->region);
-            }
-        }
-        if (s && need_od && !isnan(s->on_demand_usd_per_hour)) {
+        int use_snap = src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT;
+        if (s && use_snap && need_od && !isnan(s->on_demand_usd_per_hour)) {
             r->on_demand_usd_per_hour = s->on_demand_usd_per_hour;
             r->on_demand_as_of = s->on_demand_as_of;
             strcpy(r->on_demand_source, "snapshot");
             note_snapshot(out, snap);
         }
-        if (s && need_spot && s->spot_source[0]) {
+        if (s && use_snap && need_spot && s->spot_source[0]) {
             if (copy_snapshot_spot(r, s) != 0) {
                 free(st);
                 prices_free(out);
@@ -169,13 +157,25 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
             note_snapshot(out, snap);
         }
     }
-    if (miss_cache)
-        ib_warn("no cached price younger than %d h for %zu (type, region) pair%s (e.g. %s); "
-                "run with --source auto or live to fetch", ttl / 3600, miss_cache, miss_cache == 1 ? "" : "s",
-                first_miss);
-    if (miss_snap)
-        ib_warn("the price snapshot has no record for %zu (type, region) pair%s (e.g. %s)", miss_snap,
-                miss_snap == 1 ? "" : "s", first_miss);
+
+    /* One line per market for whatever no allowed source could price. */
+    size_t miss_od = 0, miss_spot = 0;
+    char ex_od[160] = "", ex_spot[160] = "";
+    for (size_t i = 0; i < n; i++) {
+        const price_record *r = &out->items[i];
+        if (q->want_on_demand && isnan(r->on_demand_usd_per_hour) && !miss_od++)
+            snprintf(ex_od, sizeof ex_od, "%s in %s", r->instance_type, r->region);
+        if (q->want_spot && !r->spot_source[0] && strncmp(r->instance_type, "ml.", 3) != 0 && !miss_spot++)
+            snprintf(ex_spot, sizeof ex_spot, "%s in %s", r->instance_type, r->region);
+    }
+    static const char *const src_names[] = {"live AWS, the cache or the snapshot", "live AWS",
+                                            "the cache (younger than the TTL)", "the snapshot"};
+    if (miss_od)
+        ib_warn("no on-demand price from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_od,
+                n, ex_od);
+    if (miss_spot)
+        ib_warn("no spot prices from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_spot, n,
+                ex_spot);
     free(st);
     return 0;
 }

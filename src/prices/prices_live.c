@@ -84,7 +84,12 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
         snprintf(rep->od_error, sizeof rep->od_error, "out of memory");
         goto out;
     }
-    for (size_t t = 0; t < n_types; t++) types[t] = recs[t * n_regions].instance_type;
+    /* SageMaker (ml.*) types have no EC2 spot market: spot and scores are for EC2 types only. */
+    size_t n_ec2 = 0;
+    for (size_t t = 0; t < n_types; t++)
+        if (strncmp(recs[t * n_regions].instance_type, "ml.", 3) != 0) types[n_ec2++] = recs[t * n_regions].instance_type;
+    if (n_ec2 == 0) n_sp = n_sc = n_zm = 0;
+    else if (n_sc) n_sc = 2 * n_ec2;
     for (size_t r = 0; r < n_regions; r++) regions[r] = recs[r].region;
 
     ib_error perr = {0};
@@ -107,7 +112,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
         for (size_t r = 0; r < n_regions; r++) {
             snprintf(sp[r].region, sizeof sp[r].region, "%s", regions[r]);
             sp[r].instance_types = types;
-            sp[r].n_types = n_types;
+            sp[r].n_types = n_ec2;
             sp[r].start_time = now;
         }
         if (aws_ec2_spot_pager(sp, page_size, &pagers[np], &perr) != 0) goto out;
@@ -115,7 +120,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
         errs[np++] = e_sp;
     }
     if (n_sc) {
-        for (size_t t = 0; t < n_types; t++)
+        for (size_t t = 0; t < n_ec2; t++)
             for (int single = 0; single < 2; single++) {
                 ec2_score_query *q = &sc[2 * t + single];
                 snprintf(q->instance_type, sizeof q->instance_type, "%s", types[t]);
@@ -155,10 +160,11 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
                      od[i].instance_type, od[i].region);
     }
     /* spot */
-    rep->spot_asked = n_sp ? n : 0;
+    rep->spot_asked = n_sp ? n_ec2 * n_regions : 0;
     for (size_t r = 0; r < n_sp; r++) {
         for (size_t t = 0; t < n_types; t++) {
             price_record *rec = &recs[t * n_regions + r];
+            if (!strncmp(rec->instance_type, "ml.", 3)) continue;
             if (e_sp[r].code || fill_spot(rec, &sp[r], now) != 0) {
                 st[t * n_regions + r].spot = -1;
                 rep->spot_failed++;
@@ -177,12 +183,12 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
                          e_sc[q].msg);
             continue;
         }
-        size_t t = q / 2;
         for (size_t k = 0; k < sc[q].n_scores; k++) {
             const ec2_score *s = &sc[q].scores[k];
-            for (size_t r = 0; r < n_regions; r++) {
-                price_record *rec = &recs[t * n_regions + r];
-                if (strcmp(rec->region, s->region) != 0) continue;
+            for (size_t i = 0; i < n; i++) {
+                price_record *rec = &recs[i];
+                if (strcmp(rec->region, s->region) != 0 || strcmp(rec->instance_type, sc[q].instance_type) != 0)
+                    continue;
                 if (!sc[q].single_az) {
                     if (!s->az_id[0]) rec->placement_score = s->score;
                     continue;
