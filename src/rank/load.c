@@ -31,6 +31,11 @@ typedef struct loader {
     void *ctx;
     ib_error *err;
     int oom;
+    /* Directories being walked (the current path from the root): a symlink back to one of them
+     * is a loop, reported once instead of walked again. */
+    dev_t dev[MAX_DEPTH + 1];
+    ino_t ino[MAX_DEPTH + 1];
+    int depth;
 } loader;
 
 static void skip(loader *L, const char *where, const char *reason)
@@ -147,8 +152,17 @@ static void load_stdin(loader *L)
         return;
     }
     L->out->files_read++;
-    /* One document (possibly pretty-printed over many lines) or JSON lines: try the first. */
-    cJSON *whole = memchr(data, '\0', len) ? NULL : cJSON_ParseWithLength(data, len);
+    /* One document (possibly pretty-printed over many lines) or JSON lines: it is one document
+     * when a single JSON value spans the whole input. */
+    const char *end = NULL;
+    cJSON *whole = memchr(data, '\0', len) ? NULL : cJSON_ParseWithLengthOpts(data, len, &end, 0);
+    if (whole)
+        for (const char *p = end; p && p < data + len; p++)
+            if (!isspace((unsigned char)*p)) {
+                cJSON_Delete(whole);
+                whole = NULL;
+                break;
+            }
     if (whole || len == 0) {
         cJSON_Delete(whole);
         if (len == 0) skip(L, "<stdin>", "empty input");
@@ -161,12 +175,17 @@ static void load_stdin(loader *L)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void load_path(loader *L, const char *path, int depth, int named);
+static void load_path(loader *L, const char *path, int named);
 
-static void load_dir(loader *L, const char *dir, int depth)
+static void load_dir(loader *L, const char *dir, const struct stat *st)
 {
-    if (depth > MAX_DEPTH) {
-        skip(L, dir, "directory nesting too deep (symlink loop?)");
+    for (int i = 0; i < L->depth; i++)
+        if (L->dev[i] == st->st_dev && L->ino[i] == st->st_ino) {
+            skip(L, dir, "symlink loop: this directory is already being read");
+            return;
+        }
+    if (L->depth > MAX_DEPTH) {
+        skip(L, dir, "directory nesting too deep");
         return;
     }
     DIR *d = opendir(dir);
@@ -198,16 +217,20 @@ static void load_dir(loader *L, const char *dir, int depth)
     }
     closedir(d);
     if (names) qsort(names, n, sizeof *names, cmp_str);
+    L->dev[L->depth] = st->st_dev;
+    L->ino[L->depth] = st->st_ino;
+    L->depth++;
     for (size_t i = 0; i < n; i++) {
-        if (!L->oom) load_path(L, names[i], depth + 1, 0);
+        if (!L->oom) load_path(L, names[i], 0);
         free(names[i]);
     }
+    L->depth--;
     free(names);
 }
 
 /* NAMED: given on the command line (read whatever its name); otherwise found in a directory
  * (only *.json / *.jsonl, silently ignoring other files there). */
-static void load_path(loader *L, const char *path, int depth, int named)
+static void load_path(loader *L, const char *path, int named)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -216,7 +239,7 @@ static void load_path(loader *L, const char *path, int depth, int named)
         skip(L, path, reason);
         return;
     }
-    if (S_ISDIR(st.st_mode)) load_dir(L, path, depth);
+    if (S_ISDIR(st.st_mode)) load_dir(L, path, &st);
     else if (!S_ISREG(st.st_mode)) {
         if (named) load_file(L, path, -1);   /* a pipe or /dev/stdin given on purpose */
     } else if (named || has_suffix(path, ".json") || has_suffix(path, ".jsonl"))
@@ -226,7 +249,7 @@ static void load_path(loader *L, const char *path, int depth, int named)
 int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_fn on_skip, void *ctx,
               ib_error *err)
 {
-    loader L = {out, on_skip, ctx, err, 0};
+    loader L = {.out = out, .on_skip = on_skip, .ctx = ctx, .err = err};
     for (size_t i = 0; i < n_paths && !L.oom; i++) {
         const char *p = paths[i];
         struct stat st;
@@ -238,10 +261,10 @@ int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_f
             if (rc == GLOB_NOMATCH) skip(&L, p, "no files match this pattern");
             else if (rc != 0) skip(&L, p, "cannot expand this pattern");
             else
-                for (size_t k = 0; k < g.gl_pathc && !L.oom; k++) load_path(&L, g.gl_pathv[k], 0, 1);
+                for (size_t k = 0; k < g.gl_pathc && !L.oom; k++) load_path(&L, g.gl_pathv[k], 1);
             if (rc == 0 || rc == GLOB_NOMATCH) globfree(&g);
         } else {
-            load_path(&L, p, 0, 1);
+            load_path(&L, p, 1);
         }
     }
     return L.oom ? -1 : 0;

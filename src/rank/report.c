@@ -127,7 +127,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
 
     enum { NC = 14 };
     const char *hdr[NC] = {"rank", "configuration", "region", "accelerators", "$/h", "samples/s", "samples/$",
-                           target ? "time (h)" : "time", target ? "cost ($)" : "cost", "spot AZ",
+                           "time (h)", "cost ($)", "spot AZ",
                            "interrupt", "placement", "price (age)", "runs (spread)"};
     const output_align al[NC] = {OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT,
                                  OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT,
@@ -136,12 +136,15 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     int one_region = 1;
     for (size_t i = 1; i < r->n_rows; i++)
         one_region &= !strcmp(r->configs[r->rows[i].config].region, r->configs[r->rows[0].config].region);
-    const size_t skip = one_region ? 2 : NC;   /* the region column's index, or none */
+    /* Without a target the time and cost columns would be empty: leave them out. */
+    int drop[NC] = {0};
+    drop[2] = one_region;
+    drop[7] = drop[8] = !target;
     const char *h2[NC];
     output_align a2[NC];
     size_t nc = 0;
     for (size_t c = 0; c < NC; c++)
-        if (c != skip) h2[nc] = hdr[c], a2[nc++] = al[c];
+        if (!drop[c]) h2[nc] = hdr[c], a2[nc++] = al[c];
     output_table t;
     if (output_table_init(&t, nc, h2, a2) != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; i < r->n_priced; i++) {
@@ -170,7 +173,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
                                  row->market == RANK_SPOT ? row->az : "-", interruption(row), place, price, runs};
         const char *c2[NC];
         for (size_t k = 0, j = 0; k < NC; k++)
-            if (k != skip) c2[j++] = cells[k];
+            if (!drop[k]) c2[j++] = cells[k];
         if (output_table_add_row(&t, c2) != 0) {
             output_table_free(&t);
             return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");

@@ -1,0 +1,162 @@
+"""Builders for `instbench rank` tests: result files (instbench.result/v1, complete enough to pass
+schemas/result-v1.json) and price files (instbench.prices/v1), plus an independent Python model
+of the ranking arithmetic.  Nothing here is derived from instbench's own output."""
+import json
+import math
+import os
+import statistics
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def result(instance_type, region, nodes, accel_count, accel_name, sps, fingerprint="f" * 64,
+           model="vit_base_patch16_224", batch=128, count=None, market="on-demand",
+           timestamp="2026-11-21T10:00:00Z", backend="cuda"):
+    world = nodes * max(accel_count, 1)
+    return {
+        "schema": "instbench.result/v1",
+        "tool": {"name": "instbench", "version": "0.1.0"},
+        "timestamp": timestamp,
+        "instance": {"type": instance_type, "region": region, "availability_zone": None, "market": market,
+                     "source": "flag", "count": count if count is not None else 1, "hostname": "node0"},
+        "hardware": {"backend": backend, "accelerator_count": accel_count,
+                     "devices": [{"name": accel_name, "memory_bytes": 24 << 30, "compute_capability": "8.6"}
+                                 for _ in range(accel_count)],
+                     "driver": None, "cuda": None, "nccl": None, "cpu_model": "AMD EPYC 7R32", "vcpus": 4,
+                     "memory_bytes": 16 << 30, "os": "Linux", "kernel": "6", "onednn":
+                         {"version": "2.6.3", "isa": None, "isa_source": "runtime"}},
+        "workload": {"model": model, "img_size": 224, "patch_size": 16, "in_chans": 3, "embed_dim": 768,
+                     "depth": 12, "num_heads": 12, "mlp_ratio": 4, "num_classes": 1000, "params": 86567656,
+                     "train_flops_per_sample": 1.0e11, "precision": "bf16",
+                     "optimizer": {"name": "adam", "lr": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8,
+                                   "weight_decay": 0},
+                     "batch_size_per_device": batch, "global_batch_size": batch * world, "data": "host",
+                     "fingerprint": fingerprint},
+        "topology": {"nodes": nodes, "world_size": world, "local_world_size": max(accel_count, 1),
+                     "rendezvous": "none"},
+        "measurement": {"warmup_steps": 3, "steps": 20, "duration_s": 30.0, "samples_per_second": sps,
+                        "samples_per_second_per_device": sps / world,
+                        "step_time_s": {"median": 0.1, "p10": 0.1, "p90": 0.1, "mean": 0.1, "stdev": 0.0,
+                                        "cv": 0.0},
+                        "breakdown_s": {"data": 0.0, "compute": 0.1, "communication": 0.0},
+                        "model_tflops": 1.0, "peak_tflops": None, "peak_source": "none", "mfu": None,
+                        "first_loss": 6.9, "last_loss": 6.8, "data_pipeline_samples_per_second": None,
+                        "warnings": []},
+    }
+
+
+INTERRUPTION_LABELS = ["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
+
+
+def price_record(instance_type, region, on_demand, spot_zones, bucket=None, placement=None,
+                 as_of="2026-11-21T00:00:00Z", source="snapshot"):
+    """spot_zones: {az: price} or None."""
+    return {
+        "instance_type": instance_type, "region": region,
+        "on_demand": None if on_demand is None else {"usd_per_hour": on_demand, "source": source, "as_of": as_of},
+        "spot": None if spot_zones is None else {
+            "source": source, "as_of": as_of,
+            "zones": [{"availability_zone": az, "usd_per_hour": p, "timestamp": as_of}
+                      for az, p in sorted(spot_zones.items())]},
+        "interruption": None if bucket is None else {"bucket": bucket, "label": INTERRUPTION_LABELS[bucket],
+                                                     "savings_pct": 60},
+        "placement_score": placement,
+    }
+
+
+def prices_doc(records):
+    return {"schema": "instbench.prices/v1", "generated_at": "2026-11-21T00:00:00Z", "snapshot": None,
+            "prices": records}
+
+
+def write_json(path, obj):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def run(binary, args, stdin=None):
+    p = subprocess.run([binary, "rank"] + args, input=stdin, capture_output=True)
+    if p.returncode < 0:
+        raise AssertionError(f"instbench rank {args} died with signal {-p.returncode}\n{p.stderr.decode()}")
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+# ---- the independent model ------------------------------------------------------------------
+
+def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, spot="lowest", az=None,
+                  target=None, deadline=None, budget=None, max_hourly=None, pareto_only=False):
+    """Returns (ranked-unsorted priced rows, unpriced rows) as dicts, from first principles."""
+    configs = {}
+    for r in results:
+        nodes = max(r["topology"]["nodes"], r["instance"].get("count") or 1)
+        reg = region or r["instance"]["region"]
+        key = (r["instance"]["type"], nodes, reg)
+        configs.setdefault(key, []).append(r["measurement"]["samples_per_second"])
+    table = {(p["instance_type"], p["region"]): p for p in prices["prices"]}
+    priced, unpriced = [], []
+    for (itype, nodes, reg), runs in configs.items():
+        sps = statistics.median(runs)
+        for market in markets:
+            if market == "spot" and itype.startswith("ml."):
+                continue
+            row = {"instance_type": itype, "nodes": nodes, "region": reg, "market": market,
+                   "samples_per_second": sps, "runs": len(runs), "min": min(runs), "max": max(runs)}
+            rec = table.get((itype, reg))
+            price = None
+            if rec and market == "on-demand" and rec["on_demand"]:
+                price = rec["on_demand"]["usd_per_hour"]
+            elif rec and market == "spot" and rec["spot"] and rec["spot"]["zones"]:
+                zones = {z["availability_zone"]: z["usd_per_hour"] for z in rec["spot"]["zones"]}
+                if spot == "lowest":
+                    best = min(zones.values())
+                    row["az"] = sorted(a for a, p in zones.items() if p == best)[0]
+                    price = best
+                elif spot == "median":
+                    price = statistics.median(zones.values())
+                elif az in zones:
+                    price, row["az"] = zones[az], az
+            if price is None:
+                unpriced.append(row)
+                continue
+            row["price_per_node"] = price
+            row["usd_per_hour"] = nodes * price
+            row["samples_per_dollar"] = sps * 3600.0 / (nodes * price)
+            if target:
+                row["hours_to_target"] = target / sps / 3600.0
+                row["cost_to_target_usd"] = row["hours_to_target"] * row["usd_per_hour"]
+            priced.append(row)
+    if max_hourly is not None:
+        priced = [r for r in priced if r["usd_per_hour"] <= max_hourly]
+    if deadline is not None:
+        priced = [r for r in priced if r["hours_to_target"] <= deadline]
+    if budget is not None:
+        priced = [r for r in priced if r["cost_to_target_usd"] <= budget]
+    for r in priced:
+        r["pareto"] = not any(
+            o is not r and o["samples_per_second"] >= r["samples_per_second"]
+            and o["samples_per_dollar"] >= r["samples_per_dollar"]
+            and (o["samples_per_second"] > r["samples_per_second"]
+                 or o["samples_per_dollar"] > r["samples_per_dollar"]) for o in priced)
+    if pareto_only:
+        priced = [r for r in priced if r["pareto"]]
+    return priced, unpriced
+
+
+def sort_key(name, target):
+    if name == "samples-per-dollar":
+        return lambda r: -r["samples_per_dollar"]
+    if name == "throughput" or name == "time":
+        return lambda r: (-r["samples_per_second"], -r["samples_per_dollar"])
+    if name == "cost":
+        return (lambda r: r["cost_to_target_usd"]) if target else (lambda r: (r["usd_per_hour"], -r["samples_per_dollar"]))
+    raise ValueError(name)
+
+
+def close(a, b, rel=1e-9):
+    return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def label(r):
+    return f'{r["nodes"]} x {r["instance_type"]} {r["market"]}'
