@@ -50,6 +50,9 @@ def f32_set(t, i, v):
 
 def run(bin_, *args):
     p = subprocess.run([bin_, "verify", *args], capture_output=True, text=True, timeout=300)
+    # Sanitizers exit 1 too, which would pass for an expected FAIL: look for their reports.
+    if "AddressSanitizer" in p.stderr or "LeakSanitizer" in p.stderr or "runtime error:" in p.stderr:
+        fail(f"sanitizer report from verify {args}", p.stdout, p.stderr)
     return p.returncode, p.stdout, p.stderr
 
 
