@@ -118,7 +118,8 @@ class State:
         self.stats = {"requests": 0, "by_operation": {}, "signature_failures": 0, "auth_failures": 0,
                       "faults_applied": {}, "in_flight": 0, "max_in_flight": 0, "connections": 0,
                       "gzip_responses": 0, "imds_token_requests": 0, "imds_credential_fetches": 0,
-                      "container_credential_fetches": 0, "access_key_ids": [], "regions": {}}
+                      "container_credential_fetches": 0, "access_key_ids": [], "regions": {},
+                      "minted_secrets": getattr(self, "stats", {}).get("minted_secrets", [])}  # test-only: lets tests grep output for every secret
 
     def count(self, key, sub=None):
         with self.lock:
@@ -147,6 +148,7 @@ class State:
         exp = time.time() + ttl_s
         with self.lock:
             self.creds[ak] = (sk, tok, exp)
+            self.stats["minted_secrets"] += [sk, tok]
         return {"AccessKeyId": ak, "SecretAccessKey": sk, "Token": tok, "Expiration": iso(exp)}
 
 
@@ -526,10 +528,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return self.send_json(400, {"error": "not JSON"}, "application/json")
         with st.lock:
+            if c.get("clear_faults"):
+                st.faults = []
             for f in c.get("faults", []):
                 st.faults.append({"kind": f["kind"], "count": int(f.get("count", 1)), "service": f.get("service", "any")})
-            if "clear_faults" in c:
-                st.faults = []
             if "latency_ms" in c:
                 st.latency_s = float(c["latency_ms"]) / 1000.0
             if "placement_unauthorized" in c:
@@ -759,6 +761,9 @@ def main():
     args = ap.parse_args()
     if args.host.split(".")[0] != "127" and args.host != "localhost":
         sys.exit("the test endpoint only listens on 127.0.0.0/8")
+    # a deep accept queue: the client opens up to 16+ connections at once, and dropped SYNs would
+    # cost a 1 s retransmit each
+    ThreadingHTTPServer.request_queue_size = 256
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
     server.state = State(args)

@@ -133,7 +133,7 @@ int aws_imds_identity(aws_instance_identity *out, ib_error *err)
     }
     if (get_into(s, "meta-data/instance-id", out->instance_id, sizeof out->instance_id, &ignore) != 0)
         out->instance_id[0] = '\0';
-    char lc[32] = "";
+    char lc[sizeof out->lifecycle] = "";
     if (get_into(s, "meta-data/instance-life-cycle", lc, sizeof lc, &ignore) == 0) {
         /* "spot" or "on-demand"; anything else (e.g. "scheduled") is passed through as is */
         snprintf(out->lifecycle, sizeof out->lifecycle, "%s", lc);

@@ -1,0 +1,533 @@
+#!/usr/bin/python3
+"""AWS client tests against the local AWS test endpoint (scripts/aws_test_endpoint.py).
+
+The endpoint recomputes every request's SigV4 signature with botocore, so any request that
+succeeds here was signed correctly.  The credential chain and region are compared with what
+botocore itself resolves from the same environment and files.  Every line the client prints (in
+-v mode) is checked for every secret the test knows, including those the endpoint minted.
+
+usage: aws_endpoint_test.py PROBE ENDPOINT_SCRIPT [unittest args]
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+PROBE = None
+ENDPOINT = None
+PY = sys.executable
+
+AK = "AKIDEXAMPLE"
+SK = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+TOK_AK = "ASIATOKENEXAMPLE0001"
+TOK_SK = "tokSecretKey/EXAMPLE+0001/abcdefghijklmnop"
+TOK = "FwoGZXIvYXdzEXAMPLE//sessiontoken+with/odd=chars0001"
+PROFILE_AK = "AKIAPROFILEDEV00001"
+PROFILE_SK = "profileDevSecret/EXAMPLE+KEY0001"
+CONFIG_AK = "AKIACONFIGONLY00001"
+CONFIG_SK = "configOnlySecret/EXAMPLE+KEY0001"
+KNOWN_SECRETS = [SK, TOK_SK, TOK, PROFILE_SK, CONFIG_SK]
+
+PRICES = [
+    {"instance_type": "p4d.24xlarge", "region": "us-east-1", "on_demand": 32.7726,
+     "spot": {"us-east-1a": 9.83, "us-east-1b": 10.1}},
+    {"instance_type": "g5.xlarge", "region": "us-east-1", "on_demand": 1.006, "spot": {"us-east-1a": 0.35}},
+    {"instance_type": "g5.xlarge", "region": "us-west-2", "on_demand": 1.006,
+     "spot": {"us-west-2a": 0.31, "us-west-2b": 0.32, "us-west-2c": 0.33}},
+    {"instance_type": "g6.xlarge", "region": "us-west-2", "on_demand": 0.805, "spot": {"us-west-2a": 0.29}},
+]
+
+
+def mask(key):
+    return key[:4] + "****" + key[-4:]
+
+
+class Endpoint:
+    def __init__(self, *extra):
+        self.dir = tempfile.mkdtemp(prefix="awsep")
+        prices = os.path.join(self.dir, "prices.json")
+        with open(prices, "w") as f:
+            json.dump(PRICES, f)
+        args = [PY, ENDPOINT, "--port", "0", "--timeout", "240", "--prices", prices,
+                "--credentials", "%s:%s" % (AK, SK), "--credentials", "%s:%s:%s" % (TOK_AK, TOK_SK, TOK),
+                "--credentials", "%s:%s" % (PROFILE_AK, PROFILE_SK),
+                "--credentials", "%s:%s" % (CONFIG_AK, CONFIG_SK)] + list(extra)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        self.port = int(line)
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def stats(self):
+        with urllib.request.urlopen(self.url + "/__stats", timeout=5) as r:
+            return json.load(r)
+
+    def control(self, **kw):
+        req = urllib.request.Request(self.url + "/__control", data=json.dumps(kw).encode(), method="POST")
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return json.load(r)
+
+    def stop(self):
+        try:
+            urllib.request.urlopen(urllib.request.Request(self.url + "/__shutdown", method="POST"), timeout=2).read()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+
+def clean_env(home, **kw):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env["HOME"] = home
+    env["AWS_EC2_METADATA_DISABLED"] = "true"
+    env["INSTBENCH_AWS_BACKOFF_BASE"] = "0.05"  # keep retries quick; the formula is unchanged
+    for k, v in kw.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+class AwsTestCase(unittest.TestCase):
+    ep = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ep = Endpoint()
+        cls.home = tempfile.mkdtemp(prefix="awshome")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ep.stop()
+
+    def env(self, **kw):
+        base = {"AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK, "AWS_ENDPOINT_URL": self.ep.url}
+        base.update(kw)
+        return clean_env(self.home, **base)
+
+    def probe(self, args, env, expect_rc=0, timeout=60):
+        t0 = time.monotonic()
+        p = subprocess.run([PROBE, "-v"] + args, env=env, capture_output=True, text=True, timeout=timeout)
+        dt = time.monotonic() - t0
+        out = p.stdout + p.stderr
+        secrets = KNOWN_SECRETS + self.ep.stats()["minted_secrets"]
+        for s in secrets:
+            self.assertNotIn(s, out, "a secret reached the output of %s" % args)
+        self.assertNotIn("Signature=", out)
+        self.assertNotIn("X-Amz-Security-Token", out)
+        if expect_rc is not None:
+            self.assertEqual(p.returncode, expect_rc, "probe %s: rc %d\n%s" % (args, p.returncode, out))
+        first = p.stdout.strip().splitlines()
+        res = json.loads(first[0]) if first else {}
+        return res, p.stderr, dt
+
+    def botocore_creds(self, env):
+        """What botocore resolves from the same environment: (method, access key) or None."""
+        code = ("import botocore.session, json\n"
+                "c = botocore.session.Session().get_credentials()\n"
+                "print(json.dumps(None if c is None else [c.method, c.get_frozen_credentials().access_key]))\n")
+        p = subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+
+class SigningAndChain(AwsTestCase):
+    def write_files(self, creds=None, config=None):
+        d = tempfile.mkdtemp(prefix="awsfiles")
+        paths = {}
+        for name, text in (("credentials", creds), ("config", config)):
+            if text is not None:
+                paths[name] = os.path.join(d, name)
+                with open(paths[name], "w") as f:
+                    f.write(text)
+        return paths
+
+    def test_env_credentials_signed_requests_accepted(self):
+        env = self.env()
+        res, _, _ = self.probe(["credentials"], env)
+        self.assertEqual(res["source"], "env")
+        self.assertEqual(res["key"], mask(AK))
+        self.assertEqual(self.botocore_creds(env), ["env", AK])
+        res, _, _ = self.probe(["pricing", "AmazonEC2", "p4d.24xlarge", "g5.xlarge"], env)
+        # Linux/Shared/NA/Used only: one product per (type, region) among the distractors
+        got = sorted((p["type"], p["region"]) for p in res["products"])
+        want = sorted((r["instance_type"], r["region"]) for r in PRICES if r["instance_type"] in ("p4d.24xlarge", "g5.xlarge"))
+        self.assertEqual(got, want)
+
+    def test_session_token_from_env(self):
+        env = self.env(AWS_ACCESS_KEY_ID=TOK_AK, AWS_SECRET_ACCESS_KEY=TOK_SK, AWS_SESSION_TOKEN=TOK)
+        res, _, _ = self.probe(["credentials"], env)
+        self.assertTrue(res["token"])
+        self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env)
+        # the same key without its token is refused by the endpoint, naming the code
+        env.pop("AWS_SESSION_TOKEN")
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env, expect_rc=1)
+        self.assertIn("UnrecognizedClientException", err)
+
+    def test_wrong_secret_is_signature_mismatch_not_retried(self):
+        before = self.ep.stats()["signature_failures"]
+        env = self.env(AWS_SECRET_ACCESS_KEY="not/the/right/secret/EXAMPLEKEY0000000")
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env, expect_rc=1)
+        self.assertIn("SignatureDoesNotMatch", err)
+        self.assertIn("AWS pricing request failed", err)
+        self.assertIn("1 attempt)", err)
+        self.assertEqual(self.ep.stats()["signature_failures"], before + 1)
+
+    def test_partial_env_credentials(self):
+        env = self.env(AWS_SECRET_ACCESS_KEY=None)
+        _, err, _ = self.probe(["credentials"], env, expect_rc=1)
+        self.assertIn("AWS_SECRET_ACCESS_KEY", err)
+
+    def test_profile_files(self):
+        paths = self.write_files(
+            creds="[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n\n"
+                  "# a comment\n[dev]\naws_access_key_id=%s\naws_secret_access_key=%s\n" % (AK, SK, PROFILE_AK, PROFILE_SK),
+            config="[default]\nregion = us-west-2\n[profile dev]\nregion = eu-west-1\n"
+                   "aws_access_key_id = %s\naws_secret_access_key = %s\n"
+                   "[profile cfgonly]\nregion = ap-south-1\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+                   "s3 =\n  max_concurrent_requests = 10\n" % (CONFIG_AK, CONFIG_SK, CONFIG_AK, CONFIG_SK))
+        base = dict(AWS_ACCESS_KEY_ID=None, AWS_SECRET_ACCESS_KEY=None,
+                    AWS_SHARED_CREDENTIALS_FILE=paths["credentials"], AWS_CONFIG_FILE=paths["config"])
+        cases = [(None, AK, "us-west-2"), ("dev", PROFILE_AK, "eu-west-1"), ("cfgonly", CONFIG_AK, "ap-south-1")]
+        for profile, key, region in cases:
+            with self.subTest(profile=profile):
+                env = self.env(AWS_PROFILE=profile, **base)
+                res, _, _ = self.probe(["credentials"], env)
+                self.assertEqual(res["key"], mask(key))
+                self.assertEqual(res["source"], "profile:" + (profile or "default"))
+                self.assertEqual(self.botocore_creds(env)[1], key)  # credentials file beats config
+                res, _, _ = self.probe(["region"], env)
+                self.assertEqual(res["region"], region)
+                self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env)
+        # env beats the profile; AWS_REGION beats AWS_DEFAULT_REGION beats the profile
+        env = self.env(AWS_PROFILE="dev", AWS_SHARED_CREDENTIALS_FILE=paths["credentials"],
+                       AWS_CONFIG_FILE=paths["config"], AWS_DEFAULT_REGION="ca-central-1")
+        res, _, _ = self.probe(["credentials"], env)
+        self.assertEqual(res["source"], "env")
+        self.assertEqual(self.botocore_creds(env), ["env", AK])
+        self.assertEqual(self.probe(["region"], env)[0]["region"], "ca-central-1")
+        env["AWS_REGION"] = "sa-east-1"
+        self.assertEqual(self.probe(["region"], env)[0]["region"], "sa-east-1")
+        # a named profile that exists nowhere is an error, as in the AWS CLI
+        env = self.env(AWS_PROFILE="nosuch", **base)
+        _, err, _ = self.probe(["credentials"], env, expect_rc=1)
+        self.assertIn("nosuch", err)
+
+    def test_region_matches_botocore(self):
+        paths = self.write_files(config="[profile x]\nregion = eu-north-1\n")
+        for extra in ({"AWS_PROFILE": "x"}, {"AWS_PROFILE": "x", "AWS_DEFAULT_REGION": "me-south-1"}):
+            env = self.env(AWS_CONFIG_FILE=paths["config"], **extra)
+            code = "import botocore.session; print(botocore.session.Session().get_config_variable('region'))"
+            want = subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True).stdout.strip()
+            self.assertEqual(self.probe(["region"], env)[0]["region"], want)
+        env = self.env(AWS_REGION="not a region!")
+        self.probe(["region"], env, expect_rc=2)
+
+    def test_no_credentials_names_what_was_tried(self):
+        env = clean_env(self.home)
+        _, err, _ = self.probe(["credentials"], env, expect_rc=1)
+        for word in ("environment", "profile", "container", "instance role"):
+            self.assertIn(word, err)
+
+    def test_container_credentials(self):
+        env = self.env(AWS_ACCESS_KEY_ID=None, AWS_SECRET_ACCESS_KEY=None,
+                       AWS_CONTAINER_CREDENTIALS_FULL_URI=self.ep.url + "/v2/credentials/abc")
+        before = self.ep.stats()["container_credential_fetches"]
+        res, _, _ = self.probe(["credentials"], env)
+        self.assertEqual(res["source"], "container")
+        self.assertTrue(res["token"])
+        self.assertGreater(self.ep.stats()["container_credential_fetches"], before)
+        self.assertEqual(self.botocore_creds(env)[0], "container-role")
+        self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env)  # minted key + token, verified
+        # FULL_URI over plain http to a non-loopback host is refused without connecting
+        env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = "http://10.9.8.7/creds"
+        _, err, dt = self.probe(["credentials"], env, expect_rc=1)
+        self.assertIn("not allowed", err)
+        self.assertLess(dt, 1.0)
+
+    def test_container_authorization_token(self):
+        ep = Endpoint("--container-auth-token", "Bearer s3cr3t-container-token")
+        try:
+            env = clean_env(self.home, AWS_ENDPOINT_URL=ep.url,
+                            AWS_CONTAINER_CREDENTIALS_FULL_URI=ep.url + "/v2/credentials/abc")
+            _, err, _ = self.probe(["credentials"], env, expect_rc=1)
+            self.assertIn("HTTP 403", err)
+            env["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "Bearer s3cr3t-container-token"
+            res, err, _ = self.probe(["credentials"], env)
+            self.assertEqual(res["source"], "container")
+            self.assertNotIn("s3cr3t-container-token", err)
+        finally:
+            ep.stop()
+
+    def test_imds_role_credentials_and_refresh(self):
+        # credentials that expire in 200 s are inside the 5-minute refresh margin: each signed
+        # attempt fetches fresh ones, as a long run would just before Expiration
+        ep = Endpoint("--imds-cred-ttl", "200", "--page-size", "1")
+        try:
+            env = clean_env(self.home, AWS_ENDPOINT_URL=ep.url, AWS_EC2_METADATA_DISABLED=None,
+                            AWS_EC2_METADATA_SERVICE_ENDPOINT=ep.url)
+            res, _, _ = self.probe(["credentials"], env)
+            self.assertEqual(res["source"], "imds")
+            self.assertTrue(res["token"])
+            self.assertGreater(res["expiration"], time.time() + 100)
+            self.assertEqual(self.botocore_creds(env)[0], "iam-role")
+            n0 = ep.stats()["imds_credential_fetches"]
+            res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge", "p4d.24xlarge"], env)
+            self.assertEqual(res["pages"], 3)
+            st = ep.stats()
+            self.assertGreaterEqual(st["imds_credential_fetches"] - n0, 1 + 3)
+            self.assertGreaterEqual(st["imds_token_requests"], 2)  # IMDSv2 session token each time
+            self.assertEqual(st["signature_failures"], 0)
+            self.assertGreaterEqual(len(st["access_key_ids"]), 3)  # rotated keys were accepted
+        finally:
+            ep.stop()
+
+    def test_imds_long_lived_credentials_not_refreshed(self):
+        ep = Endpoint("--page-size", "1")
+        try:
+            env = clean_env(self.home, AWS_ENDPOINT_URL=ep.url, AWS_EC2_METADATA_DISABLED=None,
+                            AWS_EC2_METADATA_SERVICE_ENDPOINT=ep.url)
+            self.probe(["pricing", "AmazonEC2", "g5.xlarge", "p4d.24xlarge"], env)
+            self.assertEqual(ep.stats()["imds_credential_fetches"], 1)
+        finally:
+            ep.stop()
+
+    def test_expired_token(self):
+        ep = Endpoint("--expired-token", TOK)
+        try:
+            env = clean_env(self.home, AWS_ENDPOINT_URL=ep.url, AWS_ACCESS_KEY_ID=TOK_AK,
+                            AWS_SECRET_ACCESS_KEY=TOK_SK, AWS_SESSION_TOKEN=TOK)
+            _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env, expect_rc=1)
+            self.assertIn("ExpiredTokenException", err)
+            self.assertIn("expired", err)
+            _, err, _ = self.probe(["spot", "us-west-2", "g5.xlarge"], env, expect_rc=1)
+            self.assertIn("ExpiredToken", err)
+        finally:
+            ep.stop()
+
+    def test_expired_imds_credentials_refreshed_and_retried(self):
+        ep = Endpoint()
+        try:
+            env = clean_env(self.home, AWS_ENDPOINT_URL=ep.url, AWS_EC2_METADATA_DISABLED=None,
+                            AWS_EC2_METADATA_SERVICE_ENDPOINT=ep.url)
+            ep.control(faults=[{"kind": "expired", "count": 1}])
+            res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env)
+            self.assertEqual(res["attempts"], 2)
+            self.assertEqual(ep.stats()["imds_credential_fetches"], 2)
+        finally:
+            ep.stop()
+
+
+class Endpoints(AwsTestCase):
+    def test_defaults_match_botocore(self):
+        env = clean_env(self.home)
+        code = ("import botocore.session\ns = botocore.session.Session()\n"
+                "for svc, reg in (('pricing', 'us-east-1'), ('ec2', 'eu-west-1'), ('ec2', 'us-east-1'), ('ec2', 'cn-north-1')):\n"
+                "    print(s.create_client(svc, region_name=reg, aws_access_key_id='x', aws_secret_access_key='y').meta.endpoint_url)\n")
+        want = subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True).stdout.split()
+        got = [self.probe(["endpoint", s, r], env)[0]["url"]
+               for s, r in (("PRICING", "us-east-1"), ("EC2", "eu-west-1"), ("EC2", "us-east-1"), ("EC2", "cn-north-1"))]
+        self.assertEqual(got, want)
+
+    def test_overrides(self):
+        env = clean_env(self.home, AWS_ENDPOINT_URL="http://127.0.0.1:1/", AWS_ENDPOINT_URL_EC2="http://127.0.0.2:2")
+        self.assertEqual(self.probe(["endpoint", "PRICING", "us-east-1"], env)[0]["url"], "http://127.0.0.1:1")
+        self.assertEqual(self.probe(["endpoint", "EC2", "us-west-2"], env)[0]["url"], "http://127.0.0.2:2")
+        env["AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"] = "true"
+        self.assertEqual(self.probe(["endpoint", "EC2", "us-west-2"], env)[0]["url"], "https://ec2.us-west-2.amazonaws.com")
+
+    def test_overridden_endpoint_still_signs_with_real_region(self):
+        env = self.env(AWS_ENDPOINT_URL=None, AWS_ENDPOINT_URL_EC2=self.ep.url, AWS_ENDPOINT_URL_PRICING=self.ep.url)
+        before = self.ep.stats()["regions"].get("us-west-2", 0)
+        res, _, _ = self.probe(["spot", "us-west-2", "g5.xlarge"], env)
+        self.assertGreaterEqual(res["pages"], 2)  # MaxResults 5 over 5 entries x 3 AZs, filtered to Linux/UNIX
+        self.assertGreater(self.ep.stats()["regions"]["us-west-2"], before)
+
+
+class Imds(AwsTestCase):
+    def test_identity_spot(self):
+        ep = Endpoint("--imds-instance-type", "g5.12xlarge", "--imds-region", "eu-west-1",
+                      "--imds-az", "eu-west-1c", "--imds-lifecycle", "spot")
+        try:
+            env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=ep.url + "/")
+            res, _, _ = self.probe(["identity"], env)
+            self.assertEqual((res["instance_type"], res["region"], res["availability_zone"], res["lifecycle"]),
+                             ("g5.12xlarge", "eu-west-1", "eu-west-1c", "spot"))
+            self.assertEqual(res["instance_id"], "i-0123456789abcdef0")
+            # IMDS is the last region source
+            self.assertEqual(self.probe(["region"], env)[0]["region"], "eu-west-1")
+        finally:
+            ep.stop()
+
+    def test_identity_on_demand(self):
+        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=self.ep.url)
+        res, _, _ = self.probe(["identity"], env)
+        self.assertEqual(res["lifecycle"], "on-demand")
+
+    def test_disabled(self):
+        n = self.ep.stats()["imds_token_requests"]
+        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED="true", AWS_EC2_METADATA_SERVICE_ENDPOINT=self.ep.url)
+        _, err, dt = self.probe(["identity"], env, expect_rc=1)
+        self.assertIn("AWS_EC2_METADATA_DISABLED", err)
+        self.assertLess(dt, 0.5)
+        self.assertEqual(self.ep.stats()["imds_token_requests"], n)
+
+    def test_absent_closed_port(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()  # nothing listens there now: connection refused
+        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None,
+                        AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:%d" % port)
+        _, err, dt = self.probe(["identity"], env, expect_rc=1)
+        self.assertIn("not on EC2", err)
+        self.assertLess(dt, 1.5)
+
+    def test_absent_blackholed(self):
+        # A listener whose accept queue is full and never accepted: further SYNs are dropped, so
+        # connecting hangs as it does toward 169.254.169.254 off EC2.  Only the short connect
+        # timeout ends it.
+        lst = socket.socket()
+        lst.bind(("127.0.0.1", 0))
+        lst.listen(0)
+        port = lst.getsockname()[1]
+        fillers = []
+        for _ in range(4):
+            c = socket.socket()
+            c.setblocking(False)
+            try:
+                c.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            fillers.append(c)
+        try:
+            env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None,
+                            AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:%d" % port)
+            _, err, dt = self.probe(["identity"], env, expect_rc=1)
+            self.assertIn("not on EC2", err)
+            self.assertGreater(dt, 0.5)  # it really waited for the connect timeout
+            self.assertLess(dt, 1.8)
+            # and the whole credential chain gives up just as fast
+            _, err, dt = self.probe(["credentials"], env, expect_rc=1)
+            self.assertLess(dt, 1.8)
+        finally:
+            for c in fillers:
+                c.close()
+            lst.close()
+
+
+class Transport(AwsTestCase):
+    def fault(self, kind, count, service="any"):
+        self.ep.control(clear_faults=True, faults=[{"kind": kind, "count": count, "service": service}])
+
+    def tearDown(self):
+        self.ep.control(clear_faults=True)
+
+    def test_throttling_retried(self):
+        self.fault("throttle", 2, "pricing")
+        res, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env())
+        self.assertEqual(res["attempts"], 3)
+        self.assertIn("ThrottlingException", err)  # -v shows the retries
+        self.fault("throttle", 2, "ec2")
+        n = self.ep.stats()["faults_applied"].get("throttle", 0)
+        self.probe(["spot", "us-west-2", "g5.xlarge"], self.env())
+        self.assertEqual(self.ep.stats()["faults_applied"]["throttle"], n + 2)
+
+    def test_5xx_and_cut_connections_retried(self):
+        for kind in ("500", "503", "cut"):
+            with self.subTest(kind=kind):
+                self.fault(kind, 1)
+                res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env())
+                self.assertEqual(res["attempts"], 2)
+
+    def test_gives_up_after_max_attempts(self):
+        self.fault("throttle", 3, "pricing")
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(), expect_rc=1)
+        self.assertIn("AWS pricing request failed: HTTP 400 ThrottlingException: Rate exceeded", err)
+        self.assertIn("3 attempts", err)
+        self.fault("throttle", 3, "ec2")
+        _, err, _ = self.probe(["spot", "us-west-2", "g5.xlarge"], self.env(), expect_rc=1)
+        self.assertIn("HTTP 503 RequestLimitExceeded", err)
+
+    def test_max_attempts_env(self):
+        self.fault("503", 4)
+        res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_MAX_ATTEMPTS="5"))
+        self.assertEqual(res["attempts"], 5)
+        self.fault("503", 1)
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_MAX_ATTEMPTS="1"), expect_rc=1)
+        self.assertIn("1 attempt)", err)
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_MAX_ATTEMPTS="lots"), expect_rc=1)
+        self.assertIn("AWS_MAX_ATTEMPTS", err)
+
+    def test_stall_times_out_and_retries(self):
+        ep = Endpoint("--stall-seconds", "8")
+        try:
+            ep.control(faults=[{"kind": "stall", "count": 1}])
+            env = self.env(AWS_ENDPOINT_URL=ep.url)
+            t0 = time.monotonic()
+            res, err, _ = self.probe(["--timeout", "1", "pricing", "AmazonEC2", "g5.xlarge"], env)
+            dt = time.monotonic() - t0
+            self.assertEqual(res["attempts"], 2)
+            self.assertIn("timed out", err)
+            self.assertGreater(dt, 0.9)
+            self.assertLess(dt, 5)
+        finally:
+            ep.stop()
+
+    def test_client_errors_fail_clearly(self):
+        self.fault("denied", 1, "pricing")
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(), expect_rc=1)
+        self.assertIn("AWS pricing request failed: HTTP 403 AccessDeniedException", err)
+        self.assertIn("lack this permission", err)
+        self.fault("denied", 1, "ec2")
+        _, err, _ = self.probe(["spot", "us-west-2", "g5.xlarge"], self.env(), expect_rc=1)
+        self.assertIn("AWS ec2 request failed: HTTP 403 UnauthorizedOperation", err)
+
+    def test_broken_bodies_do_not_crash(self):
+        for kind in ("truncate", "malformed"):
+            with self.subTest(kind=kind):
+                self.fault(kind, 1, "pricing")
+                _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(), expect_rc=1)
+                self.assertIn("not a GetProducts document", err)
+
+    def test_gzip_and_keepalive(self):
+        ep = Endpoint("--page-size", "1")
+        try:
+            res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge", "p4d.24xlarge"], self.env(AWS_ENDPOINT_URL=ep.url))
+            st = ep.stats()
+            self.assertEqual(res["pages"], 3)
+            self.assertEqual(st["gzip_responses"], 3)  # compressed, and decoded (the JSON parsed)
+            self.assertEqual(st["connections"], 2)  # one for the 3 pages + this /__stats call
+        finally:
+            ep.stop()
+
+    def test_concurrency(self):
+        ep = Endpoint("--latency-ms", "200")
+        try:
+            env = self.env(AWS_ENDPOINT_URL=ep.url)
+            res, _, _ = self.probe(["--concurrency", "16", "many", "16"], env)
+            self.assertEqual(res["failed"], 0)
+            self.assertLess(res["seconds"], 16 * 0.2 / 3)  # in flight together, not one after another
+            self.assertGreaterEqual(ep.stats()["max_in_flight"], 8)
+            ep.control(reset_stats=True)
+            res, _, _ = self.probe(["--concurrency", "4", "many", "12"], env)
+            self.assertLessEqual(ep.stats()["max_in_flight"], 4)  # bounded
+            self.assertGreater(res["seconds"], 3 * 0.2 * 0.9)
+        finally:
+            ep.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    PROBE, ENDPOINT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
