@@ -1,7 +1,7 @@
 """`instbench rank` on malformed and hostile inputs: every bad file or line is skipped with a
 one-line reason naming it, the good results are still ranked, nothing crashes (a signal fails the
 test; run it under the ASan build to catch memory errors), and bad price files are refused with a
-message.  Also ranks 10,000 result files.  Usage: rank_hostile.py INSTBENCH"""
+message.  With --big: ranks 10,000 result files instead.  Usage: rank_hostile.py INSTBENCH [--big]"""
 import json
 import os
 import random
@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
+BIG = "--big" in sys.argv[2:]
 failures = []
 
 
@@ -78,7 +79,8 @@ BAD = {
     "control_chars.json": (mutated(["schema"], "\x1b[31mred\x1b[0m").encode(), "not an instbench result"),
 }
 
-with tempfile.TemporaryDirectory() as d:
+
+def hostile(d):
     res = os.path.join(d, "results")
     os.makedirs(res)
     for name, (data, _) in BAD.items():
@@ -161,6 +163,10 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = fx.run(BIN, [good, "--prices", p])
         check(rc == 1 and "instbench rank:" in err, f"prices {name}: exit {rc}: {err}")
 
+
+
+def many(d):
+    fx.write_json(os.path.join(d, "prices.json"), PRICES)
     # 10,000 result files (a few bad): all read, the bad ones named, one configuration per type.
     big = os.path.join(d, "big")
     os.makedirs(big)
@@ -180,6 +186,10 @@ with tempfile.TemporaryDirectory() as d:
         runs = sum(1 for i in range(10000) if i % 3 == 0 and i % 1000 != 999)
         check(len(doc["rows"]) == 2 and doc["rows"][0]["runs"]["count"] == runs, f"10k rows {doc['rows'][:1]}")
         check(len(doc["unpriced"]) == 4, f"10k unpriced {doc['unpriced']}")
+
+
+with tempfile.TemporaryDirectory() as d:
+    many(d) if BIG else hostile(d)
 
 if failures:
     print("\n".join(failures))

@@ -42,7 +42,8 @@ int output_json_write(FILE *out, const struct cJSON *doc, ib_error *err);
 /* SVG scatter plot. */
 typedef struct output_point {
     double x, y;
-    const char *label;
+    const char *label;           /* full text: tooltip and the key beside the plot */
+    const char *tag;             /* short text drawn next to the point ("#3"); NULL: draw LABEL */
     int frontier;                /* drawn on the connecting frontier line, emphasised */
 } output_point;
 
@@ -60,6 +61,7 @@ typedef struct output_plot {
     const output_ray *rays;
     size_t n_rays;
     const char *legend;          /* one line under the plot, or NULL */
+    const char *key_title;       /* heading of the key listing every point's label, NULL: no key */
 } output_plot;
 
 /* Renders a standalone SVG document (text escaped, valid XML). *SVG is malloc'd. */

@@ -12,7 +12,18 @@
 
 #include "instbench/output.h"
 
-enum { W = 960, H = 640, ML = 90, MR = 150, MT = 76, MB = 70 };
+enum { W = 1300, H = 660, ML = 90, MR = 470, MT = 76, MB = 70, KEY_MAX = 40 };
+
+/* Point tags are placed greedily: the first of a few offsets whose box overlaps no tag placed
+ * before, so clustered points stay readable.  Boxes are estimated (6.5 px per character). */
+typedef struct box { double x0, y0, x1, y1; } box;
+
+static int overlaps(const box *a, const box *placed, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a->x0 < placed[i].x1 && placed[i].x0 < a->x1 && a->y0 < placed[i].y1 && placed[i].y0 < a->y1) return 1;
+    return 0;
+}
 
 void output_xml_escape(FILE *out, const char *s)
 {
@@ -138,16 +149,47 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
     }
     free(fr);
 
+    box *placed = malloc((p->n_points ? p->n_points : 1) * sizeof *placed);
+    size_t n_placed = 0;
     for (size_t i = 0; i < p->n_points; i++) {
         const output_point *q = &p->points[i];
         if (!isfinite(q->x) || !isfinite(q->y)) continue;
-        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\" stroke=\"#222\"><title>", PX(q->x),
-                PY(q->y), q->frontier ? 6 : 4, q->frontier ? "#d62728" : "#1f77b4");
+        double cx = PX(q->x), cy = PY(q->y);
+        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\" stroke=\"#222\"><title>", cx, cy,
+                q->frontier ? 6 : 4, q->frontier ? "#d62728" : "#1f77b4");
         output_xml_escape(f, q->label);
         fputs("</title></circle>\n", f);
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\">", PX(q->x) + 8, PY(q->y) - 6);
-        output_xml_escape(f, q->label);
+        const char *tag = q->tag ? q->tag : q->label;
+        double w = 6.5 * (double)strlen(tag ? tag : ""), h = 12;
+        static const double off[][2] = {{8, -4}, {8, 10}, {-8, -4}, {-8, 10}, {8, -16}, {-8, -16}, {8, 22}, {-8, 22}};
+        box b = {0};
+        int k = 0;
+        for (; k < 8; k++) {
+            double x0 = off[k][0] > 0 ? cx + off[k][0] : cx + off[k][0] - w;
+            b = (box){x0, cy + off[k][1] - h + 2, x0 + w, cy + off[k][1] + 2};
+            if (!placed || !overlaps(&b, placed, n_placed)) break;
+        }
+        if (k == 8) b = (box){cx + 8, cy - 14, cx + 8 + w, cy - 2};
+        if (placed) placed[n_placed++] = b;
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\">", b.x0, b.y1 - 2);
+        output_xml_escape(f, tag);
         fputs("</text>\n", f);
+    }
+    free(placed);
+    if (p->key_title && p->n_points) {
+        double kx = ML + pw + 110, ky = MT + 4;  /* clear of the ray labels */
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" font-weight=\"bold\">", kx, ky);
+        output_xml_escape(f, p->key_title);
+        fputs("</text>\n", f);
+        for (size_t i = 0; i < p->n_points && i < KEY_MAX; i++) {
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\"%s>", kx, ky + 16 + 13.0 * (double)i,
+                    p->points[i].frontier ? " fill=\"#d62728\"" : "");
+            output_xml_escape(f, p->points[i].label);
+            fputs("</text>\n", f);
+        }
+        if (p->n_points > KEY_MAX)
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\">... and %zu more</text>\n", kx,
+                    ky + 16 + 13.0 * KEY_MAX, p->n_points - KEY_MAX);
     }
     if (p->n_points == 0)
         fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"14\" text-anchor=\"middle\">no priced configurations</text>\n",

@@ -109,9 +109,11 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     const char *region = r->n_rows ? r->configs[r->rows[0].config].region : "";
     for (size_t i = 1; i < r->n_rows; i++)
         if (strcmp(r->configs[r->rows[i].config].region, region)) region = "";
-    fprintf(out, "%zu result%s in %zu configuration%s%s%s; prices: %s%s%s\n", r->group->n,
-            r->group->n == 1 ? "" : "s", r->n_configs, r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region,
-            prices, r->prices_origin ? " - " : "", r->prices_origin ? r->prices_origin : "");
+    fprintf(out, "%zu result%s in %zu configuration%s%s%s\n", r->group->n, r->group->n == 1 ? "" : "s",
+            r->n_configs, r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region);
+    /* The origin (snapshot note, file name) only when it says more than the summary does. */
+    int say_origin = r->prices_origin && strcmp(r->prices_origin, "auto") && strncmp(prices, r->prices_origin, strlen(r->prices_origin));
+    fprintf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "", say_origin ? ")" : "");
     if (target) {
         char n[64];
         fmt_grouped(n, sizeof n, o->target_samples, 0);

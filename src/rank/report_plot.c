@@ -28,9 +28,10 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
 {
     size_t n = r->n_priced;
     output_point *pts = calloc(n ? n : 1, sizeof *pts);
-    char (*labels)[160] = calloc(n ? n : 1, sizeof *labels);
-    if (!pts || !labels) {
-        free(pts), free(labels);
+    char (*labels)[200] = calloc(n ? n : 1, sizeof *labels);
+    char (*tags)[16] = calloc(n ? n : 1, sizeof *tags);
+    if (!pts || !labels || !tags) {
+        free(pts), free(labels), free(tags);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     double best = 0;
@@ -38,8 +39,10 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         const rank_row *row = &r->rows[i];
         char l[128];
         rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
-        snprintf(labels[i], sizeof labels[i], "#%d %s", row->rank, l);
-        pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], row->pareto};
+        snprintf(labels[i], sizeof labels[i], "#%d %s: $%.3f/h, %.1f samples/s", row->rank, l, row->usd_per_hour,
+                 row->samples_per_second);
+        snprintf(tags[i], sizeof tags[i], "#%d", row->rank);
+        pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], tags[i], row->pareto};
         if (row->samples_per_dollar > best) best = row->samples_per_dollar;
     }
     output_ray rays[3];
@@ -59,13 +62,20 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
     snprintf(subtitle, sizeof subtitle, "workload %.12s; prices: %s%s%s; %zu configuration%s ranked", g->fingerprint,
              prices, r->prices_origin ? " - " : "", r->prices_origin ? r->prices_origin : "", n, n == 1 ? "" : "s");
     output_plot plot = {title, subtitle, "cost ($/h, all nodes)", "training throughput (samples/s)", pts, n, rays, nr,
-                        "red: Pareto frontier (no other configuration is both faster and cheaper per sample)"};
+                        "red: Pareto frontier (no other configuration is both faster and cheaper per sample); "
+                        "dashed: equal samples per dollar",
+                        "rank, configuration: cost, throughput"};
     char *svg = NULL;
     size_t len = 0;
     int rc = output_svg_scatter(&plot, &svg, &len, err);
-    if (rc == 0) rc = util_write_file_atomic(path, svg, len, err);
+    if (rc == 0 && util_write_file_atomic(path, svg, len, err) != 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the chart %s: %s", path, why);
+    }
     free(svg);
     free(pts);
     free(labels);
+    free(tags);
     return rc;
 }

@@ -1,0 +1,11 @@
+# `instbench rank` (issue 5): numbers against an independent Python model, hostile inputs,
+# the SVG chart, flag handling, and the C pieces.
+instbench_add_unit_test(rank_unit rank_unit.c)
+add_test(NAME rank_math COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_math.py ${INSTBENCH_BIN})
+add_test(NAME rank_hostile COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_hostile.py ${INSTBENCH_BIN})
+add_test(NAME rank_svg COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_svg.py ${INSTBENCH_BIN})
+add_test(NAME rank_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/rank_cli.sh ${INSTBENCH_BIN})
+add_test(NAME rank_json_schema COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_schema.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v1.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_hostile.py ${INSTBENCH_BIN} --big)
+set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
