@@ -142,7 +142,9 @@ typedef struct bench_workload {
     bench_data_mode data;
 } bench_workload;
 
-/* The canonical string (one "key=value\n" per field, fixed order, numbers in %.9g), and its
+/* The canonical string (one "key=value\n" per field, fixed order, after an
+ * "instbench.workload/v1" line; integers in %d, mlp_ratio and the optimizer's float32
+ * hyperparameters in %.9g; precision, optimizer and data by name), and its
  * SHA-256 hex (64 chars).  World size and instance never enter it: the same work on 1 or 8 GPUs
  * has one fingerprint, so `rank` compares like with like. */
 void fingerprint_canonical(const bench_workload *w, char *out, size_t out_len);

@@ -38,8 +38,8 @@ typedef struct shared_state {
     /* Rank 0's record. */
     double *step_s, *data_s, *compute_s, *comm_s;   /* timed steps */
     size_t n_timed, cap;
-    double warm_times[WARMUP_MAX + 1];
-    int n_warm;
+    double warm_times[WARMUP_MAX + 1];   /* the latest warm-up step times (a fixed --warmup may be longer) */
+    int n_stored, n_warm;
     double window_start, window_end;
     double first_loss, last_loss;
     double last_progress;
@@ -62,7 +62,7 @@ static void progress_line(shared_state *S, double now)
     int gb = c->train.batch_size * c->ranks;
     const char *on = c->color ? "\033[1m" : "", *off = c->color ? "\033[0m" : "";
     if (S->phase == PHASE_WARMUP) {
-        double last = S->n_warm ? S->warm_times[S->n_warm - 1] : 0;
+        double last = S->n_stored ? S->warm_times[S->n_stored - 1] : 0;
         fprintf(stderr, "\r%swarm-up%s step %d  %.1f samples/s   \033[K", on, off, S->n_warm,
                 last > 0 ? gb / last : 0.0);
     } else {
@@ -92,13 +92,19 @@ static void rank0_boundary(shared_state *S, double step, double data, double com
     const bench_run_config *c = S->cfg;
     if (S->phase == PHASE_WARMUP) {
         if (S->n_warm == 0) S->first_loss = loss;
-        S->warm_times[S->n_warm++] = step;
+        const int cap = (int)(sizeof S->warm_times / sizeof S->warm_times[0]);
+        if (S->n_stored == cap) {
+            memmove(S->warm_times, S->warm_times + 1, (size_t)(cap - 1) * sizeof S->warm_times[0]);
+            S->n_stored--;
+        }
+        S->warm_times[S->n_stored++] = step;
+        S->n_warm++;
         int done;
         if (c->warmup >= 0) done = S->n_warm >= c->warmup;
-        else done = (S->n_warm >= WARMUP_MIN && bench_warmup_settled(S->warm_times, S->n_warm)) ||
+        else done = (S->n_warm >= WARMUP_MIN && bench_warmup_settled(S->warm_times, S->n_stored)) ||
                     S->n_warm >= WARMUP_MAX;
         if (done) {
-            if (c->warmup < 0 && !bench_warmup_settled(S->warm_times, S->n_warm))
+            if (c->warmup < 0 && !bench_warmup_settled(S->warm_times, S->n_stored))
                 ib_warn("step time did not settle in %d warm-up steps; the machine may be shared or throttled",
                         S->n_warm);
             S->phase = PHASE_TIMED;
@@ -125,6 +131,7 @@ static void rank0_boundary(shared_state *S, double step, double data, double com
         S->compute_s[S->n_timed] = compute;
         S->comm_s[S->n_timed] = comm;
         S->n_timed++;
+        if (isnan(S->first_loss)) S->first_loss = loss;   /* no warm-up: the first timed step's */
         S->last_loss = loss;
         S->window_end = t_end;
         if ((c->steps > 0 && (int)S->n_timed >= c->steps) ||
@@ -325,7 +332,6 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
     out->compute_s = stats_median(S.compute_s, S.n_timed);
     out->comm_s = stats_median(S.comm_s, S.n_timed);
     out->first_loss = S.first_loss;
-    if (isnan(out->first_loss)) out->first_loss = S.last_loss;
     out->last_loss = S.last_loss;
     if (c->data == BENCH_DATA_HOST)
         for (int r = 0; r < R_n; r++) out->pipeline_sps += datapipe_throughput(ranks[r].pipe);

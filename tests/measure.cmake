@@ -1,0 +1,18 @@
+# measure (src/bench/, src/cmd/measure.c): unit tests with independent references, and
+# integration tests of the CLI on tiny configs (results validated against schemas/result-v1.json).
+instbench_add_unit_test(measure_runner ${CMAKE_CURRENT_SOURCE_DIR}/measure_runner.c)
+instbench_add_unit_test(measure_datapipe ${CMAKE_CURRENT_SOURCE_DIR}/measure_datapipe.c)
+instbench_add_unit_test(measure_rendezvous ${CMAKE_CURRENT_SOURCE_DIR}/measure_rendezvous.c)
+
+add_executable(measure_stats_tool ${CMAKE_CURRENT_SOURCE_DIR}/measure_stats_tool.c)
+target_link_libraries(measure_stats_tool PRIVATE instbench_core)
+add_test(NAME measure_stats
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_stats.py $<TARGET_FILE:measure_stats_tool>)
+
+# CLI tests: each gets its own scratch directory; the schema lives in the source tree.
+set(MEASURE_PY_ARGS ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+foreach(t schema timing signal imds flags fingerprint)
+  add_test(NAME measure_cli_${t}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
+  set_tests_properties(measure_cli_${t} PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
+endforeach()

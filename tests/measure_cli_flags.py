@@ -1,0 +1,91 @@
+"""Every invalid flag or value: exit 2, a message on stderr naming the problem, nothing on stdout,
+no file.  Launcher environments are parsed and recorded (or refused when they need a
+cross-process comm this build lacks).  --help exits 0."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_common import TINY, check, finish, run, scratch, validate  # noqa: E402
+
+BAD = [
+    (["--bogus"], "--bogus"),
+    (["--steps"], "needs a value"),
+    (["--backend", "tpu"], "--backend"),
+    (["--batch-size", "0"], "--batch-size"),
+    (["--batch-size", "-3"], "--batch-size"),
+    (["--batch-size", "lots"], "--batch-size"),
+    (["--batch-size", "100000000"], "--batch-size"),
+    (["--image-size", "224", "--patch-size", "16", "--batch-size", "1000000"], "largest batch that fits"),
+    (["--precision", "fp16"], "--precision"),
+    (["--optimizer", "sgd"], "--optimizer"),
+    (["--lr", "0"], "--lr"),
+    (["--lr", "fast"], "--lr"),
+    (["--steps", "0"], "--steps"),
+    (["--steps", "2", "--duration", "3"], "exclude"),
+    (["--duration", "-1"], "--duration"),
+    (["--duration", "nan"], "--duration"),
+    (["--warmup", "-1"], "--warmup"),
+    (["--data", "gpu"], "--data"),
+    (["--workers", "0"], "--workers"),
+    (["--ranks", "0"], "--ranks"),
+    (["--ranks", "256"], "--ranks"),
+    (["--nnodes", "0"], "--nnodes"),
+    (["--nnodes", "2", "--node-rank", "2"], "node rank"),
+    (["--master-port", "70000"], "--master-port"),
+    (["--instance-type", "big box"], "--instance-type"),
+    (["--instance-type", "g5"], "--instance-type"),
+    (["--region", "US EAST"], "--region"),
+    (["--market", "reserved"], "--market"),
+    (["--count", "0"], "--count"),
+    (["--format", "xml"], "--format"),
+    (["--seed", "-1"], "--seed"),
+    (["--output", ""], "--output"),
+    (["--model", "vit_huge_patch14_224"], "vit_huge_patch14_224"),
+    (["--depth", "0"], "--depth"),
+    (["--heads", "5"], "head"),
+    (["--mlp-ratio", "x"], "--mlp-ratio"),
+]
+
+d = scratch()
+for args, needle in BAD:
+    p = run(TINY + ["--steps", "1", "--output", os.path.join(d, "r.json")] + args, cwd=d)
+    what = " ".join(args)
+    check(p.returncode == 2, f"'{what}': exit {p.returncode}, want 2 (stderr: {p.stderr.strip()[-200:]})")
+    check(needle.lower() in p.stderr.lower(), f"'{what}': message does not mention '{needle}': {p.stderr.strip()[-200:]}")
+    check(p.stdout == "", f"'{what}': printed on stdout")
+    check(os.listdir(d) == [], f"'{what}': left files {os.listdir(d)}")
+
+# The largest batch named in the message is itself the boundary: one more is refused too.
+import re  # noqa: E402
+p = run(TINY + ["--steps", "1", "--image-size", "224", "--patch-size", "16", "--batch-size", "1000000"])
+m = re.search(r"largest batch that fits is (\d+)", p.stderr)
+if check(m is not None, f"no largest batch in: {p.stderr[-200:]}"):
+    n = int(m.group(1))
+    p2 = run(TINY + ["--steps", "1", "--image-size", "224", "--patch-size", "16", "--batch-size", str(n + 1)])
+    check(p2.returncode == 2 and f"fits is {n}" in p2.stderr, f"batch {n + 1}: exit {p2.returncode}")
+
+p = run(["--help"])
+check(p.returncode == 0 and "--batch-size" in p.stdout and "--append" in p.stdout, "--help")
+
+# torchrun / Slurm with one process: recorded.
+for envs, kind in [({"WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "0", "MASTER_ADDR": "10.1.2.3",
+                     "MASTER_PORT": "29555"}, "torchrun"),
+                   ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_NNODES": "1", "SLURM_NODEID": "0",
+                     "SLURM_LOCALID": "0", "SLURM_JOB_NODELIST": "node17"}, "slurm")]:
+    out = os.path.join(scratch(), "r.json")
+    p = run(TINY + ["--steps", "1", "--warmup", "0", "--output", out], **envs)
+    if check(p.returncode == 0, f"{kind} env: exit {p.returncode}: {p.stderr[-300:]}"):
+        doc = json.load(open(out))
+        validate(doc, kind)
+        t = doc["topology"]
+        check(t["rendezvous"] == kind and t["world_size"] == 1 and t["nodes"] == 1, f"{kind}: {t}")
+        want_addr = "10.1.2.3" if kind == "torchrun" else "node17"
+        check(t.get("master_addr") == want_addr, f"{kind}: master_addr {t.get('master_addr')}")
+
+# Two processes over torchrun with the CPU backend: refused clearly (no cross-process comm yet).
+p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
+check(p.returncode == 2 and "cross-process" in p.stderr, f"WORLD_SIZE=2: exit {p.returncode}: {p.stderr[-300:]}")
+p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", RANK="7")
+check(p.returncode == 2 and "rank" in p.stderr, f"RANK=7 of 2: exit {p.returncode}: {p.stderr[-300:]}")
+finish("measure_cli_flags")

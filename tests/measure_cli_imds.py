@@ -1,0 +1,143 @@
+"""Instance identity through a local IMDSv2 endpoint (AWS_EC2_METADATA_SERVICE_ENDPOINT): a small
+server here that, like EC2's, hands out a session token on PUT /latest/api/token and answers GETs
+only when they carry it.  On-demand and spot lifecycles, flag overrides, no lookup when all three
+identity flags are given, and the cost of a missing IMDS (closed port, or a server that never
+answers), timed from outside the tool."""
+import http.server
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_common import BIN, TINY, check, env, finish, scratch, validate  # noqa: E402
+
+TOKEN = "AQAEAtest-token=="
+
+
+class Imds(http.server.BaseHTTPRequestHandler):
+    meta = {}
+    log = []
+
+    def log_message(self, *a):
+        pass
+
+    def _send(self, code, body=b""):
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_PUT(self):
+        Imds.log.append(("PUT", self.path, None))
+        if self.path != "/latest/api/token" or "X-aws-ec2-metadata-token-ttl-seconds" not in self.headers:
+            return self._send(400)
+        self._send(200, TOKEN.encode())
+
+    def do_GET(self):
+        tok = self.headers.get("X-aws-ec2-metadata-token")
+        Imds.log.append(("GET", self.path, tok))
+        if tok != TOKEN:
+            return self._send(401)
+        key = self.path[len("/latest/meta-data/"):] if self.path.startswith("/latest/meta-data/") else None
+        if key in Imds.meta:
+            return self._send(200, Imds.meta[key].encode())
+        self._send(404)
+
+
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Imds)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+ENDPOINT = f"http://127.0.0.1:{srv.server_address[1]}"
+
+
+def measure(extra, endpoint=ENDPOINT):
+    d = scratch()
+    out = os.path.join(d, "r.json")
+    p = subprocess.run([BIN, "measure"] + TINY + ["--steps", "1", "--warmup", "0", "--output", out] + extra,
+                       capture_output=True, text=True, timeout=120,
+                       env=env(AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=endpoint))
+    if not check(p.returncode == 0, f"{extra}: exit {p.returncode}: {p.stderr[-400:]}"):
+        return None
+    doc = json.load(open(out))
+    validate(doc, f"imds {extra}")
+    return doc["instance"]
+
+
+def base_meta(lifecycle):
+    return {"instance-type": "g5.xlarge", "placement/availability-zone": "us-west-2b",
+            "placement/region": "us-west-2", "instance-id": "i-0123456789abcdef0",
+            "instance-life-cycle": lifecycle}
+
+
+for lc in ["on-demand", "spot"]:
+    Imds.meta = base_meta(lc)
+    Imds.log = []
+    inst = measure([])
+    if inst:
+        want = {"type": "g5.xlarge", "region": "us-west-2", "availability_zone": "us-west-2b", "market": lc,
+                "source": "imds", "count": 1}
+        got = {k: inst[k] for k in want}
+        check(got == want, f"lifecycle {lc}: {got} != {want}")
+    check(any(m == "PUT" for m, _, _ in Imds.log), f"{lc}: no IMDSv2 token request")
+    check(all(t == TOKEN for m, _, t in Imds.log if m == "GET"), f"{lc}: a GET without the session token")
+
+# One flag: the type comes from the flag (source flag), the rest from IMDS.
+Imds.meta = base_meta("spot")
+inst = measure(["--instance-type", "p4d.24xlarge", "--count", "4"])
+if inst:
+    check(inst["type"] == "p4d.24xlarge" and inst["source"] == "flag" and inst["region"] == "us-west-2"
+          and inst["market"] == "spot" and inst["count"] == 4, f"override: {inst}")
+
+# All three flags: IMDS is not asked at all.
+Imds.log = []
+inst = measure(["--instance-type", "c7i.large", "--region", "eu-west-1", "--market", "on-demand"])
+if inst:
+    check(inst["type"] == "c7i.large" and inst["region"] == "eu-west-1" and inst["market"] == "on-demand"
+          and inst["source"] == "flag" and inst["availability_zone"] is None, f"all flags: {inst}")
+check(Imds.log == [], f"all identity flags given, yet IMDS was asked: {Imds.log}")
+
+
+def identity_cost(endpoint, what):
+    """Seconds between the tool's 'reading EC2 instance metadata' and its next line, on our clock."""
+    d = scratch()
+    p = subprocess.Popen([BIN, "-v", "measure"] + TINY + ["--steps", "1", "--warmup", "0",
+                                                          "--output", os.path.join(d, "r.json")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env(AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=endpoint))
+    t0 = t1 = None
+    for line in p.stderr:
+        now = time.monotonic()
+        if line.startswith("identity: reading"):
+            t0 = now
+        elif t0 is not None and t1 is None:
+            t1 = now
+    p.wait(timeout=120)
+    p.stdout.close()
+    check(p.returncode == 0, f"{what}: exit {p.returncode}")
+    if not check(t0 is not None and t1 is not None, f"{what}: identity lines not seen"):
+        return
+    print(f"{what}: identity lookup took {t1 - t0:.2f} s")
+    check(t1 - t0 <= 1.5, f"{what}: identity lookup took {t1 - t0:.2f} s (> 1.5 s)")
+    doc = json.load(open(os.path.join(d, "r.json")))
+    check(doc["instance"]["source"] == "unknown" and doc["instance"]["type"] is None, f"{what}: {doc['instance']}")
+
+
+# A closed port: connection refused.
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+closed = s.getsockname()[1]
+s.close()
+identity_cost(f"http://127.0.0.1:{closed}", "closed port")
+
+# A server that accepts connections and never answers (a black-holed metadata address behaves so).
+silent = socket.socket()
+silent.bind(("127.0.0.1", 0))
+silent.listen(16)
+identity_cost(f"http://127.0.0.1:{silent.getsockname()[1]}", "silent server")
+silent.close()
+srv.shutdown()
+finish("measure_cli_imds")

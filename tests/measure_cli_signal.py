@@ -1,0 +1,53 @@
+"""Ctrl-C / SIGTERM in the middle of a run: exit 130 / 143, no result file, no temp file, no
+--append line; the same in the warm-up phase."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_common import BIN, TINY, check, env, finish, scratch  # noqa: E402
+
+
+def interrupt(sig, when, want):
+    d = scratch()
+    out = os.path.join(d, "sub", "r.json")
+    jsonl = os.path.join(d, "r.jsonl")
+    warm = ["--warmup", "100000"] if when == "warm-up" else ["--warmup", "1"]
+    p = subprocess.Popen([BIN, "-v", "measure"] + TINY + warm + ["--steps", "10000000", "--output", out,
+                                                                 "--append", jsonl],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    # Wait for the phase to begin: the timed-window marker, or the "measuring" line before warm-up.
+    marker = "instbench: timed window start" if when == "timed" else "measuring "
+    seen = False
+    for line in p.stderr:
+        if line.startswith(marker):
+            seen = True
+            break
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    try:
+        rest_err = p.stderr.read()
+        p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, f"{sig.name} in {when}: did not stop within 30 s")
+        return
+    took = time.monotonic() - t0
+    stdout = p.stdout.read()
+    what = f"{sig.name} during {when}"
+    check(seen, f"{what}: never saw '{marker}'")
+    check(p.returncode == want, f"{what}: exit {p.returncode}, want {want}")
+    check(took < 10, f"{what}: took {took:.1f} s to stop")
+    left = [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs]
+    check(left == [], f"{what}: files left behind: {left}")
+    check(stdout == "", f"{what}: printed a result: {stdout[:200]!r}")
+    check("interrupted" in rest_err, f"{what}: no 'interrupted' message on stderr")
+
+
+interrupt(signal.SIGINT, "timed", 130)
+interrupt(signal.SIGTERM, "timed", 143)
+interrupt(signal.SIGINT, "warm-up", 130)
+finish("measure_cli_signal")
