@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+#include "cpu/simd.h"
+
 void cpu_attention_split(const float *qkv, void *q, void *k, void *v, cpu_dtype dt, int B, int T, int H, int hd)
 {
     const int D = H * hd;
@@ -62,21 +64,37 @@ void cpu_attention_unmerge(const float *dout, void *do_act, cpu_dtype dt, int B,
     }
 }
 
+/* One row: s <- softmax(s * scale), the max subtracted first as torch does. */
+CPU_KERNEL static void softmax_row(float *restrict s, int T, float scale)
+{
+    float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+    for (int j = 0; j < T; j++) mx = s[j] > mx ? s[j] : mx;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < T; j++) {
+        s[j] = cpu_expf((s[j] - mx) * scale);
+        sum += s[j];
+    }
+    const float inv = 1.0f / sum;
+    for (int j = 0; j < T; j++) s[j] *= inv;
+}
+
+/* One row: g <- p * (g - <p, g>) * scale */
+CPU_KERNEL static void softmax_bwd_row(const float *restrict p, float *restrict g, int T, float scale)
+{
+    float dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int j = 0; j < T; j++) dot += p[j] * g[j];
+    for (int j = 0; j < T; j++) g[j] = p[j] * (g[j] - dot) * scale;
+}
+
 void cpu_softmax_forward(float *S, void *p_act, cpu_dtype dt, size_t rows, int T, float scale)
 {
 #pragma omp parallel for schedule(static)
     for (long r = 0; r < (long)rows; r++) {
-        float *s = S + (size_t)r * T;
-        float mx = -INFINITY;
-        for (int j = 0; j < T; j++) mx = s[j] > mx ? s[j] : mx;
-        float sum = 0;
-        for (int j = 0; j < T; j++) {
-            s[j] = expf((s[j] - mx) * scale);
-            sum += s[j];
-        }
-        const float inv = 1.0f / sum;
-        for (int j = 0; j < T; j++) s[j] *= inv;
-        if (p_act) cpu_store(p_act, dt, (size_t)r * T, s, T);
+        softmax_row(S + (size_t)r * T, T, scale);
+        if (p_act) cpu_store(p_act, dt, (size_t)r * T, S + (size_t)r * T, T);
     }
 }
 
@@ -84,11 +102,7 @@ void cpu_softmax_backward(const float *P, float *dP, void *ds_act, cpu_dtype dt,
 {
 #pragma omp parallel for schedule(static)
     for (long r = 0; r < (long)rows; r++) {
-        const float *p = P + (size_t)r * T;
-        float *g = dP + (size_t)r * T;
-        float dot = 0;
-        for (int j = 0; j < T; j++) dot += p[j] * g[j];
-        for (int j = 0; j < T; j++) g[j] = p[j] * (g[j] - dot) * scale;
-        if (ds_act) cpu_store(ds_act, dt, (size_t)r * T, g, T);
+        softmax_bwd_row(P + (size_t)r * T, dP + (size_t)r * T, T, scale);
+        if (ds_act) cpu_store(ds_act, dt, (size_t)r * T, dP + (size_t)r * T, T);
     }
 }

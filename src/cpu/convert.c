@@ -1,14 +1,16 @@
 /* cpu/convert: fp32 -> act dtype stores (bf16 round to nearest even, as torch's autocast casts). */
 #include "cpu/ops.h"
+#include "cpu/simd.h"
+
+CPU_KERNEL static void to_bf16(bf16 *restrict d, const float *restrict s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) d[i] = cpu_bf16_rne(s[i]);
+}
 
 void cpu_store(void *dst, cpu_dtype dt, size_t off, const float *src, size_t n)
 {
-    if (dt == CPU_F32) {
-        memcpy((float *)dst + off, src, n * sizeof(float));
-    } else {
-        bf16 *d = (bf16 *)dst + off;
-        for (size_t i = 0; i < n; i++) d[i] = cpu_bf16_from_f32(src[i]);
-    }
+    if (dt == CPU_F32) memcpy((float *)dst + off, src, n * sizeof(float));
+    else to_bf16((bf16 *)dst + off, src, n);
 }
 
 void cpu_convert_bf16(bf16 *dst, const float *src, size_t n)
@@ -18,6 +20,6 @@ void cpu_convert_bf16(bf16 *dst, const float *src, size_t n)
 #pragma omp parallel for schedule(static)
     for (long c = 0; c < nchunks; c++) {
         size_t lo = (size_t)c * chunk, hi = lo + chunk < n ? lo + chunk : n;
-        for (size_t i = lo; i < hi; i++) dst[i] = cpu_bf16_from_f32(src[i]);
+        to_bf16(dst + lo, src + lo, hi - lo);
     }
 }

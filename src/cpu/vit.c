@@ -102,6 +102,8 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     memset(v->grads, 0, P * 4), memset(v->m, 0, P * 4), memset(v->v, 0, P * 4);
     model_init_params(c, layout, v->params, cfg->seed);
     cpu_vit_refresh_bf16(v);
+    const char *prof = getenv("INSTBENCH_CPU_PROFILE");
+    v->profile = prof && prof[0] && strcmp(prof, "0");
     if (cpu_gemm_create(&v->gemm, err)) {
         cpu_vit_free(v);
         return -1;
@@ -111,6 +113,15 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
 
 void cpu_vit_free(cpu_vit *v)
 {
+    if (v->profile) {
+        static const char *names[PROF_COUNT] = {"gemm", "layernorm", "attention", "softmax", "gelu", "bias",
+                                                "patch_embed", "adam"};
+        double total = 0;
+        for (int i = 0; i < PROF_COUNT; i++) total += v->prof[i];
+        fprintf(stderr, "cpu profile (%d optimizer steps), seconds per op family:\n", v->step);
+        for (int i = 0; i < PROF_COUNT; i++)
+            fprintf(stderr, "  %-12s %8.3f  %5.1f%%\n", names[i], v->prof[i], total > 0 ? 100 * v->prof[i] / total : 0);
+    }
     void **all[] = {(void **)&v->params, (void **)&v->grads, (void **)&v->m, (void **)&v->v, (void **)&v->wbf,
                     (void **)&v->images, (void **)&v->labels, (void **)&v->x_final, &v->patches,
                     (void **)&v->meanf, (void **)&v->rstdf, &v->lnf, (void **)&v->logits, (void **)&v->dlogits,
@@ -140,9 +151,19 @@ void cpu_vit_refresh_bf16(cpu_vit *v)
     if (v->wbf) cpu_convert_bf16(v->wbf, v->params, v->layout->total);
 }
 
-#define GEMM(...)                                                        \
-    do {                                                                 \
-        if (cpu_gemm_run(v->gemm, v->dt, __VA_ARGS__, err)) return -1;  \
+/* Per-op-family wall time, printed at destroy when INSTBENCH_CPU_PROFILE is set. */
+#define TIMED(fam, stmt)                                      \
+    do {                                                      \
+        double t0_ = v->profile ? util_now_seconds() : 0;     \
+        stmt;                                                 \
+        if (v->profile) v->prof[fam] += util_now_seconds() - t0_; \
+    } while (0)
+
+#define GEMM(...)                                                                            \
+    do {                                                                                     \
+        int rc_;                                                                             \
+        TIMED(PROF_GEMM, rc_ = cpu_gemm_run(v->gemm, v->dt, __VA_ARGS__, err));              \
+        if (rc_) return -1;                                                                  \
     } while (0)
 
 static void set_threads(const cpu_vit *v)
@@ -161,37 +182,37 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
     char n[64];
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
-    cpu_patchify(v->images, B, c->in_chans, c->img_size, c->patch_size, v->patches, dt);
+    TIMED(PROF_PATCH, cpu_patchify(v->images, B, c->in_chans, c->img_size, c->patch_size, v->patches, dt));
     GEMM(1, B * v->N, D, v->K, v->patches, 0, wgt(v, "patch_embed.proj.weight"), 1, v->f, D,
          W("patch_embed.proj.bias"), 0);
-    cpu_tokens_forward(v->f, W("cls_token"), W("pos_embed"), v->blk[0].x_in, B, T, D);
+    TIMED(PROF_PATCH, cpu_tokens_forward(v->f, W("cls_token"), W("pos_embed"), v->blk[0].x_in, B, T, D));
 
     for (int l = 0; l < v->L; l++) {
         cpu_block_acts *k = &v->blk[l];
 #define P_(s) (snprintf(n, sizeof n, "blocks.%d." s, l), n)
         if (l == 0)
-            cpu_layernorm_forward(k->x_in, NULL, NULL, W(P_("norm1.weight")), W(P_("norm1.bias")), k->ln1, dt,
-                                  k->mean1, k->rstd1, BT, D, D);
+            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, NULL, NULL, W(P_("norm1.weight")), W(P_("norm1.bias")), k->ln1, dt,
+                                  k->mean1, k->rstd1, BT, D, D));
         else   /* x_in = previous x_mid + previous fc2 output (still in f) */
-            cpu_layernorm_forward(v->blk[l - 1].x_mid, v->f, k->x_in, W(P_("norm1.weight")), W(P_("norm1.bias")),
-                                  k->ln1, dt, k->mean1, k->rstd1, BT, D, D);
+            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(v->blk[l - 1].x_mid, v->f, k->x_in, W(P_("norm1.weight")), W(P_("norm1.bias")),
+                                  k->ln1, dt, k->mean1, k->rstd1, BT, D, D));
         GEMM(1, BT, 3 * D, D, k->ln1, 0, wgt(v, P_("attn.qkv.weight")), 1, v->big, 3 * D, W(P_("attn.qkv.bias")), 0);
-        cpu_attention_split(v->big, k->q, k->k, k->v, dt, B, T, H, hd);
+        TIMED(PROF_ATTENTION, cpu_attention_split(v->big, k->q, k->k, k->v, dt, B, T, H, hd));
         GEMM(BH, T, T, hd, k->q, 0, k->k, 1, k->P, T, NULL, 0);   /* S = q k^T */
-        cpu_softmax_forward(k->P, dt == CPU_BF16 ? v->p_act : NULL, dt, (size_t)BH * T, T, scale);
+        TIMED(PROF_SOFTMAX, cpu_softmax_forward(k->P, dt == CPU_BF16 ? v->p_act : NULL, dt, (size_t)BH * T, T, scale));
         GEMM(BH, T, hd, T, dt == CPU_BF16 ? v->p_act : (void *)k->P, 0, k->v, 0, v->o, hd, NULL, 0);   /* o = P v */
-        cpu_attention_merge(v->o, k->att, dt, B, T, H, hd);
+        TIMED(PROF_ATTENTION, cpu_attention_merge(v->o, k->att, dt, B, T, H, hd));
         GEMM(1, BT, D, D, k->att, 0, wgt(v, P_("attn.proj.weight")), 1, v->f, D, W(P_("attn.proj.bias")), 0);
-        cpu_layernorm_forward(k->x_in, v->f, k->x_mid, W(P_("norm2.weight")), W(P_("norm2.bias")), k->ln2, dt,
-                              k->mean2, k->rstd2, BT, D, D);
+        TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, v->f, k->x_mid, W(P_("norm2.weight")), W(P_("norm2.bias")), k->ln2, dt,
+                              k->mean2, k->rstd2, BT, D, D));
         GEMM(1, BT, F, D, k->ln2, 0, wgt(v, P_("mlp.fc1.weight")), 1, k->h, F, W(P_("mlp.fc1.bias")), 0);
-        cpu_gelu_forward(k->h, k->a, dt, (size_t)BT * F);
+        TIMED(PROF_GELU, cpu_gelu_forward(k->h, k->a, dt, (size_t)BT * F));
         GEMM(1, BT, D, F, k->a, 0, wgt(v, P_("mlp.fc2.weight")), 1, v->f, D, W(P_("mlp.fc2.bias")), 0);
 #undef P_
     }
     /* final residual + norm on the class-token rows only (row stride T*D), then the head */
-    cpu_layernorm_forward(v->blk[v->L - 1].x_mid, v->f, v->x_final, W("norm.weight"), W("norm.bias"), v->lnf, dt,
-                          v->meanf, v->rstdf, B, D, (ptrdiff_t)T * D);
+    TIMED(PROF_LAYERNORM, cpu_layernorm_forward(v->blk[v->L - 1].x_mid, v->f, v->x_final, W("norm.weight"), W("norm.bias"), v->lnf, dt,
+                          v->meanf, v->rstdf, B, D, (ptrdiff_t)T * D));
     GEMM(1, B, v->C, D, v->lnf, 0, wgt(v, "head.weight"), 1, v->logits, v->C, W("head.bias"), 0);
     v->last_loss = (float)cpu_crossentropy(v->logits, v->labels, v->dlogits, B, v->C);
     if (loss) *loss = v->last_loss;
@@ -204,7 +225,7 @@ static int linear_backward(cpu_vit *v, const float *dy, const void *x, const cha
                            float *dx, int M, int out, int in, void *dy_act, ib_error *err)
 {
     const cpu_dtype dt = v->dt;
-    cpu_bias_backward(dy, G(bname), dt == CPU_BF16 ? dy_act : NULL, dt, M, out);
+    TIMED(PROF_BIAS, cpu_bias_backward(dy, G(bname), dt == CPU_BF16 ? dy_act : NULL, dt, M, out));
     const void *dya = dt == CPU_BF16 ? dy_act : (const void *)dy;
     GEMM(1, out, in, M, dya, 1, x, 0, G(wname), in, NULL, 0);
     if (dx) GEMM(1, M, in, out, dya, 0, wgt(v, wname), 0, dx, in, NULL, 0);
@@ -234,8 +255,8 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
     if (linear_backward(v, v->dlogits, v->lnf, "head.weight", "head.bias", v->dlnf, B, v->C, D, v->dlogits_act, err))
         return -1;
     memset(v->dx, 0, (size_t)BT * D * sizeof(float));
-    cpu_layernorm_backward(v->dlnf, v->x_final, v->meanf, v->rstdf, W("norm.weight"), v->dx, (ptrdiff_t)T * D,
-                           G("norm.weight"), G("norm.bias"), B, D, (ptrdiff_t)T * D);
+    TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->dlnf, v->x_final, v->meanf, v->rstdf, W("norm.weight"), v->dx, (ptrdiff_t)T * D,
+                           G("norm.weight"), G("norm.bias"), B, D, (ptrdiff_t)T * D));
     if (fire(v, cb, user, 0, err)) return -1;
 
     for (int l = v->L - 1; l >= 0; l--) {
@@ -246,41 +267,41 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
         if (linear_backward(v, v->dx, k->a, P_("mlp.fc2.weight"), P2_("mlp.fc2.bias"), v->big, BT, D, F, v->big_act,
                             err))
             return -1;
-        cpu_gelu_backward(k->h, v->big, (size_t)BT * F);
+        TIMED(PROF_GELU, cpu_gelu_backward(k->h, v->big, (size_t)BT * F));
         /* dh is in big now; big_act (fc2's dy copy) is free again for dh's copy */
         if (linear_backward(v, v->big, k->ln2, P_("mlp.fc1.weight"), P2_("mlp.fc1.bias"), v->f, BT, F, D,
                             v->big_act, err))
             return -1;
-        cpu_layernorm_backward(v->f, k->x_mid, k->mean2, k->rstd2, W(P_("norm2.weight")), v->dx, D,
-                               G(P_("norm2.weight")), G(P2_("norm2.bias")), BT, D, D);
+        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_mid, k->mean2, k->rstd2, W(P_("norm2.weight")), v->dx, D,
+                               G(P_("norm2.weight")), G(P2_("norm2.bias")), BT, D, D));
         /* attention: dx -> proj -> (merge) -> AV, softmax, QK^T -> (split) -> qkv -> LN1 */
         if (linear_backward(v, v->dx, k->att, P_("attn.proj.weight"), P2_("attn.proj.bias"), v->f, BT, D, D,
                             v->big_act, err))
             return -1;
-        cpu_attention_unmerge(v->f, v->do_act, dt, B, T, H, hd);
+        TIMED(PROF_ATTENTION, cpu_attention_unmerge(v->f, v->do_act, dt, B, T, H, hd));
         GEMM(BH, T, T, hd, v->do_act, 0, k->v, 1, v->dP, T, NULL, 0);   /* dP = dO v^T */
         const void *pa = k->P;
         if (bf) {
-            cpu_convert_bf16(v->p_act, k->P, (size_t)BH * T * T);
+            TIMED(PROF_SOFTMAX, cpu_convert_bf16(v->p_act, k->P, (size_t)BH * T * T));
             pa = v->p_act;
         }
         GEMM(BH, T, hd, T, pa, 1, v->do_act, 0, v->dv, hd, NULL, 0);   /* dv = P^T dO */
-        cpu_softmax_backward(k->P, v->dP, bf ? v->ds_act : NULL, dt, (size_t)BH * T, T, scale);
+        TIMED(PROF_SOFTMAX, cpu_softmax_backward(k->P, v->dP, bf ? v->ds_act : NULL, dt, (size_t)BH * T, T, scale));
         const void *dsa = bf ? v->ds_act : (const void *)v->dP;
         GEMM(BH, T, hd, T, dsa, 0, k->k, 0, v->dq, hd, NULL, 0);   /* dq = dS k */
         GEMM(BH, T, hd, T, dsa, 1, k->q, 0, v->dk, hd, NULL, 0);   /* dk = dS^T q */
-        cpu_attention_unsplit(v->dq, v->dk, v->dv, v->big, B, T, H, hd);
+        TIMED(PROF_ATTENTION, cpu_attention_unsplit(v->dq, v->dk, v->dv, v->big, B, T, H, hd));
         if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), v->f, BT, 3 * D, D,
                             v->big_act, err))
             return -1;
-        cpu_layernorm_backward(v->f, k->x_in, k->mean1, k->rstd1, W(P_("norm1.weight")), v->dx, D,
-                               G(P_("norm1.weight")), G(P2_("norm1.bias")), BT, D, D);
+        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_in, k->mean1, k->rstd1, W(P_("norm1.weight")), v->dx, D,
+                               G(P_("norm1.weight")), G(P2_("norm1.bias")), BT, D, D));
 #undef P_
 #undef P2_
         if (fire(v, cb, user, v->L - l, err)) return -1;
     }
     /* embeddings: dx -> cls, pos, and the patch GEMM */
-    cpu_tokens_backward(v->dx, G("cls_token"), G("pos_embed"), v->f, B, T, D);
+    TIMED(PROF_PATCH, cpu_tokens_backward(v->dx, G("cls_token"), G("pos_embed"), v->f, B, T, D));
     if (linear_backward(v, v->f, v->patches, "patch_embed.proj.weight", "patch_embed.proj.bias", NULL, B * v->N, D,
                         v->K, v->big_act, err))
         return -1;
@@ -293,7 +314,7 @@ int cpu_vit_optimizer_step(cpu_vit *v, ib_error *err)
     set_threads(v);
     const ib_optim_config *o = &v->cfg.optim;
     v->step++;
-    cpu_adam_step(v->params, v->grads, v->m, v->v, v->wbf, v->layout->total, v->step, o->lr, o->beta1, o->beta2,
-                  o->eps, o->weight_decay, o->kind == IB_OPT_ADAMW);
+    TIMED(PROF_ADAM, cpu_adam_step(v->params, v->grads, v->m, v->v, v->wbf, v->layout->total, v->step, o->lr, o->beta1, o->beta2,
+                  o->eps, o->weight_decay, o->kind == IB_OPT_ADAMW));
     return 0;
 }

@@ -20,6 +20,9 @@ typedef struct cpu_block_acts {
     void *a;                /* act [B,T,F] GELU output (fc2 input) */
 } cpu_block_acts;
 
+enum { PROF_GEMM, PROF_LAYERNORM, PROF_ATTENTION, PROF_SOFTMAX, PROF_GELU, PROF_BIAS, PROF_PATCH, PROF_ADAM,
+       PROF_COUNT };
+
 typedef struct cpu_vit {
     ib_train_config cfg;
     const model_layout *layout;
@@ -54,6 +57,8 @@ typedef struct cpu_vit {
     void *ds_act;                        /* act [B,H,T,T] (bf16 only) */
     size_t bytes;                        /* everything allocated */
     float last_loss;
+    int profile;                         /* INSTBENCH_CPU_PROFILE set: time op families */
+    double prof[PROF_COUNT];             /* seconds per op family */
 } cpu_vit;
 
 /* Allocates everything (estimate_only: only counts bytes into v->bytes). */
