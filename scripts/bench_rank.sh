@@ -1,0 +1,59 @@
+#!/bin/sh
+# Benchmark of `instbench rank` over 10,000 result files (issue 5 target: under a second).
+# Generates the files (complete instbench.result/v1 documents, ~2.5 KB each: 24 instance types,
+# 1-8 nodes, 2 regions, 2 workloads, a few corrupt files) in a temporary directory, then times
+# `instbench rank DIR --prices snapshot --samples ... --format json` best of 3 (warm page cache)
+# and prints the figure.
+# usage: scripts/bench_rank.sh [INSTBENCH] [N_FILES]      (default: build/instbench, 10000)
+set -eu
+BIN=${1:-build/instbench}
+N=${2:-10000}
+[ -x "$BIN" ] || { echo "bench_rank: no instbench binary at $BIN (build first, or pass its path)" >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+/usr/bin/python3 - "$T/results" "$N" "$HERE/../tests" <<'PY'
+import json, os, random, sys
+sys.path.insert(0, sys.argv[3])
+import rank_fixtures as fx
+out, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(out)
+types = [("g5.xlarge", 1), ("g5.2xlarge", 1), ("g5.4xlarge", 1), ("g5.12xlarge", 4), ("g5.48xlarge", 8),
+         ("g6.xlarge", 1), ("g6.12xlarge", 4), ("g6e.xlarge", 1), ("g4dn.xlarge", 1), ("g4dn.12xlarge", 4),
+         ("p3.2xlarge", 1), ("p3.8xlarge", 4), ("p3.16xlarge", 8), ("p4d.24xlarge", 8), ("p5.48xlarge", 8),
+         ("g5.8xlarge", 1), ("g5.16xlarge", 1), ("g5.24xlarge", 4), ("g6.2xlarge", 1), ("g6.48xlarge", 8),
+         ("g4dn.2xlarge", 1), ("g4dn.metal", 8), ("p3dn.24xlarge", 8), ("g6e.12xlarge", 4)]
+rnd = random.Random(0)
+for i in range(n):
+    t, acc = types[i % len(types)]
+    nodes = (1, 2, 4, 8)[(i // len(types)) % 4]
+    fp = "b" * 64 if i % 10 == 0 else "a" * 64
+    r = fx.result(t, ("us-east-1", "us-west-2")[i % 2], nodes, acc, "NVIDIA A10G",
+                  rnd.uniform(300, 400) * acc * nodes, fingerprint=fp)
+    with open(os.path.join(out, f"run{i:05d}.json"), "w") as f:
+        if i % 997 == 0:
+            f.write(json.dumps(r)[:100])   # a truncated file now and then
+        else:
+            json.dump(r, f, indent=1)
+PY
+du -sh "$T/results" | awk '{print "generated '"$N"' result files, " $1}'
+
+# Timed in Python (no bc dependency): wall time of the whole process, best of 3.
+/usr/bin/python3 - "$BIN" "$T/results" "$N" <<'PY'
+import json, subprocess, sys, time
+binary, results, n = sys.argv[1:4]
+times = []
+for i in range(3):
+    t0 = time.perf_counter()
+    p = subprocess.run([binary, "-q", "rank", results, "--prices", "snapshot", "--samples", "128116700",
+                        "--format", "json"], capture_output=True)
+    times.append(time.perf_counter() - t0)
+    if p.returncode != 0:
+        sys.exit(f"instbench rank failed (exit {p.returncode}): {p.stderr.decode()[-500:]}")
+    print(f"run {i + 1}: {times[-1]:.3f} s")
+d = json.loads(p.stdout)
+print(f"instbench rank over {n} result files: best of 3 = {min(times):.3f} s "
+      f"({len(d['rows'])} ranked rows from {d['inputs']['results']} results, {d['inputs']['skipped']} skipped; "
+      f"target < 1 s)")
+PY
