@@ -1,0 +1,33 @@
+# libFuzzer targets: every tests/fuzz/fuzz_*.c becomes a fuzzer linked to instbench_core when
+# configured with clang and -DINSTBENCH_FUZZ=ON; scripts/run_fuzzers.sh builds and runs each for a
+# bounded time.  A file only needs LLVMFuzzerTestOneInput.  An area that defines its own target
+# of the same name (e.g. with extra sources) keeps it: the glob runs last and skips those.
+option(INSTBENCH_FUZZ "Build the libFuzzer targets in tests/fuzz (needs clang)" OFF)
+
+function(instbench_add_globbed_fuzzers)
+  file(GLOB fuzzers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_*.c)
+  foreach(src ${fuzzers})
+    get_filename_component(name ${src} NAME_WE)
+    if(TARGET ${name})
+      continue()
+    endif()
+    add_executable(${name} ${src})
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(${name} PRIVATE instbench_core)
+  endforeach()
+endfunction()
+
+if(INSTBENCH_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "INSTBENCH_FUZZ=ON needs clang: configure with -DCMAKE_C_COMPILER=clang")
+  endif()
+  # Coverage instrumentation for the library too, or the fuzzer is blind inside the parsers.
+  target_compile_options(instbench_core PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  target_link_options(instbench_core INTERFACE -fsanitize=address,undefined)
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.19)
+    cmake_language(DEFER CALL instbench_add_globbed_fuzzers)
+  else()
+    instbench_add_globbed_fuzzers()
+  endif()
+endif()
