@@ -55,6 +55,7 @@ BAD = {
     "implausible.json": (mutated(["measurement", "samples_per_second"], 1e300).encode(), "implausibly"),
     "negative.json": (mutated(["measurement", "samples_per_second"], -5.0).encode(), "not positive"),
     "zero.json": (mutated(["measurement", "samples_per_second"], 0).encode(), "not positive"),
+    "denormal.json": (mutated(["measurement", "samples_per_second"], 5e-324).encode(), "implausibly small"),
     "string_sps.json": (mutated(["measurement", "samples_per_second"], "fast").encode(), "not a number"),
     "no_sps.json": (mutated(["measurement", "samples_per_second"], DELETE).encode(), "samples_per_second"),
     "no_measurement.json": (mutated(["measurement"], DELETE).encode(), "measurement"),

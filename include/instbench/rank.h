@@ -15,6 +15,7 @@
 #define INSTBENCH_RANK_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "instbench/prices.h"
@@ -24,6 +25,7 @@
  * overflow the money arithmetic long before any real machine gets near it). */
 #define RANK_RESULT_SCHEMA "instbench.result/v1"
 #define RANK_MAX_SAMPLES_PER_SECOND 1e12
+#define RANK_MIN_SAMPLES_PER_SECOND 1e-6   /* below: time to any target overflows into nonsense */
 #define RANK_MAX_NODES 100000
 
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */

@@ -122,6 +122,8 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     double v = sps->valuedouble;
     if (!isfinite(v)) return fail(reason, rlen, "measurement.samples_per_second is not finite");
     if (v <= 0) return fail(reason, rlen, "measurement.samples_per_second = %.6g is not positive", v);
+    if (v < RANK_MIN_SAMPLES_PER_SECOND)
+        return fail(reason, rlen, "measurement.samples_per_second = %.6g is implausibly small", v);
     if (v > RANK_MAX_SAMPLES_PER_SECOND)
         return fail(reason, rlen, "measurement.samples_per_second = %.6g is implausibly large", v);
     r->samples_per_second = v;

@@ -200,11 +200,20 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
     for (size_t i = 0; i < n_configs; i++) {
         for (int m = 0; m < 2; m++) {
             if (!(o->markets & (1 << m))) continue;
-            if (m == RANK_SPOT && rank_is_sagemaker_type(configs[i].instance_type)) continue;
+            int sagemaker_spot = m == RANK_SPOT && rank_is_sagemaker_type(configs[i].instance_type);
+            /* With both markets the on-demand row stands for a SageMaker type; asked for spot
+             * alone, say why it is missing instead of dropping it. */
+            if (sagemaker_spot && (o->markets & RANK_MARKETS_ON_DEMAND)) continue;
             rank_row *row = &r[n++];
             row->config = i;
             row->market = (rank_market)m;
             score_row(&configs[i], prices, o, row);
+            if (sagemaker_spot) {
+                row->priced = 0;
+                row->interruption_bucket = row->placement_score = -1;
+                snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
+                         "SageMaker %s is priced on-demand only (no spot market of its own)", configs[i].instance_type);
+            }
         }
     }
     *rows = r;
