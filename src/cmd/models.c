@@ -11,12 +11,14 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: instbench models [--format table|json] [model flags]\n\n"
+            "usage: instbench models [--format table|json] [--layout] [model flags]\n\n"
             "Lists the model presets with parameter count and FLOPs per sample (training = 3 x forward;\n"
             "every matmul counted as 2*M*N*K, attention QK^T and AV included, head on the class token).\n"
             "With any model flag, describes that one configuration instead.\n\n"
             "options:\n"
             "  --format F          table (default) or json\n"
+            "  --layout            list the parameter tensors of one config (default vit_base_patch16_224):\n"
+            "                      timm state_dict name, shape, offset into the parameter block\n"
             "%s"
             "  -h, --help          this help\n",
             model_cli_help);
@@ -45,9 +47,49 @@ static cJSON *config_json(const vit_config *c)
     return o;
 }
 
+static int print_layout(const vit_config *c, int json)
+{
+    model_layout l;
+    ib_error err;
+    if (model_layout_build(c, &l, &err)) {
+        fprintf(stderr, "instbench models: %s\n", err.msg);
+        return IB_EXIT_USAGE;
+    }
+    cJSON *arr = json ? cJSON_CreateArray() : NULL;
+    for (size_t i = 0; i < l.count; i++) {
+        const model_tensor *t = &l.tensors[i];
+        char shape[96];
+        int len = snprintf(shape, sizeof shape, "[");
+        for (int d = 0; d < t->ndim; d++)
+            len += snprintf(shape + len, sizeof shape - len, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+        snprintf(shape + len, sizeof shape - len, "]");
+        if (json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", t->name);
+            cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+            for (int d = 0; d < t->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->shape[d]));
+            cJSON_AddNumberToObject(o, "offset", (double)t->offset);
+            cJSON_AddNumberToObject(o, "numel", (double)t->numel);
+            cJSON_AddItemToArray(arr, o);
+        } else {
+            printf("%-32s %-22s %12zu %12zu\n", t->name, shape, t->offset, t->numel);
+        }
+    }
+    if (json) {
+        char *s = cJSON_Print(arr);
+        printf("%s\n", s);
+        free(s);
+        cJSON_Delete(arr);
+    } else {
+        printf("%zu tensors, %zu parameters\n", l.count, l.total);
+    }
+    model_layout_free(&l);
+    return IB_EXIT_OK;
+}
+
 int cmd_models(int argc, char **argv)
 {
-    int json = 0, custom = 0;
+    int json = 0, custom = 0, layout = 0;
     model_cli m;
     model_cli_init(&m, "vit_base_patch16_224");
     ib_error err;
@@ -72,6 +114,10 @@ int cmd_models(int argc, char **argv)
             }
             continue;
         }
+        if (!strcmp(a, "--layout")) {
+            layout = 1;
+            continue;
+        }
         if (model_cli_is_flag(a)) {
             if (model_cli_parse(&m, a, i + 1 < argc ? argv[i + 1] : NULL, &err) < 0) {
                 fprintf(stderr, "instbench models: %s\n", err.msg);
@@ -86,10 +132,11 @@ int cmd_models(int argc, char **argv)
         return IB_EXIT_USAGE;
     }
     vit_config one;
-    if (custom && model_cli_resolve(&m, &one, &err)) {
+    if ((custom || layout) && model_cli_resolve(&m, &one, &err)) {
         fprintf(stderr, "instbench models: %s\n", err.msg);
         return IB_EXIT_USAGE;
     }
+    if (layout) return print_layout(&one, json);
     const size_t n = custom ? 1 : model_preset_count();
     if (json) {
         cJSON *arr = cJSON_CreateArray();
