@@ -18,3 +18,7 @@ foreach(area SigningAndChain Endpoints Imds Transport)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_endpoint_test.py
                    $<TARGET_FILE:aws_client_probe> ${CMAKE_SOURCE_DIR}/scripts/aws_test_endpoint.py ${area})
 endforeach()
+
+# Differential: our signer and botocore's SigV4Auth on 300 random requests.
+add_test(NAME aws_sigv4_botocore
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_sigv4_botocore.py $<TARGET_FILE:aws_client_probe> 300)

@@ -8,6 +8,10 @@
  *     pricing SERVICE_CODE TYPE...     GetProducts for those instance types (every page)
  *     spot REGION TYPE...              DescribeSpotPriceHistory, every page
  *     many N                           N concurrent single-page GetProducts calls
+ *     sign                             sign the JSON request on stdin (differential tests):
+ *         {"method","path","query","headers":[[n,v],...],"body","service","region","when",
+ *          "ak","sk","token","normalize","sign_body"} -> canonical_request, string_to_sign,
+ *          signature, authorization
  * Exit 0 when everything succeeded, 1 on a failure, 2 on usage. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -228,6 +232,69 @@ static int cmd_many(int argc, char **argv)
     return failed ? 1 : 0;
 }
 
+static const char *jstr(cJSON *j, const char *k)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(j, k));
+    return v ? v : "";
+}
+
+static int cmd_sign(void)
+{
+    char *in = NULL;
+    ib_error err;
+    if (util_read_file("-", &in, NULL, &err) != 0) return 1;
+    cJSON *j = cJSON_Parse(in);
+    free(in);
+    if (!j) return 2;
+    cJSON *hs = cJSON_GetObjectItem(j, "headers");
+    int nh = cJSON_GetArraySize(hs);
+    aws_header *h = calloc((size_t)nh + 1, sizeof *h);
+    for (int i = 0; i < nh; i++) {
+        cJSON *p = cJSON_GetArrayItem(hs, i);
+        h[i].name = cJSON_GetStringValue(cJSON_GetArrayItem(p, 0));
+        h[i].value = cJSON_GetStringValue(cJSON_GetArrayItem(p, 1));
+    }
+    aws_credentials cred = {0};
+    snprintf(cred.access_key_id, sizeof cred.access_key_id, "%s", jstr(j, "ak"));
+    snprintf(cred.secret_access_key, sizeof cred.secret_access_key, "%s", jstr(j, "sk"));
+    snprintf(cred.session_token, sizeof cred.session_token, "%s", jstr(j, "token"));
+    const char *body = jstr(j, "body");
+    cJSON *q = cJSON_GetObjectItem(j, "query");
+    aws_sign_input si = {
+        .method = jstr(j, "method"),
+        .path = jstr(j, "path"),
+        .query = cJSON_IsString(q) ? q->valuestring : NULL,
+        .headers = h,
+        .n_headers = (size_t)nh,
+        .body = body,
+        .body_len = strlen(body),
+        .service = jstr(j, "service"),
+        .region = jstr(j, "region"),
+        .when = (time_t)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "when")),
+        .normalize_path = cJSON_IsTrue(cJSON_GetObjectItem(j, "normalize")),
+        .sign_body = cJSON_IsTrue(cJSON_GetObjectItem(j, "sign_body")),
+    };
+    aws_sign_output so;
+    int rc = aws_sigv4_sign(&si, &cred, &so, &err);
+    if (rc == 0) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "canonical_request", so.canonical_request);
+        cJSON_AddStringToObject(o, "string_to_sign", so.string_to_sign);
+        cJSON_AddStringToObject(o, "signature", so.signature);
+        cJSON_AddStringToObject(o, "authorization", so.authorization);
+        char *s = cJSON_PrintUnformatted(o);
+        printf("%s\n", s);
+        free(s);
+        cJSON_Delete(o);
+        aws_sign_output_free(&so);
+    } else {
+        fprintf(stderr, "probe: %s\n", err.msg);
+    }
+    free(h);
+    cJSON_Delete(j);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     int i = 1;
@@ -297,5 +364,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "pricing")) return cmd_pricing(rest, rv);
     if (!strcmp(cmd, "spot")) return cmd_spot(rest, rv);
     if (!strcmp(cmd, "many")) return cmd_many(rest, rv);
+    if (!strcmp(cmd, "sign")) return cmd_sign();
     return usage();
 }
