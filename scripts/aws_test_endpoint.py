@@ -20,6 +20,7 @@ Served:
            /latest/meta-data/{instance-id, instance-type, placement/region,
            placement/availability-zone, instance-life-cycle, iam/security-credentials/[ROLE]} and
            /latest/dynamic/instance-identity/document, each needing X-aws-ec2-metadata-token.
+           (--imds-v1-only: an IMDS without sessions, token PUT 404 and GETs without a token.)
   Container credentials  GET /v2/credentials/<anything> (checks --container-auth-token against
            the Authorization header when given).
   Control  POST /__control  JSON {"faults": [{"kind": K, "count": N, "service": "pricing|ec2|any"}],
@@ -53,6 +54,7 @@ COUNT service requests (after the signature check):
   malformed  200 with a body that is not JSON/XML
   expired    403 ExpiredToken (EC2) / ExpiredTokenException (Pricing)
   denied     403 AccessDeniedException (Pricing) / UnauthorizedOperation (EC2)
+TLS: --tls-cert/--tls-key serve https instead (tests point AWS_CA_BUNDLE at the certificate).
 Credentials: --credentials AKID:SECRET[:TOKEN] (repeatable; default AKIDEXAMPLE with the SigV4
 suite's example secret); --expired-token TOKEN makes that session token answer 403 ExpiredToken.
 IMDS and container credentials are minted here (tokens included) and accepted for signing.
@@ -546,6 +548,8 @@ class Handler(BaseHTTPRequestHandler):
     # -- IMDS and container credentials
     def imds(self, method, path):
         st, a = self.server.state, self.server.state.args
+        if a.imds_v1_only and path == "/latest/api/token":
+            return self.send(404, "", "text/plain")
         if path == "/latest/api/token":
             if method != "PUT":
                 return self.send(405, "", "text/plain")
@@ -560,7 +564,7 @@ class Handler(BaseHTTPRequestHandler):
         tok = self.headers.get("X-aws-ec2-metadata-token")
         with st.lock:
             ok = tok in st.imds_tokens
-        if not ok:
+        if not ok and not a.imds_v1_only:
             return self.send(401, "", "text/plain")
         role = a.imds_role
         ident = {"instanceId": "i-0123456789abcdef0", "instanceType": a.imds_instance_type, "region": a.imds_region,
@@ -757,6 +761,10 @@ def main():
     ap.add_argument("--imds-cred-ttl", type=float, default=6 * 3600)
     ap.add_argument("--container-auth-token")
     ap.add_argument("--container-cred-ttl", type=float, default=6 * 3600)
+    ap.add_argument("--tls-cert", help="serve https with this PEM certificate (and --tls-key)")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--imds-v1-only", action="store_true",
+                    help="an IMDS without sessions: the token PUT answers 404, GETs need no token")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     if args.host.split(".")[0] != "127" and args.host != "localhost":
@@ -766,6 +774,11 @@ def main():
     ThreadingHTTPServer.request_queue_size = 256
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
+    if args.tls_cert:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     server.state = State(args)
     port = server.server_address[1]
     if args.port_file:

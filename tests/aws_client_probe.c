@@ -8,6 +8,7 @@
  *     pricing SERVICE_CODE TYPE...     GetProducts for those instance types (every page)
  *     spot REGION TYPE...              DescribeSpotPriceHistory, every page
  *     many N                           N concurrent single-page GetProducts calls
+ *     ec2 REGION QUERY                 one EC2 query API GET (QUERY already encoded), body out
  *     sign                             sign the JSON request on stdin (differential tests):
  *         {"method","path","query","headers":[[n,v],...],"body","service","region","when",
  *          "ak","sk","token","normalize","sign_body"} -> canonical_request, string_to_sign,
@@ -198,6 +199,37 @@ static int cmd_spot(int argc, char **argv)
     return rc;
 }
 
+static int cmd_ec2(int argc, char **argv)
+{
+    if (argc != 2) return usage();
+    aws_client *c;
+    aws_credentials cred;
+    if (make_client(&c, &cred) != 0) return 1;
+    char ep[1024];
+    aws_endpoint_url("EC2", argv[0], ep, sizeof ep);
+    size_t n = strlen(ep) + strlen(argv[1]) + 4;
+    char *url = malloc(n);
+    snprintf(url, n, "%s/?%s", ep, argv[1]);
+    aws_request r = {"GET", "ec2", argv[0], url, NULL, 0, NULL, 0};
+    aws_response resp;
+    ib_error err;
+    int rc = aws_client_send(c, &r, &resp, &err);
+    if (rc != 0) fprintf(stderr, "probe: %s\n", err.msg);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "status", (double)resp.status);
+    cJSON_AddNumberToObject(o, "attempts", resp.attempts);
+    cJSON_AddStringToObject(o, "error_code", resp.error_code);
+    cJSON_AddStringToObject(o, "body", resp.body ? resp.body : "");
+    char *s = cJSON_PrintUnformatted(o);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+    aws_response_free(&resp);
+    free(url);
+    aws_client_destroy(c);
+    return rc ? 1 : 0;
+}
+
 static int cmd_many(int argc, char **argv)
 {
     long n;
@@ -365,5 +397,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "spot")) return cmd_spot(rest, rv);
     if (!strcmp(cmd, "many")) return cmd_many(rest, rv);
     if (!strcmp(cmd, "sign")) return cmd_sign();
+    if (!strcmp(cmd, "ec2")) return cmd_ec2(rest, rv);
     return usage();
 }

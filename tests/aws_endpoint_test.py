@@ -48,7 +48,7 @@ def mask(key):
 
 
 class Endpoint:
-    def __init__(self, *extra):
+    def __init__(self, *extra, tls=None):
         self.dir = tempfile.mkdtemp(prefix="awsep")
         prices = os.path.join(self.dir, "prices.json")
         with open(prices, "w") as f:
@@ -57,23 +57,29 @@ class Endpoint:
                 "--credentials", "%s:%s" % (AK, SK), "--credentials", "%s:%s:%s" % (TOK_AK, TOK_SK, TOK),
                 "--credentials", "%s:%s" % (PROFILE_AK, PROFILE_SK),
                 "--credentials", "%s:%s" % (CONFIG_AK, CONFIG_SK)] + list(extra)
+        self.ctx = None
+        if tls:
+            import ssl
+            args += ["--tls-cert", tls[0], "--tls-key", tls[1]]
+            self.ctx = ssl.create_default_context(cafile=tls[0])
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.proc.stdout.readline()
         self.port = int(line)
-        self.url = "http://127.0.0.1:%d" % self.port
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http", self.port)
 
     def stats(self):
-        with urllib.request.urlopen(self.url + "/__stats", timeout=5) as r:
+        with urllib.request.urlopen(self.url + "/__stats", timeout=5, context=self.ctx) as r:
             return json.load(r)
 
     def control(self, **kw):
         req = urllib.request.Request(self.url + "/__control", data=json.dumps(kw).encode(), method="POST")
-        with urllib.request.urlopen(req, timeout=5) as r:
+        with urllib.request.urlopen(req, timeout=5, context=self.ctx) as r:
             return json.load(r)
 
     def stop(self):
         try:
-            urllib.request.urlopen(urllib.request.Request(self.url + "/__shutdown", method="POST"), timeout=2).read()
+            urllib.request.urlopen(urllib.request.Request(self.url + "/__shutdown", method="POST"), timeout=2,
+                                   context=self.ctx).read()
         except OSError:
             pass
         try:
@@ -353,7 +359,93 @@ class Endpoints(AwsTestCase):
         self.assertGreater(self.ep.stats()["regions"]["us-west-2"], before)
 
 
+class Ec2Queries(AwsTestCase):
+    def ec2(self, region, query, env=None, expect_rc=0):
+        res, err, _ = self.probe(["ec2", region, query], env or self.env(), expect_rc=expect_rc)
+        return res, err
+
+    def test_many_instance_types_latest_spot_per_az(self):
+        import datetime
+        import xml.etree.ElementTree as ET
+        types = ["g5.xlarge", "g6.xlarge"] + ["x%d.large" % i for i in range(1, 11)]
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H%%3A%M%%3A%SZ")
+        q = "Action=DescribeSpotPriceHistory&Version=2016-11-15&ProductDescription.1=Linux%2FUNIX&StartTime=" + now
+        q += "".join("&InstanceType.%d=%s" % (i + 1, t) for i, t in enumerate(types))  # .10 sorts before .2
+        res, _ = self.ec2("us-west-2", q)
+        ns = {"e": "http://ec2.amazonaws.com/doc/2016-11-15/"}
+        latest = {}
+        for item in ET.fromstring(res["body"]).iter("{%s}item" % ns["e"]):
+            key = (item.find("e:instanceType", ns).text, item.find("e:availabilityZone", ns).text)
+            ts, price = item.find("e:timestamp", ns).text, float(item.find("e:spotPrice", ns).text)
+            if key not in latest or ts > latest[key][0]:
+                latest[key] = (ts, price)
+        want = {(r["instance_type"], az): p for r in PRICES if r["region"] == "us-west-2"
+                for az, p in r["spot"].items()}
+        self.assertEqual({k: v[1] for k, v in latest.items()}, want)
+
+    def test_placement_scores(self):
+        import hashlib
+        import xml.etree.ElementTree as ET
+        q = ("Action=GetSpotPlacementScores&Version=2016-11-15&InstanceTypes.1=g5.xlarge&TargetCapacity=2"
+             "&SingleAvailabilityZone=true&RegionNames.1=us-west-2")
+        res, _ = self.ec2("us-east-1", q)
+        ns = "{http://ec2.amazonaws.com/doc/2016-11-15/}"
+        got = {i.find(ns + "availabilityZoneId").text: int(i.find(ns + "score").text)
+               for i in ET.fromstring(res["body"]).iter(ns + "item")}
+        want = {az: 1 + int(hashlib.sha256(("g5.xlarge|us-west-2|" + az).encode()).hexdigest(), 16) % 10
+                for az in ("us-west-2a", "us-west-2b", "us-west-2c")}
+        self.assertEqual(got, want)
+
+    def test_placement_scores_unauthorized(self):
+        ep = Endpoint("--placement-unauthorized")
+        try:
+            q = "Action=GetSpotPlacementScores&Version=2016-11-15&InstanceTypes.1=g5.xlarge&TargetCapacity=1"
+            res, err = self.ec2("us-east-1", q, self.env(AWS_ENDPOINT_URL=ep.url), expect_rc=1)
+            self.assertEqual(res["error_code"], "UnauthorizedOperation")
+            self.assertEqual(res["attempts"], 1)
+            self.assertIn("lack this permission", err)
+        finally:
+            ep.stop()
+
+
+class Tls(AwsTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.certdir = tempfile.mkdtemp(prefix="awstls")
+        cls.cert, cls.key = os.path.join(cls.certdir, "cert.pem"), os.path.join(cls.certdir, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", cls.key, "-out", cls.cert,
+                        "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        cls.ep = Endpoint(tls=(cls.cert, cls.key))
+        cls.home = tempfile.mkdtemp(prefix="awshome")
+
+    def test_ca_bundle_honoured(self):
+        res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_CA_BUNDLE=self.cert))
+        self.assertEqual(res["entries"], 2)
+
+    def test_verification_always_on(self):
+        # the self-signed certificate is not in the system store: refused, and not retried
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(), expect_rc=1)
+        self.assertIn("certificate", err.lower())
+        self.assertIn("1 attempt)", err)
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_CA_BUNDLE="/nonexistent/ca.pem"),
+                               expect_rc=1)
+        self.assertIn("AWS_CA_BUNDLE", err)
+
+
 class Imds(AwsTestCase):
+    def test_imdsv1_fallback(self):
+        ep = Endpoint("--imds-v1-only", "--imds-lifecycle", "spot")
+        try:
+            env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=ep.url)
+            res, _, _ = self.probe(["identity"], env)
+            self.assertEqual(res["lifecycle"], "spot")
+            env["AWS_EC2_METADATA_V1_DISABLED"] = "true"
+            _, err, _ = self.probe(["identity"], env, expect_rc=1)
+            self.assertIn("HTTP 404", err)
+        finally:
+            ep.stop()
+
     def test_identity_spot(self):
         ep = Endpoint("--imds-instance-type", "g5.12xlarge", "--imds-region", "eu-west-1",
                       "--imds-az", "eu-west-1c", "--imds-lifecycle", "spot")
