@@ -26,6 +26,7 @@ typedef struct mock_ctl {
     double fb_s, opt_s;                 /* sleep in forward_backward / optimizer_step */
     volatile sig_atomic_t *stop;
     int stop_after;                     /* set *stop during this fb call (1-based); 0 never */
+    int fail_at;                        /* fb call that fails (1-based); 0 never */
     int fb_calls[8], opt_calls[8], inputs[8], bad_grads[8];
 } mock_ctl;
 
@@ -54,6 +55,7 @@ static int m_fb(ib_backend *b, float *loss, ib_grad_ready_fn fn, void *u, ib_err
     mock_impl *m = b->impl;
     mock_ctl *c = m->ctl;
     int n = ++c->fb_calls[m->rank];
+    if (c->fail_at && n == c->fail_at) return ib_error_set(e, IB_EXIT_RUNTIME, "mock failure at step %d", n);
     sleep_s(c->fb_s);
     for (int i = 0; i < GRAD_N; i++) m->grads[i] = (float)(m->rank + 1);   /* mean over 2 ranks: 1.5 */
     if (loss) *loss = (float)n;
@@ -236,6 +238,16 @@ int main(void)
      * batch that may be ready before the window opens: 1/24). */
     CHECK(r.samples_per_second <= 1.15 * r.pipeline_sps, "sps %g > pipeline %g", r.samples_per_second,
           r.pipeline_sps);
+
+    /* 7. A backend error mid-run ends the run with that error, no result. */
+    memset(&ctl, 0, sizeof ctl);
+    ctl.fail_at = 4;
+    base_config(&rc, &ctl, &stop);
+    ib_error_clear(&err);
+    CHECK(bench_run(&rc, &r, &err) != 0, "error not reported");
+    CHECK(strstr(err.msg, "mock failure at step 4") != NULL && err.code == IB_EXIT_RUNTIME, "message '%s'", err.msg);
+    CHECK(ctl.fb_calls[0] == 4 && ctl.opt_calls[0] == 3, "no step after the failure: fb %d opt %d",
+          ctl.fb_calls[0], ctl.opt_calls[0]);
 
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     else printf("measure_runner: all checks passed\n");

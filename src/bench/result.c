@@ -165,10 +165,14 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
 {
     const bench_result *m = r->m;
     const char *b = color ? "\033[1m" : "", *n = color ? "\033[0m" : "";
-    const char *type = r->identity.type[0] ? r->identity.type : r->sys->hostname;
-    fprintf(f, "%sinstbench measure%s  %s (%s%s%s)  backend %s  %s\n", b, n, type,
-            r->identity.market[0] ? r->identity.market : "market unknown",
-            r->identity.region[0] ? ", " : "", r->identity.region, r->backend, r->timestamp);
+    const bench_identity *id = &r->identity;
+    if (id->type[0])
+        fprintf(f, "%sinstbench measure%s  %s x%d  %s  %s  (identity: %s)  backend %s  %s\n", b, n, id->type,
+                id->count, id->region[0] ? id->region : "region unknown",
+                id->market[0] ? id->market : "market unknown", id->source, r->backend, r->timestamp);
+    else
+        fprintf(f, "%sinstbench measure%s  host %s (instance type unknown: not on EC2 and no --instance-type)  "
+                   "backend %s  %s\n", b, n, r->sys->hostname, r->backend, r->timestamp);
     fprintf(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s\n",
             r->workload.model.name, r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32",
             r->workload.batch_size_per_device, r->topology.world_size, r->global_batch_size,
@@ -177,14 +181,14 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     fprintf(f, "  throughput   %s%.2f samples/s%s  (%.2f per device)  %d steps in %.2f s after %d warm-up\n",
             b, m->samples_per_second, n, m->samples_per_second_per_device, m->steps, m->duration_s,
             m->warmup_steps);
-    fprintf(f, "  step time    median %.4f s  p10 %.4f  p90 %.4f  mean %.4f  cv %.1f%%\n",
-            m->step_time.median, m->step_time.p10, m->step_time.p90, m->step_time.mean,
-            100 * m->step_time.cv);
-    fprintf(f, "  breakdown    data %.4f s  compute %.4f s  communication %.4f s (medians)\n", m->data_s,
-            m->compute_s, m->comm_s);
+    fprintf(f, "  step time    median %.2f ms  p10 %.2f  p90 %.2f  mean %.2f  stdev %.2f  cv %.1f%%\n",
+            1e3 * m->step_time.median, 1e3 * m->step_time.p10, 1e3 * m->step_time.p90, 1e3 * m->step_time.mean,
+            1e3 * m->step_time.stdev, 100 * m->step_time.cv);
+    fprintf(f, "  breakdown    data %.2f ms  compute %.2f ms  communication %.2f ms  (per-step medians)\n",
+            1e3 * m->data_s, 1e3 * m->compute_s, 1e3 * m->comm_s);
     double mt = model_tflops(r);
     if (r->peak_tflops > 0)
-        fprintf(f, "  model FLOPs  %.3f TFLOP/s  MFU %.1f%% of %.3f TFLOP/s (%s)\n", mt,
+        fprintf(f, "  model FLOPs  %.3f TFLOP/s  MFU %.1f%% of %.3f TFLOP/s\n               peak: %s\n", mt,
                 100 * mt / r->peak_tflops, r->peak_tflops, r->peak_source ? r->peak_source : "");
     else
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  (no known peak: MFU not computed)\n", mt);

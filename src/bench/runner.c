@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ typedef struct shared_state {
     pthread_barrier_t boundary;
     /* Written by rank 0 before the boundary barrier, read by all after it. */
     int phase;
-    int abort;
+    atomic_int abort;      /* any rank failed: set mid-step, so atomic rather than barrier-fenced */
     /* Rank 0's record. */
     double *step_s, *data_s, *compute_s, *comm_s;   /* timed steps */
     size_t n_timed, cap;
@@ -104,9 +105,11 @@ static void rank0_boundary(shared_state *S, double step, double data, double com
         else done = (S->n_warm >= WARMUP_MIN && bench_warmup_settled(S->warm_times, S->n_stored)) ||
                     S->n_warm >= WARMUP_MAX;
         if (done) {
-            if (c->warmup < 0 && !bench_warmup_settled(S->warm_times, S->n_stored))
+            if (c->warmup < 0 && !bench_warmup_settled(S->warm_times, S->n_stored)) {
+                if (c->progress) fputs("\r\033[K", stderr);   /* the warning replaces the progress line */
                 ib_warn("step time did not settle in %d warm-up steps; the machine may be shared or throttled",
                         S->n_warm);
+            }
             S->phase = PHASE_TIMED;
         }
     } else {
@@ -240,8 +243,10 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         rank_state *R = &ranks[r];
         R->rank = r;
         R->comm = R_n > 1 ? comms[r] : NULL;
-        int brc = c->create_backend ? c->create_backend(c->create_user, r, &c->train, &R->backend, err)
-                                    : backend_create(c->backend, &c->train, &R->backend, err);
+        ib_train_config tc = c->train;
+        tc.device = r;   /* GPU backends: rank r drives local device r */
+        int brc = c->create_backend ? c->create_backend(c->create_user, r, &tc, &R->backend, err)
+                                    : backend_create(c->backend, &tc, &R->backend, err);
         if (brc != 0) goto done;
         if (c->stop && *c->stop) goto interrupted;
         if (c->data == BENCH_DATA_HOST) {

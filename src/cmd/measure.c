@@ -25,7 +25,17 @@ static const int DEFAULT_MIN_STEPS = 5;
 
 static volatile sig_atomic_t g_stop;
 
-static void on_signal(int sig) { g_stop = sig; }
+/* First signal: stop at the next step boundary.  Second: the user insists, die now (nothing is
+ * half-written: result writes happen with the signals blocked). */
+static void on_signal(int sig)
+{
+    if (g_stop) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    g_stop = sig;
+}
 
 static void usage(FILE *f)
 {
@@ -402,6 +412,12 @@ int cmd_measure(int argc, char **argv)
     if (is_cpu && o.ranks > sys.vcpus) {
         fprintf(stderr, "instbench measure: --ranks %d is more than the %d vCPUs here (each rank needs a core)\n",
                 o.ranks, sys.vcpus);
+        return IB_EXIT_USAGE;
+    }
+    if (!is_cpu && o.ranks > 1) {
+        /* The in-process comm averages host memory; GPU gradients need the NCCL comm. */
+        fprintf(stderr, "instbench measure: --ranks %d with --backend %s needs the NCCL comm, which this build lacks\n",
+                o.ranks, o.backend);
         return IB_EXIT_USAGE;
     }
     if (!is_cpu && o.ranks > sys.gpu_count && sys.gpu_count > 0) {
