@@ -33,7 +33,9 @@ Prices data (--prices FILE): a JSON list of records
     {"instance_type": "p4d.24xlarge", "region": "us-east-1", "on_demand": 32.7726,
      "spot": {"us-east-1a": 9.83, "us-east-1b": 10.1}}
 (on_demand may be null, spot may be {} or absent), or a CSV with the header
-instance_type,region,on_demand[,availability_zone,spot] (one row per AZ).  Instance types starting
+instance_type,region,on_demand[,availability_zone,spot] (one row per AZ); the shared
+aws-accelerated-prices.csv is read as is (on_demand_usd_per_hour, spot_usd_per_hour columns).
+AZ keys are served verbatim as availabilityZone (the CSV's are AZ ids such as use1-az1).  Instance types starting
 with "ml." are SageMaker: served under ServiceCode AmazonSageMaker with productFamily "ML Instance",
 attributes instanceName=<type>, component="Training" (the record's price) beside a "Hosting"
 distractor at a different price; EC2 types come with distractors too (Windows, Dedicated tenancy,
@@ -206,6 +208,12 @@ def price_doc(service_code, family, attrs, usd, sku):
                        "version": "20261120000000", "publicationDate": "2026-11-20T00:00:00Z"})
 
 
+def lowered(attrs, service_code):
+    d = {k.lower(): v.lower() for k, v in attrs.items()}
+    d["servicecode"] = service_code.lower()
+    return d
+
+
 def products(state):
     """Every product the endpoint knows, as (attributes, PriceList string)."""
     if getattr(state, "_products", None) is not None:
@@ -220,8 +228,8 @@ def products(state):
                 a = {"instanceName": t, "component": comp, "regionCode": reg, "location": reg,
                      "usagetype": "%s-%s:%s" % (reg, "Train" if comp == "Training" else "Host", t),
                      "operation": "RunInstance", "instanceType": "%s-%s" % (t, comp)}
-                out.append((a, price_doc("AmazonSageMaker", "ML Instance", a, round(usd * mult, 4),
-                                         sku_of(t, reg, comp))))
+                out.append((lowered(a, "AmazonSageMaker"), price_doc("AmazonSageMaker", "ML Instance", a,
+                                                                      round(usd * mult, 4), sku_of(t, reg, comp))))
             continue
         variants = [("Linux", "Shared", "NA", "Used", 1.0), ("Windows", "Shared", "NA", "Used", 1.5),
                     ("Linux", "Dedicated", "NA", "Used", 1.1), ("Linux", "Shared", "SQL Web", "Used", 1.3),
@@ -230,31 +238,26 @@ def products(state):
             a = {"instanceType": t, "regionCode": reg, "location": reg, "operatingSystem": os_, "tenancy": ten,
                  "preInstalledSw": sw, "capacitystatus": cap, "licenseModel": "No License required",
                  "usagetype": "%s-BoxUsage:%s" % (reg, t), "operation": "RunInstances", "marketoption": "OnDemand"}
-            out.append((a, price_doc("AmazonEC2", "Compute Instance", a, round(usd * mult, 4),
-                                     sku_of(t, reg, os_, ten, sw, cap))))
+            out.append((lowered(a, "AmazonEC2"), price_doc("AmazonEC2", "Compute Instance", a, round(usd * mult, 4),
+                                                           sku_of(t, reg, os_, ten, sw, cap))))
     state._products = out
     return out
 
 
 def filter_match(attrs, f):
-    field, value, typ = f.get("Field", ""), str(f.get("Value", "")), f.get("Type", "TERM_MATCH")
-    have = None
-    for k, v in attrs.items():
-        if k.lower() == field.lower():
-            have = v
-    if field.lower() == "servicecode":
-        have = attrs.get("servicecode")
-    if have is None:
+    """attrs: lower-cased attribute name -> lower-cased value (servicecode included)."""
+    field, value, typ = f.get("Field", "").lower(), str(f.get("Value", "")).lower(), f.get("Type", "TERM_MATCH")
+    hv = attrs.get(field)
+    if hv is None:
         return typ == "NONE_OF"
-    hv = have.lower()
     if typ in ("TERM_MATCH", "EQUALS"):
-        return hv == value.lower()
+        return hv == value
     if typ == "ANY_OF":
-        return hv in [v.strip().lower() for v in value.split(",")]
+        return hv in [v.strip() for v in value.split(",")]
     if typ == "NONE_OF":
-        return hv not in [v.strip().lower() for v in value.split(",")]
+        return hv not in [v.strip() for v in value.split(",")]
     if typ == "CONTAINS":
-        return value.lower() in hv
+        return value in hv
     raise ValueError(typ)
 
 
@@ -273,8 +276,7 @@ def get_products(state, body):
         if f.get("Type", "TERM_MATCH") not in ("TERM_MATCH", "EQUALS", "ANY_OF", "NONE_OF", "CONTAINS"):
             return 400, {"__type": "InvalidParameterException", "message": "bad filter type %r" % f.get("Type")}
     items = [doc for a, doc in products(state)
-             if json.loads(doc)["serviceCode"] == code and all(filter_match(dict(a, servicecode=code), f)
-                                                                for f in filters)]
+             if a["servicecode"] == code.lower() and all(filter_match(a, f) for f in filters)]
     page = state.args.page_size
     if req.get("MaxResults"):
         page = min(page, int(req["MaxResults"]))
@@ -780,6 +782,7 @@ def main():
         ctx.load_cert_chain(args.tls_cert, args.tls_key)
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
     server.state = State(args)
+    products(server.state)  # built once, before requests arrive
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"
