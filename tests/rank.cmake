@@ -9,3 +9,5 @@ add_test(NAME rank_json_schema COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOU
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v1.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
 add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_hostile.py ${INSTBENCH_BIN} --big)
 set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
+add_test(NAME rank_measure_end_to_end COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_measure.py ${INSTBENCH_BIN})
+set_tests_properties(rank_measure_end_to_end PROPERTIES LABELS slow)

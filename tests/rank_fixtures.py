@@ -50,14 +50,16 @@ INTERRUPTION_LABELS = ["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
 
 
 def price_record(instance_type, region, on_demand, spot_zones, bucket=None, placement=None,
-                 as_of="2026-11-21T00:00:00Z", source="snapshot"):
-    """spot_zones: {az: price} or None."""
+                 as_of="2026-11-21T00:00:00Z", source="snapshot", az_scores=None):
+    """spot_zones: {az: price} or None; az_scores: {az: per-AZ placement score}."""
+    az_scores = az_scores or {}
     return {
         "instance_type": instance_type, "region": region,
         "on_demand": None if on_demand is None else {"usd_per_hour": on_demand, "source": source, "as_of": as_of},
         "spot": None if spot_zones is None else {
             "source": source, "as_of": as_of,
-            "zones": [{"availability_zone": az, "usd_per_hour": p, "timestamp": as_of}
+            "zones": [dict({"availability_zone": az, "usd_per_hour": p, "timestamp": as_of},
+                           **({"placement_score": az_scores[az]} if az in az_scores else {}))
                       for az, p in sorted(spot_zones.items())]},
         "interruption": None if bucket is None else {"bucket": bucket, "label": INTERRUPTION_LABELS[bucket],
                                                      "savings_pct": 60},
@@ -117,6 +119,7 @@ def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, s
                 price = rec["on_demand"]["usd_per_hour"]
             elif rec and market == "spot" and rec["spot"] and rec["spot"]["zones"]:
                 zones = {z["availability_zone"]: z["usd_per_hour"] for z in rec["spot"]["zones"]}
+                scores = {z["availability_zone"]: z.get("placement_score") for z in rec["spot"]["zones"]}
                 if spot == "lowest":
                     best = min(zones.values())
                     row["az"] = sorted(a for a, p in zones.items() if p == best)[0]
@@ -128,6 +131,10 @@ def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, s
             if price is None:
                 unpriced.append(row)
                 continue
+            if market == "spot":
+                # Interruption bucket: the region's; placement: the priced AZ's score, else the region's.
+                row["interruption_bucket"] = rec["interruption"]["bucket"] if rec["interruption"] else None
+                row["placement_score"] = scores.get(row.get("az")) or rec["placement_score"]
             row["price_per_node"] = price
             row["usd_per_hour"] = nodes * price
             row["samples_per_dollar"] = sps * 3600.0 / (nodes * price)

@@ -63,8 +63,9 @@ def scenario(seed, d):
                 zones = {f"{region}{c}": round(rnd.uniform(0.1, 0.9) * (od or 2), 5) for c in "abcdf"[:rnd.randint(1, 5)]}
             if od is None and zones is None:
                 od = 1.0
-            records.append(fx.price_record(t, region, od, zones, bucket=rnd.randint(0, 4),
-                                           placement=rnd.choice([None, rnd.randint(1, 10)])))
+            az_scores = {a: rnd.randint(1, 10) for a in (zones or {}) if rnd.random() < 0.5}
+            records.append(fx.price_record(t, region, od, zones, bucket=rnd.choice([None, rnd.randint(0, 4)]),
+                                           placement=rnd.choice([None, rnd.randint(1, 10)]), az_scores=az_scores))
     prices = fx.prices_doc(records)
     for i, r in enumerate(results):
         fx.write_json(os.path.join(d, "results", f"sub{i % 3}", f"r{i:04d}.json"), r)
@@ -107,6 +108,14 @@ def compare(case, args, results, prices, kw, sort="samples-per-dollar", d=None):
         check(g["pareto"] == e["pareto"], f"{where}: pareto {g['pareto']} != {e['pareto']}")
         if e["market"] == "spot" and "az" in e:
             check(g["spot"]["az"] == e["az"], f"{where}: az {g['spot']['az']} != {e['az']}")
+        if e["market"] == "spot":
+            check(g["spot"]["interruption_bucket"] == e["interruption_bucket"],
+                  f"{where}: interruption {g['spot']['interruption_bucket']} != {e['interruption_bucket']}")
+            check(g["spot"]["placement_score"] == e["placement_score"],
+                  f"{where}: placement {g['spot']['placement_score']} != {e['placement_score']}")
+            if e["interruption_bucket"] is not None:
+                check(g["spot"]["interruption_label"] == fx.INTERRUPTION_LABELS[e["interruption_bucket"]],
+                      f"{where}: interruption label {g['spot']['interruption_label']}")
         if e["market"] == "on-demand":
             check(g["spot"] is None, f"{where}: on-demand row has spot info")
     exp_unpriced = sorted((u["instance_type"], u["nodes"], u["region"], u["market"]) for u in unpriced)
@@ -131,6 +140,9 @@ def compare(case, args, results, prices, kw, sort="samples-per-dollar", d=None):
             check(fx.close(float(g["hours_to_target"]), e["hours_to_target"]), f"{where}: hours")
             check(fx.close(float(g["cost_to_target_usd"]), e["cost_to_target_usd"]), f"{where}: cost")
         check(int(g["nodes"]) == e["nodes"] and int(g["runs"]) == e["runs"], f"{where}: nodes/runs")
+        if e["market"] == "spot":
+            check(g["placement_score"] == ("" if e["placement_score"] is None else str(e["placement_score"])),
+                  f"{where}: csv placement {g['placement_score']!r}")
     for u in unpriced:
         check(f"not ranked: {fx.label(u)}" in err, f"{case} csv: unpriced {fx.label(u)} not reported on stderr")
 

@@ -229,7 +229,9 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
     if (q.n_types && q.n_regions) rc = prices_get(&q, ps, err);
     free(q.instance_types);
     free(q.regions);
-    if (rc == 0) snprintf(origin, olen, "%s", ps->snapshot_note[0] ? ps->snapshot_note : src);
+    /* Each row names its price source already; the snapshot's provenance is for -v. */
+    if (rc == 0 && ps->snapshot_note[0]) ib_debug("prices: %s", ps->snapshot_note);
+    if (olen) origin[0] = '\0';
     return rc;
 }
 
@@ -278,6 +280,7 @@ int cmd_rank(int argc, char **argv)
     if (load_prices(&a, configs, n_configs, &ps, origin, sizeof origin, &err) != 0) goto fail;
     have_prices = 1;
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
+    if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
 
     rank_filter_stats st;
     size_t n_priced = rank_filter(rows, &n_rows, &a.opt, &st);

@@ -85,10 +85,12 @@ void rank_accelerator_label(const rank_config *c, char *out, size_t len)
 
 static int price_ok(double p) { return isfinite(p) && p > 0 && p < 1e7; }
 
-/* Spot price per node by MODE; fills the AZ (or "median of N AZs").  0 ok, -1 with a reason. */
+/* Spot price per node by MODE; fills the AZ (or "median of N AZs") and, when one AZ is priced,
+ * that AZ's placement score (-1 when unknown or several AZs).  0 ok, -1 with a reason. */
 static int pick_spot(const price_record *pr, const rank_options *o, double *price, char *az, size_t azlen,
-                     char *reason, size_t rlen)
+                     int *az_score, char *reason, size_t rlen)
 {
+    *az_score = -1;
     size_t valid = 0;
     for (size_t i = 0; i < pr->n_spot; i++) valid += price_ok(pr->spot[i].usd_per_hour);
     if (valid == 0) {
@@ -101,6 +103,7 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
             if (!strcmp(pr->spot[i].az, o->az)) {
                 if (!price_ok(pr->spot[i].usd_per_hour)) break;
                 *price = pr->spot[i].usd_per_hour;
+                *az_score = pr->spot[i].placement_score;
                 snprintf(az, azlen, "%s", o->az);
                 return 0;
             }
@@ -130,6 +133,7 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
             best = i;
     }
     *price = pr->spot[best].usd_per_hour;
+    *az_score = pr->spot[best].placement_score;
     snprintf(az, azlen, "%s", pr->spot[best].az);
     return 0;
 }
@@ -171,12 +175,15 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
         snprintf(row->price_source, sizeof row->price_source, "%s", pr->on_demand_source);
         row->price_as_of = pr->on_demand_as_of;
     } else {
-        if (pick_spot(pr, o, &p, row->az, sizeof row->az, why, wl) != 0) return;
+        int az_score;
+        if (pick_spot(pr, o, &p, row->az, sizeof row->az, &az_score, why, wl) != 0) return;
         snprintf(row->price_source, sizeof row->price_source, "%s", pr->spot_source);
         row->price_as_of = pr->spot_as_of;
         /* Interruption frequency and placement score describe the spot market only. */
         row->interruption_bucket = pr->interruption_bucket >= 0 && pr->interruption_bucket <= 4 ? pr->interruption_bucket : -1;
-        row->placement_score = pr->placement_score >= 1 && pr->placement_score <= 10 ? pr->placement_score : -1;
+        /* The priced AZ's own placement score when known, else the region's. */
+        int score = az_score >= 1 && az_score <= 10 ? az_score : pr->placement_score;
+        row->placement_score = score >= 1 && score <= 10 ? score : -1;
     }
     row->priced = 1;
     row->unpriced_reason[0] = '\0';

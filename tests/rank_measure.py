@@ -1,0 +1,70 @@
+"""End to end: results written by the real `instbench measure` (a tiny CPU run) are ranked by
+`instbench rank`; the numbers are recomputed in Python from the result files themselves, repeated
+runs of one configuration combine, and a different batch size forms a separate workload group.
+Usage: rank_measure.py INSTBENCH"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rank_fixtures as fx  # noqa: E402
+
+BIN = sys.argv[1]
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+
+
+def measure(out, itype, market, batch):
+    cmd = [BIN, "-q", "measure", "--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "1",
+           "--image-size", "32", "--batch-size", str(batch), "--steps", "2", "--warmup", "1", "--workers", "1",
+           "--instance-type", itype, "--region", "us-east-1", "--market", market, "--output", out]
+    p = subprocess.run(cmd, capture_output=True, timeout=300)
+    if p.returncode != 0:
+        sys.exit(f"measure failed ({p.returncode}): {p.stderr.decode()[-1500:]}")
+    with open(out) as f:
+        return json.load(f)
+
+
+with tempfile.TemporaryDirectory() as d:
+    runs = [("g5.xlarge", "spot", 2), ("g5.xlarge", "on-demand", 2), ("g6.xlarge", "on-demand", 2),
+            ("g5.xlarge", "spot", 3)]
+    results = [measure(os.path.join(d, "res", f"m{i}.json"), *r) for i, r in enumerate(runs)]
+    prices = fx.prices_doc([fx.price_record("g5.xlarge", "us-east-1", 1.006, {"us-east-1a": 0.45, "us-east-1b": 0.41}),
+                            fx.price_record("g6.xlarge", "us-east-1", 0.805, {"us-east-1c": 0.33})])
+    fx.write_json(os.path.join(d, "p.json"), prices)
+    fp_main = results[0]["workload"]["fingerprint"]
+    check(results[1]["workload"]["fingerprint"] == fp_main, "same workload, different fingerprint")
+    check(results[3]["workload"]["fingerprint"] != fp_main, "batch size does not change the fingerprint")
+
+    target = 1281167
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", os.path.join(d, "p.json"), "--workload",
+                                fp_main[:8], "--samples", str(target), "--format", "json"])
+    check(rc == 0, f"rank exit {rc}: {err}")
+    check("2 workloads found" in err, "the second workload is not listed")
+    if rc == 0:
+        doc = json.loads(out)
+        group = [r for r in results if r["workload"]["fingerprint"] == fp_main]
+        priced, unpriced = fx.expected_rows(group, prices, target=target)
+        priced.sort(key=fx.sort_key("samples-per-dollar", target))
+        check(len(doc["rows"]) == len(priced) == 4 and not unpriced, f"rows {len(doc['rows'])}")
+        for g, e in zip(doc["rows"], priced):
+            check(g["configuration"] == fx.label(e), f"order: {g['configuration']} != {fx.label(e)}")
+            for k in ("samples_per_second", "usd_per_hour", "samples_per_dollar", "hours_to_target",
+                      "cost_to_target_usd"):
+                check(fx.close(g[k], e[k]), f"{g['configuration']}: {k} {g[k]} != {e[k]}")
+        g5 = [g for g in doc["rows"] if g["instance_type"] == "g5.xlarge"][0]
+        sps = [r["measurement"]["samples_per_second"] for r in group if r["instance"]["type"] == "g5.xlarge"]
+        check(g5["runs"]["count"] == 2 and fx.close(g5["samples_per_second"], statistics.median(sps)),
+              "two g5.xlarge runs not combined at their median")
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("rank on measure's results: all checks passed")
