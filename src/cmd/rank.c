@@ -2,6 +2,7 @@
  * dollar (or throughput, cost, time), as a table, JSON or CSV, with an optional SVG chart.
  * Flags are parsed here; the work is rank/ (pure) and output/ (rendering). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +57,15 @@ typedef struct rank_args {
     rank_options opt;
 } rank_args;
 
-static int usage_error(const char *fmt, const char *a, const char *b)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "instbench rank: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n(try: instbench rank --help)\n");
+    va_end(ap);
     return IB_EXIT_USAGE;
 }
 
@@ -112,27 +117,27 @@ static int parse_args(int argc, char **argv, rank_args *a)
                                              "--budget", "--max-hourly", "--sort", "--top", "--format", "--plot"};
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) known |= !strcmp(name, valued[k]);
-        if (!known) return usage_error("unknown option '%s'%s", arg, "");
-        if (!val) return usage_error("%s needs a value%s", name, "");
+        if (!known) return usage_error("unknown option '%s'", arg);
+        if (!val) return usage_error("%s needs a value", name);
         if (!eq) i++;
-        if (!val[0]) return usage_error("%s needs a non-empty value%s", name, "");
+        if (!val[0]) return usage_error("%s needs a non-empty value", name);
 
         if (!strcmp(name, "--workload")) a->workload = val;
         else if (!strcmp(name, "--prices")) a->prices = val;
         else if (!strcmp(name, "--region")) {
             for (const char *p = val; *p; p++)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-') || strlen(val) > 31)
-                    return usage_error("--region '%s' is not a region name (like us-east-1)%s", val, "");
+                    return usage_error("--region '%s' is not a region name (like us-east-1)", val);
             a->region = val;
         } else if (!strcmp(name, "--market")) {
             if (rank_parse_markets(val, &a->opt.markets) != 0)
-                return usage_error("--market must be on-demand, spot or both, not '%s'%s", val, "");
+                return usage_error("--market must be on-demand, spot or both, not '%s'", val);
         } else if (!strcmp(name, "--spot-price")) {
             if (rank_parse_spot_mode(val, &a->opt.spot_mode) != 0)
-                return usage_error("--spot-price must be lowest, median or az, not '%s'%s", val, "");
+                return usage_error("--spot-price must be lowest, median or az, not '%s'", val);
             spot_given = 1;
         } else if (!strcmp(name, "--az")) {
-            if (strlen(val) >= sizeof a->opt.az) return usage_error("--az '%s' is too long%s", val, "");
+            if (strlen(val) >= sizeof a->opt.az) return usage_error("--az '%s' is too long", val);
             strcpy(a->opt.az, val);
         } else if (!strcmp(name, "--samples")) {
             if (number(name, val, 1e18, &a->samples)) return IB_EXIT_USAGE;
@@ -148,34 +153,33 @@ static int parse_args(int argc, char **argv, rank_args *a)
             if (number(name, val, 1e9, &a->opt.max_hourly_usd)) return IB_EXIT_USAGE;
         } else if (!strcmp(name, "--sort")) {
             if (rank_parse_sort_key(val, &a->opt.sort) != 0)
-                return usage_error("--sort must be samples-per-dollar, throughput, cost or time, not '%s'%s", val, "");
+                return usage_error("--sort must be samples-per-dollar, throughput, cost or time, not '%s'", val);
         } else if (!strcmp(name, "--top")) {
             if (util_parse_int(val, 1, 1000000000L, &a->top) != 0)
-                return usage_error("--top needs a whole number >= 1, got '%s'%s", val, "");
+                return usage_error("--top needs a whole number >= 1, got '%s'", val);
         } else if (!strcmp(name, "--format")) {
             if (strcmp(val, "table") && strcmp(val, "json") && strcmp(val, "csv"))
-                return usage_error("--format must be table, json or csv, not '%s'%s", val, "");
+                return usage_error("--format must be table, json or csv, not '%s'", val);
             a->format = val;
         } else if (!strcmp(name, "--plot")) {
             a->plot = val;
         }
     }
-    if (!a->n_paths) return usage_error("no result files given%s%s", "", "");
+    if (!a->n_paths) return usage_error("no result files given");
     if (a->samples > 0 && (a->epochs > 0 || a->dataset_size > 0))
-        return usage_error("give either --samples or --epochs with --dataset-size, not both%s%s", "", "");
+        return usage_error("give either --samples or --epochs with --dataset-size, not both");
     if ((a->epochs > 0) != (a->dataset_size > 0))
-        return usage_error("--epochs and --dataset-size go together%s%s", "", "");
+        return usage_error("--epochs and --dataset-size go together");
     a->opt.target_samples = a->samples > 0 ? a->samples : a->epochs * a->dataset_size;
-    if (a->opt.target_samples > 1e18) return usage_error("the target (--epochs x --dataset-size) is too large%s%s", "", "");
+    if (a->opt.target_samples > 1e18) return usage_error("the target (--epochs x --dataset-size) is too large");
     if (!(a->opt.target_samples > 0) && (!isnan(a->opt.deadline_hours) || !isnan(a->opt.budget_usd)))
-        return usage_error("--deadline and --budget need a target: --samples N or --epochs E --dataset-size S%s%s",
-                           "", "");
+        return usage_error("--deadline and --budget need a target: --samples N or --epochs E --dataset-size S");
     if (a->opt.az[0]) {
         if (spot_given && a->opt.spot_mode != RANK_SPOT_AZ)
-            return usage_error("--az goes with --spot-price az, not another mode%s%s", "", "");
+            return usage_error("--az goes with --spot-price az, not another mode");
         a->opt.spot_mode = RANK_SPOT_AZ;
     } else if (a->opt.spot_mode == RANK_SPOT_AZ) {
-        return usage_error("--spot-price az needs --az NAME%s%s", "", "");
+        return usage_error("--spot-price az needs --az NAME");
     }
     if (!a->format) a->format = util_isatty_stdout() ? "table" : "json";
     return 0;
