@@ -187,6 +187,7 @@ for seed in range(1, 5):
                                   "max_hourly": hourly[-2], "pareto_only": True}, sort="time")
         # The other workload on its own, picked by prefix; the default pick is the larger group.
         compare(f"seed{seed} workload B", base[:-1] + ["b7"], results, prices, {})
+        compare(f"seed{seed} workload B by model", base[:-1] + ["vit_large_patch16_224"], results, prices, {})
         rc, out, err = fx.run(BIN, base[:-2] + ["--format", "json"])
         doc = json.loads(out) if rc == 0 else {}
         check(rc == 0 and doc["workload"]["fingerprint"] == FP_A, f"seed{seed}: default group is not the largest")

@@ -87,8 +87,9 @@ typedef struct rank_group {
 /* Groups in order: most results first, then newest, then fingerprint (deterministic). */
 int rank_group_by_workload(const rank_results *r, rank_group **groups, size_t *n_groups, ib_error *err);
 void rank_groups_free(rank_group *g, size_t n);
-/* Picks the group whose fingerprint starts with PREFIX (case-insensitive).  No match or an
- * ambiguous prefix is a usage error naming the candidates. */
+/* Picks the group whose fingerprint starts with PREFIX (case-insensitive), or else the only group
+ * whose model is named PREFIX.  No match or an ambiguous choice is a usage error naming the
+ * candidates. */
 int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *chosen, ib_error *err);
 
 /* A configuration: NODES x INSTANCE_TYPE priced in REGION; repeated runs combined. */

@@ -114,6 +114,27 @@ int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *c
         *chosen = which;
         return 0;
     }
+    /* No fingerprint matches: a model name picks its group when only one group has that model. */
+    if (hits == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(g[i].model, prefix)) {
+                hits++;
+                which = i;
+            }
+        if (hits == 1) {
+            *chosen = which;
+            return 0;
+        }
+        if (hits > 1) {
+            char list[700] = "";
+            for (size_t i = 0, used = 0; i < n && used + 80 < sizeof list; i++)
+                if (!strcmp(g[i].model, prefix))
+                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%.16s (%s %s, batch %ld)", used ? ", " : "",
+                                             g[i].fingerprint, g[i].model, g[i].precision, g[i].batch_per_device);
+            return ib_error_set(err, IB_EXIT_USAGE, "--workload %s: %zu workloads use that model, pick a fingerprint: %s",
+                                prefix, hits, list);
+        }
+    }
     char list[700] = "";
     for (size_t i = 0, used = 0; i < n && used + 80 < sizeof list; i++) {
         if (hits && strncasecmp(g[i].fingerprint, prefix, len)) continue;

@@ -130,7 +130,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     enum { NC = 14 };
     const char *hdr[NC] = {"rank", "configuration", "region", "accelerators", "$/h", "samples/s", "samples/$",
                            "time (h)", "cost ($)", "spot AZ",
-                           "interrupt", "placement", "price (age)", "runs (spread)"};
+                           "interrupt", "placement", "price, age", "runs (spread)"};
     const output_align al[NC] = {OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT,
                                  OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT,
                                  OUTPUT_LEFT, OUTPUT_RIGHT};
@@ -165,8 +165,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
         if (row->market == RANK_SPOT && row->placement_score > 0) snprintf(place, sizeof place, "%d/10", row->placement_score);
         else snprintf(place, sizeof place, "%s", row->market == RANK_SPOT ? "?" : "-");
         fmt_age(age, sizeof age, o->now, row->price_as_of);
-        snprintf(price, sizeof price, "%s%s%s%s", row->price_source[0] ? row->price_source : "?", age[0] ? " (" : "",
-                 age, age[0] ? ")" : "");
+        snprintf(price, sizeof price, "%s%s%s", row->price_source[0] ? row->price_source : "?", age[0] ? " " : "", age);
         if (c->runs > 1)
             snprintf(runs, sizeof runs, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
         else
