@@ -560,6 +560,21 @@ class Transport(AwsTestCase):
         _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_MAX_ATTEMPTS="lots"), expect_rc=1)
         self.assertIn("AWS_MAX_ATTEMPTS", err)
 
+    def test_retry_quota(self):
+        # standard mode: a 500-token bucket, 5 per retry, refilled only by successes.  120 requests
+        # that always fail may retry 100 times in all, not 240.
+        ep = Endpoint()
+        try:
+            ep.control(faults=[{"kind": "503", "count": 10000}])
+            res, err, _ = self.probe(["--concurrency", "16", "many", "120"], self.env(AWS_ENDPOINT_URL=ep.url),
+                                     expect_rc=1)
+            self.assertEqual(res["failed"], 120)
+            self.assertEqual(res["attempts"], 220)
+            self.assertEqual(ep.stats()["requests"], 220)
+            self.assertIn("retry quota exhausted", err)
+        finally:
+            ep.stop()
+
     def test_stall_times_out_and_retries(self):
         ep = Endpoint("--stall-seconds", "8")
         try:

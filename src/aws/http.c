@@ -16,6 +16,12 @@
 
 #define AWS_MAX_BODY (64u << 20)     /* a Pricing page is ~100 KB; anything this big is wrong */
 #define AWS_MAX_BACKOFF_S 20.0
+/* Standard mode's retry quota: a client-wide bucket that retries draw from (more for timeouts)
+ * and successes refill, so a failing service is not hammered by every request's retries. */
+#define RETRY_QUOTA_INITIAL 500
+#define RETRY_COST 5
+#define RETRY_COST_TIMEOUT 10
+#define RETRY_REFILL_NO_RETRY 1
 
 struct aws_client {
     aws_client_options opt;
@@ -23,6 +29,7 @@ struct aws_client {
     CURLM *multi;
     uint64_t rng;
     double backoff_base_s;
+    int retry_quota;
     char ca_bundle[4096];
 };
 
@@ -85,6 +92,7 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
     }
     /* The base of the backoff: 1 s as in the SDKs; tests shorten it to keep the suite quick. */
     c->backoff_base_s = 1.0;
+    c->retry_quota = RETRY_QUOTA_INITIAL;
     const char *bb = getenv("INSTBENCH_AWS_BACKOFF_BASE");
     if (bb && bb[0]) {
         double v;
@@ -136,6 +144,7 @@ typedef struct xfer {
     char errbuf[CURL_ERROR_SIZE];
     double started, next_at;
     int attempt, in_flight, done, failed, refreshed;
+    int quota_held; /* retry quota drawn for this request's last retry */
 } xfer;
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -355,6 +364,8 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         ib_debug("aws: %s %s -> HTTP %ld (attempt %d/%d, %.3f s, %zu bytes, key %s)", r->method, r->url, status,
                  x->attempt, c->opt.max_attempts, elapsed, x->len, key);
         if (status >= 200 && status < 300) {
+            c->retry_quota += x->quota_held ? x->quota_held : RETRY_REFILL_NO_RETRY;
+            if (c->retry_quota > RETRY_QUOTA_INITIAL) c->retry_quota = RETRY_QUOTA_INITIAL;
             resp->body = x->buf ? x->buf : calloc(1, 1);
             resp->body_len = x->len;
             x->buf = NULL;
@@ -380,7 +391,15 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         else
             snprintf(reason, sizeof reason, "HTTP %ld", status);
     }
+    int cost = cc == CURLE_OPERATION_TIMEDOUT ? RETRY_COST_TIMEOUT : RETRY_COST;
+    if (retryable && x->attempt < c->opt.max_attempts && c->retry_quota < cost) {
+        ib_debug("aws: %s: retry quota exhausted, not retrying (%s)", r->service, reason);
+        snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "; retry quota exhausted");
+        retryable = 0;
+    }
     if (retryable && x->attempt < c->opt.max_attempts) {
+        c->retry_quota -= cost;
+        x->quota_held = cost;
         double wait = backoff_s(c, x->attempt);
         ib_debug("aws: %s: retrying in %.2f s (%s)", r->service, wait, reason);
         x->next_at = util_now_seconds() + wait;
