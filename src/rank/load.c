@@ -121,18 +121,58 @@ static int has_suffix(const char *s, const char *suf)
     return n >= m && !strcmp(s + n - m, suf);
 }
 
+/* Reads at most MAX bytes: pipes, /dev/zero or an endless stdin must not eat the memory.
+ * 0 ok; -1 with REASON (unreadable, or more than MAX bytes). */
+static int read_bounded(const char *path, size_t max, char **data, size_t *len, char *reason, size_t rlen)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        snprintf(reason, rlen, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n > max) break;
+        if (got == 0) break;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (!buf || bad || n > max) {
+        snprintf(reason, rlen, "%s", !buf ? "out of memory" : bad ? "read error" : "too large to be a result file");
+        free(buf);
+        return -1;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
 static void load_file(loader *L, const char *path, off_t size)
 {
     int jsonl = has_suffix(path, ".jsonl");
-    if (size >= 0 && (unsigned long long)size > (jsonl ? MAX_JSONL_BYTES : MAX_DOC_BYTES)) {
+    size_t max = jsonl ? MAX_JSONL_BYTES : MAX_DOC_BYTES;
+    if (size >= 0 && (unsigned long long)size > max) {
         skip(L, path, "too large to be a result file");
         return;
     }
-    char *data = NULL;
+    char *data = NULL, reason[256];
     size_t len = 0;
-    ib_error e;
-    if (util_read_file(path, &data, &len, &e) != 0) {
-        skip(L, path, e.msg);
+    if (read_bounded(path, max, &data, &len, reason, sizeof reason) != 0) {
+        skip(L, path, reason);
         return;
     }
     L->out->files_read++;
@@ -144,11 +184,10 @@ static void load_file(loader *L, const char *path, off_t size)
 
 static void load_stdin(loader *L)
 {
-    char *data = NULL;
+    char *data = NULL, reason[256];
     size_t len = 0;
-    ib_error e;
-    if (util_read_file("-", &data, &len, &e) != 0) {
-        skip(L, "<stdin>", e.msg);
+    if (read_bounded("-", MAX_JSONL_BYTES, &data, &len, reason, sizeof reason) != 0) {
+        skip(L, "<stdin>", reason);
         return;
     }
     L->out->files_read++;

@@ -83,7 +83,9 @@ void rank_accelerator_label(const rank_config *c, char *out, size_t len)
     }
 }
 
-static int price_ok(double p) { return isfinite(p) && p > 0 && p < 1e7; }
+/* A usable $/h: positive and within what any instance could cost.  The floor keeps samples per
+ * dollar finite for any accepted throughput (<= 1e12 samples/s). */
+static int price_ok(double p) { return isfinite(p) && p >= 1e-6 && p <= 1e5; }
 
 /* Spot price per node by MODE; fills the AZ (or "median of N AZs") and, when one AZ is priced,
  * that AZ's placement score (-1 when unknown or several AZs).  0 ok, -1 with a reason. */
