@@ -560,6 +560,21 @@ class Transport(AwsTestCase):
         _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_MAX_ATTEMPTS="lots"), expect_rc=1)
         self.assertIn("AWS_MAX_ATTEMPTS", err)
 
+    def test_backoff_full_jitter(self):
+        # delay before retry i (1-based) is uniform in [0, base * 2^(i-1)]: bounded, and not constant
+        import re
+        delays = {1: [], 2: []}
+        for _ in range(6):
+            self.fault("throttle", 2, "pricing")
+            _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(INSTBENCH_AWS_BACKOFF_BASE="0.2"))
+            got = [float(x) for x in re.findall(r"retrying in ([0-9.]+) s", err)]
+            self.assertEqual(len(got), 2)
+            delays[1].append(got[0])
+            delays[2].append(got[1])
+        self.assertTrue(all(0 <= d <= 0.2 + 0.005 for d in delays[1]), delays)
+        self.assertTrue(all(0 <= d <= 0.4 + 0.005 for d in delays[2]), delays)
+        self.assertGreater(len(set(delays[1] + delays[2])), 3, delays)
+
     def test_retry_quota(self):
         # standard mode: a 500-token bucket, 5 per retry, refilled only by successes.  120 requests
         # that always fail may retry 100 times in all, not 240.
