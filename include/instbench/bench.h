@@ -108,6 +108,16 @@ typedef struct bench_sysinfo {
 /* Never fails: unknown facts stay empty/0.  GPUs through NVML when libnvidia-ml can be loaded. */
 void sysinfo_collect(bench_sysinfo *out);
 
+/* Who else used the machine during the run: CPU time of the whole machine (/proc/stat) and of
+ * this process (getrusage), sampled before and after.  Shares are of wall x vCPUs; -1 unknown. */
+typedef struct bench_cpu_sample {
+    double wall_s, busy_s, steal_s, self_s;
+    int ok;
+} bench_cpu_sample;
+void sysinfo_cpu_sample(bench_cpu_sample *out);
+void sysinfo_host_load(const bench_cpu_sample *before, const bench_cpu_sample *after, int vcpus,
+                       double *others_share, double *steal_share);
+
 /* ---- rendezvous.c ----------------------------------------------------------------------- */
 typedef struct bench_rendezvous {
     char kind[16];        /* "none" | "torchrun" | "slurm" | "flags" */
@@ -175,6 +185,7 @@ typedef struct bench_report {
     int global_batch_size;
     bench_rendezvous topology;
     const bench_result *m;
+    double others_share, steal_share;  /* sysinfo_host_load over the run; < 0 unknown */
     double peak_tflops;                /* <= 0: unknown (null) */
     const char *peak_source;           /* NULL when unknown */
 } bench_report;

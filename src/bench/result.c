@@ -147,12 +147,26 @@ char *result_to_json(const bench_report *r, int pretty)
         cJSON_AddNumberToObject(ms, "data_pipeline_samples_per_second", m->pipeline_sps);
     else
         cJSON_AddNullToObject(ms, "data_pipeline_samples_per_second");
+    cJSON *hl = cJSON_AddObjectToObject(ms, "host_load");
+    cJSON_AddNumberToObject(hl, "loadavg_1m_before", r->sys->loadavg1);
+    if (r->others_share >= 0) cJSON_AddNumberToObject(hl, "other_processes_cpu_share", r->others_share);
+    else cJSON_AddNullToObject(hl, "other_processes_cpu_share");
+    if (r->steal_share >= 0) cJSON_AddNumberToObject(hl, "steal_share", r->steal_share);
+    else cJSON_AddNullToObject(hl, "steal_share");
     cJSON *warn = cJSON_AddArrayToObject(ms, "warnings");
     if (m->step_time.cv > 0.05) {
         snprintf(buf, sizeof buf, "step-time CV %.1f%% > 5%%", 100 * m->step_time.cv);
         cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
     }
     if (m->drift) cJSON_AddItemToArray(warn, cJSON_CreateString("step time drifted up >10% during the window"));
+    if (r->others_share > 0.10) {
+        snprintf(buf, sizeof buf, "other processes used %.0f%% of the CPUs during the run", 100 * r->others_share);
+        cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
+    }
+    if (r->steal_share > 0.05) {
+        snprintf(buf, sizeof buf, "hypervisor steal %.0f%% of the CPUs during the run", 100 * r->steal_share);
+        cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
+    }
     if (r->sys->loadavg1 > r->sys->vcpus)
         cJSON_AddItemToArray(warn, cJSON_CreateString("load average above vCPUs before the run (shared machine?)"));
 

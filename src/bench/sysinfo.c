@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -150,4 +151,38 @@ void sysinfo_collect(bench_sysinfo *s)
 
     collect_gpus(s);
     collect_nccl(s);
+}
+
+void sysinfo_cpu_sample(bench_cpu_sample *out)
+{
+    memset(out, 0, sizeof *out);
+    out->wall_s = util_now_seconds();
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        out->self_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return;
+    /* cpu  user nice system idle iowait irq softirq steal ... (USER_HZ ticks; guest is in user) */
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                   &v[6], &v[7]);
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (n < 7 || hz <= 0) return;
+    out->busy_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / hz;
+    out->steal_s = n >= 8 ? (double)v[7] / hz : 0;
+    out->ok = 1;
+}
+
+void sysinfo_host_load(const bench_cpu_sample *a, const bench_cpu_sample *b, int vcpus, double *others,
+                       double *steal)
+{
+    *others = *steal = -1;
+    double cap = (b->wall_s - a->wall_s) * (vcpus > 0 ? vcpus : 1);
+    if (!a->ok || !b->ok || cap <= 0) return;
+    double o = ((b->busy_s - a->busy_s) - (b->self_s - a->self_s)) / cap;
+    /* Tick granularity (10 ms per CPU) makes small negative values possible. */
+    *others = o < 0 ? 0 : (o > 1 ? 1 : o);
+    double st = (b->steal_s - a->steal_s) / cap;
+    *steal = st < 0 ? 0 : (st > 1 ? 1 : st);
 }

@@ -538,7 +538,11 @@ int cmd_measure(int argc, char **argv)
         ib_info("measuring %s (%s, batch %d x %d rank(s), device data) on %s", train.model.name,
                 backend_precision_name(train.precision), train.batch_size, o.ranks, o.backend);
     bench_result res;
-    if (bench_run(&rc, &res, &err)) {
+    bench_cpu_sample load0, load1;
+    sysinfo_cpu_sample(&load0);
+    int run_rc = bench_run(&rc, &res, &err);
+    sysinfo_cpu_sample(&load1);
+    if (run_rc) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
     }
@@ -549,6 +553,12 @@ int cmd_measure(int argc, char **argv)
                 "or throttled",
                 100 * res.step_time.cv, res.step_time.median, res.step_time.p10, res.step_time.p90);
     if (res.drift) ib_warn("step time drifted up by more than 10%% during the timed window (throttling?)");
+    double others = -1, steal = -1;
+    sysinfo_host_load(&load0, &load1, sys.vcpus, &others, &steal);
+    if (others > 0.10)
+        ib_warn("other processes used %.0f%% of the CPUs during the run: the machine is shared; figures may be low",
+                100 * others);
+    if (steal > 0.05) ib_warn("the hypervisor took %.0f%% of the CPUs (steal) during the run", 100 * steal);
 
     /* ---- result ---- */
     time_t now = time(NULL);
@@ -574,6 +584,8 @@ int cmd_measure(int argc, char **argv)
     rep.global_batch_size = train.batch_size * rdv.world_size;
     rep.topology = rdv;
     rep.m = &res;
+    rep.others_share = others;
+    rep.steal_share = steal;
     rep.peak_tflops = peak;
     rep.peak_source = peak > 0 ? peak_source : NULL;
 
