@@ -10,7 +10,8 @@ static void copy_trim(char *dst, size_t cap, const char *src, size_t n)
     while (n && (*src == ' ' || *src == '\n' || *src == '\r' || *src == '\t')) src++, n--;
     while (n && (src[n - 1] == ' ' || src[n - 1] == '\n' || src[n - 1] == '\r' || src[n - 1] == '\t')) n--;
     if (n >= cap) n = cap - 1;
-    memcpy(dst, src, n);
+    /* a server's text ends up on a terminal: no control characters (escape sequences) */
+    for (size_t i = 0; i < n; i++) dst[i] = ((unsigned char)src[i] < 0x20 || src[i] == 0x7f) ? ' ' : src[i];
     dst[n] = '\0';
 }
 
