@@ -16,3 +16,8 @@ foreach(t schema timing signal imds flags fingerprint hostload)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
   set_tests_properties(measure_cli_${t} PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
 endforeach()
+
+instbench_add_unit_test(measure_peak ${CMAKE_CURRENT_SOURCE_DIR}/measure_peak.c)
+set_tests_properties(measure_peak PROPERTIES ENVIRONMENT "INSTBENCH_GPU_PEAK_FLOPS=${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json")
+add_test(NAME measure_peak_table
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_peak_table.py ${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json)

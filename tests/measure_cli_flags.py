@@ -87,6 +87,16 @@ for envs, kind in [({"WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "0", "MASTER_
         want_addr = "10.1.2.3" if kind == "torchrun" else "node17"
         check(t.get("master_addr") == want_addr, f"{kind}: master_addr {t.get('master_addr')}")
 
+# Rendezvous flags on one node: recorded; on two nodes: refused like torchrun below.
+out = os.path.join(scratch(), "r.json")
+p = run(TINY + ["--steps", "1", "--warmup", "0", "--output", out, "--nnodes", "1", "--master-addr", "head0",
+                "--master-port", "29501"])
+if check(p.returncode == 0, f"--nnodes 1: exit {p.returncode}: {p.stderr[-300:]}"):
+    t = json.load(open(out))["topology"]
+    check(t["rendezvous"] == "flags" and t["master_addr"] == "head0" and t["master_port"] == 29501, f"flags: {t}")
+p = run(TINY + ["--steps", "1", "--nnodes", "2", "--node-rank", "1"])
+check(p.returncode == 2 and "cross-process" in p.stderr, f"--nnodes 2: exit {p.returncode}: {p.stderr[-300:]}")
+
 # Two processes over torchrun with the CPU backend: refused clearly (no cross-process comm yet).
 p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
 check(p.returncode == 2 and "cross-process" in p.stderr, f"WORLD_SIZE=2: exit {p.returncode}: {p.stderr[-300:]}")

@@ -1,0 +1,56 @@
+/* GPU peak lookup: NVML's device names map to the right datasheet column (more specific names
+ * first: H100 PCIe is not H100 SXM, L40S is not L4, A10G is not A10 or A100), GPUs without BF16
+ * tensor cores have no bf16 peak, and unknown GPUs have none at all.  Expected figures are the
+ * dense ones printed in NVIDIA's datasheets. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "instbench/bench.h"
+
+static int failures;
+
+static void expect(const char *name, ib_precision p, double want)
+{
+    double t = -1;
+    char src[512] = "";
+    int rc = peak_gpu_lookup(name, p, &t, src, sizeof src);
+    if (want < 0) {
+        if (rc == 0) {
+            failures++;
+            fprintf(stderr, "FAIL %s %s: want no peak, got %g (%s)\n", name, backend_precision_name(p), t, src);
+        }
+        return;
+    }
+    if (rc != 0 || fabs(t - want) > 1e-9 * want || !src[0]) {
+        failures++;
+        fprintf(stderr, "FAIL %s %s: want %g, got rc %d %g (%s)\n", name, backend_precision_name(p), want, rc, t, src);
+    }
+}
+
+int main(void)
+{
+    expect("NVIDIA H100 80GB HBM3", IB_PREC_BF16, 989.5);
+    expect("NVIDIA H100 PCIe", IB_PREC_BF16, 756.5);
+    expect("NVIDIA H100 NVL", IB_PREC_BF16, 835.5);
+    expect("NVIDIA H200", IB_PREC_BF16, 989.5);
+    expect("NVIDIA H100 80GB HBM3", IB_PREC_FP32, 67);
+    expect("NVIDIA A100-SXM4-40GB", IB_PREC_BF16, 312);
+    expect("NVIDIA A100-SXM4-80GB", IB_PREC_FP32, 19.5);
+    expect("NVIDIA A100 80GB PCIe", IB_PREC_BF16, 312);
+    expect("NVIDIA A10G", IB_PREC_BF16, 125);
+    expect("NVIDIA A10", IB_PREC_FP32, 31.2);
+    expect("NVIDIA L40S", IB_PREC_BF16, 362.05);
+    expect("NVIDIA L40", IB_PREC_BF16, 181.05);
+    expect("NVIDIA L4", IB_PREC_BF16, 121);
+    expect("Tesla T4", IB_PREC_FP32, 8.1);
+    expect("Tesla T4", IB_PREC_BF16, -1);          /* Turing: no BF16 tensor cores */
+    expect("Tesla V100-SXM2-16GB", IB_PREC_BF16, -1);
+    expect("Tesla V100-SXM2-16GB", IB_PREC_FP32, 15.7);
+    expect("Tesla V100-PCIE-16GB", IB_PREC_FP32, 14);
+    expect("Some Future GPU", IB_PREC_BF16, -1);
+    expect("", IB_PREC_BF16, -1);
+    if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+    else printf("measure_peak: all checks passed\n");
+    return failures ? 1 : 0;
+}
