@@ -47,6 +47,14 @@ for i, (line, doc) in enumerate(zip(lines, docs)):
     validate(parsed, f"jsonl line {i}")
     check(parsed == doc, f"jsonl line {i} differs from its result file")
 
+# ONEDNN_MAX_CPU_ISA caps the ISA and is recorded as such (fp32: oneDNN 2.6 has no bf16 matmul below AVX-512).
+out = os.path.join(d, "isa.json")
+p = run(TINY + ["--precision", "fp32", "--steps", "1", "--warmup", "0", "--output", out], ONEDNN_MAX_CPU_ISA="AVX2")
+if check(p.returncode == 0, f"ONEDNN_MAX_CPU_ISA: exit {p.returncode}: {p.stderr[-300:]}"):
+    dn = json.load(open(out))["hardware"]["onednn"]
+    check(dn["isa_source"] == "env" and dn["max_cpu_isa"] == "AVX2" and dn["isa"] in ("avx2", "avx", "sse41"),
+          f"ISA capped by env: {dn}")
+
 # --output -: the JSON on stdout and no file anywhere in the working directory.
 cwd = scratch()
 p = run(TINY + ["--steps", "2", "--warmup", "0", "--output", "-"], cwd=cwd)

@@ -100,6 +100,7 @@ typedef struct bench_sysinfo {
     double loadavg1;
     char onednn_version[64], onednn_isa[64];   /* isa: "avx512_core_amx", or env override */
     char onednn_isa_source[16];               /* "runtime" | "env" */
+    char onednn_max_isa_env[64];              /* ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA value, "" unset */
     int gpu_count;
     bench_gpu gpus[16];
     char driver[64], cuda[32], nccl[32];      /* "" when unknown */

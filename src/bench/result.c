@@ -70,6 +70,7 @@ char *result_to_json(const bench_report *r, int pretty)
     add_str_or_null(dn, "version", s->onednn_version);
     add_str_or_null(dn, "isa", s->onednn_isa);
     cJSON_AddStringToObject(dn, "isa_source", s->onednn_isa_source);
+    add_str_or_null(dn, "max_cpu_isa", s->onednn_max_isa_env);
 
     cJSON *wl = cJSON_AddObjectToObject(root, "workload");
     cJSON_AddStringToObject(wl, "model", mc->name);

@@ -148,6 +148,7 @@ void sysinfo_collect(bench_sysinfo *s)
     const char *env = getenv("ONEDNN_MAX_CPU_ISA");
     if (!env || !env[0]) env = getenv("DNNL_MAX_CPU_ISA");
     snprintf(s->onednn_isa_source, sizeof s->onednn_isa_source, "%s", env && env[0] ? "env" : "runtime");
+    if (env && env[0]) snprintf(s->onednn_max_isa_env, sizeof s->onednn_max_isa_env, "%s", env);
 
     collect_gpus(s);
     collect_nccl(s);
