@@ -1,26 +1,32 @@
 /* cpu/gemm: every matmul of the step through oneDNN's matmul primitive.  Creating a primitive
- * costs far more than running it, so each distinct (shape, transposes, dtype, bias, accumulate)
- * is created once and cached for the backend's lifetime; memory objects are re-pointed per call. */
+ * costs far more than running it, so each distinct descriptor (shape, strides, transposes, dtypes,
+ * bias, accumulate) is created once and cached for the backend's lifetime; memory objects are
+ * re-pointed per call.  Two ways to run: cpu_gemm_run uses every thread (oneDNN parallelises
+ * inside); cpu_gemm_run_local runs one GEMM on the calling thread from inside an OpenMP parallel
+ * region, with that thread's own memory objects, stream and scratchpad, so many small GEMMs
+ * (attention, one per batch x head) run side by side without a fork/join each. */
 #include "cpu/ops.h"
 
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 #include <stdlib.h>
 
-typedef struct gemm_key {
-    int dt, batch, M, N, K, transA, transB, ldc, bias, accumulate;
-} gemm_key;
-
 typedef struct gemm_entry {
-    gemm_key key;
+    cpu_gemm_desc key;
+    int local;
     dnnl_primitive_t prim;
-    dnnl_memory_t a, b, c, bias;
+    /* [nthreads] for local entries, [1] otherwise */
+    dnnl_memory_t *a, *b, *c, *bias, *scratch;
 } gemm_entry;
 
 struct cpu_gemm {
     dnnl_engine_t engine;
-    dnnl_stream_t stream;
+    dnnl_stream_t *streams;   /* [nthreads]; streams[0] for the all-threads path */
+    int nthreads;
     gemm_entry *e;
     int n, cap;
+    void **scratch;           /* [nthreads] per-thread scratchpads of local entries */
+    size_t scratch_bytes;
     char impl[128];
 };
 
@@ -36,9 +42,22 @@ int cpu_gemm_create(cpu_gemm **out, ib_error *err)
     cpu_gemm *g = calloc(1, sizeof *g);
     if (!g) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     *out = g;
+    g->nthreads = omp_get_max_threads();
+    g->streams = calloc(g->nthreads, sizeof *g->streams);
+    g->scratch = calloc(g->nthreads, sizeof *g->scratch);
+    if (!g->streams || !g->scratch) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     CHECK(dnnl_engine_create(&g->engine, dnnl_cpu, 0), "engine create");
-    CHECK(dnnl_stream_create(&g->stream, g->engine, dnnl_stream_default_flags), "stream create");
+    for (int t = 0; t < g->nthreads; t++)
+        CHECK(dnnl_stream_create(&g->streams[t], g->engine, dnnl_stream_default_flags), "stream create");
     return 0;
+}
+
+static void destroy_mems(dnnl_memory_t *m, int n)
+{
+    if (!m) return;
+    for (int i = 0; i < n; i++)
+        if (m[i]) dnnl_memory_destroy(m[i]);
+    free(m);
 }
 
 void cpu_gemm_destroy(cpu_gemm *g)
@@ -46,41 +65,47 @@ void cpu_gemm_destroy(cpu_gemm *g)
     if (!g) return;
     for (int i = 0; i < g->n; i++) {
         gemm_entry *e = &g->e[i];
+        const int nm = e->local ? g->nthreads : 1;
         dnnl_primitive_destroy(e->prim);
-        dnnl_memory_destroy(e->a);
-        dnnl_memory_destroy(e->b);
-        dnnl_memory_destroy(e->c);
-        if (e->bias) dnnl_memory_destroy(e->bias);
+        destroy_mems(e->a, nm), destroy_mems(e->b, nm), destroy_mems(e->c, nm);
+        destroy_mems(e->bias, nm), destroy_mems(e->scratch, nm);
     }
     free(g->e);
-    if (g->stream) dnnl_stream_destroy(g->stream);
+    for (int t = 0; t < g->nthreads; t++) {
+        if (g->streams && g->streams[t]) dnnl_stream_destroy(g->streams[t]);
+        if (g->scratch) free(g->scratch[t]);
+    }
+    free(g->streams);
+    free(g->scratch);
     if (g->engine) dnnl_engine_destroy(g->engine);
     free(g);
 }
 
 const char *cpu_gemm_last_impl(const cpu_gemm *g) { return g->impl; }
 
-static int entry_create(cpu_gemm *g, const gemm_key *k, gemm_entry *e, ib_error *err)
+static dnnl_data_type_t dnnl_dt(int t) { return t == CPU_BF16 ? dnnl_bf16 : dnnl_f32; }
+
+static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_entry *e, ib_error *err)
 {
-    dnnl_data_type_t dt = k->dt == CPU_BF16 ? dnnl_bf16 : dnnl_f32;
     dnnl_memory_desc_t a_md, b_md, c_md, bias_md;
     const int nd = k->batch > 1 ? 3 : 2, o = nd - 2;
     dnnl_dims_t ad = {0}, as = {0}, bd = {0}, bs = {0}, cd = {0}, cs = {0};
-    if (nd == 3) {
+    const dnnl_dim_t lda = k->lda, ldb = k->ldb, ldc = k->ldc;
+    if (nd == 3) {   /* batches packed back to back */
         ad[0] = bd[0] = cd[0] = k->batch;
-        as[0] = (dnnl_dim_t)k->M * k->K;
-        bs[0] = (dnnl_dim_t)k->K * k->N;
-        cs[0] = (dnnl_dim_t)k->M * k->ldc;
+        as[0] = (k->transA ? k->K : k->M) * lda;
+        bs[0] = (k->transB ? k->N : k->K) * ldb;
+        cs[0] = (dnnl_dim_t)k->M * ldc;
     }
     ad[o] = k->M, ad[o + 1] = k->K;
-    as[o] = k->transA ? 1 : k->K, as[o + 1] = k->transA ? k->M : 1;
+    as[o] = k->transA ? 1 : lda, as[o + 1] = k->transA ? lda : 1;
     bd[o] = k->K, bd[o + 1] = k->N;
-    bs[o] = k->transB ? 1 : k->N, bs[o + 1] = k->transB ? k->K : 1;
+    bs[o] = k->transB ? 1 : ldb, bs[o + 1] = k->transB ? ldb : 1;
     cd[o] = k->M, cd[o + 1] = k->N;
-    cs[o] = k->ldc, cs[o + 1] = 1;
-    CHECK(dnnl_memory_desc_init_by_strides(&a_md, nd, ad, dt, as), "src desc");
-    CHECK(dnnl_memory_desc_init_by_strides(&b_md, nd, bd, dt, bs), "weights desc");
-    CHECK(dnnl_memory_desc_init_by_strides(&c_md, nd, cd, dnnl_f32, cs), "dst desc");
+    cs[o] = ldc, cs[o + 1] = 1;
+    CHECK(dnnl_memory_desc_init_by_strides(&a_md, nd, ad, dnnl_dt(k->ab), as), "src desc");
+    CHECK(dnnl_memory_desc_init_by_strides(&b_md, nd, bd, dnnl_dt(k->ab), bs), "weights desc");
+    CHECK(dnnl_memory_desc_init_by_strides(&c_md, nd, cd, dnnl_dt(k->c), cs), "dst desc");
     if (k->bias) {
         dnnl_dims_t bb = {1, 1, 1};
         bb[nd - 1] = k->N;
@@ -90,6 +115,7 @@ static int entry_create(cpu_gemm *g, const gemm_key *k, gemm_entry *e, ib_error 
     CHECK(dnnl_matmul_desc_init(&md, &a_md, &b_md, k->bias ? &bias_md : NULL, &c_md), "matmul desc");
     dnnl_primitive_attr_t attr;
     CHECK(dnnl_primitive_attr_create(&attr), "attr");
+    if (local) CHECK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user), "scratchpad mode");
     if (k->accumulate) {
         dnnl_post_ops_t po;
         CHECK(dnnl_post_ops_create(&po), "post ops");
@@ -102,58 +128,128 @@ static int entry_create(cpu_gemm *g, const gemm_key *k, gemm_entry *e, ib_error 
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: no matmul for %s %dx%dx%d batch %d (status %d)",
-                            k->dt == CPU_BF16 ? "bf16" : "f32", k->M, k->N, k->K, k->batch, (int)st);
+                            k->ab == CPU_BF16 ? "bf16" : "f32", k->M, k->N, k->K, k->batch, (int)st);
     const char *impl = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
         snprintf(g->impl, sizeof g->impl, "%s", impl);
+    const dnnl_memory_desc_t *sp_md = local ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0) : NULL;
+    dnnl_memory_desc_t sp = sp_md ? *sp_md : (dnnl_memory_desc_t){0};
+    const size_t sp_bytes = sp_md ? dnnl_memory_desc_get_size(sp_md) : 0;
     st = dnnl_primitive_create(&e->prim, pd);
     dnnl_primitive_desc_destroy(pd);
     if (st != dnnl_success) return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: primitive create failed (%d)", st);
-    CHECK(dnnl_memory_create(&e->a, &a_md, g->engine, DNNL_MEMORY_NONE), "memory");
-    CHECK(dnnl_memory_create(&e->b, &b_md, g->engine, DNNL_MEMORY_NONE), "memory");
-    CHECK(dnnl_memory_create(&e->c, &c_md, g->engine, DNNL_MEMORY_NONE), "memory");
-    if (k->bias) CHECK(dnnl_memory_create(&e->bias, &bias_md, g->engine, DNNL_MEMORY_NONE), "memory");
     e->key = *k;
-    ib_debug("gemm %s %dx%dx%d batch %d tA %d tB %d: %s", k->dt == CPU_BF16 ? "bf16" : "f32", k->M, k->N, k->K,
-             k->batch, k->transA, k->transB, g->impl);
+    e->local = local;
+    const int nm = local ? g->nthreads : 1;
+    e->a = calloc(nm, sizeof *e->a), e->b = calloc(nm, sizeof *e->b), e->c = calloc(nm, sizeof *e->c);
+    e->bias = calloc(nm, sizeof *e->bias), e->scratch = calloc(nm, sizeof *e->scratch);
+    if (!e->a || !e->b || !e->c || !e->bias || !e->scratch) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (sp_bytes > g->scratch_bytes) {
+        for (int t = 0; t < g->nthreads; t++) {
+            free(g->scratch[t]);
+            g->scratch[t] = aligned_alloc(64, (sp_bytes + 63) / 64 * 64);
+            if (!g->scratch[t]) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        }
+        g->scratch_bytes = sp_bytes;
+    }
+    for (int t = 0; t < nm; t++) {
+        CHECK(dnnl_memory_create(&e->a[t], &a_md, g->engine, DNNL_MEMORY_NONE), "memory");
+        CHECK(dnnl_memory_create(&e->b[t], &b_md, g->engine, DNNL_MEMORY_NONE), "memory");
+        CHECK(dnnl_memory_create(&e->c[t], &c_md, g->engine, DNNL_MEMORY_NONE), "memory");
+        if (k->bias) CHECK(dnnl_memory_create(&e->bias[t], &bias_md, g->engine, DNNL_MEMORY_NONE), "memory");
+        if (sp_bytes) CHECK(dnnl_memory_create(&e->scratch[t], &sp, g->engine, DNNL_MEMORY_NONE), "memory");
+    }
+    ib_debug("gemm %s->%s %dx%dx%d batch %d tA %d tB %d ld %d/%d/%d%s: %s", k->ab == CPU_BF16 ? "bf16" : "f32",
+             k->c == CPU_BF16 ? "bf16" : "f32", k->M, k->N, k->K, k->batch, k->transA, k->transB, k->lda, k->ldb,
+             k->ldc, local ? " local" : "", g->impl);
     return 0;
+}
+
+/* Fills defaults (leading dims of dense operands) so equal shapes share one cache entry. */
+static void normalise(cpu_gemm_desc *k)
+{
+    if (k->batch < 1) k->batch = 1;
+    if (!k->lda) k->lda = k->transA ? k->M : k->K;
+    if (!k->ldb) k->ldb = k->transB ? k->K : k->N;
+    if (!k->ldc) k->ldc = k->N;
+    k->transA = !!k->transA, k->transB = !!k->transB, k->bias = !!k->bias, k->accumulate = !!k->accumulate;
+}
+
+static int find_or_create(cpu_gemm *g, const cpu_gemm_desc *d, int local, int *index, ib_error *err)
+{
+    cpu_gemm_desc k;
+    memset(&k, 0, sizeof k);
+    k.batch = d->batch, k.M = d->M, k.N = d->N, k.K = d->K, k.ab = d->ab, k.c = d->c;
+    k.transA = d->transA, k.transB = d->transB, k.lda = d->lda, k.ldb = d->ldb, k.ldc = d->ldc;
+    k.bias = d->bias, k.accumulate = d->accumulate;
+    normalise(&k);
+    for (int i = 0; i < g->n; i++)
+        if (g->e[i].local == local && !memcmp(&g->e[i].key, &k, sizeof k)) {
+            *index = i;
+            return 0;
+        }
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 32;
+        gemm_entry *ne = realloc(g->e, cap * sizeof *ne);
+        if (!ne) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        g->e = ne, g->cap = cap;
+    }
+    gemm_entry *e = &g->e[g->n];
+    memset(e, 0, sizeof *e);
+    if (entry_create(g, &k, local, e, err)) {
+        gemm_entry tmp = *e;   /* keep partial objects reachable for destroy */
+        g->e[g->n++] = tmp;
+        return -1;
+    }
+    *index = g->n++;
+    return 0;
+}
+
+static int execute(cpu_gemm *g, gemm_entry *e, int t, const void *A, const void *B, void *C, const float *bias)
+{
+    dnnl_memory_set_data_handle(e->a[t], (void *)A);
+    dnnl_memory_set_data_handle(e->b[t], (void *)B);
+    dnnl_memory_set_data_handle(e->c[t], C);
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, e->a[t]}, {DNNL_ARG_WEIGHTS, e->b[t]}, {DNNL_ARG_DST, e->c[t]}};
+    int nargs = 3;
+    if (bias) {
+        dnnl_memory_set_data_handle(e->bias[t], (void *)bias);
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias[t]};
+    }
+    if (e->scratch[t]) {
+        dnnl_memory_set_data_handle(e->scratch[t], g->scratch[t]);
+        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratch[t]};
+    }
+    dnnl_stream_t s = g->streams[e->local ? t : 0];
+    if (dnnl_primitive_execute(e->prim, s, nargs, args) != dnnl_success) return -1;
+    return dnnl_stream_wait(s) == dnnl_success ? 0 : -1;
+}
+
+int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
+                  ib_error *err)
+{
+    int i;
+    if (find_or_create(g, d, 0, &i, err)) return -1;
+    if (execute(g, &g->e[i], 0, A, B, C, bias))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: matmul %dx%dx%d failed", d->M, d->N, d->K);
+    return 0;
+}
+
+int cpu_gemm_prepare_local(cpu_gemm *g, const cpu_gemm_desc *d, int *handle, ib_error *err)
+{
+    return find_or_create(g, d, 1, handle, err);
+}
+
+int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const float *bias)
+{
+    const int t = omp_get_thread_num();
+    if (handle < 0 || handle >= g->n || t >= g->nthreads) return -1;
+    return execute(g, &g->e[handle], t, A, B, C, bias);
 }
 
 int cpu_gemm_run(cpu_gemm *g, cpu_dtype dt, int batch, int M, int N, int K, const void *A, int transA,
                  const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err)
 {
-    gemm_key k;
-    memset(&k, 0, sizeof k);
-    k.dt = dt, k.batch = batch, k.M = M, k.N = N, k.K = K, k.transA = !!transA, k.transB = !!transB;
-    k.ldc = ldc, k.bias = bias != NULL, k.accumulate = !!accumulate;
-    gemm_entry *e = NULL;
-    for (int i = 0; i < g->n; i++)
-        if (!memcmp(&g->e[i].key, &k, sizeof k)) {
-            e = &g->e[i];
-            break;
-        }
-    if (!e) {
-        if (g->n == g->cap) {
-            int cap = g->cap ? 2 * g->cap : 32;
-            gemm_entry *ne = realloc(g->e, cap * sizeof *ne);
-            if (!ne) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-            g->e = ne, g->cap = cap;
-        }
-        e = &g->e[g->n];
-        memset(e, 0, sizeof *e);
-        if (entry_create(g, &k, e, err)) return -1;
-        g->n++;
-    }
-    dnnl_memory_set_data_handle(e->a, (void *)A);
-    dnnl_memory_set_data_handle(e->b, (void *)B);
-    dnnl_memory_set_data_handle(e->c, C);
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, e->a}, {DNNL_ARG_WEIGHTS, e->b}, {DNNL_ARG_DST, e->c}};
-    int nargs = 3;
-    if (bias) {
-        dnnl_memory_set_data_handle(e->bias, (void *)bias);
-        args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
-    }
-    CHECK(dnnl_primitive_execute(e->prim, g->stream, nargs, args), "matmul execute");
-    CHECK(dnnl_stream_wait(g->stream), "stream wait");
-    return 0;
+    cpu_gemm_desc d = {batch, M, N, K, dt, CPU_F32, transA, transB, 0, 0, ldc, bias != NULL, accumulate};
+    return cpu_gemm_exec(g, &d, A, B, C, bias, err);
 }

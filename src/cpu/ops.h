@@ -43,7 +43,23 @@ void cpu_convert_bf16(bf16 *dst, const float *src, size_t n);   /* parallel */
  * A, B in dtype dt.  transA: A stored K x M; transB: B stored N x K.  Batched operands are
  * contiguous (stride M*K, K*N, M*ldc). */
 typedef struct cpu_gemm cpu_gemm;
+/* General form: op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are the row strides (in
+ * elements) of the matrices as stored (0 = dense).  ab: dtype of A and B; c: dtype of C. */
+typedef struct cpu_gemm_desc {
+    int batch, M, N, K;
+    int ab, c;                /* cpu_dtype */
+    int transA, transB;
+    int lda, ldb, ldc;
+    int bias, accumulate;
+} cpu_gemm_desc;
 int cpu_gemm_create(cpu_gemm **g, ib_error *err);
+/* All threads (oneDNN parallelises the one GEMM). */
+int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
+                  ib_error *err);
+/* One GEMM per thread inside an OpenMP parallel region: prepare outside the region (creates and
+ * caches the primitive and per-thread resources), then run_local from any thread of the region. */
+int cpu_gemm_prepare_local(cpu_gemm *g, const cpu_gemm_desc *d, int *handle, ib_error *err);
+int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const float *bias);
 void cpu_gemm_destroy(cpu_gemm *g);
 int cpu_gemm_run(cpu_gemm *g, cpu_dtype dt, int batch, int M, int N, int K, const void *A, int transA,
                  const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err);
@@ -74,20 +90,15 @@ void cpu_bias_backward(const float *dy, float *db, void *dy_act, cpu_dtype dt, i
 void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n);
 void cpu_gelu_backward(const float *h, float *da_dh, size_t n);   /* in place: da -> dh */
 
-/* ---- attention core: softmax(q k^T * scale) v per (batch, head) ---- */
-/* qkv [B,T,3,H,hd] fp32 -> q, k, v [B,H,T,hd] act. */
-void cpu_attention_split(const float *qkv, void *q, void *k, void *v, cpu_dtype dt, int B, int T, int H, int hd);
-/* In place over S [B*H,T,T]: P = softmax(S * scale) row-wise; also P as act into p_act (may alias
- * when dt is fp32: then pass NULL). */
-void cpu_softmax_forward(float *S, void *p_act, cpu_dtype dt, size_t rows, int T, float scale);
-/* In place over dP: dS = P * (dP - sum(dP * P)) * scale; then dS as act into ds_act. */
-void cpu_softmax_backward(const float *P, float *dP, void *ds_act, cpu_dtype dt, size_t rows, int T, float scale);
-/* o [B,H,T,hd] fp32 -> out [B,T,H*hd] act; and the reverse for gradients (fp32 -> act). */
-void cpu_attention_merge(const float *o, void *out, cpu_dtype dt, int B, int T, int H, int hd);
-void cpu_attention_unmerge(const float *dout, void *do_act, cpu_dtype dt, int B, int T, int H, int hd);
-/* dq, dk, dv [B,H,T,hd] fp32 -> dqkv [B,T,3,H,hd] fp32. */
-void cpu_attention_unsplit(const float *dq, const float *dk, const float *dv, float *dqkv, int B, int T, int H,
-                           int hd);
+/* ---- attention core: softmax(q k^T * scale) v per (batch, head) ----
+ * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: [B,H,T,T] fp32 softmax probabilities (saved
+ * for backward); att: act [B,T,H*hd]; datt: act [B,T,H*hd]; dqkv: fp32 [B,T,3,H,hd] (overwritten).
+ * scratch: cpu_attention_scratch_bytes(T, omp_get_max_threads()) bytes. */
+size_t cpu_attention_scratch_bytes(int T, int nthreads);
+int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, float *P, void *att, void *scratch, int B,
+                          int T, int H, int hd, ib_error *err);
+int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const float *P, const void *datt,
+                           float *dqkv, void *scratch, int B, int T, int H, int hd, ib_error *err);
 
 /* ---- crossentropy (mean over the batch) ---- */
 /* logits [B,C] -> loss (mean), dlogits [B,C] = (softmax - onehot) / B (if non-NULL). */

@@ -64,7 +64,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
         k->x_in = take(&a, BT * D, 4);
         k->ln1 = take(&a, BT * D, as);
         k->mean1 = take(&a, BT, 4), k->rstd1 = take(&a, BT, 4);
-        k->q = take(&a, BT * D, as), k->k = take(&a, BT * D, as), k->v = take(&a, BT * D, as);
+        k->qkv = take(&a, BT * 3 * D, as);
         k->P = take(&a, B * H * T * T, 4);
         k->att = take(&a, BT * D, as);
         k->x_mid = take(&a, BT * D, 4);
@@ -85,13 +85,8 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     v->big_act = take(&a, wide, as);
     v->f = take(&a, BT * D, 4);
     v->dx = take(&a, BT * D, 4);
-    v->o = take(&a, BT * D, 4), v->dq = take(&a, BT * D, 4), v->dk = take(&a, BT * D, 4), v->dv = take(&a, BT * D, 4);
-    v->do_act = take(&a, BT * D, as);
-    v->dP = take(&a, B * H * T * T, 4);
-    if (v->dt == CPU_BF16) {
-        v->p_act = take(&a, B * H * T * T, 2);
-        v->ds_act = take(&a, B * H * T * T, 2);
-    }
+    v->datt = take(&a, BT * D, as);
+    v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, omp_get_max_threads()), 1);
     v->bytes = a.bytes;
     if (estimate_only) return 0;
     if (a.failed || !v->blk) {
@@ -114,7 +109,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
 void cpu_vit_free(cpu_vit *v)
 {
     if (v->profile) {
-        static const char *names[PROF_COUNT] = {"gemm", "layernorm", "attention", "softmax", "gelu", "bias",
+        static const char *names[PROF_COUNT] = {"linear gemm", "layernorm", "attention", "gelu", "bias",
                                                 "patch_embed", "adam"};
         double total = 0;
         for (int i = 0; i < PROF_COUNT; i++) total += v->prof[i];
@@ -126,8 +121,7 @@ void cpu_vit_free(cpu_vit *v)
                     (void **)&v->images, (void **)&v->labels, (void **)&v->x_final, &v->patches,
                     (void **)&v->meanf, (void **)&v->rstdf, &v->lnf, (void **)&v->logits, (void **)&v->dlogits,
                     &v->dlogits_act, (void **)&v->dlnf, (void **)&v->big, &v->big_act, (void **)&v->f,
-                    (void **)&v->dx, (void **)&v->o, (void **)&v->dq, (void **)&v->dk, (void **)&v->dv,
-                    &v->do_act, (void **)&v->dP, &v->p_act, &v->ds_act};
+                    (void **)&v->dx, &v->datt, &v->attn_scratch};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         free(*all[i]);
         *all[i] = NULL;
@@ -135,7 +129,7 @@ void cpu_vit_free(cpu_vit *v)
     if (v->blk) {
         for (int l = 0; l < v->L; l++) {
             cpu_block_acts *k = &v->blk[l];
-            void *p[] = {k->x_in, k->ln1, k->mean1, k->rstd1, k->q, k->k, k->v, k->P, k->att, k->x_mid,
+            void *p[] = {k->x_in, k->ln1, k->mean1, k->rstd1, k->qkv, k->P, k->att, k->x_mid,
                          k->ln2, k->mean2, k->rstd2, k->h, k->a};
             for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
         }
@@ -176,9 +170,8 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
     if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
     set_threads(v);
     const vit_config *c = &v->cfg.model;
-    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T, BH = B * H;
+    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T;
     const cpu_dtype dt = v->dt;
-    const float scale = 1.0f / sqrtf((float)hd);
     char n[64];
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
@@ -196,12 +189,19 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
         else   /* x_in = previous x_mid + previous fc2 output (still in f) */
             TIMED(PROF_LAYERNORM, cpu_layernorm_forward(v->blk[l - 1].x_mid, v->f, k->x_in, W(P_("norm1.weight")), W(P_("norm1.bias")),
                                   k->ln1, dt, k->mean1, k->rstd1, BT, D, D));
-        GEMM(1, BT, 3 * D, D, k->ln1, 0, wgt(v, P_("attn.qkv.weight")), 1, v->big, 3 * D, W(P_("attn.qkv.bias")), 0);
-        TIMED(PROF_ATTENTION, cpu_attention_split(v->big, k->q, k->k, k->v, dt, B, T, H, hd));
-        GEMM(BH, T, T, hd, k->q, 0, k->k, 1, k->P, T, NULL, 0);   /* S = q k^T */
-        TIMED(PROF_SOFTMAX, cpu_softmax_forward(k->P, dt == CPU_BF16 ? v->p_act : NULL, dt, (size_t)BH * T, T, scale));
-        GEMM(BH, T, hd, T, dt == CPU_BF16 ? v->p_act : (void *)k->P, 0, k->v, 0, v->o, hd, NULL, 0);   /* o = P v */
-        TIMED(PROF_ATTENTION, cpu_attention_merge(v->o, k->att, dt, B, T, H, hd));
+        {   /* qkv written straight in the act dtype: attention only ever reads it as GEMM input */
+            const cpu_gemm_desc d = {1, BT, 3 * D, D, dt, dt, 0, 1, 0, 0, 0, 1, 0};
+            int rc_;
+            TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, k->ln1, wgt(v, P_("attn.qkv.weight")), k->qkv,
+                                                 W(P_("attn.qkv.bias")), err));
+            if (rc_) return -1;
+        }
+        {
+            int rc_;
+            TIMED(PROF_ATTENTION, rc_ = cpu_attention_forward(v->gemm, dt, k->qkv, k->P, k->att, v->attn_scratch, B, T,
+                                                              H, hd, err));
+            if (rc_) return -1;
+        }
         GEMM(1, BT, D, D, k->att, 0, wgt(v, P_("attn.proj.weight")), 1, v->f, D, W(P_("attn.proj.bias")), 0);
         TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, v->f, k->x_mid, W(P_("norm2.weight")), W(P_("norm2.bias")), k->ln2, dt,
                               k->mean2, k->rstd2, BT, D, D));
@@ -222,13 +222,18 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
 /* Linear backward for y = x W^T + b given dy (fp32, [M,out]) :
  * db = colsum(dy); dW [out,in] = dy^T x; dx [M,in] = dy W (overwrites dx unless accumulate). */
 static int linear_backward(cpu_vit *v, const float *dy, const void *x, const char *wname, const char *bname,
-                           float *dx, int M, int out, int in, void *dy_act, ib_error *err)
+                           void *dx, int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
 {
     const cpu_dtype dt = v->dt;
     TIMED(PROF_BIAS, cpu_bias_backward(dy, G(bname), dt == CPU_BF16 ? dy_act : NULL, dt, M, out));
     const void *dya = dt == CPU_BF16 ? dy_act : (const void *)dy;
     GEMM(1, out, in, M, dya, 1, x, 0, G(wname), in, NULL, 0);
-    if (dx) GEMM(1, M, in, out, dya, 0, wgt(v, wname), 0, dx, in, NULL, 0);
+    if (dx) {
+        const cpu_gemm_desc d = {1, M, in, out, dt, dx_act ? dt : CPU_F32, 0, 0, 0, 0, 0, 0, 0};
+        int rc_;
+        TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, dya, wgt(v, wname), dx, NULL, err));
+        if (rc_) return -1;
+    }
     return 0;
 }
 
@@ -245,14 +250,12 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
 {
     set_threads(v);
     const vit_config *c = &v->cfg.model;
-    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T, BH = B * H;
+    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T;
     const cpu_dtype dt = v->dt;
-    const int bf = dt == CPU_BF16;
-    const float scale = 1.0f / sqrtf((float)hd);
     char n[64], n2[64];
 
     /* head and final norm (class-token rows of the residual stream only) */
-    if (linear_backward(v, v->dlogits, v->lnf, "head.weight", "head.bias", v->dlnf, B, v->C, D, v->dlogits_act, err))
+    if (linear_backward(v, v->dlogits, v->lnf, "head.weight", "head.bias", v->dlnf, 0, B, v->C, D, v->dlogits_act, err))
         return -1;
     memset(v->dx, 0, (size_t)BT * D * sizeof(float));
     TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->dlnf, v->x_final, v->meanf, v->rstdf, W("norm.weight"), v->dx, (ptrdiff_t)T * D,
@@ -264,34 +267,28 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
 #define P_(s) (snprintf(n, sizeof n, "blocks.%d." s, l), n)
 #define P2_(s) (snprintf(n2, sizeof n2, "blocks.%d." s, l), n2)
         /* MLP: dx -> fc2 -> GELU -> fc1 -> LN2, accumulated into dx */
-        if (linear_backward(v, v->dx, k->a, P_("mlp.fc2.weight"), P2_("mlp.fc2.bias"), v->big, BT, D, F, v->big_act,
+        if (linear_backward(v, v->dx, k->a, P_("mlp.fc2.weight"), P2_("mlp.fc2.bias"), v->big, 0, BT, D, F, v->big_act,
                             err))
             return -1;
         TIMED(PROF_GELU, cpu_gelu_backward(k->h, v->big, (size_t)BT * F));
         /* dh is in big now; big_act (fc2's dy copy) is free again for dh's copy */
-        if (linear_backward(v, v->big, k->ln2, P_("mlp.fc1.weight"), P2_("mlp.fc1.bias"), v->f, BT, F, D,
+        if (linear_backward(v, v->big, k->ln2, P_("mlp.fc1.weight"), P2_("mlp.fc1.bias"), v->f, 0, BT, F, D,
                             v->big_act, err))
             return -1;
         TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_mid, k->mean2, k->rstd2, W(P_("norm2.weight")), v->dx, D,
                                G(P_("norm2.weight")), G(P2_("norm2.bias")), BT, D, D));
         /* attention: dx -> proj -> (merge) -> AV, softmax, QK^T -> (split) -> qkv -> LN1 */
-        if (linear_backward(v, v->dx, k->att, P_("attn.proj.weight"), P2_("attn.proj.bias"), v->f, BT, D, D,
+        /* datt comes out of the proj GEMM in the act dtype: attention reads it only as GEMM input */
+        if (linear_backward(v, v->dx, k->att, P_("attn.proj.weight"), P2_("attn.proj.bias"), v->datt, 1, BT, D, D,
                             v->big_act, err))
             return -1;
-        TIMED(PROF_ATTENTION, cpu_attention_unmerge(v->f, v->do_act, dt, B, T, H, hd));
-        GEMM(BH, T, T, hd, v->do_act, 0, k->v, 1, v->dP, T, NULL, 0);   /* dP = dO v^T */
-        const void *pa = k->P;
-        if (bf) {
-            TIMED(PROF_SOFTMAX, cpu_convert_bf16(v->p_act, k->P, (size_t)BH * T * T));
-            pa = v->p_act;
+        {
+            int rc_;
+            TIMED(PROF_ATTENTION, rc_ = cpu_attention_backward(v->gemm, dt, k->qkv, k->P, v->datt, v->big,
+                                                               v->attn_scratch, B, T, H, hd, err));
+            if (rc_) return -1;
         }
-        GEMM(BH, T, hd, T, pa, 1, v->do_act, 0, v->dv, hd, NULL, 0);   /* dv = P^T dO */
-        TIMED(PROF_SOFTMAX, cpu_softmax_backward(k->P, v->dP, bf ? v->ds_act : NULL, dt, (size_t)BH * T, T, scale));
-        const void *dsa = bf ? v->ds_act : (const void *)v->dP;
-        GEMM(BH, T, hd, T, dsa, 0, k->k, 0, v->dq, hd, NULL, 0);   /* dq = dS k */
-        GEMM(BH, T, hd, T, dsa, 1, k->q, 0, v->dk, hd, NULL, 0);   /* dk = dS^T q */
-        TIMED(PROF_ATTENTION, cpu_attention_unsplit(v->dq, v->dk, v->dv, v->big, B, T, H, hd));
-        if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), v->f, BT, 3 * D, D,
+        if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), v->f, 0, BT, 3 * D, D,
                             v->big_act, err))
             return -1;
         TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_in, k->mean1, k->rstd1, W(P_("norm1.weight")), v->dx, D,
@@ -302,7 +299,7 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
     }
     /* embeddings: dx -> cls, pos, and the patch GEMM */
     TIMED(PROF_PATCH, cpu_tokens_backward(v->dx, G("cls_token"), G("pos_embed"), v->f, B, T, D));
-    if (linear_backward(v, v->f, v->patches, "patch_embed.proj.weight", "patch_embed.proj.bias", NULL, B * v->N, D,
+    if (linear_backward(v, v->f, v->patches, "patch_embed.proj.weight", "patch_embed.proj.bias", NULL, 0, B * v->N, D,
                         v->K, v->big_act, err))
         return -1;
     (void)c;

@@ -10,7 +10,7 @@ typedef struct cpu_block_acts {
     float *x_in;            /* [B,T,D] residual stream entering the block */
     void *ln1;              /* act [B,T,D] */
     float *mean1, *rstd1;   /* [B*T] */
-    void *q, *k, *v;        /* act [B,H,T,hd] */
+    void *qkv;              /* act [B,T,3,H,hd] qkv Linear output (attention reads q, k, v in place) */
     float *P;               /* [B,H,T,T] softmax probabilities */
     void *att;              /* act [B,T,D] attention output, heads merged (proj input) */
     float *x_mid;           /* [B,T,D] after the attention residual */
@@ -20,8 +20,9 @@ typedef struct cpu_block_acts {
     void *a;                /* act [B,T,F] GELU output (fc2 input) */
 } cpu_block_acts;
 
-enum { PROF_GEMM, PROF_LAYERNORM, PROF_ATTENTION, PROF_SOFTMAX, PROF_GELU, PROF_BIAS, PROF_PATCH, PROF_ADAM,
-       PROF_COUNT };
+/* op families for INSTBENCH_CPU_PROFILE: linear = the Linear/patch/head GEMMs; attention = its
+ * GEMMs and softmax together (they run fused per head) */
+enum { PROF_GEMM, PROF_LAYERNORM, PROF_ATTENTION, PROF_GELU, PROF_BIAS, PROF_PATCH, PROF_ADAM, PROF_COUNT };
 
 typedef struct cpu_vit {
     ib_train_config cfg;
@@ -50,11 +51,8 @@ typedef struct cpu_vit {
     void *big_act;                       /* act [B*T, max(3D,F)] */
     float *f;                            /* [B*T,D] */
     float *dx;                           /* [B*T,D] gradient of the residual stream */
-    float *o, *dq, *dk, *dv;             /* [B,H,T,hd] */
-    void *do_act;                        /* act [B,H,T,hd] */
-    float *dP;                           /* [B,H,T,T] */
-    void *p_act;                         /* act [B,H,T,T] (bf16 only) */
-    void *ds_act;                        /* act [B,H,T,T] (bf16 only) */
+    void *datt;                          /* act [B*T,D] gradient of the attention output */
+    void *attn_scratch;                  /* per-thread T x T buffers of the attention tasks */
     size_t bytes;                        /* everything allocated */
     float last_loss;
     int profile;                         /* INSTBENCH_CPU_PROFILE set: time op families */

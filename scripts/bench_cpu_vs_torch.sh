@@ -1,0 +1,61 @@
+#!/bin/sh
+# Side by side on this machine, in one run: instbench's CPU training step and the seed's PyTorch
+# step (timm ViT, CrossEntropyLoss, Adam, autocast bf16; scripts/bench_torch_step.py) on the three
+# configurations of issue 2.  Prints samples/s of each, the ratio, and the fraction of the GEMM
+# roofline each reaches (model FLOP/s over the oneDNN GEMM rate on the same shapes, which
+# `instbench measure` reports as peak_tflops).  Timings are only as quiet as the machine is:
+# run it with nothing else busy.
+#
+# usage: scripts/bench_cpu_vs_torch.sh [--bin PATH] [--steps N] [--warmup N] [--quick]
+#   --bin     the instbench binary (default: build/instbench)
+#   --steps   timed steps per run (default 10; vit_base runs half as many)
+#   --warmup  warm-up steps (default 2)
+#   --quick   3 timed steps, 1 warm-up (a smoke run)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+BIN="$here/../build/instbench"
+STEPS=10
+WARMUP=2
+PY=${PYTHON:-/usr/bin/python3}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --bin) BIN=$2; shift 2 ;;
+        --steps) STEPS=$2; shift 2 ;;
+        --warmup) WARMUP=$2; shift 2 ;;
+        --quick) STEPS=3; WARMUP=1; shift ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench_cpu_vs_torch.sh: unknown option '$1'" >&2; exit 2 ;;
+    esac
+done
+[ -x "$BIN" ] || { echo "bench_cpu_vs_torch.sh: no instbench binary at $BIN (use --bin)" >&2; exit 2; }
+case "$STEPS$WARMUP" in *[!0-9]*) echo "bench_cpu_vs_torch.sh: --steps/--warmup take whole numbers" >&2; exit 2 ;; esac
+CORES=$(nproc)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CORES cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-22s %5s %5s | %12s %12s %7s | %10s %10s\n' MODEL BATCH PREC "INSTBENCH/S" "PYTORCH/S" RATIO "IB ROOF" "PT ROOF"
+for cfg in "vit_tiny_patch16_224 32 bf16" "vit_base_patch16_224 8 bf16" "vit_tiny_patch16_224 32 fp32"; do
+    set -- $cfg
+    model=$1 batch=$2 prec=$3
+    steps=$STEPS
+    [ "$model" = vit_base_patch16_224 ] && steps=$(( (STEPS + 1) / 2 ))
+    "$BIN" measure --backend cpu --data device --model "$model" --batch-size "$batch" --precision "$prec" \
+        --steps "$steps" --warmup "$WARMUP" --format json --output - > "$tmp/ib.json" 2> "$tmp/ib.err" ||
+        { echo "instbench measure failed:" >&2; cat "$tmp/ib.err" >&2; exit 1; }
+    "$PY" "$here/bench_torch_step.py" --model "$model" --batch-size "$batch" --precision "$prec" \
+        --steps "$steps" --warmup "$WARMUP" --threads "$CORES" > "$tmp/pt.json" 2> "$tmp/pt.err" ||
+        { echo "PyTorch step failed:" >&2; cat "$tmp/pt.err" >&2; exit 1; }
+    "$PY" - "$tmp/ib.json" "$tmp/pt.json" "$model" "$batch" "$prec" <<'PYEOF'
+import json, sys
+ib = json.load(open(sys.argv[1]))["measurement"]
+pt = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+model, batch, prec = sys.argv[3:6]
+ib_sps, pt_sps = ib["samples_per_second"], pt["samples_per_second"]
+peak = ib.get("peak_tflops") or 0          # oneDNN GEMM rate on this config's shapes, TFLOP/s
+flops_per_sample = ib["model_tflops"] / ib_sps if ib_sps else 0   # TFLOP per sample (3 x forward)
+roof = lambda sps: f"{sps * flops_per_sample / peak:9.1%}" if peak else "      n/a"
+print(f"{model:<22} {batch:>5} {prec:>5} | {ib_sps:12.2f} {pt_sps:12.2f} {ib_sps / pt_sps:6.2f}x | {roof(ib_sps):>10} {roof(pt_sps):>10}")
+PYEOF
+done
+echo "(samples/s over the timed steps; ROOF = model FLOP/s / oneDNN GEMM rate on the same shapes and precision)"
