@@ -22,3 +22,7 @@ endforeach()
 # Differential: our signer and botocore's SigV4Auth on 300 random requests.
 add_test(NAME aws_sigv4_botocore
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_sigv4_botocore.py $<TARGET_FILE:aws_client_probe> 300)
+
+# Differential: the config/credentials file parser against botocore's reader on random files.
+add_test(NAME aws_config_botocore
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_config_botocore.py $<TARGET_FILE:aws_client_probe> 250)

@@ -9,6 +9,7 @@
  *     spot REGION TYPE...              DescribeSpotPriceHistory, every page
  *     many N                           N concurrent single-page GetProducts calls
  *     ec2 REGION QUERY                 one EC2 query API GET (QUERY already encoded), body out
+ *     config FILE 0|1 PROFILE KEY ...  values the config (1) / credentials (0) file parser gives
  *     sign                             sign the JSON request on stdin (differential tests):
  *         {"method","path","query","headers":[[n,v],...],"body","service","region","when",
  *          "ak","sk","token","normalize","sign_body"} -> canonical_request, string_to_sign,
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aws/aws_internal.h"
 #include "instbench/aws.h"
 #include "instbench/imds.h"
 
@@ -230,6 +232,31 @@ static int cmd_ec2(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
+static int cmd_config(int argc, char **argv)
+{
+    if (argc < 2 || (argc - 2) % 2) return usage();
+    char *data = NULL;
+    size_t len = 0;
+    ib_error err;
+    if (util_read_file(argv[0], &data, &len, &err) != 0) {
+        fprintf(stderr, "probe: %s\n", err.msg);
+        return 1;
+    }
+    aws_config_file *f = aws_config_parse(data, len, !strcmp(argv[1], "1"));
+    cJSON *o = cJSON_CreateArray();
+    for (int i = 2; i + 1 < argc; i += 2) {
+        const char *v = aws_config_get(f, argv[i], argv[i + 1]);
+        cJSON_AddItemToArray(o, v ? cJSON_CreateString(v) : cJSON_CreateNull());
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+    aws_config_free(f);
+    free(data);
+    return 0;
+}
+
 static int cmd_many(int argc, char **argv)
 {
     long n;
@@ -398,5 +425,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "many")) return cmd_many(rest, rv);
     if (!strcmp(cmd, "sign")) return cmd_sign();
     if (!strcmp(cmd, "ec2")) return cmd_ec2(rest, rv);
+    if (!strcmp(cmd, "config")) return cmd_config(rest, rv);
     return usage();
 }

@@ -45,14 +45,15 @@ static int add_profile(aws_config_file *f, const char *name)
     return 0;
 }
 
-static int add_entry(aws_config_file *f, const char *profile, char *key, char *value)
+/* Returns the entry's index (a later duplicate replaces the value in place), -1 on failure. */
+static long add_entry(aws_config_file *f, const char *profile, char *key, char *value)
 {
     for (size_t i = 0; i < f->n; i++) {
         if (!strcmp(f->e[i].profile, profile) && !strcmp(f->e[i].key, key)) {
             free(f->e[i].value);
             f->e[i].value = value;
             free(key);
-            return 0;
+            return (long)i;
         }
     }
     if (f->n == f->cap) {
@@ -66,61 +67,131 @@ static int add_entry(aws_config_file *f, const char *profile, char *key, char *v
     if (!f->e[f->n].profile) return -1;
     f->e[f->n].key = key;
     f->e[f->n].value = value;
-    f->n++;
-    return 0;
+    return (long)f->n++;
 }
 
-/* "[profile x]" -> "x" in the config file ("[default]" and "[profile default]" both mean default);
- * "[x]" -> "x" in the credentials file.  Returns NULL for sections that are not profiles
- * (e.g. "[sso-session s]", "[services s]" in the config file). */
-static char *section_profile(const char *s, size_t n, int is_config)
+/* Keys of a [DEFAULT] section apply to every section, as Python's configparser (and so the AWS
+ * CLI) reads these files; it is kept under a name no profile can have. */
+static const char DEFAULTS_SECTION[] = "\001DEFAULT";
+
+/* The profile a section header names.  Config file: "[default]", or "[profile NAME]" (the header
+ * splits into exactly two whitespace-separated words, the first starting with "profile"); other
+ * sections ("[sso-session x]", "[services x]") are not profiles -> NULL.  Credentials file: the
+ * header verbatim.  "[DEFAULT]" is configparser's defaults section in both. */
+static char *section_profile(const char *h, size_t n, int is_config)
 {
-    char *name = dup_range(s, n, 0);
-    if (!name || !is_config) return name;
-    if (!strcmp(name, "default")) return name;
-    if (!strncmp(name, "profile", 7) && (name[7] == ' ' || name[7] == '\t')) {
-        char *p = dup_range(name + 8, strlen(name + 8), 0);
-        free(name);
-        return p;
+    if (n == 7 && !memcmp(h, "DEFAULT", 7)) return strdup(DEFAULTS_SECTION);
+    if (!is_config) {
+        char *d = malloc(n + 1);
+        if (d) memcpy(d, h, n), d[n] = '\0';
+        return d;
     }
-    free(name);
-    return NULL;
+    if (n == 7 && !memcmp(h, "default", 7)) return strdup("default");
+    if (n < 7 || memcmp(h, "profile", 7)) return NULL;
+    size_t w1_end = 0, w2_start, w2_end;
+    while (w1_end < n && !isspace((unsigned char)h[w1_end])) w1_end++;
+    w2_start = w1_end;
+    while (w2_start < n && isspace((unsigned char)h[w2_start])) w2_start++;
+    w2_end = w2_start;
+    while (w2_end < n && !isspace((unsigned char)h[w2_end])) w2_end++;
+    size_t rest = w2_end;
+    while (rest < n && isspace((unsigned char)h[rest])) rest++;
+    if (w2_start == w2_end || rest != n) return NULL;
+    char *d = malloc(w2_end - w2_start + 1);
+    if (d) memcpy(d, h + w2_start, w2_end - w2_start), d[w2_end - w2_start] = '\0';
+    return d;
+}
+
+/* Appends "\n"*blanks + "\n" + line to a value: configparser's multi-line values. */
+static void append_continuation(aws_config_file *f, long idx, int blanks, const char *s, size_t n)
+{
+    if (idx < 0) return;
+    char *v = f->e[idx].value;
+    size_t old = strlen(v), add = (size_t)blanks + 1 + n;
+    char *nv = realloc(v, old + add + 1);
+    if (!nv) return;
+    memset(nv + old, '\n', (size_t)blanks + 1);
+    memcpy(nv + old + blanks + 1, s, n);
+    nv[old + add] = '\0';
+    f->e[idx].value = nv;
 }
 
 aws_config_file *aws_config_parse(const char *text, size_t len, int is_config_file)
 {
     aws_config_file *f = calloc(1, sizeof *f);
     if (!f) return NULL;
-    char *profile = NULL; /* current section, NULL outside a profile section */
+    char *profile = NULL;   /* current section's profile; NULL when it is not one */
+    int in_section = 0;     /* lines before the first header are ignored (configparser: an error) */
+    int have_option = 0;    /* an option line since the header: indented lines continue it */
+    long entry = -1;        /* its entry, -1 when its section is not a profile */
+    size_t opt_indent = 0;
+    int blanks = 0;         /* blank lines since, kept only if a continuation follows */
     size_t i = 0;
     while (i < len) {
+        /* lines end at \n, \r\n or \r (Python's universal newlines) */
         size_t j = i;
-        while (j < len && text[j] != '\n') j++;
+        while (j < len && text[j] != '\n' && text[j] != '\r') j++;
         const char *line = text + i;
         size_t n = j - i;
         i = j + 1;
-        if (n && line[n - 1] == '\r') n--;
-        if (n == 0) continue;
-        int indented = line[0] == ' ' || line[0] == '\t';
-        size_t k = 0;
-        while (k < n && isspace((unsigned char)line[k])) k++;
-        if (k == n || line[k] == '#' || line[k] == ';') continue;
-        if (indented) continue; /* nested sub-setting, e.g. "s3 =\n  max_concurrent_requests = 10" */
-        if (line[0] == '[') {
-            const char *close = memchr(line, ']', n);
-            free(profile);
-            profile = close ? section_profile(line + 1, (size_t)(close - line - 1), is_config_file) : NULL;
-            if (profile && (!profile[0] || add_profile(f, profile) != 0)) {
-                free(profile);
-                profile = NULL;
-            }
+        if (j < len && text[j] == '\r' && j + 1 < len && text[j + 1] == '\n') i++;
+
+        size_t a = 0, b = n;
+        while (a < n && isspace((unsigned char)line[a])) a++;
+        while (b > a && isspace((unsigned char)line[b - 1])) b--;
+        if (a == b) {
+            if (have_option) blanks++;
             continue;
         }
-        const char *eq = memchr(line, '=', n);
-        if (!eq || !profile) continue;
-        char *key = dup_range(line, (size_t)(eq - line), 1);
-        char *value = dup_range(eq + 1, n - (size_t)(eq + 1 - line), 0);
-        if (!key || !value || !key[0] || add_entry(f, profile, key, value) != 0) {
+        if (line[a] == '#' || line[a] == ';') continue; /* full-line comments only */
+        const char *v = line + a;
+        size_t vn = b - a;
+        if (in_section && have_option && a > opt_indent) {
+            append_continuation(f, entry, blanks, v, vn);
+            blanks = 0;
+            continue;
+        }
+        opt_indent = a;
+        blanks = 0;
+        if (v[0] == '[') {
+            size_t close = vn;
+            while (close > 1 && v[close - 1] != ']') close--;
+            if (close > 2) { /* "[" header "]" with a non-empty header; the last ']' closes it */
+                free(profile);
+                profile = section_profile(v + 1, close - 2, is_config_file);
+                in_section = 1;
+                have_option = 0;
+                entry = -1;
+                if (profile && strcmp(profile, DEFAULTS_SECTION) && add_profile(f, profile) != 0) {
+                    free(profile);
+                    profile = NULL;
+                }
+                continue;
+            }
+        }
+        if (!in_section) continue;
+        size_t d = 0;
+        while (d < vn && v[d] != '=' && v[d] != ':') d++;
+        char *key = d < vn ? dup_range(v, d, 1) : NULL;
+        if (!key || !key[0]) {
+            free(key);
+            have_option = 0;
+            entry = -1;
+            continue;
+        }
+        have_option = 1;
+        entry = -1;
+        if (!profile) {
+            free(key);
+            continue;
+        }
+        char *value = dup_range(v + d + 1, vn - d - 1, 0);
+        if (!value) {
+            free(key);
+            continue;
+        }
+        entry = add_entry(f, profile, key, value);
+        if (entry < 0) {
             free(key);
             free(value);
         }
@@ -129,12 +200,20 @@ aws_config_file *aws_config_parse(const char *text, size_t len, int is_config_fi
     return f;
 }
 
-const char *aws_config_get(const aws_config_file *f, const char *profile, const char *key)
+static const char *lookup(const aws_config_file *f, const char *profile, const char *key)
 {
-    if (!f) return NULL;
     for (size_t i = 0; i < f->n; i++)
         if (!strcmp(f->e[i].profile, profile) && !strcmp(f->e[i].key, key)) return f->e[i].value;
     return NULL;
+}
+
+const char *aws_config_get(const aws_config_file *f, const char *profile, const char *key)
+{
+    if (!f || !aws_config_has_profile(f, profile)) return NULL;
+    const char *v = lookup(f, profile, key);
+    if (!v) v = lookup(f, DEFAULTS_SECTION, key);
+    /* "key =" followed by indented lines is a nested block (e.g. s3 settings), not a value */
+    return v && v[0] == '\n' ? NULL : v;
 }
 
 int aws_config_has_profile(const aws_config_file *f, const char *profile)

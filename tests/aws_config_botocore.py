@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""Differential test: the shared config/credentials file parser (aws/config_file.c) against
+botocore's own reader (botocore.configloader: configparser underneath) on random files.
+
+Random section headers (profile spellings with tabs and spaces, non-profile sections, [DEFAULT]),
+keys in mixed case with '=' or ':' and spacing, values holding '=', ':', '#', ';', indented
+option lines, multi-line values with blank and comment lines inside, full-line comments, and
+\\n, \\r\\n and \\r line ends.  Files botocore rejects (duplicate sections or keys) are skipped.
+For every (profile, key) the value must be the same, or absent in both.
+
+usage: aws_config_botocore.py PROBE [CASES] [SEED]
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+from botocore import configloader
+from botocore.exceptions import ConfigParseError
+
+HEADERS = ["default", "profile dev", "profile\tqa", "profile  x ", "dev", "sso-session s", "DEFAULT",
+           "profile a b", "profilez y", " default ", "services s3"]
+PROFILES = ["default", "dev", "qa", "x", "y", "a b", "profile dev", "profile\tqa", "profile  x ", "sso-session s",
+            " default ", "profilez y"]
+KEYS = ["aws_access_key_id", "aws_secret_access_key", "region", "aws_session_token", "output"]
+VALUE_CHARS = list("abcXYZ0129+/=:#;.-_ ") + ["\t"]
+
+
+def rand_value(rng):
+    v = "".join(rng.choice(VALUE_CHARS) for _ in range(rng.randint(0, 16)))
+    return v
+
+
+def make_file(rng):
+    lines = []
+    for _ in range(rng.randint(0, 2)):
+        lines.append(rng.choice(["", "# top comment", "; another", "   # indented comment"]))
+    for h in rng.sample(HEADERS, rng.randint(1, 5)):
+        lines.append("[%s]" % h)
+        keys = rng.sample(KEYS, rng.randint(0, len(KEYS)))
+        for k in keys:
+            kk = "".join(c.upper() if rng.random() < 0.2 else c for c in k)
+            indent = " " * rng.choice([0, 0, 0, 1]) if not lines[-1].startswith("[") or rng.random() < 0.5 else ""
+            delim = rng.choice(["=", " = ", ":", " : ", "=  ", "\t=\t"])
+            lines.append("%s%s%s%s" % (indent, kk, delim, rand_value(rng)))
+            r = rng.random()
+            if r < 0.15:  # a multi-line value, maybe with a blank or a comment inside
+                lines.append("   " + rand_value(rng).strip() + "x")
+                if rng.random() < 0.5:
+                    lines.append(rng.choice(["", "# inner comment"]))
+                    lines.append("    more" + rand_value(rng).strip())
+            elif r < 0.25:
+                lines.append(rng.choice(["", "# c", "; c", "  ; c"]))
+        if rng.random() < 0.2:
+            lines.append("s3 =\n  max_concurrent_requests = 10\n  addressing_style = path")
+    eol = rng.choice(["\n", "\r\n", "\r", "\n"])
+    return eol.join("\n".join(lines).split("\n")) + (eol if rng.random() < 0.7 else "")
+
+
+def botocore_view(path, is_config):
+    raw = configloader.raw_config_parse(path)
+    if is_config:
+        return configloader.build_profile_map(raw)["profiles"]
+    return raw
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    probe = sys.argv[1]
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 1122
+    rng = random.Random(seed)
+    tmp = tempfile.mkdtemp(prefix="awscfg")
+    compared = skipped = failures = 0
+    for i in range(n):
+        text = make_file(rng)
+        path = os.path.join(tmp, "f%d" % i)
+        with open(path, "w", newline="") as f:
+            f.write(text)
+        for is_config in (0, 1):
+            try:
+                view = botocore_view(path, is_config)
+            except ConfigParseError:
+                skipped += 1
+                continue
+            pairs = [(p, k) for p in PROFILES for k in KEYS]
+            args = [probe, "config", path, str(is_config)] + [x for pk in pairs for x in pk]
+            got = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+            want = []
+            for p, k in pairs:
+                v = view.get(p, {}).get(k)
+                want.append(v if isinstance(v, str) else None)
+            compared += 1
+            if got != want:
+                failures += 1
+                diffs = [(p, k, w, g) for (p, k), w, g in zip(pairs, want, got) if w != g]
+                print("file %d (%s) differs: %r\n%s\n" % (i, "config" if is_config else "credentials", text,
+                                                          "\n".join("  [%r] %s: botocore %r, ours %r" % d for d in diffs[:6])))
+    print("%d/%d parses agree with botocore (%d rejected by botocore, skipped)" % (compared - failures, compared, skipped))
+    if compared < n // 2:
+        print("too few files compared")
+        sys.exit(1)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
