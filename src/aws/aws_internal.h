@@ -44,10 +44,12 @@ int aws_imds_role_credentials(aws_credentials *out, ib_error *err);
  * within 5 minutes, or always with force.  Env and profile credentials are left as they are. */
 int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err);
 
-/* Shared config/credentials files (INI as the AWS CLI reads them): "[name]" sections, and in the
- * config file "[profile name]" (and "[default]"); "key = value" with lower-cased keys and trimmed
- * values; full-line '#'/';' comments; indented lines continue a nested value and are skipped.
- * A later duplicate key wins.  Never fails on content: lines it cannot read are ignored. */
+/* Shared config/credentials files, read as the AWS CLI reads them (Python's configparser):
+ * "[name]" sections (config file: "[default]" and "[profile NAME]"; [DEFAULT] keys apply to every
+ * section), "key = value" or "key: value" with lower-cased keys and trimmed values, full-line
+ * '#'/';' comments, lines indented deeper than their option continue its value (an option whose
+ * first line is empty is a nested block and reads as absent).  Never fails on content: what it
+ * cannot read is ignored (where the AWS CLI would refuse the whole file); a later duplicate wins. */
 typedef struct aws_config_file aws_config_file;
 aws_config_file *aws_config_parse(const char *text, size_t len, int is_config_file);
 /* NULL when the profile or key is absent. */
