@@ -137,6 +137,7 @@ int main(void)
     /* and the two ranks agree bitwise (the same averaged gradients, the same updates) */
     if (memcmp(result[0], result[1], P * sizeof(float))) fail = 1, fprintf(stderr, "FAIL: ranks diverged\n");
     be->destroy(be);
+    free(p0), free(p1), free(result[0]), free(result[1]), free(images), free(labels);
     if (!fail) printf("data-parallel equivalence passed\n");
     return fail;
 }
