@@ -49,6 +49,7 @@ Spot history: per (type, AZ) the record's price is the latest "Linux/UNIX" entry
 Fault kinds (--fault KIND[:COUNT[:SERVICE]], repeatable, or via /__control), applied to the next
 COUNT service requests (after the signature check):
   throttle   Pricing 400 ThrottlingException (JSON) / EC2 503 RequestLimitExceeded (XML)
+  429        HTTP 429 TooManyRequestsException
   500, 503   InternalError / ServiceUnavailable in the service's format
   stall      answer nothing for --stall-seconds (past the client's timeout)
   cut        send headers and half the body, then close the connection
@@ -630,6 +631,8 @@ class Handler(BaseHTTPRequestHandler):
         if fault == "throttle":
             return fail(400, "ThrottlingException", "Rate exceeded") if service == "pricing" else \
                 fail(503, "RequestLimitExceeded", "Request limit exceeded.")
+        if fault == "429":
+            return fail(429, "TooManyRequestsException", "Too Many Requests")
         if fault == "500":
             return fail(500, "InternalErrorException" if service == "pricing" else "InternalError",
                         "An internal error has occurred")

@@ -534,8 +534,8 @@ class Transport(AwsTestCase):
         self.probe(["spot", "us-west-2", "g5.xlarge"], self.env())
         self.assertEqual(self.ep.stats()["faults_applied"]["throttle"], n + 2)
 
-    def test_5xx_and_cut_connections_retried(self):
-        for kind in ("500", "503", "cut"):
+    def test_429_5xx_and_cut_connections_retried(self):
+        for kind in ("429", "500", "503", "cut"):
             with self.subTest(kind=kind):
                 self.fault(kind, 1)
                 res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env())
