@@ -163,7 +163,12 @@ class SigningAndChain(AwsTestCase):
         self.assertEqual(res["source"], "env")
         self.assertEqual(res["key"], mask(AK))
         self.assertEqual(self.botocore_creds(env), ["env", AK])
-        res, _, _ = self.probe(["pricing", "AmazonEC2", "p4d.24xlarge", "g5.xlarge"], env)
+        res, err, _ = self.probe(["pricing", "AmazonEC2", "p4d.24xlarge", "g5.xlarge"], env)
+        # -v: one line per attempt with method, URL, status, attempt, elapsed and the masked key id
+        import re
+        self.assertRegex(err, r"aws: POST %s/ -> HTTP 200 \(attempt 1/3, [0-9.]+ s, [0-9]+ bytes, key %s\)"
+                         % (re.escape(self.ep.url), re.escape(mask(AK))))
+        self.assertNotIn(AK, err.replace(mask(AK), ""))
         # Linux/Shared/NA/Used only: one product per (type, region) among the distractors
         got = sorted((p["type"], p["region"]) for p in res["products"])
         want = sorted((r["instance_type"], r["region"]) for r in PRICES if r["instance_type"] in ("p4d.24xlarge", "g5.xlarge"))
