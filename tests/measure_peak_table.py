@@ -1,7 +1,8 @@
-"""configs/gpu-peak-flops.json carries dense figures only: every datasheet 'with sparsity' figure is
-twice the dense one (within the sheets' 2% rounding, e.g. L40S 362.05 | 733) (2:4 structured sparsity), so a sparse number entered as dense shows
-here; every entry names its datasheet; TF32 (dense) is half of BF16 on the tensor-core parts that
-have both, as NVIDIA's sheets print it (Ampere, Ada, Hopper)."""
+"""configs/gpu-peak-flops.json carries dense figures only.  NVIDIA's sheets print tensor rates
+"with sparsity" (2:4 structured sparsity) at twice the dense rate, so every sparse figure kept
+beside a dense one must be twice it (within the sheets' own rounding, 2%: L40S prints
+362.05 | 733); a sparse number entered as dense shows here.  Every entry names its datasheet,
+and TF32 (dense) is half of BF16 where a part has both (Ampere, Ada, Hopper sheets)."""
 import json
 import sys
 
