@@ -27,6 +27,7 @@ struct aws_client {
     aws_client_options opt;
     aws_credentials cred;
     CURLM *multi;
+    CURLSH *share;   /* TLS sessions resumed across requests (one thread: no locks needed) */
     uint64_t rng;
     double backoff_base_s;
     int retry_quota;
@@ -106,6 +107,8 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
         free(c);
         return ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
     }
+    c->share = curl_share_init();
+    if (c->share) curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->opt.max_concurrency);
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->opt.max_concurrency);
     *out = c;
@@ -116,6 +119,7 @@ void aws_client_destroy(aws_client *c)
 {
     if (!c) return;
     curl_multi_cleanup(c->multi);
+    if (c->share) curl_share_cleanup(c->share);
     /* the credentials copy includes the secret: wipe it before the memory goes back */
     volatile char *p = (volatile char *)&c->cred;
     for (size_t i = 0; i < sizeof c->cred; i++) p[i] = 0;
@@ -300,6 +304,7 @@ static int prepare_attempt(aws_client *c, xfer *x)
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     if (c->ca_bundle[0]) curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_bundle);
+    if (c->share) curl_easy_setopt(e, CURLOPT_SHARE, c->share);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
