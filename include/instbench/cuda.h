@@ -1,0 +1,71 @@
+/* cuda: what the CUDA backend offers beyond backend.h: device facts for measure's sysinfo, the
+ * backend's stream, NCCL gradient averaging (an ib_comm) and DDP-style buckets overlapped with
+ * backward.  Everything here exists only in CUDA builds (INSTBENCH_HAVE_CUDA); NCCL parts need
+ * INSTBENCH_HAVE_NCCL too (otherwise they fail with a clear message).  Include it anywhere: in a
+ * CPU-only build it declares nothing but the plain structs. */
+#ifndef INSTBENCH_CUDA_H
+#define INSTBENCH_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "instbench/backend.h"
+#include "instbench/comm.h"
+#include "instbench/util.h"
+
+typedef struct cuda_device_info {
+    char name[256];
+    uint64_t memory_bytes, free_bytes;
+    int cc_major, cc_minor;            /* compute capability */
+    int sm_count;
+} cuda_device_info;
+
+typedef struct cuda_versions {
+    char driver[32];    /* CUDA version the driver supports, "12.4"; "" when unknown */
+    char runtime[32];   /* CUDA runtime linked in */
+    char nccl[32];      /* "2.21.5"; "" without NCCL */
+} cuda_versions;
+
+#define CUDA_NCCL_ID_BYTES 128   /* NCCL_UNIQUE_ID_BYTES */
+#define CUDA_DDP_BUCKET_BYTES ((size_t)25 << 20)   /* DDP's default bucket_cap_mb */
+
+#ifdef INSTBENCH_HAVE_CUDA
+int cuda_device_count(void);   /* 0 when there is no driver or no GPU */
+int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err);
+void cuda_versions_get(cuda_versions *out);   /* never fails: unknown facts stay "" */
+
+/* The cudaStream_t (as void *) and device ordinal of a backend made by backend_create("cuda"). */
+void *cuda_backend_stream(ib_backend *b);
+int cuda_backend_device(ib_backend *b);
+
+/* ---- NCCL: ib_comm over GPUs ----
+ * allreduce_mean runs on the comm's own stream, after the work queued so far on its compute
+ * stream, and makes the compute stream wait for it: stream-ordered, the host never blocks.
+ * broadcast likewise; barrier waits on the host for everything queued on both streams. */
+int comm_nccl_available(void);
+/* Rank 0 of the job makes the id; the other processes receive it (rendezvous_tcp_share). */
+int comm_nccl_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err);
+/* Creates the comms of this process's `nlocal` ranks (devices[i], compute streams[i], global rank
+ * first_rank + i) in a world of world_size ranks.  id NULL: single process (world_size must be
+ * nlocal; ncclCommInitAll).  comms[i] receives rank first_rank + i. */
+int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int world_size, int first_rank,
+                     const unsigned char *id, ib_comm **comms, ib_error *err);
+/* Queue the mean of buf [count] (device memory) without making the compute stream wait. */
+int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err);
+/* The compute stream waits for every allreduce queued so far (before the optimizer step). */
+int comm_nccl_join(ib_comm *c, ib_error *err);
+
+/* ---- DDP buckets: the backend's on_grad_ready hook groups adjacent gradient ranges into
+ * buckets of bucket_bytes (CUDA_DDP_BUCKET_BYTES, like DDP) and starts each bucket's allreduce as
+ * soon as it is full, overlapping the rest of backward.
+ * Use: forward_backward(b, &loss, cuda_ddp_on_grad_ready, ddp, err); cuda_ddp_finish(ddp, err). */
+typedef struct cuda_ddp cuda_ddp;
+int cuda_ddp_create(ib_comm *c, float *grad_block, size_t bucket_bytes, cuda_ddp **out, ib_error *err);
+int cuda_ddp_on_grad_ready(void *ddp, size_t offset, size_t count);   /* an ib_grad_ready_fn */
+/* Flushes the last bucket, joins the compute stream to the comm stream, reports hook errors. */
+int cuda_ddp_finish(cuda_ddp *d, ib_error *err);
+size_t cuda_ddp_buckets(const cuda_ddp *d);   /* allreduces started in the last step */
+void cuda_ddp_destroy(cuda_ddp *d);
+#endif
+
+#endif

@@ -1,0 +1,150 @@
+/* kernels/attention: the data movement and softmax around attention's cuBLASLt strided-batched
+ * GEMMs (S = q k^T and o = P v, and their backward, issued from src/cuda/vit.c):
+ *   qkv [B,T,3,H,hd] -> q, k, v [B,H,T,hd] (one batch stride for all B*H products);
+ *   P = softmax(S * scale) per row of S [B*H,T,T], in fp32;  o [B,H,T,hd] -> att [B,T,H*hd].
+ * Mirrors src/cpu/attention.c (same rounding points: q, k, v, P and dS are cast to the act dtype
+ * before their GEMMs; S, P, dP and dS are fp32). */
+#include "common.cuh"
+
+#define WARPS 8
+
+/* i over [B,T,3,H,hd] (source order: coalesced reads) */
+__global__ static void qkv_split_kernel(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd)
+{
+    const int D = H * hd;
+    const size_t n = (size_t)B * T * 3 * D, plane = (size_t)B * H * T * hd;
+    CUK_GRID_STRIDE(i, n) {
+        const size_t bt = i / (3 * D);
+        const int r = (int)(i % (3 * D)), which = r / D, h = (r % D) / hd, e = r % hd;
+        const int b = (int)(bt / T), t = (int)(bt % T);
+        act_store(qkvh, dt, which * plane + (((size_t)b * H + h) * T + t) * hd + e, qkv[i]);
+    }
+}
+
+extern "C" cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd,
+                                     cudaStream_t s)
+{
+    const size_t n = (size_t)B * T * 3 * H * hd;
+    qkv_split_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(qkv, qkvh, dt, B, T, H, hd);
+    return cudaGetLastError();
+}
+
+/* i over [B,T,3,H,hd] (destination order: coalesced writes) */
+__global__ static void qkv_merge_kernel(const float *dqkvh, float *dqkv, int B, int T, int H, int hd)
+{
+    const int D = H * hd;
+    const size_t n = (size_t)B * T * 3 * D, plane = (size_t)B * H * T * hd;
+    CUK_GRID_STRIDE(i, n) {
+        const size_t bt = i / (3 * D);
+        const int r = (int)(i % (3 * D)), which = r / D, h = (r % D) / hd, e = r % hd;
+        const int b = (int)(bt / T), t = (int)(bt % T);
+        dqkv[i] = dqkvh[which * plane + (((size_t)b * H + h) * T + t) * hd + e];
+    }
+}
+
+extern "C" cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int T, int H, int hd, cudaStream_t s)
+{
+    const size_t n = (size_t)B * T * 3 * H * hd;
+    qkv_merge_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(dqkvh, dqkv, B, T, H, hd);
+    return cudaGetLastError();
+}
+
+/* i over [B,T,H,hd];  j the same element in [B,H,T,hd].  to_heads: dst[j] = src[i], else dst[i] = src[j]. */
+template <typename TY>
+__global__ static void heads_permute_kernel(const TY *src, TY *dst, int B, int T, int H, int hd, int to_heads)
+{
+    const int D = H * hd;
+    const size_t n = (size_t)B * T * D;
+    CUK_GRID_STRIDE(i, n) {
+        const size_t bt = i / D;
+        const int d = (int)(i % D), h = d / hd, e = d % hd, b = (int)(bt / T), t = (int)(bt % T);
+        const size_t j = (((size_t)b * H + h) * T + t) * hd + e;
+        if (to_heads) dst[j] = src[i];
+        else dst[i] = src[j];
+    }
+}
+
+static cudaError_t heads_permute(const void *src, void *dst, int dt, int B, int T, int H, int hd, int to_heads,
+                                 cudaStream_t s)
+{
+    const size_t n = (size_t)B * T * H * hd;
+    if (dt == CUK_BF16)
+        heads_permute_kernel<uint16_t><<<cuk_blocks(n, 256), 256, 0, s>>>((const uint16_t *)src, (uint16_t *)dst, B,
+                                                                        T, H, hd, to_heads);
+    else
+        heads_permute_kernel<float><<<cuk_blocks(n, 256), 256, 0, s>>>((const float *)src, (float *)dst, B, T, H, hd,
+                                                                     to_heads);
+    return cudaGetLastError();
+}
+
+extern "C" cudaError_t cuk_heads_merge(const void *o, void *att, int dt, int B, int T, int H, int hd, cudaStream_t s)
+{
+    return heads_permute(o, att, dt, B, T, H, hd, 0, s);
+}
+
+extern "C" cudaError_t cuk_heads_split(const void *datt, void *dO, int dt, int B, int T, int H, int hd,
+                                       cudaStream_t s)
+{
+    return heads_permute(datt, dO, dt, B, T, H, hd, 1, s);
+}
+
+/* One warp per row: s <- exp((s - max) * scale) / sum, as src/cpu/attention.c's softmax_row. */
+__global__ static void softmax_forward_kernel(float *S, void *p_act, int dt, size_t rows, int T, float scale)
+{
+    const int lane = threadIdx.x & 31;
+    const size_t row = (size_t)blockIdx.x * WARPS + (threadIdx.x >> 5);
+    if (row >= rows) return;
+    float *s = S + row * T;
+    float mx = -INFINITY;
+    for (int j = lane; j < T; j += 32) mx = fmaxf(mx, s[j]);
+    mx = warp_max(mx);
+    float sum = 0;
+    for (int j = lane; j < T; j += 32) {
+        const float e = expf((s[j] - mx) * scale);
+        s[j] = e;
+        sum += e;
+    }
+    const float inv = 1.0f / warp_sum(sum);
+    for (int j = lane; j < T; j += 32) {
+        const float p = s[j] * inv;
+        s[j] = p;
+        if (p_act) act_store(p_act, dt, row * T + j, p);
+    }
+}
+
+extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, float scale,
+                                           cudaStream_t s)
+{
+    const size_t blocks = (rows + WARPS - 1) / WARPS;
+    if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
+    softmax_forward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(S, p_act, dt, rows, T, scale);
+    return cudaGetLastError();
+}
+
+/* One warp per row: g <- p * (g - <p, g>) * scale */
+__global__ static void softmax_backward_kernel(const float *P, float *G, void *ds_act, int dt, size_t rows, int T,
+                                               float scale)
+{
+    const int lane = threadIdx.x & 31;
+    const size_t row = (size_t)blockIdx.x * WARPS + (threadIdx.x >> 5);
+    if (row >= rows) return;
+    const float *p = P + row * T;
+    float *g = G + row * T;
+    float dot = 0;
+    for (int j = lane; j < T; j += 32) dot += p[j] * g[j];
+    dot = warp_sum(dot);
+    for (int j = lane; j < T; j += 32) {
+        const float v = p[j] * (g[j] - dot) * scale;
+        g[j] = v;
+        if (ds_act) act_store(ds_act, dt, row * T + j, v);
+    }
+}
+
+extern "C" cudaError_t cuk_softmax_backward(const float *P, float *g, void *ds_act, int dt, size_t rows, int T,
+                                            float scale, cudaStream_t s)
+{
+    const size_t blocks = (rows + WARPS - 1) / WARPS;
+    if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
+    softmax_backward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(P, g, ds_act, dt, rows, T, scale);
+    return cudaGetLastError();
+}

@@ -1,0 +1,46 @@
+/* kernels/bias: a Linear layer's bias gradient (column sums of dy) fused with the cast of dy to
+ * the GEMM input dtype, so dy is read once for both.  Mirrors src/cpu/bias.c.  One thread per
+ * column over a chunk of rows (coalesced across the warp), then a fixed-order sum of the chunks. */
+#include "common.cuh"
+
+#define COLSUM_CHUNKS 64
+
+/* partial[c][j] = sum of dy[r, j] over chunk c's rows;  grid (ceil(N/256), chunks) */
+__global__ static void colsum_kernel(const float *dy, void *act, int dt, int M, int N, int rows_per,
+                                     float *partial)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= N) return;
+    const long r0 = (long)blockIdx.y * rows_per, r1 = r0 + rows_per < M ? r0 + rows_per : M;
+    float acc = 0;
+    for (long r = r0; r < r1; r++) {
+        const size_t i = (size_t)r * N + j;
+        const float g = dy[i];
+        acc += g;
+        if (act) act_store(act, dt, i, g);
+    }
+    partial[(size_t)blockIdx.y * N + j] = acc;
+}
+
+__global__ static void colsum_finish_kernel(const float *partial, int chunks, int N, float *db)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= N) return;
+    float s = 0;
+    for (int c = 0; c < chunks; c++) s += partial[(size_t)c * N + j];
+    db[j] = s;
+}
+
+extern "C" size_t cuk_colsum_partial_floats(int N) { return (size_t)COLSUM_CHUNKS * N; }
+
+extern "C" cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, int dt, int M, int N,
+                                         float *partial, cudaStream_t s)
+{
+    const int chunks = M < COLSUM_CHUNKS ? M : COLSUM_CHUNKS, rows_per = (M + chunks - 1) / chunks;
+    const dim3 grid((unsigned)((N + 255) / 256), (unsigned)chunks);
+    colsum_kernel<<<grid, 256, 0, s>>>(dy, dy_act, dt, M, N, rows_per, partial);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    colsum_finish_kernel<<<(unsigned)((N + 255) / 256), 256, 0, s>>>(partial, chunks, N, db);
+    return cudaGetLastError();
+}

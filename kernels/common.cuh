@@ -1,0 +1,49 @@
+/* kernels/common: what every op family shares: the act-dtype store (fp32, or bf16 round to
+ * nearest even as torch's .to(bfloat16)), warp reductions and the 1-D launch geometry. */
+#ifndef INSTBENCH_KERNELS_COMMON_CUH
+#define INSTBENCH_KERNELS_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+#include "cuda/kernels.h"
+
+/* act[i] = x in dtype dt (CUK_F32 or CUK_BF16). */
+__device__ __forceinline__ void act_store(void *act, int dt, size_t i, float x)
+{
+    if (dt == CUK_BF16) ((__nv_bfloat16 *)act)[i] = __float2bfloat16_rn(x);
+    else ((float *)act)[i] = x;
+}
+
+__device__ __forceinline__ float act_load(const void *act, int dt, size_t i)
+{
+    if (dt == CUK_BF16) return __bfloat162float(((const __nv_bfloat16 *)act)[i]);
+    return ((const float *)act)[i];
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Grid-stride elementwise launches: enough blocks to fill any current GPU, capped so the grid
+ * dimension stays far below its limit (the loops stride over the rest). */
+static inline unsigned cuk_blocks(size_t n, unsigned threads)
+{
+    size_t b = (n + threads - 1) / threads;
+    if (b > 65535u * 8u) b = 65535u * 8u;
+    return b ? (unsigned)b : 1u;
+}
+
+#define CUK_GRID_STRIDE(i, n) \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+#endif

@@ -1,0 +1,229 @@
+/* cuda/backend_cuda: the ib_backend interface over cuda_vit, plus device facts for sysinfo. */
+#include "instbench/cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+#ifdef INSTBENCH_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+#include "cuda/check.h"
+#include "cuda/vit.h"
+
+int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
+int cuda_backend_is_available(void);
+size_t cuda_backend_memory_estimate(const ib_train_config *cfg);
+
+static cuda_vit *impl(ib_backend *b) { return (cuda_vit *)b->impl; }
+
+int cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();   /* no driver / no device: not an error for the caller */
+        return 0;
+    }
+    return n;
+}
+
+int cuda_backend_is_available(void) { return cuda_device_count() > 0; }
+
+int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct cudaDeviceProp p;
+    CUDA_TRY(cudaGetDeviceProperties(&p, device));
+    snprintf(out->name, sizeof out->name, "%s", p.name);
+    out->memory_bytes = p.totalGlobalMem;
+    out->cc_major = p.major, out->cc_minor = p.minor;
+    out->sm_count = p.multiProcessorCount;
+    int cur = 0;
+    size_t fr = 0, tot = 0;
+    if (cudaGetDevice(&cur) == cudaSuccess && cudaSetDevice(device) == cudaSuccess &&
+        cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+        out->free_bytes = fr;
+    cudaSetDevice(cur);
+    cudaGetLastError();
+    return 0;
+}
+
+static void version_str(int v, char *out, size_t n)
+{
+    snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);   /* 12040 -> "12.4" */
+}
+
+void cuda_versions_get(cuda_versions *out)
+{
+    memset(out, 0, sizeof *out);
+    int v = 0;
+    if (cudaDriverGetVersion(&v) == cudaSuccess && v > 0) version_str(v, out->driver, sizeof out->driver);
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess && v > 0) version_str(v, out->runtime, sizeof out->runtime);
+    cudaGetLastError();
+#ifdef INSTBENCH_HAVE_NCCL
+    /* NCCL >= 2.9 encodes major*10000 + minor*100 + patch */
+    if (ncclGetVersion(&v) == ncclSuccess && v > 0)
+        snprintf(out->nccl, sizeof out->nccl, "%d.%d.%d", v / 10000, (v % 10000) / 100, v % 100);
+#endif
+}
+
+void *cuda_backend_stream(ib_backend *b) { return (void *)impl(b)->stream; }
+int cuda_backend_device(ib_backend *b) { return impl(b)->device; }
+
+static int set_inputs(ib_backend *b, const float *images, const int32_t *labels, ib_error *err)
+{
+    cuda_vit *v = impl(b);
+    const vit_config *c = &v->cfg.model;
+    for (int i = 0; i < v->B; i++)
+        if (labels[i] < 0 || labels[i] >= c->num_classes)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "label %d of sample %d outside [0, %d)", (int)labels[i], i,
+                                c->num_classes);
+    CUDA_TRY(cudaSetDevice(v->device));
+    /* Stream-ordered after the previous step; from pageable memory the call returns once the
+     * host buffer has been staged, so the caller may reuse it. */
+    const size_t px = (size_t)v->B * c->in_chans * c->img_size * c->img_size;
+    CUDA_TRY(cudaMemcpyAsync(v->images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->stream));
+    CUDA_TRY(cudaMemcpyAsync(v->labels, labels, (size_t)v->B * sizeof(int32_t), cudaMemcpyHostToDevice, v->stream));
+    v->have_inputs = 1;
+    return 0;
+}
+
+static int forward_backward(ib_backend *b, float *loss, ib_grad_ready_fn cb, void *user, ib_error *err)
+{
+    cuda_vit *v = impl(b);
+    if (cuda_vit_forward(v, err) || cuda_vit_backward(v, cb, user, err)) return -1;
+    /* read after backward is queued, so the GPU never idles while the host waits for the loss */
+    return loss ? cuda_vit_read_loss(v, loss, err) : 0;
+}
+
+static int forward(ib_backend *b, float *loss, ib_error *err)
+{
+    cuda_vit *v = impl(b);
+    if (cuda_vit_forward(v, err)) return -1;
+    return loss ? cuda_vit_read_loss(v, loss, err) : 0;
+}
+
+static int optimizer_step(ib_backend *b, ib_error *err) { return cuda_vit_optimizer_step(impl(b), err); }
+
+static int synchronize(ib_backend *b, ib_error *err)
+{
+    CUDA_TRY(cudaSetDevice(impl(b)->device));
+    CUDA_TRY(cudaStreamSynchronize(impl(b)->stream));
+    return 0;
+}
+
+static float *grad_block(ib_backend *b) { return impl(b)->grads; }
+
+static int copy_out(ib_backend *b, float *host, const float *dev, size_t n, ib_error *err)
+{
+    if (synchronize(b, err)) return -1;
+    CUDA_TRY(cudaMemcpy(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+static int get_params(ib_backend *b, float *host, ib_error *err)
+{
+    return copy_out(b, host, impl(b)->params, b->layout.total, err);
+}
+
+static int get_grads(ib_backend *b, float *host, ib_error *err)
+{
+    return copy_out(b, host, impl(b)->grads, b->layout.total, err);
+}
+
+static int get_logits(ib_backend *b, float *host, ib_error *err)
+{
+    cuda_vit *v = impl(b);
+    return copy_out(b, host, v->logits, (size_t)v->B * v->C, err);
+}
+
+static int set_params(ib_backend *b, const float *host, ib_error *err)
+{
+    cuda_vit *v = impl(b);
+    if (synchronize(b, err)) return -1;
+    CUDA_TRY(cudaMemcpy(v->params, host, b->layout.total * sizeof(float), cudaMemcpyHostToDevice));
+    if (cuda_vit_refresh_bf16(v, err)) return -1;
+    return synchronize(b, err);
+}
+
+static void destroy(ib_backend *b)
+{
+    if (!b) return;
+    if (b->impl) {
+        cudaSetDevice(impl(b)->device);
+        cuda_vit_free(impl(b));
+        free(b->impl);
+    }
+    model_layout_free(&b->layout);
+    free(b);
+}
+
+static int check_config(const ib_train_config *cfg, ib_error *err)
+{
+    if (model_validate(&cfg->model, err)) return -1;
+    if (cfg->batch_size < 1 || cfg->batch_size > 1 << 20)
+        return ib_error_set(err, IB_EXIT_USAGE, "batch size %d out of range [1, %d]", cfg->batch_size, 1 << 20);
+    if (cfg->precision != IB_PREC_FP32 && cfg->precision != IB_PREC_BF16)
+        return ib_error_set(err, IB_EXIT_USAGE, "unknown precision %d", (int)cfg->precision);
+    if (cfg->device < 0) return ib_error_set(err, IB_EXIT_USAGE, "device ordinal %d is negative", cfg->device);
+    /* GEMM dimensions and batch counts are 32-bit in cuBLASLt and in the kernels' launch math */
+    const double BT = (double)cfg->batch_size * model_seq_len(&cfg->model);
+    const double widest = BT * (model_mlp_hidden(&cfg->model) > 3 * cfg->model.embed_dim
+                                    ? model_mlp_hidden(&cfg->model) : 3 * cfg->model.embed_dim);
+    if (widest > 2147483647.0 || BT * model_seq_len(&cfg->model) * cfg->model.num_heads > 1e12)
+        return ib_error_set(err, IB_EXIT_USAGE, "batch %d is too large for this model on the CUDA backend",
+                            cfg->batch_size);
+    return 0;
+}
+
+int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
+{
+    *out = NULL;
+    if (check_config(cfg, err)) return -1;
+    const int n = cuda_device_count();
+    if (cfg->device >= n)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "CUDA device %d requested but %d GPU%s visible", cfg->device, n,
+                            n == 1 ? " is" : "s are");
+    ib_backend *b = calloc(1, sizeof *b);
+    cuda_vit *v = calloc(1, sizeof *v);
+    if (!b || !v) {
+        free(b);
+        free(v);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    b->name = "cuda";
+    b->cfg = *cfg;
+    b->impl = v;
+    if (model_layout_build(&cfg->model, &b->layout, err) || cuda_vit_init(v, cfg, &b->layout, 0, err)) {
+        model_layout_free(&b->layout);
+        free(v);
+        free(b);
+        return -1;
+    }
+    b->set_inputs = set_inputs;
+    b->forward_backward = forward_backward;
+    b->forward = forward;
+    b->optimizer_step = optimizer_step;
+    b->synchronize = synchronize;
+    b->grad_block = grad_block;
+    b->get_params = get_params;
+    b->set_params = set_params;
+    b->get_grads = get_grads;
+    b->get_logits = get_logits;
+    b->destroy = destroy;
+    *out = b;
+    return 0;
+}
+
+size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
+{
+    ib_error err;
+    model_layout l;
+    if (check_config(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return 0;
+    cuda_vit v;
+    cuda_vit_init(&v, cfg, &l, 1, &err);
+    model_layout_free(&l);
+    return v.bytes + ((size_t)32 << 20);   /* + the cuBLASLt workspace */
+}

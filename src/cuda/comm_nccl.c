@@ -1,0 +1,215 @@
+/* cuda/comm_nccl: ib_comm over NCCL.  Each comm owns a stream for communication; allreduce waits
+ * (on the GPU, through an event) for the work queued so far on the rank's compute stream, runs
+ * ncclAllReduce(ncclAvg) there, so the compute stream keeps going (DDP's overlap), and join makes
+ * the compute stream wait for the comm stream before the optimizer reads the averaged gradients. */
+#include "instbench/cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/check.h"
+
+#ifdef INSTBENCH_HAVE_NCCL
+#include <nccl.h>
+
+_Static_assert(sizeof(ncclUniqueId) == CUDA_NCCL_ID_BYTES, "NCCL unique id size");
+
+typedef struct nccl_impl {
+    ncclComm_t comm;
+    int device;
+    cudaStream_t compute, comm_stream;   /* compute: the backend's; comm_stream: ours */
+    cudaEvent_t ready, done;             /* compute -> comm, comm -> compute */
+} nccl_impl;
+
+static int nccl_check(ncclResult_t r, const char *what, ib_error *err)
+{
+    if (r == ncclSuccess) return 0;
+    return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: %s failed: %s", what, ncclGetErrorString(r));
+}
+#define NCCL_TRY(call)                                      \
+    do {                                                    \
+        if (nccl_check((call), #call, err)) return -1;      \
+    } while (0)
+
+static nccl_impl *impl(ib_comm *c) { return (nccl_impl *)c->impl; }
+
+int comm_nccl_available(void) { return 1; }
+
+int comm_nccl_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err)
+{
+    ncclUniqueId u;
+    NCCL_TRY(ncclGetUniqueId(&u));
+    memcpy(id, u.internal, CUDA_NCCL_ID_BYTES);
+    return 0;
+}
+
+/* comm stream waits for everything queued on the compute stream so far */
+static int after_compute(nccl_impl *n, ib_error *err)
+{
+    CUDA_TRY(cudaSetDevice(n->device));
+    CUDA_TRY(cudaEventRecord(n->ready, n->compute));
+    CUDA_TRY(cudaStreamWaitEvent(n->comm_stream, n->ready, 0));
+    return 0;
+}
+
+int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err)
+{
+    nccl_impl *n = impl(c);
+    if (count == 0) return 0;
+    if (after_compute(n, err)) return -1;
+    NCCL_TRY(ncclAllReduce(buf, buf, count, ncclFloat32, ncclAvg, n->comm, n->comm_stream));
+    return 0;
+}
+
+int comm_nccl_join(ib_comm *c, ib_error *err)
+{
+    nccl_impl *n = impl(c);
+    CUDA_TRY(cudaSetDevice(n->device));
+    CUDA_TRY(cudaEventRecord(n->done, n->comm_stream));
+    CUDA_TRY(cudaStreamWaitEvent(n->compute, n->done, 0));
+    return 0;
+}
+
+static int allreduce_mean(ib_comm *c, float *buf, size_t count, ib_error *err)
+{
+    if (comm_nccl_allreduce_async(c, buf, count, err)) return -1;
+    return comm_nccl_join(c, err);
+}
+
+static int broadcast(ib_comm *c, float *buf, size_t count, int root, ib_error *err)
+{
+    nccl_impl *n = impl(c);
+    if (root < 0 || root >= c->world_size)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "broadcast root %d outside [0, %d)", root, c->world_size);
+    if (after_compute(n, err)) return -1;
+    NCCL_TRY(ncclBroadcast(buf, buf, count, ncclFloat32, root, n->comm, n->comm_stream));
+    return comm_nccl_join(c, err);
+}
+
+static int barrier(ib_comm *c, ib_error *err)
+{
+    /* A one-element allreduce completes only when every rank has reached it. */
+    nccl_impl *n = impl(c);
+    float *one = NULL;
+    CUDA_TRY(cudaSetDevice(n->device));
+    CUDA_TRY(cudaMallocAsync((void **)&one, sizeof(float), n->comm_stream));
+    int rc = 0;
+    if (cuda_check(cudaMemsetAsync(one, 0, sizeof(float), n->comm_stream), "cudaMemsetAsync", err) ||
+        nccl_check(ncclAllReduce(one, one, 1, ncclFloat32, ncclSum, n->comm, n->comm_stream), "ncclAllReduce", err) ||
+        cuda_check(cudaStreamSynchronize(n->comm_stream), "cudaStreamSynchronize", err) ||
+        cuda_check(cudaStreamSynchronize(n->compute), "cudaStreamSynchronize", err))
+        rc = -1;
+    cudaFreeAsync(one, n->comm_stream);
+    return rc;
+}
+
+static void destroy(ib_comm *c)
+{
+    if (!c) return;
+    nccl_impl *n = impl(c);
+    if (n) {
+        cudaSetDevice(n->device);
+        if (n->comm_stream) cudaStreamSynchronize(n->comm_stream);
+        if (n->comm) ncclCommDestroy(n->comm);
+        if (n->ready) cudaEventDestroy(n->ready);
+        if (n->done) cudaEventDestroy(n->done);
+        if (n->comm_stream) cudaStreamDestroy(n->comm_stream);
+        free(n);
+    }
+    free(c);
+}
+
+int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int world_size, int first_rank,
+                     const unsigned char *id, ib_comm **comms, ib_error *err)
+{
+    if (nlocal < 1 || world_size < nlocal || first_rank < 0 || first_rank + nlocal > world_size)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: inconsistent ranks (%d local from rank %d of %d)", nlocal,
+                            first_rank, world_size);
+    if (!id && world_size != nlocal)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: %d ranks across processes need a unique id", world_size);
+    for (int i = 0; i < nlocal; i++) comms[i] = NULL;
+    ncclComm_t *raw = calloc((size_t)nlocal, sizeof *raw);
+    if (!raw) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    int rc = -1;
+    if (!id) {
+        if (nccl_check(ncclCommInitAll(raw, nlocal, devices), "ncclCommInitAll", err)) goto fail;
+    } else {
+        ncclUniqueId u;
+        memcpy(u.internal, id, CUDA_NCCL_ID_BYTES);
+        /* One thread initialising several devices must group the calls (each blocks until all
+         * ranks have joined otherwise). */
+        if (nccl_check(ncclGroupStart(), "ncclGroupStart", err)) goto fail;
+        int bad = 0;
+        for (int i = 0; i < nlocal && !bad; i++) {
+            if (cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice", err) ||
+                nccl_check(ncclCommInitRank(&raw[i], world_size, u, first_rank + i), "ncclCommInitRank", err))
+                bad = 1;
+        }
+        ib_error e2;
+        if (nccl_check(ncclGroupEnd(), "ncclGroupEnd", bad ? &e2 : err) || bad) goto fail;
+    }
+    for (int i = 0; i < nlocal; i++) {
+        ib_comm *c = calloc(1, sizeof *c);
+        nccl_impl *n = calloc(1, sizeof *n);
+        if (!c || !n) {
+            free(c);
+            free(n);
+            ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+            goto fail;
+        }
+        c->name = "nccl";
+        c->rank = first_rank + i;
+        c->world_size = world_size;
+        c->impl = n;
+        c->allreduce_mean = allreduce_mean;
+        c->broadcast = broadcast;
+        c->barrier = barrier;
+        c->destroy = destroy;
+        comms[i] = c;
+        n->comm = raw[i];
+        raw[i] = NULL;
+        n->device = devices[i];
+        n->compute = (cudaStream_t)streams[i];
+        /* Higher priority than compute, so a ready bucket's allreduce is not starved by backward. */
+        int lo = 0, hi = 0;
+        if (cuda_check(cudaSetDevice(n->device), "cudaSetDevice", err) ||
+            cuda_check(cudaDeviceGetStreamPriorityRange(&lo, &hi), "cudaDeviceGetStreamPriorityRange", err) ||
+            cuda_check(cudaStreamCreateWithPriority(&n->comm_stream, cudaStreamNonBlocking, hi), "cudaStreamCreate", err) ||
+            cuda_check(cudaEventCreateWithFlags(&n->ready, cudaEventDisableTiming), "cudaEventCreate", err) ||
+            cuda_check(cudaEventCreateWithFlags(&n->done, cudaEventDisableTiming), "cudaEventCreate", err))
+            goto fail;
+    }
+    rc = 0;
+fail:
+    if (rc) {
+        for (int i = 0; i < nlocal; i++) {
+            if (raw[i]) ncclCommDestroy(raw[i]);
+            if (comms[i]) destroy(comms[i]);
+            comms[i] = NULL;
+        }
+    }
+    free(raw);
+    return rc;
+}
+
+#else   /* built without NCCL */
+
+static int no_nccl(ib_error *err)
+{
+    return ib_error_set(err, IB_EXIT_RUNTIME,
+                        "this binary was built without NCCL: multi-GPU data parallelism is unavailable "
+                        "(install NCCL and rebuild)");
+}
+int comm_nccl_available(void) { return 0; }
+int comm_nccl_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err) { return no_nccl(err); }
+int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int world_size, int first_rank,
+                     const unsigned char *id, ib_comm **comms, ib_error *err)
+{
+    return no_nccl(err);
+}
+int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err) { return no_nccl(err); }
+int comm_nccl_join(ib_comm *c, ib_error *err) { return no_nccl(err); }
+
+#endif

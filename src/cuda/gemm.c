@@ -1,0 +1,191 @@
+/* cuda/gemm: row-major GEMMs on cuBLASLt (column-major).  A row-major X (R x C, stride ld) is the
+ * column-major X^T (C x R, same ld), so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T:
+ * cuBLASLt's A is our B, its B is our A, m = N, n = M, k = K. */
+#include "cuda/gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublasLt.h>
+
+#include "cuda/check.h"
+#include "cuda/kernels.h"
+
+typedef struct gemm_key {
+    cuda_gemm_desc d;
+    unsigned alignA, alignB, alignC;   /* bytes, power of two <= 256, of our (row-major) operands */
+} gemm_key;
+
+typedef struct gemm_entry {
+    gemm_key key;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, lc;   /* cuBLASLt's A (our B), B (our A), C = D */
+    cublasLtMatmulAlgo_t algo;
+} gemm_entry;
+
+struct cuda_gemm {
+    cublasLtHandle_t handle;
+    void *workspace;
+    size_t workspace_bytes;
+    gemm_entry *entries;
+    size_t n, cap;
+};
+
+static cudaDataType_t dtype_of(int t) { return t == CUK_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+static size_t esize(int t) { return t == CUK_BF16 ? 2 : 4; }
+
+/* Largest power of two (<= 256) dividing the address and, for batches, the batch stride in bytes. */
+static unsigned alignment(const void *p, long long stride_elems, size_t es, int batch)
+{
+    uintptr_t v = (uintptr_t)p | 256u;
+    if (batch > 1) v |= (uintptr_t)(stride_elems * (long long)es);
+    return (unsigned)(v & (~v + 1));
+}
+
+int cuda_gemm_create(cuda_gemm **out, size_t workspace_bytes, ib_error *err)
+{
+    *out = NULL;
+    cuda_gemm *g = calloc(1, sizeof *g);
+    if (!g) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (cublaslt_check(cublasLtCreate(&g->handle), "cublasLtCreate", err)) {
+        free(g);
+        return -1;
+    }
+    g->workspace_bytes = workspace_bytes;
+    if (workspace_bytes && cuda_check(cudaMalloc(&g->workspace, workspace_bytes), "cudaMalloc(cuBLASLt workspace)", err)) {
+        cublasLtDestroy(g->handle);
+        free(g);
+        return -1;
+    }
+    *out = g;
+    return 0;
+}
+
+static void entry_free(gemm_entry *e)
+{
+    if (e->la) cublasLtMatrixLayoutDestroy(e->la);
+    if (e->lb) cublasLtMatrixLayoutDestroy(e->lb);
+    if (e->lc) cublasLtMatrixLayoutDestroy(e->lc);
+    if (e->op) cublasLtMatmulDescDestroy(e->op);
+}
+
+void cuda_gemm_destroy(cuda_gemm *g)
+{
+    if (!g) return;
+    for (size_t i = 0; i < g->n; i++) entry_free(&g->entries[i]);
+    free(g->entries);
+    if (g->workspace) cudaFree(g->workspace);
+    cublasLtDestroy(g->handle);
+    free(g);
+}
+
+static int make_layout(cublasLtMatrixLayout_t *l, int dt, int rows, int cols, int ld, int batch, long long stride,
+                       ib_error *err)
+{
+    CUBLASLT_TRY(cublasLtMatrixLayoutCreate(l, dtype_of(dt), (uint64_t)rows, (uint64_t)cols, (int64_t)ld));
+    if (batch > 1) {
+        int32_t bc = batch;
+        int64_t st = stride;
+        CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc, sizeof bc));
+        CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &st, sizeof st));
+    }
+    return 0;
+}
+
+/* Builds the descriptor, layouts and algorithm for one key (d already has defaults filled in). */
+static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error *err)
+{
+    const cuda_gemm_desc *d = &k->d;
+    memset(e, 0, sizeof *e);
+    e->key = *k;
+    CUBLASLT_TRY(cublasLtMatmulDescCreate(&e->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    /* cuBLASLt's A is our B: transposed for it exactly when our B is not stored transposed */
+    const cublasOperation_t opA = d->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opB = d->transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
+    CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB));
+    if (d->bias) {
+        const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;   /* bias[m] = our bias[N], fp32 like D */
+        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    }
+    /* our B: K x N (stored N x K when transB) -> column-major N x K (or K x N) */
+    if (make_layout(&e->la, d->ab, d->transB ? d->K : d->N, d->transB ? d->N : d->K, d->ldb, d->batch, d->strideB,
+                    err) ||
+        make_layout(&e->lb, d->ab, d->transA ? d->M : d->K, d->transA ? d->K : d->M, d->lda, d->batch, d->strideA,
+                    err) ||
+        make_layout(&e->lc, d->c, d->N, d->M, d->ldc, d->batch, d->strideC, err))
+        return -1;
+    cublasLtMatmulPreference_t pref;
+    CUBLASLT_TRY(cublasLtMatmulPreferenceCreate(&pref));
+    uint64_t ws = g->workspace_bytes;
+    uint32_t al_a = k->alignB, al_b = k->alignA, al_c = k->alignC;
+    cublasLtMatmulHeuristicResult_t res;
+    int found = 0;
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasLtMatmulAlgoGetHeuristic(g->handle, e->op, e->la, e->lb, e->lc, e->lc, pref, 1, &res, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (cublaslt_check(st, "cublasLtMatmulAlgoGetHeuristic", err)) return -1;
+    if (found < 1)
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "cuBLASLt: no algorithm for the %s GEMM batch %d M %d N %d K %d (transA %d transB %d, "
+                            "alignment %u/%u/%u bytes)",
+                            d->ab == CUK_BF16 ? "bf16" : "fp32", d->batch, d->M, d->N, d->K, d->transA, d->transB,
+                            k->alignA, k->alignB, k->alignC);
+    e->algo = res.algo;
+    return 0;
+}
+
+int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const float *bias,
+                   cudaStream_t s, ib_error *err)
+{
+    gemm_key k;
+    memset(&k, 0, sizeof k);   /* the key is compared with memcmp: no stray padding bytes */
+    k.d = *in;
+    cuda_gemm_desc *d = &k.d;
+    if (d->batch < 1) d->batch = 1;
+    if (!d->lda) d->lda = d->transA ? d->M : d->K;
+    if (!d->ldb) d->ldb = d->transB ? d->K : d->N;
+    if (!d->ldc) d->ldc = d->N;
+    if (!d->strideA) d->strideA = (long long)d->M * d->K;
+    if (!d->strideB) d->strideB = (long long)d->K * d->N;
+    if (!d->strideC) d->strideC = (long long)d->M * d->ldc;
+    d->bias = bias != NULL;
+    if (d->bias && d->c != CUK_F32)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias epilogue needs an fp32 output");
+    k.alignA = alignment(A, d->strideA, esize(d->ab), d->batch);
+    k.alignB = alignment(B, d->strideB, esize(d->ab), d->batch);
+    k.alignC = alignment(C, d->strideC, esize(d->c), d->batch);
+    gemm_entry *e = NULL;
+    for (size_t i = 0; i < g->n && !e; i++)
+        if (!memcmp(&g->entries[i].key, &k, sizeof k)) e = &g->entries[i];
+    if (!e) {
+        if (g->n == g->cap) {
+            size_t cap = g->cap ? 2 * g->cap : 32;
+            gemm_entry *ne = realloc(g->entries, cap * sizeof *ne);
+            if (!ne) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+            g->entries = ne, g->cap = cap;
+        }
+        e = &g->entries[g->n];
+        if (entry_build(g, &k, e, err)) {
+            entry_free(e);
+            return -1;
+        }
+        g->n++;
+    }
+    if (bias)
+        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    const float alpha = 1.0f, beta = d->accumulate ? 1.0f : 0.0f;
+    /* cuBLASLt's A = our B, its B = our A; C and D are the same buffer */
+    CUBLASLT_TRY(cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc, &e->algo,
+                                g->workspace, g->workspace_bytes, s));
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* cuda/gemm: cuBLASLt matmuls in the row-major terms of src/cpu/ops.h's cpu_gemm_desc.
+ *   C[b] (M x N, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
+ * transA: A stored K x M; transB: B stored N x K.  A and B in dtype ab, C in dtype c (CUK_F32 or
+ * CUK_BF16); fp32 accumulation always (CUBLAS_COMPUTE_32F: bf16 inputs with fp32 accumulate under
+ * autocast, true fp32 without TF32 otherwise, as torch's default).  Batched operands are strided
+ * (strideA/B/C elements, 0 = dense M*K etc.).  The matmul descriptor and the heuristic's algorithm
+ * are cached per shape and pointer alignment, so a training step does no heuristic queries after
+ * the first. */
+#ifndef INSTBENCH_CUDA_GEMM_H
+#define INSTBENCH_CUDA_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "instbench/util.h"
+
+typedef struct cuda_gemm_desc {
+    int batch, M, N, K;
+    int ab, c;                 /* CUK_F32 / CUK_BF16 */
+    int transA, transB;
+    int lda, ldb, ldc;         /* row strides as stored, 0 = dense */
+    long long strideA, strideB, strideC;   /* batch strides in elements, 0 = dense */
+    int bias, accumulate;      /* bias: fp32 [N] added in the epilogue (C must be fp32) */
+} cuda_gemm_desc;
+
+typedef struct cuda_gemm cuda_gemm;
+
+/* workspace_bytes: cuBLASLt scratch (32 MiB suits Hopper). */
+int cuda_gemm_create(cuda_gemm **g, size_t workspace_bytes, ib_error *err);
+int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
+                   cudaStream_t s, ib_error *err);
+void cuda_gemm_destroy(cuda_gemm *g);
+
+#endif
