@@ -439,6 +439,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         super().setup()
+        # headers and body go out in two writes: without NODELAY, Nagle + the client's delayed ACK
+        # would add ~40 ms to every response on a kept-alive connection
+        try:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
         self.server.state.count("connections")
 
     def log_message(self, fmt, *args):
