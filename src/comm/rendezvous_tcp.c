@@ -1,0 +1,235 @@
+/* comm/rendezvous_tcp: rank 0 hands a fixed-size blob (the NCCL unique id) to the other processes
+ * of a multi-node job over one TCP port (see comm.h for the wire format).  Plain POSIX sockets;
+ * every blocking step is a poll() bounded by the caller's deadline, so a missing node ends in an
+ * error naming the address, never a hang. */
+#include "instbench/comm.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAGIC "IBRV0001"
+#define MAGIC_LEN 8
+#define HDR_LEN (MAGIC_LEN + 4)
+#define MAX_BLOB (1u << 20)
+
+static int remaining_ms(double deadline)
+{
+    double left = deadline - util_now_seconds();
+    if (left <= 0) return 0;
+    return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Full read/write of n bytes on a non-blocking socket before the deadline: 0 ok, -1 otherwise. */
+static int io_all(int fd, void *buf, size_t n, int writing, double deadline)
+{
+    char *p = buf;
+    while (n > 0) {
+        struct pollfd pf = {fd, (short)(writing ? POLLOUT : POLLIN), 0};
+        int ms = remaining_ms(deadline);
+        if (ms == 0) return -1;
+        int r = poll(&pf, 1, ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (k <= 0) return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static void put_header(unsigned char *h, size_t len)
+{
+    memcpy(h, MAGIC, MAGIC_LEN);
+    h[8] = (unsigned char)(len >> 24), h[9] = (unsigned char)(len >> 16);
+    h[10] = (unsigned char)(len >> 8), h[11] = (unsigned char)len;
+}
+
+static int header_ok(const unsigned char *h, size_t len)
+{
+    size_t got = ((size_t)h[8] << 24) | ((size_t)h[9] << 16) | ((size_t)h[10] << 8) | h[11];
+    return !memcmp(h, MAGIC, MAGIC_LEN) && got == len;
+}
+
+static int set_nonblocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL, 0);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int rendezvous_tcp_listen(int port, rendezvous_tcp_server *s, ib_error *err)
+{
+    s->fd = -1;
+    s->port = 0;
+    if (port < 0 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [0, 65535]", port);
+    /* IPv6 socket accepting IPv4 too where the host allows it; plain IPv4 otherwise */
+    int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1, zero = 0;
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        struct sockaddr_in6 a6;
+        memset(&a6, 0, sizeof a6);
+        a6.sin6_family = AF_INET6;
+        a6.sin6_addr = in6addr_any;
+        a6.sin6_port = htons((uint16_t)port);
+        if (bind(fd, (struct sockaddr *)&a6, sizeof a6) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd < 0) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: socket: %s", strerror(errno));
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in a4;
+        memset(&a4, 0, sizeof a4);
+        a4.sin_family = AF_INET;
+        a4.sin_addr.s_addr = htonl(INADDR_ANY);
+        a4.sin_port = htons((uint16_t)port);
+        if (bind(fd, (struct sockaddr *)&a4, sizeof a4) != 0) {
+            int e = errno;
+            close(fd);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: cannot listen on port %d: %s%s", port, strerror(e),
+                                e == EADDRINUSE ? " (another process holds it: pick another --master-port)" : "");
+        }
+    }
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof bound;
+    if (listen(fd, 128) != 0 || getsockname(fd, (struct sockaddr *)&bound, &bl) != 0 || set_nonblocking(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: listen on port %d: %s", port, strerror(e));
+    }
+    s->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
+                                          : ntohs(((struct sockaddr_in *)&bound)->sin_port);
+    s->fd = fd;
+    return 0;
+}
+
+void rendezvous_tcp_close(rendezvous_tcp_server *s)
+{
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+}
+
+int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob, size_t len, double timeout_s,
+                         ib_error *err)
+{
+    if (s->fd < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: server not listening");
+    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
+    unsigned char *msg = malloc(HDR_LEN + len);
+    if (!msg) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    put_header(msg, len);
+    memcpy(msg + HDR_LEN, blob, len);
+    const double deadline = util_now_seconds() + timeout_s;
+    int served = 0;
+    while (served < npeers) {
+        struct pollfd pf = {s->fd, POLLIN, 0};
+        int ms = remaining_ms(deadline);
+        int r = ms ? poll(&pf, 1, ms) : 0;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        int c = accept(s->fd, NULL, NULL);
+        if (c < 0) continue;   /* the peer went away between poll and accept */
+        /* one peer may take at most 5 s of the budget, so a stuck one cannot block the rest */
+        double peer_deadline = util_now_seconds() + 5.0;
+        if (peer_deadline > deadline) peer_deadline = deadline;
+        unsigned char hello[HDR_LEN];
+        int one = 1;
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (set_nonblocking(c) == 0 && io_all(c, hello, HDR_LEN, 0, peer_deadline) == 0 && header_ok(hello, len) &&
+            io_all(c, msg, HDR_LEN + len, 1, peer_deadline) == 0)
+            served++;
+        close(c);
+    }
+    free(msg);
+    if (served < npeers)
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "rendezvous: only %d of %d peers connected to port %d within %.0f s (are the other "
+                            "nodes started with the same MASTER_ADDR/MASTER_PORT?)",
+                            served, npeers, s->port, timeout_s);
+    return 0;
+}
+
+/* One non-blocking connect attempt bounded by the deadline: the socket, or -1. */
+static int connect_once(const struct addrinfo *ai, double deadline)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) return -1;
+    if (set_nonblocking(fd) != 0) {
+        close(fd);
+        return -1;
+    }
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) return fd;
+    if (errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    struct pollfd pf = {fd, POLLOUT, 0};
+    int ms = remaining_ms(deadline);
+    if (ms > 2000) ms = 2000;   /* an unreachable host: retry rather than hang in one attempt */
+    int so = 0;
+    socklen_t sl = sizeof so;
+    if (poll(&pf, 1, ms) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0 || so != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err)
+{
+    if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
+    if (port < 1 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
+    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    const double deadline = util_now_seconds() + timeout_s;
+    int resolved = 0;
+    for (;;) {
+        struct addrinfo hints, *res = NULL;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        if (getaddrinfo(addr, ps, &hints, &res) == 0) {
+            resolved = 1;
+            for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+                int fd = connect_once(ai, deadline);
+                if (fd < 0) continue;
+                unsigned char hdr[HDR_LEN];
+                put_header(hdr, len);
+                int ok = io_all(fd, hdr, HDR_LEN, 1, deadline) == 0 && io_all(fd, hdr, HDR_LEN, 0, deadline) == 0 &&
+                         header_ok(hdr, len) && io_all(fd, blob, len, 0, deadline) == 0;
+                close(fd);
+                if (ok) {
+                    freeaddrinfo(res);
+                    return 0;
+                }
+            }
+            freeaddrinfo(res);
+        }
+        if (remaining_ms(deadline) == 0) break;
+        sleep_ms(remaining_ms(deadline) < 200 ? remaining_ms(deadline) : 200);
+    }
+    return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %s %s:%d within %.0f s",
+                        resolved ? "no answer from rank 0 at" : "cannot resolve", addr, port, timeout_s);
+}

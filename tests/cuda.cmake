@@ -1,0 +1,6 @@
+# CUDA backend area.  Only CPU-runnable tests live here: the TCP rendezvous that carries the NCCL
+# unique id between nodes.  That the CUDA sources compile and link for every architecture is the
+# build itself (CUDA builds); their numerics are checked on a GPU machine by scripts/gpu_check.sh
+# (instbench verify --backend cuda --compare-backend cpu against the timm fixtures).
+instbench_add_unit_test(comm_rendezvous comm_rendezvous.c)
+set_tests_properties(comm_rendezvous PROPERTIES TIMEOUT 60)
