@@ -13,7 +13,7 @@ target_link_libraries(aws_client_probe PRIVATE instbench_core)
 
 # The client against the local endpoint (botocore checks every signature), one ctest entry per
 # area so they run in parallel and each stays short.
-foreach(area SigningAndChain Endpoints Ec2Queries Imds Tls Transport)
+foreach(area EndpointSelfCheck SigningAndChain Endpoints Ec2Queries Imds Tls Transport)
   add_test(NAME aws_endpoint_${area}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_endpoint_test.py
                    $<TARGET_FILE:aws_client_probe> ${CMAKE_SOURCE_DIR}/scripts/aws_test_endpoint.py ${area})

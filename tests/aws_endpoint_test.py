@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 PROBE = None
@@ -336,6 +337,47 @@ class SigningAndChain(AwsTestCase):
             self.assertEqual(ep.stats()["imds_credential_fetches"], 2)
         finally:
             ep.stop()
+
+
+class EndpointSelfCheck(AwsTestCase):
+    """The verifier itself: botocore-signed requests pass, any tampering is refused."""
+
+    def send(self, body, tamper=None, key=(AK, SK, None)):
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        req = AWSRequest(method="POST", url=self.ep.url + "/", data=body,
+                         headers={"Content-Type": "application/x-amz-json-1.1",
+                                  "X-Amz-Target": "AWSPriceListService.GetProducts"})
+        SigV4Auth(Credentials(*key), "pricing", "us-east-1").add_auth(req)
+        headers = dict(req.headers.items())
+        if tamper == "body":
+            body = body.replace(b"g5", b"g6")
+        elif tamper == "target":
+            headers["X-Amz-Target"] = "AWSPriceListService.GetProductz"
+        elif tamper == "date":
+            headers["X-Amz-Date"] = "20200101T000000Z"
+        r = urllib.request.Request(self.ep.url + "/", data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(r, timeout=10) as resp:
+                return resp.status, json.load(resp)
+        except urllib.error.HTTPError as e:
+            return e.code, json.load(e)
+
+    def test_botocore_signed_accepted_tampered_refused(self):
+        body = json.dumps({"ServiceCode": "AmazonEC2", "Filters": [
+            {"Type": "TERM_MATCH", "Field": "instanceType", "Value": "g5.xlarge"}]}).encode()
+        status, doc = self.send(body)
+        self.assertEqual(status, 200)
+        self.assertTrue(doc["PriceList"])
+        for t in ("body", "target", "date"):
+            with self.subTest(tamper=t):
+                status, doc = self.send(body, tamper=t)
+                self.assertEqual((status, doc["__type"]), (403, "SignatureDoesNotMatch"))
+        status, doc = self.send(body, key=(AK, "wrong" + SK[5:], None))
+        self.assertEqual((status, doc["__type"]), (403, "SignatureDoesNotMatch"))
+        status, doc = self.send(body, key=("AKIDUNKNOWN", SK, None))
+        self.assertEqual((status, doc["__type"]), (403, "UnrecognizedClientException"))
 
 
 class Endpoints(AwsTestCase):
