@@ -9,6 +9,7 @@
  *     spot REGION TYPE...              DescribeSpotPriceHistory, every page
  *     many N                           N concurrent single-page GetProducts calls
  *     ec2 REGION QUERY                 one EC2 query API GET (QUERY already encoded), body out
+ *     container-url                    the container credentials URL the environment names
  *     config FILE 0|1 PROFILE KEY ...  values the config (1) / credentials (0) file parser gives
  *     sign                             sign the JSON request on stdin (differential tests):
  *         {"method","path","query","headers":[[n,v],...],"body","service","region","when",
@@ -426,5 +427,12 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sign")) return cmd_sign();
     if (!strcmp(cmd, "ec2")) return cmd_ec2(rest, rv);
     if (!strcmp(cmd, "config")) return cmd_config(rest, rv);
+    if (!strcmp(cmd, "container-url")) {
+        char u[2048];
+        int r = aws_container_credentials_url(u, sizeof u, &err);
+        if (r < 0) fprintf(stderr, "probe: %s\n", err.msg);
+        printf("{\"url\": \"%s\"}\n", r == 0 ? u : "");
+        return r < 0 ? 1 : 0;
+    }
     return usage();
 }

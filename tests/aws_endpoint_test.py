@@ -266,6 +266,22 @@ class SigningAndChain(AwsTestCase):
         self.assertIn("not allowed", err)
         self.assertLess(dt, 1.0)
 
+    def test_container_url_rules(self):
+        rel, full = "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"
+        cases = [({rel: "/v2/credentials/abc"}, "http://169.254.170.2/v2/credentials/abc"),
+                 ({rel: "/v2/credentials/abc", full: "http://127.0.0.1:9/x"}, "http://169.254.170.2/v2/credentials/abc"),
+                 ({full: "http://127.0.0.1:9/x"}, "http://127.0.0.1:9/x"),
+                 ({full: "http://localhost/x"}, "http://localhost/x"),
+                 ({full: "http://169.254.170.23/v1/credentials"}, "http://169.254.170.23/v1/credentials"),
+                 ({full: "https://creds.example.com/x"}, "https://creds.example.com/x"),
+                 ({}, "")]
+        for extra, want in cases:
+            with self.subTest(env=extra):
+                self.assertEqual(self.probe(["container-url"], clean_env(self.home, **extra))[0]["url"], want)
+        for bad in ("http://10.1.2.3/x", "http://169.254.169.254/latest", "ftp://127.0.0.1/x"):
+            with self.subTest(bad=bad):
+                self.probe(["container-url"], clean_env(self.home, **{full: bad}), expect_rc=1)
+
     def test_container_authorization_token(self):
         ep = Endpoint("--container-auth-token", "Bearer s3cr3t-container-token")
         try:
