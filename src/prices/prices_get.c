@@ -44,7 +44,7 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     ib_error cerr = {0};
     if (aws_credentials_resolve(&cred, &cerr) != 0) {
         if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s", cerr.msg);
-        ib_warn("no AWS credentials (%s); using the cache and the price snapshot", cerr.msg);
+        ib_warn("%s; using the cache and the price snapshot", cerr.msg);
         return 0;
     }
     /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */

@@ -1,0 +1,471 @@
+#!/usr/bin/python3
+"""`instbench prices` against the local AWS test endpoint (scripts/aws_test_endpoint.py, which checks
+every request's SigV4 signature with botocore).
+
+Expected values are computed here, in Python, from the same data the endpoint serves (the shared
+aws-accelerated-prices.csv) and from the endpoint's documented serving rules (on-demand rounded to
+4 decimals and printed with 10, spot printed with 6 decimals, the latest Linux/UNIX entry per AZ,
+placement score 1 + sha256("types|region[|az]") mod 10), and interruption buckets straight from the
+Spot Advisor JSON.  Nothing is compared against instbench's own earlier output.
+
+usage: prices_live.py INSTBENCH ENDPOINT_SCRIPT SHARED_DATA_DIR CASE
+"""
+import csv
+import hashlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+INSTBENCH, ENDPOINT, DATA, CASE = [os.path.abspath(a) for a in sys.argv[1:4]] + [sys.argv[4]]
+CSV = os.path.join(DATA, "aws-accelerated-prices.csv")
+ADVISOR = os.path.join(DATA, "spot-advisor-data.json")
+AK = "AKIDEXAMPLE"
+SK = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+TOKEN = "IQoJb3JpZ2luX2VjEXAMPLETOKEN0123456789SESSIONtoken/+=="
+SECRETS = [SK, TOKEN]
+TMP = tempfile.mkdtemp(prefix="instbench-prices-")
+ALL_OUTPUT = []   # everything instbench printed, checked for secrets at the end
+
+
+def fail(msg):
+    print("FAIL [%s]: %s" % (CASE, msg), file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+# ---- reference data -------------------------------------------------------------------------
+
+def load_csv():
+    recs = {}
+    with open(CSV, newline="") as f:
+        for row in csv.DictReader(f):
+            key = (row["instance_type"], row["region"])
+            r = recs.setdefault(key, {"od": None, "spot": {}})
+            if row["on_demand_usd_per_hour"]:
+                r["od"] = float(row["on_demand_usd_per_hour"])
+            if row["spot_usd_per_hour"]:
+                r["spot"][row["availability_zone"]] = float(row["spot_usd_per_hour"])
+    return recs
+
+
+CSV_RECS = load_csv()
+with open(ADVISOR) as f:
+    ADV = json.load(f)["spot_advisor"]
+
+
+def served_on_demand(t, r):
+    """What the endpoint serves: round(usd, 4) printed as %.10f."""
+    return float("%.10f" % round(CSV_RECS[(t, r)]["od"], 4))
+
+
+def served_spot(t, r):
+    return {az: float("%.6f" % p) for az, p in CSV_RECS[(t, r)]["spot"].items()}
+
+
+def score(types, region, az=None):
+    key = ",".join(sorted(types)) + "|" + region + ("|" + az if az else "")
+    return 1 + int(hashlib.sha256(key.encode()).hexdigest(), 16) % 10
+
+
+def pick(n_types, regions):
+    """n_types instance types that have an on-demand price and spot zones in every region."""
+    types = sorted({t for (t, r) in CSV_RECS})
+    ok = [t for t in types if all((t, r) in CSV_RECS and CSV_RECS[(t, r)]["od"] and CSV_RECS[(t, r)]["spot"]
+                                  for r in regions)]
+    check(len(ok) >= n_types, "the CSV has only %d types priced in %s" % (len(ok), regions))
+    return ok[:n_types]
+
+
+# ---- the endpoint and the CLI ----------------------------------------------------------------
+
+class Endpoint:
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([sys.executable, ENDPOINT, "--prices", CSV, "--timeout", "240"] + list(args),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            fail("endpoint did not start: %r %s" % (line, self.proc.stderr.read()))
+        self.url = "http://127.0.0.1:%d" % int(line)
+
+    def call(self, path, obj=None):
+        data = json.dumps(obj).encode() if obj is not None else None
+        with urllib.request.urlopen(urllib.request.Request(self.url + path, data=data), timeout=10) as r:
+            return json.loads(r.read())
+
+    def stats(self):
+        return self.call("/__stats")
+
+    def close(self):
+        try:
+            self.call("/__shutdown", {})
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+def base_env(endpoint=None, creds=True, token=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME=os.path.join(TMP, "home"), XDG_CACHE_HOME=os.path.join(TMP, "cache"),
+               AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE=os.path.join(TMP, "no-config"),
+               AWS_SHARED_CREDENTIALS_FILE=os.path.join(TMP, "no-credentials"),
+               INSTBENCH_AWS_BACKOFF_BASE="0.05", NO_COLOR="1")
+    if creds:
+        env.update(AWS_ACCESS_KEY_ID=AK, AWS_SECRET_ACCESS_KEY=SK)
+        if token:
+            env["AWS_SESSION_TOKEN"] = token
+    if endpoint:
+        env["AWS_ENDPOINT_URL"] = endpoint.url
+    return env
+
+
+def prices(args, env, expect_rc=0, cwd=None):
+    p = subprocess.run([INSTBENCH, "-v", "prices"] + args, env=env, capture_output=True, text=True,
+                       timeout=120, cwd=cwd or TMP)
+    ALL_OUTPUT.append(p.stdout + p.stderr)
+    if p.returncode != expect_rc:
+        fail("exit %d (wanted %d) for %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, expect_rc, args,
+                                                                       p.stdout[-3000:], p.stderr[-3000:]))
+    return p
+
+
+def as_json(p):
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError as e:
+        fail("stdout is not JSON (%s): %s" % (e, p.stdout[:500]))
+    check(doc.get("schema") == "instbench.prices/v1", "schema is %r" % doc.get("schema"))
+    return {(r["instance_type"], r["region"]): r for r in doc["prices"]}, doc
+
+
+def close(a, b, what):
+    check(a is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), "%s: got %r, want %r" % (what, a, b))
+
+
+def check_live(recs, types, regions, scores=True):
+    for t in types:
+        for r in regions:
+            rec = recs.get((t, r))
+            check(rec is not None, "no record for %s %s" % (t, r))
+            od = rec["on_demand"]
+            check(od and od["source"] == "live", "%s %s on-demand: %r" % (t, r, od))
+            close(od["usd_per_hour"], served_on_demand(t, r), "%s %s on-demand" % (t, r))
+            sp = rec["spot"]
+            check(sp and sp["source"] == "live", "%s %s spot: %r" % (t, r, sp))
+            got = {z["availability_zone"]: z["usd_per_hour"] for z in sp["zones"]}
+            want = served_spot(t, r)
+            check(set(got) == set(want), "%s %s spot zones %s, want %s" % (t, r, sorted(got), sorted(want)))
+            for az in want:
+                close(got[az], want[az], "%s %s spot in %s" % (t, r, az))
+            adv = ADV.get(r, {}).get("Linux", {}).get(t)
+            if adv:
+                check(rec["interruption"] and rec["interruption"]["bucket"] == adv["r"]
+                      and rec["interruption"]["savings_pct"] == adv["s"],
+                      "%s %s interruption %r, advisor says %r" % (t, r, rec["interruption"], adv))
+            if scores:
+                check(rec["placement_score"] == score([t], r), "%s %s placement %r, want %d"
+                      % (t, r, rec["placement_score"], score([t], r)))
+                for z in sp["zones"]:
+                    want_z = score([t], r, z["availability_zone"])
+                    check(z.get("placement_score") == want_z, "%s %s %s AZ score %r, want %d"
+                          % (t, r, z["availability_zone"], z.get("placement_score"), want_z))
+
+
+# ---- cases ------------------------------------------------------------------------------------
+
+def case_many_types():
+    """12 types x 3 regions in one run: every value as served; spot for all types of a region in
+    one DescribeSpotPriceHistory request; every request's signature accepted."""
+    regions = ["us-east-1", "us-west-2", "eu-west-1"]
+    types = pick(12, regions)
+    ep = Endpoint()
+    try:
+        p = prices(["--instance-types", ",".join(types), "--regions", ",".join(regions), "--format", "json"],
+                   base_env(ep))
+        recs, doc = as_json(p)
+        check(len(recs) == len(types) * len(regions), "%d records" % len(recs))
+        check_live(recs, types, regions)
+        st = ep.stats()
+        check(st["signature_failures"] == 0 and st["auth_failures"] == 0, "signature failures: %r" % st)
+        ops = st["by_operation"]
+        check(ops.get("GetProducts") == len(types) * len(regions), "GetProducts calls: %r" % ops)
+        check(ops.get("DescribeSpotPriceHistory") == len(regions), "spot calls (want one per region): %r" % ops)
+        check("no AWS credentials" not in p.stderr, "credentials were found")
+    finally:
+        ep.close()
+
+
+def case_pagination():
+    """Spot history served 5 entries per page (the endpoint also serves distractor entries and
+    older prices): the values still equal the latest Linux/UNIX price per AZ."""
+    regions = ["us-east-1", "us-west-2"]
+    types = pick(4, regions)
+    ep = Endpoint("--ec2-page-size", "5", "--page-size", "1")
+    try:
+        p = prices(["--instance-types", ",".join(types), "--regions", ",".join(regions), "--format", "json",
+                    "--page-size", "5"], base_env(ep))
+        recs, _ = as_json(p)
+        check_live(recs, types, regions)
+        ops = ep.stats()["by_operation"]
+        check(ops.get("DescribeSpotPriceHistory", 0) > 2 * len(regions),
+              "spot history was not paginated: %r" % ops)
+    finally:
+        ep.close()
+
+
+def case_concurrency():
+    """40 pairs with 300 ms added latency per request: sequential requests would take > 25 s; the
+    rounds of concurrent requests must finish in a few round trips."""
+    regions = ["us-east-1", "us-west-2"]
+    types = pick(20, regions)
+    ep = Endpoint("--latency-ms", "300")
+    try:
+        t0 = time.monotonic()
+        p = prices(["--instance-types", ",".join(types), "--regions", ",".join(regions), "--format", "json"],
+                   base_env(ep))
+        wall = time.monotonic() - t0
+        recs, _ = as_json(p)
+        check_live(recs, types, regions)
+        st = ep.stats()
+        check(st["max_in_flight"] >= 8, "at most %d requests in flight" % st["max_in_flight"])
+        check(wall < 8, "took %.1f s for %d requests at 300 ms each" % (wall, st["requests"]))
+        print("concurrency: %d requests, %d in flight at most, %.2f s" % (st["requests"], st["max_in_flight"], wall))
+    finally:
+        ep.close()
+
+
+def case_cache():
+    """A live run writes the cache; with the endpoint gone, --source cache and auto reuse it
+    (source "cache"); a stale cache (older than --cache-ttl) is not used."""
+    regions = ["us-east-1"]
+    types = pick(3, regions)
+    ep = Endpoint()
+    args = ["--instance-types", ",".join(types), "--regions", "us-east-1", "--format", "json"]
+    try:
+        prices(args, base_env(ep))
+    finally:
+        ep.close()
+    files = [os.path.join(TMP, "cache", "instbench", "prices", "us-east-1", t + ".json") for t in types]
+    for f in files:
+        check(os.path.exists(f), "cache file %s missing" % f)
+        check(json.load(open(f))["schema"] == "instbench.prices/v1", "cache file %s schema" % f)
+    check(not [n for n in os.listdir(os.path.dirname(files[0])) if ".tmp" in n], "temp files left in the cache")
+    # endpoint gone: the cache answers
+    p = prices(args + ["--source", "cache"], base_env(None, creds=False))
+    recs, _ = as_json(p)
+    for t in types:
+        r = recs[(t, "us-east-1")]
+        check(r["on_demand"]["source"] == "cache" and r["spot"]["source"] == "cache", "sources %r" % r)
+        close(r["on_demand"]["usd_per_hour"], served_on_demand(t, "us-east-1"), t + " cached on-demand")
+        got = {z["availability_zone"]: z["usd_per_hour"] for z in r["spot"]["zones"]}
+        check(got == served_spot(t, "us-east-1"), "%s cached spot %r" % (t, got))
+    # auto with a dead endpoint: a warning naming the failure, then the cache
+    dead = base_env(None)
+    dead["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
+    dead["AWS_MAX_ATTEMPTS"] = "1"
+    p = prices(args, dead)
+    recs, _ = as_json(p)
+    check(all(recs[(t, "us-east-1")]["on_demand"]["source"] == "cache" for t in types), "auto did not use the cache")
+    check("warning" in p.stderr and "pricing" in p.stderr.lower(), "no warning naming the service:\n" + p.stderr)
+    # stale: age the first file by two days; --source cache then has nothing for it
+    doc = json.load(open(files[0]))
+    old = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 2 * 86400))
+    doc["prices"][0]["on_demand"]["as_of"] = old
+    doc["prices"][0]["spot"]["as_of"] = old
+    json.dump(doc, open(files[0], "w"))
+    p = prices(args + ["--source", "cache"], base_env(None, creds=False))
+    recs, _ = as_json(p)
+    check(recs[(types[0], "us-east-1")]["on_demand"] is None, "a 2-day-old cache entry was used with a 24 h TTL")
+    check(recs[(types[1], "us-east-1")]["on_demand"]["source"] == "cache", "fresh entry not used")
+    p = prices(args + ["--source", "cache", "--cache-ttl", "72"], base_env(None, creds=False))
+    recs, _ = as_json(p)
+    check(recs[(types[0], "us-east-1")]["on_demand"]["source"] == "cache", "--cache-ttl 72 ignored")
+
+
+def case_corrupt_cache():
+    """A corrupt cache file: a warning, never fatal; the snapshot answers; a live run rewrites it."""
+    t = "g5.xlarge"
+    path = os.path.join(TMP, "cache", "instbench", "prices", "us-east-1", t + ".json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    for junk in ['{"schema": "instbench.prices/v1", "generated_at": "2026-11-22T00:00:00Z", "prices": [{"inst',
+                 "\x00\xff garbage", '{"schema": "instbench.prices/v1", "generated_at": "2026-11-22T00:00:00Z", '
+                 '"prices": [{"instance_type": "g5.xlarge", "region": "us-east-1", "on_demand": '
+                 '{"usd_per_hour": -3, "source": "live", "as_of": "2026-11-22T00:00:00Z"}, "spot": null}]}']:
+        with open(path, "w", errors="surrogateescape") as f:
+            f.write(junk)
+        p = prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(None, creds=False))
+        check("corrupt price cache" in p.stderr, "no warning about the corrupt cache:\n" + p.stderr)
+        recs, _ = as_json(p)
+        r = recs[(t, "us-east-1")]
+        check(r["on_demand"]["source"] == "snapshot", "not the snapshot: %r" % r["on_demand"])
+        close(r["on_demand"]["usd_per_hour"], CSV_RECS[(t, "us-east-1")]["od"], "snapshot on-demand")
+    ep = Endpoint()
+    try:
+        prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(ep))
+    finally:
+        ep.close()
+    check(json.load(open(path))["prices"][0]["on_demand"]["source"] == "live", "live run did not rewrite the cache")
+
+
+def case_snapshot_no_credentials():
+    """No credentials anywhere: auto says so once on stderr and serves the snapshot, whose values
+    equal the CSV rows; the output names the snapshot's date.  Works from any cwd."""
+    types = ["g5.xlarge", "p4d.24xlarge", "g6e.12xlarge", "trn1.32xlarge"]
+    regions = ["us-east-1", "us-west-2"]
+    p = prices(["--instance-types", ",".join(types), "--regions", ",".join(regions), "--format", "json"],
+               base_env(None, creds=False), cwd="/")
+    check(p.stderr.count("no AWS credentials") == 1, "credential notice count %d:\n%s"
+          % (p.stderr.count("no AWS credentials"), p.stderr))
+    recs, doc = as_json(p)
+    check(doc["snapshot"] and doc["snapshot"]["date"] == "2026-11-21", "snapshot date %r" % doc["snapshot"])
+    for t in types:
+        for r in regions:
+            if (t, r) not in CSV_RECS:
+                continue
+            rec, ref = recs[(t, r)], CSV_RECS[(t, r)]
+            if ref["od"] is None:
+                check(rec["on_demand"] is None, "%s %s: on-demand %r, CSV has none" % (t, r, rec["on_demand"]))
+            else:
+                check(rec["on_demand"]["source"] == "snapshot", "%s %s source" % (t, r))
+                close(rec["on_demand"]["usd_per_hour"], ref["od"], "%s %s snapshot on-demand" % (t, r))
+            got = {z["availability_zone"]: z["usd_per_hour"] for z in (rec["spot"] or {"zones": []})["zones"]}
+            check(got == ref["spot"], "%s %s snapshot spot %r != CSV %r" % (t, r, got, ref["spot"]))
+    # the table says where the numbers come from and when
+    p = prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "table"],
+               base_env(None, creds=False))
+    check("2026-11-21" in p.stdout and "snapshot" in p.stdout, "table does not date the snapshot:\n" + p.stdout)
+    check("1.0060" in p.stdout, "table lacks the CSV's 1.006:\n" + p.stdout)
+    # --source live without credentials: a clear failure, exit 1
+    p = prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--source", "live"],
+               base_env(None, creds=False), expect_rc=1)
+    check("credential" in p.stderr.lower(), "no clear message:\n" + p.stderr)
+    # CSV: header row, plain numbers
+    p = prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "csv", "--source", "snapshot"],
+               base_env(None, creds=False))
+    rows = list(csv.DictReader(p.stdout.splitlines()))
+    check(len(rows) == 1 and float(rows[0]["on_demand_usd_per_hour"]) == 1.006, "csv: %r" % rows)
+    check(float(rows[0]["spot_min_usd_per_hour"]) == min(CSV_RECS[("g5.xlarge", "us-east-1")]["spot"].values()),
+          "csv spot min: %r" % rows[0])
+
+
+def case_faults():
+    """Retryable faults are retried to success; broken answers fall back with a warning naming the
+    service; --source live turns them into a clear exit 1; never a crash."""
+    t, r = "g5.xlarge", "us-east-1"
+    args = ["--instance-types", t, "--regions", r, "--format", "json", "--no-placement-scores"]
+    ep = Endpoint("--stall-seconds", "4")
+    try:
+        env = base_env(ep)
+        for kind in ("throttle", "500", "503", "cut"):
+            ep.call("/__control", {"clear_faults": True, "faults": [{"kind": kind, "count": 2}]})
+            p = prices(args, env)
+            recs, _ = as_json(p)
+            check(recs[(t, r)]["on_demand"]["source"] == "live", "%s: not live after retries: %r"
+                  % (kind, recs[(t, r)]["on_demand"]))
+            close(recs[(t, r)]["on_demand"]["usd_per_hour"], served_on_demand(t, r), kind)
+        # a stall past the per-attempt timeout, then success
+        ep.call("/__control", {"clear_faults": True, "faults": [{"kind": "stall", "count": 1, "service": "pricing"}]})
+        t0 = time.monotonic()
+        p = prices(args + ["--timeout", "1.5"], env)
+        recs, _ = as_json(p)
+        check(recs[(t, r)]["on_demand"]["source"] == "live", "stall: %r" % recs[(t, r)]["on_demand"])
+        check(time.monotonic() - t0 < 4, "stall: the timeout did not cut the attempt short")
+        # not retryable: fall back to the snapshot, with a warning naming service and reason
+        for kind, service, words in (("truncate", "pricing", ["Pricing GetProducts"]),
+                                     ("malformed", "pricing", ["Pricing GetProducts"]),
+                                     ("truncate", "ec2", ["DescribeSpotPriceHistory"]),
+                                     ("malformed", "ec2", ["DescribeSpotPriceHistory"]),
+                                     ("expired", "pricing", ["expired"]),
+                                     ("denied", "pricing", ["AccessDenied"])):
+            shutil.rmtree(os.path.join(TMP, "cache"), ignore_errors=True)
+            ep.call("/__control", {"clear_faults": True, "faults": [{"kind": kind, "count": 3, "service": service}]})
+            p = prices(args, env)
+            recs, _ = as_json(p)
+            key = "on_demand" if service == "pricing" else "spot"
+            check(recs[(t, r)][key]["source"] == "snapshot", "%s/%s: %r" % (kind, service, recs[(t, r)][key]))
+            for w in words:
+                check(w in p.stderr and "warning" in p.stderr, "%s/%s: warning lacks %r:\n%s" % (kind, service, w, p.stderr))
+            ep.call("/__control", {"clear_faults": True, "faults": [{"kind": kind, "count": 3, "service": service}]})
+            p = prices(args + ["--source", "live"], env, expect_rc=1)
+            check(words[0] in p.stderr, "--source live %s/%s: %s" % (kind, service, p.stderr))
+        ep.call("/__control", {"clear_faults": True})
+    finally:
+        ep.close()
+    # placement scores without the permission: absent, with a note; prices unaffected
+    ep = Endpoint("--placement-unauthorized")
+    try:
+        p = prices(["--instance-types", t, "--regions", r, "--format", "json"], base_env(ep))
+        recs, doc = as_json(p)
+        check(recs[(t, r)]["placement_score"] is None, "score despite UnauthorizedOperation")
+        check("placement" in doc.get("placement_note", "") and "UnauthorizedOperation" in doc["placement_note"],
+              "no placement note: %r" % doc.get("placement_note"))
+        check_live(recs, [t], [r], scores=False)
+    finally:
+        ep.close()
+
+
+def case_session_token_no_secrets():
+    """Session-token credentials sign correctly; -v output and every file written hold neither the
+    secret key nor the token."""
+    t, r = "g5.xlarge", "us-west-2"
+    ep = Endpoint("--credentials", "%s:%s:%s" % (AK, SK, TOKEN))
+    try:
+        out = os.path.join(TMP, "out.json")
+        prices(["--instance-types", t, "--regions", r, "-o", out], base_env(ep, token=TOKEN))
+        doc = json.load(open(out))
+        check(doc["prices"][0]["on_demand"]["source"] == "live", "token run not live")
+        check(ep.stats()["signature_failures"] == 0, "signature failures with a session token")
+        written = [open(out).read()]
+        for root, _, names in os.walk(os.path.join(TMP, "cache")):
+            written += [open(os.path.join(root, n), errors="replace").read() for n in names]
+        for text in written:
+            for s in SECRETS:
+                check(s not in text, "a secret reached a file")
+    finally:
+        ep.close()
+
+
+def case_usage():
+    """Bad flags and values: a message and exit 2, never a crash."""
+    env = base_env(None, creds=False)
+    for args, words in ((["--market", "cheap"], "--market"), (["--source", "web"], "--source"),
+                        (["--format", "xml"], "--format"), (["--cache-ttl", "-1"], "--cache-ttl"),
+                        (["--cache-ttl", "nan"], "--cache-ttl"), (["--page-size", "0"], "--page-size"),
+                        (["--instance-types", "../../etc"], "instance type"), (["--regions", "mars"], "region"),
+                        (["--instance-types", ""], "--instance-types"), (["--regions"], "--regions"),
+                        (["--bogus"], "unknown option"), (["extra"], "unexpected"),
+                        (["--instance-types", "g5.xlarge,g5.xlarge"], "twice"), (["--timeout", "0"], "--timeout")):
+        p = prices(args, env, expect_rc=2)
+        check(words in p.stderr, "%s: message lacks %r: %s" % (args, words, p.stderr))
+    p = prices(["--help"], env)
+    check("--instance-types" in p.stdout and "--source" in p.stdout, "help")
+
+
+CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
+
+if __name__ == "__main__":
+    try:
+        if CASE not in CASES:
+            fail("unknown case; known: " + ", ".join(sorted(CASES)))
+        CASES[CASE]()
+        for text in ALL_OUTPUT:
+            for s in SECRETS:
+                check(s not in text, "a secret appeared in instbench's output")
+        print("ok [%s]: %d instbench runs" % (CASE, len(ALL_OUTPUT)))
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
