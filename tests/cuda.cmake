@@ -4,3 +4,8 @@
 # (instbench verify --backend cuda --compare-backend cpu against the timm fixtures).
 instbench_add_unit_test(comm_rendezvous comm_rendezvous.c)
 set_tests_properties(comm_rendezvous PROPERTIES TIMEOUT 60)
+
+# instbench verify --compare-backend (the CUDA-vs-CPU comparison), exercised as cpu vs cpu.
+add_test(NAME cuda_verify_compare
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_verify_compare.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_TEST_DATA}/ref_a_adam_bf16.safetensors)

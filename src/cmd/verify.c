@@ -1,6 +1,9 @@
 /* instbench verify: this build's backend against a timm reference file (scripts/make_reference.py).
  * Loads the reference, runs the backend from the same weights and batch, compares logits, loss,
- * every gradient and the loss after each optimizer step, prints per-tensor errors and PASS/FAIL. */
+ * every gradient and the loss after each optimizer step, prints per-tensor errors and PASS/FAIL.
+ * With --compare-backend the reference also runs through a second backend, and the two backends
+ * are compared per tensor with each other (CUDA against the CPU reference backend) as well as each
+ * against timm. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,14 +17,19 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: instbench verify --reference FILE [--backend cpu|cuda] [--precision fp32|bf16]\n"
-            "                        [--format table|json] [--threads N]\n\n"
+            "usage: instbench verify --reference FILE [--backend cpu|cuda] [--compare-backend cpu|cuda]\n"
+            "                        [--precision fp32|bf16] [--format table|json] [--threads N]\n\n"
             "Runs this build's training step from the weights and batch in a reference file written by\n"
             "scripts/make_reference.py (timm), compares logits, loss, every gradient and the loss at each\n"
             "optimizer step, prints per-tensor errors and PASS/FAIL.\n\n"
             "options:\n"
             "  --reference FILE   safetensors reference (required)\n"
             "  --backend NAME     cpu (default) or cuda\n"
+            "  --compare-backend NAME\n"
+            "                     also run NAME (cpu or cuda) and compare the two backends tensor by\n"
+            "                     tensor, each also against the reference; PASS needs all three\n"
+            "                     comparisons within tolerance (the same backend twice checks that it\n"
+            "                     is deterministic)\n"
             "  --precision P      fp32 or bf16 (default: the precision the reference was made in)\n"
             "  --format F         table (default) or json, on stdout\n"
             "  --threads N        CPU worker threads (default 0: all cores)\n"
@@ -33,7 +41,7 @@ static void usage(FILE *out)
 }
 
 typedef struct verify_args {
-    const char *reference, *backend, *format;
+    const char *reference, *backend, *format, *compare;
     int precision;   /* -1: the reference's */
     int threads;
 } verify_args;
@@ -63,6 +71,7 @@ static int parse_args(int argc, char **argv, verify_args *a)
             val = argv[++i];
         }
         int known = !strcmp(flag, "--reference") || !strcmp(flag, "--backend") || !strcmp(flag, "--precision") ||
+                    !strcmp(flag, "--compare-backend") ||
                     !strcmp(flag, "--format") || !strcmp(flag, "--threads");
         if (!known) {
             fprintf(stderr, "instbench verify: unknown option '%s' (try --help)\n", flag);
@@ -80,6 +89,12 @@ static int parse_args(int argc, char **argv, verify_args *a)
                 return -1;
             }
             a->backend = val;
+        } else if (!strcmp(flag, "--compare-backend")) {
+            if (strcmp(val, "cpu") && strcmp(val, "cuda")) {
+                fprintf(stderr, "instbench verify: --compare-backend must be cpu or cuda, not '%s'\n", val);
+                return -1;
+            }
+            a->compare = val;
         } else if (!strcmp(flag, "--precision")) {
             if (!strcmp(val, "fp32")) a->precision = IB_PREC_FP32;
             else if (!strcmp(val, "bf16")) a->precision = IB_PREC_BF16;
@@ -106,6 +121,7 @@ static int parse_args(int argc, char **argv, verify_args *a)
         fprintf(stderr, "instbench verify: --reference FILE is required (try --help)\n");
         return -1;
     }
+
     return 0;
 }
 
@@ -144,8 +160,37 @@ static void add_num(cJSON *o, const char *k, double v)
     else cJSON_AddNullToObject(o, k);
 }
 
+static void add_checks(cJSON *parent, const verify_report *r)
+{
+    cJSON *arr = cJSON_AddArrayToObject(parent, "checks");
+    for (size_t i = 0; i < r->count; i++) {
+        const verify_check *k = &r->checks[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", k->name);
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int d = 0; d < k->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)k->shape[d]));
+        add_num(o, "max_abs", k->err.max_abs);
+        add_num(o, "max_rel", k->err.max_rel);
+        add_num(o, "rel_l2", k->err.rel_l2);
+        add_num(o, "cosine", k->err.cosine);
+        cJSON_AddStringToObject(o, "metric", verify_metric_name(k->metric));
+        add_num(o, "value", k->value);
+        add_num(o, "limit", k->limit);
+        cJSON_AddBoolToObject(o, "pass", k->pass);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
+/* The second backend of --compare-backend: its outputs and both of its comparisons. */
+typedef struct verify_second {
+    const char *backend;
+    verify_outputs got;
+    double seconds;
+    verify_report vs_reference, vs_backend;   /* vs_backend: expected = the second backend */
+} verify_second;
+
 static int print_json(const char *path, const char *backend, ib_precision prec, const verify_reference *ref,
-                      const verify_outputs *got, double seconds, const verify_report *r)
+                      const verify_outputs *got, double seconds, const verify_report *r, const verify_second *second)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "instbench.verify/v1");
@@ -168,32 +213,33 @@ static int print_json(const char *path, const char *backend, ib_precision prec, 
     cJSON_AddStringToObject(root, "optimizer", backend_optimizer_name(ref->cfg.optim.kind));
     cJSON_AddNumberToObject(root, "steps", ref->steps);
     add_num(root, "seconds", seconds);
-    cJSON *arr = cJSON_AddArrayToObject(root, "checks");
-    for (size_t i = 0; i < r->count; i++) {
-        const verify_check *k = &r->checks[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", k->name);
-        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-        for (int d = 0; d < k->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)k->shape[d]));
-        add_num(o, "max_abs", k->err.max_abs);
-        add_num(o, "max_rel", k->err.max_rel);
-        add_num(o, "rel_l2", k->err.rel_l2);
-        add_num(o, "cosine", k->err.cosine);
-        cJSON_AddStringToObject(o, "metric", verify_metric_name(k->metric));
-        add_num(o, "value", k->value);
-        add_num(o, "limit", k->limit);
-        cJSON_AddBoolToObject(o, "pass", k->pass);
-        cJSON_AddItemToArray(arr, o);
-    }
+    add_checks(root, r);
     cJSON *ls = cJSON_AddArrayToObject(root, "losses");
     for (int s = 0; s < got->steps; s++) {
         cJSON *o = cJSON_CreateObject();
         add_num(o, "reference", ref->expected.losses[s]);
         add_num(o, "backend", got->losses[s]);
+        if (second) add_num(o, "compare_backend", second->got.losses[s]);
         cJSON_AddItemToArray(ls, o);
     }
     cJSON_AddNumberToObject(root, "failed", (double)r->failed);
-    cJSON_AddBoolToObject(root, "pass", r->pass);
+    int pass = r->pass;
+    if (second) {
+        /* "checks"/"failed" above stay the --backend's against the reference (as without it) */
+        cJSON *cmp = cJSON_AddObjectToObject(root, "compare");
+        cJSON_AddStringToObject(cmp, "backend", second->backend);
+        add_num(cmp, "seconds", second->seconds);
+        cJSON *vr = cJSON_AddObjectToObject(cmp, "vs_reference");
+        cJSON_AddNumberToObject(vr, "failed", (double)second->vs_reference.failed);
+        cJSON_AddBoolToObject(vr, "pass", second->vs_reference.pass);
+        add_checks(vr, &second->vs_reference);
+        cJSON *vb = cJSON_AddObjectToObject(cmp, "vs_backend");
+        cJSON_AddNumberToObject(vb, "failed", (double)second->vs_backend.failed);
+        cJSON_AddBoolToObject(vb, "pass", second->vs_backend.pass);
+        add_checks(vb, &second->vs_backend);
+        pass = pass && second->vs_reference.pass && second->vs_backend.pass;
+    }
+    cJSON_AddBoolToObject(root, "pass", pass);
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s) return -1;
@@ -236,6 +282,20 @@ int cmd_verify(int argc, char **argv)
     }
     ib_info("verify: backend %s %s ran %d steps in %.3f s\n", a.backend, backend_precision_name(prec), ref.steps,
             seconds);
+    verify_second second, *sec = NULL;
+    memset(&second, 0, sizeof second);
+    if (a.compare) {
+        second.backend = a.compare;
+        if (verify_run_backend(a.compare, &ref, prec, a.threads, &second.got, &second.seconds, &err)) {
+            fprintf(stderr, "instbench verify: --compare-backend: %s\n", err.msg);
+            verify_outputs_free(&got);
+            verify_reference_free(&ref);
+            return IB_EXIT_RUNTIME;
+        }
+        ib_info("verify: backend %s %s ran %d steps in %.3f s\n", a.compare, backend_precision_name(prec), ref.steps,
+                second.seconds);
+        sec = &second;
+    }
 
     verify_tolerance tol;
     verify_default_tolerance(prec, &tol);
@@ -243,16 +303,37 @@ int cmd_verify(int argc, char **argv)
     int rc = IB_EXIT_RUNTIME;
     if (verify_compare(&ref, &ref.expected, &got, &tol, &rep, &err)) {
         fprintf(stderr, "instbench verify: %s\n", err.msg);
-    } else {
-        if (!strcmp(a.format, "json")) {
-            if (print_json(a.reference, a.backend, prec, &ref, &got, seconds, &rep))
-                fprintf(stderr, "instbench verify: out of memory printing JSON\n");
-        } else {
-            print_table(&rep);
-        }
-        rc = rep.pass ? IB_EXIT_OK : IB_EXIT_RUNTIME;
+    } else if (sec && (verify_compare(&ref, &ref.expected, &sec->got, &tol, &sec->vs_reference, &err) ||
+                       verify_compare(&ref, &sec->got, &got, &tol, &sec->vs_backend, &err))) {
+        fprintf(stderr, "instbench verify: %s\n", err.msg);
         verify_report_free(&rep);
+    } else {
+        int pass = rep.pass && (!sec || (sec->vs_reference.pass && sec->vs_backend.pass));
+        if (!strcmp(a.format, "json")) {
+            if (print_json(a.reference, a.backend, prec, &ref, &got, seconds, &rep, sec))
+                fprintf(stderr, "instbench verify: out of memory printing JSON\n");
+        } else if (!sec) {
+            print_table(&rep);
+        } else {
+            printf("== %s vs reference (timm %s) ==\n", a.backend, ref.timm_version);
+            print_table(&rep);
+            printf("\n== %s vs reference (timm %s) ==\n", sec->backend, ref.timm_version);
+            print_table(&sec->vs_reference);
+            printf("\n== %s vs %s (the %s backend's outputs as the expected values) ==\n", a.backend, sec->backend,
+                   sec->backend);
+            print_table(&sec->vs_backend);
+            printf("\n%s: %s vs reference %s, %s vs reference %s, %s vs %s %s\n", pass ? "PASS" : "FAIL", a.backend,
+                   rep.pass ? "ok" : "FAIL", sec->backend, sec->vs_reference.pass ? "ok" : "FAIL", a.backend,
+                   sec->backend, sec->vs_backend.pass ? "ok" : "FAIL");
+        }
+        rc = pass ? IB_EXIT_OK : IB_EXIT_RUNTIME;
+        verify_report_free(&rep);
+        if (sec) {
+            verify_report_free(&sec->vs_reference);
+            verify_report_free(&sec->vs_backend);
+        }
     }
+    if (sec) verify_outputs_free(&sec->got);
     verify_outputs_free(&got);
     verify_reference_free(&ref);
     return rc;

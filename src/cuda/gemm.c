@@ -148,9 +148,11 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
                    cudaStream_t s, ib_error *err)
 {
     gemm_key k;
-    memset(&k, 0, sizeof k);   /* the key is compared with memcmp: no stray padding bytes */
-    k.d = *in;
+    memset(&k, 0, sizeof k);   /* the key is compared with memcmp: copy fields, never padding */
     cuda_gemm_desc *d = &k.d;
+    d->batch = in->batch, d->M = in->M, d->N = in->N, d->K = in->K, d->ab = in->ab, d->c = in->c;
+    d->transA = in->transA, d->transB = in->transB, d->lda = in->lda, d->ldb = in->ldb, d->ldc = in->ldc;
+    d->strideA = in->strideA, d->strideB = in->strideB, d->strideC = in->strideC, d->accumulate = in->accumulate;
     if (d->batch < 1) d->batch = 1;
     if (!d->lda) d->lda = d->transA ? d->M : d->K;
     if (!d->ldb) d->ldb = d->transB ? d->K : d->N;

@@ -44,10 +44,11 @@ int verify_run_backend(const char *backend, const verify_reference *ref, ib_prec
         return -1;
     }
     if (b->layout.total != ref->layout.total) {
-        b->destroy(b);
+        ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s' has %zu parameters, the reference %zu", backend,
+                     b->layout.total, ref->layout.total);
+        b->destroy(b);   /* after the message: it reads b->layout */
         verify_outputs_free(out);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s' has %zu parameters, the reference %zu", backend,
-                            b->layout.total, ref->layout.total);
+        return -1;
     }
     double t0 = util_now_seconds();
     int rc = -1;
