@@ -1,5 +1,6 @@
 # prices: the instbench.prices/v1 format, service parsers, sources, snapshot and `instbench prices`.
 instbench_add_unit_test(prices_json_test prices_json_test.c)
+instbench_add_unit_test(prices_parsers_test prices_parsers_test.c)
 
 # `instbench prices` against the local AWS test endpoint (botocore-verified signatures); expected
 # values computed in Python from the shared CSV and the Spot Advisor data.
@@ -9,3 +10,8 @@ foreach(case many_types pagination concurrency cache corrupt_cache snapshot_no_c
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_live.py ${INSTBENCH_BIN}
                    ${CMAKE_SOURCE_DIR}/scripts/aws_test_endpoint.py ${INSTBENCH_SHARED_DIR}/data ${case})
 endforeach()
+
+# The snapshot: regenerated == committed, complete and equal to the CSV, embedded copy complete.
+add_test(NAME prices_snapshot
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_snapshot.py ${INSTBENCH_BIN}
+                 ${CMAKE_SOURCE_DIR} ${INSTBENCH_SHARED_DIR}/data)

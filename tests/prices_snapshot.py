@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""The shipped price snapshot: the committed configs/prices-snapshot.json and the embedded
+src/prices/snapshot_data.c are what scripts/make_price_snapshot.py generates today; every
+(instance type, region) of the shared CSV is present with the CSV's values (checked here from the
+CSV itself); the interruption buckets are the Spot Advisor's; `instbench prices --source snapshot`
+for every type and region reproduces them (so the embedded copy parses and is complete).
+
+usage: prices_snapshot.py INSTBENCH SOURCE_DIR SHARED_DATA_DIR
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+INSTBENCH, SRC, DATA = [os.path.abspath(a) for a in sys.argv[1:4]]
+errors = []
+
+
+def check(cond, msg):
+    if not cond:
+        errors.append(msg)
+
+
+gen = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "make_price_snapshot.py"), "--data", DATA,
+                      "--check"], capture_output=True, text=True)
+check(gen.returncode == 0, "committed snapshot is stale: " + gen.stderr)
+
+rows = list(csv.DictReader(open(os.path.join(DATA, "aws-accelerated-prices.csv"), newline="")))
+advisor = json.load(open(os.path.join(DATA, "spot-advisor-data.json")))["spot_advisor"]
+want = {}
+for r in rows:
+    w = want.setdefault((r["instance_type"], r["region"]), {"od": set(), "spot": {}})
+    if r["on_demand_usd_per_hour"]:
+        w["od"].add(float(r["on_demand_usd_per_hour"]))
+    if r["spot_usd_per_hour"]:
+        w["spot"][r["availability_zone"]] = float(r["spot_usd_per_hour"])
+
+snap = json.load(open(os.path.join(SRC, "configs", "prices-snapshot.json")))
+check(snap["schema"] == "instbench.prices/v1", "schema")
+check(snap["snapshot"]["date"] and "skypilot" in snap["snapshot"]["source"], "snapshot date/source missing")
+
+
+def compare(recs, what):
+    check(set(recs) == set(want), "%s: pairs differ from the CSV: missing %s, extra %s"
+          % (what, sorted(set(want) - set(recs))[:5], sorted(set(recs) - set(want))[:5]))
+    for key, w in want.items():
+        rec = recs.get(key)
+        if rec is None:
+            continue
+        od = rec["on_demand"]
+        if w["od"]:
+            check(len(w["od"]) == 1 and od is not None and od["usd_per_hour"] == next(iter(w["od"])),
+                  "%s %s: on-demand %r vs CSV %r" % (what, key, od, w["od"]))
+        else:
+            check(od is None, "%s %s: on-demand %r but the CSV has none" % (what, key, od))
+        zones = {z["availability_zone"]: z["usd_per_hour"] for z in (rec["spot"] or {"zones": []})["zones"]}
+        check(zones == w["spot"], "%s %s: spot %r vs CSV %r" % (what, key, zones, w["spot"]))
+        adv = advisor.get(key[1], {}).get("Linux", {}).get(key[0])
+        got = rec["interruption"]
+        if adv is None:
+            check(got is None, "%s %s: interruption %r but the advisor has none" % (what, key, got))
+        else:
+            check(got and got["bucket"] == adv["r"] and got["savings_pct"] == adv["s"],
+                  "%s %s: interruption %r vs advisor %r" % (what, key, got, adv))
+
+
+compare({(r["instance_type"], r["region"]): r for r in snap["prices"]}, "configs/prices-snapshot.json")
+
+types = sorted({t for t, _ in want})
+regions = sorted({r for _, r in want})
+env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent")
+p = subprocess.run([INSTBENCH, "prices", "--source", "snapshot", "--format", "json", "--instance-types",
+                    ",".join(types), "--regions", ",".join(regions)], capture_output=True, text=True, env=env,
+                   cwd="/")
+check(p.returncode == 0, "instbench prices --source snapshot failed: " + p.stderr)
+if p.returncode == 0:
+    out = json.loads(p.stdout)
+    check(out["snapshot"]["date"] == snap["snapshot"]["date"], "the embedded snapshot's date differs")
+    # instbench prints every type x region asked for; the CSV's pairs must carry its values
+    got = {(r["instance_type"], r["region"]): r for r in out["prices"] if (r["instance_type"], r["region"]) in want}
+    compare(got, "instbench --source snapshot")
+
+for e in errors[:20]:
+    print("FAIL:", e, file=sys.stderr)
+print("%d (type, region) pairs checked, %d problems" % (len(want), len(errors)))
+sys.exit(1 if errors else 0)
