@@ -167,12 +167,24 @@ void fingerprint_compute(const bench_workload *w, char out_hex[65]);
 int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source,
                     size_t source_len);
 
-/* ---- result.c ------------------------------------------------------------------------------ */
+int peak_cpu_measure(const ib_train_config *t, double *tflops, ib_error *err);   /* oneDNN GEMM rate */
+
+/* ---- memfit.c: will a batch fit? (before allocating) ---------------------------------------- */
+/* Bytes one rank needs: the backend's estimate plus the host input buffers. */
+size_t memfit_rank_bytes(const ib_train_config *t, bench_data_mode data);
+/* Largest per-device batch in [0, max_batch] whose `ranks` copies fit in `avail` bytes. */
+int memfit_largest_batch(ib_train_config t, bench_data_mode data, int ranks, uint64_t avail, int max_batch);
+
+/* ---- identity.c ----------------------------------------------------------------------------- */
 typedef struct bench_identity {
     char type[64], region[32], availability_zone[32], market[16];   /* "" = unknown (null) */
     char source[16];     /* "imds" | "flag" | "unknown" */
     int count;
 } bench_identity;
+/* IMDS unless type, region and market are all given (non-NULL); flags override IMDS. */
+void identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *out);
+
+/* ---- result.c ------------------------------------------------------------------------------ */
 
 typedef struct bench_report {
     const char *timestamp;             /* ISO 8601 UTC */
@@ -195,5 +207,10 @@ typedef struct bench_report {
 char *result_to_json(const bench_report *r, int pretty);
 /* Human summary (the table format). */
 void result_print_summary(FILE *out, const bench_report *r, int color);
+/* instbench-results/<instance type, else hostname>-<20261122T001045Z>.json */
+void result_default_path(const char *instance_type, const char *host, const char *ts_compact, char *out,
+                         size_t len);
+/* Appends json + '\n' to path (JSON Lines) in one write; creates parent directories. */
+int result_append_line(const char *path, const char *json, ib_error *err);
 
 #endif

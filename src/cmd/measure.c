@@ -3,7 +3,6 @@
  * bench_run (src/bench/runner.c), then writes the result atomically.  Ctrl-C / SIGTERM stop at
  * the next step boundary and leave no file: exit 130 / 143. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +13,8 @@
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
 #include "instbench/bench.h"
-#include "instbench/imds.h"
 #include "instbench/model.h"
 #include "instbench/util.h"
-#include "instbench/cpu.h"
 
 enum { DEFAULT_BATCH = 128, AUTO_BATCH_MAX = 8192 };
 static const double DEFAULT_DURATION_S = 30.0;
@@ -262,116 +259,6 @@ static int parse_args(int argc, char **argv, measure_opts *o)
     return 0;
 }
 
-/* Bytes one rank needs: the backend's own estimate plus the two host batch buffers. */
-static size_t rank_bytes(const ib_train_config *t, bench_data_mode data)
-{
-    const vit_config *m = &t->model;
-    size_t batch_bytes = (size_t)t->batch_size * ((size_t)m->in_chans * m->img_size * m->img_size * 4 + 4);
-    return backend_memory_estimate(t) + (data == BENCH_DATA_HOST ? 2 : 1) * batch_bytes;
-}
-
-/* Largest per-device batch whose memory fits in `avail` bytes (0 when not even 1 fits). */
-static int largest_batch(ib_train_config t, bench_data_mode data, int ranks, uint64_t avail)
-{
-    int lo = 0, hi = AUTO_BATCH_MAX;
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        t.batch_size = mid;
-        if ((uint64_t)rank_bytes(&t, data) * (uint64_t)ranks <= avail) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
-}
-
-static void resolve_identity(const measure_opts *o, int nodes, bench_identity *id)
-{
-    memset(id, 0, sizeof *id);
-    strcpy(id->source, "unknown");
-    id->count = o->count > 0 ? o->count : nodes;
-    if (!(o->instance_type && o->region && o->market)) {
-        aws_instance_identity imds;
-        ib_error err = {0};
-        double t0 = util_now_seconds();
-        ib_debug("identity: reading EC2 instance metadata (IMDSv2)");
-        if (aws_imds_identity(&imds, &err) == 0) {
-            ib_debug("identity: instance metadata answered in %.2f s", util_now_seconds() - t0);
-            snprintf(id->type, sizeof id->type, "%s", imds.instance_type);
-            snprintf(id->region, sizeof id->region, "%s", imds.region);
-            snprintf(id->availability_zone, sizeof id->availability_zone, "%s", imds.availability_zone);
-            if (!strcmp(imds.lifecycle, "spot") || !strcmp(imds.lifecycle, "on-demand"))
-                snprintf(id->market, sizeof id->market, "%s", imds.lifecycle);
-            strcpy(id->source, "imds");
-        } else {
-            ib_debug("identity: instance metadata not available (%.2f s): %s", util_now_seconds() - t0, err.msg);
-        }
-    }
-    /* Flags override what IMDS said; the source names where the instance type came from. */
-    if (o->instance_type) {
-        snprintf(id->type, sizeof id->type, "%s", o->instance_type);
-        strcpy(id->source, "flag");
-    }
-    if (o->region) {
-        /* An AZ read from IMDS belongs to IMDS's region only. */
-        if (strcmp(id->region, o->region) != 0) id->availability_zone[0] = '\0';
-        snprintf(id->region, sizeof id->region, "%s", o->region);
-    }
-    if (o->market) snprintf(id->market, sizeof id->market, "%s", o->market);
-    if (!strcmp(id->source, "unknown") && (o->region || o->market)) strcpy(id->source, "flag");
-}
-
-/* CPU peak: the rate oneDNN reaches on every matmul shape of one training step, on all cores
- * (cpu.h).  A measured roofline, not a datasheet figure, and labelled so in the result. */
-static int cpu_peak(const ib_train_config *t, double *tflops, ib_error *err)
-{
-    ib_train_config all = *t;
-    all.threads = 0;
-    double fps = 0, seconds = 1.0;
-    /* Tests shorten the measurement; a figure from a shorter window is noisier, never biased. */
-    const char *env = getenv("INSTBENCH_CPU_PEAK_SECONDS");
-    if (env && env[0] && util_parse_double(env, 0.001, 60, &seconds) != 0) seconds = 1.0;
-    if (cpu_gemm_rate(&all, seconds, &fps, err)) return -1;
-    *tflops = fps / 1e12;
-    return 0;
-}
-
-static void default_output_path(const bench_identity *id, const char *host, const char *ts_compact,
-                                char *out, size_t len)
-{
-    char name[300];
-    snprintf(name, sizeof name, "%s", id->type[0] ? id->type : (host[0] ? host : "unknown-host"));
-    for (char *p = name; *p; p++)
-        if (*p == '/' || *p == ' ') *p = '_';
-    snprintf(out, len, "instbench-results/%s-%s.json", name, ts_compact);
-}
-
-static int append_line(const char *path, const char *json, ib_error *err)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (util_mkdir_p(dir, err)) return -1;
-    }
-    size_t n = strlen(json);
-    char *line = malloc(n + 2);
-    if (!line) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    memcpy(line, json, n);
-    line[n] = '\n';
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) {
-        free(line);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(errno));
-    }
-    /* One write on an O_APPEND descriptor: concurrent runs appending to one file do not interleave. */
-    ssize_t w = write(fd, line, n + 1);
-    int e = errno;
-    free(line);
-    if (close(fd) != 0 || w != (ssize_t)(n + 1))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot append to %s: %s", path, strerror(e));
-    return 0;
-}
-
 static int interrupted_exit(void)
 {
     fprintf(stderr, "instbench measure: interrupted; nothing written\n");
@@ -452,7 +339,7 @@ int cmd_measure(int argc, char **argv)
             fprintf(stderr, "instbench measure: --batch-size auto: cannot tell how much memory the device has\n");
             return IB_EXIT_RUNTIME;
         }
-        train.batch_size = largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail);
+        train.batch_size = memfit_largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
         if (train.batch_size < 1) {
             fprintf(stderr, "instbench measure: not even batch 1 of %s fits in %.1f GiB\n", train.model.name,
                     avail / 1073741824.0);
@@ -462,12 +349,12 @@ int cmd_measure(int argc, char **argv)
                 avail / 1073741824.0, train.batch_size == AUTO_BATCH_MAX ? ", capped" : "");
     } else {
         train.batch_size = o.batch;
-        if (avail > 0 && (uint64_t)rank_bytes(&train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
-            int fit = largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail);
+        if (avail > 0 && (uint64_t)memfit_rank_bytes(&train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
+            int fit = memfit_largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
             fprintf(stderr,
                     "instbench measure: --batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
                     "batch that fits is %d (or use --batch-size auto)\n",
-                    o.batch, (double)rank_bytes(&train, o.data) * (is_cpu ? o.ranks : 1) / 1073741824.0,
+                    o.batch, (double)memfit_rank_bytes(&train, o.data) * (is_cpu ? o.ranks : 1) / 1073741824.0,
                     avail / 1073741824.0, fit);
             return IB_EXIT_USAGE;
         }
@@ -487,7 +374,7 @@ int cmd_measure(int argc, char **argv)
                 sys.loadavg1, sys.vcpus);
 
     bench_identity id;
-    resolve_identity(&o, rdv.nnodes, &id);
+    identity_resolve(o.instance_type, o.region, o.market, o.count > 0 ? o.count : rdv.nnodes, &id);
     if (g_stop) return interrupted_exit();
 
     /* ---- peak for MFU ---- */
@@ -496,7 +383,7 @@ int cmd_measure(int argc, char **argv)
     if (is_cpu) {
         double t = 0;
         ib_error perr = {0};
-        if (cpu_peak(&train, &t, &perr) == 0 && t > 0) {
+        if (peak_cpu_measure(&train, &t, &perr) == 0 && t > 0) {
             peak = t * rdv.nnodes;
             snprintf(peak_source, sizeof peak_source,
                      "measured: oneDNN %s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
@@ -610,13 +497,13 @@ int cmd_measure(int argc, char **argv)
     int to_stdout = o.output && !strcmp(o.output, "-");
     if (!to_stdout) {
         if (o.output) snprintf(path, sizeof path, "%s", o.output);
-        else default_output_path(&id, sys.hostname, ts_compact, path, sizeof path);
+        else result_default_path(id.type, sys.hostname, ts_compact, path, sizeof path);
         if (util_write_file_atomic(path, pretty, strlen(pretty), &err)) {
             fprintf(stderr, "instbench measure: %s\n", err.msg);
             exit_code = IB_EXIT_RUNTIME;
         }
     }
-    if (exit_code == 0 && o.append && append_line(o.append, line, &err)) {
+    if (exit_code == 0 && o.append && result_append_line(o.append, line, &err)) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         exit_code = IB_EXIT_RUNTIME;
     }
