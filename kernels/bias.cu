@@ -44,3 +44,22 @@ extern "C" cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_ac
     colsum_finish_kernel<<<(unsigned)((N + 255) / 256), 256, 0, s>>>(partial, chunks, N, db);
     return cudaGetLastError();
 }
+
+/* C [M,N] (row stride ldc) += bias [N]: the epilogue of the cuBLAS fallback GEMM in src/cuda/gemm.c. */
+__global__ static void add_bias_kernel(float *C, const float *bias, int M, int N, int ldc)
+{
+    const size_t n = (size_t)M * N;
+    CUK_GRID_STRIDE(i, n) {
+        const size_t r = i / N;
+        const int j = (int)(i % N);
+        C[r * ldc + j] += bias[j];
+    }
+}
+
+extern "C" cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s)
+{
+    const size_t n = (size_t)M * N;
+    if (n == 0) return cudaSuccess;
+    add_bias_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(C, bias, M, N, ldc);
+    return cudaGetLastError();
+}

@@ -116,11 +116,12 @@ static int synchronize(ib_backend *b, ib_error *err)
 
 static float *grad_block(ib_backend *b) { return impl(b)->grads; }
 
+/* Copies ride the compute stream (it is non-blocking: the legacy stream would not order them). */
 static int copy_out(ib_backend *b, float *host, const float *dev, size_t n, ib_error *err)
 {
-    if (synchronize(b, err)) return -1;
-    CUDA_TRY(cudaMemcpy(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost));
-    return 0;
+    CUDA_TRY(cudaSetDevice(impl(b)->device));
+    CUDA_TRY(cudaMemcpyAsync(host, dev, n * sizeof(float), cudaMemcpyDeviceToHost, impl(b)->stream));
+    return synchronize(b, err);
 }
 
 static int get_params(ib_backend *b, float *host, ib_error *err)
@@ -142,8 +143,8 @@ static int get_logits(ib_backend *b, float *host, ib_error *err)
 static int set_params(ib_backend *b, const float *host, ib_error *err)
 {
     cuda_vit *v = impl(b);
-    if (synchronize(b, err)) return -1;
-    CUDA_TRY(cudaMemcpy(v->params, host, b->layout.total * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_TRY(cudaSetDevice(v->device));
+    CUDA_TRY(cudaMemcpyAsync(v->params, host, b->layout.total * sizeof(float), cudaMemcpyHostToDevice, v->stream));
     if (cuda_vit_refresh_bf16(v, err)) return -1;
     return synchronize(b, err);
 }

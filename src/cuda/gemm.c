@@ -1,12 +1,16 @@
 /* cuda/gemm: row-major GEMMs on cuBLASLt (column-major).  A row-major X (R x C, stride ld) is the
  * column-major X^T (C x R, same ld), so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T:
- * cuBLASLt's A is our B, its B is our A, m = N, n = M, k = K. */
+ * cuBLASLt's A is our B, its B is our A, m = N, n = M, k = K.
+ * Should cuBLASLt's heuristic offer no algorithm for a shape (odd strides such as T = 197 rows of
+ * bf16 attention scores leave only 2-byte alignment), that shape falls back to cuBLAS's
+ * cublasGemmStridedBatchedEx, same compute type, with the bias added by a kernel. */
 #include "cuda/gemm.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 
 #include "cuda/check.h"
 #include "cuda/kernels.h"
@@ -21,10 +25,12 @@ typedef struct gemm_entry {
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc;   /* cuBLASLt's A (our B), B (our A), C = D */
     cublasLtMatmulAlgo_t algo;
+    int fallback;                        /* 1: no cuBLASLt algorithm, run through cuBLAS */
 } gemm_entry;
 
 struct cuda_gemm {
     cublasLtHandle_t handle;
+    cublasHandle_t blas;                 /* the fallback, created on first need */
     void *workspace;
     size_t workspace_bytes;
     gemm_entry *entries;
@@ -75,6 +81,7 @@ void cuda_gemm_destroy(cuda_gemm *g)
     for (size_t i = 0; i < g->n; i++) entry_free(&g->entries[i]);
     free(g->entries);
     if (g->workspace) cudaFree(g->workspace);
+    if (g->blas) cublasDestroy(g->blas);
     cublasLtDestroy(g->handle);
     free(g);
 }
@@ -134,12 +141,15 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error 
         st = cublasLtMatmulAlgoGetHeuristic(g->handle, e->op, e->la, e->lb, e->lc, e->lc, pref, 1, &res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (cublaslt_check(st, "cublasLtMatmulAlgoGetHeuristic", err)) return -1;
-    if (found < 1)
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "cuBLASLt: no algorithm for the %s GEMM batch %d M %d N %d K %d (transA %d transB %d, "
-                            "alignment %u/%u/%u bytes)",
-                            d->ab == CUK_BF16 ? "bf16" : "fp32", d->batch, d->M, d->N, d->K, d->transA, d->transB,
-                            k->alignA, k->alignB, k->alignC);
+    if (found < 1) {
+        ib_debug("cuBLASLt: no algorithm for the %s GEMM batch %d M %d N %d K %d (transA %d transB %d, alignment "
+                 "%u/%u/%u bytes): using cuBLAS\n",
+                 d->ab == CUK_BF16 ? "bf16" : "fp32", d->batch, d->M, d->N, d->K, d->transA, d->transB, k->alignA,
+                 k->alignB, k->alignC);
+        if (!g->blas && cublaslt_check(cublasCreate(&g->blas), "cublasCreate", err)) return -1;
+        e->fallback = 1;
+        return 0;
+    }
     e->algo = res.algo;
     return 0;
 }
@@ -183,11 +193,26 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         }
         g->n++;
     }
+    const float alpha = 1.0f, beta = d->accumulate ? 1.0f : 0.0f;
+    if (e->fallback) {
+        /* same operand swap as cuBLASLt: its A = our B (ldb, strideB), its B = our A */
+        CUBLASLT_TRY(cublasSetStream(g->blas, s));
+        CUBLASLT_TRY(cublasGemmStridedBatchedEx(
+            g->blas, d->transB ? CUBLAS_OP_T : CUBLAS_OP_N, d->transA ? CUBLAS_OP_T : CUBLAS_OP_N, d->N, d->M, d->K,
+            &alpha, B, dtype_of(d->ab), d->ldb, d->strideB, A, dtype_of(d->ab), d->lda, d->strideA, &beta, C,
+            dtype_of(d->c), d->ldc, d->strideC, d->batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        if (bias) CUDA_TRY(cuk_add_bias((float *)C, bias, d->M, d->N, d->ldc, s));
+        return 0;
+    }
     if (bias)
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-    const float alpha = 1.0f, beta = d->accumulate ? 1.0f : 0.0f;
     /* cuBLASLt's A = our B, its B = our A; C and D are the same buffer */
-    CUBLASLT_TRY(cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc, &e->algo,
-                                g->workspace, g->workspace_bytes, s));
-    return 0;
+    cublasStatus_t st = cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc,
+                                       &e->algo, g->workspace, g->workspace_bytes, s);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) {   /* the heuristic's pick refused at launch: use cuBLAS */
+        if (!g->blas && cublaslt_check(cublasCreate(&g->blas), "cublasCreate", err)) return -1;
+        e->fallback = 1;
+        return cuda_gemm_exec(g, in, A, B, C, bias, s, err);
+    }
+    return cublaslt_check(st, "cublasLtMatmul", err);
 }

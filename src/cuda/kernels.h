@@ -52,6 +52,9 @@ size_t cuk_colsum_partial_floats(int N);
 cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, int dt, int M, int N, float *partial,
                               cudaStream_t s);
 
+/* C [M,N] (row stride ldc) += bias [N] (the cuBLAS fallback GEMM's epilogue). */
+cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s);
+
 /* ---- gelu.cu (exact erf GELU, nn.GELU()) ---- */
 /* h [M,F] += bias [F] (in place: h is saved for backward), a [M,F] act = GELU(h). */
 cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, int dt, int M, int F, cudaStream_t s);

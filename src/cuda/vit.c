@@ -156,7 +156,10 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
         goto out;
     const size_t P = layout->total;
     model_init_params(c, layout, host, cfg->seed);
-    if (cuda_check(cudaMemcpy(v->params, host, P * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy(params)", err) ||
+    /* every copy goes through the compute stream: a legacy-stream cudaMemcpy from pageable memory
+     * may still be in flight when it returns, and the non-blocking stream would not wait for it */
+    if (cuda_check(cudaMemcpyAsync(v->params, host, P * sizeof(float), cudaMemcpyHostToDevice, v->stream),
+                   "cudaMemcpyAsync(params)", err) ||
         cuda_check(cudaMemsetAsync(v->grads, 0, P * sizeof(float), v->stream), "cudaMemset(grads)", err) ||
         cuda_check(cudaMemsetAsync(v->m, 0, P * sizeof(float), v->stream), "cudaMemset(m)", err) ||
         cuda_check(cudaMemsetAsync(v->v, 0, P * sizeof(float), v->stream), "cudaMemset(v)", err) ||
