@@ -471,12 +471,16 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
             in_flight++;
         }
         if (!remaining) break;
+        /* the earliest backoff still running; requests that are due but found no free slot wait
+         * for a transfer to finish, which wakes the poll below anyway */
+        now = util_now_seconds();
         for (size_t i = 0; i < n; i++)
-            if (!xs[i].done && !xs[i].in_flight && (soonest < 0 || xs[i].next_at < soonest)) soonest = xs[i].next_at;
+            if (!xs[i].done && !xs[i].in_flight && xs[i].next_at > now && (soonest < 0 || xs[i].next_at < soonest))
+                soonest = xs[i].next_at;
         int running = 0;
         curl_multi_perform(c->multi, &running);
         CURLMsg *m;
-        int left;
+        int left, finished = 0;
         while ((m = curl_multi_info_read(c->multi, &left))) {
             if (m->msg != CURLMSG_DONE) continue;
             xfer *x = NULL;
@@ -487,8 +491,10 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
             in_flight--;
             finish_attempt(c, x, cc);
             if (x->done) remaining--;
+            finished = 1;
         }
         if (!remaining) break;
+        if (finished) continue; /* slots freed: start the next requests before waiting */
         int wait_ms = 100;
         if (!in_flight && soonest >= 0) {
             double d = soonest - util_now_seconds();
