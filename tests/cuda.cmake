@@ -9,3 +9,7 @@ set_tests_properties(comm_rendezvous PROPERTIES TIMEOUT 60)
 add_test(NAME cuda_verify_compare
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_verify_compare.py ${INSTBENCH_BIN}
                  ${INSTBENCH_TEST_DATA}/ref_a_adam_bf16.safetensors)
+
+# The row-major -> column-major operand swap every CUDA GEMM goes through (pure arithmetic, built
+# into the test directly so CPU-only builds run it too).
+instbench_add_unit_test(cuda_gemm_plan cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)

@@ -1,6 +1,5 @@
-/* cuda/gemm: row-major GEMMs on cuBLASLt (column-major).  A row-major X (R x C, stride ld) is the
- * column-major X^T (C x R, same ld), so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T:
- * cuBLASLt's A is our B, its B is our A, m = N, n = M, k = K.
+/* cuda/gemm: row-major GEMMs on cuBLASLt (column-major), through the operand swap of
+ * cuda/gemm_plan.c: cuBLASLt's A is our B, its B is our A, m = N, n = M, k = K.
  * Should cuBLASLt's heuristic offer no algorithm for a shape (odd strides such as T = 197 rows of
  * bf16 attention scores leave only 2-byte alignment), that shape falls back to cuBLAS's
  * cublasGemmStridedBatchedEx, same compute type, with the bias added by a kernel. */
@@ -86,13 +85,12 @@ void cuda_gemm_destroy(cuda_gemm *g)
     free(g);
 }
 
-static int make_layout(cublasLtMatrixLayout_t *l, int dt, int rows, int cols, int ld, int batch, long long stride,
-                       ib_error *err)
+static int make_layout(cublasLtMatrixLayout_t *l, int dt, const cuda_blas_operand *o, int batch, ib_error *err)
 {
-    CUBLASLT_TRY(cublasLtMatrixLayoutCreate(l, dtype_of(dt), (uint64_t)rows, (uint64_t)cols, (int64_t)ld));
+    CUBLASLT_TRY(cublasLtMatrixLayoutCreate(l, dtype_of(dt), (uint64_t)o->rows, (uint64_t)o->cols, (int64_t)o->ld));
     if (batch > 1) {
         int32_t bc = batch;
-        int64_t st = stride;
+        int64_t st = o->stride;
         CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &bc, sizeof bc));
         CUBLASLT_TRY(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &st, sizeof st));
     }
@@ -103,24 +101,21 @@ static int make_layout(cublasLtMatrixLayout_t *l, int dt, int rows, int cols, in
 static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error *err)
 {
     const cuda_gemm_desc *d = &k->d;
+    cuda_gemm_plan p;
+    cuda_gemm_plan_make(d, &p);
     memset(e, 0, sizeof *e);
     e->key = *k;
     CUBLASLT_TRY(cublasLtMatmulDescCreate(&e->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    /* cuBLASLt's A is our B: transposed for it exactly when our B is not stored transposed */
-    const cublasOperation_t opA = d->transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t opB = d->transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opA = p.first.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t opB = p.second.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
     CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
     CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB));
     if (d->bias) {
         const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;   /* bias[m] = our bias[N], fp32 like D */
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
     }
-    /* our B: K x N (stored N x K when transB) -> column-major N x K (or K x N) */
-    if (make_layout(&e->la, d->ab, d->transB ? d->K : d->N, d->transB ? d->N : d->K, d->ldb, d->batch, d->strideB,
-                    err) ||
-        make_layout(&e->lb, d->ab, d->transA ? d->M : d->K, d->transA ? d->K : d->M, d->lda, d->batch, d->strideA,
-                    err) ||
-        make_layout(&e->lc, d->c, d->N, d->M, d->ldc, d->batch, d->strideC, err))
+    if (make_layout(&e->la, d->ab, &p.first, p.batch, err) || make_layout(&e->lb, d->ab, &p.second, p.batch, err) ||
+        make_layout(&e->lc, d->c, &p.out, p.batch, err))
         return -1;
     cublasLtMatmulPreference_t pref;
     CUBLASLT_TRY(cublasLtMatmulPreferenceCreate(&pref));
@@ -163,13 +158,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     d->batch = in->batch, d->M = in->M, d->N = in->N, d->K = in->K, d->ab = in->ab, d->c = in->c;
     d->transA = in->transA, d->transB = in->transB, d->lda = in->lda, d->ldb = in->ldb, d->ldc = in->ldc;
     d->strideA = in->strideA, d->strideB = in->strideB, d->strideC = in->strideC, d->accumulate = in->accumulate;
-    if (d->batch < 1) d->batch = 1;
-    if (!d->lda) d->lda = d->transA ? d->M : d->K;
-    if (!d->ldb) d->ldb = d->transB ? d->K : d->N;
-    if (!d->ldc) d->ldc = d->N;
-    if (!d->strideA) d->strideA = (long long)d->M * d->K;
-    if (!d->strideB) d->strideB = (long long)d->K * d->N;
-    if (!d->strideC) d->strideC = (long long)d->M * d->ldc;
+    cuda_gemm_desc_defaults(d);
     d->bias = bias != NULL;
     if (d->bias && d->c != CUK_F32)
         return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias epilogue needs an fp32 output");
@@ -194,13 +183,15 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         g->n++;
     }
     const float alpha = 1.0f, beta = d->accumulate ? 1.0f : 0.0f;
-    if (e->fallback) {
-        /* same operand swap as cuBLASLt: its A = our B (ldb, strideB), its B = our A */
+    if (e->fallback) {   /* the same plan: cuBLAS's A = our B, its B = our A */
+        cuda_gemm_plan p;
+        cuda_gemm_plan_make(d, &p);
         CUBLASLT_TRY(cublasSetStream(g->blas, s));
         CUBLASLT_TRY(cublasGemmStridedBatchedEx(
-            g->blas, d->transB ? CUBLAS_OP_T : CUBLAS_OP_N, d->transA ? CUBLAS_OP_T : CUBLAS_OP_N, d->N, d->M, d->K,
-            &alpha, B, dtype_of(d->ab), d->ldb, d->strideB, A, dtype_of(d->ab), d->lda, d->strideA, &beta, C,
-            dtype_of(d->c), d->ldc, d->strideC, d->batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            g->blas, p.first.trans ? CUBLAS_OP_T : CUBLAS_OP_N, p.second.trans ? CUBLAS_OP_T : CUBLAS_OP_N, p.m, p.n,
+            p.k, &alpha, B, dtype_of(d->ab), p.first.ld, p.first.stride, A, dtype_of(d->ab), p.second.ld,
+            p.second.stride, &beta, C, dtype_of(d->c), p.out.ld, p.out.stride, p.batch, CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT));
         if (bias) CUDA_TRY(cuk_add_bias((float *)C, bias, d->M, d->N, d->ldc, s));
         return 0;
     }

@@ -16,14 +16,7 @@
 
 #include "instbench/util.h"
 
-typedef struct cuda_gemm_desc {
-    int batch, M, N, K;
-    int ab, c;                 /* CUK_F32 / CUK_BF16 */
-    int transA, transB;
-    int lda, ldb, ldc;         /* row strides as stored, 0 = dense */
-    long long strideA, strideB, strideC;   /* batch strides in elements, 0 = dense */
-    int bias, accumulate;      /* bias: fp32 [N] added in the epilogue (C must be fp32) */
-} cuda_gemm_desc;
+#include "cuda/gemm_plan.h"   /* cuda_gemm_desc */
 
 typedef struct cuda_gemm cuda_gemm;
 
