@@ -3,7 +3,7 @@
  * column over a chunk of rows (coalesced across the warp), then a fixed-order sum of the chunks. */
 #include "common.cuh"
 
-#define COLSUM_CHUNKS 64
+#define COLSUM_CHUNKS 256   /* row chunks: enough blocks to keep every SM streaming */
 
 /* partial[c][j] = sum of dy[r, j] over chunk c's rows;  grid (ceil(N/256), chunks) */
 __global__ static void colsum_kernel(const float *dy, void *act, int dt, int M, int N, int rows_per,

@@ -6,7 +6,7 @@
 #include "common.cuh"
 
 #define LN_EPS 1e-6f
-#define LN_CHUNKS 64   /* row chunks of the dw/db reduction */
+#define LN_CHUNKS 256   /* row chunks of the dw/db reduction: enough blocks to fill the GPU */
 #define WARPS 8
 
 __global__ static void ln_forward_kernel(const float *x_in, const float *res, float *x_out, const float *w,

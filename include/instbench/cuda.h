@@ -64,8 +64,32 @@ int cuda_ddp_create(ib_comm *c, float *grad_block, size_t bucket_bytes, cuda_ddp
 int cuda_ddp_on_grad_ready(void *ddp, size_t offset, size_t count);   /* an ib_grad_ready_fn */
 /* Flushes the last bucket, joins the compute stream to the comm stream, reports hook errors. */
 int cuda_ddp_finish(cuda_ddp *d, ib_error *err);
+/* Flushes the last bucket and reports hook errors, without the join (runner: to time exposed comm). */
+int cuda_ddp_flush(cuda_ddp *d, ib_error *err);
 size_t cuda_ddp_buckets(const cuda_ddp *d);   /* allreduces started in the last step */
 void cuda_ddp_destroy(cuda_ddp *d);
+
+/* ---- data parallelism for bench/runner: comms + buckets for this process's cuda backends ---- */
+typedef struct cuda_dp_config {
+    int nlocal;              /* ranks (GPUs) in this process */
+    int world_size;          /* all ranks of the job */
+    int first_rank;          /* global rank of this process's first rank (0: it serves the NCCL id) */
+    const char *master_addr; /* where global rank 0's process listens (multi-process only) */
+    int port;                /* its rendezvous port */
+    double timeout_s;        /* for the whole rendezvous */
+    size_t bucket_bytes;     /* 0: CUDA_DDP_BUCKET_BYTES */
+} cuda_dp_config;
+typedef struct cuda_dp cuda_dp;
+/* backends[i] ("cuda", created already) is local rank i. */
+int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out, ib_error *err);
+/* Local rank i's training step up to averaged gradients: forward_backward with the bucket hook,
+ * then the rest of the allreduces.  *compute_end: when the compute stream finished (the time
+ * after it until return is the exposed communication). */
+int cuda_dp_step(cuda_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err);
+/* Every rank calls it: *value becomes global rank 0's *value (a step-boundary decision). */
+int cuda_dp_agree(cuda_dp *dp, int i, int *value, ib_error *err);
+ib_comm *cuda_dp_comm(cuda_dp *dp, int i);
+void cuda_dp_destroy(cuda_dp *dp);
 #endif
 
 #endif

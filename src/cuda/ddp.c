@@ -56,7 +56,7 @@ int cuda_ddp_on_grad_ready(void *user, size_t offset, size_t count)
     return 0;
 }
 
-int cuda_ddp_finish(cuda_ddp *d, ib_error *err)
+int cuda_ddp_flush(cuda_ddp *d, ib_error *err)
 {
     flush(d);
     size_t n = d->started;
@@ -67,6 +67,12 @@ int cuda_ddp_finish(cuda_ddp *d, ib_error *err)
         return -1;
     }
     d->last = n;
+    return 0;
+}
+
+int cuda_ddp_finish(cuda_ddp *d, ib_error *err)
+{
+    if (cuda_ddp_flush(d, err)) return -1;
     return comm_nccl_join(d->comm, err);
 }
 
