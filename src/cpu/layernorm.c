@@ -51,10 +51,11 @@ void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, co
 }
 
 /* One row: dx += rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w;
- * dw += dy * xhat, db += dy (per-thread partial sums). */
+ * dw += dy * xhat, db += dy (per-thread partial sums); then, when asked, the finished dx row's
+ * act copy and its sum into pcol (the bias gradient of the Linear whose output dx is). */
 CPU_KERNEL static void ln_bwd_row(const float *restrict g, const float *restrict x, float m, float rs,
                                   const float *restrict w, float *restrict dx, float *restrict pdw,
-                                  float *restrict pdb, int D)
+                                  float *restrict pdb, float *restrict pcol, int D)
 {
     float sg = 0, sgx = 0;
 #pragma omp simd reduction(+ : sg, sgx)
@@ -70,26 +71,37 @@ CPU_KERNEL static void ln_bwd_row(const float *restrict g, const float *restrict
         pdw[d] += g[d] * xh;
         pdb[d] += g[d];
     }
+    if (pcol)
+        for (int d = 0; d < D; d++) pcol[d] += dx[d];
 }
 
 void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
-                            float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride)
+                            float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride,
+                            void *dx_act, cpu_dtype dt, float *dx_colsum)
 {
-    const int nt = omp_get_max_threads();
-    float *part = calloc((size_t)nt * 2 * D, sizeof *part);   /* per-thread dw, db partial sums */
+    const int nt = omp_get_max_threads(), np = dx_colsum ? 3 : 2;
+    float *part = calloc((size_t)nt * np * D, sizeof *part);   /* per-thread dw, db (, colsum) partials */
 #pragma omp parallel num_threads(nt)
     {
         const int tid = omp_get_thread_num();
-        float *pdw = part + (size_t)tid * 2 * D, *pdb = pdw + D;
+        float *pdw = part + (size_t)tid * np * D, *pdb = pdw + D, *pcol = dx_colsum ? pdb + D : NULL;
 #pragma omp for schedule(static)
-        for (long r = 0; r < R; r++)
-            ln_bwd_row(dy + (size_t)r * D, x + r * x_stride, mean[r], rstd[r], w, dx + r * dx_stride, pdw, pdb, D);
+        for (long r = 0; r < R; r++) {
+            ln_bwd_row(dy + (size_t)r * D, x + r * x_stride, mean[r], rstd[r], w, dx + r * dx_stride, pdw, pdb, pcol,
+                       D);
+            if (dx_act && dt != CPU_F32) cpu_store(dx_act, dt, (size_t)r * D, dx + r * dx_stride, D);
+        }
     }
     for (int d = 0; d < D; d++) {
-        float a = 0, c = 0;
-        for (int t = 0; t < nt; t++) a += part[(size_t)t * 2 * D + d], c += part[(size_t)t * 2 * D + D + d];
+        float a = 0, c = 0, e = 0;
+        for (int t = 0; t < nt; t++) {
+            const float *pt = part + (size_t)t * np * D;
+            a += pt[d], c += pt[D + d];
+            if (dx_colsum) e += pt[2 * D + d];
+        }
         dw[d] = a;
         db[d] = c;
+        if (dx_colsum) dx_colsum[d] = e;
     }
     free(part);
 }

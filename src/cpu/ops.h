@@ -79,16 +79,22 @@ void cpu_tokens_backward(const float *dx, float *dcls, float *dpos, float *dpe, 
  * y [R,D] act = LN(x) * w + b; mean, rstd [R]. */
 void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
                            void *y, cpu_dtype dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride);
-/* dx [R,D] += dLN/dx (dy [R,D] fp32); dw, db [D] overwritten. x rows at x_stride elements. */
+/* dx [R,D] += dLN/dx (dy [R,D] fp32); dw, db [D] overwritten. x rows at x_stride elements.
+ * Fused for the Linear that produced this norm's input (dx is its output gradient): if dx_colsum,
+ * it gets the column sums of the finished dx (that Linear's bias grad), and if dx_act (bf16 only)
+ * the act copy of dx [R,D] for its GEMMs. */
 void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
-                            float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride);
+                            float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride,
+                            void *dx_act, cpu_dtype dt, float *dx_colsum);
 
 /* ---- bias: db [N] = column sums of dy [M,N]; optionally dy -> act copy for the next GEMMs ---- */
 void cpu_bias_backward(const float *dy, float *db, void *dy_act, cpu_dtype dt, int M, int N);
 
 /* ---- gelu (exact erf) ---- */
 void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n);
-void cpu_gelu_backward(const float *h, float *da_dh, size_t n);   /* in place: da -> dh */
+/* g [M,F]: in da, out dh = da * GELU'(h) (fp32; under bf16 written to dh_act instead), and
+ * db [F] = column sums of dh (fc1's bias grad), fused so dh is made in one pass. */
+void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dtype dt, int M, int F);
 
 /* ---- attention core: softmax(q k^T * scale) v per (batch, head) ----
  * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: [B,H,T,T] fp32 softmax probabilities (saved

@@ -26,6 +26,19 @@ static const void *wgt(const cpu_vit *v, const char *name)
     return v->dt == CPU_BF16 ? (const void *)(v->wbf + off) : (const void *)(v->params + off);
 }
 
+/* Tensors of block l by suffix; each call formats its own name, so several may share one
+ * argument list. */
+static size_t block_off(const cpu_vit *v, int l, const char *suffix)
+{
+    char n[64];
+    snprintf(n, sizeof n, "blocks.%d.%s", l, suffix);
+    return tensor_off(v, n);
+}
+#define BW(s_) (v->params + block_off(v, l, (s_)))
+#define BG(s_) (v->grads + block_off(v, l, (s_)))
+#define BWGT(s_)                                                                                            \
+    (v->dt == CPU_BF16 ? (const void *)(v->wbf + block_off(v, l, (s_))) : (const void *)(v->params + block_off(v, l, (s_))))
+
 static size_t maxz(size_t a, size_t b) { return a > b ? a : b; }
 
 /* Allocation helper: counts bytes; when estimating, allocates nothing. */
@@ -86,6 +99,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     v->f = take(&a, BT * D, 4);
     v->dx = take(&a, BT * D, 4);
     v->datt = take(&a, BT * D, as);
+    if (v->dt == CPU_BF16) v->dx_act = take(&a, BT * D, 2);
     v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, omp_get_max_threads()), 1);
     v->bytes = a.bytes;
     if (estimate_only) return 0;
@@ -121,7 +135,7 @@ void cpu_vit_free(cpu_vit *v)
                     (void **)&v->images, (void **)&v->labels, (void **)&v->x_final, &v->patches,
                     (void **)&v->meanf, (void **)&v->rstdf, &v->lnf, (void **)&v->logits, (void **)&v->dlogits,
                     &v->dlogits_act, (void **)&v->dlnf, (void **)&v->big, &v->big_act, (void **)&v->f,
-                    (void **)&v->dx, &v->datt, &v->attn_scratch};
+                    (void **)&v->dx, &v->datt, &v->dx_act, &v->attn_scratch};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         free(*all[i]);
         *all[i] = NULL;
@@ -172,7 +186,6 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
     const vit_config *c = &v->cfg.model;
     const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T;
     const cpu_dtype dt = v->dt;
-    char n[64];
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
     TIMED(PROF_PATCH, cpu_patchify(v->images, B, c->in_chans, c->img_size, c->patch_size, v->patches, dt));
@@ -182,18 +195,17 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
 
     for (int l = 0; l < v->L; l++) {
         cpu_block_acts *k = &v->blk[l];
-#define P_(s) (snprintf(n, sizeof n, "blocks.%d." s, l), n)
         if (l == 0)
-            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, NULL, NULL, W(P_("norm1.weight")), W(P_("norm1.bias")), k->ln1, dt,
+            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, NULL, NULL, BW("norm1.weight"), BW("norm1.bias"), k->ln1, dt,
                                   k->mean1, k->rstd1, BT, D, D));
         else   /* x_in = previous x_mid + previous fc2 output (still in f) */
-            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(v->blk[l - 1].x_mid, v->f, k->x_in, W(P_("norm1.weight")), W(P_("norm1.bias")),
+            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(v->blk[l - 1].x_mid, v->f, k->x_in, BW("norm1.weight"), BW("norm1.bias"),
                                   k->ln1, dt, k->mean1, k->rstd1, BT, D, D));
         {   /* qkv written straight in the act dtype: attention only ever reads it as GEMM input */
             const cpu_gemm_desc d = {1, BT, 3 * D, D, dt, dt, 0, 1, 0, 0, 0, 1, 0};
             int rc_;
-            TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, k->ln1, wgt(v, P_("attn.qkv.weight")), k->qkv,
-                                                 W(P_("attn.qkv.bias")), err));
+            TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, k->ln1, BWGT("attn.qkv.weight"), k->qkv,
+                                                 BW("attn.qkv.bias"), err));
             if (rc_) return -1;
         }
         {
@@ -202,13 +214,12 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
                                                               H, hd, err));
             if (rc_) return -1;
         }
-        GEMM(1, BT, D, D, k->att, 0, wgt(v, P_("attn.proj.weight")), 1, v->f, D, W(P_("attn.proj.bias")), 0);
-        TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, v->f, k->x_mid, W(P_("norm2.weight")), W(P_("norm2.bias")), k->ln2, dt,
+        GEMM(1, BT, D, D, k->att, 0, BWGT("attn.proj.weight"), 1, v->f, D, BW("attn.proj.bias"), 0);
+        TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, v->f, k->x_mid, BW("norm2.weight"), BW("norm2.bias"), k->ln2, dt,
                               k->mean2, k->rstd2, BT, D, D));
-        GEMM(1, BT, F, D, k->ln2, 0, wgt(v, P_("mlp.fc1.weight")), 1, k->h, F, W(P_("mlp.fc1.bias")), 0);
+        GEMM(1, BT, F, D, k->ln2, 0, BWGT("mlp.fc1.weight"), 1, k->h, F, BW("mlp.fc1.bias"), 0);
         TIMED(PROF_GELU, cpu_gelu_forward(k->h, k->a, dt, (size_t)BT * F));
-        GEMM(1, BT, D, F, k->a, 0, wgt(v, P_("mlp.fc2.weight")), 1, v->f, D, W(P_("mlp.fc2.bias")), 0);
-#undef P_
+        GEMM(1, BT, D, F, k->a, 0, BWGT("mlp.fc2.weight"), 1, v->f, D, BW("mlp.fc2.bias"), 0);
     }
     /* final residual + norm on the class-token rows only (row stride T*D), then the head */
     TIMED(PROF_LAYERNORM, cpu_layernorm_forward(v->blk[v->L - 1].x_mid, v->f, v->x_final, W("norm.weight"), W("norm.bias"), v->lnf, dt,
@@ -219,13 +230,14 @@ int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
     return 0;
 }
 
-/* Linear backward for y = x W^T + b given dy (fp32, [M,out]) :
- * db = colsum(dy); dW [out,in] = dy^T x; dx [M,in] = dy W (overwrites dx unless accumulate). */
+/* Linear backward for y = x W^T + b given dy (fp32, [M,out]; under bf16 its act copy dy_act):
+ * db = colsum(dy) unless bias_done (a fused op upstream already wrote db and dy_act);
+ * dW [out,in] = dy^T x; dx [M,in] = dy W, fp32 or (dx_act) in the act dtype. */
 static int linear_backward(cpu_vit *v, const float *dy, const void *x, const char *wname, const char *bname,
-                           void *dx, int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
+                           int bias_done, void *dx, int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
 {
     const cpu_dtype dt = v->dt;
-    TIMED(PROF_BIAS, cpu_bias_backward(dy, G(bname), dt == CPU_BF16 ? dy_act : NULL, dt, M, out));
+    if (!bias_done) TIMED(PROF_BIAS, cpu_bias_backward(dy, G(bname), dt == CPU_BF16 ? dy_act : NULL, dt, M, out));
     const void *dya = dt == CPU_BF16 ? dy_act : (const void *)dy;
     GEMM(1, out, in, M, dya, 1, x, 0, G(wname), in, NULL, 0);
     if (dx) {
@@ -255,32 +267,35 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
     char n[64], n2[64];
 
     /* head and final norm (class-token rows of the residual stream only) */
-    if (linear_backward(v, v->dlogits, v->lnf, "head.weight", "head.bias", v->dlnf, 0, B, v->C, D, v->dlogits_act, err))
+    if (linear_backward(v, v->dlogits, v->lnf, "head.weight", "head.bias", 0, v->dlnf, 0, B, v->C, D, v->dlogits_act, err))
         return -1;
     memset(v->dx, 0, (size_t)BT * D * sizeof(float));
     TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->dlnf, v->x_final, v->meanf, v->rstdf, W("norm.weight"), v->dx, (ptrdiff_t)T * D,
-                           G("norm.weight"), G("norm.bias"), B, D, (ptrdiff_t)T * D));
+                           G("norm.weight"), G("norm.bias"), B, D, (ptrdiff_t)T * D, NULL, dt, NULL));
     if (fire(v, cb, user, 0, err)) return -1;
 
     for (int l = v->L - 1; l >= 0; l--) {
         cpu_block_acts *k = &v->blk[l];
 #define P_(s) (snprintf(n, sizeof n, "blocks.%d." s, l), n)
 #define P2_(s) (snprintf(n2, sizeof n2, "blocks.%d." s, l), n2)
-        /* MLP: dx -> fc2 -> GELU -> fc1 -> LN2, accumulated into dx */
-        if (linear_backward(v, v->dx, k->a, P_("mlp.fc2.weight"), P2_("mlp.fc2.bias"), v->big, 0, BT, D, F, v->big_act,
-                            err))
+        /* Each LayerNorm backward also finishes the gradient of the Linear before it (its output
+         * is the norm's input): bias grad and act copy of dx come out of the same pass. */
+        void *dxa = dt == CPU_BF16 ? v->dx_act : NULL;
+        /* MLP: dx -> fc2 -> GELU (+ fc1 bias) -> fc1 -> LN2 (+ proj bias), accumulated into dx */
+        if (linear_backward(v, v->dx, k->a, P_("mlp.fc2.weight"), P2_("mlp.fc2.bias"), l < v->L - 1, v->big, 0, BT, D,
+                            F, dxa, err))
             return -1;
-        TIMED(PROF_GELU, cpu_gelu_backward(k->h, v->big, (size_t)BT * F));
-        /* dh is in big now; big_act (fc2's dy copy) is free again for dh's copy */
-        if (linear_backward(v, v->big, k->ln2, P_("mlp.fc1.weight"), P2_("mlp.fc1.bias"), v->f, 0, BT, F, D,
+        TIMED(PROF_GELU, cpu_gelu_backward(k->h, v->big, v->big_act, BG("mlp.fc1.bias"), dt, BT, F));
+        if (linear_backward(v, v->big, k->ln2, P_("mlp.fc1.weight"), P2_("mlp.fc1.bias"), 1, v->f, 0, BT, F, D,
                             v->big_act, err))
             return -1;
-        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_mid, k->mean2, k->rstd2, W(P_("norm2.weight")), v->dx, D,
-                               G(P_("norm2.weight")), G(P2_("norm2.bias")), BT, D, D));
-        /* attention: dx -> proj -> (merge) -> AV, softmax, QK^T -> (split) -> qkv -> LN1 */
+        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_mid, k->mean2, k->rstd2, BW("norm2.weight"), v->dx, D,
+                                                     BG("norm2.weight"), BG("norm2.bias"), BT, D, D, dxa, dt,
+                                                     BG("attn.proj.bias")));
+        /* attention: dx -> proj -> attention core -> qkv -> LN1 (+ previous block's fc2 bias) */
         /* datt comes out of the proj GEMM in the act dtype: attention reads it only as GEMM input */
-        if (linear_backward(v, v->dx, k->att, P_("attn.proj.weight"), P2_("attn.proj.bias"), v->datt, 1, BT, D, D,
-                            v->big_act, err))
+        if (linear_backward(v, v->dx, k->att, P_("attn.proj.weight"), P2_("attn.proj.bias"), 1, v->datt, 1, BT, D, D,
+                            dxa, err))
             return -1;
         {
             int rc_;
@@ -288,18 +303,20 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
                                                                v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
         }
-        if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), v->f, 0, BT, 3 * D, D,
+        if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), 0, v->f, 0, BT, 3 * D, D,
                             v->big_act, err))
             return -1;
-        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_in, k->mean1, k->rstd1, W(P_("norm1.weight")), v->dx, D,
-                               G(P_("norm1.weight")), G(P2_("norm1.bias")), BT, D, D));
+        float *prev_fc2_bias = l > 0 ? v->grads + block_off(v, l - 1, "mlp.fc2.bias") : NULL;
+        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(v->f, k->x_in, k->mean1, k->rstd1, BW("norm1.weight"), v->dx, D,
+                                                     BG("norm1.weight"), BG("norm1.bias"), BT, D, D,
+                                                     l > 0 ? dxa : NULL, dt, prev_fc2_bias));
 #undef P_
 #undef P2_
         if (fire(v, cb, user, v->L - l, err)) return -1;
     }
     /* embeddings: dx -> cls, pos, and the patch GEMM */
     TIMED(PROF_PATCH, cpu_tokens_backward(v->dx, G("cls_token"), G("pos_embed"), v->f, B, T, D));
-    if (linear_backward(v, v->f, v->patches, "patch_embed.proj.weight", "patch_embed.proj.bias", NULL, 0, B * v->N, D,
+    if (linear_backward(v, v->f, v->patches, "patch_embed.proj.weight", "patch_embed.proj.bias", 0, NULL, 0, B * v->N, D,
                         v->K, v->big_act, err))
         return -1;
     (void)c;

@@ -52,6 +52,7 @@ typedef struct cpu_vit {
     float *f;                            /* [B*T,D] */
     float *dx;                           /* [B*T,D] gradient of the residual stream */
     void *datt;                          /* act [B*T,D] gradient of the attention output */
+    void *dx_act;                        /* act [B*T,D] bf16 copy of dx for the GEMMs (bf16 only) */
     void *attn_scratch;                  /* per-thread T x T buffers of the attention tasks */
     size_t bytes;                        /* everything allocated */
     float last_loss;
