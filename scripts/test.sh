@@ -15,3 +15,7 @@ cmake --build build -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE slow)
+
+# Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error parsers,
+# safetensors reader, result parser) built with clang's libFuzzer and run for a bounded time each.
+scripts/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-20}"
