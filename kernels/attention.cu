@@ -88,13 +88,14 @@ extern "C" cudaError_t cuk_heads_split(const void *datt, void *dO, int dt, int B
     return heads_permute(datt, dO, dt, B, T, H, hd, 1, s);
 }
 
-/* One warp per row: s <- exp((s - max) * scale) / sum, as src/cpu/attention.c's softmax_row. */
-__global__ static void softmax_forward_kernel(float *S, void *p_act, int dt, size_t rows, int T, float scale)
+/* One warp per row (row stride ld, T valid columns): s <- exp((s - max) * scale) / sum, as
+ * src/cpu/attention.c's softmax_row. */
+__global__ static void softmax_forward_kernel(float *S, void *p_act, int dt, size_t rows, int T, int ld, float scale)
 {
     const int lane = threadIdx.x & 31;
     const size_t row = (size_t)blockIdx.x * WARPS + (threadIdx.x >> 5);
     if (row >= rows) return;
-    float *s = S + row * T;
+    float *s = S + row * ld;
     float mx = -INFINITY;
     for (int j = lane; j < T; j += 32) mx = fmaxf(mx, s[j]);
     mx = warp_max(mx);
@@ -108,43 +109,43 @@ __global__ static void softmax_forward_kernel(float *S, void *p_act, int dt, siz
     for (int j = lane; j < T; j += 32) {
         const float p = s[j] * inv;
         s[j] = p;
-        if (p_act) act_store(p_act, dt, row * T + j, p);
+        if (p_act) act_store(p_act, dt, row * ld + j, p);
     }
 }
 
-extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, float scale,
+extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, int ld, float scale,
                                            cudaStream_t s)
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
-    softmax_forward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(S, p_act, dt, rows, T, scale);
+    softmax_forward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(S, p_act, dt, rows, T, ld, scale);
     return cudaGetLastError();
 }
 
 /* One warp per row: g <- p * (g - <p, g>) * scale */
 __global__ static void softmax_backward_kernel(const float *P, float *G, void *ds_act, int dt, size_t rows, int T,
-                                               float scale)
+                                               int ld, float scale)
 {
     const int lane = threadIdx.x & 31;
     const size_t row = (size_t)blockIdx.x * WARPS + (threadIdx.x >> 5);
     if (row >= rows) return;
-    const float *p = P + row * T;
-    float *g = G + row * T;
+    const float *p = P + row * ld;
+    float *g = G + row * ld;
     float dot = 0;
     for (int j = lane; j < T; j += 32) dot += p[j] * g[j];
     dot = warp_sum(dot);
     for (int j = lane; j < T; j += 32) {
         const float v = p[j] * (g[j] - dot) * scale;
         g[j] = v;
-        if (ds_act) act_store(ds_act, dt, row * T + j, v);
+        if (ds_act) act_store(ds_act, dt, row * ld + j, v);
     }
 }
 
 extern "C" cudaError_t cuk_softmax_backward(const float *P, float *g, void *ds_act, int dt, size_t rows, int T,
-                                            float scale, cudaStream_t s)
+                                            int ld, float scale, cudaStream_t s)
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
-    softmax_backward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(P, g, ds_act, dt, rows, T, scale);
+    softmax_backward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(P, g, ds_act, dt, rows, T, ld, scale);
     return cudaGetLastError();
 }

@@ -70,12 +70,16 @@ cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int T, int H, 
 cudaError_t cuk_heads_merge(const void *o, void *att, int dt, int B, int T, int H, int hd, cudaStream_t s);
 /* datt act [B,T,H*hd] -> dO act [B,H,T,hd]. */
 cudaError_t cuk_heads_split(const void *datt, void *dO, int dt, int B, int T, int H, int hd, cudaStream_t s);
-/* Rows of S [rows,T] fp32: S <- softmax(S * scale) in place (max subtracted first); if p_act != NULL
- * also p_act [rows,T] (dtype dt) = S. */
-cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, float scale, cudaStream_t s);
-/* Rows: g <- P * (g - <P, g>) * scale (fp32, in place); if ds_act != NULL also ds_act = g (dtype dt). */
-cudaError_t cuk_softmax_backward(const float *P, float *g, void *ds_act, int dt, size_t rows, int T, float scale,
-                                 cudaStream_t s);
+/* Rows of S [rows,T] fp32, row stride ld >= T (the T x T score matrices are stored with rows
+ * padded to a multiple of 8 elements, so every row starts 16-byte aligned for tensor-core GEMMs;
+ * the padding is never read as data):
+ * S <- softmax(S * scale) in place (max subtracted first); if p_act != NULL also p_act (dtype dt,
+ * same strides) = S. */
+cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, int ld, float scale,
+                                cudaStream_t s);
+/* Rows (stride ld): g <- P * (g - <P, g>) * scale (fp32, in place); if ds_act != NULL also ds_act = g. */
+cudaError_t cuk_softmax_backward(const float *P, float *g, void *ds_act, int dt, size_t rows, int T, int ld,
+                                 float scale, cudaStream_t s);
 
 /* ---- crossentropy.cu (nn.CrossEntropyLoss(), mean over the batch) ---- */
 /* logits [B,C] -> dlogits [B,C] = (softmax - onehot)/B; row_loss [B] double; loss [1] float = mean. */

@@ -40,6 +40,7 @@ static void carve(cuda_vit *v, arena *a)
 {
     const vit_config *c = &v->cfg.model;
     const size_t B = v->B, T = v->T, D = v->D, F = v->F, C = v->C, H = v->H, BT = B * T, P = v->layout->total;
+    const size_t TT = T * (size_t)v->Tp;   /* one padded T x T matrix */
     const size_t as = v->dt == CUK_BF16 ? 2 : 4;
     v->params = take(a, P, 4), v->grads = take(a, P, 4), v->m = take(a, P, 4), v->v = take(a, P, 4);
     v->wbf = v->dt == CUK_BF16 ? take(a, P, 2) : NULL;
@@ -51,7 +52,7 @@ static void carve(cuda_vit *v, arena *a)
         k->ln1 = take(a, BT * D, as);
         k->mean1 = take(a, BT, 4), k->rstd1 = take(a, BT, 4);
         k->qkvh = take(a, BT * 3 * D, as);
-        k->P = take(a, B * H * T * T, 4);
+        k->P = take(a, B * H * TT, 4);
         k->att = take(a, BT * D, as);
         k->x_mid = take(a, BT * D, 4);
         k->ln2 = take(a, BT * D, as);
@@ -73,8 +74,8 @@ static void carve(cuda_vit *v, arena *a)
     v->dx = take(a, BT * D, 4);
     v->datt = take(a, BT * D, as);
     v->heads_act = take(a, BT * D, as);
-    v->tt_act = v->dt == CUK_BF16 ? take(a, B * H * T * T, 2) : NULL;
-    v->dP = take(a, B * H * T * T, 4);
+    v->tt_act = v->dt == CUK_BF16 ? take(a, B * H * TT, 2) : NULL;
+    v->dP = take(a, B * H * TT, 4);
     v->dqkvh = take(a, 3 * BT * D, 4);
     const size_t widest = maxz(maxz(3 * D, F), maxz(C, D));
     v->partial = take(a, maxz(cuk_layernorm_partial_floats(v->D), cuk_colsum_partial_floats((int)widest)), 4);
@@ -120,6 +121,7 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     v->B = cfg->batch_size, v->T = model_seq_len(c), v->N = model_num_patches(c), v->D = c->embed_dim;
     v->H = c->num_heads, v->hd = v->D / v->H, v->F = model_mlp_hidden(c), v->C = c->num_classes;
     v->K = c->in_chans * c->patch_size * c->patch_size, v->L = c->depth;
+    v->Tp = (v->T + 7) / 8 * 8;
     arena count = {NULL, 0};
     carve(v, &count);
     v->bytes = count.bytes;
@@ -149,6 +151,8 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     }
     arena real = {v->pool, 0};
     carve(v, &real);
+    /* zeroed once: the padding of the T x T attention buffers then holds zeros, never stale bits */
+    if (cuda_check(cudaMemset(v->pool, 0, v->bytes), "cudaMemset(pool)", err)) goto out;
     if (cuda_check(cudaStreamCreateWithFlags(&v->stream, cudaStreamNonBlocking), "cudaStreamCreate", err) ||
         cuda_check(cudaEventCreateWithFlags(&v->loss_ready, cudaEventDisableTiming), "cudaEventCreate", err) ||
         cuda_check(cudaMallocHost((void **)&v->loss_host, sizeof(float)), "cudaMallocHost", err) ||
@@ -212,10 +216,11 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
     if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
     KTRY(cudaSetDevice(v->device));
     const vit_config *c = &v->cfg.model;
-    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T, dt = v->dt;
+    const int B = v->B, T = v->T, Tp = v->Tp, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T, dt = v->dt;
     const cudaStream_t s = v->stream;
     const float *W = v->params;
     const float scale = 1.0f / sqrtf((float)hd);
+    const long long tt = (long long)T * Tp, th = (long long)T * hd;
     const size_t plane = (size_t)BT * D;   /* one of q, k, v in qkvh */
     const size_t es = dt == CUK_BF16 ? 2 : 4;
 
@@ -237,17 +242,15 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
         if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, v->big, CUK_F32, BT, 3 * D, D, err)) return -1;
         KTRY(cuk_qkv_split(v->big, k->qkvh, dt, B, T, H, hd, s));
         const char *q = k->qkvh, *kk = q + plane * es, *vv = q + 2 * plane * es;
-        {   /* S [B*H,T,T] fp32 = q k^T */
+        {   /* S [B*H,T,T] fp32 = q k^T  (rows at stride Tp) */
             const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = T, .K = hd, .ab = dt, .c = CUK_F32, .transB = 1,
-                                      .strideA = (long long)T * hd, .strideB = (long long)T * hd,
-                                      .strideC = (long long)T * T};
+                                      .ldc = Tp, .strideA = th, .strideB = th, .strideC = tt};
             if (cuda_gemm_exec(v->gemm, &d, q, kk, k->P, NULL, s, err)) return -1;
         }
-        KTRY(cuk_softmax_forward(k->P, v->tt_act, dt, (size_t)B * H * T, T, scale, s));
+        KTRY(cuk_softmax_forward(k->P, v->tt_act, dt, (size_t)B * H * T, T, Tp, scale, s));
         {   /* o [B*H,T,hd] act = P v */
-            const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = hd, .K = T, .ab = dt, .c = dt,
-                                      .strideA = (long long)T * T, .strideB = (long long)T * hd,
-                                      .strideC = (long long)T * hd};
+            const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = hd, .K = T, .ab = dt, .c = dt, .lda = Tp,
+                                      .strideA = tt, .strideB = th, .strideC = th};
             const void *Pa = dt == CUK_BF16 ? v->tt_act : (const void *)k->P;
             if (cuda_gemm_exec(v->gemm, &d, Pa, vv, v->heads_act, NULL, s, err)) return -1;
         }
@@ -298,37 +301,38 @@ static int linear_backward(cuda_vit *v, const float *dy, const void *x, size_t w
 /* Attention backward of one block: datt act [B,T,D] -> dqkv fp32 [B,T,3,H,hd] (into big). */
 static int attention_backward(cuda_vit *v, const cuda_block_acts *k, ib_error *err)
 {
-    const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, dt = v->dt, BH = B * H;
+    const int B = v->B, T = v->T, Tp = v->Tp, D = v->D, H = v->H, hd = v->hd, dt = v->dt, BH = B * H;
     const cudaStream_t s = v->stream;
     const size_t plane = (size_t)B * T * D, es = dt == CUK_BF16 ? 2 : 4;
     const float scale = 1.0f / sqrtf((float)hd);
     const char *q = k->qkvh, *kk = q + plane * es, *vv = q + 2 * plane * es;
     float *dq = v->dqkvh, *dk = dq + plane, *dv = dq + 2 * plane;
-    const long long tt = (long long)T * T, th = (long long)T * hd;
+    const long long tt = (long long)T * Tp, th = (long long)T * hd;
     KTRY(cuk_heads_split(v->datt, v->heads_act, dt, B, T, H, hd, s));   /* dO [B,H,T,hd] */
-    {   /* dP [BH,T,T] = dO v^T */
+    {   /* dP [BH,T,T] = dO v^T  (rows at stride Tp) */
         const cuda_gemm_desc d = {.batch = BH, .M = T, .N = T, .K = hd, .ab = dt, .c = CUK_F32, .transB = 1,
-                                  .strideA = th, .strideB = th, .strideC = tt};
+                                  .ldc = Tp, .strideA = th, .strideB = th, .strideC = tt};
         if (cuda_gemm_exec(v->gemm, &d, v->heads_act, vv, v->dP, NULL, s, err)) return -1;
     }
-    if (dt == CUK_BF16) KTRY(cuk_store_act(v->tt_act, dt, k->P, (size_t)BH * T * T, s));
+    /* the whole padded block: the pad columns' bits are converted too but never read by a GEMM */
+    if (dt == CUK_BF16) KTRY(cuk_store_act(v->tt_act, dt, k->P, (size_t)BH * tt, s));
     {   /* dv [BH,T,hd] = P^T dO */
         const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .transA = 1,
-                                  .strideA = tt, .strideB = th, .strideC = th};
+                                  .lda = Tp, .strideA = tt, .strideB = th, .strideC = th};
         const void *Pa = dt == CUK_BF16 ? v->tt_act : (const void *)k->P;
         if (cuda_gemm_exec(v->gemm, &d, Pa, v->heads_act, dv, NULL, s, err)) return -1;
     }
     /* dS = P * (dP - <P, dP>) * scale: in place in dP, and cast over P's copy (dv has read it) */
-    KTRY(cuk_softmax_backward(k->P, v->dP, v->tt_act, dt, (size_t)BH * T, T, scale, s));
+    KTRY(cuk_softmax_backward(k->P, v->dP, v->tt_act, dt, (size_t)BH * T, T, Tp, scale, s));
     const void *dS = dt == CUK_BF16 ? v->tt_act : (const void *)v->dP;
     {   /* dq = dS k */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .strideA = tt,
-                                  .strideB = th, .strideC = th};
+        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .lda = Tp,
+                                  .strideA = tt, .strideB = th, .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, dS, kk, dq, NULL, s, err)) return -1;
     }
     {   /* dk = dS^T q */
         const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .transA = 1,
-                                  .strideA = tt, .strideB = th, .strideC = th};
+                                  .lda = Tp, .strideA = tt, .strideB = th, .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, dS, q, dk, NULL, s, err)) return -1;
     }
     KTRY(cuk_qkv_merge(v->dqkvh, v->big, B, T, H, hd, s));

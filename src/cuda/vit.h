@@ -18,7 +18,7 @@ typedef struct cuda_block_acts {
     void *ln1;              /* act [B,T,D] */
     float *mean1, *rstd1;   /* [B*T] */
     void *qkvh;             /* act [3][B,H,T,hd]: q, k, v split by head (attention's batched layout) */
-    float *P;               /* [B,H,T,T] softmax probabilities */
+    float *P;               /* [B,H,T,Tp] softmax probabilities (T valid columns per row) */
     void *att;              /* act [B,T,D] attention output, heads merged (proj input) */
     float *x_mid;           /* [B,T,D] after the attention residual */
     void *ln2;              /* act [B,T,D] */
@@ -37,6 +37,7 @@ typedef struct cuda_vit {
     const model_layout *layout;
     int dt;                              /* CUK_F32 or CUK_BF16 (autocast) */
     int B, T, N, D, H, hd, F, C, K, L;   /* K = 3*P*P patch length */
+    int Tp;                              /* row stride of the T x T attention matrices: T rounded up to 8 */
     int device;
     cudaStream_t stream;
     cuda_gemm *gemm;
@@ -68,8 +69,8 @@ typedef struct cuda_vit {
     float *dx;                           /* [B*T,D] gradient of the residual stream */
     void *datt;                          /* act [B*T,D] gradient of the attention output */
     void *heads_act;                     /* act [B,H,T,hd]: o in forward, dO in backward */
-    void *tt_act;                        /* act [B*H,T,T]: P, then dS, cast for their GEMMs (bf16 only) */
-    float *dP;                           /* [B*H,T,T] */
+    void *tt_act;                        /* act [B*H,T,Tp]: P, then dS, cast for their GEMMs (bf16 only) */
+    float *dP;                           /* [B*H,T,Tp] */
     float *dqkvh;                        /* [3][B,H,T,hd] */
     float *partial;                      /* column-reduction partial sums */
     double *row_loss;                    /* [B] */
