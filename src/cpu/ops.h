@@ -99,8 +99,8 @@ void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dt
 /* ---- attention core: softmax(q k^T * scale) v per (batch, head) ----
  * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: [B,H,T,T] fp32 softmax probabilities (saved
  * for backward); att: act [B,T,H*hd]; datt: act [B,T,H*hd]; dqkv: fp32 [B,T,3,H,hd] (overwritten).
- * scratch: cpu_attention_scratch_bytes(T, omp_get_max_threads()) bytes. */
-size_t cpu_attention_scratch_bytes(int T, int nthreads);
+ * scratch: cpu_attention_scratch_bytes(T, hd, omp_get_max_threads()) bytes. */
+size_t cpu_attention_scratch_bytes(int T, int hd, int nthreads);
 int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, float *P, void *att, void *scratch, int B,
                           int T, int H, int hd, ib_error *err);
 int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const float *P, const void *datt,

@@ -100,7 +100,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     v->dx = take(&a, BT * D, 4);
     v->datt = take(&a, BT * D, as);
     if (v->dt == CPU_BF16) v->dx_act = take(&a, BT * D, 2);
-    v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, omp_get_max_threads()), 1);
+    v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, v->hd, omp_get_max_threads()), 1);
     v->bytes = a.bytes;
     if (estimate_only) return 0;
     if (a.failed || !v->blk) {
