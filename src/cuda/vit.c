@@ -151,22 +151,21 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     }
     arena real = {v->pool, 0};
     carve(v, &real);
-    /* zeroed once: the padding of the T x T attention buffers then holds zeros, never stale bits */
-    if (cuda_check(cudaMemset(v->pool, 0, v->bytes), "cudaMemset(pool)", err)) goto out;
     if (cuda_check(cudaStreamCreateWithFlags(&v->stream, cudaStreamNonBlocking), "cudaStreamCreate", err) ||
         cuda_check(cudaEventCreateWithFlags(&v->loss_ready, cudaEventDisableTiming), "cudaEventCreate", err) ||
         cuda_check(cudaMallocHost((void **)&v->loss_host, sizeof(float)), "cudaMallocHost", err) ||
         cuda_gemm_create(&v->gemm, (size_t)32 << 20, err))
         goto out;
     const size_t P = layout->total;
+    /* zeroed once (on the stream: a plain cudaMemset may still run when it returns, on the legacy
+     * stream, which this non-blocking stream does not wait for): the padding of the T x T attention
+     * buffers then holds zeros, never stale bits */
+    if (cuda_check(cudaMemsetAsync(v->pool, 0, v->bytes, v->stream), "cudaMemsetAsync(pool)", err)) goto out;
     model_init_params(c, layout, host, cfg->seed);
     /* every copy goes through the compute stream: a legacy-stream cudaMemcpy from pageable memory
      * may still be in flight when it returns, and the non-blocking stream would not wait for it */
     if (cuda_check(cudaMemcpyAsync(v->params, host, P * sizeof(float), cudaMemcpyHostToDevice, v->stream),
                    "cudaMemcpyAsync(params)", err) ||
-        cuda_check(cudaMemsetAsync(v->grads, 0, P * sizeof(float), v->stream), "cudaMemset(grads)", err) ||
-        cuda_check(cudaMemsetAsync(v->m, 0, P * sizeof(float), v->stream), "cudaMemset(m)", err) ||
-        cuda_check(cudaMemsetAsync(v->v, 0, P * sizeof(float), v->stream), "cudaMemset(v)", err) ||
         cuda_vit_refresh_bf16(v, err) ||
         cuda_check(cudaStreamSynchronize(v->stream), "cudaStreamSynchronize(init)", err))
         goto out;
