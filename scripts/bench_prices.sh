@@ -42,8 +42,10 @@ csv=$data/aws-accelerated-prices.csv
 work=$(mktemp -d)
 ep_pid=""
 cleanup() {
-  [ -n "$ep_pid" ] && kill "$ep_pid" 2>/dev/null && wait "$ep_pid" 2>/dev/null
+  local rc=$?
+  if [ -n "$ep_pid" ]; then kill "$ep_pid" 2>/dev/null || true; wait "$ep_pid" 2>/dev/null || true; fi
   rm -rf "$work"
+  exit "$rc"
 }
 trap cleanup EXIT
 

@@ -402,13 +402,23 @@ char *prices_to_json(const price_set *s)
     char *txt = cJSON_Print(root);
     cJSON_Delete(root);
     if (!txt) return NULL;
-    size_t n = strlen(txt);
-    char *withnl = realloc(txt, n + 2);
-    if (!withnl) {
+    /* cJSON indents with tabs and puts a tab after ':'.  Strings escape their tabs (\t), so every
+     * raw tab is layout: re-indent with two spaces, ": " after keys, for a diff-friendly file. */
+    size_t n = strlen(txt), tabs = 0;
+    for (size_t i = 0; i < n; i++) tabs += txt[i] == '\t';
+    char *out = malloc(n + tabs + 2);
+    if (!out) {
         free(txt);
         return NULL;
     }
-    withnl[n] = '\n';
-    withnl[n + 1] = '\0';
-    return withnl;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (txt[i] != '\t') out[o++] = txt[i];
+        else if (i > 0 && txt[i - 1] == ':') out[o++] = ' ';
+        else out[o++] = ' ', out[o++] = ' ';
+    }
+    out[o++] = '\n';
+    out[o] = '\0';
+    free(txt);
+    return out;
 }

@@ -176,6 +176,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
         }
     }
     /* placement scores: absent with a note when the caller lacks ec2:GetSpotPlacementScores */
+    size_t unmatched = 0;
     for (size_t q = 0; q < n_sc; q++) {
         if (e_sc[q].code) {
             if (!rep->placement_note[0])
@@ -194,12 +195,22 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
                     continue;
                 }
                 const char *name = zone_name(zm, n_zm, s->region, s->az_id);
+                int hit = 0;
                 for (size_t z = 0; z < rec->n_spot; z++)
-                    if (!strcmp(rec->spot[z].az, s->az_id) || (name && !strcmp(rec->spot[z].az, name)))
+                    if (!strcmp(rec->spot[z].az, s->az_id) || (name && !strcmp(rec->spot[z].az, name))) {
                         rec->spot[z].placement_score = s->score;
+                        hit = 1;
+                    }
+                unmatched += !hit && rec->n_spot > 0;
             }
         }
     }
+    /* Per-AZ scores name zone IDs (use1-az4); prices name zones (us-east-1a).  Without
+     * DescribeAvailabilityZones the two cannot be joined: say why those scores are missing. */
+    for (size_t r = 0; r < n_zm && unmatched && !rep->placement_note[0]; r++)
+        if (e_zm[r].code)
+            snprintf(rep->placement_note, sizeof rep->placement_note,
+                     "per-AZ spot placement scores not shown: %.200s", e_zm[r].msg);
     rc = 0;
 out:
     for (size_t k = 0; k < np; k++)
