@@ -8,13 +8,13 @@
 #
 # usage: scripts/bench_cpu_vs_torch.sh [--bin PATH] [--steps N] [--warmup N] [--quick]
 #   --bin     the instbench binary (default: build/instbench)
-#   --steps   timed steps per run (default 10; vit_base runs half as many)
+#   --steps   timed steps per run (default 6; vit_base runs half as many)
 #   --warmup  warm-up steps (default 2)
 #   --quick   3 timed steps, 1 warm-up (a smoke run)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 BIN="$here/../build/instbench"
-STEPS=10
+STEPS=6
 WARMUP=2
 PY=${PYTHON:-/usr/bin/python3}
 while [ $# -gt 0 ]; do

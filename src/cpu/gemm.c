@@ -37,12 +37,12 @@ struct cpu_gemm {
                                                      what, (int)st_);                                       \
     } while (0)
 
-int cpu_gemm_create(cpu_gemm **out, ib_error *err)
+int cpu_gemm_create(cpu_gemm **out, int nthreads, ib_error *err)
 {
     cpu_gemm *g = calloc(1, sizeof *g);
     if (!g) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     *out = g;
-    g->nthreads = omp_get_max_threads();
+    g->nthreads = nthreads > 0 ? nthreads : omp_get_max_threads();
     g->streams = calloc(g->nthreads, sizeof *g->streams);
     g->scratch = calloc(g->nthreads, sizeof *g->scratch);
     if (!g->streams || !g->scratch) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");

@@ -52,7 +52,8 @@ typedef struct cpu_gemm_desc {
     int lda, ldb, ldc;
     int bias, accumulate;
 } cpu_gemm_desc;
-int cpu_gemm_create(cpu_gemm **g, ib_error *err);
+/* nthreads: the most OpenMP threads that will call cpu_gemm_run_local (<= 0: omp_get_max_threads()). */
+int cpu_gemm_create(cpu_gemm **g, int nthreads, ib_error *err);
 /* All threads (oneDNN parallelises the one GEMM). */
 int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
                   ib_error *err);

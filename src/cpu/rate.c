@@ -14,7 +14,7 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
     const vit_config *c = &cfg->model;
     if (model_validate(c, err)) return -1;
     if (cfg->batch_size < 1) return ib_error_set(err, IB_EXIT_USAGE, "batch size must be positive");
-    if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
+    const int keep = omp_get_max_threads();   /* the caller's setting, given back at the end */
     const int B = cfg->batch_size, T = model_seq_len(c), N = model_num_patches(c), D = c->embed_dim;
     const int H = c->num_heads, hd = D / H, F = model_mlp_hidden(c), C = c->num_classes;
     const int K = c->in_chans * c->patch_size * c->patch_size, BT = B * T, BH = B * H;
@@ -55,7 +55,8 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
         for (size_t i = 0; i < amax; i++) ((bf16 *)A)[i] = cpu_bf16_from_f32(0.01f * (float)(i % 7));
     else
         for (size_t i = 0; i < amax; i++) ((float *)A)[i] = 0.01f * (float)(i % 7);
-    if (cpu_gemm_create(&g, err)) goto done;
+    if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
+    if (cpu_gemm_create(&g, 0, err)) goto done;
     double flops = 0, t0 = 0;
     for (int round = 0;; round++) {
         if (round == 1) t0 = util_now_seconds(), flops = 0;
@@ -71,6 +72,7 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
     *flops_per_s = flops / (util_now_seconds() - t0);
     rc = 0;
 done:
+    omp_set_num_threads(keep);
     cpu_gemm_destroy(g);
     free(A);
     free(Bm);

@@ -39,6 +39,8 @@ static size_t block_off(const cpu_vit *v, int l, const char *suffix)
 #define BWGT(s_)                                                                                            \
     (v->dt == CPU_BF16 ? (const void *)(v->wbf + block_off(v, l, (s_))) : (const void *)(v->params + block_off(v, l, (s_))))
 
+static void set_threads(const cpu_vit *v);
+
 static size_t maxz(size_t a, size_t b) { return a > b ? a : b; }
 
 /* Allocation helper: counts bytes; when estimating, allocates nothing. */
@@ -61,6 +63,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     v->layout = layout;
     const vit_config *c = &cfg->model;
     v->dt = cfg->precision == IB_PREC_BF16 ? CPU_BF16 : CPU_F32;
+    v->nthreads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
     v->B = cfg->batch_size, v->T = model_seq_len(c), v->N = model_num_patches(c), v->D = c->embed_dim;
     v->H = c->num_heads, v->hd = v->D / v->H, v->F = model_mlp_hidden(c), v->C = c->num_classes;
     v->K = c->in_chans * c->patch_size * c->patch_size, v->L = c->depth;
@@ -100,7 +103,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     v->dx = take(&a, BT * D, 4);
     v->datt = take(&a, BT * D, as);
     if (v->dt == CPU_BF16) v->dx_act = take(&a, BT * D, 2);
-    v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, v->hd, omp_get_max_threads()), 1);
+    v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, v->hd, v->nthreads), 1);
     v->bytes = a.bytes;
     if (estimate_only) return 0;
     if (a.failed || !v->blk) {
@@ -113,7 +116,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     cpu_vit_refresh_bf16(v);
     const char *prof = getenv("INSTBENCH_CPU_PROFILE");
     v->profile = prof && prof[0] && strcmp(prof, "0");
-    if (cpu_gemm_create(&v->gemm, err)) {
+    if (cpu_gemm_create(&v->gemm, v->nthreads, err)) {
         cpu_vit_free(v);
         return -1;
     }
@@ -174,15 +177,35 @@ void cpu_vit_refresh_bf16(cpu_vit *v)
         if (rc_) return -1;                                                                  \
     } while (0)
 
-static void set_threads(const cpu_vit *v)
-{
-    if (v->cfg.threads > 0) omp_set_num_threads(v->cfg.threads);
-}
+/* Every entry point runs with the calling thread's OpenMP team size pinned to the one fixed at
+ * init (the per-thread GEMM resources and scratch were sized for it, and the caller may be any
+ * thread), and gives the caller its own setting back afterwards. */
+static void set_threads(const cpu_vit *v) { omp_set_num_threads(v->nthreads); }
+
+static int forward_impl(cpu_vit *v, float *loss, ib_error *err);
+static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err);
 
 int cpu_vit_forward(cpu_vit *v, float *loss, ib_error *err)
 {
-    if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
+    const int keep = omp_get_max_threads();
     set_threads(v);
+    int rc = forward_impl(v, loss, err);
+    omp_set_num_threads(keep);
+    return rc;
+}
+
+int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
+{
+    const int keep = omp_get_max_threads();
+    set_threads(v);
+    int rc = backward_impl(v, cb, user, err);
+    omp_set_num_threads(keep);
+    return rc;
+}
+
+static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
+{
+    if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
     const vit_config *c = &v->cfg.model;
     const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T;
     const cpu_dtype dt = v->dt;
@@ -258,9 +281,8 @@ static int fire(cpu_vit *v, ib_grad_ready_fn cb, void *user, int range, ib_error
     return 0;
 }
 
-int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
+static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
 {
-    set_threads(v);
     const vit_config *c = &v->cfg.model;
     const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T;
     const cpu_dtype dt = v->dt;
@@ -325,10 +347,12 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
 
 int cpu_vit_optimizer_step(cpu_vit *v, ib_error *err)
 {
+    const int keep = omp_get_max_threads();
     set_threads(v);
     const ib_optim_config *o = &v->cfg.optim;
     v->step++;
     TIMED(PROF_ADAM, cpu_adam_step(v->params, v->grads, v->m, v->v, v->wbf, v->layout->total, v->step, o->lr, o->beta1, o->beta2,
                   o->eps, o->weight_decay, o->kind == IB_OPT_ADAMW));
+    omp_set_num_threads(keep);
     return 0;
 }

@@ -28,6 +28,7 @@ typedef struct cpu_vit {
     ib_train_config cfg;
     const model_layout *layout;
     cpu_dtype dt;
+    int nthreads;                        /* OpenMP team size of every op (cfg.threads or all cores) */
     int B, T, N, D, H, hd, F, C, K, L;   /* K = 3*P*P patch length */
     float *params, *grads, *m, *v;       /* one contiguous block each, model_layout order */
     bf16 *wbf;                           /* bf16 copy of params (GEMM weights) under autocast */
