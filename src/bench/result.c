@@ -163,6 +163,9 @@ char *result_to_json(const bench_report *r, int pretty)
         cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
     }
     if (m->drift) cJSON_AddItemToArray(warn, cJSON_CreateString("step time drifted up >10% during the window"));
+    if (r->peak_tflops > 0 && mt > r->peak_tflops)
+        cJSON_AddItemToArray(warn, cJSON_CreateString("MFU above 100%: the peak figure is too low (a measured peak "
+                                                      "disturbed by other load?)"));
     if (r->others_share > 0.10) {
         snprintf(buf, sizeof buf, "other processes used %.0f%% of the CPUs during the run", 100 * r->others_share);
         cJSON_AddItemToArray(warn, cJSON_CreateString(buf));

@@ -445,6 +445,8 @@ int cmd_measure(int argc, char **argv)
     if (others > 0.10)
         ib_warn("other processes used %.0f%% of the CPUs during the run: the machine is shared; figures may be low",
                 100 * others);
+    if (peak > 0 && res.samples_per_second * model_train_flops_per_sample(&train.model) / 1e12 > peak)
+        ib_warn("MFU above 100%%: the peak figure (%s) is too low; measured while the machine was busy?", peak_source);
     if (steal > 0.05) ib_warn("the hypervisor took %.0f%% of the CPUs (steal) during the run", 100 * steal);
 
     /* ---- result ---- */
