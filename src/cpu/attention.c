@@ -83,7 +83,7 @@ static task_buf task_scratch(void *scratch, int T, int hd)
     return t;
 }
 
-int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, float *P, void *att, void *scratch, int B,
+int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, void *att, void *scratch, int B,
                           int T, int H, int hd, ib_error *err)
 {
     const int D = H * hd;
@@ -102,20 +102,23 @@ int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, float *P, 
         gather(t.q, q, T, hd, 3 * D, es);
         gather(t.k, q + (size_t)D * es, T, hd, 3 * D, es);
         gather(t.v, q + (size_t)2 * D * es, T, hd, 3 * D, es);
-        float *S = P + (size_t)bh * T * T;
+        /* scores and softmax in fp32 (in place in the saved P under fp32; in scratch under bf16,
+         * where P is kept as the bf16 the P v GEMM reads, as autocast keeps it) */
+        char *Pbh = (char *)P + (size_t)bh * T * T * es;
+        float *S = dt == CPU_F32 ? (float *)Pbh : t.S;
         failed |= cpu_gemm_run_local(g, h_s, t.q, t.k, S, NULL) != 0;
         for (int i = 0; i < T; i++) {
             softmax_row(S + (size_t)i * T, T, scale);
-            if (dt != CPU_F32) cpu_store(t.pa, dt, (size_t)i * T, S + (size_t)i * T, T);
+            if (dt != CPU_F32) cpu_store(Pbh, dt, (size_t)i * T, S + (size_t)i * T, T);
         }
-        failed |= cpu_gemm_run_local(g, h_o, dt == CPU_F32 ? (const void *)S : t.pa, t.v, t.o, NULL) != 0;
+        failed |= cpu_gemm_run_local(g, h_o, Pbh, t.v, t.o, NULL) != 0;
         scatter((char *)att + ((size_t)b * T * D + (size_t)h * hd) * es, t.o, T, hd, D, es);
     }
     if (failed) return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: attention GEMM failed");
     return 0;
 }
 
-int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const float *P, const void *datt,
+int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const void *P, const void *datt,
                            float *dqkv, void *scratch, int B, int T, int H, int hd, ib_error *err)
 {
     const int D = H * hd;
@@ -140,13 +143,17 @@ int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const flo
         gather(t.k, q + (size_t)D * es, T, hd, 3 * D, es);
         gather(t.v, q + (size_t)2 * D * es, T, hd, 3 * D, es);
         gather(t.o, (const char *)datt + (tok0 * D + (size_t)h * hd) * es, T, hd, D, es);   /* dO */
-        const float *Pb = P + (size_t)bh * T * T;
-        float *dP = t.S;
+        const char *Pbh = (const char *)P + (size_t)bh * T * T * es;
+        float *dP = t.S, *prow = (float *)t.pa;   /* pa: one fp32 row of P under bf16 */
         failed |= cpu_gemm_run_local(g, h_dp, t.o, t.v, dP, NULL) != 0;
-        if (dt != CPU_F32) cpu_store(t.pa, dt, 0, Pb, (size_t)T * T);
-        failed |= cpu_gemm_run_local(g, h_dv, dt == CPU_F32 ? (const void *)Pb : t.pa, t.o, t.dv, NULL) != 0;
+        failed |= cpu_gemm_run_local(g, h_dv, Pbh, t.o, t.dv, NULL) != 0;
         for (int i = 0; i < T; i++) {
-            softmax_bwd_row(Pb + (size_t)i * T, dP + (size_t)i * T, T, scale);
+            const float *p = (const float *)Pbh + (size_t)i * T;
+            if (dt != CPU_F32) {
+                cpu_load_bf16(prow, (const bf16 *)Pbh + (size_t)i * T, T);
+                p = prow;
+            }
+            softmax_bwd_row(p, dP + (size_t)i * T, T, scale);
             if (dt != CPU_F32) cpu_store(t.dsa, dt, (size_t)i * T, dP + (size_t)i * T, T);
         }
         const void *dS = dt == CPU_F32 ? (const void *)dP : t.dsa;

@@ -7,6 +7,11 @@ CPU_KERNEL static void to_bf16(bf16 *restrict d, const float *restrict s, size_t
     for (size_t i = 0; i < n; i++) d[i] = cpu_bf16_rne(s[i]);
 }
 
+CPU_KERNEL void cpu_load_bf16(float *restrict dst, const bf16 *restrict src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) dst[i] = cpu_bits_f32((uint32_t)src[i] << 16);
+}
+
 void cpu_store(void *dst, cpu_dtype dt, size_t off, const float *src, size_t n)
 {
     if (dt == CPU_F32) memcpy((float *)dst + off, src, n * sizeof(float));

@@ -37,6 +37,7 @@ static inline float cpu_f32_from_bf16(bf16 h)
 /* dst[i] = src[i] in dtype dt (dst is an act buffer; element offset applies to dst). */
 void cpu_store(void *dst, cpu_dtype dt, size_t dst_off, const float *src, size_t n);
 void cpu_convert_bf16(bf16 *dst, const float *src, size_t n);   /* parallel */
+void cpu_load_bf16(float *dst, const bf16 *src, size_t n);       /* bf16 -> fp32, exact */
 
 /* ---- gemm: oneDNN matmul, primitives created once per shape and cached ----
  * C[b] (M x N, fp32, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
@@ -98,13 +99,14 @@ void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n);
 void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dtype dt, int M, int F);
 
 /* ---- attention core: softmax(q k^T * scale) v per (batch, head) ----
- * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: [B,H,T,T] fp32 softmax probabilities (saved
- * for backward); att: act [B,T,H*hd]; datt: act [B,T,H*hd]; dqkv: fp32 [B,T,3,H,hd] (overwritten).
+ * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: act [B,H,T,T] softmax probabilities, saved
+ * for backward (computed in fp32, kept in the act dtype: under bf16 autocast as bf16, as torch
+ * keeps the softmax output that feeds the bf16 P v matmul); att: act [B,T,H*hd]; datt: act [B,T,H*hd]; dqkv: fp32 [B,T,3,H,hd] (overwritten).
  * scratch: cpu_attention_scratch_bytes(T, hd, omp_get_max_threads()) bytes. */
 size_t cpu_attention_scratch_bytes(int T, int hd, int nthreads);
-int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, float *P, void *att, void *scratch, int B,
+int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, void *att, void *scratch, int B,
                           int T, int H, int hd, ib_error *err);
-int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const float *P, const void *datt,
+int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const void *P, const void *datt,
                            float *dqkv, void *scratch, int B, int T, int H, int hd, ib_error *err);
 
 /* ---- crossentropy (mean over the batch) ---- */

@@ -81,7 +81,7 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
         k->ln1 = take(&a, BT * D, as);
         k->mean1 = take(&a, BT, 4), k->rstd1 = take(&a, BT, 4);
         k->qkv = take(&a, BT * 3 * D, as);
-        k->P = take(&a, B * H * T * T, 4);
+        k->P = take(&a, B * H * T * T, as);
         k->att = take(&a, BT * D, as);
         k->x_mid = take(&a, BT * D, 4);
         k->ln2 = take(&a, BT * D, as);
