@@ -138,6 +138,9 @@ def prices(args, env, expect_rc=0, cwd=None):
     p = subprocess.run([INSTBENCH, "-v", "prices"] + args, env=env, capture_output=True, text=True,
                        timeout=120, cwd=cwd or TMP)
     ALL_OUTPUT.append(p.stdout + p.stderr)
+    # under the ASan/UBSan build a report can hide behind an expected exit 1
+    if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
+        fail("sanitizer report for %s:\n%s" % (args, p.stderr[-4000:]))
     if p.returncode != expect_rc:
         fail("exit %d (wanted %d) for %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, expect_rc, args,
                                                                        p.stdout[-3000:], p.stderr[-3000:]))
