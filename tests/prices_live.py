@@ -89,8 +89,8 @@ def pick(n_types, regions):
 # ---- the endpoint and the CLI ----------------------------------------------------------------
 
 class Endpoint:
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([sys.executable, ENDPOINT, "--prices", CSV, "--timeout", "240"] + list(args),
+    def __init__(self, *args, prices=CSV):
+        self.proc = subprocess.Popen([sys.executable, ENDPOINT, "--prices", prices, "--timeout", "240"] + list(args),
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.strip().isdigit():
@@ -439,6 +439,35 @@ def case_session_token_no_secrets():
         for text in written:
             for s in SECRETS:
                 check(s not in text, "a secret reached a file")
+    finally:
+        ep.close()
+
+
+def case_sagemaker():
+    """ml.* types: the SageMaker training price (component Training, not the Hosting product the
+    endpoint serves beside it at another price), no spot market; EC2 types in the same run."""
+    data = os.path.join(TMP, "sm.json")
+    with open(data, "w") as f:
+        json.dump([{"instance_type": "ml.g5.xlarge", "region": "us-east-1", "on_demand": 1.41},
+                   {"instance_type": "ml.p4d.24xlarge", "region": "us-east-1", "on_demand": 37.688},
+                   {"instance_type": "g5.xlarge", "region": "us-east-1", "on_demand": 1.006,
+                    "spot": {"us-east-1a": 0.41, "us-east-1c": 0.3921}}], f)
+    ep = Endpoint(prices=data)
+    try:
+        p = prices(["--instance-types", "ml.g5.xlarge,ml.p4d.24xlarge,g5.xlarge", "--regions", "us-east-1",
+                    "--format", "json"], base_env(ep))
+        recs, _ = as_json(p)
+        for t, usd in (("ml.g5.xlarge", 1.41), ("ml.p4d.24xlarge", 37.688)):
+            r = recs[(t, "us-east-1")]
+            check(r["on_demand"] and r["on_demand"]["source"] == "live", "%s: %r" % (t, r["on_demand"]))
+            close(r["on_demand"]["usd_per_hour"], usd, t + " training price")
+            check(r["spot"] is None, "%s has a spot record: %r" % (t, r["spot"]))
+        g = recs[("g5.xlarge", "us-east-1")]
+        close(g["on_demand"]["usd_per_hour"], 1.006, "g5.xlarge")
+        check({z["availability_zone"]: z["usd_per_hour"] for z in g["spot"]["zones"]} ==
+              {"us-east-1a": 0.41, "us-east-1c": 0.3921}, "g5.xlarge spot %r" % g["spot"])
+        ops = ep.stats()["by_operation"]
+        check(ops.get("GetProducts") == 3 and ops.get("DescribeSpotPriceHistory") == 1, "calls %r" % ops)
     finally:
         ep.close()
 
