@@ -6,24 +6,32 @@
 # `instbench measure` reports as peak_tflops).  Timings are only as quiet as the machine is:
 # run it with nothing else busy.
 #
-# usage: scripts/bench_cpu_vs_torch.sh [--bin PATH] [--steps N] [--warmup N] [--quick]
-#   --bin     the instbench binary (default: build/instbench)
-#   --steps   timed steps per run (default 6; vit_base runs half as many)
-#   --warmup  warm-up steps (default 2)
-#   --quick   3 timed steps, 1 warm-up (a smoke run)
+# usage: scripts/bench_cpu_vs_torch.sh [--bin PATH] [--steps N] [--warmup N] [--quick] [--torch-blas DIR]
+#   --bin         the instbench binary (default: build/instbench)
+#   --steps       timed steps per run (default 6; vit_base runs half as many)
+#   --warmup      warm-up steps (default 2)
+#   --quick       3 timed steps, 1 warm-up (a smoke run)
+#   --torch-blas  a directory holding another libblas.so.3 (e.g. OpenBLAS) for PyTorch's fp32
+#                 matmuls: Debian's torch uses the system BLAS, netlib's reference one by default
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 BIN="$here/../build/instbench"
 STEPS=6
 WARMUP=2
 PY=${PYTHON:-/usr/bin/python3}
+TORCH_BLAS=""
 while [ $# -gt 0 ]; do
+    case "$1" in
+        --bin|--steps|--warmup|--torch-blas)
+            [ $# -ge 2 ] || { echo "bench_cpu_vs_torch.sh: $1 needs a value" >&2; exit 2; } ;;
+    esac
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
         --steps) STEPS=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
         --quick) STEPS=3; WARMUP=1; shift ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --torch-blas) TORCH_BLAS=$2; shift 2 ;;
+        -h|--help) sed -n '2,/^set -eu/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench_cpu_vs_torch.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -33,7 +41,16 @@ CORES=$(nproc)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+[ -z "$TORCH_BLAS" ] || [ -f "$TORCH_BLAS/libblas.so.3" ] ||
+    { echo "bench_cpu_vs_torch.sh: no libblas.so.3 in $TORCH_BLAS" >&2; exit 2; }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $CORES cores; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "$TORCH_BLAS" ]; then
+    echo "PyTorch fp32 BLAS: $TORCH_BLAS/libblas.so.3"
+else
+    blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
+    echo "PyTorch fp32 BLAS: $blas"
+    case "$blas" in */blas/libblas.so*) echo "  (netlib's reference BLAS: PyTorch's fp32 matmuls are far from this CPU's best; see --torch-blas)" ;; esac
+fi
 printf '%-22s %5s %5s | %12s %12s %7s | %10s %10s\n' MODEL BATCH PREC "INSTBENCH/S" "PYTORCH/S" RATIO "IB ROOF" "PT ROOF"
 for cfg in "vit_tiny_patch16_224 32 bf16" "vit_base_patch16_224 8 bf16" "vit_tiny_patch16_224 32 fp32"; do
     set -- $cfg
@@ -43,6 +60,7 @@ for cfg in "vit_tiny_patch16_224 32 bf16" "vit_base_patch16_224 8 bf16" "vit_tin
     "$BIN" measure --backend cpu --data device --model "$model" --batch-size "$batch" --precision "$prec" \
         --steps "$steps" --warmup "$WARMUP" --format json --output - > "$tmp/ib.json" 2> "$tmp/ib.err" ||
         { echo "instbench measure failed:" >&2; cat "$tmp/ib.err" >&2; exit 1; }
+    LD_LIBRARY_PATH="${TORCH_BLAS:+$TORCH_BLAS${LD_LIBRARY_PATH:+:}}${LD_LIBRARY_PATH:-}" \
     "$PY" "$here/bench_torch_step.py" --model "$model" --batch-size "$batch" --precision "$prec" \
         --steps "$steps" --warmup "$WARMUP" --threads "$CORES" > "$tmp/pt.json" 2> "$tmp/pt.err" ||
         { echo "PyTorch step failed:" >&2; cat "$tmp/pt.err" >&2; exit 1; }
