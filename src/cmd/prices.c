@@ -16,7 +16,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: instbench prices [--instance-types T[,T...]] [--regions R[,R...]]\n"
             "                        [--market on-demand|spot|both] [--source auto|live|cache|snapshot]\n"
-            "                        [--format table|json|csv] [--cache-ttl HOURS] [-o FILE]\n\n"
+            "                        [--format table|json|csv] [--cache-ttl HOURS] [-o FILE]\n"
+            "                        [--page-size N] [--no-placement-scores] [--timeout SECONDS]\n\n"
             "On-demand (Linux, shared tenancy) and spot prices in USD per instance-hour, per instance type\n"
             "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.\n\n"
             "options:\n"
