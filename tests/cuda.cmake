@@ -13,3 +13,6 @@ add_test(NAME cuda_verify_compare
 # The row-major -> column-major operand swap every CUDA GEMM goes through (pure arithmetic, built
 # into the test directly so CPU-only builds run it too).
 instbench_add_unit_test(cuda_gemm_plan cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+
+# DDP bucketing of the gradient ranges (pure bookkeeping, built into the test directly).
+instbench_add_unit_test(cuda_bucket cuda_bucket.c ${CMAKE_SOURCE_DIR}/src/cuda/bucket.c)

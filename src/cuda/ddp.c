@@ -1,23 +1,35 @@
 /* cuda/ddp: DDP's gradient buckets over the backend's on_grad_ready hook.  Backward completes the
- * gradient block in reverse layer order, one adjacent range after another (model_grad_range:
- * head + final norm, blocks L-1 .. 0, embeddings), so a bucket grows downwards in memory; once it
- * holds bucket_bytes it is handed to NCCL on the comm stream while backward goes on.  The hook is
- * called right after the range's last kernel is queued, and the comm stream waits for it through
- * an event, so the allreduce reads final gradients. */
+ * gradient block in reverse layer order, one adjacent range after another, so a bucket grows
+ * downwards in memory (cuda/bucket.c); once it holds bucket_bytes it is handed to NCCL on the comm
+ * stream while backward goes on.  The hook is called right after the range's last kernel is
+ * queued, and the comm stream waits for it through an event, so the allreduce reads final
+ * gradients. */
 #include "instbench/cuda.h"
 
 #include <stdlib.h>
 
+#include "cuda/bucket.h"
+
 struct cuda_ddp {
     ib_comm *comm;
     float *grads;          /* device gradient block */
-    size_t cap;            /* floats per bucket */
-    size_t lo, hi;         /* pending bucket [lo, hi) in floats; empty when lo == hi */
+    cuda_bucketer bucket;
     size_t started;        /* allreduces started this step */
     size_t last;           /* ... and in the last finished step */
     int failed;
-    ib_error err;          /* first hook failure, reported by finish */
+    ib_error err;          /* first failure, reported by flush/finish */
 };
+
+static int start_allreduce(void *user, size_t offset, size_t count)
+{
+    cuda_ddp *d = user;
+    if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {
+        d->failed = 1;
+        return -1;
+    }
+    d->started++;
+    return 0;
+}
 
 int cuda_ddp_create(ib_comm *c, float *grad_block, size_t bucket_bytes, cuda_ddp **out, ib_error *err)
 {
@@ -27,46 +39,29 @@ int cuda_ddp_create(ib_comm *c, float *grad_block, size_t bucket_bytes, cuda_ddp
     if (!d) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     d->comm = c;
     d->grads = grad_block;
-    d->cap = bucket_bytes / sizeof(float);
-    if (d->cap == 0) d->cap = 1;
+    cuda_bucketer_init(&d->bucket, bucket_bytes / sizeof(float), start_allreduce, d);
     *out = d;
     return 0;
-}
-
-static int flush(cuda_ddp *d)
-{
-    if (d->hi > d->lo && !d->failed) {
-        if (comm_nccl_allreduce_async(d->comm, d->grads + d->lo, d->hi - d->lo, &d->err)) d->failed = 1;
-        d->started++;
-    }
-    d->lo = d->hi = 0;
-    return d->failed ? -1 : 0;
 }
 
 int cuda_ddp_on_grad_ready(void *user, size_t offset, size_t count)
 {
     cuda_ddp *d = user;
     if (d->failed) return -1;
-    if (count == 0) return 0;
-    /* a range that does not extend the pending bucket downwards starts a new one */
-    if (d->hi > d->lo && offset + count != d->lo && flush(d)) return -1;
-    if (d->hi == d->lo) d->lo = d->hi = offset + count;
-    d->lo = offset;
-    if (d->hi - d->lo >= d->cap) return flush(d);
-    return 0;
+    return cuda_bucketer_add(&d->bucket, offset, count) ? -1 : 0;
 }
 
 int cuda_ddp_flush(cuda_ddp *d, ib_error *err)
 {
-    flush(d);
-    size_t n = d->started;
+    if (!d->failed) cuda_bucketer_flush(&d->bucket);
+    d->last = d->started;
     d->started = 0;
     if (d->failed) {
         *err = d->err;
         d->failed = 0;
+        cuda_bucketer_init(&d->bucket, d->bucket.cap, start_allreduce, d);
         return -1;
     }
-    d->last = n;
     return 0;
 }
 
