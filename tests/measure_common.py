@@ -1,6 +1,8 @@
 """Shared by the measure_cli_*.py tests: a tiny ViT config, running the CLI, schema validation."""
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,8 +51,19 @@ def validate(doc, what):
     return not errors
 
 
+_SCRATCH = []
+
+
 def scratch():
-    return tempfile.mkdtemp(prefix="instbench-measure-")
+    d = tempfile.mkdtemp(prefix="instbench-measure-")
+    _SCRATCH.append(d)
+    return d
+
+
+@atexit.register
+def _cleanup():
+    for d in _SCRATCH:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def finish(name):
