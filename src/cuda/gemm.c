@@ -159,9 +159,13 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     d->transA = in->transA, d->transB = in->transB, d->lda = in->lda, d->ldb = in->ldb, d->ldc = in->ldc;
     d->strideA = in->strideA, d->strideB = in->strideB, d->strideC = in->strideC, d->accumulate = in->accumulate;
     cuda_gemm_desc_defaults(d);
+    /* cuBLASLt's bias epilogue wants a 16-byte aligned vector (parameters of odd widths may not
+     * be): then the GEMM runs plain and a kernel adds the bias, the same fp32 sum */
+    const float *late_bias = bias && ((uintptr_t)bias & 15u) ? bias : NULL;
+    if (late_bias) bias = NULL;
     d->bias = bias != NULL;
-    if (d->bias && d->c != CUK_F32)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias epilogue needs an fp32 output");
+    if ((bias || late_bias) && d->c != CUK_F32)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias needs an fp32 output");
     k.alignA = alignment(A, d->strideA, esize(d->ab), d->batch);
     k.alignB = alignment(B, d->strideB, esize(d->ab), d->batch);
     k.alignC = alignment(C, d->strideC, esize(d->c), d->batch);
@@ -192,7 +196,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
             p.k, &alpha, B, dtype_of(d->ab), p.first.ld, p.first.stride, A, dtype_of(d->ab), p.second.ld,
             p.second.stride, &beta, C, dtype_of(d->c), p.out.ld, p.out.stride, p.batch, CUBLAS_COMPUTE_32F,
             CUBLAS_GEMM_DEFAULT));
-        if (bias) CUDA_TRY(cuk_add_bias((float *)C, bias, d->M, d->N, d->ldc, s));
+        if (bias || late_bias) CUDA_TRY(cuk_add_bias((float *)C, bias ? bias : late_bias, d->M, d->N, d->ldc, s));
         return 0;
     }
     if (bias)
@@ -203,7 +207,9 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     if (st == CUBLAS_STATUS_NOT_SUPPORTED) {   /* the heuristic's pick refused at launch: use cuBLAS */
         if (!g->blas && cublaslt_check(cublasCreate(&g->blas), "cublasCreate", err)) return -1;
         e->fallback = 1;
-        return cuda_gemm_exec(g, in, A, B, C, bias, s, err);
+        return cuda_gemm_exec(g, in, A, B, C, bias ? bias : late_bias, s, err);
     }
-    return cublaslt_check(st, "cublasLtMatmul", err);
+    if (cublaslt_check(st, "cublasLtMatmul", err)) return -1;
+    if (late_bias) CUDA_TRY(cuk_add_bias((float *)C, late_bias, d->M, d->N, d->ldc, s));
+    return 0;
 }
