@@ -187,6 +187,16 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
     if (cfg->device >= n)
         return ib_error_set(err, IB_EXIT_RUNTIME, "CUDA device %d requested but %d GPU%s visible", cfg->device, n,
                             n == 1 ? " is" : "s are");
+    if (cfg->precision == IB_PREC_BF16) {
+        /* bf16 GEMMs need Ampere's tensor cores; cuBLAS has none on Turing (T4, g4dn) */
+        cuda_device_info di;
+        if (cuda_device_info_get(cfg->device, &di, err)) return -1;
+        if (di.cc_major < 8)
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "GPU %d (%s, compute capability %d.%d) has no bf16 matmuls (8.0+ needed): use "
+                                "--precision fp32",
+                                cfg->device, di.name, di.cc_major, di.cc_minor);
+    }
     ib_backend *b = calloc(1, sizeof *b);
     cuda_vit *v = calloc(1, sizeof *v);
     if (!b || !v) {
