@@ -11,14 +11,8 @@
 /* i over [B,T,3,H,hd] (source order: coalesced reads) */
 __global__ static void qkv_split_kernel(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd)
 {
-    const int D = H * hd;
-    const size_t n = (size_t)B * T * 3 * D, plane = (size_t)B * H * T * hd;
-    CUK_GRID_STRIDE(i, n) {
-        const size_t bt = i / (3 * D);
-        const int r = (int)(i % (3 * D)), which = r / D, h = (r % D) / hd, e = r % hd;
-        const int b = (int)(bt / T), t = (int)(bt % T);
-        act_store(qkvh, dt, which * plane + (((size_t)b * H + h) * T + t) * hd + e, qkv[i]);
-    }
+    const size_t n = (size_t)B * T * 3 * H * hd;
+    CUK_GRID_STRIDE(i, n) act_store(qkvh, dt, cuk_qkv_split_index(i, B, T, H, hd), qkv[i]);
 }
 
 extern "C" cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd,
@@ -32,14 +26,8 @@ extern "C" cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, int dt, int B
 /* i over [B,T,3,H,hd] (destination order: coalesced writes) */
 __global__ static void qkv_merge_kernel(const float *dqkvh, float *dqkv, int B, int T, int H, int hd)
 {
-    const int D = H * hd;
-    const size_t n = (size_t)B * T * 3 * D, plane = (size_t)B * H * T * hd;
-    CUK_GRID_STRIDE(i, n) {
-        const size_t bt = i / (3 * D);
-        const int r = (int)(i % (3 * D)), which = r / D, h = (r % D) / hd, e = r % hd;
-        const int b = (int)(bt / T), t = (int)(bt % T);
-        dqkv[i] = dqkvh[which * plane + (((size_t)b * H + h) * T + t) * hd + e];
-    }
+    const size_t n = (size_t)B * T * 3 * H * hd;
+    CUK_GRID_STRIDE(i, n) dqkv[i] = dqkvh[cuk_qkv_split_index(i, B, T, H, hd)];
 }
 
 extern "C" cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int T, int H, int hd, cudaStream_t s)
@@ -53,12 +41,9 @@ extern "C" cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int
 template <typename TY>
 __global__ static void heads_permute_kernel(const TY *src, TY *dst, int B, int T, int H, int hd, int to_heads)
 {
-    const int D = H * hd;
-    const size_t n = (size_t)B * T * D;
+    const size_t n = (size_t)B * T * H * hd;
     CUK_GRID_STRIDE(i, n) {
-        const size_t bt = i / D;
-        const int d = (int)(i % D), h = d / hd, e = d % hd, b = (int)(bt / T), t = (int)(bt % T);
-        const size_t j = (((size_t)b * H + h) * T + t) * hd + e;
+        const size_t j = cuk_heads_index(i, T, H, hd);
         if (to_heads) dst[j] = src[i];
         else dst[i] = src[j];
     }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "cuda/kernels.h"
+#include "cuda/layout.h"
 
 /* act[i] = x in dtype dt (CUK_F32 or CUK_BF16). */
 __device__ __forceinline__ void act_store(void *act, int dt, size_t i, float x)

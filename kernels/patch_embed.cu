@@ -6,16 +6,8 @@
 /* One thread per patch element: patches[bn, (c*P + ky)*P + kx] = images[b, c, gy*P+ky, gx*P+kx]. */
 __global__ static void patchify_kernel(const float *images, int B, int C, int S, int P, void *patches, int dt)
 {
-    const int G = S / P, N = G * G, K = C * P * P;
-    const size_t n = (size_t)B * N * K;
-    CUK_GRID_STRIDE(i, n) {
-        const size_t bn = i / K;
-        const int col = (int)(i % K);
-        const int b = (int)(bn / N), p = (int)(bn % N), gy = p / G, gx = p % G;
-        const int c = col / (P * P), ky = (col / P) % P, kx = col % P;
-        const float x = images[(((size_t)b * C + c) * S + (size_t)gy * P + ky) * S + (size_t)gx * P + kx];
-        act_store(patches, dt, i, x);
-    }
+    const size_t n = (size_t)B * (S / P) * (S / P) * C * P * P;
+    CUK_GRID_STRIDE(i, n) act_store(patches, dt, i, images[cuk_patch_src(i, C, S, P)]);
 }
 
 extern "C" cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, int dt,

@@ -16,3 +16,7 @@ instbench_add_unit_test(cuda_gemm_plan cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/
 
 # DDP bucketing of the gradient ranges (pure bookkeeping, built into the test directly).
 instbench_add_unit_test(cuda_bucket cuda_bucket.c ${CMAKE_SOURCE_DIR}/src/cuda/bucket.c)
+
+# Index arithmetic of the data-movement kernels (patchify, attention head split/merge), shared
+# with the kernels through src/cuda/layout.h; checked against the CPU backend and nested loops.
+instbench_add_unit_test(cuda_layout cuda_layout.c)
