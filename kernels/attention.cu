@@ -1,9 +1,10 @@
 /* kernels/attention: the data movement and softmax around attention's cuBLASLt strided-batched
  * GEMMs (S = q k^T and o = P v, and their backward, issued from src/cuda/vit.c):
  *   qkv [B,T,3,H,hd] -> q, k, v [B,H,T,hd] (one batch stride for all B*H products);
- *   P = softmax(S * scale) per row of S [B*H,T,T], in fp32;  o [B,H,T,hd] -> att [B,T,H*hd].
+ *   P = softmax(S * scale) per row of S [B*H,T,T], computed in fp32;  o [B,H,T,hd] -> att [B,T,H*hd].
  * Mirrors src/cpu/attention.c (same rounding points: q, k, v, P and dS are cast to the act dtype
- * before their GEMMs; S, P, dP and dS are fp32). */
+ * before their GEMMs; P is saved in the act dtype and the softmax backward reads that copy;
+ * S, dP and dS are computed in fp32). */
 #include "common.cuh"
 
 #define WARPS 8
@@ -107,26 +108,26 @@ extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t
     return cudaGetLastError();
 }
 
-/* One warp per row: g <- p * (g - <p, g>) * scale */
-__global__ static void softmax_backward_kernel(const float *P, float *G, void *ds_act, int dt, size_t rows, int T,
+/* One warp per row: g <- p * (g - <p, g>) * scale, p read exactly from its act dtype */
+__global__ static void softmax_backward_kernel(const void *P, float *G, void *ds_act, int dt, size_t rows, int T,
                                                int ld, float scale)
 {
     const int lane = threadIdx.x & 31;
     const size_t row = (size_t)blockIdx.x * WARPS + (threadIdx.x >> 5);
     if (row >= rows) return;
-    const float *p = P + row * ld;
+    const size_t p0 = row * ld;
     float *g = G + row * ld;
     float dot = 0;
-    for (int j = lane; j < T; j += 32) dot += p[j] * g[j];
+    for (int j = lane; j < T; j += 32) dot += act_load(P, dt, p0 + j) * g[j];
     dot = warp_sum(dot);
     for (int j = lane; j < T; j += 32) {
-        const float v = p[j] * (g[j] - dot) * scale;
+        const float v = act_load(P, dt, p0 + j) * (g[j] - dot) * scale;
         g[j] = v;
         if (ds_act) act_store(ds_act, dt, row * ld + j, v);
     }
 }
 
-extern "C" cudaError_t cuk_softmax_backward(const float *P, float *g, void *ds_act, int dt, size_t rows, int T,
+extern "C" cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, int dt, size_t rows, int T,
                                             int ld, float scale, cudaStream_t s)
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;

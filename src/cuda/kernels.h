@@ -77,8 +77,9 @@ cudaError_t cuk_heads_split(const void *datt, void *dO, int dt, int B, int T, in
  * same strides) = S. */
 cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, int ld, float scale,
                                 cudaStream_t s);
-/* Rows (stride ld): g <- P * (g - <P, g>) * scale (fp32, in place); if ds_act != NULL also ds_act = g. */
-cudaError_t cuk_softmax_backward(const float *P, float *g, void *ds_act, int dt, size_t rows, int T, int ld,
+/* Rows (stride ld): g <- P * (g - <P, g>) * scale (fp32, in place), P read in dtype dt (the saved
+ * act copy, as the CPU backend keeps it); if ds_act != NULL also ds_act (dtype dt) = g. */
+cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, int dt, size_t rows, int T, int ld,
                                  float scale, cudaStream_t s);
 
 /* ---- crossentropy.cu (nn.CrossEntropyLoss(), mean over the batch) ---- */

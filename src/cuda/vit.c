@@ -52,7 +52,7 @@ static void carve(cuda_vit *v, arena *a)
         k->ln1 = take(a, BT * D, as);
         k->mean1 = take(a, BT, 4), k->rstd1 = take(a, BT, 4);
         k->qkvh = take(a, BT * 3 * D, as);
-        k->P = take(a, B * H * TT, 4);
+        k->P = take(a, B * H * TT, as);
         k->att = take(a, BT * D, as);
         k->x_mid = take(a, BT * D, 4);
         k->ln2 = take(a, BT * D, as);
@@ -241,17 +241,19 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
         if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, v->big, CUK_F32, BT, 3 * D, D, err)) return -1;
         KTRY(cuk_qkv_split(v->big, k->qkvh, dt, B, T, H, hd, s));
         const char *q = k->qkvh, *kk = q + plane * es, *vv = q + 2 * plane * es;
+        /* scores and softmax in fp32: in place in the saved P under fp32; under bf16 in the dP
+         * scratch, with P saved as the bf16 copy the P v GEMM reads */
+        float *S = dt == CUK_BF16 ? v->dP : (float *)k->P;
         {   /* S [B*H,T,T] fp32 = q k^T  (rows at stride Tp) */
             const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = T, .K = hd, .ab = dt, .c = CUK_F32, .transB = 1,
                                       .ldc = Tp, .strideA = th, .strideB = th, .strideC = tt};
-            if (cuda_gemm_exec(v->gemm, &d, q, kk, k->P, NULL, s, err)) return -1;
+            if (cuda_gemm_exec(v->gemm, &d, q, kk, S, NULL, s, err)) return -1;
         }
-        KTRY(cuk_softmax_forward(k->P, v->tt_act, dt, (size_t)B * H * T, T, Tp, scale, s));
+        KTRY(cuk_softmax_forward(S, dt == CUK_BF16 ? k->P : NULL, dt, (size_t)B * H * T, T, Tp, scale, s));
         {   /* o [B*H,T,hd] act = P v */
             const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = hd, .K = T, .ab = dt, .c = dt, .lda = Tp,
                                       .strideA = tt, .strideB = th, .strideC = th};
-            const void *Pa = dt == CUK_BF16 ? v->tt_act : (const void *)k->P;
-            if (cuda_gemm_exec(v->gemm, &d, Pa, vv, v->heads_act, NULL, s, err)) return -1;
+            if (cuda_gemm_exec(v->gemm, &d, k->P, vv, v->heads_act, NULL, s, err)) return -1;
         }
         KTRY(cuk_heads_merge(v->heads_act, k->att, dt, B, T, H, hd, s));
         if (linear(v, k->att, p->proj_w, W + p->proj_b, v->f, CUK_F32, BT, D, D, err)) return -1;
@@ -313,15 +315,13 @@ static int attention_backward(cuda_vit *v, const cuda_block_acts *k, ib_error *e
                                   .ldc = Tp, .strideA = th, .strideB = th, .strideC = tt};
         if (cuda_gemm_exec(v->gemm, &d, v->heads_act, vv, v->dP, NULL, s, err)) return -1;
     }
-    /* the whole padded block: the pad columns' bits are converted too but never read by a GEMM */
-    if (dt == CUK_BF16) KTRY(cuk_store_act(v->tt_act, dt, k->P, (size_t)BH * tt, s));
-    {   /* dv [BH,T,hd] = P^T dO */
+    {   /* dv [BH,T,hd] = P^T dO  (P saved in the act dtype) */
         const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .transA = 1,
                                   .lda = Tp, .strideA = tt, .strideB = th, .strideC = th};
-        const void *Pa = dt == CUK_BF16 ? v->tt_act : (const void *)k->P;
-        if (cuda_gemm_exec(v->gemm, &d, Pa, v->heads_act, dv, NULL, s, err)) return -1;
+        if (cuda_gemm_exec(v->gemm, &d, k->P, v->heads_act, dv, NULL, s, err)) return -1;
     }
-    /* dS = P * (dP - <P, dP>) * scale: in place in dP, and cast over P's copy (dv has read it) */
+    /* dS = P * (dP - <P, dP>) * scale: in place in dP (P read back exactly from its act copy), and
+     * cast to bf16 for the dq, dk GEMMs */
     KTRY(cuk_softmax_backward(k->P, v->dP, v->tt_act, dt, (size_t)BH * T, T, Tp, scale, s));
     const void *dS = dt == CUK_BF16 ? v->tt_act : (const void *)v->dP;
     {   /* dq = dS k */

@@ -18,7 +18,8 @@ typedef struct cuda_block_acts {
     void *ln1;              /* act [B,T,D] */
     float *mean1, *rstd1;   /* [B*T] */
     void *qkvh;             /* act [3][B,H,T,hd]: q, k, v split by head (attention's batched layout) */
-    float *P;               /* [B,H,T,Tp] softmax probabilities (T valid columns per row) */
+    void *P;                /* act [B,H,T,Tp] softmax probabilities (T valid columns per row), saved in
+                             * the act dtype as the CPU backend (and autocast) keep them */
     void *att;              /* act [B,T,D] attention output, heads merged (proj input) */
     float *x_mid;           /* [B,T,D] after the attention residual */
     void *ln2;              /* act [B,T,D] */
@@ -69,8 +70,8 @@ typedef struct cuda_vit {
     float *dx;                           /* [B*T,D] gradient of the residual stream */
     void *datt;                          /* act [B*T,D] gradient of the attention output */
     void *heads_act;                     /* act [B,H,T,hd]: o in forward, dO in backward */
-    void *tt_act;                        /* act [B*H,T,Tp]: P, then dS, cast for their GEMMs (bf16 only) */
-    float *dP;                           /* [B*H,T,Tp] */
+    void *tt_act;                        /* act [B*H,T,Tp]: dS cast for its GEMMs (bf16 only) */
+    float *dP;                           /* [B*H,T,Tp] fp32: the scores S in forward (bf16), dP/dS in backward */
     float *dqkvh;                        /* [3][B,H,T,hd] */
     float *partial;                      /* column-reduction partial sums */
     double *row_loss;                    /* [B] */
