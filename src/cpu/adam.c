@@ -3,6 +3,8 @@
  *   m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g*g
  *   p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
  * Scalars are formed in double as Python does, then applied in fp32 as torch's kernels do. */
+/* Built with -fno-math-errno (CMakeLists.txt): sqrt of v >= 0 never sets errno, and without the
+ * flag GCC keeps a scalar errno branch per element and cannot vectorise the update. */
 #include "cpu/ops.h"
 #include "cpu/simd.h"
 
@@ -13,20 +15,41 @@ typedef struct adam_scalars {
     int decoupled;
 } adam_scalars;
 
-CPU_KERNEL static void adam_chunk(float *restrict p, const float *restrict g, float *restrict m, float *restrict v,
-                                  bf16 *restrict wbf, size_t n, const adam_scalars *s)
+/* The loop body with the branches as compile-time constants, so each instance vectorises. */
+static inline __attribute__((always_inline)) void adam_body(float *restrict p, const float *restrict g,
+                                                            float *restrict m, float *restrict v,
+                                                            bf16 *restrict wbf, size_t n, const adam_scalars *s,
+                                                            const int decoupled, const int weight_decay,
+                                                            const int bf)
 {
     const adam_scalars k = *s;
     for (size_t i = 0; i < n; i++) {
         float gi = g[i], pi = p[i];
-        if (k.decoupled) pi *= k.decay;
-        else gi += k.wd * pi;
+        if (weight_decay) {
+            if (decoupled) pi *= k.decay;
+            else gi += k.wd * pi;
+        }
         const float mi = m[i] * k.beta1 + gi * k.omb1;
         const float vi = v[i] * k.beta2 + k.omb2 * gi * gi;
         const float denom = __builtin_sqrtf(vi) / k.bc2_sqrt + k.eps;
         pi = pi + (-k.step_size * mi) / denom;   /* addcdiv_(m, denom, value=-step_size) */
         m[i] = mi, v[i] = vi, p[i] = pi;
-        if (wbf) wbf[i] = cpu_bf16_rne(pi);
+        if (bf) wbf[i] = cpu_bf16_rne(pi);
+    }
+}
+
+CPU_KERNEL static void adam_chunk(float *restrict p, const float *restrict g, float *restrict m, float *restrict v,
+                                  bf16 *restrict wbf, size_t n, const adam_scalars *s)
+{
+    const int wd = s->wd != 0;
+    if (wbf) {
+        if (!wd) adam_body(p, g, m, v, wbf, n, s, 0, 0, 1);
+        else if (s->decoupled) adam_body(p, g, m, v, wbf, n, s, 1, 1, 1);
+        else adam_body(p, g, m, v, wbf, n, s, 0, 1, 1);
+    } else {
+        if (!wd) adam_body(p, g, m, v, wbf, n, s, 0, 0, 0);
+        else if (s->decoupled) adam_body(p, g, m, v, wbf, n, s, 1, 1, 0);
+        else adam_body(p, g, m, v, wbf, n, s, 0, 1, 0);
     }
 }
 

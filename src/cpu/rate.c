@@ -8,6 +8,27 @@
 
 typedef struct shape { int batch, M, N, K, tA, tB; } shape;
 
+/* Attention as the engine runs it (attention.c): one (batch, head) per thread, dense [T,hd]
+ * operands, single-threaded oneDNN GEMMs: S = q k^T, o = P v, and in backward dP = dO v^T,
+ * dv = P^T dO, dq = dS k, dk = dS^T q. */
+static size_t tile_elems(int T, int hd) { return (size_t)(T > hd ? T : hd) * (T > hd ? T : hd); }
+
+static int attention_round(cpu_gemm *g, cpu_dtype dt, int BH, int T, int hd, const int *handles, void *A, void *Bm,
+                           float *C, double *flops)
+{
+    int failed = 0;
+    const size_t es = cpu_dtype_size(dt), tt = tile_elems(T, hd);
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+    for (int bh = 0; bh < BH; bh++) {
+        const int t = omp_get_thread_num();
+        for (int i = 0; i < 6; i++)
+            failed |= cpu_gemm_run_local(g, handles[i], (char *)A + t * tt * es, (char *)Bm + t * tt * es,
+                                         C + t * tt, NULL) != 0;
+    }
+    *flops += 6.0 * 2.0 * BH * (double)T * T * hd;
+    return failed ? -1 : 0;
+}
+
 int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_per_s, ib_error *err)
 {
     *flops_per_s = 0;
@@ -29,13 +50,14 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
         s[ns] = (shape){1, o, in, M, 1, 0}, reps[ns++] = lin[i][3];
         if (i > 0) s[ns] = (shape){1, M, in, o, 0, 0}, reps[ns++] = lin[i][3];   /* no dx for the images */
     }
-    /* attention: S = q k^T, o = P v; backward dP = dO v^T, dv = P^T dO, dq = dS k, dk = dS^T q */
-    const shape att[] = {{BH, T, T, hd, 0, 1}, {BH, T, hd, T, 0, 0}, {BH, T, T, hd, 0, 1},
-                         {BH, T, hd, T, 1, 0}, {BH, T, hd, T, 0, 0}, {BH, T, hd, T, 1, 0}};
-    for (int i = 0; i < 6; i++) s[ns] = att[i], reps[ns++] = c->depth;
+    /* attention (per head, see attention_round) */
+    const shape att[] = {{1, T, T, hd, 0, 1}, {1, T, hd, T, 0, 0}, {1, T, T, hd, 0, 1},
+                         {1, T, hd, T, 1, 0}, {1, T, hd, T, 0, 0}, {1, T, hd, T, 1, 0}};
 
     const cpu_dtype dt = cfg->precision == IB_PREC_BF16 ? CPU_BF16 : CPU_F32;
-    size_t amax = 0, bmax = 0, cmax = 0;
+    const int nt = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
+    const int cfg_nt = cfg->threads > 0 ? cfg->threads : nt;
+    size_t amax = (size_t)cfg_nt * tile_elems(T, hd), bmax = amax, cmax = amax;   /* per-thread attention tiles */
     for (int i = 0; i < ns; i++) {
         size_t a = (size_t)s[i].batch * s[i].M * s[i].K, b = (size_t)s[i].batch * s[i].K * s[i].N,
                cc = (size_t)s[i].batch * s[i].M * s[i].N;
@@ -57,6 +79,11 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
         for (size_t i = 0; i < amax; i++) ((float *)A)[i] = 0.01f * (float)(i % 7);
     if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
     if (cpu_gemm_create(&g, 0, err)) goto done;
+    int handles[6];
+    for (int i = 0; i < 6; i++) {
+        const cpu_gemm_desc d = {1, att[i].M, att[i].N, att[i].K, dt, CPU_F32, att[i].tA, att[i].tB, 0, 0, 0, 0, 0};
+        if (cpu_gemm_prepare_local(g, &d, &handles[i], err)) goto done;
+    }
     double flops = 0, t0 = 0;
     for (int round = 0;; round++) {
         if (round == 1) t0 = util_now_seconds(), flops = 0;
@@ -66,6 +93,11 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
                                  0, err))
                     goto done;
                 flops += 2.0 * s[i].batch * s[i].M * s[i].N * s[i].K;
+            }
+        for (int l = 0; l < c->depth; l++)
+            if (attention_round(g, dt, BH, T, hd, handles, A, Bm, Cm, &flops)) {
+                ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: attention GEMM failed");
+                goto done;
             }
         if (round >= 1 && util_now_seconds() - t0 >= min_seconds) break;
     }
