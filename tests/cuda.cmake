@@ -20,3 +20,15 @@ instbench_add_unit_test(cuda_bucket cuda_bucket.c ${CMAKE_SOURCE_DIR}/src/cuda/b
 # Index arithmetic of the data-movement kernels (patchify, attention head split/merge), shared
 # with the kernels through src/cuda/layout.h; checked against the CPU backend and nested loops.
 instbench_add_unit_test(cuda_layout cuda_layout.c)
+
+# The CUDA backend's step (src/cuda/vit.c) on the CPU through a host stand-in for the runtime,
+# the kernel launchers and cuBLASLt, against the timm fixtures and the CPU backend.  Needs the
+# CUDA headers (types only), so CUDA builds only.
+if(INSTBENCH_CUDA)
+  find_package(CUDAToolkit)
+  if(CUDAToolkit_FOUND)
+    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
+                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  endif()
+endif()
