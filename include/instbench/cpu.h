@@ -1,4 +1,8 @@
-/* cpu: CPU-backend specifics beyond backend.h (the backend itself is made by backend_create). */
+/* cpu: CPU-backend specifics beyond backend.h (the backend itself is made by backend_create).
+ * Threads: the backend runs every op on an OpenMP team of ib_train_config.threads (0 = all cores;
+ * OMP_NUM_THREADS applies), the runtime Debian's oneDNN uses too.  INSTBENCH_CPU_PROFILE=1 in
+ * the environment prints seconds per op family (GEMMs, layernorm, attention, gelu, bias,
+ * patch_embed, adam) to stderr when a CPU backend is destroyed. */
 #ifndef INSTBENCH_CPU_H
 #define INSTBENCH_CPU_H
 

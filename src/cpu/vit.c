@@ -2,7 +2,11 @@
  * Per block:  x_mid = x + proj(attn(LN1(x)));  x_out = x_mid + fc2(GELU(fc1(LN2(x_mid))))
  * The residual add is fused into the LayerNorm that follows it (LN1 of the next block, or the
  * final norm), and the final norm and head run on the class token only (the only row timm's
- * token pooling reads).  Under bf16 autocast every GEMM reads bf16 operands and writes fp32. */
+ * token pooling reads).  Under bf16 autocast every GEMM reads bf16 operands (weights from a bf16
+ * copy refreshed by the optimizer) and accumulates in fp32; it writes fp32 except where its output
+ * only ever feeds other GEMMs (qkv, the attention output and its gradient), which it writes in
+ * bf16 directly, as the cast autocast would make next.  LayerNorm, softmax, GELU, the loss and
+ * Adam run in fp32 on fp32 master weights. */
 #include "cpu/vit.h"
 
 #include <math.h>

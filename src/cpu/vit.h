@@ -10,7 +10,7 @@ typedef struct cpu_block_acts {
     float *x_in;            /* [B,T,D] residual stream entering the block */
     void *ln1;              /* act [B,T,D] */
     float *mean1, *rstd1;   /* [B*T] */
-    void *qkv;              /* act [B,T,3,H,hd] qkv Linear output (attention reads q, k, v in place) */
+    void *qkv;              /* act [B,T,3,H,hd] qkv Linear output (attention gathers q, k, v per head) */
     void *P;                /* act [B,H,T,T] softmax probabilities (bf16 under autocast) */
     void *att;              /* act [B,T,D] attention output, heads merged (proj input) */
     float *x_mid;           /* [B,T,D] after the attention residual */
