@@ -30,5 +30,13 @@ if(INSTBENCH_CUDA)
     instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
+      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
+                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
+                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c)
+      target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    endif()
   endif()
 endif()

@@ -35,6 +35,23 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { return cudaSuccess;
 cudaError_t cudaEventSynchronize(cudaEvent_t e) { return cudaSuccess; }
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 cudaError_t cudaMemGetInfo(size_t *f, size_t *t) { *f = *t = 0; return cudaSuccess; }
+cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s) { return cudaMalloc(p, n); }
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s) { return cudaFree(p); }
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f) { return cudaSuccess; }
+cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi) { *lo = *hi = 0; return cudaSuccess; }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned f, int prio) { return cudaStreamCreateWithFlags(s, f); }
+/* two pretend GPUs, compute capability 9.0, so backend_create("cuda") and multi-rank paths run */
+cudaError_t cudaGetDeviceCount(int *n) { *n = 2; return cudaSuccess; }
+cudaError_t cudaGetDevice(int *d) { *d = 0; return cudaSuccess; }
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
+{
+    memset(p, 0, sizeof *p);
+    strcpy(p->name, "host shim");
+    p->major = 9, p->minor = 0, p->totalGlobalMem = (size_t)1 << 34, p->multiProcessorCount = 1;
+    return d >= 0 && d < 2 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+cudaError_t cudaDriverGetVersion(int *v) { *v = 0; return cudaSuccess; }
+cudaError_t cudaRuntimeGetVersion(int *v) { *v = 0; return cudaSuccess; }
 const char *cudaGetErrorString(cudaError_t e) { return "host shim error"; }
 const char *cudaGetErrorName(cudaError_t e) { return "cudaErrorShim"; }
 

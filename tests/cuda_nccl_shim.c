@@ -1,0 +1,84 @@
+/* cuda_nccl_shim: NCCL's collectives between the threads of one process, for the CPU tests of the
+ * CUDA data-parallel path (tests/cuda_dp_host.c): each rank thread's call blocks until all ranks
+ * of its communicator made the same call, like a real collective.  Host memory only. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nccl.h>
+
+typedef struct shim_group {
+    int n;
+    pthread_barrier_t bar;
+    float **bufs;   /* each rank's buffer of the collective in progress */
+} shim_group;
+
+struct ncclComm {
+    shim_group *g;
+    int rank;
+};
+
+ncclResult_t ncclCommInitAll(ncclComm_t *comms, int n, const int *devs)
+{
+    shim_group *g = calloc(1, sizeof *g);
+    g->n = n;
+    g->bufs = calloc((size_t)n, sizeof *g->bufs);
+    pthread_barrier_init(&g->bar, NULL, (unsigned)n);
+    for (int i = 0; i < n; i++) {
+        comms[i] = calloc(1, sizeof **comms);
+        comms[i]->g = g, comms[i]->rank = i;
+    }
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t c)
+{
+    /* the group is shared: the last rank frees it (tests destroy every rank) */
+    if (__atomic_sub_fetch(&c->g->n, 1, __ATOMIC_SEQ_CST) == 0) {
+        pthread_barrier_destroy(&c->g->bar);
+        free(c->g->bufs);
+        free(c->g);
+    }
+    free(c);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t dt, ncclRedOp_t op,
+                           ncclComm_t c, cudaStream_t s)
+{
+    shim_group *g = c->g;
+    const int n = g->n;
+    g->bufs[c->rank] = recv;
+    if (send != recv) memcpy(recv, send, count * sizeof(float));
+    pthread_barrier_wait(&g->bar);   /* every rank's buffer posted */
+    float *tmp = malloc(count * sizeof(float));
+    for (size_t i = 0; i < count; i++) {
+        float a = 0;
+        for (int r = 0; r < n; r++) a += g->bufs[r][i];
+        tmp[i] = op == ncclAvg ? a / n : a;
+    }
+    pthread_barrier_wait(&g->bar);   /* every rank has read every buffer */
+    memcpy(recv, tmp, count * sizeof(float));
+    free(tmp);
+    pthread_barrier_wait(&g->bar);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t dt, int root, ncclComm_t c,
+                           cudaStream_t s)
+{
+    shim_group *g = c->g;
+    g->bufs[c->rank] = recv;
+    if (send != recv) memcpy(recv, send, count * sizeof(float));
+    pthread_barrier_wait(&g->bar);
+    if (c->rank != root) memcpy(recv, g->bufs[root], count * sizeof(float));
+    pthread_barrier_wait(&g->bar);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { memset(id, 7, sizeof *id); return ncclSuccess; }
+ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int rank) { return ncclInvalidUsage; }
+ncclResult_t ncclGroupStart(void) { return ncclSuccess; }
+ncclResult_t ncclGroupEnd(void) { return ncclSuccess; }
+ncclResult_t ncclGetVersion(int *v) { *v = 0; return ncclSuccess; }
+const char *ncclGetErrorString(ncclResult_t r) { return "nccl shim error"; }
