@@ -60,6 +60,59 @@ static int grads_alone(int r, float *g, ib_error *err)
     return rc ? -1 : 0;
 }
 
+/* One data-parallel step of both ranks with buckets of bucket_bytes, checked against g0, g1. */
+static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
+{
+    ib_error err;
+    const size_t P = ref.layout.total;
+    float *got = malloc(P * 4), *p0 = malloc(P * 4), *p1 = malloc(P * 4);
+    ib_backend *bs[2];
+    for (int r = 0; r < 2; r++) {
+        ib_train_config c = ref.cfg;
+        c.device = r;
+        if (backend_create("cuda", &c, &bs[r], &err) || bs[r]->set_params(bs[r], ref.params, &err)) {
+            fprintf(stderr, "FAIL: backend %d: %s\n", r, err.msg);
+            failures++;
+            return;
+        }
+    }
+    cuda_dp *dp;
+    cuda_dp_config dc = {.nlocal = 2, .world_size = 2, .first_rank = 0, .bucket_bytes = bucket_bytes};
+    if (cuda_dp_create(&dc, bs, &dp, &err)) {
+        fprintf(stderr, "FAIL: cuda_dp_create: %s\n", err.msg);
+        failures++;
+        return;
+    }
+    rank_arg a[2];
+    pthread_t th[2];
+    for (int r = 0; r < 2; r++) {
+        memset(&a[r], 0, sizeof a[r]);
+        a[r].dp = dp, a[r].b = bs[r], a[r].rank = r;
+        pthread_create(&th[r], NULL, rank_main, &a[r]);
+    }
+    for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+    for (int r = 0; r < 2; r++) {
+        CHECK(a[r].rc == 0, "rank %d: %s", r, a[r].err.msg);
+        CHECK(a[r].agreed == 2, "rank %d agreed on %d, not rank 0's 2", r, a[r].agreed);
+        if (bs[r]->get_grads(bs[r], got, &err)) continue;
+        double num = 0, den = 0;
+        for (size_t i = 0; i < P; i++) {
+            const double want = 0.5 * ((double)g0[i] + g1[i]);
+            num += (got[i] - want) * (got[i] - want);
+            den += want * want;
+        }
+        CHECK(sqrt(num / den) < 1e-6, "buckets of %zu bytes, rank %d: averaged gradients off by relative L2 %.3g",
+              bucket_bytes, r, sqrt(num / den));
+    }
+    bs[0]->get_params(bs[0], p0, &err);
+    bs[1]->get_params(bs[1], p1, &err);
+    CHECK(!memcmp(p0, p1, P * 4), "parameters differ between the ranks after the step");
+    CHECK(memcmp(p0, ref.params, P * 4) != 0, "the optimizer step changed nothing");
+    cuda_dp_destroy(dp);
+    for (int r = 0; r < 2; r++) bs[r]->destroy(bs[r]);
+    free(got), free(p0), free(p1);
+}
+
 int main(void)
 {
     ib_error err;
@@ -81,54 +134,16 @@ int main(void)
         for (size_t k = 0; k < px; k++) images[1][(size_t)i * px + k] = ref.images[(size_t)(B - 1 - i) * px + k] * 1.5f + 0.1f;
         labels[1][i] = ref.labels[B - 1 - i];
     }
-    float *g0 = malloc(P * 4), *g1 = malloc(P * 4), *got = malloc(P * 4), *p0 = malloc(P * 4), *p1 = malloc(P * 4);
+    float *g0 = malloc(P * 4), *g1 = malloc(P * 4);
     if (grads_alone(0, g0, &err) || grads_alone(1, g1, &err)) {
         fprintf(stderr, "FAIL: single-rank run: %s\n", err.msg);
         return 1;
     }
 
-    ib_backend *bs[2];
-    for (int r = 0; r < 2; r++) {
-        ib_train_config c = ref.cfg;
-        c.device = r;
-        if (backend_create("cuda", &c, &bs[r], &err) || bs[r]->set_params(bs[r], ref.params, &err)) {
-            fprintf(stderr, "FAIL: backend %d: %s\n", r, err.msg);
-            return 1;
-        }
-    }
-    cuda_dp *dp;
-    /* 4 KiB buckets: the 29k-parameter fixture's backward starts many allreduces */
-    cuda_dp_config dc = {.nlocal = 2, .world_size = 2, .first_rank = 0, .bucket_bytes = 4096};
-    if (cuda_dp_create(&dc, bs, &dp, &err)) {
-        fprintf(stderr, "FAIL: cuda_dp_create: %s\n", err.msg);
-        return 1;
-    }
-    rank_arg a[2];
-    pthread_t th[2];
-    for (int r = 0; r < 2; r++) {
-        memset(&a[r], 0, sizeof a[r]);
-        a[r].dp = dp, a[r].b = bs[r], a[r].rank = r;
-        pthread_create(&th[r], NULL, rank_main, &a[r]);
-    }
-    for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
-    for (int r = 0; r < 2; r++) {
-        CHECK(a[r].rc == 0, "rank %d: %s", r, a[r].err.msg);
-        CHECK(a[r].agreed == 2, "rank %d agreed on %d, not rank 0's 2", r, a[r].agreed);
-        if (bs[r]->get_grads(bs[r], got, &err)) continue;
-        double num = 0, den = 0;
-        for (size_t i = 0; i < P; i++) {
-            const double want = 0.5 * ((double)g0[i] + g1[i]);
-            num += (got[i] - want) * (got[i] - want);
-            den += want * want;
-        }
-        CHECK(sqrt(num / den) < 1e-6, "rank %d: averaged gradients off by relative L2 %.3g", r, sqrt(num / den));
-    }
-    bs[0]->get_params(bs[0], p0, &err);
-    bs[1]->get_params(bs[1], p1, &err);
-    CHECK(!memcmp(p0, p1, P * 4), "parameters differ between the ranks after the step");
-    CHECK(memcmp(p0, ref.params, P * 4) != 0, "the optimizer step changed nothing");
-    cuda_dp_destroy(dp);
-    for (int r = 0; r < 2; r++) bs[r]->destroy(bs[r]);
+    /* 4 KiB buckets: the 29k-parameter fixture's backward starts many allreduces as it goes;
+     * 25 MiB (DDP's default): one bucket, started only by the final flush */
+    dp_round(4096, g0, g1);
+    dp_round((size_t)25 << 20, g0, g1);
     verify_reference_free(&ref);
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
