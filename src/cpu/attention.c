@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 
 #include "cpu/simd.h"
 
@@ -53,7 +54,7 @@ static void gather(void *dst, const void *src, int T, int hd, int ld, size_t es)
 {
     for (int i = 0; i < T; i++) memcpy((char *)dst + (size_t)i * hd * es, (const char *)src + (size_t)i * ld * es, hd * es);
 }
-static void scatter(void *dst, const void *src, int T, int hd, int ld, size_t es)
+static void scatter(void *dst, const void *src, int T, int hd, int ld, size_t es)   /* same dtype */
 {
     for (int i = 0; i < T; i++) memcpy((char *)dst + (size_t)i * ld * es, (const char *)src + (size_t)i * hd * es, hd * es);
 }
@@ -118,9 +119,24 @@ int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, v
     return 0;
 }
 
-int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const void *P, const void *datt,
-                           float *dqkv, void *scratch, int B, int T, int H, int hd, ib_error *err)
+/* A dense fp32 [T,hd] gradient tile -> its columns of dqkv (act, row stride 3D), and its column
+ * sums into colsum [hd] (the qkv bias gradient's share of this batch element). */
+CPU_KERNEL static void scatter_sum(void *dst, cpu_dtype dt, const float *restrict src, float *restrict colsum, int T,
+                                   int hd, int ld)
 {
+    for (int j = 0; j < hd; j++) colsum[j] = 0;
+    for (int i = 0; i < T; i++) {
+        const float *r = src + (size_t)i * hd;
+        for (int j = 0; j < hd; j++) colsum[j] += r[j];
+        cpu_store(dst, dt, (size_t)i * ld, r, hd);
+    }
+}
+
+int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const void *P, const void *datt,
+                           void *dqkv, float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err)
+{
+    float *part = calloc((size_t)B * 3 * H * hd, sizeof *part);   /* [B, 3D] bias-grad partials */
+    if (!part) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     const int D = H * hd;
     const size_t es = cpu_dtype_size(dt);
     const float scale = 1.0f / sqrtf((float)hd);
@@ -130,8 +146,10 @@ int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const voi
     const cpu_gemm_desc d_dq = {1, T, hd, T, dt, CPU_F32, 0, 0, 0, 0, 0, 0, 0};   /* dq = dS k */
     const cpu_gemm_desc d_dk = {1, T, hd, T, dt, CPU_F32, 1, 0, 0, 0, 0, 0, 0};   /* dk = dS^T q */
     if (cpu_gemm_prepare_local(g, &d_dp, &h_dp, err) || cpu_gemm_prepare_local(g, &d_dv, &h_dv, err) ||
-        cpu_gemm_prepare_local(g, &d_dq, &h_dq, err) || cpu_gemm_prepare_local(g, &d_dk, &h_dk, err))
+        cpu_gemm_prepare_local(g, &d_dq, &h_dq, err) || cpu_gemm_prepare_local(g, &d_dk, &h_dk, err)) {
+        free(part);
         return -1;
+    }
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
     for (long bh = 0; bh < (long)B * H; bh++) {
@@ -159,11 +177,19 @@ int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const voi
         const void *dS = dt == CPU_F32 ? (const void *)dP : t.dsa;
         failed |= cpu_gemm_run_local(g, h_dq, dS, t.k, t.dq, NULL) != 0;
         failed |= cpu_gemm_run_local(g, h_dk, dS, t.q, t.dk, NULL) != 0;
-        float *dq = dqkv + tok0 * 3 * D + (size_t)h * hd;
-        scatter(dq, t.dq, T, hd, 3 * D, 4);
-        scatter(dq + D, t.dk, T, hd, 3 * D, 4);
-        scatter(dq + 2 * D, t.dv, T, hd, 3 * D, 4);
+        /* each (b, h) owns its columns of row b of part: no races, and a fixed sum order below */
+        char *dq = (char *)dqkv + (tok0 * 3 * D + (size_t)h * hd) * es;
+        float *pb = part + (size_t)b * 3 * D + (size_t)h * hd;
+        scatter_sum(dq, dt, t.dq, pb, T, hd, 3 * D);
+        scatter_sum(dq + (size_t)D * es, dt, t.dk, pb + D, T, hd, 3 * D);
+        scatter_sum(dq + (size_t)2 * D * es, dt, t.dv, pb + 2 * D, T, hd, 3 * D);
     }
+    for (int j = 0; j < 3 * D; j++) {
+        float s = 0;
+        for (int b = 0; b < B; b++) s += part[(size_t)b * 3 * D + j];
+        dbias[j] = s;
+    }
+    free(part);
     if (failed) return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: attention backward GEMM failed");
     return 0;
 }

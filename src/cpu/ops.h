@@ -101,13 +101,15 @@ void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dt
 /* ---- attention core: softmax(q k^T * scale) v per (batch, head) ----
  * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: act [B,H,T,T] softmax probabilities, saved
  * for backward (computed in fp32, kept in the act dtype: under bf16 autocast as bf16, as torch
- * keeps the softmax output that feeds the bf16 P v matmul); att: act [B,T,H*hd]; datt: act [B,T,H*hd]; dqkv: fp32 [B,T,3,H,hd] (overwritten).
+ * keeps the softmax output that feeds the bf16 P v matmul); att: act [B,T,H*hd]; datt: act
+ * [B,T,H*hd]; dqkv: act [B,T,3,H,hd] (overwritten, the qkv GEMMs' input) and dbias [3*H*hd] its
+ * column sums (the qkv bias gradient, fused here so dqkv is written once).
  * scratch: cpu_attention_scratch_bytes(T, hd, omp_get_max_threads()) bytes. */
 size_t cpu_attention_scratch_bytes(int T, int hd, int nthreads);
 int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, void *att, void *scratch, int B,
                           int T, int H, int hd, ib_error *err);
 int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const void *P, const void *datt,
-                           float *dqkv, void *scratch, int B, int T, int H, int hd, ib_error *err);
+                           void *dqkv, float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err);
 
 /* ---- crossentropy (mean over the batch) ---- */
 /* logits [B,C] -> loss (mean), dlogits [B,C] = (softmax - onehot) / B (if non-NULL). */

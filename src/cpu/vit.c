@@ -325,11 +325,13 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
             return -1;
         {
             int rc_;
-            TIMED(PROF_ATTENTION, rc_ = cpu_attention_backward(v->gemm, dt, k->qkv, k->P, v->datt, v->big,
-                                                               v->attn_scratch, B, T, H, hd, err));
+            /* dqkv straight in the act dtype, with the qkv bias grad (big under fp32, big_act under bf16) */
+            TIMED(PROF_ATTENTION, rc_ = cpu_attention_backward(v->gemm, dt, k->qkv, k->P, v->datt,
+                                                               dt == CPU_BF16 ? v->big_act : (void *)v->big,
+                                                               BG("attn.qkv.bias"), v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
         }
-        if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), 0, v->f, 0, BT, 3 * D, D,
+        if (linear_backward(v, v->big, k->ln1, P_("attn.qkv.weight"), P2_("attn.qkv.bias"), 1, v->f, 0, BT, 3 * D, D,
                             v->big_act, err))
             return -1;
         float *prev_fc2_bias = l > 0 ? v->grads + block_off(v, l - 1, "mlp.fc2.bias") : NULL;
