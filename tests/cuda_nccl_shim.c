@@ -13,6 +13,8 @@ typedef struct shim_group {
     float **bufs;   /* each rank's buffer of the collective in progress */
 } shim_group;
 
+int nccl_shim_allreduces;   /* calls so far (rank 0's), for tests that a path really used NCCL */
+
 struct ncclComm {
     shim_group *g;
     int rank;
@@ -48,6 +50,7 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
 {
     shim_group *g = c->g;
     const int n = g->n;
+    if (c->rank == 0) nccl_shim_allreduces++;
     g->bufs[c->rank] = recv;
     if (send != recv) memcpy(recv, send, count * sizeof(float));
     pthread_barrier_wait(&g->bar);   /* every rank's buffer posted */
