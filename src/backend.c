@@ -53,15 +53,17 @@ int backend_is_available(const char *name)
 
 size_t backend_memory_estimate(const ib_train_config *cfg)
 {
-    size_t bytes = cpu_backend_memory_estimate(cfg);
+    return cpu_backend_memory_estimate(cfg);
+}
+
+size_t backend_memory_estimate_for(const char *name, const ib_train_config *cfg)
+{
+    if (name && !strcmp(name, "cuda")) {
 #ifdef INSTBENCH_HAVE_CUDA
-    /* The callers (measure's batch fit) do not say which backend: where a GPU could run it, the
-     * larger of the two (the CUDA backend keeps a few more attention buffers, ~5% for ViT-B) is the
-     * safe answer for both. */
-    if (cuda_backend_is_available()) {
-        size_t gpu = cuda_backend_memory_estimate(cfg);
-        if (gpu > bytes) bytes = gpu;
-    }
+        return cuda_backend_memory_estimate(cfg);
+#else
+        return IB_MEMORY_REFUSED;   /* not built: never fits */
 #endif
-    return bytes;
+    }
+    return cpu_backend_memory_estimate(cfg);
 }

@@ -232,7 +232,7 @@ size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
 {
     ib_error err;
     model_layout l;
-    if (check_config(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return 0;
+    if (check_config(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return IB_MEMORY_REFUSED;
     cuda_vit v;
     cuda_vit_init(&v, cfg, &l, 1, &err);
     model_layout_free(&l);
