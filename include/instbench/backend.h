@@ -62,8 +62,9 @@ struct ib_backend {
 int backend_create(const char *name, const ib_train_config *cfg, ib_backend **out, ib_error *err);
 int backend_is_available(const char *name);   /* "cpu" always; "cuda" when built and a GPU exists */
 /* Bytes the backend will allocate for this config (params, grads, optimizer state, activations).
- * A config the backend would refuse (e.g. a batch too large to index) gives IB_MEMORY_REFUSED:
- * huge enough never to fit, small enough that adding a few buffers cannot wrap around. */
+ * Linear in the batch (also past sizes the backend refuses for other reasons); an invalid config
+ * (bad model, batch < 1 or > 2^20) gives IB_MEMORY_REFUSED: huge enough never to fit, small enough
+ * that adding a few buffers cannot wrap around. */
 #define IB_MEMORY_REFUSED ((size_t)1 << 62)
 size_t backend_memory_estimate(const ib_train_config *cfg);   /* the CPU backend's */
 size_t backend_memory_estimate_for(const char *name, const ib_train_config *cfg);   /* by backend name */

@@ -69,21 +69,29 @@ static void destroy(ib_backend *b)
     free(b);
 }
 
-static int check_config(const ib_train_config *cfg, ib_error *err)
+/* What any config must satisfy, estimate or not. */
+static int check_basic(const ib_train_config *cfg, ib_error *err)
 {
     if (model_validate(&cfg->model, err)) return -1;
     if (cfg->batch_size < 1 || cfg->batch_size > 1 << 20)
         return ib_error_set(err, IB_EXIT_USAGE, "batch size %d out of range [1, %d]", cfg->batch_size, 1 << 20);
     if (cfg->precision != IB_PREC_FP32 && cfg->precision != IB_PREC_BF16)
         return ib_error_set(err, IB_EXIT_USAGE, "unknown precision %d", (int)cfg->precision);
-    /* ops index rows and GEMM dims with int: the widest activation must stay below 2^31 elements */
+    if (cfg->threads < 0 || cfg->threads > 4096)
+        return ib_error_set(err, IB_EXIT_USAGE, "threads %d out of range [0, 4096]", cfg->threads);
+    return 0;
+}
+
+/* ... and what the backend needs to run it: ops index rows and GEMM dims with int, so the widest
+ * activation must stay below 2^31 elements (far beyond any memory this runs on). */
+static int check_config(const ib_train_config *cfg, ib_error *err)
+{
+    if (check_basic(cfg, err)) return -1;
     const double T = model_seq_len(&cfg->model), D = cfg->model.embed_dim, F = model_mlp_hidden(&cfg->model);
     const double widest = (double)cfg->batch_size * T * (3 * D > F ? 3 * D : F);
     if (widest > 2147483647.0 || (double)cfg->batch_size * cfg->model.num_heads * T * T > 2147483647.0)
         return ib_error_set(err, IB_EXIT_USAGE, "batch size %d is too large for this model on the CPU backend "
                             "(an activation would exceed 2^31 elements)", cfg->batch_size);
-    if (cfg->threads < 0 || cfg->threads > 4096)
-        return ib_error_set(err, IB_EXIT_USAGE, "threads %d out of range [0, 4096]", cfg->threads);
     return 0;
 }
 
@@ -126,7 +134,9 @@ size_t cpu_backend_memory_estimate(const ib_train_config *cfg)
 {
     ib_error err;
     model_layout l;
-    if (check_config(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return IB_MEMORY_REFUSED;
+    /* the bytes are counted in size_t even for batches check_config would refuse, so the estimate
+     * stays linear in the batch for callers that search for the largest batch that fits */
+    if (check_basic(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return IB_MEMORY_REFUSED;
     cpu_vit v;
     cpu_vit_init(&v, cfg, &l, 1, &err);
     model_layout_free(&l);
