@@ -64,6 +64,10 @@ typedef struct bench_run_config {
     int (*create_backend)(void *user, int rank, const ib_train_config *cfg, ib_backend **out,
                           ib_error *err);
     void *create_user;
+    /* Optional (NULL: this process is the whole job).  With the cuda backend the ranks average
+     * over NCCL: world_size, rank (this process's first global rank), local_rank (its first GPU)
+     * and master_addr/master_port (the NCCL id rendezvous) are used from it. */
+    const struct bench_rendezvous *rdv;
 } bench_run_config;
 
 typedef struct bench_result {

@@ -13,6 +13,9 @@
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
 #include "instbench/bench.h"
+#ifdef INSTBENCH_HAVE_CUDA
+#include "instbench/cuda.h"   /* comm_nccl_available */
+#endif
 #include "instbench/model.h"
 #include "instbench/util.h"
 
@@ -301,7 +304,12 @@ int cmd_measure(int argc, char **argv)
                 o.ranks, sys.vcpus);
         return IB_EXIT_USAGE;
     }
-    if (!is_cpu && o.ranks > 1) {
+#ifdef INSTBENCH_HAVE_CUDA
+    const int gpu_dp = !is_cpu && comm_nccl_available();   /* GPU ranks average over NCCL */
+#else
+    const int gpu_dp = 0;
+#endif
+    if (!is_cpu && o.ranks > 1 && !gpu_dp) {
         /* The in-process comm averages host memory; GPU gradients need the NCCL comm. */
         fprintf(stderr, "instbench measure: --ranks %d with --backend %s needs the NCCL comm, which this build lacks\n",
                 o.ranks, o.backend);
@@ -319,7 +327,7 @@ int cmd_measure(int argc, char **argv)
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return IB_EXIT_USAGE;
     }
-    if (rdv.world_size > o.ranks) {
+    if (rdv.world_size > o.ranks && !gpu_dp) {
         /* Only the in-process comm exists so far; ranks in other processes could not average. */
         fprintf(stderr,
                 "instbench measure: the %s rendezvous asks for %d ranks over %d node(s), but this build can only "
@@ -417,6 +425,7 @@ int cmd_measure(int argc, char **argv)
     rc.color = util_stderr_color();
     rc.markers = ib_log_level >= 2;
     rc.stop = &g_stop;
+    rc.rdv = &rdv;   /* cuda ranks: NCCL across this process's GPUs and, with a rendezvous, other processes */
     if (o.data == BENCH_DATA_HOST)
         ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s",
                 train.model.name, backend_precision_name(train.precision), train.batch_size, o.ranks, workers,
