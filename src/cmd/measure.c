@@ -62,7 +62,9 @@ static void usage(FILE *f)
             "  --warmup N          warm-up steps (default: until the step time settles, at least 3)\n\n"
             "topology:\n"
             "  --ranks N           data-parallel ranks in this process (CPU: the cores are split\n"
-            "                      between them; gradients averaged every step). Default 1\n"
+            "                      between them; CUDA: one GPU each, NCCL); gradients averaged\n"
+            "                      every step. Default: every local GPU on cuda (one per process\n"
+            "                      under a per-GPU launcher), 1 on cpu\n"
             "  --nnodes N --node-rank N --master-addr HOST --master-port N\n"
             "                      multi-node rendezvous, recorded in the result (torchrun's\n"
             "                      WORLD_SIZE/RANK/LOCAL_RANK/MASTER_ADDR/... or Slurm's SLURM_* are\n"
@@ -135,7 +137,7 @@ static int parse_args(int argc, char **argv, measure_opts *o)
     o->optimizer = IB_OPT_ADAM;
     o->lr = -1;
     o->warmup = -1;
-    o->ranks = 1;
+    o->ranks = 0;   /* 0 = auto: every local GPU on cuda, 1 on cpu */
     o->rdv.nnodes = o->rdv.node_rank = o->rdv.master_port = -1;
     int have_steps = 0, have_duration = 0;
     for (int i = 1; i < argc; i++) {
@@ -222,11 +224,12 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             if (!v[0] || strlen(v) > 253) return usage_error("--master-addr: '%s' is not a host name or address%s", v, "");
             o->rdv.master_addr = v;
         } else if (!strcmp(name, "--instance-type")) {
-            /* family.size, e.g. g5.xlarge: letters/digits/dashes, one dot. */
-            const char *dot = strchr(v, '.');
-            if (!dot || dot == v || !dot[1] || strchr(dot + 1, '.') || strlen(v) >= 64 ||
+            /* family.size, e.g. g5.xlarge: letters/digits/dashes, one dot; SageMaker's ml.family.size. */
+            const char *family = !strncmp(v, "ml.", 3) ? v + 3 : v;
+            const char *dot = strchr(family, '.');
+            if (!dot || dot == family || !dot[1] || strchr(dot + 1, '.') || strlen(v) >= 64 ||
                 strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(v))
-                return usage_error("--instance-type: '%s' is not an instance type like g5.xlarge%s", v, "");
+                return usage_error("--instance-type: '%s' is not an instance type like g5.xlarge or ml.g5.xlarge%s", v, "");
             o->instance_type = v;
         } else if (!strcmp(name, "--region")) {
             if (!v[0] || strlen(v) >= 32 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v) ||
@@ -299,6 +302,13 @@ int cmd_measure(int argc, char **argv)
     bench_sysinfo sys;
     sysinfo_collect(&sys);
     int is_cpu = !strcmp(o.backend, "cpu");
+    if (o.ranks == 0) {
+        /* DESIGN: data-parallel over every local GPU.  One process drives them all unless a launcher
+         * (torchrun --nproc-per-node, srun --ntasks-per-node) already starts one process per GPU. */
+        const char *lws = getenv("LOCAL_WORLD_SIZE"), *tpn = getenv("SLURM_NTASKS_PER_NODE");
+        int launcher_per_gpu = (lws && atoi(lws) > 1) || (tpn && atoi(tpn) > 1);
+        o.ranks = (!is_cpu && !launcher_per_gpu && sys.gpu_count > 1) ? sys.gpu_count : 1;
+    }
     if (is_cpu && o.ranks > sys.vcpus) {
         fprintf(stderr, "instbench measure: --ranks %d is more than the %d vCPUs here (each rank needs a core)\n",
                 o.ranks, sys.vcpus);
