@@ -5,17 +5,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --no-build
 jobs=$(nproc)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs")
+(cd build && ctest --output-on-failure -j"$jobs") | tee -a "$log"
 
 # Sanitizers: the same suite with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the
 # sanitizers do not apply to device code and nvcc is not needed for them).
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE slow)
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE slow) | tee -a "$log"
 
 # Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error parsers,
 # safetensors reader, result parser) built with clang's libFuzzer and run for a bounded time each.
 scripts/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-20}"
+
+# One closing line over both ctest runs (set -e has stopped us before here on any failure).
+awk '/tests passed, [0-9]+ tests failed out of/ {t += $NF; f += $(NF-4)} END {printf "tests: %d passed, %d failed\n", t - f, f}' "$log"
