@@ -13,16 +13,7 @@
 
 #include "instbench/comm.h"
 
-static int failures;
-#define CHECK(cond, ...)                                             \
-    do {                                                             \
-        if (!(cond)) {                                               \
-            failures++;                                              \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
-            fprintf(stderr, __VA_ARGS__);                            \
-            fputc('\n', stderr);                                     \
-        }                                                            \
-    } while (0)
+#include "check.h"
 
 #define BLOB 128
 

@@ -10,16 +10,7 @@
 #include "cuda/bucket.h"
 #include "instbench/model.h"
 
-static int failures;
-#define CHECK(cond, ...)                                          \
-    do {                                                          \
-        if (!(cond)) {                                            \
-            failures++;                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);  \
-            fprintf(stderr, __VA_ARGS__);                         \
-            fputc('\n', stderr);                                  \
-        }                                                         \
-    } while (0)
+#include "check.h"
 
 typedef struct rec {
     size_t off[4096], cnt[4096];

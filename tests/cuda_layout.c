@@ -8,16 +8,7 @@
 #include "cpu/ops.h"
 #include "cuda/layout.h"
 
-static int failures;
-#define CHECK(cond, ...)                                          \
-    do {                                                          \
-        if (!(cond)) {                                            \
-            failures++;                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);  \
-            fprintf(stderr, __VA_ARGS__);                         \
-            fputc('\n', stderr);                                  \
-        }                                                         \
-    } while (0)
+#include "check.h"
 
 static void check_patch(int B, int C, int S, int P)
 {

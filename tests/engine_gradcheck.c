@@ -9,15 +9,7 @@
 #include "engine_ref.h"
 #include "instbench/backend.h"
 
-static int failures;
-#define CHECK(cond, ...)                          \
-    do {                                          \
-        if (!(cond)) {                            \
-            fprintf(stderr, "FAIL: " __VA_ARGS__); \
-            fputc('\n', stderr);                  \
-            failures++;                           \
-        }                                         \
-    } while (0)
+#include "check.h"
 
 static unsigned long long lcg = 12345;
 static double urand(void)

@@ -9,16 +9,7 @@
 #include "instbench/rank.h"
 #include "rank/internal.h"
 
-static int failures;
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fputc('\n', stderr);                           \
-            failures++;                                    \
-        }                                                  \
-    } while (0)
+#include "check.h"
 
 static char *capture(void (*fn)(FILE *, const void *), const void *arg)
 {

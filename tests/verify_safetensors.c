@@ -8,16 +8,7 @@
 
 #include "instbench/safetensors.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            failures++;                                                  \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);         \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fprintf(stderr, "\n");                                       \
-        }                                                                \
-    } while (0)
+#include "check.h"
 
 /* A file from a header string and DATA_LEN data bytes (0x11 each); header length field as given
  * (or the real length when hlen_override is ~0). */
