@@ -174,10 +174,12 @@ int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *
 int peak_cpu_measure(const ib_train_config *t, double *tflops, ib_error *err);   /* oneDNN GEMM rate */
 
 /* ---- memfit.c: will a batch fit? (before allocating) ---------------------------------------- */
-/* Bytes one rank needs: the backend's estimate plus the host input buffers. */
-size_t memfit_rank_bytes(const ib_train_config *t, bench_data_mode data);
+/* Bytes one rank needs of the memory the backend runs in: its estimate, plus the host input
+ * buffers on the CPU.  IB_MEMORY_REFUSED or more when the configuration cannot run at all. */
+size_t memfit_rank_bytes(const char *backend, const ib_train_config *t, bench_data_mode data);
 /* Largest per-device batch in [0, max_batch] whose `ranks` copies fit in `avail` bytes. */
-int memfit_largest_batch(ib_train_config t, bench_data_mode data, int ranks, uint64_t avail, int max_batch);
+int memfit_largest_batch(const char *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
+                         int max_batch);
 
 /* ---- identity.c ----------------------------------------------------------------------------- */
 typedef struct bench_identity {

@@ -1,23 +1,29 @@
 /* memfit: will this batch fit?  Answered before anything is allocated, from the backend's own
- * estimate (parameters, gradients, optimizer state, activations) plus the host input buffers. */
+ * estimate (parameters, gradients, optimizer state, activations).  On the CPU the host input
+ * buffers share that memory; a GPU backend's estimate is of device memory, which they do not use. */
 #include "instbench/bench.h"
 
-size_t memfit_rank_bytes(const ib_train_config *t, bench_data_mode data)
+#include <string.h>
+
+size_t memfit_rank_bytes(const char *backend, const ib_train_config *t, bench_data_mode data)
 {
+    size_t est = backend_memory_estimate_for(backend, t);
+    if (strcmp(backend, "cpu") != 0 || est >= IB_MEMORY_REFUSED) return est;
     const vit_config *m = &t->model;
     /* images float32 [B,3,H,W] + labels int32 [B]; host data keeps two such batches (double buffer) */
     size_t batch_bytes = (size_t)t->batch_size * ((size_t)m->in_chans * m->img_size * m->img_size * 4 + 4);
-    return backend_memory_estimate(t) + (data == BENCH_DATA_HOST ? 2 : 1) * batch_bytes;
+    return est + (data == BENCH_DATA_HOST ? 2 : 1) * batch_bytes;
 }
 
-int memfit_largest_batch(ib_train_config t, bench_data_mode data, int ranks, uint64_t avail, int max_batch)
+int memfit_largest_batch(const char *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
+                         int max_batch)
 {
     /* Memory grows with the batch, so the largest batch that fits is found by bisection. */
     int lo = 0, hi = max_batch;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
         t.batch_size = mid;
-        if ((uint64_t)memfit_rank_bytes(&t, data) * (uint64_t)ranks <= avail) lo = mid;
+        if ((uint64_t)memfit_rank_bytes(backend, &t, data) * (uint64_t)ranks <= avail) lo = mid;
         else hi = mid - 1;
     }
     return lo;

@@ -357,7 +357,7 @@ int cmd_measure(int argc, char **argv)
             fprintf(stderr, "instbench measure: --batch-size auto: cannot tell how much memory the device has\n");
             return IB_EXIT_RUNTIME;
         }
-        train.batch_size = memfit_largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
+        train.batch_size = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
         if (train.batch_size < 1) {
             fprintf(stderr, "instbench measure: not even batch 1 of %s fits in %.1f GiB\n", train.model.name,
                     avail / 1073741824.0);
@@ -367,12 +367,12 @@ int cmd_measure(int argc, char **argv)
                 avail / 1073741824.0, train.batch_size == AUTO_BATCH_MAX ? ", capped" : "");
     } else {
         train.batch_size = o.batch;
-        if (avail > 0 && (uint64_t)memfit_rank_bytes(&train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
-            int fit = memfit_largest_batch(train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
+        if (avail > 0 && (uint64_t)memfit_rank_bytes(o.backend, &train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
+            int fit = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
             fprintf(stderr,
                     "instbench measure: --batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
                     "batch that fits is %d (or use --batch-size auto)\n",
-                    o.batch, (double)memfit_rank_bytes(&train, o.data) * (is_cpu ? o.ranks : 1) / 1073741824.0,
+                    o.batch, (double)memfit_rank_bytes(o.backend, &train, o.data) * (is_cpu ? o.ranks : 1) / 1073741824.0,
                     avail / 1073741824.0, fit);
             return IB_EXIT_USAGE;
         }
