@@ -32,6 +32,15 @@ typedef struct aws_plain_request {
 int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len,
                    ib_error *err);
 
+/* A response body growing as curl delivers it, NUL-terminated, refused past max bytes.  Shared by
+ * the signed transport and the plain requests; returns n (taken) or 0 (curl then aborts). */
+typedef struct aws_body {
+    char *p;
+    size_t len, cap;
+    int too_big;
+} aws_body;
+size_t aws_body_append(aws_body *b, const char *data, size_t n, size_t max);
+
 /* IMDSv2: a session token, then GET PATH below /latest/.  Used by identity and role credentials. */
 typedef struct aws_imds_session aws_imds_session;
 int aws_imds_open(aws_imds_session **out, ib_error *err);

@@ -141,9 +141,7 @@ typedef struct xfer {
     ib_error *err;
     CURL *easy;
     struct curl_slist *hdrs;
-    char *buf;
-    size_t len, cap;
-    int too_big;
+    aws_body body;              /* this attempt's response body */
     char amzn_error_type[160];
     char errbuf[CURL_ERROR_SIZE];
     double started, next_at;
@@ -154,23 +152,7 @@ typedef struct xfer {
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
-    size_t n = size * nmemb;
-    if (x->len + n > AWS_MAX_BODY) {
-        x->too_big = 1;
-        return 0;
-    }
-    if (x->len + n + 1 > x->cap) {
-        size_t cap = x->cap ? x->cap : 16384;
-        while (cap < x->len + n + 1) cap *= 2;
-        char *nb = realloc(x->buf, cap);
-        if (!nb) return 0;
-        x->buf = nb;
-        x->cap = cap;
-    }
-    memcpy(x->buf + x->len, ptr, n);
-    x->len += n;
-    x->buf[x->len] = '\0';
-    return n;
+    return aws_body_append(&x->body, ptr, size * nmemb, AWS_MAX_BODY);
 }
 
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -287,8 +269,8 @@ static int prepare_attempt(aws_client *c, xfer *x)
         ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
         goto out;
     }
-    x->len = 0;
-    x->too_big = 0;
+    x->body.len = 0;
+    x->body.too_big = 0;
     x->amzn_error_type[0] = '\0';
     x->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_URL, r->url);
@@ -357,9 +339,9 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     char reason[768];
     if (cc != CURLE_OK) {
         /* connection refused/reset, DNS, timeouts, truncated bodies: all transient for the SDKs */
-        retryable = !x->too_big && cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_PEER_FAILED_VERIFICATION &&
+        retryable = !x->body.too_big && cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_PEER_FAILED_VERIFICATION &&
                     cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT && cc != CURLE_OUT_OF_MEMORY;
-        if (x->too_big)
+        if (x->body.too_big)
             snprintf(reason, sizeof reason, "response larger than %u MiB", AWS_MAX_BODY >> 20);
         else
             snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
@@ -367,18 +349,18 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
                  c->opt.max_attempts, elapsed, key);
     } else {
         ib_debug("aws: %s %s -> HTTP %ld (attempt %d/%d, %.3f s, %zu bytes, key %s)", r->method, r->url, status,
-                 x->attempt, c->opt.max_attempts, elapsed, x->len, key);
+                 x->attempt, c->opt.max_attempts, elapsed, x->body.len, key);
         if (status >= 200 && status < 300) {
             c->retry_quota += x->quota_held ? x->quota_held : RETRY_REFILL_NO_RETRY;
             if (c->retry_quota > RETRY_QUOTA_INITIAL) c->retry_quota = RETRY_QUOTA_INITIAL;
-            resp->body = x->buf ? x->buf : calloc(1, 1);
-            resp->body_len = x->len;
-            x->buf = NULL;
-            x->len = x->cap = 0;
+            resp->body = x->body.p ? x->body.p : calloc(1, 1);
+            resp->body_len = x->body.len;
+            x->body.p = NULL;
+            x->body.len = x->body.cap = 0;
             x->done = 1;
             return;
         }
-        aws_error_parse(x->buf, x->len, x->amzn_error_type, resp->error_code, sizeof resp->error_code,
+        aws_error_parse(x->body.p, x->body.len, x->amzn_error_type, resp->error_code, sizeof resp->error_code,
                         resp->error_message, sizeof resp->error_message);
         retryable = status >= 500 || status == 429 || aws_error_is_throttling(resp->error_code) ||
                     aws_error_is_transient(resp->error_code);
@@ -411,10 +393,10 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         return;
     }
     /* Final failure: keep the error body for callers that want to look at it. */
-    resp->body = x->buf ? x->buf : calloc(1, 1);
-    resp->body_len = x->len;
-    x->buf = NULL;
-    x->len = x->cap = 0;
+    resp->body = x->body.p ? x->body.p : calloc(1, 1);
+    resp->body_len = x->body.len;
+    x->body.p = NULL;
+    x->body.len = x->body.cap = 0;
     x->done = x->failed = 1;
     const char *hint = "";
     if (!strcmp(resp->error_code, "SignatureDoesNotMatch") || !strcmp(resp->error_code, "InvalidSignatureException"))
@@ -511,7 +493,7 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
         failed += xs[i].failed;
         if (xs[i].easy) curl_easy_cleanup(xs[i].easy);
         curl_slist_free_all(xs[i].hdrs);
-        free(xs[i].buf);
+        free(xs[i].body.p);
     }
     free(xs);
     return failed;

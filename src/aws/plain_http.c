@@ -8,17 +8,10 @@
 
 #define PLAIN_MAX_BODY (1u << 20)
 
-typedef struct pbuf {
-    char *p;
-    size_t len, cap;
-    int too_big;
-} pbuf;
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+/* Also the transport's body buffer (aws_internal.h). */
+size_t aws_body_append(aws_body *b, const char *data, size_t n, size_t max)
 {
-    pbuf *b = ud;
-    size_t n = size * nmemb;
-    if (b->len + n > PLAIN_MAX_BODY) {
+    if (b->len + n > max) {
         b->too_big = 1;
         return 0;
     }
@@ -30,10 +23,15 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
         b->p = np;
         b->cap = cap;
     }
-    memcpy(b->p + b->len, ptr, n);
+    memcpy(b->p + b->len, data, n);
     b->len += n;
     b->p[b->len] = '\0';
     return n;
+}
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    return aws_body_append(ud, ptr, size * nmemb, PLAIN_MAX_BODY);
 }
 
 int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len,
@@ -51,7 +49,7 @@ int aws_plain_http(const aws_plain_request *req, long *status, char **body, size
         if (!nl) break;
         hl = nl;
     }
-    pbuf b = {0};
+    aws_body b = {0};
     char errbuf[CURL_ERROR_SIZE] = "";
     curl_easy_setopt(e, CURLOPT_URL, req->url);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
