@@ -6,3 +6,11 @@ add_test(NAME engine_counts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE
 set_tests_properties(engine_counts PROPERTIES SKIP_RETURN_CODE 77)
 set_tests_properties(engine_counts PROPERTIES LABELS slow)   # builds vit_large in timm: ~30 s
 add_test(NAME engine_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/engine_cli.py ${INSTBENCH_BIN})
+
+# bf16 GEMMs against a naive double product, and the engine tests again with oneDNN capped at
+# AVX2, where it has no bf16 matmul: a CPU with bf16 hardware proves the emulated path too.
+instbench_add_unit_test(engine_gemm_bf16 ${CMAKE_CURRENT_SOURCE_DIR}/engine_gemm_bf16.c)
+foreach(t engine_gemm_bf16 engine_gradcheck engine_learn)
+  add_test(NAME ${t}_avx2 COMMAND ${t} WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  set_tests_properties(${t}_avx2 PROPERTIES ENVIRONMENT "DNNL_MAX_CPU_ISA=AVX2")
+endforeach()

@@ -21,5 +21,10 @@ instbench_add_unit_test(measure_peak ${CMAKE_CURRENT_SOURCE_DIR}/measure_peak.c)
 set_tests_properties(measure_peak PROPERTIES ENVIRONMENT "INSTBENCH_GPU_PEAK_FLOPS=${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json")
 add_test(NAME measure_peak_table
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_peak_table.py ${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json)
+# The schema test's bf16 runs again with oneDNN capped at AVX2 (the emulated bf16 path).
+add_test(NAME measure_cli_schema_avx2
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_cli_schema.py ${MEASURE_PY_ARGS})
+set_tests_properties(measure_cli_schema_avx2 PROPERTIES ENVIRONMENT
+                     "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1;DNNL_MAX_CPU_ISA=AVX2")
 # ~30 s under the sanitizers (timing a real window): the ASan build skips it, the release build runs it.
 set_tests_properties(measure_cli_timing PROPERTIES LABELS slow)

@@ -8,6 +8,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure_common import TINY, check, finish, run, scratch, validate  # noqa: E402
 
+AVX512 = " avx512f " in " " + open("/proc/cpuinfo").read().replace("\n", " ") + " "
 d = scratch()
 jsonl = os.path.join(d, "all.jsonl")
 docs = []
@@ -37,6 +38,17 @@ for prec, data, ranks in itertools.product(["fp32", "bf16"], ["host", "device"],
         check(m["peak_source"].startswith("measured"), f"{what}: CPU peak must be labelled measured")
     check((m["data_pipeline_samples_per_second"] is None) == (data == "device"), f"{what}: pipeline figure")
     check(doc["hardware"]["backend"] == "cpu" and doc["hardware"]["accelerator_count"] == 0, f"{what}: hardware")
+    # How bf16 ran: oneDNN has no bf16 matmul below AVX-512, so a capped run or a CPU without
+    # AVX-512 must say emulated (and print it); fp32 runs record nothing.
+    bf = doc["hardware"].get("cpu_bf16")
+    if prec == "fp32":
+        check(bf is None, f"{what}: cpu_bf16 {bf!r} in an fp32 run")
+    else:
+        check(bf in ("native", "emulated"), f"{what}: cpu_bf16 {bf!r}")
+        if os.environ.get("DNNL_MAX_CPU_ISA", "").upper() == "AVX2" or not AVX512:
+            check(bf == "emulated", f"{what}: cpu_bf16 {bf!r} without AVX-512")
+            check("bf16 on this CPU: emulated" in p.stderr, f"{what}: no 'emulated' line on stderr")
+            check("emulated" in (m["peak_source"] or ""), f"{what}: peak not labelled with the emulated path")
     check(doc["instance"]["source"] == "unknown" and doc["instance"]["type"] is None, f"{what}: identity")
     docs.append(doc)
 

@@ -207,6 +207,7 @@ typedef struct bench_report {
     double others_share, steal_share;  /* sysinfo_host_load over the run; < 0 unknown */
     double peak_tflops;                /* <= 0: unknown (null) */
     const char *peak_source;           /* NULL when unknown */
+    const char *cpu_bf16;              /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
 } bench_report;
 
 /* Builds the instbench.result/v1 document; returns a malloc'd JSON string (pretty or one line). */

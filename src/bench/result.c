@@ -69,6 +69,7 @@ char *result_to_json(const bench_report *r, int pretty)
     cJSON_AddNumberToObject(hw, "memory_bytes", (double)s->memory_bytes);
     add_str_or_null(hw, "os", s->os);
     add_str_or_null(hw, "kernel", s->kernel);
+    add_str_or_null(hw, "cpu_bf16", r->cpu_bf16);
     cJSON *dn = cJSON_AddObjectToObject(hw, "onednn");
     add_str_or_null(dn, "version", s->onednn_version);
     add_str_or_null(dn, "isa", s->onednn_isa);

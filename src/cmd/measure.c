@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
 #include "instbench/bench.h"
+#include "instbench/cpu.h"   /* cpu_bf16_mode */
 #ifdef INSTBENCH_HAVE_CUDA
 #include "instbench/cuda.h"   /* comm_nccl_available */
 #endif
@@ -398,14 +399,22 @@ int cmd_measure(int argc, char **argv)
     /* ---- peak for MFU ---- */
     double peak = 0;
     char peak_source[512] = "";
+    const char *cpu_bf16 = is_cpu && train.precision == IB_PREC_BF16 ? cpu_bf16_mode() : NULL;
+    if (cpu_bf16)
+        ib_info("bf16 on this CPU: %s", cpu_bf16_native()
+                                            ? "native (oneDNN bf16 matmuls)"
+                                            : "emulated (no bf16 matmul in oneDNN on this CPU: bf16 operands widened to "
+                                              "fp32 for fp32 GEMMs, fp32 accumulation, autocast's rounding)");
     if (is_cpu) {
         double t = 0;
         ib_error perr = {0};
         if (peak_cpu_measure(&train, &t, &perr) == 0 && t > 0) {
             peak = t * rdv.nnodes;
+            /* the probe runs the backend's own GEMM path, emulated bf16 included */
             snprintf(peak_source, sizeof peak_source,
-                     "measured: oneDNN %s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
-                     backend_precision_name(train.precision), sys.vcpus);
+                     "measured: oneDNN %s%s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
+                     backend_precision_name(train.precision),
+                     cpu_bf16 && !cpu_bf16_native() ? " (emulated: widened to fp32)" : "", sys.vcpus);
         } else {
             ib_warn("no CPU peak (%s): MFU not computed", perr.msg);
         }
@@ -496,6 +505,7 @@ int cmd_measure(int argc, char **argv)
     rep.steal_share = steal;
     rep.peak_tflops = peak;
     rep.peak_source = peak > 0 ? peak_source : NULL;
+    rep.cpu_bf16 = cpu_bf16;
 
     if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */
 

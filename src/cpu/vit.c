@@ -8,6 +8,7 @@
  * bf16 directly, as the cast autocast would make next.  LayerNorm, softmax, GELU, the loss and
  * Adam run in fp32 on fp32 master weights. */
 #include "cpu/vit.h"
+#include "instbench/cpu.h"
 
 #include <math.h>
 #include <omp.h>
@@ -109,6 +110,14 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     if (v->dt == CPU_BF16) v->dx_act = take(&a, BT * D, 2);
     v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, v->hd, v->nthreads), 1);
     v->bytes = a.bytes;
+    if (v->dt == CPU_BF16 && !cpu_bf16_native()) {
+        /* cpu/gemm widens bf16 operands into fp32 buffers it owns: the largest Linear's A + B (+ a
+         * bf16 output) on the all-threads path, and per thread the attention tiles' T x T + two
+         * T x hd.  Counted here so the memory check sees them. */
+        const size_t Wd = maxz(3 * D, F), BN = B * v->N, hdz = v->hd;
+        const size_t lin = maxz(BT * (Wd + D) + Wd * D, BN * v->K + D * v->K);
+        v->bytes += 4 * (lin + (size_t)v->nthreads * (T * T + 2 * T * hdz + 48));
+    }
     if (estimate_only) return 0;
     if (a.failed || !v->blk) {
         cpu_vit_free(v);
