@@ -14,8 +14,10 @@ CPU_KERNEL static void gelu_fwd(const float *restrict h, float *restrict out, si
     }
 }
 
-/* d/dx GELU = Phi(x) + x phi(x); rows r0..r1 of [M,F], columns c0..c0+w: g <- g * GELU'(h)
- * (kept in fp32 for the fp32 GEMMs, or stored as act), column sums into acc (the fc1 bias grad). */
+/* d/dx GELU = Phi(x) + x phi(x); rows r0..r1 of [M,F], columns c0..c0+w: g <- g * GELU'(h) in
+ * fp32 (what the fp32 GEMMs read), column sums into acc (the fc1 bias grad), and under bf16 the
+ * act copy too.  The copy is a second loop over the row still in cache: a conditional store in
+ * the first would keep its AVX2 clone scalar (no masked stores below AVX-512). */
 CPU_KERNEL static void gelu_bwd_block(const float *restrict h, float *restrict g, bf16 *restrict act,
                                       float *restrict acc, size_t ld, long r0, long r1, int w)
 {
@@ -28,9 +30,10 @@ CPU_KERNEL static void gelu_bwd_block(const float *restrict h, float *restrict g
             const float pdf = cpu_expf(-0.5f * x * x) * 0.39894228040143268f;
             const float d = gr[j] * (cdf + x * pdf);
             acc[j] += d;
-            if (act) act[(size_t)r * ld + j] = cpu_bf16_rne(d);
-            else gr[j] = d;
+            gr[j] = d;
         }
+        if (act)
+            for (int j = 0; j < w; j++) act[(size_t)r * ld + j] = cpu_bf16_rne(gr[j]);
     }
 }
 

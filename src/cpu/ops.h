@@ -94,7 +94,7 @@ void cpu_bias_backward(const float *dy, float *db, void *dy_act, cpu_dtype dt, i
 
 /* ---- gelu (exact erf) ---- */
 void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n);
-/* g [M,F]: in da, out dh = da * GELU'(h) (fp32; under bf16 written to dh_act instead), and
+/* g [M,F]: in da, out dh = da * GELU'(h) in fp32 (and under bf16 also in dh_act), and
  * db [F] = column sums of dh (fc1's bias grad), fused so dh is made in one pass. */
 void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dtype dt, int M, int F);
 
