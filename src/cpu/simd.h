@@ -45,8 +45,9 @@ static inline float cpu_expf(float x)
     return p * cpu_bits_f32((uint32_t)((int32_t)n + 127) << 23);
 }
 
-/* erf(x), Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7 absolute). */
-static inline float cpu_erff(float x)
+/* erf(x), Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7 absolute), given e = exp(-x^2): GELU's
+ * backward has that exponential already (it is its pdf's), so it is computed once there. */
+static inline float cpu_erff_e(float x, float e)
 {
     const float ax = x < 0 ? -x : x;
     const float t = 1.0f / (1.0f + 0.3275911f * ax);
@@ -55,9 +56,10 @@ static inline float cpu_erff(float x)
     p = p * t + 1.421413741f;
     p = p * t - 0.284496736f;
     p = p * t + 0.254829592f;
-    const float y = 1.0f - p * t * cpu_expf(-ax * ax);
+    const float y = 1.0f - p * t * e;
     return x < 0 ? -y : y;
 }
+static inline float cpu_erff(float x) { return cpu_erff_e(x, cpu_expf(-x * x)); }
 
 /* fp32 -> bf16 round to nearest even, branch-free so loops vectorise; NaN stays (quiet) NaN. */
 static inline uint16_t cpu_bf16_rne(float f)
