@@ -207,6 +207,7 @@ typedef struct bench_report {
     double others_share, steal_share;  /* sysinfo_host_load over the run; < 0 unknown */
     double peak_tflops;                /* <= 0: unknown (null) */
     const char *peak_source;           /* NULL when unknown */
+    double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
 } bench_report;
 
 /* Builds the instbench.result/v1 document; returns a malloc'd JSON string (pretty or one line). */

@@ -27,6 +27,11 @@
 #define RANK_MAX_SAMPLES_PER_SECOND 1e12
 #define RANK_MIN_SAMPLES_PER_SECOND 1e-6   /* below: time to any target overflows into nonsense */
 #define RANK_MAX_NODES 100000
+/* A usable price per node-hour, whoever gives it (AWS, a prices file, the user's --price or
+ * measure --hourly-cost): the floor keeps samples per dollar finite for any accepted throughput,
+ * the ceiling is far above what any single machine costs an hour. */
+#define RANK_MIN_USD_PER_HOUR 1e-6
+#define RANK_MAX_USD_PER_HOUR 1e5
 
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
 typedef struct rank_result {
