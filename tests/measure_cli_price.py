@@ -5,10 +5,11 @@ older results stay what they were), and every value that is not a positive finit
 usage error (exit 2, a message naming the flag, no file)."""
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from measure_common import TINY, VALIDATOR, check, finish, run, scratch, validate  # noqa: E402
+from measure_common import BIN, TINY, VALIDATOR, check, env, finish, run, scratch, validate  # noqa: E402
 
 # fp32: bf16 needs AVX512_BF16 on the oneDNN this is built against, and the price is not about precision.
 BASE = TINY + ["--precision", "fp32", "--steps", "1", "--warmup", "0"]
@@ -27,6 +28,20 @@ for value, extra, market in [("0.45", [], "on-demand"), ("1e-3", [], "on-demand"
     validate(doc, what)
     want = {"usd_per_hour": float(value), "market": market, "source": "user"}
     check(doc.get("price") == want, f"{what}: price {doc.get('price')} != {want}")
+
+# End to end: rank prices the real result (no instance type: named by its hostname) at its recorded
+# cost, source "user", samples per dollar = samples/s x 3600 / price, from the file itself.
+out = os.path.join(d, "r-0.45.json")
+if os.path.exists(out):
+    doc = json.load(open(out))
+    p = subprocess.run([BIN, "rank", "--format", "json", out], capture_output=True, text=True, env=env())
+    rows = json.loads(p.stdout)["rows"] if p.returncode == 0 else []
+    sps = doc["measurement"]["samples_per_second"]
+    if check(len(rows) == 1, f"rank of a --hourly-cost result: exit {p.returncode}, rows {rows}: {p.stderr[-300:]}"):
+        r = rows[0]
+        check(r["configuration"] == f"1 x {doc['instance']['hostname']} on-demand" and r["price"]["source"] == "user"
+              and r["usd_per_hour"] == 0.45 and abs(r["samples_per_dollar"] - sps * 3600 / 0.45) <= 1e-9 * r["samples_per_dollar"],
+              f"rank of a --hourly-cost result: {r}")
 
 # No flag: no "price" key (not even null), and the document is what older builds wrote.
 out = os.path.join(d, "plain.json")
