@@ -166,7 +166,7 @@ typedef struct rank_row {
     size_t config;               /* index into the configs */
     rank_market market;
     int priced;                  /* 0: UNPRICED_REASON says why */
-    char unpriced_reason[192];
+    char unpriced_reason[320];   /* room for a hostname twice and the --price that would fix it */
     double price_per_node;       /* $/h of one instance */
     double usd_per_hour;         /* nodes x price_per_node */
     char az[40];                 /* spot: the AZ priced, or "median of N AZs" */
