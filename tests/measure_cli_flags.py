@@ -38,6 +38,8 @@ BAD = [
     (["--region", "US EAST"], "--region"),
     (["--market", "reserved"], "--market"),
     (["--count", "0"], "--count"),
+    (["--hourly-cost", "nan"], "--hourly-cost"),
+    (["--hourly-cost", "-1"], "--hourly-cost"),
     (["--format", "xml"], "--format"),
     (["--seed", "-1"], "--seed"),
     (["--output", ""], "--output"),

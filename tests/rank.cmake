@@ -7,6 +7,11 @@ add_test(NAME rank_svg COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}
 add_test(NAME rank_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/rank_cli.sh ${INSTBENCH_BIN})
 add_test(NAME rank_json_schema COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_schema.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v1.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+add_test(NAME rank_user_price COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_user_price.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v1.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+# The README's example of AWS against a machine AWS cannot price, run as written.
+add_test(NAME rank_readme_example COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_readme_example.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/configs/prices-snapshot.json)
 add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_hostile.py ${INSTBENCH_BIN} --big)
 set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
 add_test(NAME rank_measure_end_to_end COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_measure.py ${INSTBENCH_BIN})

@@ -53,13 +53,19 @@ expect 2 "go together"           "$R" "$P" --epochs 3
 expect 2 "not both"              "$R" "$P" --samples 10 --epochs 3 --dataset-size 10
 expect 2 "--top"                 "$R" "$P" --top 0
 expect 2 "--region"              "$R" "$P" --region 'us east;1'
+expect 2 "--price"               "$R" "$P" --price g5.xlarge=abc
+expect 2 "names no machine"      "$R" "$P" --price =3
+expect 2 "--price"               "$R" "$P" --price x=-1
+expect 2 "NAME=USD"              "$R" "$P" --price g5.xlarge
+expect 2 "on-demand or spot"     "$R" "$P" --price g5.xlarge:reserved=1
+expect 2 "twice"                 "$R" "$P" --price g5.xlarge=1 --price=g5.xlarge=2
 expect 2 "matches no workload"   "$R" "$P" --workload ffff
 expect 2 "non-empty"             "$R" "$P" --workload=
 expect 1 "no usable results"     "$T/p.json" "$P"
 expect 1 "nothere"               "$R" --prices "$T/nothere.json"
 "$BIN" rank --help >"$T/out" 2>&1 || { echo "FAIL: --help exit $?"; fail=1; }
 for flag in --workload --prices --region --market --spot-price --az --samples --epochs --dataset-size \
-            --deadline --budget --max-hourly --pareto --sort --top --format --plot; do
+            --deadline --budget --max-hourly --pareto --sort --top --format --plot --price; do
     grep -q -e "$flag" "$T/out" || { echo "FAIL: --help does not document $flag"; fail=1; }
 done
 # Valid runs, both flag spellings; stdout carries only the result.

@@ -12,14 +12,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def result(instance_type, region, nodes, accel_count, accel_name, sps, fingerprint="f" * 64,
            model="vit_base_patch16_224", batch=128, count=None, market="on-demand",
-           timestamp="2026-11-21T10:00:00Z", backend="cuda"):
+           timestamp="2026-11-21T10:00:00Z", backend="cuda", host="node0", hourly_cost=None):
+    """hourly_cost: None, or (usd_per_node_hour, market) as `measure --hourly-cost` records it."""
     world = nodes * max(accel_count, 1)
-    return {
+    doc = {
         "schema": "instbench.result/v1",
         "tool": {"name": "instbench", "version": "0.1.0"},
         "timestamp": timestamp,
         "instance": {"type": instance_type, "region": region, "availability_zone": None, "market": market,
-                     "source": "flag", "count": count if count is not None else 1, "hostname": "node0"},
+                     "source": "flag", "count": count if count is not None else 1, "hostname": host},
         "hardware": {"backend": backend, "accelerator_count": accel_count,
                      "devices": [{"name": accel_name, "memory_bytes": 24 << 30, "compute_capability": "8.6"}
                                  for _ in range(accel_count)],
@@ -44,6 +45,9 @@ def result(instance_type, region, nodes, accel_count, accel_name, sps, fingerpri
                         "first_loss": 6.9, "last_loss": 6.8, "data_pipeline_samples_per_second": None,
                         "warnings": []},
     }
+    if hourly_cost is not None:
+        doc["price"] = {"usd_per_hour": hourly_cost[0], "market": hourly_cost[1], "source": "user"}
+    return doc
 
 
 INTERRUPTION_LABELS = ["<5%", "5-10%", "10-15%", "15-20%", ">20%"]

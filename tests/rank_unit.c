@@ -87,6 +87,67 @@ static void test_parse(void)
     }
 }
 
+/* rank --price NAME[:MARKET]=USD and the result's recorded "price", on hand-worked cases. */
+static void test_user_price(void)
+{
+    rank_user_price p;
+    char why[256];
+    CHECK(rank_parse_user_price("g5.xlarge=0.8", &p, why, sizeof why) == 0 && !strcmp(p.name, "g5.xlarge") &&
+              p.market == RANK_ON_DEMAND && p.usd_per_hour == 0.8, "plain NAME=USD is on-demand: %s", why);
+    CHECK(rank_parse_user_price("my-box_1:spot=1e-2", &p, why, sizeof why) == 0 && !strcmp(p.name, "my-box_1") &&
+              p.market == RANK_SPOT && p.usd_per_hour == 0.01, "NAME:spot=USD: %s", why);
+    CHECK(rank_parse_user_price("h:on-demand=100000", &p, why, sizeof why) == 0 && p.market == RANK_ON_DEMAND,
+          "NAME:on-demand at the ceiling: %s", why);
+    static const char *const bad[][2] = {
+        {"g5.xlarge=abc", "not a price"}, {"=3", "names no machine"}, {"x=-1", "not a price"},
+        {"x=nan", "not a price"}, {"x=0", "not a price"}, {"x=100001", "not a price"}, {"x", "NAME=USD"},
+        {"x:Spot=1", "on-demand or spot"}, {"a b=1", "not an instance type"}, {"x=1=2", "not a price"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = rank_parse_user_price(bad[i][0], &p, why, sizeof why);
+        CHECK(rc == -1 && strstr(why, bad[i][1]), "--price %s: rc %d reason [%s] lacks [%s]", bad[i][0], rc, why,
+              bad[i][1]);
+    }
+
+    rank_result r;
+    const char *head = "{\"schema\":\"instbench.result/v1\",\"instance\":{\"type\":null,\"hostname\":\"ws1\"},"
+                       "\"workload\":{\"fingerprint\":\"ab\"},\"topology\":{\"nodes\":2},"
+                       "\"measurement\":{\"samples_per_second\":10}";
+    char doc[512];
+    snprintf(doc, sizeof doc, "%s}", head);
+    CHECK(rank_parse_result(doc, strlen(doc), &r, why, sizeof why) == 0 && isnan(r.user_usd_per_hour) &&
+              !strcmp(r.host, "ws1"), "no price: NAN, host read: %s", why);
+    snprintf(doc, sizeof doc, "%s,\"price\":{\"usd_per_hour\":0.35,\"market\":\"spot\",\"source\":\"user\"}}", head);
+    CHECK(rank_parse_result(doc, strlen(doc), &r, why, sizeof why) == 0 && r.user_usd_per_hour == 0.35 &&
+              r.user_market == RANK_SPOT, "recorded spot price: %s", why);
+    snprintf(doc, sizeof doc, "%s,\"price\":{\"usd_per_hour\":0}}", head);
+    CHECK(rank_parse_result(doc, strlen(doc), &r, why, sizeof why) == -1 && strstr(why, "price.usd_per_hour"),
+          "zero price accepted: [%s]", why);
+
+    /* Precedence on one configuration: flag, then recorded, then nothing. */
+    rank_config c;
+    memset(&c, 0, sizeof c);
+    strcpy(c.host, "ws1");
+    c.recorded_usd_per_hour[RANK_ON_DEMAND] = 0.5;
+    c.recorded_usd_per_hour[RANK_SPOT] = NAN;
+    c.recorded_as_of[RANK_ON_DEMAND] = 1000;
+    rank_options o;
+    rank_options_init(&o);
+    double usd;
+    time_t t;
+    CHECK(rank_user_price_for(&c, RANK_ON_DEMAND, &o, &usd, &t) == 1 && usd == 0.5 && t == 1000, "recorded");
+    CHECK(rank_user_price_for(&c, RANK_SPOT, &o, &usd, &t) == 0, "spot: no user price");
+    rank_user_price flags[2];
+    rank_parse_user_price("WS1=0.25", &flags[0], why, sizeof why);
+    rank_parse_user_price("other=9", &flags[1], why, sizeof why);
+    o.user_prices = flags;
+    o.n_user_prices = 2;
+    CHECK(rank_user_price_for(&c, RANK_ON_DEMAND, &o, &usd, &t) == 1 && usd == 0.25 && t == 0,
+          "the flag beats the recorded price (hostnames match in any case)");
+    strcpy(c.instance_type, "g5.xlarge");   /* a typed configuration is named by its type only */
+    CHECK(rank_user_price_for(&c, RANK_ON_DEMAND, &o, &usd, &t) == 1 && usd == 0.5, "host flag on a typed config");
+}
+
 static void test_median(void)
 {
     double a[] = {5, 1, 3};
@@ -141,6 +202,7 @@ int main(void)
     test_csv();
     test_table();
     test_parse();
+    test_user_price();
     test_median();
     test_pareto();
     test_filter();

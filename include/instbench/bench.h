@@ -208,6 +208,7 @@ typedef struct bench_report {
     double peak_tflops;                /* <= 0: unknown (null) */
     const char *peak_source;           /* NULL when unknown */
     const char *cpu_bf16;              /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
+    double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
 } bench_report;
 
 /* Builds the instbench.result/v1 document; returns a malloc'd JSON string (pretty or one line). */

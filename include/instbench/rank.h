@@ -7,6 +7,8 @@
  *
  * Money, exactly (tests recompute every one of these independently):
  *   usd_per_hour       = nodes x price per node-hour (spot: lowest AZ by default)
+ *                        price per node-hour: the user's (rank --price, else the result's
+ *                        measure --hourly-cost), else AWS's (live, cache, snapshot or a file)
  *   samples_per_dollar = samples_per_second x 3600 / usd_per_hour
  *   hours_to_target    = target_samples / samples_per_second / 3600
  *   cost_to_target     = hours_to_target x usd_per_hour
@@ -27,6 +29,13 @@
 #define RANK_MAX_SAMPLES_PER_SECOND 1e12
 #define RANK_MIN_SAMPLES_PER_SECOND 1e-6   /* below: time to any target overflows into nonsense */
 #define RANK_MAX_NODES 100000
+/* A usable price per node-hour, whoever gives it (AWS, a prices file, the user's --price or
+ * measure --hourly-cost): the floor keeps samples per dollar finite for any accepted throughput,
+ * the ceiling is far above what any single machine costs an hour. */
+#define RANK_MIN_USD_PER_HOUR 1e-6
+#define RANK_MAX_USD_PER_HOUR 1e5
+
+typedef enum rank_market { RANK_ON_DEMAND = 0, RANK_SPOT = 1 } rank_market;
 
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
 typedef struct rank_result {
@@ -37,6 +46,7 @@ typedef struct rank_result {
     long batch_per_device;       /* -1 unknown */
     long global_batch;           /* -1 unknown */
     char instance_type[64];      /* "" when the run could not tell (no IMDS, no flag) */
+    char host[72];               /* instance.hostname: names the machine when the type is "" */
     char region[32];
     char market[16];             /* the market the run happened on; informational only */
     char backend[8];
@@ -46,6 +56,8 @@ typedef struct rank_result {
     long nodes;                  /* max(topology.nodes, instance.count) */
     double samples_per_second;   /* global, > 0, finite */
     time_t timestamp;            /* 0 unknown */
+    double user_usd_per_hour;    /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
+    rank_market user_market;     /* the market that price is for */
 } rank_result;
 
 typedef struct rank_results {
@@ -92,9 +104,11 @@ void rank_groups_free(rank_group *g, size_t n);
  * candidates. */
 int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *chosen, ib_error *err);
 
-/* A configuration: NODES x INSTANCE_TYPE priced in REGION; repeated runs combined. */
+/* A configuration: NODES x INSTANCE_TYPE priced in REGION; repeated runs combined.  Without an
+ * instance type (off EC2) the machine is named by its hostname. */
 typedef struct rank_config {
     char instance_type[64];      /* "" unknown */
+    char host[72];               /* the runs' hostname when instance_type is "", else "" */
     char region[32];             /* effective region (--region wins), "" unknown */
     long nodes;
     char accelerator[64];
@@ -104,21 +118,32 @@ typedef struct rank_config {
     double samples_per_second;   /* median of the runs */
     double sps_min, sps_max;
     size_t runs;
+    /* Per market (rank_market): the hourly cost per node the runs recorded (measure
+     * --hourly-cost), from the newest run that recorded one; NAN when none did. */
+    double recorded_usd_per_hour[2];
+    time_t recorded_as_of[2];    /* that run's timestamp */
+    int recorded_prices_differ;  /* 1: runs recorded different costs for one market */
 } rank_config;
 
 /* Combines the group's runs by (instance type, nodes, effective region).  Runs of an unknown
- * instance type are kept apart by accelerator/CPU so different machines never merge. */
+ * instance type are kept apart by hostname and accelerator/CPU so different machines never merge. */
 int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
                       rank_config **configs, size_t *n_configs, ib_error *err);
 
 /* ---- scoring ---- */
 
-typedef enum rank_market { RANK_ON_DEMAND = 0, RANK_SPOT = 1 } rank_market;
 enum { RANK_MARKETS_ON_DEMAND = 1, RANK_MARKETS_SPOT = 2, RANK_MARKETS_BOTH = 3 };
 typedef enum rank_spot_mode { RANK_SPOT_LOWEST = 0, RANK_SPOT_MEDIAN, RANK_SPOT_AZ } rank_spot_mode;
 typedef enum rank_sort_key {
     RANK_SORT_SAMPLES_PER_DOLLAR = 0, RANK_SORT_THROUGHPUT, RANK_SORT_COST, RANK_SORT_TIME
 } rank_sort_key;
+
+/* A price the user gives on the command line (rank --price NAME[:MARKET]=USD). */
+typedef struct rank_user_price {
+    char name[72];               /* an instance type, or the hostname of results without one */
+    rank_market market;          /* plain NAME=USD: on-demand */
+    double usd_per_hour;         /* per node, in [RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR] */
+} rank_user_price;
 
 typedef struct rank_options {
     int markets;                 /* RANK_MARKETS_* */
@@ -131,6 +156,8 @@ typedef struct rank_options {
     rank_sort_key sort;
     int pareto_only;
     time_t now;                  /* for price age */
+    const rank_user_price *user_prices;   /* --price flags; they beat every other price */
+    size_t n_user_prices;
 } rank_options;
 
 void rank_options_init(rank_options *o);
@@ -139,7 +166,7 @@ typedef struct rank_row {
     size_t config;               /* index into the configs */
     rank_market market;
     int priced;                  /* 0: UNPRICED_REASON says why */
-    char unpriced_reason[192];
+    char unpriced_reason[320];   /* room for a hostname twice and the --price that would fix it */
     double price_per_node;       /* $/h of one instance */
     double usd_per_hour;         /* nodes x price_per_node */
     char az[40];                 /* spot: the AZ priced, or "median of N AZs" */
@@ -176,6 +203,17 @@ void rank_pareto_keep(rank_row *rows, size_t *n_priced, size_t *n, rank_filter_s
 /* Sorts the first N_PRICED rows by KEY and numbers them 1..N_PRICED. */
 void rank_sort(rank_row *rows, size_t n_priced, const rank_config *configs, rank_sort_key key);
 
+/* ---- user prices (user_price.c) ---- */
+
+/* Parses "NAME=USD", "NAME:on-demand=USD" or "NAME:spot=USD".  0 ok; -1 with a one-line reason. */
+int rank_parse_user_price(const char *spec, rank_user_price *out, char *why, size_t len);
+/* What --price NAME matches: the instance type, else the hostname ("" when neither is known). */
+const char *rank_config_name(const rank_config *c);
+/* The user's price per node for C on market M: a --price flag for its name, else what its runs
+ * recorded (measure --hourly-cost).  Returns 1 with *USD and *AS_OF (0 for a flag: it is the
+ * user's price now; a recorded one is as old as its run), 0 when the user gave none. */
+int rank_user_price_for(const rank_config *c, rank_market m, const rank_options *o, double *usd, time_t *as_of);
+
 /* Parsing of flag values; -1 when unknown. */
 int rank_parse_sort_key(const char *s, rank_sort_key *out);
 int rank_parse_markets(const char *s, int *out);
@@ -183,7 +221,8 @@ int rank_parse_spot_mode(const char *s, rank_spot_mode *out);
 const char *rank_sort_key_name(rank_sort_key k);
 const char *rank_market_name(rank_market m);
 
-/* "4 x g5.xlarge spot", "4 x NVIDIA A10G" (with "(4 nodes x 1)" when nodes > 1). */
+/* "4 x g5.xlarge spot", "1 x HOSTNAME on-demand" off EC2; "4 x NVIDIA A10G" (with
+ * "(4 nodes x 1)" when nodes > 1). */
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len);
 void rank_accelerator_label(const rank_config *c, char *out, size_t len);
 int rank_is_sagemaker_type(const char *instance_type);

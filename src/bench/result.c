@@ -24,6 +24,13 @@ static void add_num_or_null(cJSON *o, const char *k, double v)
     else cJSON_AddNullToObject(o, k);
 }
 
+/* The market a user's --hourly-cost is for: the run's own (a spot instance's price is a spot
+ * price), on-demand when the run does not know its market (own hardware: a fixed hourly cost). */
+static const char *price_market(const bench_report *r)
+{
+    return !strcmp(r->identity.market, "spot") ? "spot" : "on-demand";
+}
+
 static double model_tflops(const bench_report *r)
 {
     return r->m->samples_per_second * r->train_flops_per_sample / 1e12;
@@ -49,6 +56,14 @@ char *result_to_json(const bench_report *r, int pretty)
     cJSON_AddStringToObject(inst, "source", r->identity.source);
     cJSON_AddNumberToObject(inst, "count", r->identity.count);
     cJSON_AddStringToObject(inst, "hostname", s->hostname);
+
+    /* Absent unless the user gave --hourly-cost, so results without a price look as they always did. */
+    if (r->hourly_cost_usd > 0) {
+        cJSON *pr = cJSON_AddObjectToObject(root, "price");
+        cJSON_AddNumberToObject(pr, "usd_per_hour", r->hourly_cost_usd);
+        cJSON_AddStringToObject(pr, "market", price_market(r));
+        cJSON_AddStringToObject(pr, "source", "user");
+    }
 
     cJSON *hw = cJSON_AddObjectToObject(root, "hardware");
     cJSON_AddStringToObject(hw, "backend", r->backend);
@@ -195,6 +210,9 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     else
         fprintf(f, "%sinstbench measure%s  host %s (instance type unknown: not on EC2 and no --instance-type)  "
                    "backend %s  %s\n", b, n, r->sys->hostname, r->backend, r->timestamp);
+    if (r->hourly_cost_usd > 0)
+        fprintf(f, "  price        %.4g USD per node-hour, %s (given with --hourly-cost)\n", r->hourly_cost_usd,
+                price_market(r));
     fprintf(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s\n",
             r->workload.model.name, r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32",
             r->workload.batch_size_per_device, r->topology.world_size, r->global_batch_size,

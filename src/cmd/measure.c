@@ -18,6 +18,7 @@
 #include "instbench/cuda.h"   /* comm_nccl_available */
 #endif
 #include "instbench/model.h"
+#include "instbench/rank.h"   /* RANK_MIN/MAX_USD_PER_HOUR: what rank accepts as a price */
 #include "instbench/util.h"
 
 enum { DEFAULT_BATCH = 128, AUTO_BATCH_MAX = 8192 };
@@ -75,6 +76,11 @@ static void usage(FILE *f)
             "  --region R          e.g. us-east-1\n"
             "  --market M          on-demand or spot\n"
             "  --count N           nodes in the cluster this result stands for (default: nodes)\n\n"
+            "price (for machines AWS cannot price: your own hardware, another cloud, a discount):\n"
+            "  --hourly-cost USD   what one node of this configuration costs per hour, in US dollars\n"
+            "                      (the whole machine with all its GPUs, not per GPU); recorded in\n"
+            "                      the result for the run's market (--market, else on-demand), and\n"
+            "                      `rank` prices the result with it: nodes x USD per hour\n\n"
             "output:\n"
             "  --output FILE       result file (default ./instbench-results/<instance type or\n"
             "                      hostname>-<UTC time>.json); - writes the JSON to stdout\n"
@@ -104,6 +110,7 @@ typedef struct measure_opts {
     bench_rendezvous_flags rdv;
     const char *instance_type, *region, *market;
     int count;                 /* 0 = nodes */
+    double hourly_cost;        /* --hourly-cost, USD per node-hour; 0 = not given */
     const char *output, *append;
     int format;                /* 0 auto, 1 table, 2 json */
     uint64_t seed;
@@ -166,7 +173,7 @@ static int parse_args(int argc, char **argv, measure_opts *o)
         static const char *const known[] = {
             "--backend", "--batch-size", "--precision", "--optimizer", "--lr", "--steps", "--duration",
             "--warmup", "--data", "--workers", "--ranks", "--nnodes", "--node-rank", "--master-addr",
-            "--master-port", "--instance-type", "--region", "--market", "--count", "--output",
+            "--master-port", "--instance-type", "--region", "--market", "--count", "--hourly-cost", "--output",
             "--append", "--format", "--seed"};
         int is_known = model_cli_is_flag(name);
         for (size_t k = 0; !is_known && k < sizeof known / sizeof known[0]; k++) is_known = !strcmp(name, known[k]);
@@ -242,6 +249,11 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             o->market = v;
         } else if (!strcmp(name, "--count")) {
             if (parse_int_flag(name, v, 1, 100000, &o->count)) return IB_EXIT_USAGE;
+        } else if (!strcmp(name, "--hourly-cost")) {
+            /* The bounds rank accepts: a price it would refuse must not be recorded either. */
+            if (util_parse_double(v, RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR, &o->hourly_cost))
+                return usage_error("--hourly-cost: '%s' is not a price in US dollars per node-hour "
+                                   "(a number from 0.000001 to 100000)%s", v, "");
         } else if (!strcmp(name, "--output")) {
             if (!v[0]) return usage_error("--output needs a file name (or - for stdout)%s%s", "", "");
             o->output = v;
@@ -506,6 +518,7 @@ int cmd_measure(int argc, char **argv)
     rep.peak_tflops = peak;
     rep.peak_source = peak > 0 ? peak_source : NULL;
     rep.cpu_bf16 = cpu_bf16;
+    rep.hourly_cost_usd = o.hourly_cost;
 
     if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */
 

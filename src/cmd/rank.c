@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd/cmd.h"
 #include "instbench/prices.h"
@@ -30,6 +31,11 @@ static void usage(FILE *out)
             "  --market M           on-demand|spot|both (default both; SageMaker ml.* types: on-demand only)\n"
             "  --spot-price P       lowest|median|az: spot price across the region's AZs (default lowest)\n"
             "  --az NAME            price spot in this AZ (implies --spot-price az)\n"
+            "  --price NAME=USD     your price per node-hour for NAME: an instance type, or the hostname of\n"
+            "                       results without one (own hardware, another cloud); NAME:spot=USD or\n"
+            "                       NAME:on-demand=USD sets one market, plain NAME=USD the on-demand price.\n"
+            "                       Repeatable.  Precedence: --price, then the price a result recorded\n"
+            "                       (measure --hourly-cost), then AWS's; such rows show price source user\n"
             "target (adds time and cost columns):\n"
             "  --samples N          samples to process\n"
             "  --epochs E --dataset-size S   the same as --samples E*S\n"
@@ -55,6 +61,8 @@ typedef struct rank_args {
     const char *workload, *prices, *region, *format, *plot;
     double samples, epochs, dataset_size;
     long top;
+    rank_user_price *prices_given;   /* --price flags, in order */
+    size_t n_prices_given;
     rank_options opt;
 } rank_args;
 
@@ -83,7 +91,8 @@ static int parse_args(int argc, char **argv, rank_args *a)
     memset(a, 0, sizeof *a);
     rank_options_init(&a->opt);
     a->paths = calloc((size_t)argc, sizeof *a->paths);
-    if (!a->paths) return IB_EXIT_RUNTIME;
+    a->prices_given = calloc((size_t)argc, sizeof *a->prices_given);
+    if (!a->paths || !a->prices_given) return IB_EXIT_RUNTIME;
     int spot_given = 0, only_paths = 0;
     for (int i = 1; i < argc; i++) {
         char *arg = argv[i];
@@ -115,7 +124,8 @@ static int parse_args(int argc, char **argv, rank_args *a)
         }
         static const char *const valued[] = {"--workload", "--prices", "--region", "--market", "--spot-price",
                                              "--az", "--samples", "--epochs", "--dataset-size", "--deadline",
-                                             "--budget", "--max-hourly", "--sort", "--top", "--format", "--plot"};
+                                             "--budget", "--max-hourly", "--sort", "--top", "--format", "--plot",
+                                             "--price"};
         int known = 0;
         for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) known |= !strcmp(name, valued[k]);
         if (!known) return usage_error("unknown option '%s'", arg);
@@ -125,6 +135,16 @@ static int parse_args(int argc, char **argv, rank_args *a)
 
         if (!strcmp(name, "--workload")) a->workload = val;
         else if (!strcmp(name, "--prices")) a->prices = val;
+        else if (!strcmp(name, "--price")) {
+            rank_user_price *p = &a->prices_given[a->n_prices_given];
+            char why[256];
+            if (rank_parse_user_price(val, p, why, sizeof why) != 0) return usage_error("%s", why);
+            /* Two prices for one machine and market is a typo more often than an intent. */
+            for (size_t k = 0; k < a->n_prices_given; k++)
+                if (a->prices_given[k].market == p->market && !strcasecmp(a->prices_given[k].name, p->name))
+                    return usage_error("--price %s (%s) is given twice", p->name, rank_market_name(p->market));
+            a->n_prices_given++;
+        }
         else if (!strcmp(name, "--region")) {
             for (const char *p = val; *p; p++)
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-') || strlen(val) > 31)
@@ -183,6 +203,8 @@ static int parse_args(int argc, char **argv, rank_args *a)
         return usage_error("--spot-price az needs --az NAME");
     }
     if (!a->format) a->format = util_isatty_stdout() ? "table" : "json";
+    a->opt.user_prices = a->prices_given;
+    a->opt.n_user_prices = a->n_prices_given;
     return 0;
 }
 
@@ -195,6 +217,43 @@ static void on_skip(void *ctx, const char *where, const char *reason)
     for (; where[i] && i + 1 < sizeof safe; i++) safe[i] = (unsigned char)where[i] < 0x20 || where[i] == 0x7f ? '?' : where[i];
     safe[i] = '\0';
     ib_warn("skipped %s: %s", safe, reason);
+}
+
+/* Every market ranked has a user price for C, so no AWS price is needed for it. */
+static int user_priced(const rank_config *c, const rank_options *o)
+{
+    double p;
+    time_t t;
+    for (int m = 0; m < 2; m++)
+        if ((o->markets & (1 << m)) && !(m == RANK_SPOT && rank_is_sagemaker_type(c->instance_type)) &&
+            !rank_user_price_for(c, (rank_market)m, o, &p, &t))
+            return 0;
+    return 1;
+}
+
+/* Says which --price flags name no configuration of the workload ranked (a typo, or a machine
+ * measured on another workload), and which configurations recorded conflicting prices. */
+static void check_user_prices(const rank_args *a, const rank_config *c, size_t n)
+{
+    for (size_t k = 0; k < a->n_prices_given; k++) {
+        const rank_user_price *p = &a->prices_given[k];
+        int used = 0;
+        for (size_t i = 0; i < n && !used; i++) used = !strcasecmp(rank_config_name(&c[i]), p->name);
+        if (used) continue;
+        char names[400] = "";
+        for (size_t i = 0, u = 0; i < n && u + 80 < sizeof names; i++) {
+            const char *nm = rank_config_name(&c[i]);
+            int dup = !nm[0];
+            for (size_t j = 0; j < i && !dup; j++) dup = !strcmp(rank_config_name(&c[j]), nm);
+            if (!dup) u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", u ? ", " : "", nm);
+        }
+        ib_warn("--price %s: no configuration of this workload is named %s (names: %s)", p->name, p->name,
+                names[0] ? names : "none");
+    }
+    for (size_t i = 0; i < n; i++)
+        if (c[i].recorded_prices_differ)
+            ib_warn("%s: its runs recorded different hourly costs (measure --hourly-cost); the newest run's counts",
+                    rank_config_name(&c[i])[0] ? rank_config_name(&c[i]) : "a machine without a name");
 }
 
 /* Prices for the configurations: a file, or prices_get over the types and regions needed. */
@@ -220,6 +279,7 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
+        if (user_priced(&c[i], &a->opt)) continue;   /* nothing to fetch for it */
         int seen_t = !c[i].instance_type[0], seen_r = !c[i].region[0];
         for (size_t k = 0; k < q.n_types && !seen_t; k++) seen_t = !strcmp(q.instance_types[k], c[i].instance_type);
         for (size_t k = 0; k < q.n_regions && !seen_r; k++) seen_r = !strcmp(q.regions[k], c[i].region);
@@ -255,6 +315,7 @@ int cmd_rank(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc) {
         free(a.paths);
+        free(a.prices_given);
         return rc < 0 ? IB_EXIT_OK : rc;
     }
     ib_error err;
@@ -281,6 +342,7 @@ int cmd_rank(int argc, char **argv)
     const rank_group *g = &groups[chosen];
 
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
+    check_user_prices(&a, configs, n_configs);
     char origin[320] = "";
     if (load_prices(&a, configs, n_configs, &ps, origin, sizeof origin, &err) != 0) goto fail;
     have_prices = 1;
@@ -342,5 +404,6 @@ done:
     rank_groups_free(groups, n_groups);
     rank_results_free(&res);
     free(a.paths);
+    free(a.prices_given);
     return rc;
 }

@@ -4,6 +4,7 @@
  * Different workloads are never ranked against each other: a fingerprint hashes every workload
  * dimension (model, precision, batch, data mode), so equal fingerprints mean comparable runs. */
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -161,6 +162,20 @@ static int cmp_keyed(const void *a, const void *b)
     return c ? c : (x->result > y->result) - (x->result < y->result);
 }
 
+/* A run's recorded hourly cost: the newest run's counts (a price is not averaged: a median of two
+ * prices is a price nobody gave); differing ones are flagged for a warning. */
+static void record_price(rank_config *C, const rank_result *x)
+{
+    if (isnan(x->user_usd_per_hour)) return;
+    int m = x->user_market;
+    double *have = &C->recorded_usd_per_hour[m];
+    if (!isnan(*have) && *have != x->user_usd_per_hour) C->recorded_prices_differ = 1;
+    if (isnan(*have) || x->timestamp >= C->recorded_as_of[m]) {
+        *have = x->user_usd_per_hour;
+        C->recorded_as_of[m] = x->timestamp;
+    }
+}
+
 int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
                       rank_config **configs, size_t *n_configs, ib_error *err)
 {
@@ -177,12 +192,13 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
     const char *ovr = region_override && region_override[0] ? region_override : NULL;
     for (size_t i = 0; i < g->n; i++) {
         const rank_result *x = &r->items[g->idx[i]];
-        /* Known type: the type says the hardware.  Unknown type: keep machines apart by what the
-         * run saw, so an A10G box and a CPU box never share a median. */
+        /* Known type: the type says the hardware.  Unknown type: keep machines apart by their
+         * hostname and what the run saw, so two workstations, or an A10G box and a CPU box, never
+         * share a median (nor a price: --price names the hostname). */
         if (x->instance_type[0])
             snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s", x->instance_type, x->nodes, ovr ? ovr : x->region);
         else
-            snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%ld|%ld", x->nodes, ovr ? ovr : x->region,
+            snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%s|%ld|%ld", x->nodes, ovr ? ovr : x->region, x->host,
                      x->accelerator, x->accelerator_count, x->vcpus);
         k[i].result = g->idx[i];
     }
@@ -193,7 +209,8 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         rank_config *C = &c[nc++];
         const rank_result *first = &r->items[k[start].result];
         strcpy(C->instance_type, first->instance_type);
-        snprintf(C->region, sizeof C->region, "%s", ovr ? ovr : first->region);
+        if (!first->instance_type[0]) strcpy(C->host, first->host);
+        C->recorded_usd_per_hour[0] = C->recorded_usd_per_hour[1] = NAN;        snprintf(C->region, sizeof C->region, "%s", ovr ? ovr : first->region);
         C->nodes = first->nodes;
         strcpy(C->accelerator, first->accelerator);
         C->accelerator_count = first->accelerator_count;
@@ -212,6 +229,7 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
             if (!C->backend[0] && x->backend[0]) strcpy(C->backend, x->backend);
             if (C->vcpus < 0) C->vcpus = x->vcpus;
             if (!C->accelerator_count) C->accelerator_count = x->accelerator_count;
+            record_price(C, x);
         }
         C->samples_per_second = rank_median(sps, C->runs);
         start = i;

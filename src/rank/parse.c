@@ -84,6 +84,30 @@ static const cJSON *get_obj(const cJSON *root, const char *key)
     return cJSON_IsObject(v) ? v : NULL;
 }
 
+/* The optional "price" the user recorded with measure --hourly-cost.  It enters the money
+ * arithmetic, so it is held to what rank accepts of any price; a bad one rejects the file. */
+static int parse_price(const cJSON *root, rank_result *r, char *reason, size_t rlen)
+{
+    r->user_usd_per_hour = NAN;
+    r->user_market = RANK_ON_DEMAND;
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "price");
+    if (!pr || cJSON_IsNull(pr)) return 0;
+    if (!cJSON_IsObject(pr)) return fail(reason, rlen, "\"price\" is not an object");
+    const cJSON *usd = cJSON_GetObjectItemCaseSensitive(pr, "usd_per_hour");
+    if (!cJSON_IsNumber(usd)) return fail(reason, rlen, "price.usd_per_hour is missing or not a number");
+    double v = usd->valuedouble;
+    if (!isfinite(v) || v < RANK_MIN_USD_PER_HOUR || v > RANK_MAX_USD_PER_HOUR)
+        return fail(reason, rlen, "price.usd_per_hour = %.6g is not a price per node-hour in [%g, %g]", v,
+                    RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR);
+    char market[16];
+    if (get_str(pr, "market", "price.market", market, sizeof market, "-", reason, rlen)) return -1;
+    if (!strcmp(market, "spot")) r->user_market = RANK_SPOT;
+    else if (market[0] && strcmp(market, "on-demand"))
+        return fail(reason, rlen, "price.market \"%s\" is not on-demand or spot", market);
+    r->user_usd_per_hour = v;
+    return 0;
+}
+
 static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rlen)
 {
     char ex[48];
@@ -143,9 +167,14 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
             get_str(inst, "market", "instance.market", r->market, sizeof r->market, "-", reason, rlen) ||
             get_long(inst, "count", "instance.count", 1, RANK_MAX_NODES, 1, &count, reason, rlen))
             return -1;
+        /* Descriptive (it names machines off EC2): an odd or overlong hostname leaves the
+         * machine unnamed instead of losing the result. */
+        if (get_str(inst, "hostname", "instance.hostname", r->host, sizeof r->host, NULL, reason, rlen))
+            r->host[0] = '\0';
     }
     /* count records an N-node cluster when identity could not be read on every node. */
     r->nodes = nodes > count ? nodes : count;
+    if (parse_price(root, r, reason, rlen)) return -1;
 
     r->accelerator_count = 0;
     r->vcpus = -1;

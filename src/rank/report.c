@@ -57,7 +57,7 @@ static void fmt_age(char *out, size_t len, time_t now, time_t as_of)
 void rank_report_price_summary(const rank_report *r, char *out, size_t len)
 {
     /* Distinct sources in a fixed order, plus the as-of date range of the prices used. */
-    static const char *const order[] = {"live", "cache", "snapshot", "file"};
+    static const char *const order[] = {"live", "cache", "snapshot", "file", "user"};
     char srcs[96] = "";
     time_t lo = 0, hi = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
@@ -65,7 +65,7 @@ void rank_report_price_summary(const rank_report *r, char *out, size_t len)
         if (t > 0 && (!lo || t < lo)) lo = t;
         if (t > hi) hi = t;
     }
-    for (size_t k = 0; k < 4; k++)
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++)
         for (size_t i = 0; i < r->n_priced; i++)
             if (!strcmp(r->rows[i].price_source, order[k])) {
                 size_t u = strlen(srcs);
@@ -170,8 +170,10 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
             snprintf(runs, sizeof runs, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
         else
             snprintf(runs, sizeof runs, "1");
-        const char *cells[NC] = {rk,   cfg,  c->region, acc, ph, sps, spd, target ? hrs : "-", target ? cost : "-",
-                                 row->market == RANK_SPOT ? row->az : "-", interruption(row), place, price, runs};
+        /* User-priced rows: off EC2 no region; a user's spot price is not one AZ's. */
+        const char *cells[NC] = {rk,   cfg,  c->region[0] ? c->region : "-", acc, ph, sps, spd, target ? hrs : "-",
+                                 target ? cost : "-", row->market == RANK_SPOT && row->az[0] ? row->az : "-",
+                                 interruption(row), place, price, runs};
         const char *c2[NC];
         for (size_t k = 0, j = 0; k < NC; k++)
             if (!drop[k]) c2[j++] = cells[k];
@@ -217,12 +219,13 @@ static void fmt_plain(char *out, size_t len, double v)
 
 int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err)
 {
-    enum { NC = 24 };
+    enum { NC = 25 };
     static const char *const hdr[NC] = {
         "rank", "configuration", "instance_type", "nodes", "market", "region", "accelerator", "accelerators_per_node",
         "accelerators_total", "usd_per_hour", "usd_per_hour_per_node", "samples_per_second", "samples_per_dollar",
         "target_samples", "hours_to_target", "cost_to_target_usd", "spot_az", "interruption_bucket",
-        "interruption_label", "placement_score", "price_source", "price_as_of", "runs", "pareto"};
+        "interruption_label", "placement_score", "price_source", "price_as_of", "runs", "pareto",
+        "host"};   /* appended last: columns read by position before it keep their place */
     output_table t;
     if (output_table_init(&t, NC, hdr, NULL) != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; i < r->n_priced; i++) {
@@ -252,7 +255,7 @@ int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err)
         const char *cells[NC] = {rk, cfg, c->instance_type, nodes, rank_market_name(row->market), c->region,
                                  c->accelerator, apn, tot, ph, pn, sps, spd, tgt, hrs, cost,
                                  row->market == RANK_SPOT ? row->az : "", ib, il, pl, row->price_source, asof, runs,
-                                 row->pareto ? "1" : "0"};
+                                 row->pareto ? "1" : "0", c->host};
         if (output_table_add_row(&t, cells) != 0) {
             output_table_free(&t);
             return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");

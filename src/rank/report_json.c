@@ -15,19 +15,21 @@
  *   "sort": "samples-per-dollar|throughput|cost|time",
  *   "removed": {"max_hourly", "deadline", "budget", "pareto"},   -- rows dropped by each filter
  *   "rows": [{                                          -- ranked, best first
- *      "rank", "configuration", "instance_type", "nodes", "market", "region",
+ *      "rank", "configuration", "instance_type", "host", "nodes", "market", "region",
  *      "accelerator": {"name", "per_node", "total", "label"},
  *      "usd_per_hour", "usd_per_hour_per_node",
  *      "samples_per_second",                            -- median over runs
  *      "runs": {"count", "samples_per_second_min", "samples_per_second_max"},
  *      "samples_per_dollar", "hours_to_target", "cost_to_target_usd",   -- null without a target
  *      "spot": {"az", "interruption_bucket", "interruption_label", "placement_score"} | null,
- *      "price": {"source", "as_of"},
+ *      "price": {"source": "live|cache|snapshot|file|user", "as_of"},
  *      "pareto": bool}],
- *   "unpriced": [{"configuration", "instance_type", "nodes", "market", "region",
+ *   "unpriced": [{"configuration", "instance_type", "host", "nodes", "market", "region",
  *                 "samples_per_second", "runs", "reason"}]
  * }
- * Unknown numbers are null, never NaN. */
+ * Unknown numbers are null, never NaN.  "host" names a machine without an instance type (off EC2;
+ * null otherwise); such rows are priced by the user (source "user"), and a user's spot price has
+ * no AZ (spot.az null). */
 #include <math.h>
 #include <string.h>
 
@@ -56,6 +58,7 @@ static void add_row(cJSON *arr, const rank_report *r, const rank_row *row)
     cJSON_AddItemToObject(o, "rank", cJSON_CreateNumber(row->rank));
     cJSON_AddStringToObject(o, "configuration", label);
     cJSON_AddItemToObject(o, "instance_type", str_or_null(c->instance_type));
+    cJSON_AddItemToObject(o, "host", str_or_null(c->host));
     cJSON_AddNumberToObject(o, "nodes", (double)c->nodes);
     cJSON_AddStringToObject(o, "market", rank_market_name(row->market));
     cJSON_AddItemToObject(o, "region", str_or_null(c->region));
@@ -100,6 +103,7 @@ static void add_unpriced(cJSON *arr, const rank_report *r, const rank_row *row)
     rank_config_label(c, row->market, label, sizeof label);
     cJSON_AddStringToObject(o, "configuration", label);
     cJSON_AddItemToObject(o, "instance_type", str_or_null(c->instance_type));
+    cJSON_AddItemToObject(o, "host", str_or_null(c->host));
     cJSON_AddNumberToObject(o, "nodes", (double)c->nodes);
     cJSON_AddStringToObject(o, "market", rank_market_name(row->market));
     cJSON_AddItemToObject(o, "region", str_or_null(c->region));

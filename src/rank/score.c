@@ -2,8 +2,10 @@
  *
  * Throughput does not depend on the market a run happened to use, so every configuration gets a
  * row per requested market.  SageMaker ml.* types have no spot market of their own (managed spot
- * training bills differently), so they get on-demand rows only.  A row without a usable price is
- * kept with the reason, never dropped silently. */
+ * training bills differently), so they get on-demand rows only.  A machine without an instance
+ * type (off EC2, named by its hostname) has no AWS market at all: it gets rows only for the markets
+ * the user priced.  A row without a usable price is kept with the reason, never dropped silently.
+ * A user price (user_price.c) beats every AWS price, for its market only. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +65,8 @@ int rank_parse_spot_mode(const char *s, rank_spot_mode *out)
 
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len)
 {
-    snprintf(out, len, "%ld x %s %s", c->nodes, c->instance_type[0] ? c->instance_type : "(unknown type)",
-             rank_market_name(m));
+    const char *name = rank_config_name(c);
+    snprintf(out, len, "%ld x %s %s", c->nodes, name[0] ? name : "(unknown type)", rank_market_name(m));
 }
 
 void rank_accelerator_label(const rank_config *c, char *out, size_t len)
@@ -85,7 +87,7 @@ void rank_accelerator_label(const rank_config *c, char *out, size_t len)
 
 /* A usable $/h: positive and within what any instance could cost.  The floor keeps samples per
  * dollar finite for any accepted throughput (<= 1e12 samples/s). */
-static int price_ok(double p) { return isfinite(p) && p >= 1e-6 && p <= 1e5; }
+static int price_ok(double p) { return isfinite(p) && p >= RANK_MIN_USD_PER_HOUR && p <= RANK_MAX_USD_PER_HOUR; }
 
 /* Spot price per node by MODE; fills the AZ (or "median of N AZs") and, when one AZ is priced,
  * that AZ's placement score (-1 when unknown or several AZs).  0 ok, -1 with a reason. */
@@ -140,6 +142,60 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
     return 0;
 }
 
+/* Why a machine without an instance type has no price, and how to give it one. */
+static void unnamed_reason(const rank_config *c, rank_market m, char *why, size_t wl)
+{
+    if (c->host[0])
+        snprintf(why, wl, "not an EC2 instance type (no IMDS, no --instance-type), so AWS cannot price it: "
+                          "give its price per hour with --price %s%s=USD (or measure --hourly-cost USD)", c->host,
+                 m == RANK_SPOT ? ":spot" : "");
+    else
+        snprintf(why, wl, "instance type and hostname unknown: record its price per hour with measure "
+                          "--hourly-cost USD");
+}
+
+/* An AWS price for the row's market; 0 ok (P, source, as-of and spot details set), -1 with WHY. */
+static int aws_price(const rank_config *c, const price_set *prices, const rank_options *o, rank_row *row, double *p)
+{
+    char *why = row->unpriced_reason;
+    size_t wl = sizeof row->unpriced_reason;
+    if (!c->region[0]) {
+        snprintf(why, wl, "region of %s unknown (pass --region, or give a price: --price %s=USD)", c->instance_type,
+                 c->instance_type);
+        return -1;
+    }
+    const price_record *pr = prices ? prices_find(prices, c->instance_type, c->region) : NULL;
+    if (!pr) {
+        snprintf(why, wl, "no price for %s in %s (give one: --price %s=USD)", c->instance_type, c->region,
+                 c->instance_type);
+        return -1;
+    }
+    if (row->market == RANK_ON_DEMAND) {
+        *p = pr->on_demand_usd_per_hour;
+        if (isnan(*p)) {
+            snprintf(why, wl, "no on-demand price for %s in %s", c->instance_type, c->region);
+            return -1;
+        }
+        if (!price_ok(*p)) {
+            snprintf(why, wl, "invalid on-demand price %.6g for %s in %s", *p, c->instance_type, c->region);
+            return -1;
+        }
+        snprintf(row->price_source, sizeof row->price_source, "%s", pr->on_demand_source);
+        row->price_as_of = pr->on_demand_as_of;
+    } else {
+        int az_score;
+        if (pick_spot(pr, o, p, row->az, sizeof row->az, &az_score, why, wl) != 0) return -1;
+        snprintf(row->price_source, sizeof row->price_source, "%s", pr->spot_source);
+        row->price_as_of = pr->spot_as_of;
+        /* Interruption frequency and placement score describe the spot market only. */
+        row->interruption_bucket = pr->interruption_bucket >= 0 && pr->interruption_bucket <= 4 ? pr->interruption_bucket : -1;
+        /* The priced AZ's own placement score when known, else the region's. */
+        int score = az_score >= 1 && az_score <= 10 ? az_score : pr->placement_score;
+        row->placement_score = score >= 1 && score <= 10 ? score : -1;
+    }
+    return 0;
+}
+
 static void score_row(const rank_config *c, const price_set *prices, const rank_options *o, rank_row *row)
 {
     row->priced = 0;
@@ -148,44 +204,16 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
     row->price_per_node = row->usd_per_hour = row->samples_per_dollar = NAN;
     row->hours_to_target = row->cost_to_target = NAN;
     row->samples_per_second = c->samples_per_second;
-    char *why = row->unpriced_reason;
-    size_t wl = sizeof row->unpriced_reason;
-    if (!c->instance_type[0]) {
-        snprintf(why, wl, "instance type unknown (the run had no IMDS access and no --instance-type)");
-        return;
-    }
-    if (!c->region[0]) {
-        snprintf(why, wl, "region of %s unknown (pass --region)", c->instance_type);
-        return;
-    }
-    const price_record *pr = prices ? prices_find(prices, c->instance_type, c->region) : NULL;
-    if (!pr) {
-        snprintf(why, wl, "no price for %s in %s", c->instance_type, c->region);
-        return;
-    }
     double p;
-    if (row->market == RANK_ON_DEMAND) {
-        p = pr->on_demand_usd_per_hour;
-        if (isnan(p)) {
-            snprintf(why, wl, "no on-demand price for %s in %s", c->instance_type, c->region);
-            return;
-        }
-        if (!price_ok(p)) {
-            snprintf(why, wl, "invalid on-demand price %.6g for %s in %s", p, c->instance_type, c->region);
-            return;
-        }
-        snprintf(row->price_source, sizeof row->price_source, "%s", pr->on_demand_source);
-        row->price_as_of = pr->on_demand_as_of;
-    } else {
-        int az_score;
-        if (pick_spot(pr, o, &p, row->az, sizeof row->az, &az_score, why, wl) != 0) return;
-        snprintf(row->price_source, sizeof row->price_source, "%s", pr->spot_source);
-        row->price_as_of = pr->spot_as_of;
-        /* Interruption frequency and placement score describe the spot market only. */
-        row->interruption_bucket = pr->interruption_bucket >= 0 && pr->interruption_bucket <= 4 ? pr->interruption_bucket : -1;
-        /* The priced AZ's own placement score when known, else the region's. */
-        int score = az_score >= 1 && az_score <= 10 ? az_score : pr->placement_score;
-        row->placement_score = score >= 1 && score <= 10 ? score : -1;
+    if (rank_user_price_for(c, row->market, o, &p, &row->price_as_of)) {
+        /* The user's own figure: no AZ, and AWS's interruption and placement data describe
+         * AWS's spot market, not whatever the user priced. */
+        snprintf(row->price_source, sizeof row->price_source, "user");
+    } else if (!c->instance_type[0]) {
+        unnamed_reason(c, row->market, row->unpriced_reason, sizeof row->unpriced_reason);
+        return;
+    } else if (aws_price(c, prices, o, row, &p) != 0) {
+        return;
     }
     row->priced = 1;
     row->unpriced_reason[0] = '\0';
@@ -196,6 +224,13 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
         row->hours_to_target = o->target_samples / c->samples_per_second / 3600.0;
         row->cost_to_target = row->hours_to_target * row->usd_per_hour;
     }
+}
+
+static int has_user_price(const rank_config *c, rank_market m, const rank_options *o)
+{
+    double p;
+    time_t t;
+    return rank_user_price_for(c, m, o, &p, &t);
 }
 
 int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices, const rank_options *o,
@@ -213,10 +248,25 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
             /* With both markets the on-demand row stands for a SageMaker type; asked for spot
              * alone, say why it is missing instead of dropping it. */
             if (sagemaker_spot && (o->markets & RANK_MARKETS_ON_DEMAND)) continue;
+            const rank_config *c = &configs[i];
+            /* Off EC2 there is no AWS market: a machine without an instance type has only the
+             * markets the user priced.  A market it lacks is left out when the other is ranked
+             * too and is priced (or, unpriced, is on-demand: the one plain --price NAME=USD
+             * fills, so the machine is listed once); otherwise it is listed with how to price it. */
+            int off_aws_unpriced = !c->instance_type[0] && !has_user_price(c, (rank_market)m, o);
+            int other_market_only = off_aws_unpriced && has_user_price(c, (rank_market)!m, o);
+            if (off_aws_unpriced && (o->markets & (1 << !m)) && (other_market_only || m == RANK_SPOT)) continue;
             rank_row *row = &r[n++];
             row->config = i;
             row->market = (rank_market)m;
-            score_row(&configs[i], prices, o, row);
+            score_row(c, prices, o, row);
+            if (other_market_only) {
+                const char *name = rank_config_name(c), *mine = rank_market_name((rank_market)m);
+                snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
+                         "%s has a user price for %s only (give one for %s: --price %s:%s=USD)",
+                         name[0] ? name : "this machine",
+                         rank_market_name((rank_market)!m), mine, name[0] ? name : "NAME", mine);
+            }
             if (sagemaker_spot) {
                 row->priced = 0;
                 row->interruption_bucket = row->placement_score = -1;
