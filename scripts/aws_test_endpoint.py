@@ -33,8 +33,8 @@ Prices data (--prices FILE): a JSON list of records
     {"instance_type": "p4d.24xlarge", "region": "us-east-1", "on_demand": 32.7726,
      "spot": {"us-east-1a": 9.83, "us-east-1b": 10.1}}
 (on_demand may be null, spot may be {} or absent), or a CSV with the header
-instance_type,region,on_demand[,availability_zone,spot] (one row per AZ); the shared
-aws-accelerated-prices.csv is read as is (on_demand_usd_per_hour, spot_usd_per_hour columns).
+instance_type,region,on_demand[,availability_zone,spot] (one row per AZ); the repository's
+data/aws-accelerated-prices.csv is read as is (on_demand_usd_per_hour, spot_usd_per_hour columns).
 AZ keys are served verbatim as availabilityZone (the CSV's are AZ ids such as use1-az1).  Instance types starting
 with "ml." are SageMaker: served under ServiceCode AmazonSageMaker with productFamily "ML Instance",
 attributes instanceName=<type>, component="Training" (the record's price) beside a "Hosting"

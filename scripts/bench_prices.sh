@@ -13,7 +13,8 @@
 #                  total is extrapolated from the invocations done (each costs about the same: a
 #                  Python start-up plus one request); the report says so
 #   --instbench    the binary (default: build/instbench, else the first build*/instbench found)
-# Environment: AWS_CLI (default /usr/bin/aws, Debian's awscli), SHARED_DATA (default ../shared/data).
+# Environment: AWS_CLI (default /usr/bin/aws, Debian's awscli), PRICE_DATA (default data/, the
+#              vendored price table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,9 +36,9 @@ fi
 [ -x "${bin:-}" ] || { echo "bench_prices: no instbench binary (build it, or pass --instbench)" >&2; exit 1; }
 aws=${AWS_CLI:-/usr/bin/aws}
 command -v "$aws" >/dev/null || { echo "bench_prices: the AWS CLI ($aws) is missing (apt-get install awscli)" >&2; exit 1; }
-data=${SHARED_DATA:-../shared/data}
+data=${PRICE_DATA:-data}
 csv=$data/aws-accelerated-prices.csv
-[ -r "$csv" ] || { echo "bench_prices: $csv is missing (set SHARED_DATA)" >&2; exit 1; }
+[ -r "$csv" ] || { echo "bench_prices: $csv is missing (set PRICE_DATA)" >&2; exit 1; }
 
 work=$(mktemp -d)
 ep_pid=""

@@ -95,7 +95,7 @@ def to_c(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "data"))
     ap.add_argument("--json", default=os.path.join(ROOT, "configs", "prices-snapshot.json"))
     ap.add_argument("--c", default=os.path.join(ROOT, "src", "prices", "snapshot_data.c"))
     ap.add_argument("--check", action="store_true")

@@ -1,4 +1,4 @@
-/* The AWS SigV4 test suite (aws-c-auth's v4 folders in ../shared/testdata/aws-sigv4-suite):
+/* The AWS SigV4 test suite (aws-c-auth's v4 folders, vendored in tests/data/aws-sigv4-suite):
  * every case's request.txt is parsed here, signed with aws_sigv4_sign, and the canonical request,
  * string to sign and signature must equal the header-*.txt files byte for byte.
  * usage: aws_sigv4_suite SUITE_DIR   (fails when the folder is missing or has < 38 cases) */

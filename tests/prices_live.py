@@ -2,13 +2,13 @@
 """`instbench prices` against the local AWS test endpoint (scripts/aws_test_endpoint.py, which checks
 every request's SigV4 signature with botocore).
 
-Expected values are computed here, in Python, from the same data the endpoint serves (the shared
-aws-accelerated-prices.csv) and from the endpoint's documented serving rules (on-demand rounded to
+Expected values are computed here, in Python, from the same data the endpoint serves (the vendored
+data/aws-accelerated-prices.csv) and from the endpoint's documented serving rules (on-demand rounded to
 4 decimals and printed with 10, spot printed with 6 decimals, the latest Linux/UNIX entry per AZ,
 placement score 1 + sha256("types|region[|az]") mod 10), and interruption buckets straight from the
 Spot Advisor JSON.  Nothing is compared against instbench's own earlier output.
 
-usage: prices_live.py INSTBENCH ENDPOINT_SCRIPT SHARED_DATA_DIR CASE
+usage: prices_live.py INSTBENCH ENDPOINT_SCRIPT PRICE_DATA_DIR CASE   (PRICE_DATA_DIR: the repository's data/)
 """
 import csv
 import hashlib

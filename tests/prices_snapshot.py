@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """The shipped price snapshot: the committed configs/prices-snapshot.json and the embedded
 src/prices/snapshot_data.c are what scripts/make_price_snapshot.py generates today; every
-(instance type, region) of the shared CSV is present with the CSV's values (checked here from the
+(instance type, region) of the vendored CSV (data/) is present with the CSV's values (checked here from the
 CSV itself); the interruption buckets are the Spot Advisor's; `instbench prices --source snapshot`
 for every type and region reproduces them (so the embedded copy parses and is complete).
 
-usage: prices_snapshot.py INSTBENCH SOURCE_DIR SHARED_DATA_DIR
+usage: prices_snapshot.py INSTBENCH SOURCE_DIR PRICE_DATA_DIR   (PRICE_DATA_DIR: the repository's data/)
 """
 import csv
 import json
