@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmark of `instbench rank` over 10,000 result files (issue 5 target: under a second).
+# Benchmark of `instbench rank` over 10,000 result files (target: under a second).
 # Generates the files (complete instbench.result/v1 documents, ~2.5 KB each: 24 instance types,
 # 1-8 nodes, 2 regions, 2 workloads, a few corrupt files) in a temporary directory, then times
 # `instbench rank DIR --prices snapshot --samples ... --format json` best of 3 (warm page cache)

@@ -2,7 +2,7 @@
 # The main job on the embedded defaults, with no GPU and no AWS credentials needed:
 #   1. measure this machine: CPU backend, vit_tiny_patch16_224, batch 32, bf16, fresh host data
 #      every step, a 20 s timed window -> instbench-results/quickstart.json
-#   2. prices of the seed's comparison (g5.xlarge vs g5.12xlarge, us-east-1): live AWS when
+#   2. prices of the four 1-GPU spot vs one 4-GPU on-demand comparison (g5.xlarge vs g5.12xlarge, us-east-1): live AWS when
 #      credentials are present, else the cache, else the shipped snapshot (its date printed)
 #   3. rank the result by samples per dollar (on EC2 the type comes from instance metadata; a
 #      machine off EC2 has no instance type, so AWS cannot price it: rank says why, and this
@@ -20,7 +20,7 @@ echo "== instbench measure (CPU backend, vit_tiny_patch16_224, batch 32, bf16, 2
   --duration 20 --output instbench-results/quickstart.json --format table "$@"
 
 echo >&2
-echo "== instbench prices (the seed's 4 x g5.xlarge spot vs 1 x g5.12xlarge question)" >&2
+echo "== instbench prices (4 x g5.xlarge spot vs 1 x g5.12xlarge on-demand)" >&2
 "$bin" prices --instance-types g5.xlarge,g5.12xlarge --regions us-east-1 --format table
 
 result=instbench-results/quickstart.json

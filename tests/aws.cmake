@@ -1,4 +1,4 @@
-# AWS client tests (issue 3): the SigV4 suite, the credential chain, transport faults and IMDS, all
+# AWS client tests: the SigV4 suite, the credential chain, transport faults and IMDS, all
 # against the local AWS test endpoint (scripts/aws_test_endpoint.py) that checks every signature
 # with botocore.
 

@@ -1,4 +1,4 @@
-/* The host data pipeline makes what the seed's FakeDataset makes: every batch new, images
+/* The host data pipeline makes what PyTorch's FakeDataset makes: every batch new, images
  * N(0,1) float32, labels uniform over the classes.  Checked against the distribution itself. */
 #include <math.h>
 #include <stdio.h>

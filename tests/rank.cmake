@@ -1,4 +1,4 @@
-# `instbench rank` (issue 5): numbers against an independent Python model, hostile inputs,
+# `instbench rank`: numbers against an independent Python model, hostile inputs,
 # the SVG chart, flag handling, and the C pieces.
 instbench_add_unit_test(rank_unit rank_unit.c)
 add_test(NAME rank_math COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_math.py ${INSTBENCH_BIN})

@@ -1,4 +1,4 @@
-# instbench verify and the safetensors reader/writer (issue 2, verification against timm).
+# instbench verify and the safetensors reader/writer (verification against timm).
 # Fixtures tests/data/ref_*.safetensors were made by scripts/make_reference.py from timm 0.9.16
 # (tests/verify_make_fixtures.sh regenerates them): configs a (Adam) and b (AdamW), fp32 and bf16.
 

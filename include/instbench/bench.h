@@ -1,6 +1,6 @@
 /* bench: what `instbench measure` is made of.  Step statistics, the host data pipeline, the timed
  * training loop over one or more data-parallel ranks, system facts, rendezvous settings, the
- * workload fingerprint and the result JSON (schemas/result-v1.json).  Owned by measure (issue 4). */
+ * workload fingerprint and the result JSON (schemas/result-v1.json).  Owned by measure. */
 #ifndef INSTBENCH_BENCH_H
 #define INSTBENCH_BENCH_H
 
@@ -21,7 +21,7 @@ int stats_compute(const double *x, size_t n, bench_stats *out);
 double stats_percentile(const double *sorted, size_t n, double q);   /* q in [0,100] */
 double stats_median(const double *x, size_t n);                      /* copies, does not reorder x */
 
-/* ---- datapipe.c: the seed's FakeDataset on worker threads ------------------------------------ */
+/* ---- datapipe.c: PyTorch's FakeDataset on worker threads -------------------------------------- */
 /* Every batch is new: images N(0,1) float32 [B,3,H,W] and labels uniform in [0, classes), made by
  * `workers` threads into one of two buffers while the consumer holds the other (double
  * buffering), so the consumer waits only when the producers are slower than the step. */

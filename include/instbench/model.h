@@ -1,5 +1,5 @@
 /* model: ViT configuration, presets, parameter layout (one contiguous block, timm names), FLOPs.
- * Knows nothing of devices.  Owned by the engine (issue 2); other modules use only what is here. */
+ * Knows nothing of devices.  Owned by the engine; other modules use only what is here. */
 #ifndef INSTBENCH_MODEL_H
 #define INSTBENCH_MODEL_H
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-/* Exit codes of the CLI (DESIGN.md): 0 ok, 1 runtime error, 2 usage error. */
+/* Exit codes of the CLI (docs/design.md): 0 ok, 1 runtime error, 2 usage error. */
 enum { IB_EXIT_OK = 0, IB_EXIT_RUNTIME = 1, IB_EXIT_USAGE = 2 };
 
 /* Errors travel up as a return code (0 ok, -1 failure) plus this message; only cmd/ exits. */

@@ -1,4 +1,4 @@
-/* datapipe: the seed's FakeDataset + DataLoader on worker threads.  Two batch buffers: workers
+/* datapipe: PyTorch's FakeDataset + DataLoader (the benchmark loop this tool reproduces) on worker threads.  Two batch buffers: workers
  * fill one (samples split between them) while the training step holds the other, so the step
  * waits only when the producers are slower than it.  Each batch is new random data:
  * images float32 [B,3,H,W] ~ N(0,1), labels int32 [B] uniform in [0, classes). */

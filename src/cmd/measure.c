@@ -54,7 +54,7 @@ static void usage(FILE *f)
             "                      eps 1e-8, weight decay 0 / 1e-2)\n"
             "  --lr X              learning rate (default 1e-3)\n"
             "  --data host|device  host (default): fresh random images made by CPU worker threads every\n"
-            "                      step and handed to the backend, as the seed's FakeDataset;\n"
+            "                      step and handed to the backend, as PyTorch's FakeDataset;\n"
             "                      device: inputs made once where the model runs (pure compute)\n"
             "  --workers N         data-pipeline threads per rank (default: vCPUs / local ranks)\n"
             "  --seed N            seed of the weights and data (default 0)\n\n"
@@ -316,7 +316,7 @@ int cmd_measure(int argc, char **argv)
     sysinfo_collect(&sys);
     int is_cpu = !strcmp(o.backend, "cpu");
     if (o.ranks == 0) {
-        /* DESIGN: data-parallel over every local GPU.  One process drives them all unless a launcher
+        /* docs/design.md: data-parallel over every local GPU.  One process drives them all unless a launcher
          * (torchrun --nproc-per-node, srun --ntasks-per-node) already starts one process per GPU. */
         const char *lws = getenv("LOCAL_WORLD_SIZE"), *tpn = getenv("SLURM_NTASKS_PER_NODE");
         int launcher_per_gpu = (lws && atoi(lws) > 1) || (tpn && atoi(tpn) > 1);

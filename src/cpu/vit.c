@@ -1,4 +1,4 @@
-/* cpu/vit: timm's VisionTransformer training step, op by op (see DESIGN.md's fidelity rules).
+/* cpu/vit: timm's VisionTransformer training step, op by op (see docs/design.md, numerics and fidelity).
  * Per block:  x_mid = x + proj(attn(LN1(x)));  x_out = x_mid + fc2(GELU(fc1(LN2(x_mid))))
  * The residual add is fused into the LayerNorm that follows it (LN1 of the next block, or the
  * final norm), and the final norm and head run on the class token only (the only row timm's
