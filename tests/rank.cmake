@@ -16,3 +16,6 @@ add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURC
 set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
 add_test(NAME rank_measure_end_to_end COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_measure.py ${INSTBENCH_BIN})
 set_tests_properties(rank_measure_end_to_end PROPERTIES LABELS slow)
+# Big and endless inputs: a 60 MiB array under 200 MB RSS, JSON lines streamed, /dev/zero on
+# stdin cut off, warnings capped.
+add_test(NAME rank_memory COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_memory.py ${INSTBENCH_BIN})

@@ -208,9 +208,15 @@ static int parse_args(int argc, char **argv, rank_args *a)
     return 0;
 }
 
+/* Skipped inputs are reported one line each up to this many; past it (a 60 MiB array of junk is
+ * millions of elements) only with -v, and counted in one closing line. */
+enum { SKIP_LINES_SHOWN = 20 };
+static size_t skips_seen;
+
 static void on_skip(void *ctx, const char *where, const char *reason)
 {
     (void)ctx;
+    if (++skips_seen > SKIP_LINES_SHOWN && ib_log_level < IB_LOG_DEBUG) return;
     /* File names are untrusted too: no control characters reach the terminal. */
     char safe[512];
     size_t i = 0;
@@ -330,6 +336,8 @@ int cmd_rank(int argc, char **argv)
     rc = IB_EXIT_RUNTIME;
 
     if (rank_load(a.paths, a.n_paths, &res, on_skip, NULL, &err) != 0) goto fail;
+    if (skips_seen > SKIP_LINES_SHOWN && ib_log_level < IB_LOG_DEBUG)
+        ib_warn("... and %zu more skipped inputs (-v lists every one)", skips_seen - SKIP_LINES_SHOWN);
     ib_info("read %zu input%s: %zu result%s, %zu skipped", res.files_read, res.files_read == 1 ? "" : "s", res.n,
             res.n == 1 ? "" : "s", res.skipped);
     if (res.n == 0) {

@@ -14,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
 #include "instbench/rank.h"
 #include "rank/internal.h"
 
@@ -61,82 +59,184 @@ static rank_result *push(loader *L)
     return &r->items[r->n];
 }
 
-static void add_doc(loader *L, const char *where, const char *text, size_t len)
-{
-    char reason[256];
-    rank_result *slot = push(L);
-    if (!slot) return;
-    /* A leading '[' means an array of results: each element stands alone. */
-    const char *p = text;
-    while (p < text + len && isspace((unsigned char)*p)) p++;
-    if (p < text + len && *p == '[' && !memchr(text, '\0', len)) {
-        const char *end = NULL;
-        cJSON *arr = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-        if (!arr) {
-            size_t at = end && end >= text ? (size_t)(end - text) : 0;
-            snprintf(reason, sizeof reason, "invalid JSON (truncated or corrupt near byte %zu)", at);
-            skip(L, where, reason);
-            return;
-        }
-        size_t i = 0;
-        char w[4200];
-        for (const cJSON *el = arr->child; el; el = el->next, i++) {
-            snprintf(w, sizeof w, "%s[%zu]", where, i);
-            if (!(slot = push(L))) break;
-            if (rank_parse_result_tree(el, slot, reason, sizeof reason) == 0) L->out->n++;
-            else skip(L, w, reason);
-        }
-        if (i == 0) skip(L, where, "empty array: no results");
-        cJSON_Delete(arr);
-        return;
-    }
-    if (rank_parse_result(text, len, slot, reason, sizeof reason) == 0) L->out->n++;
-    else skip(L, where, reason);
-}
-
-static void add_lines(loader *L, const char *where, const char *text, size_t len)
-{
-    char w[4200];
-    size_t line = 0, found = 0;
-    for (const char *p = text, *end = text + len; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl ? nl : end;
-        line++;
-        const char *a = p;
-        while (a < e && isspace((unsigned char)*a)) a++;
-        if (a < e) {
-            found++;
-            snprintf(w, sizeof w, "%s:%zu", where, line);
-            add_doc(L, w, a, (size_t)(e - a));
-            if (L->oom) return;
-        }
-        p = nl ? nl + 1 : end;
-    }
-    if (!found) skip(L, where, "empty: no results");
-}
-
 static int has_suffix(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);
     return n >= m && !strcmp(s + n - m, suf);
 }
 
+/* ---- JSON structure without a tree ------------------------------------------------------------
+ * An array's cJSON tree costs about 40 times its text, so arrays are never parsed whole: this
+ * finds where each value ends (strings and nesting only; cJSON validates each piece). */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && isspace((unsigned char)*p)) p++;
+    return p;
+}
+
+/* End of the JSON value starting at P (not whitespace), or NULL when the text ends first. */
+static const char *value_end(const char *p, const char *end)
+{
+    if (*p != '{' && *p != '[' && *p != '"') {   /* number, literal: up to a delimiter */
+        while (p < end && !strchr(",]}", *p) && !isspace((unsigned char)*p)) p++;
+        return p;
+    }
+    size_t depth = 0;
+    for (int in_str = 0; p < end; p++) {
+        if (in_str) {
+            if (*p == '\\') p++;
+            else if (*p == '"') {
+                in_str = 0;
+                if (depth == 0) return p + 1;
+            }
+        } else if (*p == '"') {
+            in_str = 1;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if ((*p == '}' || *p == ']') && --depth == 0) {
+            return p + 1;
+        }
+    }
+    return NULL;
+}
+
+static void add_one(loader *L, const char *where, const char *text, size_t len)
+{
+    char reason[256];
+    rank_result *slot = push(L);
+    if (!slot) return;
+    if (rank_parse_result(text, len, slot, reason, sizeof reason) == 0) L->out->n++;
+    else skip(L, where, reason);
+}
+
+/* A document: one result, or an array of them read element by element (each parsed alone, so the
+ * memory is the text plus one element's tree). */
+static void add_doc(loader *L, const char *where, const char *text, size_t len)
+{
+    const char *end = text + len, *p = skip_ws(text, end);
+    if (p == end || *p != '[' || memchr(text, '\0', len)) {
+        add_one(L, where, text, len);
+        return;
+    }
+    char w[4200], reason[96];
+    size_t i = 0;
+    for (p = skip_ws(p + 1, end); p < end && *p != ']'; i++) {
+        const char *e = value_end(p, end);
+        if (!e) break;
+        snprintf(w, sizeof w, "%s[%zu]", where, i);
+        add_one(L, w, p, (size_t)(e - p));
+        if (L->oom) return;
+        p = skip_ws(e, end);
+        if (p < end && *p == ',') p = skip_ws(p + 1, end);
+        else if (p < end && *p != ']') break;
+    }
+    if (p >= end || *p != ']' || *skip_ws(p + 1, end)) {
+        snprintf(reason, sizeof reason, "invalid JSON (truncated or corrupt near byte %zu)", (size_t)(p - text));
+        skip(L, where, reason);
+    } else if (i == 0) {
+        skip(L, where, "empty array: no results");
+    }
+}
+
+/* ---- bounded reading --------------------------------------------------------------------------- */
+
+/* Lines of a stream through one 64 KiB block: memory is the longest line, never the input. */
+typedef struct line_reader {
+    FILE *f;
+    char blk[1 << 16];
+    size_t pos, end;
+    char *line;
+    size_t len, cap;
+    size_t total;   /* bytes consumed */
+    int err;
+} line_reader;
+
+/* Next line into r->line (NUL-terminated, without '\n').  1 a line, 0 end of input, -1 a line
+ * longer than MAX or holding a NUL byte (binary: the rest is not read), -2 read error. */
+static int next_line(line_reader *r, size_t max)
+{
+    r->len = 0;
+    for (;;) {
+        if (r->pos == r->end) {
+            r->pos = 0;
+            r->end = fread(r->blk, 1, sizeof r->blk, r->f);
+            if (r->end == 0) {
+                if (ferror(r->f)) return -2;
+                return r->len > 0;   /* a last line without '\n' */
+            }
+        }
+        const char *s = r->blk + r->pos;
+        const size_t avail = r->end - r->pos;
+        const char *nl = memchr(s, '\n', avail);
+        const size_t take = nl ? (size_t)(nl - s) : avail;
+        if (memchr(s, '\0', take) || r->len + take > max) return -1;
+        if (r->len + take + 1 > r->cap) {
+            size_t cap = r->cap ? r->cap : 4096;
+            while (cap < r->len + take + 1) cap *= 2;
+            char *nb = realloc(r->line, cap);
+            if (!nb) return -2;
+            r->line = nb, r->cap = cap;
+        }
+        memcpy(r->line + r->len, s, take);
+        r->len += take;
+        r->line[r->len] = '\0';
+        r->pos += take + (nl != NULL);
+        r->total += take + (nl != NULL);
+        if (nl) return 1;
+    }
+}
+
+static const char *reader_failure(int rc)
+{
+    return rc == -1 ? "binary data or a line longer than a result could be: not JSON results; the rest "
+                      "was not read"
+                    : "read error";
+}
+
+/* JSON Lines from R (first line already in r->line when HAVE_FIRST): each line alone, streamed. */
+static void add_lines(loader *L, const char *where, line_reader *r, int have_first)
+{
+    char w[4200];
+    size_t line = 0, found = 0;
+    int rc = have_first ? 1 : next_line(r, MAX_DOC_BYTES);
+    for (; rc == 1 && !L->oom; rc = next_line(r, MAX_DOC_BYTES)) {
+        line++;
+        if (r->total > MAX_JSONL_BYTES) {
+            skip(L, where, "more than 1 GiB of JSON lines: the rest was not read");
+            return;
+        }
+        const char *a = skip_ws(r->line, r->line + r->len);
+        if (a == r->line + r->len) continue;
+        found++;
+        snprintf(w, sizeof w, "%s:%zu", where, line);
+        add_doc(L, w, a, (size_t)(r->line + r->len - a));
+    }
+    if (rc < 0) {
+        snprintf(w, sizeof w, "%s:%zu", where, line + 1);
+        skip(L, w, reader_failure(rc));
+    } else if (!found) {
+        skip(L, where, "empty: no results");
+    }
+}
+
 /* Reads at most MAX bytes: pipes, /dev/zero or an endless stdin must not eat the memory.
- * 0 ok; -1 with REASON (unreadable, or more than MAX bytes). */
+ * 0 ok; -1 with REASON (unreadable, binary, or more than MAX bytes). */
 static int read_bounded(const char *path, size_t max, char **data, size_t *len, char *reason, size_t rlen)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(reason, rlen, "cannot open: %s", strerror(errno));
         return -1;
     }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
+    int binary = 0;
     while (buf) {
         size_t got = fread(buf + n, 1, cap - n, f);
+        if (memchr(buf + n, '\0', got)) binary = 1;
         n += got;
-        if (n > max) break;
-        if (got == 0) break;
+        if (n > max || got == 0 || binary) break;
         if (n == cap) {
             char *nb = realloc(buf, cap * 2 + 1);
             if (!nb) {
@@ -149,9 +249,11 @@ static int read_bounded(const char *path, size_t max, char **data, size_t *len, 
         }
     }
     int bad = ferror(f);
-    if (f != stdin) fclose(f);
-    if (!buf || bad || n > max) {
-        snprintf(reason, rlen, "%s", !buf ? "out of memory" : bad ? "read error" : "too large to be a result file");
+    fclose(f);
+    if (!buf || bad || n > max || binary) {
+        snprintf(reason, rlen, "%s", !buf ? "out of memory" : bad ? "read error"
+                                     : binary ? "binary data (NUL bytes): not a result file"
+                                              : "too large to be a result file");
         free(buf);
         return -1;
     }
@@ -163,53 +265,92 @@ static int read_bounded(const char *path, size_t max, char **data, size_t *len, 
 
 static void load_file(loader *L, const char *path, off_t size)
 {
-    int jsonl = has_suffix(path, ".jsonl");
-    size_t max = jsonl ? MAX_JSONL_BYTES : MAX_DOC_BYTES;
-    if (size >= 0 && (unsigned long long)size > max) {
+    if (has_suffix(path, ".jsonl")) {   /* streamed: no whole-file buffer */
+        if (size >= 0 && (unsigned long long)size > MAX_JSONL_BYTES) {
+            skip(L, path, "too large to be a result file (more than 1 GiB)");
+            return;
+        }
+        line_reader *r = calloc(1, sizeof *r);
+        if (!r || !(r->f = fopen(path, "rb"))) {
+            char reason[256];
+            snprintf(reason, sizeof reason, "cannot open: %s", r ? strerror(errno) : "out of memory");
+            skip(L, path, reason);
+            free(r);
+            return;
+        }
+        L->out->files_read++;
+        add_lines(L, path, r, 0);
+        fclose(r->f);
+        free(r->line);
+        free(r);
+        return;
+    }
+    if (size >= 0 && (unsigned long long)size > MAX_DOC_BYTES) {
         skip(L, path, "too large to be a result file");
         return;
     }
     char *data = NULL, reason[256];
     size_t len = 0;
-    if (read_bounded(path, max, &data, &len, reason, sizeof reason) != 0) {
+    if (read_bounded(path, MAX_DOC_BYTES, &data, &len, reason, sizeof reason) != 0) {
         skip(L, path, reason);
         return;
     }
     L->out->files_read++;
     if (len == 0) skip(L, path, "empty file");
-    else if (jsonl) add_lines(L, path, data, len);
     else add_doc(L, path, data, len);
     free(data);
 }
 
+/* Stdin holds one document (possibly pretty-printed over many lines) or JSON lines: JSON lines
+ * when its first non-blank line is a whole JSON value, streamed; otherwise one document, read up
+ * to the size a result file may have. */
 static void load_stdin(loader *L)
 {
-    char *data = NULL, reason[256];
-    size_t len = 0;
-    if (read_bounded("-", MAX_JSONL_BYTES, &data, &len, reason, sizeof reason) != 0) {
-        skip(L, "<stdin>", reason);
+    const char *where = "<stdin>";
+    line_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        L->oom = 1;
+        ib_error_set(L->err, IB_EXIT_RUNTIME, "out of memory loading results");
         return;
     }
+    r->f = stdin;
     L->out->files_read++;
-    /* One document (possibly pretty-printed over many lines) or JSON lines: it is one document
-     * when a single JSON value spans the whole input. */
-    const char *end = NULL;
-    cJSON *whole = memchr(data, '\0', len) ? NULL : cJSON_ParseWithLengthOpts(data, len, &end, 0);
-    if (whole)
-        for (const char *p = end; p && p < data + len; p++)
-            if (!isspace((unsigned char)*p)) {
-                cJSON_Delete(whole);
-                whole = NULL;
-                break;
-            }
-    if (whole || len == 0) {
-        cJSON_Delete(whole);
-        if (len == 0) skip(L, "<stdin>", "empty input");
-        else add_doc(L, "<stdin>", data, len);
+    int rc;
+    const char *a = NULL;
+    while ((rc = next_line(r, MAX_DOC_BYTES)) == 1 && *(a = skip_ws(r->line, r->line + r->len)) == '\0') {}
+    if (rc < 0) {
+        skip(L, where, reader_failure(rc));
+    } else if (rc == 0) {
+        skip(L, where, "empty input");
     } else {
-        add_lines(L, "<stdin>", data, len);
+        const char *e = value_end(a, r->line + r->len);
+        if (e && *skip_ws(e, r->line + r->len) == '\0') {
+            add_lines(L, where, r, 1);
+        } else {   /* a document over many lines: gather it, bounded */
+            size_t cap = r->len + 2, n = 0;
+            char *doc = malloc(cap);
+            for (; doc && rc == 1; rc = next_line(r, MAX_DOC_BYTES)) {
+                if (n + r->len + 2 > MAX_DOC_BYTES) {
+                    rc = -1;
+                    break;
+                }
+                if (n + r->len + 2 > cap) {
+                    while (cap < n + r->len + 2) cap *= 2;
+                    char *nd = realloc(doc, cap);
+                    if (!nd) break;
+                    doc = nd;
+                }
+                memcpy(doc + n, r->line, r->len);
+                n += r->len;
+                doc[n++] = '\n';
+            }
+            if (!doc || rc != 0) skip(L, where, !doc ? "out of memory" : reader_failure(rc));
+            else add_doc(L, where, doc, n);
+            free(doc);
+        }
     }
-    free(data);
+    free(r->line);
+    free(r);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
