@@ -208,15 +208,33 @@ static int parse_args(int argc, char **argv, rank_args *a)
     return 0;
 }
 
-/* Skipped inputs are reported one line each up to this many; past it (a 60 MiB array of junk is
- * millions of elements) only with -v, and counted in one closing line. */
-enum { SKIP_LINES_SHOWN = 20 };
-static size_t skips_seen;
+/* Skips for one reason are reported one line each up to SKIP_LINES_SHOWN; past that (a 60 MiB
+ * array of junk is millions of elements) only with -v, and counted per reason at the end. */
+enum { SKIP_LINES_SHOWN = 20, SKIP_REASONS = 32 };
+static struct { char reason[128]; size_t n; } skip_tally[SKIP_REASONS];
+
+static int skip_shown(const char *reason)
+{
+    int i = 0;
+    while (i < SKIP_REASONS && skip_tally[i].n && strncmp(skip_tally[i].reason, reason, sizeof skip_tally[i].reason - 1))
+        i++;
+    if (i == SKIP_REASONS) return 1;   /* more distinct reasons than tallied: show them */
+    if (!skip_tally[i].n) snprintf(skip_tally[i].reason, sizeof skip_tally[i].reason, "%s", reason);
+    return ++skip_tally[i].n <= SKIP_LINES_SHOWN || ib_log_level >= IB_LOG_DEBUG;
+}
+
+static void skip_summary(void)
+{
+    for (int i = 0; i < SKIP_REASONS && skip_tally[i].n; i++)
+        if (skip_tally[i].n > SKIP_LINES_SHOWN && ib_log_level < IB_LOG_DEBUG)
+            ib_warn("... and %zu more skipped: %s (-v lists every one)", skip_tally[i].n - SKIP_LINES_SHOWN,
+                    skip_tally[i].reason);
+}
 
 static void on_skip(void *ctx, const char *where, const char *reason)
 {
     (void)ctx;
-    if (++skips_seen > SKIP_LINES_SHOWN && ib_log_level < IB_LOG_DEBUG) return;
+    if (!skip_shown(reason)) return;
     /* File names are untrusted too: no control characters reach the terminal. */
     char safe[512];
     size_t i = 0;
@@ -336,8 +354,7 @@ int cmd_rank(int argc, char **argv)
     rc = IB_EXIT_RUNTIME;
 
     if (rank_load(a.paths, a.n_paths, &res, on_skip, NULL, &err) != 0) goto fail;
-    if (skips_seen > SKIP_LINES_SHOWN && ib_log_level < IB_LOG_DEBUG)
-        ib_warn("... and %zu more skipped inputs (-v lists every one)", skips_seen - SKIP_LINES_SHOWN);
+    skip_summary();
     ib_info("read %zu input%s: %zu result%s, %zu skipped", res.files_read, res.files_read == 1 ? "" : "s", res.n,
             res.n == 1 ? "" : "s", res.skipped);
     if (res.n == 0) {
