@@ -35,12 +35,12 @@ if(INSTBENCH_CUDA)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
       instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
-                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c)
+                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       # ... and measure's timed loop (bench_run) over two cuda ranks.
       instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
-                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c)
+                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     endif()
   endif()
