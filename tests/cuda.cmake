@@ -45,3 +45,13 @@ if(INSTBENCH_CUDA)
     endif()
   endif()
 endif()
+
+# The CUDA backend is a dlopened module (libinstbench-cuda.so): the executable must run without it
+# (copied alone into an empty directory) and name what is missing when --backend cuda needs it.
+add_test(NAME cuda_module_absent
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_module.sh absent ${INSTBENCH_BIN} ${CMAKE_C_COMPILER})
+if(TARGET instbench_cuda)
+  # ... and the executable links no CUDA library (ELF DT_NEEDED), the module exports one symbol.
+  add_test(NAME cuda_module_deps
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_module.sh deps ${INSTBENCH_BIN} $<TARGET_FILE:instbench_cuda>)
+endif()
