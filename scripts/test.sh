@@ -12,6 +12,10 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs") | tee -a "$log"
 
+# CUDA 12.x compatibility: the CUDA module's host code against the CUDA 12.9 headers and libraries
+# of PyPI's nvidia-*-cu12 wheels (cached under build/cuda12-wheels; SKIP without network unless CI).
+scripts/check_cuda12.sh build
+
 # Sanitizers: the same suite with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the
 # sanitizers do not apply to device code and nvcc is not needed for them).
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null

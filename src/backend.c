@@ -1,9 +1,16 @@
-/* backend: the factory over the compiled-in backends, and the shared optimizer defaults. */
+/* backend: the factory over the backends (cpu built in, cuda loaded as a module), and the shared
+ * optimizer defaults. */
 #include "instbench/backend.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "instbench/cpu.h"
+#include "instbench/cuda.h"
 
 void backend_default_optim(ib_optimizer kind, ib_optim_config *out)
 {
@@ -19,36 +26,166 @@ void backend_default_optim(ib_optimizer kind, ib_optim_config *out)
 const char *backend_precision_name(ib_precision p) { return p == IB_PREC_BF16 ? "bf16" : "fp32"; }
 const char *backend_optimizer_name(ib_optimizer k) { return k == IB_OPT_ADAMW ? "adamw" : "adam"; }
 
+/* ---- the CUDA module ----
+ * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, kernels/), dlopened here on first use,
+ * so the executable itself needs no CUDA library: `rank`, `prices` and CPU measurements run on a
+ * machine without them, and startup does not pay for loading cuBLAS.
+ *
+ * How the module gets the core helpers it calls (ib_error_set, ib_log, model layout, the TCP
+ * rendezvous): it links its own copies of those objects from instbench_core, kept private by a
+ * version script that exports only instbench_cuda_module (src/cuda/module.map).  The alternative,
+ * exporting them from the executable (ENABLE_EXPORTS) for the module to bind against, would tie
+ * the module to whichever program loads it: every test program linking instbench_core statically
+ * would need its symbols exported too, a program without them would fail at dlopen, and the
+ * executable's dynamic symbol table (startup cost) would grow by every core function.  The price
+ * of private copies is duplicated global state; the only one the module reads is ib_log_level,
+ * which the loader copies into the module (table->log_level).
+ *
+ * The host-shim tests (tests/cuda.cmake) compile the src/cuda sources, module.c included, into their own
+ * programs: the weak reference below is then already resolved, and no file is loaded. */
+extern const ib_cuda_module *instbench_cuda_module(int abi_version) __attribute__((weak));
+
+static struct {
+    pthread_once_t load_once, probe_once;
+    const ib_cuda_module *m;
+    int usable;
+    char why[8192];         /* why m is NULL */
+    char probe_why[1024];   /* why no GPU is usable */
+} cuda_state = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, NULL, 0, "", ""};
+
+/* The module's path: $INSTBENCH_CUDA_MODULE, else beside the executable (/proc/self/exe). */
+static int cuda_module_path(char *out, size_t n)
+{
+    const char *env = getenv("INSTBENCH_CUDA_MODULE");
+    if (env && *env) return snprintf(out, n, "%s", env) < (int)n ? 0 : -1;
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) return -1;
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    *slash = '\0';
+    return snprintf(out, n, "%s/%s", exe, IB_CUDA_MODULE_FILE) < (int)n ? 0 : -1;
+}
+
+static const ib_cuda_module *cuda_module_check(const ib_cuda_module *m, const char *path)
+{
+    if (!m) {
+        snprintf(cuda_state.why, sizeof cuda_state.why,
+                 "the CUDA module %s was built for another version of instbench (module ABI differs from %d): "
+                 "use the libinstbench-cuda.so built with this binary",
+                 path, IB_CUDA_MODULE_ABI);
+        return NULL;
+    }
+    if (m->abi_version != IB_CUDA_MODULE_ABI || m->sizeof_backend != sizeof(ib_backend) ||
+        m->sizeof_train_config != sizeof(ib_train_config) || m->sizeof_error != sizeof(ib_error) ||
+        m->sizeof_comm != sizeof(ib_comm)) {
+        snprintf(cuda_state.why, sizeof cuda_state.why,
+                 "the CUDA module %s does not match this binary (ABI %d, struct sizes differ): use the "
+                 "libinstbench-cuda.so built with this binary",
+                 path, m->abi_version);
+        return NULL;
+    }
+    return m;
+}
+
+static void cuda_module_load(void)
+{
+    if (instbench_cuda_module) {   /* linked in (host-shim tests) */
+        cuda_state.m = cuda_module_check(instbench_cuda_module(IB_CUDA_MODULE_ABI), "(linked in)");
+        return;
+    }
+    char path[4096];
+    if (cuda_module_path(path, sizeof path)) {
+        snprintf(cuda_state.why, sizeof cuda_state.why,
+                 "cannot tell where the CUDA module is (no /proc/self/exe); set INSTBENCH_CUDA_MODULE");
+        return;
+    }
+    double t0 = util_now_seconds();
+    /* RTLD_LOCAL: the module's symbols (its private copies of core helpers included) never
+     * interpose on the executable's; RTLD_NOW: a missing CUDA symbol fails here, not mid-run. */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
 #ifdef INSTBENCH_HAVE_CUDA
-/* Provided by src/cuda/ when the CUDA backend is built. */
-int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
-int cuda_backend_is_available(void);
-size_t cuda_backend_memory_estimate(const ib_train_config *cfg);
+        const char *hint = "";
+#else
+        const char *hint = " (this binary was built without CUDA: build with -DINSTBENCH_CUDA=ON for the module)";
 #endif
+        /* dlerror names what is missing: the module file itself, or a CUDA library it needs
+         * ("libcublasLt.so.13: cannot open shared object file: No such file or directory") */
+        snprintf(cuda_state.why, sizeof cuda_state.why, "cannot load the CUDA module: %s%s", e ? e : path, hint);
+        return;
+    }
+    ib_cuda_module_fn entry = (ib_cuda_module_fn)dlsym(h, IB_CUDA_MODULE_SYMBOL);
+    if (!entry) {
+        snprintf(cuda_state.why, sizeof cuda_state.why, "%s is not an instbench CUDA module (no %s)", path,
+                 IB_CUDA_MODULE_SYMBOL);
+        dlclose(h);
+        return;
+    }
+    cuda_state.m = cuda_module_check(entry(IB_CUDA_MODULE_ABI), path);
+    if (!cuda_state.m) {
+        dlclose(h);
+        return;
+    }
+    /* never dlclosed: backends and comms it creates point into it until the process exits */
+    ib_debug("cuda: loaded %s (%.1f ms)", path, (util_now_seconds() - t0) * 1e3);
+}
+
+const ib_cuda_module *cuda_module(const char **why)
+{
+    pthread_once(&cuda_state.load_once, cuda_module_load);
+    const ib_cuda_module *m = cuda_state.m;
+    if (m && m->log_level) *m->log_level = ib_log_level;
+    if (!m && why) *why = cuda_state.why;
+    return m;
+}
+
+static void cuda_module_probe(void)
+{
+    const ib_cuda_module *m = cuda_module(NULL);
+    if (m) cuda_state.usable = m->probe(cuda_state.probe_why, sizeof cuda_state.probe_why);
+}
+
+const ib_cuda_module *cuda_module_usable(const char **why)
+{
+    const ib_cuda_module *m = cuda_module(why);
+    if (!m) return NULL;
+    pthread_once(&cuda_state.probe_once, cuda_module_probe);
+    if (!cuda_state.usable) {
+        if (why) *why = cuda_state.probe_why;
+        return NULL;
+    }
+    return m;
+}
 
 int backend_create(const char *name, const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     *out = NULL;
     if (name && !strcmp(name, "cpu")) return cpu_backend_create(cfg, out, err);
     if (name && !strcmp(name, "cuda")) {
-#ifdef INSTBENCH_HAVE_CUDA
-        if (!cuda_backend_is_available())
-            return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': no usable GPU found");
-        return cuda_backend_create(cfg, out, err);
-#else
-        return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda' is not built into this binary (CPU-only build)");
-#endif
+        const char *why = "";
+        const ib_cuda_module *m = cuda_module_usable(&why);
+        if (!m) return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+        return m->backend_create(cfg, out, err);
     }
     return ib_error_set(err, IB_EXIT_USAGE, "unknown backend '%s' (cpu, cuda)", name ? name : "");
 }
 
 int backend_is_available(const char *name)
 {
-    if (name && !strcmp(name, "cpu")) return 1;
-#ifdef INSTBENCH_HAVE_CUDA
-    if (name && !strcmp(name, "cuda")) return cuda_backend_is_available();
-#endif
-    return 0;
+    return backend_unavailable_reason(name) == NULL;
+}
+
+const char *backend_unavailable_reason(const char *name)
+{
+    if (name && !strcmp(name, "cpu")) return NULL;
+    if (name && !strcmp(name, "cuda")) {
+        const char *why = "";
+        return cuda_module_usable(&why) ? NULL : why;
+    }
+    return "unknown backend (cpu, cuda)";
 }
 
 size_t backend_memory_estimate(const ib_train_config *cfg)
@@ -59,11 +196,8 @@ size_t backend_memory_estimate(const ib_train_config *cfg)
 size_t backend_memory_estimate_for(const char *name, const ib_train_config *cfg)
 {
     if (name && !strcmp(name, "cuda")) {
-#ifdef INSTBENCH_HAVE_CUDA
-        return cuda_backend_memory_estimate(cfg);
-#else
-        return IB_MEMORY_REFUSED;   /* not built: never fits */
-#endif
+        const ib_cuda_module *m = cuda_module(NULL);
+        return m ? m->memory_estimate(cfg) : IB_MEMORY_REFUSED;   /* no module: never fits */
     }
     return cpu_backend_memory_estimate(cfg);
 }

@@ -35,13 +35,23 @@ if(INSTBENCH_CUDA)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
       instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
-                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c)
+                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       # ... and measure's timed loop (bench_run) over two cuda ranks.
       instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
-                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c)
+                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     endif()
   endif()
+endif()
+
+# The CUDA backend is a dlopened module (libinstbench-cuda.so): the executable must run without it
+# (copied alone into an empty directory) and name what is missing when --backend cuda needs it.
+add_test(NAME cuda_module_absent
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_module.sh absent ${INSTBENCH_BIN} ${CMAKE_C_COMPILER})
+if(TARGET instbench_cuda)
+  # ... and the executable links no CUDA library (ELF DT_NEEDED), the module exports one symbol.
+  add_test(NAME cuda_module_deps
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_module.sh deps ${INSTBENCH_BIN} $<TARGET_FILE:instbench_cuda>)
 endif()

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instbench/cuda.h"
+#include "cuda/api.h"
 #include "instbench/verify.h"
 
 #include "check.h"

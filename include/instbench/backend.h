@@ -60,7 +60,10 @@ struct ib_backend {
 };
 
 int backend_create(const char *name, const ib_train_config *cfg, ib_backend **out, ib_error *err);
-int backend_is_available(const char *name);   /* "cpu" always; "cuda" when built and a GPU exists */
+int backend_is_available(const char *name);   /* "cpu" always; "cuda" when its module loads and a GPU is usable */
+/* NULL when available; else why not (static storage), e.g. the module or a CUDA library that
+ * cannot be loaded (dlerror's text), no GPU, or a driver older than the CUDA runtime. */
+const char *backend_unavailable_reason(const char *name);
 /* Bytes the backend will allocate for this config (params, grads, optimizer state, activations).
  * Linear in the batch (also past sizes the backend refuses for other reasons); an invalid config
  * (bad model, batch < 1 or > 2^20) gives IB_MEMORY_REFUSED: huge enough never to fit, small enough

@@ -1,8 +1,10 @@
-/* cuda: what the CUDA backend offers beyond backend.h: device facts for measure's sysinfo, the
- * backend's stream, NCCL gradient averaging (an ib_comm) and DDP-style buckets overlapped with
- * backward.  Everything here exists only in CUDA builds (INSTBENCH_HAVE_CUDA); NCCL parts need
- * INSTBENCH_HAVE_NCCL too (otherwise they fail with a clear message).  Include it anywhere: in a
- * CPU-only build it declares nothing but the plain structs. */
+/* cuda: the CUDA backend as the core sees it.  The backend itself (src/cuda/, kernels/) is a
+ * separate shared module, libinstbench-cuda.so, loaded with dlopen only when something needs it
+ * (src/backend.c), so the instbench executable links no CUDA library and runs where none is
+ * installed.  The module exports one symbol, instbench_cuda_module(), which returns the const
+ * table below; the core calls the backend only through it (cuda_module()).  The plain structs here
+ * are shared by both sides: any change to them, to the table, or to backend.h / util.h structs the
+ * table passes (ib_backend, ib_train_config, ib_error, ib_comm) bumps IB_CUDA_MODULE_ABI. */
 #ifndef INSTBENCH_CUDA_H
 #define INSTBENCH_CUDA_H
 
@@ -29,46 +31,6 @@ typedef struct cuda_versions {
 #define CUDA_NCCL_ID_BYTES 128   /* NCCL_UNIQUE_ID_BYTES */
 #define CUDA_DDP_BUCKET_BYTES ((size_t)25 << 20)   /* DDP's default bucket_cap_mb */
 
-#ifdef INSTBENCH_HAVE_CUDA
-int cuda_device_count(void);   /* 0 when there is no driver or no GPU */
-int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err);
-void cuda_versions_get(cuda_versions *out);   /* never fails: unknown facts stay "" */
-
-/* The cudaStream_t (as void *) and device ordinal of a backend made by backend_create("cuda"). */
-void *cuda_backend_stream(ib_backend *b);
-int cuda_backend_device(ib_backend *b);
-
-/* ---- NCCL: ib_comm over GPUs ----
- * allreduce_mean runs on the comm's own stream, after the work queued so far on its compute
- * stream, and makes the compute stream wait for it: stream-ordered, the host never blocks.
- * broadcast likewise; barrier waits on the host for everything queued on both streams. */
-int comm_nccl_available(void);
-/* Rank 0 of the job makes the id; the other processes receive it (rendezvous_tcp_share). */
-int comm_nccl_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err);
-/* Creates the comms of this process's `nlocal` ranks (devices[i], compute streams[i], global rank
- * first_rank + i) in a world of world_size ranks.  id NULL: single process (world_size must be
- * nlocal; ncclCommInitAll).  comms[i] receives rank first_rank + i. */
-int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int world_size, int first_rank,
-                     const unsigned char *id, ib_comm **comms, ib_error *err);
-/* Queue the mean of buf [count] (device memory) without making the compute stream wait. */
-int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err);
-/* The compute stream waits for every allreduce queued so far (before the optimizer step). */
-int comm_nccl_join(ib_comm *c, ib_error *err);
-
-/* ---- DDP buckets: the backend's on_grad_ready hook groups adjacent gradient ranges into
- * buckets of bucket_bytes (CUDA_DDP_BUCKET_BYTES, like DDP) and starts each bucket's allreduce as
- * soon as it is full, overlapping the rest of backward.
- * Use: forward_backward(b, &loss, cuda_ddp_on_grad_ready, ddp, err); cuda_ddp_finish(ddp, err). */
-typedef struct cuda_ddp cuda_ddp;
-int cuda_ddp_create(ib_comm *c, float *grad_block, size_t bucket_bytes, cuda_ddp **out, ib_error *err);
-int cuda_ddp_on_grad_ready(void *ddp, size_t offset, size_t count);   /* an ib_grad_ready_fn */
-/* Flushes the last bucket, joins the compute stream to the comm stream, reports hook errors. */
-int cuda_ddp_finish(cuda_ddp *d, ib_error *err);
-/* Flushes the last bucket and reports hook errors, without the join (runner: to time exposed comm). */
-int cuda_ddp_flush(cuda_ddp *d, ib_error *err);
-size_t cuda_ddp_buckets(const cuda_ddp *d);   /* allreduces started in the last step */
-void cuda_ddp_destroy(cuda_ddp *d);
-
 /* ---- data parallelism for bench/runner: comms + buckets for this process's cuda backends ---- */
 typedef struct cuda_dp_config {
     int nlocal;              /* ranks (GPUs) in this process */
@@ -80,16 +42,56 @@ typedef struct cuda_dp_config {
     size_t bucket_bytes;     /* 0: CUDA_DDP_BUCKET_BYTES */
 } cuda_dp_config;
 typedef struct cuda_dp cuda_dp;
-/* backends[i] ("cuda", created already) is local rank i. */
-int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out, ib_error *err);
-/* Local rank i's training step up to averaged gradients: forward_backward with the bucket hook,
- * then the rest of the allreduces.  *compute_end: when the compute stream finished (the time
- * after it until return is the exposed communication). */
-int cuda_dp_step(cuda_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err);
-/* Every rank calls it: *value becomes global rank 0's *value (a step-boundary decision). */
-int cuda_dp_agree(cuda_dp *dp, int i, int *value, ib_error *err);
-ib_comm *cuda_dp_comm(cuda_dp *dp, int i);
-void cuda_dp_destroy(cuda_dp *dp);
-#endif
+
+/* ---- the module's table ---- */
+#define IB_CUDA_MODULE_ABI 1
+#define IB_CUDA_MODULE_SYMBOL "instbench_cuda_module"
+#define IB_CUDA_MODULE_FILE "libinstbench-cuda.so"
+
+typedef struct ib_cuda_module {
+    int abi_version;            /* IB_CUDA_MODULE_ABI the module was built with */
+    /* sizes of the structs passed across, as the module was compiled (a second ABI guard) */
+    size_t sizeof_backend, sizeof_train_config, sizeof_error, sizeof_comm;
+    int cudart_version;         /* CUDART_VERSION the module was built against: 13000 */
+    /* The module's copy of the core's log level (it links its own copy of src/util): the loader
+     * writes the executable's ib_log_level here so -v reaches the module's messages too. */
+    int *log_level;
+
+    /* 1 when at least one GPU is usable; 0 with the reason in why (no driver, no GPU, driver
+     * older than the runtime the module was built for). */
+    int (*probe)(char *why, size_t why_size);
+    int (*device_count)(void);   /* 0 when there is no driver or no GPU */
+    int (*device_info)(int device, cuda_device_info *out, ib_error *err);
+    void (*versions)(cuda_versions *out);   /* never fails: unknown facts stay "" */
+
+    size_t (*memory_estimate)(const ib_train_config *cfg);   /* IB_MEMORY_REFUSED when invalid */
+    int (*backend_create)(const ib_train_config *cfg, ib_backend **out, ib_error *err);
+
+    /* Data parallelism over this process's cuda backends (NCCL comms + DDP buckets).  nccl_available
+     * is 0 when the module was built without NCCL; dp_create then fails with a clear message. */
+    int (*nccl_available)(void);
+    /* backends[i] ("cuda", created already) is local rank i. */
+    int (*dp_create)(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out, ib_error *err);
+    /* Local rank i's training step up to averaged gradients: forward_backward with the bucket hook,
+     * then the rest of the allreduces.  *compute_end: when the compute stream finished (the time
+     * after it until return is the exposed communication). */
+    int (*dp_step)(cuda_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err);
+    /* Every rank calls it: *value becomes global rank 0's *value (a step-boundary decision). */
+    int (*dp_agree)(cuda_dp *dp, int i, int *value, ib_error *err);
+    ib_comm *(*dp_comm)(cuda_dp *dp, int i);
+    void (*dp_destroy)(cuda_dp *dp);   /* NULL-safe */
+} ib_cuda_module;
+
+/* The module's only exported symbol: its table, or NULL when abi_version is not the one it was
+ * built for. */
+typedef const ib_cuda_module *(*ib_cuda_module_fn)(int abi_version);
+
+/* The core's access (src/backend.c): loads the module on first call (thread-safe) from
+ * $INSTBENCH_CUDA_MODULE if set, else IB_CUDA_MODULE_FILE in the executable's directory.  NULL
+ * when it cannot be loaded; *why (if non-NULL) then says what is missing (dlerror's text: the
+ * module file, or a CUDA library it needs) and stays valid for the life of the process. */
+const ib_cuda_module *cuda_module(const char **why);
+/* cuda_module() and probe() together: the table when the module loads and a GPU is usable. */
+const ib_cuda_module *cuda_module_usable(const char **why);
 
 #endif

@@ -7,9 +7,7 @@
  * Rank 0 decides at every step boundary whether to go on (warm-up settled, steps or duration
  * reached, stop requested), and all ranks follow, so no rank is left waiting in an allreduce. */
 #include "instbench/bench.h"
-#ifdef INSTBENCH_HAVE_CUDA
 #include "instbench/cuda.h"
-#endif
 
 #include <math.h>
 #include <pthread.h>
@@ -48,10 +46,9 @@ typedef struct shared_state {
     double first_loss, last_loss;
     double last_progress;
     int world;             /* ranks of the whole job (this process's ranks unless rdv says more) */
-#ifdef INSTBENCH_HAVE_CUDA
+    const ib_cuda_module *cm;   /* the CUDA module, when the ranks average through it */
     cuda_dp *dp;           /* cuda ranks: NCCL comms, DDP buckets overlapped with backward */
     int dp_global;         /* ranks in other processes too: phases follow global rank 0 */
-#endif
 } shared_state;
 
 int bench_warmup_settled(const double *t, size_t n)
@@ -168,10 +165,9 @@ static int one_step(shared_state *S, rank_state *R, double *data, double *comput
             return -1;
     }
     double t1 = util_now_seconds();
-#ifdef INSTBENCH_HAVE_CUDA
     if (S->dp) {   /* allreduces overlap backward; comm = what remains after the compute stream ends */
         double t_compute = 0;
-        if (cuda_dp_step(S->dp, R->rank, b, loss, &t_compute, &R->err)) return -1;
+        if (S->cm->dp_step(S->dp, R->rank, b, loss, &t_compute, &R->err)) return -1;
         if (c->data == BENCH_DATA_HOST) datapipe_release(R->pipe);
         double t3 = util_now_seconds();
         if (b->optimizer_step(b, &R->err) || b->synchronize(b, &R->err)) return -1;
@@ -181,7 +177,6 @@ static int one_step(shared_state *S, rank_state *R, double *data, double *comput
         *comm = t3 - t_compute;
         return 0;
     }
-#endif
     if (b->forward_backward(b, loss, NULL, NULL, &R->err) || b->synchronize(b, &R->err)) return -1;
     /* The batch stays held until backward is done, in case the backend reads it in place. */
     if (c->data == BENCH_DATA_HOST) datapipe_release(R->pipe);
@@ -229,14 +224,12 @@ static void *rank_loop(void *arg)
         if (R->rank == 0 && !S->abort) rank0_boundary(S, t_end - t0, data, compute, comm, loss, t_end);
         if (multi) pthread_barrier_wait(&S->boundary);
         int phase = S->phase;
-#ifdef INSTBENCH_HAVE_CUDA
         /* Other processes' ranks must take global rank 0's decision, or one process would leave
          * while the others wait in an allreduce.  abort is settled here (after the barrier). */
-        if (S->dp_global && !S->abort && cuda_dp_agree(S->dp, R->rank, &phase, &R->err)) {
+        if (S->dp_global && !S->abort && S->cm->dp_agree(S->dp, R->rank, &phase, &R->err)) {
             R->failed = 1;
             S->abort = 1;
         }
-#endif
         int stop = S->abort || phase == PHASE_DONE;
         /* Second barrier: nobody starts the next step (and rank 0 rewrites `phase`) before every
          * rank has read this boundary's decision. */
@@ -261,14 +254,15 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
     S.last_loss = NAN;
     int R_n = c->ranks, rc = -1;
     S.world = c->rdv && c->rdv->world_size > R_n ? c->rdv->world_size : R_n;
-#ifdef INSTBENCH_HAVE_CUDA
-    /* cuda ranks average on the GPUs (NCCL), made once the backends exist (they own the streams) */
-    const int use_nccl = !c->create_backend && c->backend && !strcmp(c->backend, "cuda") && S.world > 1;
-#else
-    const int use_nccl = 0;
-    if (S.world > R_n)
+    /* cuda ranks average on the GPUs (NCCL, in the CUDA module), made once the backends exist
+     * (they own the streams) */
+    if (!c->create_backend && c->backend && !strcmp(c->backend, "cuda") && S.world > 1) {
+        const char *why = "";
+        if (!(S.cm = cuda_module(&why))) return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+    }
+    const int use_nccl = S.cm != NULL;
+    if (!use_nccl && S.world > R_n)
         return ib_error_set(err, IB_EXIT_USAGE, "ranks in other processes need the cuda backend's NCCL comm");
-#endif
     rank_state *ranks = calloc((size_t)R_n, sizeof *ranks);
     ib_comm **comms = calloc((size_t)R_n, sizeof *comms);
     if (!ranks || !comms) {
@@ -286,11 +280,9 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         R->comm = R_n > 1 ? comms[r] : NULL;
         ib_train_config tc = c->train;
         tc.device = r;   /* GPU backends: rank r drives local device r */
-#ifdef INSTBENCH_HAVE_CUDA
         /* in a multi-process job this process's ranks start at its local rank (torchrun's
          * LOCAL_RANK), unless the GPUs it sees are already narrowed to its own */
-        if (use_nccl && c->rdv && c->rdv->local_rank + R_n <= cuda_device_count()) tc.device = c->rdv->local_rank + r;
-#endif
+        if (use_nccl && c->rdv && c->rdv->local_rank + R_n <= S.cm->device_count()) tc.device = c->rdv->local_rank + r;
         int brc = c->create_backend ? c->create_backend(c->create_user, r, &tc, &R->backend, err)
                                     : backend_create(c->backend, &tc, &R->backend, err);
         if (brc != 0) goto done;
@@ -314,7 +306,6 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
                 goto done;
         }
     }
-#ifdef INSTBENCH_HAVE_CUDA
     if (use_nccl) {
         ib_backend **bs = calloc((size_t)R_n, sizeof *bs);
         if (!bs) {
@@ -327,13 +318,12 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
                              .port = c->rdv ? c->rdv->master_port : 0, .timeout_s = 600};
         /* torchrun's own store already listens on MASTER_PORT: the NCCL id travels on the next port */
         if (c->rdv && !strcmp(c->rdv->kind, "torchrun")) dc.port = c->rdv->master_port + 1;
-        int drc = cuda_dp_create(&dc, bs, &S.dp, err);
+        int drc = S.cm->dp_create(&dc, bs, &S.dp, err);
         free(bs);
         if (drc) goto done;
         S.dp_global = S.world > R_n;
-        for (int r = 0; r < R_n; r++) ranks[r].comm = cuda_dp_comm(S.dp, r);
+        for (int r = 0; r < R_n; r++) ranks[r].comm = S.cm->dp_comm(S.dp, r);
     }
-#endif
     if (R_n > 1) pthread_barrier_init(&S.boundary, NULL, (unsigned)R_n);
 
     rank_arg *args = calloc((size_t)R_n, sizeof *args);
@@ -419,11 +409,10 @@ interrupted:
     out->interrupted = 1;
     rc = 0;
 done:
-#ifdef INSTBENCH_HAVE_CUDA
-    cuda_dp_destroy(S.dp);   /* its comms first: they reference the backends' streams */
-    if (S.dp)
+    if (S.dp) {
+        S.cm->dp_destroy(S.dp);   /* its comms first: they reference the backends' streams */
         for (int r = 0; r < R_n; r++) ranks[r].comm = NULL;
-#endif
+    }
     for (int r = 0; r < R_n; r++) {
         datapipe_destroy(ranks[r].pipe);
         if (ranks[r].backend) ranks[r].backend->destroy(ranks[r].backend);

@@ -14,9 +14,7 @@
 #include "instbench/backend.h"
 #include "instbench/bench.h"
 #include "instbench/cpu.h"   /* cpu_bf16_mode */
-#ifdef INSTBENCH_HAVE_CUDA
-#include "instbench/cuda.h"   /* comm_nccl_available */
-#endif
+#include "instbench/cuda.h"   /* the CUDA module's nccl_available */
 #include "instbench/model.h"
 #include "instbench/rank.h"   /* RANK_MIN/MAX_USD_PER_HOUR: what rank accepts as a price */
 #include "instbench/util.h"
@@ -296,10 +294,17 @@ int cmd_measure(int argc, char **argv)
     ib_error err = {0};
 
     /* ---- workload ---- */
-    if (!o.backend) o.backend = backend_is_available("cuda") ? "cuda" : "cpu";
-    else if (!backend_is_available(o.backend)) {
-        fprintf(stderr, "instbench measure: backend '%s' is not available in this build or on this machine\n", o.backend);
-        return IB_EXIT_USAGE;
+    if (!o.backend) {
+        /* default: cuda when its module loads and a GPU is usable, else cpu (and -v says why) */
+        const char *why = backend_unavailable_reason("cuda");
+        o.backend = why ? "cpu" : "cuda";
+        if (why) ib_debug("backend auto: cpu (cuda is not usable: %s)", why);
+    } else {
+        const char *why = backend_unavailable_reason(o.backend);
+        if (why) {
+            fprintf(stderr, "instbench measure: backend '%s' is not available: %s\n", o.backend, why);
+            return IB_EXIT_USAGE;
+        }
     }
     ib_train_config train;
     memset(&train, 0, sizeof train);
@@ -327,11 +332,8 @@ int cmd_measure(int argc, char **argv)
                 o.ranks, sys.vcpus);
         return IB_EXIT_USAGE;
     }
-#ifdef INSTBENCH_HAVE_CUDA
-    const int gpu_dp = !is_cpu && comm_nccl_available();   /* GPU ranks average over NCCL */
-#else
-    const int gpu_dp = 0;
-#endif
+    const ib_cuda_module *cm = is_cpu ? NULL : cuda_module(NULL);
+    const int gpu_dp = cm && cm->nccl_available();   /* GPU ranks average over NCCL */
     if (!is_cpu && o.ranks > 1 && !gpu_dp) {
         /* The in-process comm averages host memory; GPU gradients need the NCCL comm. */
         fprintf(stderr, "instbench measure: --ranks %d with --backend %s needs the NCCL comm, which this build lacks\n",

@@ -1,5 +1,5 @@
 /* cuda/backend_cuda: the ib_backend interface over cuda_vit, plus device facts for sysinfo. */
-#include "instbench/cuda.h"
+#include "cuda/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +13,6 @@
 #include "cuda/check.h"
 #include "cuda/vit.h"
 
-int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
-int cuda_backend_is_available(void);
-size_t cuda_backend_memory_estimate(const ib_train_config *cfg);
-
 static cuda_vit *impl(ib_backend *b) { return (cuda_vit *)b->impl; }
 
 int cuda_device_count(void)
@@ -28,8 +24,6 @@ int cuda_device_count(void)
     }
     return n;
 }
-
-int cuda_backend_is_available(void) { return cuda_device_count() > 0; }
 
 int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err)
 {
@@ -53,6 +47,40 @@ int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err)
 static void version_str(int v, char *out, size_t n)
 {
     snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);   /* 12040 -> "12.4" */
+}
+
+/* Whether a GPU is usable, and if not why.  A driver older than the runtime this module was built
+ * against is the common failure after a toolkit upgrade (or on an old AMI): cudaGetDeviceCount
+ * then fails with cudaErrorInsufficientDriver, which must not read as "no GPU".  A driver that is
+ * older only in the minor version still runs (CUDA minor version compatibility) as long as the
+ * device count succeeds, so only a failing query is reported as a driver problem. */
+int cuda_probe(char *why, size_t why_size)
+{
+    int n = 0, drv = 0, rt = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    cudaGetLastError();
+    if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;   /* 0: no driver installed */
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
+    cudaGetLastError();
+    char dv[32] = "", rv[32] = "";
+    version_str(drv, dv, sizeof dv);
+    version_str(rt, rv, sizeof rv);
+    if (e == cudaSuccess && n > 0) {
+        if (drv > 0 && rt > 0 && drv < rt)
+            ib_debug("cuda: the driver supports CUDA %s, older than this build's runtime %s (minor version "
+                     "compatibility)", dv, rv);
+        return 1;
+    }
+    if (e == cudaErrorInsufficientDriver && drv == 0)
+        snprintf(why, why_size, "no NVIDIA driver is installed or loaded (libcuda.so.1), so no usable GPU found");
+    else if (e == cudaErrorInsufficientDriver || (e != cudaSuccess && drv > 0 && rt > 0 && drv < rt))
+        snprintf(why, why_size, "the NVIDIA driver supports CUDA %s but this build needs CUDA %s: update the driver",
+                 dv, rv);
+    else if (e != cudaSuccess)
+        snprintf(why, why_size, "no usable GPU found (%s: %s)", cudaGetErrorName(e), cudaGetErrorString(e));
+    else
+        snprintf(why, why_size, "no usable GPU found (the driver sees no device)");
+    return 0;
 }
 
 void cuda_versions_get(cuda_versions *out)

@@ -2,7 +2,7 @@
  * (on the GPU, through an event) for the work queued so far on the rank's compute stream, runs
  * ncclAllReduce(ncclAvg) there, so the compute stream keeps going (DDP's overlap), and join makes
  * the compute stream wait for the comm stream before the optimizer reads the averaged gradients. */
-#include "instbench/cuda.h"
+#include "cuda/api.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * stream while backward goes on.  The hook is called right after the range's last kernel is
  * queued, and the comm stream waits for it through an event, so the allreduce reads final
  * gradients. */
-#include "instbench/cuda.h"
+#include "cuda/api.h"
 
 #include <stdlib.h>
 

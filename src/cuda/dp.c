@@ -3,7 +3,7 @@
  * global rank 0 hands out over the TCP rendezvous), DDP buckets overlapped with backward, and a
  * per-step agreement so every process takes the same warm-up/timed/stop decision as global rank 0
  * (otherwise one process could leave while the others wait in an allreduce). */
-#include "instbench/cuda.h"
+#include "cuda/api.h"
 
 #include <stdlib.h>
 #include <string.h>

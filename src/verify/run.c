@@ -17,12 +17,8 @@ int verify_run_backend(const char *backend, const verify_reference *ref, ib_prec
                        verify_outputs *out, double *seconds, ib_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!backend_is_available(backend))
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            !strcmp(backend, "cuda")
-                                ? "backend 'cuda' is not available: this build has no CUDA support or no GPU is visible"
-                                : "backend '%s' is not available in this build",
-                            backend);
+    const char *why = backend_unavailable_reason(backend);
+    if (why) return ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s' is not available: %s", backend, why);
     ib_train_config cfg = ref->cfg;
     cfg.precision = precision;
     cfg.threads = threads;
