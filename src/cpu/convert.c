@@ -18,6 +18,7 @@ void cpu_store(void *dst, cpu_dtype dt, size_t off, const float *src, size_t n)
     else to_bf16((bf16 *)dst + off, src, n);
 }
 
+/* Both directions over all threads, in chunks of 16 Ki elements. */
 void cpu_convert_bf16(bf16 *dst, const float *src, size_t n)
 {
     const size_t chunk = 1 << 14;
@@ -26,5 +27,16 @@ void cpu_convert_bf16(bf16 *dst, const float *src, size_t n)
     for (long c = 0; c < nchunks; c++) {
         size_t lo = (size_t)c * chunk, hi = lo + chunk < n ? lo + chunk : n;
         to_bf16(dst + lo, src + lo, hi - lo);
+    }
+}
+
+void cpu_widen_bf16(float *dst, const bf16 *src, size_t n)
+{
+    const size_t chunk = 1 << 14;
+    const long nchunks = (long)((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static)
+    for (long c = 0; c < nchunks; c++) {
+        size_t lo = (size_t)c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        cpu_load_bf16(dst + lo, src + lo, hi - lo);
     }
 }

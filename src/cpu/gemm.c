@@ -79,17 +79,8 @@ static size_t pad16(size_t n) { return (n + 15) / 16 * 16; }
  * parallel region (local GEMMs). */
 static void widen(float *dst, const void *src, size_t n, int parallel)
 {
-    if (!parallel) {
-        cpu_load_bf16(dst, (const bf16 *)src, n);
-        return;
-    }
-    const size_t chunk = 1 << 14;
-    const long nchunks = (long)((n + chunk - 1) / chunk);
-#pragma omp parallel for schedule(static)
-    for (long c = 0; c < nchunks; c++) {
-        const size_t lo = (size_t)c * chunk, hi = lo + chunk < n ? lo + chunk : n;
-        cpu_load_bf16(dst + lo, (const bf16 *)src + lo, hi - lo);
-    }
+    if (parallel) cpu_widen_bf16(dst, (const bf16 *)src, n);
+    else cpu_load_bf16(dst, (const bf16 *)src, n);
 }
 
 /* fp32 rows [M,N] (row stride ldc, batches back to back) -> bf16 C, rounded to nearest even;

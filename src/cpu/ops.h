@@ -38,6 +38,7 @@ static inline float cpu_f32_from_bf16(bf16 h)
 void cpu_store(void *dst, cpu_dtype dt, size_t dst_off, const float *src, size_t n);
 void cpu_convert_bf16(bf16 *dst, const float *src, size_t n);   /* parallel */
 void cpu_load_bf16(float *dst, const bf16 *src, size_t n);       /* bf16 -> fp32, exact */
+void cpu_widen_bf16(float *dst, const bf16 *src, size_t n);      /* the same, parallel */
 
 /* ---- gemm: oneDNN matmul, primitives created once per shape and cached ----
  * C[b] (M x N, fp32, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
