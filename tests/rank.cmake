@@ -11,3 +11,7 @@ add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURC
 set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
 add_test(NAME rank_measure_end_to_end COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_measure.py ${INSTBENCH_BIN})
 set_tests_properties(rank_measure_end_to_end PROPERTIES LABELS slow)
+# Untrusted text (names from result files, price files, the cache, IMDS, the machine) reaches the
+# terminal escaped: the helper, the table writers, warnings, errors and measure's summary.
+instbench_add_unit_test(output_untrusted_text output_untrusted_text.c)
+add_test(NAME rank_untrusted_text COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_untrusted_text.py ${INSTBENCH_BIN})
