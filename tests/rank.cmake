@@ -15,3 +15,5 @@ set_tests_properties(rank_measure_end_to_end PROPERTIES LABELS slow)
 # terminal escaped: the helper, the table writers, warnings, errors and measure's summary.
 instbench_add_unit_test(output_untrusted_text output_untrusted_text.c)
 add_test(NAME rank_untrusted_text COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_untrusted_text.py ${INSTBENCH_BIN})
+# CSV opened in spreadsheets: formula-like text cells are prefixed with ' (rank and prices CSV).
+add_test(NAME rank_csv_injection COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_csv_injection.py ${INSTBENCH_BIN})
