@@ -2,7 +2,8 @@
 names) without letting it drive the terminal: the table on stdout and every warning and info line
 on stderr carry no control character but newlines (ESC and BEL appear as the text "\\x1b", "\\x07"),
 the JSON stays JSON (the same text round-trips, escaped by the encoder), and the SVG chart is XML
-with the control characters dropped.  Usage: rank_untrusted_text.py INSTBENCH"""
+with the control characters dropped.  A price file whose zone or region is not shaped like AWS's
+is refused, naming the field.  Usage: rank_untrusted_text.py INSTBENCH"""
 import json
 import os
 import re
@@ -82,6 +83,18 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", broken])
     check(rc == 1, f"broken prices: exit {rc}")
     safe(err, "price file error")
+
+    # Names in a price file must look like AWS's: a zone that is an escape sequence or a formula,
+    # or an odd region, refuses the file with a message naming the field.
+    for name, rec in {"zone": fx.price_record("g5.xlarge", "us-east-1", 1.0, {OSC52: 0.4}),
+                      "formula zone": fx.price_record("g5.xlarge", "us-east-1", 1.0, {"=cmd|' /C calc'!A0": 0.4}),
+                      "region": fx.price_record("g5.xlarge", "us-east-1" + CLEAR, 1.0, None)}.items():
+        p = os.path.join(d, "hostile-prices.json")
+        fx.write_json(p, fx.prices_doc([rec]))
+        rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", p, "--format", "table"])
+        field = "region" if name == "region" else "availability_zone"
+        check(rc == 1 and field in err and "hostile-prices.json" in err, f"price file with a bad {name}: {rc} {err}")
+        safe(out + err, f"price file with a bad {name}")
 
 if failures:
     print("\n".join(failures))
