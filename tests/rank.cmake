@@ -17,3 +17,6 @@ instbench_add_unit_test(output_untrusted_text output_untrusted_text.c)
 add_test(NAME rank_untrusted_text COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_untrusted_text.py ${INSTBENCH_BIN})
 # CSV opened in spreadsheets: formula-like text cells are prefixed with ' (rank and prices CSV).
 add_test(NAME rank_csv_injection COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_csv_injection.py ${INSTBENCH_BIN})
+# Each result counted once: duplicates by inode and run, symlink fan-out and --follow, backends and
+# devices kept apart, duplicate JSON keys refused.
+add_test(NAME rank_counting COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_counting.py ${INSTBENCH_BIN})

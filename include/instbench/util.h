@@ -68,6 +68,12 @@ void util_term_fputs(const char *s, FILE *f);
 void util_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void util_term_vprintf(FILE *f, const char *fmt, va_list ap);
 
+/* JSON readers disagree on a key given twice (cJSON keeps the first, jq and Python the last):
+ * returns 1 with PATH set to the first such key's path ("measurement.samples_per_second",
+ * "[2].region"), else 0.  util/json_keys.c. */
+struct cJSON;
+int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap);
+
 /* Hex of a byte string (out must hold 2*n+1). */
 void util_hex(const unsigned char *in, size_t n, char *out);
 

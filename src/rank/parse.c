@@ -89,6 +89,12 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     char ex[48];
     memset(r, 0, sizeof *r);
     if (!cJSON_IsObject(root)) return fail(reason, rlen, "not a JSON object");
+    /* cJSON would read the first of two equal keys, jq and Python the last: refuse the file. */
+    char dup[256];
+    if (util_json_duplicate_key(root, dup, sizeof dup)) {
+        excerpt(dup, ex);
+        return fail(reason, rlen, "key \"%s\" is given twice (JSON readers disagree on which counts)", ex);
+    }
 
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     if (!schema) return fail(reason, rlen, "no \"schema\" field: not an instbench result");
