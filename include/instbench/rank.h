@@ -104,10 +104,13 @@ typedef struct rank_config {
     double samples_per_second;   /* median of the runs */
     double sps_min, sps_max;
     size_t runs;
+    char variant[96];            /* "" unless another configuration has the same type, nodes, region */
 } rank_config;
 
-/* Combines the group's runs by (instance type, nodes, effective region).  Runs of an unknown
- * instance type are kept apart by accelerator/CPU so different machines never merge. */
+/* Combines the group's runs by (instance type, nodes, effective region, backend, device name):
+ * a CPU run and a CUDA run on one instance type are different configurations.  Runs of an
+ * unknown instance type are also kept apart by accelerator count and vCPUs.  Configurations that
+ * share type, nodes and region get a VARIANT ("cpu", "cuda NVIDIA A10G") for their labels. */
 int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
                       rank_config **configs, size_t *n_configs, ib_error *err);
 
@@ -183,7 +186,8 @@ int rank_parse_spot_mode(const char *s, rank_spot_mode *out);
 const char *rank_sort_key_name(rank_sort_key k);
 const char *rank_market_name(rank_market m);
 
-/* "4 x g5.xlarge spot", "4 x NVIDIA A10G" (with "(4 nodes x 1)" when nodes > 1). */
+/* "4 x g5.xlarge spot" ("1 x g5.xlarge spot (cpu)" with a variant), "4 x NVIDIA A10G" (with
+ * "(4 nodes x 1)" when nodes > 1). */
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len);
 void rank_accelerator_label(const rank_config *c, char *out, size_t len);
 int rank_is_sagemaker_type(const char *instance_type);

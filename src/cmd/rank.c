@@ -310,7 +310,7 @@ int cmd_rank(int argc, char **argv)
     } else if (!strcmp(a.format, "csv")) {
         if (rank_report_write_csv(&rep, stdout, &err) != 0) goto fail;
         for (size_t i = n_priced; i < n_rows; i++) {
-            char label[128];
+            char label[256];
             rank_config_label(&configs[rows[i].config], rows[i].market, label, sizeof label);
             ib_warn("not ranked: %s: %s", label, rows[i].unpriced_reason);
         }

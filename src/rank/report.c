@@ -154,7 +154,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_row *row = &r->rows[i];
         const rank_config *c = &r->configs[row->config];
-        char rk[16], cfg[128], acc[128], ph[32], sps[48], spd[48], hrs[48], cost[48], place[16], price[48], age[16],
+        char rk[16], cfg[256], acc[128], ph[32], sps[48], spd[48], hrs[48], cost[48], place[16], price[48], age[16],
             runs[48];
         snprintf(rk, sizeof rk, "%d%s", row->rank, o->pareto_only || !row->pareto ? "" : "*");
         rank_config_label(c, row->market, cfg, sizeof cfg);
@@ -195,7 +195,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
         fprintf(out, "\nnot ranked (no usable price):\n");
         for (size_t i = r->n_priced; i < r->n_rows; i++) {
             const rank_row *row = &r->rows[i];
-            char cfg[128], sps[48];
+            char cfg[256], sps[48];
             rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
             fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
             util_term_printf(out, "  %s (%s samples/s): %s\n", cfg, sps, row->unpriced_reason);
@@ -230,7 +230,7 @@ int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err)
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_row *row = &r->rows[i];
         const rank_config *c = &r->configs[row->config];
-        char rk[16], cfg[128], nodes[24], apn[24], tot[24], ph[40], pn[40], sps[40], spd[40], tgt[40], hrs[40],
+        char rk[16], cfg[256], nodes[24], apn[24], tot[24], ph[40], pn[40], sps[40], spd[40], tgt[40], hrs[40],
             cost[40], ib[16], pl[16], asof[32] = "", runs[24];
         snprintf(rk, sizeof rk, "%d", row->rank);
         rank_config_label(c, row->market, cfg, sizeof cfg);

@@ -51,7 +51,7 @@ static void add_row(cJSON *arr, const rank_report *r, const rank_row *row)
 {
     const rank_config *c = &r->configs[row->config];
     cJSON *o = cJSON_CreateObject();
-    char label[160];
+    char label[256];
     rank_config_label(c, row->market, label, sizeof label);
     cJSON_AddItemToObject(o, "rank", cJSON_CreateNumber(row->rank));
     cJSON_AddStringToObject(o, "configuration", label);
@@ -96,7 +96,7 @@ static void add_unpriced(cJSON *arr, const rank_report *r, const rank_row *row)
 {
     const rank_config *c = &r->configs[row->config];
     cJSON *o = cJSON_CreateObject();
-    char label[160];
+    char label[256];
     rank_config_label(c, row->market, label, sizeof label);
     cJSON_AddStringToObject(o, "configuration", label);
     cJSON_AddItemToObject(o, "instance_type", str_or_null(c->instance_type));

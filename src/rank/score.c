@@ -63,8 +63,8 @@ int rank_parse_spot_mode(const char *s, rank_spot_mode *out)
 
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len)
 {
-    snprintf(out, len, "%ld x %s %s", c->nodes, c->instance_type[0] ? c->instance_type : "(unknown type)",
-             rank_market_name(m));
+    snprintf(out, len, "%ld x %s %s%s%s%s", c->nodes, c->instance_type[0] ? c->instance_type : "(unknown type)",
+             rank_market_name(m), c->variant[0] ? " (" : "", c->variant, c->variant[0] ? ")" : "");
 }
 
 void rank_accelerator_label(const rank_config *c, char *out, size_t len)
