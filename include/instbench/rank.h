@@ -27,6 +27,7 @@
 #define RANK_MAX_SAMPLES_PER_SECOND 1e12
 #define RANK_MIN_SAMPLES_PER_SECOND 1e-6   /* below: time to any target overflows into nonsense */
 #define RANK_MAX_NODES 100000
+#define RANK_KEY_BYTES 32   /* SHA-256 */
 
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
 typedef struct rank_result {
@@ -46,6 +47,10 @@ typedef struct rank_result {
     long nodes;                  /* max(topology.nodes, instance.count) */
     double samples_per_second;   /* global, > 0, finite */
     time_t timestamp;            /* 0 unknown */
+    /* What identifies the run (SHA-256 over fingerprint, timestamp, host, instance, nodes, backend,
+     * device, samples/s, steps and duration): the same run read twice (a copy, the --append line
+     * beside the file) has the same key and counts once. */
+    unsigned char run_key[RANK_KEY_BYTES];
 } rank_result;
 
 typedef struct rank_results {
@@ -53,6 +58,7 @@ typedef struct rank_results {
     size_t n, cap;
     size_t files_read;           /* files (or stdin) opened */
     size_t skipped;              /* files or lines rejected, each reported through on_skip */
+    size_t duplicates;           /* files, directories or runs reached again, ignored */
 } rank_results;
 
 /* Called once per rejected file or line: WHERE is "path" or "path:line", REASON one line. */
@@ -61,12 +67,21 @@ typedef void (*rank_skip_fn)(void *ctx, const char *where, const char *reason);
 /* Parses one result document.  Returns 0 and fills OUT, or -1 with a one-line reason. */
 int rank_parse_result(const char *json, size_t len, rank_result *out, char *reason, size_t reason_len);
 
+typedef struct rank_load_options {
+    int follow;                  /* follow symbolic links to directories found while walking */
+} rank_load_options;
+
 /* Loads PATHS: files (.jsonl read line by line, anything else as one JSON document or an array of
  * them), directories (recursively, their *.json and *.jsonl files, sorted), glob patterns the
  * shell did not expand, and "-" (stdin, one document or JSON lines).  Unreadable or invalid
- * inputs are skipped through ON_SKIP; the call itself fails only on out-of-memory. */
-int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_fn on_skip, void *ctx,
-              ib_error *err);
+ * inputs are skipped through ON_SKIP; the call itself fails only on out-of-memory.
+ * Each result counts once: a file or directory reached again (same device and inode: given
+ * twice, inside a directory also given, through a link) and a run read again (same run_key) are
+ * ignored and counted in out->duplicates.  Symbolic links to directories met in a walk are
+ * skipped (reported) unless OPT->follow; directories nest at most RANK_MAX_DEPTH deep. */
+#define RANK_MAX_DEPTH 32
+int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out,
+              rank_skip_fn on_skip, void *ctx, ib_error *err);
 void rank_results_free(rank_results *r);
 
 /* ---- grouping ---- */
@@ -207,7 +222,7 @@ typedef struct rank_report {
     double epochs, dataset_size;         /* 0 when the target came from --samples or is absent */
     const char *region_override;         /* NULL or the --region value */
     const char *prices_origin;           /* "snapshot of 2026-11-21 (...)", "file prices.json", "live" */
-    size_t files_read, results, skipped;
+    size_t files_read, results, skipped, duplicates;
 } rank_report;
 
 /* "snapshot 2026-11-21" style summary of the prices the rows used: sources and as-of dates. */

@@ -19,7 +19,11 @@ static void usage(FILE *out)
             "Ranks measured configurations (nodes x instance type x market) by training samples per dollar.\n\n"
             "RESULT: result files from `instbench measure`, directories (searched recursively for *.json and\n"
             "        *.jsonl), glob patterns, .jsonl files (one result per line), or - for stdin.\n"
-            "        Invalid or foreign files are skipped with a reason on stderr.\n\n"
+            "        Invalid or foreign files are skipped with a reason on stderr.  Each result counts once:\n"
+            "        a file, directory or run reached again is ignored (\"N duplicates ignored\").\n\n"
+            "inputs:\n"
+            "  --follow             follow symbolic links to directories met while walking RESULT directories\n"
+            "                       (default: skipped with a note; a link given as RESULT is always followed)\n"
             "workload:\n"
             "  --workload FP        rank the results whose workload fingerprint starts with FP, or whose model\n"
             "                       is FP (results of different workloads are never ranked together; default:\n"
@@ -56,6 +60,7 @@ typedef struct rank_args {
     double samples, epochs, dataset_size;
     long top;
     rank_options opt;
+    rank_load_options load;
 } rank_args;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -101,6 +106,10 @@ static int parse_args(int argc, char **argv, rank_args *a)
         }
         if (!strcmp(arg, "--pareto")) {
             a->opt.pareto_only = 1;
+            continue;
+        }
+        if (!strcmp(arg, "--follow")) {
+            a->load.follow = 1;
             continue;
         }
         /* Every other flag takes a value: "--flag VALUE" or "--flag=VALUE". */
@@ -263,9 +272,12 @@ int cmd_rank(int argc, char **argv)
     int have_prices = 0;
     rc = IB_EXIT_RUNTIME;
 
-    if (rank_load(a.paths, a.n_paths, &res, on_skip, NULL, &err) != 0) goto fail;
+    if (rank_load(a.paths, a.n_paths, &a.load, &res, on_skip, NULL, &err) != 0) goto fail;
     ib_info("read %zu input%s: %zu result%s, %zu skipped", res.files_read, res.files_read == 1 ? "" : "s", res.n,
             res.n == 1 ? "" : "s", res.skipped);
+    if (res.duplicates)
+        ib_info("%zu duplicate%s ignored (a file, directory or run reached more than once counts once)",
+                res.duplicates, res.duplicates == 1 ? "" : "s");
     if (res.n == 0) {
         ib_error_set(&err, IB_EXIT_RUNTIME, "no usable results%s", res.skipped ? " (every input was skipped, see above)" : "");
         goto fail;
@@ -304,7 +316,7 @@ int cmd_rank(int argc, char **argv)
     rank_report rep = {g,      groups, n_groups,       configs,  n_configs,      rows, n_priced,
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
                        a.samples > 0 ? 0 : a.dataset_size, a.region, origin[0] ? origin : NULL,
-                       res.files_read, res.n, res.skipped};
+                       res.files_read, res.n, res.skipped, res.duplicates};
     if (!strcmp(a.format, "json")) {
         if (rank_report_write_json(&rep, stdout, &err) != 0) goto fail;
     } else if (!strcmp(a.format, "csv")) {

@@ -7,7 +7,7 @@
  *   "workload": {"fingerprint", "model", "precision", "batch_size_per_device", "global_batch_size",
  *                "data", "results"},                    -- the group ranked
  *   "workloads": [{"fingerprint", "model", "precision", "results", "selected"}],  -- every group found
- *   "inputs": {"files_read", "results", "skipped"},
+ *   "inputs": {"files_read", "results", "skipped", "duplicates"},   -- results: each counted once
  *   "prices": {"summary", "origin", "region_override", "spot_price": "lowest|median|az", "az"},
  *   "target": {"samples", "epochs", "dataset_size"} | null,
  *   "filters": {"markets": "on-demand|spot|both", "deadline_hours", "budget_usd", "max_hourly_usd",
@@ -144,6 +144,7 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(in, "files_read", (double)r->files_read);
     cJSON_AddNumberToObject(in, "results", (double)r->results);
     cJSON_AddNumberToObject(in, "skipped", (double)r->skipped);
+    cJSON_AddNumberToObject(in, "duplicates", (double)r->duplicates);
 
     char summary[160];
     rank_report_price_summary(r, summary, sizeof summary);
