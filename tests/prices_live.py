@@ -362,9 +362,9 @@ def cached_record(od=7.77, zones=None, t="g5.xlarge", region="us-east-1"):
 
 def case_hostile_cache():
     """Cache files are validated like a prices file: a zone, type or region that is not a name (a
-    clipboard-writing escape, a spreadsheet formula), a price that is not finite and positive:
-    the file is ignored with a warning naming the field, shown escaped, and the snapshot answers;
-    nothing of it reaches the table or stderr raw."""
+    clipboard-writing escape, a spreadsheet formula), a price that is not finite and positive, a
+    key given twice: the file is ignored with a warning naming the field, shown escaped, and the
+    snapshot answers; nothing of it reaches the table or stderr raw."""
     t, region = "g5.xlarge", "us-east-1"
     osc52 = "\x1b]52;c;aGVsbG8=\x07"
     for what, rec, word in (
@@ -388,6 +388,16 @@ def case_hostile_cache():
                 recs, _ = as_json(p)
                 r = recs[(t, region)]
                 check(r["on_demand"] is None and r["spot"] is None, "%s: the cache was used: %r" % (what, r))
+    # A key given twice: which price counts depends on the reader, so the file is refused.
+    path = write_cache(cached_record())
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace('"usd_per_hour": 7.77', '"usd_per_hour": 7.77, "usd_per_hour": 0.01', 1))
+    p = prices(["--instance-types", t, "--regions", region, "--source", "cache", "--format", "json"],
+               base_env(None, creds=False))
+    check("on_demand.usd_per_hour: this key is given twice" in p.stderr, "duplicate key not refused:\n" + p.stderr)
+    check(as_json(p)[0][(t, region)]["on_demand"] is None, "a cache file with a duplicate key was used")
     # A valid file is still used.
     write_cache(cached_record())
     recs, _ = as_json(prices(["--instance-types", t, "--regions", region, "--source", "cache", "--format", "json"],

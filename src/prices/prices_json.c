@@ -19,7 +19,8 @@
  *
  * null means unknown or not asked for.  Prices are USD per instance-hour; a price must be finite,
  * > 0 and <= PRICES_MAX_USD_PER_HOUR.  Instance types, regions and zones (names or IDs) must look
- * like AWS's (instbench/names.h): they are shown, matched and used in cache paths.  interruption.bucket is the Spot Instance Advisor's
+ * like AWS's (instbench/names.h): they are shown, matched and used in cache paths.  A key given
+ * twice anywhere refuses the document (cJSON would take the first value, jq and Python the last).  interruption.bucket is the Spot Instance Advisor's
  * frequency-of-interruption range 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%); savings_pct is its
  * saving vs on-demand in percent (<= 100; negative when spot costs more; or null).  A (instance_type, region) pair appears at most once. */
 #include "instbench/prices.h"
@@ -262,8 +263,13 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
     if (!root) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: not valid JSON", rd.what);
     int rc = -1;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    char dup[160];
     if (!cJSON_IsObject(root)) {
         bad(&rd, "$", "must be a JSON object");
+        goto done;
+    }
+    if (util_json_duplicate_key(root, dup, sizeof dup)) {   /* readers would disagree on its value */
+        bad(&rd, dup, "this key is given twice");
         goto done;
     }
     if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PRICES_SCHEMA) != 0) {
