@@ -1,57 +1,20 @@
-"""Instance identity through a local IMDSv2 endpoint (AWS_EC2_METADATA_SERVICE_ENDPOINT): a small
-server here that, like EC2's, hands out a session token on PUT /latest/api/token and answers GETs
-only when they carry it.  On-demand and spot lifecycles, flag overrides, no lookup when all three
+"""Instance identity through a local IMDSv2 endpoint (AWS_EC2_METADATA_SERVICE_ENDPOINT): the
+stand-in of imds_standin.py that, like EC2's, hands out a session token on PUT /latest/api/token
+and answers GETs only when they carry it.  On-demand and spot lifecycles, flag overrides, no lookup when all three
 identity flags are given, and the cost of a missing IMDS (closed port, or a server that never
 answers), timed from outside the tool."""
-import http.server
 import json
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from imds_standin import TOKEN, Imds, start  # noqa: E402
 from measure_common import BIN, TINY, check, env, finish, scratch, validate  # noqa: E402
 
-TOKEN = "AQAEAtest-token=="
-
-
-class Imds(http.server.BaseHTTPRequestHandler):
-    meta = {}
-    log = []
-
-    def log_message(self, *a):
-        pass
-
-    def _send(self, code, body=b""):
-        self.send_response(code)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_PUT(self):
-        Imds.log.append(("PUT", self.path, None))
-        if self.path != "/latest/api/token" or "X-aws-ec2-metadata-token-ttl-seconds" not in self.headers:
-            return self._send(400)
-        self._send(200, TOKEN.encode())
-
-    def do_GET(self):
-        tok = self.headers.get("X-aws-ec2-metadata-token")
-        Imds.log.append(("GET", self.path, tok))
-        if tok != TOKEN:
-            return self._send(401)
-        key = self.path[len("/latest/meta-data/"):] if self.path.startswith("/latest/meta-data/") else None
-        if key in Imds.meta:
-            return self._send(200, Imds.meta[key].encode())
-        self._send(404)
-
-
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Imds)
-threading.Thread(target=srv.serve_forever, daemon=True).start()
-ENDPOINT = f"http://127.0.0.1:{srv.server_address[1]}"
+srv, ENDPOINT = start()
 
 
 def measure(extra, endpoint=ENDPOINT):

@@ -19,3 +19,12 @@ set_tests_properties(rank_measure_end_to_end PROPERTIES LABELS slow)
 # Big and endless inputs: a 60 MiB array under 200 MB RSS, JSON lines streamed, /dev/zero on
 # stdin cut off, warnings capped.
 add_test(NAME rank_memory COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_memory.py ${INSTBENCH_BIN})
+# Untrusted text (names from result files, price files, the cache, IMDS, the machine) reaches the
+# terminal escaped: the helper, the table writers, warnings, errors and measure's summary.
+instbench_add_unit_test(output_untrusted_text output_untrusted_text.c)
+add_test(NAME rank_untrusted_text COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_untrusted_text.py ${INSTBENCH_BIN})
+# CSV opened in spreadsheets: formula-like text cells are prefixed with ' (rank and prices CSV).
+add_test(NAME rank_csv_injection COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_csv_injection.py ${INSTBENCH_BIN})
+# Each result counted once: duplicates by inode and run, symlink fan-out and --follow, backends and
+# devices kept apart, duplicate JSON keys refused.
+add_test(NAME rank_counting COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_counting.py ${INSTBENCH_BIN})

@@ -104,11 +104,13 @@ def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, s
     for r in results:
         nodes = max(r["topology"]["nodes"], r["instance"].get("count") or 1)
         reg = region or r["instance"]["region"]
-        key = (r["instance"]["type"], nodes, reg)
+        # What ran is part of a configuration: backend and device name, not only where.
+        devices = r["hardware"]["devices"]
+        key = (r["instance"]["type"], nodes, reg, r["hardware"]["backend"], devices[0]["name"] if devices else "")
         configs.setdefault(key, []).append(r["measurement"]["samples_per_second"])
     table = {(p["instance_type"], p["region"]): p for p in prices["prices"]}
     priced, unpriced = [], []
-    for (itype, nodes, reg), runs in configs.items():
+    for (itype, nodes, reg, _backend, _device), runs in configs.items():
         sps = statistics.median(runs)
         for market in markets:
             if market == "spot" and itype.startswith("ml."):

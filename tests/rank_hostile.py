@@ -7,6 +7,7 @@ import os
 import random
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
@@ -41,6 +42,10 @@ def mutated(path, value):
 
 DELETE = object()
 good_text = json.dumps(GOOD)
+# Other runs of the same configuration (a copy of GOOD would be the same run, counted once).
+GOOD2 = dict(GOOD, timestamp="2026-11-21T11:00:00Z")
+GOOD3 = dict(GOOD, timestamp="2026-11-21T12:00:00Z")
+good2_text, good3_text = json.dumps(GOOD2), json.dumps(GOOD3)
 
 # name -> (bytes, a word the reason must contain)
 BAD = {
@@ -95,9 +100,9 @@ def hostile(d):
         f.write("{")
     # A symlink loop must not hang the walk.
     os.symlink(res, os.path.join(res, "loop"))
-    # JSON lines: two good lines, a bad one, a blank one.
+    # JSON lines: two good lines (two more runs), a bad one, a blank one.
     with open(os.path.join(res, "more.jsonl"), "w") as f:
-        f.write(good_text + "\n\n{broken\n" + good_text + "\n")
+        f.write(good2_text + "\n\n{broken\n" + good3_text + "\n")
     fx.write_json(os.path.join(d, "prices.json"), PRICES)
 
     rc, out, err = fx.run(BIN, [res, "--prices", os.path.join(d, "prices.json"), "--format", "json"])
@@ -140,10 +145,10 @@ def hostile(d):
                           stdin=json.dumps(GOOD, indent=2).encode())
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 1, f"stdin document: exit {rc}: {err}")
     rc, out, err = fx.run(BIN, ["-", "--prices", os.path.join(d, "prices.json"), "--format", "json"],
-                          stdin=(good_text + "\n" + good_text + "\nnope\n").encode())
+                          stdin=(good_text + "\n" + good2_text + "\nnope\n").encode())
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 2 and "<stdin>:3" in err, f"stdin lines: {rc}: {err}")
     # An array of results in one file.
-    fx.write_json(os.path.join(d, "array.json"), [GOOD, {"schema": "x"}, GOOD])
+    fx.write_json(os.path.join(d, "array.json"), [GOOD, {"schema": "x"}, GOOD2])
     rc, out, err = fx.run(BIN, [os.path.join(d, "array.json"), "--prices", os.path.join(d, "prices.json"),
                                 "--format", "json"])
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 2 and "array.json[1]" in err, f"array: {rc}: {err}")
@@ -181,7 +186,9 @@ def many(d):
             if i % 1000 == 999:
                 f.write("{ not json")
             else:
-                json.dump(fx.result(t, "us-east-1", 1, acc, "NVIDIA A10G", 100.0 * acc + i % 7), f)
+                # One run each: its own timestamp (runs read twice count once).
+                ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1795000000 + 60 * i))
+                json.dump(fx.result(t, "us-east-1", 1, acc, "NVIDIA A10G", 100.0 * acc + i % 7, timestamp=ts), f)
     rc, out, err = fx.run(BIN, [big, "--prices", os.path.join(d, "prices.json"), "--format", "json"])
     check(rc == 0, f"10k files: exit {rc}: {err[-500:]}")
     if rc == 0:

@@ -52,10 +52,21 @@ with tempfile.TemporaryDirectory() as d:
     # ~60 MiB array: results padded with a long warning string, so each element is a few KiB
     good["measurement"]["warnings"] = ["x" * 3000]
     one = json.dumps(good)
+
+
+    def runs(n):
+        """N distinct runs (a copy of one run counts once): each its own throughput."""
+        out = []
+        for i in range(n):
+            good["measurement"]["samples_per_second"] = 330.0 + i * 1e-3
+            out.append(json.dumps(good))
+        return out
+
+
     n = (60 << 20) // (len(one) + 1)
     arr = os.path.join(d, "big.json")
     with open(arr, "w") as f:
-        f.write("[" + ",".join([one] * n) + "]")
+        f.write("[" + ",".join(runs(n)) + "]")
     size = os.path.getsize(arr)
     rc, out, err, rss = run_measured([arr, "--prices", prices, "--format", "json"])
     check(rc == 0, f"60 MiB array: exit {rc}: {err[-300:]}")
@@ -68,7 +79,7 @@ with tempfile.TemporaryDirectory() as d:
     jl = os.path.join(d, "big.jsonl")
     n2 = (40 << 20) // (len(one) + 1)
     with open(jl, "w") as f:
-        f.write((one + "\n") * n2)
+        f.write("\n".join(runs(n2)) + "\n")
     rc, out, err, rss2 = run_measured([jl, "--prices", prices, "--format", "json"])
     check(rc == 0 and json.loads(out)["inputs"]["results"] == n2, f"40 MiB jsonl: exit {rc}: {err[-300:]}")
     check(rss2 < 32e6, f"40 MiB jsonl: peak RSS {rss2 / 1e6:.0f} MB >= 32 MB (read whole, not streamed?)")

@@ -187,8 +187,11 @@ typedef struct bench_identity {
     char source[16];     /* "imds" | "flag" | "unknown" */
     int count;
 } bench_identity;
-/* IMDS unless type, region and market are all given (non-NULL); flags override IMDS. */
-void identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *out);
+/* IMDS unless type, region and market are all given (non-NULL); flags override IMDS.  No IMDS
+ * (off EC2) leaves the identity unknown; an IMDS answer that fails validation (aws_imds_identity)
+ * is an error naming the field. */
+int identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *out,
+                     ib_error *err);
 
 /* ---- result.c ------------------------------------------------------------------------------ */
 

@@ -9,11 +9,14 @@ typedef struct aws_instance_identity {
     char instance_type[64];
     char region[32];
     char availability_zone[32];
-    char lifecycle[16];      /* "spot" | "on-demand" | "" when unknown */
+    char lifecycle[16];      /* "spot" | "on-demand" | another word (e.g. "scheduled") | "" unknown */
 } aws_instance_identity;
 
 /* Honours AWS_EC2_METADATA_SERVICE_ENDPOINT and AWS_EC2_METADATA_DISABLED=true.  Off EC2 it fails
- * within about a second (short connect timeout), returning -1 with a message. */
+ * within about a second (short connect timeout), returning -1 with a message.  Every answer is
+ * checked before it is kept (instbench/names.h: instance type, zone, region and the zone within
+ * it; lifecycle one lower-case word): a malformed one returns -2 with a message naming the
+ * metadata path, and OUT is left empty.  A malformed instance id is left "" (informational). */
 int aws_imds_identity(aws_instance_identity *out, ib_error *err);
 
 #endif

@@ -26,11 +26,13 @@ int output_table_add_row(output_table *t, const char *const *cells);
 void output_table_free(output_table *t);
 
 /* Aligned columns separated by two spaces, a header row and a dashed rule; widths count UTF-8
- * characters, not bytes. */
+ * characters, not bytes.  Cells are shown terminal-safe (util_term_escape). */
 int output_table_write_text(const output_table *t, FILE *out);
-/* RFC 4180 quoting (fields with , " CR or LF quoted, quotes doubled), header row, LF line ends. */
+/* RFC 4180 quoting (fields with , " CR or LF quoted, quotes doubled), header row, LF line ends.
+ * A cell starting with = + - @ tab or CR that is not a plain number gets a leading ' (OWASP's
+ * CSV-injection rule), so a spreadsheet shows it as text instead of running it. */
 int output_table_write_csv(const output_table *t, FILE *out);
-/* One CSV field, quoted when needed. */
+/* One CSV field, quoted when needed, ' added as above. */
 void output_csv_field(FILE *out, const char *s);
 
 /* JSON helpers (cJSON documents): non-finite numbers become null, never invalid JSON. */
@@ -66,7 +68,8 @@ typedef struct output_plot {
 
 /* Renders a standalone SVG document (text escaped, valid XML). *SVG is malloc'd. */
 int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *err);
-/* Appends S to an XML text/attribute context with & < > " ' escaped and control bytes dropped. */
+/* Appends S to an XML text/attribute context with & < > " ' escaped, control characters dropped
+ * and non-ASCII bytes shown as '?' (the document stays valid XML whatever S holds). */
 void output_xml_escape(FILE *out, const char *s);
 
 #endif

@@ -36,6 +36,7 @@
 #define RANK_MAX_USD_PER_HOUR 1e5
 
 typedef enum rank_market { RANK_ON_DEMAND = 0, RANK_SPOT = 1 } rank_market;
+#define RANK_KEY_BYTES 32   /* SHA-256 */
 
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
 typedef struct rank_result {
@@ -58,6 +59,10 @@ typedef struct rank_result {
     time_t timestamp;            /* 0 unknown */
     double user_usd_per_hour;    /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
     rank_market user_market;     /* the market that price is for */
+    /* What identifies the run (SHA-256 over fingerprint, timestamp, host, instance, nodes, backend,
+     * device, samples/s, steps and duration): the same run read twice (a copy, the --append line
+     * beside the file) has the same key and counts once. */
+    unsigned char run_key[RANK_KEY_BYTES];
 } rank_result;
 
 typedef struct rank_results {
@@ -65,6 +70,7 @@ typedef struct rank_results {
     size_t n, cap;
     size_t files_read;           /* files (or stdin) opened */
     size_t skipped;              /* files or lines rejected, each reported through on_skip */
+    size_t duplicates;           /* files, directories or runs reached again, ignored */
 } rank_results;
 
 /* Called once per rejected file or line: WHERE is "path" or "path:line", REASON one line. */
@@ -73,12 +79,21 @@ typedef void (*rank_skip_fn)(void *ctx, const char *where, const char *reason);
 /* Parses one result document.  Returns 0 and fills OUT, or -1 with a one-line reason. */
 int rank_parse_result(const char *json, size_t len, rank_result *out, char *reason, size_t reason_len);
 
+typedef struct rank_load_options {
+    int follow;                  /* follow symbolic links to directories found while walking */
+} rank_load_options;
+
 /* Loads PATHS: files (.jsonl read line by line, anything else as one JSON document or an array of
  * them), directories (recursively, their *.json and *.jsonl files, sorted), glob patterns the
  * shell did not expand, and "-" (stdin, one document or JSON lines).  Unreadable or invalid
- * inputs are skipped through ON_SKIP; the call itself fails only on out-of-memory. */
-int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_fn on_skip, void *ctx,
-              ib_error *err);
+ * inputs are skipped through ON_SKIP; the call itself fails only on out-of-memory.
+ * Each result counts once: a file or directory reached again (same device and inode: given
+ * twice, inside a directory also given, through a link) and a run read again (same run_key) are
+ * ignored and counted in out->duplicates.  Symbolic links to directories met in a walk are
+ * skipped (reported) unless OPT->follow; directories nest at most RANK_MAX_DEPTH deep. */
+#define RANK_MAX_DEPTH 32
+int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out,
+              rank_skip_fn on_skip, void *ctx, ib_error *err);
 void rank_results_free(rank_results *r);
 
 /* ---- grouping ---- */
@@ -123,10 +138,14 @@ typedef struct rank_config {
     double recorded_usd_per_hour[2];
     time_t recorded_as_of[2];    /* that run's timestamp */
     int recorded_prices_differ;  /* 1: runs recorded different costs for one market */
+    char variant[96];            /* "" unless another configuration has the same type, nodes, region */
 } rank_config;
 
-/* Combines the group's runs by (instance type, nodes, effective region).  Runs of an unknown
- * instance type are kept apart by hostname and accelerator/CPU so different machines never merge. */
+/* Combines the group's runs by (instance type, nodes, effective region, backend, device name):
+ * a CPU run and a CUDA run on one instance type are different configurations.  Runs of an
+ * unknown instance type are also kept apart by hostname, accelerator count and vCPUs, so
+ * different machines never merge.  Configurations that share type, nodes and region get a
+ * VARIANT ("cpu", "cuda NVIDIA A10G") for their labels. */
 int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
                       rank_config **configs, size_t *n_configs, ib_error *err);
 
@@ -221,7 +240,8 @@ int rank_parse_spot_mode(const char *s, rank_spot_mode *out);
 const char *rank_sort_key_name(rank_sort_key k);
 const char *rank_market_name(rank_market m);
 
-/* "4 x g5.xlarge spot", "1 x HOSTNAME on-demand" off EC2; "4 x NVIDIA A10G" (with
+/* "4 x g5.xlarge spot" ("1 x g5.xlarge spot (cpu)" with a variant), "1 x HOSTNAME on-demand" off
+ * EC2; "4 x NVIDIA A10G" (with
  * "(4 nodes x 1)" when nodes > 1). */
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len);
 void rank_accelerator_label(const rank_config *c, char *out, size_t len);
@@ -242,7 +262,7 @@ typedef struct rank_report {
     double epochs, dataset_size;         /* 0 when the target came from --samples or is absent */
     const char *region_override;         /* NULL or the --region value */
     const char *prices_origin;           /* "snapshot of 2026-11-21 (...)", "file prices.json", "live" */
-    size_t files_read, results, skipped;
+    size_t files_read, results, skipped, duplicates;
 } rank_report;
 
 /* "snapshot 2026-11-21" style summary of the prices the rows used: sources and as-of dates. */

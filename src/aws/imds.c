@@ -3,12 +3,15 @@
  * AWS_EC2_METADATA_DISABLED=true, AWS_EC2_METADATA_V1_DISABLED=true and AWS_METADATA_SERVICE_TIMEOUT
  * (seconds, default 1): off EC2 the token request fails within about that long. */
 #include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "aws/aws_internal.h"
 #include "instbench/imds.h"
+#include "instbench/names.h"
 
 #define IMDS_TOKEN_TTL "21600"
 
@@ -114,33 +117,91 @@ static int get_into(aws_imds_session *s, const char *path, char *dst, size_t cap
     return 0;
 }
 
+/* A malformed answer: -2 with the message. */
+static int malformed(ib_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int malformed(ib_error *err, const char *fmt, ...)
+{
+    char msg[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ib_error_set(err, IB_EXIT_RUNTIME, "%s", msg);
+    return -2;
+}
+
+/* One identity value: a single line (a final newline allowed) shorter than CAP that OK accepts.
+ * 0 ok; -1 no answer (ERR says why); -2 a malformed answer (ERR names the path and quotes it). */
+static int get_checked(aws_imds_session *s, const char *path, char *dst, size_t cap, int (*ok)(const char *),
+                       const char *what, ib_error *err)
+{
+    char *b = NULL;
+    if (aws_imds_get(s, path, &b, err) != 0) return -1;
+    size_t n = strcspn(b, "\r\n");
+    int one_line = b[n + strspn(b + n, "\r\n")] == '\0';
+    int rc = 0;
+    if (n >= cap || !one_line) {
+        rc = malformed(err, "IMDS %s: the answer (%zu bytes%s) is not %s", path, strlen(b),
+                       one_line ? "" : ", several lines", what);
+    } else {
+        memcpy(dst, b, n);
+        dst[n] = '\0';
+        if (!ok(dst)) rc = malformed(err, "IMDS %s: '%s' is not %s", path, dst, what);
+    }
+    free(b);
+    if (rc) dst[0] = '\0';
+    return rc;
+}
+
+/* "spot", "on-demand", "scheduled", ...: one lower-case word (dashes allowed). */
+static int lifecycle_ok(const char *s)
+{
+    if (!s[0]) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || *s == '-')) return 0;
+    return 1;
+}
+
+static int instance_id_ok(const char *s)
+{
+    if (strncmp(s, "i-", 2) || !s[2]) return 0;
+    for (s += 2; *s; s++)
+        if (!((*s >= 'a' && *s <= 'f') || (*s >= '0' && *s <= '9'))) return 0;
+    return 1;
+}
+
 int aws_imds_identity(aws_instance_identity *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);
     aws_imds_session *s;
     if (aws_imds_open(&s, err) != 0) return -1;
-    int rc = -1;
-    if (get_into(s, "meta-data/instance-type", out->instance_type, sizeof out->instance_type, err) != 0) goto out;
-    if (get_into(s, "meta-data/placement/availability-zone", out->availability_zone, sizeof out->availability_zone,
-                 err) != 0)
-        goto out;
-    ib_error ignore;
-    if (get_into(s, "meta-data/placement/region", out->region, sizeof out->region, &ignore) != 0) {
-        /* older IMDS versions lack placement/region: the AZ minus its letter is the region */
-        snprintf(out->region, sizeof out->region, "%s", out->availability_zone);
-        size_t n = strlen(out->region);
-        while (n && out->region[n - 1] >= 'a' && out->region[n - 1] <= 'z') out->region[--n] = '\0';
+    ib_error opt;   /* optional fields: no answer falls back, a malformed one still fails */
+    int rc = get_checked(s, "meta-data/instance-type", out->instance_type, sizeof out->instance_type,
+                         names_instance_type_ok, "an instance type", err);
+    if (rc == 0)
+        rc = get_checked(s, "meta-data/placement/availability-zone", out->availability_zone,
+                         sizeof out->availability_zone, names_zone_ok, "an availability zone", err);
+    if (rc == 0) {
+        int r = get_checked(s, "meta-data/placement/region", out->region, sizeof out->region, names_region_ok,
+                            "a region", &opt);
+        if (r == -2) rc = malformed(err, "%s", opt.msg);
+        /* older IMDS versions lack placement/region: the zone names it (us-west-2-lax-1a -> us-west-2) */
+        else if (r == -1 && names_region_of_zone(out->availability_zone, out->region, sizeof out->region) != 0)
+            rc = malformed(err, "IMDS meta-data/placement/availability-zone: '%s' names no region",
+                           out->availability_zone);
     }
-    if (get_into(s, "meta-data/instance-id", out->instance_id, sizeof out->instance_id, &ignore) != 0)
-        out->instance_id[0] = '\0';
-    char lc[sizeof out->lifecycle] = "";
-    if (get_into(s, "meta-data/instance-life-cycle", lc, sizeof lc, &ignore) == 0) {
-        /* "spot" or "on-demand"; anything else (e.g. "scheduled") is passed through as is */
-        snprintf(out->lifecycle, sizeof out->lifecycle, "%s", lc);
-    }
-    rc = 0;
-out:
+    if (rc == 0 && !names_zone_in_region(out->availability_zone, out->region))
+        rc = malformed(err, "IMDS meta-data/placement/availability-zone: '%s' is not a zone of region '%s'",
+                       out->availability_zone, out->region);
+    /* The instance id is informational (never stored in a result): a malformed one is just unknown. */
+    if (rc == 0) get_checked(s, "meta-data/instance-id", out->instance_id, sizeof out->instance_id, instance_id_ok,
+                             "an instance id", &opt);
+    /* "spot" or "on-demand"; another word (e.g. "scheduled") is kept here and priced by no market */
+    if (rc == 0 && get_checked(s, "meta-data/instance-life-cycle", out->lifecycle, sizeof out->lifecycle,
+                               lifecycle_ok, "a lifecycle (spot or on-demand)", &opt) == -2)
+        rc = malformed(err, "%s", opt.msg);
     aws_imds_close(s);
+    if (rc != 0) memset(out, 0, sizeof *out);
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /* identity: which instance this result stands for.  EC2 instance metadata (IMDSv2) unless the
  * flags give all of type, region and market; flags override what IMDS says.  Off EC2 the lookup
- * costs at most about a second (aws/imds.c). */
+ * costs at most about a second (aws/imds.c); what it answers is checked there, and a malformed
+ * answer is an error rather than an identity. */
 #include "instbench/bench.h"
 
 #include <stdio.h>
@@ -8,17 +9,23 @@
 
 #include "instbench/imds.h"
 
-void identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *id)
+int identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *id,
+                     ib_error *err)
 {
     memset(id, 0, sizeof *id);
     strcpy(id->source, "unknown");
     id->count = count > 0 ? count : 1;
     if (!(type && region && market)) {
         aws_instance_identity imds;
-        ib_error err = {0};
+        ib_error ierr = {0};
         double t0 = util_now_seconds();
         ib_debug("identity: reading EC2 instance metadata (IMDSv2)");
-        if (aws_imds_identity(&imds, &err) == 0) {
+        int rc = aws_imds_identity(&imds, &ierr);
+        /* A malformed answer is not "off EC2": a result must not carry, nor rank later reject, it. */
+        if (rc == -2)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "instance identity: %s (--instance-type, --region and "
+                                "--market together skip instance metadata)", ierr.msg);
+        if (rc == 0) {
             ib_debug("identity: instance metadata answered in %.2f s", util_now_seconds() - t0);
             snprintf(id->type, sizeof id->type, "%s", imds.instance_type);
             snprintf(id->region, sizeof id->region, "%s", imds.region);
@@ -28,7 +35,7 @@ void identity_resolve(const char *type, const char *region, const char *market, 
                 snprintf(id->market, sizeof id->market, "%s", imds.lifecycle);
             strcpy(id->source, "imds");
         } else {
-            ib_debug("identity: instance metadata not available (%.2f s): %s", util_now_seconds() - t0, err.msg);
+            ib_debug("identity: instance metadata not available (%.2f s): %s", util_now_seconds() - t0, ierr.msg);
         }
     }
     /* The source names where the instance type came from. */
@@ -43,4 +50,5 @@ void identity_resolve(const char *type, const char *region, const char *market, 
     }
     if (market) snprintf(id->market, sizeof id->market, "%s", market);
     if (!strcmp(id->source, "unknown") && (region || market)) strcpy(id->source, "flag");
+    return 0;
 }

@@ -203,18 +203,26 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     const bench_result *m = r->m;
     const char *b = color ? "\033[1m" : "", *n = color ? "\033[0m" : "";
     const bench_identity *id = &r->identity;
+    /* Host, model and instance names come from the machine, config files and IMDS: escaped, so
+     * only the bold markers above reach the terminal as control sequences. */
+    char type[256], region[128], market[64], source[64], host[1024], model[512];
+    util_term_escape(id->type, type, sizeof type);
+    util_term_escape(id->region[0] ? id->region : "region unknown", region, sizeof region);
+    util_term_escape(id->market[0] ? id->market : "market unknown", market, sizeof market);
+    util_term_escape(id->source, source, sizeof source);
+    util_term_escape(r->sys->hostname, host, sizeof host);
+    util_term_escape(r->workload.model.name, model, sizeof model);
     if (id->type[0])
-        fprintf(f, "%sinstbench measure%s  %s x%d  %s  %s  (identity: %s)  backend %s  %s\n", b, n, id->type,
-                id->count, id->region[0] ? id->region : "region unknown",
-                id->market[0] ? id->market : "market unknown", id->source, r->backend, r->timestamp);
+        fprintf(f, "%sinstbench measure%s  %s x%d  %s  %s  (identity: %s)  backend %s  %s\n", b, n, type,
+                id->count, region, market, source, r->backend, r->timestamp);
     else
         fprintf(f, "%sinstbench measure%s  host %s (instance type unknown: not on EC2 and no --instance-type)  "
-                   "backend %s  %s\n", b, n, r->sys->hostname, r->backend, r->timestamp);
+                   "backend %s  %s\n", b, n, host, r->backend, r->timestamp);
     if (r->hourly_cost_usd > 0)
         fprintf(f, "  price        %.4g USD per node-hour, %s (given with --hourly-cost)\n", r->hourly_cost_usd,
                 price_market(r));
     fprintf(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s\n",
-            r->workload.model.name, r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32",
+            model, r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32",
             r->workload.batch_size_per_device, r->topology.world_size, r->global_batch_size,
             r->workload.data == BENCH_DATA_DEVICE ? "device" : "host",
             r->workload.optim.kind == IB_OPT_ADAMW ? "adamw" : "adam");
@@ -227,11 +235,13 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     fprintf(f, "  breakdown    data %.2f ms  compute %.2f ms  communication %.2f ms  (per-step medians)\n",
             1e3 * m->data_s, 1e3 * m->compute_s, 1e3 * m->comm_s);
     double mt = model_tflops(r);
-    if (r->peak_tflops > 0)
-        fprintf(f, "  model FLOPs  %.3f TFLOP/s  MFU %.1f%% of %.3f TFLOP/s\n               peak: %s\n", mt,
-                100 * mt / r->peak_tflops, r->peak_tflops, r->peak_source ? r->peak_source : "");
-    else
+    if (r->peak_tflops > 0) {
+        fprintf(f, "  model FLOPs  %.3f TFLOP/s  MFU %.1f%% of %.3f TFLOP/s\n", mt, 100 * mt / r->peak_tflops,
+                r->peak_tflops);
+        util_term_printf(f, "               peak: %s\n", r->peak_source ? r->peak_source : "");
+    } else {
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  (no known peak: MFU not computed)\n", mt);
+    }
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);
@@ -243,8 +253,12 @@ void result_default_path(const char *instance_type, const char *host, const char
     char name[300];
     snprintf(name, sizeof name, "%s",
              instance_type && instance_type[0] ? instance_type : (host && host[0] ? host : "unknown-host"));
+    /* A host name is not a file name: anything but letters, digits, '.', '-' and '_' becomes '_'. */
     for (char *p = name; *p; p++)
-        if (*p == '/' || *p == ' ') *p = '_';
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+              *p == '-' || *p == '_'))
+            *p = '_';
+    if (name[0] == '.') name[0] = '_';
     snprintf(out, len, "instbench-results/%s-%s.json", name, ts_compact);
 }
 

@@ -407,7 +407,10 @@ int cmd_measure(int argc, char **argv)
                 sys.loadavg1, sys.vcpus);
 
     bench_identity id;
-    identity_resolve(o.instance_type, o.region, o.market, o.count > 0 ? o.count : rdv.nnodes, &id);
+    if (identity_resolve(o.instance_type, o.region, o.market, o.count > 0 ? o.count : rdv.nnodes, &id, &err) != 0) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return IB_EXIT_RUNTIME;
+    }
     if (g_stop) return interrupted_exit();
 
     /* ---- peak for MFU ---- */

@@ -7,6 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "instbench/aws.h"
+#include "instbench/names.h"
 #include "instbench/prices.h"
 #include "output/prices_output.h"
 #include "prices/prices_internal.h"
@@ -48,30 +49,6 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(try: instbench prices --help)\n");
     return IB_EXIT_USAGE;
-}
-
-/* "g5.xlarge", "ml.p4d.24xlarge": lower-case letters, digits, '-' and at least one inner dot. */
-static int valid_type(const char *s)
-{
-    size_t n = strlen(s);
-    if (n < 3 || n >= 64 || !strchr(s, '.') || s[0] == '.' || s[n - 1] == '.' || strstr(s, "..")) return 0;
-    for (const char *p = s; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '-')) return 0;
-    return 1;
-}
-
-/* "us-east-1", "ap-southeast-4", "us-gov-west-1": letters and dashes, ending in -DIGITS. */
-static int valid_region(const char *s)
-{
-    size_t n = strlen(s);
-    if (n < 4 || n >= 32) return 0;
-    const char *dash = strrchr(s, '-');
-    if (!dash || dash == s || !dash[1]) return 0;
-    for (const char *p = dash + 1; *p; p++)
-        if (*p < '0' || *p > '9') return 0;
-    for (const char *p = s; p < dash; p++)
-        if (!((*p >= 'a' && *p <= 'z') || *p == '-')) return 0;
-    return 1;
 }
 
 /* --flag VALUE or --flag=VALUE; advances *i past a separate value. */
@@ -183,7 +160,7 @@ int cmd_prices(int argc, char **argv)
         goto oom;
     }
     for (size_t i = 0; i < q.n_types; i++)
-        if (!valid_type(q.instance_types[i])) {
+        if (!names_instance_type_ok(q.instance_types[i])) {
             rc = usage_error("'%s' is not an instance type (like g5.xlarge or ml.g5.xlarge)", q.instance_types[i]);
             goto done;
         }
@@ -194,13 +171,13 @@ int cmd_prices(int argc, char **argv)
             goto done;
         }
         for (size_t i = 0; i < q.n_regions; i++)
-            if (!valid_region(q.regions[i])) {
+            if (!names_region_ok(q.regions[i])) {
                 rc = usage_error("'%s' is not an AWS region (like us-east-1)", q.regions[i]);
                 goto done;
             }
     } else {
         ib_error rerr = {0};
-        if (aws_region_resolve(region_buf, &rerr) != 0 || !valid_region(region_buf)) {
+        if (aws_region_resolve(region_buf, &rerr) != 0 || !names_region_ok(region_buf)) {
             snprintf(region_buf, sizeof region_buf, "us-east-1");
             ib_info("no AWS region configured; showing us-east-1 (use --regions)");
         }

@@ -20,7 +20,11 @@ static void usage(FILE *out)
             "Ranks measured configurations (nodes x instance type x market) by training samples per dollar.\n\n"
             "RESULT: result files from `instbench measure`, directories (searched recursively for *.json and\n"
             "        *.jsonl), glob patterns, .jsonl files (one result per line), or - for stdin.\n"
-            "        Invalid or foreign files are skipped with a reason on stderr.\n\n"
+            "        Invalid or foreign files are skipped with a reason on stderr.  Each result counts once:\n"
+            "        a file, directory or run reached again is ignored (\"N duplicates ignored\").\n\n"
+            "inputs:\n"
+            "  --follow             follow symbolic links to directories met while walking RESULT directories\n"
+            "                       (default: skipped with a note; a link given as RESULT is always followed)\n"
             "workload:\n"
             "  --workload FP        rank the results whose workload fingerprint starts with FP, or whose model\n"
             "                       is FP (results of different workloads are never ranked together; default:\n"
@@ -64,6 +68,7 @@ typedef struct rank_args {
     rank_user_price *prices_given;   /* --price flags, in order */
     size_t n_prices_given;
     rank_options opt;
+    rank_load_options load;
 } rank_args;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -110,6 +115,10 @@ static int parse_args(int argc, char **argv, rank_args *a)
         }
         if (!strcmp(arg, "--pareto")) {
             a->opt.pareto_only = 1;
+            continue;
+        }
+        if (!strcmp(arg, "--follow")) {
+            a->load.follow = 1;
             continue;
         }
         /* Every other flag takes a value: "--flag VALUE" or "--flag=VALUE". */
@@ -235,12 +244,7 @@ static void on_skip(void *ctx, const char *where, const char *reason)
 {
     (void)ctx;
     if (!skip_shown(reason)) return;
-    /* File names are untrusted too: no control characters reach the terminal. */
-    char safe[512];
-    size_t i = 0;
-    for (; where[i] && i + 1 < sizeof safe; i++) safe[i] = (unsigned char)where[i] < 0x20 || where[i] == 0x7f ? '?' : where[i];
-    safe[i] = '\0';
-    ib_warn("skipped %s: %s", safe, reason);
+    ib_warn("skipped %s: %s", where, reason);   /* file names are untrusted too: ib_log escapes them */
 }
 
 /* Every market ranked has a user price for C, so no AWS price is needed for it. */
@@ -353,10 +357,13 @@ int cmd_rank(int argc, char **argv)
     int have_prices = 0;
     rc = IB_EXIT_RUNTIME;
 
-    if (rank_load(a.paths, a.n_paths, &res, on_skip, NULL, &err) != 0) goto fail;
+    if (rank_load(a.paths, a.n_paths, &a.load, &res, on_skip, NULL, &err) != 0) goto fail;
     skip_summary();
     ib_info("read %zu input%s: %zu result%s, %zu skipped", res.files_read, res.files_read == 1 ? "" : "s", res.n,
             res.n == 1 ? "" : "s", res.skipped);
+    if (res.duplicates)
+        ib_info("%zu duplicate%s ignored (a file, directory or run reached more than once counts once)",
+                res.duplicates, res.duplicates == 1 ? "" : "s");
     if (res.n == 0) {
         ib_error_set(&err, IB_EXIT_RUNTIME, "no usable results%s", res.skipped ? " (every input was skipped, see above)" : "");
         goto fail;
@@ -396,13 +403,13 @@ int cmd_rank(int argc, char **argv)
     rank_report rep = {g,      groups, n_groups,       configs,  n_configs,      rows, n_priced,
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
                        a.samples > 0 ? 0 : a.dataset_size, a.region, origin[0] ? origin : NULL,
-                       res.files_read, res.n, res.skipped};
+                       res.files_read, res.n, res.skipped, res.duplicates};
     if (!strcmp(a.format, "json")) {
         if (rank_report_write_json(&rep, stdout, &err) != 0) goto fail;
     } else if (!strcmp(a.format, "csv")) {
         if (rank_report_write_csv(&rep, stdout, &err) != 0) goto fail;
         for (size_t i = n_priced; i < n_rows; i++) {
-            char label[128];
+            char label[256];
             rank_config_label(&configs[rows[i].config], rows[i].market, label, sizeof label);
             ib_warn("not ranked: %s: %s", label, rows[i].unpriced_reason);
         }

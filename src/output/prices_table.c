@@ -98,10 +98,13 @@ int prices_write_table(const price_set *s, int want_od, int want_spot, time_t no
     }
     if (rc == 0) rc = output_table_write_text(&t, out);
     output_table_free(&t);
-    if (rc == 0 && s->snapshot_date[0])
-        fprintf(out, "\n'snapshot' prices%s are from the snapshot of %s, not live AWS: %s\n",
-                want_spot ? " and interruption buckets" : "", s->snapshot_date, s->snapshot_source);
-    if (rc == 0 && want_spot && s->placement_note[0]) fprintf(out, "%s\n", s->placement_note);
+    /* The notes quote the price data: escaped like the cells. */
+    if (rc == 0 && s->snapshot_date[0]) {
+        fputc('\n', out);
+        util_term_printf(out, "'snapshot' prices%s are from the snapshot of %s, not live AWS: %s\n",
+                         want_spot ? " and interruption buckets" : "", s->snapshot_date, s->snapshot_source);
+    }
+    if (rc == 0 && want_spot && s->placement_note[0]) util_term_printf(out, "%s\n", s->placement_note);
     return rc;
 }
 

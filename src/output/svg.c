@@ -36,8 +36,9 @@ void output_xml_escape(FILE *out, const char *s)
         case '"': fputs("&quot;", out); break;
         case '\'': fputs("&apos;", out); break;
         default:
-            /* XML 1.0 forbids most control characters; non-ASCII bytes could be invalid UTF-8. */
-            fputc(c >= 0x20 && c < 0x7f ? c : '?', out);
+            /* XML 1.0 forbids most control characters and a viewer has no use for the others:
+             * dropped.  Non-ASCII bytes could be invalid UTF-8: shown as '?'. */
+            if (c >= 0x20 && c != 0x7f) fputc(c < 0x80 ? c : '?', out);
         }
     }
 }

@@ -1,4 +1,5 @@
-/* output/table.c: a grid of strings and its aligned plain-text rendering. */
+/* output/table.c: a grid of strings and its aligned plain-text rendering (cells escaped for the
+ * terminal: they may quote files and services instbench does not control). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,16 +73,18 @@ static void pad(FILE *out, size_t n)
 
 int output_table_write_text(const output_table *t, FILE *out)
 {
+    /* Cells hold untrusted text (zone names, device names): shown escaped, widths measured on
+     * what is shown. */
+    size_t n = (t->n_rows + 1) * t->n_cols;
+    char **shown = calloc(n ? n : 1, sizeof *shown);
     size_t *w = calloc(t->n_cols ? t->n_cols : 1, sizeof *w);
-    if (!w) return -1;
-    for (size_t c = 0; c < t->n_cols; c++) {
-        w[c] = width(t->headers[c]);
-        for (size_t r = 0; r < t->n_rows; r++) {
-            size_t x = width(t->cells[r * t->n_cols + c]);
-            if (x > w[c]) w[c] = x;
-        }
+    int rc = shown && w ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *s = i < t->n_cols ? t->headers[i] : t->cells[i - t->n_cols];
+        if (!(shown[i] = util_term_escape_dup(s))) rc = -1;
+        else if (width(shown[i]) > w[i % t->n_cols]) w[i % t->n_cols] = width(shown[i]);
     }
-    for (size_t r = 0; r <= t->n_rows + 1; r++) {
+    for (size_t r = 0; rc == 0 && r <= t->n_rows + 1; r++) {
         for (size_t c = 0; c < t->n_cols; c++) {
             int last = c + 1 == t->n_cols;
             if (r == 1) {   /* the rule under the header */
@@ -89,7 +92,7 @@ int output_table_write_text(const output_table *t, FILE *out)
                 if (!last) fputs("  ", out);
                 continue;
             }
-            const char *s = r == 0 ? t->headers[c] : t->cells[(r - 2) * t->n_cols + c];
+            const char *s = shown[(r ? r - 1 : 0) * t->n_cols + c];
             size_t gap = w[c] - width(s);
             if (t->align[c] == OUTPUT_RIGHT) pad(out, gap);
             fputs(s, out);
@@ -101,6 +104,8 @@ int output_table_write_text(const output_table *t, FILE *out)
         }
         fputc('\n', out);
     }
+    for (size_t i = 0; shown && i < n; i++) free(shown[i]);
+    free(shown);
     free(w);
-    return ferror(out) ? -1 : 0;
+    return rc == 0 && !ferror(out) ? 0 : -1;
 }

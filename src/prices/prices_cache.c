@@ -2,15 +2,28 @@
  * Layout: <cache dir>/<region>/<instance type>.json, each an instbench.prices/v1 document with one
  * record whose sources say "live" and whose as_of times are the fetch times; the TTL is measured
  * from those.  Files are replaced atomically (temp + rename), so concurrent runs never read half a
- * file; a corrupt file is reported and ignored, and the next live fetch overwrites it. */
+ * file; a corrupt file is reported and ignored, and the next live fetch overwrites it.
+ *
+ * The cache is trusted as ssh trusts its files: a file is read only when it and the directories
+ * instbench made above it belong to this user (or root) and are writable by no one else; other
+ * files are ignored with a warning (and replaced by the next live fetch).  What is read is
+ * validated as any prices file is (prices_parse_json).  instbench writes its files 0644 and its
+ * directories without group or other write permission. */
 #include "prices/prices_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "instbench/names.h"
+
+#define CACHE_MAX_BYTES (1 << 20)   /* one record is a few KiB */
 
 int prices_cache_dir(char *out, size_t len)
 {
@@ -23,40 +36,101 @@ int prices_cache_dir(char *out, size_t len)
     return (w < 0 || (size_t)w >= len) ? -1 : 0;
 }
 
-/* Names become path components: allow only what AWS uses, so nothing escapes the cache dir. */
-static int safe_name(const char *s)
-{
-    if (!s[0] || s[0] == '.') return 0;
-    for (const char *p = s; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
-              *p == '-' || *p == '_'))
-            return 0;
-    return 1;
-}
-
 static int cache_file(const price_record *r, char *out, size_t len)
 {
     char dir[PATH_MAX];
-    if (!safe_name(r->instance_type) || !safe_name(r->region)) return -1;
+    /* Names become path components: only AWS's shapes, so nothing escapes the cache dir. */
+    if (!names_instance_type_ok(r->instance_type) || !names_region_ok(r->region)) return -1;
     if (prices_cache_dir(dir, sizeof dir) != 0) return -1;
     int w = snprintf(out, len, "%s/%s/%s.json", dir, r->region, r->instance_type);
     return (w < 0 || (size_t)w >= len) ? -1 : 0;
 }
 
-/* Loads the cached record for r; 0 found, 1 absent, -1 corrupt (warned). */
-static int cache_read(const price_record *r, const char *path, price_set *set, const price_record **rec)
+/* Whom the cache trusts, as ssh trusts its files: owned by this user (or root) and writable by no
+ * one else.  Otherwise another user could plant prices.  "" when trusted, else why not. */
+static void distrust(const struct stat *st, const char *what, char *why, size_t len)
 {
+    why[0] = '\0';
+    if (st->st_uid != geteuid() && st->st_uid != 0)
+        snprintf(why, len, "%s is owned by uid %ld, not by you", what, (long)st->st_uid);
+    else if (st->st_mode & (S_IWGRP | S_IWOTH))
+        snprintf(why, len, "%s is writable by %s (chmod go-w fixes it)", what,
+                 st->st_mode & S_IWOTH ? "everyone" : "its group");
+}
+
+/* The directories instbench made above a cache file (<region>, prices, instbench): whoever can
+ * write one of them can replace the file. */
+static void distrust_dirs(const char *path, char *why, size_t len)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int up = 0; up < 3 && !why[0]; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) break;
+        *slash = '\0';
+        struct stat st;
+        if (stat(dir, &st) == 0) distrust(&st, "its directory", why, len);
+        if (why[0]) snprintf(why + strlen(why), len - strlen(why), ": %s", dir);
+    }
+}
+
+/* Reads a cache file the cache may trust: a regular file (not a link), owned and writable as
+ * distrust() wants, in directories likewise.  0 read; 1 absent; -1 refused or unreadable (WHY). */
+static int read_trusted(const char *path, char **text, size_t *len, char *why, size_t wlen)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return 1;
+        snprintf(why, wlen, "%s", errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        return -1;
+    }
     struct stat st;
-    if (stat(path, &st) != 0) return 1;
+    why[0] = '\0';
+    if (fstat(fd, &st) != 0) snprintf(why, wlen, "%s", strerror(errno));
+    else if (!S_ISREG(st.st_mode)) snprintf(why, wlen, "it is not a regular file");
+    else if (st.st_size > CACHE_MAX_BYTES) snprintf(why, wlen, "it is too large for a cache file");
+    else distrust(&st, "it", why, wlen);
+    if (!why[0]) distrust_dirs(path, why, wlen);
+    char *buf = why[0] ? NULL : malloc((size_t)st.st_size + 1);
+    ssize_t n = 0;
+    if (!why[0] && !buf) snprintf(why, wlen, "out of memory");
+    if (buf && (n = read(fd, buf, (size_t)st.st_size)) != (ssize_t)st.st_size)
+        snprintf(why, wlen, "%s", n < 0 ? strerror(errno) : "it changed while being read");
+    close(fd);
+    if (why[0]) {
+        free(buf);
+        return -1;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = (size_t)n;
+    return 0;
+}
+
+/* Loads the cached record for r; 0 found, 1 absent, -1 untrusted or corrupt (warned unless QUIET). */
+static int cache_read(const price_record *r, const char *path, int quiet, price_set *set, const price_record **rec)
+{
+    char *text = NULL, why[PATH_MAX + 128];
+    size_t len = 0;
+    int rc = read_trusted(path, &text, &len, why, sizeof why);
+    if (rc == 1) return 1;
+    if (rc != 0) {
+        if (!quiet) ib_warn("ignoring price cache file %s: %s", path, why);
+        return -1;
+    }
     ib_error err = {0};
-    if (prices_load_file(path, set, &err) != 0) {
-        ib_warn("ignoring corrupt price cache file (%s); it will be rewritten", err.msg);
+    /* Validated as any prices file is: names, finite positive prices, times, sources. */
+    rc = prices_parse_json(text, len, path, set, &err);
+    free(text);
+    if (rc != 0) {
+        if (!quiet) ib_warn("ignoring corrupt price cache file (%s); it will be rewritten", err.msg);
         return -1;
     }
     *rec = prices_find(set, r->instance_type, r->region);
     if (!*rec || set->n != 1) {
-        ib_warn("ignoring price cache file %s: it does not hold exactly %s in %s", path, r->instance_type,
-                r->region);
+        if (!quiet)
+            ib_warn("ignoring price cache file %s: it does not hold exactly %s in %s", path, r->instance_type,
+                    r->region);
         prices_free(set);
         return -1;
     }
@@ -77,7 +151,7 @@ void prices_cache_lookup(price_record *r, int want_od, int want_spot, int ttl_s,
     if (cache_file(r, path, sizeof path) != 0) return;
     price_set set;
     const price_record *c = NULL;
-    if (cache_read(r, path, &set, &c) != 0) return;
+    if (cache_read(r, path, 0, &set, &c) != 0) return;
     if (want_od && !isnan(c->on_demand_usd_per_hour) && fresh(c->on_demand_as_of, ttl_s, now)) {
         r->on_demand_usd_per_hour = c->on_demand_usd_per_hour;
         r->on_demand_as_of = c->on_demand_as_of;
@@ -100,6 +174,22 @@ out:
     prices_free(&set);
 }
 
+/* Whatever the umask, what instbench wrote is writable by this user only, so the next read trusts
+ * it: the file and the directories distrust_dirs() checks, when they are this user's. */
+static void tighten(const char *path)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", path);
+    for (int up = 0; up <= 3; up++) {
+        struct stat st;
+        if (stat(p, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)))
+            chmod(p, st.st_mode & 07755);
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p) break;
+        *slash = '\0';
+    }
+}
+
 void prices_cache_store(const price_record *r, int has_od, int has_spot)
 {
     char path[PATH_MAX];
@@ -107,7 +197,7 @@ void prices_cache_store(const price_record *r, int has_od, int has_spot)
     if (cache_file(r, path, sizeof path) != 0) return;
     price_set old;
     const price_record *c = NULL;
-    int have_old = cache_read(r, path, &old, &c) == 0;
+    int have_old = cache_read(r, path, 1, &old, &c) == 0;   /* an untrusted file is replaced */
 
     price_record rec;
     price_record_init(&rec);
@@ -133,6 +223,8 @@ void prices_cache_store(const price_record *r, int has_od, int has_spot)
     if (!txt) ib_warn("price cache: out of memory");
     else if (util_write_file_atomic(path, txt, strlen(txt), &err) != 0)
         ib_warn("price cache not written (%s); prices still come from AWS", err.msg);
+    else
+        tighten(path);
     free(txt);
     if (have_old) prices_free(&old);
 }

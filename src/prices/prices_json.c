@@ -18,10 +18,13 @@
  *       "placement_score": 7 | null}]}
  *
  * null means unknown or not asked for.  Prices are USD per instance-hour; a price must be finite,
- * > 0 and <= PRICES_MAX_USD_PER_HOUR.  interruption.bucket is the Spot Instance Advisor's
+ * > 0 and <= PRICES_MAX_USD_PER_HOUR.  Instance types, regions and zones (names or IDs) must look
+ * like AWS's (instbench/names.h): they are shown, matched and used in cache paths.  A key given
+ * twice anywhere refuses the document (cJSON would take the first value, jq and Python the last).  interruption.bucket is the Spot Instance Advisor's
  * frequency-of-interruption range 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%); savings_pct is its
  * saving vs on-demand in percent (<= 100; negative when spot costs more; or null).  A (instance_type, region) pair appears at most once. */
 #include "instbench/prices.h"
+#include "instbench/names.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -95,6 +98,19 @@ static int get_string(reader *rd, const cJSON *obj, const char *key, const char 
     if (n >= cap) return bad(rd, p, "too long");
     memcpy(dst, v->valuestring, n + 1);
     return 0;
+}
+
+/* A required name member (instance type, region, zone) that OK accepts: price files and the cache
+ * come from outside, and these names are shown, used in cache paths and matched against results. */
+static int get_name(reader *rd, const cJSON *obj, const char *key, const char *path, char *dst, size_t cap,
+                    int (*ok)(const char *), const char *what)
+{
+    char p[160], why[160];
+    if (get_string(rd, obj, key, path, dst, cap) != 0) return -1;
+    if (ok(dst)) return 0;
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    snprintf(why, sizeof why, "'%s' is not %s", dst, what);
+    return bad(rd, p, why);
 }
 
 static int get_time(reader *rd, const cJSON *obj, const char *key, const char *path, time_t *out)
@@ -182,7 +198,8 @@ static int read_spot(reader *rd, const cJSON *sp, const char *path, price_record
         spot_price *s = &r->spot[r->n_spot++];
         s->placement_score = -1;
         if (!cJSON_IsObject(z)) return bad(rd, p, "must be an object");
-        if (get_string(rd, z, "availability_zone", p, s->az, sizeof s->az) != 0) return -1;
+        if (get_name(rd, z, "availability_zone", p, s->az, sizeof s->az, names_zone_ok, "an availability zone") != 0)
+            return -1;
         if (get_price(rd, z, "usd_per_hour", p, &s->usd_per_hour) != 0) return -1;
         if (get_time(rd, z, "timestamp", p, &s->timestamp) != 0) return -1;
         if (get_opt_int(rd, z, "placement_score", p, 1, 10, &s->placement_score) != 0) return -1;
@@ -215,9 +232,10 @@ static int read_record(reader *rd, const cJSON *it, size_t idx, price_record *r)
     char path[64];
     snprintf(path, sizeof path, "prices[%zu]", idx);
     if (!cJSON_IsObject(it)) return bad(rd, path, "must be an object");
-    if (get_string(rd, it, "instance_type", path, r->instance_type, sizeof r->instance_type) != 0)
+    if (get_name(rd, it, "instance_type", path, r->instance_type, sizeof r->instance_type, names_instance_type_ok,
+                 "an instance type") != 0 ||
+        get_name(rd, it, "region", path, r->region, sizeof r->region, names_region_ok, "a region") != 0)
         return -1;
-    if (get_string(rd, it, "region", path, r->region, sizeof r->region) != 0) return -1;
 
     char p[160];
     const cJSON *od = cJSON_GetObjectItemCaseSensitive(it, "on_demand");
@@ -245,8 +263,13 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
     if (!root) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: not valid JSON", rd.what);
     int rc = -1;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    char dup[160];
     if (!cJSON_IsObject(root)) {
         bad(&rd, "$", "must be a JSON object");
+        goto done;
+    }
+    if (util_json_duplicate_key(root, dup, sizeof dup)) {   /* readers would disagree on its value */
+        bad(&rd, dup, "this key is given twice");
         goto done;
     }
     if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PRICES_SCHEMA) != 0) {

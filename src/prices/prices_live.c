@@ -5,6 +5,7 @@
  * names).  So a run takes about (longest NextToken chain) x (round-trip time). */
 #include "prices/prices_internal.h"
 #include "aws/services.h"
+#include "instbench/names.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,10 @@ static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now)
         for (size_t i = 0; i < q->n_entries; i++) {
             const ec2_spot_entry *e = &q->entries[i];
             if (strcmp(e->instance_type, r->instance_type) != 0) continue;
+            if (!names_zone_ok(e->az)) {   /* the price files and the cache would refuse it */
+                ib_debug("prices: ignoring a spot price in zone '%s' (not a zone name)", e->az);
+                continue;
+            }
             spot_price *z = &r->spot[r->n_spot++];
             snprintf(z->az, sizeof z->az, "%s", e->az);
             z->usd_per_hour = e->usd_per_hour;

@@ -151,7 +151,7 @@ int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *c
 /* ---- configurations ---- */
 
 typedef struct keyed {
-    char key[256];
+    char key[384];
     size_t result;
 } keyed;
 
@@ -176,6 +176,32 @@ static void record_price(rank_config *C, const rank_result *x)
     }
 }
 
+static int same_place(const rank_config *a, const rank_config *b)
+{
+    /* the name a label shows: the instance type, or the hostname of a machine without one */
+    return !strcmp(rank_config_name(a), rank_config_name(b)) && a->nodes == b->nodes && !strcmp(a->region, b->region);
+}
+
+/* Configurations of one type, nodes and region differ by backend or device: say which in their
+ * labels ("cpu", or "cuda NVIDIA A10G" when another one has the same backend). */
+static void name_variants(rank_config *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int clash = 0, same_backend = 0;
+        for (size_t j = 0; j < n; j++)
+            if (j != i && same_place(&c[i], &c[j])) {
+                clash = 1;
+                same_backend |= !strcmp(c[i].backend, c[j].backend);
+            }
+        if (!clash) continue;
+        const char *backend = c[i].backend[0] ? c[i].backend : "backend?";
+        if (same_backend)
+            snprintf(c[i].variant, sizeof c[i].variant, "%s %s", backend, c[i].accelerator[0] ? c[i].accelerator : "device?");
+        else
+            snprintf(c[i].variant, sizeof c[i].variant, "%s", backend);
+    }
+}
+
 int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
                       rank_config **configs, size_t *n_configs, ib_error *err)
 {
@@ -192,14 +218,16 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
     const char *ovr = region_override && region_override[0] ? region_override : NULL;
     for (size_t i = 0; i < g->n; i++) {
         const rank_result *x = &r->items[g->idx[i]];
-        /* Known type: the type says the hardware.  Unknown type: keep machines apart by their
-         * hostname and what the run saw, so two workstations, or an A10G box and a CPU box, never
-         * share a median (nor a price: --price names the hostname). */
+        /* What ran matters as much as where: a CPU run and a CUDA run on one instance type (or two
+         * GPU models) never share a median.  Unknown type: keep machines apart by their hostname
+         * and what the run saw too, so two workstations, or an A10G box and a CPU box, never share
+         * a median (nor a price: --price names the hostname). */
         if (x->instance_type[0])
-            snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s", x->instance_type, x->nodes, ovr ? ovr : x->region);
+            snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s|%s|%s", x->instance_type, x->nodes,
+                     ovr ? ovr : x->region, x->backend, x->accelerator);
         else
-            snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%s|%ld|%ld", x->nodes, ovr ? ovr : x->region, x->host,
-                     x->accelerator, x->accelerator_count, x->vcpus);
+            snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%s|%s|%ld|%ld", x->nodes, ovr ? ovr : x->region,
+                     x->host, x->backend, x->accelerator, x->accelerator_count, x->vcpus);
         k[i].result = g->idx[i];
     }
     qsort(k, g->n, sizeof *k, cmp_keyed);
@@ -225,8 +253,6 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
             if (v > C->sps_max) C->sps_max = v;
             /* Fill descriptive gaps from later runs (one run may have lacked device info). */
             const rank_result *x = &r->items[k[j].result];
-            if (!C->accelerator[0] && x->accelerator[0]) strcpy(C->accelerator, x->accelerator);
-            if (!C->backend[0] && x->backend[0]) strcpy(C->backend, x->backend);
             if (C->vcpus < 0) C->vcpus = x->vcpus;
             if (!C->accelerator_count) C->accelerator_count = x->accelerator_count;
             record_price(C, x);
@@ -236,6 +262,7 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
     }
     free(k);
     free(sps);
+    name_variants(c, nc);
     *configs = c;
     *n_configs = nc;
     return 0;

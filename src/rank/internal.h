@@ -3,10 +3,23 @@
 #define INSTBENCH_RANK_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include "instbench/rank.h"
 
 /* parse.c: TREE is a cJSON* already parsed (an element of an array of results). */
 int rank_parse_result_tree(const void *tree, rank_result *out, char *reason, size_t rlen);
+
+/* seen.c: a set of RANK_KEY_BYTES-byte keys.  rank_seen_add: 1 added, 0 already there, -1 out of
+ * memory.  Inode keys: KIND ('f' file, 'd' directory), device and inode. */
+typedef struct rank_seen {
+    unsigned char (*keys)[RANK_KEY_BYTES];
+    unsigned char *used;
+    size_t n, cap;
+} rank_seen;
+int rank_seen_add(rank_seen *s, const unsigned char key[RANK_KEY_BYTES]);
+void rank_seen_inode_key(char kind, dev_t dev, ino_t ino, unsigned char key[RANK_KEY_BYTES]);
+void rank_seen_free(rank_seen *s);
 
 /* Median of V[0..N) (N > 0); reorders V.  Even N: mean of the two middle values. */
 double rank_median(double *v, size_t n);

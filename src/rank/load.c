@@ -4,7 +4,13 @@
  * skipped, names sorted so output never depends on readdir order), a glob pattern the shell left
  * unexpanded, or "-" for stdin.  A .jsonl file holds one result per line; any other file holds one
  * result or an array of them.  Stdin may be either.  Every rejected file or line is reported once
- * through on_skip with a one-line reason and counted; nothing here aborts on bad input. */
+ * through on_skip with a one-line reason and counted; nothing here aborts on bad input.
+ *
+ * Each result counts once.  Files and directories are remembered by (device, inode), so one
+ * reached again (given twice, inside a directory also given, through a symbolic or hard link) is
+ * not read again; runs are remembered by run_key, so a copy of a result is not counted again.
+ * Both count as duplicates.  A walk does not follow symbolic links to directories unless asked
+ * (a tree of links fans out exponentially); with --follow, each directory is still read once. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -21,7 +27,6 @@
  * results is ~300 MiB). */
 #define MAX_DOC_BYTES (64u << 20)
 #define MAX_JSONL_BYTES (1024u << 20)
-#define MAX_DEPTH 32
 
 typedef struct loader {
     rank_results *out;
@@ -29,10 +34,12 @@ typedef struct loader {
     void *ctx;
     ib_error *err;
     int oom;
-    /* Directories being walked (the current path from the root): a symlink back to one of them
-     * is a loop, reported once instead of walked again. */
-    dev_t dev[MAX_DEPTH + 1];
-    ino_t ino[MAX_DEPTH + 1];
+    int follow;
+    rank_seen seen;          /* files and directories by (device, inode), runs by run_key */
+    /* Directories being walked (the current path from the root): a link back to one of them is a
+     * loop, reported as such. */
+    dev_t dev[RANK_MAX_DEPTH + 1];
+    ino_t ino[RANK_MAX_DEPTH + 1];
     int depth;
 } loader;
 
@@ -42,6 +49,34 @@ static void skip(loader *L, const char *where, const char *reason)
     if (L->on_skip) L->on_skip(L->ctx, where, reason);
 }
 
+static void out_of_memory(loader *L)
+{
+    L->oom = 1;
+    ib_error_set(L->err, IB_EXIT_RUNTIME, "out of memory loading results");
+}
+
+/* 1 the first time KEY is met, 0 when it was met before (counted as a duplicate). */
+static int first_time(loader *L, const unsigned char key[RANK_KEY_BYTES])
+{
+    int r = rank_seen_add(&L->seen, key);
+    if (r < 0) out_of_memory(L);
+    if (r == 0) L->out->duplicates++;
+    return r > 0;
+}
+
+static int first_inode(loader *L, char kind, const struct stat *st)
+{
+    unsigned char key[RANK_KEY_BYTES];
+    rank_seen_inode_key(kind, st->st_dev, st->st_ino, key);
+    return first_time(L, key);
+}
+
+/* A parsed result in the slot after the last: kept unless its run was read before. */
+static void keep(loader *L, const rank_result *r)
+{
+    if (first_time(L, r->run_key)) L->out->n++;
+}
+
 static rank_result *push(loader *L)
 {
     rank_results *r = L->out;
@@ -49,8 +84,7 @@ static rank_result *push(loader *L)
         size_t cap = r->cap ? r->cap * 2 : 256;
         rank_result *items = realloc(r->items, cap * sizeof *items);
         if (!items) {
-            L->oom = 1;
-            ib_error_set(L->err, IB_EXIT_RUNTIME, "out of memory loading results");
+            out_of_memory(L);
             return NULL;
         }
         r->items = items;
@@ -106,7 +140,7 @@ static void add_one(loader *L, const char *where, const char *text, size_t len)
     char reason[256];
     rank_result *slot = push(L);
     if (!slot) return;
-    if (rank_parse_result(text, len, slot, reason, sizeof reason) == 0) L->out->n++;
+    if (rank_parse_result(text, len, slot, reason, sizeof reason) == 0) keep(L, slot);
     else skip(L, where, reason);
 }
 
@@ -263,8 +297,11 @@ static int read_bounded(const char *path, size_t max, char **data, size_t *len, 
     return 0;
 }
 
-static void load_file(loader *L, const char *path, off_t size)
+/* ST: the file's stat, NULL for a pipe or device given by name (read, never deduplicated). */
+static void load_file(loader *L, const char *path, const struct stat *st)
 {
+    off_t size = st ? st->st_size : -1;
+    if (st && !first_inode(L, 'f', st)) return;
     if (has_suffix(path, ".jsonl")) {   /* streamed: no whole-file buffer */
         if (size >= 0 && (unsigned long long)size > MAX_JSONL_BYTES) {
             skip(L, path, "too large to be a result file (more than 1 GiB)");
@@ -307,10 +344,11 @@ static void load_file(loader *L, const char *path, off_t size)
 static void load_stdin(loader *L)
 {
     const char *where = "<stdin>";
+    struct stat st;   /* stdin redirected from a file also given by name counts once */
+    if (fstat(0, &st) == 0 && S_ISREG(st.st_mode) && !first_inode(L, 'f', &st)) return;
     line_reader *r = calloc(1, sizeof *r);
     if (!r) {
-        L->oom = 1;
-        ib_error_set(L->err, IB_EXIT_RUNTIME, "out of memory loading results");
+        out_of_memory(L);
         return;
     }
     r->f = stdin;
@@ -364,10 +402,11 @@ static void load_dir(loader *L, const char *dir, const struct stat *st)
             skip(L, dir, "symlink loop: this directory is already being read");
             return;
         }
-    if (L->depth > MAX_DEPTH) {
+    if (L->depth > RANK_MAX_DEPTH) {
         skip(L, dir, "directory nesting too deep");
         return;
     }
+    if (!first_inode(L, 'd', st)) return;   /* read already, by another name */
     DIR *d = opendir(dir);
     if (!d) {
         char reason[256];
@@ -408,28 +447,33 @@ static void load_dir(loader *L, const char *dir, const struct stat *st)
     free(names);
 }
 
-/* NAMED: given on the command line (read whatever its name); otherwise found in a directory
- * (only *.json / *.jsonl, silently ignoring other files there). */
+/* NAMED: given on the command line (read whatever its name, links followed); otherwise found in
+ * a directory (only *.json / *.jsonl, silently ignoring other files there; links to directories
+ * followed only with --follow). */
 static void load_path(loader *L, const char *path, int named)
 {
     struct stat st;
+    int link = 0;
+    if (!named && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) link = 1;
     if (stat(path, &st) != 0) {
         char reason[256];
         snprintf(reason, sizeof reason, "%s", strerror(errno));
         skip(L, path, reason);
         return;
     }
-    if (S_ISDIR(st.st_mode)) load_dir(L, path, &st);
+    if (S_ISDIR(st.st_mode) && link && !L->follow)
+        skip(L, path, "a symbolic link to a directory: not followed (--follow follows them)");
+    else if (S_ISDIR(st.st_mode)) load_dir(L, path, &st);
     else if (!S_ISREG(st.st_mode)) {
-        if (named) load_file(L, path, -1);   /* a pipe or /dev/stdin given on purpose */
+        if (named) load_file(L, path, NULL);   /* a pipe or /dev/stdin given on purpose */
     } else if (named || has_suffix(path, ".json") || has_suffix(path, ".jsonl"))
-        load_file(L, path, st.st_size);
+        load_file(L, path, &st);
 }
 
-int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_fn on_skip, void *ctx,
-              ib_error *err)
+int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out,
+              rank_skip_fn on_skip, void *ctx, ib_error *err)
 {
-    loader L = {.out = out, .on_skip = on_skip, .ctx = ctx, .err = err};
+    loader L = {.out = out, .on_skip = on_skip, .ctx = ctx, .err = err, .follow = opt && opt->follow};
     for (size_t i = 0; i < n_paths && !L.oom; i++) {
         const char *p = paths[i];
         struct stat st;
@@ -447,6 +491,7 @@ int rank_load(char *const *paths, size_t n_paths, rank_results *out, rank_skip_f
             load_path(&L, p, 1);
         }
     }
+    rank_seen_free(&L.seen);
     return L.oom ? -1 : 0;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 
 #include "instbench/rank.h"
 #include "rank/internal.h"
@@ -108,11 +109,51 @@ static int parse_price(const cJSON *root, rank_result *r, char *reason, size_t r
     return 0;
 }
 
+static const char *str_at(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}
+
+static double num_at(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* rank_result.run_key: SHA-256 of the fields that tell one run from another, one per line.  Two
+ * runs never share them all (a run takes seconds; throughput is measured to full precision), and
+ * a copy of a run, pretty-printed or as a JSON line, shares every one. */
+static void run_key(const cJSON *root, const rank_result *r, unsigned char key[RANK_KEY_BYTES])
+{
+    const cJSON *inst = cJSON_GetObjectItemCaseSensitive(root, "instance");
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "measurement");
+    char nums[160];
+    snprintf(nums, sizeof nums, "%ld\n%.17g\n%.17g\n%.17g", r->nodes, r->samples_per_second, num_at(ms, "steps"),
+             num_at(ms, "duration_s"));
+    const char *fields[] = {r->fingerprint, str_at(root, "timestamp"), str_at(inst, "hostname"), r->instance_type,
+                            r->region, r->backend, r->accelerator, nums};
+    unsigned int n = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+    for (size_t i = 0; ok && i < sizeof fields / sizeof *fields; i++)
+        ok = EVP_DigestUpdate(ctx, fields[i], strlen(fields[i]) + 1) == 1;   /* the NUL separates */
+    ok = ok && EVP_DigestFinal_ex(ctx, key, &n) == 1 && n == RANK_KEY_BYTES;
+    EVP_MD_CTX_free(ctx);
+    if (!ok) memset(key, 0, RANK_KEY_BYTES);
+}
+
 static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rlen)
 {
     char ex[48];
     memset(r, 0, sizeof *r);
     if (!cJSON_IsObject(root)) return fail(reason, rlen, "not a JSON object");
+    /* cJSON would read the first of two equal keys, jq and Python the last: refuse the file. */
+    char dup[256];
+    if (util_json_duplicate_key(root, dup, sizeof dup)) {
+        excerpt(dup, ex);
+        return fail(reason, rlen, "key \"%s\" is given twice (JSON readers disagree on which counts)", ex);
+    }
 
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     if (!schema) return fail(reason, rlen, "no \"schema\" field: not an instbench result");
@@ -195,6 +236,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "timestamp");
     if (cJSON_IsString(ts) && ts->valuestring && util_parse_iso8601(ts->valuestring, &r->timestamp) != 0)
         r->timestamp = 0;
+    run_key(root, r, r->run_key);
     return 0;
 }
 

@@ -3,7 +3,8 @@
  * The table rounds and groups digits, with units in the headers; the CSV carries the same rows as
  * plain full-precision numbers (no units, no separators), so the two never disagree except in
  * rounding.  Both put every market of every configuration in one list, which is what makes
- * "4 x g5.xlarge spot" against "1 x g5.12xlarge on-demand" readable in one glance. */
+ * "4 x g5.xlarge spot" against "1 x g5.12xlarge on-demand" readable in one glance.  Text from
+ * result and price files (names, reasons, file names) reaches the table terminal-safe. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,15 +106,16 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     char line[512], prices[160];
     workload_line(r, line, sizeof line);
     rank_report_price_summary(r, prices, sizeof prices);
-    fprintf(out, "%s\n", line);
+    util_term_printf(out, "%s\n", line);
     const char *region = r->n_rows ? r->configs[r->rows[0].config].region : "";
     for (size_t i = 1; i < r->n_rows; i++)
         if (strcmp(r->configs[r->rows[i].config].region, region)) region = "";
-    fprintf(out, "%zu result%s in %zu configuration%s%s%s\n", r->group->n, r->group->n == 1 ? "" : "s",
-            r->n_configs, r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region);
+    util_term_printf(out, "%zu result%s in %zu configuration%s%s%s\n", r->group->n, r->group->n == 1 ? "" : "s",
+                     r->n_configs, r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region);
     /* The origin (snapshot note, file name) only when it says more than the summary does. */
     int say_origin = r->prices_origin && strcmp(r->prices_origin, "auto") && strncmp(prices, r->prices_origin, strlen(r->prices_origin));
-    fprintf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "", say_origin ? ")" : "");
+    util_term_printf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "",
+                     say_origin ? ")" : "");
     if (target) {
         char n[64];
         fmt_grouped(n, sizeof n, o->target_samples, 0);
@@ -152,7 +154,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_row *row = &r->rows[i];
         const rank_config *c = &r->configs[row->config];
-        char rk[16], cfg[128], acc[128], ph[32], sps[48], spd[48], hrs[48], cost[48], place[16], price[48], age[16],
+        char rk[16], cfg[256], acc[128], ph[32], sps[48], spd[48], hrs[48], cost[48], place[16], price[48], age[16],
             runs[48];
         snprintf(rk, sizeof rk, "%d%s", row->rank, o->pareto_only || !row->pareto ? "" : "*");
         rank_config_label(c, row->market, cfg, sizeof cfg);
@@ -195,10 +197,10 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
         fprintf(out, "\nnot ranked (no usable price):\n");
         for (size_t i = r->n_priced; i < r->n_rows; i++) {
             const rank_row *row = &r->rows[i];
-            char cfg[128], sps[48];
+            char cfg[256], sps[48];
             rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
             fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
-            fprintf(out, "  %s (%s samples/s): %s\n", cfg, sps, row->unpriced_reason);
+            util_term_printf(out, "  %s (%s samples/s): %s\n", cfg, sps, row->unpriced_reason);
         }
     }
     if (ferror(out)) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the table");
@@ -231,7 +233,7 @@ int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err)
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_row *row = &r->rows[i];
         const rank_config *c = &r->configs[row->config];
-        char rk[16], cfg[128], nodes[24], apn[24], tot[24], ph[40], pn[40], sps[40], spd[40], tgt[40], hrs[40],
+        char rk[16], cfg[256], nodes[24], apn[24], tot[24], ph[40], pn[40], sps[40], spd[40], tgt[40], hrs[40],
             cost[40], ib[16], pl[16], asof[32] = "", runs[24];
         snprintf(rk, sizeof rk, "%d", row->rank);
         rank_config_label(c, row->market, cfg, sizeof cfg);

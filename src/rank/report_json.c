@@ -7,7 +7,7 @@
  *   "workload": {"fingerprint", "model", "precision", "batch_size_per_device", "global_batch_size",
  *                "data", "results"},                    -- the group ranked
  *   "workloads": [{"fingerprint", "model", "precision", "results", "selected"}],  -- every group found
- *   "inputs": {"files_read", "results", "skipped"},
+ *   "inputs": {"files_read", "results", "skipped", "duplicates"},   -- results: each counted once
  *   "prices": {"summary", "origin", "region_override", "spot_price": "lowest|median|az", "az"},
  *   "target": {"samples", "epochs", "dataset_size"} | null,
  *   "filters": {"markets": "on-demand|spot|both", "deadline_hours", "budget_usd", "max_hourly_usd",
@@ -53,7 +53,7 @@ static void add_row(cJSON *arr, const rank_report *r, const rank_row *row)
 {
     const rank_config *c = &r->configs[row->config];
     cJSON *o = cJSON_CreateObject();
-    char label[160];
+    char label[256];
     rank_config_label(c, row->market, label, sizeof label);
     cJSON_AddItemToObject(o, "rank", cJSON_CreateNumber(row->rank));
     cJSON_AddStringToObject(o, "configuration", label);
@@ -99,7 +99,7 @@ static void add_unpriced(cJSON *arr, const rank_report *r, const rank_row *row)
 {
     const rank_config *c = &r->configs[row->config];
     cJSON *o = cJSON_CreateObject();
-    char label[160];
+    char label[256];
     rank_config_label(c, row->market, label, sizeof label);
     cJSON_AddStringToObject(o, "configuration", label);
     cJSON_AddItemToObject(o, "instance_type", str_or_null(c->instance_type));
@@ -148,6 +148,7 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(in, "files_read", (double)r->files_read);
     cJSON_AddNumberToObject(in, "results", (double)r->results);
     cJSON_AddNumberToObject(in, "skipped", (double)r->skipped);
+    cJSON_AddNumberToObject(in, "duplicates", (double)r->duplicates);
 
     char summary[160];
     rank_report_price_summary(r, summary, sizeof summary);

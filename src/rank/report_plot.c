@@ -28,7 +28,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
 {
     size_t n = r->n_priced;
     output_point *pts = calloc(n ? n : 1, sizeof *pts);
-    char (*labels)[200] = calloc(n ? n : 1, sizeof *labels);
+    char (*labels)[320] = calloc(n ? n : 1, sizeof *labels);
     char (*tags)[16] = calloc(n ? n : 1, sizeof *tags);
     if (!pts || !labels || !tags) {
         free(pts), free(labels), free(tags);
@@ -37,7 +37,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
     double best = 0;
     for (size_t i = 0; i < n; i++) {
         const rank_row *row = &r->rows[i];
-        char l[128];
+        char l[256];
         rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
         snprintf(labels[i], sizeof labels[i], "#%d %s: $%.3f/h, %.1f samples/s", row->rank, l, row->usd_per_hour,
                  row->samples_per_second);

@@ -66,7 +66,8 @@ int rank_parse_spot_mode(const char *s, rank_spot_mode *out)
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len)
 {
     const char *name = rank_config_name(c);
-    snprintf(out, len, "%ld x %s %s", c->nodes, name[0] ? name : "(unknown type)", rank_market_name(m));
+    snprintf(out, len, "%ld x %s %s%s%s%s", c->nodes, name[0] ? name : "(unknown type)", rank_market_name(m),
+             c->variant[0] ? " (" : "", c->variant, c->variant[0] ? ")" : "");
 }
 
 void rank_accelerator_label(const rank_config *c, char *out, size_t len)

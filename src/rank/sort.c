@@ -13,7 +13,7 @@
 
 typedef struct sort_item {
     rank_row row;
-    char label[160];
+    char label[320];
 } sort_item;
 
 static rank_sort_key g_key;
@@ -50,7 +50,7 @@ void rank_sort(rank_row *rows, size_t n_priced, const rank_config *configs, rank
             items[i].row = rows[i];
             const rank_config *c = &configs[rows[i].config];
             /* Region in the label keeps equal types priced in two regions in a fixed order. */
-            char l[100];
+            char l[256];
             rank_config_label(c, rows[i].market, l, sizeof l);
             snprintf(items[i].label, sizeof items[i].label, "%s %s", l, c->region);
         }

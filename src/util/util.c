@@ -16,10 +16,12 @@ int ib_log_level = 1;
 int ib_error_set(ib_error *err, int code, const char *fmt, ...)
 {
     if (err) {
+        char raw[sizeof err->msg];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        vsnprintf(raw, sizeof raw, fmt, ap);
         va_end(ap);
+        util_term_escape(raw, err->msg, sizeof err->msg);
         err->code = code;
     }
     return -1;
@@ -38,7 +40,7 @@ void ib_log(int level, const char *fmt, ...)
     if (level > ib_log_level) return;
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    util_term_vprintf(stderr, fmt, ap);
     va_end(ap);
     size_t n = strlen(fmt);
     if (n == 0 || fmt[n - 1] != '\n') fputc('\n', stderr);

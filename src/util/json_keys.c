@@ -1,0 +1,67 @@
+/* util/json_keys.c: finds an object key given twice in a parsed JSON document.  cJSON keeps every
+ * member and its lookups return the first, while jq and Python keep the last: a file with
+ * {"samples_per_second": 100, "samples_per_second": 1e6} would mean different things to
+ * instbench and to the tools people check it with, so readers refuse it instead. */
+#include "instbench/util.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* A key of OBJ given twice, or NULL.  Small objects pairwise, large ones sorted. */
+static const char *repeated_key(const cJSON *obj)
+{
+    size_t n = 0;
+    for (const cJSON *c = obj->child; c; c = c->next) n++;
+    if (n < 2) return NULL;
+    if (n <= 16) {
+        for (const cJSON *a = obj->child; a; a = a->next)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (a->string && b->string && !strcmp(a->string, b->string)) return a->string;
+        return NULL;
+    }
+    const char **keys = malloc(n * sizeof *keys), *dup = NULL;
+    if (!keys) return NULL;
+    size_t k = 0;
+    for (const cJSON *c = obj->child; c; c = c->next)
+        if (c->string) keys[k++] = c->string;
+    qsort(keys, k, sizeof *keys, cmp_key);
+    for (size_t i = 1; i < k && !dup; i++)
+        if (!strcmp(keys[i - 1], keys[i])) dup = keys[i];
+    free(keys);
+    return dup;
+}
+
+/* Appends ".key" or "[i]" to PATH (length LEN, capacity CAP); returns the new length. */
+static size_t step(char *path, size_t len, size_t cap, const cJSON *parent, const cJSON *child, size_t i)
+{
+    int w = cJSON_IsObject(parent) ? snprintf(path + len, cap - len, "%s%s", len ? "." : "", child->string)
+                                   : snprintf(path + len, cap - len, "[%zu]", i);
+    size_t n = len + (w > 0 ? (size_t)w : 0);
+    return n < cap ? n : cap - 1;
+}
+
+static int find(const cJSON *node, char *path, size_t len, size_t cap)
+{
+    if (!cJSON_IsObject(node) && !cJSON_IsArray(node)) return 0;
+    const char *dup = cJSON_IsObject(node) ? repeated_key(node) : NULL;
+    if (dup) {
+        snprintf(path + len, cap - len, "%s%s", len ? "." : "", dup);
+        return 1;
+    }
+    size_t i = 0;
+    for (const cJSON *c = node->child; c; c = c->next, i++) {
+        if (find(c, path, step(path, len, cap, node, c, i), cap)) return 1;
+        path[len] = '\0';
+    }
+    return 0;
+}
+
+int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap)
+{
+    if (!cap) return 0;
+    path[0] = '\0';
+    return find(doc, path, 0, cap);
+}
