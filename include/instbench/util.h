@@ -32,9 +32,28 @@ int util_stderr_color(void);
 int util_isatty_stdout(void);
 int util_isatty_stderr(void);
 
-/* Files.  util_write_file_atomic writes PATH.tmp.<pid> then renames it over PATH, so a reader never
- * sees a half-written file and an existing file survives any failure.  Creates parent dirs. */
+/* Files (src/util/safewrite.c): every file the tool writes goes through these.
+ * util_write_file_atomic: PATH is replaced atomically when it is a regular file or absent (a
+ *   temporary with a random name in the same directory, created O_EXCL|O_NOFOLLOW mode 0600,
+ *   written in full, fsync'd, given mode 0666 & ~umask, renamed over PATH, the directory
+ *   fsync'd): a reader never sees half a file and an existing file survives any failure.  A
+ *   symbolic link to a regular file keeps pointing at the new file.  A device, FIFO or socket is
+ *   written through (open + write), every error reported; a directory is refused (code
+ *   IB_EXIT_USAGE).  Creates missing parent directories.
+ * util_write_file_new: the same temporary, then linked to PATH only if PATH does not exist:
+ *   0 written, 1 PATH exists (nothing changed, err says so), -1 error.
+ * util_append_file: DATA appended with one write(2) on an O_APPEND|O_NOFOLLOW descriptor (a
+ *   symbolic link is refused), creating PATH (mode 0666 & ~umask) and its directories.
+ * util_check_writable: whether a later write (or append) to PATH can succeed, checked before
+ *   anything long runs: creates and removes a temporary file in PATH's directory (creating the
+ *   directories), or opens an existing append target without writing.  Directories, sockets,
+ *   and for appends symbolic links, are refused with code IB_EXIT_USAGE. */
 int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err);
+int util_write_file_new(const char *path, const void *data, size_t len, ib_error *err);
+int util_append_file(const char *path, const void *data, size_t len, ib_error *err);
+int util_check_writable(const char *path, int append, ib_error *err);
+/* NCHARS random hex digits (getrandom), NUL-terminated: out holds nchars + 1 (nchars <= 128). */
+void util_random_hex(char *out, size_t nchars);
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err); /* NUL-terminated */
 int util_mkdir_p(const char *dir, ib_error *err);
 

@@ -4,13 +4,10 @@
 #include "instbench/bench.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void add_str_or_null(cJSON *o, const char *k, const char *v)
 {
@@ -232,29 +229,13 @@ void result_default_path(const char *instance_type, const char *host, const char
 
 int result_append_line(const char *path, const char *json, ib_error *err)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (util_mkdir_p(dir, err)) return -1;
-    }
     size_t n = strlen(json);
     char *line = malloc(n + 2);
     if (!line) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     memcpy(line, json, n);
     line[n] = '\n';
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) {
-        int e = errno;
-        free(line);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(e));
-    }
-    /* One write on an O_APPEND descriptor: runs appending to one file together do not interleave. */
-    ssize_t w = write(fd, line, n + 1);
-    int e = errno;
+    /* one write(2) on an O_APPEND descriptor: runs appending to one file together do not interleave */
+    int rc = util_append_file(path, line, n + 1, err);
     free(line);
-    if (close(fd) != 0 || w != (ssize_t)(n + 1))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot append to %s: %s", path, strerror(e));
-    return 0;
+    return rc;
 }

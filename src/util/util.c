@@ -72,36 +72,6 @@ int util_mkdir_p(const char *dir, ib_error *err)
     return 0;
 }
 
-int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err)
-{
-    char dir[PATH_MAX], tmp[PATH_MAX + 32];
-    if (strlen(path) >= sizeof dir) return ib_error_set(err, IB_EXIT_RUNTIME, "path too long: %s", path);
-    strcpy(dir, path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (util_mkdir_p(dir, err) != 0) return -1;
-    }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
-    int ok = fwrite(data, 1, len, f) == len;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        int e = errno;
-        unlink(tmp);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-    }
-    return 0;
-}
-
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
