@@ -216,17 +216,6 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);
 }
 
-void result_default_path(const char *instance_type, const char *host, const char *ts_compact, char *out,
-                         size_t len)
-{
-    char name[300];
-    snprintf(name, sizeof name, "%s",
-             instance_type && instance_type[0] ? instance_type : (host && host[0] ? host : "unknown-host"));
-    for (char *p = name; *p; p++)
-        if (*p == '/' || *p == ' ') *p = '_';
-    snprintf(out, len, "instbench-results/%s-%s.json", name, ts_compact);
-}
-
 int result_append_line(const char *path, const char *json, ib_error *err)
 {
     size_t n = strlen(json);

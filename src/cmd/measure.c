@@ -76,8 +76,12 @@ static void usage(FILE *f)
             "  --market M          on-demand or spot\n"
             "  --count N           nodes in the cluster this result stands for (default: nodes)\n\n"
             "output:\n"
-            "  --output FILE       result file (default ./instbench-results/<instance type or\n"
-            "                      hostname>-<UTC time>.json); - writes the JSON to stdout\n"
+            "  -o, --output FILE   result file, replaced if it exists (default: a new file\n"
+            "                      ./instbench-results/<instance type or hostname>-<random>-<UTC time\n"
+            "                      to the millisecond>.json, never overwriting); - writes the JSON to\n"
+            "                      stdout.  Checked before the run; if the write still fails, the\n"
+            "                      result is saved to ./instbench-result-*.json (else $TMPDIR) and\n"
+            "                      the exit status is 1\n"
             "  --append FILE       also append the result as one line to FILE (JSON Lines)\n"
             "  --format F          stdout: table (default on a terminal) or json\n"
             "  -q, --quiet         errors only on stderr (no progress, no warnings)\n"
@@ -161,7 +165,7 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             name[eq - a] = '\0';
             v = eq + 1;
         } else {
-            snprintf(name, sizeof name, "%s", a);
+            snprintf(name, sizeof name, "%s", !strcmp(a, "-o") ? "--output" : a);
         }
         static const char *const known[] = {
             "--backend", "--batch-size", "--precision", "--optimizer", "--lr", "--steps", "--duration",
@@ -379,6 +383,12 @@ int cmd_measure(int argc, char **argv)
         }
     }
 
+    /* ---- output: a typo in --output must not cost a whole measurement ---- */
+    if (rdv.rank == 0 && result_check_output(o.output, o.append, &err) != 0) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+    }
+
     /* ---- signals: from here on, Ctrl-C means "stop and write nothing" ---- */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -478,12 +488,10 @@ int cmd_measure(int argc, char **argv)
     if (steal > 0.05) ib_warn("the hypervisor took %.0f%% of the CPUs (steal) during the run", 100 * steal);
 
     /* ---- result ---- */
-    time_t now = time(NULL);
-    char ts[32], ts_compact[32];
-    util_utc_iso8601(now, ts);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(ts_compact, sizeof ts_compact, "%Y%m%dT%H%M%SZ", &tm);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    char ts[32];
+    util_utc_iso8601(now.tv_sec, ts);
     bench_report rep;
     memset(&rep, 0, sizeof rep);
     rep.timestamp = ts;
@@ -524,35 +532,31 @@ int cmd_measure(int argc, char **argv)
     sigaddset(&block, SIGTERM);
     sigprocmask(SIG_BLOCK, &block, &old);
     int exit_code = IB_EXIT_OK;
-    char path[4096];
+    char path[4096] = "";
     int to_stdout = o.output && !strcmp(o.output, "-");
-    if (!to_stdout) {
-        if (o.output) snprintf(path, sizeof path, "%s", o.output);
-        else result_default_path(id.type, sys.hostname, ts_compact, path, sizeof path);
-        if (util_write_file_atomic(path, pretty, strlen(pretty), &err)) {
-            fprintf(stderr, "instbench measure: %s\n", err.msg);
-            exit_code = IB_EXIT_RUNTIME;
-        }
-    }
-    if (exit_code == 0 && o.append && result_append_line(o.append, line, &err)) {
+    int saved = to_stdout ? 0 : result_save(o.output, id.type, sys.hostname, &now, pretty, path, sizeof path, &err);
+    if (saved != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
+        exit_code = IB_EXIT_RUNTIME;
+        if (saved > 0) fprintf(stderr, "instbench measure: the result was saved to %s instead\n", path);
+    }
+    if (o.append && result_append_line(o.append, line, &err)) {
+        fprintf(stderr, "instbench measure: %s%s%s\n", err.msg, saved == 0 && !to_stdout ? "; the result is in " : "",
+                saved == 0 && !to_stdout ? path : "");
         exit_code = IB_EXIT_RUNTIME;
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    if (exit_code == 0) {
-        int fmt = o.format ? o.format : (util_isatty_stdout() ? 1 : 2);
-        if (to_stdout || fmt == 2) {
-            fputs(pretty, stdout);
-            fputc('\n', stdout);
-        } else {
-            {
-            const char *nc = getenv("NO_COLOR");
-            result_print_summary(stdout, &rep, util_isatty_stdout() && !(nc && nc[0]));
-        }
-        }
-        fflush(stdout);
-        if (!to_stdout) ib_info("result written to %s", path);
+    int fmt = o.format ? o.format : (util_isatty_stdout() ? 1 : 2);
+    if (to_stdout || fmt == 2 || saved < 0) {
+        /* saved nowhere: stdout is the last place the measurement can go */
+        fputs(pretty, stdout);
+        fputc('\n', stdout);
+    } else {
+        const char *nc = getenv("NO_COLOR");
+        result_print_summary(stdout, &rep, util_isatty_stdout() && !(nc && nc[0]));
     }
+    fflush(stdout);
+    if (saved == 0 && !to_stdout) ib_info("result written to %s", path);
     free(pretty);
     free(line);
     return exit_code;
