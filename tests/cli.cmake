@@ -1,0 +1,3 @@
+# The command-line shell itself (src/main.c): what holds for every command.
+add_test(NAME cli_stdout COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_stdout.py
+         ${INSTBENCH_BIN} ${INSTBENCH_TEST_DATA})
