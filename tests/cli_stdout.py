@@ -9,6 +9,7 @@ import tempfile
 
 BIN, DATA = sys.argv[1], sys.argv[2]
 failures = []
+bad_commands = 0
 tmp = tempfile.mkdtemp(prefix="instbench-stdout-")
 result = {"schema": "instbench.result/v1", "instance": {"type": "g5.xlarge", "region": "us-east-1"},
           "workload": {"fingerprint": "abcdef"}, "topology": {"nodes": 1},
@@ -41,6 +42,7 @@ COMMANDS = [["--version"], ["--help"],
 COMMANDS += [[c, "--help"] for c in ("measure", "prices", "rank", "verify", "models")]
 
 for args in COMMANDS:
+    before = len(failures)
     what = "instbench " + " ".join(a if not a.startswith("/") else os.path.basename(a) for a in args)
     ok = subprocess.run([BIN] + args, capture_output=True, text=True, env=env, cwd=tmp, timeout=300)
     if ok.returncode != 0 or not ok.stdout:
@@ -55,16 +57,18 @@ for args in COMMANDS:
         failures.append(f"{what} > /dev/full: no message saying stdout failed: {p.stderr[-300:]!r}")
     if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
         failures.append(f"{what}: sanitizer report: {p.stderr[-2000:]}")
+    bad_commands += len(failures) > before
 
 with open("/dev/full", "w") as full:
     p = subprocess.run([BIN, "models", "--format", "yaml"], stdout=full, stderr=subprocess.PIPE, env=env)
 if p.returncode != 2:
     failures.append(f"a usage error with stdout full: exit {p.returncode}, want 2")
+    bad_commands += 1
 leftover = sorted(set(os.listdir(tmp)) - {"r.json", "p.json", "cache"})
 if leftover:
     failures.append(f"files left in the working directory: {leftover}")
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:
     print("FAIL:", f)
-print(f"cli_stdout: {len(COMMANDS) + 1 - len(failures)} ok, {len(failures)} failed")
+print(f"cli_stdout: {len(COMMANDS) + 1 - bad_commands} command(s) ok, {bad_commands} failed")
 sys.exit(1 if failures else 0)

@@ -171,7 +171,8 @@ void fingerprint_compute(const bench_workload *w, char out_hex[65]);
 int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source,
                     size_t source_len);
 
-int peak_cpu_measure(const ib_train_config *t, double *tflops, ib_error *err);   /* oneDNN GEMM rate */
+/* The oneDNN GEMM rate (cpu_gemm_rate); STOP (may be NULL) ends it early with an error. */
+int peak_cpu_measure(const ib_train_config *t, const volatile sig_atomic_t *stop, double *tflops, ib_error *err);
 
 /* ---- memfit.c: will a batch fit? (before allocating) ---------------------------------------- */
 /* Bytes one rank needs of the memory the backend runs in: its estimate, plus the host input

@@ -287,6 +287,16 @@ int cmd_measure(int argc, char **argv)
     if (prc) return prc;
     ib_error err = {0};
 
+    /* ---- signals: from here on, Ctrl-C means "stop and write nothing".  Start-up (the peak
+     * probe, the model build) looks at the flag as often as the run does. ---- */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
     /* ---- workload ---- */
     if (!o.backend) o.backend = backend_is_available("cuda") ? "cuda" : "cpu";
     else if (!backend_is_available(o.backend)) {
@@ -306,6 +316,7 @@ int cmd_measure(int argc, char **argv)
 
     bench_sysinfo sys;
     sysinfo_collect(&sys);
+    if (g_stop) return interrupted_exit();
     int is_cpu = !strcmp(o.backend, "cpu");
     if (o.ranks == 0) {
         /* DESIGN: data-parallel over every local GPU.  One process drives them all unless a launcher
@@ -389,14 +400,7 @@ int cmd_measure(int argc, char **argv)
         return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
     }
 
-    /* ---- signals: from here on, Ctrl-C means "stop and write nothing" ---- */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    if (g_stop) return interrupted_exit();
 
     if (sys.loadavg1 > sys.vcpus)
         ib_warn("load average %.1f is above the %d vCPUs before starting: the machine looks shared; figures may be low",
@@ -418,14 +422,14 @@ int cmd_measure(int argc, char **argv)
     if (is_cpu) {
         double t = 0;
         ib_error perr = {0};
-        if (peak_cpu_measure(&train, &t, &perr) == 0 && t > 0) {
+        if (peak_cpu_measure(&train, &g_stop, &t, &perr) == 0 && t > 0) {
             peak = t * rdv.nnodes;
             /* the probe runs the backend's own GEMM path, emulated bf16 included */
             snprintf(peak_source, sizeof peak_source,
                      "measured: oneDNN %s%s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
                      backend_precision_name(train.precision),
                      cpu_bf16 && !cpu_bf16_native() ? " (emulated: widened to fp32)" : "", sys.vcpus);
-        } else {
+        } else if (!g_stop) {
             ib_warn("no CPU peak (%s): MFU not computed", perr.msg);
         }
     } else if (sys.gpu_count > 0) {
