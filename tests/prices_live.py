@@ -488,6 +488,45 @@ def case_usage():
     check("--instance-types" in p.stdout and "--source" in p.stdout, "help")
 
 
+def case_exit_codes():
+    """Nothing found is exit 1 with one line saying why (an empty cache, a product that exists
+    nowhere, live or in the snapshot); a region nobody knows is exit 2; nothing on stdout."""
+    def last_line(p):
+        lines = [l for l in p.stderr.splitlines() if l.startswith("instbench prices:")]
+        check(len(lines) == 1, "want one 'instbench prices:' line, got %r" % lines)
+        check(p.stdout == "", "printed %r" % p.stdout[:200])
+        return lines[0] if lines else ""
+    env = base_env(None, creds=False)
+    p = prices(["--source", "cache", "--instance-types", "g5.xlarge", "--regions", "us-east-1"], env, expect_rc=1)
+    line = last_line(p)
+    check("cache" in line and "--source live" in line, "empty cache: %r" % line)
+    check("warning" not in p.stderr, "empty cache: more than one line: %r" % p.stderr)
+    p = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-9"], env, expect_rc=2)
+    check("us-east-9" in last_line(p) and "region" in p.stderr, "unknown region: %r" % p.stderr)
+    p = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1,us-east-9"], env,
+               expect_rc=2)
+    check("us-east-9" in last_line(p), "unknown region among known ones: %r" % p.stderr)
+    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1"], env, expect_rc=1)
+    check("zz9.large" in last_line(p), "no product in the snapshot: %r" % p.stderr)
+    out = os.path.join(TMP, "none.json")
+    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1", "-o", out], env,
+               expect_rc=1)
+    check(not os.path.exists(out), "an empty price file was written")
+    # live: AWS answers, but has no such product (and neither has the snapshot)
+    ep = Endpoint()
+    try:
+        for source in ("live", "auto"):
+            p = prices(["--source", source, "--instance-types", "zz9.large", "--regions", "us-east-1",
+                        "--no-placement-scores"], base_env(ep), expect_rc=1)
+            check("zz9.large" in last_line(p), "--source %s, no product: %r" % (source, p.stderr))
+        st = ep.stats()
+        check(st["by_operation"].get("GetProducts", 0) >= 2, "AWS was not asked: %r" % st)
+    finally:
+        ep.close()
+    # something found is still exit 0
+    prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1"], env)
+
+
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
 
 if __name__ == "__main__":

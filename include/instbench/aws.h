@@ -21,6 +21,8 @@ typedef struct aws_credentials {
 int aws_credentials_resolve(aws_credentials *out, ib_error *err);
 /* AWS_REGION, AWS_DEFAULT_REGION, profile `region`, IMDS.  -1 when none. */
 int aws_region_resolve(char out[32], ib_error *err);
+/* 1 when REGION is an AWS region instbench knows by name (src/aws/regions.c), else 0. */
+int aws_region_known(const char *region);
 /* "AKIA****MPLE": safe to print. */
 void aws_mask_key_id(const char *key_id, char out[32]);
 

@@ -67,9 +67,15 @@ char *util_strdup(const char *s);
 /* Splits "a,b,,c" into trimmed non-empty items; *items is malloc'd (free with util_free_strv). */
 int util_split_csv(const char *s, char ***items, size_t *n);
 void util_free_strv(char **items, size_t n);
-/* Strict number parsing for flags: whole string must be a finite number in range. */
+/* Strict number parsing for flags: the whole string must be a finite number in [min, max], with no
+ * whitespace anywhere.  0 ok (*out set), else one of UTIL_NUM_* (negative) saying what is wrong;
+ * util_number_error turns that into a phrase ("' 4' has whitespace in it...", "'1e300' is above
+ * the maximum, 1e+18") for the caller's "FLAG: <phrase>" message. */
+enum { UTIL_NUM_EMPTY = -1, UTIL_NUM_SPACE = -2, UTIL_NUM_SYNTAX = -3, UTIL_NUM_FRACTION = -4,
+       UTIL_NUM_NONFINITE = -5, UTIL_NUM_LOW = -6, UTIL_NUM_HIGH = -7 };
 int util_parse_int(const char *s, long min, long max, long *out);
 int util_parse_double(const char *s, double min, double max, double *out);
+const char *util_number_error(const char *s, int code, double min, double max, char *buf, size_t len);
 
 /* Hex of a byte string (out must hold 2*n+1). */
 void util_hex(const unsigned char *in, size_t n, char *out);

@@ -124,11 +124,26 @@ static int usage_error(const char *fmt, const char *a, const char *b)
 static int parse_int_flag(const char *flag, const char *v, long min, long max, int *out)
 {
     long x;
-    if (util_parse_int(v, min, max, &x) != 0) {
-        fprintf(stderr, "instbench measure: %s: '%s' is not a whole number in [%ld, %ld]\n", flag, v, min, max);
+    int rc = util_parse_int(v, min, max, &x);
+    if (rc != 0) {
+        char why[200];
+        fprintf(stderr, "instbench measure: %s: %s (want a whole number in [%ld, %ld])\n", flag,
+                util_number_error(v, rc, (double)min, (double)max, why, sizeof why), min, max);
         return -1;
     }
     *out = (int)x;
+    return 0;
+}
+
+static int parse_double_flag(const char *flag, const char *v, double min, double max, const char *want, double *out)
+{
+    int rc = util_parse_double(v, min, max, out);
+    if (rc != 0) {
+        char why[200];
+        fprintf(stderr, "instbench measure: %s: %s (want %s)\n", flag, util_number_error(v, rc, min, max, why, sizeof why),
+                want);
+        return -1;
+    }
     return 0;
 }
 
@@ -201,13 +216,13 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             else if (!strcmp(v, "adamw")) o->optimizer = IB_OPT_ADAMW;
             else return usage_error("--optimizer: '%s' is not adam or adamw%s", v, "");
         } else if (!strcmp(name, "--lr")) {
-            if (util_parse_double(v, 1e-12, 1e3, &o->lr)) return usage_error("--lr: '%s' is not a number in (0, 1000]%s", v, "");
+            if (parse_double_flag(name, v, 1e-12, 1e3, "a number in (0, 1000]", &o->lr)) return IB_EXIT_USAGE;
         } else if (!strcmp(name, "--steps")) {
             if (parse_int_flag(name, v, 1, 100000000, &o->steps)) return IB_EXIT_USAGE;
             have_steps = 1;
         } else if (!strcmp(name, "--duration")) {
-            if (util_parse_double(v, 1e-3, 7 * 86400.0, &o->duration_s))
-                return usage_error("--duration: '%s' is not a number of seconds in (0, 604800]%s", v, "");
+            if (parse_double_flag(name, v, 1e-3, 7 * 86400.0, "seconds in (0, 604800]", &o->duration_s))
+                return IB_EXIT_USAGE;
             have_duration = 1;
         } else if (!strcmp(name, "--warmup")) {
             if (parse_int_flag(name, v, 0, 100000, &o->warmup)) return IB_EXIT_USAGE;
@@ -261,6 +276,8 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             char *end;
             errno = 0;
             s = strtoll(v, &end, 10);
+            if (strpbrk(v, " \t\n\v\f\r"))
+                return usage_error("--seed: '%s' has whitespace in it, which is not part of a number%s", v, "");
             if (errno || *end || !v[0] || s < 0) return usage_error("--seed: '%s' is not a whole number >= 0%s", v, "");
             o->seed = (uint64_t)s;
         }
@@ -274,6 +291,23 @@ static int interrupted_exit(void)
 {
     fprintf(stderr, "instbench measure: interrupted; nothing written\n");
     return g_stop == SIGTERM ? 143 : 130;
+}
+
+/* Not even batch 1 fits: say why in terms of the flags (a tiny --patch-size makes the sequence
+ * long, and attention's memory grows with its square), not "the largest batch is 0". */
+static int too_big_for_memory(const char *backend, const ib_train_config *train, bench_data_mode data, int ranks,
+                              uint64_t avail)
+{
+    ib_train_config one = *train;
+    one.batch_size = 1;
+    const vit_config *m = &train->model;
+    fprintf(stderr,
+            "instbench measure: %s does not fit at any batch size: batch 1 needs about %.1f GiB but %.1f GiB is "
+            "available (--image-size %d with --patch-size %d makes %d tokens per image; attention memory grows with "
+            "their square: a larger --patch-size or a smaller --image-size needs less)\n",
+            m->name, (double)memfit_rank_bytes(backend, &one, data) * ranks / 1073741824.0, avail / 1073741824.0,
+            m->img_size, m->patch_size, model_seq_len(m));
+    return IB_EXIT_USAGE;
 }
 
 int cmd_measure(int argc, char **argv)
@@ -374,17 +408,14 @@ int cmd_measure(int argc, char **argv)
             return IB_EXIT_RUNTIME;
         }
         train.batch_size = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
-        if (train.batch_size < 1) {
-            fprintf(stderr, "instbench measure: not even batch 1 of %s fits in %.1f GiB\n", train.model.name,
-                    avail / 1073741824.0);
-            return IB_EXIT_RUNTIME;
-        }
+        if (train.batch_size < 1) return too_big_for_memory(o.backend, &train, o.data, is_cpu ? o.ranks : 1, avail);
         ib_info("batch size auto: %d per device (largest that fits in %.1f GiB%s)", train.batch_size,
                 avail / 1073741824.0, train.batch_size == AUTO_BATCH_MAX ? ", capped" : "");
     } else {
         train.batch_size = o.batch;
         if (avail > 0 && (uint64_t)memfit_rank_bytes(o.backend, &train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
             int fit = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
+            if (fit < 1) return too_big_for_memory(o.backend, &train, o.data, is_cpu ? o.ranks : 1, avail);
             fprintf(stderr,
                     "instbench measure: --batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
                     "batch that fits is %d (or use --batch-size auto)\n",

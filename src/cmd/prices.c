@@ -112,6 +112,63 @@ static int default_types(char ***types, size_t *n)
     return 0;
 }
 
+static int wanted_price(const prices_query *q, const price_record *r)
+{
+    /* a spot answer with no zone (live AWS: no such product) is no price */
+    return (q->want_on_demand && !isnan(r->on_demand_usd_per_hour)) || (q->want_spot && r->spot_source[0] && r->n_spot);
+}
+
+static int region_in(const price_set *s, const char *region)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        if (!strcmp(s->items[i].region, region)) return 1;
+    return 0;
+}
+
+/* A region nobody has heard of and nothing priced is a typo: exit 2.  No price at all for what was
+ * asked: exit 1.  Each with one line saying why; 0 when something was found. */
+static int check_found(const prices_query *q, const price_set *set)
+{
+    ib_error serr = {0};
+    const price_set *snap = prices_snapshot(&serr);
+    for (size_t r = 0; r < q->n_regions; r++) {
+        int any = 0;
+        for (size_t i = 0; i < set->n && !any; i++)
+            any = !strcmp(set->items[i].region, q->regions[r]) && wanted_price(q, &set->items[i]);
+        if (!any && !aws_region_known(q->regions[r]) && !region_in(snap, q->regions[r])) {
+            fprintf(stderr, "instbench prices: '%s' is not an AWS region (and no source has a price there); regions "
+                            "look like us-east-1 or eu-west-2\n", q->regions[r]);
+            return IB_EXIT_USAGE;
+        }
+    }
+    for (size_t i = 0; i < set->n; i++)
+        if (wanted_price(q, &set->items[i])) return 0;
+    char types[96], regions[96], cache[512] = "the cache";
+    if (q->n_types == 1) snprintf(types, sizeof types, "%s", q->instance_types[0]);
+    else snprintf(types, sizeof types, "%zu instance types", q->n_types);
+    if (q->n_regions == 1) snprintf(regions, sizeof regions, "%s", q->regions[0]);
+    else snprintf(regions, sizeof regions, "%zu regions", q->n_regions);
+    if (prices_cache_dir(cache, sizeof cache) != 0) snprintf(cache, sizeof cache, "the cache");
+    const char *market = q->want_on_demand && q->want_spot ? "" : q->want_spot ? "spot " : "on-demand ";
+    switch (q->source) {
+    case PRICES_SOURCE_CACHE:
+        fprintf(stderr, "instbench prices: no %sprice for %s in %s in %s younger than the TTL: fill it with "
+                        "--source live (needs AWS credentials) or use --source auto or snapshot\n",
+                market, types, regions, cache);
+        break;
+    case PRICES_SOURCE_SNAPSHOT:
+        fprintf(stderr, "instbench prices: the shipped snapshot has no %sprice for %s in %s (it covers "
+                        "accelerated types only): check the names, or use --source live\n", market, types, regions);
+        break;
+    default:
+        fprintf(stderr, "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
+                        "instance type and region)\n", market, types, regions,
+                q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
+        break;
+    }
+    return IB_EXIT_RUNTIME;
+}
+
 int cmd_prices(int argc, char **argv)
 {
     const char *types_arg = NULL, *regions_arg = NULL, *market = "both", *source = "auto", *format = NULL;
@@ -156,20 +213,25 @@ int cmd_prices(int argc, char **argv)
     if (!format) format = (util_isatty_stdout() && !out_path) ? "table" : "json";
     if (strcmp(format, "table") && strcmp(format, "json") && strcmp(format, "csv"))
         return usage_error("--format must be table, json or csv, not '%s'", format);
+    char why[200];
+    int nrc;
     if (ttl_arg) {
         double h;
-        if (util_parse_double(ttl_arg, 0.001, 24.0 * 366, &h) != 0)
-            return usage_error("--cache-ttl takes hours, a number in (0, 8784], not '%s'", ttl_arg);
+        if ((nrc = util_parse_double(ttl_arg, 0.001, 24.0 * 366, &h)) != 0)
+            return usage_error("--cache-ttl takes hours, a number in (0, 8784]: %s",
+                               util_number_error(ttl_arg, nrc, 0.001, 24.0 * 366, why, sizeof why));
         q.cache_ttl_seconds = (int)ceil(h * 3600);
     }
     if (page_arg) {
         long ps;
-        if (util_parse_int(page_arg, 1, 1000, &ps) != 0)
-            return usage_error("--page-size must be an integer in 1..1000, not '%s'", page_arg);
+        if ((nrc = util_parse_int(page_arg, 1, 1000, &ps)) != 0)
+            return usage_error("--page-size must be an integer in 1..1000: %s",
+                               util_number_error(page_arg, nrc, 1, 1000, why, sizeof why));
         q.page_size = (int)ps;
     }
-    if (timeout_arg && util_parse_double(timeout_arg, 0.1, 600, &q.timeout_s) != 0)
-        return usage_error("--timeout takes seconds, a number in [0.1, 600], not '%s'", timeout_arg);
+    if (timeout_arg && (nrc = util_parse_double(timeout_arg, 0.1, 600, &q.timeout_s)) != 0)
+        return usage_error("--timeout takes seconds, a number in [0.1, 600]: %s",
+                           util_number_error(timeout_arg, nrc, 0.1, 600, why, sizeof why));
     q.skip_placement_scores = no_scores;
     if (out_path && !out_path[0]) return usage_error("%s", "-o needs a file name");
 
@@ -228,6 +290,11 @@ int cmd_prices(int argc, char **argv)
         rc = err.code ? err.code : IB_EXIT_RUNTIME;
         goto done;
     }
+    if ((rc = check_found(&q, &set)) != 0) {
+        prices_free(&set);
+        goto done;
+    }
+    rc = IB_EXIT_RUNTIME;
     if (set.snapshot_date[0])
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
 
