@@ -64,6 +64,9 @@ void aws_sign_output_free(aws_sign_output *out);
  * AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL overrides it (as in the AWS SDKs). */
 int aws_endpoint_url(const char *service_env_id /* "PRICING", "EC2" */, const char *region,
                      char *out, size_t out_len);
+/* URL as it may be printed: userinfo ("user:password@", e.g. in AWS_ENDPOINT_URL) replaced by
+ * "***@", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
+const char *aws_url_for_display(const char *url, char *out, size_t len);
 
 /* ---- transport ----------------------------------------------------------------------------- */
 typedef struct aws_client_options {

@@ -262,7 +262,22 @@ int cmd_prices(int argc, char **argv)
             }
     } else {
         ib_error rerr = {0};
-        if (aws_region_resolve(region_buf, &rerr) != 0 || !valid_region(region_buf)) {
+        int rr = aws_region_resolve(region_buf, &rerr);
+        if (rr != 0 && rerr.code == IB_EXIT_USAGE) {
+            /* configured, but not a region: say so rather than quietly show another one */
+            rc = usage_error("%s: fix it or name regions with --regions", rerr.msg);
+            goto done;
+        }
+        if (rr == 0 && !valid_region(region_buf)) {
+            const char *from = getenv("AWS_REGION") && getenv("AWS_REGION")[0]                 ? "AWS_REGION"
+                               : getenv("AWS_DEFAULT_REGION") && getenv("AWS_DEFAULT_REGION")[0] ? "AWS_DEFAULT_REGION"
+                                                                                                 : "the profile's region";
+            fprintf(stderr, "instbench prices: the AWS region '%s' (%s) is not a region like us-east-1: fix it or name "
+                            "regions with --regions\n", region_buf, from);
+            rc = IB_EXIT_USAGE;
+            goto done;
+        }
+        if (rr != 0) {
             snprintf(region_buf, sizeof region_buf, "us-east-1");
             ib_info("no AWS region configured; showing us-east-1 (use --regions)");
         }
