@@ -35,7 +35,8 @@ static void usage(FILE *out)
             "  --page-size N          results per AWS page (MaxResults, 1-1000; default the service maximum)\n"
             "  --no-placement-scores  do not ask EC2 for spot placement scores\n"
             "  --timeout SECONDS      limit per AWS request attempt (default 20; 3 attempts, AWS_MAX_ATTEMPTS)\n"
-            "  -o, --output FILE      write there (atomically) instead of stdout\n"
+            "  -o, --output FILE      write there instead of stdout (checked before any request; a file is\n"
+            "                         replaced atomically, a device or FIFO written through)\n"
             "  -h, --help             this help\n\n"
             "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
             "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
@@ -300,6 +301,11 @@ int cmd_prices(int argc, char **argv)
 
     price_set set;
     ib_error err = {0};
+    if (out_path && util_check_writable(out_path, 0, &err) != 0) {   /* before any AWS request */
+        fprintf(stderr, "instbench prices: %s\n", err.msg);
+        rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+        goto done;
+    }
     if (prices_get(&q, &set, &err) != 0) {
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code ? err.code : IB_EXIT_RUNTIME;
@@ -337,6 +343,7 @@ int cmd_prices(int argc, char **argv)
     if (out_path) {
         if (util_write_file_atomic(out_path, buf, len, &err) != 0) {
             fprintf(stderr, "instbench prices: %s\n", err.msg);
+            rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
             free(buf);
             goto done;
         }
