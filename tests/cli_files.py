@@ -10,6 +10,30 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+
+
+def read_fifo_into(path, got, timeout=120):
+    """Opens PATH (a FIFO) for reading at once, then collects what a writer sends until it closes;
+    appends the bytes to GOT.  Gives up after TIMEOUT seconds (a writer that never comes)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    data, end = b"", time.monotonic() + timeout
+    try:
+        while time.monotonic() < end:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:   # a writer is connected but has not written yet
+                time.sleep(0.01)
+                continue
+            if chunk:
+                data += chunk
+            elif data:
+                break                 # the writer closed
+            else:
+                time.sleep(0.01)      # no writer yet
+    finally:
+        os.close(fd)
+    got.append(data)
 
 BIN = sys.argv[1]
 failures = []
@@ -70,12 +94,11 @@ for name, write, word in (("prices -o", prices_to, "instbench prices"), ("rank -
     fifo = os.path.join(sub, "fifo")
     os.mkfifo(fifo)
     got = []
-    t = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    t = threading.Thread(target=read_fifo_into, args=(fifo, got, 20), daemon=True)
     t.start()
+    time.sleep(0.2)   # the reader has the FIFO open before the command starts
     p = write(fifo)
-    if not got and not stat.S_ISFIFO(os.lstat(fifo).st_mode):
-        pass   # replaced: the reader never gets a writer
-    t.join(10)
+    t.join(30)
     check(p.returncode == 0, f"{name} FIFO: exit {p.returncode}: {p.stderr[-300:]}")
     check(stat.S_ISFIFO(os.lstat(fifo).st_mode), f"{name}: the FIFO was replaced by a regular file")
     check(bool(got and got[0].strip()), f"{name}: the FIFO's reader got nothing")

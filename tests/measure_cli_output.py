@@ -20,6 +20,29 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure_common import BIN, check, env, finish, run, scratch, validate  # noqa: E402
 
+
+def read_fifo_into(path, got, timeout=120):
+    """Opens PATH (a FIFO) for reading at once, then collects what a writer sends until it closes;
+    appends the bytes to GOT.  Gives up after TIMEOUT seconds (a writer that never comes)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    data, end = b"", time.monotonic() + timeout
+    try:
+        while time.monotonic() < end:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:   # a writer is connected but has not written yet
+                time.sleep(0.01)
+                continue
+            if chunk:
+                data += chunk
+            elif data:
+                break                 # the writer closed
+            else:
+                time.sleep(0.01)      # no writer yet
+    finally:
+        os.close(fd)
+    got.append(data)
+
 # The smallest config (one block, 32 px images): each run takes well under a second.
 SMALL = ["--backend", "cpu", "--precision", "fp32", "--model", "vit_tiny_patch16_224", "--depth", "1",
          "--image-size", "32", "--patch-size", "8", "--embed-dim", "32", "--heads", "2", "--classes", "10",
@@ -101,28 +124,15 @@ d = scratch()
 fifo = os.path.join(d, "fifo")
 os.mkfifo(fifo)
 got = []
-
-
-def reader():
-    with open(fifo) as f:
-        got.append(f.read())
-
-
-t = threading.Thread(target=reader, daemon=True)
+t = threading.Thread(target=read_fifo_into, args=(fifo, got, 60), daemon=True)
 t.start()
+time.sleep(0.2)   # the reader has the FIFO open before the run starts
 p = run(SMALL + ["--output", fifo], cwd=d, timeout=120, INSTBENCH_CPU_PEAK_SECONDS="0.05")
-if not got:
-    # a build that replaced the FIFO never opened it: release the reader
-    try:
-        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        os.close(fd)
-    except OSError:
-        pass
-t.join(10)
+t.join(70)
 check(p.returncode == 0, f"--output FIFO: exit {p.returncode}: {p.stderr[-300:]}")
 check(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a regular file")
 try:
-    validate(json.loads(got[0] if got else ""), "through the FIFO")
+    validate(json.loads(got[0].decode() if got else ""), "through the FIFO")
 except ValueError as e:
     check(False, f"the FIFO's reader got no JSON ({e})")
 node = os.path.join(d, "null")

@@ -147,21 +147,40 @@ static void devices(void)
         fprintf(stderr, "note: mknod not permitted (%s): device nodes checked through links only\n", strerror(errno));
     }
 
-    /* A FIFO: the reader gets the bytes, the FIFO stays a FIFO. */
+    /* A FIFO: the reader gets the bytes, the FIFO stays a FIFO.  The reader opens it O_RDWR (so it
+     * is open before the write starts and read() waits for data) and says so through a pipe. */
     CHECK(mkfifo(P("fifo"), 0666) == 0, "mkfifo: %s", strerror(errno));
+    int sync[2];
+    CHECK(pipe(sync) == 0, "pipe");
     pid_t child = fork();
     if (child == 0) {
         alarm(10);   /* a writer that never opens the FIFO (it replaced it) must not hang the test */
         char buf[64] = "";
-        int fd = open(P("fifo"), O_RDONLY);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        _exit(n == 9 && !memcmp(buf, "via fifo\n", 9) ? 0 : 1);
+        int fd = open(P("fifo"), O_RDWR);
+        if (write(sync[1], "r", 1) != 1) _exit(2);
+        size_t got = 0;
+        while (fd >= 0 && got < 9) {
+            ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+            if (n <= 0) break;
+            got += (size_t)n;
+        }
+        _exit(got == 9 && !memcmp(buf, "via fifo\n", 9) ? 0 : 1);
     }
+    char ready;
+    CHECK(read(sync[0], &ready, 1) == 1, "the FIFO's reader did not start");
     ib_error_clear(&err);
     CHECK(util_write_file_atomic(P("fifo"), "via fifo\n", 9, &err) == 0, "fifo: %s", err.msg);
     int st = -1;
     waitpid(child, &st, 0);
+    close(sync[0]);
+    close(sync[1]);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the FIFO's reader did not get the data");
+    /* No reader: an error at once (not a write that waits forever), the FIFO left alone. */
+    ib_error_clear(&err);
+    double t0 = util_now_seconds();
+    CHECK(util_write_file_atomic(P("fifo"), "x", 1, &err) != 0, "a FIFO without a reader reported success");
+    CHECK(util_now_seconds() - t0 < 5, "a FIFO without a reader blocked the write");
+    CHECK(strstr(err.msg, "reading") != NULL, "message '%s'", err.msg);
     CHECK(kind(P("fifo"), 0) == S_IFIFO, "the FIFO was replaced by a file");
 }
 

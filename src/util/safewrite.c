@@ -67,8 +67,6 @@ static int write_all(int fd, const void *data, size_t len)
  * umask without umask(2)'s set-and-restore, which races with other threads creating files. */
 static mode_t new_file_mode(void)
 {
-    static mode_t cached = (mode_t)-1;
-    if (cached != (mode_t)-1) return cached;
     mode_t mask = (mode_t)-1;
     FILE *f = fopen("/proc/self/status", "re");
     if (f) {
@@ -84,8 +82,28 @@ static mode_t new_file_mode(void)
         mask = umask(022);
         umask(mask);
     }
-    cached = 0666 & ~mask;
-    return cached;
+    return 0666 & ~mask;
+}
+
+/* Opens an existing PATH for writing without waiting: a FIFO with no reader fails at once (ENXIO)
+ * instead of blocking while the caller holds SIGINT/SIGTERM; the descriptor then blocks again. */
+static int open_nowait(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, flags | O_NONBLOCK, mode);
+    if (fd < 0) return -1;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl != -1) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+static int open_error(const char *verb, const char *path, int e, ib_error *err)
+{
+    struct stat st;
+    if (e == ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot %s %s: it is a FIFO and nothing is reading it", verb, path);
+    if (e == ENXIO && stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+        return ib_error_set(err, IB_EXIT_USAGE, "cannot %s %s: it is a socket", verb, path);
+    return ib_error_set(err, IB_EXIT_RUNTIME, "cannot %s %s: %s", verb, path, strerror(e));
 }
 
 /* DIR and BASE of PATH: "a/b/c.json" -> "a/b", "c.json"; "c.json" -> ".", "c.json"; "/c" -> "/", "c". */
@@ -162,8 +180,8 @@ static int make_parent(const char *path, ib_error *err)
 /* A device, FIFO or socket: opened and written as it is, never replaced by a regular file. */
 static int write_through(const char *path, const void *data, size_t len, ib_error *err)
 {
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+    int fd = open_nowait(path, O_WRONLY | O_NOCTTY | O_CLOEXEC, 0);
+    if (fd < 0) return open_error("write", path, errno, err);
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         /* replaced by a regular file between stat and open: that one gets the atomic treatment */
@@ -254,13 +272,13 @@ int util_append_file(const char *path, const void *data, size_t len, ib_error *e
 {
     if (!path || !path[0]) return ib_error_set(err, IB_EXIT_USAGE, "no file name given");
     if (make_parent(path, err) != 0) return -1;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+    int fd = open_nowait(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd < 0) {
         if (errno == ELOOP)
             return ib_error_set(err, IB_EXIT_USAGE, "%s is a symbolic link: appends never follow links; name the "
                                 "file itself", path);
         if (errno == EISDIR) return ib_error_set(err, IB_EXIT_USAGE, "%s is a directory: name a file", path);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(errno));
+        return open_error("append to", path, errno, err);
     }
     /* One write on an O_APPEND descriptor: lines of runs appending together never interleave.
      * EINTR before anything is written is retried; a short write is an error (the disk is full),
