@@ -1,4 +1,5 @@
 /* instbench: which instance type, how many, on which market gives the most samples per dollar. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +35,24 @@ static void usage(FILE *out)
             "\nexit status: 0 ok, 1 runtime error, 2 usage error\n");
 }
 
-int main(int argc, char **argv)
+/* Everything a command printed must reach stdout: a full disk or a closed descriptor is an error
+ * (exit 1 with a message), not a silent success.  A closed pipe ends the process by SIGPIPE first. */
+static int finish(int rc)
+{
+    int bad = ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0) bad = 1;
+    int e = errno;
+    if (fclose(stdout) != 0 && !bad) bad = 1, e = errno;
+    if (bad) {
+        if (e) fprintf(stderr, "instbench: cannot write to stdout: %s\n", strerror(e));
+        else fprintf(stderr, "instbench: cannot write to stdout\n");
+        return rc != IB_EXIT_OK ? rc : IB_EXIT_RUNTIME;
+    }
+    return rc;
+}
+
+static int run(int argc, char **argv)
 {
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
@@ -65,4 +83,9 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], commands[c].name)) return commands[c].run(argc - i, argv + i);
     fprintf(stderr, "instbench: unknown command '%s' (try: instbench --help)\n", argv[i]);
     return IB_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return finish(run(argc, argv));
 }

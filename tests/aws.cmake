@@ -27,3 +27,7 @@ add_test(NAME aws_sigv4_botocore
 # Differential: the config/credentials file parser against botocore's reader on random files.
 add_test(NAME aws_config_botocore
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_config_botocore.py $<TARGET_FILE:aws_client_probe> 250)
+
+# What the client prints: no endpoint password, error bodies reduced to code and first line,
+# invalid regions and unsupported credential sources named.
+add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_hygiene.py ${INSTBENCH_BIN})

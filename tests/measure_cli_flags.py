@@ -47,6 +47,15 @@ BAD = [
     (["--depth", "0"], "--depth"),
     (["--heads", "5"], "head"),
     (["--mlp-ratio", "x"], "--mlp-ratio"),
+    # precise messages: whitespace is not a number; a fraction is not a whole number; a patch so
+    # small that not even batch 1 fits says so in terms of the flags, not "the largest batch is 0"
+    (["--batch-size", " 4"], "whitespace"),
+    (["--batch-size", "4 "], "whitespace"),
+    (["--batch-size", "4.5"], "not a whole number"),
+    (["--steps", "1e3"], "not a whole number"),
+    (["--lr", "1e999"], "above the maximum"),
+    (["--image-size", "224", "--patch-size", "1", "--batch-size", "2"], "--patch-size 1 makes"),
+    (["--image-size", "224", "--patch-size", "1", "--batch-size", "auto"], "--patch-size 1 makes"),
 ]
 
 d = scratch()

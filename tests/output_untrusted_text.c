@@ -192,8 +192,11 @@ static void test_summary(void)
     }
     /* A host name is not a file name either. */
     char path[256];
-    result_default_path("", "h\x1b[2J/../x", "20261121T100000Z", path, sizeof path);
-    CHECK(!strcmp(path, "instbench-results/h__2J_.._x-20261121T100000Z.json"), "default path [%s]", path);
+    const struct timespec when = {1763719200, 0};   /* 2025-11-21T10:00:00Z */
+    result_default_path("", "h\x1b[2J/../x", &when, path, sizeof path);
+    CHECK(!strncmp(path, "instbench-results/h__2J_.._x-", 29) && strstr(path, "-20251121T100000.000Z.json") &&
+              !strchr(path + 18, '/'),
+          "default path [%s]", path);
 }
 
 static void svg_text(FILE *f, const char *s) { output_xml_escape(f, s); }

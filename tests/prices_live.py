@@ -142,7 +142,7 @@ def prices(args, env, expect_rc=0, cwd=None):
     # under the ASan/UBSan build a report can hide behind an expected exit 1
     if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
         fail("sanitizer report for %s:\n%s" % (args, p.stderr[-4000:]))
-    if p.returncode != expect_rc:
+    if expect_rc is not None and p.returncode != expect_rc:
         fail("exit %d (wanted %d) for %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, expect_rc, args,
                                                                        p.stdout[-3000:], p.stderr[-3000:]))
     return p
@@ -377,17 +377,13 @@ def case_hostile_cache():
             ("zero spot price", cached_record(zones={"us-east-1a": 0}), "usd_per_hour")):
         write_cache(rec, t, region)
         for fmt in ("table", "json"):
+            # the file ignored, nothing is cached: exit 1, nothing on stdout
             p = prices(["--instance-types", t, "--regions", region, "--source", "cache", "--format", fmt],
-                       base_env(None, creds=False))
+                       base_env(None, creds=False), expect_rc=1)
             check("ignoring corrupt price cache" in p.stderr and word in p.stderr,
                   "%s: no warning naming %s:\n%s" % (what, word, p.stderr))
             no_control(p.stderr, what + " stderr")
-            if fmt == "table":
-                no_control(p.stdout, what + " table")
-            else:
-                recs, _ = as_json(p)
-                r = recs[(t, region)]
-                check(r["on_demand"] is None and r["spot"] is None, "%s: the cache was used: %r" % (what, r))
+            check(p.stdout == "", "%s: the cache was used:\n%s" % (what, p.stdout[:500]))
     # A key given twice: which price counts depends on the reader, so the file is refused.
     path = write_cache(cached_record())
     with open(path) as f:
@@ -395,9 +391,9 @@ def case_hostile_cache():
     with open(path, "w") as f:
         f.write(text.replace('"usd_per_hour": 7.77', '"usd_per_hour": 7.77, "usd_per_hour": 0.01', 1))
     p = prices(["--instance-types", t, "--regions", region, "--source", "cache", "--format", "json"],
-               base_env(None, creds=False))
+               base_env(None, creds=False), expect_rc=1)
     check("on_demand.usd_per_hour: this key is given twice" in p.stderr, "duplicate key not refused:\n" + p.stderr)
-    check(as_json(p)[0][(t, region)]["on_demand"] is None, "a cache file with a duplicate key was used")
+    check(p.stdout == "", "a cache file with a duplicate key was used")
     # A valid file is still used.
     write_cache(cached_record())
     recs, _ = as_json(prices(["--instance-types", t, "--regions", region, "--source", "cache", "--format", "json"],
@@ -413,7 +409,11 @@ def case_cache_trust():
     args = ["--instance-types", t, "--regions", region, "--source", "cache", "--format", "json"]
 
     def used():
-        p = prices(args, base_env(None, creds=False))
+        # an ignored file leaves nothing cached: exit 1 and nothing on stdout
+        p = prices(args, base_env(None, creds=False), expect_rc=None)
+        if p.returncode == 1 and not p.stdout:
+            return False, p.stderr
+        check(p.returncode == 0, "cache_trust: exit %d:\n%s" % (p.returncode, p.stderr))
         r = as_json(p)[0][(t, region)]
         return (r["on_demand"] or {}).get("usd_per_hour") == 7.77, p.stderr
 
@@ -622,6 +622,45 @@ def case_usage():
         check(words in p.stderr, "%s: message lacks %r: %s" % (args, words, p.stderr))
     p = prices(["--help"], env)
     check("--instance-types" in p.stdout and "--source" in p.stdout, "help")
+
+
+def case_exit_codes():
+    """Nothing found is exit 1 with one line saying why (an empty cache, a product that exists
+    nowhere, live or in the snapshot); a region nobody knows is exit 2; nothing on stdout."""
+    def last_line(p):
+        lines = [l for l in p.stderr.splitlines() if l.startswith("instbench prices:")]
+        check(len(lines) == 1, "want one 'instbench prices:' line, got %r" % lines)
+        check(p.stdout == "", "printed %r" % p.stdout[:200])
+        return lines[0] if lines else ""
+    env = base_env(None, creds=False)
+    p = prices(["--source", "cache", "--instance-types", "g5.xlarge", "--regions", "us-east-1"], env, expect_rc=1)
+    line = last_line(p)
+    check("cache" in line and "--source live" in line, "empty cache: %r" % line)
+    check("warning" not in p.stderr, "empty cache: more than one line: %r" % p.stderr)
+    p = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-9"], env, expect_rc=2)
+    check("us-east-9" in last_line(p) and "region" in p.stderr, "unknown region: %r" % p.stderr)
+    p = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1,us-east-9"], env,
+               expect_rc=2)
+    check("us-east-9" in last_line(p), "unknown region among known ones: %r" % p.stderr)
+    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1"], env, expect_rc=1)
+    check("zz9.large" in last_line(p), "no product in the snapshot: %r" % p.stderr)
+    out = os.path.join(TMP, "none.json")
+    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1", "-o", out], env,
+               expect_rc=1)
+    check(not os.path.exists(out), "an empty price file was written")
+    # live: AWS answers, but has no such product (and neither has the snapshot)
+    ep = Endpoint()
+    try:
+        for source in ("live", "auto"):
+            p = prices(["--source", source, "--instance-types", "zz9.large", "--regions", "us-east-1",
+                        "--no-placement-scores"], base_env(ep), expect_rc=1)
+            check("zz9.large" in last_line(p), "--source %s, no product: %r" % (source, p.stderr))
+        st = ep.stats()
+        check(st["by_operation"].get("GetProducts", 0) >= 2, "AWS was not asked: %r" % st)
+    finally:
+        ep.close()
+    # something found is still exit 0
+    prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1"], env)
 
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}

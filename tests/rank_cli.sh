@@ -62,6 +62,11 @@ expect 2 "twice"                 "$R" "$P" --price g5.xlarge=1 --price=g5.xlarge
 expect 2 "matches no workload"   "$R" "$P" --workload ffff
 expect 2 "non-empty"             "$R" "$P" --workload=
 expect 1 "no usable results"     "$T/p.json" "$P"
+# precise number messages; nothing priced is exit 1 with a line saying how to get prices
+expect 2 "above the maximum"     "$R" "$P" --samples 1e300
+expect 2 "whitespace"            "$R" "$P" --top " 3"
+expect 1 "instbench prices --instance-types g5.xlarge --regions us-west-2" "$R" "$P" --region us-west-2
+expect 1 "instbench prices"      "$R" "$P" --region us-west-2 --format json
 expect 1 "nothere"               "$R" --prices "$T/nothere.json"
 "$BIN" rank --help >"$T/out" 2>&1 || { echo "FAIL: --help exit $?"; fail=1; }
 for flag in --workload --prices --region --market --spot-price --az --samples --epochs --dataset-size \

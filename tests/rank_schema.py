@@ -27,7 +27,10 @@ results = [fx.result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 1250.0),
 prices = fx.prices_doc([
     fx.price_record("g5.xlarge", "us-east-1", 1.006, {"us-east-1a": 0.45, "us-east-1b": 0.41}, bucket=1, placement=7),
     fx.price_record("ml.g5.xlarge", "us-east-1", 1.41, None),
-    fx.price_record("g5.12xlarge", "us-east-1", 5.672, None)])
+    fx.price_record("g5.12xlarge", "us-east-1", 5.672, None),
+    # one price in us-west-2, so that `--region us-west-2` has a ranked row beside its unpriced ones
+    # (nothing priced at all is exit 1, checked below)
+    fx.price_record("g6.xlarge", "us-west-2", 0.805, None)])
 for r in results:
     if (r["instance"]["type"] or "").startswith("ml."):
         continue   # result-v1 does not (yet) admit SageMaker names; rank prices them on-demand
@@ -53,6 +56,17 @@ with tempfile.TemporaryDirectory() as d:
             jsonschema.validate(doc, rank_schema)
         except jsonschema.ValidationError as e:
             failures.append(f"{extra}: output does not match rank-v1 at {list(e.absolute_path)}: {e.message}")
+
+    # Nothing priced (no price in eu-west-1): exit 1 with one line saying how to get prices, and
+    # the document still valid.
+    rc, out, err = fx.run(BIN, base + ["--region", "eu-west-1"])
+    if rc != 1 or "--prices" not in err.strip().splitlines()[-1]:
+        failures.append(f"nothing priced: exit {rc} (want 1), last line {err.strip().splitlines()[-1:]}")
+    else:
+        try:
+            jsonschema.validate(json.loads(out), rank_schema)
+        except (ValueError, jsonschema.ValidationError) as e:
+            failures.append(f"nothing priced: output does not match rank-v1: {e}")
 
 if failures:
     print("\n".join(failures))

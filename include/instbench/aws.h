@@ -21,6 +21,8 @@ typedef struct aws_credentials {
 int aws_credentials_resolve(aws_credentials *out, ib_error *err);
 /* AWS_REGION, AWS_DEFAULT_REGION, profile `region`, IMDS.  -1 when none. */
 int aws_region_resolve(char out[32], ib_error *err);
+/* 1 when REGION is an AWS region instbench knows by name (src/aws/regions.c), else 0. */
+int aws_region_known(const char *region);
 /* "AKIA****MPLE": safe to print. */
 void aws_mask_key_id(const char *key_id, char out[32]);
 
@@ -62,6 +64,9 @@ void aws_sign_output_free(aws_sign_output *out);
  * AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL overrides it (as in the AWS SDKs). */
 int aws_endpoint_url(const char *service_env_id /* "PRICING", "EC2" */, const char *region,
                      char *out, size_t out_len);
+/* URL as it may be printed: userinfo ("user:password@", e.g. in AWS_ENDPOINT_URL) replaced by
+ * "***@", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
+const char *aws_url_for_display(const char *url, char *out, size_t len);
 
 /* ---- transport ----------------------------------------------------------------------------- */
 typedef struct aws_client_options {

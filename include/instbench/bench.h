@@ -171,7 +171,8 @@ void fingerprint_compute(const bench_workload *w, char out_hex[65]);
 int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source,
                     size_t source_len);
 
-int peak_cpu_measure(const ib_train_config *t, double *tflops, ib_error *err);   /* oneDNN GEMM rate */
+/* The oneDNN GEMM rate (cpu_gemm_rate); STOP (may be NULL) ends it early with an error. */
+int peak_cpu_measure(const ib_train_config *t, const volatile sig_atomic_t *stop, double *tflops, ib_error *err);
 
 /* ---- memfit.c: will a batch fit? (before allocating) ---------------------------------------- */
 /* Bytes one rank needs of the memory the backend runs in: its estimate, plus the host input
@@ -218,9 +219,20 @@ typedef struct bench_report {
 char *result_to_json(const bench_report *r, int pretty);
 /* Human summary (the table format). */
 void result_print_summary(FILE *out, const bench_report *r, int color);
-/* instbench-results/<instance type, else hostname>-<20261122T001045Z>.json */
-void result_default_path(const char *instance_type, const char *host, const char *ts_compact, char *out,
+/* ---- result_save.c: where a result goes ---------------------------------------------------- */
+/* instbench-results/<instance type, else hostname>-<6 random hex>-<20261122T001045.123Z>.json */
+void result_default_path(const char *instance_type, const char *host, const struct timespec *when, char *out,
                          size_t len);
+/* Before the run: can OUTPUT (NULL: a new file under instbench-results/; "-": stdout, nothing to
+ * check) and APPEND (NULL: none) be written?  err.code IB_EXIT_USAGE for a directory or a link. */
+int result_check_output(const char *output, const char *append, ib_error *err);
+/* Writes JSON to OUTPUT (replaced atomically, or written through a device), or with OUTPUT NULL to
+ * a new default-named file, never replacing one (a taken name is retried with another random
+ * part).  0: saved there.  When that fails, the result goes to a new
+ * ./instbench-result-<name>.json, else in $TMPDIR or /tmp: 1, err says why the requested write
+ * failed.  -1: saved nowhere.  SAVED names the file written (or attempted). */
+int result_save(const char *output, const char *instance_type, const char *host, const struct timespec *when,
+                const char *json, char *saved, size_t saved_len, ib_error *err);
 /* Appends json + '\n' to path (JSON Lines) in one write; creates parent directories. */
 int result_append_line(const char *path, const char *json, ib_error *err);
 

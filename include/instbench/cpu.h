@@ -6,6 +6,7 @@
 #ifndef INSTBENCH_CPU_H
 #define INSTBENCH_CPU_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "instbench/backend.h"
 #include "instbench/util.h"
@@ -18,13 +19,15 @@ size_t cpu_backend_memory_estimate(const ib_train_config *cfg);
  * batched attention products) through the same cached oneDNN primitives and precision the
  * backend uses, repeating the whole set until min_seconds have passed (after one warm-up round),
  * and returns the achieved rate in FLOP/s (2*M*N*K per matmul).  measure uses it as the CPU's
- * "peak" for MFU; bench_cpu_vs_torch.sh for the roofline fraction.  threads as in ib_train_config. */
+ * "peak" for MFU; bench_cpu_vs_torch.sh for the roofline fraction.  threads as in ib_train_config.
+ * STOP (may be NULL), set asynchronously by a signal, is looked at before every matmul: the
+ * probe then ends within one GEMM and fails with "interrupted". */
+int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile sig_atomic_t *stop,
+                  double *flops_per_s, ib_error *err);
 /* How bf16 GEMMs run here: 1 native (oneDNN has a bf16 matmul on this CPU: AVX512-BF16, AMX, or
  * its own AVX-512 path), 0 emulated (AVX2-only CPUs: operands widened to fp32 for an fp32 GEMM,
  * autocast's numerics; cpu/gemm.c).  Honours DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA; asked once. */
 int cpu_bf16_native(void);
 static inline const char *cpu_bf16_mode(void) { return cpu_bf16_native() ? "native" : "emulated"; }
-
-int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_per_s, ib_error *err);
 
 #endif

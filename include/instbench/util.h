@@ -36,9 +36,28 @@ int util_stderr_color(void);
 int util_isatty_stdout(void);
 int util_isatty_stderr(void);
 
-/* Files.  util_write_file_atomic writes PATH.tmp.<pid> then renames it over PATH, so a reader never
- * sees a half-written file and an existing file survives any failure.  Creates parent dirs. */
+/* Files (src/util/safewrite.c): every file the tool writes goes through these.
+ * util_write_file_atomic: PATH is replaced atomically when it is a regular file or absent (a
+ *   temporary with a random name in the same directory, created O_EXCL|O_NOFOLLOW mode 0600,
+ *   written in full, fsync'd, given mode 0666 & ~umask, renamed over PATH, the directory
+ *   fsync'd): a reader never sees half a file and an existing file survives any failure.  A
+ *   symbolic link to a regular file keeps pointing at the new file.  A device, FIFO or socket is
+ *   written through (open + write), every error reported; a directory is refused (code
+ *   IB_EXIT_USAGE).  Creates missing parent directories.
+ * util_write_file_new: the same temporary, then linked to PATH only if PATH does not exist:
+ *   0 written, 1 PATH exists (nothing changed, err says so), -1 error.
+ * util_append_file: DATA appended with one write(2) on an O_APPEND|O_NOFOLLOW descriptor (a
+ *   symbolic link is refused), creating PATH (mode 0666 & ~umask) and its directories.
+ * util_check_writable: whether a later write (or append) to PATH can succeed, checked before
+ *   anything long runs: creates and removes a temporary file in PATH's directory (creating the
+ *   directories), or opens an existing append target without writing.  Directories, sockets,
+ *   and for appends symbolic links, are refused with code IB_EXIT_USAGE. */
 int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err);
+int util_write_file_new(const char *path, const void *data, size_t len, ib_error *err);
+int util_append_file(const char *path, const void *data, size_t len, ib_error *err);
+int util_check_writable(const char *path, int append, ib_error *err);
+/* NCHARS random hex digits (getrandom), NUL-terminated: out holds nchars + 1 (nchars <= 128). */
+void util_random_hex(char *out, size_t nchars);
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err); /* NUL-terminated */
 int util_mkdir_p(const char *dir, ib_error *err);
 
@@ -52,9 +71,15 @@ char *util_strdup(const char *s);
 /* Splits "a,b,,c" into trimmed non-empty items; *items is malloc'd (free with util_free_strv). */
 int util_split_csv(const char *s, char ***items, size_t *n);
 void util_free_strv(char **items, size_t n);
-/* Strict number parsing for flags: whole string must be a finite number in range. */
+/* Strict number parsing for flags: the whole string must be a finite number in [min, max], with no
+ * whitespace anywhere.  0 ok (*out set), else one of UTIL_NUM_* (negative) saying what is wrong;
+ * util_number_error turns that into a phrase ("' 4' has whitespace in it...", "'1e300' is above
+ * the maximum, 1e+18") for the caller's "FLAG: <phrase>" message. */
+enum { UTIL_NUM_EMPTY = -1, UTIL_NUM_SPACE = -2, UTIL_NUM_SYNTAX = -3, UTIL_NUM_FRACTION = -4,
+       UTIL_NUM_NONFINITE = -5, UTIL_NUM_LOW = -6, UTIL_NUM_HIGH = -7 };
 int util_parse_int(const char *s, long min, long max, long *out);
 int util_parse_double(const char *s, double min, double max, double *out);
+const char *util_number_error(const char *s, int code, double min, double max, char *buf, size_t len);
 
 /* Terminal-safe text (util/escape.c) for everything shown to people that instbench did not write
  * itself.  C0 controls (tab and newline too), DEL and invalid UTF-8 bytes become "\xNN"; C1

@@ -74,11 +74,14 @@ static int from_profile(aws_credentials *out, ib_error *err)
         snprintf(src, sizeof src, "profile:%.23s", name);
         rc = set_creds(out, ak, sk, tok, src, err) == 0 ? 1 : -1;
     }
-    if (rc == 0 && explicit_profile) {
+    if (rc == 0) {
         if (!aws_config_has_profile(kf, name) && !aws_config_has_profile(cf, name)) {
-            rc = ib_error_set(err, IB_EXIT_RUNTIME, "the profile '%s' (AWS_PROFILE) is not in %s or %s", name, kpath,
-                              cpath);
+            if (explicit_profile)
+                rc = ib_error_set(err, IB_EXIT_RUNTIME, "the profile '%s' (AWS_PROFILE) is not in %s or %s", name,
+                                  kpath, cpath);
         } else {
+            /* A profile (the default one too) that gets its credentials some way instbench does not
+             * implement: the AWS CLI would use that way, so name it instead of "no credentials". */
             static const char *const unsupported[] = {"role_arn", "credential_process", "sso_start_url",
                                                       "sso_session", "web_identity_token_file", NULL};
             for (int k = 0; unsupported[k]; k++)
@@ -169,7 +172,9 @@ static int from_container(aws_credentials *out, ib_error *err)
     ib_error perr;
     int rc = aws_plain_http(&pr, &status, &body, NULL, &perr);
     wipe(auth, sizeof auth);
-    if (rc != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: %s", url, perr.msg);
+    char shown[2048];
+    aws_url_for_display(url, shown, sizeof shown);
+    if (rc != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: %s", shown, perr.msg);
     rc = -1;
     cJSON *j = status == 200 ? cJSON_Parse(body) : NULL;
     const char *ak = cJSON_GetStringValue(cJSON_GetObjectItem(j, "AccessKeyId"));
@@ -177,9 +182,9 @@ static int from_container(aws_credentials *out, ib_error *err)
     const char *st = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Token"));
     const char *ex = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Expiration"));
     if (status != 200) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: HTTP %ld", url, status);
+        ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: HTTP %ld", shown, status);
     } else if (!ak || !sk || !ak[0] || !sk[0]) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: malformed credentials document", url);
+        ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: malformed credentials document", shown);
     } else if (set_creds(out, ak, sk, st, "container", err) == 0) {
         if (ex && util_parse_iso8601(ex, &out->expiration) != 0) out->expiration = 0;
         rc = 1;

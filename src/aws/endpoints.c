@@ -49,3 +49,27 @@ int aws_endpoint_url(const char *service_env_id, const char *region, char *out, 
     }
     return (w < 0 || (size_t)w >= out_len) ? -1 : 0;
 }
+
+const char *aws_url_for_display(const char *url, char *out, size_t len)
+{
+    if (!out || len == 0) return "";
+    if (!url) url = "";
+    const char *sep = strstr(url, "://");
+    const char *auth = sep ? sep + 3 : url;
+    size_t alen = strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *p = auth; p < auth + alen; p++)
+        if (*p == '@') at = p;   /* the last '@' ends the userinfo, as in curl */
+    size_t o = 0;
+    for (const char *p = url; *p && o + 1 < len; p++) {
+        if (at && p == auth) {
+            const char *mask = "***@";
+            for (; *mask && o + 1 < len; mask++) out[o++] = *mask;
+            p = at;
+            continue;
+        }
+        out[o++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+    }
+    out[o] = '\0';
+    return out;
+}

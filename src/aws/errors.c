@@ -5,14 +5,34 @@
 
 #include "aws/aws_internal.h"
 
+/* Longest error message passed on: AWS's own fit easily; anything longer is a server (or a proxy)
+ * echoing a document at us. */
+#define MESSAGE_MAX 200
+
+/* A server's text ends up on a terminal and in logs: its first line only, trimmed, no control
+ * characters (escape sequences), cut at MESSAGE_MAX with "...". */
 static void copy_trim(char *dst, size_t cap, const char *src, size_t n)
 {
     while (n && (*src == ' ' || *src == '\n' || *src == '\r' || *src == '\t')) src++, n--;
-    while (n && (src[n - 1] == ' ' || src[n - 1] == '\n' || src[n - 1] == '\r' || src[n - 1] == '\t')) n--;
-    if (n >= cap) n = cap - 1;
-    /* a server's text ends up on a terminal: no control characters (escape sequences) */
+    for (size_t i = 0; i < n; i++)
+        if (src[i] == '\n' || src[i] == '\r') n = i;
+    while (n && (src[n - 1] == ' ' || src[n - 1] == '\t')) n--;
+    size_t lim = cap - 1 < MESSAGE_MAX ? cap - 1 : MESSAGE_MAX;
+    int cut = n > lim;
+    if (cut) n = lim > 3 ? lim - 3 : lim;
     for (size_t i = 0; i < n; i++) dst[i] = ((unsigned char)src[i] < 0x20 || src[i] == 0x7f) ? ' ' : src[i];
+    if (cut && lim > 3) memcpy(dst + n, "...", 3), n += 3;
     dst[n] = '\0';
+}
+
+/* An error code is a name: letters, digits and . _ - only (anything else becomes '?'). */
+static void clean_code(char *code)
+{
+    for (char *p = code; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+              *p == '_' || *p == '-'))
+            *p = '?';
+    if (strlen(code) > 64) strcpy(code + 61, "...");
 }
 
 /* "com.amazon.coral.service#ThrottlingException" and "ThrottlingException:http://..." -> code. */
@@ -71,12 +91,18 @@ void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type
 {
     code[0] = msg[0] = '\0';
     if (x_amzn_error_type && x_amzn_error_type[0]) set_code(code, code_len, x_amzn_error_type);
-    if (!body || !len) return;
+    if (!body || !len) {
+        clean_code(code);
+        return;
+    }
     size_t i = 0;
     while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t')) i++;
     if (i < len && body[i] == '{') {
         cJSON *j = cJSON_ParseWithLength(body, len);
-        if (!j) return;
+        if (!j) {
+            clean_code(code);
+            return;
+        }
         const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(j, "__type"));
         if (!t) t = cJSON_GetStringValue(cJSON_GetObjectItem(j, "code"));
         if (!t) t = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Code"));
@@ -93,7 +119,10 @@ void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type
         s.code_cap = sizeof xcode;
         s.msg_cap = sizeof xmsg;
         XML_Parser p = XML_ParserCreate(NULL);
-        if (!p) return;
+        if (!p) {
+            clean_code(code);
+            return;
+        }
         XML_SetUserData(p, &s);
         XML_SetElementHandler(p, x_start, x_end);
         XML_SetCharacterDataHandler(p, x_text);
@@ -103,6 +132,7 @@ void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type
         if (s.have_code && !code[0]) copy_trim(code, code_len, xcode, strlen(xcode));
         if (s.have_msg) copy_trim(msg, msg_len, xmsg, strlen(xmsg));
     }
+    clean_code(code);
 }
 
 static int in_list(const char *code, const char *const *list)

@@ -203,11 +203,15 @@ static int prepare_attempt(aws_client *c, xfer *x)
     if (!u || curl_url_set(u, CURLUPART_URL, r->url, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "%s: invalid endpoint URL '%s'", r->service, r->url);
+        char shown[1024];
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: invalid endpoint URL '%s'", r->service,
+                     aws_url_for_display(r->url, shown, sizeof shown));
         goto out;
     }
     if (strcmp(scheme, "https") && strcmp(scheme, "http")) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "%s: endpoint URL '%s' is not http(s)", r->service, r->url);
+        char shown[1024];
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: endpoint URL '%s' is not http(s)", r->service,
+                     aws_url_for_display(r->url, shown, sizeof shown));
         goto out;
     }
     curl_url_get(u, CURLUPART_PORT, &port, 0); /* NULL when the URL names none */
@@ -332,8 +336,9 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     resp->status = cc == CURLE_OK ? status : 0;
     resp->attempts = x->attempt;
     resp->error_code[0] = resp->error_message[0] = '\0';
-    char key[32];
+    char key[32], url[1024];
     aws_mask_key_id(c->cred.access_key_id, key);
+    aws_url_for_display(r->url, url, sizeof url);   /* never the userinfo of AWS_ENDPOINT_URL */
 
     int retryable = 0;
     char reason[768];
@@ -345,10 +350,10 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
             snprintf(reason, sizeof reason, "response larger than %u MiB", AWS_MAX_BODY >> 20);
         else
             snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
-        ib_debug("aws: %s %s -> %s (attempt %d/%d, %.3f s, key %s)", r->method, r->url, reason, x->attempt,
+        ib_debug("aws: %s %s -> %s (attempt %d/%d, %.3f s, key %s)", r->method, url, reason, x->attempt,
                  c->opt.max_attempts, elapsed, key);
     } else {
-        ib_debug("aws: %s %s -> HTTP %ld (attempt %d/%d, %.3f s, %zu bytes, key %s)", r->method, r->url, status,
+        ib_debug("aws: %s %s -> HTTP %ld (attempt %d/%d, %.3f s, %zu bytes, key %s)", r->method, url, status,
                  x->attempt, c->opt.max_attempts, elapsed, x->body.len, key);
         if (status >= 200 && status < 300) {
             c->retry_quota += x->quota_held ? x->quota_held : RETRY_REFILL_NO_RETRY;
@@ -407,7 +412,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
              !strcmp(resp->error_code, "AccessDenied"))
         hint = " (the credentials lack this permission)";
     ib_error_set(x->err, IB_EXIT_RUNTIME, "AWS %s request failed: %s%s (%s %s, %d attempt%s)", r->service, reason,
-                 hint, r->method, r->url, x->attempt, x->attempt == 1 ? "" : "s");
+                 hint, r->method, url, x->attempt, x->attempt == 1 ? "" : "s");
 }
 
 int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_response *resps,

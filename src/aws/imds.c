@@ -58,7 +58,9 @@ int aws_imds_open(aws_imds_session **out, ib_error *err)
     size_t blen = 0;
     ib_error perr;
     if (aws_plain_http(&pr, &status, &body, &blen, &perr) != 0) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS not reachable at %s (%s): not on EC2?", s->base, perr.msg);
+        char shown[600];
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS not reachable at %s (%s): not on EC2?",
+                     aws_url_for_display(s->base, shown, sizeof shown), perr.msg);
         free(s);
         return -1;
     }
@@ -68,7 +70,9 @@ int aws_imds_open(aws_imds_session **out, ib_error *err)
         /* an IMDS without session support: fall back to IMDSv1 as the AWS CLI does */
         s->token_header[0] = '\0';
     } else {
-        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS token request to %s failed: HTTP %ld", s->base, status);
+        char shown[600];
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS token request to %s failed: HTTP %ld",
+                     aws_url_for_display(s->base, shown, sizeof shown), status);
         free(body);
         free(s);
         return -1;
@@ -103,6 +107,15 @@ void aws_imds_close(aws_imds_session *s)
     if (!s) return;
     memset(s->token_header, 0, sizeof s->token_header);
     free(s);
+}
+
+/* A name from the metadata service, as it may be printed: no control characters, cut short. */
+static const char *printable(const char *in, char *out, size_t cap)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < cap; i++) out[i] = (unsigned char)in[i] < 0x20 || in[i] == 0x7f ? '?' : in[i];
+    out[i] = '\0';
+    return out;
 }
 
 static int get_into(aws_imds_session *s, const char *path, char *dst, size_t cap, ib_error *err)
@@ -228,8 +241,10 @@ int aws_imds_role_credentials(aws_credentials *out, ib_error *err)
     if (!j || (code && strcmp(code, "Success")) || !ak || !sk || !ak[0] || !sk[0] ||
         strlen(ak) >= sizeof out->access_key_id || strlen(sk) >= sizeof out->secret_access_key ||
         (tk && strlen(tk) >= sizeof out->session_token)) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS role '%s': malformed credentials document%s%s", role,
-                     code ? ", Code " : "", code ? code : "");
+        char srole[64], scode[64];
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS role '%s': malformed credentials document%s%s",
+                     printable(role, srole, sizeof srole), code ? ", Code " : "",
+                     code ? printable(code, scode, sizeof scode) : "");
         goto out;
     }
     memset(out, 0, sizeof *out);

@@ -55,7 +55,7 @@ int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *
     return rc;
 }
 
-int peak_cpu_measure(const ib_train_config *t, double *tflops, ib_error *err)
+int peak_cpu_measure(const ib_train_config *t, const volatile sig_atomic_t *stop, double *tflops, ib_error *err)
 {
     /* The rate oneDNN reaches on every matmul shape of one training step, on all cores (cpu.h):
      * a measured roofline, not a datasheet figure, and labelled so in the result. */
@@ -65,7 +65,7 @@ int peak_cpu_measure(const ib_train_config *t, double *tflops, ib_error *err)
     /* Tests shorten the measurement; a figure from a shorter window is noisier, not biased. */
     const char *env = getenv("INSTBENCH_CPU_PEAK_SECONDS");
     if (env && env[0] && util_parse_double(env, 0.001, 60, &seconds) != 0) seconds = 1.0;
-    if (cpu_gemm_rate(&all, seconds, &fps, err)) return -1;
+    if (cpu_gemm_rate(&all, seconds, stop, &fps, err)) return -1;
     *tflops = fps / 1e12;
     return 0;
 }

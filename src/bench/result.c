@@ -4,13 +4,10 @@
 #include "instbench/bench.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void add_str_or_null(cJSON *o, const char *k, const char *v)
 {
@@ -247,46 +244,15 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);
 }
 
-void result_default_path(const char *instance_type, const char *host, const char *ts_compact, char *out,
-                         size_t len)
-{
-    char name[300];
-    snprintf(name, sizeof name, "%s",
-             instance_type && instance_type[0] ? instance_type : (host && host[0] ? host : "unknown-host"));
-    /* A host name is not a file name: anything but letters, digits, '.', '-' and '_' becomes '_'. */
-    for (char *p = name; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
-              *p == '-' || *p == '_'))
-            *p = '_';
-    if (name[0] == '.') name[0] = '_';
-    snprintf(out, len, "instbench-results/%s-%s.json", name, ts_compact);
-}
-
 int result_append_line(const char *path, const char *json, ib_error *err)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (util_mkdir_p(dir, err)) return -1;
-    }
     size_t n = strlen(json);
     char *line = malloc(n + 2);
     if (!line) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     memcpy(line, json, n);
     line[n] = '\n';
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) {
-        int e = errno;
-        free(line);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(e));
-    }
-    /* One write on an O_APPEND descriptor: runs appending to one file together do not interleave. */
-    ssize_t w = write(fd, line, n + 1);
-    int e = errno;
+    /* one write(2) on an O_APPEND descriptor: runs appending to one file together do not interleave */
+    int rc = util_append_file(path, line, n + 1, err);
     free(line);
-    if (close(fd) != 0 || w != (ssize_t)(n + 1))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot append to %s: %s", path, strerror(e));
-    return 0;
+    return rc;
 }

@@ -292,6 +292,7 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
                                 c->workers, c->train.seed + 1000003ull * (uint64_t)(r + 1), &R->pipe,
                                 err) != 0)
                 goto done;
+            if (c->stop && *c->stop) goto interrupted;
         } else {
             R->dev_images = malloc((size_t)c->train.batch_size * pixels * sizeof(float));
             R->dev_labels = malloc((size_t)c->train.batch_size * sizeof(int32_t));

@@ -80,8 +80,12 @@ static void usage(FILE *f)
             "                      the result for the run's market (--market, else on-demand), and\n"
             "                      `rank` prices the result with it: nodes x USD per hour\n\n"
             "output:\n"
-            "  --output FILE       result file (default ./instbench-results/<instance type or\n"
-            "                      hostname>-<UTC time>.json); - writes the JSON to stdout\n"
+            "  -o, --output FILE   result file, replaced if it exists (default: a new file\n"
+            "                      ./instbench-results/<instance type or hostname>-<random>-<UTC time\n"
+            "                      to the millisecond>.json, never overwriting); - writes the JSON to\n"
+            "                      stdout.  Checked before the run; if the write still fails, the\n"
+            "                      result is saved to ./instbench-result-*.json (else $TMPDIR) and\n"
+            "                      the exit status is 1\n"
             "  --append FILE       also append the result as one line to FILE (JSON Lines)\n"
             "  --format F          stdout: table (default on a terminal) or json\n"
             "  -q, --quiet         errors only on stderr (no progress, no warnings)\n"
@@ -125,11 +129,26 @@ static int usage_error(const char *fmt, const char *a, const char *b)
 static int parse_int_flag(const char *flag, const char *v, long min, long max, int *out)
 {
     long x;
-    if (util_parse_int(v, min, max, &x) != 0) {
-        fprintf(stderr, "instbench measure: %s: '%s' is not a whole number in [%ld, %ld]\n", flag, v, min, max);
+    int rc = util_parse_int(v, min, max, &x);
+    if (rc != 0) {
+        char why[200];
+        fprintf(stderr, "instbench measure: %s: %s (want a whole number in [%ld, %ld])\n", flag,
+                util_number_error(v, rc, (double)min, (double)max, why, sizeof why), min, max);
         return -1;
     }
     *out = (int)x;
+    return 0;
+}
+
+static int parse_double_flag(const char *flag, const char *v, double min, double max, const char *want, double *out)
+{
+    int rc = util_parse_double(v, min, max, out);
+    if (rc != 0) {
+        char why[200];
+        fprintf(stderr, "instbench measure: %s: %s (want %s)\n", flag, util_number_error(v, rc, min, max, why, sizeof why),
+                want);
+        return -1;
+    }
     return 0;
 }
 
@@ -166,7 +185,7 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             name[eq - a] = '\0';
             v = eq + 1;
         } else {
-            snprintf(name, sizeof name, "%s", a);
+            snprintf(name, sizeof name, "%s", !strcmp(a, "-o") ? "--output" : a);
         }
         static const char *const known[] = {
             "--backend", "--batch-size", "--precision", "--optimizer", "--lr", "--steps", "--duration",
@@ -202,13 +221,13 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             else if (!strcmp(v, "adamw")) o->optimizer = IB_OPT_ADAMW;
             else return usage_error("--optimizer: '%s' is not adam or adamw%s", v, "");
         } else if (!strcmp(name, "--lr")) {
-            if (util_parse_double(v, 1e-12, 1e3, &o->lr)) return usage_error("--lr: '%s' is not a number in (0, 1000]%s", v, "");
+            if (parse_double_flag(name, v, 1e-12, 1e3, "a number in (0, 1000]", &o->lr)) return IB_EXIT_USAGE;
         } else if (!strcmp(name, "--steps")) {
             if (parse_int_flag(name, v, 1, 100000000, &o->steps)) return IB_EXIT_USAGE;
             have_steps = 1;
         } else if (!strcmp(name, "--duration")) {
-            if (util_parse_double(v, 1e-3, 7 * 86400.0, &o->duration_s))
-                return usage_error("--duration: '%s' is not a number of seconds in (0, 604800]%s", v, "");
+            if (parse_double_flag(name, v, 1e-3, 7 * 86400.0, "seconds in (0, 604800]", &o->duration_s))
+                return IB_EXIT_USAGE;
             have_duration = 1;
         } else if (!strcmp(name, "--warmup")) {
             if (parse_int_flag(name, v, 0, 100000, &o->warmup)) return IB_EXIT_USAGE;
@@ -267,6 +286,8 @@ static int parse_args(int argc, char **argv, measure_opts *o)
             char *end;
             errno = 0;
             s = strtoll(v, &end, 10);
+            if (strpbrk(v, " \t\n\v\f\r"))
+                return usage_error("--seed: '%s' has whitespace in it, which is not part of a number%s", v, "");
             if (errno || *end || !v[0] || s < 0) return usage_error("--seed: '%s' is not a whole number >= 0%s", v, "");
             o->seed = (uint64_t)s;
         }
@@ -282,6 +303,23 @@ static int interrupted_exit(void)
     return g_stop == SIGTERM ? 143 : 130;
 }
 
+/* Not even batch 1 fits: say why in terms of the flags (a tiny --patch-size makes the sequence
+ * long, and attention's memory grows with its square), not "the largest batch is 0". */
+static int too_big_for_memory(const char *backend, const ib_train_config *train, bench_data_mode data, int ranks,
+                              uint64_t avail)
+{
+    ib_train_config one = *train;
+    one.batch_size = 1;
+    const vit_config *m = &train->model;
+    fprintf(stderr,
+            "instbench measure: %s does not fit at any batch size: batch 1 needs about %.1f GiB but %.1f GiB is "
+            "available (--image-size %d with --patch-size %d makes %d tokens per image; attention memory grows with "
+            "their square: a larger --patch-size or a smaller --image-size needs less)\n",
+            m->name, (double)memfit_rank_bytes(backend, &one, data) * ranks / 1073741824.0, avail / 1073741824.0,
+            m->img_size, m->patch_size, model_seq_len(m));
+    return IB_EXIT_USAGE;
+}
+
 int cmd_measure(int argc, char **argv)
 {
     measure_opts o;
@@ -292,6 +330,16 @@ int cmd_measure(int argc, char **argv)
     }
     if (prc) return prc;
     ib_error err = {0};
+
+    /* ---- signals: from here on, Ctrl-C means "stop and write nothing".  Start-up (the peak
+     * probe, the model build) looks at the flag as often as the run does. ---- */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 
     /* ---- workload ---- */
     if (!o.backend) {
@@ -319,6 +367,7 @@ int cmd_measure(int argc, char **argv)
 
     bench_sysinfo sys;
     sysinfo_collect(&sys);
+    if (g_stop) return interrupted_exit();
     int is_cpu = !strcmp(o.backend, "cpu");
     if (o.ranks == 0) {
         /* docs/design.md: data-parallel over every local GPU.  One process drives them all unless a launcher
@@ -373,17 +422,14 @@ int cmd_measure(int argc, char **argv)
             return IB_EXIT_RUNTIME;
         }
         train.batch_size = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
-        if (train.batch_size < 1) {
-            fprintf(stderr, "instbench measure: not even batch 1 of %s fits in %.1f GiB\n", train.model.name,
-                    avail / 1073741824.0);
-            return IB_EXIT_RUNTIME;
-        }
+        if (train.batch_size < 1) return too_big_for_memory(o.backend, &train, o.data, is_cpu ? o.ranks : 1, avail);
         ib_info("batch size auto: %d per device (largest that fits in %.1f GiB%s)", train.batch_size,
                 avail / 1073741824.0, train.batch_size == AUTO_BATCH_MAX ? ", capped" : "");
     } else {
         train.batch_size = o.batch;
         if (avail > 0 && (uint64_t)memfit_rank_bytes(o.backend, &train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
             int fit = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
+            if (fit < 1) return too_big_for_memory(o.backend, &train, o.data, is_cpu ? o.ranks : 1, avail);
             fprintf(stderr,
                     "instbench measure: --batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
                     "batch that fits is %d (or use --batch-size auto)\n",
@@ -393,14 +439,13 @@ int cmd_measure(int argc, char **argv)
         }
     }
 
-    /* ---- signals: from here on, Ctrl-C means "stop and write nothing" ---- */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* ---- output: a typo in --output must not cost a whole measurement ---- */
+    if (rdv.rank == 0 && result_check_output(o.output, o.append, &err) != 0) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+    }
+
+    if (g_stop) return interrupted_exit();
 
     if (sys.loadavg1 > sys.vcpus)
         ib_warn("load average %.1f is above the %d vCPUs before starting: the machine looks shared; figures may be low",
@@ -425,14 +470,14 @@ int cmd_measure(int argc, char **argv)
     if (is_cpu) {
         double t = 0;
         ib_error perr = {0};
-        if (peak_cpu_measure(&train, &t, &perr) == 0 && t > 0) {
+        if (peak_cpu_measure(&train, &g_stop, &t, &perr) == 0 && t > 0) {
             peak = t * rdv.nnodes;
             /* the probe runs the backend's own GEMM path, emulated bf16 included */
             snprintf(peak_source, sizeof peak_source,
                      "measured: oneDNN %s%s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
                      backend_precision_name(train.precision),
                      cpu_bf16 && !cpu_bf16_native() ? " (emulated: widened to fp32)" : "", sys.vcpus);
-        } else {
+        } else if (!g_stop) {
             ib_warn("no CPU peak (%s): MFU not computed", perr.msg);
         }
     } else if (sys.gpu_count > 0) {
@@ -495,12 +540,10 @@ int cmd_measure(int argc, char **argv)
     if (steal > 0.05) ib_warn("the hypervisor took %.0f%% of the CPUs (steal) during the run", 100 * steal);
 
     /* ---- result ---- */
-    time_t now = time(NULL);
-    char ts[32], ts_compact[32];
-    util_utc_iso8601(now, ts);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(ts_compact, sizeof ts_compact, "%Y%m%dT%H%M%SZ", &tm);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    char ts[32];
+    util_utc_iso8601(now.tv_sec, ts);
     bench_report rep;
     memset(&rep, 0, sizeof rep);
     rep.timestamp = ts;
@@ -542,35 +585,31 @@ int cmd_measure(int argc, char **argv)
     sigaddset(&block, SIGTERM);
     sigprocmask(SIG_BLOCK, &block, &old);
     int exit_code = IB_EXIT_OK;
-    char path[4096];
+    char path[4096] = "";
     int to_stdout = o.output && !strcmp(o.output, "-");
-    if (!to_stdout) {
-        if (o.output) snprintf(path, sizeof path, "%s", o.output);
-        else result_default_path(id.type, sys.hostname, ts_compact, path, sizeof path);
-        if (util_write_file_atomic(path, pretty, strlen(pretty), &err)) {
-            fprintf(stderr, "instbench measure: %s\n", err.msg);
-            exit_code = IB_EXIT_RUNTIME;
-        }
-    }
-    if (exit_code == 0 && o.append && result_append_line(o.append, line, &err)) {
+    int saved = to_stdout ? 0 : result_save(o.output, id.type, sys.hostname, &now, pretty, path, sizeof path, &err);
+    if (saved != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
+        exit_code = IB_EXIT_RUNTIME;
+        if (saved > 0) fprintf(stderr, "instbench measure: the result was saved to %s instead\n", path);
+    }
+    if (o.append && result_append_line(o.append, line, &err)) {
+        fprintf(stderr, "instbench measure: %s%s%s\n", err.msg, saved == 0 && !to_stdout ? "; the result is in " : "",
+                saved == 0 && !to_stdout ? path : "");
         exit_code = IB_EXIT_RUNTIME;
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    if (exit_code == 0) {
-        int fmt = o.format ? o.format : (util_isatty_stdout() ? 1 : 2);
-        if (to_stdout || fmt == 2) {
-            fputs(pretty, stdout);
-            fputc('\n', stdout);
-        } else {
-            {
-            const char *nc = getenv("NO_COLOR");
-            result_print_summary(stdout, &rep, util_isatty_stdout() && !(nc && nc[0]));
-        }
-        }
-        fflush(stdout);
-        if (!to_stdout) ib_info("result written to %s", path);
+    int fmt = o.format ? o.format : (util_isatty_stdout() ? 1 : 2);
+    if (to_stdout || fmt == 2 || saved < 0) {
+        /* saved nowhere: stdout is the last place the measurement can go */
+        fputs(pretty, stdout);
+        fputc('\n', stdout);
+    } else {
+        const char *nc = getenv("NO_COLOR");
+        result_print_summary(stdout, &rep, util_isatty_stdout() && !(nc && nc[0]));
     }
+    fflush(stdout);
+    if (saved == 0 && !to_stdout) ib_info("result written to %s", path);
     free(pretty);
     free(line);
     return exit_code;

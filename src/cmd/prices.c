@@ -36,7 +36,8 @@ static void usage(FILE *out)
             "  --page-size N          results per AWS page (MaxResults, 1-1000; default the service maximum)\n"
             "  --no-placement-scores  do not ask EC2 for spot placement scores\n"
             "  --timeout SECONDS      limit per AWS request attempt (default 20; 3 attempts, AWS_MAX_ATTEMPTS)\n"
-            "  -o, --output FILE      write there (atomically) instead of stdout\n"
+            "  -o, --output FILE      write there instead of stdout (checked before any request; a file is\n"
+            "                         replaced atomically, a device or FIFO written through)\n"
             "  -h, --help             this help\n\n"
             "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
             "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
@@ -89,6 +90,63 @@ static int default_types(char ***types, size_t *n)
     return 0;
 }
 
+static int wanted_price(const prices_query *q, const price_record *r)
+{
+    /* a spot answer with no zone (live AWS: no such product) is no price */
+    return (q->want_on_demand && !isnan(r->on_demand_usd_per_hour)) || (q->want_spot && r->spot_source[0] && r->n_spot);
+}
+
+static int region_in(const price_set *s, const char *region)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        if (!strcmp(s->items[i].region, region)) return 1;
+    return 0;
+}
+
+/* A region nobody has heard of and nothing priced is a typo: exit 2.  No price at all for what was
+ * asked: exit 1.  Each with one line saying why; 0 when something was found. */
+static int check_found(const prices_query *q, const price_set *set)
+{
+    ib_error serr = {0};
+    const price_set *snap = prices_snapshot(&serr);
+    for (size_t r = 0; r < q->n_regions; r++) {
+        int any = 0;
+        for (size_t i = 0; i < set->n && !any; i++)
+            any = !strcmp(set->items[i].region, q->regions[r]) && wanted_price(q, &set->items[i]);
+        if (!any && !aws_region_known(q->regions[r]) && !region_in(snap, q->regions[r])) {
+            fprintf(stderr, "instbench prices: '%s' is not an AWS region (and no source has a price there); regions "
+                            "look like us-east-1 or eu-west-2\n", q->regions[r]);
+            return IB_EXIT_USAGE;
+        }
+    }
+    for (size_t i = 0; i < set->n; i++)
+        if (wanted_price(q, &set->items[i])) return 0;
+    char types[96], regions[96], cache[512] = "the cache";
+    if (q->n_types == 1) snprintf(types, sizeof types, "%s", q->instance_types[0]);
+    else snprintf(types, sizeof types, "%zu instance types", q->n_types);
+    if (q->n_regions == 1) snprintf(regions, sizeof regions, "%s", q->regions[0]);
+    else snprintf(regions, sizeof regions, "%zu regions", q->n_regions);
+    if (prices_cache_dir(cache, sizeof cache) != 0) snprintf(cache, sizeof cache, "the cache");
+    const char *market = q->want_on_demand && q->want_spot ? "" : q->want_spot ? "spot " : "on-demand ";
+    switch (q->source) {
+    case PRICES_SOURCE_CACHE:
+        fprintf(stderr, "instbench prices: no %sprice for %s in %s in %s younger than the TTL: fill it with "
+                        "--source live (needs AWS credentials) or use --source auto or snapshot\n",
+                market, types, regions, cache);
+        break;
+    case PRICES_SOURCE_SNAPSHOT:
+        fprintf(stderr, "instbench prices: the shipped snapshot has no %sprice for %s in %s (it covers "
+                        "accelerated types only): check the names, or use --source live\n", market, types, regions);
+        break;
+    default:
+        fprintf(stderr, "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
+                        "instance type and region)\n", market, types, regions,
+                q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
+        break;
+    }
+    return IB_EXIT_RUNTIME;
+}
+
 int cmd_prices(int argc, char **argv)
 {
     const char *types_arg = NULL, *regions_arg = NULL, *market = "both", *source = "auto", *format = NULL;
@@ -133,20 +191,25 @@ int cmd_prices(int argc, char **argv)
     if (!format) format = (util_isatty_stdout() && !out_path) ? "table" : "json";
     if (strcmp(format, "table") && strcmp(format, "json") && strcmp(format, "csv"))
         return usage_error("--format must be table, json or csv, not '%s'", format);
+    char why[200];
+    int nrc;
     if (ttl_arg) {
         double h;
-        if (util_parse_double(ttl_arg, 0.001, 24.0 * 366, &h) != 0)
-            return usage_error("--cache-ttl takes hours, a number in (0, 8784], not '%s'", ttl_arg);
+        if ((nrc = util_parse_double(ttl_arg, 0.001, 24.0 * 366, &h)) != 0)
+            return usage_error("--cache-ttl takes hours, a number in (0, 8784]: %s",
+                               util_number_error(ttl_arg, nrc, 0.001, 24.0 * 366, why, sizeof why));
         q.cache_ttl_seconds = (int)ceil(h * 3600);
     }
     if (page_arg) {
         long ps;
-        if (util_parse_int(page_arg, 1, 1000, &ps) != 0)
-            return usage_error("--page-size must be an integer in 1..1000, not '%s'", page_arg);
+        if ((nrc = util_parse_int(page_arg, 1, 1000, &ps)) != 0)
+            return usage_error("--page-size must be an integer in 1..1000: %s",
+                               util_number_error(page_arg, nrc, 1, 1000, why, sizeof why));
         q.page_size = (int)ps;
     }
-    if (timeout_arg && util_parse_double(timeout_arg, 0.1, 600, &q.timeout_s) != 0)
-        return usage_error("--timeout takes seconds, a number in [0.1, 600], not '%s'", timeout_arg);
+    if (timeout_arg && (nrc = util_parse_double(timeout_arg, 0.1, 600, &q.timeout_s)) != 0)
+        return usage_error("--timeout takes seconds, a number in [0.1, 600]: %s",
+                           util_number_error(timeout_arg, nrc, 0.1, 600, why, sizeof why));
     q.skip_placement_scores = no_scores;
     if (out_path && !out_path[0]) return usage_error("%s", "-o needs a file name");
 
@@ -177,7 +240,22 @@ int cmd_prices(int argc, char **argv)
             }
     } else {
         ib_error rerr = {0};
-        if (aws_region_resolve(region_buf, &rerr) != 0 || !names_region_ok(region_buf)) {
+        int rr = aws_region_resolve(region_buf, &rerr);
+        if (rr != 0 && rerr.code == IB_EXIT_USAGE) {
+            /* configured, but not a region: say so rather than quietly show another one */
+            rc = usage_error("%s: fix it or name regions with --regions", rerr.msg);
+            goto done;
+        }
+        if (rr == 0 && !names_region_ok(region_buf)) {
+            const char *from = getenv("AWS_REGION") && getenv("AWS_REGION")[0]                 ? "AWS_REGION"
+                               : getenv("AWS_DEFAULT_REGION") && getenv("AWS_DEFAULT_REGION")[0] ? "AWS_DEFAULT_REGION"
+                                                                                                 : "the profile's region";
+            fprintf(stderr, "instbench prices: the AWS region '%s' (%s) is not a region like us-east-1: fix it or name "
+                            "regions with --regions\n", region_buf, from);
+            rc = IB_EXIT_USAGE;
+            goto done;
+        }
+        if (rr != 0) {
             snprintf(region_buf, sizeof region_buf, "us-east-1");
             ib_info("no AWS region configured; showing us-east-1 (use --regions)");
         }
@@ -200,11 +278,21 @@ int cmd_prices(int argc, char **argv)
 
     price_set set;
     ib_error err = {0};
+    if (out_path && util_check_writable(out_path, 0, &err) != 0) {   /* before any AWS request */
+        fprintf(stderr, "instbench prices: %s\n", err.msg);
+        rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+        goto done;
+    }
     if (prices_get(&q, &set, &err) != 0) {
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code ? err.code : IB_EXIT_RUNTIME;
         goto done;
     }
+    if ((rc = check_found(&q, &set)) != 0) {
+        prices_free(&set);
+        goto done;
+    }
+    rc = IB_EXIT_RUNTIME;
     if (set.snapshot_date[0])
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
 
@@ -232,13 +320,12 @@ int cmd_prices(int argc, char **argv)
     if (out_path) {
         if (util_write_file_atomic(out_path, buf, len, &err) != 0) {
             fprintf(stderr, "instbench prices: %s\n", err.msg);
+            rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
             free(buf);
             goto done;
         }
-    } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-        fprintf(stderr, "instbench prices: cannot write to stdout\n");
-        free(buf);
-        goto done;
+    } else {
+        fwrite(buf, 1, len, stdout);   /* a failed write to stdout is reported on exit (main.c) */
     }
     free(buf);
     rc = IB_EXIT_OK;

@@ -86,9 +86,11 @@ static int usage_error(const char *fmt, ...)
 /* Positive finite number up to MAX for flag NAME. */
 static int number(const char *name, const char *v, double max, double *out)
 {
-    if (util_parse_double(v, 0, max, out) != 0 || !(*out > 0))
-        return usage_error("%s needs a positive number, got '%s'", name, v);
-    return 0;
+    int rc = util_parse_double(v, 0, max, out);
+    if (rc == 0 && *out > 0) return 0;
+    if (rc == 0 || rc == UTIL_NUM_LOW) return usage_error("%s needs a positive number, got '%s'", name, v);
+    char why[200];
+    return usage_error("%s: %s", name, util_number_error(v, rc, 0, max, why, sizeof why));
 }
 
 static int parse_args(int argc, char **argv, rank_args *a)
@@ -185,8 +187,11 @@ static int parse_args(int argc, char **argv, rank_args *a)
             if (rank_parse_sort_key(val, &a->opt.sort) != 0)
                 return usage_error("--sort must be samples-per-dollar, throughput, cost or time, not '%s'", val);
         } else if (!strcmp(name, "--top")) {
-            if (util_parse_int(val, 1, 1000000000L, &a->top) != 0)
-                return usage_error("--top needs a whole number >= 1, got '%s'", val);
+            char why[200];
+            int nrc = util_parse_int(val, 1, 1000000000L, &a->top);
+            if (nrc != 0)
+                return usage_error("--top needs a whole number >= 1: %s",
+                                   util_number_error(val, nrc, 1, 1e9, why, sizeof why));
         } else if (!strcmp(name, "--format")) {
             if (strcmp(val, "table") && strcmp(val, "json") && strcmp(val, "csv"))
                 return usage_error("--format must be table, json or csv, not '%s'", val);
@@ -337,6 +342,24 @@ static void list_groups(const rank_group *g, size_t n, size_t chosen, int explic
     if (!explicit) ib_info("ranking the largest group; pick another with --workload FINGERPRINT (a prefix is enough)");
 }
 
+/* Nothing could be priced: one line saying how to get a priced row. */
+static void nothing_priced_hint(const rank_args *a, const rank_config *c, size_t n, char *out, size_t len)
+{
+    const rank_config *known = NULL;
+    for (size_t i = 0; i < n && !known; i++)
+        if (c[i].instance_type[0] && c[i].region[0]) known = &c[i];
+    if (!known) {
+        snprintf(out, len, "no configuration could be priced: no result says which instance type and region it ran "
+                           "on; run measure on EC2 (IMDS) or give --instance-type T --region R, or rank with "
+                           "--region R");
+        return;
+    }
+    snprintf(out, len, "no configuration could be priced (e.g. %s in %s, with --prices %s): get prices with "
+                       "`instbench prices --instance-types %s --regions %s -o prices.json` (live AWS needs "
+                       "credentials) and pass --prices prices.json, or pick a --region or --market that has them",
+             known->instance_type, known->region, a->prices ? a->prices : "auto", known->instance_type, known->region);
+}
+
 int cmd_rank(int argc, char **argv)
 {
     rank_args a;
@@ -381,6 +404,11 @@ int cmd_rank(int argc, char **argv)
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
     if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
 
+    size_t n_with_price = 0;
+    for (size_t i = 0; i < n_rows; i++) n_with_price += rows[i].priced != 0;
+    char no_price[512] = "";
+    if (n_rows > 0 && n_with_price == 0) nothing_priced_hint(&a, configs, n_configs, no_price, sizeof no_price);
+
     rank_filter_stats st;
     size_t n_priced = rank_filter(rows, &n_rows, &a.opt, &st);
     rank_pareto_mark(rows, n_priced);
@@ -420,9 +448,12 @@ int cmd_rank(int argc, char **argv)
         if (rank_report_write_svg(&rep, a.plot, &err) != 0) goto fail;
         ib_info("wrote %s", a.plot);
     }
-    if (fflush(stdout) != 0) {
-        ib_error_set(&err, IB_EXIT_RUNTIME, "cannot write to stdout");
-        goto fail;
+    /* a failed write to stdout is reported on exit (main.c) */
+    if (no_price[0]) {
+        /* the report above lists each configuration's reason; this says how to get a priced row */
+        fprintf(stderr, "instbench rank: %s\n", no_price);
+        rc = IB_EXIT_RUNTIME;
+        goto done;
     }
     rc = IB_EXIT_OK;
     goto done;

@@ -29,7 +29,8 @@ static int attention_round(cpu_gemm *g, cpu_dtype dt, int BH, int T, int hd, con
     return failed ? -1 : 0;
 }
 
-int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_per_s, ib_error *err)
+int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile sig_atomic_t *stop,
+                  double *flops_per_s, ib_error *err)
 {
     *flops_per_s = 0;
     const vit_config *c = &cfg->model;
@@ -89,13 +90,15 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
         if (round == 1) t0 = util_now_seconds(), flops = 0;
         for (int i = 0; i < ns; i++)
             for (int r = 0; r < reps[i]; r++) {
+                if (stop && *stop) goto interrupted;
                 if (cpu_gemm_run(g, dt, s[i].batch, s[i].M, s[i].N, s[i].K, A, s[i].tA, Bm, s[i].tB, Cm, s[i].N, NULL,
                                  0, err))
                     goto done;
                 flops += 2.0 * s[i].batch * s[i].M * s[i].N * s[i].K;
             }
         for (int l = 0; l < c->depth; l++)
-            if (attention_round(g, dt, BH, T, hd, handles, A, Bm, Cm, &flops)) {
+            if ((stop && *stop) || attention_round(g, dt, BH, T, hd, handles, A, Bm, Cm, &flops)) {
+                if (stop && *stop) goto interrupted;
                 ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: attention GEMM failed");
                 goto done;
             }
@@ -103,6 +106,9 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, double *flops_
     }
     *flops_per_s = flops / (util_now_seconds() - t0);
     rc = 0;
+    goto done;
+interrupted:
+    ib_error_set(err, IB_EXIT_RUNTIME, "interrupted");
 done:
     omp_set_num_threads(keep);
     cpu_gemm_destroy(g);

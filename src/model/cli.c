@@ -45,14 +45,20 @@ int model_cli_parse(model_cli *m, const char *flag, const char *value, ib_error 
     }
     if (!strcmp(flag, "--mlp-ratio")) {
         double v;
-        if (util_parse_double(value, 1e-6, 64, &v))
-            return ib_error_set(err, IB_EXIT_USAGE, "--mlp-ratio: '%s' is not a number in (0, 64]", value);
+        char why[200];
+        int rc = util_parse_double(value, 1e-6, 64, &v);
+        if (rc)
+            return ib_error_set(err, IB_EXIT_USAGE, "--mlp-ratio: %s (want a number in (0, 64])",
+                                util_number_error(value, rc, 1e-6, 64, why, sizeof why));
         m->mlp_ratio = v;
         return 1;
     }
     long v;
-    if (util_parse_int(value, 1, 1000000, &v))
-        return ib_error_set(err, IB_EXIT_USAGE, "%s: '%s' is not a whole number in [1, 1000000]", flag, value);
+    char why[200];
+    int rc = util_parse_int(value, 1, 1000000, &v);
+    if (rc)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: %s (want a whole number in [1, 1000000])", flag,
+                            util_number_error(value, rc, 1, 1000000, why, sizeof why));
     if (!strcmp(flag, "--image-size")) m->img_size = (int)v;
     else if (!strcmp(flag, "--patch-size")) m->patch_size = (int)v;
     else if (!strcmp(flag, "--embed-dim")) m->embed_dim = (int)v;

@@ -220,6 +220,11 @@ void prices_cache_store(const price_record *r, int has_od, int has_spot)
     price_set one = {.items = &rec, .n = 1, .generated_at = time(NULL)};
     char *txt = prices_to_json(&one);
     ib_error err = {0};
+    /* A link planted in the cache is never written through (the writer would keep it and replace
+     * what it points to): the cache's own file takes its place. */
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && unlink(path) != 0)
+        ib_warn("price cache: cannot remove the symbolic link %s: %s", path, strerror(errno));
     if (!txt) ib_warn("price cache: out of memory");
     else if (util_write_file_atomic(path, txt, strlen(txt), &err) != 0)
         ib_warn("price cache not written (%s); prices still come from AWS", err.msg);

@@ -158,8 +158,12 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
         }
     }
 
-    /* One line per market for whatever no allowed source could price. */
-    size_t miss_od = 0, miss_spot = 0;
+    /* One line per market for whatever no allowed source could price (when nothing at all was
+     * found, the caller says so in one line instead). */
+    size_t miss_od = 0, miss_spot = 0, found = 0;
+    for (size_t i = 0; i < n; i++)
+        found += (q->want_on_demand && !isnan(out->items[i].on_demand_usd_per_hour)) ||
+                 (q->want_spot && out->items[i].spot_source[0] && out->items[i].n_spot);
     char ex_od[160] = "", ex_spot[160] = "";
     for (size_t i = 0; i < n; i++) {
         const price_record *r = &out->items[i];
@@ -170,6 +174,7 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
     }
     static const char *const src_names[] = {"live AWS, the cache or the snapshot", "live AWS",
                                             "the cache (younger than the TTL)", "the snapshot"};
+    if (!found) miss_od = miss_spot = 0;
     if (miss_od)
         ib_warn("no on-demand price from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_od,
                 n, ex_od);

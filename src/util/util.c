@@ -74,36 +74,6 @@ int util_mkdir_p(const char *dir, ib_error *err)
     return 0;
 }
 
-int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err)
-{
-    char dir[PATH_MAX], tmp[PATH_MAX + 32];
-    if (strlen(path) >= sizeof dir) return ib_error_set(err, IB_EXIT_RUNTIME, "path too long: %s", path);
-    strcpy(dir, path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (util_mkdir_p(dir, err) != 0) return -1;
-    }
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", tmp, strerror(errno));
-    int ok = fwrite(data, 1, len, f) == len;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        int e = errno;
-        unlink(tmp);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-    }
-    return 0;
-}
-
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
@@ -233,26 +203,68 @@ void util_free_strv(char **items, size_t n)
     free(items);
 }
 
+/* Whitespace is never part of a number: strtol/strtod would skip it in front and "' 4'" would
+ * pass while "'4 '" failed. */
+static int has_space(const char *s)
+{
+    for (; *s; s++)
+        if (*s == ' ' || (*s >= '\t' && *s <= '\r')) return 1;
+    return 0;
+}
+
 int util_parse_int(const char *s, long min, long max, long *out)
 {
-    if (!s || !*s) return -1;
+    if (!s || !*s) return UTIL_NUM_EMPTY;
+    if (has_space(s)) return UTIL_NUM_SPACE;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end != '\0' || v < min || v > max) return -1;
+    if (end == s || *end != '\0') {
+        /* "4.5", "1e3": a number, but not a whole one written in digits */
+        double d = strtod(s, &end);
+        (void)d;
+        return end != s && *end == '\0' ? UTIL_NUM_FRACTION : UTIL_NUM_SYNTAX;
+    }
+    if (errno == ERANGE) return v < 0 ? UTIL_NUM_LOW : UTIL_NUM_HIGH;
+    if (v < min) return UTIL_NUM_LOW;
+    if (v > max) return UTIL_NUM_HIGH;
     *out = v;
     return 0;
 }
 
 int util_parse_double(const char *s, double min, double max, double *out)
 {
-    if (!s || !*s) return -1;
+    if (!s || !*s) return UTIL_NUM_EMPTY;
+    if (has_space(s)) return UTIL_NUM_SPACE;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || *end != '\0' || !isfinite(v) || v < min || v > max) return -1;
+    if (end == s || *end != '\0') return UTIL_NUM_SYNTAX;
+    if (!isfinite(v) && errno != ERANGE) return UTIL_NUM_NONFINITE;   /* nan, inf */
+    if (errno == ERANGE && fabs(v) > 1) return v < 0 ? UTIL_NUM_LOW : UTIL_NUM_HIGH;   /* 1e999 */
+    if (v < min) return UTIL_NUM_LOW;
+    if (v > max) return UTIL_NUM_HIGH;
     *out = v;
     return 0;
+}
+
+const char *util_number_error(const char *s, int code, double min, double max, char *buf, size_t len)
+{
+    char safe[64];
+    size_t i = 0;
+    for (; s && s[i] && i + 4 < sizeof safe; i++) safe[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    safe[i] = '\0';
+    if (s && s[i]) snprintf(safe + i, sizeof safe - i, "...");
+    switch (code) {
+    case UTIL_NUM_EMPTY: snprintf(buf, len, "an empty value is not a number"); break;
+    case UTIL_NUM_SPACE: snprintf(buf, len, "'%s' has whitespace in it, which is not part of a number: give the number alone", safe); break;
+    case UTIL_NUM_FRACTION: snprintf(buf, len, "'%s' is not a whole number", safe); break;
+    case UTIL_NUM_NONFINITE: snprintf(buf, len, "'%s' is not a finite number", safe); break;
+    case UTIL_NUM_LOW: snprintf(buf, len, "'%s' is below the minimum, %.15g", safe, min); break;
+    case UTIL_NUM_HIGH: snprintf(buf, len, "'%s' is above the maximum, %.15g", safe, max); break;
+    default: snprintf(buf, len, "'%s' is not a number", safe); break;
+    }
+    return buf;
 }
 
 void util_hex(const unsigned char *in, size_t n, char *out)

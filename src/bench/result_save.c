@@ -1,0 +1,85 @@
+/* result_save: where a measured result goes.  `--output FILE` is replaced atomically (or written
+ * through a device); without it the result gets a new name under instbench-results/ that carries
+ * milliseconds and a random part and is created without ever replacing a file, so runs finishing
+ * together each keep their own.  When the requested write fails the measurement is not lost: it
+ * goes to a fallback file in the current directory, else $TMPDIR or /tmp. */
+#include "instbench/bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RESULT_DIR "instbench-results"
+
+static void file_name(const char *prefix, const char *instance_type, const char *host, const struct timespec *when,
+                      char *out, size_t len)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%s",
+             instance_type && instance_type[0] ? instance_type : (host && host[0] ? host : "unknown-host"));
+    /* A host name is not a file name: anything but letters, digits, '.', '-' and '_' becomes '_'. */
+    for (char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+              *p == '-' || *p == '_'))
+            *p = '_';
+    if (name[0] == '.') name[0] = '_';
+    struct tm tm;
+    time_t s = when->tv_sec;
+    gmtime_r(&s, &tm);
+    char ts[32], rnd[7];
+    strftime(ts, sizeof ts, "%Y%m%dT%H%M%S", &tm);
+    util_random_hex(rnd, 6);
+    snprintf(out, len, "%s%s-%s-%s.%03ldZ.json", prefix, name, rnd, ts, (long)(when->tv_nsec / 1000000));
+}
+
+void result_default_path(const char *instance_type, const char *host, const struct timespec *when, char *out,
+                         size_t len)
+{
+    file_name(RESULT_DIR "/", instance_type, host, when, out, len);
+}
+
+int result_check_output(const char *output, const char *append, ib_error *err)
+{
+    if (output && strcmp(output, "-") && util_check_writable(output, 0, err) != 0) return -1;
+    if (!output && util_check_writable(RESULT_DIR "/result.json", 0, err) != 0) return -1;
+    if (append && util_check_writable(append, 1, err) != 0) return -1;
+    return 0;
+}
+
+/* A new file named by PREFIX (directory and leading name part): retried with new random parts. */
+static int write_new(const char *prefix, const char *type, const char *host, const struct timespec *when,
+                     const char *json, char *path, size_t plen, ib_error *err)
+{
+    for (int attempt = 0; attempt < 16; attempt++) {
+        file_name(prefix, type, host, when, path, plen);
+        int r = util_write_file_new(path, json, strlen(json), err);
+        if (r != 1) return r;
+    }
+    return -1;   /* err says the last name was taken */
+}
+
+int result_save(const char *output, const char *instance_type, const char *host, const struct timespec *when,
+                const char *json, char *saved, size_t saved_len, ib_error *err)
+{
+    int rc;
+    if (output) {
+        snprintf(saved, saved_len, "%s", output);
+        rc = util_write_file_atomic(output, json, strlen(json), err);
+    } else {
+        rc = write_new(RESULT_DIR "/", instance_type, host, when, json, saved, saved_len, err);
+    }
+    if (rc == 0) return 0;
+
+    /* Keep the measurement: the current directory, else $TMPDIR, else /tmp. */
+    const char *tmpdir = getenv("TMPDIR");
+    const char *dirs[] = {".", tmpdir && tmpdir[0] ? tmpdir : "/tmp", "/tmp"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char prefix[4200];
+        ib_error ferr = {0};
+        snprintf(prefix, sizeof prefix, "%s/instbench-result-", dirs[i]);
+        if (write_new(prefix, instance_type, host, when, json, saved, saved_len, &ferr) == 0) return 1;
+    }
+    saved[0] = '\0';
+    return -1;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""What the AWS client prints about endpoints, errors, regions and credential sources:
+- a password in AWS_ENDPOINT_URL / the IMDS or container endpoint (https://user:pw@host) never
+  reaches stdout, stderr or -v logs: the URL is shown as http://***@host;
+- a server's error body is reduced to its code and the first line of its message, cut short;
+  other fields and further lines never appear;
+- an invalid AWS_REGION / AWS_DEFAULT_REGION is a usage error saying so, not "no region";
+- a [default] profile with credential_process or role_arn names that source instead of a
+  generic "no credentials".
+usage: aws_hygiene.py INSTBENCH"""
+import http.server
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+BIN = sys.argv[1]
+TMP = tempfile.mkdtemp(prefix="instbench-aws-hygiene-")
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg, flush=True)
+    return cond
+
+
+LONG = "first line of the message " + "A" * 1000
+JSON_ERROR = {"__type": "com.amazonaws.pricing#ValidationException",
+              "message": LONG + "\nSECOND-LINE-SECRET at Handler.java:42\n\x1b[31mred",
+              "debugDetail": "INTERNAL-FIELD-XYZ"}
+XML_ERROR = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error><Code>InvalidParameterValue</Code>"
+             "<Message>ec2 first line\nEC2-SECOND-LINE</Message><Detail>EC2-DETAIL-FIELD</Detail></Error></Errors>"
+             "<RequestID>EC2-REQUEST-ID-FIELD</RequestID></Response>")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.headers.get("X-Amz-Target"):
+            body, ctype = json.dumps(JSON_ERROR).encode(), "application/x-amz-json-1.1"
+        else:
+            body, ctype = XML_ERROR.encode(), "text/xml"
+        self.send_response(400)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+PORT = server.server_address[1]
+
+
+def env(**kw):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    e.update(HOME=TMP, XDG_CACHE_HOME=os.path.join(TMP, "cache"), AWS_EC2_METADATA_DISABLED="true",
+             AWS_CONFIG_FILE=os.path.join(TMP, "no-config"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(TMP, "no-creds"),
+             AWS_MAX_ATTEMPTS="1", NO_COLOR="1")
+    for k, v in kw.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    return e
+
+
+def prices(args, e, want):
+    p = subprocess.run([BIN, "-v", "prices"] + args, capture_output=True, text=True, env=e, timeout=60, cwd=TMP)
+    out = p.stdout + p.stderr
+    what = " ".join(args)
+    check(p.returncode == want, f"{what}: exit {p.returncode}, want {want}: {p.stderr[-600:]}")
+    check("Sanitizer" not in out and "runtime error:" not in out, f"{what}: sanitizer report: {out[-2000:]}")
+    return p, out
+
+
+CREDS = dict(AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+ARGS = ["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--no-placement-scores"]
+
+# ---- a password in AWS_ENDPOINT_URL; error bodies reduced to code + first line ----
+for source, want in (("live", 1), ("auto", 0)):
+    e = env(AWS_ENDPOINT_URL=f"http://svcuser:hunter2endpointpw@127.0.0.1:{PORT}", **CREDS)
+    p, out = prices(ARGS + ["--source", source], e, want)
+    check("hunter2endpointpw" not in out and "svcuser" not in out, f"--source {source}: the endpoint password was printed")
+    check(f"***@127.0.0.1:{PORT}" in out, f"--source {source}: the endpoint is not shown redacted: {out[-600:]}")
+    check("ValidationException" in out and "first line of the message" in out,
+          f"--source {source}: the error code and message are missing: {out[-600:]}")
+    if source == "auto":   # live stops at the first failing service
+        check("InvalidParameterValue" in out and "ec2 first line" in out, "auto: the EC2 error is missing")
+    for leak in ("SECOND-LINE-SECRET", "INTERNAL-FIELD-XYZ", "EC2-SECOND-LINE", "EC2-DETAIL-FIELD",
+                 "EC2-REQUEST-ID-FIELD", "\x1b", "A" * 250):
+        check(leak not in out, f"--source {source}: the server's body was echoed ({leak[:20]!r} printed)")
+
+# ---- the IMDS and container endpoints: same rule ----
+e = env(AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT="http://imdsuser:imdspw123@127.0.0.1:9",
+        AWS_METADATA_SERVICE_TIMEOUT="1")
+p, out = prices(ARGS + ["--source", "live"], e, 1)
+check("imdspw123" not in out and "imdsuser" not in out, "the IMDS endpoint password was printed")
+check("***@127.0.0.1:9" in out, f"the IMDS endpoint is not shown redacted: {out[-600:]}")
+e = env(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://ctruser:ctrpw456@127.0.0.1:9/creds")
+p, out = prices(ARGS + ["--source", "live"], e, 1)
+check("ctrpw456" not in out and "ctruser" not in out, "the container endpoint password was printed")
+check("***@127.0.0.1:9/creds" in out, f"the container endpoint is not shown redacted: {out[-600:]}")
+
+# ---- an invalid region in the environment is said to be invalid ----
+for var, value in (("AWS_REGION", "not a region!"), ("AWS_REGION", "useast1"), ("AWS_DEFAULT_REGION", "US-EAST-1")):
+    e = env(**{var: value})
+    p, out = prices(["--source", "snapshot", "--instance-types", "g5.xlarge"], e, 2)
+    check(value in p.stderr and var in p.stderr and ("not a region" in p.stderr),
+          f"{var}={value!r}: no message saying it is invalid: {p.stderr[-400:]}")
+    check("no AWS region configured" not in p.stderr, f"{var}={value!r}: reported as not configured")
+
+# ---- a [default] profile whose credentials come from a source instbench lacks ----
+for fname, text, word in (("config", "[default]\ncredential_process = /bin/echo {}\nregion = us-east-1\n",
+                           "credential_process"),
+                          ("config", "[profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = x\n"
+                                     "[default]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = base\n",
+                           "role_arn")):
+    path = os.path.join(TMP, fname)
+    with open(path, "w") as f:
+        f.write(text)
+    e = env(AWS_CONFIG_FILE=path)
+    p, out = prices(ARGS + ["--source", "live"], e, 1)
+    check(word in p.stderr and "default" in p.stderr, f"[default] with {word}: not named: {p.stderr[-400:]}")
+
+server.shutdown()
+subprocess.run(["rm", "-rf", TMP])
+print(f"aws_hygiene: {len(failures)} failure(s)" if failures else "aws_hygiene: ok")
+sys.exit(1 if failures else 0)

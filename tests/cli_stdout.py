@@ -1,0 +1,74 @@
+"""Every command that prints exits 1 with a message when stdout cannot be written (a full disk:
+/dev/full), and 0 when it can; a usage error keeps its exit 2.
+usage: cli_stdout.py INSTBENCH TEST_DATA_DIR"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN, DATA = sys.argv[1], sys.argv[2]
+failures = []
+bad_commands = 0
+tmp = tempfile.mkdtemp(prefix="instbench-stdout-")
+result = {"schema": "instbench.result/v1", "instance": {"type": "g5.xlarge", "region": "us-east-1"},
+          "workload": {"fingerprint": "abcdef"}, "topology": {"nodes": 1},
+          "measurement": {"samples_per_second": 100}}
+prices = {"schema": "instbench.prices/v1", "generated_at": "2026-11-21T00:00:00Z", "snapshot": None,
+          "prices": [{"instance_type": "g5.xlarge", "region": "us-east-1",
+                      "on_demand": {"usd_per_hour": 1.0, "source": "file", "as_of": "2026-11-21T00:00:00Z"},
+                      "spot": None, "interruption": None, "placement_score": None}]}
+for name, doc in (("r.json", result), ("p.json", prices)):
+    with open(os.path.join(tmp, name), "w") as f:
+        json.dump(doc, f)
+env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", INSTBENCH_CPU_PEAK_SECONDS="0.05", NO_COLOR="1",
+           HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
+for k in [k for k in env if k.startswith("AWS_") and k != "AWS_EC2_METADATA_DISABLED"]:
+    del env[k]
+SMALL = ["--backend", "cpu", "--precision", "fp32", "--model", "vit_tiny_patch16_224", "--depth", "1",
+         "--image-size", "32", "--patch-size", "8", "--embed-dim", "32", "--heads", "2", "--classes", "10",
+         "--batch-size", "2", "--steps", "2", "--warmup", "1"]
+COMMANDS = [["--version"], ["--help"],
+            ["models"], ["models", "--format", "json"], ["models", "--layout"],
+            ["verify", "--reference", os.path.join(DATA, "ref_a_adam_fp32.safetensors")],
+            ["verify", "--reference", os.path.join(DATA, "ref_a_adam_fp32.safetensors"), "--format", "json"],
+            ["rank", os.path.join(tmp, "r.json"), "--prices", os.path.join(tmp, "p.json"), "--format", "json"],
+            ["rank", os.path.join(tmp, "r.json"), "--prices", os.path.join(tmp, "p.json"), "--format", "table"],
+            ["rank", os.path.join(tmp, "r.json"), "--prices", os.path.join(tmp, "p.json"), "--format", "csv"],
+            ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1"],
+            ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1",
+             "--format", "csv"],
+            ["measure"] + SMALL + ["--output", "-"]]
+COMMANDS += [[c, "--help"] for c in ("measure", "prices", "rank", "verify", "models")]
+
+for args in COMMANDS:
+    before = len(failures)
+    what = "instbench " + " ".join(a if not a.startswith("/") else os.path.basename(a) for a in args)
+    ok = subprocess.run([BIN] + args, capture_output=True, text=True, env=env, cwd=tmp, timeout=300)
+    if ok.returncode != 0 or not ok.stdout:
+        failures.append(f"{what}: exit {ok.returncode} with a pipe, printed {len(ok.stdout)} chars: {ok.stderr[-300:]}")
+        continue
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([BIN] + args, stdout=full, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
+                           timeout=300)
+    if p.returncode != 1:
+        failures.append(f"{what} > /dev/full: exit {p.returncode}, want 1")
+    if "cannot write to stdout" not in p.stderr:
+        failures.append(f"{what} > /dev/full: no message saying stdout failed: {p.stderr[-300:]!r}")
+    if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
+        failures.append(f"{what}: sanitizer report: {p.stderr[-2000:]}")
+    bad_commands += len(failures) > before
+
+with open("/dev/full", "w") as full:
+    p = subprocess.run([BIN, "models", "--format", "yaml"], stdout=full, stderr=subprocess.PIPE, env=env)
+if p.returncode != 2:
+    failures.append(f"a usage error with stdout full: exit {p.returncode}, want 2")
+    bad_commands += 1
+leftover = sorted(set(os.listdir(tmp)) - {"r.json", "p.json", "cache"})
+if leftover:
+    failures.append(f"files left in the working directory: {leftover}")
+subprocess.run(["rm", "-rf", tmp])
+for f in failures:
+    print("FAIL:", f)
+print(f"cli_stdout: {len(COMMANDS) + 1 - bad_commands} command(s) ok, {bad_commands} failed")
+sys.exit(1 if failures else 0)

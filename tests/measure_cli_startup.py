@@ -1,0 +1,46 @@
+"""Ctrl-C / SIGTERM during start-up (the CPU peak probe, which INSTBENCH_CPU_PEAK_SECONDS=20 makes
+last 20 s): exit 130 / 143 within 2 s of the signal, a message, no result file, nothing on
+stdout."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure_common import BIN, check, env, finish, scratch  # noqa: E402
+
+SMALL = ["--backend", "cpu", "--precision", "fp32", "--model", "vit_tiny_patch16_224", "--depth", "1",
+         "--image-size", "32", "--patch-size", "8", "--embed-dim", "32", "--heads", "2", "--classes", "10",
+         "--batch-size", "2", "--steps", "2", "--warmup", "1"]
+
+
+def interrupt(sig, want, output):
+    d = scratch()
+    args = SMALL + (["--output", os.path.join(d, "r.json")] if output else []) + ["--append", os.path.join(d, "r.jsonl")]
+    p = subprocess.Popen([BIN, "measure"] + args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env(INSTBENCH_CPU_PEAK_SECONDS="20"))
+    time.sleep(1.0)
+    what = f"{sig.name} 1 s into start-up"
+    check(p.poll() is None, f"{what}: the run had already ended (exit {p.returncode})")
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    try:
+        out, err = p.communicate(timeout=2)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        check(False, f"{what}: still running 2 s after the signal")
+        return
+    took = time.monotonic() - t0
+    check(p.returncode == want, f"{what}: exit {p.returncode}, want {want}: {err[-300:]}")
+    check(took < 2, f"{what}: took {took:.1f} s to stop")
+    check("interrupted" in err, f"{what}: no 'interrupted' message: {err[-300:]}")
+    check(out == "", f"{what}: printed {out[:200]!r}")
+    left = [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs]
+    check(left == [], f"{what}: files left: {left}")
+
+
+interrupt(signal.SIGINT, 130, output=True)
+interrupt(signal.SIGTERM, 143, output=False)
+finish("measure_cli_startup")
