@@ -19,29 +19,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure_common import BIN, check, env, finish, run, scratch, validate  # noqa: E402
+from fifo_reader import read_fifo_into  # noqa: E402
 
 
-def read_fifo_into(path, got, timeout=120):
-    """Opens PATH (a FIFO) for reading at once, then collects what a writer sends until it closes;
-    appends the bytes to GOT.  Gives up after TIMEOUT seconds (a writer that never comes)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    data, end = b"", time.monotonic() + timeout
-    try:
-        while time.monotonic() < end:
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:   # a writer is connected but has not written yet
-                time.sleep(0.01)
-                continue
-            if chunk:
-                data += chunk
-            elif data:
-                break                 # the writer closed
-            else:
-                time.sleep(0.01)      # no writer yet
-    finally:
-        os.close(fd)
-    got.append(data)
 
 # The smallest config (one block, 32 px images): each run takes well under a second.
 SMALL = ["--backend", "cpu", "--precision", "fp32", "--model", "vit_tiny_patch16_224", "--depth", "1",
