@@ -38,16 +38,5 @@ foreach(prec fp32 bf16)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/verify_regen.py ${INSTBENCH_BIN} ${prec})
 endforeach()
 
-# libFuzzer target for the safetensors reader (clang only): -DINSTBENCH_FUZZ=ON.
-option(INSTBENCH_FUZZ "Build the libFuzzer targets (needs clang)" OFF)
-if(INSTBENCH_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
-  add_executable(fuzz_safetensors ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_safetensors.c
-                 ${CMAKE_SOURCE_DIR}/src/model/safetensors.c ${CMAKE_SOURCE_DIR}/src/util/util.c)
-  target_include_directories(fuzz_safetensors PRIVATE ${CMAKE_SOURCE_DIR}/include)
-  target_compile_options(fuzz_safetensors PRIVATE -fsanitize=fuzzer,address,undefined -g)
-  target_link_options(fuzz_safetensors PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_libraries(fuzz_safetensors PRIVATE PkgConfig::CJSON m)
-  add_test(NAME fuzz_safetensors_bounded
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_safetensors.sh $<TARGET_FILE:fuzz_safetensors> 30)
-  set_tests_properties(fuzz_safetensors_bounded PROPERTIES LABELS "fuzz;slow")
-endif()
+# The safetensors reader's fuzzer (tests/fuzz/fuzz_safetensors.c, run through its .sh) is one of
+# the tests/fuzz targets tests/fuzz.cmake builds.
