@@ -15,6 +15,19 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v)
     else cJSON_AddNullToObject(o, k);
 }
 
+/* Runs of plain numeric fields, in the schema's order: keys[i] = the i-th value (as many values
+ * as keys, checked at compile time). */
+#define ADD_NUMBERS(o, keys, ...)                                                                         \
+    do {                                                                                                  \
+        _Static_assert(sizeof((const double[]){__VA_ARGS__}) / sizeof(double) == sizeof(keys) / sizeof *(keys), \
+                       "one value per key");                                                              \
+        add_numbers((o), (keys), (const double[]){__VA_ARGS__}, sizeof(keys) / sizeof *(keys));          \
+    } while (0)
+static void add_numbers(cJSON *o, const char *const *keys, const double *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++) cJSON_AddNumberToObject(o, keys[i], vals[i]);
+}
+
 static void add_num_or_null(cJSON *o, const char *k, double v)
 {
     if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
@@ -90,16 +103,10 @@ char *result_to_json(const bench_report *r, int pretty)
 
     cJSON *wl = cJSON_AddObjectToObject(root, "workload");
     cJSON_AddStringToObject(wl, "model", mc->name);
-    cJSON_AddNumberToObject(wl, "img_size", mc->img_size);
-    cJSON_AddNumberToObject(wl, "patch_size", mc->patch_size);
-    cJSON_AddNumberToObject(wl, "in_chans", mc->in_chans);
-    cJSON_AddNumberToObject(wl, "embed_dim", mc->embed_dim);
-    cJSON_AddNumberToObject(wl, "depth", mc->depth);
-    cJSON_AddNumberToObject(wl, "num_heads", mc->num_heads);
-    cJSON_AddNumberToObject(wl, "mlp_ratio", mc->mlp_ratio);
-    cJSON_AddNumberToObject(wl, "num_classes", mc->num_classes);
-    cJSON_AddNumberToObject(wl, "params", (double)r->params);
-    cJSON_AddNumberToObject(wl, "train_flops_per_sample", r->train_flops_per_sample);
+    static const char *const model_keys[] = {"img_size", "patch_size", "in_chans", "embed_dim", "depth",
+                                             "num_heads", "mlp_ratio", "num_classes", "params", "train_flops_per_sample"};
+    ADD_NUMBERS(wl, model_keys, mc->img_size, mc->patch_size, mc->in_chans, mc->embed_dim, mc->depth, mc->num_heads,
+                mc->mlp_ratio, mc->num_classes, (double)r->params, r->train_flops_per_sample);
     cJSON_AddStringToObject(wl, "precision", r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32");
     cJSON *opt = cJSON_AddObjectToObject(wl, "optimizer");
     const ib_optim_config *o = &r->workload.optim;
@@ -120,9 +127,8 @@ char *result_to_json(const bench_report *r, int pretty)
     cJSON_AddStringToObject(wl, "fingerprint", fp);
 
     cJSON *tp = cJSON_AddObjectToObject(root, "topology");
-    cJSON_AddNumberToObject(tp, "nodes", r->topology.nnodes);
-    cJSON_AddNumberToObject(tp, "world_size", r->topology.world_size);
-    cJSON_AddNumberToObject(tp, "local_world_size", r->topology.local_world_size);
+    static const char *const topo_keys[] = {"nodes", "world_size", "local_world_size"};
+    ADD_NUMBERS(tp, topo_keys, r->topology.nnodes, r->topology.world_size, r->topology.local_world_size);
     cJSON_AddStringToObject(tp, "rendezvous", r->topology.kind);
     cJSON_AddNumberToObject(tp, "node_rank", r->topology.node_rank);
     if (strcmp(r->topology.kind, "none") != 0) {
@@ -131,22 +137,16 @@ char *result_to_json(const bench_report *r, int pretty)
     }
 
     cJSON *ms = cJSON_AddObjectToObject(root, "measurement");
-    cJSON_AddNumberToObject(ms, "warmup_steps", m->warmup_steps);
-    cJSON_AddNumberToObject(ms, "steps", m->steps);
-    cJSON_AddNumberToObject(ms, "duration_s", m->duration_s);
-    cJSON_AddNumberToObject(ms, "samples_per_second", m->samples_per_second);
-    cJSON_AddNumberToObject(ms, "samples_per_second_per_device", m->samples_per_second_per_device);
-    cJSON *st = cJSON_AddObjectToObject(ms, "step_time_s");
-    cJSON_AddNumberToObject(st, "median", m->step_time.median);
-    cJSON_AddNumberToObject(st, "p10", m->step_time.p10);
-    cJSON_AddNumberToObject(st, "p90", m->step_time.p90);
-    cJSON_AddNumberToObject(st, "mean", m->step_time.mean);
-    cJSON_AddNumberToObject(st, "stdev", m->step_time.stdev);
-    cJSON_AddNumberToObject(st, "cv", m->step_time.cv);
-    cJSON *bd = cJSON_AddObjectToObject(ms, "breakdown_s");
-    cJSON_AddNumberToObject(bd, "data", m->data_s);
-    cJSON_AddNumberToObject(bd, "compute", m->compute_s);
-    cJSON_AddNumberToObject(bd, "communication", m->comm_s);
+    static const char *const run_keys[] = {"warmup_steps", "steps", "duration_s", "samples_per_second",
+                                           "samples_per_second_per_device"};
+    ADD_NUMBERS(ms, run_keys, m->warmup_steps, m->steps, m->duration_s, m->samples_per_second,
+                m->samples_per_second_per_device);
+    static const char *const step_keys[] = {"median", "p10", "p90", "mean", "stdev", "cv"};
+    const bench_stats *t = &m->step_time;
+    ADD_NUMBERS(cJSON_AddObjectToObject(ms, "step_time_s"), step_keys, t->median, t->p10, t->p90, t->mean, t->stdev,
+                t->cv);
+    static const char *const part_keys[] = {"data", "compute", "communication"};
+    ADD_NUMBERS(cJSON_AddObjectToObject(ms, "breakdown_s"), part_keys, m->data_s, m->compute_s, m->comm_s);
     double mt = model_tflops(r);
     cJSON_AddNumberToObject(ms, "model_tflops", mt);
     if (r->peak_tflops > 0) {

@@ -49,19 +49,29 @@ static cJSON *time_or_null(time_t t)
     return cJSON_CreateString(b);
 }
 
-static void add_row(cJSON *arr, const rank_report *r, const rank_row *row)
+/* The fields a ranked row and an unpriced one share: which configuration, on which market.
+ * A ranked row leads with its rank. */
+static cJSON *config_object(const rank_report *r, const rank_row *row, int with_rank)
 {
     const rank_config *c = &r->configs[row->config];
     cJSON *o = cJSON_CreateObject();
     char label[256];
     rank_config_label(c, row->market, label, sizeof label);
-    cJSON_AddItemToObject(o, "rank", cJSON_CreateNumber(row->rank));
+    if (with_rank) cJSON_AddItemToObject(o, "rank", cJSON_CreateNumber(row->rank));
     cJSON_AddStringToObject(o, "configuration", label);
     cJSON_AddItemToObject(o, "instance_type", str_or_null(c->instance_type));
     cJSON_AddItemToObject(o, "host", str_or_null(c->host));
     cJSON_AddNumberToObject(o, "nodes", (double)c->nodes);
     cJSON_AddStringToObject(o, "market", rank_market_name(row->market));
     cJSON_AddItemToObject(o, "region", str_or_null(c->region));
+    return o;
+}
+
+static void add_row(cJSON *arr, const rank_report *r, const rank_row *row)
+{
+    const rank_config *c = &r->configs[row->config];
+    cJSON *o = config_object(r, row, 1);
+    char label[256];
     cJSON *acc = cJSON_AddObjectToObject(o, "accelerator");
     rank_accelerator_label(c, label, sizeof label);
     cJSON_AddItemToObject(acc, "name", str_or_null(c->accelerator));
@@ -98,15 +108,7 @@ static void add_row(cJSON *arr, const rank_report *r, const rank_row *row)
 static void add_unpriced(cJSON *arr, const rank_report *r, const rank_row *row)
 {
     const rank_config *c = &r->configs[row->config];
-    cJSON *o = cJSON_CreateObject();
-    char label[256];
-    rank_config_label(c, row->market, label, sizeof label);
-    cJSON_AddStringToObject(o, "configuration", label);
-    cJSON_AddItemToObject(o, "instance_type", str_or_null(c->instance_type));
-    cJSON_AddItemToObject(o, "host", str_or_null(c->host));
-    cJSON_AddNumberToObject(o, "nodes", (double)c->nodes);
-    cJSON_AddStringToObject(o, "market", rank_market_name(row->market));
-    cJSON_AddItemToObject(o, "region", str_or_null(c->region));
+    cJSON *o = config_object(r, row, 0);
     cJSON_AddItemToObject(o, "samples_per_second", output_json_number(row->samples_per_second));
     cJSON_AddNumberToObject(o, "runs", (double)c->runs);
     cJSON_AddStringToObject(o, "reason", row->unpriced_reason);
