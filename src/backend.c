@@ -23,8 +23,12 @@ void backend_default_optim(ib_optimizer kind, ib_optim_config *out)
     out->weight_decay = kind == IB_OPT_ADAMW ? 1e-2f : 0.0f;
 }
 
-const char *backend_precision_name(ib_precision p) { return p == IB_PREC_BF16 ? "bf16" : "fp32"; }
-const char *backend_optimizer_name(ib_optimizer k) { return k == IB_OPT_ADAMW ? "adamw" : "adam"; }
+const char *const backend_precision_names[] = {"fp32", "bf16", NULL};
+const char *const backend_optimizer_names[] = {"adam", "adamw", NULL};
+const char *const backend_names[] = {"cpu", "cuda", NULL};
+
+const char *backend_precision_name(ib_precision p) { return backend_precision_names[p == IB_PREC_BF16]; }
+const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_names[k == IB_OPT_ADAMW]; }
 
 /* ---- the CUDA module ----
  * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, kernels/), dlopened here on first use,

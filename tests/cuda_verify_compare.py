@@ -51,7 +51,7 @@ if r.returncode != 0 or out.count("== ") != 3 or "cpu vs cpu" not in out or "\nP
     fails.append(f"table output (exit {r.returncode}):\n{out[-800:]}")
 
 r = run("--compare-backend", "gpu")
-if r.returncode != 2 or "--compare-backend must be cpu or cuda" not in r.stderr:
+if r.returncode != 2 or "--compare-backend: 'gpu' is not cpu or cuda" not in r.stderr:   # the one wording (cmd/args.c)
     fails.append(f"--compare-backend gpu: exit {r.returncode}, {r.stderr.strip()}")
 
 probe = subprocess.run([exe, "verify", "--reference", ref, "--backend", "cuda"], capture_output=True, text=True,

@@ -28,6 +28,11 @@ typedef struct ib_train_config {
 
 void backend_default_optim(ib_optimizer kind, ib_optim_config *out);
 const char *backend_precision_name(ib_precision p);
+/* Names in enum order, NULL-terminated (the CLI's choices): "fp32", "bf16" / "adam", "adamw" /
+ * the backends this tool knows, "cpu", "cuda" (whether one is usable here: backend_is_available). */
+extern const char *const backend_precision_names[];
+extern const char *const backend_optimizer_names[];
+extern const char *const backend_names[];
 const char *backend_optimizer_name(ib_optimizer k);
 
 /* Called during backward when a contiguous range of the gradient block is final (reverse layer

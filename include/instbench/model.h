@@ -87,12 +87,7 @@ typedef struct model_cli {
     double mlp_ratio;                                                     /* 0 = not given */
 } model_cli;
 void model_cli_init(model_cli *m, const char *default_preset);
-int model_cli_is_flag(const char *flag);
 int model_cli_parse(model_cli *m, const char *flag, const char *value, ib_error *err);
 int model_cli_resolve(const model_cli *m, vit_config *out, ib_error *err);
-/* Applies one flag directly to a config (order matters: --model replaces everything). */
-int model_cli_apply(vit_config *c, const char *flag, const char *value, ib_error *err);
-/* Help text block for the flags above (lines starting with two spaces, ending in '\n'). */
-extern const char model_cli_help[];
 
 #endif

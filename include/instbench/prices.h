@@ -10,6 +10,9 @@
 typedef enum prices_source {
     PRICES_SOURCE_AUTO = 0, PRICES_SOURCE_LIVE, PRICES_SOURCE_CACHE, PRICES_SOURCE_SNAPSHOT
 } prices_source;
+/* "auto", "live", "cache", "snapshot": in prices_source order, NULL-terminated (the one spelling
+ * `prices --source` and `rank --prices` accept). */
+extern const char *const prices_source_names[];
 
 typedef struct spot_price {
     char az[32];

@@ -234,9 +234,7 @@ const char *rank_config_name(const rank_config *c);
 int rank_user_price_for(const rank_config *c, rank_market m, const rank_options *o, double *usd, time_t *as_of);
 
 /* Parsing of flag values; -1 when unknown. */
-int rank_parse_sort_key(const char *s, rank_sort_key *out);
-int rank_parse_markets(const char *s, int *out);
-int rank_parse_spot_mode(const char *s, rank_spot_mode *out);
+extern const char *const rank_sort_names[];   /* in rank_sort_key order, NULL-terminated */
 const char *rank_sort_key_name(rank_sort_key k);
 const char *rank_market_name(rank_market m);
 

@@ -13,6 +13,7 @@
 
 #include "aws/aws_internal.h"
 #include "instbench/imds.h"
+#include "instbench/names.h"   /* one rule for what a region looks like */
 
 #define REFRESH_MARGIN_S 300 /* refresh temporary credentials this long before they expire */
 
@@ -241,14 +242,6 @@ int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
     return 0;
 }
 
-static int valid_region(const char *r)
-{
-    if (!r || !r[0] || strlen(r) >= 32) return 0;
-    for (const char *p = r; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) return 0;
-    return 1;
-}
-
 int aws_region_resolve(char out[32], ib_error *err)
 {
     out[0] = '\0';
@@ -256,7 +249,7 @@ int aws_region_resolve(char out[32], ib_error *err)
     for (int i = 0; i < 2; i++) {
         const char *v = getenv(vars[i]);
         if (!v || !v[0]) continue;
-        if (!valid_region(v)) return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' is not a region name", vars[i], v);
+        if (!names_region_ok(v)) return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' is not a region name", vars[i], v);
         snprintf(out, 32, "%s", v);
         return 0;
     }
@@ -266,14 +259,14 @@ int aws_region_resolve(char out[32], ib_error *err)
     const char *v = aws_config_get(cf, name, "region");
     int rc = 1;
     if (v && v[0]) {
-        rc = valid_region(v) ? 0 : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s is not a region name", v, name, cpath);
+        rc = names_region_ok(v) ? 0 : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s is not a region name", v, name, cpath);
         if (rc == 0) snprintf(out, 32, "%s", v);
     }
     aws_config_free(cf);
     if (rc != 1) return rc;
     aws_instance_identity id;
     ib_error ierr;
-    if (aws_imds_identity(&id, &ierr) == 0 && valid_region(id.region)) {
+    if (aws_imds_identity(&id, &ierr) == 0 && names_region_ok(id.region)) {
         snprintf(out, 32, "%s", id.region);
         return 0;
     }

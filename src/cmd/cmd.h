@@ -1,5 +1,6 @@
-/* cmd/: one file per subcommand.  Each parses its own flags (argv[0] is the subcommand name),
- * calls modules, prints, and returns an exit code (0 ok, 1 runtime, 2 usage).  Only cmd/ exits. */
+/* cmd/: one file per subcommand.  Each describes its flags in an arg_command table (cmd/args.h:
+ * parsing, --help and docs/cli.md come from it), calls modules, prints, and returns an exit code
+ * (0 ok, 1 runtime, 2 usage).  Only cmd/ exits. */
 #ifndef INSTBENCH_CMD_H
 #define INSTBENCH_CMD_H
 
@@ -8,5 +9,8 @@ int cmd_prices(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+
+struct arg_command;
+extern const struct arg_command cmd_measure_args, cmd_prices_args, cmd_rank_args, cmd_verify_args, cmd_models_args;
 
 #endif

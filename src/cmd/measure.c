@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
 #include "instbench/bench.h"
@@ -37,65 +38,6 @@ static void on_signal(int sig)
     g_stop = sig;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: instbench measure [options]\n\n"
-            "Runs the ViT training benchmark here (warm-up, then a timed window) and writes a result\n"
-            "JSON (schema instbench.result/v1) that `instbench rank` reads.\n\n"
-            "workload:\n"
-            "  --backend cpu|cuda  training backend (default: cuda when available, else cpu)\n"
-            "%s"
-            "  --batch-size N|auto per-device batch (default %d); auto = the largest that fits in memory\n"
-            "  --precision P       bf16 (default: bf16 matmuls, fp32 master weights) or fp32\n"
-            "  --optimizer O       adam (default) or adamw (torch defaults: lr 1e-3, betas 0.9/0.999,\n"
-            "                      eps 1e-8, weight decay 0 / 1e-2)\n"
-            "  --lr X              learning rate (default 1e-3)\n"
-            "  --data host|device  host (default): fresh random images made by CPU worker threads every\n"
-            "                      step and handed to the backend, as PyTorch's FakeDataset;\n"
-            "                      device: inputs made once where the model runs (pure compute)\n"
-            "  --workers N         data-pipeline threads per rank (default: vCPUs / local ranks)\n"
-            "  --seed N            seed of the weights and data (default 0)\n\n"
-            "measurement:\n"
-            "  --steps N           timed steps\n"
-            "  --duration S        timed window in seconds (default %.0f, at least %d steps)\n"
-            "  --warmup N          warm-up steps (default: until the step time settles, at least 3)\n\n"
-            "topology:\n"
-            "  --ranks N           data-parallel ranks in this process (CPU: the cores are split\n"
-            "                      between them; CUDA: one GPU each, NCCL); gradients averaged\n"
-            "                      every step. Default: every local GPU on cuda (one per process\n"
-            "                      under a per-GPU launcher), 1 on cpu\n"
-            "  --nnodes N --node-rank N --master-addr HOST --master-port N\n"
-            "                      multi-node rendezvous, recorded in the result (torchrun's\n"
-            "                      WORLD_SIZE/RANK/LOCAL_RANK/MASTER_ADDR/... or Slurm's SLURM_* are\n"
-            "                      read from the environment when no flag is given)\n\n"
-            "identity (read from EC2 instance metadata, IMDSv2, unless all three are given):\n"
-            "  --instance-type T   e.g. g5.xlarge\n"
-            "  --region R          e.g. us-east-1\n"
-            "  --market M          on-demand or spot\n"
-            "  --count N           nodes in the cluster this result stands for (default: nodes)\n\n"
-            "price (for machines AWS cannot price: your own hardware, another cloud, a discount):\n"
-            "  --hourly-cost USD   what one node of this configuration costs per hour, in US dollars\n"
-            "                      (the whole machine with all its GPUs, not per GPU); recorded in\n"
-            "                      the result for the run's market (--market, else on-demand), and\n"
-            "                      `rank` prices the result with it: nodes x USD per hour\n\n"
-            "output:\n"
-            "  -o, --output FILE   result file, replaced if it exists (default: a new file\n"
-            "                      ./instbench-results/<instance type or hostname>-<random>-<UTC time\n"
-            "                      to the millisecond>.json, never overwriting); - writes the JSON to\n"
-            "                      stdout.  Checked before the run; if the write still fails, the\n"
-            "                      result is saved to ./instbench-result-*.json (else $TMPDIR) and\n"
-            "                      the exit status is 1\n"
-            "  --append FILE       also append the result as one line to FILE (JSON Lines)\n"
-            "  --format F          stdout: table (default on a terminal) or json\n"
-            "  -q, --quiet         errors only on stderr (no progress, no warnings)\n"
-            "  -v, --verbose       more detail on stderr, including timed-window markers\n"
-            "  -h, --help          this help\n\n"
-            "Progress goes to stderr when it is a terminal (NO_COLOR honoured).\n"
-            "exit status: 0 ok, 1 runtime error, 2 usage error, 130/143 interrupted (nothing written)\n",
-            model_cli_help, DEFAULT_BATCH, DEFAULT_DURATION_S, DEFAULT_MIN_STEPS);
-}
-
 typedef struct measure_opts {
     const char *backend;
     model_cli model;
@@ -118,182 +60,123 @@ typedef struct measure_opts {
     uint64_t seed;
 } measure_opts;
 
-static int usage_error(const char *fmt, const char *a, const char *b)
-{
-    fprintf(stderr, "instbench measure: ");
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, " (see instbench measure --help)\n");
-    return IB_EXIT_USAGE;
-}
+/* What the table parses into; parse_args turns choice indexes into measure_opts. */
+static struct {
+    measure_opts o;
+    int backend, precision, optimizer, data, market, format;   /* choice indexes, -1 = not given */
+    int have_steps, have_duration, model_given;
+} P;
 
-static int parse_int_flag(const char *flag, const char *v, long min, long max, int *out)
+/* A whole number >= 0 up to 2^63-1 (64-bit seeds). */
+static int take_seed(void *dst, const char *flag, const char *v, ib_error *err)
 {
-    long x;
-    int rc = util_parse_int(v, min, max, &x);
-    if (rc != 0) {
-        char why[200];
-        fprintf(stderr, "instbench measure: %s: %s (want a whole number in [%ld, %ld])\n", flag,
-                util_number_error(v, rc, (double)min, (double)max, why, sizeof why), min, max);
-        return -1;
-    }
-    *out = (int)x;
+    char *end;
+    errno = 0;
+    long long s = strtoll(v, &end, 10);
+    if (strpbrk(v, " \t\n\v\f\r"))
+        return ib_error_set(err, IB_EXIT_USAGE, "--seed: '%s' has whitespace in it, which is not part of a number", v);
+    if (errno || *end || !v[0] || s < 0) return ib_error_set(err, IB_EXIT_USAGE, "--seed: '%s' is not a whole number >= 0", v);
+    *(uint64_t *)dst = (uint64_t)s;
     return 0;
 }
 
-static int parse_double_flag(const char *flag, const char *v, double min, double max, const char *want, double *out)
+static int check_host(const char *v, char *why, size_t n)
 {
-    int rc = util_parse_double(v, min, max, out);
-    if (rc != 0) {
-        char why[200];
-        fprintf(stderr, "instbench measure: %s: %s (want %s)\n", flag, util_number_error(v, rc, min, max, why, sizeof why),
-                want);
-        return -1;
-    }
-    return 0;
+    if (strlen(v) <= 253) return 0;
+    snprintf(why, n, "is not a host name or address");
+    return -1;
 }
 
-/* Returns 0 ok, IB_EXIT_USAGE on a bad flag, -1 for --help (exit 0). */
+static const char *const data_modes[] = {"host", "device", NULL};
+static const char *const markets[] = {"on-demand", "spot", NULL};
+static const char *const formats[] = {"table", "json", NULL};
+
+static const arg_spec measure_specs[] = {
+    {"--backend", 0, ARG_CHOICE, &P.backend, NULL, "training backend (default: cuda when available, else cpu)",
+     .choices = backend_names, .group = "workload"},
+    ARGS_MODEL_SPECS(&P.o.model, &P.model_given, NULL),
+    {"--batch-size", 0, ARG_INT, &P.o.batch, "N|auto", "per-device batch (default 128); auto = the largest that fits in memory",
+     1, 1 << 20, .word = "auto", .word_value = 0},
+    {"--precision", 0, ARG_CHOICE, &P.precision, NULL, "bf16 (default: bf16 matmuls, fp32 master weights) or fp32",
+     .choices = backend_precision_names},
+    {"--optimizer", 0, ARG_CHOICE, &P.optimizer, NULL, "adam (default) or adamw (torch defaults: lr 1e-3, betas 0.9/0.999,\n"
+     "eps 1e-8, weight decay 0 / 1e-2)", .choices = backend_optimizer_names},
+    {"--lr", 0, ARG_DOUBLE, &P.o.lr, "X", "learning rate (default 1e-3)", 1e-12, 1e3},
+    {"--data", 0, ARG_CHOICE, &P.data, NULL, "host (default): fresh random images made by CPU worker threads every\n"
+     "step and handed to the backend, as PyTorch's FakeDataset;\n"
+     "device: inputs made once where the model runs (pure compute)", .choices = data_modes},
+    {"--workers", 0, ARG_INT, &P.o.workers, "N", "data-pipeline threads per rank (default: vCPUs / local ranks)", 1, 1024},
+    {"--seed", 0, ARG_FN, &P.o.seed, "N", "seed of the weights and data (default 0)", .fn = take_seed},
+    {"--steps", 0, ARG_INT, &P.o.steps, "N", "timed steps", 1, 100000000, .given = &P.have_steps, .group = "measurement"},
+    {"--duration", 0, ARG_DOUBLE, &P.o.duration_s, "S", "timed window in seconds (default 30, at least 5 steps)", 1e-3,
+     7 * 86400.0, .want = "seconds", .given = &P.have_duration},
+    {"--warmup", 0, ARG_INT, &P.o.warmup, "N", "warm-up steps (default: until the step time settles, at least 3)", 0, 100000},
+    {"--ranks", 0, ARG_INT, &P.o.ranks, "N", "data-parallel ranks in this process (CPU: the cores are split\n"
+     "between them; CUDA: one GPU each, NCCL); gradients averaged\n"
+     "every step. Default: every local GPU on cuda (one per process\n"
+     "under a per-GPU launcher), 1 on cpu", 1, 256, .group = "topology"},
+    {"--nnodes", 0, ARG_INT, &P.o.rdv.nnodes, "N", "multi-node rendezvous, recorded in the result (torchrun's\n"
+     "WORLD_SIZE/RANK/LOCAL_RANK/MASTER_ADDR/... or Slurm's SLURM_* are\n"
+     "read from the environment when no flag is given)", 1, 100000},
+    {"--node-rank", 0, ARG_INT, &P.o.rdv.node_rank, "N", "this node's rank, 0 to nnodes-1", 0, 99999},
+    {"--master-addr", 0, ARG_STRING, &P.o.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
+    {"--master-port", 0, ARG_INT, &P.o.rdv.master_port, "N", "its port", 1, 65535},
+    {"--instance-type", 0, ARG_STRING, &P.o.instance_type, "T", "e.g. g5.xlarge", .check = args_check_instance_type,
+     .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
+    {"--region", 0, ARG_STRING, &P.o.region, "R", "e.g. us-east-1", .check = args_check_region},
+    {"--market", 0, ARG_CHOICE, &P.market, NULL, "the market this instance runs on", .choices = markets},
+    {"--count", 0, ARG_INT, &P.o.count, "N", "nodes in the cluster this result stands for (default: nodes)", 1, 100000},
+    /* The bounds rank accepts: a price it would refuse must not be recorded either. */
+    {"--hourly-cost", 0, ARG_DOUBLE, &P.o.hourly_cost, "USD",
+     "what one node of this configuration costs per hour, in US dollars\n"
+     "(the whole machine with all its GPUs, not per GPU); recorded in\n"
+     "the result for the run's market (--market, else on-demand), and\n"
+     "`rank` prices the result with it: nodes x USD per hour", RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR,
+     .want = "a price in US dollars per node-hour",
+     .group = "price (for machines AWS cannot price: your own hardware, another cloud, a discount)"},
+    {"--output", 'o', ARG_STRING, &P.o.output, "FILE", "result file, replaced if it exists (default: a new file\n"
+     "./instbench-results/<instance type or hostname>-<random>-<UTC time\n"
+     "to the millisecond>.json, never overwriting); - writes the JSON to\n"
+     "stdout.  Checked before the run; if the write still fails, the\n"
+     "result is saved to ./instbench-result-*.json (else $TMPDIR) and\n"
+     "the exit status is 1", .group = "output"},
+    {"--append", 0, ARG_STRING, &P.o.append, "FILE", "also append the result as one line to FILE (JSON Lines)",
+     .check = args_check_file},
+    {"--format", 0, ARG_CHOICE, &P.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
+    {0},
+};
+
+const arg_command cmd_measure_args = {
+    "measure", "[options]",
+    "Runs the ViT training benchmark here (warm-up, then a timed window) and writes a result\n"
+    "JSON (schema instbench.result/v1) that `instbench rank` reads.",
+    "Progress goes to stderr when it is a terminal (NO_COLOR honoured).\n"
+    "Interrupted (Ctrl-C, SIGTERM): nothing is written, exit 130 / 143.\n",
+    measure_specs, NULL,
+};
+
+/* Returns 0 ok, IB_EXIT_USAGE on a bad flag, ARGS_HELP for --help (exit 0). */
 static int parse_args(int argc, char **argv, measure_opts *o)
 {
-    memset(o, 0, sizeof *o);
-    model_cli_init(&o->model, "vit_base_patch16_224");
-    o->batch = DEFAULT_BATCH;
-    o->precision = IB_PREC_BF16;
-    o->optimizer = IB_OPT_ADAM;
-    o->lr = -1;
-    o->warmup = -1;
-    o->ranks = 0;   /* 0 = auto: every local GPU on cuda, 1 on cpu */
-    o->rdv.nnodes = o->rdv.node_rank = o->rdv.master_port = -1;
-    int have_steps = 0, have_duration = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) return -1;
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            ib_log_level = 0;
-            continue;
-        }
-        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            ib_log_level++;
-            continue;
-        }
-        /* Every other option takes a value, as "--flag value" or "--flag=value". */
-        char name[64];
-        const char *v = NULL;
-        const char *eq = strchr(a, '=');
-        if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof name) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = '\0';
-            v = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", !strcmp(a, "-o") ? "--output" : a);
-        }
-        static const char *const known[] = {
-            "--backend", "--batch-size", "--precision", "--optimizer", "--lr", "--steps", "--duration",
-            "--warmup", "--data", "--workers", "--ranks", "--nnodes", "--node-rank", "--master-addr",
-            "--master-port", "--instance-type", "--region", "--market", "--count", "--hourly-cost", "--output",
-            "--append", "--format", "--seed"};
-        int is_known = model_cli_is_flag(name);
-        for (size_t k = 0; !is_known && k < sizeof known / sizeof known[0]; k++) is_known = !strcmp(name, known[k]);
-        if (!is_known) return usage_error("unknown option '%s'%s", a, "");
-        if (!v) {
-            if (i + 1 >= argc) return usage_error("%s needs a value%s", name, "");
-            v = argv[++i];
-        }
-        ib_error err = {0};
-        int r = model_cli_parse(&o->model, name, v, &err);
-        if (r < 0) {
-            fprintf(stderr, "instbench measure: %s\n", err.msg);
-            return IB_EXIT_USAGE;
-        }
-        if (r == 1) continue;
-        if (!strcmp(name, "--backend")) {
-            if (strcmp(v, "cpu") && strcmp(v, "cuda")) return usage_error("--backend: '%s' is not cpu or cuda%s", v, "");
-            o->backend = v;
-        } else if (!strcmp(name, "--batch-size")) {
-            if (!strcmp(v, "auto")) o->batch = 0;
-            else if (parse_int_flag(name, v, 1, 1 << 20, &o->batch)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--precision")) {
-            if (!strcmp(v, "bf16")) o->precision = IB_PREC_BF16;
-            else if (!strcmp(v, "fp32")) o->precision = IB_PREC_FP32;
-            else return usage_error("--precision: '%s' is not bf16 or fp32%s", v, "");
-        } else if (!strcmp(name, "--optimizer")) {
-            if (!strcmp(v, "adam")) o->optimizer = IB_OPT_ADAM;
-            else if (!strcmp(v, "adamw")) o->optimizer = IB_OPT_ADAMW;
-            else return usage_error("--optimizer: '%s' is not adam or adamw%s", v, "");
-        } else if (!strcmp(name, "--lr")) {
-            if (parse_double_flag(name, v, 1e-12, 1e3, "a number in (0, 1000]", &o->lr)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--steps")) {
-            if (parse_int_flag(name, v, 1, 100000000, &o->steps)) return IB_EXIT_USAGE;
-            have_steps = 1;
-        } else if (!strcmp(name, "--duration")) {
-            if (parse_double_flag(name, v, 1e-3, 7 * 86400.0, "seconds in (0, 604800]", &o->duration_s))
-                return IB_EXIT_USAGE;
-            have_duration = 1;
-        } else if (!strcmp(name, "--warmup")) {
-            if (parse_int_flag(name, v, 0, 100000, &o->warmup)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--data")) {
-            if (!strcmp(v, "host")) o->data = BENCH_DATA_HOST;
-            else if (!strcmp(v, "device")) o->data = BENCH_DATA_DEVICE;
-            else return usage_error("--data: '%s' is not host or device%s", v, "");
-        } else if (!strcmp(name, "--workers")) {
-            if (parse_int_flag(name, v, 1, 1024, &o->workers)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--ranks")) {
-            if (parse_int_flag(name, v, 1, 256, &o->ranks)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--nnodes")) {
-            if (parse_int_flag(name, v, 1, 100000, &o->rdv.nnodes)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--node-rank")) {
-            if (parse_int_flag(name, v, 0, 99999, &o->rdv.node_rank)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--master-port")) {
-            if (parse_int_flag(name, v, 1, 65535, &o->rdv.master_port)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--master-addr")) {
-            if (!v[0] || strlen(v) > 253) return usage_error("--master-addr: '%s' is not a host name or address%s", v, "");
-            o->rdv.master_addr = v;
-        } else if (!strcmp(name, "--instance-type")) {
-            /* family.size, e.g. g5.xlarge: letters/digits/dashes, one dot; SageMaker's ml.family.size. */
-            const char *family = !strncmp(v, "ml.", 3) ? v + 3 : v;
-            const char *dot = strchr(family, '.');
-            if (!dot || dot == family || !dot[1] || strchr(dot + 1, '.') || strlen(v) >= 64 ||
-                strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(v))
-                return usage_error("--instance-type: '%s' is not an instance type like g5.xlarge or ml.g5.xlarge%s", v, "");
-            o->instance_type = v;
-        } else if (!strcmp(name, "--region")) {
-            if (!v[0] || strlen(v) >= 32 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v) ||
-                !strchr(v, '-'))
-                return usage_error("--region: '%s' is not a region like us-east-1%s", v, "");
-            o->region = v;
-        } else if (!strcmp(name, "--market")) {
-            if (strcmp(v, "on-demand") && strcmp(v, "spot")) return usage_error("--market: '%s' is not on-demand or spot%s", v, "");
-            o->market = v;
-        } else if (!strcmp(name, "--count")) {
-            if (parse_int_flag(name, v, 1, 100000, &o->count)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--hourly-cost")) {
-            /* The bounds rank accepts: a price it would refuse must not be recorded either. */
-            if (util_parse_double(v, RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR, &o->hourly_cost))
-                return usage_error("--hourly-cost: '%s' is not a price in US dollars per node-hour "
-                                   "(a number from 0.000001 to 100000)%s", v, "");
-        } else if (!strcmp(name, "--output")) {
-            if (!v[0]) return usage_error("--output needs a file name (or - for stdout)%s%s", "", "");
-            o->output = v;
-        } else if (!strcmp(name, "--append")) {
-            if (!v[0] || !strcmp(v, "-")) return usage_error("--append needs a file name%s%s", "", "");
-            o->append = v;
-        } else if (!strcmp(name, "--format")) {
-            if (!strcmp(v, "table")) o->format = 1;
-            else if (!strcmp(v, "json")) o->format = 2;
-            else return usage_error("--format: '%s' is not table or json%s", v, "");
-        } else if (!strcmp(name, "--seed")) {
-            long long s;
-            char *end;
-            errno = 0;
-            s = strtoll(v, &end, 10);
-            if (strpbrk(v, " \t\n\v\f\r"))
-                return usage_error("--seed: '%s' has whitespace in it, which is not part of a number%s", v, "");
-            if (errno || *end || !v[0] || s < 0) return usage_error("--seed: '%s' is not a whole number >= 0%s", v, "");
-            o->seed = (uint64_t)s;
-        }
-    }
-    if (have_steps && have_duration) return usage_error("--steps and --duration exclude each other%s%s", "", "");
-    if (!have_steps && !have_duration) o->duration_s = DEFAULT_DURATION_S;
+    memset(&P, 0, sizeof P);
+    P.backend = P.precision = P.optimizer = P.data = P.market = P.format = -1;
+    model_cli_init(&P.o.model, "vit_base_patch16_224");
+    P.o.batch = DEFAULT_BATCH;
+    P.o.lr = -1;
+    P.o.warmup = -1;
+    P.o.ranks = 0;   /* 0 = auto: every local GPU on cuda, 1 on cpu */
+    P.o.rdv.nnodes = P.o.rdv.node_rank = P.o.rdv.master_port = -1;
+    int rc = args_parse(&cmd_measure_args, argc, argv, NULL, NULL);
+    *o = P.o;
+    if (rc) return rc;
+    o->backend = P.backend >= 0 ? backend_names[P.backend] : NULL;
+    o->precision = P.precision >= 0 ? (ib_precision)P.precision : IB_PREC_BF16;
+    o->optimizer = P.optimizer >= 0 ? (ib_optimizer)P.optimizer : IB_OPT_ADAM;
+    o->data = P.data >= 0 ? (bench_data_mode)P.data : BENCH_DATA_HOST;
+    o->market = P.market >= 0 ? markets[P.market] : NULL;
+    o->format = P.format + 1;
+    if (P.have_steps && P.have_duration) return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
+    if (!P.have_steps && !P.have_duration) o->duration_s = DEFAULT_DURATION_S;
     return 0;
 }
 
@@ -324,10 +207,7 @@ int cmd_measure(int argc, char **argv)
 {
     measure_opts o;
     int prc = parse_args(argc, argv, &o);
-    if (prc < 0) {
-        usage(stdout);
-        return IB_EXIT_OK;
-    }
+    if (prc == ARGS_HELP) return IB_EXIT_OK;
     if (prc) return prc;
     ib_error err = {0};
 

@@ -5,24 +5,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/model.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: instbench models [--format table|json] [--layout] [model flags]\n\n"
-            "Lists the model presets with parameter count and FLOPs per sample (training = 3 x forward;\n"
-            "every matmul counted as 2*M*N*K, attention QK^T and AV included, head on the class token).\n"
-            "With any model flag, describes that one configuration instead.\n\n"
-            "options:\n"
-            "  --format F          table (default) or json\n"
-            "  --layout            list the parameter tensors of one config (default vit_base_patch16_224):\n"
-            "                      timm state_dict name, shape, offset into the parameter block\n"
-            "%s"
-            "  -h, --help          this help\n",
-            model_cli_help);
-}
+static struct {
+    int format;   /* 0 table, 1 json */
+    int layout, custom;
+    model_cli model;
+} O;
+
+static const char *const formats[] = {"table", "json", NULL};
+
+static const arg_spec models_args[] = {
+    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default) or json", .choices = formats},
+    {"--layout", 0, ARG_FLAG, &O.layout, NULL, "list the parameter tensors of one config (default vit_base_patch16_224):\n"
+                                                "timm state_dict name, shape, offset into the parameter block"},
+    ARGS_MODEL_SPECS(&O.model, &O.custom, "model (any of these describes that one configuration)"),
+    {0},
+};
+
+const arg_command cmd_models_args = {
+    "models", "[--format table|json] [--layout] [model flags]",
+    "Lists the model presets with parameter count and FLOPs per sample (training = 3 x forward;\n"
+    "every matmul counted as 2*M*N*K, attention QK^T and AV included, head on the class token).\n"
+    "With any model flag, describes that one configuration instead.",
+    NULL, models_args, NULL,
+};
 
 static cJSON *config_json(const vit_config *c)
 {
@@ -89,48 +98,13 @@ static int print_layout(const vit_config *c, int json)
 
 int cmd_models(int argc, char **argv)
 {
-    int json = 0, custom = 0, layout = 0;
-    model_cli m;
-    model_cli_init(&m, "vit_base_patch16_224");
-    ib_error err;
-    ib_error_clear(&err);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return IB_EXIT_OK;
-        }
-        if (!strcmp(a, "--format")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "instbench models: --format needs a value (table or json)\n");
-                return IB_EXIT_USAGE;
-            }
-            const char *v = argv[++i];
-            if (!strcmp(v, "json")) json = 1;
-            else if (!strcmp(v, "table")) json = 0;
-            else {
-                fprintf(stderr, "instbench models: --format must be table or json, not '%s'\n", v);
-                return IB_EXIT_USAGE;
-            }
-            continue;
-        }
-        if (!strcmp(a, "--layout")) {
-            layout = 1;
-            continue;
-        }
-        if (model_cli_is_flag(a)) {
-            if (model_cli_parse(&m, a, i + 1 < argc ? argv[i + 1] : NULL, &err) < 0) {
-                fprintf(stderr, "instbench models: %s\n", err.msg);
-                return IB_EXIT_USAGE;
-            }
-            i++;
-            custom = 1;
-            continue;
-        }
-        fprintf(stderr, "instbench models: unknown option '%s'\n", a);
-        usage(stderr);
-        return IB_EXIT_USAGE;
-    }
+    memset(&O, 0, sizeof O);
+    model_cli_init(&O.model, "vit_base_patch16_224");
+    int rc = args_parse(&cmd_models_args, argc, argv, NULL, NULL);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    int json = O.format == 1, custom = O.custom, layout = O.layout;
+    model_cli m = O.model;
+    ib_error err = {0};
     vit_config one;
     if ((custom || layout) && model_cli_resolve(&m, &one, &err)) {
         fprintf(stderr, "instbench models: %s\n", err.msg);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/aws.h"
 #include "instbench/names.h"
@@ -12,61 +13,50 @@
 #include "output/prices_output.h"
 #include "prices/prices_internal.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: instbench prices [--instance-types T[,T...]] [--regions R[,R...]]\n"
-            "                        [--market on-demand|spot|both] [--source auto|live|cache|snapshot]\n"
-            "                        [--format table|json|csv] [--cache-ttl HOURS] [-o FILE]\n"
-            "                        [--page-size N] [--no-placement-scores] [--timeout SECONDS]\n\n"
-            "On-demand (Linux, shared tenancy) and spot prices in USD per instance-hour, per instance type\n"
-            "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.\n\n"
-            "options:\n"
-            "  --instance-types LIST  comma-separated, e.g. g5.xlarge,p4d.24xlarge; ml.* types give SageMaker\n"
-            "                         training prices (default: every instance type in the shipped snapshot)\n"
-            "  --regions LIST         comma-separated (default: the AWS region from AWS_REGION,\n"
-            "                         AWS_DEFAULT_REGION, the profile or IMDS, else us-east-1)\n"
-            "  --market M             on-demand, spot or both (default both)\n"
-            "  --source S             auto (default): live AWS, then the cache, then the snapshot, per price;\n"
-            "                         live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
-            "                         snapshot: the shipped snapshot only (its date is printed)\n"
-            "  --format F             table (default on a terminal), json (default otherwise; schema\n"
-            "                         instbench.prices/v1, readable by `instbench rank --prices`), csv\n"
-            "  --cache-ttl HOURS      how long cached live prices stay valid (default 24)\n"
-            "  --page-size N          results per AWS page (MaxResults, 1-1000; default the service maximum)\n"
-            "  --no-placement-scores  do not ask EC2 for spot placement scores\n"
-            "  --timeout SECONDS      limit per AWS request attempt (default 20; 3 attempts, AWS_MAX_ATTEMPTS)\n"
-            "  -o, --output FILE      write there instead of stdout (checked before any request; a file is\n"
-            "                         replaced atomically, a device or FIFO written through)\n"
-            "  -h, --help             this help\n\n"
-            "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
-            "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
-            "exit status: 0 ok, 1 runtime error, 2 usage error\n");
-}
+static struct {
+    const char *types, *regions, *out_path;
+    int market, source, format;   /* choice indexes; format -1: by stdout */
+    double ttl_hours, timeout_s;
+    int page_size, no_scores;
+} O;
+
+static const char *const markets[] = {"on-demand", "spot", "both", NULL};
+static const char *const formats[] = {"table", "json", "csv", NULL};
+
+static const arg_spec prices_specs[] = {
+    {"--instance-types", 0, ARG_STRING, &O.types, "LIST", "comma-separated, e.g. g5.xlarge,p4d.24xlarge; ml.* types give SageMaker\n"
+     "training prices (default: every instance type in the shipped snapshot)"},
+    {"--regions", 0, ARG_STRING, &O.regions, "LIST", "comma-separated (default: the AWS region from AWS_REGION,\n"
+     "AWS_DEFAULT_REGION, the profile or IMDS, else us-east-1)"},
+    {"--market", 0, ARG_CHOICE, &O.market, NULL, "default both", .choices = markets},
+    {"--source", 0, ARG_CHOICE, &O.source, NULL, "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
+     "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
+     "snapshot: the shipped snapshot only (its date is printed)", .choices = prices_source_names},
+    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal), json (default otherwise; schema\n"
+     "instbench.prices/v1, readable by `instbench rank --prices`), csv", .choices = formats},
+    {"--cache-ttl", 0, ARG_DOUBLE, &O.ttl_hours, "HOURS", "how long cached live prices stay valid (default 24)", 0.001, 24.0 * 366},
+    {"--page-size", 0, ARG_INT, &O.page_size, "N", "results per AWS page (MaxResults; default the service maximum)", 1, 1000},
+    {"--no-placement-scores", 0, ARG_FLAG, &O.no_scores, NULL, "do not ask EC2 for spot placement scores"},
+    {"--timeout", 0, ARG_DOUBLE, &O.timeout_s, "SECONDS", "limit per AWS request attempt (default 20; 3 attempts, AWS_MAX_ATTEMPTS)",
+     0.1, 600},
+    {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
+     "replaced atomically, a device or FIFO written through)"},
+    {0},
+};
+
+const arg_command cmd_prices_args = {
+    "prices", "[options]",
+    "On-demand (Linux, shared tenancy) and spot prices in USD per instance-hour, per instance type\n"
+    "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.",
+    "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
+    "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
+    "Nothing found for what was asked exits 1; a region that is not an AWS region exits 2.\n",
+    prices_specs, NULL,
+};
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "instbench prices: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(try: instbench prices --help)\n");
-    return IB_EXIT_USAGE;
-}
-
-/* --flag VALUE or --flag=VALUE; advances *i past a separate value. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name, int *matched)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    *matched = 0;
-    if (strncmp(a, name, n) != 0) return NULL;
-    if (a[n] == '=') {
-        *matched = 1;
-        return a + n + 1;
-    }
-    if (a[n] != '\0') return NULL;
-    *matched = 1;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
+    return args_usage_error(&cmd_prices_args, fmt, arg);
 }
 
 static int default_types(char ***types, size_t *n)
@@ -149,69 +139,21 @@ static int check_found(const prices_query *q, const price_set *set)
 
 int cmd_prices(int argc, char **argv)
 {
-    const char *types_arg = NULL, *regions_arg = NULL, *market = "both", *source = "auto", *format = NULL;
-    const char *out_path = NULL, *ttl_arg = NULL, *page_arg = NULL, *timeout_arg = NULL;
-    int no_scores = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int m;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return IB_EXIT_OK;
-        }
-        if (!strcmp(a, "--no-placement-scores")) {
-            no_scores = 1;
-            continue;
-        }
-        struct { const char *name; const char **dst; } flags[] = {
-            {"--instance-types", &types_arg}, {"--regions", &regions_arg}, {"--market", &market},
-            {"--source", &source}, {"--format", &format}, {"--cache-ttl", &ttl_arg}, {"--page-size", &page_arg}, {"--timeout", &timeout_arg},
-            {"--output", &out_path}, {"-o", &out_path}};
-        int known = 0;
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !known; f++) {
-            v = flag_value(argc, argv, &i, flags[f].name, &m);
-            if (!m) continue;
-            if (!v) return usage_error("%s needs a value", flags[f].name);
-            *flags[f].dst = v;
-            known = 1;
-        }
-        if (!known) return usage_error(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
-    }
-
+    memset(&O, 0, sizeof O);
+    O.market = 2;
+    O.format = -1;
+    int prc = args_parse(&cmd_prices_args, argc, argv, NULL, NULL);
+    if (prc) return prc == ARGS_HELP ? IB_EXIT_OK : prc;
+    const char *types_arg = O.types, *regions_arg = O.regions, *out_path = O.out_path;
     prices_query q = {0};
-    if (!strcmp(market, "both")) q.want_on_demand = q.want_spot = 1;
-    else if (!strcmp(market, "on-demand")) q.want_on_demand = 1;
-    else if (!strcmp(market, "spot")) q.want_spot = 1;
-    else return usage_error("--market must be on-demand, spot or both, not '%s'", market);
-    if (!strcmp(source, "auto")) q.source = PRICES_SOURCE_AUTO;
-    else if (!strcmp(source, "live")) q.source = PRICES_SOURCE_LIVE;
-    else if (!strcmp(source, "cache")) q.source = PRICES_SOURCE_CACHE;
-    else if (!strcmp(source, "snapshot")) q.source = PRICES_SOURCE_SNAPSHOT;
-    else return usage_error("--source must be auto, live, cache or snapshot, not '%s'", source);
-    if (!format) format = (util_isatty_stdout() && !out_path) ? "table" : "json";
-    if (strcmp(format, "table") && strcmp(format, "json") && strcmp(format, "csv"))
-        return usage_error("--format must be table, json or csv, not '%s'", format);
-    char why[200];
-    int nrc;
-    if (ttl_arg) {
-        double h;
-        if ((nrc = util_parse_double(ttl_arg, 0.001, 24.0 * 366, &h)) != 0)
-            return usage_error("--cache-ttl takes hours, a number in (0, 8784]: %s",
-                               util_number_error(ttl_arg, nrc, 0.001, 24.0 * 366, why, sizeof why));
-        q.cache_ttl_seconds = (int)ceil(h * 3600);
-    }
-    if (page_arg) {
-        long ps;
-        if ((nrc = util_parse_int(page_arg, 1, 1000, &ps)) != 0)
-            return usage_error("--page-size must be an integer in 1..1000: %s",
-                               util_number_error(page_arg, nrc, 1, 1000, why, sizeof why));
-        q.page_size = (int)ps;
-    }
-    if (timeout_arg && (nrc = util_parse_double(timeout_arg, 0.1, 600, &q.timeout_s)) != 0)
-        return usage_error("--timeout takes seconds, a number in [0.1, 600]: %s",
-                           util_number_error(timeout_arg, nrc, 0.1, 600, why, sizeof why));
-    q.skip_placement_scores = no_scores;
-    if (out_path && !out_path[0]) return usage_error("%s", "-o needs a file name");
+    q.want_on_demand = O.market != 1;
+    q.want_spot = O.market != 0;
+    q.source = (prices_source)O.source;
+    const char *format = O.format >= 0 ? formats[O.format] : util_isatty_stdout() && !out_path ? "table" : "json";
+    if (O.ttl_hours > 0) q.cache_ttl_seconds = (int)ceil(O.ttl_hours * 3600);
+    q.page_size = O.page_size;
+    q.timeout_s = O.timeout_s;
+    q.skip_placement_scores = O.no_scores;
 
     int rc = IB_EXIT_RUNTIME;
     char region_buf[32];
@@ -244,15 +186,6 @@ int cmd_prices(int argc, char **argv)
         if (rr != 0 && rerr.code == IB_EXIT_USAGE) {
             /* configured, but not a region: say so rather than quietly show another one */
             rc = usage_error("%s: fix it or name regions with --regions", rerr.msg);
-            goto done;
-        }
-        if (rr == 0 && !names_region_ok(region_buf)) {
-            const char *from = getenv("AWS_REGION") && getenv("AWS_REGION")[0]                 ? "AWS_REGION"
-                               : getenv("AWS_DEFAULT_REGION") && getenv("AWS_DEFAULT_REGION")[0] ? "AWS_DEFAULT_REGION"
-                                                                                                 : "the profile's region";
-            fprintf(stderr, "instbench prices: the AWS region '%s' (%s) is not a region like us-east-1: fix it or name "
-                            "regions with --regions\n", region_buf, from);
-            rc = IB_EXIT_USAGE;
             goto done;
         }
         if (rr != 0) {

@@ -2,223 +2,145 @@
  * dollar (or throughput, cost, time), as a table, JSON or CSV, with an optional SVG chart.
  * Flags are parsed here; the work is rank/ (pure) and output/ (rendering). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/prices.h"
 #include "instbench/rank.h"
 #include "instbench/util.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: instbench rank [options] RESULT...\n\n"
-            "Ranks measured configurations (nodes x instance type x market) by training samples per dollar.\n\n"
-            "RESULT: result files from `instbench measure`, directories (searched recursively for *.json and\n"
-            "        *.jsonl), glob patterns, .jsonl files (one result per line), or - for stdin.\n"
-            "        Invalid or foreign files are skipped with a reason on stderr.  Each result counts once:\n"
-            "        a file, directory or run reached again is ignored (\"N duplicates ignored\").\n\n"
-            "inputs:\n"
-            "  --follow             follow symbolic links to directories met while walking RESULT directories\n"
-            "                       (default: skipped with a note; a link given as RESULT is always followed)\n"
-            "workload:\n"
-            "  --workload FP        rank the results whose workload fingerprint starts with FP, or whose model\n"
-            "                       is FP (results of different workloads are never ranked together; default:\n"
-            "                       the group with the most results; the groups found are listed on stderr)\n"
-            "prices:\n"
-            "  --prices SRC         auto|live|cache|snapshot, or an instbench.prices/v1 FILE (default auto)\n"
-            "  --region REGION      price every configuration in REGION (default: each result's own region)\n"
-            "  --market M           on-demand|spot|both (default both; SageMaker ml.* types: on-demand only)\n"
-            "  --spot-price P       lowest|median|az: spot price across the region's AZs (default lowest)\n"
-            "  --az NAME            price spot in this AZ (implies --spot-price az)\n"
-            "  --price NAME=USD     your price per node-hour for NAME: an instance type, or the hostname of\n"
-            "                       results without one (own hardware, another cloud); NAME:spot=USD or\n"
-            "                       NAME:on-demand=USD sets one market, plain NAME=USD the on-demand price.\n"
-            "                       Repeatable.  Precedence: --price, then the price a result recorded\n"
-            "                       (measure --hourly-cost), then AWS's; such rows show price source user\n"
-            "target (adds time and cost columns):\n"
-            "  --samples N          samples to process\n"
-            "  --epochs E --dataset-size S   the same as --samples E*S\n"
-            "constraints and order:\n"
-            "  --deadline HOURS     drop configurations slower than this to the target\n"
-            "  --budget USD         drop configurations costing more than this to the target\n"
-            "  --max-hourly USD     drop configurations costing more than this per hour (all nodes)\n"
-            "  --pareto             only configurations not beaten on both speed and cost per sample\n"
-            "  --sort KEY           samples-per-dollar|throughput|cost|time (default samples-per-dollar)\n"
-            "  --top N              show the best N rows only\n"
-            "output:\n"
-            "  --format F           table|json|csv (default: table on a terminal, json otherwise)\n"
-            "  --plot FILE.svg      also write a chart: samples/s against $/h, Pareto frontier drawn\n"
-            "  -h, --help           this help\n\n"
-            "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
-            "cost = time x $/h.  Repeated runs of one configuration count once, at their median samples/s.\n"
-            "exit status: 0 ok, 1 runtime error (no usable results, unreadable prices), 2 usage error\n");
-}
-
 typedef struct rank_args {
     char **paths;
-    size_t n_paths;
-    const char *workload, *prices, *region, *format, *plot;
+    int n_paths;
+    const char *workload, *prices, *region, *plot, *az;
+    const char *format;
     double samples, epochs, dataset_size;
-    long top;
+    int top;
+    int market, spot_mode, sort, format_i, pareto, follow, spot_given;   /* choice indexes, flags */
     rank_user_price *prices_given;   /* --price flags, in order */
     size_t n_prices_given;
     rank_options opt;
     rank_load_options load;
 } rank_args;
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+static rank_args A;
+
+/* --price NAME[:market]=USD, repeatable; two prices for one machine and market is a typo more
+ * often than an intent. */
+static int take_price(void *dst, const char *flag, const char *v, ib_error *err)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "instbench rank: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(try: instbench rank --help)\n");
-    va_end(ap);
-    return IB_EXIT_USAGE;
+    rank_args *a = dst;
+    rank_user_price p, *grown;
+    char why[256];
+    if (rank_parse_user_price(v, &p, why, sizeof why) != 0) return ib_error_set(err, IB_EXIT_USAGE, "%s", why);
+    for (size_t k = 0; k < a->n_prices_given; k++)
+        if (a->prices_given[k].market == p.market && !strcasecmp(a->prices_given[k].name, p.name))
+            return ib_error_set(err, IB_EXIT_USAGE, "--price %s (%s) is given twice", p.name, rank_market_name(p.market));
+    if (!(grown = realloc(a->prices_given, (a->n_prices_given + 1) * sizeof *grown)))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    a->prices_given = grown;
+    a->prices_given[a->n_prices_given++] = p;
+    return 0;
 }
 
-/* Positive finite number up to MAX for flag NAME. */
-static int number(const char *name, const char *v, double max, double *out)
-{
-    int rc = util_parse_double(v, 0, max, out);
-    if (rc == 0 && *out > 0) return 0;
-    if (rc == 0 || rc == UTIL_NUM_LOW) return usage_error("%s needs a positive number, got '%s'", name, v);
-    char why[200];
-    return usage_error("%s: %s", name, util_number_error(v, rc, 0, max, why, sizeof why));
-}
+static const char *const markets[] = {"on-demand", "spot", "both", NULL};   /* RANK_MARKETS_* - 1 */
+static const char *const spot_modes[] = {"lowest", "median", "az", NULL};  /* rank_spot_mode */
+static const char *const formats[] = {"table", "json", "csv", NULL};
+static const double MAX_HOURS = 1e9, MAX_USD = 1e15, POSITIVE = 1e-12;
+
+static const arg_spec rank_specs[] = {
+    {"--follow", 0, ARG_FLAG, &A.follow, NULL, "follow symbolic links to directories met while walking RESULT directories\n"
+     "(default: skipped with a note; a link given as RESULT is always followed)", .group = "inputs"},
+    {"--workload", 0, ARG_STRING, &A.workload, "FP", "rank the results whose workload fingerprint starts with FP, or whose model\n"
+     "is FP (results of different workloads are never ranked together; default:\n"
+     "the group with the most results; the groups found are listed on stderr)", .group = "workload"},
+    {"--prices", 0, ARG_STRING, &A.prices, "SRC", "auto|live|cache|snapshot, or an instbench.prices/v1 FILE (default auto)",
+     .group = "prices"},
+    {"--region", 0, ARG_STRING, &A.region, "REGION", "price every configuration in REGION (default: each result's own region)",
+     .check = args_check_region},
+    {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both; SageMaker ml.* types: on-demand only", .choices = markets},
+    {"--spot-price", 0, ARG_CHOICE, &A.spot_mode, NULL, "spot price across the region's AZs (default lowest)",
+     .choices = spot_modes, .given = &A.spot_given},
+    {"--az", 0, ARG_STRING, &A.az, "NAME", "price spot in this AZ (implies --spot-price az)"},
+    {"--price", 0, ARG_FN, &A, "NAME=USD", "your price per node-hour for NAME: an instance type, or the hostname of\n"
+     "results without one (own hardware, another cloud); NAME:spot=USD or\n"
+     "NAME:on-demand=USD sets one market, plain NAME=USD the on-demand price.\n"
+     "Repeatable.  Precedence: --price, then the price a result recorded\n"
+     "(measure --hourly-cost), then AWS's; such rows show price source user", .fn = take_price},
+    {"--samples", 0, ARG_DOUBLE, &A.samples, "N", "samples to process", POSITIVE, 1e18,
+     .group = "target (adds time and cost columns)"},
+    {"--epochs", 0, ARG_DOUBLE, &A.epochs, "E", "with --dataset-size: the same as --samples E*S", POSITIVE, 1e9},
+    {"--dataset-size", 0, ARG_DOUBLE, &A.dataset_size, "S", "samples in one epoch", POSITIVE, MAX_USD},
+    {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target",
+     POSITIVE, MAX_HOURS, .group = "constraints and order"},
+    {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD", "drop configurations costing more than this to the target",
+     POSITIVE, MAX_USD},
+    {"--max-hourly", 0, ARG_DOUBLE, &A.opt.max_hourly_usd, "USD",
+     "drop configurations costing more than this per hour (all nodes)", POSITIVE, MAX_HOURS},
+    {"--pareto", 0, ARG_FLAG, &A.pareto, NULL, "only configurations not beaten on both speed and cost per sample"},
+    {"--sort", 0, ARG_CHOICE, &A.sort, "KEY", "samples-per-dollar|throughput|cost|time (default samples-per-dollar)",
+     .choices = rank_sort_names},
+    {"--top", 0, ARG_INT, &A.top, "N", "show the best N rows only", 1, 1e9},
+    {"--format", 0, ARG_CHOICE, &A.format_i, NULL, "default: table on a terminal, json otherwise", .choices = formats,
+     .group = "output"},
+    {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h, Pareto frontier drawn"},
+    {0},
+};
+
+const arg_command cmd_rank_args = {
+    "rank", "[options] RESULT...",
+    "Ranks measured configurations (nodes x instance type x market) by training samples per dollar.\n\n"
+    "RESULT: result files from `instbench measure`, directories (searched recursively for *.json and\n"
+    "        *.jsonl), glob patterns, .jsonl files (one result per line), or - for stdin.\n"
+    "        Invalid or foreign files are skipped with a reason on stderr.  Each result counts once:\n"
+    "        a file, directory or run reached again is ignored (\"N duplicates ignored\").",
+    "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
+    "cost = time x $/h.  Repeated runs of one configuration count once, at their median samples/s.\n"
+    "Nothing ranked (no usable results, nothing priced) exits 1.\n",
+    rank_specs, "RESULT",
+};
 
 static int parse_args(int argc, char **argv, rank_args *a)
 {
-    memset(a, 0, sizeof *a);
-    rank_options_init(&a->opt);
-    a->paths = calloc((size_t)argc, sizeof *a->paths);
-    a->prices_given = calloc((size_t)argc, sizeof *a->prices_given);
-    if (!a->paths || !a->prices_given) return IB_EXIT_RUNTIME;
-    int spot_given = 0, only_paths = 0;
-    for (int i = 1; i < argc; i++) {
-        char *arg = argv[i];
-        if (only_paths || arg[0] != '-' || !strcmp(arg, "-")) {
-            a->paths[a->n_paths++] = arg;
-            continue;
-        }
-        if (!strcmp(arg, "--")) {
-            only_paths = 1;
-            continue;
-        }
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-            usage(stdout);
-            return -1;
-        }
-        if (!strcmp(arg, "--pareto")) {
-            a->opt.pareto_only = 1;
-            continue;
-        }
-        if (!strcmp(arg, "--follow")) {
-            a->load.follow = 1;
-            continue;
-        }
-        /* Every other flag takes a value: "--flag VALUE" or "--flag=VALUE". */
-        char name[64];
-        const char *val, *eq = strchr(arg, '=');
-        if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", arg);
-            val = i + 1 < argc ? argv[i + 1] : NULL;
-        }
-        static const char *const valued[] = {"--workload", "--prices", "--region", "--market", "--spot-price",
-                                             "--az", "--samples", "--epochs", "--dataset-size", "--deadline",
-                                             "--budget", "--max-hourly", "--sort", "--top", "--format", "--plot",
-                                             "--price"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) known |= !strcmp(name, valued[k]);
-        if (!known) return usage_error("unknown option '%s'", arg);
-        if (!val) return usage_error("%s needs a value", name);
-        if (!eq) i++;
-        if (!val[0]) return usage_error("%s needs a non-empty value", name);
-
-        if (!strcmp(name, "--workload")) a->workload = val;
-        else if (!strcmp(name, "--prices")) a->prices = val;
-        else if (!strcmp(name, "--price")) {
-            rank_user_price *p = &a->prices_given[a->n_prices_given];
-            char why[256];
-            if (rank_parse_user_price(val, p, why, sizeof why) != 0) return usage_error("%s", why);
-            /* Two prices for one machine and market is a typo more often than an intent. */
-            for (size_t k = 0; k < a->n_prices_given; k++)
-                if (a->prices_given[k].market == p->market && !strcasecmp(a->prices_given[k].name, p->name))
-                    return usage_error("--price %s (%s) is given twice", p->name, rank_market_name(p->market));
-            a->n_prices_given++;
-        }
-        else if (!strcmp(name, "--region")) {
-            for (const char *p = val; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-') || strlen(val) > 31)
-                    return usage_error("--region '%s' is not a region name (like us-east-1)", val);
-            a->region = val;
-        } else if (!strcmp(name, "--market")) {
-            if (rank_parse_markets(val, &a->opt.markets) != 0)
-                return usage_error("--market must be on-demand, spot or both, not '%s'", val);
-        } else if (!strcmp(name, "--spot-price")) {
-            if (rank_parse_spot_mode(val, &a->opt.spot_mode) != 0)
-                return usage_error("--spot-price must be lowest, median or az, not '%s'", val);
-            spot_given = 1;
-        } else if (!strcmp(name, "--az")) {
-            if (strlen(val) >= sizeof a->opt.az) return usage_error("--az '%s' is too long", val);
-            strcpy(a->opt.az, val);
-        } else if (!strcmp(name, "--samples")) {
-            if (number(name, val, 1e18, &a->samples)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--epochs")) {
-            if (number(name, val, 1e9, &a->epochs)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--dataset-size")) {
-            if (number(name, val, 1e15, &a->dataset_size)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--deadline")) {
-            if (number(name, val, 1e9, &a->opt.deadline_hours)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--budget")) {
-            if (number(name, val, 1e15, &a->opt.budget_usd)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--max-hourly")) {
-            if (number(name, val, 1e9, &a->opt.max_hourly_usd)) return IB_EXIT_USAGE;
-        } else if (!strcmp(name, "--sort")) {
-            if (rank_parse_sort_key(val, &a->opt.sort) != 0)
-                return usage_error("--sort must be samples-per-dollar, throughput, cost or time, not '%s'", val);
-        } else if (!strcmp(name, "--top")) {
-            char why[200];
-            int nrc = util_parse_int(val, 1, 1000000000L, &a->top);
-            if (nrc != 0)
-                return usage_error("--top needs a whole number >= 1: %s",
-                                   util_number_error(val, nrc, 1, 1e9, why, sizeof why));
-        } else if (!strcmp(name, "--format")) {
-            if (strcmp(val, "table") && strcmp(val, "json") && strcmp(val, "csv"))
-                return usage_error("--format must be table, json or csv, not '%s'", val);
-            a->format = val;
-        } else if (!strcmp(name, "--plot")) {
-            a->plot = val;
-        }
-    }
-    if (!a->n_paths) return usage_error("no result files given");
+    memset(&A, 0, sizeof A);
+    rank_options_init(&A.opt);
+    A.market = RANK_MARKETS_BOTH - 1;
+    A.format_i = -1;
+    if (!(A.paths = calloc((size_t)argc, sizeof *A.paths))) return IB_EXIT_RUNTIME;
+    int rc = args_parse(&cmd_rank_args, argc, argv, A.paths, &A.n_paths);
+    *a = A;
+    if (rc) return rc;
+    const arg_command *c = &cmd_rank_args;
+    rank_options *o = &a->opt;
+    o->markets = a->market + 1;
+    o->spot_mode = (rank_spot_mode)a->spot_mode;
+    o->sort = (rank_sort_key)a->sort;
+    o->pareto_only = a->pareto;
+    a->load.follow = a->follow;
+    if (!a->n_paths) return args_usage_error(c, "no result files given");
+    if (a->az && strlen(a->az) >= sizeof o->az) return args_usage_error(c, "--az '%s' is too long", a->az);
+    if (a->az) strcpy(o->az, a->az);
     if (a->samples > 0 && (a->epochs > 0 || a->dataset_size > 0))
-        return usage_error("give either --samples or --epochs with --dataset-size, not both");
-    if ((a->epochs > 0) != (a->dataset_size > 0))
-        return usage_error("--epochs and --dataset-size go together");
-    a->opt.target_samples = a->samples > 0 ? a->samples : a->epochs * a->dataset_size;
-    if (a->opt.target_samples > 1e18) return usage_error("the target (--epochs x --dataset-size) is too large");
-    if (!(a->opt.target_samples > 0) && (!isnan(a->opt.deadline_hours) || !isnan(a->opt.budget_usd)))
-        return usage_error("--deadline and --budget need a target: --samples N or --epochs E --dataset-size S");
-    if (a->opt.az[0]) {
-        if (spot_given && a->opt.spot_mode != RANK_SPOT_AZ)
-            return usage_error("--az goes with --spot-price az, not another mode");
-        a->opt.spot_mode = RANK_SPOT_AZ;
-    } else if (a->opt.spot_mode == RANK_SPOT_AZ) {
-        return usage_error("--spot-price az needs --az NAME");
+        return args_usage_error(c, "give either --samples or --epochs with --dataset-size, not both");
+    if ((a->epochs > 0) != (a->dataset_size > 0)) return args_usage_error(c, "--epochs and --dataset-size go together");
+    o->target_samples = a->samples > 0 ? a->samples : a->epochs * a->dataset_size;
+    if (o->target_samples > 1e18) return args_usage_error(c, "the target (--epochs x --dataset-size) is too large");
+    if (!(o->target_samples > 0) && (!isnan(o->deadline_hours) || !isnan(o->budget_usd)))
+        return args_usage_error(c, "--deadline and --budget need a target: --samples N or --epochs E --dataset-size S");
+    if (o->az[0]) {
+        if (a->spot_given && o->spot_mode != RANK_SPOT_AZ)
+            return args_usage_error(c, "--az goes with --spot-price az, not another mode");
+        o->spot_mode = RANK_SPOT_AZ;
+    } else if (o->spot_mode == RANK_SPOT_AZ) {
+        return args_usage_error(c, "--spot-price az needs --az NAME");
     }
-    if (!a->format) a->format = util_isatty_stdout() ? "table" : "json";
-    a->opt.user_prices = a->prices_given;
-    a->opt.n_user_prices = a->n_prices_given;
+    a->format = a->format_i >= 0 ? formats[a->format_i] : util_isatty_stdout() ? "table" : "json";
+    o->user_prices = a->prices_given;
+    o->n_user_prices = a->n_prices_given;
     return 0;
 }
 
@@ -294,12 +216,9 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
                        size_t olen, ib_error *err)
 {
     const char *src = a->prices ? a->prices : "auto";
-    prices_source s;
-    if (!strcmp(src, "auto")) s = PRICES_SOURCE_AUTO;
-    else if (!strcmp(src, "live")) s = PRICES_SOURCE_LIVE;
-    else if (!strcmp(src, "cache")) s = PRICES_SOURCE_CACHE;
-    else if (!strcmp(src, "snapshot")) s = PRICES_SOURCE_SNAPSHOT;
-    else {
+    int s = 0;
+    while (prices_source_names[s] && strcmp(src, prices_source_names[s])) s++;
+    if (!prices_source_names[s]) {   /* not a source: a prices file */
         if (prices_load_file(src, ps, err) != 0) return -1;
         snprintf(origin, olen, "file %s", src);
         return 0;
@@ -321,7 +240,7 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
     }
     q.want_on_demand = (a->opt.markets & RANK_MARKETS_ON_DEMAND) != 0;
     q.want_spot = (a->opt.markets & RANK_MARKETS_SPOT) != 0;
-    q.source = s;
+    q.source = (prices_source)s;
     int rc = 0;
     memset(ps, 0, sizeof *ps);
     if (q.n_types && q.n_regions) rc = prices_get(&q, ps, err);
@@ -367,7 +286,7 @@ int cmd_rank(int argc, char **argv)
     if (rc) {
         free(a.paths);
         free(a.prices_given);
-        return rc < 0 ? IB_EXIT_OK : rc;
+        return rc == ARGS_HELP ? IB_EXIT_OK : rc;
     }
     ib_error err;
     ib_error_clear(&err);

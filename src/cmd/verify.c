@@ -10,118 +10,62 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/safetensors.h"
 #include "instbench/verify.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: instbench verify --reference FILE [--backend cpu|cuda] [--compare-backend cpu|cuda]\n"
-            "                        [--precision fp32|bf16] [--format table|json] [--threads N]\n\n"
-            "Runs this build's training step from the weights and batch in a reference file written by\n"
-            "scripts/make_reference.py (timm), compares logits, loss, every gradient and the loss at each\n"
-            "optimizer step, prints per-tensor errors and PASS/FAIL.\n\n"
-            "options:\n"
-            "  --reference FILE   safetensors reference (required)\n"
-            "  --backend NAME     cpu (default) or cuda\n"
-            "  --compare-backend NAME\n"
-            "                     also run NAME (cpu or cuda) and compare the two backends tensor by\n"
-            "                     tensor, each also against the reference; PASS needs all three\n"
-            "                     comparisons within tolerance (the same backend twice checks that it\n"
-            "                     is deterministic)\n"
-            "  --precision P      fp32 or bf16 (default: the precision the reference was made in)\n"
-            "  --format F         table (default) or json, on stdout\n"
-            "  --threads N        CPU worker threads (default 0: all cores)\n"
-            "  -h, --help         this help\n\n"
-            "tolerances: fp32: logits max|diff|/max|ref| <= 1e-4, each gradient relative L2 <= 1e-3,\n"
-            "            each loss relative error <= 1e-4\n"
-            "            bf16: logits relative L2 <= 3e-2, each gradient cosine >= 0.99, losses <= 2e-2\n\n"
-            "exit status: 0 PASS, 1 FAIL or runtime error, 2 usage error\n");
-}
+static struct {
+    const char *reference;
+    int backend, compare, format;   /* indexes into backend_names / formats */
+    int precision;                  /* index into backend_precision_names; -1: the reference's */
+    int threads;
+} A;
 
-typedef struct verify_args {
+static const char *const formats[] = {"table", "json", NULL};
+
+static const arg_spec verify_args[] = {
+    {"--reference", 0, ARG_STRING, &A.reference, "FILE", "safetensors reference (required)"},
+    {"--backend", 0, ARG_CHOICE, &A.backend, NULL, "the backend to check (default cpu)", .choices = backend_names},
+    {"--compare-backend", 0, ARG_CHOICE, &A.compare, NULL,
+     "also run this backend and compare the two backends tensor by\n"
+     "tensor, each also against the reference; PASS needs all three\n"
+     "comparisons within tolerance (the same backend twice checks that it\n"
+     "is deterministic)", .choices = backend_names},
+    {"--precision", 0, ARG_CHOICE, &A.precision, NULL, "default: the precision the reference was made in",
+     .choices = backend_precision_names},
+    {"--format", 0, ARG_CHOICE, &A.format, NULL, "table (default) or json, on stdout", .choices = formats},
+    {"--threads", 0, ARG_INT, &A.threads, "N", "CPU worker threads (default 0: all cores)", 0, 4096},
+    {0},
+};
+
+const arg_command cmd_verify_args = {
+    "verify", "--reference FILE [options]",
+    "Runs this build's training step from the weights and batch in a reference file written by\n"
+    "scripts/make_reference.py (timm), compares logits, loss, every gradient and the loss at each\n"
+    "optimizer step, prints per-tensor errors and PASS/FAIL.",
+    "tolerances: fp32: logits max|diff|/max|ref| <= 1e-4, each gradient relative L2 <= 1e-3,\n"
+    "            each loss relative error <= 1e-4\n"
+    "            bf16: logits relative L2 <= 3e-2, each gradient cosine >= 0.99, losses <= 2e-2\n"
+    "PASS exits 0, FAIL 1.\n",
+    verify_args, NULL,
+};
+
+typedef struct verify_opts {
     const char *reference, *backend, *format, *compare;
     int precision;   /* -1: the reference's */
     int threads;
-} verify_args;
+} verify_opts;
 
-/* 0 ok, 1 help printed, -1 usage error (message printed). */
-static int parse_args(int argc, char **argv, verify_args *a)
+static int parse_args(int argc, char **argv, verify_opts *a)
 {
-    *a = (verify_args){.backend = "cpu", .format = "table", .precision = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i], *val = NULL;
-        char key[64];
-        const char *eq = strchr(flag, '=');
-        if (!strcmp(flag, "-h") || !strcmp(flag, "--help")) {
-            usage(stdout);
-            return 1;
-        }
-        if (strncmp(flag, "--", 2)) {
-            fprintf(stderr, "instbench verify: unexpected argument '%s' (try --help)\n", flag);
-            return -1;
-        }
-        if (eq && (size_t)(eq - flag) < sizeof key) {   /* --flag=value */
-            memcpy(key, flag, (size_t)(eq - flag));
-            key[eq - flag] = '\0';
-            flag = key;
-            val = eq + 1;
-        } else if (i + 1 < argc) {
-            val = argv[++i];
-        }
-        int known = !strcmp(flag, "--reference") || !strcmp(flag, "--backend") || !strcmp(flag, "--precision") ||
-                    !strcmp(flag, "--compare-backend") ||
-                    !strcmp(flag, "--format") || !strcmp(flag, "--threads");
-        if (!known) {
-            fprintf(stderr, "instbench verify: unknown option '%s' (try --help)\n", flag);
-            return -1;
-        }
-        if (!val || !*val) {
-            fprintf(stderr, "instbench verify: %s needs a value\n", flag);
-            return -1;
-        }
-        if (!strcmp(flag, "--reference")) {
-            a->reference = val;
-        } else if (!strcmp(flag, "--backend")) {
-            if (strcmp(val, "cpu") && strcmp(val, "cuda")) {
-                fprintf(stderr, "instbench verify: --backend must be cpu or cuda, not '%s'\n", val);
-                return -1;
-            }
-            a->backend = val;
-        } else if (!strcmp(flag, "--compare-backend")) {
-            if (strcmp(val, "cpu") && strcmp(val, "cuda")) {
-                fprintf(stderr, "instbench verify: --compare-backend must be cpu or cuda, not '%s'\n", val);
-                return -1;
-            }
-            a->compare = val;
-        } else if (!strcmp(flag, "--precision")) {
-            if (!strcmp(val, "fp32")) a->precision = IB_PREC_FP32;
-            else if (!strcmp(val, "bf16")) a->precision = IB_PREC_BF16;
-            else {
-                fprintf(stderr, "instbench verify: --precision must be fp32 or bf16, not '%s'\n", val);
-                return -1;
-            }
-        } else if (!strcmp(flag, "--format")) {
-            if (strcmp(val, "table") && strcmp(val, "json")) {
-                fprintf(stderr, "instbench verify: --format must be table or json, not '%s'\n", val);
-                return -1;
-            }
-            a->format = val;
-        } else {
-            long t;
-            if (util_parse_int(val, 0, 4096, &t)) {
-                fprintf(stderr, "instbench verify: --threads must be an integer in [0, 4096], not '%s'\n", val);
-                return -1;
-            }
-            a->threads = (int)t;
-        }
-    }
-    if (!a->reference) {
-        fprintf(stderr, "instbench verify: --reference FILE is required (try --help)\n");
-        return -1;
-    }
-
+    memset(&A, 0, sizeof A);
+    A.precision = A.compare = -1;
+    int rc = args_parse(&cmd_verify_args, argc, argv, NULL, NULL);
+    if (rc) return rc;
+    if (!A.reference) return args_usage_error(&cmd_verify_args, "--reference FILE is required");
+    *a = (verify_opts){A.reference, backend_names[A.backend], formats[A.format],
+                       A.compare >= 0 ? backend_names[A.compare] : NULL, A.precision, A.threads};
     return 0;
 }
 
@@ -250,9 +194,9 @@ static int print_json(const char *path, const char *backend, ib_precision prec, 
 
 int cmd_verify(int argc, char **argv)
 {
-    verify_args a;
+    verify_opts a = {0};
     int pr = parse_args(argc, argv, &a);
-    if (pr) return pr > 0 ? IB_EXIT_OK : IB_EXIT_USAGE;
+    if (pr) return pr == ARGS_HELP ? IB_EXIT_OK : pr;
 
     ib_error err;
     ib_error_clear(&err);

@@ -1,19 +1,9 @@
-/* model/cli: the model flags shared by measure, verify and models (see model.h). */
+/* model/cli: the model flags shared by measure and models (see model.h; their table rows are
+ * ARGS_MODEL_SPECS in cmd/args.h). */
 #include "instbench/model.h"
 
 #include <stdio.h>
 #include <string.h>
-
-const char model_cli_help[] =
-    "  --model NAME        preset (timm name): vit_tiny_patch16_224, vit_small_patch16_224,\n"
-    "                      vit_base_patch16_224, vit_large_patch16_224\n"
-    "  --image-size N      override the image side in pixels (preset: 224)\n"
-    "  --patch-size N      override the patch side (preset: 16)\n"
-    "  --embed-dim N       override the embedding width D\n"
-    "  --depth N           override the number of blocks\n"
-    "  --heads N           override the attention heads (D must divide by it)\n"
-    "  --mlp-ratio X       override the MLP ratio (hidden = int(D * X); preset: 4)\n"
-    "  --classes N         override the number of classes (preset: 1000)\n";
 
 void model_cli_init(model_cli *m, const char *default_preset)
 {
@@ -24,7 +14,7 @@ void model_cli_init(model_cli *m, const char *default_preset)
 static const char *const int_flags[] = {"--image-size", "--patch-size", "--embed-dim", "--depth", "--heads",
                                         "--classes"};
 
-int model_cli_is_flag(const char *flag)
+static int is_flag(const char *flag)
 {
     if (!flag) return 0;
     if (!strcmp(flag, "--model") || !strcmp(flag, "--mlp-ratio")) return 1;
@@ -35,7 +25,7 @@ int model_cli_is_flag(const char *flag)
 
 int model_cli_parse(model_cli *m, const char *flag, const char *value, ib_error *err)
 {
-    if (!model_cli_is_flag(flag)) return 0;
+    if (!is_flag(flag)) return 0;
     if (!value) return ib_error_set(err, IB_EXIT_USAGE, "%s needs a value", flag);
     if (!strcmp(flag, "--model")) {
         vit_config tmp;
@@ -87,23 +77,4 @@ int model_cli_resolve(const model_cli *m, vit_config *out, ib_error *err)
     if (model_validate(&c, err)) return -1;
     *out = c;
     return 0;
-}
-
-int model_cli_apply(vit_config *c, const char *flag, const char *value, ib_error *err)
-{
-    model_cli m;
-    model_cli_init(&m, c->preset[0] ? c->preset : "vit_base_patch16_224");
-    int r = model_cli_parse(&m, flag, value, err);
-    if (r <= 0) return r;
-    if (!strcmp(flag, "--model")) return model_preset(value, c, err) ? -1 : 1;
-    vit_config old = *c;
-    if (m.img_size) c->img_size = m.img_size;
-    if (m.patch_size) c->patch_size = m.patch_size;
-    if (m.embed_dim) c->embed_dim = m.embed_dim;
-    if (m.depth) c->depth = m.depth;
-    if (m.num_heads) c->num_heads = m.num_heads;
-    if (m.num_classes) c->num_classes = m.num_classes;
-    if (m.mlp_ratio > 0) c->mlp_ratio = m.mlp_ratio;
-    if (memcmp(&old, c, sizeof old)) snprintf(c->name, sizeof c->name, "custom");
-    return 1;
 }

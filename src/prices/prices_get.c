@@ -87,6 +87,8 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     return 0;
 }
 
+const char *const prices_source_names[] = {"auto", "live", "cache", "snapshot", NULL};
+
 int prices_get(const prices_query *q, price_set *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);

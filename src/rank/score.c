@@ -31,37 +31,9 @@ int rank_is_sagemaker_type(const char *t) { return !strncmp(t, "ml.", 3); }
 
 const char *rank_market_name(rank_market m) { return m == RANK_SPOT ? "spot" : "on-demand"; }
 
-static const char *const sort_names[] = {"samples-per-dollar", "throughput", "cost", "time"};
+const char *const rank_sort_names[] = {"samples-per-dollar", "throughput", "cost", "time", NULL};
 
-const char *rank_sort_key_name(rank_sort_key k) { return sort_names[k]; }
-
-int rank_parse_sort_key(const char *s, rank_sort_key *out)
-{
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, sort_names[i])) {
-            *out = (rank_sort_key)i;
-            return 0;
-        }
-    return -1;
-}
-
-int rank_parse_markets(const char *s, int *out)
-{
-    if (!strcmp(s, "on-demand")) *out = RANK_MARKETS_ON_DEMAND;
-    else if (!strcmp(s, "spot")) *out = RANK_MARKETS_SPOT;
-    else if (!strcmp(s, "both")) *out = RANK_MARKETS_BOTH;
-    else return -1;
-    return 0;
-}
-
-int rank_parse_spot_mode(const char *s, rank_spot_mode *out)
-{
-    if (!strcmp(s, "lowest")) *out = RANK_SPOT_LOWEST;
-    else if (!strcmp(s, "median")) *out = RANK_SPOT_MEDIAN;
-    else if (!strcmp(s, "az")) *out = RANK_SPOT_AZ;
-    else return -1;
-    return 0;
-}
+const char *rank_sort_key_name(rank_sort_key k) { return rank_sort_names[k]; }
 
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len)
 {

@@ -1,0 +1,282 @@
+/* cmd/args: the one option parser, its help and its Markdown reference (see args.h). */
+#include "cmd/args.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "instbench/names.h"
+
+static int quiet_flag, verbose_flag, help_flag;
+
+/* -q and -v act at once (their order decides, as in main.c's global options). */
+static int set_quiet(void *dst, const char *flag, const char *value, ib_error *err)
+{
+    ib_log_level = 0;
+    return 0;
+}
+
+static int add_verbose(void *dst, const char *flag, const char *value, ib_error *err)
+{
+    ib_log_level++;
+    return 0;
+}
+
+const arg_spec args_common[] = {
+    {"--quiet", 'q', ARG_FN, &quiet_flag, NULL, "errors only on stderr (no progress, no warnings)", .fn = set_quiet},
+    {"--verbose", 'v', ARG_FN, &verbose_flag, NULL, "more detail on stderr (repeat for more)", .fn = add_verbose},
+    {"--help", 'h', ARG_FLAG, &help_flag, NULL, "this help"},
+    {0},
+};
+
+int args_usage_error(const arg_command *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "instbench %s: ", c->name);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (try: instbench %s --help)\n", c->name);
+    va_end(ap);
+    return IB_EXIT_USAGE;
+}
+
+/* ARG_FN entries and -q/-v take no value: they are the flags whose fn ignores it. */
+static int takes_value(const arg_spec *s)
+{
+    return s->kind != ARG_FLAG && !(s->kind == ARG_FN && (s->fn == set_quiet || s->fn == add_verbose));
+}
+
+static const arg_spec *find_in(const arg_spec *t, const char *name, size_t len, char short_name)
+{
+    for (; t->name; t++)
+        if (short_name ? t->short_name == short_name : strlen(t->name) == len && !strncmp(t->name, name, len)) return t;
+    return NULL;
+}
+
+static const arg_spec *find(const arg_command *c, const char *name, size_t len, char short_name)
+{
+    const arg_spec *s = find_in(c->specs, name, len, short_name);
+    return s ? s : find_in(args_common, name, len, short_name);
+}
+
+static void join_choices(const char *const *ch, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; ch[i] && used < n; i++) {
+        const char *sep = !i ? "" : ch[i + 1] ? ", " : " or ";
+        used += (size_t)snprintf(out + used, n - used, "%s%s", sep, ch[i]);
+    }
+}
+
+static int take_value(const arg_command *c, const arg_spec *s, const char *v)
+{
+    char why[256];
+    int rc;
+    switch (s->kind) {
+    case ARG_FLAG:
+        *(int *)s->dst = 1;
+        return 0;
+    case ARG_INT: {
+        long x;
+        if (s->word && !strcmp(v, s->word)) {
+            *(int *)s->dst = s->word_value;
+            return 0;
+        }
+        if ((rc = util_parse_int(v, (long)s->min, (long)s->max, &x)) != 0)
+            return args_usage_error(c, "%s: %s (want a whole number in [%.0f, %.0f]%s%s)", s->name,
+                                    util_number_error(v, rc, s->min, s->max, why, sizeof why), s->min, s->max,
+                                    s->word ? " or " : "", s->word ? s->word : "");
+        *(int *)s->dst = (int)x;
+        return 0;
+    }
+    case ARG_DOUBLE:
+        if ((rc = util_parse_double(v, s->min, s->max, (double *)s->dst)) != 0)
+            return args_usage_error(c, "%s: %s (want %s in [%g, %g])", s->name,
+                                    util_number_error(v, rc, s->min, s->max, why, sizeof why),
+                                    s->want ? s->want : "a number", s->min, s->max);
+        return 0;
+    case ARG_CHOICE:
+        for (int i = 0; s->choices[i]; i++)
+            if (!strcmp(v, s->choices[i])) {
+                *(int *)s->dst = i;
+                return 0;
+            }
+        join_choices(s->choices, why, sizeof why);
+        return args_usage_error(c, "%s: '%s' is not %s", s->name, v, why);
+    case ARG_STRING:
+        if (!v[0]) return args_usage_error(c, "%s needs a non-empty value", s->name);
+        if (s->check && s->check(v, why, sizeof why) != 0) return args_usage_error(c, "%s: '%s' %s", s->name, v, why);
+        *(const char **)s->dst = v;
+        return 0;
+    case ARG_FN: {
+        ib_error err = {0};
+        if (s->fn(s->dst, s->name, v, &err) != 0) {
+            fprintf(stderr, "instbench %s: %s\n", c->name, err.msg);
+            return err.code ? err.code : IB_EXIT_USAGE;
+        }
+        return 0;
+    }
+    }
+    return 0;
+}
+
+int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos)
+{
+    int n = 0, options_done = 0;
+    help_flag = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options_done || a[0] != '-' || !a[1]) {   /* "-" alone is a positional (stdin) */
+            if (!c->positional) return args_usage_error(c, "unexpected argument '%s'", a);
+            pos[n++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            options_done = 1;
+            continue;
+        }
+        const arg_spec *s;
+        const char *v = NULL;
+        if (a[1] == '-') {   /* --name or --name=value */
+            const char *eq = strchr(a, '=');
+            size_t len = eq ? (size_t)(eq - a) : strlen(a);
+            if (!(s = find(c, a, len, 0))) return args_usage_error(c, "unknown option '%.*s'", (int)len, a);
+            if (eq) {
+                if (!takes_value(s)) return args_usage_error(c, "%s takes no value", s->name);
+                v = eq + 1;
+            }
+        } else {             /* -o value or -ovalue */
+            if (!(s = find(c, NULL, 0, a[1]))) return args_usage_error(c, "unknown option '%s'", a);
+            if (a[2]) {
+                if (!takes_value(s)) return args_usage_error(c, "unknown option '%s'", a);
+                v = a + 2;
+            }
+        }
+        if (!v && takes_value(s)) {
+            if (i + 1 >= argc) return args_usage_error(c, "%s needs a value", s->name);
+            v = argv[++i];
+        }
+        if (s->given) *s->given = 1;
+        int rc = take_value(c, s, v);
+        if (rc) return rc;
+        if (help_flag) {
+            args_print_help(c, stdout);
+            return ARGS_HELP;
+        }
+    }
+    if (npos) *npos = n;
+    return 0;
+}
+
+/* "-o, --output FILE" / "--precision bf16|fp32" */
+static void flag_label(const arg_spec *s, char *out, size_t n)
+{
+    char meta[128] = "";
+    if (takes_value(s)) {
+        if (s->metavar) snprintf(meta, sizeof meta, " %s", s->metavar);
+        else if (s->choices) {
+            size_t used = 1;
+            meta[0] = ' ';
+            for (int i = 0; s->choices[i] && used < sizeof meta; i++)
+                used += (size_t)snprintf(meta + used, sizeof meta - used, "%s%s", i ? "|" : "", s->choices[i]);
+        } else snprintf(meta, sizeof meta, " VALUE");
+    }
+    if (s->short_name) snprintf(out, n, "-%c, %s%s", s->short_name, s->name, meta);
+    else snprintf(out, n, "%s%s", s->name, meta);
+}
+
+static void print_table(const arg_spec *t, FILE *f)
+{
+    for (; t->name; t++) {
+        if (t->group) fprintf(f, "\n%s:\n", t->group);
+        char label[192];
+        flag_label(t, label, sizeof label);
+        const char *h = t->help ? t->help : "";
+        if (strlen(label) > 20) fprintf(f, "  %s\n%24s", label, "");
+        else fprintf(f, "  %-22s", label);
+        for (const char *p = h; *p; p++) {
+            fputc(*p, f);
+            if (*p == '\n') fprintf(f, "%24s", "");
+        }
+        fputc('\n', f);
+    }
+}
+
+void args_print_help(const arg_command *c, FILE *f)
+{
+    fprintf(f, "usage: instbench %s %s\n\n%s\n", c->name, c->synopsis, c->about);
+    if (c->specs[0].name && !c->specs[0].group) fprintf(f, "\noptions:\n");
+    print_table(c->specs, f);
+    fprintf(f, "\ncommon:\n");
+    print_table(args_common, f);
+    if (c->footer) fprintf(f, "\n%s", c->footer);
+    fprintf(f, "\nexit status: 0 ok, 1 runtime error, 2 usage error\n");
+}
+
+/* A Markdown table cell: one line, pipes escaped. */
+static void md_cell(const char *s, FILE *f)
+{
+    for (; *s; s++) {
+        if (*s == '\n') {
+            fputc(' ', f);
+            while (s[1] == ' ') s++;
+        } else if (*s == '|') {
+            fputs("\\|", f);
+        } else {
+            fputc(*s, f);
+        }
+    }
+}
+
+static void md_table(const arg_spec *t, FILE *f)
+{
+    fprintf(f, "| flag | description |\n|---|---|\n");
+    for (; t->name; t++) {
+        char label[192];
+        flag_label(t, label, sizeof label);
+        fputs("| `", f);
+        md_cell(label, f);
+        fputs("` | ", f);
+        if (t->group) {
+            fputs("*", f);
+            md_cell(t->group, f);
+            fputs(":* ", f);
+        }
+        md_cell(t->help ? t->help : "", f);
+        fputs(" |\n", f);
+    }
+}
+
+void args_print_markdown(const arg_command *c, FILE *f)
+{
+    fprintf(f, "## instbench %s\n\n```\ninstbench %s %s\n```\n\n%s\n\n", c->name, c->name, c->synopsis, c->about);
+    md_table(c->specs, f);
+    if (c->footer) fprintf(f, "\n%s", c->footer);
+    fputc('\n', f);
+}
+
+int args_model_flag(void *m, const char *flag, const char *value, ib_error *err)
+{
+    return model_cli_parse(m, flag, value, err) < 0 ? -1 : 0;
+}
+
+int args_check_region(const char *v, char *why, size_t n)
+{
+    if (names_region_ok(v)) return 0;
+    snprintf(why, n, "is not an AWS region like us-east-1");
+    return -1;
+}
+
+int args_check_instance_type(const char *v, char *why, size_t n)
+{
+    if (names_instance_type_ok(v)) return 0;
+    snprintf(why, n, "is not an instance type like g5.xlarge or ml.g5.xlarge");
+    return -1;
+}
+
+int args_check_file(const char *v, char *why, size_t n)
+{
+    if (strcmp(v, "-") != 0) return 0;
+    snprintf(why, n, "needs a file name");
+    return -1;
+}

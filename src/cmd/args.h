@@ -1,0 +1,96 @@
+/* cmd/args: the one option parser.  Each command describes its flags in a table of arg_spec;
+ * args_parse reads argv against it (`--flag value`, `--flag=value`, `-o value`, `-ovalue`, `--`
+ * ending the options, positional arguments where the command takes them), checks every value
+ * against its kind, range or choices, and reports any problem in one wording with exit 2.  The
+ * same table prints `--help` and the Markdown reference (docs/cli.md), so they cannot drift.
+ * Rules between flags stay in the command (a small validate step after args_parse). */
+#ifndef INSTBENCH_CMD_ARGS_H
+#define INSTBENCH_CMD_ARGS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "instbench/model.h"
+#include "instbench/util.h"
+
+typedef enum arg_kind {
+    ARG_FLAG,     /* no value; int *dst = 1 */
+    ARG_INT,      /* int *dst: a whole number in [min, max], or .word meaning .word_value */
+    ARG_DOUBLE,   /* double *dst: a finite number in [min, max] */
+    ARG_CHOICE,   /* int *dst = the index of the value in .choices (NULL-terminated) */
+    ARG_STRING,   /* const char **dst; not empty; .check, when set, validates it */
+    ARG_FN,       /* .fn(dst, flag, value, err) takes the value (repeatable flags, lists, sub-parsers) */
+} arg_kind;
+
+typedef struct arg_spec {
+    const char *name;      /* "--batch-size"; NULL ends a table */
+    char short_name;       /* 'o' for -o, else 0 */
+    arg_kind kind;
+    void *dst;
+    const char *metavar;   /* "N", "FILE", ... (choices print themselves when NULL) */
+    const char *help;      /* '\n' starts a continuation line */
+    double min, max;       /* ARG_INT, ARG_DOUBLE */
+    const char *want;      /* ARG_DOUBLE: what the number is, for messages ("a price in USD per node-hour") */
+    const char *const *choices;
+    const char *word;      /* ARG_INT: a word accepted instead of a number ("auto") */
+    int word_value;
+    /* ARG_STRING: 0 if value is acceptable, else fills why ("is not a region like us-east-1") */
+    int (*check)(const char *value, char *why, size_t n);
+    /* ARG_FN: 0 ok, else err set (its message is printed after "instbench CMD: ") */
+    int (*fn)(void *dst, const char *flag, const char *value, ib_error *err);
+    int *given;            /* set to 1 when the flag appears */
+    const char *group;     /* --help: a heading printed before this flag */
+} arg_spec;
+
+typedef struct arg_command {
+    const char *name;        /* "measure" */
+    const char *synopsis;    /* after "usage: instbench measure " */
+    const char *about;       /* paragraph(s) under the usage line */
+    const char *footer;      /* after the flags (environment, exit status) */
+    const arg_spec *specs;
+    const char *positional;  /* metavar of positional arguments, or NULL when none are taken */
+} arg_command;
+
+/* The options every command takes (-h, -q, -v), shown at the end of each help. */
+extern const arg_spec args_common[];
+
+enum { ARGS_HELP = -1 };
+
+/* Parses argv[1..argc-1] (argv[0] is the command name).  Returns 0 with the positional arguments
+ * in pos[0..*npos-1] (pos: room for argc pointers, may be NULL when none are taken), ARGS_HELP
+ * after printing the help on stdout for -h/--help, or IB_EXIT_USAGE after printing the error. */
+int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos);
+
+/* One usage error in the common wording, "instbench CMD: message (try: instbench CMD --help)";
+ * returns IB_EXIT_USAGE.  For the rules a command checks after args_parse. */
+int args_usage_error(const arg_command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+void args_print_help(const arg_command *c, FILE *f);
+void args_print_markdown(const arg_command *c, FILE *f);
+
+/* The model flags (--model and the dimension overrides) of measure and models, as table rows:
+ * ARGS_MODEL_SPECS(&model_cli, &given_flag, "heading"); each value goes through model_cli_parse. */
+int args_model_flag(void *model_cli, const char *flag, const char *value, ib_error *err);
+#define ARGS_MODEL_SPECS(m, given_flag, heading)                                                                 \
+    {"--model", 0, ARG_FN, (m), "NAME", "preset (timm name): vit_tiny_patch16_224, vit_small_patch16_224,\n"    \
+     "vit_base_patch16_224, vit_large_patch16_224", .fn = args_model_flag, .given = (given_flag), .group = (heading)}, \
+    {"--image-size", 0, ARG_FN, (m), "N", "override the image side in pixels (preset: 224)", .fn = args_model_flag,   \
+     .given = (given_flag)},                                                                                     \
+    {"--patch-size", 0, ARG_FN, (m), "N", "override the patch side (preset: 16)", .fn = args_model_flag,           \
+     .given = (given_flag)},                                                                                     \
+    {"--embed-dim", 0, ARG_FN, (m), "N", "override the embedding width D", .fn = args_model_flag,                  \
+     .given = (given_flag)},                                                                                     \
+    {"--depth", 0, ARG_FN, (m), "N", "override the number of blocks", .fn = args_model_flag, .given = (given_flag)}, \
+    {"--heads", 0, ARG_FN, (m), "N", "override the attention heads (D must divide by it)", .fn = args_model_flag,  \
+     .given = (given_flag)},                                                                                     \
+    {"--mlp-ratio", 0, ARG_FN, (m), "X", "override the MLP ratio (hidden = int(D * X); preset: 4)",                \
+     .fn = args_model_flag, .given = (given_flag)},                                                              \
+    {"--classes", 0, ARG_FN, (m), "N", "override the number of classes (preset: 1000)", .fn = args_model_flag,     \
+     .given = (given_flag)}
+
+/* Validators for ARG_STRING's check, one rule each for the whole tool (util/names.c decides). */
+int args_check_region(const char *v, char *why, size_t n);
+int args_check_instance_type(const char *v, char *why, size_t n);
+int args_check_file(const char *v, char *why, size_t n);   /* a file name, not "-" */
+
+#endif

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Every command parses its flags the one way (src/cmd/args.c): `--flag=value` and `--flag value`
+mean the same, `--` ends the options, and an unknown flag, a missing value, a value out of range
+and a choice that is not one all exit 2 with one line naming the flag, nothing on stdout; `--help`
+exits 0 with a usage line.  Each case below is run for every command, so a command that parses
+on its own again fails here.  Usage: cli_args.py INSTBENCH"""
+import subprocess
+import sys
+
+BIN = sys.argv[1]
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg)
+    return cond
+
+
+def run(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+# Per command: an integer flag with a valid value and an out-of-range one, a choice flag, and
+# extra arguments that make a valid invocation fail fast without doing real work (rank: a missing
+# result file; measure: --steps with --duration, a cross-flag rule checked after parsing).
+CASES = {
+    "measure": {"int": ("--warmup", "3", "-1"), "choice": ("--precision", "fp16"),
+                "tail": ["--steps", "1", "--duration", "1"], "tail_word": "exclude each other"},
+    "prices": {"int": ("--page-size", "10", "1001"), "choice": ("--market", "reserved"),
+               "tail": ["--source", "snapshot", "--regions", "us-east-9"], "tail_word": "not an AWS region"},
+    "rank": {"int": ("--top", "3", "0"), "choice": ("--sort", "price"),
+             "tail": ["/nonexistent/instbench-result.json", "--prices", "snapshot"], "tail_word": "nonexistent"},
+    "verify": {"int": ("--threads", "1", "5000"), "choice": ("--backend", "tpu"),
+               "tail": ["--reference", "/nonexistent/ref.safetensors"], "tail_word": "nonexistent"},
+    "models": {"int": ("--depth", "2", "0"), "choice": ("--format", "xml"), "tail": [], "tail_word": None},
+}
+
+for cmd, c in CASES.items():
+    flag, good, bad = c["int"]
+
+    def usage_error(args, word, what):
+        p = run(cmd, *args)
+        msg = p.stderr.strip()
+        check(p.returncode == 2, f"{cmd} {what}: exit {p.returncode}, want 2 ({msg[-200:]})")
+        check(word in msg, f"{cmd} {what}: message does not name '{word}': {msg[-200:]}")
+        check(p.stdout == "", f"{cmd} {what}: printed on stdout")
+        check(msg.startswith(f"instbench {cmd}: ") and msg.count("\n") == 0,
+              f"{cmd} {what}: not one line starting 'instbench {cmd}: ': {msg!r}")
+
+    usage_error(["--no-such-flag"], "unknown option '--no-such-flag'", "unknown flag")
+    usage_error(["--no-such-flag=1"], "unknown option '--no-such-flag'", "unknown --flag=value")
+    usage_error([flag], f"{flag} needs a value", "missing value")
+    usage_error([flag, bad], flag, "out of range")
+    usage_error([f"{flag}={bad}"], flag, "out of range, --flag=value")
+    usage_error([flag, "12abc"], flag, "not a number")
+    usage_error([c["choice"][0], c["choice"][1]], c["choice"][0], "bad choice")
+    usage_error(["--help=yes"], "--help takes no value", "value to a flag")
+
+    p = run(cmd, "--help")
+    check(p.returncode == 0 and p.stdout.startswith(f"usage: instbench {cmd}"), f"{cmd} --help: exit {p.returncode}")
+    check(flag in p.stdout and c["choice"][0] in p.stdout, f"{cmd} --help does not list {flag}")
+    p2 = run("help", cmd)
+    check(p2.returncode == 0 and p2.stdout == p.stdout, f"instbench help {cmd} differs from {cmd} --help")
+
+    # --flag=value and --flag value agree: the same run gets past parsing with either
+    if c["tail_word"]:
+        for form in ([flag, good], [f"{flag}={good}"]):
+            p = run(cmd, *form, *c["tail"])
+            check(c["tail_word"] in p.stderr, f"{cmd} {' '.join(form)}: did not reach '{c['tail_word']}': "
+                                              f"{p.stderr.strip()[-200:]}")
+    else:
+        a, b = run(cmd, flag, good, "--format", "json"), run(cmd, f"{flag}={good}", "--format=json")
+        check(a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("["), f"{cmd}: the two forms differ")
+
+    # `--`: what follows is an argument, not a flag
+    p = run(cmd, "--", "--help")
+    if cmd == "rank":
+        check(p.returncode == 1 and "--help" in p.stderr and not p.stdout.startswith("usage"),
+              f"rank -- --help: exit {p.returncode}: {p.stderr[-200:]}")
+    else:
+        check(p.returncode == 2 and "unexpected argument '--help'" in p.stderr,
+              f"{cmd} -- --help: exit {p.returncode}: {p.stderr[-200:]}")
+
+# -o takes its value attached or separate (prices), and the global flags go anywhere
+p1 = run("prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1", "-o", "/dev/stdout")
+p2 = run("prices", "--source=snapshot", "--instance-types=g5.xlarge", "--regions=us-east-1", "-o/dev/stdout")
+check(p1.returncode == 0 and '"g5.xlarge"' in p1.stdout, f"prices -o FILE: exit {p1.returncode}: {p1.stderr[-200:]}")
+check(p2.returncode == 0 and p2.stdout.replace(p2.stdout[p2.stdout.find('"generated_at"'):].split(",")[0], "")
+      == p1.stdout.replace(p1.stdout[p1.stdout.find('"generated_at"'):].split(",")[0], ""),
+      "prices -oFILE differs from -o FILE")
+p = run("help", "nosuch")
+check(p.returncode == 2 and "not a command" in p.stderr, f"help nosuch: exit {p.returncode}")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("cli_args: ok")

@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""docs/cli.md is what `instbench help --markdown` prints from the option tables, byte for byte,
+so the reference cannot drift from --help; and README.md names every command and links the
+reference.  Usage: cli_docs.py INSTBENCH docs/cli.md README.md"""
+import difflib
+import subprocess
+import sys
+
+binary, cli_md, readme = sys.argv[1:4]
+failures = []
+p = subprocess.run([binary, "help", "--markdown"], capture_output=True, text=True)
+have = open(cli_md, encoding="utf-8").read()
+if p.returncode != 0:
+    failures.append(f"`instbench help --markdown` exited {p.returncode}: {p.stderr[-300:]}")
+elif p.stdout != have:
+    diff = "".join(list(difflib.unified_diff(have.splitlines(True), p.stdout.splitlines(True), "docs/cli.md",
+                                             "instbench help --markdown"))[:40])
+    failures.append("docs/cli.md is not what the option tables say; regenerate it with\n"
+                    "    build/instbench help --markdown > docs/cli.md\n" + diff)
+text = open(readme, encoding="utf-8").read()
+for cmd in ["measure", "prices", "rank", "verify", "models"]:
+    if f"`{cmd}`" not in text and f"instbench {cmd}" not in text:
+        failures.append(f"README.md does not name the {cmd} command")
+    if f"## instbench {cmd}" not in p.stdout:
+        failures.append(f"the generated reference has no section for {cmd}")
+if "docs/cli.md" not in text:
+    failures.append("README.md does not link docs/cli.md")
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
