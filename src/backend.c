@@ -192,6 +192,19 @@ const char *backend_unavailable_reason(const char *name)
     return "unknown backend (cpu, cuda)";
 }
 
+const char *backend_bf16_mode(const char *name)
+{
+    return name && !strcmp(name, "cpu") ? cpu_bf16_mode() : NULL;
+}
+
+int backend_has_own_comm(const char *name) { return name && !strcmp(name, "cuda"); }
+
+int backend_own_comm_usable(const char *name)
+{
+    const ib_cuda_module *m = backend_has_own_comm(name) ? cuda_module(NULL) : NULL;
+    return m && m->nccl_available();
+}
+
 size_t backend_memory_estimate(const ib_train_config *cfg)
 {
     return cpu_backend_memory_estimate(cfg);

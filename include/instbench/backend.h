@@ -69,6 +69,14 @@ int backend_is_available(const char *name);   /* "cpu" always; "cuda" when its m
 /* NULL when available; else why not (static storage), e.g. the module or a CUDA library that
  * cannot be loaded (dlerror's text), no GPU, or a driver older than the CUDA runtime. */
 const char *backend_unavailable_reason(const char *name);
+/* How NAME runs bf16 matmuls on this machine: "native" or "emulated" (cpu: oneDNN has no bf16
+ * matmul here, operands are widened to fp32); NULL where the question does not arise (cuda). */
+const char *backend_bf16_mode(const char *name);
+/* 1 when NAME averages gradients across ranks itself (cuda: NCCL in its module) rather than
+ * through src/comm's host-memory averaging; backend_own_comm_usable: and that comm is here (the
+ * module loads and was built with NCCL). */
+int backend_has_own_comm(const char *name);
+int backend_own_comm_usable(const char *name);
 /* Bytes the backend will allocate for this config (params, grads, optimizer state, activations).
  * Linear in the batch (also past sizes the backend refuses for other reasons); an invalid config
  * (bad model, batch < 1 or > 2^20) gives IB_MEMORY_REFUSED: huge enough never to fit, small enough

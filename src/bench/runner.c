@@ -256,7 +256,7 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
     S.world = c->rdv && c->rdv->world_size > R_n ? c->rdv->world_size : R_n;
     /* cuda ranks average on the GPUs (NCCL, in the CUDA module), made once the backends exist
      * (they own the streams) */
-    if (!c->create_backend && c->backend && !strcmp(c->backend, "cuda") && S.world > 1) {
+    if (!c->create_backend && c->backend && backend_has_own_comm(c->backend) && S.world > 1) {
         const char *why = "";
         if (!(S.cm = cuda_module(&why))) return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
     }

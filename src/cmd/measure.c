@@ -14,8 +14,6 @@
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
 #include "instbench/bench.h"
-#include "instbench/cpu.h"   /* cpu_bf16_mode */
-#include "instbench/cuda.h"   /* the CUDA module's nccl_available */
 #include "instbench/model.h"
 #include "instbench/rank.h"   /* RANK_MIN/MAX_USD_PER_HOUR: what rank accepts as a price */
 #include "instbench/util.h"
@@ -261,8 +259,7 @@ int cmd_measure(int argc, char **argv)
                 o.ranks, sys.vcpus);
         return IB_EXIT_USAGE;
     }
-    const ib_cuda_module *cm = is_cpu ? NULL : cuda_module(NULL);
-    const int gpu_dp = cm && cm->nccl_available();   /* GPU ranks average over NCCL */
+    const int gpu_dp = backend_own_comm_usable(o.backend);   /* GPU ranks average over NCCL */
     if (!is_cpu && o.ranks > 1 && !gpu_dp) {
         /* The in-process comm averages host memory; GPU gradients need the NCCL comm. */
         fprintf(stderr, "instbench measure: --ranks %d with --backend %s needs the NCCL comm, which this build lacks\n",
@@ -341,9 +338,10 @@ int cmd_measure(int argc, char **argv)
     /* ---- peak for MFU ---- */
     double peak = 0;
     char peak_source[512] = "";
-    const char *cpu_bf16 = is_cpu && train.precision == IB_PREC_BF16 ? cpu_bf16_mode() : NULL;
+    const char *cpu_bf16 = train.precision == IB_PREC_BF16 ? backend_bf16_mode(o.backend) : NULL;
+    const int bf16_emulated = cpu_bf16 && !strcmp(cpu_bf16, "emulated");
     if (cpu_bf16)
-        ib_info("bf16 on this CPU: %s", cpu_bf16_native()
+        ib_info("bf16 on this CPU: %s", !bf16_emulated
                                             ? "native (oneDNN bf16 matmuls)"
                                             : "emulated (no bf16 matmul in oneDNN on this CPU: bf16 operands widened to "
                                               "fp32 for fp32 GEMMs, fp32 accumulation, autocast's rounding)");
@@ -356,7 +354,7 @@ int cmd_measure(int argc, char **argv)
             snprintf(peak_source, sizeof peak_source,
                      "measured: oneDNN %s%s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
                      backend_precision_name(train.precision),
-                     cpu_bf16 && !cpu_bf16_native() ? " (emulated: widened to fp32)" : "", sys.vcpus);
+                     bf16_emulated ? " (emulated: widened to fp32)" : "", sys.vcpus);
         } else if (!g_stop) {
             ib_warn("no CPU peak (%s): MFU not computed", perr.msg);
         }
