@@ -75,23 +75,28 @@ static void print_markdown(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++) args_print_markdown(commands[i].args, out);
 }
 
+static int markdown;
+static const arg_spec help_specs[] = {
+    {"--markdown", 0, ARG_FLAG, &markdown, NULL, "the reference of every command and flag, as Markdown (docs/cli.md)"},
+    {0},
+};
+static const arg_command help_args = {"help", "[COMMAND] [--markdown]", "Prints the help of instbench or of COMMAND.",
+                                      NULL, help_specs, "COMMAND"};
+
 static int help(int argc, char **argv)
 {
-    if (argc == 1) {
-        args_print_help(&global_args, stdout);
-        return IB_EXIT_OK;
-    }
-    if (argc == 2 && !strcmp(argv[1], "--markdown")) {
-        print_markdown(stdout);
-        return IB_EXIT_OK;
-    }
-    for (size_t c = 0; argc == 2 && c < N_COMMANDS; c++)
-        if (!strcmp(argv[1], commands[c].name)) {
+    char *pos[argc];
+    int n = 0, rc = args_parse(&help_args, argc, argv, pos, &n);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (n > 1 || (n && markdown)) return args_usage_error(&help_args, "give one command, or --markdown alone");
+    if (markdown) print_markdown(stdout);
+    else if (!n) args_print_help(&global_args, stdout);
+    for (size_t c = 0; n && c < N_COMMANDS; c++)
+        if (!strcmp(pos[0], commands[c].name)) {
             args_print_help(commands[c].args, stdout);
             return IB_EXIT_OK;
         }
-    fprintf(stderr, "instbench help: '%s' is not a command or --markdown (try: instbench --help)\n", argv[1]);
-    return IB_EXIT_USAGE;
+    return n ? args_usage_error(&help_args, "'%s' is not a command", pos[0]) : IB_EXIT_OK;
 }
 
 static int run(int argc, char **argv)

@@ -352,22 +352,11 @@ int cmd_measure(int argc, char **argv)
     if (g_stop) return interrupted_exit();
 
     /* ---- run ---- */
-    bench_run_config rc;
-    memset(&rc, 0, sizeof rc);
-    rc.train = train;
-    rc.backend = backend;
-    rc.ranks = O.ranks;
-    rc.data = data;
-    rc.workers = workers;
-    rc.warmup = O.warmup;
-    rc.steps = O.steps;
-    rc.duration_s = O.duration_s;
-    rc.min_steps = DEFAULT_MIN_STEPS;
-    rc.progress = ib_log_level >= 1 && util_isatty_stderr();
-    rc.color = util_stderr_color();
-    rc.markers = ib_log_level >= 2;
-    rc.stop = &g_stop;
-    rc.rdv = &rdv;   /* cuda ranks: NCCL across this process's GPUs and, with a rendezvous, other processes */
+    /* cuda ranks: NCCL across this process's GPUs and, with a rendezvous, other processes (rdv) */
+    bench_run_config rc = {.train = train, .backend = backend, .ranks = O.ranks, .data = data, .workers = workers,
+                           .warmup = O.warmup, .steps = O.steps, .duration_s = O.duration_s,
+                           .min_steps = DEFAULT_MIN_STEPS, .progress = ib_log_level >= 1 && util_isatty_stderr(),
+                           .color = util_stderr_color(), .markers = ib_log_level >= 2, .stop = &g_stop, .rdv = &rdv};
     if (data == BENCH_DATA_HOST)
         ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s",
                 train.model.name, backend_precision_name(train.precision), train.batch_size, O.ranks, workers,
@@ -405,29 +394,14 @@ int cmd_measure(int argc, char **argv)
     clock_gettime(CLOCK_REALTIME, &now);
     char ts[32];
     util_utc_iso8601(now.tv_sec, ts);
-    bench_report rep;
-    memset(&rep, 0, sizeof rep);
-    rep.timestamp = ts;
-    rep.identity = id;
-    rep.sys = &sys;
-    rep.backend = backend;
-    rep.accelerator_count = is_cpu ? 0 : O.ranks;
-    rep.workload.model = train.model;
-    rep.workload.precision = train.precision;
-    rep.workload.optim = train.optim;
-    rep.workload.batch_size_per_device = train.batch_size;
-    rep.workload.data = data;
-    rep.params = model_param_count(&train.model);
-    rep.train_flops_per_sample = model_train_flops_per_sample(&train.model);
-    rep.global_batch_size = train.batch_size * rdv.world_size;
-    rep.topology = rdv;
-    rep.m = &res;
-    rep.others_share = others;
-    rep.steal_share = steal;
-    rep.peak_tflops = peak;
-    rep.peak_source = peak > 0 ? peak_source : NULL;
-    rep.cpu_bf16 = cpu_bf16;
-    rep.hourly_cost_usd = O.hourly_cost;
+    bench_report rep = {
+        .timestamp = ts, .identity = id, .sys = &sys, .backend = backend, .accelerator_count = is_cpu ? 0 : O.ranks,
+        .workload = {.model = train.model, .precision = train.precision, .optim = train.optim,
+                     .batch_size_per_device = train.batch_size, .data = data},
+        .params = model_param_count(&train.model), .train_flops_per_sample = model_train_flops_per_sample(&train.model),
+        .global_batch_size = train.batch_size * rdv.world_size, .topology = rdv, .m = &res, .others_share = others,
+        .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
+        .hourly_cost_usd = O.hourly_cost};
 
     if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */
 
