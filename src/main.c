@@ -21,22 +21,26 @@ static const struct {
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
-static void usage(FILE *out)
+static int show_version;
+static const arg_spec global_specs[] = {
+    {"--version", 0, ARG_FLAG, &show_version, NULL, "print the version and exit"},
+    {0},
+};
+static char about[1024];   /* the question, then the commands: filled from commands[] */
+static const arg_command global_args = {
+    "", "[-v|-q] [--version] [--help] <command> [options]", about,
+    "`instbench <command> --help` (or `instbench help <command>`) lists a command's options;\n"
+    "`instbench help --markdown` prints the reference of every command and flag (docs/cli.md)\n"
+    "from the same tables.\n",
+    global_specs, NULL,
+};
+
+static void fill_about(void)
 {
-    fprintf(out,
-            "usage: instbench [-v] [--version] [--help] <command> [options]\n\n"
-            "Which instance type, how many, on which market gives the most training samples per dollar?\n\n"
-            "commands:\n");
-    for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "  %-8s  %s\n", commands[i].name, commands[i].summary);
-    fprintf(out,
-            "\nglobal options:\n"
-            "  -v, --verbose   more detail on stderr (repeat for more)\n"
-            "  -q, --quiet     errors only on stderr\n"
-            "  --version       print the version and exit\n"
-            "  -h, --help      this help; `instbench <command> --help` for a command's options\n"
-            "\ninstbench help [COMMAND] is the same as --help; `instbench help --markdown` prints the\n"
-            "reference of every command and flag (docs/cli.md) from the tables --help is made from.\n"
-            "\nexit status: 0 ok, 1 runtime error, 2 usage error\n");
+    int n = snprintf(about, sizeof about, "Which instance type, how many, on which market gives the most training "
+                                          "samples per dollar?\n\ncommands:");
+    for (size_t i = 0; i < N_COMMANDS && n > 0 && (size_t)n < sizeof about; i++)
+        n += snprintf(about + n, sizeof about - (size_t)n, "\n  %-8s  %s", commands[i].name, commands[i].summary);
 }
 
 /* Everything a command printed must reach stdout: a full disk or a closed descriptor is an error
@@ -65,63 +69,55 @@ static void print_markdown(FILE *out)
                  "| command | what it does |\n|---|---|\n");
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "| `%s` | %s |\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nEvery command also takes `-q`/`--quiet` (errors only on stderr), `-v`/`--verbose` (more on\n"
-                 "stderr, repeatable) and `-h`/`--help`. Values follow as `--flag value` or `--flag=value` (`-o FILE`\n"
-                 "or `-oFILE`); `--` ends the options. A usage error prints one line naming the flag and exits 2;\n"
+                 "stderr, repeatable: `-vv`) and `-h`/`--help`. Values follow as `--flag value` or `--flag=value`\n"
+                 "(`-o FILE` or `-oFILE`); `--` ends the options. A usage error prints one line naming the flag and exits 2;\n"
                  "a runtime error exits 1.\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++) args_print_markdown(commands[i].args, out);
 }
 
+static int markdown;
+static const arg_spec help_specs[] = {
+    {"--markdown", 0, ARG_FLAG, &markdown, NULL, "the reference of every command and flag, as Markdown (docs/cli.md)"},
+    {0},
+};
+static const arg_command help_args = {"help", "[COMMAND] [--markdown]", "Prints the help of instbench or of COMMAND.",
+                                      NULL, help_specs, "COMMAND"};
+
 static int help(int argc, char **argv)
 {
-    if (argc == 1) {
-        usage(stdout);
-        return IB_EXIT_OK;
-    }
-    if (argc == 2 && !strcmp(argv[1], "--markdown")) {
-        print_markdown(stdout);
-        return IB_EXIT_OK;
-    }
-    for (size_t c = 0; argc == 2 && c < N_COMMANDS; c++)
-        if (!strcmp(argv[1], commands[c].name)) {
+    char *pos[argc];
+    int n = 0, rc = args_parse(&help_args, argc, argv, pos, &n);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (n > 1 || (n && markdown)) return args_usage_error(&help_args, "give one command, or --markdown alone");
+    if (markdown) print_markdown(stdout);
+    else if (!n) args_print_help(&global_args, stdout);
+    for (size_t c = 0; n && c < N_COMMANDS; c++)
+        if (!strcmp(pos[0], commands[c].name)) {
             args_print_help(commands[c].args, stdout);
             return IB_EXIT_OK;
         }
-    fprintf(stderr, "instbench help: '%s' is not a command or --markdown (try: instbench --help)\n", argv[1]);
-    return IB_EXIT_USAGE;
+    return n ? args_usage_error(&help_args, "'%s' is not a command", pos[0]) : IB_EXIT_OK;
 }
 
 static int run(int argc, char **argv)
 {
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--version")) {
-            printf("instbench %s\n", INSTBENCH_VERSION);
-            return IB_EXIT_OK;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return IB_EXIT_OK;
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            ib_log_level++;
-        } else if (!strcmp(a, "-vv")) {
-            ib_log_level += 2;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            ib_log_level = 0;
-        } else {
-            fprintf(stderr, "instbench: unknown option '%s'\n", a);
-            usage(stderr);
-            return IB_EXIT_USAGE;
-        }
+    int i = 1;   /* instbench's own options come before the command */
+    while (i < argc && argv[i][0] == '-' && argv[i][1]) i++;
+    fill_about();
+    int rc = args_parse(&global_args, i, argv, NULL, NULL);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (show_version) {
+        printf("instbench %s\n", INSTBENCH_VERSION);
+        return IB_EXIT_OK;
     }
     if (i >= argc) {
-        usage(stderr);
+        args_print_help(&global_args, stderr);
         return IB_EXIT_USAGE;
     }
     if (!strcmp(argv[i], "help")) return help(argc - i, argv + i);
     for (size_t c = 0; c < N_COMMANDS; c++)
         if (!strcmp(argv[i], commands[c].name)) return commands[c].run(argc - i, argv + i);
-    fprintf(stderr, "instbench: unknown command '%s' (try: instbench --help)\n", argv[i]);
-    return IB_EXIT_USAGE;
+    return args_usage_error(&global_args, "unknown command '%s'", argv[i]);
 }
 
 int main(int argc, char **argv)

@@ -93,6 +93,50 @@ check(p2.returncode == 0 and p2.stdout.replace(p2.stdout[p2.stdout.find('"genera
 p = run("help", "nosuch")
 check(p.returncode == 2 and "not a command" in p.stderr, f"help nosuch: exit {p.returncode}")
 
+# instbench's own options go through the same parser: same wording, flags without a value run
+# together (-vv) there and in every command
+for args, want in ((["--no-such-flag", "models"], "instbench: unknown option '--no-such-flag' (try: instbench --help)"),
+                   (["--version=1"], "instbench: --version takes no value"),
+                   (["nosuch"], "instbench: unknown command 'nosuch' (try: instbench --help)"),
+                   (["models", "-vx"], "instbench models: unknown option '-x'")):
+    p = run(*args)
+    check(p.returncode == 2 and p.stderr.startswith(want) and p.stdout == "",
+          f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+p = run("--help")
+check(p.returncode == 0 and p.stdout.startswith("usage: instbench ") and "--version" in p.stdout,
+      f"--help: exit {p.returncode}")
+ref = run("models", "--format", "json").stdout
+for args in (["-vv", "models"], ["-q", "--", "models"], ["models", "-vq"], ["-vq", "models", "-vv"]):
+    p = run(*args, "--format=json")
+    check(p.returncode == 0 and p.stdout == ref, f"{' '.join(args)}: exit {p.returncode}: {p.stderr[-200:]}")
+
+# Lists (comma-separated): each item checked, none empty or twice
+for args, want in ((["--regions", "us-east-1,us-east-1"], "--regions: 'us-east-1' is listed twice"),
+                   (["--regions=, ,"], "--regions needs a non-empty value"),
+                   (["--regions", "us-east-1,US-WEST-2"], "--regions: 'US-WEST-2' is not a region"),
+                   (["--instance-types=g5.xlarge,G5"], "--instance-types: 'G5' is not an instance type")):
+    p = run("prices", "--source", "snapshot", *args)
+    check(p.returncode == 2 and p.stderr.startswith("instbench prices: " + want),
+          f"prices {' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+
+# One rule for what a region looks like, the same in every command: every real region (the
+# snapshot's, and partitions and newer regions it lacks) passes, anything else is a usage error
+REGIONS = ["us-east-1", "us-gov-west-1", "us-gov-east-1", "cn-north-1", "cn-northwest-1", "eu-central-2",
+           "ap-southeast-5", "ap-southeast-7", "mx-central-1", "il-central-1", "ca-west-1", "eusc-de-east-1"]
+NOT_REGIONS = ["us-east", "useast1", "US-EAST-1", "us-east-1a", "us_east_1", "-east-1", "us--east-1", "1-us-east"]
+for r in REGIONS + NOT_REGIONS:
+    ok = r in REGIONS
+    for cmd, args, past in (("measure", ["--region", r, "--steps", "1", "--duration", "1"], "exclude each other"),
+                            ("rank", [f"--region={r}", "/nonexistent/instbench-result.json"], "nonexistent"),
+                            ("prices", ["--regions", r, "--source", "cache", "--instance-types", "zz9.nosuch"],
+                             "instbench prices: ")):
+        p = run(cmd, *args)
+        if ok:
+            check(past in p.stderr and "not a region" not in p.stderr, f"{cmd} rejects region {r}: {p.stderr[-200:]}")
+        else:
+            check(p.returncode == 2 and f"'{r}' is not a region like us-east-1" in p.stderr,
+                  f"{cmd} accepts region {r!r}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)

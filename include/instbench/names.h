@@ -12,6 +12,10 @@ int names_instance_type_ok(const char *s);
 /* us-east-1, us-gov-west-1, eusc-de-east-1: two or more words of letters, then a number;
  * shorter than 32. */
 int names_region_ok(const char *s);
+/* The same rules as a phrase for messages: NULL when S is well-formed, else what is wrong with it
+ * ("is not a region like us-east-1"), so every caller says it the same way. */
+const char *names_instance_type_problem(const char *s);
+const char *names_region_problem(const char *s);
 /* Zone names and zone IDs: us-east-1a, us-west-2-lax-1a, us-east-1-wl1-bos-wlz-1, use1-az1,
  * usw2-lax1-az1: '-'-separated words of lower-case letters and digits, starting with a letter,
  * with a digit somewhere; shorter than 32. */

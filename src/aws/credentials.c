@@ -249,7 +249,7 @@ int aws_region_resolve(char out[32], ib_error *err)
     for (int i = 0; i < 2; i++) {
         const char *v = getenv(vars[i]);
         if (!v || !v[0]) continue;
-        if (!names_region_ok(v)) return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' is not a region name", vars[i], v);
+        if (!names_region_ok(v)) return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' %s", vars[i], v, names_region_problem(v));
         snprintf(out, 32, "%s", v);
         return 0;
     }
@@ -259,7 +259,8 @@ int aws_region_resolve(char out[32], ib_error *err)
     const char *v = aws_config_get(cf, name, "region");
     int rc = 1;
     if (v && v[0]) {
-        rc = names_region_ok(v) ? 0 : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s is not a region name", v, name, cpath);
+        rc = names_region_ok(v) ? 0 : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s %s", v, name, cpath,
+                                                   names_region_problem(v));
         if (rc == 0) snprintf(out, 32, "%s", v);
     }
     aws_config_free(cf);

@@ -4,8 +4,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "instbench/names.h"
-
 static int quiet_flag, verbose_flag, help_flag;
 
 /* -q and -v act at once (their order decides, as in main.c's global options). */
@@ -32,9 +30,10 @@ int args_usage_error(const arg_command *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "instbench %s: ", c->name);
+    const char *sp = c->name[0] ? " " : "";
+    fprintf(stderr, "instbench%s%s: ", sp, c->name);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (try: instbench %s --help)\n", c->name);
+    fprintf(stderr, " (try: instbench%s%s --help)\n", sp, c->name);
     va_end(ap);
     return IB_EXIT_USAGE;
 }
@@ -71,6 +70,7 @@ static void join_choices(const char *const *ch, char *out, size_t n)
 static int take_value(const arg_command *c, const arg_spec *s, const char *v)
 {
     char why[256];
+    const char *p;
     int rc;
     switch (s->kind) {
     case ARG_FLAG:
@@ -105,9 +105,22 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
         return args_usage_error(c, "%s: '%s' is not %s", s->name, v, why);
     case ARG_STRING:
         if (!v[0]) return args_usage_error(c, "%s needs a non-empty value", s->name);
-        if (s->check && s->check(v, why, sizeof why) != 0) return args_usage_error(c, "%s: '%s' %s", s->name, v, why);
+        if (s->check && (p = s->check(v)) != NULL) return args_usage_error(c, "%s: '%s' %s", s->name, v, p);
         *(const char **)s->dst = v;
         return 0;
+    case ARG_LIST: {   /* given twice: the last one counts, as for every other kind */
+        args_list *l = s->dst;
+        util_free_strv(l->v, l->n);
+        if (util_split_csv(v, &l->v, &l->n) != 0) return args_usage_error(c, "%s: out of memory", s->name);
+        if (!l->n) return args_usage_error(c, "%s needs a non-empty value", s->name);
+        for (size_t i = 0; i < l->n; i++) {
+            if (s->check && (p = s->check(l->v[i])) != NULL)
+                return args_usage_error(c, "%s: '%s' %s", s->name, l->v[i], p);
+            for (size_t k = 0; k < i; k++)   /* a name twice would only repeat rows: a typo */
+                if (!strcmp(l->v[i], l->v[k])) return args_usage_error(c, "%s: '%s' is listed twice", s->name, l->v[i]);
+        }
+        return 0;
+    }
     case ARG_FN: {
         ib_error err = {0};
         if (s->fn(s->dst, s->name, v, &err) != 0) {
@@ -122,7 +135,7 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
 
 int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos)
 {
-    int n = 0, options_done = 0;
+    int n = 0, options_done = 0, rc;
     help_flag = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -145,20 +158,21 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
                 if (!takes_value(s)) return args_usage_error(c, "%s takes no value", s->name);
                 v = eq + 1;
             }
-        } else {             /* -o value or -ovalue */
-            if (!(s = find(c, NULL, 0, a[1]))) return args_usage_error(c, "unknown option '%s'", a);
-            if (a[2]) {
-                if (!takes_value(s)) return args_usage_error(c, "unknown option '%s'", a);
-                v = a + 2;
+        } else {             /* -o value, -ovalue, or flags that take no value run together: -vv, -qv */
+            if (!(s = find(c, NULL, 0, a[1]))) return args_usage_error(c, "unknown option '-%c'", a[1]);
+            for (; a[2] && !takes_value(s); a++) {
+                if (s->given) *s->given = 1;
+                if ((rc = take_value(c, s, NULL)) != 0) return rc;
+                if (!(s = find(c, NULL, 0, a[2]))) return args_usage_error(c, "unknown option '-%c'", a[2]);
             }
+            if (a[2]) v = a + 2;
         }
         if (!v && takes_value(s)) {
             if (i + 1 >= argc) return args_usage_error(c, "%s needs a value", s->name);
             v = argv[++i];
         }
         if (s->given) *s->given = 1;
-        int rc = take_value(c, s, v);
-        if (rc) return rc;
+        if ((rc = take_value(c, s, v)) != 0) return rc;
         if (help_flag) {
             args_print_help(c, stdout);
             return ARGS_HELP;
@@ -204,7 +218,7 @@ static void print_table(const arg_spec *t, FILE *f)
 
 void args_print_help(const arg_command *c, FILE *f)
 {
-    fprintf(f, "usage: instbench %s %s\n\n%s\n", c->name, c->synopsis, c->about);
+    fprintf(f, "usage: instbench%s%s %s\n\n%s\n", c->name[0] ? " " : "", c->name, c->synopsis, c->about);
     if (c->specs[0].name && !c->specs[0].group) fprintf(f, "\noptions:\n");
     print_table(c->specs, f);
     fprintf(f, "\ncommon:\n");
@@ -260,23 +274,7 @@ int args_model_flag(void *m, const char *flag, const char *value, ib_error *err)
     return model_cli_parse(m, flag, value, err) < 0 ? -1 : 0;
 }
 
-int args_check_region(const char *v, char *why, size_t n)
+const char *args_check_file(const char *v)
 {
-    if (names_region_ok(v)) return 0;
-    snprintf(why, n, "is not an AWS region like us-east-1");
-    return -1;
-}
-
-int args_check_instance_type(const char *v, char *why, size_t n)
-{
-    if (names_instance_type_ok(v)) return 0;
-    snprintf(why, n, "is not an instance type like g5.xlarge or ml.g5.xlarge");
-    return -1;
-}
-
-int args_check_file(const char *v, char *why, size_t n)
-{
-    if (strcmp(v, "-") != 0) return 0;
-    snprintf(why, n, "needs a file name");
-    return -1;
+    return strcmp(v, "-") ? NULL : "needs a file name";
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "instbench/model.h"
+#include "instbench/names.h"   /* the checks of region and instance-type flags */
 #include "instbench/util.h"
 
 typedef enum arg_kind {
@@ -19,8 +20,14 @@ typedef enum arg_kind {
     ARG_DOUBLE,   /* double *dst: a finite number in [min, max] */
     ARG_CHOICE,   /* int *dst = the index of the value in .choices (NULL-terminated) */
     ARG_STRING,   /* const char **dst; not empty; .check, when set, validates it */
+    ARG_LIST,     /* args_list *dst: comma-separated, none empty or twice, .check on each */
     ARG_FN,       /* .fn(dst, flag, value, err) takes the value (repeatable flags, lists, sub-parsers) */
 } arg_kind;
+
+typedef struct args_list {
+    char **v;
+    size_t n;
+} args_list;
 
 typedef struct arg_spec {
     const char *name;      /* "--batch-size"; NULL ends a table */
@@ -34,8 +41,8 @@ typedef struct arg_spec {
     const char *const *choices;
     const char *word;      /* ARG_INT: a word accepted instead of a number ("auto") */
     int word_value;
-    /* ARG_STRING: 0 if value is acceptable, else fills why ("is not a region like us-east-1") */
-    int (*check)(const char *value, char *why, size_t n);
+    /* ARG_STRING, ARG_LIST: NULL if value is acceptable, else why not ("is not a region like us-east-1") */
+    const char *(*check)(const char *value);
     /* ARG_FN: 0 ok, else err set (its message is printed after "instbench CMD: ") */
     int (*fn)(void *dst, const char *flag, const char *value, ib_error *err);
     int *given;            /* set to 1 when the flag appears */
@@ -43,7 +50,7 @@ typedef struct arg_spec {
 } arg_spec;
 
 typedef struct arg_command {
-    const char *name;        /* "measure" */
+    const char *name;        /* "measure"; "" for instbench's own options */
     const char *synopsis;    /* after "usage: instbench measure " */
     const char *about;       /* paragraph(s) under the usage line */
     const char *footer;      /* after the flags (environment, exit status) */
@@ -88,9 +95,7 @@ int args_model_flag(void *model_cli, const char *flag, const char *value, ib_err
     {"--classes", 0, ARG_FN, (m), "N", "override the number of classes (preset: 1000)", .fn = args_model_flag,     \
      .given = (given_flag)}
 
-/* Validators for ARG_STRING's check, one rule each for the whole tool (util/names.c decides). */
-int args_check_region(const char *v, char *why, size_t n);
-int args_check_instance_type(const char *v, char *why, size_t n);
-int args_check_file(const char *v, char *why, size_t n);   /* a file name, not "-" */
+/* For ARG_STRING's check: a file name, not "-" (regions and instance types: instbench/names.h). */
+const char *args_check_file(const char *v);
 
 #endif

@@ -36,34 +36,25 @@ static void on_signal(int sig)
     g_stop = sig;
 }
 
-typedef struct measure_opts {
-    const char *backend;
+/* What the flags say.  Choices are indexes into their names: backend, market and format -1 when
+ * not given (auto), the others their default's index. */
+static struct {
     model_cli model;
+    int backend, precision, optimizer, data, market, format;
     int batch;                 /* 0 = auto */
-    ib_precision precision;
-    ib_optimizer optimizer;
     double lr;                 /* < 0: optimizer default */
-    int steps;
+    int steps, have_steps, have_duration, model_given;
     double duration_s;
     int warmup;                /* -1 auto */
-    bench_data_mode data;
     int workers;               /* 0 = default */
-    int ranks;
+    int ranks;                 /* 0 = auto: every local GPU on cuda, 1 on cpu */
     bench_rendezvous_flags rdv;
-    const char *instance_type, *region, *market;
+    const char *instance_type, *region;
     int count;                 /* 0 = nodes */
     double hourly_cost;        /* --hourly-cost, USD per node-hour; 0 = not given */
     const char *output, *append;
-    int format;                /* 0 auto, 1 table, 2 json */
     uint64_t seed;
-} measure_opts;
-
-/* What the table parses into; parse_args turns choice indexes into measure_opts. */
-static struct {
-    measure_opts o;
-    int backend, precision, optimizer, data, market, format;   /* choice indexes, -1 = not given */
-    int have_steps, have_duration, model_given;
-} P;
+} O;
 
 /* A whole number >= 0 up to 2^63-1 (64-bit seeds). */
 static int take_seed(void *dst, const char *flag, const char *v, ib_error *err)
@@ -78,11 +69,9 @@ static int take_seed(void *dst, const char *flag, const char *v, ib_error *err)
     return 0;
 }
 
-static int check_host(const char *v, char *why, size_t n)
+static const char *check_host(const char *v)
 {
-    if (strlen(v) <= 253) return 0;
-    snprintf(why, n, "is not a host name or address");
-    return -1;
+    return strlen(v) <= 253 ? NULL : "is not a host name or address";
 }
 
 static const char *const data_modes[] = {"host", "device", NULL};
@@ -90,57 +79,57 @@ static const char *const markets[] = {"on-demand", "spot", NULL};
 static const char *const formats[] = {"table", "json", NULL};
 
 static const arg_spec measure_specs[] = {
-    {"--backend", 0, ARG_CHOICE, &P.backend, NULL, "training backend (default: cuda when available, else cpu)",
+    {"--backend", 0, ARG_CHOICE, &O.backend, NULL, "training backend (default: cuda when available, else cpu)",
      .choices = backend_names, .group = "workload"},
-    ARGS_MODEL_SPECS(&P.o.model, &P.model_given, NULL),
-    {"--batch-size", 0, ARG_INT, &P.o.batch, "N|auto", "per-device batch (default 128); auto = the largest that fits in memory",
+    ARGS_MODEL_SPECS(&O.model, &O.model_given, NULL),
+    {"--batch-size", 0, ARG_INT, &O.batch, "N|auto", "per-device batch (default 128); auto = the largest that fits in memory",
      1, 1 << 20, .word = "auto", .word_value = 0},
-    {"--precision", 0, ARG_CHOICE, &P.precision, NULL, "bf16 (default: bf16 matmuls, fp32 master weights) or fp32",
+    {"--precision", 0, ARG_CHOICE, &O.precision, NULL, "bf16 (default: bf16 matmuls, fp32 master weights) or fp32",
      .choices = backend_precision_names},
-    {"--optimizer", 0, ARG_CHOICE, &P.optimizer, NULL, "adam (default) or adamw (torch defaults: lr 1e-3, betas 0.9/0.999,\n"
+    {"--optimizer", 0, ARG_CHOICE, &O.optimizer, NULL, "adam (default) or adamw (torch defaults: lr 1e-3, betas 0.9/0.999,\n"
      "eps 1e-8, weight decay 0 / 1e-2)", .choices = backend_optimizer_names},
-    {"--lr", 0, ARG_DOUBLE, &P.o.lr, "X", "learning rate (default 1e-3)", 1e-12, 1e3},
-    {"--data", 0, ARG_CHOICE, &P.data, NULL, "host (default): fresh random images made by CPU worker threads every\n"
+    {"--lr", 0, ARG_DOUBLE, &O.lr, "X", "learning rate (default 1e-3)", 1e-12, 1e3},
+    {"--data", 0, ARG_CHOICE, &O.data, NULL, "host (default): fresh random images made by CPU worker threads every\n"
      "step and handed to the backend, as PyTorch's FakeDataset;\n"
      "device: inputs made once where the model runs (pure compute)", .choices = data_modes},
-    {"--workers", 0, ARG_INT, &P.o.workers, "N", "data-pipeline threads per rank (default: vCPUs / local ranks)", 1, 1024},
-    {"--seed", 0, ARG_FN, &P.o.seed, "N", "seed of the weights and data (default 0)", .fn = take_seed},
-    {"--steps", 0, ARG_INT, &P.o.steps, "N", "timed steps", 1, 100000000, .given = &P.have_steps, .group = "measurement"},
-    {"--duration", 0, ARG_DOUBLE, &P.o.duration_s, "S", "timed window in seconds (default 30, at least 5 steps)", 1e-3,
-     7 * 86400.0, .want = "seconds", .given = &P.have_duration},
-    {"--warmup", 0, ARG_INT, &P.o.warmup, "N", "warm-up steps (default: until the step time settles, at least 3)", 0, 100000},
-    {"--ranks", 0, ARG_INT, &P.o.ranks, "N", "data-parallel ranks in this process (CPU: the cores are split\n"
+    {"--workers", 0, ARG_INT, &O.workers, "N", "data-pipeline threads per rank (default: vCPUs / local ranks)", 1, 1024},
+    {"--seed", 0, ARG_FN, &O.seed, "N", "seed of the weights and data (default 0)", .fn = take_seed},
+    {"--steps", 0, ARG_INT, &O.steps, "N", "timed steps", 1, 100000000, .given = &O.have_steps, .group = "measurement"},
+    {"--duration", 0, ARG_DOUBLE, &O.duration_s, "S", "timed window in seconds (default 30, at least 5 steps)", 1e-3,
+     7 * 86400.0, .want = "seconds", .given = &O.have_duration},
+    {"--warmup", 0, ARG_INT, &O.warmup, "N", "warm-up steps (default: until the step time settles, at least 3)", 0, 100000},
+    {"--ranks", 0, ARG_INT, &O.ranks, "N", "data-parallel ranks in this process (CPU: the cores are split\n"
      "between them; CUDA: one GPU each, NCCL); gradients averaged\n"
      "every step. Default: every local GPU on cuda (one per process\n"
      "under a per-GPU launcher), 1 on cpu", 1, 256, .group = "topology"},
-    {"--nnodes", 0, ARG_INT, &P.o.rdv.nnodes, "N", "multi-node rendezvous, recorded in the result (torchrun's\n"
+    {"--nnodes", 0, ARG_INT, &O.rdv.nnodes, "N", "multi-node rendezvous, recorded in the result (torchrun's\n"
      "WORLD_SIZE/RANK/LOCAL_RANK/MASTER_ADDR/... or Slurm's SLURM_* are\n"
      "read from the environment when no flag is given)", 1, 100000},
-    {"--node-rank", 0, ARG_INT, &P.o.rdv.node_rank, "N", "this node's rank, 0 to nnodes-1", 0, 99999},
-    {"--master-addr", 0, ARG_STRING, &P.o.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
-    {"--master-port", 0, ARG_INT, &P.o.rdv.master_port, "N", "its port", 1, 65535},
-    {"--instance-type", 0, ARG_STRING, &P.o.instance_type, "T", "e.g. g5.xlarge", .check = args_check_instance_type,
+    {"--node-rank", 0, ARG_INT, &O.rdv.node_rank, "N", "this node's rank, 0 to nnodes-1", 0, 99999},
+    {"--master-addr", 0, ARG_STRING, &O.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
+    {"--master-port", 0, ARG_INT, &O.rdv.master_port, "N", "its port", 1, 65535},
+    {"--instance-type", 0, ARG_STRING, &O.instance_type, "T", "e.g. g5.xlarge", .check = names_instance_type_problem,
      .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
-    {"--region", 0, ARG_STRING, &P.o.region, "R", "e.g. us-east-1", .check = args_check_region},
-    {"--market", 0, ARG_CHOICE, &P.market, NULL, "the market this instance runs on", .choices = markets},
-    {"--count", 0, ARG_INT, &P.o.count, "N", "nodes in the cluster this result stands for (default: nodes)", 1, 100000},
+    {"--region", 0, ARG_STRING, &O.region, "R", "e.g. us-east-1", .check = names_region_problem},
+    {"--market", 0, ARG_CHOICE, &O.market, NULL, "the market this instance runs on", .choices = markets},
+    {"--count", 0, ARG_INT, &O.count, "N", "nodes in the cluster this result stands for (default: nodes)", 1, 100000},
     /* The bounds rank accepts: a price it would refuse must not be recorded either. */
-    {"--hourly-cost", 0, ARG_DOUBLE, &P.o.hourly_cost, "USD",
+    {"--hourly-cost", 0, ARG_DOUBLE, &O.hourly_cost, "USD",
      "what one node of this configuration costs per hour, in US dollars\n"
      "(the whole machine with all its GPUs, not per GPU); recorded in\n"
      "the result for the run's market (--market, else on-demand), and\n"
      "`rank` prices the result with it: nodes x USD per hour", RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR,
      .want = "a price in US dollars per node-hour",
      .group = "price (for machines AWS cannot price: your own hardware, another cloud, a discount)"},
-    {"--output", 'o', ARG_STRING, &P.o.output, "FILE", "result file, replaced if it exists (default: a new file\n"
+    {"--output", 'o', ARG_STRING, &O.output, "FILE", "result file, replaced if it exists (default: a new file\n"
      "./instbench-results/<instance type or hostname>-<random>-<UTC time\n"
      "to the millisecond>.json, never overwriting); - writes the JSON to\n"
      "stdout.  Checked before the run; if the write still fails, the\n"
      "result is saved to ./instbench-result-*.json (else $TMPDIR) and\n"
      "the exit status is 1", .group = "output"},
-    {"--append", 0, ARG_STRING, &P.o.append, "FILE", "also append the result as one line to FILE (JSON Lines)",
+    {"--append", 0, ARG_STRING, &O.append, "FILE", "also append the result as one line to FILE (JSON Lines)",
      .check = args_check_file},
-    {"--format", 0, ARG_CHOICE, &P.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
+    {"--format", 0, ARG_CHOICE, &O.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
     {0},
 };
 
@@ -153,28 +142,20 @@ const arg_command cmd_measure_args = {
     measure_specs, NULL,
 };
 
-/* Returns 0 ok, IB_EXIT_USAGE on a bad flag, ARGS_HELP for --help (exit 0). */
-static int parse_args(int argc, char **argv, measure_opts *o)
+static int parse_args(int argc, char **argv)
 {
-    memset(&P, 0, sizeof P);
-    P.backend = P.precision = P.optimizer = P.data = P.market = P.format = -1;
-    model_cli_init(&P.o.model, "vit_base_patch16_224");
-    P.o.batch = DEFAULT_BATCH;
-    P.o.lr = -1;
-    P.o.warmup = -1;
-    P.o.ranks = 0;   /* 0 = auto: every local GPU on cuda, 1 on cpu */
-    P.o.rdv.nnodes = P.o.rdv.node_rank = P.o.rdv.master_port = -1;
+    memset(&O, 0, sizeof O);
+    O.backend = O.market = O.format = -1;
+    O.precision = IB_PREC_BF16, O.optimizer = IB_OPT_ADAM, O.data = BENCH_DATA_HOST;
+    model_cli_init(&O.model, "vit_base_patch16_224");
+    O.batch = DEFAULT_BATCH;
+    O.lr = -1;
+    O.warmup = -1;
+    O.rdv.nnodes = O.rdv.node_rank = O.rdv.master_port = -1;
     int rc = args_parse(&cmd_measure_args, argc, argv, NULL, NULL);
-    *o = P.o;
     if (rc) return rc;
-    o->backend = P.backend >= 0 ? backend_names[P.backend] : NULL;
-    o->precision = P.precision >= 0 ? (ib_precision)P.precision : IB_PREC_BF16;
-    o->optimizer = P.optimizer >= 0 ? (ib_optimizer)P.optimizer : IB_OPT_ADAM;
-    o->data = P.data >= 0 ? (bench_data_mode)P.data : BENCH_DATA_HOST;
-    o->market = P.market >= 0 ? markets[P.market] : NULL;
-    o->format = P.format + 1;
-    if (P.have_steps && P.have_duration) return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
-    if (!P.have_steps && !P.have_duration) o->duration_s = DEFAULT_DURATION_S;
+    if (O.have_steps && O.have_duration) return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
+    if (!O.have_steps && !O.have_duration) O.duration_s = DEFAULT_DURATION_S;
     return 0;
 }
 
@@ -203,10 +184,10 @@ static int too_big_for_memory(const char *backend, const ib_train_config *train,
 
 int cmd_measure(int argc, char **argv)
 {
-    measure_opts o;
-    int prc = parse_args(argc, argv, &o);
-    if (prc == ARGS_HELP) return IB_EXIT_OK;
-    if (prc) return prc;
+    int prc = parse_args(argc, argv);
+    if (prc) return prc == ARGS_HELP ? IB_EXIT_OK : prc;
+    const char *backend = O.backend >= 0 ? backend_names[O.backend] : NULL;
+    const bench_data_mode data = (bench_data_mode)O.data;
     ib_error err = {0};
 
     /* ---- signals: from here on, Ctrl-C means "stop and write nothing".  Start-up (the peak
@@ -220,65 +201,65 @@ int cmd_measure(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
 
     /* ---- workload ---- */
-    if (!o.backend) {
+    if (!backend) {
         /* default: cuda when its module loads and a GPU is usable, else cpu (and -v says why) */
         const char *why = backend_unavailable_reason("cuda");
-        o.backend = why ? "cpu" : "cuda";
+        backend = why ? "cpu" : "cuda";
         if (why) ib_debug("backend auto: cpu (cuda is not usable: %s)", why);
     } else {
-        const char *why = backend_unavailable_reason(o.backend);
+        const char *why = backend_unavailable_reason(backend);
         if (why) {
-            fprintf(stderr, "instbench measure: backend '%s' is not available: %s\n", o.backend, why);
+            fprintf(stderr, "instbench measure: backend '%s' is not available: %s\n", backend, why);
             return IB_EXIT_USAGE;
         }
     }
     ib_train_config train;
     memset(&train, 0, sizeof train);
-    if (model_cli_resolve(&o.model, &train.model, &err) || model_validate(&train.model, &err)) {
+    if (model_cli_resolve(&O.model, &train.model, &err) || model_validate(&train.model, &err)) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return IB_EXIT_USAGE;
     }
-    train.precision = o.precision;
-    backend_default_optim(o.optimizer, &train.optim);
-    if (o.lr > 0) train.optim.lr = (float)o.lr;
-    train.seed = o.seed;
+    train.precision = (ib_precision)O.precision;
+    backend_default_optim((ib_optimizer)O.optimizer, &train.optim);
+    if (O.lr > 0) train.optim.lr = (float)O.lr;
+    train.seed = O.seed;
 
     bench_sysinfo sys;
     sysinfo_collect(&sys);
     if (g_stop) return interrupted_exit();
-    int is_cpu = !strcmp(o.backend, "cpu");
-    if (o.ranks == 0) {
+    int is_cpu = !strcmp(backend, "cpu");
+    if (O.ranks == 0) {
         /* docs/design.md: data-parallel over every local GPU.  One process drives them all unless a launcher
          * (torchrun --nproc-per-node, srun --ntasks-per-node) already starts one process per GPU. */
         const char *lws = getenv("LOCAL_WORLD_SIZE"), *tpn = getenv("SLURM_NTASKS_PER_NODE");
         int launcher_per_gpu = (lws && atoi(lws) > 1) || (tpn && atoi(tpn) > 1);
-        o.ranks = (!is_cpu && !launcher_per_gpu && sys.gpu_count > 1) ? sys.gpu_count : 1;
+        O.ranks = (!is_cpu && !launcher_per_gpu && sys.gpu_count > 1) ? sys.gpu_count : 1;
     }
-    if (is_cpu && o.ranks > sys.vcpus) {
+    if (is_cpu && O.ranks > sys.vcpus) {
         fprintf(stderr, "instbench measure: --ranks %d is more than the %d vCPUs here (each rank needs a core)\n",
-                o.ranks, sys.vcpus);
+                O.ranks, sys.vcpus);
         return IB_EXIT_USAGE;
     }
-    const int gpu_dp = backend_own_comm_usable(o.backend);   /* GPU ranks average over NCCL */
-    if (!is_cpu && o.ranks > 1 && !gpu_dp) {
+    const int gpu_dp = backend_own_comm_usable(backend);   /* GPU ranks average over NCCL */
+    if (!is_cpu && O.ranks > 1 && !gpu_dp) {
         /* The in-process comm averages host memory; GPU gradients need the NCCL comm. */
         fprintf(stderr, "instbench measure: --ranks %d with --backend %s needs the NCCL comm, which this build lacks\n",
-                o.ranks, o.backend);
+                O.ranks, backend);
         return IB_EXIT_USAGE;
     }
-    if (!is_cpu && o.ranks > sys.gpu_count && sys.gpu_count > 0) {
-        fprintf(stderr, "instbench measure: --ranks %d is more than the %d GPUs here\n", o.ranks, sys.gpu_count);
+    if (!is_cpu && O.ranks > sys.gpu_count && sys.gpu_count > 0) {
+        fprintf(stderr, "instbench measure: --ranks %d is more than the %d GPUs here\n", O.ranks, sys.gpu_count);
         return IB_EXIT_USAGE;
     }
-    train.threads = is_cpu ? (sys.vcpus / o.ranks > 0 ? sys.vcpus / o.ranks : 1) : 0;
+    train.threads = is_cpu ? (sys.vcpus / O.ranks > 0 ? sys.vcpus / O.ranks : 1) : 0;
 
     /* ---- topology ---- */
     bench_rendezvous rdv;
-    if (rendezvous_resolve(&o.rdv, o.ranks, &rdv, &err)) {
+    if (rendezvous_resolve(&O.rdv, O.ranks, &rdv, &err)) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return IB_EXIT_USAGE;
     }
-    if (rdv.world_size > o.ranks && !gpu_dp) {
+    if (rdv.world_size > O.ranks && !gpu_dp) {
         /* Only the in-process comm exists so far; ranks in other processes could not average. */
         fprintf(stderr,
                 "instbench measure: the %s rendezvous asks for %d ranks over %d node(s), but this build can only "
@@ -287,37 +268,37 @@ int cmd_measure(int argc, char **argv)
                 rdv.kind, rdv.world_size, rdv.nnodes);
         return IB_EXIT_USAGE;
     }
-    int workers = o.workers > 0 ? o.workers : (sys.vcpus / rdv.local_world_size > 0 ? sys.vcpus / rdv.local_world_size : 1);
+    int workers = O.workers > 0 ? O.workers : (sys.vcpus / rdv.local_world_size > 0 ? sys.vcpus / rdv.local_world_size : 1);
 
     /* ---- batch size: estimated before anything is allocated ---- */
     uint64_t avail = is_cpu ? sys.memory_available_bytes
                             : (sys.gpu_count > 0 ? sys.gpus[0].memory_bytes : 0);
     if (avail > 0) avail = avail / 10 * 9;   /* headroom for the OS, allocator slack, the driver */
-    if (o.batch == 0) {
+    if (O.batch == 0) {
         if (avail == 0) {
             fprintf(stderr, "instbench measure: --batch-size auto: cannot tell how much memory the device has\n");
             return IB_EXIT_RUNTIME;
         }
-        train.batch_size = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
-        if (train.batch_size < 1) return too_big_for_memory(o.backend, &train, o.data, is_cpu ? o.ranks : 1, avail);
+        train.batch_size = memfit_largest_batch(backend, train, data, is_cpu ? O.ranks : 1, avail, AUTO_BATCH_MAX);
+        if (train.batch_size < 1) return too_big_for_memory(backend, &train, data, is_cpu ? O.ranks : 1, avail);
         ib_info("batch size auto: %d per device (largest that fits in %.1f GiB%s)", train.batch_size,
                 avail / 1073741824.0, train.batch_size == AUTO_BATCH_MAX ? ", capped" : "");
     } else {
-        train.batch_size = o.batch;
-        if (avail > 0 && (uint64_t)memfit_rank_bytes(o.backend, &train, o.data) * (uint64_t)(is_cpu ? o.ranks : 1) > avail) {
-            int fit = memfit_largest_batch(o.backend, train, o.data, is_cpu ? o.ranks : 1, avail, AUTO_BATCH_MAX);
-            if (fit < 1) return too_big_for_memory(o.backend, &train, o.data, is_cpu ? o.ranks : 1, avail);
+        train.batch_size = O.batch;
+        if (avail > 0 && (uint64_t)memfit_rank_bytes(backend, &train, data) * (uint64_t)(is_cpu ? O.ranks : 1) > avail) {
+            int fit = memfit_largest_batch(backend, train, data, is_cpu ? O.ranks : 1, avail, AUTO_BATCH_MAX);
+            if (fit < 1) return too_big_for_memory(backend, &train, data, is_cpu ? O.ranks : 1, avail);
             fprintf(stderr,
                     "instbench measure: --batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
                     "batch that fits is %d (or use --batch-size auto)\n",
-                    o.batch, (double)memfit_rank_bytes(o.backend, &train, o.data) * (is_cpu ? o.ranks : 1) / 1073741824.0,
+                    O.batch, (double)memfit_rank_bytes(backend, &train, data) * (is_cpu ? O.ranks : 1) / 1073741824.0,
                     avail / 1073741824.0, fit);
             return IB_EXIT_USAGE;
         }
     }
 
     /* ---- output: a typo in --output must not cost a whole measurement ---- */
-    if (rdv.rank == 0 && result_check_output(o.output, o.append, &err) != 0) {
+    if (rdv.rank == 0 && result_check_output(O.output, O.append, &err) != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
     }
@@ -329,7 +310,7 @@ int cmd_measure(int argc, char **argv)
                 sys.loadavg1, sys.vcpus);
 
     bench_identity id;
-    if (identity_resolve(o.instance_type, o.region, o.market, o.count > 0 ? o.count : rdv.nnodes, &id, &err) != 0) {
+    if (identity_resolve(O.instance_type, O.region, (O.market >= 0 ? markets[O.market] : NULL), O.count > 0 ? O.count : rdv.nnodes, &id, &err) != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return IB_EXIT_RUNTIME;
     }
@@ -338,7 +319,7 @@ int cmd_measure(int argc, char **argv)
     /* ---- peak for MFU ---- */
     double peak = 0;
     char peak_source[512] = "";
-    const char *cpu_bf16 = train.precision == IB_PREC_BF16 ? backend_bf16_mode(o.backend) : NULL;
+    const char *cpu_bf16 = train.precision == IB_PREC_BF16 ? backend_bf16_mode(backend) : NULL;
     const int bf16_emulated = cpu_bf16 && !strcmp(cpu_bf16, "emulated");
     if (cpu_bf16)
         ib_info("bf16 on this CPU: %s", !bf16_emulated
@@ -369,29 +350,18 @@ int cmd_measure(int argc, char **argv)
     if (g_stop) return interrupted_exit();
 
     /* ---- run ---- */
-    bench_run_config rc;
-    memset(&rc, 0, sizeof rc);
-    rc.train = train;
-    rc.backend = o.backend;
-    rc.ranks = o.ranks;
-    rc.data = o.data;
-    rc.workers = workers;
-    rc.warmup = o.warmup;
-    rc.steps = o.steps;
-    rc.duration_s = o.duration_s;
-    rc.min_steps = DEFAULT_MIN_STEPS;
-    rc.progress = ib_log_level >= 1 && util_isatty_stderr();
-    rc.color = util_stderr_color();
-    rc.markers = ib_log_level >= 2;
-    rc.stop = &g_stop;
-    rc.rdv = &rdv;   /* cuda ranks: NCCL across this process's GPUs and, with a rendezvous, other processes */
-    if (o.data == BENCH_DATA_HOST)
+    /* cuda ranks: NCCL across this process's GPUs and, with a rendezvous, other processes (rdv) */
+    bench_run_config rc = {.train = train, .backend = backend, .ranks = O.ranks, .data = data, .workers = workers,
+                           .warmup = O.warmup, .steps = O.steps, .duration_s = O.duration_s,
+                           .min_steps = DEFAULT_MIN_STEPS, .progress = ib_log_level >= 1 && util_isatty_stderr(),
+                           .color = util_stderr_color(), .markers = ib_log_level >= 2, .stop = &g_stop, .rdv = &rdv};
+    if (data == BENCH_DATA_HOST)
         ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s",
-                train.model.name, backend_precision_name(train.precision), train.batch_size, o.ranks, workers,
-                o.backend);
+                train.model.name, backend_precision_name(train.precision), train.batch_size, O.ranks, workers,
+                backend);
     else
         ib_info("measuring %s (%s, batch %d x %d rank(s), device data) on %s", train.model.name,
-                backend_precision_name(train.precision), train.batch_size, o.ranks, o.backend);
+                backend_precision_name(train.precision), train.batch_size, O.ranks, backend);
     bench_result res;
     bench_cpu_sample load0, load1;
     sysinfo_cpu_sample(&load0);
@@ -422,29 +392,14 @@ int cmd_measure(int argc, char **argv)
     clock_gettime(CLOCK_REALTIME, &now);
     char ts[32];
     util_utc_iso8601(now.tv_sec, ts);
-    bench_report rep;
-    memset(&rep, 0, sizeof rep);
-    rep.timestamp = ts;
-    rep.identity = id;
-    rep.sys = &sys;
-    rep.backend = o.backend;
-    rep.accelerator_count = is_cpu ? 0 : o.ranks;
-    rep.workload.model = train.model;
-    rep.workload.precision = train.precision;
-    rep.workload.optim = train.optim;
-    rep.workload.batch_size_per_device = train.batch_size;
-    rep.workload.data = o.data;
-    rep.params = model_param_count(&train.model);
-    rep.train_flops_per_sample = model_train_flops_per_sample(&train.model);
-    rep.global_batch_size = train.batch_size * rdv.world_size;
-    rep.topology = rdv;
-    rep.m = &res;
-    rep.others_share = others;
-    rep.steal_share = steal;
-    rep.peak_tflops = peak;
-    rep.peak_source = peak > 0 ? peak_source : NULL;
-    rep.cpu_bf16 = cpu_bf16;
-    rep.hourly_cost_usd = o.hourly_cost;
+    bench_report rep = {
+        .timestamp = ts, .identity = id, .sys = &sys, .backend = backend, .accelerator_count = is_cpu ? 0 : O.ranks,
+        .workload = {.model = train.model, .precision = train.precision, .optim = train.optim,
+                     .batch_size_per_device = train.batch_size, .data = data},
+        .params = model_param_count(&train.model), .train_flops_per_sample = model_train_flops_per_sample(&train.model),
+        .global_batch_size = train.batch_size * rdv.world_size, .topology = rdv, .m = &res, .others_share = others,
+        .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
+        .hourly_cost_usd = O.hourly_cost};
 
     if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */
 
@@ -464,21 +419,21 @@ int cmd_measure(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &block, &old);
     int exit_code = IB_EXIT_OK;
     char path[4096] = "";
-    int to_stdout = o.output && !strcmp(o.output, "-");
-    int saved = to_stdout ? 0 : result_save(o.output, id.type, sys.hostname, &now, pretty, path, sizeof path, &err);
+    int to_stdout = O.output && !strcmp(O.output, "-");
+    int saved = to_stdout ? 0 : result_save(O.output, id.type, sys.hostname, &now, pretty, path, sizeof path, &err);
     if (saved != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         exit_code = IB_EXIT_RUNTIME;
         if (saved > 0) fprintf(stderr, "instbench measure: the result was saved to %s instead\n", path);
     }
-    if (o.append && result_append_line(o.append, line, &err)) {
+    if (O.append && result_append_line(O.append, line, &err)) {
         fprintf(stderr, "instbench measure: %s%s%s\n", err.msg, saved == 0 && !to_stdout ? "; the result is in " : "",
                 saved == 0 && !to_stdout ? path : "");
         exit_code = IB_EXIT_RUNTIME;
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
-    int fmt = o.format ? o.format : (util_isatty_stdout() ? 1 : 2);
-    if (to_stdout || fmt == 2 || saved < 0) {
+    int json = O.format >= 0 ? O.format == 1 : !util_isatty_stdout();
+    if (to_stdout || json || saved < 0) {
         /* saved nowhere: stdout is the last place the measurement can go */
         fputs(pretty, stdout);
         fputc('\n', stdout);

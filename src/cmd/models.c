@@ -40,19 +40,13 @@ static cJSON *config_json(const vit_config *c)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", c->name);
     cJSON_AddStringToObject(o, "preset", c->preset);
-    cJSON_AddNumberToObject(o, "img_size", c->img_size);
-    cJSON_AddNumberToObject(o, "patch_size", c->patch_size);
-    cJSON_AddNumberToObject(o, "in_chans", c->in_chans);
-    cJSON_AddNumberToObject(o, "embed_dim", c->embed_dim);
-    cJSON_AddNumberToObject(o, "depth", c->depth);
-    cJSON_AddNumberToObject(o, "num_heads", c->num_heads);
-    cJSON_AddNumberToObject(o, "mlp_ratio", c->mlp_ratio);
-    cJSON_AddNumberToObject(o, "mlp_hidden", model_mlp_hidden(c));
-    cJSON_AddNumberToObject(o, "num_classes", c->num_classes);
-    cJSON_AddNumberToObject(o, "seq_len", model_seq_len(c));
-    cJSON_AddNumberToObject(o, "params", (double)model_param_count(c));
-    cJSON_AddNumberToObject(o, "forward_flops_per_sample", f.forward);
-    cJSON_AddNumberToObject(o, "train_flops_per_sample", f.train);
+    static const char *const keys[] = {"img_size", "patch_size", "in_chans", "embed_dim", "depth", "num_heads",
+                                       "mlp_ratio", "mlp_hidden", "num_classes", "seq_len", "params",
+                                       "forward_flops_per_sample", "train_flops_per_sample"};
+    const double v[] = {c->img_size, c->patch_size, c->in_chans, c->embed_dim, c->depth, c->num_heads,
+                        c->mlp_ratio, model_mlp_hidden(c), c->num_classes, model_seq_len(c),
+                        (double)model_param_count(c), f.forward, f.train};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) cJSON_AddNumberToObject(o, keys[i], v[i]);
     return o;
 }
 

@@ -8,13 +8,13 @@
 #include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/aws.h"
-#include "instbench/names.h"
 #include "instbench/prices.h"
 #include "output/prices_output.h"
 #include "prices/prices_internal.h"
 
 static struct {
-    const char *types, *regions, *out_path;
+    args_list types, regions;
+    const char *out_path;
     int market, source, format;   /* choice indexes; format -1: by stdout */
     double ttl_hours, timeout_s;
     int page_size, no_scores;
@@ -24,10 +24,11 @@ static const char *const markets[] = {"on-demand", "spot", "both", NULL};
 static const char *const formats[] = {"table", "json", "csv", NULL};
 
 static const arg_spec prices_specs[] = {
-    {"--instance-types", 0, ARG_STRING, &O.types, "LIST", "comma-separated, e.g. g5.xlarge,p4d.24xlarge; ml.* types give SageMaker\n"
-     "training prices (default: every instance type in the shipped snapshot)"},
-    {"--regions", 0, ARG_STRING, &O.regions, "LIST", "comma-separated (default: the AWS region from AWS_REGION,\n"
-     "AWS_DEFAULT_REGION, the profile or IMDS, else us-east-1)"},
+    {"--instance-types", 0, ARG_LIST, &O.types, "LIST", "comma-separated, e.g. g5.xlarge,p4d.24xlarge; ml.* types give SageMaker\n"
+     "training prices (default: every instance type in the shipped snapshot)",
+     .check = names_instance_type_problem},
+    {"--regions", 0, ARG_LIST, &O.regions, "LIST", "comma-separated (default: the AWS region from AWS_REGION,\n"
+     "AWS_DEFAULT_REGION, the profile or IMDS, else us-east-1)", .check = names_region_problem},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "default both", .choices = markets},
     {"--source", 0, ARG_CHOICE, &O.source, NULL, "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
@@ -53,11 +54,6 @@ const arg_command cmd_prices_args = {
     "Nothing found for what was asked exits 1; a region that is not an AWS region exits 2.\n",
     prices_specs, NULL,
 };
-
-static int usage_error(const char *fmt, const char *arg)
-{
-    return args_usage_error(&cmd_prices_args, fmt, arg);
-}
 
 static int default_types(char ***types, size_t *n)
 {
@@ -142,50 +138,26 @@ int cmd_prices(int argc, char **argv)
     memset(&O, 0, sizeof O);
     O.market = 2;
     O.format = -1;
-    int prc = args_parse(&cmd_prices_args, argc, argv, NULL, NULL);
-    if (prc) return prc == ARGS_HELP ? IB_EXIT_OK : prc;
-    const char *types_arg = O.types, *regions_arg = O.regions, *out_path = O.out_path;
-    prices_query q = {0};
-    q.want_on_demand = O.market != 1;
-    q.want_spot = O.market != 0;
-    q.source = (prices_source)O.source;
+    int rc = args_parse(&cmd_prices_args, argc, argv, NULL, NULL);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    const char *out_path = O.out_path;
+    prices_query q = {.instance_types = O.types.v, .n_types = O.types.n, .regions = O.regions.v,
+                      .n_regions = O.regions.n, .want_on_demand = O.market != 1, .want_spot = O.market != 0,
+                      .source = (prices_source)O.source, .page_size = O.page_size, .timeout_s = O.timeout_s,
+                      .skip_placement_scores = O.no_scores};
     const char *format = O.format >= 0 ? formats[O.format] : util_isatty_stdout() && !out_path ? "table" : "json";
     if (O.ttl_hours > 0) q.cache_ttl_seconds = (int)ceil(O.ttl_hours * 3600);
-    q.page_size = O.page_size;
-    q.timeout_s = O.timeout_s;
-    q.skip_placement_scores = O.no_scores;
 
-    int rc = IB_EXIT_RUNTIME;
+    rc = IB_EXIT_RUNTIME;
     char region_buf[32];
     char *default_region[1] = {region_buf};
-    if (types_arg) {
-        if (util_split_csv(types_arg, &q.instance_types, &q.n_types) != 0) goto oom;
-        if (q.n_types == 0) return usage_error("--instance-types is empty%s", "");
-    } else if (default_types(&q.instance_types, &q.n_types) != 0) {
-        goto oom;
-    }
-    for (size_t i = 0; i < q.n_types; i++)
-        if (!names_instance_type_ok(q.instance_types[i])) {
-            rc = usage_error("'%s' is not an instance type (like g5.xlarge or ml.g5.xlarge)", q.instance_types[i]);
-            goto done;
-        }
-    if (regions_arg) {
-        if (util_split_csv(regions_arg, &q.regions, &q.n_regions) != 0) goto oom;
-        if (q.n_regions == 0) {
-            rc = usage_error("--regions is empty%s", "");
-            goto done;
-        }
-        for (size_t i = 0; i < q.n_regions; i++)
-            if (!names_region_ok(q.regions[i])) {
-                rc = usage_error("'%s' is not an AWS region (like us-east-1)", q.regions[i]);
-                goto done;
-            }
-    } else {
+    if (!q.n_types && default_types(&q.instance_types, &q.n_types) != 0) goto oom;
+    if (!q.n_regions) {
         ib_error rerr = {0};
         int rr = aws_region_resolve(region_buf, &rerr);
         if (rr != 0 && rerr.code == IB_EXIT_USAGE) {
             /* configured, but not a region: say so rather than quietly show another one */
-            rc = usage_error("%s: fix it or name regions with --regions", rerr.msg);
+            rc = args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --regions", rerr.msg);
             goto done;
         }
         if (rr != 0) {
@@ -195,19 +167,6 @@ int cmd_prices(int argc, char **argv)
         q.regions = default_region;
         q.n_regions = 1;
     }
-    /* Same (type, region) twice would only duplicate rows: reject, it is a typo. */
-    for (size_t i = 0; i < q.n_types; i++)
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(q.instance_types[i], q.instance_types[k])) {
-                rc = usage_error("instance type '%s' listed twice", q.instance_types[i]);
-                goto done;
-            }
-    for (size_t i = 0; i < q.n_regions; i++)
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(q.regions[i], q.regions[k])) {
-                rc = usage_error("region '%s' listed twice", q.regions[i]);
-                goto done;
-            }
 
     price_set set;
     ib_error err = {0};

@@ -61,7 +61,7 @@ static const arg_spec rank_specs[] = {
     {"--prices", 0, ARG_STRING, &A.prices, "SRC", "auto|live|cache|snapshot, or an instbench.prices/v1 FILE (default auto)",
      .group = "prices"},
     {"--region", 0, ARG_STRING, &A.region, "REGION", "price every configuration in REGION (default: each result's own region)",
-     .check = args_check_region},
+     .check = names_region_problem},
     {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both; SageMaker ml.* types: on-demand only", .choices = markets},
     {"--spot-price", 0, ARG_CHOICE, &A.spot_mode, NULL, "spot price across the region's AZs (default lowest)",
      .choices = spot_modes, .given = &A.spot_given},

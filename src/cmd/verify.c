@@ -51,24 +51,6 @@ const arg_command cmd_verify_args = {
     verify_args, NULL,
 };
 
-typedef struct verify_opts {
-    const char *reference, *backend, *format, *compare;
-    int precision;   /* -1: the reference's */
-    int threads;
-} verify_opts;
-
-static int parse_args(int argc, char **argv, verify_opts *a)
-{
-    memset(&A, 0, sizeof A);
-    A.precision = A.compare = -1;
-    int rc = args_parse(&cmd_verify_args, argc, argv, NULL, NULL);
-    if (rc) return rc;
-    if (!A.reference) return args_usage_error(&cmd_verify_args, "--reference FILE is required");
-    *a = (verify_opts){A.reference, backend_names[A.backend], formats[A.format],
-                       A.compare >= 0 ? backend_names[A.compare] : NULL, A.precision, A.threads};
-    return 0;
-}
-
 static void print_table(const verify_report *r)
 {
     char shape[64], crit[48];
@@ -146,13 +128,10 @@ static int print_json(const char *path, const char *backend, ib_precision prec, 
     cJSON_AddStringToObject(root, "precision", backend_precision_name(prec));
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     const vit_config *c = &ref->cfg.model;
-    cJSON_AddNumberToObject(m, "img_size", c->img_size);
-    cJSON_AddNumberToObject(m, "patch_size", c->patch_size);
-    cJSON_AddNumberToObject(m, "embed_dim", c->embed_dim);
-    cJSON_AddNumberToObject(m, "depth", c->depth);
-    cJSON_AddNumberToObject(m, "num_heads", c->num_heads);
-    cJSON_AddNumberToObject(m, "mlp_ratio", c->mlp_ratio);
-    cJSON_AddNumberToObject(m, "num_classes", c->num_classes);
+    static const char *const model_keys[] = {"img_size", "patch_size", "embed_dim", "depth", "num_heads", "mlp_ratio",
+                                             "num_classes"};
+    const double dims[] = {c->img_size, c->patch_size, c->embed_dim, c->depth, c->num_heads, c->mlp_ratio, c->num_classes};
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) cJSON_AddNumberToObject(m, model_keys[i], dims[i]);
     cJSON_AddNumberToObject(root, "batch_size", ref->cfg.batch_size);
     cJSON_AddStringToObject(root, "optimizer", backend_optimizer_name(ref->cfg.optim.kind));
     cJSON_AddNumberToObject(root, "steps", ref->steps);
@@ -194,22 +173,25 @@ static int print_json(const char *path, const char *backend, ib_precision prec, 
 
 int cmd_verify(int argc, char **argv)
 {
-    verify_opts a = {0};
-    int pr = parse_args(argc, argv, &a);
+    memset(&A, 0, sizeof A);
+    A.precision = A.compare = -1;
+    int pr = args_parse(&cmd_verify_args, argc, argv, NULL, NULL);
     if (pr) return pr == ARGS_HELP ? IB_EXIT_OK : pr;
+    if (!A.reference) return args_usage_error(&cmd_verify_args, "--reference FILE is required");
+    const char *backend = backend_names[A.backend], *compare = A.compare >= 0 ? backend_names[A.compare] : NULL;
 
     ib_error err;
     ib_error_clear(&err);
     verify_reference ref;
-    if (verify_reference_load(a.reference, &ref, &err)) {
+    if (verify_reference_load(A.reference, &ref, &err)) {
         fprintf(stderr, "instbench verify: %s\n", err.msg);
         return IB_EXIT_RUNTIME;
     }
-    ib_precision prec = a.precision < 0 ? ref.cfg.precision : (ib_precision)a.precision;
+    ib_precision prec = A.precision < 0 ? ref.cfg.precision : (ib_precision)A.precision;
     const vit_config *c = &ref.cfg.model;
     ib_info("verify: reference %s (timm %s, torch %s, %s): img %d patch %d dim %d depth %d heads %d mlp %g "
             "classes %d, batch %d, %d %s steps (lr %g, betas %g/%g, eps %g, wd %g)\n",
-            a.reference, ref.timm_version, ref.torch_version, backend_precision_name(ref.cfg.precision), c->img_size,
+            A.reference, ref.timm_version, ref.torch_version, backend_precision_name(ref.cfg.precision), c->img_size,
             c->patch_size, c->embed_dim, c->depth, c->num_heads, c->mlp_ratio, c->num_classes, ref.cfg.batch_size,
             ref.steps, backend_optimizer_name(ref.cfg.optim.kind), ref.cfg.optim.lr, ref.cfg.optim.beta1,
             ref.cfg.optim.beta2, ref.cfg.optim.eps, ref.cfg.optim.weight_decay);
@@ -219,24 +201,24 @@ int cmd_verify(int argc, char **argv)
 
     verify_outputs got;
     double seconds = 0;
-    if (verify_run_backend(a.backend, &ref, prec, a.threads, &got, &seconds, &err)) {
+    if (verify_run_backend(backend, &ref, prec, A.threads, &got, &seconds, &err)) {
         fprintf(stderr, "instbench verify: %s\n", err.msg);
         verify_reference_free(&ref);
         return IB_EXIT_RUNTIME;
     }
-    ib_info("verify: backend %s %s ran %d steps in %.3f s\n", a.backend, backend_precision_name(prec), ref.steps,
+    ib_info("verify: backend %s %s ran %d steps in %.3f s\n", backend, backend_precision_name(prec), ref.steps,
             seconds);
     verify_second second, *sec = NULL;
     memset(&second, 0, sizeof second);
-    if (a.compare) {
-        second.backend = a.compare;
-        if (verify_run_backend(a.compare, &ref, prec, a.threads, &second.got, &second.seconds, &err)) {
+    if (compare) {
+        second.backend = compare;
+        if (verify_run_backend(compare, &ref, prec, A.threads, &second.got, &second.seconds, &err)) {
             fprintf(stderr, "instbench verify: --compare-backend: %s\n", err.msg);
             verify_outputs_free(&got);
             verify_reference_free(&ref);
             return IB_EXIT_RUNTIME;
         }
-        ib_info("verify: backend %s %s ran %d steps in %.3f s\n", a.compare, backend_precision_name(prec), ref.steps,
+        ib_info("verify: backend %s %s ran %d steps in %.3f s\n", compare, backend_precision_name(prec), ref.steps,
                 second.seconds);
         sec = &second;
     }
@@ -253,21 +235,21 @@ int cmd_verify(int argc, char **argv)
         verify_report_free(&rep);
     } else {
         int pass = rep.pass && (!sec || (sec->vs_reference.pass && sec->vs_backend.pass));
-        if (!strcmp(a.format, "json")) {
-            if (print_json(a.reference, a.backend, prec, &ref, &got, seconds, &rep, sec))
+        if (A.format == 1) {
+            if (print_json(A.reference, backend, prec, &ref, &got, seconds, &rep, sec))
                 fprintf(stderr, "instbench verify: out of memory printing JSON\n");
         } else if (!sec) {
             print_table(&rep);
         } else {
-            printf("== %s vs reference (timm %s) ==\n", a.backend, ref.timm_version);
+            printf("== %s vs reference (timm %s) ==\n", backend, ref.timm_version);
             print_table(&rep);
             printf("\n== %s vs reference (timm %s) ==\n", sec->backend, ref.timm_version);
             print_table(&sec->vs_reference);
-            printf("\n== %s vs %s (the %s backend's outputs as the expected values) ==\n", a.backend, sec->backend,
+            printf("\n== %s vs %s (the %s backend's outputs as the expected values) ==\n", backend, sec->backend,
                    sec->backend);
             print_table(&sec->vs_backend);
-            printf("\n%s: %s vs reference %s, %s vs reference %s, %s vs %s %s\n", pass ? "PASS" : "FAIL", a.backend,
-                   rep.pass ? "ok" : "FAIL", sec->backend, sec->vs_reference.pass ? "ok" : "FAIL", a.backend,
+            printf("\n%s: %s vs reference %s, %s vs reference %s, %s vs %s %s\n", pass ? "PASS" : "FAIL", backend,
+                   rep.pass ? "ok" : "FAIL", sec->backend, sec->vs_reference.pass ? "ok" : "FAIL", backend,
                    sec->backend, sec->vs_backend.pass ? "ok" : "FAIL");
         }
         rc = pass ? IB_EXIT_OK : IB_EXIT_RUNTIME;

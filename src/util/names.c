@@ -44,6 +44,16 @@ int names_region_ok(const char *s)
     return *p == '\0';
 }
 
+const char *names_instance_type_problem(const char *s)
+{
+    return names_instance_type_ok(s) ? NULL : "is not an instance type like g5.xlarge or ml.g5.xlarge";
+}
+
+const char *names_region_problem(const char *s)
+{
+    return names_region_ok(s) ? NULL : "is not a region like us-east-1";
+}
+
 int names_zone_ok(const char *s)
 {
     if (!s || strlen(s) >= 32 || !lower(s[0])) return 0;
