@@ -9,12 +9,12 @@
 # type, enumerator, macro or function (a missing declaration is an error: -Werror=implicit-function-
 # declaration) or any library symbol CUDA 12.9 lacks fails loudly.
 #
-# What it cannot check: kernels/*.cu need nvcc, which the wheels lack.  Their launchers (cuk_*,
+# What it cannot check: src/cuda/kernels/*.cu need nvcc, which the wheels lack.  Their launchers (cuk_*,
 # declared in src/cuda/kernels.h) are the only symbols the C objects need from them; they are
 # stubbed by name from the objects' own undefined symbols (nothing else is ignored: -z defs still
 # rejects every other unresolved symbol, which --unresolved-symbols=ignore-in-object-files would
-# not).  The core helpers the module uses come from BUILD_DIR/libinstbench_core.a, as in the real
-# module.  The result is never run.
+# not).  The core helpers the module uses come from BUILD_DIR's util, model and comm libraries,
+# as in the real module.  The result is never run.
 #
 # No network: prints a SKIP line and exits 0, except under CI (CI set and not "false"/"0"), where
 # a check that silently did not run would read as a pass: it fails there, unless
@@ -35,7 +35,10 @@ skip() {
   exit 1
 }
 
-[ -f "$build/libinstbench_core.a" ] || { echo "FAIL: check_cuda12: no $build/libinstbench_core.a (build first)" >&2; exit 1; }
+core=("$build/libinstbench_comm.a" "$build/libinstbench_model.a" "$build/libinstbench_util.a")
+for a in "${core[@]}"; do
+  [ -f "$a" ] || { echo "FAIL: check_cuda12: no $a (build first)" >&2; exit 1; }
+done
 
 # ---- the wheels: download once, unpack once ----
 mkdir -p "$cache"
@@ -67,7 +70,9 @@ libs=(-L"$nv/cuda_runtime/lib" -L"$nv/cublas/lib" -L"$nv/nccl/lib"
 
 work=$cache/work
 rm -rf "$work"
-mkdir -p "$work"
+mkdir -p "$work/private"
+# the CUDA module's private headers as CMake gives them to it (build/private/cuda/cuda -> src/cuda)
+ln -s "$PWD/src/cuda" "$work/private/cuda"
 
 # ---- the headers really are CUDA 12 (not the system's CUDA 13 through a default path) ----
 cat > "$work/version.c" <<'C'
@@ -88,7 +93,7 @@ C
 flags=(-std=gnu11 -O1 -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
        -Werror=implicit-function-declaration -Werror=int-conversion -Werror=incompatible-pointer-types
        -Werror=missing-field-initializers -DINSTBENCH_HAVE_CUDA=1 -DINSTBENCH_HAVE_NCCL=1
-       -Iinclude -Isrc "${inc[@]}")
+       -Iinclude -I"$work/private" "${inc[@]}")
 objs=()
 for src in src/cuda/*.c; do
   obj=$work/$(basename "${src%.c}").o
@@ -105,7 +110,7 @@ for f in $launchers; do echo "int $f(void) { return 0; }"; done > "$work/launche
 # ---- link against the CUDA 12.9 libraries; every other symbol must resolve ----
 if ! "$cc" -shared -o "$work/libinstbench-cuda12.so" "${objs[@]}" "$work/launchers.o" \
      -Wl,-z,defs -Wl,--version-script=src/cuda/module.map \
-     "$build/libinstbench_core.a" "${libs[@]}" -lm -lpthread 2> "$work/link.log"; then
+     "${core[@]}" "${libs[@]}" -lm -lpthread 2> "$work/link.log"; then
   cat "$work/link.log" >&2
   echo "FAIL: check_cuda12: the module's host code does not link against the CUDA 12.9 libraries" \
        "(a CUDA-13-only symbol?)" >&2

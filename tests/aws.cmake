@@ -11,6 +11,8 @@ add_test(NAME aws_sigv4_suite COMMAND aws_sigv4_suite ${INSTBENCH_TEST_DATA}/aws
 # A driver for the client pieces, used by the endpoint tests below.
 add_executable(aws_client_probe aws_client_probe.c)
 target_link_libraries(aws_client_probe PRIVATE instbench_core)
+# white-box: drives IMDS, the plain requests, the config parser and the error parser directly
+instbench_test_internals(aws_client_probe aws)
 
 # The client against the local endpoint (botocore checks every signature), one ctest entry per
 # area so they run in parallel and each stays short.

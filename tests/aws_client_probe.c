@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 #include "instbench/aws.h"
 #include "instbench/imds.h"
 
-static aws_client_options opts = {0};
+static aws_client_options opts = {.refresh = aws_credentials_refresh};
 
 static int usage(void)
 {

@@ -13,13 +13,18 @@ add_test(NAME cuda_verify_compare
 # The row-major -> column-major operand swap every CUDA GEMM goes through (pure arithmetic, built
 # into the test directly so CPU-only builds run it too).
 instbench_add_unit_test(cuda_gemm_plan cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+# These programs compile CUDA backend sources themselves, so they see its private headers (and
+# the CPU backend's, which they compare against).
+instbench_test_internals(cuda_gemm_plan cuda)
 
 # DDP bucketing of the gradient ranges (pure bookkeeping, built into the test directly).
 instbench_add_unit_test(cuda_bucket cuda_bucket.c ${CMAKE_SOURCE_DIR}/src/cuda/bucket.c)
+instbench_test_internals(cuda_bucket cuda)
 
 # Index arithmetic of the data-movement kernels (patchify, attention head split/merge), shared
 # with the kernels through src/cuda/layout.h; checked against the CPU backend and nested loops.
 instbench_add_unit_test(cuda_layout cuda_layout.c)
+instbench_test_internals(cuda_layout cpu cuda)
 
 # The CUDA backend's step (src/cuda/vit.c) on the CPU through a host stand-in for the runtime,
 # the kernel launchers and cuBLASLt, against the timm fixtures and the CPU backend.  Needs the
@@ -30,6 +35,7 @@ if(INSTBENCH_CUDA)
     instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    instbench_test_internals(cuda_vit_host cpu cuda)
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
@@ -37,11 +43,13 @@ if(INSTBENCH_CUDA)
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+      instbench_test_internals(cuda_dp_host cpu cuda)
       # ... and measure's timed loop (bench_run) over two cuda ranks.
       instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+      instbench_test_internals(cuda_runner_host cpu cuda)
     endif()
   endif()
 endif()

@@ -10,6 +10,7 @@ add_test(NAME engine_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DI
 # bf16 GEMMs against a naive double product, and the engine tests again with oneDNN capped at
 # AVX2, where it has no bf16 matmul: a CPU with bf16 hardware proves the emulated path too.
 instbench_add_unit_test(engine_gemm_bf16 ${CMAKE_CURRENT_SOURCE_DIR}/engine_gemm_bf16.c)
+instbench_test_internals(engine_gemm_bf16 cpu)   # white-box: the CPU GEMMs below the backend (cpu/ops.h)
 foreach(t engine_gemm_bf16 engine_gradcheck engine_learn)
   add_test(NAME ${t}_avx2 COMMAND ${t} WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
   set_tests_properties(${t}_avx2 PROPERTIES ENVIRONMENT "DNNL_MAX_CPU_ISA=AVX2")

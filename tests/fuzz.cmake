@@ -2,7 +2,7 @@
 # configured with clang and -DINSTBENCH_FUZZ=ON; scripts/run_fuzzers.sh builds and runs each for a
 # bounded time.  A file only needs LLVMFuzzerTestOneInput.  An area that defines its own target
 # of the same name (e.g. with extra sources) keeps it: the glob runs last and skips those.
-option(INSTBENCH_FUZZ "Build the libFuzzer targets in tests/fuzz (needs clang)" OFF)
+# (INSTBENCH_FUZZ is declared with the other options in the top-level CMakeLists.txt.)
 
 function(instbench_add_globbed_fuzzers)
   file(GLOB fuzzers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_*.c)
@@ -15,6 +15,8 @@ function(instbench_add_globbed_fuzzers)
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(${name} PRIVATE instbench_core)
+    # the AWS parsers below the client's API (error bodies, config files) are fuzzed directly
+    instbench_test_internals(${name} aws)
   endforeach()
 endfunction()
 
@@ -23,7 +25,9 @@ if(INSTBENCH_FUZZ)
     message(FATAL_ERROR "INSTBENCH_FUZZ=ON needs clang: configure with -DCMAKE_C_COMPILER=clang")
   endif()
   # Coverage instrumentation for the library too, or the fuzzer is blind inside the parsers.
-  target_compile_options(instbench_core PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  foreach(module ${INSTBENCH_MODULES})
+    target_compile_options(${module} PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  endforeach()
   target_link_options(instbench_core INTERFACE -fsanitize=address,undefined)
   if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.19)
     cmake_language(DEFER CALL instbench_add_globbed_fuzzers)

@@ -11,7 +11,6 @@
 #include "instbench/bench.h"
 #include "instbench/output.h"
 #include "instbench/prices.h"
-#include "output/prices_output.h"
 
 #include "check.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The shipped price snapshot: the committed configs/prices-snapshot.json and the embedded
-src/prices/snapshot_data.c are what scripts/make_price_snapshot.py generates today; every
+"""The shipped price snapshot: the committed configs/prices-snapshot.json is what
+scripts/make_price_snapshot.py generates today (the build embeds that file as it is); every
 (instance type, region) of the vendored CSV (data/) is present with the CSV's values (checked here from the
 CSV itself); the interruption buckets are the Spot Advisor's; `instbench prices --source snapshot`
 for every type and region reproduces them (so the embedded copy parses and is complete).

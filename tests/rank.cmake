@@ -1,6 +1,7 @@
 # `instbench rank`: numbers against an independent Python model, hostile inputs,
 # the SVG chart, flag handling, and the C pieces.
 instbench_add_unit_test(rank_unit rank_unit.c)
+instbench_test_internals(rank_unit rank)   # white-box: group, score and seen by their internal API
 add_test(NAME rank_math COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_math.py ${INSTBENCH_BIN})
 add_test(NAME rank_hostile COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_hostile.py ${INSTBENCH_BIN})
 add_test(NAME rank_svg COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_svg.py ${INSTBENCH_BIN})

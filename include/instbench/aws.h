@@ -1,5 +1,5 @@
 /* aws: a small, strict AWS client.  SigV4 signing (pure), credential/region resolution, endpoints,
- * and a libcurl transport with retries and concurrency.  Service calls live in aws/<service>.c. */
+ * and a libcurl transport with retries and concurrency.  Service calls: instbench/aws_services.h. */
 #ifndef INSTBENCH_AWS_H
 #define INSTBENCH_AWS_H
 
@@ -23,6 +23,12 @@ int aws_credentials_resolve(aws_credentials *out, ib_error *err);
 int aws_region_resolve(char out[32], ib_error *err);
 /* 1 when REGION is an AWS region instbench knows by name (src/aws/regions.c), else 0. */
 int aws_region_known(const char *region);
+/* The refresh half of the chain, the client's credentials provider (aws_client_options.refresh):
+ * re-fetches container or IMDS credentials when they expire within 5 minutes, or always with
+ * force.  0: cred holds usable credentials; 1: its source (env, profile) cannot be refreshed;
+ * -1: failed (message). */
+typedef int (*aws_credentials_refresh_fn)(aws_credentials *cred, int force, ib_error *err);
+int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err);
 /* "AKIA****MPLE": safe to print. */
 void aws_mask_key_id(const char *key_id, char out[32]);
 
@@ -74,6 +80,9 @@ typedef struct aws_client_options {
     double total_timeout_s;          /* default 30 per attempt */
     int max_attempts;                /* default 3 (standard retry mode); AWS_MAX_ATTEMPTS overrides */
     int max_concurrency;             /* requests in flight together, default 16 */
+    /* Asked before each signing and once after an expired-token error; NULL: the credentials
+     * are used as given.  A provider, so the transport knows no credential source. */
+    aws_credentials_refresh_fn refresh;
 } aws_client_options;
 
 typedef struct aws_client aws_client;

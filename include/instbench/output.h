@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "instbench/prices.h"
 #include "instbench/util.h"
 
 typedef enum output_align { OUTPUT_LEFT = 0, OUTPUT_RIGHT = 1 } output_align;
@@ -71,5 +72,11 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
 /* Appends S to an XML text/attribute context with & < > " ' escaped, control characters dropped
  * and non-ASCII bytes shown as '?' (the document stays valid XML whatever S holds). */
 void output_xml_escape(FILE *out, const char *s);
+
+/* ---- a price_set for people and spreadsheets (prices_table.c); JSON is prices_to_json ---- */
+/* want_od / want_spot pick the columns; now dates the "age" column. */
+int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out);
+/* Fixed columns whatever the market (empty cells for what was not asked), plain numbers. */
+int prices_write_csv(const price_set *s, FILE *out);
 
 #endif

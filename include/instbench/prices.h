@@ -69,6 +69,10 @@ int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);
 const char *prices_interruption_label(int bucket);
 void prices_free(price_set *s);
+/* The snapshot built into the binary (configs/prices-snapshot.json), parsed once. */
+const price_set *prices_snapshot(ib_error *err);
+/* $XDG_CACHE_HOME/instbench/prices, else $HOME/.cache/instbench/prices.  -1 when neither. */
+int prices_cache_dir(char *out, size_t len);
 
 /* ---- the instbench.prices/v1 file format (prices_json.c; format documented there) ---------- */
 /* Parses a prices document held in memory; `what` names it in error messages.  Rejects wrong

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 
 typedef struct cfg_entry {
     char *profile, *key, *value;

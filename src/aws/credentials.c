@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 #include "instbench/imds.h"
 #include "instbench/names.h"   /* one rule for what a region looks like */
 
@@ -221,7 +221,7 @@ int aws_credentials_resolve(aws_credentials *out, ib_error *err)
 int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
 {
     int imds = !strcmp(cred->source, "imds"), container = !strcmp(cred->source, "container");
-    if (!imds && !container) return 0;
+    if (!imds && !container) return 1;
     if (!force && (cred->expiration == 0 || cred->expiration - time(NULL) > REFRESH_MARGIN_S)) return 0;
     aws_credentials fresh;
     memset(&fresh, 0, sizeof fresh);

@@ -3,7 +3,7 @@
 #include <expat.h>
 #include <string.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 
 /* Longest error message passed on: AWS's own fit easily; anything longer is a server (or a proxy)
  * echoing a document at us. */

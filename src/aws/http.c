@@ -6,13 +6,12 @@
  * Verbose (-v) logs one line per attempt: method, URL, status, attempt, elapsed, masked key id;
  * never the secret, the session token or the Authorization header (so no CURLOPT_VERBOSE). */
 #include <curl/curl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 
 #define AWS_MAX_BODY (64u << 20)     /* a Pricing page is ~100 KB; anything this big is wrong */
 #define AWS_MAX_BACKOFF_S 20.0
@@ -33,10 +32,6 @@ struct aws_client {
     int retry_quota;
     char ca_bundle[4096];
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-void aws_curl_global_init(void) { pthread_once(&curl_once, curl_init_once); }
 
 void aws_mask_key_id(const char *key_id, char out[32])
 {
@@ -220,7 +215,7 @@ static int prepare_attempt(aws_client *c, xfer *x)
     char hostport[512];
     snprintf(hostport, sizeof hostport, "%s%s%s", host, port ? ":" : "", port ? port : "");
 
-    if (aws_credentials_refresh(&c->cred, 0, err) != 0) goto out;
+    if (c->opt.refresh && c->opt.refresh(&c->cred, 0, err) < 0) goto out;
 
     size_t nh = r->n_headers + 1;
     aws_header *hs = calloc(nh, sizeof *hs);
@@ -369,13 +364,12 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
                         resp->error_message, sizeof resp->error_message);
         retryable = status >= 500 || status == 429 || aws_error_is_throttling(resp->error_code) ||
                     aws_error_is_transient(resp->error_code);
-        if (!retryable && aws_error_is_expired_token(resp->error_code) && !x->refreshed) {
-            /* refreshable credentials may have expired between resolve and send: refresh once */
+        if (!retryable && aws_error_is_expired_token(resp->error_code) && !x->refreshed && c->opt.refresh) {
+            /* refreshable credentials may have expired between resolve and send: refresh once (the
+             * provider answers 1 for sources it cannot refresh, and then this is final) */
             ib_error rerr;
-            if (strcmp(c->cred.source, "imds") == 0 || strcmp(c->cred.source, "container") == 0) {
-                x->refreshed = 1;
-                if (aws_credentials_refresh(&c->cred, 1, &rerr) == 0) retryable = 1;
-            }
+            x->refreshed = 1;
+            if (c->opt.refresh(&c->cred, 1, &rerr) == 0) retryable = 1;
         }
         if (resp->error_code[0])
             snprintf(reason, sizeof reason, "HTTP %ld %s%s%s", status, resp->error_code,

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 #include "instbench/imds.h"
 #include "instbench/names.h"
 

@@ -4,30 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 
 #define PLAIN_MAX_BODY (1u << 20)
-
-/* Also the transport's body buffer (aws_internal.h). */
-size_t aws_body_append(aws_body *b, const char *data, size_t n, size_t max)
-{
-    if (b->len + n > max) {
-        b->too_big = 1;
-        return 0;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) return 0;
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return n;
-}
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
 {

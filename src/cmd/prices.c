@@ -9,8 +9,7 @@
 #include "cmd/cmd.h"
 #include "instbench/aws.h"
 #include "instbench/prices.h"
-#include "output/prices_output.h"
-#include "prices/prices_internal.h"
+#include "instbench/output.h"
 
 static struct {
     args_list types, regions;

@@ -1,7 +1,6 @@
 /* prices_table: a price_set as an aligned table (units in the headers, the cheapest spot zone
  * named, the interruption bucket, each price's source and age) and as CSV (one row per
  * (type, region), plain full-precision numbers, empty cells for unknowns). */
-#include "output/prices_output.h"
 #include "instbench/output.h"
 
 #include <math.h>

@@ -9,7 +9,7 @@
  * files are ignored with a warning (and replaced by the next live fetch).  What is read is
  * validated as any prices file is (prices_parse_json).  instbench writes its files 0644 and its
  * directories without group or other write permission. */
-#include "prices/prices_internal.h"
+#include "prices/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  * allows, in order live AWS -> on-disk cache -> the shipped snapshot, so every price carries the
  * best source available and says which one it is. */
 #include "instbench/prices.h"
-#include "prices/prices_internal.h"
+#include "prices/internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +49,8 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     }
     /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */
     aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = q->timeout_s > 0 ? q->timeout_s : 20,
-                              .max_attempts = 0, .max_concurrency = 32};
+                              .max_attempts = 0, .max_concurrency = 32,
+                              .refresh = aws_credentials_refresh};
     aws_client *c = NULL;
     if (aws_client_create(&opt, &cred, &c, &cerr) != 0) {
         memset(&cred, 0, sizeof cred);

@@ -3,8 +3,8 @@
  * per region (all types in one request), and, for spot, GetSpotPlacementScores per type (region
  * level and per AZ) plus DescribeAvailabilityZones per region (scores name AZ IDs, prices AZ
  * names).  So a run takes about (longest NextToken chain) x (round-trip time). */
-#include "prices/prices_internal.h"
-#include "aws/services.h"
+#include "prices/internal.h"
+#include "instbench/aws_services.h"
 #include "instbench/names.h"
 
 #include <math.h>

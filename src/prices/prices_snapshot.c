@@ -1,7 +1,7 @@
 /* prices_snapshot: the price snapshot compiled into the binary (src/prices/snapshot_data.c,
  * generated from configs/prices-snapshot.json by scripts/make_price_snapshot.py), so
  * `instbench prices` works from any directory and install location without a data file. */
-#include "prices/prices_internal.h"
+#include "prices/internal.h"
 
 #include <stddef.h>
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "aws/aws_internal.h"
+#include "aws/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws/services.h"
+#include "instbench/aws_services.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aws/services.h"
+#include "instbench/aws_services.h"
 #include "instbench/prices.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

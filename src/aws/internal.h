@@ -33,7 +33,7 @@ int aws_plain_http(const aws_plain_request *req, long *status, char **body, size
                    ib_error *err);
 
 /* A response body growing as curl delivers it, NUL-terminated, refused past max bytes.  Shared by
- * the signed transport and the plain requests; returns n (taken) or 0 (curl then aborts). */
+ * the signed transport and the plain requests (curl_util.c); returns n (taken) or 0 (curl then aborts). */
 typedef struct aws_body {
     char *p;
     size_t len, cap;
@@ -48,10 +48,6 @@ int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *e
 void aws_imds_close(aws_imds_session *s);
 /* IMDS role credentials (the first role listed). */
 int aws_imds_role_credentials(aws_credentials *out, ib_error *err);
-
-/* Re-fetches credentials that come from a refreshable source (container, IMDS) when they expire
- * within 5 minutes, or always with force.  Env and profile credentials are left as they are. */
-int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err);
 
 /* Shared config/credentials files, read as the AWS CLI reads them (Python's configparser):
  * "[name]" sections (config file: "[default]" and "[profile NAME]"; [DEFAULT] keys apply to every
@@ -76,7 +72,7 @@ const char *aws_profile_name(int *explicit_profile);
  * 0 with the URL, 1 when neither is set, -1 (message) when FULL_URI is not allowed. */
 int aws_container_credentials_url(char *out, size_t out_len, ib_error *err);
 
-/* Global libcurl initialisation, once per process. */
+/* Global libcurl initialisation, once per process (curl_util.c, with aws_body_append). */
 void aws_curl_global_init(void);
 
 #endif

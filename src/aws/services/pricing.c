@@ -19,7 +19,7 @@
  *   Filters: instanceName, regionCode, component=Training -> the training job's per-instance
  *   hourly rate.  (Attribute names read from public Price List examples and SDK tests.)
  */
-#include "aws/services.h"
+#include "instbench/aws_services.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

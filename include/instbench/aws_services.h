@@ -1,5 +1,6 @@
-/* aws service calls used by prices/: Price List GetProducts (pricing.c), EC2 spot price history and
- * spot placement scores (ec2.c), and the batched paginator they share (paginate.c).
+/* aws_services: the service calls prices/ makes, apart from the client core (src/aws/services/):
+ * Price List GetProducts (pricing.c), EC2 spot price history and spot placement scores (ec2.c),
+ * and the batched paginator they share (paginate.c).
  * Every call takes many independent queries at once: all first pages go out together, then all
  * second pages, so a run costs about (longest pagination chain) x (latency), not (requests) x it. */
 #ifndef INSTBENCH_AWS_SERVICES_H

@@ -5,12 +5,9 @@
 #include "instbench/aws.h"
 #include "instbench/prices.h"
 
-/* ---- snapshot (prices_snapshot.c): the embedded configs/prices-snapshot.json, parsed once ---- */
-const price_set *prices_snapshot(ib_error *err);
+/* The snapshot (prices_snapshot()) and the cache's directory are in instbench/prices.h. */
 
 /* ---- cache (prices_cache.c): one instbench.prices/v1 file per (region, type) ------------- */
-/* $XDG_CACHE_HOME/instbench/prices, else $HOME/.cache/instbench/prices.  -1 when neither. */
-int prices_cache_dir(char *out, size_t len);
 /* Fills r's on-demand/spot from the cache when younger than ttl_s (as of now); sets *got_od /
  * *got_spot.  A missing file is a quiet miss; a corrupt one a warning and a miss. */
 void prices_cache_lookup(price_record *r, int want_od, int want_spot, int ttl_s, time_t now,

@@ -12,7 +12,7 @@
  * DescribeSpotPriceHistory with StartTime=now returns, per (type, AZ), the price in effect now
  * (AWS includes the last change before StartTime); we still keep only the newest per (type, AZ)
  * in case a page carries history. */
-#include "aws/services.h"
+#include "instbench/aws_services.h"
 
 #include <expat.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* paginate: runs many independent paginated AWS queries in rounds.  Round k sends page k of every
  * query that still has one, all together through aws_client_send_many, so total time follows the
  * longest NextToken chain rather than the number of requests. */
-#include "aws/services.h"
+#include "instbench/aws_services.h"
 
 #include <stdlib.h>
 #include <string.h>
