@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: on-demand + spot prices for 40 instance types x 4 regions from the local AWS test
-# endpoint (scripts/aws_test_endpoint.py, every signature checked with botocore) with 50 ms added
+# endpoint (tests/aws_fake_server.py, every signature checked with botocore) with 50 ms added
 # per request, fetched by `instbench prices` and by the AWS CLI scripted as a user would (a loop of
 # `aws pricing get-products` per type and region, one `aws ec2 describe-spot-price-history` per
 # region with every type).  Prints both wall times and the ratio (target: instbench >= 10x faster),
@@ -63,7 +63,7 @@ EOF
 )
 read -r -a types <<<"$types"
 
-/usr/bin/python3 scripts/aws_test_endpoint.py --prices "$csv" --latency-ms "$latency" --timeout 900 \
+/usr/bin/python3 tests/aws_fake_server.py --prices "$csv" --latency-ms "$latency" --timeout 900 \
   --port-file "$work/port" >/dev/null 2>"$work/endpoint.log" &
 ep_pid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done

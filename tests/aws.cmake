@@ -1,6 +1,6 @@
 # AWS client tests: the SigV4 suite, the credential chain, transport faults and IMDS, all
-# against the local AWS test endpoint (scripts/aws_test_endpoint.py) that checks every signature
-# with botocore.
+# against the fake AWS (tests/aws_fake_server.py, started by testlib.FakeAws) that checks every
+# signature with botocore.
 
 # AWS's SigV4 test vectors, vendored in tests/data/aws-sigv4-suite (SOURCE.md there); the test
 # fails when they are missing.
@@ -19,7 +19,7 @@ instbench_test_internals(aws_client_probe aws)
 foreach(area EndpointSelfCheck SigningAndChain Endpoints Ec2Queries Imds Tls Transport)
   add_test(NAME aws_endpoint_${area}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_endpoint_test.py
-                   $<TARGET_FILE:aws_client_probe> ${CMAKE_SOURCE_DIR}/scripts/aws_test_endpoint.py ${area})
+                   $<TARGET_FILE:aws_client_probe> ${area})
 endforeach()
 
 # Differential: our signer and botocore's SigV4Auth on 300 random requests.

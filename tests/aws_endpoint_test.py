@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""AWS client tests against the local AWS test endpoint (scripts/aws_test_endpoint.py).
+"""AWS client tests against the local AWS test endpoint (tests/aws_fake_server.py).
 
 The endpoint recomputes every request's SigV4 signature with botocore, so any request that
 succeeds here was signed correctly.  The credential chain and region are compared with what
 botocore itself resolves from the same environment and files.  Every line the client prints (in
 -v mode) is checked for every secret the test knows, including those the endpoint minted.
 
-usage: aws_endpoint_test.py PROBE ENDPOINT_SCRIPT [unittest args]
+usage: aws_endpoint_test.py PROBE [unittest args]
 """
 import json
 import os
@@ -19,8 +19,9 @@ import unittest
 import urllib.error
 import urllib.request
 
+from testlib import FakeAws
+
 PROBE = None
-ENDPOINT = None
 PY = sys.executable
 
 AK = "AKIDEXAMPLE"
@@ -48,47 +49,20 @@ def mask(key):
     return key[:4] + "****" + key[-4:]
 
 
-class Endpoint:
+class Endpoint(FakeAws):
+    """The fake AWS serving PRICES and knowing the test's credentials."""
     def __init__(self, *extra, tls=None):
         self.dir = tempfile.mkdtemp(prefix="awsep")
         prices = os.path.join(self.dir, "prices.json")
         with open(prices, "w") as f:
             json.dump(PRICES, f)
-        args = [PY, ENDPOINT, "--port", "0", "--timeout", "240", "--prices", prices,
+        args = ["--timeout", "240", "--prices", prices,
                 "--credentials", "%s:%s" % (AK, SK), "--credentials", "%s:%s:%s" % (TOK_AK, TOK_SK, TOK),
                 "--credentials", "%s:%s" % (PROFILE_AK, PROFILE_SK),
                 "--credentials", "%s:%s" % (CONFIG_AK, CONFIG_SK)] + list(extra)
-        self.ctx = None
         if tls:
-            import ssl
             args += ["--tls-cert", tls[0], "--tls-key", tls[1]]
-            self.ctx = ssl.create_default_context(cafile=tls[0])
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.proc.stdout.readline()
-        self.port = int(line)
-        self.url = "%s://127.0.0.1:%d" % ("https" if tls else "http", self.port)
-
-    def stats(self):
-        with urllib.request.urlopen(self.url + "/__stats", timeout=5, context=self.ctx) as r:
-            return json.load(r)
-
-    def control(self, **kw):
-        req = urllib.request.Request(self.url + "/__control", data=json.dumps(kw).encode(), method="POST")
-        with urllib.request.urlopen(req, timeout=5, context=self.ctx) as r:
-            return json.load(r)
-
-    def stop(self):
-        try:
-            urllib.request.urlopen(urllib.request.Request(self.url + "/__shutdown", method="POST"), timeout=2,
-                                   context=self.ctx).read()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc.stdout.close()
+        super().__init__(*args, tls_ca=tls[0] if tls else None)
 
 
 def clean_env(home, **kw):
@@ -720,7 +694,7 @@ class Transport(AwsTestCase):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    PROBE, ENDPOINT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
+    PROBE = os.path.abspath(sys.argv[1])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[2:], verbosity=2)

@@ -18,14 +18,7 @@ import threading
 
 BIN = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="instbench-aws-hygiene-")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg, flush=True)
-    return cond
+from testlib import check, failures
 
 
 LONG = "first line of the message " + "A" * 1000

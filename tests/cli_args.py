@@ -8,14 +8,7 @@ import subprocess
 import sys
 
 BIN = sys.argv[1]
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
+from testlib import check, failures
 
 
 def run(*args):

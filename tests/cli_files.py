@@ -18,14 +18,8 @@ from fifo_reader import read_fifo_into  # noqa: E402
 
 
 BIN = sys.argv[1]
-failures = []
+from testlib import check, failures
 d = tempfile.mkdtemp(prefix="instbench-files-")
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg, flush=True)
 
 
 result = {"schema": "instbench.result/v1", "instance": {"type": "g5.xlarge", "region": "us-east-1"},

@@ -18,14 +18,7 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 TINY = ["--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "32",
         "--patch-size", "8", "--embed-dim", "64", "--heads", "2", "--classes", "10", "--batch-size", "4"]
 
-FAILURES = []
-
-
-def check(cond, msg):
-    if not cond:
-        FAILURES.append(msg)
-        print("FAIL:", msg, flush=True)
-    return cond
+from testlib import check, failures as FAILURES  # noqa: F401 (re-exported)
 
 
 def env(**extra):

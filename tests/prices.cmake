@@ -2,13 +2,13 @@
 instbench_add_unit_test(prices_json_test prices_json_test.c)
 instbench_add_unit_test(prices_parsers_test prices_parsers_test.c)
 
-# `instbench prices` against the local AWS test endpoint (botocore-verified signatures); expected
+# `instbench prices` against the fake AWS, tests/aws_fake_server.py (botocore-verified signatures); expected
 # values computed in Python from data/ (the price CSV and the Spot Advisor data).
 foreach(case many_types pagination concurrency cache corrupt_cache hostile_cache cache_trust snapshot_no_credentials faults
         session_token_no_secrets sagemaker usage exit_codes)
   add_test(NAME prices_live_${case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_live.py ${INSTBENCH_BIN}
-                   ${CMAKE_SOURCE_DIR}/scripts/aws_test_endpoint.py ${INSTBENCH_PRICE_DATA} ${case})
+                   ${INSTBENCH_PRICE_DATA} ${case})
 endforeach()
 
 # The snapshot: regenerated == committed, complete and equal to the CSV, embedded copy complete.

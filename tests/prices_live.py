@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`instbench prices` against the local AWS test endpoint (scripts/aws_test_endpoint.py, which checks
+"""`instbench prices` against the local AWS test endpoint (tests/aws_fake_server.py, which checks
 every request's SigV4 signature with botocore).
 
 Expected values are computed here, in Python, from the same data the endpoint serves (the vendored
@@ -8,7 +8,7 @@ data/aws-accelerated-prices.csv) and from the endpoint's documented serving rule
 placement score 1 + sha256("types|region[|az]") mod 10), and interruption buckets straight from the
 Spot Advisor JSON.  Nothing is compared against instbench's own earlier output.
 
-usage: prices_live.py INSTBENCH ENDPOINT_SCRIPT PRICE_DATA_DIR CASE   (PRICE_DATA_DIR: the repository's data/)
+usage: prices_live.py INSTBENCH PRICE_DATA_DIR CASE   (PRICE_DATA_DIR: the repository's data/)
 """
 import csv
 import hashlib
@@ -23,7 +23,11 @@ import tempfile
 import time
 import urllib.request
 
-INSTBENCH, ENDPOINT, DATA, CASE = [os.path.abspath(a) for a in sys.argv[1:4]] + [sys.argv[4]]
+import testlib
+from testlib import FakeAws, fail, require as check
+
+INSTBENCH, DATA, CASE = [os.path.abspath(a) for a in sys.argv[1:3]] + [sys.argv[3]]
+testlib.label = CASE
 CSV = os.path.join(DATA, "aws-accelerated-prices.csv")
 ADVISOR = os.path.join(DATA, "spot-advisor-data.json")
 AK = "AKIDEXAMPLE"
@@ -32,16 +36,6 @@ TOKEN = "IQoJb3JpZ2luX2VjEXAMPLETOKEN0123456789SESSIONtoken/+=="
 SECRETS = [SK, TOKEN]
 TMP = tempfile.mkdtemp(prefix="instbench-prices-")
 ALL_OUTPUT = []   # everything instbench printed, checked for secrets at the end
-
-
-def fail(msg):
-    print("FAIL [%s]: %s" % (CASE, msg), file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
 
 
 # ---- reference data -------------------------------------------------------------------------
@@ -89,35 +83,12 @@ def pick(n_types, regions):
 
 # ---- the endpoint and the CLI ----------------------------------------------------------------
 
-class Endpoint:
-    def __init__(self, *args, prices=CSV):
-        self.proc = subprocess.Popen([sys.executable, ENDPOINT, "--prices", prices, "--timeout", "240"] + list(args),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        if not line.strip().isdigit():
-            fail("endpoint did not start: %r %s" % (line, self.proc.stderr.read()))
-        self.url = "http://127.0.0.1:%d" % int(line)
-
-    def call(self, path, obj=None):
-        data = json.dumps(obj).encode() if obj is not None else None
-        with urllib.request.urlopen(urllib.request.Request(self.url + path, data=data), timeout=10) as r:
-            return json.loads(r.read())
-
-    def stats(self):
-        return self.call("/__stats")
-
-    def close(self):
-        try:
-            self.call("/__shutdown", {})
-        except Exception:
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+def Endpoint(*args, prices=CSV):
+    """The fake AWS serving the vendored price data (or PRICES)."""
+    try:
+        return FakeAws("--prices", prices, "--timeout", "240", *args)
+    except RuntimeError as e:
+        fail(str(e))
 
 
 def base_env(endpoint=None, creds=True, token=None):
@@ -211,7 +182,7 @@ def case_many_types():
         check(ops.get("DescribeSpotPriceHistory") == len(regions), "spot calls (want one per region): %r" % ops)
         check("no AWS credentials" not in p.stderr, "credentials were found")
     finally:
-        ep.close()
+        ep.stop()
 
 
 def case_pagination():
@@ -229,7 +200,7 @@ def case_pagination():
         check(ops.get("DescribeSpotPriceHistory", 0) > 2 * len(regions),
               "spot history was not paginated: %r" % ops)
     finally:
-        ep.close()
+        ep.stop()
 
 
 def case_concurrency():
@@ -250,7 +221,7 @@ def case_concurrency():
         check(wall < 8, "took %.1f s for %d requests at 300 ms each" % (wall, st["requests"]))
         print("concurrency: %d requests, %d in flight at most, %.2f s" % (st["requests"], st["max_in_flight"], wall))
     finally:
-        ep.close()
+        ep.stop()
 
 
 def case_cache():
@@ -263,7 +234,7 @@ def case_cache():
     try:
         prices(args, base_env(ep))
     finally:
-        ep.close()
+        ep.stop()
     files = [os.path.join(TMP, "cache", "instbench", "prices", "us-east-1", t + ".json") for t in types]
     for f in files:
         check(os.path.exists(f), "cache file %s missing" % f)
@@ -322,7 +293,7 @@ def case_corrupt_cache():
     try:
         prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(ep))
     finally:
-        ep.close()
+        ep.stop()
     check(json.load(open(path))["prices"][0]["on_demand"]["source"] == "live", "live run did not rewrite the cache")
 
 
@@ -452,7 +423,7 @@ def case_cache_trust():
         finally:
             os.umask(old)
     finally:
-        ep.close()
+        ep.stop()
     st = os.lstat(path)
     check(stat.S_ISREG(st.st_mode) and not st.st_mode & 0o022, "the live run left mode %o" % st.st_mode)
     check(not os.stat(region_dir).st_mode & 0o022, "the live run left the directory writable by others")
@@ -544,7 +515,7 @@ def case_faults():
             check(words[0] in p.stderr, "--source live %s/%s: %s" % (kind, service, p.stderr))
         ep.call("/__control", {"clear_faults": True})
     finally:
-        ep.close()
+        ep.stop()
     # placement scores without the permission: absent, with a note; prices unaffected
     ep = Endpoint("--placement-unauthorized")
     try:
@@ -555,7 +526,7 @@ def case_faults():
               "no placement note: %r" % doc.get("placement_note"))
         check_live(recs, [t], [r], scores=False)
     finally:
-        ep.close()
+        ep.stop()
 
 
 def case_session_token_no_secrets():
@@ -576,7 +547,7 @@ def case_session_token_no_secrets():
             for s in SECRETS:
                 check(s not in text, "a secret reached a file")
     finally:
-        ep.close()
+        ep.stop()
 
 
 def case_sagemaker():
@@ -605,7 +576,7 @@ def case_sagemaker():
         ops = ep.stats()["by_operation"]
         check(ops.get("GetProducts") == 3 and ops.get("DescribeSpotPriceHistory") == 1, "calls %r" % ops)
     finally:
-        ep.close()
+        ep.stop()
 
 
 def case_usage():
@@ -658,7 +629,7 @@ def case_exit_codes():
         st = ep.stats()
         check(st["by_operation"].get("GetProducts", 0) >= 2, "AWS was not asked: %r" % st)
     finally:
-        ep.close()
+        ep.stop()
     # something found is still exit 0
     prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1"], env)
 

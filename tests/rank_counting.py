@@ -22,13 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-    return cond
+from testlib import check, failures
 
 
 def rank(args, stdin=None, timeout=20):
@@ -211,7 +205,6 @@ with tempfile.TemporaryDirectory() as d:
         step(sub, prices)
 
 if failures:
-    print("\n".join(failures))
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
 print("rank counting: all checks passed")

@@ -18,12 +18,7 @@ import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
 NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
+from testlib import check, failures
 
 
 def formula_cells(rows):
@@ -77,7 +72,6 @@ with tempfile.TemporaryDirectory() as d:
               f"a negative saving is not a plain number: {p5}")
 
 if failures:
-    print("\n".join(failures))
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
 print("CSV injection: all checks passed")

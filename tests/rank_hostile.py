@@ -14,12 +14,7 @@ import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
 BIG = "--big" in sys.argv[2:]
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
+from testlib import check, failures
 
 
 GOOD = fx.result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 330.0)
@@ -203,7 +198,6 @@ with tempfile.TemporaryDirectory() as d:
     many(d) if BIG else hostile(d)
 
 if failures:
-    print("\n".join(failures))
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
 print("rank hostile inputs: all checks passed")

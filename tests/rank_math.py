@@ -16,12 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
+from testlib import check, failures
 
 
 # Instance types: (name, accelerators per node, GPU name).  ml.* is SageMaker: on-demand only.
@@ -196,7 +191,6 @@ for seed in range(1, 5):
               f"seed{seed}: workloads list")
 
 if failures:
-    print("\n".join(failures[:50]))
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
 print("rank math: all checks passed")

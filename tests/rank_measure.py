@@ -13,12 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
+from testlib import check, failures
 
 
 def measure(out, itype, market, batch):
@@ -65,6 +60,5 @@ with tempfile.TemporaryDirectory() as d:
               "two g5.xlarge runs not combined at their median")
 
 if failures:
-    print("\n".join(failures))
     sys.exit(1)
 print("rank on measure's results: all checks passed")

@@ -18,13 +18,7 @@ import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
 RSS_BOUNDS = "--no-rss-bounds" not in sys.argv[2:]
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg, flush=True)
+from testlib import check, failures
 
 
 # Runs the command in a fresh Python child whose only child is instbench, so RUSAGE_CHILDREN's

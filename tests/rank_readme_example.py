@@ -17,13 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
 
 BIN, README, SNAPSHOT = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-    return cond
+from testlib import check, failures
 
 
 def fail_now(msg):
@@ -132,6 +126,5 @@ with tempfile.TemporaryDirectory() as d:
                   f"{want_spd:,.0f}, {src}")
 
 if failures:
-    print("\n".join(failures))
     sys.exit(1)
 print("README example: all checks passed")

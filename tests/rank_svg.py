@@ -15,12 +15,7 @@ import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
 NS = "{http://www.w3.org/2000/svg}"
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
+from testlib import check, failures
 
 
 results = [fx.result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 1250.0),
@@ -115,7 +110,6 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 1 and "x.svg" in err, f"unwritable plot: exit {rc}: {err}")
 
 if failures:
-    print("\n".join(failures))
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
 print("rank svg: all checks passed")

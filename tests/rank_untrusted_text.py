@@ -18,12 +18,7 @@ BIN = sys.argv[1]
 OSC52 = "\x1b]52;c;aGVsbG8=\x07"      # writes the user's clipboard
 CLEAR = "\x1b[2J"                     # clears the screen
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
+from testlib import check, failures
 
 
 def safe(text, what):
@@ -97,7 +92,6 @@ with tempfile.TemporaryDirectory() as d:
         safe(out + err, f"price file with a bad {name}")
 
 if failures:
-    print("\n".join(failures))
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
 print("rank untrusted text: all checks passed")

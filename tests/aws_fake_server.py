@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A local AWS test endpoint for instbench's tests and benchmark.
+"""A fake AWS for instbench's tests and benchmark (tests start it through testlib.FakeAws).
 
 Runs on 127.0.0.1 (port 0 picks a free port; the port is printed as the first stdout line and
 written to --port-file) and exits on its own after --timeout seconds.  Every service request's

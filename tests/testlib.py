@@ -1,0 +1,80 @@
+"""What the Python tests share: check() records a failed expectation and prints it at once (so a
+hung or crashing test still shows what had failed), and `failures` holds them for the test's own
+summary and exit status.  require() is the fatal form, for tests that stop at the first failure.
+FakeAws starts the fake AWS server (tests/aws_fake_server.py).  Every test imports these instead
+of keeping a copy."""
+import json
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import urllib.request
+
+failures = []
+label = ""   # a fatal failure's context, e.g. the case a multi-case test runs
+
+
+def check(cond, msg):
+    """Records msg unless cond holds; returns cond, so a test can skip what depended on it."""
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg, flush=True)
+    return cond
+
+
+def fail(msg):
+    """Stops the test now, exit status 1."""
+    print("FAIL%s: %s" % (" [%s]" % label if label else "", msg), file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def require(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+class FakeAws:
+    """tests/aws_fake_server.py on a free port of 127.0.0.1, with ARGS (its --help lists them);
+    tls_ca: serve https with the server's --tls-cert, trusted through this CA file."""
+    SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "aws_fake_server.py")
+
+    def __init__(self, *args, tls_ca=None):
+        self.ctx = ssl.create_default_context(cafile=tls_ca) if tls_ca else None
+        # its log goes to a file: a pipe nobody reads could fill and stall the server
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([sys.executable, self.SERVER, "--port", "0"] + list(args),
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            self.proc.wait()
+            self.log.seek(0)
+            raise RuntimeError("the fake AWS server did not start: %r %s" % (line, self.log.read()))
+        self.port = int(line)
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls_ca else "http", self.port)
+
+    def call(self, path, obj=None):
+        """POSTs obj as JSON (GET when None) to one of the control paths; the answer, parsed."""
+        data = json.dumps(obj).encode() if obj is not None else None
+        req = urllib.request.Request(self.url + path, data=data)
+        with urllib.request.urlopen(req, timeout=10, context=self.ctx) as r:
+            return json.loads(r.read())
+
+    def stats(self):
+        return self.call("/__stats")
+
+    def control(self, **kw):
+        return self.call("/__control", kw)
+
+    def stop(self):
+        try:
+            self.call("/__shutdown", {})
+        except (OSError, ValueError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.log.close()
