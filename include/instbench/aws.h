@@ -1,5 +1,5 @@
 /* aws: a small, strict AWS client.  SigV4 signing (pure), credential/region resolution, endpoints,
- * and a libcurl transport with retries and concurrency.  Service calls: instbench/aws_services.h. */
+ * and a libcurl transport with retries and concurrency.  Service calls: instbench/aws_services.h */
 #ifndef INSTBENCH_AWS_H
 #define INSTBENCH_AWS_H
 

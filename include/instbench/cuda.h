@@ -1,4 +1,4 @@
-/* cuda: the CUDA backend as the core sees it.  The backend itself (src/cuda/, its kernels in src/cuda/kernels/) is a
+/* cuda: the CUDA backend as the core sees it.  The backend itself (src/cuda/, with kernels/) is a
  * separate shared module, libinstbench-cuda.so, loaded with dlopen only when something needs it
  * (src/backend.c), so the instbench executable links no CUDA library and runs where none is
  * installed.  The module exports one symbol, instbench_cuda_module(), which returns the const
