@@ -31,17 +31,18 @@ const char *backend_precision_name(ib_precision p) { return backend_precision_na
 const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_names[k == IB_OPT_ADAMW]; }
 
 /* ---- the CUDA module ----
- * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, kernels/), dlopened here on first use,
- * so the executable itself needs no CUDA library: `rank`, `prices` and CPU measurements run on a
- * machine without them, and startup does not pay for loading cuBLAS.
+ * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, its .cu kernels in src/cuda/kernels/),
+ * dlopened here on first use, so the executable itself needs no CUDA library: `rank`, `prices` and
+ * CPU measurements run on a machine without them, and startup does not pay for loading cuBLAS.
  *
  * How the module gets the core helpers it calls (ib_error_set, ib_log, model layout, the TCP
- * rendezvous): it links its own copies of those objects from instbench_core, kept private by a
- * version script that exports only instbench_cuda_module (src/cuda/module.map).  The alternative,
- * exporting them from the executable (ENABLE_EXPORTS) for the module to bind against, would tie
- * the module to whichever program loads it: every test program linking instbench_core statically
- * would need its symbols exported too, a program without them would fail at dlopen, and the
- * executable's dynamic symbol table (startup cost) would grow by every core function.  The price
+ * rendezvous): it links its own copies of those objects (the util, model and comm libraries),
+ * kept private by a version script that exports only instbench_cuda_module (src/cuda/module.map).
+ * The alternative, exporting them from the executable (ENABLE_EXPORTS) for the module to bind
+ * against, would tie the module to whichever program loads it: every test program linking the
+ * module libraries statically would need its symbols exported too, a program without them would
+ * fail at dlopen, and the executable's dynamic symbol table (startup cost) would grow by every
+ * core function.  The price
  * of private copies is duplicated global state; the only one the module reads is ib_log_level,
  * which the loader copies into the module (table->log_level).
  *
