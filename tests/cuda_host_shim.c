@@ -58,21 +58,21 @@ const char *cudaGetErrorName(cudaError_t e) { return "cudaErrorShim"; }
 /* ---- act helpers ---- */
 static void st(void *a, int dt, size_t i, float x)
 {
-    if (dt == CUK_BF16) ((bf16 *)a)[i] = cpu_bf16_from_f32(x);
+    if (dt == IB_PREC_BF16) ((bf16 *)a)[i] = cpu_bf16_from_f32(x);
     else ((float *)a)[i] = x;
 }
 static float ld_(const void *a, int dt, size_t i)
 {
-    return dt == CUK_BF16 ? cpu_f32_from_bf16(((const bf16 *)a)[i]) : ((const float *)a)[i];
+    return dt == IB_PREC_BF16 ? cpu_f32_from_bf16(((const bf16 *)a)[i]) : ((const float *)a)[i];
 }
 
-cudaError_t cuk_store_act(void *dst, int dt, const float *src, size_t n, cudaStream_t s)
+cudaError_t cuk_store_act(void *dst, ib_precision dt, const float *src, size_t n, cudaStream_t s)
 {
     for (size_t i = 0; i < n; i++) st(dst, dt, i, src[i]);
     return cudaSuccess;
 }
 
-cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, int dt, cudaStream_t s)
+cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt, cudaStream_t s)
 {
     const size_t n = (size_t)B * (S / P) * (S / P) * C * P * P;
     for (size_t i = 0; i < n; i++) st(patches, dt, i, images[cuk_patch_src(i, C, S, P)]);
@@ -107,7 +107,7 @@ cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float
 }
 
 cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
-                                  void *y, int dt, float *mean, float *rstd, int R, int D, ptrdiff_t xs, cudaStream_t s)
+                                  void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t xs, cudaStream_t s)
 {
     for (long r = 0; r < R; r++) {
         const float *x = x_in + r * xs;
@@ -150,7 +150,7 @@ cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float 
 }
 
 size_t cuk_colsum_partial_floats(int N) { return (size_t)N; }
-cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, int dt, int M, int N, float *partial,
+cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N, float *partial,
                               cudaStream_t s)
 {
     for (int j = 0; j < N; j++) db[j] = 0;
@@ -168,7 +168,7 @@ cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cud
     return cudaSuccess;
 }
 
-cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, int dt, int M, int F, cudaStream_t s)
+cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, ib_precision dt, int M, int F, cudaStream_t s)
 {
     for (size_t i = 0; i < (size_t)M * F; i++) {
         const float x = h[i] + bias[i % F];
@@ -187,7 +187,7 @@ cudaError_t cuk_gelu_backward(const float *h, float *g, size_t n, cudaStream_t s
     return cudaSuccess;
 }
 
-cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd, cudaStream_t s)
+cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s)
 {
     for (size_t i = 0; i < (size_t)B * T * 3 * H * hd; i++) st(qkvh, dt, cuk_qkv_split_index(i, B, T, H, hd), qkv[i]);
     return cudaSuccess;
@@ -199,19 +199,19 @@ cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int T, int H, 
     return cudaSuccess;
 }
 
-cudaError_t cuk_heads_merge(const void *o, void *att, int dt, int B, int T, int H, int hd, cudaStream_t s)
+cudaError_t cuk_heads_merge(const void *o, void *att, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s)
 {
     for (size_t i = 0; i < (size_t)B * T * H * hd; i++) st(att, dt, i, ld_(o, dt, cuk_heads_index(i, T, H, hd)));
     return cudaSuccess;
 }
 
-cudaError_t cuk_heads_split(const void *datt, void *dO, int dt, int B, int T, int H, int hd, cudaStream_t s)
+cudaError_t cuk_heads_split(const void *datt, void *dO, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s)
 {
     for (size_t i = 0; i < (size_t)B * T * H * hd; i++) st(dO, dt, cuk_heads_index(i, T, H, hd), ld_(datt, dt, i));
     return cudaSuccess;
 }
 
-cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, int ld, float scale, cudaStream_t s)
+cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale, cudaStream_t s)
 {
     for (size_t r = 0; r < rows; r++) {
         float *x = S + r * ld, mx = -INFINITY, sum = 0;
@@ -225,7 +225,7 @@ cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int 
     return cudaSuccess;
 }
 
-cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, int dt, size_t rows, int T, int ld,
+cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, ib_precision dt, size_t rows, int T, int ld,
                                  float scale, cudaStream_t s)
 {
     for (size_t r = 0; r < rows; r++) {

@@ -15,7 +15,7 @@ static void check_patch(int B, int C, int S, int P)
     const size_t npix = (size_t)B * C * S * S, n = (size_t)B * (S / P) * (S / P) * C * P * P;
     float *img = malloc(npix * 4), *ref = malloc(n * 4);
     for (size_t i = 0; i < npix; i++) img[i] = (float)i;   /* each pixel names its own index */
-    cpu_patchify(img, B, C, S, P, ref, CPU_F32);
+    cpu_patchify(img, B, C, S, P, ref, IB_PREC_FP32);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) bad += img[cuk_patch_src(i, C, S, P)] != ref[i];
     CHECK(bad == 0, "patchify B%d C%d S%d P%d: %zu of %zu elements differ from cpu_patchify", B, C, S, P, bad, n);

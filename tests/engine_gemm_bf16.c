@@ -49,7 +49,7 @@ static void run_case(cpu_gemm *g, const gcase *k)
         if (k->cbf) ((bf16 *)C)[i] = cpu_bf16_from_f32(C0[i]);
         else ((float *)C)[i] = C0[i];
     }
-    const cpu_gemm_desc d = {k->batch, k->M, k->N, k->K, CPU_BF16, k->cbf ? CPU_BF16 : CPU_F32, k->tA, k->tB,
+    const cpu_gemm_desc d = {k->batch, k->M, k->N, k->K, IB_PREC_BF16, k->cbf ? IB_PREC_BF16 : IB_PREC_FP32, k->tA, k->tB,
                              k->lda, k->ldb, k->ldc, k->bias, k->acc};
     ib_error err = {0};
     int rc;

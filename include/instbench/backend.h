@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "instbench/model.h"
+#include "instbench/precision.h"
 #include "instbench/util.h"
 
-typedef enum ib_precision { IB_PREC_FP32 = 0, IB_PREC_BF16 = 1 } ib_precision;
 typedef enum ib_optimizer { IB_OPT_ADAM = 0, IB_OPT_ADAMW = 1 } ib_optimizer;
 
 typedef struct ib_optim_config {

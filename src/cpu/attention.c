@@ -84,14 +84,14 @@ static task_buf task_scratch(void *scratch, int T, int hd)
     return t;
 }
 
-int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, void *att, void *scratch, int B,
+int cpu_attention_forward(cpu_gemm *g, ib_precision dt, const void *qkv, void *P, void *att, void *scratch, int B,
                           int T, int H, int hd, ib_error *err)
 {
     const int D = H * hd;
-    const size_t es = cpu_dtype_size(dt);
+    const size_t es = ib_precision_size(dt);
     const float scale = 1.0f / sqrtf((float)hd);
     int h_s, h_o;
-    const cpu_gemm_desc ds = {1, T, T, hd, dt, CPU_F32, 0, 1, 0, 0, 0, 0, 0};   /* S = q k^T */
+    const cpu_gemm_desc ds = {1, T, T, hd, dt, IB_PREC_FP32, 0, 1, 0, 0, 0, 0, 0};   /* S = q k^T */
     const cpu_gemm_desc dout = {1, T, hd, T, dt, dt, 0, 0, 0, 0, 0, 0, 0};      /* o = P v */
     if (cpu_gemm_prepare_local(g, &ds, &h_s, err) || cpu_gemm_prepare_local(g, &dout, &h_o, err)) return -1;
     int failed = 0;
@@ -106,11 +106,11 @@ int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, v
         /* scores and softmax in fp32 (in place in the saved P under fp32; in scratch under bf16,
          * where P is kept as the bf16 the P v GEMM reads, as autocast keeps it) */
         char *Pbh = (char *)P + (size_t)bh * T * T * es;
-        float *S = dt == CPU_F32 ? (float *)Pbh : t.S;
+        float *S = dt == IB_PREC_FP32 ? (float *)Pbh : t.S;
         failed |= cpu_gemm_run_local(g, h_s, t.q, t.k, S, NULL) != 0;
         for (int i = 0; i < T; i++) {
             softmax_row(S + (size_t)i * T, T, scale);
-            if (dt != CPU_F32) cpu_store(Pbh, dt, (size_t)i * T, S + (size_t)i * T, T);
+            if (dt != IB_PREC_FP32) cpu_store(Pbh, dt, (size_t)i * T, S + (size_t)i * T, T);
         }
         failed |= cpu_gemm_run_local(g, h_o, Pbh, t.v, t.o, NULL) != 0;
         scatter((char *)att + ((size_t)b * T * D + (size_t)h * hd) * es, t.o, T, hd, D, es);
@@ -121,7 +121,7 @@ int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, v
 
 /* A dense fp32 [T,hd] gradient tile -> its columns of dqkv (act, row stride 3D), and its column
  * sums into colsum [hd] (the qkv bias gradient's share of this batch element). */
-CPU_KERNEL static void scatter_sum(void *dst, cpu_dtype dt, const float *restrict src, float *restrict colsum, int T,
+CPU_KERNEL static void scatter_sum(void *dst, ib_precision dt, const float *restrict src, float *restrict colsum, int T,
                                    int hd, int ld)
 {
     for (int j = 0; j < hd; j++) colsum[j] = 0;
@@ -132,19 +132,19 @@ CPU_KERNEL static void scatter_sum(void *dst, cpu_dtype dt, const float *restric
     }
 }
 
-int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const void *P, const void *datt,
+int cpu_attention_backward(cpu_gemm *g, ib_precision dt, const void *qkv, const void *P, const void *datt,
                            void *dqkv, float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err)
 {
     float *part = calloc((size_t)B * 3 * H * hd, sizeof *part);   /* [B, 3D] bias-grad partials */
     if (!part) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     const int D = H * hd;
-    const size_t es = cpu_dtype_size(dt);
+    const size_t es = ib_precision_size(dt);
     const float scale = 1.0f / sqrtf((float)hd);
     int h_dp, h_dv, h_dq, h_dk;
-    const cpu_gemm_desc d_dp = {1, T, T, hd, dt, CPU_F32, 0, 1, 0, 0, 0, 0, 0};   /* dP = dO v^T */
-    const cpu_gemm_desc d_dv = {1, T, hd, T, dt, CPU_F32, 1, 0, 0, 0, 0, 0, 0};   /* dv = P^T dO */
-    const cpu_gemm_desc d_dq = {1, T, hd, T, dt, CPU_F32, 0, 0, 0, 0, 0, 0, 0};   /* dq = dS k */
-    const cpu_gemm_desc d_dk = {1, T, hd, T, dt, CPU_F32, 1, 0, 0, 0, 0, 0, 0};   /* dk = dS^T q */
+    const cpu_gemm_desc d_dp = {1, T, T, hd, dt, IB_PREC_FP32, 0, 1, 0, 0, 0, 0, 0};   /* dP = dO v^T */
+    const cpu_gemm_desc d_dv = {1, T, hd, T, dt, IB_PREC_FP32, 1, 0, 0, 0, 0, 0, 0};   /* dv = P^T dO */
+    const cpu_gemm_desc d_dq = {1, T, hd, T, dt, IB_PREC_FP32, 0, 0, 0, 0, 0, 0, 0};   /* dq = dS k */
+    const cpu_gemm_desc d_dk = {1, T, hd, T, dt, IB_PREC_FP32, 1, 0, 0, 0, 0, 0, 0};   /* dk = dS^T q */
     if (cpu_gemm_prepare_local(g, &d_dp, &h_dp, err) || cpu_gemm_prepare_local(g, &d_dv, &h_dv, err) ||
         cpu_gemm_prepare_local(g, &d_dq, &h_dq, err) || cpu_gemm_prepare_local(g, &d_dk, &h_dk, err)) {
         free(part);
@@ -167,14 +167,14 @@ int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const voi
         failed |= cpu_gemm_run_local(g, h_dv, Pbh, t.o, t.dv, NULL) != 0;
         for (int i = 0; i < T; i++) {
             const float *p = (const float *)Pbh + (size_t)i * T;
-            if (dt != CPU_F32) {
+            if (dt != IB_PREC_FP32) {
                 cpu_load_bf16(prow, (const bf16 *)Pbh + (size_t)i * T, T);
                 p = prow;
             }
             softmax_bwd_row(p, dP + (size_t)i * T, T, scale);
-            if (dt != CPU_F32) cpu_store(t.dsa, dt, (size_t)i * T, dP + (size_t)i * T, T);
+            if (dt != IB_PREC_FP32) cpu_store(t.dsa, dt, (size_t)i * T, dP + (size_t)i * T, T);
         }
-        const void *dS = dt == CPU_F32 ? (const void *)dP : t.dsa;
+        const void *dS = dt == IB_PREC_FP32 ? (const void *)dP : t.dsa;
         failed |= cpu_gemm_run_local(g, h_dq, dS, t.k, t.dq, NULL) != 0;
         failed |= cpu_gemm_run_local(g, h_dk, dS, t.q, t.dk, NULL) != 0;
         /* each (b, h) owns its columns of row b of part: no races, and a fixed sum order below */

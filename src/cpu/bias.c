@@ -20,14 +20,14 @@ CPU_KERNEL static void colsum_block(const float *restrict dy, float *restrict ac
     }
 }
 
-void cpu_bias_backward(const float *dy, float *db, void *dy_act, cpu_dtype dt, int M, int N)
+void cpu_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N)
 {
     /* Tasks are (column block, row block); row blocks give every thread work even when N is
      * narrow, and their partial sums are added in a fixed order (deterministic). */
     const int nblk = (N + CB - 1) / CB, RB = 8;
     const long rows_per = (M + RB - 1) / RB;
     float *part = calloc((size_t)RB * N, sizeof *part);
-    bf16 *act = dt == CPU_BF16 ? (bf16 *)dy_act : NULL;
+    bf16 *act = dt == IB_PREC_BF16 ? (bf16 *)dy_act : NULL;
 #pragma omp parallel for schedule(static) collapse(2)
     for (int rb = 0; rb < RB; rb++)
         for (int blk = 0; blk < nblk; blk++) {

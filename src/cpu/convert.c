@@ -12,9 +12,9 @@ CPU_KERNEL void cpu_load_bf16(float *restrict dst, const bf16 *restrict src, siz
     for (size_t i = 0; i < n; i++) dst[i] = cpu_bits_f32((uint32_t)src[i] << 16);
 }
 
-void cpu_store(void *dst, cpu_dtype dt, size_t off, const float *src, size_t n)
+void cpu_store(void *dst, ib_precision dt, size_t off, const float *src, size_t n)
 {
-    if (dt == CPU_F32) memcpy((float *)dst + off, src, n * sizeof(float));
+    if (dt == IB_PREC_FP32) memcpy((float *)dst + off, src, n * sizeof(float));
     else to_bf16((bf16 *)dst + off, src, n);
 }
 

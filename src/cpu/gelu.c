@@ -37,14 +37,14 @@ CPU_KERNEL static void gelu_bwd_block(const float *restrict h, float *restrict g
     }
 }
 
-void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n)
+void cpu_gelu_forward(const float *h, void *a, ib_precision dt, size_t n)
 {
     const long nchunks = (long)((n + CHUNK - 1) / CHUNK);
 #pragma omp parallel for schedule(static)
     for (long c = 0; c < nchunks; c++) {
         float buf[CHUNK];
         const size_t lo = (size_t)c * CHUNK, len = lo + CHUNK < n ? CHUNK : n - lo;
-        if (dt == CPU_F32) {
+        if (dt == IB_PREC_FP32) {
             gelu_fwd(h + lo, (float *)a + lo, len);
         } else {
             gelu_fwd(h + lo, buf, len);
@@ -53,14 +53,14 @@ void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n)
     }
 }
 
-void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dtype dt, int M, int F)
+void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, ib_precision dt, int M, int F)
 {
     /* tasks: (row block, column block), partial column sums added in a fixed order */
     enum { CB = 256, RB = 8 };
     const int nblk = (F + CB - 1) / CB;
     const long rows_per = (M + RB - 1) / RB;
     float *part = calloc((size_t)RB * F, sizeof *part);
-    bf16 *act = dt == CPU_BF16 ? (bf16 *)dh_act : NULL;
+    bf16 *act = dt == IB_PREC_BF16 ? (bf16 *)dh_act : NULL;
 #pragma omp parallel for schedule(static) collapse(2)
     for (int rb = 0; rb < RB; rb++)
         for (int blk = 0; blk < nblk; blk++) {

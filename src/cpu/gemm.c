@@ -89,11 +89,11 @@ static void narrow(void *C, const float *src, int rows, int N, int ldc, int para
 {
     if (ldc == N) {
         if (parallel) cpu_convert_bf16((bf16 *)C, src, (size_t)rows * N);
-        else cpu_store(C, CPU_BF16, 0, src, (size_t)rows * N);
+        else cpu_store(C, IB_PREC_BF16, 0, src, (size_t)rows * N);
         return;
     }
 #pragma omp parallel for schedule(static) if (parallel)
-    for (long i = 0; i < rows; i++) cpu_store(C, CPU_BF16, (size_t)i * ldc, src + (size_t)i * ldc, N);
+    for (long i = 0; i < rows; i++) cpu_store(C, IB_PREC_BF16, (size_t)i * ldc, src + (size_t)i * ldc, N);
 }
 
 /* Grows the widening buffers of threads [0, n) to hold need elements (outside any hot path:
@@ -168,12 +168,12 @@ void cpu_gemm_destroy(cpu_gemm *g)
 
 const char *cpu_gemm_last_impl(const cpu_gemm *g) { return g->impl; }
 
-static dnnl_data_type_t dnnl_dt(int t) { return t == CPU_BF16 ? dnnl_bf16 : dnnl_f32; }
+static dnnl_data_type_t dnnl_dt(int t) { return t == IB_PREC_BF16 ? dnnl_bf16 : dnnl_f32; }
 
 static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_entry *e, ib_error *err)
 {
     /* widened entries are fp32 primitives over the same strides (see the file comment) */
-    const int widen = k->ab == CPU_BF16 && !cpu_bf16_native();
+    const int widen = k->ab == IB_PREC_BF16 && !cpu_bf16_native();
     const dnnl_data_type_t ab_dt = widen ? dnnl_f32 : dnnl_dt(k->ab), c_dt = widen ? dnnl_f32 : dnnl_dt(k->c);
     dnnl_memory_desc_t a_md, b_md, c_md, bias_md;
     const int nd = k->batch > 1 ? 3 : 2, o = nd - 2;
@@ -216,7 +216,7 @@ static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_ent
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success)
         return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: no matmul for %s %dx%dx%d batch %d (status %d)",
-                            k->ab == CPU_BF16 ? "bf16" : "f32", k->M, k->N, k->K, k->batch, (int)st);
+                            k->ab == IB_PREC_BF16 ? "bf16" : "f32", k->M, k->N, k->K, k->batch, (int)st);
     const char *impl = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
         snprintf(g->impl, sizeof g->impl, "%s%s", widen ? "bf16 widened to f32: " : "", impl);
@@ -233,7 +233,7 @@ static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_ent
     if (widen) {
         e->na = extent(k->batch, k->transA ? k->K : k->M, k->transA ? k->M : k->K, k->lda);
         e->nb = extent(k->batch, k->transB ? k->N : k->K, k->transB ? k->K : k->N, k->ldb);
-        e->nc = k->c == CPU_BF16 ? extent(k->batch, k->M, k->N, k->ldc) : 0;
+        e->nc = k->c == IB_PREC_BF16 ? extent(k->batch, k->M, k->N, k->ldc) : 0;
         if (wide_reserve(g, nm, pad16(e->na) + pad16(e->nb) + pad16(e->nc)))
             return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory (bf16 GEMM operands widened to fp32)");
     }
@@ -255,8 +255,8 @@ static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_ent
         if (k->bias) CHECK(dnnl_memory_create(&e->bias[t], &bias_md, g->engine, DNNL_MEMORY_NONE), "memory");
         if (sp_bytes) CHECK(dnnl_memory_create(&e->scratch[t], &sp, g->engine, DNNL_MEMORY_NONE), "memory");
     }
-    ib_debug("gemm %s->%s %dx%dx%d batch %d tA %d tB %d ld %d/%d/%d%s: %s", k->ab == CPU_BF16 ? "bf16" : "f32",
-             k->c == CPU_BF16 ? "bf16" : "f32", k->M, k->N, k->K, k->batch, k->transA, k->transB, k->lda, k->ldb,
+    ib_debug("gemm %s->%s %dx%dx%d batch %d tA %d tB %d ld %d/%d/%d%s: %s", k->ab == IB_PREC_BF16 ? "bf16" : "f32",
+             k->c == IB_PREC_BF16 ? "bf16" : "f32", k->M, k->N, k->K, k->batch, k->transA, k->transB, k->lda, k->ldb,
              k->ldc, local ? " local" : "", g->impl);
     return 0;
 }
@@ -356,9 +356,9 @@ int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, vo
     return execute(g, &g->e[handle], t, A, B, C, bias);
 }
 
-int cpu_gemm_run(cpu_gemm *g, cpu_dtype dt, int batch, int M, int N, int K, const void *A, int transA,
+int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA,
                  const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err)
 {
-    cpu_gemm_desc d = {batch, M, N, K, dt, CPU_F32, transA, transB, 0, 0, ldc, bias != NULL, accumulate};
+    cpu_gemm_desc d = {batch, M, N, K, dt, IB_PREC_FP32, transA, transB, 0, 0, ldc, bias != NULL, accumulate};
     return cpu_gemm_exec(g, &d, A, B, C, bias, err);
 }

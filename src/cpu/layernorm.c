@@ -34,17 +34,17 @@ CPU_KERNEL static void ln_fwd_row(const float *restrict x_in, const float *restr
 }
 
 void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
-                           void *y, cpu_dtype dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride)
+                           void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride)
 {
 #pragma omp parallel
     {
-        float *row = dt == CPU_F32 ? NULL : aligned_alloc(64, ((size_t)D * 4 + 63) / 64 * 64);
+        float *row = dt == IB_PREC_FP32 ? NULL : aligned_alloc(64, ((size_t)D * 4 + 63) / 64 * 64);
 #pragma omp for schedule(static)
         for (long r = 0; r < R; r++) {
-            float *out = dt == CPU_F32 ? (float *)y + (size_t)r * D : row;
+            float *out = dt == IB_PREC_FP32 ? (float *)y + (size_t)r * D : row;
             ln_fwd_row(x_in + r * x_stride, res ? res + r * x_stride : NULL, res ? x_out + r * x_stride : NULL, w, b,
                        out, mean + r, rstd + r, D);
-            if (dt != CPU_F32) cpu_store(y, dt, (size_t)r * D, row, D);
+            if (dt != IB_PREC_FP32) cpu_store(y, dt, (size_t)r * D, row, D);
         }
         free(row);
     }
@@ -77,7 +77,7 @@ CPU_KERNEL static void ln_bwd_row(const float *restrict g, const float *restrict
 
 void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
                             float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride,
-                            void *dx_act, cpu_dtype dt, float *dx_colsum)
+                            void *dx_act, ib_precision dt, float *dx_colsum)
 {
     const int nt = omp_get_max_threads(), np = dx_colsum ? 3 : 2;
     float *part = calloc((size_t)nt * np * D, sizeof *part);   /* per-thread dw, db (, colsum) partials */
@@ -89,7 +89,7 @@ void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, 
         for (long r = 0; r < R; r++) {
             ln_bwd_row(dy + (size_t)r * D, x + r * x_stride, mean[r], rstd[r], w, dx + r * dx_stride, pdw, pdb, pcol,
                        D);
-            if (dx_act && dt != CPU_F32) cpu_store(dx_act, dt, (size_t)r * D, dx + r * dx_stride, D);
+            if (dx_act && dt != IB_PREC_FP32) cpu_store(dx_act, dt, (size_t)r * D, dx + r * dx_stride, D);
         }
     }
     for (int d = 0; d < D; d++) {

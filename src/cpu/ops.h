@@ -2,7 +2,7 @@
  * gelu, crossentropy, adam, patch_embed, bias).  The CUDA backend mirrors these op for op.
  * Tensors are row-major; shapes in comments use B batch, T tokens (patches + class token),
  * D embed dim, H heads, hd = D/H, F mlp hidden, C classes, K = 3*P*P.
- * "act" buffers feed a GEMM and hold cpu_dtype elements (fp32, or bf16 under autocast);
+ * "act" buffers feed a GEMM and hold ib_precision elements (fp32, or bf16 under autocast);
  * everything else is fp32. */
 #ifndef INSTBENCH_CPU_OPS_H
 #define INSTBENCH_CPU_OPS_H
@@ -11,12 +11,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "instbench/precision.h"
 #include "instbench/util.h"
 
-typedef enum cpu_dtype { CPU_F32 = 0, CPU_BF16 = 1 } cpu_dtype;
 typedef uint16_t bf16;
-
-static inline size_t cpu_dtype_size(cpu_dtype t) { return t == CPU_BF16 ? 2 : 4; }
 
 /* fp32 -> bf16 round to nearest even (what torch's .to(bfloat16) does); NaN stays NaN. */
 static inline bf16 cpu_bf16_from_f32(float f)
@@ -35,7 +33,7 @@ static inline float cpu_f32_from_bf16(bf16 h)
     return f;
 }
 /* dst[i] = src[i] in dtype dt (dst is an act buffer; element offset applies to dst). */
-void cpu_store(void *dst, cpu_dtype dt, size_t dst_off, const float *src, size_t n);
+void cpu_store(void *dst, ib_precision dt, size_t dst_off, const float *src, size_t n);
 void cpu_convert_bf16(bf16 *dst, const float *src, size_t n);   /* parallel */
 void cpu_load_bf16(float *dst, const bf16 *src, size_t n);       /* bf16 -> fp32, exact */
 void cpu_widen_bf16(float *dst, const bf16 *src, size_t n);      /* the same, parallel */
@@ -49,7 +47,7 @@ typedef struct cpu_gemm cpu_gemm;
  * elements) of the matrices as stored (0 = dense).  ab: dtype of A and B; c: dtype of C. */
 typedef struct cpu_gemm_desc {
     int batch, M, N, K;
-    int ab, c;                /* cpu_dtype */
+    int ab, c;                /* ib_precision */
     int transA, transB;
     int lda, ldb, ldc;
     int bias, accumulate;
@@ -64,14 +62,14 @@ int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void
 int cpu_gemm_prepare_local(cpu_gemm *g, const cpu_gemm_desc *d, int *handle, ib_error *err);
 int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const float *bias);
 void cpu_gemm_destroy(cpu_gemm *g);
-int cpu_gemm_run(cpu_gemm *g, cpu_dtype dt, int batch, int M, int N, int K, const void *A, int transA,
+int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA,
                  const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err);
 /* Name of the oneDNN implementation chosen for the last created primitive (diagnostics). */
 const char *cpu_gemm_last_impl(const cpu_gemm *g);
 
 /* ---- patch_embed ---- */
 /* images [B,C,S,S] fp32 -> patches [B*N, C*P*P] act, columns ordered (c, kh, kw) like the conv weight. */
-void cpu_patchify(const float *images, int B, int C, int S, int P, void *patches, cpu_dtype dt);
+void cpu_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt);
 /* x [B,T,D] = concat(cls, pe [B,N,D]) + pos [T,D]. */
 void cpu_tokens_forward(const float *pe, const float *cls, const float *pos, float *x, int B, int T, int D);
 /* From dx [B,T,D]: dcls [D], dpos [T,D] (sums over batch), dpe [B*N,D] fp32 = dx[:,1:]. */
@@ -81,23 +79,23 @@ void cpu_tokens_backward(const float *dx, float *dcls, float *dpos, float *dpe, 
 /* If res != NULL: x = x_in + res is written to x_out first (fused residual add), then
  * y [R,D] act = LN(x) * w + b; mean, rstd [R]. */
 void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
-                           void *y, cpu_dtype dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride);
+                           void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride);
 /* dx [R,D] += dLN/dx (dy [R,D] fp32); dw, db [D] overwritten. x rows at x_stride elements.
  * Fused for the Linear that produced this norm's input (dx is its output gradient): if dx_colsum,
  * it gets the column sums of the finished dx (that Linear's bias grad), and if dx_act (bf16 only)
  * the act copy of dx [R,D] for its GEMMs. */
 void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
                             float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride,
-                            void *dx_act, cpu_dtype dt, float *dx_colsum);
+                            void *dx_act, ib_precision dt, float *dx_colsum);
 
 /* ---- bias: db [N] = column sums of dy [M,N]; optionally dy -> act copy for the next GEMMs ---- */
-void cpu_bias_backward(const float *dy, float *db, void *dy_act, cpu_dtype dt, int M, int N);
+void cpu_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N);
 
 /* ---- gelu (exact erf) ---- */
-void cpu_gelu_forward(const float *h, void *a, cpu_dtype dt, size_t n);
+void cpu_gelu_forward(const float *h, void *a, ib_precision dt, size_t n);
 /* g [M,F]: in da, out dh = da * GELU'(h) in fp32 (and under bf16 also in dh_act), and
  * db [F] = column sums of dh (fc1's bias grad), fused so dh is made in one pass. */
-void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dtype dt, int M, int F);
+void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, ib_precision dt, int M, int F);
 
 /* ---- attention core: softmax(q k^T * scale) v per (batch, head) ----
  * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: act [B,H,T,T] softmax probabilities, saved
@@ -107,9 +105,9 @@ void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, cpu_dt
  * column sums (the qkv bias gradient, fused here so dqkv is written once).
  * scratch: cpu_attention_scratch_bytes(T, hd, omp_get_max_threads()) bytes. */
 size_t cpu_attention_scratch_bytes(int T, int hd, int nthreads);
-int cpu_attention_forward(cpu_gemm *g, cpu_dtype dt, const void *qkv, void *P, void *att, void *scratch, int B,
+int cpu_attention_forward(cpu_gemm *g, ib_precision dt, const void *qkv, void *P, void *att, void *scratch, int B,
                           int T, int H, int hd, ib_error *err);
-int cpu_attention_backward(cpu_gemm *g, cpu_dtype dt, const void *qkv, const void *P, const void *datt,
+int cpu_attention_backward(cpu_gemm *g, ib_precision dt, const void *qkv, const void *P, const void *datt,
                            void *dqkv, float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err);
 
 /* ---- crossentropy (mean over the batch) ---- */

@@ -2,7 +2,7 @@
  * token assembly around it: class token first, then patches, plus the learned position embedding. */
 #include "cpu/ops.h"
 
-void cpu_patchify(const float *images, int B, int C, int S, int P, void *patches, cpu_dtype dt)
+void cpu_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt)
 {
     const int G = S / P, N = G * G, K = C * P * P;
 #pragma omp parallel for schedule(static)

@@ -13,11 +13,11 @@ typedef struct shape { int batch, M, N, K, tA, tB; } shape;
  * dv = P^T dO, dq = dS k, dk = dS^T q. */
 static size_t tile_elems(int T, int hd) { return (size_t)(T > hd ? T : hd) * (T > hd ? T : hd); }
 
-static int attention_round(cpu_gemm *g, cpu_dtype dt, int BH, int T, int hd, const int *handles, void *A, void *Bm,
+static int attention_round(cpu_gemm *g, ib_precision dt, int BH, int T, int hd, const int *handles, void *A, void *Bm,
                            float *C, double *flops)
 {
     int failed = 0;
-    const size_t es = cpu_dtype_size(dt), tt = tile_elems(T, hd);
+    const size_t es = ib_precision_size(dt), tt = tile_elems(T, hd);
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
     for (int bh = 0; bh < BH; bh++) {
         const int t = omp_get_thread_num();
@@ -55,7 +55,7 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
     const shape att[] = {{1, T, T, hd, 0, 1}, {1, T, hd, T, 0, 0}, {1, T, T, hd, 0, 1},
                          {1, T, hd, T, 1, 0}, {1, T, hd, T, 0, 0}, {1, T, hd, T, 1, 0}};
 
-    const cpu_dtype dt = cfg->precision == IB_PREC_BF16 ? CPU_BF16 : CPU_F32;
+    const ib_precision dt = cfg->precision == IB_PREC_BF16 ? IB_PREC_BF16 : IB_PREC_FP32;
     const int nt = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
     const int cfg_nt = cfg->threads > 0 ? cfg->threads : nt;
     size_t amax = (size_t)cfg_nt * tile_elems(T, hd), bmax = amax, cmax = amax;   /* per-thread attention tiles */
@@ -64,7 +64,7 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
                cc = (size_t)s[i].batch * s[i].M * s[i].N;
         amax = a > amax ? a : amax, bmax = b > bmax ? b : bmax, cmax = cc > cmax ? cc : cmax;
     }
-    const size_t es = cpu_dtype_size(dt);
+    const size_t es = ib_precision_size(dt);
     void *A = calloc(amax, es), *Bm = calloc(bmax, es);
     float *Cm = calloc(cmax, sizeof(float));
     cpu_gemm *g = NULL;
@@ -74,7 +74,7 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
         goto done;
     }
     /* small non-zero values: denormal-free, same cost as real data */
-    if (dt == CPU_BF16)
+    if (dt == IB_PREC_BF16)
         for (size_t i = 0; i < amax; i++) ((bf16 *)A)[i] = cpu_bf16_from_f32(0.01f * (float)(i % 7));
     else
         for (size_t i = 0; i < amax; i++) ((float *)A)[i] = 0.01f * (float)(i % 7);
@@ -82,7 +82,7 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
     if (cpu_gemm_create(&g, 0, err)) goto done;
     int handles[6];
     for (int i = 0; i < 6; i++) {
-        const cpu_gemm_desc d = {1, att[i].M, att[i].N, att[i].K, dt, CPU_F32, att[i].tA, att[i].tB, 0, 0, 0, 0, 0};
+        const cpu_gemm_desc d = {1, att[i].M, att[i].N, att[i].K, dt, IB_PREC_FP32, att[i].tA, att[i].tB, 0, 0, 0, 0, 0};
         if (cpu_gemm_prepare_local(g, &d, &handles[i], err)) goto done;
     }
     double flops = 0, t0 = 0;

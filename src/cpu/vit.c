@@ -28,7 +28,7 @@ static size_t tensor_off(const cpu_vit *v, const char *name)
 static const void *wgt(const cpu_vit *v, const char *name)
 {
     size_t off = tensor_off(v, name);
-    return v->dt == CPU_BF16 ? (const void *)(v->wbf + off) : (const void *)(v->params + off);
+    return v->dt == IB_PREC_BF16 ? (const void *)(v->wbf + off) : (const void *)(v->params + off);
 }
 
 /* Tensors of block l by suffix; each call formats its own name, so several may share one
@@ -42,7 +42,7 @@ static size_t block_off(const cpu_vit *v, int l, const char *suffix)
 #define BW(s_) (v->params + block_off(v, l, (s_)))
 #define BG(s_) (v->grads + block_off(v, l, (s_)))
 #define BWGT(s_)                                                                                            \
-    (v->dt == CPU_BF16 ? (const void *)(v->wbf + block_off(v, l, (s_))) : (const void *)(v->params + block_off(v, l, (s_))))
+    (v->dt == IB_PREC_BF16 ? (const void *)(v->wbf + block_off(v, l, (s_))) : (const void *)(v->params + block_off(v, l, (s_))))
 
 static void set_threads(const cpu_vit *v);
 
@@ -67,16 +67,16 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     v->cfg = *cfg;
     v->layout = layout;
     const vit_config *c = &cfg->model;
-    v->dt = cfg->precision == IB_PREC_BF16 ? CPU_BF16 : CPU_F32;
+    v->dt = cfg->precision == IB_PREC_BF16 ? IB_PREC_BF16 : IB_PREC_FP32;
     v->nthreads = cfg->threads > 0 ? cfg->threads : omp_get_max_threads();
     v->B = cfg->batch_size, v->T = model_seq_len(c), v->N = model_num_patches(c), v->D = c->embed_dim;
     v->H = c->num_heads, v->hd = v->D / v->H, v->F = model_mlp_hidden(c), v->C = c->num_classes;
     v->K = c->in_chans * c->patch_size * c->patch_size, v->L = c->depth;
     const size_t B = v->B, T = v->T, D = v->D, F = v->F, C = v->C, H = v->H, BT = B * T, P = layout->total;
-    const size_t as = cpu_dtype_size(v->dt);
+    const size_t as = ib_precision_size(v->dt);
     arena a = {0, estimate_only, 0};
     v->params = take(&a, P, 4), v->grads = take(&a, P, 4), v->m = take(&a, P, 4), v->v = take(&a, P, 4);
-    if (v->dt == CPU_BF16) v->wbf = take(&a, P, 2);
+    if (v->dt == IB_PREC_BF16) v->wbf = take(&a, P, 2);
     v->images = take(&a, B * c->in_chans * c->img_size * c->img_size, 4);
     v->labels = take(&a, B, 4);
     if (!estimate_only) v->blk = calloc(v->L, sizeof *v->blk);
@@ -107,10 +107,10 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
     v->f = take(&a, BT * D, 4);
     v->dx = take(&a, BT * D, 4);
     v->datt = take(&a, BT * D, as);
-    if (v->dt == CPU_BF16) v->dx_act = take(&a, BT * D, 2);
+    if (v->dt == IB_PREC_BF16) v->dx_act = take(&a, BT * D, 2);
     v->attn_scratch = take(&a, cpu_attention_scratch_bytes(T, v->hd, v->nthreads), 1);
     v->bytes = a.bytes;
-    if (v->dt == CPU_BF16 && !cpu_bf16_native()) {
+    if (v->dt == IB_PREC_BF16 && !cpu_bf16_native()) {
         /* cpu/gemm widens bf16 operands into fp32 buffers it owns: the largest Linear's A + B (+ a
          * bf16 output) on the all-threads path, and per thread the attention tiles' T x T + two
          * T x hd.  Counted here so the memory check sees them. */
@@ -221,7 +221,7 @@ static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
     if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
     const vit_config *c = &v->cfg.model;
     const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T;
-    const cpu_dtype dt = v->dt;
+    const ib_precision dt = v->dt;
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
     TIMED(PROF_PATCH, cpu_patchify(v->images, B, c->in_chans, c->img_size, c->patch_size, v->patches, dt));
@@ -272,12 +272,12 @@ static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
 static int linear_backward(cpu_vit *v, const float *dy, const void *x, const char *wname, const char *bname,
                            int bias_done, void *dx, int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
 {
-    const cpu_dtype dt = v->dt;
-    if (!bias_done) TIMED(PROF_BIAS, cpu_bias_backward(dy, G(bname), dt == CPU_BF16 ? dy_act : NULL, dt, M, out));
-    const void *dya = dt == CPU_BF16 ? dy_act : (const void *)dy;
+    const ib_precision dt = v->dt;
+    if (!bias_done) TIMED(PROF_BIAS, cpu_bias_backward(dy, G(bname), dt == IB_PREC_BF16 ? dy_act : NULL, dt, M, out));
+    const void *dya = dt == IB_PREC_BF16 ? dy_act : (const void *)dy;
     GEMM(1, out, in, M, dya, 1, x, 0, G(wname), in, NULL, 0);
     if (dx) {
-        const cpu_gemm_desc d = {1, M, in, out, dt, dx_act ? dt : CPU_F32, 0, 0, 0, 0, 0, 0, 0};
+        const cpu_gemm_desc d = {1, M, in, out, dt, dx_act ? dt : IB_PREC_FP32, 0, 0, 0, 0, 0, 0, 0};
         int rc_;
         TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, dya, wgt(v, wname), dx, NULL, err));
         if (rc_) return -1;
@@ -298,7 +298,7 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
 {
     const vit_config *c = &v->cfg.model;
     const int B = v->B, T = v->T, D = v->D, H = v->H, hd = v->hd, F = v->F, BT = B * T;
-    const cpu_dtype dt = v->dt;
+    const ib_precision dt = v->dt;
     char n[64], n2[64];
 
     /* head and final norm (class-token rows of the residual stream only) */
@@ -315,7 +315,7 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
 #define P2_(s) (snprintf(n2, sizeof n2, "blocks.%d." s, l), n2)
         /* Each LayerNorm backward also finishes the gradient of the Linear before it (its output
          * is the norm's input): bias grad and act copy of dx come out of the same pass. */
-        void *dxa = dt == CPU_BF16 ? v->dx_act : NULL;
+        void *dxa = dt == IB_PREC_BF16 ? v->dx_act : NULL;
         /* MLP: dx -> fc2 -> GELU (+ fc1 bias) -> fc1 -> LN2 (+ proj bias), accumulated into dx */
         if (linear_backward(v, v->dx, k->a, P_("mlp.fc2.weight"), P2_("mlp.fc2.bias"), l < v->L - 1, v->big, 0, BT, D,
                             F, dxa, err))
@@ -336,7 +336,7 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
             int rc_;
             /* dqkv straight in the act dtype, with the qkv bias grad (big under fp32, big_act under bf16) */
             TIMED(PROF_ATTENTION, rc_ = cpu_attention_backward(v->gemm, dt, k->qkv, k->P, v->datt,
-                                                               dt == CPU_BF16 ? v->big_act : (void *)v->big,
+                                                               dt == IB_PREC_BF16 ? v->big_act : (void *)v->big,
                                                                BG("attn.qkv.bias"), v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
         }

@@ -27,7 +27,7 @@ enum { PROF_GEMM, PROF_LAYERNORM, PROF_ATTENTION, PROF_GELU, PROF_BIAS, PROF_PAT
 typedef struct cpu_vit {
     ib_train_config cfg;
     const model_layout *layout;
-    cpu_dtype dt;
+    ib_precision dt;
     int nthreads;                        /* OpenMP team size of every op (cfg.threads or all cores) */
     int B, T, N, D, H, hd, F, C, K, L;   /* K = 3*P*P patch length */
     float *params, *grads, *m, *v;       /* one contiguous block each, model_layout order */

@@ -36,8 +36,8 @@ struct cuda_gemm {
     size_t n, cap;
 };
 
-static cudaDataType_t dtype_of(int t) { return t == CUK_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
-static size_t esize(int t) { return t == CUK_BF16 ? 2 : 4; }
+static cudaDataType_t dtype_of(int t) { return t == IB_PREC_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+static size_t esize(int t) { return t == IB_PREC_BF16 ? 2 : 4; }
 
 /* Largest power of two (<= 256) dividing the address and, for batches, the batch stride in bytes. */
 static unsigned alignment(const void *p, long long stride_elems, size_t es, int batch)
@@ -139,7 +139,7 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error 
     if (found < 1) {
         ib_debug("cuBLASLt: no algorithm for the %s GEMM batch %d M %d N %d K %d (transA %d transB %d, alignment "
                  "%u/%u/%u bytes): using cuBLAS\n",
-                 d->ab == CUK_BF16 ? "bf16" : "fp32", d->batch, d->M, d->N, d->K, d->transA, d->transB, k->alignA,
+                 d->ab == IB_PREC_BF16 ? "bf16" : "fp32", d->batch, d->M, d->N, d->K, d->transA, d->transB, k->alignA,
                  k->alignB, k->alignC);
         if (!g->blas && cublaslt_check(cublasCreate(&g->blas), "cublasCreate", err)) return -1;
         e->fallback = 1;
@@ -164,7 +164,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     const float *late_bias = bias && ((uintptr_t)bias & 15u) ? bias : NULL;
     if (late_bias) bias = NULL;
     d->bias = bias != NULL;
-    if ((bias || late_bias) && d->c != CUK_F32)
+    if ((bias || late_bias) && d->c != IB_PREC_FP32)
         return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias needs an fp32 output");
     k.alignA = alignment(A, d->strideA, esize(d->ab), d->batch);
     k.alignB = alignment(B, d->strideB, esize(d->ab), d->batch);

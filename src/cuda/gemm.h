@@ -1,7 +1,7 @@
 /* cuda/gemm: cuBLASLt matmuls in the row-major terms of src/cpu/ops.h's cpu_gemm_desc.
  *   C[b] (M x N, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
- * transA: A stored K x M; transB: B stored N x K.  A and B in dtype ab, C in dtype c (CUK_F32 or
- * CUK_BF16); fp32 accumulation always (CUBLAS_COMPUTE_32F: bf16 inputs with fp32 accumulate under
+ * transA: A stored K x M; transB: B stored N x K.  A and B in dtype ab, C in dtype c (IB_PREC_FP32 or
+ * IB_PREC_BF16); fp32 accumulation always (CUBLAS_COMPUTE_32F: bf16 inputs with fp32 accumulate under
  * autocast, true fp32 without TF32 otherwise, as torch's default).  Batched operands are strided
  * (strideA/B/C elements, 0 = dense M*K etc.).  The matmul descriptor and the heuristic's algorithm
  * are cached per shape and pointer alignment, so a training step does no heuristic queries after

@@ -9,7 +9,7 @@
 
 typedef struct cuda_gemm_desc {
     int batch, M, N, K;
-    int ab, c;                 /* CUK_F32 / CUK_BF16 */
+    int ab, c;                 /* IB_PREC_FP32 / IB_PREC_BF16 */
     int transA, transB;
     int lda, ldb, ldc;         /* row strides as stored, 0 = dense */
     long long strideA, strideB, strideC;   /* batch strides in elements, 0 = dense */

@@ -2,8 +2,8 @@
  * mirroring src/cpu/ops.h).  Every launcher enqueues on `s` and returns cudaGetLastError()'s
  * result, so a bad launch configuration is reported at the call that made it.
  * Tensors are row-major; shapes use B batch, T tokens, D embed dim, H heads, hd = D/H,
- * F mlp hidden, C classes, K = 3*P*P.  "act" buffers feed a GEMM and hold fp32 (dt 0) or bf16
- * (dt 1, torch's autocast dtype, round to nearest even); everything else is fp32. */
+ * F mlp hidden, C classes, K = 3*P*P.  "act" buffers feed a GEMM and hold fp32 (dt IB_PREC_FP32) or
+ * bf16 (IB_PREC_BF16, torch's autocast dtype, round to nearest even); everything else is fp32. */
 #ifndef INSTBENCH_CUDA_KERNELS_H
 #define INSTBENCH_CUDA_KERNELS_H
 
@@ -12,19 +12,19 @@
 
 #include <cuda_runtime_api.h>
 
+#include "instbench/precision.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-enum { CUK_F32 = 0, CUK_BF16 = 1 };
-
 /* ---- convert.cu ---- */
 /* dst[i] (act dtype dt) = src[i]. */
-cudaError_t cuk_store_act(void *dst, int dt, const float *src, size_t n, cudaStream_t s);
+cudaError_t cuk_store_act(void *dst, ib_precision dt, const float *src, size_t n, cudaStream_t s);
 
 /* ---- patch_embed.cu ---- */
 /* images [B,C,S,S] -> patches act [B*N, C*P*P], columns ordered (c, ky, kx) like the conv weight. */
-cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, int dt, cudaStream_t s);
+cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt, cudaStream_t s);
 /* x [B,T,D] = concat(cls [D], pe [B,N,D]) + pos [T,D]   (N = T-1). */
 cudaError_t cuk_tokens_forward(const float *pe, const float *cls, const float *pos, float *x, int B, int T, int D,
                                cudaStream_t s);
@@ -36,7 +36,7 @@ cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float
 /* Rows r of x at x_in + r*x_stride.  If res != NULL: x_out = x_in + res first (same strides).
  * y [R,D] act (dense) = (x - mean) * rstd * w + b;  mean, rstd [R]. */
 cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
-                                  void *y, int dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride,
+                                  void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride,
                                   cudaStream_t s);
 /* dx [R rows at dx_stride] += dLN/dx for dy [R,D] (dense); dw, db [D] overwritten.
  * partial: scratch of cuk_layernorm_partial_floats(D) floats. */
@@ -49,7 +49,7 @@ cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float 
 /* db [N] = column sums of dy [M,N]; if dy_act != NULL also dy_act [M,N] (dtype dt) = dy.
  * partial: scratch of cuk_colsum_partial_floats(N) floats. */
 size_t cuk_colsum_partial_floats(int N);
-cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, int dt, int M, int N, float *partial,
+cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N, float *partial,
                               cudaStream_t s);
 
 /* C [M,N] (row stride ldc) += bias [N] (the cuBLAS fallback GEMM's epilogue). */
@@ -57,29 +57,29 @@ cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cud
 
 /* ---- gelu.cu (exact erf GELU, nn.GELU()) ---- */
 /* h [M,F] += bias [F] (in place: h is saved for backward), a [M,F] act = GELU(h). */
-cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, int dt, int M, int F, cudaStream_t s);
+cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, ib_precision dt, int M, int F, cudaStream_t s);
 /* g [n] *= GELU'(h)  (da -> dh in place). */
 cudaError_t cuk_gelu_backward(const float *h, float *g, size_t n, cudaStream_t s);
 
 /* ---- attention.cu: everything around the cuBLASLt batched GEMMs ---- */
 /* qkv [B,T,3,H,hd] fp32 -> qkvh act [3][B,H,T,hd] (q, k, v each B*H*T*hd elements). */
-cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd, cudaStream_t s);
+cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s);
 /* dqkvh fp32 [3][B,H,T,hd] -> dqkv fp32 [B,T,3,H,hd]. */
 cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int T, int H, int hd, cudaStream_t s);
 /* o act [B,H,T,hd] -> att act [B,T,H*hd] (same dtype: a pure permutation). */
-cudaError_t cuk_heads_merge(const void *o, void *att, int dt, int B, int T, int H, int hd, cudaStream_t s);
+cudaError_t cuk_heads_merge(const void *o, void *att, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s);
 /* datt act [B,T,H*hd] -> dO act [B,H,T,hd]. */
-cudaError_t cuk_heads_split(const void *datt, void *dO, int dt, int B, int T, int H, int hd, cudaStream_t s);
+cudaError_t cuk_heads_split(const void *datt, void *dO, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s);
 /* Rows of S [rows,T] fp32, row stride ld >= T (the T x T score matrices are stored with rows
  * padded to a multiple of 8 elements, so every row starts 16-byte aligned for tensor-core GEMMs;
  * the padding is never read as data):
  * S <- softmax(S * scale) in place (max subtracted first); if p_act != NULL also p_act (dtype dt,
  * same strides) = S. */
-cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, int ld, float scale,
+cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale,
                                 cudaStream_t s);
 /* Rows (stride ld): g <- P * (g - <P, g>) * scale (fp32, in place), P read in dtype dt (the saved
  * act copy, as the CPU backend keeps it); if ds_act != NULL also ds_act (dtype dt) = g. */
-cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, int dt, size_t rows, int T, int ld,
+cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, ib_precision dt, size_t rows, int T, int ld,
                                  float scale, cudaStream_t s);
 
 /* ---- crossentropy.cu (nn.CrossEntropyLoss(), mean over the batch) ---- */

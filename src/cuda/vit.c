@@ -41,9 +41,9 @@ static void carve(cuda_vit *v, arena *a)
     const vit_config *c = &v->cfg.model;
     const size_t B = v->B, T = v->T, D = v->D, F = v->F, C = v->C, H = v->H, BT = B * T, P = v->layout->total;
     const size_t TT = T * (size_t)v->Tp;   /* one padded T x T matrix */
-    const size_t as = v->dt == CUK_BF16 ? 2 : 4;
+    const size_t as = v->dt == IB_PREC_BF16 ? 2 : 4;
     v->params = take(a, P, 4), v->grads = take(a, P, 4), v->m = take(a, P, 4), v->v = take(a, P, 4);
-    v->wbf = v->dt == CUK_BF16 ? take(a, P, 2) : NULL;
+    v->wbf = v->dt == IB_PREC_BF16 ? take(a, P, 2) : NULL;
     v->images = take(a, B * c->in_chans * c->img_size * c->img_size, 4);
     v->labels = take(a, B, 4);
     for (int l = 0; l < v->L; l++) {
@@ -74,7 +74,7 @@ static void carve(cuda_vit *v, arena *a)
     v->dx = take(a, BT * D, 4);
     v->datt = take(a, BT * D, as);
     v->heads_act = take(a, BT * D, as);
-    v->tt_act = v->dt == CUK_BF16 ? take(a, B * H * TT, 2) : NULL;
+    v->tt_act = v->dt == IB_PREC_BF16 ? take(a, B * H * TT, 2) : NULL;
     v->dP = take(a, B * H * TT, 4);
     v->dqkvh = take(a, 3 * BT * D, 4);
     const size_t widest = maxz(maxz(3 * D, F), maxz(C, D));
@@ -117,7 +117,7 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     v->layout = layout;
     v->device = cfg->device;
     const vit_config *c = &cfg->model;
-    v->dt = cfg->precision == IB_PREC_BF16 ? CUK_BF16 : CUK_F32;
+    v->dt = cfg->precision == IB_PREC_BF16 ? IB_PREC_BF16 : IB_PREC_FP32;
     v->B = cfg->batch_size, v->T = model_seq_len(c), v->N = model_num_patches(c), v->D = c->embed_dim;
     v->H = c->num_heads, v->hd = v->D / v->H, v->F = model_mlp_hidden(c), v->C = c->num_classes;
     v->K = c->in_chans * c->patch_size * c->patch_size, v->L = c->depth;
@@ -192,14 +192,14 @@ void cuda_vit_free(cuda_vit *v)
 
 int cuda_vit_refresh_bf16(cuda_vit *v, ib_error *err)
 {
-    if (v->wbf) KTRY(cuk_store_act(v->wbf, CUK_BF16, v->params, v->layout->total, v->stream));
+    if (v->wbf) KTRY(cuk_store_act(v->wbf, IB_PREC_BF16, v->params, v->layout->total, v->stream));
     return 0;
 }
 
 /* GEMM weight operand: the bf16 copy under autocast, else the fp32 master. */
 static const void *wgt(const cuda_vit *v, size_t off)
 {
-    return v->dt == CUK_BF16 ? (const void *)(v->wbf + off) : (const void *)(v->params + off);
+    return v->dt == IB_PREC_BF16 ? (const void *)(v->wbf + off) : (const void *)(v->params + off);
 }
 
 /* y [M,out] (dtype c) = x [M,in] W^T (+ bias), W stored [out,in] as nn.Linear. */
@@ -221,11 +221,11 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
     const float scale = 1.0f / sqrtf((float)hd);
     const long long tt = (long long)T * Tp, th = (long long)T * hd;
     const size_t plane = (size_t)BT * D;   /* one of q, k, v in qkvh */
-    const size_t es = dt == CUK_BF16 ? 2 : 4;
+    const size_t es = dt == IB_PREC_BF16 ? 2 : 4;
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
     KTRY(cuk_patchify(v->images, B, c->in_chans, c->img_size, c->patch_size, v->patches, dt, s));
-    if (linear(v, v->patches, v->patch_w, W + v->patch_b, v->f, CUK_F32, B * v->N, D, v->K, err)) return -1;
+    if (linear(v, v->patches, v->patch_w, W + v->patch_b, v->f, IB_PREC_FP32, B * v->N, D, v->K, err)) return -1;
     KTRY(cuk_tokens_forward(v->f, W + v->cls, W + v->pos, v->blk[0].x_in, B, T, D, s));
 
     for (int l = 0; l < v->L; l++) {
@@ -238,36 +238,36 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
             KTRY(cuk_layernorm_forward(v->blk[l - 1].x_mid, v->f, k->x_in, W + p->norm1_w, W + p->norm1_b, k->ln1,
                                        dt, k->mean1, k->rstd1, BT, D, D, s));
         /* qkv [BT,3D] fp32 (+ bias) -> q, k, v [B,H,T,hd] in the act dtype */
-        if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, v->big, CUK_F32, BT, 3 * D, D, err)) return -1;
+        if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, v->big, IB_PREC_FP32, BT, 3 * D, D, err)) return -1;
         KTRY(cuk_qkv_split(v->big, k->qkvh, dt, B, T, H, hd, s));
         const char *q = k->qkvh, *kk = q + plane * es, *vv = q + 2 * plane * es;
         /* scores and softmax in fp32: in place in the saved P under fp32; under bf16 in the dP
          * scratch, with P saved as the bf16 copy the P v GEMM reads */
-        float *S = dt == CUK_BF16 ? v->dP : (float *)k->P;
+        float *S = dt == IB_PREC_BF16 ? v->dP : (float *)k->P;
         {   /* S [B*H,T,T] fp32 = q k^T  (rows at stride Tp) */
-            const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = T, .K = hd, .ab = dt, .c = CUK_F32, .transB = 1,
+            const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = T, .K = hd, .ab = dt, .c = IB_PREC_FP32, .transB = 1,
                                       .ldc = Tp, .strideA = th, .strideB = th, .strideC = tt};
             if (cuda_gemm_exec(v->gemm, &d, q, kk, S, NULL, s, err)) return -1;
         }
-        KTRY(cuk_softmax_forward(S, dt == CUK_BF16 ? k->P : NULL, dt, (size_t)B * H * T, T, Tp, scale, s));
+        KTRY(cuk_softmax_forward(S, dt == IB_PREC_BF16 ? k->P : NULL, dt, (size_t)B * H * T, T, Tp, scale, s));
         {   /* o [B*H,T,hd] act = P v */
             const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = hd, .K = T, .ab = dt, .c = dt, .lda = Tp,
                                       .strideA = tt, .strideB = th, .strideC = th};
             if (cuda_gemm_exec(v->gemm, &d, k->P, vv, v->heads_act, NULL, s, err)) return -1;
         }
         KTRY(cuk_heads_merge(v->heads_act, k->att, dt, B, T, H, hd, s));
-        if (linear(v, k->att, p->proj_w, W + p->proj_b, v->f, CUK_F32, BT, D, D, err)) return -1;
+        if (linear(v, k->att, p->proj_w, W + p->proj_b, v->f, IB_PREC_FP32, BT, D, D, err)) return -1;
         KTRY(cuk_layernorm_forward(k->x_in, v->f, k->x_mid, W + p->norm2_w, W + p->norm2_b, k->ln2, dt, k->mean2,
                                    k->rstd2, BT, D, D, s));
         /* fc1 without bias: the bias add is fused into the GELU kernel (h keeps fc1's output + bias) */
-        if (linear(v, k->ln2, p->fc1_w, NULL, k->h, CUK_F32, BT, F, D, err)) return -1;
+        if (linear(v, k->ln2, p->fc1_w, NULL, k->h, IB_PREC_FP32, BT, F, D, err)) return -1;
         KTRY(cuk_bias_gelu_forward(k->h, W + p->fc1_b, k->a, dt, BT, F, s));
-        if (linear(v, k->a, p->fc2_w, W + p->fc2_b, v->f, CUK_F32, BT, D, F, err)) return -1;
+        if (linear(v, k->a, p->fc2_w, W + p->fc2_b, v->f, IB_PREC_FP32, BT, D, F, err)) return -1;
     }
     /* final residual + norm on the class-token rows only (row stride T*D), then the head */
     KTRY(cuk_layernorm_forward(v->blk[v->L - 1].x_mid, v->f, v->x_final, W + v->norm_w, W + v->norm_b, v->lnf, dt,
                                v->meanf, v->rstdf, B, D, (ptrdiff_t)T * D, s));
-    if (linear(v, v->lnf, v->head_w, W + v->head_b, v->logits, CUK_F32, B, v->C, D, err)) return -1;
+    if (linear(v, v->lnf, v->head_w, W + v->head_b, v->logits, IB_PREC_FP32, B, v->C, D, err)) return -1;
     KTRY(cuk_crossentropy(v->logits, v->labels, v->dlogits, v->row_loss, v->loss_dev, B, v->C, s));
     KTRY(cudaMemcpyAsync(v->loss_host, v->loss_dev, sizeof(float), cudaMemcpyDeviceToHost, s));
     KTRY(cudaEventRecord(v->loss_ready, s));
@@ -287,13 +287,13 @@ int cuda_vit_read_loss(cuda_vit *v, float *loss, ib_error *err)
 static int linear_backward(cuda_vit *v, const float *dy, const void *x, size_t w_off, size_t b_off, void *dx,
                            int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
 {
-    const int dt = v->dt;
-    KTRY(cuk_bias_backward(dy, v->grads + b_off, dt == CUK_BF16 ? dy_act : NULL, dt, M, out, v->partial, v->stream));
-    const void *dya = dt == CUK_BF16 ? dy_act : (const void *)dy;
-    const cuda_gemm_desc dw = {.batch = 1, .M = out, .N = in, .K = M, .ab = dt, .c = CUK_F32, .transA = 1};
+    const ib_precision dt = v->dt;
+    KTRY(cuk_bias_backward(dy, v->grads + b_off, dt == IB_PREC_BF16 ? dy_act : NULL, dt, M, out, v->partial, v->stream));
+    const void *dya = dt == IB_PREC_BF16 ? dy_act : (const void *)dy;
+    const cuda_gemm_desc dw = {.batch = 1, .M = out, .N = in, .K = M, .ab = dt, .c = IB_PREC_FP32, .transA = 1};
     if (cuda_gemm_exec(v->gemm, &dw, dya, x, v->grads + w_off, NULL, v->stream, err)) return -1;
     if (dx) {
-        const cuda_gemm_desc dd = {.batch = 1, .M = M, .N = in, .K = out, .ab = dt, .c = dx_act ? dt : CUK_F32};
+        const cuda_gemm_desc dd = {.batch = 1, .M = M, .N = in, .K = out, .ab = dt, .c = dx_act ? dt : IB_PREC_FP32};
         if (cuda_gemm_exec(v->gemm, &dd, dya, wgt(v, w_off), dx, NULL, v->stream, err)) return -1;
     }
     return 0;
@@ -304,33 +304,33 @@ static int attention_backward(cuda_vit *v, const cuda_block_acts *k, ib_error *e
 {
     const int B = v->B, T = v->T, Tp = v->Tp, D = v->D, H = v->H, hd = v->hd, dt = v->dt, BH = B * H;
     const cudaStream_t s = v->stream;
-    const size_t plane = (size_t)B * T * D, es = dt == CUK_BF16 ? 2 : 4;
+    const size_t plane = (size_t)B * T * D, es = dt == IB_PREC_BF16 ? 2 : 4;
     const float scale = 1.0f / sqrtf((float)hd);
     const char *q = k->qkvh, *kk = q + plane * es, *vv = q + 2 * plane * es;
     float *dq = v->dqkvh, *dk = dq + plane, *dv = dq + 2 * plane;
     const long long tt = (long long)T * Tp, th = (long long)T * hd;
     KTRY(cuk_heads_split(v->datt, v->heads_act, dt, B, T, H, hd, s));   /* dO [B,H,T,hd] */
     {   /* dP [BH,T,T] = dO v^T  (rows at stride Tp) */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = T, .K = hd, .ab = dt, .c = CUK_F32, .transB = 1,
+        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = T, .K = hd, .ab = dt, .c = IB_PREC_FP32, .transB = 1,
                                   .ldc = Tp, .strideA = th, .strideB = th, .strideC = tt};
         if (cuda_gemm_exec(v->gemm, &d, v->heads_act, vv, v->dP, NULL, s, err)) return -1;
     }
     {   /* dv [BH,T,hd] = P^T dO  (P saved in the act dtype) */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .transA = 1,
+        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = IB_PREC_FP32, .transA = 1,
                                   .lda = Tp, .strideA = tt, .strideB = th, .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, k->P, v->heads_act, dv, NULL, s, err)) return -1;
     }
     /* dS = P * (dP - <P, dP>) * scale: in place in dP (P read back exactly from its act copy), and
      * cast to bf16 for the dq, dk GEMMs */
     KTRY(cuk_softmax_backward(k->P, v->dP, v->tt_act, dt, (size_t)BH * T, T, Tp, scale, s));
-    const void *dS = dt == CUK_BF16 ? v->tt_act : (const void *)v->dP;
+    const void *dS = dt == IB_PREC_BF16 ? v->tt_act : (const void *)v->dP;
     {   /* dq = dS k */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .lda = Tp,
+        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = IB_PREC_FP32, .lda = Tp,
                                   .strideA = tt, .strideB = th, .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, dS, kk, dq, NULL, s, err)) return -1;
     }
     {   /* dk = dS^T q */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = CUK_F32, .transA = 1,
+        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = IB_PREC_FP32, .transA = 1,
                                   .lda = Tp, .strideA = tt, .strideB = th, .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, dS, q, dk, NULL, s, err)) return -1;
     }

@@ -37,7 +37,7 @@ typedef struct cuda_block_params {
 typedef struct cuda_vit {
     ib_train_config cfg;
     const model_layout *layout;
-    int dt;                              /* CUK_F32 or CUK_BF16 (autocast) */
+    ib_precision dt;                     /* IB_PREC_BF16 under autocast */
     int B, T, N, D, H, hd, F, C, K, L;   /* K = 3*P*P patch length */
     int Tp;                              /* row stride of the T x T attention matrices: T rounded up to 8 */
     int device;

@@ -16,7 +16,7 @@ __global__ static void qkv_split_kernel(const float *qkv, void *qkvh, int dt, in
     CUK_GRID_STRIDE(i, n) act_store(qkvh, dt, cuk_qkv_split_index(i, B, T, H, hd), qkv[i]);
 }
 
-extern "C" cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd,
+extern "C" cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd,
                                      cudaStream_t s)
 {
     const size_t n = (size_t)B * T * 3 * H * hd;
@@ -54,7 +54,7 @@ static cudaError_t heads_permute(const void *src, void *dst, int dt, int B, int 
                                  cudaStream_t s)
 {
     const size_t n = (size_t)B * T * H * hd;
-    if (dt == CUK_BF16)
+    if (dt == IB_PREC_BF16)
         heads_permute_kernel<uint16_t><<<cuk_blocks(n, 256), 256, 0, s>>>((const uint16_t *)src, (uint16_t *)dst, B,
                                                                         T, H, hd, to_heads);
     else
@@ -63,12 +63,12 @@ static cudaError_t heads_permute(const void *src, void *dst, int dt, int B, int 
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t cuk_heads_merge(const void *o, void *att, int dt, int B, int T, int H, int hd, cudaStream_t s)
+extern "C" cudaError_t cuk_heads_merge(const void *o, void *att, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s)
 {
     return heads_permute(o, att, dt, B, T, H, hd, 0, s);
 }
 
-extern "C" cudaError_t cuk_heads_split(const void *datt, void *dO, int dt, int B, int T, int H, int hd,
+extern "C" cudaError_t cuk_heads_split(const void *datt, void *dO, ib_precision dt, int B, int T, int H, int hd,
                                        cudaStream_t s)
 {
     return heads_permute(datt, dO, dt, B, T, H, hd, 1, s);
@@ -99,7 +99,7 @@ __global__ static void softmax_forward_kernel(float *S, void *p_act, int dt, siz
     }
 }
 
-extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, int dt, size_t rows, int T, int ld, float scale,
+extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale,
                                            cudaStream_t s)
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;
@@ -127,7 +127,7 @@ __global__ static void softmax_backward_kernel(const void *P, float *G, void *ds
     }
 }
 
-extern "C" cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, int dt, size_t rows, int T,
+extern "C" cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, ib_precision dt, size_t rows, int T,
                                             int ld, float scale, cudaStream_t s)
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;

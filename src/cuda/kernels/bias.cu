@@ -33,7 +33,7 @@ __global__ static void colsum_finish_kernel(const float *partial, int chunks, in
 
 extern "C" size_t cuk_colsum_partial_floats(int N) { return (size_t)COLSUM_CHUNKS * N; }
 
-extern "C" cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, int dt, int M, int N,
+extern "C" cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N,
                                          float *partial, cudaStream_t s)
 {
     const int chunks = M < COLSUM_CHUNKS ? M : COLSUM_CHUNKS, rows_per = (M + chunks - 1) / chunks;

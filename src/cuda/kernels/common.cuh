@@ -10,16 +10,16 @@
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
 
-/* act[i] = x in dtype dt (CUK_F32 or CUK_BF16). */
+/* act[i] = x in dtype dt (IB_PREC_FP32 or IB_PREC_BF16). */
 __device__ __forceinline__ void act_store(void *act, int dt, size_t i, float x)
 {
-    if (dt == CUK_BF16) ((__nv_bfloat16 *)act)[i] = __float2bfloat16_rn(x);
+    if (dt == IB_PREC_BF16) ((__nv_bfloat16 *)act)[i] = __float2bfloat16_rn(x);
     else ((float *)act)[i] = x;
 }
 
 __device__ __forceinline__ float act_load(const void *act, int dt, size_t i)
 {
-    if (dt == CUK_BF16) return __bfloat162float(((const __nv_bfloat16 *)act)[i]);
+    if (dt == IB_PREC_BF16) return __bfloat162float(((const __nv_bfloat16 *)act)[i]);
     return ((const float *)act)[i];
 }
 

@@ -12,7 +12,7 @@ __global__ static void bias_gelu_kernel(float *h, const float *bias, void *a, in
     }
 }
 
-extern "C" cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, int dt, int M, int F,
+extern "C" cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, ib_precision dt, int M, int F,
                                              cudaStream_t s)
 {
     const size_t n = (size_t)M * F;

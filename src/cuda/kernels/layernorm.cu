@@ -34,7 +34,7 @@ __global__ static void ln_forward_kernel(const float *x_in, const float *res, fl
 }
 
 extern "C" cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w,
-                                             const float *b, void *y, int dt, float *mean, float *rstd, int R, int D,
+                                             const float *b, void *y, ib_precision dt, float *mean, float *rstd, int R, int D,
                                              ptrdiff_t x_stride, cudaStream_t s)
 {
     const unsigned blocks = (unsigned)((R + WARPS - 1) / WARPS);

@@ -10,7 +10,7 @@ __global__ static void patchify_kernel(const float *images, int B, int C, int S,
     CUK_GRID_STRIDE(i, n) act_store(patches, dt, i, images[cuk_patch_src(i, C, S, P)]);
 }
 
-extern "C" cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, int dt,
+extern "C" cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt,
                                     cudaStream_t s)
 {
     const size_t n = (size_t)B * (S / P) * (S / P) * C * P * P;
