@@ -67,23 +67,21 @@ static void XMLCALL x_end(void *ud, const XML_Char *name)
     if (s->in_msg) s->have_msg = 1, s->in_msg = 0;
 }
 
+/* Appends up to len bytes, as much as fits with its NUL in cap (a longer text is cut). */
+static void append_capped(char *buf, size_t *used, size_t cap, const XML_Char *txt, int len)
+{
+    size_t n = (size_t)len;
+    if (*used + n >= cap) n = cap - 1 - *used;
+    memcpy(buf + *used, txt, n);
+    *used += n;
+    buf[*used] = '\0';
+}
+
 static void XMLCALL x_text(void *ud, const XML_Char *txt, int len)
 {
     xml_state *s = ud;
-    if (s->in_code) {
-        size_t n = (size_t)len;
-        if (s->code_len + n >= s->code_cap) n = s->code_cap - 1 - s->code_len;
-        memcpy(s->code + s->code_len, txt, n);
-        s->code_len += n;
-        s->code[s->code_len] = '\0';
-    }
-    if (s->in_msg) {
-        size_t n = (size_t)len;
-        if (s->msg_len + n >= s->msg_cap) n = s->msg_cap - 1 - s->msg_len;
-        memcpy(s->msg + s->msg_len, txt, n);
-        s->msg_len += n;
-        s->msg[s->msg_len] = '\0';
-    }
+    if (s->in_code) append_capped(s->code, &s->code_len, s->code_cap, txt, len);
+    if (s->in_msg) append_capped(s->msg, &s->msg_len, s->msg_cap, txt, len);
 }
 
 void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type, char *code,

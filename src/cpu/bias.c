@@ -7,9 +7,11 @@
 
 #define CB 256   /* columns per task */
 
-CPU_KERNEL static void colsum_block(const float *restrict dy, float *restrict acc, bf16 *restrict act, size_t ld,
-                                    long r0, long r1, int w)
+/* A cpu_colsum_block_fn: column sums of dy (y unused) and under bf16 its act copy. */
+CPU_KERNEL static void colsum_block(const float *restrict dy, float *restrict y, bf16 *restrict act,
+                                    float *restrict acc, size_t ld, long r0, long r1, int w)
 {
+    (void)y;
     for (long r = r0; r < r1; r++) {
         const float *row = dy + (size_t)r * ld;
         for (int j = 0; j < w; j++) acc[j] += row[j];
@@ -20,25 +22,35 @@ CPU_KERNEL static void colsum_block(const float *restrict dy, float *restrict ac
     }
 }
 
-void cpu_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N)
+void cpu_colsum_tasks(cpu_colsum_block_fn block, const float *x, float *y, bf16 *act, int M, int N, float *out)
 {
-    /* Tasks are (column block, row block); row blocks give every thread work even when N is
+    /* Tasks are (row block, column block); row blocks give every thread work even when N is
      * narrow, and their partial sums are added in a fixed order (deterministic). */
-    const int nblk = (N + CB - 1) / CB, RB = 8;
+    enum { RB = 8 };
+    const int nblk = (N + CB - 1) / CB;
     const long rows_per = (M + RB - 1) / RB;
     float *part = calloc((size_t)RB * N, sizeof *part);
-    bf16 *act = dt == IB_PREC_BF16 ? (bf16 *)dy_act : NULL;
+    const int rb_n = part ? RB : 1;   /* out of memory: one row block summing straight into out */
+    if (!part) memset(out, 0, (size_t)N * sizeof *out);
 #pragma omp parallel for schedule(static) collapse(2)
-    for (int rb = 0; rb < RB; rb++)
+    for (int rb = 0; rb < rb_n; rb++)
         for (int blk = 0; blk < nblk; blk++) {
             const int c0 = blk * CB, w = c0 + CB < N ? CB : N - c0;
-            const long r0 = rb * rows_per, r1 = r0 + rows_per < M ? r0 + rows_per : M;
-            if (r0 < r1) colsum_block(dy + c0, part + (size_t)rb * N + c0, act ? act + c0 : NULL, N, r0, r1, w);
+            const long r0 = part ? rb * rows_per : 0, r1 = !part ? M : r0 + rows_per < M ? r0 + rows_per : M;
+            if (r0 < r1)
+                block(x + c0, y ? y + c0 : NULL, act ? act + c0 : NULL, (part ? part + (size_t)rb * N : out) + c0,
+                      (size_t)N, r0, r1, w);
         }
+    if (!part) return;
     for (int j = 0; j < N; j++) {
         float s = 0;
         for (int rb = 0; rb < RB; rb++) s += part[(size_t)rb * N + j];
-        db[j] = s;
+        out[j] = s;
     }
     free(part);
+}
+
+void cpu_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N)
+{
+    cpu_colsum_tasks(colsum_block, dy, NULL, dt == IB_PREC_BF16 ? (bf16 *)dy_act : NULL, M, N, db);
 }

@@ -90,6 +90,13 @@ void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, 
 
 /* ---- bias: db [N] = column sums of dy [M,N]; optionally dy -> act copy for the next GEMMs ---- */
 void cpu_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N);
+/* The task grid of a column reduction over rows [M, N] (bias.c; the bias and GELU backward share
+ * it): BLOCK gets x, y and act at column c0 (row stride N), adds the column sums of rows [r0, r1)
+ * and columns [c0, c0 + w) into acc[0..w), and does its own elementwise work on the way; out [N]
+ * gets the sums, added over row blocks in a fixed order (deterministic for any thread count). */
+typedef void (*cpu_colsum_block_fn)(const float *x, float *y, bf16 *act, float *acc, size_t ld, long r0, long r1,
+                                    int w);
+void cpu_colsum_tasks(cpu_colsum_block_fn block, const float *x, float *y, bf16 *act, int M, int N, float *out);
 
 /* ---- gelu (exact erf) ---- */
 void cpu_gelu_forward(const float *h, void *a, ib_precision dt, size_t n);

@@ -321,18 +321,24 @@ int safetensors_read_file(const char *path, st_file *out, ib_error *err)
     return 0;
 }
 
+/* The metadata of a file or a writer: n keys and their values, each malloc'd. */
+static void free_meta(char **keys, char **values, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(keys[i]);
+        free(values[i]);
+    }
+    free(keys);
+    free(values);
+}
+
 void safetensors_free(st_file *f)
 {
     if (!f) return;
     for (size_t i = 0; i < f->count; i++) free(f->tensors[i].name);
     free(f->tensors);
     free(f->by_name);
-    for (size_t i = 0; i < f->meta_count; i++) {
-        free(f->meta_keys[i]);
-        free(f->meta_values[i]);
-    }
-    free(f->meta_keys);
-    free(f->meta_values);
+    free_meta(f->meta_keys, f->meta_values, f->meta_count);
     free(f->buf);
     memset(f, 0, sizeof *f);
 }
@@ -572,11 +578,6 @@ void safetensors_writer_free(st_writer *w)
 {
     for (size_t i = 0; i < w->count; i++) free(w->entries[i].name);
     free(w->entries);
-    for (size_t i = 0; i < w->meta_count; i++) {
-        free(w->meta_keys[i]);
-        free(w->meta_values[i]);
-    }
-    free(w->meta_keys);
-    free(w->meta_values);
+    free_meta(w->meta_keys, w->meta_values, w->meta_count);
     memset(w, 0, sizeof *w);
 }

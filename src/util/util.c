@@ -212,10 +212,17 @@ static int has_space(const char *s)
     return 0;
 }
 
-int util_parse_int(const char *s, long min, long max, long *out)
+/* What makes any text no number before it is parsed: 0, or the UTIL_NUM_* code. */
+static int not_a_number(const char *s)
 {
     if (!s || !*s) return UTIL_NUM_EMPTY;
-    if (has_space(s)) return UTIL_NUM_SPACE;
+    return has_space(s) ? UTIL_NUM_SPACE : 0;
+}
+
+int util_parse_int(const char *s, long min, long max, long *out)
+{
+    int bad = not_a_number(s);
+    if (bad) return bad;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -234,8 +241,8 @@ int util_parse_int(const char *s, long min, long max, long *out)
 
 int util_parse_double(const char *s, double min, double max, double *out)
 {
-    if (!s || !*s) return UTIL_NUM_EMPTY;
-    if (has_space(s)) return UTIL_NUM_SPACE;
+    int bad = not_a_number(s);
+    if (bad) return bad;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
