@@ -10,9 +10,9 @@ add_test(NAME rank_json_schema COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOU
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v1.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
 add_test(NAME rank_user_price COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_user_price.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v1.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
-# The README's example of AWS against a machine AWS cannot price, run as written.
-add_test(NAME rank_readme_example COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_readme_example.py
-         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/configs/prices-snapshot.json)
+# docs/usage.md's example of AWS against a machine AWS cannot price, run as written.
+add_test(NAME rank_doc_example COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_doc_example.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/docs/usage.md ${CMAKE_SOURCE_DIR}/configs/prices-snapshot.json)
 add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_hostile.py ${INSTBENCH_BIN} --big)
 set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
 add_test(NAME rank_measure_end_to_end COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_measure.py ${INSTBENCH_BIN})

@@ -1,10 +1,10 @@
-"""The README's "AWS against machines AWS cannot price" example is true: its `instbench rank`
+"""docs/usage.md's "AWS against machines AWS cannot price" example is true: its `instbench rank`
 commands are run as written (on result files standing for its two `measure` lines, with the
 samples/s its rows show) and every row it shows must be in the table they print, in that order,
 with those figures; and those figures must equal an independent computation from the shipped
 price snapshot (configs/prices-snapshot.json), the recorded --hourly-cost and the --price flags.
-No AWS credentials and an empty cache, so `auto` prices come from the snapshot as the README says.
-Usage: rank_readme_example.py INSTBENCH README.md SNAPSHOT.json"""
+No AWS credentials and an empty cache, so `auto` prices come from the snapshot as the page says.
+Usage: rank_doc_example.py INSTBENCH docs/usage.md SNAPSHOT.json"""
 import json
 import os
 import re
@@ -16,19 +16,19 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
 
-BIN, README, SNAPSHOT = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
+BIN, PAGE, SNAPSHOT = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
 from testlib import check, failures
 
 
 def fail_now(msg):
-    print(f"README example: {msg}")
+    print(f"docs/usage.md example: {msg}")
     sys.exit(1)
 
 
-text = open(README, encoding="utf-8").read()
-m = re.search(r"<!-- tests/rank_readme_example\.py.*?-->\s*```sh\n(.*?)```", text, re.S)
+text = open(PAGE, encoding="utf-8").read()
+m = re.search(r"<!-- tests/rank_doc_example\.py.*?-->\s*```sh\n(.*?)```", text, re.S)
 if not m:
-    fail_now("no example block marked for tests/rank_readme_example.py")
+    fail_now("no example block marked for tests/rank_doc_example.py")
 lines = m.group(1).splitlines()
 
 ROW = re.compile(r"^#\s+(\d+)(\*?)\s+(\d+ x \S+ (?:on-demand|spot))\s+([\d.]+)\s+([\d,.]+)\s+([\d,]+)\s+(\w+)\s*$")
@@ -100,7 +100,7 @@ with tempfile.TemporaryDirectory() as d:
         if not check(p.returncode == 0, f"{what}: exit {p.returncode}: {p.stderr[-400:]}"):
             continue
         out = [ln for ln in p.stdout.splitlines() if re.match(r"^\s*\d+\*?\s+\d+ x ", ln)]
-        check(len(out) == len(rows), f"{what}: {len(out)} ranked rows, the README shows {len(rows)}")
+        check(len(out) == len(rows), f"{what}: {len(out)} ranked rows, the page shows {len(rows)}")
         prices = {}
         for spec in [argv[i + 1] for i, a in enumerate(argv) if a == "--price"]:
             name, usd = spec.split("=")
@@ -110,7 +110,7 @@ with tempfile.TemporaryDirectory() as d:
             # In the printed row, in order: rank, configuration, $/h, samples/s, samples/$, source.
             pat = (rf"^\s*{re.escape(rank + star)}\s+{re.escape(label)}\s.*\s{re.escape(usd)}\s+{re.escape(sps)}\s+"
                    rf"{re.escape(spd)}\s.*\s{source}\b")
-            check(re.search(pat, got) is not None, f"{what}: README row\n    {rank}{star} {label} {usd} {sps} {spd} "
+            check(re.search(pat, got) is not None, f"{what}: page row\n    {rank}{star} {label} {usd} {sps} {spd} "
                                                    f"{source}\n  but instbench printed\n    {got.strip()}")
             # The same figures from first principles.
             name, market = label.split(" ")[2], label.split(" ")[3]
@@ -122,9 +122,9 @@ with tempfile.TemporaryDirectory() as d:
                 price, src = snap_price[market], "snapshot"
             want_spd = shown[name] * 3600 / price
             check(usd == f"{price:.3f}" and spd == f"{want_spd:,.0f}" and source == src,
-                  f"{what}: README row {label}: {usd} $/h, {spd} samples/$, {source}; computed {price:.3f}, "
+                  f"{what}: page row {label}: {usd} $/h, {spd} samples/$, {source}; computed {price:.3f}, "
                   f"{want_spd:,.0f}, {src}")
 
 if failures:
     sys.exit(1)
-print("README example: all checks passed")
+print("docs/usage.md example: all checks passed")
