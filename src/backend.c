@@ -1,5 +1,5 @@
-/* backend: the factory over the backends (cpu built in, cuda loaded as a module), and the shared
- * optimizer defaults. */
+/* backend: the registry of backends (cpu built in, cuda loaded as a module on first use), and the
+ * shared optimizer defaults.  The only place besides the backends themselves that names one. */
 #include "instbench/backend.h"
 
 #include <dlfcn.h>
@@ -25,7 +25,7 @@ void backend_default_optim(ib_optimizer kind, ib_optim_config *out)
 
 const char *const backend_precision_names[] = {"fp32", "bf16", NULL};
 const char *const backend_optimizer_names[] = {"adam", "adamw", NULL};
-const char *const backend_names[] = {"cpu", "cuda", NULL};
+const char *const backend_names[] = {"cpu", "cuda", NULL};   /* the registry's order (below) */
 
 const char *backend_precision_name(ib_precision p) { return backend_precision_names[p == IB_PREC_BF16]; }
 const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_names[k == IB_OPT_ADAMW]; }
@@ -42,8 +42,7 @@ const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_na
  * against, would tie the module to whichever program loads it: every test program linking the
  * module libraries statically would need its symbols exported too, a program without them would
  * fail at dlopen, and the executable's dynamic symbol table (startup cost) would grow by every
- * core function.  The price
- * of private copies is duplicated global state; the only one the module reads is ib_log_level,
+ * core function.  The price of private copies is duplicated global state; the only one the module reads is ib_log_level,
  * which the loader copies into the module (table->log_level).
  *
  * The host-shim tests (tests/cuda.cmake) compile the src/cuda sources, module.c included, into their own
@@ -51,12 +50,10 @@ const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_na
 extern const ib_cuda_module *instbench_cuda_module(int abi_version) __attribute__((weak));
 
 static struct {
-    pthread_once_t load_once, probe_once;
+    pthread_once_t load_once;
     const ib_cuda_module *m;
-    int usable;
     char why[8192];         /* why m is NULL */
-    char probe_why[1024];   /* why no GPU is usable */
-} cuda_state = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, NULL, 0, "", ""};
+} cuda_state = {PTHREAD_ONCE_INIT, NULL, ""};
 
 /* The module's path: $INSTBENCH_CUDA_MODULE, else beside the executable (/proc/self/exe). */
 static int cuda_module_path(char *out, size_t n)
@@ -83,6 +80,7 @@ static const ib_cuda_module *cuda_module_check(const ib_cuda_module *m, const ch
         return NULL;
     }
     if (m->abi_version != IB_CUDA_MODULE_ABI || m->sizeof_backend != sizeof(ib_backend) ||
+        m->sizeof_backend_ops != sizeof(ib_backend_ops) ||
         m->sizeof_train_config != sizeof(ib_train_config) || m->sizeof_error != sizeof(ib_error) ||
         m->sizeof_comm != sizeof(ib_comm)) {
         snprintf(cuda_state.why, sizeof cuda_state.why,
@@ -138,7 +136,7 @@ static void cuda_module_load(void)
     ib_debug("cuda: loaded %s (%.1f ms)", path, (util_now_seconds() - t0) * 1e3);
 }
 
-const ib_cuda_module *cuda_module(const char **why)
+static const ib_cuda_module *cuda_module(const char **why)
 {
     pthread_once(&cuda_state.load_once, cuda_module_load);
     const ib_cuda_module *m = cuda_state.m;
@@ -147,75 +145,91 @@ const ib_cuda_module *cuda_module(const char **why)
     return m;
 }
 
-static void cuda_module_probe(void)
+/* ---- the loader entry: the registry's "cuda", forwarding to the module's own table once it
+ * loads.  A backend the module creates carries the module's table, so the step and dp_* entries
+ * (called through a created backend's ops) stay NULL here. ---- */
+static const char *cuda_unavailable_reason(void)
 {
-    const ib_cuda_module *m = cuda_module(NULL);
-    if (m) cuda_state.usable = m->probe(cuda_state.probe_why, sizeof cuda_state.probe_why);
+    const char *why = "";
+    const ib_cuda_module *m = cuda_module(&why);
+    return m ? m->ops->unavailable_reason() : why;
 }
 
-const ib_cuda_module *cuda_module_usable(const char **why)
+static int cuda_device_count(void)
 {
-    const ib_cuda_module *m = cuda_module(why);
-    if (!m) return NULL;
-    pthread_once(&cuda_state.probe_once, cuda_module_probe);
-    if (!cuda_state.usable) {
-        if (why) *why = cuda_state.probe_why;
-        return NULL;
+    const ib_cuda_module *m = cuda_module(NULL);
+    return m ? m->ops->device_count() : 0;
+}
+
+static size_t cuda_memory_estimate(const ib_train_config *cfg)
+{
+    const ib_cuda_module *m = cuda_module(NULL);
+    return m ? m->ops->memory_estimate(cfg) : IB_MEMORY_REFUSED;   /* no module: never fits */
+}
+
+static int cuda_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
+{
+    *out = NULL;
+    const char *why = cuda_unavailable_reason();
+    if (why) return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+    return cuda_module(NULL)->ops->create(cfg, out, err);
+}
+
+static const char *cuda_dp_unavailable_reason(void)
+{
+    const char *why = "";
+    const ib_cuda_module *m = cuda_module(&why);
+    return m ? m->ops->dp_unavailable_reason() : why;
+}
+
+static const ib_backend_ops cuda_loader_ops = {
+    .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = cuda_unavailable_reason,
+    .device_count = cuda_device_count, .memory_estimate = cuda_memory_estimate, .create = cuda_create,
+    .dp_unavailable_reason = cuda_dp_unavailable_reason,
+};
+
+/* ---- the registry: in backend_names' order ---- */
+static const ib_backend_ops *const registry[] = {&cpu_backend_ops, &cuda_loader_ops};
+#define REGISTRY_SIZE (sizeof registry / sizeof registry[0])
+
+const ib_backend_ops *backend_find(const char *name)
+{
+    for (size_t i = 0; name && i < REGISTRY_SIZE; i++)
+        if (!strcmp(registry[i]->name, name)) return registry[i];
+    return NULL;
+}
+
+const ib_backend_ops *backend_auto(const ib_backend_ops **skipped, const char **why)
+{
+    const ib_backend_ops *host = NULL;
+    for (size_t i = 0; i < REGISTRY_SIZE; i++) {
+        const char *no = registry[i]->unavailable_reason();
+        if (registry[i]->device == IB_DEVICE_HOST) {
+            if (!host && !no) host = registry[i];
+        } else if (!no) {
+            return registry[i];
+        } else {
+            if (skipped) *skipped = registry[i];
+            if (why) *why = no;
+        }
     }
-    return m;
+    return host;
 }
 
 int backend_create(const char *name, const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     *out = NULL;
-    if (name && !strcmp(name, "cpu")) return cpu_backend_create(cfg, out, err);
-    if (name && !strcmp(name, "cuda")) {
-        const char *why = "";
-        const ib_cuda_module *m = cuda_module_usable(&why);
-        if (!m) return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
-        return m->backend_create(cfg, out, err);
-    }
-    return ib_error_set(err, IB_EXIT_USAGE, "unknown backend '%s' (cpu, cuda)", name ? name : "");
+    const ib_backend_ops *ops = backend_find(name);
+    if (!ops) return ib_error_set(err, IB_EXIT_USAGE, "unknown backend '%s' (cpu, cuda)", name ? name : "");
+    const char *why = ops->unavailable_reason();
+    if (why) return ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s': %s", ops->name, why);
+    return ops->create(cfg, out, err);
 }
 
-int backend_is_available(const char *name)
+int backend_dp_usable(const ib_backend_ops *ops, const char **why)
 {
-    return backend_unavailable_reason(name) == NULL;
-}
-
-const char *backend_unavailable_reason(const char *name)
-{
-    if (name && !strcmp(name, "cpu")) return NULL;
-    if (name && !strcmp(name, "cuda")) {
-        const char *why = "";
-        return cuda_module_usable(&why) ? NULL : why;
-    }
-    return "unknown backend (cpu, cuda)";
-}
-
-const char *backend_bf16_mode(const char *name)
-{
-    return name && !strcmp(name, "cpu") ? cpu_bf16_mode() : NULL;
-}
-
-int backend_has_own_comm(const char *name) { return name && !strcmp(name, "cuda"); }
-
-int backend_own_comm_usable(const char *name)
-{
-    const ib_cuda_module *m = backend_has_own_comm(name) ? cuda_module(NULL) : NULL;
-    return m && m->nccl_available();
-}
-
-size_t backend_memory_estimate(const ib_train_config *cfg)
-{
-    return cpu_backend_memory_estimate(cfg);
-}
-
-size_t backend_memory_estimate_for(const char *name, const ib_train_config *cfg)
-{
-    if (name && !strcmp(name, "cuda")) {
-        const ib_cuda_module *m = cuda_module(NULL);
-        return m ? m->memory_estimate(cfg) : IB_MEMORY_REFUSED;   /* no module: never fits */
-    }
-    return cpu_backend_memory_estimate(cfg);
+    const char *no = !ops->dp_unavailable_reason ? "its ranks average through host memory, within one process"
+                                                 : ops->dp_unavailable_reason();
+    if (no && why) *why = no;
+    return !no;
 }

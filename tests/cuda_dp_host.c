@@ -20,7 +20,7 @@ static float *images[2];
 static int32_t *labels[2];
 
 typedef struct rank_arg {
-    cuda_dp *dp;
+    ib_dp *dp;
     ib_backend *b;
     int rank, agreed, rc;
     ib_error err;
@@ -31,9 +31,9 @@ static void *rank_main(void *p)
     rank_arg *a = p;
     float loss;
     double tc;
-    a->rc = a->b->set_inputs(a->b, images[a->rank], labels[a->rank], &a->err) ||
+    a->rc = a->b->ops->set_inputs(a->b, images[a->rank], labels[a->rank], &a->err) ||
             cuda_dp_step(a->dp, a->rank, a->b, &loss, &tc, &a->err) ||
-            a->b->optimizer_step(a->b, &a->err) || a->b->synchronize(a->b, &a->err);
+            a->b->ops->optimizer_step(a->b, &a->err) || a->b->ops->synchronize(a->b, &a->err);
     a->agreed = a->rank == 0 ? 2 : 7;
     if (!a->rc) a->rc = cuda_dp_agree(a->dp, a->rank, &a->agreed, &a->err);
     return NULL;
@@ -45,9 +45,9 @@ static int grads_alone(int r, float *g, ib_error *err)
     ib_backend *b;
     float loss;
     if (backend_create("cuda", &ref.cfg, &b, err)) return -1;
-    int rc = b->set_params(b, ref.params, err) || b->set_inputs(b, images[r], labels[r], err) ||
-             b->forward_backward(b, &loss, NULL, NULL, err) || b->get_grads(b, g, err);
-    b->destroy(b);
+    int rc = b->ops->set_params(b, ref.params, err) || b->ops->set_inputs(b, images[r], labels[r], err) ||
+             b->ops->forward_backward(b, &loss, NULL, NULL, err) || b->ops->get_grads(b, g, err);
+    b->ops->destroy(b);
     return rc ? -1 : 0;
 }
 
@@ -61,14 +61,14 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
     for (int r = 0; r < 2; r++) {
         ib_train_config c = ref.cfg;
         c.device = r;
-        if (backend_create("cuda", &c, &bs[r], &err) || bs[r]->set_params(bs[r], ref.params, &err)) {
+        if (backend_create("cuda", &c, &bs[r], &err) || bs[r]->ops->set_params(bs[r], ref.params, &err)) {
             fprintf(stderr, "FAIL: backend %d: %s\n", r, err.msg);
             failures++;
             return;
         }
     }
-    cuda_dp *dp;
-    cuda_dp_config dc = {.nlocal = 2, .world_size = 2, .first_rank = 0, .bucket_bytes = bucket_bytes};
+    ib_dp *dp;
+    ib_dp_config dc = {.nlocal = 2, .world_size = 2, .first_rank = 0, .bucket_bytes = bucket_bytes};
     if (cuda_dp_create(&dc, bs, &dp, &err)) {
         fprintf(stderr, "FAIL: cuda_dp_create: %s\n", err.msg);
         failures++;
@@ -85,7 +85,7 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
     for (int r = 0; r < 2; r++) {
         CHECK(a[r].rc == 0, "rank %d: %s", r, a[r].err.msg);
         CHECK(a[r].agreed == 2, "rank %d agreed on %d, not rank 0's 2", r, a[r].agreed);
-        if (bs[r]->get_grads(bs[r], got, &err)) continue;
+        if (bs[r]->ops->get_grads(bs[r], got, &err)) continue;
         double num = 0, den = 0;
         for (size_t i = 0; i < P; i++) {
             const double want = 0.5 * ((double)g0[i] + g1[i]);
@@ -95,12 +95,12 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
         CHECK(sqrt(num / den) < 1e-6, "buckets of %zu bytes, rank %d: averaged gradients off by relative L2 %.3g",
               bucket_bytes, r, sqrt(num / den));
     }
-    bs[0]->get_params(bs[0], p0, &err);
-    bs[1]->get_params(bs[1], p1, &err);
+    bs[0]->ops->get_params(bs[0], p0, &err);
+    bs[1]->ops->get_params(bs[1], p1, &err);
     CHECK(!memcmp(p0, p1, P * 4), "parameters differ between the ranks after the step");
     CHECK(memcmp(p0, ref.params, P * 4) != 0, "the optimizer step changed nothing");
     cuda_dp_destroy(dp);
-    for (int r = 0; r < 2; r++) bs[r]->destroy(bs[r]);
+    for (int r = 0; r < 2; r++) bs[r]->ops->destroy(bs[r]);
     free(got), free(p0), free(p1);
 }
 

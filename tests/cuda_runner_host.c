@@ -21,7 +21,7 @@ int main(void)
     c.train.batch_size = 2;
     c.train.precision = IB_PREC_BF16;
     backend_default_optim(IB_OPT_ADAM, &c.train.optim);
-    c.backend = "cuda";
+    c.backend = backend_find("cuda");
     c.ranks = 2;
     c.data = BENCH_DATA_DEVICE;
     c.warmup = 1;

@@ -40,19 +40,19 @@ static void *rank_main(void *p)
     rc.seed = 100 + c->rank;   /* different init per rank: the broadcast below must fix it */
     if (backend_create("cpu", &rc, &be, &err)) goto fail;
     float *params = malloc(be->layout.total * sizeof *params);
-    if (be->get_params(be, params, &err) || c->broadcast(c, params, be->layout.total, 0, &err) ||
-        be->set_params(be, params, &err))
+    if (be->ops->get_params(be, params, &err) || c->broadcast(c, params, be->layout.total, 0, &err) ||
+        be->ops->set_params(be, params, &err))
         goto fail;
-    if (be->set_inputs(be, images + (size_t)c->rank * B * img_elems, labels + c->rank * B, &err)) goto fail;
-    hook_ctx h = {c, be->grad_block(be), c->rank};
+    if (be->ops->set_inputs(be, images + (size_t)c->rank * B * img_elems, labels + c->rank * B, &err)) goto fail;
+    hook_ctx h = {c, be->ops->grad_block(be), c->rank};
     for (int s = 0; s < STEPS; s++) {
         float loss;
-        if (be->forward_backward(be, &loss, on_grad_ready, &h, &err) || be->optimizer_step(be, &err)) goto fail;
+        if (be->ops->forward_backward(be, &loss, on_grad_ready, &h, &err) || be->ops->optimizer_step(be, &err)) goto fail;
     }
     result[c->rank] = malloc(be->layout.total * sizeof(float));
-    be->get_params(be, result[c->rank], &err);
+    be->ops->get_params(be, result[c->rank], &err);
     free(params);
-    be->destroy(be);
+    be->ops->destroy(be);
     return NULL;
 fail:
     fprintf(stderr, "rank %d: %s\n", c->rank, err.msg);
@@ -103,21 +103,21 @@ int main(void)
     one.batch_size = WORLD * B;
     one.seed = 100;
     ib_backend *be;
-    if (backend_create("cpu", &one, &be, &err) || be->set_inputs(be, images, labels, &err)) {
+    if (backend_create("cpu", &one, &be, &err) || be->ops->set_inputs(be, images, labels, &err)) {
         fprintf(stderr, "single: %s\n", err.msg);
         return 1;
     }
     const size_t P = be->layout.total;
     float *p0 = malloc(P * sizeof *p0), *p1 = malloc(P * sizeof *p1);
-    be->get_params(be, p0, &err);
+    be->ops->get_params(be, p0, &err);
     for (int st = 0; st < STEPS; st++) {
         float loss;
-        if (be->forward_backward(be, &loss, NULL, NULL, &err) || be->optimizer_step(be, &err)) {
+        if (be->ops->forward_backward(be, &loss, NULL, NULL, &err) || be->ops->optimizer_step(be, &err)) {
             fprintf(stderr, "single: %s\n", err.msg);
             return 1;
         }
     }
-    be->get_params(be, p1, &err);
+    be->ops->get_params(be, p1, &err);
     int fail = 0;
     for (int r = 0; r < WORLD; r++) {
         double dn = 0, pn = 0, un = 0;
@@ -136,7 +136,7 @@ int main(void)
     }
     /* and the two ranks agree bitwise (the same averaged gradients, the same updates) */
     if (memcmp(result[0], result[1], P * sizeof(float))) fail = 1, fprintf(stderr, "FAIL: ranks diverged\n");
-    be->destroy(be);
+    be->ops->destroy(be);
     free(p0), free(p1), free(result[0]), free(result[1]), free(images), free(labels);
     if (!fail) printf("data-parallel equivalence passed\n");
     return fail;

@@ -103,7 +103,7 @@ static void run_case(cpu_gemm *g, const gcase *k)
 int main(void)
 {
     const char *cap = getenv("DNNL_MAX_CPU_ISA");
-    printf("bf16 GEMMs here: %s (DNNL_MAX_CPU_ISA=%s)\n", cpu_bf16_mode(), cap ? cap : "unset");
+    printf("bf16 GEMMs here: %s (DNNL_MAX_CPU_ISA=%s)\n", cpu_backend_ops.bf16_mode(), cap ? cap : "unset");
     /* AVX2 has no bf16 matmul in oneDNN: capped there, the engine must be emulating */
     if (cap && !strcmp(cap, "AVX2")) CHECK(!cpu_bf16_native(), "bf16 reported native under DNNL_MAX_CPU_ISA=AVX2");
     cpu_gemm *g = NULL;

@@ -64,9 +64,9 @@ int main(void)
             return 1;
         }
         float loss, *grads = malloc(P * sizeof *grads), logits[3 * 7];
-        if (be->set_params(be, params, &err) || be->set_inputs(be, images, labels, &err) ||
-            be->forward_backward(be, &loss, NULL, NULL, &err) || be->get_grads(be, grads, &err) ||
-            be->get_logits(be, logits, &err)) {
+        if (be->ops->set_params(be, params, &err) || be->ops->set_inputs(be, images, labels, &err) ||
+            be->ops->forward_backward(be, &loss, NULL, NULL, &err) || be->ops->get_grads(be, grads, &err) ||
+            be->ops->get_logits(be, logits, &err)) {
             fprintf(stderr, "step: %s\n", err.msg);
             return 1;
         }
@@ -106,7 +106,7 @@ int main(void)
                 printf("  %s %-28s rel %.2e cos %.6f\n", pn, mt->name, rel, cosv);
         }
         free(grads);
-        be->destroy(be);
+        be->ops->destroy(be);
     }
     free(images), free(dimages), free(params), free(dp), free(ref_logits);
     model_layout_free(&l);

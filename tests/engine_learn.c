@@ -53,8 +53,8 @@ static int run(ib_precision prec)
     int32_t lab[B];
     for (int s = 0; s < STEPS; s++) {
         make_batch(img, lab);
-        if (be->set_inputs(be, img, lab, &err) || be->forward_backward(be, &loss, NULL, NULL, &err) ||
-            be->optimizer_step(be, &err)) {
+        if (be->ops->set_inputs(be, img, lab, &err) || be->ops->forward_backward(be, &loss, NULL, NULL, &err) ||
+            be->ops->optimizer_step(be, &err)) {
             fprintf(stderr, "step: %s\n", err.msg);
             return 1;
         }
@@ -65,7 +65,7 @@ static int run(ib_precision prec)
     float logits[B * CLASSES];
     make_batch(img, lab);
     int right = 0;
-    if (be->set_inputs(be, img, lab, &err) || be->forward(be, &loss, &err) || be->get_logits(be, logits, &err)) {
+    if (be->ops->set_inputs(be, img, lab, &err) || be->ops->forward(be, &loss, &err) || be->ops->get_logits(be, logits, &err)) {
         fprintf(stderr, "eval: %s\n", err.msg);
         return 1;
     }
@@ -82,7 +82,7 @@ static int run(ib_precision prec)
     if (!(last5 < 0.5 * log(CLASSES))) fail = 1, fprintf(stderr, "FAIL: %s loss did not fall below half of chance\n", pn);
     if (right < B * 3 / 4) fail = 1, fprintf(stderr, "FAIL: %s held-out accuracy %d/%d < 75%%\n", pn, right, B);
     free(img);
-    be->destroy(be);
+    be->ops->destroy(be);
     return fail;
 }
 

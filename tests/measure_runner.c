@@ -85,33 +85,46 @@ static int m_opt_check(ib_backend *b, ib_error *e)
     return m_opt(b, e);
 }
 
-static int mock_create(void *user, int rank, const ib_train_config *cfg, ib_backend **out, ib_error *err)
+/* The runner hands rank r a config with device r, which the mock takes as its rank; the control
+ * block of the case running is a global (bench_run makes backends through the table's create). */
+static mock_ctl *g_ctl;
+
+static int mock_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
+static const ib_backend_ops mock_ops = {
+    .name = "mock", .device = IB_DEVICE_HOST, .create = mock_create, .set_inputs = m_set_inputs,
+    .forward_backward = m_fb, .forward = m_fwd, .optimizer_step = m_opt, .synchronize = m_sync,
+    .grad_block = m_grad_block, .destroy = m_destroy,
+};
+/* the same, with an optimizer step that checks the gradients were averaged */
+static int mock_create_checking(const ib_train_config *cfg, ib_backend **out, ib_error *err);
+static const ib_backend_ops mock_checking_ops = {
+    .name = "mock", .device = IB_DEVICE_HOST, .create = mock_create_checking, .set_inputs = m_set_inputs,
+    .forward_backward = m_fb, .forward = m_fwd, .optimizer_step = m_opt_check, .synchronize = m_sync,
+    .grad_block = m_grad_block, .destroy = m_destroy,
+};
+
+static int mock_create_with(const ib_backend_ops *ops, const ib_train_config *cfg, ib_backend **out)
 {
-    mock_ctl *c = user;
     ib_backend *b = calloc(1, sizeof *b);
     mock_impl *m = calloc(1, sizeof *m);
-    m->ctl = c;
-    m->rank = rank;
-    b->name = "mock";
+    m->ctl = g_ctl;
+    m->rank = cfg->device;
+    b->ops = ops;
     b->cfg = *cfg;
     b->impl = m;
     b->layout.total = GRAD_N;
-    b->set_inputs = m_set_inputs;
-    b->forward_backward = m_fb;
-    b->forward = m_fwd;
-    b->optimizer_step = m_opt;
-    b->synchronize = m_sync;
-    b->grad_block = m_grad_block;
-    b->destroy = m_destroy;
     *out = b;
     return 0;
 }
 
-static int mock_create_checking(void *user, int rank, const ib_train_config *cfg, ib_backend **out, ib_error *err)
+static int mock_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
-    mock_create(user, rank, cfg, out, err);
-    (*out)->optimizer_step = m_opt_check;
-    return 0;
+    return mock_create_with(&mock_ops, cfg, out);
+}
+
+static int mock_create_checking(const ib_train_config *cfg, ib_backend **out, ib_error *err)
+{
+    return mock_create_with(&mock_checking_ops, cfg, out);
 }
 
 static void base_config(bench_run_config *rc, mock_ctl *ctl, volatile sig_atomic_t *stop)
@@ -121,15 +134,14 @@ static void base_config(bench_run_config *rc, mock_ctl *ctl, volatile sig_atomic
     rc->train.model.in_chans = 3;
     rc->train.model.img_size = 16;
     rc->train.model.num_classes = 10;
-    rc->backend = "mock";
+    rc->backend = &mock_ops;
     rc->ranks = 1;
     rc->data = BENCH_DATA_DEVICE;
     rc->workers = 1;
     rc->warmup = 2;
     rc->steps = 10;
     rc->stop = stop;
-    rc->create_backend = mock_create;
-    rc->create_user = ctl;
+    g_ctl = ctl;
 }
 
 int main(void)
@@ -181,7 +193,7 @@ int main(void)
     ctl.fb_s = 0.003;
     base_config(&rc, &ctl, &stop);
     rc.ranks = 2;
-    rc.create_backend = mock_create_checking;
+    rc.backend = &mock_checking_ops;
     CHECK(bench_run(&rc, &r, &err) == 0, "%s", err.msg);
     CHECK(ctl.fb_calls[0] == 12 && ctl.fb_calls[1] == 12, "rank steps %d %d", ctl.fb_calls[0], ctl.fb_calls[1]);
     CHECK(ctl.bad_grads[0] == 0 && ctl.bad_grads[1] == 0, "gradients not averaged: %d %d", ctl.bad_grads[0],

@@ -3,6 +3,7 @@
 #ifndef INSTBENCH_BACKEND_H
 #define INSTBENCH_BACKEND_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "instbench/model.h"
@@ -29,7 +30,7 @@ typedef struct ib_train_config {
 void backend_default_optim(ib_optimizer kind, ib_optim_config *out);
 const char *backend_precision_name(ib_precision p);
 /* Names in enum order, NULL-terminated (the CLI's choices): "fp32", "bf16" / "adam", "adamw" /
- * the backends this tool knows, "cpu", "cuda" (whether one is usable here: backend_is_available). */
+ * the backends this tool knows, "cpu", "cuda" (usable here or not: their unavailable_reason). */
 extern const char *const backend_precision_names[];
 extern const char *const backend_optimizer_names[];
 extern const char *const backend_names[];
@@ -41,12 +42,64 @@ const char *backend_optimizer_name(ib_optimizer k);
 typedef int (*ib_grad_ready_fn)(void *user, size_t offset, size_t count);
 
 typedef struct ib_backend ib_backend;
+typedef struct ib_backend_ops ib_backend_ops;
+typedef struct ib_comm ib_comm;   /* instbench/comm.h */
+
+/* One created backend: one device's model, optimizer state and activations. */
 struct ib_backend {
-    const char *name;          /* "cpu", "cuda" */
+    const ib_backend_ops *ops;   /* its backend's table: every call goes through it */
     ib_train_config cfg;
     model_layout layout;
     void *impl;
+};
 
+/* A backend's own data parallelism over this process's ranks (cuda: NCCL comms + DDP buckets).
+ * Opaque; each backend that has one defines it. */
+typedef struct ib_dp ib_dp;
+typedef struct ib_dp_config {
+    int nlocal;              /* ranks (devices) in this process */
+    int world_size;          /* all ranks of the job */
+    int first_rank;          /* global rank of this process's first rank (0: it serves the rendezvous) */
+    const char *master_addr; /* where global rank 0's process listens (multi-process only) */
+    int port;                /* its rendezvous port */
+    double timeout_s;        /* for the whole rendezvous */
+    size_t bucket_bytes;     /* 0: the backend's default (cuda: DDP's 25 MiB) */
+} ib_dp_config;
+
+/* Where a backend's ranks run, which decides how measure shares the machine between them:
+ * HOST: ranks are thread teams sharing the cores and host memory (the estimate counts host RAM and
+ * the input buffers live in it); GPU: one device per rank, the estimate counts device memory. */
+typedef enum ib_device_kind { IB_DEVICE_HOST = 0, IB_DEVICE_GPU = 1 } ib_device_kind;
+
+/* A backend: each exports one const table (cpu: cpu_backend_ops; cuda: its module's table, reached
+ * through the core's loader entry in src/backend.c).  Nothing outside a backend and the registry
+ * (src/backend.c) names one; callers ask the table. */
+struct ib_backend_ops {
+    const char *name;            /* "cpu", "cuda": the --backend choice and the result's backend */
+    ib_device_kind device;
+
+    /* ---- the backend on this machine ---- */
+    /* NULL when usable here; else why not (static storage): the module or a CUDA library that
+     * cannot be loaded (dlerror's text), no GPU, a driver older than the runtime. */
+    const char *(*unavailable_reason)(void);
+    int (*device_count)(void);   /* devices a rank can take (HOST: 1) */
+    /* How bf16 matmuls run: "native" or "emulated" (cpu without a oneDNN bf16 matmul: operands
+     * widened to fp32); NULL function where the question does not arise. */
+    const char *(*bf16_mode)(void);
+    /* Bytes the backend will allocate for this config (params, grads, optimizer state,
+     * activations), without creating it.  Linear in the batch (also past sizes the backend refuses
+     * for other reasons); an invalid config (bad model, batch < 1 or > 2^20) gives
+     * IB_MEMORY_REFUSED. */
+    size_t (*memory_estimate)(const ib_train_config *cfg);
+    /* The MFU denominator measured on this machine: FLOP/s reached on this config's GEMM shapes,
+     * and a sentence saying so for the result's peak source.  STOP (may be NULL) ends it early
+     * with an error.  NULL function: the peak comes from a datasheet (bench/peak.c's GPU table). */
+    int (*peak_measure)(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops,
+                        char *source, size_t source_len, ib_error *err);
+    int (*create)(const ib_train_config *cfg, ib_backend **out, ib_error *err);
+
+    /* ---- one created backend's step (NULL in the core's loader entry for the cuda module: a
+     * backend it creates carries the module's own table) ---- */
     /* images: host float32 [B,3,H,W]; labels: host int32 [B] in [0, classes). */
     int (*set_inputs)(ib_backend *b, const float *images, const int32_t *labels, ib_error *err);
     /* Forward (mean cross-entropy into *loss if non-NULL) then backward into the gradient block,
@@ -62,27 +115,35 @@ struct ib_backend {
     int (*get_grads)(ib_backend *b, float *host, ib_error *err);
     int (*get_logits)(ib_backend *b, float *host, ib_error *err);   /* [B, classes] fp32 */
     void (*destroy)(ib_backend *b);
+
+    /* ---- data parallelism the backend does itself.  dp_unavailable_reason NULL: it has none, its
+     * ranks average through src/comm's host-memory allreduce (one process only).  The dp_*
+     * functions are called through a created backend's table (b->ops). ---- */
+    /* NULL when dp_create can work here; else why not (cuda: a module built without NCCL). */
+    const char *(*dp_unavailable_reason)(void);
+    /* backends[i] (created by this table) is local rank i. */
+    int (*dp_create)(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib_error *err);
+    /* Local rank i's step up to averaged gradients: forward_backward with the bucket hook, then the
+     * rest of the allreduces.  *compute_end: when the compute stream finished (what follows until
+     * return is the exposed communication). */
+    int (*dp_step)(ib_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err);
+    /* Every rank calls it: *value becomes global rank 0's *value (a step-boundary decision). */
+    int (*dp_agree)(ib_dp *dp, int i, int *value, ib_error *err);
+    ib_comm *(*dp_comm)(ib_dp *dp, int i);
+    void (*dp_destroy)(ib_dp *dp);   /* NULL-safe */
 };
 
+#define IB_MEMORY_REFUSED ((size_t)1 << 62)   /* huge enough never to fit, small enough not to wrap */
+
+/* ---- the registry (src/backend.c) ---- */
+/* The table named NAME ("cpu", "cuda"), usable or not; NULL for an unknown name. */
+const ib_backend_ops *backend_find(const char *name);
+/* measure's default: the first usable GPU backend, else cpu.  *skipped and *why (may be NULL) get
+ * the last GPU backend passed over and why. */
+const ib_backend_ops *backend_auto(const ib_backend_ops **skipped, const char **why);
+/* backend_find + unavailable_reason + create, with the error naming the backend. */
 int backend_create(const char *name, const ib_train_config *cfg, ib_backend **out, ib_error *err);
-int backend_is_available(const char *name);   /* "cpu" always; "cuda" when its module loads and a GPU is usable */
-/* NULL when available; else why not (static storage), e.g. the module or a CUDA library that
- * cannot be loaded (dlerror's text), no GPU, or a driver older than the CUDA runtime. */
-const char *backend_unavailable_reason(const char *name);
-/* How NAME runs bf16 matmuls on this machine: "native" or "emulated" (cpu: oneDNN has no bf16
- * matmul here, operands are widened to fp32); NULL where the question does not arise (cuda). */
-const char *backend_bf16_mode(const char *name);
-/* 1 when NAME averages gradients across ranks itself (cuda: NCCL in its module) rather than
- * through src/comm's host-memory averaging; backend_own_comm_usable: and that comm is here (the
- * module loads and was built with NCCL). */
-int backend_has_own_comm(const char *name);
-int backend_own_comm_usable(const char *name);
-/* Bytes the backend will allocate for this config (params, grads, optimizer state, activations).
- * Linear in the batch (also past sizes the backend refuses for other reasons); an invalid config
- * (bad model, batch < 1 or > 2^20) gives IB_MEMORY_REFUSED: huge enough never to fit, small enough
- * that adding a few buffers cannot wrap around. */
-#define IB_MEMORY_REFUSED ((size_t)1 << 62)
-size_t backend_memory_estimate(const ib_train_config *cfg);   /* the CPU backend's */
-size_t backend_memory_estimate_for(const char *name, const ib_train_config *cfg);   /* by backend name */
+/* 1 when OPS averages across ranks itself and can here; *why (may be NULL) gets why not. */
+int backend_dp_usable(const ib_backend_ops *ops, const char **why);
 
 #endif

@@ -48,7 +48,7 @@ typedef enum bench_data_mode { BENCH_DATA_HOST = 0, BENCH_DATA_DEVICE = 1 } benc
 
 typedef struct bench_run_config {
     ib_train_config train;       /* per-rank config (threads already divided between ranks) */
-    const char *backend;         /* "cpu" | "cuda" */
+    const ib_backend_ops *backend;   /* backend_find(name); its create makes every rank's backend */
     int ranks;                   /* data-parallel ranks in this process */
     bench_data_mode data;
     int workers;                 /* data-pipeline threads per rank */
@@ -60,10 +60,6 @@ typedef struct bench_run_config {
     int color;                   /* progress in colour */
     int markers;                 /* 1: print "instbench: timed window start/end" lines on stderr */
     volatile sig_atomic_t *stop; /* set asynchronously (SIGINT/SIGTERM): stop at the next step */
-    /* Optional: fills backends with their hooks already created (tests use a mock backend). */
-    int (*create_backend)(void *user, int rank, const ib_train_config *cfg, ib_backend **out,
-                          ib_error *err);
-    void *create_user;
     /* Optional (NULL: this process is the whole job).  With the cuda backend the ranks average
      * over NCCL: world_size, rank (this process's first global rank), local_rank (its first GPU)
      * and master_addr/master_port (the NCCL id rendezvous) are used from it. */
@@ -171,15 +167,12 @@ void fingerprint_compute(const bench_workload *w, char out_hex[65]);
 int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source,
                     size_t source_len);
 
-/* The oneDNN GEMM rate (cpu_gemm_rate); STOP (may be NULL) ends it early with an error. */
-int peak_cpu_measure(const ib_train_config *t, const volatile sig_atomic_t *stop, double *tflops, ib_error *err);
-
 /* ---- memfit.c: will a batch fit? (before allocating) ---------------------------------------- */
 /* Bytes one rank needs of the memory the backend runs in: its estimate, plus the host input
  * buffers on the CPU.  IB_MEMORY_REFUSED or more when the configuration cannot run at all. */
-size_t memfit_rank_bytes(const char *backend, const ib_train_config *t, bench_data_mode data);
+size_t memfit_rank_bytes(const ib_backend_ops *backend, const ib_train_config *t, bench_data_mode data);
 /* Largest per-device batch in [0, max_batch] whose `ranks` copies fit in `avail` bytes. */
-int memfit_largest_batch(const char *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
+int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
                          int max_batch);
 
 /* ---- identity.c ----------------------------------------------------------------------------- */

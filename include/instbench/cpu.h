@@ -1,4 +1,4 @@
-/* cpu: CPU-backend specifics beyond backend.h (the backend itself is made by backend_create).
+/* cpu: the CPU backend's table, and its specifics beyond backend.h.
  * Threads: the backend runs every op on an OpenMP team of ib_train_config.threads (0 = all cores;
  * OMP_NUM_THREADS applies), the runtime Debian's oneDNN uses too.  INSTBENCH_CPU_PROFILE=1 in
  * the environment prints seconds per op family (GEMMs, layernorm, attention, gelu, bias,
@@ -11,6 +11,9 @@
 #include "instbench/backend.h"
 #include "instbench/util.h"
 
+/* The backend (instbench/backend.h): host ranks, bf16_mode native or emulated, a measured peak
+ * (cpu_gemm_rate, the INSTBENCH_CPU_PEAK_SECONDS environment variable shortens its window). */
+extern const ib_backend_ops cpu_backend_ops;
 int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
 size_t cpu_backend_memory_estimate(const ib_train_config *cfg);
 
@@ -28,6 +31,5 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
  * its own AVX-512 path), 0 emulated (AVX2-only CPUs: operands widened to fp32 for an fp32 GEMM,
  * autocast's numerics; cpu/gemm.c).  Honours DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA; asked once. */
 int cpu_bf16_native(void);
-static inline const char *cpu_bf16_mode(void) { return cpu_bf16_native() ? "native" : "emulated"; }
 
 #endif

@@ -1,21 +1,19 @@
 /* memfit: will this batch fit?  Answered before anything is allocated, from the backend's own
- * estimate (parameters, gradients, optimizer state, activations).  On the CPU the host input
+ * estimate (parameters, gradients, optimizer state, activations).  On a host backend the input
  * buffers share that memory; a GPU backend's estimate is of device memory, which they do not use. */
 #include "instbench/bench.h"
 
-#include <string.h>
-
-size_t memfit_rank_bytes(const char *backend, const ib_train_config *t, bench_data_mode data)
+size_t memfit_rank_bytes(const ib_backend_ops *backend, const ib_train_config *t, bench_data_mode data)
 {
-    size_t est = backend_memory_estimate_for(backend, t);
-    if (strcmp(backend, "cpu") != 0 || est >= IB_MEMORY_REFUSED) return est;
+    size_t est = backend->memory_estimate(t);
+    if (backend->device != IB_DEVICE_HOST || est >= IB_MEMORY_REFUSED) return est;
     const vit_config *m = &t->model;
     /* images float32 [B,3,H,W] + labels int32 [B]; host data keeps two such batches (double buffer) */
     size_t batch_bytes = (size_t)t->batch_size * ((size_t)m->in_chans * m->img_size * m->img_size * 4 + 4);
     return est + (data == BENCH_DATA_HOST ? 2 : 1) * batch_bytes;
 }
 
-int memfit_largest_batch(const char *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
+int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
                          int max_batch)
 {
     /* Memory grows with the batch, so the largest batch that fits is found by bisection. */

@@ -1,13 +1,12 @@
-/* peak: the MFU denominator.  GPUs: configs/gpu-peak-flops.json (one place for that fact; every
- * figure there carries its datasheet).  CPUs: no table; their peak is measured on this machine. */
+/* peak: the MFU denominator of GPUs: configs/gpu-peak-flops.json (one place for that fact; every
+ * figure there carries its datasheet).  A backend that measures its own (cpu) does so through its
+ * table's peak_measure. */
 #include "instbench/bench.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "instbench/cpu.h"
 
 static int contains_ci(const char *hay, const char *needle)
 {
@@ -53,19 +52,4 @@ int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *
     }
     cJSON_Delete(root);
     return rc;
-}
-
-int peak_cpu_measure(const ib_train_config *t, const volatile sig_atomic_t *stop, double *tflops, ib_error *err)
-{
-    /* The rate oneDNN reaches on every matmul shape of one training step, on all cores (cpu.h):
-     * a measured roofline, not a datasheet figure, and labelled so in the result. */
-    ib_train_config all = *t;
-    all.threads = 0;
-    double fps = 0, seconds = 1.0;
-    /* Tests shorten the measurement; a figure from a shorter window is noisier, not biased. */
-    const char *env = getenv("INSTBENCH_CPU_PEAK_SECONDS");
-    if (env && env[0] && util_parse_double(env, 0.001, 60, &seconds) != 0) seconds = 1.0;
-    if (cpu_gemm_rate(&all, seconds, stop, &fps, err)) return -1;
-    *tflops = fps / 1e12;
-    return 0;
 }

@@ -7,7 +7,6 @@
  * Rank 0 decides at every step boundary whether to go on (warm-up settled, steps or duration
  * reached, stop requested), and all ranks follow, so no rank is left waiting in an allreduce. */
 #include "instbench/bench.h"
-#include "instbench/cuda.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -46,8 +45,8 @@ typedef struct shared_state {
     double first_loss, last_loss;
     double last_progress;
     int world;             /* ranks of the whole job (this process's ranks unless rdv says more) */
-    const ib_cuda_module *cm;   /* the CUDA module, when the ranks average through it */
-    cuda_dp *dp;           /* cuda ranks: NCCL comms, DDP buckets overlapped with backward */
+    const ib_backend_ops *dpo;  /* the backend, when its ranks average through it (cuda: NCCL) */
+    ib_dp *dp;             /* its comms, buckets overlapped with backward */
     int dp_global;         /* ranks in other processes too: phases follow global rank 0 */
 } shared_state;
 
@@ -161,32 +160,32 @@ static int one_step(shared_state *S, rank_state *R, double *data, double *comput
         const float *img;
         const int32_t *lab;
         if (datapipe_acquire(R->pipe, &img, &lab, &wait, &R->err) ||
-            b->set_inputs(b, img, lab, &R->err))
+            b->ops->set_inputs(b, img, lab, &R->err))
             return -1;
     }
     double t1 = util_now_seconds();
     if (S->dp) {   /* allreduces overlap backward; comm = what remains after the compute stream ends */
         double t_compute = 0;
-        if (S->cm->dp_step(S->dp, R->rank, b, loss, &t_compute, &R->err)) return -1;
+        if (S->dpo->dp_step(S->dp, R->rank, b, loss, &t_compute, &R->err)) return -1;
         if (c->data == BENCH_DATA_HOST) datapipe_release(R->pipe);
         double t3 = util_now_seconds();
-        if (b->optimizer_step(b, &R->err) || b->synchronize(b, &R->err)) return -1;
+        if (b->ops->optimizer_step(b, &R->err) || b->ops->synchronize(b, &R->err)) return -1;
         double t4 = util_now_seconds();
         *data = t1 - t0;
         *compute = (t_compute - t1) + (t4 - t3);
         *comm = t3 - t_compute;
         return 0;
     }
-    if (b->forward_backward(b, loss, NULL, NULL, &R->err) || b->synchronize(b, &R->err)) return -1;
+    if (b->ops->forward_backward(b, loss, NULL, NULL, &R->err) || b->ops->synchronize(b, &R->err)) return -1;
     /* The batch stays held until backward is done, in case the backend reads it in place. */
     if (c->data == BENCH_DATA_HOST) datapipe_release(R->pipe);
     double t2 = util_now_seconds();
     if (R->comm && R->comm->world_size > 1) {
         size_t n = b->layout.total;
-        if (R->comm->allreduce_mean(R->comm, b->grad_block(b), n, &R->err)) return -1;
+        if (R->comm->allreduce_mean(R->comm, b->ops->grad_block(b), n, &R->err)) return -1;
     }
     double t3 = util_now_seconds();
-    if (b->optimizer_step(b, &R->err) || b->synchronize(b, &R->err)) return -1;
+    if (b->ops->optimizer_step(b, &R->err) || b->ops->synchronize(b, &R->err)) return -1;
     double t4 = util_now_seconds();
     *data = t1 - t0;
     *compute = (t2 - t1) + (t4 - t3);
@@ -226,7 +225,7 @@ static void *rank_loop(void *arg)
         int phase = S->phase;
         /* Other processes' ranks must take global rank 0's decision, or one process would leave
          * while the others wait in an allreduce.  abort is settled here (after the barrier). */
-        if (S->dp_global && !S->abort && S->cm->dp_agree(S->dp, R->rank, &phase, &R->err)) {
+        if (S->dp_global && !S->abort && S->dpo->dp_agree(S->dp, R->rank, &phase, &R->err)) {
             R->failed = 1;
             S->abort = 1;
         }
@@ -254,15 +253,16 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
     S.last_loss = NAN;
     int R_n = c->ranks, rc = -1;
     S.world = c->rdv && c->rdv->world_size > R_n ? c->rdv->world_size : R_n;
-    /* cuda ranks average on the GPUs (NCCL, in the CUDA module), made once the backends exist
-     * (they own the streams) */
-    if (!c->create_backend && c->backend && backend_has_own_comm(c->backend) && S.world > 1) {
-        const char *why = "";
-        if (!(S.cm = cuda_module(&why))) return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+    /* A backend with its own data parallelism (cuda: NCCL) averages on its devices, set up once the
+     * backends exist (they own the streams); any other averages host memory through src/comm. */
+    const int own_dp = c->backend->dp_unavailable_reason && S.world > 1;
+    if (own_dp) {
+        const char *why = c->backend->dp_unavailable_reason();
+        if (why) return ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s': %s", c->backend->name, why);
     }
-    const int use_nccl = S.cm != NULL;
-    if (!use_nccl && S.world > R_n)
-        return ib_error_set(err, IB_EXIT_USAGE, "ranks in other processes need the cuda backend's NCCL comm");
+    if (!own_dp && S.world > R_n)
+        return ib_error_set(err, IB_EXIT_USAGE, "ranks in other processes need a backend that averages across "
+                            "processes itself (cuda: NCCL)");
     rank_state *ranks = calloc((size_t)R_n, sizeof *ranks);
     ib_comm **comms = calloc((size_t)R_n, sizeof *comms);
     if (!ranks || !comms) {
@@ -271,7 +271,7 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     S.ranks = ranks;
-    if (R_n > 1 && !use_nccl && comm_local_create(R_n, comms, err) != 0) goto done;
+    if (R_n > 1 && !own_dp && comm_local_create(R_n, comms, err) != 0) goto done;
     const vit_config *m = &c->train.model;
     size_t pixels = (size_t)m->in_chans * m->img_size * m->img_size;
     for (int r = 0; r < R_n; r++) {
@@ -279,13 +279,11 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         R->rank = r;
         R->comm = R_n > 1 ? comms[r] : NULL;
         ib_train_config tc = c->train;
-        tc.device = r;   /* GPU backends: rank r drives local device r */
+        tc.device = r;   /* GPU backends: rank r drives local device r (tests' mock backends: rank r) */
         /* in a multi-process job this process's ranks start at its local rank (torchrun's
          * LOCAL_RANK), unless the GPUs it sees are already narrowed to its own */
-        if (use_nccl && c->rdv && c->rdv->local_rank + R_n <= S.cm->device_count()) tc.device = c->rdv->local_rank + r;
-        int brc = c->create_backend ? c->create_backend(c->create_user, r, &tc, &R->backend, err)
-                                    : backend_create(c->backend, &tc, &R->backend, err);
-        if (brc != 0) goto done;
+        if (own_dp && c->rdv && c->rdv->local_rank + R_n <= c->backend->device_count()) tc.device = c->rdv->local_rank + r;
+        if (c->backend->create(&tc, &R->backend, err)) goto done;
         if (c->stop && *c->stop) goto interrupted;
         if (c->data == BENCH_DATA_HOST) {
             if (datapipe_create(c->train.batch_size, m->in_chans, m->img_size, m->num_classes,
@@ -302,28 +300,29 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
             }
             datapipe_fill(R->dev_images, R->dev_labels, pixels, c->train.batch_size, m->num_classes,
                           c->train.seed + 7919ull * (uint64_t)(r + 1));
-            if (R->backend->set_inputs(R->backend, R->dev_images, R->dev_labels, err) ||
-                R->backend->synchronize(R->backend, err))
+            if (R->backend->ops->set_inputs(R->backend, R->dev_images, R->dev_labels, err) ||
+                R->backend->ops->synchronize(R->backend, err))
                 goto done;
         }
     }
-    if (use_nccl) {
+    if (own_dp) {
         ib_backend **bs = calloc((size_t)R_n, sizeof *bs);
         if (!bs) {
             ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
             goto done;
         }
         for (int r = 0; r < R_n; r++) bs[r] = ranks[r].backend;
-        cuda_dp_config dc = {.nlocal = R_n, .world_size = S.world, .first_rank = c->rdv ? c->rdv->rank : 0,
+        S.dpo = bs[0]->ops;   /* the created backends' own table (a loader entry only forwards) */
+        ib_dp_config dc = {.nlocal = R_n, .world_size = S.world, .first_rank = c->rdv ? c->rdv->rank : 0,
                              .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
                              .port = c->rdv ? c->rdv->master_port : 0, .timeout_s = 600};
         /* torchrun's own store already listens on MASTER_PORT: the NCCL id travels on the next port */
         if (c->rdv && !strcmp(c->rdv->kind, "torchrun")) dc.port = c->rdv->master_port + 1;
-        int drc = S.cm->dp_create(&dc, bs, &S.dp, err);
+        int drc = S.dpo->dp_create(&dc, bs, &S.dp, err);
         free(bs);
         if (drc) goto done;
         S.dp_global = S.world > R_n;
-        for (int r = 0; r < R_n; r++) ranks[r].comm = S.cm->dp_comm(S.dp, r);
+        for (int r = 0; r < R_n; r++) ranks[r].comm = S.dpo->dp_comm(S.dp, r);
     }
     if (R_n > 1) pthread_barrier_init(&S.boundary, NULL, (unsigned)R_n);
 
@@ -411,12 +410,12 @@ interrupted:
     rc = 0;
 done:
     if (S.dp) {
-        S.cm->dp_destroy(S.dp);   /* its comms first: they reference the backends' streams */
+        S.dpo->dp_destroy(S.dp);   /* its comms first: they reference the backends' streams */
         for (int r = 0; r < R_n; r++) ranks[r].comm = NULL;
     }
     for (int r = 0; r < R_n; r++) {
         datapipe_destroy(ranks[r].pipe);
-        if (ranks[r].backend) ranks[r].backend->destroy(ranks[r].backend);
+        if (ranks[r].backend) ranks[r].backend->ops->destroy(ranks[r].backend);
         free(ranks[r].dev_images);
         free(ranks[r].dev_labels);
     }

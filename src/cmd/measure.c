@@ -167,7 +167,7 @@ static int interrupted_exit(void)
 
 /* Not even batch 1 fits: say why in terms of the flags (a tiny --patch-size makes the sequence
  * long, and attention's memory grows with its square), not "the largest batch is 0". */
-static int too_big_for_memory(const char *backend, const ib_train_config *train, bench_data_mode data, int ranks,
+static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_config *train, bench_data_mode data, int ranks,
                               uint64_t avail)
 {
     ib_train_config one = *train;
@@ -186,7 +186,7 @@ int cmd_measure(int argc, char **argv)
 {
     int prc = parse_args(argc, argv);
     if (prc) return prc == ARGS_HELP ? IB_EXIT_OK : prc;
-    const char *backend = O.backend >= 0 ? backend_names[O.backend] : NULL;
+    const ib_backend_ops *backend = O.backend >= 0 ? backend_find(backend_names[O.backend]) : NULL;
     const bench_data_mode data = (bench_data_mode)O.data;
     ib_error err = {0};
 
@@ -202,14 +202,16 @@ int cmd_measure(int argc, char **argv)
 
     /* ---- workload ---- */
     if (!backend) {
-        /* default: cuda when its module loads and a GPU is usable, else cpu (and -v says why) */
-        const char *why = backend_unavailable_reason("cuda");
-        backend = why ? "cpu" : "cuda";
-        if (why) ib_debug("backend auto: cpu (cuda is not usable: %s)", why);
+        /* default: a GPU backend when one is usable (cuda: its module loads and sees a GPU), else
+         * cpu, and -v says why */
+        const ib_backend_ops *skipped = NULL;
+        const char *why = NULL;
+        backend = backend_auto(&skipped, &why);
+        if (skipped) ib_debug("backend auto: %s (%s is not usable: %s)", backend->name, skipped->name, why);
     } else {
-        const char *why = backend_unavailable_reason(backend);
+        const char *why = backend->unavailable_reason();
         if (why) {
-            fprintf(stderr, "instbench measure: backend '%s' is not available: %s\n", backend, why);
+            fprintf(stderr, "instbench measure: backend '%s' is not available: %s\n", backend->name, why);
             return IB_EXIT_USAGE;
         }
     }
@@ -227,7 +229,7 @@ int cmd_measure(int argc, char **argv)
     bench_sysinfo sys;
     sysinfo_collect(&sys);
     if (g_stop) return interrupted_exit();
-    int is_cpu = !strcmp(backend, "cpu");
+    const int is_cpu = backend->device == IB_DEVICE_HOST;   /* ranks share the cores and host memory */
     if (O.ranks == 0) {
         /* docs/design.md: data-parallel over every local GPU.  One process drives them all unless a launcher
          * (torchrun --nproc-per-node, srun --ntasks-per-node) already starts one process per GPU. */
@@ -240,11 +242,11 @@ int cmd_measure(int argc, char **argv)
                 O.ranks, sys.vcpus);
         return IB_EXIT_USAGE;
     }
-    const int gpu_dp = backend_own_comm_usable(backend);   /* GPU ranks average over NCCL */
+    const char *no_dp = NULL;
+    const int gpu_dp = backend_dp_usable(backend, &no_dp);   /* GPU ranks average over NCCL */
     if (!is_cpu && O.ranks > 1 && !gpu_dp) {
-        /* The in-process comm averages host memory; GPU gradients need the NCCL comm. */
-        fprintf(stderr, "instbench measure: --ranks %d with --backend %s needs the NCCL comm, which this build lacks\n",
-                O.ranks, backend);
+        /* The in-process comm averages host memory; GPU gradients need the backend's own. */
+        fprintf(stderr, "instbench measure: --ranks %d with --backend %s: %s\n", O.ranks, backend->name, no_dp);
         return IB_EXIT_USAGE;
     }
     if (!is_cpu && O.ranks > sys.gpu_count && sys.gpu_count > 0) {
@@ -260,12 +262,12 @@ int cmd_measure(int argc, char **argv)
         return IB_EXIT_USAGE;
     }
     if (rdv.world_size > O.ranks && !gpu_dp) {
-        /* Only the in-process comm exists so far; ranks in other processes could not average. */
+        /* Only the backend's own comm reaches other processes; src/comm averages within this one. */
         fprintf(stderr,
-                "instbench measure: the %s rendezvous asks for %d ranks over %d node(s), but this build can only "
-                "average gradients between ranks of one process (--ranks N); cross-process data parallelism "
+                "instbench measure: the %s rendezvous asks for %d ranks over %d node(s), but backend '%s' can only "
+                "average gradients between ranks of one process (--ranks N): %s; cross-process data parallelism "
                 "needs the NCCL comm of the cuda backend\n",
-                rdv.kind, rdv.world_size, rdv.nnodes);
+                rdv.kind, rdv.world_size, rdv.nnodes, backend->name, no_dp);
         return IB_EXIT_USAGE;
     }
     int workers = O.workers > 0 ? O.workers : (sys.vcpus / rdv.local_world_size > 0 ? sys.vcpus / rdv.local_world_size : 1);
@@ -319,26 +321,20 @@ int cmd_measure(int argc, char **argv)
     /* ---- peak for MFU ---- */
     double peak = 0;
     char peak_source[512] = "";
-    const char *cpu_bf16 = train.precision == IB_PREC_BF16 ? backend_bf16_mode(backend) : NULL;
+    const char *cpu_bf16 = train.precision == IB_PREC_BF16 && backend->bf16_mode ? backend->bf16_mode() : NULL;
     const int bf16_emulated = cpu_bf16 && !strcmp(cpu_bf16, "emulated");
     if (cpu_bf16)
         ib_info("bf16 on this CPU: %s", !bf16_emulated
                                             ? "native (oneDNN bf16 matmuls)"
                                             : "emulated (no bf16 matmul in oneDNN on this CPU: bf16 operands widened to "
                                               "fp32 for fp32 GEMMs, fp32 accumulation, autocast's rounding)");
-    if (is_cpu) {
+    if (backend->peak_measure) {
         double t = 0;
         ib_error perr = {0};
-        if (peak_cpu_measure(&train, &g_stop, &t, &perr) == 0 && t > 0) {
+        if (backend->peak_measure(&train, &g_stop, &t, peak_source, sizeof peak_source, &perr) == 0 && t > 0)
             peak = t * rdv.nnodes;
-            /* the probe runs the backend's own GEMM path, emulated bf16 included */
-            snprintf(peak_source, sizeof peak_source,
-                     "measured: oneDNN %s%s GEMM rate on this model's shapes, all %d vCPUs (not a datasheet figure)",
-                     backend_precision_name(train.precision),
-                     bf16_emulated ? " (emulated: widened to fp32)" : "", sys.vcpus);
-        } else if (!g_stop) {
-            ib_warn("no CPU peak (%s): MFU not computed", perr.msg);
-        }
+        else if (!g_stop)
+            ib_warn("no %s peak (%s): MFU not computed", backend->name, perr.msg);
     } else if (sys.gpu_count > 0) {
         double t = 0;
         if (peak_gpu_lookup(sys.gpus[0].name, train.precision, &t, peak_source, sizeof peak_source) == 0)
@@ -358,10 +354,10 @@ int cmd_measure(int argc, char **argv)
     if (data == BENCH_DATA_HOST)
         ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s",
                 train.model.name, backend_precision_name(train.precision), train.batch_size, O.ranks, workers,
-                backend);
+                backend->name);
     else
         ib_info("measuring %s (%s, batch %d x %d rank(s), device data) on %s", train.model.name,
-                backend_precision_name(train.precision), train.batch_size, O.ranks, backend);
+                backend_precision_name(train.precision), train.batch_size, O.ranks, backend->name);
     bench_result res;
     bench_cpu_sample load0, load1;
     sysinfo_cpu_sample(&load0);
@@ -393,7 +389,7 @@ int cmd_measure(int argc, char **argv)
     char ts[32];
     util_utc_iso8601(now.tv_sec, ts);
     bench_report rep = {
-        .timestamp = ts, .identity = id, .sys = &sys, .backend = backend, .accelerator_count = is_cpu ? 0 : O.ranks,
+        .timestamp = ts, .identity = id, .sys = &sys, .backend = backend->name, .accelerator_count = is_cpu ? 0 : O.ranks,
         .workload = {.model = train.model, .precision = train.precision, .optim = train.optim,
                      .batch_size_per_device = train.batch_size, .data = data},
         .params = model_param_count(&train.model), .train_flops_per_sample = model_train_flops_per_sample(&train.model),

@@ -1,7 +1,9 @@
 /* cpu/backend_cpu: the ib_backend interface over cpu_vit (the reference backend). */
 #include "instbench/cpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cpu/vit.h"
 
@@ -106,7 +108,7 @@ int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *e
         free(v);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
-    b->name = "cpu";
+    b->ops = &cpu_backend_ops;
     b->cfg = *cfg;
     b->impl = v;
     if (model_layout_build(&cfg->model, &b->layout, err) || cpu_vit_init(v, cfg, &b->layout, 0, err)) {
@@ -115,17 +117,6 @@ int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *e
         free(b);
         return -1;
     }
-    b->set_inputs = set_inputs;
-    b->forward_backward = forward_backward;
-    b->forward = forward;
-    b->optimizer_step = optimizer_step;
-    b->synchronize = synchronize;
-    b->grad_block = grad_block;
-    b->get_params = get_params;
-    b->set_params = set_params;
-    b->get_grads = get_grads;
-    b->get_logits = get_logits;
-    b->destroy = destroy;
     *out = b;
     return 0;
 }
@@ -142,3 +133,42 @@ size_t cpu_backend_memory_estimate(const ib_train_config *cfg)
     model_layout_free(&l);
     return v.bytes;
 }
+
+/* The MFU denominator on a CPU: the rate oneDNN reaches on every matmul shape of one training
+ * step, on all cores (cpu_gemm_rate): a measured roofline, not a datasheet figure, and labelled
+ * so in the result. */
+static int peak_measure(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops, char *source,
+                        size_t source_len, ib_error *err)
+{
+    ib_train_config all = *cfg;
+    all.threads = 0;
+    double fps = 0, seconds = 1.0;
+    /* Tests shorten the measurement; a figure from a shorter window is noisier, not biased. */
+    const char *env = getenv("INSTBENCH_CPU_PEAK_SECONDS");
+    if (env && env[0] && util_parse_double(env, 0.001, 60, &seconds) != 0) seconds = 1.0;
+    if (cpu_gemm_rate(&all, seconds, stop, &fps, err)) return -1;
+    *tflops = fps / 1e12;
+    long vcpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* the probe runs the backend's own GEMM path, emulated bf16 included */
+    snprintf(source, source_len,
+             "measured: oneDNN %s%s GEMM rate on this model's shapes, all %ld vCPUs (not a datasheet figure)",
+             cfg->precision == IB_PREC_BF16 ? "bf16" : "fp32",
+             cfg->precision == IB_PREC_BF16 && !cpu_bf16_native() ? " (emulated: widened to fp32)" : "",
+             vcpus > 0 ? vcpus : 1);
+    return 0;
+}
+
+static const char *unavailable_reason(void) { return NULL; }   /* the reference runs everywhere */
+static int device_count(void) { return 1; }
+static const char *bf16_mode(void) { return cpu_bf16_native() ? "native" : "emulated"; }
+
+/* No dp_*: CPU ranks average through src/comm's in-process allreduce. */
+const ib_backend_ops cpu_backend_ops = {
+    .name = "cpu", .device = IB_DEVICE_HOST, .unavailable_reason = unavailable_reason,
+    .device_count = device_count, .bf16_mode = bf16_mode, .memory_estimate = cpu_backend_memory_estimate,
+    .peak_measure = peak_measure, .create = cpu_backend_create,
+    .set_inputs = set_inputs, .forward_backward = forward_backward, .forward = forward,
+    .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
+    .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
+    .destroy = destroy,
+};

@@ -1,21 +1,22 @@
 /* cuda/api: the CUDA module's own functions, which its table (src/cuda/module.c) points to.  Only
  * src/cuda/ and the host-shim tests (tests/cuda_dp_host.c, cuda_runner_host.c: they compile the
- * src/cuda sources directly) call them; the core reaches them through cuda_module()
- * (instbench/cuda.h). */
+ * src/cuda sources directly) call them; the core reaches them through the module's
+ * table (instbench/cuda.h). */
 #ifndef INSTBENCH_CUDA_API_H
 #define INSTBENCH_CUDA_API_H
 
 #include "instbench/cuda.h"
 
+/* The backend's table (instbench/backend.h); its unavailable_reason names a missing driver, no
+ * GPU, or a driver older than the runtime; dp_unavailable_reason a module built without NCCL. */
+extern const ib_backend_ops cuda_backend_ops;
 int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
 size_t cuda_backend_memory_estimate(const ib_train_config *cfg);
-/* 1 when a GPU is usable; else 0 and why (no driver, no GPU, a driver older than the runtime). */
-int cuda_probe(char *why, size_t why_size);
 int cuda_device_count(void);   /* 0 when there is no driver or no GPU */
 int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err);
 void cuda_versions_get(cuda_versions *out);   /* never fails: unknown facts stay "" */
 
-/* The cudaStream_t (as void *) and device ordinal of a backend made by backend_create("cuda"). */
+/* The cudaStream_t (as void *) and device ordinal of a backend made by cuda_backend_ops. */
 void *cuda_backend_stream(ib_backend *b);
 int cuda_backend_device(ib_backend *b);
 
@@ -51,14 +52,14 @@ size_t cuda_ddp_buckets(const cuda_ddp *d);   /* allreduces started in the last 
 void cuda_ddp_destroy(cuda_ddp *d);
 
 /* backends[i] ("cuda", created already) is local rank i. */
-int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out, ib_error *err);
+int cuda_dp_create(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib_error *err);
 /* Local rank i's training step up to averaged gradients: forward_backward with the bucket hook,
  * then the rest of the allreduces.  *compute_end: when the compute stream finished (the time
  * after it until return is the exposed communication). */
-int cuda_dp_step(cuda_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err);
+int cuda_dp_step(ib_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err);
 /* Every rank calls it: *value becomes global rank 0's *value (a step-boundary decision). */
-int cuda_dp_agree(cuda_dp *dp, int i, int *value, ib_error *err);
-ib_comm *cuda_dp_comm(cuda_dp *dp, int i);
-void cuda_dp_destroy(cuda_dp *dp);
+int cuda_dp_agree(ib_dp *dp, int i, int *value, ib_error *err);
+ib_comm *cuda_dp_comm(ib_dp *dp, int i);
+void cuda_dp_destroy(ib_dp *dp);
 
 #endif

@@ -1,6 +1,7 @@
 /* cuda/backend_cuda: the ib_backend interface over cuda_vit, plus device facts for sysinfo. */
 #include "cuda/api.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static void version_str(int v, char *out, size_t n)
  * then fails with cudaErrorInsufficientDriver, which must not read as "no GPU".  A driver that is
  * older only in the minor version still runs (CUDA minor version compatibility) as long as the
  * device count succeeds, so only a failing query is reported as a driver problem. */
-int cuda_probe(char *why, size_t why_size)
+static int probe(char *why, size_t why_size)
 {
     int n = 0, drv = 0, rt = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -232,7 +233,7 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
         free(v);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
-    b->name = "cuda";
+    b->ops = &cuda_backend_ops;
     b->cfg = *cfg;
     b->impl = v;
     if (model_layout_build(&cfg->model, &b->layout, err) || cuda_vit_init(v, cfg, &b->layout, 0, err)) {
@@ -241,17 +242,6 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
         free(b);
         return -1;
     }
-    b->set_inputs = set_inputs;
-    b->forward_backward = forward_backward;
-    b->forward = forward;
-    b->optimizer_step = optimizer_step;
-    b->synchronize = synchronize;
-    b->grad_block = grad_block;
-    b->get_params = get_params;
-    b->set_params = set_params;
-    b->get_grads = get_grads;
-    b->get_logits = get_logits;
-    b->destroy = destroy;
     *out = b;
     return 0;
 }
@@ -266,3 +256,36 @@ size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
     model_layout_free(&l);
     return v.bytes + ((size_t)32 << 20);   /* + the cuBLASLt workspace */
 }
+
+static struct {
+    pthread_once_t once;
+    char why[1024];   /* "" when a GPU is usable */
+} probed = {PTHREAD_ONCE_INIT, ""};
+
+static void probe_once(void)
+{
+    if (probe(probed.why, sizeof probed.why)) probed.why[0] = '\0';
+}
+
+static const char *unavailable_reason(void)
+{
+    pthread_once(&probed.once, probe_once);
+    return probed.why[0] ? probed.why : NULL;
+}
+
+static const char *dp_unavailable_reason(void)
+{
+    return comm_nccl_available() ? NULL : "this CUDA module was built without NCCL (no multi-GPU averaging)";
+}
+
+const ib_backend_ops cuda_backend_ops = {
+    .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = unavailable_reason,
+    .device_count = cuda_device_count, .memory_estimate = cuda_backend_memory_estimate,
+    .create = cuda_backend_create,
+    .set_inputs = set_inputs, .forward_backward = forward_backward, .forward = forward,
+    .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
+    .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
+    .destroy = destroy,
+    .dp_unavailable_reason = dp_unavailable_reason, .dp_create = cuda_dp_create, .dp_step = cuda_dp_step,
+    .dp_agree = cuda_dp_agree, .dp_comm = cuda_dp_comm, .dp_destroy = cuda_dp_destroy,
+};

@@ -12,7 +12,7 @@
 
 #include "cuda/check.h"
 
-struct cuda_dp {
+struct ib_dp {
     int nlocal;
     ib_comm **comms;       /* [nlocal] */
     cuda_ddp **ddp;        /* [nlocal] */
@@ -22,7 +22,7 @@ struct cuda_dp {
     cudaStream_t *stream;  /* [nlocal] the backends' compute streams */
 };
 
-void cuda_dp_destroy(cuda_dp *dp)
+void cuda_dp_destroy(ib_dp *dp)
 {
     if (!dp) return;
     for (int i = 0; i < dp->nlocal; i++) {
@@ -41,7 +41,7 @@ void cuda_dp_destroy(cuda_dp *dp)
 }
 
 /* The NCCL unique id: made by global rank 0's process, fetched by the others. */
-static int share_id(const cuda_dp_config *c, unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err)
+static int share_id(const ib_dp_config *c, unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err)
 {
     const int nproc = c->world_size / c->nlocal;
     if (c->first_rank == 0) {
@@ -57,7 +57,7 @@ static int share_id(const cuda_dp_config *c, unsigned char id[CUDA_NCCL_ID_BYTES
     return rendezvous_tcp_fetch(c->master_addr, c->port, id, CUDA_NCCL_ID_BYTES, c->timeout_s, err);
 }
 
-int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out, ib_error *err)
+int cuda_dp_create(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib_error *err)
 {
     *out = NULL;
     if (c->nlocal < 1 || c->world_size < c->nlocal || c->world_size % c->nlocal || c->first_rank % c->nlocal)
@@ -67,7 +67,7 @@ int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out
         ib_comm *none = NULL;
         return comm_nccl_create(c->nlocal, NULL, NULL, c->world_size, c->first_rank, NULL, &none, err);
     }
-    cuda_dp *dp = calloc(1, sizeof *dp);
+    ib_dp *dp = calloc(1, sizeof *dp);
     if (!dp) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     dp->nlocal = c->nlocal;
     dp->comms = calloc((size_t)c->nlocal, sizeof *dp->comms);
@@ -82,7 +82,7 @@ int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     for (int i = 0; i < c->nlocal; i++) {
-        if (!backends[i] || strcmp(backends[i]->name, "cuda")) {
+        if (!backends[i] || backends[i]->ops != &cuda_backend_ops) {
             free(streams);
             cuda_dp_destroy(dp);
             return ib_error_set(err, IB_EXIT_RUNTIME, "data parallel over NCCL needs cuda backends");
@@ -109,7 +109,7 @@ int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out
     for (int i = 0; i < c->nlocal; i++) {
         if (cuda_check(cudaSetDevice(dp->device[i]), "cudaSetDevice", err) ||
             cuda_check(cudaMalloc((void **)&dp->flag[i], sizeof(float)), "cudaMalloc", err) ||
-            cuda_ddp_create(dp->comms[i], backends[i]->grad_block(backends[i]), bucket, &dp->ddp[i], err)) {
+            cuda_ddp_create(dp->comms[i], backends[i]->ops->grad_block(backends[i]), bucket, &dp->ddp[i], err)) {
             cuda_dp_destroy(dp);
             return -1;
         }
@@ -118,19 +118,19 @@ int cuda_dp_create(const cuda_dp_config *c, ib_backend **backends, cuda_dp **out
     return 0;
 }
 
-int cuda_dp_step(cuda_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err)
+int cuda_dp_step(ib_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err)
 {
     /* backward queues each bucket's allreduce as soon as the bucket is complete */
-    if (b->forward_backward(b, loss, cuda_ddp_on_grad_ready, dp->ddp[i], err)) return -1;
+    if (b->ops->forward_backward(b, loss, cuda_ddp_on_grad_ready, dp->ddp[i], err)) return -1;
     if (cuda_ddp_flush(dp->ddp[i], err)) return -1;
     /* the compute stream alone: when its work ends, the communication not yet done is exposed */
-    if (b->synchronize(b, err)) return -1;
+    if (b->ops->synchronize(b, err)) return -1;
     if (compute_end) *compute_end = util_now_seconds();
     if (comm_nccl_join(dp->comms[i], err)) return -1;
-    return b->synchronize(b, err);
+    return b->ops->synchronize(b, err);
 }
 
-int cuda_dp_agree(cuda_dp *dp, int i, int *value, ib_error *err)
+int cuda_dp_agree(ib_dp *dp, int i, int *value, ib_error *err)
 {
     CUDA_TRY(cudaSetDevice(dp->device[i]));
     dp->flag_host[i] = (float)*value;   /* small integers are exact in a float */
@@ -143,4 +143,4 @@ int cuda_dp_agree(cuda_dp *dp, int i, int *value, ib_error *err)
     return 0;
 }
 
-ib_comm *cuda_dp_comm(cuda_dp *dp, int i) { return dp->comms[i]; }
+ib_comm *cuda_dp_comm(ib_dp *dp, int i) { return dp->comms[i]; }

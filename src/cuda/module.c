@@ -9,23 +9,15 @@
 static const ib_cuda_module table = {
     .abi_version = IB_CUDA_MODULE_ABI,
     .sizeof_backend = sizeof(ib_backend),
+    .sizeof_backend_ops = sizeof(ib_backend_ops),
     .sizeof_train_config = sizeof(ib_train_config),
     .sizeof_error = sizeof(ib_error),
     .sizeof_comm = sizeof(ib_comm),
     .cudart_version = CUDART_VERSION,
     .log_level = &ib_log_level,
-    .probe = cuda_probe,
-    .device_count = cuda_device_count,
     .device_info = cuda_device_info_get,
     .versions = cuda_versions_get,
-    .memory_estimate = cuda_backend_memory_estimate,
-    .backend_create = cuda_backend_create,
-    .nccl_available = comm_nccl_available,
-    .dp_create = cuda_dp_create,
-    .dp_step = cuda_dp_step,
-    .dp_agree = cuda_dp_agree,
-    .dp_comm = cuda_dp_comm,
-    .dp_destroy = cuda_dp_destroy,
+    .ops = &cuda_backend_ops,
 };
 
 __attribute__((visibility("default"))) const ib_cuda_module *instbench_cuda_module(int abi_version)

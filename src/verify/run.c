@@ -17,7 +17,8 @@ int verify_run_backend(const char *backend, const verify_reference *ref, ib_prec
                        verify_outputs *out, double *seconds, ib_error *err)
 {
     memset(out, 0, sizeof *out);
-    const char *why = backend_unavailable_reason(backend);
+    const ib_backend_ops *ops = backend_find(backend);
+    const char *why = ops ? ops->unavailable_reason() : "unknown backend (cpu, cuda)";
     if (why) return ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s' is not available: %s", backend, why);
     ib_train_config cfg = ref->cfg;
     cfg.precision = precision;
@@ -35,37 +36,37 @@ int verify_run_backend(const char *backend, const verify_reference *ref, ib_prec
     }
 
     ib_backend *b = NULL;
-    if (backend_create(backend, &cfg, &b, err)) {
+    if (ops->create(&cfg, &b, err)) {
         verify_outputs_free(out);
         return -1;
     }
     if (b->layout.total != ref->layout.total) {
         ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s' has %zu parameters, the reference %zu", backend,
                      b->layout.total, ref->layout.total);
-        b->destroy(b);   /* after the message: it reads b->layout */
+        b->ops->destroy(b);   /* after the message: it reads b->layout */
         verify_outputs_free(out);
         return -1;
     }
     double t0 = util_now_seconds();
     int rc = -1;
     float loss = 0;
-    if (b->set_params(b, ref->params, err) || b->set_inputs(b, ref->images, ref->labels, err)) goto done;
+    if (b->ops->set_params(b, ref->params, err) || b->ops->set_inputs(b, ref->images, ref->labels, err)) goto done;
     for (int s = 0; s < ref->steps; s++) {
         /* The reference's last update is never observed, so it is skipped here. */
-        if (s > 0 && b->optimizer_step(b, err)) goto done;
-        if (b->forward_backward(b, &loss, NULL, NULL, err)) goto done;
+        if (s > 0 && b->ops->optimizer_step(b, err)) goto done;
+        if (b->ops->forward_backward(b, &loss, NULL, NULL, err)) goto done;
         if (s == 0) {
-            if (b->synchronize && b->synchronize(b, err)) goto done;
-            if (b->get_logits(b, out->logits, err) || b->get_grads(b, out->grads, err)) goto done;
+            if (b->ops->synchronize(b, err)) goto done;
+            if (b->ops->get_logits(b, out->logits, err) || b->ops->get_grads(b, out->grads, err)) goto done;
             out->loss = loss;
         }
         out->losses[s] = loss;
     }
-    if (b->synchronize && b->synchronize(b, err)) goto done;
+    if (b->ops->synchronize(b, err)) goto done;
     rc = 0;
 done:
     if (seconds) *seconds = util_now_seconds() - t0;
-    b->destroy(b);
+    b->ops->destroy(b);
     if (rc) verify_outputs_free(out);
     return rc;
 }
