@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef INSTBENCH_HAVE_NCCL
+#include <nccl.h>   /* NCCL_MAJOR/MINOR/PATCH: the version built against (header only, no library) */
+#endif
 
 #include "instbench/cpu.h"
 #include "instbench/cuda.h"
@@ -48,6 +51,9 @@ const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_na
  * The host-shim tests (tests/cuda.cmake) compile the src/cuda sources, module.c included, into their own
  * programs: the weak reference below is then already resolved, and no file is loaded. */
 extern const ib_cuda_module *instbench_cuda_module(int abi_version) __attribute__((weak));
+
+#define IB_STR_(x) #x
+#define IB_STR(x) IB_STR_(x)
 
 static struct {
     pthread_once_t load_once;
@@ -199,6 +205,13 @@ const ib_backend_ops *backend_find(const char *name)
     return NULL;
 }
 
+const ib_backend_ops *backend_host(void)
+{
+    for (size_t i = 0; i < REGISTRY_SIZE; i++)
+        if (registry[i]->device == IB_DEVICE_HOST) return registry[i];
+    return NULL;
+}
+
 const ib_backend_ops *backend_auto(const ib_backend_ops **skipped, const char **why)
 {
     const ib_backend_ops *host = NULL;
@@ -224,6 +237,32 @@ int backend_create(const char *name, const ib_train_config *cfg, ib_backend **ou
     const char *why = ops->unavailable_reason();
     if (why) return ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s': %s", ops->name, why);
     return ops->create(cfg, out, err);
+}
+
+void backend_describe_gpu(int probe, char *out, size_t n)
+{
+#ifdef INSTBENCH_HAVE_CUDA
+    char path[4096] = "";
+    const int found = cuda_module_path(path, sizeof path) == 0 && access(path, R_OK) == 0;
+#ifdef INSTBENCH_HAVE_NCCL
+    const char *with_nccl = ", NCCL " IB_STR(NCCL_MAJOR) "." IB_STR(NCCL_MINOR) "." IB_STR(NCCL_PATCH);
+#else
+    const char *with_nccl = ", without NCCL";
+#endif
+    int k = snprintf(out, n, "cuda: built with CUDA %s%s; module %s %s", INSTBENCH_CUDA_BUILD_VERSION, with_nccl,
+                     IB_CUDA_MODULE_FILE, found ? "beside the binary" : "missing");
+    if (!probe || k < 0 || (size_t)k >= n) return;
+    const char *why = cuda_unavailable_reason();
+    const ib_cuda_module *m = cuda_module(NULL);
+    cuda_versions v = {0};
+    if (m) m->versions(&v);
+    if (why) snprintf(out + k, n - (size_t)k, "; not usable: %s", why);
+    else snprintf(out + k, n - (size_t)k, "; driver supports CUDA %s, runtime %s, %d GPU(s)", v.driver, v.runtime,
+                  m->ops->device_count());
+#else
+    (void)probe;
+    snprintf(out, n, "cuda: not in this build (configure with -DINSTBENCH_CUDA=ON where nvcc is installed)");
+#endif
 }
 
 int backend_dp_usable(const ib_backend_ops *ops, const char **why)

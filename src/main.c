@@ -5,6 +5,8 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
+#include "instbench/backend.h"
+#include "instbench/bench.h"
 #include "instbench/util.h"
 
 static const struct {
@@ -69,7 +71,10 @@ static void print_markdown(FILE *out)
                  "| command | what it does |\n|---|---|\n");
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "| `%s` | %s |\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nEvery command also takes `-q`/`--quiet` (errors only on stderr), `-v`/`--verbose` (more on\n"
-                 "stderr, repeatable: `-vv`) and `-h`/`--help`. Values follow as `--flag value` or `--flag=value`\n"
+                 "stderr, repeatable: `-vv`; not with `-q`) and `-h`/`--help`, before or after the command name.\n"
+                 "`instbench --version` names the build's features: oneDNN and the CPU ISA it will use, bf16\n"
+                 "native or emulated, the CUDA and NCCL versions the CUDA module was built with (`-v --version`\n"
+                 "also loads it and asks the driver). Values follow as `--flag value` or `--flag=value`\n"
                  "(`-o FILE` or `-oFILE`); `--` ends the options. A usage error prints one line naming the flag and exits 2;\n"
                  "a runtime error exits 1.\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++) args_print_markdown(commands[i].args, out);
@@ -99,6 +104,25 @@ static int help(int argc, char **argv)
     return n ? args_usage_error(&help_args, "'%s' is not a command", pos[0]) : IB_EXIT_OK;
 }
 
+/* The version and what this build can run: oneDNN and the CPU ISA it will use, the CUDA module
+ * (built with which CUDA and NCCL); -v also loads the module and asks the driver. */
+static int print_version(void)
+{
+    bench_sysinfo s;
+    memset(&s, 0, sizeof s);
+    sysinfo_onednn(&s);
+    const ib_backend_ops *host = backend_host();
+    char gpu[1024];
+    backend_describe_gpu(ib_log_level >= 2, gpu, sizeof gpu);
+    printf("instbench %s\n", INSTBENCH_VERSION);
+    printf("cpu: oneDNN %s, CPU ISA %s%s%s%s%s\n", s.onednn_version[0] ? s.onednn_version : "(unknown)", s.onednn_isa,
+           s.onednn_max_isa_env[0] ? " (capped by " : "", s.onednn_max_isa_env,
+           s.onednn_max_isa_env[0] ? ")" : "",
+           !strcmp(host->bf16_mode(), "emulated") ? ", bf16 emulated (fp32 GEMMs)" : ", bf16 native");
+    printf("%s\n", gpu);
+    return IB_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
     int i = 1;   /* instbench's own options come before the command */
@@ -106,10 +130,7 @@ static int run(int argc, char **argv)
     fill_about();
     int rc = args_parse(&global_args, i, argv, NULL, NULL);
     if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
-    if (show_version) {
-        printf("instbench %s\n", INSTBENCH_VERSION);
-        return IB_EXIT_OK;
-    }
+    if (show_version) return print_version();
     if (i >= argc) {
         args_print_help(&global_args, stderr);
         return IB_EXIT_USAGE;

@@ -5,3 +5,16 @@ add_test(NAME cli_stdout COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DI
 add_test(NAME cli_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_files.py ${INSTBENCH_BIN})
 # One option parser for every command: --flag=value, --, unknown flags, missing values, ranges.
 add_test(NAME cli_args COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_args.py ${INSTBENCH_BIN})
+# --version: the build's features (oneDNN, CPU ISA, bf16 mode, CUDA and NCCL built with).
+if(TARGET instbench_cuda)
+  set(_cli_cuda ON)
+else()
+  set(_cli_cuda OFF)
+endif()
+if(NCCL_INCLUDE_DIR)
+  set(_cli_nccl_h ${NCCL_INCLUDE_DIR}/nccl.h)
+else()
+  set(_cli_nccl_h "")
+endif()
+add_test(NAME cli_version COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_version.py ${INSTBENCH_BIN}
+         ${PROJECT_VERSION} ${_cli_cuda} "${_cli_nccl_h}")

@@ -99,9 +99,15 @@ p = run("--help")
 check(p.returncode == 0 and p.stdout.startswith("usage: instbench ") and "--version" in p.stdout,
       f"--help: exit {p.returncode}")
 ref = run("models", "--format", "json").stdout
-for args in (["-vv", "models"], ["-q", "--", "models"], ["models", "-vq"], ["-vq", "models", "-vv"]):
+for args in (["-vv", "models"], ["-q", "--", "models"], ["models", "-qq"], ["-v", "models", "-vv"]):
     p = run(*args, "--format=json")
     check(p.returncode == 0 and p.stdout == ref, f"{' '.join(args)}: exit {p.returncode}: {p.stderr[-200:]}")
+# -q and -v contradict each other wherever they stand (issue 13: a usage error, not the last one winning)
+for args, who in ((["models", "-vq"], "instbench models"), (["-vq", "models"], "instbench"),
+                  (["-q", "models", "-v"], "instbench models"), (["-v", "prices", "--quiet"], "instbench prices")):
+    p = run(*args)
+    check(p.returncode == 2 and p.stderr.startswith(f"{who}: -q and -v contradict each other") and p.stdout == "",
+          f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
 
 # Lists (comma-separated): each item checked, none empty or twice
 for args, want in ((["--regions", "us-east-1,us-east-1"], "--regions: 'us-east-1' is listed twice"),

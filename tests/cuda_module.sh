@@ -5,7 +5,7 @@
 #   cuda_module.sh absent BIN CC       any build: BIN copied alone into an empty directory (no module
 #                                      beside it) still runs --version, prices/rank --help, models and
 #                                      a CPU measure; --backend cuda fails naming what is missing
-#                                      (measure exit 2, verify exit 1); auto-detection falls back to
+#                                      (measure and verify exit 2); auto-detection falls back to
 #                                      cpu and -v says why; a module whose dependency is missing or
 #                                      whose ABI differs is refused with dlerror's / a clear message.
 set -u
@@ -72,8 +72,8 @@ check() {   # check WHAT EXPECTED_RC PATTERN -- command...
 check "measure, no module beside it" 2 "libinstbench-cuda.so: cannot open shared object file" -- "$ib" measure --backend cuda "${TINY[@]}"
 export INSTBENCH_CUDA_MODULE=/nonexistent
 check "measure, INSTBENCH_CUDA_MODULE=/nonexistent" 2 "backend 'cuda' is not available: cannot load the CUDA module: /nonexistent: cannot open shared object file" -- "$ib" measure --backend cuda "${TINY[@]}"
-check "verify, INSTBENCH_CUDA_MODULE=/nonexistent" 1 "backend 'cuda' is not available: cannot load the CUDA module: /nonexistent" -- "$ib" verify --reference "$ref" --backend cuda
-check "verify --compare-backend, INSTBENCH_CUDA_MODULE=/nonexistent" 1 "/nonexistent: cannot open" -- "$ib" verify --reference "$ref" --compare-backend cuda
+check "verify, INSTBENCH_CUDA_MODULE=/nonexistent" 2 "backend 'cuda' is not available: cannot load the CUDA module: /nonexistent" -- "$ib" verify --reference "$ref" --backend cuda
+check "verify --compare-backend, INSTBENCH_CUDA_MODULE=/nonexistent" 2 "/nonexistent: cannot open" -- "$ib" verify --reference "$ref" --compare-backend cuda
 
 # ... or a library the module needs (a stand-in for libcublasLt.so.13 on a machine without it)
 printf 'int ib_missing_dep(void) { return 1; }\n' > "$tmp/dep.c"
@@ -87,7 +87,7 @@ if "$cc" -shared -fPIC -o "$tmp/libib-missing-dep.so.13" -Wl,-soname,libib-missi
   printf 'const void *instbench_cuda_module(int abi) { return 0; }\n' > "$tmp/abi.c"
   "$cc" -shared -fPIC -o "$tmp/abi.so" "$tmp/abi.c"
   export INSTBENCH_CUDA_MODULE="$tmp/abi.so"
-  check "verify, module of another ABI" 1 "was built for another version of instbench" -- "$ib" verify --reference "$ref" --backend cuda
+  check "verify, module of another ABI" 2 "was built for another version of instbench" -- "$ib" verify --reference "$ref" --backend cuda
 else
   fail "cannot build the stand-in modules with $cc"
 fi

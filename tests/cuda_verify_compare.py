@@ -58,7 +58,7 @@ probe = subprocess.run([exe, "verify", "--reference", ref, "--backend", "cuda"],
                        timeout=600)
 if "not available" in probe.stderr:   # no GPU here: the comparison must fail cleanly
     r = run("--compare-backend", "cuda")
-    if r.returncode != 1 or "not available" not in r.stderr:
+    if r.returncode != 2 or "not available" not in r.stderr:   # a usage error, as in measure
         fails.append(f"--compare-backend cuda without a GPU: exit {r.returncode}, {r.stderr.strip()}")
 
 for f in fails:

@@ -141,8 +141,14 @@ const ib_backend_ops *backend_find(const char *name);
 /* measure's default: the first usable GPU backend, else cpu.  *skipped and *why (may be NULL) get
  * the last GPU backend passed over and why. */
 const ib_backend_ops *backend_auto(const ib_backend_ops **skipped, const char **why);
+/* The backend that runs on the host (cpu), which is always usable. */
+const ib_backend_ops *backend_host(void);
 /* backend_find + unavailable_reason + create, with the error naming the backend. */
 int backend_create(const char *name, const ib_train_config *cfg, ib_backend **out, ib_error *err);
+/* What this build's GPU backends are (`instbench --version`), one line each into out: built with
+ * which CUDA and NCCL, and whether the module is beside the binary.  probe: also load the module
+ * and ask the driver (versions, GPUs, or why none is usable). */
+void backend_describe_gpu(int probe, char *out, size_t n);
 /* 1 when OPS averages across ranks itself and can here; *why (may be NULL) gets why not. */
 int backend_dp_usable(const ib_backend_ops *ops, const char **why);
 

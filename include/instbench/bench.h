@@ -108,6 +108,8 @@ typedef struct bench_sysinfo {
 
 /* Never fails: unknown facts stay empty/0.  GPUs through NVML when libnvidia-ml can be loaded. */
 void sysinfo_collect(bench_sysinfo *out);
+/* Only the onednn_* fields (cheap: no files, no GPU library; `instbench --version`). */
+void sysinfo_onednn(bench_sysinfo *out);
 
 /* Who else used the machine during the run: CPU time of the whole machine (/proc/stat) and of
  * this process (getrusage), sampled before and after.  Shares are of wall x vCPUs; -1 unknown. */

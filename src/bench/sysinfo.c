@@ -122,6 +122,18 @@ static void collect_nccl(bench_sysinfo *s)
     dlclose(h);
 }
 
+void sysinfo_onednn(bench_sysinfo *s)
+{
+    const dnnl_version_t *v = dnnl_version();
+    if (v) snprintf(s->onednn_version, sizeof s->onednn_version, "%d.%d.%d", v->major, v->minor, v->patch);
+    snprintf(s->onednn_isa, sizeof s->onednn_isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
+    /* ONEDNN_MAX_CPU_ISA (or the older DNNL_ spelling) caps the ISA; say so when it is set. */
+    const char *env = getenv("ONEDNN_MAX_CPU_ISA");
+    if (!env || !env[0]) env = getenv("DNNL_MAX_CPU_ISA");
+    snprintf(s->onednn_isa_source, sizeof s->onednn_isa_source, "%s", env && env[0] ? "env" : "runtime");
+    if (env && env[0]) snprintf(s->onednn_max_isa_env, sizeof s->onednn_max_isa_env, "%s", env);
+}
+
 void sysinfo_collect(bench_sysinfo *s)
 {
     memset(s, 0, sizeof *s);
@@ -141,15 +153,7 @@ void sysinfo_collect(bench_sysinfo *s)
     double la[1];
     if (getloadavg(la, 1) == 1) s->loadavg1 = la[0];
 
-    const dnnl_version_t *v = dnnl_version();
-    if (v) snprintf(s->onednn_version, sizeof s->onednn_version, "%d.%d.%d", v->major, v->minor, v->patch);
-    snprintf(s->onednn_isa, sizeof s->onednn_isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
-    /* ONEDNN_MAX_CPU_ISA (or the older DNNL_ spelling) caps the ISA; say so when it is set. */
-    const char *env = getenv("ONEDNN_MAX_CPU_ISA");
-    if (!env || !env[0]) env = getenv("DNNL_MAX_CPU_ISA");
-    snprintf(s->onednn_isa_source, sizeof s->onednn_isa_source, "%s", env && env[0] ? "env" : "runtime");
-    if (env && env[0]) snprintf(s->onednn_max_isa_env, sizeof s->onednn_max_isa_env, "%s", env);
-
+    sysinfo_onednn(s);
     collect_gpus(s);
     collect_nccl(s);
 }

@@ -6,15 +6,20 @@
 
 static int quiet_flag, verbose_flag, help_flag;
 
-/* -q and -v act at once (their order decides, as in main.c's global options). */
+/* -q and -v act at once, before or after the command (main.c's global options and the command's
+ * own parse share these), and contradict each other: both together are a usage error. */
 static int set_quiet(void *dst, const char *flag, const char *value, ib_error *err)
 {
+    if (verbose_flag) return ib_error_set(err, IB_EXIT_USAGE, "-q and -v contradict each other: give one");
+    quiet_flag = 1;
     ib_log_level = 0;
     return 0;
 }
 
 static int add_verbose(void *dst, const char *flag, const char *value, ib_error *err)
 {
+    if (quiet_flag) return ib_error_set(err, IB_EXIT_USAGE, "-q and -v contradict each other: give one");
+    verbose_flag = 1;
     ib_log_level++;
     return 0;
 }
@@ -124,7 +129,7 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
     case ARG_FN: {
         ib_error err = {0};
         if (s->fn(s->dst, s->name, v, &err) != 0) {
-            fprintf(stderr, "instbench %s: %s\n", c->name, err.msg);
+            fprintf(stderr, "instbench%s%s: %s\n", c->name[0] ? " " : "", c->name, err.msg);
             return err.code ? err.code : IB_EXIT_USAGE;
         }
         return 0;

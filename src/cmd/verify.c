@@ -179,6 +179,15 @@ int cmd_verify(int argc, char **argv)
     if (pr) return pr == ARGS_HELP ? IB_EXIT_OK : pr;
     if (!A.reference) return args_usage_error(&cmd_verify_args, "--reference FILE is required");
     const char *backend = backend_names[A.backend], *compare = A.compare >= 0 ? backend_names[A.compare] : NULL;
+    /* A backend this machine cannot run is a usage error, as in measure: exit 2 before any work. */
+    for (int i = 0; i < 2; i++) {
+        const char *name = i ? compare : backend, *why = name ? backend_find(name)->unavailable_reason() : NULL;
+        if (why) {
+            fprintf(stderr, "instbench verify: %sbackend '%s' is not available: %s\n", i ? "--compare-backend: " : "",
+                    name, why);
+            return IB_EXIT_USAGE;
+        }
+    }
 
     ib_error err;
     ib_error_clear(&err);

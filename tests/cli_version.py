@@ -1,0 +1,71 @@
+"""`instbench --version` names what this build runs on, each fact checked against a source that is
+not instbench: the project version CMake was given, Debian's libdnnl2 package version, the CPU's
+flags in /proc/cpuinfo (with DNNL_MAX_CPU_ISA=AVX2 the ISA is avx2 and bf16 is emulated), nvcc's
+release and the NCCL version macros of nccl.h read here.  The binary copied alone into an empty
+directory reports its CUDA module missing.
+Usage: cli_version.py INSTBENCH PROJECT_VERSION CUDA(ON|OFF) NCCL_H(or "")"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from testlib import check, failures
+
+BIN, VERSION, CUDA, NCCL_H = sys.argv[1], sys.argv[2], sys.argv[3] == "ON", sys.argv[4]
+
+
+def version(binary, *flags, env=None):
+    e = dict(os.environ, **(env or {}))
+    e.pop("ONEDNN_MAX_CPU_ISA", None)
+    p = subprocess.run([binary, *flags, "--version"], capture_output=True, text=True, env=e, timeout=60)
+    check(p.returncode == 0, f"--version {flags}: exit {p.returncode}: {p.stderr}")
+    return p.stdout.splitlines()
+
+
+lines = version(BIN, env={"DNNL_MAX_CPU_ISA": "AVX2"})
+check(len(lines) == 3, f"three lines, got {lines}")
+check(lines[0] == f"instbench {VERSION}", f"first line {lines[0]!r}, want 'instbench {VERSION}'")
+cpu = lines[1] if len(lines) > 1 else ""
+dpkg = shutil.which("dpkg-query") and subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libdnnl2"],
+                                                     capture_output=True, text=True)
+if dpkg and dpkg.returncode == 0 and dpkg.stdout:
+    upstream = dpkg.stdout.split("-")[0]
+    check(f"oneDNN {upstream}," in cpu, f"oneDNN version: {cpu!r}, Debian's libdnnl2 is {dpkg.stdout}")
+flags = set()
+for line in open("/proc/cpuinfo"):
+    if line.startswith("flags"):
+        flags = set(line.split(":", 1)[1].split())
+        break
+if "avx2" in flags:
+    check("CPU ISA avx2 (capped by AVX2)" in cpu, f"DNNL_MAX_CPU_ISA=AVX2 on an AVX2 CPU: {cpu!r}")
+    check(cpu.endswith("bf16 emulated (fp32 GEMMs)"), f"bf16 under an AVX2 cap must be emulated: {cpu!r}")
+if not {"avx512_bf16", "amx_bf16", "avx512f"} & flags:
+    native = version(BIN)
+    check(len(native) > 1 and "bf16 emulated" in native[1] and "capped" not in native[1],
+          f"no AVX-512 here, so bf16 is emulated with no cap: {native}")
+
+gpu = lines[2] if len(lines) > 2 else ""
+if not CUDA:
+    check(gpu.startswith("cuda: not in this build"), f"CPU-only build: {gpu!r}")
+else:
+    nv = subprocess.run(["nvcc", "--version"], capture_output=True, text=True) if shutil.which("nvcc") else None
+    m = nv and re.search(r"release (\d+\.\d+)", nv.stdout)
+    if m:
+        check(re.match(rf"cuda: built with CUDA {re.escape(m.group(1))}\b", gpu), f"nvcc is {m.group(1)}: {gpu!r}")
+    if NCCL_H and os.path.exists(NCCL_H):
+        h = open(NCCL_H).read()
+        v = [re.search(rf"#define NCCL_{k}\s+(\d+)", h) for k in ("MAJOR", "MINOR", "PATCH")]
+        if all(v):
+            want = ".".join(x.group(1) for x in v)
+            check(f", NCCL {want};" in gpu, f"nccl.h says {want}: {gpu!r}")
+    check(gpu.endswith("module libinstbench-cuda.so beside the binary"), f"the build has its module: {gpu!r}")
+    with tempfile.TemporaryDirectory() as d:
+        alone = os.path.join(d, "instbench")
+        shutil.copy2(BIN, alone)
+        out = version(alone)
+        check(len(out) == 3 and out[2].endswith("module libinstbench-cuda.so missing"), f"alone: {out}")
+
+print("cli_version: " + ("all checks passed" if not failures else f"{len(failures)} failed"))
+sys.exit(1 if failures else 0)
