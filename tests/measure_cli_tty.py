@@ -2,6 +2,7 @@
 on stdout, bold only without NO_COLOR; through pipes: no progress line at all, JSON on stdout;
 --quiet: nothing on stderr."""
 import errno
+import re
 import json
 import os
 import subprocess
@@ -42,6 +43,9 @@ for no_color in (True, False):
     check(rc == 0, f"{what}: exit {rc}: {text[-300:]}")
     check("\rtimed" in text or "timed\x1b[0m" in text, f"{what}: no timed-phase progress line")
     check("samples/s" in text and " left" in text, f"{what}: progress lacks samples/s or time left")
+    # a rate is shown only once a step has been timed: never a "0.0 samples/s" that reads as measured
+    rates = [float(x) for x in re.findall(r"([0-9.]+) samples/s", text)]
+    check(rates and all(r > 0 for r in rates), f"{what}: a progress rate of zero: {rates}")
     check("throughput" in text and not text.lstrip().startswith("{"), f"{what}: no human summary on the terminal")
     has_bold = "\x1b[1m" in text
     check(has_bold != no_color, f"{what}: bold escape present={has_bold}")

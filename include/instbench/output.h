@@ -25,6 +25,9 @@ int output_table_init(output_table *t, size_t n_cols, const char *const *headers
 /* CELLS: n_cols strings, NULL meaning "". Copied. */
 int output_table_add_row(output_table *t, const char *const *cells);
 void output_table_free(output_table *t);
+/* The one way numbers are grouped for people: 1234567.8 -> "1,234,568" (DECIMALS = 0) or
+ * "1,234,567.8"; not finite -> "-".  (CSV and JSON carry plain numbers.) */
+void output_fmt_grouped(char *out, size_t len, double v, int decimals);
 
 /* Aligned columns separated by two spaces, a header row and a dashed rule; widths count UTF-8
  * characters, not bytes.  Cells are shown terminal-safe (util_term_escape). */

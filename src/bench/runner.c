@@ -67,9 +67,11 @@ static void progress_line(shared_state *S, double now)
     int gb = c->train.batch_size * c->ranks;
     const char *on = c->color ? "\033[1m" : "", *off = c->color ? "\033[0m" : "";
     if (S->phase == PHASE_WARMUP) {
+        /* no rate before a step has been timed: "0.0 samples/s" would read as a measurement */
         double last = S->n_stored ? S->warm_times[S->n_stored - 1] : 0;
-        fprintf(stderr, "\r%swarm-up%s step %d  %.1f samples/s   \033[K", on, off, S->n_warm,
-                last > 0 ? gb / last : 0.0);
+        char rate[48] = "";
+        if (last > 0) snprintf(rate, sizeof rate, "  %.1f samples/s", gb / last);
+        fprintf(stderr, "\r%swarm-up%s step %d%s   \033[K", on, off, S->n_warm, rate);
     } else {
         double el = now - S->window_start;
         double sps = el > 0 ? S->n_timed * (double)gb / el : 0;
@@ -84,8 +86,9 @@ static void progress_line(shared_state *S, double now)
             total[0] = '\0';
         }
         if (left < 0) left = 0;
-        fprintf(stderr, "\r%stimed%s step %zu%s  %.1f samples/s  %.0f s left   \033[K", on, off,
-                S->n_timed, total, sps, left);
+        char rate[48] = "";
+        if (S->n_timed) snprintf(rate, sizeof rate, "  %.1f samples/s", sps);
+        fprintf(stderr, "\r%stimed%s step %zu%s%s  %.0f s left   \033[K", on, off, S->n_timed, total, rate, left);
     }
     fflush(stderr);
 }

@@ -8,6 +8,7 @@
 #include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/model.h"
+#include "instbench/output.h"
 
 static struct {
     int format;   /* 0 table, 1 json */
@@ -75,7 +76,11 @@ static int print_layout(const vit_config *c, int json)
             cJSON_AddNumberToObject(o, "numel", (double)t->numel);
             cJSON_AddItemToArray(arr, o);
         } else {
-            printf("%-32s %-22s %12zu %12zu\n", t->name, shape, t->offset, t->numel);
+            char off[32], num[32];
+            output_fmt_grouped(off, sizeof off, (double)t->offset, 0);
+            output_fmt_grouped(num, sizeof num, (double)t->numel, 0);
+            if (i == 0) printf("%-32s %-22s %12s %12s\n", "TENSOR", "SHAPE", "OFFSET", "NUMEL");
+            printf("%-32s %-22s %12s %12s\n", t->name, shape, off, num);
         }
     }
     if (json) {
@@ -84,7 +89,9 @@ static int print_layout(const vit_config *c, int json)
         free(s);
         cJSON_Delete(arr);
     } else {
-        printf("%zu tensors, %zu parameters\n", l.count, l.total);
+        char total[32];
+        output_fmt_grouped(total, sizeof total, (double)l.total, 0);
+        printf("%zu tensors, %s parameters\n", l.count, total);
     }
     model_layout_free(&l);
     return IB_EXIT_OK;
@@ -121,8 +128,10 @@ int cmd_models(int argc, char **argv)
         const vit_config *c = custom ? &one : model_preset_at(i);
         model_flops f;
         model_flops_per_sample(c, &f);
-        printf("%-24s %5d %5d %5d %5d %6d %6g %8d %14zu %13.2f %13.2f\n", c->name, c->img_size, c->patch_size,
-               c->embed_dim, c->depth, c->num_heads, c->mlp_ratio, c->num_classes, model_param_count(c),
+        char params[32];
+        output_fmt_grouped(params, sizeof params, (double)model_param_count(c), 0);
+        printf("%-24s %5d %5d %5d %5d %6d %6g %8d %14s %13.2f %13.2f\n", c->name, c->img_size, c->patch_size,
+               c->embed_dim, c->depth, c->num_heads, c->mlp_ratio, c->num_classes, params,
                f.forward / 1e9, f.train / 1e9);
     }
     printf("(GFLOP per sample; training = 3 x forward)\n");

@@ -1,5 +1,7 @@
 /* output/table.c: a grid of strings and its aligned plain-text rendering (cells escaped for the
  * terminal: they may quote files and services instbench does not control). */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,4 +110,25 @@ int output_table_write_text(const output_table *t, FILE *out)
     free(shown);
     free(w);
     return rc == 0 && !ferror(out) ? 0 : -1;
+}
+
+/* 1234567.8 -> "1,234,568" (DECIMALS = 0) or "1,234,567.8". */
+void output_fmt_grouped(char *out, size_t len, double v, int decimals)
+{
+    if (!isfinite(v)) {
+        snprintf(out, len, "-");
+        return;
+    }
+    char raw[64];
+    snprintf(raw, sizeof raw, "%.*f", decimals, fabs(v));
+    char *dot = strchr(raw, '.');
+    size_t int_len = dot ? (size_t)(dot - raw) : strlen(raw), o = 0;
+    if (v < 0 && o + 1 < len) out[o++] = '-';
+    for (size_t i = 0; i < int_len && o + 2 < len; i++) {
+        if (i && (int_len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = raw[i];
+    }
+    if (dot)
+        for (const char *p = dot; *p && o + 1 < len; p++) out[o++] = *p;
+    out[o] = '\0';
 }

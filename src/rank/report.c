@@ -13,33 +13,12 @@
 #include "instbench/output.h"
 #include "instbench/rank.h"
 
-/* 1234567.8 -> "1,234,568" (DECIMALS = 0) or "1,234,567.8". */
-static void fmt_grouped(char *out, size_t len, double v, int decimals)
-{
-    if (!isfinite(v)) {
-        snprintf(out, len, "-");
-        return;
-    }
-    char raw[64];
-    snprintf(raw, sizeof raw, "%.*f", decimals, fabs(v));
-    char *dot = strchr(raw, '.');
-    size_t int_len = dot ? (size_t)(dot - raw) : strlen(raw), o = 0;
-    if (v < 0 && o + 1 < len) out[o++] = '-';
-    for (size_t i = 0; i < int_len && o + 2 < len; i++) {
-        if (i && (int_len - i) % 3 == 0) out[o++] = ',';
-        out[o++] = raw[i];
-    }
-    if (dot)
-        for (const char *p = dot; *p && o + 1 < len; p++) out[o++] = *p;
-    out[o] = '\0';
-}
-
 /* Three significant figures for small values, two decimals otherwise: hours and dollars. */
 static void fmt_amount(char *out, size_t len, double v)
 {
     if (!isfinite(v)) snprintf(out, len, "-");
     else if (v < 10) snprintf(out, len, "%.3g", v);
-    else fmt_grouped(out, len, v, v < 1000 ? 2 : 0);
+    else output_fmt_grouped(out, len, v, v < 1000 ? 2 : 0);
 }
 
 static void fmt_age(char *out, size_t len, time_t now, time_t as_of)
@@ -118,10 +97,10 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
                      say_origin ? ")" : "");
     if (target) {
         char n[64];
-        fmt_grouped(n, sizeof n, o->target_samples, 0);
+        output_fmt_grouped(n, sizeof n, o->target_samples, 0);
         if (r->epochs > 0) {
             char ds[64];
-            fmt_grouped(ds, sizeof ds, r->dataset_size, 0);
+            output_fmt_grouped(ds, sizeof ds, r->dataset_size, 0);
             fprintf(out, "target: %g epochs x %s samples = %s samples\n", r->epochs, ds, n);
         } else {
             fprintf(out, "target: %s samples\n", n);
@@ -160,8 +139,8 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
         rank_config_label(c, row->market, cfg, sizeof cfg);
         rank_accelerator_label(c, acc, sizeof acc);
         snprintf(ph, sizeof ph, "%.3f", row->usd_per_hour);
-        fmt_grouped(sps, sizeof sps, row->samples_per_second, row->samples_per_second < 100 ? 2 : 1);
-        fmt_grouped(spd, sizeof spd, row->samples_per_dollar, 0);
+        output_fmt_grouped(sps, sizeof sps, row->samples_per_second, row->samples_per_second < 100 ? 2 : 1);
+        output_fmt_grouped(spd, sizeof spd, row->samples_per_dollar, 0);
         fmt_amount(hrs, sizeof hrs, row->hours_to_target);
         fmt_amount(cost, sizeof cost, row->cost_to_target);
         if (row->market == RANK_SPOT && row->placement_score > 0) snprintf(place, sizeof place, "%d/10", row->placement_score);
@@ -199,7 +178,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
             const rank_row *row = &r->rows[i];
             char cfg[256], sps[48];
             rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
-            fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
+            output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
             util_term_printf(out, "  %s (%s samples/s): %s\n", cfg, sps, row->unpriced_reason);
         }
     }
