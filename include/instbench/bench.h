@@ -210,7 +210,8 @@ typedef struct bench_report {
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
 } bench_report;
 
-/* Builds the instbench.result/v1 document; returns a malloc'd JSON string (pretty or one line). */
+/* Builds the instbench.result/v1 document; returns a malloc'd JSON string: pretty (util_json_print's
+ * layout, newline-terminated) or one line without a newline. */
 char *result_to_json(const bench_report *r, int pretty);
 /* Human summary (the table format). */
 void result_print_summary(FILE *out, const bench_report *r, int color);

@@ -98,6 +98,9 @@ void util_term_vprintf(FILE *f, const char *fmt, va_list ap);
  * "[2].region"), else 0.  util/json_keys.c. */
 struct cJSON;
 int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap);
+/* The one layout of every JSON document instbench prints or writes: two-space indents, ": " after
+ * keys, a final newline.  malloc'd (free it); NULL when out of memory. */
+char *util_json_print(const struct cJSON *doc);
 
 /* Hex of a byte string (out must hold 2*n+1). */
 void util_hex(const unsigned char *in, size_t n, char *out);

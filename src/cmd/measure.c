@@ -432,7 +432,6 @@ int cmd_measure(int argc, char **argv)
     if (to_stdout || json || saved < 0) {
         /* saved nowhere: stdout is the last place the measurement can go */
         fputs(pretty, stdout);
-        fputc('\n', stdout);
     } else {
         const char *nc = getenv("NO_COLOR");
         result_print_summary(stdout, &rep, util_isatty_stdout() && !(nc && nc[0]));

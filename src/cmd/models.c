@@ -84,8 +84,8 @@ static int print_layout(const vit_config *c, int json)
         }
     }
     if (json) {
-        char *s = cJSON_Print(arr);
-        printf("%s\n", s);
+        char *s = util_json_print(arr);
+        if (s) fputs(s, stdout);
         free(s);
         cJSON_Delete(arr);
     } else {
@@ -116,8 +116,8 @@ int cmd_models(int argc, char **argv)
     if (json) {
         cJSON *arr = cJSON_CreateArray();
         for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, config_json(custom ? &one : model_preset_at(i)));
-        char *s = cJSON_Print(arr);
-        printf("%s\n", s);
+        char *s = util_json_print(arr);
+        if (s) fputs(s, stdout);
         free(s);
         cJSON_Delete(arr);
         return IB_EXIT_OK;

@@ -163,10 +163,10 @@ static int print_json(const char *path, const char *backend, ib_precision prec, 
         pass = pass && second->vs_reference.pass && second->vs_backend.pass;
     }
     cJSON_AddBoolToObject(root, "pass", pass);
-    char *s = cJSON_Print(root);
+    char *s = util_json_print(root);
     cJSON_Delete(root);
     if (!s) return -1;
-    printf("%s\n", s);
+    fputs(s, stdout);
     free(s);
     return 0;
 }

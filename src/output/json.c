@@ -14,11 +14,10 @@ cJSON *output_json_number(double v)
 
 int output_json_write(FILE *out, const cJSON *doc, ib_error *err)
 {
-    char *s = cJSON_Print(doc);
+    char *s = util_json_print(doc);
     if (!s) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory formatting JSON");
     fputs(s, out);
-    fputc('\n', out);
-    cJSON_free(s);
+    free(s);
     if (ferror(out)) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write JSON output");
     return 0;
 }

@@ -422,26 +422,7 @@ char *prices_to_json(const price_set *s)
     if (s->placement_note[0]) cJSON_AddStringToObject(root, "placement_note", s->placement_note);
     cJSON *arr = cJSON_AddArrayToObject(root, "prices");
     for (size_t i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, record_to_json(&s->items[i]));
-    char *txt = cJSON_Print(root);
+    char *txt = util_json_print(root);
     cJSON_Delete(root);
-    if (!txt) return NULL;
-    /* cJSON indents with tabs and puts a tab after ':'.  Strings escape their tabs (\t), so every
-     * raw tab is layout: re-indent with two spaces, ": " after keys, for a diff-friendly file. */
-    size_t n = strlen(txt), tabs = 0;
-    for (size_t i = 0; i < n; i++) tabs += txt[i] == '\t';
-    char *out = malloc(n + tabs + 2);
-    if (!out) {
-        free(txt);
-        return NULL;
-    }
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (txt[i] != '\t') out[o++] = txt[i];
-        else if (i > 0 && txt[i - 1] == ':') out[o++] = ' ';
-        else out[o++] = ' ', out[o++] = ' ';
-    }
-    out[o++] = '\n';
-    out[o] = '\0';
-    free(txt);
-    return out;
+    return txt;
 }

@@ -1,4 +1,5 @@
-/* util/json_keys.c: finds an object key given twice in a parsed JSON document.  cJSON keeps every
+/* util/json_keys.c: the one JSON layout instbench writes, and finds an object key given twice in a
+ * parsed JSON document.  cJSON keeps every
  * member and its lookups return the first, while jq and Python keep the last: a file with
  * {"samples_per_second": 100, "samples_per_second": 1e6} would mean different things to
  * instbench and to the tools people check it with, so readers refuse it instead. */
@@ -64,4 +65,29 @@ int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap)
     if (!cap) return 0;
     path[0] = '\0';
     return find(doc, path, 0, cap);
+}
+
+char *util_json_print(const cJSON *doc)
+{
+    char *txt = cJSON_Print(doc);
+    if (!txt) return NULL;
+    /* cJSON indents with tabs and puts a tab after ':'.  Strings escape their tabs (\t), so every
+     * raw tab is layout: re-indent with two spaces, ": " after keys, for a diff-friendly file. */
+    size_t n = strlen(txt), tabs = 0;
+    for (size_t i = 0; i < n; i++) tabs += txt[i] == '\t';
+    char *out = malloc(n + tabs + 2);
+    if (!out) {
+        cJSON_free(txt);
+        return NULL;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (txt[i] != '\t') out[o++] = txt[i];
+        else if (i > 0 && txt[i - 1] == ':') out[o++] = ' ';
+        else out[o++] = ' ', out[o++] = ' ';
+    }
+    out[o++] = '\n';
+    out[o] = '\0';
+    cJSON_free(txt);
+    return out;
 }
