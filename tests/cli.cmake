@@ -18,3 +18,6 @@ else()
 endif()
 add_test(NAME cli_version COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_version.py ${INSTBENCH_BIN}
          ${PROJECT_VERSION} ${_cli_cuda} "${_cli_nccl_h}")
+# Tables fit the terminal: every command on a pseudo-terminal of 80, 120 and 200 columns.
+add_test(NAME cli_width COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_width.py ${INSTBENCH_BIN}
+         ${INSTBENCH_TEST_DATA})

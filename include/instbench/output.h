@@ -16,6 +16,8 @@ typedef struct output_table {
     size_t n_cols;
     char **headers;              /* n_cols */
     output_align *align;         /* n_cols */
+    const char *const *keys;     /* n_cols or NULL: what --columns names (output_table_fit_columns) */
+    const int *priority;         /* n_cols or NULL: higher stays longer when the terminal is narrow */
     char **cells;                /* row-major n_rows x n_cols, never NULL ("" when empty) */
     size_t n_rows, cap_rows;
 } output_table;
@@ -29,8 +31,23 @@ void output_table_free(output_table *t);
  * "1,234,567.8"; not finite -> "-".  (CSV and JSON carry plain numbers.) */
 void output_fmt_grouped(char *out, size_t len, double v, int decimals);
 
+/* Tables that fit the terminal.  A table's columns may carry keys and priorities (static arrays
+ * the caller owns; OUTPUT_KEEP: never left out).  output_fit_set (each command, from --wide and
+ * --columns, before it writes) applies to every text table after it: WIDTH > 0 leaves out the
+ * lowest-priority columns (the rightmost first among equals) until a line fits, and says so under
+ * the table; WIDTH 0 shows all.  COLUMNS (n > 0) shows exactly those keys, in that order. */
+enum { OUTPUT_KEEP = 100 };
+void output_table_fit_columns(output_table *t, const char *const *keys, const int *priority);
+void output_fit_set(size_t width, char *const *columns, size_t n_columns);
+/* A note under a table (printf-style): shown terminal-safe and word-wrapped to the fitted width;
+ * continuation lines hang under the value of a "  label    value" line, else 2 further in. */
+void output_note(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The width of the terminal OUT writes to ($COLUMNS, else the terminal's, else 80); 0 when OUT is
+ * not a terminal (pipes and files get every column unless --columns asks). */
+size_t output_terminal_width(FILE *out);
+
 /* Aligned columns separated by two spaces, a header row and a dashed rule; widths count UTF-8
- * characters, not bytes.  Cells are shown terminal-safe (util_term_escape). */
+ * characters, not bytes.  Cells are shown terminal-safe (util_term_escape).  Fitted as above. */
 int output_table_write_text(const output_table *t, FILE *out);
 /* RFC 4180 quoting (fields with , " CR or LF quoted, quotes doubled), header row, LF line ends.
  * A cell starting with = + - @ tab or CR that is not a plain number gets a leading ' (OWASP's
@@ -77,6 +94,8 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
 void output_xml_escape(FILE *out, const char *s);
 
 /* ---- a price_set for people and spreadsheets (prices_table.c); JSON is prices_to_json ---- */
+/* The keys of the table's columns, NULL-terminated: what `prices --columns` names. */
+extern const char *const prices_table_keys[];
 /* want_od / want_spot pick the columns; now dates the "age" column. */
 int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out);
 /* Fixed columns whatever the market (empty cells for what was not asked), plain numbers. */

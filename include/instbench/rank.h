@@ -274,4 +274,7 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err);
 /* SVG: samples/s against $/h, one labelled point per ranked row, Pareto frontier joined. */
 int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err);
 
+/* The keys of the text table's columns, in order, NULL-terminated: what `rank --columns` names. */
+extern const char *const rank_table_keys[];
+
 #endif

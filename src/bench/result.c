@@ -2,6 +2,7 @@
  * Throughput figures are for the whole job: model_tflops = global samples/s x training FLOPs per
  * sample, and peak_tflops is the peak of every device in the job, so mfu is their ratio. */
 #include "instbench/bench.h"
+#include "instbench/output.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -200,42 +201,35 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     const bench_result *m = r->m;
     const char *b = color ? "\033[1m" : "", *n = color ? "\033[0m" : "";
     const bench_identity *id = &r->identity;
-    /* Host, model and instance names come from the machine, config files and IMDS: escaped, so
-     * only the bold markers above reach the terminal as control sequences. */
-    char type[256], region[128], market[64], source[64], host[1024], model[512];
-    util_term_escape(id->type, type, sizeof type);
-    util_term_escape(id->region[0] ? id->region : "region unknown", region, sizeof region);
-    util_term_escape(id->market[0] ? id->market : "market unknown", market, sizeof market);
-    util_term_escape(id->source, source, sizeof source);
-    util_term_escape(r->sys->hostname, host, sizeof host);
-    util_term_escape(r->workload.model.name, model, sizeof model);
+    /* Fits 80 columns: the lines that quote long names or sources wrap (output_note, which also
+     * escapes them); the others stay short. */
+    fprintf(f, "%sinstbench measure%s  %s  backend %s\n", b, n, r->timestamp, r->backend);
     if (id->type[0])
-        fprintf(f, "%sinstbench measure%s  %s x%d  %s  %s  (identity: %s)  backend %s  %s\n", b, n, type,
-                id->count, region, market, source, r->backend, r->timestamp);
+        output_note(f, "  machine      %s x%d  %s  %s  (identity: %s)", id->type, id->count,
+                    id->region[0] ? id->region : "region unknown", id->market[0] ? id->market : "market unknown",
+                    id->source);
     else
-        fprintf(f, "%sinstbench measure%s  host %s (instance type unknown: not on EC2 and no --instance-type)  "
-                   "backend %s  %s\n", b, n, host, r->backend, r->timestamp);
+        output_note(f, "  machine      host %s (type unknown: not EC2, no --instance-type)",
+                    r->sys->hostname);
     if (r->hourly_cost_usd > 0)
-        fprintf(f, "  price        %.4g USD per node-hour, %s (given with --hourly-cost)\n", r->hourly_cost_usd,
-                price_market(r));
-    fprintf(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s\n",
-            model, r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32",
-            r->workload.batch_size_per_device, r->topology.world_size, r->global_batch_size,
-            r->workload.data == BENCH_DATA_DEVICE ? "device" : "host",
-            r->workload.optim.kind == IB_OPT_ADAMW ? "adamw" : "adam");
-    fprintf(f, "  throughput   %s%.2f samples/s%s  (%.2f per device)  %d steps in %.2f s after %d warm-up\n",
-            b, m->samples_per_second, n, m->samples_per_second_per_device, m->steps, m->duration_s,
-            m->warmup_steps);
-    fprintf(f, "  step time    median %.2f ms  p10 %.2f  p90 %.2f  mean %.2f  stdev %.2f  cv %.1f%%\n",
-            1e3 * m->step_time.median, 1e3 * m->step_time.p10, 1e3 * m->step_time.p90, 1e3 * m->step_time.mean,
-            1e3 * m->step_time.stdev, 100 * m->step_time.cv);
-    fprintf(f, "  breakdown    data %.2f ms  compute %.2f ms  communication %.2f ms  (per-step medians)\n",
-            1e3 * m->data_s, 1e3 * m->compute_s, 1e3 * m->comm_s);
+        fprintf(f, "  price        %.4g USD per node-hour, %s (--hourly-cost)\n", r->hourly_cost_usd, price_market(r));
+    output_note(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s", r->workload.model.name,
+                r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32", r->workload.batch_size_per_device,
+                r->topology.world_size, r->global_batch_size,
+                r->workload.data == BENCH_DATA_DEVICE ? "device" : "host",
+                r->workload.optim.kind == IB_OPT_ADAMW ? "adamw" : "adam");
+    fprintf(f, "  throughput   %s%.2f samples/s%s  (%.2f per device)\n", b, m->samples_per_second, n,
+            m->samples_per_second_per_device);
+    fprintf(f, "  steps        %d timed in %.2f s, after %d warm-up\n", m->steps, m->duration_s, m->warmup_steps);
+    fprintf(f, "  step time    median %.2f ms  p10 %.2f  p90 %.2f  stdev %.2f  cv %.1f%%\n", 1e3 * m->step_time.median,
+            1e3 * m->step_time.p10, 1e3 * m->step_time.p90, 1e3 * m->step_time.stdev, 100 * m->step_time.cv);
+    fprintf(f, "  breakdown    data %.2f ms  compute %.2f ms  comm %.2f ms  (medians)\n", 1e3 * m->data_s,
+            1e3 * m->compute_s, 1e3 * m->comm_s);
     double mt = model_tflops(r);
     if (r->peak_tflops > 0) {
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  MFU %.1f%% of %.3f TFLOP/s\n", mt, 100 * mt / r->peak_tflops,
                 r->peak_tflops);
-        util_term_printf(f, "               peak: %s\n", r->peak_source ? r->peak_source : "");
+        output_note(f, "  peak         %s", r->peak_source ? r->peak_source : "");
     } else {
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  (no known peak: MFU not computed)\n", mt);
     }

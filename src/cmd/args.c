@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "instbench/output.h"
+
 static int quiet_flag, verbose_flag, help_flag;
 
 /* -q and -v act at once, before or after the command (main.c's global options and the command's
@@ -282,4 +284,20 @@ int args_model_flag(void *m, const char *flag, const char *value, ib_error *err)
 const char *args_check_file(const char *v)
 {
     return strcmp(v, "-") ? NULL : "needs a file name";
+}
+
+int args_table_fit(const arg_command *c, int wide, const args_list *cols, const char *const *keys)
+{
+    for (size_t i = 0; i < cols->n; i++) {
+        size_t k = 0;
+        while (keys[k] && strcmp(keys[k], cols->v[i])) k++;
+        if (keys[k]) continue;
+        char all[512];
+        size_t n = 0;
+        for (k = 0; keys[k] && n < sizeof all; k++)
+            n += (size_t)snprintf(all + n, sizeof all - n, "%s%s", k ? ", " : "", keys[k]);
+        return args_usage_error(c, "--columns: '%s' is not a column (%s)", cols->v[i], all);
+    }
+    output_fit_set(wide ? 0 : output_terminal_width(stdout), cols->v, cols->n);
+    return 0;
 }

@@ -13,6 +13,7 @@
 #include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
+#include "instbench/output.h"
 #include "instbench/bench.h"
 #include "instbench/model.h"
 #include "instbench/rank.h"   /* RANK_MIN/MAX_USD_PER_HOUR: what rank accepts as a price */
@@ -434,6 +435,7 @@ int cmd_measure(int argc, char **argv)
         fputs(pretty, stdout);
     } else {
         const char *nc = getenv("NO_COLOR");
+        output_fit_set(output_terminal_width(stdout), NULL, 0);
         result_print_summary(stdout, &rep, util_isatty_stdout() && !(nc && nc[0]));
     }
     fflush(stdout);

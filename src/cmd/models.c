@@ -12,17 +12,23 @@
 
 static struct {
     int format;   /* 0 table, 1 json */
-    int layout, custom;
+    int layout, custom, wide;
     model_cli model;
+    args_list columns;
 } O;
 
 static const char *const formats[] = {"table", "json", NULL};
+/* --columns: the presets table's keys, then the --layout table's (from MODELS_LAYOUT_KEYS on) */
+static const char *const models_keys[] = {"model", "img", "patch", "dim", "depth", "heads", "mlp", "classes", "params",
+                                          "fwd_gflop", "train_gflop", "tensor", "shape", "offset", "numel", NULL};
+enum { MODELS_LAYOUT_KEYS = 11 };
 
 static const arg_spec models_args[] = {
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default) or json", .choices = formats},
     {"--layout", 0, ARG_FLAG, &O.layout, NULL, "list the parameter tensors of one config (default vit_base_patch16_224):\n"
                                                 "timm state_dict name, shape, offset into the parameter block"},
     ARGS_MODEL_SPECS(&O.model, &O.custom, "model (any of these describes that one configuration)"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "model, img, patch, dim, depth,\nheads, mlp, classes, params, fwd_gflop, train_gflop; with --layout: tensor,\nshape, offset, numel"),
     {0},
 };
 
@@ -60,6 +66,12 @@ static int print_layout(const vit_config *c, int json)
         return IB_EXIT_USAGE;
     }
     cJSON *arr = json ? cJSON_CreateArray() : NULL;
+    static const char *const hdr[] = {"TENSOR", "SHAPE", "OFFSET", "NUMEL"};
+    static const output_align al[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT};
+    static const int prio[] = {OUTPUT_KEEP, OUTPUT_KEEP, 1, 2};
+    output_table tab;
+    if (output_table_init(&tab, 4, hdr, al)) return IB_EXIT_RUNTIME;
+    output_table_fit_columns(&tab, models_keys + MODELS_LAYOUT_KEYS, prio);
     for (size_t i = 0; i < l.count; i++) {
         const model_tensor *t = &l.tensors[i];
         char shape[96];
@@ -79,8 +91,8 @@ static int print_layout(const vit_config *c, int json)
             char off[32], num[32];
             output_fmt_grouped(off, sizeof off, (double)t->offset, 0);
             output_fmt_grouped(num, sizeof num, (double)t->numel, 0);
-            if (i == 0) printf("%-32s %-22s %12s %12s\n", "TENSOR", "SHAPE", "OFFSET", "NUMEL");
-            printf("%-32s %-22s %12s %12s\n", t->name, shape, off, num);
+            const char *cells[] = {t->name, shape, off, num};
+            if (output_table_add_row(&tab, cells)) break;
         }
     }
     if (json) {
@@ -91,8 +103,10 @@ static int print_layout(const vit_config *c, int json)
     } else {
         char total[32];
         output_fmt_grouped(total, sizeof total, (double)l.total, 0);
+        output_table_write_text(&tab, stdout);
         printf("%zu tensors, %s parameters\n", l.count, total);
     }
+    output_table_free(&tab);
     model_layout_free(&l);
     return IB_EXIT_OK;
 }
@@ -103,6 +117,7 @@ int cmd_models(int argc, char **argv)
     model_cli_init(&O.model, "vit_base_patch16_224");
     int rc = args_parse(&cmd_models_args, argc, argv, NULL, NULL);
     if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if ((rc = args_table_fit(&cmd_models_args, O.wide, &O.columns, models_keys))) return rc;
     int json = O.format == 1, custom = O.custom, layout = O.layout;
     model_cli m = O.model;
     ib_error err = {0};
@@ -122,18 +137,38 @@ int cmd_models(int argc, char **argv)
         cJSON_Delete(arr);
         return IB_EXIT_OK;
     }
-    printf("%-24s %5s %5s %5s %5s %6s %6s %8s %14s %13s %13s\n", "MODEL", "IMG", "PATCH", "DIM", "DEPTH", "HEADS",
-           "MLP", "CLASSES", "PARAMS", "FWD GFLOP", "TRAIN GFLOP");
-    for (size_t i = 0; i < n; i++) {
+    static const char *const hdr[] = {"MODEL", "IMG", "PATCH", "DIM", "DEPTH", "HEADS", "MLP", "CLASSES", "PARAMS",
+                                      "FWD GFLOP", "TRAIN GFLOP"};
+    static const int prio[] = {OUTPUT_KEEP, 2, 3, 5, 5, 4, 1, 1, OUTPUT_KEEP, 6, OUTPUT_KEEP};
+    enum { NC = sizeof hdr / sizeof hdr[0] };
+    static const output_align al[NC] = {OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                        OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                        OUTPUT_RIGHT};
+    output_table t;
+    if (output_table_init(&t, NC, hdr, al)) return IB_EXIT_RUNTIME;
+    output_table_fit_columns(&t, models_keys, prio);
+    for (size_t i = 0; i < n && rc == 0; i++) {
         const vit_config *c = custom ? &one : model_preset_at(i);
         model_flops f;
         model_flops_per_sample(c, &f);
-        char params[32];
-        output_fmt_grouped(params, sizeof params, (double)model_param_count(c), 0);
-        printf("%-24s %5d %5d %5d %5d %6d %6g %8d %14s %13.2f %13.2f\n", c->name, c->img_size, c->patch_size,
-               c->embed_dim, c->depth, c->num_heads, c->mlp_ratio, c->num_classes, params,
-               f.forward / 1e9, f.train / 1e9);
+        char v[NC][32];
+        snprintf(v[1], 32, "%d", c->img_size);
+        snprintf(v[2], 32, "%d", c->patch_size);
+        snprintf(v[3], 32, "%d", c->embed_dim);
+        snprintf(v[4], 32, "%d", c->depth);
+        snprintf(v[5], 32, "%d", c->num_heads);
+        snprintf(v[6], 32, "%g", c->mlp_ratio);
+        snprintf(v[7], 32, "%d", c->num_classes);
+        output_fmt_grouped(v[8], 32, (double)model_param_count(c), 0);
+        snprintf(v[9], 32, "%.2f", f.forward / 1e9);
+        snprintf(v[10], 32, "%.2f", f.train / 1e9);
+        const char *cells[NC];
+        for (int k = 0; k < NC; k++) cells[k] = k ? v[k] : c->name;
+        rc = output_table_add_row(&t, cells);
     }
+    if (rc == 0) rc = output_table_write_text(&t, stdout);
+    output_table_free(&t);
+    if (rc) return IB_EXIT_RUNTIME;
     printf("(GFLOP per sample; training = 3 x forward)\n");
     return IB_EXIT_OK;
 }

@@ -12,7 +12,8 @@
 #include "instbench/output.h"
 
 static struct {
-    args_list types, regions;
+    args_list types, regions, columns;
+    int wide;
     const char *out_path;
     int market, source, format;   /* choice indexes; format -1: by stdout */
     double ttl_hours, timeout_s;
@@ -41,6 +42,7 @@ static const arg_spec prices_specs[] = {
      0.1, 600},
     {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
      "replaced atomically, a device or FIFO written through)"},
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, on_demand,\non_demand_source, spot, spot_az, azs, interruption, savings, placement,\nspot_source"),
     {0},
 };
 
@@ -139,6 +141,7 @@ int cmd_prices(int argc, char **argv)
     O.format = -1;
     int rc = args_parse(&cmd_prices_args, argc, argv, NULL, NULL);
     if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if ((rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, prices_table_keys))) return rc;
     const char *out_path = O.out_path;
     prices_query q = {.instance_types = O.types.v, .n_types = O.types.n, .regions = O.regions.v,
                       .n_regions = O.regions.n, .want_on_demand = O.market != 1, .want_spot = O.market != 0,

@@ -20,7 +20,8 @@ typedef struct rank_args {
     const char *format;
     double samples, epochs, dataset_size;
     int top;
-    int market, spot_mode, sort, format_i, pareto, follow, spot_given;   /* choice indexes, flags */
+    int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide;   /* choice indexes, flags */
+    args_list columns;
     rank_user_price *prices_given;   /* --price flags, in order */
     size_t n_prices_given;
     rank_options opt;
@@ -88,6 +89,7 @@ static const arg_spec rank_specs[] = {
     {"--format", 0, ARG_CHOICE, &A.format_i, NULL, "default: table on a terminal, json otherwise", .choices = formats,
      .group = "output"},
     {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h, Pareto frontier drawn"},
+    ARGS_TABLE_SPECS(&A.wide, &A.columns, "rank, config, region,\naccelerators, usd_per_hour, samples_per_s, samples_per_usd, hours, cost,\nspot_az, interruption, placement, price, runs"),
     {0},
 };
 
@@ -115,6 +117,7 @@ static int parse_args(int argc, char **argv, rank_args *a)
     *a = A;
     if (rc) return rc;
     const arg_command *c = &cmd_rank_args;
+    if ((rc = args_table_fit(c, a->wide, &a->columns, rank_table_keys))) return rc;
     rank_options *o = &a->opt;
     o->markets = a->market + 1;
     o->spot_mode = (rank_spot_mode)a->spot_mode;

@@ -12,6 +12,7 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
+#include "instbench/output.h"
 #include "instbench/safetensors.h"
 #include "instbench/verify.h"
 
@@ -19,10 +20,13 @@ static struct {
     const char *reference;
     int backend, compare, format;   /* indexes into backend_names / formats */
     int precision;                  /* index into backend_precision_names; -1: the reference's */
-    int threads;
+    int threads, wide;
+    args_list columns;
 } A;
 
 static const char *const formats[] = {"table", "json", NULL};
+static const char *const verify_keys[] = {"tensor", "shape", "max_abs", "max_rel", "rel_l2", "cosine", "check", "result",
+                                          NULL};
 
 static const arg_spec verify_args[] = {
     {"--reference", 0, ARG_STRING, &A.reference, "FILE", "safetensors reference (required)"},
@@ -36,6 +40,7 @@ static const arg_spec verify_args[] = {
      .choices = backend_precision_names},
     {"--format", 0, ARG_CHOICE, &A.format, NULL, "table (default) or json, on stdout", .choices = formats},
     {"--threads", 0, ARG_INT, &A.threads, "N", "CPU worker threads (default 0: all cores)", 0, 4096},
+    ARGS_TABLE_SPECS(&A.wide, &A.columns, "tensor, shape, max_abs, max_rel,\nrel_l2, cosine, check, result"),
     {0},
 };
 
@@ -53,17 +58,29 @@ const arg_command cmd_verify_args = {
 
 static void print_table(const verify_report *r)
 {
-    char shape[64], crit[48];
-    printf("%-34s %-16s %10s %10s %10s %10s  %-18s %s\n", "tensor", "shape", "max_abs", "max_rel", "rel_l2",
-           "cosine", "check", "result");
+    static const char *const hdr[] = {"tensor", "shape", "max_abs", "max_rel", "rel_l2", "cosine", "check", "result"};
+    static const output_align al[] = {OUTPUT_LEFT,  OUTPUT_LEFT,  OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                      OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT,  OUTPUT_LEFT};
+    /* a narrow terminal keeps the tensor, the check and its result (output_fit_set) */
+    static const int prio[] = {OUTPUT_KEEP, 1, 3, 2, 4, 4, OUTPUT_KEEP, OUTPUT_KEEP};
+    output_table t;
+    if (output_table_init(&t, 8, hdr, al)) return;
+    output_table_fit_columns(&t, verify_keys, prio);
     for (size_t i = 0; i < r->count; i++) {
         const verify_check *c = &r->checks[i];
+        char shape[64], crit[48], v[4][24];
         safetensors_format_shape(c->ndim, c->shape, shape, sizeof shape);
         snprintf(crit, sizeof crit, "%s %s %g", verify_metric_name(c->metric),
                  c->metric == VERIFY_COSINE ? ">=" : "<=", c->limit);
-        printf("%-34s %-16s %10.3e %10.3e %10.3e %10.7f  %-18s %s\n", c->name, shape, c->err.max_abs,
-               c->err.max_rel, c->err.rel_l2, c->err.cosine, crit, c->pass ? "ok" : "FAIL");
+        snprintf(v[0], sizeof v[0], "%.3e", c->err.max_abs);
+        snprintf(v[1], sizeof v[1], "%.3e", c->err.max_rel);
+        snprintf(v[2], sizeof v[2], "%.3e", c->err.rel_l2);
+        snprintf(v[3], sizeof v[3], "%.7f", c->err.cosine);
+        const char *cells[] = {c->name, shape, v[0], v[1], v[2], v[3], crit, c->pass ? "ok" : "FAIL"};
+        if (output_table_add_row(&t, cells)) break;
     }
+    output_table_write_text(&t, stdout);
+    output_table_free(&t);
     if (r->pass) {
         printf("PASS: %zu of %zu checks within tolerance\n", r->count, r->count);
     } else {
@@ -177,6 +194,7 @@ int cmd_verify(int argc, char **argv)
     A.precision = A.compare = -1;
     int pr = args_parse(&cmd_verify_args, argc, argv, NULL, NULL);
     if (pr) return pr == ARGS_HELP ? IB_EXIT_OK : pr;
+    if ((pr = args_table_fit(&cmd_verify_args, A.wide, &A.columns, verify_keys))) return pr;
     if (!A.reference) return args_usage_error(&cmd_verify_args, "--reference FILE is required");
     const char *backend = backend_names[A.backend], *compare = A.compare >= 0 ? backend_names[A.compare] : NULL;
     /* A backend this machine cannot run is a usage error, as in measure: exit 2 before any work. */

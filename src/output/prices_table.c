@@ -34,30 +34,35 @@ static void describe_source(const char *src, time_t as_of, time_t now, char *out
     }
 }
 
+const char *const prices_table_keys[] = {"type", "region", "on_demand", "on_demand_source", "spot", "spot_az", "azs",
+                                         "interruption", "savings", "placement", "spot_source", NULL};
+
 int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out)
 {
-    const char *headers[11];
+    const char *headers[11], *keys[11];
     output_align align[11];
+    int prio[11];   /* a narrow terminal keeps type, region and the prices longest (output_fit_set) */
     size_t nc = 0;
-#define COL(h, a) (headers[nc] = (h), align[nc++] = (a))
-    COL("INSTANCE TYPE", OUTPUT_LEFT);
-    COL("REGION", OUTPUT_LEFT);
+#define COL(h, k, a, p) (headers[nc] = (h), keys[nc] = (k), prio[nc] = (p), align[nc++] = (a))
+    COL("INSTANCE TYPE", "type", OUTPUT_LEFT, OUTPUT_KEEP);
+    COL("REGION", "region", OUTPUT_LEFT, OUTPUT_KEEP);
     if (want_od) {
-        COL("ON-DEMAND $/h", OUTPUT_RIGHT);
-        COL("ON-DEMAND SOURCE", OUTPUT_LEFT);
+        COL("ON-DEMAND $/h", "on_demand", OUTPUT_RIGHT, OUTPUT_KEEP);
+        COL("ON-DEMAND SOURCE", "on_demand_source", OUTPUT_LEFT, 3);
     }
     if (want_spot) {
-        COL("SPOT $/h (lowest)", OUTPUT_RIGHT);
-        COL("IN AZ", OUTPUT_LEFT);
-        COL("AZs", OUTPUT_RIGHT);
-        COL("INTERRUPTION", OUTPUT_LEFT);
-        COL("SAVINGS %", OUTPUT_RIGHT);
-        COL("PLACEMENT 1-10", OUTPUT_RIGHT);
-        COL("SPOT SOURCE", OUTPUT_LEFT);
+        COL("SPOT $/h (lowest)", "spot", OUTPUT_RIGHT, OUTPUT_KEEP);
+        COL("IN AZ", "spot_az", OUTPUT_LEFT, 6);
+        COL("AZs", "azs", OUTPUT_RIGHT, 1);
+        COL("INTERRUPTION", "interruption", OUTPUT_LEFT, 5);
+        COL("SAVINGS %", "savings", OUTPUT_RIGHT, 4);
+        COL("PLACEMENT 1-10", "placement", OUTPUT_RIGHT, 2);
+        COL("SPOT SOURCE", "spot_source", OUTPUT_LEFT, 3);
     }
 #undef COL
     output_table t;
     if (output_table_init(&t, nc, headers, align) != 0) return -1;
+    output_table_fit_columns(&t, keys, prio);
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const price_record *r = &s->items[i];
@@ -100,10 +105,10 @@ int prices_write_table(const price_set *s, int want_od, int want_spot, time_t no
     /* The notes quote the price data: escaped like the cells. */
     if (rc == 0 && s->snapshot_date[0]) {
         fputc('\n', out);
-        util_term_printf(out, "'snapshot' prices%s are from the snapshot of %s, not live AWS: %s\n",
-                         want_spot ? " and interruption buckets" : "", s->snapshot_date, s->snapshot_source);
+        output_note(out, "'snapshot' prices%s are from the snapshot of %s, not live AWS: %s",
+                    want_spot ? " and interruption buckets" : "", s->snapshot_date, s->snapshot_source);
     }
-    if (rc == 0 && want_spot && s->placement_note[0]) util_term_printf(out, "%s\n", s->placement_note);
+    if (rc == 0 && want_spot && s->placement_note[0]) output_note(out, "%s", s->placement_note);
     return rc;
 }
 

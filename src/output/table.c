@@ -1,9 +1,13 @@
 /* output/table.c: a grid of strings and its aligned plain-text rendering (cells escaped for the
  * terminal: they may quote files and services instbench does not control). */
+#define _GNU_SOURCE   /* vasprintf */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "instbench/output.h"
 
@@ -61,16 +65,110 @@ void output_table_free(output_table *t)
 }
 
 /* Display width: UTF-8 continuation bytes do not advance the cursor. */
-static size_t width(const char *s)
+static size_t width_n(const char *s, size_t n)
 {
     size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+    for (size_t i = 0; i < n && s[i]; i++) w += ((unsigned char)s[i] & 0xC0) != 0x80;
     return w;
 }
+
+static size_t width(const char *s) { return width_n(s, (size_t)-1); }
 
 static void pad(FILE *out, size_t n)
 {
     while (n--) fputc(' ', out);
+}
+
+static struct {
+    size_t width;
+    char *const *columns;
+    size_t n_columns;
+} fit;
+
+void output_fit_set(size_t width, char *const *columns, size_t n_columns)
+{
+    fit.width = width;
+    fit.columns = columns;
+    fit.n_columns = n_columns;
+}
+
+size_t output_terminal_width(FILE *out)
+{
+    if (!isatty(fileno(out))) return 0;
+    const char *env = getenv("COLUMNS");
+    long n = 0;
+    if (env && util_parse_int(env, 20, 100000, &n) == 0) return (size_t)n;
+    struct winsize ws;
+    if (ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+    return 80;
+}
+
+void output_note(FILE *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *raw = NULL;
+    int n = vasprintf(&raw, fmt, ap);
+    va_end(ap);
+    char *text = n >= 0 ? util_term_escape_dup(raw) : NULL;
+    free(raw);
+    if (!text) return;
+    /* Word-wrapped at the fitted width; continuation lines indented as the first line is, plus 2. */
+    size_t indent = strspn(text, " "), col = 0, pending = 0;   /* spaces written only before a word */
+    /* continuation lines hang under the value of a "label   value" line, else 2 in */
+    size_t hang = indent + 2;
+    const char *gap = strstr(text + indent, "  ");
+    if (gap && gap - text < 24) hang = (size_t)(gap - text) + strspn(gap, " ");
+    for (const char *p = text; *p;) {
+        size_t word = strcspn(p, " "), ww = width_n(p, word);
+        if (fit.width && col > indent && col + pending + ww > fit.width) {
+            fputc('\n', out);
+            for (col = 0; col < hang; col++) fputc(' ', out);
+            pending = 0;
+        }
+        for (; pending; pending--, col++) fputc(' ', out);
+        fwrite(p, 1, word, out);
+        col += ww;
+        p += word;
+        pending = strspn(p, " ");
+        p += pending;
+    }
+    fputc('\n', out);
+    free(text);
+}
+
+void output_table_fit_columns(output_table *t, const char *const *keys, const int *priority)
+{
+    t->keys = keys;
+    t->priority = priority;
+}
+
+/* The columns to show, in order, into vis (n_cols room); returns how many, *hidden how many the
+ * width left out.  w: each column's width. */
+static size_t visible_columns(const output_table *t, const size_t *w, size_t *vis, size_t *hidden)
+{
+    size_t n = 0;
+    *hidden = 0;
+    if (fit.n_columns && t->keys) {
+        for (size_t k = 0; k < fit.n_columns; k++)
+            for (size_t c = 0; c < t->n_cols; c++)
+                if (!strcmp(t->keys[c], fit.columns[k])) vis[n++] = c;
+        if (n) return n;   /* none of them here (another table of the command): show it whole */
+    }
+    for (size_t c = 0; c < t->n_cols; c++) vis[n++] = c;
+    for (;;) {
+        size_t total = 0, drop = n;
+        for (size_t i = 0; i < n; i++) total += w[vis[i]] + (i ? 2 : 0);
+        if (!fit.width || total <= fit.width) return n;
+        for (size_t i = 0; i < n; i++) {
+            int p = t->priority ? t->priority[vis[i]] : OUTPUT_KEEP;
+            if (p < OUTPUT_KEEP && (drop == n || p <= t->priority[vis[drop]])) drop = i;
+        }
+        if (drop == n) return n;   /* only columns that must stay: the lines stay long */
+        memmove(vis + drop, vis + drop + 1, (n - drop - 1) * sizeof *vis);
+        n--;
+        (*hidden)++;
+    }
 }
 
 int output_table_write_text(const output_table *t, FILE *out)
@@ -79,16 +177,18 @@ int output_table_write_text(const output_table *t, FILE *out)
      * what is shown. */
     size_t n = (t->n_rows + 1) * t->n_cols;
     char **shown = calloc(n ? n : 1, sizeof *shown);
-    size_t *w = calloc(t->n_cols ? t->n_cols : 1, sizeof *w);
-    int rc = shown && w ? 0 : -1;
+    size_t *w = calloc(t->n_cols ? t->n_cols : 1, sizeof *w), *vis = calloc(t->n_cols ? t->n_cols : 1, sizeof *vis);
+    int rc = shown && w && vis ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const char *s = i < t->n_cols ? t->headers[i] : t->cells[i - t->n_cols];
         if (!(shown[i] = util_term_escape_dup(s))) rc = -1;
         else if (width(shown[i]) > w[i % t->n_cols]) w[i % t->n_cols] = width(shown[i]);
     }
+    size_t hidden = 0, nv = rc == 0 ? visible_columns(t, w, vis, &hidden) : 0;
     for (size_t r = 0; rc == 0 && r <= t->n_rows + 1; r++) {
-        for (size_t c = 0; c < t->n_cols; c++) {
-            int last = c + 1 == t->n_cols;
+        for (size_t v = 0; v < nv; v++) {
+            const size_t c = vis[v];
+            int last = v + 1 == nv;
             if (r == 1) {   /* the rule under the header */
                 for (size_t i = 0; i < w[c]; i++) fputc('-', out);
                 if (!last) fputs("  ", out);
@@ -106,9 +206,13 @@ int output_table_write_text(const output_table *t, FILE *out)
         }
         fputc('\n', out);
     }
+    if (rc == 0 && hidden)
+        fprintf(out, "(%zu more column%s: --wide shows %s, --columns picks)\n", hidden, hidden == 1 ? "" : "s",
+                hidden == 1 ? "it" : "them");
     for (size_t i = 0; shown && i < n; i++) free(shown[i]);
     free(shown);
     free(w);
+    free(vis);
     return rc == 0 && !ferror(out) ? 0 : -1;
 }
 

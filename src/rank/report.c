@@ -13,6 +13,10 @@
 #include "instbench/output.h"
 #include "instbench/rank.h"
 
+const char *const rank_table_keys[] = {"rank", "config", "region", "accelerators", "usd_per_hour", "samples_per_s",
+                                       "samples_per_usd", "hours", "cost", "spot_az", "interruption", "placement",
+                                       "price", "runs", NULL};
+
 /* Three significant figures for small values, two decimals otherwise: hours and dollars. */
 static void fmt_amount(char *out, size_t len, double v)
 {
@@ -115,6 +119,8 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     const output_align al[NC] = {OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT,
                                  OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT,
                                  OUTPUT_LEFT, OUTPUT_RIGHT};
+    /* A narrow terminal keeps rank, configuration, samples/$ and $/h longest (output_fit_set). */
+    static const int prio[NC] = {OUTPUT_KEEP, OUTPUT_KEEP, 3, 2, 9, 7, OUTPUT_KEEP, 6, 8, 4, 5, 1, 5, 2};
     /* One region for every row: say it once above the table instead of in a column. */
     int one_region = 1;
     for (size_t i = 1; i < r->n_rows; i++)
@@ -123,13 +129,15 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     int drop[NC] = {0};
     drop[2] = one_region;
     drop[7] = drop[8] = !target;
-    const char *h2[NC];
+    const char *h2[NC], *k2[NC];
     output_align a2[NC];
+    int p2[NC];
     size_t nc = 0;
     for (size_t c = 0; c < NC; c++)
-        if (!drop[c]) h2[nc] = hdr[c], a2[nc++] = al[c];
+        if (!drop[c]) h2[nc] = hdr[c], k2[nc] = rank_table_keys[c], p2[nc] = prio[c], a2[nc++] = al[c];
     output_table t;
     if (output_table_init(&t, nc, h2, a2) != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    output_table_fit_columns(&t, k2, p2);
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_row *row = &r->rows[i];
         const rank_config *c = &r->configs[row->config];
@@ -179,7 +187,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
             char cfg[256], sps[48];
             rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
             output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
-            util_term_printf(out, "  %s (%s samples/s): %s\n", cfg, sps, row->unpriced_reason);
+            output_note(out, "  %s (%s samples/s): %s", cfg, sps, row->unpriced_reason);
         }
     }
     if (ferror(out)) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the table");

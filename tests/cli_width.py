@@ -1,0 +1,90 @@
+"""Every command's tables fit the terminal: each command runs on a real pseudo-terminal of 80, 120
+and 200 columns (its size set with TIOCSWINSZ, COLUMNS unset) and no line it prints on stdout is
+wider than the terminal, measured here in characters after stripping colour escapes.  The columns
+left out are named by a note, --wide brings them back (a line wider than 80 appears), and through
+a pipe every column is printed.
+Usage: cli_width.py INSTBENCH TEST_DATA_DIR"""
+import fcntl
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+
+from testlib import check, failures
+
+BIN, DATA = sys.argv[1], sys.argv[2]
+ESC = re.compile(r"\x1b\[[0-9;]*m")
+TINY = ["--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "32", "--patch-size", "8",
+        "--embed-dim", "64", "--heads", "2", "--classes", "10", "--batch-size", "4", "--steps", "2", "--warmup", "1"]
+ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+ENV.update(INSTBENCH_CPU_PEAK_SECONDS="0.05", NO_COLOR="1", AWS_CONFIG_FILE="/nonexistent",
+           AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_EC2_METADATA_DISABLED="true")
+
+
+def on_pty(args, cols):
+    """stdout on a terminal COLS wide; returns (exit code, stdout lines)."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+    p = subprocess.Popen([BIN, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.DEVNULL, env=ENV)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:   # EIO: the child closed its side
+            break
+        if not b:
+            break
+        chunks.append(b)
+    os.close(master)
+    rc = p.wait(timeout=120)
+    text = ESC.sub("", b"".join(chunks).decode(errors="replace")).replace("\r", "")
+    return rc, text.split("\n")
+
+
+tmp = tempfile.mkdtemp()
+results = os.path.join(tmp, "results")
+os.makedirs(results)
+# two results the snapshot prices (identity given by flags) and one priced by the user
+for i, (typ, extra) in enumerate((("g5.xlarge", []), ("g5.12xlarge", ["--count", "4"]), (None, ["--hourly-cost", "0.4"]))):
+    ident = ["--instance-type", typ, "--region", "us-east-1", "--market", "on-demand"] if typ else []
+    p = subprocess.run([BIN, "-q", "measure", *TINY, *ident, *extra, "--output", os.path.join(results, f"r{i}.json")],
+                       capture_output=True, text=True, env=ENV, timeout=300)
+    check(p.returncode == 0, f"measure {typ}: exit {p.returncode}: {p.stderr[-300:]}")
+
+PRICES = ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge,g5.12xlarge,p4d.24xlarge,g6e.48xlarge",
+          "--regions", "us-east-1,us-west-2"]
+COMMANDS = [["models"], ["models", "--layout"], PRICES,
+            ["rank", "--prices", "snapshot", "--samples", "1e9", results],
+            ["verify", "--reference", os.path.join(DATA, "ref_a_adam_bf16.safetensors")],
+            ["measure", *TINY, "--output", os.path.join(tmp, "m.json")]]
+for cols in (80, 120, 200):
+    for args in COMMANDS:
+        rc, lines = on_pty(args, cols)
+        what = f"{cols} columns: instbench {' '.join(args[:3])}"
+        check(rc == 0, f"{what}: exit {rc}")
+        check(len(lines) > 3, f"{what}: printed {len(lines)} lines")
+        wide = [ln for ln in lines if len(ln) > cols]
+        check(not wide, f"{what}: {len(wide)} line(s) wider than {cols}, e.g. {wide[:1]}")
+
+# at 80 columns the prices and rank tables leave columns out and say so; --wide brings them back
+for args in (PRICES, ["rank", "--prices", "snapshot", "--samples", "1e9", results]):
+    _, narrow = on_pty(args, 80)
+    check(any(re.match(r"\(\d+ more columns?: --wide", ln) for ln in narrow), f"{args[0]} at 80: no note: {narrow}")
+    _, full = on_pty(args + ["--wide"], 80)
+    check(any(len(ln) > 80 for ln in full), f"{args[0]} --wide at 80: no line wider than 80")
+    piped = subprocess.run([BIN, *args, "--format", "table"], capture_output=True, text=True, env=ENV)
+    check(piped.returncode == 0 and "more column" not in piped.stdout and "PLACEMENT" in piped.stdout.upper(),
+          f"{args[0]} through a pipe must print every column: {piped.stdout[:300]}")
+# --columns picks and orders; an unknown key is a usage error naming the keys
+_, picked = on_pty(PRICES + ["--columns", "spot,type"], 80)
+header = next((ln for ln in picked if ln.startswith("SPOT")), "")
+check(re.match(r"SPOT \$/h \(lowest\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
+p = subprocess.run([BIN, *PRICES, "--columns", "type,nope"], capture_output=True, text=True, env=ENV)
+check(p.returncode == 2 and "'nope' is not a column (type, region, on_demand" in p.stderr, f"--columns nope: {p.stderr}")
+
+print("cli_width: " + ("all checks passed" if not failures else f"{len(failures)} failed"))
+sys.exit(1 if failures else 0)
