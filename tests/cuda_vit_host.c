@@ -40,18 +40,18 @@ static void run(const char *path)
     cfg.device = 0;
     model_layout layout;
     cuda_vit v;
-    if (model_layout_build(&cfg.model, &layout, &err) || cuda_vit_init(&v, &cfg, &layout, 0, &err)) {
+    if (model_layout_build(&cfg.model, &layout, &err) || cuda_vit_init(&v, &cfg, &layout, &err)) {
         fprintf(stderr, "FAIL %s: init: %s\n", path, err.msg);
         failures++;
         verify_reference_free(&ref);
         return;
     }
     const size_t P = layout.total, BC = (size_t)cfg.batch_size * cfg.model.num_classes;
-    memcpy(v.params, ref.params, P * sizeof(float));
+    memcpy(v.buf.params, ref.params, P * sizeof(float));
     cuda_vit_refresh_bf16(&v, &err);
-    memcpy(v.images, ref.images,
+    memcpy(v.buf.images, ref.images,
            (size_t)cfg.batch_size * cfg.model.in_chans * cfg.model.img_size * cfg.model.img_size * sizeof(float));
-    memcpy(v.labels, ref.labels, (size_t)cfg.batch_size * sizeof(int32_t));
+    memcpy(v.buf.labels, ref.labels, (size_t)cfg.batch_size * sizeof(int32_t));
     v.have_inputs = 1;
     verify_outputs got = {.logits = malloc(BC * 4), .grads = malloc(P * 4), .losses = malloc(ref.steps * 4),
                           .steps = ref.steps};
@@ -67,8 +67,8 @@ static void run(const char *path)
             failures++;
         }
         if (s == 0) {
-            memcpy(got.logits, v.logits, BC * 4);
-            memcpy(got.grads, v.grads, P * 4);
+            memcpy(got.logits, v.buf.logits, BC * 4);
+            memcpy(got.grads, v.buf.grads, P * 4);
             got.loss = loss;
         }
         got.losses[s] = loss;

@@ -43,10 +43,19 @@ typedef struct model_tensor {
     int64_t shape[4];
 } model_tensor;
 
+/* Element offsets of one block's parameters (blocks.<i>.norm1.weight, ...), by role. */
+typedef struct model_block_params {
+    size_t norm1_w, norm1_b, qkv_w, qkv_b, proj_w, proj_b, norm2_w, norm2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+} model_block_params;
+
 typedef struct model_layout {
     model_tensor *tensors;
     size_t count;
     size_t total;       /* elements in the block */
+    /* The same offsets by role, resolved with the layout, for the training steps (which never
+     * look a name up): cls_token, pos_embed, patch_embed.proj.*, norm.*, head.*, and per block. */
+    size_t cls, pos, patch_w, patch_b, norm_w, norm_b, head_w, head_b;
+    model_block_params *blk;   /* [depth] */
 } model_layout;
 
 int model_layout_build(const vit_config *c, model_layout *out, ib_error *err);
@@ -58,6 +67,10 @@ void model_layout_free(model_layout *l);
  * pos_embed, patch_embed.*].  Returns the number of ranges (depth + 2). */
 int model_grad_range_count(const vit_config *c);
 void model_grad_range(const model_layout *l, const vit_config *c, int i, size_t *offset, size_t *count);
+/* A backward pass's "range i is final": cb(user, offset, count) for range i (nothing when cb is
+ * NULL); a non-zero answer from cb fails with err set.  cb has ib_grad_ready_fn's type (backend.h). */
+int model_grad_range_ready(const model_layout *l, const vit_config *c, int i, int (*cb)(void *, size_t, size_t),
+                           void *user, ib_error *err);
 
 /* Split of the forward FLOPs per sample (2*M*N*K per matmul): patch embedding, the four Linear
  * layers of all blocks, attention QK^T + AV, and the head on the class token. */

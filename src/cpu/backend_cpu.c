@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cpu/vit.h"
+#include "instbench/backend_impl.h"
 
 static cpu_vit *impl(ib_backend *b) { return (cpu_vit *)b->impl; }
 
@@ -13,12 +14,10 @@ static int set_inputs(ib_backend *b, const float *images, const int32_t *labels,
 {
     cpu_vit *v = impl(b);
     const vit_config *c = &v->cfg.model;
-    for (int i = 0; i < v->B; i++)
-        if (labels[i] < 0 || labels[i] >= c->num_classes)
-            return ib_error_set(err, IB_EXIT_RUNTIME, "label %d of sample %d outside [0, %d)", (int)labels[i], i,
-                                c->num_classes);
-    memcpy(v->images, images, (size_t)v->B * c->in_chans * c->img_size * c->img_size * sizeof(float));
-    memcpy(v->labels, labels, (size_t)v->B * sizeof(int32_t));
+    const int B = v->plan.B;
+    if (model_plan_check_labels(&v->plan, labels, err)) return -1;
+    memcpy(v->buf.images, images, (size_t)B * c->in_chans * c->img_size * c->img_size * sizeof(float));
+    memcpy(v->buf.labels, labels, (size_t)B * sizeof(int32_t));
     v->have_inputs = 1;
     return 0;
 }
@@ -32,63 +31,46 @@ static int forward_backward(ib_backend *b, float *loss, ib_grad_ready_fn cb, voi
 static int forward(ib_backend *b, float *loss, ib_error *err) { return cpu_vit_forward(impl(b), loss, err); }
 static int optimizer_step(ib_backend *b, ib_error *err) { return cpu_vit_optimizer_step(impl(b), err); }
 static int synchronize(ib_backend *b, ib_error *err) { return 0; }
-static float *grad_block(ib_backend *b) { return impl(b)->grads; }
+static float *grad_block(ib_backend *b) { return impl(b)->buf.grads; }
 
 static int get_params(ib_backend *b, float *host, ib_error *err)
 {
-    memcpy(host, impl(b)->params, b->layout.total * sizeof(float));
+    memcpy(host, impl(b)->buf.params, b->layout.total * sizeof(float));
     return 0;
 }
 
 static int set_params(ib_backend *b, const float *host, ib_error *err)
 {
-    memcpy(impl(b)->params, host, b->layout.total * sizeof(float));
+    memcpy(impl(b)->buf.params, host, b->layout.total * sizeof(float));
     cpu_vit_refresh_bf16(impl(b));
     return 0;
 }
 
 static int get_grads(ib_backend *b, float *host, ib_error *err)
 {
-    memcpy(host, impl(b)->grads, b->layout.total * sizeof(float));
+    memcpy(host, impl(b)->buf.grads, b->layout.total * sizeof(float));
     return 0;
 }
 
 static int get_logits(ib_backend *b, float *host, ib_error *err)
 {
     cpu_vit *v = impl(b);
-    memcpy(host, v->logits, (size_t)v->B * v->C * sizeof(float));
+    memcpy(host, v->buf.logits, (size_t)v->plan.B * v->plan.C * sizeof(float));
     return 0;
 }
 
 static void destroy(ib_backend *b)
 {
-    if (!b) return;
-    if (b->impl) {
-        cpu_vit_free(impl(b));
-        free(b->impl);
-    }
-    model_layout_free(&b->layout);
-    free(b);
+    if (b) cpu_vit_free(impl(b));
+    backend_impl_free(b);
 }
 
-/* What any config must satisfy, estimate or not. */
-static int check_basic(const ib_train_config *cfg, ib_error *err)
-{
-    if (model_validate(&cfg->model, err)) return -1;
-    if (cfg->batch_size < 1 || cfg->batch_size > 1 << 20)
-        return ib_error_set(err, IB_EXIT_USAGE, "batch size %d out of range [1, %d]", cfg->batch_size, 1 << 20);
-    if (cfg->precision != IB_PREC_FP32 && cfg->precision != IB_PREC_BF16)
-        return ib_error_set(err, IB_EXIT_USAGE, "unknown precision %d", (int)cfg->precision);
-    if (cfg->threads < 0 || cfg->threads > 4096)
-        return ib_error_set(err, IB_EXIT_USAGE, "threads %d out of range [0, 4096]", cfg->threads);
-    return 0;
-}
-
-/* ... and what the backend needs to run it: ops index rows and GEMM dims with int, so the widest
- * activation must stay below 2^31 elements (far beyond any memory this runs on). */
+/* What the backend needs to run a config besides a valid plan (model, batch, precision; threads
+ * in cpu_vit_plan): ops index rows and GEMM dims with int, so the widest activation must
+ * stay below 2^31 elements (far beyond any memory this runs on). */
 static int check_config(const ib_train_config *cfg, ib_error *err)
 {
-    if (check_basic(cfg, err)) return -1;
+    if (model_plan_check(&cfg->model, cfg->batch_size, cfg->precision, err)) return -1;
     const double T = model_seq_len(&cfg->model), D = cfg->model.embed_dim, F = model_mlp_hidden(&cfg->model);
     const double widest = (double)cfg->batch_size * T * (3 * D > F ? 3 * D : F);
     if (widest > 2147483647.0 || (double)cfg->batch_size * cfg->model.num_heads * T * T > 2147483647.0)
@@ -97,41 +79,26 @@ static int check_config(const ib_train_config *cfg, ib_error *err)
     return 0;
 }
 
+size_t cpu_backend_memory_estimate(const ib_train_config *cfg)
+{
+    ib_error err;
+    model_plan p;
+    /* the plan counts bytes in size_t even for batches check_config would refuse, so the estimate
+     * stays linear in the batch for callers that search for the largest batch that fits */
+    return cpu_vit_plan(cfg, &p, &err) ? IB_MEMORY_REFUSED : model_plan_footprint(&p);
+}
+
 int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     *out = NULL;
     if (check_config(cfg, err)) return -1;
-    ib_backend *b = calloc(1, sizeof *b);
-    cpu_vit *v = calloc(1, sizeof *v);
-    if (!b || !v) {
-        free(b);
-        free(v);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    }
-    b->ops = &cpu_backend_ops;
-    b->cfg = *cfg;
-    b->impl = v;
-    if (model_layout_build(&cfg->model, &b->layout, err) || cpu_vit_init(v, cfg, &b->layout, 0, err)) {
-        model_layout_free(&b->layout);
-        free(v);
-        free(b);
+    ib_backend *b = backend_impl_new(&cpu_backend_ops, cfg, sizeof(cpu_vit), err);
+    if (!b || cpu_vit_init(impl(b), cfg, &b->layout, err)) {
+        backend_impl_free(b);   /* a failed cpu_vit_init leaves nothing behind */
         return -1;
     }
     *out = b;
     return 0;
-}
-
-size_t cpu_backend_memory_estimate(const ib_train_config *cfg)
-{
-    ib_error err;
-    model_layout l;
-    /* the bytes are counted in size_t even for batches check_config would refuse, so the estimate
-     * stays linear in the batch for callers that search for the largest batch that fits */
-    if (check_basic(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return IB_MEMORY_REFUSED;
-    cpu_vit v;
-    cpu_vit_init(&v, cfg, &l, 1, &err);
-    model_layout_free(&l);
-    return v.bytes;
 }
 
 /* The MFU denominator on a CPU: the rate oneDNN reaches on every matmul shape of one training

@@ -13,6 +13,7 @@
 
 #include "cuda/check.h"
 #include "cuda/vit.h"
+#include "instbench/backend_impl.h"
 
 static cuda_vit *impl(ib_backend *b) { return (cuda_vit *)b->impl; }
 
@@ -105,16 +106,14 @@ static int set_inputs(ib_backend *b, const float *images, const int32_t *labels,
 {
     cuda_vit *v = impl(b);
     const vit_config *c = &v->cfg.model;
-    for (int i = 0; i < v->B; i++)
-        if (labels[i] < 0 || labels[i] >= c->num_classes)
-            return ib_error_set(err, IB_EXIT_RUNTIME, "label %d of sample %d outside [0, %d)", (int)labels[i], i,
-                                c->num_classes);
+    const int B = v->plan.B;
+    if (model_plan_check_labels(&v->plan, labels, err)) return -1;
     CUDA_TRY(cudaSetDevice(v->device));
     /* Stream-ordered after the previous step; from pageable memory the call returns once the
      * host buffer has been staged, so the caller may reuse it. */
-    const size_t px = (size_t)v->B * c->in_chans * c->img_size * c->img_size;
-    CUDA_TRY(cudaMemcpyAsync(v->images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->stream));
-    CUDA_TRY(cudaMemcpyAsync(v->labels, labels, (size_t)v->B * sizeof(int32_t), cudaMemcpyHostToDevice, v->stream));
+    const size_t px = (size_t)B * c->in_chans * c->img_size * c->img_size;
+    CUDA_TRY(cudaMemcpyAsync(v->buf.images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->stream));
+    CUDA_TRY(cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->stream));
     v->have_inputs = 1;
     return 0;
 }
@@ -143,7 +142,7 @@ static int synchronize(ib_backend *b, ib_error *err)
     return 0;
 }
 
-static float *grad_block(ib_backend *b) { return impl(b)->grads; }
+static float *grad_block(ib_backend *b) { return impl(b)->buf.grads; }
 
 /* Copies ride the compute stream (it is non-blocking: the legacy stream would not order them). */
 static int copy_out(ib_backend *b, float *host, const float *dev, size_t n, ib_error *err)
@@ -155,48 +154,41 @@ static int copy_out(ib_backend *b, float *host, const float *dev, size_t n, ib_e
 
 static int get_params(ib_backend *b, float *host, ib_error *err)
 {
-    return copy_out(b, host, impl(b)->params, b->layout.total, err);
+    return copy_out(b, host, impl(b)->buf.params, b->layout.total, err);
 }
 
 static int get_grads(ib_backend *b, float *host, ib_error *err)
 {
-    return copy_out(b, host, impl(b)->grads, b->layout.total, err);
+    return copy_out(b, host, impl(b)->buf.grads, b->layout.total, err);
 }
 
 static int get_logits(ib_backend *b, float *host, ib_error *err)
 {
     cuda_vit *v = impl(b);
-    return copy_out(b, host, v->logits, (size_t)v->B * v->C, err);
+    return copy_out(b, host, v->buf.logits, (size_t)v->plan.B * v->plan.C, err);
 }
 
 static int set_params(ib_backend *b, const float *host, ib_error *err)
 {
     cuda_vit *v = impl(b);
     CUDA_TRY(cudaSetDevice(v->device));
-    CUDA_TRY(cudaMemcpyAsync(v->params, host, b->layout.total * sizeof(float), cudaMemcpyHostToDevice, v->stream));
+    CUDA_TRY(cudaMemcpyAsync(v->buf.params, host, b->layout.total * sizeof(float), cudaMemcpyHostToDevice, v->stream));
     if (cuda_vit_refresh_bf16(v, err)) return -1;
     return synchronize(b, err);
 }
 
 static void destroy(ib_backend *b)
 {
-    if (!b) return;
-    if (b->impl) {
+    if (b) {
         cudaSetDevice(impl(b)->device);
         cuda_vit_free(impl(b));
-        free(b->impl);
     }
-    model_layout_free(&b->layout);
-    free(b);
+    backend_impl_free(b);
 }
 
 static int check_config(const ib_train_config *cfg, ib_error *err)
 {
-    if (model_validate(&cfg->model, err)) return -1;
-    if (cfg->batch_size < 1 || cfg->batch_size > 1 << 20)
-        return ib_error_set(err, IB_EXIT_USAGE, "batch size %d out of range [1, %d]", cfg->batch_size, 1 << 20);
-    if (cfg->precision != IB_PREC_FP32 && cfg->precision != IB_PREC_BF16)
-        return ib_error_set(err, IB_EXIT_USAGE, "unknown precision %d", (int)cfg->precision);
+    if (model_plan_check(&cfg->model, cfg->batch_size, cfg->precision, err)) return -1;
     if (cfg->device < 0) return ib_error_set(err, IB_EXIT_USAGE, "device ordinal %d is negative", cfg->device);
     /* GEMM dimensions and batch counts are 32-bit in cuBLASLt and in the kernels' launch math */
     const double BT = (double)cfg->batch_size * model_seq_len(&cfg->model);
@@ -206,6 +198,13 @@ static int check_config(const ib_train_config *cfg, ib_error *err)
         return ib_error_set(err, IB_EXIT_USAGE, "batch %d is too large for this model on the CUDA backend",
                             cfg->batch_size);
     return 0;
+}
+
+size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
+{
+    ib_error err;
+    model_plan p;
+    return check_config(cfg, &err) || cuda_vit_plan(cfg, &p, &err) ? IB_MEMORY_REFUSED : model_plan_footprint(&p);
 }
 
 int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
@@ -226,35 +225,13 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
                                 "--precision fp32",
                                 cfg->device, di.name, di.cc_major, di.cc_minor);
     }
-    ib_backend *b = calloc(1, sizeof *b);
-    cuda_vit *v = calloc(1, sizeof *v);
-    if (!b || !v) {
-        free(b);
-        free(v);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    }
-    b->ops = &cuda_backend_ops;
-    b->cfg = *cfg;
-    b->impl = v;
-    if (model_layout_build(&cfg->model, &b->layout, err) || cuda_vit_init(v, cfg, &b->layout, 0, err)) {
-        model_layout_free(&b->layout);
-        free(v);
-        free(b);
+    ib_backend *b = backend_impl_new(&cuda_backend_ops, cfg, sizeof(cuda_vit), err);
+    if (!b || cuda_vit_init(impl(b), cfg, &b->layout, err)) {
+        backend_impl_free(b);   /* a failed cuda_vit_init leaves nothing behind */
         return -1;
     }
     *out = b;
     return 0;
-}
-
-size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
-{
-    ib_error err;
-    model_layout l;
-    if (check_config(cfg, &err) || model_layout_build(&cfg->model, &l, &err)) return IB_MEMORY_REFUSED;
-    cuda_vit v;
-    cuda_vit_init(&v, cfg, &l, 1, &err);
-    model_layout_free(&l);
-    return v.bytes + ((size_t)32 << 20);   /* + the cuBLASLt workspace */
 }
 
 static struct {
