@@ -2,7 +2,8 @@
 # Fixtures tests/data/ref_*.safetensors were made by scripts/make_reference.py from timm 0.9.16
 # (tests/verify_make_fixtures.sh regenerates them): configs a (Adam) and b (AdamW), fp32 and bf16.
 
-instbench_add_unit_test(verify_safetensors ${CMAKE_CURRENT_SOURCE_DIR}/verify_safetensors.c)
+instbench_add_unit_test(verify_safetensors ${CMAKE_CURRENT_SOURCE_DIR}/verify_safetensors.c
+                        ${CMAKE_CURRENT_SOURCE_DIR}/safetensors_writer.c)
 instbench_add_unit_test(verify_metrics ${CMAKE_CURRENT_SOURCE_DIR}/verify_metrics.c)
 
 # verify PASSes on every committed timm fixture at the precision it was made in.

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instbench/safetensors.h"
+#include "safetensors_writer.h"
 
 #include "check.h"
 

@@ -32,7 +32,6 @@ int model_mlp_hidden(const vit_config *c);
 size_t model_param_count(const vit_config *c);
 /* Exact training FLOPs per sample: forward matmuls + attention (QK^T, AV) times 3 for fwd+bwd. */
 double model_train_flops_per_sample(const vit_config *c);
-double model_forward_flops_per_sample(const vit_config *c);
 
 /* Parameter layout: every tensor by its timm state_dict name, offsets into one fp32 block. */
 typedef struct model_tensor {

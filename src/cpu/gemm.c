@@ -166,8 +166,6 @@ void cpu_gemm_destroy(cpu_gemm *g)
     free(g);
 }
 
-const char *cpu_gemm_last_impl(const cpu_gemm *g) { return g->impl; }
-
 static dnnl_data_type_t dnnl_dt(int t) { return t == IB_PREC_BF16 ? dnnl_bf16 : dnnl_f32; }
 
 static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_entry *e, ib_error *err)

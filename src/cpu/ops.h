@@ -64,8 +64,6 @@ int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, vo
 void cpu_gemm_destroy(cpu_gemm *g);
 int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA,
                  const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err);
-/* Name of the oneDNN implementation chosen for the last created primitive (diagnostics). */
-const char *cpu_gemm_last_impl(const cpu_gemm *g);
 
 /* ---- patch_embed ---- */
 /* images [B,C,S,S] fp32 -> patches [B*N, C*P*P] act, columns ordered (c, kh, kw) like the conv weight. */

@@ -14,13 +14,6 @@ void model_flops_per_sample(const vit_config *c, model_flops *f)
     f->train = 3.0 * f->forward;
 }
 
-double model_forward_flops_per_sample(const vit_config *c)
-{
-    model_flops f;
-    model_flops_per_sample(c, &f);
-    return f.forward;
-}
-
 double model_train_flops_per_sample(const vit_config *c)
 {
     model_flops f;

@@ -7,9 +7,6 @@
 #include <sys/types.h>
 #include "instbench/rank.h"
 
-/* parse.c: TREE is a cJSON* already parsed (an element of an array of results). */
-int rank_parse_result_tree(const void *tree, rank_result *out, char *reason, size_t rlen);
-
 /* seen.c: a set of RANK_KEY_BYTES-byte keys.  rank_seen_add: 1 added, 0 already there, -1 out of
  * memory.  Inode keys: KIND ('f' file, 'd' directory), device and inode. */
 typedef struct rank_seen {

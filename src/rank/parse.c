@@ -260,7 +260,3 @@ int rank_parse_result(const char *json, size_t len, rank_result *out, char *reas
     return rc;
 }
 
-int rank_parse_result_tree(const void *tree, rank_result *out, char *reason, size_t rlen)
-{
-    return parse_tree((const cJSON *)tree, out, reason, rlen);
-}
