@@ -113,4 +113,32 @@ p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
 check(p.returncode == 2 and "cross-process" in p.stderr, f"WORLD_SIZE=2: exit {p.returncode}: {p.stderr[-300:]}")
 p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", RANK="7")
 check(p.returncode == 2 and "rank" in p.stderr, f"RANK=7 of 2: exit {p.returncode}: {p.stderr[-300:]}")
+
+# --dry-run checks what a run would check and measures nothing: exit 0, a plan on stdout naming
+# the model, batch and backend, no result file; what it would refuse it refuses the same way.
+d = scratch()
+p = run(TINY + ["--batch-size", "3", "--dry-run"], cwd=d)
+check(p.returncode == 0, f"--dry-run: exit {p.returncode}: {p.stderr[-300:]}")
+check("would measure " in p.stdout and "batch 3 per device" in p.stdout and
+      "backend cpu" in p.stdout, f"--dry-run plan: {p.stdout}")
+check(not os.path.exists(os.path.join(d, "instbench-results")) or
+      os.listdir(os.path.join(d, "instbench-results")) == [], "--dry-run wrote a result")
+check("measuring" not in p.stderr, f"--dry-run ran the benchmark: {p.stderr[-300:]}")
+p = run(TINY + ["--dry-run", "--output", d], cwd=d)
+check(p.returncode == 2 and "is a directory" in p.stderr, f"--dry-run --output DIR: exit {p.returncode}: {p.stderr[-200:]}")
+p = run(TINY + ["--dry-run", "--batch-size", "1000000", "--image-size", "224", "--patch-size", "16"], cwd=d)
+check(p.returncode == 2 and "largest batch that fits" in p.stderr, f"--dry-run too big: exit {p.returncode}")
+
+# An identity rank cannot price is said before the run (off EC2: no instance metadata), with the
+# flag that fixes it; --count above the nodes that run says how rank will price it.
+noimds = {"AWS_EC2_METADATA_DISABLED": "true"}
+p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge"], cwd=d, **noimds)
+check(p.returncode == 0 and "without --region" in p.stderr and "--price g5.xlarge=USD" in p.stderr,
+      f"--instance-type without --region: {p.stderr[-300:]}")
+p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge", "--region", "us-east-1", "--count", "4"], cwd=d, **noimds)
+check(p.returncode == 0 and "--count 4 with 1 node" in p.stderr and "throughput not scaled" in p.stderr and
+      "without --region" not in p.stderr, f"--count 4 on one node: {p.stderr[-300:]}")
+p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge", "--region", "us-east-1"], cwd=d, **noimds)
+check(p.returncode == 0 and "warning: --" not in p.stderr and "names no instance type" not in p.stderr,
+      f"a complete identity warned: {p.stderr[-300:]}")
 finish("measure_cli_flags")

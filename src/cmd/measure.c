@@ -54,6 +54,7 @@ static struct {
     int count;                 /* 0 = nodes */
     double hourly_cost;        /* --hourly-cost, USD per node-hour; 0 = not given */
     const char *output, *append;
+    int dry_run;
     uint64_t seed;
 } O;
 
@@ -131,6 +132,9 @@ static const arg_spec measure_specs[] = {
     {"--append", 0, ARG_STRING, &O.append, "FILE", "also append the result as one line to FILE (JSON Lines)",
      .check = args_check_file},
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
+    {"--dry-run", 0, ARG_FLAG, &O.dry_run, NULL, "check everything a run would check (flags, backend, memory for the\n"
+     "batch, the output files, the identity, the rendezvous settings), print\n"
+     "what would run, and exit without measuring"},
     {0},
 };
 
@@ -181,6 +185,47 @@ static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_conf
             m->name, (double)memfit_rank_bytes(backend, &one, data) * ranks / 1073741824.0, avail / 1073741824.0,
             m->img_size, m->patch_size, model_seq_len(m));
     return IB_EXIT_USAGE;
+}
+
+/* Said before the run, not found by rank afterwards: what the recorded identity will make of the result. */
+static void warn_identity(const bench_identity *id, int nnodes, const char *hostname)
+{
+    if (id->type[0] && !id->region[0] && O.hourly_cost <= 0)
+        ib_warn("--instance-type %s without --region (and no instance metadata here): rank can price this result "
+                "only when given --region R, or a price with --price %s=USD; add --region now to record it",
+                id->type, id->type);
+    if (!id->type[0] && O.hourly_cost <= 0)
+        ib_warn("this result names no instance type (no instance metadata here, no --instance-type): rank can "
+                "price it only at a price you give (--hourly-cost now, or rank --price %s=USD)", hostname);
+    if (id->count > nnodes)
+        ib_warn("--count %d with %d node(s) running: rank will price the result as %d nodes at the throughput "
+                "measured on %d (cost x %d, throughput not scaled); start the run on every node (--nnodes) to "
+                "measure theirs", id->count, nnodes, id->count, nnodes, id->count);
+}
+
+/* --dry-run: everything has been checked; say what a run would do and stop. */
+static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *train, bench_data_mode data,
+                          const bench_rendezvous *rdv, int workers, const bench_identity *id)
+{
+    const int is_cpu = backend->device == IB_DEVICE_HOST;
+    const double gib = (double)memfit_rank_bytes(backend, train, data) * (is_cpu ? O.ranks : 1) / 1073741824.0;
+    printf("would measure %s (%s, batch %d per device x %d rank(s) here, %d in all) on backend %s\n",
+           train->model.name, backend_precision_name(train->precision), train->batch_size, O.ranks, rdv->world_size,
+           backend->name);
+    printf("  memory: about %.2f GiB %s\n", gib, is_cpu ? "of host memory" : "per GPU");
+    printf("  data: %s", data == BENCH_DATA_HOST ? "host, " : "device\n");
+    if (data == BENCH_DATA_HOST) printf("%d worker thread(s) per rank\n", workers);
+    if (O.have_steps) printf("  timing: %d steps after warm-up\n", O.steps);
+    else printf("  timing: %g s window after warm-up (at least %d steps)\n", O.duration_s, DEFAULT_MIN_STEPS);
+    printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, rdv->kind, rdv->node_rank);
+    printf("  identity: %s, region %s, market %s, count %d (from %s)\n", id->type[0] ? id->type : "unknown type",
+           id->region[0] ? id->region : "unknown", id->market[0] ? id->market : "unknown", id->count, id->source);
+    if (rdv->rank == 0)
+        printf("  result: %s%s%s\n", !O.output ? "a new file in ./instbench-results/" : !strcmp(O.output, "-") ? "stdout" : O.output,
+               O.append ? ", appended to " : "", O.append ? O.append : "");
+    else
+        printf("  result: written by global rank 0, not here\n");
+    return IB_EXIT_OK;
 }
 
 int cmd_measure(int argc, char **argv)
@@ -308,16 +353,17 @@ int cmd_measure(int argc, char **argv)
 
     if (g_stop) return interrupted_exit();
 
-    if (sys.loadavg1 > sys.vcpus)
-        ib_warn("load average %.1f is above the %d vCPUs before starting: the machine looks shared; figures may be low",
-                sys.loadavg1, sys.vcpus);
-
     bench_identity id;
     if (identity_resolve(O.instance_type, O.region, (O.market >= 0 ? markets[O.market] : NULL), O.count > 0 ? O.count : rdv.nnodes, &id, &err) != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return IB_EXIT_RUNTIME;
     }
     if (g_stop) return interrupted_exit();
+    warn_identity(&id, rdv.nnodes, sys.hostname);
+    if (O.dry_run) return dry_run_report(backend, &train, data, &rdv, workers, &id);
+    if (sys.loadavg1 > sys.vcpus)
+        ib_warn("load average %.1f is above the %d vCPUs before starting: the machine looks shared; figures may be low",
+                sys.loadavg1, sys.vcpus);
 
     /* ---- peak for MFU ---- */
     double peak = 0;
