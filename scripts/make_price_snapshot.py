@@ -4,13 +4,18 @@
 Inputs (see their SOURCE.md files beside them):
   aws-accelerated-prices.csv  one row per (instance type, region, availability zone ID):
                               on-demand and spot USD/h, from skypilot-org/skypilot-catalog
+  aws-cpu-prices.csv          the same for the CPU families the CPU backend runs on (c7i, c7a,
+                              m7i, m7a, r7i, c6i, m6i in seven regions), same source and columns
   spot-advisor-data.json      AWS Spot Instance Advisor feed: interruption bucket and savings
 Outputs:
   configs/prices-snapshot.json  the snapshot, one record per (instance type, region) of the CSV
 The build embeds that file into the binary (cmake/embed_file.cmake, into the build directory),
 so it works from any cwd.
 
-Every (instance type, region) pair of the CSV becomes a record, even when its on-demand price is
+Every record also carries the type's hardware as the catalogue states it ("instance": vCPUs, host
+memory, accelerator model, count and total accelerator memory; null where the source is empty).
+
+Every (instance type, region) pair of the CSVs becomes a record, even when its on-demand price is
 empty (on_demand: null).  Spot zones are the CSV's availability-zone IDs (use1-az1: AWS's stable
 zone IDs, not the per-account names like us-east-1a).  The snapshot's date is the day the data
 was read; every price in it is stamped with that date at 00:00 UTC.
@@ -38,9 +43,25 @@ SNAPSHOT_SOURCE = (
 AS_OF = SNAPSHOT_DATE + "T00:00:00Z"
 
 
+def hardware(itype, rows):
+    """The type's hardware from its catalogue rows (all rows must agree)."""
+    def num(v, kind):
+        return None if v == "" else kind(float(v))
+    facts = {(r["vcpus"], r["memory_gib"], r["accelerator"], r["accelerator_count"], r["gpu_memory_mib_total"])
+             for r in rows}
+    if len(facts) != 1:
+        sys.exit(f"{itype}: rows disagree on the hardware: {sorted(facts)}")
+    vcpus, mem, acc, count, acc_mib = facts.pop()
+    return {"vcpus": num(vcpus, int), "memory_gib": num(mem, float), "accelerator": acc or None,
+            "accelerator_count": num(count, int) if acc else 0,
+            "accelerator_memory_gib": None if acc_mib == "" else round(float(acc_mib) / 1024, 3)}
+
+
 def build(data_dir):
-    with open(os.path.join(data_dir, "aws-accelerated-prices.csv"), newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = []
+    for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):
+        with open(os.path.join(data_dir, name), newline="") as f:
+            rows += list(csv.DictReader(f))
     with open(os.path.join(data_dir, "spot-advisor-data.json")) as f:
         advisor = json.load(f)["spot_advisor"]
 
@@ -68,7 +89,8 @@ def build(data_dir):
             labels = ["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
             interruption = {"bucket": adv["r"], "label": labels[adv["r"]], "savings_pct": adv["s"]}
         records.append({"instance_type": itype, "region": region, "on_demand": on_demand,
-                        "spot": spot, "interruption": interruption, "placement_score": None})
+                        "spot": spot, "interruption": interruption, "placement_score": None,
+                        "instance": hardware(itype, rs)})
 
     doc = {"schema": "instbench.prices/v1", "generated_at": AS_OF,
            "snapshot": {"date": SNAPSHOT_DATE, "source": SNAPSHOT_SOURCE}, "prices": records}

@@ -21,11 +21,14 @@ gen = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "make_price_s
                       "--check"], capture_output=True, text=True)
 check(gen.returncode == 0, "committed snapshot is stale: " + gen.stderr)
 
-rows = list(csv.DictReader(open(os.path.join(DATA, "aws-accelerated-prices.csv"), newline="")))
+rows = []
+for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):   # GPU/accelerator and CPU families
+    rows += list(csv.DictReader(open(os.path.join(DATA, name), newline="")))
 advisor = json.load(open(os.path.join(DATA, "spot-advisor-data.json")))["spot_advisor"]
 want = {}
 for r in rows:
-    w = want.setdefault((r["instance_type"], r["region"]), {"od": set(), "spot": {}})
+    w = want.setdefault((r["instance_type"], r["region"]), {"od": set(), "spot": {}, "hw": set()})
+    w["hw"].add((r["vcpus"], r["memory_gib"], r["accelerator"], r["accelerator_count"], r["gpu_memory_mib_total"]))
     if r["on_demand_usd_per_hour"]:
         w["od"].add(float(r["on_demand_usd_per_hour"]))
     if r["spot_usd_per_hour"]:
@@ -49,6 +52,14 @@ def compare(recs, what):
                   "%s %s: on-demand %r vs CSV %r" % (what, key, od, w["od"]))
         else:
             check(od is None, "%s %s: on-demand %r but the CSV has none" % (what, key, od))
+        if what.startswith("configs/"):   # the type's hardware, as the CSV states it
+            (vcpus, mem, acc, count, mib), = w["hw"]
+            hw = rec.get("instance") or {}
+            check(hw.get("vcpus") == int(float(vcpus)) and hw.get("memory_gib") == float(mem) and
+                  hw.get("accelerator") == (acc or None) and hw.get("accelerator_count") == (int(float(count)) if acc else 0)
+                  and (hw.get("accelerator_memory_gib") is None) == (mib == "") and
+                  (mib == "" or abs(hw["accelerator_memory_gib"] * 1024 - float(mib)) < 1),
+                  "%s %s: hardware %r vs CSV %r" % (what, key, hw, w["hw"]))
         zones = {z["availability_zone"]: z["usd_per_hour"] for z in (rec["spot"] or {"zones": []})["zones"]}
         check(zones == w["spot"], "%s %s: spot %r vs CSV %r" % (what, key, zones, w["spot"]))
         adv = advisor.get(key[1], {}).get("Linux", {}).get(key[0])
