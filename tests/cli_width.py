@@ -84,7 +84,7 @@ _, picked = on_pty(PRICES + ["--columns", "spot,type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")
 check(re.match(r"SPOT \$/h \(lowest\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
 p = subprocess.run([BIN, *PRICES, "--columns", "type,nope"], capture_output=True, text=True, env=ENV)
-check(p.returncode == 2 and "'nope' is not a column (type, region, on_demand" in p.stderr, f"--columns nope: {p.stderr}")
+check(p.returncode == 2 and "'nope' is not a column (type, region, accelerators" in p.stderr, f"--columns nope: {p.stderr}")
 
 print("cli_width: " + ("all checks passed" if not failures else f"{len(failures)} failed"))
 sys.exit(1 if failures else 0)

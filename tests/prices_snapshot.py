@@ -52,14 +52,14 @@ def compare(recs, what):
                   "%s %s: on-demand %r vs CSV %r" % (what, key, od, w["od"]))
         else:
             check(od is None, "%s %s: on-demand %r but the CSV has none" % (what, key, od))
-        if what.startswith("configs/"):   # the type's hardware, as the CSV states it
-            (vcpus, mem, acc, count, mib), = w["hw"]
-            hw = rec.get("instance") or {}
-            check(hw.get("vcpus") == int(float(vcpus)) and hw.get("memory_gib") == float(mem) and
-                  hw.get("accelerator") == (acc or None) and hw.get("accelerator_count") == (int(float(count)) if acc else 0)
-                  and (hw.get("accelerator_memory_gib") is None) == (mib == "") and
-                  (mib == "" or abs(hw["accelerator_memory_gib"] * 1024 - float(mib)) < 1),
-                  "%s %s: hardware %r vs CSV %r" % (what, key, hw, w["hw"]))
+        # the type's hardware, as the CSV states it (instbench passes it on)
+        (vcpus, mem, acc, count, mib), = w["hw"]
+        hw = rec.get("instance") or {}
+        check(hw.get("vcpus") == int(float(vcpus)) and hw.get("memory_gib") == float(mem) and
+              hw.get("accelerator") == (acc or None) and hw.get("accelerator_count") == (int(float(count)) if acc else 0)
+              and (hw.get("accelerator_memory_gib") is None) == (mib == "") and
+              (mib == "" or abs(hw["accelerator_memory_gib"] * 1024 - float(mib)) < 1),
+              "%s %s: hardware %r vs CSV %r" % (what, key, hw, w["hw"]))
         zones = {z["availability_zone"]: z["usd_per_hour"] for z in (rec["spot"] or {"zones": []})["zones"]}
         check(zones == w["spot"], "%s %s: spot %r vs CSV %r" % (what, key, zones, w["spot"]))
         adv = advisor.get(key[1], {}).get("Linux", {}).get(key[0])

@@ -35,6 +35,14 @@ typedef struct price_record {
     int savings_pct;                 /* advisor's savings vs on-demand, -1 unknown (may be < -1:
                                         spot dearer than on-demand) */
     int placement_score;             /* region-level 1..10, -1 unknown */
+    /* The type's hardware as a catalogue states it (the snapshot's "instance"); vcpus -1: unknown. */
+    struct {
+        int vcpus;
+        double memory_gib;
+        char accelerator[32];            /* "A10G"; "" for none */
+        int accelerator_count;
+        double accelerator_memory_gib;   /* all accelerators together; NAN unknown */
+    } hw;
 } price_record;
 
 typedef struct price_set {

@@ -42,7 +42,7 @@ static const arg_spec prices_specs[] = {
      0.1, 600},
     {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
      "replaced atomically, a device or FIFO written through)"},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, on_demand,\non_demand_source, spot, spot_az, azs, interruption, savings, placement,\nspot_source"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, placement, spot_source"),
     {0},
 };
 

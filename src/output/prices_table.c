@@ -34,18 +34,37 @@ static void describe_source(const char *src, time_t as_of, time_t now, char *out
     }
 }
 
-const char *const prices_table_keys[] = {"type", "region", "on_demand", "on_demand_source", "spot", "spot_az", "azs",
-                                         "interruption", "savings", "placement", "spot_source", NULL};
+const char *const prices_table_keys[] = {"type", "region", "accelerators", "accelerator_memory", "vcpus", "memory",
+                                         "on_demand", "on_demand_source", "spot", "spot_az", "azs", "interruption",
+                                         "savings", "placement", "spot_source", NULL};
+
+/* The type's hardware cells: "4 x A10G" (or "-": none, "?": not in the catalogue), accelerator
+ * memory in all, vCPUs, host memory (GiB, whole numbers: what catalogues and sky show-gpus print). */
+static void hardware_cells(const price_record *r, char acc[48], char accm[16], char cpu[16], char mem[16])
+{
+    const int known = r->hw.vcpus >= 1;
+    if (!known) strcpy(acc, "?");
+    else if (r->hw.accelerator[0]) snprintf(acc, 48, "%d x %s", r->hw.accelerator_count, r->hw.accelerator);
+    else strcpy(acc, "-");
+    if (known && !isnan(r->hw.accelerator_memory_gib)) snprintf(accm, 16, "%.0f", r->hw.accelerator_memory_gib);
+    else strcpy(accm, known ? "-" : "?");
+    if (known) snprintf(cpu, 16, "%d", r->hw.vcpus), snprintf(mem, 16, "%.0f", r->hw.memory_gib);
+    else strcpy(cpu, "?"), strcpy(mem, "?");
+}
 
 int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out)
 {
-    const char *headers[11], *keys[11];
-    output_align align[11];
-    int prio[11];   /* a narrow terminal keeps type, region and the prices longest (output_fit_set) */
+    const char *headers[15], *keys[15];
+    output_align align[15];
+    int prio[15];   /* a narrow terminal keeps type, region and the prices longest (output_fit_set) */
     size_t nc = 0;
 #define COL(h, k, a, p) (headers[nc] = (h), keys[nc] = (k), prio[nc] = (p), align[nc++] = (a))
     COL("INSTANCE TYPE", "type", OUTPUT_LEFT, OUTPUT_KEEP);
     COL("REGION", "region", OUTPUT_LEFT, OUTPUT_KEEP);
+    COL("ACCELERATORS", "accelerators", OUTPUT_LEFT, 7);
+    COL("ACCEL GiB", "accelerator_memory", OUTPUT_RIGHT, 4);
+    COL("vCPUs", "vcpus", OUTPUT_RIGHT, 5);
+    COL("MEM GiB", "memory", OUTPUT_RIGHT, 2);
     if (want_od) {
         COL("ON-DEMAND $/h", "on_demand", OUTPUT_RIGHT, OUTPUT_KEEP);
         COL("ON-DEMAND SOURCE", "on_demand_source", OUTPUT_LEFT, 3);
@@ -67,11 +86,16 @@ int prices_write_table(const price_set *s, int want_od, int want_spot, time_t no
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const price_record *r = &s->items[i];
         char od[32] = "-", ods[64], sp[32] = "-", az[32] = "-", nz[24], intr[16] = "-", sav[16] = "-",
-             pl[16] = "-", sps[64];
-        const char *cells[11];
+             pl[16] = "-", sps[64], acc[48], accm[16], cpu[16], mem[16];
+        const char *cells[15];
         size_t k = 0;
+        hardware_cells(r, acc, accm, cpu, mem);
         cells[k++] = r->instance_type;
         cells[k++] = r->region;
+        cells[k++] = acc;
+        cells[k++] = accm;
+        cells[k++] = cpu;
+        cells[k++] = mem;
         if (want_od) {
             if (!isnan(r->on_demand_usd_per_hour)) snprintf(od, sizeof od, "%.4f", r->on_demand_usd_per_hour);
             describe_source(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, now,
@@ -137,7 +161,7 @@ int prices_write_csv(const price_set *s, FILE *out)
         "instance_type", "region", "on_demand_usd_per_hour", "on_demand_source", "on_demand_as_of",
         "spot_min_usd_per_hour", "spot_min_availability_zone", "spot_max_usd_per_hour", "spot_zones",
         "spot_source", "spot_as_of", "interruption_bucket", "interruption_label", "savings_pct",
-        "placement_score"};
+        "placement_score", "vcpus", "memory_gib", "accelerator", "accelerator_count", "accelerator_memory_gib"};
     enum { NC = sizeof headers / sizeof headers[0] };
     output_table t;
     if (output_table_init(&t, NC, headers, NULL) != 0) return -1;
@@ -145,6 +169,11 @@ int prices_write_csv(const price_set *s, FILE *out)
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const price_record *r = &s->items[i];
         char od[32], odt[32], mn[32] = "", mx[32] = "", nz[24] = "", spt[32], ib[16] = "", sav[16] = "", pl[16] = "";
+        char cpu[16] = "", mem[32] = "", accn[16] = "", accm[32] = "";
+        if (r->hw.vcpus >= 1) {
+            snprintf(cpu, sizeof cpu, "%d", r->hw.vcpus), num(r->hw.memory_gib, mem, sizeof mem);
+            snprintf(accn, sizeof accn, "%d", r->hw.accelerator_count), num(r->hw.accelerator_memory_gib, accm, sizeof accm);
+        }
         const char *az = "", *label = "";
         num(r->on_demand_usd_per_hour, od, sizeof od);
         when(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, odt);
@@ -166,7 +195,8 @@ int prices_write_csv(const price_set *s, FILE *out)
         if (r->savings_pct != -1) snprintf(sav, sizeof sav, "%d", r->savings_pct);
         if (r->placement_score > 0) snprintf(pl, sizeof pl, "%d", r->placement_score);
         const char *cells[NC] = {r->instance_type, r->region, od, isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source,
-                                 odt, mn, az, mx, nz, r->spot_source, spt, ib, label, sav, pl};
+                                 odt, mn, az, mx, nz, r->spot_source, spt, ib, label, sav, pl, cpu, mem,
+                                 r->hw.accelerator, accn, accm};
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_csv(&t, out);

@@ -138,6 +138,7 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
             need_spot = need_spot && !got_spot;
         }
         const price_record *s = snap ? prices_find(snap, r->instance_type, r->region) : NULL;
+        if (s && s->hw.vcpus >= 1) r->hw = s->hw;   /* the type's hardware: a catalogue fact, not a price */
         int use_snap = src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT;
         if (s && use_snap && need_od && !isnan(s->on_demand_usd_per_hour)) {
             r->on_demand_usd_per_hour = s->on_demand_usd_per_hour;

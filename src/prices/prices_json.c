@@ -27,6 +27,7 @@
 #include "instbench/names.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,8 @@ void price_record_init(price_record *r)
     r->interruption_bucket = -1;
     r->savings_pct = -1;
     r->placement_score = -1;
+    r->hw.vcpus = -1;
+    r->hw.accelerator_memory_gib = NAN;
 }
 
 void prices_free(price_set *s)
@@ -227,6 +230,44 @@ static int read_interruption(reader *rd, const cJSON *in, const char *path, pric
     return get_opt_int(rd, in, "savings_pct", path, -1000, 100, &r->savings_pct);
 }
 
+/* An optional number in (0, hi]: absent or null leaves *out untouched. */
+static int get_opt_size(reader *rd, const cJSON *obj, const char *key, const char *path, double hi, double *out)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s.%s", path, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > hi) return bad(rd, p, "must be a positive size");
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* An accelerator model as catalogues name it ("A10G", "H100", "Trainium"): shown in tables. */
+static int accelerator_ok(const char *s)
+{
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '-' && *s != ' ' && *s != '.') return 0;
+    return 1;
+}
+
+static int read_hardware(reader *rd, const cJSON *hw, const char *path, price_record *r)
+{
+    if (!cJSON_IsObject(hw)) return bad(rd, path, "must be an object or null");
+    int vcpus = -1;
+    if (get_opt_int(rd, hw, "vcpus", path, 1, 1 << 16, &vcpus) != 0 ||
+        get_opt_size(rd, hw, "memory_gib", path, 1 << 20, &r->hw.memory_gib) != 0 ||
+        get_opt_int(rd, hw, "accelerator_count", path, 0, 256, &r->hw.accelerator_count) != 0 ||
+        get_opt_size(rd, hw, "accelerator_memory_gib", path, 1 << 20, &r->hw.accelerator_memory_gib) != 0)
+        return -1;
+    const cJSON *acc = cJSON_GetObjectItemCaseSensitive(hw, "accelerator");
+    if (acc && !cJSON_IsNull(acc) &&
+        get_name(rd, hw, "accelerator", path, r->hw.accelerator, sizeof r->hw.accelerator, accelerator_ok,
+                 "an accelerator model") != 0)
+        return -1;
+    r->hw.vcpus = vcpus;
+    return 0;
+}
+
 static int read_record(reader *rd, const cJSON *it, size_t idx, price_record *r)
 {
     char path[64];
@@ -251,6 +292,10 @@ static int read_record(reader *rd, const cJSON *it, size_t idx, price_record *r)
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(it, "interruption");
     snprintf(p, sizeof p, "%s.interruption", path);
     if (in && !cJSON_IsNull(in) && read_interruption(rd, in, p, r) != 0) return -1;
+
+    const cJSON *hw = cJSON_GetObjectItemCaseSensitive(it, "instance");
+    snprintf(p, sizeof p, "%s.instance", path);
+    if (hw && !cJSON_IsNull(hw) && read_hardware(rd, hw, p, r) != 0) return -1;
 
     return get_opt_int(rd, it, "placement_score", path, 1, 10, &r->placement_score);
 }
@@ -403,6 +448,16 @@ static cJSON *record_to_json(const price_record *r)
     }
     if (r->placement_score >= 1) cJSON_AddNumberToObject(o, "placement_score", r->placement_score);
     else cJSON_AddNullToObject(o, "placement_score");
+    if (r->hw.vcpus >= 1) {
+        cJSON *hw = cJSON_AddObjectToObject(o, "instance");
+        cJSON_AddNumberToObject(hw, "vcpus", r->hw.vcpus);
+        cJSON_AddNumberToObject(hw, "memory_gib", r->hw.memory_gib);
+        if (r->hw.accelerator[0]) cJSON_AddStringToObject(hw, "accelerator", r->hw.accelerator);
+        else cJSON_AddNullToObject(hw, "accelerator");
+        cJSON_AddNumberToObject(hw, "accelerator_count", r->hw.accelerator_count);
+        if (isnan(r->hw.accelerator_memory_gib)) cJSON_AddNullToObject(hw, "accelerator_memory_gib");
+        else cJSON_AddNumberToObject(hw, "accelerator_memory_gib", r->hw.accelerator_memory_gib);
+    }
     return o;
 }
 
