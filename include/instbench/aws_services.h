@@ -41,10 +41,8 @@ typedef struct pricing_item {
     int pages;                /* out */
 } pricing_item;
 
-/* page_size: GetProducts MaxResults (1..100; 0: 100). */
-size_t aws_pricing_on_demand(aws_client *c, pricing_item *items, size_t n, int page_size,
-                             ib_error *errs);
-/* The pager behind it, to combine with others in aws_paginate_multi; ctx is malloc'd (free()). */
+/* GetProducts for each item, to combine with other pagers in aws_paginate_multi (page_size:
+ * MaxResults 1..100; 0: 100); ctx is malloc'd (free()). */
 int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *out, ib_error *err);
 /* Request body for one page (exposed for tests); malloc'd. */
 char *aws_pricing_request_body(const pricing_item *it, int page_size, const char *token);
@@ -70,7 +68,6 @@ typedef struct ec2_spot_query {
     int pages;
 } ec2_spot_query;
 
-size_t aws_ec2_spot_prices(aws_client *c, ec2_spot_query *qs, size_t n, int page_size, ib_error *errs);
 int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_error *err);
 int aws_ec2_parse_spot_page(const char *xml, size_t len, ec2_spot_query *q, char **next, ib_error *err);
 void ec2_spot_query_free(ec2_spot_query *q);
@@ -92,8 +89,6 @@ typedef struct ec2_score_query {
 } ec2_score_query;
 
 /* Calls are sent to `via_region`'s EC2 endpoint (the API answers for every listed region). */
-size_t aws_ec2_placement_scores(aws_client *c, const char *via_region, ec2_score_query *qs, size_t n,
-                                ib_error *errs);
 int aws_ec2_scores_pager(ec2_score_query *qs, const char *via_region, aws_pager *out, ib_error *err);
 int aws_ec2_parse_scores_page(const char *xml, size_t len, ec2_score_query *q, char **next, ib_error *err);
 void ec2_score_query_free(ec2_score_query *q);

@@ -312,14 +312,10 @@ int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_err
     return 0;
 }
 
-size_t aws_ec2_spot_prices(aws_client *c, ec2_spot_query *qs, size_t n, int page_size, ib_error *errs)
-{
-    spot_ctx sc = {qs, page_size};
-    aws_pager p = {&sc, "EC2 DescribeSpotPriceHistory", spot_build, spot_parse, 0, NULL};
-    return aws_paginate_many(c, &p, n, errs);
-}
-
 /* ---- GetSpotPlacementScores ------------------------------------------------------------------ */
+/* A deliberate mirror of DescribeSpotPriceHistory above: every EC2 call here is one aws_pager
+ * (query struct, item callback, request builder, page parser, pager factory), so the two read
+ * alike; what differs is the API's parameters and answer. */
 
 /* AWS names the member <region>; accept <regionName> too (some emulators write that). */
 enum { SC_REGION, SC_AZ, SC_SCORE, SC_REGION_NAME };
@@ -406,14 +402,6 @@ int aws_ec2_scores_pager(ec2_score_query *qs, const char *via_region, aws_pager 
     aws_pager p = {sc, "EC2 GetSpotPlacementScores", score_build, score_parse, 0, NULL};
     *out = p;
     return 0;
-}
-
-size_t aws_ec2_placement_scores(aws_client *c, const char *via_region, ec2_score_query *qs, size_t n,
-                                ib_error *errs)
-{
-    score_ctx sc = {qs, via_region};
-    aws_pager p = {&sc, "EC2 GetSpotPlacementScores", score_build, score_parse, 0, NULL};
-    return aws_paginate_many(c, &p, n, errs);
 }
 
 /* ---- DescribeAvailabilityZones ---------------------------------------------------------------- */

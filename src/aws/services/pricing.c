@@ -243,15 +243,3 @@ int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *o
     return 0;
 }
 
-size_t aws_pricing_on_demand(aws_client *c, pricing_item *items, size_t n, int page_size, ib_error *errs)
-{
-    aws_pager p;
-    ib_error err;
-    if (aws_pricing_pager(items, n, page_size, &p, &err) != 0) {
-        for (size_t i = 0; i < n; i++) errs[i] = err;
-        return n;
-    }
-    size_t failed = aws_paginate_many(c, &p, n, errs);
-    free(p.ctx);
-    return failed;
-}
