@@ -15,3 +15,9 @@ endforeach()
 add_test(NAME prices_snapshot
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_snapshot.py ${INSTBENCH_BIN}
                  ${CMAKE_SOURCE_DIR} ${INSTBENCH_PRICE_DATA})
+
+# Names: misspelt types and regions are usage errors naming the nearest CSV name, patterns and
+# --regions all expand to what the CSV holds, listings in natural order (expectations from data/).
+add_test(NAME prices_names
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_names.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_PRICE_DATA})

@@ -613,18 +613,26 @@ def case_exit_codes():
     p = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1,us-east-9"], env,
                expect_rc=2)
     check("us-east-9" in last_line(p), "unknown region among known ones: %r" % p.stderr)
-    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1"], env, expect_rc=1)
-    check("zz9.large" in last_line(p), "no product in the snapshot: %r" % p.stderr)
+    # a type the snapshot does not know, asked of the snapshot alone: a usage error since issue 13
+    # (it was exit 1, "nothing found"): no source asked could ever price it
+    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1"], env, expect_rc=2)
+    check("zz9.large" in last_line(p) and "not in the price snapshot" in p.stderr,
+          "no product in the snapshot: %r" % p.stderr)
     out = os.path.join(TMP, "none.json")
     p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1", "-o", out], env,
-               expect_rc=1)
+               expect_rc=2)
     check(not os.path.exists(out), "an empty price file was written")
-    # live: AWS answers, but has no such product (and neither has the snapshot)
+    # a snapshot type in a region the snapshot has no row for: known names, nothing found, exit 1
+    p = prices(["--source", "snapshot", "--instance-types", "p5en.48xlarge", "--regions", "af-south-1"], env,
+               expect_rc=1)
+    check("p5en.48xlarge" in last_line(p), "known names, no price: %r" % p.stderr)
+    # live: AWS answers, but has no such product (and neither has the snapshot): unknown, exit 2,
+    # but only once AWS was asked (a type newer than the snapshot must get its live lookup)
     ep = Endpoint()
     try:
         for source in ("live", "auto"):
             p = prices(["--source", source, "--instance-types", "zz9.large", "--regions", "us-east-1",
-                        "--no-placement-scores"], base_env(ep), expect_rc=1)
+                        "--no-placement-scores"], base_env(ep), expect_rc=2)
             check("zz9.large" in last_line(p), "--source %s, no product: %r" % (source, p.stderr))
         st = ep.stats()
         check(st["by_operation"].get("GetProducts", 0) >= 2, "AWS was not asked: %r" % st)

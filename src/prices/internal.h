@@ -15,6 +15,8 @@ void prices_cache_lookup(price_record *r, int want_od, int want_spot, int ttl_s,
 /* Stores what was fetched live (has_od / has_spot), keeping the other market already cached.
  * Failures are warnings: the cache is an optimisation, never a reason to fail. */
 void prices_cache_store(const price_record *r, int has_od, int has_spot);
+/* The cache holds a price for TYPE in REGION (fresh or not): a live run once found that product. */
+int prices_cache_has(const char *type, const char *region);
 
 /* ---- live (prices_live.c) ---------------------------------------------------------------- */
 typedef struct live_status {

@@ -43,7 +43,8 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     aws_credentials cred;
     ib_error cerr = {0};
     if (aws_credentials_resolve(&cred, &cerr) != 0) {
-        if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s", cerr.msg);
+        /* strict failures name no flag: each command says which of its flags asked for live */
+        if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "%s", cerr.msg);
         ib_warn("%s; using the cache and the price snapshot", cerr.msg);
         return 0;
     }
@@ -69,8 +70,7 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
         return 0;
     }
     if (strict && (rep.od_failed || rep.spot_failed))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s",
-                            rep.od_failed ? rep.od_error : rep.spot_error);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s", rep.od_failed ? rep.od_error : rep.spot_error);
     if (rep.od_failed)
         ib_warn("%zu of %zu on-demand queries failed (%s); using the cache or the snapshot for those",
                 rep.od_failed, rep.od_asked, rep.od_error);
@@ -128,6 +128,7 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
 
     for (size_t i = 0; i < n; i++) {
         price_record *r = &out->items[i];
+        r->od_live_answered = st[i].od == 1;
         int need_od = q->want_on_demand && st[i].od != 1;
         /* ml.* (SageMaker) types have no EC2 spot market */
         int need_spot = q->want_spot && st[i].spot != 1 && strncmp(r->instance_type, "ml.", 3) != 0;
