@@ -83,6 +83,9 @@ size_t prices_catalogue_types(const char *const **types);
 size_t prices_catalogue_regions(const char *const **regions);
 int prices_catalogue_has_type(const char *type);
 int prices_catalogue_has_region(const char *region);
+/* The snapshot's types of TYPE's family (g5.96xlarge -> g5.xlarge ... g5.48xlarge), in natural
+ * order, into OUT (up to CAP); returns how many there are (0: the snapshot has no such family). */
+size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t cap);
 /* The snapshot's spot zones (AZ IDs) in REGION, in name order, into OUT (up to CAP); returns how
  * many there are. */
 size_t prices_catalogue_zones(const char *region, const char **out, size_t cap);

@@ -105,6 +105,18 @@ int prices_catalogue_has_type(const char *type)
     return build() > 0 && listed(cat.types, cat.n_types, type);
 }
 
+size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t cap)
+{
+    const char *dot = type ? strrchr(type, '.') : NULL;
+    size_t n = 0, fam = dot ? (size_t)(dot - type) : 0;
+    for (size_t i = 0; dot && build() > 0 && i < cat.n_types; i++)
+        if (!strncmp(cat.types[i], type, fam + 1)) {
+            if (n < cap) out[n] = cat.types[i];
+            n++;
+        }
+    return n;
+}
+
 int prices_catalogue_has_region(const char *region)
 {
     return build() > 0 && listed(cat.regions, cat.n_regions, region);
