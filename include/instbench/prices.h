@@ -113,6 +113,17 @@ typedef enum prices_name_state {
 prices_name_state prices_type_state(const prices_query *q, const price_set *set, const char *type);
 prices_name_state prices_region_state(const price_set *set, const char *region);
 
+/* ---- zone names and IDs (prices_zones.c) ------------------------------------------------------ */
+/* Which zone ID each zone name of REGIONS stands for in the caller's own AWS account (EC2
+ * DescribeAvailabilityZones, with the credentials prices use).  The mapping differs per account,
+ * so nothing else may supply it: no table is shipped.  OUT (malloc'd) holds the well-formed pairs;
+ * -1 with ERR when no region answered (no credentials, no permission, no network). */
+typedef struct prices_zone {
+    char region[32], name[32], id[32];
+} prices_zone;
+int prices_live_zones(const char *const *regions, size_t n_regions, double timeout_s, prices_zone **out,
+                      size_t *n_out, ib_error *err);
+
 /* ---- the instbench.prices/v1 file format (prices_json.c; format documented there) ---------- */
 /* Parses a prices document held in memory; `what` names it in error messages.  Rejects wrong
  * schema, missing fields, negative/NaN/absurd prices with the JSON path of the offending value. */

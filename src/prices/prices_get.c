@@ -35,31 +35,38 @@ static void note_snapshot(price_set *out, const price_set *snap)
     snprintf(out->snapshot_note, sizeof out->snapshot_note, "%s", snap->snapshot_note);
 }
 
+int prices_live_client(double timeout_s, aws_client **c, int *no_credentials, ib_error *err)
+{
+    aws_credentials cred;
+    *c = NULL;
+    *no_credentials = 0;
+    if (aws_credentials_resolve(&cred, err) != 0) {
+        *no_credentials = 1;
+        return -1;
+    }
+    /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */
+    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = timeout_s > 0 ? timeout_s : 20,
+                              .max_attempts = 0, .max_concurrency = 32,
+                              .refresh = aws_credentials_refresh};
+    int rc = aws_client_create(&opt, &cred, c, err);
+    memset(&cred, 0, sizeof cred);   /* the client keeps its own copy */
+    return rc;
+}
+
 /* Live AWS for every record; marks in st what it settled.  -1 only when q->source is live and
  * something failed (the message names the service and the reason). */
 static int from_live(const prices_query *q, price_set *out, live_status *st, time_t now, ib_error *err)
 {
-    int strict = q->source == PRICES_SOURCE_LIVE;
-    aws_credentials cred;
+    int strict = q->source == PRICES_SOURCE_LIVE, no_cred;
     ib_error cerr = {0};
-    if (aws_credentials_resolve(&cred, &cerr) != 0) {
+    aws_client *c = NULL;
+    if (prices_live_client(q->timeout_s, &c, &no_cred, &cerr) != 0) {
         /* strict failures name no flag: each command says which of its flags asked for live */
         if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "%s", cerr.msg);
-        ib_warn("%s; using the cache and the price snapshot", cerr.msg);
+        if (no_cred) ib_warn("%s; using the cache and the price snapshot", cerr.msg);
+        else ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
         return 0;
     }
-    /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */
-    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = q->timeout_s > 0 ? q->timeout_s : 20,
-                              .max_attempts = 0, .max_concurrency = 32,
-                              .refresh = aws_credentials_refresh};
-    aws_client *c = NULL;
-    if (aws_client_create(&opt, &cred, &c, &cerr) != 0) {
-        memset(&cred, 0, sizeof cred);
-        if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "%s", cerr.msg);
-        ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
-        return 0;
-    }
-    memset(&cred, 0, sizeof cred);   /* the client keeps its own copy */
     live_report rep;
     int rc = prices_live_fetch(c, out->items, q->n_types, q->n_regions, q->want_on_demand, q->want_spot,
                                !q->skip_placement_scores, q->page_size, now, st, &rep);
