@@ -14,8 +14,9 @@ Served:
            ANY_OF (comma list), CONTAINS, NONE_OF over product attributes (case-insensitive values).
   EC2      query API (GET ?Action=... or POST form body; signing name "ec2"; the region served is
            the signing region):  DescribeSpotPriceHistory (XML, NextToken pagination,
-           --ec2-page-size or MaxResults) and GetSpotPlacementScores (XML; UnauthorizedOperation
-           with --placement-unauthorized).
+           --ec2-page-size or MaxResults), GetSpotPlacementScores (XML; UnauthorizedOperation
+           with --placement-unauthorized) and DescribeAvailabilityZones (XML; the signing region's
+           zones: zoneName, zoneId, regionName; UnauthorizedOperation with --zones-unauthorized).
   IMDSv2   PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds), then GET
            /latest/meta-data/{instance-id, instance-type, placement/region,
            placement/availability-zone, instance-life-cycle, iam/security-credentials/[ROLE]} and
@@ -35,7 +36,14 @@ Prices data (--prices FILE): a JSON list of records
 (on_demand may be null, spot may be {} or absent), or a CSV with the header
 instance_type,region,on_demand[,availability_zone,spot] (one row per AZ); the repository's
 data/aws-accelerated-prices.csv is read as is (on_demand_usd_per_hour, spot_usd_per_hour columns).
-AZ keys are served verbatim as availabilityZone (the CSV's are AZ ids such as use1-az1).  Instance types starting
+AZ keys are served verbatim as availabilityZone (the CSV's are AZ ids such as use1-az1), unless
+--zone-names: then spot history names each zone as real AWS does, by this account's zone name
+(placement scores still name zone IDs, as AWS's do).  The account's names (zone_names() below, for
+tests to recompute): a region's plain zone IDs (two words, use1-az4), sorted, are named REGION + a
+letter, the letters a, b, c, ... handed out starting at the ID with index (sum of the region
+name's bytes) mod (number of IDs); a local zone ID (use1-atl2-az1) is named REGION-atl-2a.
+Zone IDs are whatever the price data's AZ keys are; a key already shaped like a name is its own
+name and has no ID.  Instance types starting
 with "ml." are SageMaker: served under ServiceCode AmazonSageMaker with productFamily "ML Instance",
 attributes instanceName=<type>, component="Training" (the record's price) beside a "Hosting"
 distractor at a different price; EC2 types come with distractors too (Windows, Dedicated tenancy,
@@ -313,10 +321,12 @@ def spot_history(state, region):
     now = time.time()
     age = state.args.spot_age_s
     rows = []
+    names = zone_names(state, region) if state.args.zone_names else {}
     for r in state.records:
         if r["region"] != region:
             continue
-        for az, price in sorted(r["spot"].items()):
+        for key, price in sorted(r["spot"].items()):
+            az = names.get(key, key)
             p = float(price)
             hist = [(now - age, p), (now - age - 86400, p * 1.07), (now - age - 3 * 86400, p * 0.93)]
             for ts, pp in hist:
@@ -325,6 +335,39 @@ def spot_history(state, region):
             rows.append((now - age - 1200, r["instance_type"], "Linux/UNIX (Amazon VPC)", az, p * 1.2))
     rows.sort(key=lambda x: (-x[0], x[1], x[3], x[2]))
     return rows
+
+
+def is_zone_id(az):
+    return any(c.isdigit() for c in az.split("-")[0])
+
+
+def zone_names(state, region):
+    """{zone ID: this account's zone name} for REGION, by the rule in the module docstring."""
+    ids = sorted({az for r in state.records if r["region"] == region for az in r["spot"] if is_zone_id(az)})
+    plain = [z for z in ids if len(z.split("-")) == 2]
+    out = {}
+    if plain:
+        start = sum(region.encode()) % len(plain)
+        for k, z in enumerate(plain[start:] + plain[:start]):
+            out[z] = region + "abcdefghijklmnopqrstuvwxyz"[k]
+    for z in ids:
+        if len(z.split("-")) > 2:   # use1-atl2-az1 -> us-east-1-atl-2a
+            mid = z.split("-")[1]
+            i = len(mid.rstrip("0123456789"))
+            out[z] = "%s-%s-%sa" % (region, mid[:i], mid[i:])
+    return out
+
+
+def describe_availability_zones(state, region):
+    if state.args.zones_unauthorized:
+        return ec2_error(403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
+    items = "".join("<item><zoneState>available</zoneState><regionName>%s</regionName><zoneName>%s</zoneName>"
+                    "<zoneId>%s</zoneId><zoneType>availability-zone</zoneType></item>" % (region, name, zid)
+                    for zid, name in sorted(zone_names(state, region).items(), key=lambda x: x[1]))
+    body = ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeAvailabilityZonesResponse xmlns="%s">'
+            "<requestId>%s</requestId><availabilityZoneInfo>%s</availabilityZoneInfo>"
+            "</DescribeAvailabilityZonesResponse>" % (EC2_NS, uuid.uuid4(), items))
+    return 200, body
 
 
 def ec2_error(status, code, msg):
@@ -664,6 +707,8 @@ class Handler(BaseHTTPRequestHandler):
             status, xml = describe_spot_price_history(st, region, params)
         elif op == "GetSpotPlacementScores":
             status, xml = get_spot_placement_scores(st, region, params)
+        elif op == "DescribeAvailabilityZones":
+            status, xml = describe_availability_zones(st, region)
         else:
             return fail(400, "InvalidAction", "The action %s is not valid for this web service." % op)
         return self.send(status, xml, "text/xml;charset=UTF-8", mode=mode if status == 200 else None)
@@ -764,6 +809,10 @@ def main():
     ap.add_argument("--expired-token", action="append")
     ap.add_argument("--fault", action="append")
     ap.add_argument("--placement-unauthorized", action="store_true")
+    ap.add_argument("--zones-unauthorized", action="store_true",
+                    help="DescribeAvailabilityZones answers UnauthorizedOperation")
+    ap.add_argument("--zone-names", action="store_true",
+                    help="spot history names zones by this account's names, as AWS does (default: the data's keys)")
     ap.add_argument("--imds-instance-type", default="p4d.24xlarge")
     ap.add_argument("--imds-region", default="us-east-1")
     ap.add_argument("--imds-az", default="us-east-1b")

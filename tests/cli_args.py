@@ -118,6 +118,25 @@ for args, want in ((["--regions", "us-east-1,us-east-1"], "--regions: 'us-east-1
     check(p.returncode == 2 and p.stderr.startswith("instbench prices: " + want),
           f"prices {' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
 
+# Lists given again add up, in every command (issue 13, as spotinfo's --region a --region b); an item
+# repeated across the flags is still a typo.  A near miss of a flag or a choice names the real one.
+p1 = run("prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format",
+         "table", "--columns", "type", "--columns", "region,on_demand")
+head = p1.stdout.splitlines()[0].split() if p1.stdout else []
+check(p1.returncode == 0 and head == ["INSTANCE", "TYPE", "REGION", "ON-DEMAND", "$/h"],
+      f"repeated --columns: exit {p1.returncode}, header {head}: {p1.stderr[-200:]}")
+p = run("prices", "--source", "snapshot", "--columns", "type", "--columns", "type")
+check(p.returncode == 2 and "'type' is listed twice" in p.stderr, f"--columns twice over two flags: {p.stderr[-200:]}")
+for args, want in ((["prices", "--instance-type", "g5.xlarge"], "did you mean --instance-types?"),
+                   (["rank", "--regoin", "us-east-1", "r.json"], "did you mean --region?"),
+                   (["prices", "--market", "spto"], "did you mean spot?"),
+                   (["rank", "--sort", "troughput", "r.json"], "did you mean throughput?")):
+    p = run(*args)
+    check(p.returncode == 2 and want in p.stderr and p.stderr.count("\n") == 1,
+          f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+p = run("prices", "--bogus-flag")
+check("did you mean" not in p.stderr, f"a flag close to nothing got a suggestion: {p.stderr.strip()!r}")
+
 # One rule for what a region looks like, the same in every command: every real region (the
 # snapshot's, and partitions and newer regions it lacks) passes, anything else is a usage error
 REGIONS = ["us-east-1", "us-gov-west-1", "us-gov-east-1", "cn-north-1", "cn-northwest-1", "eu-central-2",

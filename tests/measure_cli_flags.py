@@ -36,6 +36,12 @@ BAD = [
     (["--instance-type", "big box"], "--instance-type"),
     (["--instance-type", "g5"], "--instance-type"),
     (["--region", "US EAST"], "--region"),
+    # names a catalogue can check offline (issue 13): a size AWS does not use, a size the snapshot
+    # lacks in a family it covers, a region nobody has; each names the nearest real one
+    (["--instance-type", "g5.xlarg"], "did you mean g5.xlarge?"),
+    (["--instance-type", "p4d.12xlarge"], "did you mean p4d.24xlarge?"),
+    (["--region", "us-esat-1"], "did you mean us-east-1?"),
+    (["--region", "eu-west-9"], "not an AWS region"),
     (["--market", "reserved"], "--market"),
     (["--count", "0"], "--count"),
     (["--hourly-cost", "nan"], "--hourly-cost"),

@@ -32,8 +32,8 @@ def measure(extra, endpoint=ENDPOINT):
 
 def base_meta(lifecycle):
     return {"instance-type": "g5.xlarge", "placement/availability-zone": "us-west-2b",
-            "placement/region": "us-west-2", "instance-id": "i-0123456789abcdef0",
-            "instance-life-cycle": lifecycle}
+            "placement/availability-zone-id": "usw2-az1", "placement/region": "us-west-2",
+            "instance-id": "i-0123456789abcdef0", "instance-life-cycle": lifecycle}
 
 
 for lc in ["on-demand", "spot"]:
@@ -41,8 +41,8 @@ for lc in ["on-demand", "spot"]:
     Imds.log = []
     inst = measure([])
     if inst:
-        want = {"type": "g5.xlarge", "region": "us-west-2", "availability_zone": "us-west-2b", "market": lc,
-                "source": "imds", "count": 1}
+        want = {"type": "g5.xlarge", "region": "us-west-2", "availability_zone": "us-west-2b",
+                "availability_zone_id": "usw2-az1", "market": lc, "source": "imds", "count": 1}
         got = {k: inst[k] for k in want}
         check(got == want, f"lifecycle {lc}: {got} != {want}")
     check(any(m == "PUT" for m, _, _ in Imds.log), f"{lc}: no IMDSv2 token request")
@@ -55,12 +55,19 @@ if inst:
     check(inst["type"] == "p4d.24xlarge" and inst["source"] == "flag" and inst["region"] == "us-west-2"
           and inst["market"] == "spot" and inst["count"] == 4, f"override: {inst}")
 
+# Another region than IMDS's: IMDS's zone (name and ID) belongs to its own region, so neither is kept.
+inst = measure(["--region", "eu-west-1"])
+if inst:
+    check(inst["region"] == "eu-west-1" and inst["availability_zone"] is None and inst["availability_zone_id"] is None,
+          f"--region override kept IMDS's zone: {inst}")
+
 # All three flags: IMDS is not asked at all.
 Imds.log = []
 inst = measure(["--instance-type", "c7i.large", "--region", "eu-west-1", "--market", "on-demand"])
 if inst:
     check(inst["type"] == "c7i.large" and inst["region"] == "eu-west-1" and inst["market"] == "on-demand"
-          and inst["source"] == "flag" and inst["availability_zone"] is None, f"all flags: {inst}")
+          and inst["source"] == "flag" and inst["availability_zone"] is None
+          and inst["availability_zone_id"] is None, f"all flags: {inst}")
 check(Imds.log == [], f"all identity flags given, yet IMDS was asked: {Imds.log}")
 
 

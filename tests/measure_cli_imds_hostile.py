@@ -24,7 +24,7 @@ def meta(**over):
          "placement/region": "us-west-2", "instance-id": "i-0123456789abcdef0", "instance-life-cycle": "spot"}
     for k, v in over.items():
         key = {"type": "instance-type", "az": "placement/availability-zone", "region": "placement/region",
-               "lifecycle": "instance-life-cycle"}[k]
+               "lifecycle": "instance-life-cycle", "az_id": "placement/availability-zone-id"}[k]
         if v is None:
             m.pop(key)
         else:
@@ -54,6 +54,8 @@ BAD = [  # (override, the metadata path the message must name)
     ({"region": "us-west-2\x1b[2J"}, "meta-data/placement/region"),
     ({"lifecycle": "spot\x1b[2J"}, "meta-data/instance-life-cycle"),
     ({"lifecycle": "Spot Instance"}, "meta-data/instance-life-cycle"),
+    ({"az_id": "us-west-2b"}, "meta-data/placement/availability-zone-id"),   # a name, not an ID
+    ({"az_id": "usw2-az2\x1b[2J"}, "meta-data/placement/availability-zone-id"),
 ]
 for over, path in BAD:
     p, out = measure(meta(**over))
@@ -69,6 +71,11 @@ GOOD = [  # (override, expected instance fields)
     ({"region": None}, {"availability_zone": "us-west-2b", "region": "us-west-2"}),
     ({"lifecycle": "scheduled"}, {"market": None, "type": "g5.xlarge"}),
     ({"lifecycle": "on-demand\n"}, {"market": "on-demand"}),
+    # the zone's ID beside its name (issue 13): recorded when IMDS says it, null when it does not
+    ({"az_id": "usw2-az3"}, {"availability_zone": "us-west-2b", "availability_zone_id": "usw2-az3"}),
+    ({"az": "us-west-2-lax-1a", "az_id": "usw2-lax1-az1"},
+     {"availability_zone": "us-west-2-lax-1a", "availability_zone_id": "usw2-lax1-az1"}),
+    ({}, {"availability_zone": "us-west-2b", "availability_zone_id": None}),
 ]
 for over, want in GOOD:
     p, out = measure(meta(**over))

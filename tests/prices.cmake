@@ -5,7 +5,7 @@ instbench_add_unit_test(prices_parsers_test prices_parsers_test.c)
 # `instbench prices` against the fake AWS, tests/aws_fake_server.py (botocore-verified signatures); expected
 # values computed in Python from data/ (the price CSV and the Spot Advisor data).
 foreach(case many_types pagination concurrency cache corrupt_cache hostile_cache cache_trust snapshot_no_credentials faults
-        session_token_no_secrets sagemaker usage exit_codes)
+        session_token_no_secrets sagemaker usage exit_codes zones names)
   add_test(NAME prices_live_${case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_live.py ${INSTBENCH_BIN}
                    ${INSTBENCH_PRICE_DATA} ${case})
@@ -15,3 +15,9 @@ endforeach()
 add_test(NAME prices_snapshot
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_snapshot.py ${INSTBENCH_BIN}
                  ${CMAKE_SOURCE_DIR} ${INSTBENCH_PRICE_DATA})
+
+# Names: misspelt types and regions are usage errors naming the nearest CSV name, patterns and
+# --regions all expand to what the CSV holds, listings in natural order (expectations from data/).
+add_test(NAME prices_names
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_names.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_PRICE_DATA})

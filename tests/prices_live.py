@@ -613,18 +613,26 @@ def case_exit_codes():
     p = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1,us-east-9"], env,
                expect_rc=2)
     check("us-east-9" in last_line(p), "unknown region among known ones: %r" % p.stderr)
-    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1"], env, expect_rc=1)
-    check("zz9.large" in last_line(p), "no product in the snapshot: %r" % p.stderr)
+    # a type the snapshot does not know, asked of the snapshot alone: a usage error since issue 13
+    # (it was exit 1, "nothing found"): no source asked could ever price it
+    p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1"], env, expect_rc=2)
+    check("zz9.large" in last_line(p) and "not in the price snapshot" in p.stderr,
+          "no product in the snapshot: %r" % p.stderr)
     out = os.path.join(TMP, "none.json")
     p = prices(["--source", "snapshot", "--instance-types", "zz9.large", "--regions", "us-east-1", "-o", out], env,
-               expect_rc=1)
+               expect_rc=2)
     check(not os.path.exists(out), "an empty price file was written")
-    # live: AWS answers, but has no such product (and neither has the snapshot)
+    # a snapshot type in a region the snapshot has no row for: known names, nothing found, exit 1
+    p = prices(["--source", "snapshot", "--instance-types", "p5en.48xlarge", "--regions", "af-south-1"], env,
+               expect_rc=1)
+    check("p5en.48xlarge" in last_line(p), "known names, no price: %r" % p.stderr)
+    # live: AWS answers, but has no such product (and neither has the snapshot): unknown, exit 2,
+    # but only once AWS was asked (a type newer than the snapshot must get its live lookup)
     ep = Endpoint()
     try:
         for source in ("live", "auto"):
             p = prices(["--source", source, "--instance-types", "zz9.large", "--regions", "us-east-1",
-                        "--no-placement-scores"], base_env(ep), expect_rc=1)
+                        "--no-placement-scores"], base_env(ep), expect_rc=2)
             check("zz9.large" in last_line(p), "--source %s, no product: %r" % (source, p.stderr))
         st = ep.stats()
         check(st["by_operation"].get("GetProducts", 0) >= 2, "AWS was not asked: %r" % st)
@@ -632,6 +640,163 @@ def case_exit_codes():
         ep.stop()
     # something found is still exit 0
     prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1"], env)
+
+
+def account_zone_names(region):
+    """{zone ID: zone name} of the fake's account for REGION, by the rule its docstring states (the
+    plain IDs sorted, letters handed out from index sum(region bytes) mod count; a local zone's ID
+    use1-atl2-az1 named us-east-1-atl-2a), recomputed here from the CSV's zone IDs."""
+    ids = sorted({az for (t, r), rec in CSV_RECS.items() if r == region for az in rec["spot"]})
+    plain = [z for z in ids if z.count("-") == 1]
+    start = sum(region.encode()) % len(plain)
+    names = {z: region + chr(ord("a") + k) for k, z in enumerate(plain[start:] + plain[:start])}
+    for z in ids:
+        if z.count("-") > 1:
+            mid = z.split("-")[1]
+            digits = len(mid) - len(mid.rstrip("0123456789"))
+            names[z] = "%s-%s-%sa" % (region, mid[:len(mid) - digits], mid[len(mid) - digits:])
+    return names
+
+
+def rank(args, env, expect_rc=0):
+    p = subprocess.run([INSTBENCH, "rank"] + args, env=env, capture_output=True, text=True, timeout=120, cwd=TMP)
+    ALL_OUTPUT.append(p.stdout + p.stderr)
+    if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
+        fail("sanitizer report for rank %s:\n%s" % (args, p.stderr[-4000:]))
+    if expect_rc is not None and p.returncode != expect_rc:
+        fail("rank exit %d (wanted %d) for %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, expect_rc, args,
+                                                                         p.stdout[-2000:], p.stderr[-2000:]))
+    return p
+
+
+def write_result(name, t, region, az=None, az_id=None):
+    inst = {"type": t, "region": region}
+    if az:
+        inst.update(availability_zone=az, availability_zone_id=az_id)
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        json.dump({"schema": "instbench.result/v1", "instance": inst, "workload": {"fingerprint": "abcdef"},
+                   "topology": {"nodes": 1}, "measurement": {"samples_per_second": 100}}, f)
+    return path
+
+
+def case_zones():
+    """Zone names and IDs.  With --zone-names the fake answers spot prices by this account's zone
+    names, as AWS does, and placement scores by zone ID: the per-AZ scores reach the right zones
+    only through DescribeAvailabilityZones.  rank --az takes a name or an ID: live prices map one to
+    the other through the account; snapshot prices (IDs only) map a name only through a result
+    that recorded its ID, else exit 2 with one line saying how to fix it."""
+    t, regions = "g5.xlarge", ["us-east-1", "us-west-2"]
+    ep = Endpoint("--zone-names")
+    try:
+        env = base_env(ep)
+        p = prices(["--instance-types", t, "--regions", ",".join(regions), "--format", "json", "--source", "live"],
+                   env)
+        recs, _ = as_json(p)
+        for r in regions:
+            names = account_zone_names(r)
+            want = {names[z]: float("%.6f" % usd) for z, usd in CSV_RECS[(t, r)]["spot"].items()}
+            zones = recs[(t, r)]["spot"]["zones"]
+            got = {z["availability_zone"]: z["usd_per_hour"] for z in zones}
+            check(got.keys() == want.keys(), "%s: live zones %s, want the account's names %s"
+                  % (r, sorted(got), sorted(want)))
+            for name, usd in want.items():
+                close(got.get(name), usd, "%s %s" % (r, name))
+            ids = {v: k for k, v in names.items()}
+            for z in zones:   # each name's score is the one the fake computed for its ID
+                want_s = score([t], r, ids[z["availability_zone"]])
+                check(z.get("placement_score") == want_s, "%s %s score %r, want %d (by its ID %s)"
+                      % (r, z["availability_zone"], z.get("placement_score"), want_s, ids[z["availability_zone"]]))
+        ops = ep.stats()["by_operation"]
+        check(ops.get("DescribeAvailabilityZones") == len(regions), "DescribeAvailabilityZones calls: %r" % ops)
+        check(ep.stats()["signature_failures"] == 0, "signature failures: %r" % ep.stats())
+
+        # rank --az: a name, or its ID, prices the same zone from live AWS
+        res = write_result("r-g5.json", t, "us-east-1")
+        names = account_zone_names("us-east-1")
+        zid = sorted(CSV_RECS[(t, "us-east-1")]["spot"])[2]
+        name, usd = names[zid], CSV_RECS[(t, "us-east-1")]["spot"][zid]
+        for given in (name, zid):
+            p = rank([res, "--prices", "live", "--market", "spot", "--az", given, "--format", "json"], env)
+            rows = json.loads(p.stdout)["rows"]
+            check(len(rows) == 1 and rows[0]["spot"]["az"] == name, "--az %s: rows %r" % (given, rows))
+            if rows:
+                close(rows[0]["usd_per_hour"], float("%.6f" % usd), "--az %s live price" % given)
+        before = ep.stats()["by_operation"].get("DescribeAvailabilityZones", 0)
+        p = rank([res, "--prices", "live", "--market", "spot", "--az", "us-east-1q"], env, expect_rc=2)
+        check("us-east-1q" in p.stderr and "not a zone of us-east-1" in p.stderr, "--az us-east-1q: %s" % p.stderr)
+        check(ep.stats()["by_operation"].get("DescribeAvailabilityZones", 0) > before,
+              "an unknown zone name was refused without asking the account")
+    finally:
+        ep.stop()
+
+    # snapshot prices name zones by ID: an ID prices directly, a name only through a result's pair
+    snap_env = base_env(None, creds=False)
+    res = write_result("r-g5.json", t, "us-east-1")
+    zid = sorted(CSV_RECS[(t, "us-east-1")]["spot"])[0]
+    usd = CSV_RECS[(t, "us-east-1")]["spot"][zid]
+    p = rank([res, "--prices", "snapshot", "--market", "spot", "--az", zid, "--format", "json"], snap_env)
+    rows = json.loads(p.stdout)["rows"]
+    check(len(rows) == 1 and rows[0]["spot"]["az"] == zid, "snapshot --az %s: %r" % (zid, rows))
+    if rows:
+        close(rows[0]["usd_per_hour"], usd, "snapshot --az %s" % zid)
+    p = rank([res, "--prices", "snapshot", "--market", "spot", "--az", "us-east-1a"], snap_env, expect_rc=2)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("instbench rank:")]
+    check(len(lines) == 1 and "cannot be mapped offline" in lines[0] and "--prices live" in lines[0]
+          and zid in lines[0], "snapshot --az us-east-1a: %r" % p.stderr)
+    paired = write_result("r-paired.json", t, "us-east-1", "us-east-1a", zid)
+    p = rank([paired, "--prices", "snapshot", "--market", "spot", "--az", "us-east-1a", "--format", "json"], snap_env)
+    rows = json.loads(p.stdout)["rows"]
+    check(len(rows) == 1 and rows[0]["spot"]["az"] == zid, "a result's own pair was not used: %r" % rows)
+    if rows:
+        close(rows[0]["usd_per_hour"], usd, "snapshot --az us-east-1a through the result's pair")
+    p = rank([res, "--prices", "snapshot", "--market", "spot", "--az", "use1-az9"], snap_env, expect_rc=2)
+    check("use1-az9" in p.stderr and "did you mean use1-az" in p.stderr, "unknown zone ID: %s" % p.stderr)
+    # --prices live with no credentials: the message names --prices, rank's flag, not --source
+    p = rank([res, "--prices", "live"], snap_env, expect_rc=1)
+    last = p.stderr.strip().splitlines()[-1]
+    check(last.startswith("instbench rank: --prices live:") and "--source" not in p.stderr, "rank --prices live: %r"
+          % p.stderr)
+
+    # without ec2:DescribeAvailabilityZones, names and IDs stay apart: per-AZ scores absent, with a note
+    ep = Endpoint("--zone-names", "--zones-unauthorized")
+    try:
+        p = prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(ep))
+        recs, doc = as_json(p)
+        check(all("placement_score" not in z for z in recs[(t, "us-east-1")]["spot"]["zones"]),
+              "per-AZ scores without the zone map: %r" % recs[(t, "us-east-1")]["spot"])
+        check("UnauthorizedOperation" in doc.get("placement_note", ""), "no note: %r" % doc.get("placement_note"))
+    finally:
+        ep.stop()
+
+
+def case_names():
+    """Live names: a type the snapshot lacks is looked up at AWS before it is called unknown
+    (then exit 2 with the nearest snapshot type); one AWS prices is fine though the snapshot lacks
+    it; a misspelt size is refused before any request."""
+    data = os.path.join(TMP, "new.json")
+    with open(data, "w") as f:
+        json.dump([{"instance_type": "g7x.2xlarge", "region": "us-east-1", "on_demand": 2.5,
+                    "spot": {"use1-az1": 0.9}},
+                   {"instance_type": "g5.xlarge", "region": "us-east-1", "on_demand": 1.006}], f)
+    ep = Endpoint(prices=data)
+    try:
+        env = base_env(ep)
+        p = prices(["--source", "live", "--instance-types", "g7x.2xlarge", "--regions", "us-east-1", "--format",
+                    "json", "--no-placement-scores"], env)
+        recs, _ = as_json(p)
+        close(recs[("g7x.2xlarge", "us-east-1")]["on_demand"]["usd_per_hour"], 2.5, "a live-only type")
+        before = ep.stats()["by_operation"].get("GetProducts", 0)
+        p = prices(["--source", "live", "--instance-types", "g55.xlarge", "--regions", "us-east-1",
+                    "--no-placement-scores"], env, expect_rc=2)
+        check(ep.stats()["by_operation"].get("GetProducts", 0) > before, "refused before AWS was asked")
+        check("did you mean g5.xlarge?" in p.stderr and p.stdout == "", "g55.xlarge: %s" % p.stderr)
+        before = ep.stats()["requests"]
+        p = prices(["--source", "live", "--instance-types", "g5.xlarg", "--regions", "us-east-1"], env, expect_rc=2)
+        check(ep.stats()["requests"] == before, "a malformed size reached AWS")
+        check("did you mean g5.xlarge?" in p.stderr, "g5.xlarg: %s" % p.stderr)
+    finally:
+        ep.stop()
 
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}

@@ -38,3 +38,6 @@ add_test(NAME rank_csv_injection COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_S
 # Each result counted once: duplicates by inode and run, symlink fan-out and --follow, backends and
 # devices kept apart, duplicate JSON keys refused.
 add_test(NAME rank_counting COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_counting.py ${INSTBENCH_BIN})
+# Names: the --instance-types filter, the natural order of configurations, --az through the
+# results' own zone name/ID pairs, --region and --az typos.
+add_test(NAME rank_names COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_names.py ${INSTBENCH_BIN})

@@ -53,6 +53,13 @@ expect 2 "go together"           "$R" "$P" --epochs 3
 expect 2 "not both"              "$R" "$P" --samples 10 --epochs 3 --dataset-size 10
 expect 2 "--top"                 "$R" "$P" --top 0
 expect 2 "--region"              "$R" "$P" --region 'us east;1'
+# names that name nothing: exit 2 with the nearest real one (issue 13)
+expect 2 "did you mean us-east-1?"      "$R" "$P" --region us-esat-1
+expect 2 "did you mean us-east-1?"      "$R" "$P" --region US-EAST-1
+expect 2 "did you mean g5.xlarge?"      "$R" "$P" --instance-types g5.xlarg
+expect 2 "matches no configuration"     "$R" "$P" --instance-types 'p4*'
+expect 2 "did you mean --region?"       "$R" "$P" --regoin us-east-1
+expect 2 "--az: 'us east 1a'"           "$R" "$P" --az 'us east 1a'
 expect 2 "--price"               "$R" "$P" --price g5.xlarge=abc
 expect 2 "names no machine"      "$R" "$P" --price =3
 expect 2 "--price"               "$R" "$P" --price x=-1

@@ -23,6 +23,10 @@ int aws_credentials_resolve(aws_credentials *out, ib_error *err);
 int aws_region_resolve(char out[32], ib_error *err);
 /* 1 when REGION is an AWS region instbench knows by name (src/aws/regions.c), else 0. */
 int aws_region_known(const char *region);
+/* Those regions, in name order, into OUT (up to CAP; returns how many there are): every one, or
+ * the commercial partition's only (not GovCloud, China or the European Sovereign Cloud, which need
+ * accounts of their own). */
+size_t aws_regions_list(int commercial_only, const char **out, size_t cap);
 /* The refresh half of the chain, the client's credentials provider (aws_client_options.refresh):
  * re-fetches container or IMDS credentials when they expire within 5 minutes, or always with
  * force.  0: cred holds usable credentials; 1: its source (env, profile) cannot be refreshed;

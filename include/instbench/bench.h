@@ -180,6 +180,7 @@ int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench
 /* ---- identity.c ----------------------------------------------------------------------------- */
 typedef struct bench_identity {
     char type[64], region[32], availability_zone[32], market[16];   /* "" = unknown (null) */
+    char availability_zone_id[32];   /* use1-az2, from IMDS beside the zone name; "" = unknown */
     char source[16];     /* "imds" | "flag" | "unknown" */
     int count;
 } bench_identity;

@@ -25,5 +25,25 @@ int names_zone_ok(const char *s);
 int names_zone_in_region(const char *zone, const char *region);
 /* The region of a zone name (us-west-2-lax-1a -> us-west-2); -1 when ZONE has none. */
 int names_region_of_zone(const char *zone, char *out, size_t len);
+/* ZONE is shaped like a zone ID (use1-az2, usw2-lax1-az1), not a zone name: its first word has a
+ * digit, where a name's first word is the region's (us-).  Which ID a name stands for differs per
+ * AWS account, so the two are told apart by shape and mapped only through AWS
+ * (DescribeAvailabilityZones) or an instance's own metadata. */
+int names_zone_is_id(const char *zone);
+const char *names_zone_problem(const char *s);   /* the phrase for messages, as above */
+
+/* The size of an instance type (the part after its last '.') is one AWS uses: nano, micro, small,
+ * medium, large, xlarge, <N>xlarge, metal or metal-<N>xl.  A syntactically fine "g5.xlarg" fails
+ * here, offline, before any lookup. */
+int names_instance_size_ok(const char *type);
+/* The phrase for messages: NULL when TYPE is an instance type with a known size, else what is
+ * wrong ("is not an instance type like g5.xlarge", "names no instance size AWS uses (...)"). */
+const char *names_instance_type_size_problem(const char *type);
+/* The one order of instance type names, wherever they are listed: family first, with numbers
+ * compared as numbers (g4dn < g5 < g5g < g6 < p4d), then size, smallest first (nano < micro <
+ * small < medium < large < xlarge < 2xlarge < ... < 48xlarge < metal < metal-24xl), so
+ * g4dn.2xlarge comes before g4dn.12xlarge.  A qsort comparator over char * is below. */
+int names_instance_type_cmp(const char *a, const char *b);
+int names_instance_type_qsort_cmp(const void *a, const void *b);   /* a, b: char *const * */
 
 #endif

@@ -43,6 +43,8 @@ typedef struct price_record {
         int accelerator_count;
         double accelerator_memory_gib;   /* all accelerators together; NAN unknown */
     } hw;
+    int od_live_answered;            /* 1: live AWS answered the on-demand query (then NAN means AWS
+                                        has no such product there); not part of the file format */
 } price_record;
 
 typedef struct price_set {
@@ -81,6 +83,54 @@ void prices_free(price_set *s);
 const price_set *prices_snapshot(ib_error *err);
 /* $XDG_CACHE_HOME/instbench/prices, else $HOME/.cache/instbench/prices.  -1 when neither. */
 int prices_cache_dir(char *out, size_t len);
+
+/* ---- the catalogue: the names the sources know (catalogue.c) --------------------------------- */
+/* The snapshot's instance types in natural order (names_instance_type_cmp) and its regions in name
+ * order; the arrays live as long as the program.  0 when the snapshot is unusable. */
+size_t prices_catalogue_types(const char *const **types);
+size_t prices_catalogue_regions(const char *const **regions);
+int prices_catalogue_has_type(const char *type);
+int prices_catalogue_has_region(const char *region);
+/* The snapshot's types of TYPE's family (g5.96xlarge -> g5.xlarge ... g5.48xlarge), in natural
+ * order, into OUT (up to CAP); returns how many there are (0: the snapshot has no such family). */
+size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t cap);
+/* The snapshot's spot zones (AZ IDs) in REGION, in name order, into OUT (up to CAP); returns how
+ * many there are. */
+size_t prices_catalogue_zones(const char *region, const char **out, size_t cap);
+/* For "did you mean X?": the nearest snapshot type; the nearest region of the snapshot or of the
+ * AWS regions instbench knows.  NULL when none is close. */
+const char *prices_suggest_type(const char *name);
+const char *prices_suggest_region(const char *name);
+/* NAME holds a pattern character (* ? [): an fnmatch pattern over the snapshot's types. */
+int prices_is_pattern(const char *name);
+/* Names stay, patterns become the snapshot types they match; the result is deduplicated, in
+ * natural order, malloc'd (util_free_strv).  A pattern matching nothing is IB_EXIT_USAGE with a
+ * message that names the catalogue and, when one is close, a pattern that matches. */
+int prices_expand_types(char *const *in, size_t n, char ***out, size_t *n_out, ib_error *err);
+/* "all regions": the snapshot's, and with live AWS (WITH_LIVE) every other region of the
+ * commercial partition instbench knows; in name order, malloc'd.  -1 on out of memory. */
+int prices_all_regions(int with_live, char ***out, size_t *n_out);
+/* Whether a name asked for in Q exists, after prices_get answered SET: KNOWN when a source
+ * prices it or the catalogue (snapshot, cache, AWS's region list) has it; UNKNOWN when every
+ * source asked could have known it and none does (the snapshot or cache alone, or live AWS
+ * answering "no such product" in every region asked); UNDECIDED when live AWS was wanted but did
+ * not answer, so a type newer than the snapshot cannot be ruled out. */
+typedef enum prices_name_state {
+    PRICES_NAME_UNDECIDED = -1, PRICES_NAME_UNKNOWN = 0, PRICES_NAME_KNOWN = 1
+} prices_name_state;
+prices_name_state prices_type_state(const prices_query *q, const price_set *set, const char *type);
+prices_name_state prices_region_state(const price_set *set, const char *region);
+
+/* ---- zone names and IDs (prices_zones.c) ------------------------------------------------------ */
+/* Which zone ID each zone name of REGIONS stands for in the caller's own AWS account (EC2
+ * DescribeAvailabilityZones, with the credentials prices use).  The mapping differs per account,
+ * so nothing else may supply it: no table is shipped.  OUT (malloc'd) holds the well-formed pairs;
+ * -1 with ERR when no region answered (no credentials, no permission, no network). */
+typedef struct prices_zone {
+    char region[32], name[32], id[32];
+} prices_zone;
+int prices_live_zones(const char *const *regions, size_t n_regions, double timeout_s, prices_zone **out,
+                      size_t *n_out, ib_error *err);
 
 /* ---- the instbench.prices/v1 file format (prices_json.c; format documented there) ---------- */
 /* Parses a prices document held in memory; `what` names it in error messages.  Rejects wrong

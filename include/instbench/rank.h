@@ -49,6 +49,9 @@ typedef struct rank_result {
     char instance_type[64];      /* "" when the run could not tell (no IMDS, no flag) */
     char host[72];               /* instance.hostname: names the machine when the type is "" */
     char region[32];
+    char az[32], az_id[32];      /* the run's zone name and ID, both or neither ("" unknown): which ID
+                                    a name stands for differs per account, and this pair is the
+                                    measuring account's own answer */
     char market[16];             /* the market the run happened on; informational only */
     char backend[8];
     char accelerator[64];        /* devices[0].name */
@@ -75,6 +78,11 @@ typedef struct rank_results {
 
 /* Called once per rejected file or line: WHERE is "path" or "path:line", REASON one line. */
 typedef void (*rank_skip_fn)(void *ctx, const char *where, const char *reason);
+
+/* The other form of ZONE (a zone name <-> its ID) as the results recorded it (measure reads both
+ * from instance metadata): 1 with ALT set; 0 when no result pairs ZONE; -1 when results pair it
+ * differently (runs in different AWS accounts: a name means another zone in each), ALT "". */
+int rank_zone_alias(const rank_results *r, const char *zone, char *alt, size_t len);
 
 /* Parses one result document.  Returns 0 and fills OUT, or -1 with a one-line reason. */
 int rank_parse_result(const char *json, size_t len, rank_result *out, char *reason, size_t reason_len);
@@ -167,7 +175,9 @@ typedef struct rank_user_price {
 typedef struct rank_options {
     int markets;                 /* RANK_MARKETS_* */
     rank_spot_mode spot_mode;
-    char az[32];                 /* for RANK_SPOT_AZ */
+    char az[32];                 /* for RANK_SPOT_AZ: a zone name (us-east-1a) or ID (use1-az2) */
+    char az_alt[32];             /* the same zone in the other form, when known (the results' own
+                                    pairs, or the account's DescribeAvailabilityZones), else "" */
     double target_samples;       /* 0 = no target: time/cost columns are NAN */
     double deadline_hours;       /* NAN = none; the rest likewise */
     double budget_usd;

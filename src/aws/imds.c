@@ -206,6 +206,12 @@ int aws_imds_identity(aws_instance_identity *out, ib_error *err)
     if (rc == 0 && !names_zone_in_region(out->availability_zone, out->region))
         rc = malformed(err, "IMDS meta-data/placement/availability-zone: '%s' is not a zone of region '%s'",
                        out->availability_zone, out->region);
+    /* The zone's ID (use1-az2): the same physical zone in every account, where the name is this
+     * account's own label for it.  Optional; a malformed answer still fails like the others. */
+    if (rc == 0 && get_checked(s, "meta-data/placement/availability-zone-id", out->availability_zone_id,
+                               sizeof out->availability_zone_id, names_zone_is_id, "an availability zone ID",
+                               &opt) == -2)
+        rc = malformed(err, "%s", opt.msg);
     /* The instance id is informational (never stored in a result): a malformed one is just unknown. */
     if (rc == 0) get_checked(s, "meta-data/instance-id", out->instance_id, sizeof out->instance_id, instance_id_ok,
                              "an instance id", &opt);

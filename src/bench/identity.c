@@ -30,6 +30,7 @@ int identity_resolve(const char *type, const char *region, const char *market, i
             snprintf(id->type, sizeof id->type, "%s", imds.instance_type);
             snprintf(id->region, sizeof id->region, "%s", imds.region);
             snprintf(id->availability_zone, sizeof id->availability_zone, "%s", imds.availability_zone);
+            snprintf(id->availability_zone_id, sizeof id->availability_zone_id, "%s", imds.availability_zone_id);
             /* "scheduled" and other lifecycles are not markets `rank` prices: leave them unknown */
             if (!strcmp(imds.lifecycle, "spot") || !strcmp(imds.lifecycle, "on-demand"))
                 snprintf(id->market, sizeof id->market, "%s", imds.lifecycle);
@@ -45,7 +46,7 @@ int identity_resolve(const char *type, const char *region, const char *market, i
     }
     if (region) {
         /* An AZ read from IMDS belongs to IMDS's region only. */
-        if (strcmp(id->region, region) != 0) id->availability_zone[0] = '\0';
+        if (strcmp(id->region, region) != 0) id->availability_zone[0] = id->availability_zone_id[0] = '\0';
         snprintf(id->region, sizeof id->region, "%s", region);
     }
     if (market) snprintf(id->market, sizeof id->market, "%s", market);

@@ -63,6 +63,7 @@ char *result_to_json(const bench_report *r, int pretty)
     add_str_or_null(inst, "type", r->identity.type);
     add_str_or_null(inst, "region", r->identity.region);
     add_str_or_null(inst, "availability_zone", r->identity.availability_zone);
+    add_str_or_null(inst, "availability_zone_id", r->identity.availability_zone_id);
     add_str_or_null(inst, "market", r->identity.market);
     cJSON_AddStringToObject(inst, "source", r->identity.source);
     cJSON_AddNumberToObject(inst, "count", r->identity.count);

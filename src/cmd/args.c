@@ -2,9 +2,11 @@
 #include "cmd/args.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "instbench/output.h"
+#include "instbench/suggest.h"
 
 static int quiet_flag, verbose_flag, help_flag;
 
@@ -45,6 +47,13 @@ int args_usage_error(const arg_command *c, const char *fmt, ...)
     return IB_EXIT_USAGE;
 }
 
+const char *args_did_you_mean(const char *suggestion, char *buf, size_t len)
+{
+    if (!suggestion) return "";
+    snprintf(buf, len, "; did you mean %s?", suggestion);
+    return buf;
+}
+
 /* ARG_FN entries and -q/-v take no value: they are the flags whose fn ignores it. */
 static int takes_value(const arg_spec *s)
 {
@@ -64,6 +73,68 @@ static const arg_spec *find(const arg_command *c, const char *name, size_t len, 
     return s ? s : find_in(args_common, name, len, short_name);
 }
 
+/* The flag nearest to an unknown NAME (LEN characters) among the command's and the common ones. */
+static const char *nearest_flag(const arg_command *c, const char *name, size_t len)
+{
+    char typed[64];
+    const char *names[128];
+    size_t n = 0;
+    if (len >= sizeof typed) return NULL;
+    memcpy(typed, name, len);
+    typed[len] = '\0';
+    for (const arg_spec *t = c->specs; t->name && n < 128; t++) names[n++] = t->name;
+    for (const arg_spec *t = args_common; t->name && n < 128; t++) names[n++] = t->name;
+    return suggest_closest(typed, names, n);
+}
+
+static size_t count_choices(const char *const *ch)
+{
+    size_t n = 0;
+    while (ch[n]) n++;
+    return n;
+}
+
+/* A refused value of S: the spec's own suggestion, if it has one. */
+static const char *nearest_value(const arg_spec *s, const char *v)
+{
+    return s->suggest ? s->suggest(v) : NULL;
+}
+
+/* Appends the items of V (comma-separated) to the list L: each checked, none twice in the whole
+ * list, whichever flag occurrence brought it. */
+static int add_to_list(const arg_command *c, const arg_spec *s, args_list *l, const char *v)
+{
+    char **items = NULL, dym[128];
+    size_t n = 0;
+    const char *p;
+    if (util_split_csv(v, &items, &n) != 0) return args_usage_error(c, "%s: out of memory", s->name);
+    if (!n) {
+        free(items);
+        return args_usage_error(c, "%s needs a non-empty value", s->name);
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (s->check && (p = s->check(items[i])) != NULL)
+            rc = args_usage_error(c, "%s: '%s' %s%s", s->name, items[i], p,
+                                  args_did_you_mean(nearest_value(s, items[i]), dym, sizeof dym));
+        for (size_t k = 0; k < l->n + i && !rc; k++) {   /* a name twice would only repeat rows: a typo */
+            const char *other = k < l->n ? l->v[k] : items[k - l->n];
+            if (!strcmp(items[i], other)) rc = args_usage_error(c, "%s: '%s' is listed twice", s->name, items[i]);
+        }
+    }
+    char **grown = rc ? NULL : realloc(l->v, (l->n + n) * sizeof *grown);
+    if (!rc && !grown) rc = args_usage_error(c, "%s: out of memory", s->name);
+    if (rc) {
+        util_free_strv(items, n);
+        return rc;
+    }
+    memcpy(grown + l->n, items, n * sizeof *items);
+    free(items);
+    l->v = grown;
+    l->n += n;
+    return 0;
+}
+
 static void join_choices(const char *const *ch, char *out, size_t n)
 {
     size_t used = 0;
@@ -76,7 +147,7 @@ static void join_choices(const char *const *ch, char *out, size_t n)
 
 static int take_value(const arg_command *c, const arg_spec *s, const char *v)
 {
-    char why[256];
+    char why[256], dym[128];
     const char *p;
     int rc;
     switch (s->kind) {
@@ -109,25 +180,18 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
                 return 0;
             }
         join_choices(s->choices, why, sizeof why);
-        return args_usage_error(c, "%s: '%s' is not %s", s->name, v, why);
+        return args_usage_error(c, "%s: '%s' is not %s%s", s->name, v, why,
+                                args_did_you_mean(suggest_closest(v, (const char *const *)s->choices,
+                                                                  count_choices(s->choices)), dym, sizeof dym));
     case ARG_STRING:
         if (!v[0]) return args_usage_error(c, "%s needs a non-empty value", s->name);
-        if (s->check && (p = s->check(v)) != NULL) return args_usage_error(c, "%s: '%s' %s", s->name, v, p);
+        if (s->check && (p = s->check(v)) != NULL)
+            return args_usage_error(c, "%s: '%s' %s%s", s->name, v, p,
+                                    args_did_you_mean(nearest_value(s, v), dym, sizeof dym));
         *(const char **)s->dst = v;
         return 0;
-    case ARG_LIST: {   /* given twice: the last one counts, as for every other kind */
-        args_list *l = s->dst;
-        util_free_strv(l->v, l->n);
-        if (util_split_csv(v, &l->v, &l->n) != 0) return args_usage_error(c, "%s: out of memory", s->name);
-        if (!l->n) return args_usage_error(c, "%s needs a non-empty value", s->name);
-        for (size_t i = 0; i < l->n; i++) {
-            if (s->check && (p = s->check(l->v[i])) != NULL)
-                return args_usage_error(c, "%s: '%s' %s", s->name, l->v[i], p);
-            for (size_t k = 0; k < i; k++)   /* a name twice would only repeat rows: a typo */
-                if (!strcmp(l->v[i], l->v[k])) return args_usage_error(c, "%s: '%s' is listed twice", s->name, l->v[i]);
-        }
-        return 0;
-    }
+    case ARG_LIST:   /* given again, it adds to the list (spotinfo's --region a --region b) */
+        return add_to_list(c, s, s->dst, v);
     case ARG_FN: {
         ib_error err = {0};
         if (s->fn(s->dst, s->name, v, &err) != 0) {
@@ -160,7 +224,11 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
         if (a[1] == '-') {   /* --name or --name=value */
             const char *eq = strchr(a, '=');
             size_t len = eq ? (size_t)(eq - a) : strlen(a);
-            if (!(s = find(c, a, len, 0))) return args_usage_error(c, "unknown option '%.*s'", (int)len, a);
+            if (!(s = find(c, a, len, 0))) {
+                char dym[128];
+                return args_usage_error(c, "unknown option '%.*s'%s", (int)len, a,
+                                        args_did_you_mean(nearest_flag(c, a, len), dym, sizeof dym));
+            }
             if (eq) {
                 if (!takes_value(s)) return args_usage_error(c, "%s takes no value", s->name);
                 v = eq + 1;

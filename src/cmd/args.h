@@ -20,7 +20,8 @@ typedef enum arg_kind {
     ARG_DOUBLE,   /* double *dst: a finite number in [min, max] */
     ARG_CHOICE,   /* int *dst = the index of the value in .choices (NULL-terminated) */
     ARG_STRING,   /* const char **dst; not empty; .check, when set, validates it */
-    ARG_LIST,     /* args_list *dst: comma-separated, none empty or twice, .check on each */
+    ARG_LIST,     /* args_list *dst: comma-separated, none empty or twice, .check on each; given
+                     again, the flag adds to the list (--regions a --regions b == --regions a,b) */
     ARG_FN,       /* .fn(dst, flag, value, err) takes the value (repeatable flags, lists, sub-parsers) */
 } arg_kind;
 
@@ -43,6 +44,9 @@ typedef struct arg_spec {
     int word_value;
     /* ARG_STRING, ARG_LIST: NULL if value is acceptable, else why not ("is not a region like us-east-1") */
     const char *(*check)(const char *value);
+    /* ARG_STRING, ARG_LIST: for a value .check refuses, the nearest known one ("did you mean X?"),
+     * or NULL.  Choices and flag names suggest themselves. */
+    const char *(*suggest)(const char *value);
     /* ARG_FN: 0 ok, else err set (its message is printed after "instbench CMD: ") */
     int (*fn)(void *dst, const char *flag, const char *value, ib_error *err);
     int *given;            /* set to 1 when the flag appears */
@@ -71,6 +75,8 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
 /* One usage error in the common wording, "instbench CMD: message (try: instbench CMD --help)";
  * returns IB_EXIT_USAGE.  For the rules a command checks after args_parse. */
 int args_usage_error(const arg_command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "; did you mean X?" when SUGGESTION is set, else "": the one wording every command appends. */
+const char *args_did_you_mean(const char *suggestion, char *buf, size_t len);
 
 void args_print_help(const arg_command *c, FILE *f);
 void args_print_markdown(const arg_command *c, FILE *f);

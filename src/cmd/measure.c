@@ -14,9 +14,12 @@
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
 #include "instbench/output.h"
+#include "instbench/aws.h"
 #include "instbench/bench.h"
 #include "instbench/model.h"
+#include "instbench/prices.h"   /* the catalogue the identity flags are checked against */
 #include "instbench/rank.h"   /* RANK_MIN/MAX_USD_PER_HOUR: what rank accepts as a price */
+#include "instbench/suggest.h"
 #include "instbench/util.h"
 
 enum { DEFAULT_BATCH = 128, AUTO_BATCH_MAX = 8192 };
@@ -110,9 +113,11 @@ static const arg_spec measure_specs[] = {
     {"--node-rank", 0, ARG_INT, &O.rdv.node_rank, "N", "this node's rank, 0 to nnodes-1", 0, 99999},
     {"--master-addr", 0, ARG_STRING, &O.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
     {"--master-port", 0, ARG_INT, &O.rdv.master_port, "N", "its port", 1, 65535},
-    {"--instance-type", 0, ARG_STRING, &O.instance_type, "T", "e.g. g5.xlarge", .check = names_instance_type_problem,
-     .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
-    {"--region", 0, ARG_STRING, &O.region, "R", "e.g. us-east-1", .check = names_region_problem},
+    {"--instance-type", 0, ARG_STRING, &O.instance_type, "T", "e.g. g5.xlarge (a type of a family the price snapshot covers\n"
+     "must be one of its sizes; other families, e.g. c7i.large, as given)", .check = names_instance_type_size_problem,
+     .suggest = prices_suggest_type, .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
+    {"--region", 0, ARG_STRING, &O.region, "R", "e.g. us-east-1: an AWS region instbench knows", .check = names_region_problem,
+     .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "the market this instance runs on", .choices = markets},
     {"--count", 0, ARG_INT, &O.count, "N", "nodes in the cluster this result stands for (default: nodes)", 1, 100000},
     /* The bounds rank accepts: a price it would refuse must not be recorded either. */
@@ -147,6 +152,33 @@ const arg_command cmd_measure_args = {
     measure_specs, NULL,
 };
 
+/* The identity flags name what `rank` will price: offline, the snapshot and AWS's region list
+ * are the catalogue.  A type of a family the snapshot covers must be one of its sizes (the snapshot
+ * lists every size of those families); a type of another family (c7i.large) is taken as given. */
+static int check_identity_names(void)
+{
+    char dym[128];
+    if (O.instance_type && !prices_catalogue_has_type(O.instance_type)) {
+        const char *sizes[64];
+        size_t n = prices_catalogue_family_sizes(O.instance_type, sizes, 64);
+        if (n) {
+            /* a size of its own family first: p4d.12xlarge means p4d.24xlarge, not g4dn.12xlarge */
+            const char *near = suggest_closest(O.instance_type, sizes, n < 64 ? n : 64);
+            char list[512] = "";
+            for (size_t i = 0, u = 0; i < n && i < 64 && u + 40 < sizeof list; i++)
+                u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", sizes[i]);
+            return args_usage_error(&cmd_measure_args, "--instance-type: '%s' is not one of the sizes the price "
+                                    "snapshot lists for its family (%s)%s", O.instance_type, list,
+                                    args_did_you_mean(near ? near : prices_suggest_type(O.instance_type), dym,
+                                                      sizeof dym));
+        }
+    }
+    if (O.region && !aws_region_known(O.region) && !prices_catalogue_has_region(O.region))
+        return args_usage_error(&cmd_measure_args, "--region: '%s' is not an AWS region instbench knows%s", O.region,
+                                args_did_you_mean(prices_suggest_region(O.region), dym, sizeof dym));
+    return 0;
+}
+
 static int parse_args(int argc, char **argv)
 {
     memset(&O, 0, sizeof O);
@@ -159,6 +191,7 @@ static int parse_args(int argc, char **argv)
     O.rdv.nnodes = O.rdv.node_rank = O.rdv.master_port = -1;
     int rc = args_parse(&cmd_measure_args, argc, argv, NULL, NULL);
     if (rc) return rc;
+    if ((rc = check_identity_names()) != 0) return rc;
     if (O.have_steps && O.have_duration) return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
     if (!O.have_steps && !O.have_duration) O.duration_s = DEFAULT_DURATION_S;
     return 0;

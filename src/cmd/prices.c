@@ -23,12 +23,31 @@ static struct {
 static const char *const markets[] = {"on-demand", "spot", "both", NULL};
 static const char *const formats[] = {"table", "json", "csv", NULL};
 
+/* An instance type with a size AWS uses (g5.xlarg is refused here, before any lookup), or a
+ * pattern over the snapshot's types, made of the characters types and fnmatch use. */
+static const char *type_or_pattern_problem(const char *v)
+{
+    if (!prices_is_pattern(v)) return names_instance_type_size_problem(v);
+    if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789.-*?[]!") != strlen(v))
+        return "is not an instance type like g5.xlarge nor a pattern like 'g5.*'";
+    return NULL;
+}
+
+static const char *region_or_all_problem(const char *v)
+{
+    return strcmp(v, "all") ? names_region_problem(v) : NULL;
+}
+
 static const arg_spec prices_specs[] = {
-    {"--instance-types", 0, ARG_LIST, &O.types, "LIST", "comma-separated, e.g. g5.xlarge,p4d.24xlarge; ml.* types give SageMaker\n"
-     "training prices (default: every instance type in the shipped snapshot)",
-     .check = names_instance_type_problem},
-    {"--regions", 0, ARG_LIST, &O.regions, "LIST", "comma-separated (default: the AWS region from AWS_REGION,\n"
-     "AWS_DEFAULT_REGION, the profile or IMDS, else us-east-1)", .check = names_region_problem},
+    {"--instance-types", 0, ARG_LIST, &O.types, "LIST", "comma-separated, repeatable, e.g. g5.xlarge,p4d.24xlarge; patterns\n"
+     "such as 'g5.*' or 'p4*' match the snapshot's types; ml.* types give\n"
+     "SageMaker training prices (default: every instance type in the\n"
+     "shipped snapshot).  Listed in natural order (g5.2xlarge before\n"
+     "g5.12xlarge)", .check = type_or_pattern_problem, .suggest = prices_suggest_type},
+    {"--regions", 0, ARG_LIST, &O.regions, "LIST", "comma-separated, repeatable, or all (the snapshot's regions; with\n"
+     "live AWS every commercial region instbench knows) (default: the\n"
+     "AWS region from AWS_REGION, AWS_DEFAULT_REGION, the profile or\n"
+     "IMDS, else us-east-1)", .check = region_or_all_problem, .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "default both", .choices = markets},
     {"--source", 0, ARG_CHOICE, &O.source, NULL, "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
@@ -52,29 +71,19 @@ const arg_command cmd_prices_args = {
     "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.",
     "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
     "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
-    "Nothing found for what was asked exits 1; a region that is not an AWS region exits 2.\n",
+    "An instance type or region no source knows exits 2 with the nearest known name (a type newer\n"
+    "than the snapshot is looked up live before it is called unknown); nothing found for what was\n"
+    "asked exits 1.\n",
     prices_specs, NULL,
 };
 
+/* Every instance type of the snapshot, in natural order. */
 static int default_types(char ***types, size_t *n)
 {
+    const char *const *cat;
+    size_t k = prices_catalogue_types(&cat);
     ib_error err = {0};
-    const price_set *snap = prices_snapshot(&err);
-    *types = NULL;
-    *n = 0;
-    if (!snap) return -1;
-    char **v = calloc(snap->n ? snap->n : 1, sizeof *v);
-    if (!v) return -1;
-    for (size_t i = 0; i < snap->n; i++) {
-        int seen = 0;
-        for (size_t k = 0; k < *n && !seen; k++) seen = !strcmp(v[k], snap->items[i].instance_type);
-        if (!seen && !(v[(*n)++] = util_strdup(snap->items[i].instance_type))) {
-            util_free_strv(v, *n);
-            return -1;
-        }
-    }
-    *types = v;
-    return 0;
+    return prices_expand_types((char *const *)cat, k, types, n, &err);
 }
 
 static int wanted_price(const prices_query *q, const price_record *r)
@@ -83,29 +92,44 @@ static int wanted_price(const prices_query *q, const price_record *r)
     return (q->want_on_demand && !isnan(r->on_demand_usd_per_hour)) || (q->want_spot && r->spot_source[0] && r->n_spot);
 }
 
-static int region_in(const price_set *s, const char *region)
+/* Names no source knows are usage errors naming the nearest known one; a type live AWS could not
+ * be asked about only gets the suggestion as a warning.  0 when every name is known. */
+static int check_names(const prices_query *q, const price_set *set)
 {
-    for (size_t i = 0; s && i < s->n; i++)
-        if (!strcmp(s->items[i].region, region)) return 1;
+    char dym[128];
+    for (size_t t = 0; t < q->n_types; t++) {
+        const char *type = q->instance_types[t];
+        prices_name_state st = prices_type_state(q, set, type);
+        const char *near = prices_suggest_type(type);
+        if (st == PRICES_NAME_UNDECIDED) {
+            if (near) ib_warn("no source knows '%s' (live AWS could not be asked)%s", type,
+                              args_did_you_mean(near, dym, sizeof dym));
+            continue;
+        }
+        if (st == PRICES_NAME_KNOWN) continue;
+        const char *where = q->source == PRICES_SOURCE_SNAPSHOT ? "is not in the price snapshot (accelerated types "
+                                                                  "only; others need --source live)"
+                            : q->source == PRICES_SOURCE_CACHE ? "is in neither the price snapshot nor the cache "
+                                                                 "(fill the cache with --source live)"
+                                                               : "is not an instance type AWS prices in the regions "
+                                                                 "asked, nor one the snapshot knows";
+        return args_usage_error(&cmd_prices_args, "--instance-types: '%s' %s%s", type, where,
+                                args_did_you_mean(near, dym, sizeof dym));
+    }
+    for (size_t r = 0; r < q->n_regions; r++)
+        if (prices_region_state(set, q->regions[r]) == PRICES_NAME_UNKNOWN)
+            return args_usage_error(&cmd_prices_args, "--regions: '%s' is not an AWS region (and no source has a "
+                                    "price there)%s", q->regions[r],
+                                    args_did_you_mean(prices_suggest_region(q->regions[r]), dym, sizeof dym));
     return 0;
 }
 
-/* A region nobody has heard of and nothing priced is a typo: exit 2.  No price at all for what was
- * asked: exit 1.  Each with one line saying why; 0 when something was found. */
+/* Exit 2 for a name no source knows (check_names), exit 1 with one line saying why when nothing
+ * at all was found for what was asked; 0 when something was. */
 static int check_found(const prices_query *q, const price_set *set)
 {
-    ib_error serr = {0};
-    const price_set *snap = prices_snapshot(&serr);
-    for (size_t r = 0; r < q->n_regions; r++) {
-        int any = 0;
-        for (size_t i = 0; i < set->n && !any; i++)
-            any = !strcmp(set->items[i].region, q->regions[r]) && wanted_price(q, &set->items[i]);
-        if (!any && !aws_region_known(q->regions[r]) && !region_in(snap, q->regions[r])) {
-            fprintf(stderr, "instbench prices: '%s' is not an AWS region (and no source has a price there); regions "
-                            "look like us-east-1 or eu-west-2\n", q->regions[r]);
-            return IB_EXIT_USAGE;
-        }
-    }
+    int rc = check_names(q, set);
+    if (rc) return rc;
     for (size_t i = 0; i < set->n; i++)
         if (wanted_price(q, &set->items[i])) return 0;
     char types[96], regions[96], cache[512] = "the cache";
@@ -153,7 +177,28 @@ int cmd_prices(int argc, char **argv)
     rc = IB_EXIT_RUNTIME;
     char region_buf[32];
     char *default_region[1] = {region_buf};
-    if (!q.n_types && default_types(&q.instance_types, &q.n_types) != 0) goto oom;
+    ib_error err = {0};
+    /* patterns become the snapshot types they match; every list is in natural order */
+    q.instance_types = NULL, q.n_types = 0;
+    if (!O.types.n && default_types(&q.instance_types, &q.n_types) != 0) goto oom;
+    if (O.types.n && prices_expand_types(O.types.v, O.types.n, &q.instance_types, &q.n_types, &err) != 0) {
+        if (err.code != IB_EXIT_USAGE) goto oom;
+        rc = args_usage_error(&cmd_prices_args, "--instance-types: %s", err.msg);
+        goto done;
+    }
+    if (O.regions.n == 1 && !strcmp(O.regions.v[0], "all")) {
+        util_free_strv(O.regions.v, O.regions.n);
+        O.regions.v = NULL, O.regions.n = 0;
+        if (prices_all_regions(q.source == PRICES_SOURCE_AUTO || q.source == PRICES_SOURCE_LIVE, &q.regions,
+                               &q.n_regions) != 0)
+            goto oom;
+    } else if (O.regions.n > 1) {
+        for (size_t i = 0; i < O.regions.n; i++)
+            if (!strcmp(O.regions.v[i], "all")) {
+                rc = args_usage_error(&cmd_prices_args, "--regions: all stands alone, not in a list of regions");
+                goto done;
+            }
+    }
     if (!q.n_regions) {
         ib_error rerr = {0};
         int rr = aws_region_resolve(region_buf, &rerr);
@@ -171,14 +216,13 @@ int cmd_prices(int argc, char **argv)
     }
 
     price_set set;
-    ib_error err = {0};
     if (out_path && util_check_writable(out_path, 0, &err) != 0) {   /* before any AWS request */
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
         goto done;
     }
     if (prices_get(&q, &set, &err) != 0) {
-        fprintf(stderr, "instbench prices: %s\n", err.msg);
+        fprintf(stderr, "instbench prices: %s%s\n", q.source == PRICES_SOURCE_LIVE ? "--source live: " : "", err.msg);
         rc = err.code ? err.code : IB_EXIT_RUNTIME;
         goto done;
     }
@@ -229,6 +273,9 @@ oom:
     rc = IB_EXIT_RUNTIME;
 done:
     util_free_strv(q.instance_types, q.n_types);
-    if (q.regions != default_region) util_free_strv(q.regions, q.n_regions);
+    if (q.regions != default_region && q.regions != O.regions.v) util_free_strv(q.regions, q.n_regions);
+    util_free_strv(O.regions.v, O.regions.n);
+    util_free_strv(O.types.v, O.types.n);
+    util_free_strv(O.columns.v, O.columns.n);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* cmd/rank.c: `instbench rank` — result files x prices -> configurations ranked by samples per
  * dollar (or throughput, cost, time), as a table, JSON or CSV, with an optional SVG chart.
  * Flags are parsed here; the work is rank/ (pure) and output/ (rendering). */
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +10,10 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
+#include "instbench/names.h"
 #include "instbench/prices.h"
 #include "instbench/rank.h"
+#include "instbench/suggest.h"
 #include "instbench/util.h"
 
 typedef struct rank_args {
@@ -22,6 +25,7 @@ typedef struct rank_args {
     int top;
     int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide;   /* choice indexes, flags */
     args_list columns;
+    args_list types;                 /* --instance-types: names and patterns */
     rank_user_price *prices_given;   /* --price flags, in order */
     size_t n_prices_given;
     rank_options opt;
@@ -48,6 +52,15 @@ static int take_price(void *dst, const char *flag, const char *v, ib_error *err)
     return 0;
 }
 
+/* --instance-types: an instance type or hostname as --price names machines, or a pattern. */
+static const char *type_filter_problem(const char *v)
+{
+    if (strlen(v) >= 72) return "is too long for an instance type or hostname";
+    if (strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_*?[]!") != strlen(v))
+        return "is not an instance type like g5.xlarge, a hostname or a pattern like 'g5.*'";
+    return NULL;
+}
+
 static const char *const markets[] = {"on-demand", "spot", "both", NULL};   /* RANK_MARKETS_* - 1 */
 static const char *const spot_modes[] = {"lowest", "median", "az", NULL};  /* rank_spot_mode */
 static const char *const formats[] = {"table", "json", "csv", NULL};
@@ -59,14 +72,23 @@ static const arg_spec rank_specs[] = {
     {"--workload", 0, ARG_STRING, &A.workload, "FP", "rank the results whose workload fingerprint starts with FP, or whose model\n"
      "is FP (results of different workloads are never ranked together; default:\n"
      "the group with the most results; the groups found are listed on stderr)", .group = "workload"},
+    {"--instance-types", 0, ARG_LIST, &A.types, "LIST", "rank only these instance types: names or patterns such as 'g5.*'\n"
+     "(a machine without one by its hostname, as --price names it);\n"
+     "comma-separated, repeatable; one that matches no configuration is a\n"
+     "usage error naming the nearest", .check = type_filter_problem},
     {"--prices", 0, ARG_STRING, &A.prices, "SRC", "auto|live|cache|snapshot, or an instbench.prices/v1 FILE (default auto)",
      .group = "prices"},
     {"--region", 0, ARG_STRING, &A.region, "REGION", "price every configuration in REGION (default: each result's own region)",
-     .check = names_region_problem},
+     .check = names_region_problem, .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both; SageMaker ml.* types: on-demand only", .choices = markets},
     {"--spot-price", 0, ARG_CHOICE, &A.spot_mode, NULL, "spot price across the region's AZs (default lowest)",
      .choices = spot_modes, .given = &A.spot_given},
-    {"--az", 0, ARG_STRING, &A.az, "NAME", "price spot in this AZ (implies --spot-price az)"},
+    {"--az", 0, ARG_STRING, &A.az, "ZONE", "price spot in this AZ (implies --spot-price az): a zone ID (use1-az2)\n"
+     "or a zone name (us-east-1a).  Which ID a name stands for differs\n"
+     "per AWS account: live prices map it through the account's\n"
+     "DescribeAvailabilityZones, a result measured in that zone records\n"
+     "its ID; snapshot prices name zones by ID only",
+     .check = names_zone_problem},
     {"--price", 0, ARG_FN, &A, "NAME=USD", "your price per node-hour for NAME: an instance type, or the hostname of\n"
      "results without one (own hardware, another cloud); NAME:spot=USD or\n"
      "NAME:on-demand=USD sets one market, plain NAME=USD the on-demand price.\n"
@@ -102,7 +124,8 @@ const arg_command cmd_rank_args = {
     "        a file, directory or run reached again is ignored (\"N duplicates ignored\").",
     "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
     "cost = time x $/h.  Repeated runs of one configuration count once, at their median samples/s.\n"
-    "Nothing ranked (no usable results, nothing priced) exits 1.\n",
+    "Nothing ranked (no usable results, nothing priced) exits 1 with a line saying how to get a\n"
+    "priced row; a --region, --az or --instance-types that names nothing exits 2 with the nearest.\n",
     rank_specs, "RESULT",
 };
 
@@ -247,11 +270,202 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
     int rc = 0;
     memset(ps, 0, sizeof *ps);
     if (q.n_types && q.n_regions) rc = prices_get(&q, ps, err);
+    if (rc != 0 && q.source == PRICES_SOURCE_LIVE) {   /* the message names the flag that asked for live */
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "--prices live: %.1000s", err->msg);
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
+    }
     free(q.instance_types);
     free(q.regions);
     /* Each row names its price source already; the snapshot's provenance is for -v. */
     if (rc == 0 && ps->snapshot_note[0]) ib_debug("prices: %s", ps->snapshot_note);
     if (olen) origin[0] = '\0';
+    return rc;
+}
+
+/* ---- names the user gave: each must name something, or it is a usage error naming the nearest ---- */
+
+/* --instance-types: keeps the configurations whose name (instance type, else hostname) one of the
+ * names or patterns matches.  A name or pattern that matches none is IB_EXIT_USAGE. */
+static int filter_types(const rank_args *a, rank_config *c, size_t *n)
+{
+    if (!a->types.n) return 0;
+    const char **names = calloc(*n ? *n : 1, sizeof *names);
+    unsigned char *keep = calloc(*n ? *n : 1, 1);
+    int rc = 0;
+    if (!names || !keep) {
+        free(names), free(keep);
+        fprintf(stderr, "instbench rank: out of memory\n");
+        return IB_EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < *n; i++) names[i] = rank_config_name(&c[i]);
+    for (size_t k = 0; k < a->types.n && !rc; k++) {
+        const char *want = a->types.v[k];
+        int hit = 0;
+        for (size_t i = 0; i < *n; i++)
+            if (names[i][0] && (prices_is_pattern(want) ? !fnmatch(want, names[i], 0) : !strcasecmp(want, names[i])))
+                keep[i] = hit = 1;
+        if (hit) continue;
+        /* the names present, in natural order, for the message and the suggestion */
+        size_t m = 0;
+        for (size_t i = 0; i < *n; i++) {
+            int dup = !names[i][0];
+            for (size_t j = 0; j < m && !dup; j++) dup = !strcmp(names[j], names[i]);
+            if (!dup) names[m++] = names[i];
+        }
+        qsort(names, m, sizeof *names, names_instance_type_qsort_cmp);
+        char list[400] = "", dym[128];
+        for (size_t i = 0, u = 0; i < m && u + 80 < sizeof list; i++)
+            u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", names[i]);
+        rc = args_usage_error(&cmd_rank_args, "--instance-types: '%s' matches no configuration of this workload "
+                              "(present: %s)%s", want, m ? list : "none",
+                              args_did_you_mean(suggest_closest(want, names, m), dym, sizeof dym));
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < *n && !rc; i++)
+        if (keep[i]) c[kept++] = c[i];
+    if (!rc) *n = kept;
+    free(names);
+    free(keep);
+    return rc;
+}
+
+/* --region: a region no source knows and nothing is priced in is a typo. */
+static int check_region(const rank_args *a, const price_set *ps)
+{
+    char dym[128];
+    if (!a->region || prices_region_state(ps, a->region) != PRICES_NAME_UNKNOWN) return 0;
+    return args_usage_error(&cmd_rank_args, "--region: '%s' is not an AWS region (and no source has a price there)%s",
+                            a->region, args_did_you_mean(prices_suggest_region(a->region), dym, sizeof dym));
+}
+
+/* The regions the configurations are priced in by AWS (distinct, at most CAP). */
+static size_t priced_regions(const rank_config *c, size_t n, const char **out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!c[i].instance_type[0] || !c[i].region[0]) continue;
+        int seen = 0;
+        for (size_t j = 0; j < k && !seen; j++) seen = !strcmp(out[j], c[i].region);
+        if (!seen && k < cap) out[k++] = c[i].region;
+    }
+    return k;
+}
+
+/* Every zone the prices and the snapshot know in REGION (both forms as they come), distinct. */
+static size_t zones_known(const price_set *ps, const char *region, const prices_zone *live, size_t n_live,
+                          const char **out, size_t cap)
+{
+    size_t k = prices_catalogue_zones(region, out, cap);
+    if (k > cap) k = cap;
+    for (size_t i = 0; ps && i < ps->n; i++)
+        for (size_t z = 0; z < ps->items[i].n_spot && !strcmp(ps->items[i].region, region); z++) {
+            const char *az = ps->items[i].spot[z].az;
+            int seen = 0;
+            for (size_t j = 0; j < k && !seen; j++) seen = !strcmp(out[j], az);
+            if (!seen && k < cap) out[k++] = az;
+        }
+    for (size_t i = 0; i < n_live && k + 2 <= cap; i++)
+        if (!strcmp(live[i].region, region)) out[k++] = live[i].name, out[k++] = live[i].id;
+    return k;
+}
+
+/* Some ranked region knows --az, as given or in its other form. */
+static int zone_known(const rank_options *o, const price_set *ps, const char *const *regions, size_t n_reg,
+                      const prices_zone *live, size_t n_live)
+{
+    const char *known[256];
+    for (size_t r = 0; r < n_reg; r++) {
+        size_t k = zones_known(ps, regions[r], live, n_live, known, 256);
+        for (size_t i = 0; i < k; i++)
+            if (!strcmp(known[i], o->az) || (o->az_alt[0] && !strcmp(known[i], o->az_alt))) return 1;
+    }
+    return 0;
+}
+
+/* Do the prices name REGION's spot zones by ID only (the snapshot, a cache or file made from it)? */
+static int ids_only(const price_set *ps, const char *region)
+{
+    size_t ids = 0, names = 0;
+    for (size_t i = 0; ps && i < ps->n; i++)
+        for (size_t z = 0; z < ps->items[i].n_spot && !strcmp(ps->items[i].region, region); z++)
+            names_zone_is_id(ps->items[i].spot[z].az) ? ids++ : names++;
+    return ids > 0 && names == 0;
+}
+
+static int live_wanted(const rank_args *a)
+{
+    return !a->prices || !strcmp(a->prices, "auto") || !strcmp(a->prices, "live");
+}
+
+/* --az given as a name the prices cannot be matched to offline: the one line saying how to fix it. */
+static int az_name_unmapped(const char *az, const char *region, const char *const *known, size_t n_known)
+{
+    char ids[160] = "";
+    for (size_t i = 0, u = 0; i < n_known && u + 24 < sizeof ids; i++)
+        if (names_zone_is_id(known[i])) u += (size_t)snprintf(ids + u, sizeof ids - u, "%s%s", u ? ", " : "", known[i]);
+    return args_usage_error(&cmd_rank_args, "--az: %s is a zone name, but these prices name %s's spot zones by ID (%s), "
+                            "and which ID a name stands for differs per AWS account, so it cannot be mapped offline: "
+                            "give the zone ID (`aws ec2 describe-availability-zones --region %s`, or a result "
+                            "measured there: instance.availability_zone_id) or use --prices live",
+                            az, region, ids[0] ? ids : "none", region);
+}
+
+/* --az: finds the zone in the other form (name <-> ID) from the results' own pairs or, with live
+ * prices, the account's DescribeAvailabilityZones, and refuses a zone nothing knows or a name
+ * that cannot be mapped to the IDs the prices use.  0, or the exit code after one line. */
+static int resolve_az(rank_args *a, const rank_results *res, const rank_config *c, size_t n, const price_set *ps)
+{
+    rank_options *o = &a->opt;
+    if (!o->az[0]) return 0;
+    const char *regions[64], *known[256];
+    size_t n_reg = priced_regions(c, n, regions, 64);
+    if (!n_reg) return 0;   /* nothing to price by AWS: the rows say why */
+    char dym[128], zone_region[32] = "";
+    int is_id = names_zone_is_id(o->az);
+    if (!is_id && names_region_of_zone(o->az, zone_region, sizeof zone_region) == 0) {
+        int ranked = 0;
+        for (size_t r = 0; r < n_reg && !ranked; r++) ranked = !strcmp(regions[r], zone_region);
+        if (!ranked) {
+            /* us-esat-1a: suggest the zone of the nearest region; else say where the rows are priced */
+            const char *near = prices_region_state(ps, zone_region) == PRICES_NAME_UNKNOWN
+                                   ? prices_suggest_region(zone_region) : NULL;
+            char fixed[64];
+            snprintf(fixed, sizeof fixed, "%s%s", near ? near : "", o->az + strlen(zone_region));
+            if (near)
+                return args_usage_error(&cmd_rank_args, "--az: '%s' is not a zone of an AWS region%s", o->az,
+                                        args_did_you_mean(fixed, dym, sizeof dym));
+            return args_usage_error(&cmd_rank_args, "--az: %s is a zone of %s, but the configurations are priced in "
+                                    "%s%s; --region %s prices them there", o->az, zone_region, regions[0],
+                                    n_reg > 1 ? " and other regions" : "", zone_region);
+        }
+    }
+    if (rank_zone_alias(res, o->az, o->az_alt, sizeof o->az_alt) < 0)
+        ib_info("--az %s: results from different AWS accounts pair it with different zones; not using them", o->az);
+    prices_zone *live = NULL;
+    size_t n_live = 0;
+    if (!o->az_alt[0] && live_wanted(a)) {
+        ib_error zerr = {0};
+        if (prices_live_zones(regions, n_reg, 0, &live, &n_live, &zerr) != 0)
+            ib_debug("--az: zone names not mapped through live AWS: %s", zerr.msg);
+        for (size_t i = 0; i < n_live && !o->az_alt[0]; i++) {
+            const char *other = !strcmp(live[i].name, o->az) ? live[i].id : !strcmp(live[i].id, o->az) ? live[i].name : NULL;
+            if (other) snprintf(o->az_alt, sizeof o->az_alt, "%s", other);
+        }
+    }
+    int rc = 0;
+    if (!zone_known(o, ps, regions, n_reg, live, n_live)) {
+        /* nothing in any ranked region knows the zone, in either form */
+        const char *region = is_id ? regions[0] : zone_region;
+        size_t k = zones_known(ps, region, live, n_live, known, 256);
+        if (!is_id && !o->az_alt[0] && ids_only(ps, region))
+            rc = az_name_unmapped(o->az, region, known, k);
+        else
+            rc = args_usage_error(&cmd_rank_args, "--az: '%s' is not a zone of %s that the prices know%s", o->az,
+                                  is_id && n_reg > 1 ? "the regions ranked" : region,
+                                  args_did_you_mean(suggest_closest(o->az, known, k), dym, sizeof dym));
+    }
+    free(live);
     return rc;
 }
 
@@ -265,9 +479,20 @@ static void list_groups(const rank_group *g, size_t n, size_t chosen, int explic
 }
 
 /* Nothing could be priced: one line saying how to get a priced row. */
-static void nothing_priced_hint(const rank_args *a, const rank_config *c, size_t n, char *out, size_t len)
+static void nothing_priced_hint(const rank_args *a, const rank_config *c, size_t n, size_t n_rows, char *out,
+                                size_t len)
 {
     const rank_config *known = NULL;
+    if (n_rows == 0) {   /* defensive: every configuration yields a row, priced or with its reason */
+        snprintf(out, len, "no configuration to rank: check the filters (--instance-types, --market)");
+        return;
+    }
+    if (a->opt.spot_mode == RANK_SPOT_AZ && a->opt.markets == RANK_MARKETS_SPOT) {
+        snprintf(out, len, "no configuration could be priced: no spot price in %s%s%s%s for any of them; rank "
+                           "without --az (the lowest spot price across the region's zones), or --market both",
+                 a->opt.az, a->opt.az_alt[0] ? " (" : "", a->opt.az_alt, a->opt.az_alt[0] ? ")" : "");
+        return;
+    }
     for (size_t i = 0; i < n && !known; i++)
         if (c[i].instance_type[0] && c[i].region[0]) known = &c[i];
     if (!known) {
@@ -319,17 +544,21 @@ int cmd_rank(int argc, char **argv)
     const rank_group *g = &groups[chosen];
 
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
+    if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
     check_user_prices(&a, configs, n_configs);
     char origin[320] = "";
+    rc = IB_EXIT_RUNTIME;
     if (load_prices(&a, configs, n_configs, &ps, origin, sizeof origin, &err) != 0) goto fail;
     have_prices = 1;
+    if ((rc = check_region(&a, &ps)) != 0 || (rc = resolve_az(&a, &res, configs, n_configs, &ps)) != 0) goto done;
+    rc = IB_EXIT_RUNTIME;
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
     if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
 
     size_t n_with_price = 0;
     for (size_t i = 0; i < n_rows; i++) n_with_price += rows[i].priced != 0;
-    char no_price[512] = "";
-    if (n_rows > 0 && n_with_price == 0) nothing_priced_hint(&a, configs, n_configs, no_price, sizeof no_price);
+    char no_price[640] = "";
+    if (n_with_price == 0) nothing_priced_hint(&a, configs, n_configs, n_rows, no_price, sizeof no_price);
 
     rank_filter_stats st;
     size_t n_priced = rank_filter(rows, &n_rows, &a.opt, &st);

@@ -15,8 +15,13 @@ void prices_cache_lookup(price_record *r, int want_od, int want_spot, int ttl_s,
 /* Stores what was fetched live (has_od / has_spot), keeping the other market already cached.
  * Failures are warnings: the cache is an optimisation, never a reason to fail. */
 void prices_cache_store(const price_record *r, int has_od, int has_spot);
+/* The cache holds a price for TYPE in REGION (fresh or not): a live run once found that product. */
+int prices_cache_has(const char *type, const char *region);
 
 /* ---- live (prices_live.c) ---------------------------------------------------------------- */
+/* A client for live AWS with the credential chain's credentials (prices_get.c); -1 with ERR and
+ * *NO_CREDENTIALS set when none were found. */
+int prices_live_client(double timeout_s, aws_client **c, int *no_credentials, ib_error *err);
 typedef struct live_status {
     int od;      /* 1 fetched (value or a definite "no such product"), -1 failed, 0 not asked */
     int spot;

@@ -137,6 +137,22 @@ static int cache_read(const price_record *r, const char *path, int quiet, price_
     return 0;
 }
 
+int prices_cache_has(const char *type, const char *region)
+{
+    price_record r;
+    char path[PATH_MAX];
+    price_set set;
+    const price_record *c = NULL;
+    price_record_init(&r);
+    snprintf(r.instance_type, sizeof r.instance_type, "%s", type);
+    snprintf(r.region, sizeof r.region, "%s", region);
+    if (cache_file(&r, path, sizeof path) != 0 || cache_read(&r, path, 1, &set, &c) != 0) return 0;
+    /* an empty spot answer is cached too: only a price says AWS has the product */
+    int has = !isnan(c->on_demand_usd_per_hour) || c->n_spot > 0;
+    prices_free(&set);
+    return has;
+}
+
 static int fresh(time_t as_of, int ttl_s, time_t now)
 {
     /* A time in the future (clock skew, edited file) is not trusted as fresh. */

@@ -35,30 +35,38 @@ static void note_snapshot(price_set *out, const price_set *snap)
     snprintf(out->snapshot_note, sizeof out->snapshot_note, "%s", snap->snapshot_note);
 }
 
+int prices_live_client(double timeout_s, aws_client **c, int *no_credentials, ib_error *err)
+{
+    aws_credentials cred;
+    *c = NULL;
+    *no_credentials = 0;
+    if (aws_credentials_resolve(&cred, err) != 0) {
+        *no_credentials = 1;
+        return -1;
+    }
+    /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */
+    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = timeout_s > 0 ? timeout_s : 20,
+                              .max_attempts = 0, .max_concurrency = 32,
+                              .refresh = aws_credentials_refresh};
+    int rc = aws_client_create(&opt, &cred, c, err);
+    memset(&cred, 0, sizeof cred);   /* the client keeps its own copy */
+    return rc;
+}
+
 /* Live AWS for every record; marks in st what it settled.  -1 only when q->source is live and
  * something failed (the message names the service and the reason). */
 static int from_live(const prices_query *q, price_set *out, live_status *st, time_t now, ib_error *err)
 {
-    int strict = q->source == PRICES_SOURCE_LIVE;
-    aws_credentials cred;
+    int strict = q->source == PRICES_SOURCE_LIVE, no_cred;
     ib_error cerr = {0};
-    if (aws_credentials_resolve(&cred, &cerr) != 0) {
-        if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s", cerr.msg);
-        ib_warn("%s; using the cache and the price snapshot", cerr.msg);
-        return 0;
-    }
-    /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */
-    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = q->timeout_s > 0 ? q->timeout_s : 20,
-                              .max_attempts = 0, .max_concurrency = 32,
-                              .refresh = aws_credentials_refresh};
     aws_client *c = NULL;
-    if (aws_client_create(&opt, &cred, &c, &cerr) != 0) {
-        memset(&cred, 0, sizeof cred);
+    if (prices_live_client(q->timeout_s, &c, &no_cred, &cerr) != 0) {
+        /* strict failures name no flag: each command says which of its flags asked for live */
         if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "%s", cerr.msg);
-        ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
+        if (no_cred) ib_warn("%s; using the cache and the price snapshot", cerr.msg);
+        else ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
         return 0;
     }
-    memset(&cred, 0, sizeof cred);   /* the client keeps its own copy */
     live_report rep;
     int rc = prices_live_fetch(c, out->items, q->n_types, q->n_regions, q->want_on_demand, q->want_spot,
                                !q->skip_placement_scores, q->page_size, now, st, &rep);
@@ -69,8 +77,7 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
         return 0;
     }
     if (strict && (rep.od_failed || rep.spot_failed))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s",
-                            rep.od_failed ? rep.od_error : rep.spot_error);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s", rep.od_failed ? rep.od_error : rep.spot_error);
     if (rep.od_failed)
         ib_warn("%zu of %zu on-demand queries failed (%s); using the cache or the snapshot for those",
                 rep.od_failed, rep.od_asked, rep.od_error);
@@ -128,6 +135,7 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
 
     for (size_t i = 0; i < n; i++) {
         price_record *r = &out->items[i];
+        r->od_live_answered = st[i].od == 1;
         int need_od = q->want_on_demand && st[i].od != 1;
         /* ml.* (SageMaker) types have no EC2 spot market */
         int need_spot = q->want_spot && st[i].spot != 1 && strncmp(r->instance_type, "ml.", 3) != 0;

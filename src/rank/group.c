@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "instbench/names.h"
 #include "instbench/rank.h"
 #include "rank/internal.h"
 
@@ -155,10 +156,16 @@ typedef struct keyed {
     size_t result;
 } keyed;
 
+/* Configurations in the natural order of their instance types (g5.2xlarge before g5.12xlarge),
+ * then by the rest of the key. */
 static int cmp_keyed(const void *a, const void *b)
 {
     const keyed *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
+    char tx[72], ty[72];
+    snprintf(tx, sizeof tx, "%.*s", (int)strcspn(x->key, "|"), x->key);
+    snprintf(ty, sizeof ty, "%.*s", (int)strcspn(y->key, "|"), y->key);
+    int c = names_instance_type_cmp(tx, ty);
+    if (!c) c = strcmp(x->key, y->key);
     return c ? c : (x->result > y->result) - (x->result < y->result);
 }
 

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
+#include "instbench/names.h"
 #include "instbench/rank.h"
 #include "rank/internal.h"
 
@@ -143,6 +144,22 @@ static void run_key(const cJSON *root, const rank_result *r, unsigned char key[R
     if (!ok) memset(key, 0, RANK_KEY_BYTES);
 }
 
+/* The run's zone name and ID (instance.availability_zone, .availability_zone_id; the ID only in
+ * results written since it was recorded).  They only map a name the user gives to the ID prices
+ * use, so a pair that does not hold together (a name outside the run's region, an ID not shaped
+ * like one) is left out rather than trusted, and never rejects the result. */
+static void zone_pair(const cJSON *inst, rank_result *r)
+{
+    char name[32], id[32], ignored[64];
+    if (get_str(inst, "availability_zone", "", name, sizeof name, "-", ignored, sizeof ignored) ||
+        get_str(inst, "availability_zone_id", "", id, sizeof id, "-", ignored, sizeof ignored))
+        return;
+    if (names_zone_in_region(name, r->region) && names_zone_is_id(id)) {
+        memcpy(r->az, name, sizeof r->az);
+        memcpy(r->az_id, id, sizeof r->az_id);
+    }
+}
+
 static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rlen)
 {
     char ex[48];
@@ -212,6 +229,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
          * machine unnamed instead of losing the result. */
         if (get_str(inst, "hostname", "instance.hostname", r->host, sizeof r->host, NULL, reason, rlen))
             r->host[0] = '\0';
+        zone_pair(inst, r);
     }
     /* count records an N-node cluster when identity could not be read on every node. */
     r->nodes = nodes > count ? nodes : count;

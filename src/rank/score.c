@@ -76,15 +76,17 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
         return -1;
     }
     if (o->spot_mode == RANK_SPOT_AZ) {
+        /* the zone as the user named it, or the same zone in the form these prices use */
         for (size_t i = 0; i < pr->n_spot; i++)
-            if (!strcmp(pr->spot[i].az, o->az)) {
+            if (!strcmp(pr->spot[i].az, o->az) || (o->az_alt[0] && !strcmp(pr->spot[i].az, o->az_alt))) {
                 if (!price_ok(pr->spot[i].usd_per_hour)) break;
                 *price = pr->spot[i].usd_per_hour;
                 *az_score = pr->spot[i].placement_score;
-                snprintf(az, azlen, "%s", o->az);
+                snprintf(az, azlen, "%s", pr->spot[i].az);
                 return 0;
             }
-        snprintf(reason, rlen, "no spot price for %s in %s", pr->instance_type, o->az);
+        snprintf(reason, rlen, "no spot price for %s in %s%s%s%s", pr->instance_type, o->az,
+                 o->az_alt[0] ? " (" : "", o->az_alt, o->az_alt[0] ? ")" : "");
         return -1;
     }
     if (o->spot_mode == RANK_SPOT_MEDIAN) {

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instbench/names.h"
 #include "instbench/rank.h"
 
 typedef struct sort_item {
     rank_row row;
+    const char *type;   /* the configuration's instance type, or hostname */
     char label[320];
 } sort_item;
 
@@ -37,6 +39,7 @@ static int cmp_items(const void *pa, const void *pb)
     }
     if (!c) c = cmp_desc(x->samples_per_dollar, y->samples_per_dollar);
     if (!c) c = cmp_desc(x->samples_per_second, y->samples_per_second);
+    if (!c) c = names_instance_type_cmp(a->type, b->type);   /* g5.2xlarge before g5.12xlarge */
     if (!c) c = strcmp(a->label, b->label);
     if (!c) c = (x->market > y->market) - (x->market < y->market);
     return c;
@@ -49,6 +52,7 @@ void rank_sort(rank_row *rows, size_t n_priced, const rank_config *configs, rank
         for (size_t i = 0; i < n_priced; i++) {
             items[i].row = rows[i];
             const rank_config *c = &configs[rows[i].config];
+            items[i].type = rank_config_name(c);
             /* Region in the label keeps equal types priced in two regions in a fixed order. */
             char l[256];
             rank_config_label(c, rows[i].market, l, sizeof l);
