@@ -22,7 +22,8 @@ import sys
 from testlib import check, failures
 
 INSTBENCH, DATA = sys.argv[1:3]
-ROWS = list(csv.DictReader(open(os.path.join(DATA, "aws-accelerated-prices.csv"), newline="")))
+ROWS = [row for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv")   # what the snapshot is made of
+        for row in csv.DictReader(open(os.path.join(DATA, name), newline=""))]
 TYPES = sorted({r["instance_type"] for r in ROWS})
 REGIONS = sorted({r["region"] for r in ROWS})
 ENV = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent",
