@@ -1,6 +1,6 @@
 /* rank/report_json.c: the "instbench.rank/v1" JSON document.
  *
- * Schema (tests/rank_schema.json holds the machine-checkable version):
+ * Schema (schemas/rank-v1.json holds the machine-checkable version, tests/rank_schema.py checks it):
  * {
  *   "schema": "instbench.rank/v1",
  *   "generated_at": ISO 8601 UTC,
