@@ -36,6 +36,30 @@ if(INSTBENCH_CUDA)
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_vit_host cpu cuda)
+    # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
+    # heuristic, the three roads to the cuBLAS fallback, the algorithm cache) on a cuBLASLt/cuBLAS
+    # stand-in written from their documented semantics, against a row-major reference.
+    instbench_add_unit_test(cuda_gemm cuda_gemm.c cuda_cublaslt_standin.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    target_include_directories(cuda_gemm PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    instbench_test_internals(cuda_gemm cuda)
+    # ... and the coverage figure of gemm.c that run reaches (gcc's gcov; not under clang).
+    if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT INSTBENCH_SANITIZE)
+      find_program(GCOV_EXECUTABLE gcov)
+      if(GCOV_EXECUTABLE)
+        add_executable(cuda_gemm_cov cuda_gemm.c cuda_cublaslt_standin.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                       ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+        target_link_libraries(cuda_gemm_cov PRIVATE instbench_core)
+        target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+        instbench_test_internals(cuda_gemm_cov cuda)
+        target_compile_options(cuda_gemm_cov PRIVATE --coverage -O0)
+        target_link_options(cuda_gemm_cov PRIVATE --coverage)
+        add_test(NAME cuda_gemm_coverage
+                 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_gemm_coverage.sh $<TARGET_FILE:cuda_gemm_cov>
+                         ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_gemm_cov.dir 95
+                 WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+      endif()
+    endif()
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)

@@ -135,7 +135,10 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error 
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulAlgoGetHeuristic(g->handle, e->op, e->la, e->lb, e->lc, e->lc, pref, 1, &res, &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (cublaslt_check(st, "cublasLtMatmulAlgoGetHeuristic", err)) return -1;
+    /* "no algorithm" comes back either as zero results or as NOT_SUPPORTED (what cuBLASLt returns
+     * for, e.g., a layout or epilogue no kernel of this arch takes): both mean fall back */
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) found = 0;
+    else if (cublaslt_check(st, "cublasLtMatmulAlgoGetHeuristic", err)) return -1;
     if (found < 1) {
         ib_debug("cuBLASLt: no algorithm for the %s GEMM batch %d M %d N %d K %d (transA %d transB %d, alignment "
                  "%u/%u/%u bytes): using cuBLAS\n",
@@ -146,6 +149,15 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error 
         return 0;
     }
     e->algo = res.algo;
+    return 0;
+}
+
+/* The bias the epilogue would have added (the same bias[N] to every row of every batch, as the
+ * epilogue's bias batch stride 0 does), added by a kernel instead: C[b] (M x N, row stride ldc). */
+static int add_bias_per_batch(const cuda_gemm_desc *d, void *C, const float *bias, cudaStream_t s, ib_error *err)
+{
+    for (int b = 0; b < d->batch; b++)
+        CUDA_TRY(cuk_add_bias((float *)C + (size_t)b * (size_t)d->strideC, bias, d->M, d->N, d->ldc, s));
     return 0;
 }
 
@@ -196,8 +208,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
             p.k, &alpha, B, dtype_of(d->ab), p.first.ld, p.first.stride, A, dtype_of(d->ab), p.second.ld,
             p.second.stride, &beta, C, dtype_of(d->c), p.out.ld, p.out.stride, p.batch, CUBLAS_COMPUTE_32F,
             CUBLAS_GEMM_DEFAULT));
-        if (bias || late_bias) CUDA_TRY(cuk_add_bias((float *)C, bias ? bias : late_bias, d->M, d->N, d->ldc, s));
-        return 0;
+        return bias || late_bias ? add_bias_per_batch(d, C, bias ? bias : late_bias, s, err) : 0;
     }
     if (bias)
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
@@ -210,6 +221,5 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         return cuda_gemm_exec(g, in, A, B, C, bias ? bias : late_bias, s, err);
     }
     if (cublaslt_check(st, "cublasLtMatmul", err)) return -1;
-    if (late_bias) CUDA_TRY(cuk_add_bias((float *)C, late_bias, d->M, d->N, d->ldc, s));
-    return 0;
+    return late_bias ? add_bias_per_batch(d, C, late_bias, s, err) : 0;
 }

@@ -1,0 +1,256 @@
+/* cuda_gemm: src/cuda/gemm.c, unmodified, on the cuBLASLt/cuBLAS stand-in of
+ * cuda_cublaslt_standin.c, against a row-major product written here from gemm.h's contract:
+ *   C[b] (M x N, row stride ldc) = op(A[b]) (M x K) op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
+ * Random shapes, both transposes, padded leading dimensions, strided batches, bf16 and fp32, bias
+ * aligned and not, accumulate, pointers of every alignment; each through the cuBLASLt path, the
+ * heuristic answering zero results, the heuristic answering NOT_SUPPORTED, and the algorithm refused
+ * at launch (the three roads to the cuBLAS fallback), with the road taken checked by the stand-in's
+ * counters.  Also: the algorithm cache (one heuristic query per shape and alignment), the padding
+ * columns of C untouched, errors named, nothing leaked. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/gemm.h"
+#include "cuda_cublaslt_standin.h"
+#include "instbench/precision.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                 \
+    do {                                                                 \
+        if (!(cond)) {                                                   \
+            failures++;                                                  \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);         \
+            fprintf(stderr, __VA_ARGS__);                                \
+            fputc('\n', stderr);                                         \
+        }                                                                \
+    } while (0)
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t next(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (uint32_t)(rng >> 32);
+}
+static int pick(int lo, int hi) { return lo + (int)(next() % (uint32_t)(hi - lo + 1)); }
+static float uniform(void) { return (float)next() / 4294967296.0f * 2.0f - 1.0f; }
+
+static float bf16_to_f(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static uint16_t f_to_bf16_trunc(float f)   /* inputs only: any bf16 value will do */
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+
+/* One operand in device memory sized exactly for what the contract lets the GEMM touch, at a byte
+ * offset (to vary alignment) inside its allocation. */
+typedef struct { char *alloc; void *p; size_t bytes; } buf;
+
+static buf make(size_t elems, size_t es, size_t offset_elems)
+{
+    buf b = {0};
+    b.bytes = (elems + offset_elems) * es;
+    if (cudaMalloc((void **)&b.alloc, b.bytes) != cudaSuccess) {
+        fprintf(stderr, "stand-in cudaMalloc failed\n");
+        exit(2);
+    }
+    b.p = b.alloc + offset_elems * es;
+    return b;
+}
+
+static float get(const void *p, int dt, long long i)
+{
+    return dt == IB_PREC_BF16 ? bf16_to_f(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+}
+
+typedef struct {
+    cuda_gemm_desc d;             /* as given to cuda_gemm_exec (zeros = defaults) */
+    int M, N, K, batch, lda, ldb, ldc;
+    long long sA, sB, sC;         /* the effective values the reference uses */
+    int bias_misaligned, offA, offB, offC;
+} gemm_case;
+
+static gemm_case random_case(void)
+{
+    gemm_case c;
+    memset(&c, 0, sizeof c);
+    cuda_gemm_desc *d = &c.d;
+    c.M = pick(1, 24), c.N = pick(1, 24), c.K = pick(1, 24), c.batch = pick(1, 3);
+    d->M = c.M, d->N = c.N, d->K = c.K, d->batch = c.batch == 1 && next() % 2 ? 0 : c.batch;
+    d->ab = next() % 2 ? IB_PREC_BF16 : IB_PREC_FP32;
+    d->bias = next() % 3 == 0;
+    d->c = d->bias || next() % 2 ? IB_PREC_FP32 : IB_PREC_BF16;
+    d->transA = next() % 2, d->transB = next() % 2, d->accumulate = next() % 3 == 0;
+    int padded = next() % 2;
+    /* leading dimensions: dense (0 = default), or padded by a few elements */
+    c.lda = (d->transA ? c.M : c.K) + (padded ? pick(1, 5) : 0);
+    c.ldb = (d->transB ? c.K : c.N) + (padded ? pick(1, 5) : 0);
+    c.ldc = c.N + (padded ? pick(1, 5) : 0);
+    if (padded) d->lda = c.lda, d->ldb = c.ldb, d->ldc = c.ldc;
+    long long rowsA = d->transA ? c.K : c.M, rowsB = d->transB ? c.N : c.K;
+    /* batch strides: gemm_plan's defaults when dense, else the padded extent plus a gap */
+    c.sA = padded ? rowsA * c.lda + pick(0, 7) : (long long)c.M * c.K;
+    c.sB = padded ? rowsB * c.ldb + pick(0, 7) : (long long)c.K * c.N;
+    c.sC = padded ? (long long)c.M * c.ldc + pick(0, 7) : (long long)c.M * c.ldc;
+    if (padded) d->strideA = c.sA, d->strideB = c.sB, d->strideC = c.sC;
+    c.offA = next() % 4 ? 0 : pick(1, 3), c.offB = next() % 4 ? 0 : pick(1, 3), c.offC = next() % 4 ? 0 : pick(1, 3);
+    c.bias_misaligned = d->bias && next() % 2;
+    return c;
+}
+
+static size_t extent(long long rows, long long ld, long long cols, long long stride, int batch)
+{
+    return (size_t)((batch - 1) * stride + (rows - 1) * ld + cols);
+}
+
+/* Runs one case through g; returns 0 when the result matches the reference. */
+static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
+{
+    const cuda_gemm_desc *d = &c->d;
+    size_t esab = d->ab == IB_PREC_BF16 ? 2 : 4, esc = d->c == IB_PREC_BF16 ? 2 : 4;
+    long long rowsA = d->transA ? c->K : c->M, colsA = d->transA ? c->M : c->K;
+    long long rowsB = d->transB ? c->N : c->K, colsB = d->transB ? c->K : c->N;
+    size_t nA = extent(rowsA, c->lda, colsA, c->sA, c->batch), nB = extent(rowsB, c->ldb, colsB, c->sB, c->batch);
+    size_t nC = extent(c->M, c->ldc, c->N, c->sC, c->batch);
+    buf A = make(nA, esab, c->offA), B = make(nB, esab, c->offB), C = make(nC, esc, c->offC);
+    buf bias = make((size_t)c->N, 4, c->bias_misaligned ? 1 : 0);
+    for (size_t i = 0; i < nA; i++)
+        if (esab == 2) ((uint16_t *)A.p)[i] = f_to_bf16_trunc(uniform());
+        else ((float *)A.p)[i] = uniform();
+    for (size_t i = 0; i < nB; i++)
+        if (esab == 2) ((uint16_t *)B.p)[i] = f_to_bf16_trunc(uniform());
+        else ((float *)B.p)[i] = uniform();
+    /* C: values when accumulating; else NaN, which a wrongly read C (beta 1) would carry through;
+     * every element is a sentinel the GEMM must leave alone unless it is inside the M x N window */
+    float *before = malloc(nC * sizeof *before);
+    for (size_t i = 0; i < nC; i++) {
+        float v = d->accumulate ? uniform() : NAN;
+        if (esc == 2) ((uint16_t *)C.p)[i] = f_to_bf16_trunc(v);
+        else ((float *)C.p)[i] = v;
+        before[i] = get(C.p, d->c, (long long)i);
+    }
+    for (int j = 0; j < c->N; j++) ((float *)bias.p)[j] = uniform();
+
+    ib_error err = {0};
+    int rc = cuda_gemm_exec(g, d, A.p, B.p, C.p, d->bias ? bias.p : NULL, NULL, &err);
+    int bad = 0;
+    CHECK(rc == 0, "%s: cuda_gemm_exec failed: %s", road, err.msg);
+    bad |= rc != 0;
+    CHECK(!standin.violation[0], "%s: %s", road, standin.violation);
+    bad |= standin.violation[0] != 0;
+    for (int b = 0; b < c->batch && !bad; b++)
+        for (long long i = 0; i < c->M; i++)
+            for (long long j = 0; j < c->ldc && !bad; j++) {
+                long long at = b * c->sC + i * c->ldc + j;
+                if (i == c->M - 1 && j >= c->N) break;   /* past the last row: not part of the extent */
+                float got = get(C.p, d->c, at);
+                if (j >= c->N) {   /* padding between rows: untouched */
+                    CHECK(memcmp(&got, &before[at], sizeof got) == 0, "%s: padding C[%d][%lld][%lld] written", road,
+                          b, i, j);
+                    bad |= memcmp(&got, &before[at], sizeof got) != 0;
+                    continue;
+                }
+                double ref = 0, mag = 0;
+                for (long long l = 0; l < c->K; l++) {
+                    double a = get(A.p, d->ab, b * c->sA + (d->transA ? l * c->lda + i : i * c->lda + l));
+                    double bb = get(B.p, d->ab, b * c->sB + (d->transB ? j * c->ldb + l : l * c->ldb + j));
+                    ref += a * bb, mag += fabs(a * bb);
+                }
+                if (d->bias) ref += ((float *)bias.p)[j], mag += fabs(((float *)bias.p)[j]);
+                if (d->accumulate) ref += before[at], mag += fabs(before[at]);
+                double tol = (d->c == IB_PREC_BF16 ? ldexp(fabs(ref), -8) : 0) + 1e-6 * mag + 1e-30;
+                if (!(fabs(got - ref) <= tol)) {
+                    CHECK(0, "%s: C[%d][%lld][%lld] = %.8g, want %.8g (M %d N %d K %d batch %d trans %d%d ab %d c %d "
+                          "ld %d/%d/%d bias %d%s acc %d)", road, b, i, j, got, ref, c->M, c->N, c->K, c->batch,
+                          d->transA, d->transB, d->ab, d->c, c->lda, c->ldb, c->ldc, d->bias,
+                          c->bias_misaligned ? " misaligned" : "", d->accumulate);
+                    bad = 1;
+                }
+            }
+    free(before);
+    cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc), cudaFree(bias.alloc);
+    return bad;
+}
+
+typedef struct { const char *name; standin_heuristic h; int refuse; int want_lt, want_blas; } road;
+
+int main(void)
+{
+    const road roads[] = {
+        {"cuBLASLt", STANDIN_HEURISTIC_ALGO, 0, 1, 0},
+        {"heuristic: zero results", STANDIN_HEURISTIC_ZERO, 0, 0, 1},
+        {"heuristic: NOT_SUPPORTED", STANDIN_HEURISTIC_NOT_SUPPORTED, 0, 0, 1},
+        {"algorithm refused at launch", STANDIN_HEURISTIC_ALGO, 1, 1, 1},
+    };
+    int cases = 0;
+    for (size_t r = 0; r < sizeof roads / sizeof *roads; r++) {
+        standin_reset();
+        standin.heuristic = roads[r].h, standin.matmul_not_supported = roads[r].refuse;
+        cuda_gemm *g = NULL;
+        ib_error err = {0};
+        if (cuda_gemm_create(&g, r % 2 ? 0 : (size_t)32 << 20, &err)) {
+            CHECK(0, "%s: cuda_gemm_create: %s", roads[r].name, err.msg);
+            continue;
+        }
+        for (int i = 0; i < 150; i++) {
+            gemm_case c = random_case();
+            int lt = standin.lt_matmuls, blas = standin.blas_gemms;
+            if (run_case(g, &c, roads[r].name)) break;
+            /* the road: the fallback only once a shape has fallen back, then cuBLAS alone */
+            int used_lt = standin.lt_matmuls > lt, used_blas = standin.blas_gemms > blas;
+            /* refused at launch: cuBLASLt tried once per new shape, a shape seen before goes straight to cuBLAS */
+            CHECK(used_blas == roads[r].want_blas && (roads[r].refuse || used_lt == roads[r].want_lt),
+                  "%s: case %d went through cuBLASLt %d, cuBLAS %d", roads[r].name, i, used_lt, used_blas);
+            cases++;
+        }
+        /* the cache: the same shape and alignments again asks the heuristic nothing */
+        gemm_case c = random_case();
+        run_case(g, &c, roads[r].name);
+        int queries = standin.heuristic_calls;
+        run_case(g, &c, roads[r].name);
+        CHECK(standin.heuristic_calls == queries, "%s: the same GEMM queried the heuristic again", roads[r].name);
+        CHECK(roads[r].want_blas == (standin.blas_handles == 1), "%s: %d cuBLAS handles", roads[r].name,
+              standin.blas_handles);
+        cuda_gemm_destroy(g);
+    }
+    CHECK(standin.live_objects == 0, "%d cuBLASLt/cuBLAS objects leaked", standin.live_objects);
+    CHECK(standin.live_allocations == 0, "%d device allocations leaked", standin.live_allocations);
+
+    /* errors: named, not a fallback */
+    ib_error err = {0};
+    cuda_gemm *g = NULL;
+    standin_reset();
+    standin.heuristic = STANDIN_HEURISTIC_FAIL;
+    CHECK(cuda_gemm_create(&g, 1 << 20, &err) == 0, "create: %s", err.msg);
+    buf A = make(4096, 4, 0), B = make(4096, 4, 0), C = make(4096, 4, 0);
+    cuda_gemm_desc d = {.M = 4, .N = 4, .K = 4, .ab = IB_PREC_FP32, .c = IB_PREC_FP32};
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, NULL, &err) == -1 && strstr(err.msg, "cublasLtMatmulAlgoGetHeuristic"),
+          "a failing heuristic: rc/message %s", err.msg);
+    CHECK(standin.blas_gemms == 0, "a failing heuristic fell back to cuBLAS");
+    d.c = IB_PREC_BF16;
+    standin.heuristic = STANDIN_HEURISTIC_ALGO;
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, (const float *)B.p, NULL, &err) == -1 && strstr(err.msg, "fp32 output"),
+          "a bias with a bf16 output: %s", err.msg);
+    cuda_gemm_destroy(g);
+    cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc);
+    standin.lt_create_fails = 1;
+    CHECK(cuda_gemm_create(&g, 1 << 20, &err) == -1 && strstr(err.msg, "cublasLtCreate") && !g, "cublasLtCreate: %s",
+          err.msg);
+    standin.lt_create_fails = 0, standin.malloc_fails = 1;
+    CHECK(cuda_gemm_create(&g, 1 << 20, &err) == -1 && strstr(err.msg, "cudaMalloc") && !g, "workspace: %s", err.msg);
+    standin.malloc_fails = 0;
+    CHECK(standin.live_objects == 0 && standin.live_allocations == 0, "failed creates leaked %d objects, %d allocations",
+          standin.live_objects, standin.live_allocations);
+
+    printf("%d GEMMs over 4 roads checked; %d failure(s)\n", cases, failures);
+    return failures ? 1 : 0;
+}
