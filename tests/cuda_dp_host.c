@@ -104,9 +104,20 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
     free(got), free(p0), free(p1);
 }
 
+extern int shim_touched_devices;   /* cuda_host_shim.c */
+
 int main(void)
 {
     ib_error err;
+    /* facts about device 1 make no device current: a per-GPU process probing its GPU must not
+     * open a context on another (review item 2: the probe used to switch to it and back to 0) */
+    cuda_device_info di;
+    shim_touched_devices = 0;
+    if (cuda_device_info_get(1, &di, &err) || shim_touched_devices || di.cc_major != 9) {
+        fprintf(stderr, "FAIL: cuda_device_info_get(1) made devices 0x%x current (cc %d)\n", shim_touched_devices,
+                di.cc_major);
+        return 1;
+    }
     if (verify_reference_load("data/ref_a_adam_fp32.safetensors", &ref, &err)) {
         fprintf(stderr, "FAIL: %s\n", err.msg);
         return 1;

@@ -15,7 +15,16 @@
 
 /* ---- runtime ---- */
 static char dummy_stream, dummy_event;
-cudaError_t cudaSetDevice(int d) { return cudaSuccess; }
+/* which devices were made current (a context on a real GPU): tests check a probe touches none */
+int shim_touched_devices;
+static __thread int shim_current;
+cudaError_t cudaSetDevice(int d)
+{
+    if (d < 0 || d >= 2) return cudaErrorInvalidDevice;
+    shim_current = d;
+    shim_touched_devices |= 1 << d;
+    return cudaSuccess;
+}
 cudaError_t cudaMalloc(void **p, size_t n) { *p = aligned_alloc(256, (n + 255) / 256 * 256); return *p ? cudaSuccess : cudaErrorMemoryAllocation; }
 cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
 cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
@@ -42,7 +51,12 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi) { *lo = *hi = 0; 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned f, int prio) { return cudaStreamCreateWithFlags(s, f); }
 /* two pretend GPUs, compute capability 9.0, so backend_create("cuda") and multi-rank paths run */
 cudaError_t cudaGetDeviceCount(int *n) { *n = 2; return cudaSuccess; }
-cudaError_t cudaGetDevice(int *d) { *d = 0; return cudaSuccess; }
+cudaError_t cudaGetDevice(int *d) { *d = shim_current; return cudaSuccess; }
+cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d)
+{
+    *v = a == cudaDevAttrComputeCapabilityMajor ? 9 : a == cudaDevAttrMultiProcessorCount ? 1 : 0;
+    return d >= 0 && d < 2 ? cudaSuccess : cudaErrorInvalidDevice;
+}
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
 {
     memset(p, 0, sizeof *p);

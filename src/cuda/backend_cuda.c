@@ -27,21 +27,24 @@ int cuda_device_count(void)
     return n;
 }
 
+/* Facts about one device without making it current: cudaSetDevice would create a context there
+ * (CUDA 12+ does so eagerly), so every per-GPU process probing device d would also hold a context
+ * (and its memory) on the device it switched back to.  Free memory needs a context, so it is read
+ * only for the device already current in this thread (0 = unknown otherwise). */
 int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);
-    struct cudaDeviceProp p;
+    CUDA_TRY(cudaDeviceGetAttribute(&out->cc_major, cudaDevAttrComputeCapabilityMajor, device));
+    CUDA_TRY(cudaDeviceGetAttribute(&out->cc_minor, cudaDevAttrComputeCapabilityMinor, device));
+    CUDA_TRY(cudaDeviceGetAttribute(&out->sm_count, cudaDevAttrMultiProcessorCount, device));
+    struct cudaDeviceProp p;   /* the name and total memory: driver queries, no context */
     CUDA_TRY(cudaGetDeviceProperties(&p, device));
     snprintf(out->name, sizeof out->name, "%s", p.name);
     out->memory_bytes = p.totalGlobalMem;
-    out->cc_major = p.major, out->cc_minor = p.minor;
-    out->sm_count = p.multiProcessorCount;
-    int cur = 0;
+    int cur = -1;
     size_t fr = 0, tot = 0;
-    if (cudaGetDevice(&cur) == cudaSuccess && cudaSetDevice(device) == cudaSuccess &&
-        cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+    if (cudaGetDevice(&cur) == cudaSuccess && cur == device && cudaMemGetInfo(&fr, &tot) == cudaSuccess)
         out->free_bytes = fr;
-    cudaSetDevice(cur);
     cudaGetLastError();
     return 0;
 }
