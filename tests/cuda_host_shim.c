@@ -231,10 +231,10 @@ cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t r
         float *x = S + r * ld, mx = -INFINITY, sum = 0;
         for (int j = 0; j < T; j++) mx = x[j] > mx ? x[j] : mx;
         for (int j = 0; j < T; j++) sum += (x[j] = expf((x[j] - mx) * scale));
-        for (int j = 0; j < T; j++) {
-            x[j] *= 1.0f / sum;
-            if (p_act) st(p_act, dt, r * ld + j, x[j]);
-        }
+        /* with p_act, S keeps the exponentials (kernels.h): a reader of S as P would show */
+        for (int j = 0; j < T; j++)
+            if (p_act) st(p_act, dt, r * ld + j, x[j] * (1.0f / sum));
+            else x[j] *= 1.0f / sum;
     }
     return cudaSuccess;
 }

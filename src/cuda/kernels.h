@@ -73,8 +73,8 @@ cudaError_t cuk_heads_split(const void *datt, void *dO, ib_precision dt, int B, 
 /* Rows of S [rows,T] fp32, row stride ld >= T (the T x T score matrices are stored with rows
  * padded to a multiple of 8 elements, so every row starts 16-byte aligned for tensor-core GEMMs;
  * the padding is never read as data):
- * S <- softmax(S * scale) in place (max subtracted first); if p_act != NULL also p_act (dtype dt,
- * same strides) = S. */
+ * P = softmax(S * scale) (max subtracted first), written in place into S when p_act is NULL, else
+ * to p_act only (dtype dt, same strides; S is then scratch: it holds the unnormalised exponentials). */
 cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale,
                                 cudaStream_t s);
 /* Rows (stride ld): g <- P * (g - <P, g>) * scale (fp32, in place), P read in dtype dt (the saved

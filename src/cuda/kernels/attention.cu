@@ -92,11 +92,12 @@ __global__ static void softmax_forward_kernel(float *S, void *p_act, int dt, siz
         sum += e;
     }
     const float inv = 1.0f / warp_sum(sum);
-    for (int j = lane; j < T; j += 32) {
-        const float p = s[j] * inv;
-        s[j] = p;
-        if (p_act) act_store(p_act, dt, row * ld + j, p);
-    }
+    /* with p_act the fp32 probabilities are read by nobody (the P v GEMM and backward read p_act):
+     * skip T stores per row, S keeps the exponentials as scratch */
+    if (p_act)
+        for (int j = lane; j < T; j += 32) act_store(p_act, dt, row * ld + j, s[j] * inv);
+    else
+        for (int j = lane; j < T; j += 32) s[j] *= inv;
 }
 
 extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale,
