@@ -13,20 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "cuda/gemm.h"
 #include "cuda_cublaslt_standin.h"
 #include "instbench/precision.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                 \
-    do {                                                                 \
-        if (!(cond)) {                                                   \
-            failures++;                                                  \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);         \
-            fprintf(stderr, __VA_ARGS__);                                \
-            fputc('\n', stderr);                                         \
-        }                                                                \
-    } while (0)
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next(void)

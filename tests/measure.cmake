@@ -3,6 +3,7 @@
 instbench_add_unit_test(measure_runner ${CMAKE_CURRENT_SOURCE_DIR}/measure_runner.c)
 instbench_add_unit_test(measure_datapipe ${CMAKE_CURRENT_SOURCE_DIR}/measure_datapipe.c)
 instbench_add_unit_test(measure_rendezvous ${CMAKE_CURRENT_SOURCE_DIR}/measure_rendezvous.c)
+instbench_add_unit_test(bench_sysinfo_gpus ${CMAKE_CURRENT_SOURCE_DIR}/bench_sysinfo_gpus.c)
 
 add_executable(measure_stats_tool ${CMAKE_CURRENT_SOURCE_DIR}/measure_stats_tool.c)
 target_link_libraries(measure_stats_tool PRIVATE instbench_core)

@@ -71,6 +71,14 @@ typedef struct ib_dp_config {
  * the input buffers live in it); GPU: one device per rank, the estimate counts device memory. */
 typedef enum ib_device_kind { IB_DEVICE_HOST = 0, IB_DEVICE_GPU = 1 } ib_device_kind;
 
+/* One device as this process sees it: CUDA_VISIBLE_DEVICES applied and a MIG slice as its own
+ * device with its own memory (what NVML, which sees whole boards, cannot say). */
+typedef struct ib_device_desc {
+    char name[256];
+    uint64_t memory_bytes;   /* total */
+    int cc_major, cc_minor;  /* compute capability */
+} ib_device_desc;
+
 /* A backend: each exports one const table (cpu: cpu_backend_ops; cuda: its module's table, reached
  * through the core's loader entry in src/backend.c).  Nothing outside a backend and the registry
  * (src/backend.c) names one; callers ask the table. */
@@ -83,6 +91,9 @@ struct ib_backend_ops {
      * cannot be loaded (dlerror's text), no GPU, a driver older than the runtime. */
     const char *(*unavailable_reason)(void);
     int (*device_count)(void);   /* devices a rank can take (HOST: 1) */
+    /* Device i < device_count(), without making it current (no context opened); NULL function for
+     * HOST backends. */
+    int (*device_describe)(int device, ib_device_desc *out, ib_error *err);
     /* How bf16 matmuls run: "native" or "emulated" (cpu without a oneDNN bf16 matmul: operands
      * widened to fp32); NULL function where the question does not arise. */
     const char *(*bf16_mode)(void);

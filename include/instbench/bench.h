@@ -108,6 +108,10 @@ typedef struct bench_sysinfo {
 
 /* Never fails: unknown facts stay empty/0.  GPUs through NVML when libnvidia-ml can be loaded. */
 void sysinfo_collect(bench_sysinfo *out);
+/* The GPUs as the backend that will run sees them (ops->device_describe), replacing NVML's list:
+ * NVML ignores CUDA_VISIBLE_DEVICES and reports a MIG-partitioned board whole, so its count and
+ * memory size the ranks and the batch wrongly.  Backends without device_describe change nothing. */
+void sysinfo_gpus_from_backend(bench_sysinfo *s, const ib_backend_ops *ops);
 /* Only the onednn_* fields (cheap: no files, no GPU library; `instbench --version`). */
 void sysinfo_onednn(bench_sysinfo *out);
 

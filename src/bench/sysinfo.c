@@ -108,6 +108,27 @@ static void collect_gpus(bench_sysinfo *s)
     dlclose(h);
 }
 
+void sysinfo_gpus_from_backend(bench_sysinfo *s, const ib_backend_ops *ops)
+{
+    if (!ops->device_describe) return;
+    int n = ops->device_count();
+    const int cap = (int)(sizeof s->gpus / sizeof s->gpus[0]);
+    s->gpu_count = 0;
+    for (int i = 0; i < n && i < cap; i++) {
+        ib_device_desc d;
+        ib_error err;
+        bench_gpu *g = &s->gpus[s->gpu_count++];
+        memset(g, 0, sizeof *g);
+        if (ops->device_describe(i, &d, &err)) {
+            ib_debug("GPU %d: %s", i, err.msg);   /* counted (the backend sees it), facts unknown */
+            continue;
+        }
+        snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, d.name);
+        g->memory_bytes = d.memory_bytes;
+        if (d.cc_major > 0) snprintf(g->compute_capability, sizeof g->compute_capability, "%d.%d", d.cc_major, d.cc_minor);
+    }
+}
+
 static void collect_nccl(bench_sysinfo *s)
 {
     void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);

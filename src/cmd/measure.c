@@ -309,6 +309,7 @@ int cmd_measure(int argc, char **argv)
     sysinfo_collect(&sys);
     if (g_stop) return interrupted_exit();
     const int is_cpu = backend->device == IB_DEVICE_HOST;   /* ranks share the cores and host memory */
+    if (!is_cpu) sysinfo_gpus_from_backend(&sys, backend);   /* the devices it will use, not NVML's list */
     if (O.ranks == 0) {
         /* docs/design.md: data-parallel over every local GPU.  One process drives them all unless a launcher
          * (torchrun --nproc-per-node, srun --ntasks-per-node) already starts one process per GPU. */

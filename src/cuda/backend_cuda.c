@@ -49,6 +49,17 @@ int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err)
     return 0;
 }
 
+static int device_describe(int device, ib_device_desc *out, ib_error *err)
+{
+    cuda_device_info di;
+    memset(out, 0, sizeof *out);
+    if (cuda_device_info_get(device, &di, err)) return -1;
+    snprintf(out->name, sizeof out->name, "%s", di.name);
+    out->memory_bytes = di.memory_bytes;
+    out->cc_major = di.cc_major, out->cc_minor = di.cc_minor;
+    return 0;
+}
+
 static void version_str(int v, char *out, size_t n)
 {
     snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);   /* 12040 -> "12.4" */
@@ -260,7 +271,8 @@ static const char *dp_unavailable_reason(void)
 
 const ib_backend_ops cuda_backend_ops = {
     .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = unavailable_reason,
-    .device_count = cuda_device_count, .memory_estimate = cuda_backend_memory_estimate,
+    .device_count = cuda_device_count, .device_describe = device_describe,
+    .memory_estimate = cuda_backend_memory_estimate,
     .create = cuda_backend_create,
     .set_inputs = set_inputs, .forward_backward = forward_backward, .forward = forward,
     .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
