@@ -174,6 +174,14 @@ static int cuda_device_describe(int device, ib_device_desc *out, ib_error *err)
     return m ? m->ops->device_describe(device, out, err) : ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
 }
 
+static int cuda_device_memory_free(int device, uint64_t *bytes, ib_error *err)
+{
+    const char *why = "";
+    const ib_cuda_module *m = cuda_module(&why);
+    *bytes = 0;
+    return m ? m->ops->device_memory_free(device, bytes, err) : ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+}
+
 static size_t cuda_memory_estimate(const ib_train_config *cfg)
 {
     const ib_cuda_module *m = cuda_module(NULL);
@@ -198,6 +206,7 @@ static const char *cuda_dp_unavailable_reason(void)
 static const ib_backend_ops cuda_loader_ops = {
     .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = cuda_unavailable_reason,
     .device_count = cuda_device_count, .device_describe = cuda_device_describe,
+    .device_memory_free = cuda_device_memory_free,
     .memory_estimate = cuda_memory_estimate, .create = cuda_create,
     .dp_unavailable_reason = cuda_dp_unavailable_reason,
 };

@@ -94,6 +94,10 @@ struct ib_backend_ops {
     /* Device i < device_count(), without making it current (no context opened); NULL function for
      * HOST backends. */
     int (*device_describe)(int device, ib_device_desc *out, ib_error *err);
+    /* Free memory of device i once this process's context on it exists (so the context's own
+     * reservation is already taken): opens that context, so ask only for devices this process
+     * will use.  NULL function for HOST backends. */
+    int (*device_memory_free)(int device, uint64_t *bytes, ib_error *err);
     /* How bf16 matmuls run: "native" or "emulated" (cpu without a oneDNN bf16 matmul: operands
      * widened to fp32); NULL function where the question does not arise. */
     const char *(*bf16_mode)(void);

@@ -177,6 +177,14 @@ int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *
 /* Bytes one rank needs of the memory the backend runs in: its estimate, plus the host input
  * buffers on the CPU.  IB_MEMORY_REFUSED or more when the configuration cannot run at all. */
 size_t memfit_rank_bytes(const ib_backend_ops *backend, const ib_train_config *t, bench_data_mode data);
+/* Device memory one GPU rank of this process can fill, before the 10% headroom: the least free
+ * memory among devices [first, first + n) read after this process's context exists on each
+ * (backend->device_memory_free), else their total as sysinfo knows it; less MEMFIT_NCCL_BYTES when
+ * ranks average over NCCL (its channel buffers are allocated by ncclCommInit, outside the
+ * backend's estimate).  0 when nothing is known. */
+#define MEMFIT_NCCL_BYTES ((uint64_t)512 << 20)
+uint64_t memfit_device_available(const ib_backend_ops *backend, const bench_sysinfo *sys, int first, int n,
+                                 int averaging);
 /* Largest per-device batch in [0, max_batch] whose `ranks` copies fit in `avail` bytes. */
 int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
                          int max_batch);

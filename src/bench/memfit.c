@@ -13,6 +13,24 @@ size_t memfit_rank_bytes(const ib_backend_ops *backend, const ib_train_config *t
     return est + (data == BENCH_DATA_HOST ? 2 : 1) * batch_bytes;
 }
 
+uint64_t memfit_device_available(const ib_backend_ops *backend, const bench_sysinfo *sys, int first, int n,
+                                 int averaging)
+{
+    uint64_t least = 0;
+    for (int d = first; d < first + n; d++) {
+        uint64_t bytes = 0;
+        ib_error err;
+        if (!backend->device_memory_free || backend->device_memory_free(d, &bytes, &err)) {
+            if (backend->device_memory_free) ib_debug("GPU %d: free memory unknown (%s): using its total", d, err.msg);
+            bytes = d >= 0 && d < sys->gpu_count ? sys->gpus[d].memory_bytes : 0;
+        }
+        if (bytes == 0) return 0;   /* one device unknown: the whole answer is */
+        if (d == first || bytes < least) least = bytes;
+    }
+    if (averaging) least = least > MEMFIT_NCCL_BYTES ? least - MEMFIT_NCCL_BYTES : 0;
+    return least;
+}
+
 int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
                          int max_batch)
 {

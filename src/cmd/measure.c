@@ -353,8 +353,11 @@ int cmd_measure(int argc, char **argv)
     int workers = O.workers > 0 ? O.workers : (sys.vcpus / rdv.local_world_size > 0 ? sys.vcpus / rdv.local_world_size : 1);
 
     /* ---- batch size: estimated before anything is allocated ---- */
+    /* GPU: the devices this process drives (the runner's choice: from its local rank when the backend
+     * averages across processes, else from 0), free memory after set-up, NCCL's buffers set aside */
+    const int first_gpu = gpu_dp && rdv.local_rank + O.ranks <= sys.gpu_count ? rdv.local_rank : 0;
     uint64_t avail = is_cpu ? sys.memory_available_bytes
-                            : (sys.gpu_count > 0 ? sys.gpus[0].memory_bytes : 0);
+                            : memfit_device_available(backend, &sys, first_gpu, O.ranks, rdv.world_size > 1);
     if (avail > 0) avail = avail / 10 * 9;   /* headroom for the OS, allocator slack, the driver */
     if (O.batch == 0) {
         if (avail == 0) {

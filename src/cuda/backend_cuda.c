@@ -60,6 +60,17 @@ static int device_describe(int device, ib_device_desc *out, ib_error *err)
     return 0;
 }
 
+static int device_memory_free(int device, uint64_t *bytes, ib_error *err)
+{
+    size_t fr = 0, tot = 0;
+    *bytes = 0;
+    CUDA_TRY(cudaSetDevice(device));
+    CUDA_TRY(cudaFree(NULL));   /* the context exists from here on (lazy before CUDA 12) */
+    CUDA_TRY(cudaMemGetInfo(&fr, &tot));
+    *bytes = fr;
+    return 0;
+}
+
 static void version_str(int v, char *out, size_t n)
 {
     snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);   /* 12040 -> "12.4" */
@@ -271,7 +282,7 @@ static const char *dp_unavailable_reason(void)
 
 const ib_backend_ops cuda_backend_ops = {
     .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = unavailable_reason,
-    .device_count = cuda_device_count, .device_describe = device_describe,
+    .device_count = cuda_device_count, .device_describe = device_describe, .device_memory_free = device_memory_free,
     .memory_estimate = cuda_backend_memory_estimate,
     .create = cuda_backend_create,
     .set_inputs = set_inputs, .forward_backward = forward_backward, .forward = forward,

@@ -32,7 +32,9 @@ int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
     EXT(dP, IB_PREC_FP32, BH, T, Ts), EXT(dqkvh, IB_PREC_FP32, 3, BH, T, hd);
     EXT(partial, IB_PREC_FP32, ln > col ? ln : col), EXT(row_loss, MODEL_DT_F64, B), EXT(loss_dev, IB_PREC_FP32, 1);
 #undef EXT
-    p->outside = (size_t)32 << 20;   /* the cuBLASLt workspace cuda_gemm_create allocates */
+    /* the cuBLASLt workspace cuda_gemm_create allocates, and the workspace cuBLAS takes for itself
+     * should a GEMM fall back to it (32 MiB on Hopper) */
+    p->outside = (size_t)64 << 20;
     return 0;
 }
 
