@@ -262,7 +262,7 @@ static void some_types(const price_set *set, int (*which)(const price_record *),
         for (size_t k = 0; k < i && !seen; k++)
             seen = which(&set->items[k]) && !strcmp(set->items[k].instance_type, r->instance_type);
         if (seen) continue;
-        if (n < 4) used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s", n ? ", " : "", r->instance_type);
+        if (n < 4 && used < len) used += (size_t)snprintf(out + used, len - used, "%s%s", n ? ", " : "", r->instance_type);
         n++;
     }
     if (n > 4 && used < len) snprintf(out + used, len - used, " and %zu more", n - 4);
@@ -297,7 +297,7 @@ static void criterion_flag(const prices_filter *f, int c, char *out, size_t len)
 static void emptied_line(const prices_filter *f, const price_set *set, const prices_filter_stats *st, char *out,
                          size_t len)
 {
-    char flag[160], names[160], what[320] = "";
+    char flag[160], names[320], what[320] = "";
     int c = st->emptied_by;
     size_t n = set->n, known = 0;
     const price_record *best = NULL;
@@ -417,7 +417,7 @@ static int shop(const prices_query *q, const prices_accelerator_want *acc, price
                        .min_memory_gib = O.min_memory, .min_accelerator_memory_gib = O.min_acc_memory,
                        .max_usd_per_hour = O.max_price, .max_spot_usd_per_hour = O.max_spot_price,
                        .want_on_demand = q->want_on_demand, .want_spot = q->want_spot, .sort = (prices_sort)O.sort};
-    char unknown[160] = "", unknown_acc[160] = "";
+    char unknown[320] = "", unknown_acc[320] = "";
     const char *hw_flag = first_hw_flag(&f);
     if (hw_flag) some_types(set, hw_unknown, unknown, sizeof unknown);
     if (!isnan(f.min_accelerator_memory_gib)) some_types(set, acc_memory_unknown, unknown_acc, sizeof unknown_acc);
