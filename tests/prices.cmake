@@ -21,3 +21,10 @@ add_test(NAME prices_snapshot
 add_test(NAME prices_names
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_names.py ${INSTBENCH_BIN}
                  ${INSTBENCH_PRICE_DATA})
+
+# The shopping list (--accelerator, --min-*, --max-price, --max-spot-price, --sort): each filter,
+# combinations, sort orders, exit codes and messages, in CSV, JSON and table output, from the
+# snapshot, the cache and the fake AWS (expectations from data/).
+add_test(NAME prices_filters
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_filters.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_PRICE_DATA})

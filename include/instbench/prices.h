@@ -121,6 +121,68 @@ typedef enum prices_name_state {
 prices_name_state prices_type_state(const prices_query *q, const price_set *set, const char *type);
 prices_name_state prices_region_state(const price_set *set, const char *region);
 
+/* The accelerators the snapshot's instance types carry ("A10G", "H100", "Trainium"), in name
+ * order (strcmp); the array lives as long as the program.  0 when the snapshot is unusable. */
+size_t prices_catalogue_accelerators(const char *const **names);
+/* The catalogue's spelling of accelerator NAME, matched ignoring case ("a10g" -> "A10G"; exact
+ * otherwise: "A100" is not "A100-80GB"), or NULL when no type of the snapshot has it. */
+const char *prices_catalogue_accelerator(const char *name);
+/* For "did you mean X?": the nearest accelerator name of the snapshot, or NULL. */
+const char *prices_suggest_accelerator(const char *name);
+
+/* ---- filters and sort orders over a fetched set (filter.c): `prices` as a shopping list ------ */
+/* One --accelerator item: NAME (the catalogue's spelling) and, when COUNT > 0, exactly that many
+ * per instance. */
+typedef struct prices_accelerator_want {
+    char name[32];
+    int count;                       /* 0: any count */
+} prices_accelerator_want;
+
+typedef enum prices_sort {
+    PRICES_SORT_TYPE = 0,            /* the natural order of types, then regions as asked (as fetched) */
+    PRICES_SORT_PRICE,               /* on-demand $/h ascending */
+    PRICES_SORT_SPOT,                /* lowest spot $/h over the record's zones, ascending */
+    PRICES_SORT_SAVINGS,             /* the Spot Advisor's savings % descending */
+} prices_sort;
+/* "type", "price", "spot", "savings": in prices_sort order, NULL-terminated. */
+extern const char *const prices_sort_names[];
+
+/* The criteria, in the order they apply (a record must meet every one that is set). */
+typedef enum prices_criterion {
+    PRICES_BY_ACCELERATOR = 0, PRICES_BY_VCPUS, PRICES_BY_MEMORY, PRICES_BY_ACCELERATOR_MEMORY,
+    PRICES_BY_MAX_PRICE, PRICES_BY_MAX_SPOT_PRICE, PRICES_N_CRITERIA
+} prices_criterion;
+
+typedef struct prices_filter {
+    const prices_accelerator_want *accelerators;   /* any of these; n_accelerators 0: no filter */
+    size_t n_accelerators;
+    int min_vcpus;                   /* 0: no filter */
+    double min_memory_gib;           /* instance (host) memory; NAN: no filter */
+    double min_accelerator_memory_gib;   /* memory of EACH accelerator (the record's total / count); NAN: none */
+    double max_usd_per_hour;         /* on-demand or lowest spot, of the markets shown, <= this; NAN: none */
+    double max_spot_usd_per_hour;    /* lowest spot <= this; NAN: none */
+    int want_on_demand, want_spot;   /* the markets shown (what --max-price looks at) */
+    prices_sort sort;
+} prices_filter;
+
+typedef struct prices_filter_stats {
+    size_t before;                           /* records in */
+    size_t removed[PRICES_N_CRITERIA];       /* records each criterion left out (in order) */
+    /* Records a hardware criterion left out because the catalogue has no hardware for their type
+     * (never silently kept nor silently dropped: the caller says so), or because it lacks just the
+     * accelerator memory (trn1: the source gives none). */
+    size_t unknown_hardware, unknown_accelerator_memory;
+    int emptied_by;                          /* the criterion that left nothing, -1 when none did */
+} prices_filter_stats;
+
+/* The lowest spot price of R over its zones; NAN when it has none. */
+double prices_lowest_spot(const price_record *r);
+/* Keeps the records of S that meet F and orders them by F->sort (ties: the order they came in,
+ * which is the natural type order, then the regions as asked).  When a criterion leaves nothing,
+ * S is left holding the records that reached it (for the caller to say why) and st->emptied_by
+ * names it.  0, or -1 when out of memory. */
+int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stats *st);
+
 /* ---- zone names and IDs (prices_zones.c) ------------------------------------------------------ */
 /* Which zone ID each zone name of REGIONS stands for in the caller's own AWS account (EC2
  * DescribeAvailabilityZones, with the credentials prices use).  The mapping differs per account,

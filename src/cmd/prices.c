@@ -18,6 +18,10 @@ static struct {
     int market, source, format;   /* choice indexes; format -1: by stdout */
     double ttl_hours, timeout_s;
     int page_size, no_scores;
+    /* the shopping list: filters and order over what was fetched (prices/filter.c) */
+    args_list accelerators;
+    int min_vcpus, sort;
+    double min_memory, min_acc_memory, max_price, max_spot_price;   /* NAN: not given */
 } O;
 
 static const char *const markets[] = {"on-demand", "spot", "both", NULL};
@@ -36,6 +40,62 @@ static const char *type_or_pattern_problem(const char *v)
 static const char *region_or_all_problem(const char *v)
 {
     return strcmp(v, "all") ? names_region_problem(v) : NULL;
+}
+
+/* --accelerator NAME[:N]: NAME's shape and N, into NAME (32 bytes) and *COUNT (0: none given);
+ * NULL, or why the value is malformed. */
+static const char *parse_accelerator(const char *v, char *name, int *count)
+{
+    static char why[160];
+    const char *colon = strchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : strlen(v);
+    *count = 0;
+    if (!len) return "has no accelerator name (want NAME or NAME:N, e.g. A10G or A10G:4)";
+    if (len >= 32 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") != len)
+        return "is not an accelerator name like A10G or H100 (want NAME or NAME:N, e.g. A10G:4)";
+    memcpy(name, v, len);
+    name[len] = '\0';
+    if (colon) {
+        long x;
+        char num[96];
+        int rc = util_parse_int(colon + 1, 1, 256, &x);
+        if (rc) {
+            snprintf(why, sizeof why, "has a bad count: %s (want NAME:N with N accelerators per instance, a "
+                     "whole number in [1, 256])", util_number_error(colon + 1, rc, 1, 256, num, sizeof num));
+            return why;
+        }
+        *count = (int)x;
+    }
+    return NULL;
+}
+
+/* A well-formed NAME[:N] whose NAME some type of the catalogue carries (any case). */
+static const char *accelerator_problem(const char *v)
+{
+    static char why[512];
+    char name[32];
+    int count;
+    const char *p = parse_accelerator(v, name, &count);
+    if (p || prices_catalogue_accelerator(name)) return p;
+    const char *const *known;
+    size_t n = prices_catalogue_accelerators(&known), used = 0;
+    used = (size_t)snprintf(why, sizeof why, "is not an accelerator of any instance type in the price catalogue (");
+    for (size_t i = 0; i < n && used + 40 < sizeof why; i++)
+        used += (size_t)snprintf(why + used, sizeof why - used, "%s%s", i ? ", " : "", known[i]);
+    snprintf(why + used, sizeof why - used, ")");
+    return why;
+}
+
+static const char *accelerator_suggest(const char *v)
+{
+    static char out[48];
+    char name[32];
+    int count;
+    const char *near = parse_accelerator(v, name, &count) ? NULL : prices_suggest_accelerator(name);
+    if (!near) return NULL;
+    if (count) snprintf(out, sizeof out, "%s:%d", near, count);
+    else snprintf(out, sizeof out, "%s", near);
+    return out;
 }
 
 static const arg_spec prices_specs[] = {
@@ -61,6 +121,27 @@ static const arg_spec prices_specs[] = {
      0.1, 600},
     {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
      "replaced atomically, a device or FIFO written through)"},
+    {"--accelerator", 0, ARG_LIST, &O.accelerators, "NAME[:N]", "only types with this accelerator (A10G, H100, ...: the catalogue's\n"
+     "names, any case; A100 is not A100-80GB), with :N exactly N of them per\n"
+     "instance (A10G:4, H100:8); comma-separated or repeated: any of them",
+     .check = accelerator_problem, .suggest = accelerator_suggest,
+     .group = "shopping list (applied to the prices fetched, from every source, in every format)"},
+    {"--min-vcpus", 0, ARG_INT, &O.min_vcpus, "N", "only types with at least N vCPUs", 1, 4096},
+    {"--min-memory", 0, ARG_DOUBLE, &O.min_memory, "GIB", "only types with at least GIB GiB of instance (host) memory", 0.001,
+     1048576, .want = "GiB of instance memory"},
+    {"--min-accelerator-memory", 0, ARG_DOUBLE, &O.min_acc_memory, "GIB", "only types whose EACH accelerator has at least GIB GiB of memory\n"
+     "(the ACCEL GiB column is all of them together: 4 x A10G shows 89,\n"
+     "22.35 each); types without an accelerator never qualify",
+     0.001, 1048576, .want = "GiB per accelerator"},
+    {"--max-price", 0, ARG_DOUBLE, &O.max_price, "USD", "only rows costing at most USD per instance-hour in a market shown:\n"
+     "the on-demand price or the lowest spot price (--market both: either)",
+     0.0001, 100000, .want = "a price in USD per instance-hour"},
+    {"--max-spot-price", 0, ARG_DOUBLE, &O.max_spot_price, "USD", "only rows whose lowest spot price is at most USD per instance-hour",
+     0.0001, 100000, .want = "a price in USD per instance-hour"},
+    {"--sort", 0, ARG_CHOICE, &O.sort, NULL, "type (default): natural type order, then the regions as listed; price:\n"
+     "on-demand ascending; spot: lowest spot ascending; savings: the Spot\n"
+     "Advisor's savings % descending.  Rows without the figure come last;\n"
+     "ties keep the type order", .choices = prices_sort_names},
     ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, placement, spot_source"),
     {0},
 };
@@ -73,7 +154,10 @@ const arg_command cmd_prices_args = {
     "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
     "An instance type or region no source knows exits 2 with the nearest known name (a type newer\n"
     "than the snapshot is looked up live before it is called unknown); nothing found for what was\n"
-    "asked exits 1.\n",
+    "asked exits 1.\n"
+    "Hardware filters (--accelerator, --min-vcpus, --min-memory, --min-accelerator-memory) judge a\n"
+    "type by the catalogue (the snapshot's hardware); a type it has no hardware for is left out by\n"
+    "them, with a warning naming it.  Filters that leave no row exit 1 with a line naming the filter.\n",
     prices_specs, NULL,
 };
 
@@ -158,14 +242,246 @@ static int check_found(const prices_query *q, const price_set *set)
     return IB_EXIT_RUNTIME;
 }
 
+/* The first hardware criterion set: the flag that leaves out a type of unknown hardware. */
+static const char *first_hw_flag(const prices_filter *f)
+{
+    return f->n_accelerators ? "--accelerator" : f->min_vcpus > 0 ? "--min-vcpus"
+           : !isnan(f->min_memory_gib) ? "--min-memory" : !isnan(f->min_accelerator_memory_gib) ? "--min-accelerator-memory"
+           : NULL;
+}
+
+/* Up to a few distinct instance types of SET for which WHICH holds, "a, b, c and 2 more". */
+static void some_types(const price_set *set, int (*which)(const price_record *), char *out, size_t len)
+{
+    size_t n = 0, used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < set->n; i++) {
+        const price_record *r = &set->items[i];
+        if (!which(r)) continue;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = which(&set->items[k]) && !strcmp(set->items[k].instance_type, r->instance_type);
+        if (seen) continue;
+        if (n < 4 && used < len) used += (size_t)snprintf(out + used, len - used, "%s%s", n ? ", " : "", r->instance_type);
+        n++;
+    }
+    if (n > 4 && used < len) snprintf(out + used, len - used, " and %zu more", n - 4);
+}
+
+static int hw_unknown(const price_record *r) { return r->hw.vcpus < 1; }
+static int acc_memory_unknown(const price_record *r)
+{
+    return r->hw.vcpus >= 1 && r->hw.accelerator[0] && isnan(r->hw.accelerator_memory_gib);
+}
+
+/* "--min-vcpus 512": the flag that emptied the list, with its value as given. */
+static void criterion_flag(const prices_filter *f, int c, char *out, size_t len)
+{
+    switch (c) {
+    case PRICES_BY_ACCELERATOR: {
+        size_t used = (size_t)snprintf(out, len, "--accelerator ");
+        for (size_t i = 0; i < O.accelerators.n && used < len; i++)
+            used += (size_t)snprintf(out + used, len - used, "%s%s", i ? "," : "", O.accelerators.v[i]);
+        break;
+    }
+    case PRICES_BY_VCPUS: snprintf(out, len, "--min-vcpus %d", f->min_vcpus); break;
+    case PRICES_BY_MEMORY: snprintf(out, len, "--min-memory %g", f->min_memory_gib); break;
+    case PRICES_BY_ACCELERATOR_MEMORY: snprintf(out, len, "--min-accelerator-memory %g", f->min_accelerator_memory_gib); break;
+    case PRICES_BY_MAX_PRICE: snprintf(out, len, "--max-price %g", f->max_usd_per_hour); break;
+    default: snprintf(out, len, "--max-spot-price %g", f->max_spot_usd_per_hour); break;
+    }
+}
+
+/* One line: which filter left no row, and what the rows that reached it offer instead.  SET holds
+ * those rows (prices_filter_apply leaves them). */
+static void emptied_line(const prices_filter *f, const price_set *set, const prices_filter_stats *st, char *out,
+                         size_t len)
+{
+    char flag[160], names[320], what[320] = "";
+    int c = st->emptied_by;
+    size_t n = set->n, known = 0;
+    const price_record *best = NULL;
+    double best_v = NAN;
+    const char *best_market = "";
+    criterion_flag(f, c, flag, sizeof flag);
+    for (size_t i = 0; i < n; i++) known += !hw_unknown(&set->items[i]);
+    if (c <= PRICES_BY_ACCELERATOR_MEMORY && !known) {
+        some_types(set, hw_unknown, names, sizeof names);
+        snprintf(out, len, "%s leaves no row: the catalogue has no hardware for the %s before it (%s), and a "
+                 "hardware filter keeps only what it can check", flag, n == 1 ? "row" : "rows", names);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const price_record *r = &set->items[i];
+        double v = NAN;
+        const char *market = "";
+        switch (c) {
+        case PRICES_BY_VCPUS: v = hw_unknown(r) ? NAN : r->hw.vcpus; break;
+        case PRICES_BY_MEMORY: v = hw_unknown(r) ? NAN : r->hw.memory_gib; break;
+        case PRICES_BY_ACCELERATOR_MEMORY:
+            v = hw_unknown(r) || r->hw.accelerator_count < 1 ? NAN : r->hw.accelerator_memory_gib / r->hw.accelerator_count;
+            break;
+        case PRICES_BY_MAX_PRICE: {
+            double spot = f->want_spot ? prices_lowest_spot(r) : NAN;
+            double od = f->want_on_demand ? r->on_demand_usd_per_hour : NAN;
+            /* the cheaper of the markets shown; the lower is what --max-price would have to reach */
+            v = isnan(od) || (!isnan(spot) && spot < od) ? spot : od;
+            market = isnan(v) ? "" : v == spot ? "spot" : "on-demand";
+            v = -v;   /* the best is the lowest price: compare negated */
+            break;
+        }
+        case PRICES_BY_MAX_SPOT_PRICE: v = -prices_lowest_spot(r), market = "spot"; break;
+        default: break;
+        }
+        if (!isnan(v) && (!best || v > best_v)) best = r, best_v = v, best_market = market;
+    }
+    switch (c) {
+    case PRICES_BY_ACCELERATOR: {
+        /* the counts the asked accelerators come in ("A10G:2": 1 x A10G, 4 x A10G, 8 x A10G), else
+         * what the rows carry instead */
+        int named = 0;
+        for (size_t i = 0; i < n && !named; i++)
+            for (size_t a = 0; a < f->n_accelerators && !named; a++)
+                named = !hw_unknown(&set->items[i]) && !strcmp(set->items[i].hw.accelerator, f->accelerators[a].name);
+        size_t used = 0, shown = 0, more = 0;
+        for (size_t i = 0; i < n; i++) {
+            const price_record *r = &set->items[i];
+            int asked = 0;
+            for (size_t a = 0; a < f->n_accelerators && !asked; a++)
+                asked = !strcmp(r->hw.accelerator, f->accelerators[a].name);
+            if (hw_unknown(r) || (named && !asked)) continue;
+            int seen = 0;
+            for (size_t k = 0; k < i && !seen; k++) {
+                const price_record *o = &set->items[k];
+                seen = !hw_unknown(o) && !strcmp(o->hw.accelerator, r->hw.accelerator) &&
+                       (!r->hw.accelerator[0] || o->hw.accelerator_count == r->hw.accelerator_count);
+            }
+            if (seen) continue;
+            if (shown == 8 || used + 40 >= sizeof what) {
+                more++;
+                continue;
+            }
+            if (r->hw.accelerator[0])
+                used += (size_t)snprintf(what + used, sizeof what - used, "%s%d x %s", shown ? ", " : "",
+                                         r->hw.accelerator_count, r->hw.accelerator);
+            else used += (size_t)snprintf(what + used, sizeof what - used, "%sno accelerator", shown ? ", " : "");
+            shown++;
+        }
+        if (more) snprintf(what + used, sizeof what - used, " and %zu more", more);
+        if (!named) {
+            snprintf(out, len, "%s leaves no row: the %zu %s before it %s %s", flag, n, n == 1 ? "row" : "rows",
+                     n == 1 ? "has" : "have", what);
+            break;
+        }
+        char asked[128] = "";
+        for (size_t a = 0, u = 0, k = 0; a < f->n_accelerators && u < sizeof asked; a++) {
+            int dup = 0;
+            for (size_t b = 0; b < a && !dup; b++) dup = !strcmp(f->accelerators[b].name, f->accelerators[a].name);
+            if (!dup) u += (size_t)snprintf(asked + u, sizeof asked - u, "%s%s", k++ ? " or " : "", f->accelerators[a].name);
+        }
+        snprintf(out, len, "%s leaves no row: among the %zu %s before it, %s %s only as %s", flag, n,
+                 n == 1 ? "row" : "rows", asked, strstr(asked, " or ") ? "come" : "comes", what);
+        break;
+    }
+    case PRICES_BY_VCPUS:
+        snprintf(out, len, "%s leaves no row: the most among the %zu before it is %.0f (%s)", flag, n, best_v,
+                 best->instance_type);
+        break;
+    case PRICES_BY_MEMORY:
+        snprintf(out, len, "%s leaves no row: the most among the %zu before it is %g GiB (%s)", flag, n, best_v,
+                 best->instance_type);
+        break;
+    case PRICES_BY_ACCELERATOR_MEMORY:
+        if (best)
+            snprintf(out, len, "%s leaves no row: the most per accelerator among the %zu before it is %.2f GiB (%s)",
+                     flag, n, best_v, best->instance_type);
+        else
+            snprintf(out, len, "%s leaves no row: none of the %zu before it has an accelerator of known memory", flag, n);
+        break;
+    default:
+        if (best)
+            snprintf(out, len, "%s leaves no row: the cheapest of the %zu before it is %.4f USD/h %s (%s in %s)", flag, n,
+                     -best_v, best_market, best->instance_type, best->region);
+        else
+            snprintf(out, len, "%s leaves no row: none of the %zu before it has a %sprice", flag, n,
+                     c == PRICES_BY_MAX_SPOT_PRICE ? "spot " : "");
+        break;
+    }
+}
+
+/* The shopping list over SET: filters, then the order.  0, IB_EXIT_RUNTIME with one line when the
+ * filters leave nothing (or out of memory). */
+static int shop(const prices_query *q, const prices_accelerator_want *acc, price_set *set)
+{
+    prices_filter f = {.accelerators = acc, .n_accelerators = O.accelerators.n, .min_vcpus = O.min_vcpus,
+                       .min_memory_gib = O.min_memory, .min_accelerator_memory_gib = O.min_acc_memory,
+                       .max_usd_per_hour = O.max_price, .max_spot_usd_per_hour = O.max_spot_price,
+                       .want_on_demand = q->want_on_demand, .want_spot = q->want_spot, .sort = (prices_sort)O.sort};
+    char unknown[320] = "", unknown_acc[320] = "";
+    const char *hw_flag = first_hw_flag(&f);
+    if (hw_flag) some_types(set, hw_unknown, unknown, sizeof unknown);
+    if (!isnan(f.min_accelerator_memory_gib)) some_types(set, acc_memory_unknown, unknown_acc, sizeof unknown_acc);
+    prices_filter_stats st;
+    if (prices_filter_apply(set, &f, &st) != 0) {
+        fprintf(stderr, "instbench prices: out of memory\n");
+        return IB_EXIT_RUNTIME;
+    }
+    if (st.unknown_hardware && st.emptied_by < 0)
+        ib_warn("%zu row%s left out by %s: the catalogue has no hardware for %s, so hardware filters cannot "
+                "judge %s", st.unknown_hardware, st.unknown_hardware == 1 ? "" : "s", hw_flag, unknown,
+                st.unknown_hardware == 1 ? "it" : "them");
+    if (st.unknown_accelerator_memory && st.emptied_by != PRICES_BY_ACCELERATOR_MEMORY)
+        ib_warn("%zu row%s left out by --min-accelerator-memory: the catalogue gives no accelerator memory for %s",
+                st.unknown_accelerator_memory, st.unknown_accelerator_memory == 1 ? "" : "s", unknown_acc);
+    if (st.emptied_by >= 0) {
+        char line[768];
+        emptied_line(&f, set, &st, line, sizeof line);
+        fprintf(stderr, "instbench prices: %s\n", line);
+        return IB_EXIT_RUNTIME;
+    }
+    size_t out = st.before - set->n;
+    if (out) ib_info("%zu of %zu row%s left out by the filters", out, st.before, st.before == 1 ? "" : "s");
+    return 0;
+}
+
 int cmd_prices(int argc, char **argv)
 {
     memset(&O, 0, sizeof O);
     O.market = 2;
     O.format = -1;
+    O.min_memory = O.min_acc_memory = O.max_price = O.max_spot_price = NAN;
+    prices_accelerator_want *acc = NULL;
     int rc = args_parse(&cmd_prices_args, argc, argv, NULL, NULL);
-    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
-    if ((rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, prices_table_keys))) return rc;
+    if (rc) {
+        util_free_strv(O.accelerators.v, O.accelerators.n);
+        return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    }
+    /* what the markets shown cannot answer is a usage error, not an empty or unordered list */
+    const char *need_spot = O.sort == PRICES_SORT_SPOT ? "--sort spot" : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
+                            : !isnan(O.max_spot_price) ? "--max-spot-price" : NULL;
+    rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, prices_table_keys);
+    if (!rc && O.market == 0 && need_spot)
+        rc = args_usage_error(&cmd_prices_args, "%s needs spot prices, which --market on-demand does not show",
+                              need_spot);
+    if (!rc && O.market == 1 && O.sort == PRICES_SORT_PRICE)
+        rc = args_usage_error(&cmd_prices_args, "--sort price orders by the on-demand price, which --market spot does "
+                              "not show (--sort spot orders by the lowest spot price)");
+    if (!rc && O.accelerators.n && !(acc = calloc(O.accelerators.n, sizeof *acc))) {
+        fprintf(stderr, "instbench prices: out of memory\n");
+        rc = IB_EXIT_RUNTIME;
+    }
+    for (size_t i = 0; !rc && i < O.accelerators.n; i++) {   /* args_parse checked each */
+        parse_accelerator(O.accelerators.v[i], acc[i].name, &acc[i].count);
+        snprintf(acc[i].name, sizeof acc[i].name, "%s", prices_catalogue_accelerator(acc[i].name));
+    }
+    if (rc) {
+        free(acc);
+        util_free_strv(O.accelerators.v, O.accelerators.n);
+        util_free_strv(O.regions.v, O.regions.n);
+        util_free_strv(O.types.v, O.types.n);
+        util_free_strv(O.columns.v, O.columns.n);
+        return rc;
+    }
     const char *out_path = O.out_path;
     prices_query q = {.instance_types = O.types.v, .n_types = O.types.n, .regions = O.regions.v,
                       .n_regions = O.regions.n, .want_on_demand = O.market != 1, .want_spot = O.market != 0,
@@ -230,6 +546,10 @@ int cmd_prices(int argc, char **argv)
         prices_free(&set);
         goto done;
     }
+    if ((rc = shop(&q, acc, &set)) != 0) {
+        prices_free(&set);
+        goto done;
+    }
     rc = IB_EXIT_RUNTIME;
     if (set.snapshot_date[0])
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
@@ -277,5 +597,7 @@ done:
     util_free_strv(O.regions.v, O.regions.n);
     util_free_strv(O.types.v, O.types.n);
     util_free_strv(O.columns.v, O.columns.n);
+    util_free_strv(O.accelerators.v, O.accelerators.n);
+    free(acc);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "instbench/aws.h"
 #include "instbench/names.h"
@@ -28,6 +29,8 @@ static struct {
     size_t n_families;
     const char **regions;      /* name order */
     size_t n_regions;
+    const char **accelerators; /* name order; types without one add none */
+    size_t n_accelerators;
 } cat;
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
@@ -67,13 +70,17 @@ static int build(void)
     cat.types = calloc(n, sizeof *cat.types);
     cat.families = calloc(n, sizeof *cat.families);
     cat.regions = calloc(n, sizeof *cat.regions);
+    cat.accelerators = calloc(n, sizeof *cat.accelerators);
     fam_store = calloc(n, sizeof *fam_store);
-    if (!cat.types || !cat.families || !cat.regions || !fam_store) return -1;
+    if (!cat.types || !cat.families || !cat.regions || !cat.accelerators || !fam_store) return -1;
+    size_t n_acc = 0;
     for (size_t i = 0; i < snap->n; i++) {
         cat.types[i] = snap->items[i].instance_type;
         cat.regions[i] = snap->items[i].region;
         cat.families[i] = family_of(snap->items[i].instance_type, fam_store, i);
+        if (snap->items[i].hw.accelerator[0]) cat.accelerators[n_acc++] = snap->items[i].hw.accelerator;
     }
+    cat.n_accelerators = sort_unique(cat.accelerators, n_acc, cmp_str);
     cat.n_types = sort_unique(cat.types, snap->n, names_instance_type_qsort_cmp);
     cat.n_families = sort_unique(cat.families, snap->n, names_instance_type_qsort_cmp);
     cat.n_regions = sort_unique(cat.regions, snap->n, cmp_str);
@@ -138,6 +145,24 @@ size_t prices_catalogue_zones(const char *region, const char **out, size_t cap)
     }
     if (n <= cap) qsort(out, n, sizeof *out, cmp_str);
     return n;
+}
+
+size_t prices_catalogue_accelerators(const char *const **names)
+{
+    *names = build() > 0 ? cat.accelerators : NULL;
+    return *names ? cat.n_accelerators : 0;
+}
+
+const char *prices_catalogue_accelerator(const char *name)
+{
+    for (size_t i = 0; name && build() > 0 && i < cat.n_accelerators; i++)
+        if (!strcasecmp(cat.accelerators[i], name)) return cat.accelerators[i];
+    return NULL;
+}
+
+const char *prices_suggest_accelerator(const char *name)
+{
+    return build() > 0 ? suggest_closest(name, cat.accelerators, cat.n_accelerators) : NULL;
 }
 
 const char *prices_suggest_type(const char *name)

@@ -27,6 +27,15 @@ static int copy_snapshot_spot(price_record *r, const price_record *s)
     return 0;
 }
 
+/* The type's hardware from any snapshot record of it: hardware is a fact of the type, so a region
+ * the snapshot has no row for (p5e.48xlarge in us-east-1) still gets it. */
+static const price_record *snapshot_hardware(const price_set *snap, const char *type)
+{
+    for (size_t i = 0; snap && i < snap->n; i++)
+        if (snap->items[i].hw.vcpus >= 1 && !strcmp(snap->items[i].instance_type, type)) return &snap->items[i];
+    return NULL;
+}
+
 static void note_snapshot(price_set *out, const price_set *snap)
 {
     if (out->snapshot_date[0]) return;
@@ -146,7 +155,9 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
             need_spot = need_spot && !got_spot;
         }
         const price_record *s = snap ? prices_find(snap, r->instance_type, r->region) : NULL;
-        if (s && s->hw.vcpus >= 1) r->hw = s->hw;   /* the type's hardware: a catalogue fact, not a price */
+        /* the type's hardware: a catalogue fact, not a price */
+        const price_record *h = s && s->hw.vcpus >= 1 ? s : snapshot_hardware(snap, r->instance_type);
+        if (h) r->hw = h->hw;
         int use_snap = src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT;
         if (s && use_snap && need_od && !isnan(s->on_demand_usd_per_hour)) {
             r->on_demand_usd_per_hour = s->on_demand_usd_per_hour;

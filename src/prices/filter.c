@@ -1,0 +1,162 @@
+/* prices/filter.c: `prices` as a shopping list.  Filters on the type's hardware (accelerator and
+ * count, vCPUs, memory, memory per accelerator) and on the price of the markets shown, then a sort
+ * order, over a set already fetched: every source (live, cache, snapshot) gets the same rules.
+ *
+ * A record whose type has no hardware in the catalogue (a type newer than the snapshot, priced
+ * live or from the cache) can be judged by no hardware criterion: it is left out by the first one
+ * set and counted, so the caller can say so; it never passes silently. */
+#include "instbench/prices.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *const prices_sort_names[] = {"type", "price", "spot", "savings", NULL};
+
+double prices_lowest_spot(const price_record *r)
+{
+    double best = NAN;
+    if (!r->spot_source[0]) return best;
+    for (size_t i = 0; i < r->n_spot; i++)
+        if (isnan(best) || r->spot[i].usd_per_hour < best) best = r->spot[i].usd_per_hour;
+    return best;
+}
+
+/* The snapshot keeps accelerator memory in GiB to three decimals, so a total split over its
+ * accelerators can miss the per-accelerator figure by a fraction of that; half a thousandth of a
+ * GiB is below any real difference between accelerators. */
+#define GIB_SLACK 0.0005
+
+static int hardware_known(const price_record *r) { return r->hw.vcpus >= 1; }
+
+static int accelerator_match(const price_record *r, const prices_filter *f)
+{
+    for (size_t i = 0; i < f->n_accelerators; i++)
+        if (r->hw.accelerator[0] && !strcasecmp(r->hw.accelerator, f->accelerators[i].name) &&
+            (f->accelerators[i].count <= 0 || r->hw.accelerator_count == f->accelerators[i].count))
+            return 1;
+    return 0;
+}
+
+/* 1: R meets criterion C of F (or C is not set); 0: it does not; -1: its hardware is unknown. */
+static int meets(const price_record *r, const prices_filter *f, prices_criterion c)
+{
+    switch (c) {
+    case PRICES_BY_ACCELERATOR:
+        if (!f->n_accelerators) return 1;
+        return hardware_known(r) ? accelerator_match(r, f) : -1;
+    case PRICES_BY_VCPUS:
+        if (f->min_vcpus <= 0) return 1;
+        return hardware_known(r) ? r->hw.vcpus >= f->min_vcpus : -1;
+    case PRICES_BY_MEMORY:
+        if (isnan(f->min_memory_gib)) return 1;
+        return hardware_known(r) ? r->hw.memory_gib + GIB_SLACK >= f->min_memory_gib : -1;
+    case PRICES_BY_ACCELERATOR_MEMORY:
+        if (isnan(f->min_accelerator_memory_gib)) return 1;
+        if (!hardware_known(r)) return -1;
+        if (!r->hw.accelerator[0] || r->hw.accelerator_count < 1) return 0;   /* no accelerator: none */
+        if (isnan(r->hw.accelerator_memory_gib)) return -2;                     /* one, of unknown memory */
+        return r->hw.accelerator_memory_gib / r->hw.accelerator_count + GIB_SLACK >= f->min_accelerator_memory_gib;
+    case PRICES_BY_MAX_PRICE: {
+        if (isnan(f->max_usd_per_hour)) return 1;
+        double spot = prices_lowest_spot(r);
+        return (f->want_on_demand && !isnan(r->on_demand_usd_per_hour) && r->on_demand_usd_per_hour <= f->max_usd_per_hour) ||
+               (f->want_spot && !isnan(spot) && spot <= f->max_usd_per_hour);
+    }
+    case PRICES_BY_MAX_SPOT_PRICE: {
+        if (isnan(f->max_spot_usd_per_hour)) return 1;
+        double spot = prices_lowest_spot(r);
+        return !isnan(spot) && spot <= f->max_spot_usd_per_hour;
+    }
+    default:
+        return 1;
+    }
+}
+
+typedef struct keyed {
+    double key;      /* ascending; NAN last */
+    size_t index;    /* the order the record came in: the tie-break */
+} keyed;
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    int na = isnan(a->key), nb = isnan(b->key);
+    if (na != nb) return na - nb;
+    if (!na && a->key != b->key) return a->key < b->key ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int sort_set(price_set *s, prices_sort sort)
+{
+    if (sort == PRICES_SORT_TYPE || s->n < 2) return 0;
+    keyed *k = malloc(s->n * sizeof *k);
+    price_record *out = malloc(s->n * sizeof *out);
+    if (!k || !out) {
+        free(k);
+        free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const price_record *r = &s->items[i];
+        k[i].index = i;
+        switch (sort) {
+        case PRICES_SORT_PRICE: k[i].key = r->on_demand_usd_per_hour; break;
+        case PRICES_SORT_SPOT: k[i].key = prices_lowest_spot(r); break;
+        /* descending: the negated percentage ascends; -1 is "unknown" (values below it are real:
+         * spot dearer than on-demand) */
+        case PRICES_SORT_SAVINGS: k[i].key = r->savings_pct == -1 ? NAN : -(double)r->savings_pct; break;
+        default: k[i].key = NAN; break;
+        }
+    }
+    qsort(k, s->n, sizeof *k, cmp_keyed);
+    for (size_t i = 0; i < s->n; i++) out[i] = s->items[k[i].index];
+    free(s->items);
+    s->items = out;
+    free(k);
+    return 0;
+}
+
+int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stats *st)
+{
+    prices_filter_stats local;
+    if (!st) st = &local;
+    memset(st, 0, sizeof *st);
+    st->before = s->n;
+    st->emptied_by = -1;
+    for (int c = 0; c < PRICES_N_CRITERIA; c++) {
+        size_t kept = 0, n = s->n;
+        int *ok = malloc((n ? n : 1) * sizeof *ok);
+        if (!ok) return -1;
+        for (size_t i = 0; i < n; i++) {
+            ok[i] = meets(&s->items[i], f, (prices_criterion)c);
+            if (ok[i] > 0) kept++;
+        }
+        /* a record of unknown hardware goes at the first hardware criterion set: counted once */
+        if (n && !kept) {   /* leave the records that reached it, for the caller to say why */
+            st->emptied_by = c;
+            for (size_t i = 0; i < n; i++) {
+                if (ok[i] == -1) st->unknown_hardware++;
+                if (ok[i] == -2) st->unknown_accelerator_memory++;
+            }
+            st->removed[c] = n;
+            free(ok);
+            return 0;
+        }
+        kept = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (ok[i] > 0) {
+                s->items[kept++] = s->items[i];
+                continue;
+            }
+            if (ok[i] == -1) st->unknown_hardware++;
+            if (ok[i] == -2) st->unknown_accelerator_memory++;
+            st->removed[c]++;
+            free(s->items[i].spot);
+        }
+        s->n = kept;
+        free(ok);
+    }
+    return sort_set(s, f->sort);
+}
