@@ -82,7 +82,7 @@ for args in (PRICES, ["rank", "--prices", "snapshot", "--samples", "1e9", result
 # --columns picks and orders; an unknown key is a usage error naming the keys
 _, picked = on_pty(PRICES + ["--columns", "spot,type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")
-check(re.match(r"SPOT \$/h \(lowest\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
+check(re.match(r"SPOT \$/h \(LOWEST\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
 p = subprocess.run([BIN, *PRICES, "--columns", "type,nope"], capture_output=True, text=True, env=ENV)
 check(p.returncode == 2 and "'nope' is not a column (type, region, accelerators" in p.stderr, f"--columns nope: {p.stderr}")
 

@@ -106,6 +106,9 @@ void output_xml_escape(FILE *out, const char *s);
 extern const char *const prices_table_keys[];
 /* want_od / want_spot pick the columns; now dates the "age" column. */
 int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out);
+/* 1 when a price the table or file would show (on-demand with WANT_OD, spot with WANT_SPOT)
+ * comes from the snapshot: only then is the snapshot's date and origin worth a note. */
+int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot);
 /* Fixed columns whatever the market (empty cells for what was not asked), plain numbers. */
 int prices_write_csv(const price_set *s, FILE *out);
 

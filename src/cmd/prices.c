@@ -61,7 +61,7 @@ static const arg_spec prices_specs[] = {
      0.1, 600},
     {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
      "replaced atomically, a device or FIFO written through)"},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, placement, spot_source"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source"),
     {0},
 };
 
@@ -231,7 +231,7 @@ int cmd_prices(int argc, char **argv)
         goto done;
     }
     rc = IB_EXIT_RUNTIME;
-    if (set.snapshot_date[0])
+    if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
 
     char *buf = NULL;
