@@ -17,6 +17,7 @@ from testlib import check, failures
 
 BIN, DATA = sys.argv[1], sys.argv[2]
 ESC = re.compile(r"\x1b\[[0-9;]*m")
+UNITS = re.compile(r"^(vCPUs|AZs|GiB|\$/h)$|/s$")
 TINY = ["--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "32", "--patch-size", "8",
         "--embed-dim", "64", "--heads", "2", "--classes", "10", "--batch-size", "4", "--steps", "2", "--warmup", "1"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
@@ -69,6 +70,11 @@ for cols in (80, 120, 200):
         check(len(lines) > 3, f"{what}: printed {len(lines)} lines")
         wide = [ln for ln in lines if len(ln) > cols]
         check(not wide, f"{what}: {len(wide)} line(s) wider than {cols}, e.g. {wide[:1]}")
+        # one header case in every table: upper case, units and AWS's plurals keeping theirs
+        for i in range(1, len(lines)):
+            if lines[i] and set(lines[i]) <= {"-", " "}:
+                words = [UNITS.sub("", w) for w in lines[i - 1].split()]
+                check(all(w == w.upper() for w in words), f"{what}: header not upper case: {lines[i - 1]!r}")
 
 # at 80 columns the prices and rank tables leave columns out and say so; --wide brings them back
 for args in (PRICES, ["rank", "--prices", "snapshot", "--samples", "1e9", results]):
@@ -82,7 +88,7 @@ for args in (PRICES, ["rank", "--prices", "snapshot", "--samples", "1e9", result
 # --columns picks and orders; an unknown key is a usage error naming the keys
 _, picked = on_pty(PRICES + ["--columns", "spot,type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")
-check(re.match(r"SPOT \$/h \(lowest\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
+check(re.match(r"SPOT \$/h \(LOWEST\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
 p = subprocess.run([BIN, *PRICES, "--columns", "type,nope"], capture_output=True, text=True, env=ENV)
 check(p.returncode == 2 and "'nope' is not a column (type, region, accelerators" in p.stderr, f"--columns nope: {p.stderr}")
 

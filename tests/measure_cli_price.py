@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import usd  # noqa: E402
 from measure_common import BIN, TINY, VALIDATOR, check, env, finish, run, scratch, validate  # noqa: E402
 
 # fp32: bf16 needs AVX512_BF16 on the oneDNN this is built against, and the price is not about precision.
@@ -53,7 +54,8 @@ if check(p.returncode == 0, f"no --hourly-cost: exit {p.returncode}: {p.stderr[-
 
 # The table summary says what was recorded.
 p = run(BASE + ["--hourly-cost", "0.75", "--output", os.path.join(d, "t.json"), "--format", "table"])
-check(p.returncode == 0 and "0.75 USD per node-hour" in p.stdout, f"summary lacks the price: {p.stdout[-400:]}")
+# money is shown as every table shows it (testlib.usd: "$0.75")
+check(p.returncode == 0 and f"{usd(0.75)} per node-hour" in p.stdout, f"summary lacks the price: {p.stdout[-400:]}")
 
 # The schema itself: an old result (no price) and a hand-written one with a price both validate;
 # a price of 0, a negative or a missing market do not.

@@ -101,7 +101,8 @@ static void test_prices_table(void)
     snprintf(r.region, sizeof r.region, "us-east-1");
     r.spot = &z;
     r.n_spot = 1;
-    snprintf(r.spot_source, sizeof r.spot_source, "cache");
+    /* a snapshot price: only then does the table quote the snapshot's (hostile) source */
+    snprintf(r.spot_source, sizeof r.spot_source, "snapshot");
     price_set s = {.items = &r, .n = 1};
     snprintf(s.snapshot_date, sizeof s.snapshot_date, "2026-11-21");
     snprintf(s.snapshot_source, sizeof s.snapshot_source, "%s", OSC52);

@@ -28,3 +28,9 @@ add_test(NAME prices_names
 add_test(NAME prices_filters
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_filters.py ${INSTBENCH_BIN}
                  ${INSTBENCH_PRICE_DATA})
+
+# The table's number style, its savings computed from the row's own prices and the snapshot's
+# note only when a snapshot price is shown (expectations from data/ and a cache file it writes).
+add_test(NAME prices_table_style
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/prices_table_style.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_PRICE_DATA})

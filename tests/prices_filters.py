@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """`instbench prices` as a shopping list (issue 13): --accelerator NAME[:N], --min-vcpus,
 --min-memory, --min-accelerator-memory, --max-price, --max-spot-price and --sort, checked against
-expectations computed here from the vendored data (data/*.csv and the Spot Advisor JSON, read the
+expectations computed here from the vendored data (data/*.csv, read the
 way scripts/make_price_snapshot.py documents: one record per (type, region), the lowest spot price
-of a record is the cheapest of its zones, savings % from the advisor), never from instbench:
+of a record is the cheapest of its zones, savings % = 1 - lowest spot / on-demand), never from instbench:
 
 - each filter alone, combinations, every sort order (missing figures last, ties in the natural
   type order, then the regions as listed), in CSV, JSON and table output;
@@ -32,8 +32,6 @@ INSTBENCH, DATA = [os.path.abspath(a) for a in sys.argv[1:3]]
 TMP = tempfile.mkdtemp(prefix="instbench-filters-")
 ROWS = [row for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv")
         for row in csv.DictReader(open(os.path.join(DATA, name), newline=""))]
-with open(os.path.join(DATA, "spot-advisor-data.json")) as f:
-    ADVISOR = json.load(f)["spot_advisor"]
 ENV = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent",
            AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="", AWS_PROFILE="", AWS_CONFIG_FILE="/nonexistent",
            AWS_SHARED_CREDENTIALS_FILE="/nonexistent", COLUMNS="400", NO_COLOR="1")
@@ -90,9 +88,9 @@ def spot(t, r):
 
 
 def savings(t, r):
-    """The advisor's savings % (only for pairs the snapshot has a record for)."""
-    adv = ADVISOR.get(r, {}).get("Linux", {}).get(t)
-    return adv["s"] if adv is not None and (t, r) in RECS else None
+    """The row's own spot savings %, 1 - lowest spot / on-demand (the SAVINGS % column)."""
+    o, s = od(t, r), spot(t, r)
+    return 100 * (1 - s / o) if o and s is not None else None
 
 
 def per_accelerator_gib(t):
@@ -250,10 +248,10 @@ known = [float(v) for v in vals if v]
 check(known == sorted(known) and all(not v for v in vals[len(known):]), "--sort spot: CSV spot_min not ascending, "
       "or an empty one before a price")
 p = snap("--sort", "savings", "--regions", "all", "--format", "csv")
-vals = [r["savings_pct"] for r in csv.DictReader(p.stdout.splitlines())]
-known = [int(v) for v in vals if v]
+vals = [r["spot_min_savings_pct"] for r in csv.DictReader(p.stdout.splitlines())]
+known = [float(v) for v in vals if v]
 check(known == sorted(known, reverse=True) and all(not v for v in vals[len(known):]),
-      "--sort savings over all regions: CSV savings_pct not descending, or an empty one before a figure")
+      "--sort savings over all regions: CSV spot_min_savings_pct not descending, or an empty one before a figure")
 same(["--sort", "savings", "--regions", "all"], expect(regions=REGIONS, sort="savings"), "--sort savings, all regions")
 same(["--market", "spot", "--sort", "spot", "--regions", "us-east-1"], expect(market="spot", sort="spot"),
      "--market spot --sort spot")

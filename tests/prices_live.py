@@ -459,7 +459,8 @@ def case_snapshot_no_credentials():
     p = prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "table"],
                base_env(None, creds=False))
     check("2026-11-21" in p.stdout and "snapshot" in p.stdout, "table does not date the snapshot:\n" + p.stdout)
-    check("1.0060" in p.stdout, "table lacks the CSV's 1.006:\n" + p.stdout)
+    od = CSV_RECS[("g5.xlarge", "us-east-1")]["od"]
+    check(testlib.usd(od) in p.stdout, "table lacks the CSV's %r as %s:\n%s" % (od, testlib.usd(od), p.stdout))
     # --source live without credentials: a clear failure, exit 1
     p = prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--source", "live"],
                base_env(None, creds=False), expect_rc=1)

@@ -13,6 +13,10 @@ add_test(NAME rank_user_price COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOUR
 # docs/usage.md's example of AWS against a machine AWS cannot price, run as written.
 add_test(NAME rank_doc_example COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_doc_example.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/docs/usage.md ${CMAKE_SOURCE_DIR}/configs/prices-snapshot.json)
+# The table's number style: money, durations, upper-case headers, the sources line (expected
+# strings from the fixtures and testlib's formatting rules).
+add_test(NAME rank_table_style COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_table_style.py
+         ${INSTBENCH_BIN})
 add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_hostile.py ${INSTBENCH_BIN} --big)
 set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
 add_test(NAME rank_measure_end_to_end COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_measure.py ${INSTBENCH_BIN})

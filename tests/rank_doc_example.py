@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
 
 BIN, PAGE, SNAPSHOT = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
-from testlib import check, failures
+from testlib import check, failures, usd as fmt_usd
 
 
 def fail_now(msg):
@@ -31,7 +31,7 @@ if not m:
     fail_now("no example block marked for tests/rank_doc_example.py")
 lines = m.group(1).splitlines()
 
-ROW = re.compile(r"^#\s+(\d+)(\*?)\s+(\d+ x \S+ (?:on-demand|spot))\s+([\d.]+)\s+([\d,.]+)\s+([\d,]+)\s+(\w+)\s*$")
+ROW = re.compile(r"^#\s+(\d+)(\*?)\s+(\d+ x \S+ (?:on-demand|spot))\s+(\$[\d,.]+)\s+([\d,.]+)\s+([\d,]+)\s+(\w+)\s*$")
 measures, commands = [], []   # commands: [argv, [rows shown]]
 for ln in lines:
     if ln.startswith("instbench measure "):
@@ -121,8 +121,8 @@ with tempfile.TemporaryDirectory() as d:
             else:
                 price, src = snap_price[market], "snapshot"
             want_spd = shown[name] * 3600 / price
-            check(usd == f"{price:.3f}" and spd == f"{want_spd:,.0f}" and source == src,
-                  f"{what}: page row {label}: {usd} $/h, {spd} samples/$, {source}; computed {price:.3f}, "
+            check(usd == fmt_usd(price) and spd == f"{want_spd:,.0f}" and source == src,
+                  f"{what}: page row {label}: {usd} $/h, {spd} samples/$, {source}; computed {fmt_usd(price)}, "
                   f"{want_spd:,.0f}, {src}")
 
 if failures:

@@ -30,7 +30,7 @@ import rank_fixtures as fx  # noqa: E402
 BIN, RANK_SCHEMA, RESULT_SCHEMA = sys.argv[1:4]
 rank_schema = json.load(open(RANK_SCHEMA))
 result_schema = json.load(open(RESULT_SCHEMA))
-from testlib import check, failures
+from testlib import check, failures, usd
 
 
 # ---- fixtures: AWS types and machines AWS cannot price ---------------------------------------
@@ -198,8 +198,8 @@ def compare(case, d, flags=(), markets=("on-demand", "spot"), target=None, resul
         line = [ln for ln in lines if f" {e['label']} " in ln]
         if check(len(line) == 1, f"{case} table: {len(line)} lines for {e['label']}"):
             cells = line[0].split()
-            check(f"{e['usd_per_hour']:.3f}" in cells, f"{case} table {e['label']}: $/h {e['usd_per_hour']:.3f} "
-                                                        f"not in {line[0]!r}")
+            check(usd(e["usd_per_hour"]) in cells, f"{case} table {e['label']}: $/h {usd(e['usd_per_hour'])} "
+                                                   f"not in {line[0]!r}")
             check((e["source"] == "user") == ("user" in cells), f"{case} table {e['label']}: source in {line[0]!r}")
     if any(e["source"] == "user" for e in priced):
         check(any(ln.startswith("prices: ") and "user" in ln for ln in lines), f"{case} table: prices line")

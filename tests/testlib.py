@@ -4,6 +4,7 @@ summary and exit status.  require() is the fatal form, for tests that stop at th
 FakeAws starts the fake AWS server (tests/aws_fake_server.py).  Every test imports these instead
 of keeping a copy."""
 import json
+import math
 import os
 import ssl
 import subprocess
@@ -32,6 +33,53 @@ def fail(msg):
 def require(cond, msg):
     if not cond:
         fail(msg)
+
+
+def usd(v):
+    """Money as docs/usage.md says tables show it, computed here from the rule, not from instbench:
+    "$" and 2 decimals with thousands separators; below $0.10 three significant digits."""
+    exp10 = int(f"{abs(v):.2e}".split("e")[1]) if v else 0
+    decimals = 2 - exp10 if exp10 < -1 else 2
+    return ("-" if v < 0 else "") + f"${abs(v):,.{decimals}f}"
+
+
+def duration(seconds):
+    """A duration as docs/usage.md says tables show it: whole minutes under an hour ("<1 min",
+    "45 min"), tenths of an hour under 48 h ("5.3 h"), else days and whole hours ("2d 21h")."""
+    def rnd(x):   # half away from zero, as C's round()
+        return math.floor(x + 0.5)
+    minutes, tenths, hours = rnd(seconds / 60), rnd(seconds / 360), rnd(seconds / 3600)
+    if minutes < 1:
+        return "<1 min"
+    if minutes < 60:
+        return f"{minutes} min"
+    if tenths < 480:
+        return f"{tenths // 10}.{tenths % 10} h"
+    days, hours = divmod(hours, 24)
+    return f"{days:,}d" if days >= 100000 else f"{days:,}d {hours}h"
+
+
+def parse_table(text):
+    """The first aligned table in TEXT (a header line, then a rule of dashes): its headers and its
+    rows as {header: cell}, cut by the rule's column spans; it ends at the first blank line."""
+    lines = text.splitlines()
+    at = next((i for i in range(1, len(lines)) if lines[i] and set(lines[i]) <= {"-", " "}), None)
+    if at is None:
+        return [], []
+    spans, col = [], 0
+    for dashes in lines[at].split("  "):
+        spans.append((col, col + len(dashes)))
+        col += len(dashes) + 2
+
+    def cut(line):
+        return [line[a:b].strip() for a, b in spans]
+    headers = cut(lines[at - 1])
+    rows = []
+    for line in lines[at + 1:]:
+        if not line.strip():
+            break
+        rows.append(dict(zip(headers, cut(line))))
+    return headers, rows
 
 
 class FakeAws:

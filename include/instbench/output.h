@@ -30,6 +30,14 @@ void output_table_free(output_table *t);
 /* The one way numbers are grouped for people: 1234567.8 -> "1,234,568" (DECIMALS = 0) or
  * "1,234,567.8"; not finite -> "-".  (CSV and JSON carry plain numbers.) */
 void output_fmt_grouped(char *out, size_t len, double v, int decimals);
+/* The one way money is shown to people: "$2.47", "$1,234.50" (2 decimals, grouped); below $0.10
+ * three significant digits ("$0.0122", "$0.0892"), so a cheap price keeps its figures.  Not
+ * finite -> "-". */
+void output_fmt_usd(char *out, size_t len, double usd);
+/* The one way a duration is shown to people: under an hour whole minutes ("45 min", "<1 min"),
+ * under 48 hours tenths of an hour ("5.3 h"), from 48 hours days and whole hours ("2d 21h").
+ * Negative or not finite -> "-". */
+void output_fmt_duration(char *out, size_t len, double seconds);
 
 /* Tables that fit the terminal.  A table's columns may carry keys and priorities (static arrays
  * the caller owns; OUTPUT_KEEP: never left out).  output_fit_set (each command, from --wide and
@@ -98,6 +106,9 @@ void output_xml_escape(FILE *out, const char *s);
 extern const char *const prices_table_keys[];
 /* want_od / want_spot pick the columns; now dates the "age" column. */
 int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out);
+/* 1 when a price the table or file would show (on-demand with WANT_OD, spot with WANT_SPOT)
+ * comes from the snapshot: only then is the snapshot's date and origin worth a note. */
+int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot);
 /* Fixed columns whatever the market (empty cells for what was not asked), plain numbers. */
 int prices_write_csv(const price_set *s, FILE *out);
 

@@ -142,7 +142,7 @@ typedef enum prices_sort {
     PRICES_SORT_TYPE = 0,            /* the natural order of types, then regions as asked (as fetched) */
     PRICES_SORT_PRICE,               /* on-demand $/h ascending */
     PRICES_SORT_SPOT,                /* lowest spot $/h over the record's zones, ascending */
-    PRICES_SORT_SAVINGS,             /* the Spot Advisor's savings % descending */
+    PRICES_SORT_SAVINGS,             /* the row's own spot savings % descending */
 } prices_sort;
 /* "type", "price", "spot", "savings": in prices_sort order, NULL-terminated. */
 extern const char *const prices_sort_names[];
@@ -177,6 +177,10 @@ typedef struct prices_filter_stats {
 
 /* The lowest spot price of R over its zones; NAN when it has none. */
 double prices_lowest_spot(const price_record *r);
+/* Spot savings from R's own prices, in percent: 100 (1 - lowest spot / on-demand); NAN when either
+ * is missing.  (The advisor's savings_pct is a region-wide average over its own period and can
+ * contradict the two prices beside it.) */
+double prices_spot_savings_pct(const price_record *r);
 /* Keeps the records of S that meet F and orders them by F->sort (ties: the order they came in,
  * which is the natural type order, then the regions as asked).  When a criterion leaves nothing,
  * S is left holding the records that reached it (for the caller to say why) and st->emptied_by

@@ -212,8 +212,11 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     else
         output_note(f, "  machine      host %s (type unknown: not EC2, no --instance-type)",
                     r->sys->hostname);
-    if (r->hourly_cost_usd > 0)
-        fprintf(f, "  price        %.4g USD per node-hour, %s (--hourly-cost)\n", r->hourly_cost_usd, price_market(r));
+    if (r->hourly_cost_usd > 0) {
+        char usd[64];
+        output_fmt_usd(usd, sizeof usd, r->hourly_cost_usd);
+        fprintf(f, "  price        %s per node-hour, %s (--hourly-cost)\n", usd, price_market(r));
+    }
     output_note(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s", r->workload.model.name,
                 r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32", r->workload.batch_size_per_device,
                 r->topology.world_size, r->global_batch_size,

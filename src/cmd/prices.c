@@ -139,10 +139,10 @@ static const arg_spec prices_specs[] = {
     {"--max-spot-price", 0, ARG_DOUBLE, &O.max_spot_price, "USD", "only rows whose lowest spot price is at most USD per instance-hour",
      0.0001, 100000, .want = "a price in USD per instance-hour"},
     {"--sort", 0, ARG_CHOICE, &O.sort, NULL, "type (default): natural type order, then the regions as listed; price:\n"
-     "on-demand ascending; spot: lowest spot ascending; savings: the Spot\n"
-     "Advisor's savings % descending.  Rows without the figure come last;\n"
+     "on-demand ascending; spot: lowest spot ascending; savings: the row's\n"
+     "SAVINGS % (1 - spot / on-demand) descending.  Rows without the figure come last;\n"
      "ties keep the type order", .choices = prices_sort_names},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, placement, spot_source"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source"),
     {0},
 };
 
@@ -551,7 +551,7 @@ int cmd_prices(int argc, char **argv)
         goto done;
     }
     rc = IB_EXIT_RUNTIME;
-    if (set.snapshot_date[0])
+    if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
 
     char *buf = NULL;

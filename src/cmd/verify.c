@@ -58,7 +58,7 @@ const arg_command cmd_verify_args = {
 
 static void print_table(const verify_report *r)
 {
-    static const char *const hdr[] = {"tensor", "shape", "max_abs", "max_rel", "rel_l2", "cosine", "check", "result"};
+    static const char *const hdr[] = {"TENSOR", "SHAPE", "MAX ABS", "MAX REL", "REL L2", "COSINE", "CHECK", "RESULT"};
     static const output_align al[] = {OUTPUT_LEFT,  OUTPUT_LEFT,  OUTPUT_RIGHT, OUTPUT_RIGHT,
                                       OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT,  OUTPUT_LEFT};
     /* a narrow terminal keeps the tensor, the check and its result (output_fit_set) */

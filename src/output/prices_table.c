@@ -1,6 +1,7 @@
-/* prices_table: a price_set as an aligned table (units in the headers, the cheapest spot zone
- * named, the interruption bucket, each price's source and age) and as CSV (one row per
- * (type, region), plain full-precision numbers, empty cells for unknowns). */
+/* prices_table: a price_set as an aligned table (money and ages in the one style of
+ * output_fmt_usd / output_fmt_duration, the cheapest spot zone named, the interruption bucket,
+ * each price's source and age, the sources of the other figures under it) and as CSV (one row
+ * per (type, region), plain full-precision numbers, empty cells for unknowns). */
 #include "instbench/output.h"
 
 #include <math.h>
@@ -16,7 +17,7 @@ static const spot_price *cheapest(const price_record *r)
     return best;
 }
 
-/* "live", "cache, 3.2 h old", "snapshot 2026-11-21" */
+/* "live", "cache, 3.2 h old", "snapshot 2026-11-21": ages in the one duration style. */
 static void describe_source(const char *src, time_t as_of, time_t now, char *out, size_t len)
 {
     if (!src[0]) {
@@ -27,16 +28,17 @@ static void describe_source(const char *src, time_t as_of, time_t now, char *out
         d[10] = '\0';
         snprintf(out, len, "snapshot %s", d);
     } else {
-        double h = difftime(now, as_of) / 3600.0;
-        if (h < 0.05 && !strcmp(src, "live")) snprintf(out, len, "live");
-        else if (h < 1) snprintf(out, len, "%s, %.0f min old", src, h * 60 < 1 ? 1 : h * 60);
-        else snprintf(out, len, "%s, %.1f h old", src, h);
+        double s = difftime(now, as_of);
+        char age[48];
+        output_fmt_duration(age, sizeof age, s < 0 ? 0 : s);
+        if (s < 180 && !strcmp(src, "live")) snprintf(out, len, "live");
+        else snprintf(out, len, "%s, %s old", src, age);
     }
 }
 
 const char *const prices_table_keys[] = {"type", "region", "accelerators", "accelerator_memory", "vcpus", "memory",
                                          "on_demand", "on_demand_source", "spot", "spot_az", "azs", "interruption",
-                                         "savings", "placement", "spot_source", NULL};
+                                         "savings", "advisor_savings", "placement", "spot_source", NULL};
 
 /* The type's hardware cells: "4 x A10G" (or "-": none, "?": not in the catalogue), accelerator
  * memory in all, vCPUs, host memory (GiB, whole numbers: what catalogues and sky show-gpus print). */
@@ -52,86 +54,149 @@ static void hardware_cells(const price_record *r, char acc[48], char accm[16], c
     else strcpy(cpu, "?"), strcpy(mem, "?");
 }
 
-int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out)
+/* Whole percent, never "-0". */
+static void fmt_pct(char *out, size_t len, double pct)
 {
-    const char *headers[15], *keys[15];
-    output_align align[15];
-    int prio[15];   /* a narrow terminal keeps type, region and the prices longest (output_fit_set) */
-    size_t nc = 0;
-#define COL(h, k, a, p) (headers[nc] = (h), keys[nc] = (k), prio[nc] = (p), align[nc++] = (a))
-    COL("INSTANCE TYPE", "type", OUTPUT_LEFT, OUTPUT_KEEP);
-    COL("REGION", "region", OUTPUT_LEFT, OUTPUT_KEEP);
-    COL("ACCELERATORS", "accelerators", OUTPUT_LEFT, 7);
-    COL("ACCEL GiB", "accelerator_memory", OUTPUT_RIGHT, 4);
-    COL("vCPUs", "vcpus", OUTPUT_RIGHT, 5);
-    COL("MEM GiB", "memory", OUTPUT_RIGHT, 2);
+    if (isnan(pct)) snprintf(out, len, "-");
+    else snprintf(out, len, "%.0f", fabs(pct) < 0.5 ? 0.0 : pct);
+}
+
+int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const price_record *r = &s->items[i];
+        if (want_od && !isnan(r->on_demand_usd_per_hour) && !strcmp(r->on_demand_source, "snapshot")) return 1;
+        if (want_spot && r->n_spot && !strcmp(r->spot_source, "snapshot")) return 1;
+    }
+    return 0;
+}
+
+enum { PT_MAX = 16 };
+
+typedef struct price_columns {
+    const char *headers[PT_MAX], *keys[PT_MAX];
+    output_align align[PT_MAX];
+    int prio[PT_MAX];
+    size_t n;
+} price_columns;
+
+static void add_col(price_columns *c, const char *h, const char *k, output_align a, int p)
+{
+    c->headers[c->n] = h, c->keys[c->n] = k, c->align[c->n] = a, c->prio[c->n++] = p;
+}
+
+/* A narrow terminal keeps type, region and the prices longest (output_fit_set); the advisor's
+ * savings goes first, the row's own savings says it better. */
+static void price_columns_pick(price_columns *c, int want_od, int want_spot)
+{
+    c->n = 0;
+    add_col(c, "INSTANCE TYPE", "type", OUTPUT_LEFT, OUTPUT_KEEP);
+    add_col(c, "REGION", "region", OUTPUT_LEFT, OUTPUT_KEEP);
+    add_col(c, "ACCELERATORS", "accelerators", OUTPUT_LEFT, 7);
+    add_col(c, "ACCEL GiB", "accelerator_memory", OUTPUT_RIGHT, 4);
+    add_col(c, "vCPUs", "vcpus", OUTPUT_RIGHT, 5);
+    add_col(c, "MEM GiB", "memory", OUTPUT_RIGHT, 2);
     if (want_od) {
-        COL("ON-DEMAND $/h", "on_demand", OUTPUT_RIGHT, OUTPUT_KEEP);
-        COL("ON-DEMAND SOURCE", "on_demand_source", OUTPUT_LEFT, 3);
+        add_col(c, "ON-DEMAND $/h", "on_demand", OUTPUT_RIGHT, OUTPUT_KEEP);
+        add_col(c, "ON-DEMAND SOURCE", "on_demand_source", OUTPUT_LEFT, 3);
     }
     if (want_spot) {
-        COL("SPOT $/h (lowest)", "spot", OUTPUT_RIGHT, OUTPUT_KEEP);
-        COL("IN AZ", "spot_az", OUTPUT_LEFT, 6);
-        COL("AZs", "azs", OUTPUT_RIGHT, 1);
-        COL("INTERRUPTION", "interruption", OUTPUT_LEFT, 5);
-        COL("SAVINGS %", "savings", OUTPUT_RIGHT, 4);
-        COL("PLACEMENT 1-10", "placement", OUTPUT_RIGHT, 2);
-        COL("SPOT SOURCE", "spot_source", OUTPUT_LEFT, 3);
+        add_col(c, "SPOT $/h (LOWEST)", "spot", OUTPUT_RIGHT, OUTPUT_KEEP);
+        add_col(c, "IN AZ", "spot_az", OUTPUT_LEFT, 6);
+        add_col(c, "AZs", "azs", OUTPUT_RIGHT, 1);
+        add_col(c, "INTERRUPTION", "interruption", OUTPUT_LEFT, 5);
+        add_col(c, "SAVINGS %", "savings", OUTPUT_RIGHT, 4);
+        add_col(c, "ADVISOR SAVINGS %", "advisor_savings", OUTPUT_RIGHT, 0);
+        add_col(c, "PLACEMENT 1-10", "placement", OUTPUT_RIGHT, 2);
+        add_col(c, "SPOT SOURCE", "spot_source", OUTPUT_LEFT, 3);
     }
-#undef COL
+}
+
+typedef struct price_text {
+    char od[48], ods[64], sp[48], az[32], nz[24], intr[16], sav[16], adv[16], pl[16], sps[64], acc[48], accm[16],
+        cpu[16], mem[16];
+} price_text;
+
+/* One row's cells, in price_columns_pick's order; returns how many. */
+static size_t price_row_cells(const price_record *r, int want_od, int want_spot, time_t now, price_text *b,
+                              const char *cells[PT_MAX])
+{
+    size_t k = 0;
+    hardware_cells(r, b->acc, b->accm, b->cpu, b->mem);
+    cells[k++] = r->instance_type;
+    cells[k++] = r->region;
+    cells[k++] = b->acc;
+    cells[k++] = b->accm;
+    cells[k++] = b->cpu;
+    cells[k++] = b->mem;
+    if (want_od) {
+        output_fmt_usd(b->od, sizeof b->od, r->on_demand_usd_per_hour);
+        describe_source(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, now, b->ods,
+                        sizeof b->ods);
+        cells[k++] = b->od;
+        cells[k++] = b->ods;
+    }
+    if (want_spot) {
+        const spot_price *best = cheapest(r);
+        output_fmt_usd(b->sp, sizeof b->sp, best ? best->usd_per_hour : NAN);
+        snprintf(b->az, sizeof b->az, "%s", best ? best->az : "-");
+        snprintf(b->nz, sizeof b->nz, "%zu", r->n_spot);
+        snprintf(b->intr, sizeof b->intr, "%s", r->interruption_bucket >= 0 ? prices_interruption_label(r->interruption_bucket) : "-");
+        fmt_pct(b->sav, sizeof b->sav, prices_spot_savings_pct(r));
+        fmt_pct(b->adv, sizeof b->adv, r->savings_pct != -1 ? r->savings_pct : NAN);
+        if (r->placement_score > 0) snprintf(b->pl, sizeof b->pl, "%d", r->placement_score);
+        else snprintf(b->pl, sizeof b->pl, "-");
+        describe_source(r->spot_source, r->spot_as_of, now, b->sps, sizeof b->sps);
+        const char *v[] = {b->sp, b->az, b->nz, b->intr, b->sav, b->adv, b->pl, b->sps};
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++) cells[k++] = v[i];
+    }
+    return k;
+}
+
+/* The snapshot's source reads "<prices>; interruption buckets from <advisor feed>"
+ * (scripts/make_price_snapshot.py): the two halves are told apart so that each is named only
+ * where its figures are shown. */
+static const char ADVISOR_SEP[] = "; interruption buckets from ";
+
+/* Under the table: where each figure comes from; the snapshot's origin only when a price shown
+ * is the snapshot's. */
+static void write_sources(const price_set *s, int want_od, int want_spot, FILE *out)
+{
+    const char *sep = strstr(s->snapshot_source, ADVISOR_SEP);
+    int price_len = sep ? (int)(sep - s->snapshot_source) : (int)strlen(s->snapshot_source);
+    int advisor = 0;
+    for (size_t i = 0; i < s->n; i++) advisor |= want_spot && s->items[i].interruption_bucket >= 0;
+    char spot[768] = "";
+    if (want_spot)
+        snprintf(spot, sizeof spot, "; SAVINGS %%: 1 - spot / on-demand of the row's own prices%s%s; PLACEMENT: EC2 "
+                 "spot placement scores (live AWS only)",
+                 advisor ? "; INTERRUPTION and ADVISOR SAVINGS %: region-wide, from " : "",
+                 advisor ? (sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench") : "");
+    fputc('\n', out);
+    output_note(out, "sources: hardware: the catalogue shipped with instbench; each price: its SOURCE column%s.", spot);
+    if (prices_shown_from_snapshot(s, want_od, want_spot))
+        output_note(out, "'snapshot' prices are from the snapshot of %s, not live AWS: %.*s", s->snapshot_date,
+                    price_len, s->snapshot_source);
+}
+
+int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out)
+{
+    price_columns col;
+    price_columns_pick(&col, want_od, want_spot);
     output_table t;
-    if (output_table_init(&t, nc, headers, align) != 0) return -1;
-    output_table_fit_columns(&t, keys, prio);
+    if (output_table_init(&t, col.n, col.headers, col.align) != 0) return -1;
+    output_table_fit_columns(&t, col.keys, col.prio);
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
-        const price_record *r = &s->items[i];
-        char od[32] = "-", ods[64], sp[32] = "-", az[32] = "-", nz[24], intr[16] = "-", sav[16] = "-",
-             pl[16] = "-", sps[64], acc[48], accm[16], cpu[16], mem[16];
-        const char *cells[15];
-        size_t k = 0;
-        hardware_cells(r, acc, accm, cpu, mem);
-        cells[k++] = r->instance_type;
-        cells[k++] = r->region;
-        cells[k++] = acc;
-        cells[k++] = accm;
-        cells[k++] = cpu;
-        cells[k++] = mem;
-        if (want_od) {
-            if (!isnan(r->on_demand_usd_per_hour)) snprintf(od, sizeof od, "%.4f", r->on_demand_usd_per_hour);
-            describe_source(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, now,
-                            ods, sizeof ods);
-            cells[k++] = od;
-            cells[k++] = ods;
-        }
-        if (want_spot) {
-            const spot_price *b = cheapest(r);
-            if (b) {
-                snprintf(sp, sizeof sp, "%.4f", b->usd_per_hour);
-                snprintf(az, sizeof az, "%s", b->az);
-            }
-            snprintf(nz, sizeof nz, "%zu", r->n_spot);
-            if (r->interruption_bucket >= 0) snprintf(intr, sizeof intr, "%s", prices_interruption_label(r->interruption_bucket));
-            if (r->savings_pct != -1) snprintf(sav, sizeof sav, "%d", r->savings_pct);
-            if (r->placement_score > 0) snprintf(pl, sizeof pl, "%d", r->placement_score);
-            describe_source(r->spot_source, r->spot_as_of, now, sps, sizeof sps);
-            cells[k++] = sp;
-            cells[k++] = az;
-            cells[k++] = nz;
-            cells[k++] = intr;
-            cells[k++] = sav;
-            cells[k++] = pl;
-            cells[k++] = sps;
-        }
+        price_text b;
+        const char *cells[PT_MAX];
+        price_row_cells(&s->items[i], want_od, want_spot, now, &b, cells);
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_text(&t, out);
     output_table_free(&t);
-    /* The notes quote the price data: escaped like the cells. */
-    if (rc == 0 && s->snapshot_date[0]) {
-        fputc('\n', out);
-        output_note(out, "'snapshot' prices%s are from the snapshot of %s, not live AWS: %s",
-                    want_spot ? " and interruption buckets" : "", s->snapshot_date, s->snapshot_source);
-    }
+    /* The notes quote the price data: escaped like the cells (output_note). */
+    if (rc == 0) write_sources(s, want_od, want_spot, out);
     if (rc == 0 && want_spot && s->placement_note[0]) output_note(out, "%s", s->placement_note);
     return rc;
 }
@@ -161,7 +226,8 @@ int prices_write_csv(const price_set *s, FILE *out)
         "instance_type", "region", "on_demand_usd_per_hour", "on_demand_source", "on_demand_as_of",
         "spot_min_usd_per_hour", "spot_min_availability_zone", "spot_max_usd_per_hour", "spot_zones",
         "spot_source", "spot_as_of", "interruption_bucket", "interruption_label", "savings_pct",
-        "placement_score", "vcpus", "memory_gib", "accelerator", "accelerator_count", "accelerator_memory_gib"};
+        "placement_score", "vcpus", "memory_gib", "accelerator", "accelerator_count", "accelerator_memory_gib",
+        "spot_min_savings_pct"};   /* appended last: columns read by position before it keep their place */
     enum { NC = sizeof headers / sizeof headers[0] };
     output_table t;
     if (output_table_init(&t, NC, headers, NULL) != 0) return -1;
@@ -169,7 +235,7 @@ int prices_write_csv(const price_set *s, FILE *out)
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         const price_record *r = &s->items[i];
         char od[32], odt[32], mn[32] = "", mx[32] = "", nz[24] = "", spt[32], ib[16] = "", sav[16] = "", pl[16] = "";
-        char cpu[16] = "", mem[32] = "", accn[16] = "", accm[32] = "";
+        char cpu[16] = "", mem[32] = "", accn[16] = "", accm[32] = "", rsav[32];
         if (r->hw.vcpus >= 1) {
             snprintf(cpu, sizeof cpu, "%d", r->hw.vcpus), num(r->hw.memory_gib, mem, sizeof mem);
             snprintf(accn, sizeof accn, "%d", r->hw.accelerator_count), num(r->hw.accelerator_memory_gib, accm, sizeof accm);
@@ -194,9 +260,10 @@ int prices_write_csv(const price_set *s, FILE *out)
         }
         if (r->savings_pct != -1) snprintf(sav, sizeof sav, "%d", r->savings_pct);
         if (r->placement_score > 0) snprintf(pl, sizeof pl, "%d", r->placement_score);
+        num(prices_spot_savings_pct(r), rsav, sizeof rsav);
         const char *cells[NC] = {r->instance_type, r->region, od, isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source,
                                  odt, mn, az, mx, nz, r->spot_source, spt, ib, label, sav, pl, cpu, mem,
-                                 r->hw.accelerator, accn, accm};
+                                 r->hw.accelerator, accn, accm, rsav};
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_csv(&t, out);

@@ -236,3 +236,45 @@ void output_fmt_grouped(char *out, size_t len, double v, int decimals)
         for (const char *p = dot; *p && o + 1 < len; p++) out[o++] = *p;
     out[o] = '\0';
 }
+
+void output_fmt_usd(char *out, size_t len, double usd)
+{
+    if (!isfinite(usd)) {
+        snprintf(out, len, "-");
+        return;
+    }
+    /* The decimals come from the value rounded to 3 significant digits (its exponent), so
+     * $0.09996 reads "$0.10", not "$0.1000". */
+    char sig[32];
+    snprintf(sig, sizeof sig, "%.2e", fabs(usd));
+    const char *e = strchr(sig, 'e');
+    int exp10 = e && usd != 0 ? atoi(e + 1) : 0, decimals = exp10 < -1 ? 2 - exp10 : 2;
+    if (decimals > 12) decimals = 12;   /* below any price AWS has: the figure is not the point */
+    char num[64];
+    output_fmt_grouped(num, sizeof num, fabs(usd), decimals);
+    snprintf(out, len, "%s$%s", usd < 0 ? "-" : "", num);
+}
+
+void output_fmt_duration(char *out, size_t len, double seconds)
+{
+    if (!isfinite(seconds) || seconds < 0) {
+        snprintf(out, len, "-");
+        return;
+    }
+    /* Each unit is chosen on the rounded value, so 59.7 min reads "1.0 h", not "60 min". */
+    double minutes = round(seconds / 60), tenths = round(seconds / 360), hours = round(seconds / 3600);
+    if (minutes < 1) {
+        snprintf(out, len, "<1 min");
+    } else if (minutes < 60) {
+        snprintf(out, len, "%.0f min", minutes);
+    } else if (tenths < 480) {
+        snprintf(out, len, "%.1f h", tenths / 10);
+    } else {
+        char d[64];
+        double days = floor(hours / 24);
+        output_fmt_grouped(d, sizeof d, days, 0);
+        /* past ~270 years the hours say nothing (and the digits would not fit) */
+        if (days >= 1e5) snprintf(out, len, "%sd", d);
+        else snprintf(out, len, "%sd %.0fh", d, hours - 24 * days);
+    }
+}

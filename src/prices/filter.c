@@ -23,6 +23,13 @@ double prices_lowest_spot(const price_record *r)
     return best;
 }
 
+double prices_spot_savings_pct(const price_record *r)
+{
+    const double spot = prices_lowest_spot(r);
+    if (isnan(spot) || !(r->on_demand_usd_per_hour > 0)) return NAN;
+    return 100.0 * (1.0 - spot / r->on_demand_usd_per_hour);
+}
+
 /* The snapshot keeps accelerator memory in GiB to three decimals, so a total split over its
  * accelerators can miss the per-accelerator figure by a fraction of that; half a thousandth of a
  * GiB is below any real difference between accelerators. */
@@ -104,9 +111,8 @@ static int sort_set(price_set *s, prices_sort sort)
         switch (sort) {
         case PRICES_SORT_PRICE: k[i].key = r->on_demand_usd_per_hour; break;
         case PRICES_SORT_SPOT: k[i].key = prices_lowest_spot(r); break;
-        /* descending: the negated percentage ascends; -1 is "unknown" (values below it are real:
-         * spot dearer than on-demand) */
-        case PRICES_SORT_SAVINGS: k[i].key = r->savings_pct == -1 ? NAN : -(double)r->savings_pct; break;
+        /* descending: the negated percentage ascends (NAN: unknown, last) */
+        case PRICES_SORT_SAVINGS: k[i].key = -prices_spot_savings_pct(r); break;
         default: k[i].key = NAN; break;
         }
     }

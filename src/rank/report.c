@@ -1,6 +1,7 @@
 /* rank/report.c: ranked rows -> the table people read and the CSV spreadsheets read.
  *
- * The table rounds and groups digits, with units in the headers; the CSV carries the same rows as
+ * The table rounds and groups digits (money and durations in output's one style), with units in
+ * the headers and the figures' sources under it; the CSV carries the same rows as
  * plain full-precision numbers (no units, no separators), so the two never disagree except in
  * rounding.  Both put every market of every configuration in one list, which is what makes
  * "4 x g5.xlarge spot" against "1 x g5.12xlarge on-demand" readable in one glance.  Text from
@@ -17,25 +18,18 @@ const char *const rank_table_keys[] = {"rank", "config", "region", "accelerators
                                        "samples_per_usd", "hours", "cost", "spot_az", "interruption", "placement",
                                        "price", "runs", NULL};
 
-/* Three significant figures for small values, two decimals otherwise: hours and dollars. */
-static void fmt_amount(char *out, size_t len, double v)
+/* "snapshot 4d 2h": the price's source and how old it is, in the one duration style. */
+static void fmt_price_age(char *out, size_t len, const char *source, time_t now, time_t as_of)
 {
-    if (!isfinite(v)) snprintf(out, len, "-");
-    else if (v < 10) snprintf(out, len, "%.3g", v);
-    else output_fmt_grouped(out, len, v, v < 1000 ? 2 : 0);
-}
-
-static void fmt_age(char *out, size_t len, time_t now, time_t as_of)
-{
+    const char *src = source[0] ? source : "?";
     if (as_of <= 0) {
-        out[0] = '\0';
+        snprintf(out, len, "%s", src);
         return;
     }
     double s = difftime(now, as_of);
-    if (s < 0) s = 0;
-    if (s < 3600) snprintf(out, len, "%.0fm", s / 60);
-    else if (s < 48 * 3600) snprintf(out, len, "%.0fh", s / 3600);
-    else snprintf(out, len, "%.0fd", s / 86400);
+    char age[48];
+    output_fmt_duration(age, sizeof age, s < 0 ? 0 : s);
+    snprintf(out, len, "%s %s", src, age);
 }
 
 void rank_report_price_summary(const rank_report *r, char *out, size_t len)
@@ -82,10 +76,10 @@ static void workload_line(const rank_report *r, char *out, size_t len)
              g->precision, batch, g->data[0] ? ", data " : "", g->data);
 }
 
-int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
+/* The lines above the table: workload, results, prices, target, order. */
+static void write_header(const rank_report *r, FILE *out)
 {
     const rank_options *o = r->opts;
-    int target = o->target_samples > 0;
     char line[512], prices[160];
     workload_line(r, line, sizeof line);
     rank_report_price_summary(r, prices, sizeof prices);
@@ -99,7 +93,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     int say_origin = r->prices_origin && strcmp(r->prices_origin, "auto") && strncmp(prices, r->prices_origin, strlen(r->prices_origin));
     util_term_printf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "",
                      say_origin ? ")" : "");
-    if (target) {
+    if (o->target_samples > 0) {
         char n[64];
         output_fmt_grouped(n, sizeof n, o->target_samples, 0);
         if (r->epochs > 0) {
@@ -111,60 +105,101 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
         }
     }
     fprintf(out, "sorted by %s%s\n\n", rank_sort_key_name(o->sort), o->pareto_only ? "; Pareto frontier only" : "");
+}
 
-    enum { NC = 14 };
-    const char *hdr[NC] = {"rank", "configuration", "region", "accelerators", "$/h", "samples/s", "samples/$",
-                           "time (h)", "cost ($)", "spot AZ",
-                           "interrupt", "placement", "price, age", "runs (spread)"};
-    const output_align al[NC] = {OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT,
-                                 OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT,
-                                 OUTPUT_LEFT, OUTPUT_RIGHT};
-    /* A narrow terminal keeps rank, configuration, samples/$ and $/h longest (output_fit_set). */
-    static const int prio[NC] = {OUTPUT_KEEP, OUTPUT_KEEP, 3, 2, 9, 7, OUTPUT_KEEP, 6, 8, 4, 5, 1, 5, 2};
-    /* One region for every row: say it once above the table instead of in a column. */
-    int one_region = 1;
+/* The table's columns, in rank_table_keys order.  Headers in upper case as every table's are;
+ * units keep their case ($/h, /s). */
+enum { TABLE_NC = 14, COL_REGION = 2, COL_TIME = 7, COL_COST = 8 };
+static const char *const rank_headers[TABLE_NC] = {"RANK", "CONFIGURATION", "REGION", "ACCELERATORS", "$/h", "SAMPLES/s",
+                                             "SAMPLES/$", "TIME", "COST", "SPOT AZ", "INTERRUPTION", "PLACEMENT",
+                                             "PRICE SOURCE, AGE", "RUNS (SPREAD)"};
+static const output_align rank_align[TABLE_NC] = {OUTPUT_RIGHT, OUTPUT_LEFT,  OUTPUT_LEFT,  OUTPUT_LEFT, OUTPUT_RIGHT,
+                                            OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT,
+                                            OUTPUT_LEFT,  OUTPUT_RIGHT, OUTPUT_LEFT,  OUTPUT_RIGHT};
+/* A narrow terminal keeps rank, configuration, samples/$ and $/h longest (output_fit_set). */
+static const int rank_prio[TABLE_NC] = {OUTPUT_KEEP, OUTPUT_KEEP, 3, 2, 9, 7, OUTPUT_KEEP, 6, 8, 4, 5, 1, 5, 2};
+
+/* One row's cells (TABLE_NC of them, in the buffers of B). */
+typedef struct row_text {
+    char rk[16], cfg[256], acc[128], ph[48], sps[48], spd[48], time[48], cost[64], place[16], price[80], runs[48];
+} row_text;
+
+static void row_cells(const rank_report *r, const rank_row *row, row_text *b, const char *cells[TABLE_NC])
+{
+    const rank_options *o = r->opts;
+    const rank_config *c = &r->configs[row->config];
+    int target = o->target_samples > 0;
+    snprintf(b->rk, sizeof b->rk, "%d%s", row->rank, o->pareto_only || !row->pareto ? "" : "*");
+    rank_config_label(c, row->market, b->cfg, sizeof b->cfg);
+    rank_accelerator_label(c, b->acc, sizeof b->acc);
+    output_fmt_usd(b->ph, sizeof b->ph, row->usd_per_hour);
+    output_fmt_grouped(b->sps, sizeof b->sps, row->samples_per_second, row->samples_per_second < 100 ? 2 : 1);
+    output_fmt_grouped(b->spd, sizeof b->spd, row->samples_per_dollar, 0);
+    output_fmt_duration(b->time, sizeof b->time, target ? row->hours_to_target * 3600 : NAN);
+    output_fmt_usd(b->cost, sizeof b->cost, target ? row->cost_to_target : NAN);
+    if (row->market == RANK_SPOT && row->placement_score > 0) snprintf(b->place, sizeof b->place, "%d/10", row->placement_score);
+    else snprintf(b->place, sizeof b->place, "%s", row->market == RANK_SPOT ? "?" : "-");
+    fmt_price_age(b->price, sizeof b->price, row->price_source, o->now, row->price_as_of);
+    if (c->runs > 1)
+        snprintf(b->runs, sizeof b->runs, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
+    else
+        snprintf(b->runs, sizeof b->runs, "1");
+    /* User-priced rows: off EC2 no region; a user's spot price is not one AZ's. */
+    const char *v[TABLE_NC] = {b->rk, b->cfg, c->region[0] ? c->region : "-", b->acc, b->ph, b->sps, b->spd, b->time,
+                         b->cost, row->market == RANK_SPOT && row->az[0] ? row->az : "-", interruption(row), b->place,
+                         b->price, b->runs};
+    memcpy(cells, v, sizeof v);
+}
+
+/* Where each figure comes from, under the table (the price's own source is a column). */
+static void write_legend(const rank_report *r, FILE *out)
+{
+    int spot = 0;
+    for (size_t i = 0; i < r->n_priced; i++) spot |= r->rows[i].market == RANK_SPOT;
+    output_note(out, "sources: SAMPLES/s measured (the median of RUNS); $/h (all nodes) from PRICE SOURCE; "
+                     "SAMPLES/$%s computed from those%s.",
+                r->opts->target_samples > 0 ? ", TIME and COST to the target" : "",
+                spot ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide); PLACEMENT: EC2 spot placement "
+                       "scores" : "");
+}
+
+static void write_unranked(const rank_report *r, FILE *out)
+{
+    fprintf(out, "\nnot ranked (no usable price):\n");
+    for (size_t i = r->n_priced; i < r->n_rows; i++) {
+        const rank_row *row = &r->rows[i];
+        char cfg[256], sps[48];
+        rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
+        output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
+        output_note(out, "  %s (%s samples/s): %s", cfg, sps, row->unpriced_reason);
+    }
+}
+
+int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
+{
+    const rank_options *o = r->opts;
+    write_header(r, out);
+    /* One region for every row: said once above the table instead of in a column.  Without a
+     * target the time and cost columns would be empty: left out. */
+    int drop[TABLE_NC] = {0};
+    drop[COL_REGION] = 1;
     for (size_t i = 1; i < r->n_rows; i++)
-        one_region &= !strcmp(r->configs[r->rows[i].config].region, r->configs[r->rows[0].config].region);
-    /* Without a target the time and cost columns would be empty: leave them out. */
-    int drop[NC] = {0};
-    drop[2] = one_region;
-    drop[7] = drop[8] = !target;
-    const char *h2[NC], *k2[NC];
-    output_align a2[NC];
-    int p2[NC];
+        drop[COL_REGION] &= !strcmp(r->configs[r->rows[i].config].region, r->configs[r->rows[0].config].region);
+    drop[COL_TIME] = drop[COL_COST] = !(o->target_samples > 0);
+    const char *h2[TABLE_NC], *k2[TABLE_NC];
+    output_align a2[TABLE_NC];
+    int p2[TABLE_NC];
     size_t nc = 0;
-    for (size_t c = 0; c < NC; c++)
-        if (!drop[c]) h2[nc] = hdr[c], k2[nc] = rank_table_keys[c], p2[nc] = prio[c], a2[nc++] = al[c];
+    for (size_t c = 0; c < TABLE_NC; c++)
+        if (!drop[c]) h2[nc] = rank_headers[c], k2[nc] = rank_table_keys[c], p2[nc] = rank_prio[c], a2[nc++] = rank_align[c];
     output_table t;
     if (output_table_init(&t, nc, h2, a2) != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     output_table_fit_columns(&t, k2, p2);
     for (size_t i = 0; i < r->n_priced; i++) {
-        const rank_row *row = &r->rows[i];
-        const rank_config *c = &r->configs[row->config];
-        char rk[16], cfg[256], acc[128], ph[32], sps[48], spd[48], hrs[48], cost[48], place[16], price[48], age[16],
-            runs[48];
-        snprintf(rk, sizeof rk, "%d%s", row->rank, o->pareto_only || !row->pareto ? "" : "*");
-        rank_config_label(c, row->market, cfg, sizeof cfg);
-        rank_accelerator_label(c, acc, sizeof acc);
-        snprintf(ph, sizeof ph, "%.3f", row->usd_per_hour);
-        output_fmt_grouped(sps, sizeof sps, row->samples_per_second, row->samples_per_second < 100 ? 2 : 1);
-        output_fmt_grouped(spd, sizeof spd, row->samples_per_dollar, 0);
-        fmt_amount(hrs, sizeof hrs, row->hours_to_target);
-        fmt_amount(cost, sizeof cost, row->cost_to_target);
-        if (row->market == RANK_SPOT && row->placement_score > 0) snprintf(place, sizeof place, "%d/10", row->placement_score);
-        else snprintf(place, sizeof place, "%s", row->market == RANK_SPOT ? "?" : "-");
-        fmt_age(age, sizeof age, o->now, row->price_as_of);
-        snprintf(price, sizeof price, "%s%s%s", row->price_source[0] ? row->price_source : "?", age[0] ? " " : "", age);
-        if (c->runs > 1)
-            snprintf(runs, sizeof runs, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
-        else
-            snprintf(runs, sizeof runs, "1");
-        /* User-priced rows: off EC2 no region; a user's spot price is not one AZ's. */
-        const char *cells[NC] = {rk,   cfg,  c->region[0] ? c->region : "-", acc, ph, sps, spd, target ? hrs : "-",
-                                 target ? cost : "-", row->market == RANK_SPOT && row->az[0] ? row->az : "-",
-                                 interruption(row), place, price, runs};
-        const char *c2[NC];
-        for (size_t k = 0, j = 0; k < NC; k++)
+        row_text b;
+        const char *cells[TABLE_NC], *c2[TABLE_NC];
+        row_cells(r, &r->rows[i], &b, cells);
+        for (size_t k = 0, j = 0; k < TABLE_NC; k++)
             if (!drop[k]) c2[j++] = cells[k];
         if (output_table_add_row(&t, c2) != 0) {
             output_table_free(&t);
@@ -175,21 +210,12 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     else fprintf(out, "no priced configuration is left to rank.\n");
     output_table_free(&t);
 
-    if (r->n_priced && !o->pareto_only) {
-        int any = 0;
-        for (size_t i = 0; i < r->n_priced; i++) any |= r->rows[i].pareto && r->n_priced > 1;
-        if (any) fprintf(out, "\n* Pareto frontier: no other row is both faster and cheaper per sample.\n");
-    }
-    if (r->n_rows > r->n_priced) {
-        fprintf(out, "\nnot ranked (no usable price):\n");
-        for (size_t i = r->n_priced; i < r->n_rows; i++) {
-            const rank_row *row = &r->rows[i];
-            char cfg[256], sps[48];
-            rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
-            output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
-            output_note(out, "  %s (%s samples/s): %s", cfg, sps, row->unpriced_reason);
-        }
-    }
+    int frontier = 0;
+    for (size_t i = 0; i < r->n_priced && !o->pareto_only; i++) frontier |= r->rows[i].pareto && r->n_priced > 1;
+    if (r->n_priced) fputc('\n', out);
+    if (frontier) fprintf(out, "* Pareto frontier: no other row is both faster and cheaper per sample.\n");
+    if (r->n_priced) write_legend(r, out);
+    if (r->n_rows > r->n_priced) write_unranked(r, out);
     if (ferror(out)) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the table");
     return 0;
 }

@@ -1,0 +1,150 @@
+"""`instbench prices` as a table reads as docs/usage.md says ("Tables"): money with $ and two
+decimals (three significant digits below $0.10), upper-case headers, SAVINGS % computed from the
+row's own on-demand and lowest spot price, the Spot Instance Advisor's own figure labelled
+ADVISOR SAVINGS %, a sources line under the table, and the snapshot's note (stderr and footer)
+only when a price shown comes from the snapshot.  Every expected string is computed here from
+data/ (the price CSVs and the advisor feed) or from the cache file this test writes.
+Usage: prices_table_style.py INSTBENCH DATA_DIR"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from testlib import check, failures, parse_table, usd
+
+BIN, DATA = sys.argv[1], sys.argv[2]
+REGION = "us-east-1"
+SNAPSHOT_NOTE = "'snapshot' prices are from the snapshot of"   # the footer
+STDERR_NOTE = "prices marked 'snapshot'"
+
+
+def load_prices():
+    """{(type, region): {"od": float | None, "spot": {az: float}}} from both shipped CSVs."""
+    recs = {}
+    for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):
+        with open(os.path.join(DATA, name), newline="") as f:
+            for row in csv.DictReader(f):
+                r = recs.setdefault((row["instance_type"], row["region"]), {"od": None, "spot": {}})
+                if row["on_demand_usd_per_hour"]:
+                    r["od"] = float(row["on_demand_usd_per_hour"])
+                if row["spot_usd_per_hour"]:
+                    r["spot"][row["availability_zone"]] = float(row["spot_usd_per_hour"])
+    return recs
+
+
+PRICES = load_prices()
+with open(os.path.join(DATA, "spot-advisor-data.json")) as f:
+    ADVISOR = json.load(f)["spot_advisor"]
+
+
+def pct(od, spot):
+    """Whole percent saved by spot against on-demand; "-" when either is missing."""
+    if od is None or spot is None:
+        return "-"
+    s = f"{100 * (1 - spot / od):.0f}"
+    return "0" if s == "-0" else s
+
+
+def run(args, env):
+    p = subprocess.run([BIN, "prices", "--format", "table", "--regions", REGION, *args], capture_output=True,
+                       text=True, env=env, timeout=120)
+    check(p.returncode == 0, f"prices {' '.join(args)}: exit {p.returncode}: {p.stderr[-400:]}")
+    return p
+
+
+def check_headers(headers, what):
+    # units and AWS's own plurals keep their case ($/h, GiB, vCPUs, AZs); every other word is upper case
+    words = [w for h in headers for w in h.split() if w not in ("$/h", "GiB", "vCPUs", "AZs")]
+    check(headers and all(w == w.upper() for w in words), f"{what}: headers not upper case: {headers}")
+
+
+def check_row(row, t, od, spot_zones, what):
+    spot = min(spot_zones.values()) if spot_zones else None
+    want = {"ON-DEMAND $/h": usd(od) if od is not None else "-",
+            "SPOT $/h (LOWEST)": usd(spot) if spot is not None else "-",
+            "IN AZ": min(spot_zones, key=spot_zones.get) if spot_zones else "-",
+            "SAVINGS %": pct(od, spot)}
+    adv = ADVISOR.get(REGION, {}).get("Linux", {}).get(t)
+    want["ADVISOR SAVINGS %"] = str(adv["s"]) if adv else "-"
+    for col, v in want.items():
+        check(row.get(col) == v, f"{what}: {t} {col} is {row.get(col)!r}, want {v!r} (row {row})")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"), AWS_EC2_METADATA_DISABLED="true",
+               AWS_CONFIG_FILE=os.path.join(tmp, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(tmp, "none"),
+               NO_COLOR="1")
+    env.pop("COLUMNS", None)
+
+    # 1. The snapshot: a GPU type, a big one and a CPU type whose prices are below $0.10.
+    types = ["g5.xlarge", "g5.12xlarge", "c7i.large"]
+    p = run(["--source", "snapshot", "--instance-types", ",".join(types)], env)
+    headers, rows = parse_table(p.stdout)
+    check_headers(headers, "snapshot")
+    check(len(rows) == len(types), f"snapshot: {len(rows)} rows: {p.stdout}")
+    for row in rows:
+        t = row.get("INSTANCE TYPE")
+        ref = PRICES.get((t, REGION))
+        if check(ref is not None, f"snapshot: unexpected row {row}"):
+            check_row(row, t, ref["od"], ref["spot"], "snapshot")
+    check(any(r.get("ON-DEMAND $/h", "").startswith("$0.0") for r in rows), "no price below $0.10 was exercised")
+    check(SNAPSHOT_NOTE in p.stdout and STDERR_NOTE in p.stderr, f"snapshot prices without the snapshot's note:\n"
+                                                                 f"{p.stdout[-600:]}\n{p.stderr}")
+    check("sources:" in p.stdout and "Spot Instance Advisor" in p.stdout and "SAVINGS %: 1 - spot / on-demand" in
+          p.stdout, f"snapshot: no sources line naming the advisor and the savings rule:\n{p.stdout[-800:]}")
+
+    # 2. A cache file only: no price shown is the snapshot's, so neither note appears; its savings
+    #    are its own (the advisor's figure for the type says something else).
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    od, zones = 7.77, {"us-east-1a": 3.33, "us-east-1b": 3.5}
+    rec = {"instance_type": "g5.xlarge", "region": REGION,
+           "on_demand": {"usd_per_hour": od, "source": "live", "as_of": now},
+           "spot": {"source": "live", "as_of": now, "zones": [{"availability_zone": az, "usd_per_hour": v,
+                                                               "timestamp": now} for az, v in zones.items()]},
+           "interruption": None, "placement_score": None}
+    path = os.path.join(tmp, "cache", "instbench", "prices", REGION, "g5.xlarge.json")
+    os.makedirs(os.path.dirname(path))
+    with open(path, "w") as f:
+        json.dump({"schema": "instbench.prices/v1", "generated_at": now, "snapshot": None, "prices": [rec]}, f)
+    os.chmod(path, 0o644)
+    d = os.path.dirname(path)
+    while d != tmp:   # trusted only when no one else can write it (docs/usage.md, the cache)
+        os.chmod(d, 0o755)
+        d = os.path.dirname(d)
+    for market in ([], ["--market", "on-demand"], ["--market", "spot"]):
+        p = run(["--source", "cache", "--instance-types", "g5.xlarge", *market], env)
+        what = "cache " + " ".join(market)
+        check(SNAPSHOT_NOTE not in p.stdout and "snapshot of" not in p.stdout and STDERR_NOTE not in p.stderr,
+              f"{what}: no price is the snapshot's, yet a snapshot note:\n{p.stdout[-600:]}\n{p.stderr}")
+        headers, rows = parse_table(p.stdout)
+        check_headers(headers, what)
+        if check(len(rows) == 1, f"{what}: {len(rows)} rows: {p.stdout}"):
+            row = rows[0]
+            if market != ["--market", "spot"]:
+                check(row.get("ON-DEMAND $/h") == usd(od), f"{what}: on-demand {row}")
+                check(row.get("ON-DEMAND SOURCE", "").startswith("cache, "), f"{what}: on-demand source {row}")
+            if market != ["--market", "on-demand"]:
+                check(row.get("SPOT $/h (LOWEST)") == usd(3.33) and row.get("IN AZ") == "us-east-1a", f"{what}: {row}")
+                want = pct(od if not market else None, 3.33)
+                check(row.get("SAVINGS %") == want, f"{what}: SAVINGS % {row.get('SAVINGS %')!r}, want {want!r}")
+    p = subprocess.run([BIN, "prices", "--source", "cache", "--instance-types", "g5.xlarge", "--regions", REGION,
+                        "--format", "json"], capture_output=True, text=True, env=env)
+    check(p.returncode == 0 and STDERR_NOTE not in p.stderr, f"cache json: snapshot note on stderr: {p.stderr}")
+
+    # 3. The cache for one type, the snapshot for another (auto, no credentials): the notes return.
+    p = run(["--instance-types", "g5.xlarge,g5.12xlarge"], env)
+    check(SNAPSHOT_NOTE in p.stdout and STDERR_NOTE in p.stderr, f"a snapshot price shown without its note:\n"
+                                                                 f"{p.stdout[-600:]}\n{p.stderr}")
+    _, rows = parse_table(p.stdout)
+    by_type = {r.get("INSTANCE TYPE"): r for r in rows}
+    check(by_type.get("g5.xlarge", {}).get("ON-DEMAND $/h") == usd(od), f"auto: the cache's price: {rows}")
+    ref = PRICES[("g5.12xlarge", REGION)]
+    if check("g5.12xlarge" in by_type, f"auto: no g5.12xlarge row: {rows}"):
+        check_row(by_type["g5.12xlarge"], "g5.12xlarge", ref["od"], ref["spot"], "auto")
+
+print("prices_table_style: " + ("all checks passed" if not failures else f"{len(failures)} failed"))
+sys.exit(1 if failures else 0)
