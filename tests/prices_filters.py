@@ -433,6 +433,22 @@ if ep:
     finally:
         ep.stop()
 
+# ---- warnings about missing prices speak of the rows shown, never of rows a filter left out ----
+for r in ("us-east-1", "us-west-2"):
+    unpriced = [t for t in NATURAL if od(t, r) is None]
+    if not unpriced:
+        continue
+    p = snap("--regions", r, "--format", "csv")
+    check(("no on-demand price from the snapshot" in p.stderr) == bool(unpriced),
+          "%s unfiltered: %s lack an on-demand price, stderr: %r" % (r, unpriced, p.stderr[-400:]))
+    priced_acc = sorted({HW[t][2] for t in NATURAL if HW[t][2] and od(t, r) is not None and
+                         all(od(u, r) is not None for u in NATURAL if HW[u][2] == HW[t][2])})
+    if priced_acc:   # an accelerator every type of which is priced: no warning about the others
+        p = snap("--regions", r, "--accelerator", priced_acc[0], "--format", "csv")
+        check(p.returncode == 0 and "no on-demand price" not in p.stderr,
+              "%s --accelerator %s: warned about rows it left out: %r" % (r, priced_acc[0], p.stderr[-400:]))
+    break
+
 shutil.rmtree(TMP, ignore_errors=True)
 print("prices_filters: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

@@ -71,9 +71,13 @@ typedef struct prices_query {
 /* Resolves every (type, region) of q, each market from live AWS -> cache -> snapshot as q->source
  * allows (auto: all three; live: AWS only, failing if it fails; cache / snapshot: only that one).
  * Interruption buckets always come from the snapshot (Spot Advisor data).  Warnings (no
- * credentials, a failed service, missing prices) go to stderr once each.  out->items is in
- * q's order: type-major (types[0] x every region, then types[1] ...). */
+ * credentials, a failed service) go to stderr once each.  out->items is in q's order:
+ * type-major (types[0] x every region, then types[1] ...). */
 int prices_get(const prices_query *q, price_set *out, ib_error *err);
+/* One warning per market for the records of OUT no source allowed by q could price (none when
+ * nothing at all was priced: the caller says that in its own words).  Called on what will be
+ * shown, after any filter, so a row left out never draws a warning. */
+void prices_warn_missing(const prices_query *q, const price_set *out);
 /* Reads an "instbench.prices/v1" JSON file (what `instbench prices --format json` writes). */
 int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);

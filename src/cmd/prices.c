@@ -550,6 +550,7 @@ int cmd_prices(int argc, char **argv)
         prices_free(&set);
         goto done;
     }
+    prices_warn_missing(&q, &set);
     rc = IB_EXIT_RUNTIME;
     if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);

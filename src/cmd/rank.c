@@ -269,7 +269,10 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
     q.source = (prices_source)s;
     int rc = 0;
     memset(ps, 0, sizeof *ps);
-    if (q.n_types && q.n_regions) rc = prices_get(&q, ps, err);
+    if (q.n_types && q.n_regions) {
+        rc = prices_get(&q, ps, err);
+        if (rc == 0) prices_warn_missing(&q, ps);
+    }
     if (rc != 0 && q.source == PRICES_SOURCE_LIVE) {   /* the message names the flag that asked for live */
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "--prices live: %.1000s", err->msg);

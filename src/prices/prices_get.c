@@ -181,8 +181,16 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
         }
     }
 
+    free(st);
+    return 0;
+}
+
+void prices_warn_missing(const prices_query *q, const price_set *out)
+{
     /* One line per market for whatever no allowed source could price (when nothing at all was
      * found, the caller says so in one line instead). */
+    const size_t n = out->n;
+    const prices_source src = q->source;
     size_t miss_od = 0, miss_spot = 0, found = 0;
     for (size_t i = 0; i < n; i++)
         found += (q->want_on_demand && !isnan(out->items[i].on_demand_usd_per_hour)) ||
@@ -204,6 +212,4 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
     if (miss_spot)
         ib_warn("no spot prices from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_spot, n,
                 ex_spot);
-    free(st);
-    return 0;
 }
