@@ -97,6 +97,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check("sources:" in p.stdout and "Spot Instance Advisor" in p.stdout and "SAVINGS %: 1 - spot / on-demand" in
           p.stdout, f"snapshot: no sources line naming the advisor and the savings rule:\n{p.stdout[-800:]}")
 
+    # 1b. The sources line speaks only of the columns shown: picked, a price and savings but no
+    # advisor column and no SOURCE column (so it says --wide shows it); every column: all of them.
+    p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns", "type,on_demand,spot,savings"], env)
+    legend = next((ln for ln in p.stdout.splitlines() if ln.startswith("sources:")), "")
+    check("SAVINGS %: 1 - spot" in legend and "--wide" in legend and "Advisor" not in legend and
+          "PLACEMENT" not in legend and "hardware" not in legend,
+          f"--columns type,on_demand,spot,savings: the sources line names what is not shown: {legend!r}")
+    p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--wide"], env)
+    legend = next((ln for ln in p.stdout.splitlines() if ln.startswith("sources:")), "")
+    check(all(w in legend for w in ("hardware", "its SOURCE column;", "INTERRUPTION and ADVISOR SAVINGS %",
+                                    "PLACEMENT")), f"--wide: the sources line misses a column shown: {legend!r}")
+
     # 2. A cache file only: no price shown is the snapshot's, so neither note appears; its savings
     #    are its own (the advisor's figure for the type says something else).
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -20,6 +20,7 @@ typedef struct output_table {
     const int *priority;         /* n_cols or NULL: higher stays longer when the terminal is narrow */
     char **cells;                /* row-major n_rows x n_cols, never NULL ("" when empty) */
     size_t n_rows, cap_rows;
+    unsigned char *written;      /* n_cols: 1 for the columns the last output_table_write_text showed */
 } output_table;
 
 /* ALIGN may be NULL (all left). */
@@ -57,6 +58,9 @@ size_t output_terminal_width(FILE *out);
 /* Aligned columns separated by two spaces, a header row and a dashed rule; widths count UTF-8
  * characters, not bytes.  Cells are shown terminal-safe (util_term_escape).  Fitted as above. */
 int output_table_write_text(const output_table *t, FILE *out);
+/* Whether the last output_table_write_text showed the column KEY (the terminal's width and
+ * --columns decide): a legend under the table speaks only of what is there.  0 before any write. */
+int output_table_showed(const output_table *t, const char *key);
 /* RFC 4180 quoting (fields with , " CR or LF quoted, quotes doubled), header row, LF line ends.
  * A cell starting with = + - @ tab or CR that is not a plain number gets a leading ' (OWASP's
  * CSV-injection rule), so a spreadsheet shows it as text instead of running it. */

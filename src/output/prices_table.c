@@ -5,6 +5,7 @@
 #include "instbench/output.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,23 +159,45 @@ static size_t price_row_cells(const price_record *r, int want_od, int want_spot,
  * where its figures are shown. */
 static const char ADVISOR_SEP[] = "; interruption buckets from ";
 
-/* Under the table: where each figure comes from; the snapshot's origin only when a price shown
- * is the snapshot's. */
-static void write_sources(const price_set *s, int want_od, int want_spot, FILE *out)
+/* Appends "; " (unless first) and the formatted clause to the legend LINE. */
+static void clause(char *line, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(line);
+    if (used + 3 >= len) return;
+    if (used) used += (size_t)snprintf(line + used, len - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+/* Under the table: where each figure shown comes from (only the columns T showed); the snapshot's
+ * origin only when a price shown is the snapshot's. */
+static void write_sources(const price_set *s, const output_table *t, int want_od, int want_spot, FILE *out)
 {
     const char *sep = strstr(s->snapshot_source, ADVISOR_SEP);
     int price_len = sep ? (int)(sep - s->snapshot_source) : (int)strlen(s->snapshot_source);
     int advisor = 0;
     for (size_t i = 0; i < s->n; i++) advisor |= want_spot && s->items[i].interruption_bucket >= 0;
-    char spot[768] = "";
-    if (want_spot)
-        snprintf(spot, sizeof spot, "; SAVINGS %%: 1 - spot / on-demand of the row's own prices%s%s; PLACEMENT: EC2 "
-                 "spot placement scores (live AWS only)",
-                 advisor ? "; INTERRUPTION and ADVISOR SAVINGS %: region-wide, from " : "",
-                 advisor ? (sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench") : "");
-    fputc('\n', out);
-    output_note(out, "sources: hardware: the catalogue shipped with instbench; each price: its SOURCE column%s.", spot);
-    if (prices_shown_from_snapshot(s, want_od, want_spot))
+    const int intr = output_table_showed(t, "interruption"), adv = output_table_showed(t, "advisor_savings");
+    char line[1024] = "";
+    if (output_table_showed(t, "accelerators") || output_table_showed(t, "accelerator_memory") ||
+        output_table_showed(t, "vcpus") || output_table_showed(t, "memory"))
+        clause(line, sizeof line, "hardware: the catalogue shipped with instbench");
+    if (output_table_showed(t, "on_demand_source") || output_table_showed(t, "spot_source"))
+        clause(line, sizeof line, "each price: its SOURCE column");
+    else if (output_table_showed(t, "on_demand") || output_table_showed(t, "spot"))
+        clause(line, sizeof line, "each price: its SOURCE column (--wide shows it)");
+    if (output_table_showed(t, "savings")) clause(line, sizeof line, "SAVINGS %%: 1 - spot / on-demand of the row's own prices");
+    if (advisor && (intr || adv))
+        clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "", intr && adv ? " and " : "",
+               adv ? "ADVISOR SAVINGS %" : "",
+               sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench");
+    if (output_table_showed(t, "placement")) clause(line, sizeof line, "PLACEMENT: EC2 spot placement scores (live AWS only)");
+    const int snap = prices_shown_from_snapshot(s, want_od, want_spot);
+    if (line[0] || snap) fputc('\n', out);
+    if (line[0]) output_note(out, "sources: %s.", line);
+    if (snap)
         output_note(out, "'snapshot' prices are from the snapshot of %s, not live AWS: %.*s", s->snapshot_date,
                     price_len, s->snapshot_source);
 }
@@ -194,9 +217,9 @@ int prices_write_table(const price_set *s, int want_od, int want_spot, time_t no
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_text(&t, out);
-    output_table_free(&t);
     /* The notes quote the price data: escaped like the cells (output_note). */
-    if (rc == 0) write_sources(s, want_od, want_spot, out);
+    if (rc == 0) write_sources(s, &t, want_od, want_spot, out);
+    output_table_free(&t);
     if (rc == 0 && want_spot && s->placement_note[0]) output_note(out, "%s", s->placement_note);
     return rc;
 }

@@ -16,7 +16,8 @@ int output_table_init(output_table *t, size_t n_cols, const char *const *headers
     memset(t, 0, sizeof *t);
     t->headers = calloc(n_cols, sizeof *t->headers);
     t->align = calloc(n_cols, sizeof *t->align);
-    if (!t->headers || !t->align) {
+    t->written = calloc(n_cols ? n_cols : 1, 1);
+    if (!t->headers || !t->align || !t->written) {
         output_table_free(t);
         return -1;
     }
@@ -61,6 +62,7 @@ void output_table_free(output_table *t)
     free(t->cells);
     free(t->headers);
     free(t->align);
+    free(t->written);
     memset(t, 0, sizeof *t);
 }
 
@@ -185,6 +187,8 @@ int output_table_write_text(const output_table *t, FILE *out)
         else if (width(shown[i]) > w[i % t->n_cols]) w[i % t->n_cols] = width(shown[i]);
     }
     size_t hidden = 0, nv = rc == 0 ? visible_columns(t, w, vis, &hidden) : 0;
+    memset(t->written, 0, t->n_cols);
+    for (size_t v = 0; v < nv; v++) t->written[vis[v]] = 1;
     for (size_t r = 0; rc == 0 && r <= t->n_rows + 1; r++) {
         for (size_t v = 0; v < nv; v++) {
             const size_t c = vis[v];
@@ -214,6 +218,13 @@ int output_table_write_text(const output_table *t, FILE *out)
     free(w);
     free(vis);
     return rc == 0 && !ferror(out) ? 0 : -1;
+}
+
+int output_table_showed(const output_table *t, const char *key)
+{
+    for (size_t c = 0; t->keys && c < t->n_cols; c++)
+        if (!strcmp(t->keys[c], key)) return t->written[c];
+    return 0;
 }
 
 /* 1234567.8 -> "1,234,568" (DECIMALS = 0) or "1,234,567.8". */

@@ -151,16 +151,19 @@ static void row_cells(const rank_report *r, const rank_row *row, row_text *b, co
     memcpy(cells, v, sizeof v);
 }
 
-/* Where each figure comes from, under the table (the price's own source is a column). */
-static void write_legend(const rank_report *r, FILE *out)
+/* Where each figure shown comes from, under the table T (the price's own source is a column). */
+static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 {
     int spot = 0;
     for (size_t i = 0; i < r->n_priced; i++) spot |= r->rows[i].market == RANK_SPOT;
-    output_note(out, "sources: SAMPLES/s measured (the median of RUNS); $/h (all nodes) from PRICE SOURCE; "
-                     "SAMPLES/$%s computed from those%s.",
-                r->opts->target_samples > 0 ? ", TIME and COST to the target" : "",
-                spot ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide); PLACEMENT: EC2 spot placement "
-                       "scores" : "");
+    const int runs = output_table_showed(t, "runs"), price = output_table_showed(t, "price");
+    const int hours = output_table_showed(t, "hours"), cost = output_table_showed(t, "cost");
+    const int intr = spot && output_table_showed(t, "interruption"), place = spot && output_table_showed(t, "placement");
+    output_note(out, "sources: SAMPLES/s measured%s; $/h (all nodes) from %s; SAMPLES/$%s%s%s computed from those%s%s.",
+                runs ? " (the median of RUNS)" : "", price ? "PRICE SOURCE" : "each row's price source (--wide shows it)",
+                hours ? ", TIME" : "", cost ? (hours ? " and COST" : ", COST") : "", hours || cost ? " to the target" : "",
+                intr ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide)" : "",
+                place ? "; PLACEMENT: EC2 spot placement scores" : "");
 }
 
 static void write_unranked(const rank_report *r, FILE *out)
@@ -208,13 +211,13 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     }
     if (r->n_priced) output_table_write_text(&t, out);
     else fprintf(out, "no priced configuration is left to rank.\n");
-    output_table_free(&t);
 
     int frontier = 0;
     for (size_t i = 0; i < r->n_priced && !o->pareto_only; i++) frontier |= r->rows[i].pareto && r->n_priced > 1;
     if (r->n_priced) fputc('\n', out);
     if (frontier) fprintf(out, "* Pareto frontier: no other row is both faster and cheaper per sample.\n");
-    if (r->n_priced) write_legend(r, out);
+    if (r->n_priced) write_legend(r, &t, out);
+    output_table_free(&t);
     if (r->n_rows > r->n_priced) write_unranked(r, out);
     if (ferror(out)) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the table");
     return 0;
