@@ -105,6 +105,66 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
 }
 
 extern int shim_touched_devices;   /* cuda_host_shim.c */
+extern int shim_unbounded_waits;
+extern int nccl_shim_dead_peer, nccl_shim_aborts;   /* cuda_nccl_shim.c */
+
+static void *step_main(void *p)
+{
+    rank_arg *a = p;
+    float loss;
+    double tc;
+    a->rc = a->b->ops->set_inputs(a->b, images[a->rank], labels[a->rank], &a->err) ||
+            cuda_dp_step(a->dp, a->rank, a->b, &loss, &tc, &a->err);
+    return NULL;
+}
+
+/* A peer that is gone (review item 1 of issue 12): rank 0 steps while its peer never joins the
+ * allreduce.  MODE 1: NCCL reports the dead peer asynchronously; MODE 2: nothing does, and only
+ * the deadline (INSTBENCH_NCCL_TIMEOUT_S=1) ends the wait.  Either way the step returns an error
+ * naming the rank within seconds, every local comm is aborted, no unbounded wait was entered, and
+ * teardown does not hang. */
+static void dead_peer_round(int mode)
+{
+    ib_error err;
+    ib_backend *bs[2];
+    for (int r = 0; r < 2; r++) {
+        ib_train_config c = ref.cfg;
+        c.device = r;
+        if (backend_create("cuda", &c, &bs[r], &err) || bs[r]->ops->set_params(bs[r], ref.params, &err)) {
+            CHECK(0, "backend %d: %s", r, err.msg);
+            return;
+        }
+    }
+    ib_dp *dp;
+    ib_dp_config dc = {.nlocal = 2, .world_size = 2, .first_rank = 0, .bucket_bytes = 4096};
+    if (cuda_dp_create(&dc, bs, &dp, &err)) {
+        CHECK(0, "cuda_dp_create: %s", err.msg);
+        return;
+    }
+    setenv("INSTBENCH_NCCL_TIMEOUT_S", mode == 2 ? "1" : "600", 1);
+    nccl_shim_dead_peer = mode, nccl_shim_aborts = 0, shim_unbounded_waits = 0;
+    rank_arg a;
+    memset(&a, 0, sizeof a);
+    a.dp = dp, a.b = bs[0], a.rank = 0;
+    pthread_t th;
+    const double t0 = util_now_seconds();
+    pthread_create(&th, NULL, step_main, &a);
+    pthread_join(th, NULL);
+    const double took = util_now_seconds() - t0;
+    CHECK(a.rc != 0, "mode %d: the step succeeded without its peer", mode);
+    CHECK(took < (mode == 2 ? 5.0 : 2.0), "mode %d: the step took %.1f s to give up", mode, took);
+    CHECK(strstr(a.err.msg, "rank 0 of 2") && strstr(a.err.msg, mode == 1 ? "another rank failed or left" : "no progress for 1 s"),
+          "mode %d: the message does not name the rank and the cause: %s", mode, a.err.msg);
+    CHECK(nccl_shim_aborts == 2, "mode %d: %d local comms aborted, want both", mode, nccl_shim_aborts);
+    const double t1 = util_now_seconds();
+    cuda_dp_destroy(dp);
+    for (int r = 0; r < 2; r++) bs[r]->ops->destroy(bs[r]);
+    CHECK(util_now_seconds() - t1 < 2.0, "mode %d: teardown took %.1f s", mode, util_now_seconds() - t1);
+    CHECK(shim_unbounded_waits == 0, "mode %d: %d unbounded waits (cudaStreamSynchronize / cudaEventSynchronize) "
+          "while the peer was gone", mode, shim_unbounded_waits);
+    nccl_shim_dead_peer = 0;
+    unsetenv("INSTBENCH_NCCL_TIMEOUT_S");
+}
 
 int main(void)
 {
@@ -146,6 +206,8 @@ int main(void)
      * 25 MiB (DDP's default): one bucket, started only by the final flush */
     dp_round(4096, g0, g1);
     dp_round((size_t)25 << 20, g0, g1);
+    dead_peer_round(1);
+    dead_peer_round(2);
     verify_reference_free(&ref);
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);

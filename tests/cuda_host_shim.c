@@ -14,7 +14,14 @@
 #include "cuda/layout.h"
 
 /* ---- runtime ---- */
-static char dummy_stream, dummy_event;
+/* Streams and events are objects that carry one fact, whether their work can ever complete, as
+ * the communicator that hangs them: a collective whose peer is gone hangs its stream
+ * (cuda_nccl_shim.c), an event recorded there hangs, a stream made to wait on that event hangs
+ * from then on; ncclCommAbort ends that communicator's work, so what it hung completes again.
+ * Every other stream runs (all work is executed synchronously at the call). */
+typedef struct shim_stream { const void *hung; } shim_stream;
+typedef struct shim_event { const void *hung; } shim_event;
+static shim_stream *live_streams[64];
 /* which devices were made current (a context on a real GPU): tests check a probe touches none */
 int shim_touched_devices;
 static __thread int shim_current;
@@ -35,18 +42,74 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s_, size_t n, enum cudaMemcpyKi
     memcpy(d, s_, n);
     return cudaSuccess;
 }
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned f) { *s = (cudaStream_t)&dummy_stream; return cudaSuccess; }
-cudaError_t cudaStreamDestroy(cudaStream_t s) { return cudaSuccess; }
-cudaError_t cudaStreamSynchronize(cudaStream_t s) { return cudaSuccess; }
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned f) { *e = (cudaEvent_t)&dummy_event; return cudaSuccess; }
-cudaError_t cudaEventDestroy(cudaEvent_t e) { return cudaSuccess; }
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { return cudaSuccess; }
-cudaError_t cudaEventSynchronize(cudaEvent_t e) { return cudaSuccess; }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned f)
+{
+    shim_stream *n = calloc(1, sizeof *n);
+    for (size_t i = 0; n && i < sizeof live_streams / sizeof *live_streams; i++)
+        if (__atomic_compare_exchange_n(&live_streams[i], &(shim_stream *){NULL}, n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            *s = (cudaStream_t)n;
+            return cudaSuccess;
+        }
+    free(n);
+    return cudaErrorMemoryAllocation;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    for (size_t i = 0; i < sizeof live_streams / sizeof *live_streams; i++)
+        if (live_streams[i] == (shim_stream *)s) live_streams[i] = NULL;
+    free(s);
+    return cudaSuccess;
+}
+static int stream_hung(cudaStream_t s) { return s && ((shim_stream *)s)->hung; }
+void shim_stream_hang(cudaStream_t s, const void *comm)
+{
+    if (s) ((shim_stream *)s)->hung = comm;
+}
+void shim_comm_aborted(const void *comm)
+{
+    for (size_t i = 0; i < sizeof live_streams / sizeof *live_streams; i++)
+        if (live_streams[i] && live_streams[i]->hung == comm) live_streams[i]->hung = NULL;
+}
+/* A hung stream's work never completes: cudaStreamQuery says not ready; a blocking wait would
+ * block for ever on a GPU, so here it is counted (a test asserts none happened) and fails at once. */
+int shim_unbounded_waits;
+cudaError_t cudaStreamQuery(cudaStream_t s) { return stream_hung(s) ? cudaErrorNotReady : cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    if (!stream_hung(s)) return cudaSuccess;
+    __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
+    return cudaErrorLaunchTimeout;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned f)
+{
+    *e = (cudaEvent_t)calloc(1, sizeof(shim_event));
+    return *e ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    ((shim_event *)e)->hung = s ? ((shim_stream *)s)->hung : NULL;
+    return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    if (!((shim_event *)e)->hung) return cudaSuccess;
+    __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
+    return cudaErrorLaunchTimeout;
+}
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 cudaError_t cudaMemGetInfo(size_t *f, size_t *t) { *f = *t = 0; return cudaSuccess; }
 cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s) { return cudaMalloc(p, n); }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s) { return cudaFree(p); }
-cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f)
+{
+    if (((shim_event *)e)->hung && s) ((shim_stream *)s)->hung = ((shim_event *)e)->hung;
+    return cudaSuccess;
+}
 cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi) { *lo = *hi = 0; return cudaSuccess; }
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned f, int prio) { return cudaStreamCreateWithFlags(s, f); }
 /* two pretend GPUs, compute capability 9.0, so backend_create("cuda") and multi-rank paths run */

@@ -14,6 +14,12 @@ typedef struct shim_group {
 } shim_group;
 
 int nccl_shim_allreduces;   /* calls so far (rank 0's), for tests that a path really used NCCL */
+/* A peer that is gone (test hook): 1, collectives are queued and never complete (the streams hang,
+ * cuda_host_shim.c) and the async error reports ncclRemoteError, as NCCL does when a peer's
+ * connection drops; 2, the same without any error (a peer that hangs: only a deadline helps). */
+int nccl_shim_dead_peer, nccl_shim_aborts;
+void shim_stream_hang(cudaStream_t s, const void *comm);   /* cuda_host_shim.c */
+void shim_comm_aborted(const void *comm);
 
 struct ncclComm {
     shim_group *g;
@@ -50,6 +56,10 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
 {
     shim_group *g = c->g;
     const int n = g->n;
+    if (nccl_shim_dead_peer) {   /* queued; the peer never joins */
+        shim_stream_hang(s, c);
+        return ncclSuccess;
+    }
     if (c->rank == 0) nccl_shim_allreduces++;
     g->bufs[c->rank] = recv;
     if (send != recv) memcpy(recv, send, count * sizeof(float));
@@ -71,12 +81,29 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataT
                            cudaStream_t s)
 {
     shim_group *g = c->g;
+    if (nccl_shim_dead_peer) {
+        shim_stream_hang(s, c);
+        return ncclSuccess;
+    }
     g->bufs[c->rank] = recv;
     if (send != recv) memcpy(recv, send, count * sizeof(float));
     pthread_barrier_wait(&g->bar);
     if (c->rank != root) memcpy(recv, g->bufs[root], count * sizeof(float));
     pthread_barrier_wait(&g->bar);
     return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *r)
+{
+    *r = nccl_shim_dead_peer == 1 ? ncclRemoteError : ncclSuccess;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t c)
+{
+    __atomic_add_fetch(&nccl_shim_aborts, 1, __ATOMIC_SEQ_CST);
+    shim_comm_aborted(c);   /* its queued work ends: what waited on it completes */
+    return ncclCommDestroy(c);
 }
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { memset(id, 7, sizeof *id); return ncclSuccess; }

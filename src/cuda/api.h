@@ -36,6 +36,17 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
 int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err);
 /* The compute stream waits for every allreduce queued so far (before the optimizer step). */
 int comm_nccl_join(ib_comm *c, ib_error *err);
+/* Waits on the host for STREAM (a stream whose work may wait on c's collectives), never without
+ * end: it polls the stream, c's asynchronous NCCL error (a rank that died or left shows there)
+ * and *STOP (set when another rank of this process failed), and gives up after
+ * comm_nccl_timeout_s() without progress.  On any of these c is aborted (ncclCommAbort: its
+ * kernels end, nothing waits on it any more) and err names the rank and the cause. */
+int comm_nccl_wait(ib_comm *c, void *stream, const volatile int *stop, ib_error *err);
+/* ncclCommAbort, once; c stays a valid ib_comm to destroy.  NULL-safe. */
+void comm_nccl_abort(ib_comm *c);
+/* INSTBENCH_NCCL_TIMEOUT_S (seconds, > 0), else 300: the longest one host wait of a rank (a
+ * step, an agreement) may take before the rank gives up on its peers. */
+double comm_nccl_timeout_s(void);
 
 /* ---- DDP buckets: the backend's on_grad_ready hook groups adjacent gradient ranges into
  * buckets of bucket_bytes (CUDA_DDP_BUCKET_BYTES, like DDP) and starts each bucket's allreduce as

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -18,6 +19,7 @@ _Static_assert(sizeof(ncclUniqueId) == CUDA_NCCL_ID_BYTES, "NCCL unique id size"
 
 typedef struct nccl_impl {
     ncclComm_t comm;
+    int aborted;                         /* ncclCommAbort ran: comm is gone, nothing may wait on it */
     int device;
     cudaStream_t compute, comm_stream;   /* compute: the backend's; comm_stream: ours */
     cudaEvent_t ready, done;             /* compute -> comm, comm -> compute */
@@ -54,9 +56,16 @@ static int after_compute(nccl_impl *n, ib_error *err)
     return 0;
 }
 
+static int refuse_aborted(ib_comm *c, ib_error *err)
+{
+    return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: rank %d of %d: communicator aborted after a failure", c->rank,
+                        c->world_size);
+}
+
 int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err)
 {
     nccl_impl *n = impl(c);
+    if (n->aborted) return refuse_aborted(c, err);
     if (count == 0) return 0;
     if (after_compute(n, err)) return -1;
     NCCL_TRY(ncclAllReduce(buf, buf, count, ncclFloat32, ncclAvg, n->comm, n->comm_stream));
@@ -66,6 +75,7 @@ int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *er
 int comm_nccl_join(ib_comm *c, ib_error *err)
 {
     nccl_impl *n = impl(c);
+    if (n->aborted) return refuse_aborted(c, err);
     CUDA_TRY(cudaSetDevice(n->device));
     CUDA_TRY(cudaEventRecord(n->done, n->comm_stream));
     CUDA_TRY(cudaStreamWaitEvent(n->compute, n->done, 0));
@@ -81,6 +91,7 @@ static int allreduce_mean(ib_comm *c, float *buf, size_t count, ib_error *err)
 static int broadcast(ib_comm *c, float *buf, size_t count, int root, ib_error *err)
 {
     nccl_impl *n = impl(c);
+    if (n->aborted) return refuse_aborted(c, err);
     if (root < 0 || root >= c->world_size)
         return ib_error_set(err, IB_EXIT_RUNTIME, "broadcast root %d outside [0, %d)", root, c->world_size);
     if (after_compute(n, err)) return -1;
@@ -88,18 +99,75 @@ static int broadcast(ib_comm *c, float *buf, size_t count, int root, ib_error *e
     return comm_nccl_join(c, err);
 }
 
+double comm_nccl_timeout_s(void)
+{
+    const char *v = getenv("INSTBENCH_NCCL_TIMEOUT_S");
+    char *end = NULL;
+    double t = v ? strtod(v, &end) : 0;
+    return v && end != v && *end == '\0' && t > 0 && t < 1e7 ? t : 300.0;
+}
+
+void comm_nccl_abort(ib_comm *c)
+{
+    nccl_impl *n = c ? impl(c) : NULL;
+    if (!n || n->aborted || !n->comm) return;
+    cudaSetDevice(n->device);
+    ncclCommAbort(n->comm);   /* frees the comm; its kernels return */
+    n->comm = NULL;
+    n->aborted = 1;
+}
+
+int comm_nccl_wait(ib_comm *c, void *stream, const volatile int *stop, ib_error *err)
+{
+    nccl_impl *n = impl(c);
+    const double limit = comm_nccl_timeout_s(), t0 = util_now_seconds();
+    const struct timespec nap = {0, 200 * 1000};   /* 0.2 ms: a step's end is seen late by at most that */
+    CUDA_TRY(cudaSetDevice(n->device));
+    for (;;) {
+        cudaError_t q = cudaStreamQuery((cudaStream_t)stream);
+        if (q == cudaSuccess) return 0;
+        if (q != cudaErrorNotReady) {
+            comm_nccl_abort(c);
+            return cuda_check(q, "cudaStreamQuery", err);
+        }
+        ncclResult_t a = ncclSuccess;
+        if (n->aborted)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: rank %d of %d: its communicator was aborted", c->rank,
+                                c->world_size);
+        if (ncclCommGetAsyncError(n->comm, &a) == ncclSuccess && a != ncclSuccess && a != ncclInProgress) {
+            comm_nccl_abort(c);
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "NCCL: rank %d of %d: %s: another rank failed or left; communicator aborted", c->rank,
+                                c->world_size, ncclGetErrorString(a));
+        }
+        if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+            comm_nccl_abort(c);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: rank %d of %d: stopped: another rank of this process failed",
+                                c->rank, c->world_size);
+        }
+        if (util_now_seconds() - t0 > limit) {
+            comm_nccl_abort(c);
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "NCCL: rank %d of %d: no progress for %.0f s: a rank has died or hangs; communicator "
+                                "aborted (INSTBENCH_NCCL_TIMEOUT_S sets the limit)",
+                                c->rank, c->world_size, limit);
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
 static int barrier(ib_comm *c, ib_error *err)
 {
     /* A one-element allreduce completes only when every rank has reached it. */
     nccl_impl *n = impl(c);
     float *one = NULL;
+    if (n->aborted) return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: rank %d: communicator aborted", c->rank);
     CUDA_TRY(cudaSetDevice(n->device));
     CUDA_TRY(cudaMallocAsync((void **)&one, sizeof(float), n->comm_stream));
     int rc = 0;
     if (cuda_check(cudaMemsetAsync(one, 0, sizeof(float), n->comm_stream), "cudaMemsetAsync", err) ||
         nccl_check(ncclAllReduce(one, one, 1, ncclFloat32, ncclSum, n->comm, n->comm_stream), "ncclAllReduce", err) ||
-        cuda_check(cudaStreamSynchronize(n->comm_stream), "cudaStreamSynchronize", err) ||
-        cuda_check(cudaStreamSynchronize(n->compute), "cudaStreamSynchronize", err))
+        comm_nccl_wait(c, n->comm_stream, NULL, err) || comm_nccl_wait(c, n->compute, NULL, err))
         rc = -1;
     cudaFreeAsync(one, n->comm_stream);
     return rc;
@@ -111,7 +179,10 @@ static void destroy(ib_comm *c)
     nccl_impl *n = impl(c);
     if (n) {
         cudaSetDevice(n->device);
-        if (n->comm_stream) cudaStreamSynchronize(n->comm_stream);
+        /* the communication still queued, waited for with the same bound (peers gone: aborted) */
+        ib_error ignored;
+        if (n->comm && n->comm_stream && comm_nccl_wait(c, n->comm_stream, NULL, &ignored))
+            ib_debug("%s", ignored.msg);
         if (n->comm) ncclCommDestroy(n->comm);
         if (n->ready) cudaEventDestroy(n->ready);
         if (n->done) cudaEventDestroy(n->done);
@@ -211,5 +282,8 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
 }
 int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err) { return no_nccl(err); }
 int comm_nccl_join(ib_comm *c, ib_error *err) { return no_nccl(err); }
+int comm_nccl_wait(ib_comm *c, void *stream, const volatile int *stop, ib_error *err) { return no_nccl(err); }
+void comm_nccl_abort(ib_comm *c) {}
+double comm_nccl_timeout_s(void) { return 300.0; }
 
 #endif

@@ -2,7 +2,10 @@
  * (ncclCommInitAll in one process; across processes ncclCommInitRank with the unique id that
  * global rank 0 hands out over the TCP rendezvous), DDP buckets overlapped with backward, and a
  * per-step agreement so every process takes the same warm-up/timed/stop decision as global rank 0
- * (otherwise one process could leave while the others wait in an allreduce). */
+ * (otherwise one process could leave while the others wait in an allreduce).
+ * No wait is unbounded: every host wait goes through comm_nccl_wait, and the first rank of this
+ * process to fail aborts every local comm, so its sibling threads return too instead of waiting in
+ * a collective whose peer is gone (the runner then exits non-zero with their messages). */
 #include "cuda/api.h"
 
 #include <stdlib.h>
@@ -20,7 +23,24 @@ struct ib_dp {
     float *flag_host;      /* [nlocal] pinned */
     int *device;           /* [nlocal] */
     cudaStream_t *stream;  /* [nlocal] the backends' compute streams */
+    volatile int failed;   /* set once by the first local rank to fail (then every local comm is aborted) */
 };
+
+/* Rank i failed: the first to say so aborts every local comm, so no sibling waits on a peer that
+ * will not come. */
+static int fail(ib_dp *dp, int i)
+{
+    (void)i;
+    if (!__atomic_exchange_n(&dp->failed, 1, __ATOMIC_ACQ_REL))
+        for (int k = 0; k < dp->nlocal; k++) comm_nccl_abort(dp->comms[k]);
+    return -1;
+}
+
+/* Rank i's compute stream drained, within the bound and watching the others. */
+static int dp_wait(ib_dp *dp, int i, ib_error *err)
+{
+    return comm_nccl_wait(dp->comms[i], dp->stream[i], &dp->failed, err) ? fail(dp, i) : 0;
+}
 
 void cuda_dp_destroy(ib_dp *dp)
 {
@@ -121,24 +141,27 @@ int cuda_dp_create(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib
 int cuda_dp_step(ib_dp *dp, int i, ib_backend *b, float *loss, double *compute_end, ib_error *err)
 {
     /* backward queues each bucket's allreduce as soon as the bucket is complete */
-    if (b->ops->forward_backward(b, loss, cuda_ddp_on_grad_ready, dp->ddp[i], err)) return -1;
-    if (cuda_ddp_flush(dp->ddp[i], err)) return -1;
+    if (b->ops->forward_backward(b, loss, cuda_ddp_on_grad_ready, dp->ddp[i], err)) return fail(dp, i);
+    if (cuda_ddp_flush(dp->ddp[i], err)) return fail(dp, i);
     /* the compute stream alone: when its work ends, the communication not yet done is exposed */
-    if (b->ops->synchronize(b, err)) return -1;
+    if (dp_wait(dp, i, err)) return -1;
     if (compute_end) *compute_end = util_now_seconds();
-    if (comm_nccl_join(dp->comms[i], err)) return -1;
-    return b->ops->synchronize(b, err);
+    if (comm_nccl_join(dp->comms[i], err)) return fail(dp, i);
+    return dp_wait(dp, i, err);
 }
 
 int cuda_dp_agree(ib_dp *dp, int i, int *value, ib_error *err)
 {
-    CUDA_TRY(cudaSetDevice(dp->device[i]));
     dp->flag_host[i] = (float)*value;   /* small integers are exact in a float */
-    CUDA_TRY(cudaMemcpyAsync(dp->flag[i], &dp->flag_host[i], sizeof(float), cudaMemcpyHostToDevice, dp->stream[i]));
     ib_comm *c = dp->comms[i];
-    if (c->broadcast(c, dp->flag[i], 1, 0, err)) return -1;
-    CUDA_TRY(cudaMemcpyAsync(&dp->flag_host[i], dp->flag[i], sizeof(float), cudaMemcpyDeviceToHost, dp->stream[i]));
-    CUDA_TRY(cudaStreamSynchronize(dp->stream[i]));
+    if (cuda_check(cudaSetDevice(dp->device[i]), "cudaSetDevice", err) ||
+        cuda_check(cudaMemcpyAsync(dp->flag[i], &dp->flag_host[i], sizeof(float), cudaMemcpyHostToDevice, dp->stream[i]),
+                   "cudaMemcpyAsync", err) ||
+        c->broadcast(c, dp->flag[i], 1, 0, err) ||
+        cuda_check(cudaMemcpyAsync(&dp->flag_host[i], dp->flag[i], sizeof(float), cudaMemcpyDeviceToHost, dp->stream[i]),
+                   "cudaMemcpyAsync", err))
+        return fail(dp, i);
+    if (dp_wait(dp, i, err)) return -1;
     *value = (int)dp->flag_host[i];
     return 0;
 }
