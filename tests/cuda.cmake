@@ -32,10 +32,35 @@ instbench_test_internals(cuda_layout cpu cuda)
 if(INSTBENCH_CUDA)
   find_package(CUDAToolkit)
   if(CUDAToolkit_FOUND)
-    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
+    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_vit_host cpu cuda)
+    # The real kernels: every src/cuda/kernels/*.cu compiled as C++ for the CPU with tests/cudasim
+    # (fibers per thread, barriers, warp shuffles), driving src/cuda/vit.c with the real gemm.c on
+    # the cuBLASLt stand-in, against the timm fixtures and the CPU backend.
+    enable_language(CXX)
+    file(GLOB _kernels CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/kernels/*.cu)
+    set(_sim_sources)
+    foreach(_cu ${_kernels})
+      get_filename_component(_name ${_cu} NAME_WE)
+      set(_cpp ${CMAKE_CURRENT_BINARY_DIR}/cudasim/${_name}.cpp)
+      file(WRITE ${_cpp}.in "#include \"${_cu}\"\n")
+      configure_file(${_cpp}.in ${_cpp} COPYONLY)   # rewritten only when it changes
+      list(APPEND _sim_sources ${_cpp})
+    endforeach()
+    instbench_add_unit_test(cuda_vit_sim cuda_vit_host.c cuda_host_runtime.c cuda_cublaslt_standin.c
+                            cudasim/cudasim.cpp ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
+                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
+                               ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
+    target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM CUBLASLT_STANDIN_NO_RUNTIME)
+    set_source_files_properties(${_sim_sources} PROPERTIES COMPILE_OPTIONS
+                                "-include;${CMAKE_CURRENT_SOURCE_DIR}/cudasim/cudasim.h")
+    target_compile_options(cuda_vit_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
+    instbench_test_internals(cuda_vit_sim cpu cuda)
+    set_tests_properties(cuda_vit_sim PROPERTIES TIMEOUT 600)
+
     # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
     # heuristic, the three roads to the cuBLAS fallback, the algorithm cache) on a cuBLASLt/cuBLAS
     # stand-in written from their documented semantics, against a row-major reference.
@@ -63,13 +88,13 @@ if(INSTBENCH_CUDA)
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
-      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
+      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_dp_host cpu cuda)
       # ... and measure's timed loop (bench_run) over two cuda ranks.
-      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c
+      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

@@ -29,6 +29,6 @@ extern "C" cudaError_t cuk_adam_step(float *p, const float *g, float *m, float *
                                      const cuk_adam_scalars *k, cudaStream_t s)
 {
     if (n == 0) return cudaSuccess;
-    adam_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(p, g, m, v, (__nv_bfloat16 *)wbf, n, *k);
+    CUK_LAUNCH(adam_kernel, cuk_blocks(n, 256), 256, 0, s)(p, g, m, v, (__nv_bfloat16 *)wbf, n, *k);
     return cudaGetLastError();
 }

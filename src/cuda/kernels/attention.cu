@@ -20,7 +20,7 @@ extern "C" cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, ib_precision 
                                      cudaStream_t s)
 {
     const size_t n = (size_t)B * T * 3 * H * hd;
-    qkv_split_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(qkv, qkvh, dt, B, T, H, hd);
+    CUK_LAUNCH(qkv_split_kernel, cuk_blocks(n, 256), 256, 0, s)(qkv, qkvh, dt, B, T, H, hd);
     return cudaGetLastError();
 }
 
@@ -34,7 +34,7 @@ __global__ static void qkv_merge_kernel(const float *dqkvh, float *dqkv, int B, 
 extern "C" cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int T, int H, int hd, cudaStream_t s)
 {
     const size_t n = (size_t)B * T * 3 * H * hd;
-    qkv_merge_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(dqkvh, dqkv, B, T, H, hd);
+    CUK_LAUNCH(qkv_merge_kernel, cuk_blocks(n, 256), 256, 0, s)(dqkvh, dqkv, B, T, H, hd);
     return cudaGetLastError();
 }
 
@@ -55,10 +55,10 @@ static cudaError_t heads_permute(const void *src, void *dst, int dt, int B, int 
 {
     const size_t n = (size_t)B * T * H * hd;
     if (dt == IB_PREC_BF16)
-        heads_permute_kernel<uint16_t><<<cuk_blocks(n, 256), 256, 0, s>>>((const uint16_t *)src, (uint16_t *)dst, B,
+        CUK_LAUNCH(heads_permute_kernel<uint16_t>, cuk_blocks(n, 256), 256, 0, s)((const uint16_t *)src, (uint16_t *)dst, B,
                                                                         T, H, hd, to_heads);
     else
-        heads_permute_kernel<float><<<cuk_blocks(n, 256), 256, 0, s>>>((const float *)src, (float *)dst, B, T, H, hd,
+        CUK_LAUNCH(heads_permute_kernel<float>, cuk_blocks(n, 256), 256, 0, s)((const float *)src, (float *)dst, B, T, H, hd,
                                                                      to_heads);
     return cudaGetLastError();
 }
@@ -105,7 +105,7 @@ extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision d
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
-    softmax_forward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(S, p_act, dt, rows, T, ld, scale);
+    CUK_LAUNCH(softmax_forward_kernel, (unsigned)blocks, WARPS * 32, 0, s)(S, p_act, dt, rows, T, ld, scale);
     return cudaGetLastError();
 }
 
@@ -133,6 +133,6 @@ extern "C" cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_ac
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;
-    softmax_backward_kernel<<<(unsigned)blocks, WARPS * 32, 0, s>>>(P, g, ds_act, dt, rows, T, ld, scale);
+    CUK_LAUNCH(softmax_backward_kernel, (unsigned)blocks, WARPS * 32, 0, s)(P, g, ds_act, dt, rows, T, ld, scale);
     return cudaGetLastError();
 }

@@ -38,10 +38,10 @@ extern "C" cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_ac
 {
     const int chunks = M < COLSUM_CHUNKS ? M : COLSUM_CHUNKS, rows_per = (M + chunks - 1) / chunks;
     const dim3 grid((unsigned)((N + 255) / 256), (unsigned)chunks);
-    colsum_kernel<<<grid, 256, 0, s>>>(dy, dy_act, dt, M, N, rows_per, partial);
+    CUK_LAUNCH(colsum_kernel, grid, 256, 0, s)(dy, dy_act, dt, M, N, rows_per, partial);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    colsum_finish_kernel<<<(unsigned)((N + 255) / 256), 256, 0, s>>>(partial, chunks, N, db);
+    CUK_LAUNCH(colsum_finish_kernel, (unsigned)((N + 255) / 256), 256, 0, s)(partial, chunks, N, db);
     return cudaGetLastError();
 }
 
@@ -60,6 +60,6 @@ extern "C" cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, i
 {
     const size_t n = (size_t)M * N;
     if (n == 0) return cudaSuccess;
-    add_bias_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(C, bias, M, N, ldc);
+    CUK_LAUNCH(add_bias_kernel, cuk_blocks(n, 256), 256, 0, s)(C, bias, M, N, ldc);
     return cudaGetLastError();
 }

@@ -44,6 +44,12 @@ static inline unsigned cuk_blocks(size_t n, unsigned threads)
     return b ? (unsigned)b : 1u;
 }
 
+/* Every launch: CUK_LAUNCH(kernel, grid, block, smem, stream)(args...).  Under nvcc the launch
+ * syntax itself; the CPU test build (tests/cudasim) defines it first to run the kernel there. */
+#ifndef CUK_LAUNCH
+#define CUK_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
+#endif
+
 #define CUK_GRID_STRIDE(i, n) \
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 

@@ -9,6 +9,6 @@ __global__ static void store_act_kernel(void *dst, int dt, const float *src, siz
 extern "C" cudaError_t cuk_store_act(void *dst, ib_precision dt, const float *src, size_t n, cudaStream_t s)
 {
     if (n == 0) return cudaSuccess;
-    store_act_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(dst, dt, src, n);
+    CUK_LAUNCH(store_act_kernel, cuk_blocks(n, 256), 256, 0, s)(dst, dt, src, n);
     return cudaGetLastError();
 }

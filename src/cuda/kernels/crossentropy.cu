@@ -52,9 +52,9 @@ __global__ static void ce_mean_kernel(const double *row_loss, int B, float *loss
 extern "C" cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits,
                                         double *row_loss, float *loss, int B, int C, cudaStream_t s)
 {
-    ce_row_kernel<<<(unsigned)B, CE_THREADS, 0, s>>>(logits, labels, dlogits, row_loss, B, C);
+    CUK_LAUNCH(ce_row_kernel, (unsigned)B, CE_THREADS, 0, s)(logits, labels, dlogits, row_loss, B, C);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    ce_mean_kernel<<<1, 1, 0, s>>>(row_loss, B, loss);
+    CUK_LAUNCH(ce_mean_kernel, 1, 1, 0, s)(row_loss, B, loss);
     return cudaGetLastError();
 }

@@ -16,7 +16,7 @@ extern "C" cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *
                                              cudaStream_t s)
 {
     const size_t n = (size_t)M * F;
-    bias_gelu_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(h, bias, a, dt, n, F);
+    CUK_LAUNCH(bias_gelu_kernel, cuk_blocks(n, 256), 256, 0, s)(h, bias, a, dt, n, F);
     return cudaGetLastError();
 }
 
@@ -33,6 +33,6 @@ __global__ static void gelu_backward_kernel(const float *h, float *g, size_t n)
 
 extern "C" cudaError_t cuk_gelu_backward(const float *h, float *g, size_t n, cudaStream_t s)
 {
-    gelu_backward_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(h, g, n);
+    CUK_LAUNCH(gelu_backward_kernel, cuk_blocks(n, 256), 256, 0, s)(h, g, n);
     return cudaGetLastError();
 }

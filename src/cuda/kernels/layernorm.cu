@@ -38,7 +38,7 @@ extern "C" cudaError_t cuk_layernorm_forward(const float *x_in, const float *res
                                              ptrdiff_t x_stride, cudaStream_t s)
 {
     const unsigned blocks = (unsigned)((R + WARPS - 1) / WARPS);
-    ln_forward_kernel<<<blocks, WARPS * 32, 0, s>>>(x_in, res, x_out, w, b, y, dt, mean, rstd, R, D, x_stride);
+    CUK_LAUNCH(ln_forward_kernel, blocks, WARPS * 32, 0, s)(x_in, res, x_out, w, b, y, dt, mean, rstd, R, D, x_stride);
     return cudaGetLastError();
 }
 
@@ -109,13 +109,13 @@ extern "C" cudaError_t cuk_layernorm_backward(const float *dy, const float *x, c
                                               cudaStream_t s)
 {
     const unsigned blocks = (unsigned)((R + WARPS - 1) / WARPS);
-    ln_backward_dx_kernel<<<blocks, WARPS * 32, 0, s>>>(dy, x, mean, rstd, w, dx, dx_stride, R, D, x_stride);
+    CUK_LAUNCH(ln_backward_dx_kernel, blocks, WARPS * 32, 0, s)(dy, x, mean, rstd, w, dx, dx_stride, R, D, x_stride);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     const int chunks = R < LN_CHUNKS ? R : LN_CHUNKS, rows_per = (R + chunks - 1) / chunks;
     const dim3 grid((unsigned)((D + 255) / 256), (unsigned)chunks);
-    ln_backward_dwdb_kernel<<<grid, 256, 0, s>>>(dy, x, mean, rstd, R, D, x_stride, rows_per, partial);
+    CUK_LAUNCH(ln_backward_dwdb_kernel, grid, 256, 0, s)(dy, x, mean, rstd, R, D, x_stride, rows_per, partial);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    chunk_sum_kernel<<<(unsigned)((D + 255) / 256), 256, 0, s>>>(partial, chunks, D, dw, db);
+    CUK_LAUNCH(chunk_sum_kernel, (unsigned)((D + 255) / 256), 256, 0, s)(partial, chunks, D, dw, db);
     return cudaGetLastError();
 }

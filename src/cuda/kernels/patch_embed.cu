@@ -14,7 +14,7 @@ extern "C" cudaError_t cuk_patchify(const float *images, int B, int C, int S, in
                                     cudaStream_t s)
 {
     const size_t n = (size_t)B * (S / P) * (S / P) * C * P * P;
-    patchify_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(images, B, C, S, P, patches, dt);
+    CUK_LAUNCH(patchify_kernel, cuk_blocks(n, 256), 256, 0, s)(images, B, C, S, P, patches, dt);
     return cudaGetLastError();
 }
 
@@ -35,7 +35,7 @@ extern "C" cudaError_t cuk_tokens_forward(const float *pe, const float *cls, con
                                           int T, int D, cudaStream_t s)
 {
     const size_t n = (size_t)B * T * D;
-    tokens_forward_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(pe, cls, pos, x, B, T, D);
+    CUK_LAUNCH(tokens_forward_kernel, cuk_blocks(n, 256), 256, 0, s)(pe, cls, pos, x, B, T, D);
     return cudaGetLastError();
 }
 
@@ -61,6 +61,6 @@ extern "C" cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *
                                            int D, cudaStream_t s)
 {
     const size_t n = (size_t)T * D;
-    tokens_backward_kernel<<<cuk_blocks(n, 256), 256, 0, s>>>(dx, dcls, dpos, dpe, B, T, D);
+    CUK_LAUNCH(tokens_backward_kernel, cuk_blocks(n, 256), 256, 0, s)(dx, dcls, dpos, dpe, B, T, D);
     return cudaGetLastError();
 }

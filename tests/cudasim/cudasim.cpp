@@ -1,0 +1,216 @@
+// cudasim: the block scheduler behind cudasim.h.  One launch: validate the configuration as the
+// GPU would (a refused launch runs nothing and leaves its error for cudaGetLastError), then run
+// the blocks one by one in a seeded order; within a block every thread is a fiber with its own
+// stack, run round-robin (the order seeded too) until it ends or waits at a barrier.  A barrier
+// opens when every live thread it concerns waits at it; when nothing can run and no barrier can
+// open, the kernel has a divergent barrier: reported, the launch's block abandoned.
+#include "cudasim.h"
+
+#include <ucontext.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+extern "C" cudaError_t shim_launch_error;   // cuda_host_runtime.c: what cudaGetLastError returns
+
+// Counters and the first problem seen, for the tests.
+extern "C" {
+long cudasim_launches, cudasim_threads_run;
+char cudasim_problem[256];
+}
+
+namespace {
+
+enum wait_kind { RUNNING, AT_BLOCK_BARRIER, AT_WARP_BARRIER, DONE };
+
+struct fiber {
+    ucontext_t ctx;
+    cudasim_dim tid;
+    unsigned linear;   // threadIdx flattened: lane = linear % 32, warp = linear / 32
+    wait_kind state;
+    float posted;      // the value a shuffle posted
+};
+
+struct block_run {
+    std::vector<fiber> fibers;
+    std::vector<char *> stacks;
+    ucontext_t scheduler;
+    cudasim_dim block_idx, block_dim, grid_dim;
+    cudasim_block_fn fn;
+    void *closure;
+    unsigned current;
+    bool broken;
+};
+
+thread_local block_run *run_now;   // the block this OS thread is running
+const size_t kStack = 64 * 1024;
+const cudasim_dim kZero = {0, 0, 0};
+uint64_t seed = 0x2545F4914F6CDD1DULL;
+
+uint64_t next_random()
+{
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return seed;
+}
+
+void problem(const char *fmt, const char *what, unsigned a, unsigned b)
+{
+    if (!cudasim_problem[0]) snprintf(cudasim_problem, sizeof cudasim_problem, fmt, what, a, b);
+    fprintf(stderr, "cudasim: ");
+    fprintf(stderr, fmt, what, a, b);
+    fputc('\n', stderr);
+}
+
+void fiber_main(unsigned lo, unsigned hi)
+{
+    block_run *r = run_now;
+    (void)lo, (void)hi;
+    r->fn(r->closure);
+    r->fibers[r->current].state = DONE;
+    swapcontext(&r->fibers[r->current].ctx, &r->scheduler);   // never resumed
+}
+
+void trampoline(unsigned lo, unsigned hi) { fiber_main(lo, hi); }
+
+// Back to the scheduler with STATE; returns when the barrier opened.
+void wait_at(wait_kind state)
+{
+    block_run *r = run_now;
+    fiber &f = r->fibers[r->current];
+    f.state = state;
+    swapcontext(&f.ctx, &r->scheduler);
+}
+
+// Opens the barriers every live thread concerned has reached; false when none can open.
+bool open_barriers(block_run &r)
+{
+    bool opened = false;
+    size_t live = 0, at_block = 0;
+    for (const fiber &f : r.fibers) live += f.state != DONE, at_block += f.state == AT_BLOCK_BARRIER;
+    if (live && at_block == live) {
+        for (fiber &f : r.fibers) f.state = RUNNING;
+        return true;
+    }
+    const size_t warps = (r.fibers.size() + 31) / 32;
+    for (size_t w = 0; w < warps; w++) {
+        size_t lo = w * 32, hi = lo + 32 < r.fibers.size() ? lo + 32 : r.fibers.size(), lv = 0, at = 0;
+        for (size_t i = lo; i < hi; i++) lv += r.fibers[i].state != DONE, at += r.fibers[i].state == AT_WARP_BARRIER;
+        if (lv && at == lv) {
+            for (size_t i = lo; i < hi; i++)
+                if (r.fibers[i].state == AT_WARP_BARRIER) r.fibers[i].state = RUNNING;
+            opened = true;
+        }
+    }
+    return opened;
+}
+
+void run_block(block_run &r)
+{
+    const size_t n = r.fibers.size();
+    std::vector<unsigned> order(n);
+    for (unsigned i = 0; i < n; i++) order[i] = i;
+    for (size_t i = n; i > 1; i--) std::swap(order[i - 1], order[next_random() % i]);   // seeded order
+    for (unsigned i = 0; i < n; i++) {
+        fiber &f = r.fibers[i];
+        f.state = RUNNING;
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = r.stacks[i];
+        f.ctx.uc_stack.ss_size = kStack;
+        f.ctx.uc_link = &r.scheduler;
+        makecontext(&f.ctx, (void (*)())trampoline, 2, 0u, 0u);
+    }
+    for (;;) {
+        bool ran = false;
+        for (unsigned k = 0; k < n; k++) {
+            unsigned i = order[k];
+            if (r.fibers[i].state != RUNNING) continue;
+            r.current = i;
+            swapcontext(&r.scheduler, &r.fibers[i].ctx);
+            ran = true;
+            cudasim_threads_run++;
+        }
+        if (ran) continue;
+        size_t live = 0;
+        for (const fiber &f : r.fibers) live += f.state != DONE;
+        if (!live) return;
+        if (!open_barriers(r)) {
+            unsigned blk = r.block_idx.x, thr = 0;
+            for (const fiber &f : r.fibers)
+                if (f.state == DONE) thr++;
+            problem("%s: block %u: threads wait at a barrier that %u exited threads never reach (or a block and a "
+                    "warp barrier diverge)",
+                    "__syncthreads/__shfl_xor_sync", blk, thr);
+            r.broken = true;
+            return;   // the fibers' stacks are reused; their contexts are simply dropped
+        }
+    }
+}
+
+}  // namespace
+
+const cudasim_dim &cudasim_thread_idx() { return run_now ? run_now->fibers[run_now->current].tid : kZero; }
+const cudasim_dim &cudasim_block_idx() { return run_now ? run_now->block_idx : kZero; }
+const cudasim_dim &cudasim_block_dim() { return run_now ? run_now->block_dim : kZero; }
+const cudasim_dim &cudasim_grid_dim() { return run_now ? run_now->grid_dim : kZero; }
+
+void cudasim_syncthreads() { wait_at(AT_BLOCK_BARRIER); }
+
+float cudasim_shfl_xor(unsigned mask, float v, int lane_mask)
+{
+    block_run *r = run_now;
+    fiber &me = r->fibers[r->current];
+    const unsigned lane = me.linear % 32, base = me.linear - lane, src = lane ^ (unsigned)lane_mask;
+    if (!(mask >> lane & 1u)) problem("%s: lane %u is not in its own mask (0x%x)", "__shfl_xor_sync", lane, mask);
+    me.posted = v;
+    wait_at(AT_WARP_BARRIER);   // every live lane has posted
+    float got = v;
+    if (base + src < r->fibers.size() && (mask >> src & 1u)) {
+        const fiber &other = r->fibers[base + src];
+        if (other.state == DONE) problem("%s: lane %u reads lane %u, which has exited", "__shfl_xor_sync", lane, src);
+        else got = other.posted;
+    }
+    wait_at(AT_WARP_BARRIER);   // every lane has read before any posts again
+    return got;
+}
+
+cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure)
+{
+    (void)s;   // runs at the call: the stream's earlier work has already run
+    cudasim_launches++;
+    const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+    cudaError_t e = cudaSuccess;
+    if (!threads || !grid.x || !grid.y || !grid.z || threads > 1024 || block.z > 64 || grid.y > 65535 ||
+        grid.z > 65535 || grid.x > 0x7fffffffu)
+        e = cudaErrorInvalidConfiguration;
+    else if (smem > 48 * 1024)
+        e = cudaErrorInvalidValue;
+    if (e != cudaSuccess) {
+        problem("%s: grid %u x block %u refused", "launch", grid.x, (unsigned)threads);
+        shim_launch_error = e;
+        return e;
+    }
+    block_run r;
+    r.fibers.resize(threads);
+    r.stacks.resize(threads);
+    for (auto &st : r.stacks) st = static_cast<char *>(malloc(kStack));
+    r.block_dim = {block.x, block.y, block.z};
+    r.grid_dim = {grid.x, grid.y, grid.z};
+    r.fn = fn, r.closure = closure, r.broken = false;
+    for (unsigned i = 0; i < threads; i++) {
+        r.fibers[i].linear = i;
+        r.fibers[i].tid = {i % block.x, i / block.x % block.y, i / (block.x * block.y)};
+    }
+    block_run *outer = run_now;
+    run_now = &r;
+    const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+    for (unsigned long long b = 0; b < blocks && !r.broken; b++) {
+        r.block_idx = {(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y), (unsigned)(b / grid.x / grid.y)};
+        run_block(r);
+    }
+    run_now = outer;
+    for (auto st : r.stacks) free(st);
+    if (r.broken) shim_launch_error = cudaErrorLaunchFailure;
+    return r.broken ? cudaErrorLaunchFailure : cudaSuccess;
+}

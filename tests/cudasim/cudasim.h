@@ -1,0 +1,102 @@
+/* cudasim: runs the CUDA kernels of src/cuda/kernels, unmodified, on the CPU (issue 12).  Each .cu
+ * file is compiled as C++ by the host compiler with this header force-included (-include); it
+ * supplies what nvcc would: the execution-space keywords, threadIdx / blockIdx / blockDim /
+ * gridDim, __syncthreads, warp shuffles, block-shared memory and the round-to-nearest intrinsics;
+ * the types and the host bf16 conversions come from CUDA's own headers.  Kernel launches go
+ * through CUK_LAUNCH (kernels/common.cuh), which is <<<...>>> under nvcc and cudasim_launch here.
+ *
+ * Execution model (cudasim.cpp): the blocks of a grid run one after another (per launch, in a
+ * seeded order); the threads of a block are cooperative fibers (ucontext) that each run until
+ * they reach a barrier (__syncthreads, or a warp-synchronous shuffle) or end.  So a value another
+ * thread writes before a barrier is visible after it, and one read without the barrier is stale,
+ * as on a GPU.  Barrier misuse is an error, not a hang: __syncthreads that not every live thread
+ * of the block reaches, a shuffle whose mask names a lane that has exited.  Launch limits are
+ * checked (1024 threads per block, grid dimensions, 48 KiB of static shared memory). */
+#ifndef INSTBENCH_TESTS_CUDASIM_H
+#define INSTBENCH_TESTS_CUDASIM_H
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+
+/* nvcc's keywords: kernels and device functions are plain C++ functions here */
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __shared__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+/* block-shared memory: one copy per OS thread running blocks, which runs one block at a time */
+#define __shared__ static thread_local
+
+struct cudasim_dim {
+    unsigned x, y, z;
+};
+
+/* The calling fiber's coordinates (cudasim.cpp). */
+const cudasim_dim &cudasim_thread_idx();
+const cudasim_dim &cudasim_block_idx();
+const cudasim_dim &cudasim_block_dim();
+const cudasim_dim &cudasim_grid_dim();
+#define threadIdx (cudasim_thread_idx())
+#define blockIdx (cudasim_block_idx())
+#define blockDim (cudasim_block_dim())
+#define gridDim (cudasim_grid_dim())
+
+void cudasim_syncthreads();
+/* Every live lane of the calling warp in MASK posts V; returns lane (this ^ LANE_MASK)'s. */
+float cudasim_shfl_xor(unsigned mask, float v, int lane_mask);
+#define __syncthreads() cudasim_syncthreads()
+static inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int = 32)
+{
+    return cudasim_shfl_xor(mask, v, lane_mask);
+}
+
+/* IEEE round-to-nearest arithmetic, never contracted into an FMA (built with -ffp-contract=off) */
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+
+/* ---- launches ---- */
+typedef void (*cudasim_block_fn)(void *closure);
+/* Runs GRID x BLOCK threads, each calling fn(closure); 0, or the launch error (also left for
+ * cudaGetLastError, as a real launch does). */
+cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure);
+
+template <typename... P> struct cudasim_launcher {
+    void (*kernel)(P...);
+    dim3 grid, block;
+    size_t smem;
+    cudaStream_t stream;
+    template <typename... A> void operator()(A &&...args) const
+    {
+        std::tuple<P...> bound(static_cast<P>(std::forward<A>(args))...);   /* by value, as a launch copies them */
+        struct closure {
+            void (*k)(P...);
+            std::tuple<P...> *args;
+        } c = {kernel, &bound};
+        cudasim_run(grid, block, smem, stream,
+                    [](void *p) {
+                        closure *c = static_cast<closure *>(p);
+                        std::apply(c->k, *c->args);
+                    },
+                    &c);
+    }
+};
+template <typename... P>
+cudasim_launcher<P...> cudasim_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s)
+{
+    return cudasim_launcher<P...>{kernel, grid, block, smem, s};
+}
+#define CUK_LAUNCH(kernel, grid, block, smem, stream) cudasim_launch(kernel, grid, block, smem, stream)
+
+#endif
