@@ -60,6 +60,10 @@ if(INSTBENCH_CUDA)
     target_compile_options(cuda_vit_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
     instbench_test_internals(cuda_vit_sim cpu cuda)
     set_tests_properties(cuda_vit_sim PROPERTIES TIMEOUT 600)
+    # ... and eight deliberate bugs in the kernels, vit.c, gemm.c and ddp.c, each of which one of
+    # these tests must catch (on a copy of the tree; a few minutes).
+    add_test(NAME cuda_mutations COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/mutation_check.sh ${CMAKE_SOURCE_DIR})
+    set_tests_properties(cuda_mutations PROPERTIES TIMEOUT 1800 LABELS slow)
 
     # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
     # heuristic, the three roads to the cuBLAS fallback, the algorithm cache) on a cuBLASLt/cuBLAS

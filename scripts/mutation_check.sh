@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Deliberate bugs in the CUDA backend, each of which the CPU-run CUDA tests must catch (issue 12):
+# a copy of the source tree is configured once, then each mutation is applied to the copy, the
+# test that should catch it is rebuilt and run, and the mutation is undone.  Prints one line per
+# mutation (caught / MISSED) and exits non-zero when one is missed or a test fails unmutated.
+# The tree itself is never touched, so this can run beside the rest of the suite.
+# usage: scripts/mutation_check.sh [SOURCE_DIR]      (needs the CUDA toolkit's headers, cmake, python3)
+set -euo pipefail
+src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# the tree without build directories or git metadata
+(cd "$src" && tar --exclude='./build*' --exclude='./.git' -cf - .) | tar -C "$work" -xf -
+cmake -S "$work" -B "$work/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DINSTBENCH_FUZZ=OFF \
+    >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
+targets="cuda_vit_sim cuda_gemm cuda_dp_host"
+cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
+    { tail -n 40 "$work/build.log" >&2; exit 1; }
+
+run_test() {   # the test binary, from tests/ as ctest runs it; 0 when it passes
+    (cd "$work/tests" && timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
+}
+for t in $targets; do
+    run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }
+done
+
+# name | file | test that must fail | text | replacement   (the text must occur in the file)
+mutations=(
+    "kernel index off by one|src/cuda/kernels/gelu.cu|cuda_vit_sim|bias[i % F]|bias[(i + 1) % F]"
+    "__syncthreads dropped from a block reduction|src/cuda/kernels/crossentropy.cu|cuda_vit_sim|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);
+        __syncthreads();|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);"
+    "warp reduction one shuffle short|src/cuda/kernels/common.cuh|cuda_vit_sim|for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync|for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync"
+    "wrong leading dimension (P v reads P densely)|src/cuda/vit.c|cuda_vit_sim|.c = dt, .lda = Ts,|.c = dt, .lda = T,"
+    "wrong epilogue (bias not added)|src/cuda/gemm.c|cuda_gemm|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;"
+    "wrong leading dimension in the cuBLAS fallback|src/cuda/gemm.c|cuda_gemm|p.first.ld, p.first.stride, A|p.second.ld, p.first.stride, A"
+    "heuristic NOT_SUPPORTED taken for an error|src/cuda/gemm.c|cuda_gemm|if (st == CUBLAS_STATUS_NOT_SUPPORTED) found = 0;
+    else if|if"
+    "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
+)
+
+missed=0
+for m in "${mutations[@]}"; do
+    # the fields (the text may span lines)
+    fields=$(python3 - "$m" <<'EOF'
+import sys
+name, file, test, text, repl = sys.argv[1].split("|", 4)
+print(file); print(test)
+EOF
+)
+    file=$(sed -n 1p <<<"$fields") test=$(sed -n 2p <<<"$fields") name=${m%%|*}
+    cp "$work/$file" "$work/mutation.bak"
+    python3 - "$m" "$work/$file" <<'EOF'
+import sys
+name, file, test, text, repl = sys.argv[1].split("|", 4)
+repl = repl.replace("\\&", "&")
+path = sys.argv[2]
+s = open(path).read()
+if text not in s:
+    sys.exit("mutation_check: '%s': its text is no longer in %s (update the script)" % (name, file))
+open(path, "w").write(s.replace(text, repl, 1))
+EOF
+    if ! cmake --build "$work/b" --target "$test" >"$work/build.log" 2>&1; then
+        result="caught (does not build)"
+    elif run_test "$test"; then
+        result="MISSED"
+        missed=$((missed + 1))
+    else
+        result="caught by $test"
+    fi
+    printf '%-52s %s\n' "$name" "$result"
+    cp "$work/mutation.bak" "$work/$file"
+done
+echo "mutation_check: ${#mutations[@]} mutations, $missed missed"
+exit $((missed > 0))
