@@ -40,6 +40,13 @@ if(INSTBENCH_CUDA)
     # (fibers per thread, barriers, warp shuffles), driving src/cuda/vit.c with the real gemm.c on
     # the cuBLASLt stand-in, against the timm fixtures and the CPU backend.
     enable_language(CXX)
+    set(_coverage OFF)   # gcc's gcov reports what the CPU-run CUDA tests executed
+    if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT INSTBENCH_SANITIZE)
+      find_program(GCOV_EXECUTABLE gcov)
+      if(GCOV_EXECUTABLE)
+        set(_coverage ON)
+      endif()
+    endif()
     file(GLOB _kernels CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/kernels/*.cu)
     set(_sim_sources)
     foreach(_cu ${_kernels})
@@ -49,9 +56,10 @@ if(INSTBENCH_CUDA)
       configure_file(${_cpp}.in ${_cpp} COPYONLY)   # rewritten only when it changes
       list(APPEND _sim_sources ${_cpp})
     endforeach()
-    instbench_add_unit_test(cuda_vit_sim cuda_vit_host.c cuda_host_runtime.c cuda_cublaslt_standin.c
-                            cudasim/cudasim.cpp ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
-                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    add_executable(cuda_vit_sim cuda_vit_host.c cuda_host_runtime.c cuda_cublaslt_standin.c cudasim/cudasim.cpp
+                   ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                   ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
     target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
                                ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
     target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM CUBLASLT_STANDIN_NO_RUNTIME)
@@ -59,6 +67,17 @@ if(INSTBENCH_CUDA)
                                 "-include;${CMAKE_CURRENT_SOURCE_DIR}/cudasim/cudasim.h")
     target_compile_options(cuda_vit_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
     instbench_test_internals(cuda_vit_sim cpu cuda)
+    # with gcc, the run also says how much of the kernels it executed: every kernel must run
+    if(_coverage)
+      target_compile_options(cuda_vit_sim PRIVATE --coverage)
+      target_link_options(cuda_vit_sim PRIVATE --coverage)
+      add_test(NAME cuda_vit_sim
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/coverage_run.sh ${Python3_EXECUTABLE} $<TARGET_FILE:cuda_vit_sim>
+                       ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_vit_sim.dir 90 src/cuda/kernels/
+               WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    else()
+      add_test(NAME cuda_vit_sim COMMAND cuda_vit_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    endif()
     set_tests_properties(cuda_vit_sim PROPERTIES TIMEOUT 600)
     # ... and eight deliberate bugs in the kernels, vit.c, gemm.c and ddp.c, each of which one of
     # these tests must catch (on a copy of the tree; a few minutes).
@@ -72,22 +91,19 @@ if(INSTBENCH_CUDA)
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_gemm PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm cuda)
-    # ... and the coverage figure of gemm.c that run reaches (gcc's gcov; not under clang).
-    if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT INSTBENCH_SANITIZE)
-      find_program(GCOV_EXECUTABLE gcov)
-      if(GCOV_EXECUTABLE)
-        add_executable(cuda_gemm_cov cuda_gemm.c cuda_cublaslt_standin.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
-                       ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
-        target_link_libraries(cuda_gemm_cov PRIVATE instbench_core)
-        target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-        instbench_test_internals(cuda_gemm_cov cuda)
-        target_compile_options(cuda_gemm_cov PRIVATE --coverage -O0)
-        target_link_options(cuda_gemm_cov PRIVATE --coverage)
-        add_test(NAME cuda_gemm_coverage
-                 COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_gemm_coverage.sh $<TARGET_FILE:cuda_gemm_cov>
-                         ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_gemm_cov.dir 95
-                 WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-      endif()
+    # ... and the coverage of gemm.c that run reaches (every function, 95% of the lines)
+    if(_coverage)
+      add_executable(cuda_gemm_cov cuda_gemm.c cuda_cublaslt_standin.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                     ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+      target_link_libraries(cuda_gemm_cov PRIVATE instbench_core)
+      target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+      instbench_test_internals(cuda_gemm_cov cuda)
+      target_compile_options(cuda_gemm_cov PRIVATE --coverage -O0)
+      target_link_options(cuda_gemm_cov PRIVATE --coverage)
+      add_test(NAME cuda_gemm_coverage
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/coverage_run.sh ${Python3_EXECUTABLE} $<TARGET_FILE:cuda_gemm_cov>
+                       ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_gemm_cov.dir 95 src/cuda/gemm.c
+               WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     endif()
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
