@@ -79,6 +79,31 @@ if(INSTBENCH_CUDA)
       add_test(NAME cuda_vit_sim COMMAND cuda_vit_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     endif()
     set_tests_properties(cuda_vit_sim PROPERTIES TIMEOUT 600)
+    # The whole CUDA module on the CPU: src/cuda/*.c with the simulated kernels, the cuBLASLt
+    # stand-in, the host runtime and the NCCL stand-in (ranks as threads), built as a module the
+    # real executable loads (INSTBENCH_CUDA_MODULE), so `verify --backend cuda` and `measure
+    # --backend cuda` run end to end (tests/cuda_sim_cli.py).
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      file(GLOB _cuda_c CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.c)
+      add_library(instbench_cuda_sim MODULE ${_cuda_c} cuda_host_runtime.c cuda_cublaslt_standin.c
+                  cuda_nccl_shim.c cudasim/cudasim.cpp ${_sim_sources})
+      set_target_properties(instbench_cuda_sim PROPERTIES OUTPUT_NAME instbench-cuda-sim PREFIX lib
+                            C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden LINKER_LANGUAGE CXX
+                            LINK_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/module.map)
+      target_include_directories(instbench_cuda_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
+                                 ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
+      instbench_test_internals(instbench_cuda_sim cuda)
+      target_compile_definitions(instbench_cuda_sim PRIVATE CUBLASLT_STANDIN_NO_RUNTIME)
+      target_compile_options(instbench_cuda_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
+      target_link_libraries(instbench_cuda_sim PRIVATE instbench_comm instbench_model instbench_util)
+      target_link_options(instbench_cuda_sim PRIVATE
+        -Wl,--version-script=${CMAKE_SOURCE_DIR}/src/cuda/module.map -Wl,-z,defs)
+      add_test(NAME cuda_sim_cli
+               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim_cli.py ${INSTBENCH_BIN}
+                       $<TARGET_FILE:instbench_cuda_sim> ${INSTBENCH_TEST_DATA})
+      set_tests_properties(cuda_sim_cli PROPERTIES TIMEOUT 900)
+    endif()
+
     # ... and eight deliberate bugs in the kernels, vit.c, gemm.c and ddp.c, each of which one of
     # these tests must catch (on a copy of the tree; a few minutes).
     add_test(NAME cuda_mutations COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/mutation_check.sh ${CMAKE_SOURCE_DIR})

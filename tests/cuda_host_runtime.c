@@ -103,7 +103,15 @@ cudaError_t cudaGetLastError(void)
     shim_launch_error = cudaSuccess;
     return e;
 }
-cudaError_t cudaMemGetInfo(size_t *f, size_t *t) { *f = *t = 0; return cudaSuccess; }
+/* a 16 GiB device with 12 GiB free, or CUDASIM_FREE_MIB (tests of --batch-size auto, which
+ * sizes the batch from the free part) */
+cudaError_t cudaMemGetInfo(size_t *f, size_t *t)
+{
+    const char *mib = getenv("CUDASIM_FREE_MIB");
+    *t = (size_t)16 << 30;
+    *f = mib && atol(mib) > 0 ? (size_t)atol(mib) << 20 : (size_t)12 << 30;
+    return cudaSuccess;
+}
 cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s) { return cudaMalloc(p, n); }
 cudaError_t cudaFreeAsync(void *p, cudaStream_t s) { return cudaFree(p); }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f)

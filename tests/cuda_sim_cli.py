@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""The real executable with the whole CUDA module running on the CPU (libinstbench-cuda-sim.so:
+src/cuda/*.c with the kernels through tests/cudasim, gemm.c on the cuBLASLt stand-in, NCCL's
+collectives between threads), loaded through INSTBENCH_CUDA_MODULE:
+
+- `verify --backend cuda --compare-backend cpu` passes every timm fixture, fp32 and bf16: the CUDA
+  step against timm's reference and against the CPU backend, tensor by tensor;
+- `measure --backend cuda` runs end to end and writes a result that validates against
+  schemas/result-v1.json: one rank with --data host, two ranks (data parallel over the NCCL
+  stand-in) with --data device, and --batch-size auto on a device reporting little free memory
+  (the batch it picks must fit: its estimate at that batch within 90% of the free memory, and
+  the next batch not).
+
+Usage: cuda_sim_cli.py INSTBENCH SIM_MODULE TEST_DATA_DIR"""
+import glob
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from testlib import check, failures
+
+BIN, MODULE, DATA = sys.argv[1:4]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, INSTBENCH_CUDA_MODULE=os.path.abspath(MODULE), AWS_EC2_METADATA_DISABLED="true",
+           NO_COLOR="1")
+TINY = ["--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size", "16", "--embed-dim", "32",
+        "--depth", "1", "--heads", "2", "--classes", "10", "--steps", "5", "--warmup", "3"]
+
+
+def run(args, env=ENV, timeout=600):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, env=env, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+# ---- verify: every fixture, the CUDA step against timm and the CPU backend ------------------------
+refs = sorted(glob.glob(os.path.join(DATA, "ref_*.safetensors")))
+check(len(refs) >= 4, "fixtures missing under %s" % DATA)
+for ref in refs:
+    p = run(["verify", "--reference", ref, "--backend", "cuda", "--compare-backend", "cpu"])
+    last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    check(p.returncode == 0 and last.startswith("PASS") and "cuda vs cpu ok" in last,
+          "verify --backend cuda %s: exit %d: %s\n%s" % (os.path.basename(ref), p.returncode, last, p.stderr[-600:]))
+
+# ---- measure --------------------------------------------------------------------------------------
+try:
+    import jsonschema
+    SCHEMA = json.load(open(os.path.join(ROOT, "schemas", "result-v1.json")))
+except ImportError:   # scripts/bootstrap.sh installs it; without it the fields are still checked
+    jsonschema = SCHEMA = None
+
+
+def measure(extra, env=ENV):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        p = run(["measure", "--backend", "cuda", *TINY, *extra, "--output", out, "--format", "json"], env=env)
+        check(p.returncode == 0, "measure %s: exit %d: %s" % (" ".join(extra), p.returncode, p.stderr[-800:]))
+        if p.returncode:
+            return None, p
+        doc = json.load(open(out))
+        if jsonschema:
+            try:
+                jsonschema.validate(doc, SCHEMA)
+            except jsonschema.ValidationError as e:
+                check(False, "measure %s: result does not match result-v1: %s" % (" ".join(extra), e.message))
+        m = doc["measurement"]
+        check(doc["hardware"]["backend"] == "cuda" and m["samples_per_second"] > 0 and
+              math.isfinite(m["first_loss"]) and math.isfinite(m["last_loss"]),
+              "measure %s: backend %s, %s samples/s, losses %s %s" % (" ".join(extra), doc["hardware"]["backend"],
+                                                                    m["samples_per_second"], m["first_loss"],
+                                                                    m["last_loss"]))
+        return doc, p
+
+
+doc, _ = measure(["--batch-size", "8", "--data", "host", "--ranks", "1"])
+if doc:
+    check(doc["workload"]["data"] == "host" and doc["topology"]["world_size"] == 1, "host data, 1 rank: %s %s"
+          % (doc["workload"]["data"], doc["topology"]))
+doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "2"])
+if doc:
+    check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,
+          "2 ranks: topology %s, global batch %s" % (doc["topology"], doc["workload"]["global_batch_size"]))
+
+# --batch-size auto on a device with 80 MiB free: the batch measure picks fits, the next does not
+# (the estimate each would need is what `measure --dry-run --batch-size N` reports as needed memory)
+free = 80
+env = dict(ENV, CUDASIM_FREE_MIB=str(free))
+doc, p = measure(["--batch-size", "auto", "--ranks", "1"], env=env)
+if doc:
+    b = doc["workload"]["batch_size_per_device"]
+    check(0 < b < 8192, "auto batch %d on a device with %d MiB free" % (b, free))
+
+    def refused(batch):
+        q = run(["measure", "--backend", "cuda", *TINY, "--batch-size", str(batch), "--ranks", "1", "--dry-run"],
+                env=env)
+        return q.returncode != 0 and re.search(r"needs about [0-9.]+ GiB but", q.stderr) is not None
+    check(not refused(b), "the auto batch %d is itself refused as too big" % b)
+    check(refused(b + 1), "batch %d (one more than auto's %d) still fits: auto did not pick the largest" % (b + 1, b))
+
+print("cuda_sim_cli: %d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
