@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from testlib import FakeAws, check, failures
+from testlib import FakeAws, check, failures, natural_key
 
 INSTBENCH, DATA = [os.path.abspath(a) for a in sys.argv[1:3]]
 TMP = tempfile.mkdtemp(prefix="instbench-filters-")
@@ -53,26 +53,6 @@ for r in ROWS:
 TYPES = sorted(HW)
 REGIONS = sorted({r["region"] for r in ROWS})
 ACCELERATORS = sorted({h[2] for h in HW.values() if h[2]})
-
-SIZES = ["nano", "micro", "small", "medium", "large"]
-
-
-def natural_key(t):
-    """Family (digits as numbers), then size: nano < ... < large < xlarge < 2xlarge < ... < metal."""
-    family, size = t.rsplit(".", 1)
-    fam = [(0, int(x), "") if x.isdigit() else (1, 0, x) for x in re.findall(r"\d+|\D+", family)]
-    if size in SIZES:
-        s = (0, SIZES.index(size))
-    elif size == "xlarge":
-        s = (1, 1)
-    elif size.endswith("xlarge"):
-        s = (1, int(size[:-6]))
-    elif size == "metal":
-        s = (2, 0)
-    else:
-        s = (2, int(size[6:-2]))   # metal-24xl
-    return fam, s
-
 
 NATURAL = sorted(TYPES, key=natural_key)
 

@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 
-from testlib import check, failures
+from testlib import check, failures, natural_key
 
 INSTBENCH, DATA = sys.argv[1:3]
 ROWS = [row for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv")   # what the snapshot is made of
@@ -62,25 +62,6 @@ def osa(a, b, cap=None):
         if cap is not None and i > 1 and min(d[i]) > cap and min(d[i - 1]) > cap:
             return cap + 1
     return d[len(a)][len(b)] if cap is None else min(d[len(a)][len(b)], cap + 1)
-
-
-SIZES = ["nano", "micro", "small", "medium", "large"]
-
-
-def natural_key(t):
-    family, size = t.rsplit(".", 1)
-    fam = [(0, int(x), "") if x.isdigit() else (1, 0, x) for x in re.findall(r"\d+|\D+", family)]
-    if size in SIZES:
-        s = (0, SIZES.index(size))
-    elif size == "xlarge":
-        s = (1, 1)
-    elif size.endswith("xlarge"):
-        s = (1, int(size[:-6]))
-    elif size == "metal":
-        s = (2, 0)
-    else:
-        s = (2, int(size[6:-2]))   # metal-24xl
-    return fam, s
 
 
 NATURAL = sorted(TYPES, key=natural_key)

@@ -6,6 +6,7 @@ of keeping a copy."""
 import json
 import math
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -126,3 +127,25 @@ class FakeAws:
             self.proc.wait()
         self.proc.stdout.close()
         self.log.close()
+
+
+# The natural order of EC2 instance type names, written from AWS's naming, not from instbench:
+# family with its digits as numbers, then size: nano < ... < large < xlarge < 2xlarge < ... < metal.
+INSTANCE_SIZES = ["nano", "micro", "small", "medium", "large"]
+
+
+def natural_key(t):
+    """Family (digits as numbers), then size: nano < ... < large < xlarge < 2xlarge < ... < metal."""
+    family, size = t.rsplit(".", 1)
+    fam = [(0, int(x), "") if x.isdigit() else (1, 0, x) for x in re.findall(r"\d+|\D+", family)]
+    if size in INSTANCE_SIZES:
+        s = (0, INSTANCE_SIZES.index(size))
+    elif size == "xlarge":
+        s = (1, 1)
+    elif size.endswith("xlarge"):
+        s = (1, int(size[:-6]))
+    elif size == "metal":
+        s = (2, 0)
+    else:
+        s = (2, int(size[6:-2]))   # metal-24xl
+    return fam, s
