@@ -60,7 +60,51 @@ def axis_map(root, which, tol_px=0.05):
     for p, v in ticks:
         if abs(a + b * f(v) - p) > tol_px:
             problems.append(f"{which} tick {v} at {p}, the {scale} scale of the other ticks puts it at {a + b * f(v):.2f}")
-    return scale, (lambda v: a + b * f(v) if scale == "linear" or v > 0 else math.nan), problems
+    to_px = Mapping(lambda v: a + b * f(v) if scale == "linear" or v > 0 else math.nan,
+                    lambda p: (p - a) / b if scale == "linear" else 10 ** ((p - a) / b))
+    return scale, to_px, problems
+
+
+class Mapping:
+    """to_px(value) -> pixel; to_px.inv(pixel) -> value."""
+
+    def __init__(self, fwd, inv):
+        self.fwd, self.inv = fwd, inv
+
+    def __call__(self, v):
+        return self.fwd(v)
+
+
+def plot_rect(root):
+    """(x0, y0, x1, y1) of the plot box: the unfilled <rect>."""
+    for r in root.iter(NS + "rect"):
+        if r.get("fill") == "none":
+            x, y = float(r.get("x")), float(r.get("y"))
+            return x, y, x + float(r.get("width")), y + float(r.get("height"))
+    return None
+
+
+def check_iso(root, check, where=""):
+    """Iso-cost paths stay in the plot box and are lines of constant y / x in data: every vertex,
+    mapped back through the ticks, lies on y = k x with k from the path's last vertex (0.1 px)."""
+    _, tox, _ = axis_map(root, "x")
+    _, toy, _ = axis_map(root, "y")
+    box = plot_rect(root)
+    paths = [p for p in root.iter(NS + "path") if p.get("class") == "iso"]
+    for p in paths:
+        pts = [tuple(map(float, v.split(","))) for v in re.findall(r"-?[\d.]+,-?[\d.]+", p.get("d"))]
+        check(len(pts) >= 2, f"{where}iso line with {len(pts)} points")
+        for x, y in pts:
+            check(box[0] - 0.01 <= x <= box[2] + 0.01 and box[1] - 0.01 <= y <= box[3] + 0.01,
+                  f"{where}iso line point {x},{y} outside the plot box {box}")
+        if not (tox and toy and len(pts) >= 2):
+            continue
+        xe, ye = pts[-1]
+        k = toy.inv(ye) / tox.inv(xe)
+        for x, y in pts:
+            want = toy(k * tox.inv(x))
+            check(abs(want - y) < 0.1, f"{where}iso line vertex {x},{y} is off y = {k:.6g} x (expected y {want:.2f})")
+    return paths
 
 
 def text_box(t):

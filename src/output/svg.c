@@ -216,9 +216,9 @@ static void axis_fit(axis *a, const double *v, size_t n, double p0, double p1)
         if (fabs(t) < step * 1e-9) t = 0;
         a->ticks[a->n_ticks++] = t;
     }
-    /* Enough digits that neighbouring ticks read differently. */
+    /* Six significant digits, more when neighbouring ticks would otherwise read the same. */
     double big = fmax(fabs(a->lo), fabs(a->hi));
-    a->prec = (int)fmin(17, fmax(1, ceil(log10(big / step)) + 1));
+    a->prec = (int)fmin(17, fmax(6, ceil(log10(big / step)) + 1));
 }
 
 static void fmt_tick(char *buf, size_t n, double v, int prec)
