@@ -45,3 +45,9 @@ add_test(NAME rank_counting COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE
 # Names: the --instance-types filter, the natural order of configurations, --az through the
 # results' own zone name/ID pairs, --region and --az typos.
 add_test(NAME rank_names COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/rank_names.py ${INSTBENCH_BIN})
+# The chart's scales (log past a decade, read back through its own ticks), label collisions and
+# degenerate inputs; svg_plot_cases renders what rank never hands the writer (zero, NaN prices).
+add_executable(svg_plot_cases svg_plot_cases.c)
+target_link_libraries(svg_plot_cases PRIVATE instbench_core)
+add_test(NAME svg_plot COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/svg_plot.py ${INSTBENCH_BIN}
+         $<TARGET_FILE:svg_plot_cases>)

@@ -1,6 +1,7 @@
 """`instbench rank --plot`: the SVG is well-formed XML (text escaped even when a label carries
 markup characters), renders to PNG with rsvg-convert, has one labelled point per ranked row at the
-right coordinates, and joins exactly the Pareto rows (computed independently in Python).
+right coordinates (read back through the chart's own axis ticks, log here), joins exactly the Pareto
+rows (computed independently in Python), and no two labels overlap (tests/svg_check.py).
 Usage: rank_svg.py INSTBENCH"""
 import json
 import os
@@ -8,10 +9,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import math
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_fixtures as fx  # noqa: E402
+import svg_check as svgc  # noqa: E402
 
 BIN = sys.argv[1]
 NS = "{http://www.w3.org/2000/svg}"
@@ -66,26 +69,27 @@ with tempfile.TemporaryDirectory() as d:
         if lines and circles:
             pts = [tuple(map(float, p.split(","))) for p in lines[0].get("points").split()]
             check(len(pts) == len(frontier), f"frontier has {len(pts)} points, expected {len(frontier)}")
-            # Map data to pixels with two circles of known data (the axes are linear from zero).
-            by_label = {"".join(c.find(NS + "title").itertext()).split(":")[0]: (float(c.get("cx")), float(c.get("cy")))
-                        for c in circles}
-            rows = {f"#{r['rank']} {r['configuration']}": r for r in doc["rows"]}
-            pix = [(by_label[k], rows[k]) for k in by_label if k in rows]
-            (x0, y0), r0 = min(pix, key=lambda p: p[1]["usd_per_hour"])
-            (x1, y1), r1 = max(pix, key=lambda p: p[1]["usd_per_hour"])
-            sx = (x1 - x0) / (r1["usd_per_hour"] - r0["usd_per_hour"])
-            ox = x0 - sx * r0["usd_per_hour"]
-            (_, ya), ra = min(pix, key=lambda p: p[1]["samples_per_second"])
-            (_, yb), rb = max(pix, key=lambda p: p[1]["samples_per_second"])
-            sy = (yb - ya) / (rb["samples_per_second"] - ra["samples_per_second"])
-            oy = ya - sy * ra["samples_per_second"]
-            for (px, py), r in zip(sorted(pts), sorted(frontier, key=lambda r: r["usd_per_hour"])):
-                check(abs(px - (ox + sx * r["usd_per_hour"])) < 0.05 and
-                      abs(py - (oy + sy * r["samples_per_second"])) < 0.05,
-                      f"frontier point {px},{py} is not {fx.label(r)}")
-            for (cx, cy), r in pix:
-                check(abs(cx - (ox + sx * r["usd_per_hour"])) < 0.05 and
-                      abs(cy - (oy + sy * r["samples_per_second"])) < 0.05, f"point of {r['configuration']} misplaced")
+            # Map data to pixels through the chart's own axis ticks (log here: both spans > 10x).
+            _, tox, px = svgc.axis_map(root, "x")
+            _, toy, py = svgc.axis_map(root, "y")
+            for p in px + py:
+                check(False, p)
+            if tox and toy:
+                for (px_, py_), r in zip(sorted(pts), sorted(frontier, key=lambda r: r["usd_per_hour"])):
+                    check(abs(px_ - tox(r["usd_per_hour"])) < 0.05 and abs(py_ - toy(r["samples_per_second"])) < 0.05,
+                          f"frontier point {px_},{py_} is not {fx.label(r)}")
+        # Every point where the ticks put its data (from the independent model, not the JSON), and
+        # each axis log exactly when its data span more than a decade.
+        expected = {f"#{r['rank']} {r['configuration']}": None for r in doc["rows"]}
+        model = {fx.label(r): (r["usd_per_hour"], r["samples_per_second"]) for r in priced}
+        expected = {k: model.get(k.split(" ", 1)[1], (math.nan, math.nan)) for k in expected}
+        check(svgc.expected_scale([v[0] for v in expected.values()]) == "log" and
+              svgc.expected_scale([v[1] for v in expected.values()]) == "log", "fixture should span > 10x on both axes")
+        svgc.check_points(root, check, expected)
+        for p in svgc.text_problems(root):
+            check(False, p)
+        with open(svg) as f:
+            check(not svgc.nonfinite(f.read()), "nan/inf in the chart")
     rsvg = shutil.which("rsvg-convert")
     if rsvg:
         png = os.path.join(d, "chart.png")

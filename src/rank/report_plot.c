@@ -1,7 +1,8 @@
 /* rank/report_plot.c: the --plot chart.  samples/s (y) against $/h (x): every ranked row is a
- * point; dashed rays through the origin are lines of equal samples per dollar (slope =
- * samples_per_dollar / 3600), so "further up-left" reads as "cheaper per sample"; the Pareto rows
- * are joined in red. */
+ * point tagged with its rank (the key beside the plot names its configuration); dashed iso-cost
+ * lines are lines of equal samples per dollar (y = x * samples_per_dollar / 3600), so "further
+ * up-left" reads as "cheaper per sample"; the Pareto rows are joined in red.  Scales, ticks and
+ * label placement are output/svg.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,16 +40,19 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         const rank_row *row = &r->rows[i];
         char l[256];
         rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
-        snprintf(labels[i], sizeof labels[i], "#%d %s: $%.3f/h, %.1f samples/s", row->rank, l, row->usd_per_hour,
-                 row->samples_per_second);
+        /* A figure that is not finite reads "-": the chart never says nan or inf. */
+        char usd[32] = "-", sps[32] = "-";
+        if (isfinite(row->usd_per_hour)) snprintf(usd, sizeof usd, "%.3f", row->usd_per_hour);
+        if (isfinite(row->samples_per_second)) snprintf(sps, sizeof sps, "%.1f", row->samples_per_second);
+        snprintf(labels[i], sizeof labels[i], "#%d %s: $%s/h, %s samples/s", row->rank, l, usd, sps);
         snprintf(tags[i], sizeof tags[i], "#%d", row->rank);
         pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], tags[i], row->pareto};
-        if (row->samples_per_dollar > best) best = row->samples_per_dollar;
+        if (isfinite(row->samples_per_dollar) && row->samples_per_dollar > best) best = row->samples_per_dollar;
     }
     output_ray rays[3];
     char rl[3][48];
     size_t nr = 0;
-    if (best > 0)
+    if (best > 0 && isfinite(best))
         for (int k = 0; k < 3; k++) {
             double v = round2(best / (1 << (2 * k)));   /* best, best/4, best/16 */
             fmt_spd(rl[k], sizeof rl[k], v);
