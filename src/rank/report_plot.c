@@ -41,10 +41,10 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         char l[256];
         rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
         /* A figure that is not finite reads "-": the chart never says nan or inf. */
-        char usd[32] = "-", sps[32] = "-";
-        if (isfinite(row->usd_per_hour)) snprintf(usd, sizeof usd, "%.3f", row->usd_per_hour);
-        if (isfinite(row->samples_per_second)) snprintf(sps, sizeof sps, "%.1f", row->samples_per_second);
-        snprintf(labels[i], sizeof labels[i], "#%d %s: $%s/h, %s samples/s", row->rank, l, usd, sps);
+        char usd[32], sps[32];   /* the tables' number style ("-" when not finite) */
+        output_fmt_usd(usd, sizeof usd, row->usd_per_hour);
+        output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
+        snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h, %.24s samples/s", row->rank, l, usd, sps);
         snprintf(tags[i], sizeof tags[i], "#%d", row->rank);
         pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], tags[i], row->pareto};
         if (isfinite(row->samples_per_dollar) && row->samples_per_dollar > best) best = row->samples_per_dollar;
