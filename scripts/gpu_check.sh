@@ -1,57 +1,90 @@
 #!/bin/sh
-# What a session with a GPU runs in one go to prove the CUDA backend (nothing of it has run where
-# it was written).  Each step logs to OUT/<step>.log and the run ends with a PASS/FAIL line per
-# step; the exit status is 1 if any step failed.  Steps:
-#   build    configure + build with CUDA (-DINSTBENCH_CUDA=ON) into build-gpu
-#   ctest    the whole test suite of that build
-#   verify   instbench verify --backend cuda --compare-backend cpu on every tests/data fixture
-#            (CUDA vs timm, CPU vs timm, CUDA vs CPU per tensor)
+# What a session with a GPU runs in one go to prove the CUDA backend (nothing of it has run on a
+# GPU where it was written).  Each step logs to OUT/<step>.log; the run ends with a PASS / FAIL /
+# SKIP line per step and OUT/summary.json (every step, its result and seconds, samples/s of the
+# measure steps beside PyTorch's); the exit status is 1 if any step failed.  SKIP is for what
+# this machine cannot do (timm, torchrun, compute-sanitizer or a second GPU missing), never for a
+# failure.  Steps:
+#   build      configure + build with CUDA (-DINSTBENCH_CUDA=ON) into build-gpu
+#   ctest      the whole test suite of that build
+#   verify     instbench verify --backend cuda --compare-backend cpu on every tests/data fixture
+#              (CUDA vs timm, CPU vs timm, CUDA vs CPU per tensor)
 #   realistic  the same on timm references at real shapes (vit_tiny_patch16_224: 197 tokens,
-#            head dim 64), fp32 and bf16, made here by scripts/make_reference.py when timm imports
-#   measure  instbench measure --backend cuda, vit_base_patch16_224, batch 128, bf16
-#   ranks    the same over every local GPU (--ranks N, NCCL), when there are several
-#   torch    scripts/bench_gpu_vs_torch.sh (instbench vs PyTorch samples/s)
+#              head dim 64), fp32 and bf16, made here by scripts/make_reference.py (SKIP without timm)
+#   sanitize   compute-sanitizer memcheck, racecheck and initcheck over verify of one fixture
+#   measure    measure --backend cuda, vit_base_patch16_224, batch 128, bf16, 50 steps, --data device:
+#              samples/s, and the loss finite at the first and last step
+#   host_data  the same with --data host (the default: images made on the CPU, copied each step)
+#   auto_batch --batch-size auto: the batch it picks must run (no out-of-memory)
+#   ranks      one process over every local GPU (--ranks N, NCCL) (SKIP with one GPU)
+#   torchrun   the same as N processes under torchrun (SKIP with one GPU or without torchrun)
+#   torch      scripts/bench_gpu_vs_torch.sh (instbench vs PyTorch samples/s) (SKIP without torch)
 #
-# usage: scripts/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...]
+# usage: scripts/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--bin PATH] [--model NAME]
+#                             [--model-args "..."] [--steps N] [--batch-size N]
 #   --out   where logs and JSON go (default: $OUT when set, else build-gpu/check)
+#   --bin   an instbench already built (skips build and ctest); --model, --model-args (extra measure
+#           flags such as "--image-size 32 --depth 1"), --steps and --batch-size (default 128) make
+#           the measure steps small: the gpu_check_sim test runs this script so, on the CUDA
+#           module simulated on the CPU (tests/cudasim), to prove the script itself
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 OUTDIR=${OUT:-$root/build-gpu/check}
 JOBS=$(nproc 2>/dev/null || echo 4)
 SKIP=
+BIN=
+MODEL=vit_base_patch16_224
+MODEL_ARGS=
+STEPS=50
+BATCH=128
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) OUTDIR=$2; shift 2 ;;
         --jobs) JOBS=$2; shift 2 ;;
         --skip) SKIP=$2; shift 2 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --bin) BIN=$2; shift 2 ;;
+        --model) MODEL=$2; shift 2 ;;
+        --model-args) MODEL_ARGS=$2; shift 2 ;;
+        --steps) STEPS=$2; shift 2 ;;
+        --batch-size) BATCH=$2; shift 2 ;;
+        -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
+case "$STEPS$BATCH" in ''|*[!0-9]*) echo "gpu_check.sh: --steps and --batch-size take whole numbers" >&2; exit 2 ;; esac
 mkdir -p "$OUTDIR"
 BUILD=$root/build-gpu
-BIN=$BUILD/instbench
+if [ -n "$BIN" ]; then SKIP="build,ctest,$SKIP"; else BIN=$BUILD/instbench; fi
 PY=${PYTHON:-python3}
 summary=$OUTDIR/summary.txt
+steps_tsv=$OUTDIR/steps.tsv
 : > "$summary"
+: > "$steps_tsv"
 status=0
+SKIPPED=77   # a step's exit status for "this machine cannot do it"
 
 skipped() { case ",$SKIP," in *",$1,"*) return 0 ;; esac; return 1; }
-# step NAME COMMAND...: runs it with its output in OUT/NAME.log, records PASS/FAIL and the time.
+record() {   # record NAME RESULT SECONDS
+    echo "$2  $1 ($3 s)" | tee -a "$summary"
+    printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$steps_tsv"
+}
+# step NAME COMMAND...: runs it with its output in OUT/NAME.log, records PASS/FAIL/SKIP and the time.
 step() {
     name=$1; shift
-    if skipped "$name"; then echo "SKIP  $name" | tee -a "$summary"; return 0; fi
+    if skipped "$name"; then record "$name" SKIP 0; return 0; fi
     echo "== $name: $*" >&2
     t0=$(date +%s)
-    if "$@" > "$OUTDIR/$name.log" 2>&1; then r=PASS; else r=FAIL; status=1; fi
-    echo "$r  $name ($(( $(date +%s) - t0 )) s)" | tee -a "$summary"
-    [ $r = PASS ] || tail -n 30 "$OUTDIR/$name.log" >&2
+    "$@" > "$OUTDIR/$name.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then r=PASS; elif [ $rc -eq $SKIPPED ]; then r=SKIP; else r=FAIL; status=1; fi
+    record "$name" $r $(( $(date +%s) - t0 ))
+    [ $r != FAIL ] || tail -n 30 "$OUTDIR/$name.log" >&2
 }
 
 { nvidia-smi || true; nvcc --version || true; } > "$OUTDIR/machine.log" 2>&1
 step build sh -c "cmake -S '$root' -B '$BUILD' -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release && cmake --build '$BUILD' -j $JOBS"
-[ -x "$BIN" ] || { echo "FAIL  no binary: the remaining steps need the build" | tee -a "$summary"; exit 1; }
+[ -x "$BIN" ] || { echo "FAIL  no binary at $BIN: the remaining steps need the build" | tee -a "$summary"; exit 1; }
 step ctest sh -c "cd '$BUILD' && ctest --output-on-failure -j $JOBS"
 
 verify_all() {   # verify_all FILE...: every reference through cuda, compared with cpu
@@ -67,7 +100,7 @@ verify_all() {   # verify_all FILE...: every reference through cuda, compared wi
 step verify verify_all "$root"/tests/data/ref_*.safetensors
 
 realistic() {
-    "$PY" -c 'import timm' 2>/dev/null || { echo "timm is not installed: no realistic-shape references"; return 1; }
+    "$PY" -c 'import timm' 2>/dev/null || { echo "timm is not installed: no realistic-shape references"; return $SKIPPED; }
     for prec in fp32 bf16; do
         "$PY" "$here/make_reference.py" --model vit_tiny_patch16_224 --batch-size 4 --steps 3 --precision $prec \
             --output "$OUTDIR/ref_vit_tiny_$prec.safetensors" || return 1
@@ -76,16 +109,77 @@ realistic() {
 }
 step realistic realistic
 
-step measure "$BIN" measure --backend cuda --data device --model vit_base_patch16_224 --batch-size 128 \
-    --precision bf16 --steps 30 --warmup 5 --format json --output "$OUTDIR/measure_vit_base_b128_bf16.json"
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || echo 0)
-if [ "$ngpu" -gt 1 ]; then
-    step ranks "$BIN" measure --backend cuda --ranks "$ngpu" --data device --model vit_base_patch16_224 \
-        --batch-size 128 --precision bf16 --steps 30 --warmup 5 --format json \
-        --output "$OUTDIR/measure_vit_base_b128_bf16_x$ngpu.json"
-fi
-step torch "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench"
+sanitize() {   # every tool over one fixture: out-of-bounds, races in shared memory, uninitialised reads
+    command -v compute-sanitizer >/dev/null 2>&1 || { echo "no compute-sanitizer on PATH"; return $SKIPPED; }
+    rc=0
+    for tool in memcheck racecheck initcheck; do
+        echo "--- $tool"
+        compute-sanitizer --tool $tool --error-exitcode 3 "$BIN" verify --backend cuda \
+            --reference "$root/tests/data/ref_a_adam_bf16.safetensors" || rc=1
+    done
+    return $rc
+}
+step sanitize sanitize
 
-echo "--- summary ($OUTDIR/summary.txt)"
+# measure_check NAME ARGS...: a run whose result must exist with a finite first and last loss
+measure_check() {
+    name=$1; shift
+    # shellcheck disable=SC2086  # MODEL_ARGS is a list of flags
+    "$BIN" measure --backend cuda --model "$MODEL" $MODEL_ARGS --precision bf16 --steps "$STEPS" --warmup 5 \
+        --format json --output "$OUTDIR/$name.json" "$@" || return 1
+    "$PY" - "$OUTDIR/$name.json" <<'EOF'
+import json, math, sys
+m = json.load(open(sys.argv[1]))["measurement"]
+ok = m["samples_per_second"] > 0 and math.isfinite(m["first_loss"]) and math.isfinite(m["last_loss"])
+print("samples/s %.1f, loss %.4f -> %.4f" % (m["samples_per_second"], m["first_loss"], m["last_loss"]))
+sys.exit(0 if ok else 1)
+EOF
+}
+step measure measure_check measure --data device --batch-size "$BATCH"
+step host_data measure_check host_data --data host --batch-size "$BATCH"
+step auto_batch measure_check auto_batch --data device --batch-size auto --ranks 1
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+ngpu=${ngpu:-0}
+many() { [ "$ngpu" -gt 1 ] || { echo "one GPU here: no data parallelism to check"; return $SKIPPED; }; "$@"; }
+step ranks many measure_check ranks --data device --batch-size "$BATCH" --ranks "$ngpu"
+torchrun_check() {
+    command -v torchrun >/dev/null 2>&1 || { echo "no torchrun on PATH"; return $SKIPPED; }
+    # shellcheck disable=SC2086
+    torchrun --standalone --nproc-per-node "$ngpu" --no-python "$BIN" measure --backend cuda --model "$MODEL" \
+        $MODEL_ARGS --precision bf16 --steps "$STEPS" --warmup 5 --data device --batch-size "$BATCH" --format json \
+        --output "$OUTDIR/torchrun.json"
+}
+step torchrun many torchrun_check
+torch_bench() {
+    "$PY" -c 'import torch, timm' 2>/dev/null || { echo "PyTorch + timm are not installed"; return $SKIPPED; }
+    "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench"
+}
+step torch torch_bench
+
+# One JSON document of every step, with the samples/s of the measure steps and PyTorch's.
+"$PY" - "$OUTDIR" <<'EOF'
+import json, os, sys
+out = sys.argv[1]
+steps = []
+for line in open(os.path.join(out, "steps.tsv")):
+    name, result, secs = line.rstrip("\n").split("\t")
+    s = {"step": name, "result": result, "seconds": int(secs)}
+    path = os.path.join(out, name + ".json")
+    if name in ("measure", "host_data", "auto_batch", "ranks", "torchrun") and os.path.exists(path):
+        doc = json.load(open(path))
+        s["samples_per_second"] = doc["measurement"]["samples_per_second"]
+        s["batch_size_per_device"] = doc["workload"]["batch_size_per_device"]
+        s["world_size"] = doc["topology"]["world_size"]
+    steps.append(s)
+torch = None
+try:   # bench_gpu_vs_torch.sh --out: the PyTorch step's JSON is the last line of torch.json
+    torch = json.loads(open(os.path.join(out, "bench", "torch.json")).read().strip().splitlines()[-1])["samples_per_second"]
+except (OSError, ValueError, IndexError, KeyError, TypeError):
+    pass
+json.dump({"steps": steps, "pytorch_samples_per_second": torch,
+           "passed": all(s["result"] != "FAIL" for s in steps)}, open(os.path.join(out, "summary.json"), "w"), indent=2)
+EOF
+
+echo "--- summary ($OUTDIR/summary.txt, $OUTDIR/summary.json)"
 cat "$summary"
 exit $status

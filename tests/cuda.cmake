@@ -102,6 +102,11 @@ if(INSTBENCH_CUDA)
                COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim_cli.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim> ${INSTBENCH_TEST_DATA})
       set_tests_properties(cuda_sim_cli PROPERTIES TIMEOUT 900)
+      # scripts/gpu_check.sh itself, on that module with a tiny model (what the first GPU runs)
+      add_test(NAME gpu_check_sim
+               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_check_sim.py ${INSTBENCH_BIN}
+                       $<TARGET_FILE:instbench_cuda_sim> ${CMAKE_SOURCE_DIR})
+      set_tests_properties(gpu_check_sim PROPERTIES TIMEOUT 1200 LABELS slow)
     endif()
 
     # ... and eight deliberate bugs in the kernels, vit.c, gemm.c and ddp.c, each of which one of
