@@ -179,8 +179,18 @@ typedef struct prices_filter_stats {
     int emptied_by;                          /* the criterion that left nothing, -1 when none did */
 } prices_filter_stats;
 
-/* The lowest spot price of R over its zones; NAN when it has none. */
+/* Whether the catalogue states R's hardware (every hardware figure is unknown otherwise). */
+static inline int prices_hardware_known(const price_record *r) { return r->hw.vcpus >= 1; }
+/* Memory of each of R's accelerators in GiB: NAN when its hardware, its accelerator memory is
+ * unknown, or it has no accelerator. */
+double prices_per_accelerator_gib(const price_record *r);
+/* R's cheapest spot zone (the first of equals), NULL when it has none. */
+const spot_price *prices_cheapest_zone(const price_record *r);
+/* The lowest spot price of R over its zones; NAN when it has no spot price. */
 double prices_lowest_spot(const price_record *r);
+/* R's lowest price in the markets shown (on-demand, lowest spot), NAN when it has none there;
+ * *market (may be NULL) gets "on-demand" or "spot" ("" for none).  What --max-price judges. */
+double prices_cheapest_shown(const price_record *r, int want_on_demand, int want_spot, const char **market);
 /* Spot savings from R's own prices, in percent: 100 (1 - lowest spot / on-demand); NAN when either
  * is missing.  (The advisor's savings_pct is a region-wide average over its own period and can
  * contradict the two prices beside it.) */

@@ -268,10 +268,10 @@ static void some_types(const price_set *set, int (*which)(const price_record *),
     if (n > 4 && used < len) snprintf(out + used, len - used, " and %zu more", n - 4);
 }
 
-static int hw_unknown(const price_record *r) { return r->hw.vcpus < 1; }
+static int hw_unknown(const price_record *r) { return !prices_hardware_known(r); }
 static int acc_memory_unknown(const price_record *r)
 {
-    return r->hw.vcpus >= 1 && r->hw.accelerator[0] && isnan(r->hw.accelerator_memory_gib);
+    return prices_hardware_known(r) && r->hw.accelerator[0] && isnan(r->hw.accelerator_memory_gib);
 }
 
 /* "--min-vcpus 512": the flag that emptied the list, with its value as given. */
@@ -318,18 +318,10 @@ static void emptied_line(const prices_filter *f, const price_set *set, const pri
         switch (c) {
         case PRICES_BY_VCPUS: v = hw_unknown(r) ? NAN : r->hw.vcpus; break;
         case PRICES_BY_MEMORY: v = hw_unknown(r) ? NAN : r->hw.memory_gib; break;
-        case PRICES_BY_ACCELERATOR_MEMORY:
-            v = hw_unknown(r) || r->hw.accelerator_count < 1 ? NAN : r->hw.accelerator_memory_gib / r->hw.accelerator_count;
+        case PRICES_BY_ACCELERATOR_MEMORY: v = prices_per_accelerator_gib(r); break;
+        case PRICES_BY_MAX_PRICE:   /* what --max-price would have to reach; the lowest is best: negated */
+            v = -prices_cheapest_shown(r, f->want_on_demand, f->want_spot, &market);
             break;
-        case PRICES_BY_MAX_PRICE: {
-            double spot = f->want_spot ? prices_lowest_spot(r) : NAN;
-            double od = f->want_on_demand ? r->on_demand_usd_per_hour : NAN;
-            /* the cheaper of the markets shown; the lower is what --max-price would have to reach */
-            v = isnan(od) || (!isnan(spot) && spot < od) ? spot : od;
-            market = isnan(v) ? "" : v == spot ? "spot" : "on-demand";
-            v = -v;   /* the best is the lowest price: compare negated */
-            break;
-        }
         case PRICES_BY_MAX_SPOT_PRICE: v = -prices_lowest_spot(r), market = "spot"; break;
         default: break;
         }

@@ -10,14 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const spot_price *cheapest(const price_record *r)
-{
-    const spot_price *best = NULL;
-    for (size_t i = 0; i < r->n_spot; i++)
-        if (!best || r->spot[i].usd_per_hour < best->usd_per_hour) best = &r->spot[i];
-    return best;
-}
-
 /* "live", "cache, 3.2 h old", "snapshot 2026-11-21": ages in the one duration style. */
 static void describe_source(const char *src, time_t as_of, time_t now, char *out, size_t len)
 {
@@ -45,7 +37,7 @@ const char *const prices_table_keys[] = {"type", "region", "accelerators", "acce
  * memory in all, vCPUs, host memory (GiB, whole numbers: what catalogues and sky show-gpus print). */
 static void hardware_cells(const price_record *r, char acc[48], char accm[16], char cpu[16], char mem[16])
 {
-    const int known = r->hw.vcpus >= 1;
+    const int known = prices_hardware_known(r);
     if (!known) strcpy(acc, "?");
     else if (r->hw.accelerator[0]) snprintf(acc, 48, "%d x %s", r->hw.accelerator_count, r->hw.accelerator);
     else strcpy(acc, "-");
@@ -138,7 +130,7 @@ static size_t price_row_cells(const price_record *r, int want_od, int want_spot,
         cells[k++] = b->ods;
     }
     if (want_spot) {
-        const spot_price *best = cheapest(r);
+        const spot_price *best = prices_cheapest_zone(r);
         output_fmt_usd(b->sp, sizeof b->sp, best ? best->usd_per_hour : NAN);
         snprintf(b->az, sizeof b->az, "%s", best ? best->az : "-");
         snprintf(b->nz, sizeof b->nz, "%zu", r->n_spot);
@@ -259,14 +251,14 @@ int prices_write_csv(const price_set *s, FILE *out)
         const price_record *r = &s->items[i];
         char od[32], odt[32], mn[32] = "", mx[32] = "", nz[24] = "", spt[32], ib[16] = "", sav[16] = "", pl[16] = "";
         char cpu[16] = "", mem[32] = "", accn[16] = "", accm[32] = "", rsav[32];
-        if (r->hw.vcpus >= 1) {
+        if (prices_hardware_known(r)) {
             snprintf(cpu, sizeof cpu, "%d", r->hw.vcpus), num(r->hw.memory_gib, mem, sizeof mem);
             snprintf(accn, sizeof accn, "%d", r->hw.accelerator_count), num(r->hw.accelerator_memory_gib, accm, sizeof accm);
         }
         const char *az = "", *label = "";
         num(r->on_demand_usd_per_hour, od, sizeof od);
         when(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, odt);
-        const spot_price *b = cheapest(r);
+        const spot_price *b = prices_cheapest_zone(r);
         if (b) {
             double hi = b->usd_per_hour;
             for (size_t z = 0; z < r->n_spot; z++)

@@ -14,13 +14,32 @@
 
 const char *const prices_sort_names[] = {"type", "price", "spot", "savings", NULL};
 
+const spot_price *prices_cheapest_zone(const price_record *r)
+{
+    const spot_price *best = NULL;
+    for (size_t i = 0; i < r->n_spot; i++)
+        if (!best || r->spot[i].usd_per_hour < best->usd_per_hour) best = &r->spot[i];
+    return best;
+}
+
 double prices_lowest_spot(const price_record *r)
 {
-    double best = NAN;
-    if (!r->spot_source[0]) return best;
-    for (size_t i = 0; i < r->n_spot; i++)
-        if (isnan(best) || r->spot[i].usd_per_hour < best) best = r->spot[i].usd_per_hour;
-    return best;
+    const spot_price *best = r->spot_source[0] ? prices_cheapest_zone(r) : NULL;
+    return best ? best->usd_per_hour : NAN;
+}
+
+double prices_cheapest_shown(const price_record *r, int want_on_demand, int want_spot, const char **market)
+{
+    const double od = want_on_demand ? r->on_demand_usd_per_hour : NAN, spot = want_spot ? prices_lowest_spot(r) : NAN;
+    const double v = isnan(od) || (!isnan(spot) && spot < od) ? spot : od;
+    if (market) *market = isnan(v) ? "" : v == spot ? "spot" : "on-demand";   /* a tie reads spot */
+    return v;
+}
+
+double prices_per_accelerator_gib(const price_record *r)
+{
+    if (!prices_hardware_known(r) || !r->hw.accelerator[0] || r->hw.accelerator_count < 1) return NAN;
+    return r->hw.accelerator_memory_gib / r->hw.accelerator_count;   /* NAN stays NAN */
 }
 
 double prices_spot_savings_pct(const price_record *r)
@@ -34,8 +53,6 @@ double prices_spot_savings_pct(const price_record *r)
  * accelerators can miss the per-accelerator figure by a fraction of that; half a thousandth of a
  * GiB is below any real difference between accelerators. */
 #define GIB_SLACK 0.0005
-
-static int hardware_known(const price_record *r) { return r->hw.vcpus >= 1; }
 
 static int accelerator_match(const price_record *r, const prices_filter *f)
 {
@@ -52,25 +69,22 @@ static int meets(const price_record *r, const prices_filter *f, prices_criterion
     switch (c) {
     case PRICES_BY_ACCELERATOR:
         if (!f->n_accelerators) return 1;
-        return hardware_known(r) ? accelerator_match(r, f) : -1;
+        return prices_hardware_known(r) ? accelerator_match(r, f) : -1;
     case PRICES_BY_VCPUS:
         if (f->min_vcpus <= 0) return 1;
-        return hardware_known(r) ? r->hw.vcpus >= f->min_vcpus : -1;
+        return prices_hardware_known(r) ? r->hw.vcpus >= f->min_vcpus : -1;
     case PRICES_BY_MEMORY:
         if (isnan(f->min_memory_gib)) return 1;
-        return hardware_known(r) ? r->hw.memory_gib + GIB_SLACK >= f->min_memory_gib : -1;
+        return prices_hardware_known(r) ? r->hw.memory_gib + GIB_SLACK >= f->min_memory_gib : -1;
     case PRICES_BY_ACCELERATOR_MEMORY:
         if (isnan(f->min_accelerator_memory_gib)) return 1;
-        if (!hardware_known(r)) return -1;
+        if (!prices_hardware_known(r)) return -1;
         if (!r->hw.accelerator[0] || r->hw.accelerator_count < 1) return 0;   /* no accelerator: none */
         if (isnan(r->hw.accelerator_memory_gib)) return -2;                     /* one, of unknown memory */
-        return r->hw.accelerator_memory_gib / r->hw.accelerator_count + GIB_SLACK >= f->min_accelerator_memory_gib;
-    case PRICES_BY_MAX_PRICE: {
+        return prices_per_accelerator_gib(r) + GIB_SLACK >= f->min_accelerator_memory_gib;
+    case PRICES_BY_MAX_PRICE:
         if (isnan(f->max_usd_per_hour)) return 1;
-        double spot = prices_lowest_spot(r);
-        return (f->want_on_demand && !isnan(r->on_demand_usd_per_hour) && r->on_demand_usd_per_hour <= f->max_usd_per_hour) ||
-               (f->want_spot && !isnan(spot) && spot <= f->max_usd_per_hour);
-    }
+        return prices_cheapest_shown(r, f->want_on_demand, f->want_spot, NULL) <= f->max_usd_per_hour;   /* NAN: 0 */
     case PRICES_BY_MAX_SPOT_PRICE: {
         if (isnan(f->max_spot_usd_per_hour)) return 1;
         double spot = prices_lowest_spot(r);
@@ -135,31 +149,23 @@ int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stat
         size_t kept = 0, n = s->n;
         int *ok = malloc((n ? n : 1) * sizeof *ok);
         if (!ok) return -1;
+        /* a record of unknown hardware goes at the first hardware criterion set: counted once */
         for (size_t i = 0; i < n; i++) {
             ok[i] = meets(&s->items[i], f, (prices_criterion)c);
-            if (ok[i] > 0) kept++;
+            kept += ok[i] > 0;
+            st->unknown_hardware += ok[i] == -1;
+            st->unknown_accelerator_memory += ok[i] == -2;
         }
-        /* a record of unknown hardware goes at the first hardware criterion set: counted once */
+        st->removed[c] = n - kept;
         if (n && !kept) {   /* leave the records that reached it, for the caller to say why */
             st->emptied_by = c;
-            for (size_t i = 0; i < n; i++) {
-                if (ok[i] == -1) st->unknown_hardware++;
-                if (ok[i] == -2) st->unknown_accelerator_memory++;
-            }
-            st->removed[c] = n;
             free(ok);
             return 0;
         }
         kept = 0;
         for (size_t i = 0; i < n; i++) {
-            if (ok[i] > 0) {
-                s->items[kept++] = s->items[i];
-                continue;
-            }
-            if (ok[i] == -1) st->unknown_hardware++;
-            if (ok[i] == -2) st->unknown_accelerator_memory++;
-            st->removed[c]++;
-            free(s->items[i].spot);
+            if (ok[i] > 0) s->items[kept++] = s->items[i];
+            else free(s->items[i].spot);
         }
         s->n = kept;
         free(ok);

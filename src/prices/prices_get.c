@@ -32,7 +32,7 @@ static int copy_snapshot_spot(price_record *r, const price_record *s)
 static const price_record *snapshot_hardware(const price_set *snap, const char *type)
 {
     for (size_t i = 0; snap && i < snap->n; i++)
-        if (snap->items[i].hw.vcpus >= 1 && !strcmp(snap->items[i].instance_type, type)) return &snap->items[i];
+        if (prices_hardware_known(&snap->items[i]) && !strcmp(snap->items[i].instance_type, type)) return &snap->items[i];
     return NULL;
 }
 
@@ -156,7 +156,7 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
         }
         const price_record *s = snap ? prices_find(snap, r->instance_type, r->region) : NULL;
         /* the type's hardware: a catalogue fact, not a price */
-        const price_record *h = s && s->hw.vcpus >= 1 ? s : snapshot_hardware(snap, r->instance_type);
+        const price_record *h = s && prices_hardware_known(s) ? s : snapshot_hardware(snap, r->instance_type);
         if (h) r->hw = h->hw;
         int use_snap = src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT;
         if (s && use_snap && need_od && !isnan(s->on_demand_usd_per_hour)) {

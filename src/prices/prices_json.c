@@ -448,7 +448,7 @@ static cJSON *record_to_json(const price_record *r)
     }
     if (r->placement_score >= 1) cJSON_AddNumberToObject(o, "placement_score", r->placement_score);
     else cJSON_AddNullToObject(o, "placement_score");
-    if (r->hw.vcpus >= 1) {
+    if (prices_hardware_known(r)) {
         cJSON *hw = cJSON_AddObjectToObject(o, "instance");
         cJSON_AddNumberToObject(hw, "vcpus", r->hw.vcpus);
         cJSON_AddNumberToObject(hw, "memory_gib", r->hw.memory_gib);
