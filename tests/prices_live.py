@@ -106,17 +106,24 @@ def base_env(endpoint=None, creds=True, token=None):
     return env
 
 
-def prices(args, env, expect_rc=0, cwd=None):
-    p = subprocess.run([INSTBENCH, "-v", "prices"] + args, env=env, capture_output=True, text=True,
-                       timeout=120, cwd=cwd or TMP)
+def instbench(command, args, env, expect_rc=0, cwd=None):
+    """Runs `instbench COMMAND ARGS`, keeps its output for the secrets checks, and fails on a
+    sanitizer report or an exit status other than EXPECT_RC (None: any)."""
+    p = subprocess.run([INSTBENCH] + command + args, env=env, capture_output=True, text=True, timeout=120,
+                       cwd=cwd or TMP)
     ALL_OUTPUT.append(p.stdout + p.stderr)
+    what = " ".join(command[-1:] + args)
     # under the ASan/UBSan build a report can hide behind an expected exit 1
     if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
-        fail("sanitizer report for %s:\n%s" % (args, p.stderr[-4000:]))
+        fail("sanitizer report for %s:\n%s" % (what, p.stderr[-4000:]))
     if expect_rc is not None and p.returncode != expect_rc:
-        fail("exit %d (wanted %d) for %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, expect_rc, args,
+        fail("exit %d (wanted %d) for %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, expect_rc, what,
                                                                        p.stdout[-3000:], p.stderr[-3000:]))
     return p
+
+
+def prices(args, env, expect_rc=0, cwd=None):
+    return instbench(["-v", "prices"], args, env, expect_rc, cwd)
 
 
 def as_json(p):
@@ -660,14 +667,7 @@ def account_zone_names(region):
 
 
 def rank(args, env, expect_rc=0):
-    p = subprocess.run([INSTBENCH, "rank"] + args, env=env, capture_output=True, text=True, timeout=120, cwd=TMP)
-    ALL_OUTPUT.append(p.stdout + p.stderr)
-    if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
-        fail("sanitizer report for rank %s:\n%s" % (args, p.stderr[-4000:]))
-    if expect_rc is not None and p.returncode != expect_rc:
-        fail("rank exit %d (wanted %d) for %s\nstdout:\n%s\nstderr:\n%s" % (p.returncode, expect_rc, args,
-                                                                         p.stdout[-2000:], p.stderr[-2000:]))
-    return p
+    return instbench(["rank"], args, env, expect_rc)
 
 
 def write_result(name, t, region, az=None, az_id=None):

@@ -229,6 +229,32 @@ static void fmt_tick(char *buf, size_t n, double v, int prec)
     else snprintf(buf, n, "%.*g", prec, v);
 }
 
+/* One axis's group: per tick its grid line across the plot box [px0, px1] x [py0, py1] and its
+ * label (x: centred under the box; y: right-aligned left of it), the label dropped, its line kept,
+ * when it would collide with a text already placed.  -1: out of memory. */
+static int draw_ticks(FILE *f, const axis *a, int x_axis, double px0, double px1, double py0, double py1,
+                      boxes *placed)
+{
+    char t[48];
+    fprintf(f, "<g class=\"%s\" data-scale=\"%s\">\n", x_axis ? "x-axis" : "y-axis", a->log ? "log" : "linear");
+    for (int i = 0; i < a->n_ticks; i++) {
+        const double p = axis_px(a, a->ticks[i]);
+        const double tx = x_axis ? p : ML - 6, ty = x_axis ? py1 + 16 : p + 4;
+        fmt_tick(t, sizeof t, a->ticks[i], a->prec);
+        fprintf(f, "<g class=\"%s\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>",
+                x_axis ? "xtick" : "ytick", x_axis ? p : px0, x_axis ? py0 : p, x_axis ? p : px1, x_axis ? py1 : p);
+        box b = text_box(tx, ty, 11, x_axis ? A_MIDDLE : A_END, strlen(t), 0);
+        if (!hits(&b, placed) && inside(&b, 0, 0, W, H)) {
+            if (boxes_add(placed, b)) return -1;
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" text-anchor=\"%s\">%s</text>", tx, ty,
+                    x_axis ? "middle" : "end", t);
+        }
+        fputs("</g>\n", f);
+    }
+    fputs("</g>\n", f);
+    return 0;
+}
+
 static int cmp_x(const void *a, const void *b)
 {
     const output_point *p = *(const output_point *const *)a, *q = *(const output_point *const *)b;
@@ -314,34 +340,8 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
     }
 
     /* Grid and ticks; a tick label that would collide with another is dropped. */
-    char t[48];
-    fprintf(f, "<g class=\"x-axis\" data-scale=\"%s\">\n", ax.log ? "log" : "linear");
-    for (int i = 0; i < ax.n_ticks; i++) {
-        double x = axis_px(&ax, ax.ticks[i]);
-        fmt_tick(t, sizeof t, ax.ticks[i], ax.prec);
-        fprintf(f, "<g class=\"xtick\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>", x,
-                py0, x, py1);
-        box b = text_box(x, py1 + 16, 11, A_MIDDLE, strlen(t), 0);
-        if (!hits(&b, &placed) && inside(&b, 0, 0, W, H)) {
-            if (boxes_add(&placed, b)) goto oom;
-            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" text-anchor=\"middle\">%s</text>", x, py1 + 16, t);
-        }
-        fputs("</g>\n", f);
-    }
-    fprintf(f, "</g>\n<g class=\"y-axis\" data-scale=\"%s\">\n", ay.log ? "log" : "linear");
-    for (int i = 0; i < ay.n_ticks; i++) {
-        double y = axis_px(&ay, ay.ticks[i]);
-        fmt_tick(t, sizeof t, ay.ticks[i], ay.prec);
-        fprintf(f, "<g class=\"ytick\"><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>", px0,
-                y, px1, y);
-        box b = text_box(ML - 6, y + 4, 11, A_END, strlen(t), 0);
-        if (!hits(&b, &placed) && inside(&b, 0, 0, W, H)) {
-            if (boxes_add(&placed, b)) goto oom;
-            fprintf(f, "<text x=\"%d\" y=\"%.2f\" font-size=\"11\" text-anchor=\"end\">%s</text>", ML - 6, y + 4, t);
-        }
-        fputs("</g>\n", f);
-    }
-    fputs("</g>\n", f);
+    if (draw_ticks(f, &ax, 1, px0, px1, py0, py1, &placed) || draw_ticks(f, &ay, 0, px0, px1, py0, py1, &placed))
+        goto oom;
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n", ML, MT,
             pw, ph);
 
