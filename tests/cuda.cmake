@@ -62,7 +62,7 @@ if(INSTBENCH_CUDA)
     target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
     target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
                                ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
-    target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM CUBLASLT_STANDIN_NO_RUNTIME)
+    target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM)
     set_source_files_properties(${_sim_sources} PROPERTIES COMPILE_OPTIONS
                                 "-include;${CMAKE_CURRENT_SOURCE_DIR}/cudasim/cudasim.h")
     target_compile_options(cuda_vit_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
@@ -93,7 +93,6 @@ if(INSTBENCH_CUDA)
       target_include_directories(instbench_cuda_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
                                  ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
       instbench_test_internals(instbench_cuda_sim cuda)
-      target_compile_definitions(instbench_cuda_sim PRIVATE CUBLASLT_STANDIN_NO_RUNTIME)
       target_compile_options(instbench_cuda_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
       target_link_libraries(instbench_cuda_sim PRIVATE instbench_comm instbench_model instbench_util)
       target_link_options(instbench_cuda_sim PRIVATE
@@ -117,13 +116,13 @@ if(INSTBENCH_CUDA)
     # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
     # heuristic, the three roads to the cuBLAS fallback, the algorithm cache) on a cuBLASLt/cuBLAS
     # stand-in written from their documented semantics, against a row-major reference.
-    instbench_add_unit_test(cuda_gemm cuda_gemm.c cuda_cublaslt_standin.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+    instbench_add_unit_test(cuda_gemm cuda_gemm.c cuda_cublaslt_standin.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_gemm PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm cuda)
     # ... and the coverage of gemm.c that run reaches (every function, 95% of the lines)
     if(_coverage)
-      add_executable(cuda_gemm_cov cuda_gemm.c cuda_cublaslt_standin.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+      add_executable(cuda_gemm_cov cuda_gemm.c cuda_cublaslt_standin.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                      ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
       target_link_libraries(cuda_gemm_cov PRIVATE instbench_core)
       target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

@@ -3,6 +3,7 @@
  * is caught.  Misuse is recorded in standin.violation (the first one) and answered with the status
  * the library documents (INVALID_VALUE, NOT_SUPPORTED). */
 #include "cuda_cublaslt_standin.h"
+#include "cuda_host_runtime.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -14,7 +15,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "cuda/kernels.h"
 
 standin_state standin;
 
@@ -29,72 +29,24 @@ static void violation(const char *fmt, ...)
 
 void standin_reset(void)
 {
-    int allocs = standin.live_allocations, objects = standin.live_objects;
+    int objects = standin.live_objects;
     memset(&standin, 0, sizeof standin);
-    standin.live_allocations = allocs, standin.live_objects = objects;   /* these track the process */
+    standin.live_objects = objects;   /* tracks the process */
 }
 
-#ifndef CUBLASLT_STANDIN_NO_RUNTIME
-/* ---- device memory: host memory, 256-byte aligned like cudaMalloc, every allocation registered
- * with its exact size so operand extents can be checked against it ---- */
-typedef struct { const char *base; size_t size; } allocation;
-static allocation allocs[256];
-
-cudaError_t cudaMalloc(void **p, size_t n)
-{
-    *p = NULL;
-    if (standin.malloc_fails) return cudaErrorMemoryAllocation;
-    for (size_t i = 0; i < sizeof allocs / sizeof *allocs; i++)
-        if (!allocs[i].base) {
-            char *m = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
-            if (!m) return cudaErrorMemoryAllocation;
-            allocs[i].base = m, allocs[i].size = n;
-            standin.live_allocations++;
-            *p = m;
-            return cudaSuccess;
-        }
-    return cudaErrorMemoryAllocation;
-}
-
-cudaError_t cudaFree(void *p)
-{
-    if (!p) return cudaSuccess;
-    for (size_t i = 0; i < sizeof allocs / sizeof *allocs; i++)
-        if (allocs[i].base == p) {
-            free(p);
-            allocs[i].base = NULL;
-            standin.live_allocations--;
-            return cudaSuccess;
-        }
-    violation("cudaFree of a pointer cudaMalloc did not return");
-    return cudaErrorInvalidValue;
-}
-
-const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "stand-in error"; }
-const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorStandIn"; }
-#endif
-
-/* Is [p + lo, p + hi) inside one allocation?  (Without our cudaMalloc, cuda_host_runtime.c's
- * allocations are not registered: then not checked.) */
+/* Is [p + lo, p + hi) inside one cudaMalloc allocation (cuda_host_runtime.c registers them)? */
 static int in_bounds(const void *p, long long lo, long long hi, const char *what)
 {
-#ifdef CUBLASLT_STANDIN_NO_RUNTIME
-    (void)p, (void)lo, (void)hi, (void)what;
-    return 1;
-#else
-    const char *c = p;
-    for (size_t i = 0; i < sizeof allocs / sizeof *allocs; i++) {
-        const char *b = allocs[i].base;
-        if (b && c >= b && c <= b + allocs[i].size) {
-            if (c + lo >= b && c + hi <= b + allocs[i].size) return 1;
-            violation("%s reaches bytes [%lld, %lld) of its pointer, outside its %zu-byte allocation (at offset %td)",
-                      what, lo, hi, allocs[i].size, c - b);
-            return 0;
-        }
+    const char *c = p, *b;
+    size_t size;
+    if (!shim_device_allocation(p, &b, &size)) {
+        violation("%s is not device memory", what);
+        return 0;
     }
-    violation("%s is not device memory", what);
+    if (c + lo >= b && c + hi <= b + size) return 1;
+    violation("%s reaches bytes [%lld, %lld) of its pointer, outside its %zu-byte allocation (at offset %td)", what, lo,
+              hi, size, c - b);
     return 0;
-#endif
 }
 
 /* ---- element access ---- */
@@ -489,18 +441,3 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
     gemm_colmajor(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, fa, &oa, &ob, fb, &oc, &oc, batch, NULL, 0);
     return CUBLAS_STATUS_SUCCESS;
 }
-
-#ifndef CUBLASLT_STANDIN_NO_RUNTIME
-/* ---- the one kernel gemm.c launches (kernels.h: C [M, N], row stride ldc, += bias [N] per row) ---- */
-cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s)
-{
-    (void)s;
-    standin.bias_kernels++;
-    if (M < 1 || N < 1 || ldc < N || !in_bounds(C, 0, ((long long)(M - 1) * ldc + N) * 4, "cuk_add_bias C") ||
-        !in_bounds(bias, 0, (long long)N * 4, "cuk_add_bias bias"))
-        return cudaErrorInvalidValue;
-    for (long long i = 0; i < M; i++)
-        for (long long j = 0; j < N; j++) C[i * ldc + j] += bias[j];
-    return cudaSuccess;
-}
-#endif

@@ -4,9 +4,9 @@
  * GPU (tests/cuda_gemm.c).  Written from cuBLASLt's and cuBLAS's documented semantics (column-major
  * operands, op(A) m x k, op(B) k x n, D = alpha op(A) op(B) + beta C (+ bias[m] per column, per
  * batch), leading dimensions, strided batches, CUBLAS_COMPUTE_32F), independently of gemm_plan.c
- * and of the CPU backend's GEMM.  Device memory is host memory whose every allocation is
- * registered: an operand that reaches outside its allocation fails the call (a wrong leading
- * dimension or stride shows) instead of reading a neighbour. */
+ * and of the CPU backend's GEMM.  Device memory comes from cuda_host_runtime.c, which registers
+ * every allocation: an operand that reaches outside its allocation fails the call (a wrong
+ * leading dimension or stride shows) instead of reading a neighbour. */
 #ifndef INSTBENCH_TESTS_CUDA_CUBLASLT_STANDIN_H
 #define INSTBENCH_TESTS_CUDA_CUBLASLT_STANDIN_H
 
@@ -24,9 +24,8 @@ typedef struct standin_state {
     standin_heuristic heuristic;
     int matmul_not_supported;   /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
     int lt_create_fails;        /* cublasLtCreate fails */
-    int malloc_fails;           /* cudaMalloc fails */
-    /* counters, reset by standin_reset */
-    int heuristic_calls, lt_matmuls, blas_gemms, bias_kernels, blas_handles, live_allocations, live_objects;
+    /* counters, reset by standin_reset (live_objects: of the process, never reset) */
+    int heuristic_calls, lt_matmuls, blas_gemms, blas_handles, live_objects;
     char violation[256];        /* the first misuse seen (out of bounds, bad layout, ...); "" if none */
 } standin_state;
 

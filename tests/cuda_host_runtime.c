@@ -3,10 +3,13 @@
  * with the kernel launchers of cuda_host_shim.c (plain loops), or with the real kernels of
  * src/cuda/kernels compiled for the CPU by tests/cudasim (cuda_vit_sim).  All work runs at the
  * call; streams and events only carry whether their work can ever complete (see below). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
+
+#include "cuda_host_runtime.h"
 
 /* Streams and events are objects that carry one fact, whether their work can ever complete, as
  * the communicator that hangs them: a collective whose peer is gone hangs its stream
@@ -26,10 +29,78 @@ cudaError_t cudaSetDevice(int d)
     shim_touched_devices |= 1 << d;
     return cudaSuccess;
 }
-cudaError_t cudaMalloc(void **p, size_t n) { *p = aligned_alloc(256, (n + 255) / 256 * 256); return *p ? cudaSuccess : cudaErrorMemoryAllocation; }
-cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
-cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
-cudaError_t cudaFreeHost(void *p) { free(p); return cudaSuccess; }
+/* Device memory: host memory, 256-byte aligned like cudaMalloc's, each allocation registered with
+ * its exact size, so a stand-in library can check an operand's extent against it
+ * (shim_device_allocation) and a test can count what was not freed. */
+typedef struct { const char *base; size_t size; } allocation;
+static allocation *allocs;
+static size_t n_allocs, cap_allocs;
+static pthread_mutex_t allocs_lock = PTHREAD_MUTEX_INITIALIZER;
+int shim_malloc_fails, shim_live_allocations;
+
+cudaError_t cudaMalloc(void **p, size_t n)
+{
+    *p = NULL;
+    if (shim_malloc_fails) return cudaErrorMemoryAllocation;
+    char *m = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
+    if (!m) return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&allocs_lock);
+    if (n_allocs == cap_allocs) {
+        size_t cap = cap_allocs ? 2 * cap_allocs : 64;
+        allocation *a = realloc(allocs, cap * sizeof *a);
+        if (!a) {
+            pthread_mutex_unlock(&allocs_lock);
+            free(m);
+            return cudaErrorMemoryAllocation;
+        }
+        allocs = a, cap_allocs = cap;
+    }
+    allocs[n_allocs++] = (allocation){m, n};
+    shim_live_allocations++;
+    pthread_mutex_unlock(&allocs_lock);
+    *p = m;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *p)
+{
+    if (!p) return cudaSuccess;
+    pthread_mutex_lock(&allocs_lock);
+    for (size_t i = 0; i < n_allocs; i++)
+        if (allocs[i].base == p) {
+            allocs[i] = allocs[--n_allocs];
+            shim_live_allocations--;
+            pthread_mutex_unlock(&allocs_lock);
+            free(p);
+            return cudaSuccess;
+        }
+    pthread_mutex_unlock(&allocs_lock);
+    return cudaErrorInvalidValue;   /* not a pointer cudaMalloc returned */
+}
+
+int shim_device_allocation(const void *p, const char **base, size_t *size)
+{
+    const char *c = p;
+    int found = 0;
+    pthread_mutex_lock(&allocs_lock);
+    for (size_t i = 0; i < n_allocs && !found; i++)
+        if (c >= allocs[i].base && c <= allocs[i].base + allocs[i].size)
+            found = 1, *base = allocs[i].base, *size = allocs[i].size;
+    pthread_mutex_unlock(&allocs_lock);
+    return found;
+}
+
+/* pinned host memory: plain host memory, not device memory */
+cudaError_t cudaMallocHost(void **p, size_t n)
+{
+    *p = aligned_alloc(256, (n + 255) / 256 * 256);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
 cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) { memset(p, v, n); return cudaSuccess; }
 cudaError_t cudaMemcpyAsync(void *d, const void *s_, size_t n, enum cudaMemcpyKind k, cudaStream_t s)
 {
