@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 (cd "$src" && tar --exclude='./build*' --exclude='./.git' -cf - .) | tar -C "$work" -xf -
 cmake -S "$work" -B "$work/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DINSTBENCH_FUZZ=OFF \
     >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
-targets="cuda_vit_sim cuda_gemm cuda_dp_host"
+targets="cuda_vit_sim cuda_gemm cuda_dp_host cuda_dp_sim"
 cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
     { tail -n 40 "$work/build.log" >&2; exit 1; }
 
@@ -35,6 +35,8 @@ mutations=(
     "wrong leading dimension in the cuBLAS fallback|src/cuda/gemm.c|cuda_gemm|p.first.ld, p.first.stride, A|p.second.ld, p.first.stride, A"
     "heuristic NOT_SUPPORTED taken for an error|src/cuda/gemm.c|cuda_gemm|if (st == CUBLAS_STATUS_NOT_SUPPORTED) found = 0;
     else if|if"
+    "event wait dropped before a bucket's all-reduce|src/cuda/comm_nccl.c|cuda_dp_sim|    CUDA_TRY(cudaStreamWaitEvent(n->comm_stream, n->ready, 0));
+|"
     "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
 )
 

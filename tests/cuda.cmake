@@ -142,6 +142,21 @@ if(INSTBENCH_CUDA)
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_dp_host cpu cuda)
+      # ... and the same with the real kernels and gemm.c (tests/cudasim, the cuBLASLt stand-in) on
+      # ordered streams whose scheduler runs the comm stream's allreduces as early as their event
+      # waits allow: a missing wait averages gradients not yet computed.
+      add_executable(cuda_dp_sim cuda_dp_host.c cuda_host_runtime.c cuda_cublaslt_standin.c cuda_nccl_shim.c
+                     cudasim/cudasim.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
+                     ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
+                     ${_cuda}/module.c)
+      target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
+      target_include_directories(cuda_dp_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
+                                 ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
+      target_compile_definitions(cuda_dp_sim PRIVATE CUDA_DP_SIM)
+      target_compile_options(cuda_dp_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
+      instbench_test_internals(cuda_dp_sim cpu cuda)
+      add_test(NAME cuda_dp_sim COMMAND cuda_dp_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+      set_tests_properties(cuda_dp_sim PROPERTIES TIMEOUT 600)
       # ... and measure's timed loop (bench_run) over two cuda ranks.
       instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c

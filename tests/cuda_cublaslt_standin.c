@@ -118,6 +118,32 @@ static void gemm_colmajor(int ta, int tb, long long m, long long n, long long k,
             }
 }
 
+/* One GEMM as work on its stream (cuda_host_runtime.c): the operands are read when it runs, in
+ * stream order, not at the call. */
+typedef struct gemm_op {
+    int ta, tb, batch;
+    long long m, n, k, bias_stride;
+    float alpha, beta;
+    operand A, B, C, D;
+    const float *bias;
+} gemm_op;
+
+static void gemm_run(void *p)
+{
+    const gemm_op *g = p;
+    gemm_colmajor(g->ta, g->tb, g->m, g->n, g->k, g->alpha, &g->A, &g->B, g->beta, &g->C, &g->D, g->batch, g->bias,
+                  g->bias_stride);
+}
+
+static cublasStatus_t queue_gemm(cudaStream_t s, const gemm_op *g)
+{
+    gemm_op *q = malloc(sizeof *q);
+    if (!q) return CUBLAS_STATUS_ALLOC_FAILED;
+    *q = *g;
+    shim_enqueue(s, &(shim_work){gemm_run, NULL, free, q, NULL});
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 /* ---- cuBLASLt objects ---- */
 enum { TAG_HANDLE = 0x4c54, TAG_DESC, TAG_LAYOUT, TAG_PREF, TAG_ALGO, TAG_DEAD = 0xdead };
 
@@ -341,7 +367,6 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
                               const void *C, cublasLtMatrixLayout_t lc, void *D, cublasLtMatrixLayout_t ldd,
                               const cublasLtMatmulAlgo_t *algo, void *workspace, size_t ws_bytes, cudaStream_t s)
 {
-    (void)s;
     standin.lt_matmuls++;
     LIVE(h, TAG_HANDLE, "cublasLtMatmul handle");
     LIVE(desc, TAG_DESC, "cublasLtMatmul desc");
@@ -393,13 +418,15 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
         long long last = m - 1 + (long long)(a->batch - 1) * d->bias_stride;
         if (!in_bounds(bias, 0, (last + 1) * 4, "bias")) return CUBLAS_STATUS_INVALID_VALUE;
     }
-    gemm_colmajor(d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, m, n, k, fa, &oa, &ob, fb, &oc, &od, a->batch,
-                  bias, d->bias_stride);
-    return CUBLAS_STATUS_SUCCESS;
+    return queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch, m, n, k,
+                                    d->bias_stride, fa, fb, oa, ob, oc, od, bias});
 }
 
 /* ---- cuBLAS: the fallback's one call ---- */
-struct cublasContext { int tag; };
+struct cublasContext {
+    int tag;
+    cudaStream_t stream;   /* cublasSetStream's: where its GEMMs run */
+};
 enum { TAG_BLAS = 0x424c };
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
@@ -411,8 +438,8 @@ cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) { return destroy(h, TAG_BLAS); }
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
 {
-    (void)s;
     LIVE(h, TAG_BLAS, "cublasSetStream");
+    h->stream = s;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -438,6 +465,6 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
     const float fa = *(const float *)alpha, fb = *(const float *)beta;
     if (!operand_ok(&oa, batch, "A") || !operand_ok(&ob, batch, "B") || !operand_ok(&oc, batch, "C"))
         return CUBLAS_STATUS_INVALID_VALUE;
-    gemm_colmajor(ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, m, n, k, fa, &oa, &ob, fb, &oc, &oc, batch, NULL, 0);
-    return CUBLAS_STATUS_SUCCESS;
+    return queue_gemm(h->stream, &(gemm_op){ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, batch, m, n, k, 0, fa, fb, oa, ob,
+                                            oc, oc, NULL});
 }

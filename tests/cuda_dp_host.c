@@ -1,6 +1,7 @@
 /* cuda_dp_host: the CUDA backend's data parallelism (src/cuda/dp.c, ddp.c, bucket.c, comm_nccl.c,
- * backend_cuda.c) on the CPU: two rank threads on two pretend GPUs (tests/cuda_host_shim.c) with
- * NCCL's collectives between threads (tests/cuda_nccl_shim.c).  With buckets small enough that
+ * backend_cuda.c) on the CPU: two rank threads on two pretend GPUs (tests/cuda_host_runtime.c) with
+ * NCCL's collectives between threads (tests/cuda_nccl_shim.c); the loop launchers of
+ * cuda_host_shim.c, or, built as cuda_dp_sim, the real kernels on ordered streams.  With buckets small enough that
  * backward starts many allreduces, the averaged gradients on both ranks must equal the mean of
  * the two ranks' gradients computed separately, the parameters must stay identical after the
  * optimizer step, and cuda_dp_agree must hand every rank global rank 0's value. */
@@ -14,6 +15,7 @@
 #include "instbench/verify.h"
 
 #include "check.h"
+#include "cuda_host_runtime.h"
 
 static verify_reference ref;
 static float *images[2];
@@ -204,7 +206,15 @@ int main(void)
 
     /* 4 KiB buckets: the 29k-parameter fixture's backward starts many allreduces as it goes;
      * 25 MiB (DDP's default): one bucket, started only by the final flush */
+#ifdef CUDA_DP_SIM
+    /* cuda_dp_sim: ordered streams; each seed orders the ranks' streams differently */
+    for (unsigned long long seed = 1; seed <= 3; seed++) {
+        shim_streams_ordered(seed);
+        dp_round(4096, g0, g1);
+    }
+#else
     dp_round(4096, g0, g1);
+#endif
     dp_round((size_t)25 << 20, g0, g1);
     dead_peer_round(1);
     dead_peer_round(2);

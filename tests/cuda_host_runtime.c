@@ -1,24 +1,47 @@
 /* cuda_host_runtime: a host-memory stand-in for the CUDA runtime calls the CUDA backend makes
  * (memory, streams, events, devices), for the tests that run src/cuda on a machine without a GPU:
  * with the kernel launchers of cuda_host_shim.c (plain loops), or with the real kernels of
- * src/cuda/kernels compiled for the CPU by tests/cudasim (cuda_vit_sim).  All work runs at the
- * call; streams and events only carry whether their work can ever complete (see below). */
+ * src/cuda/kernels compiled for the CPU by tests/cudasim (cuda_vit_sim, cuda_dp_sim, the
+ * simulated module).
+ *
+ * Stream order.  Every piece of work a call puts on a stream (a kernel from tests/cudasim, a GEMM
+ * of the cuBLASLt stand-in, a copy, a memset, an event record or wait, a collective of the NCCL
+ * stand-in) is an op queued on that stream (shim_enqueue).
+ * - Ordered mode (turned on by tests/cudasim, where the real kernels run): an op runs only after
+ *   every earlier op of its stream, and only once what it waits for has happened (the record of
+ *   an event, every peer of a collective).  Among the ops that may run, a seeded adversarial
+ *   scheduler picks which runs next, and runs some of them as soon as they are queued while
+ *   leaving others until a host wait needs them: independent streams' work runs as early or as
+ *   late as the rules allow, so a missing cudaStreamWaitEvent shows as wrong numbers instead of
+ *   passing because everything ran in call order.  Ops of different streams may run at the same
+ *   time on different host threads, as on a GPU.
+ * - Immediate mode (the loop launchers of cuda_host_shim.c run at the call and ignore streams):
+ *   every op runs before its call returns; a collective waits there for its peers.
+ * Host memory follows CUDA's rules: a copy from pageable memory is staged at the call (the caller
+ * may reuse the buffer at once), a copy from or into pinned memory (cudaMallocHost) happens when
+ * the op runs, a copy into pageable memory returns only once done.  cudaFree, cudaFreeHost and
+ * cudaStreamDestroy wait for the work queued before them.
+ *
+ * Device memory is guarded: each allocation ends at a page boundary (rounded to 256 bytes, as
+ * cudaMalloc's granularity) with an inaccessible page on each side, so a kernel that reads or
+ * writes past it traps (and the handler below names the allocation), and fresh memory is filled
+ * with 0xff bytes, a NaN in fp32 and in bf16, so a read of memory nobody wrote shows. */
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
 #include "cuda_host_runtime.h"
 
-/* Streams and events are objects that carry one fact, whether their work can ever complete, as
- * the communicator that hangs them: a collective whose peer is gone hangs its stream
- * (cuda_nccl_shim.c), an event recorded there hangs, a stream made to wait on that event hangs
- * from then on; ncclCommAbort ends that communicator's work, so what it hung completes again.
- * Every other stream runs (all work is executed synchronously at the call). */
-typedef struct shim_stream { const void *hung; } shim_stream;
-typedef struct shim_event { const void *hung; } shim_event;
-static shim_stream *live_streams[64];
+/* ---------------------------------------------------------------- devices */
+
 /* which devices were made current (a context on a real GPU): tests check a probe touches none */
 int shim_touched_devices;
 static __thread int shim_current;
@@ -29,150 +52,619 @@ cudaError_t cudaSetDevice(int d)
     shim_touched_devices |= 1 << d;
     return cudaSuccess;
 }
-/* Device memory: host memory, 256-byte aligned like cudaMalloc's, each allocation registered with
- * its exact size, so a stand-in library can check an operand's extent against it
- * (shim_device_allocation) and a test can count what was not freed. */
-typedef struct { const char *base; size_t size; } allocation;
+
+/* ---------------------------------------------------------------- memory */
+
+/* Every cudaMalloc / cudaMallocHost allocation, registered with its exact size, so a stand-in
+ * library can check an operand's extent (shim_device_allocation), a copy can tell pinned from
+ * pageable host memory, and a test can count what was not freed. */
+typedef struct allocation {
+    char *base;       /* what the caller got */
+    size_t size;      /* what the caller asked for */
+    char *map;        /* the mapping: guard page, data, guard page */
+    size_t map_size;
+    int pinned;       /* cudaMallocHost (host memory), not device memory */
+} allocation;
 static allocation *allocs;
 static size_t n_allocs, cap_allocs;
 static pthread_mutex_t allocs_lock = PTHREAD_MUTEX_INITIALIZER;
 int shim_malloc_fails, shim_live_allocations;
 
-cudaError_t cudaMalloc(void **p, size_t n)
+static size_t page_size(void)
+{
+    static size_t pg;
+    if (!pg) pg = (size_t)sysconf(_SC_PAGESIZE);
+    return pg;
+}
+
+static int lookup(const void *p, allocation *out)
+{
+    const char *c = p;
+    int found = 0;
+    pthread_mutex_lock(&allocs_lock);
+    for (size_t i = 0; i < n_allocs && !found; i++)
+        if (c >= allocs[i].base && c <= allocs[i].base + allocs[i].size) found = 1, *out = allocs[i];
+    pthread_mutex_unlock(&allocs_lock);
+    return found;
+}
+
+/* A write through a guard page: name the allocation it ran off, then die as the access would. */
+static void on_fault(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    const char *a = si->si_addr;
+    char msg[200];
+    int len = snprintf(msg, sizeof msg, "cuda_host_runtime: out-of-bounds device memory access at %p", si->si_addr);
+    for (size_t i = 0; i < n_allocs; i++)   /* no lock: the process is about to die */
+        if (a >= allocs[i].map && a < allocs[i].map + allocs[i].map_size && !allocs[i].pinned) {
+            len += snprintf(msg + len, sizeof msg - (size_t)len, " (%td bytes %s the %zu-byte allocation at %p)",
+                            a < allocs[i].base ? allocs[i].base - a : a - (allocs[i].base + allocs[i].size),
+                            a < allocs[i].base ? "before" : "past the end of", allocs[i].size, (void *)allocs[i].base);
+            break;
+        }
+    if (len > (int)sizeof msg - 2) len = (int)sizeof msg - 2;
+    msg[len++] = '\n';
+    if (write(2, msg, (size_t)len) < 0) _exit(128 + sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_fault_handler(void)
+{
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST)) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+static cudaError_t allocate(void **p, size_t n, int pinned)
 {
     *p = NULL;
-    if (shim_malloc_fails) return cudaErrorMemoryAllocation;
-    char *m = aligned_alloc(256, (n + 255) / 256 * 256 + 256);
-    if (!m) return cudaErrorMemoryAllocation;
+    if (!pinned && shim_malloc_fails) return cudaErrorMemoryAllocation;
+    install_fault_handler();
+    const size_t pg = page_size(), data = (n + 255) / 256 * 256 + (n == 0 ? 256 : 0);
+    const size_t map_size = (data + pg - 1) / pg * pg + 2 * pg;
+    char *m = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return cudaErrorMemoryAllocation;
+    mprotect(m, pg, PROT_NONE);
+    mprotect(m + map_size - pg, pg, PROT_NONE);
+    char *base = m + map_size - pg - data;   /* 256-byte aligned, its rounded end on the guard */
+    if (!pinned) memset(base, 0xff, data);
     pthread_mutex_lock(&allocs_lock);
     if (n_allocs == cap_allocs) {
         size_t cap = cap_allocs ? 2 * cap_allocs : 64;
         allocation *a = realloc(allocs, cap * sizeof *a);
         if (!a) {
             pthread_mutex_unlock(&allocs_lock);
-            free(m);
+            munmap(m, map_size);
             return cudaErrorMemoryAllocation;
         }
         allocs = a, cap_allocs = cap;
     }
-    allocs[n_allocs++] = (allocation){m, n};
-    shim_live_allocations++;
+    allocs[n_allocs++] = (allocation){base, n, m, map_size, pinned};
+    if (!pinned) shim_live_allocations++;
     pthread_mutex_unlock(&allocs_lock);
-    *p = m;
+    *p = base;
     return cudaSuccess;
 }
 
-cudaError_t cudaFree(void *p)
+static cudaError_t release_allocation(void *p, int pinned)
 {
     if (!p) return cudaSuccess;
     pthread_mutex_lock(&allocs_lock);
     for (size_t i = 0; i < n_allocs; i++)
-        if (allocs[i].base == p) {
+        if (allocs[i].base == p && allocs[i].pinned == pinned) {
+            allocation a = allocs[i];
             allocs[i] = allocs[--n_allocs];
-            shim_live_allocations--;
+            if (!pinned) shim_live_allocations--;
             pthread_mutex_unlock(&allocs_lock);
-            free(p);
+            munmap(a.map, a.map_size);
             return cudaSuccess;
         }
     pthread_mutex_unlock(&allocs_lock);
-    return cudaErrorInvalidValue;   /* not a pointer cudaMalloc returned */
+    return cudaErrorInvalidValue;   /* not a pointer this kind of allocation returned */
 }
 
 int shim_device_allocation(const void *p, const char **base, size_t *size)
 {
-    const char *c = p;
-    int found = 0;
-    pthread_mutex_lock(&allocs_lock);
-    for (size_t i = 0; i < n_allocs && !found; i++)
-        if (c >= allocs[i].base && c <= allocs[i].base + allocs[i].size)
-            found = 1, *base = allocs[i].base, *size = allocs[i].size;
-    pthread_mutex_unlock(&allocs_lock);
-    return found;
+    allocation a;
+    if (!lookup(p, &a) || a.pinned) return 0;
+    *base = a.base, *size = a.size;
+    return 1;
 }
 
-/* pinned host memory: plain host memory, not device memory */
-cudaError_t cudaMallocHost(void **p, size_t n)
+static int is_pinned(const void *p)
 {
-    *p = aligned_alloc(256, (n + 255) / 256 * 256);
-    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+    allocation a;
+    return lookup(p, &a) && a.pinned;
 }
-cudaError_t cudaFreeHost(void *p)
+
+/* ---------------------------------------------------------------- streams and the scheduler */
+
+typedef struct shim_op {
+    struct shim_op *next;
+    shim_work w;
+} shim_op;
+
+typedef struct shim_stream {
+    shim_op *head, *tail;
+    int busy;     /* its head op is running on some thread: the next one waits */
+    int device;   /* current when it was made: cudaFree and cudaDeviceSynchronize wait for its work */
+} shim_stream;
+
+/* One lock over every queue; ops run without it (so they may take their own locks, and two
+ * streams' ops may run at once on two threads). */
+static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
+#define MAX_STREAMS 128
+static shim_stream *streams[MAX_STREAMS];
+static shim_stream default_stream;   /* the NULL stream */
+static int ordered;
+static unsigned long long sched_seed = 0x9E3779B97F4A7C15ULL;
+static cudaError_t async_error;
+
+void shim_streams_ordered(unsigned long long seed)
 {
-    free(p);
-    return cudaSuccess;
+    ordered = 1;
+    sched_seed = seed ? seed : 0x9E3779B97F4A7C15ULL;
 }
-cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) { memset(p, v, n); return cudaSuccess; }
-cudaError_t cudaMemcpyAsync(void *d, const void *s_, size_t n, enum cudaMemcpyKind k, cudaStream_t s)
+int shim_streams_are_ordered(void) { return ordered; }
+
+static unsigned long long next_random(void)   /* under sched_lock */
 {
-    memcpy(d, s_, n);
-    return cudaSuccess;
+    sched_seed ^= sched_seed << 13, sched_seed ^= sched_seed >> 7, sched_seed ^= sched_seed << 17;
+    return sched_seed;
 }
+
+static shim_stream *stream_of(cudaStream_t s) { return s ? (shim_stream *)s : &default_stream; }
+
+static int registered(shim_stream *st)
+{
+    if (st == &default_stream) return 1;
+    for (size_t i = 0; i < MAX_STREAMS; i++)
+        if (streams[i] == st) return 1;
+    return 0;
+}
+
+static int head_ready(shim_stream *st)
+{
+    if (!st->head || st->busy) return 0;
+    return st->head->w.ready ? st->head->w.ready(st->head->w.arg) : 1;
+}
+
+static void finish(shim_op *op)
+{
+    if (op->w.release) op->w.release(op->w.arg);
+    free(op);
+}
+
+/* Runs one op whose turn it is, of any stream, chosen at random: 1 if one ran.  *never (if not
+ * NULL) is set when some stream is stuck behind a peer that never comes. */
+static int step_one(int *never)
+{
+    shim_stream *cand[MAX_STREAMS + 1];
+    size_t n = 0;
+    pthread_mutex_lock(&sched_lock);
+    for (size_t i = 0; i <= MAX_STREAMS; i++) {
+        shim_stream *st = i < MAX_STREAMS ? streams[i] : &default_stream;
+        if (!st) continue;
+        int r = head_ready(st);
+        if (r == 1) cand[n++] = st;
+        else if (r < 0 && never) *never = 1;
+    }
+    if (!n) {
+        pthread_mutex_unlock(&sched_lock);
+        return 0;
+    }
+    shim_stream *st = cand[n == 1 ? 0 : next_random() % n];
+    shim_op *op = st->head;
+    st->head = op->next;
+    if (!st->head) st->tail = NULL;
+    st->busy = 1;
+    pthread_mutex_unlock(&sched_lock);
+    op->w.run(op->w.arg);
+    finish(op);
+    pthread_mutex_lock(&sched_lock);
+    st->busy = 0;
+    pthread_mutex_unlock(&sched_lock);
+    return 1;
+}
+
+/* Drives the scheduler until done(arg): 0, or -1 when it never will (a peer that is gone).  When
+ * nothing may run, another thread is running an op or a peer has still to come: wait. */
+static int drive_until(int (*done)(void *), void *arg)
+{
+    const struct timespec nap = {0, 20 * 1000};
+    time_t t0 = time(NULL);
+    for (;;) {
+        if (done(arg)) return 0;
+        int never = 0;
+        if (step_one(&never)) continue;
+        if (done(arg)) return 0;
+        if (never) return -1;
+        if (time(NULL) - t0 > 600) {
+            fprintf(stderr, "cuda_host_runtime: no stream work could run for 600 s: a deadlock in the test\n");
+            abort();
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+static int stream_idle(void *p)
+{
+    shim_stream *st = p;
+    pthread_mutex_lock(&sched_lock);
+    int idle = !st->head && !st->busy;
+    pthread_mutex_unlock(&sched_lock);
+    return idle;
+}
+
+/* every stream of device *(int *)dev (NULL: of every device) has drained */
+static int device_idle(void *dev)
+{
+    int idle = 1;
+    pthread_mutex_lock(&sched_lock);
+    for (size_t i = 0; i <= MAX_STREAMS && idle; i++) {
+        shim_stream *st = i < MAX_STREAMS ? streams[i] : &default_stream;
+        if (st && (!dev || st == &default_stream || st->device == *(int *)dev) && (st->head || st->busy)) idle = 0;
+    }
+    pthread_mutex_unlock(&sched_lock);
+    return idle;
+}
+
+void shim_enqueue(cudaStream_t s, const shim_work *w)
+{
+    shim_op *op = malloc(sizeof *op);
+    if (!op) {
+        fprintf(stderr, "cuda_host_runtime: out of memory\n");
+        abort();
+    }
+    op->next = NULL, op->w = *w;
+    shim_stream *st = stream_of(s);
+    pthread_mutex_lock(&sched_lock);
+    if (!registered(st)) {
+        pthread_mutex_unlock(&sched_lock);
+        fprintf(stderr, "cuda_host_runtime: work queued on a stream that was destroyed or never created\n");
+        abort();
+    }
+    if (st->tail) st->tail->next = op;
+    else st->head = op;
+    st->tail = op;
+    /* ordered: about half the time, run a few ready ops now (any stream's); the rest waits */
+    int early = ordered ? (next_random() % 2 ? (int)(next_random() % 4) + 1 : 0) : 0;
+    pthread_mutex_unlock(&sched_lock);
+    if (!ordered) {
+        drive_until(stream_idle, st);   /* -1: stuck behind a dead peer; it stays queued */
+        return;
+    }
+    while (early-- > 0 && step_one(NULL)) {
+    }
+}
+
+void shim_drop_owner(const void *owner)
+{
+    shim_op *dropped = NULL;
+    pthread_mutex_lock(&sched_lock);
+    for (size_t i = 0; i <= MAX_STREAMS; i++) {
+        shim_stream *st = i < MAX_STREAMS ? streams[i] : &default_stream;
+        if (!st) continue;
+        shim_op **pp = &st->head, *last = NULL;
+        while (*pp) {
+            shim_op *op = *pp;
+            if (op->w.owner == owner) {
+                *pp = op->next;
+                op->next = dropped, dropped = op;
+            } else {
+                last = op;
+                pp = &op->next;
+            }
+        }
+        st->tail = last;
+    }
+    pthread_mutex_unlock(&sched_lock);
+    while (dropped) {
+        shim_op *next = dropped->next;
+        finish(dropped);
+        dropped = next;
+    }
+    if (!ordered) drive_until(device_idle, NULL);   /* what waited behind them runs now */
+}
+
+void shim_report_async_error(cudaError_t e)
+{
+    pthread_mutex_lock(&sched_lock);
+    if (async_error == cudaSuccess) async_error = e;
+    pthread_mutex_unlock(&sched_lock);
+}
+
+/* the sticky error of work that ran (a GPU reports a kernel's fault at the next synchronisation) */
+static cudaError_t sticky(void)
+{
+    pthread_mutex_lock(&sched_lock);
+    cudaError_t e = async_error;
+    pthread_mutex_unlock(&sched_lock);
+    return e;
+}
+
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned f)
 {
+    (void)f;
     shim_stream *n = calloc(1, sizeof *n);
-    for (size_t i = 0; n && i < sizeof live_streams / sizeof *live_streams; i++)
-        if (__atomic_compare_exchange_n(&live_streams[i], &(shim_stream *){NULL}, n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    if (!n) return cudaErrorMemoryAllocation;
+    n->device = shim_current;
+    pthread_mutex_lock(&sched_lock);
+    for (size_t i = 0; i < MAX_STREAMS; i++)
+        if (!streams[i]) {
+            streams[i] = n;
+            pthread_mutex_unlock(&sched_lock);
             *s = (cudaStream_t)n;
             return cudaSuccess;
         }
+    pthread_mutex_unlock(&sched_lock);
     free(n);
     return cudaErrorMemoryAllocation;
 }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned f, int prio)
+{
+    (void)prio;
+    return cudaStreamCreateWithFlags(s, f);
+}
+cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi) { *lo = *hi = 0; return cudaSuccess; }
+
+/* The work queued before the destroy still runs (CUDA completes it); a stream stuck behind a
+ * dead peer has its work dropped, as the abort that must come would. */
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
-    for (size_t i = 0; i < sizeof live_streams / sizeof *live_streams; i++)
-        if (live_streams[i] == (shim_stream *)s) live_streams[i] = NULL;
-    free(s);
+    if (!s) return cudaErrorInvalidResourceHandle;
+    shim_stream *st = (shim_stream *)s;
+    if (drive_until(stream_idle, st) != 0) {
+        pthread_mutex_lock(&sched_lock);
+        shim_op *op = st->head;
+        st->head = st->tail = NULL;
+        pthread_mutex_unlock(&sched_lock);
+        while (op) {
+            shim_op *next = op->next;
+            finish(op);
+            op = next;
+        }
+    }
+    pthread_mutex_lock(&sched_lock);
+    for (size_t i = 0; i < MAX_STREAMS; i++)
+        if (streams[i] == st) streams[i] = NULL;
+    pthread_mutex_unlock(&sched_lock);
+    free(st);
     return cudaSuccess;
 }
-static int stream_hung(cudaStream_t s) { return s && ((shim_stream *)s)->hung; }
-void shim_stream_hang(cudaStream_t s, const void *comm)
-{
-    if (s) ((shim_stream *)s)->hung = comm;
-}
-void shim_comm_aborted(const void *comm)
-{
-    for (size_t i = 0; i < sizeof live_streams / sizeof *live_streams; i++)
-        if (live_streams[i] && live_streams[i]->hung == comm) live_streams[i]->hung = NULL;
-}
-/* A hung stream's work never completes: cudaStreamQuery says not ready; a blocking wait would
- * block for ever on a GPU, so here it is counted (a test asserts none happened) and fails at once. */
+
+/* A stream stuck behind a dead peer never drains: a blocking wait would block for ever on a GPU,
+ * so here it is counted (a test asserts none happened) and fails at once. */
 int shim_unbounded_waits;
-cudaError_t cudaStreamQuery(cudaStream_t s) { return stream_hung(s) ? cudaErrorNotReady : cudaSuccess; }
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    if (!stream_hung(s)) return cudaSuccess;
+    if (drive_until(stream_idle, stream_of(s)) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
     return cudaErrorLaunchTimeout;
 }
+
+/* The GPU moves on by itself; here whoever asks moves it: everything that may run, runs. */
+cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+    while (step_one(NULL)) {
+    }
+    if (sticky() != cudaSuccess) return sticky();
+    return stream_idle(stream_of(s)) ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    int dev = shim_current;
+    if (drive_until(device_idle, &dev) == 0) return sticky();
+    __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
+    return cudaErrorLaunchTimeout;
+}
+
+/* ---------------------------------------------------------------- events */
+
+/* recorded counts cudaEventRecord calls, completed the records that have run; a wait waits for
+ * the record that was last made before it (CUDA's rule).  Ops hold a reference, so an event may be
+ * destroyed while a wait on it is queued. */
+typedef struct shim_event {
+    unsigned long recorded, completed;
+    int refs;
+} shim_event;
+
+static void event_unref(shim_event *e)
+{
+    if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) free(e);
+}
+
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned f)
 {
-    *e = (cudaEvent_t)calloc(1, sizeof(shim_event));
-    return *e ? cudaSuccess : cudaErrorMemoryAllocation;
+    (void)f;
+    shim_event *n = calloc(1, sizeof *n);
+    if (!n) return cudaErrorMemoryAllocation;
+    n->refs = 1;
+    *e = (cudaEvent_t)n;
+    return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
-    free(e);
+    if (e) event_unref((shim_event *)e);
     return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+
+typedef struct event_op {
+    shim_event *e;
+    unsigned long gen;
+} event_op;
+static void event_op_release(void *p)
 {
-    ((shim_event *)e)->hung = s ? ((shim_stream *)s)->hung : NULL;
+    event_unref(((event_op *)p)->e);
+    free(p);
+}
+static void record_run(void *p)
+{
+    event_op *o = p;
+    unsigned long cur = __atomic_load_n(&o->e->completed, __ATOMIC_ACQUIRE);
+    while (cur < o->gen &&
+           !__atomic_compare_exchange_n(&o->e->completed, &cur, o->gen, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    }
+}
+static int wait_ready(void *p)
+{
+    event_op *o = p;
+    return __atomic_load_n(&o->e->completed, __ATOMIC_ACQUIRE) >= o->gen;
+}
+static void nothing(void *p) { (void)p; }
+
+static event_op *event_op_new(shim_event *e, unsigned long gen)
+{
+    event_op *o = malloc(sizeof *o);
+    if (!o) abort();
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
+    o->e = e, o->gen = gen;
+    return o;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
+{
+    shim_event *e = (shim_event *)ev;
+    if (!e) return cudaErrorInvalidResourceHandle;
+    unsigned long gen = __atomic_add_fetch(&e->recorded, 1, __ATOMIC_ACQ_REL);
+    shim_enqueue(s, &(shim_work){record_run, NULL, event_op_release, event_op_new(e, gen), NULL});
     return cudaSuccess;
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t e)
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned f)
 {
-    if (!((shim_event *)e)->hung) return cudaSuccess;
+    (void)f;
+    shim_event *e = (shim_event *)ev;
+    if (!e) return cudaErrorInvalidResourceHandle;
+    unsigned long gen = __atomic_load_n(&e->recorded, __ATOMIC_ACQUIRE);
+    if (gen == 0) return cudaSuccess;   /* never recorded: no wait (CUDA's rule) */
+    shim_enqueue(s, &(shim_work){nothing, wait_ready, event_op_release, event_op_new(e, gen), NULL});
+    return cudaSuccess;
+}
+
+static int event_done(void *p)
+{
+    shim_event *e = p;
+    return __atomic_load_n(&e->completed, __ATOMIC_ACQUIRE) >= __atomic_load_n(&e->recorded, __ATOMIC_ACQUIRE);
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t ev)
+{
+    if (drive_until(event_done, ev) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
     return cudaErrorLaunchTimeout;
 }
-/* a launch the kernel simulator refused (tests/cudasim): reported once, as CUDA does */
+
+cudaError_t cudaEventQuery(cudaEvent_t ev)
+{
+    while (step_one(NULL)) {
+    }
+    return event_done(ev) ? sticky() : cudaErrorNotReady;
+}
+
+/* ---------------------------------------------------------------- allocation calls */
+
+cudaError_t cudaMalloc(void **p, size_t n) { return allocate(p, n, 0); }
+/* cudaFree waits for the device's queued work (CUDA synchronises), then unmaps: a later access
+ * through the pointer traps. */
+cudaError_t cudaFree(void *p)
+{
+    if (!p) return cudaSuccess;
+    int dev = shim_current;
+    drive_until(device_idle, &dev);
+    return release_allocation(p, 0);
+}
+cudaError_t cudaMallocHost(void **p, size_t n) { return allocate(p, n, 1); }
+cudaError_t cudaFreeHost(void *p)
+{
+    if (!p) return cudaSuccess;
+    int dev = shim_current;
+    drive_until(device_idle, &dev);
+    return release_allocation(p, 1);
+}
+cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s)
+{
+    (void)s;
+    return allocate(p, n, 0);
+}
+static void free_run(void *p) { release_allocation(p, 0); }
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    if (!p) return cudaSuccess;
+    allocation a;
+    if (!lookup(p, &a) || a.pinned || a.base != p) return cudaErrorInvalidValue;
+    shim_enqueue(s, &(shim_work){free_run, NULL, NULL, p, NULL});
+    return cudaSuccess;
+}
+
+/* ---------------------------------------------------------------- copies */
+
+typedef struct copy_op {
+    void *dst;
+    const void *src;
+    size_t n;
+    int value;      /* memset: the byte; copy: -1 */
+    void *staged;   /* the pageable source, copied at the call */
+} copy_op;
+
+static void copy_run(void *p)
+{
+    copy_op *c = p;
+    if (c->value >= 0) memset(c->dst, c->value, c->n);
+    else memcpy(c->dst, c->staged ? c->staged : c->src, c->n);
+}
+static void copy_release(void *p)
+{
+    free(((copy_op *)p)->staged);
+    free(p);
+}
+
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
+{
+    copy_op *c = calloc(1, sizeof *c);
+    if (!c) return cudaErrorMemoryAllocation;
+    c->dst = p, c->n = n, c->value = (unsigned char)v;
+    shim_enqueue(s, &(shim_work){copy_run, NULL, copy_release, c, NULL});
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *d, const void *src, size_t n, enum cudaMemcpyKind k, cudaStream_t s)
+{
+    copy_op *c = calloc(1, sizeof *c);
+    if (!c) return cudaErrorMemoryAllocation;
+    c->dst = d, c->src = src, c->n = n, c->value = -1;
+    const int from_host = k == cudaMemcpyHostToDevice || k == cudaMemcpyHostToHost,
+              to_host = k == cudaMemcpyDeviceToHost || k == cudaMemcpyHostToHost;
+    if (from_host && !is_pinned(src)) {   /* pageable: staged now, the caller may reuse it */
+        c->staged = malloc(n ? n : 1);
+        if (!c->staged) {
+            free(c);
+            return cudaErrorMemoryAllocation;
+        }
+        memcpy(c->staged, src, n);
+    }
+    shim_enqueue(s, &(shim_work){copy_run, NULL, copy_release, c, NULL});
+    if (to_host && !is_pinned(d))   /* into pageable memory: the call returns once it is done */
+        return cudaStreamSynchronize(s);
+    return cudaSuccess;
+}
+
+/* ---------------------------------------------------------------- errors and device facts */
+
+/* a launch refused at the call (tests/cudasim), or work that failed as it ran: reported once */
 cudaError_t shim_launch_error;
 cudaError_t cudaGetLastError(void)
 {
     cudaError_t e = shim_launch_error;
     shim_launch_error = cudaSuccess;
-    return e;
+    return e != cudaSuccess ? e : sticky();
 }
 /* a 16 GiB device with 12 GiB free, or CUDASIM_FREE_MIB (tests of --batch-size auto, which
  * sizes the batch from the free part) */
@@ -183,15 +675,6 @@ cudaError_t cudaMemGetInfo(size_t *f, size_t *t)
     *f = mib && atol(mib) > 0 ? (size_t)atol(mib) << 20 : (size_t)12 << 30;
     return cudaSuccess;
 }
-cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s) { return cudaMalloc(p, n); }
-cudaError_t cudaFreeAsync(void *p, cudaStream_t s) { return cudaFree(p); }
-cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f)
-{
-    if (((shim_event *)e)->hung && s) ((shim_stream *)s)->hung = ((shim_event *)e)->hung;
-    return cudaSuccess;
-}
-cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi) { *lo = *hi = 0; return cudaSuccess; }
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned f, int prio) { return cudaStreamCreateWithFlags(s, f); }
 /* two pretend GPUs, compute capability 9.0, so backend_create("cuda") and multi-rank paths run */
 cudaError_t cudaGetDeviceCount(int *n) { *n = 2; return cudaSuccess; }
 cudaError_t cudaGetDevice(int *d) { *d = shim_current; return cudaSuccess; }
@@ -211,4 +694,3 @@ cudaError_t cudaDriverGetVersion(int *v) { *v = 0; return cudaSuccess; }
 cudaError_t cudaRuntimeGetVersion(int *v) { *v = 0; return cudaSuccess; }
 const char *cudaGetErrorString(cudaError_t e) { return "host shim error"; }
 const char *cudaGetErrorName(cudaError_t e) { return "cudaErrorShim"; }
-

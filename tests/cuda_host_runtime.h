@@ -5,9 +5,44 @@
 
 #include <stddef.h>
 
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The cudaMalloc allocation P points into (its end included): 1 with its base and exact size, or 0. */
 int shim_device_allocation(const void *p, const char **base, size_t *size);
 extern int shim_malloc_fails;       /* test hook: cudaMalloc fails while set */
 extern int shim_live_allocations;   /* cudaMalloc'd and not yet freed */
+
+/* One piece of stream-ordered work (a kernel, a GEMM, a copy, a collective).  run does it;
+ * ready, if set, says whether it may start now that it heads its stream: 1 yes, 0 not yet (a
+ * peer has still to come), -1 never (a peer that is gone: only an abort of OWNER ends it);
+ * release frees arg once the op has run or was dropped.  ready may be asked many times. */
+typedef struct shim_work {
+    void (*run)(void *arg);
+    int (*ready)(void *arg);
+    void (*release)(void *arg);
+    void *arg;
+    const void *owner;   /* the communicator whose abort drops it, or NULL */
+} shim_work;
+
+/* Queues W on stream S (NULL: the default stream).  Ordered mode: W runs when the scheduler
+ * reaches it; immediate mode: before this returns, unless a peer it waits for never comes. */
+void shim_enqueue(cudaStream_t s, const shim_work *w);
+/* Drops every queued op of OWNER (ncclCommAbort): what waited behind it runs again. */
+void shim_drop_owner(const void *owner);
+/* Ordered mode with the scheduler seeded by SEED (tests/cudasim turns it on; CUDASIM_STREAMS=
+ * immediate keeps the immediate mode, CUDASIM_SEED picks another seed). */
+void shim_streams_ordered(unsigned long long seed);
+int shim_streams_are_ordered(void);
+/* An error found while work ran (a kernel's divergent barrier): returned by the next
+ * synchronisation and by cudaGetLastError, as a GPU's sticky launch failure is. */
+void shim_report_async_error(cudaError_t e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

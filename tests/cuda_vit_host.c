@@ -67,6 +67,11 @@ static void run(const char *path)
                     h.calls, model_grad_range_count(&cfg.model), h.bad, h.next_end);
             failures++;
         }
+        /* the loss is read once forward is done; backward may still be queued (ordered streams) */
+        if (!rc && cudaStreamSynchronize(v.stream) != cudaSuccess) {
+            fprintf(stderr, "FAIL %s: cudaStreamSynchronize after step %d\n", path, s);
+            failures++;
+        }
         if (s == 0) {
             memcpy(got.logits, v.buf.logits, BC * 4);
             memcpy(got.grads, v.buf.grads, P * 4);

@@ -5,6 +5,7 @@
 // opens when every live thread it concerns waits at it; when nothing can run and no barrier can
 // open, the kernel has a divergent barrier: reported, the launch's block abandoned.
 #include "cudasim.h"
+#include "cuda_host_runtime.h"
 
 #include <ucontext.h>
 
@@ -175,9 +176,66 @@ float cudasim_shfl_xor(unsigned mask, float v, int lane_mask)
     return got;
 }
 
-cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure)
+namespace {
+
+struct launch {
+    dim3 grid, block;
+    cudasim_block_fn fn;
+    void *closure;
+    void (*release)(void *);
+};
+
+// One launch's grid, on whichever host thread the stream scheduler runs it.
+void execute(void *p)
 {
-    (void)s;   // runs at the call: the stream's earlier work has already run
+    const launch &l = *static_cast<launch *>(p);
+    const unsigned long long threads = (unsigned long long)l.block.x * l.block.y * l.block.z;
+    block_run r;
+    r.fibers.resize(threads);
+    r.stacks.resize(threads);
+    for (auto &st : r.stacks) st = static_cast<char *>(malloc(kStack));
+    r.block_dim = {l.block.x, l.block.y, l.block.z};
+    r.grid_dim = {l.grid.x, l.grid.y, l.grid.z};
+    r.fn = l.fn, r.closure = l.closure, r.broken = false;
+    for (unsigned i = 0; i < threads; i++) {
+        r.fibers[i].linear = i;
+        r.fibers[i].tid = {i % l.block.x, i / l.block.x % l.block.y, i / (l.block.x * l.block.y)};
+    }
+    block_run *outer = run_now;
+    run_now = &r;
+    const unsigned long long blocks = (unsigned long long)l.grid.x * l.grid.y * l.grid.z;
+    for (unsigned long long b = 0; b < blocks && !r.broken; b++) {
+        r.block_idx = {(unsigned)(b % l.grid.x), (unsigned)(b / l.grid.x % l.grid.y), (unsigned)(b / l.grid.x / l.grid.y)};
+        run_block(r);
+    }
+    run_now = outer;
+    for (auto st : r.stacks) free(st);
+    if (r.broken) shim_report_async_error(cudaErrorLaunchFailure);   // seen at the next synchronisation
+}
+
+void release_launch(void *p)
+{
+    launch *l = static_cast<launch *>(p);
+    l->release(l->closure);
+    delete l;
+}
+
+// The real kernels run in stream order, scheduled adversarially (tests/cuda_host_runtime.c);
+// CUDASIM_STREAMS=immediate runs each launch at its call, CUDASIM_SEED reseeds the scheduler.
+struct ordered_streams {
+    ordered_streams()
+    {
+        const char *mode = getenv("CUDASIM_STREAMS"), *s = getenv("CUDASIM_SEED");
+        if (mode && !strcmp(mode, "immediate")) return;
+        shim_streams_ordered(s ? strtoull(s, nullptr, 0) : 1);
+    }
+} turn_on;
+
+}  // namespace
+
+cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure,
+                        void (*release)(void *))
+{
     cudasim_launches++;
     const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
     cudaError_t e = cudaSuccess;
@@ -189,28 +247,10 @@ cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cuda
     if (e != cudaSuccess) {
         problem("%s: grid %u x block %u refused", "launch", grid.x, (unsigned)threads);
         shim_launch_error = e;
+        release(closure);
         return e;
     }
-    block_run r;
-    r.fibers.resize(threads);
-    r.stacks.resize(threads);
-    for (auto &st : r.stacks) st = static_cast<char *>(malloc(kStack));
-    r.block_dim = {block.x, block.y, block.z};
-    r.grid_dim = {grid.x, grid.y, grid.z};
-    r.fn = fn, r.closure = closure, r.broken = false;
-    for (unsigned i = 0; i < threads; i++) {
-        r.fibers[i].linear = i;
-        r.fibers[i].tid = {i % block.x, i / block.x % block.y, i / (block.x * block.y)};
-    }
-    block_run *outer = run_now;
-    run_now = &r;
-    const unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
-    for (unsigned long long b = 0; b < blocks && !r.broken; b++) {
-        r.block_idx = {(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y), (unsigned)(b / grid.x / grid.y)};
-        run_block(r);
-    }
-    run_now = outer;
-    for (auto st : r.stacks) free(st);
-    if (r.broken) shim_launch_error = cudaErrorLaunchFailure;
-    return r.broken ? cudaErrorLaunchFailure : cudaSuccess;
+    shim_work w = {execute, nullptr, release_launch, new launch{grid, block, fn, closure, release}, nullptr};
+    shim_enqueue(s, &w);
+    return cudaSuccess;
 }

@@ -5,8 +5,9 @@
  * the types and the host bf16 conversions come from CUDA's own headers.  Kernel launches go
  * through CUK_LAUNCH (kernels/common.cuh), which is <<<...>>> under nvcc and cudasim_launch here.
  *
- * Execution model (cudasim.cpp): the blocks of a grid run one after another (per launch, in a
- * seeded order); the threads of a block are cooperative fibers (ucontext) that each run until
+ * Execution model (cudasim.cpp): a launch is work on its stream, run when the scheduler of
+ * tests/cuda_host_runtime.c lets it (cudasim turns its ordered mode on); the blocks of a grid run
+ * one after another (per launch, in a seeded order); the threads of a block are cooperative fibers (ucontext) that each run until
  * they reach a barrier (__syncthreads, or a warp-synchronous shuffle) or end.  So a value another
  * thread writes before a barrier is visible after it, and one read without the barrier is stale,
  * as on a GPU.  Barrier misuse is an error, not a hang: __syncthreads that not every live thread
@@ -68,9 +69,12 @@ static inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 
 /* ---- launches ---- */
 typedef void (*cudasim_block_fn)(void *closure);
-/* Runs GRID x BLOCK threads, each calling fn(closure); 0, or the launch error (also left for
- * cudaGetLastError, as a real launch does). */
-cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure);
+/* Checks the launch configuration at the call (a refused launch runs nothing; its error is
+ * returned and left for cudaGetLastError, as a real launch does), then queues GRID x BLOCK
+ * threads, each calling fn(closure), on stream S (tests/cuda_host_runtime.c decides when they
+ * run); release(closure) once they have. */
+cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure,
+                        void (*release)(void *closure));
 
 template <typename... P> struct cudasim_launcher {
     void (*kernel)(P...);
@@ -79,17 +83,20 @@ template <typename... P> struct cudasim_launcher {
     cudaStream_t stream;
     template <typename... A> void operator()(A &&...args) const
     {
-        std::tuple<P...> bound(static_cast<P>(std::forward<A>(args))...);   /* by value, as a launch copies them */
+        /* the arguments by value, as a launch copies them: the kernel may run after the caller's
+         * variables are gone */
         struct closure {
             void (*k)(P...);
-            std::tuple<P...> *args;
-        } c = {kernel, &bound};
-        cudasim_run(grid, block, smem, stream,
-                    [](void *p) {
-                        closure *c = static_cast<closure *>(p);
-                        std::apply(c->k, *c->args);
-                    },
-                    &c);
+            std::tuple<P...> args;
+        };
+        closure *c = new closure{kernel, std::tuple<P...>(static_cast<P>(std::forward<A>(args))...)};
+        cudasim_run(
+            grid, block, smem, stream,
+            [](void *p) {
+                closure *c = static_cast<closure *>(p);
+                std::apply(c->k, c->args);
+            },
+            c, [](void *p) { delete static_cast<closure *>(p); });
     }
 };
 template <typename... P>
