@@ -101,6 +101,12 @@ if(INSTBENCH_CUDA)
                COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim_cli.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim> ${INSTBENCH_TEST_DATA})
       set_tests_properties(cuda_sim_cli PROPERTIES TIMEOUT 900)
+      # ... and as two processes over the real TCP rendezvous (torchrun's variables): a run to the
+      # end, and a rank killed mid-run that the other must notice within 30 s
+      add_test(NAME cuda_sim_procs
+               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim_procs.py ${INSTBENCH_BIN}
+                       $<TARGET_FILE:instbench_cuda_sim>)
+      set_tests_properties(cuda_sim_procs PROPERTIES TIMEOUT 900)
       # scripts/gpu_check.sh itself, on that module with a tiny model (what the first GPU runs)
       add_test(NAME gpu_check_sim
                COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_check_sim.py ${INSTBENCH_BIN}

@@ -168,6 +168,130 @@ static void dead_peer_round(int mode)
     unsetenv("INSTBENCH_NCCL_TIMEOUT_S");
 }
 
+#ifdef CUDA_DP_SIM
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* a port nothing listens on now (the kernel's pick for port 0; the rendezvous binds it next) */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    for (const char *c = p; n;) {
+        ssize_t k = write(fd, c, n);
+        if (k <= 0) return -1;
+        c += k, n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* One process of a 2-process job: global rank R over the TCP rendezvous and ncclCommInitRank
+ * (the NCCL stand-in's shared-memory group), one step, then its averaged gradients and its
+ * parameters after the optimizer step down FD.  Exit status 0 on success. */
+static int process_rank(int r, int port, int fd)
+{
+    ib_error err;
+    ib_backend *b;
+    ib_train_config c = ref.cfg;
+    c.device = 0;   /* each process has its own GPU */
+    if (backend_create("cuda", &c, &b, &err) || b->ops->set_params(b, ref.params, &err)) {
+        fprintf(stderr, "rank %d: backend: %s\n", r, err.msg);
+        return 1;
+    }
+    ib_dp *dp;
+    ib_dp_config dc = {.nlocal = 1, .world_size = 2, .first_rank = r, .master_addr = "127.0.0.1", .port = port,
+                       .timeout_s = 30, .bucket_bytes = 4096};
+    float loss;
+    double tc;
+    const size_t P = ref.layout.total;
+    float *g = malloc(P * 4), *p = malloc(P * 4);
+    if (cuda_dp_create(&dc, &b, &dp, &err) || b->ops->set_inputs(b, images[r], labels[r], &err) ||
+        cuda_dp_step(dp, 0, b, &loss, &tc, &err) || b->ops->get_grads(b, g, &err) ||
+        b->ops->optimizer_step(b, &err) || b->ops->synchronize(b, &err) || b->ops->get_params(b, p, &err)) {
+        fprintf(stderr, "rank %d: %s\n", r, err.msg);
+        return 1;
+    }
+    int rc = write_all(fd, g, P * 4) || write_all(fd, p, P * 4);
+    cuda_dp_destroy(dp);
+    b->ops->destroy(b);
+    free(g), free(p);
+    return rc;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    for (char *c = p; n;) {
+        ssize_t k = read(fd, c, n);
+        if (k <= 0) return -1;
+        c += k, n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Two processes, one rank each, over the real rendezvous: the same averaged gradients as the
+ * mean of the two ranks alone, and identical parameters after the step. */
+static void processes_round(const float *g0, const float *g1)
+{
+    const size_t P = ref.layout.total;
+    const int port = free_port();
+    int fds[2][2];
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        if (pipe(fds[r]) != 0) {
+            CHECK(0, "pipe");
+            return;
+        }
+        fflush(NULL);   /* nothing buffered is written twice */
+        pid[r] = fork();
+        if (pid[r] == 0) {
+            close(fds[r][0]);
+            alarm(120);   /* a hang fails the test instead of stalling it */
+            _exit(process_rank(r, port, fds[r][1]));
+        }
+        close(fds[r][1]);
+    }
+    float *g[2], *p[2];
+    int got[2];
+    for (int r = 0; r < 2; r++) {
+        g[r] = malloc(P * 4), p[r] = malloc(P * 4);
+        got[r] = read_all(fds[r][0], g[r], P * 4) == 0 && read_all(fds[r][0], p[r], P * 4) == 0;
+        close(fds[r][0]);
+    }
+    for (int r = 0; r < 2; r++) {
+        int st = 0;
+        waitpid(pid[r], &st, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && got[r], "process of rank %d failed (status 0x%x)", r, st);
+    }
+    if (got[0] && got[1]) {
+        for (int r = 0; r < 2; r++) {
+            double num = 0, den = 0;
+            for (size_t i = 0; i < P; i++) {
+                const double want = 0.5 * ((double)g0[i] + g1[i]);
+                num += (g[r][i] - want) * (g[r][i] - want);
+                den += want * want;
+            }
+            CHECK(sqrt(num / den) < 1e-6, "2 processes, rank %d: averaged gradients off by relative L2 %.3g", r,
+                  sqrt(num / den));
+        }
+        CHECK(!memcmp(p[0], p[1], P * 4), "2 processes: parameters differ between the ranks after the step");
+    }
+    for (int r = 0; r < 2; r++) free(g[r]), free(p[r]);
+}
+#endif
+
 int main(void)
 {
     ib_error err;
@@ -216,6 +340,9 @@ int main(void)
     dp_round(4096, g0, g1);
 #endif
     dp_round((size_t)25 << 20, g0, g1);
+#ifdef CUDA_DP_SIM
+    processes_round(g0, g1);
+#endif
     dead_peer_round(1);
     dead_peer_round(2);
     verify_reference_free(&ref);
@@ -223,6 +350,10 @@ int main(void)
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;
     }
+#ifdef CUDA_DP_SIM
+    printf("cuda_dp_sim: all passed\n");
+#else
     printf("cuda_dp_host: all passed\n");
+#endif
     return 0;
 }
