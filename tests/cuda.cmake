@@ -153,6 +153,14 @@ if(INSTBENCH_CUDA)
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_runner_host cpu cuda)
+      # ... and across two forked processes joined by the rendezvous: a killed or failing process
+      # is named in the other's error within seconds, through the liveness channel.
+      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
+                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
+                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      target_include_directories(cuda_dp_procs PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+      instbench_test_internals(cuda_dp_procs cpu cuda)
+      set_tests_properties(cuda_dp_procs PROPERTIES TIMEOUT 60)
     endif()
   endif()
 endif()

@@ -22,7 +22,7 @@ void shim_stream_hang(cudaStream_t s, const void *comm);   /* cuda_host_shim.c *
 void shim_comm_aborted(const void *comm);
 
 struct ncclComm {
-    shim_group *g;
+    shim_group *g;   /* NULL for a rank of a job across processes */
     int rank;
 };
 
@@ -42,7 +42,7 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int n, const int *devs)
 ncclResult_t ncclCommDestroy(ncclComm_t c)
 {
     /* the group is shared: the last rank frees it (tests destroy every rank) */
-    if (__atomic_sub_fetch(&c->g->n, 1, __ATOMIC_SEQ_CST) == 0) {
+    if (c->g && __atomic_sub_fetch(&c->g->n, 1, __ATOMIC_SEQ_CST) == 0) {
         pthread_barrier_destroy(&c->g->bar);
         free(c->g->bufs);
         free(c->g);
@@ -55,11 +55,11 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
                            ncclComm_t c, cudaStream_t s)
 {
     shim_group *g = c->g;
-    const int n = g->n;
-    if (nccl_shim_dead_peer) {   /* queued; the peer never joins */
+    if (nccl_shim_dead_peer || !g) {   /* queued; the peer never joins */
         shim_stream_hang(s, c);
         return ncclSuccess;
     }
+    const int n = g->n;
     if (c->rank == 0) nccl_shim_allreduces++;
     g->bufs[c->rank] = recv;
     if (send != recv) memcpy(recv, send, count * sizeof(float));
@@ -81,7 +81,7 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataT
                            cudaStream_t s)
 {
     shim_group *g = c->g;
-    if (nccl_shim_dead_peer) {
+    if (nccl_shim_dead_peer || !g) {
         shim_stream_hang(s, c);
         return ncclSuccess;
     }
@@ -107,7 +107,19 @@ ncclResult_t ncclCommAbort(ncclComm_t c)
 }
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { memset(id, 7, sizeof *id); return ncclSuccess; }
-ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int rank) { return ncclInvalidUsage; }
+/* A rank of a job spread over processes (tests/cuda_dp_procs.c): the shim cannot reach the other
+ * processes, so its collectives are queued and never complete, as if the peers never joined; only
+ * the liveness channel (src/cuda/dp.c) or the deadline ends a wait on them.  The id must be the
+ * one ncclGetUniqueId made in rank 0's process: the rendezvous carried it. */
+ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int rank)
+{
+    for (size_t i = 0; i < sizeof id.internal; i++)
+        if (id.internal[i] != 7) return ncclInvalidArgument;
+    *c = calloc(1, sizeof **c);
+    if (!*c) return ncclSystemError;
+    (*c)->rank = rank;
+    return ncclSuccess;
+}
 ncclResult_t ncclGroupStart(void) { return ncclSuccess; }
 ncclResult_t ncclGroupEnd(void) { return ncclSuccess; }
 ncclResult_t ncclGetVersion(int *v) { *v = 0; return ncclSuccess; }
