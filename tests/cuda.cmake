@@ -1,9 +1,14 @@
 # CUDA backend area.  Only CPU-runnable tests live here: the TCP rendezvous that carries the NCCL
-# unique id between nodes.  That the CUDA sources compile and link for every architecture is the
+# unique id between nodes and the liveness channel on its connections.  That the CUDA sources compile and link for every architecture is the
 # build itself (CUDA builds); their numerics are checked on a GPU machine by scripts/gpu_check.sh
 # (instbench verify --backend cuda --compare-backend cpu against the timm fixtures).
 instbench_add_unit_test(comm_rendezvous comm_rendezvous.c)
 set_tests_properties(comm_rendezvous PROPERTIES TIMEOUT 60)
+# ... and the connections it keeps open afterwards (src/comm/liveness.c), between forked processes:
+# a killed or failing process is reported by every other one, a clean goodbye never, strangers
+# and broken frames are named without crashing or hanging anything.
+instbench_add_unit_test(comm_liveness comm_liveness.c)
+set_tests_properties(comm_liveness PROPERTIES TIMEOUT 60)
 
 # instbench verify --compare-backend (the CUDA-vs-CPU comparison), exercised as cpu vs cpu.
 add_test(NAME cuda_verify_compare
@@ -169,6 +174,14 @@ if(INSTBENCH_CUDA)
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_runner_host cpu cuda)
+      # ... and across two forked processes joined by the rendezvous: a killed or failing process
+      # is named in the other's error within seconds, through the liveness channel.
+      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
+                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
+                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      target_include_directories(cuda_dp_procs PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+      instbench_test_internals(cuda_dp_procs cpu cuda)
+      set_tests_properties(cuda_dp_procs PROPERTIES TIMEOUT 60)
     endif()
   endif()
 endif()

@@ -145,6 +145,11 @@ struct ib_backend_ops {
     /* Every rank calls it: *value becomes global rank 0's *value (a step-boundary decision). */
     int (*dp_agree)(ib_dp *dp, int i, int *value, ib_error *err);
     ib_comm *(*dp_comm)(ib_dp *dp, int i);
+    /* Before dp_destroy, how this process's run ended: FAILURE NULL when every rank of it finished
+     * the run (the other processes are told goodbye), else its error, which they are told (cuda:
+     * over the liveness channel, comm.h).  Without this call dp_destroy reports an early stop.
+     * NULL-safe. */
+    void (*dp_finish)(ib_dp *dp, const ib_error *failure);
     void (*dp_destroy)(ib_dp *dp);   /* NULL-safe */
 };
 

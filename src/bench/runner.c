@@ -413,6 +413,8 @@ interrupted:
     rc = 0;
 done:
     if (S.dp) {
+        /* the other processes of the job learn whether this one finished or why it stops */
+        if (S.dpo->dp_finish) S.dpo->dp_finish(S.dp, rc == 0 ? NULL : err);
         S.dpo->dp_destroy(S.dp);   /* its comms first: they reference the backends' streams */
         for (int r = 0; r < R_n; r++) ranks[r].comm = NULL;
     }

@@ -2,7 +2,9 @@
  * of a multi-node job over one TCP port (see comm.h for the wire format).  Plain POSIX sockets;
  * every blocking step is a poll() bounded by the caller's deadline, so a missing node ends in an
  * error naming the address, never a hang. */
+#define _GNU_SOURCE   /* accept4 */
 #include "instbench/comm.h"
+#include "comm/tcp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,7 +25,7 @@
 #define HDR_LEN (MAGIC_LEN + 4)
 #define MAX_BLOB (1u << 20)
 
-static int remaining_ms(double deadline)
+int tcp_remaining_ms(double deadline)
 {
     double left = deadline - util_now_seconds();
     if (left <= 0) return 0;
@@ -36,13 +38,12 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* Full read/write of n bytes on a non-blocking socket before the deadline: 0 ok, -1 otherwise. */
-static int io_all(int fd, void *buf, size_t n, int writing, double deadline)
+int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline)
 {
     char *p = buf;
     while (n > 0) {
         struct pollfd pf = {fd, (short)(writing ? POLLOUT : POLLIN), 0};
-        int ms = remaining_ms(deadline);
+        int ms = tcp_remaining_ms(deadline);
         if (ms == 0) return -1;
         int r = poll(&pf, 1, ms);
         if (r < 0 && errno == EINTR) continue;
@@ -73,6 +74,44 @@ static int set_nonblocking(int fd)
 {
     int fl = fcntl(fd, F_GETFL, 0);
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+void tcp_peer_address(int fd, char *addr, size_t cap)
+{
+    struct sockaddr_storage a;
+    socklen_t al = sizeof a;
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (getpeername(fd, (struct sockaddr *)&a, &al) == 0) {
+        if (a.ss_family == AF_INET6)
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr, host, sizeof host);
+        else if (a.ss_family == AF_INET)
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, host, sizeof host);
+    }
+    /* an IPv4 peer of a dual-stack socket: show the address people typed */
+    const char *shown = !strncmp(host, "::ffff:", 7) && strchr(host + 7, '.') ? host + 7 : host;
+    snprintf(addr, cap, "%s", shown);
+}
+
+void tcp_keepalive(int fd)
+{
+    /* Best effort: where an option is missing the OS defaults apply (Linux: hours), and NCCL's
+     * own timeout (INSTBENCH_NCCL_TIMEOUT_S) still bounds the job. */
+    int one = 1, idle = TCP_KEEPIDLE_S, intvl = TCP_KEEPINTVL_S, cnt = TCP_KEEPCNT_N;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+#ifdef TCP_KEEPIDLE
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+#endif
+#ifdef TCP_KEEPINTVL
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+#endif
+#ifdef TCP_KEEPCNT
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+#endif
+#ifdef TCP_USER_TIMEOUT
+    unsigned user_ms = TCP_DEAD_AFTER_S * 1000u;
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof user_ms);
+#endif
+    (void)idle, (void)intvl, (void)cnt;
 }
 
 int rendezvous_tcp_listen(int port, rendezvous_tcp_server *s, ib_error *err)
@@ -131,6 +170,27 @@ void rendezvous_tcp_close(rendezvous_tcp_server *s)
     s->fd = -1;
 }
 
+int tcp_accept(int lfd, double deadline, char *addr, size_t cap)
+{
+    for (;;) {
+        struct pollfd pf = {lfd, POLLIN, 0};
+        int ms = tcp_remaining_ms(deadline);
+        int r = ms ? poll(&pf, 1, ms) : 0;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) continue;   /* the peer went away between poll and accept */
+        int one = 1;
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (set_nonblocking(c) != 0) {
+            close(c);
+            continue;
+        }
+        tcp_peer_address(c, addr, cap);
+        return c;
+    }
+}
+
 int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob, size_t len, double timeout_s,
                          ib_error *err)
 {
@@ -142,22 +202,16 @@ int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob,
     memcpy(msg + HDR_LEN, blob, len);
     const double deadline = util_now_seconds() + timeout_s;
     int served = 0;
+    char addr[64];
     while (served < npeers) {
-        struct pollfd pf = {s->fd, POLLIN, 0};
-        int ms = remaining_ms(deadline);
-        int r = ms ? poll(&pf, 1, ms) : 0;
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        int c = accept(s->fd, NULL, NULL);
-        if (c < 0) continue;   /* the peer went away between poll and accept */
+        int c = tcp_accept(s->fd, deadline, addr, sizeof addr);
+        if (c < 0) break;
         /* one peer may take at most 5 s of the budget, so a stuck one cannot block the rest */
         double peer_deadline = util_now_seconds() + 5.0;
         if (peer_deadline > deadline) peer_deadline = deadline;
         unsigned char hello[HDR_LEN];
-        int one = 1;
-        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (set_nonblocking(c) == 0 && io_all(c, hello, HDR_LEN, 0, peer_deadline) == 0 && header_ok(hello, len) &&
-            io_all(c, msg, HDR_LEN + len, 1, peer_deadline) == 0)
+        if (tcp_io_all(c, hello, HDR_LEN, 0, peer_deadline) == 0 && header_ok(hello, len) &&
+            tcp_io_all(c, msg, HDR_LEN + len, 1, peer_deadline) == 0)
             served++;
         close(c);
     }
@@ -185,7 +239,7 @@ static int connect_once(const struct addrinfo *ai, double deadline)
         return -1;
     }
     struct pollfd pf = {fd, POLLOUT, 0};
-    int ms = remaining_ms(deadline);
+    int ms = tcp_remaining_ms(deadline);
     if (ms > 2000) ms = 2000;   /* an unreachable host: retry rather than hang in one attempt */
     int so = 0;
     socklen_t sl = sizeof so;
@@ -196,39 +250,65 @@ static int connect_once(const struct addrinfo *ai, double deadline)
     return fd;
 }
 
-int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err)
+int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg), void *arg,
+                      int *resolved)
 {
-    if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
-    if (port < 1 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
-    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
-    const double deadline = util_now_seconds() + timeout_s;
-    int resolved = 0;
+    *resolved = 0;
     for (;;) {
         struct addrinfo hints, *res = NULL;
         memset(&hints, 0, sizeof hints);
         hints.ai_family = AF_UNSPEC;
         hints.ai_socktype = SOCK_STREAM;
         if (getaddrinfo(addr, ps, &hints, &res) == 0) {
-            resolved = 1;
+            *resolved = 1;
             for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
                 int fd = connect_once(ai, deadline);
                 if (fd < 0) continue;
-                unsigned char hdr[HDR_LEN];
-                put_header(hdr, len);
-                int ok = io_all(fd, hdr, HDR_LEN, 1, deadline) == 0 && io_all(fd, hdr, HDR_LEN, 0, deadline) == 0 &&
-                         header_ok(hdr, len) && io_all(fd, blob, len, 0, deadline) == 0;
-                close(fd);
-                if (ok) {
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                if (handshake(fd, arg) == 0) {
                     freeaddrinfo(res);
-                    return 0;
+                    return fd;
                 }
+                close(fd);
             }
             freeaddrinfo(res);
         }
-        if (remaining_ms(deadline) == 0) break;
-        sleep_ms(remaining_ms(deadline) < 200 ? remaining_ms(deadline) : 200);
+        int left = tcp_remaining_ms(deadline);
+        if (left == 0) return -1;
+        sleep_ms(left < 200 ? left : 200);
+    }
+}
+
+typedef struct fetch_v1 {
+    void *blob;
+    size_t len;
+    double deadline;
+} fetch_v1;
+
+static int handshake_v1(int fd, void *arg)
+{
+    fetch_v1 *f = arg;
+    unsigned char hdr[HDR_LEN];
+    put_header(hdr, f->len);
+    return tcp_io_all(fd, hdr, HDR_LEN, 1, f->deadline) == 0 && tcp_io_all(fd, hdr, HDR_LEN, 0, f->deadline) == 0 &&
+                   header_ok(hdr, f->len) && tcp_io_all(fd, f->blob, f->len, 0, f->deadline) == 0
+               ? 0
+               : -1;
+}
+
+int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err)
+{
+    if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
+    if (port < 1 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
+    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
+    fetch_v1 f = {blob, len, util_now_seconds() + timeout_s};
+    int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake_v1, &f, &resolved);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
     }
     return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %s %s:%d within %.0f s",
                         resolved ? "no answer from rank 0 at" : "cannot resolve", addr, port, timeout_s);

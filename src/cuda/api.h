@@ -71,6 +71,9 @@ int cuda_dp_step(ib_dp *dp, int i, ib_backend *b, float *loss, double *compute_e
 /* Every rank calls it: *value becomes global rank 0's *value (a step-boundary decision). */
 int cuda_dp_agree(ib_dp *dp, int i, int *value, ib_error *err);
 ib_comm *cuda_dp_comm(ib_dp *dp, int i);
+/* How this process's run ended, for the other processes (dp_finish in instbench/backend.h). */
+void cuda_dp_finish(ib_dp *dp, const ib_error *failure);
+/* Tells the other processes goodbye (after cuda_dp_finish(dp, NULL)) or why this one stops. */
 void cuda_dp_destroy(ib_dp *dp);
 
 #endif

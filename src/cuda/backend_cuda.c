@@ -290,5 +290,6 @@ const ib_backend_ops cuda_backend_ops = {
     .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
     .destroy = destroy,
     .dp_unavailable_reason = dp_unavailable_reason, .dp_create = cuda_dp_create, .dp_step = cuda_dp_step,
-    .dp_agree = cuda_dp_agree, .dp_comm = cuda_dp_comm, .dp_destroy = cuda_dp_destroy,
+    .dp_agree = cuda_dp_agree, .dp_comm = cuda_dp_comm,
+    .dp_finish = cuda_dp_finish, .dp_destroy = cuda_dp_destroy,
 };

@@ -1,0 +1,437 @@
+/* comm/liveness: the rendezvous connections kept open for the whole job, so that the death of any
+ * process is seen by all the others within about a second instead of NCCL's timeout (see comm.h
+ * for the wire format and the API).  Rank 0's process holds one socket per peer process, each
+ * peer its socket to rank 0; a connection that ends without a goodbye means that process died.
+ * Rank 0's process passes on what it learns, so every process names the one that died.
+ *
+ * Every byte from the network is hostile: the handshake and the frames have fixed magics and
+ * bounded lengths, text is escaped (util_term_escape) before it reaches a message, a peer that
+ * breaks the framing is reported as failed, and nothing here waits without a deadline. */
+#include "instbench/comm.h"
+#include "comm/tcp.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define HELLO_MAGIC "IBRV0002"
+#define HELLO_V1 "IBRV0001"
+#define MAGIC_LEN 8
+#define HELLO_LEN (MAGIC_LEN + 16)   /* magic, blob length, world size, first rank, rank count */
+#define FRAME_MAGIC "IBL1"
+#define FRAME_HDR 8                  /* magic, type, 0, 16-bit payload length */
+#define MAX_BLOB (1u << 20)
+#define FRAMES_PER_CHECK 16          /* a peer flooding frames cannot keep one check busy */
+#define SEND_BOUND_S 0.2             /* a frame is tiny: a peer that cannot take it is given up on */
+
+enum { FRAME_GOODBYE = 'G', FRAME_FAIL = 'F', FRAME_RELAY = 'R' };
+
+typedef struct conn {
+    int fd;                 /* -1 once closed */
+    int first_rank, nranks; /* the ranks of the process at the other end */
+    char addr[64];          /* its numeric address */
+    int said_goodbye;
+    unsigned char buf[FRAME_HDR + LIVENESS_TEXT_MAX];
+    size_t have;            /* bytes of the frame being read */
+} conn;
+
+struct liveness {
+    pthread_mutex_t mu;     /* the watcher checks while a failing rank may send its reason */
+    int is_root;            /* rank 0's process: conns are the peers; else conns[0] is rank 0's */
+    int nconn;
+    conn *conns;
+    int done;               /* this process said goodbye or sent its failure: nothing more is sent */
+    int tripped;            /* another process died or failed: cause says which */
+    char cause[LIVENESS_CAUSE_MAX];
+};
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16), p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+typedef struct hello {
+    uint32_t len, world, first, nranks;
+} hello;
+
+static void put_hello(unsigned char *h, const hello *v)
+{
+    memcpy(h, HELLO_MAGIC, MAGIC_LEN);
+    put_u32(h + 8, v->len), put_u32(h + 12, v->world), put_u32(h + 16, v->first), put_u32(h + 20, v->nranks);
+}
+
+/* Parses a hello; NULL when it is one, else what is wrong with it (for the message). */
+static const char *get_hello(const unsigned char *h, hello *v)
+{
+    if (!memcmp(h, HELLO_V1, MAGIC_LEN)) return "it runs an older instbench (rendezvous IBRV0001)";
+    if (memcmp(h, HELLO_MAGIC, MAGIC_LEN)) return "not an instbench rendezvous";
+    v->len = get_u32(h + 8), v->world = get_u32(h + 12), v->first = get_u32(h + 16), v->nranks = get_u32(h + 20);
+    return NULL;
+}
+
+static void conn_close(conn *c)
+{
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+}
+
+/* "the process of ranks 2-3 on 10.0.0.5" */
+static void describe(const conn *c, char *out, size_t cap)
+{
+    if (c->nranks == 1)
+        snprintf(out, cap, "the process of rank %d on %s", c->first_rank, c->addr);
+    else
+        snprintf(out, cap, "the process of ranks %d-%d on %s", c->first_rank, c->first_rank + c->nranks - 1, c->addr);
+}
+
+/* One frame to C, bounded in time; a peer that cannot take it is closed (it will see EOF). */
+static void send_frame(conn *c, int type, const char *text)
+{
+    if (c->fd < 0 || c->said_goodbye) return;
+    unsigned char f[FRAME_HDR + LIVENESS_TEXT_MAX];
+    size_t n = text ? strlen(text) : 0;
+    if (n > LIVENESS_TEXT_MAX) n = LIVENESS_TEXT_MAX;
+    memcpy(f, FRAME_MAGIC, 4);
+    f[4] = (unsigned char)type, f[5] = 0, f[6] = (unsigned char)(n >> 8), f[7] = (unsigned char)n;
+    if (n) memcpy(f + FRAME_HDR, text, n);
+    if (tcp_io_all(c->fd, f, FRAME_HDR + n, 1, util_now_seconds() + SEND_BOUND_S)) conn_close(c);
+}
+
+/* Network text made safe to print: bounded, cut at a NUL, control characters escaped. */
+static void clean_text(const unsigned char *p, size_t n, char *out, size_t cap)
+{
+    char raw[LIVENESS_TEXT_MAX + 1];
+    if (n > LIVENESS_TEXT_MAX) n = LIVENESS_TEXT_MAX;
+    memcpy(raw, p, n);
+    raw[n] = '\0';
+    util_term_escape(raw[0] ? raw : "(no reason given)", out, cap);
+}
+
+static int trip(liveness *l, conn *c, const char *fmt, const char *detail)
+{
+    char who[128];
+    describe(c, who, sizeof who);
+    snprintf(l->cause, sizeof l->cause, fmt, who, detail);
+    conn_close(c);
+    return 1;
+}
+
+/* A complete frame from C: 1 when it reports a failure (l->cause set), 0 otherwise. */
+static int on_frame(liveness *l, conn *c)
+{
+    const size_t n = c->have - FRAME_HDR;
+    const int type = c->buf[4];
+    c->have = 0;
+    char text[LIVENESS_TEXT_MAX];
+    if (type == FRAME_GOODBYE) {
+        c->said_goodbye = 1;
+        return 0;
+    }
+    clean_text(c->buf + FRAME_HDR, n, text, sizeof text);
+    if (type == FRAME_FAIL) return trip(l, c, "%s failed: %s", text);
+    /* a relay: rank 0's process names the culprit itself; only it may send one */
+    if (l->is_root) return trip(l, c, "%s sent a malformed liveness message (%s); treating it as failed", "a relay");
+    snprintf(l->cause, sizeof l->cause, "%s", text);
+    conn_close(c);
+    return 1;
+}
+
+/* What a frame header says is wrong with it; NULL when it is well formed. */
+static const char *bad_header(const unsigned char *h)
+{
+    if (memcmp(h, FRAME_MAGIC, 4)) return "bad magic";
+    if (h[4] != FRAME_GOODBYE && h[4] != FRAME_FAIL && h[4] != FRAME_RELAY) return "unknown type";
+    if (h[5] != 0) return "bad header";
+    if (((size_t)h[6] << 8 | h[7]) > LIVENESS_TEXT_MAX) return "text too long";
+    if (h[4] == FRAME_GOODBYE && (h[6] || h[7])) return "bad goodbye";
+    return NULL;
+}
+
+/* Why a connection ended without a goodbye. */
+static const char *end_reason(ssize_t k, int e)
+{
+    if (k == 0) return "connection closed";
+    if (e == ECONNRESET || e == EPIPE) return "connection reset";
+    if (e == ETIMEDOUT) return "no answer to TCP keepalive: node down or network cut";
+    return strerror(e);
+}
+
+/* Reads what C has sent, never blocking: 1 when it shows that process died or failed. */
+static int drain(liveness *l, conn *c)
+{
+    for (int frames = 0; c->fd >= 0 && frames < FRAMES_PER_CHECK;) {
+        size_t want = c->have < FRAME_HDR ? FRAME_HDR : FRAME_HDR + ((size_t)c->buf[6] << 8 | c->buf[7]);
+        if (c->have == want) {
+            frames++;
+            if (on_frame(l, c)) return 1;
+            continue;
+        }
+        ssize_t k = recv(c->fd, c->buf + c->have, want - c->have, MSG_DONTWAIT);
+        if (k > 0) {
+            c->have += (size_t)k;
+            const char *bad = c->have == FRAME_HDR ? bad_header(c->buf) : NULL;
+            if (bad) return trip(l, c, "%s sent a malformed liveness message (%s); treating it as failed", bad);
+            continue;
+        }
+        int e = errno;
+        if (k < 0 && e == EINTR) continue;
+        if (k < 0 && (e == EAGAIN || e == EWOULDBLOCK)) return 0;
+        if (c->said_goodbye) {   /* it finished and left */
+            conn_close(c);
+            return 0;
+        }
+        return trip(l, c, "%s died (%s)", end_reason(k, e));
+    }
+    return 0;
+}
+
+/* Rank 0's process tells every other peer what happened, so each names the culprit. */
+static void relay(liveness *l)
+{
+    for (int i = 0; i < l->nconn; i++) send_frame(&l->conns[i], FRAME_RELAY, l->cause);
+}
+
+static void poll_all(liveness *l)
+{
+    struct pollfd pf[l->nconn > 0 ? l->nconn : 1];
+    int np = 0;
+    for (int i = 0; i < l->nconn; i++)
+        if (l->conns[i].fd >= 0) pf[np].fd = l->conns[i].fd, pf[np].events = POLLIN, pf[np].revents = 0, np++;
+    if (np == 0 || poll(pf, (nfds_t)np, 0) <= 0) return;
+    for (int i = 0, j = 0; i < l->nconn && !l->tripped; i++) {
+        conn *c = &l->conns[i];
+        if (c->fd < 0) continue;
+        const short rev = pf[j++].revents;
+        if (!rev || !drain(l, c)) continue;
+        l->tripped = 1;
+        if (l->is_root) relay(l);
+    }
+}
+
+int liveness_check(liveness *l, char *why, size_t cap)
+{
+    if (!l) return 0;
+    pthread_mutex_lock(&l->mu);
+    if (!l->tripped && !l->done) poll_all(l);
+    const int tripped = l->tripped;
+    if (tripped && why && cap) snprintf(why, cap, "%s", l->cause);
+    pthread_mutex_unlock(&l->mu);
+    return tripped;
+}
+
+int liveness_fail(liveness *l, const char *reason)
+{
+    if (!l) return 0;
+    pthread_mutex_lock(&l->mu);
+    const int sent = !l->tripped && !l->done;
+    if (sent) {
+        char text[LIVENESS_TEXT_MAX];
+        util_term_escape(reason && reason[0] ? reason : "(no reason given)", text, sizeof text);
+        for (int i = 0; i < l->nconn; i++) send_frame(&l->conns[i], FRAME_FAIL, text);
+        l->done = 1;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return sent;
+}
+
+void liveness_goodbye(liveness *l)
+{
+    if (!l) return;
+    pthread_mutex_lock(&l->mu);
+    if (!l->done)
+        for (int i = 0; i < l->nconn; i++) send_frame(&l->conns[i], FRAME_GOODBYE, NULL);
+    l->done = 1;
+    pthread_mutex_unlock(&l->mu);
+}
+
+void liveness_close(liveness *l)
+{
+    if (!l) return;
+    for (int i = 0; i < l->nconn; i++) conn_close(&l->conns[i]);
+    pthread_mutex_destroy(&l->mu);
+    free(l->conns);
+    free(l);
+}
+
+static liveness *liveness_new(int is_root, int nconn)
+{
+    liveness *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->conns = calloc((size_t)(nconn > 0 ? nconn : 1), sizeof *l->conns);
+    if (!l->conns) {
+        free(l);
+        return NULL;
+    }
+    pthread_mutex_init(&l->mu, NULL);
+    l->is_root = is_root;
+    for (int i = 0; i < nconn; i++) l->conns[i].fd = -1;
+    return l;
+}
+
+/* Whether a peer's hello fits this job; NULL when it does, else why not. */
+static const char *peer_misfit(const liveness *l, const hello *h, size_t len, int nlocal, int world, char *buf,
+                               size_t cap)
+{
+    if (h->len != len) {
+        snprintf(buf, cap, "it expects a %u-byte id, this build %zu: run the same instbench build everywhere", h->len,
+                 len);
+        return buf;
+    }
+    if (h->world != (uint32_t)world) {
+        snprintf(buf, cap, "it counts %u ranks in the job, this process %d", h->world, world);
+        return buf;
+    }
+    if (h->nranks < 1 || h->first < (uint32_t)nlocal || h->first >= (uint32_t)world || h->nranks > (uint32_t)world - h->first) {
+        snprintf(buf, cap, "its ranks (first %u, %u of them) are not in [%d, %d)", h->first, h->nranks, nlocal, world);
+        return buf;
+    }
+    for (int i = 0; i < l->nconn; i++) {
+        const conn *c = &l->conns[i];
+        if (c->fd >= 0 && (int)h->first < c->first_rank + c->nranks && c->first_rank < (int)(h->first + h->nranks)) {
+            snprintf(buf, cap, "its ranks %u-%u overlap those of the process on %s", h->first, h->first + h->nranks - 1,
+                     c->addr);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+/* One accepted connection: its hello checked, the blob sent; 0 when it joined as conns[slot]. */
+static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned char *reply, size_t len, int nlocal,
+                 int world, double deadline)
+{
+    /* one peer may take at most 5 s of the budget, so a stuck one cannot block the rest */
+    double peer_deadline = util_now_seconds() + 5.0;
+    if (peer_deadline > deadline) peer_deadline = deadline;
+    unsigned char h[HELLO_LEN];
+    hello v;
+    char buf[160];
+    const char *why = tcp_io_all(fd, h, HELLO_LEN, 0, peer_deadline) ? "no complete hello (it closed, or said nothing for 5 s)" : get_hello(h, &v);
+    if (!why) why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf);
+    if (!why && tcp_io_all(fd, (void *)reply, HELLO_LEN + len, 1, peer_deadline)) why = "it did not take the reply";
+    if (why) {
+        ib_warn("rendezvous: dropped a connection from %s: %s\n", addr, why);
+        return -1;
+    }
+    conn *c = &l->conns[slot];
+    c->fd = fd, c->first_rank = (int)v.first, c->nranks = (int)v.nranks;
+    snprintf(c->addr, sizeof c->addr, "%s", addr);
+    tcp_keepalive(fd);
+    return 0;
+}
+
+int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npeers, const void *blob, size_t len,
+                   double timeout_s, liveness **out, ib_error *err)
+{
+    *out = NULL;
+    if (s->fd < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: server not listening");
+    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
+    if (nlocal < 1 || world_size < nlocal || npeers < 0 || npeers > world_size - nlocal)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %d peers for %d ranks beyond this process's %d", npeers,
+                            world_size - nlocal, nlocal);
+    unsigned char *reply = malloc(HELLO_LEN + len);
+    liveness *l = liveness_new(1, npeers);
+    if (!reply || !l) {
+        free(reply);
+        liveness_close(l);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    hello mine = {(uint32_t)len, (uint32_t)world_size, 0, (uint32_t)nlocal};
+    put_hello(reply, &mine);
+    memcpy(reply + HELLO_LEN, blob, len);
+    const double deadline = util_now_seconds() + timeout_s;
+    l->nconn = npeers;
+    int served = 0;
+    char addr[64];
+    while (served < npeers) {
+        int fd = tcp_accept(s->fd, deadline, addr, sizeof addr);
+        if (fd < 0) break;
+        if (admit(l, served, fd, addr, reply, len, nlocal, world_size, deadline) == 0)
+            served++;
+        else
+            close(fd);
+    }
+    free(reply);
+    if (served < npeers) {
+        liveness_close(l);
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "rendezvous: only %d of %d peers connected to port %d within %.0f s (are the other "
+                            "nodes started with the same MASTER_ADDR/MASTER_PORT and world size?)",
+                            served, npeers, s->port, timeout_s);
+    }
+    *out = l;
+    return 0;
+}
+
+typedef struct fetch_ctx {
+    hello mine;
+    void *blob;
+    double deadline;
+    int root_nranks;
+    char problem[160];   /* why the last answer was refused */
+} fetch_ctx;
+
+static int handshake(int fd, void *arg)
+{
+    fetch_ctx *f = arg;
+    unsigned char h[HELLO_LEN];
+    hello v;
+    put_hello(h, &f->mine);
+    if (tcp_io_all(fd, h, HELLO_LEN, 1, f->deadline) || tcp_io_all(fd, h, HELLO_LEN, 0, f->deadline)) {
+        snprintf(f->problem, sizeof f->problem, "rank 0 closed the connection (another job size or instbench build?)");
+        return -1;
+    }
+    const char *bad = get_hello(h, &v);
+    if (!bad && (v.len != f->mine.len || v.world != f->mine.world || v.first != 0 || v.nranks < 1 ||
+                 v.nranks > f->mine.first))
+        bad = "its answer does not fit this job";
+    if (bad || tcp_io_all(fd, f->blob, f->mine.len, 0, f->deadline)) {
+        snprintf(f->problem, sizeof f->problem, "%s", bad ? bad : "rank 0 closed the connection during the reply");
+        return -1;
+    }
+    f->root_nranks = (int)v.nranks;
+    return 0;
+}
+
+int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int world_size, void *blob, size_t len,
+                   double timeout_s, liveness **out, ib_error *err)
+{
+    *out = NULL;
+    if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
+    if (port < 1 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
+    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
+    if (first_rank < 1 || nlocal < 1 || first_rank > world_size - nlocal)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: ranks %d..%d outside the job's %d", first_rank,
+                            first_rank + nlocal - 1, world_size);
+    fetch_ctx f = {{(uint32_t)len, (uint32_t)world_size, (uint32_t)first_rank, (uint32_t)nlocal}, blob,
+                   util_now_seconds() + timeout_s, 0, ""};
+    int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &resolved);
+    if (fd < 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %s %s:%d within %.0f s%s%s",
+                            resolved ? "no answer from rank 0 at" : "cannot resolve", addr, port, timeout_s,
+                            f.problem[0] ? "; last attempt: " : "", f.problem);
+    liveness *l = liveness_new(0, 1);
+    if (!l) {
+        close(fd);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    conn *c = &l->conns[0];
+    c->fd = fd, c->first_rank = 0, c->nranks = f.root_nranks;
+    tcp_peer_address(fd, c->addr, sizeof c->addr);
+    tcp_keepalive(fd);
+    l->nconn = 1;
+    *out = l;
+    return 0;
+}

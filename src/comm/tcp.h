@@ -1,0 +1,34 @@
+/* comm/tcp: the socket steps the rendezvous (rendezvous_tcp.c) and the liveness channel
+ * (liveness.c) share.  Private to src/comm.  Every wait is bounded by a deadline on
+ * util_now_seconds()'s clock; sockets are non-blocking. */
+#ifndef INSTBENCH_COMM_TCP_H
+#define INSTBENCH_COMM_TCP_H
+
+#include <stddef.h>
+
+/* Milliseconds left before DEADLINE for poll(): 0 once it has passed. */
+int tcp_remaining_ms(double deadline);
+/* Full read (writing 0) or write (1) of N bytes before DEADLINE: 0, or -1 (deadline, error, EOF). */
+int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline);
+/* The next connection on listening socket LFD before DEADLINE, non-blocking with TCP_NODELAY, its
+ * numeric peer address in ADDR (never empty): the socket, or -1 at the deadline. */
+int tcp_accept(int lfd, double deadline, char *addr, size_t cap);
+/* Connects to ADDR:PORT until DEADLINE, retrying (the listener may start later), and runs
+ * HANDSHAKE on each connected socket; the first socket whose handshake returns 0 is returned,
+ * the others closed.  -1 at the deadline; *resolved says whether ADDR ever resolved. */
+int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg), void *arg,
+                      int *resolved);
+/* The numeric address of FD's other end ("10.0.0.5", "::1"; an IPv4-mapped one without its
+ * "::ffff:"), "?" when unknown. */
+void tcp_peer_address(int fd, char *addr, size_t cap);
+/* TCP keepalive on FD (see TCP_DEAD_AFTER_S) and the same bound on unacknowledged data. */
+void tcp_keepalive(int fd);
+/* A node that vanishes without closing its sockets (power cut, network gone) is seen after at
+ * most this long: keepalive probes start after KEEPIDLE s of silence, every KEEPINTVL s, and
+ * KEEPCNT unanswered ones close the connection (TCP_USER_TIMEOUT bounds unacknowledged data). */
+#define TCP_KEEPIDLE_S 5
+#define TCP_KEEPINTVL_S 2
+#define TCP_KEEPCNT_N 4
+#define TCP_DEAD_AFTER_S (TCP_KEEPIDLE_S + TCP_KEEPINTVL_S * TCP_KEEPCNT_N)
+
+#endif
