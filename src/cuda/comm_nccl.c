@@ -104,7 +104,11 @@ double comm_nccl_timeout_s(void)
     const char *v = getenv("INSTBENCH_NCCL_TIMEOUT_S");
     char *end = NULL;
     double t = v ? strtod(v, &end) : 0;
-    return v && end != v && *end == '\0' && t > 0 && t < 1e7 ? t : 300.0;
+    if (v && end != v && *end == '\0' && t > 0 && t < 1e7) return t;
+    static int warned;   /* read at every wait: said once */
+    if (v && !__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
+        ib_warn("INSTBENCH_NCCL_TIMEOUT_S='%.40s' is not a number of seconds in (0, 1e7): using 300\n", v);
+    return 300.0;
 }
 
 void comm_nccl_abort(ib_comm *c)

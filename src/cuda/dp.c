@@ -103,9 +103,10 @@ static void explain(ib_dp *dp, int i, ib_error *err)
     while ((f = __atomic_load_n(&dp->failed, __ATOMIC_ACQUIRE)) != FAILED_REMOTE && f != FAILED_LOCAL &&
            util_now_seconds() < until)
         nanosleep(&nap, NULL);
+    /* a relayed failure often says "communicator aborted" itself: not twice */
     if (f == FAILED_REMOTE)
-        ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: rank %d of %d: %s; communicator aborted", dp->comms[i]->rank,
-                     dp->comms[i]->world_size, dp->remote_why);
+        ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: rank %d of %d: %s%s", dp->comms[i]->rank, dp->comms[i]->world_size,
+                     dp->remote_why, strstr(dp->remote_why, "communicator aborted") ? "" : "; communicator aborted");
 }
 
 /* Rank i's compute stream drained, within the bound and watching the others. */
