@@ -102,8 +102,10 @@ static void run(const char *path)
             }
             verify_report_free(&rep);
         }
-        /* fp32: both backends run the same ops in the same order, so far tighter than against timm */
-        verify_tolerance tight = tol;
+        /* fp32: both backends run the same ops in the same order, so far tighter than against timm;
+         * bf16: what verify --compare-backend allows */
+        verify_tolerance tight;
+        verify_pair_tolerance(cfg.precision, &tight);
         if (cfg.precision == IB_PREC_FP32) tight.logits_limit = tight.grads_limit = tight.losses_limit = 2e-5;
         if (verify_run_backend("cpu", &ref, cfg.precision, 1, &cpu, &secs, &err) == 0) {
             if (verify_compare(&ref, &cpu, &got, &tight, &rep, &err) == 0) {

@@ -66,6 +66,12 @@ typedef struct verify_tolerance {
     double logits_limit, grads_limit, losses_limit;   /* cosine limits are lower bounds */
 } verify_tolerance;
 void verify_default_tolerance(ib_precision p, verify_tolerance *out);
+/* Two backends of this build against each other (verify --compare-backend): in bf16 they round
+ * to bf16 at the same points, so they differ only by fp32 summation order flipping a rounding
+ * here and there, far less than either differs from timm (which rounds elsewhere): logits
+ * relative L2 <= 2e-3, each gradient relative L2 <= 2e-2, losses <= 1e-3 (about ten times what
+ * the CPU-run CUDA step shows against the CPU backend).  fp32: the default tolerance. */
+void verify_pair_tolerance(ib_precision p, verify_tolerance *out);
 
 typedef struct verify_check {
     char name[80];             /* "logits", "loss", "grad.<param>", "losses[i]" */

@@ -27,6 +27,14 @@ void verify_default_tolerance(ib_precision p, verify_tolerance *t)
     }
 }
 
+void verify_pair_tolerance(ib_precision p, verify_tolerance *t)
+{
+    verify_default_tolerance(p, t);
+    if (p == IB_PREC_BF16)
+        *t = (verify_tolerance){.logits_metric = VERIFY_REL_L2, .logits_limit = 2e-3,
+                                .grads_metric = VERIFY_REL_L2, .grads_limit = 2e-2, .losses_limit = 1e-3};
+}
+
 /* num / den where a zero denominator means "exact match required". */
 static double ratio(double num, double den)
 {
