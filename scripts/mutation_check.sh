@@ -37,6 +37,8 @@ mutations=(
     else if|if"
     "event wait dropped before a bucket's all-reduce|src/cuda/comm_nccl.c|cuda_dp_sim|    CUDA_TRY(cudaStreamWaitEvent(n->comm_stream, n->ready, 0));
 |"
+    "the step not waiting for its pinned input copy|src/cuda/backend_cuda.c|cuda_dp_sim|    CUDA_TRY(cudaStreamWaitEvent(v->stream, v->inputs_ready, 0));
+|"
     "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
 )
 

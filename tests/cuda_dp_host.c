@@ -24,6 +24,8 @@ static int32_t *labels[2];
 typedef struct rank_arg {
     ib_dp *dp;
     ib_backend *b;
+    const float *img;     /* the batch, in the backend's host memory (pinned: the async copy) */
+    const int32_t *lab;
     int rank, agreed, rc;
     ib_error err;
 } rank_arg;
@@ -33,7 +35,7 @@ static void *rank_main(void *p)
     rank_arg *a = p;
     float loss;
     double tc;
-    a->rc = a->b->ops->set_inputs(a->b, images[a->rank], labels[a->rank], &a->err) ||
+    a->rc = a->b->ops->set_inputs(a->b, a->img, a->lab, &a->err) ||
             cuda_dp_step(a->dp, a->rank, a->b, &loss, &tc, &a->err) ||
             a->b->ops->optimizer_step(a->b, &a->err) || a->b->ops->synchronize(a->b, &a->err);
     a->agreed = a->rank == 0 ? 2 : 7;
@@ -76,11 +78,27 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
         failures++;
         return;
     }
+    /* the batches in pinned memory, as the data pipeline's slots are: set_inputs copies them on its
+     * copy stream, and the step must wait for that copy on the GPU */
+    float *pin_img[2];
+    int32_t *pin_lab[2];
+    const size_t img_bytes = (size_t)ref.cfg.batch_size * ref.cfg.model.in_chans * ref.cfg.model.img_size *
+                             ref.cfg.model.img_size * sizeof(float);
+    for (int r = 0; r < 2; r++) {
+        pin_img[r] = bs[r]->ops->host_alloc(bs[r], img_bytes);
+        pin_lab[r] = bs[r]->ops->host_alloc(bs[r], (size_t)ref.cfg.batch_size * sizeof(int32_t));
+        if (!pin_img[r] || !pin_lab[r]) {
+            CHECK(0, "host_alloc failed");
+            return;
+        }
+        memcpy(pin_img[r], images[r], img_bytes);
+        memcpy(pin_lab[r], labels[r], (size_t)ref.cfg.batch_size * sizeof(int32_t));
+    }
     rank_arg a[2];
     pthread_t th[2];
     for (int r = 0; r < 2; r++) {
         memset(&a[r], 0, sizeof a[r]);
-        a[r].dp = dp, a[r].b = bs[r], a[r].rank = r;
+        a[r].dp = dp, a[r].b = bs[r], a[r].rank = r, a[r].img = pin_img[r], a[r].lab = pin_lab[r];
         pthread_create(&th[r], NULL, rank_main, &a[r]);
     }
     for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
@@ -102,7 +120,11 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
     CHECK(!memcmp(p0, p1, P * 4), "parameters differ between the ranks after the step");
     CHECK(memcmp(p0, ref.params, P * 4) != 0, "the optimizer step changed nothing");
     cuda_dp_destroy(dp);
-    for (int r = 0; r < 2; r++) bs[r]->ops->destroy(bs[r]);
+    for (int r = 0; r < 2; r++) {
+        bs[r]->ops->host_free(bs[r], pin_img[r]);
+        bs[r]->ops->host_free(bs[r], pin_lab[r]);
+        bs[r]->ops->destroy(bs[r]);
+    }
     free(got), free(p0), free(p1);
 }
 

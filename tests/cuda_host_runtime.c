@@ -604,6 +604,22 @@ cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
     return cudaSuccess;
 }
 
+/* what CUDA 11+ answers: host (pinned), device, or unregistered (success, not an error) */
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
+{
+    memset(a, 0, sizeof *a);
+    allocation al;
+    if (lookup(p, &al)) {
+        a->type = al.pinned ? cudaMemoryTypeHost : cudaMemoryTypeDevice;
+        a->device = shim_current;
+        if (al.pinned) a->hostPointer = (void *)p;
+        else a->devicePointer = (void *)p;
+    } else {
+        a->type = cudaMemoryTypeUnregistered;
+    }
+    return cudaSuccess;
+}
+
 /* ---------------------------------------------------------------- copies */
 
 typedef struct copy_op {

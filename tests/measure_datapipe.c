@@ -14,12 +14,38 @@ enum { B = 64, C = 3, S = 32, K = 10 };
 /* Standard normal CDF, for the expected share of values in a band. */
 static double phi(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
 
+/* host_alloc / host_free of a stand-in backend: counted, and the blocks it handed out remembered */
+static int host_allocs, host_frees;
+static void *given[8];
+static void *count_alloc(ib_backend *b, size_t n)
+{
+    (void)b;
+    void *m = malloc(n);
+    if (m && host_allocs < 8) given[host_allocs++] = m;
+    return m;
+}
+static void count_free(ib_backend *b, void *m)
+{
+    (void)b;
+    for (int i = 0; i < host_allocs; i++)
+        if (given[i] == m) host_frees++, given[i] = NULL;
+    free(m);
+}
+static int owned(const void *m)
+{
+    for (int i = 0; i < host_allocs; i++)
+        if (given[i] == m) return 1;
+    return 0;
+}
+static const ib_backend_ops counting_ops = {.name = "counting", .host_alloc = count_alloc, .host_free = count_free};
+static ib_backend counting_backend;
+
 int main(void)
 {
     bench_datapipe *p;
     ib_error err = {0};
     const size_t n = (size_t)B * C * S * S;
-    CHECK(datapipe_create(B, C, S, K, 3, 42, &p, &err) == 0, "%s", err.msg);
+    CHECK(datapipe_create(B, C, S, K, 3, 42, NULL, &p, &err) == 0, "%s", err.msg);
     if (!p) return 1;
     float *prev = malloc(n * sizeof *prev);
     int label_hist[K] = {0};
@@ -65,8 +91,20 @@ int main(void)
     datapipe_destroy(p);
 
     /* Bad arguments are errors, not crashes. */
-    CHECK(datapipe_create(0, 3, 8, 10, 1, 0, &p, &err) != 0 && p == NULL, "batch 0 rejected");
-    CHECK(datapipe_create(4, 3, 8, 10, 0, 0, &p, &err) != 0 && p == NULL, "0 workers rejected");
+    CHECK(datapipe_create(0, 3, 8, 10, 1, 0, NULL, &p, &err) != 0 && p == NULL, "batch 0 rejected");
+    CHECK(datapipe_create(4, 3, 8, 10, 0, 0, NULL, &p, &err) != 0 && p == NULL, "0 workers rejected");
+    /* A backend with its own host memory (cuda: pinned): every slot comes from it and goes back. */
+    counting_backend.ops = &counting_ops;
+    CHECK(datapipe_create(4, 3, 8, 10, 2, 7, &counting_backend, &p, &err) == 0, "%s", err.msg);
+    const float *img;
+    const int32_t *lab;
+    double w;
+    CHECK(p && datapipe_acquire(p, &img, &lab, &w, &err) == 0, "acquire from backend memory: %s", err.msg);
+    CHECK(host_allocs == 4 && owned(img) && owned(lab), "%d slot allocations through host_alloc, batch %s", host_allocs,
+          owned(img) && owned(lab) ? "in them" : "elsewhere");
+    if (p) datapipe_release(p);
+    datapipe_destroy(p);
+    CHECK(host_frees == 4, "%d of 4 slots handed back through host_free", host_frees);
     free(prev);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     else printf("measure_datapipe: all checks passed\n");

@@ -115,8 +115,14 @@ struct ib_backend_ops {
 
     /* ---- one created backend's step (NULL in the core's loader entry for the cuda module: a
      * backend it creates carries the module's own table) ---- */
-    /* images: host float32 [B,3,H,W]; labels: host int32 [B] in [0, classes). */
+    /* images: host float32 [B,3,H,W]; labels: host int32 [B] in [0, classes).  From memory of
+     * host_alloc the copy may still be running when it returns (cuda: on a side stream, the step
+     * waiting for it on the GPU): the batch must stay untouched until the step's synchronize. */
     int (*set_inputs)(ib_backend *b, const float *images, const int32_t *labels, ib_error *err);
+    /* Host memory set_inputs copies from fastest (cuda: pinned, so the copy is a DMA that needs no
+     * staging and does not hold up the host); NULL functions: plain malloc/free. */
+    void *(*host_alloc)(ib_backend *b, size_t bytes);
+    void (*host_free)(ib_backend *b, void *p);
     /* Forward (mean cross-entropy into *loss if non-NULL) then backward into the gradient block,
      * overwriting it.  on_grad_ready may be NULL. */
     int (*forward_backward)(ib_backend *b, float *loss, ib_grad_ready_fn on_grad_ready, void *user,

@@ -27,8 +27,10 @@ double stats_median(const double *x, size_t n);                      /* copies, 
  * buffering), so the consumer waits only when the producers are slower than the step. */
 typedef struct bench_datapipe bench_datapipe;
 
+/* Slots from backend->ops->host_alloc where it has one (pinned memory for cuda), so set_inputs
+ * copies straight from them; backend NULL or without it: malloc.  Destroy before the backend. */
 int datapipe_create(int batch, int channels, int img_size, int num_classes, int workers,
-                    uint64_t seed, bench_datapipe **out, ib_error *err);
+                    uint64_t seed, ib_backend *backend, bench_datapipe **out, ib_error *err);
 /* Blocks until a batch is ready; *wait_s is the time spent waiting (the exposed data time).
  * The batch stays valid until datapipe_release(). */
 int datapipe_acquire(bench_datapipe *p, const float **images, const int32_t **labels,

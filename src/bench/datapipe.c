@@ -20,6 +20,7 @@ typedef struct slot {
 } slot;
 
 struct bench_datapipe {
+    ib_backend *mem;          /* whose host_alloc made the slots (NULL: malloc) */
     int batch, num_classes, n_workers;
     size_t sample_pixels;     /* 3*H*W */
     uint64_t seed;
@@ -148,14 +149,28 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* The slots' memory: the backend's (pinned for cuda: set_inputs then copies without staging). */
+static void *slot_alloc(bench_datapipe *p, size_t bytes)
+{
+    return p->mem ? p->mem->ops->host_alloc(p->mem, bytes) : malloc(bytes);
+}
+
+static void slot_free(bench_datapipe *p, void *m)
+{
+    if (!m) return;
+    if (p->mem) p->mem->ops->host_free(p->mem, m);
+    else free(m);
+}
+
 int datapipe_create(int batch, int channels, int img_size, int num_classes, int workers,
-                    uint64_t seed, bench_datapipe **out, ib_error *err)
+                    uint64_t seed, ib_backend *backend, bench_datapipe **out, ib_error *err)
 {
     *out = NULL;
     if (batch < 1 || channels < 1 || img_size < 1 || num_classes < 1 || workers < 1)
         return ib_error_set(err, IB_EXIT_USAGE, "data pipeline: invalid batch/shape/workers");
     bench_datapipe *p = calloc(1, sizeof *p);
     if (!p) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    p->mem = backend && backend->ops->host_alloc && backend->ops->host_free ? backend : NULL;
     p->batch = batch;
     p->num_classes = num_classes;
     p->n_workers = workers;
@@ -166,8 +181,8 @@ int datapipe_create(int batch, int channels, int img_size, int num_classes, int 
     pthread_cond_init(&p->work_cv, NULL);
     pthread_cond_init(&p->ready_cv, NULL);
     for (int k = 0; k < 2; k++) {
-        p->slots[k].images = malloc((size_t)batch * p->sample_pixels * sizeof(float));
-        p->slots[k].labels = malloc((size_t)batch * sizeof(int32_t));
+        p->slots[k].images = slot_alloc(p, (size_t)batch * p->sample_pixels * sizeof(float));
+        p->slots[k].labels = slot_alloc(p, (size_t)batch * sizeof(int32_t));
         if (!p->slots[k].images || !p->slots[k].labels) {
             datapipe_destroy(p);
             return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for the data pipeline (2 x %d images)",
@@ -243,8 +258,8 @@ void datapipe_destroy(bench_datapipe *p)
     for (int i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
     free(p->threads);
     for (int k = 0; k < 2; k++) {
-        free(p->slots[k].images);
-        free(p->slots[k].labels);
+        slot_free(p, p->slots[k].images);
+        slot_free(p, p->slots[k].labels);
     }
     pthread_cond_destroy(&p->work_cv);
     pthread_cond_destroy(&p->ready_cv);

@@ -290,8 +290,8 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         if (c->stop && *c->stop) goto interrupted;
         if (c->data == BENCH_DATA_HOST) {
             if (datapipe_create(c->train.batch_size, m->in_chans, m->img_size, m->num_classes,
-                                c->workers, c->train.seed + 1000003ull * (uint64_t)(r + 1), &R->pipe,
-                                err) != 0)
+                                c->workers, c->train.seed + 1000003ull * (uint64_t)(r + 1), R->backend,
+                                &R->pipe, err) != 0)
                 goto done;
             if (c->stop && *c->stop) goto interrupted;
         } else {

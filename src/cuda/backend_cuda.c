@@ -127,6 +127,8 @@ void cuda_versions_get(cuda_versions *out)
 void *cuda_backend_stream(ib_backend *b) { return (void *)impl(b)->stream; }
 int cuda_backend_device(ib_backend *b) { return impl(b)->device; }
 
+static int pinned(const void *p);
+
 static int set_inputs(ib_backend *b, const float *images, const int32_t *labels, ib_error *err)
 {
     cuda_vit *v = impl(b);
@@ -134,13 +136,52 @@ static int set_inputs(ib_backend *b, const float *images, const int32_t *labels,
     const int B = v->plan.B;
     if (model_plan_check_labels(&v->plan, labels, err)) return -1;
     CUDA_TRY(cudaSetDevice(v->device));
-    /* Stream-ordered after the previous step; from pageable memory the call returns once the
-     * host buffer has been staged, so the caller may reuse it. */
     const size_t px = (size_t)B * c->in_chans * c->img_size * c->img_size;
-    CUDA_TRY(cudaMemcpyAsync(v->buf.images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->stream));
-    CUDA_TRY(cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->stream));
+    if (!pinned(images) || !pinned(labels)) {
+        /* pageable: stream-ordered after the previous step; the call returns once the host buffer
+         * has been staged, so the caller may reuse it */
+        CUDA_TRY(cudaMemcpyAsync(v->buf.images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->stream));
+        CUDA_TRY(cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->stream));
+        v->have_inputs = 1;
+        return 0;
+    }
+    /* pinned (host_alloc: the data pipeline's slots): a DMA on the copy stream, after the work
+     * queued so far has read the previous batch; the step waits for it on the GPU, not the host */
+    CUDA_TRY(cudaEventRecord(v->inputs_free, v->stream));
+    CUDA_TRY(cudaStreamWaitEvent(v->copy_stream, v->inputs_free, 0));
+    CUDA_TRY(cudaMemcpyAsync(v->buf.images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->copy_stream));
+    CUDA_TRY(cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->copy_stream));
+    CUDA_TRY(cudaEventRecord(v->inputs_ready, v->copy_stream));
+    CUDA_TRY(cudaStreamWaitEvent(v->stream, v->inputs_ready, 0));
     v->have_inputs = 1;
     return 0;
+}
+
+/* page-locked host memory (cudaMallocHost), which a copy reads by DMA without staging */
+static int pinned(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();   /* an unregistered pointer may leave an error behind on old runtimes */
+        return 0;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+static void *host_alloc(ib_backend *b, size_t bytes)
+{
+    void *p = NULL;
+    if (cudaSetDevice(impl(b)->device) != cudaSuccess || cudaMallocHost(&p, bytes ? bytes : 1) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+static void host_free(ib_backend *b, void *p)
+{
+    cudaSetDevice(impl(b)->device);
+    cudaFreeHost(p);
 }
 
 static int forward_backward(ib_backend *b, float *loss, ib_grad_ready_fn cb, void *user, ib_error *err)
@@ -285,7 +326,7 @@ const ib_backend_ops cuda_backend_ops = {
     .device_count = cuda_device_count, .device_describe = device_describe, .device_memory_free = device_memory_free,
     .memory_estimate = cuda_backend_memory_estimate,
     .create = cuda_backend_create,
-    .set_inputs = set_inputs, .forward_backward = forward_backward, .forward = forward,
+    .set_inputs = set_inputs, .host_alloc = host_alloc, .host_free = host_free, .forward_backward = forward_backward, .forward = forward,
     .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
     .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
     .destroy = destroy,

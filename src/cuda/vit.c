@@ -67,6 +67,9 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     if (model_plan_carve(&v->plan, v->pool, &v->buf, v, err) ||
         cuda_check(cudaStreamCreateWithFlags(&v->stream, cudaStreamNonBlocking), "cudaStreamCreate", err) ||
         cuda_check(cudaEventCreateWithFlags(&v->loss_ready, cudaEventDisableTiming), "cudaEventCreate", err) ||
+        cuda_check(cudaStreamCreateWithFlags(&v->copy_stream, cudaStreamNonBlocking), "cudaStreamCreate", err) ||
+        cuda_check(cudaEventCreateWithFlags(&v->inputs_free, cudaEventDisableTiming), "cudaEventCreate", err) ||
+        cuda_check(cudaEventCreateWithFlags(&v->inputs_ready, cudaEventDisableTiming), "cudaEventCreate", err) ||
         cuda_check(cudaMallocHost((void **)&v->loss_host, sizeof(float)), "cudaMallocHost", err) ||
         cuda_gemm_create(&v->gemm, (size_t)32 << 20, err))
         goto out;
@@ -91,15 +94,20 @@ out:
 
 void cuda_vit_free(cuda_vit *v)
 {
+    if (v->copy_stream) cudaStreamSynchronize(v->copy_stream);
     if (v->stream) cudaStreamSynchronize(v->stream);
     cuda_gemm_destroy(v->gemm);
     v->gemm = NULL;
     if (v->loss_host) cudaFreeHost(v->loss_host);
     if (v->loss_ready) cudaEventDestroy(v->loss_ready);
+    if (v->inputs_free) cudaEventDestroy(v->inputs_free);
+    if (v->inputs_ready) cudaEventDestroy(v->inputs_ready);
+    if (v->copy_stream) cudaStreamDestroy(v->copy_stream);
     if (v->stream) cudaStreamDestroy(v->stream);
     if (v->pool) cudaFree(v->pool);
     model_plan_free(&v->plan, &v->buf);
     v->loss_host = NULL, v->loss_ready = NULL, v->stream = NULL, v->pool = NULL;
+    v->copy_stream = NULL, v->inputs_free = v->inputs_ready = NULL;
 }
 
 int cuda_vit_refresh_bf16(cuda_vit *v, ib_error *err)

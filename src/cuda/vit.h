@@ -37,6 +37,11 @@ typedef struct cuda_vit {
     float *loss_dev;                     /* [1] */
     float *loss_host;                    /* pinned [1] */
     cudaEvent_t loss_ready;
+    /* inputs from pinned memory (backend_cuda.c set_inputs): copied on copy_stream once the
+     * compute stream has done with the previous batch (inputs_free), the step waiting for the
+     * copy on the GPU (inputs_ready), so the host never blocks on it */
+    cudaStream_t copy_stream;
+    cudaEvent_t inputs_free, inputs_ready;
     float last_loss;
 } cuda_vit;
 
