@@ -13,10 +13,14 @@
 #              head dim 64), fp32 and bf16, made here by scripts/make_reference.py (SKIP without timm)
 #   sanitize   compute-sanitizer memcheck, racecheck and initcheck over verify of one fixture
 #   measure    measure --backend cuda, vit_base_patch16_224, batch 128, bf16, 50 steps, --data device:
-#              samples/s, and the loss finite at the first and last step
+#              samples/s, the loss finite at the first and last step and falling (one batch,
+#              trained on every step)
 #   host_data  the same with --data host (the default: images made on the CPU, copied each step)
 #   auto_batch --batch-size auto: the batch it picks must run (no out-of-memory)
 #   ranks      one process over every local GPU (--ranks N, NCCL) (SKIP with one GPU)
+#   dp_equal   tests/cuda_dp_module on the real module: 2 ranks' averaged gradients equal the mean
+#              of each alone and 1 rank at twice the batch, parameters identical across ranks, also
+#              as 2 processes over the rendezvous (SKIP with one GPU)
 #   torchrun   the same as N processes under torchrun (SKIP with one GPU or without torchrun)
 #   torch      scripts/bench_gpu_vs_torch.sh (instbench vs PyTorch samples/s) (SKIP without torch)
 #
@@ -121,17 +125,22 @@ sanitize() {   # every tool over one fixture: out-of-bounds, races in shared mem
 }
 step sanitize sanitize
 
-# measure_check NAME ARGS...: a run whose result must exist with a finite first and last loss
+# measure_check NAME ARGS...: a run whose result must exist with a finite first and last loss;
+# with --data device (one batch made once and trained on every step) the loss must also fall
 measure_check() {
     name=$1; shift
+    case " $* " in *" --data device "*) falls=1 ;; *) falls=0 ;; esac
     # shellcheck disable=SC2086  # MODEL_ARGS is a list of flags
     "$BIN" measure --backend cuda --model "$MODEL" $MODEL_ARGS --precision bf16 --steps "$STEPS" --warmup 5 \
         --format json --output "$OUTDIR/$name.json" "$@" || return 1
-    "$PY" - "$OUTDIR/$name.json" <<'EOF'
+    "$PY" - "$OUTDIR/$name.json" "$falls" <<'EOF'
 import json, math, sys
 m = json.load(open(sys.argv[1]))["measurement"]
 ok = m["samples_per_second"] > 0 and math.isfinite(m["first_loss"]) and math.isfinite(m["last_loss"])
 print("samples/s %.1f, loss %.4f -> %.4f" % (m["samples_per_second"], m["first_loss"], m["last_loss"]))
+if sys.argv[2] == "1" and not m["last_loss"] < m["first_loss"]:
+    print("FAIL: the same batch every step, yet the loss did not fall")
+    ok = False
 sys.exit(0 if ok else 1)
 EOF
 }
@@ -142,6 +151,12 @@ ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 ngpu=${ngpu:-0}
 many() { [ "$ngpu" -gt 1 ] || { echo "one GPU here: no data parallelism to check"; return $SKIPPED; }; "$@"; }
 step ranks many measure_check ranks --data device --batch-size "$BATCH" --ranks "$ngpu"
+dp_equal() {   # 2 GPUs vs 1: averaged gradients, 1 rank at twice the batch, parameters across ranks
+    prog=$BUILD/tests/cuda_dp_module
+    [ -x "$prog" ] || { echo "no $prog (built by the build step)"; return $SKIPPED; }
+    (cd "$root/tests" && INSTBENCH_CUDA_MODULE="$(dirname "$BIN")/libinstbench-cuda.so" "$prog")
+}
+step dp_equal many dp_equal
 torchrun_check() {
     command -v torchrun >/dev/null 2>&1 || { echo "no torchrun on PATH"; return $SKIPPED; }
     # shellcheck disable=SC2086

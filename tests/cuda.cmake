@@ -168,6 +168,18 @@ if(INSTBENCH_CUDA)
       instbench_test_internals(cuda_dp_sim cpu cuda)
       add_test(NAME cuda_dp_sim COMMAND cuda_dp_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
       set_tests_properties(cuda_dp_sim PROPERTIES TIMEOUT 600)
+      # ... and the same program through the loader and the public backend table alone: here on the
+      # simulated module, on a machine with two GPUs on the real one (scripts/gpu_check.sh, dp_equal)
+      if(TARGET instbench_cuda_sim)
+        add_executable(cuda_dp_module cuda_dp_host.c)
+        target_link_libraries(cuda_dp_module PRIVATE instbench_core)
+        target_compile_definitions(cuda_dp_module PRIVATE CUDA_DP_MODULE)
+        target_include_directories(cuda_dp_module PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+        instbench_test_internals(cuda_dp_module cuda)
+        add_test(NAME cuda_dp_module COMMAND cuda_dp_module WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+        set_tests_properties(cuda_dp_module PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+                             ENVIRONMENT INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>)
+      endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
       instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c

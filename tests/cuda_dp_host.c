@@ -1,7 +1,10 @@
 /* cuda_dp_host: the CUDA backend's data parallelism (src/cuda/dp.c, ddp.c, bucket.c, comm_nccl.c,
  * backend_cuda.c) on the CPU: two rank threads on two pretend GPUs (tests/cuda_host_runtime.c) with
  * NCCL's collectives between threads (tests/cuda_nccl_shim.c); the loop launchers of
- * cuda_host_shim.c, or, built as cuda_dp_sim, the real kernels on ordered streams.  With buckets small enough that
+ * cuda_host_shim.c, or, built as cuda_dp_sim, the real kernels on ordered streams; built as
+ * cuda_dp_module, through whichever CUDA module the loader finds (INSTBENCH_CUDA_MODULE: the real
+ * one on a machine with two GPUs, scripts/gpu_check.sh; the simulated one in CI), without the
+ * stand-ins' hooks.  Each DP step must also equal one rank at twice the batch.  With buckets small enough that
  * backward starts many allreduces, the averaged gradients on both ranks must equal the mean of
  * the two ranks' gradients computed separately, the parameters must stay identical after the
  * optimizer step, and cuda_dp_agree must hand every rank global rank 0's value. */
@@ -15,7 +18,9 @@
 #include "instbench/verify.h"
 
 #include "check.h"
+#ifndef CUDA_DP_MODULE
 #include "cuda_host_runtime.h"
+#endif
 
 static verify_reference ref;
 static float *images[2];
@@ -36,10 +41,10 @@ static void *rank_main(void *p)
     float loss;
     double tc;
     a->rc = a->b->ops->set_inputs(a->b, a->img, a->lab, &a->err) ||
-            cuda_dp_step(a->dp, a->rank, a->b, &loss, &tc, &a->err) ||
+            a->b->ops->dp_step(a->dp, a->rank, a->b, &loss, &tc, &a->err) ||
             a->b->ops->optimizer_step(a->b, &a->err) || a->b->ops->synchronize(a->b, &a->err);
     a->agreed = a->rank == 0 ? 2 : 7;
-    if (!a->rc) a->rc = cuda_dp_agree(a->dp, a->rank, &a->agreed, &a->err);
+    if (!a->rc) a->rc = a->b->ops->dp_agree(a->dp, a->rank, &a->agreed, &a->err);
     return NULL;
 }
 
@@ -55,8 +60,40 @@ static int grads_alone(int r, float *g, ib_error *err)
     return rc ? -1 : 0;
 }
 
-/* One data-parallel step of both ranks with buckets of bucket_bytes, checked against g0, g1. */
-static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
+/* the gradients of one rank at twice the batch: rank 0's batch then rank 1's */
+static int grads_double(float *g, ib_error *err)
+{
+    const int B = ref.cfg.batch_size;
+    const size_t px = (size_t)ref.cfg.model.in_chans * ref.cfg.model.img_size * ref.cfg.model.img_size;
+    ib_train_config c = ref.cfg;
+    c.batch_size = 2 * B;
+    float *img = malloc(2 * (size_t)B * px * 4);
+    int32_t *lab = malloc(2 * (size_t)B * 4);
+    ib_backend *b = NULL;
+    float loss;
+    int rc = !img || !lab ? ib_error_set(err, IB_EXIT_RUNTIME, "out of memory") : 0;
+    if (!rc) {
+        memcpy(img, images[0], (size_t)B * px * 4), memcpy(img + (size_t)B * px, images[1], (size_t)B * px * 4);
+        memcpy(lab, labels[0], (size_t)B * 4), memcpy(lab + B, labels[1], (size_t)B * 4);
+        rc = backend_create("cuda", &c, &b, err) || b->ops->set_params(b, ref.params, err) ||
+             b->ops->set_inputs(b, img, lab, err) || b->ops->forward_backward(b, &loss, NULL, NULL, err) ||
+             b->ops->get_grads(b, g, err);
+    }
+    if (b) b->ops->destroy(b);
+    free(img), free(lab);
+    return rc ? -1 : 0;
+}
+
+static double rel_l2(const float *got, const float *want, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) num += ((double)got[i] - want[i]) * ((double)got[i] - want[i]), den += (double)want[i] * want[i];
+    return sqrt(num / den);
+}
+
+/* One data-parallel step of both ranks with buckets of bucket_bytes, checked against the mean of
+ * g0 and g1 (each rank's batch alone) and against g2 (one rank at twice the batch). */
+static void dp_round(size_t bucket_bytes, const float *g0, const float *g1, const float *g2)
 {
     ib_error err;
     const size_t P = ref.layout.total;
@@ -73,8 +110,8 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
     }
     ib_dp *dp;
     ib_dp_config dc = {.nlocal = 2, .world_size = 2, .first_rank = 0, .bucket_bytes = bucket_bytes};
-    if (cuda_dp_create(&dc, bs, &dp, &err)) {
-        fprintf(stderr, "FAIL: cuda_dp_create: %s\n", err.msg);
+    if (bs[0]->ops->dp_create(&dc, bs, &dp, &err)) {
+        fprintf(stderr, "FAIL: dp_create: %s\n", err.msg);
         failures++;
         return;
     }
@@ -114,12 +151,16 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
         }
         CHECK(sqrt(num / den) < 1e-6, "buckets of %zu bytes, rank %d: averaged gradients off by relative L2 %.3g",
               bucket_bytes, r, sqrt(num / den));
+        /* the same as one rank at twice the batch, up to fp32 summation order */
+        CHECK(rel_l2(got, g2, P) < 5e-5, "buckets of %zu bytes, rank %d: %.3g relative L2 from one rank at twice the "
+              "batch", bucket_bytes, r, rel_l2(got, g2, P));
     }
     bs[0]->ops->get_params(bs[0], p0, &err);
     bs[1]->ops->get_params(bs[1], p1, &err);
     CHECK(!memcmp(p0, p1, P * 4), "parameters differ between the ranks after the step");
     CHECK(memcmp(p0, ref.params, P * 4) != 0, "the optimizer step changed nothing");
-    cuda_dp_destroy(dp);
+    bs[0]->ops->dp_finish(dp, NULL);
+    bs[0]->ops->dp_destroy(dp);
     for (int r = 0; r < 2; r++) {
         bs[r]->ops->host_free(bs[r], pin_img[r]);
         bs[r]->ops->host_free(bs[r], pin_lab[r]);
@@ -128,6 +169,7 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1)
     free(got), free(p0), free(p1);
 }
 
+#ifndef CUDA_DP_MODULE   /* the stand-ins' hooks: a peer that dies */
 extern int shim_touched_devices;   /* cuda_host_shim.c */
 extern int shim_unbounded_waits;
 extern int nccl_shim_dead_peer, nccl_shim_aborts;   /* cuda_nccl_shim.c */
@@ -189,8 +231,9 @@ static void dead_peer_round(int mode)
     nccl_shim_dead_peer = 0;
     unsetenv("INSTBENCH_NCCL_TIMEOUT_S");
 }
+#endif
 
-#ifdef CUDA_DP_SIM
+#if defined(CUDA_DP_SIM) || defined(CUDA_DP_MODULE)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -228,7 +271,7 @@ static int process_rank(int r, int port, int fd)
     ib_error err;
     ib_backend *b;
     ib_train_config c = ref.cfg;
-    c.device = 0;   /* each process has its own GPU */
+    c.device = r;   /* a GPU each */
     if (backend_create("cuda", &c, &b, &err) || b->ops->set_params(b, ref.params, &err)) {
         fprintf(stderr, "rank %d: backend: %s\n", r, err.msg);
         return 1;
@@ -240,14 +283,15 @@ static int process_rank(int r, int port, int fd)
     double tc;
     const size_t P = ref.layout.total;
     float *g = malloc(P * 4), *p = malloc(P * 4);
-    if (cuda_dp_create(&dc, &b, &dp, &err) || b->ops->set_inputs(b, images[r], labels[r], &err) ||
-        cuda_dp_step(dp, 0, b, &loss, &tc, &err) || b->ops->get_grads(b, g, &err) ||
+    if (b->ops->dp_create(&dc, &b, &dp, &err) || b->ops->set_inputs(b, images[r], labels[r], &err) ||
+        b->ops->dp_step(dp, 0, b, &loss, &tc, &err) || b->ops->get_grads(b, g, &err) ||
         b->ops->optimizer_step(b, &err) || b->ops->synchronize(b, &err) || b->ops->get_params(b, p, &err)) {
         fprintf(stderr, "rank %d: %s\n", r, err.msg);
         return 1;
     }
     int rc = write_all(fd, g, P * 4) || write_all(fd, p, P * 4);
-    cuda_dp_destroy(dp);
+    b->ops->dp_finish(dp, rc ? &err : NULL);
+    b->ops->dp_destroy(dp);
     b->ops->destroy(b);
     free(g), free(p);
     return rc;
@@ -317,6 +361,7 @@ static void processes_round(const float *g0, const float *g1)
 int main(void)
 {
     ib_error err;
+#ifndef CUDA_DP_MODULE
     /* facts about device 1 make no device current: a per-GPU process probing its GPU must not
      * open a context on another (review item 2: the probe used to switch to it and back to 0) */
     cuda_device_info di;
@@ -326,10 +371,22 @@ int main(void)
                 di.cc_major);
         return 1;
     }
+#endif
     if (verify_reference_load("data/ref_a_adam_fp32.safetensors", &ref, &err)) {
         fprintf(stderr, "FAIL: %s\n", err.msg);
         return 1;
     }
+#ifdef CUDA_DP_MODULE
+    /* the module the loader finds (INSTBENCH_CUDA_MODULE): two GPUs, or nothing to prove here */
+    ib_backend *second;
+    ib_train_config c1 = ref.cfg;
+    c1.device = 1;
+    if (backend_create("cuda", &c1, &second, &err)) {
+        printf("SKIP: cuda_dp_module needs two GPUs: %s\n", err.msg);
+        return 77;
+    }
+    second->ops->destroy(second);
+#endif
     const int B = ref.cfg.batch_size;
     const size_t px = (size_t)ref.cfg.model.in_chans * ref.cfg.model.img_size * ref.cfg.model.img_size;
     const size_t P = ref.layout.total;
@@ -344,8 +401,8 @@ int main(void)
         for (size_t k = 0; k < px; k++) images[1][(size_t)i * px + k] = ref.images[(size_t)(B - 1 - i) * px + k] * 1.5f + 0.1f;
         labels[1][i] = ref.labels[B - 1 - i];
     }
-    float *g0 = malloc(P * 4), *g1 = malloc(P * 4);
-    if (grads_alone(0, g0, &err) || grads_alone(1, g1, &err)) {
+    float *g0 = malloc(P * 4), *g1 = malloc(P * 4), *g2 = malloc(P * 4);
+    if (grads_alone(0, g0, &err) || grads_alone(1, g1, &err) || grads_double(g2, &err)) {
         fprintf(stderr, "FAIL: single-rank run: %s\n", err.msg);
         return 1;
     }
@@ -356,24 +413,28 @@ int main(void)
     /* cuda_dp_sim: ordered streams; each seed orders the ranks' streams differently */
     for (unsigned long long seed = 1; seed <= 3; seed++) {
         shim_streams_ordered(seed);
-        dp_round(4096, g0, g1);
+        dp_round(4096, g0, g1, g2);
     }
 #else
-    dp_round(4096, g0, g1);
+    dp_round(4096, g0, g1, g2);
 #endif
-    dp_round((size_t)25 << 20, g0, g1);
-#ifdef CUDA_DP_SIM
+    dp_round((size_t)25 << 20, g0, g1, g2);
+#if defined(CUDA_DP_SIM) || defined(CUDA_DP_MODULE)
     processes_round(g0, g1);
 #endif
+#ifndef CUDA_DP_MODULE
     dead_peer_round(1);
     dead_peer_round(2);
+#endif
     verify_reference_free(&ref);
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;
     }
-#ifdef CUDA_DP_SIM
+#if defined(CUDA_DP_SIM)
     printf("cuda_dp_sim: all passed\n");
+#elif defined(CUDA_DP_MODULE)
+    printf("cuda_dp_module: all passed\n");
 #else
     printf("cuda_dp_host: all passed\n");
 #endif

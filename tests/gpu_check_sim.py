@@ -16,7 +16,7 @@ from testlib import check, failures
 
 BIN, MODULE, ROOT = [os.path.abspath(a) for a in sys.argv[1:4]]
 STEPS = ["build", "ctest", "verify", "realistic", "sanitize", "measure", "host_data", "auto_batch", "ranks",
-         "torchrun", "torch"]
+         "dp_equal", "torchrun", "torch"]
 MEASURED = ["measure", "host_data", "auto_batch"]
 with tempfile.TemporaryDirectory() as out:
     env = dict(os.environ, INSTBENCH_CUDA_MODULE=MODULE, CUDASIM_FREE_MIB="80", AWS_EC2_METADATA_DISABLED="true",
@@ -41,7 +41,7 @@ with tempfile.TemporaryDirectory() as out:
         check(got.get(name, {}).get("samples_per_second", 0) > 0, "%s: no samples/s in the summary" % name)
     check(got.get("auto_batch", {}).get("batch_size_per_device", 0) > 8,
           "auto_batch picked %s" % got.get("auto_batch", {}).get("batch_size_per_device"))
-    for name in ["build", "ctest", "realistic", "sanitize", "ranks", "torchrun", "torch"]:
+    for name in ["build", "ctest", "realistic", "sanitize", "ranks", "dp_equal", "torchrun", "torch"]:
         check(got.get(name, {}).get("result") == "SKIP", "%s should be SKIP here: %s" % (name, got.get(name)))
     check(doc.get("passed") is True, "summary.json passed: %s" % doc.get("passed"))
 print("gpu_check_sim: %d failure(s)" % len(failures))
