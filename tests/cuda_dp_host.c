@@ -241,17 +241,7 @@ static void dead_peer_round(int mode)
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* a port nothing listens on now (the kernel's pick for port 0; the rendezvous binds it next) */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0) close(fd);
-    return port;
-}
+#include "free_port.h"
 
 static int write_all(int fd, const void *p, size_t n)
 {

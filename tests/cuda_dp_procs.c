@@ -21,6 +21,7 @@
 #include "instbench/verify.h"
 
 #include "check.h"
+#include "free_port.h"
 
 enum { STEP, LEAVE };
 
@@ -131,17 +132,6 @@ static void reap(proc *p)
     p->pid = -1;
 }
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof a;
-    int port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &al) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0) close(fd);
-    return port;
-}
 
 /* Both processes joined, then: VICTIM (0 or 1) SIGKILLed, or -1 for none.  Returns the line the
  * survivor WATCHED printed after its step, and how long it took. */
