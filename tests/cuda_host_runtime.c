@@ -10,11 +10,13 @@
  * - Ordered mode (turned on by tests/cudasim, where the real kernels run): an op runs only after
  *   every earlier op of its stream, and only once what it waits for has happened (the record of
  *   an event, every peer of a collective).  Among the ops that may run, a seeded adversarial
- *   scheduler picks which runs next, and runs some of them as soon as they are queued while
- *   leaving others until a host wait needs them: independent streams' work runs as early or as
- *   late as the rules allow, so a missing cudaStreamWaitEvent shows as wrong numbers instead of
- *   passing because everything ran in call order.  Ops of different streams may run at the same
- *   time on different host threads, as on a GPU.
+ *   scheduler picks which runs next, so a missing cudaStreamWaitEvent shows as wrong numbers
+ *   instead of passing because everything ran in call order.  Seeds 1 and 2 are deterministic
+ *   and opposite: nothing runs before a host wait needs it, and then the ready op of the stream
+ *   made last (seed 1) or first (seed 2) always goes first, so for any two streams both orders
+ *   occur over the two seeds; any other seed picks at random and runs some ops as soon as they
+ *   are queued.  Ops of different streams may run at the same time on different host threads,
+ *   as on a GPU.
  * - Immediate mode (the loop launchers of cuda_host_shim.c run at the call and ignore streams):
  *   every op runs before its call returns; a collective waits there for its peers.
  * Host memory follows CUDA's rules: a copy from pageable memory is staged at the call (the caller
@@ -194,6 +196,7 @@ typedef struct shim_stream {
     shim_op *head, *tail;
     int busy;     /* its head op is running on some thread: the next one waits */
     int device;   /* current when it was made: cudaFree and cudaDeviceSynchronize wait for its work */
+    int made;     /* creation order: the priority under seeds 1 and 2 */
 } shim_stream;
 
 /* One lock over every queue; ops run without it (so they may take their own locks, and two
@@ -203,13 +206,16 @@ static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
 static shim_stream *streams[MAX_STREAMS];
 static shim_stream default_stream;   /* the NULL stream */
 static int ordered;
+static int strict;   /* seeds 1 and 2: +1 the newest stream first, -1 the oldest; 0 at random */
+static int streams_made;
 static unsigned long long sched_seed = 0x9E3779B97F4A7C15ULL;
 static cudaError_t async_error;
 
 void shim_streams_ordered(unsigned long long seed)
 {
     ordered = 1;
-    sched_seed = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    strict = seed == 1 ? 1 : seed == 2 ? -1 : 0;
+    sched_seed = seed > 2 ? seed : 0x9E3779B97F4A7C15ULL;
 }
 int shim_streams_are_ordered(void) { return ordered; }
 
@@ -259,7 +265,10 @@ static int step_one(int *never)
         pthread_mutex_unlock(&sched_lock);
         return 0;
     }
-    shim_stream *st = cand[n == 1 ? 0 : next_random() % n];
+    size_t pick = n == 1 ? 0 : strict ? 0 : next_random() % n;
+    for (size_t i = 1; strict && i < n; i++)
+        if (strict * cand[i]->made > strict * cand[pick]->made) pick = i;
+    shim_stream *st = cand[pick];
     shim_op *op = st->head;
     st->head = op->next;
     if (!st->head) st->tail = NULL;
@@ -334,7 +343,7 @@ void shim_enqueue(cudaStream_t s, const shim_work *w)
     else st->head = op;
     st->tail = op;
     /* ordered: about half the time, run a few ready ops now (any stream's); the rest waits */
-    int early = ordered ? (next_random() % 2 ? (int)(next_random() % 4) + 1 : 0) : 0;
+    int early = ordered && !strict ? (next_random() % 2 ? (int)(next_random() % 4) + 1 : 0) : 0;
     pthread_mutex_unlock(&sched_lock);
     if (!ordered) {
         drive_until(stream_idle, st);   /* -1: stuck behind a dead peer; it stays queued */
@@ -396,6 +405,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned f)
     if (!n) return cudaErrorMemoryAllocation;
     n->device = shim_current;
     pthread_mutex_lock(&sched_lock);
+    n->made = ++streams_made;
     for (size_t i = 0; i < MAX_STREAMS; i++)
         if (!streams[i]) {
             streams[i] = n;
