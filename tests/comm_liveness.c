@@ -20,6 +20,7 @@
 #include "instbench/comm.h"
 
 #include "check.h"
+#include "procs.h"
 
 #define BLOB 128
 #define WORLD 6
@@ -112,26 +113,7 @@ static child start(int is_root, rendezvous_tcp_server *srv, int port, int first_
 }
 
 /* The child's next line within MS milliseconds (without the newline), or "" when none came. */
-static const char *next_line(child *ch, int ms)
-{
-    size_t n = 0;
-    const double deadline = util_now_seconds() + ms / 1000.0;
-    ch->line[0] = '\0';
-    while (n + 1 < sizeof ch->line) {
-        int left = (int)((deadline - util_now_seconds()) * 1000);
-        struct pollfd pf = {ch->out, POLLIN, 0};
-        if (left <= 0 || poll(&pf, 1, left) != 1) break;
-        char c;
-        if (read(ch->out, &c, 1) != 1) break;
-        if (c == '\n') {
-            ch->line[n] = '\0';
-            return ch->line;
-        }
-        ch->line[n++] = c;
-    }
-    ch->line[0] = '\0';
-    return ch->line;
-}
+static const char *next_line(child *ch, int ms) { return read_line_within(ch->out, ch->line, sizeof ch->line, ms); }
 
 static void command(child *ch, char c)
 {
@@ -198,28 +180,23 @@ static void expect_silence(child *ch, const char *who, int ms)
     CHECK(!l[0], "%s reported '%s' though everyone left cleanly", who, l);
 }
 
-static void test_peer_killed(void)
+/* Child VICTIM of the job (0: rank 0's process, ranks 0-1; 1: the first peer, ranks 2-3) is
+ * SIGKILLed: both others report it, naming its ranks, within 2 s. */
+static void test_killed(int victim)
 {
-    child r, a, b;
-    if (job(&r, &a, &b, 0)) goto out;
-    kill(a.pid, SIGKILL);
-    const char *w[] = {"ranks 2-3", "127.0.0.1", "died", NULL};
-    expect_report(&r, "rank 0 after a peer's SIGKILL", 2000, w);
-    expect_report(&b, "the other peer after a peer's SIGKILL", 2000, w);
+    child c[3];   /* rank 0's process, peer 1, peer 2 */
+    if (job(&c[0], &c[1], &c[2], 0)) goto out;
+    kill(c[victim].pid, SIGKILL);
+    const char *w[] = {victim == 0 ? "ranks 0-1" : "ranks 2-3", "127.0.0.1", "died", NULL};
+    static const char *const names[] = {"rank 0", "peer 1", "peer 2"};
+    for (int i = 0; i < 3; i++) {
+        if (i == victim) continue;
+        char who[80];
+        snprintf(who, sizeof who, "%s after %s's SIGKILL", names[i], names[victim]);
+        expect_report(&c[i], who, 2000, w);
+    }
 out:
-    reap(&r), reap(&a), reap(&b);
-}
-
-static void test_root_killed(void)
-{
-    child r, a, b;
-    if (job(&r, &a, &b, 0)) goto out;
-    kill(r.pid, SIGKILL);
-    const char *w[] = {"ranks 0-1", "127.0.0.1", "died", NULL};
-    expect_report(&a, "peer 1 after rank 0's SIGKILL", 2000, w);
-    expect_report(&b, "peer 2 after rank 0's SIGKILL", 2000, w);
-out:
-    reap(&r), reap(&a), reap(&b);
+    reap(&c[0]), reap(&c[1]), reap(&c[2]);
 }
 
 static void test_peer_fails(void)
@@ -406,8 +383,8 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     for (int i = 0; i < BLOB; i++) blob[i] = (unsigned char)(i * 37 + 11);
     const double t0 = util_now_seconds();
-    test_peer_killed();
-    test_root_killed();
+    test_killed(1);
+    test_killed(0);
     test_peer_fails();
     test_clean_goodbyes();
     test_hostile_handshakes();

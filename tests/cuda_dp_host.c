@@ -84,16 +84,17 @@ static int grads_double(float *g, ib_error *err)
     return rc ? -1 : 0;
 }
 
-static double rel_l2(const float *got, const float *want, size_t n)
+/* relative L2 distance of GOT from WANT (in double: a reference exact to fp32 and beyond) */
+static double rel_l2(const float *got, const double *want, size_t n)
 {
     double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) num += ((double)got[i] - want[i]) * ((double)got[i] - want[i]), den += (double)want[i] * want[i];
+    for (size_t i = 0; i < n; i++) num += (got[i] - want[i]) * (got[i] - want[i]), den += want[i] * want[i];
     return sqrt(num / den);
 }
 
-/* One data-parallel step of both ranks with buckets of bucket_bytes, checked against the mean of
- * g0 and g1 (each rank's batch alone) and against g2 (one rank at twice the batch). */
-static void dp_round(size_t bucket_bytes, const float *g0, const float *g1, const float *g2)
+/* One data-parallel step of both ranks with buckets of bucket_bytes, checked against MEAN (of the
+ * two ranks' gradients, each batch alone) and DOUBLE_BATCH (one rank at twice the batch). */
+static void dp_round(size_t bucket_bytes, const double *mean, const double *double_batch)
 {
     ib_error err;
     const size_t P = ref.layout.total;
@@ -143,17 +144,12 @@ static void dp_round(size_t bucket_bytes, const float *g0, const float *g1, cons
         CHECK(a[r].rc == 0, "rank %d: %s", r, a[r].err.msg);
         CHECK(a[r].agreed == 2, "rank %d agreed on %d, not rank 0's 2", r, a[r].agreed);
         if (bs[r]->ops->get_grads(bs[r], got, &err)) continue;
-        double num = 0, den = 0;
-        for (size_t i = 0; i < P; i++) {
-            const double want = 0.5 * ((double)g0[i] + g1[i]);
-            num += (got[i] - want) * (got[i] - want);
-            den += want * want;
-        }
-        CHECK(sqrt(num / den) < 1e-6, "buckets of %zu bytes, rank %d: averaged gradients off by relative L2 %.3g",
-              bucket_bytes, r, sqrt(num / den));
+        const double off = rel_l2(got, mean, P), off2 = rel_l2(got, double_batch, P);
+        CHECK(off < 1e-6, "buckets of %zu bytes, rank %d: averaged gradients off by relative L2 %.3g", bucket_bytes, r,
+              off);
         /* the same as one rank at twice the batch, up to fp32 summation order */
-        CHECK(rel_l2(got, g2, P) < 5e-5, "buckets of %zu bytes, rank %d: %.3g relative L2 from one rank at twice the "
-              "batch", bucket_bytes, r, rel_l2(got, g2, P));
+        CHECK(off2 < 5e-5, "buckets of %zu bytes, rank %d: %.3g relative L2 from one rank at twice the batch",
+              bucket_bytes, r, off2);
     }
     bs[0]->ops->get_params(bs[0], p0, &err);
     bs[1]->ops->get_params(bs[1], p1, &err);
@@ -241,7 +237,7 @@ static void dead_peer_round(int mode)
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "free_port.h"
+#include "procs.h"
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -299,7 +295,7 @@ static int read_all(int fd, void *p, size_t n)
 
 /* Two processes, one rank each, over the real rendezvous: the same averaged gradients as the
  * mean of the two ranks alone, and identical parameters after the step. */
-static void processes_round(const float *g0, const float *g1)
+static void processes_round(const double *mean)
 {
     const size_t P = ref.layout.total;
     const int port = free_port();
@@ -333,14 +329,8 @@ static void processes_round(const float *g0, const float *g1)
     }
     if (got[0] && got[1]) {
         for (int r = 0; r < 2; r++) {
-            double num = 0, den = 0;
-            for (size_t i = 0; i < P; i++) {
-                const double want = 0.5 * ((double)g0[i] + g1[i]);
-                num += (g[r][i] - want) * (g[r][i] - want);
-                den += want * want;
-            }
-            CHECK(sqrt(num / den) < 1e-6, "2 processes, rank %d: averaged gradients off by relative L2 %.3g", r,
-                  sqrt(num / den));
+            const double off = rel_l2(g[r], mean, P);
+            CHECK(off < 1e-6, "2 processes, rank %d: averaged gradients off by relative L2 %.3g", r, off);
         }
         CHECK(!memcmp(p[0], p[1], P * 4), "2 processes: parameters differ between the ranks after the step");
     }
@@ -396,6 +386,9 @@ int main(void)
         fprintf(stderr, "FAIL: single-rank run: %s\n", err.msg);
         return 1;
     }
+    double *mean = malloc(P * sizeof *mean), *double_batch = malloc(P * sizeof *double_batch);
+    for (size_t i = 0; i < P; i++) mean[i] = 0.5 * ((double)g0[i] + g1[i]), double_batch[i] = g2[i];
+    free(g0), free(g1), free(g2);
 
     /* 4 KiB buckets: the 29k-parameter fixture's backward starts many allreduces as it goes;
      * 25 MiB (DDP's default): one bucket, started only by the final flush */
@@ -403,19 +396,20 @@ int main(void)
     /* cuda_dp_sim: ordered streams; each seed orders the ranks' streams differently */
     for (unsigned long long seed = 1; seed <= 3; seed++) {
         shim_streams_ordered(seed);
-        dp_round(4096, g0, g1, g2);
+        dp_round(4096, mean, double_batch);
     }
 #else
-    dp_round(4096, g0, g1, g2);
+    dp_round(4096, mean, double_batch);
 #endif
-    dp_round((size_t)25 << 20, g0, g1, g2);
+    dp_round((size_t)25 << 20, mean, double_batch);
 #if defined(CUDA_DP_SIM) || defined(CUDA_DP_MODULE)
-    processes_round(g0, g1);
+    processes_round(mean);
 #endif
 #ifndef CUDA_DP_MODULE
     dead_peer_round(1);
     dead_peer_round(2);
 #endif
+    free(mean), free(double_batch);
     verify_reference_free(&ref);
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);

@@ -7,13 +7,10 @@
  * that process; a process that fails on its own (its deadline) must have its reason reach the
  * other; a process that finishes cleanly must not be reported as dead. */
 #include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,7 +18,7 @@
 #include "instbench/verify.h"
 
 #include "check.h"
-#include "free_port.h"
+#include "procs.h"
 
 enum { STEP, LEAVE };
 
@@ -100,24 +97,7 @@ static proc spawn(int rank, int port, const char *timeout_s, int action)
 }
 
 /* The process's next line within MS milliseconds, "" when none came. */
-static const char *next_line(proc *p, int ms)
-{
-    size_t n = 0;
-    const double deadline = util_now_seconds() + ms / 1000.0;
-    while (n + 1 < sizeof p->line) {
-        int left = (int)((deadline - util_now_seconds()) * 1000);
-        struct pollfd pf = {p->out, POLLIN, 0};
-        char c;
-        if (left <= 0 || poll(&pf, 1, left) != 1 || read(p->out, &c, 1) != 1) break;
-        if (c == '\n') {
-            p->line[n] = '\0';
-            return p->line;
-        }
-        p->line[n++] = c;
-    }
-    p->line[0] = '\0';
-    return p->line;
-}
+static const char *next_line(proc *p, int ms) { return read_line_within(p->out, p->line, sizeof p->line, ms); }
 
 static void reap(proc *p)
 {

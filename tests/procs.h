@@ -1,0 +1,50 @@
+/* procs: helpers of the tests that fork processes which meet over the real rendezvous
+ * (comm_liveness, cuda_dp_procs, cuda_dp_sim). */
+#ifndef INSTBENCH_TESTS_PROCS_H
+#define INSTBENCH_TESTS_PROCS_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "instbench/util.h"
+
+/* A TCP port nothing listens on now: the kernel's pick for port 0 on loopback.  The rendezvous
+ * binds it next, so a race with another program is possible but harmless in practice (the test
+ * would fail, not hang). */
+static inline int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+/* The next line a child writes to FD within MS milliseconds, without its newline, into LINE
+ * [CAP]; "" when none came (or it was longer than CAP - 1). */
+static inline const char *read_line_within(int fd, char *line, size_t cap, int ms)
+{
+    size_t n = 0;
+    const double deadline = util_now_seconds() + ms / 1000.0;
+    while (n + 1 < cap) {
+        int left = (int)((deadline - util_now_seconds()) * 1000);
+        struct pollfd pf = {fd, POLLIN, 0};
+        char c;
+        if (left <= 0 || poll(&pf, 1, left) != 1 || read(fd, &c, 1) != 1) break;
+        if (c == '\n') {
+            line[n] = '\0';
+            return line;
+        }
+        line[n++] = c;
+    }
+    line[0] = '\0';
+    return line;
+}
+
+#endif
