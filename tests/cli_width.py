@@ -4,16 +4,13 @@ wider than the terminal, measured here in characters after stripping colour esca
 left out are named by a note, --wide brings them back (a line wider than 80 appears), and through
 a pipe every column is printed.
 Usage: cli_width.py INSTBENCH TEST_DATA_DIR"""
-import fcntl
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 
-from testlib import check, failures
+from testlib import check, failures, on_pty
 
 BIN, DATA = sys.argv[1], sys.argv[2]
 ESC = re.compile(r"\x1b\[[0-9;]*m")
@@ -25,24 +22,10 @@ ENV.update(INSTBENCH_CPU_PEAK_SECONDS="0.05", NO_COLOR="1", AWS_CONFIG_FILE="/no
            AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_EC2_METADATA_DISABLED="true")
 
 
-def on_pty(args, cols):
+def width_run(args, cols):
     """stdout on a terminal COLS wide; returns (exit code, stdout lines)."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-    p = subprocess.Popen([BIN, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.DEVNULL, env=ENV)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            b = os.read(master, 65536)
-        except OSError:   # EIO: the child closed its side
-            break
-        if not b:
-            break
-        chunks.append(b)
-    os.close(master)
-    rc = p.wait(timeout=120)
-    text = ESC.sub("", b"".join(chunks).decode(errors="replace")).replace("\r", "")
+    rc, out = on_pty([BIN, *args], ENV, cols=cols)
+    text = ESC.sub("", out.decode(errors="replace")).replace("\r", "")
     return rc, text.split("\n")
 
 
@@ -64,7 +47,7 @@ COMMANDS = [["models"], ["models", "--layout"], PRICES,
             ["measure", *TINY, "--output", os.path.join(tmp, "m.json")]]
 for cols in (80, 120, 200):
     for args in COMMANDS:
-        rc, lines = on_pty(args, cols)
+        rc, lines = width_run(args, cols)
         what = f"{cols} columns: instbench {' '.join(args[:3])}"
         check(rc == 0, f"{what}: exit {rc}")
         check(len(lines) > 3, f"{what}: printed {len(lines)} lines")
@@ -78,15 +61,15 @@ for cols in (80, 120, 200):
 
 # at 80 columns the prices and rank tables leave columns out and say so; --wide brings them back
 for args in (PRICES, ["rank", "--prices", "snapshot", "--samples", "1e9", results]):
-    _, narrow = on_pty(args, 80)
+    _, narrow = width_run(args, 80)
     check(any(re.match(r"\(\d+ more columns?: --wide", ln) for ln in narrow), f"{args[0]} at 80: no note: {narrow}")
-    _, full = on_pty(args + ["--wide"], 80)
+    _, full = width_run(args + ["--wide"], 80)
     check(any(len(ln) > 80 for ln in full), f"{args[0]} --wide at 80: no line wider than 80")
     piped = subprocess.run([BIN, *args, "--format", "table"], capture_output=True, text=True, env=ENV)
     check(piped.returncode == 0 and "more column" not in piped.stdout and "PLACEMENT" in piped.stdout.upper(),
           f"{args[0]} through a pipe must print every column: {piped.stdout[:300]}")
 # --columns picks and orders; an unknown key is a usage error naming the keys
-_, picked = on_pty(PRICES + ["--columns", "spot,type"], 80)
+_, picked = width_run(PRICES + ["--columns", "spot,type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")
 check(re.match(r"SPOT \$/h \(LOWEST\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
 p = subprocess.run([BIN, *PRICES, "--columns", "type,nope"], capture_output=True, text=True, env=ENV)

@@ -1,45 +1,28 @@
 """On a terminal: a progress line on stderr (phase, step, samples/s, time left) and a human summary
 on stdout, bold only without NO_COLOR; through pipes: no progress line at all, JSON on stdout;
 --quiet: nothing on stderr."""
-import errno
 import re
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from measure_common import BIN, TINY, check, env, finish, run, scratch  # noqa: E402
+from testlib import on_pty  # noqa: E402
 
 ARGS = TINY + ["--duration", "1.2", "--warmup", "2"]
 
 
-def on_pty(no_color):
-    master, slave = os.openpty()
+def tty_run(no_color):
     d = scratch()
     e = env(NO_COLOR="1" if no_color else None, TERM="xterm")
-    p = subprocess.Popen([BIN, "measure"] + ARGS + ["--output", os.path.join(d, "r.json")],
-                         stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=e)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            b = os.read(master, 65536)
-        except OSError as ex:   # EIO once the child side is closed
-            if ex.errno != errno.EIO:
-                raise
-            break
-        if not b:
-            break
-        chunks.append(b)
-    os.close(master)
-    p.wait(timeout=60)
-    return p.returncode, b"".join(chunks).decode(errors="replace")
+    rc, out = on_pty([BIN, "measure"] + ARGS + ["--output", os.path.join(d, "r.json")], e, stderr="pty", timeout=60)
+    return rc, out.decode(errors="replace")
 
 
 for no_color in (True, False):
     what = "NO_COLOR" if no_color else "colour"
-    rc, text = on_pty(no_color)
+    rc, text = tty_run(no_color)
     check(rc == 0, f"{what}: exit {rc}: {text[-300:]}")
     check("\rtimed" in text or "timed\x1b[0m" in text, f"{what}: no timed-phase progress line")
     check("samples/s" in text and " left" in text, f"{what}: progress lacks samples/s or time left")

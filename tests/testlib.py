@@ -7,10 +7,13 @@ import json
 import math
 import os
 import re
+import select
 import ssl
 import subprocess
+import struct
 import sys
 import tempfile
+import time
 import urllib.request
 
 failures = []
@@ -34,6 +37,45 @@ def fail(msg):
 def require(cond, msg):
     if not cond:
         fail(msg)
+
+
+def on_pty(argv, env, cols=80, rows=50, stderr=None, timeout=120):
+    """Runs argv with stdout (and stderr if stderr == "pty") on a pseudo-terminal COLS wide and
+    returns (exit code, bytes printed there).  The parent keeps its own copy of the terminal's
+    slave side open until the child has exited and then drains what is left: reading until EIO
+    instead loses output on Linux when the child exits before the pty has passed its last
+    bytes on (seen in CI as a table of two lines)."""
+    import fcntl
+    import termios
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=slave if stderr == "pty" else subprocess.DEVNULL, env=env)
+    chunks = []
+
+    def drain(wait):
+        while select.select([master], [], [], wait)[0]:
+            try:
+                b = os.read(master, 65536)
+            except OSError:
+                return
+            if not b:
+                return
+            chunks.append(b)
+
+    try:
+        deadline = time.monotonic() + timeout
+        while p.poll() is None:
+            if time.monotonic() > deadline:
+                p.kill()
+                p.wait()
+                break
+            drain(0.05)
+        drain(0.2)
+    finally:
+        os.close(slave)
+        os.close(master)
+    return p.returncode, b"".join(chunks)
 
 
 def usd(v):
