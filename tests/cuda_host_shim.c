@@ -170,6 +170,82 @@ cudaError_t cuk_heads_split(const void *datt, void *dO, ib_precision dt, int B, 
     return cudaSuccess;
 }
 
+/* Fused attention as the plain definition, row by row (kernels.h): q, k, v and the output bf16 in
+ * the GEMM layouts, P rounded to bf16 for its products, statistics in fp32. */
+static float qkv_at(const void *qkv, int B, int T, int H, int hd, int which, int b, int t, int h, int d)
+{
+    (void)B;
+    return ld_(qkv, IB_PREC_BF16, (((size_t)b * T + t) * 3 + which) * H * hd + (size_t)h * hd + d);
+}
+
+cudaError_t cuk_attention_fused_forward(const void *qkv, void *att, float *lse, int B, int T, int H, int hd, float scale,
+                                        cudaStream_t s)
+{
+    if (!cuk_attention_fused_head_dim(hd)) return cudaErrorInvalidValue;
+    float *sc = malloc((size_t)T * sizeof(float));
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                float mx = -INFINITY, sum = 0;
+                for (int j = 0; j < T; j++) {
+                    float x = 0;
+                    for (int d = 0; d < hd; d++)
+                        x += qkv_at(qkv, B, T, H, hd, 0, b, t, h, d) * qkv_at(qkv, B, T, H, hd, 1, b, j, h, d);
+                    sc[j] = x * scale;
+                    mx = sc[j] > mx ? sc[j] : mx;
+                }
+                for (int j = 0; j < T; j++) sum += (sc[j] = expf(sc[j] - mx));
+                for (int d = 0; d < hd; d++) {
+                    float o = 0;
+                    for (int j = 0; j < T; j++)
+                        o += cpu_f32_from_bf16(cpu_bf16_from_f32(sc[j])) * qkv_at(qkv, B, T, H, hd, 2, b, j, h, d);
+                    st(att, IB_PREC_BF16, ((size_t)b * T + t) * H * hd + (size_t)h * hd + d, o / sum);
+                }
+                lse[((size_t)b * H + h) * T + t] = mx + logf(sum);
+            }
+    free(sc);
+    return cudaSuccess;
+}
+
+cudaError_t cuk_attention_fused_backward(const void *qkv, const void *att, const void *datt, const float *lse,
+                                         float *dlt, float *dqkv, int B, int T, int H, int hd, float scale,
+                                         cudaStream_t s)
+{
+    if (!cuk_attention_fused_head_dim(hd)) return cudaErrorInvalidValue;
+    const size_t D = (size_t)H * hd;
+#define AT(ptr, b, t, h, d) ld_(ptr, IB_PREC_BF16, ((size_t)(b) * T + (t)) * D + (size_t)(h) * hd + (d))
+#define DQKV(which, b, t, h, d) dqkv[(((size_t)(b) * T + (t)) * 3 + (which)) * D + (size_t)(h) * hd + (d)]
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            for (int t = 0; t < T; t++) {
+                float x = 0;
+                for (int d = 0; d < hd; d++) x += AT(datt, b, t, h, d) * AT(att, b, t, h, d);
+                dlt[((size_t)b * H + h) * T + t] = x;
+                for (int d = 0; d < hd; d++) DQKV(0, b, t, h, d) = DQKV(1, b, t, h, d) = DQKV(2, b, t, h, d) = 0;
+            }
+            for (int t = 0; t < T; t++)
+                for (int j = 0; j < T; j++) {
+                    float sx = 0, dp = 0;
+                    for (int d = 0; d < hd; d++) {
+                        sx += qkv_at(qkv, B, T, H, hd, 0, b, t, h, d) * qkv_at(qkv, B, T, H, hd, 1, b, j, h, d);
+                        dp += AT(datt, b, t, h, d) * qkv_at(qkv, B, T, H, hd, 2, b, j, h, d);
+                    }
+                    const float p = cpu_f32_from_bf16(cpu_bf16_from_f32(expf(sx * scale - lse[((size_t)b * H + h) * T + t])));
+                    const float ds = cpu_f32_from_bf16(cpu_bf16_from_f32(p * (dp - dlt[((size_t)b * H + h) * T + t]) * scale));
+                    for (int d = 0; d < hd; d++) {
+                        DQKV(0, b, t, h, d) += ds * qkv_at(qkv, B, T, H, hd, 1, b, j, h, d);
+                        DQKV(1, b, j, h, d) += ds * qkv_at(qkv, B, T, H, hd, 0, b, t, h, d);
+                        DQKV(2, b, j, h, d) += p * AT(datt, b, t, h, d);
+                    }
+                }
+        }
+#undef AT
+#undef DQKV
+    return cudaSuccess;
+}
+
+int cuk_attention_fused_head_dim(int hd) { return hd >= 1 && hd <= 128 ? (hd <= 32 ? 32 : hd <= 64 ? 64 : 128) : 0; }
+
 cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale, cudaStream_t s)
 {
     for (size_t r = 0; r < rows; r++) {

@@ -137,8 +137,100 @@ static void run(const char *path)
 /* cuda_vit_sim: the same checks with the real kernels (tests/cudasim) and the real gemm.c on the
  * cuBLASLt stand-in, once through cuBLASLt and once with every GEMM falling back to cuBLAS. */
 #include "cuda_cublaslt_standin.h"
+#include "cuda/kernels.h"
+#include "cpu/ops.h"
+#include <math.h>
 extern long cudasim_launches, cudasim_threads_run;
 extern char cudasim_problem[256];
+
+static double rel_l2(const double *want, const float *got, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) num += (got[i] - want[i]) * (got[i] - want[i]), den += want[i] * want[i];
+    return sqrt(num / (den > 0 ? den : 1));
+}
+
+/* The fused attention kernels on their own, at shapes the fixtures do not reach (head dims 64 and
+ * 72, which pad to 64 and 128 and take the other tile configurations; 197 tokens as ViT-B/16 has;
+ * several key and query tiles), against attention computed here in double precision from the same
+ * bf16 q, k, v and dO: out and the gradients within bf16 rounding, lse within fp32 rounding. */
+static void attention_kernels_check(int B, int T, int H, int hd)
+{
+    const size_t D = (size_t)H * hd, n3 = (size_t)B * T * 3 * D, n1 = (size_t)B * T * D, nr = (size_t)B * H * T;
+    bf16 *qkv, *att, *datt;
+    float *lse, *dlt, *dqkv;
+    if (cudaMalloc((void **)&qkv, n3 * 2) || cudaMalloc((void **)&att, n1 * 2) || cudaMalloc((void **)&datt, n1 * 2) ||
+        cudaMalloc((void **)&lse, nr * 4) || cudaMalloc((void **)&dlt, nr * 4) || cudaMalloc((void **)&dqkv, n3 * 4)) {
+        fprintf(stderr, "FAIL attention kernels: cudaMalloc\n");
+        failures++;
+        return;
+    }
+    uint64_t x = 0x1234567u + (uint64_t)T * 131 + hd;
+    for (size_t i = 0; i < n3 + n1; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const float u = (float)((x >> 11) * (1.0 / 9007199254740992.0)) * 4.0f - 2.0f;
+        if (i < n3) qkv[i] = cpu_bf16_from_f32(u);
+        else datt[i - n3] = cpu_bf16_from_f32(u * 0.1f);
+    }
+    const float scale = 1.0f / sqrtf((float)hd);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    int rc = cuk_attention_fused_forward(qkv, att, lse, B, T, H, hd, scale, s) != cudaSuccess ||
+             cuk_attention_fused_backward(qkv, att, datt, lse, dlt, dqkv, B, T, H, hd, scale, s) != cudaSuccess ||
+             cudaStreamSynchronize(s) != cudaSuccess;
+    cudaStreamDestroy(s);
+    /* the reference: softmax(q k^T scale) v and its gradients, in double */
+    double *o = calloc(n1, sizeof *o), *g = calloc(n3, sizeof *g), *L = calloc(nr, sizeof *L);
+    double *p = malloc((size_t)T * sizeof *p), *dp = malloc((size_t)T * sizeof *dp);
+    float *got_o = malloc(n1 * sizeof *got_o);
+#define Q(b, t, w, h, d) (double)cpu_f32_from_bf16(qkv[(((size_t)(b) * T + (t)) * 3 + (w)) * D + (size_t)(h) * hd + (d)])
+#define G(b, t, h, d) (double)cpu_f32_from_bf16(datt[((size_t)(b) * T + (t)) * D + (size_t)(h) * hd + (d)])
+#define GI(b, t, w, h, d) g[(((size_t)(b) * T + (t)) * 3 + (w)) * D + (size_t)(h) * hd + (d)]
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double mx = -INFINITY, sum = 0, dot = 0;
+                for (int j = 0; j < T; j++) {
+                    double z = 0;
+                    for (int d = 0; d < hd; d++) z += Q(b, t, 0, h, d) * Q(b, j, 1, h, d);
+                    p[j] = z * scale, mx = p[j] > mx ? p[j] : mx;
+                }
+                for (int j = 0; j < T; j++) sum += (p[j] = exp(p[j] - mx));
+                for (int j = 0; j < T; j++) p[j] /= sum;
+                L[((size_t)b * H + h) * T + t] = mx + log(sum);
+                for (int d = 0; d < hd; d++) {
+                    double z = 0;
+                    for (int j = 0; j < T; j++) z += p[j] * Q(b, j, 2, h, d);
+                    o[((size_t)b * T + t) * D + (size_t)h * hd + d] = z;
+                }
+                for (int j = 0; j < T; j++) {
+                    double z = 0;
+                    for (int d = 0; d < hd; d++) z += G(b, t, h, d) * Q(b, j, 2, h, d);
+                    dp[j] = z, dot += p[j] * z;
+                }
+                for (int j = 0; j < T; j++) {
+                    const double ds = p[j] * (dp[j] - dot) * scale;
+                    for (int d = 0; d < hd; d++) {
+                        GI(b, t, 0, h, d) += ds * Q(b, j, 1, h, d);
+                        GI(b, j, 1, h, d) += ds * Q(b, t, 0, h, d);
+                        GI(b, j, 2, h, d) += p[j] * G(b, t, h, d);
+                    }
+                }
+            }
+#undef Q
+#undef G
+#undef GI
+    for (size_t i = 0; i < n1; i++) got_o[i] = cpu_f32_from_bf16(att[i]);
+    const double e_o = rel_l2(o, got_o, n1), e_g = rel_l2(g, dqkv, n3), e_l = rel_l2(L, lse, nr);
+    printf("fused attention B=%d T=%d H=%d hd=%d: out rel L2 %.2g, dq/dk/dv %.2g, lse %.2g\n", B, T, H, hd, e_o, e_g, e_l);
+    if (rc || !(e_o < 1e-2) || !(e_g < 2e-2) || !(e_l < 1e-5)) {
+        fprintf(stderr, "FAIL attention kernels B=%d T=%d H=%d hd=%d: %s out %.3g, grads %.3g, lse %.3g\n", B, T, H, hd,
+                rc ? "launch failed;" : "", e_o, e_g, e_l);
+        failures++;
+    }
+    free(o), free(g), free(L), free(p), free(dp), free(got_o);
+    cudaFree(qkv), cudaFree(att), cudaFree(datt), cudaFree(lse), cudaFree(dlt), cudaFree(dqkv);
+}
 #endif
 
 int main(void)
@@ -160,6 +252,9 @@ int main(void)
             failures++;
         }
     }
+    attention_kernels_check(1, 197, 1, 64);
+    attention_kernels_check(2, 19, 2, 72);
+    attention_kernels_check(1, 40, 3, 9);
     if (cudasim_problem[0]) {
         fprintf(stderr, "FAIL: cudasim: %s\n", cudasim_problem);
         failures++;

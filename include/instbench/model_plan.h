@@ -23,7 +23,8 @@ typedef struct model_block_acts {
     float *mean1, *rstd1;   /* [B*T] */
     void *qkv;              /* act [B,T,3D]: the CPU keeps the qkv Linear's output [B,T,3,H,hd]; the
                              * CUDA backend q, k, v split by head, [3][B,H,T,hd] */
-    void *P;                /* act [B,H,T,Ts] softmax probabilities (T valid columns of Ts per row) */
+    void *P;                /* act [B,H,T,Ts] softmax probabilities (T valid columns of Ts per row);
+                             * NULL without them (model_plan_build's tt_align 0) */
     void *att;              /* act [B,T,D] attention output, heads merged (proj input) */
     float *x_mid;           /* [B,T,D] after the attention residual */
     void *ln2;              /* act [B,T,D] */
@@ -92,7 +93,8 @@ int model_plan_check(const vit_config *c, int batch, ib_precision prec, ib_error
 /* ... and of the labels of a batch: B of them, each in [0, C). */
 int model_plan_check_labels(const model_plan *p, const int32_t *labels, ib_error *err);
 /* The shared buffers for (c, batch, prec), each aligned to ALIGN bytes (a power of two), T x T rows
- * at a stride of T rounded up to TT_ALIGN.  Counts bytes in size_t for any batch model_plan_check
+ * at a stride of T rounded up to TT_ALIGN; TT_ALIGN 0: no T x T probabilities at all (blk[l].P
+ * NULL, Ts = T), for a backend whose attention keeps none (the CUDA backend's fused attention).  Counts bytes in size_t for any batch model_plan_check
  * accepts, so estimates stay linear in the batch (up to alignment).  Free with model_plan_free. */
 int model_plan_build(const vit_config *c, int batch, ib_precision prec, int tt_align, size_t align, model_plan *p,
                      ib_error *err);

@@ -18,18 +18,36 @@
         if (cuda_check((call), #call, err)) return -1;          \
     } while (0)
 
+int cuda_vit_attention_fused(const ib_train_config *cfg)
+{
+    const char *e = getenv("INSTBENCH_CUDA_ATTENTION");
+    if (cfg->precision != IB_PREC_BF16 || (e && !strcmp(e, "unfused")) || cfg->model.num_heads < 1) return 0;
+    return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0;
+}
+
+const char *cuda_vit_attention_name(const ib_train_config *cfg)
+{
+    return cuda_vit_attention_fused(cfg) ? "fused (flash attention, wmma bf16 tensor cores)"
+                                         : "unfused (cuBLASLt batched GEMMs + softmax kernel)";
+}
+
 int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
 {
+    const int fused = cuda_vit_attention_fused(cfg);
     /* every buffer on 256 bytes (cuBLASLt's preferred operand alignment), T x T rows at a stride of
-     * T rounded up to 8 */
-    if (model_plan_build(&cfg->model, cfg->batch_size, cfg->precision, 8, 256, p, err)) return -1;
+     * T rounded up to 8 (unfused only: fused attention keeps no T x T matrix) */
+    if (model_plan_build(&cfg->model, cfg->batch_size, cfg->precision, fused ? 0 : 8, 256, p, err)) return -1;
     const size_t B = p->B, T = p->T, H = p->H, hd = p->hd, BH = B * H, Ts = p->Ts;
     const int wide = 3 * p->D > p->F ? 3 * p->D : p->F, cd = p->C > p->D ? p->C : p->D;   /* widest column sum */
     const size_t ln = cuk_layernorm_partial_floats(p->D), col = cuk_colsum_partial_floats(wide > cd ? wide : cd);
 #define EXT(name, dt, ...) model_plan_add(p, #name, dt, offsetof(cuda_vit, name), MODEL_DIMS(__VA_ARGS__))
-    EXT(heads_act, p->act, B, H, T, hd);
-    if (p->act == IB_PREC_BF16) EXT(tt_act, IB_PREC_BF16, BH, T, Ts);
-    EXT(dP, IB_PREC_FP32, BH, T, Ts), EXT(dqkvh, IB_PREC_FP32, 3, BH, T, hd);
+    if (fused) {
+        EXT(lse, IB_PREC_FP32, (size_t)p->L, B, H, T), EXT(dlt, IB_PREC_FP32, B, H, T);
+    } else {
+        EXT(heads_act, p->act, B, H, T, hd);
+        if (p->act == IB_PREC_BF16) EXT(tt_act, IB_PREC_BF16, BH, T, Ts);
+        EXT(dP, IB_PREC_FP32, BH, T, Ts), EXT(dqkvh, IB_PREC_FP32, 3, BH, T, hd);
+    }
     EXT(partial, IB_PREC_FP32, ln > col ? ln : col), EXT(row_loss, MODEL_DT_F64, B), EXT(loss_dev, IB_PREC_FP32, 1);
 #undef EXT
     /* the cuBLASLt workspace cuda_gemm_create allocates, and the workspace cuBLAS takes for itself
@@ -44,6 +62,7 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     v->cfg = *cfg;
     v->layout = layout;
     v->device = cfg->device;
+    v->attn_fused = cuda_vit_attention_fused(cfg);
     if (cuda_vit_plan(cfg, &v->plan, err)) return -1;
     const size_t bytes = v->plan.bytes, P = layout->total;
     float *host = malloc(P * sizeof(float));
@@ -130,6 +149,37 @@ static int linear(cuda_vit *v, const void *x, size_t w_off, const float *bias, v
     return cuda_gemm_exec(v->gemm, &d, x, wgt(v, w_off), y, bias, v->stream, err);
 }
 
+/* Unfused attention of one block: big = qkv [BT,3D] fp32 -> k->qkv (q, k, v [B,H,T,hd] act), the
+ * probabilities k->P, and k->att [B,T,D] act. */
+static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error *err)
+{
+    const model_plan *pl = &v->plan;
+    const int B = pl->B, T = pl->T, Ts = pl->Ts, D = pl->D, H = pl->H, hd = pl->hd, BT = B * T, dt = pl->act;
+    const cudaStream_t s = v->stream;
+    const float scale = 1.0f / sqrtf((float)hd);
+    const long long tt = (long long)T * Ts, th = (long long)T * hd;
+    const size_t plane = (size_t)BT * D;   /* one of q, k, v in the split qkv */
+    const size_t es = ib_precision_size(dt);
+    KTRY(cuk_qkv_split(v->buf.big, k->qkv, dt, B, T, H, hd, s));
+    const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;
+    /* scores and softmax in fp32: in place in the saved P under fp32; under bf16 in the dP
+     * scratch, with P saved as the bf16 copy the P v GEMM reads */
+    float *S = dt == IB_PREC_BF16 ? v->dP : (float *)k->P;
+    {   /* S [B*H,T,T] fp32 = q k^T  (rows at stride Ts) */
+        const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = T, .K = hd, .ab = dt, .c = IB_PREC_FP32, .transB = 1,
+                                  .ldc = Ts, .strideA = th, .strideB = th, .strideC = tt};
+        if (cuda_gemm_exec(v->gemm, &d, q, kk, S, NULL, s, err)) return -1;
+    }
+    KTRY(cuk_softmax_forward(S, dt == IB_PREC_BF16 ? k->P : NULL, dt, (size_t)B * H * T, T, Ts, scale, s));
+    {   /* o [B*H,T,hd] act = P v */
+        const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = hd, .K = T, .ab = dt, .c = dt, .lda = Ts,
+                                  .strideA = tt, .strideB = th, .strideC = th};
+        if (cuda_gemm_exec(v->gemm, &d, k->P, vv, v->heads_act, NULL, s, err)) return -1;
+    }
+    KTRY(cuk_heads_merge(v->heads_act, k->att, dt, B, T, H, hd, s));
+    return 0;
+}
+
 int cuda_vit_forward(cuda_vit *v, ib_error *err)
 {
     if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
@@ -138,13 +188,10 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
     const model_plan *pl = &v->plan;
     const model_layout *o = v->layout;   /* parameter offsets */
     model_buffers *b = &v->buf;
-    const int B = pl->B, T = pl->T, Ts = pl->Ts, D = pl->D, H = pl->H, hd = pl->hd, F = pl->F, BT = B * T, dt = pl->act;
+    const int B = pl->B, T = pl->T, D = pl->D, H = pl->H, hd = pl->hd, F = pl->F, BT = B * T, dt = pl->act;
     const cudaStream_t s = v->stream;
     const float *W = b->params;
     const float scale = 1.0f / sqrtf((float)hd);
-    const long long tt = (long long)T * Ts, th = (long long)T * hd;
-    const size_t plane = (size_t)BT * D;   /* one of q, k, v in the split qkv */
-    const size_t es = ib_precision_size(dt);
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
     KTRY(cuk_patchify(b->images, B, c->in_chans, c->img_size, c->patch_size, b->patches, dt, s));
@@ -160,25 +207,13 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
         else   /* x_in = previous x_mid + previous fc2 output (still in f) */
             KTRY(cuk_layernorm_forward(b->blk[l - 1].x_mid, b->f, k->x_in, W + p->norm1_w, W + p->norm1_b, k->ln1,
                                        dt, k->mean1, k->rstd1, BT, D, D, s));
-        /* qkv [BT,3D] fp32 (+ bias) -> q, k, v [B,H,T,hd] in the act dtype */
+        /* qkv [BT,3D] fp32 (+ bias) */
         if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, b->big, IB_PREC_FP32, BT, 3 * D, D, err)) return -1;
-        KTRY(cuk_qkv_split(b->big, k->qkv, dt, B, T, H, hd, s));
-        const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;
-        /* scores and softmax in fp32: in place in the saved P under fp32; under bf16 in the dP
-         * scratch, with P saved as the bf16 copy the P v GEMM reads */
-        float *S = dt == IB_PREC_BF16 ? v->dP : (float *)k->P;
-        {   /* S [B*H,T,T] fp32 = q k^T  (rows at stride Ts) */
-            const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = T, .K = hd, .ab = dt, .c = IB_PREC_FP32, .transB = 1,
-                                      .ldc = Ts, .strideA = th, .strideB = th, .strideC = tt};
-            if (cuda_gemm_exec(v->gemm, &d, q, kk, S, NULL, s, err)) return -1;
-        }
-        KTRY(cuk_softmax_forward(S, dt == IB_PREC_BF16 ? k->P : NULL, dt, (size_t)B * H * T, T, Ts, scale, s));
-        {   /* o [B*H,T,hd] act = P v */
-            const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = hd, .K = T, .ab = dt, .c = dt, .lda = Ts,
-                                      .strideA = tt, .strideB = th, .strideC = th};
-            if (cuda_gemm_exec(v->gemm, &d, k->P, vv, v->heads_act, NULL, s, err)) return -1;
-        }
-        KTRY(cuk_heads_merge(v->heads_act, k->att, dt, B, T, H, hd, s));
+        if (v->attn_fused) {   /* saved as bf16 [B,T,3,H,hd] as it lies; att [B,T,D] bf16 and lse out */
+            KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
+            KTRY(cuk_attention_fused_forward(k->qkv, k->att, v->lse + (size_t)l * B * H * T, B, T, H, hd, scale, s));
+        } else if (attention_forward_unfused(v, k, err))
+            return -1;
         if (linear(v, k->att, p->proj_w, W + p->proj_b, b->f, IB_PREC_FP32, BT, D, D, err)) return -1;
         KTRY(cuk_layernorm_forward(k->x_in, b->f, k->x_mid, W + p->norm2_w, W + p->norm2_b, k->ln2, dt, k->mean2,
                                    k->rstd2, BT, D, D, s));
@@ -223,12 +258,17 @@ static int linear_backward(cuda_vit *v, const float *dy, const void *x, size_t w
     return 0;
 }
 
-/* Attention backward of one block: datt act [B,T,D] -> dqkv fp32 [B,T,3,H,hd] (into big). */
-static int attention_backward(cuda_vit *v, const model_block_acts *k, ib_error *err)
+/* Attention backward of block l: datt act [B,T,D] -> dqkv fp32 [B,T,3,H,hd] (into big). */
+static int attention_backward(cuda_vit *v, int l, const model_block_acts *k, ib_error *err)
 {
     const model_plan *pl = &v->plan;
     const int B = pl->B, T = pl->T, Ts = pl->Ts, D = pl->D, H = pl->H, hd = pl->hd, dt = pl->act, BH = B * H;
     const cudaStream_t s = v->stream;
+    if (v->attn_fused) {
+        KTRY(cuk_attention_fused_backward(k->qkv, k->att, v->buf.datt, v->lse + (size_t)l * BH * T, v->dlt, v->buf.big,
+                                          B, T, H, hd, 1.0f / sqrtf((float)hd), s));
+        return 0;
+    }
     const size_t plane = (size_t)B * T * D, es = ib_precision_size(dt);
     const float scale = 1.0f / sqrtf((float)hd);
     const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;
@@ -294,7 +334,7 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
                                     G + p->norm2_b, BT, D, D, v->partial, s));
         /* attention: dx -> proj (datt in the act dtype: attention reads it only as GEMM input) */
         if (linear_backward(v, b->dx, k->att, p->proj_w, p->proj_b, b->datt, 1, BT, D, D, b->big_act, err)) return -1;
-        if (attention_backward(v, k, err)) return -1;
+        if (attention_backward(v, l, k, err)) return -1;
         if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, b->f, 0, BT, 3 * D, D, b->big_act, err)) return -1;
         KTRY(cuk_layernorm_backward(b->f, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
                                     G + p->norm1_b, BT, D, D, v->partial, s));

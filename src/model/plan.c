@@ -70,7 +70,8 @@ int model_plan_build(const vit_config *c, int batch, ib_precision prec, int tt_a
     if (model_plan_check(c, batch, prec, err)) return -1;
     p->B = batch, p->T = model_seq_len(c), p->N = model_num_patches(c), p->D = c->embed_dim, p->H = c->num_heads;
     p->hd = p->D / p->H, p->F = model_mlp_hidden(c), p->C = c->num_classes, p->L = c->depth;
-    p->K = c->in_chans * c->patch_size * c->patch_size, p->Ts = (p->T + tt_align - 1) / tt_align * tt_align;
+    p->K = c->in_chans * c->patch_size * c->patch_size;
+    p->Ts = tt_align > 0 ? (p->T + tt_align - 1) / tt_align * tt_align : p->T;
     p->act = prec, p->P = model_param_count(c), p->align = align;
     const size_t B = p->B, T = p->T, D = p->D, F = p->F, H = p->H, BT = B * T, S = c->img_size;
     const int act = prec, f32 = IB_PREC_FP32;
@@ -81,7 +82,8 @@ int model_plan_build(const vit_config *c, int batch, ib_precision prec, int tt_a
     for (int l = 0; l < p->L; l++) {
 #define ACT(name, dt, ...) add(p, l, #name, dt, offsetof(model_block_acts, name), MODEL_DIMS(__VA_ARGS__))
         ACT(x_in, f32, B, T, D), ACT(ln1, act, B, T, D), ACT(mean1, f32, BT), ACT(rstd1, f32, BT);
-        ACT(qkv, act, B, T, 3 * D), ACT(P, act, B, H, T, p->Ts), ACT(att, act, B, T, D), ACT(x_mid, f32, B, T, D);
+        ACT(qkv, act, B, T, 3 * D), ACT(att, act, B, T, D), ACT(x_mid, f32, B, T, D);
+        if (tt_align > 0) ACT(P, act, B, H, T, p->Ts);
         ACT(ln2, act, B, T, D), ACT(mean2, f32, BT), ACT(rstd2, f32, BT), ACT(h, f32, B, T, F), ACT(a, act, B, T, F);
 #undef ACT
     }

@@ -27,11 +27,16 @@ void verify_default_tolerance(ib_precision p, verify_tolerance *t)
     }
 }
 
+/* bf16: both backends round to bf16 at autocast's points except that fused attention (the CUDA
+ * step, kernels/flash_attention.cu) rounds the probabilities before normalising them, as every
+ * flash attention does: the fixtures then differ by about one bf16 rounding in the logits (rel L2
+ * 1e-3 to 2.4e-3; 4e-5 with the unfused path), so the limit is 1e-2 (about 4 such roundings),
+ * still ten times tighter than against timm. */
 void verify_pair_tolerance(ib_precision p, verify_tolerance *t)
 {
     verify_default_tolerance(p, t);
     if (p == IB_PREC_BF16)
-        *t = (verify_tolerance){.logits_metric = VERIFY_REL_L2, .logits_limit = 2e-3,
+        *t = (verify_tolerance){.logits_metric = VERIFY_REL_L2, .logits_limit = 1e-2,
                                 .grads_metric = VERIFY_REL_L2, .grads_limit = 2e-2, .losses_limit = 1e-3};
 }
 

@@ -32,6 +32,7 @@ struct fiber {
     unsigned linear;   // threadIdx flattened: lane = linear % 32, warp = linear / 32
     wait_kind state;
     float posted;      // the value a shuffle posted
+    const void *mma[2];   // the a and b fragments an mma_sync posted
 };
 
 struct block_run {
@@ -175,6 +176,78 @@ float cudasim_shfl_xor(unsigned mask, float v, int lane_mask)
     wait_at(AT_WARP_BARRIER);   // every lane has read before any posts again
     return got;
 }
+
+void cudasim_syncwarp(unsigned mask)
+{
+    block_run *r = run_now;
+    const unsigned lane = r->fibers[r->current].linear % 32;
+    if (!(mask >> lane & 1u)) problem("%s: lane %u is not in its own mask (0x%x)", "__syncwarp", lane, mask);
+    wait_at(AT_WARP_BARRIER);
+}
+
+namespace {
+// Which element of a 16 x 16 tile lane l holds as x[e], per fragment kind: a seeded permutation of
+// the 256 elements (lane l, element e) -> row * 16 + col, fixed for the process.
+struct frag_maps {
+    int at[3][256];
+    frag_maps()
+    {
+        uint64_t x = 0x9E3779B97F4A7C15ULL;
+        if (const char *s = getenv("CUDASIM_SEED")) x ^= strtoull(s, nullptr, 0) * 0xBF58476D1CE4E5B9ULL;
+        for (int k = 0; k < 3; k++) {
+            for (int i = 0; i < 256; i++) at[k][i] = i;
+            for (int i = 255; i > 0; i--) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                std::swap(at[k][i], at[k][x % (uint64_t)(i + 1)]);
+            }
+        }
+    }
+} maps;
+
+fiber &warp_lane(unsigned lane)
+{
+    block_run *r = run_now;
+    const unsigned base = r->fibers[r->current].linear / 32 * 32;
+    return r->fibers[base + lane];
+}
+}  // namespace
+
+namespace nvcuda {
+namespace wmma {
+int cudasim_frag_index(int kind, unsigned lane, int e) { return maps.at[kind][lane * 8 + e]; }
+unsigned cudasim_lane() { return run_now->fibers[run_now->current].linear % 32; }
+
+void cudasim_check_tile(const void *p, unsigned ldm, unsigned elem_bytes, const char *what)
+{
+    if ((uintptr_t)p % 32) problem("%s: pointer ending 0x%x is not 32-byte aligned (ldm %u)", what, (unsigned)((uintptr_t)p & 0xffff), ldm);
+    if ((size_t)ldm * elem_bytes % 16) problem("%s: ldm %u elements of %u bytes is not a multiple of 16 bytes", what, ldm, elem_bytes);
+}
+
+void cudasim_mma_post(const void *a, const void *b)
+{
+    block_run *r = run_now;
+    fiber &me = r->fibers[r->current];
+    const unsigned base = me.linear / 32 * 32;
+    if (base + 32 > r->fibers.size())
+        problem("%s: warp of lanes %u.. is not whole (%u threads in the block)", "mma_sync", base, (unsigned)r->fibers.size());
+    me.mma[0] = a, me.mma[1] = b;
+    wait_at(AT_WARP_BARRIER);
+}
+
+const void *cudasim_mma_peer(unsigned lane, int which)
+{
+    fiber &f = warp_lane(lane);
+    if (f.state == DONE) {
+        problem("%s: lane %u of warp %u has exited before a warp-wide mma_sync", "mma_sync", lane,
+                run_now->fibers[run_now->current].linear / 32);
+        return warp_lane(cudasim_lane()).mma[which];   // its own: the result is wrong, the problem reported
+    }
+    return f.mma[which];
+}
+
+void cudasim_mma_done() { wait_at(AT_WARP_BARRIER); }
+}  // namespace wmma
+}  // namespace nvcuda
 
 namespace {
 
