@@ -418,6 +418,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
         long long last = m - 1 + (long long)(a->batch - 1) * d->bias_stride;
         if (!in_bounds(bias, 0, (last + 1) * 4, "bias")) return CUBLAS_STATUS_INVALID_VALUE;
     }
+    /* gemm.c's row-major C [M,N] is cuBLASLt's column-major D [m = N, n = M] */
+    shim_trace("gemm batch=%d M=%lld N=%lld K=%lld ab=%s c=%s bias=%d", (int)a->batch, n, m, k,
+               a->t == CUDA_R_16BF ? "bf16" : "fp32", dd->t == CUDA_R_16BF ? "bf16" : "fp32", bias != NULL);
     return queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch, m, n, k,
                                     d->bias_stride, fa, fb, oa, ob, oc, od, bias});
 }

@@ -29,6 +29,7 @@
  * writes past it traps (and the handler below names the allocation), and fresh memory is filled
  * with 0xff bytes, a NaN in fp32 and in bf16, so a read of memory nobody wrote shows. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -720,3 +721,25 @@ cudaError_t cudaDriverGetVersion(int *v) { *v = 0; return cudaSuccess; }
 cudaError_t cudaRuntimeGetVersion(int *v) { *v = 0; return cudaSuccess; }
 const char *cudaGetErrorString(cudaError_t e) { return "host shim error"; }
 const char *cudaGetErrorName(cudaError_t e) { return "cudaErrorShim"; }
+
+void shim_trace(const char *fmt, ...)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static FILE *f;
+    static int opened;
+    pthread_mutex_lock(&mu);
+    if (!opened) {   /* looked up until set: a test may set it after its setup */
+        const char *path = getenv("CUDASIM_TRACE");
+        f = path && *path ? fopen(path, "a") : NULL;
+        opened = f != NULL;
+    }
+    if (f) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        fputc('\n', f);
+        fflush(f);
+    }
+    pthread_mutex_unlock(&mu);
+}

@@ -4,7 +4,8 @@ src/cuda/*.c with the kernels through tests/cudasim, gemm.c on the cuBLASLt stan
 collectives between threads), loaded through INSTBENCH_CUDA_MODULE:
 
 - `verify --backend cuda --compare-backend cpu` passes every timm fixture, fp32 and bf16: the CUDA
-  step against timm's reference and against the CPU backend, tensor by tensor;
+  step against timm's reference and against the CPU backend, tensor by tensor, and records which
+  attention ran (fused in bf16, unfused in fp32 or with INSTBENCH_CUDA_ATTENTION=unfused);
 - `measure --backend cuda` runs end to end and writes a result that validates against
   schemas/result-v1.json: one rank with --data host, two ranks (data parallel over the NCCL
   stand-in) with --data device, and --batch-size auto on a device reporting little free memory
@@ -45,6 +46,22 @@ for ref in refs:
     check(p.returncode == 0 and last.startswith("PASS") and "cuda vs cpu ok" in last,
           "verify --backend cuda %s: exit %d: %s\n%s" % (os.path.basename(ref), p.returncode, last, p.stderr[-600:]))
 
+# verify records which attention ran: the fused kernels in bf16, the unfused path in fp32, on both
+# sides of --compare-backend (the CPU backend is always unfused)
+for ref in refs[:2]:   # fixture a, bf16 and fp32
+    p = run(["verify", "--reference", ref, "--backend", "cuda", "--compare-backend", "cpu", "--format", "json"])
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        doc = {}
+    want = "fused" if "bf16" in os.path.basename(ref) else "unfused"
+    check(doc.get("attention") == want and doc.get("compare", {}).get("attention") == "unfused",
+          "verify --format json %s: attention %r (want %r), cpu's %r" % (os.path.basename(ref), doc.get("attention"),
+                                                                         want, doc.get("compare", {}).get("attention")))
+p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=dict(ENV, INSTBENCH_CUDA_ATTENTION="unfused"))
+check(p.returncode == 0 and "(attention unfused)" in p.stderr,
+      "INSTBENCH_CUDA_ATTENTION=unfused: exit %d, %s" % (p.returncode, p.stderr[-300:]))
+
 # ---- measure --------------------------------------------------------------------------------------
 try:
     import jsonschema
@@ -79,23 +96,26 @@ doc, _ = measure(["--batch-size", "8", "--data", "host", "--ranks", "1"])
 if doc:
     check(doc["workload"]["data"] == "host" and doc["topology"]["world_size"] == 1, "host data, 1 rank: %s %s"
           % (doc["workload"]["data"], doc["topology"]))
+    check(doc["workload"]["precision"] == "bf16" and doc["hardware"].get("attention") == "fused",
+          "bf16 measure: attention %r" % doc["hardware"].get("attention"))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "2"])
 if doc:
     check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,
           "2 ranks: topology %s, global batch %s" % (doc["topology"], doc["workload"]["global_batch_size"]))
 
 # --batch-size auto on a device with 80 MiB free: the batch measure picks fits, the next does not
-# (the estimate each would need is what `measure --dry-run --batch-size N` reports as needed memory)
+# (the estimate each would need is what `measure --dry-run --batch-size N` reports as needed memory).
+# fp32: its larger activations keep the batch, and the CPU-run step, small.
 free = 80
 env = dict(ENV, CUDASIM_FREE_MIB=str(free))
-doc, p = measure(["--batch-size", "auto", "--ranks", "1"], env=env)
+doc, p = measure(["--batch-size", "auto", "--ranks", "1", "--precision", "fp32"], env=env)
 if doc:
     b = doc["workload"]["batch_size_per_device"]
     check(0 < b < 8192, "auto batch %d on a device with %d MiB free" % (b, free))
 
     def refused(batch):
-        q = run(["measure", "--backend", "cuda", *TINY, "--batch-size", str(batch), "--ranks", "1", "--dry-run"],
-                env=env)
+        q = run(["measure", "--backend", "cuda", *TINY, "--batch-size", str(batch), "--ranks", "1", "--dry-run",
+                 "--precision", "fp32"], env=env)
         return q.returncode != 0 and re.search(r"needs about [0-9.]+ GiB but", q.stderr) is not None
     check(not refused(b), "the auto batch %d is itself refused as too big" % b)
     check(refused(b + 1), "batch %d (one more than auto's %d) still fits: auto did not pick the largest" % (b + 1, b))

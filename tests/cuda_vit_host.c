@@ -233,8 +233,43 @@ static void attention_kernels_check(int B, int T, int H, int hd)
 }
 #endif
 
-int main(void)
+#ifdef CUDA_VIT_SIM
+/* cuda_vit_sim --trace FIXTURE OUT: the launches and cuBLASLt matmuls of one training step
+ * (forward, backward, optimizer) on FIXTURE's config into OUT (CUDASIM_TRACE's format), for
+ * scripts/gpu_traffic_model.py --check-trace. */
+static int trace_step(const char *path, const char *out)
 {
+    verify_reference ref;
+    ib_error err;
+    model_layout layout;
+    cuda_vit v;
+    if (verify_reference_load(path, &ref, &err)) return fprintf(stderr, "%s: %s\n", path, err.msg), 1;
+    if (model_layout_build(&ref.cfg.model, &layout, &err) || cuda_vit_init(&v, &ref.cfg, &layout, &err))
+        return fprintf(stderr, "%s: init: %s\n", path, err.msg), 1;
+    memcpy(v.buf.params, ref.params, layout.total * sizeof(float));
+    memcpy(v.buf.images, ref.images, (size_t)ref.cfg.batch_size * ref.cfg.model.in_chans * ref.cfg.model.img_size *
+                                         ref.cfg.model.img_size * sizeof(float));
+    memcpy(v.buf.labels, ref.labels, (size_t)ref.cfg.batch_size * sizeof(int32_t));
+    v.have_inputs = 1;
+    remove(out);
+    setenv("CUDASIM_TRACE", out, 1);
+    const int rc = cuda_vit_forward(&v, &err) || cuda_vit_backward(&v, NULL, NULL, &err) ||
+                   cuda_vit_optimizer_step(&v, &err) || cudaStreamSynchronize(v.stream) != cudaSuccess;
+    unsetenv("CUDASIM_TRACE");
+    if (rc) fprintf(stderr, "%s: step: %s\n", path, err.msg);
+    cuda_vit_free(&v);
+    model_layout_free(&layout);
+    verify_reference_free(&ref);
+    return rc;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+#ifdef CUDA_VIT_SIM
+    if (argc == 4 && !strcmp(argv[1], "--trace")) return trace_step(argv[2], argv[3]);
+#endif
+    (void)argc, (void)argv;
     const char *refs[] = {"data/ref_a_adam_fp32.safetensors", "data/ref_a_adam_bf16.safetensors",
                           "data/ref_b_adamw_fp32.safetensors", "data/ref_b_adamw_bf16.safetensors"};
 #ifdef CUDA_VIT_SIM

@@ -106,6 +106,11 @@ struct ib_backend_ops {
      * for other reasons); an invalid config (bad model, batch < 1 or > 2^20) gives
      * IB_MEMORY_REFUSED. */
     size_t (*memory_estimate)(const ib_train_config *cfg);
+    /* How the backend computes attention for cfg: "fused" (the T x T scores never leave the chip:
+     * the CUDA backend's bf16 flash attention) or "unfused" (matmuls around a softmax, the scores
+     * and probabilities in memory); recorded in results (hardware.attention) and by verify.  NULL
+     * function: "unfused".  Static strings; no device needed. */
+    const char *(*attention_impl)(const ib_train_config *cfg);
     /* The MFU denominator measured on this machine: FLOP/s reached on this config's GEMM shapes,
      * and a sentence saying so for the result's peak source.  STOP (may be NULL) ends it early
      * with an error.  NULL function: the peak comes from a datasheet (bench/peak.c's GPU table). */
@@ -175,6 +180,8 @@ int backend_create(const char *name, const ib_train_config *cfg, ib_backend **ou
  * which CUDA and NCCL, and whether the module is beside the binary.  probe: also load the module
  * and ask the driver (versions, GPUs, or why none is usable). */
 void backend_describe_gpu(int probe, char *out, size_t n);
+/* ops->attention_impl(cfg), or "unfused" where the backend has none. */
+const char *backend_attention(const ib_backend_ops *ops, const ib_train_config *cfg);
 /* 1 when OPS averages across ranks itself and can here; *why (may be NULL) gets why not. */
 int backend_dp_usable(const ib_backend_ops *ops, const char **why);
 

@@ -222,6 +222,7 @@ typedef struct bench_report {
     double peak_tflops;                /* <= 0: unknown (null) */
     const char *peak_source;           /* NULL when unknown */
     const char *cpu_bf16;              /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
+    const char *attention;             /* "fused" | "unfused" (backend_attention); NULL: not recorded */
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
 } bench_report;
 

@@ -97,6 +97,7 @@ char *result_to_json(const bench_report *r, int pretty)
     add_str_or_null(hw, "os", s->os);
     add_str_or_null(hw, "kernel", s->kernel);
     add_str_or_null(hw, "cpu_bf16", r->cpu_bf16);
+    if (r->attention) cJSON_AddStringToObject(hw, "attention", r->attention);
     cJSON *dn = cJSON_AddObjectToObject(hw, "onednn");
     add_str_or_null(dn, "version", s->onednn_version);
     add_str_or_null(dn, "isa", s->onednn_isa);

@@ -412,6 +412,10 @@ int cmd_measure(int argc, char **argv)
                                             ? "native (oneDNN bf16 matmuls)"
                                             : "emulated (no bf16 matmul in oneDNN on this CPU: bf16 operands widened to "
                                               "fp32 for fp32 GEMMs, fp32 accumulation, autocast's rounding)");
+    if (!is_cpu)
+        ib_info("attention: %s", !strcmp(backend_attention(backend, &train), "fused")
+                                     ? "fused (flash attention on tensor cores: no T x T matrix in GPU memory)"
+                                     : "unfused (cuBLASLt matmuls around a softmax kernel)");
     if (backend->peak_measure) {
         double t = 0;
         ib_error perr = {0};
@@ -479,6 +483,7 @@ int cmd_measure(int argc, char **argv)
         .params = model_param_count(&train.model), .train_flops_per_sample = model_train_flops_per_sample(&train.model),
         .global_batch_size = train.batch_size * rdv.world_size, .topology = rdv, .m = &res, .others_share = others,
         .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
+        .attention = backend_attention(backend, &train),
         .hourly_cost_usd = O.hourly_cost};
 
     if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */

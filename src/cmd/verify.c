@@ -130,12 +130,14 @@ static void add_checks(cJSON *parent, const verify_report *r)
 /* The second backend of --compare-backend: its outputs and both of its comparisons. */
 typedef struct verify_second {
     const char *backend;
+    const char *attention;   /* backend_attention of it */
     verify_outputs got;
     double seconds;
     verify_report vs_reference, vs_backend;   /* vs_backend: expected = the second backend */
 } verify_second;
 
-static int print_json(const char *path, const char *backend, ib_precision prec, const verify_reference *ref,
+static int print_json(const char *path, const char *backend, const char *attention, ib_precision prec,
+                      const verify_reference *ref,
                       const verify_outputs *got, double seconds, const verify_report *r, const verify_second *second)
 {
     cJSON *root = cJSON_CreateObject();
@@ -145,6 +147,7 @@ static int print_json(const char *path, const char *backend, ib_precision prec, 
     cJSON_AddStringToObject(root, "reference_torch", ref->torch_version);
     cJSON_AddStringToObject(root, "reference_precision", backend_precision_name(ref->cfg.precision));
     cJSON_AddStringToObject(root, "backend", backend);
+    cJSON_AddStringToObject(root, "attention", attention);
     cJSON_AddStringToObject(root, "precision", backend_precision_name(prec));
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     const vit_config *c = &ref->cfg.model;
@@ -171,6 +174,7 @@ static int print_json(const char *path, const char *backend, ib_precision prec, 
         /* "checks"/"failed" above stay the --backend's against the reference (as without it) */
         cJSON *cmp = cJSON_AddObjectToObject(root, "compare");
         cJSON_AddStringToObject(cmp, "backend", second->backend);
+        cJSON_AddStringToObject(cmp, "attention", second->attention);
         add_num(cmp, "seconds", second->seconds);
         cJSON *vr = cJSON_AddObjectToObject(cmp, "vs_reference");
         cJSON_AddNumberToObject(vr, "failed", (double)second->vs_reference.failed);
@@ -236,8 +240,11 @@ int cmd_verify(int argc, char **argv)
         verify_reference_free(&ref);
         return IB_EXIT_RUNTIME;
     }
-    ib_info("verify: backend %s %s ran %d steps in %.3f s\n", backend, backend_precision_name(prec), ref.steps,
-            seconds);
+    ib_train_config run_cfg = ref.cfg;   /* as verify_run_backend runs it: the reference's config at prec */
+    run_cfg.precision = prec;
+    const char *attention = backend_attention(backend_find(backend), &run_cfg);
+    ib_info("verify: backend %s %s ran %d steps in %.3f s (attention %s)\n", backend, backend_precision_name(prec),
+            ref.steps, seconds, attention);
     verify_second second, *sec = NULL;
     memset(&second, 0, sizeof second);
     if (compare) {
@@ -248,8 +255,9 @@ int cmd_verify(int argc, char **argv)
             verify_reference_free(&ref);
             return IB_EXIT_RUNTIME;
         }
-        ib_info("verify: backend %s %s ran %d steps in %.3f s\n", compare, backend_precision_name(prec), ref.steps,
-                second.seconds);
+        second.attention = backend_attention(backend_find(compare), &run_cfg);
+        ib_info("verify: backend %s %s ran %d steps in %.3f s (attention %s)\n", compare, backend_precision_name(prec),
+                ref.steps, second.seconds, second.attention);
         sec = &second;
     }
 
@@ -267,7 +275,7 @@ int cmd_verify(int argc, char **argv)
     } else {
         int pass = rep.pass && (!sec || (sec->vs_reference.pass && sec->vs_backend.pass));
         if (A.format == 1) {
-            if (print_json(A.reference, backend, prec, &ref, &got, seconds, &rep, sec))
+            if (print_json(A.reference, backend, attention, prec, &ref, &got, seconds, &rep, sec))
                 fprintf(stderr, "instbench verify: out of memory printing JSON\n");
         } else if (!sec) {
             print_table(&rep);

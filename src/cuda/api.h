@@ -12,6 +12,7 @@
 extern const ib_backend_ops cuda_backend_ops;
 int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
 size_t cuda_backend_memory_estimate(const ib_train_config *cfg);
+const char *cuda_backend_attention(const ib_train_config *cfg);   /* the table's attention_impl */
 int cuda_device_count(void);   /* 0 when there is no driver or no GPU */
 int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err);
 void cuda_versions_get(cuda_versions *out);   /* never fails: unknown facts stay "" */

@@ -266,6 +266,11 @@ static int check_config(const ib_train_config *cfg, ib_error *err)
     return 0;
 }
 
+const char *cuda_backend_attention(const ib_train_config *cfg)
+{
+    return cuda_vit_attention_fused(cfg) ? "fused" : "unfused";
+}
+
 size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
 {
     ib_error err;
@@ -324,7 +329,7 @@ static const char *dp_unavailable_reason(void)
 const ib_backend_ops cuda_backend_ops = {
     .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = unavailable_reason,
     .device_count = cuda_device_count, .device_describe = device_describe, .device_memory_free = device_memory_free,
-    .memory_estimate = cuda_backend_memory_estimate,
+    .memory_estimate = cuda_backend_memory_estimate, .attention_impl = cuda_backend_attention,
     .create = cuda_backend_create,
     .set_inputs = set_inputs, .host_alloc = host_alloc, .host_free = host_free, .forward_backward = forward_backward, .forward = forward,
     .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,

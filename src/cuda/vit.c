@@ -25,12 +25,6 @@ int cuda_vit_attention_fused(const ib_train_config *cfg)
     return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0;
 }
 
-const char *cuda_vit_attention_name(const ib_train_config *cfg)
-{
-    return cuda_vit_attention_fused(cfg) ? "fused (flash attention, wmma bf16 tensor cores)"
-                                         : "unfused (cuBLASLt batched GEMMs + softmax kernel)";
-}
-
 int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
 {
     const int fused = cuda_vit_attention_fused(cfg);

@@ -58,8 +58,6 @@ int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err);
  * 128, unless INSTBENCH_CUDA_ATTENTION=unfused asks for the unfused path; 0: the unfused path
  * (cuBLASLt batched GEMMs around a softmax kernel), which fp32 always takes (exact for verify). */
 int cuda_vit_attention_fused(const ib_train_config *cfg);
-/* What cuda_vit_attention_fused chose, in words for results (static storage). */
-const char *cuda_vit_attention_name(const ib_train_config *cfg);
 int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err);
 void cuda_vit_free(cuda_vit *v);
 /* Queue the forward pass (the loss lands in loss_host when loss_ready fires). */

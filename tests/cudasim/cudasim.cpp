@@ -306,6 +306,16 @@ struct ordered_streams {
 
 }  // namespace
 
+void cudasim_trace_launch(const char *spelled)
+{
+    char name[128];
+    size_t n = 0;
+    for (const char *p = spelled; *p && *p != '<' && n + 1 < sizeof name; p++)
+        if (*p != '(' && *p != ' ') name[n++] = *p;
+    name[n] = 0;
+    shim_trace("launch %s", name);
+}
+
 cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure,
                         void (*release)(void *))
 {

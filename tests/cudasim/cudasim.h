@@ -193,9 +193,13 @@ typedef void (*cudasim_block_fn)(void *closure);
  * run); release(closure) once they have. */
 cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure,
                         void (*release)(void *closure));
+/* CUDASIM_TRACE (tests/cuda_host_runtime.h): "launch NAME", NAME the kernel as CUK_LAUNCH's first
+ * argument spells it, without parentheses or template arguments. */
+void cudasim_trace_launch(const char *spelled);
 
 template <typename... P> struct cudasim_launcher {
     void (*kernel)(P...);
+    const char *name;
     dim3 grid, block;
     size_t smem;
     cudaStream_t stream;
@@ -208,6 +212,7 @@ template <typename... P> struct cudasim_launcher {
             std::tuple<P...> args;
         };
         closure *c = new closure{kernel, std::tuple<P...>(static_cast<P>(std::forward<A>(args))...)};
+        cudasim_trace_launch(name);
         cudasim_run(
             grid, block, smem, stream,
             [](void *p) {
@@ -218,10 +223,11 @@ template <typename... P> struct cudasim_launcher {
     }
 };
 template <typename... P>
-cudasim_launcher<P...> cudasim_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s)
+cudasim_launcher<P...> cudasim_launch(void (*kernel)(P...), const char *name, dim3 grid, dim3 block, size_t smem,
+                                      cudaStream_t s)
 {
-    return cudasim_launcher<P...>{kernel, grid, block, smem, s};
+    return cudasim_launcher<P...>{kernel, name, grid, block, smem, s};
 }
-#define CUK_LAUNCH(kernel, grid, block, smem, stream) cudasim_launch(kernel, grid, block, smem, stream)
+#define CUK_LAUNCH(kernel, grid, block, smem, stream) cudasim_launch(kernel, #kernel, grid, block, smem, stream)
 
 #endif
