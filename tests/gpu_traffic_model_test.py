@@ -8,7 +8,8 @@
 (iii) the roofline of the qkv GEMM and of the whole step on the H100 SXM entry of the JSON;
 (iv)  every preset x precision x GPU runs; usage errors exit 2 with a message on stderr;
 (v)   --check-trace accepts a trace written here from src/cuda/vit.c's op order (tiny configs,
-      one with biases that miss cuBLASLt's 16-byte alignment) and rejects altered ones.
+      one with biases that miss cuBLASLt's 16-byte alignment) and rejects altered ones;
+(vi)  docs/benchmarks.md's traffic-model table is what the script prints today.
 Usage: gpu_traffic_model_test.py SCRIPT CONFIG_JSON"""
 import json
 import os
@@ -263,6 +264,17 @@ for cfg in ((32, 16, 8, 2, 2, 10, 2), (32, 16, 6, 2, 2, 7, 3)):   # D = 6: some 
 check(late_bias_seen, "no config of the trace test exercised an unaligned bias")
 r = run("--check-trace", os.path.join(tempfile.gettempdir(), "no-such-dir", "t.trace"))
 check(r.returncode == 2 and r.stderr.strip(), f"missing trace: exit {r.returncode}")
+
+# ---- docs/benchmarks.md's table is the script's current output (a changed model changes the doc) ----
+doc_path = os.path.join(os.path.dirname(os.path.abspath(SCRIPT)), "..", "docs", "benchmarks.md")
+rows = {l.split("|")[1].strip().split(" (")[0]: [c.strip() for c in l.split("|")[3:6]]
+        for l in open(doc_path).read().splitlines() if l.startswith("| ") and " GB, " in l}
+check(len(rows) >= 4, f"docs/benchmarks.md: {len(rows)} traffic-model rows")
+cur, fused = model_json("--gpus", ",".join(rows)), model_json("--gpus", ",".join(rows), "--variant", "fused-epilogues")
+for r, rf in zip(cur["gpus"], fused["gpus"]):
+    for cell, v in zip(rows[r["gpu"]], (r["instbench"], r["pytorch"], rf["instbench"])):
+        want = f"{v['gb_per_step']:.1f} GB, {v['predicted_ms']:.1f} ms, {v['samples_per_s']:.0f}/s, {v['ratio_to_gemm_only']:.2f}x"
+        check(cell == want, f"docs/benchmarks.md {r['gpu']}: '{cell}', the script says '{want}'")
 
 print("gpu_traffic_model_test:", "FAIL" if failures else "ok")
 sys.exit(1 if failures else 0)
