@@ -1,7 +1,8 @@
 /* GPU peak lookup: NVML's device names map to the right datasheet column (more specific names
  * first: H100 PCIe is not H100 SXM, L40S is not L4, A10G is not A10 or A100), GPUs without BF16
  * tensor cores have no bf16 peak, and unknown GPUs have none at all.  Expected figures are the
- * dense ones printed in NVIDIA's datasheets. */
+ * dense ones printed in NVIDIA's datasheets.  A100s of either memory size share their peak but
+ * not their bandwidth (mem_bw_gbs), so each must land on its own entry (named in the source). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,17 @@ static void expect(const char *name, ib_precision p, double want)
     }
 }
 
+/* The entry that matched is the one whose source names `column`. */
+static void expect_source(const char *name, const char *column)
+{
+    double t = -1;
+    char src[512] = "";
+    if (peak_gpu_lookup(name, IB_PREC_BF16, &t, src, sizeof src) != 0 || !strstr(src, column)) {
+        failures++;
+        fprintf(stderr, "FAIL %s: want the %s entry, got '%s'\n", name, column, src);
+    }
+}
+
 int main(void)
 {
     expect("NVIDIA H100 80GB HBM3", IB_PREC_BF16, 989.5);
@@ -38,6 +50,10 @@ int main(void)
     expect("NVIDIA A100-SXM4-40GB", IB_PREC_BF16, 312);
     expect("NVIDIA A100-SXM4-80GB", IB_PREC_FP32, 19.5);
     expect("NVIDIA A100 80GB PCIe", IB_PREC_BF16, 312);
+    expect_source("NVIDIA A100-SXM4-40GB", "A100 40GB SXM column");
+    expect_source("NVIDIA A100-SXM4-80GB", "A100 80GB SXM column");
+    expect_source("NVIDIA A100-PCIE-40GB", "A100 40GB PCIe column");
+    expect_source("NVIDIA A100 80GB PCIe", "A100 80GB PCIe column");
     expect("NVIDIA A10G", IB_PREC_BF16, 125);
     expect("NVIDIA A10", IB_PREC_FP32, 31.2);
     expect("NVIDIA L40S", IB_PREC_BF16, 362.05);
