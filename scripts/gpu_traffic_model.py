@@ -237,9 +237,9 @@ def instbench_step(s, prec="bf16", variant="current"):
             ks.append(gemm_rec(p + "fc1", BT, F, D, act, "bf16", True, "fc1 GEMM, GELU_AUX_BIAS epilogue",
                                extra_write=BT * F * 2, epilogue="GELU_AUX_BIAS"))
         else:
-            linear(p + "fc1", BT, F, D, "fp32", None, "linear(ln2) -> h fp32 [BT,F] (no bias)")
-            ks.append(rec(p + "bias_gelu", "bias_gelu_kernel", "kernel", BT * F * f4 + F * f4, BT * F * f4 + BT * F * ea,
-                          src="cuk_bias_gelu_forward: h += b in place, a act = GELU(h)"))
+            linear(p + "fc1", BT, F, D, "fp32", ob["fc1_b"], "linear(ln2) -> h fp32 [BT,F] (+ bias, epilogue)")
+            ks.append(rec(p + "gelu", "gelu_forward_kernel", "kernel", BT * F * f4, BT * F * ea,
+                          src="cuk_gelu_forward: a act = GELU(h)"))
         linear(p + "fc2", BT, D, F, f_dt, ob["fc2_b"], "linear(a) -> f [BT,D]")
     # final residual + norm on the class-token rows only (B rows at stride T*D), head, loss
     ln_forward("norm", B, True, "cuk_layernorm_forward on class rows (x_mid + f -> x_final)")
@@ -264,9 +264,15 @@ def instbench_step(s, prec="bf16", variant="current"):
                             dy_act=True)
         else:
             linear_backward(p + "fc2", BT, D, F, "fp32", "linear_backward(dx) -> big fp32 [BT,F]")
-            ks.append(rec(p + "gelu_bwd", "gelu_backward_kernel", "kernel", 2 * BT * F * f4, BT * F * f4,
-                          src="cuk_gelu_backward: big *= GELU'(h)"))
-            linear_backward(p + "fc1", BT, F, D, "fp32", "linear_backward(big) -> f fp32 [BT,D]")
+            # cuk_gelu_bias_backward: colsum_kernel reads big and h fp32, writes dh in the act
+            # dtype (bf16 into big_act; fp32 in place) and the partial sums of fc1's db
+            chunks = min(BT, 256)
+            ks.append(rec(p + "fc1.gelu_bgrad", "colsum_kernel", "kernel", 2 * BT * F * f4,
+                          BT * F * ea + chunks * F * f4, src="cuk_gelu_bias_backward: dh = big * GELU'(h), db"))
+            ks.append(rec(p + "fc1.gelu_bgrad_finish", "colsum_finish_kernel", "kernel", chunks * F * f4, F * f4,
+                          src="cuk_gelu_bias_backward: db from the partial sums"))
+            linear_backward(p + "fc1", BT, F, D, "fp32", "linear_backward_gemms(dh) -> f fp32 [BT,D]", db=False,
+                            dy_act=True)
         ln_backward(p + "norm2", BT, "cuk_layernorm_backward(f, x_mid) += dx")
         linear_backward(p + "proj", BT, D, D, act, "linear_backward(dx) -> datt act [BT,D]")
         if bf:

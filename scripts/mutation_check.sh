@@ -26,7 +26,7 @@ done
 
 # name | file | test that must fail | text | replacement   (the text must occur in the file)
 mutations=(
-    "kernel index off by one|src/cuda/kernels/gelu.cu|cuda_vit_sim|bias[i % F]|bias[(i + 1) % F]"
+    "kernel index off by one|src/cuda/kernels/bias.cu|cuda_vit_sim|const size_t i = (size_t)r * N + j;|const size_t i = (size_t)r * N + (j + 1) % N;"
     "__syncthreads dropped from a block reduction|src/cuda/kernels/crossentropy.cu|cuda_vit_sim|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);
         __syncthreads();|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);"
     "warp reduction one shuffle short|src/cuda/kernels/common.cuh|cuda_vit_sim|for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync|for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync"

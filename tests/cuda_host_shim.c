@@ -127,21 +127,22 @@ cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cud
     return cudaSuccess;
 }
 
-cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, ib_precision dt, int M, int F, cudaStream_t s)
+cudaError_t cuk_gelu_forward(const float *h, void *a, ib_precision dt, size_t n, cudaStream_t s)
 {
-    for (size_t i = 0; i < (size_t)M * F; i++) {
-        const float x = h[i] + bias[i % F];
-        h[i] = x;
-        st(a, dt, i, 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)));
-    }
+    for (size_t i = 0; i < n; i++) st(a, dt, i, 0.5f * h[i] * (1.0f + erff(h[i] * 0.70710678118654752f)));
     return cudaSuccess;
 }
 
-cudaError_t cuk_gelu_backward(const float *h, float *g, size_t n, cudaStream_t s)
+cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, float *db, void *dh, ib_precision dt, int M, int F,
+                                   float *partial, cudaStream_t s)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (int j = 0; j < F; j++) db[j] = 0;
+    for (size_t i = 0; i < (size_t)M * F; i++) {
         const float x = h[i];
-        g[i] *= 0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * expf(-0.5f * x * x) * 0.39894228040143268f;
+        const float v = g[i] * (0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+                                x * expf(-0.5f * x * x) * 0.39894228040143268f);
+        db[i % F] += v;
+        st(dh, dt, i, v);
     }
     return cudaSuccess;
 }

@@ -198,7 +198,7 @@ def vit_trace(img, p, D, L, H, C, B, prec):
             launch("qkv_split_kernel"), gemm(B * H, T, T, hd, act, "fp32"), launch("softmax_forward_kernel")
             gemm(B * H, T, hd, T, act, act), launch("heads_permute_kernel")
         gemm(1, BT, D, D, act, "fp32", f"proj_b{l}"), launch("ln_forward_kernel")
-        gemm(1, BT, F, D, act, "fp32"), launch("bias_gelu_kernel")
+        gemm(1, BT, F, D, act, "fp32", f"fc1_b{l}"), launch("gelu_forward_kernel")
         gemm(1, BT, D, F, act, "fp32", f"fc2_b{l}")
     launch("ln_forward_kernel"), gemm(1, B, C, D, act, "fp32", "head_b")
     launch("ce_row_kernel"), launch("ce_mean_kernel")
@@ -207,7 +207,9 @@ def vit_trace(img, p, D, L, H, C, B, prec):
     out.append("memset bytes=%d" % (BT * D * 4))
     ln_bwd()
     for l in reversed(range(L)):
-        lin_bwd(BT, D, F, "fp32"), launch("gelu_backward_kernel"), lin_bwd(BT, F, D, "fp32"), ln_bwd()
+        lin_bwd(BT, D, F, "fp32")
+        launch("colsum_kernel"), launch("colsum_finish_kernel")   # GELU backward + fc1's db, fused
+        gemm(1, F, D, BT, act, "fp32"), gemm(1, BT, D, F, act, "fp32"), ln_bwd()
         lin_bwd(BT, D, D, act)
         if bf:
             launch("attn_bwd_prep_kernel"), launch("attn_bwd_dkv_kernel"), launch("attn_bwd_dq_kernel")

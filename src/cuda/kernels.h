@@ -52,14 +52,17 @@ size_t cuk_colsum_partial_floats(int N);
 cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N, float *partial,
                               cudaStream_t s);
 
+/* GELU's backward fused with fc1's bias gradient: dh [M,F] (dtype dt; may be g itself in fp32) =
+ * g * GELU'(h), db [F] = column sums of dh (fp32, before the cast); h, g fp32 [M,F]. */
+cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, float *db, void *dh, ib_precision dt, int M, int F,
+                                   float *partial, cudaStream_t s);
+
 /* C [M,N] (row stride ldc) += bias [N] (the cuBLAS fallback GEMM's epilogue). */
 cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s);
 
 /* ---- gelu.cu (exact erf GELU, nn.GELU()) ---- */
-/* h [M,F] += bias [F] (in place: h is saved for backward), a [M,F] act = GELU(h). */
-cudaError_t cuk_bias_gelu_forward(float *h, const float *bias, void *a, ib_precision dt, int M, int F, cudaStream_t s);
-/* g [n] *= GELU'(h)  (da -> dh in place). */
-cudaError_t cuk_gelu_backward(const float *h, float *g, size_t n, cudaStream_t s);
+/* a [n] act = GELU(h) (h: fc1's output with its bias, saved for backward). */
+cudaError_t cuk_gelu_forward(const float *h, void *a, ib_precision dt, size_t n, cudaStream_t s);
 
 /* ---- attention.cu: everything around the cuBLASLt batched GEMMs ---- */
 /* qkv [B,T,3,H,hd] fp32 -> qkvh act [3][B,H,T,hd] (q, k, v each B*H*T*hd elements). */

@@ -211,9 +211,9 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
         if (linear(v, k->att, p->proj_w, W + p->proj_b, b->f, IB_PREC_FP32, BT, D, D, err)) return -1;
         KTRY(cuk_layernorm_forward(k->x_in, b->f, k->x_mid, W + p->norm2_w, W + p->norm2_b, k->ln2, dt, k->mean2,
                                    k->rstd2, BT, D, D, s));
-        /* fc1 without bias: the bias add is fused into the GELU kernel (h keeps fc1's output + bias) */
-        if (linear(v, k->ln2, p->fc1_w, NULL, k->h, IB_PREC_FP32, BT, F, D, err)) return -1;
-        KTRY(cuk_bias_gelu_forward(k->h, W + p->fc1_b, k->a, dt, BT, F, s));
+        /* h = fc1 + bias (the GEMM's epilogue; saved for backward), a = GELU(h) in the act dtype */
+        if (linear(v, k->ln2, p->fc1_w, W + p->fc1_b, k->h, IB_PREC_FP32, BT, F, D, err)) return -1;
+        KTRY(cuk_gelu_forward(k->h, k->a, dt, (size_t)BT * F, s));
         if (linear(v, k->a, p->fc2_w, W + p->fc2_b, b->f, IB_PREC_FP32, BT, D, F, err)) return -1;
     }
     /* final residual + norm on the class-token rows only (row stride T*D), then the head */
@@ -234,15 +234,13 @@ int cuda_vit_read_loss(cuda_vit *v, float *loss, ib_error *err)
     return 0;
 }
 
-/* Linear backward for y = x W^T + b given dy (fp32, [M,out]):
- * db = colsum(dy); dW [out,in] = dy^T x; dx [M,in] = dy W (fp32, or the act dtype if dx_act). */
-static int linear_backward(cuda_vit *v, const float *dy, const void *x, size_t w_off, size_t b_off, void *dx,
-                           int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
+/* The GEMMs of a Linear's backward from dya, dy [M,out] already in the act dtype:
+ * dW [out,in] = dy^T x; dx [M,in] = dy W (fp32, or the act dtype if dx_act). */
+static int linear_backward_gemms(cuda_vit *v, const void *dya, const void *x, size_t w_off, void *dx, int dx_act, int M,
+                                 int out, int in, ib_error *err)
 {
     const ib_precision dt = v->plan.act;
     float *G = v->buf.grads;
-    KTRY(cuk_bias_backward(dy, G + b_off, dt == IB_PREC_BF16 ? dy_act : NULL, dt, M, out, v->partial, v->stream));
-    const void *dya = dt == IB_PREC_BF16 ? dy_act : (const void *)dy;
     const cuda_gemm_desc dw = {.batch = 1, .M = out, .N = in, .K = M, .ab = dt, .c = IB_PREC_FP32, .transA = 1};
     if (cuda_gemm_exec(v->gemm, &dw, dya, x, G + w_off, NULL, v->stream, err)) return -1;
     if (dx) {
@@ -250,6 +248,18 @@ static int linear_backward(cuda_vit *v, const float *dy, const void *x, size_t w
         if (cuda_gemm_exec(v->gemm, &dd, dya, wgt(v, w_off), dx, NULL, v->stream, err)) return -1;
     }
     return 0;
+}
+
+/* Linear backward for y = x W^T + b given dy (fp32, [M,out]): db = colsum(dy), fused with dy's
+ * cast into dy_act under bf16, then the GEMMs. */
+static int linear_backward(cuda_vit *v, const float *dy, const void *x, size_t w_off, size_t b_off, void *dx,
+                           int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
+{
+    const ib_precision dt = v->plan.act;
+    KTRY(cuk_bias_backward(dy, v->buf.grads + b_off, dt == IB_PREC_BF16 ? dy_act : NULL, dt, M, out, v->partial,
+                           v->stream));
+    return linear_backward_gemms(v, dt == IB_PREC_BF16 ? dy_act : (const void *)dy, x, w_off, dx, dx_act, M, out, in,
+                                 err);
 }
 
 /* Attention backward of block l: datt act [B,T,D] -> dqkv fp32 [B,T,3,H,hd] (into big). */
@@ -304,7 +314,7 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
     const model_plan *pl = &v->plan;
     const model_layout *o = v->layout;   /* parameter offsets */
     model_buffers *b = &v->buf;
-    const int B = pl->B, T = pl->T, D = pl->D, F = pl->F, BT = B * T, L = pl->L;
+    const int B = pl->B, T = pl->T, D = pl->D, F = pl->F, BT = B * T, L = pl->L, dt = pl->act;
     const cudaStream_t s = v->stream;
     const float *W = b->params;
     float *G = b->grads;
@@ -320,10 +330,13 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
     for (int l = L - 1; l >= 0; l--) {
         const model_block_acts *k = &b->blk[l];
         const model_block_params *p = &o->blk[l];
-        /* MLP: dx -> fc2 -> GELU -> fc1 -> LN2, accumulated into dx */
+        /* MLP: dx -> fc2 -> GELU -> fc1 -> LN2, accumulated into dx.  GELU's backward is fused with
+         * fc1's bias gradient and the cast for fc1's GEMMs: dh (act dtype; in place in big under
+         * fp32) = big * GELU'(h), the fp32 dh never stored under bf16 */
         if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, b->big, 0, BT, D, F, b->big_act, err)) return -1;
-        KTRY(cuk_gelu_backward(k->h, b->big, (size_t)BT * F, s));
-        if (linear_backward(v, b->big, k->ln2, p->fc1_w, p->fc1_b, b->f, 0, BT, F, D, b->big_act, err)) return -1;
+        void *dh = dt == IB_PREC_BF16 ? b->big_act : (void *)b->big;
+        KTRY(cuk_gelu_bias_backward(k->h, b->big, G + p->fc1_b, dh, dt, BT, F, v->partial, s));
+        if (linear_backward_gemms(v, dh, k->ln2, p->fc1_w, b->f, 0, BT, F, D, err)) return -1;
         KTRY(cuk_layernorm_backward(b->f, k->x_mid, k->mean2, k->rstd2, W + p->norm2_w, b->dx, D, G + p->norm2_w,
                                     G + p->norm2_b, BT, D, D, v->partial, s));
         /* attention: dx -> proj (datt in the act dtype: attention reads it only as GEMM input) */

@@ -23,6 +23,14 @@ __device__ __forceinline__ float act_load(const void *act, int dt, size_t i)
     return ((const float *)act)[i];
 }
 
+/* exact GELU, 0.5 x (1 + erf(x / sqrt 2)) (nn.GELU(), timm's default), and its derivative
+ * Phi(x) + x phi(x); as src/cpu/gelu.c */
+__device__ __forceinline__ float gelu_f(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ __forceinline__ float gelu_grad(float x)
+{
+    return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * expf(-0.5f * x * x) * 0.39894228040143268f;
+}
+
 __device__ __forceinline__ float warp_sum(float v)
 {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
