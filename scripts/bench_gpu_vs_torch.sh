@@ -1,14 +1,18 @@
 #!/bin/sh
 # instbench's CUDA training step against PyTorch's on the same GPU, one after the other: timm's
 # ViT (vit_base_patch16_224 by default), batch 128, bf16 autocast, Adam, synthetic data on the GPU
-# (instbench measure --data device; scripts/bench_torch_gpu_step.py).  Prints samples/s of each
-# and the ratio instbench / PyTorch.  Run it with nothing else on the GPU.
+# (instbench measure --data device; scripts/bench_torch_gpu_step.py).  Prints samples/s of
+# instbench (and, in bf16, of its unfused attention for comparison: INSTBENCH_CUDA_ATTENTION),
+# of PyTorch eager and of torch.compile, instbench's MFU, and the ratios instbench / PyTorch.
+# Run it with nothing else on the GPU.
 #
 # usage: scripts/bench_gpu_vs_torch.sh [--bin PATH] [--model NAME] [--batch-size N]
 #                                      [--precision bf16|fp32] [--steps N] [--warmup N] [--out DIR]
+#                                      [--no-compile]
 #   --bin     the instbench binary (default: build/instbench)
 #   --steps   timed steps of each (default 20), --warmup warm-up steps (default 5)
-#   --out     keep both JSON results in DIR (default: a temporary directory)
+#   --out     keep the JSON results in DIR (default: a temporary directory)
+#   --no-compile  skip the torch.compile run (it compiles for minutes on a cold cache)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 BIN="$here/../build/instbench"
@@ -18,6 +22,7 @@ PREC=bf16
 STEPS=20
 WARMUP=5
 OUTDIR=
+COMPILE=1
 PY=${PYTHON:-python3}
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -28,7 +33,8 @@ while [ $# -gt 0 ]; do
         --steps) STEPS=$2; shift 2 ;;
         --warmup) WARMUP=$2; shift 2 ;;
         --out) OUTDIR=$2; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --no-compile) COMPILE=0; shift ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench_gpu_vs_torch.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -38,19 +44,42 @@ case "$PREC" in bf16|fp32) ;; *) echo "bench_gpu_vs_torch.sh: --precision is bf1
 if [ -n "$OUTDIR" ]; then mkdir -p "$OUTDIR"; tmp=$OUTDIR; else tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT; fi
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /' || true
-"$BIN" measure --backend cuda --data device --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" \
-    --steps "$STEPS" --warmup "$WARMUP" --format json --output "$tmp/instbench.json" > /dev/null 2> "$tmp/instbench.err" ||
-    { echo "instbench measure failed:" >&2; cat "$tmp/instbench.err" >&2; exit 1; }
-"$PY" "$here/bench_torch_gpu_step.py" --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" \
-    --steps "$STEPS" --warmup "$WARMUP" > "$tmp/torch.json" 2> "$tmp/torch.err" ||
-    { echo "PyTorch step failed:" >&2; cat "$tmp/torch.err" >&2; exit 1; }
-"$PY" - "$tmp/instbench.json" "$tmp/torch.json" "$MODEL" "$BATCH" "$PREC" <<'PYEOF'
-import json, sys
-ib = json.load(open(sys.argv[1]))["measurement"]
-pt = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
-model, batch, prec = sys.argv[3:6]
-ib_sps, pt_sps = ib["samples_per_second"], pt["samples_per_second"]
-print(f"{'MODEL':<22} {'BATCH':>5} {'PREC':>5} | {'INSTBENCH/S':>12} {'PYTORCH/S':>12} {'RATIO':>7}")
-print(f"{model:<22} {batch:>5} {prec:>5} | {ib_sps:12.1f} {pt_sps:12.1f} {ib_sps / pt_sps:6.2f}x")
-print(f"pytorch: torch {pt['torch']}, model from {pt['model_source']}, peak memory {pt['peak_memory_gib']:.1f} GiB")
+ib_run() {   # NAME [ENV=VALUE]: one instbench measure into $tmp/NAME.json
+    name=$1; shift
+    env "$@" "$BIN" measure --backend cuda --data device --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" \
+        --steps "$STEPS" --warmup "$WARMUP" --format json --output "$tmp/$name.json" > /dev/null 2> "$tmp/$name.err" ||
+        { echo "instbench measure ($name) failed:" >&2; cat "$tmp/$name.err" >&2; exit 1; }
+}
+torch_run() {   # NAME [FLAGS]: one PyTorch step into $tmp/NAME.json (its last line)
+    name=$1; shift
+    "$PY" "$here/bench_torch_gpu_step.py" --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" \
+        --steps "$STEPS" --warmup "$WARMUP" "$@" > "$tmp/$name.json" 2> "$tmp/$name.err" ||
+        { echo "PyTorch step ($name) failed:" >&2; cat "$tmp/$name.err" >&2; exit 1; }
+}
+ib_run instbench
+[ "$PREC" = bf16 ] && ib_run instbench_unfused INSTBENCH_CUDA_ATTENTION=unfused
+torch_run torch
+[ "$COMPILE" = 1 ] && torch_run torch_compile --compile
+"$PY" - "$tmp" "$MODEL" "$BATCH" "$PREC" <<'PYEOF'
+import json, os, sys
+tmp, model, batch, prec = sys.argv[1:5]
+def load(name, last_line=False):
+    path = os.path.join(tmp, name + ".json")
+    if not os.path.exists(path):
+        return None
+    text = open(path).read()
+    return json.loads(text.strip().splitlines()[-1]) if last_line else json.load(open(path))
+ib = load("instbench")
+unf, pt, pc = load("instbench_unfused"), load("torch", True), load("torch_compile", True)
+ib_sps, pt_sps = ib["measurement"]["samples_per_second"], pt["samples_per_second"]
+mfu = ib["measurement"].get("mfu")
+print(f"{'MODEL':<22} {'BATCH':>5} {'PREC':>5} | {'INSTBENCH/S':>12} {'PYTORCH/S':>12} {'RATIO':>7} | "
+      f"{'COMPILE/S':>10} {'RATIO':>7} | {'UNFUSED/S':>10} {'MFU':>6}")
+cols = [f"{model:<22} {batch:>5} {prec:>5} | {ib_sps:12.1f} {pt_sps:12.1f} {ib_sps / pt_sps:6.2f}x | "]
+cols.append(f"{pc['samples_per_second']:10.1f} {ib_sps / pc['samples_per_second']:6.2f}x | " if pc else f"{'-':>10} {'-':>7} | ")
+cols.append(f"{unf['measurement']['samples_per_second']:10.1f} " if unf else f"{'-':>10} ")
+cols.append(f"{mfu * 100:5.1f}%" if mfu else f"{'-':>6}")
+print("".join(cols))
+print(f"instbench: attention {ib['hardware'].get('attention')}; pytorch: torch {pt['torch']}, model from "
+      f"{pt['model_source']}, peak memory {pt['peak_memory_gib']:.1f} GiB")
 PYEOF

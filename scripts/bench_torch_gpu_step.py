@@ -94,6 +94,7 @@ ap.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
 ap.add_argument("--steps", type=int, default=20)
 ap.add_argument("--warmup", type=int, default=5)
 ap.add_argument("--builtin", action="store_true", help="use the model defined here even if timm is installed")
+ap.add_argument("--compile", action="store_true", help="torch.compile the model (default: eager, as timm runs it)")
 a = ap.parse_args()
 if not torch.cuda.is_available():
     sys.exit("bench_torch_gpu_step.py: torch sees no CUDA GPU")
@@ -112,10 +113,13 @@ if not a.builtin:
 if model is None:
     model = ViT(*PRESETS[a.model])
 model = model.to(dev).train()
+num_classes = model.num_classes
+if a.compile:   # compiled during the warm-up steps, which are not timed
+    model = torch.compile(model)
 crit = nn.CrossEntropyLoss()
 opt = torch.optim.Adam(model.parameters())
 images = torch.randn(a.batch_size, 3, 224, 224, device=dev)
-labels = torch.randint(0, model.num_classes, (a.batch_size,), device=dev)
+labels = torch.randint(0, num_classes, (a.batch_size,), device=dev)
 
 
 def step():
@@ -139,5 +143,6 @@ st = sorted(times)
 print(json.dumps({"samples_per_second": a.batch_size * len(times) / sum(times),
                   "median_samples_per_second": a.batch_size / st[len(st) // 2],
                   "step_time_s": times, "last_loss": float(loss), "torch": torch.__version__, "model_source": source,
+                  "mode": "compile" if a.compile else "eager",
                   "device": torch.cuda.get_device_name(0),
                   "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30}))

@@ -1,8 +1,9 @@
 #!/bin/sh
 # What a session with a GPU runs in one go to prove the CUDA backend (nothing of it has run on a
 # GPU where it was written).  Each step logs to OUT/<step>.log; the run ends with a PASS / FAIL /
-# SKIP line per step and OUT/summary.json (every step, its result and seconds, samples/s of the
-# measure steps beside PyTorch's); the exit status is 1 if any step failed.  SKIP is for what
+# SKIP line per step and OUT/summary.json (every step, its result and seconds, samples/s, MFU and
+# attention of the measure steps, the data-parallel scaling of ranks over measure, PyTorch eager's
+# and torch.compile's samples/s); the exit status is 1 if any step failed.  SKIP is for what
 # this machine cannot do (timm, torchrun, compute-sanitizer or a second GPU missing), never for a
 # failure.  Steps:
 #   build      configure + build with CUDA (-DINSTBENCH_CUDA=ON) into build-gpu
@@ -22,7 +23,8 @@
 #              of each alone and 1 rank at twice the batch, parameters identical across ranks, also
 #              as 2 processes over the rendezvous (SKIP with one GPU)
 #   torchrun   the same as N processes under torchrun (SKIP with one GPU or without torchrun)
-#   torch      scripts/bench_gpu_vs_torch.sh (instbench vs PyTorch samples/s) (SKIP without torch)
+#   torch      scripts/bench_gpu_vs_torch.sh: instbench (fused attention, and unfused for comparison)
+#              vs PyTorch eager and torch.compile, samples/s and MFU (SKIP without torch)
 #
 # usage: scripts/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--bin PATH] [--model NAME]
 #                             [--model-args "..."] [--steps N] [--batch-size N]
@@ -185,13 +187,27 @@ for line in open(os.path.join(out, "steps.tsv")):
         s["samples_per_second"] = doc["measurement"]["samples_per_second"]
         s["batch_size_per_device"] = doc["workload"]["batch_size_per_device"]
         s["world_size"] = doc["topology"]["world_size"]
+        s["mfu"] = doc["measurement"].get("mfu")
+        s["attention"] = doc["hardware"].get("attention")
     steps.append(s)
-torch = None
-try:   # bench_gpu_vs_torch.sh --out: the PyTorch step's JSON is the last line of torch.json
-    torch = json.loads(open(os.path.join(out, "bench", "torch.json")).read().strip().splitlines()[-1])["samples_per_second"]
-except (OSError, ValueError, IndexError, KeyError, TypeError):
-    pass
-json.dump({"steps": steps, "pytorch_samples_per_second": torch,
+
+
+def torch_sps(name):   # bench_gpu_vs_torch.sh --out: a PyTorch step's JSON is the last line of NAME.json
+    try:
+        return json.loads(open(os.path.join(out, "bench", name + ".json")).read().strip().splitlines()[-1])[
+            "samples_per_second"]
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
+
+
+# data-parallel scaling: N ranks' samples/s over N times one rank's (the "measure" step)
+by = {s["step"]: s for s in steps}
+scaling = None
+if by.get("ranks", {}).get("samples_per_second") and by.get("measure", {}).get("samples_per_second"):
+    r = by["ranks"]
+    scaling = r["samples_per_second"] / (r["world_size"] * by["measure"]["samples_per_second"])
+json.dump({"steps": steps, "pytorch_samples_per_second": torch_sps("torch"),
+           "pytorch_compile_samples_per_second": torch_sps("torch_compile"), "dp_scaling": scaling,
            "passed": all(s["result"] != "FAIL" for s in steps)}, open(os.path.join(out, "summary.json"), "w"), indent=2)
 EOF
 
