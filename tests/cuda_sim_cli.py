@@ -120,5 +120,12 @@ if doc:
     check(not refused(b), "the auto batch %d is itself refused as too big" % b)
     check(refused(b + 1), "batch %d (one more than auto's %d) still fits: auto did not pick the largest" % (b + 1, b))
 
+# a device too small for batch 1: a usage error in MiB (GiB with one decimal would read "0.1 GiB
+# needed, 0.1 GiB available"), naming what grows with the tokens: with fused attention not their square
+q = run(["measure", "--backend", "cuda", *TINY, "--batch-size", "auto", "--ranks", "1", "--dry-run"],
+        env=dict(ENV, CUDASIM_FREE_MIB="66"))
+check(q.returncode == 2 and re.search(r"batch 1 needs about \d+ MiB but \d+ MiB is available", q.stderr) and
+      "activation memory grows with them" in q.stderr, "too small a device: exit %d: %s" % (q.returncode, q.stderr))
+
 print("cuda_sim_cli: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

@@ -203,20 +203,31 @@ static int interrupted_exit(void)
     return g_stop == SIGTERM ? 143 : 130;
 }
 
+/* BYTES as "1.5 GiB", or in MiB below a GiB (where GiB with one decimal would say 0.1 of each). */
+static const char *memory_text(double bytes, char *buf, size_t n)
+{
+    if (bytes >= 1073741824.0) snprintf(buf, n, "%.1f GiB", bytes / 1073741824.0);
+    else snprintf(buf, n, "%.0f MiB", bytes / 1048576.0);
+    return buf;
+}
+
 /* Not even batch 1 fits: say why in terms of the flags (a tiny --patch-size makes the sequence
- * long, and attention's memory grows with its square), not "the largest batch is 0". */
+ * long; unfused attention's memory grows with its square), not "the largest batch is 0". */
 static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_config *train, bench_data_mode data, int ranks,
                               uint64_t avail)
 {
     ib_train_config one = *train;
     one.batch_size = 1;
     const vit_config *m = &train->model;
+    const int fused = !strcmp(backend_attention(backend, train), "fused");
+    char need[32], have[32];
     fprintf(stderr,
-            "instbench measure: %s does not fit at any batch size: batch 1 needs about %.1f GiB but %.1f GiB is "
-            "available (--image-size %d with --patch-size %d makes %d tokens per image; attention memory grows with "
-            "their square: a larger --patch-size or a smaller --image-size needs less)\n",
-            m->name, (double)memfit_rank_bytes(backend, &one, data) * ranks / 1073741824.0, avail / 1073741824.0,
-            m->img_size, m->patch_size, model_seq_len(m));
+            "instbench measure: %s does not fit at any batch size: batch 1 needs about %s but %s is available "
+            "(--image-size %d with --patch-size %d makes %d tokens per image; %s: a larger --patch-size or a "
+            "smaller --image-size needs less)\n",
+            m->name, memory_text((double)memfit_rank_bytes(backend, &one, data) * ranks, need, sizeof need),
+            memory_text((double)avail, have, sizeof have), m->img_size, m->patch_size, model_seq_len(m),
+            fused ? "activation memory grows with them" : "attention memory grows with their square");
     return IB_EXIT_USAGE;
 }
 

@@ -32,11 +32,18 @@ struct fiber {
     unsigned linear;   // threadIdx flattened: lane = linear % 32, warp = linear / 32
     wait_kind state;
     float posted;      // the value a shuffle posted
-    const void *mma[2];   // the a and b fragments an mma_sync posted
+    const void *mma[3];   // the a, b and c fragments an mma_sync posted
+    unsigned mma_count;   // mma_syncs this thread has reached
+};
+
+struct warp_mma {         // the product of the warp's latest mma_sync, formed by one lane
+    unsigned count;       // which of the warp's mma_syncs it belongs to
+    float d[256];
 };
 
 struct block_run {
     std::vector<fiber> fibers;
+    std::vector<warp_mma> mmas;   // one per warp
     std::vector<char *> stacks;
     ucontext_t scheduler;
     cudasim_dim block_idx, block_dim, grid_dim;
@@ -110,6 +117,7 @@ bool open_barriers(block_run &r)
 
 void run_block(block_run &r)
 {
+    for (warp_mma &w : r.mmas) w.count = 0;
     const size_t n = r.fibers.size();
     std::vector<unsigned> order(n);
     for (unsigned i = 0; i < n; i++) order[i] = i;
@@ -117,6 +125,7 @@ void run_block(block_run &r)
     for (unsigned i = 0; i < n; i++) {
         fiber &f = r.fibers[i];
         f.state = RUNNING;
+        f.mma_count = 0;
         getcontext(&f.ctx);
         f.ctx.uc_stack.ss_sp = r.stacks[i];
         f.ctx.uc_stack.ss_size = kStack;
@@ -223,15 +232,27 @@ void cudasim_check_tile(const void *p, unsigned ldm, unsigned elem_bytes, const 
     if ((size_t)ldm * elem_bytes % 16) problem("%s: ldm %u elements of %u bytes is not a multiple of 16 bytes", what, ldm, elem_bytes);
 }
 
-void cudasim_mma_post(const void *a, const void *b)
+void cudasim_mma_post(const void *a, const void *b, const void *c)
 {
     block_run *r = run_now;
     fiber &me = r->fibers[r->current];
     const unsigned base = me.linear / 32 * 32;
     if (base + 32 > r->fibers.size())
         problem("%s: warp of lanes %u.. is not whole (%u threads in the block)", "mma_sync", base, (unsigned)r->fibers.size());
-    me.mma[0] = a, me.mma[1] = b;
+    me.mma[0] = a, me.mma[1] = b, me.mma[2] = c;
+    me.mma_count++;
     wait_at(AT_WARP_BARRIER);
+}
+
+bool cudasim_mma_result(float **d)
+{
+    block_run *r = run_now;
+    fiber &me = r->fibers[r->current];
+    warp_mma &w = r->mmas[me.linear / 32];
+    *d = w.d;
+    if (w.count == me.mma_count) return false;   // another lane of the warp formed it
+    w.count = me.mma_count;
+    return true;
 }
 
 const void *cudasim_mma_peer(unsigned lane, int which)
@@ -265,6 +286,7 @@ void execute(void *p)
     const unsigned long long threads = (unsigned long long)l.block.x * l.block.y * l.block.z;
     block_run r;
     r.fibers.resize(threads);
+    r.mmas.resize((threads + 31) / 32);
     r.stacks.resize(threads);
     for (auto &st : r.stacks) st = static_cast<char *>(malloc(kStack));
     r.block_dim = {l.block.x, l.block.y, l.block.z};

@@ -98,9 +98,12 @@ int cudasim_frag_index(int kind, unsigned lane, int e);
 unsigned cudasim_lane();
 void cudasim_check_tile(const void *p, unsigned ldm, unsigned elem_bytes, const char *what);
 /* every lane posts its fragments; returns with all of the warp's posted (warp barrier) */
-void cudasim_mma_post(const void *a, const void *b);
-/* what lane LANE posted (0: its a fragment, 1: its b fragment) */
+void cudasim_mma_post(const void *a, const void *b, const void *c);
+/* what lane LANE posted (0: its a fragment, 1: its b fragment, 2: its c accumulator) */
 const void *cudasim_mma_peer(unsigned lane, int which);
+/* the warp's 16 x 16 result of this mma_sync; true for the one lane that is to compute it (the
+ * others then read it: the product is formed once per warp, not once per lane) */
+bool cudasim_mma_result(float **d);
 void cudasim_mma_done();   /* warp barrier: every lane has read what the others posted */
 
 template <typename Use> struct frag_kind;
@@ -160,25 +163,32 @@ inline void mma_sync(fragment<accumulator, 16, 16, 16, float> &d, const fragment
 {
     typedef fragment<matrix_a, 16, 16, 16, __nv_bfloat16, LA> fa;
     typedef fragment<matrix_b, 16, 16, 16, __nv_bfloat16, LB> fb;
-    cudasim_mma_post(&a, &b);
-    /* the whole 16 x 16 operands, gathered from every lane's elements */
-    float A[256], Bm[256];
-    for (unsigned l = 0; l < 32; l++) {
-        const fa *pa = static_cast<const fa *>(cudasim_mma_peer(l, 0));
-        const fb *pb = static_cast<const fb *>(cudasim_mma_peer(l, 1));
-        for (int e = 0; e < 8; e++) {
-            A[cudasim_frag_index(0, l, e)] = __bfloat162float(pa->x[e]);
-            Bm[cudasim_frag_index(1, l, e)] = __bfloat162float(pb->x[e]);
+    typedef fragment<accumulator, 16, 16, 16, float> fc;
+    cudasim_mma_post(&a, &b, &c);
+    float *D;
+    if (cudasim_mma_result(&D)) {
+        /* the whole 16 x 16 operands, gathered from every lane's elements */
+        float A[256], Bm[256];
+        for (unsigned l = 0; l < 32; l++) {
+            const fa *pa = static_cast<const fa *>(cudasim_mma_peer(l, 0));
+            const fb *pb = static_cast<const fb *>(cudasim_mma_peer(l, 1));
+            const fc *pc = static_cast<const fc *>(cudasim_mma_peer(l, 2));
+            for (int e = 0; e < 8; e++) {
+                A[cudasim_frag_index(0, l, e)] = __bfloat162float(pa->x[e]);
+                Bm[cudasim_frag_index(1, l, e)] = __bfloat162float(pb->x[e]);
+                D[cudasim_frag_index(2, l, e)] = pc->x[e];
+            }
         }
+        for (int r = 0; r < 16; r++)
+            for (int col = 0; col < 16; col++) {
+                float acc = D[r * 16 + col];
+                for (int k = 0; k < 16; k++) acc += A[r * 16 + k] * Bm[k * 16 + col];
+                D[r * 16 + col] = acc;
+            }
     }
     const unsigned lane = cudasim_lane();
     float out[8];
-    for (int e = 0; e < 8; e++) {
-        const int i = cudasim_frag_index(2, lane, e), r = i / 16, col = i % 16;
-        float acc = c.x[e];
-        for (int k = 0; k < 16; k++) acc += A[r * 16 + k] * Bm[k * 16 + col];
-        out[e] = acc;
-    }
+    for (int e = 0; e < 8; e++) out[e] = D[cudasim_frag_index(2, lane, e)];
     cudasim_mma_done();
     for (int e = 0; e < 8; e++) d.x[e] = out[e];
 }
