@@ -40,10 +40,11 @@ else:
         if a["max_abs"] != b["max_abs"]:
             fails.append(f"{a['name']}: the two runs' errors against timm differ ({a['max_abs']} vs {b['max_abs']})")
             break
-    # bf16 backend vs backend: the pair tolerance (both round at the same points), not timm's cosine
+    # bf16 backend vs backend: the pair tolerance (docs/usage.md: autocast's rounding points, fused
+    # attention rounding P before normalising), not timm's cosine
     if doc["precision"] == "bf16":
         for c in vb.get("checks", []):
-            want = {"logits": ("rel_l2", 2e-3)}.get(c["name"], ("rel_l2", 2e-2) if c["name"].startswith("grad.")
+            want = {"logits": ("rel_l2", 1e-2)}.get(c["name"], ("rel_l2", 2e-2) if c["name"].startswith("grad.")
                                                    else None)
             if want and (c["metric"], c["limit"]) != want:
                 fails.append(f"backend vs backend {c['name']}: {c['metric']} <= {c['limit']}, want {want[0]} <= {want[1]}")

@@ -287,6 +287,12 @@ int main(int argc, char **argv)
             failures++;
         }
     }
+    /* the unfused bf16 attention (INSTBENCH_CUDA_ATTENTION=unfused, and head dims past 128) */
+    printf("bf16 with unfused attention:\n");
+    setenv("INSTBENCH_CUDA_ATTENTION", "unfused", 1);
+    run("data/ref_a_adam_bf16.safetensors");
+    run("data/ref_b_adamw_bf16.safetensors");
+    unsetenv("INSTBENCH_CUDA_ATTENTION");
     attention_kernels_check(1, 197, 1, 64);
     attention_kernels_check(2, 19, 2, 72);
     attention_kernels_check(1, 40, 3, 9);

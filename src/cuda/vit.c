@@ -2,8 +2,11 @@
  * Per block:  x_mid = x + proj(attn(LN1(x)));  x_out = x_mid + fc2(GELU(fc1(LN2(x_mid))))
  * The residual add is fused into the LayerNorm that follows it, and the final norm and head run
  * on the class-token rows only.  Under bf16 autocast every GEMM reads bf16 operands and
- * accumulates in fp32; the bf16 casts happen at the same points as on the CPU.  Everything is
- * queued on one stream; the host waits only in cuda_vit_read_loss and the backend's synchronize. */
+ * accumulates in fp32; the bf16 casts happen at the same points as on the CPU, except that bf16
+ * attention runs fused (kernels/flash_attention.cu: no T x T matrix in memory, probabilities
+ * rounded before they are normalised, as flash attention does); fp32 runs attention unfused, op
+ * for op as the CPU.  Everything is queued on one stream; the host waits only in
+ * cuda_vit_read_loss and the backend's synchronize. */
 #include "cuda/vit.h"
 
 #include <math.h>
