@@ -43,6 +43,8 @@ mutations=(
             __syncwarp();|            wm::store_matrix_sync(stage, acc, 16, wm::mem_row_major);"
     "fused attention counts the padding keys of the last tile|src/cuda/kernels/flash_attention.cu|cuda_vit_sim|const float p = k0 + c < T ? expf(sS[warp][r][c] * scale - m_new) : 0.0f;|const float p = expf(sS[warp][r][c] * scale - m_new);"
     "fused attention's dQ without the softmax scale|src/cuda/kernels/flash_attention.cu|cuda_vit_sim|sDS[warp][r][c] = __float2bfloat16_rn(p * (sdP[warp][r][c] - Dl) * scale);|sDS[warp][r][c] = __float2bfloat16_rn(p * (sdP[warp][r][c] - Dl));"
+    "the captured step never launched as a graph|src/cuda/vit.c|cuda_vit_sim|    KTRY(cudaGraphLaunch(v->graph, v->stream));
+|"
     "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
 )
 

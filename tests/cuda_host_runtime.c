@@ -188,13 +188,26 @@ static int is_pinned(const void *p)
 
 /* ---------------------------------------------------------------- streams and the scheduler */
 
+/* A captured graph: the ops queued on the capturing stream, in order, not run.  A launch queues
+ * them again on its stream (the graph keeps them: they run once per launch); the graph and every
+ * exec made from it hold a reference, and the ops are released with the last. */
+struct shim_graph {
+    shim_work *ops;
+    size_t n, cap;
+    int refs;
+    cudaError_t invalid;   /* what invalidated the capture (cudaSuccess: nothing) */
+};
+
 typedef struct shim_op {
     struct shim_op *next;
     shim_work w;
 } shim_op;
 
+typedef struct shim_graph shim_graph;
+
 typedef struct shim_stream {
     shim_op *head, *tail;
+    shim_graph *capture;   /* between cudaStreamBeginCapture and End: its ops are recorded here */
     int busy;     /* its head op is running on some thread: the next one waits */
     int device;   /* current when it was made: cudaFree and cudaDeviceSynchronize wait for its work */
     int made;     /* creation order: the priority under seeds 1 and 2 */
@@ -340,6 +353,22 @@ void shim_enqueue(cudaStream_t s, const shim_work *w)
         fprintf(stderr, "cuda_host_runtime: work queued on a stream that was destroyed or never created\n");
         abort();
     }
+    if (st->capture) {   /* recorded, not run */
+        shim_graph *g = st->capture;
+        if (g->n == g->cap) {
+            size_t cap = g->cap ? 2 * g->cap : 64;
+            shim_work *ops = realloc(g->ops, cap * sizeof *ops);
+            if (!ops) {
+                fprintf(stderr, "cuda_host_runtime: out of memory\n");
+                abort();
+            }
+            g->ops = ops, g->cap = cap;
+        }
+        g->ops[g->n++] = *w;
+        pthread_mutex_unlock(&sched_lock);
+        free(op);
+        return;
+    }
     if (st->tail) st->tail->next = op;
     else st->head = op;
     st->tail = op;
@@ -453,8 +482,27 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 /* A stream stuck behind a dead peer never drains: a blocking wait would block for ever on a GPU,
  * so here it is counted (a test asserts none happened) and fails at once. */
 int shim_unbounded_waits;
+/* Waiting on a capturing stream is an error in CUDA and invalidates the capture. */
+static cudaError_t capture_refuses(shim_stream *st)
+{
+    if (!st->capture) return cudaSuccess;
+    st->capture->invalid = cudaErrorStreamCaptureUnsupported;
+    return cudaErrorStreamCaptureUnsupported;
+}
+
+static int any_capture(void)
+{
+    int any = default_stream.capture != NULL;
+    pthread_mutex_lock(&sched_lock);
+    for (size_t i = 0; i < MAX_STREAMS; i++)
+        if (streams[i] && streams[i]->capture) any = 1;
+    pthread_mutex_unlock(&sched_lock);
+    return any;
+}
+
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
+    if (capture_refuses(stream_of(s))) return cudaErrorStreamCaptureUnsupported;
     if (drive_until(stream_idle, stream_of(s)) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
     return cudaErrorLaunchTimeout;
@@ -471,6 +519,7 @@ cudaError_t cudaStreamQuery(cudaStream_t s)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
+    if (any_capture()) return cudaErrorStreamCaptureUnsupported;
     int dev = shim_current;
     if (drive_until(device_idle, &dev) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
@@ -544,6 +593,9 @@ cudaError_t cudaEventRecord(cudaEvent_t ev, cudaStream_t s)
 {
     shim_event *e = (shim_event *)ev;
     if (!e) return cudaErrorInvalidResourceHandle;
+    /* in a capture an event only orders the graph's own nodes (an external signal needs
+     * cudaEventRecordExternal): the step records its events outside, and here one inside fails */
+    if (capture_refuses(stream_of(s))) return cudaErrorStreamCaptureUnsupported;
     unsigned long gen = __atomic_add_fetch(&e->recorded, 1, __ATOMIC_ACQ_REL);
     shim_enqueue(s, &(shim_work){record_run, NULL, event_op_release, event_op_new(e, gen), NULL});
     return cudaSuccess;
@@ -554,6 +606,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned f)
     (void)f;
     shim_event *e = (shim_event *)ev;
     if (!e) return cudaErrorInvalidResourceHandle;
+    if (capture_refuses(stream_of(s))) return cudaErrorStreamCaptureUnsupported;
     unsigned long gen = __atomic_load_n(&e->recorded, __ATOMIC_ACQUIRE);
     if (gen == 0) return cudaSuccess;   /* never recorded: no wait (CUDA's rule) */
     shim_enqueue(s, &(shim_work){nothing, wait_ready, event_op_release, event_op_new(e, gen), NULL});
@@ -669,6 +722,11 @@ cudaError_t cudaMemcpyAsync(void *d, const void *src, size_t n, enum cudaMemcpyK
     c->dst = d, c->src = src, c->n = n, c->value = -1;
     const int from_host = k == cudaMemcpyHostToDevice || k == cudaMemcpyHostToHost,
               to_host = k == cudaMemcpyDeviceToHost || k == cudaMemcpyHostToHost;
+    /* a graph replays a copy: pageable memory (staged or waited for at the call) cannot be */
+    if (((from_host && !is_pinned(src)) || (to_host && !is_pinned(d))) && capture_refuses(stream_of(s))) {
+        free(c);
+        return cudaErrorStreamCaptureUnsupported;
+    }
     if (from_host && !is_pinned(src)) {   /* pageable: staged now, the caller may reuse it */
         c->staged = malloc(n ? n : 1);
         if (!c->staged) {
@@ -680,6 +738,96 @@ cudaError_t cudaMemcpyAsync(void *d, const void *src, size_t n, enum cudaMemcpyK
     shim_enqueue(s, &(shim_work){copy_run, NULL, copy_release, c, NULL});
     if (to_host && !is_pinned(d))   /* into pageable memory: the call returns once it is done */
         return cudaStreamSynchronize(s);
+    return cudaSuccess;
+}
+
+/* ---------------------------------------------------------------- graphs (stream capture) */
+
+static void graph_unref(shim_graph *g)
+{
+    if (__atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL)) return;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->ops[i].release) g->ops[i].release(g->ops[i].arg);
+    free(g->ops);
+    free(g);
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
+{
+    (void)mode;
+    shim_stream *st = stream_of(s);
+    if (!s) return cudaErrorStreamCaptureUnsupported;   /* the legacy stream cannot be captured */
+    if (st->capture) return cudaErrorIllegalState;
+    shim_graph *g = calloc(1, sizeof *g);
+    if (!g) return cudaErrorMemoryAllocation;
+    g->refs = 1;
+    pthread_mutex_lock(&sched_lock);
+    st->capture = g;
+    pthread_mutex_unlock(&sched_lock);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *out)
+{
+    shim_stream *st = stream_of(s);
+    pthread_mutex_lock(&sched_lock);
+    shim_graph *g = st->capture;
+    st->capture = NULL;
+    pthread_mutex_unlock(&sched_lock);
+    *out = NULL;
+    if (!g) return cudaErrorIllegalState;
+    if (g->invalid != cudaSuccess) {
+        graph_unref(g);
+        return cudaErrorStreamCaptureInvalidated;
+    }
+    *out = (cudaGraph_t)g;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status)
+{
+    *status = stream_of(s)->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags)
+{
+    (void)flags;
+    shim_graph *g = (shim_graph *)graph;
+    if (!g) return cudaErrorInvalidValue;
+    __atomic_add_fetch(&g->refs, 1, __ATOMIC_ACQ_REL);
+    *exec = (cudaGraphExec_t)g;
+    return cudaSuccess;
+}
+
+/* The graph's ops queued again, in capture order, on S; they stay the graph's (no release). */
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
+{
+    shim_graph *g = (shim_graph *)exec;
+    if (!g) return cudaErrorInvalidValue;
+    for (size_t i = 0; i < g->n; i++) {
+        shim_work w = g->ops[i];
+        w.release = NULL;
+        shim_enqueue(s, &w);
+    }
+    return sticky();
+}
+
+/* Launched work may still be queued: it finishes first (CUDA frees an exec's resources after its
+ * launches complete). */
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+    int dev = shim_current;
+    if (!exec) return cudaErrorInvalidValue;
+    drive_until(device_idle, &dev);
+    graph_unref((shim_graph *)exec);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    if (!graph) return cudaErrorInvalidValue;
+    graph_unref((shim_graph *)graph);
     return cudaSuccess;
 }
 

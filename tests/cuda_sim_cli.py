@@ -98,10 +98,16 @@ if doc:
           % (doc["workload"]["data"], doc["topology"]))
     check(doc["workload"]["precision"] == "bf16" and doc["hardware"].get("attention") == "fused",
           "bf16 measure: attention %r" % doc["hardware"].get("attention"))
+    check(doc["hardware"].get("cuda_graphs") is True, "one rank: cuda_graphs %r" % doc["hardware"].get("cuda_graphs"))
+doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "1", "--cuda-graphs", "off"])
+if doc:
+    check(doc["hardware"].get("cuda_graphs") is False, "--cuda-graphs off: %r" % doc["hardware"].get("cuda_graphs"))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "2"])
 if doc:
     check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,
           "2 ranks: topology %s, global batch %s" % (doc["topology"], doc["workload"]["global_batch_size"]))
+    check(doc["hardware"].get("cuda_graphs") is False, "2 ranks launch eagerly: cuda_graphs %r"
+          % doc["hardware"].get("cuda_graphs"))
 
 # --batch-size auto on a device with 80 MiB free: the batch measure picks fits, the next does not
 # (the estimate each would need is what `measure --dry-run --batch-size N` reports as needed memory).

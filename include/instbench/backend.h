@@ -25,6 +25,8 @@ typedef struct ib_train_config {
     int threads;               /* CPU: worker threads, 0 = all cores */
     int device;                /* CUDA: device ordinal */
     uint64_t seed;             /* parameter initialisation (timm-like init) */
+    int cuda_graphs;           /* CUDA, one rank without data parallelism: replay forward + backward as
+                                * a CUDA graph from the second step on (measure --cuda-graphs) */
 } ib_train_config;
 
 void backend_default_optim(ib_optimizer kind, ib_optim_config *out);

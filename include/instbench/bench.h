@@ -223,6 +223,7 @@ typedef struct bench_report {
     const char *peak_source;           /* NULL when unknown */
     const char *cpu_bf16;              /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
     const char *attention;             /* "fused" | "unfused" (backend_attention); NULL: not recorded */
+    int cuda_graphs;                   /* 1 forward + backward replayed as a CUDA graph, 0 not, -1 CPU */
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
 } bench_report;
 

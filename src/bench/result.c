@@ -98,6 +98,8 @@ char *result_to_json(const bench_report *r, int pretty)
     add_str_or_null(hw, "kernel", s->kernel);
     add_str_or_null(hw, "cpu_bf16", r->cpu_bf16);
     if (r->attention) cJSON_AddStringToObject(hw, "attention", r->attention);
+    if (r->cuda_graphs >= 0) cJSON_AddBoolToObject(hw, "cuda_graphs", r->cuda_graphs);
+    else cJSON_AddNullToObject(hw, "cuda_graphs");
     cJSON *dn = cJSON_AddObjectToObject(hw, "onednn");
     add_str_or_null(dn, "version", s->onednn_version);
     add_str_or_null(dn, "isa", s->onednn_isa);

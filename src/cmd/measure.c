@@ -45,6 +45,7 @@ static void on_signal(int sig)
 static struct {
     model_cli model;
     int backend, precision, optimizer, data, market, format;
+    int cuda_graphs;           /* index into on_off: 0 on (default), 1 off */
     int batch;                 /* 0 = auto */
     double lr;                 /* < 0: optimizer default */
     int steps, have_steps, have_duration, model_given;
@@ -82,6 +83,7 @@ static const char *check_host(const char *v)
 static const char *const data_modes[] = {"host", "device", NULL};
 static const char *const markets[] = {"on-demand", "spot", NULL};
 static const char *const formats[] = {"table", "json", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 
 static const arg_spec measure_specs[] = {
     {"--backend", 0, ARG_CHOICE, &O.backend, NULL, "training backend (default: cuda when available, else cpu)",
@@ -98,6 +100,10 @@ static const arg_spec measure_specs[] = {
      "step and handed to the backend, as PyTorch's FakeDataset;\n"
      "device: inputs made once where the model runs (pure compute)", .choices = data_modes},
     {"--workers", 0, ARG_INT, &O.workers, "N", "data-pipeline threads per rank (default: vCPUs / local ranks)", 1, 1024},
+    {"--cuda-graphs", 0, ARG_CHOICE, &O.cuda_graphs, NULL, "on (default): a one-rank CUDA run replays forward and\n"
+     "backward as one CUDA graph from its second step (no per-kernel launch cost);\n"
+     "off: every kernel launched each step.  Data-parallel runs launch eagerly\n"
+     "(the gradient buckets' hooks); the result records which ran", .choices = on_off},
     {"--seed", 0, ARG_FN, &O.seed, "N", "seed of the weights and data (default 0)", .fn = take_seed},
     {"--steps", 0, ARG_INT, &O.steps, "N", "timed steps", 1, 100000000, .given = &O.have_steps, .group = "measurement"},
     {"--duration", 0, ARG_DOUBLE, &O.duration_s, "S", "timed window in seconds (default 30, at least 5 steps)", 1e-3,
@@ -362,6 +368,8 @@ int cmd_measure(int argc, char **argv)
         return IB_EXIT_USAGE;
     }
     int workers = O.workers > 0 ? O.workers : (sys.vcpus / rdv.local_world_size > 0 ? sys.vcpus / rdv.local_world_size : 1);
+    /* graphs where nothing runs between forward and backward: one rank in the whole job */
+    train.cuda_graphs = !is_cpu && O.cuda_graphs == 0 && rdv.world_size == 1;
 
     /* ---- batch size: estimated before anything is allocated ---- */
     /* GPU: the devices this process drives (the runner's choice: from its local rank when the backend
@@ -494,7 +502,7 @@ int cmd_measure(int argc, char **argv)
         .params = model_param_count(&train.model), .train_flops_per_sample = model_train_flops_per_sample(&train.model),
         .global_batch_size = train.batch_size * rdv.world_size, .topology = rdv, .m = &res, .others_share = others,
         .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
-        .attention = backend_attention(backend, &train),
+        .attention = backend_attention(backend, &train), .cuda_graphs = is_cpu ? -1 : train.cuda_graphs,
         .hourly_cost_usd = O.hourly_cost};
 
     if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */

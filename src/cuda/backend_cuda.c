@@ -187,7 +187,11 @@ static void host_free(ib_backend *b, void *p)
 static int forward_backward(ib_backend *b, float *loss, ib_grad_ready_fn cb, void *user, ib_error *err)
 {
     cuda_vit *v = impl(b);
-    if (cuda_vit_forward(v, err) || cuda_vit_backward(v, cb, user, err)) return -1;
+    if (v->cfg.cuda_graphs && !cb) {   /* data parallelism's bucket hooks run eagerly */
+        if (cuda_vit_forward_backward_graph(v, err)) return -1;
+    } else if (cuda_vit_forward(v, err) || cuda_vit_backward(v, cb, user, err)) {
+        return -1;
+    }
     /* read after backward is queued, so the GPU never idles while the host waits for the loss */
     return loss ? cuda_vit_read_loss(v, loss, err) : 0;
 }

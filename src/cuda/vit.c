@@ -112,6 +112,8 @@ void cuda_vit_free(cuda_vit *v)
 {
     if (v->copy_stream) cudaStreamSynchronize(v->copy_stream);
     if (v->stream) cudaStreamSynchronize(v->stream);
+    if (v->graph) cudaGraphExecDestroy(v->graph);
+    v->graph = NULL;
     cuda_gemm_destroy(v->gemm);
     v->gemm = NULL;
     if (v->loss_host) cudaFreeHost(v->loss_host);
@@ -177,7 +179,10 @@ static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error 
     return 0;
 }
 
-int cuda_vit_forward(cuda_vit *v, ib_error *err)
+/* The forward pass's work on the stream, up to the loss copied into pinned loss_host; the
+ * caller records loss_ready (outside any capture: an event recorded inside a graph does not
+ * signal the host). */
+static int forward_ops(cuda_vit *v, ib_error *err)
 {
     if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
     KTRY(cudaSetDevice(v->device));
@@ -225,7 +230,13 @@ int cuda_vit_forward(cuda_vit *v, ib_error *err)
     if (linear(v, b->lnf, o->head_w, W + o->head_b, b->logits, IB_PREC_FP32, B, pl->C, D, err)) return -1;
     KTRY(cuk_crossentropy(b->logits, b->labels, b->dlogits, v->row_loss, v->loss_dev, B, pl->C, s));
     KTRY(cudaMemcpyAsync(v->loss_host, v->loss_dev, sizeof(float), cudaMemcpyDeviceToHost, s));
-    KTRY(cudaEventRecord(v->loss_ready, s));
+    return 0;
+}
+
+int cuda_vit_forward(cuda_vit *v, ib_error *err)
+{
+    if (forward_ops(v, err)) return -1;
+    KTRY(cudaEventRecord(v->loss_ready, v->stream));
     return 0;
 }
 
@@ -372,5 +383,32 @@ int cuda_vit_optimizer_step(cuda_vit *v, ib_error *err)
     k.decoupled = o->kind == IB_OPT_ADAMW;
     const model_buffers *b = &v->buf;
     KTRY(cuk_adam_step(b->params, b->grads, b->m, b->v, b->wbf, v->layout->total, &k, v->stream));
+    return 0;
+}
+
+int cuda_vit_forward_backward_graph(cuda_vit *v, ib_error *err)
+{
+    KTRY(cudaSetDevice(v->device));
+    if (!v->graph && v->graph_eager_steps < 1) {
+        v->graph_eager_steps++;
+        return cuda_vit_forward(v, err) || cuda_vit_backward(v, NULL, NULL, err) ? -1 : 0;
+    }
+    if (!v->graph) {
+        cudaGraph_t g = NULL;
+        KTRY(cudaStreamBeginCapture(v->stream, cudaStreamCaptureModeThreadLocal));
+        const int rc = forward_ops(v, err) || cuda_vit_backward(v, NULL, NULL, err);
+        const cudaError_t e = cudaStreamEndCapture(v->stream, &g);
+        if (rc) {
+            if (g) cudaGraphDestroy(g);
+            return -1;
+        }
+        KTRY(e);
+        const cudaError_t ei = cudaGraphInstantiate(&v->graph, g, 0);
+        cudaGraphDestroy(g);
+        if (ei != cudaSuccess) v->graph = NULL;
+        KTRY(ei);
+    }
+    KTRY(cudaGraphLaunch(v->graph, v->stream));
+    KTRY(cudaEventRecord(v->loss_ready, v->stream));
     return 0;
 }

@@ -48,6 +48,9 @@ typedef struct cuda_vit {
      * copy on the GPU (inputs_ready), so the host never blocks on it */
     cudaStream_t copy_stream;
     cudaEvent_t inputs_free, inputs_ready;
+    /* cfg.cuda_graphs: forward + backward captured once, then launched as one graph */
+    cudaGraphExec_t graph;
+    int graph_eager_steps;
     float last_loss;
 } cuda_vit;
 
@@ -63,6 +66,11 @@ void cuda_vit_free(cuda_vit *v);
 /* Queue the forward pass (the loss lands in loss_host when loss_ready fires). */
 int cuda_vit_forward(cuda_vit *v, ib_error *err);
 int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err);
+/* Forward and backward (no gradient hook) as one CUDA graph: the first call runs them eagerly (so
+ * cuBLASLt's algorithms are chosen and every workspace exists outside any capture), the second
+ * captures and instantiates them, every call after launches the graph.  The loss lands as with
+ * cuda_vit_forward. */
+int cuda_vit_forward_backward_graph(cuda_vit *v, ib_error *err);
 int cuda_vit_optimizer_step(cuda_vit *v, ib_error *err);
 int cuda_vit_refresh_bf16(cuda_vit *v, ib_error *err);
 int cuda_vit_read_loss(cuda_vit *v, float *loss, ib_error *err);
