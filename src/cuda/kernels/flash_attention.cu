@@ -98,11 +98,10 @@ __device__ static void mm_acc(frag_c *acc, const bf16 *A, unsigned lda, const bf
         }
 }
 
-/* the warp's accumulators [16 x HDP] (times mul) to rows r0.. of an fp32 matrix (row stride ld),
- * through the 16 x 16 staging tile stage; rows past T and columns past hd are not written */
+/* the warp's accumulators [16 x HDP] to rows r0.. of an fp32 matrix (row stride ld), through the
+ * 16 x 16 staging tile stage; rows past T and columns past hd are not written */
 template <int HDP>
-__device__ static void store_rows(const frag_c *acc, float *stage, float *dst, size_t ld, int r0, int T, int hd,
-                                  float mul)
+__device__ static void store_rows(const frag_c *acc, float *stage, float *dst, size_t ld, int r0, int T, int hd)
 {
     const int lane = threadIdx.x & 31;
     for (int j = 0; j < HDP / 16; j++) {
@@ -110,7 +109,7 @@ __device__ static void store_rows(const frag_c *acc, float *stage, float *dst, s
         __syncwarp();
         for (int i = lane; i < 256; i += 32) {
             const int r = i / 16, c = j * 16 + i % 16;
-            if (r0 + r < T && c < hd) dst[(size_t)(r0 + r) * ld + c] = stage[i] * mul;
+            if (r0 + r < T && c < hd) dst[(size_t)(r0 + r) * ld + c] = stage[i];
         }
         __syncwarp();
     }
@@ -264,8 +263,8 @@ __global__ static void attn_bwd_dkv_kernel(const bf16 *qkv, const bf16 *dO, cons
     __syncwarp();
     float *stage = &sS[warp][0][0];
     float *out = dqkv + (size_t)b * T * ld + (size_t)h * hd;
-    store_rows<HDP>(dk, stage, out + D, ld, k0 + warp * 16, T, hd, 1.0f);
-    store_rows<HDP>(dv, stage, out + 2 * D, ld, k0 + warp * 16, T, hd, 1.0f);
+    store_rows<HDP>(dk, stage, out + D, ld, k0 + warp * 16, T, hd);
+    store_rows<HDP>(dv, stage, out + 2 * D, ld, k0 + warp * 16, T, hd);
 #endif
 }
 
@@ -312,7 +311,7 @@ __global__ static void attn_bwd_dq_kernel(const bf16 *qkv, const bf16 *dO, const
         mm_acc<HDP>(dq, sDS[warp][0], FA_KT, sK[0], HDP);   /* dQ += dS k */
     }
     __syncwarp();
-    store_rows<HDP>(dq, &sS[warp][0][0], dqkv + (size_t)b * T * ld + (size_t)h * hd, ld, q0 + warp * 16, T, hd, 1.0f);
+    store_rows<HDP>(dq, &sS[warp][0][0], dqkv + (size_t)b * T * ld + (size_t)h * hd, ld, q0 + warp * 16, T, hd);
 #endif
 }
 
