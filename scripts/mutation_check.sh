@@ -18,7 +18,7 @@ cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 |
     { tail -n 40 "$work/build.log" >&2; exit 1; }
 
 run_test() {   # the test binary, from tests/ as ctest runs it; 0 when it passes
-    (cd "$work/tests" && timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
+    (cd "$work/tests" && CUDA_VIT_FAIL_FAST=1 timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
 }
 for t in $targets; do
     run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }

@@ -29,7 +29,7 @@ static int on_ready(void *user, size_t off, size_t cnt)
     return 0;
 }
 
-static void run(const char *path)
+static void run_one(const char *path)
 {
     verify_reference ref;
     ib_error err;
@@ -136,6 +136,17 @@ static void run(const char *path)
     cuda_vit_free(&v);
     model_layout_free(&layout);
     verify_reference_free(&ref);
+}
+
+/* CUDA_VIT_FAIL_FAST (scripts/mutation_check.sh): stop at the first failure, which is all a
+ * mutation needs to be caught, instead of running every remaining case. */
+static void run(const char *path)
+{
+    run_one(path);
+    if (failures && getenv("CUDA_VIT_FAIL_FAST")) {
+        fprintf(stderr, "%d failure(s); CUDA_VIT_FAIL_FAST: stopping\n", failures);
+        exit(1);
+    }
 }
 
 #ifdef CUDA_VIT_SIM
