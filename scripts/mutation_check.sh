@@ -77,7 +77,7 @@ EOF
     else
         result="caught by $test"
     fi
-    printf '%-52s %s\n' "$name" "$result"
+    printf '%-62s %s\n' "$name" "$result"
     cp "$work/mutation.bak" "$work/$file"
 done
 echo "mutation_check: ${#mutations[@]} mutations, $missed missed"
