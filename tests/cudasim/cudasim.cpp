@@ -56,7 +56,9 @@ struct block_run {
 thread_local block_run *run_now;   // the block this OS thread is running
 const size_t kStack = 64 * 1024;
 const cudasim_dim kZero = {0, 0, 0};
-uint64_t seed = 0x2545F4914F6CDD1DULL;
+// per host thread: ranks of a data-parallel test launch from threads of their own, and one
+// shared state would be a data race (and make each rank's block order depend on the others')
+thread_local uint64_t seed = 0x2545F4914F6CDD1DULL;
 
 uint64_t next_random()
 {
