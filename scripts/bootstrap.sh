@@ -9,7 +9,10 @@ APT_PACKAGES=(
   libcurl4-openssl-dev libcjson-dev libssl-dev libexpat1-dev libdnnl-dev
   python3 python3-pip python3-torch python3-torchvision python3-botocore python3-jsonschema
   awscli librsvg2-bin clang libclang-rt-14-dev
+  jq python3-pandas python3-openpyxl libreoffice-calc-nogui
 )
+# jq, pandas, openpyxl and LibreOffice Calc (headless) are the independent readers of the JSON and
+# CSV that `rank` and `prices` write: the tests feed them the output as a user would.
 # timm comes from PyPI without its dependencies (torch/torchvision are Debian's).
 PIP_PACKAGES=(timm==0.9.16)
 
