@@ -65,6 +65,15 @@ int util_mkdir_p(const char *dir, ib_error *err);
 double util_now_seconds(void);                 /* monotonic */
 void util_utc_iso8601(time_t t, char out[32]);  /* 2026-11-22T00:10:45Z */
 int util_parse_iso8601(const char *s, time_t *out); /* accepts ...Z, fractional seconds, +00:00 */
+/* 2026-11-22 00:10:45, UTC: the date-time text LibreOffice Calc, Excel and pandas read as a
+ * date-time in any locale (ISO 8601's T and Z make Calc keep the cell as text). */
+void util_utc_spreadsheet(time_t t, char out[32]);
+
+/* The one text of a double in JSON and CSV: the shortest of 15, 16 or 17 significant digits that
+ * reads back as the same double (0.1 stays "0.1", 5.710693748478799 keeps its 16), so JSON and CSV
+ * show equal strings and no bit is lost.  "" when V is not finite (callers write null or an empty
+ * cell).  OUT holds at least 32 bytes. */
+void util_fmt_double(char *out, size_t len, double v);
 
 /* Strings. */
 char *util_strdup(const char *s);
@@ -101,6 +110,11 @@ int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap);
 /* The one layout of every JSON document instbench prints or writes: two-space indents, ": " after
  * keys, a final newline.  malloc'd (free it); NULL when out of memory. */
 char *util_json_print(const struct cJSON *doc);
+/* The same on one line (JSON lines).  Both print every number with util_fmt_double (cJSON's own
+ * printer settles for 15 digits whenever they come within an epsilon, losing the last bits) and
+ * non-finite numbers as null; to do so they rewrite DOC's numbers as raw text in place, so DOC is
+ * for printing only afterwards. */
+char *util_json_print_compact(const struct cJSON *doc);
 
 /* Hex of a byte string (out must hold 2*n+1). */
 void util_hex(const unsigned char *in, size_t n, char *out);

@@ -195,7 +195,7 @@ char *result_to_json(const bench_report *r, int pretty)
     if (r->sys->loadavg1 > r->sys->vcpus)
         cJSON_AddItemToArray(warn, cJSON_CreateString("load average above vCPUs before the run (shared machine?)"));
 
-    char *out = pretty ? util_json_print(root) : cJSON_PrintUnformatted(root);
+    char *out = pretty ? util_json_print(root) : util_json_print_compact(root);
     cJSON_Delete(root);
     return out;
 }

@@ -67,8 +67,34 @@ int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap)
     return find(doc, path, 0, cap);
 }
 
+/* Numbers become raw text in util_fmt_double's form: the printers below then write them as they
+ * are.  cJSON frees a raw item's valuestring with free() (its default hooks; instbench sets none). */
+static int numbers_to_raw(cJSON *item)
+{
+    for (; item; item = item->next) {
+        if (cJSON_IsNumber(item)) {
+            char buf[40];
+            util_fmt_double(buf, sizeof buf, item->valuedouble);
+            char *raw = util_strdup(buf[0] ? buf : "null");
+            if (!raw) return -1;
+            item->type = cJSON_Raw | (item->type & cJSON_StringIsConst);
+            item->valuestring = raw;
+        } else if (item->child && numbers_to_raw(item->child) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+char *util_json_print_compact(const cJSON *doc)
+{
+    if (numbers_to_raw((cJSON *)doc) != 0) return NULL;
+    return cJSON_PrintUnformatted(doc);
+}
+
 char *util_json_print(const cJSON *doc)
 {
+    if (numbers_to_raw((cJSON *)doc) != 0) return NULL;
     char *txt = cJSON_Print(doc);
     if (!txt) return NULL;
     /* cJSON indents with tabs and puts a tab after ':'.  Strings escape their tabs (\t), so every

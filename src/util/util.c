@@ -124,6 +124,25 @@ void util_utc_iso8601(time_t t, char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void util_utc_spreadsheet(time_t t, char out[32])
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+void util_fmt_double(char *out, size_t len, double v)
+{
+    out[0] = '\0';
+    if (!isfinite(v)) return;
+    /* 17 significant digits always round-trip; the first shorter one that does is the shortest
+     * (a double within half an ulp of a 15-digit decimal prints as that decimal at %.15g). */
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(out, len, "%.*g", digits, v);
+        if (strtod(out, NULL) == v) return;
+    }
+}
+
 int util_parse_iso8601(const char *s, time_t *out)
 {
     struct tm tm = {0};
