@@ -13,7 +13,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-/usr/bin/python3 - "$T/results" "$N" "$HERE/../tests" <<'PY'
+/usr/bin/python3 - "$T/results" "$N" "$HERE/../tests/rank" <<'PY'
 import json, os, random, sys
 sys.path.insert(0, sys.argv[3])
 import rank_fixtures as fx
@@ -54,6 +54,6 @@ for i in range(3):
     print(f"run {i + 1}: {times[-1]:.3f} s")
 d = json.loads(p.stdout)
 print(f"instbench rank over {n} result files: best of 3 = {min(times):.3f} s "
-      f"({len(d['rows'])} ranked rows from {d['inputs']['results']} results, {d['inputs']['skipped']} skipped; "
+      f"({sum(r['rank'] is not None for r in d['rows'])} ranked rows from {d['inputs']['results']} results, {d['inputs']['skipped']} skipped; "
       f"target < 1 s)")
 PY

@@ -73,7 +73,10 @@ _, picked = width_run(PRICES + ["--columns", "spot,type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")
 check(re.match(r"SPOT \$/h \(LOWEST\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
 p = subprocess.run([BIN, *PRICES, "--columns", "type,nope"], capture_output=True, text=True, env=ENV)
-check(p.returncode == 2 and "'nope' is not a column (type, region, accelerators" in p.stderr, f"--columns nope: {p.stderr}")
+check(p.returncode == 2 and "'nope' is not a column (columns: type, region, accelerators" in p.stderr,
+      f"--columns nope: {p.stderr}")
+p = subprocess.run([BIN, *PRICES, "--columns", "type,regoin"], capture_output=True, text=True, env=ENV)
+check(p.returncode == 2 and "'regoin' is not a column; did you mean region?" in p.stderr, f"--columns regoin: {p.stderr}")
 
 print("cli_width: " + ("all checks passed" if not failures else f"{len(failures)} failed"))
 sys.exit(1 if failures else 0)

@@ -5,7 +5,7 @@ a command's output (a `$ ` line followed by what it prints) the output is exactl
 The commands run in a scratch directory off EC2, without AWS credentials and with an empty cache
 (so `auto` prices come from the shipped snapshot, as the README says), where `results/` holds
 result files of the README's own story (1 x g5.xlarge, a 4-node g5.xlarge run, 1 x g5.12xlarge;
-made by tests/rank_fixtures.py, not by instbench) and `tests/` is the repository's.  Launcher
+made by tests/rank/rank_fixtures.py, not by instbench) and `tests/` is the repository's.  Launcher
 wrappers (torchrun, srun, environment assignments) are peeled off; their placeholders ($i, $HEAD)
 become node 0 and 127.0.0.1, and the environment each launcher gives its first process is set
 (WORLD_SIZE, RANK, MASTER_ADDR, ... for torchrun; SLURM_* for srun).  `measure` runs with --dry-run: every check a run makes, no
@@ -24,7 +24,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "rank"), os.path.dirname(os.path.abspath(__file__))]
 import rank_fixtures as fx  # noqa: E402
 from testlib import check, failures  # noqa: E402
 

@@ -80,6 +80,8 @@ typedef struct output_point {
     const char *label;           /* full text: tooltip and the key beside the plot */
     const char *tag;             /* short text drawn next to the point ("#3"); NULL: draw LABEL */
     int frontier;                /* drawn on the connecting frontier line, emphasised */
+    int hollow;                  /* drawn as a ring with a dashed outline: a figure not measured as shown
+                                    (rank: an extrapolated row) */
 } output_point;
 
 typedef struct output_ray {      /* guide line y = slope * x through the origin */

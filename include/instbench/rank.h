@@ -58,7 +58,13 @@ typedef struct rank_result {
     long accelerator_count;      /* per node, 0 on CPU */
     long vcpus;                  /* per node, -1 unknown */
     long nodes;                  /* max(topology.nodes, instance.count) */
-    double samples_per_second;   /* global, > 0, finite */
+    long measured_nodes;         /* topology.nodes: the nodes that really ran (nodes > measured_nodes:
+                                    measure --count N on fewer nodes, an extrapolation) */
+    double samples_per_second;   /* global, > 0, finite, as measured on measured_nodes */
+    int identity_mismatch;       /* instance.identity_mismatch: 1 the user kept a type that contradicts
+                                    the hardware (measure --identity-mismatch ok), 0 checked, -1 unknown */
+    double cv;                   /* measurement.step_time_s.cv, NAN unknown */
+    unsigned warnings;           /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
     time_t timestamp;            /* 0 unknown */
     double user_usd_per_hour;    /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
     rank_market user_market;     /* the market that price is for */
@@ -67,6 +73,23 @@ typedef struct rank_result {
      * beside the file) has the same key and counts once. */
     unsigned char run_key[RANK_KEY_BYTES];
 } rank_result;
+
+/* Run-quality warnings, one bit each; rank_warning_codes[bit] is the short code results carry in
+ * measurement.warning_codes and rank prints (JSON arrays, CSV joined with ';'). */
+enum {
+    RANK_WARN_CV_HIGH = 1u << 0,          /* step-time CV above 5% */
+    RANK_WARN_DRIFT = 1u << 1,            /* step time drifted up during the window */
+    RANK_WARN_MFU_OVER_100 = 1u << 2,     /* model FLOP/s above the peak: the peak or the timing is wrong */
+    RANK_WARN_OTHER_PROCESSES = 1u << 3,  /* other processes took CPU during the run */
+    RANK_WARN_STEAL = 1u << 4,            /* hypervisor steal */
+    RANK_WARN_SHARED_MACHINE = 1u << 5,   /* load average above the vCPUs before the run */
+    RANK_WARN_OTHER = 1u << 6,            /* a warning this build has no code for */
+    RANK_WARN_N = 7
+};
+extern const char *const rank_warning_codes[RANK_WARN_N];
+/* Runs of one configuration whose fastest and slowest differ by more than this share of their
+ * median are marked as disagreeing (the table's run-quality mark). */
+#define RANK_SPREAD_LIMIT 0.10
 
 typedef struct rank_results {
     rank_result *items;
@@ -138,9 +161,16 @@ typedef struct rank_config {
     long accelerator_count;      /* per node */
     long vcpus;
     char backend[8];
-    double samples_per_second;   /* median of the runs */
-    double sps_min, sps_max;
+    double samples_per_second;   /* median of the runs, scaled to NODES when extrapolated */
+    double sps_min, sps_max;     /* the runs' extremes, scaled alike */
     size_t runs;
+    long measured_nodes;         /* the fewest nodes any of its runs really ran on */
+    int extrapolated;            /* 1: nodes > measured_nodes; samples/s = measured x nodes / measured_nodes
+                                    (linear scaling: no communication cost assumed) */
+    size_t superseded;           /* extrapolated runs left out because a real NODES-node run exists */
+    int identity_mismatch;       /* 1 when any run's identity contradicted its hardware */
+    double cv_max;               /* the worst run's step-time CV, NAN unknown */
+    unsigned warnings;           /* union of the runs' RANK_WARN_* */
     /* Per market (rank_market): the hourly cost per node the runs recorded (measure
      * --hourly-cost), from the newest run that recorded one; NAN when none did. */
     double recorded_usd_per_hour[2];
@@ -271,20 +301,61 @@ typedef struct rank_report {
     const char *region_override;         /* NULL or the --region value */
     const char *prices_origin;           /* "snapshot of 2026-11-21 (...)", "file prices.json", "live" */
     size_t files_read, results, skipped, duplicates;
+    size_t superseded;                   /* extrapolated runs left out for a real run of their nodes */
+    char *const *columns;                /* --columns: the keys to show, in order (every format) */
+    size_t n_columns;                    /* 0: each format's default (table: what fits; CSV, JSON: all) */
 } rank_report;
 
 /* "snapshot 2026-11-21" style summary of the prices the rows used: sources and as-of dates. */
 void rank_report_price_summary(const rank_report *r, char *out, size_t len);
-/* Aligned table for people: header lines, ranked rows, then the unpriced rows with reasons. */
+/* Aligned table for people: header lines, ranked rows (configurations marked when extrapolated,
+ * mislabelled or noisy, with a legend line per mark), then the unpriced rows with reasons. */
 int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err);
-/* CSV: one row per ranked configuration, plain numbers (unpriced rows go to stderr). */
+/* CSV: a header row of column keys, the ranked rows, then the unpriced ones (empty price cells and
+ * their unpriced_reason); plain numbers, date-times as "YYYY-MM-DD HH:MM:SS" UTC. */
 int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err);
-/* JSON document "instbench.rank/v1" (schema documented in src/rank/report_json.c). */
+/* JSON document "instbench.rank/v2" (schemas/rank-v2.json): rows are flat objects whose keys are
+ * the same column keys as the CSV header and `--columns`. */
 int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err);
-/* SVG: samples/s against $/h, one labelled point per ranked row, Pareto frontier joined. */
+/* SVG: samples/s against $/h, one labelled point per ranked row, Pareto frontier joined,
+ * extrapolated rows drawn hollow. */
 int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err);
 
-/* The keys of the text table's columns, in order, NULL-terminated: what `rank --columns` names. */
+/* ---- columns (report_columns.c): the one set of names of table, CSV and JSON ---- */
+
+/* TIME: NUMBER holds a time_t; JSON writes ISO 8601 ("2026-11-21T00:00:00Z", what jq's fromdate
+ * reads), CSV "2026-11-21 00:00:00" (what a spreadsheet reads as a date-time; the key says UTC). */
+typedef enum rank_value_kind { RANK_V_NONE = 0, RANK_V_NUMBER, RANK_V_TEXT, RANK_V_BOOL, RANK_V_LIST, RANK_V_TIME } rank_value_kind;
+/* One cell before it is formatted: NONE is an empty CSV cell, JSON null, "-" in the table. */
+typedef struct rank_value {
+    rank_value_kind kind;
+    double number;
+    int flag;
+    const char *text;                    /* TEXT: points into BUF or at a string that outlives the row */
+    const char *items[RANK_WARN_N];      /* LIST */
+    size_t n_items;
+    char buf[320];
+} rank_value;
+
+typedef struct rank_column {
+    const char *key;                     /* CSV header, JSON key, --columns name */
+    const char *header;                  /* the table's header */
+    int right;                           /* right-aligned in the table */
+    int priority;                        /* table: higher stays longer on a narrow terminal */
+    void (*get)(const rank_report *r, const rank_row *row, rank_value *v);
+    /* the table's text when it differs from the plain value (money, durations, grouping) */
+    void (*show)(const rank_report *r, const rank_row *row, char *out, size_t len);
+} rank_column;
+
+extern const rank_column rank_columns[];  /* CSV/JSON order; ends with a NULL key */
+/* The table's columns when --columns is not given, in its order, NULL-terminated. */
 extern const char *const rank_table_keys[];
+/* The column named KEY (or one of the names before version 2: samples_per_usd, config, ...). */
+const rank_column *rank_column_find(const char *key);
+/* The columns a format shows, into OUT (room for CAP): --columns when given (the command has checked
+ * every name), else DEFAULTS (NULL-terminated keys), else (DEFAULTS NULL) every column. */
+size_t rank_report_columns(const rank_report *r, const char *const *defaults, const rank_column **out, size_t cap);
+/* 1 when the row's runs disagree by more than RANK_SPREAD_LIMIT or carry a warning. */
+int rank_config_noisy(const rank_config *c);
 
 #endif

@@ -356,15 +356,16 @@ const char *args_check_file(const char *v)
 
 int args_table_fit(const arg_command *c, int wide, const args_list *cols, const char *const *keys)
 {
-    for (size_t i = 0; i < cols->n; i++) {
+    for (size_t i = 0; keys && i < cols->n; i++) {
         size_t k = 0;
         while (keys[k] && strcmp(keys[k], cols->v[i])) k++;
         if (keys[k]) continue;
-        char all[512];
+        char all[1024], dym[128];
         size_t n = 0;
         for (k = 0; keys[k] && n < sizeof all; k++)
             n += (size_t)snprintf(all + n, sizeof all - n, "%s%s", k ? ", " : "", keys[k]);
-        return args_usage_error(c, "--columns: '%s' is not a column (%s)", cols->v[i], all);
+        return args_usage_error(c, "--columns: '%s' is not a column%s (columns: %s)", cols->v[i],
+                                args_did_you_mean(suggest_closest(cols->v[i], keys, k), dym, sizeof dym), all);
     }
     output_fit_set(wide ? 0 : output_terminal_width(stdout), cols->v, cols->n);
     return 0;

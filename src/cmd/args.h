@@ -107,8 +107,9 @@ int args_model_flag(void *model_cli, const char *flag, const char *value, ib_err
     {"--wide", 0, ARG_FLAG, (wide), NULL, "every column however narrow the terminal (a table fits the terminal\n"   \
      "by default; pipes and files get every column)", .group = "table"},                                         \
     {"--columns", 0, ARG_LIST, (cols), "KEY,...", "only these columns, in this order; keys: " keys_help}
-/* Checks --columns against KEYS (NULL-terminated; a usage error names them) and fits the text
- * tables this command writes to stdout (output_fit_set).  0, or IB_EXIT_USAGE. */
+/* Checks --columns against KEYS (NULL-terminated; a usage error names them and the nearest; NULL
+ * when the command has checked them itself) and fits the text tables this command writes to
+ * stdout (output_fit_set).  0, or IB_EXIT_USAGE. */
 int args_table_fit(const arg_command *c, int wide, const args_list *cols, const char *const *keys);
 
 /* For ARG_STRING's check: a file name, not "-" (regions and instance types: instbench/names.h). */

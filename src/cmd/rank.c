@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
@@ -19,7 +20,7 @@
 typedef struct rank_args {
     char **paths;
     int n_paths;
-    const char *workload, *prices, *region, *plot, *az;
+    const char *workload, *prices, *region, *plot, *az, *out_path;
     const char *format;
     double samples, epochs, dataset_size;
     int top;
@@ -65,6 +66,7 @@ static const char *const markets[] = {"on-demand", "spot", "both", NULL};   /* R
 static const char *const spot_modes[] = {"lowest", "median", "az", NULL};  /* rank_spot_mode */
 static const char *const formats[] = {"table", "json", "csv", NULL};
 static const double MAX_HOURS = 1e9, MAX_USD = 1e15, POSITIVE = 1e-12;
+#define DEFAULT_RESULTS "instbench-results"   /* measure's default output directory */
 
 static const arg_spec rank_specs[] = {
     {"--follow", 0, ARG_FLAG, &A.follow, NULL, "follow symbolic links to directories met while walking RESULT directories\n"
@@ -108,26 +110,80 @@ static const arg_spec rank_specs[] = {
     {"--sort", 0, ARG_CHOICE, &A.sort, "KEY", "samples-per-dollar|throughput|cost|time (default samples-per-dollar)",
      .choices = rank_sort_names},
     {"--top", 0, ARG_INT, &A.top, "N", "show the best N rows only", 1, 1e9},
-    {"--format", 0, ARG_CHOICE, &A.format_i, NULL, "default: table on a terminal, json otherwise", .choices = formats,
+    {"--format", 0, ARG_CHOICE, &A.format_i, NULL, "default: table on a terminal, json otherwise; with -o FILE\n"
+     "the file's extension (.csv, .txt for the table), else json", .choices = formats,
      .group = "output"},
     {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h, Pareto frontier drawn"},
-    ARGS_TABLE_SPECS(&A.wide, &A.columns, "rank, config, region,\naccelerators, usd_per_hour, samples_per_s, samples_per_usd, hours, cost,\nspot_az, interruption, placement, price, runs"),
+    {"--output", 'o', ARG_STRING, &A.out_path, "FILE", "write the table, JSON or CSV to FILE instead of stdout (whole or not\n"
+     "at all: a failed run leaves an existing FILE as it was)", .check = args_check_file},
+    ARGS_TABLE_SPECS(&A.wide, &A.columns, "the same names in the table, CSV header\n"
+     "and JSON rows, and --columns applies to all three: rank, configuration,\n"
+     "instance_type, host, nodes, measured_nodes, extrapolated, market, region,\n"
+     "model, precision, batch_size_per_device, data, backend, fingerprint,\n"
+     "accelerators, accelerator, accelerators_per_node, accelerators_total,\n"
+     "usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
+     "samples_per_dollar, target_samples, hours_to_target, cost_to_target_usd,\n"
+     "runs, samples_per_second_min, samples_per_second_max, cv, warnings,\n"
+     "identity_mismatch, spot_az, interruption_bucket, interruption_label,\n"
+     "placement_score, price_source, price_as_of_utc, pareto, unpriced_reason\n"
+     "(default: the table shows what fits; CSV and JSON every column)"),
     {0},
 };
 
 const arg_command cmd_rank_args = {
-    "rank", "[options] RESULT...",
+    "rank", "[options] [RESULT...]",
     "Ranks measured configurations (nodes x instance type x market) by training samples per dollar.\n\n"
     "RESULT: result files from `instbench measure`, directories (searched recursively for *.json and\n"
-    "        *.jsonl), glob patterns, .jsonl files (one result per line), or - for stdin.\n"
+    "        *.jsonl), glob patterns, .jsonl files (one result per line), or - for stdin; none:\n"
+    "        ./instbench-results/, where measure writes by default.\n"
     "        Invalid or foreign files are skipped with a reason on stderr.  Each result counts once:\n"
     "        a file, directory or run reached again is ignored (\"N duplicates ignored\").",
     "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
     "cost = time x $/h.  Repeated runs of one configuration count once, at their median samples/s.\n"
+    "Marks after a configuration: ^ extrapolated (measured on fewer nodes than it has: samples/s\n"
+    "scaled linearly, no communication cost assumed; a real run of those nodes replaces it),\n"
+    "! identity mismatch (the type contradicts the hardware), ~ runs that disagree by over 10%\n"
+    "or carry warnings; JSON and CSV carry measured_nodes, extrapolated, identity_mismatch, runs,\n"
+    "samples_per_second_min/max, cv and warnings for every row.\n"
     "Nothing ranked (no usable results, nothing priced) exits 1 with a line saying how to get a\n"
     "priced row; a --region, --az or --instance-types that names nothing exits 2 with the nearest.\n",
     rank_specs, "RESULT",
 };
+
+/* -o without --format: the file's extension says which (rank.csv, rank.txt), else JSON. */
+static const char *format_of_path(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (dot && !strcasecmp(dot, ".csv")) return "csv";
+    if (dot && !strcasecmp(dot, ".txt")) return "table";
+    return "json";
+}
+
+/* --columns: every name a column of rank_columns, or a name from before version 2 (replaced by
+ * its key). */
+static int check_columns(const arg_command *c, args_list *cols)
+{
+    for (size_t i = 0; i < cols->n; i++) {
+        const rank_column *col = rank_column_find(cols->v[i]);
+        if (col) {
+            /* an older name becomes the key, which every format and the table's fitting use */
+            if (strcmp(col->key, cols->v[i])) {
+                char *key = util_strdup(col->key);
+                if (!key) return IB_EXIT_RUNTIME;
+                free(cols->v[i]);
+                cols->v[i] = key;
+            }
+            continue;
+        }
+        const char *keys[64];
+        size_t n = 0;
+        for (const rank_column *k = rank_columns; k->key && n < 64; k++) keys[n++] = k->key;
+        char dym[128];
+        return args_usage_error(c, "--columns: '%s' is not a column%s", cols->v[i],
+                                args_did_you_mean(suggest_closest(cols->v[i], keys, n), dym, sizeof dym));
+    }
+    return 0;
+}
 
 static int parse_args(int argc, char **argv, rank_args *a)
 {
@@ -140,14 +196,23 @@ static int parse_args(int argc, char **argv, rank_args *a)
     *a = A;
     if (rc) return rc;
     const arg_command *c = &cmd_rank_args;
-    if ((rc = args_table_fit(c, a->wide, &a->columns, rank_table_keys))) return rc;
+    /* a table written to a file is not cut to the terminal's width */
+    if ((rc = check_columns(c, &a->columns)) || (rc = args_table_fit(c, a->wide || a->out_path, &a->columns, NULL)))
+        return rc;
     rank_options *o = &a->opt;
     o->markets = a->market + 1;
     o->spot_mode = (rank_spot_mode)a->spot_mode;
     o->sort = (rank_sort_key)a->sort;
     o->pareto_only = a->pareto;
     a->load.follow = a->follow;
-    if (!a->n_paths) return args_usage_error(c, "no result files given");
+    if (!a->n_paths) {
+        /* measure's own default output: `measure` then `rank` needs no path */
+        struct stat st;
+        if (stat(DEFAULT_RESULTS, &st) != 0 || !S_ISDIR(st.st_mode))
+            return args_usage_error(c, "no result files given, and ./%s/ (where measure writes by default) does "
+                                    "not exist here", DEFAULT_RESULTS);
+        a->paths[a->n_paths++] = (char *)DEFAULT_RESULTS;
+    }
     if (a->az && strlen(a->az) >= sizeof o->az) return args_usage_error(c, "--az '%s' is too long", a->az);
     if (a->az) strcpy(o->az, a->az);
     if (a->samples > 0 && (a->epochs > 0 || a->dataset_size > 0))
@@ -164,7 +229,8 @@ static int parse_args(int argc, char **argv, rank_args *a)
     } else if (o->spot_mode == RANK_SPOT_AZ) {
         return args_usage_error(c, "--spot-price az needs --az NAME");
     }
-    a->format = a->format_i >= 0 ? formats[a->format_i] : util_isatty_stdout() ? "table" : "json";
+    a->format = a->format_i >= 0 ? formats[a->format_i] : a->out_path ? format_of_path(a->out_path)
+                : util_isatty_stdout() ? "table" : "json";
     o->user_prices = a->prices_given;
     o->n_user_prices = a->n_prices_given;
     return 0;
@@ -510,6 +576,32 @@ static void nothing_priced_hint(const rank_args *a, const rank_config *c, size_t
              known->instance_type, known->region, a->prices ? a->prices : "auto", known->instance_type, known->region);
 }
 
+static size_t superseded(const rank_config *c, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) k += c[i].superseded;
+    return k;
+}
+
+/* The report in its format, to stdout or, with -o, to a file written whole (through memory, then
+ * util_write_file_atomic: a failure leaves what was there). */
+static int write_report(const rank_args *a, const rank_report *rep, ib_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = a->out_path ? open_memstream(&buf, &len) : stdout;
+    if (!out) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    int rc = !strcmp(a->format, "json") ? rank_report_write_json(rep, out, err)
+             : !strcmp(a->format, "csv") ? rank_report_write_csv(rep, out, err)
+                                         : rank_report_write_table(rep, out, err);
+    if (!a->out_path) return rc;
+    if (fclose(out) != 0 && rc == 0) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (rc == 0 && util_write_file_atomic(a->out_path, buf, len, err) == 0) ib_info("wrote %s", a->out_path);
+    else rc = -1;
+    free(buf);
+    return rc;
+}
+
 int cmd_rank(int argc, char **argv)
 {
     rank_args a;
@@ -585,19 +677,18 @@ int cmd_rank(int argc, char **argv)
     rank_report rep = {g,      groups, n_groups,       configs,  n_configs,      rows, n_priced,
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
                        a.samples > 0 ? 0 : a.dataset_size, a.region, origin[0] ? origin : NULL,
-                       res.files_read, res.n, res.skipped, res.duplicates};
-    if (!strcmp(a.format, "json")) {
-        if (rank_report_write_json(&rep, stdout, &err) != 0) goto fail;
-    } else if (!strcmp(a.format, "csv")) {
-        if (rank_report_write_csv(&rep, stdout, &err) != 0) goto fail;
+                       res.files_read, res.n, res.skipped, res.duplicates, superseded(configs, n_configs),
+                       a.columns.v, a.columns.n};
+    if (rep.superseded)
+        ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
+                rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");
+    if (write_report(&a, &rep, &err) != 0) goto fail;
+    if (!strcmp(a.format, "csv"))
         for (size_t i = n_priced; i < n_rows; i++) {
             char label[256];
             rank_config_label(&configs[rows[i].config], rows[i].market, label, sizeof label);
             ib_warn("not ranked: %s: %s", label, rows[i].unpriced_reason);
         }
-    } else {
-        if (rank_report_write_table(&rep, stdout, &err) != 0) goto fail;
-    }
     if (a.plot) {
         if (rank_report_write_svg(&rep, a.plot, &err) != 0) goto fail;
         ib_info("wrote %s", a.plot);

@@ -403,8 +403,10 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
     for (size_t i = 0; i < np; i++) {
         const output_point *q = &p->points[i];
         if (!finite_point(q)) continue;
-        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\" stroke=\"#222\"><title>", axis_px(&ax, q->x),
-                axis_px(&ay, q->y), q->frontier ? 6 : 4, q->frontier ? "#d62728" : "#1f77b4");
+        const char *color = q->frontier ? "#d62728" : "#1f77b4";
+        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\" stroke=\"%s\"%s><title>", axis_px(&ax, q->x),
+                axis_px(&ay, q->y), q->frontier ? 6 : 4, q->hollow ? "#fff" : color, q->hollow ? color : "#222",
+                q->hollow ? " stroke-width=\"2\" stroke-dasharray=\"2 1.5\" class=\"extrapolated\"" : "");
         output_xml_escape(f, q->label);
         fputs("</title></circle>\n", f);
     }

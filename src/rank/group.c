@@ -245,25 +245,42 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         const rank_result *first = &r->items[k[start].result];
         strcpy(C->instance_type, first->instance_type);
         if (!first->instance_type[0]) strcpy(C->host, first->host);
-        C->recorded_usd_per_hour[0] = C->recorded_usd_per_hour[1] = NAN;        snprintf(C->region, sizeof C->region, "%s", ovr ? ovr : first->region);
+        C->recorded_usd_per_hour[0] = C->recorded_usd_per_hour[1] = NAN;
+        snprintf(C->region, sizeof C->region, "%s", ovr ? ovr : first->region);
         C->nodes = first->nodes;
         strcpy(C->accelerator, first->accelerator);
         C->accelerator_count = first->accelerator_count;
         C->vcpus = first->vcpus;
         strcpy(C->backend, first->backend);
-        C->runs = i - start;
-        C->sps_min = C->sps_max = first->samples_per_second;
+        /* A real run on all NODES beats an extrapolation to them: the measure --count runs of a
+         * configuration that also has measured ones are left out (counted as superseded). */
+        int real = 0;
+        for (size_t j = start; j < i; j++) real |= r->items[k[j].result].measured_nodes >= C->nodes;
+        C->runs = 0;
+        C->measured_nodes = C->nodes;
+        C->cv_max = NAN;
         for (size_t j = start; j < i; j++) {
-            double v = r->items[k[j].result].samples_per_second;
-            sps[j - start] = v;
-            if (v < C->sps_min) C->sps_min = v;
-            if (v > C->sps_max) C->sps_max = v;
-            /* Fill descriptive gaps from later runs (one run may have lacked device info). */
             const rank_result *x = &r->items[k[j].result];
+            if (real && x->measured_nodes < C->nodes) {
+                C->superseded++;
+                continue;
+            }
+            /* Linear scaling from the nodes that ran to the nodes the row prices: the one
+             * assumption an extrapolated row makes (no communication cost), and it says so. */
+            double v = x->samples_per_second * (double)C->nodes / (double)x->measured_nodes;
+            if (!C->runs || v < C->sps_min) C->sps_min = v;
+            if (!C->runs || v > C->sps_max) C->sps_max = v;
+            sps[C->runs++] = v;
+            if (x->measured_nodes < C->measured_nodes) C->measured_nodes = x->measured_nodes;
+            C->identity_mismatch |= x->identity_mismatch == 1;
+            if (!isnan(x->cv) && (isnan(C->cv_max) || x->cv > C->cv_max)) C->cv_max = x->cv;
+            C->warnings |= x->warnings;
+            /* Fill descriptive gaps from later runs (one run may have lacked device info). */
             if (C->vcpus < 0) C->vcpus = x->vcpus;
             if (!C->accelerator_count) C->accelerator_count = x->accelerator_count;
             record_price(C, x);
         }
+        C->extrapolated = C->measured_nodes < C->nodes;
         C->samples_per_second = rank_median(sps, C->runs);
         start = i;
     }

@@ -160,6 +160,51 @@ static void zone_pair(const cJSON *inst, rank_result *r)
     }
 }
 
+const char *const rank_warning_codes[RANK_WARN_N] = {"cv_high", "drift", "mfu_over_100", "other_processes",
+                                                     "steal", "shared_machine", "other"};
+
+/* Results older than measurement.warning_codes carry only the texts: their fixed openings (as
+ * src/bench/result.c has always written them) map to the codes. */
+static unsigned warning_from_text(const char *t)
+{
+    static const struct { const char *prefix; unsigned bit; } map[] = {
+        {"step-time CV", RANK_WARN_CV_HIGH},        {"step time drifted", RANK_WARN_DRIFT},
+        {"MFU above 100%", RANK_WARN_MFU_OVER_100}, {"other processes used", RANK_WARN_OTHER_PROCESSES},
+        {"hypervisor steal", RANK_WARN_STEAL},      {"load average above", RANK_WARN_SHARED_MACHINE},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strncmp(t, map[i].prefix, strlen(map[i].prefix))) return map[i].bit;
+    return RANK_WARN_OTHER;
+}
+
+static unsigned warning_from_code(const char *c)
+{
+    for (unsigned b = 0; b + 1 < RANK_WARN_N; b++)
+        if (!strcmp(c, rank_warning_codes[b])) return 1u << b;
+    return RANK_WARN_OTHER;
+}
+
+/* Run quality (descriptive: a malformed field leaves it unknown, never loses the result): the
+ * step-time CV and the warnings, by code where the result has them, else by text.  An MFU above
+ * 1 is flagged whatever the warnings say: it means the timing or the peak is wrong. */
+static void quality(const cJSON *ms, rank_result *r)
+{
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(ms, "step_time_s");
+    const cJSON *cv = cJSON_IsObject(st) ? cJSON_GetObjectItemCaseSensitive(st, "cv") : NULL;
+    r->cv = cJSON_IsNumber(cv) && isfinite(cv->valuedouble) && cv->valuedouble >= 0 ? cv->valuedouble : NAN;
+    r->warnings = 0;
+    const cJSON *codes = cJSON_GetObjectItemCaseSensitive(ms, "warning_codes");
+    const cJSON *texts = cJSON_GetObjectItemCaseSensitive(ms, "warnings");
+    const cJSON *w;
+    if (cJSON_IsArray(codes)) {
+        cJSON_ArrayForEach(w, codes) if (cJSON_IsString(w) && w->valuestring) r->warnings |= warning_from_code(w->valuestring);
+    } else if (cJSON_IsArray(texts)) {
+        cJSON_ArrayForEach(w, texts) if (cJSON_IsString(w) && w->valuestring) r->warnings |= warning_from_text(w->valuestring);
+    }
+    const cJSON *mfu = cJSON_GetObjectItemCaseSensitive(ms, "mfu");
+    if (cJSON_IsNumber(mfu) && mfu->valuedouble > 1) r->warnings |= RANK_WARN_MFU_OVER_100;
+}
+
 static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rlen)
 {
     char ex[48];
@@ -233,6 +278,11 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     }
     /* count records an N-node cluster when identity could not be read on every node. */
     r->nodes = nodes > count ? nodes : count;
+    r->measured_nodes = nodes;
+    r->identity_mismatch = -1;
+    const cJSON *mm = cJSON_IsObject(inst) ? cJSON_GetObjectItemCaseSensitive(inst, "identity_mismatch") : NULL;
+    if (cJSON_IsBool(mm)) r->identity_mismatch = cJSON_IsTrue(mm);
+    quality(ms, r);
     if (parse_price(root, r, reason, rlen)) return -1;
 
     r->accelerator_count = 0;

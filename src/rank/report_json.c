@@ -1,35 +1,27 @@
-/* rank/report_json.c: the "instbench.rank/v1" JSON document.
+/* rank/report_json.c: the "instbench.rank/v2" JSON document.
  *
- * Schema (schemas/rank-v1.json holds the machine-checkable version, tests/rank_schema.py checks it):
+ * Schema (schemas/rank-v2.json holds the machine-checkable version, tests/rank/rank_schema.py
+ * checks it):
  * {
- *   "schema": "instbench.rank/v1",
+ *   "schema": "instbench.rank/v2",
  *   "generated_at": ISO 8601 UTC,
  *   "workload": {"fingerprint", "model", "precision", "batch_size_per_device", "global_batch_size",
  *                "data", "results"},                    -- the group ranked
  *   "workloads": [{"fingerprint", "model", "precision", "results", "selected"}],  -- every group found
- *   "inputs": {"files_read", "results", "skipped", "duplicates"},   -- results: each counted once
+ *   "inputs": {"files_read", "results", "skipped", "duplicates", "superseded"},
  *   "prices": {"summary", "origin", "region_override", "spot_price": "lowest|median|az", "az"},
  *   "target": {"samples", "epochs", "dataset_size"} | null,
  *   "filters": {"markets": "on-demand|spot|both", "deadline_hours", "budget_usd", "max_hourly_usd",
  *               "pareto_only"},                        -- null where not given
  *   "sort": "samples-per-dollar|throughput|cost|time",
  *   "removed": {"max_hourly", "deadline", "budget", "pareto"},   -- rows dropped by each filter
- *   "rows": [{                                          -- ranked, best first
- *      "rank", "configuration", "instance_type", "host", "nodes", "market", "region",
- *      "accelerator": {"name", "per_node", "total", "label"},
- *      "usd_per_hour", "usd_per_hour_per_node",
- *      "samples_per_second",                            -- median over runs
- *      "runs": {"count", "samples_per_second_min", "samples_per_second_max"},
- *      "samples_per_dollar", "hours_to_target", "cost_to_target_usd",   -- null without a target
- *      "spot": {"az", "interruption_bucket", "interruption_label", "placement_score"} | null,
- *      "price": {"source": "live|cache|snapshot|file|user", "as_of"},
- *      "pareto": bool}],
- *   "unpriced": [{"configuration", "instance_type", "host", "nodes", "market", "region",
- *                 "samples_per_second", "runs", "reason"}]
+ *   "columns": [keys],                                  -- the keys every row has, in order
+ *   "rows": [{KEY: value, ...}]                         -- ranked best first, then the unpriced
  * }
- * Unknown numbers are null, never NaN.  "host" names a machine without an instance type (off EC2;
- * null otherwise); such rows are priced by the user (source "user"), and a user's spot price has
- * no AZ (spot.az null). */
+ * A row's keys are the column keys (src/rank/report_columns.c; the CSV header, `--columns`):
+ * numbers, strings, booleans, and `warnings` an array (empty when none); a value that is unknown
+ * or does not apply (a spot AZ on an on-demand row, a price on an unpriced row) is null, never
+ * NaN, and never an object or array that could be null. */
 #include <math.h>
 #include <string.h>
 
@@ -49,70 +41,20 @@ static cJSON *time_or_null(time_t t)
     return cJSON_CreateString(b);
 }
 
-/* The fields a ranked row and an unpriced one share: which configuration, on which market.
- * A ranked row leads with its rank. */
-static cJSON *config_object(const rank_report *r, const rank_row *row, int with_rank)
+static cJSON *value_json(const rank_value *v)
 {
-    const rank_config *c = &r->configs[row->config];
-    cJSON *o = cJSON_CreateObject();
-    char label[256];
-    rank_config_label(c, row->market, label, sizeof label);
-    if (with_rank) cJSON_AddItemToObject(o, "rank", cJSON_CreateNumber(row->rank));
-    cJSON_AddStringToObject(o, "configuration", label);
-    cJSON_AddItemToObject(o, "instance_type", str_or_null(c->instance_type));
-    cJSON_AddItemToObject(o, "host", str_or_null(c->host));
-    cJSON_AddNumberToObject(o, "nodes", (double)c->nodes);
-    cJSON_AddStringToObject(o, "market", rank_market_name(row->market));
-    cJSON_AddItemToObject(o, "region", str_or_null(c->region));
-    return o;
-}
-
-static void add_row(cJSON *arr, const rank_report *r, const rank_row *row)
-{
-    const rank_config *c = &r->configs[row->config];
-    cJSON *o = config_object(r, row, 1);
-    char label[256];
-    cJSON *acc = cJSON_AddObjectToObject(o, "accelerator");
-    rank_accelerator_label(c, label, sizeof label);
-    cJSON_AddItemToObject(acc, "name", str_or_null(c->accelerator));
-    cJSON_AddNumberToObject(acc, "per_node", (double)c->accelerator_count);
-    cJSON_AddNumberToObject(acc, "total", (double)(c->accelerator_count * c->nodes));
-    cJSON_AddStringToObject(acc, "label", label);
-    cJSON_AddItemToObject(o, "usd_per_hour", output_json_number(row->usd_per_hour));
-    cJSON_AddItemToObject(o, "usd_per_hour_per_node", output_json_number(row->price_per_node));
-    cJSON_AddItemToObject(o, "samples_per_second", output_json_number(row->samples_per_second));
-    cJSON *runs = cJSON_AddObjectToObject(o, "runs");
-    cJSON_AddNumberToObject(runs, "count", (double)c->runs);
-    cJSON_AddItemToObject(runs, "samples_per_second_min", output_json_number(c->sps_min));
-    cJSON_AddItemToObject(runs, "samples_per_second_max", output_json_number(c->sps_max));
-    cJSON_AddItemToObject(o, "samples_per_dollar", output_json_number(row->samples_per_dollar));
-    cJSON_AddItemToObject(o, "hours_to_target", output_json_number(row->hours_to_target));
-    cJSON_AddItemToObject(o, "cost_to_target_usd", output_json_number(row->cost_to_target));
-    if (row->market == RANK_SPOT) {
-        cJSON *s = cJSON_AddObjectToObject(o, "spot");
-        cJSON_AddItemToObject(s, "az", str_or_null(row->az));
-        cJSON_AddItemToObject(s, "interruption_bucket", int_or_null(row->interruption_bucket, 0));
-        const char *l = row->interruption_bucket >= 0 ? prices_interruption_label(row->interruption_bucket) : NULL;
-        cJSON_AddItemToObject(s, "interruption_label", str_or_null(l));
-        cJSON_AddItemToObject(s, "placement_score", int_or_null(row->placement_score, 1));
-    } else {
-        cJSON_AddNullToObject(o, "spot");
+    switch (v->kind) {
+    case RANK_V_NUMBER: return output_json_number(v->number);
+    case RANK_V_TEXT: return cJSON_CreateString(v->text);
+    case RANK_V_BOOL: return cJSON_CreateBool(v->flag);
+    case RANK_V_TIME: return time_or_null((time_t)v->number);
+    case RANK_V_LIST: {
+        cJSON *a = cJSON_CreateArray();
+        for (size_t i = 0; a && i < v->n_items; i++) cJSON_AddItemToArray(a, cJSON_CreateString(v->items[i]));
+        return a;
     }
-    cJSON *p = cJSON_AddObjectToObject(o, "price");
-    cJSON_AddItemToObject(p, "source", str_or_null(row->price_source));
-    cJSON_AddItemToObject(p, "as_of", time_or_null(row->price_as_of));
-    cJSON_AddBoolToObject(o, "pareto", row->pareto);
-    cJSON_AddItemToArray(arr, o);
-}
-
-static void add_unpriced(cJSON *arr, const rank_report *r, const rank_row *row)
-{
-    const rank_config *c = &r->configs[row->config];
-    cJSON *o = config_object(r, row, 0);
-    cJSON_AddItemToObject(o, "samples_per_second", output_json_number(row->samples_per_second));
-    cJSON_AddNumberToObject(o, "runs", (double)c->runs);
-    cJSON_AddStringToObject(o, "reason", row->unpriced_reason);
-    cJSON_AddItemToArray(arr, o);
+    default: return cJSON_CreateNull();
+    }
 }
 
 static cJSON *limit(double v) { return isnan(v) ? cJSON_CreateNull() : output_json_number(v); }
@@ -122,7 +64,7 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     const rank_options *op = r->opts;
     cJSON *doc = cJSON_CreateObject();
     if (!doc) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    cJSON_AddStringToObject(doc, "schema", "instbench.rank/v1");
+    cJSON_AddStringToObject(doc, "schema", "instbench.rank/v2");
     cJSON_AddItemToObject(doc, "generated_at", time_or_null(op->now));
 
     const rank_group *g = r->group;
@@ -151,6 +93,7 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(in, "results", (double)r->results);
     cJSON_AddNumberToObject(in, "skipped", (double)r->skipped);
     cJSON_AddNumberToObject(in, "duplicates", (double)r->duplicates);
+    cJSON_AddNumberToObject(in, "superseded", (double)r->superseded);
 
     char summary[160];
     rank_report_price_summary(r, summary, sizeof summary);
@@ -185,10 +128,20 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(rm, "budget", (double)r->removed.by_budget);
     cJSON_AddNumberToObject(rm, "pareto", (double)r->removed.by_pareto);
 
+    const rank_column *cols[64];
+    size_t nc = rank_report_columns(r, NULL, cols, 64);   /* the CSV's choice */
+    cJSON *keys = cJSON_AddArrayToObject(doc, "columns");
+    for (size_t c = 0; c < nc; c++) cJSON_AddItemToArray(keys, cJSON_CreateString(cols[c]->key));
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");
-    for (size_t i = 0; i < r->n_priced; i++) add_row(rows, r, &r->rows[i]);
-    cJSON *up = cJSON_AddArrayToObject(doc, "unpriced");
-    for (size_t i = r->n_priced; i < r->n_rows; i++) add_unpriced(up, r, &r->rows[i]);
+    for (size_t i = 0; i < r->n_rows; i++) {
+        cJSON *o = cJSON_CreateObject();
+        for (size_t c = 0; c < nc; c++) {
+            rank_value v = {0};
+            cols[c]->get(r, &r->rows[i], &v);
+            cJSON_AddItemToObject(o, cols[c]->key, value_json(&v));
+        }
+        cJSON_AddItemToArray(rows, o);
+    }
 
     int rc = output_json_write(out, doc, err);
     cJSON_Delete(doc);

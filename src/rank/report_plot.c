@@ -36,6 +36,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     double best = 0;
+    int extrapolated = 0;
     for (size_t i = 0; i < n; i++) {
         const rank_row *row = &r->rows[i];
         char l[256];
@@ -44,9 +45,13 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         char usd[32], sps[32];   /* the tables' number style ("-" when not finite) */
         output_fmt_usd(usd, sizeof usd, row->usd_per_hour);
         output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
-        snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h, %.24s samples/s", row->rank, l, usd, sps);
+        const rank_config *c = &r->configs[row->config];
+        snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h, %.24s samples/s%s", row->rank, l, usd, sps,
+                 c->extrapolated ? " (extrapolated)" : "");
         snprintf(tags[i], sizeof tags[i], "#%d", row->rank);
-        pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], tags[i], row->pareto};
+        pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], tags[i], row->pareto,
+                                c->extrapolated};
+        extrapolated |= c->extrapolated;
         if (isfinite(row->samples_per_dollar) && row->samples_per_dollar > best) best = row->samples_per_dollar;
     }
     output_ray rays[3];
@@ -66,8 +71,11 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
     snprintf(subtitle, sizeof subtitle, "workload %.12s; prices: %s%s%s; %zu configuration%s ranked", g->fingerprint,
              prices, r->prices_origin ? " - " : "", r->prices_origin ? r->prices_origin : "", n, n == 1 ? "" : "s");
     output_plot plot = {title, subtitle, "cost ($/h, all nodes)", "training throughput (samples/s)", pts, n, rays, nr,
-                        "red: Pareto frontier (no other configuration is both faster and cheaper per sample); "
-                        "dashed: equal samples per dollar",
+                        extrapolated ? "red: Pareto frontier (no other configuration is both faster and cheaper per "
+                                       "sample); dashed lines: equal samples per dollar; hollow dashed rings: "
+                                       "extrapolated from fewer nodes (linear scaling assumed)"
+                                     : "red: Pareto frontier (no other configuration is both faster and cheaper per "
+                                       "sample); dashed: equal samples per dollar",
                         "rank, configuration: cost, throughput"};
     char *svg = NULL;
     size_t len = 0;

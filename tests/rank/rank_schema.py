@@ -1,4 +1,4 @@
-"""The rank JSON validates against schemas/rank-v1.json in every mode (with and without a target,
+"""The rank JSON validates against schemas/rank-v2.json in every mode (with and without a target,
 unpriced rows, Pareto, spot modes), and the result fixtures the rank tests build validate against
 schemas/result-v1.json (so the tests feed rank what `measure` really writes).
 Usage: rank_schema.py INSTBENCH RANK_SCHEMA RESULT_SCHEMA"""
@@ -9,7 +9,8 @@ import tempfile
 
 import jsonschema
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
 import rank_fixtures as fx  # noqa: E402
 
 BIN, RANK_SCHEMA, RESULT_SCHEMA = sys.argv[1:4]
@@ -55,7 +56,7 @@ with tempfile.TemporaryDirectory() as d:
         try:
             jsonschema.validate(doc, rank_schema)
         except jsonschema.ValidationError as e:
-            failures.append(f"{extra}: output does not match rank-v1 at {list(e.absolute_path)}: {e.message}")
+            failures.append(f"{extra}: output does not match rank-v2 at {list(e.absolute_path)}: {e.message}")
 
     # Nothing priced (no price in eu-west-1): exit 1 with one line saying how to get prices, and
     # the document still valid.
@@ -66,7 +67,7 @@ with tempfile.TemporaryDirectory() as d:
         try:
             jsonschema.validate(json.loads(out), rank_schema)
         except (ValueError, jsonschema.ValidationError) as e:
-            failures.append(f"nothing priced: output does not match rank-v1: {e}")
+            failures.append(f"nothing priced: output does not match rank-v2: {e}")
 
 if failures:
     print("\n".join(failures))

@@ -12,7 +12,8 @@ import os
 import sys
 import tempfile
 
-import rank_fixtures as fx
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/testlib.py
+import rank_fixtures as fx  # noqa: E402
 from testlib import check, failures
 
 BIN = sys.argv[1]
@@ -44,12 +45,12 @@ with tempfile.TemporaryDirectory() as d:
     # ties in ranked rows and the unpriced rows, in natural order
     rc, out, err = rank(d, *prices)
     if check(rc == 0, "ranked: exit %d: %s" % (rc, err)):
-        got = [r["instance_type"] for r in json.loads(out)["rows"]]
+        got = [r["instance_type"] for r in fx.ranked(json.loads(out))]
         check(got == NATURAL, "tied rows in %s, want %s" % (got, NATURAL))
     rc, out, err = rank(d, "--prices", os.path.join(d, "none.json"), "--format", "json", "--market", "on-demand")
     check(rc == 1, "nothing priced: exit %d" % rc)
     if out:
-        got = [r["instance_type"] for r in json.loads(out)["unpriced"]]
+        got = [r["instance_type"] for r in fx.unpriced(json.loads(out))]
         check(got == NATURAL, "unpriced rows in %s, want %s" % (got, NATURAL))
 
     # --instance-types: names and patterns keep what fnmatch matches; repeated flags add up
@@ -58,7 +59,7 @@ with tempfile.TemporaryDirectory() as d:
                        (["--instance-types", "*.12xlarge", "--instance-types", "g5.xlarge"], ["*.12xlarge", "g5.xlarge"])):
         rc, out, err = rank(d, *prices, *args)
         if check(rc == 0, "%s: exit %d: %s" % (args, rc, err)):
-            got = [r["instance_type"] for r in json.loads(out)["rows"]]
+            got = [r["instance_type"] for r in fx.ranked(json.loads(out))]
             want = [t for t in NATURAL if any(fnmatch.fnmatchcase(t, p) for p in pats)]
             check(got == want, "%s kept %s, want %s" % (args, got, want))
     for name, near in (("g5.xlarg", "g5.xlarge"), ("p4d.24xlareg", "p4d.24xlarge"), ("trn1.*", None)):
@@ -91,12 +92,12 @@ with tempfile.TemporaryDirectory() as d:
     with_pair("a.json", "us-east-1c", "use1-az4", "a")
     rc, out, err = rank(d, *spot, "--az", "us-east-1c")
     if check(rc == 0, "name through the result's pair: exit %d: %s" % (rc, err)):
-        rows = json.loads(out)["rows"]
-        check(len(rows) == 1 and rows[0]["spot"]["az"] == "use1-az4" and fx.close(rows[0]["usd_per_hour"], 0.45),
+        rows = fx.ranked(json.loads(out))
+        check(len(rows) == 1 and rows[0]["spot_az"] == "use1-az4" and fx.close(rows[0]["usd_per_hour"], 0.45),
               "us-east-1c priced as %r, want use1-az4 at 0.45" % rows)
     rc, out, err = rank(d, *spot, "--az", "use1-az2")
     if check(rc == 0, "an ID: exit %d: %s" % (rc, err)):
-        rows = json.loads(out)["rows"]
+        rows = fx.ranked(json.loads(out))
         check(len(rows) == 1 and fx.close(rows[0]["usd_per_hour"], 0.40), "use1-az2 priced as %r" % rows)
     # a name no result pairs: one line saying it cannot be mapped offline, and how to fix it
     rc, out, err = rank(d, *spot, "--az", "us-east-1a")

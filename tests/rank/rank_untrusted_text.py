@@ -11,7 +11,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]

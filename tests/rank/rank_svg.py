@@ -1,7 +1,7 @@
 """`instbench rank --plot`: the SVG is well-formed XML (text escaped even when a label carries
 markup characters), renders to PNG with rsvg-convert, has one labelled point per ranked row at the
 right coordinates (read back through the chart's own axis ticks, log here), joins exactly the Pareto
-rows (computed independently in Python), and no two labels overlap (tests/svg_check.py).
+rows (computed independently in Python), and no two labels overlap (tests/output/svg_check.py).
 Usage: rank_svg.py INSTBENCH"""
 import json
 import os
@@ -12,7 +12,9 @@ import tempfile
 import math
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), "output"))   # svg_check
 import rank_fixtures as fx  # noqa: E402
 import svg_check as svgc  # noqa: E402
 
@@ -53,13 +55,13 @@ with tempfile.TemporaryDirectory() as d:
         check(any("2026-11-21" in t for t in texts), "title does not give the price date")
         check(any("p&<x>'\"" in t for t in texts), "escaped file name not round-tripped")
         circles = list(root.iter(NS + "circle"))
-        check(len(circles) == len(doc["rows"]), f"{len(circles)} points for {len(doc['rows'])} rows")
+        check(len(circles) == len(fx.ranked(doc)), f"{len(circles)} points for {len(fx.ranked(doc))} rows")
         labels = {"".join(c.find(NS + "title").itertext()) for c in circles}
-        for r in doc["rows"]:
+        for r in fx.ranked(doc):
             check(any(l.startswith(f"#{r['rank']} {r['configuration']}:") for l in labels),
                   f"no point labelled {r['configuration']}")
         check(sorted(t for t in texts if t.startswith("#") and ":" not in t) ==
-              sorted(f"#{r['rank']}" for r in doc["rows"]), "every point is not tagged with its rank")
+              sorted(f"#{r['rank']}" for r in fx.ranked(doc)), "every point is not tagged with its rank")
         # Independent Pareto: the frontier line must pass through exactly those rows' points.
         priced, _ = fx.expected_rows(results, prices)
         frontier = [r for r in priced if r["pareto"]]
@@ -80,7 +82,7 @@ with tempfile.TemporaryDirectory() as d:
                           f"frontier point {px_},{py_} is not {fx.label(r)}")
         # Every point where the ticks put its data (from the independent model, not the JSON), and
         # each axis log exactly when its data span more than a decade.
-        expected = {f"#{r['rank']} {r['configuration']}": None for r in doc["rows"]}
+        expected = {f"#{r['rank']} {r['configuration']}": None for r in fx.ranked(doc)}
         model = {fx.label(r): (r["usd_per_hour"], r["samples_per_second"]) for r in priced}
         expected = {k: model.get(k.split(" ", 1)[1], (math.nan, math.nan)) for k in expected}
         check(svgc.expected_scale([v[0] for v in expected.values()]) == "log" and

@@ -14,7 +14,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "rank")]   # svg_check, testlib, rank_fixtures
 import rank_fixtures as fx  # noqa: E402
 import svg_check as svgc  # noqa: E402
 from testlib import check, failures  # noqa: E402
@@ -79,7 +80,7 @@ with tempfile.TemporaryDirectory() as d:
             continue
         doc = json.loads(out)
         # Titles carry the rank the tool gave; the data each must show is the test's own.
-        by_title = {f"#{r['rank']} {r['configuration']}": expected.get(r["configuration"]) for r in doc["rows"]}
+        by_title = {f"#{r['rank']} {r['configuration']}": expected.get(r["configuration"]) for r in fx.ranked(doc)}
         check(all(v is not None for v in by_title.values()) and len(by_title) == len(expected),
               f"{name}: ranked {sorted(by_title)}, priced {sorted(expected)}")
         root = check_chart(os.path.join(d, name + ".svg"), {k: v for k, v in by_title.items() if v}, name)

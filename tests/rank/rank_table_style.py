@@ -12,7 +12,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
 import rank_fixtures as fx  # noqa: E402
 from testlib import check, duration, failures, parse_table, usd  # noqa: E402
 
@@ -83,7 +84,7 @@ with tempfile.TemporaryDirectory() as d:
     # JSON keeps plain numbers.
     rc, out, err = fx.run(BIN, base + ["--samples", "1e9", "--format", "json"])
     if check(rc == 0, f"json: exit {rc}: {err[-300:]}"):
-        rows = json.loads(out)["rows"]
+        rows = fx.ranked(json.loads(out))
         check(rows and all(isinstance(r["usd_per_hour"], (int, float)) for r in rows), f"json rows: {rows[:1]}")
 
 print("rank_table_style: " + ("all checks passed" if not failures else f"{len(failures)} failed"))

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]

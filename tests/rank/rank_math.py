@@ -12,7 +12,8 @@ import random
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
@@ -73,14 +74,14 @@ def compare(case, args, results, prices, kw, sort="samples-per-dollar", d=None):
     check(rc == 0, f"{case}: exit {rc}: {err}")
     if rc != 0:
         return
-    doc = json.loads(out)
-    check(doc["schema"] == "instbench.rank/v1", f"{case}: schema {doc['schema']}")
+    doc, json_text = json.loads(out), out
+    check(doc["schema"] == "instbench.rank/v2", f"{case}: schema {doc['schema']}")
     wl = [r for r in results if r["workload"]["fingerprint"] == doc["workload"]["fingerprint"]]
     check(doc["workload"]["results"] == len(wl), f"{case}: workload results {doc['workload']['results']} != {len(wl)}")
     priced, unpriced = fx.expected_rows(wl, prices, **kw)
     target = kw.get("target")
     priced.sort(key=fx.sort_key(sort, target))
-    got = doc["rows"]
+    got = fx.ranked(doc)
     check(len(got) == len(priced), f"{case}: {len(got)} rows, expected {len(priced)}")
     for i, (g, e) in enumerate(zip(got, priced)):
         where = f"{case} row {i + 1}"
@@ -92,9 +93,9 @@ def compare(case, args, results, prices, kw, sort="samples-per-dollar", d=None):
         for k in ("samples_per_second", "usd_per_hour", "samples_per_dollar", "usd_per_hour_per_node"):
             ek = "price_per_node" if k == "usd_per_hour_per_node" else k
             check(fx.close(g[k], e[ek]), f"{where}: {k} {g[k]!r} != {e[ek]!r}")
-        check(g["runs"]["count"] == e["runs"], f"{where}: runs {g['runs']['count']} != {e['runs']}")
-        check(fx.close(g["runs"]["samples_per_second_min"], e["min"]) and
-              fx.close(g["runs"]["samples_per_second_max"], e["max"]), f"{where}: spread")
+        check(g["runs"] == e["runs"], f"{where}: runs {g['runs']} != {e['runs']}")
+        check(fx.close(g["samples_per_second_min"], e["min"]) and
+              fx.close(g["samples_per_second_max"], e["max"]), f"{where}: spread")
         if target:
             check(fx.close(g["hours_to_target"], e["hours_to_target"]), f"{where}: hours {g['hours_to_target']}")
             check(fx.close(g["cost_to_target_usd"], e["cost_to_target_usd"]), f"{where}: cost {g['cost_to_target_usd']}")
@@ -102,28 +103,44 @@ def compare(case, args, results, prices, kw, sort="samples-per-dollar", d=None):
             check(g["hours_to_target"] is None and g["cost_to_target_usd"] is None, f"{where}: target figures w/o target")
         check(g["pareto"] == e["pareto"], f"{where}: pareto {g['pareto']} != {e['pareto']}")
         if e["market"] == "spot" and "az" in e:
-            check(g["spot"]["az"] == e["az"], f"{where}: az {g['spot']['az']} != {e['az']}")
+            check(g["spot_az"] == e["az"], f"{where}: az {g['spot_az']} != {e['az']}")
         if e["market"] == "spot":
-            check(g["spot"]["interruption_bucket"] == e["interruption_bucket"],
-                  f"{where}: interruption {g['spot']['interruption_bucket']} != {e['interruption_bucket']}")
-            check(g["spot"]["placement_score"] == e["placement_score"],
-                  f"{where}: placement {g['spot']['placement_score']} != {e['placement_score']}")
+            check(g["interruption_bucket"] == e["interruption_bucket"],
+                  f"{where}: interruption {g['interruption_bucket']} != {e['interruption_bucket']}")
+            check(g["placement_score"] == e["placement_score"],
+                  f"{where}: placement {g['placement_score']} != {e['placement_score']}")
             if e["interruption_bucket"] is not None:
-                check(g["spot"]["interruption_label"] == fx.INTERRUPTION_LABELS[e["interruption_bucket"]],
-                      f"{where}: interruption label {g['spot']['interruption_label']}")
+                check(g["interruption_label"] == fx.INTERRUPTION_LABELS[e["interruption_bucket"]],
+                      f"{where}: interruption label {g['interruption_label']}")
         if e["market"] == "on-demand":
-            check(g["spot"] is None, f"{where}: on-demand row has spot info")
+            check(all(g[k] is None for k in ("spot_az", "interruption_bucket", "interruption_label", "placement_score")),
+                  f"{where}: on-demand row has spot info")
+        check((g["measured_nodes"], g["extrapolated"]) == (e["measured_nodes"], e["extrapolated"]),
+              f"{where}: measured_nodes/extrapolated {g['measured_nodes']}/{g['extrapolated']} != "
+              f"{e['measured_nodes']}/{e['extrapolated']}")
     exp_unpriced = sorted((u["instance_type"], u["nodes"], u["region"], u["market"]) for u in unpriced)
-    got_unpriced = sorted((u["instance_type"], u["nodes"], u["region"], u["market"]) for u in doc["unpriced"])
+    got_unpriced = sorted((u["instance_type"], u["nodes"], u["region"], u["market"]) for u in fx.unpriced(doc))
     check(exp_unpriced == got_unpriced, f"{case}: unpriced {got_unpriced} != {exp_unpriced}")
-    for u in doc["unpriced"]:
-        check(u["instance_type"] in u["reason"] and len(u["reason"]) > 10, f"{case}: vague reason {u['reason']!r}")
+    for u in fx.unpriced(doc):
+        check(u["instance_type"] in u["unpriced_reason"] and len(u["unpriced_reason"]) > 10, f"{case}: vague reason {u['unpriced_reason']!r}")
 
     # CSV: the same rows, parsed back by the csv module, plain numbers.
     rc, out, err = fx.run(BIN, args + ["--format", "csv"])
     check(rc == 0, f"{case} csv: exit {rc}")
-    rows = list(csv.DictReader(io.StringIO(out, newline="")))
+    every = list(csv.DictReader(io.StringIO(out, newline="")))
+    rows = [r for r in every if r["rank"] != ""]
     check(len(rows) == len(priced), f"{case} csv: {len(rows)} rows, expected {len(priced)}")
+    csv_unpriced = sorted((u["instance_type"], int(u["nodes"]), u["region"], u["market"]) for u in every
+                          if u["rank"] == "")
+    check(csv_unpriced == exp_unpriced and all(u["unpriced_reason"] and u["usd_per_hour"] == ""
+                                               for u in every if u["rank"] == ""),
+          f"{case} csv: unpriced rows {csv_unpriced} != {exp_unpriced}")
+    # The same figures as the same text: JSON's numbers read as their literal text equal the CSV cells.
+    text_doc = json.loads(json_text, parse_float=str, parse_int=str)
+    for g, c in zip(text_doc["rows"], every):
+        for k, v in g.items():
+            if isinstance(v, str) and k in c and k not in ("price_as_of_utc",):
+                check(c[k] == v, f"{case}: {k} is {v!r} in JSON but {c[k]!r} in CSV")
     for i, (g, e) in enumerate(zip(rows, priced)):
         where = f"{case} csv row {i + 1}"
         check(int(g["rank"]) == i + 1, f"{where}: rank")
@@ -135,6 +152,8 @@ def compare(case, args, results, prices, kw, sort="samples-per-dollar", d=None):
             check(fx.close(float(g["hours_to_target"]), e["hours_to_target"]), f"{where}: hours")
             check(fx.close(float(g["cost_to_target_usd"]), e["cost_to_target_usd"]), f"{where}: cost")
         check(int(g["nodes"]) == e["nodes"] and int(g["runs"]) == e["runs"], f"{where}: nodes/runs")
+        check((int(g["measured_nodes"]), g["extrapolated"]) == (e["measured_nodes"], str(e["extrapolated"]).lower()),
+              f"{where}: csv measured_nodes/extrapolated {g['measured_nodes']}/{g['extrapolated']}")
         if e["market"] == "spot":
             check(g["placement_score"] == ("" if e["placement_score"] is None else str(e["placement_score"])),
                   f"{where}: csv placement {g['placement_score']!r}")

@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
 import rank_fixtures as fx  # noqa: E402
 
 BIN = sys.argv[1]
@@ -80,7 +81,7 @@ def same_run_counts_once(d, prices):
         rc, doc, err, _ = rank(args + ["--prices", prices])
         if not check(rc == 0, f"{what}: exit {rc}: {err}"):
             continue
-        runs = doc["rows"][0]["runs"]["count"] if doc["rows"] else None
+        runs = fx.ranked(doc)[0]["runs"] if fx.ranked(doc) else None
         check(doc["inputs"]["results"] == 1 and runs == 1,
               f"{what}: counted {doc['inputs']['results']} results, {runs} runs (want 1)")
         dups = doc["inputs"].get("duplicates", 0)
@@ -96,7 +97,7 @@ def same_run_counts_once(d, prices):
     # Two different runs of the configuration stay two.
     fx.write_json(os.path.join(res, "r2.json"), dict(RESULT, timestamp="2026-11-21T11:00:00Z"))
     rc, doc, err, _ = rank([res, res, "--prices", prices])
-    check(rc == 0 and doc["rows"][0]["runs"]["count"] == 2, f"two runs: {doc and doc['rows']}")
+    check(rc == 0 and fx.ranked(doc)[0]["runs"] == 2, f"two runs: {doc and fx.ranked(doc)}")
 
 
 def symlink_fan_out(d, prices):
@@ -117,8 +118,8 @@ def symlink_fan_out(d, prices):
     rc, doc, err, dt = rank([dirs[0], "--follow", "--prices", prices], timeout=30)
     check(rc == 0 and dt < 1.0, f"fan-out with --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
     if doc:
-        check(doc["inputs"]["results"] == 2 and doc["rows"][0]["runs"]["count"] == 2,
-              f"fan-out with --follow: {doc['inputs']}, runs {doc['rows'][0]['runs']}")
+        check(doc["inputs"]["results"] == 2 and fx.ranked(doc)[0]["runs"] == 2,
+              f"fan-out with --follow: {doc['inputs']}, runs {fx.ranked(doc)[0]['runs']}")
         dups = doc["inputs"].get("duplicates")
         check(dups == levels, f"fan-out: {dups} duplicates, want {levels}")
     # A loop with --follow: reported once, no hang.
@@ -145,14 +146,14 @@ def backends_apart(d, prices):
         fx.write_json(os.path.join(res, f"{i}.json"), r)
     rc, doc, err, _ = rank([res, "--prices", prices])
     if check(rc == 0, f"mixed backends: exit {rc}: {err}"):
-        rows = {r["configuration"]: r for r in doc["rows"]}
+        rows = {r["configuration"]: r for r in fx.ranked(doc)}
         check(sorted(rows) == ["1 x g5.xlarge on-demand (cpu)", "1 x g5.xlarge on-demand (cuda)"],
               f"rows: {sorted(rows)}")
         cuda, cpu = rows.get("1 x g5.xlarge on-demand (cuda)"), rows.get("1 x g5.xlarge on-demand (cpu)")
         if cuda and cpu:
-            check(cuda["runs"]["count"] == 2 and cuda["samples_per_second"] == 1010.0, f"cuda row {cuda}")
-            check(cpu["runs"]["count"] == 2 and cpu["samples_per_second"] == 11.0, f"cpu row {cpu}")
-            check(cpu["accelerator"]["label"] != cuda["accelerator"]["label"], "accelerator labels agree")
+            check(cuda["runs"] == 2 and cuda["samples_per_second"] == 1010.0, f"cuda row {cuda}")
+            check(cpu["runs"] == 2 and cpu["samples_per_second"] == 11.0, f"cpu row {cpu}")
+            check(cpu["accelerators"] != cuda["accelerators"], "accelerator labels agree")
         # The table's spread stays the runs' own (2% and 18%), not 199% across backends.
         p = subprocess.run([BIN, "rank", res, "--prices", prices, "--format", "table", "--market", "on-demand"],
                            capture_output=True, text=True)
@@ -163,7 +164,7 @@ def backends_apart(d, prices):
                                                          timestamp="2026-11-21T14:00:00Z"))
     rc, doc, err, _ = rank([res, "--prices", prices])
     if check(rc == 0, f"two GPU models: exit {rc}: {err}"):
-        names = sorted(r["configuration"] for r in doc["rows"])
+        names = sorted(r["configuration"] for r in fx.ranked(doc))
         check(names == ["1 x g5.xlarge on-demand (cpu)", "1 x g5.xlarge on-demand (cuda NVIDIA A10G)",
                         "1 x g5.xlarge on-demand (cuda NVIDIA L4)"], f"rows: {names}")
 

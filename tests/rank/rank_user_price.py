@@ -12,7 +12,7 @@ from instbench's output):
 
 Also: flag validation (exit 2 with a message), results with a bad recorded price skipped with a
 reason, conflicting recorded prices warned about, unknown --price names warned about, no AWS
-lookup when every row is user-priced, and the JSON valid against schemas/rank-v1.json.
+lookup when every row is user-priced, and the JSON valid against schemas/rank-v2.json.
 Usage: rank_user_price.py INSTBENCH RANK_SCHEMA RESULT_SCHEMA"""
 import csv
 import io
@@ -24,7 +24,8 @@ import tempfile
 
 import jsonschema
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
 import rank_fixtures as fx  # noqa: E402
 
 BIN, RANK_SCHEMA, RESULT_SCHEMA = sys.argv[1:4]
@@ -86,7 +87,8 @@ def expected(results, prices, flags=(), markets=("on-demand", "spot"), target=No
         t, nodes = key[0], key[1]
         region = runs[0]["instance"]["region"]
         name = t or runs[0]["instance"]["hostname"]
-        sps = statistics.median(r["measurement"]["samples_per_second"] for r in runs)
+        # measure --count N on fewer nodes: throughput scaled linearly to the N nodes priced
+        sps = statistics.median(r["measurement"]["samples_per_second"] * nodes / r["topology"]["nodes"] for r in runs)
 
         def user_price(market):
             if (name.lower(), market) in flag:
@@ -143,8 +145,8 @@ def compare(case, d, flags=(), markets=("on-demand", "spot"), target=None, resul
     try:
         jsonschema.validate(doc, rank_schema)
     except jsonschema.ValidationError as e:
-        check(False, f"{case}: JSON does not match rank-v1 at {list(e.absolute_path)}: {e.message}")
-    got = doc["rows"]
+        check(False, f"{case}: JSON does not match rank-v2 at {list(e.absolute_path)}: {e.message}")
+    got = fx.ranked(doc)
     check([g["configuration"] for g in got] == [e["label"] for e in priced],
           f"{case}: rows {[g['configuration'] for g in got]} != {[e['label'] for e in priced]}")
     by_label = {g["configuration"]: g for g in got}
@@ -153,7 +155,7 @@ def compare(case, d, flags=(), markets=("on-demand", "spot"), target=None, resul
         g = by_label.get(e["label"])
         if g is None:
             continue   # reported above
-        check(g["price"]["source"] == e["source"], f"{where}: source {g['price']['source']} != {e['source']}")
+        check(g["price_source"] == e["source"], f"{where}: source {g['price_source']} != {e['source']}")
         check(g["instance_type"] == e["instance_type"] and g["host"] == e["host"],
               f"{where}: instance_type/host {g['instance_type']}/{g['host']}")
         for k, ek in (("usd_per_hour_per_node", "per_node"), ("usd_per_hour", "usd_per_hour"),
@@ -163,18 +165,18 @@ def compare(case, d, flags=(), markets=("on-demand", "spot"), target=None, resul
             check(fx.close(g["hours_to_target"], e["hours"]) and fx.close(g["cost_to_target_usd"], e["cost"]),
                   f"{where}: time/cost {g['hours_to_target']} {g['cost_to_target_usd']}")
         if e["source"] == "user" and e["market"] == "spot":
-            check(g["market"] == "spot" and g["spot"]["az"] is None, f"{where}: a user's spot price names an AZ: "
-                                                                      f"{g['spot']}")
-    got_un = sorted(u["configuration"] for u in doc["unpriced"])
+            check(g["market"] == "spot" and g["spot_az"] is None, f"{where}: a user's spot price names an AZ: "
+                                                                      f"{g['spot_az']}")
+    got_un = sorted(u["configuration"] for u in fx.unpriced(doc))
     check(got_un == sorted(u["label"] for u in unpriced), f"{case}: unpriced {got_un}")
-    for u in doc["unpriced"]:
+    for u in fx.unpriced(doc):
         if u["host"]:
             how = [f"--price {u['host']}:{u['market']}="] + ([f"--price {u['host']}="] if u["market"] == "on-demand" else [])
-            check(any(h in u["reason"] for h in how), f"{case}: reason for {u['configuration']} does not say how "
-                                                      f"to price it ({how[-1]}USD): {u['reason']!r}")
+            check(any(h in u["unpriced_reason"] for h in how), f"{case}: reason for {u['configuration']} does not say how "
+                                                      f"to price it ({how[-1]}USD): {u['unpriced_reason']!r}")
 
     rc, out, err = fx.run(BIN, args + ["--format", "csv"])
-    rows = list(csv.DictReader(io.StringIO(out, newline=""))) if rc == 0 else []
+    rows = [r for r in csv.DictReader(io.StringIO(out, newline="")) if r["rank"]] if rc == 0 else []
     check(len(rows) == len(priced), f"{case} csv: {len(rows)} rows, want {len(priced)}")
     check([g["configuration"] for g in rows] == [e["label"] for e in priced], f"{case} csv: order")
     by_label = {g["configuration"]: g for g in rows}
@@ -242,8 +244,8 @@ with tempfile.TemporaryDirectory() as d:
         else:
             args = base
         rc, out, err = fx.run(BIN, args + extra)
-        row = [g for g in json.loads(out)["rows"] if g["instance_type"] == "g6.xlarge"] if rc == 0 else []
-        check(len(row) == 1 and row[0]["usd_per_hour_per_node"] == want and row[0]["price"]["source"] == src,
+        row = [g for g in fx.ranked(json.loads(out)) if g["instance_type"] == "g6.xlarge"] if rc == 0 else []
+        check(len(row) == 1 and row[0]["usd_per_hour_per_node"] == want and row[0]["price_source"] == src,
               f"precedence {extra or 'none'}{'' if results else ' (no recorded price)'}: {row}")
 
     # Conflicting recorded prices are named; an unknown --price name is warned about, not an error.
@@ -261,7 +263,7 @@ with tempfile.TemporaryDirectory() as d:
     os.environ.update(AWS_EC2_METADATA_DISABLED="true", AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"),
                       AWS_CONFIG_FILE=os.path.join(d, "none"), XDG_CACHE_HOME=os.path.join(d, "cache"))
     rc, out, err = fx.run(BIN, [only, "--prices", "live", "--format", "json"])
-    check(rc == 0 and [g["price"]["source"] for g in json.loads(out)["rows"]] == ["user", "user"],
+    check(rc == 0 and [g["price_source"] for g in fx.ranked(json.loads(out))] == ["user", "user"],
           f"user-priced machines need AWS: exit {rc}: {err[-300:]}")
     os.environ.clear()
     os.environ.update(env_backup)

@@ -102,15 +102,22 @@ def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, s
     """Returns (ranked-unsorted priced rows, unpriced rows) as dicts, from first principles."""
     configs = {}
     for r in results:
-        nodes = max(r["topology"]["nodes"], r["instance"].get("count") or 1)
+        measured = r["topology"]["nodes"]
+        nodes = max(measured, r["instance"].get("count") or 1)
         reg = region or r["instance"]["region"]
         # What ran is part of a configuration: backend and device name, not only where.
         devices = r["hardware"]["devices"]
         key = (r["instance"]["type"], nodes, reg, r["hardware"]["backend"], devices[0]["name"] if devices else "")
-        configs.setdefault(key, []).append(r["measurement"]["samples_per_second"])
+        configs.setdefault(key, []).append((measured, r["measurement"]["samples_per_second"]))
     table = {(p["instance_type"], p["region"]): p for p in prices["prices"]}
     priced, unpriced = [], []
-    for (itype, nodes, reg, _backend, _device), runs in configs.items():
+    for (itype, nodes, reg, _backend, _device), measured_runs in configs.items():
+        # A run measured on all the nodes wins over --count extrapolations to them; what is left of
+        # an extrapolation scales linearly from the nodes measured.
+        if any(m == nodes for m, _ in measured_runs):
+            measured_runs = [(m, v) for m, v in measured_runs if m == nodes]
+        runs = [v * nodes / m for m, v in measured_runs]
+        measured_nodes = min(m for m, _ in measured_runs)
         sps = statistics.median(runs)
         for market in markets:
             if market == "spot" and itype.startswith("ml."):
@@ -118,7 +125,8 @@ def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, s
                     unpriced.append({"instance_type": itype, "nodes": nodes, "region": reg, "market": market})
                 continue
             row = {"instance_type": itype, "nodes": nodes, "region": reg, "market": market,
-                   "samples_per_second": sps, "runs": len(runs), "min": min(runs), "max": max(runs)}
+                   "samples_per_second": sps, "runs": len(runs), "min": min(runs), "max": max(runs),
+                   "measured_nodes": measured_nodes, "extrapolated": measured_nodes < nodes}
             rec = table.get((itype, reg))
             price = None
             if rec and market == "on-demand" and rec["on_demand"]:
@@ -181,3 +189,13 @@ def close(a, b, rel=1e-9):
 
 def label(r):
     return f'{r["nodes"]} x {r["instance_type"]} {r["market"]}'
+
+
+def ranked(doc):
+    """The ranked rows of an instbench.rank/v2 document (best first): rows with a rank."""
+    return [r for r in doc["rows"] if r["rank"] is not None]
+
+
+def unpriced(doc):
+    """Its unpriced rows: no rank, empty price fields, the reason in unpriced_reason."""
+    return [r for r in doc["rows"] if r["rank"] is None]

@@ -1,0 +1,289 @@
+/* rank/report_columns.c: the one set of column names of rank's table, CSV and JSON.
+ *
+ * Each column reads one value off a row (a number, text, a flag or a list; NONE when unknown or
+ * not applicable), which the CSV writes plain, the JSON typed (null for NONE) and the table, where
+ * the column has a `show`, in the people's style (money, durations, grouping).  `--columns` names
+ * these keys in every format; the key is the CSV header and the JSON row key, so a jq filter, a
+ * pandas column and a spreadsheet header all read the same word. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "instbench/output.h"
+#include "instbench/rank.h"
+
+#define CFG(r, row) (&(r)->configs[(row)->config])
+
+static void num(rank_value *v, double x)
+{
+    if (isfinite(x)) v->kind = RANK_V_NUMBER, v->number = x;
+}
+static void text(rank_value *v, const char *s)
+{
+    if (s && s[0]) v->kind = RANK_V_TEXT, v->text = s;
+}
+static void flag(rank_value *v, int f) { v->kind = RANK_V_BOOL, v->flag = f != 0; }
+static int is_spot(const rank_row *row) { return row->market == RANK_SPOT; }
+
+/* ---- what each column reads ---- */
+
+static void get_rank(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->rank); }
+static void get_configuration(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    rank_config_label(CFG(r, row), row->market, v->buf, sizeof v->buf);
+    text(v, v->buf);
+}
+static void get_instance_type(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->instance_type); }
+static void get_host(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->host); }
+static void get_nodes(const rank_report *r, const rank_row *row, rank_value *v) { num(v, (double)CFG(r, row)->nodes); }
+static void get_measured_nodes(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    num(v, (double)CFG(r, row)->measured_nodes);
+}
+static void get_extrapolated(const rank_report *r, const rank_row *row, rank_value *v) { flag(v, CFG(r, row)->extrapolated); }
+static void get_market(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; text(v, rank_market_name(row->market)); }
+static void get_region(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->region); }
+static void get_model(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->model); }
+static void get_precision(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->precision); }
+static void get_batch(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)row;
+    if (r->group->batch_per_device > 0) num(v, (double)r->group->batch_per_device);
+}
+static void get_data(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->data); }
+static void get_fingerprint(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->fingerprint); }
+static void get_backend(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->backend); }
+static void get_accelerator(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->accelerator); }
+static void get_acc_per_node(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    num(v, (double)CFG(r, row)->accelerator_count);
+}
+static void get_acc_total(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    num(v, (double)(CFG(r, row)->accelerator_count * CFG(r, row)->nodes));
+}
+static void get_accelerators(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    rank_accelerator_label(CFG(r, row), v->buf, sizeof v->buf);
+    text(v, v->buf);
+}
+static void get_usd_per_hour(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->usd_per_hour); }
+static void get_usd_per_node(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->price_per_node); }
+static void get_sps(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; num(v, row->samples_per_second); }
+static void get_spd(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->samples_per_dollar); }
+static void get_target(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)row;
+    if (r->opts->target_samples > 0) num(v, r->opts->target_samples);
+}
+static void get_hours(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->hours_to_target); }
+static void get_cost(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->cost_to_target); }
+static void get_runs(const rank_report *r, const rank_row *row, rank_value *v) { num(v, (double)CFG(r, row)->runs); }
+static void get_sps_min(const rank_report *r, const rank_row *row, rank_value *v) { num(v, CFG(r, row)->sps_min); }
+static void get_sps_max(const rank_report *r, const rank_row *row, rank_value *v) { num(v, CFG(r, row)->sps_max); }
+static void get_cv(const rank_report *r, const rank_row *row, rank_value *v) { num(v, CFG(r, row)->cv_max); }
+static void get_warnings(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    v->kind = RANK_V_LIST;
+    for (unsigned b = 0; b < RANK_WARN_N; b++)
+        if (CFG(r, row)->warnings & (1u << b)) v->items[v->n_items++] = rank_warning_codes[b];
+}
+static void get_identity_mismatch(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    flag(v, CFG(r, row)->identity_mismatch);
+}
+static void get_spot_az(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (is_spot(row)) text(v, row->az); }
+static void get_bucket(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row) && row->interruption_bucket >= 0) num(v, row->interruption_bucket);
+}
+static void get_interruption(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row) && row->interruption_bucket >= 0) text(v, prices_interruption_label(row->interruption_bucket));
+}
+static void get_placement(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row) && row->placement_score > 0) num(v, row->placement_score);
+}
+static void get_price_source(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) text(v, row->price_source); }
+static void get_price_as_of(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced && row->price_as_of > 0) v->kind = RANK_V_TIME, v->number = (double)row->price_as_of;
+}
+static void get_pareto(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) flag(v, row->pareto); }
+static void get_unpriced(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (!row->priced) text(v, row->unpriced_reason); }
+
+/* ---- the table's text where it differs from the plain value ---- */
+
+int rank_config_noisy(const rank_config *c)
+{
+    return c->warnings || (c->runs > 1 && c->sps_max - c->sps_min > RANK_SPREAD_LIMIT * c->samples_per_second);
+}
+
+/* "4 x g5.xlarge spot ^!~": the marks the legend under the table explains. */
+static void show_configuration(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    const rank_config *c = CFG(r, row);
+    char label[256];
+    rank_config_label(c, row->market, label, sizeof label);
+    int any = c->extrapolated || c->identity_mismatch || rank_config_noisy(c);
+    snprintf(out, len, "%s%s%s%s%s", label, any ? " " : "", c->extrapolated ? "^" : "", c->identity_mismatch ? "!" : "",
+             rank_config_noisy(c) ? "~" : "");
+}
+static void show_rank(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    snprintf(out, len, "%d%s", row->rank, r->opts->pareto_only || !row->pareto ? "" : "*");
+}
+static void show_usd(double usd, char *out, size_t len) { output_fmt_usd(out, len, usd); }
+static void show_usd_per_hour(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    show_usd(row->usd_per_hour, out, len);
+}
+static void show_usd_per_node(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    show_usd(row->price_per_node, out, len);
+}
+static void show_cost(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    show_usd(r->opts->target_samples > 0 ? row->cost_to_target : NAN, out, len);
+}
+static void show_sps(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    output_fmt_grouped(out, len, row->samples_per_second, row->samples_per_second < 100 ? 2 : 1);
+}
+static void show_spd(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    output_fmt_grouped(out, len, row->samples_per_dollar, 0);
+}
+static void show_hours(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    output_fmt_duration(out, len, r->opts->target_samples > 0 ? row->hours_to_target * 3600 : NAN);
+}
+static void show_runs(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    const rank_config *c = CFG(r, row);
+    if (c->runs > 1) snprintf(out, len, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
+    else snprintf(out, len, "%zu", c->runs);
+}
+static void show_cv(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    double cv = CFG(r, row)->cv_max;
+    if (isnan(cv)) snprintf(out, len, "-");
+    else snprintf(out, len, "%.1f%%", 100 * cv);
+}
+static void show_placement(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    if (is_spot(row) && row->placement_score > 0) snprintf(out, len, "%d/10", row->placement_score);
+    else snprintf(out, len, "%s", is_spot(row) ? "?" : "-");
+}
+static void show_interruption(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    const char *l = row->interruption_bucket >= 0 ? prices_interruption_label(row->interruption_bucket) : NULL;
+    snprintf(out, len, "%s", !is_spot(row) ? "-" : l ? l : "?");
+}
+/* "snapshot 4d 2h": the price's source and how old it is. */
+static void show_price_source(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    const char *src = row->price_source[0] ? row->price_source : "?";
+    if (row->price_as_of <= 0) {
+        snprintf(out, len, "%s", src);
+        return;
+    }
+    double s = difftime(r->opts->now, row->price_as_of);
+    char age[48];
+    output_fmt_duration(age, sizeof age, s < 0 ? 0 : s);
+    snprintf(out, len, "%s %s", src, age);
+}
+
+/* Priorities: a narrow terminal keeps rank, configuration, samples/$ and $/h longest
+ * (output_fit_set); columns outside the default table show only when --columns asks. */
+enum { L = 0, R = 1, K = OUTPUT_KEEP };
+const rank_column rank_columns[] = {
+    {"rank", "RANK", R, K, get_rank, show_rank},
+    {"configuration", "CONFIGURATION", L, K, get_configuration, show_configuration},
+    {"instance_type", "INSTANCE TYPE", L, 3, get_instance_type, NULL},
+    {"host", "HOST", L, 3, get_host, NULL},
+    {"nodes", "NODES", R, 3, get_nodes, NULL},
+    {"measured_nodes", "MEASURED NODES", R, 3, get_measured_nodes, NULL},
+    {"extrapolated", "EXTRAPOLATED", L, 3, get_extrapolated, NULL},
+    {"market", "MARKET", L, 3, get_market, NULL},
+    {"region", "REGION", L, 3, get_region, NULL},
+    {"model", "MODEL", L, 3, get_model, NULL},
+    {"precision", "PRECISION", L, 3, get_precision, NULL},
+    {"batch_size_per_device", "BATCH/DEVICE", R, 3, get_batch, NULL},
+    {"data", "DATA", L, 3, get_data, NULL},
+    {"backend", "BACKEND", L, 3, get_backend, NULL},
+    {"fingerprint", "WORKLOAD FINGERPRINT", L, 1, get_fingerprint, NULL},
+    {"accelerators", "ACCELERATORS", L, 2, get_accelerators, NULL},
+    {"accelerator", "ACCELERATOR", L, 2, get_accelerator, NULL},
+    {"accelerators_per_node", "ACCELERATORS/NODE", R, 2, get_acc_per_node, NULL},
+    {"accelerators_total", "ACCELERATORS TOTAL", R, 2, get_acc_total, NULL},
+    {"usd_per_hour", "$/h", R, 9, get_usd_per_hour, show_usd_per_hour},
+    {"usd_per_hour_per_node", "$/h PER NODE", R, 8, get_usd_per_node, show_usd_per_node},
+    {"samples_per_second", "SAMPLES/s", R, 7, get_sps, show_sps},
+    {"samples_per_dollar", "SAMPLES/$", R, K, get_spd, show_spd},
+    {"target_samples", "TARGET SAMPLES", R, 2, get_target, NULL},
+    {"hours_to_target", "TIME", R, 6, get_hours, show_hours},
+    {"cost_to_target_usd", "COST", R, 8, get_cost, show_cost},
+    {"runs", "RUNS (SPREAD)", R, 2, get_runs, show_runs},
+    {"samples_per_second_min", "SAMPLES/s MIN", R, 2, get_sps_min, NULL},
+    {"samples_per_second_max", "SAMPLES/s MAX", R, 2, get_sps_max, NULL},
+    {"cv", "WORST CV", R, 2, get_cv, show_cv},
+    {"warnings", "WARNINGS", L, 2, get_warnings, NULL},
+    {"identity_mismatch", "IDENTITY MISMATCH", L, 2, get_identity_mismatch, NULL},
+    {"spot_az", "SPOT AZ", L, 4, get_spot_az, NULL},
+    {"interruption_bucket", "INTERRUPTION BUCKET", R, 5, get_bucket, NULL},
+    {"interruption_label", "INTERRUPTION", L, 5, get_interruption, show_interruption},
+    {"placement_score", "PLACEMENT", R, 1, get_placement, show_placement},
+    {"price_source", "PRICE SOURCE, AGE", L, 5, get_price_source, show_price_source},
+    {"price_as_of_utc", "PRICE AS OF (UTC)", L, 1, get_price_as_of, NULL},
+    {"pareto", "PARETO", L, 1, get_pareto, NULL},
+    {"unpriced_reason", "UNPRICED REASON", L, 1, get_unpriced, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const char *const rank_table_keys[] = {"rank", "configuration", "region", "accelerators", "usd_per_hour",
+                                       "samples_per_second", "samples_per_dollar", "hours_to_target",
+                                       "cost_to_target_usd", "spot_az", "interruption_label", "placement_score",
+                                       "price_source", "runs", NULL};
+
+/* The table's keys before version 2 named the same columns differently: still accepted. */
+static const char *const aliases[][2] = {
+    {"config", "configuration"},     {"samples_per_s", "samples_per_second"}, {"samples_per_usd", "samples_per_dollar"},
+    {"hours", "hours_to_target"},    {"cost", "cost_to_target_usd"},         {"interruption", "interruption_label"},
+    {"placement", "placement_score"}, {"price", "price_source"},             {"price_as_of", "price_as_of_utc"},
+};
+
+const rank_column *rank_column_find(const char *key)
+{
+    for (size_t a = 0; a < sizeof aliases / sizeof *aliases; a++)
+        if (!strcmp(key, aliases[a][0])) key = aliases[a][1];
+    for (const rank_column *c = rank_columns; c->key; c++)
+        if (!strcmp(c->key, key)) return c;
+    return NULL;
+}
+
+size_t rank_report_columns(const rank_report *r, const char *const *defaults, const rank_column **out, size_t cap)
+{
+    size_t n = 0;
+    if (r->n_columns) {
+        for (size_t i = 0; i < r->n_columns && n < cap; i++)
+            if ((out[n] = rank_column_find(r->columns[i]))) n++;
+    } else if (defaults) {
+        for (size_t i = 0; defaults[i] && n < cap; i++)
+            if ((out[n] = rank_column_find(defaults[i]))) n++;
+    } else {
+        for (const rank_column *c = rank_columns; c->key && n < cap; c++) out[n++] = c;
+    }
+    return n;
+}

@@ -1,0 +1,46 @@
+# `instbench rank`: numbers against an independent Python model, hostile inputs,
+# the SVG chart, flag handling, and the C pieces.
+instbench_add_unit_test(rank_unit ${CMAKE_CURRENT_LIST_DIR}/rank_unit.c)
+instbench_test_internals(rank_unit rank)   # white-box: group, score and seen by their internal API
+add_test(NAME rank_math COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_math.py ${INSTBENCH_BIN})
+add_test(NAME rank_hostile COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_hostile.py ${INSTBENCH_BIN})
+add_test(NAME rank_svg COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_svg.py ${INSTBENCH_BIN})
+add_test(NAME rank_cli COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/rank_cli.sh ${INSTBENCH_BIN})
+add_test(NAME rank_json_schema COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_schema.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v2.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+add_test(NAME rank_user_price COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_user_price.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v2.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+# docs/usage.md's example of AWS against a machine AWS cannot price, run as written.
+add_test(NAME rank_doc_example COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_doc_example.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/docs/usage.md ${CMAKE_SOURCE_DIR}/configs/prices-snapshot.json)
+# The table's number style: money, durations, upper-case headers, the sources line (expected
+# strings from the fixtures and testlib's formatting rules).
+add_test(NAME rank_table_style COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_table_style.py
+         ${INSTBENCH_BIN})
+add_test(NAME rank_10k_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_hostile.py ${INSTBENCH_BIN} --big)
+set_tests_properties(rank_10k_files PROPERTIES LABELS slow)
+add_test(NAME rank_measure_end_to_end COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_measure.py ${INSTBENCH_BIN})
+set_tests_properties(rank_measure_end_to_end PROPERTIES LABELS slow)
+# Big and endless inputs: a 60 MiB array under 200 MB RSS, JSON lines streamed, /dev/zero on
+# stdin cut off, warnings capped.
+# Under ASan the peaks are the sanitizer's (a 256 MB quarantine of freed blocks, shadow memory),
+# not ours: the sanitized build checks the counts and cut-offs and leaves the RSS bounds to the
+# release build.
+if(INSTBENCH_SANITIZE)
+  set(_rank_memory_mode --no-rss-bounds)
+else()
+  set(_rank_memory_mode)
+endif()
+add_test(NAME rank_memory COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_memory.py ${INSTBENCH_BIN}
+         ${_rank_memory_mode})
+# Untrusted text (names from result files, price files, the cache, IMDS, the machine) reaches the
+# terminal escaped through rank's table writers (the helper itself: tests/output/).
+add_test(NAME rank_untrusted_text COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_untrusted_text.py ${INSTBENCH_BIN})
+# CSV opened in spreadsheets: formula-like text cells are prefixed with ' (rank and prices CSV).
+add_test(NAME rank_csv_injection COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_csv_injection.py ${INSTBENCH_BIN})
+# Each result counted once: duplicates by inode and run, symlink fan-out and --follow, backends and
+# devices kept apart, duplicate JSON keys refused.
+add_test(NAME rank_counting COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_counting.py ${INSTBENCH_BIN})
+# Names: the --instance-types filter, the natural order of configurations, --az through the
+# results' own zone name/ID pairs, --region and --az typos.
+add_test(NAME rank_names COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_names.py ${INSTBENCH_BIN})
