@@ -44,3 +44,6 @@ add_test(NAME rank_counting COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_D
 # Names: the --instance-types filter, the natural order of configurations, --az through the
 # results' own zone name/ID pairs, --region and --az typos.
 add_test(NAME rank_names COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_names.py ${INSTBENCH_BIN})
+# Every row says what it is: extrapolated (--count), identity mismatch and run quality in JSON,
+# CSV, the table's marks and legend, and the SVG; a real N-node run supersedes an extrapolation.
+add_test(NAME rank_rows_honest COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_rows_honest.py ${INSTBENCH_BIN})
