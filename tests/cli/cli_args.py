@@ -4,11 +4,13 @@ mean the same, `--` ends the options, and an unknown flag, a missing value, a va
 and a choice that is not one all exit 2 with one line naming the flag, nothing on stdout; `--help`
 exits 0 with a usage line.  Each case below is run for every command, so a command that parses
 on its own again fails here.  Usage: cli_args.py INSTBENCH"""
+import os
 import subprocess
 import sys
 
 BIN = sys.argv[1]
-from testlib import check, failures
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+from testlib import check, failures  # noqa: E402
 
 
 def run(*args):
