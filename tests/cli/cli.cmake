@@ -26,3 +26,13 @@ add_test(NAME cli_width COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/
 # the README names every command and links it.
 add_test(NAME cli_docs COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_docs.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/docs/cli.md ${CMAKE_SOURCE_DIR}/README.md)
+# Every --help has examples, and each runs as written (offline: prices from the snapshot, measure as
+# --dry-run, rank on fixture results, verify on a tests/data reference).
+add_test(NAME cli_examples COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_examples.py
+         ${INSTBENCH_BIN} ${INSTBENCH_TEST_DATA})
+# Commands: a misspelt one names the nearest, -h/--help before a command prints its help.
+add_test(NAME cli_commands COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_commands.py ${INSTBENCH_BIN})
+# models: --format table|json|csv, the default by stdout, instbench.models/v1 (jq, pandas, data/-free
+# expectations from the presets' timm dimensions), valid against schemas/models-v1.json and model-layout-v1.json.
+add_test(NAME cli_models COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_models.py ${INSTBENCH_BIN}
+         ${CMAKE_SOURCE_DIR}/schemas)
