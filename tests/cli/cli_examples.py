@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 BIN, DATA = os.path.abspath(sys.argv[1]), sys.argv[2]
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib, rank_fixtures
 import rank_fixtures as fx  # noqa: E402
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, offline_env  # noqa: E402
 
 COMMANDS = ["measure", "prices", "rank", "verify", "models"]
 NEEDS_GPU = re.compile(r"backend 'cuda' is not available|needs about [0-9.]+ GiB but [0-9.]+ GiB is available")
@@ -39,25 +39,11 @@ def examples(help_text):
 def scratch():
     d = tempfile.mkdtemp(prefix="cli-examples-")
     res = os.path.join(d, "instbench-results")
-    os.makedirs(res)
-    fx.write_json(os.path.join(res, "g5.xlarge.json"), fx.result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 210.0))
-    fx.write_json(os.path.join(res, "g5.xlarge-4.json"),
-                  fx.result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 790.0, host="node1"))
-    fx.write_json(os.path.join(res, "g5.12xlarge.json"),
-                  fx.result("g5.12xlarge", "us-east-1", 1, 4, "NVIDIA A10G", 820.0, host="node2"))
+    fx.write_seed_results(res)
     fx.write_json(os.path.join(res, "workstation.json"),   # own hardware: no instance type, priced by --price
                   fx.result(None, None, 1, 1, "NVIDIA GeForce RTX 4090", 300.0, host="workstation"))
     os.symlink(os.path.join(os.path.abspath(DATA), "ref_a_adam_fp32.safetensors"), os.path.join(d, "ref.safetensors"))
     return d
-
-
-def environment(d):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and not k.startswith("SLURM_") and
-           k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env.update(HOME=d, XDG_CACHE_HOME=os.path.join(d, "cache"), AWS_EC2_METADATA_DISABLED="true",
-               AWS_CONFIG_FILE=os.path.join(d, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"),
-               NO_COLOR="1", LC_ALL="C.UTF-8")
-    return env
 
 
 def run_example(cmd, line, d):
@@ -67,7 +53,7 @@ def run_example(cmd, line, d):
     argv = [BIN] + words[1:]
     if "measure" in words[1:2]:
         argv.append("--dry-run")
-    p = subprocess.run(argv, cwd=d, env=environment(d), capture_output=True, text=True, timeout=300,
+    p = subprocess.run(argv, cwd=d, env=offline_env(d), capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
     if p.returncode == 2 and NEEDS_GPU.search(p.stderr) and not HAVE_GPU:
         return "needs a GPU"
