@@ -27,8 +27,8 @@ enum { MODELS_LAYOUT_KEYS = 11 };
 
 static const arg_spec models_args[] = {
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal), json (default otherwise; schema\n"
-     "instbench.models/v1, with --layout instbench.model-layout/v1), csv (a header row,\n"
-     "plain numbers; the JSON fields)", .choices = formats},
+     "instbench.models/v1, with --layout instbench.model-layout/v1),\n"
+     "csv (the JSON's fields, a header row, plain numbers)", .choices = formats},
     {"--layout", 0, ARG_FLAG, &O.layout, NULL, "list the parameter tensors of one config (default vit_base_patch16_224):\n"
                                                 "timm state_dict name, shape, offset into the parameter block"},
     ARGS_MODEL_SPECS(&O.model, &O.custom, "model (any of these describes that one configuration)"),
