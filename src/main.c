@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
 #include "instbench/bench.h"
+#include "instbench/suggest.h"
 #include "instbench/util.h"
 
 static const struct {
@@ -31,10 +32,20 @@ static const arg_spec global_specs[] = {
 static char about[1024];   /* the question, then the commands: filled from commands[] */
 static const arg_command global_args = {
     "", "[-v|-q] [--version] [--help] <command> [options]", about,
-    "`instbench <command> --help` (or `instbench help <command>`) lists a command's options;\n"
+    "`instbench <command> --help` (or `instbench -h <command>`, `instbench help <command>`) lists a\n"
+    "command's options and examples; choice values take any case (--format CSV);\n"
     "`instbench help --markdown` prints the reference of every command and flag (docs/cli.md)\n"
     "from the same tables.\n",
     global_specs, NULL,
+    (const arg_example[]){
+        {"what four g5.xlarge and one g5.12xlarge cost, from the shipped snapshot",
+         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --regions us-east-1"},
+        {"measure this machine (run on each machine to compare; results go to ./instbench-results/)",
+         "instbench measure"},
+        {"rank what was measured by samples per dollar", "instbench rank instbench-results/"},
+        {"one command's flags and examples", "instbench -h rank"},
+        {0}},
+    .help_later = 1,
 };
 
 static void fill_about(void)
@@ -75,8 +86,12 @@ static void print_markdown(FILE *out)
                  "`instbench --version` names the build's features: oneDNN and the CPU ISA it will use, bf16\n"
                  "native or emulated, the CUDA and NCCL versions the CUDA module was built with (`-v --version`\n"
                  "also loads it and asks the driver). Values follow as `--flag value` or `--flag=value`\n"
-                 "(`-o FILE` or `-oFILE`); `--` ends the options. A usage error prints one line naming the flag and exits 2;\n"
-                 "a runtime error exits 1.\n\n");
+                 "(`-o FILE` or `-oFILE`); `--` ends the options; choice values take any case (`--format CSV`).\n"
+                 "`instbench -h CMD`, `instbench CMD -h` and `instbench help CMD` print CMD's help. A usage error\n"
+                 "prints one line naming the flag (a misspelt command or flag: the nearest one) and exits 2;\n"
+                 "a runtime error exits 1.\n");
+    args_print_examples(&global_args, 1, out);
+    fputc('\n', out);
     for (size_t i = 0; i < N_COMMANDS; i++) args_print_markdown(commands[i].args, out);
 }
 
@@ -85,8 +100,35 @@ static const arg_spec help_specs[] = {
     {"--markdown", 0, ARG_FLAG, &markdown, NULL, "the reference of every command and flag, as Markdown (docs/cli.md)"},
     {0},
 };
-static const arg_command help_args = {"help", "[COMMAND] [--markdown]", "Prints the help of instbench or of COMMAND.",
-                                      NULL, help_specs, "COMMAND"};
+static const arg_command help_args = {
+    "help", "[COMMAND] [--markdown]", "Prints the help of instbench or of COMMAND.", NULL, help_specs, "COMMAND",
+    (const arg_example[]){{"rank's flags and examples (the same as instbench rank --help)", "instbench help rank"},
+                          {"the reference of every command, as docs/cli.md holds it", "instbench help --markdown"},
+                          {0}},
+};
+
+/* NAME is not a command: a usage error of WHO (instbench, or its help) naming the nearest one. */
+static int unknown_command(const arg_command *who, const char *name)
+{
+    const char *names[N_COMMANDS + 1];
+    char dym[128];
+    for (size_t c = 0; c < N_COMMANDS; c++) names[c] = commands[c].name;
+    names[N_COMMANDS] = help_args.name;
+    return args_usage_error(who, "unknown command '%s'%s", name,
+                            args_did_you_mean(suggest_closest(name, names, N_COMMANDS + 1), dym, sizeof dym));
+}
+
+/* The help of command NAME (instbench's own when NULL), as `instbench help NAME`,
+ * `instbench -h NAME` and `instbench NAME -h` print it. */
+static int print_help_of(const char *name)
+{
+    const arg_command *a = !name ? &global_args : !strcmp(name, help_args.name) ? &help_args : NULL;
+    for (size_t c = 0; !a && c < N_COMMANDS; c++)
+        if (!strcmp(name, commands[c].name)) a = commands[c].args;
+    if (!a) return unknown_command(&global_args, name);
+    args_print_help(a, stdout);
+    return IB_EXIT_OK;
+}
 
 static int help(int argc, char **argv)
 {
@@ -94,14 +136,11 @@ static int help(int argc, char **argv)
     int n = 0, rc = args_parse(&help_args, argc, argv, pos, &n);
     if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
     if (n > 1 || (n && markdown)) return args_usage_error(&help_args, "give one command, or --markdown alone");
-    if (markdown) print_markdown(stdout);
-    else if (!n) args_print_help(&global_args, stdout);
-    for (size_t c = 0; n && c < N_COMMANDS; c++)
-        if (!strcmp(pos[0], commands[c].name)) {
-            args_print_help(commands[c].args, stdout);
-            return IB_EXIT_OK;
-        }
-    return n ? args_usage_error(&help_args, "'%s' is not a command", pos[0]) : IB_EXIT_OK;
+    if (markdown) {
+        print_markdown(stdout);
+        return IB_EXIT_OK;
+    }
+    return print_help_of(n ? pos[0] : NULL);
 }
 
 /* The version and what this build can run: oneDNN and the CPU ISA it will use, the CUDA module
@@ -129,7 +168,8 @@ static int run(int argc, char **argv)
     while (i < argc && argv[i][0] == '-' && argv[i][1]) i++;
     fill_about();
     int rc = args_parse(&global_args, i, argv, NULL, NULL);
-    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (rc == ARGS_HELP) return print_help_of(i < argc ? argv[i] : NULL);   /* -h before a command: its help */
+    if (rc) return rc;
     if (show_version) return print_version();
     if (i >= argc) {
         args_print_help(&global_args, stderr);
@@ -138,7 +178,7 @@ static int run(int argc, char **argv)
     if (!strcmp(argv[i], "help")) return help(argc - i, argv + i);
     for (size_t c = 0; c < N_COMMANDS; c++)
         if (!strcmp(argv[i], commands[c].name)) return commands[c].run(argc - i, argv + i);
-    return args_usage_error(&global_args, "unknown command '%s'", argv[i]);
+    return unknown_command(&global_args, argv[i]);
 }
 
 int main(int argc, char **argv)

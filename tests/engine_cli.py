@@ -39,7 +39,7 @@ r = run("--format", "json", "--model", "vit_small_patch16_224", "--depth", "3", 
 if r.returncode != 0:
     failures.append(f"override run failed: {r.stderr}")
 else:
-    c = json.loads(r.stdout)[0]
+    c = json.loads(r.stdout)["models"][0]   # instbench.models/v1
     D, T, F = 384, (32 // 16) ** 2 + 1, 4 * 384
     block = 4 * D + 3 * D * D + 3 * D + D * D + D + F * D + F + D * F + D
     want = D + T * D + D * 3 * 16 * 16 + D + 3 * block + 2 * D + 10 * D + 10
@@ -47,7 +47,7 @@ else:
             ("custom", "vit_small_patch16_224", 3, 10, T, want):
         failures.append(f"override config wrong: {c}")
 r = run("--format", "json", "--model", "vit_tiny_patch16_224", "--depth", "12")   # same as the preset
-if r.returncode != 0 or json.loads(r.stdout)[0]["name"] != "vit_tiny_patch16_224":
+if r.returncode != 0 or json.loads(r.stdout)["models"][0]["name"] != "vit_tiny_patch16_224":
     failures.append("an override equal to the preset must keep the preset name")
 
 for f in failures:

@@ -55,6 +55,7 @@ for name, flags, overrides in cases:
     sd = model.state_dict()
     ours = run("--layout", "--model", name, *flags)
     timm_list = [(k, list(v.shape)) for k, v in sd.items()]
+    ours = ours["tensors"]   # instbench.model-layout/v1
     our_list = [(t["name"], t["shape"]) for t in ours]
     if timm_list != our_list:
         diff = next((i for i, (a, b) in enumerate(zip(timm_list, our_list)) if a != b), min(len(timm_list), len(our_list)))
@@ -66,7 +67,7 @@ for name, flags, overrides in cases:
         if t["offset"] != offset:
             failures.append(f"{label}: {t['name']} at offset {t['offset']}, expected {offset} (contiguous)")
         offset += t["numel"]
-    info = run("--model", name, *flags)[0]
+    info = run("--model", name, *flags)["models"][0]   # instbench.models/v1
     n_timm = sum(p.numel() for p in model.parameters())
     if info["params"] != n_timm:
         failures.append(f"{label}: {info['params']} parameters, timm has {n_timm}")
@@ -78,7 +79,7 @@ for name, flags, overrides in cases:
     print(f"{label}: {n_timm} parameters, {fwd / 1e9:.3f} GFLOP forward per sample")
     del model
 
-base = run("--model", "vit_base_patch16_224")[0]
+base = run("--model", "vit_base_patch16_224")["models"][0]
 if base["params"] != 86567656:
     failures.append(f"vit_base_patch16_224: {base['params']} parameters, published 86,567,656")
 

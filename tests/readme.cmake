@@ -1,7 +1,4 @@
-# docs/cli.md is generated from the option tables (`instbench help --markdown`) and must match;
-# the README names every command and links it.
-add_test(NAME cli_docs COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_docs.py
-         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/docs/cli.md ${CMAKE_SOURCE_DIR}/README.md)
+# cli_docs (docs/cli.md equals `instbench help --markdown`) is in tests/cli/cli.cmake.
 
 # Every instbench command in the README runs as written (measure as --dry-run), and shown output
 # matches (tests/readme_examples.py).

@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "rank"), os.path.dirname(os.path.abspath(__file__))]
 import rank_fixtures as fx  # noqa: E402
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, offline_env  # noqa: E402
 
 BIN, README = os.path.abspath(sys.argv[1]), sys.argv[2]
 REPO = os.path.dirname(os.path.abspath(README))
@@ -109,24 +109,8 @@ def launcher_flags(words):
 def scratch_dir():
     d = tempfile.mkdtemp(prefix="readme-")
     os.symlink(os.path.join(REPO, "tests"), os.path.join(d, "tests"))
-    res = os.path.join(d, "results")
-    os.makedirs(res)
-    fx.write_json(os.path.join(res, "g5.xlarge.json"), fx.result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 210.0))
-    fx.write_json(os.path.join(res, "g5.xlarge-4.json"),
-                  fx.result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 790.0, host="node1"))
-    fx.write_json(os.path.join(res, "g5.12xlarge.json"),
-                  fx.result("g5.12xlarge", "us-east-1", 1, 4, "NVIDIA A10G", 820.0, host="node2"))
+    fx.write_seed_results(os.path.join(d, "results"))
     return d
-
-
-def environment(d, extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in
-           ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT") and not k.startswith("SLURM_")}
-    env.update(HOME=d, XDG_CACHE_HOME=os.path.join(d, "cache"), AWS_EC2_METADATA_DISABLED="true",
-               AWS_CONFIG_FILE=os.path.join(d, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"),
-               NO_COLOR="1", LC_ALL="C.UTF-8")
-    env.update(extra)
-    return env
 
 
 def after(argv, redirect, out, d, line):
@@ -155,7 +139,7 @@ for cmds in blocks(text):
             argv = argv + ["--dry-run"]
         d = scratch_dir()
         try:
-            p = subprocess.run(argv, cwd=d, env=environment(d, extra), capture_output=True, text=True, timeout=300)
+            p = subprocess.run(argv, cwd=d, env=offline_env(d, extra), capture_output=True, text=True, timeout=300)
             ran += 1
             if p.returncode == 2 and NEEDS_GPU.search(p.stderr) and not HAVE_GPU:
                 print(f"needs a GPU: {line}\n    {NEEDS_GPU.search(p.stderr).group(0)}")

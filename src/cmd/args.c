@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "instbench/output.h"
 #include "instbench/suggest.h"
@@ -173,9 +174,9 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
                                     util_number_error(v, rc, s->min, s->max, why, sizeof why),
                                     s->want ? s->want : "a number", s->min, s->max);
         return 0;
-    case ARG_CHOICE:
+    case ARG_CHOICE:   /* any case: --format CSV is csv (choices are lower case and differ by more) */
         for (int i = 0; s->choices[i]; i++)
-            if (!strcmp(v, s->choices[i])) {
+            if (!strcasecmp(v, s->choices[i])) {
                 *(int *)s->dst = i;
                 return 0;
             }
@@ -248,13 +249,13 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
         }
         if (s->given) *s->given = 1;
         if ((rc = take_value(c, s, v)) != 0) return rc;
-        if (help_flag) {
+        if (help_flag && !c->help_later) {
             args_print_help(c, stdout);
             return ARGS_HELP;
         }
     }
     if (npos) *npos = n;
-    return 0;
+    return help_flag ? ARGS_HELP : 0;
 }
 
 /* "-o, --output FILE" / "--precision bf16|fp32" */
@@ -291,6 +292,15 @@ static void print_table(const arg_spec *t, FILE *f)
     }
 }
 
+void args_print_examples(const arg_command *c, int markdown, FILE *f)
+{
+    if (!c->examples) return;
+    fputs(markdown ? "\nExamples:\n\n```sh\n" : "\nexamples:\n", f);
+    for (const arg_example *e = c->examples; e->line; e++)
+        fprintf(f, markdown ? "# %s\n%s\n" : "  # %s\n  $ %s\n", e->what, e->line);
+    if (markdown) fputs("```\n", f);
+}
+
 void args_print_help(const arg_command *c, FILE *f)
 {
     fprintf(f, "usage: instbench%s%s %s\n\n%s\n", c->name[0] ? " " : "", c->name, c->synopsis, c->about);
@@ -298,6 +308,7 @@ void args_print_help(const arg_command *c, FILE *f)
     print_table(c->specs, f);
     fprintf(f, "\ncommon:\n");
     print_table(args_common, f);
+    args_print_examples(c, 0, f);
     if (c->footer) fprintf(f, "\n%s", c->footer);
     fprintf(f, "\nexit status: 0 ok, 1 runtime error, 2 usage error\n");
 }
@@ -340,6 +351,7 @@ void args_print_markdown(const arg_command *c, FILE *f)
 {
     fprintf(f, "## instbench %s\n\n```\ninstbench %s %s\n```\n\n%s\n\n", c->name, c->name, c->synopsis, c->about);
     md_table(c->specs, f);
+    args_print_examples(c, 1, f);
     if (c->footer) fprintf(f, "\n%s", c->footer);
     fputc('\n', f);
 }

@@ -53,6 +53,13 @@ typedef struct arg_spec {
     const char *group;     /* --help: a heading printed before this flag */
 } arg_spec;
 
+/* One entry of a command's examples: a real command line, run by tests/cli/cli_examples.py so it
+ * cannot rot (offline: prices from the snapshot, measure as --dry-run, rank on fixture results). */
+typedef struct arg_example {
+    const char *what;        /* what it answers, one line */
+    const char *line;        /* as typed: "instbench prices --source snapshot ..." */
+} arg_example;
+
 typedef struct arg_command {
     const char *name;        /* "measure"; "" for instbench's own options */
     const char *synopsis;    /* after "usage: instbench measure " */
@@ -60,6 +67,10 @@ typedef struct arg_command {
     const char *footer;      /* after the flags (environment, exit status) */
     const arg_spec *specs;
     const char *positional;  /* metavar of positional arguments, or NULL when none are taken */
+    const arg_example *examples;   /* ends with {0}; NULL: none.  --help and docs/cli.md show them */
+    /* -h/--help makes args_parse return ARGS_HELP without printing: instbench's own options, where
+     * which help to print depends on the command after them (`instbench -h rank`). */
+    int help_later;
 } arg_command;
 
 /* The options every command takes (-h, -q, -v), shown at the end of each help. */
@@ -69,7 +80,8 @@ enum { ARGS_HELP = -1 };
 
 /* Parses argv[1..argc-1] (argv[0] is the command name).  Returns 0 with the positional arguments
  * in pos[0..*npos-1] (pos: room for argc pointers, may be NULL when none are taken), ARGS_HELP
- * after printing the help on stdout for -h/--help, or IB_EXIT_USAGE after printing the error. */
+ * after printing the help on stdout for -h/--help (with .help_later: not printed), or
+ * IB_EXIT_USAGE after printing the error. */
 int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos);
 
 /* One usage error in the common wording, "instbench CMD: message (try: instbench CMD --help)";
@@ -79,6 +91,9 @@ int args_usage_error(const arg_command *c, const char *fmt, ...) __attribute__((
 const char *args_did_you_mean(const char *suggestion, char *buf, size_t len);
 
 void args_print_help(const arg_command *c, FILE *f);
+/* The examples section of --help (MARKDOWN 0) or docs/cli.md (1), after a blank line; nothing
+ * when C has none. */
+void args_print_examples(const arg_command *c, int markdown, FILE *f);
 void args_print_markdown(const arg_command *c, FILE *f);
 
 /* The model flags (--model and the dimension overrides) of measure and models, as table rows:

@@ -156,6 +156,12 @@ const arg_command cmd_measure_args = {
     "Progress goes to stderr when it is a terminal (NO_COLOR honoured).\n"
     "Interrupted (Ctrl-C, SIGTERM): nothing is written, exit 130 / 143.\n",
     measure_specs, NULL,
+    .examples = (const arg_example[]){
+        {"the default run on this machine (every GPU; the result goes to ./instbench-results/)", "instbench measure"},
+        {"a quick CPU run of a small model", "instbench measure --backend cpu --model vit_tiny_patch16_224 --batch-size 16 --duration 10"},
+        {"a machine AWS cannot price (your own hardware): record what it costs an hour",
+         "instbench measure --hourly-cost 1.20 -o workstation.json"},
+        {0}},
 };
 
 /* The identity flags name what `rank` will price: offline, the snapshot and AWS's region list

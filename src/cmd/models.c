@@ -1,6 +1,7 @@
 /* cmd/models: `instbench models` lists the presets (or one overridden config) with parameter
  * count and FLOPs per sample. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,53 +12,185 @@
 #include "instbench/output.h"
 
 static struct {
-    int format;   /* 0 table, 1 json */
+    int format;   /* index into formats; -1: table on a terminal, json otherwise (as prices and rank) */
     int layout, custom, wide;
     model_cli model;
     args_list columns;
 } O;
 
-static const char *const formats[] = {"table", "json", NULL};
+enum { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
+static const char *const formats[] = {"table", "json", "csv", NULL};
 /* --columns: the presets table's keys, then the --layout table's (from MODELS_LAYOUT_KEYS on) */
 static const char *const models_keys[] = {"model", "img", "patch", "dim", "depth", "heads", "mlp", "classes", "params",
                                           "fwd_gflop", "train_gflop", "tensor", "shape", "offset", "numel", NULL};
 enum { MODELS_LAYOUT_KEYS = 11 };
 
 static const arg_spec models_args[] = {
-    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default) or json", .choices = formats},
+    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal), json (default otherwise; schema\n"
+     "instbench.models/v1, with --layout instbench.model-layout/v1),\n"
+     "csv (the JSON's fields, a header row, plain numbers)", .choices = formats},
     {"--layout", 0, ARG_FLAG, &O.layout, NULL, "list the parameter tensors of one config (default vit_base_patch16_224):\n"
                                                 "timm state_dict name, shape, offset into the parameter block"},
     ARGS_MODEL_SPECS(&O.model, &O.custom, "model (any of these describes that one configuration)"),
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "model, img, patch, dim, depth,\nheads, mlp, classes, params, fwd_gflop, train_gflop; with --layout: tensor,\nshape, offset, numel"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "model, img, patch, dim, depth,\nheads, mlp, classes, params, fwd_gflop, train_gflop; with --layout: tensor,\nshape, offset, numel.  csv and json carry every field"),
     {0},
 };
 
 const arg_command cmd_models_args = {
-    "models", "[--format table|json] [--layout] [model flags]",
+    "models", "[--format table|json|csv] [--layout] [model flags]",
     "Lists the model presets with parameter count and FLOPs per sample (training = 3 x forward;\n"
     "every matmul counted as 2*M*N*K, attention QK^T and AV included, head on the class token).\n"
     "With any model flag, describes that one configuration instead.",
     NULL, models_args, NULL,
+    .examples = (const arg_example[]){
+        {"every preset with its parameters and GFLOPs per sample", "instbench models"},
+        {"one smaller configuration, as JSON for jq", "instbench models --model vit_small_patch16_224 --depth 6 --format json"},
+        {"the parameter tensors of ViT-Tiny, as CSV", "instbench models --layout --model vit_tiny_patch16_224 --format csv"},
+        {0}},
 };
 
-static cJSON *config_json(const vit_config *c)
+/* The fields of one configuration, in JSON and CSV order (JSON: the object's keys; CSV: the header). */
+static const char *const config_keys[] = {"name", "preset", "img_size", "patch_size", "in_chans", "embed_dim", "depth",
+                                          "num_heads", "mlp_ratio", "mlp_hidden", "num_classes", "seq_len", "params",
+                                          "forward_flops_per_sample", "train_flops_per_sample"};
+enum { CONFIG_FIELDS = sizeof config_keys / sizeof *config_keys, CONFIG_NAMES = 2 };
+
+/* v[k] for config_keys[CONFIG_NAMES + k]: the numbers of C (FLOPs per sample, not GFLOPs). */
+static void config_numbers(const vit_config *c, double v[CONFIG_FIELDS - CONFIG_NAMES])
 {
     model_flops f;
     model_flops_per_sample(c, &f);
+    const double all[] = {c->img_size, c->patch_size, c->in_chans, c->embed_dim, c->depth, c->num_heads,
+                          c->mlp_ratio, model_mlp_hidden(c), c->num_classes, model_seq_len(c),
+                          (double)model_param_count(c), f.forward, f.train};
+    _Static_assert(sizeof all / sizeof *all == CONFIG_FIELDS - CONFIG_NAMES, "a value per numeric key");
+    memcpy(v, all, sizeof all);
+}
+
+static cJSON *config_json(const vit_config *c)
+{
+    double v[CONFIG_FIELDS - CONFIG_NAMES];
+    config_numbers(c, v);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", c->name);
-    cJSON_AddStringToObject(o, "preset", c->preset);
-    static const char *const keys[] = {"img_size", "patch_size", "in_chans", "embed_dim", "depth", "num_heads",
-                                       "mlp_ratio", "mlp_hidden", "num_classes", "seq_len", "params",
-                                       "forward_flops_per_sample", "train_flops_per_sample"};
-    const double v[] = {c->img_size, c->patch_size, c->in_chans, c->embed_dim, c->depth, c->num_heads,
-                        c->mlp_ratio, model_mlp_hidden(c), c->num_classes, model_seq_len(c),
-                        (double)model_param_count(c), f.forward, f.train};
-    for (size_t i = 0; i < sizeof v / sizeof *v; i++) cJSON_AddNumberToObject(o, keys[i], v[i]);
+    cJSON_AddStringToObject(o, config_keys[0], c->name);
+    cJSON_AddStringToObject(o, config_keys[1], c->preset);
+    for (size_t i = CONFIG_NAMES; i < CONFIG_FIELDS; i++) cJSON_AddNumberToObject(o, config_keys[i], v[i - CONFIG_NAMES]);
     return o;
 }
 
-static int print_layout(const vit_config *c, int json)
+/* A CSV number: the shortest text that reads back as V (4, 2.5, 86567656), so a spreadsheet
+ * gets the figure JSON has. */
+static void plain_number(char *out, size_t len, double v)
+{
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {   /* whole numbers below 2^53: every digit, no exponent */
+        snprintf(out, len, "%.0f", v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, len, "%.*g", prec, v);
+        if (strtod(out, NULL) == v) return;
+    }
+}
+
+/* CSV rows of what the JSON document holds, one per configuration. */
+static int write_configs_csv(const vit_config *const *cs, size_t n)
+{
+    output_table t;
+    if (output_table_init(&t, CONFIG_FIELDS, config_keys, NULL)) return IB_EXIT_RUNTIME;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        double v[CONFIG_FIELDS - CONFIG_NAMES];
+        char text[CONFIG_FIELDS][32];
+        const char *cells[CONFIG_FIELDS] = {cs[i]->name, cs[i]->preset};
+        config_numbers(cs[i], v);
+        for (size_t k = CONFIG_NAMES; k < CONFIG_FIELDS; k++) {
+            plain_number(text[k], sizeof text[k], v[k - CONFIG_NAMES]);
+            cells[k] = text[k];
+        }
+        rc = output_table_add_row(&t, cells);
+    }
+    if (rc == 0) rc = output_table_write_csv(&t, stdout);
+    output_table_free(&t);
+    return rc ? IB_EXIT_RUNTIME : IB_EXIT_OK;
+}
+
+static int write_json(cJSON *doc)
+{
+    ib_error err = {0};
+    int rc = doc ? output_json_write(stdout, doc, &err) : ib_error_set(&err, IB_EXIT_RUNTIME, "out of memory");
+    cJSON_Delete(doc);
+    if (rc) fprintf(stderr, "instbench models: %s\n", err.msg);
+    return rc ? err.code : IB_EXIT_OK;
+}
+
+/* "[768, 3, 16, 16]" */
+static void shape_text(const model_tensor *t, char *out, size_t len)
+{
+    int n = snprintf(out, len, "[");
+    for (int d = 0; d < t->ndim && n > 0 && (size_t)n < len; d++)
+        n += snprintf(out + n, len - (size_t)n, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    if (n > 0 && (size_t)n < len) snprintf(out + n, len - (size_t)n, "]");
+}
+
+/* instbench.model-layout/v1: {"schema", "model": the configuration as in instbench.models/v1,
+ * "params": the block's length, "tensors": [{"name", "shape": [...], "offset", "numel"}]}. */
+static int layout_json(const vit_config *c, const model_layout *l)
+{
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc) return write_json(NULL);
+    cJSON_AddStringToObject(doc, "schema", "instbench.model-layout/v1");
+    cJSON_AddItemToObject(doc, "model", config_json(c));
+    cJSON_AddNumberToObject(doc, "params", (double)l->total);
+    cJSON *arr = cJSON_AddArrayToObject(doc, "tensors");
+    for (size_t i = 0; i < l->count; i++) {
+        const model_tensor *t = &l->tensors[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", t->name);
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int d = 0; d < t->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->shape[d]));
+        cJSON_AddNumberToObject(o, "offset", (double)t->offset);
+        cJSON_AddNumberToObject(o, "numel", (double)t->numel);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return write_json(doc);
+}
+
+/* The table (people: grouped numbers) or CSV (the JSON's fields, plain numbers; shape as its text). */
+static int layout_rows(const model_layout *l, int csv)
+{
+    static const char *const hdr[] = {"TENSOR", "SHAPE", "OFFSET", "NUMEL"};
+    static const char *const csv_hdr[] = {"name", "shape", "offset", "numel"};
+    static const output_align al[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT};
+    static const int prio[] = {OUTPUT_KEEP, OUTPUT_KEEP, 1, 2};
+    output_table tab;
+    if (output_table_init(&tab, 4, csv ? csv_hdr : hdr, al)) return IB_EXIT_RUNTIME;
+    output_table_fit_columns(&tab, models_keys + MODELS_LAYOUT_KEYS, prio);
+    int rc = 0;
+    for (size_t i = 0; i < l->count && rc == 0; i++) {
+        const model_tensor *t = &l->tensors[i];
+        char shape[96], off[32], num[32];
+        shape_text(t, shape, sizeof shape);
+        if (csv) {
+            snprintf(off, sizeof off, "%lld", (long long)t->offset);
+            snprintf(num, sizeof num, "%lld", (long long)t->numel);
+        } else {
+            output_fmt_grouped(off, sizeof off, (double)t->offset, 0);
+            output_fmt_grouped(num, sizeof num, (double)t->numel, 0);
+        }
+        const char *cells[] = {t->name, shape, off, num};
+        rc = output_table_add_row(&tab, cells);
+    }
+    if (rc == 0) rc = csv ? output_table_write_csv(&tab, stdout) : output_table_write_text(&tab, stdout);
+    if (rc == 0 && !csv) {
+        char total[32];
+        output_fmt_grouped(total, sizeof total, (double)l->total, 0);
+        printf("%zu tensors, %s parameters\n", l->count, total);
+    }
+    output_table_free(&tab);
+    return rc ? IB_EXIT_RUNTIME : IB_EXIT_OK;
+}
+
+static int print_layout(const vit_config *c, int format)
 {
     model_layout l;
     ib_error err;
@@ -65,78 +198,24 @@ static int print_layout(const vit_config *c, int json)
         fprintf(stderr, "instbench models: %s\n", err.msg);
         return IB_EXIT_USAGE;
     }
-    cJSON *arr = json ? cJSON_CreateArray() : NULL;
-    static const char *const hdr[] = {"TENSOR", "SHAPE", "OFFSET", "NUMEL"};
-    static const output_align al[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT};
-    static const int prio[] = {OUTPUT_KEEP, OUTPUT_KEEP, 1, 2};
-    output_table tab;
-    if (output_table_init(&tab, 4, hdr, al)) return IB_EXIT_RUNTIME;
-    output_table_fit_columns(&tab, models_keys + MODELS_LAYOUT_KEYS, prio);
-    for (size_t i = 0; i < l.count; i++) {
-        const model_tensor *t = &l.tensors[i];
-        char shape[96];
-        int len = snprintf(shape, sizeof shape, "[");
-        for (int d = 0; d < t->ndim; d++)
-            len += snprintf(shape + len, sizeof shape - len, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
-        snprintf(shape + len, sizeof shape - len, "]");
-        if (json) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", t->name);
-            cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-            for (int d = 0; d < t->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->shape[d]));
-            cJSON_AddNumberToObject(o, "offset", (double)t->offset);
-            cJSON_AddNumberToObject(o, "numel", (double)t->numel);
-            cJSON_AddItemToArray(arr, o);
-        } else {
-            char off[32], num[32];
-            output_fmt_grouped(off, sizeof off, (double)t->offset, 0);
-            output_fmt_grouped(num, sizeof num, (double)t->numel, 0);
-            const char *cells[] = {t->name, shape, off, num};
-            if (output_table_add_row(&tab, cells)) break;
-        }
-    }
-    if (json) {
-        char *s = util_json_print(arr);
-        if (s) fputs(s, stdout);
-        free(s);
-        cJSON_Delete(arr);
-    } else {
-        char total[32];
-        output_fmt_grouped(total, sizeof total, (double)l.total, 0);
-        output_table_write_text(&tab, stdout);
-        printf("%zu tensors, %s parameters\n", l.count, total);
-    }
-    output_table_free(&tab);
+    int rc = format == FORMAT_JSON ? layout_json(c, &l) : layout_rows(&l, format == FORMAT_CSV);
     model_layout_free(&l);
-    return IB_EXIT_OK;
+    return rc;
 }
 
-int cmd_models(int argc, char **argv)
+/* instbench.models/v1: {"schema", "models": [one object per configuration, config_keys]}. */
+static int configs_json(const vit_config *const *cs, size_t n)
 {
-    memset(&O, 0, sizeof O);
-    model_cli_init(&O.model, "vit_base_patch16_224");
-    int rc = args_parse(&cmd_models_args, argc, argv, NULL, NULL);
-    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
-    if ((rc = args_table_fit(&cmd_models_args, O.wide, &O.columns, models_keys))) return rc;
-    int json = O.format == 1, custom = O.custom, layout = O.layout;
-    model_cli m = O.model;
-    ib_error err = {0};
-    vit_config one;
-    if ((custom || layout) && model_cli_resolve(&m, &one, &err)) {
-        fprintf(stderr, "instbench models: %s\n", err.msg);
-        return IB_EXIT_USAGE;
-    }
-    if (layout) return print_layout(&one, json);
-    const size_t n = custom ? 1 : model_preset_count();
-    if (json) {
-        cJSON *arr = cJSON_CreateArray();
-        for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, config_json(custom ? &one : model_preset_at(i)));
-        char *s = util_json_print(arr);
-        if (s) fputs(s, stdout);
-        free(s);
-        cJSON_Delete(arr);
-        return IB_EXIT_OK;
-    }
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc) return write_json(NULL);
+    cJSON_AddStringToObject(doc, "schema", "instbench.models/v1");
+    cJSON *arr = cJSON_AddArrayToObject(doc, "models");
+    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, config_json(cs[i]));
+    return write_json(doc);
+}
+
+static int configs_table(const vit_config *const *cs, size_t n)
+{
     static const char *const hdr[] = {"MODEL", "IMG", "PATCH", "DIM", "DEPTH", "HEADS", "MLP", "CLASSES", "PARAMS",
                                       "FWD GFLOP", "TRAIN GFLOP"};
     static const int prio[] = {OUTPUT_KEEP, 2, 3, 5, 5, 4, 1, 1, OUTPUT_KEEP, 6, OUTPUT_KEEP};
@@ -147,8 +226,9 @@ int cmd_models(int argc, char **argv)
     output_table t;
     if (output_table_init(&t, NC, hdr, al)) return IB_EXIT_RUNTIME;
     output_table_fit_columns(&t, models_keys, prio);
+    int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const vit_config *c = custom ? &one : model_preset_at(i);
+        const vit_config *c = cs[i];
         model_flops f;
         model_flops_per_sample(c, &f);
         char v[NC][32];
@@ -171,4 +251,32 @@ int cmd_models(int argc, char **argv)
     if (rc) return IB_EXIT_RUNTIME;
     printf("(GFLOP per sample; training = 3 x forward)\n");
     return IB_EXIT_OK;
+}
+
+int cmd_models(int argc, char **argv)
+{
+    memset(&O, 0, sizeof O);
+    O.format = -1;
+    model_cli_init(&O.model, "vit_base_patch16_224");
+    int rc = args_parse(&cmd_models_args, argc, argv, NULL, NULL);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    int format = O.format >= 0 ? O.format : util_isatty_stdout() ? FORMAT_TABLE : FORMAT_JSON;
+    if (O.columns.n && format != FORMAT_TABLE)   /* said, not silently ignored */
+        return args_usage_error(&cmd_models_args, "--columns picks table columns; --format %s carries every field",
+                                formats[format]);
+    if ((rc = args_table_fit(&cmd_models_args, O.wide, &O.columns, models_keys))) return rc;
+    int custom = O.custom, layout = O.layout;
+    model_cli m = O.model;
+    ib_error err = {0};
+    vit_config one;
+    if ((custom || layout) && model_cli_resolve(&m, &one, &err)) {
+        fprintf(stderr, "instbench models: %s\n", err.msg);
+        return IB_EXIT_USAGE;
+    }
+    if (layout) return print_layout(&one, format);
+    const size_t n = custom ? 1 : model_preset_count();
+    const vit_config *cs[n];
+    for (size_t i = 0; i < n; i++) cs[i] = custom ? &one : model_preset_at(i);
+    return format == FORMAT_JSON ? configs_json(cs, n) : format == FORMAT_CSV ? write_configs_csv(cs, n)
+                                                                              : configs_table(cs, n);
 }

@@ -148,6 +148,13 @@ const arg_command cmd_rank_args = {
     "Nothing ranked (no usable results, nothing priced) exits 1 with a line saying how to get a\n"
     "priced row; a --region, --az or --instance-types that names nothing exits 2 with the nearest.\n",
     rank_specs, "RESULT",
+    .examples = (const arg_example[]){
+        {"everything measured so far, priced on both markets", "instbench rank instbench-results/"},
+        {"time and cost of 300 epochs of ImageNet-1k, within a $5,000 budget",
+         "instbench rank instbench-results/ --epochs 300 --dataset-size 1281167 --budget 5000"},
+        {"your own machine at your price next to AWS's, with a chart",
+         "instbench rank instbench-results/ --price workstation=0.90 --plot rank.svg"},
+        {0}},
 };
 
 /* -o without --format: the file's extension says which (rank.csv, rank.txt), else JSON. */

@@ -57,6 +57,11 @@ const arg_command cmd_verify_args = {
     "            1e-2, each gradient relative L2 <= 2e-2, losses <= 1e-3\n"
     "PASS exits 0, FAIL 1.\n",
     verify_args, NULL,
+    .examples = (const arg_example[]){
+        {"the CPU backend against a reference made by scripts/make_reference.py", "instbench verify --reference ref.safetensors"},
+        {"the CUDA backend against the reference and against the CPU backend",
+         "instbench verify --reference ref.safetensors --backend cuda --compare-backend cpu"},
+        {0}},
 };
 
 static void print_table(const verify_report *r)

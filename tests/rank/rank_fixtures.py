@@ -199,3 +199,14 @@ def ranked(doc):
 def unpriced(doc):
     """Its unpriced rows: no rank, empty price fields, the reason in unpriced_reason."""
     return [r for r in doc["rows"] if r["rank"] is None]
+
+
+def write_seed_results(folder):
+    """The README's story in FOLDER (made if missing): 1 x g5.xlarge, a real 4-node g5.xlarge run and
+    1 x g5.12xlarge, all ViT-B/16 in us-east-1 (readme_examples, cli_examples)."""
+    os.makedirs(folder, exist_ok=True)
+    write_json(os.path.join(folder, "g5.xlarge.json"), result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 210.0))
+    write_json(os.path.join(folder, "g5.xlarge-4.json"),
+               result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 790.0, host="node1"))
+    write_json(os.path.join(folder, "g5.12xlarge.json"),
+               result("g5.12xlarge", "us-east-1", 1, 4, "NVIDIA A10G", 820.0, host="node2"))

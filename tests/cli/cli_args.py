@@ -4,11 +4,13 @@ mean the same, `--` ends the options, and an unknown flag, a missing value, a va
 and a choice that is not one all exit 2 with one line naming the flag, nothing on stdout; `--help`
 exits 0 with a usage line.  Each case below is run for every command, so a command that parses
 on its own again fails here.  Usage: cli_args.py INSTBENCH"""
+import os
 import subprocess
 import sys
 
 BIN = sys.argv[1]
-from testlib import check, failures
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+from testlib import check, failures  # noqa: E402
 
 
 def run(*args):
@@ -65,7 +67,7 @@ for cmd, c in CASES.items():
                                               f"{p.stderr.strip()[-200:]}")
     else:
         a, b = run(cmd, flag, good, "--format", "json"), run(cmd, f"{flag}={good}", "--format=json")
-        check(a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("["), f"{cmd}: the two forms differ")
+        check(a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("{"), f"{cmd}: the two forms differ")
 
     # `--`: what follows is an argument, not a flag
     p = run(cmd, "--", "--help")
@@ -84,7 +86,7 @@ check(p2.returncode == 0 and p2.stdout.replace(p2.stdout[p2.stdout.find('"genera
       == p1.stdout.replace(p1.stdout[p1.stdout.find('"generated_at"'):].split(",")[0], ""),
       "prices -oFILE differs from -o FILE")
 p = run("help", "nosuch")
-check(p.returncode == 2 and "not a command" in p.stderr, f"help nosuch: exit {p.returncode}")
+check(p.returncode == 2 and "unknown command 'nosuch'" in p.stderr, f"help nosuch: exit {p.returncode}")
 
 # instbench's own options go through the same parser: same wording, flags without a value run
 # together (-vv) there and in every command
@@ -131,6 +133,32 @@ for args, want in ((["prices", "--instance-type", "g5.xlarge"], "did you mean --
                    (["rank", "--regoin", "us-east-1", "r.json"], "did you mean --region?"),
                    (["prices", "--market", "spto"], "did you mean spot?"),
                    (["rank", "--sort", "troughput", "r.json"], "did you mean throughput?")):
+    p = run(*args)
+    check(p.returncode == 2 and want in p.stderr and p.stderr.count("\n") == 1,
+          f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+# Choice values take any case (issue 21: --format CSV was refused), in every command; a wrong one in
+# any case still names the nearest choice.
+for args, same_as in ((["models", "--format", "JSON"], ["models", "--format", "json"]),
+                      (["models", "--format=Csv", "--model", "vit_tiny_patch16_224"],
+                       ["models", "--format=csv", "--model", "vit_tiny_patch16_224"]),
+                      (["prices", "--source", "SNAPSHOT", "--format", "CSV", "--market", "Spot", "--instance-types",
+                        "g5.xlarge", "--regions", "us-east-1"],
+                       ["prices", "--source", "snapshot", "--format", "csv", "--market", "spot", "--instance-types",
+                        "g5.xlarge", "--regions", "us-east-1"])):
+    a, b = run(*args), run(*same_as)
+    check(a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout and a.stdout,
+          f"{' '.join(args)}: exit {a.returncode}, differs from {' '.join(same_as)}: {a.stderr.strip()[-200:]!r}")
+for cmd, args, past in (("rank", ["--sort", "THROUGHPUT", "--format", "Csv", "--market", "ON-DEMAND",
+                                  "/nonexistent/instbench-result.json"], "nonexistent"),
+                        ("verify", ["--backend", "CPU", "--precision", "FP32", "--format", "Json",
+                                    "--reference", "/nonexistent/ref.safetensors"], "nonexistent"),
+                        ("measure", ["--backend", "Cpu", "--precision", "FP32", "--data", "DEVICE", "--optimizer",
+                                     "AdamW", "--steps", "1", "--duration", "1"], "exclude each other")):
+    p = run(cmd, *args)
+    check(past in p.stderr and "is not" not in p.stderr, f"{cmd} {' '.join(args)}: a choice in another case refused: "
+                                                           f"{p.stderr.strip()[-200:]!r}")
+for args, want in ((["models", "--format", "JSNO"], "'JSNO' is not table, json or csv; did you mean json?"),
+                   (["prices", "--market", "SPTO"], "did you mean spot?")):
     p = run(*args)
     check(p.returncode == 2 and want in p.stderr and p.stderr.count("\n") == 1,
           f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")

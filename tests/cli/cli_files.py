@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: fifo_reader, testlib
 from fifo_reader import read_fifo_into  # noqa: E402
 
 

@@ -10,7 +10,8 @@ import subprocess
 import sys
 import tempfile
 
-from testlib import check, failures, on_pty
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+from testlib import check, failures, on_pty  # noqa: E402
 
 BIN, DATA = sys.argv[1], sys.argv[2]
 ESC = re.compile(r"\x1b\[[0-9;]*m")

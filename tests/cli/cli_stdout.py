@@ -29,7 +29,8 @@ SMALL = ["--backend", "cpu", "--precision", "fp32", "--model", "vit_tiny_patch16
          "--image-size", "32", "--patch-size", "8", "--embed-dim", "32", "--heads", "2", "--classes", "10",
          "--batch-size", "2", "--steps", "2", "--warmup", "1"]
 COMMANDS = [["--version"], ["--help"],
-            ["models"], ["models", "--format", "json"], ["models", "--layout"],
+            ["models"], ["models", "--format", "json"], ["models", "--format", "csv"], ["models", "--layout"],
+            ["models", "--layout", "--format", "csv"],
             ["verify", "--reference", os.path.join(DATA, "ref_a_adam_fp32.safetensors")],
             ["verify", "--reference", os.path.join(DATA, "ref_a_adam_fp32.safetensors"), "--format", "json"],
             ["rank", os.path.join(tmp, "r.json"), "--prices", os.path.join(tmp, "p.json"), "--format", "json"],

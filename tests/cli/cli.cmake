@@ -1,0 +1,38 @@
+# The command-line shell itself (src/main.c, src/cmd/args.c): what holds for every command.
+# (Included from tests/CMakeLists.txt: CMAKE_CURRENT_SOURCE_DIR is tests/, this folder is CMAKE_CURRENT_LIST_DIR.)
+add_test(NAME cli_stdout COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_stdout.py
+         ${INSTBENCH_BIN} ${INSTBENCH_TEST_DATA})
+# Every file a command writes goes through the safe writer: prices -o and rank --plot.
+add_test(NAME cli_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_files.py ${INSTBENCH_BIN})
+# One option parser for every command: --flag=value, --, unknown flags, missing values, ranges.
+add_test(NAME cli_args COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_args.py ${INSTBENCH_BIN})
+# --version: the build's features (oneDNN, CPU ISA, bf16 mode, CUDA and NCCL built with).
+if(TARGET instbench_cuda)
+  set(_cli_cuda ON)
+else()
+  set(_cli_cuda OFF)
+endif()
+if(NCCL_INCLUDE_DIR)
+  set(_cli_nccl_h ${NCCL_INCLUDE_DIR}/nccl.h)
+else()
+  set(_cli_nccl_h "")
+endif()
+add_test(NAME cli_version COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_version.py ${INSTBENCH_BIN}
+         ${PROJECT_VERSION} ${_cli_cuda} "${_cli_nccl_h}")
+# Tables fit the terminal: every command on a pseudo-terminal of 80, 120 and 200 columns.
+add_test(NAME cli_width COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_width.py ${INSTBENCH_BIN}
+         ${INSTBENCH_TEST_DATA})
+# docs/cli.md is generated from the option tables (`instbench help --markdown`) and must match;
+# the README names every command and links it.
+add_test(NAME cli_docs COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_docs.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/docs/cli.md ${CMAKE_SOURCE_DIR}/README.md)
+# Every --help has examples, and each runs as written (offline: prices from the snapshot, measure as
+# --dry-run, rank on fixture results, verify on a tests/data reference).
+add_test(NAME cli_examples COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_examples.py
+         ${INSTBENCH_BIN} ${INSTBENCH_TEST_DATA})
+# Commands: a misspelt one names the nearest, -h/--help before a command prints its help.
+add_test(NAME cli_commands COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_commands.py ${INSTBENCH_BIN})
+# models: --format table|json|csv, the default by stdout, instbench.models/v1 (jq, pandas, data/-free
+# expectations from the presets' timm dimensions), valid against schemas/models-v1.json and model-layout-v1.json.
+add_test(NAME cli_models COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_models.py ${INSTBENCH_BIN}
+         ${CMAKE_SOURCE_DIR}/schemas)
