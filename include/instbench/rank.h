@@ -312,7 +312,7 @@ void rank_report_price_summary(const rank_report *r, char *out, size_t len);
  * mislabelled or noisy, with a legend line per mark), then the unpriced rows with reasons. */
 int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err);
 /* CSV: a header row of column keys, the ranked rows, then the unpriced ones (empty price cells and
- * their unpriced_reason); plain numbers, date-times as "YYYY-MM-DD HH:MM:SS" UTC. */
+ * their unpriced_reason); plain numbers, date-times as "YYYY-MM-DDTHH:MM:SS" UTC (util_utc_spreadsheet). */
 int rank_report_write_csv(const rank_report *r, FILE *out, ib_error *err);
 /* JSON document "instbench.rank/v2" (schemas/rank-v2.json): rows are flat objects whose keys are
  * the same column keys as the CSV header and `--columns`. */
@@ -324,7 +324,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
 /* ---- columns (report_columns.c): the one set of names of table, CSV and JSON ---- */
 
 /* TIME: NUMBER holds a time_t; JSON writes ISO 8601 ("2026-11-21T00:00:00Z", what jq's fromdate
- * reads), CSV "2026-11-21 00:00:00" (what a spreadsheet reads as a date-time; the key says UTC). */
+ * reads), CSV "2026-11-21T00:00:00" (what a spreadsheet reads as a date-time; the key says UTC). */
 typedef enum rank_value_kind { RANK_V_NONE = 0, RANK_V_NUMBER, RANK_V_TEXT, RANK_V_BOOL, RANK_V_LIST, RANK_V_TIME } rank_value_kind;
 /* One cell before it is formatted: NONE is an empty CSV cell, JSON null, "-" in the table. */
 typedef struct rank_value {

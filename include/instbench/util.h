@@ -65,8 +65,9 @@ int util_mkdir_p(const char *dir, ib_error *err);
 double util_now_seconds(void);                 /* monotonic */
 void util_utc_iso8601(time_t t, char out[32]);  /* 2026-11-22T00:10:45Z */
 int util_parse_iso8601(const char *s, time_t *out); /* accepts ...Z, fractional seconds, +00:00 */
-/* 2026-11-22 00:10:45, UTC: the date-time text LibreOffice Calc, Excel and pandas read as a
- * date-time in any locale (ISO 8601's T and Z make Calc keep the cell as text). */
+/* 2026-11-22T00:10:45, UTC without the Z: the ISO 8601 form that LibreOffice Calc's default CSV
+ * import, Excel and pandas read as a date-time (with the Z, or with a space for the T, Calc keeps
+ * the cell as text); the column's name says UTC. */
 void util_utc_spreadsheet(time_t t, char out[32]);
 
 /* The one text of a double in JSON and CSV: the shortest of 15, 16 or 17 significant digits that

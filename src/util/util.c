@@ -128,7 +128,7 @@ void util_utc_spreadsheet(time_t t, char out[32])
 {
     struct tm tm;
     gmtime_r(&t, &tm);
-    strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
 }
 
 void util_fmt_double(char *out, size_t len, double v)

@@ -47,3 +47,8 @@ add_test(NAME rank_names COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}
 # Every row says what it is: extrapolated (--count), identity mismatch and run quality in JSON,
 # CSV, the table's marks and legend, and the SVG; a real N-node run supersedes an extrapolation.
 add_test(NAME rank_rows_honest COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_rows_honest.py ${INSTBENCH_BIN})
+# The machine formats as jq, pandas and LibreOffice Calc take them: one set of column names,
+# --columns in every format, numbers and date-times in Calc, the workload and unpriced rows in
+# the CSV, rank -o and the default input.
+add_test(NAME rank_machine_output COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_machine_output.py ${INSTBENCH_BIN})
+set_tests_properties(rank_machine_output PROPERTIES TIMEOUT 600)
