@@ -78,20 +78,6 @@ static cJSON *config_json(const vit_config *c)
     return o;
 }
 
-/* A CSV number: the shortest text that reads back as V (4, 2.5, 86567656), so a spreadsheet
- * gets the figure JSON has. */
-static void plain_number(char *out, size_t len, double v)
-{
-    if (v == floor(v) && fabs(v) < 9007199254740992.0) {   /* whole numbers below 2^53: every digit, no exponent */
-        snprintf(out, len, "%.0f", v);
-        return;
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(out, len, "%.*g", prec, v);
-        if (strtod(out, NULL) == v) return;
-    }
-}
-
 /* CSV rows of what the JSON document holds, one per configuration. */
 static int write_configs_csv(const vit_config *const *cs, size_t n)
 {
@@ -104,7 +90,7 @@ static int write_configs_csv(const vit_config *const *cs, size_t n)
         const char *cells[CONFIG_FIELDS] = {cs[i]->name, cs[i]->preset};
         config_numbers(cs[i], v);
         for (size_t k = CONFIG_NAMES; k < CONFIG_FIELDS; k++) {
-            plain_number(text[k], sizeof text[k], v[k - CONFIG_NAMES]);
+            util_fmt_double(text[k], sizeof text[k], v[k - CONFIG_NAMES]);   /* the JSON's very text */
             cells[k] = text[k];
         }
         rc = output_table_add_row(&t, cells);
