@@ -149,7 +149,9 @@ const arg_command cmd_rank_args = {
     "priced row; a --region, --az or --instance-types that names nothing exits 2 with the nearest.\n",
     rank_specs, "RESULT",
     .examples = (const arg_example[]){
-        {"everything measured so far, priced on both markets", "instbench rank instbench-results/"},
+        {"everything measure wrote here (./instbench-results/), priced on both markets", "instbench rank"},
+        {"a spreadsheet: every column, which rows are extrapolated or noisy included",
+         "instbench rank instbench-results/ -o rank.csv"},
         {"time and cost of 300 epochs of ImageNet-1k, within a $5,000 budget",
          "instbench rank instbench-results/ --epochs 300 --dataset-size 1281167 --budget 5000"},
         {"your own machine at your price next to AWS's, with a chart",
