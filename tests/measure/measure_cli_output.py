@@ -18,6 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from measure_common import BIN, check, env, finish, run, scratch, validate  # noqa: E402
 from fifo_reader import read_fifo_into  # noqa: E402
 

@@ -11,6 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from imds_standin import TOKEN, Imds, start  # noqa: E402
 from measure_common import BIN, TINY, check, env, finish, scratch, validate  # noqa: E402
 

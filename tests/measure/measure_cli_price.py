@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from testlib import usd  # noqa: E402
 from measure_common import BIN, TINY, VALIDATOR, check, env, finish, run, scratch, validate  # noqa: E402
 
