@@ -6,8 +6,9 @@ instbench_add_unit_test(measure_runner ${MEASURE_TESTS}/measure_runner.c)
 instbench_add_unit_test(measure_datapipe ${MEASURE_TESTS}/measure_datapipe.c)
 instbench_add_unit_test(measure_rendezvous ${MEASURE_TESTS}/measure_rendezvous.c)
 instbench_add_unit_test(bench_sysinfo_gpus ${MEASURE_TESTS}/bench_sysinfo_gpus.c)
+instbench_add_unit_test(measure_identity ${MEASURE_TESTS}/measure_identity.c)
 # The C tests include tests/check.h, shared by every area.
-foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus)
+foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus measure_identity)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
 
@@ -18,7 +19,7 @@ add_test(NAME measure_stats
 
 # CLI tests: each gets its own scratch directory; the schema lives in the source tree.
 set(MEASURE_PY_ARGS ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
-foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup)
+foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs)
   add_test(NAME measure_cli_${t}
            COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
   set_tests_properties(measure_cli_${t} PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")

@@ -42,7 +42,7 @@ def fingerprint(extra):
 
 
 base = fingerprint([])
-same = [["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot"],
+same = [["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot", "--identity-mismatch", "ok"],
         ["--ranks", "2"], ["--count", "3"], ["--seed", "5"], ["--workers", "1"]]
 for extra in same:
     fp = fingerprint(extra)

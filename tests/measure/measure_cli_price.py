@@ -18,7 +18,8 @@ BASE = TINY + ["--precision", "fp32", "--steps", "1", "--warmup", "0"]
 
 d = scratch()
 for value, extra, market in [("0.45", [], "on-demand"), ("1e-3", [], "on-demand"),
-                             ("2.5", ["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot"],
+                             ("2.5", ["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot",
+                                      "--identity-mismatch", "ok"],
                               "spot"),
                              ("100000", ["--market", "on-demand"], "on-demand")]:
     out = os.path.join(d, f"r-{value}.json")
