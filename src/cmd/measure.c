@@ -123,7 +123,7 @@ static const arg_spec measure_specs[] = {
     {"--master-addr", 0, ARG_STRING, &O.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
     {"--master-port", 0, ARG_INT, &O.rdv.master_port, "N", "its port", 1, 65535},
     {"--instance-type", 0, ARG_STRING, &O.instance_type, "T", "e.g. g5.xlarge (a type of a family the price snapshot covers\n"
-     "must be one of its sizes; other families, e.g. c7i.large, as given)", .check = names_instance_type_size_problem,
+     "must be one of its sizes; other families, e.g. c5.large, as given)", .check = names_instance_type_size_problem,
      .suggest = prices_suggest_type, .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
     {"--region", 0, ARG_STRING, &O.region, "R", "e.g. us-east-1: an AWS region instbench knows", .check = names_region_problem,
      .suggest = prices_suggest_region},
@@ -173,7 +173,7 @@ const arg_command cmd_measure_args = {
 
 /* The identity flags name what `rank` will price: offline, the snapshot and AWS's region list
  * are the catalogue.  A type of a family the snapshot covers must be one of its sizes (the snapshot
- * lists every size of those families); a type of another family (c7i.large) is taken as given. */
+ * lists every size of those families); a type of another family (c5.large) is taken as given. */
 static int check_identity_names(void)
 {
     char dym[128];
