@@ -94,6 +94,9 @@ int prices_cache_dir(char *out, size_t len);
 size_t prices_catalogue_types(const char *const **types);
 size_t prices_catalogue_regions(const char *const **regions);
 int prices_catalogue_has_type(const char *type);
+/* TYPE's hardware as the snapshot states it: a record of TYPE (its .hw; a type's hardware is the
+ * same in every region), or NULL when the snapshot does not list TYPE or has no hardware for it. */
+const price_record *prices_catalogue_hardware(const char *type);
 int prices_catalogue_has_region(const char *region);
 /* The snapshot's types of TYPE's family (g5.96xlarge -> g5.xlarge ... g5.48xlarge), in natural
  * order, into OUT (up to CAP); returns how many there are (0: the snapshot has no such family). */

@@ -15,6 +15,7 @@ static struct {
     args_list types, regions, columns;
     int wide;
     const char *out_path;
+    int create_dirs;   /* --create-dirs: make -o's missing directories */
     int market, source, format;   /* choice indexes; format -1: by stdout */
     double ttl_hours, timeout_s;
     int page_size, no_scores;
@@ -121,6 +122,7 @@ static const arg_spec prices_specs[] = {
      0.1, 600},
     {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
      "replaced atomically, a device or FIFO written through)"},
+    {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL, "create -o's missing directories (without it: refused, exit 2)"},
     {"--accelerator", 0, ARG_LIST, &O.accelerators, "NAME[:N]", "only types with this accelerator (A10G, H100, ...: the catalogue's\n"
      "names, any case; A100 is not A100-80GB), with :N exactly N of them per\n"
      "instance (A10G:4, H100:8); comma-separated or repeated: any of them",
@@ -531,7 +533,8 @@ int cmd_prices(int argc, char **argv)
     }
 
     price_set set;
-    if (out_path && util_check_writable(out_path, 0, &err) != 0) {   /* before any AWS request */
+    if (out_path && (util_output_parent_check(out_path, O.create_dirs, &err) != 0 ||
+                     util_check_writable(out_path, 0, &err) != 0)) {   /* before any AWS request */
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
         goto done;

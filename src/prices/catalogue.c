@@ -112,6 +112,15 @@ int prices_catalogue_has_type(const char *type)
     return build() > 0 && listed(cat.types, cat.n_types, type);
 }
 
+const price_record *prices_catalogue_hardware(const char *type)
+{
+    ib_error err = {0};
+    const price_set *snap = type ? prices_snapshot(&err) : NULL;
+    for (size_t i = 0; snap && i < snap->n; i++)
+        if (!strcmp(snap->items[i].instance_type, type) && prices_hardware_known(&snap->items[i])) return &snap->items[i];
+    return NULL;
+}
+
 size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t cap)
 {
     const char *dot = type ? strrchr(type, '.') : NULL;

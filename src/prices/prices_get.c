@@ -72,7 +72,11 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     if (prices_live_client(q->timeout_s, &c, &no_cred, &cerr) != 0) {
         /* strict failures name no flag: each command says which of its flags asked for live */
         if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "%s", cerr.msg);
-        if (no_cred) ib_warn("%s; using the cache and the price snapshot", cerr.msg);
+        if (no_cred) {
+            /* the usual case off AWS, said on every call: one short line, where it looked with -v */
+            ib_warn("no AWS credentials: prices from the cache and the snapshot (-v says where instbench looked)");
+            ib_debug("%s", cerr.msg);
+        }
         else ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
         return 0;
     }

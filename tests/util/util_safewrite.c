@@ -218,15 +218,40 @@ static void appends(void)
 static void checks(void)
 {
     ib_error err = {0};
+    /* missing directories: writable when the nearest existing one is, and none made by the check
+     * (a run stopped before its write must leave nothing; the write makes them) */
     CHECK(util_check_writable(P("c/d/e/r.json"), 0, &err) == 0, "new directories: %s", err.msg);
-    CHECK(kind(P("c/d/e"), 0) == S_IFDIR, "directory not made");
-    const char *none[] = {NULL};
-    CHECK(stray_entries(P("c/d/e"), none) == 0, "the check left a file");
+    CHECK(kind(P("c"), 0) == 0, "the check made a directory");
+    CHECK(util_write_file_atomic(P("c/d/e/r.json"), "{}", 2, &err) == 0, "write into new directories: %s", err.msg);
+    CHECK(kind(P("c/d/e"), 0) == S_IFDIR, "directory not made by the write");
+    CHECK(util_check_writable(P("c/d/e/s.json"), 0, &err) == 0, "existing directory: %s", err.msg);
+    const char *written[] = {"r.json", NULL};
+    CHECK(stray_entries(P("c/d/e"), written) == 0, "the check left a file");
     ib_error_clear(&err);
     CHECK(util_check_writable("/proc/instbench-nope/r.json", 0, &err) != 0, "unwritable path accepted");
     CHECK(strstr(err.msg, "/proc/instbench-nope") != NULL, "message '%s'", err.msg);
     ib_error_clear(&err);
     CHECK(util_check_writable(P("victim/x.json"), 0, &err) != 0, "a path below a file accepted");
+    CHECK(err.code == IB_EXIT_USAGE && strstr(err.msg, "not a directory"), "below a file: %d '%s'", err.code, err.msg);
+}
+
+/* -o FILE as cp and curl -o take it: its directory must exist unless the caller creates it. */
+static void output_parents(void)
+{
+    ib_error err = {0};
+    CHECK(util_output_parent_check("-", 0, &err) == 0 && util_output_parent_check(NULL, 0, &err) == 0, "stdout");
+    CHECK(util_output_parent_check(P("victim"), 0, &err) == 0, "a file in an existing directory: %s", err.msg);
+    CHECK(util_output_parent_check("relative.json", 0, &err) == 0, "the working directory: %s", err.msg);
+    ib_error_clear(&err);
+    CHECK(util_output_parent_check(P("out-x/q/r.json"), 0, &err) != 0, "a missing directory accepted");
+    CHECK(err.code == IB_EXIT_USAGE && strstr(err.msg, "out-x/q does not exist") && strstr(err.msg, "--create-dirs"),
+          "missing: %d '%s'", err.code, err.msg);
+    CHECK(kind(P("out-x"), 0) == 0, "refused, yet a directory was made");
+    CHECK(util_output_parent_check(P("out-x/q/r.json"), 1, &err) == 0, "create: %s", err.msg);
+    CHECK(kind(P("out-x/q"), 0) == S_IFDIR, "create: directory not made");
+    ib_error_clear(&err);
+    CHECK(util_output_parent_check(P("victim/x.json"), 1, &err) != 0 && err.code == IB_EXIT_USAGE,
+          "a file as the directory: %d '%s'", err.code, err.msg);
 }
 
 int main(void)
@@ -244,6 +269,7 @@ int main(void)
     new_files();
     appends();
     checks();
+    output_parents();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", D);
     if (system(cmd) != 0) fprintf(stderr, "note: could not remove %s\n", D);
