@@ -166,6 +166,15 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 1 and open(out_json).read() == before, f"a run with nothing to rank touched the -o file: {rc}")
     check(not [f for f in os.listdir(d) if f.startswith(".ranked") or ".tmp" in f], f"temporary files left: {os.listdir(d)}")
 
+    missing = os.path.join(d, "no-such-dir", "rank.csv")
+    rc, out, err = run(base + ["-o", missing])
+    check(rc == 2 and "no-such-dir" in err and "--create-dirs" in err and not os.path.exists(os.path.dirname(missing)),
+          f"-o into a missing directory: exit {rc}: {err}")
+    rc, out, err = run(base + ["--plot", os.path.join(d, "no-plot-dir", "r.svg"), "--format", "json"])
+    check(rc == 2 and not os.path.exists(os.path.join(d, "no-plot-dir")), f"--plot into a missing directory: {rc}")
+    rc, out, err = run(base + ["-o", missing, "--create-dirs"])
+    check(rc == 0 and open(missing).read() == csv_out, f"-o with --create-dirs: exit {rc}: {err}")
+
     # ---- the default input ----
     cwd = os.path.join(d, "work")
     os.makedirs(cwd)
