@@ -98,13 +98,13 @@ static void price_columns_pick(price_columns *c, int want_od, int want_spot, int
     add_col(c, "MEM GiB", "memory", OUTPUT_RIGHT, 2);
     if (want_od) {
         add_col(c, "ON-DEMAND $/h", "on_demand", OUTPUT_RIGHT, OUTPUT_KEEP);
-        add_col(c, "ON-DEMAND $/ACCEL-h", "on_demand_per_accelerator", OUTPUT_RIGHT, 4);
+        add_col(c, "ON-DEMAND $/h PER ACCEL", "on_demand_per_accelerator", OUTPUT_RIGHT, 4);
         if (nodes) add_col(c, "ON-DEMAND $/h TOTAL", "on_demand_total", OUTPUT_RIGHT, OUTPUT_KEEP);
         add_col(c, "ON-DEMAND SOURCE", "on_demand_source", OUTPUT_LEFT, 3);
     }
     if (want_spot) {
         add_col(c, "SPOT $/h (LOWEST)", "spot", OUTPUT_RIGHT, OUTPUT_KEEP);
-        add_col(c, "SPOT $/ACCEL-h", "spot_per_accelerator", OUTPUT_RIGHT, 4);
+        add_col(c, "SPOT $/h PER ACCEL", "spot_per_accelerator", OUTPUT_RIGHT, 4);
         if (nodes) add_col(c, "SPOT $/h TOTAL", "spot_total", OUTPUT_RIGHT, OUTPUT_KEEP);
         add_col(c, "IN AZ", "spot_az", OUTPUT_LEFT, 6);
         add_col(c, "AZs", "azs", OUTPUT_RIGHT, 1);
@@ -236,7 +236,7 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
         clause(line, sizeof line, "each price: its SOURCE column (--wide shows it)");
     if (output_table_showed(t, "savings")) clause(line, sizeof line, "SAVINGS %%: 1 - spot / on-demand of the row's own prices");
     if (output_table_showed(t, "on_demand_per_accelerator") || output_table_showed(t, "spot_per_accelerator"))
-        clause(line, sizeof line, "$/ACCEL-h: the instance's price over its accelerators (the catalogue's count)");
+        clause(line, sizeof line, "PER ACCEL: the instance's price over its accelerators (the catalogue's count)");
     if (output_table_showed(t, "on_demand_total") || output_table_showed(t, "spot_total") ||
         output_table_showed(t, "total_accelerators"))
         clause(line, sizeof line, "TOTAL: NODES instances together");
