@@ -35,3 +35,18 @@ add_test(NAME prices_filters
 add_test(NAME prices_table_style
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_table_style.py ${INSTBENCH_BIN}
                  ${INSTBENCH_PRICE_DATA})
+
+# Machine output as tools read it (issue 21): jq, pandas.json_normalize and schemas/prices-v1.json on
+# real JSON; Local Zones out of the lowest spot (also rank's); --nodes; per-accelerator prices; the
+# snapshot's missing-price message; CSV times and shortest numbers (expectations from data/).
+foreach(case json_tools local_zones nodes per_accelerator snapshot_message csv_format rank_local_zones)
+  add_test(NAME prices_output_${case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_machine_output.py ${INSTBENCH_BIN}
+                   ${INSTBENCH_PRICE_DATA} ${CMAKE_SOURCE_DIR} ${case})
+endforeach()
+
+# The prices CSV through LibreOffice Calc to xlsx, read by openpyxl: numbers are numbers, text stays
+# text, the *_utc columns are date-times (skipped, exit 77, where LibreOffice is not installed).
+add_test(NAME prices_spreadsheet
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_spreadsheet.py ${INSTBENCH_BIN})
+set_tests_properties(prices_spreadsheet PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
