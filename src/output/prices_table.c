@@ -239,7 +239,7 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
         clause(line, sizeof line, "PER ACCEL: the instance's price over its accelerators (the catalogue's count)");
     if (output_table_showed(t, "on_demand_total") || output_table_showed(t, "spot_total") ||
         output_table_showed(t, "total_accelerators"))
-        clause(line, sizeof line, "TOTAL: NODES instances together");
+        clause(line, sizeof line, "TOTAL: NODES instances together (NODES x the price of one)");
     zone_clause(s, t, line, sizeof line);
     if (advisor && (intr || adv))
         clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "", intr && adv ? " and " : "",
