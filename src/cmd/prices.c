@@ -137,6 +137,15 @@ static const arg_spec prices_specs[] = {
      "AWS region from AWS_REGION, AWS_DEFAULT_REGION, the profile or\n"
      "IMDS, else us-east-1)", .check = region_or_all_problem, .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "default both", .choices = markets},
+    {"--include-local-zones", 0, ARG_FLAG, &O.include_local_zones, NULL, "let Local Zones and Wavelength Zones (use1-atl2-az1, use1-wl1-bos-wlz1:\n"
+     "one city each, opt-in per account) give the lowest spot price; by default\n"
+     "it is the lowest over the region's Availability Zones (the zones stay\n"
+     "listed in JSON, marked by zone_type)"},
+    {"--nodes", 0, ARG_FN, NULL, "N[,N...]", "price N instances of each type together: one N for every type, or one\n"
+     "per --instance-types item in its order (--instance-types\n"
+     "g5.xlarge,g5.12xlarge --nodes 4,1: four against one); adds NODES, TOTAL\n"
+     "ACCELERATORS and the TOTAL $/h of each market (CSV, JSON: nodes,\n"
+     "total_accelerators, *_total_usd_per_hour)", .fn = nodes_flag},
     {"--source", 0, ARG_CHOICE, &O.source, NULL, "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
      "snapshot: the shipped snapshot only (its date is printed)", .choices = prices_source_names},
@@ -166,20 +175,11 @@ static const arg_spec prices_specs[] = {
      0.0001, 100000, .want = "a price in USD per instance-hour"},
     {"--max-spot-price", 0, ARG_DOUBLE, &O.max_spot_price, "USD", "only rows whose lowest spot price is at most USD per instance-hour",
      0.0001, 100000, .want = "a price in USD per instance-hour"},
-    {"--include-local-zones", 0, ARG_FLAG, &O.include_local_zones, NULL, "let Local Zones and Wavelength Zones (use1-atl2-az1, use1-wl1-bos-wlz1:\n"
-     "one city each, opt-in per account) give the lowest spot price; by default\n"
-     "it is the lowest over the region's Availability Zones (the zones stay\n"
-     "listed in JSON, marked by zone_type)"},
-    {"--nodes", 0, ARG_FN, NULL, "N[,N...]", "price N instances of each type together: one N for every type, or one\n"
-     "per --instance-types item in its order (--instance-types\n"
-     "g5.xlarge,g5.12xlarge --nodes 4,1: four against one); adds NODES, TOTAL\n"
-     "ACCELERATORS and the TOTAL $/h of each market (CSV, JSON: nodes,\n"
-     "total_accelerators, *_total_usd_per_hour)", .fn = nodes_flag},
     {"--sort", 0, ARG_CHOICE, &O.sort, NULL, "type (default): natural type order, then the regions as listed; price:\n"
      "on-demand ascending; spot: lowest spot ascending; savings: the row's\n"
      "SAVINGS % (1 - spot / on-demand) descending.  Rows without the figure come last;\n"
      "ties keep the type order", .choices = prices_sort_names},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, nodes, accelerators,\ntotal_accelerators, accelerator_memory, vcpus, memory, on_demand,\non_demand_per_accelerator, on_demand_total, on_demand_source, spot,\nspot_per_accelerator, spot_total, spot_az, azs, interruption, savings,\nadvisor_savings, placement, spot_source"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source, on_demand_per_accelerator, spot_per_accelerator, nodes,\ntotal_accelerators, on_demand_total, spot_total (the last four: --nodes)"),
     {0},
 };
 

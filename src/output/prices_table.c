@@ -29,11 +29,12 @@ static void describe_source(const char *src, time_t as_of, time_t now, char *out
     }
 }
 
-const char *const prices_table_keys[] = {"type", "region", "nodes", "accelerators", "total_accelerators",
-                                         "accelerator_memory", "vcpus", "memory", "on_demand", "on_demand_per_accelerator",
-                                         "on_demand_total", "on_demand_source", "spot", "spot_per_accelerator",
-                                         "spot_total", "spot_az", "azs", "interruption", "savings", "advisor_savings",
-                                         "placement", "spot_source", NULL};
+/* The original keys first (messages and scripts list them in this order), the later ones after. */
+const char *const prices_table_keys[] = {"type", "region", "accelerators", "accelerator_memory", "vcpus", "memory",
+                                         "on_demand", "on_demand_source", "spot", "spot_az", "azs", "interruption",
+                                         "savings", "advisor_savings", "placement", "spot_source",
+                                         "on_demand_per_accelerator", "spot_per_accelerator", "nodes",
+                                         "total_accelerators", "on_demand_total", "spot_total", NULL};
 
 /* The type's hardware cells: "4 x A10G" (or "-": none, "?": not in the catalogue; the
  * accelerators of NODES instances), accelerator memory in all, vCPUs, host memory (GiB, whole
