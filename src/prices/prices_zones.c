@@ -70,4 +70,3 @@ out:
     free(zones);
     return rc;
 }
-
