@@ -193,6 +193,8 @@ typedef struct prices_filter_stats {
     int emptied_by;                          /* the criterion that left nothing, -1 when none did */
 } prices_filter_stats;
 
+/* How many instances R prices together (its nodes, 1 when unset). */
+static inline int prices_nodes(const price_record *r) { return r->nodes > 0 ? r->nodes : 1; }
 /* Whether the catalogue states R's hardware (every hardware figure is unknown otherwise). */
 static inline int prices_hardware_known(const price_record *r) { return r->hw.vcpus >= 1; }
 /* Memory of each of R's accelerators in GiB: NAN when its hardware, its accelerator memory is

@@ -224,7 +224,8 @@ static void snapshot_families(char *out, size_t len)
 }
 
 /* For a pair the snapshot has no price for: where it does price TYPE in the markets asked
- * ("c7i.large: ap-northeast-1, ..., us-west-2" or "c7i.large: none"), appended to OUT. */
+ * ("c7i.large in ap-northeast-1, ..., us-west-2", or "... in no region"), appended to OUT after a
+ * "; " when OUT holds another type's already. */
 static void snapshot_regions_of(const prices_query *q, const char *type, char *out, size_t len)
 {
     const char *regions[64];

@@ -129,14 +129,13 @@ static const char *zone_marker(const char *zone)
     return k == PRICES_ZONE_LOCAL ? " (LZ)" : k == PRICES_ZONE_WAVELENGTH ? " (WLZ)" : "";
 }
 
-static int record_nodes(const price_record *r) { return r->nodes > 0 ? r->nodes : 1; }
 
 /* One row's cells, in price_columns_pick's order; returns how many. */
 static size_t price_row_cells(const price_set *s, const price_record *r, int want_od, int want_spot, time_t now,
                               price_text *b, const char *cells[PT_MAX])
 {
     size_t k = 0;
-    const int nodes = record_nodes(r);
+    const int nodes = prices_nodes(r);
     hardware_cells(r, 1, b->acc, b->accm, b->cpu, b->mem);
     hardware_cells(r, nodes, b->acctot, b->accm, b->cpu, b->mem);
     cells[k++] = r->instance_type;
@@ -292,8 +291,9 @@ static void num(double v, char *out, size_t len)
     }
 }
 
-/* "2026-11-21 00:00:00" (UTC, what the _utc column names say): the form LibreOffice Calc and Excel
- * read as a date-time; ISO 8601's T and Z make them read text.  Empty when SRC is (no price). */
+/* "2026-11-21 00:00:00" (UTC, what the _utc column names say): Excel reads it as a date-time, and so
+ * does LibreOffice Calc with "Detect special numbers" (docs/usage.md); ISO 8601's trailing Z makes
+ * both read text.  Empty when SRC is (no price). */
 static void when(const char *src, time_t t, char *out)
 {
     if (!src[0]) {
@@ -327,7 +327,7 @@ typedef struct csv_text {
 static void csv_row(const price_set *s, const price_record *r, csv_text *b, const char *cells[CSV_NC])
 {
     memset(b, 0, sizeof *b);
-    const int nodes = record_nodes(r), with_local = s->include_local_zones;
+    const int nodes = prices_nodes(r), with_local = s->include_local_zones;
     if (prices_hardware_known(r)) {
         snprintf(b->cpu, sizeof b->cpu, "%d", r->hw.vcpus), num(r->hw.memory_gib, b->mem, sizeof b->mem);
         snprintf(b->accn, sizeof b->accn, "%d", r->hw.accelerator_count);

@@ -458,7 +458,6 @@ static void add_string(cJSON *obj, const char *key, const char *s)
     else cJSON_AddNullToObject(obj, key);
 }
 
-static int record_nodes(const price_record *r) { return r->nodes > 0 ? r->nodes : 1; }
 
 static void add_on_demand(cJSON *o, const price_record *r)
 {
@@ -469,7 +468,7 @@ static void add_on_demand(cJSON *o, const price_record *r)
     if (isnan(p)) cJSON_AddNullToObject(od, "as_of");
     else add_time(od, "as_of", r->on_demand_as_of);
     add_number(od, "usd_per_accelerator_hour", prices_per_accelerator_hour(r, p));
-    add_number(od, "total_usd_per_hour", record_nodes(r) * p);
+    add_number(od, "total_usd_per_hour", prices_nodes(r) * p);
 }
 
 static void add_spot(cJSON *o, const price_record *r, int with_local)
@@ -486,7 +485,7 @@ static void add_spot(cJSON *o, const price_record *r, int with_local)
     add_string(sp, "min_zone_type", lo ? prices_zone_kind_name(prices_zone_kind_of(lo->az)) : NULL);
     add_number(sp, "max_usd_per_hour", prices_highest_spot(r, with_local));
     add_number(sp, "min_usd_per_accelerator_hour", prices_per_accelerator_hour(r, min));
-    add_number(sp, "min_total_usd_per_hour", record_nodes(r) * min);
+    add_number(sp, "min_total_usd_per_hour", prices_nodes(r) * min);
     add_number(sp, "min_savings_pct", prices_spot_savings_pct(r, with_local));
     cJSON *zones = cJSON_AddArrayToObject(sp, "zones");
     for (size_t i = 0; i < r->n_spot; i++) {
@@ -525,8 +524,8 @@ static cJSON *record_to_json(const price_record *r, int with_local)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "instance_type", r->instance_type);
     cJSON_AddStringToObject(o, "region", r->region);
-    cJSON_AddNumberToObject(o, "nodes", record_nodes(r));
-    add_number(o, "total_accelerators", prices_hardware_known(r) ? (double)record_nodes(r) * r->hw.accelerator_count : NAN);
+    cJSON_AddNumberToObject(o, "nodes", prices_nodes(r));
+    add_number(o, "total_accelerators", prices_hardware_known(r) ? (double)prices_nodes(r) * r->hw.accelerator_count : NAN);
     add_on_demand(o, r);
     add_spot(o, r, with_local);
     add_interruption(o, r);
