@@ -5,6 +5,7 @@
  *    "generated_at": "2026-11-22T00:10:45Z",
  *    "snapshot": {"date": "2026-11-21" | null, "source": "..." | null},  -- set when any price is from it
  *    "placement_note": "..."                                        -- optional: why scores are absent
+ *    "include_local_zones": false,        -- derived: whether spot.min_* count Local/Wavelength Zones
  *    "prices": [
  *      {"instance_type": "g5.xlarge", "region": "us-east-1",
  *       "nodes": 1, "total_accelerators": 1 | null,
@@ -550,6 +551,7 @@ char *prices_to_json(const price_set *s)
         cJSON_AddNullToObject(sn, "source");
     }
     if (s->placement_note[0]) cJSON_AddStringToObject(root, "placement_note", s->placement_note);
+    cJSON_AddBoolToObject(root, "include_local_zones", s->include_local_zones != 0);   /* what spot.min_* range over */
     cJSON *arr = cJSON_AddArrayToObject(root, "prices");
     for (size_t i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, record_to_json(&s->items[i], s->include_local_zones));
     char *txt = util_json_print(root);

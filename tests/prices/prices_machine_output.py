@@ -171,8 +171,10 @@ def case_local_zones():
     regions = sorted({r for _, r in RECS})
     doc = as_json(["--regions", ",".join(regions)])
     rows = {(r["instance_type"], r["region"]): r for r in as_csv(["--regions", ",".join(regions)])}
-    with_local = {(r["instance_type"], r["region"]): r
-                  for r in as_json(["--regions", ",".join(regions), "--include-local-zones"])["prices"]}
+    local_doc = as_json(["--regions", ",".join(regions), "--include-local-zones"])
+    check(doc.get("include_local_zones") is False and local_doc.get("include_local_zones") is True,
+          "the document does not say what spot.min_* range over")
+    with_local = {(r["instance_type"], r["region"]): r for r in local_doc["prices"]}
     local_zones = set()
     for rec in doc["prices"]:
         key = (rec["instance_type"], rec["region"])
