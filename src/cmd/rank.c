@@ -86,6 +86,8 @@ static const arg_spec rank_specs[] = {
     {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both; SageMaker ml.* types: on-demand only", .choices = markets},
     {"--spot-price", 0, ARG_CHOICE, &A.spot_mode, NULL, "spot price across the region's AZs (default lowest)",
      .choices = spot_modes, .given = &A.spot_given},
+    {"--include-local-zones", 0, ARG_FLAG, &A.opt.include_local_zones, NULL, "let Local Zones and Wavelength Zones (opt-in per account) count for\n"
+     "--spot-price lowest and median (default: the region's Availability Zones)"},
     {"--az", 0, ARG_STRING, &A.az, "ZONE", "price spot in this AZ (implies --spot-price az): a zone ID (use1-az2)\n"
      "or a zone name (us-east-1a).  Which ID a name stands for differs\n"
      "per AWS account: live prices map it through the account's\n"

@@ -133,6 +133,28 @@ size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t 
     return n;
 }
 
+size_t prices_catalogue_families(const char *const **families)
+{
+    *families = build() > 0 ? cat.families : NULL;
+    return *families ? cat.n_families : 0;
+}
+
+size_t prices_catalogue_type_regions(const char *type, int want_od, int want_spot, const char **out, size_t cap)
+{
+    ib_error err = {0};
+    const price_set *snap = prices_snapshot(&err);
+    size_t n = 0;
+    for (size_t i = 0; snap && i < snap->n; i++) {
+        const price_record *r = &snap->items[i];
+        if (strcmp(r->instance_type, type) || !((want_od && !isnan(r->on_demand_usd_per_hour)) || (want_spot && r->n_spot)))
+            continue;
+        if (n < cap) out[n] = r->region;
+        n++;
+    }
+    qsort(out, n < cap ? n : cap, sizeof *out, cmp_str);
+    return n;
+}
+
 int prices_catalogue_has_region(const char *region)
 {
     return build() > 0 && listed(cat.regions, cat.n_regions, region);
