@@ -129,8 +129,9 @@ static const arg_spec rank_specs[] = {
      "usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
      "samples_per_dollar, target_samples, hours_to_target, cost_to_target_usd,\n"
      "runs, samples_per_second_min, samples_per_second_max, cv, warnings,\n"
-     "identity_mismatch, spot_az, interruption_bucket, interruption_label,\n"
-     "placement_score, price_source, price_as_of_utc, pareto, unpriced_reason\n"
+     "identity_mismatch, spot_az, spot_zone_type, interruption_bucket,\n"
+     "interruption_label, placement_score, price_source, price_as_of_utc, pareto,\n"
+     "unpriced_reason\n"
      "(default: the table shows what fits; CSV and JSON every column)"),
     {0},
 };

@@ -276,33 +276,16 @@ int prices_write_table(const price_set *s, int want_od, int want_spot, time_t no
     return rc;
 }
 
-/* The shortest of 15, 16 or 17 significant digits that reads back as the same double: spreadsheets
- * get plain numbers, and the same text as the JSON writer gives (util_fmt_double, once the lead
- * unifies the writers; %.15g first so 0.1 stays 0.1).  Empty for NAN (unknown). */
-static void num(double v, char *out, size_t len)
-{
-    if (isnan(v)) {
-        out[0] = '\0';
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(out, len, "%.*g", prec, v);
-        if (strtod(out, NULL) == v) return;
-    }
-}
+/* CSV numbers: util_fmt_double, the very text the JSON writer gives; empty for NAN (unknown). */
+static void num(double v, char *out, size_t len) { util_fmt_double(out, len, v); }
 
-/* "2026-11-21 00:00:00" (UTC, what the _utc column names say): Excel reads it as a date-time, and so
- * does LibreOffice Calc with "Detect special numbers" (docs/usage.md); ISO 8601's trailing Z makes
- * both read text.  Empty when SRC is (no price). */
+/* "2026-11-21T00:00:00" (UTC, what the _utc column names say; util_utc_spreadsheet): the form
+ * LibreOffice Calc's default import, Excel and pandas read as a date-time.  Empty when SRC is (no
+ * price). */
 static void when(const char *src, time_t t, char *out)
 {
-    if (!src[0]) {
-        out[0] = '\0';
-        return;
-    }
-    util_utc_iso8601(t, out);   /* 2026-11-21T00:00:00Z */
-    out[10] = ' ';
-    out[19] = '\0';
+    if (!src[0]) out[0] = '\0';
+    else util_utc_spreadsheet(t, out);
 }
 
 /* The columns, named as the JSON fields they carry (spot.min_usd_per_hour -> spot_min_usd_per_hour;

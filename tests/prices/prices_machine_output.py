@@ -30,7 +30,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [TESTS, os.path.join(TESTS, "rank")]   # testlib, rank_fixtures
 import jsonschema  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -328,12 +329,16 @@ def case_csv_format():
     text = prices([*args, "--format", "csv"]).stdout
     rows = list(csv.DictReader(io.StringIO(text)))
     doc = {(r["instance_type"], r["region"]): r for r in as_json(args)["prices"]}
+    # the same document with every number kept as the text it was written as
+    raw = json.loads(prices([*args, "--format", "json"]).stdout or "{}", parse_float=str, parse_int=str)
+    doc_text = {(r["instance_type"], r["region"]): r for r in raw.get("prices", [])}
     header = next(csv.reader(io.StringIO(text)))
     for col in header:
         check(("as_of" not in col) or col.endswith("_utc"), f"a time column without _utc: {col}")
-    stamp = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+    stamp = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
     for row in rows:
         rec = doc[(row["instance_type"], row["region"])]
+        rec_text = doc_text.get((row["instance_type"], row["region"]), {})
         for col, cell in row.items():
             if col == "spot_zone_count":   # a count where JSON has the list
                 n = len(rec["spot"]["zones"])
@@ -345,16 +350,18 @@ def case_csv_format():
             for k in path or []:
                 v = v.get(k) if isinstance(v, dict) else None
             if col.endswith("_utc"):
-                check(cell == "" or stamp.fullmatch(cell), f"{col} = {cell!r} is not YYYY-MM-DD HH:MM:SS")
-                check((cell == "" and v is None) or (v is not None and v == cell.replace(" ", "T") + "Z"),
+                check(cell == "" or stamp.fullmatch(cell), f"{col} = {cell!r} is not YYYY-MM-DDTHH:MM:SS")
+                check((cell == "" and v is None) or (v is not None and v == cell + "Z"),
                       f"{col} {cell!r} against JSON {v!r}")
             elif re.fullmatch(r"-?[0-9.]+(e[-+]?[0-9]+)?", cell):
                 check("." not in cell and "e" not in cell or cell == repr(float(cell)),
                       f"{col} = {cell!r} is not the shortest text of {float(cell)!r}")
-                # the same double (JSON's writer, cJSON's %.15g with a tolerant read-back, is the lead's to
-                # make exact: then this tolerance of a few ulps can go)
-                check(isinstance(v, (int, float)) and abs(float(cell) - v) <= 4e-16 * abs(v),
-                      f"{col} {cell!r} against JSON {path} {v!r}")
+                # the same double, and the same text as the JSON's (json_text: numbers kept as written)
+                check(isinstance(v, (int, float)) and float(cell) == v, f"{col} {cell!r} against JSON {path} {v!r}")
+                t = rec_text
+                for k in path or []:
+                    t = t.get(k) if isinstance(t, dict) else None
+                check(t == cell, f"{col}: {cell!r} in CSV, {t!r} in JSON")
             else:
                 check((cell == "" and v in (None, "")) or cell == str(v), f"{col} {cell!r} against JSON {path} {v!r}")
 

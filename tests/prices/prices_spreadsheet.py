@@ -59,17 +59,16 @@ rows = list(csv.reader(io.StringIO(p.stdout)))
 header = rows[0] if rows else []
 check(any(h.endswith("_utc") for h in header), f"no _utc time column: {header}")
 
-with tempfile.TemporaryDirectory() as tmp:
-    sheet = convert(tmp, "prices", p.stdout, IMPORT)
-    check(len(sheet) == len(rows) and (not sheet or list(sheet[0]) == header), "the sheet's rows or header differ")
+def check_sheet(sheet, how):
+    check(len(sheet) == len(rows) and (not sheet or list(sheet[0]) == header), f"{how} the sheet's rows or header differ")
     numbers = 0
     for r, (want, got) in enumerate(zip(rows[1:], sheet[1:]), 2):
         for col, text, cell in zip(header, want, got):
-            where = f"row {r} {col}"
+            where = f"{how} row {r} {col}"
             if text == "":
                 check(cell is None, f"{where}: empty in CSV, {cell!r} in the sheet")
             elif col.endswith("_utc"):
-                when = datetime.datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+                when = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S")
                 check(isinstance(cell, datetime.datetime) and cell == when, f"{where}: {cell!r} is not the date-time {text}")
             elif col in TEXT:
                 check(cell == text, f"{where}: text {text!r} became {cell!r}")
@@ -79,8 +78,15 @@ with tempfile.TemporaryDirectory() as tmp:
                     abs(cell - float(text)) <= 1e-14 * max(1.0, abs(float(text)))
                 check(ok, f"{where}: {text!r} is {cell!r} in the sheet, not that number")
                 numbers += ok
-    check(numbers > 100, f"only {numbers} numbers seen")
-    check(any(w[header.index("interruption_savings_pct")] == "-62" for w in rows[1:]), "no negative saving in the CSV")
+    check(numbers > 100, f"{how} only {numbers} numbers seen")
+
+
+check(any(w[header.index("interruption_savings_pct")] == "-62" for w in rows[1:]), "no negative saving in the CSV")
+# Calc's plain --convert-to (its default import: what a user gets opening the file), and the
+# filter docs/usage.md gives for a decimal-comma locale.
+with tempfile.TemporaryDirectory() as tmp:
+    check_sheet(convert(tmp, "prices", p.stdout, None), "default import:")
+    check_sheet(convert(tmp, "prices", p.stdout, IMPORT), "with " + IMPORT + ":")
 
 print(f"prices_spreadsheet: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

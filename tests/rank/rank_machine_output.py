@@ -70,6 +70,12 @@ with tempfile.TemporaryDirectory() as d:
     # ---- one set of names ----
     check(header == doc["columns"], f"CSV header {header} != JSON columns {doc['columns']}")
     check(all(list(r) == doc["columns"] for r in doc["rows"]), "a JSON row's keys are not the columns")
+    schema = json.load(open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "schemas", "rank-v2.json")))
+    check(schema["properties"]["columns"]["items"]["enum"] == doc["columns"],
+          f"schemas/rank-v2.json's columns differ from the JSON's: {doc['columns']}")
+    helptext = subprocess.run([BIN, "rank", "--help"], capture_output=True, text=True).stdout
+    check(all(k in helptext for k in doc["columns"]), f"rank --help does not name every column: "
+          f"{[k for k in doc['columns'] if k not in helptext]}")
     pick = ["configuration", "samples_per_dollar", "measured_nodes", "warnings", "price_as_of_utc"]
     rc, out, err = run(base + ["--format", "csv", "--columns", ",".join(pick)])
     check(rc == 0 and out.splitlines()[0] == ",".join(pick), f"--columns ignored by CSV: {out[:200]!r} {err}")
