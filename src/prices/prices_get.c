@@ -53,9 +53,11 @@ int prices_live_client(double timeout_s, aws_client **c, int *no_credentials, ib
         *no_credentials = 1;
         return -1;
     }
-    /* 32 in flight: a 40-type x 4-region run is ~330 requests, so ~10 rounds of round trips. */
+    /* 64 in flight: a 10-type x 2-region run is 44 independent requests (20 GetProducts, 20
+     * placement scores, 2 spot histories, 2 zone lists), all in one round trip; a 40 x 4 run is
+     * ~330, so ~6 rounds.  Connections are kept for the NextToken pages that follow. */
     aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = timeout_s > 0 ? timeout_s : 20,
-                              .max_attempts = 0, .max_concurrency = 32,
+                              .max_attempts = 0, .max_concurrency = 64,
                               .refresh = aws_credentials_refresh};
     int rc = aws_client_create(&opt, &cred, c, err);
     memset(&cred, 0, sizeof cred);   /* the client keeps its own copy */
