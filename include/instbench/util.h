@@ -53,6 +53,10 @@ int util_isatty_stderr(void);
  *   directories), or opens an existing append target without writing.  Directories, sockets,
  *   and for appends symbolic links, are refused with code IB_EXIT_USAGE. */
 int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err);
+/* util_write_file_atomic without the fsyncs, for files a later run rebuilds and validates when it
+ * reads them (the price cache): readers still never see half a file, but a crash may lose the
+ * newest version or leave an empty one.  Each fsync costs milliseconds; a prices run writes 20+. */
+int util_write_file_replaceable(const char *path, const void *data, size_t len, ib_error *err);
 int util_write_file_new(const char *path, const void *data, size_t len, ib_error *err);
 int util_append_file(const char *path, const void *data, size_t len, ib_error *err);
 int util_check_writable(const char *path, int append, ib_error *err);

@@ -5,8 +5,10 @@
  * <base>/instbench/prices (where every cache before the key lived: those files count as AWS's),
  * an AWS_ENDPOINT_URL[_PRICING|_EC2] elsewhere (moto, LocalStack, a proxy) uses
  * <base>/instbench/prices/endpoint-<16 hex> (aws_endpoints_identity), so an answer from one is
- * never served as the other's.  Files are replaced atomically (temp + rename), so concurrent runs never read half a
- * file; a corrupt file is reported and ignored, and the next live fetch overwrites it.
+ * never served as the other's.  Files are replaced atomically (temp + rename), so concurrent
+ * runs never read half a file, but not fsync'd (util_write_file_replaceable: 20+ fsyncs were most
+ * of a prices run's own time): a crash may lose one, and a corrupt file is reported and ignored,
+ * and the next live fetch overwrites it.
  *
  * The cache is trusted as ssh trusts its files: a file is read only when it and the directories
  * instbench made above it belong to this user (or root) and are writable by no one else; other
@@ -264,7 +266,7 @@ void prices_cache_store(const price_record *r, int has_od, int has_spot)
     if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && unlink(path) != 0)
         ib_warn("price cache: cannot remove the symbolic link %s: %s", path, strerror(errno));
     if (!txt) ib_warn("price cache: out of memory");
-    else if (util_write_file_atomic(path, txt, strlen(txt), &err) != 0)
+    else if (util_write_file_replaceable(path, txt, strlen(txt), &err) != 0)   /* validated when read */
         ib_warn("price cache not written (%s); prices still come from AWS", err.msg);
     else
         tighten(path, up);
