@@ -31,7 +31,8 @@ Served:
                              credential fetches, ...) and "sequential_rounds": the longest chain
                              of service requests each received after the previous one's answer
                              was sent, i.e. the round trips the client made one after another
-                             (a measure of its dependency depth that does not depend on load)
+                             (a measure of its dependency depth that does not depend on load),
+                             and "span_s", first service request received to last answered
            POST /__shutdown
 
 Prices data (--prices FILE): a JSON list of records
@@ -579,6 +580,8 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 out = {k: v for k, v in st.stats.items() if k != "intervals"}
                 out["sequential_rounds"] = sequential_rounds(st.stats["intervals"])
+                iv = st.stats["intervals"]
+                out["span_s"] = max(a for _, a in iv) - min(r for r, _ in iv) if iv else 0.0
             return self.send_json(200, out, "application/json")
         if path == "/__control" and method == "POST":
             return self.control(body)

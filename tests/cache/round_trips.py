@@ -72,7 +72,7 @@ def run(ep, regions, *extra):
 
 def case_one_round():
     """10 types x 2 regions, nothing paginated: 44 independent requests, one round trip."""
-    latency = 0.3   # long enough that a loaded machine's slow accepts still overlap
+    latency = 0.5   # long enough that a loaded machine's slow accepts still overlap
     ep = FakeAws("--prices", CSV, "--latency-ms", str(int(latency * 1000)), "--timeout", "120")
     try:
         wall, st = run(ep, REGIONS)
