@@ -31,30 +31,16 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -z "$bin" ]; then
-  for b in build/instbench build*/instbench; do [ -x "$b" ] && { bin=$b; break; }; done
-fi
-[ -x "${bin:-}" ] || { echo "bench_prices_latency: no instbench binary (build it, or pass --instbench)" >&2; exit 1; }
+. scripts/fake_aws_lib.sh
+find_instbench bench_prices_latency
 csv=${PRICE_DATA:-data}/aws-accelerated-prices.csv
 [ -r "$csv" ] || { echo "bench_prices_latency: $csv is missing (set PRICE_DATA)" >&2; exit 1; }
 
-work=$(mktemp -d)
-ep_pid=""
-cleanup() {
-  local rc=$?
-  if [ -n "$ep_pid" ]; then kill "$ep_pid" 2>/dev/null || true; wait "$ep_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
+fake_aws_workdir
 
-/usr/bin/python3 tests/aws_fake_server.py --prices "$csv" --latency-ms "$latency" --timeout 600 \
-  --port-file "$work/port" >/dev/null 2>"$work/endpoint.log" &
-ep_pid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || { echo "bench_prices_latency: the endpoint did not start" >&2; cat "$work/endpoint.log" >&2; exit 1; }
+fake_aws_start bench_prices_latency --prices "$csv" --latency-ms "$latency" --timeout 600
 
-exec /usr/bin/python3 - "$bin" "$csv" "$latency" "$runs" "$(cat "$work/port")" "$work" <<'EOF'
+/usr/bin/python3 - "$bin" "$csv" "$latency" "$runs" "$ep_port" "$work" <<'EOF'
 import csv, json, os, statistics, subprocess, sys, time, urllib.request
 binary, path, latency_ms, runs, port, work = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), \
     sys.argv[5], sys.argv[6]
