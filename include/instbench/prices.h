@@ -92,7 +92,9 @@ const char *prices_interruption_label(int bucket);
 void prices_free(price_set *s);
 /* The snapshot built into the binary (configs/prices-snapshot.json), parsed once. */
 const price_set *prices_snapshot(ib_error *err);
-/* $XDG_CACHE_HOME/instbench/prices, else $HOME/.cache/instbench/prices.  -1 when neither. */
+/* $XDG_CACHE_HOME/instbench/prices, else $HOME/.cache/instbench/prices, for AWS's own endpoints;
+ * .../prices/endpoint-<16 hex> when AWS_ENDPOINT_URL[_PRICING|_EC2] moves Pricing or EC2 elsewhere
+ * (aws_endpoints_identity), so no endpoint's answers serve another's queries.  -1 when neither. */
 int prices_cache_dir(char *out, size_t len);
 
 /* ---- the catalogue: the names the sources know (catalogue.c) --------------------------------- */

@@ -59,6 +59,10 @@ int util_isatty_stderr(void);
  *   every command that calls this), or with CREATE it is created (util_mkdir_p); something
  *   there that is not a directory is IB_EXIT_USAGE too. */
 int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err);
+/* util_write_file_atomic without the fsyncs, for files a later run rebuilds and validates when it
+ * reads them (the price cache): readers still never see half a file, but a crash may lose the
+ * newest version or leave an empty one.  Each fsync costs milliseconds; a prices run writes 20+. */
+int util_write_file_replaceable(const char *path, const void *data, size_t len, ib_error *err);
 int util_write_file_new(const char *path, const void *data, size_t len, ib_error *err);
 int util_append_file(const char *path, const void *data, size_t len, ib_error *err);
 int util_check_writable(const char *path, int append, ib_error *err);

@@ -190,7 +190,8 @@ const arg_command cmd_prices_args = {
     "On-demand (Linux, shared tenancy) and spot prices in USD per instance-hour, per instance type\n"
     "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.",
     "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
-    "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
+    "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...),\n"
+    "kept apart per endpoint: what an AWS_ENDPOINT_URL* server answered is never shown as AWS's.\n"
     "An instance type or region no source knows exits 2 with the nearest known name (a type newer\n"
     "than the snapshot is looked up live before it is called unknown); nothing found for what was\n"
     "asked exits 1.\n"

@@ -139,13 +139,14 @@ static int temp_create(const char *dir, const char *base, char *tmp, size_t tlen
     return ib_error_set(err, IB_EXIT_RUNTIME, "cannot create a temporary file in %s: every name taken", dir);
 }
 
-/* The temporary fully written and flushed to disk, with its final mode; removed on failure. */
+/* The temporary fully written (and flushed to disk when DURABLE), with its final mode; removed on
+ * failure. */
 static int temp_write(const char *dir, const char *base, const char *shown, const void *data, size_t len,
-                      char *tmp, size_t tlen, ib_error *err)
+                      int durable, char *tmp, size_t tlen, ib_error *err)
 {
     int fd = temp_create(dir, base, tmp, tlen, err);
     if (fd < 0) return -1;
-    int ok = write_all(fd, data, len) == 0 && fsync(fd) == 0 && fchmod(fd, new_file_mode()) == 0;
+    int ok = write_all(fd, data, len) == 0 && (!durable || fsync(fd) == 0) && fchmod(fd, new_file_mode()) == 0;
     int e = errno;
     if (close(fd) != 0 && ok) ok = 0, e = errno;
     if (!ok) {
@@ -195,22 +196,23 @@ static int write_through(const char *path, const void *data, size_t len, ib_erro
     return 0;
 }
 
-static int replace_atomically(const char *target, const char *shown, const void *data, size_t len, ib_error *err)
+static int replace_atomically(const char *target, const char *shown, const void *data, size_t len, int durable,
+                              ib_error *err)
 {
     char dir[PATH_MAX], tmp[PATH_MAX + 256];
     const char *base;
     if (split_path(target, dir, sizeof dir, &base) != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "'%s' does not name a file", shown);
-    if (temp_write(dir, base, shown, data, len, tmp, sizeof tmp, err) != 0) return -1;
+    if (temp_write(dir, base, shown, data, len, durable, tmp, sizeof tmp, err) != 0) return -1;
     if (rename(tmp, target) != 0) {
         int e = errno;
         unlink(tmp);
         return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", shown, strerror(e));
     }
-    return fsync_dir(dir, err);
+    return durable ? fsync_dir(dir, err) : 0;
 }
 
-int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err)
+static int write_atomic(const char *path, const void *data, size_t len, int durable, ib_error *err)
 {
     if (!path || !path[0]) return ib_error_set(err, IB_EXIT_USAGE, "no file name given");
     for (int tries = 0; tries < 3; tries++) {
@@ -229,7 +231,7 @@ int util_write_file_atomic(const char *path, const void *data, size_t len, ib_er
                 char real[PATH_MAX];
                 if (!realpath(path, real))
                     return ib_error_set(err, IB_EXIT_RUNTIME, "cannot resolve %s: %s", path, strerror(errno));
-                return replace_atomically(real, path, data, len, err);
+                return replace_atomically(real, path, data, len, durable, err);
             }
         } else if (errno != ENOENT) {
             return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(errno));
@@ -237,9 +239,19 @@ int util_write_file_atomic(const char *path, const void *data, size_t len, ib_er
             return -1;
         }
         /* absent (a dangling link included: the link itself is replaced) or a regular file */
-        return replace_atomically(path, path, data, len, err);
+        return replace_atomically(path, path, data, len, durable, err);
     }
     return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: it keeps changing type", path);
+}
+
+int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err)
+{
+    return write_atomic(path, data, len, 1, err);
+}
+
+int util_write_file_replaceable(const char *path, const void *data, size_t len, ib_error *err)
+{
+    return write_atomic(path, data, len, 0, err);
 }
 
 int util_write_file_new(const char *path, const void *data, size_t len, ib_error *err)
@@ -249,7 +261,7 @@ int util_write_file_new(const char *path, const void *data, size_t len, ib_error
     if (!path || split_path(path, dir, sizeof dir, &base) != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "'%s' does not name a file", path ? path : "");
     if (util_mkdir_p(dir, err) != 0) return -1;
-    if (temp_write(dir, base, path, data, len, tmp, sizeof tmp, err) != 0) return -1;
+    if (temp_write(dir, base, path, data, len, 1, tmp, sizeof tmp, err) != 0) return -1;
     /* link(2) fails with EEXIST rather than replace; a file system without hard links gets
      * renameat2(RENAME_NOREPLACE), which says the same. */
     int rc = link(tmp, path);

@@ -107,6 +107,22 @@ def base_env(endpoint=None, creds=True, token=None):
     return env
 
 
+def endpoint_env(url, creds=False):
+    """The environment of a run pointed at URL (AWS_ENDPOINT_URL) even after that endpoint is gone:
+    its cache is the one such a run reads (the cache is keyed by endpoint)."""
+    return dict(base_env(None, creds=creds), AWS_ENDPOINT_URL=url)
+
+
+def endpoint_cache_dir(url=None):
+    """The cache dir of runs pointed at URL, from docs/usage.md's rule: AWS's own endpoints use
+    prices/, a custom one prices/endpoint-<first 16 hex of sha256("PRICING=URL\nEC2=URL\n")>."""
+    root = os.path.join(TMP, "cache", "instbench", "prices")
+    if not url:
+        return root
+    key = hashlib.sha256(("PRICING=%s\nEC2=%s\n" % (url, url)).encode()).hexdigest()[:16]
+    return os.path.join(root, "endpoint-" + key)
+
+
 def instbench(command, args, env, expect_rc=0, cwd=None):
     """Runs `instbench COMMAND ARGS`, keeps its output for the secrets checks, and fails on a
     sanitizer report or an exit status other than EXPECT_RC (None: any)."""
@@ -243,13 +259,13 @@ def case_cache():
         prices(args, base_env(ep))
     finally:
         ep.stop()
-    files = [os.path.join(TMP, "cache", "instbench", "prices", "us-east-1", t + ".json") for t in types]
+    files = [os.path.join(endpoint_cache_dir(ep.url), "us-east-1", t + ".json") for t in types]
     for f in files:
         check(os.path.exists(f), "cache file %s missing" % f)
         check(json.load(open(f))["schema"] == "instbench.prices/v1", "cache file %s schema" % f)
     check(not [n for n in os.listdir(os.path.dirname(files[0])) if ".tmp" in n], "temp files left in the cache")
-    # endpoint gone: the cache answers
-    p = prices(args + ["--source", "cache"], base_env(None, creds=False))
+    # endpoint gone: the cache answers runs pointed at it
+    p = prices(args + ["--source", "cache"], endpoint_env(ep.url))
     recs, _ = as_json(p)
     for t in types:
         r = recs[(t, "us-east-1")]
@@ -258,8 +274,7 @@ def case_cache():
         got = {z["availability_zone"]: z["usd_per_hour"] for z in r["spot"]["zones"]}
         check(got == served_spot(t, "us-east-1"), "%s cached spot %r" % (t, got))
     # auto with a dead endpoint: a warning naming the failure, then the cache
-    dead = base_env(None)
-    dead["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
+    dead = endpoint_env(ep.url, creds=True)   # stopped: nothing listens there now
     dead["AWS_MAX_ATTEMPTS"] = "1"
     p = prices(args, dead)
     recs, _ = as_json(p)
@@ -271,12 +286,12 @@ def case_cache():
     doc["prices"][0]["on_demand"]["as_of"] = old
     doc["prices"][0]["spot"]["as_of"] = old
     json.dump(doc, open(files[0], "w"))
-    p = prices(args + ["--source", "cache"], base_env(None, creds=False))
+    p = prices(args + ["--source", "cache"], endpoint_env(ep.url))
     recs, _ = as_json(p)
     check(recs[(types[0], "us-east-1")]["on_demand"]["usd_per_hour"] is None,
           "a 2-day-old cache entry was used with a 24 h TTL")
     check(recs[(types[1], "us-east-1")]["on_demand"]["source"] == "cache", "fresh entry not used")
-    p = prices(args + ["--source", "cache", "--cache-ttl", "72"], base_env(None, creds=False))
+    p = prices(args + ["--source", "cache", "--cache-ttl", "72"], endpoint_env(ep.url))
     recs, _ = as_json(p)
     check(recs[(types[0], "us-east-1")]["on_demand"]["source"] == "cache", "--cache-ttl 72 ignored")
 
@@ -284,7 +299,8 @@ def case_cache():
 def case_corrupt_cache():
     """A corrupt cache file: a warning, never fatal; the snapshot answers; a live run rewrites it."""
     t = "g5.xlarge"
-    path = os.path.join(TMP, "cache", "instbench", "prices", "us-east-1", t + ".json")
+    ep = Endpoint()
+    path = os.path.join(endpoint_cache_dir(ep.url), "us-east-1", t + ".json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     for junk in ['{"schema": "instbench.prices/v1", "generated_at": "2026-11-22T00:00:00Z", "prices": [{"inst',
                  "\x00\xff garbage", '{"schema": "instbench.prices/v1", "generated_at": "2026-11-22T00:00:00Z", '
@@ -292,13 +308,12 @@ def case_corrupt_cache():
                  '{"usd_per_hour": -3, "source": "live", "as_of": "2026-11-22T00:00:00Z"}, "spot": null}]}']:
         with open(path, "w", errors="surrogateescape") as f:
             f.write(junk)
-        p = prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(None, creds=False))
+        p = prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], endpoint_env(ep.url))
         check("corrupt price cache" in p.stderr, "no warning about the corrupt cache:\n" + p.stderr)
         recs, _ = as_json(p)
         r = recs[(t, "us-east-1")]
         check(r["on_demand"]["source"] == "snapshot", "not the snapshot: %r" % r["on_demand"])
         close(r["on_demand"]["usd_per_hour"], CSV_RECS[(t, "us-east-1")]["od"], "snapshot on-demand")
-    ep = Endpoint()
     try:
         prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(ep))
     finally:
@@ -314,13 +329,13 @@ def no_control(text, what):
     check(not bad, "%s: raw control characters %r reach the terminal:\n%s" % (what, bad, text[-1500:]))
 
 
-def cache_path(t="g5.xlarge", region="us-east-1"):
-    return os.path.join(TMP, "cache", "instbench", "prices", region, t + ".json")
+def cache_path(t="g5.xlarge", region="us-east-1", url=None):
+    return os.path.join(endpoint_cache_dir(url), region, t + ".json")
 
 
-def write_cache(record, t="g5.xlarge", region="us-east-1"):
+def write_cache(record, t="g5.xlarge", region="us-east-1", url=None):
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    path = cache_path(t, region)
+    path = cache_path(t, region, url)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.lexists(path):
         os.unlink(path)
@@ -387,17 +402,18 @@ def case_cache_trust():
     A live run replaces an untrusted file and leaves the cache private again."""
     t, region = "g5.xlarge", "us-east-1"
     args = ["--instance-types", t, "--regions", region, "--source", "cache", "--format", "json"]
+    ep = Endpoint()   # the cache of runs pointed at it: one directory deeper than AWS's
 
     def used():
         # an ignored file leaves nothing cached: exit 1 and nothing on stdout
-        p = prices(args, base_env(None, creds=False), expect_rc=None)
+        p = prices(args, endpoint_env(ep.url), expect_rc=None)
         if p.returncode == 1 and not p.stdout:
             return False, p.stderr
         check(p.returncode == 0, "cache_trust: exit %d:\n%s" % (p.returncode, p.stderr))
         r = as_json(p)[0][(t, region)]
         return (r["on_demand"] or {}).get("usd_per_hour") == 7.77, p.stderr
 
-    path = write_cache(cached_record())
+    path = write_cache(cached_record(), url=ep.url)
     region_dir = os.path.dirname(path)
     ok, err = used()
     check(ok, "a private cache file was not used:\n" + err)
@@ -417,6 +433,12 @@ def case_cache_trust():
     ok, err = used()
     check(not ok and "its directory is writable by everyone" in err, "a world-writable directory was trusted:\n" + err)
     os.chmod(region_dir, 0o755)
+    endpoint_dir = os.path.dirname(region_dir)
+    os.chmod(endpoint_dir, 0o770)
+    ok, err = used()
+    check(not ok and "its directory is writable by its group" in err and endpoint_dir in err,
+          "a group-writable endpoint directory was trusted:\n" + err)
+    os.chmod(endpoint_dir, 0o755)
     elsewhere = os.path.join(TMP, "elsewhere.json")
     os.rename(path, elsewhere)
     os.symlink(elsewhere, path)
@@ -424,7 +446,7 @@ def case_cache_trust():
     check(not ok and "symbolic link" in err, "a symbolic link in the cache was followed:\n" + err)
     # A live run replaces the link with a file of its own, private whatever the umask.
     os.chmod(region_dir, 0o775)
-    ep = Endpoint()
+    os.chmod(endpoint_dir, 0o775)
     try:
         old = os.umask(0o002)
         try:
@@ -436,7 +458,8 @@ def case_cache_trust():
     st = os.lstat(path)
     check(stat.S_ISREG(st.st_mode) and not st.st_mode & 0o022, "the live run left mode %o" % st.st_mode)
     check(not os.stat(region_dir).st_mode & 0o022, "the live run left the directory writable by others")
-    p = prices(args, base_env(None, creds=False))
+    check(not os.stat(endpoint_dir).st_mode & 0o022, "the live run left the endpoint's directory writable by others")
+    p = prices(args, endpoint_env(ep.url))
     r = as_json(p)[0][(t, region)]
     check(r["on_demand"] is not None and r["on_demand"]["source"] == "cache", "the rewritten cache is not used: %r" % r)
 

@@ -92,6 +92,25 @@ static void regular_files(void)
     CHECK(same(P("r/real.json"), "new"), "the linked file was not rewritten");
 }
 
+/* The cache's writer: the same temporary and rename without the fsyncs (nothing to see of those
+ * here), so the same outcome: the content, the mode, no temporary left, a directory refused. */
+static void replaceable_files(void)
+{
+    ib_error err = {0};
+    const char *f = P("r/cache/us-east-1/g5.xlarge.json");
+    CHECK(util_write_file_replaceable(f, "one", 3, &err) == 0, "replaceable, new file: %s", err.msg);
+    CHECK(util_write_file_replaceable(f, "two!", 4, &err) == 0, "replaceable, replace: %s", err.msg);
+    CHECK(same(f, "two!"), "replaceable: replaced content");
+    struct stat st;
+    CHECK(stat(f, &st) == 0 && (st.st_mode & 07777) == 0644, "replaceable: mode %o, want 0644",
+          (unsigned)(st.st_mode & 07777));
+    const char *keep[] = {"g5.xlarge.json", NULL};
+    CHECK(stray_entries(P("r/cache/us-east-1"), keep) == 0, "replaceable: temporaries left in the directory");
+    ib_error_clear(&err);
+    CHECK(util_write_file_replaceable(P("r/cache"), "x", 1, &err) != 0 && err.code == IB_EXIT_USAGE,
+          "replaceable: a directory was written");
+}
+
 /* The old temporary, PATH.tmp.PID, was opened with fopen: a link planted there was followed. */
 static void planted_link(void)
 {
@@ -263,6 +282,7 @@ int main(void)
         return 1;
     }
     regular_files();
+    replaceable_files();
     planted_link();
     directories();
     devices();
