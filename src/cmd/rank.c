@@ -25,6 +25,9 @@ typedef struct rank_args {
     double samples, epochs, dataset_size;
     int top;
     int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide;   /* choice indexes, flags */
+    int spot_risk;                   /* index into on_off: 0 on, 1 off */
+    int checkpoint_given;            /* --checkpoint-cost */
+    double restart_minutes, checkpoint_minutes;   /* NAN: not given */
     args_list columns;
     args_list types;                 /* --instance-types: names and patterns */
     rank_user_price *prices_given;   /* --price flags, in order */
@@ -53,6 +56,16 @@ static int take_price(void *dst, const char *flag, const char *v, ib_error *err)
     return 0;
 }
 
+/* --interruption-rate X | Nh | Nd (spot_risk.c says what each means). */
+static int take_rate(void *dst, const char *flag, const char *v, ib_error *err)
+{
+    (void)flag;
+    char why[256];
+    if (rank_spot_parse_rate(v, &((rank_args *)dst)->opt.spot.rate_per_node_hour, why, sizeof why) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s", why);
+    return 0;
+}
+
 /* --instance-types: an instance type or hostname as --price names machines, or a pattern. */
 static const char *type_filter_problem(const char *v)
 {
@@ -65,6 +78,7 @@ static const char *type_filter_problem(const char *v)
 static const char *const markets[] = {"on-demand", "spot", "both", NULL};   /* RANK_MARKETS_* - 1 */
 static const char *const spot_modes[] = {"lowest", "median", "az", NULL};  /* rank_spot_mode */
 static const char *const formats[] = {"table", "json", "csv", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 static const double MAX_HOURS = 1e9, MAX_USD = 1e15, POSITIVE = 1e-12;
 #define DEFAULT_RESULTS "instbench-results"   /* measure's default output directory */
 
@@ -100,6 +114,21 @@ static const arg_spec rank_specs[] = {
      .group = "target (adds time and cost columns)"},
     {"--epochs", 0, ARG_DOUBLE, &A.epochs, "E", "with --dataset-size: the same as --samples E*S", POSITIVE, 1e9},
     {"--dataset-size", 0, ARG_DOUBLE, &A.dataset_size, "S", "samples in one epoch", POSITIVE, MAX_USD},
+    {"--spot-risk", 0, ARG_CHOICE, &A.spot_risk, NULL, "on (default): spot rows rank by their interruption-aware figures (the\n"
+     "Advisor's interruption bucket as a rate per node, N nodes stop N times as\n"
+     "often, checkpoints and restarts cost time: EFF. SAMPLES/$, BREAK-EVEN);\n"
+     "off: spot ranks at its raw price as if never interrupted",
+     .choices = on_off, .group = "spot risk (docs/design.md states the model)"},
+    {"--interruption-rate", 0, ARG_FN, &A, "RATE", "interruptions per node-hour for every spot row instead of the Advisor\n"
+     "bucket's: a number (0.002), or Nh / Nd for once per N hours / days\n"
+     "(500h = 0.002; 20d = once per 480 hours)", .fn = take_rate},
+    {"--checkpoint-cost", 0, ARG_DOUBLE, &A.opt.spot.checkpoint_s, "SECONDS", "seconds one checkpoint takes (default: the model's fp32 weights and\n"
+     "Adam moments, + a bf16 copy, at 125 MB/s; 60 s when the results lack the\n"
+     "parameter count)", RANK_SPOT_MIN_CHECKPOINT_S, RANK_SPOT_MAX_CHECKPOINT_S, .given = &A.checkpoint_given},
+    {"--restart-minutes", 0, ARG_DOUBLE, &A.restart_minutes, "MINUTES", "minutes from an interruption to training again: new instance, boot,\n"
+     "checkpoint loaded (default 10)", 0, 10080},
+    {"--checkpoint-every", 0, ARG_DOUBLE, &A.checkpoint_minutes, "MINUTES", "checkpoint interval (default: Daly's optimum for each row)",
+     POSITIVE, 1e6},
     {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target",
      POSITIVE, MAX_HOURS, .group = "constraints and order"},
     {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD", "drop configurations costing more than this to the target",
@@ -200,6 +229,7 @@ static int parse_args(int argc, char **argv, rank_args *a)
     rank_options_init(&A.opt);
     A.market = RANK_MARKETS_BOTH - 1;
     A.format_i = -1;
+    A.restart_minutes = A.checkpoint_minutes = NAN;
     if (!(A.paths = calloc((size_t)argc, sizeof *A.paths))) return IB_EXIT_RUNTIME;
     int rc = args_parse(&cmd_rank_args, argc, argv, A.paths, &A.n_paths);
     *a = A;
@@ -240,6 +270,14 @@ static int parse_args(int argc, char **argv, rank_args *a)
     }
     a->format = a->format_i >= 0 ? formats[a->format_i] : a->out_path ? format_of_path(a->out_path)
                 : util_isatty_stdout() ? "table" : "json";
+    o->spot.off = a->spot_risk == 1;
+    if (!isnan(a->restart_minutes)) o->spot.restart_s = a->restart_minutes * 60;
+    if (!isnan(a->checkpoint_minutes)) o->spot.interval_s = a->checkpoint_minutes * 60;
+    if (a->checkpoint_given) o->spot.checkpoint_source = "user";
+    if (o->spot.off && (!isnan(o->spot.rate_per_node_hour) || a->checkpoint_given || !isnan(a->restart_minutes) ||
+                        !isnan(a->checkpoint_minutes)))
+        return args_usage_error(c, "--spot-risk off ranks spot at its raw price: --interruption-rate, "
+                                   "--checkpoint-cost, --restart-minutes and --checkpoint-every do not apply");
     o->user_prices = a->prices_given;
     o->n_user_prices = a->n_prices_given;
     return 0;
@@ -647,6 +685,7 @@ int cmd_rank(int argc, char **argv)
     if (n_groups > 1) list_groups(groups, n_groups, chosen, a.workload != NULL);
     const rank_group *g = &groups[chosen];
 
+    if (!a.checkpoint_given) a.opt.spot.checkpoint_s = rank_spot_default_checkpoint_s(g->params, g->precision);
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
     if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
     check_user_prices(&a, configs, n_configs);
@@ -687,7 +726,7 @@ int cmd_rank(int argc, char **argv)
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
                        a.samples > 0 ? 0 : a.dataset_size, a.region, origin[0] ? origin : NULL,
                        res.files_read, res.n, res.skipped, res.duplicates, superseded(configs, n_configs),
-                       a.columns.v, a.columns.n};
+                       a.columns.v, a.columns.n, a.wide};
     if (rep.superseded)
         ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
                 rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");
