@@ -151,10 +151,17 @@ static const arg_spec rank_specs[] = {
      "model, precision, batch_size_per_device, data, backend, fingerprint,\n"
      "accelerators, accelerator, accelerators_per_node, accelerators_total,\n"
      "usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
-     "samples_per_dollar, target_samples, hours_to_target, cost_to_target_usd,\n"
-     "runs, samples_per_second_min, samples_per_second_max, cv, warnings,\n"
-     "identity_mismatch, spot_az, interruption_bucket, interruption_label,\n"
-     "placement_score, price_source, price_as_of_utc, pareto, unpriced_reason\n"
+     "samples_per_dollar, effective_samples_per_dollar, target_samples,\n"
+     "hours_to_target, cost_to_target_usd, runs, samples_per_second_min,\n"
+     "samples_per_second_max, cv, warnings, identity_mismatch, spot_az,\n"
+     "interruption_bucket, interruption_label, placement_score,\n"
+     "spot_rate_per_node_hour, spot_rate_source, spot_job_rate_per_hour,\n"
+     "checkpoint_cost_s, checkpoint_cost_source, restart_s,\n"
+     "checkpoint_interval_s, spot_efficiency, effective_samples_per_second,\n"
+     "expected_hours_to_target, p90_hours_to_target,\n"
+     "expected_cost_to_target_usd, p90_cost_to_target_usd, p_no_interruption,\n"
+     "breakeven_rate_per_node_hour, breakeven_against, price_source,\n"
+     "price_as_of_utc, pareto, unpriced_reason\n"
      "(default: the table shows what fits; CSV and JSON every column)"),
     {0},
 };
@@ -169,6 +176,10 @@ const arg_command cmd_rank_args = {
     "        a file, directory or run reached again is ignored (\"N duplicates ignored\").",
     "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
     "cost = time x $/h.  Repeated runs of one configuration count once, at their median samples/s.\n"
+    "Spot rows rank by effective samples per dollar: samples/s x T_s/T_w (Daly 2006: N nodes\n"
+    "interrupted N times as often as one, work since the last checkpoint lost, a restart each time)\n"
+    "x 3600 / $/h; BREAK-EVEN is the per-node interruption rate at which a spot row falls to the\n"
+    "best on-demand row (docs/design.md states the model and its defaults).\n"
     "Marks after a configuration: ^ extrapolated (measured on fewer nodes than it has: samples/s\n"
     "scaled linearly, no communication cost assumed; a real run of those nodes replaces it),\n"
     "! identity mismatch (the type contradicts the hardware), ~ runs that disagree by over 10%\n"
@@ -185,6 +196,8 @@ const arg_command cmd_rank_args = {
          "instbench rank instbench-results/ --epochs 300 --dataset-size 1281167 --budget 5000"},
         {"your own machine at your price next to AWS's, with a chart",
          "instbench rank instbench-results/ --price workstation=0.90 --plot rank.svg"},
+        {"spot if a node is reclaimed once every 100 hours and a checkpoint takes 2 minutes",
+         "instbench rank instbench-results/ --interruption-rate 100h --checkpoint-cost 120 --samples 1e9 --wide"},
         {0}},
 };
 

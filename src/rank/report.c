@@ -192,12 +192,41 @@ static void once_every(double rate, char *out, size_t len)
 
 /* The spot model's assumptions (one line), then the seed question answered for the best spot row:
  * how often a node may be reclaimed before the best on-demand row wins. */
+/* The seed question answered for one spot row: how often a node may be reclaimed before the best
+ * on-demand row wins. */
+static void write_breakeven(const rank_report *r, const rank_row *row, FILE *out)
+{
+    const rank_spot_risk *k = &row->risk;
+    if (k->breakeven_against < 0) return;
+    char spot[256], od[256], at[96], be[96];
+    rank_config_label(&r->configs[row->config], row->market, spot, sizeof spot);
+    rank_config_label(&r->configs[k->breakeven_against], RANK_ON_DEMAND, od, sizeof od);
+    once_every(k->rate_per_node_hour, at, sizeof at);
+    if (isnan(k->breakeven_rate)) {
+        output_note(out, "%s stays ahead of %s even if a node is reclaimed once an hour.", spot, od);
+        return;
+    }
+    if (k->breakeven_rate <= 0) {
+        output_note(out, "%s is behind %s at any interruption rate.", spot, od);
+        return;
+    }
+    once_every(k->breakeven_rate, be, sizeof be);
+    if (k->breakeven_rate > k->rate_per_node_hour)
+        output_note(out, "%s stays ahead of %s unless a node is reclaimed more often than %s (assumed: %s).", spot,
+                    od, be, at);
+    else
+        output_note(out, "%s falls behind %s: a node reclaimed more often than %s puts it behind, and the assumed "
+                         "rate is %s.", spot, od, be, at);
+}
+
+enum { BREAKEVEN_LINES = 4 };
+
+/* The spot model's assumptions (one line), then the break-even of the first BREAKEVEN_LINES spot
+ * rows in rank order (JSON and CSV carry every row's). */
 static void write_spot_risk(const rank_report *r, const output_table *t, FILE *out)
 {
-    const rank_row *row = first_risky(r);
-    if (!row) return;
+    if (!first_risky(r)) return;
     const rank_spot_options *so = &r->opts->spot;
-    const rank_spot_risk *k = &row->risk;
     char rate[160], tau[64], delta[48], restart[48];
     if (isfinite(so->rate_per_node_hour)) {
         once_every(so->rate_per_node_hour, rate, sizeof rate);
@@ -214,32 +243,26 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
         char d[48];
         output_fmt_duration(d, sizeof d, so->interval_s);
         snprintf(tau, sizeof tau, "every %s", d);
+    } else {
+        snprintf(tau, sizeof tau, "interval: Daly's optimum per row");
     }
-    else snprintf(tau, sizeof tau, "interval: Daly's optimum per row");
     output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
                      "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price).",
                 rate, delta, so->checkpoint_source, restart, tau,
                 output_table_showed(t, "breakeven_rate_per_node_hour")
                     ? "; BREAK-EVEN: the per-node rate at which the row falls to the best on-demand row" : "");
-    if (k->breakeven_against < 0) return;
-    char spot[256], od[256], at[96];
-    rank_config_label(&r->configs[row->config], row->market, spot, sizeof spot);
-    rank_config_label(&r->configs[k->breakeven_against], RANK_ON_DEMAND, od, sizeof od);
-    once_every(k->rate_per_node_hour, at, sizeof at);
-    if (isnan(k->breakeven_rate)) {
-        output_note(out, "%s stays ahead of %s even if a node is reclaimed once an hour.", spot, od);
-    } else if (k->breakeven_rate <= 0) {
-        output_note(out, "%s is behind %s at any interruption rate.", spot, od);
-    } else {
-        char be[96];
-        once_every(k->breakeven_rate, be, sizeof be);
-        if (k->breakeven_rate > k->rate_per_node_hour)
-            output_note(out, "%s stays ahead of %s unless a node is reclaimed more often than %s (assumed: %s).",
-                        spot, od, be, at);
-        else
-            output_note(out, "%s falls behind %s: a node reclaimed more often than %s puts it behind, and the "
-                             "assumed rate is %s.", spot, od, be, at);
+    size_t shown = 0, risky = 0;
+    for (size_t i = 0; i < r->n_priced; i++) {
+        if (!r->rows[i].risk.valid) continue;
+        risky++;
+        if (shown < BREAKEVEN_LINES && r->rows[i].risk.breakeven_against >= 0) {
+            write_breakeven(r, &r->rows[i], out);
+            shown++;
+        }
     }
+    if (risky > shown && shown == BREAKEVEN_LINES)
+        output_note(out, "(the first %d spot rows; JSON and CSV: breakeven_rate_per_node_hour for every row)",
+                    BREAKEVEN_LINES);
 }
 
 static void write_unranked(const rank_report *r, FILE *out)

@@ -11,12 +11,17 @@
   places exactly at breakeven_rate_per_node_hour: --interruption-rate just below and just above.
 - The table: EFF. SAMPLES/$, BREAK-EVEN "1 per H h", the legend, the break-even sentence, --wide.
 - Bad values of the new flags exit 2 with one line.
-Usage: rank_spot_risk.py INSTBENCH"""
+- docs/usage.md's worked example (the seed pair from the shipped snapshot): its commands, run as
+  written, print the rows and sentences it shows.
+Usage: rank_spot_risk.py INSTBENCH [docs/usage.md]"""
 import csv
 import io
 import json
 import math
 import os
+import re
+import shlex
+import subprocess
 import sys
 import tempfile
 
@@ -24,9 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 import rank_fixtures as fx  # noqa: E402
 import spot_model as sm  # noqa: E402
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, offline_env  # noqa: E402
 
-BIN = sys.argv[1]
+BIN = os.path.abspath(sys.argv[1])
 RISK_KEYS = ["spot_rate_per_node_hour", "spot_job_rate_per_hour", "checkpoint_cost_s", "restart_s",
              "checkpoint_interval_s", "spot_efficiency", "effective_samples_per_second",
              "effective_samples_per_dollar", "expected_hours_to_target", "p90_hours_to_target",
@@ -261,12 +266,62 @@ def test_bad_flags(d):
         check(len(lines) == 1 and lines[0].startswith("instbench rank:"), f"{flags}: stderr not one line: {err!r}")
 
 
+def test_doc_example(d, page):
+    """Each `instbench rank seed/ ...` line of the worked example, run on the seed pair with the
+    snapshot's prices (no credentials, empty cache: `auto` is the snapshot), prints every row and
+    sentence shown under it."""
+    text = open(page, encoding="utf-8").read()
+    m = re.search(r"### Spot with its risk.*?(?=\n### )", text, re.S)
+    if not check(m is not None, "docs/usage.md: no 'Spot with its risk' section"):
+        return
+    seed = os.path.join(d, "doc", "seed")
+    fx.write_json(os.path.join(seed, "4.json"), fx.result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 790.0))
+    fx.write_json(os.path.join(seed, "12.json"),
+                  fx.result("g5.12xlarge", "us-east-1", 1, 4, "NVIDIA A10G", 820.0, host="big"))
+    columns = None
+    blocks = re.findall(r"```sh\n(.*?)```", m.group(0), re.S)
+    ran = 0
+    for block in blocks:
+        block = block.replace("\\\n", " ")
+        cmds = []
+        for ln in block.splitlines():
+            if ln.startswith("instbench rank"):
+                cmds.append([shlex.split(ln)[2:], []])
+            elif ln.startswith("#") and cmds:
+                cmds[-1][1].append(ln[1:].strip())
+        for argv, shown in cmds:
+            if "--columns" in argv:
+                i = argv.index("--columns") + 1
+                if argv[i] == "...":
+                    argv[i] = columns
+                columns = argv[i]
+            p = subprocess.run([BIN, "rank"] + argv + ["--format", "table"], capture_output=True, text=True,
+                               cwd=os.path.join(d, "doc"), env=offline_env(os.path.join(d, "doc"), {"COLUMNS": "250"}))
+            check(p.returncode == 0, f"doc example {argv}: exit {p.returncode}: {p.stderr}")
+            out = " ".join(p.stdout.split())
+            # rows as shown, and sentences (continuation lines joined); the elided legend is skipped
+            pieces = []
+            for ln in shown:
+                if ln.startswith("RANK") or "(...)" in ln or ln.endswith("...") or ln.startswith("often;"):
+                    continue
+                if pieces and not re.match(r"\d+\*? ", ln) and not re.match(r"\d+ x ", ln):
+                    pieces[-1] += " " + ln
+                else:
+                    pieces.append(ln)
+            for piece in pieces:
+                check(" ".join(piece.split()) in out, f"doc example {' '.join(argv)}: not printed: {piece!r}\n{p.stdout}")
+            ran += 1
+    check(ran == 3, f"doc example: {ran} rank commands run, 3 expected")
+
+
 with tempfile.TemporaryDirectory() as d:
     test_grid(d)
     test_off_and_unknown(d)
     test_monte_carlo(d)
     test_seed_pair(d)
     test_bad_flags(d)
+    if len(sys.argv) > 2:
+        test_doc_example(d, sys.argv[2])
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
