@@ -281,8 +281,11 @@ double rank_spot_efficiency(double job_rate, double delta_h, double restart_h, d
  * RESTART_H that itself restarts when interrupted (the renewal process whose mean is Daly's). */
 typedef struct rank_spot_moments { double mean, var, k3; } rank_spot_moments;
 rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double restart_h);
-/* The 90th percentile of the wall time (h) to WORK_H hours of work in segments of TAU_H + DELTA_H:
- * Cornish-Fisher to the skewness term over WORK_H / TAU_H segments. */
+/* How many checkpoint segments WORK_H hours of work take at interval TAU_H: ceil(work / tau), >= 1. */
+double rank_spot_segments(double work_h, double tau_h);
+/* The 90th percentile of the wall time (h) to WORK_H hours of work in rank_spot_segments segments
+ * (each TAU_H of work, the last the rest, each + DELTA_H): Cornish-Fisher to the skewness term
+ * from the exact cumulants of their sum.  The expected time stays work / efficiency (Daly's). */
 double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h);
 /* The default checkpoint cost in seconds for a model of PARAMS parameters (<= 0 unknown) trained
  * in PRECISION ("bf16", "fp16" add the half copy). */

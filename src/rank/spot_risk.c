@@ -9,7 +9,8 @@
  * The job is a renewal process: the work runs in segments of tau work + delta checkpoint; an
  * interruption loses the segment's time so far and costs a restart of R, itself lost and redone
  * when interrupted.  The mean of one segment's wall time is Daly's formula per segment; the P90
- * time to a target is a closed form over its W / tau independent segments: the Cornish-Fisher
+ * time to a target is a closed form over its ceil(W / tau) independent segments (the last one
+ * holding the rest of the work, each ending in a checkpoint): the Cornish-Fisher
  * expansion to the skewness term, mean + sd (z + (z^2 - 1) skew / 6), from the segments' exact
  * mean, variance and third cumulant (a plain normal approximation misses the right skew that a
  * few long interruptions give). */
@@ -79,11 +80,19 @@ rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double 
     return window_time(job_rate, s_h, restart_h > 0 ? window_time(job_rate, restart_h, none) : none);
 }
 
+double rank_spot_segments(double work_h, double tau_h)
+{
+    double n = ceil(work_h / tau_h * (1 - 1e-12));   /* 200 intervals stay 200 through rounding */
+    return n < 1 ? 1 : n;
+}
+
 double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
 {
-    rank_spot_moments m = rank_spot_segment_moments(job_rate, tau_h + delta_h, restart_h);
-    double k = work_h / tau_h, mean = work_h / rank_spot_efficiency(job_rate, delta_h, restart_h, tau_h);
-    double sd = sqrt(k * m.var), skew = k * m.k3 / (sd * sd * sd), z = RANK_SPOT_P90_Z;
+    double n = rank_spot_segments(work_h, tau_h), last = work_h - (n - 1) * tau_h;
+    rank_spot_moments full = rank_spot_segment_moments(job_rate, tau_h + delta_h, restart_h);
+    rank_spot_moments tail = rank_spot_segment_moments(job_rate, last + delta_h, restart_h);
+    double mean = (n - 1) * full.mean + tail.mean, var = (n - 1) * full.var + tail.var;
+    double sd = sqrt(var), skew = ((n - 1) * full.k3 + tail.k3) / (var * sd), z = RANK_SPOT_P90_Z;
     return mean + sd * (z + (z * z - 1) * skew / 6);
 }
 
@@ -171,13 +180,12 @@ static void fill_one(rank_row *row, const rank_config *c, const rank_options *o)
     k->expected_hours = k->p90_hours = k->expected_cost = k->p90_cost = k->p_no_interruption = NAN;
     if (o->target_samples > 0) {
         double work = o->target_samples / row->samples_per_second / 3600;   /* hours of useful work */
-        double segments = work / tau;
         k->expected_hours = work / k->efficiency;
         k->p90_hours = rank_spot_p90_hours(k->job_rate_per_hour, work, tau, delta, r);
         k->expected_cost = k->expected_hours * row->usd_per_hour;
         k->p90_cost = k->p90_hours * row->usd_per_hour;
         /* never interrupted: the work and its checkpoints back to back */
-        k->p_no_interruption = exp(-k->job_rate_per_hour * segments * (tau + delta));
+        k->p_no_interruption = exp(-k->job_rate_per_hour * (work + rank_spot_segments(work, tau) * delta));
     }
 }
 

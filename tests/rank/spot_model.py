@@ -7,8 +7,9 @@ instbench's code or output.
   tau     = Daly's higher-order optimum (delta < 2M: sqrt(2 delta M)(1 + sqrt(delta/2M)/3
             + (delta/2M)/9) - delta; else M), unless given
   eff     = tau / (M e^(R/M) (e^((tau + delta)/M) - 1))
-  P90     = mean + sd (z90 + (z90^2 - 1) skew / 6) over the W / tau segments (Cornish-Fisher),
-            each segment's cumulants from the renewal process (a compound geometric sum)
+  P90     = mean + sd (z90 + (z90^2 - 1) skew / 6) (Cornish-Fisher) of the sum of ceil(W / tau)
+            segments (the last the rest of the work), each segment's cumulants from the renewal
+            process (a compound geometric sum)
 Times in hours unless named _s."""
 import math
 from decimal import Decimal as D, getcontext
@@ -71,12 +72,20 @@ def segment_cumulants(job_rate, s_h, restart_h):
     return _window(L, D(s_h), _window(L, D(restart_h), none) if restart_h > 0 else none)
 
 
+def segments(work_h, tau_h):
+    """Whole intervals, the last one holding the rest of the work (never fewer than one)."""
+    n = math.ceil(float(D(work_h) / D(tau_h)) * (1 - 1e-12))
+    return max(n, 1)
+
+
 def p90_hours(job_rate, work_h, tau_h, delta_h, restart_h):
-    k = D(work_h) / D(tau_h)
-    _, var, k3 = segment_cumulants(job_rate, D(tau_h) + D(delta_h), restart_h)
-    mean = D(work_h) / efficiency(job_rate, delta_h, restart_h, tau_h)
-    sd = (k * var).sqrt()
-    return mean + sd * (Z90 + (Z90 * Z90 - 1) * (k * k3 / sd ** 3) / 6)
+    n = segments(work_h, tau_h)
+    last = D(work_h) - (n - 1) * D(tau_h)
+    full = segment_cumulants(job_rate, D(tau_h) + D(delta_h), restart_h)
+    tail = segment_cumulants(job_rate, last + D(delta_h), restart_h)
+    mean, var, k3 = [(n - 1) * f + t for f, t in zip(full, tail)]
+    sd = var.sqrt()
+    return mean + sd * (Z90 + (Z90 * Z90 - 1) * (k3 / sd ** 3) / 6)
 
 
 def spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s=None, target=None):
@@ -99,7 +108,7 @@ def spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s=None,
         out.update({"expected_hours_to_target": float(exp_h), "p90_hours_to_target": float(p90),
                     "expected_cost_to_target_usd": float(exp_h * D(usd_per_hour)),
                     "p90_cost_to_target_usd": float(p90 * D(usd_per_hour)),
-                    "p_no_interruption": float((-job * work / tau * (tau + delta_h)).exp())})
+                    "p_no_interruption": float((-job * (work + segments(work, tau) * delta_h)).exp())})
     return out
 
 
