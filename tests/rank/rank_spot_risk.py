@@ -120,6 +120,12 @@ def test_grid(d):
                 rs = restart_min * 60 if restart_min is not None else sm.DEFAULT_RESTART_S
                 tau = tau_min * 60 if tau_min is not None else None
                 case = f"delta {delta} R {restart_min} tau {tau_min}"
+                k = doc["spot_risk"]
+                check(k["mode"] == "on" and k["rate_source"] == "advisor" and k["rate_per_node_hour"] is None
+                      and k["advisor_bucket_shares"] == [float(x) for x in sm.SHARES] and k["advisor_window_hours"] == 720
+                      and close(k["checkpoint_cost_s"], dl) and k["restart_s"] == rs
+                      and k["checkpoint_interval_s"] == tau and k["checkpoint_interval"] == ("daly" if tau is None else "user"),
+                      f"{case}: spot_risk assumptions {k}")
                 check_doc(case, doc, lambda r: sm.bucket_rate(BUCKET_TYPES.index(r["instance_type"])), dl, rs, tau,
                           target, "advisor", "user" if delta is not None else "default")
                 n += 1
@@ -149,6 +155,7 @@ def test_off_and_unknown(d):
     if doc:
         rows = [r for r in doc["rows"] if r["rank"] is not None]
         check(all(r[k] is None for r in rows for k in ALL_RISK), "--spot-risk off: spot-risk values present")
+        check(doc["spot_risk"]["mode"] == "off", f"--spot-risk off: spot_risk.mode {doc['spot_risk']['mode']}")
         spd = [r["samples_per_dollar"] for r in rows]
         check(spd == sorted(spd, reverse=True), "--spot-risk off: not in raw samples/$ order")
     # a spot price without an Advisor bucket: no rate to assume, ranked at its raw price
