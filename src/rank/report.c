@@ -246,11 +246,14 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
     } else {
         snprintf(tau, sizeof tau, "interval: Daly's optimum per row");
     }
+    int times = output_table_showed(t, "hours_to_target") || output_table_showed(t, "cost_to_target_usd");
     output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
-                     "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price).",
+                     "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
                 rate, delta, so->checkpoint_source, restart, tau,
                 output_table_showed(t, "breakeven_rate_per_node_hour")
-                    ? "; BREAK-EVEN: the per-node rate at which the row falls to the best on-demand row" : "");
+                    ? "; BREAK-EVEN: the per-node rate at which the row falls to the best on-demand row" : "",
+                times ? "; TIME and COST are without interruptions (JSON/CSV: expected_hours_to_target, "
+                        "p90_hours_to_target; --wide: P90 TIME)" : "");
     size_t shown = 0, risky = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         if (!r->rows[i].risk.valid) continue;
