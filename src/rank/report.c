@@ -13,6 +13,7 @@
 
 #include "instbench/output.h"
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 void rank_report_price_summary(const rank_report *r, char *out, size_t len)
 {
@@ -114,6 +115,14 @@ static const rank_row *first_risky(const rank_report *r)
     return NULL;
 }
 
+/* Some ranked spot row has an on-demand row to break even against. */
+static int any_breakeven(const rank_report *r)
+{
+    for (size_t i = 0; i < r->n_priced; i++)
+        if (r->rows[i].risk.valid && r->rows[i].risk.breakeven_against >= 0) return 1;
+    return 0;
+}
+
 /* The table's default columns for this report: one region for every row is said above the table
  * instead of in a column; without a target the time and cost columns would be empty; without a
  * spot row the model covers, the risk columns would repeat SAMPLES/$ or be empty; P90 time and
@@ -131,8 +140,8 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
         if (one_region && !strcmp(key, "region")) continue;
         if (!target && (!strcmp(key, "hours_to_target") || !strcmp(key, "cost_to_target_usd")))
             continue;
-        if (!risk && (!strcmp(key, "effective_samples_per_dollar") || !strcmp(key, "breakeven_rate_per_node_hour")))
-            continue;
+        if (!risk && !strcmp(key, "effective_samples_per_dollar")) continue;
+        if (!any_breakeven(r) && !strcmp(key, "breakeven_rate_per_node_hour")) continue;
         if ((!risk || !target || !r->wide) && (!strcmp(key, "p90_hours_to_target") || !strcmp(key, "p_no_interruption")))
             continue;
         cols[k++] = all[i];
@@ -186,7 +195,7 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 static void once_every(double rate, char *out, size_t len)
 {
     char h[48];
-    output_fmt_grouped(h, sizeof h, 1 / rate, 1 / rate < 10 ? 1 : 0);
+    rank_fmt_every_hours(rate, h, sizeof h);
     snprintf(out, len, "once every %s hours", h);
 }
 

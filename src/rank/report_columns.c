@@ -11,6 +11,7 @@
 
 #include "instbench/output.h"
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 #define CFG(r, row) (&(r)->configs[(row)->config])
 
@@ -254,10 +255,14 @@ static void show_breakeven(const rank_report *r, const rank_row *row, char *out,
     else if (k->breakeven_rate <= 0) snprintf(out, len, "behind");
     else {
         char h[48];
-        double hours = 1 / k->breakeven_rate;
-        output_fmt_grouped(h, sizeof h, hours, hours < 10 ? 1 : 0);
+        rank_fmt_every_hours(k->breakeven_rate, h, sizeof h);
         snprintf(out, len, "1 per %s h", h);
     }
+}
+
+void rank_fmt_every_hours(double rate, char *out, size_t len)
+{
+    output_fmt_grouped(out, len, 1 / rate, 1 / rate < 10 ? 1 : 0);
 }
 static void show_p90_hours(const rank_report *r, const rank_row *row, char *out, size_t len)
 {

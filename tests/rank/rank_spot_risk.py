@@ -158,6 +158,14 @@ def test_off_and_unknown(d):
         check(doc["spot_risk"]["mode"] == "off", f"--spot-risk off: spot_risk.mode {doc['spot_risk']['mode']}")
         spd = [r["samples_per_dollar"] for r in rows]
         check(spd == sorted(spd, reverse=True), "--spot-risk off: not in raw samples/$ order")
+    # spot alone: no on-demand row to break even against (null), and no BREAK-EVEN column
+    doc = rank_json(base + ["--market", "spot"])
+    if doc:
+        check(all(r["breakeven_rate_per_node_hour"] is None and r["breakeven_against"] is None
+                  and r["spot_efficiency"] is not None for r in doc["rows"]), "--market spot: a break-even without on-demand")
+    rc, out, err = fx.run(BIN, base + ["--market", "spot", "--format", "table"])
+    check(rc == 0 and "EFF. SAMPLES/$" in out and "BREAK-EVEN" not in out and "stays ahead" not in out,
+          f"--market spot table: {out}")
     # a spot price without an Advisor bucket: no rate to assume, ranked at its raw price
     r = fx.result("g6.xlarge", "us-east-1", 1, 1, "NVIDIA L4", 100.0)
     fx.write_json(os.path.join(d, "nobucket", "r.json"), r)
