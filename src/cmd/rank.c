@@ -129,9 +129,11 @@ static const arg_spec rank_specs[] = {
      "checkpoint loaded (default 10)", 0, 10080},
     {"--checkpoint-every", 0, ARG_DOUBLE, &A.checkpoint_minutes, "MINUTES", "checkpoint interval (default: Daly's optimum for each row)",
      POSITIVE, 1e6},
-    {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target",
+    {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target (spot: the\n"
+     "expected time, interruptions included)",
      POSITIVE, MAX_HOURS, .group = "constraints and order"},
-    {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD", "drop configurations costing more than this to the target",
+    {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD", "drop configurations costing more than this to the target (spot: the\n"
+     "expected cost)",
      POSITIVE, MAX_USD},
     {"--max-hourly", 0, ARG_DOUBLE, &A.opt.max_hourly_usd, "USD",
      "drop configurations costing more than this per hour (all nodes)", POSITIVE, MAX_HOURS},
