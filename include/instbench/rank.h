@@ -46,6 +46,7 @@ typedef struct rank_result {
     char data[16];
     long batch_per_device;       /* -1 unknown */
     long global_batch;           /* -1 unknown */
+    long params;                 /* workload.params: model parameters, -1 unknown */
     char instance_type[64];      /* "" when the run could not tell (no IMDS, no flag) */
     char host[72];               /* instance.hostname: names the machine when the type is "" */
     char region[32];
@@ -137,6 +138,7 @@ typedef struct rank_group {
     char data[16];
     long batch_per_device;
     long global_batch;
+    long params;                 /* model parameters, -1 unknown (sizes the default checkpoint) */
     size_t *idx;
     size_t n;
     time_t newest;
@@ -202,6 +204,96 @@ typedef struct rank_user_price {
     double usd_per_hour;         /* per node, in [RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR] */
 } rank_user_price;
 
+/* ---- spot risk (spot_risk.c): spot priced with its interruptions ----
+ *
+ * Every default of the model, in one place (docs/design.md, "Spot risk", states each assumption):
+ * - the Spot Instance Advisor's bucket (<5%, 5-10%, 10-15%, 15-20%, >20% of spot capacity
+ *   reclaimed over the trailing month) stands for its midpoint share p (>20%: 25%), and
+ *   a node's interruption rate is lambda = -ln(1 - p) / 720 h (one month);
+ * - N nodes stop at Lambda = N x lambda (independent reclaims; data parallel stops on the first);
+ * - a checkpoint costs delta = the training state (fp32 weights and both Adam moments, 12 B per
+ *   parameter, plus a 2 B bf16/fp16 copy) / 125 MB/s (an EBS gp3 volume's baseline throughput);
+ *   RANK_SPOT_CHECKPOINT_S_UNKNOWN when the results do not give the parameter count;
+ * - a restart (new instance, boot, load the checkpoint) costs R = 10 minutes;
+ * - the checkpoint interval is Daly's higher-order optimum (Daly 2006, FGCS 22(3)). */
+#define RANK_SPOT_ADVISOR_WINDOW_H 720.0
+#define RANK_SPOT_RESTART_S 600.0
+#define RANK_SPOT_DISK_BYTES_PER_S 125e6
+#define RANK_SPOT_STATE_BYTES_PER_PARAM 12.0   /* fp32 weights + Adam m and v */
+#define RANK_SPOT_HALF_COPY_BYTES_PER_PARAM 2.0 /* the bf16/fp16 working copy, where one exists */
+#define RANK_SPOT_CHECKPOINT_S_UNKNOWN 60.0
+/* The quantile reported as "P90": z of the standard normal at 0.9. */
+#define RANK_SPOT_P90_Z 1.2815515655446004
+/* The break-even search's range, per node-hour: beyond the upper end a node would not survive
+ * an hour, and "never" is said instead. */
+#define RANK_SPOT_BREAKEVEN_MIN_RATE 1e-12
+#define RANK_SPOT_BREAKEVEN_MAX_RATE 1.0
+/* What --interruption-rate, --checkpoint-cost, --restart-minutes, --checkpoint-every accept. */
+#define RANK_SPOT_MIN_RATE 1e-9
+#define RANK_SPOT_MAX_RATE 100.0
+#define RANK_SPOT_MIN_CHECKPOINT_S 1e-3
+#define RANK_SPOT_MAX_CHECKPOINT_S 86400.0
+
+/* The midpoint share of capacity reclaimed a month that each Advisor bucket (0..4) stands for. */
+extern const double rank_spot_bucket_share[5];
+
+typedef struct rank_spot_options {
+    int off;                     /* --spot-risk off: spot ranks at its raw price */
+    double rate_per_node_hour;   /* --interruption-rate, NAN: from each row's Advisor bucket */
+    double checkpoint_s;         /* delta, > 0 (the command fills the default) */
+    const char *checkpoint_source;   /* "default" or "user" ("measured" once measure times one) */
+    double restart_s;            /* R, >= 0 */
+    double interval_s;           /* --checkpoint-every, NAN: Daly's optimum */
+} rank_spot_options;
+
+/* A spot row's figures under the model; VALID 0 (on-demand, --spot-risk off, no rate known)
+ * leaves every other field unset and the row ranked at its raw price. */
+typedef struct rank_spot_risk {
+    int valid;
+    double rate_per_node_hour;   /* lambda */
+    const char *rate_source;     /* "advisor" or "user" */
+    double job_rate_per_hour;    /* Lambda = nodes x lambda */
+    double checkpoint_s, restart_s, interval_s;   /* delta, R, tau */
+    const char *checkpoint_source;
+    double efficiency;           /* T_s / T_w, in (0, 1) */
+    double samples_per_second;   /* measured x efficiency */
+    double samples_per_dollar;   /* effective samples/s x 3600 / usd_per_hour */
+    double expected_hours, p90_hours, expected_cost, p90_cost;   /* NAN without a target */
+    double p_no_interruption;    /* NAN without a target */
+    /* The per-node rate at which samples_per_dollar falls to the best on-demand row's: NAN
+     * "never" (ahead up to RANK_SPOT_BREAKEVEN_MAX_RATE), 0 when behind at any rate; only
+     * when BREAKEVEN_AGAINST names that on-demand row (the configs index, else -1). */
+    double breakeven_rate;
+    long breakeven_against;
+} rank_spot_risk;
+
+/* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise). */
+double rank_spot_bucket_rate(int bucket);
+/* Daly's higher-order optimum interval for checkpoint cost DELTA and mean time to interruption M
+ * (any one unit): sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9] - delta for
+ * delta < 2M, else M. */
+double rank_spot_daly_interval(double delta, double m);
+/* T_s / T_w = tau / (M e^(R/M) (e^((tau + delta)/M) - 1)) at job rate JOB_RATE (per hour), all
+ * times in hours. */
+double rank_spot_efficiency(double job_rate, double delta_h, double restart_h, double tau_h);
+/* Mean (h), variance (h^2) and third cumulant (h^3) of the wall time one segment of S_H hours
+ * (work + checkpoint) takes: failed attempts lose their time and each costs a restart of
+ * RESTART_H that itself restarts when interrupted (the renewal process whose mean is Daly's). */
+typedef struct rank_spot_moments { double mean, var, k3; } rank_spot_moments;
+rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double restart_h);
+/* How many checkpoint segments WORK_H hours of work take at interval TAU_H: ceil(work / tau), >= 1. */
+double rank_spot_segments(double work_h, double tau_h);
+/* The 90th percentile of the wall time (h) to WORK_H hours of work in rank_spot_segments segments
+ * (each TAU_H of work, the last the rest, each + DELTA_H): Cornish-Fisher to the skewness term
+ * from the exact cumulants of their sum.  The expected time stays work / efficiency (Daly's). */
+double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h);
+/* The default checkpoint cost in seconds for a model of PARAMS parameters (<= 0 unknown) trained
+ * in PRECISION ("bf16", "fp16" add the half copy). */
+double rank_spot_default_checkpoint_s(long params, const char *precision);
+/* --interruption-rate: "X" per node-hour, "Nh" once per N hours, "Nd" once per N days.  0 ok with
+ * *RATE per node-hour; -1 with a one-line reason. */
+int rank_spot_parse_rate(const char *s, double *rate, char *why, size_t len);
+
 typedef struct rank_options {
     int markets;                 /* RANK_MARKETS_* */
     rank_spot_mode spot_mode;
@@ -219,6 +311,7 @@ typedef struct rank_options {
     time_t now;                  /* for price age */
     const rank_user_price *user_prices;   /* --price flags; they beat every other price */
     size_t n_user_prices;
+    rank_spot_options spot;
 } rank_options;
 
 void rank_options_init(rank_options *o);
@@ -239,6 +332,10 @@ typedef struct rank_row {
     int placement_score;         /* spot only, -1 unknown */
     char price_source[16];
     time_t price_as_of;          /* 0 unknown */
+    rank_spot_risk risk;         /* spot rows: the interruption-aware figures */
+    /* The figures the row is ranked, filtered and Pareto-marked by: the risk-adjusted ones on a
+     * spot row with a valid risk, else the raw ones above. */
+    double rank_samples_per_second, rank_samples_per_dollar, rank_hours_to_target, rank_cost_to_target;
     int pareto;                  /* 1: no other row is at least as fast AND as cheap, better in one */
     int rank;                    /* 1-based after sorting; 0 for unpriced */
 } rank_row;
@@ -246,6 +343,10 @@ typedef struct rank_row {
 /* One row per configuration and requested market (ml.* SageMaker types: on-demand only). */
 int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices,
                const rank_options *o, rank_row **rows, size_t *n_rows, ib_error *err);
+
+/* Fills every spot row's RISK (and the rank_* figures of every priced row) from O->spot; the
+ * break-even against the best on-demand row among ROWS. */
+void rank_spot_risk_fill(rank_row *rows, size_t n, const rank_config *configs, const rank_options *o);
 
 /* Why rows left: counts per filter, in the order applied. */
 typedef struct rank_filter_stats {
@@ -306,6 +407,7 @@ typedef struct rank_report {
     size_t superseded;                   /* extrapolated runs left out for a real run of their nodes */
     char *const *columns;                /* --columns: the keys to show, in order (every format) */
     size_t n_columns;                    /* 0: each format's default (table: what fits; CSV, JSON: all) */
+    int wide;                            /* --wide: the table adds P90 time and P(no interruption) */
 } rank_report;
 
 /* "snapshot 2026-11-21" style summary of the prices the rows used: sources and as-of dates. */

@@ -26,6 +26,9 @@ typedef struct rank_args {
     int top;
     int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide;   /* choice indexes, flags */
     int create_dirs;                 /* --create-dirs: make -o's and --plot's missing directories */
+    int spot_risk;                   /* index into on_off: 0 on, 1 off */
+    int checkpoint_given;            /* --checkpoint-cost */
+    double restart_minutes, checkpoint_minutes;   /* NAN: not given */
     args_list columns;
     args_list types;                 /* --instance-types: names and patterns */
     rank_user_price *prices_given;   /* --price flags, in order */
@@ -54,6 +57,16 @@ static int take_price(void *dst, const char *flag, const char *v, ib_error *err)
     return 0;
 }
 
+/* --interruption-rate X | Nh | Nd (spot_risk.c says what each means). */
+static int take_rate(void *dst, const char *flag, const char *v, ib_error *err)
+{
+    (void)flag;
+    char why[256];
+    if (rank_spot_parse_rate(v, &((rank_args *)dst)->opt.spot.rate_per_node_hour, why, sizeof why) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s", why);
+    return 0;
+}
+
 /* --instance-types: an instance type or hostname as --price names machines, or a pattern. */
 static const char *type_filter_problem(const char *v)
 {
@@ -66,6 +79,7 @@ static const char *type_filter_problem(const char *v)
 static const char *const markets[] = {"on-demand", "spot", "both", NULL};   /* RANK_MARKETS_* - 1 */
 static const char *const spot_modes[] = {"lowest", "median", "az", NULL};  /* rank_spot_mode */
 static const char *const formats[] = {"table", "json", "csv", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 static const double MAX_HOURS = 1e9, MAX_USD = 1e15, POSITIVE = 1e-12;
 #define DEFAULT_RESULTS "instbench-results"   /* measure's default output directory */
 
@@ -103,9 +117,26 @@ static const arg_spec rank_specs[] = {
      .group = "target (adds time and cost columns)"},
     {"--epochs", 0, ARG_DOUBLE, &A.epochs, "E", "with --dataset-size: the same as --samples E*S", POSITIVE, 1e9},
     {"--dataset-size", 0, ARG_DOUBLE, &A.dataset_size, "S", "samples in one epoch", POSITIVE, MAX_USD},
-    {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target",
+    {"--spot-risk", 0, ARG_CHOICE, &A.spot_risk, NULL, "on (default): spot rows rank by their interruption-aware figures (the\n"
+     "Advisor's interruption bucket as a rate per node, N nodes stop N times as\n"
+     "often, checkpoints and restarts cost time: EFF. SAMPLES/$, BREAK-EVEN);\n"
+     "off: spot ranks at its raw price as if never interrupted",
+     .choices = on_off, .group = "spot risk (docs/design.md states the model)"},
+    {"--interruption-rate", 0, ARG_FN, &A, "RATE", "interruptions per node-hour for every spot row instead of the Advisor\n"
+     "bucket's: a number (0.002), or Nh / Nd for once per N hours / days\n"
+     "(500h = 0.002; 20d = once per 480 hours)", .fn = take_rate},
+    {"--checkpoint-cost", 0, ARG_DOUBLE, &A.opt.spot.checkpoint_s, "SECONDS", "seconds one checkpoint takes (default: the model's fp32 weights and\n"
+     "Adam moments, + a bf16 copy, at 125 MB/s; 60 s when the results lack the\n"
+     "parameter count)", RANK_SPOT_MIN_CHECKPOINT_S, RANK_SPOT_MAX_CHECKPOINT_S, .given = &A.checkpoint_given},
+    {"--restart-minutes", 0, ARG_DOUBLE, &A.restart_minutes, "MINUTES", "minutes from an interruption to training again: new instance, boot,\n"
+     "checkpoint loaded (default 10)", 0, 10080},
+    {"--checkpoint-every", 0, ARG_DOUBLE, &A.checkpoint_minutes, "MINUTES", "checkpoint interval (default: Daly's optimum for each row)",
+     POSITIVE, 1e6},
+    {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target (spot: the\n"
+     "expected time, interruptions included)",
      POSITIVE, MAX_HOURS, .group = "constraints and order"},
-    {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD", "drop configurations costing more than this to the target",
+    {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD", "drop configurations costing more than this to the target (spot: the\n"
+     "expected cost)",
      POSITIVE, MAX_USD},
     {"--max-hourly", 0, ARG_DOUBLE, &A.opt.max_hourly_usd, "USD",
      "drop configurations costing more than this per hour (all nodes)", POSITIVE, MAX_HOURS},
@@ -127,11 +158,17 @@ static const arg_spec rank_specs[] = {
      "model, precision, batch_size_per_device, data, backend, fingerprint,\n"
      "accelerators, accelerator, accelerators_per_node, accelerators_total,\n"
      "usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
-     "samples_per_dollar, target_samples, hours_to_target, cost_to_target_usd,\n"
-     "runs, samples_per_second_min, samples_per_second_max, cv, warnings,\n"
-     "identity_mismatch, spot_az, spot_zone_type, interruption_bucket,\n"
-     "interruption_label, placement_score, price_source, price_as_of_utc, pareto,\n"
-     "unpriced_reason\n"
+     "samples_per_dollar, effective_samples_per_dollar, target_samples,\n"
+     "hours_to_target, cost_to_target_usd, runs, samples_per_second_min,\n"
+     "samples_per_second_max, cv, warnings, identity_mismatch, spot_az,\n"
+     "spot_zone_type, interruption_bucket, interruption_label, placement_score,\n"
+     "spot_rate_per_node_hour, spot_rate_source, spot_job_rate_per_hour,\n"
+     "checkpoint_cost_s, checkpoint_cost_source, restart_s,\n"
+     "checkpoint_interval_s, spot_efficiency, effective_samples_per_second,\n"
+     "expected_hours_to_target, p90_hours_to_target,\n"
+     "expected_cost_to_target_usd, p90_cost_to_target_usd, p_no_interruption,\n"
+     "breakeven_rate_per_node_hour, breakeven_against, price_source,\n"
+     "price_as_of_utc, pareto, unpriced_reason\n"
      "(default: the table shows what fits; CSV and JSON every column)"),
     {0},
 };
@@ -146,6 +183,10 @@ const arg_command cmd_rank_args = {
     "        a file, directory or run reached again is ignored (\"N duplicates ignored\").",
     "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
     "cost = time x $/h.  Repeated runs of one configuration count once, at their median samples/s.\n"
+    "Spot rows rank by effective samples per dollar: samples/s x T_s/T_w (Daly 2006: N nodes\n"
+    "interrupted N times as often as one, work since the last checkpoint lost, a restart each time)\n"
+    "x 3600 / $/h; BREAK-EVEN is the per-node interruption rate at which a spot row falls to the\n"
+    "best on-demand row (docs/design.md states the model and its defaults).\n"
     "Marks after a configuration: ^ extrapolated (measured on fewer nodes than it has: samples/s\n"
     "scaled linearly, no communication cost assumed; a real run of those nodes replaces it),\n"
     "! identity mismatch (the type contradicts the hardware), ~ runs that disagree by over 10%\n"
@@ -162,6 +203,8 @@ const arg_command cmd_rank_args = {
          "instbench rank instbench-results/ --epochs 300 --dataset-size 1281167 --budget 5000"},
         {"your own machine at your price next to AWS's, with a chart",
          "instbench rank instbench-results/ --price workstation=0.90 --plot rank.svg"},
+        {"spot if a node is reclaimed once every 100 hours and a checkpoint takes 2 minutes",
+         "instbench rank instbench-results/ --interruption-rate 100h --checkpoint-cost 120 --samples 1e9 --wide"},
         {0}},
 };
 
@@ -206,6 +249,7 @@ static int parse_args(int argc, char **argv, rank_args *a)
     rank_options_init(&A.opt);
     A.market = RANK_MARKETS_BOTH - 1;
     A.format_i = -1;
+    A.restart_minutes = A.checkpoint_minutes = NAN;
     if (!(A.paths = calloc((size_t)argc, sizeof *A.paths))) return IB_EXIT_RUNTIME;
     int rc = args_parse(&cmd_rank_args, argc, argv, A.paths, &A.n_paths);
     *a = A;
@@ -246,6 +290,14 @@ static int parse_args(int argc, char **argv, rank_args *a)
     }
     a->format = a->format_i >= 0 ? formats[a->format_i] : a->out_path ? format_of_path(a->out_path)
                 : util_isatty_stdout() ? "table" : "json";
+    o->spot.off = a->spot_risk == 1;
+    if (!isnan(a->restart_minutes)) o->spot.restart_s = a->restart_minutes * 60;
+    if (!isnan(a->checkpoint_minutes)) o->spot.interval_s = a->checkpoint_minutes * 60;
+    if (a->checkpoint_given) o->spot.checkpoint_source = "user";
+    if (o->spot.off && (!isnan(o->spot.rate_per_node_hour) || a->checkpoint_given || !isnan(a->restart_minutes) ||
+                        !isnan(a->checkpoint_minutes)))
+        return args_usage_error(c, "--spot-risk off ranks spot at its raw price: --interruption-rate, "
+                                   "--checkpoint-cost, --restart-minutes and --checkpoint-every do not apply");
     o->user_prices = a->prices_given;
     o->n_user_prices = a->n_prices_given;
     return 0;
@@ -660,6 +712,7 @@ int cmd_rank(int argc, char **argv)
     if (n_groups > 1) list_groups(groups, n_groups, chosen, a.workload != NULL);
     const rank_group *g = &groups[chosen];
 
+    if (!a.checkpoint_given) a.opt.spot.checkpoint_s = rank_spot_default_checkpoint_s(g->params, g->precision);
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
     if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
     check_user_prices(&a, configs, n_configs);
@@ -700,7 +753,7 @@ int cmd_rank(int argc, char **argv)
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
                        a.samples > 0 ? 0 : a.dataset_size, a.region, origin[0] ? origin : NULL,
                        res.files_read, res.n, res.skipped, res.duplicates, superseded(configs, n_configs),
-                       a.columns.v, a.columns.n};
+                       a.columns.v, a.columns.n, a.wide};
     if (rep.superseded)
         ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
                 rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");

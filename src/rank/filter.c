@@ -31,11 +31,11 @@ size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter
             st->by_max_hourly++;
             continue;
         }
-        if (!within(r->hours_to_target, o->deadline_hours)) {
+        if (!within(r->rank_hours_to_target, o->deadline_hours)) {
             st->by_deadline++;
             continue;
         }
-        if (!within(r->cost_to_target, o->budget_usd)) {
+        if (!within(r->rank_cost_to_target, o->budget_usd)) {
             st->by_budget++;
             continue;
         }

@@ -72,6 +72,7 @@ int rank_group_by_workload(const rank_results *r, rank_group **groups, size_t *n
         strcpy(G->data, first->data);
         G->batch_per_device = first->batch_per_device;
         G->global_batch = first->global_batch;
+        G->params = first->params;
         G->n = i - start;
         G->idx = malloc(G->n * sizeof *G->idx);
         if (!G->idx) {

@@ -21,4 +21,8 @@ void rank_seen_free(rank_seen *s);
 /* Median of V[0..N) (N > 0); reorders V.  Even N: mean of the two middle values. */
 double rank_median(double *v, size_t n);
 
+/* report_columns.c: "310" or "4.5" (one decimal below 10): the H of "once every H hours" for a
+ * per-node RATE, as the table's BREAK-EVEN and the sentences under it write it. */
+void rank_fmt_every_hours(double rate, char *out, size_t len);
+
 #endif

@@ -14,8 +14,8 @@ void rank_pareto_mark(rank_row *rows, size_t n_priced)
         rows[i].pareto = 1;
         for (size_t j = 0; j < n_priced; j++) {
             if (i == j) continue;
-            double si = rows[i].samples_per_second, sj = rows[j].samples_per_second;
-            double di = rows[i].samples_per_dollar, dj = rows[j].samples_per_dollar;
+            double si = rows[i].rank_samples_per_second, sj = rows[j].rank_samples_per_second;
+            double di = rows[i].rank_samples_per_dollar, dj = rows[j].rank_samples_per_dollar;
             if (sj >= si && dj >= di && (sj > si || dj > di)) {
                 rows[i].pareto = 0;
                 break;

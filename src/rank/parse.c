@@ -240,6 +240,9 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
         get_long(wl, "global_batch_size", "workload.global_batch_size", 1, 1L << 50, -1, &r->global_batch,
                  reason, rlen))
         return -1;
+    /* the parameter count only sizes rank's default checkpoint cost: a bad one is unknown, not fatal */
+    char ignored[128];
+    if (get_long(wl, "params", "workload.params", 1, 1L << 50, -1, &r->params, ignored, sizeof ignored)) r->params = -1;
 
     const cJSON *ms = get_obj(root, "measurement");
     if (!ms) return fail(reason, rlen, "missing \"measurement\" object");

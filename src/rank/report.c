@@ -13,6 +13,7 @@
 
 #include "instbench/output.h"
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 void rank_report_price_summary(const rank_report *r, char *out, size_t len)
 {
@@ -106,12 +107,30 @@ static void people_text(const rank_value *v, char *out, size_t len)
     }
 }
 
+/* The first ranked spot row the model covers, or NULL. */
+static const rank_row *first_risky(const rank_report *r)
+{
+    for (size_t i = 0; i < r->n_priced; i++)
+        if (r->rows[i].risk.valid) return &r->rows[i];
+    return NULL;
+}
+
+/* Some ranked spot row has an on-demand row to break even against. */
+static int any_breakeven(const rank_report *r)
+{
+    for (size_t i = 0; i < r->n_priced; i++)
+        if (r->rows[i].risk.valid && r->rows[i].risk.breakeven_against >= 0) return 1;
+    return 0;
+}
+
 /* The table's default columns for this report: one region for every row is said above the table
- * instead of in a column; without a target the time and cost columns would be empty. */
+ * instead of in a column; without a target the time and cost columns would be empty; without a
+ * spot row the model covers, the risk columns would repeat SAMPLES/$ or be empty; P90 time and
+ * P(no interruption) only with --wide. */
 static size_t table_columns(const rank_report *r, const rank_column **cols)
 {
     if (r->n_columns) return rank_report_columns(r, NULL, cols, MAX_SHOWN);
-    int one_region = 1;
+    int one_region = 1, risk = first_risky(r) != NULL, target = r->opts->target_samples > 0;
     for (size_t i = 1; i < r->n_rows; i++)
         one_region &= !strcmp(r->configs[r->rows[i].config].region, r->configs[r->rows[0].config].region);
     const rank_column *all[MAX_SHOWN];
@@ -119,7 +138,11 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
     for (size_t i = 0; i < n; i++) {
         const char *key = all[i]->key;
         if (one_region && !strcmp(key, "region")) continue;
-        if (!(r->opts->target_samples > 0) && (!strcmp(key, "hours_to_target") || !strcmp(key, "cost_to_target_usd")))
+        if (!target && (!strcmp(key, "hours_to_target") || !strcmp(key, "cost_to_target_usd")))
+            continue;
+        if (!risk && !strcmp(key, "effective_samples_per_dollar")) continue;
+        if (!any_breakeven(r) && !strcmp(key, "breakeven_rate_per_node_hour")) continue;
+        if ((!risk || !target || !r->wide) && (!strcmp(key, "p90_hours_to_target") || !strcmp(key, "p_no_interruption")))
             continue;
         cols[k++] = all[i];
     }
@@ -166,6 +189,92 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                          "quiet machine before trusting it (JSON/CSV: warnings, cv, samples_per_second_min/max).",
                     100 * RANK_SPREAD_LIMIT, codes[0] ? " or carry warnings (" : "", codes, codes[0] ? ")" : "");
     }
+}
+
+/* "1 per 310 h" style: once every H hours, H = 1 / RATE. */
+static void once_every(double rate, char *out, size_t len)
+{
+    char h[48];
+    rank_fmt_every_hours(rate, h, sizeof h);
+    snprintf(out, len, "once every %s hours", h);
+}
+
+/* The spot model's assumptions (one line), then the seed question answered for the best spot row:
+ * how often a node may be reclaimed before the best on-demand row wins. */
+/* The seed question answered for one spot row: how often a node may be reclaimed before the best
+ * on-demand row wins. */
+static void write_breakeven(const rank_report *r, const rank_row *row, FILE *out)
+{
+    const rank_spot_risk *k = &row->risk;
+    if (k->breakeven_against < 0) return;
+    char spot[256], od[256], at[96], be[96];
+    rank_config_label(&r->configs[row->config], row->market, spot, sizeof spot);
+    rank_config_label(&r->configs[k->breakeven_against], RANK_ON_DEMAND, od, sizeof od);
+    once_every(k->rate_per_node_hour, at, sizeof at);
+    if (isnan(k->breakeven_rate)) {
+        output_note(out, "%s stays ahead of %s even if a node is reclaimed once an hour.", spot, od);
+        return;
+    }
+    if (k->breakeven_rate <= 0) {
+        output_note(out, "%s is behind %s at any interruption rate.", spot, od);
+        return;
+    }
+    once_every(k->breakeven_rate, be, sizeof be);
+    if (k->breakeven_rate > k->rate_per_node_hour)
+        output_note(out, "%s stays ahead of %s unless a node is reclaimed more often than %s (assumed: %s).", spot,
+                    od, be, at);
+    else
+        output_note(out, "%s falls behind %s: a node reclaimed more often than %s puts it behind, and the assumed "
+                         "rate is %s.", spot, od, be, at);
+}
+
+enum { BREAKEVEN_LINES = 4 };
+
+/* The spot model's assumptions (one line), then the break-even of the first BREAKEVEN_LINES spot
+ * rows in rank order (JSON and CSV carry every row's). */
+static void write_spot_risk(const rank_report *r, const output_table *t, FILE *out)
+{
+    if (!first_risky(r)) return;
+    const rank_spot_options *so = &r->opts->spot;
+    char rate[160], tau[64], delta[48], restart[48];
+    if (isfinite(so->rate_per_node_hour)) {
+        once_every(so->rate_per_node_hour, rate, sizeof rate);
+        size_t u = strlen(rate);
+        snprintf(rate + u, sizeof rate - u, " per node (--interruption-rate)");
+    } else {
+        snprintf(rate, sizeof rate, "from the Advisor bucket's midpoint (<5%% -> 2.5%%, ..., >20%% -> 25%% of nodes "
+                                    "a month; assumed)");
+    }
+    if (so->checkpoint_s < 60) snprintf(delta, sizeof delta, "%.3g s", so->checkpoint_s);
+    else output_fmt_duration(delta, sizeof delta, so->checkpoint_s);
+    output_fmt_duration(restart, sizeof restart, so->restart_s);
+    if (isfinite(so->interval_s)) {
+        char d[48];
+        output_fmt_duration(d, sizeof d, so->interval_s);
+        snprintf(tau, sizeof tau, "every %s", d);
+    } else {
+        snprintf(tau, sizeof tau, "interval: Daly's optimum per row");
+    }
+    int times = output_table_showed(t, "hours_to_target") || output_table_showed(t, "cost_to_target_usd");
+    output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
+                     "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
+                rate, delta, so->checkpoint_source, restart, tau,
+                output_table_showed(t, "breakeven_rate_per_node_hour")
+                    ? "; BREAK-EVEN: the per-node rate at which the row falls to the best on-demand row" : "",
+                times ? "; TIME and COST are without interruptions (JSON/CSV: expected_hours_to_target, "
+                        "p90_hours_to_target; --wide: P90 TIME)" : "");
+    size_t shown = 0, risky = 0;
+    for (size_t i = 0; i < r->n_priced; i++) {
+        if (!r->rows[i].risk.valid) continue;
+        risky++;
+        if (shown < BREAKEVEN_LINES && r->rows[i].risk.breakeven_against >= 0) {
+            write_breakeven(r, &r->rows[i], out);
+            shown++;
+        }
+    }
+    if (risky > shown && shown == BREAKEVEN_LINES)
+        output_note(out, "(the first %d spot rows; JSON and CSV: breakeven_rate_per_node_hour for every row)",
+                    BREAKEVEN_LINES);
 }
 
 static void write_unranked(const rank_report *r, FILE *out)
@@ -223,6 +332,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     if (frontier && output_table_showed(&t, "rank"))
         fprintf(out, "* Pareto frontier: no other row is both faster and cheaper per sample.\n");
     if (r->n_priced) write_legend(r, &t, out);
+    if (r->n_priced) write_spot_risk(r, &t, out);
     output_table_free(&t);
     if (r->n_rows > r->n_priced) write_unranked(r, out);
     if (ferror(out)) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the table");

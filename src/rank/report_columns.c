@@ -11,6 +11,7 @@
 
 #include "instbench/output.h"
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 #define CFG(r, row) (&(r)->configs[(row)->config])
 
@@ -127,6 +128,51 @@ static void get_placement(const rank_report *r, const rank_row *row, rank_value 
     (void)r;
     if (is_spot(row) && row->placement_score > 0) num(v, row->placement_score);
 }
+/* Spot risk (spot_risk.c): null on on-demand rows and on spot rows the model does not cover
+ * (--spot-risk off, no Advisor bucket and no --interruption-rate). */
+static const rank_spot_risk *risk_of(const rank_row *row) { return row->priced && row->risk.valid ? &row->risk : NULL; }
+#define RISK(row) risk_of(row)
+#define RISK_NUM(name, field)                                                                     \
+    static void name(const rank_report *r, const rank_row *row, rank_value *v)                   \
+    {                                                                                             \
+        (void)r;                                                                                  \
+        if (RISK(row)) num(v, RISK(row)->field);                                                  \
+    }
+RISK_NUM(get_spot_rate, rate_per_node_hour)
+RISK_NUM(get_job_rate, job_rate_per_hour)
+RISK_NUM(get_checkpoint_s, checkpoint_s)
+RISK_NUM(get_restart_s, restart_s)
+RISK_NUM(get_interval_s, interval_s)
+RISK_NUM(get_efficiency, efficiency)
+RISK_NUM(get_eff_sps, samples_per_second)
+RISK_NUM(get_eff_spd, samples_per_dollar)
+RISK_NUM(get_exp_hours, expected_hours)
+RISK_NUM(get_p90_hours, p90_hours)
+RISK_NUM(get_exp_cost, expected_cost)
+RISK_NUM(get_p90_cost, p90_cost)
+RISK_NUM(get_p_none, p_no_interruption)
+static void get_rate_source(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (RISK(row)) text(v, RISK(row)->rate_source);
+}
+static void get_checkpoint_source(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (RISK(row)) text(v, RISK(row)->checkpoint_source);
+}
+/* null: "never" (still ahead at 1 per node-hour) or no on-demand row to break even against */
+static void get_breakeven(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (RISK(row) && RISK(row)->breakeven_against >= 0) num(v, RISK(row)->breakeven_rate);
+}
+static void get_breakeven_against(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    if (!RISK(row) || RISK(row)->breakeven_against < 0) return;
+    rank_config_label(&r->configs[RISK(row)->breakeven_against], RANK_ON_DEMAND, v->buf, sizeof v->buf);
+    text(v, v->buf);
+}
 static void get_price_source(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) text(v, row->price_source); }
 static void get_price_as_of(const rank_report *r, const rank_row *row, rank_value *v)
 {
@@ -210,6 +256,45 @@ static void show_interruption(const rank_report *r, const rank_row *row, char *o
     const char *l = row->interruption_bucket >= 0 ? prices_interruption_label(row->interruption_bucket) : NULL;
     snprintf(out, len, "%s", !is_spot(row) ? "-" : l ? l : "?");
 }
+/* The table compares every row on the figure it is ranked by: on-demand rows (never interrupted)
+ * and spot rows ranked raw show their SAMPLES/$ again. */
+static void show_eff_spd(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    output_fmt_grouped(out, len, row->rank_samples_per_dollar, 0);
+}
+/* "1 per 310 h": a node reclaimed more often than once every H hours puts the row behind the
+ * best on-demand row; "never" ahead at any rate, "behind" at every rate. */
+static void show_breakeven(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    const rank_spot_risk *k = RISK(row);
+    if (!k || k->breakeven_against < 0) snprintf(out, len, "-");
+    else if (isnan(k->breakeven_rate)) snprintf(out, len, "never");
+    else if (k->breakeven_rate <= 0) snprintf(out, len, "behind");
+    else {
+        char h[48];
+        rank_fmt_every_hours(k->breakeven_rate, h, sizeof h);
+        snprintf(out, len, "1 per %s h", h);
+    }
+}
+
+void rank_fmt_every_hours(double rate, char *out, size_t len)
+{
+    output_fmt_grouped(out, len, 1 / rate, 1 / rate < 10 ? 1 : 0);
+}
+static void show_p90_hours(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    output_fmt_duration(out, len, RISK(row) ? RISK(row)->p90_hours * 3600 : NAN);
+}
+static void show_p_none(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    if (RISK(row) && isfinite(RISK(row)->p_no_interruption)) snprintf(out, len, "%.1f%%", 100 * RISK(row)->p_no_interruption);
+    else snprintf(out, len, "-");
+}
+
 /* "snapshot 4d 2h": the price's source and how old it is. */
 static void show_price_source(const rank_report *r, const rank_row *row, char *out, size_t len)
 {
@@ -251,6 +336,7 @@ const rank_column rank_columns[] = {
     {"usd_per_hour_per_node", "$/h PER NODE", R, 8, get_usd_per_node, show_usd_per_node},
     {"samples_per_second", "SAMPLES/s", R, 7, get_sps, show_sps},
     {"samples_per_dollar", "SAMPLES/$", R, K, get_spd, show_spd},
+    {"effective_samples_per_dollar", "EFF. SAMPLES/$", R, K, get_eff_spd, show_eff_spd},
     {"target_samples", "TARGET SAMPLES", R, 2, get_target, NULL},
     {"hours_to_target", "TIME", R, 6, get_hours, show_hours},
     {"cost_to_target_usd", "COST", R, 8, get_cost, show_cost},
@@ -265,6 +351,22 @@ const rank_column rank_columns[] = {
     {"interruption_bucket", "INTERRUPTION BUCKET", R, 5, get_bucket, NULL},
     {"interruption_label", "INTERRUPTION", L, 5, get_interruption, show_interruption},
     {"placement_score", "PLACEMENT", R, 1, get_placement, show_placement},
+    {"spot_rate_per_node_hour", "RATE/NODE-h", R, 1, get_spot_rate, NULL},
+    {"spot_rate_source", "RATE SOURCE", L, 1, get_rate_source, NULL},
+    {"spot_job_rate_per_hour", "JOB RATE/h", R, 1, get_job_rate, NULL},
+    {"checkpoint_cost_s", "CHECKPOINT s", R, 1, get_checkpoint_s, NULL},
+    {"checkpoint_cost_source", "CHECKPOINT SOURCE", L, 1, get_checkpoint_source, NULL},
+    {"restart_s", "RESTART s", R, 1, get_restart_s, NULL},
+    {"checkpoint_interval_s", "INTERVAL s", R, 1, get_interval_s, NULL},
+    {"spot_efficiency", "EFFICIENCY", R, 1, get_efficiency, NULL},
+    {"effective_samples_per_second", "EFF. SAMPLES/s", R, 1, get_eff_sps, NULL},
+    {"expected_hours_to_target", "EXPECTED TIME", R, 1, get_exp_hours, NULL},
+    {"p90_hours_to_target", "P90 TIME", R, 2, get_p90_hours, show_p90_hours},
+    {"expected_cost_to_target_usd", "EXPECTED COST", R, 1, get_exp_cost, NULL},
+    {"p90_cost_to_target_usd", "P90 COST", R, 1, get_p90_cost, NULL},
+    {"p_no_interruption", "P(NO INTERRUPTION)", R, 2, get_p_none, show_p_none},
+    {"breakeven_rate_per_node_hour", "BREAK-EVEN", R, 6, get_breakeven, show_breakeven},
+    {"breakeven_against", "BREAK-EVEN AGAINST", L, 1, get_breakeven_against, NULL},
     {"price_source", "PRICE SOURCE, AGE", L, 5, get_price_source, show_price_source},
     {"price_as_of_utc", "PRICE AS OF (UTC)", L, 1, get_price_as_of, NULL},
     {"pareto", "PARETO", L, 1, get_pareto, NULL},
@@ -273,9 +375,11 @@ const rank_column rank_columns[] = {
 };
 
 const char *const rank_table_keys[] = {"rank", "configuration", "region", "accelerators", "usd_per_hour",
-                                       "samples_per_second", "samples_per_dollar", "hours_to_target",
-                                       "cost_to_target_usd", "spot_az", "interruption_label", "placement_score",
-                                       "price_source", "runs", NULL};
+                                       "samples_per_second", "samples_per_dollar", "effective_samples_per_dollar",
+                                       "hours_to_target", "cost_to_target_usd", "p90_hours_to_target",
+                                       "p_no_interruption", "spot_az", "interruption_label",
+                                       "breakeven_rate_per_node_hour", "placement_score", "price_source", "runs",
+                                       NULL};
 
 /* The table's keys before version 2 named the same columns differently: still accepted. */
 static const char *const aliases[][2] = {

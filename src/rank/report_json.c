@@ -59,6 +59,24 @@ static cJSON *value_json(const rank_value *v)
 
 static cJSON *limit(double v) { return isnan(v) ? cJSON_CreateNull() : output_json_number(v); }
 
+/* "spot_risk": the model's assumptions for every spot row (docs/design.md, "Spot risk"): what the
+ * table's legend line says, for machines. */
+static void add_spot_risk(cJSON *doc, const rank_spot_options *so)
+{
+    cJSON *k = cJSON_AddObjectToObject(doc, "spot_risk");
+    cJSON_AddStringToObject(k, "mode", so->off ? "off" : "on");
+    cJSON_AddStringToObject(k, "rate_source", isfinite(so->rate_per_node_hour) ? "user" : "advisor");
+    cJSON_AddItemToObject(k, "rate_per_node_hour", limit(so->rate_per_node_hour));
+    cJSON *shares = cJSON_AddArrayToObject(k, "advisor_bucket_shares");
+    for (int b = 0; b < 5; b++) cJSON_AddItemToArray(shares, output_json_number(rank_spot_bucket_share[b]));
+    cJSON_AddItemToObject(k, "advisor_window_hours", output_json_number(RANK_SPOT_ADVISOR_WINDOW_H));
+    cJSON_AddItemToObject(k, "checkpoint_cost_s", output_json_number(so->checkpoint_s));
+    cJSON_AddStringToObject(k, "checkpoint_cost_source", so->checkpoint_source);
+    cJSON_AddItemToObject(k, "restart_s", output_json_number(so->restart_s));
+    cJSON_AddItemToObject(k, "checkpoint_interval_s", limit(so->interval_s));
+    cJSON_AddStringToObject(k, "checkpoint_interval", isfinite(so->interval_s) ? "user" : "daly");
+}
+
 int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
 {
     const rank_options *op = r->opts;
@@ -121,6 +139,7 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddItemToObject(f, "budget_usd", limit(op->budget_usd));
     cJSON_AddItemToObject(f, "max_hourly_usd", limit(op->max_hourly_usd));
     cJSON_AddBoolToObject(f, "pareto_only", op->pareto_only);
+    add_spot_risk(doc, &op->spot);
     cJSON_AddStringToObject(doc, "sort", rank_sort_key_name(op->sort));
     cJSON *rm = cJSON_AddObjectToObject(doc, "removed");
     cJSON_AddNumberToObject(rm, "max_hourly", (double)r->removed.by_max_hourly);

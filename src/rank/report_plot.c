@@ -1,7 +1,9 @@
 /* rank/report_plot.c: the --plot chart.  samples/s (y) against $/h (x): every ranked row is a
  * point tagged with its rank (the key beside the plot names its configuration); dashed iso-cost
  * lines are lines of equal samples per dollar (y = x * samples_per_dollar / 3600), so "further
- * up-left" reads as "cheaper per sample"; the Pareto rows are joined in red.  Scales, ticks and
+ * up-left" reads as "cheaper per sample"; the Pareto rows are joined in red.  Every row stands at
+ * the figures it is ranked by: a spot row at its effective samples/s (interruptions priced in,
+ * spot_risk.c), so the frontier and the iso-cost lines agree with the ranking.  Scales, ticks and
  * label placement are output/svg.c's. */
 #include <math.h>
 #include <stdio.h>
@@ -44,15 +46,16 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         /* A figure that is not finite reads "-": the chart never says nan or inf. */
         char usd[32], sps[32];   /* the tables' number style ("-" when not finite) */
         output_fmt_usd(usd, sizeof usd, row->usd_per_hour);
-        output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
+        output_fmt_grouped(sps, sizeof sps, row->rank_samples_per_second, 1);
         const rank_config *c = &r->configs[row->config];
-        snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h, %.24s samples/s%s", row->rank, l, usd, sps,
-                 c->extrapolated ? " (extrapolated)" : "");
+        snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h, %.24s %ssamples/s%s", row->rank, l, usd, sps,
+                 row->risk.valid ? "effective " : "", c->extrapolated ? " (extrapolated)" : "");
         snprintf(tags[i], sizeof tags[i], "#%d", row->rank);
-        pts[i] = (output_point){row->usd_per_hour, row->samples_per_second, labels[i], tags[i], row->pareto,
+        pts[i] = (output_point){row->usd_per_hour, row->rank_samples_per_second, labels[i], tags[i], row->pareto,
                                 c->extrapolated};
         extrapolated |= c->extrapolated;
-        if (isfinite(row->samples_per_dollar) && row->samples_per_dollar > best) best = row->samples_per_dollar;
+        if (isfinite(row->rank_samples_per_dollar) && row->rank_samples_per_dollar > best)
+            best = row->rank_samples_per_dollar;
     }
     output_ray rays[3];
     char rl[3][48];

@@ -25,6 +25,11 @@ void rank_options_init(rank_options *o)
     o->max_hourly_usd = NAN;
     o->sort = RANK_SORT_SAMPLES_PER_DOLLAR;
     o->now = time(NULL);
+    o->spot.rate_per_node_hour = NAN;
+    o->spot.checkpoint_s = RANK_SPOT_CHECKPOINT_S_UNKNOWN;
+    o->spot.checkpoint_source = "default";
+    o->spot.restart_s = RANK_SPOT_RESTART_S;
+    o->spot.interval_s = NAN;
 }
 
 int rank_is_sagemaker_type(const char *t) { return !strncmp(t, "ml.", 3); }
@@ -263,6 +268,7 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
             }
         }
     }
+    rank_spot_risk_fill(r, n, configs, o);
     *rows = r;
     *n_rows = n;
     return 0;

@@ -3,7 +3,8 @@
  * samples-per-dollar and throughput: higher first.  cost: lower cost to the target first (with no
  * target, lower $/h: the cost of keeping the configuration running).  time: shorter time to the
  * target first, i.e. higher samples/s.  Ties fall back to samples per dollar, then samples/s,
- * then the configuration label, so the order never depends on input order. */
+ * then the configuration label, so the order never depends on input order.  Every figure is the
+ * row's ranking figure: a spot row's risk-adjusted one (spot_risk.c) unless --spot-risk off. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,16 +30,16 @@ static int cmp_items(const void *pa, const void *pb)
     const rank_row *x = &a->row, *y = &b->row;
     int c = 0;
     switch (g_key) {
-    case RANK_SORT_SAMPLES_PER_DOLLAR: c = cmp_desc(x->samples_per_dollar, y->samples_per_dollar); break;
-    case RANK_SORT_THROUGHPUT: c = cmp_desc(x->samples_per_second, y->samples_per_second); break;
+    case RANK_SORT_SAMPLES_PER_DOLLAR: c = cmp_desc(x->rank_samples_per_dollar, y->rank_samples_per_dollar); break;
+    case RANK_SORT_THROUGHPUT: c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second); break;
     case RANK_SORT_COST:
-        c = isnan(x->cost_to_target) || isnan(y->cost_to_target) ? cmp_asc(x->usd_per_hour, y->usd_per_hour)
-                                                                 : cmp_asc(x->cost_to_target, y->cost_to_target);
+        c = isnan(x->rank_cost_to_target) || isnan(y->rank_cost_to_target) ? cmp_asc(x->usd_per_hour, y->usd_per_hour)
+                                                                 : cmp_asc(x->rank_cost_to_target, y->rank_cost_to_target);
         break;
-    case RANK_SORT_TIME: c = cmp_desc(x->samples_per_second, y->samples_per_second); break;
+    case RANK_SORT_TIME: c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second); break;
     }
-    if (!c) c = cmp_desc(x->samples_per_dollar, y->samples_per_dollar);
-    if (!c) c = cmp_desc(x->samples_per_second, y->samples_per_second);
+    if (!c) c = cmp_desc(x->rank_samples_per_dollar, y->rank_samples_per_dollar);
+    if (!c) c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second);
     if (!c) c = names_instance_type_cmp(a->type, b->type);   /* g5.2xlarge before g5.12xlarge */
     if (!c) c = strcmp(a->label, b->label);
     if (!c) c = (x->market > y->market) - (x->market < y->market);

@@ -52,3 +52,9 @@ add_test(NAME rank_rows_honest COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIS
 # the CSV, rank -o and the default input.
 add_test(NAME rank_machine_output COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_machine_output.py ${INSTBENCH_BIN})
 set_tests_properties(rank_machine_output PROPERTIES TIMEOUT 600)
+# Spot priced with its interruptions (src/rank/spot_risk.c): every figure against an independent
+# 60-digit model over a grid, a Monte-Carlo simulation of the renewal process, the seed pair
+# flipping exactly at its break-even rate, the table's columns and sentence, bad flag values,
+# docs/usage.md's worked example run as written.
+add_test(NAME rank_spot_risk COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_spot_risk.py ${INSTBENCH_BIN}
+         ${CMAKE_SOURCE_DIR}/docs/usage.md)

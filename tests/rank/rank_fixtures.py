@@ -98,8 +98,17 @@ def run(binary, args, stdin=None):
 # ---- the independent model ------------------------------------------------------------------
 
 def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, spot="lowest", az=None,
-                  target=None, deadline=None, budget=None, max_hourly=None, pareto_only=False):
-    """Returns (ranked-unsorted priced rows, unpriced rows) as dicts, from first principles."""
+                  target=None, deadline=None, budget=None, max_hourly=None, pareto_only=False, spot_risk=True,
+                  interruption_rate=None):
+    """Returns (ranked-unsorted priced rows, unpriced rows) as dicts, from first principles.
+
+    Each priced row also gets rank_sps, rank_spd, rank_hours, rank_cost: the figures it is ranked,
+    filtered and Pareto-marked by.  On a spot row with an Advisor bucket (or INTERRUPTION_RATE)
+    and SPOT_RISK they are the risk-adjusted ones of spot_model (defaults: checkpoint from the
+    workload's parameters, 10 min restart, Daly's interval); otherwise the raw ones."""
+    import spot_model
+    params, precision = results[0]["workload"].get("params"), results[0]["workload"]["precision"]
+    checkpoint_s = spot_model.default_checkpoint_s(params, precision)
     configs = {}
     for r in results:
         measured = r["topology"]["nodes"]
@@ -155,31 +164,41 @@ def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, s
             if target:
                 row["hours_to_target"] = target / sps / 3600.0
                 row["cost_to_target_usd"] = row["hours_to_target"] * row["usd_per_hour"]
+            row["rank_sps"], row["rank_spd"] = sps, row["samples_per_dollar"]
+            row["rank_hours"], row["rank_cost"] = row.get("hours_to_target"), row.get("cost_to_target_usd")
+            rate = interruption_rate
+            if rate is None and market == "spot" and row.get("interruption_bucket") is not None:
+                rate = float(spot_model.bucket_rate(row["interruption_bucket"]))
+            if spot_risk and market == "spot" and rate is not None:
+                f = spot_model.spot_figures(sps, row["usd_per_hour"], nodes, rate, checkpoint_s,
+                                            spot_model.DEFAULT_RESTART_S, None, target)
+                row["rank_sps"], row["rank_spd"] = f["effective_samples_per_second"], f["effective_samples_per_dollar"]
+                if target:
+                    row["rank_hours"], row["rank_cost"] = f["expected_hours_to_target"], f["expected_cost_to_target_usd"]
             priced.append(row)
     if max_hourly is not None:
         priced = [r for r in priced if r["usd_per_hour"] <= max_hourly]
     if deadline is not None:
-        priced = [r for r in priced if r["hours_to_target"] <= deadline]
+        priced = [r for r in priced if r["rank_hours"] <= deadline]
     if budget is not None:
-        priced = [r for r in priced if r["cost_to_target_usd"] <= budget]
+        priced = [r for r in priced if r["rank_cost"] <= budget]
     for r in priced:
         r["pareto"] = not any(
-            o is not r and o["samples_per_second"] >= r["samples_per_second"]
-            and o["samples_per_dollar"] >= r["samples_per_dollar"]
-            and (o["samples_per_second"] > r["samples_per_second"]
-                 or o["samples_per_dollar"] > r["samples_per_dollar"]) for o in priced)
+            o is not r and o["rank_sps"] >= r["rank_sps"] and o["rank_spd"] >= r["rank_spd"]
+            and (o["rank_sps"] > r["rank_sps"] or o["rank_spd"] > r["rank_spd"]) for o in priced)
     if pareto_only:
         priced = [r for r in priced if r["pareto"]]
     return priced, unpriced
 
 
 def sort_key(name, target):
+    """The order rank promises, on each row's ranking figures (expected_rows: rank_*)."""
     if name == "samples-per-dollar":
-        return lambda r: -r["samples_per_dollar"]
+        return lambda r: -r["rank_spd"]
     if name == "throughput" or name == "time":
-        return lambda r: (-r["samples_per_second"], -r["samples_per_dollar"])
+        return lambda r: (-r["rank_sps"], -r["rank_spd"])
     if name == "cost":
-        return (lambda r: r["cost_to_target_usd"]) if target else (lambda r: (r["usd_per_hour"], -r["samples_per_dollar"]))
+        return (lambda r: r["rank_cost"]) if target else (lambda r: (r["usd_per_hour"], -r["rank_spd"]))
     raise ValueError(name)
 
 

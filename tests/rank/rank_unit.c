@@ -161,8 +161,8 @@ static rank_row row(double sps, double spd)
     rank_row r;
     memset(&r, 0, sizeof r);
     r.priced = 1;
-    r.samples_per_second = sps;
-    r.samples_per_dollar = spd;
+    r.samples_per_second = r.rank_samples_per_second = sps;
+    r.samples_per_dollar = r.rank_samples_per_dollar = spd;
     return r;
 }
 
@@ -186,15 +186,42 @@ static void test_filter(void)
     o.max_hourly_usd = 2;
     o.deadline_hours = 10;
     rank_row r[4] = {row(1, 1), row(1, 1), row(1, 1), row(1, 1)};
-    r[0].usd_per_hour = 1, r[0].hours_to_target = 10;   /* kept: limits are inclusive */
-    r[1].usd_per_hour = 3, r[1].hours_to_target = 1;    /* over max-hourly */
-    r[2].priced = 0;                                    /* unpriced: kept at the end */
-    r[3].usd_per_hour = 1, r[3].hours_to_target = 11;   /* misses the deadline */
+    r[0].usd_per_hour = 1, r[0].rank_hours_to_target = 10;   /* kept: limits are inclusive */
+    r[1].usd_per_hour = 3, r[1].rank_hours_to_target = 1;    /* over max-hourly */
+    r[2].priced = 0;                                         /* unpriced: kept at the end */
+    r[3].usd_per_hour = 1, r[3].rank_hours_to_target = 11;   /* misses the deadline: the ranking figure
+                                                                (a spot row's expected time) counts */
+    r[3].hours_to_target = 9;
     size_t n = 4;
     rank_filter_stats st;
     size_t priced = rank_filter(r, &n, &o, &st);
     CHECK(priced == 1 && n == 2 && !r[1].priced, "filter: %zu priced of %zu", priced, n);
     CHECK(st.by_max_hourly == 1 && st.by_deadline == 1 && st.unpriced == 1, "filter stats");
+}
+
+/* The spot model's pieces at hand-checked points (the full model: rank_spot_risk.py). */
+static void test_spot_model(void)
+{
+    /* >20%: p = 0.25, lambda = ln(4/3) / 720 */
+    CHECK(fabs(rank_spot_bucket_rate(4) - log(4.0 / 3) / 720) < 1e-18, "bucket rate");
+    CHECK(isnan(rank_spot_bucket_rate(5)) && isnan(rank_spot_bucket_rate(-1)), "bucket out of range");
+    /* delta >= 2M: tau = M; else Daly: delta = 0.02, M = 1: x = 0.01, sqrt(0.04)(1 + 0.1/3 + 0.01/9) - 0.02 */
+    CHECK(rank_spot_daly_interval(3, 1) == 1, "daly cap");
+    CHECK(fabs(rank_spot_daly_interval(0.02, 1) - (0.2 * (1 + 0.1 / 3 + 0.01 / 9) - 0.02)) < 1e-15, "daly");
+    /* no restart, tau + delta = 1, Lambda = 1: tau / (e - 1) */
+    CHECK(fabs(rank_spot_efficiency(1, 0.5, 0, 0.5) - 0.5 / (exp(1) - 1)) < 1e-15, "efficiency");
+    /* the series and the closed form meet at x = 0.1 (both sides of the switch) */
+    rank_spot_moments a = rank_spot_segment_moments(1, 0.1 - 1e-15, 0), b = rank_spot_segment_moments(1, 0.1 + 1e-15, 0);
+    CHECK(fabs(a.var - b.var) < 1e-12 * b.var && fabs(a.k3 - b.k3) < 1e-9 * b.k3,
+          "moments continuous at the switch: %.17g %.17g, %.17g %.17g", a.var, b.var, a.k3, b.k3);
+    double r;
+    char why[200];
+    CHECK(rank_spot_parse_rate("20d", &r, why, sizeof why) == 0 && fabs(r - 1.0 / 480) < 1e-18, "20d");
+    CHECK(rank_spot_parse_rate("500h", &r, why, sizeof why) == 0 && fabs(r - 0.002) < 1e-18, "500h");
+    CHECK(rank_spot_parse_rate("0.01", &r, why, sizeof why) == 0 && r == 0.01, "0.01");
+    CHECK(rank_spot_parse_rate("5m", &r, why, sizeof why) != 0, "5m refused");
+    /* the default checkpoint: 1e9 bf16 parameters x 14 B at 125 MB/s */
+    CHECK(fabs(rank_spot_default_checkpoint_s(1000000000, "bf16") - 112) < 1e-9, "default checkpoint");
 }
 
 int main(void)
@@ -206,6 +233,7 @@ int main(void)
     test_median();
     test_pareto();
     test_filter();
+    test_spot_model();
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;

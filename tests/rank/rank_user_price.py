@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -197,7 +198,8 @@ def compare(case, d, flags=(), markets=("on-demand", "spot"), target=None, resul
     rc, out, err = fx.run(BIN, args + ["--format", "table"])
     lines = out.splitlines()
     for e in priced:
-        line = [ln for ln in lines if f" {e['label']} " in ln]
+        # a ranked row ("  1*  LABEL ..."), not the break-even sentence under the table that names it
+        line = [ln for ln in lines if f" {e['label']} " in ln and re.match(r"\s*\d+\*?  ", ln)]
         if check(len(line) == 1, f"{case} table: {len(line)} lines for {e['label']}"):
             cells = line[0].split()
             check(usd(e["usd_per_hour"]) in cells, f"{case} table {e['label']}: $/h {usd(e['usd_per_hour'])} "
