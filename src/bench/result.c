@@ -216,6 +216,14 @@ char *result_to_json(const bench_report *r, int pretty)
     return out;
 }
 
+/* Milliseconds with the decimals that still say something (12.34, 123.4, 12346): a slow CPU
+ * step of seconds keeps the step-time line inside 80 columns. */
+static void fmt_ms(char out[16], double seconds)
+{
+    double ms = 1e3 * seconds;
+    snprintf(out, 16, "%.*f", ms < 100 ? 2 : ms < 1000 ? 1 : 0, ms);
+}
+
 void result_print_summary(FILE *f, const bench_report *r, int color)
 {
     const bench_result *m = r->m;
@@ -246,10 +254,12 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     fprintf(f, "  throughput   %s%.2f samples/s%s  (%.2f per device)\n", b, m->samples_per_second, n,
             m->samples_per_second_per_device);
     fprintf(f, "  steps        %d timed in %.2f s, after %d warm-up\n", m->steps, m->duration_s, m->warmup_steps);
-    fprintf(f, "  step time    median %.2f ms  p10 %.2f  p90 %.2f  stdev %.2f  cv %.1f%%\n", 1e3 * m->step_time.median,
-            1e3 * m->step_time.p10, 1e3 * m->step_time.p90, 1e3 * m->step_time.stdev, 100 * m->step_time.cv);
-    fprintf(f, "  breakdown    data %.2f ms  compute %.2f ms  comm %.2f ms  (medians)\n", 1e3 * m->data_s,
-            1e3 * m->compute_s, 1e3 * m->comm_s);
+    char med[16], p10[16], p90[16], sd[16], dt[16], co[16], cm[16];
+    fmt_ms(med, m->step_time.median), fmt_ms(p10, m->step_time.p10), fmt_ms(p90, m->step_time.p90);
+    fmt_ms(sd, m->step_time.stdev), fmt_ms(dt, m->data_s), fmt_ms(co, m->compute_s), fmt_ms(cm, m->comm_s);
+    fprintf(f, "  step time    median %s ms  p10 %s  p90 %s  stdev %s  cv %.1f%%\n", med, p10, p90, sd,
+            100 * m->step_time.cv);
+    fprintf(f, "  breakdown    data %s ms  compute %s ms  comm %s ms  (medians)\n", dt, co, cm);
     double mt = model_tflops(r);
     if (r->peak_tflops > 0) {
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  MFU %.1f%% of %.3f TFLOP/s\n", mt, 100 * mt / r->peak_tflops,
