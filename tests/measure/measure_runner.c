@@ -213,14 +213,17 @@ int main(void)
     CHECK(r.duration_s >= 0.3 && r.duration_s < 0.3 + 0.2, "duration %g", r.duration_s);
     CHECK(r.steps >= 3 && r.steps <= 15 && r.duration_s >= r.steps * 0.020, "steps %d in 0.3 s of 20 ms steps", r.steps);
 
-    /* 5. Auto warm-up on steady steps settles after the minimum of 3. */
+    /* 5. Auto warm-up on steady steps settles, from the minimum of 3 on.  The steps are real
+     * sleeps, which a loaded machine stretches unevenly (7 and 9 steps were seen with the other
+     * core busy), so the bound is "settled before the cap of 30", not "at 3"; the rule itself is
+     * checked exactly on fixed times below. */
     memset(&ctl, 0, sizeof ctl);
     ctl.fb_s = 0.010;
     base_config(&rc, &ctl, &stop);
     rc.warmup = -1;
     rc.steps = 3;
     CHECK(bench_run(&rc, &r, &err) == 0, "%s", err.msg);
-    CHECK(r.warmup_steps >= 3 && r.warmup_steps <= 6, "auto warm-up %d", r.warmup_steps);
+    CHECK(r.warmup_steps >= 3 && r.warmup_steps < 30, "auto warm-up %d", r.warmup_steps);
     double settled[] = {0.5, 0.11, 0.10, 0.105}, unsettled[] = {0.1, 0.1, 0.2};
     CHECK(bench_warmup_settled(settled, 4) == 1, "settled");
     CHECK(bench_warmup_settled(unsettled, 3) == 0, "not settled");
