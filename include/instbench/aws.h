@@ -53,6 +53,8 @@ typedef struct aws_sign_input {
     int normalize_path;              /* 1 for every service but S3 */
     int sign_body;                   /* add x-amz-content-sha256 */
     int omit_session_token;          /* add X-Amz-Security-Token after signing (suite flag) */
+    int path_encoded;                /* S3: path is already URI-encoded; signed as sent (with
+                                        normalize_path 0), not encoded a second time */
 } aws_sign_input;
 
 typedef struct aws_sign_output {
@@ -68,6 +70,23 @@ typedef struct aws_sign_output {
 int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_sign_output *out,
                    ib_error *err);
 void aws_sign_output_free(aws_sign_output *out);
+
+/* A presigned query-string request (S3's form, as botocore's S3SigV4QueryAuth makes it): only
+ * `host` signed, payload UNSIGNED-PAYLOAD, X-Amz-Security-Token when the credentials carry one.
+ * Returns the query string to append after '?' (malloc'd), in botocore's order: X-Amz-Algorithm,
+ * -Credential, -Date, -Expires, -SignedHeaders, [-Security-Token], -Signature.  Pure, like
+ * aws_sigv4_sign: the time is the caller's. */
+typedef struct aws_presign_input {
+    const char *method;              /* "GET" | "PUT" */
+    const char *host;                /* Host header as sent: "bucket.s3.us-west-2.amazonaws.com", "127.0.0.1:9000" */
+    const char *path;                /* URI-encoded path as sent ("/bucket/my%20key") */
+    const char *service;             /* "s3" */
+    const char *region;
+    time_t when;
+    long expires_s;                  /* X-Amz-Expires: 1..604800 */
+} aws_presign_input;
+int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, char **query_out,
+                      ib_error *err);
 
 /* ---- endpoints ----------------------------------------------------------------------------- */
 /* https://api.pricing.us-east-1.amazonaws.com, https://ec2.REGION.amazonaws.com, unless
@@ -94,6 +113,10 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
                       ib_error *err);
 void aws_client_destroy(aws_client *c);
 
+/* The S3 addressing style configured for the current profile (`s3 =` block, `addressing_style`
+ * key, as botocore reads it): "path", "virtual" or "auto" (also when unset or unknown). */
+const char *aws_s3_addressing_style_config(void);
+
 typedef struct aws_request {
     const char *method;              /* "POST" / "GET" */
     const char *service;             /* signing name */
@@ -103,6 +126,8 @@ typedef struct aws_request {
     size_t n_headers;
     const char *body;
     size_t body_len;
+    int s3;                          /* S3's signing: path signed as sent, x-amz-content-sha256 */
+    size_t max_body;                 /* response bytes accepted; 0: 64 MiB */
 } aws_request;
 
 typedef struct aws_response {
@@ -112,6 +137,7 @@ typedef struct aws_response {
     int attempts;
     char error_code[128];            /* AWS error code parsed from a 4xx/5xx body, "" if none */
     char error_message[512];
+    char bucket_region[32];          /* S3's x-amz-bucket-region header, "" if none */
 } aws_response;
 
 /* Sends n independent requests concurrently (bounded by max_concurrency), signing each attempt

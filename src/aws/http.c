@@ -138,6 +138,7 @@ typedef struct xfer {
     struct curl_slist *hdrs;
     aws_body body;              /* this attempt's response body */
     char amzn_error_type[160];
+    char bucket_region[32];     /* S3's x-amz-bucket-region (redirects, HeadBucket) */
     char errbuf[CURL_ERROR_SIZE];
     double started, next_at;
     int attempt, in_flight, done, failed, refreshed;
@@ -147,23 +148,33 @@ typedef struct xfer {
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
-    return aws_body_append(&x->body, ptr, size * nmemb, AWS_MAX_BODY);
+    long status = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    /* the caller's cap is for the answer it asked for; an error body is read as any other */
+    size_t max = x->req->max_body && status >= 200 && status < 300 ? x->req->max_body : AWS_MAX_BODY;
+    return aws_body_append(&x->body, ptr, size * nmemb, max);
+}
+
+/* Copies header KEY's (with ':') trimmed value into out when LINE is that header. */
+static void header_value(const char *line, size_t n, const char *key, char *out, size_t out_len)
+{
+    size_t kn = strlen(key);
+    if (n <= kn || strncasecmp(line, key, kn) != 0) return;
+    size_t vn = n - kn;
+    const char *v = line + kn;
+    while (vn && (*v == ' ')) v++, vn--;
+    while (vn && (v[vn - 1] == '\r' || v[vn - 1] == '\n' || v[vn - 1] == ' ')) vn--;
+    if (vn >= out_len) vn = out_len - 1;
+    memcpy(out, v, vn);
+    out[vn] = '\0';
 }
 
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
     size_t n = size * nmemb;
-    static const char key[] = "x-amzn-errortype:";
-    if (n > sizeof key - 1 && strncasecmp(ptr, key, sizeof key - 1) == 0) {
-        size_t vn = n - (sizeof key - 1);
-        const char *v = ptr + sizeof key - 1;
-        while (vn && (*v == ' ')) v++, vn--;
-        while (vn && (v[vn - 1] == '\r' || v[vn - 1] == '\n' || v[vn - 1] == ' ')) vn--;
-        if (vn >= sizeof x->amzn_error_type) vn = sizeof x->amzn_error_type - 1;
-        memcpy(x->amzn_error_type, v, vn);
-        x->amzn_error_type[vn] = '\0';
-    }
+    header_value(ptr, n, "x-amzn-errortype:", x->amzn_error_type, sizeof x->amzn_error_type);
+    header_value(ptr, n, "x-amz-bucket-region:", x->bucket_region, sizeof x->bucket_region);
     return n;
 }
 
@@ -237,7 +248,9 @@ static int prepare_attempt(aws_client *c, xfer *x)
         .service = r->service,
         .region = r->region,
         .when = time(NULL),
-        .normalize_path = 1,
+        .normalize_path = !r->s3,
+        .path_encoded = r->s3,
+        .sign_body = r->s3,
     };
     aws_sign_output so;
     ib_error serr;
@@ -271,6 +284,7 @@ static int prepare_attempt(aws_client *c, xfer *x)
     x->body.len = 0;
     x->body.too_big = 0;
     x->amzn_error_type[0] = '\0';
+    x->bucket_region[0] = '\0';
     x->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
@@ -295,6 +309,8 @@ static int prepare_attempt(aws_client *c, xfer *x)
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     if (!strcmp(r->method, "GET")) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else if (!strcmp(r->method, "HEAD")) {
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     } else {
         if (!strcmp(r->method, "POST")) curl_easy_setopt(e, CURLOPT_POST, 1L);
         else curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
@@ -331,6 +347,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     resp->status = cc == CURLE_OK ? status : 0;
     resp->attempts = x->attempt;
     resp->error_code[0] = resp->error_message[0] = '\0';
+    snprintf(resp->bucket_region, sizeof resp->bucket_region, "%s", x->bucket_region);
     char key[32], url[1024];
     aws_mask_key_id(c->cred.access_key_id, key);
     aws_url_for_display(r->url, url, sizeof url);   /* never the userinfo of AWS_ENDPOINT_URL */
@@ -342,7 +359,8 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         retryable = !x->body.too_big && cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_PEER_FAILED_VERIFICATION &&
                     cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT && cc != CURLE_OUT_OF_MEMORY;
         if (x->body.too_big)
-            snprintf(reason, sizeof reason, "response larger than %u MiB", AWS_MAX_BODY >> 20);
+            snprintf(reason, sizeof reason, "response larger than %zu bytes",
+                     r->max_body ? r->max_body : (size_t)AWS_MAX_BODY);
         else
             snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
         ib_debug("aws: %s %s -> %s (attempt %d/%d, %.3f s, key %s)", r->method, url, reason, x->attempt,

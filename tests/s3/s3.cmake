@@ -2,3 +2,9 @@
 # installed by scripts/moto_env.sh) with signature checking on, botocore as the presigning
 # reference, and the fake AWS for the faults moto does not make.
 add_test(NAME s3_moto_selfcheck COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/moto_server.py)
+# A driver for the S3 calls (presign at a fixed time, put, get, list, bucket region).
+add_executable(s3_probe ${CMAKE_CURRENT_LIST_DIR}/s3_probe.c)
+target_link_libraries(s3_probe PRIVATE instbench_core)
+# Presigned URLs equal botocore's generate_presigned_url byte for byte (time frozen for both).
+add_test(NAME s3_presign_botocore COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_botocore.py
+         $<TARGET_FILE:s3_probe>)
