@@ -8,3 +8,6 @@ target_link_libraries(s3_probe PRIVATE instbench_core)
 # Presigned URLs equal botocore's generate_presigned_url byte for byte (time frozen for both).
 add_test(NAME s3_presign_botocore COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_botocore.py
          $<TARGET_FILE:s3_probe>)
+# Round trips against moto (signatures checked): hostile keys, 1,500 objects across pages, bucket
+# regions, wrong signatures; boto3 is the other side.
+add_test(NAME s3_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_moto.py $<TARGET_FILE:s3_probe>)
