@@ -206,7 +206,7 @@ static int prepare_attempt(aws_client *c, xfer *x)
     char *host = NULL, *port = NULL, *path = NULL, *query = NULL, *scheme = NULL;
     int rc = -1;
     CURLU *u = curl_url();
-    if (!u || curl_url_set(u, CURLUPART_URL, r->url, 0) != CURLUE_OK ||
+    if (!u || curl_url_set(u, CURLUPART_URL, r->url, CURLU_PATH_AS_IS) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
         char shown[1024];

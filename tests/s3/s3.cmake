@@ -11,3 +11,6 @@ add_test(NAME s3_presign_botocore COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_
 # Round trips against moto (signatures checked): hostile keys, 1,500 objects across pages, bucket
 # regions, wrong signatures; boto3 is the other side.
 add_test(NAME s3_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_moto.py $<TARGET_FILE:s3_probe>)
+# The faults moto does not make, against the fake AWS's S3 (tests/s3/fake_s3.py): region
+# redirects, SlowDown/503, cut and truncated answers, an endless listing, the object cap, hostile keys.
+add_test(NAME s3_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_faults.py $<TARGET_FILE:s3_probe>)

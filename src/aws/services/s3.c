@@ -280,9 +280,10 @@ static int s3_fail(const s3_call *k, const aws_response *r, const ib_error *terr
 
 static int is_region_redirect(const aws_response *r)
 {
+    /* a HEAD answer has no body, so no code: its status and the header have to do */
     return r->bucket_region[0] &&
            ((r->status == 301 || r->status == 307) ||
-            (r->status == 400 && !strcmp(r->error_code, "AuthorizationHeaderMalformed")));
+            (r->status == 400 && (!strcmp(r->error_code, "AuthorizationHeaderMalformed") || !r->error_code[0])));
 }
 
 static int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *err)
