@@ -671,6 +671,9 @@ class Handler(BaseHTTPRequestHandler):
         service = "pricing" if target else "ec2"
         if "/s3/aws4_request" in (self.headers.get("Authorization") or ""):
             service = "s3"
+        if fake_s3.is_presigned(params):
+            st.count("requests")
+            return fake_s3.serve_presigned(self, method, body)
         op = target.split(".")[-1] if target else params.get("Action", "")
         st.count("requests")
         st.count("by_operation", op or "(none)")

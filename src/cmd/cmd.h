@@ -9,8 +9,10 @@ int cmd_prices(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_presign(int argc, char **argv);
 
 struct arg_command;
-extern const struct arg_command cmd_measure_args, cmd_prices_args, cmd_rank_args, cmd_verify_args, cmd_models_args;
+extern const struct arg_command cmd_measure_args, cmd_prices_args, cmd_rank_args, cmd_verify_args, cmd_models_args,
+    cmd_presign_args;
 
 #endif

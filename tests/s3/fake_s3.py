@@ -10,14 +10,23 @@ Path-style requests only (a custom endpoint is path style):
 Buckets live in one region each (--s3-bucket NAME:REGION, repeatable, or control "s3_buckets"):
 a request signed for another region is answered 301 PermanentRedirect with x-amz-bucket-region,
 or 400 AuthorizationHeaderMalformed when control "s3_redirect" is "400".
+Presigned URLs (no Authorization header, X-Amz-Signature in the query): the signature is
+recomputed with botocore's S3SigV4QueryAuth at the URL's X-Amz-Date and X-Amz-Expires; a wrong
+signature is 403 SignatureDoesNotMatch, an expired URL 403 AccessDenied "Request has expired".
 Control (POST /__control): "s3_objects": {"BUCKET/KEY": "text" | {"size": N}} stores objects
 (a size makes N bytes of 'x'); "s3_endless": true makes every listing page truncated with a fresh
 continuation token; "s3_redirect": "301" | "400".
 Faults (kinds of aws_fake_server.py, service "s3"): throttle (503 SlowDown), 500, 503, denied
 (403 AccessDenied), truncate / cut / malformed (applied to a 200 answer)."""
+import datetime
 import hashlib
+import time
 import urllib.parse
 from xml.sax.saxutils import escape
+
+from botocore.auth import S3SigV4QueryAuth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 
 
 def setup(state, args):
@@ -77,7 +86,7 @@ def list_objects(state, bucket, params):
     return "".join(out)
 
 
-def serve(handler, method, body, region, fault):
+def serve(handler, method, body, region, fault, presigned=False):
     """One verified S3 request (region: its signing region; fault: the fault taken, or None)."""
     st = handler.server.state
     parts = urllib.parse.urlsplit(handler.path)
@@ -118,7 +127,7 @@ def serve(handler, method, body, region, fault):
     if method == "HEAD":
         return handler.send(200, b"", "application/xml", {"x-amz-bucket-region": home})
     if method == "PUT":
-        if handler.headers.get("x-amz-content-sha256") != hashlib.sha256(body).hexdigest():
+        if not presigned and handler.headers.get("x-amz-content-sha256") != hashlib.sha256(body).hexdigest():
             return fail(400, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header "
                         "does not match what was computed.")
         st.s3_objects[bucket][key] = body
@@ -128,3 +137,47 @@ def serve(handler, method, body, region, fault):
     if key not in st.s3_objects[bucket]:
         return fail(404, "NoSuchKey", "The specified key does not exist.")
     return handler.send(200, st.s3_objects[bucket][key], "application/octet-stream", mode=mode)
+
+
+def is_presigned(params):
+    return "X-Amz-Signature" in params and "/s3/aws4_request" in params.get("X-Amz-Credential", "")
+
+
+def serve_presigned(handler, method, body):
+    """A request through a presigned URL: verified here (see the module's docstring), then served."""
+    st = handler.server.state
+    parts = urllib.parse.urlsplit(handler.path)
+    params = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+
+    def deny(code, msg):
+        st.count("signature_failures")
+        handler.send(403, error_xml(code, msg), "application/xml")
+
+    try:
+        ak, date, region, svc, term = params["X-Amz-Credential"].split("/")
+        amz_date, expires = params["X-Amz-Date"], int(params["X-Amz-Expires"])
+        t = datetime.datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
+    except (KeyError, ValueError):
+        return deny("AuthorizationQueryParametersError", "malformed presigned URL")
+    known = st.creds.get(ak)
+    if not known:
+        return deny("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+    secret, token, _ = known
+    if not 1 <= expires <= 604800:
+        return deny("AuthorizationQueryParametersError", "X-Amz-Expires must be 1..604800")
+    if time.time() > t.timestamp() + expires:
+        return deny("AccessDenied", "Request has expired")
+    signer = S3SigV4QueryAuth(Credentials(ak, secret, params.get("X-Amz-Security-Token")), svc, region,
+                              expires=expires)
+    req = AWSRequest(method=method, url="http://%s%s" % (handler.headers.get("Host", ""), parts.path))
+    req.context["timestamp"] = amz_date
+    signer._modify_request_before_signing(req)
+    want = signer.signature(signer.string_to_sign(req, signer.canonical_request(req)), req)
+    sent = {k: v for k, v in params.items() if k != "X-Amz-Signature"}
+    made = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(req.url).query, keep_blank_values=True))
+    if want != params["X-Amz-Signature"] or sent != made or token != params.get("X-Amz-Security-Token"):
+        return deny("SignatureDoesNotMatch", "The request signature we calculated does not match the "
+                    "signature you provided. Check your key and signing method.")
+    st.count("by_operation", "presigned")
+    # a presigned PUT's payload is UNSIGNED-PAYLOAD: serve() must not ask for its hash
+    return serve(handler, method, body, region, None, presigned=True)

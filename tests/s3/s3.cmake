@@ -14,3 +14,6 @@ add_test(NAME s3_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3
 # The faults moto does not make, against the fake AWS's S3 (tests/s3/fake_s3.py): region
 # redirects, SlowDown/503, cut and truncated answers, an endless listing, the object cap, hostile keys.
 add_test(NAME s3_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_faults.py $<TARGET_FILE:s3_probe>)
+# `instbench presign`: URLs used by a client without credentials (checked with botocore's
+# S3SigV4QueryAuth), tampered and expired URLs refused, the temporary-credentials warning, bad input.
+add_test(NAME s3_presign_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_cli.py ${INSTBENCH_BIN})
