@@ -30,25 +30,15 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ -z "$bin" ]; then
-  for b in build/instbench build*/instbench; do [ -x "$b" ] && { bin=$b; break; }; done
-fi
-[ -x "${bin:-}" ] || { echo "bench_prices: no instbench binary (build it, or pass --instbench)" >&2; exit 1; }
+. scripts/fake_aws_lib.sh
+find_instbench bench_prices
 aws=${AWS_CLI:-/usr/bin/aws}
 command -v "$aws" >/dev/null || { echo "bench_prices: the AWS CLI ($aws) is missing (apt-get install awscli)" >&2; exit 1; }
 data=${PRICE_DATA:-data}
 csv=$data/aws-accelerated-prices.csv
 [ -r "$csv" ] || { echo "bench_prices: $csv is missing (set PRICE_DATA)" >&2; exit 1; }
 
-work=$(mktemp -d)
-ep_pid=""
-cleanup() {
-  local rc=$?
-  if [ -n "$ep_pid" ]; then kill "$ep_pid" 2>/dev/null || true; wait "$ep_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-  exit "$rc"
-}
-trap cleanup EXIT
+fake_aws_workdir
 
 # The instance types: those priced on demand in the most of these regions, then by name.
 types=$(/usr/bin/python3 - "$csv" "$n_types" "${regions[@]}" <<'EOF'
@@ -63,12 +53,7 @@ EOF
 )
 read -r -a types <<<"$types"
 
-/usr/bin/python3 tests/aws_fake_server.py --prices "$csv" --latency-ms "$latency" --timeout 900 \
-  --port-file "$work/port" >/dev/null 2>"$work/endpoint.log" &
-ep_pid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || { echo "bench_prices: the endpoint did not start" >&2; cat "$work/endpoint.log" >&2; exit 1; }
-ep=http://127.0.0.1:$(cat "$work/port")
+fake_aws_start bench_prices --prices "$csv" --latency-ms "$latency" --timeout 900
 
 export AWS_ACCESS_KEY_ID=AKIDEXAMPLE AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY
 export AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=$work/none AWS_SHARED_CREDENTIALS_FILE=$work/none

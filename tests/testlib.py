@@ -186,6 +186,24 @@ class FakeAws:
 
 # The natural order of EC2 instance type names, written from AWS's naming, not from instbench:
 # family with its digits as numbers, then size: nano < ... < large < xlarge < 2xlarge < ... < metal.
+# AWS's zone forms (the Local Zones and Wavelength user guides): an Availability Zone is
+# <region code>-az<N> by ID (use1-az2) or <region><letter> by name (us-east-1a); a Local Zone has a
+# city between them (use1-atl2-az1, us-east-1-atl-2a), a Wavelength Zone -wl<N>-<city>-wlz<N>
+# (use1-wl1-bos-wlz1, us-east-1-wl1-bos-wlz-1).  Only Availability Zones count for a lowest or
+# median spot price unless --include-local-zones.
+AVAILABILITY_ZONE = re.compile(r"[a-z]+[0-9]+-az[0-9]+|[a-z]{2}(-gov)?-[a-z]+-[0-9]+[a-z]")
+
+
+def availability_zone(zone):
+    """ZONE (a name or an ID) is an Availability Zone, not a Local or Wavelength Zone."""
+    return AVAILABILITY_ZONE.fullmatch(zone) is not None
+
+
+def regular_zones(zones):
+    """{zone: price} of the Availability Zones among ZONES ({zone: price})."""
+    return {z: p for z, p in zones.items() if availability_zone(z)}
+
+
 INSTANCE_SIZES = ["nano", "micro", "small", "medium", "large"]
 
 

@@ -93,6 +93,15 @@ int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, 
  * AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL overrides it (as in the AWS SDKs). */
 int aws_endpoint_url(const char *service_env_id /* "PRICING", "EC2" */, const char *region,
                      char *out, size_t out_len);
+/* The override alone: 1 with its URL (trailing '/' trimmed) when AWS_ENDPOINT_URL_<SERVICE> or
+ * AWS_ENDPOINT_URL moves the service (and AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is not true), 0 with
+ * "" for AWS's own endpoint, -1 when the URL does not fit. */
+int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len);
+/* Who answers for these services, for caches that must not mix AWS's answers with another
+ * endpoint's (a moto or LocalStack server): 0 and "" when every one is AWS's own endpoint, else 1
+ * and 16 lower-case hex digits, the start of SHA-256("ID1=URL1\nID2=URL2\n...") over the
+ * overrides in the order given ("" for a service left at AWS's).  out holds >= 17; -1 on error. */
+int aws_endpoints_identity(const char *const *service_env_ids, size_t n, char *out, size_t out_len);
 /* URL as it may be printed: userinfo ("user:password@", e.g. in AWS_ENDPOINT_URL) replaced by
  * "***@", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
 const char *aws_url_for_display(const char *url, char *out, size_t len);

@@ -192,17 +192,51 @@ int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench
                          int max_batch);
 
 /* ---- identity.c ----------------------------------------------------------------------------- */
+enum { IDENTITY_MAX_DIFFERENCES = 2 };   /* accelerators, vcpus */
 typedef struct bench_identity {
     char type[64], region[32], availability_zone[32], market[16];   /* "" = unknown (null) */
     char availability_zone_id[32];   /* use1-az2, from IMDS beside the zone name; "" = unknown */
     char source[16];     /* "imds" | "flag" | "unknown" */
     int count;
+    /* A type the user gave against what this run has (identity_check): 1 it contradicts it, 0 it
+     * agrees or came from instance metadata (the machine itself), -1 not checked (no type, or one
+     * the catalogue has no hardware for).  Each difference is one line, "vcpus: g5.12xlarge has 48,
+     * this machine has 2". */
+    int mismatch;
+    char differences[IDENTITY_MAX_DIFFERENCES][256];
+    int n_differences;
 } bench_identity;
 /* IMDS unless type, region and market are all given (non-NULL); flags override IMDS.  No IMDS
  * (off EC2) leaves the identity unknown; an IMDS answer that fails validation (aws_imds_identity)
  * is an error naming the field. */
 int identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *out,
                      ib_error *err);
+
+/* What the catalogue states for an instance type (cmd looks it up: bench does not read prices). */
+typedef struct bench_type_hardware {
+    int vcpus;
+    const char *accelerator;         /* the catalogue's name: "A10G", "A100-80GB"; NULL or "": none */
+    int accelerator_count;
+    /* Every accelerator name of the catalogue: a device is the most specific of them it matches,
+     * so an "NVIDIA A100-SXM4-80GB" is an A100-80GB, not an A100. */
+    const char *const *known_accelerators;
+    size_t n_known_accelerators;
+} bench_type_hardware;
+/* What this run has on this node. */
+typedef struct bench_run_hardware {
+    const char *backend;             /* "cpu", "cuda" */
+    int accelerators;                /* devices the job drives on this node; 0 on a host backend */
+    const char *device_name;         /* the first of them as the backend names it ("NVIDIA A10G") */
+    int vcpus;                       /* online CPUs of the machine (sysinfo) */
+} bench_run_hardware;
+/* Checks a type given by flag against HW (NULL: the catalogue does not know the type: -1,
+ * unchecked) and sets id->mismatch and id->differences; an identity from instance metadata is the
+ * machine's own and never contradicts it (0).  Returns id->mismatch. */
+int identity_check(bench_identity *id, const bench_type_hardware *hw, const bench_run_hardware *run);
+/* The catalogue accelerator name DEVICE is (see known_accelerators), or NULL when none fits: each
+ * '-'-separated part of the name appears in DEVICE as a word, ignoring case ("L4" is not in
+ * "NVIDIA L40S"); of several, the one with the most parts. */
+const char *identity_device_kind(const char *device, const char *const *known, size_t n_known);
 
 /* ---- result.c ------------------------------------------------------------------------------ */
 
@@ -227,6 +261,16 @@ typedef struct bench_report {
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
 } bench_report;
 
+/* The run-quality warnings of a result, in the order measurement.warnings lists them: CODE is
+ * what measurement.warning_codes carries (docs/formats.md lists them: cv_high, drift, mfu_over_100,
+ * other_processes, steal, shared_machine), TEXT the sentence (kept as results have always said it). */
+enum { RESULT_MAX_WARNINGS = 6 };
+typedef struct result_warning {
+    const char *code;
+    char text[160];
+} result_warning;
+size_t result_warnings(const bench_report *r, result_warning out[RESULT_MAX_WARNINGS]);
+
 /* Builds the instbench.result/v1 document; returns a malloc'd JSON string: pretty (util_json_print's
  * layout, newline-terminated) or one line without a newline. */
 char *result_to_json(const bench_report *r, int pretty);
@@ -237,8 +281,10 @@ void result_print_summary(FILE *out, const bench_report *r, int color);
 void result_default_path(const char *instance_type, const char *host, const struct timespec *when, char *out,
                          size_t len);
 /* Before the run: can OUTPUT (NULL: a new file under instbench-results/; "-": stdout, nothing to
- * check) and APPEND (NULL: none) be written?  err.code IB_EXIT_USAGE for a directory or a link. */
-int result_check_output(const char *output, const char *append, ib_error *err);
+ * check) and APPEND (NULL: none) be written?  err.code IB_EXIT_USAGE for a directory or a link,
+ * and unless CREATE_DIRS for a directory of OUTPUT or APPEND that does not exist (the default
+ * instbench-results/ may be missing: the write makes it).  Creates nothing. */
+int result_check_output(const char *output, const char *append, int create_dirs, ib_error *err);
 /* Writes JSON to OUTPUT (replaced atomically, or written through a device), or with OUTPUT NULL to
  * a new default-named file, never replacing one (a taken name is retried with another random
  * part).  0: saved there.  When that fails, the result goes to a new
@@ -246,7 +292,8 @@ int result_check_output(const char *output, const char *append, ib_error *err);
  * failed.  -1: saved nowhere.  SAVED names the file written (or attempted). */
 int result_save(const char *output, const char *instance_type, const char *host, const struct timespec *when,
                 const char *json, char *saved, size_t saved_len, ib_error *err);
-/* Appends json + '\n' to path (JSON Lines) in one write; creates parent directories. */
+/* Appends json + '\n' to path (JSON Lines) in one write; creates missing parent directories
+ * (result_check_output has refused them unless measure --create-dirs). */
 int result_append_line(const char *path, const char *json, ib_error *err);
 
 #endif

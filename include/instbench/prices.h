@@ -45,6 +45,8 @@ typedef struct price_record {
     } hw;
     int od_live_answered;            /* 1: live AWS answered the on-demand query (then NAN means AWS
                                         has no such product there); not part of the file format */
+    int nodes;                       /* instances priced together (`prices --nodes`), >= 1: the
+                                        totals are nodes x the per-instance prices; written, never read */
 } price_record;
 
 typedef struct price_set {
@@ -55,6 +57,11 @@ typedef struct price_set {
     char snapshot_source[512];       /* where the snapshot's numbers came from, else "" */
     time_t generated_at;             /* when this set was made (0: unknown) */
     char placement_note[256];        /* why placement scores are absent ("" when present/not asked) */
+    /* How the set is shown (`prices` sets them; 0 elsewhere): whether Local and Wavelength Zones
+     * count for the lowest spot price (they need an opt-in, so by default they do not), and whether
+     * tables show the N-instance columns (--nodes given). */
+    int include_local_zones;
+    int nodes_asked;
 } price_set;
 
 typedef struct prices_query {
@@ -85,7 +92,9 @@ const char *prices_interruption_label(int bucket);
 void prices_free(price_set *s);
 /* The snapshot built into the binary (configs/prices-snapshot.json), parsed once. */
 const price_set *prices_snapshot(ib_error *err);
-/* $XDG_CACHE_HOME/instbench/prices, else $HOME/.cache/instbench/prices.  -1 when neither. */
+/* $XDG_CACHE_HOME/instbench/prices, else $HOME/.cache/instbench/prices, for AWS's own endpoints;
+ * .../prices/endpoint-<16 hex> when AWS_ENDPOINT_URL[_PRICING|_EC2] moves Pricing or EC2 elsewhere
+ * (aws_endpoints_identity), so no endpoint's answers serve another's queries.  -1 when neither. */
 int prices_cache_dir(char *out, size_t len);
 
 /* ---- the catalogue: the names the sources know (catalogue.c) --------------------------------- */
@@ -94,10 +103,19 @@ int prices_cache_dir(char *out, size_t len);
 size_t prices_catalogue_types(const char *const **types);
 size_t prices_catalogue_regions(const char *const **regions);
 int prices_catalogue_has_type(const char *type);
+/* TYPE's hardware as the snapshot states it: a record of TYPE (its .hw; a type's hardware is the
+ * same in every region), or NULL when the snapshot does not list TYPE or has no hardware for it. */
+const price_record *prices_catalogue_hardware(const char *type);
 int prices_catalogue_has_region(const char *region);
 /* The snapshot's types of TYPE's family (g5.96xlarge -> g5.xlarge ... g5.48xlarge), in natural
  * order, into OUT (up to CAP); returns how many there are (0: the snapshot has no such family). */
 size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t cap);
+/* The snapshot's instance families (g5, p4d, c7i) in natural order; the array lives as long as the
+ * program.  0 when the snapshot is unusable. */
+size_t prices_catalogue_families(const char *const **families);
+/* The regions where the snapshot prices TYPE in a market asked (WANT_OD: on-demand, WANT_SPOT: a
+ * spot zone), in name order, into OUT (up to CAP); returns how many there are. */
+size_t prices_catalogue_type_regions(const char *type, int want_od, int want_spot, const char **out, size_t cap);
 /* The snapshot's spot zones (AZ IDs) in REGION, in name order, into OUT (up to CAP); returns how
  * many there are. */
 size_t prices_catalogue_zones(const char *region, const char **out, size_t cap);
@@ -166,6 +184,7 @@ typedef struct prices_filter {
     double max_usd_per_hour;         /* on-demand or lowest spot, of the markets shown, <= this; NAN: none */
     double max_spot_usd_per_hour;    /* lowest spot <= this; NAN: none */
     int want_on_demand, want_spot;   /* the markets shown (what --max-price looks at) */
+    int include_local_zones;         /* Local and Wavelength Zones count for the lowest spot price */
     prices_sort sort;
 } prices_filter;
 
@@ -179,22 +198,47 @@ typedef struct prices_filter_stats {
     int emptied_by;                          /* the criterion that left nothing, -1 when none did */
 } prices_filter_stats;
 
+/* How many instances R prices together (its nodes, 1 when unset). */
+static inline int prices_nodes(const price_record *r) { return r->nodes > 0 ? r->nodes : 1; }
 /* Whether the catalogue states R's hardware (every hardware figure is unknown otherwise). */
 static inline int prices_hardware_known(const price_record *r) { return r->hw.vcpus >= 1; }
 /* Memory of each of R's accelerators in GiB: NAN when its hardware, its accelerator memory is
  * unknown, or it has no accelerator. */
 double prices_per_accelerator_gib(const price_record *r);
-/* R's cheapest spot zone (the first of equals), NULL when it has none. */
-const spot_price *prices_cheapest_zone(const price_record *r);
-/* The lowest spot price of R over its zones; NAN when it has no spot price. */
-double prices_lowest_spot(const price_record *r);
+/* What kind of zone a spot price is for, from the shape of its name or ID (AWS's ZoneType values):
+ * an Availability Zone (use1-az2, us-east-1a), a Local Zone (use1-atl2-az1, us-east-1-atl-2a) or a
+ * Wavelength Zone (use1-wl1-bos-wlz1, us-east-1-wl1-bos-wlz-1).  Local and Wavelength Zones need an
+ * opt-in per account and sit in one city, so they are no region's "lowest" unless asked for. */
+typedef enum prices_zone_kind {
+    PRICES_ZONE_AVAILABILITY = 0, PRICES_ZONE_LOCAL, PRICES_ZONE_WAVELENGTH
+} prices_zone_kind;
+prices_zone_kind prices_zone_kind_of(const char *zone);
+/* "availability-zone", "local-zone", "wavelength-zone" (EC2 DescribeAvailabilityZones' ZoneType). */
+const char *prices_zone_kind_name(prices_zone_kind k);
+/* Whether ZONE counts for a lowest or median spot price: an Availability Zone always, a Local or
+ * Wavelength Zone only WITH_LOCAL (--include-local-zones). */
+int prices_zone_counts(const char *zone, int with_local);
+/* R's cheapest spot zone among those that count (prices_zone_counts; the first of equals), NULL
+ * when it has none. */
+const spot_price *prices_cheapest_zone(const price_record *r, int with_local);
+/* How many of R's spot zones are left out of its lowest price (Local and Wavelength Zones without
+ * WITH_LOCAL). */
+size_t prices_zones_left_out(const price_record *r, int with_local);
+/* The lowest spot price of R over the zones that count; NAN when it has none. */
+double prices_lowest_spot(const price_record *r, int with_local);
+/* The highest spot price of R over the zones that count; NAN when it has none. */
+double prices_highest_spot(const price_record *r, int with_local);
 /* R's lowest price in the markets shown (on-demand, lowest spot), NAN when it has none there;
  * *market (may be NULL) gets "on-demand" or "spot" ("" for none).  What --max-price judges. */
-double prices_cheapest_shown(const price_record *r, int want_on_demand, int want_spot, const char **market);
+double prices_cheapest_shown(const price_record *r, int want_on_demand, int want_spot, int with_local,
+                             const char **market);
 /* Spot savings from R's own prices, in percent: 100 (1 - lowest spot / on-demand); NAN when either
  * is missing.  (The advisor's savings_pct is a region-wide average over its own period and can
  * contradict the two prices beside it.) */
-double prices_spot_savings_pct(const price_record *r);
+double prices_spot_savings_pct(const price_record *r, int with_local);
+/* USD_PER_HOUR of one R instance per accelerator-hour: divided by the catalogue's accelerator
+ * count; NAN when the type has none or its hardware is unknown (or the price is NAN). */
+double prices_per_accelerator_hour(const price_record *r, double usd_per_hour);
 /* Keeps the records of S that meet F and orders them by F->sort (ties: the order they came in,
  * which is the natural type order, then the regions as asked).  When a criterion leaves nothing,
  * S is left holding the records that reached it (for the caller to say why) and st->emptied_by

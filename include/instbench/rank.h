@@ -208,6 +208,8 @@ typedef struct rank_options {
     char az[32];                 /* for RANK_SPOT_AZ: a zone name (us-east-1a) or ID (use1-az2) */
     char az_alt[32];             /* the same zone in the other form, when known (the results' own
                                     pairs, or the account's DescribeAvailabilityZones), else "" */
+    int include_local_zones;     /* Local and Wavelength Zones count for lowest and median spot
+                                    (prices_zone_counts); an --az names its zone whatever it is */
     double target_samples;       /* 0 = no target: time/cost columns are NAN */
     double deadline_hours;       /* NAN = none; the rest likewise */
     double budget_usd;

@@ -49,13 +49,24 @@ int util_isatty_stderr(void);
  * util_append_file: DATA appended with one write(2) on an O_APPEND|O_NOFOLLOW descriptor (a
  *   symbolic link is refused), creating PATH (mode 0666 & ~umask) and its directories.
  * util_check_writable: whether a later write (or append) to PATH can succeed, checked before
- *   anything long runs: creates and removes a temporary file in PATH's directory (creating the
- *   directories), or opens an existing append target without writing.  Directories, sockets,
- *   and for appends symbolic links, are refused with code IB_EXIT_USAGE. */
+ *   anything long runs: creates and removes a temporary file in PATH's directory, or in the
+ *   nearest existing one above it when it is missing (the write creates the rest; the check
+ *   creates no directory), or opens an existing append target without writing.  Directories,
+ *   sockets, and for appends symbolic links, are refused with code IB_EXIT_USAGE.
+ * util_output_parent_check: a file the user named (-o FILE) goes into a directory that exists, as
+ *   with cp and curl -o: a typo must not make a stray tree.  0 when PATH's directory exists (or
+ *   PATH is "-"); a missing one is an IB_EXIT_USAGE error naming it and --create-dirs (the flag of
+ *   every command that calls this), or with CREATE it is created (util_mkdir_p); something
+ *   there that is not a directory is IB_EXIT_USAGE too. */
 int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err);
+/* util_write_file_atomic without the fsyncs, for files a later run rebuilds and validates when it
+ * reads them (the price cache): readers still never see half a file, but a crash may lose the
+ * newest version or leave an empty one.  Each fsync costs milliseconds; a prices run writes 20+. */
+int util_write_file_replaceable(const char *path, const void *data, size_t len, ib_error *err);
 int util_write_file_new(const char *path, const void *data, size_t len, ib_error *err);
 int util_append_file(const char *path, const void *data, size_t len, ib_error *err);
 int util_check_writable(const char *path, int append, ib_error *err);
+int util_output_parent_check(const char *path, int create, ib_error *err);
 /* NCHARS random hex digits (getrandom), NUL-terminated: out holds nchars + 1 (nchars <= 128). */
 void util_random_hex(char *out, size_t nchars);
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err); /* NUL-terminated */

@@ -5,7 +5,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/evp.h>
+
 #include "instbench/aws.h"
+#include "instbench/util.h"
 
 static int env_true(const char *name)
 {
@@ -13,24 +16,28 @@ static int env_true(const char *name)
     return v && !strcasecmp(v, "true");
 }
 
-int aws_endpoint_url(const char *service_env_id, const char *region, char *out, size_t out_len)
+int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len)
 {
     if (!service_env_id || !out || out_len == 0) return -1;
     out[0] = '\0';
-    if (!env_true("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) {
-        char var[96];
-        snprintf(var, sizeof var, "AWS_ENDPOINT_URL_%s", service_env_id);
-        const char *v = getenv(var);
-        if (!v || !v[0]) v = getenv("AWS_ENDPOINT_URL");
-        if (v && v[0]) {
-            size_t n = strlen(v);
-            while (n > 1 && v[n - 1] == '/') n--; /* the path is the caller's to add */
-            if (n >= out_len) return -1;
-            memcpy(out, v, n);
-            out[n] = '\0';
-            return 0;
-        }
-    }
+    if (env_true("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) return 0;
+    char var[96];
+    snprintf(var, sizeof var, "AWS_ENDPOINT_URL_%s", service_env_id);
+    const char *v = getenv(var);
+    if (!v || !v[0]) v = getenv("AWS_ENDPOINT_URL");
+    if (!v || !v[0]) return 0;
+    size_t n = strlen(v);
+    while (n > 1 && v[n - 1] == '/') n--; /* the path is the caller's to add */
+    if (n >= out_len) return -1;
+    memcpy(out, v, n);
+    out[n] = '\0';
+    return 1;
+}
+
+int aws_endpoint_url(const char *service_env_id, const char *region, char *out, size_t out_len)
+{
+    int over = aws_endpoint_override(service_env_id, out, out_len);
+    if (over != 0) return over < 0 ? -1 : 0;
     const char *r = region && region[0] ? region : "us-east-1";
     /* China partition regions use their own domain. */
     const char *domain = strncmp(r, "cn-", 3) == 0 ? "amazonaws.com.cn" : "amazonaws.com";
@@ -72,4 +79,32 @@ const char *aws_url_for_display(const char *url, char *out, size_t len)
     }
     out[o] = '\0';
     return out;
+}
+
+int aws_endpoints_identity(const char *const *service_env_ids, size_t n, char *out, size_t out_len)
+{
+    if (!out || out_len < 17) return -1;
+    out[0] = '\0';
+    /* "PRICING=<url>\nEC2=<url>\n", an empty URL for AWS's own endpoint: whatever moves one
+     * service elsewhere changes the identity, and only AWS's own endpoints give none. */
+    char text[8192], url[2048];
+    size_t len = 0;
+    int custom = 0;
+    for (size_t i = 0; i < n; i++) {
+        int over = aws_endpoint_override(service_env_ids[i], url, sizeof url);
+        if (over < 0) return -1;
+        custom |= over;
+        int w = snprintf(text + len, sizeof text - len, "%s=%s\n", service_env_ids[i], url);
+        if (w < 0 || (size_t)w >= sizeof text - len) return -1;
+        len += (size_t)w;
+    }
+    if (!custom) return 0;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    if (!EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL)) return -1;
+    util_hex(md, 8, hex);   /* 64 bits: a name per endpoint, not a secret */
+    memcpy(out, hex, 16);
+    out[16] = '\0';
+    return 1;
 }

@@ -1,5 +1,8 @@
 /* aws/http: the signed AWS transport.  One curl multi handle per client keeps connections alive
- * between calls; up to max_concurrency requests are in flight together, each signed afresh on
+ * between calls (its connection cache: a NextToken page or the next batch goes out on a connection
+ * an earlier request opened), and one share handle carries the DNS cache and TLS sessions across
+ * every request of the client, so a command resolves each host and does a full TLS handshake
+ * about once; up to max_concurrency requests are in flight together, each signed afresh on
  * every attempt and retried the way the SDKs' "standard" retry mode does: throttling, transient
  * codes, HTTP 5xx/429 and connection errors/timeouts, up to max_attempts in total, sleeping
  * rand(0,1) * min(2^(attempt-1), 20) s between attempts (exponential backoff, full jitter).
@@ -26,7 +29,7 @@ struct aws_client {
     aws_client_options opt;
     aws_credentials cred;
     CURLM *multi;
-    CURLSH *share;   /* TLS sessions resumed across requests (one thread: no locks needed) */
+    CURLSH *share;   /* DNS cache and TLS sessions across requests (one thread: no locks needed) */
     uint64_t rng;
     double backoff_base_s;
     int retry_quota;
@@ -103,7 +106,10 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
         return ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
     }
     c->share = curl_share_init();
-    if (c->share) curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    if (c->share) {
+        curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+        curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    }
     curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->opt.max_concurrency);
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->opt.max_concurrency);
     *out = c;

@@ -4,8 +4,11 @@
  * answer is an error rather than an identity. */
 #include "instbench/bench.h"
 
+#include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "instbench/imds.h"
 
@@ -14,6 +17,7 @@ int identity_resolve(const char *type, const char *region, const char *market, i
 {
     memset(id, 0, sizeof *id);
     strcpy(id->source, "unknown");
+    id->mismatch = -1;
     id->count = count > 0 ? count : 1;
     if (!(type && region && market)) {
         aws_instance_identity imds;
@@ -52,4 +56,88 @@ int identity_resolve(const char *type, const char *region, const char *market, i
     if (market) snprintf(id->market, sizeof id->market, "%s", market);
     if (!strcmp(id->source, "unknown") && (region || market)) strcpy(id->source, "flag");
     return 0;
+}
+
+/* WORD (LEN bytes) occurs in TEXT, ignoring case, with no letter or digit right before or after. */
+static int has_word(const char *text, const char *word, size_t len)
+{
+    for (const char *p = text; len && *p; p++) {
+        if (strncasecmp(p, word, len) != 0) continue;
+        int open = p == text || !isalnum((unsigned char)p[-1]);
+        int closed = !isalnum((unsigned char)p[len]);
+        if (open && closed) return 1;
+    }
+    return 0;
+}
+
+/* Parts of a catalogue name ("A100-80GB": 2) when every one is a word of DEVICE, else 0. */
+static int parts_matched(const char *device, const char *name)
+{
+    int parts = 0;
+    for (const char *p = name; *p;) {
+        size_t n = strcspn(p, "-");
+        if (!has_word(device, p, n)) return 0;
+        parts++;
+        p += n + (p[n] == '-');
+    }
+    return parts;
+}
+
+const char *identity_device_kind(const char *device, const char *const *known, size_t n_known)
+{
+    const char *best = NULL;
+    int best_parts = 0;
+    for (size_t i = 0; device && i < n_known; i++) {
+        int parts = parts_matched(device, known[i]);
+        if (parts > best_parts) best = known[i], best_parts = parts;
+    }
+    return best;
+}
+
+static void add_difference(bench_identity *id, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_difference(bench_identity *id, const char *fmt, ...)
+{
+    if (id->n_differences >= IDENTITY_MAX_DIFFERENCES) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(id->differences[id->n_differences++], sizeof id->differences[0], fmt, ap);
+    va_end(ap);
+}
+
+/* "accelerators: g5.12xlarge has 4 x A10G, this run has none (cpu backend)": the kind and the
+ * count of the devices together, since either wrong makes the row another machine. */
+static void check_accelerators(bench_identity *id, const bench_type_hardware *hw, const bench_run_hardware *run)
+{
+    const int type_has = hw->accelerator && hw->accelerator[0] && hw->accelerator_count > 0;
+    const char *kind = run->accelerators > 0
+                           ? identity_device_kind(run->device_name, hw->known_accelerators, hw->n_known_accelerators)
+                           : NULL;
+    if (!type_has && run->accelerators == 0) return;
+    if (type_has && run->accelerators == hw->accelerator_count && kind && !strcmp(kind, hw->accelerator)) return;
+    char has[128], runs[192];
+    if (type_has) snprintf(has, sizeof has, "%d x %s", hw->accelerator_count, hw->accelerator);
+    else snprintf(has, sizeof has, "none");
+    if (run->accelerators == 0) snprintf(runs, sizeof runs, "none (%s backend)", run->backend);
+    else snprintf(runs, sizeof runs, "%d x %s", run->accelerators, run->device_name ? run->device_name : "unnamed device");
+    add_difference(id, "accelerators: %s has %s, this run has %s", id->type, has, runs);
+}
+
+/* vCPUs must be equal: on EC2 the kernel sees exactly the type's vCPUs (the online CPUs, which a
+ * container's CPU quota does not change), so any other count is another machine, or one launched
+ * with fewer cores or threads per core than the type has, whose data pipeline and CPU backend are
+ * not the type's. */
+static void check_vcpus(bench_identity *id, const bench_type_hardware *hw, const bench_run_hardware *run)
+{
+    if (hw->vcpus >= 1 && run->vcpus >= 1 && hw->vcpus != run->vcpus)
+        add_difference(id, "vcpus: %s has %d, this machine has %d", id->type, hw->vcpus, run->vcpus);
+}
+
+int identity_check(bench_identity *id, const bench_type_hardware *hw, const bench_run_hardware *run)
+{
+    id->n_differences = 0;
+    if (!strcmp(id->source, "imds")) return id->mismatch = 0;
+    if (!id->type[0] || !hw) return id->mismatch = -1;
+    check_accelerators(id, hw, run);
+    check_vcpus(id, hw, run);
+    return id->mismatch = id->n_differences > 0;
 }

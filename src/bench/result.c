@@ -47,6 +47,28 @@ static double model_tflops(const bench_report *r)
     return r->m->samples_per_second * r->train_flops_per_sample / 1e12;
 }
 
+/* The thresholds: a CV above 5% and other processes above 10% of the CPUs mean a noisy figure;
+ * steal above 5% a busy host; a load average above the vCPUs a shared machine before the start. */
+size_t result_warnings(const bench_report *r, result_warning out[RESULT_MAX_WARNINGS])
+{
+    const bench_result *m = r->m;
+    size_t n = 0;
+#define RESULT_WARN(c, ...) (out[n].code = (c), snprintf(out[n].text, sizeof out[n].text, __VA_ARGS__), n++)
+    if (m->step_time.cv > 0.05) RESULT_WARN("cv_high", "step-time CV %.1f%% > 5%%", 100 * m->step_time.cv);
+    if (m->drift) RESULT_WARN("drift", "step time drifted up >10%% during the window");
+    if (r->peak_tflops > 0 && model_tflops(r) > r->peak_tflops)
+        RESULT_WARN("mfu_over_100", "MFU above 100%%: the peak figure is too low (a measured peak disturbed by "
+                    "other load?)");
+    if (r->others_share > 0.10)
+        RESULT_WARN("other_processes", "other processes used %.0f%% of the CPUs during the run", 100 * r->others_share);
+    if (r->steal_share > 0.05)
+        RESULT_WARN("steal", "hypervisor steal %.0f%% of the CPUs during the run", 100 * r->steal_share);
+    if (r->sys->loadavg1 > r->sys->vcpus)
+        RESULT_WARN("shared_machine", "load average above vCPUs before the run (shared machine?)");
+#undef RESULT_WARN
+    return n;
+}
+
 char *result_to_json(const bench_report *r, int pretty)
 {
     const bench_sysinfo *s = r->sys;
@@ -66,6 +88,12 @@ char *result_to_json(const bench_report *r, int pretty)
     add_str_or_null(inst, "availability_zone_id", r->identity.availability_zone_id);
     add_str_or_null(inst, "market", r->identity.market);
     cJSON_AddStringToObject(inst, "source", r->identity.source);
+    /* null: not checked (no type, or one the catalogue has no hardware for) */
+    if (r->identity.mismatch >= 0) cJSON_AddBoolToObject(inst, "identity_mismatch", r->identity.mismatch);
+    else cJSON_AddNullToObject(inst, "identity_mismatch");
+    cJSON *diffs = cJSON_AddArrayToObject(inst, "identity_differences");
+    for (int i = 0; i < r->identity.n_differences; i++)
+        cJSON_AddItemToArray(diffs, cJSON_CreateString(r->identity.differences[i]));
     cJSON_AddNumberToObject(inst, "count", r->identity.count);
     cJSON_AddStringToObject(inst, "hostname", s->hostname);
 
@@ -175,25 +203,13 @@ char *result_to_json(const bench_report *r, int pretty)
     else cJSON_AddNullToObject(hl, "other_processes_cpu_share");
     if (r->steal_share >= 0) cJSON_AddNumberToObject(hl, "steal_share", r->steal_share);
     else cJSON_AddNullToObject(hl, "steal_share");
-    cJSON *warn = cJSON_AddArrayToObject(ms, "warnings");
-    if (m->step_time.cv > 0.05) {
-        snprintf(buf, sizeof buf, "step-time CV %.1f%% > 5%%", 100 * m->step_time.cv);
-        cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
+    result_warning w[RESULT_MAX_WARNINGS];
+    size_t nw = result_warnings(r, w);
+    cJSON *warn = cJSON_AddArrayToObject(ms, "warnings"), *codes = cJSON_AddArrayToObject(ms, "warning_codes");
+    for (size_t i = 0; i < nw; i++) {
+        cJSON_AddItemToArray(warn, cJSON_CreateString(w[i].text));
+        cJSON_AddItemToArray(codes, cJSON_CreateString(w[i].code));
     }
-    if (m->drift) cJSON_AddItemToArray(warn, cJSON_CreateString("step time drifted up >10% during the window"));
-    if (r->peak_tflops > 0 && mt > r->peak_tflops)
-        cJSON_AddItemToArray(warn, cJSON_CreateString("MFU above 100%: the peak figure is too low (a measured peak "
-                                                      "disturbed by other load?)"));
-    if (r->others_share > 0.10) {
-        snprintf(buf, sizeof buf, "other processes used %.0f%% of the CPUs during the run", 100 * r->others_share);
-        cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
-    }
-    if (r->steal_share > 0.05) {
-        snprintf(buf, sizeof buf, "hypervisor steal %.0f%% of the CPUs during the run", 100 * r->steal_share);
-        cJSON_AddItemToArray(warn, cJSON_CreateString(buf));
-    }
-    if (r->sys->loadavg1 > r->sys->vcpus)
-        cJSON_AddItemToArray(warn, cJSON_CreateString("load average above vCPUs before the run (shared machine?)"));
 
     char *out = pretty ? util_json_print(root) : util_json_print_compact(root);
     cJSON_Delete(root);
@@ -215,6 +231,8 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     else
         output_note(f, "  machine      host %s (type unknown: not EC2, no --instance-type)",
                     r->sys->hostname);
+    for (int i = 0; i < id->n_differences; i++)
+        output_note(f, "  %-12s %s", i ? "" : "mismatch", id->differences[i]);   /* --identity-mismatch ok */
     if (r->hourly_cost_usd > 0) {
         char usd[64];
         output_fmt_usd(usd, sizeof usd, r->hourly_cost_usd);

@@ -2,13 +2,16 @@
  * through a device); without it the result gets a new name under instbench-results/ that carries
  * milliseconds and a random part and is created without ever replacing a file, so runs finishing
  * together each keep their own.  When the requested write fails the measurement is not lost: it
- * goes to a fallback file in the current directory, else $TMPDIR or /tmp. */
+ * goes to a fallback file in the current directory, else $TMPDIR or /tmp.  instbench-results/ is
+ * made only when a result is written into it: an interrupted or failed run leaves none behind. */
 #include "instbench/bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RESULT_DIR "instbench-results"
 
@@ -39,8 +42,11 @@ void result_default_path(const char *instance_type, const char *host, const stru
     file_name(RESULT_DIR "/", instance_type, host, when, out, len);
 }
 
-int result_check_output(const char *output, const char *append, ib_error *err)
+int result_check_output(const char *output, const char *append, int create_dirs, ib_error *err)
 {
+    /* the directories the user named exist (the default one is the tool's own: made when written) */
+    if (!create_dirs && (util_output_parent_check(output, 0, err) != 0 || util_output_parent_check(append, 0, err) != 0))
+        return -1;
     if (output && strcmp(output, "-") && util_check_writable(output, 0, err) != 0) return -1;
     if (!output && util_check_writable(RESULT_DIR "/result.json", 0, err) != 0) return -1;
     if (append && util_check_writable(append, 1, err) != 0) return -1;
@@ -67,7 +73,10 @@ int result_save(const char *output, const char *instance_type, const char *host,
         snprintf(saved, saved_len, "%s", output);
         rc = util_write_file_atomic(output, json, strlen(json), err);
     } else {
+        struct stat st;
+        const int had_dir = stat(RESULT_DIR, &st) == 0;
         rc = write_new(RESULT_DIR "/", instance_type, host, when, json, saved, saved_len, err);
+        if (rc != 0 && !had_dir) rmdir(RESULT_DIR);   /* made for this result and left empty */
     }
     if (rc == 0) return 0;
 

@@ -72,23 +72,28 @@ static void progress_line(shared_state *S, double now)
         char rate[48] = "";
         if (last > 0) snprintf(rate, sizeof rate, "  %.1f samples/s", gb / last);
         fprintf(stderr, "\r%swarm-up%s step %d%s   \033[K", on, off, S->n_warm, rate);
+    } else if (S->n_timed == 0) {
+        /* the warm-up just ended and the window has not started: its length, not a count of
+         * nothing and a time left from a clock that is not running yet */
+        if (c->steps > 0) fprintf(stderr, "\r%stimed%s window starting: %d steps   \033[K", on, off, c->steps);
+        else fprintf(stderr, "\r%stimed%s window starting: %.*f s   \033[K", on, off, c->duration_s < 10 ? 1 : 0,
+                     c->duration_s);
     } else {
         double el = now - S->window_start;
         double sps = el > 0 ? S->n_timed * (double)gb / el : 0;
         double left;
         char total[32];
         if (c->steps > 0) {
-            double per = S->n_timed ? el / S->n_timed : 0;
-            left = per * (c->steps - (int)S->n_timed);
+            left = el / S->n_timed * (c->steps - (int)S->n_timed);
             snprintf(total, sizeof total, "/%d", c->steps);
         } else {
             left = c->duration_s - el;
             total[0] = '\0';
         }
         if (left < 0) left = 0;
-        char rate[48] = "";
-        if (S->n_timed) snprintf(rate, sizeof rate, "  %.1f samples/s", sps);
-        fprintf(stderr, "\r%stimed%s step %zu%s%s  %.0f s left   \033[K", on, off, S->n_timed, total, rate, left);
+        /* tenths in the last ten seconds: a window still running never reads "0 s left" */
+        fprintf(stderr, "\r%stimed%s step %zu%s  %.1f samples/s  %.*f s left   \033[K", on, off, S->n_timed, total, sps,
+                left < 10 ? 1 : 0, left);
     }
     fflush(stderr);
 }

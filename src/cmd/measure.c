@@ -58,6 +58,8 @@ static struct {
     int count;                 /* 0 = nodes */
     double hourly_cost;        /* --hourly-cost, USD per node-hour; 0 = not given */
     const char *output, *append;
+    int create_dirs;           /* --create-dirs: make missing directories of --output / --append */
+    int identity_mismatch;     /* --identity-mismatch ok: 0; not given: -1 (a contradiction refuses) */
     int dry_run;
     uint64_t seed;
 } O;
@@ -84,6 +86,7 @@ static const char *const data_modes[] = {"host", "device", NULL};
 static const char *const markets[] = {"on-demand", "spot", NULL};
 static const char *const formats[] = {"table", "json", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
+static const char *const mismatch_ok[] = {"ok", NULL};
 
 static const arg_spec measure_specs[] = {
     {"--backend", 0, ARG_CHOICE, &O.backend, NULL, "training backend (default: cuda when available, else cpu)",
@@ -120,12 +123,19 @@ static const arg_spec measure_specs[] = {
     {"--master-addr", 0, ARG_STRING, &O.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
     {"--master-port", 0, ARG_INT, &O.rdv.master_port, "N", "its port", 1, 65535},
     {"--instance-type", 0, ARG_STRING, &O.instance_type, "T", "e.g. g5.xlarge (a type of a family the price snapshot covers\n"
-     "must be one of its sizes; other families, e.g. c7i.large, as given)", .check = names_instance_type_size_problem,
+     "must be one of its sizes; other families, e.g. c5.large, as given)", .check = names_instance_type_size_problem,
      .suggest = prices_suggest_type, .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
     {"--region", 0, ARG_STRING, &O.region, "R", "e.g. us-east-1: an AWS region instbench knows", .check = names_region_problem,
      .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "the market this instance runs on", .choices = markets},
     {"--count", 0, ARG_INT, &O.count, "N", "nodes in the cluster this result stands for (default: nodes)", 1, 100000},
+    {"--identity-mismatch", 0, ARG_CHOICE, &O.identity_mismatch, NULL,
+     "ok: record the result under --instance-type although the type's\n"
+     "accelerators (kind, count) or vCPUs, as the price snapshot states\n"
+     "them, differ from this run's; the result says so\n"
+     "(instance.identity_mismatch).  Without it such a run is refused\n"
+     "(exit 2) before measuring.  An identity from instance metadata is\n"
+     "this machine's own and is never refused", .choices = mismatch_ok},
     /* The bounds rank accepts: a price it would refuse must not be recorded either. */
     {"--hourly-cost", 0, ARG_DOUBLE, &O.hourly_cost, "USD",
      "what one node of this configuration costs per hour, in US dollars\n"
@@ -142,6 +152,9 @@ static const arg_spec measure_specs[] = {
      "the exit status is 1", .group = "output"},
     {"--append", 0, ARG_STRING, &O.append, "FILE", "also append the result as one line to FILE (JSON Lines)",
      .check = args_check_file},
+    {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL, "create the missing directories of --output and --append\n"
+     "(without it a missing one is refused, exit 2, as cp does;\n"
+     "./instbench-results/ is always made when a result goes there)"},
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
     {"--dry-run", 0, ARG_FLAG, &O.dry_run, NULL, "check everything a run would check (flags, backend, memory for the\n"
      "batch, the output files, the identity, the rendezvous settings), print\n"
@@ -166,7 +179,7 @@ const arg_command cmd_measure_args = {
 
 /* The identity flags name what `rank` will price: offline, the snapshot and AWS's region list
  * are the catalogue.  A type of a family the snapshot covers must be one of its sizes (the snapshot
- * lists every size of those families); a type of another family (c7i.large) is taken as given. */
+ * lists every size of those families); a type of another family (c5.large) is taken as given. */
 static int check_identity_names(void)
 {
     char dym[128];
@@ -194,7 +207,7 @@ static int check_identity_names(void)
 static int parse_args(int argc, char **argv)
 {
     memset(&O, 0, sizeof O);
-    O.backend = O.market = O.format = -1;
+    O.backend = O.market = O.format = O.identity_mismatch = -1;
     O.precision = IB_PREC_BF16, O.optimizer = IB_OPT_ADAM, O.data = BENCH_DATA_HOST;
     model_cli_init(&O.model, "vit_base_patch16_224");
     O.batch = DEFAULT_BATCH;
@@ -259,6 +272,63 @@ static void warn_identity(const bench_identity *id, int nnodes, const char *host
                 "measure theirs", id->count, nnodes, id->count, nnodes, id->count);
 }
 
+/* The differences of a checked identity as one line: "accelerators: ...; vcpus: ...". */
+static const char *differences_text(const bench_identity *id, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int i = 0, u = 0; i < id->n_differences && (size_t)u < n; i++)
+        u += snprintf(buf + u, n - (size_t)u, "%s%s", i ? "; " : "", id->differences[i]);
+    return buf;
+}
+
+/* A type given by flag must be the machine that runs: the price snapshot's accelerators and
+ * vCPUs for it against this run's (identity_check says how they compare).  A contradiction is
+ * refused unless --identity-mismatch ok, which records it.  NODE_DEVICES: the GPUs the job drives
+ * on this node; FIRST_GPU: this process's first. */
+static int check_identity_hardware(bench_identity *id, const ib_backend_ops *backend, const bench_sysinfo *sys,
+                                   int node_devices, int first_gpu)
+{
+    const price_record *rec = prices_catalogue_hardware(id->type);
+    const char *const *known = NULL;
+    const size_t n_known = prices_catalogue_accelerators(&known);
+    const bench_type_hardware hw = {rec ? rec->hw.vcpus : 0, rec ? rec->hw.accelerator : NULL,
+                                    rec ? rec->hw.accelerator_count : 0, known, n_known};
+    const int is_cpu = backend->device == IB_DEVICE_HOST;
+    const bench_run_hardware run = {backend->name, is_cpu ? 0 : node_devices,
+                                    !is_cpu && first_gpu < sys->gpu_count ? sys->gpus[first_gpu].name : NULL, sys->vcpus};
+    const int m = identity_check(id, rec ? &hw : NULL, &run);
+    if (m < 0 && id->type[0])
+        ib_debug("identity: the price snapshot has no hardware for %s: recorded as given, not checked", id->type);
+    if (m <= 0) return 0;
+    char diff[sizeof id->differences + 16];
+    differences_text(id, diff, sizeof diff);
+    if (O.identity_mismatch != 0) {
+        util_term_printf(stderr, "instbench measure: --instance-type %s is not this machine: %s (--identity-mismatch ok "
+                         "records the result under %s anyway, marked as a mismatch)\n", id->type, diff, id->type);
+        return IB_EXIT_USAGE;
+    }
+    ib_warn("--instance-type %s is not this machine (%s); the result records it as a mismatch", id->type, diff);
+    return 0;
+}
+
+/* On stderr when the run ends: each of the result's warnings (result_warnings), with what it means
+ * for the figures.  The shared-machine one was said before the run started. */
+static void say_warning(const result_warning *w, const bench_result *res, const char *peak_source)
+{
+    const bench_stats *t = &res->step_time;
+    if (!strcmp(w->code, "cv_high"))
+        ib_warn("step time varies: CV %.1f%% > 5%% (median %.4f s, p10 %.4f, p90 %.4f); the machine may be shared "
+                "or throttled", 100 * t->cv, t->median, t->p10, t->p90);
+    else if (!strcmp(w->code, "drift"))
+        ib_warn("step time drifted up by more than 10%% during the timed window (throttling?)");
+    else if (!strcmp(w->code, "mfu_over_100"))
+        ib_warn("MFU above 100%%: the peak figure (%s) is too low; measured while the machine was busy?", peak_source);
+    else if (!strcmp(w->code, "other_processes"))
+        ib_warn("%s: the machine is shared; figures may be low", w->text);
+    else if (strcmp(w->code, "shared_machine") != 0)
+        ib_warn("%s", w->text);
+}
+
 /* --dry-run: everything has been checked; say what a run would do and stop. */
 static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *train, bench_data_mode data,
                           const bench_rendezvous *rdv, int workers, const bench_identity *id)
@@ -276,6 +346,14 @@ static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *
     printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, rdv->kind, rdv->node_rank);
     printf("  identity: %s, region %s, market %s, count %d (from %s)\n", id->type[0] ? id->type : "unknown type",
            id->region[0] ? id->region : "unknown", id->market[0] ? id->market : "unknown", id->count, id->source);
+    char diff[sizeof id->differences + 16];
+    if (id->mismatch > 0)
+        printf("  identity check: not this machine, recorded as a mismatch (--identity-mismatch ok): %s\n",
+               differences_text(id, diff, sizeof diff));
+    else if (id->mismatch == 0 && !strcmp(id->source, "flag"))
+        printf("  identity check: %s has this run's accelerators and vCPUs\n", id->type);
+    else if (id->mismatch < 0 && id->type[0])
+        printf("  identity check: none (the price snapshot has no hardware for %s)\n", id->type);
     if (rdv->rank == 0)
         printf("  result: %s%s%s\n", !O.output ? "a new file in ./instbench-results/" : !strcmp(O.output, "-") ? "stdout" : O.output,
                O.append ? ", appended to " : "", O.append ? O.append : "");
@@ -408,7 +486,7 @@ int cmd_measure(int argc, char **argv)
     }
 
     /* ---- output: a typo in --output must not cost a whole measurement ---- */
-    if (rdv.rank == 0 && result_check_output(O.output, O.append, &err) != 0) {
+    if (rdv.rank == 0 && result_check_output(O.output, O.append, O.create_dirs, &err) != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
     }
@@ -421,6 +499,7 @@ int cmd_measure(int argc, char **argv)
         return IB_EXIT_RUNTIME;
     }
     if (g_stop) return interrupted_exit();
+    if ((prc = check_identity_hardware(&id, backend, &sys, rdv.local_world_size, first_gpu)) != 0) return prc;
     warn_identity(&id, rdv.nnodes, sys.hostname);
     if (O.dry_run) return dry_run_report(backend, &train, data, &rdv, workers, &id);
     if (sys.loadavg1 > sys.vcpus)
@@ -482,19 +561,8 @@ int cmd_measure(int argc, char **argv)
     }
     if (res.interrupted || g_stop) return interrupted_exit();
 
-    if (res.step_time.cv > 0.05)
-        ib_warn("step time varies: CV %.1f%% > 5%% (median %.4f s, p10 %.4f, p90 %.4f); the machine may be shared "
-                "or throttled",
-                100 * res.step_time.cv, res.step_time.median, res.step_time.p10, res.step_time.p90);
-    if (res.drift) ib_warn("step time drifted up by more than 10%% during the timed window (throttling?)");
     double others = -1, steal = -1;
     sysinfo_host_load(&load0, &load1, sys.vcpus, &others, &steal);
-    if (others > 0.10)
-        ib_warn("other processes used %.0f%% of the CPUs during the run: the machine is shared; figures may be low",
-                100 * others);
-    if (peak > 0 && res.samples_per_second * model_train_flops_per_sample(&train.model) / 1e12 > peak)
-        ib_warn("MFU above 100%%: the peak figure (%s) is too low; measured while the machine was busy?", peak_source);
-    if (steal > 0.05) ib_warn("the hypervisor took %.0f%% of the CPUs (steal) during the run", 100 * steal);
 
     /* ---- result ---- */
     struct timespec now;
@@ -510,6 +578,8 @@ int cmd_measure(int argc, char **argv)
         .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
         .attention = backend_attention(backend, &train), .cuda_graphs = is_cpu ? -1 : train.cuda_graphs,
         .hourly_cost_usd = O.hourly_cost};
+    result_warning warnings[RESULT_MAX_WARNINGS];
+    for (size_t i = 0, n = result_warnings(&rep, warnings); i < n; i++) say_warning(&warnings[i], &res, peak_source);
 
     if (rdv.rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */
 

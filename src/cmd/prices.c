@@ -1,5 +1,6 @@
 /* instbench prices: on-demand and spot prices per (instance type, region), from live AWS, the
  * on-disk cache or the shipped snapshot (see prices/ and aws/). */
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ static struct {
     args_list types, regions, columns;
     int wide;
     const char *out_path;
+    int create_dirs;   /* --create-dirs: make -o's missing directories */
     int market, source, format;   /* choice indexes; format -1: by stdout */
     double ttl_hours, timeout_s;
     int page_size, no_scores;
@@ -22,6 +24,10 @@ static struct {
     args_list accelerators;
     int min_vcpus, sort;
     double min_memory, min_acc_memory, max_price, max_spot_price;   /* NAN: not given */
+    int include_local_zones;
+    /* --nodes: one count for every type, or one per --instance-types item (in its order) */
+    int nodes[256];
+    size_t n_nodes;
 } O;
 
 static const char *const markets[] = {"on-demand", "spot", "both", NULL};
@@ -98,6 +104,29 @@ static const char *accelerator_suggest(const char *v)
     return out;
 }
 
+/* --nodes N[,N...]: whole numbers in [1, 10000], comma-separated (a count may repeat: 4,4). */
+static int nodes_flag(void *dst, const char *flag, const char *value, ib_error *err)
+{
+    (void)dst;
+    if (O.n_nodes) return ib_error_set(err, IB_EXIT_USAGE, "%s given twice (list the counts once: --nodes 4,1)", flag);
+    for (const char *p = value;;) {
+        size_t len = strcspn(p, ",");
+        char item[32], num[96];
+        long x;
+        int rc = len < sizeof item ? 0 : 1;
+        if (!rc) memcpy(item, p, len), item[len] = '\0';
+        if (rc || (rc = util_parse_int(item, 1, 10000, &x)) != 0)
+            return ib_error_set(err, IB_EXIT_USAGE, "%s: %s (want instances per type: N or N,N,... in "
+                                "--instance-types order, each a whole number in [1, 10000])", flag,
+                                len < sizeof item ? util_number_error(item, rc, 1, 10000, num, sizeof num) : "a count is too long");
+        if (O.n_nodes == sizeof O.nodes / sizeof *O.nodes)
+            return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %zu counts", flag, sizeof O.nodes / sizeof *O.nodes);
+        O.nodes[O.n_nodes++] = (int)x;
+        if (!p[len]) return 0;
+        p += len + 1;
+    }
+}
+
 static const arg_spec prices_specs[] = {
     {"--instance-types", 0, ARG_LIST, &O.types, "LIST", "comma-separated, repeatable, e.g. g5.xlarge,p4d.24xlarge; patterns\n"
      "such as 'g5.*' or 'p4*' match the snapshot's types; ml.* types give\n"
@@ -109,6 +138,15 @@ static const arg_spec prices_specs[] = {
      "AWS region from AWS_REGION, AWS_DEFAULT_REGION, the profile or\n"
      "IMDS, else us-east-1)", .check = region_or_all_problem, .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "default both", .choices = markets},
+    {"--include-local-zones", 0, ARG_FLAG, &O.include_local_zones, NULL, "let Local Zones and Wavelength Zones (use1-atl2-az1, use1-wl1-bos-wlz1:\n"
+     "one city each, opt-in per account) give the lowest spot price; by default\n"
+     "it is the lowest over the region's Availability Zones (the zones stay\n"
+     "listed in JSON, marked by zone_type)"},
+    {"--nodes", 0, ARG_FN, NULL, "N[,N...]", "price N instances of each type together: one N for every type, or one\n"
+     "per --instance-types item in its order (--instance-types\n"
+     "g5.xlarge,g5.12xlarge --nodes 4,1: four against one); adds NODES, TOTAL\n"
+     "ACCELERATORS and the TOTAL $/h of each market (CSV, JSON: nodes,\n"
+     "total_accelerators, *_total_usd_per_hour)", .fn = nodes_flag},
     {"--source", 0, ARG_CHOICE, &O.source, NULL, "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
      "snapshot: the shipped snapshot only (its date is printed)", .choices = prices_source_names},
@@ -121,6 +159,7 @@ static const arg_spec prices_specs[] = {
      0.1, 600},
     {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
      "replaced atomically, a device or FIFO written through)"},
+    {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL, "create -o's missing directories (without it: refused, exit 2)"},
     {"--accelerator", 0, ARG_LIST, &O.accelerators, "NAME[:N]", "only types with this accelerator (A10G, H100, ...: the catalogue's\n"
      "names, any case; A100 is not A100-80GB), with :N exactly N of them per\n"
      "instance (A10G:4, H100:8); comma-separated or repeated: any of them",
@@ -142,7 +181,7 @@ static const arg_spec prices_specs[] = {
      "on-demand ascending; spot: lowest spot ascending; savings: the row's\n"
      "SAVINGS % (1 - spot / on-demand) descending.  Rows without the figure come last;\n"
      "ties keep the type order", .choices = prices_sort_names},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source, on_demand_per_accelerator, spot_per_accelerator, nodes,\ntotal_accelerators, on_demand_total, spot_total (the last four: --nodes)"),
     {0},
 };
 
@@ -151,7 +190,8 @@ const arg_command cmd_prices_args = {
     "On-demand (Linux, shared tenancy) and spot prices in USD per instance-hour, per instance type\n"
     "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.",
     "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
-    "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...).\n"
+    "AWS_ENDPOINT_URL_EC2, ...).  Cache: $XDG_CACHE_HOME/instbench/prices (else ~/.cache/...),\n"
+    "kept apart per endpoint: what an AWS_ENDPOINT_URL* server answered is never shown as AWS's.\n"
     "An instance type or region no source knows exits 2 with the nearest known name (a type newer\n"
     "than the snapshot is looked up live before it is called unknown); nothing found for what was\n"
     "asked exits 1.\n"
@@ -183,6 +223,29 @@ static int wanted_price(const prices_query *q, const price_record *r)
     return (q->want_on_demand && !isnan(r->on_demand_usd_per_hour)) || (q->want_spot && r->spot_source[0] && r->n_spot);
 }
 
+/* "c6i, c7a, ..., trn1n": the snapshot's families, what --source snapshot can price. */
+static void snapshot_families(char *out, size_t len)
+{
+    const char *const *fam;
+    size_t n = prices_catalogue_families(&fam), used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", fam[i]);
+}
+
+/* For a pair the snapshot has no price for: where it does price TYPE in the markets asked
+ * ("c7i.large in ap-northeast-1, ..., us-west-2", or "... in no region"), appended to OUT after a
+ * "; " when OUT holds another type's already. */
+static void snapshot_regions_of(const prices_query *q, const char *type, char *out, size_t len)
+{
+    const char *regions[64];
+    size_t n = prices_catalogue_type_regions(type, q->want_on_demand, q->want_spot, regions, 64), used = strlen(out);
+    used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s in ", used ? "; " : "", type);
+    for (size_t i = 0; i < n && i < 64 && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", regions[i]);
+    if (!n && used < len) snprintf(out + used, len - used, "no region");
+}
+
 /* Names no source knows are usage errors naming the nearest known one; a type live AWS could not
  * be asked about only gets the suggestion as a warning.  0 when every name is known. */
 static int check_names(const prices_query *q, const price_set *set)
@@ -198,12 +261,17 @@ static int check_names(const prices_query *q, const price_set *set)
             continue;
         }
         if (st == PRICES_NAME_KNOWN) continue;
-        const char *where = q->source == PRICES_SOURCE_SNAPSHOT ? "is not in the price snapshot (accelerated types "
-                                                                  "only; others need --source live)"
-                            : q->source == PRICES_SOURCE_CACHE ? "is in neither the price snapshot nor the cache "
-                                                                 "(fill the cache with --source live)"
-                                                               : "is not an instance type AWS prices in the regions "
-                                                                 "asked, nor one the snapshot knows";
+        char fams[512], where[640];
+        snapshot_families(fams, sizeof fams);
+        if (q->source == PRICES_SOURCE_SNAPSHOT)
+            snprintf(where, sizeof where, "is not in the price snapshot (its families: %s; others need --source live)",
+                     fams);
+        else if (q->source == PRICES_SOURCE_CACHE)
+            snprintf(where, sizeof where, "is in neither the price snapshot nor the cache (fill the cache with "
+                     "--source live)");
+        else
+            snprintf(where, sizeof where, "is not an instance type AWS prices in the regions asked, nor one the "
+                     "snapshot knows");
         return args_usage_error(&cmd_prices_args, "--instance-types: '%s' %s%s", type, where,
                                 args_did_you_mean(near, dym, sizeof dym));
     }
@@ -236,10 +304,15 @@ static int check_found(const prices_query *q, const price_set *set)
                         "--source live (needs AWS credentials) or use --source auto or snapshot\n",
                 market, types, regions, cache);
         break;
-    case PRICES_SOURCE_SNAPSHOT:
-        fprintf(stderr, "instbench prices: the shipped snapshot has no %sprice for %s in %s (it covers "
-                        "accelerated types only): check the names, or use --source live\n", market, types, regions);
+    case PRICES_SOURCE_SNAPSHOT: {
+        /* every type asked is the snapshot's (check_names): what is missing is the region */
+        char where[1024] = "";
+        for (size_t t = 0; t < q->n_types && t < 3; t++) snapshot_regions_of(q, q->instance_types[t], where, sizeof where);
+        fprintf(stderr, "instbench prices: the shipped snapshot has no %sprice for %s in %s; it has %s%s: pick one of "
+                        "those regions, or use --source live\n", market, types, regions,
+                where, q->n_types > 3 ? " (and more types)" : "");
         break;
+    }
     default:
         fprintf(stderr, "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
                         "instance type and region)\n", market, types, regions,
@@ -327,9 +400,9 @@ static void emptied_line(const prices_filter *f, const price_set *set, const pri
         case PRICES_BY_MEMORY: v = hw_unknown(r) ? NAN : r->hw.memory_gib; break;
         case PRICES_BY_ACCELERATOR_MEMORY: v = prices_per_accelerator_gib(r); break;
         case PRICES_BY_MAX_PRICE:   /* what --max-price would have to reach; the lowest is best: negated */
-            v = -prices_cheapest_shown(r, f->want_on_demand, f->want_spot, &market);
+            v = -prices_cheapest_shown(r, f->want_on_demand, f->want_spot, f->include_local_zones, &market);
             break;
-        case PRICES_BY_MAX_SPOT_PRICE: v = -prices_lowest_spot(r), market = "spot"; break;
+        case PRICES_BY_MAX_SPOT_PRICE: v = -prices_lowest_spot(r, f->include_local_zones), market = "spot"; break;
         default: break;
         }
         if (!isnan(v) && (!best || v > best_v)) best = r, best_v = v, best_market = market;
@@ -415,7 +488,8 @@ static int shop(const prices_query *q, const prices_accelerator_want *acc, price
     prices_filter f = {.accelerators = acc, .n_accelerators = O.accelerators.n, .min_vcpus = O.min_vcpus,
                        .min_memory_gib = O.min_memory, .min_accelerator_memory_gib = O.min_acc_memory,
                        .max_usd_per_hour = O.max_price, .max_spot_usd_per_hour = O.max_spot_price,
-                       .want_on_demand = q->want_on_demand, .want_spot = q->want_spot, .sort = (prices_sort)O.sort};
+                       .want_on_demand = q->want_on_demand, .want_spot = q->want_spot,
+                       .include_local_zones = O.include_local_zones, .sort = (prices_sort)O.sort};
     char unknown[320] = "", unknown_acc[320] = "";
     const char *hw_flag = first_hw_flag(&f);
     if (hw_flag) some_types(set, hw_unknown, unknown, sizeof unknown);
@@ -443,6 +517,39 @@ static int shop(const prices_query *q, const prices_accelerator_want *acc, price
     return 0;
 }
 
+/* --nodes against --instance-types: one count for all, or one per item given.  0 or exit 2. */
+static int check_nodes(void)
+{
+    if (O.n_nodes <= 1 || O.n_nodes == O.types.n) return 0;
+    if (!O.types.n)
+        return args_usage_error(&cmd_prices_args, "--nodes gives %zu counts but no --instance-types: one count prices "
+                                "every type, several need the types they go with", O.n_nodes);
+    return args_usage_error(&cmd_prices_args, "--nodes gives %zu counts for %zu --instance-types: give one for all, or "
+                            "one per type in their order", O.n_nodes, O.types.n);
+}
+
+/* The count --nodes gives TYPE: the one for all, or that of the --instance-types item naming it
+ * (a pattern's count goes to every type it matches; the first item that matches wins). */
+static int nodes_of(const char *type)
+{
+    if (O.n_nodes == 0) return 1;
+    if (O.n_nodes == 1) return O.nodes[0];
+    for (size_t i = 0; i < O.types.n; i++)
+        if (!strcmp(O.types.v[i], type) || (prices_is_pattern(O.types.v[i]) && !fnmatch(O.types.v[i], type, 0)))
+            return O.nodes[i];
+    return 1;
+}
+
+/* Whether --columns names a column of the N-instance view (then it shows, N = 1 without --nodes). */
+static int columns_ask_nodes(void)
+{
+    static const char *const keys[] = {"nodes", "total_accelerators", "on_demand_total", "spot_total"};
+    for (size_t i = 0; i < O.columns.n; i++)
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            if (!strcmp(O.columns.v[i], keys[k])) return 1;
+    return 0;
+}
+
 int cmd_prices(int argc, char **argv)
 {
     memset(&O, 0, sizeof O);
@@ -459,6 +566,7 @@ int cmd_prices(int argc, char **argv)
     const char *need_spot = O.sort == PRICES_SORT_SPOT ? "--sort spot" : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
                             : !isnan(O.max_spot_price) ? "--max-spot-price" : NULL;
     rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, prices_table_keys);
+    if (!rc) rc = check_nodes();
     if (!rc && O.market == 0 && need_spot)
         rc = args_usage_error(&cmd_prices_args, "%s needs spot prices, which --market on-demand does not show",
                               need_spot);
@@ -531,7 +639,8 @@ int cmd_prices(int argc, char **argv)
     }
 
     price_set set;
-    if (out_path && util_check_writable(out_path, 0, &err) != 0) {   /* before any AWS request */
+    if (out_path && (util_output_parent_check(out_path, O.create_dirs, &err) != 0 ||
+                     util_check_writable(out_path, 0, &err) != 0)) {   /* before any AWS request */
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
         goto done;
@@ -550,6 +659,9 @@ int cmd_prices(int argc, char **argv)
         goto done;
     }
     prices_warn_missing(&q, &set);
+    set.include_local_zones = O.include_local_zones;
+    set.nodes_asked = O.n_nodes > 0 || columns_ask_nodes();
+    for (size_t i = 0; i < set.n; i++) set.items[i].nodes = nodes_of(set.items[i].instance_type);
     rc = IB_EXIT_RUNTIME;
     if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);

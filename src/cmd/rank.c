@@ -25,6 +25,7 @@ typedef struct rank_args {
     double samples, epochs, dataset_size;
     int top;
     int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide;   /* choice indexes, flags */
+    int create_dirs;                 /* --create-dirs: make -o's and --plot's missing directories */
     args_list columns;
     args_list types;                 /* --instance-types: names and patterns */
     rank_user_price *prices_given;   /* --price flags, in order */
@@ -85,6 +86,8 @@ static const arg_spec rank_specs[] = {
     {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both; SageMaker ml.* types: on-demand only", .choices = markets},
     {"--spot-price", 0, ARG_CHOICE, &A.spot_mode, NULL, "spot price across the region's AZs (default lowest)",
      .choices = spot_modes, .given = &A.spot_given},
+    {"--include-local-zones", 0, ARG_FLAG, &A.opt.include_local_zones, NULL, "let Local Zones and Wavelength Zones (opt-in per account) count for\n"
+     "--spot-price lowest and median (default: the region's Availability Zones)"},
     {"--az", 0, ARG_STRING, &A.az, "ZONE", "price spot in this AZ (implies --spot-price az): a zone ID (use1-az2)\n"
      "or a zone name (us-east-1a).  Which ID a name stands for differs\n"
      "per AWS account: live prices map it through the account's\n"
@@ -116,6 +119,8 @@ static const arg_spec rank_specs[] = {
     {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h, Pareto frontier drawn"},
     {"--output", 'o', ARG_STRING, &A.out_path, "FILE", "write the table, JSON or CSV to FILE instead of stdout (whole or not\n"
      "at all: a failed run leaves an existing FILE as it was)", .check = args_check_file},
+    {"--create-dirs", 0, ARG_FLAG, &A.create_dirs, NULL, "create the missing directories of -o and --plot (without it: refused,\n"
+     "exit 2)"},
     ARGS_TABLE_SPECS(&A.wide, &A.columns, "the same names in the table, CSV header\n"
      "and JSON rows, and --columns applies to all three: rank, configuration,\n"
      "instance_type, host, nodes, measured_nodes, extrapolated, market, region,\n"
@@ -124,8 +129,9 @@ static const arg_spec rank_specs[] = {
      "usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
      "samples_per_dollar, target_samples, hours_to_target, cost_to_target_usd,\n"
      "runs, samples_per_second_min, samples_per_second_max, cv, warnings,\n"
-     "identity_mismatch, spot_az, interruption_bucket, interruption_label,\n"
-     "placement_score, price_source, price_as_of_utc, pareto, unpriced_reason\n"
+     "identity_mismatch, spot_az, spot_zone_type, interruption_bucket,\n"
+     "interruption_label, placement_score, price_source, price_as_of_utc, pareto,\n"
+     "unpriced_reason\n"
      "(default: the table shows what fits; CSV and JSON every column)"),
     {0},
 };
@@ -631,6 +637,13 @@ int cmd_rank(int argc, char **argv)
     int have_prices = 0;
     rc = IB_EXIT_RUNTIME;
 
+    /* The files the user named are checked before any work: a typo in a directory is refused,
+     * not made into a stray tree, and an unwritable place is found before the ranking. */
+    const char *named[2] = {a.out_path, a.plot};
+    for (int i = 0; i < 2; i++)
+        if (named[i] && (util_output_parent_check(named[i], a.create_dirs, &err) != 0 ||
+                         util_check_writable(named[i], 0, &err) != 0))
+            goto fail;
     if (rank_load(a.paths, a.n_paths, &a.load, &res, on_skip, NULL, &err) != 0) goto fail;
     skip_summary();
     ib_info("read %zu input%s: %zu result%s, %zu skipped", res.files_read, res.files_read == 1 ? "" : "s", res.n,

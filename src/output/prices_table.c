@@ -29,17 +29,21 @@ static void describe_source(const char *src, time_t as_of, time_t now, char *out
     }
 }
 
+/* The original keys first (messages and scripts list them in this order), the later ones after. */
 const char *const prices_table_keys[] = {"type", "region", "accelerators", "accelerator_memory", "vcpus", "memory",
                                          "on_demand", "on_demand_source", "spot", "spot_az", "azs", "interruption",
-                                         "savings", "advisor_savings", "placement", "spot_source", NULL};
+                                         "savings", "advisor_savings", "placement", "spot_source",
+                                         "on_demand_per_accelerator", "spot_per_accelerator", "nodes",
+                                         "total_accelerators", "on_demand_total", "spot_total", NULL};
 
-/* The type's hardware cells: "4 x A10G" (or "-": none, "?": not in the catalogue), accelerator
- * memory in all, vCPUs, host memory (GiB, whole numbers: what catalogues and sky show-gpus print). */
-static void hardware_cells(const price_record *r, char acc[48], char accm[16], char cpu[16], char mem[16])
+/* The type's hardware cells: "4 x A10G" (or "-": none, "?": not in the catalogue; the
+ * accelerators of NODES instances), accelerator memory in all, vCPUs, host memory (GiB, whole
+ * numbers: what catalogues and sky show-gpus print) of one instance. */
+static void hardware_cells(const price_record *r, int nodes, char acc[64], char accm[16], char cpu[16], char mem[16])
 {
     const int known = prices_hardware_known(r);
     if (!known) strcpy(acc, "?");
-    else if (r->hw.accelerator[0]) snprintf(acc, 48, "%d x %s", r->hw.accelerator_count, r->hw.accelerator);
+    else if (r->hw.accelerator[0]) snprintf(acc, 64, "%ld x %s", (long)r->hw.accelerator_count * nodes, r->hw.accelerator);
     else strcpy(acc, "-");
     if (known && !isnan(r->hw.accelerator_memory_gib)) snprintf(accm, 16, "%.0f", r->hw.accelerator_memory_gib);
     else strcpy(accm, known ? "-" : "?");
@@ -64,7 +68,7 @@ int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot)
     return 0;
 }
 
-enum { PT_MAX = 16 };
+enum { PT_MAX = 24 };
 
 typedef struct price_columns {
     const char *headers[PT_MAX], *keys[PT_MAX];
@@ -79,22 +83,30 @@ static void add_col(price_columns *c, const char *h, const char *k, output_align
 }
 
 /* A narrow terminal keeps type, region and the prices longest (output_fit_set); the advisor's
- * savings goes first, the row's own savings says it better. */
-static void price_columns_pick(price_columns *c, int want_od, int want_spot)
+ * savings goes first, the row's own savings says it better.  With --nodes the N-instance columns
+ * are the answer asked for and stay (`prices` sets nodes_asked when --columns names one of them).
+ * Hardware cells are per instance, but for TOTAL ACCELERATORS. */
+static void price_columns_pick(price_columns *c, int want_od, int want_spot, int nodes)
 {
     c->n = 0;
     add_col(c, "INSTANCE TYPE", "type", OUTPUT_LEFT, OUTPUT_KEEP);
     add_col(c, "REGION", "region", OUTPUT_LEFT, OUTPUT_KEEP);
+    if (nodes) add_col(c, "NODES", "nodes", OUTPUT_RIGHT, OUTPUT_KEEP);
     add_col(c, "ACCELERATORS", "accelerators", OUTPUT_LEFT, 7);
+    if (nodes) add_col(c, "TOTAL ACCELERATORS", "total_accelerators", OUTPUT_LEFT, OUTPUT_KEEP);
     add_col(c, "ACCEL GiB", "accelerator_memory", OUTPUT_RIGHT, 4);
     add_col(c, "vCPUs", "vcpus", OUTPUT_RIGHT, 5);
     add_col(c, "MEM GiB", "memory", OUTPUT_RIGHT, 2);
     if (want_od) {
         add_col(c, "ON-DEMAND $/h", "on_demand", OUTPUT_RIGHT, OUTPUT_KEEP);
+        add_col(c, "ON-DEMAND $/h PER ACCEL", "on_demand_per_accelerator", OUTPUT_RIGHT, 4);
+        if (nodes) add_col(c, "ON-DEMAND $/h TOTAL", "on_demand_total", OUTPUT_RIGHT, OUTPUT_KEEP);
         add_col(c, "ON-DEMAND SOURCE", "on_demand_source", OUTPUT_LEFT, 3);
     }
     if (want_spot) {
         add_col(c, "SPOT $/h (LOWEST)", "spot", OUTPUT_RIGHT, OUTPUT_KEEP);
+        add_col(c, "SPOT $/h PER ACCEL", "spot_per_accelerator", OUTPUT_RIGHT, 4);
+        if (nodes) add_col(c, "SPOT $/h TOTAL", "spot_total", OUTPUT_RIGHT, OUTPUT_KEEP);
         add_col(c, "IN AZ", "spot_az", OUTPUT_LEFT, 6);
         add_col(c, "AZs", "azs", OUTPUT_RIGHT, 1);
         add_col(c, "INTERRUPTION", "interruption", OUTPUT_LEFT, 5);
@@ -106,41 +118,63 @@ static void price_columns_pick(price_columns *c, int want_od, int want_spot)
 }
 
 typedef struct price_text {
-    char od[48], ods[64], sp[48], az[32], nz[24], intr[16], sav[16], adv[16], pl[16], sps[64], acc[48], accm[16],
-        cpu[16], mem[16];
+    char od[48], odacc[48], odtot[48], ods[64], sp[48], spacc[48], sptot[48], az[48], nz[24], intr[16], sav[16],
+        adv[16], pl[16], sps[64], nodes[24], acc[64], acctot[64], accm[16], cpu[16], mem[16];
 } price_text;
 
+/* " (LZ)" after a Local Zone, " (WLZ)" after a Wavelength Zone: what the legend explains. */
+static const char *zone_marker(const char *zone)
+{
+    prices_zone_kind k = prices_zone_kind_of(zone);
+    return k == PRICES_ZONE_LOCAL ? " (LZ)" : k == PRICES_ZONE_WAVELENGTH ? " (WLZ)" : "";
+}
+
+
 /* One row's cells, in price_columns_pick's order; returns how many. */
-static size_t price_row_cells(const price_record *r, int want_od, int want_spot, time_t now, price_text *b,
-                              const char *cells[PT_MAX])
+static size_t price_row_cells(const price_set *s, const price_record *r, int want_od, int want_spot, time_t now,
+                              price_text *b, const char *cells[PT_MAX])
 {
     size_t k = 0;
-    hardware_cells(r, b->acc, b->accm, b->cpu, b->mem);
+    const int nodes = prices_nodes(r);
+    hardware_cells(r, 1, b->acc, b->accm, b->cpu, b->mem);
+    hardware_cells(r, nodes, b->acctot, b->accm, b->cpu, b->mem);
     cells[k++] = r->instance_type;
     cells[k++] = r->region;
+    if (s->nodes_asked) snprintf(b->nodes, sizeof b->nodes, "%d", nodes), cells[k++] = b->nodes;
     cells[k++] = b->acc;
+    if (s->nodes_asked) cells[k++] = b->acctot;
     cells[k++] = b->accm;
     cells[k++] = b->cpu;
     cells[k++] = b->mem;
     if (want_od) {
-        output_fmt_usd(b->od, sizeof b->od, r->on_demand_usd_per_hour);
-        describe_source(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, now, b->ods,
-                        sizeof b->ods);
+        const double od = r->on_demand_usd_per_hour;
+        output_fmt_usd(b->od, sizeof b->od, od);
+        output_fmt_usd(b->odacc, sizeof b->odacc, prices_per_accelerator_hour(r, od));
+        output_fmt_usd(b->odtot, sizeof b->odtot, nodes * od);
+        describe_source(isnan(od) ? "" : r->on_demand_source, r->on_demand_as_of, now, b->ods, sizeof b->ods);
         cells[k++] = b->od;
+        cells[k++] = b->odacc;
+        if (s->nodes_asked) cells[k++] = b->odtot;
         cells[k++] = b->ods;
     }
     if (want_spot) {
-        const spot_price *best = prices_cheapest_zone(r);
-        output_fmt_usd(b->sp, sizeof b->sp, best ? best->usd_per_hour : NAN);
-        snprintf(b->az, sizeof b->az, "%s", best ? best->az : "-");
+        const spot_price *best = prices_cheapest_zone(r, s->include_local_zones);
+        const double sp = best ? best->usd_per_hour : NAN;
+        output_fmt_usd(b->sp, sizeof b->sp, sp);
+        output_fmt_usd(b->spacc, sizeof b->spacc, prices_per_accelerator_hour(r, sp));
+        output_fmt_usd(b->sptot, sizeof b->sptot, nodes * sp);
+        snprintf(b->az, sizeof b->az, "%s%s", best ? best->az : "-", best ? zone_marker(best->az) : "");
         snprintf(b->nz, sizeof b->nz, "%zu", r->n_spot);
         snprintf(b->intr, sizeof b->intr, "%s", r->interruption_bucket >= 0 ? prices_interruption_label(r->interruption_bucket) : "-");
-        fmt_pct(b->sav, sizeof b->sav, prices_spot_savings_pct(r));
+        fmt_pct(b->sav, sizeof b->sav, prices_spot_savings_pct(r, s->include_local_zones));
         fmt_pct(b->adv, sizeof b->adv, r->savings_pct != -1 ? r->savings_pct : NAN);
         if (r->placement_score > 0) snprintf(b->pl, sizeof b->pl, "%d", r->placement_score);
         else snprintf(b->pl, sizeof b->pl, "-");
         describe_source(r->spot_source, r->spot_as_of, now, b->sps, sizeof b->sps);
-        const char *v[] = {b->sp, b->az, b->nz, b->intr, b->sav, b->adv, b->pl, b->sps};
+        cells[k++] = b->sp;
+        cells[k++] = b->spacc;
+        if (s->nodes_asked) cells[k++] = b->sptot;
+        const char *v[] = {b->az, b->nz, b->intr, b->sav, b->adv, b->pl, b->sps};
         for (size_t i = 0; i < sizeof v / sizeof *v; i++) cells[k++] = v[i];
     }
     return k;
@@ -163,6 +197,26 @@ static void clause(char *line, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+/* What the lowest spot price ranges over, when it matters: the rows whose Local or Wavelength
+ * Zone prices it leaves out (they need an opt-in), or what the markers of the zones shown mean. */
+static void zone_clause(const price_set *s, const output_table *t, char *line, size_t len)
+{
+    size_t rows = 0, marked = 0;
+    const int lowest = output_table_showed(t, "spot") || output_table_showed(t, "spot_per_accelerator") ||
+                       output_table_showed(t, "spot_total") || output_table_showed(t, "savings");
+    for (size_t i = 0; i < s->n; i++) {
+        const price_record *r = &s->items[i];
+        const spot_price *best = prices_cheapest_zone(r, s->include_local_zones);
+        rows += prices_zones_left_out(r, s->include_local_zones) > 0;
+        marked += best && prices_zone_kind_of(best->az) != PRICES_ZONE_AVAILABILITY;
+    }
+    if (rows && lowest)
+        clause(line, len, "the lowest spot price leaves out Local and Wavelength Zones, which need an opt-in (%zu %s "
+               "some; --include-local-zones counts them)", rows, rows == 1 ? "row has" : "rows have");
+    if (marked && output_table_showed(t, "spot_az"))
+        clause(line, len, "(LZ) a Local Zone, (WLZ) a Wavelength Zone: each needs an opt-in per account");
+}
+
 /* Under the table: where each figure shown comes from (only the columns T showed); the snapshot's
  * origin only when a price shown is the snapshot's. */
 static void write_sources(const price_set *s, const output_table *t, int want_od, int want_spot, FILE *out)
@@ -181,6 +235,12 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
     else if (output_table_showed(t, "on_demand") || output_table_showed(t, "spot"))
         clause(line, sizeof line, "each price: its SOURCE column (--wide shows it)");
     if (output_table_showed(t, "savings")) clause(line, sizeof line, "SAVINGS %%: 1 - spot / on-demand of the row's own prices");
+    if (output_table_showed(t, "on_demand_per_accelerator") || output_table_showed(t, "spot_per_accelerator"))
+        clause(line, sizeof line, "PER ACCEL: the instance's price over its accelerators (the catalogue's count)");
+    if (output_table_showed(t, "on_demand_total") || output_table_showed(t, "spot_total") ||
+        output_table_showed(t, "total_accelerators"))
+        clause(line, sizeof line, "TOTAL: NODES instances together (NODES x the price of one)");
+    zone_clause(s, t, line, sizeof line);
     if (advisor && (intr || adv))
         clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "", intr && adv ? " and " : "",
                adv ? "ADVISOR SAVINGS %" : "",
@@ -197,7 +257,7 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
 int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out)
 {
     price_columns col;
-    price_columns_pick(&col, want_od, want_spot);
+    price_columns_pick(&col, want_od, want_spot, s->nodes_asked);
     output_table t;
     if (output_table_init(&t, col.n, col.headers, col.align) != 0) return -1;
     output_table_fit_columns(&t, col.keys, col.prio);
@@ -205,7 +265,7 @@ int prices_write_table(const price_set *s, int want_od, int want_spot, time_t no
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         price_text b;
         const char *cells[PT_MAX];
-        price_row_cells(&s->items[i], want_od, want_spot, now, &b, cells);
+        price_row_cells(s, &s->items[i], want_od, want_spot, now, &b, cells);
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_text(&t, out);
@@ -216,69 +276,88 @@ int prices_write_table(const price_set *s, int want_od, int want_spot, time_t no
     return rc;
 }
 
-/* Shortest text that reads back as the same double: spreadsheets get plain numbers. */
-static void num(double v, char *out, size_t len)
-{
-    if (isnan(v)) {
-        out[0] = '\0';
-        return;
-    }
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(out, len, "%.*g", prec, v);
-        if (strtod(out, NULL) == v) return;
-    }
-}
+/* CSV numbers: util_fmt_double, the very text the JSON writer gives; empty for NAN (unknown). */
+static void num(double v, char *out, size_t len) { util_fmt_double(out, len, v); }
 
+/* "2026-11-21T00:00:00" (UTC, what the _utc column names say; util_utc_spreadsheet): the form
+ * LibreOffice Calc's default import, Excel and pandas read as a date-time.  Empty when SRC is (no
+ * price). */
 static void when(const char *src, time_t t, char *out)
 {
-    if (src[0]) util_utc_iso8601(t, out);
-    else out[0] = '\0';
+    if (!src[0]) out[0] = '\0';
+    else util_utc_spreadsheet(t, out);
+}
+
+/* The columns, named as the JSON fields they carry (spot.min_usd_per_hour -> spot_min_usd_per_hour;
+ * the instance's hardware without "instance_"; times with _utc, as they carry no zone).  Renamed
+ * columns keep their place; new ones go last, so columns read by position keep theirs. */
+static const char *const csv_headers[] = {
+    "instance_type", "region", "on_demand_usd_per_hour", "on_demand_source", "on_demand_as_of_utc",
+    "spot_min_usd_per_hour", "spot_min_availability_zone", "spot_max_usd_per_hour", "spot_zone_count",
+    "spot_source", "spot_as_of_utc", "interruption_bucket", "interruption_label", "interruption_savings_pct",
+    "placement_score", "vcpus", "memory_gib", "accelerator", "accelerator_count", "accelerator_memory_gib",
+    "spot_min_savings_pct", "spot_min_zone_type", "on_demand_usd_per_accelerator_hour",
+    "spot_min_usd_per_accelerator_hour", "nodes", "total_accelerators", "on_demand_total_usd_per_hour",
+    "spot_min_total_usd_per_hour"};
+enum { CSV_NC = sizeof csv_headers / sizeof csv_headers[0] };
+
+typedef struct csv_text {
+    char od[32], odt[32], mn[32], mx[32], nz[24], spt[32], ib[16], sav[16], pl[16], cpu[16], mem[32], accn[16],
+        accm[32], rsav[32], odacc[32], spacc[32], nodes[16], acctot[24], odtot[32], sptot[32];
+} csv_text;
+
+/* R's cells in csv_headers' order into CELLS (pointing into B or R). */
+static void csv_row(const price_set *s, const price_record *r, csv_text *b, const char *cells[CSV_NC])
+{
+    memset(b, 0, sizeof *b);
+    const int nodes = prices_nodes(r), with_local = s->include_local_zones;
+    if (prices_hardware_known(r)) {
+        snprintf(b->cpu, sizeof b->cpu, "%d", r->hw.vcpus), num(r->hw.memory_gib, b->mem, sizeof b->mem);
+        snprintf(b->accn, sizeof b->accn, "%d", r->hw.accelerator_count);
+        num(r->hw.accelerator_memory_gib, b->accm, sizeof b->accm);
+        snprintf(b->acctot, sizeof b->acctot, "%ld", (long)nodes * r->hw.accelerator_count);
+    }
+    const double od = r->on_demand_usd_per_hour;
+    num(od, b->od, sizeof b->od);
+    num(prices_per_accelerator_hour(r, od), b->odacc, sizeof b->odacc);
+    num(nodes * od, b->odtot, sizeof b->odtot);
+    when(isnan(od) ? "" : r->on_demand_source, r->on_demand_as_of, b->odt);
+    const spot_price *lo = prices_cheapest_zone(r, with_local);
+    const char *az = "", *kind = "", *label = "";
+    if (lo) {
+        num(lo->usd_per_hour, b->mn, sizeof b->mn);
+        num(prices_highest_spot(r, with_local), b->mx, sizeof b->mx);
+        num(prices_per_accelerator_hour(r, lo->usd_per_hour), b->spacc, sizeof b->spacc);
+        num(nodes * lo->usd_per_hour, b->sptot, sizeof b->sptot);
+        az = lo->az;
+        kind = prices_zone_kind_name(prices_zone_kind_of(lo->az));
+    }
+    if (r->spot_source[0]) snprintf(b->nz, sizeof b->nz, "%zu", r->n_spot);
+    when(r->spot_source, r->spot_as_of, b->spt);
+    if (r->interruption_bucket >= 0) {
+        snprintf(b->ib, sizeof b->ib, "%d", r->interruption_bucket);
+        label = prices_interruption_label(r->interruption_bucket);
+    }
+    if (r->savings_pct != -1) snprintf(b->sav, sizeof b->sav, "%d", r->savings_pct);
+    if (r->placement_score > 0) snprintf(b->pl, sizeof b->pl, "%d", r->placement_score);
+    num(prices_spot_savings_pct(r, with_local), b->rsav, sizeof b->rsav);
+    snprintf(b->nodes, sizeof b->nodes, "%d", nodes);
+    const char *v[CSV_NC] = {r->instance_type, r->region, b->od, isnan(od) ? "" : r->on_demand_source, b->odt, b->mn,
+                             az, b->mx, b->nz, r->spot_source, b->spt, b->ib, label, b->sav, b->pl, b->cpu, b->mem,
+                             r->hw.accelerator, b->accn, b->accm, b->rsav, kind, b->odacc, b->spacc, b->nodes,
+                             b->acctot, b->odtot, b->sptot};
+    memcpy(cells, v, sizeof v);
 }
 
 int prices_write_csv(const price_set *s, FILE *out)
 {
-    static const char *const headers[] = {
-        "instance_type", "region", "on_demand_usd_per_hour", "on_demand_source", "on_demand_as_of",
-        "spot_min_usd_per_hour", "spot_min_availability_zone", "spot_max_usd_per_hour", "spot_zones",
-        "spot_source", "spot_as_of", "interruption_bucket", "interruption_label", "savings_pct",
-        "placement_score", "vcpus", "memory_gib", "accelerator", "accelerator_count", "accelerator_memory_gib",
-        "spot_min_savings_pct"};   /* appended last: columns read by position before it keep their place */
-    enum { NC = sizeof headers / sizeof headers[0] };
     output_table t;
-    if (output_table_init(&t, NC, headers, NULL) != 0) return -1;
+    if (output_table_init(&t, CSV_NC, csv_headers, NULL) != 0) return -1;
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
-        const price_record *r = &s->items[i];
-        char od[32], odt[32], mn[32] = "", mx[32] = "", nz[24] = "", spt[32], ib[16] = "", sav[16] = "", pl[16] = "";
-        char cpu[16] = "", mem[32] = "", accn[16] = "", accm[32] = "", rsav[32];
-        if (prices_hardware_known(r)) {
-            snprintf(cpu, sizeof cpu, "%d", r->hw.vcpus), num(r->hw.memory_gib, mem, sizeof mem);
-            snprintf(accn, sizeof accn, "%d", r->hw.accelerator_count), num(r->hw.accelerator_memory_gib, accm, sizeof accm);
-        }
-        const char *az = "", *label = "";
-        num(r->on_demand_usd_per_hour, od, sizeof od);
-        when(isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source, r->on_demand_as_of, odt);
-        const spot_price *b = prices_cheapest_zone(r);
-        if (b) {
-            double hi = b->usd_per_hour;
-            for (size_t z = 0; z < r->n_spot; z++)
-                if (r->spot[z].usd_per_hour > hi) hi = r->spot[z].usd_per_hour;
-            num(b->usd_per_hour, mn, sizeof mn);
-            num(hi, mx, sizeof mx);
-            az = b->az;
-        }
-        if (r->spot_source[0]) snprintf(nz, sizeof nz, "%zu", r->n_spot);
-        when(r->spot_source, r->spot_as_of, spt);
-        if (r->interruption_bucket >= 0) {
-            snprintf(ib, sizeof ib, "%d", r->interruption_bucket);
-            label = prices_interruption_label(r->interruption_bucket);
-        }
-        if (r->savings_pct != -1) snprintf(sav, sizeof sav, "%d", r->savings_pct);
-        if (r->placement_score > 0) snprintf(pl, sizeof pl, "%d", r->placement_score);
-        num(prices_spot_savings_pct(r), rsav, sizeof rsav);
-        const char *cells[NC] = {r->instance_type, r->region, od, isnan(r->on_demand_usd_per_hour) ? "" : r->on_demand_source,
-                                 odt, mn, az, mx, nz, r->spot_source, spt, ib, label, sav, pl, cpu, mem,
-                                 r->hw.accelerator, accn, accm, rsav};
+        csv_text b;
+        const char *cells[CSV_NC];
+        csv_row(s, &s->items[i], &b, cells);
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_csv(&t, out);

@@ -112,6 +112,15 @@ int prices_catalogue_has_type(const char *type)
     return build() > 0 && listed(cat.types, cat.n_types, type);
 }
 
+const price_record *prices_catalogue_hardware(const char *type)
+{
+    ib_error err = {0};
+    const price_set *snap = type ? prices_snapshot(&err) : NULL;
+    for (size_t i = 0; snap && i < snap->n; i++)
+        if (!strcmp(snap->items[i].instance_type, type) && prices_hardware_known(&snap->items[i])) return &snap->items[i];
+    return NULL;
+}
+
 size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t cap)
 {
     const char *dot = type ? strrchr(type, '.') : NULL;
@@ -121,6 +130,28 @@ size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t 
             if (n < cap) out[n] = cat.types[i];
             n++;
         }
+    return n;
+}
+
+size_t prices_catalogue_families(const char *const **families)
+{
+    *families = build() > 0 ? cat.families : NULL;
+    return *families ? cat.n_families : 0;
+}
+
+size_t prices_catalogue_type_regions(const char *type, int want_od, int want_spot, const char **out, size_t cap)
+{
+    ib_error err = {0};
+    const price_set *snap = prices_snapshot(&err);
+    size_t n = 0;
+    for (size_t i = 0; snap && i < snap->n; i++) {
+        const price_record *r = &snap->items[i];
+        if (strcmp(r->instance_type, type) || !((want_od && !isnan(r->on_demand_usd_per_hour)) || (want_spot && r->n_spot)))
+            continue;
+        if (n < cap) out[n] = r->region;
+        n++;
+    }
+    qsort(out, n < cap ? n : cap, sizeof *out, cmp_str);
     return n;
 }
 

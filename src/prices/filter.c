@@ -14,23 +14,47 @@
 
 const char *const prices_sort_names[] = {"type", "price", "spot", "savings", NULL};
 
-const spot_price *prices_cheapest_zone(const price_record *r)
+const spot_price *prices_cheapest_zone(const price_record *r, int with_local)
 {
     const spot_price *best = NULL;
     for (size_t i = 0; i < r->n_spot; i++)
-        if (!best || r->spot[i].usd_per_hour < best->usd_per_hour) best = &r->spot[i];
+        if (prices_zone_counts(r->spot[i].az, with_local) && (!best || r->spot[i].usd_per_hour < best->usd_per_hour))
+            best = &r->spot[i];
     return best;
 }
 
-double prices_lowest_spot(const price_record *r)
+size_t prices_zones_left_out(const price_record *r, int with_local)
 {
-    const spot_price *best = r->spot_source[0] ? prices_cheapest_zone(r) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_spot; i++) n += !prices_zone_counts(r->spot[i].az, with_local);
+    return n;
+}
+
+double prices_lowest_spot(const price_record *r, int with_local)
+{
+    const spot_price *best = r->spot_source[0] ? prices_cheapest_zone(r, with_local) : NULL;
     return best ? best->usd_per_hour : NAN;
 }
 
-double prices_cheapest_shown(const price_record *r, int want_on_demand, int want_spot, const char **market)
+double prices_highest_spot(const price_record *r, int with_local)
 {
-    const double od = want_on_demand ? r->on_demand_usd_per_hour : NAN, spot = want_spot ? prices_lowest_spot(r) : NAN;
+    double hi = NAN;
+    for (size_t i = 0; r->spot_source[0] && i < r->n_spot; i++)
+        if (prices_zone_counts(r->spot[i].az, with_local) && !(r->spot[i].usd_per_hour <= hi)) hi = r->spot[i].usd_per_hour;
+    return hi;
+}
+
+double prices_per_accelerator_hour(const price_record *r, double usd_per_hour)
+{
+    if (!prices_hardware_known(r) || !r->hw.accelerator[0] || r->hw.accelerator_count < 1) return NAN;
+    return usd_per_hour / r->hw.accelerator_count;
+}
+
+double prices_cheapest_shown(const price_record *r, int want_on_demand, int want_spot, int with_local,
+                             const char **market)
+{
+    const double od = want_on_demand ? r->on_demand_usd_per_hour : NAN,
+                 spot = want_spot ? prices_lowest_spot(r, with_local) : NAN;
     const double v = isnan(od) || (!isnan(spot) && spot < od) ? spot : od;
     if (market) *market = isnan(v) ? "" : v == spot ? "spot" : "on-demand";   /* a tie reads spot */
     return v;
@@ -42,9 +66,9 @@ double prices_per_accelerator_gib(const price_record *r)
     return r->hw.accelerator_memory_gib / r->hw.accelerator_count;   /* NAN stays NAN */
 }
 
-double prices_spot_savings_pct(const price_record *r)
+double prices_spot_savings_pct(const price_record *r, int with_local)
 {
-    const double spot = prices_lowest_spot(r);
+    const double spot = prices_lowest_spot(r, with_local);
     if (isnan(spot) || !(r->on_demand_usd_per_hour > 0)) return NAN;
     return 100.0 * (1.0 - spot / r->on_demand_usd_per_hour);
 }
@@ -84,10 +108,10 @@ static int meets(const price_record *r, const prices_filter *f, prices_criterion
         return prices_per_accelerator_gib(r) + GIB_SLACK >= f->min_accelerator_memory_gib;
     case PRICES_BY_MAX_PRICE:
         if (isnan(f->max_usd_per_hour)) return 1;
-        return prices_cheapest_shown(r, f->want_on_demand, f->want_spot, NULL) <= f->max_usd_per_hour;   /* NAN: 0 */
+        return prices_cheapest_shown(r, f->want_on_demand, f->want_spot, f->include_local_zones, NULL) <= f->max_usd_per_hour;   /* NAN: 0 */
     case PRICES_BY_MAX_SPOT_PRICE: {
         if (isnan(f->max_spot_usd_per_hour)) return 1;
-        double spot = prices_lowest_spot(r);
+        double spot = prices_lowest_spot(r, f->include_local_zones);
         return !isnan(spot) && spot <= f->max_spot_usd_per_hour;
     }
     default:
@@ -109,7 +133,7 @@ static int cmp_keyed(const void *pa, const void *pb)
     return a->index < b->index ? -1 : a->index > b->index;
 }
 
-static int sort_set(price_set *s, prices_sort sort)
+static int sort_set(price_set *s, prices_sort sort, int with_local)
 {
     if (sort == PRICES_SORT_TYPE || s->n < 2) return 0;
     keyed *k = malloc(s->n * sizeof *k);
@@ -124,9 +148,9 @@ static int sort_set(price_set *s, prices_sort sort)
         k[i].index = i;
         switch (sort) {
         case PRICES_SORT_PRICE: k[i].key = r->on_demand_usd_per_hour; break;
-        case PRICES_SORT_SPOT: k[i].key = prices_lowest_spot(r); break;
+        case PRICES_SORT_SPOT: k[i].key = prices_lowest_spot(r, with_local); break;
         /* descending: the negated percentage ascends (NAN: unknown, last) */
-        case PRICES_SORT_SAVINGS: k[i].key = -prices_spot_savings_pct(r); break;
+        case PRICES_SORT_SAVINGS: k[i].key = -prices_spot_savings_pct(r, with_local); break;
         default: k[i].key = NAN; break;
         }
     }
@@ -170,5 +194,5 @@ int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stat
         s->n = kept;
         free(ok);
     }
-    return sort_set(s, f->sort);
+    return sort_set(s, f->sort, f->include_local_zones);
 }

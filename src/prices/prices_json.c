@@ -3,26 +3,43 @@
  *
  *   {"schema": "instbench.prices/v1",
  *    "generated_at": "2026-11-22T00:10:45Z",
- *    "snapshot": {"date": "2026-11-21", "source": "..."} | null,   -- set when any price is from it
+ *    "snapshot": {"date": "2026-11-21" | null, "source": "..." | null},  -- set when any price is from it
  *    "placement_note": "..."                                        -- optional: why scores are absent
+ *    "include_local_zones": false,        -- derived: whether spot.min_* count Local/Wavelength Zones
  *    "prices": [
  *      {"instance_type": "g5.xlarge", "region": "us-east-1",
- *       "on_demand": {"usd_per_hour": 1.006, "source": "live|cache|snapshot|file",
- *                     "as_of": "ISO8601"} | null,
- *       "spot": {"source": "...", "as_of": "ISO8601",
- *                "zones": [{"availability_zone": "us-east-1a", "usd_per_hour": 0.41,
- *                           "timestamp": "ISO8601",
- *                           "placement_score": 9            -- optional, per-AZ score 1..10
- *                          }]} | null,
- *       "interruption": {"bucket": 0, "label": "<5%", "savings_pct": 70} | null,
- *       "placement_score": 7 | null}]}
+ *       "nodes": 1, "total_accelerators": 1 | null,
+ *       "on_demand": {"usd_per_hour": 1.006 | null, "source": "live|cache|snapshot|file" | null,
+ *                     "as_of": "ISO8601" | null,
+ *                     "usd_per_accelerator_hour": ... | null, "total_usd_per_hour": ... | null},
+ *       "spot": {"source": "..." | null, "as_of": "ISO8601" | null,
+ *                "min_usd_per_hour": 0.41 | null, "min_availability_zone": "us-east-1a" | null,
+ *                "min_zone_type": "availability-zone" | null,
+ *                "max_usd_per_hour": ... | null, "min_usd_per_accelerator_hour": ... | null,
+ *                "min_total_usd_per_hour": ... | null, "min_savings_pct": ... | null,
+ *                "zones": [{"availability_zone": "us-east-1a", "zone_type": "availability-zone",
+ *                           "usd_per_hour": 0.41, "timestamp": "ISO8601",
+ *                           "placement_score": 9 | null}]},
+ *       "interruption": {"bucket": 0 | null, "label": "<5%" | null, "savings_pct": 70 | null},
+ *       "placement_score": 7 | null,
+ *       "instance": {"vcpus": 4 | null, "memory_gib": 16 | null, "accelerator": "A10G" | null,
+ *                    "accelerator_count": 1 | null, "accelerator_memory_gib": 22.35 | null}}]}
  *
- * null means unknown or not asked for.  Prices are USD per instance-hour; a price must be finite,
- * > 0 and <= PRICES_MAX_USD_PER_HOUR.  Instance types, regions and zones (names or IDs) must look
- * like AWS's (instbench/names.h): they are shown, matched and used in cache paths.  A key given
- * twice anywhere refuses the document (cJSON would take the first value, jq and Python the last).  interruption.bucket is the Spot Instance Advisor's
- * frequency-of-interruption range 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%); savings_pct is its
- * saving vs on-demand in percent (<= 100; negative when spot costs more; or null).  A (instance_type, region) pair appears at most once. */
+ * Objects and arrays are always there (empty when there is nothing), so jq and json_normalize
+ * walk every record alike; null is an unknown scalar.  Earlier writers put null in place of a
+ * whole on_demand, spot, interruption or instance object, and left out a zone's placement_score:
+ * both are still read.  The fields after a market's source (min_*, max_*, totals, per-accelerator
+ * prices, zone_type, nodes, total_accelerators) are derived for readers and ignored when read:
+ * min_* range over Availability Zones only unless `--include-local-zones` (the set's
+ * include_local_zones), and totals are nodes x the per-instance figure.
+ *
+ * Prices are USD per instance-hour; a price must be finite, > 0 and <= PRICES_MAX_USD_PER_HOUR.
+ * Instance types, regions and zones (names or IDs) must look like AWS's (instbench/names.h): they
+ * are shown, matched and used in cache paths.  A key given twice anywhere refuses the document
+ * (cJSON would take the first value, jq and Python the last).  interruption.bucket is the Spot
+ * Instance Advisor's frequency-of-interruption range 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%);
+ * savings_pct is its saving vs on-demand in percent (<= 100; negative when spot costs more; or
+ * null).  A (instance_type, region) pair appears at most once. */
 #include "instbench/prices.h"
 #include "instbench/names.h"
 
@@ -56,6 +73,7 @@ void price_record_init(price_record *r)
     r->placement_score = -1;
     r->hw.vcpus = -1;
     r->hw.accelerator_memory_gib = NAN;
+    r->nodes = 1;
 }
 
 void prices_free(price_set *s)
@@ -169,9 +187,17 @@ static int valid_source(const char *s)
     return !strcmp(s, "live") || !strcmp(s, "cache") || !strcmp(s, "snapshot") || !strcmp(s, "file");
 }
 
+/* KEY of OBJ is absent or null. */
+static int absent(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return !v || cJSON_IsNull(v);
+}
+
 static int read_on_demand(reader *rd, const cJSON *od, const char *path, price_record *r)
 {
     if (!cJSON_IsObject(od)) return bad(rd, path, "must be an object or null");
+    if (absent(od, "usd_per_hour")) return 0;   /* no price: source and as_of say nothing */
     if (get_price(rd, od, "usd_per_hour", path, &r->on_demand_usd_per_hour) != 0) return -1;
     if (get_string(rd, od, "source", path, r->on_demand_source, sizeof r->on_demand_source) != 0)
         return -1;
@@ -183,6 +209,13 @@ static int read_spot(reader *rd, const cJSON *sp, const char *path, price_record
 {
     char p[160];
     if (!cJSON_IsObject(sp)) return bad(rd, path, "must be an object or null");
+    if (absent(sp, "source")) {   /* not asked, or nothing known: no zone may claim a price */
+        const cJSON *zones = cJSON_GetObjectItemCaseSensitive(sp, "zones");
+        snprintf(p, sizeof p, "%s.zones", path);
+        if (zones && !cJSON_IsArray(zones)) return bad(rd, p, "must be an array");
+        if (cJSON_GetArraySize(zones) > 0) return bad(rd, p, "zones without a spot source");
+        return 0;
+    }
     if (get_string(rd, sp, "source", path, r->spot_source, sizeof r->spot_source) != 0) return -1;
     if (!valid_source(r->spot_source)) return bad(rd, path, "source must be live|cache|snapshot|file");
     if (get_time(rd, sp, "as_of", path, &r->spot_as_of) != 0) return -1;
@@ -218,7 +251,13 @@ static int read_interruption(reader *rd, const cJSON *in, const char *path, pric
     if (!cJSON_IsObject(in)) return bad(rd, path, "must be an object or null");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(in, "bucket");
     snprintf(p, sizeof p, "%s.bucket", path);
-    if (!b || cJSON_IsNull(b)) return bad(rd, p, "missing");
+    if (!b) return bad(rd, p, "missing");
+    if (cJSON_IsNull(b)) {   /* unknown bucket: nothing else of the advisor's is known */
+        const cJSON *label = cJSON_GetObjectItemCaseSensitive(in, "label");
+        snprintf(p, sizeof p, "%s.label", path);
+        if (label && !cJSON_IsNull(label)) return bad(rd, p, "given without a bucket");
+        return get_opt_int(rd, in, "savings_pct", path, -1000, 100, &r->savings_pct);
+    }
     if (get_opt_int(rd, in, "bucket", path, 0, 4, &r->interruption_bucket) != 0) return -1;
     const cJSON *label = cJSON_GetObjectItemCaseSensitive(in, "label");
     if (label && !(cJSON_IsString(label) && !strcmp(label->valuestring,
@@ -327,7 +366,7 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
     if (get_time(&rd, root, "generated_at", "$", &out->generated_at) != 0) goto done;
 
     const cJSON *snap = cJSON_GetObjectItemCaseSensitive(root, "snapshot");
-    if (snap && !cJSON_IsNull(snap)) {
+    if (snap && !cJSON_IsNull(snap) && !(cJSON_IsObject(snap) && absent(snap, "date"))) {
         if (!cJSON_IsObject(snap)) {
             bad(&rd, "$.snapshot", "must be an object or null");
             goto done;
@@ -407,57 +446,92 @@ static void add_time(cJSON *obj, const char *key, time_t t)
     cJSON_AddStringToObject(obj, key, buf);
 }
 
-static cJSON *record_to_json(const price_record *r)
+/* A number, or null when V is NAN (unknown): JSON has no NaN. */
+static void add_number(cJSON *obj, const char *key, double v)
+{
+    if (isnan(v)) cJSON_AddNullToObject(obj, key);
+    else cJSON_AddNumberToObject(obj, key, v);
+}
+
+static void add_string(cJSON *obj, const char *key, const char *s)
+{
+    if (s && s[0]) cJSON_AddStringToObject(obj, key, s);
+    else cJSON_AddNullToObject(obj, key);
+}
+
+
+static void add_on_demand(cJSON *o, const price_record *r)
+{
+    cJSON *od = cJSON_AddObjectToObject(o, "on_demand");
+    const double p = r->on_demand_usd_per_hour;
+    add_number(od, "usd_per_hour", p);
+    add_string(od, "source", isnan(p) ? NULL : r->on_demand_source[0] ? r->on_demand_source : "file");
+    if (isnan(p)) cJSON_AddNullToObject(od, "as_of");
+    else add_time(od, "as_of", r->on_demand_as_of);
+    add_number(od, "usd_per_accelerator_hour", prices_per_accelerator_hour(r, p));
+    add_number(od, "total_usd_per_hour", prices_nodes(r) * p);
+}
+
+static void add_spot(cJSON *o, const price_record *r, int with_local)
+{
+    cJSON *sp = cJSON_AddObjectToObject(o, "spot");
+    const int known = r->spot_source[0] || r->n_spot;
+    add_string(sp, "source", known ? r->spot_source[0] ? r->spot_source : "file" : NULL);
+    if (known) add_time(sp, "as_of", r->spot_as_of);
+    else cJSON_AddNullToObject(sp, "as_of");
+    const spot_price *lo = r->spot_source[0] ? prices_cheapest_zone(r, with_local) : NULL;
+    const double min = lo ? lo->usd_per_hour : NAN;
+    add_number(sp, "min_usd_per_hour", min);
+    add_string(sp, "min_availability_zone", lo ? lo->az : NULL);
+    add_string(sp, "min_zone_type", lo ? prices_zone_kind_name(prices_zone_kind_of(lo->az)) : NULL);
+    add_number(sp, "max_usd_per_hour", prices_highest_spot(r, with_local));
+    add_number(sp, "min_usd_per_accelerator_hour", prices_per_accelerator_hour(r, min));
+    add_number(sp, "min_total_usd_per_hour", prices_nodes(r) * min);
+    add_number(sp, "min_savings_pct", prices_spot_savings_pct(r, with_local));
+    cJSON *zones = cJSON_AddArrayToObject(sp, "zones");
+    for (size_t i = 0; i < r->n_spot; i++) {
+        cJSON *z = cJSON_CreateObject();
+        cJSON_AddStringToObject(z, "availability_zone", r->spot[i].az);
+        cJSON_AddStringToObject(z, "zone_type", prices_zone_kind_name(prices_zone_kind_of(r->spot[i].az)));
+        cJSON_AddNumberToObject(z, "usd_per_hour", r->spot[i].usd_per_hour);
+        add_time(z, "timestamp", r->spot[i].timestamp);
+        add_number(z, "placement_score", r->spot[i].placement_score >= 1 ? r->spot[i].placement_score : NAN);
+        cJSON_AddItemToArray(zones, z);
+    }
+}
+
+static void add_interruption(cJSON *o, const price_record *r)
+{
+    cJSON *in = cJSON_AddObjectToObject(o, "interruption");
+    const int known = r->interruption_bucket >= 0;
+    add_number(in, "bucket", known ? r->interruption_bucket : NAN);
+    add_string(in, "label", known ? prices_interruption_label(r->interruption_bucket) : NULL);
+    add_number(in, "savings_pct", known && r->savings_pct != -1 ? r->savings_pct : NAN);
+}
+
+static void add_hardware(cJSON *o, const price_record *r)
+{
+    cJSON *hw = cJSON_AddObjectToObject(o, "instance");
+    const int known = prices_hardware_known(r);
+    add_number(hw, "vcpus", known ? r->hw.vcpus : NAN);
+    add_number(hw, "memory_gib", known ? r->hw.memory_gib : NAN);
+    add_string(hw, "accelerator", known ? r->hw.accelerator : NULL);
+    add_number(hw, "accelerator_count", known ? r->hw.accelerator_count : NAN);
+    add_number(hw, "accelerator_memory_gib", known ? r->hw.accelerator_memory_gib : NAN);
+}
+
+static cJSON *record_to_json(const price_record *r, int with_local)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "instance_type", r->instance_type);
     cJSON_AddStringToObject(o, "region", r->region);
-    if (isnan(r->on_demand_usd_per_hour)) {
-        cJSON_AddNullToObject(o, "on_demand");
-    } else {
-        cJSON *od = cJSON_AddObjectToObject(o, "on_demand");
-        cJSON_AddNumberToObject(od, "usd_per_hour", r->on_demand_usd_per_hour);
-        cJSON_AddStringToObject(od, "source", r->on_demand_source[0] ? r->on_demand_source : "file");
-        add_time(od, "as_of", r->on_demand_as_of);
-    }
-    if (!r->spot_source[0] && r->n_spot == 0) {
-        cJSON_AddNullToObject(o, "spot");
-    } else {
-        cJSON *sp = cJSON_AddObjectToObject(o, "spot");
-        cJSON_AddStringToObject(sp, "source", r->spot_source[0] ? r->spot_source : "file");
-        add_time(sp, "as_of", r->spot_as_of);
-        cJSON *zones = cJSON_AddArrayToObject(sp, "zones");
-        for (size_t i = 0; i < r->n_spot; i++) {
-            cJSON *z = cJSON_CreateObject();
-            cJSON_AddStringToObject(z, "availability_zone", r->spot[i].az);
-            cJSON_AddNumberToObject(z, "usd_per_hour", r->spot[i].usd_per_hour);
-            add_time(z, "timestamp", r->spot[i].timestamp);
-            if (r->spot[i].placement_score >= 1)
-                cJSON_AddNumberToObject(z, "placement_score", r->spot[i].placement_score);
-            cJSON_AddItemToArray(zones, z);
-        }
-    }
-    if (r->interruption_bucket < 0) {
-        cJSON_AddNullToObject(o, "interruption");
-    } else {
-        cJSON *in = cJSON_AddObjectToObject(o, "interruption");
-        cJSON_AddNumberToObject(in, "bucket", r->interruption_bucket);
-        cJSON_AddStringToObject(in, "label", prices_interruption_label(r->interruption_bucket));
-        if (r->savings_pct != -1) cJSON_AddNumberToObject(in, "savings_pct", r->savings_pct);
-        else cJSON_AddNullToObject(in, "savings_pct");
-    }
-    if (r->placement_score >= 1) cJSON_AddNumberToObject(o, "placement_score", r->placement_score);
-    else cJSON_AddNullToObject(o, "placement_score");
-    if (prices_hardware_known(r)) {
-        cJSON *hw = cJSON_AddObjectToObject(o, "instance");
-        cJSON_AddNumberToObject(hw, "vcpus", r->hw.vcpus);
-        cJSON_AddNumberToObject(hw, "memory_gib", r->hw.memory_gib);
-        if (r->hw.accelerator[0]) cJSON_AddStringToObject(hw, "accelerator", r->hw.accelerator);
-        else cJSON_AddNullToObject(hw, "accelerator");
-        cJSON_AddNumberToObject(hw, "accelerator_count", r->hw.accelerator_count);
-        if (isnan(r->hw.accelerator_memory_gib)) cJSON_AddNullToObject(hw, "accelerator_memory_gib");
-        else cJSON_AddNumberToObject(hw, "accelerator_memory_gib", r->hw.accelerator_memory_gib);
-    }
+    cJSON_AddNumberToObject(o, "nodes", prices_nodes(r));
+    add_number(o, "total_accelerators", prices_hardware_known(r) ? (double)prices_nodes(r) * r->hw.accelerator_count : NAN);
+    add_on_demand(o, r);
+    add_spot(o, r, with_local);
+    add_interruption(o, r);
+    add_number(o, "placement_score", r->placement_score >= 1 ? r->placement_score : NAN);
+    add_hardware(o, r);
     return o;
 }
 
@@ -471,12 +545,15 @@ char *prices_to_json(const price_set *s)
         cJSON *sn = cJSON_AddObjectToObject(root, "snapshot");
         cJSON_AddStringToObject(sn, "date", s->snapshot_date);
         cJSON_AddStringToObject(sn, "source", s->snapshot_source);
-    } else {
-        cJSON_AddNullToObject(root, "snapshot");
+    } else {   /* an object either way: null only for the unknown scalars */
+        cJSON *sn = cJSON_AddObjectToObject(root, "snapshot");
+        cJSON_AddNullToObject(sn, "date");
+        cJSON_AddNullToObject(sn, "source");
     }
     if (s->placement_note[0]) cJSON_AddStringToObject(root, "placement_note", s->placement_note);
+    cJSON_AddBoolToObject(root, "include_local_zones", s->include_local_zones != 0);   /* what spot.min_* range over */
     cJSON *arr = cJSON_AddArrayToObject(root, "prices");
-    for (size_t i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, record_to_json(&s->items[i]));
+    for (size_t i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, record_to_json(&s->items[i], s->include_local_zones));
     char *txt = util_json_print(root);
     cJSON_Delete(root);
     return txt;

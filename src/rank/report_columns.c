@@ -93,6 +93,25 @@ static void get_identity_mismatch(const rank_report *r, const rank_row *row, ran
     flag(v, CFG(r, row)->identity_mismatch);
 }
 static void get_spot_az(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (is_spot(row)) text(v, row->az); }
+/* The kind of zone priced (a Local or Wavelength Zone only with --include-local-zones): EC2's
+ * ZoneType words; null for a median or a user's price, which name no zone. */
+static void get_zone_type(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row) && row->az[0] && strncmp(row->az, "median", 6) && strcmp(row->price_source, "user"))
+        text(v, prices_zone_kind_name(prices_zone_kind_of(row->az)));
+}
+/* "use1-atl2-az1 (LZ)": a zone that needs an opt-in is marked where it is shown. */
+static void show_spot_az(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    if (!is_spot(row) || !row->az[0]) {
+        snprintf(out, len, "-");
+        return;
+    }
+    prices_zone_kind k = prices_zone_kind_of(row->az);
+    snprintf(out, len, "%s%s", row->az, k == PRICES_ZONE_LOCAL ? " (LZ)" : k == PRICES_ZONE_WAVELENGTH ? " (WLZ)" : "");
+}
 static void get_bucket(const rank_report *r, const rank_row *row, rank_value *v)
 {
     (void)r;
@@ -241,7 +260,8 @@ const rank_column rank_columns[] = {
     {"cv", "WORST CV", R, 2, get_cv, show_cv},
     {"warnings", "WARNINGS", L, 2, get_warnings, NULL},
     {"identity_mismatch", "IDENTITY MISMATCH", L, 2, get_identity_mismatch, NULL},
-    {"spot_az", "SPOT AZ", L, 4, get_spot_az, NULL},
+    {"spot_az", "SPOT AZ", L, 4, get_spot_az, show_spot_az},
+    {"spot_zone_type", "SPOT ZONE TYPE", L, 1, get_zone_type, NULL},
     {"interruption_bucket", "INTERRUPTION BUCKET", R, 5, get_bucket, NULL},
     {"interruption_label", "INTERRUPTION", L, 5, get_interruption, show_interruption},
     {"placement_score", "PLACEMENT", R, 1, get_placement, show_placement},

@@ -62,14 +62,22 @@ void rank_accelerator_label(const rank_config *c, char *out, size_t len)
  * dollar finite for any accepted throughput (<= 1e12 samples/s). */
 static int price_ok(double p) { return isfinite(p) && p >= RANK_MIN_USD_PER_HOUR && p <= RANK_MAX_USD_PER_HOUR; }
 
+/* Zone I of PR counts for a lowest or median spot price: a usable price, in an Availability Zone
+ * unless Local and Wavelength Zones were asked for (they need an opt-in per account). */
+static int spot_zone_counts(const price_record *pr, size_t i, const rank_options *o)
+{
+    return price_ok(pr->spot[i].usd_per_hour) && prices_zone_counts(pr->spot[i].az, o->include_local_zones);
+}
+
 /* Spot price per node by MODE; fills the AZ (or "median of N AZs") and, when one AZ is priced,
  * that AZ's placement score (-1 when unknown or several AZs).  0 ok, -1 with a reason. */
 static int pick_spot(const price_record *pr, const rank_options *o, double *price, char *az, size_t azlen,
                      int *az_score, char *reason, size_t rlen)
 {
     *az_score = -1;
-    size_t valid = 0;
+    size_t valid = 0, counted = 0;
     for (size_t i = 0; i < pr->n_spot; i++) valid += price_ok(pr->spot[i].usd_per_hour);
+    for (size_t i = 0; i < pr->n_spot; i++) counted += spot_zone_counts(pr, i, o);
     if (valid == 0) {
         snprintf(reason, rlen, pr->n_spot ? "no valid spot price for %s in %s" : "no spot price for %s in %s",
                  pr->instance_type, pr->region);
@@ -89,15 +97,20 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
                  o->az_alt[0] ? " (" : "", o->az_alt, o->az_alt[0] ? ")" : "");
         return -1;
     }
+    if (counted == 0) {
+        snprintf(reason, rlen, "spot prices for %s in %s only in Local or Wavelength Zones (--include-local-zones "
+                 "counts them)", pr->instance_type, pr->region);
+        return -1;
+    }
     if (o->spot_mode == RANK_SPOT_MEDIAN) {
-        double *v = malloc(valid * sizeof *v);
+        double *v = malloc(counted * sizeof *v);
         if (!v) {
             snprintf(reason, rlen, "out of memory");
             return -1;
         }
         size_t k = 0;
         for (size_t i = 0; i < pr->n_spot; i++)
-            if (price_ok(pr->spot[i].usd_per_hour)) v[k++] = pr->spot[i].usd_per_hour;
+            if (spot_zone_counts(pr, i, o)) v[k++] = pr->spot[i].usd_per_hour;
         *price = rank_median(v, k);
         free(v);
         snprintf(az, azlen, "median of %zu AZs", k);
@@ -105,7 +118,7 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
     }
     size_t best = (size_t)-1;
     for (size_t i = 0; i < pr->n_spot; i++) {
-        if (!price_ok(pr->spot[i].usd_per_hour)) continue;
+        if (!spot_zone_counts(pr, i, o)) continue;
         /* Ties go to the alphabetically first AZ so output is stable. */
         if (best == (size_t)-1 || pr->spot[i].usd_per_hour < pr->spot[best].usd_per_hour ||
             (pr->spot[i].usd_per_hour == pr->spot[best].usd_per_hour && strcmp(pr->spot[i].az, pr->spot[best].az) < 0))

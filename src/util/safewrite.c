@@ -139,13 +139,14 @@ static int temp_create(const char *dir, const char *base, char *tmp, size_t tlen
     return ib_error_set(err, IB_EXIT_RUNTIME, "cannot create a temporary file in %s: every name taken", dir);
 }
 
-/* The temporary fully written and flushed to disk, with its final mode; removed on failure. */
+/* The temporary fully written (and flushed to disk when DURABLE), with its final mode; removed on
+ * failure. */
 static int temp_write(const char *dir, const char *base, const char *shown, const void *data, size_t len,
-                      char *tmp, size_t tlen, ib_error *err)
+                      int durable, char *tmp, size_t tlen, ib_error *err)
 {
     int fd = temp_create(dir, base, tmp, tlen, err);
     if (fd < 0) return -1;
-    int ok = write_all(fd, data, len) == 0 && fsync(fd) == 0 && fchmod(fd, new_file_mode()) == 0;
+    int ok = write_all(fd, data, len) == 0 && (!durable || fsync(fd) == 0) && fchmod(fd, new_file_mode()) == 0;
     int e = errno;
     if (close(fd) != 0 && ok) ok = 0, e = errno;
     if (!ok) {
@@ -195,22 +196,23 @@ static int write_through(const char *path, const void *data, size_t len, ib_erro
     return 0;
 }
 
-static int replace_atomically(const char *target, const char *shown, const void *data, size_t len, ib_error *err)
+static int replace_atomically(const char *target, const char *shown, const void *data, size_t len, int durable,
+                              ib_error *err)
 {
     char dir[PATH_MAX], tmp[PATH_MAX + 256];
     const char *base;
     if (split_path(target, dir, sizeof dir, &base) != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "'%s' does not name a file", shown);
-    if (temp_write(dir, base, shown, data, len, tmp, sizeof tmp, err) != 0) return -1;
+    if (temp_write(dir, base, shown, data, len, durable, tmp, sizeof tmp, err) != 0) return -1;
     if (rename(tmp, target) != 0) {
         int e = errno;
         unlink(tmp);
         return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", shown, strerror(e));
     }
-    return fsync_dir(dir, err);
+    return durable ? fsync_dir(dir, err) : 0;
 }
 
-int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err)
+static int write_atomic(const char *path, const void *data, size_t len, int durable, ib_error *err)
 {
     if (!path || !path[0]) return ib_error_set(err, IB_EXIT_USAGE, "no file name given");
     for (int tries = 0; tries < 3; tries++) {
@@ -229,7 +231,7 @@ int util_write_file_atomic(const char *path, const void *data, size_t len, ib_er
                 char real[PATH_MAX];
                 if (!realpath(path, real))
                     return ib_error_set(err, IB_EXIT_RUNTIME, "cannot resolve %s: %s", path, strerror(errno));
-                return replace_atomically(real, path, data, len, err);
+                return replace_atomically(real, path, data, len, durable, err);
             }
         } else if (errno != ENOENT) {
             return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(errno));
@@ -237,9 +239,19 @@ int util_write_file_atomic(const char *path, const void *data, size_t len, ib_er
             return -1;
         }
         /* absent (a dangling link included: the link itself is replaced) or a regular file */
-        return replace_atomically(path, path, data, len, err);
+        return replace_atomically(path, path, data, len, durable, err);
     }
     return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: it keeps changing type", path);
+}
+
+int util_write_file_atomic(const char *path, const void *data, size_t len, ib_error *err)
+{
+    return write_atomic(path, data, len, 1, err);
+}
+
+int util_write_file_replaceable(const char *path, const void *data, size_t len, ib_error *err)
+{
+    return write_atomic(path, data, len, 0, err);
 }
 
 int util_write_file_new(const char *path, const void *data, size_t len, ib_error *err)
@@ -249,7 +261,7 @@ int util_write_file_new(const char *path, const void *data, size_t len, ib_error
     if (!path || split_path(path, dir, sizeof dir, &base) != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "'%s' does not name a file", path ? path : "");
     if (util_mkdir_p(dir, err) != 0) return -1;
-    if (temp_write(dir, base, path, data, len, tmp, sizeof tmp, err) != 0) return -1;
+    if (temp_write(dir, base, path, data, len, 1, tmp, sizeof tmp, err) != 0) return -1;
     /* link(2) fails with EEXIST rather than replace; a file system without hard links gets
      * renameat2(RENAME_NOREPLACE), which says the same. */
     int rc = link(tmp, path);
@@ -300,6 +312,28 @@ int util_append_file(const char *path, const void *data, size_t len, ib_error *e
     return 0;
 }
 
+/* The nearest directory at or above DIR that exists, into OUT ("a/b/c" with only "a" there: "a";
+ * "x/y" with no "x": "."); what is there but not a directory is a usage error naming SHOWN. */
+static int nearest_existing_dir(const char *dir, char *out, size_t cap, const char *shown, ib_error *err)
+{
+    if (snprintf(out, cap, "%s", dir) >= (int)cap) return ib_error_set(err, IB_EXIT_USAGE, "path too long: %s", shown);
+    for (;;) {
+        struct stat st;
+        if (stat(out, &st) == 0) {
+            if (S_ISDIR(st.st_mode)) return 0;
+            return ib_error_set(err, IB_EXIT_USAGE, "cannot write %s: %s is not a directory", shown, out);
+        }
+        if (errno != ENOENT)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s: %s", shown, out, strerror(errno));
+        char *slash = strrchr(out, '/');
+        while (slash && slash > out && slash[-1] == '/') slash--;   /* "a//b" */
+        if (!strcmp(out, ".") || !strcmp(out, "/"))   /* nothing above (the working directory was removed) */
+            return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s is gone", shown, out);
+        if (!slash) snprintf(out, cap, ".");
+        else slash[slash == out] = '\0';   /* "/x" -> "/" */
+    }
+}
+
 /* Creating (and removing) a file in DIR is the only sure test: access(2) says yes to root on a
  * read-only mount's directory, and no to nothing that would fail at rename time. */
 static int dir_writable(const char *dir, const char *shown, ib_error *err)
@@ -334,7 +368,9 @@ int util_check_writable(const char *path, int append, ib_error *err)
             return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(errno));
         return 0;
     }
-    if (!have && se != ENOENT) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(se));
+    /* ENOTDIR: a file where a directory should be, said by nearest_existing_dir below */
+    if (!have && se != ENOENT && se != ENOTDIR)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(se));
     if (have && append) {
         int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot append to %s: %s", path, strerror(errno));
@@ -346,6 +382,25 @@ int util_check_writable(const char *path, int append, ib_error *err)
     if (have && is_link && realpath(path, real)) target = real;
     if (split_path(target, dir, sizeof dir, &base) != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "'%s' does not name a file", path);
-    if (util_mkdir_p(dir, err) != 0) return -1;
-    return dir_writable(dir, path, err);
+    /* Missing directories are made by the write itself, not here: a run stopped between this
+     * check and its write must leave no empty directory behind.  Creating them needs write
+     * permission in the nearest one that exists, so that one is tested. */
+    char exists[PATH_MAX];
+    if (nearest_existing_dir(dir, exists, sizeof exists, path, err) != 0) return -1;
+    return dir_writable(exists, path, err);
+}
+
+int util_output_parent_check(const char *path, int create, ib_error *err)
+{
+    if (!path || !path[0] || !strcmp(path, "-")) return 0;
+    char dir[PATH_MAX], exists[PATH_MAX];
+    const char *base;
+    if (split_path(path, dir, sizeof dir, &base) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "'%s' does not name a file", path);
+    if (nearest_existing_dir(dir, exists, sizeof exists, path, err) != 0) return -1;
+    if (!strcmp(exists, dir)) return 0;
+    if (!create)
+        return ib_error_set(err, IB_EXIT_USAGE, "cannot write %s: directory %s does not exist (--create-dirs "
+                            "creates it)", path, dir);
+    return util_mkdir_p(dir, err);
 }

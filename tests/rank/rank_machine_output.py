@@ -70,6 +70,12 @@ with tempfile.TemporaryDirectory() as d:
     # ---- one set of names ----
     check(header == doc["columns"], f"CSV header {header} != JSON columns {doc['columns']}")
     check(all(list(r) == doc["columns"] for r in doc["rows"]), "a JSON row's keys are not the columns")
+    schema = json.load(open(os.path.join(os.path.dirname(os.path.dirname(HERE)), "schemas", "rank-v2.json")))
+    check(schema["properties"]["columns"]["items"]["enum"] == doc["columns"],
+          f"schemas/rank-v2.json's columns differ from the JSON's: {doc['columns']}")
+    helptext = subprocess.run([BIN, "rank", "--help"], capture_output=True, text=True).stdout
+    check(all(k in helptext for k in doc["columns"]), f"rank --help does not name every column: "
+          f"{[k for k in doc['columns'] if k not in helptext]}")
     pick = ["configuration", "samples_per_dollar", "measured_nodes", "warnings", "price_as_of_utc"]
     rc, out, err = run(base + ["--format", "csv", "--columns", ",".join(pick)])
     check(rc == 0 and out.splitlines()[0] == ",".join(pick), f"--columns ignored by CSV: {out[:200]!r} {err}")
@@ -165,6 +171,15 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run([os.path.join(d, "nothing-here"), "--prices", prices, "-o", out_json])
     check(rc == 1 and open(out_json).read() == before, f"a run with nothing to rank touched the -o file: {rc}")
     check(not [f for f in os.listdir(d) if f.startswith(".ranked") or ".tmp" in f], f"temporary files left: {os.listdir(d)}")
+
+    missing = os.path.join(d, "no-such-dir", "rank.csv")
+    rc, out, err = run(base + ["-o", missing])
+    check(rc == 2 and "no-such-dir" in err and "--create-dirs" in err and not os.path.exists(os.path.dirname(missing)),
+          f"-o into a missing directory: exit {rc}: {err}")
+    rc, out, err = run(base + ["--plot", os.path.join(d, "no-plot-dir", "r.svg"), "--format", "json"])
+    check(rc == 2 and not os.path.exists(os.path.join(d, "no-plot-dir")), f"--plot into a missing directory: {rc}")
+    rc, out, err = run(base + ["-o", missing, "--create-dirs"])
+    check(rc == 0 and open(missing).read() == csv_out, f"-o with --create-dirs: exit {rc}: {err}")
 
     # ---- the default input ----
     cwd = os.path.join(d, "work")

@@ -20,7 +20,8 @@ from testlib import check, failures
 def measure(out, itype, market, batch):
     cmd = [BIN, "-q", "measure", "--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "1",
            "--image-size", "32", "--batch-size", str(batch), "--steps", "2", "--warmup", "1", "--workers", "1",
-           "--instance-type", itype, "--region", "us-east-1", "--market", market, "--output", out]
+           "--instance-type", itype, "--region", "us-east-1", "--market", market, "--output", out,
+           "--identity-mismatch", "ok", "--create-dirs"]   # a CPU run recorded under a GPU type on purpose
     p = subprocess.run(cmd, capture_output=True, timeout=300)
     if p.returncode != 0:
         sys.exit(f"measure failed ({p.returncode}): {p.stderr.decode()[-1500:]}")
@@ -59,6 +60,14 @@ with tempfile.TemporaryDirectory() as d:
         sps = [r["measurement"]["samples_per_second"] for r in group if r["instance"]["type"] == "g5.xlarge"]
         check(g5["runs"] == 2 and fx.close(g5["samples_per_second"], statistics.median(sps)),
               "two g5.xlarge runs not combined at their median")
+        # measure recorded the contradiction (a CPU run as a GPU type), rank carries it to every row
+        check(all(r["instance"]["identity_mismatch"] is True for r in results), "measure did not record the mismatch")
+        check(all(g["identity_mismatch"] is True for g in doc["rows"]), "a row of mismatched runs is not marked")
+        # the union of the runs' own warning codes, as measure wrote them
+        for g in fx.ranked(doc):
+            codes = {c for r in group if r["instance"]["type"] == g["instance_type"]
+                     for c in r["measurement"]["warning_codes"]}
+            check(set(g["warnings"]) == codes, f"{g['configuration']}: warnings {g['warnings']} != {sorted(codes)}")
 
 if failures:
     sys.exit(1)

@@ -40,7 +40,8 @@ with tempfile.TemporaryDirectory() as d:
     pfile = os.path.join(d, "p&<x>'\".json")
     fx.write_json(pfile, prices)
     svg = os.path.join(d, "out", "chart.svg")
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--format", "json", "--plot", svg])
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--format", "json", "--plot", svg,
+                                "--create-dirs"])   # out/ does not exist yet
     check(rc == 0, f"exit {rc}: {err}")
     doc = json.loads(out) if rc == 0 else {"rows": []}
     try:
@@ -111,8 +112,9 @@ with tempfile.TemporaryDirectory() as d:
         ET.parse(empty)
     except Exception as e:  # noqa: BLE001
         check(False, f"empty chart is not XML: {e}")
-    # An unwritable plot path is a runtime error with a message.
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--plot", "/proc/nope/x.svg"])
+    # An unwritable plot path (its directory exists) is a runtime error with a message, found before
+    # the ranking.
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--plot", "/proc/x.svg"])
     check(rc == 1 and "x.svg" in err, f"unwritable plot: exit {rc}: {err}")
 
 if failures:

@@ -8,6 +8,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from measure_common import TINY, check, finish, run, scratch, validate  # noqa: E402
 
 
@@ -41,7 +42,7 @@ def fingerprint(extra):
 
 
 base = fingerprint([])
-same = [["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot"],
+same = [["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot", "--identity-mismatch", "ok"],
         ["--ranks", "2"], ["--count", "3"], ["--seed", "5"], ["--workers", "1"]]
 for extra in same:
     fp = fingerprint(extra)

@@ -1,5 +1,6 @@
 """Ctrl-C / SIGTERM in the middle of a run: exit 130 / 143, no result file, no temp file, no
---append line; the same in the warm-up phase."""
+--append line, and no directory made for them (--create-dirs' nor the default
+./instbench-results/); the same in the warm-up phase."""
 import os
 import signal
 import subprocess
@@ -7,17 +8,18 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from measure_common import BIN, TINY, check, env, finish, scratch  # noqa: E402
 
 
-def interrupt(sig, when, want):
+def interrupt(sig, when, want, default_output=False):
     d = scratch()
-    out = os.path.join(d, "sub", "r.json")
+    # a directory to create (--create-dirs makes it only when the result is written), or the default one
+    where = [] if default_output else ["--output", os.path.join(d, "sub", "r.json"), "--create-dirs"]
     jsonl = os.path.join(d, "r.jsonl")
     warm = ["--warmup", "100000"] if when == "warm-up" else ["--warmup", "1"]
-    p = subprocess.Popen([BIN, "-v", "measure"] + TINY + warm + ["--steps", "10000000", "--output", out,
-                                                                 "--append", jsonl],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    p = subprocess.Popen([BIN, "-v", "measure"] + TINY + warm + ["--steps", "10000000", "--append", jsonl] + where,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=d)
     # Wait for the phase to begin: the timed-window marker, or the "measuring" line before warm-up.
     marker = "instbench: timed window start" if when == "timed" else "measuring "
     seen = False
@@ -37,12 +39,13 @@ def interrupt(sig, when, want):
         return
     took = time.monotonic() - t0
     stdout = p.stdout.read()
-    what = f"{sig.name} during {when}"
+    what = f"{sig.name} during {when}{' (default output)' if default_output else ''}"
     check(seen, f"{what}: never saw '{marker}'")
     check(p.returncode == want, f"{what}: exit {p.returncode}, want {want}")
     check(took < 10, f"{what}: took {took:.1f} s to stop")
     left = [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs]
     check(left == [], f"{what}: files left behind: {left}")
+    check(os.listdir(d) == [], f"{what}: left {os.listdir(d)} in the working directory")
     check(stdout == "", f"{what}: printed a result: {stdout[:200]!r}")
     check("interrupted" in rest_err, f"{what}: no 'interrupted' message on stderr")
 
@@ -50,4 +53,5 @@ def interrupt(sig, when, want):
 interrupt(signal.SIGINT, "timed", 130)
 interrupt(signal.SIGTERM, "timed", 143)
 interrupt(signal.SIGINT, "warm-up", 130)
+interrupt(signal.SIGINT, "timed", 130, default_output=True)
 finish("measure_cli_signal")

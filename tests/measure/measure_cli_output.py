@@ -18,6 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from measure_common import BIN, check, env, finish, run, scratch, validate  # noqa: E402
 from fifo_reader import read_fifo_into  # noqa: E402
 
@@ -59,8 +60,12 @@ with open(os.path.join(d, "file"), "w") as f:
 os.mkdir(os.path.join(d, "adir"))
 os.symlink(os.path.join(d, "file"), os.path.join(d, "link.jsonl"))
 for args, want, word in ((["--output", os.path.join(d, "adir")], 2, "directory"),
-                         (["--output", os.path.join(d, "file", "r.json")], 1, "file/r.json"),
-                         (["--output", "/proc/instbench-nope/r.json"], 1, "/proc/instbench-nope"),
+                         # a directory that is not there is the user's to fix (exit 2), as cp and curl -o say;
+                         # one that cannot be made (--create-dirs) is a runtime error
+                         (["--output", os.path.join(d, "file", "r.json")], 2, "file is not a directory"),
+                         (["--output", os.path.join(d, "file", "r.json"), "--create-dirs"], 2, "file is not a directory"),
+                         (["--output", "/proc/instbench-nope/r.json"], 2, "/proc/instbench-nope does not exist"),
+                         (["--output", "/proc/instbench-nope/r.json", "--create-dirs"], 1, "/proc/instbench-nope"),
                          (["--append", os.path.join(d, "adir")], 2, "directory"),
                          (["--append", os.path.join(d, "link.jsonl")], 2, "link"),
                          (["-o", os.path.join(d, "adir")], 2, "directory")):

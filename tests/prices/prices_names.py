@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
 from testlib import check, failures, natural_key
 
 INSTBENCH, DATA = sys.argv[1:3]

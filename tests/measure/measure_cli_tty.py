@@ -7,6 +7,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from measure_common import BIN, TINY, check, env, finish, run, scratch  # noqa: E402
 from testlib import on_pty  # noqa: E402
 
@@ -32,6 +33,19 @@ for no_color in (True, False):
     check("throughput" in text and not text.lstrip().startswith("{"), f"{what}: no human summary on the terminal")
     has_bold = "\x1b[1m" in text
     check(has_bold != no_color, f"{what}: bold escape present={has_bold}")
+
+# The progress line makes sense from its first moment.  With one warm-up step the first line is
+# printed as the warm-up ends and the window has not started: it says the window's length, never
+# "timed step 0 ... 0 s left"; every timed step shown is one that was timed.
+for window, said in ((["--duration", "1.2"], "window starting: 1.2 s"), (["--steps", "40"], "window starting: 40 steps")):
+    e = env(NO_COLOR="1", TERM="xterm")
+    rc, out = on_pty([BIN, "measure"] + TINY + window + ["--warmup", "1", "--output", os.path.join(scratch(), "r.json")],
+                     e, stderr="pty", timeout=60)
+    text = out.decode(errors="replace")
+    lines = [ln.strip() for ln in re.split(r"[\r\n]", text) if ln.strip().startswith("timed")]
+    check(rc == 0 and lines, f"{window}: exit {rc}, timed lines {lines}: {text[-300:]}")
+    check(lines and said in lines[0], f"{window}: first timed line {lines[:1]}, want {said!r}")
+    check(not any(re.match(r"timed step 0\b", ln) for ln in lines), f"{window}: a 'timed step 0' line: {lines}")
 
 p = run(ARGS + ["--output", os.path.join(scratch(), "r.json")])
 check(p.returncode == 0 and "\r" not in p.stderr and "\x1b" not in p.stderr, "pipes: progress or escapes on stderr")

@@ -6,6 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from measure_common import TINY, check, finish, run, scratch, validate  # noqa: E402
 
 AVX512 = " avx512f " in " " + open("/proc/cpuinfo").read().replace("\n", " ") + " "

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 INSTBENCH, SRC, DATA = [os.path.abspath(a) for a in sys.argv[1:4]]
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
 from testlib import check, failures as errors
 
 
@@ -39,14 +40,23 @@ check(snap["schema"] == "instbench.prices/v1", "schema")
 check(snap["snapshot"]["date"] and "skypilot" in snap["snapshot"]["source"], "snapshot date/source missing")
 
 
-def compare(recs, what):
+def known(obj, key, written):
+    """OBJ (a record's on_demand or interruption) when it holds a value: instbench writes an object
+    with null scalars for "none" (WRITTEN), the snapshot file's generator a null object."""
+    if written:
+        check(isinstance(obj, dict), "an object, never null, where there is no data: %r" % (obj,))
+        return obj if obj and obj.get(key) is not None else None
+    return obj
+
+
+def compare(recs, what, written=False):
     check(set(recs) == set(want), "%s: pairs differ from the CSV: missing %s, extra %s"
           % (what, sorted(set(want) - set(recs))[:5], sorted(set(recs) - set(want))[:5]))
     for key, w in want.items():
         rec = recs.get(key)
         if rec is None:
             continue
-        od = rec["on_demand"]
+        od = known(rec["on_demand"], "usd_per_hour", written)
         if w["od"]:
             check(len(w["od"]) == 1 and od is not None and od["usd_per_hour"] == next(iter(w["od"])),
                   "%s %s: on-demand %r vs CSV %r" % (what, key, od, w["od"]))
@@ -60,10 +70,13 @@ def compare(recs, what):
               and (hw.get("accelerator_memory_gib") is None) == (mib == "") and
               (mib == "" or abs(hw["accelerator_memory_gib"] * 1024 - float(mib)) < 1),
               "%s %s: hardware %r vs CSV %r" % (what, key, hw, w["hw"]))
+        if written:
+            check(isinstance(rec["spot"], dict) and isinstance(rec["spot"]["zones"], list),
+                  "%s %s: spot %r is not an object with a zones list" % (what, key, rec["spot"]))
         zones = {z["availability_zone"]: z["usd_per_hour"] for z in (rec["spot"] or {"zones": []})["zones"]}
         check(zones == w["spot"], "%s %s: spot %r vs CSV %r" % (what, key, zones, w["spot"]))
         adv = advisor.get(key[1], {}).get("Linux", {}).get(key[0])
-        got = rec["interruption"]
+        got = known(rec["interruption"], "bucket", written)
         if adv is None:
             check(got is None, "%s %s: interruption %r but the advisor has none" % (what, key, got))
         else:
@@ -85,7 +98,7 @@ if p.returncode == 0:
     check(out["snapshot"]["date"] == snap["snapshot"]["date"], "the embedded snapshot's date differs")
     # instbench prints every type x region asked for; the CSV's pairs must carry its values
     got = {(r["instance_type"], r["region"]): r for r in out["prices"] if (r["instance_type"], r["region"]) in want}
-    compare(got, "instbench --source snapshot")
+    compare(got, "instbench --source snapshot", written=True)
 
 print("%d (type, region) pairs checked, %d problems" % (len(want), len(errors)))
 sys.exit(1 if errors else 0)

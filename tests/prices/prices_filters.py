@@ -26,7 +26,8 @@ import sys
 import tempfile
 import time
 
-from testlib import FakeAws, check, failures, natural_key
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+from testlib import FakeAws, check, failures, natural_key, regular_zones
 
 INSTBENCH, DATA = [os.path.abspath(a) for a in sys.argv[1:3]]
 TMP = tempfile.mkdtemp(prefix="instbench-filters-")
@@ -63,8 +64,10 @@ def od(t, r):
 
 
 def spot(t, r):
+    """The lowest spot price over the record's Availability Zones (Local Zones need --include-local-zones)."""
     rec = RECS.get((t, r))
-    return min(rec["spot"].values()) if rec and rec["spot"] else None
+    zones = regular_zones(rec["spot"]) if rec else {}
+    return min(zones.values()) if zones else None
 
 
 def savings(t, r):

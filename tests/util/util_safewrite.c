@@ -92,6 +92,25 @@ static void regular_files(void)
     CHECK(same(P("r/real.json"), "new"), "the linked file was not rewritten");
 }
 
+/* The cache's writer: the same temporary and rename without the fsyncs (nothing to see of those
+ * here), so the same outcome: the content, the mode, no temporary left, a directory refused. */
+static void replaceable_files(void)
+{
+    ib_error err = {0};
+    const char *f = P("r/cache/us-east-1/g5.xlarge.json");
+    CHECK(util_write_file_replaceable(f, "one", 3, &err) == 0, "replaceable, new file: %s", err.msg);
+    CHECK(util_write_file_replaceable(f, "two!", 4, &err) == 0, "replaceable, replace: %s", err.msg);
+    CHECK(same(f, "two!"), "replaceable: replaced content");
+    struct stat st;
+    CHECK(stat(f, &st) == 0 && (st.st_mode & 07777) == 0644, "replaceable: mode %o, want 0644",
+          (unsigned)(st.st_mode & 07777));
+    const char *keep[] = {"g5.xlarge.json", NULL};
+    CHECK(stray_entries(P("r/cache/us-east-1"), keep) == 0, "replaceable: temporaries left in the directory");
+    ib_error_clear(&err);
+    CHECK(util_write_file_replaceable(P("r/cache"), "x", 1, &err) != 0 && err.code == IB_EXIT_USAGE,
+          "replaceable: a directory was written");
+}
+
 /* The old temporary, PATH.tmp.PID, was opened with fopen: a link planted there was followed. */
 static void planted_link(void)
 {
@@ -218,15 +237,40 @@ static void appends(void)
 static void checks(void)
 {
     ib_error err = {0};
+    /* missing directories: writable when the nearest existing one is, and none made by the check
+     * (a run stopped before its write must leave nothing; the write makes them) */
     CHECK(util_check_writable(P("c/d/e/r.json"), 0, &err) == 0, "new directories: %s", err.msg);
-    CHECK(kind(P("c/d/e"), 0) == S_IFDIR, "directory not made");
-    const char *none[] = {NULL};
-    CHECK(stray_entries(P("c/d/e"), none) == 0, "the check left a file");
+    CHECK(kind(P("c"), 0) == 0, "the check made a directory");
+    CHECK(util_write_file_atomic(P("c/d/e/r.json"), "{}", 2, &err) == 0, "write into new directories: %s", err.msg);
+    CHECK(kind(P("c/d/e"), 0) == S_IFDIR, "directory not made by the write");
+    CHECK(util_check_writable(P("c/d/e/s.json"), 0, &err) == 0, "existing directory: %s", err.msg);
+    const char *written[] = {"r.json", NULL};
+    CHECK(stray_entries(P("c/d/e"), written) == 0, "the check left a file");
     ib_error_clear(&err);
     CHECK(util_check_writable("/proc/instbench-nope/r.json", 0, &err) != 0, "unwritable path accepted");
     CHECK(strstr(err.msg, "/proc/instbench-nope") != NULL, "message '%s'", err.msg);
     ib_error_clear(&err);
     CHECK(util_check_writable(P("victim/x.json"), 0, &err) != 0, "a path below a file accepted");
+    CHECK(err.code == IB_EXIT_USAGE && strstr(err.msg, "not a directory"), "below a file: %d '%s'", err.code, err.msg);
+}
+
+/* -o FILE as cp and curl -o take it: its directory must exist unless the caller creates it. */
+static void output_parents(void)
+{
+    ib_error err = {0};
+    CHECK(util_output_parent_check("-", 0, &err) == 0 && util_output_parent_check(NULL, 0, &err) == 0, "stdout");
+    CHECK(util_output_parent_check(P("victim"), 0, &err) == 0, "a file in an existing directory: %s", err.msg);
+    CHECK(util_output_parent_check("relative.json", 0, &err) == 0, "the working directory: %s", err.msg);
+    ib_error_clear(&err);
+    CHECK(util_output_parent_check(P("out-x/q/r.json"), 0, &err) != 0, "a missing directory accepted");
+    CHECK(err.code == IB_EXIT_USAGE && strstr(err.msg, "out-x/q does not exist") && strstr(err.msg, "--create-dirs"),
+          "missing: %d '%s'", err.code, err.msg);
+    CHECK(kind(P("out-x"), 0) == 0, "refused, yet a directory was made");
+    CHECK(util_output_parent_check(P("out-x/q/r.json"), 1, &err) == 0, "create: %s", err.msg);
+    CHECK(kind(P("out-x/q"), 0) == S_IFDIR, "create: directory not made");
+    ib_error_clear(&err);
+    CHECK(util_output_parent_check(P("victim/x.json"), 1, &err) != 0 && err.code == IB_EXIT_USAGE,
+          "a file as the directory: %d '%s'", err.code, err.msg);
 }
 
 int main(void)
@@ -238,12 +282,14 @@ int main(void)
         return 1;
     }
     regular_files();
+    replaceable_files();
     planted_link();
     directories();
     devices();
     new_files();
     appends();
     checks();
+    output_parents();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", D);
     if (system(cmd) != 0) fprintf(stderr, "note: could not remove %s\n", D);

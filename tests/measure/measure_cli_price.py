@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from testlib import usd  # noqa: E402
 from measure_common import BIN, TINY, VALIDATOR, check, env, finish, run, scratch, validate  # noqa: E402
 
@@ -17,7 +18,8 @@ BASE = TINY + ["--precision", "fp32", "--steps", "1", "--warmup", "0"]
 
 d = scratch()
 for value, extra, market in [("0.45", [], "on-demand"), ("1e-3", [], "on-demand"),
-                             ("2.5", ["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot"],
+                             ("2.5", ["--instance-type", "g5.xlarge", "--region", "us-east-1", "--market", "spot",
+                                      "--identity-mismatch", "ok"],
                               "spot"),
                              ("100000", ["--market", "on-demand"], "on-demand")]:
     out = os.path.join(d, f"r-{value}.json")

@@ -10,7 +10,8 @@ import tempfile
 import jsonschema
 
 BIN = os.path.abspath(sys.argv[1])
-SCHEMA = json.load(open(sys.argv[2]))
+SCHEMA_PATH = os.path.abspath(sys.argv[2])   # schemas/result-v1.json of the source tree
+SCHEMA = json.load(open(SCHEMA_PATH))
 jsonschema.Draft202012Validator.check_schema(SCHEMA)
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
@@ -37,11 +38,36 @@ def run(args, cwd=None, timeout=120, **envs):
                           env=env(**envs))
 
 
+# measurement.warning_codes in the order docs/formats.md lists them, each recomputed below from
+# the figures the result itself carries (drift alone is not recorded as a number: its sentence).
+WARNING_CODES = ["cv_high", "drift", "mfu_over_100", "other_processes", "steal", "shared_machine"]
+
+
+def expected_warning_codes(doc):
+    m, hl = doc["measurement"], doc["measurement"]["host_load"]
+    due = {"cv_high": m["step_time_s"]["cv"] > 0.05,
+           "drift": any(w.startswith("step time drifted") for w in m["warnings"]),
+           "mfu_over_100": m["mfu"] is not None and m["mfu"] > 1,
+           "other_processes": (hl["other_processes_cpu_share"] or 0) > 0.10,
+           "steal": (hl["steal_share"] or 0) > 0.05,
+           "shared_machine": hl["loadavg_1m_before"] > doc["hardware"]["vcpus"]}
+    return [c for c in WARNING_CODES if due[c]]
+
+
 def validate(doc, what):
+    """The schema, and one warning code per warning, each the one the result's figures call for."""
     errors = sorted(VALIDATOR.iter_errors(doc), key=lambda e: list(e.path))
     for e in errors[:5]:
         check(False, f"{what}: schema: {'/'.join(map(str, e.path))}: {e.message}")
-    return not errors
+    if errors or "measurement" not in doc:
+        return not errors
+    m = doc["measurement"]
+    want = expected_warning_codes(doc)
+    check(m.get("warning_codes") == want, f"{what}: warning_codes {m.get('warning_codes')} != {want} "
+          f"(warnings {m['warnings']})")
+    check(len(m["warnings"]) == len(m.get("warning_codes", [])), f"{what}: {len(m['warnings'])} warnings, "
+          f"{len(m.get('warning_codes', []))} codes")
+    return True
 
 
 _SCRATCH = []

@@ -23,7 +23,8 @@ import tempfile
 import time
 import urllib.request
 
-import testlib
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+import testlib  # noqa: E402
 from testlib import FakeAws, fail, require as check
 
 INSTBENCH, DATA, CASE = [os.path.abspath(a) for a in sys.argv[1:3]] + [sys.argv[3]]
@@ -104,6 +105,22 @@ def base_env(endpoint=None, creds=True, token=None):
     if endpoint:
         env["AWS_ENDPOINT_URL"] = endpoint.url
     return env
+
+
+def endpoint_env(url, creds=False):
+    """The environment of a run pointed at URL (AWS_ENDPOINT_URL) even after that endpoint is gone:
+    its cache is the one such a run reads (the cache is keyed by endpoint)."""
+    return dict(base_env(None, creds=creds), AWS_ENDPOINT_URL=url)
+
+
+def endpoint_cache_dir(url=None):
+    """The cache dir of runs pointed at URL, from docs/usage.md's rule: AWS's own endpoints use
+    prices/, a custom one prices/endpoint-<first 16 hex of sha256("PRICING=URL\nEC2=URL\n")>."""
+    root = os.path.join(TMP, "cache", "instbench", "prices")
+    if not url:
+        return root
+    key = hashlib.sha256(("PRICING=%s\nEC2=%s\n" % (url, url)).encode()).hexdigest()[:16]
+    return os.path.join(root, "endpoint-" + key)
 
 
 def instbench(command, args, env, expect_rc=0, cwd=None):
@@ -242,13 +259,13 @@ def case_cache():
         prices(args, base_env(ep))
     finally:
         ep.stop()
-    files = [os.path.join(TMP, "cache", "instbench", "prices", "us-east-1", t + ".json") for t in types]
+    files = [os.path.join(endpoint_cache_dir(ep.url), "us-east-1", t + ".json") for t in types]
     for f in files:
         check(os.path.exists(f), "cache file %s missing" % f)
         check(json.load(open(f))["schema"] == "instbench.prices/v1", "cache file %s schema" % f)
     check(not [n for n in os.listdir(os.path.dirname(files[0])) if ".tmp" in n], "temp files left in the cache")
-    # endpoint gone: the cache answers
-    p = prices(args + ["--source", "cache"], base_env(None, creds=False))
+    # endpoint gone: the cache answers runs pointed at it
+    p = prices(args + ["--source", "cache"], endpoint_env(ep.url))
     recs, _ = as_json(p)
     for t in types:
         r = recs[(t, "us-east-1")]
@@ -257,8 +274,7 @@ def case_cache():
         got = {z["availability_zone"]: z["usd_per_hour"] for z in r["spot"]["zones"]}
         check(got == served_spot(t, "us-east-1"), "%s cached spot %r" % (t, got))
     # auto with a dead endpoint: a warning naming the failure, then the cache
-    dead = base_env(None)
-    dead["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
+    dead = endpoint_env(ep.url, creds=True)   # stopped: nothing listens there now
     dead["AWS_MAX_ATTEMPTS"] = "1"
     p = prices(args, dead)
     recs, _ = as_json(p)
@@ -270,11 +286,12 @@ def case_cache():
     doc["prices"][0]["on_demand"]["as_of"] = old
     doc["prices"][0]["spot"]["as_of"] = old
     json.dump(doc, open(files[0], "w"))
-    p = prices(args + ["--source", "cache"], base_env(None, creds=False))
+    p = prices(args + ["--source", "cache"], endpoint_env(ep.url))
     recs, _ = as_json(p)
-    check(recs[(types[0], "us-east-1")]["on_demand"] is None, "a 2-day-old cache entry was used with a 24 h TTL")
+    check(recs[(types[0], "us-east-1")]["on_demand"]["usd_per_hour"] is None,
+          "a 2-day-old cache entry was used with a 24 h TTL")
     check(recs[(types[1], "us-east-1")]["on_demand"]["source"] == "cache", "fresh entry not used")
-    p = prices(args + ["--source", "cache", "--cache-ttl", "72"], base_env(None, creds=False))
+    p = prices(args + ["--source", "cache", "--cache-ttl", "72"], endpoint_env(ep.url))
     recs, _ = as_json(p)
     check(recs[(types[0], "us-east-1")]["on_demand"]["source"] == "cache", "--cache-ttl 72 ignored")
 
@@ -282,7 +299,8 @@ def case_cache():
 def case_corrupt_cache():
     """A corrupt cache file: a warning, never fatal; the snapshot answers; a live run rewrites it."""
     t = "g5.xlarge"
-    path = os.path.join(TMP, "cache", "instbench", "prices", "us-east-1", t + ".json")
+    ep = Endpoint()
+    path = os.path.join(endpoint_cache_dir(ep.url), "us-east-1", t + ".json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     for junk in ['{"schema": "instbench.prices/v1", "generated_at": "2026-11-22T00:00:00Z", "prices": [{"inst',
                  "\x00\xff garbage", '{"schema": "instbench.prices/v1", "generated_at": "2026-11-22T00:00:00Z", '
@@ -290,13 +308,12 @@ def case_corrupt_cache():
                  '{"usd_per_hour": -3, "source": "live", "as_of": "2026-11-22T00:00:00Z"}, "spot": null}]}']:
         with open(path, "w", errors="surrogateescape") as f:
             f.write(junk)
-        p = prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(None, creds=False))
+        p = prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], endpoint_env(ep.url))
         check("corrupt price cache" in p.stderr, "no warning about the corrupt cache:\n" + p.stderr)
         recs, _ = as_json(p)
         r = recs[(t, "us-east-1")]
         check(r["on_demand"]["source"] == "snapshot", "not the snapshot: %r" % r["on_demand"])
         close(r["on_demand"]["usd_per_hour"], CSV_RECS[(t, "us-east-1")]["od"], "snapshot on-demand")
-    ep = Endpoint()
     try:
         prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(ep))
     finally:
@@ -312,13 +329,13 @@ def no_control(text, what):
     check(not bad, "%s: raw control characters %r reach the terminal:\n%s" % (what, bad, text[-1500:]))
 
 
-def cache_path(t="g5.xlarge", region="us-east-1"):
-    return os.path.join(TMP, "cache", "instbench", "prices", region, t + ".json")
+def cache_path(t="g5.xlarge", region="us-east-1", url=None):
+    return os.path.join(endpoint_cache_dir(url), region, t + ".json")
 
 
-def write_cache(record, t="g5.xlarge", region="us-east-1"):
+def write_cache(record, t="g5.xlarge", region="us-east-1", url=None):
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    path = cache_path(t, region)
+    path = cache_path(t, region, url)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.lexists(path):
         os.unlink(path)
@@ -385,17 +402,18 @@ def case_cache_trust():
     A live run replaces an untrusted file and leaves the cache private again."""
     t, region = "g5.xlarge", "us-east-1"
     args = ["--instance-types", t, "--regions", region, "--source", "cache", "--format", "json"]
+    ep = Endpoint()   # the cache of runs pointed at it: one directory deeper than AWS's
 
     def used():
         # an ignored file leaves nothing cached: exit 1 and nothing on stdout
-        p = prices(args, base_env(None, creds=False), expect_rc=None)
+        p = prices(args, endpoint_env(ep.url), expect_rc=None)
         if p.returncode == 1 and not p.stdout:
             return False, p.stderr
         check(p.returncode == 0, "cache_trust: exit %d:\n%s" % (p.returncode, p.stderr))
         r = as_json(p)[0][(t, region)]
         return (r["on_demand"] or {}).get("usd_per_hour") == 7.77, p.stderr
 
-    path = write_cache(cached_record())
+    path = write_cache(cached_record(), url=ep.url)
     region_dir = os.path.dirname(path)
     ok, err = used()
     check(ok, "a private cache file was not used:\n" + err)
@@ -415,6 +433,12 @@ def case_cache_trust():
     ok, err = used()
     check(not ok and "its directory is writable by everyone" in err, "a world-writable directory was trusted:\n" + err)
     os.chmod(region_dir, 0o755)
+    endpoint_dir = os.path.dirname(region_dir)
+    os.chmod(endpoint_dir, 0o770)
+    ok, err = used()
+    check(not ok and "its directory is writable by its group" in err and endpoint_dir in err,
+          "a group-writable endpoint directory was trusted:\n" + err)
+    os.chmod(endpoint_dir, 0o755)
     elsewhere = os.path.join(TMP, "elsewhere.json")
     os.rename(path, elsewhere)
     os.symlink(elsewhere, path)
@@ -422,7 +446,7 @@ def case_cache_trust():
     check(not ok and "symbolic link" in err, "a symbolic link in the cache was followed:\n" + err)
     # A live run replaces the link with a file of its own, private whatever the umask.
     os.chmod(region_dir, 0o775)
-    ep = Endpoint()
+    os.chmod(endpoint_dir, 0o775)
     try:
         old = os.umask(0o002)
         try:
@@ -434,7 +458,8 @@ def case_cache_trust():
     st = os.lstat(path)
     check(stat.S_ISREG(st.st_mode) and not st.st_mode & 0o022, "the live run left mode %o" % st.st_mode)
     check(not os.stat(region_dir).st_mode & 0o022, "the live run left the directory writable by others")
-    p = prices(args, base_env(None, creds=False))
+    check(not os.stat(endpoint_dir).st_mode & 0o022, "the live run left the endpoint's directory writable by others")
+    p = prices(args, endpoint_env(ep.url))
     r = as_json(p)[0][(t, region)]
     check(r["on_demand"] is not None and r["on_demand"]["source"] == "cache", "the rewritten cache is not used: %r" % r)
 
@@ -446,8 +471,15 @@ def case_snapshot_no_credentials():
     regions = ["us-east-1", "us-west-2"]
     p = prices(["--instance-types", ",".join(types), "--regions", ",".join(regions), "--format", "json"],
                base_env(None, creds=False), cwd="/")
-    check(p.stderr.count("no AWS credentials") == 1, "credential notice count %d:\n%s"
-          % (p.stderr.count("no AWS credentials"), p.stderr))
+    check(p.stderr.count("warning: no AWS credentials") == 1, "credential notice count %d:\n%s"
+          % (p.stderr.count("warning: no AWS credentials"), p.stderr))
+    # said on every call: one short line; where instbench looked only with -v (prices() gives -v)
+    check("AWS_ACCESS_KEY_ID" in p.stderr and "profile" in p.stderr, "-v does not say where it looked:\n" + p.stderr)
+    quiet = instbench(["prices"], ["--instance-types", types[0], "--regions", regions[0], "--format", "json"],
+                      base_env(None, creds=False), cwd="/")
+    notice = [ln for ln in quiet.stderr.splitlines() if "no AWS credentials" in ln]
+    check(len(notice) == 1 and len(notice[0]) <= 120 and "-v" in notice[0] and "tried:" not in quiet.stderr,
+          "credential notice is not one short line: %r" % notice)
     recs, doc = as_json(p)
     check(doc["snapshot"] and doc["snapshot"]["date"] == "2026-11-21", "snapshot date %r" % doc["snapshot"])
     for t in types:
@@ -456,11 +488,12 @@ def case_snapshot_no_credentials():
                 continue
             rec, ref = recs[(t, r)], CSV_RECS[(t, r)]
             if ref["od"] is None:
-                check(rec["on_demand"] is None, "%s %s: on-demand %r, CSV has none" % (t, r, rec["on_demand"]))
+                check(rec["on_demand"]["usd_per_hour"] is None, "%s %s: on-demand %r, CSV has none"
+                      % (t, r, rec["on_demand"]))
             else:
                 check(rec["on_demand"]["source"] == "snapshot", "%s %s source" % (t, r))
                 close(rec["on_demand"]["usd_per_hour"], ref["od"], "%s %s snapshot on-demand" % (t, r))
-            got = {z["availability_zone"]: z["usd_per_hour"] for z in (rec["spot"] or {"zones": []})["zones"]}
+            got = {z["availability_zone"]: z["usd_per_hour"] for z in rec["spot"]["zones"]}
             check(got == ref["spot"], "%s %s snapshot spot %r != CSV %r" % (t, r, got, ref["spot"]))
     # the table says where the numbers come from and when
     p = prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "table"],
@@ -477,7 +510,8 @@ def case_snapshot_no_credentials():
                base_env(None, creds=False))
     rows = list(csv.DictReader(p.stdout.splitlines()))
     check(len(rows) == 1 and float(rows[0]["on_demand_usd_per_hour"]) == 1.006, "csv: %r" % rows)
-    check(float(rows[0]["spot_min_usd_per_hour"]) == min(CSV_RECS[("g5.xlarge", "us-east-1")]["spot"].values()),
+    check(float(rows[0]["spot_min_usd_per_hour"]) ==
+          min(testlib.regular_zones(CSV_RECS[("g5.xlarge", "us-east-1")]["spot"]).values()),
           "csv spot min: %r" % rows[0])
 
 
@@ -576,7 +610,7 @@ def case_sagemaker():
             r = recs[(t, "us-east-1")]
             check(r["on_demand"] and r["on_demand"]["source"] == "live", "%s: %r" % (t, r["on_demand"]))
             close(r["on_demand"]["usd_per_hour"], usd, t + " training price")
-            check(r["spot"] is None, "%s has a spot record: %r" % (t, r["spot"]))
+            check(r["spot"]["source"] is None and r["spot"]["zones"] == [], "%s has a spot record: %r" % (t, r["spot"]))
         g = recs[("g5.xlarge", "us-east-1")]
         close(g["on_demand"]["usd_per_hour"], 1.006, "g5.xlarge")
         check({z["availability_zone"]: z["usd_per_hour"] for z in g["spot"]["zones"]} ==
@@ -719,8 +753,8 @@ def case_zones():
         name, usd = names[zid], CSV_RECS[(t, "us-east-1")]["spot"][zid]
         for given in (name, zid):
             p = rank([res, "--prices", "live", "--market", "spot", "--az", given, "--format", "json"], env)
-            rows = json.loads(p.stdout)["rows"]
-            check(len(rows) == 1 and rows[0]["spot"]["az"] == name, "--az %s: rows %r" % (given, rows))
+            rows = [r for r in json.loads(p.stdout)["rows"] if r["rank"] is not None]   # the ranked ones
+            check(len(rows) == 1 and rows[0]["spot_az"] == name, "--az %s: rows %r" % (given, rows))
             if rows:
                 close(rows[0]["usd_per_hour"], float("%.6f" % usd), "--az %s live price" % given)
         before = ep.stats()["by_operation"].get("DescribeAvailabilityZones", 0)
@@ -737,8 +771,8 @@ def case_zones():
     zid = sorted(CSV_RECS[(t, "us-east-1")]["spot"])[0]
     usd = CSV_RECS[(t, "us-east-1")]["spot"][zid]
     p = rank([res, "--prices", "snapshot", "--market", "spot", "--az", zid, "--format", "json"], snap_env)
-    rows = json.loads(p.stdout)["rows"]
-    check(len(rows) == 1 and rows[0]["spot"]["az"] == zid, "snapshot --az %s: %r" % (zid, rows))
+    rows = [r for r in json.loads(p.stdout)["rows"] if r["rank"] is not None]   # the ranked ones
+    check(len(rows) == 1 and rows[0]["spot_az"] == zid, "snapshot --az %s: %r" % (zid, rows))
     if rows:
         close(rows[0]["usd_per_hour"], usd, "snapshot --az %s" % zid)
     p = rank([res, "--prices", "snapshot", "--market", "spot", "--az", "us-east-1a"], snap_env, expect_rc=2)
@@ -747,8 +781,8 @@ def case_zones():
           and zid in lines[0], "snapshot --az us-east-1a: %r" % p.stderr)
     paired = write_result("r-paired.json", t, "us-east-1", "us-east-1a", zid)
     p = rank([paired, "--prices", "snapshot", "--market", "spot", "--az", "us-east-1a", "--format", "json"], snap_env)
-    rows = json.loads(p.stdout)["rows"]
-    check(len(rows) == 1 and rows[0]["spot"]["az"] == zid, "a result's own pair was not used: %r" % rows)
+    rows = [r for r in json.loads(p.stdout)["rows"] if r["rank"] is not None]   # the ranked ones
+    check(len(rows) == 1 and rows[0]["spot_az"] == zid, "a result's own pair was not used: %r" % rows)
     if rows:
         close(rows[0]["usd_per_hour"], usd, "snapshot --az us-east-1a through the result's pair")
     p = rank([res, "--prices", "snapshot", "--market", "spot", "--az", "use1-az9"], snap_env, expect_rc=2)
@@ -764,7 +798,7 @@ def case_zones():
     try:
         p = prices(["--instance-types", t, "--regions", "us-east-1", "--format", "json"], base_env(ep))
         recs, doc = as_json(p)
-        check(all("placement_score" not in z for z in recs[(t, "us-east-1")]["spot"]["zones"]),
+        check(all(z["placement_score"] is None for z in recs[(t, "us-east-1")]["spot"]["zones"]),
               "per-AZ scores without the zone map: %r" % recs[(t, "us-east-1")]["spot"])
         check("UnauthorizedOperation" in doc.get("placement_note", ""), "no note: %r" % doc.get("placement_note"))
     finally:

@@ -1,27 +1,34 @@
 # measure (src/bench/, src/cmd/measure.c): unit tests with independent references, and
 # integration tests of the CLI on tiny configs (results validated against schemas/result-v1.json).
-instbench_add_unit_test(measure_runner ${CMAKE_CURRENT_SOURCE_DIR}/measure_runner.c)
-instbench_add_unit_test(measure_datapipe ${CMAKE_CURRENT_SOURCE_DIR}/measure_datapipe.c)
-instbench_add_unit_test(measure_rendezvous ${CMAKE_CURRENT_SOURCE_DIR}/measure_rendezvous.c)
-instbench_add_unit_test(bench_sysinfo_gpus ${CMAKE_CURRENT_SOURCE_DIR}/bench_sysinfo_gpus.c)
+# This file is included from tests/CMakeLists.txt: CMAKE_CURRENT_SOURCE_DIR is tests/, the tests are here.
+set(MEASURE_TESTS ${CMAKE_CURRENT_LIST_DIR})
+instbench_add_unit_test(measure_runner ${MEASURE_TESTS}/measure_runner.c)
+instbench_add_unit_test(measure_datapipe ${MEASURE_TESTS}/measure_datapipe.c)
+instbench_add_unit_test(measure_rendezvous ${MEASURE_TESTS}/measure_rendezvous.c)
+instbench_add_unit_test(bench_sysinfo_gpus ${MEASURE_TESTS}/bench_sysinfo_gpus.c)
+instbench_add_unit_test(measure_identity ${MEASURE_TESTS}/measure_identity.c)
+# The C tests include tests/check.h, shared by every area.
+foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus measure_identity)
+  target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+endforeach()
 
-add_executable(measure_stats_tool ${CMAKE_CURRENT_SOURCE_DIR}/measure_stats_tool.c)
+add_executable(measure_stats_tool ${MEASURE_TESTS}/measure_stats_tool.c)
 target_link_libraries(measure_stats_tool PRIVATE instbench_core)
 add_test(NAME measure_stats
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_stats.py $<TARGET_FILE:measure_stats_tool>)
+         COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_stats.py $<TARGET_FILE:measure_stats_tool>)
 
 # CLI tests: each gets its own scratch directory; the schema lives in the source tree.
 set(MEASURE_PY_ARGS ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
-foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup)
+foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs)
   add_test(NAME measure_cli_${t}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
+           COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
   set_tests_properties(measure_cli_${t} PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
 endforeach()
 
-instbench_add_unit_test(measure_peak ${CMAKE_CURRENT_SOURCE_DIR}/measure_peak.c)
+instbench_add_unit_test(measure_peak ${MEASURE_TESTS}/measure_peak.c)
 set_tests_properties(measure_peak PROPERTIES ENVIRONMENT "INSTBENCH_GPU_PEAK_FLOPS=${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json")
 add_test(NAME measure_peak_table
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_peak_table.py ${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json)
+         COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_peak_table.py ${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json)
 # The GPU traffic model (scripts/gpu_traffic_model.py): FLOPs, bytes and roofline against
 # references computed in the test, and --check-trace against a trace written from vit.c's op order.
 add_test(NAME gpu_traffic_model
@@ -29,7 +36,7 @@ add_test(NAME gpu_traffic_model
                  ${CMAKE_SOURCE_DIR}/scripts/gpu_traffic_model.py ${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json)
 # The schema test's bf16 runs again with oneDNN capped at AVX2 (the emulated bf16 path).
 add_test(NAME measure_cli_schema_avx2
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/measure_cli_schema.py ${MEASURE_PY_ARGS})
+         COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_schema.py ${MEASURE_PY_ARGS})
 set_tests_properties(measure_cli_schema_avx2 PROPERTIES ENVIRONMENT
                      "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1;DNNL_MAX_CPU_ISA=AVX2")
 # ~30 s under the sanitizers (timing a real window): the ASan build skips it, the release build runs it.

@@ -13,7 +13,8 @@ import sys
 import tempfile
 import time
 
-from testlib import check, failures, parse_table, usd
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+from testlib import check, failures, parse_table, regular_zones, usd
 
 BIN, DATA = sys.argv[1], sys.argv[2]
 REGION = "us-east-1"
@@ -62,6 +63,7 @@ def check_headers(headers, what):
 
 
 def check_row(row, t, od, spot_zones, what):
+    spot_zones = regular_zones(spot_zones)   # the lowest leaves Local Zones out by default
     spot = min(spot_zones.values()) if spot_zones else None
     want = {"ON-DEMAND $/h": usd(od) if od is not None else "-",
             "SPOT $/h (LOWEST)": usd(spot) if spot is not None else "-",

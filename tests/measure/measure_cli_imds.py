@@ -11,6 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from imds_standin import TOKEN, Imds, start  # noqa: E402
 from measure_common import BIN, TINY, check, env, finish, scratch, validate  # noqa: E402
 
@@ -50,7 +51,7 @@ for lc in ["on-demand", "spot"]:
 
 # One flag: the type comes from the flag (source flag), the rest from IMDS.
 Imds.meta = base_meta("spot")
-inst = measure(["--instance-type", "p4d.24xlarge", "--count", "4"])
+inst = measure(["--instance-type", "p4d.24xlarge", "--count", "4", "--identity-mismatch", "ok"])   # a CPU run
 if inst:
     check(inst["type"] == "p4d.24xlarge" and inst["source"] == "flag" and inst["region"] == "us-west-2"
           and inst["market"] == "spot" and inst["count"] == 4, f"override: {inst}")
@@ -63,7 +64,8 @@ if inst:
 
 # All three flags: IMDS is not asked at all.
 Imds.log = []
-inst = measure(["--instance-type", "c7i.large", "--region", "eu-west-1", "--market", "on-demand"])
+inst = measure(["--instance-type", "c7i.large", "--region", "eu-west-1", "--market", "on-demand",
+                "--identity-mismatch", "ok"])   # c7i.large's 2 vCPUs need not be this machine's
 if inst:
     check(inst["type"] == "c7i.large" and inst["region"] == "eu-west-1" and inst["market"] == "on-demand"
           and inst["source"] == "flag" and inst["availability_zone"] is None

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
 from measure_common import TINY, check, finish, run, scratch, validate  # noqa: E402
 
 vcpus = os.cpu_count() or 1

@@ -1,0 +1,52 @@
+# prices (tests/prices/, included by tests/CMakeLists.txt; the unit tests run in tests/, where
+# data/prices/ is): the instbench.prices/v1 format, service parsers, sources, snapshot and `instbench prices`.
+instbench_add_unit_test(prices_json_test ${CMAKE_CURRENT_LIST_DIR}/prices_json_test.c)
+instbench_add_unit_test(prices_parsers_test ${CMAKE_CURRENT_LIST_DIR}/prices_parsers_test.c)
+
+# `instbench prices` against the fake AWS, tests/aws_fake_server.py (botocore-verified signatures); expected
+# values computed in Python from data/ (the price CSV and the Spot Advisor data).
+foreach(case many_types pagination concurrency cache corrupt_cache hostile_cache cache_trust snapshot_no_credentials faults
+        session_token_no_secrets sagemaker usage exit_codes zones names)
+  add_test(NAME prices_live_${case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_live.py ${INSTBENCH_BIN}
+                   ${INSTBENCH_PRICE_DATA} ${case})
+endforeach()
+
+# The snapshot: regenerated == committed, complete and equal to the CSV, embedded copy complete.
+add_test(NAME prices_snapshot
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_snapshot.py ${INSTBENCH_BIN}
+                 ${CMAKE_SOURCE_DIR} ${INSTBENCH_PRICE_DATA})
+
+# Names: misspelt types and regions are usage errors naming the nearest CSV name, patterns and
+# --regions all expand to what the CSV holds, listings in natural order (expectations from data/).
+add_test(NAME prices_names
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_names.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_PRICE_DATA})
+
+# The shopping list (--accelerator, --min-*, --max-price, --max-spot-price, --sort): each filter,
+# combinations, sort orders, exit codes and messages, in CSV, JSON and table output, from the
+# snapshot, the cache and the fake AWS (expectations from data/).
+add_test(NAME prices_filters
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_filters.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_PRICE_DATA})
+
+# The table's number style, its savings computed from the row's own prices and the snapshot's
+# note only when a snapshot price is shown (expectations from data/ and a cache file it writes).
+add_test(NAME prices_table_style
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_table_style.py ${INSTBENCH_BIN}
+                 ${INSTBENCH_PRICE_DATA})
+
+# Machine output as tools read it (issue 21): jq, pandas.json_normalize and schemas/prices-v1.json on
+# real JSON; Local Zones out of the lowest spot (also rank's); --nodes; per-accelerator prices; the
+# snapshot's missing-price message; CSV times and shortest numbers (expectations from data/).
+foreach(case json_tools local_zones nodes per_accelerator snapshot_message csv_format rank_local_zones)
+  add_test(NAME prices_output_${case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_machine_output.py ${INSTBENCH_BIN}
+                   ${INSTBENCH_PRICE_DATA} ${CMAKE_SOURCE_DIR} ${case})
+endforeach()
+
+# The prices CSV through LibreOffice Calc to xlsx, read by openpyxl: numbers are numbers, text stays
+# text, the *_utc columns are date-times (skipped, exit 77, where LibreOffice is not installed).
+add_test(NAME prices_spreadsheet
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_spreadsheet.py ${INSTBENCH_BIN})
+set_tests_properties(prices_spreadsheet PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)

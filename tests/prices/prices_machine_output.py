@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+"""`instbench prices` output as tools read it (issue 21), every expectation computed here from the
+shipped price data (data/aws-*-prices.csv, what configs/prices-snapshot.json is generated from)
+and AWS's documented zone forms (testlib.availability_zone), never from instbench's own output:
+
+  json_tools       jq and pandas.json_normalize walk every record, types without spot data in a
+                   region included (objects and arrays, never null in their place); the JSON
+                   validates against schemas/prices-v1.json, which refuses the old nulls
+  local_zones      the lowest spot price leaves Local and Wavelength Zones out (26 us-east-1 rows
+                   took theirs from use1-atl2-az1); --include-local-zones counts them; zones are
+                   typed in JSON and CSV and marked in the table
+  nodes            --nodes N[,N...] prices N instances of each type (four g5.xlarge against one
+                   g5.12xlarge), in CSV, JSON and the table; mismatched counts are exit 2
+  per_accelerator  $/accelerator-hour, on-demand and lowest spot, from the catalogue's count
+  snapshot_message what --source snapshot really lacks (c7i.large in eu-west-3), and its families
+  csv_format       time columns *_utc as YYYY-MM-DD HH:MM:SS; every number the shortest text that
+                   reads back (Python's repr); each CSV column is the JSON field of the same name
+  rank_local_zones rank's lowest and median spot leave Local Zones out unless --include-local-zones
+
+Usage: prices_machine_output.py INSTBENCH DATA_DIR REPO CASE"""
+import copy
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [TESTS, os.path.join(TESTS, "rank")]   # testlib, rank_fixtures
+import jsonschema  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import rank_fixtures as fx  # noqa: E402
+from testlib import availability_zone, check, failures, parse_table, regular_zones, usd  # noqa: E402
+
+BIN, DATA, REPO, CASE = sys.argv[1:5]
+
+# ---- the reference: the price data the snapshot is made from -------------------------------------
+
+RECS = {}   # (type, region) -> {"od": float | None, "spot": {zone: usd}}
+HW = {}     # type -> (vcpus, accelerator or "", accelerators per instance)
+for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):
+    with open(os.path.join(DATA, name), newline="") as f:
+        for row in csv.DictReader(f):
+            t = row["instance_type"]
+            rec = RECS.setdefault((t, row["region"]), {"od": None, "spot": {}})
+            if row["on_demand_usd_per_hour"]:
+                rec["od"] = float(row["on_demand_usd_per_hour"])
+            if row["spot_usd_per_hour"]:
+                rec["spot"][row["availability_zone"]] = float(row["spot_usd_per_hour"])
+            HW[t] = (int(float(row["vcpus"])), row["accelerator"],
+                     int(float(row["accelerator_count"])) if row["accelerator"] else 0)
+
+
+def lowest(t, r, with_local=False):
+    """(zone, usd) of the cheapest spot zone (Availability Zones only unless WITH_LOCAL), or None."""
+    zones = RECS.get((t, r), {"spot": {}})["spot"]
+    zones = zones if with_local else regular_zones(zones)
+    return min(sorted(zones.items()), key=lambda kv: kv[1]) if zones else None
+
+
+def per_accelerator(t, v):
+    count = HW[t][2]
+    return v / count if v is not None and count else None
+
+
+ENV = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+ENV.update(AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent",
+           AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+
+
+def prices(args, rc=0):
+    p = subprocess.run([BIN, "prices", "--source", "snapshot", *args], capture_output=True, text=True, env=ENV,
+                       timeout=120)
+    check(p.returncode == rc, f"prices {' '.join(args)}: exit {p.returncode}, want {rc}: {p.stderr[-600:]}")
+    return p
+
+
+def as_json(args):
+    return json.loads(prices([*args, "--format", "json"]).stdout or "{}")
+
+
+def as_csv(args):
+    return list(csv.DictReader(io.StringIO(prices([*args, "--format", "csv"]).stdout)))
+
+
+def close(a, b, what):
+    ok = (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-12 * max(1, abs(b)))
+    check(ok, f"{what}: {a!r}, want {b!r}")
+
+
+def num(cell):
+    return float(cell) if cell != "" else None
+
+
+# ---- cases ------------------------------------------------------------------------------------------
+
+def case_json_tools():
+    types = ["g5.xlarge", "p5.4xlarge", "p5e.48xlarge", "c7i.large"]
+    regions = ["us-east-1", "eu-west-3", "us-east-2"]
+    args = ["--instance-types", ",".join(types), "--regions", ",".join(regions)]
+    out = prices([*args, "--format", "json"]).stdout
+    doc = json.loads(out)
+    pairs = [(t, r) for t in types for r in regions]
+    no_spot = [k for k in pairs if not RECS.get(k, {"spot": {}})["spot"]]
+    check(("p5.4xlarge", "us-east-1") in no_spot and len(no_spot) > 3, f"the case needs pairs without spot: {no_spot}")
+    want_zones = sorted((t, r, z, p) for (t, r) in pairs for z, p in RECS.get((t, r), {"spot": {}})["spot"].items())
+
+    # jq: the query of the issue, over every record (a null would stop it: "Cannot iterate over null")
+    jq = subprocess.run(["jq", "-c", ".prices[] | .spot.zones[]"], input=out, capture_output=True, text=True)
+    check(jq.returncode == 0, f"jq '.prices[] | .spot.zones[]': {jq.stderr}")
+    check(len(jq.stdout.splitlines()) == len(want_zones), f"jq: {len(jq.stdout.splitlines())} zones, want {len(want_zones)}")
+    jq = subprocess.run(["jq", "-r", ".prices[] | [.instance_type, .region, (.spot.min_usd_per_hour // \"-\"), "
+                         "(.on_demand.usd_per_hour // \"-\"), (.interruption.bucket // \"-\"), "
+                         "(.instance.accelerator_count // \"-\")] | @tsv"], input=out, capture_output=True, text=True)
+    check(jq.returncode == 0, f"jq over on_demand/interruption/instance: {jq.stderr}")
+    got = {tuple(line.split("\t")[:2]): line.split("\t")[2:] for line in jq.stdout.splitlines()}
+    for t, r in pairs:
+        lo, od = lowest(t, r), RECS.get((t, r), {"od": None})["od"]
+        g = got.get((t, r))
+        check(g is not None and g[0] == (repr(lo[1]) if lo else "-") and g[1] == (repr(od) if od is not None else "-"),
+              f"jq: {t} {r}: {g}, want lowest {lo}, on-demand {od}")
+
+    # pandas: one row per zone of every record; a record without spot data adds none (no TypeError)
+    try:
+        z = pd.json_normalize(doc["prices"], record_path=["spot", "zones"], meta=["instance_type", "region"])
+        have = sorted(zip(z["instance_type"], z["region"], z["availability_zone"], z["usd_per_hour"])) if len(z) else []
+        check(have == want_zones, f"json_normalize zones: {have[:4]}... want {want_zones[:4]}...")
+        check(set(z["zone_type"]) <= {"availability-zone", "local-zone", "wavelength-zone"}, "zone_type values")
+    except (TypeError, KeyError) as e:
+        check(False, f"pandas.json_normalize(record_path=['spot', 'zones']) raised {e!r}")
+    flat = pd.json_normalize(doc["prices"])
+    for col in ("spot.min_usd_per_hour", "spot.min_availability_zone", "on_demand.usd_per_hour", "interruption.bucket",
+                "instance.vcpus", "on_demand.usd_per_accelerator_hour", "nodes"):
+        check(col in flat.columns, f"json_normalize has no {col} column: {list(flat.columns)}")
+    for _, row in flat.iterrows():
+        lo = lowest(row["instance_type"], row["region"])
+        v = row.get("spot.min_usd_per_hour")
+        check((lo is None and pd.isna(v)) or (lo is not None and v == lo[1]), f"json_normalize {row['instance_type']} "
+              f"{row['region']}: spot.min_usd_per_hour {v}, want {lo}")
+
+    # the schema: this output, the other shapes of it, and the old nulls refused
+    with open(os.path.join(REPO, "schemas", "prices-v1.json")) as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    docs = {"plain": doc}
+    for what, extra in (("nodes", ["--nodes", "4,1,2,3"]), ("local zones", ["--include-local-zones"]),
+                        ("spot", ["--market", "spot"]), ("on-demand", ["--market", "on-demand"])):
+        docs[what] = as_json([*args, *extra])
+    docs["us-east-1 all"] = as_json(["--regions", "us-east-1", "--include-local-zones"])
+    for what, d in docs.items():
+        try:
+            jsonschema.validate(d, schema)
+        except jsonschema.ValidationError as e:
+            check(False, f"schemas/prices-v1.json refuses the {what} output: {e.message} at {list(e.absolute_path)}")
+    for key in ("spot", "on_demand", "interruption", "instance"):
+        old = copy.deepcopy(doc)
+        old["prices"][0][key] = None
+        try:
+            jsonschema.validate(old, schema)
+            check(False, f"the schema accepts null for {key}")
+        except jsonschema.ValidationError:
+            pass
+
+
+def case_local_zones():
+    regions = sorted({r for _, r in RECS})
+    doc = as_json(["--regions", ",".join(regions)])
+    rows = {(r["instance_type"], r["region"]): r for r in as_csv(["--regions", ",".join(regions)])}
+    local_doc = as_json(["--regions", ",".join(regions), "--include-local-zones"])
+    check(doc.get("include_local_zones") is False and local_doc.get("include_local_zones") is True,
+          "the document does not say what spot.min_* range over")
+    with_local = {(r["instance_type"], r["region"]): r for r in local_doc["prices"]}
+    local_zones = set()
+    for rec in doc["prices"]:
+        key = (rec["instance_type"], rec["region"])
+        if key not in RECS:
+            continue
+        for z in rec["spot"]["zones"]:
+            kind = "availability-zone" if availability_zone(z["availability_zone"]) else "local-zone"
+            check(z["zone_type"] == kind, f"{key} {z['availability_zone']}: zone_type {z['zone_type']}, want {kind}")
+            if kind != "availability-zone":
+                local_zones.add(z["availability_zone"])
+        for what, got, lo in (("default", rec["spot"], lowest(*key)),
+                              ("--include-local-zones", with_local[key]["spot"], lowest(*key, with_local=True))):
+            check(got["min_usd_per_hour"] == (lo[1] if lo else None), f"{what}: {key} lowest {got['min_usd_per_hour']}, want {lo}")
+            zones = {z["availability_zone"]: z["usd_per_hour"] for z in got["zones"]}
+            check(lo is None or zones.get(got["min_availability_zone"]) == lo[1],
+                  f"{what}: {key} lowest zone {got['min_availability_zone']}")
+        c = rows[key]
+        lo = lowest(*key)
+        check(num(c["spot_min_usd_per_hour"]) == (lo[1] if lo else None), f"CSV {key} spot_min {c['spot_min_usd_per_hour']}, want {lo}")
+        check(c["spot_min_zone_type"] == ("availability-zone" if lo else ""), f"CSV {key} spot_min_zone_type {c['spot_min_zone_type']}")
+    check(local_zones == {"use1-atl2-az1", "usw2-lax1-az1", "usw2-lax1-az2"}, f"Local Zones seen: {local_zones}")
+
+    # the issue's count: us-east-1 rows whose lowest would be Atlanta's Local Zone
+    atl = sorted(t for (t, r) in RECS if r == "us-east-1" and lowest(t, r, True) and lowest(t, r, True)[0] == "use1-atl2-az1")
+    check(len(atl) == 26, f"the data has {len(atl)} us-east-1 rows with Atlanta lowest, the issue counted 26")
+    got_default = [k[0] for k, r in rows.items() if k[1] == "us-east-1" and r["spot_min_availability_zone"] == "use1-atl2-az1"]
+    got_local = sorted(k[0] for k, r in with_local.items() if k[1] == "us-east-1"
+                       and r["spot"]["min_availability_zone"] == "use1-atl2-az1")
+    check(not got_default, f"Local Zone lowest without --include-local-zones: {got_default}")
+    check(got_local == atl, f"--include-local-zones: Atlanta lowest for {got_local}, want {atl}")
+
+    # the table: a marker where a Local Zone is shown, a note where one is left out
+    args = ["--regions", "us-east-1", "--instance-types", "c7i.xlarge,p5.48xlarge,g5.xlarge", "--format", "table",
+            "--columns", "type,spot,spot_az"]
+    p = prices([*args, "--include-local-zones"])
+    _, trows = parse_table(p.stdout)
+    for row in trows:
+        lo = lowest(row["INSTANCE TYPE"], "us-east-1", True)
+        mark = "" if availability_zone(lo[0]) else " (LZ)"
+        check(row["IN AZ"] == lo[0] + mark and row["SPOT $/h (LOWEST)"] == usd(lo[1]), f"--include-local-zones table: {row}")
+    check("(LZ) a Local Zone" in p.stdout, f"no legend for (LZ):\n{p.stdout}")
+    p = prices(args)
+    _, trows = parse_table(p.stdout)
+    for row in trows:
+        lo = lowest(row["INSTANCE TYPE"], "us-east-1")
+        check(row["IN AZ"] == lo[0] and row["SPOT $/h (LOWEST)"] == usd(lo[1]), f"table: {row}, want {lo}")
+    n = sum(1 for t in ("c7i.xlarge", "p5.48xlarge", "g5.xlarge") if len(regular_zones(RECS[(t, "us-east-1")]["spot"]))
+            < len(RECS[(t, "us-east-1")]["spot"]))
+    check(f"leaves out Local and Wavelength Zones" in p.stdout and f"{n} rows have some" in p.stdout
+          and "--include-local-zones" in p.stdout, f"no note on the zones left out ({n} rows):\n{p.stdout}")
+
+
+def case_nodes():
+    # the seed question: four g5.xlarge against one g5.12xlarge, in one table
+    args = ["--instance-types", "g5.xlarge,g5.12xlarge", "--nodes", "4,1", "--regions", "us-east-1"]
+    want = {"g5.xlarge": 4, "g5.12xlarge": 1}
+
+    def expect(t, n):
+        od, lo = RECS[(t, "us-east-1")]["od"], lowest(t, "us-east-1")
+        return {"nodes": n, "acc": n * HW[t][2], "od": n * od, "spot": n * lo[1]}
+    doc = as_json(args)
+    check([r["instance_type"] for r in doc["prices"]] == list(want), f"JSON types {[r['instance_type'] for r in doc['prices']]}")
+    for r in doc["prices"]:
+        e = expect(r["instance_type"], want[r["instance_type"]])
+        check(r["nodes"] == e["nodes"] and r["total_accelerators"] == e["acc"], f"JSON {r['instance_type']}: {r['nodes']} nodes, "
+              f"{r['total_accelerators']} accelerators; want {e}")
+        close(r["on_demand"]["total_usd_per_hour"], e["od"], f"JSON {r['instance_type']} on-demand total")
+        close(r["spot"]["min_total_usd_per_hour"], e["spot"], f"JSON {r['instance_type']} spot total")
+    for r in as_csv(args):
+        e = expect(r["instance_type"], want[r["instance_type"]])
+        check(r["nodes"] == str(e["nodes"]) and r["total_accelerators"] == str(e["acc"]), f"CSV {r['instance_type']}: {r}")
+        close(num(r["on_demand_total_usd_per_hour"]), e["od"], f"CSV {r['instance_type']} on-demand total")
+        close(num(r["spot_min_total_usd_per_hour"]), e["spot"], f"CSV {r['instance_type']} spot total")
+    p = prices([*args, "--format", "table"])
+    headers, trows = parse_table(p.stdout)
+    for h in ("NODES", "TOTAL ACCELERATORS", "ON-DEMAND $/h TOTAL", "SPOT $/h TOTAL"):
+        check(h in headers, f"table without {h}: {headers}")
+    for row in trows:
+        t = row["INSTANCE TYPE"]
+        e = expect(t, want[t])
+        check(row["NODES"] == str(e["nodes"]) and row["TOTAL ACCELERATORS"] == f"{e['acc']} x A10G" and
+              row["ON-DEMAND $/h TOTAL"] == usd(e["od"]) and row["SPOT $/h TOTAL"] == usd(e["spot"]), f"table row {row}, want {e}")
+    check("TOTAL: NODES instances together" in p.stdout, "no legend for the totals")
+
+    # one count for every type; a pattern's count for every type it matches
+    for r in as_csv(["--instance-types", "g5.xlarge,g6.xlarge,c7i.large", "--nodes", "3", "--regions", "us-east-1"]):
+        check(r["nodes"] == "3" and r["total_accelerators"] == str(3 * HW[r["instance_type"]][2]), f"--nodes 3: {r}")
+    for r in as_csv(["--instance-types", "g5.*,p5.48xlarge", "--nodes", "2,1", "--regions", "us-east-1"]):
+        n = 1 if r["instance_type"] == "p5.48xlarge" else 2
+        check(r["nodes"] == str(n), f"--instance-types 'g5.*',p5.48xlarge --nodes 2,1: {r['instance_type']} {r['nodes']}")
+    # without --nodes: one instance, no node columns in the table
+    for r in as_csv(["--instance-types", "g5.xlarge", "--regions", "us-east-1"]):
+        check(r["nodes"] == "1" and num(r["on_demand_total_usd_per_hour"]) == RECS[("g5.xlarge", "us-east-1")]["od"], f"{r}")
+    headers, _ = parse_table(prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "table"]).stdout)
+    check("NODES" not in headers, f"NODES without --nodes: {headers}")
+
+    # counts that do not fit: exit 2, one line, nothing on stdout
+    for bad, says in ((["--instance-types", "g5.xlarge,g5.12xlarge", "--nodes", "4,1,2"], "3 counts for 2"),
+                      (["--nodes", "4,1"], "no --instance-types"),
+                      (["--instance-types", "g5.xlarge", "--nodes", "0"], "below the minimum"),
+                      (["--instance-types", "g5.xlarge", "--nodes", "four"], "--nodes"),
+                      (["--instance-types", "g5.xlarge", "--nodes", "4,"], "--nodes"),
+                      (["--instance-types", "g5.xlarge", "--nodes", "4", "--nodes", "2"], "twice")):
+        p = prices([*bad, "--regions", "us-east-1", "--format", "csv"], rc=2)
+        check(not p.stdout and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"{bad}: {p.stderr!r}")
+
+
+def case_per_accelerator():
+    doc = as_json(["--regions", "us-east-1"])
+    rows = {r["instance_type"]: r for r in as_csv(["--regions", "us-east-1"])}
+    checked = 0
+    for rec in doc["prices"]:
+        t = rec["instance_type"]
+        if (t, "us-east-1") not in RECS:
+            continue
+        od, lo = RECS[(t, "us-east-1")]["od"], lowest(t, "us-east-1")
+        want_od, want_spot = per_accelerator(t, od), per_accelerator(t, lo[1] if lo else None)
+        close(rec["on_demand"]["usd_per_accelerator_hour"], want_od, f"JSON {t} on-demand per accelerator")
+        close(rec["spot"]["min_usd_per_accelerator_hour"], want_spot, f"JSON {t} spot per accelerator")
+        close(num(rows[t]["on_demand_usd_per_accelerator_hour"]), want_od, f"CSV {t} on-demand per accelerator")
+        close(num(rows[t]["spot_min_usd_per_accelerator_hour"]), want_spot, f"CSV {t} spot per accelerator")
+        checked += want_od is not None
+    check(checked > 20, f"only {checked} accelerated types checked")
+    _, trows = parse_table(prices(["--regions", "us-east-1", "--format", "table"]).stdout)
+    for row in trows:
+        t = row["INSTANCE TYPE"]
+        od, lo = RECS.get((t, "us-east-1"), {"od": None})["od"], lowest(t, "us-east-1")
+        for col, v in (("ON-DEMAND $/h PER ACCEL", per_accelerator(t, od)),
+                       ("SPOT $/h PER ACCEL", per_accelerator(t, lo[1] if lo else None))):
+            check(row[col] == (usd(v) if v is not None else "-"), f"table {t} {col}: {row[col]!r}, want {v}")
+
+
+def case_snapshot_message():
+    p = prices(["--regions", "eu-west-3", "--instance-types", "c7i.large", "--format", "csv"], rc=1)
+    has = sorted(r for (t, r), rec in RECS.items() if t == "c7i.large" and (rec["od"] is not None or rec["spot"]))
+    check(len(has) == 7, f"the data prices c7i.large in {has}")
+    msg = p.stderr
+    check("accelerated types only" not in msg and "c7i.large" in msg and "eu-west-3" in msg and
+          all(r in msg for r in has) and len(msg.strip().splitlines()) == 1 and not p.stdout,
+          f"the message does not name what is missing ({has}): {msg!r}")
+    # a type the snapshot does not have: its families, from the data
+    p = prices(["--regions", "us-east-1", "--instance-types", "x2iedn.large"], rc=2)
+    families = sorted({t.rsplit(".", 1)[0] for t in HW})
+    check("accelerated types only" not in p.stderr and all(f in p.stderr for f in families),
+          f"the families of the snapshot ({families}) are not named: {p.stderr!r}")
+
+
+def case_csv_format():
+    args = ["--regions", "us-east-1,us-east-2", "--instance-types", "g5.xlarge,g5.12xlarge,p5.4xlarge,p5e.48xlarge,c7i.large",
+            "--nodes", "4,1,2,1,3"]
+    text = prices([*args, "--format", "csv"]).stdout
+    rows = list(csv.DictReader(io.StringIO(text)))
+    doc = {(r["instance_type"], r["region"]): r for r in as_json(args)["prices"]}
+    # the same document with every number kept as the text it was written as
+    raw = json.loads(prices([*args, "--format", "json"]).stdout or "{}", parse_float=str, parse_int=str)
+    doc_text = {(r["instance_type"], r["region"]): r for r in raw.get("prices", [])}
+    header = next(csv.reader(io.StringIO(text)))
+    for col in header:
+        check(("as_of" not in col) or col.endswith("_utc"), f"a time column without _utc: {col}")
+    stamp = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
+    for row in rows:
+        rec = doc[(row["instance_type"], row["region"])]
+        rec_text = doc_text.get((row["instance_type"], row["region"]), {})
+        for col, cell in row.items():
+            if col == "spot_zone_count":   # a count where JSON has the list
+                n = len(rec["spot"]["zones"])
+                check(cell == (str(n) if rec["spot"]["source"] else ""), f"spot_zone_count {cell!r}, JSON has {n} zones")
+                continue
+            path = json_path(col)
+            check(path is not None, f"CSV column {col} names no JSON field")
+            v = rec
+            for k in path or []:
+                v = v.get(k) if isinstance(v, dict) else None
+            if col.endswith("_utc"):
+                check(cell == "" or stamp.fullmatch(cell), f"{col} = {cell!r} is not YYYY-MM-DDTHH:MM:SS")
+                check((cell == "" and v is None) or (v is not None and v == cell + "Z"),
+                      f"{col} {cell!r} against JSON {v!r}")
+            elif re.fullmatch(r"-?[0-9.]+(e[-+]?[0-9]+)?", cell):
+                check("." not in cell and "e" not in cell or cell == repr(float(cell)),
+                      f"{col} = {cell!r} is not the shortest text of {float(cell)!r}")
+                # the same double, and the same text as the JSON's (json_text: numbers kept as written)
+                check(isinstance(v, (int, float)) and float(cell) == v, f"{col} {cell!r} against JSON {path} {v!r}")
+                t = rec_text
+                for k in path or []:
+                    t = t.get(k) if isinstance(t, dict) else None
+                check(t == cell, f"{col}: {cell!r} in CSV, {t!r} in JSON")
+            else:
+                check((cell == "" and v in (None, "")) or cell == str(v), f"{col} {cell!r} against JSON {path} {v!r}")
+
+
+def json_path(col):
+    """The JSON field a CSV column carries: the path joined by '_' (spot.min_usd_per_hour ->
+    spot_min_usd_per_hour), the instance's hardware without 'instance_', times with '_utc'."""
+    col = col[:-4] if col.endswith("_utc") else col
+    for obj in ("on_demand", "spot", "interruption"):
+        if col.startswith(obj + "_"):
+            return [obj, col[len(obj) + 1:]]
+    if col in ("vcpus", "memory_gib", "accelerator", "accelerator_count", "accelerator_memory_gib"):
+        return ["instance", col]
+    if col in ("instance_type", "region", "nodes", "total_accelerators", "placement_score"):
+        return [col]
+    return None
+
+
+def case_rank_local_zones():
+    t, r = "c7i.xlarge", "us-east-1"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "r.json")
+        fx.write_json(path, fx.result(t, r, 1, 0, "cpu", 100.0, backend="cpu"))
+        for extra, with_local in (([], False), (["--include-local-zones"], True)):
+            for mode in ("lowest", "median"):
+                zones = RECS[(t, r)]["spot"] if with_local else regular_zones(RECS[(t, r)]["spot"])
+                want = min(zones.values()) if mode == "lowest" else statistics.median(zones.values())
+                rc, out, err = fx.run(BIN, [path, "--prices", "snapshot", "--market", "spot", "--spot-price", mode,
+                                            "--format", "json", *extra])
+                check(rc == 0, f"rank {mode} {extra}: exit {rc}: {err[-400:]}")
+                rows = json.loads(out or "{}").get("rows", [])
+                got = rows[0]["usd_per_hour"] if rows else None
+                close(got, want, f"rank --spot-price {mode} {' '.join(extra)}")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+if CASE not in CASES:
+    sys.exit(f"unknown case {CASE}; cases: {', '.join(CASES)}")
+if shutil.which("jq") is None and CASE == "json_tools":
+    check(False, "jq is not installed (scripts/bootstrap.sh installs it)")
+else:
+    CASES[CASE]()
+print(f"prices_machine_output {CASE}: {len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
