@@ -588,6 +588,9 @@ class Handler(BaseHTTPRequestHandler):
             extra["x-amzn-ErrorType"] = obj["__type"] + ":"
         self.send(status, json.dumps(obj), ctype, extra, mode)
 
+    def do_DELETE(self):
+        self.dispatch("DELETE")
+
     def do_HEAD(self):
         self.dispatch("HEAD")
 

@@ -103,7 +103,8 @@ int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len)
  * overrides in the order given ("" for a service left at AWS's).  out holds >= 17; -1 on error. */
 int aws_endpoints_identity(const char *const *service_env_ids, size_t n, char *out, size_t out_len);
 /* URL as it may be printed: userinfo ("user:password@", e.g. in AWS_ENDPOINT_URL) replaced by
- * "***@", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
+ * "***@", the values of a presigned URL's X-Amz-Signature, X-Amz-Security-Token and
+ * X-Amz-Credential by "***", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
 const char *aws_url_for_display(const char *url, char *out, size_t len);
 
 /* ---- transport ----------------------------------------------------------------------------- */
@@ -136,6 +137,8 @@ typedef struct aws_request {
     const char *body;
     size_t body_len;
     int s3;                          /* S3's signing: path signed as sent, x-amz-content-sha256 */
+    int presigned;                   /* the URL carries its own signature (a presigned S3 URL):
+                                        sent as is, unsigned; needs no credentials */
     size_t max_body;                 /* response bytes accepted; 0: 64 MiB */
 } aws_request;
 

@@ -122,6 +122,7 @@ int aws_s3_bucket_name_valid(const char *bucket);
 
 int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,
                       const char *content_type, ib_error *err);
+int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_error *err);
 /* The object into memory (malloc'd, NUL-terminated); more than max_bytes is an error. */
 int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
                       size_t *len, ib_error *err);

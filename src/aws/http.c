@@ -203,6 +203,10 @@ static int append_header(struct curl_slist **l, const char *name, const char *va
     return 0;
 }
 
+static int presigned_headers(xfer *x);
+static int sign_headers(aws_client *c, xfer *x, char *hostport, const char *path, const char *query);
+static int setup_easy(aws_client *c, xfer *x);
+
 /* Builds and signs one attempt.  Host, path and query are taken from the URL exactly as curl
  * will send them (PATH_AS_IS), so what is signed is what goes on the wire. */
 static int prepare_attempt(aws_client *c, xfer *x)
@@ -232,13 +236,45 @@ static int prepare_attempt(aws_client *c, xfer *x)
     char hostport[512];
     snprintf(hostport, sizeof hostport, "%s%s%s", host, port ? ":" : "", port ? port : "");
 
-    if (c->opt.refresh && c->opt.refresh(&c->cred, 0, err) < 0) goto out;
+    if (r->presigned) {
+        if (presigned_headers(x) != 0) goto out;
+    } else if (sign_headers(c, x, hostport, path, query) != 0) {
+        goto out;
+    }
+    rc = setup_easy(c, x);
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+/* A presigned URL is its own authorisation: the caller's headers only. */
+static int presigned_headers(xfer *x)
+{
+    const aws_request *r = x->req;
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+    int ok = 1;
+    for (size_t i = 0; i < r->n_headers; i++) ok = ok && append_header(&x->hdrs, r->headers[i].name, r->headers[i].value) == 0;
+    ok = ok && (x->hdrs = curl_slist_append(x->hdrs, "Expect:")) != NULL;
+    return ok ? 0 : ib_error_set(x->err, IB_EXIT_RUNTIME, "out of memory");
+}
+
+/* Signs one attempt (SigV4 headers, Authorization) into x->hdrs. */
+static int sign_headers(aws_client *c, xfer *x, char *hostport, const char *path, const char *query)
+{
+    const aws_request *r = x->req;
+    ib_error *err = x->err;
+    if (c->opt.refresh && c->opt.refresh(&c->cred, 0, err) < 0) return -1;
 
     size_t nh = r->n_headers + 1;
     aws_header *hs = calloc(nh, sizeof *hs);
     if (!hs) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     hs[0].name = "Host";
     hs[0].value = hostport;
@@ -262,8 +298,7 @@ static int prepare_attempt(aws_client *c, xfer *x)
     ib_error serr;
     if (aws_sigv4_sign(&in, &c->cred, &so, &serr) != 0) {
         free(hs);
-        ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", r->service, serr.msg);
-        goto out;
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", r->service, serr.msg);
     }
     curl_slist_free_all(x->hdrs);
     x->hdrs = NULL;
@@ -275,18 +310,17 @@ static int prepare_attempt(aws_client *c, xfer *x)
     ok = ok && (x->hdrs = curl_slist_append(x->hdrs, "Expect:")) != NULL;
     aws_sign_output_free(&so);
     free(hs);
-    if (!ok) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
+    return ok ? 0 : ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+}
 
+/* The curl handle of one attempt: URL as is, headers, limits, callbacks, method and body. */
+static int setup_easy(aws_client *c, xfer *x)
+{
+    const aws_request *r = x->req;
     if (!x->easy) x->easy = curl_easy_init();
     else curl_easy_reset(x->easy);
     CURL *e = x->easy;
-    if (!e) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
-        goto out;
-    }
+    if (!e) return ib_error_set(x->err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
     x->body.len = 0;
     x->body.too_big = 0;
     x->amzn_error_type[0] = '\0';
@@ -323,15 +357,7 @@ static int prepare_attempt(aws_client *c, xfer *x)
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? r->body_len : 0));
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
     }
-    rc = 0;
-out:
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_free(query);
-    curl_url_cleanup(u);
-    return rc;
+    return 0;
 }
 
 static double backoff_s(aws_client *c, int attempt)

@@ -5,6 +5,7 @@ Path-style requests only (a custom endpoint is path style):
   HEAD /BUCKET                 200 with x-amz-bucket-region, 404 without a body for a missing bucket
   PUT  /BUCKET/KEY             stores the body (x-amz-content-sha256 must be the body's SHA-256)
   GET  /BUCKET/KEY             the object, 404 NoSuchKey / NoSuchBucket
+  DELETE /BUCKET/KEY           removes it (204, also when absent, as S3)
   GET  /BUCKET?list-type=2     ListObjectsV2: prefix, max-keys (default 1000), continuation-token,
                                encoding-type=url (keys %-encoded as S3 does, '+' kept literal here)
 Buckets live in one region each (--s3-bucket NAME:REGION, repeatable, or control "s3_buckets"):
@@ -94,7 +95,7 @@ def serve(handler, method, body, region, fault, presigned=False):
     segs = parts.path.lstrip("/").split("/", 1)
     bucket = urllib.parse.unquote(segs[0])
     key = urllib.parse.unquote(segs[1]) if len(segs) > 1 else None
-    op = {"HEAD": "HeadBucket", "PUT": "PutObject"}.get(method) or \
+    op = {"HEAD": "HeadBucket", "PUT": "PutObject", "DELETE": "DeleteObject"}.get(method) or \
         ("GetObject" if key is not None else "ListObjectsV2")
     st.count("by_operation", op)
 
@@ -132,6 +133,9 @@ def serve(handler, method, body, region, fault, presigned=False):
                         "does not match what was computed.")
         st.s3_objects[bucket][key] = body
         return handler.send(200, b"", "application/xml", {"ETag": "\"%s\"" % hashlib.md5(body).hexdigest()})
+    if method == "DELETE":
+        st.s3_objects[bucket].pop(key, None)
+        return handler.send(204, b"", "application/xml")
     if key is None:
         return handler.send(200, list_objects(st, bucket, params), "application/xml", mode=mode)
     if key not in st.s3_objects[bucket]:

@@ -17,3 +17,7 @@ add_test(NAME s3_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/
 # `instbench presign`: URLs used by a client without credentials (checked with botocore's
 # S3SigV4QueryAuth), tampered and expired URLs refused, the temporary-credentials warning, bad input.
 add_test(NAME s3_presign_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_cli.py ${INSTBENCH_BIN})
+# measure --output s3://... (moto) and a presigned PUT URL (the fake AWS): uploads, checks before
+# the run, the local fallback when the upload fails at the end.
+add_test(NAME s3_measure_output COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_measure_output.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)

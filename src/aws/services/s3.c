@@ -329,6 +329,15 @@ int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void
     return 0;
 }
 
+int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_error *err)
+{
+    s3_call k = {.method = "DELETE", .bucket = bucket, .key = key, .what = "DeleteObject"};
+    aws_response r;
+    if (s3_send(s, &k, &r, err) != 0) return -1;
+    aws_response_free(&r);
+    return 0;
+}
+
 int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
                       size_t *len, ib_error *err)
 {
