@@ -127,6 +127,11 @@ int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_erro
 int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
                       size_t *len, ib_error *err);
 
+/* GetObject for N keys together (the client's concurrency bounds what is in flight): bodies[i]
+ * (malloc'd, NUL-terminated) and lens[i], or errs[i].code != 0.  Returns how many failed. */
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
+                          char **bodies, size_t *lens, ib_error *errs);
+
 typedef struct aws_s3_object {
     char *key;                /* decoded; untrusted (may hold control characters or "../") */
     long long size;

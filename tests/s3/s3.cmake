@@ -21,3 +21,5 @@ add_test(NAME s3_presign_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # the run, the local fallback when the upload fails at the end.
 add_test(NAME s3_measure_output COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_measure_output.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+# rank s3://BUCKET/PREFIX/ (moto, and the fake AWS for the object cap and hostile keys).
+add_test(NAME s3_rank COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_rank.py ${INSTBENCH_BIN})

@@ -351,6 +351,60 @@ int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max
     return 0;
 }
 
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
+                          char **bodies, size_t *lens, ib_error *errs)
+{
+    if (n == 0) return 0;
+    memset(errs, 0, n * sizeof *errs);
+    memset(bodies, 0, n * sizeof *bodies);
+    memset(lens, 0, n * sizeof *lens);
+    /* the first alone: a region redirect is learnt once, not once per object */
+    size_t failed = aws_s3_get_object(s, bucket, keys[0], max_bytes, &bodies[0], &lens[0], &errs[0]) != 0;
+    const char *region = bucket_region(s, bucket);
+    aws_request *reqs = calloc(n, sizeof *reqs);
+    aws_response *resps = calloc(n, sizeof *resps);
+    ib_error *terrs = calloc(n, sizeof *terrs);
+    char **urls = calloc(n, sizeof *urls);
+    size_t *idx = calloc(n, sizeof *idx);   /* request slot -> key index */
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (!reqs || !resps || !terrs || !urls || !idx) {
+            ib_error_set(&errs[i], IB_EXIT_RUNTIME, "out of memory");
+            failed++;
+        } else if (s3_url(s, bucket, keys[i], region, NULL, &urls[m], NULL, 0, &errs[i]) != 0) {
+            failed++;
+        } else {
+            reqs[m] = (aws_request){.method = "GET", .service = "s3", .region = region, .url = urls[m], .s3 = 1,
+                                    .max_body = max_bytes};
+            idx[m++] = i;
+        }
+    }
+    if (m) aws_client_send_many(s->c, reqs, m, resps, terrs);
+    for (size_t j = 0; j < m; j++) {
+        size_t i = idx[j];
+        if (terrs[j].code == 0 && resps[j].status >= 200 && resps[j].status < 300) {
+            bodies[i] = resps[j].body;
+            lens[i] = resps[j].body_len;
+            resps[j].body = NULL;
+        } else if (is_region_redirect(&resps[j])) {
+            /* the bucket moved under us (or a stale region): that object alone, through s3_send */
+            failed += aws_s3_get_object(s, bucket, keys[i], max_bytes, &bodies[i], &lens[i], &errs[i]) != 0;
+        } else {
+            s3_call call = {.method = "GET", .bucket = bucket, .key = keys[i], .what = "GetObject"};
+            s3_fail(&call, &resps[j], &terrs[j], &errs[i]);
+            failed++;
+        }
+        aws_response_free(&resps[j]);
+        free(urls[j]);
+    }
+    free(reqs);
+    free(resps);
+    free(terrs);
+    free(urls);
+    free(idx);
+    return failed;
+}
+
 int aws_s3_bucket_region(aws_s3 *s, const char *bucket, char region[32], ib_error *err)
 {
     s3_call k = {.method = "HEAD", .bucket = bucket, .what = "HeadBucket"};
