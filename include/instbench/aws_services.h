@@ -163,5 +163,9 @@ int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, c
 /* application/x-www-form-urlencoded value encoding as the EC2 query API wants it (RFC 3986
  * unreserved kept, everything else %XX).  Appends to a growing buffer; -1 on out of memory. */
 int aws_query_append(char **buf, size_t *len, size_t *cap, const char *name, const char *value);
+/* The same encoding of S alone (keep_slash: '/' kept, as S3 keys in a path), and S as is, appended
+ * to a growing buffer (NUL-terminated); -1 on out of memory. */
+int aws_uri_append(char **buf, size_t *len, size_t *cap, const char *s, int keep_slash);
+int aws_str_append(char **buf, size_t *len, size_t *cap, const char *s);
 
 #endif

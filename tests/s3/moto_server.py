@@ -80,6 +80,13 @@ class MotoServer:
         self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(self.port)],
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        try:
+            return self._set_up()
+        except BaseException:
+            self.stop()   # a server that failed its setup must not outlive the test
+            raise
+
+    def _set_up(self):
         deadline = time.time() + 30
         while True:
             try:

@@ -81,47 +81,6 @@ int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err
     return 0;
 }
 
-/* Appends s percent-encoded (keep_slash: '/' kept, as in paths) to a growing string. */
-static int put_encoded(char **buf, size_t *len, size_t *cap, const char *s, int keep_slash)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t n = strlen(s);
-    if (*len + 3 * n + 1 > *cap) {
-        size_t nc = (*len + 3 * n + 1) * 2;
-        char *p = realloc(*buf, nc);
-        if (!p) return -1;
-        *buf = p;
-        *cap = nc;
-    }
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || (keep_slash && c == '/')) {
-            (*buf)[(*len)++] = (char)c;
-        } else {
-            (*buf)[(*len)++] = '%';
-            (*buf)[(*len)++] = hex[c >> 4];
-            (*buf)[(*len)++] = hex[c & 15];
-        }
-    }
-    (*buf)[*len] = '\0';
-    return 0;
-}
-
-static int put_raw(char **buf, size_t *len, size_t *cap, const char *s)
-{
-    size_t n = strlen(s);
-    if (*len + n + 1 > *cap) {
-        size_t nc = (*len + n + 1) * 2;
-        char *p = realloc(*buf, nc);
-        if (!p) return -1;
-        *buf = p;
-        *cap = nc;
-    }
-    memcpy(*buf + *len, s, n + 1);
-    *len += n;
-    return 0;
-}
-
 static int is_aws_host(const char *endpoint)
 {
     const char *h = strstr(endpoint, "://");
@@ -203,21 +162,21 @@ static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const ch
         snprintf(scheme_host, sizeof scheme_host, "%.*s%s.%.*s", (int)(sep + 3 - ep), ep, bucket, (int)authn, sep + 3);
     else
         snprintf(scheme_host, sizeof scheme_host, "%.*s", (int)(sep + 3 - ep + authn), ep);
-    ok = ok && put_raw(&u, &len, &cap, scheme_host) == 0;
-    ok = ok && put_raw(&u, &len, &cap, sep + 3 + authn) == 0;   /* an endpoint's own base path */
+    ok = ok && aws_str_append(&u, &len, &cap, scheme_host) == 0;
+    ok = ok && aws_str_append(&u, &len, &cap, sep + 3 + authn) == 0;   /* an endpoint's own base path */
     if (!virt) {
-        ok = ok && put_raw(&u, &len, &cap, "/") == 0;
-        ok = ok && put_encoded(&u, &len, &cap, bucket, 0) == 0;
+        ok = ok && aws_str_append(&u, &len, &cap, "/") == 0;
+        ok = ok && aws_uri_append(&u, &len, &cap, bucket, 0) == 0;
     }
     if (key) {
-        ok = ok && put_raw(&u, &len, &cap, "/") == 0;
-        ok = ok && put_encoded(&u, &len, &cap, key, 1) == 0;
+        ok = ok && aws_str_append(&u, &len, &cap, "/") == 0;
+        ok = ok && aws_uri_append(&u, &len, &cap, key, 1) == 0;
     } else if (virt) {
-        ok = ok && put_raw(&u, &len, &cap, "/") == 0;
+        ok = ok && aws_str_append(&u, &len, &cap, "/") == 0;
     }
     if (query && query[0]) {
-        ok = ok && put_raw(&u, &len, &cap, "?") == 0;
-        ok = ok && put_raw(&u, &len, &cap, query) == 0;
+        ok = ok && aws_str_append(&u, &len, &cap, "?") == 0;
+        ok = ok && aws_str_append(&u, &len, &cap, query) == 0;
     }
     if (!ok) {
         free(u);
@@ -606,17 +565,17 @@ int aws_s3_list_objects(aws_s3 *s, const char *bucket, const char *prefix, int p
         size_t ql = 0, qc = 0;
         int ok = 1;
         if (token) {
-            ok = ok && put_raw(&q, &ql, &qc, "continuation-token=") == 0 && put_encoded(&q, &ql, &qc, token, 0) == 0;
-            ok = ok && put_raw(&q, &ql, &qc, "&") == 0;
+            ok = ok && aws_str_append(&q, &ql, &qc, "continuation-token=") == 0 && aws_uri_append(&q, &ql, &qc, token, 0) == 0;
+            ok = ok && aws_str_append(&q, &ql, &qc, "&") == 0;
         }
-        ok = ok && put_raw(&q, &ql, &qc, "encoding-type=url&list-type=2") == 0;
+        ok = ok && aws_str_append(&q, &ql, &qc, "encoding-type=url&list-type=2") == 0;
         if (page_size > 0) {
             char mk[32];
             snprintf(mk, sizeof mk, "&max-keys=%d", page_size > 1000 ? 1000 : page_size);
-            ok = ok && put_raw(&q, &ql, &qc, mk) == 0;
+            ok = ok && aws_str_append(&q, &ql, &qc, mk) == 0;
         }
         if (prefix && prefix[0])
-            ok = ok && put_raw(&q, &ql, &qc, "&prefix=") == 0 && put_encoded(&q, &ql, &qc, prefix, 0) == 0;
+            ok = ok && aws_str_append(&q, &ql, &qc, "&prefix=") == 0 && aws_uri_append(&q, &ql, &qc, prefix, 0) == 0;
         free(token);
         token = NULL;
         if (!ok) {
