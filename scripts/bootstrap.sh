@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   build-essential cmake pkg-config git
   libcurl4-openssl-dev libcjson-dev libssl-dev libexpat1-dev libdnnl-dev
-  python3 python3-pip python3-torch python3-torchvision python3-botocore python3-jsonschema
+  python3 python3-pip python3-venv python3-torch python3-torchvision python3-botocore python3-jsonschema
   awscli librsvg2-bin clang libclang-rt-14-dev
   jq python3-pandas python3-openpyxl libreoffice-calc-nogui
 )
@@ -32,6 +32,9 @@ if ! /usr/bin/python3 -c "import timm" 2>/dev/null; then
   echo "bootstrap: installing ${PIP_PACKAGES[*]} (no deps) for /usr/bin/python3" >&2
   $SUDO /usr/bin/python3 -m pip install -q --no-deps --break-system-packages "${PIP_PACKAGES[@]}" >&2
 fi
+
+# moto's server, the S3 the S3 tests talk to, pinned in its own venv (build-venv/moto).
+scripts/moto_env.sh >/dev/null
 
 if [ "${1:-}" != "--no-build" ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2

@@ -21,6 +21,7 @@ static const struct {
     {"rank", cmd_rank, &cmd_rank_args, "results x prices -> samples per dollar, time and cost to train"},
     {"verify", cmd_verify, &cmd_verify_args, "check this build's backends against a timm reference file"},
     {"models", cmd_models, &cmd_models_args, "list model presets with parameters and training GFLOPs per sample"},
+    {"presign", cmd_presign, &cmd_presign_args, "a presigned S3 URL: upload or download one object without credentials"},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

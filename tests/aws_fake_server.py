@@ -17,6 +17,9 @@ Served:
            --ec2-page-size or MaxResults), GetSpotPlacementScores (XML; UnauthorizedOperation
            with --placement-unauthorized) and DescribeAvailabilityZones (XML; the signing region's
            zones: zoneName, zoneId, regionName; UnauthorizedOperation with --zones-unauthorized).
+  S3       requests signed for service "s3" (checked with botocore's S3SigV4Auth): HeadBucket,
+           PutObject, GetObject, ListObjectsV2, region redirects and S3's faults, served by
+           tests/s3/fake_s3.py (its docstring says how; --s3-bucket NAME:REGION makes buckets).
   IMDSv2   PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds), then GET
            /latest/meta-data/{instance-id, instance-type, placement/region,
            placement/availability-zone, instance-life-cycle, iam/security-credentials/[ROLE]} and
@@ -91,7 +94,10 @@ import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from botocore.auth import SigV4Auth
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "s3"))
+import fake_s3  # noqa: E402  (S3, in its own file: tests/s3/fake_s3.py says what it serves)
+
+from botocore.auth import S3SigV4Auth, SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
@@ -130,6 +136,7 @@ class State:
         self.imds_tokens = set()
         self.minted = 0
         self.records = load_prices(args.prices) if args.prices else []
+        fake_s3.setup(self, args)
         self.reset_stats()
 
     def reset_stats(self):
@@ -581,6 +588,12 @@ class Handler(BaseHTTPRequestHandler):
             extra["x-amzn-ErrorType"] = obj["__type"] + ":"
         self.send(status, json.dumps(obj), ctype, extra, mode)
 
+    def do_DELETE(self):
+        self.dispatch("DELETE")
+
+    def do_HEAD(self):
+        self.dispatch("HEAD")
+
     def do_PUT(self):
         self.dispatch("PUT")
 
@@ -641,6 +654,7 @@ class Handler(BaseHTTPRequestHandler):
                 st.placement_unauthorized = bool(c["placement_unauthorized"])
             for t in c.get("expired_tokens", []):
                 st.expired_tokens.add(t)
+            fake_s3.control(st, c)
         if c.get("reset_stats"):
             with st.lock:
                 st.reset_stats()
@@ -707,6 +721,11 @@ class Handler(BaseHTTPRequestHandler):
         if method == "POST" and "x-www-form-urlencoded" in ctype:
             params.update(urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
         service = "pricing" if target else "ec2"
+        if "/s3/aws4_request" in (self.headers.get("Authorization") or ""):
+            service = "s3"
+        if fake_s3.is_presigned(params):
+            st.count("requests")
+            return fake_s3.serve_presigned(self, method, body)
         op = target.split(".")[-1] if target else params.get("Action", "")
         st.count("requests")
         st.count("by_operation", op or "(none)")
@@ -722,6 +741,8 @@ class Handler(BaseHTTPRequestHandler):
             return fail(403, why[0], why[1])
         st.count("regions", region)
         fault = st.take_fault(service)
+        if service == "s3":
+            return fake_s3.serve(self, method, body, region, fault if fault != "stall" else None)
         if fault == "stall":
             time.sleep(st.args.stall_seconds)
             self.close_connection = True
@@ -828,7 +849,7 @@ class Handler(BaseHTTPRequestHandler):
         url = "http://%s%s" % (self.headers.get("Host", ""), self.path)
         req = AWSRequest(method=method, url=url, headers=hdrs, data=body)
         req.context["timestamp"] = amz_date
-        signer = SigV4Auth(Credentials(ak, secret, token), svc, region)
+        signer = (S3SigV4Auth if svc == "s3" else SigV4Auth)(Credentials(ak, secret, token), svc, region)
         cr = signer.canonical_request(req)
         sts = signer.string_to_sign(req, cr)
         want = signer.signature(sts, req)
@@ -857,6 +878,7 @@ def main():
     ap.add_argument("--credentials", action="append")
     ap.add_argument("--expired-token", action="append")
     ap.add_argument("--fault", action="append")
+    ap.add_argument("--s3-bucket", action="append", help="NAME:REGION, a bucket of the fake S3")
     ap.add_argument("--placement-unauthorized", action="store_true")
     ap.add_argument("--zones-unauthorized", action="store_true",
                     help="DescribeAvailabilityZones answers UnauthorizedOperation")

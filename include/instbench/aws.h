@@ -53,6 +53,8 @@ typedef struct aws_sign_input {
     int normalize_path;              /* 1 for every service but S3 */
     int sign_body;                   /* add x-amz-content-sha256 */
     int omit_session_token;          /* add X-Amz-Security-Token after signing (suite flag) */
+    int path_encoded;                /* S3: path is already URI-encoded; signed as sent (with
+                                        normalize_path 0), not encoded a second time */
 } aws_sign_input;
 
 typedef struct aws_sign_output {
@@ -69,6 +71,23 @@ int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_si
                    ib_error *err);
 void aws_sign_output_free(aws_sign_output *out);
 
+/* A presigned query-string request (S3's form, as botocore's S3SigV4QueryAuth makes it): only
+ * `host` signed, payload UNSIGNED-PAYLOAD, X-Amz-Security-Token when the credentials carry one.
+ * Returns the query string to append after '?' (malloc'd), in botocore's order: X-Amz-Algorithm,
+ * -Credential, -Date, -Expires, -SignedHeaders, [-Security-Token], -Signature.  Pure, like
+ * aws_sigv4_sign: the time is the caller's. */
+typedef struct aws_presign_input {
+    const char *method;              /* "GET" | "PUT" */
+    const char *host;                /* Host header as sent: "bucket.s3.us-west-2.amazonaws.com", "127.0.0.1:9000" */
+    const char *path;                /* URI-encoded path as sent ("/bucket/my%20key") */
+    const char *service;             /* "s3" */
+    const char *region;
+    time_t when;
+    long expires_s;                  /* X-Amz-Expires: 1..604800 */
+} aws_presign_input;
+int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, char **query_out,
+                      ib_error *err);
+
 /* ---- endpoints ----------------------------------------------------------------------------- */
 /* https://api.pricing.us-east-1.amazonaws.com, https://ec2.REGION.amazonaws.com, unless
  * AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL overrides it (as in the AWS SDKs). */
@@ -84,7 +103,8 @@ int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len)
  * overrides in the order given ("" for a service left at AWS's).  out holds >= 17; -1 on error. */
 int aws_endpoints_identity(const char *const *service_env_ids, size_t n, char *out, size_t out_len);
 /* URL as it may be printed: userinfo ("user:password@", e.g. in AWS_ENDPOINT_URL) replaced by
- * "***@", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
+ * "***@", the values of a presigned URL's X-Amz-Signature, X-Amz-Security-Token and
+ * X-Amz-Credential by "***", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
 const char *aws_url_for_display(const char *url, char *out, size_t len);
 
 /* ---- transport ----------------------------------------------------------------------------- */
@@ -103,6 +123,10 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
                       ib_error *err);
 void aws_client_destroy(aws_client *c);
 
+/* The S3 addressing style configured for the current profile (`s3 =` block, `addressing_style`
+ * key, as botocore reads it): "path", "virtual" or "auto" (also when unset or unknown). */
+const char *aws_s3_addressing_style_config(void);
+
 typedef struct aws_request {
     const char *method;              /* "POST" / "GET" */
     const char *service;             /* signing name */
@@ -112,6 +136,10 @@ typedef struct aws_request {
     size_t n_headers;
     const char *body;
     size_t body_len;
+    int s3;                          /* S3's signing: path signed as sent, x-amz-content-sha256 */
+    int presigned;                   /* the URL carries its own signature (a presigned S3 URL):
+                                        sent as is, unsigned; needs no credentials */
+    size_t max_body;                 /* response bytes accepted; 0: 64 MiB */
 } aws_request;
 
 typedef struct aws_response {
@@ -121,6 +149,7 @@ typedef struct aws_response {
     int attempts;
     char error_code[128];            /* AWS error code parsed from a 4xx/5xx body, "" if none */
     char error_message[512];
+    char bucket_region[32];          /* S3's x-amz-bucket-region header, "" if none */
 } aws_response;
 
 /* Sends n independent requests concurrently (bounded by max_concurrency), signing each attempt

@@ -1,5 +1,6 @@
 /* aws_services: the service calls prices/ makes, apart from the client core (src/aws/services/):
  * Price List GetProducts (pricing.c), EC2 spot price history and spot placement scores (ec2.c),
+ * S3 objects, listings and presigned URLs (s3.c),
  * and the batched paginator they share (paginate.c).
  * Every call takes many independent queries at once: all first pages go out together, then all
  * second pages, so a run costs about (longest pagination chain) x (latency), not (requests) x it. */
@@ -103,8 +104,68 @@ size_t aws_ec2_zone_maps(aws_client *c, ec2_zone_map *maps, size_t n, ib_error *
 int aws_ec2_zones_pager(ec2_zone_map *maps, aws_pager *out, ib_error *err);
 int aws_ec2_parse_zones(const char *xml, size_t len, ec2_zone_map *m, ib_error *err);
 
+/* ---- S3 (s3.c): objects, listings, bucket regions, presigned URLs --------------------------- */
+/* One command's S3: the client, the region to start from, the endpoint and addressing style,
+ * and the bucket regions learnt from redirects (remembered for the rest of the command).
+ * Virtual-hosted style (https://BUCKET.s3.REGION.amazonaws.com/KEY) unless the endpoint is not
+ * AWS's (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL), the profile says `s3 = addressing_style = path`,
+ * or the bucket name is no DNS label (dots, upper case): then path style (ENDPOINT/BUCKET/KEY). */
+typedef struct aws_s3 aws_s3;
+int aws_s3_open(aws_client *c, const char *region, aws_s3 **out, ib_error *err);
+void aws_s3_close(aws_s3 *s);
+
+/* "s3://BUCKET[/KEY]": bucket into bucket (validated), the rest (possibly "") into key (malloc'd).
+ * Exit 2 with a message for a missing or invalid bucket. */
+int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err);
+/* S3's bucket naming rules (3-63 of a-z 0-9 . -, alphanumeric at both ends, no "..", not an IP). */
+int aws_s3_bucket_name_valid(const char *bucket);
+
+int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,
+                      const char *content_type, ib_error *err);
+int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_error *err);
+/* The object into memory (malloc'd, NUL-terminated); more than max_bytes is an error. */
+int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
+                      size_t *len, ib_error *err);
+
+/* GetObject for N keys together (the client's concurrency bounds what is in flight): bodies[i]
+ * (malloc'd, NUL-terminated) and lens[i], or errs[i].code != 0.  Returns how many failed. */
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
+                          char **bodies, size_t *lens, ib_error *errs);
+
+typedef struct aws_s3_object {
+    char *key;                /* decoded; untrusted (may hold control characters or "../") */
+    long long size;
+} aws_s3_object;
+typedef struct aws_s3_listing {
+    aws_s3_object *objs;
+    size_t n, cap;
+    int pages;
+} aws_s3_listing;
+/* ListObjectsV2 under prefix, following continuation tokens: page_size keys per page (max-keys,
+ * 1..1000; 0: S3's 1000), at most max_pages pages (0: 10000) and max_objects keys (0: 1e6);
+ * past either bound is an error, so a token that never ends stops. */
+int aws_s3_list_objects(aws_s3 *s, const char *bucket, const char *prefix, int page_size, int max_pages,
+                        size_t max_objects, aws_s3_listing *out, ib_error *err);
+void aws_s3_listing_free(aws_s3_listing *l);
+/* Parses one ListObjectsV2 page into out; *next gets NextContinuationToken (malloc'd) when the
+ * listing is truncated.  Never crashes on malformed input. */
+int aws_s3_parse_list_page(const char *xml, size_t len, aws_s3_listing *out, char **next, ib_error *err);
+
+/* HeadBucket: 0 when the bucket exists and these credentials may use it; region gets the
+ * bucket's region (x-amz-bucket-region, or the region asked when the server names none). */
+int aws_s3_bucket_region(aws_s3 *s, const char *bucket, char region[32], ib_error *err);
+
+/* A presigned URL (malloc'd) for METHOD ("GET"/"PUT") on s3://BUCKET/KEY, valid expires_s
+ * (1..604800) from `when`, for the bucket's region (the s3 context's, or one learnt). */
+int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, const char *bucket,
+                   const char *key, long expires_s, time_t when, char **url, ib_error *err);
+
 /* application/x-www-form-urlencoded value encoding as the EC2 query API wants it (RFC 3986
  * unreserved kept, everything else %XX).  Appends to a growing buffer; -1 on out of memory. */
 int aws_query_append(char **buf, size_t *len, size_t *cap, const char *name, const char *value);
+/* The same encoding of S alone (keep_slash: '/' kept, as S3 keys in a path), and S as is, appended
+ * to a growing buffer (NUL-terminated); -1 on out of memory. */
+int aws_uri_append(char **buf, size_t *len, size_t *cap, const char *s, int keep_slash);
+int aws_str_append(char **buf, size_t *len, size_t *cap, const char *s);
 
 #endif

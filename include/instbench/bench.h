@@ -292,6 +292,18 @@ int result_check_output(const char *output, const char *append, int create_dirs,
  * failed.  -1: saved nowhere.  SAVED names the file written (or attempted). */
 int result_save(const char *output, const char *instance_type, const char *host, const struct timespec *when,
                 const char *json, char *saved, size_t saved_len, ib_error *err);
+/* ---- result_upload.c: results sent to S3 ------------------------------------------------------ */
+/* OUTPUT is s3://BUCKET/KEY or an http(s) URL (which must be a presigned S3 URL).  result_check_output
+ * and result_save hand such an OUTPUT to the two below. */
+int result_output_is_remote(const char *output);
+/* s3://: a marker object written and removed beside KEY; a URL: presigned and not expired (exit 2
+ * otherwise).  Sends nothing to a presigned URL. */
+int result_check_remote(const char *output, ib_error *err);
+/* PUT to S3 (a KEY ending in '/', or none, gets NAME, the generated result name, under it) or to
+ * the presigned URL.  0: uploaded, SAVED names where (a URL without its signature); -1: err says
+ * why (result_save then keeps the result locally and returns 1). */
+int result_upload(const char *output, const char *name, const char *json, char *saved, size_t saved_len,
+                  ib_error *err);
 /* Appends json + '\n' to path (JSON Lines) in one write; creates missing parent directories
  * (result_check_output has refused them unless measure --create-dirs). */
 int result_append_line(const char *path, const char *json, ib_error *err);

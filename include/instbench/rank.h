@@ -111,8 +111,19 @@ int rank_zone_alias(const rank_results *r, const char *zone, char *alt, size_t l
 /* Parses one result document.  Returns 0 and fills OUT, or -1 with a one-line reason. */
 int rank_parse_result(const char *json, size_t len, rank_result *out, char *reason, size_t reason_len);
 
+/* Inputs the loader does not read itself (s3://BUCKET/PREFIX/, read by cmd/rank_s3.c: rank stays
+ * free of the network).  The source hands each object's bytes, already in memory, to
+ * rank_sink_object (WHERE names it in messages; NAME's suffix picks .jsonl or one document), or
+ * reports one that cannot be read through rank_sink_skip. */
+typedef struct rank_sink rank_sink;
+void rank_sink_object(rank_sink *s, const char *where, const char *name, const char *data, size_t len);
+void rank_sink_skip(rank_sink *s, const char *where, const char *reason);
+typedef void (*rank_remote_fn)(void *ctx, const char *uri, rank_sink *sink);
+
 typedef struct rank_load_options {
     int follow;                  /* follow symbolic links to directories found while walking */
+    rank_remote_fn remote;       /* reads "s3://" inputs; NULL: they are skipped as unreadable */
+    void *remote_ctx;
 } rank_load_options;
 
 /* Loads PATHS: files (.jsonl read line by line, anything else as one JSON document or an array of

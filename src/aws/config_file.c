@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "aws/internal.h"
 
@@ -280,4 +281,47 @@ const char *aws_profile_name(int *explicit_profile)
     }
     if (explicit_profile) *explicit_profile = 0;
     return "default";
+}
+
+/* KEY inside a nested block ("s3 =" then indented "addressing_style = path" lines), read as
+ * botocore's _parse_nested does: each non-empty line "k = v" (or "k: v"), trimmed. */
+static int nested_get(const char *block, const char *key, char *out, size_t out_len)
+{
+    size_t kn = strlen(key);
+    for (const char *l = block; *l;) {
+        size_t n = strcspn(l, "\n");
+        const char *p = l;
+        while (p < l + n && (*p == ' ' || *p == '\t')) p++;
+        const char *d = p;
+        while (d < l + n && *d != '=' && *d != ':') d++;
+        const char *ke = d;
+        while (ke > p && (ke[-1] == ' ' || ke[-1] == '\t')) ke--;
+        if (d < l + n && (size_t)(ke - p) == kn && !strncasecmp(p, key, kn)) {
+            const char *v = d + 1, *ve = l + n;
+            while (v < ve && (*v == ' ' || *v == '\t')) v++;
+            while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t' || ve[-1] == '\r')) ve--;
+            snprintf(out, out_len, "%.*s", (int)(ve - v), v);
+            return 0;
+        }
+        l += n + (l[n] == '\n');
+    }
+    return -1;
+}
+
+const char *aws_s3_addressing_style_config(void)
+{
+    aws_config_file *f = aws_config_load(1, NULL, 0);
+    const char *profile = aws_profile_name(NULL);
+    const char *style = "auto";
+    if (f && aws_config_has_profile(f, profile)) {
+        const char *v = lookup(f, profile, "s3");
+        if (!v) v = lookup(f, DEFAULTS_SECTION, "s3");
+        char got[16];
+        if (v && v[0] == '\n' && nested_get(v + 1, "addressing_style", got, sizeof got) == 0) {
+            if (!strcmp(got, "path")) style = "path";
+            else if (!strcmp(got, "virtual")) style = "virtual";
+        }
+    }
+    aws_config_free(f);
+    return style;
 }

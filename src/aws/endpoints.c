@@ -57,6 +57,15 @@ int aws_endpoint_url(const char *service_env_id, const char *region, char *out, 
     return (w < 0 || (size_t)w >= out_len) ? -1 : 0;
 }
 
+/* A presigned URL's parameters that authorise whoever holds them (P points at a name). */
+static int presign_secret_param(const char *p)
+{
+    static const char *const names[] = {"X-Amz-Signature=", "X-Amz-Security-Token=", "X-Amz-Credential="};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strncasecmp(p, names[i], strlen(names[i]))) return 1;
+    return 0;
+}
+
 const char *aws_url_for_display(const char *url, char *out, size_t len)
 {
     if (!out || len == 0) return "";
@@ -68,11 +77,21 @@ const char *aws_url_for_display(const char *url, char *out, size_t len)
     for (const char *p = auth; p < auth + alen; p++)
         if (*p == '@') at = p;   /* the last '@' ends the userinfo, as in curl */
     size_t o = 0;
+    const char *query = strchr(url, '?');
     for (const char *p = url; *p && o + 1 < len; p++) {
         if (at && p == auth) {
             const char *mask = "***@";
             for (; *mask && o + 1 < len; mask++) out[o++] = *mask;
             p = at;
+            continue;
+        }
+        if (query && p > query && (p[-1] == '?' || p[-1] == '&') && presign_secret_param(p)) {
+            /* the name and '=', then "***" for the value */
+            const char *eq = strchr(p, '=');
+            for (; p <= eq && o + 1 < len; p++) out[o++] = *p;
+            for (const char *mask = "***"; *mask && o + 1 < len; mask++) out[o++] = *mask;
+            p += strcspn(p, "&#");
+            p--;
             continue;
         }
         out[o++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;

@@ -144,6 +144,7 @@ typedef struct xfer {
     struct curl_slist *hdrs;
     aws_body body;              /* this attempt's response body */
     char amzn_error_type[160];
+    char bucket_region[32];     /* S3's x-amz-bucket-region (redirects, HeadBucket) */
     char errbuf[CURL_ERROR_SIZE];
     double started, next_at;
     int attempt, in_flight, done, failed, refreshed;
@@ -153,23 +154,33 @@ typedef struct xfer {
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
-    return aws_body_append(&x->body, ptr, size * nmemb, AWS_MAX_BODY);
+    long status = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    /* the caller's cap is for the answer it asked for; an error body is read as any other */
+    size_t max = x->req->max_body && status >= 200 && status < 300 ? x->req->max_body : AWS_MAX_BODY;
+    return aws_body_append(&x->body, ptr, size * nmemb, max);
+}
+
+/* Copies header KEY's (with ':') trimmed value into out when LINE is that header. */
+static void header_value(const char *line, size_t n, const char *key, char *out, size_t out_len)
+{
+    size_t kn = strlen(key);
+    if (n <= kn || strncasecmp(line, key, kn) != 0) return;
+    size_t vn = n - kn;
+    const char *v = line + kn;
+    while (vn && (*v == ' ')) v++, vn--;
+    while (vn && (v[vn - 1] == '\r' || v[vn - 1] == '\n' || v[vn - 1] == ' ')) vn--;
+    if (vn >= out_len) vn = out_len - 1;
+    memcpy(out, v, vn);
+    out[vn] = '\0';
 }
 
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     xfer *x = ud;
     size_t n = size * nmemb;
-    static const char key[] = "x-amzn-errortype:";
-    if (n > sizeof key - 1 && strncasecmp(ptr, key, sizeof key - 1) == 0) {
-        size_t vn = n - (sizeof key - 1);
-        const char *v = ptr + sizeof key - 1;
-        while (vn && (*v == ' ')) v++, vn--;
-        while (vn && (v[vn - 1] == '\r' || v[vn - 1] == '\n' || v[vn - 1] == ' ')) vn--;
-        if (vn >= sizeof x->amzn_error_type) vn = sizeof x->amzn_error_type - 1;
-        memcpy(x->amzn_error_type, v, vn);
-        x->amzn_error_type[vn] = '\0';
-    }
+    header_value(ptr, n, "x-amzn-errortype:", x->amzn_error_type, sizeof x->amzn_error_type);
+    header_value(ptr, n, "x-amz-bucket-region:", x->bucket_region, sizeof x->bucket_region);
     return n;
 }
 
@@ -192,6 +203,10 @@ static int append_header(struct curl_slist **l, const char *name, const char *va
     return 0;
 }
 
+static int presigned_headers(xfer *x);
+static int sign_headers(aws_client *c, xfer *x, char *hostport, const char *path, const char *query);
+static int setup_easy(aws_client *c, xfer *x);
+
 /* Builds and signs one attempt.  Host, path and query are taken from the URL exactly as curl
  * will send them (PATH_AS_IS), so what is signed is what goes on the wire. */
 static int prepare_attempt(aws_client *c, xfer *x)
@@ -201,7 +216,7 @@ static int prepare_attempt(aws_client *c, xfer *x)
     char *host = NULL, *port = NULL, *path = NULL, *query = NULL, *scheme = NULL;
     int rc = -1;
     CURLU *u = curl_url();
-    if (!u || curl_url_set(u, CURLUPART_URL, r->url, 0) != CURLUE_OK ||
+    if (!u || curl_url_set(u, CURLUPART_URL, r->url, CURLU_PATH_AS_IS) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
         char shown[1024];
@@ -221,13 +236,45 @@ static int prepare_attempt(aws_client *c, xfer *x)
     char hostport[512];
     snprintf(hostport, sizeof hostport, "%s%s%s", host, port ? ":" : "", port ? port : "");
 
-    if (c->opt.refresh && c->opt.refresh(&c->cred, 0, err) < 0) goto out;
+    if (r->presigned) {
+        if (presigned_headers(x) != 0) goto out;
+    } else if (sign_headers(c, x, hostport, path, query) != 0) {
+        goto out;
+    }
+    rc = setup_easy(c, x);
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+/* A presigned URL is its own authorisation: the caller's headers only. */
+static int presigned_headers(xfer *x)
+{
+    const aws_request *r = x->req;
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+    int ok = 1;
+    for (size_t i = 0; i < r->n_headers; i++) ok = ok && append_header(&x->hdrs, r->headers[i].name, r->headers[i].value) == 0;
+    ok = ok && (x->hdrs = curl_slist_append(x->hdrs, "Expect:")) != NULL;
+    return ok ? 0 : ib_error_set(x->err, IB_EXIT_RUNTIME, "out of memory");
+}
+
+/* Signs one attempt (SigV4 headers, Authorization) into x->hdrs. */
+static int sign_headers(aws_client *c, xfer *x, char *hostport, const char *path, const char *query)
+{
+    const aws_request *r = x->req;
+    ib_error *err = x->err;
+    if (c->opt.refresh && c->opt.refresh(&c->cred, 0, err) < 0) return -1;
 
     size_t nh = r->n_headers + 1;
     aws_header *hs = calloc(nh, sizeof *hs);
     if (!hs) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     hs[0].name = "Host";
     hs[0].value = hostport;
@@ -243,14 +290,15 @@ static int prepare_attempt(aws_client *c, xfer *x)
         .service = r->service,
         .region = r->region,
         .when = time(NULL),
-        .normalize_path = 1,
+        .normalize_path = !r->s3,
+        .path_encoded = r->s3,
+        .sign_body = r->s3,
     };
     aws_sign_output so;
     ib_error serr;
     if (aws_sigv4_sign(&in, &c->cred, &so, &serr) != 0) {
         free(hs);
-        ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", r->service, serr.msg);
-        goto out;
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", r->service, serr.msg);
     }
     curl_slist_free_all(x->hdrs);
     x->hdrs = NULL;
@@ -262,21 +310,21 @@ static int prepare_attempt(aws_client *c, xfer *x)
     ok = ok && (x->hdrs = curl_slist_append(x->hdrs, "Expect:")) != NULL;
     aws_sign_output_free(&so);
     free(hs);
-    if (!ok) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
+    return ok ? 0 : ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+}
 
+/* The curl handle of one attempt: URL as is, headers, limits, callbacks, method and body. */
+static int setup_easy(aws_client *c, xfer *x)
+{
+    const aws_request *r = x->req;
     if (!x->easy) x->easy = curl_easy_init();
     else curl_easy_reset(x->easy);
     CURL *e = x->easy;
-    if (!e) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
-        goto out;
-    }
+    if (!e) return ib_error_set(x->err, IB_EXIT_RUNTIME, "cannot initialise libcurl");
     x->body.len = 0;
     x->body.too_big = 0;
     x->amzn_error_type[0] = '\0';
+    x->bucket_region[0] = '\0';
     x->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
@@ -301,21 +349,15 @@ static int prepare_attempt(aws_client *c, xfer *x)
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     if (!strcmp(r->method, "GET")) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else if (!strcmp(r->method, "HEAD")) {
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     } else {
         if (!strcmp(r->method, "POST")) curl_easy_setopt(e, CURLOPT_POST, 1L);
         else curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(r->body ? r->body_len : 0));
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
     }
-    rc = 0;
-out:
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_free(query);
-    curl_url_cleanup(u);
-    return rc;
+    return 0;
 }
 
 static double backoff_s(aws_client *c, int attempt)
@@ -337,6 +379,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     resp->status = cc == CURLE_OK ? status : 0;
     resp->attempts = x->attempt;
     resp->error_code[0] = resp->error_message[0] = '\0';
+    snprintf(resp->bucket_region, sizeof resp->bucket_region, "%s", x->bucket_region);
     char key[32], url[1024];
     aws_mask_key_id(c->cred.access_key_id, key);
     aws_url_for_display(r->url, url, sizeof url);   /* never the userinfo of AWS_ENDPOINT_URL */
@@ -348,7 +391,8 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         retryable = !x->body.too_big && cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_PEER_FAILED_VERIFICATION &&
                     cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT && cc != CURLE_OUT_OF_MEMORY;
         if (x->body.too_big)
-            snprintf(reason, sizeof reason, "response larger than %u MiB", AWS_MAX_BODY >> 20);
+            snprintf(reason, sizeof reason, "response larger than %zu bytes",
+                     r->max_body ? r->max_body : (size_t)AWS_MAX_BODY);
         else
             snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
         ib_debug("aws: %s %s -> %s (attempt %d/%d, %.3f s, key %s)", r->method, url, reason, x->attempt,

@@ -96,10 +96,14 @@ static size_t percent_decode(char *s, size_t n)
 /* Canonical URI.  With normalization (every service but S3) empty and "." segments vanish and
  * ".." removes its parent, a trailing slash survives when something is left; then each byte of
  * the path as sent is percent-encoded once, which is AWS's "double encoding" of the decoded path. */
-static void canonical_uri(sbuf *b, const char *path, int normalize)
+static void canonical_uri(sbuf *b, const char *path, int normalize, int encoded)
 {
     if (!path || !path[0]) {
         sb_putc(b, '/');
+        return;
+    }
+    if (!normalize && encoded) {
+        sb_puts(b, path);
         return;
     }
     if (!normalize) {
@@ -267,6 +271,28 @@ static void hmac256(const void *key, size_t klen, const char *msg, unsigned char
     HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &len);
 }
 
+/* The signing key (HMAC chain over "AWS4"+secret, date, region, service, "aws4_request") applied
+ * to the string to sign; hex signature into out. */
+static void sign_string(const aws_credentials *cred, const char *date, const char *region,
+                        const char *service, const char *sts, char out[65])
+{
+    char kseed[4 + sizeof cred->secret_access_key];
+    snprintf(kseed, sizeof kseed, "AWS4%s", cred->secret_access_key);
+    unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
+    hmac256(kseed, strlen(kseed), date, k1);
+    hmac256(k1, 32, region, k2);
+    hmac256(k2, 32, service, k3);
+    hmac256(k3, 32, "aws4_request", k4);
+    hmac256(k4, 32, sts, sig);
+    util_hex(sig, 32, out);
+    /* The secret-derived keys must not linger on the stack. */
+    OPENSSL_cleanse(kseed, sizeof kseed);
+    OPENSSL_cleanse(k1, 32);
+    OPENSSL_cleanse(k2, 32);
+    OPENSSL_cleanse(k3, 32);
+    OPENSSL_cleanse(k4, 32);
+}
+
 static int set_add(aws_sign_output *out, const char *name, const char *value)
 {
     aws_header *h = &out->add[out->n_add];
@@ -342,7 +368,7 @@ int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_si
     /* Canonical request. */
     sb_puts(&cr, in->method);
     sb_putc(&cr, '\n');
-    canonical_uri(&cr, in->path, in->normalize_path);
+    canonical_uri(&cr, in->path, in->normalize_path, in->path_encoded);
     sb_putc(&cr, '\n');
     canonical_query(&cr, in->query);
     sb_putc(&cr, '\n');
@@ -377,22 +403,7 @@ int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_si
     sb_puts(&sts, cr_hash);
     if (!sts.ok) goto oom;
 
-    /* Signing key and signature. */
-    char kseed[4 + sizeof cred->secret_access_key];
-    snprintf(kseed, sizeof kseed, "AWS4%s", cred->secret_access_key);
-    unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
-    hmac256(kseed, strlen(kseed), date, k1);
-    hmac256(k1, 32, in->region, k2);
-    hmac256(k2, 32, in->service, k3);
-    hmac256(k3, 32, "aws4_request", k4);
-    hmac256(k4, 32, sts.p, sig);
-    util_hex(sig, 32, out->signature);
-    /* The secret-derived keys must not linger on the stack. */
-    OPENSSL_cleanse(kseed, sizeof kseed);
-    OPENSSL_cleanse(k1, 32);
-    OPENSSL_cleanse(k2, 32);
-    OPENSSL_cleanse(k3, 32);
-    OPENSSL_cleanse(k4, 32);
+    sign_string(cred, date, in->region, in->service, sts.p, out->signature);
 
     int w = snprintf(out->authorization, sizeof out->authorization,
                      "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s",
@@ -439,4 +450,75 @@ void aws_sign_output_free(aws_sign_output *out)
         out->add[i].name = out->add[i].value = NULL;
     }
     out->n_add = 0;
+}
+
+/* "name=value" with both strictly percent-encoded (botocore's percent_encode_sequence). */
+static void sb_put_param(sbuf *b, const char *name, const char *value)
+{
+    if (b->len) sb_putc(b, '&');
+    sb_put_encoded(b, name, strlen(name), 0);
+    sb_putc(b, '=');
+    sb_put_encoded(b, value, strlen(value), 0);
+}
+
+int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, char **query_out,
+                      ib_error *err)
+{
+    *query_out = NULL;
+    if (!in || !cred || !in->method || !in->host || !in->path || !in->service || !in->region ||
+        !in->region[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: method, host, path and region are required");
+    if (in->expires_s < 1 || in->expires_s > 604800)
+        return ib_error_set(err, IB_EXIT_USAGE, "a presigned URL lasts 1 s to 7 days (604800 s); got %ld s",
+                            in->expires_s);
+    if (!cred->access_key_id[0] || !cred->secret_access_key[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: credentials have no access key id or secret");
+    struct tm tm;
+    time_t when = in->when;
+    char amz_date[17], date[9], scope[256], credential[512], expires[24], sig[65], cr_hash[65];
+    if (!gmtime_r(&when, &tm)) return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: invalid request time");
+    strftime(amz_date, sizeof amz_date, "%Y%m%dT%H%M%SZ", &tm);
+    memcpy(date, amz_date, 8);
+    date[8] = '\0';
+    snprintf(scope, sizeof scope, "%s/%s/%s/aws4_request", date, in->region, in->service);
+    snprintf(credential, sizeof credential, "%s/%s", cred->access_key_id, scope);
+    snprintf(expires, sizeof expires, "%ld", in->expires_s);
+
+    sbuf q = {0, 0, 0, 1}, cr = {0, 0, 0, 1}, sts = {0, 0, 0, 1};
+    sb_put_param(&q, "X-Amz-Algorithm", "AWS4-HMAC-SHA256");
+    sb_put_param(&q, "X-Amz-Credential", credential);
+    sb_put_param(&q, "X-Amz-Date", amz_date);
+    sb_put_param(&q, "X-Amz-Expires", expires);
+    sb_put_param(&q, "X-Amz-SignedHeaders", "host");
+    if (cred->session_token[0]) sb_put_param(&q, "X-Amz-Security-Token", cred->session_token);
+
+    sb_puts(&cr, in->method);
+    sb_putc(&cr, '\n');
+    canonical_uri(&cr, in->path, 0, 1);
+    sb_putc(&cr, '\n');
+    canonical_query(&cr, q.p);
+    sb_puts(&cr, "\nhost:");
+    sb_puts(&cr, in->host);
+    sb_puts(&cr, "\n\nhost\nUNSIGNED-PAYLOAD");
+    if (!cr.ok || !q.ok) goto oom;
+    sha256_hex(cr.p, cr.len, cr_hash);
+    sb_puts(&sts, "AWS4-HMAC-SHA256\n");
+    sb_puts(&sts, amz_date);
+    sb_putc(&sts, '\n');
+    sb_puts(&sts, scope);
+    sb_putc(&sts, '\n');
+    sb_puts(&sts, cr_hash);
+    if (!sts.ok) goto oom;
+    sign_string(cred, date, in->region, in->service, sts.p, sig);
+    sb_put_param(&q, "X-Amz-Signature", sig);
+    if (!q.ok) goto oom;
+    free(cr.p);
+    free(sts.p);
+    *query_out = q.p;
+    return 0;
+oom:
+    free(q.p);
+    free(cr.p);
+    free(sts.p);
+    return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: out of memory");
 }

@@ -44,6 +44,10 @@ void result_default_path(const char *instance_type, const char *host, const stru
 
 int result_check_output(const char *output, const char *append, int create_dirs, ib_error *err)
 {
+    if (result_output_is_remote(output)) {
+        if (result_check_remote(output, err) != 0) return -1;
+        output = "-";   /* nothing local to check for it */
+    }
     /* the directories the user named exist (the default one is the tool's own: made when written) */
     if (!create_dirs && (util_output_parent_check(output, 0, err) != 0 || util_output_parent_check(append, 0, err) != 0))
         return -1;
@@ -68,7 +72,17 @@ static int write_new(const char *prefix, const char *type, const char *host, con
 int result_save(const char *output, const char *instance_type, const char *host, const struct timespec *when,
                 const char *json, char *saved, size_t saved_len, ib_error *err)
 {
-    int rc;
+    int rc, upload_failed = 0;
+    ib_error local_err;
+    if (result_output_is_remote(output)) {
+        char name[320];
+        file_name("", instance_type, host, when, name, sizeof name);
+        if (result_upload(output, name, json, saved, saved_len, err) == 0) return 0;
+        /* the measurement stays: saved locally as without --output; err keeps the upload's reason */
+        upload_failed = 1;
+        output = NULL;
+        err = &local_err;
+    }
     if (output) {
         snprintf(saved, saved_len, "%s", output);
         rc = util_write_file_atomic(output, json, strlen(json), err);
@@ -78,7 +92,7 @@ int result_save(const char *output, const char *instance_type, const char *host,
         rc = write_new(RESULT_DIR "/", instance_type, host, when, json, saved, saved_len, err);
         if (rc != 0 && !had_dir) rmdir(RESULT_DIR);   /* made for this result and left empty */
     }
-    if (rc == 0) return 0;
+    if (rc == 0) return upload_failed;
 
     /* Keep the measurement: the current directory, else $TMPDIR, else /tmp. */
     const char *tmpdir = getenv("TMPDIR");

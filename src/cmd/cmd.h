@@ -4,13 +4,27 @@
 #ifndef INSTBENCH_CMD_H
 #define INSTBENCH_CMD_H
 
+#include <stddef.h>
+
 int cmd_measure(int argc, char **argv);
 int cmd_prices(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_presign(int argc, char **argv);
+
+/* rank_s3.c: the s3:// inputs of rank (rank_load_options.remote). */
+typedef struct rank_s3 rank_s3;
+struct rank_sink;
+rank_s3 *rank_s3_new(void);
+void rank_s3_free(rank_s3 *r);
+void rank_s3_read(void *ctx, const char *uri, struct rank_sink *sink);
+struct ib_error;
+/* Every s3:// input names a valid bucket: exit 2 with the reason otherwise. */
+int rank_s3_check_inputs(char *const *paths, size_t n, struct ib_error *err);
 
 struct arg_command;
-extern const struct arg_command cmd_measure_args, cmd_prices_args, cmd_rank_args, cmd_verify_args, cmd_models_args;
+extern const struct arg_command cmd_measure_args, cmd_prices_args, cmd_rank_args, cmd_verify_args, cmd_models_args,
+    cmd_presign_args;
 
 #endif

@@ -147,9 +147,11 @@ static const arg_spec measure_specs[] = {
     {"--output", 'o', ARG_STRING, &O.output, "FILE", "result file, replaced if it exists (default: a new file\n"
      "./instbench-results/<instance type or hostname>-<random>-<UTC time\n"
      "to the millisecond>.json, never overwriting); - writes the JSON to\n"
-     "stdout.  Checked before the run; if the write still fails, the\n"
-     "result is saved to ./instbench-result-*.json (else $TMPDIR) and\n"
-     "the exit status is 1", .group = "output"},
+     "stdout; s3://BUCKET/KEY uploads it (a KEY ending in / gets the\n"
+     "generated name); a presigned PUT URL (instbench presign) uploads it\n"
+     "without credentials.  Checked before the run; if the write still\n"
+     "fails, the result is saved to ./instbench-result-*.json (else\n"
+     "$TMPDIR; an upload: as without --output) and the exit status is 1", .group = "output"},
     {"--append", 0, ARG_STRING, &O.append, "FILE", "also append the result as one line to FILE (JSON Lines)",
      .check = args_check_file},
     {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL, "create the missing directories of --output and --append\n"
@@ -354,9 +356,10 @@ static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *
         printf("  identity check: %s has this run's accelerators and vCPUs\n", id->type);
     else if (id->mismatch < 0 && id->type[0])
         printf("  identity check: none (the price snapshot has no hardware for %s)\n", id->type);
+    char shown[1024];   /* a presigned --output's signature is never printed */
     if (rdv->rank == 0)
-        printf("  result: %s%s%s\n", !O.output ? "a new file in ./instbench-results/" : !strcmp(O.output, "-") ? "stdout" : O.output,
-               O.append ? ", appended to " : "", O.append ? O.append : "");
+        printf("  result: %s%s%s\n", !O.output ? "a new file in ./instbench-results/" : !strcmp(O.output, "-") ? "stdout"
+               : aws_url_for_display(O.output, shown, sizeof shown), O.append ? ", appended to " : "", O.append ? O.append : "");
     else
         printf("  result: written by global rank 0, not here\n");
     return IB_EXIT_OK;

@@ -177,8 +177,10 @@ const arg_command cmd_rank_args = {
     "rank", "[options] [RESULT...]",
     "Ranks measured configurations (nodes x instance type x market) by training samples per dollar.\n\n"
     "RESULT: result files from `instbench measure`, directories (searched recursively for *.json and\n"
-    "        *.jsonl), glob patterns, .jsonl files (one result per line), or - for stdin; none:\n"
-    "        ./instbench-results/, where measure writes by default.\n"
+    "        *.jsonl), glob patterns, .jsonl files (one result per line), - for stdin, or\n"
+    "        s3://BUCKET/PREFIX/ (the *.json and *.jsonl objects under it, read into memory, at most\n"
+    "        64 MiB each; AWS credentials as for prices); none: ./instbench-results/, where measure\n"
+    "        writes by default.\n"
     "        Invalid or foreign files are skipped with a reason on stderr.  Each result counts once:\n"
     "        a file, directory or run reached again is ignored (\"N duplicates ignored\").",
     "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
@@ -272,6 +274,8 @@ static int parse_args(int argc, char **argv, rank_args *a)
                                     "not exist here", DEFAULT_RESULTS);
         a->paths[a->n_paths++] = (char *)DEFAULT_RESULTS;
     }
+    ib_error perr;
+    if (rank_s3_check_inputs(a->paths, (size_t)a->n_paths, &perr) != 0) return args_usage_error(c, "%s", perr.msg);
     if (a->az && strlen(a->az) >= sizeof o->az) return args_usage_error(c, "--az '%s' is too long", a->az);
     if (a->az) strcpy(o->az, a->az);
     if (a->samples > 0 && (a->epochs > 0 || a->dataset_size > 0))
@@ -696,7 +700,12 @@ int cmd_rank(int argc, char **argv)
         if (named[i] && (util_output_parent_check(named[i], a.create_dirs, &err) != 0 ||
                          util_check_writable(named[i], 0, &err) != 0))
             goto fail;
-    if (rank_load(a.paths, a.n_paths, &a.load, &res, on_skip, NULL, &err) != 0) goto fail;
+    rank_s3 *s3 = rank_s3_new();   /* s3:// inputs: read into memory by cmd/rank_s3.c */
+    a.load.remote = s3 ? rank_s3_read : NULL;
+    a.load.remote_ctx = s3;
+    int loaded = rank_load(a.paths, a.n_paths, &a.load, &res, on_skip, NULL, &err);
+    rank_s3_free(s3);
+    if (loaded != 0) goto fail;
     skip_summary();
     ib_info("read %zu input%s: %zu result%s, %zu skipped", res.files_read, res.files_read == 1 ? "" : "s", res.n,
             res.n == 1 ? "" : "s", res.skipped);

@@ -10,7 +10,9 @@
  * reached again (given twice, inside a directory also given, through a symbolic or hard link) is
  * not read again; runs are remembered by run_key, so a copy of a result is not counted again.
  * Both count as duplicates.  A walk does not follow symbolic links to directories unless asked
- * (a tree of links fans out exponentially); with --follow, each directory is still read once. */
+ * (a tree of links fans out exponentially); with --follow, each directory is still read once.
+ * An s3:// input goes to the caller's remote reader, which hands each object back as bytes in
+ * memory (rank_sink_object): an object is never written to a local path named after its key. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -470,14 +472,49 @@ static void load_path(loader *L, const char *path, int named)
         load_file(L, path, &st);
 }
 
+/* ---- objects read by the caller (s3://) ---------------------------------------------------------- */
+
+struct rank_sink {
+    loader *L;
+};
+
+void rank_sink_skip(rank_sink *s, const char *where, const char *reason) { skip(s->L, where, reason); }
+
+void rank_sink_object(rank_sink *s, const char *where, const char *name, const char *data, size_t len)
+{
+    loader *L = s->L;
+    if (L->oom) return;
+    L->out->files_read++;
+    if (len == 0) {
+        skip(L, where, "empty object");
+    } else if (has_suffix(name, ".jsonl")) {
+        line_reader *r = calloc(1, sizeof *r);
+        if (!r || !(r->f = fmemopen((void *)data, len, "rb"))) {
+            free(r);
+            out_of_memory(L);
+            return;
+        }
+        add_lines(L, where, r, 0);
+        fclose(r->f);
+        free(r->line);
+        free(r);
+    } else {
+        add_doc(L, where, data, len);
+    }
+}
+
 int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out,
               rank_skip_fn on_skip, void *ctx, ib_error *err)
 {
     loader L = {.out = out, .on_skip = on_skip, .ctx = ctx, .err = err, .follow = opt && opt->follow};
+    rank_sink sink = {&L};
     for (size_t i = 0; i < n_paths && !L.oom; i++) {
         const char *p = paths[i];
         struct stat st;
-        if (!strcmp(p, "-")) {
+        if (!strncmp(p, "s3://", 5)) {
+            if (opt && opt->remote) opt->remote(opt->remote_ctx, p, &sink);
+            else skip(&L, p, "S3 inputs cannot be read here");
+        } else if (!strcmp(p, "-")) {
             load_stdin(&L);
         } else if (stat(p, &st) != 0 && strpbrk(p, "*?[")) {
             glob_t g;

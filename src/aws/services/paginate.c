@@ -183,20 +183,21 @@ static int ensure(char **buf, size_t len, size_t *cap, size_t more)
     return 0;
 }
 
-static int append_raw(char **buf, size_t *len, size_t *cap, char ch)
+int aws_str_append(char **buf, size_t *len, size_t *cap, const char *s)
 {
-    if (ensure(buf, *len, cap, 1) != 0) return -1;
-    (*buf)[(*len)++] = ch;
-    (*buf)[*len] = '\0';
+    size_t n = strlen(s);
+    if (ensure(buf, *len, cap, n) != 0) return -1;
+    memcpy(*buf + *len, s, n + 1);
+    *len += n;
     return 0;
 }
 
-static int append_encoded(char **buf, size_t *len, size_t *cap, const char *s)
+int aws_uri_append(char **buf, size_t *len, size_t *cap, const char *s, int keep_slash)
 {
     static const char hx[] = "0123456789ABCDEF";
     if (ensure(buf, *len, cap, 3 * strlen(s)) != 0) return -1;
     for (const unsigned char *q = (const unsigned char *)s; *q; q++) {
-        if (unreserved(*q)) {
+        if (unreserved(*q) || (keep_slash && *q == '/')) {
             (*buf)[(*len)++] = (char)*q;
         } else {
             (*buf)[(*len)++] = '%';
@@ -210,7 +211,7 @@ static int append_encoded(char **buf, size_t *len, size_t *cap, const char *s)
 
 int aws_query_append(char **buf, size_t *len, size_t *cap, const char *name, const char *value)
 {
-    if (*len > 0 && append_raw(buf, len, cap, '&') != 0) return -1;
-    if (append_encoded(buf, len, cap, name) != 0 || append_raw(buf, len, cap, '=') != 0) return -1;
-    return append_encoded(buf, len, cap, value);
+    if (*len > 0 && aws_str_append(buf, len, cap, "&") != 0) return -1;
+    if (aws_uri_append(buf, len, cap, name, 0) != 0 || aws_str_append(buf, len, cap, "=") != 0) return -1;
+    return aws_uri_append(buf, len, cap, value, 0);
 }

@@ -1,0 +1,642 @@
+/* s3: the S3 calls instbench makes (PutObject, GetObject, ListObjectsV2, HeadBucket) and presigned
+ * URLs, on the shared signed transport.
+ *
+ * Requests are header-signed for service "s3" with S3's rules: the path is signed as sent (not
+ * normalised, not encoded twice) and the payload hash travels as x-amz-content-sha256.  Keys go on
+ * the wire percent-encoded byte by byte (RFC 3986 unreserved and '/' kept), as botocore sends them.
+ * A request to the wrong region is answered 301 PermanentRedirect (or 400
+ * AuthorizationHeaderMalformed for a wrong signing region) with x-amz-bucket-region: it is sent once
+ * more there, and the bucket's region is remembered for the rest of the command.
+ * ListObjectsV2 asks for encoding-type=url, so keys with characters XML 1.0 cannot carry arrive
+ * percent-encoded; they are decoded here and stay untrusted bytes for the caller. */
+#include "instbench/aws_services.h"
+
+#include <ctype.h>
+#include <expat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define S3_MAX_KNOWN 32            /* bucket regions remembered per command */
+#define S3_MAX_KEY 1024            /* S3's own limit on key length, in bytes */
+#define S3_DEFAULT_MAX_PAGES 10000
+#define S3_DEFAULT_MAX_OBJECTS 1000000
+
+struct aws_s3 {
+    aws_client *c;
+    char region[32];
+    char style[8];                 /* "path" | "virtual" | "auto" (config) */
+    int custom_endpoint;           /* AWS_ENDPOINT_URL[_S3] names a host that is not AWS's */
+    struct { char bucket[64]; char region[32]; } known[S3_MAX_KNOWN];
+    size_t n_known;
+};
+
+/* ---- names and URLs ------------------------------------------------------------------------ */
+
+int aws_s3_bucket_name_valid(const char *b)
+{
+    size_t n = b ? strlen(b) : 0;
+    if (n < 3 || n > 63) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)b[i];
+        if (!(islower(c) || isdigit(c) || c == '.' || c == '-')) return 0;
+        if (c == '.' && b[i + 1] == '.') return 0;
+    }
+    if (!isalnum((unsigned char)b[0]) || !isalnum((unsigned char)b[n - 1])) return 0;
+    int dots = 0, digits_only = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (b[i] == '.') dots++;
+        else if (!isdigit((unsigned char)b[i])) digits_only = 0;
+    }
+    return !(dots == 3 && digits_only);   /* "192.168.5.4" is refused by S3 */
+}
+
+int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err)
+{
+    *key = NULL;
+    bucket[0] = '\0';
+    if (!uri || strncmp(uri, "s3://", 5) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "'%s' is not an S3 URI (s3://BUCKET/KEY)", uri ? uri : "");
+    const char *b = uri + 5;
+    size_t bn = strcspn(b, "/");
+    if (bn == 0) return ib_error_set(err, IB_EXIT_USAGE, "'%s' names no bucket (s3://BUCKET/KEY)", uri);
+    if (bn > 63) return ib_error_set(err, IB_EXIT_USAGE, "'%s': a bucket name has at most 63 characters", uri);
+    memcpy(bucket, b, bn);
+    bucket[bn] = '\0';
+    if (!aws_s3_bucket_name_valid(bucket)) {
+        ib_error_set(err, IB_EXIT_USAGE,
+                     "'%s' is not a valid bucket name (3-63 of a-z, 0-9, '.', '-', starting and ending "
+                     "with a letter or digit)", bucket);
+        bucket[0] = '\0';
+        return -1;
+    }
+    const char *k = b[bn] == '/' ? b + bn + 1 : b + bn;
+    if (strlen(k) > S3_MAX_KEY) {
+        bucket[0] = '\0';
+        return ib_error_set(err, IB_EXIT_USAGE, "'%s': a key has at most %d bytes", uri, S3_MAX_KEY);
+    }
+    *key = strdup(k);
+    if (!*key) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    return 0;
+}
+
+static int is_aws_host(const char *endpoint)
+{
+    const char *h = strstr(endpoint, "://");
+    h = h ? h + 3 : endpoint;
+    size_t n = strcspn(h, ":/");
+    static const char *const domains[] = {".amazonaws.com", ".amazonaws.com.cn"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t dn = strlen(domains[i]);
+        if (n > dn && !strncasecmp(h + n - dn, domains[i], dn)) return 1;
+    }
+    return 0;
+}
+
+int aws_s3_open(aws_client *c, const char *region, aws_s3 **out, ib_error *err)
+{
+    *out = NULL;
+    aws_s3 *s = calloc(1, sizeof *s);
+    if (!s) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    s->c = c;
+    snprintf(s->region, sizeof s->region, "%s", region && region[0] ? region : "us-east-1");
+    snprintf(s->style, sizeof s->style, "%s", aws_s3_addressing_style_config());
+    char ep[1024];
+    if (aws_endpoint_url("S3", s->region, ep, sizeof ep) != 0) {
+        free(s);
+        return ib_error_set(err, IB_EXIT_USAGE, "the S3 endpoint URL is too long");
+    }
+    s->custom_endpoint = !is_aws_host(ep);
+    *out = s;
+    return 0;
+}
+
+void aws_s3_close(aws_s3 *s) { free(s); }
+
+static const char *bucket_region(const aws_s3 *s, const char *bucket)
+{
+    for (size_t i = 0; i < s->n_known; i++)
+        if (!strcmp(s->known[i].bucket, bucket)) return s->known[i].region;
+    return s->region;
+}
+
+static void remember_region(aws_s3 *s, const char *bucket, const char *region)
+{
+    for (size_t i = 0; i < s->n_known; i++)
+        if (!strcmp(s->known[i].bucket, bucket)) {
+            snprintf(s->known[i].region, sizeof s->known[i].region, "%s", region);
+            return;
+        }
+    size_t i = s->n_known < S3_MAX_KNOWN ? s->n_known++ : S3_MAX_KNOWN - 1;
+    snprintf(s->known[i].bucket, sizeof s->known[i].bucket, "%s", bucket);
+    snprintf(s->known[i].region, sizeof s->known[i].region, "%s", region);
+}
+
+/* Virtual-hosted only where it works: a DNS label without dots (TLS certificates cover one level
+ * below s3.REGION.amazonaws.com), and not against a custom endpoint unless asked for. */
+static int use_virtual(const aws_s3 *s, const char *bucket)
+{
+    if (!strcmp(s->style, "path") || strchr(bucket, '.') || !aws_s3_bucket_name_valid(bucket)) return 0;
+    if (!strcmp(s->style, "virtual")) return 1;
+    return !s->custom_endpoint;
+}
+
+/* The URL of bucket/key (key NULL: the bucket itself) in region, with query appended when given;
+ * host_out (when not NULL) gets the Host header it implies, path_out the encoded path. */
+static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const char *region,
+                  const char *query, char **url, char *host_out, size_t host_len, ib_error *err)
+{
+    char ep[1024];
+    *url = NULL;
+    if (aws_endpoint_url("S3", region, ep, sizeof ep) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "the S3 endpoint URL is too long");
+    const char *sep = strstr(ep, "://");
+    if (!sep) return ib_error_set(err, IB_EXIT_USAGE, "the S3 endpoint URL has no scheme");
+    size_t authn = strcspn(sep + 3, "/");
+    char *u = NULL;
+    size_t len = 0, cap = 0;
+    int virt = use_virtual(s, bucket), ok = 1;
+    char scheme_host[1200];
+    if (virt)
+        snprintf(scheme_host, sizeof scheme_host, "%.*s%s.%.*s", (int)(sep + 3 - ep), ep, bucket, (int)authn, sep + 3);
+    else
+        snprintf(scheme_host, sizeof scheme_host, "%.*s", (int)(sep + 3 - ep + authn), ep);
+    ok = ok && aws_str_append(&u, &len, &cap, scheme_host) == 0;
+    ok = ok && aws_str_append(&u, &len, &cap, sep + 3 + authn) == 0;   /* an endpoint's own base path */
+    if (!virt) {
+        ok = ok && aws_str_append(&u, &len, &cap, "/") == 0;
+        ok = ok && aws_uri_append(&u, &len, &cap, bucket, 0) == 0;
+    }
+    if (key) {
+        ok = ok && aws_str_append(&u, &len, &cap, "/") == 0;
+        ok = ok && aws_uri_append(&u, &len, &cap, key, 1) == 0;
+    } else if (virt) {
+        ok = ok && aws_str_append(&u, &len, &cap, "/") == 0;
+    }
+    if (query && query[0]) {
+        ok = ok && aws_str_append(&u, &len, &cap, "?") == 0;
+        ok = ok && aws_str_append(&u, &len, &cap, query) == 0;
+    }
+    if (!ok) {
+        free(u);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    if (host_out) {
+        const char *h = strstr(scheme_host, "://") + 3;
+        snprintf(host_out, host_len, "%s", h);
+    }
+    *url = u;
+    return 0;
+}
+
+/* ---- requests with region redirects and S3's error messages ------------------------------- */
+
+typedef struct s3_call {
+    const char *method;
+    const char *bucket;
+    const char *key;               /* NULL: the bucket */
+    const char *query;
+    const char *body;
+    size_t body_len;
+    const char *content_type;
+    size_t max_body;
+    const char *what;              /* "PutObject" */
+} s3_call;
+
+/* "s3://bucket/key" for messages (ib_error_set escapes control characters when shown). */
+static void s3_uri(const s3_call *k, char *out, size_t n)
+{
+    snprintf(out, n, "s3://%s%s%.900s", k->bucket, k->key ? "/" : "", k->key ? k->key : "");
+}
+
+/* One message per failure a user can act on; the transport's message otherwise. */
+static int s3_fail(const s3_call *k, const aws_response *r, const ib_error *terr, ib_error *err)
+{
+    char where[1024];
+    s3_uri(k, where, sizeof where);
+    const char *code = r->error_code;
+    long st = r->status;
+    if (!strcmp(code, "NoSuchBucket") || (st == 404 && !code[0] && !k->key))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: no such bucket (NoSuchBucket)", k->what, where);
+    if (!strcmp(code, "NoSuchKey") || (st == 404 && !code[0]))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: no such object (NoSuchKey)", k->what, where);
+    if (!strcmp(code, "AccessDenied") || (st == 403 && !code[0]))
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "S3 %s %s: access denied (the credentials lack the permission, or the bucket "
+                            "is another account's)%s%s", k->what, where, r->error_message[0] ? ": " : "",
+                            r->error_message);
+    if (!strcmp(code, "SlowDown") || st == 503)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: S3 asks to slow down (%s) after %d attempt%s: "
+                            "try again later", k->what, where, code[0] ? code : "HTTP 503", r->attempts,
+                            r->attempts == 1 ? "" : "s");
+    if (code[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s%s%s (HTTP %ld)", k->what, where, code,
+                            r->error_message[0] ? ": " : "", r->error_message, st);
+    if (terr->code) return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s", k->what, where, terr->msg);
+    return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: HTTP %ld", k->what, where, st);
+}
+
+static int is_region_redirect(const aws_response *r)
+{
+    /* a HEAD answer has no body, so no code: its status and the header have to do */
+    return r->bucket_region[0] &&
+           ((r->status == 301 || r->status == 307) ||
+            (r->status == 400 && (!strcmp(r->error_code, "AuthorizationHeaderMalformed") || !r->error_code[0])));
+}
+
+static int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *err)
+{
+    aws_header hs[1];
+    size_t nh = 0;
+    if (k->content_type) hs[nh++] = (aws_header){"Content-Type", (char *)k->content_type};
+    for (int attempt = 0; attempt < 2; attempt++) {
+        const char *region = bucket_region(s, k->bucket);
+        char *url = NULL;
+        if (s3_url(s, k->bucket, k->key, region, k->query, &url, NULL, 0, err) != 0) return -1;
+        aws_request req = {.method = k->method, .service = "s3", .region = region, .url = url,
+                           .headers = hs, .n_headers = nh, .body = k->body, .body_len = k->body_len,
+                           .s3 = 1, .max_body = k->max_body};
+        ib_error terr = {0};
+        memset(resp, 0, sizeof *resp);
+        int rc = aws_client_send(s->c, &req, resp, &terr);
+        free(url);
+        if (rc == 0 && resp->status >= 200 && resp->status < 300) return 0;
+        /* followed once: a second redirect means the server disagrees with itself */
+        if (attempt == 0 && is_region_redirect(resp) && strcmp(resp->bucket_region, region) != 0 &&
+            aws_region_known(resp->bucket_region)) {
+            ib_debug("s3: bucket %s is in %s, not %s: asking there", k->bucket, resp->bucket_region, region);
+            remember_region(s, k->bucket, resp->bucket_region);
+            aws_response_free(resp);
+            continue;
+        }
+        s3_fail(k, resp, &terr, err);
+        aws_response_free(resp);
+        return -1;
+    }
+    return -1;
+}
+
+int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,
+                      const char *content_type, ib_error *err)
+{
+    s3_call k = {.method = "PUT", .bucket = bucket, .key = key, .body = body ? body : "", .body_len = len,
+                 .content_type = content_type ? content_type : "application/octet-stream", .what = "PutObject"};
+    aws_response r;
+    if (s3_send(s, &k, &r, err) != 0) return -1;
+    aws_response_free(&r);
+    return 0;
+}
+
+int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_error *err)
+{
+    s3_call k = {.method = "DELETE", .bucket = bucket, .key = key, .what = "DeleteObject"};
+    aws_response r;
+    if (s3_send(s, &k, &r, err) != 0) return -1;
+    aws_response_free(&r);
+    return 0;
+}
+
+int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
+                      size_t *len, ib_error *err)
+{
+    *body = NULL;
+    *len = 0;
+    s3_call k = {.method = "GET", .bucket = bucket, .key = key, .max_body = max_bytes, .what = "GetObject"};
+    aws_response r;
+    if (s3_send(s, &k, &r, err) != 0) return -1;
+    *body = r.body;
+    *len = r.body_len;
+    return 0;
+}
+
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
+                          char **bodies, size_t *lens, ib_error *errs)
+{
+    if (n == 0) return 0;
+    memset(errs, 0, n * sizeof *errs);
+    memset(bodies, 0, n * sizeof *bodies);
+    memset(lens, 0, n * sizeof *lens);
+    /* the first alone: a region redirect is learnt once, not once per object */
+    size_t failed = aws_s3_get_object(s, bucket, keys[0], max_bytes, &bodies[0], &lens[0], &errs[0]) != 0;
+    const char *region = bucket_region(s, bucket);
+    aws_request *reqs = calloc(n, sizeof *reqs);
+    aws_response *resps = calloc(n, sizeof *resps);
+    ib_error *terrs = calloc(n, sizeof *terrs);
+    char **urls = calloc(n, sizeof *urls);
+    size_t *idx = calloc(n, sizeof *idx);   /* request slot -> key index */
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (!reqs || !resps || !terrs || !urls || !idx) {
+            ib_error_set(&errs[i], IB_EXIT_RUNTIME, "out of memory");
+            failed++;
+        } else if (s3_url(s, bucket, keys[i], region, NULL, &urls[m], NULL, 0, &errs[i]) != 0) {
+            failed++;
+        } else {
+            reqs[m] = (aws_request){.method = "GET", .service = "s3", .region = region, .url = urls[m], .s3 = 1,
+                                    .max_body = max_bytes};
+            idx[m++] = i;
+        }
+    }
+    if (m) aws_client_send_many(s->c, reqs, m, resps, terrs);
+    for (size_t j = 0; j < m; j++) {
+        size_t i = idx[j];
+        if (terrs[j].code == 0 && resps[j].status >= 200 && resps[j].status < 300) {
+            bodies[i] = resps[j].body;
+            lens[i] = resps[j].body_len;
+            resps[j].body = NULL;
+        } else if (is_region_redirect(&resps[j])) {
+            /* the bucket moved under us (or a stale region): that object alone, through s3_send */
+            failed += aws_s3_get_object(s, bucket, keys[i], max_bytes, &bodies[i], &lens[i], &errs[i]) != 0;
+        } else {
+            s3_call call = {.method = "GET", .bucket = bucket, .key = keys[i], .what = "GetObject"};
+            s3_fail(&call, &resps[j], &terrs[j], &errs[i]);
+            failed++;
+        }
+        aws_response_free(&resps[j]);
+        free(urls[j]);
+    }
+    free(reqs);
+    free(resps);
+    free(terrs);
+    free(urls);
+    free(idx);
+    return failed;
+}
+
+int aws_s3_bucket_region(aws_s3 *s, const char *bucket, char region[32], ib_error *err)
+{
+    s3_call k = {.method = "HEAD", .bucket = bucket, .what = "HeadBucket"};
+    aws_response r;
+    if (s3_send(s, &k, &r, err) != 0) return -1;
+    snprintf(region, 32, "%s", r.bucket_region[0] ? r.bucket_region : bucket_region(s, bucket));
+    if (r.bucket_region[0] && aws_region_known(r.bucket_region)) remember_region(s, bucket, r.bucket_region);
+    aws_response_free(&r);
+    return 0;
+}
+
+/* ---- ListObjectsV2 ------------------------------------------------------------------------- */
+
+typedef struct list_parse {
+    XML_Parser p;
+    aws_s3_listing *out;
+    size_t first;                  /* out->n before this page: what url-decoding applies to */
+    int depth, in_contents, field; /* field: 1 Key, 2 Size, 3 NextContinuationToken, 4 IsTruncated, 5 EncodingType */
+    char key[S3_MAX_KEY * 3 + 1];  /* percent-encoded keys may be 3x the key */
+    size_t key_len;
+    char size[32], token[4096], truncated[8], encoding[8];
+    size_t size_len, token_len, truncated_len, encoding_len;
+    int saw_root, failed;
+    ib_error *err;
+} list_parse;
+
+static void list_fail(list_parse *lp, const char *why)
+{
+    if (!lp->failed) ib_error_set(lp->err, IB_EXIT_RUNTIME, "S3 ListObjectsV2: %s", why);
+    lp->failed = 1;
+    XML_StopParser(lp->p, XML_FALSE);
+}
+
+static void XMLCALL list_start(void *ud, const XML_Char *name, const XML_Char **atts)
+{
+    (void)atts;
+    list_parse *lp = ud;
+    lp->depth++;
+    if (lp->failed) return;
+    lp->field = 0;
+    if (lp->depth == 1) {
+        if (strcmp(name, "ListBucketResult")) list_fail(lp, "unexpected XML document");
+        lp->saw_root = 1;
+    } else if (lp->depth == 2) {
+        if (!strcmp(name, "Contents")) {
+            lp->in_contents = 1;
+            lp->key_len = lp->size_len = 0;
+            lp->key[0] = lp->size[0] = '\0';
+        } else if (!strcmp(name, "NextContinuationToken")) {
+            lp->field = 3;
+            lp->token_len = 0;
+        } else if (!strcmp(name, "IsTruncated")) {
+            lp->field = 4;
+            lp->truncated_len = 0;
+        } else if (!strcmp(name, "EncodingType")) {
+            lp->field = 5;
+            lp->encoding_len = 0;
+        }
+    } else if (lp->depth == 3 && lp->in_contents) {
+        if (!strcmp(name, "Key")) lp->field = 1;
+        else if (!strcmp(name, "Size")) lp->field = 2;
+    }
+}
+
+static void field_append(list_parse *lp, char *buf, size_t cap, size_t *len, const char *s, int n,
+                         const char *what)
+{
+    if (*len + (size_t)n >= cap) {
+        char why[64];
+        snprintf(why, sizeof why, "%s too long", what);
+        list_fail(lp, why);
+        return;
+    }
+    memcpy(buf + *len, s, (size_t)n);
+    *len += (size_t)n;
+    buf[*len] = '\0';
+}
+
+static void XMLCALL list_text(void *ud, const XML_Char *s, int n)
+{
+    list_parse *lp = ud;
+    if (lp->failed || n <= 0) return;
+    switch (lp->field) {
+    case 1: field_append(lp, lp->key, sizeof lp->key, &lp->key_len, s, n, "a key"); break;
+    case 2: field_append(lp, lp->size, sizeof lp->size, &lp->size_len, s, n, "a size"); break;
+    case 3: field_append(lp, lp->token, sizeof lp->token, &lp->token_len, s, n, "the continuation token"); break;
+    case 4: field_append(lp, lp->truncated, sizeof lp->truncated, &lp->truncated_len, s, n, "IsTruncated"); break;
+    case 5: field_append(lp, lp->encoding, sizeof lp->encoding, &lp->encoding_len, s, n, "EncodingType"); break;
+    default: break;
+    }
+}
+
+static int listing_add(aws_s3_listing *l, const char *key, size_t key_len, long long size)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 256;
+        aws_s3_object *p = realloc(l->objs, nc * sizeof *p);
+        if (!p) return -1;
+        l->objs = p;
+        l->cap = nc;
+    }
+    char *k = malloc(key_len + 1);
+    if (!k) return -1;
+    memcpy(k, key, key_len);
+    k[key_len] = '\0';
+    l->objs[l->n].key = k;
+    l->objs[l->n].size = size;
+    l->n++;
+    return 0;
+}
+
+static void XMLCALL list_end(void *ud, const XML_Char *name)
+{
+    list_parse *lp = ud;
+    if (!lp->failed && lp->depth == 2 && lp->in_contents && !strcmp(name, "Contents")) {
+        lp->in_contents = 0;
+        char *end = NULL;
+        long long size = strtoll(lp->size, &end, 10);
+        if (!lp->key_len) list_fail(lp, "an object without a key");
+        else if (!lp->size_len || !end || *end || size < 0) list_fail(lp, "an object without a valid size");
+        else if (listing_add(lp->out, lp->key, lp->key_len, size) != 0) list_fail(lp, "out of memory");
+    }
+    lp->field = 0;
+    lp->depth--;
+}
+
+static int hexv(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* encoding-type=url: keys arrive as form-urlencoded (%XX, and '+' for space as S3 writes it). */
+static void url_decode_inplace(char *s)
+{
+    size_t o = 0;
+    for (size_t i = 0; s[i]; i++) {
+        if (s[i] == '%' && hexv((unsigned char)s[i + 1]) >= 0 && hexv((unsigned char)s[i + 2]) >= 0) {
+            s[o++] = (char)(hexv((unsigned char)s[i + 1]) * 16 + hexv((unsigned char)s[i + 2]));
+            i += 2;
+        } else {
+            s[o++] = s[i] == '+' ? ' ' : s[i];
+        }
+    }
+    s[o] = '\0';
+}
+
+int aws_s3_parse_list_page(const char *xml, size_t len, aws_s3_listing *out, char **next, ib_error *err)
+{
+    *next = NULL;
+    list_parse *lp = calloc(1, sizeof *lp);
+    if (!lp) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    lp->out = out;
+    lp->first = out->n;
+    lp->err = err;
+    lp->p = XML_ParserCreate("UTF-8");
+    if (!lp->p) {
+        free(lp);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    XML_SetUserData(lp->p, lp);
+    XML_SetElementHandler(lp->p, list_start, list_end);
+    XML_SetCharacterDataHandler(lp->p, list_text);
+    int rc = 0;
+    if (XML_Parse(lp->p, xml ? xml : "", (int)(len > (size_t)1 << 30 ? 1u << 30 : len), XML_TRUE) == XML_STATUS_ERROR &&
+        !lp->failed)
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2: malformed XML (%s)",
+                          XML_ErrorString(XML_GetErrorCode(lp->p)));
+    if (lp->failed) rc = -1;
+    if (rc == 0 && !lp->saw_root) rc = ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2: empty answer");
+    if (rc == 0 && !strcmp(lp->encoding, "url"))
+        for (size_t i = lp->first; i < out->n; i++) url_decode_inplace(out->objs[i].key);
+    if (rc == 0 && !strcmp(lp->truncated, "true")) {
+        if (!lp->token_len) rc = ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2: truncated listing without a continuation token");
+        else if (!(*next = strdup(lp->token))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    XML_ParserFree(lp->p);
+    free(lp);
+    return rc;
+}
+
+int aws_s3_list_objects(aws_s3 *s, const char *bucket, const char *prefix, int page_size, int max_pages,
+                        size_t max_objects, aws_s3_listing *out, ib_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (max_pages <= 0) max_pages = S3_DEFAULT_MAX_PAGES;
+    if (max_objects == 0) max_objects = S3_DEFAULT_MAX_OBJECTS;
+    char *token = NULL;
+    char where[1100];
+    snprintf(where, sizeof where, "s3://%s/%.1000s", bucket, prefix ? prefix : "");
+    for (;;) {
+        if (out->pages >= max_pages) {
+            free(token);
+            aws_s3_listing_free(out);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2 %s: still more after %d pages: "
+                                "stopped (a continuation token that never ends?)", where, max_pages);
+        }
+        /* parameters in byte order, as the canonical query sorts them anyway */
+        char *q = NULL;
+        size_t ql = 0, qc = 0;
+        int ok = 1;
+        if (token) {
+            ok = ok && aws_str_append(&q, &ql, &qc, "continuation-token=") == 0 && aws_uri_append(&q, &ql, &qc, token, 0) == 0;
+            ok = ok && aws_str_append(&q, &ql, &qc, "&") == 0;
+        }
+        ok = ok && aws_str_append(&q, &ql, &qc, "encoding-type=url&list-type=2") == 0;
+        if (page_size > 0) {
+            char mk[32];
+            snprintf(mk, sizeof mk, "&max-keys=%d", page_size > 1000 ? 1000 : page_size);
+            ok = ok && aws_str_append(&q, &ql, &qc, mk) == 0;
+        }
+        if (prefix && prefix[0])
+            ok = ok && aws_str_append(&q, &ql, &qc, "&prefix=") == 0 && aws_uri_append(&q, &ql, &qc, prefix, 0) == 0;
+        free(token);
+        token = NULL;
+        if (!ok) {
+            free(q);
+            aws_s3_listing_free(out);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        }
+        s3_call k = {.method = "GET", .bucket = bucket, .query = q, .what = "ListObjectsV2"};
+        aws_response r;
+        int rc = s3_send(s, &k, &r, err);
+        free(q);
+        if (rc != 0) {
+            aws_s3_listing_free(out);
+            return -1;
+        }
+        out->pages++;
+        rc = aws_s3_parse_list_page(r.body, r.body_len, out, &token, err);
+        aws_response_free(&r);
+        if (rc == 0 && out->n > max_objects)
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2 %s: more than %zu objects: stopped", where,
+                              max_objects);
+        if (rc != 0) {
+            free(token);
+            aws_s3_listing_free(out);
+            return -1;
+        }
+        if (!token) return 0;
+    }
+}
+
+void aws_s3_listing_free(aws_s3_listing *l)
+{
+    if (!l) return;
+    for (size_t i = 0; i < l->n; i++) free(l->objs[i].key);
+    free(l->objs);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- presigned URLs ------------------------------------------------------------------------ */
+
+int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, const char *bucket,
+                   const char *key, long expires_s, time_t when, char **url, ib_error *err)
+{
+    *url = NULL;
+    if (strcmp(method, "GET") && strcmp(method, "PUT"))
+        return ib_error_set(err, IB_EXIT_USAGE, "a presigned URL is for GET or PUT, not '%s'", method);
+    const char *region = bucket_region(s, bucket);
+    char host[1200], *base = NULL, *query = NULL;
+    if (s3_url(s, bucket, key, region, NULL, &base, host, sizeof host, err) != 0) return -1;
+    const char *path = strstr(base, "://") + 3;
+    path += strcspn(path, "/");
+    aws_presign_input in = {.method = method, .host = host, .path = path, .service = "s3", .region = region,
+                            .when = when, .expires_s = expires_s};
+    if (aws_sigv4_presign(&in, cred, &query, err) != 0) {
+        free(base);
+        return -1;
+    }
+    size_t n = strlen(base) + strlen(query) + 2;
+    *url = malloc(n);
+    if (*url) snprintf(*url, n, "%s?%s", base, query);
+    free(base);
+    free(query);
+    return *url ? 0 : ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+}

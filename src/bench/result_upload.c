@@ -1,0 +1,167 @@
+/* result_upload: a result sent to S3 instead of a local file (`measure --output s3://BUCKET/KEY`
+ * or `--output 'https://...?X-Amz-Signature=...'`, a presigned PUT URL that needs no credentials).
+ * Checked before the run: an s3:// destination by writing and removing a small marker object
+ * beside it (proves PutObject is allowed; HeadBucket would only prove ListBucket), a presigned URL
+ * by its shape and its expiry time.  After the run, when the upload still fails, result_save
+ * keeps the result locally as without --output, so a long measurement is never lost to the
+ * network.  A presigned URL's signature is never printed (aws_url_for_display). */
+#define _GNU_SOURCE   /* strptime, timegm */
+#include "instbench/bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "instbench/aws.h"
+#include "instbench/aws_services.h"
+
+int result_output_is_remote(const char *output)
+{
+    return output && (!strncmp(output, "s3://", 5) || !strncmp(output, "https://", 8) || !strncmp(output, "http://", 7));
+}
+
+/* The value of query parameter NAME in URL into out ("" when absent). */
+static void query_param(const char *url, const char *name, char *out, size_t len)
+{
+    out[0] = '\0';
+    const char *q = strchr(url, '?');
+    size_t n = strlen(name);
+    for (const char *p = q; p && *p; p = strchr(p + 1, '&')) {
+        if (!strncmp(p + 1, name, n) && p[1 + n] == '=') {
+            const char *v = p + 2 + n;
+            size_t vn = strcspn(v, "&#");
+            snprintf(out, len, "%.*s", (int)(vn < len ? vn : len - 1), v);
+            return;
+        }
+    }
+}
+
+/* A presigned URL: SigV4 query parameters present, not expired yet. */
+static int check_presigned(const char *url, ib_error *err)
+{
+    char shown[1024], sig[80], date[32], expires[32];
+    aws_url_for_display(url, shown, sizeof shown);
+    query_param(url, "X-Amz-Signature", sig, sizeof sig);
+    query_param(url, "X-Amz-Date", date, sizeof date);
+    query_param(url, "X-Amz-Expires", expires, sizeof expires);
+    if (!sig[0] || !date[0] || !expires[0])
+        return ib_error_set(err, IB_EXIT_USAGE, "--output %s is not a presigned S3 URL (no X-Amz-Signature, "
+                            "X-Amz-Date and X-Amz-Expires; make one with `instbench presign --method PUT`)", shown);
+    struct tm tm = {0};
+    long secs;
+    if (!strptime(date, "%Y%m%dT%H%M%SZ", &tm) || util_parse_int(expires, 1, 604800, &secs) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "--output %s: malformed X-Amz-Date or X-Amz-Expires", shown);
+    time_t ends = timegm(&tm) + secs, now = time(NULL);
+    if (ends <= now)
+        return ib_error_set(err, IB_EXIT_USAGE, "--output: the presigned URL expired %ld min ago (%s)",
+                            (long)(now - ends) / 60, shown);
+    if (ends - now < 3600)
+        ib_warn("the presigned --output URL expires in %ld min: a longer run cannot deliver its result there",
+                (long)(ends - now) / 60);
+    return 0;
+}
+
+typedef struct s3_dest {
+    aws_client *client;
+    aws_s3 *s3;
+    char bucket[64];
+    char *key;
+} s3_dest;
+
+static void s3_dest_close(s3_dest *d)
+{
+    aws_s3_close(d->s3);
+    aws_client_destroy(d->client);
+    free(d->key);
+    memset(d, 0, sizeof *d);
+}
+
+static int s3_dest_open(const char *uri, s3_dest *d, ib_error *err)
+{
+    memset(d, 0, sizeof *d);
+    if (aws_s3_parse_uri(uri, d->bucket, &d->key, err) != 0) return -1;
+    aws_credentials cred;
+    char region[32];
+    ib_error rerr;
+    if (aws_credentials_resolve(&cred, err) != 0) {
+        s3_dest_close(d);
+        return -1;
+    }
+    /* no region known: us-east-1 answers with the bucket's own, which is then followed */
+    if (aws_region_resolve(region, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");
+    aws_client_options opt = {.refresh = aws_credentials_refresh};
+    int rc = aws_client_create(&opt, &cred, &d->client, err);
+    memset(&cred, 0, sizeof cred);
+    if (rc != 0 || aws_s3_open(d->client, region, &d->s3, err) != 0) {
+        s3_dest_close(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* KEY itself, or under a prefix (a KEY ending in '/', or none) NAME, the result's generated name. */
+static char *dest_key(const char *key, const char *name)
+{
+    size_t n = strlen(key);
+    if (n && key[n - 1] != '/') return strdup(key);
+    char *k = malloc(n + strlen(name) + 1);
+    if (k) {
+        memcpy(k, key, n);
+        strcpy(k + n, name);
+    }
+    return k;
+}
+
+int result_check_remote(const char *output, ib_error *err)
+{
+    if (strncmp(output, "s3://", 5) != 0) return check_presigned(output, err);
+    s3_dest d;
+    if (s3_dest_open(output, &d, err) != 0) return -1;
+    /* a marker beside the result: proves PutObject is allowed there, then removed */
+    char rnd[13], *marker = NULL;
+    util_random_hex(rnd, 12);
+    const char *slash = strrchr(d.key, '/');
+    size_t dir = slash ? (size_t)(slash - d.key + 1) : 0;
+    marker = malloc(dir + 64);
+    int rc = -1;
+    if (!marker) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    } else {
+        snprintf(marker, dir + 64, "%.*s.instbench-write-check-%s", (int)dir, d.key, rnd);
+        rc = aws_s3_put_object(d.s3, d.bucket, marker, "", 0, "text/plain", err);
+        ib_error derr;
+        if (rc == 0 && aws_s3_delete_object(d.s3, d.bucket, marker, &derr) != 0)
+            ib_warn("the write check's marker s3://%s/%s could not be removed: %s", d.bucket, marker, derr.msg);
+    }
+    free(marker);
+    s3_dest_close(&d);
+    return rc;
+}
+
+int result_upload(const char *output, const char *name, const char *json, char *saved, size_t saved_len,
+                  ib_error *err)
+{
+    if (strncmp(output, "s3://", 5) != 0) {
+        aws_client *c = NULL;
+        if (aws_client_create(NULL, NULL, &c, err) != 0) return -1;
+        aws_header ct = {"Content-Type", "application/json"};
+        aws_request req = {.method = "PUT", .service = "s3", .region = "-", .url = output, .headers = &ct,
+                           .n_headers = 1, .body = json, .body_len = strlen(json), .presigned = 1};
+        aws_response resp;
+        int rc = aws_client_send(c, &req, &resp, err);
+        aws_response_free(&resp);
+        aws_client_destroy(c);
+        aws_url_for_display(output, saved, saved_len);
+        return rc;
+    }
+    s3_dest d;
+    if (s3_dest_open(output, &d, err) != 0) return -1;
+    char *key = dest_key(d.key, name);
+    int rc = key ? aws_s3_put_object(d.s3, d.bucket, key, json, strlen(json), "application/json", err)
+                 : ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (key) snprintf(saved, saved_len, "s3://%s/%s", d.bucket, key);
+    free(key);
+    s3_dest_close(&d);
+    return rc;
+}
+

@@ -1,0 +1,155 @@
+/* cmd/rank_s3: `rank s3://BUCKET/PREFIX/`: the objects under a prefix read into memory and handed
+ * to rank's loader (rank_sink_object), with the rules of a directory: *.json and *.jsonl objects,
+ * keys with a hidden part (".x") left out, the 64 MiB per-object cap (known from the listing, so
+ * a bigger object is not fetched), each result counted once by the loader (across local and S3
+ * inputs).  Objects are fetched concurrently in batches bounded by count and bytes, so memory is
+ * one batch, and never written to a local path: keys are untrusted ("../", control characters)
+ * and only ever shown, escaped. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "instbench/aws.h"
+#include "instbench/aws_services.h"
+#include "instbench/rank.h"
+
+#define RANK_S3_MAX_OBJECT (64u << 20)         /* as a local result file */
+#define RANK_S3_BATCH_OBJECTS 64
+#define RANK_S3_BATCH_BYTES (128u << 20)
+
+struct rank_s3 {
+    aws_client *client;
+    aws_s3 *s3;
+    ib_error open_err;   /* why no client could be made (every s3:// input is skipped with it) */
+    int opened;
+};
+
+int rank_s3_check_inputs(char *const *paths, size_t n, ib_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(paths[i], "s3://", 5) != 0) continue;
+        char bucket[64], *key = NULL;
+        if (aws_s3_parse_uri(paths[i], bucket, &key, err) != 0) return -1;
+        free(key);
+    }
+    return 0;
+}
+
+static int s3_open(rank_s3 *r)
+{
+    if (r->opened) return r->s3 ? 0 : -1;
+    r->opened = 1;
+    aws_credentials cred;
+    char region[32];
+    ib_error rerr;
+    if (aws_credentials_resolve(&cred, &r->open_err) != 0) return -1;
+    if (aws_region_resolve(region, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");   /* redirects say */
+    aws_client_options opt = {.refresh = aws_credentials_refresh};
+    int rc = aws_client_create(&opt, &cred, &r->client, &r->open_err);
+    memset(&cred, 0, sizeof cred);
+    if (rc != 0 || aws_s3_open(r->client, region, &r->s3, &r->open_err) != 0) return -1;
+    return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !strcmp(s + n - m, suf);
+}
+
+/* A directory walk's rules, by key: *.json / *.jsonl, no part of the key below the prefix hidden. */
+static int wanted(const char *key, const char *prefix)
+{
+    if (!has_suffix(key, ".json") && !has_suffix(key, ".jsonl")) return 0;
+    /* from the part the prefix's last '/' begins: what the user named is theirs to name */
+    const char *last = strrchr(prefix, '/');
+    for (const char *p = key + (last ? (size_t)(last - prefix + 1) : 0); p; p = strchr(p, '/')) {
+        if (*p == '/') p++;
+        if (*p == '.') return 0;
+    }
+    return 1;
+}
+
+/* Fetches OBJS[0..N) together and hands each to the loader. */
+static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs, size_t n, rank_sink *sink)
+{
+    char **keys = calloc(n, sizeof *keys), **bodies = calloc(n, sizeof *bodies);
+    size_t *lens = calloc(n, sizeof *lens);
+    ib_error *errs = calloc(n, sizeof *errs);
+    if (keys && bodies && lens && errs) {
+        for (size_t i = 0; i < n; i++) keys[i] = objs[i].key;
+        aws_s3_get_objects(r->s3, bucket, keys, n, RANK_S3_MAX_OBJECT, bodies, lens, errs);
+        for (size_t i = 0; i < n; i++) {
+            size_t wn = strlen(bucket) + strlen(keys[i]) + 8;
+            char *where = malloc(wn);
+            if (where) snprintf(where, wn, "s3://%s/%s", bucket, keys[i]);
+            if (errs[i].code) rank_sink_skip(sink, where ? where : keys[i], errs[i].msg);
+            else rank_sink_object(sink, where ? where : keys[i], keys[i], bodies[i], lens[i]);
+            free(where);
+            free(bodies[i]);
+        }
+    }
+    free(keys);
+    free(bodies);
+    free(lens);
+    free(errs);
+}
+
+void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
+{
+    rank_s3 *r = ctx;
+    char bucket[64], *prefix = NULL;
+    ib_error err;
+    if (aws_s3_parse_uri(uri, bucket, &prefix, &err) != 0) {   /* checked before: only a bug lands here */
+        rank_sink_skip(sink, uri, err.msg);
+        return;
+    }
+    if (s3_open(r) != 0) {
+        rank_sink_skip(sink, uri, r->open_err.msg);
+        free(prefix);
+        return;
+    }
+    aws_s3_listing l;
+    if (aws_s3_list_objects(r->s3, bucket, prefix, 0, 0, 0, &l, &err) != 0) {
+        rank_sink_skip(sink, uri, err.msg);
+        free(prefix);
+        return;
+    }
+    size_t found = 0, start = 0, bytes = 0;
+    /* the kept objects first, in key order (S3 lists in byte order, as a directory is sorted) */
+    aws_s3_object *keep = calloc(l.n ? l.n : 1, sizeof *keep);
+    for (size_t i = 0; keep && i < l.n; i++) {
+        if (!wanted(l.objs[i].key, prefix)) continue;
+        found++;
+        if ((unsigned long long)l.objs[i].size > RANK_S3_MAX_OBJECT) {
+            char where[1200];
+            snprintf(where, sizeof where, "s3://%s/%.1100s", bucket, l.objs[i].key);
+            rank_sink_skip(sink, where, "too large to be a result file (more than 64 MiB)");
+            continue;
+        }
+        keep[start++] = l.objs[i];
+    }
+    size_t n = start;
+    for (size_t i = 0, from = 0; keep && i <= n; i++) {
+        if (i == n || i - from == RANK_S3_BATCH_OBJECTS || bytes + (size_t)keep[i].size > RANK_S3_BATCH_BYTES) {
+            if (i > from) read_batch(r, bucket, keep + from, i - from, sink);
+            from = i;
+            bytes = 0;
+        }
+        if (i < n) bytes += (size_t)keep[i].size;
+    }
+    if (!found) rank_sink_skip(sink, uri, "no .json or .jsonl objects under this prefix");
+    free(keep);
+    aws_s3_listing_free(&l);
+    free(prefix);
+}
+
+rank_s3 *rank_s3_new(void) { return calloc(1, sizeof(rank_s3)); }
+
+void rank_s3_free(rank_s3 *r)
+{
+    if (!r) return;
+    aws_s3_close(r->s3);
+    aws_client_destroy(r->client);
+    free(r);
+}

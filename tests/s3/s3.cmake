@@ -1,0 +1,25 @@
+# S3 (src/aws/services/s3.c, `presign`, S3 inputs and outputs): moto's server (tests/s3/moto_server.py,
+# installed by scripts/moto_env.sh) with signature checking on, botocore as the presigning
+# reference, and the fake AWS for the faults moto does not make.
+add_test(NAME s3_moto_selfcheck COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/moto_server.py)
+# A driver for the S3 calls (presign at a fixed time, put, get, list, bucket region).
+add_executable(s3_probe ${CMAKE_CURRENT_LIST_DIR}/s3_probe.c)
+target_link_libraries(s3_probe PRIVATE instbench_core)
+# Presigned URLs equal botocore's generate_presigned_url byte for byte (time frozen for both).
+add_test(NAME s3_presign_botocore COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_botocore.py
+         $<TARGET_FILE:s3_probe>)
+# Round trips against moto (signatures checked): hostile keys, 1,500 objects across pages, bucket
+# regions, wrong signatures; boto3 is the other side.
+add_test(NAME s3_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_moto.py $<TARGET_FILE:s3_probe>)
+# The faults moto does not make, against the fake AWS's S3 (tests/s3/fake_s3.py): region
+# redirects, SlowDown/503, cut and truncated answers, an endless listing, the object cap, hostile keys.
+add_test(NAME s3_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_faults.py $<TARGET_FILE:s3_probe>)
+# `instbench presign`: URLs used by a client without credentials (checked with botocore's
+# S3SigV4QueryAuth), tampered and expired URLs refused, the temporary-credentials warning, bad input.
+add_test(NAME s3_presign_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_cli.py ${INSTBENCH_BIN})
+# measure --output s3://... (moto) and a presigned PUT URL (the fake AWS): uploads, checks before
+# the run, the local fallback when the upload fails at the end.
+add_test(NAME s3_measure_output COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_measure_output.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+# rank s3://BUCKET/PREFIX/ (moto, and the fake AWS for the object cap and hostile keys).
+add_test(NAME s3_rank COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_rank.py ${INSTBENCH_BIN})

@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""`measure --output` to S3: s3://BUCKET/PREFIX/ (the generated name under it) and
+s3://BUCKET/KEY against moto (signatures checked; boto3 reads the objects and jsonschema checks
+them), no write-check marker left behind, a missing bucket refused before the run; a presigned PUT
+URL (made by `instbench presign`, checked by the fake AWS's S3 with botocore) consumed with no
+credentials at all; an expired URL or one that is not presigned refused before the run (exit 2);
+an upload that fails at the end (a tampered signature) saves the result locally, prints the path,
+S3's error code on one line, exit 1; the signature never printed.
+Usage: s3_measure_output.py INSTBENCH RESULT_SCHEMA"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonschema
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]
+from testlib import FakeAws, check, failures   # noqa: E402
+from moto_server import MotoServer             # noqa: E402
+
+BIN, SCHEMA = sys.argv[1], json.load(open(sys.argv[2]))
+TINY = ["--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "32",
+        "--patch-size", "8", "--embed-dim", "64", "--heads", "2", "--classes", "10", "--batch-size", "4",
+        "--steps", "3", "--warmup", "1", "--instance-type", "g5.xlarge", "--identity-mismatch", "ok",
+        "--format", "json"]
+
+
+def measure(env, cwd, *args):
+    return subprocess.run([BIN, "measure"] + TINY + list(args), env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def valid(text, what):
+    try:
+        jsonschema.validate(json.loads(text), SCHEMA)
+        return True
+    except (ValueError, jsonschema.ValidationError) as e:
+        check(False, "%s: not a valid result: %s" % (what, str(e)[:300]))
+        return False
+
+
+with MotoServer() as m, tempfile.TemporaryDirectory() as cwd:
+    m.create_bucket("results-bkt")
+    env = m.env()
+    env["HOME"] = cwd
+    p = measure(env, cwd, "--output", "s3://results-bkt/sweep 1/")
+    check(p.returncode == 0, "measure --output s3://.../: rc %d %s" % (p.returncode, p.stderr[-500:]))
+    keys = json.loads(m.s3("print(json.dumps([o['Key'] for o in s3.list_objects_v2(Bucket='results-bkt').get('Contents', [])]))"))
+    check(len(keys) == 1 and re.fullmatch(r"sweep 1/g5\.xlarge-[0-9a-f]{6}-\d{8}T\d{6}\.\d{3}Z\.json", keys[0]),
+          "one object with the generated name under the prefix, no marker left: %r" % keys)
+    if keys:
+        valid(m.s3("print(s3.get_object(Bucket='results-bkt', Key=args[0])['Body'].read().decode())", keys[0]), keys[0])
+    check(not os.path.exists(os.path.join(cwd, "instbench-results")), "nothing written locally")
+    p = measure(env, cwd, "--output", "s3://results-bkt/exact/r.json")
+    check(p.returncode == 0, "--output s3://results-bkt/exact/r.json: %s" % p.stderr[-300:])
+    if p.returncode == 0:
+        valid(m.s3("print(s3.get_object(Bucket='results-bkt', Key='exact/r.json')['Body'].read().decode())"), "exact/r.json")
+    t0 = time.time()
+    p = measure(env, cwd, "--output", "s3://no-such-bkt/r.json", "--steps", "200")
+    check(p.returncode == 1 and "no such bucket" in p.stderr and "s3://no-such-bkt" in p.stderr and time.time() - t0 < 30,
+          "a missing bucket, refused before the run: rc %d %s" % (p.returncode, p.stderr[-300:]))
+    for bad, word in (("s3://", "names no bucket"), ("s3://Bad_Bkt/r.json", "not a valid bucket name")):
+        p = measure(env, cwd, "--output", bad)
+        check(p.returncode == 2 and word in p.stderr, "--output %s: rc %d %s" % (bad, p.returncode, p.stderr[-200:]))
+
+fake = FakeAws("--s3-bucket", "sweep-bkt:us-east-1")
+try:
+    with tempfile.TemporaryDirectory() as cwd:
+        signer = {"PATH": os.environ.get("PATH", ""), "HOME": cwd, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+                  "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "us-east-1",
+                  "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
+                  "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+        url = subprocess.run([BIN, "presign", "s3://sweep-bkt/inst/g5.json", "--method", "PUT", "--expires", "2h"],
+                             env=signer, capture_output=True, text=True).stdout.strip()
+        sig = re.search(r"X-Amz-Signature=([0-9a-f]+)", url).group(1)
+        # the instance: no credentials, no endpoint settings, only the URL
+        bare = {"PATH": os.environ.get("PATH", ""), "HOME": cwd, "AWS_EC2_METADATA_DISABLED": "true",
+                "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+        p = measure(bare, cwd, "--output", url, "-v")
+        check(p.returncode == 0 and fake.stats()["by_operation"].get("presigned") == 1,
+              "measure --output PRESIGNED: rc %d %s" % (p.returncode, p.stderr[-500:]))
+        check(sig not in p.stdout + p.stderr, "the signature was printed")
+        fake_obj = fake.call("/__stats")   # noqa: F841 (the object's content is checked through a GET URL)
+        get = subprocess.run([BIN, "presign", "s3://sweep-bkt/inst/g5.json"], env=signer, capture_output=True,
+                             text=True).stdout.strip()
+        import urllib.request
+        with urllib.request.urlopen(get, timeout=30) as r:
+            valid(r.read().decode(), "the presigned upload")
+        p = measure(bare, cwd, "--output", url, "--dry-run")
+        check(p.returncode == 0 and sig not in p.stdout + p.stderr, "--dry-run shows the signature: %s" % p.stdout)
+        # refused before the run
+        expired = subprocess.run([BIN, "presign", "s3://sweep-bkt/inst/x.json", "--method", "PUT", "--expires", "1"],
+                                 env=signer, capture_output=True, text=True).stdout.strip()
+        time.sleep(2.2)
+        for bad, word in ((expired, "expired"), (fake.url + "/sweep-bkt/x.json", "not a presigned S3 URL")):
+            p = measure(bare, cwd, "--output", bad)
+            check(p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1,
+                  "--output %s: rc %d %r" % (bad[:60], p.returncode, p.stderr[-300:]))
+        # fails at the end: saved locally, path printed, S3's code on one line, exit 1
+        tampered = url.replace("X-Amz-Signature=" + sig, "X-Amz-Signature=" + "0" * len(sig))
+        p = measure(bare, cwd, "--output", tampered)
+        m2 = re.search(r"saved to (\S+) instead", p.stderr)
+        check(p.returncode == 1 and "SignatureDoesNotMatch" in p.stderr and m2, "a failing upload: rc %d %s"
+              % (p.returncode, p.stderr[-500:]))
+        if m2:
+            path = os.path.join(cwd, m2.group(1))
+            check(os.path.exists(path) and valid(open(path).read(), "the local fallback"), "no local file %s" % path)
+finally:
+    fake.stop()
+sys.exit(1 if failures else 0)
