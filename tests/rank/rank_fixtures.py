@@ -50,6 +50,24 @@ def result(instance_type, region, nodes, accel_count, accel_name, sps, fingerpri
     return doc
 
 
+# A made-up sweep's configurations (type, accelerators per node), for the benchmarks
+# (scripts/bench_rank.sh, scripts/bench_s3.sh).
+SWEEP_TYPES = [("g5.xlarge", 1), ("g5.2xlarge", 1), ("g5.4xlarge", 1), ("g5.12xlarge", 4), ("g5.48xlarge", 8),
+               ("g6.xlarge", 1), ("g6.12xlarge", 4), ("g6e.xlarge", 1), ("g4dn.xlarge", 1), ("g4dn.12xlarge", 4),
+               ("p3.2xlarge", 1), ("p3.8xlarge", 4), ("p3.16xlarge", 8), ("p4d.24xlarge", 8), ("p5.48xlarge", 8),
+               ("g5.8xlarge", 1), ("g5.16xlarge", 1), ("g5.24xlarge", 4), ("g6.2xlarge", 1), ("g6.48xlarge", 8),
+               ("g4dn.2xlarge", 1), ("g4dn.metal", 8), ("p3dn.24xlarge", 8), ("g6e.12xlarge", 4)]
+
+
+def sweep_result(i, rnd, **kw):
+    """The I-th result of a made-up sweep: SWEEP_TYPES in turn, 1, 2, 4 then 8 nodes, two regions,
+    300-400 samples/s per accelerator drawn from RND (a random.Random); KW goes to result()."""
+    t, acc = SWEEP_TYPES[i % len(SWEEP_TYPES)]
+    nodes = (1, 2, 4, 8)[(i // len(SWEEP_TYPES)) % 4]
+    return result(t, ("us-east-1", "us-west-2")[i % 2], nodes, acc, "NVIDIA A10G",
+                  rnd.uniform(300, 400) * acc * nodes, **kw)
+
+
 INTERRUPTION_LABELS = ["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
 
 
