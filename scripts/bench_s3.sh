@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --instbench) bin=$2; shift ;;
     --aws) aws=$2; shift ;;
     --no-prices) prices=0 ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "bench_s3: unknown option $1" >&2; exit 2 ;;
   esac
   shift
