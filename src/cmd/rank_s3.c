@@ -44,7 +44,8 @@ static int s3_open(rank_s3 *r)
     ib_error rerr;
     if (aws_credentials_resolve(&cred, &r->open_err) != 0) return -1;
     if (aws_region_resolve(region, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");   /* redirects say */
-    aws_client_options opt = {.refresh = aws_credentials_refresh};
+    /* a batch of small objects is latency-bound: more of them in flight than the default 16 */
+    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_concurrency = 64};
     int rc = aws_client_create(&opt, &cred, &r->client, &r->open_err);
     memset(&cred, 0, sizeof cred);
     if (rc != 0 || aws_s3_open(r->client, region, &r->s3, &r->open_err) != 0) return -1;

@@ -121,6 +121,14 @@ static const char *bucket_region(const aws_s3 *s, const char *bucket)
     return s->region;
 }
 
+/* 1 once the bucket's region is known to be right: a request there succeeded or redirected. */
+static int region_confirmed(const aws_s3 *s, const char *bucket)
+{
+    for (size_t i = 0; i < s->n_known; i++)
+        if (!strcmp(s->known[i].bucket, bucket)) return 1;
+    return 0;
+}
+
 static void remember_region(aws_s3 *s, const char *bucket, const char *region)
 {
     for (size_t i = 0; i < s->n_known; i++)
@@ -261,7 +269,14 @@ static int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *er
         memset(resp, 0, sizeof *resp);
         int rc = aws_client_send(s->c, &req, resp, &terr);
         free(url);
-        if (rc == 0 && resp->status >= 200 && resp->status < 300) return 0;
+        if (rc == 0 && resp->status >= 200 && resp->status < 300) {
+            if (k->bucket && k->bucket[0] && !region_confirmed(s, k->bucket)) {
+                char here[sizeof s->region];   /* REGION may point into the table remember_region writes */
+                snprintf(here, sizeof here, "%s", region);
+                remember_region(s, k->bucket, here);
+            }
+            return 0;
+        }
         /* followed once: a second redirect means the server disagrees with itself */
         if (attempt == 0 && is_region_redirect(resp) && strcmp(resp->bucket_region, region) != 0 &&
             aws_region_known(resp->bucket_region)) {
@@ -317,8 +332,10 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
     memset(errs, 0, n * sizeof *errs);
     memset(bodies, 0, n * sizeof *bodies);
     memset(lens, 0, n * sizeof *lens);
-    /* the first alone: a region redirect is learnt once, not once per object */
-    size_t failed = aws_s3_get_object(s, bucket, keys[0], max_bytes, &bodies[0], &lens[0], &errs[0]) != 0;
+    /* Until a request to the bucket has succeeded (a listing usually has), the first GET goes
+     * alone: a region redirect is learnt once, not once per object. */
+    size_t first = region_confirmed(s, bucket) ? 0 : 1;
+    size_t failed = first && aws_s3_get_object(s, bucket, keys[0], max_bytes, &bodies[0], &lens[0], &errs[0]) != 0;
     const char *region = bucket_region(s, bucket);
     aws_request *reqs = calloc(n, sizeof *reqs);
     aws_response *resps = calloc(n, sizeof *resps);
@@ -326,7 +343,7 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
     char **urls = calloc(n, sizeof *urls);
     size_t *idx = calloc(n, sizeof *idx);   /* request slot -> key index */
     size_t m = 0;
-    for (size_t i = 1; i < n; i++) {
+    for (size_t i = first; i < n; i++) {
         if (!reqs || !resps || !terrs || !urls || !idx) {
             ib_error_set(&errs[i], IB_EXIT_RUNTIME, "out of memory");
             failed++;
