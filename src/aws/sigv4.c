@@ -271,11 +271,33 @@ static void hmac256(const void *key, size_t klen, const char *msg, unsigned char
     HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &len);
 }
 
-/* The signing key (HMAC chain over "AWS4"+secret, date, region, service, "aws4_request") applied
- * to the string to sign; hex signature into out. */
-static void sign_string(const aws_credentials *cred, const char *date, const char *region,
-                        const char *service, const char *sts, char out[65])
+/* The request time as SigV4 writes it (20150830T123600Z); its first 8 characters are the date. */
+static int amz_time(time_t when, char amz_date[17], ib_error *err)
 {
+    struct tm tm;
+    if (!gmtime_r(&when, &tm)) return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: invalid request time");
+    strftime(amz_date, 17, "%Y%m%dT%H%M%SZ", &tm);
+    return 0;
+}
+
+/* The signature of a canonical request, for header-signed and presigned requests alike: the string
+ * to sign (algorithm, time, SCOPE = date/region/service/aws4_request, the canonical request's
+ * hash) into STS (the caller's, freed by it), then the signing key (HMAC chain over "AWS4"+secret,
+ * date, region, service, "aws4_request") applied to it; hex into OUT.  -1 when out of memory. */
+static int sign_canonical(const aws_credentials *cred, const char *amz_date, const char *region,
+                          const char *service, const char *scope, const sbuf *cr, sbuf *sts, char out[65])
+{
+    char cr_hash[65], date[9];
+    sha256_hex(cr->p, cr->len, cr_hash);
+    sb_puts(sts, "AWS4-HMAC-SHA256\n");
+    sb_puts(sts, amz_date);
+    sb_putc(sts, '\n');
+    sb_puts(sts, scope);
+    sb_putc(sts, '\n');
+    sb_puts(sts, cr_hash);
+    if (!sts->ok) return -1;
+    memcpy(date, amz_date, 8);
+    date[8] = '\0';
     char kseed[4 + sizeof cred->secret_access_key];
     snprintf(kseed, sizeof kseed, "AWS4%s", cred->secret_access_key);
     unsigned char k1[32], k2[32], k3[32], k4[32], sig[32];
@@ -283,7 +305,7 @@ static void sign_string(const aws_credentials *cred, const char *date, const cha
     hmac256(k1, 32, region, k2);
     hmac256(k2, 32, service, k3);
     hmac256(k3, 32, "aws4_request", k4);
-    hmac256(k4, 32, sts, sig);
+    hmac256(k4, 32, sts->p, sig);
     util_hex(sig, 32, out);
     /* The secret-derived keys must not linger on the stack. */
     OPENSSL_cleanse(kseed, sizeof kseed);
@@ -291,6 +313,7 @@ static void sign_string(const aws_credentials *cred, const char *date, const cha
     OPENSSL_cleanse(k2, 32);
     OPENSSL_cleanse(k3, 32);
     OPENSSL_cleanse(k4, 32);
+    return 0;
 }
 
 static int set_add(aws_sign_output *out, const char *name, const char *value)
@@ -317,13 +340,7 @@ int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_si
     if (!cred->access_key_id[0] || !cred->secret_access_key[0])
         return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: credentials have no access key id or secret");
 
-    struct tm tm;
-    time_t when = in->when;
-    if (!gmtime_r(&when, &tm)) return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: invalid request time");
-    strftime(out->amz_date, sizeof out->amz_date, "%Y%m%dT%H%M%SZ", &tm);
-    char date[9];
-    memcpy(date, out->amz_date, 8);
-    date[8] = '\0';
+    if (amz_time(in->when, out->amz_date, err) != 0) return -1;
 
     char payload_hash[65];
     sha256_hex(in->body ? in->body : "", in->body ? in->body_len : 0, payload_hash);
@@ -391,19 +408,10 @@ int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_si
     sb_puts(&cr, payload_hash);
     if (!cr.ok || !sh.ok) goto oom;
 
-    /* String to sign. */
-    char cr_hash[65], scope[256];
-    sha256_hex(cr.p, cr.len, cr_hash);
-    snprintf(scope, sizeof scope, "%s/%s/%s/aws4_request", date, in->region, in->service);
-    sb_puts(&sts, "AWS4-HMAC-SHA256\n");
-    sb_puts(&sts, out->amz_date);
-    sb_putc(&sts, '\n');
-    sb_puts(&sts, scope);
-    sb_putc(&sts, '\n');
-    sb_puts(&sts, cr_hash);
-    if (!sts.ok) goto oom;
-
-    sign_string(cred, date, in->region, in->service, sts.p, out->signature);
+    char scope[256];
+    snprintf(scope, sizeof scope, "%.8s/%s/%s/aws4_request", out->amz_date, in->region, in->service);
+    if (sign_canonical(cred, out->amz_date, in->region, in->service, scope, &cr, &sts, out->signature) != 0)
+        goto oom;
 
     int w = snprintf(out->authorization, sizeof out->authorization,
                      "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s",
@@ -473,14 +481,9 @@ int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, 
                             in->expires_s);
     if (!cred->access_key_id[0] || !cred->secret_access_key[0])
         return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: credentials have no access key id or secret");
-    struct tm tm;
-    time_t when = in->when;
-    char amz_date[17], date[9], scope[256], credential[512], expires[24], sig[65], cr_hash[65];
-    if (!gmtime_r(&when, &tm)) return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: invalid request time");
-    strftime(amz_date, sizeof amz_date, "%Y%m%dT%H%M%SZ", &tm);
-    memcpy(date, amz_date, 8);
-    date[8] = '\0';
-    snprintf(scope, sizeof scope, "%s/%s/%s/aws4_request", date, in->region, in->service);
+    char amz_date[17], scope[256], credential[512], expires[24], sig[65];
+    if (amz_time(in->when, amz_date, err) != 0) return -1;
+    snprintf(scope, sizeof scope, "%.8s/%s/%s/aws4_request", amz_date, in->region, in->service);
     snprintf(credential, sizeof credential, "%s/%s", cred->access_key_id, scope);
     snprintf(expires, sizeof expires, "%ld", in->expires_s);
 
@@ -501,15 +504,7 @@ int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, 
     sb_puts(&cr, in->host);
     sb_puts(&cr, "\n\nhost\nUNSIGNED-PAYLOAD");
     if (!cr.ok || !q.ok) goto oom;
-    sha256_hex(cr.p, cr.len, cr_hash);
-    sb_puts(&sts, "AWS4-HMAC-SHA256\n");
-    sb_puts(&sts, amz_date);
-    sb_putc(&sts, '\n');
-    sb_puts(&sts, scope);
-    sb_putc(&sts, '\n');
-    sb_puts(&sts, cr_hash);
-    if (!sts.ok) goto oom;
-    sign_string(cred, date, in->region, in->service, sts.p, sig);
+    if (sign_canonical(cred, amz_date, in->region, in->service, scope, &cr, &sts, sig) != 0) goto oom;
     sb_put_param(&q, "X-Amz-Signature", sig);
     if (!q.ok) goto oom;
     free(cr.p);
