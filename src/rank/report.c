@@ -84,6 +84,14 @@ static void write_header(const rank_report *r, FILE *out)
 
 enum { MAX_SHOWN = 64 };
 
+/* ITEMS joined by SEP into OUT ("" for none; cut at LEN). */
+static void join(const char *const *items, size_t n, const char *sep, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (size_t i = 0, u = 0; i < n && u < len; i++)
+        u += (size_t)snprintf(out + u, len - u, "%s%s", i ? sep : "", items[i]);
+}
+
 /* A value in the table's style where the column has none of its own: whole numbers plain, others
  * grouped with two decimals, flags yes/no, lists comma-joined, nothing "-". */
 static void people_text(const rank_value *v, char *out, size_t len)
@@ -95,14 +103,10 @@ static void people_text(const rank_value *v, char *out, size_t len)
     case RANK_V_TEXT: snprintf(out, len, "%s", v->text); break;
     case RANK_V_BOOL: snprintf(out, len, "%s", v->flag ? "yes" : "no"); break;
     case RANK_V_TIME: util_utc_spreadsheet((time_t)v->number, out); break;
-    case RANK_V_LIST: {
-        size_t u = 0;
-        out[0] = '\0';
-        for (size_t i = 0; i < v->n_items && u < len; i++)
-            u += (size_t)snprintf(out + u, len - u, "%s%s", i ? "," : "", v->items[i]);
-        if (!v->n_items) snprintf(out, len, "-");
+    case RANK_V_LIST:
+        if (v->n_items) join(v->items, v->n_items, ",", out, len);
+        else snprintf(out, len, "-");
         break;
-    }
     default: snprintf(out, len, "-");
     }
 }
@@ -181,10 +185,12 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
         output_note(out, "! identity mismatch: the result names an instance type its hardware contradicts (kept with "
                          "measure --identity-mismatch ok); the price is that type's, the throughput this machine's.");
     if (noisy) {
-        char codes[160] = "";
-        for (unsigned b = 0, u = 0; b < RANK_WARN_N; b++)
-            if (warned & (1u << b))
-                u += (unsigned)snprintf(codes + u, sizeof codes - u, "%s%s", u ? ", " : "", rank_warning_codes[b]);
+        const char *names[RANK_WARN_N];
+        size_t n = 0;
+        for (unsigned b = 0; b < RANK_WARN_N; b++)
+            if (warned & (1u << b)) names[n++] = rank_warning_codes[b];
+        char codes[160];
+        join(names, n, ", ", codes, sizeof codes);
         output_note(out, "~ run quality: its runs differ by more than %.0f%% of their median%s%s%s; re-measure on a "
                          "quiet machine before trusting it (JSON/CSV: warnings, cv, samples_per_second_min/max).",
                     100 * RANK_SPREAD_LIMIT, codes[0] ? " or carry warnings (" : "", codes, codes[0] ? ")" : "");
@@ -199,8 +205,6 @@ static void once_every(double rate, char *out, size_t len)
     snprintf(out, len, "once every %s hours", h);
 }
 
-/* The spot model's assumptions (one line), then the seed question answered for the best spot row:
- * how often a node may be reclaimed before the best on-demand row wins. */
 /* The seed question answered for one spot row: how often a node may be reclaimed before the best
  * on-demand row wins. */
 static void write_breakeven(const rank_report *r, const rank_row *row, FILE *out)
@@ -350,10 +354,7 @@ static void plain_text(const rank_value *v, char *out, size_t len)
     case RANK_V_TEXT: snprintf(out, len, "%s", v->text); break;
     case RANK_V_BOOL: snprintf(out, len, "%s", v->flag ? "true" : "false"); break;
     case RANK_V_TIME: util_utc_spreadsheet((time_t)v->number, out); break;
-    case RANK_V_LIST:
-        for (size_t i = 0, u = 0; i < v->n_items && u < len; i++)
-            u += (size_t)snprintf(out + u, len - u, "%s%s", i ? ";" : "", v->items[i]);
-        break;
+    case RANK_V_LIST: join(v->items, v->n_items, ";", out, len); break;
     default: break;
     }
 }
