@@ -113,6 +113,11 @@ int aws_ec2_parse_zones(const char *xml, size_t len, ec2_zone_map *m, ib_error *
 typedef struct aws_s3 aws_s3;
 int aws_s3_open(aws_client *c, const char *region, aws_s3 **out, ib_error *err);
 void aws_s3_close(aws_s3 *s);
+/* An S3 session from the environment, as measure's upload and rank's reads need one: the
+ * credential chain (refreshed as they expire), the configured region or else us-east-1 (whose
+ * redirect then names the bucket's own), MAX_CONCURRENCY requests in flight (0: the client's
+ * default).  On failure nothing is left open. */
+int aws_s3_connect(int max_concurrency, aws_client **client, aws_s3 **s3, ib_error *err);
 
 /* "s3://BUCKET[/KEY]": bucket into bucket (validated), the rest (possibly "") into key (malloc'd).
  * Exit 2 with a message for a missing or invalid bucket. */

@@ -79,20 +79,7 @@ static void s3_dest_close(s3_dest *d)
 static int s3_dest_open(const char *uri, s3_dest *d, ib_error *err)
 {
     memset(d, 0, sizeof *d);
-    if (aws_s3_parse_uri(uri, d->bucket, &d->key, err) != 0) return -1;
-    aws_credentials cred;
-    char region[32];
-    ib_error rerr;
-    if (aws_credentials_resolve(&cred, err) != 0) {
-        s3_dest_close(d);
-        return -1;
-    }
-    /* no region known: us-east-1 answers with the bucket's own, which is then followed */
-    if (aws_region_resolve(region, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");
-    aws_client_options opt = {.refresh = aws_credentials_refresh};
-    int rc = aws_client_create(&opt, &cred, &d->client, err);
-    memset(&cred, 0, sizeof cred);
-    if (rc != 0 || aws_s3_open(d->client, region, &d->s3, err) != 0) {
+    if (aws_s3_parse_uri(uri, d->bucket, &d->key, err) != 0 || aws_s3_connect(0, &d->client, &d->s3, err) != 0) {
         s3_dest_close(d);
         return -1;
     }

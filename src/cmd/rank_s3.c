@@ -39,17 +39,8 @@ static int s3_open(rank_s3 *r)
 {
     if (r->opened) return r->s3 ? 0 : -1;
     r->opened = 1;
-    aws_credentials cred;
-    char region[32];
-    ib_error rerr;
-    if (aws_credentials_resolve(&cred, &r->open_err) != 0) return -1;
-    if (aws_region_resolve(region, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");   /* redirects say */
     /* a batch of small objects is latency-bound: more of them in flight than the default 16 */
-    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_concurrency = 64};
-    int rc = aws_client_create(&opt, &cred, &r->client, &r->open_err);
-    memset(&cred, 0, sizeof cred);
-    if (rc != 0 || aws_s3_open(r->client, region, &r->s3, &r->open_err) != 0) return -1;
-    return 0;
+    return aws_s3_connect(64, &r->client, &r->s3, &r->open_err);
 }
 
 static int has_suffix(const char *s, const char *suf)

@@ -114,6 +114,24 @@ int aws_s3_open(aws_client *c, const char *region, aws_s3 **out, ib_error *err)
 
 void aws_s3_close(aws_s3 *s) { free(s); }
 
+int aws_s3_connect(int max_concurrency, aws_client **client, aws_s3 **s3, ib_error *err)
+{
+    *client = NULL;
+    *s3 = NULL;
+    aws_credentials cred;
+    char region[32];
+    ib_error rerr;
+    if (aws_credentials_resolve(&cred, err) != 0) return -1;
+    if (aws_region_resolve(region, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");
+    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_concurrency = max_concurrency};
+    int rc = aws_client_create(&opt, &cred, client, err);
+    memset(&cred, 0, sizeof cred);
+    if (rc == 0 && aws_s3_open(*client, region, s3, err) == 0) return 0;
+    aws_client_destroy(*client);
+    *client = NULL;
+    return -1;
+}
+
 static const char *bucket_region(const aws_s3 *s, const char *bucket)
 {
     for (size_t i = 0; i < s->n_known; i++)
