@@ -215,6 +215,9 @@ typedef enum prices_zone_kind {
 prices_zone_kind prices_zone_kind_of(const char *zone);
 /* "availability-zone", "local-zone", "wavelength-zone" (EC2 DescribeAvailabilityZones' ZoneType). */
 const char *prices_zone_kind_name(prices_zone_kind k);
+/* " (LZ)" after a Local Zone, " (WLZ)" after a Wavelength Zone, "" otherwise: how every table marks
+ * a zone that needs an opt-in (prices' SPOT AZ / IN AZ, rank's SPOT AZ). */
+const char *prices_zone_marker(const char *zone);
 /* Whether ZONE counts for a lowest or median spot price: an Availability Zone always, a Local or
  * Wavelength Zone only WITH_LOCAL (--include-local-zones). */
 int prices_zone_counts(const char *zone, int with_local);

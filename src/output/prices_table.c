@@ -122,13 +122,6 @@ typedef struct price_text {
         adv[16], pl[16], sps[64], nodes[24], acc[64], acctot[64], accm[16], cpu[16], mem[16];
 } price_text;
 
-/* " (LZ)" after a Local Zone, " (WLZ)" after a Wavelength Zone: what the legend explains. */
-static const char *zone_marker(const char *zone)
-{
-    prices_zone_kind k = prices_zone_kind_of(zone);
-    return k == PRICES_ZONE_LOCAL ? " (LZ)" : k == PRICES_ZONE_WAVELENGTH ? " (WLZ)" : "";
-}
-
 
 /* One row's cells, in price_columns_pick's order; returns how many. */
 static size_t price_row_cells(const price_set *s, const price_record *r, int want_od, int want_spot, time_t now,
@@ -163,7 +156,7 @@ static size_t price_row_cells(const price_set *s, const price_record *r, int wan
         output_fmt_usd(b->sp, sizeof b->sp, sp);
         output_fmt_usd(b->spacc, sizeof b->spacc, prices_per_accelerator_hour(r, sp));
         output_fmt_usd(b->sptot, sizeof b->sptot, nodes * sp);
-        snprintf(b->az, sizeof b->az, "%s%s", best ? best->az : "-", best ? zone_marker(best->az) : "");
+        snprintf(b->az, sizeof b->az, "%s%s", best ? best->az : "-", best ? prices_zone_marker(best->az) : "");
         snprintf(b->nz, sizeof b->nz, "%zu", r->n_spot);
         snprintf(b->intr, sizeof b->intr, "%s", r->interruption_bucket >= 0 ? prices_interruption_label(r->interruption_bucket) : "-");
         fmt_pct(b->sav, sizeof b->sav, prices_spot_savings_pct(r, s->include_local_zones));

@@ -32,6 +32,12 @@ const char *prices_zone_kind_name(prices_zone_kind k)
     return k == PRICES_ZONE_LOCAL ? "local-zone" : k == PRICES_ZONE_WAVELENGTH ? "wavelength-zone" : "availability-zone";
 }
 
+const char *prices_zone_marker(const char *zone)
+{
+    prices_zone_kind k = prices_zone_kind_of(zone);
+    return k == PRICES_ZONE_LOCAL ? " (LZ)" : k == PRICES_ZONE_WAVELENGTH ? " (WLZ)" : "";
+}
+
 int prices_zone_counts(const char *zone, int with_local)
 {
     return with_local || prices_zone_kind_of(zone) == PRICES_ZONE_AVAILABILITY;

@@ -110,8 +110,7 @@ static void show_spot_az(const rank_report *r, const rank_row *row, char *out, s
         snprintf(out, len, "-");
         return;
     }
-    prices_zone_kind k = prices_zone_kind_of(row->az);
-    snprintf(out, len, "%s%s", row->az, k == PRICES_ZONE_LOCAL ? " (LZ)" : k == PRICES_ZONE_WAVELENGTH ? " (WLZ)" : "");
+    snprintf(out, len, "%s%s", row->az, prices_zone_marker(row->az));
 }
 static void get_bucket(const rank_report *r, const rank_row *row, rank_value *v)
 {
