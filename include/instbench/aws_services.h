@@ -165,6 +165,96 @@ int aws_s3_bucket_region(aws_s3 *s, const char *bucket, char region[32], ib_erro
 int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, const char *bucket,
                    const char *key, long expires_s, time_t when, char **url, ib_error *err);
 
+/* ---- SSM GetParameter (ssm.c; JSON protocol, X-Amz-Target: AmazonSSM.GetParameter) --------- */
+/* The value of parameter NAME in REGION (the sweep's AMI: a public /aws/service/... parameter).
+ * 0: found; 1: ParameterNotFound (err says which name); -1: any other failure. */
+int aws_ssm_get_parameter(aws_client *c, const char *region, const char *name, char *value,
+                          size_t value_len, ib_error *err);
+
+/* ---- EC2 calls of the sweep (ec2_launch.c): launch, watch, terminate, placement groups ------- */
+typedef struct ec2_tag { char key[128]; char value[256]; } ec2_tag;
+
+typedef struct ec2_launch {
+    const char *region;
+    const char *instance_type;
+    const char *image_id;
+    int count;                      /* MinCount = MaxCount: all N nodes of a candidate or none */
+    int spot;                       /* InstanceMarketOptions: spot, one-time, terminate on
+                                       interruption, no MaxPrice (the on-demand price caps it) */
+    const char *subnet_id;          /* NULL: EC2 picks (default VPC) */
+    const char *security_group_id;  /* NULL: the VPC's default group */
+    const char *placement_group;    /* NULL: none; a cluster group for multi-node candidates */
+    const char *user_data;          /* plain text, base64-encoded by the call */
+    const char *client_token;       /* idempotency token (<= 64 ASCII): a retried request never
+                                       launches twice */
+    const ec2_tag *tags;            /* on the instances and their volumes (TagSpecification) */
+    size_t n_tags;
+    int root_volume_gb;             /* 0: the AMI's default */
+    int dry_run;                    /* DryRun=true: only the permission check */
+} ec2_launch;
+/* Always InstanceInitiatedShutdownBehavior=terminate, so `shutdown -h` on the instance ends it. */
+
+typedef struct ec2_instance {
+    char id[32];
+    char type[64];
+    char state[24];                 /* pending | running | shutting-down | terminated |
+                                       stopping | stopped */
+    char az[32];
+    char subnet_id[32];
+    char private_ip[48];
+    int launch_index;               /* amiLaunchIndex: the node's rank within its RunInstances */
+    int spot;                       /* instanceLifecycle = spot */
+    char state_reason_code[64];     /* "Server.SpotInstanceTermination", "Client.UserInitiatedShutdown" */
+    char state_reason_message[256];
+    time_t launch_time;
+    char sweep_tag[64];             /* the instbench:sweep tag's value, "" if none */
+    char candidate_tag[96];         /* the instbench:candidate tag's value */
+} ec2_instance;
+
+typedef struct ec2_instances { ec2_instance *v; size_t n, cap; } ec2_instances;
+void ec2_instances_free(ec2_instances *l);
+
+/* RunInstances.  0: launched (out gets the instances, as RunInstances answers: ids, launch
+ * indexes, private IPs) or, with dry_run, AWS answered DryRunOperation (permitted).  -1: refused;
+ * aws_code gets AWS's error code ("InsufficientInstanceCapacity", "VcpuLimitExceeded",
+ * "UnauthorizedOperation", ...; "" for a transport failure) so the caller can tell capacity
+ * (try another zone) from quota (stop) from everything else. */
+int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out, char aws_code[64],
+                          ib_error *err);
+/* DescribeInstances, every page: the instances IDS (n_ids > 0; an ID EC2 does not know yet,
+ * eventual consistency, is left out rather than an error) or, with n_ids == 0, every instance
+ * whose tag TAG_KEY has TAG_VALUE (terminated ones included: the caller filters). */
+int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids,
+                               const char *tag_key, const char *tag_value, ec2_instances *out,
+                               ib_error *err);
+/* TerminateInstances for IDS (at most 1000 per call; batched beyond).  An ID already gone
+ * (InvalidInstanceID.NotFound) is not a failure. */
+int aws_ec2_terminate_instances(aws_client *c, const char *region, char *const *ids, size_t n,
+                                ib_error *err);
+
+/* Cluster placement groups: created tagged, found by tag, deleted.  Deleting one that does not
+ * exist (InvalidPlacementGroup.Unknown) is not a failure; one still in use is (the caller waits
+ * for its instances to be terminated first). */
+int aws_ec2_create_placement_group(aws_client *c, const char *region, const char *name,
+                                   const ec2_tag *tags, size_t n_tags, ib_error *err);
+int aws_ec2_delete_placement_group(aws_client *c, const char *region, const char *name, ib_error *err);
+typedef struct ec2_placement_group { char name[256]; char state[16]; } ec2_placement_group;
+/* Every placement group whose tag TAG_KEY has TAG_VALUE (*out malloc'd). */
+int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const char *tag_key,
+                                    const char *tag_value, ec2_placement_group **out, size_t *n,
+                                    ib_error *err);
+
+/* The default VPC of REGION: its id, its default security group, and its default subnets (one
+ * per zone: the zones a launch can fall back to on InsufficientInstanceCapacity).  *subnets
+ * malloc'd.  No default VPC is an error that says so. */
+typedef struct ec2_subnet { char id[32]; char az[32]; } ec2_subnet;
+int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], char sg_id[32],
+                            ec2_subnet **subnets, size_t *n, ib_error *err);
+
+/* The architecture of an AMI (DescribeImages): "x86_64" or "arm64". */
+int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, char arch[16],
+                       ib_error *err);
+
 /* application/x-www-form-urlencoded value encoding as the EC2 query API wants it (RFC 3986
  * unreserved kept, everything else %XX).  Appends to a growing buffer; -1 on out of memory. */
 int aws_query_append(char **buf, size_t *len, size_t *cap, const char *name, const char *value);
