@@ -22,6 +22,7 @@ static const struct {
     {"verify", cmd_verify, &cmd_verify_args, "check this build's backends against a timm reference file"},
     {"models", cmd_models, &cmd_models_args, "list model presets with parameters and training GFLOPs per sample"},
     {"presign", cmd_presign, &cmd_presign_args, "a presigned S3 URL: upload or download one object without credentials"},
+    {"sweep", cmd_sweep, &cmd_sweep_args, "launch candidates on EC2, measure, collect, terminate, rank: under a cost ceiling"},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -93,7 +94,11 @@ static void print_markdown(FILE *out)
                  "a runtime error exits 1.\n");
     args_print_examples(&global_args, 1, out);
     fputc('\n', out);
-    for (size_t i = 0; i < N_COMMANDS; i++) args_print_markdown(commands[i].args, out);
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        args_print_markdown(commands[i].args, out);
+        if (commands[i].run == cmd_sweep)
+            for (size_t s = 0; cmd_sweep_subcommands[s]; s++) args_print_markdown(cmd_sweep_subcommands[s], out);
+    }
 }
 
 static int markdown;

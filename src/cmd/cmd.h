@@ -12,6 +12,11 @@ int cmd_rank(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_presign(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);   /* dispatches to the four below (cmd/sweep.c) */
+int cmd_sweep_plan(int argc, char **argv);      /* cmd/sweep_plan.c */
+int cmd_sweep_run(int argc, char **argv);       /* cmd/sweep_run.c */
+int cmd_sweep_status(int argc, char **argv);    /* cmd/sweep_run.c */
+int cmd_sweep_cleanup(int argc, char **argv);   /* cmd/sweep_run.c */
 
 /* rank_s3.c: the s3:// inputs of rank (rank_load_options.remote). */
 typedef struct rank_s3 rank_s3;
@@ -25,6 +30,9 @@ int rank_s3_check_inputs(char *const *paths, size_t n, struct ib_error *err);
 
 struct arg_command;
 extern const struct arg_command cmd_measure_args, cmd_prices_args, cmd_rank_args, cmd_verify_args, cmd_models_args,
-    cmd_presign_args;
+    cmd_presign_args, cmd_sweep_args, cmd_sweep_plan_args, cmd_sweep_run_args, cmd_sweep_status_args,
+    cmd_sweep_cleanup_args;
+/* sweep's subcommands' tables, NULL-terminated: docs/cli.md prints each after sweep's own. */
+extern const struct arg_command *const cmd_sweep_subcommands[];
 
 #endif
