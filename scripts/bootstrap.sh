@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   build-essential cmake pkg-config git
-  libcurl4-openssl-dev libcjson-dev libssl-dev libexpat1-dev libdnnl-dev
+  libcurl4-openssl-dev libcjson-dev libssl-dev libexpat1-dev libdnnl-dev zlib1g-dev
   python3 python3-pip python3-venv python3-torch python3-torchvision python3-botocore python3-jsonschema
   awscli librsvg2-bin clang libclang-rt-14-dev
   jq python3-pandas python3-openpyxl libreoffice-calc-nogui

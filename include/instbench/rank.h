@@ -111,10 +111,15 @@ int rank_zone_alias(const rank_results *r, const char *zone, char *alt, size_t l
 /* Parses one result document.  Returns 0 and fills OUT, or -1 with a one-line reason. */
 int rank_parse_result(const char *json, size_t len, rank_result *out, char *reason, size_t reason_len);
 
+/* 1 when NAME (a file name or an S3 key) is a result file a walk reads: *.json, *.jsonl, and
+ * either gzip-compressed (*.json.gz, *.jsonl.gz). */
+int rank_is_result_name(const char *name);
+
 /* Inputs the loader does not read itself (s3://BUCKET/PREFIX/, read by cmd/rank_s3.c: rank stays
  * free of the network).  The source hands each object's bytes, already in memory, to
- * rank_sink_object (WHERE names it in messages; NAME's suffix picks .jsonl or one document), or
- * reports one that cannot be read through rank_sink_skip. */
+ * rank_sink_object (WHERE names it in messages; NAME's suffix picks .jsonl or one document, and
+ * a .gz suffix decompression, its output capped at 64 MiB as the object is), or reports one that
+ * cannot be read through rank_sink_skip. */
 typedef struct rank_sink rank_sink;
 void rank_sink_object(rank_sink *s, const char *where, const char *name, const char *data, size_t len);
 void rank_sink_skip(rank_sink *s, const char *where, const char *reason);
@@ -127,7 +132,8 @@ typedef struct rank_load_options {
 } rank_load_options;
 
 /* Loads PATHS: files (.jsonl read line by line, anything else as one JSON document or an array of
- * them), directories (recursively, their *.json and *.jsonl files, sorted), glob patterns the
+ * them; a .gz suffix means gzip-compressed, the caps applying to the decompressed bytes),
+ * directories (recursively, their result files by rank_is_result_name, sorted), glob patterns the
  * shell did not expand, and "-" (stdin, one document or JSON lines).  Unreadable or invalid
  * inputs are skipped through ON_SKIP; the call itself fails only on out-of-memory.
  * Each result counts once: a file or directory reached again (same device and inode: given

@@ -1,5 +1,6 @@
 /* cmd/rank_s3: `rank s3://BUCKET/PREFIX/`: the objects under a prefix read into memory and handed
  * to rank's loader (rank_sink_object), with the rules of a directory: *.json and *.jsonl objects,
+ * plain or gzip-compressed (*.gz, decompressed by the loader as a local file is),
  * keys with a hidden part (".x") left out, the 64 MiB per-object cap (known from the listing, so
  * a bigger object is not fetched), each result counted once by the loader (across local and S3
  * inputs).  Objects are fetched concurrently in batches bounded by count and bytes, so memory is
@@ -43,16 +44,11 @@ static int s3_open(rank_s3 *r)
     return aws_s3_connect(64, &r->client, &r->s3, &r->open_err);
 }
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && !strcmp(s + n - m, suf);
-}
-
-/* A directory walk's rules, by key: *.json / *.jsonl, no part of the key below the prefix hidden. */
+/* A directory walk's rules, by key: result names (rank_is_result_name), no part of the key below
+ * the prefix hidden. */
 static int wanted(const char *key, const char *prefix)
 {
-    if (!has_suffix(key, ".json") && !has_suffix(key, ".jsonl")) return 0;
+    if (!rank_is_result_name(key)) return 0;
     /* from the part the prefix's last '/' begins: what the user named is theirs to name */
     const char *last = strrchr(prefix, '/');
     for (const char *p = key + (last ? (size_t)(last - prefix + 1) : 0); p; p = strchr(p, '/')) {
@@ -130,7 +126,7 @@ void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
         }
         if (i < n) bytes += (size_t)keep[i].size;
     }
-    if (!found) rank_sink_skip(sink, uri, "no .json or .jsonl objects under this prefix");
+    if (!found) rank_sink_skip(sink, uri, "no .json or .jsonl objects (plain or .gz) under this prefix");
     free(keep);
     aws_s3_listing_free(&l);
     free(prefix);

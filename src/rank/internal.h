@@ -25,4 +25,11 @@ double rank_median(double *v, size_t n);
  * per-node RATE, as the table's BREAK-EVEN and the sentences under it write it. */
 void rank_fmt_every_hours(double rate, char *out, size_t len);
 
+/* gzip.c: a read-only stream of the bytes gzip data from SRC decompresses to (SRC is closed with
+ * it; on failure NULL and SRC is still the caller's).  At most MAX bytes come out: past that, on
+ * corrupt or truncated data, a read fails (ferror) and WHY (the caller's, WHY_LEN bytes, alive
+ * while the stream is) gets the one-line reason.  Memory is fixed (~100 KiB), whatever the sizes. */
+#include <stdio.h>
+FILE *rank_gz_open(FILE *src, size_t max, char *why, size_t why_len);
+
 #endif

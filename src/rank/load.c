@@ -1,10 +1,12 @@
 /* rank/load.c: command-line inputs -> rank_results.
  *
- * An input is a file, a directory (walked recursively for *.json and *.jsonl, hidden entries
- * skipped, names sorted so output never depends on readdir order), a glob pattern the shell left
- * unexpanded, or "-" for stdin.  A .jsonl file holds one result per line; any other file holds one
- * result or an array of them.  Stdin may be either.  Every rejected file or line is reported once
- * through on_skip with a one-line reason and counted; nothing here aborts on bad input.
+ * An input is a file, a directory (walked recursively for *.json and *.jsonl, plain or .gz, hidden
+ * entries skipped, names sorted so output never depends on readdir order), a glob pattern the
+ * shell left unexpanded, or "-" for stdin.  A .jsonl file holds one result per line; any other
+ * file holds one result or an array of them.  Stdin may be either.  A .gz file (or S3 object) is
+ * read through rank/gzip.c's stream, the caps applying to the decompressed bytes.  Every rejected
+ * file or line is reported once through on_skip with a one-line reason and counted; nothing here
+ * aborts on bad input.
  *
  * Each result counts once.  Files and directories are remembered by (device, inode), so one
  * reached again (given twice, inside a directory also given, through a symbolic or hard link) is
@@ -101,6 +103,16 @@ static int has_suffix(const char *s, const char *suf)
     return n >= m && !strcmp(s + n - m, suf);
 }
 
+static int is_gz(const char *name) { return has_suffix(name, ".gz"); }
+
+/* JSON lines (one result per line) rather than one document. */
+static int is_lines(const char *name) { return has_suffix(name, ".jsonl") || has_suffix(name, ".jsonl.gz"); }
+
+int rank_is_result_name(const char *name)
+{
+    return is_lines(name) || has_suffix(name, ".json") || has_suffix(name, ".json.gz");
+}
+
 /* ---- JSON structure without a tree ------------------------------------------------------------
  * An array's cJSON tree costs about 40 times its text, so arrays are never parsed whole: this
  * finds where each value ends (strings and nesting only; cJSON validates each piece). */
@@ -185,7 +197,7 @@ typedef struct line_reader {
     char *line;
     size_t len, cap;
     size_t total;   /* bytes consumed */
-    int err;
+    const char *why;   /* a gzip stream's reason for a failed read ("" or NULL: none) */
 } line_reader;
 
 /* Next line into r->line (NUL-terminated, without '\n').  1 a line, 0 end of input, -1 a line
@@ -223,8 +235,9 @@ static int next_line(line_reader *r, size_t max)
     }
 }
 
-static const char *reader_failure(int rc)
+static const char *reader_failure(const line_reader *r, int rc)
 {
+    if (rc == -2 && r->why && r->why[0]) return r->why;
     return rc == -1 ? "binary data or a line longer than a result could be: not JSON results; the rest "
                       "was not read"
                     : "read error";
@@ -250,21 +263,17 @@ static void add_lines(loader *L, const char *where, line_reader *r, int have_fir
     }
     if (rc < 0) {
         snprintf(w, sizeof w, "%s:%zu", where, line + 1);
-        skip(L, w, reader_failure(rc));
+        skip(L, w, reader_failure(r, rc));
     } else if (!found) {
         skip(L, where, "empty: no results");
     }
 }
 
-/* Reads at most MAX bytes: pipes, /dev/zero or an endless stdin must not eat the memory.
- * 0 ok; -1 with REASON (unreadable, binary, or more than MAX bytes). */
-static int read_bounded(const char *path, size_t max, char **data, size_t *len, char *reason, size_t rlen)
+/* Reads at most MAX bytes of F: pipes, /dev/zero or an endless stdin must not eat the memory.
+ * 0 ok; -1 with REASON (unreadable, binary, or more than MAX bytes; WHY, when set, is a gzip
+ * stream's own reason for a failed read). */
+static int read_bounded(FILE *f, size_t max, const char *why, char **data, size_t *len, char *reason, size_t rlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(reason, rlen, "cannot open: %s", strerror(errno));
-        return -1;
-    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     int binary = 0;
@@ -285,9 +294,8 @@ static int read_bounded(const char *path, size_t max, char **data, size_t *len, 
         }
     }
     int bad = ferror(f);
-    fclose(f);
     if (!buf || bad || n > max || binary) {
-        snprintf(reason, rlen, "%s", !buf ? "out of memory" : bad ? "read error"
+        snprintf(reason, rlen, "%s", !buf ? "out of memory" : bad ? (why && why[0] ? why : "read error")
                                      : binary ? "binary data (NUL bytes): not a result file"
                                               : "too large to be a result file");
         free(buf);
@@ -299,45 +307,74 @@ static int read_bounded(const char *path, size_t max, char **data, size_t *len, 
     return 0;
 }
 
-/* ST: the file's stat, NULL for a pipe or device given by name (read, never deduplicated). */
-static void load_file(loader *L, const char *path, const struct stat *st)
+/* A result file's bytes from F (plain, or a gzip stream whose failed reads WHY explains): JSON
+ * lines streamed (memory: the longest line), or one document read whole, at most MAX_DOC_BYTES.
+ * EMPTY: the reason for no bytes at all. */
+static void load_stream(loader *L, const char *where, FILE *f, int lines, const char *why, const char *empty)
 {
-    off_t size = st ? st->st_size : -1;
-    if (st && !first_inode(L, 'f', st)) return;
-    if (has_suffix(path, ".jsonl")) {   /* streamed: no whole-file buffer */
-        if (size >= 0 && (unsigned long long)size > MAX_JSONL_BYTES) {
-            skip(L, path, "too large to be a result file (more than 1 GiB)");
-            return;
-        }
+    if (lines) {
         line_reader *r = calloc(1, sizeof *r);
-        if (!r || !(r->f = fopen(path, "rb"))) {
-            char reason[256];
-            snprintf(reason, sizeof reason, "cannot open: %s", r ? strerror(errno) : "out of memory");
-            skip(L, path, reason);
-            free(r);
+        if (!r) {
+            out_of_memory(L);
             return;
         }
+        r->f = f;
+        r->why = why;
         L->out->files_read++;
-        add_lines(L, path, r, 0);
-        fclose(r->f);
+        add_lines(L, where, r, 0);
         free(r->line);
         free(r);
         return;
     }
-    if (size >= 0 && (unsigned long long)size > MAX_DOC_BYTES) {
-        skip(L, path, "too large to be a result file");
-        return;
-    }
     char *data = NULL, reason[256];
     size_t len = 0;
-    if (read_bounded(path, MAX_DOC_BYTES, &data, &len, reason, sizeof reason) != 0) {
-        skip(L, path, reason);
+    if (read_bounded(f, MAX_DOC_BYTES, why, &data, &len, reason, sizeof reason) != 0) {
+        skip(L, where, reason);
         return;
     }
     L->out->files_read++;
-    if (len == 0) skip(L, path, "empty file");
-    else add_doc(L, path, data, len);
+    if (len == 0) skip(L, where, empty);
+    else add_doc(L, where, data, len);
     free(data);
+}
+
+/* F through gzip when NAME says so, the decompressed bytes capped at MAX; NULL (F closed) when
+ * out of memory.  WHY: the stream's reason buffer (see rank_gz_open). */
+static FILE *maybe_gunzip(loader *L, FILE *f, const char *name, size_t max, char *why, size_t why_len)
+{
+    why[0] = '\0';
+    if (!is_gz(name)) return f;
+    FILE *g = rank_gz_open(f, max, why, why_len);
+    if (!g) {
+        fclose(f);
+        out_of_memory(L);
+    }
+    return g;
+}
+
+/* ST: the file's stat, NULL for a pipe or device given by name (read, never deduplicated).  The
+ * size caps are checked on the file here and on the decompressed bytes by the gzip stream. */
+static void load_file(loader *L, const char *path, const struct stat *st)
+{
+    off_t size = st ? st->st_size : -1;
+    if (st && !first_inode(L, 'f', st)) return;
+    const int lines = is_lines(path);   /* streamed: no whole-file buffer */
+    const size_t max = lines ? MAX_JSONL_BYTES : MAX_DOC_BYTES;
+    if (size >= 0 && (unsigned long long)size > max) {
+        skip(L, path, lines ? "too large to be a result file (more than 1 GiB)" : "too large to be a result file");
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "cannot open: %s", strerror(errno));
+        skip(L, path, reason);
+        return;
+    }
+    char why[192];
+    if (!(f = maybe_gunzip(L, f, path, max, why, sizeof why))) return;
+    load_stream(L, path, f, lines, why, "empty file");
+    fclose(f);
 }
 
 /* Stdin holds one document (possibly pretty-printed over many lines) or JSON lines: JSON lines
@@ -359,7 +396,7 @@ static void load_stdin(loader *L)
     const char *a = NULL;
     while ((rc = next_line(r, MAX_DOC_BYTES)) == 1 && *(a = skip_ws(r->line, r->line + r->len)) == '\0') {}
     if (rc < 0) {
-        skip(L, where, reader_failure(rc));
+        skip(L, where, reader_failure(r, rc));
     } else if (rc == 0) {
         skip(L, where, "empty input");
     } else {
@@ -384,7 +421,7 @@ static void load_stdin(loader *L)
                 n += r->len;
                 doc[n++] = '\n';
             }
-            if (!doc || rc != 0) skip(L, where, !doc ? "out of memory" : reader_failure(rc));
+            if (!doc || rc != 0) skip(L, where, !doc ? "out of memory" : reader_failure(r, rc));
             else add_doc(L, where, doc, n);
             free(doc);
         }
@@ -423,8 +460,7 @@ static void load_dir(loader *L, const char *dir, const struct stat *st)
         if (de->d_name[0] == '.') continue;
         int is_dir = de->d_type == DT_DIR;
         int unknown = de->d_type == DT_UNKNOWN || de->d_type == DT_LNK;
-        if (!is_dir && !unknown && !has_suffix(de->d_name, ".json") && !has_suffix(de->d_name, ".jsonl"))
-            continue;
+        if (!is_dir && !unknown && !rank_is_result_name(de->d_name)) continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
             char **nn = realloc(names, cap * sizeof *nn);
@@ -450,8 +486,8 @@ static void load_dir(loader *L, const char *dir, const struct stat *st)
 }
 
 /* NAMED: given on the command line (read whatever its name, links followed); otherwise found in
- * a directory (only *.json / *.jsonl, silently ignoring other files there; links to directories
- * followed only with --follow). */
+ * a directory (only result names, rank_is_result_name, silently ignoring other files there; links
+ * to directories followed only with --follow). */
 static void load_path(loader *L, const char *path, int named)
 {
     struct stat st;
@@ -468,7 +504,7 @@ static void load_path(loader *L, const char *path, int named)
     else if (S_ISDIR(st.st_mode)) load_dir(L, path, &st);
     else if (!S_ISREG(st.st_mode)) {
         if (named) load_file(L, path, NULL);   /* a pipe or /dev/stdin given on purpose */
-    } else if (named || has_suffix(path, ".json") || has_suffix(path, ".jsonl"))
+    } else if (named || rank_is_result_name(path))
         load_file(L, path, &st);
 }
 
@@ -484,23 +520,21 @@ void rank_sink_object(rank_sink *s, const char *where, const char *name, const c
 {
     loader *L = s->L;
     if (L->oom) return;
-    L->out->files_read++;
-    if (len == 0) {
+    if (len == 0) {   /* fmemopen refuses a zero-length buffer */
+        L->out->files_read++;
         skip(L, where, "empty object");
-    } else if (has_suffix(name, ".jsonl")) {
-        line_reader *r = calloc(1, sizeof *r);
-        if (!r || !(r->f = fmemopen((void *)data, len, "rb"))) {
-            free(r);
-            out_of_memory(L);
-            return;
-        }
-        add_lines(L, where, r, 0);
-        fclose(r->f);
-        free(r->line);
-        free(r);
-    } else {
-        add_doc(L, where, data, len);
+        return;
     }
+    FILE *f = fmemopen((void *)data, len, "rb");
+    char why[192];
+    if (!f) {
+        out_of_memory(L);
+        return;
+    }
+    /* an object is at most 64 MiB (the caller's cap), and so is what it decompresses to */
+    if (!(f = maybe_gunzip(L, f, name, MAX_DOC_BYTES, why, sizeof why))) return;
+    load_stream(L, where, f, is_lines(name), why, "empty object");
+    fclose(f);
 }
 
 int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out,

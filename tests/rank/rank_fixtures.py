@@ -233,6 +233,17 @@ def ranked(doc):
     return [r for r in doc["rows"] if r["rank"] is not None]
 
 
+def row_keys(stdout):
+    """The rows of `rank --format json` output as sorted, comparable strings (configuration, market,
+    samples/s, $/h): what two rankings of the same results share; None when STDOUT is no JSON."""
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        return None
+    return sorted(json.dumps({k: r.get(k) for k in ("configuration", "market", "samples_per_s", "usd_per_hour")},
+                             sort_keys=True) for r in doc["rows"])
+
+
 def unpriced(doc):
     """Its unpriced rows: no rank, empty price fields, the reason in unpriced_reason."""
     return [r for r in doc["rows"] if r["rank"] is None]
@@ -247,3 +258,49 @@ def write_seed_results(folder):
                result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 790.0, host="node1"))
     write_json(os.path.join(folder, "g5.12xlarge.json"),
                result("g5.12xlarge", "us-east-1", 1, 4, "NVIDIA A10G", 820.0, host="node2"))
+
+
+def write_gzip_inputs(folder, plain, jsonl_cap=64 << 20):
+    """Gzip-compressed results in FOLDER, made by Python's gzip/zlib modules, and the same results
+    decompressed (by Python) into PLAIN, the reference a plain `rank` reads.  Good: a .json.gz, a
+    .jsonl.gz of two gzip members with zero padding after them, an array in a .json.gz.  Bad, each
+    skipped with a reason holding the word given: a bomb (64 MiB + 1 of spaces in 64 KB), a .jsonl.gz
+    of short lines inflating past JSONL_CAP (a local .jsonl's 1 GiB, an S3 object's 64 MiB), a
+    truncated .json.gz, one with corrupt deflate data, one that is not gzip at all.
+    Returns (the number of good results, {bad file name: word})."""
+    import gzip
+    import zlib
+    os.makedirs(folder, exist_ok=True)
+    os.makedirs(plain, exist_ok=True)
+    docs = [result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 210.0, host="gz1"),
+            result("g5.2xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 231.0, host="gz2"),
+            result("g5.2xlarge", "us-east-1", 2, 1, "NVIDIA A10G", 440.0, host="gz3"),
+            result("g5.12xlarge", "us-east-1", 1, 4, "NVIDIA A10G", 820.0, host="gz4"),
+            result("g5.12xlarge", "us-east-1", 2, 4, "NVIDIA A10G", 1600.0, host="gz5")]
+    good = {"one.json.gz": gzip.compress(json.dumps(docs[0]).encode()),
+            "two.jsonl.gz": b"".join(gzip.compress((json.dumps(d) + "\n").encode()) for d in docs[1:3]) + b"\0" * 8,
+            "arr.json.gz": gzip.compress(json.dumps(docs[3:]).encode())}
+    whole = gzip.compress(json.dumps(docs[0]).encode())
+    body = whole[10:-8]   # the deflate data between the 10-byte header and the CRC/size trailer
+    bad = {"bomb.json.gz": (gzip.compress(b" " * ((64 << 20) + 1)), "64 MiB"),
+           "cut.json.gz": (whole[:len(whole) // 2], "truncated"),
+           "corrupt.json.gz": (whole[:10] + bytes(b ^ 0x5a for b in body[:16]) + body[16:] + whole[-8:], "corrupt"),
+           "plain-text.json.gz": (json.dumps(docs[0]).encode(), "not gzip")}
+    for name, data in good.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+        with open(os.path.join(plain, name[:-3]), "wb") as f:
+            f.write(gzip.decompress(data))
+    for name, (data, _) in bad.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+    # lines of 1,000 spaces past the cap, compressed a chunk at a time (never the whole in memory)
+    line, chunk = b" " * 1000 + b"\n", 16 << 20
+    z = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = line * (chunk // len(line))
+    with open(os.path.join(folder, "lines-bomb.jsonl.gz"), "wb") as f:
+        for _ in range(jsonl_cap // len(block) + 2):
+            f.write(z.compress(block))
+        f.write(z.flush())
+    bad["lines-bomb.jsonl.gz"] = (None, "%d MiB" % (jsonl_cap >> 20))
+    return len(docs), {name: word for name, (_, word) in bad.items()}

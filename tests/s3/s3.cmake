@@ -23,3 +23,6 @@ add_test(NAME s3_measure_output COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LI
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
 # rank s3://BUCKET/PREFIX/ (moto, and the fake AWS for the object cap and hostile keys).
 add_test(NAME s3_rank COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_rank.py ${INSTBENCH_BIN})
+# rank s3:// over .json.gz / .jsonl.gz objects (moto; Python's gzip module makes them and the
+# plain reference): the same rows as plain local files, bombs, truncated and corrupt objects skipped.
+add_test(NAME s3_rank_gzip COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_rank_gzip.py ${INSTBENCH_BIN})

@@ -29,12 +29,7 @@ def rank(env, cwd, *args):
 
 
 def rows(p):
-    try:
-        doc = json.loads(p.stdout)
-    except ValueError:
-        return None
-    return sorted(json.dumps({k: r.get(k) for k in ("configuration", "market", "samples_per_s", "usd_per_hour")},
-                             sort_keys=True) for r in doc["rows"])
+    return fx.row_keys(p.stdout)
 
 
 with MotoServer() as m, tempfile.TemporaryDirectory() as tmp:
