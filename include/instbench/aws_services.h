@@ -132,11 +132,6 @@ int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_erro
 int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
                       size_t *len, ib_error *err);
 
-/* GetObject for N keys together (the client's concurrency bounds what is in flight): bodies[i]
- * (malloc'd, NUL-terminated) and lens[i], or errs[i].code != 0.  Returns how many failed. */
-size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
-                          char **bodies, size_t *lens, ib_error *errs);
-
 typedef struct aws_s3_object {
     char *key;                /* decoded; untrusted (may hold control characters or "../") */
     long long size;
@@ -155,6 +150,32 @@ void aws_s3_listing_free(aws_s3_listing *l);
 /* Parses one ListObjectsV2 page into out; *next gets NextContinuationToken (malloc'd) when the
  * listing is truncated.  Never crashes on malformed input. */
 int aws_s3_parse_list_page(const char *xml, size_t len, aws_s3_listing *out, char **next, ib_error *err);
+
+/* A listing read a page at a time (ListObjectsV2 with continuation tokens), so that a caller can
+ * fetch one page's objects while the next page is listed (aws_s3_get_objects' ALONG).  Memory is
+ * one page (up to 1,000 keys), whatever the prefix holds; at most max_pages pages are asked for. */
+typedef struct aws_s3_pager {
+    char bucket[64];
+    const char *prefix;       /* the caller's, alive as long as the pager */
+    int page_size, max_pages, pages;
+    char *token;              /* the next page's continuation token */
+    int more;                 /* a page is still to be listed (0 also once it failed) */
+    aws_s3_listing page;      /* the page listed last; its keys the caller's to take (NULL them) */
+    ib_error err;             /* why the pager ended early, from a page listed along with GETs */
+} aws_s3_pager;
+/* page_size and max_pages as aws_s3_list_objects takes them. */
+void aws_s3_pager_init(aws_s3_pager *p, const char *bucket, const char *prefix, int page_size, int max_pages);
+/* Lists the next page alone into p->page (emptied when there is none): 0, or -1 with err (the
+ * pager ended: more is 0). */
+int aws_s3_pager_next(aws_s3 *s, aws_s3_pager *p, ib_error *err);
+void aws_s3_pager_free(aws_s3_pager *p);
+
+/* GetObject for N keys together (the client's concurrency bounds what is in flight): bodies[i]
+ * (malloc'd, NUL-terminated) and lens[i], or errs[i].code != 0.  ALONG (NULL: none): a pager whose
+ * next page, if any, is listed in the same flight (into along->page; a failure ends the pager,
+ * the reason in along->err).  Returns how many GETs failed. */
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
+                          char **bodies, size_t *lens, ib_error *errs, aws_s3_pager *along);
 
 /* HeadBucket: 0 when the bucket exists and these credentials may use it; region gets the
  * bucket's region (x-amz-bucket-region, or the region asked when the server names none). */

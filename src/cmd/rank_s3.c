@@ -3,9 +3,10 @@
  * plain or gzip-compressed (*.gz, decompressed by the loader as a local file is),
  * keys with a hidden part (".x") left out, the 64 MiB per-object cap (known from the listing, so
  * a bigger object is not fetched), each result counted once by the loader (across local and S3
- * inputs).  Objects are fetched concurrently in batches bounded by count and bytes, so memory is
- * one batch, and never written to a local path: keys are untrusted ("../", control characters)
- * and only ever shown, escaped. */
+ * inputs).  The listing is read a page at a time, each page's next listed while its objects are
+ * fetched; objects are fetched concurrently in batches bounded by bytes (and by the page), so
+ * memory is one batch and two pages, and never written to a local path: keys are untrusted
+ * ("../", control characters) and only ever shown, escaped. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,11 @@
 #include "instbench/rank.h"
 
 #define RANK_S3_MAX_OBJECT (64u << 20)         /* as a local result file */
-#define RANK_S3_BATCH_OBJECTS 64
+/* GETs in flight: objects of a few KiB are latency-bound, so a round trip should carry many (1,000
+ * objects take 8 round trips at 128, the AWS CLI's 10 at a time take 100).  Memory: the bodies of
+ * one batch, at most RANK_S3_BATCH_BYTES of listed sizes (or one object of up to 64 MiB), plus two
+ * listing pages of up to 1,000 keys, plus one object's decompressed copy (64 MiB at most). */
+#define RANK_S3_CONCURRENCY 128
 #define RANK_S3_BATCH_BYTES (128u << 20)
 
 struct rank_s3 {
@@ -40,8 +45,7 @@ static int s3_open(rank_s3 *r)
 {
     if (r->opened) return r->s3 ? 0 : -1;
     r->opened = 1;
-    /* a batch of small objects is latency-bound: more of them in flight than the default 16 */
-    return aws_s3_connect(64, &r->client, &r->s3, &r->open_err);
+    return aws_s3_connect(RANK_S3_CONCURRENCY, &r->client, &r->s3, &r->open_err);
 }
 
 /* A directory walk's rules, by key: result names (rank_is_result_name), no part of the key below
@@ -58,15 +62,17 @@ static int wanted(const char *key, const char *prefix)
     return 1;
 }
 
-/* Fetches OBJS[0..N) together and hands each to the loader. */
-static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs, size_t n, rank_sink *sink)
+/* Fetches OBJS[0..N) together (ALONG: a pager whose next page is listed in the same flight, or
+ * NULL) and hands each to the loader. */
+static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs, size_t n, aws_s3_pager *along,
+                       rank_sink *sink)
 {
-    char **keys = calloc(n, sizeof *keys), **bodies = calloc(n, sizeof *bodies);
-    size_t *lens = calloc(n, sizeof *lens);
-    ib_error *errs = calloc(n, sizeof *errs);
+    char **keys = calloc(n + 1, sizeof *keys), **bodies = calloc(n + 1, sizeof *bodies);
+    size_t *lens = calloc(n + 1, sizeof *lens);
+    ib_error *errs = calloc(n + 1, sizeof *errs);
     if (keys && bodies && lens && errs) {
         for (size_t i = 0; i < n; i++) keys[i] = objs[i].key;
-        aws_s3_get_objects(r->s3, bucket, keys, n, RANK_S3_MAX_OBJECT, bodies, lens, errs);
+        aws_s3_get_objects(r->s3, bucket, keys, n, RANK_S3_MAX_OBJECT, bodies, lens, errs, along);
         for (size_t i = 0; i < n; i++) {
             size_t wn = strlen(bucket) + strlen(keys[i]) + 8;
             char *where = malloc(wn);
@@ -83,6 +89,39 @@ static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs
     free(errs);
 }
 
+/* One listed page's result objects, fetched in batches of at most RANK_S3_BATCH_BYTES listed bytes
+ * (a page holds at most 1,000 keys); the pager's next page is listed along with the first batch.
+ * Returns how many result objects the page named. */
+static size_t read_page(rank_s3 *r, const char *bucket, const char *prefix, const aws_s3_listing *page,
+                        aws_s3_pager *pg, rank_sink *sink)
+{
+    size_t found = 0, n = 0;
+    /* the kept objects, in key order (S3 lists in byte order, as a directory is sorted) */
+    aws_s3_object *keep = calloc(page->n ? page->n : 1, sizeof *keep);
+    for (size_t i = 0; keep && i < page->n; i++) {
+        if (!wanted(page->objs[i].key, prefix)) continue;
+        found++;
+        if ((unsigned long long)page->objs[i].size > RANK_S3_MAX_OBJECT) {
+            char where[1200];
+            snprintf(where, sizeof where, "s3://%s/%.1100s", bucket, page->objs[i].key);
+            rank_sink_skip(sink, where, "too large to be a result file (more than 64 MiB)");
+            continue;
+        }
+        keep[n++] = page->objs[i];
+    }
+    size_t bytes = 0, from = 0;
+    for (size_t i = 0; keep && i <= n; i++) {
+        if (i == n || (i > from && bytes + (size_t)keep[i].size > RANK_S3_BATCH_BYTES)) {
+            if (i > from) read_batch(r, bucket, keep + from, i - from, from == 0 && pg->more ? pg : NULL, sink);
+            from = i;
+            bytes = 0;
+        }
+        if (i < n) bytes += (size_t)keep[i].size;
+    }
+    free(keep);
+    return found;
+}
+
 void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
 {
     rank_s3 *r = ctx;
@@ -97,38 +136,27 @@ void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
         free(prefix);
         return;
     }
-    aws_s3_listing l;
-    if (aws_s3_list_objects(r->s3, bucket, prefix, 0, 0, 0, &l, &err) != 0) {
-        rank_sink_skip(sink, uri, err.msg);
-        free(prefix);
-        return;
-    }
-    size_t found = 0, start = 0, bytes = 0;
-    /* the kept objects first, in key order (S3 lists in byte order, as a directory is sorted) */
-    aws_s3_object *keep = calloc(l.n ? l.n : 1, sizeof *keep);
-    for (size_t i = 0; keep && i < l.n; i++) {
-        if (!wanted(l.objs[i].key, prefix)) continue;
-        found++;
-        if ((unsigned long long)l.objs[i].size > RANK_S3_MAX_OBJECT) {
-            char where[1200];
-            snprintf(where, sizeof where, "s3://%s/%.1100s", bucket, l.objs[i].key);
-            rank_sink_skip(sink, where, "too large to be a result file (more than 64 MiB)");
-            continue;
+    aws_s3_pager pg;
+    aws_s3_pager_init(&pg, bucket, prefix, 0, 0);
+    size_t found = 0;
+    int failed = aws_s3_pager_next(r->s3, &pg, &err) != 0;
+    while (!failed) {
+        aws_s3_listing page = pg.page;   /* taken: the next page may land in pg.page meanwhile */
+        memset(&pg.page, 0, sizeof pg.page);
+        int pages = pg.pages;
+        found += read_page(r, bucket, prefix, &page, &pg, sink);
+        aws_s3_listing_free(&page);
+        if (pg.err.code) {
+            err = pg.err;
+            failed = 1;
+        } else if (pg.pages == pages) {   /* no batch took the next page along */
+            if (!pg.more) break;
+            failed = aws_s3_pager_next(r->s3, &pg, &err) != 0;
         }
-        keep[start++] = l.objs[i];
     }
-    size_t n = start;
-    for (size_t i = 0, from = 0; keep && i <= n; i++) {
-        if (i == n || i - from == RANK_S3_BATCH_OBJECTS || bytes + (size_t)keep[i].size > RANK_S3_BATCH_BYTES) {
-            if (i > from) read_batch(r, bucket, keep + from, i - from, sink);
-            from = i;
-            bytes = 0;
-        }
-        if (i < n) bytes += (size_t)keep[i].size;
-    }
-    if (!found) rank_sink_skip(sink, uri, "no .json or .jsonl objects (plain or .gz) under this prefix");
-    free(keep);
-    aws_s3_listing_free(&l);
+    if (failed) rank_sink_skip(sink, uri, err.msg);
+    else if (!found) rank_sink_skip(sink, uri, "no .json or .jsonl objects (plain or .gz) under this prefix");
+    aws_s3_pager_free(&pg);
     free(prefix);
 }
 

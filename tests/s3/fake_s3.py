@@ -16,7 +16,8 @@ recomputed with botocore's S3SigV4QueryAuth at the URL's X-Amz-Date and X-Amz-Ex
 signature is 403 SignatureDoesNotMatch, an expired URL 403 AccessDenied "Request has expired".
 Control (POST /__control): "s3_objects": {"BUCKET/KEY": "text" | {"size": N}} stores objects
 (a size makes N bytes of 'x'); "s3_endless": true makes every listing page truncated with a fresh
-continuation token; "s3_redirect": "301" | "400".
+continuation token; "s3_redirect": "301" | "400"; "s3_max_keys": N, the page size when a listing
+asks for none (S3's is 1000; moto's MOTO_S3_DEFAULT_MAX_KEYS does the same).
 Faults (kinds of aws_fake_server.py, service "s3"): throttle (503 SlowDown), 500, 503, denied
 (403 AccessDenied), truncate / cut / malformed (applied to a 200 answer)."""
 import datetime
@@ -35,6 +36,7 @@ def setup(state, args):
     state.s3_objects = {}
     state.s3_endless = False
     state.s3_redirect = "301"
+    state.s3_max_keys = 1000
     for spec in getattr(args, "s3_bucket", None) or []:
         name, _, region = spec.partition(":")
         state.s3_buckets[name] = region or "us-east-1"
@@ -53,6 +55,8 @@ def control(state, c):
         state.s3_endless = bool(c["s3_endless"])
     if "s3_redirect" in c:
         state.s3_redirect = str(c["s3_redirect"])
+    if "s3_max_keys" in c:
+        state.s3_max_keys = int(c["s3_max_keys"])
 
 
 def error_xml(code, msg):
@@ -64,7 +68,7 @@ def list_objects(state, bucket, params):
     objs = state.s3_objects[bucket]
     prefix = params.get("prefix", "")
     keys = sorted(k for k in objs if k.startswith(prefix))
-    max_keys = min(int(params.get("max-keys", "1000")), 1000)
+    max_keys = min(int(params.get("max-keys", state.s3_max_keys)), 1000)
     start = int(params.get("continuation-token", "0").split("-")[-1] or 0) if params.get("continuation-token") else 0
     page = keys[start:start + max_keys]
     truncated = start + max_keys < len(keys) or state.s3_endless

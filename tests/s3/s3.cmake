@@ -26,3 +26,6 @@ add_test(NAME s3_rank COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3
 # rank s3:// over .json.gz / .jsonl.gz objects (moto; Python's gzip module makes them and the
 # plain reference): the same rows as plain local files, bombs, truncated and corrupt objects skipped.
 add_test(NAME s3_rank_gzip COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_rank_gzip.py ${INSTBENCH_BIN})
+# rank s3://'s round trips one after another, counted by the fake AWS at 500 ms per answer: pages
+# listed while the objects of the page before are fetched, 128 GETs in flight.
+add_test(NAME s3_round_trips COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_round_trips.py ${INSTBENCH_BIN})
