@@ -180,7 +180,8 @@ const arg_command cmd_rank_args = {
     "        *.jsonl), glob patterns, .jsonl files (one result per line), - for stdin, or\n"
     "        s3://BUCKET/PREFIX/ (the *.json and *.jsonl objects under it, read into memory, at most\n"
     "        64 MiB each; AWS credentials as for prices); none: ./instbench-results/, where measure\n"
-    "        writes by default.\n"
+    "        writes by default.  Files and objects ending in .gz (r.json.gz, runs.jsonl.gz) are\n"
+    "        gzip-compressed: the size caps apply to what they decompress to.\n"
     "        Invalid or foreign files are skipped with a reason on stderr.  Each result counts once:\n"
     "        a file, directory or run reached again is ignored (\"N duplicates ignored\").",
     "samples per dollar = samples/s x 3600 / (nodes x $/h per node); time = samples / (samples/s);\n"
