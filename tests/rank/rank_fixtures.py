@@ -100,8 +100,8 @@ def write_json(path, obj):
         json.dump(obj, f)
 
 
-def run(binary, args, stdin=None):
-    p = subprocess.run([binary, "rank"] + args, input=stdin, capture_output=True)
+def run(binary, args, stdin=None, env=None, cwd=None):
+    p = subprocess.run([binary, "rank"] + args, input=stdin, capture_output=True, env=env, cwd=cwd, timeout=600)
     err = p.stderr.decode(errors="replace")
     if p.returncode < 0:
         raise AssertionError(f"instbench rank {args} died with signal {-p.returncode}\n{err}")
@@ -304,3 +304,23 @@ def write_gzip_inputs(folder, plain, jsonl_cap=64 << 20):
         f.write(z.flush())
     bad["lines-bomb.jsonl.gz"] = (None, "%d MiB" % (jsonl_cap >> 20))
     return len(docs), {name: word for name, (_, word) in bad.items()}
+
+
+def gzip_problems(plain_run, gz_run, n_good, bad, where):
+    """What is wrong with GZ_RUN, the (rc, stdout, stderr) of ranking write_gzip_inputs' folder
+    (its files named WHERE + name in messages), against PLAIN_RUN, the plain copies ranked: the
+    same rows, N_GOOD results, each of BAD skipped once with its word.  [] when nothing is."""
+    (rc_ref, ref, _), (rc, out, err) = plain_run, gz_run
+    if rc_ref != 0 or rc != 0:
+        return ["rc: plain %d, gzip %d: %s" % (rc_ref, rc, err[-600:])]
+    out_rows = row_keys(out)
+    problems = [] if out_rows and out_rows == row_keys(ref) else \
+        ["gzip rows differ from the plain files':\n%s\n%s" % (out_rows, row_keys(ref))]
+    inputs = json.loads(out)["inputs"]
+    if inputs.get("results") != n_good or inputs.get("skipped") != len(bad):
+        problems.append("inputs %r: want %d results, %d skipped" % (inputs, n_good, len(bad)))
+    for name, word in bad.items():
+        lines = [ln for ln in err.splitlines() if where + name in ln]
+        if len(lines) != 1 or word not in lines[0]:
+            problems.append("%s: want one skip line with %r: %r" % (name, word, lines))
+    return problems

@@ -122,6 +122,12 @@ class MotoServer:
         return self.venv_python(prelude + code, self.url, region,
                                 "%s:%s" % (self.access_key, self.secret_key), *args)
 
+    def put_folder(self, bucket, prefix, folder):
+        """Uploads every file of FOLDER (not below) to s3://BUCKET/PREFIX<name>, through boto3."""
+        code = ("import os\nfor n in args[3:]:\n    s3.put_object(Bucket=args[0], Key=args[1] + n, "
+                "Body=open(os.path.join(args[2], n), 'rb').read())")
+        self.s3(code, bucket, prefix, folder, *sorted(os.listdir(folder)))
+
     def create_bucket(self, name, region="us-east-1"):
         cfg = "" if region == "us-east-1" else ", CreateBucketConfiguration={'LocationConstraint': sys.argv[2]}"
         self.s3("s3.create_bucket(Bucket=args[0]%s)" % cfg, name, region=region)

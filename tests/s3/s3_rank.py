@@ -39,14 +39,12 @@ with MotoServer() as m, tempfile.TemporaryDirectory() as tmp:
     extra = [fx.result("g5.2xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 230.0, host="n%d" % i) for i in range(2)]
     with open(os.path.join(local, "more.jsonl"), "w") as f:
         f.write("\n".join(json.dumps(d) for d in extra) + "\n")
-    names = sorted(os.listdir(local))
     m.create_bucket("res-bkt")
     env = m.env()
     env["HOME"] = tmp
     work = os.path.join(tmp, "cwd")
     os.mkdir(work)
-    up = "import os\nfor n in args[1:]:\n    s3.put_object(Bucket='res-bkt', Key='sweep/' + n, Body=open(os.path.join(args[0], n), 'rb').read())"
-    m.s3(up, local, *names)
+    m.put_folder("res-bkt", "sweep/", local)
     hostile = {"sweep/bad.json": "{not json", "sweep/.hidden/x.json": json.dumps(extra[0]),
                "sweep/notes.txt": "x", "sweep/ctl\x1b[31m.json": "[]",
                "sweep/sub/copy-of-g5.json": open(os.path.join(local, "g5.xlarge.json")).read()}
