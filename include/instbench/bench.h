@@ -66,6 +66,11 @@ typedef struct bench_run_config {
      * over NCCL: world_size, rank (this process's first global rank), local_rank (its first GPU)
      * and master_addr/master_port (the NCCL id rendezvous) are used from it. */
     const struct bench_rendezvous *rdv;
+    /* Optional: called once, on this process's first rank, after a completed timed window (never
+     * after an interruption or a failure) with its backend still alive and the job's
+     * communication already closed: measure's checkpoint timing (checkpoint.c). */
+    void (*after_window)(void *user, ib_backend *b);
+    void *after_user;
 } bench_run_config;
 
 typedef struct bench_result {
@@ -85,6 +90,29 @@ int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 
 /* Settled when the last 3 steps' times are within 10% of their median (used for --warmup auto). */
 int bench_warmup_settled(const double *times, size_t n);
+
+/* ---- checkpoint.c: one checkpoint of the training state, timed ------------------------------ */
+typedef struct bench_checkpoint {
+    int measured;              /* 1: the figures below hold */
+    uint64_t bytes;            /* written: checkpoint_state_bytes of the run */
+    double write_s;            /* fetching every block (device-to-host included), writing, fsync */
+    double read_s;             /* reading the file back after dropping its cached pages (best effort) */
+    char dir_fs[32];           /* the directory's file system (statfs f_type): "ext4", "tmpfs", "nfs", ... */
+} bench_checkpoint;
+
+/* The bytes one checkpoint holds: fp32 weights + Adam's m and v (12 per parameter), + the bf16
+ * working copy under bf16 (2 more). */
+uint64_t checkpoint_state_bytes(uint64_t params, ib_precision precision);
+/* --checkpoint-dir before the run: an existing, writable directory (IB_EXIT_USAGE otherwise). */
+int checkpoint_check_dir(const char *dir, ib_error *err);
+/* Writes B's state to a new file in DIR with fsync, reads it back, removes it, and fills OUT.
+ * 0 measured; 1 stopped by *STOP (nothing left behind); -1 not measured, ERR says why (too little
+ * free space, an I/O error): the run's figures stand without it. */
+int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *stop, bench_checkpoint *out, ib_error *err);
+/* From a signal handler about to let the process die: removes the file being written, if any. */
+void checkpoint_remove_pending(void);
+/* DIR's file system by name (statfs f_type), "0x<magic>" for one the list lacks, "unknown". */
+void checkpoint_fs_name(const char *dir, char *out, size_t n);
 
 /* ---- sysinfo.c ----------------------------------------------------------------------------- */
 typedef struct bench_gpu {
@@ -259,6 +287,7 @@ typedef struct bench_report {
     const char *attention;             /* "fused" | "unfused" (backend_attention); NULL: not recorded */
     int cuda_graphs;                   /* 1 forward + backward replayed as a CUDA graph, 0 not, -1 CPU */
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
+    const bench_checkpoint *checkpoint;   /* NULL or not measured: "checkpoint": null */
 } bench_report;
 
 /* The run-quality warnings of a result, in the order measurement.warnings lists them: CODE is

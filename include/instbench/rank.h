@@ -47,6 +47,7 @@ typedef struct rank_result {
     long batch_per_device;       /* -1 unknown */
     long global_batch;           /* -1 unknown */
     long params;                 /* workload.params: model parameters, -1 unknown */
+    double checkpoint_s;         /* checkpoint.write_s (measure's timed checkpoint), NAN when not measured */
     char instance_type[64];      /* "" when the run could not tell (no IMDS, no flag) */
     char host[72];               /* instance.hostname: names the machine when the type is "" */
     char region[32];
@@ -301,6 +302,9 @@ double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double 
 /* The default checkpoint cost in seconds for a model of PARAMS parameters (<= 0 unknown) trained
  * in PRECISION ("bf16", "fp16" add the half copy). */
 double rank_spot_default_checkpoint_s(long params, const char *precision);
+/* The measured checkpoint cost of workload G: the slowest checkpoint its results timed (seconds;
+ * the slowest disk is the one a job spanning those machines waits for), NAN when none did. */
+double rank_spot_measured_checkpoint_s(const rank_results *res, const rank_group *g);
 /* --interruption-rate: "X" per node-hour, "Nh" once per N hours, "Nd" once per N days.  0 ok with
  * *RATE per node-hour; -1 with a one-line reason. */
 int rank_spot_parse_rate(const char *s, double *rate, char *why, size_t len);

@@ -104,6 +104,16 @@ double rank_spot_default_checkpoint_s(long params, const char *precision)
     return (double)params * per_param / RANK_SPOT_DISK_BYTES_PER_S;
 }
 
+double rank_spot_measured_checkpoint_s(const rank_results *res, const rank_group *g)
+{
+    double worst = NAN;
+    for (size_t i = 0; i < g->n; i++) {
+        double s = res->items[g->idx[i]].checkpoint_s;
+        if (isfinite(s) && !(s <= worst)) worst = s;
+    }
+    return worst;
+}
+
 int rank_spot_parse_rate(const char *s, double *rate, char *why, size_t len)
 {
     const char *form = "a rate per node-hour (0.002), or once per N hours (500h) or days (20d)";
