@@ -221,14 +221,15 @@ typedef struct rank_user_price {
  * Every default of the model, in one place (docs/design.md, "Spot risk", states each assumption):
  * - the Spot Instance Advisor's bucket (<5%, 5-10%, 10-15%, 15-20%, >20% of spot capacity
  *   reclaimed over the trailing month) stands for its midpoint share p (>20%: 25%), and
- *   a node's interruption rate is lambda = -ln(1 - p) / 720 h (one month);
+ *   a node's interruption rate is lambda = -ln(1 - p) / 720 h (one month): prices/interruption.c,
+ *   the one mapping, which `prices --nodes` shows too;
  * - N nodes stop at Lambda = N x lambda (independent reclaims; data parallel stops on the first);
  * - a checkpoint costs delta = the training state (fp32 weights and both Adam moments, 12 B per
  *   parameter, plus a 2 B bf16/fp16 copy) / 125 MB/s (an EBS gp3 volume's baseline throughput);
  *   RANK_SPOT_CHECKPOINT_S_UNKNOWN when the results do not give the parameter count;
  * - a restart (new instance, boot, load the checkpoint) costs R = 10 minutes;
  * - the checkpoint interval is Daly's higher-order optimum (Daly 2006, FGCS 22(3)). */
-#define RANK_SPOT_ADVISOR_WINDOW_H 720.0
+#define RANK_SPOT_ADVISOR_WINDOW_H PRICES_ADVISOR_WINDOW_H   /* the bucket's mapping lives in prices/interruption.c */
 #define RANK_SPOT_RESTART_S 600.0
 #define RANK_SPOT_DISK_BYTES_PER_S 125e6
 #define RANK_SPOT_STATE_BYTES_PER_PARAM 12.0   /* fp32 weights + Adam m and v */
@@ -245,9 +246,6 @@ typedef struct rank_user_price {
 #define RANK_SPOT_MAX_RATE 100.0
 #define RANK_SPOT_MIN_CHECKPOINT_S 1e-3
 #define RANK_SPOT_MAX_CHECKPOINT_S 86400.0
-
-/* The midpoint share of capacity reclaimed a month that each Advisor bucket (0..4) stands for. */
-extern const double rank_spot_bucket_share[5];
 
 typedef struct rank_spot_options {
     int off;                     /* --spot-risk off: spot ranks at its raw price */
@@ -279,7 +277,7 @@ typedef struct rank_spot_risk {
     long breakeven_against;
 } rank_spot_risk;
 
-/* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise). */
+/* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise): prices_interruption_rate. */
 double rank_spot_bucket_rate(int bucket);
 /* Daly's higher-order optimum interval for checkpoint cost DELTA and mean time to interruption M
  * (any one unit): sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9] - delta for

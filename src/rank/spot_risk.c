@@ -22,13 +22,7 @@
 
 #include "instbench/rank.h"
 
-const double rank_spot_bucket_share[5] = {0.025, 0.075, 0.125, 0.175, 0.25};
-
-double rank_spot_bucket_rate(int bucket)
-{
-    if (bucket < 0 || bucket > 4) return NAN;
-    return -log1p(-rank_spot_bucket_share[bucket]) / RANK_SPOT_ADVISOR_WINDOW_H;
-}
+double rank_spot_bucket_rate(int bucket) { return prices_interruption_rate(bucket); }
 
 double rank_spot_daly_interval(double delta, double m)
 {
