@@ -219,13 +219,29 @@ uint64_t memfit_device_available(const ib_backend_ops *backend, const bench_sysi
 int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
                          int max_batch);
 
+/* ---- sagemaker.c: a SageMaker training job's node, from its resource config -------------------- */
+typedef struct bench_sagemaker {
+    char instance_type[48];    /* current_instance_type: "ml.g5.xlarge" */
+    char current_host[64];     /* "algo-2" */
+    char master_host[64];      /* the first of the sorted hosts: node rank 0 */
+    int node_rank;             /* current_host's place among the sorted hosts */
+    int nodes;                 /* hosts in the job; 0: no SageMaker identity */
+} bench_sagemaker;
+/* /opt/ml/input/config/resourceconfig.json, or $INSTBENCH_SAGEMAKER_RESOURCE_CONFIG (tests). */
+const char *sagemaker_resource_config_path(void);
+/* 0: read and checked into OUT; 1: no such file (not in SageMaker); -1: the file is there but
+ * refused (too big, not JSON, a field missing or of the wrong type, an instance type not ml.*,
+ * current_host not among hosts), ERR naming the file and the field. */
+int sagemaker_identity(bench_sagemaker *out, ib_error *err);
+
 /* ---- identity.c ----------------------------------------------------------------------------- */
 enum { IDENTITY_MAX_DIFFERENCES = 2 };   /* accelerators, vcpus */
 typedef struct bench_identity {
     char type[64], region[32], availability_zone[32], market[16];   /* "" = unknown (null) */
     char availability_zone_id[32];   /* use1-az2, from IMDS beside the zone name; "" = unknown */
-    char source[16];     /* "imds" | "flag" | "unknown" */
+    char source[16];     /* "imds" | "sagemaker" | "flag" | "unknown" */
     int count;
+    bench_sagemaker sagemaker;   /* nodes > 0: read from SageMaker's resource config (no IMDS there) */
     /* A type the user gave against what this run has (identity_check): 1 it contradicts it, 0 it
      * agrees or came from instance metadata (the machine itself), -1 not checked (no type, or one
      * the catalogue has no hardware for).  Each difference is one line, "vcpus: g5.12xlarge has 48,
@@ -234,8 +250,10 @@ typedef struct bench_identity {
     char differences[IDENTITY_MAX_DIFFERENCES][256];
     int n_differences;
 } bench_identity;
-/* IMDS unless type, region and market are all given (non-NULL); flags override IMDS.  No IMDS
- * (off EC2) leaves the identity unknown; an IMDS answer that fails validation (aws_imds_identity)
+/* IMDS unless type, region and market are all given (non-NULL); flags override IMDS.  No IMDS:
+ * a SageMaker training job's resource config (sagemaker.c) gives the type (ml.*) and the region
+ * comes from AWS_REGION, which SageMaker sets; a refused resource config is an error.  Neither
+ * (off AWS) leaves the identity unknown; an IMDS answer that fails validation (aws_imds_identity)
  * is an error naming the field. */
 int identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *out,
                      ib_error *err);

@@ -327,6 +327,21 @@ static void warn_identity(const bench_identity *id, int nnodes, const char *host
                 "measure theirs", id->count, nnodes, id->count, nnodes, id->count);
 }
 
+/* A SageMaker job's node: the result stands for all of its hosts (as --count would say) unless
+ * --count was given; a lone run on one of several hosts is told how to measure them together. */
+static void sagemaker_topology(bench_identity *id, const bench_rendezvous *rdv)
+{
+    const bench_sagemaker *sm = &id->sagemaker;
+    if (sm->nodes <= 0) return;
+    ib_info("identity: SageMaker training job (%s), %s, node %d of %d", sagemaker_resource_config_path(),
+            sm->instance_type, sm->node_rank, sm->nodes);
+    if (O.count == 0 && sm->nodes > rdv->nnodes) id->count = sm->nodes;
+    if (rdv->nnodes == 1 && sm->nodes > 1)
+        ib_warn("SageMaker runs %d hosts but this run measures one node (priced as %d: --count %d); to measure "
+                "them together start it on every host with --nnodes %d --node-rank %d --master-addr %s",
+                sm->nodes, id->count, id->count, sm->nodes, sm->node_rank, sm->master_host);
+}
+
 /* The differences of a checked identity as one line: "accelerators: ...; vcpus: ...". */
 static const char *differences_text(const bench_identity *id, char *buf, size_t n)
 {
@@ -560,6 +575,7 @@ int cmd_measure(int argc, char **argv)
         return IB_EXIT_RUNTIME;
     }
     if (g_stop) return interrupted_exit();
+    sagemaker_topology(&id, &rdv);
     if ((prc = check_identity_hardware(&id, backend, &sys, rdv.local_world_size, first_gpu)) != 0) return prc;
     warn_identity(&id, rdv.nnodes, sys.hostname);
     if (O.dry_run) return dry_run_report(backend, &train, data, &rdv, workers, &id);
