@@ -173,6 +173,7 @@ static size_t price_row_cells(const price_set *s, const price_record *r, int wan
         const spot_price *best = prices_cheapest_zone(r, s->include_local_zones);
         const double sp = best ? best->usd_per_hour : NAN;
         output_fmt_usd(b->sp, sizeof b->sp, sp);
+        if (!best && prices_is_sagemaker(r)) snprintf(b->sp, sizeof b->sp, "not published");
         output_fmt_usd(b->spacc, sizeof b->spacc, prices_per_accelerator_hour(r, sp));
         output_fmt_usd(b->sptot, sizeof b->sptot, nodes * sp);
         snprintf(b->az, sizeof b->az, "%s%s", best ? best->az : "-", best ? prices_zone_marker(best->az) : "");
@@ -259,6 +260,11 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
         clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "", intr && adv ? " and " : "",
                adv ? "ADVISOR SAVINGS %" : "",
                sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench");
+    int sagemaker = 0;
+    for (size_t i = 0; i < s->n; i++) sagemaker |= prices_is_sagemaker(&s->items[i]);
+    if (sagemaker && output_table_showed(t, "spot"))
+        clause(line, sizeof line, "ml.* rows: SageMaker training; its managed spot has no published hourly price "
+               "(rank prices it at yours: --price TYPE:spot=USD)");
     if (output_table_showed(t, "job_interruptions") || output_table_showed(t, "p_uninterrupted_24h"))
         clause(line, sizeof line, "JOB INTERRUPTIONS: NODES x a node's rate, assuming the bucket's midpoint share (>20%%: 25%%) "
                "of nodes reclaimed in a 720 h month (-ln(1 - share) / 720 per hour, as rank's spot risk); "
