@@ -45,6 +45,12 @@ typedef int (*ib_grad_ready_fn)(void *user, size_t offset, size_t count);
 
 typedef struct ib_backend ib_backend;
 typedef struct ib_backend_ops ib_backend_ops;
+
+/* The blocks of training state a checkpoint saves, each [P] in model_layout order: the fp32 master
+ * weights, Adam's two fp32 moments, and the bf16 working copy of the weights (bf16 runs only). */
+typedef enum ib_state_block {
+    IB_STATE_PARAMS = 0, IB_STATE_ADAM_M, IB_STATE_ADAM_V, IB_STATE_WEIGHTS_BF16, IB_STATE_BLOCKS
+} ib_state_block;
 typedef struct ib_comm ib_comm;   /* instbench/comm.h */
 
 /* One created backend: one device's model, optimizer state and activations. */
@@ -142,6 +148,10 @@ struct ib_backend_ops {
     int (*set_params)(ib_backend *b, const float *host, ib_error *err);
     int (*get_grads)(ib_backend *b, float *host, ib_error *err);
     int (*get_logits)(ib_backend *b, float *host, ib_error *err);   /* [B, classes] fp32 */
+    /* One state block into host memory (fp32 blocks: P floats; IB_STATE_WEIGHTS_BF16: P uint16),
+     * synchronously, the device-to-host copy included on GPU backends: what a checkpoint fetches.
+     * A block the run does not have (the bf16 copy of an fp32 run) is an error. */
+    int (*get_state)(ib_backend *b, ib_state_block which, void *host, ib_error *err);
     void (*destroy)(ib_backend *b);
 
     /* ---- data parallelism the backend does itself.  dp_unavailable_reason NULL: it has none, its

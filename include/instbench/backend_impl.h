@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include "instbench/backend.h"
+#include "instbench/model_plan.h"
 
 /* Frees what backend_impl_new made (b may be NULL), after the backend freed its impl's contents. */
 static inline void backend_impl_free(ib_backend *b)
@@ -33,6 +34,19 @@ static inline ib_backend *backend_impl_new(const ib_backend_ops *ops, const ib_t
         return NULL;
     }
     return b;
+}
+
+/* Where state block WHICH lives in BUF (host or device pointers alike) and its size in bytes for P
+ * parameters: get_state's lookup, shared so both backends name the same blocks.  NULL when the run
+ * has no such block (the bf16 copy of an fp32 run). */
+static inline const void *backend_state_block(const model_buffers *buf, ib_state_block which, size_t P, size_t *bytes)
+{
+    const void *src = which == IB_STATE_PARAMS ? (const void *)buf->params
+                      : which == IB_STATE_ADAM_M ? (const void *)buf->m
+                      : which == IB_STATE_ADAM_V ? (const void *)buf->v
+                      : which == IB_STATE_WEIGHTS_BF16 ? (const void *)buf->wbf : NULL;
+    *bytes = P * (which == IB_STATE_WEIGHTS_BF16 ? sizeof(uint16_t) : sizeof(float));
+    return src;
 }
 
 #endif

@@ -66,6 +66,11 @@ typedef struct bench_run_config {
      * over NCCL: world_size, rank (this process's first global rank), local_rank (its first GPU)
      * and master_addr/master_port (the NCCL id rendezvous) are used from it. */
     const struct bench_rendezvous *rdv;
+    /* Optional: called once, on this process's first rank, after a completed timed window (never
+     * after an interruption or a failure) with its backend still alive and the job's
+     * communication already closed: measure's checkpoint timing (checkpoint.c). */
+    void (*after_window)(void *user, ib_backend *b);
+    void *after_user;
 } bench_run_config;
 
 typedef struct bench_result {
@@ -85,6 +90,29 @@ int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 
 /* Settled when the last 3 steps' times are within 10% of their median (used for --warmup auto). */
 int bench_warmup_settled(const double *times, size_t n);
+
+/* ---- checkpoint.c: one checkpoint of the training state, timed ------------------------------ */
+typedef struct bench_checkpoint {
+    int measured;              /* 1: the figures below hold */
+    uint64_t bytes;            /* written: checkpoint_state_bytes of the run */
+    double write_s;            /* fetching every block (device-to-host included), writing, fsync */
+    double read_s;             /* reading the file back after dropping its cached pages (best effort) */
+    char dir_fs[32];           /* the directory's file system (statfs f_type): "ext4", "tmpfs", "nfs", ... */
+} bench_checkpoint;
+
+/* The bytes one checkpoint holds: fp32 weights + Adam's m and v (12 per parameter), + the bf16
+ * working copy under bf16 (2 more). */
+uint64_t checkpoint_state_bytes(uint64_t params, ib_precision precision);
+/* --checkpoint-dir before the run: an existing, writable directory (IB_EXIT_USAGE otherwise). */
+int checkpoint_check_dir(const char *dir, ib_error *err);
+/* Writes B's state to a new file in DIR with fsync, reads it back, removes it, and fills OUT.
+ * 0 measured; 1 stopped by *STOP (nothing left behind); -1 not measured, ERR says why (too little
+ * free space, an I/O error): the run's figures stand without it. */
+int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *stop, bench_checkpoint *out, ib_error *err);
+/* From a signal handler about to let the process die: removes the file being written, if any. */
+void checkpoint_remove_pending(void);
+/* DIR's file system by name (statfs f_type), "0x<magic>" for one the list lacks, "unknown". */
+void checkpoint_fs_name(const char *dir, char *out, size_t n);
 
 /* ---- sysinfo.c ----------------------------------------------------------------------------- */
 typedef struct bench_gpu {
@@ -191,13 +219,29 @@ uint64_t memfit_device_available(const ib_backend_ops *backend, const bench_sysi
 int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
                          int max_batch);
 
+/* ---- sagemaker.c: a SageMaker training job's node, from its resource config -------------------- */
+typedef struct bench_sagemaker {
+    char instance_type[48];    /* current_instance_type: "ml.g5.xlarge" */
+    char current_host[64];     /* "algo-2" */
+    char master_host[64];      /* the first of the sorted hosts: node rank 0 */
+    int node_rank;             /* current_host's place among the sorted hosts */
+    int nodes;                 /* hosts in the job; 0: no SageMaker identity */
+} bench_sagemaker;
+/* /opt/ml/input/config/resourceconfig.json, or $INSTBENCH_SAGEMAKER_RESOURCE_CONFIG (tests). */
+const char *sagemaker_resource_config_path(void);
+/* 0: read and checked into OUT; 1: no such file (not in SageMaker); -1: the file is there but
+ * refused (too big, not JSON, a field missing or of the wrong type, an instance type not ml.*,
+ * current_host not among hosts), ERR naming the file and the field. */
+int sagemaker_identity(bench_sagemaker *out, ib_error *err);
+
 /* ---- identity.c ----------------------------------------------------------------------------- */
 enum { IDENTITY_MAX_DIFFERENCES = 2 };   /* accelerators, vcpus */
 typedef struct bench_identity {
     char type[64], region[32], availability_zone[32], market[16];   /* "" = unknown (null) */
     char availability_zone_id[32];   /* use1-az2, from IMDS beside the zone name; "" = unknown */
-    char source[16];     /* "imds" | "flag" | "unknown" */
+    char source[16];     /* "imds" | "sagemaker" | "flag" | "unknown" */
     int count;
+    bench_sagemaker sagemaker;   /* nodes > 0: read from SageMaker's resource config (no IMDS there) */
     /* A type the user gave against what this run has (identity_check): 1 it contradicts it, 0 it
      * agrees or came from instance metadata (the machine itself), -1 not checked (no type, or one
      * the catalogue has no hardware for).  Each difference is one line, "vcpus: g5.12xlarge has 48,
@@ -206,8 +250,10 @@ typedef struct bench_identity {
     char differences[IDENTITY_MAX_DIFFERENCES][256];
     int n_differences;
 } bench_identity;
-/* IMDS unless type, region and market are all given (non-NULL); flags override IMDS.  No IMDS
- * (off EC2) leaves the identity unknown; an IMDS answer that fails validation (aws_imds_identity)
+/* IMDS unless type, region and market are all given (non-NULL); flags override IMDS.  No IMDS:
+ * a SageMaker training job's resource config (sagemaker.c) gives the type (ml.*) and the region
+ * comes from AWS_REGION, which SageMaker sets; a refused resource config is an error.  Neither
+ * (off AWS) leaves the identity unknown; an IMDS answer that fails validation (aws_imds_identity)
  * is an error naming the field. */
 int identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *out,
                      ib_error *err);
@@ -259,6 +305,7 @@ typedef struct bench_report {
     const char *attention;             /* "fused" | "unfused" (backend_attention); NULL: not recorded */
     int cuda_graphs;                   /* 1 forward + backward replayed as a CUDA graph, 0 not, -1 CPU */
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
+    const bench_checkpoint *checkpoint;   /* NULL or not measured: "checkpoint": null */
 } bench_report;
 
 /* The run-quality warnings of a result, in the order measurement.warnings lists them: CODE is

@@ -4,6 +4,7 @@
 #define INSTBENCH_PRICES_H
 
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 #include "instbench/util.h"
 
@@ -89,6 +90,12 @@ void prices_warn_missing(const prices_query *q, const price_set *out);
 int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);
 const char *prices_interruption_label(int bucket);
+/* ---- interruption.c: the Advisor bucket as a rate (the one mapping; rank's spot risk uses it) ---- */
+#define PRICES_ADVISOR_WINDOW_H 720.0   /* the Advisor's trailing month, hours */
+#define PRICES_SURVIVAL_HOURS 24.0      /* prices' "P(24 h UNINTERRUPTED)": a day-long run */
+extern const double prices_interruption_share[5];   /* the share each bucket stands for: its midpoint */
+/* A node's reclaim rate per hour for BUCKET, -ln(1 - share) / 720; NAN when unknown (< 0, > 4). */
+double prices_interruption_rate(int bucket);
 void prices_free(price_set *s);
 /* The snapshot built into the binary (configs/prices-snapshot.json), parsed once. */
 const price_set *prices_snapshot(ib_error *err);
@@ -200,6 +207,13 @@ typedef struct prices_filter_stats {
 
 /* How many instances R prices together (its nodes, 1 when unset). */
 static inline int prices_nodes(const price_record *r) { return r->nodes > 0 ? r->nodes : 1; }
+/* A SageMaker instance type (ml.*): priced on-demand from AmazonSageMaker's training component;
+ * no EC2 spot market (managed spot training publishes no hourly price). */
+static inline int prices_is_sagemaker(const price_record *r) { return strncmp(r->instance_type, "ml.", 3) == 0; }
+/* R's NODES instances as one data-parallel job stopped by the first reclaim: NODES x the node rate
+ * (per hour; NAN without a bucket), and the probability of HOURS without one, e^(-rate x HOURS). */
+double prices_job_interruption_rate(const price_record *r);
+double prices_p_uninterrupted(const price_record *r, double hours);
 /* Whether the catalogue states R's hardware (every hardware figure is unknown otherwise). */
 static inline int prices_hardware_known(const price_record *r) { return r->hw.vcpus >= 1; }
 /* Memory of each of R's accelerators in GiB: NAN when its hardware, its accelerator memory is

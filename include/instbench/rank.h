@@ -47,6 +47,7 @@ typedef struct rank_result {
     long batch_per_device;       /* -1 unknown */
     long global_batch;           /* -1 unknown */
     long params;                 /* workload.params: model parameters, -1 unknown */
+    double checkpoint_s;         /* checkpoint.write_s (measure's timed checkpoint), NAN when not measured */
     char instance_type[64];      /* "" when the run could not tell (no IMDS, no flag) */
     char host[72];               /* instance.hostname: names the machine when the type is "" */
     char region[32];
@@ -226,14 +227,15 @@ typedef struct rank_user_price {
  * Every default of the model, in one place (docs/design.md, "Spot risk", states each assumption):
  * - the Spot Instance Advisor's bucket (<5%, 5-10%, 10-15%, 15-20%, >20% of spot capacity
  *   reclaimed over the trailing month) stands for its midpoint share p (>20%: 25%), and
- *   a node's interruption rate is lambda = -ln(1 - p) / 720 h (one month);
+ *   a node's interruption rate is lambda = -ln(1 - p) / 720 h (one month): prices/interruption.c,
+ *   the one mapping, which `prices --nodes` shows too;
  * - N nodes stop at Lambda = N x lambda (independent reclaims; data parallel stops on the first);
  * - a checkpoint costs delta = the training state (fp32 weights and both Adam moments, 12 B per
  *   parameter, plus a 2 B bf16/fp16 copy) / 125 MB/s (an EBS gp3 volume's baseline throughput);
  *   RANK_SPOT_CHECKPOINT_S_UNKNOWN when the results do not give the parameter count;
  * - a restart (new instance, boot, load the checkpoint) costs R = 10 minutes;
  * - the checkpoint interval is Daly's higher-order optimum (Daly 2006, FGCS 22(3)). */
-#define RANK_SPOT_ADVISOR_WINDOW_H 720.0
+#define RANK_SPOT_ADVISOR_WINDOW_H PRICES_ADVISOR_WINDOW_H   /* the bucket's mapping lives in prices/interruption.c */
 #define RANK_SPOT_RESTART_S 600.0
 #define RANK_SPOT_DISK_BYTES_PER_S 125e6
 #define RANK_SPOT_STATE_BYTES_PER_PARAM 12.0   /* fp32 weights + Adam m and v */
@@ -250,9 +252,6 @@ typedef struct rank_user_price {
 #define RANK_SPOT_MAX_RATE 100.0
 #define RANK_SPOT_MIN_CHECKPOINT_S 1e-3
 #define RANK_SPOT_MAX_CHECKPOINT_S 86400.0
-
-/* The midpoint share of capacity reclaimed a month that each Advisor bucket (0..4) stands for. */
-extern const double rank_spot_bucket_share[5];
 
 typedef struct rank_spot_options {
     int off;                     /* --spot-risk off: spot ranks at its raw price */
@@ -284,7 +283,7 @@ typedef struct rank_spot_risk {
     long breakeven_against;
 } rank_spot_risk;
 
-/* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise). */
+/* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise): prices_interruption_rate. */
 double rank_spot_bucket_rate(int bucket);
 /* Daly's higher-order optimum interval for checkpoint cost DELTA and mean time to interruption M
  * (any one unit): sqrt(2 delta M) [1 + sqrt(delta / 2M) / 3 + (delta / 2M) / 9] - delta for
@@ -307,6 +306,9 @@ double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double 
 /* The default checkpoint cost in seconds for a model of PARAMS parameters (<= 0 unknown) trained
  * in PRECISION ("bf16", "fp16" add the half copy). */
 double rank_spot_default_checkpoint_s(long params, const char *precision);
+/* The measured checkpoint cost of workload G: the slowest checkpoint its results timed (seconds;
+ * the slowest disk is the one a job spanning those machines waits for), NAN when none did. */
+double rank_spot_measured_checkpoint_s(const rank_results *res, const rank_group *g);
 /* --interruption-rate: "X" per node-hour, "Nh" once per N hours, "Nd" once per N days.  0 ok with
  * *RATE per node-hour; -1 with a one-line reason. */
 int rank_spot_parse_rate(const char *s, double *rate, char *why, size_t len);

@@ -7,10 +7,28 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "instbench/aws.h"
 #include "instbench/imds.h"
+
+/* No IMDS: a SageMaker training container?  0 yes or not there; -1 its resource config refused. */
+static int from_sagemaker(bench_identity *id, ib_error *err)
+{
+    int rc = sagemaker_identity(&id->sagemaker, err);
+    if (rc < 0) return -1;
+    if (rc > 0) return 0;
+    const bench_sagemaker *sm = &id->sagemaker;
+    ib_debug("identity: SageMaker training job, %s, host %s (node %d of %d)", sm->instance_type, sm->current_host,
+             sm->node_rank, sm->nodes);
+    snprintf(id->type, sizeof id->type, "%s", sm->instance_type);
+    const char *region = getenv("AWS_REGION");
+    if (region && aws_region_known(region)) snprintf(id->region, sizeof id->region, "%s", region);
+    strcpy(id->source, "sagemaker");
+    return 0;
+}
 
 int identity_resolve(const char *type, const char *region, const char *market, int count, bench_identity *id,
                      ib_error *err)
@@ -41,6 +59,7 @@ int identity_resolve(const char *type, const char *region, const char *market, i
             strcpy(id->source, "imds");
         } else {
             ib_debug("identity: instance metadata not available (%.2f s): %s", util_now_seconds() - t0, ierr.msg);
+            if (from_sagemaker(id, err) < 0) return -1;
         }
     }
     /* The source names where the instance type came from. */
@@ -135,7 +154,8 @@ static void check_vcpus(bench_identity *id, const bench_type_hardware *hw, const
 int identity_check(bench_identity *id, const bench_type_hardware *hw, const bench_run_hardware *run)
 {
     id->n_differences = 0;
-    if (!strcmp(id->source, "imds")) return id->mismatch = 0;
+    /* the machine's own answer (instance metadata, SageMaker's resource config): never refused */
+    if (!strcmp(id->source, "imds") || !strcmp(id->source, "sagemaker")) return id->mismatch = 0;
     if (!id->type[0] || !hw) return id->mismatch = -1;
     check_accelerators(id, hw, run);
     check_vcpus(id, hw, run);

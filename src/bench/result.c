@@ -211,6 +211,17 @@ char *result_to_json(const bench_report *r, int pretty)
         cJSON_AddItemToArray(codes, cJSON_CreateString(w[i].code));
     }
 
+    /* one checkpoint of this run's state, timed (checkpoint.c); null when off, skipped or not rank 0 */
+    const bench_checkpoint *ck = r->checkpoint;
+    if (ck && ck->measured) {
+        cJSON *c = cJSON_AddObjectToObject(root, "checkpoint");
+        static const char *const ck_keys[] = {"bytes", "write_s", "read_s"};
+        ADD_NUMBERS(c, ck_keys, (double)ck->bytes, ck->write_s, ck->read_s);
+        cJSON_AddStringToObject(c, "dir_fs", ck->dir_fs);
+    } else {
+        cJSON_AddNullToObject(root, "checkpoint");
+    }
+
     char *out = pretty ? util_json_print(root) : util_json_print_compact(root);
     cJSON_Delete(root);
     return out;

@@ -423,6 +423,9 @@ done:
         S.dpo->dp_destroy(S.dp);   /* its comms first: they reference the backends' streams */
         for (int r = 0; r < R_n; r++) ranks[r].comm = NULL;
     }
+    /* after the goodbye: a slow checkpoint here must not look like a dead rank to the others */
+    if (rc == 0 && !out->interrupted && c->after_window && ranks && ranks[0].backend)
+        c->after_window(c->after_user, ranks[0].backend);
     for (int r = 0; r < R_n; r++) {
         datapipe_destroy(ranks[r].pipe);
         if (ranks[r].backend) ranks[r].backend->ops->destroy(ranks[r].backend);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@ static volatile sig_atomic_t g_stop;
 static void on_signal(int sig)
 {
     if (g_stop) {
+        checkpoint_remove_pending();   /* a checkpoint file being written goes with the process */
         signal(sig, SIG_DFL);
         raise(sig);
         return;
@@ -62,6 +64,8 @@ static struct {
     int identity_mismatch;     /* --identity-mismatch ok: 0; not given: -1 (a contradiction refuses) */
     int dry_run;
     uint64_t seed;
+    int checkpoint;            /* index into on_off: 0 on (default), 1 off */
+    const char *checkpoint_dir;
 } O;
 
 /* A whole number >= 0 up to 2^63-1 (64-bit seeds). */
@@ -161,6 +165,14 @@ static const arg_spec measure_specs[] = {
     {"--dry-run", 0, ARG_FLAG, &O.dry_run, NULL, "check everything a run would check (flags, backend, memory for the\n"
      "batch, the output files, the identity, the rendezvous settings), print\n"
      "what would run, and exit without measuring"},
+    {"--checkpoint", 0, ARG_CHOICE, &O.checkpoint, NULL, "on (default): after the timed window, time one checkpoint of\n"
+     "the state a training job saves (fp32 weights, Adam's two moments,\n"
+     "the bf16 copy under bf16; from a GPU with the copy to the host):\n"
+     "written with fsync, read back, removed (the result's checkpoint;\n"
+     "rank's measured checkpoint cost).  Skipped with a warning when\n"
+     "the disk lacks the room; off: not timed", .choices = on_off, .group = "checkpoint"},
+    {"--checkpoint-dir", 0, ARG_STRING, &O.checkpoint_dir, "DIR", "where the checkpoint is written (default: the result file's\n"
+     "directory, else ./instbench-results/ when it exists, else .)"},
     {0},
 };
 
@@ -221,7 +233,48 @@ static int parse_args(int argc, char **argv)
     if ((rc = check_identity_names()) != 0) return rc;
     if (O.have_steps && O.have_duration) return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
     if (!O.have_steps && !O.have_duration) O.duration_s = DEFAULT_DURATION_S;
+    if (O.checkpoint_dir && O.checkpoint == 1)
+        return args_usage_error(&cmd_measure_args, "--checkpoint-dir with --checkpoint off: nothing is written there");
+    ib_error err = {0};
+    if (O.checkpoint_dir && checkpoint_check_dir(O.checkpoint_dir, &err))
+        return args_usage_error(&cmd_measure_args, "%s", err.msg);
     return 0;
+}
+
+/* Where the checkpoint goes: --checkpoint-dir, else the result file's directory (the result's
+ * file system), else ./instbench-results/ when it exists, else the current directory (a result
+ * for stdout or S3 has no directory here). */
+static void checkpoint_dir_choose(char *out, size_t n)
+{
+    struct stat st;
+    if (O.checkpoint_dir) snprintf(out, n, "%s", O.checkpoint_dir);
+    else if (O.output && strcmp(O.output, "-") != 0 && !result_output_is_remote(O.output)) {
+        const char *slash = strrchr(O.output, '/');
+        if (!slash) snprintf(out, n, ".");
+        else snprintf(out, n, "%.*s", slash == O.output ? 1 : (int)(slash - O.output), O.output);
+    } else if (stat("instbench-results", &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(out, n, "instbench-results");
+    else
+        snprintf(out, n, ".");
+}
+
+typedef struct checkpoint_job {
+    char dir[4096];
+    bench_checkpoint result;
+} checkpoint_job;
+
+/* bench_run's after_window: one checkpoint of the state the run trained, on global rank 0 (the
+ * rank a data-parallel job saves from).  Not measured: a warning, and the result says null. */
+static void take_checkpoint(void *user, ib_backend *b)
+{
+    checkpoint_job *job = user;
+    ib_error err = {0};
+    ib_info("checkpoint: timing one save of the training state in %s", job->dir);
+    int rc = checkpoint_measure(b, job->dir, &g_stop, &job->result, &err);
+    if (rc < 0) ib_warn("checkpoint not timed: %s (the result's checkpoint is null)", err.msg);
+    else if (rc == 0)
+        ib_info("checkpoint: %.1f MiB written in %.3f s, read back in %.3f s (%s)", job->result.bytes / 1048576.0,
+                job->result.write_s, job->result.read_s, job->result.dir_fs);
 }
 
 static int interrupted_exit(void)
@@ -272,6 +325,21 @@ static void warn_identity(const bench_identity *id, int nnodes, const char *host
         ib_warn("--count %d with %d node(s) running: rank will price the result as %d nodes at the throughput "
                 "measured on %d (cost x %d, throughput not scaled); start the run on every node (--nnodes) to "
                 "measure theirs", id->count, nnodes, id->count, nnodes, id->count);
+}
+
+/* A SageMaker job's node: the result stands for all of its hosts (as --count would say) unless
+ * --count was given; a lone run on one of several hosts is told how to measure them together. */
+static void sagemaker_topology(bench_identity *id, const bench_rendezvous *rdv)
+{
+    const bench_sagemaker *sm = &id->sagemaker;
+    if (sm->nodes <= 0) return;
+    ib_info("identity: SageMaker training job (%s), %s, node %d of %d", sagemaker_resource_config_path(),
+            sm->instance_type, sm->node_rank, sm->nodes);
+    if (O.count == 0 && sm->nodes > rdv->nnodes) id->count = sm->nodes;
+    if (rdv->nnodes == 1 && sm->nodes > 1)
+        ib_warn("SageMaker runs %d hosts but this run measures one node (priced as %d: --count %d); to measure "
+                "them together start it on every host with --nnodes %d --node-rank %d --master-addr %s",
+                sm->nodes, id->count, id->count, sm->nodes, sm->node_rank, sm->master_host);
 }
 
 /* The differences of a checked identity as one line: "accelerators: ...; vcpus: ...". */
@@ -362,6 +430,11 @@ static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *
                : aws_url_for_display(O.output, shown, sizeof shown), O.append ? ", appended to " : "", O.append ? O.append : "");
     else
         printf("  result: written by global rank 0, not here\n");
+    char dir[4096];
+    checkpoint_dir_choose(dir, sizeof dir);
+    if (rdv->rank == 0 && O.checkpoint == 0)
+        printf("  checkpoint: one save of the training state (%.1f MiB) timed in %s\n",
+               checkpoint_state_bytes(model_param_count(&train->model), train->precision) / 1048576.0, dir);
     return IB_EXIT_OK;
 }
 
@@ -502,6 +575,7 @@ int cmd_measure(int argc, char **argv)
         return IB_EXIT_RUNTIME;
     }
     if (g_stop) return interrupted_exit();
+    sagemaker_topology(&id, &rdv);
     if ((prc = check_identity_hardware(&id, backend, &sys, rdv.local_world_size, first_gpu)) != 0) return prc;
     warn_identity(&id, rdv.nnodes, sys.hostname);
     if (O.dry_run) return dry_run_report(backend, &train, data, &rdv, workers, &id);
@@ -546,6 +620,12 @@ int cmd_measure(int argc, char **argv)
                            .warmup = O.warmup, .steps = O.steps, .duration_s = O.duration_s,
                            .min_steps = DEFAULT_MIN_STEPS, .progress = ib_log_level >= 1 && util_isatty_stderr(),
                            .color = util_stderr_color(), .markers = ib_log_level >= 2, .stop = &g_stop, .rdv = &rdv};
+    checkpoint_job ck;
+    memset(&ck, 0, sizeof ck);
+    if (rdv.rank == 0 && O.checkpoint == 0) {
+        checkpoint_dir_choose(ck.dir, sizeof ck.dir);
+        rc.after_window = take_checkpoint, rc.after_user = &ck;
+    }
     if (data == BENCH_DATA_HOST)
         ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s",
                 train.model.name, backend_precision_name(train.precision), train.batch_size, O.ranks, workers,
@@ -580,7 +660,7 @@ int cmd_measure(int argc, char **argv)
         .global_batch_size = train.batch_size * rdv.world_size, .topology = rdv, .m = &res, .others_share = others,
         .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
         .attention = backend_attention(backend, &train), .cuda_graphs = is_cpu ? -1 : train.cuda_graphs,
-        .hourly_cost_usd = O.hourly_cost};
+        .hourly_cost_usd = O.hourly_cost, .checkpoint = &ck.result};
     result_warning warnings[RESULT_MAX_WARNINGS];
     for (size_t i = 0, n = result_warnings(&rep, warnings); i < n; i++) say_warning(&warnings[i], &res, peak_source);
 

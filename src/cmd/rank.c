@@ -722,7 +722,13 @@ int cmd_rank(int argc, char **argv)
     if (n_groups > 1) list_groups(groups, n_groups, chosen, a.workload != NULL);
     const rank_group *g = &groups[chosen];
 
-    if (!a.checkpoint_given) a.opt.spot.checkpoint_s = rank_spot_default_checkpoint_s(g->params, g->precision);
+    if (!a.checkpoint_given) {
+        /* measure's timed checkpoint where the results have one, else the model's state at a
+         * gp3 volume's baseline (docs/design.md, "Spot risk") */
+        double measured = rank_spot_measured_checkpoint_s(&res, g);
+        a.opt.spot.checkpoint_s = isfinite(measured) ? measured : rank_spot_default_checkpoint_s(g->params, g->precision);
+        if (isfinite(measured)) a.opt.spot.checkpoint_source = "measured";
+    }
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
     if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
     check_user_prices(&a, configs, n_configs);

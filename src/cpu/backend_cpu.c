@@ -59,6 +59,15 @@ static int get_logits(ib_backend *b, float *host, ib_error *err)
     return 0;
 }
 
+static int get_state(ib_backend *b, ib_state_block which, void *host, ib_error *err)
+{
+    size_t bytes;
+    const void *src = backend_state_block(&impl(b)->buf, which, b->layout.total, &bytes);
+    if (!src) return ib_error_set(err, IB_EXIT_RUNTIME, "state block %d does not exist in this run", (int)which);
+    memcpy(host, src, bytes);
+    return 0;
+}
+
 static void destroy(ib_backend *b)
 {
     if (b) cpu_vit_free(impl(b));
@@ -137,5 +146,5 @@ const ib_backend_ops cpu_backend_ops = {
     .set_inputs = set_inputs, .forward_backward = forward_backward, .forward = forward,
     .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
     .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
-    .destroy = destroy,
+    .get_state = get_state, .destroy = destroy,
 };

@@ -238,6 +238,17 @@ static int get_logits(ib_backend *b, float *host, ib_error *err)
     return copy_out(b, host, v->buf.logits, (size_t)v->plan.B * v->plan.C, err);
 }
 
+/* A checkpoint's blocks (measure's checkpoint timing): the same stream-ordered copy as get_params. */
+static int get_state(ib_backend *b, ib_state_block which, void *host, ib_error *err)
+{
+    size_t bytes;
+    const void *src = backend_state_block(&impl(b)->buf, which, b->layout.total, &bytes);
+    if (!src) return ib_error_set(err, IB_EXIT_RUNTIME, "state block %d does not exist in this run", (int)which);
+    CUDA_TRY(cudaSetDevice(impl(b)->device));
+    CUDA_TRY(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, impl(b)->stream));
+    return synchronize(b, err);
+}
+
 static int set_params(ib_backend *b, const float *host, ib_error *err)
 {
     cuda_vit *v = impl(b);
@@ -338,7 +349,7 @@ const ib_backend_ops cuda_backend_ops = {
     .set_inputs = set_inputs, .host_alloc = host_alloc, .host_free = host_free, .forward_backward = forward_backward, .forward = forward,
     .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
     .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
-    .destroy = destroy,
+    .get_state = get_state, .destroy = destroy,
     .dp_unavailable_reason = dp_unavailable_reason, .dp_create = cuda_dp_create, .dp_step = cuda_dp_step,
     .dp_agree = cuda_dp_agree, .dp_comm = cuda_dp_comm,
     .dp_finish = cuda_dp_finish, .dp_destroy = cuda_dp_destroy,

@@ -34,7 +34,8 @@ const char *const prices_table_keys[] = {"type", "region", "accelerators", "acce
                                          "on_demand", "on_demand_source", "spot", "spot_az", "azs", "interruption",
                                          "savings", "advisor_savings", "placement", "spot_source",
                                          "on_demand_per_accelerator", "spot_per_accelerator", "nodes",
-                                         "total_accelerators", "on_demand_total", "spot_total", NULL};
+                                         "total_accelerators", "on_demand_total", "spot_total", "job_interruptions",
+                                         "p_uninterrupted_24h", NULL};
 
 /* The type's hardware cells: "4 x A10G" (or "-": none, "?": not in the catalogue; the
  * accelerators of NODES instances), accelerator memory in all, vCPUs, host memory (GiB, whole
@@ -68,7 +69,7 @@ int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot)
     return 0;
 }
 
-enum { PT_MAX = 24 };
+enum { PT_MAX = 28 };
 
 typedef struct price_columns {
     const char *headers[PT_MAX], *keys[PT_MAX];
@@ -110,6 +111,9 @@ static void price_columns_pick(price_columns *c, int want_od, int want_spot, int
         add_col(c, "IN AZ", "spot_az", OUTPUT_LEFT, 6);
         add_col(c, "AZs", "azs", OUTPUT_RIGHT, 1);
         add_col(c, "INTERRUPTION", "interruption", OUTPUT_LEFT, 5);
+        /* the bucket as the NODES-node job lives it (prices/interruption.c): with --nodes only */
+        if (nodes) add_col(c, "JOB INTERRUPTIONS", "job_interruptions", OUTPUT_RIGHT, OUTPUT_KEEP);
+        if (nodes) add_col(c, "P(24 h UNINTERRUPTED)", "p_uninterrupted_24h", OUTPUT_RIGHT, OUTPUT_KEEP);
         add_col(c, "SAVINGS %", "savings", OUTPUT_RIGHT, 4);
         add_col(c, "ADVISOR SAVINGS %", "advisor_savings", OUTPUT_RIGHT, 0);
         add_col(c, "PLACEMENT 1-10", "placement", OUTPUT_RIGHT, 2);
@@ -119,8 +123,23 @@ static void price_columns_pick(price_columns *c, int want_od, int want_spot, int
 
 typedef struct price_text {
     char od[48], odacc[48], odtot[48], ods[64], sp[48], spacc[48], sptot[48], az[48], nz[24], intr[16], sav[16],
-        adv[16], pl[16], sps[64], nodes[24], acc[64], acctot[64], accm[16], cpu[16], mem[16];
+        adv[16], pl[16], sps[64], nodes[24], acc[64], acctot[64], accm[16], cpu[16], mem[16], job[48], p24[16];
 } price_text;
+
+/* The job's interruption rate as "1 per 626 h" (once every H hours, rank's BREAK-EVEN style) and
+ * its chance of a day without one as "96.2%"; "-" without an Advisor bucket. */
+static void survival_cells(const price_record *r, char job[48], char p24[16])
+{
+    const double rate = prices_job_interruption_rate(r);
+    if (isnan(rate)) {
+        strcpy(job, "-"), strcpy(p24, "-");
+        return;
+    }
+    char h[32];
+    output_fmt_grouped(h, sizeof h, 1 / rate, 1 / rate < 10 ? 1 : 0);
+    snprintf(job, 48, "1 per %s h", h);
+    snprintf(p24, 16, "%.1f%%", 100 * prices_p_uninterrupted(r, PRICES_SURVIVAL_HOURS));
+}
 
 
 /* One row's cells, in price_columns_pick's order; returns how many. */
@@ -154,6 +173,7 @@ static size_t price_row_cells(const price_set *s, const price_record *r, int wan
         const spot_price *best = prices_cheapest_zone(r, s->include_local_zones);
         const double sp = best ? best->usd_per_hour : NAN;
         output_fmt_usd(b->sp, sizeof b->sp, sp);
+        if (!best && prices_is_sagemaker(r)) snprintf(b->sp, sizeof b->sp, "not published");
         output_fmt_usd(b->spacc, sizeof b->spacc, prices_per_accelerator_hour(r, sp));
         output_fmt_usd(b->sptot, sizeof b->sptot, nodes * sp);
         snprintf(b->az, sizeof b->az, "%s%s", best ? best->az : "-", best ? prices_zone_marker(best->az) : "");
@@ -167,8 +187,10 @@ static size_t price_row_cells(const price_set *s, const price_record *r, int wan
         cells[k++] = b->sp;
         cells[k++] = b->spacc;
         if (s->nodes_asked) cells[k++] = b->sptot;
-        const char *v[] = {b->az, b->nz, b->intr, b->sav, b->adv, b->pl, b->sps};
-        for (size_t i = 0; i < sizeof v / sizeof *v; i++) cells[k++] = v[i];
+        survival_cells(r, b->job, b->p24);
+        const char *v[] = {b->az, b->nz, b->intr, b->job, b->p24, b->sav, b->adv, b->pl, b->sps};
+        for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+            if (s->nodes_asked || (v[i] != b->job && v[i] != b->p24)) cells[k++] = v[i];
     }
     return k;
 }
@@ -238,7 +260,17 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
         clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "", intr && adv ? " and " : "",
                adv ? "ADVISOR SAVINGS %" : "",
                sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench");
-    if (output_table_showed(t, "placement")) clause(line, sizeof line, "PLACEMENT: EC2 spot placement scores (live AWS only)");
+    int sagemaker = 0;
+    for (size_t i = 0; i < s->n; i++) sagemaker |= prices_is_sagemaker(&s->items[i]);
+    if (sagemaker && output_table_showed(t, "spot"))
+        clause(line, sizeof line, "ml.* rows: SageMaker training; its managed spot has no published hourly price "
+               "(rank prices it at yours: --price TYPE:spot=USD)");
+    if (output_table_showed(t, "job_interruptions") || output_table_showed(t, "p_uninterrupted_24h"))
+        clause(line, sizeof line, "JOB INTERRUPTIONS: NODES x a node's rate, assuming the bucket's midpoint share (>20%%: 25%%) "
+               "of nodes reclaimed in a 720 h month (-ln(1 - share) / 720 per hour, as rank's spot risk); "
+               "P(24 h UNINTERRUPTED): e^(-rate x 24)");
+    if (output_table_showed(t, "placement"))
+        clause(line, sizeof line, "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only)");
     const int snap = prices_shown_from_snapshot(s, want_od, want_spot);
     if (line[0] || snap) fputc('\n', out);
     if (line[0]) output_note(out, "sources: %s.", line);
@@ -291,12 +323,12 @@ static const char *const csv_headers[] = {
     "placement_score", "vcpus", "memory_gib", "accelerator", "accelerator_count", "accelerator_memory_gib",
     "spot_min_savings_pct", "spot_min_zone_type", "on_demand_usd_per_accelerator_hour",
     "spot_min_usd_per_accelerator_hour", "nodes", "total_accelerators", "on_demand_total_usd_per_hour",
-    "spot_min_total_usd_per_hour"};
+    "spot_min_total_usd_per_hour", "interruption_job_rate_per_hour", "interruption_p_no_interruption_24h"};
 enum { CSV_NC = sizeof csv_headers / sizeof csv_headers[0] };
 
 typedef struct csv_text {
     char od[32], odt[32], mn[32], mx[32], nz[24], spt[32], ib[16], sav[16], pl[16], cpu[16], mem[32], accn[16],
-        accm[32], rsav[32], odacc[32], spacc[32], nodes[16], acctot[24], odtot[32], sptot[32];
+        accm[32], rsav[32], odacc[32], spacc[32], nodes[16], acctot[24], odtot[32], sptot[32], job[32], p24[32];
 } csv_text;
 
 /* R's cells in csv_headers' order into CELLS (pointing into B or R). */
@@ -335,10 +367,12 @@ static void csv_row(const price_set *s, const price_record *r, csv_text *b, cons
     if (r->placement_score > 0) snprintf(b->pl, sizeof b->pl, "%d", r->placement_score);
     num(prices_spot_savings_pct(r, with_local), b->rsav, sizeof b->rsav);
     snprintf(b->nodes, sizeof b->nodes, "%d", nodes);
+    num(prices_job_interruption_rate(r), b->job, sizeof b->job);
+    num(prices_p_uninterrupted(r, PRICES_SURVIVAL_HOURS), b->p24, sizeof b->p24);
     const char *v[CSV_NC] = {r->instance_type, r->region, b->od, isnan(od) ? "" : r->on_demand_source, b->odt, b->mn,
                              az, b->mx, b->nz, r->spot_source, b->spt, b->ib, label, b->sav, b->pl, b->cpu, b->mem,
                              r->hw.accelerator, b->accn, b->accm, b->rsav, kind, b->odacc, b->spacc, b->nodes,
-                             b->acctot, b->odtot, b->sptot};
+                             b->acctot, b->odtot, b->sptot, b->job, b->p24};
     memcpy(cells, v, sizeof v);
 }
 

@@ -507,6 +507,11 @@ static void add_interruption(cJSON *o, const price_record *r)
     add_number(in, "bucket", known ? r->interruption_bucket : NAN);
     add_string(in, "label", known ? prices_interruption_label(r->interruption_bucket) : NULL);
     add_number(in, "savings_pct", known && r->savings_pct != -1 ? r->savings_pct : NAN);
+    /* derived for readers (prices/interruption.c), ignored when read: the bucket as a node's rate,
+     * the NODES-node job's, and that job's chance of a day without an interruption */
+    add_number(in, "rate_per_node_hour", prices_interruption_rate(r->interruption_bucket));
+    add_number(in, "job_rate_per_hour", prices_job_interruption_rate(r));
+    add_number(in, "p_no_interruption_24h", prices_p_uninterrupted(r, PRICES_SURVIVAL_HOURS));
 }
 
 static void add_hardware(cJSON *o, const price_record *r)

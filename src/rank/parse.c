@@ -110,6 +110,21 @@ static int parse_price(const cJSON *root, rank_result *r, char *reason, size_t r
     return 0;
 }
 
+/* The optional "checkpoint" measure timed: only its write time enters rank (the spot model's
+ * measured checkpoint cost), so a bad or missing one is "not measured", never a rejected file. */
+static void parse_checkpoint(const cJSON *root, rank_result *r)
+{
+    r->checkpoint_s = NAN;
+    const cJSON *ck = get_obj(root, "checkpoint");
+    const cJSON *w = ck ? cJSON_GetObjectItemCaseSensitive(ck, "write_s") : NULL;
+    if (!cJSON_IsNumber(w) || !isfinite(w->valuedouble) || w->valuedouble < 0 ||
+        w->valuedouble > RANK_SPOT_MAX_CHECKPOINT_S)
+        return;
+    /* a tiny model's checkpoint can take less than the model's smallest delta (Daly's interval
+     * needs one above zero) */
+    r->checkpoint_s = w->valuedouble < RANK_SPOT_MIN_CHECKPOINT_S ? RANK_SPOT_MIN_CHECKPOINT_S : w->valuedouble;
+}
+
 static const char *str_at(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -307,6 +322,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "timestamp");
     if (cJSON_IsString(ts) && ts->valuestring && util_parse_iso8601(ts->valuestring, &r->timestamp) != 0)
         r->timestamp = 0;
+    parse_checkpoint(root, r);
     run_key(root, r, r->run_key);
     return 0;
 }

@@ -68,7 +68,7 @@ static void add_spot_risk(cJSON *doc, const rank_spot_options *so)
     cJSON_AddStringToObject(k, "rate_source", isfinite(so->rate_per_node_hour) ? "user" : "advisor");
     cJSON_AddItemToObject(k, "rate_per_node_hour", limit(so->rate_per_node_hour));
     cJSON *shares = cJSON_AddArrayToObject(k, "advisor_bucket_shares");
-    for (int b = 0; b < 5; b++) cJSON_AddItemToArray(shares, output_json_number(rank_spot_bucket_share[b]));
+    for (int b = 0; b < 5; b++) cJSON_AddItemToArray(shares, output_json_number(prices_interruption_share[b]));
     cJSON_AddItemToObject(k, "advisor_window_hours", output_json_number(RANK_SPOT_ADVISOR_WINDOW_H));
     cJSON_AddItemToObject(k, "checkpoint_cost_s", output_json_number(so->checkpoint_s));
     cJSON_AddStringToObject(k, "checkpoint_cost_source", so->checkpoint_source);

@@ -237,9 +237,12 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
     for (size_t i = 0; i < n_configs; i++) {
         for (int m = 0; m < 2; m++) {
             if (!(o->markets & (1 << m))) continue;
-            int sagemaker_spot = m == RANK_SPOT && rank_is_sagemaker_type(configs[i].instance_type);
-            /* With both markets the on-demand row stands for a SageMaker type; asked for spot
-             * alone, say why it is missing instead of dropping it. */
+            /* SageMaker managed spot training has no published hourly price (AWS reports the
+             * saving after the job): ranked only at the user's --price NAME:spot=USD.  Without
+             * one, with both markets the on-demand row stands for the type; asked for spot alone,
+             * the row says why it is missing instead of being dropped. */
+            int sagemaker_spot = m == RANK_SPOT && rank_is_sagemaker_type(configs[i].instance_type) &&
+                                 !has_user_price(&configs[i], RANK_SPOT, o);
             if (sagemaker_spot && (o->markets & RANK_MARKETS_ON_DEMAND)) continue;
             const rank_config *c = &configs[i];
             /* Off EC2 there is no AWS market: a machine without an instance type has only the
@@ -264,7 +267,8 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
                 row->priced = 0;
                 row->interruption_bucket = row->placement_score = -1;
                 snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
-                         "SageMaker %s is priced on-demand only (no spot market of its own)", configs[i].instance_type);
+                         "SageMaker managed spot for %s is not published per hour (give your rate: --price %s:spot=USD)",
+                         configs[i].instance_type, configs[i].instance_type);
             }
         }
     }

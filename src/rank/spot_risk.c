@@ -22,13 +22,7 @@
 
 #include "instbench/rank.h"
 
-const double rank_spot_bucket_share[5] = {0.025, 0.075, 0.125, 0.175, 0.25};
-
-double rank_spot_bucket_rate(int bucket)
-{
-    if (bucket < 0 || bucket > 4) return NAN;
-    return -log1p(-rank_spot_bucket_share[bucket]) / RANK_SPOT_ADVISOR_WINDOW_H;
-}
+double rank_spot_bucket_rate(int bucket) { return prices_interruption_rate(bucket); }
 
 double rank_spot_daly_interval(double delta, double m)
 {
@@ -102,6 +96,16 @@ double rank_spot_default_checkpoint_s(long params, const char *precision)
     int half = precision && (!strcmp(precision, "bf16") || !strcmp(precision, "fp16"));
     double per_param = RANK_SPOT_STATE_BYTES_PER_PARAM + (half ? RANK_SPOT_HALF_COPY_BYTES_PER_PARAM : 0);
     return (double)params * per_param / RANK_SPOT_DISK_BYTES_PER_S;
+}
+
+double rank_spot_measured_checkpoint_s(const rank_results *res, const rank_group *g)
+{
+    double worst = NAN;
+    for (size_t i = 0; i < g->n; i++) {
+        double s = res->items[g->idx[i]].checkpoint_s;
+        if (isfinite(s) && !(s <= worst)) worst = s;
+    }
+    return worst;
 }
 
 int rank_spot_parse_rate(const char *s, double *rate, char *why, size_t len)

@@ -19,7 +19,7 @@ add_test(NAME measure_stats
 
 # CLI tests: each gets its own scratch directory; the schema lives in the source tree.
 set(MEASURE_PY_ARGS ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
-foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs)
+foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs sagemaker)
   add_test(NAME measure_cli_${t}
            COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
   set_tests_properties(measure_cli_${t} PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
@@ -41,3 +41,12 @@ set_tests_properties(measure_cli_schema_avx2 PROPERTIES ENVIRONMENT
                      "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1;DNNL_MAX_CPU_ISA=AVX2")
 # ~30 s under the sanitizers (timing a real window): the ASan build skips it, the release build runs it.
 set_tests_properties(measure_cli_timing PROPERTIES LABELS slow)
+
+# measure's timed checkpoint: a slow disk and a full one through an LD_PRELOAD shim (write() to the
+# checkpoint file slowed, statvfs() reporting little room), Ctrl-C inside the checkpoint.
+add_library(checkpoint_io_shim SHARED ${MEASURE_TESTS}/checkpoint_io_shim.c)
+target_link_libraries(checkpoint_io_shim PRIVATE ${CMAKE_DL_LIBS})
+add_test(NAME measure_cli_checkpoint
+         COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_checkpoint.py ${MEASURE_PY_ARGS}
+                 $<TARGET_FILE:checkpoint_io_shim>)
+set_tests_properties(measure_cli_checkpoint PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")

@@ -617,6 +617,18 @@ def case_sagemaker():
               {"us-east-1a": 0.41, "us-east-1c": 0.3921}, "g5.xlarge spot %r" % g["spot"])
         ops = ep.stats()["by_operation"]
         check(ops.get("GetProducts") == 3 and ops.get("DescribeSpotPriceHistory") == 1, "calls %r" % ops)
+        # the table: ml.* rows are their own rows at the training price; their managed spot has
+        # no published hourly price, said in the cell and under the table (rank's --price prices it)
+        p = prices(["--instance-types", "ml.g5.xlarge,g5.xlarge", "--regions", "us-east-1", "--format", "table",
+                    "--columns", "type,on_demand,spot"], base_env(ep))
+        rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith(("ml.", "g5."))}
+        check("$1.41" in rows.get("ml.g5.xlarge", "") and "not published" in rows.get("ml.g5.xlarge", ""),
+              "ml.g5.xlarge table row %r" % rows.get("ml.g5.xlarge"))
+        check("not published" not in rows.get("g5.xlarge", "x") and "$0.39" in rows.get("g5.xlarge", ""),
+              "g5.xlarge table row %r" % rows.get("g5.xlarge"))
+        legend = " ".join(p.stdout.split())
+        check("managed spot has no published hourly price" in legend and "--price TYPE:spot=USD" in legend,
+              "no SageMaker spot note under the table: %s" % p.stdout[-600:])
     finally:
         ep.stop()
 

@@ -22,6 +22,7 @@ import copy
 import csv
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -395,6 +396,57 @@ def case_rank_local_zones():
                 rows = json.loads(out or "{}").get("rows", [])
                 got = rows[0]["usd_per_hour"] if rows else None
                 close(got, want, f"rank --spot-price {mode} {' '.join(extra)}")
+
+
+def case_survival():
+    """--nodes N with the spot columns: the N-node job's interruption rate and its chance of 24 h
+    without one, from the Advisor's raw feed (data/spot-advisor-data.json, `r` the bucket) and the
+    model's assumption written out here: the bucket's midpoint share p of nodes reclaimed over a
+    720-hour month, a node's rate -ln(1 - p) / 720, the job's N times that, e^(-24 N lambda)."""
+    advisor = json.load(open(os.path.join(DATA, "spot-advisor-data.json")))["spot_advisor"]
+    shares = [0.025, 0.075, 0.125, 0.175, 0.25]
+    want = {"g5.xlarge": 4, "g5.12xlarge": 1, "g6.xlarge": 2, "p5.48xlarge": 3}
+    args = ["--instance-types", ",".join(want), "--nodes", ",".join(map(str, want.values())), "--regions", "us-east-1"]
+
+    def expect(t):
+        b = advisor["us-east-1"]["Linux"].get(t, {}).get("r")
+        if b is None:
+            return None, None
+        job = want[t] * -math.log(1 - shares[b]) / 720
+        return job, math.exp(-24 * job)
+    doc = as_json(args)
+    seen_bucket = 0
+    for r in doc["prices"]:
+        job, p24 = expect(r["instance_type"])
+        seen_bucket += job is not None
+        close(r["interruption"]["job_rate_per_hour"], job, f"JSON {r['instance_type']} job rate")
+        close(r["interruption"]["p_no_interruption_24h"], p24, f"JSON {r['instance_type']} P(24 h)")
+        close(r["interruption"]["rate_per_node_hour"], job / want[r["instance_type"]] if job else None,
+              f"JSON {r['instance_type']} node rate")
+    check(seen_bucket >= 3, f"only {seen_bucket} types with an Advisor bucket: the case tests too little")
+    errors = list(jsonschema.Draft202012Validator(json.load(open(os.path.join(REPO, "schemas", "prices-v1.json"))))
+                  .iter_errors(doc))
+    check(not errors, f"schema: {[e.message for e in errors[:3]]}")
+    for r in as_csv(args):
+        job, p24 = expect(r["instance_type"])
+        close(num(r["interruption_job_rate_per_hour"]), job, f"CSV {r['instance_type']} job rate")
+        close(num(r["interruption_p_no_interruption_24h"]), p24, f"CSV {r['instance_type']} P(24 h)")
+    p = prices([*args, "--format", "table"])
+    headers, trows = parse_table(p.stdout)
+    check("JOB INTERRUPTIONS" in headers and "P(24 h UNINTERRUPTED)" in headers, f"table headers {headers}")
+    for row in trows:
+        job, p24 = expect(row["INSTANCE TYPE"])
+        hours = 1 / job if job else None
+        cell = "-" if job is None else f"1 per {hours:,.{1 if hours < 10 else 0}f} h"
+        check(row.get("JOB INTERRUPTIONS") == cell, f"table {row['INSTANCE TYPE']}: {row.get('JOB INTERRUPTIONS')!r}, want {cell!r}")
+        pct = "-" if p24 is None else f"{100 * p24:.1f}%"
+        check(row.get("P(24 h UNINTERRUPTED)") == pct, f"table {row['INSTANCE TYPE']}: {row.get('P(24 h UNINTERRUPTED)')!r}, want {pct!r}")
+    legend = " ".join(p.stdout.split())
+    check("P(24 h UNINTERRUPTED): e^(-rate x 24)" in legend and "720 h month" in legend, f"no legend for the columns:\n{p.stdout}")
+    check("launch likelihood, not interruption risk" in legend, "the placement score is not labelled a launch likelihood")
+    # without --nodes the table keeps its columns (JSON and CSV carry the figures for one node)
+    headers, _ = parse_table(prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "table"]).stdout)
+    check("JOB INTERRUPTIONS" not in headers, f"JOB INTERRUPTIONS without --nodes: {headers}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

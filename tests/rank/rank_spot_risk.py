@@ -332,8 +332,38 @@ def test_doc_example(d, page):
     check(ran == 3, f"doc example: {ran} rank commands run, 3 expected")
 
 
+def test_measured_checkpoint(d):
+    """Results carrying measure's timed checkpoint: delta is the slowest write_s among the workload's
+    results (source measured), every figure follows the model with it; --checkpoint-cost still wins;
+    a result with a null or hostile checkpoint counts as not measured."""
+    base = grid_inputs(d)
+    folder = base[0]
+    names = sorted(os.listdir(folder))
+    timed = {names[0]: 3.25, names[1]: 41.5, names[2]: None, names[3]: "slow", names[4]: -2}
+    for name, w in timed.items():
+        path = os.path.join(folder, name)
+        doc = json.load(open(path))
+        doc["checkpoint"] = None if w is None else {"bytes": PARAMS * 14, "write_s": w, "read_s": 1.0, "dir_fs": "ext4"}
+        fx.write_json(path, doc)
+    doc = rank_json(base + ["--samples", "2e8"])
+    if doc:
+        check(close(doc["spot_risk"]["checkpoint_cost_s"], 41.5), f"measured: delta {doc['spot_risk']['checkpoint_cost_s']}")
+        check_doc("measured checkpoint", doc, lambda r: sm.bucket_rate(BUCKET_TYPES.index(r["instance_type"])), 41.5,
+                  sm.DEFAULT_RESTART_S, None, 2e8, "advisor", "measured")
+    doc = rank_json(base + ["--checkpoint-cost", "7"])
+    if doc:
+        check_doc("measured, overridden", doc, lambda r: sm.bucket_rate(BUCKET_TYPES.index(r["instance_type"])), 7.0,
+                  sm.DEFAULT_RESTART_S, None, None, "advisor", "user")
+    for name in names[:2]:   # back to unmeasured for the tests after this one
+        path = os.path.join(folder, name)
+        doc = json.load(open(path))
+        doc.pop("checkpoint")
+        fx.write_json(path, doc)
+
+
 with tempfile.TemporaryDirectory() as d:
     test_grid(d)
+    test_measured_checkpoint(d)
     test_off_and_unknown(d)
     test_monte_carlo(d)
     test_seed_pair(d)

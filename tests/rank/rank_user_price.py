@@ -304,6 +304,28 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = fx.run(BIN, [r0, "--hourly-cost", "nan"])
     check(rc == 2 and "unknown option" in err, f"rank --hourly-cost (a measure flag): exit {rc}")
 
+    # SageMaker managed spot: no hourly price is published, so a spot row of an ml.* type is ranked
+    # only at the user's --price TYPE:spot=USD (samples/$ = samples/s x 3600 / nodes x USD);
+    # without one, asked for spot, it is listed unpriced with the flag that prices it.
+    sm = os.path.join(d, "sm")
+    fx.write_json(os.path.join(sm, "ml.json"), fx.result("ml.g5.xlarge", "us-east-1", 2, 1, "NVIDIA A10G", 300.0,
+                                                         host="algo-1"))
+    rc, out, err = fx.run(BIN, [sm, "--price", "ml.g5.xlarge=1.41", "--price", "ml.g5.xlarge:spot=0.55",
+                                "--format", "json"])
+    check(rc == 0, f"sagemaker spot priced: exit {rc}: {err[-300:]}")
+    if rc == 0:
+        rows = {r["market"]: r for r in json.loads(out)["rows"]}
+        sp = rows.get("spot")
+        check(sp is not None and sp["rank"] is not None and fx.close(sp["usd_per_hour"], 2 * 0.55)
+              and fx.close(sp["samples_per_dollar"], 300.0 * 3600 / (2 * 0.55)) and sp["price_source"] == "user",
+              f"sagemaker spot row: {sp}")
+    rc, out, err = fx.run(BIN, [sm, "--price", "ml.g5.xlarge=1.41", "--market", "spot", "--format", "json"])
+    check(rc in (0, 1), f"sagemaker spot unpriced: exit {rc}: {err[-300:]}")
+    rows = json.loads(out)["rows"] if out.strip() else []
+    reasons = [r["unpriced_reason"] or "" for r in rows if r["market"] == "spot"]
+    check(any("not published per hour" in x and "--price ml.g5.xlarge:spot=USD" in x for x in reasons),
+          f"sagemaker spot without a price: reasons {reasons} / {err[-300:]}")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)

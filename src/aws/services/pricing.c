@@ -17,7 +17,16 @@
  *   carry attributes instanceName ("ml.g5.xlarge"), regionCode and component ("Training",
  *   "Hosting", "Notebook", "Processing", ...; usagetype reads e.g. "USE1-Train:ml.g5.xlarge").
  *   Filters: instanceName, regionCode, component=Training -> the training job's per-instance
- *   hourly rate.  (Attribute names read from public Price List examples and SDK tests.)
+ *   hourly rate.  Verified (2026-11-25) against public code that queries this API: productFamily
+ *   "ML Instance", the attributes instanceName and component, and component values "Hosting"
+ *   (elC0mpa/aws-doctor PR #136, a test pinning instanceName/component/productFamily) and
+ *   "Notebook" (vantage-sh/ec2instances.info PR #981).  The value "Training" and the usagetype
+ *   form "USE1-Train:ml..." were not seen in such an example in that check: they follow AWS's
+ *   bills ("Training Job" usage lines) and the Hosting/Notebook pattern, and are what the fake
+ *   server's recorded-shape answers (tests/data/prices/get_products_sagemaker.json) assume.  A
+ *   wrong value shows as "no price" for ml.* types, never as another component's price
+ *   (product_matches checks the component).  SageMaker managed spot training publishes no hourly
+ *   price: ml.* rows have no spot record (rank prices one at the user's --price TYPE:spot=USD).
  */
 #include "instbench/aws_services.h"
 

@@ -1,0 +1,165 @@
+"""measure's timed checkpoint (src/bench/checkpoint.c, the result's `checkpoint`).
+
+References are independent of instbench: the state's size from the ViT parameter formula computed
+here (12 bytes per parameter for fp32 weights + Adam's m and v, 2 more for the bf16 copy), the
+file system's name from `stat -f` (coreutils), the slow disk's lower bound from the rate the shim
+imposes.  The slow disk and the full disk are an LD_PRELOAD shim (checkpoint_io_shim.c: write()
+to the checkpoint file sleeps bytes/rate; statvfs() reports a given free space): no root, FUSE or
+loop device is needed, and only the checkpoint file is slowed.  INSTBENCH_TEST_CHECKPOINT_PAUSE
+(a test hook, documented in checkpoint.c) holds the checkpoint after its fsync so that the file on
+disk can be measured and the run interrupted inside the checkpoint.
+
+usage: measure_cli_checkpoint.py BIN SCHEMA SHIM.so"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from measure_common import BIN, TINY, VALIDATOR, check, env, finish, scratch  # noqa: E402
+
+SHIM = os.path.abspath(sys.argv[3])
+# TINY's model: 32 px images, 8 px patches, 64 wide, 2 blocks, 2 heads, MLP ratio 4, 10 classes
+IMG, PATCH, D, DEPTH, CLASSES, CHANS = 32, 8, 64, 2, 10, 3
+
+
+def vit_params():
+    """timm VisionTransformer's parameter count, term by term."""
+    n = (IMG // PATCH) ** 2
+    k = CHANS * PATCH * PATCH
+    f = 4 * D
+    embed = k * D + D + D + (n + 1) * D          # patch_embed.proj (weight, bias), cls_token, pos_embed
+    block = (2 * D                               # norm1
+             + 3 * D * D + 3 * D                 # attn.qkv
+             + D * D + D                         # attn.proj
+             + 2 * D                             # norm2
+             + D * f + f + f * D + D)            # mlp.fc1, mlp.fc2
+    return embed + DEPTH * block + 2 * D + D * CLASSES + CLASSES   # + norm, head
+
+
+def fs_name(path):
+    """coreutils' name of the file system, in the result's spelling (ext2/3/4 share one magic)."""
+    t = subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip()
+    return {"ext2/ext3": "ext4"}.get(t, t)
+
+
+def measure(d, extra, **envs):
+    out = os.path.join(d, "r.json")
+    p = subprocess.run([BIN, "measure"] + TINY + ["--warmup", "1", "--steps", "2", "-o", out] + extra,
+                       capture_output=True, text=True, timeout=180, env=env(**envs), cwd=d)
+    doc = json.load(open(out)) if p.returncode == 0 and os.path.exists(out) else None
+    return p, doc
+
+
+def leftovers(d):
+    return [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if ".instbench-checkpoint-" in f]
+
+
+P = vit_params()
+
+# ---- the state's size, both precisions; the file system named as statfs knows it ----
+for prec, per_param in (("bf16", 14), ("fp32", 12)):
+    d = scratch()
+    p, doc = measure(d, ["--precision", prec])
+    check(p.returncode == 0, f"{prec}: exit {p.returncode}: {p.stderr[-400:]}")
+    if doc:
+        errs = sorted(VALIDATOR.iter_errors(doc), key=str)
+        check(not errs, f"{prec}: schema: {[e.message for e in errs[:3]]}")
+        ck = doc.get("checkpoint")
+        check(isinstance(ck, dict), f"{prec}: no checkpoint object: {ck!r}")
+        if isinstance(ck, dict):
+            check(doc["workload"]["params"] == P, f"{prec}: workload.params {doc['workload']['params']} != {P}")
+            check(ck["bytes"] == P * per_param, f"{prec}: bytes {ck['bytes']} != {P} x {per_param} = {P * per_param}")
+            check(ck["write_s"] > 0 and ck["read_s"] > 0, f"{prec}: times {ck['write_s']}, {ck['read_s']}")
+            check(ck["dir_fs"] == fs_name(d), f"{prec}: dir_fs {ck['dir_fs']!r}, stat -f says {fs_name(d)!r}")
+    check(leftovers(d) == [], f"{prec}: left {leftovers(d)}")
+    base_write = doc["checkpoint"]["write_s"] if doc and doc.get("checkpoint") else None
+
+# ---- --checkpoint-dir on another file system (/dev/shm is tmpfs where it exists) ----
+if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+    d = scratch()
+    shm = os.path.join("/dev/shm", f"ib-ckpt-{os.getpid()}")
+    os.makedirs(shm, exist_ok=True)
+    p, doc = measure(d, ["--checkpoint-dir", shm])
+    ck = doc and doc.get("checkpoint")
+    check(bool(ck) and ck["dir_fs"] == fs_name(shm), f"--checkpoint-dir {shm}: {ck!r}, stat -f: {fs_name(shm)!r}")
+    check(os.listdir(shm) == [], f"--checkpoint-dir: left {os.listdir(shm)}")
+    os.rmdir(shm)
+
+# ---- a slow disk raises write_s: at RATE bytes/s, writing the state takes at least bytes / RATE ----
+RATE = P * 14 / 1.5   # 1.5 s for the bf16 state
+d = scratch()
+p, doc = measure(d, [], LD_PRELOAD=SHIM, CHECKPOINT_SHIM_WRITE_BPS=str(RATE))
+ck = doc and doc.get("checkpoint")
+check(bool(ck), f"slow disk: no checkpoint: {p.stderr[-400:]}")
+if ck:
+    floor = ck["bytes"] / RATE
+    check(ck["write_s"] >= 0.95 * floor, f"slow disk: write_s {ck['write_s']:.3f} below bytes/rate {floor:.3f}")
+    check(base_write is None or ck["write_s"] > base_write + 1.0,
+          f"slow disk: write_s {ck['write_s']:.3f} not above the plain disk's {base_write}")
+    check(ck["read_s"] < floor, f"slow disk: read_s {ck['read_s']:.3f}: reads were not slowed, should be fast")
+
+# ---- too little free space: skipped with a warning, the result still written, nothing left ----
+d = scratch()
+p, doc = measure(d, [], LD_PRELOAD=SHIM, CHECKPOINT_SHIM_FREE_BYTES=str(P * 14 + 1000))
+check(p.returncode == 0, f"full disk: exit {p.returncode}: {p.stderr[-300:]}")
+check(doc is not None and doc.get("checkpoint", "absent") is None, f"full disk: checkpoint {doc and doc.get('checkpoint')!r}")
+check("would not fit" in p.stderr, f"full disk: no warning: {p.stderr[-300:]}")
+check(leftovers(d) == [], f"full disk: left {leftovers(d)}")
+
+# ---- --checkpoint off; bad --checkpoint-dir ----
+d = scratch()
+p, doc = measure(d, ["--checkpoint", "off"])
+check(doc is not None and doc.get("checkpoint", "absent") is None and "checkpoint" not in p.stderr,
+      f"--checkpoint off: {doc and doc.get('checkpoint')!r} / {p.stderr[-200:]}")
+for extra, why in ((["--checkpoint-dir", "/nonexistent-ib"], "missing dir"),
+                   (["--checkpoint-dir", "/etc/hostname"], "a file"),
+                   (["--checkpoint", "off", "--checkpoint-dir", "."], "dir with off")):
+    p, doc = measure(scratch(), extra)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1, f"{why}: exit {p.returncode}, stderr {p.stderr!r}")
+
+
+# ---- Ctrl-C inside the checkpoint: exit 130, no result, no checkpoint file ----
+def interrupt_inside(how, sig, want, **envs):
+    d = scratch()
+    ckdir = os.path.join(d, "ck")
+    os.makedirs(ckdir)
+    out = os.path.join(d, "r.json")
+    proc = subprocess.Popen([BIN, "measure"] + TINY + ["--warmup", "1", "--steps", "2", "-o", out,
+                                                       "--checkpoint-dir", ckdir],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(**envs), cwd=d)
+    seen, size, deadline = None, -1, time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        names = [f for f in os.listdir(ckdir) if f.startswith(".instbench-checkpoint-")]
+        if names:
+            seen = os.path.join(ckdir, names[0])
+            break
+        time.sleep(0.005)
+    if seen and "INSTBENCH_TEST_CHECKPOINT_PAUSE" in envs:
+        time.sleep(0.3)   # inside the pause: written and synced
+        try:
+            size = os.stat(seen).st_size
+        except FileNotFoundError:
+            size = -2
+        check(size == P * 14, f"{how}: the file on disk has {size} bytes, the state is {P * 14}")
+    proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        err = ""
+    check(seen is not None, f"{how}: the checkpoint file never appeared")
+    check(proc.returncode == want, f"{how}: exit {proc.returncode}, want {want}: {err[-300:]}")
+    check(not os.path.exists(out), f"{how}: a result was written")
+    check(os.listdir(ckdir) == [], f"{how}: left {os.listdir(ckdir)}")
+    check("interrupted" in err, f"{how}: no 'interrupted' on stderr")
+
+
+interrupt_inside("SIGINT while paused after fsync", signal.SIGINT, 130, INSTBENCH_TEST_CHECKPOINT_PAUSE="60")
+interrupt_inside("SIGTERM while paused after fsync", signal.SIGTERM, 143, INSTBENCH_TEST_CHECKPOINT_PAUSE="60")
+interrupt_inside("SIGINT during a slow write", signal.SIGINT, 130, LD_PRELOAD=SHIM,
+                 CHECKPOINT_SHIM_WRITE_BPS=str(P * 14 / 8))
+finish("measure_cli_checkpoint")
