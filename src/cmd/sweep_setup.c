@@ -350,9 +350,10 @@ int sweep_dry_run(sweep_context *ctx, const char *region, const char **dry, ib_e
     }
     if (refused < 0) return 0;
     const char *spec = p->lines[refused].cand.spec;
-    if (!strcmp(codes[refused], "UnauthorizedOperation"))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: not permitted "
-                            "(UnauthorizedOperation): these credentials need ec2:RunInstances and ec2:CreateTags "
-                            "(docs/usage.md, \"Sweep\", lists the whole policy)", spec);
+    /* UnauthorizedOperation is EC2's word; AccessDenied what IAM-enforcing stand-ins (moto) answer */
+    if (!strcmp(codes[refused], "UnauthorizedOperation") || !strcmp(codes[refused], "AccessDenied"))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: not permitted (%s): these "
+                            "credentials need ec2:RunInstances and ec2:CreateTags (docs/usage.md, \"Sweep\", lists "
+                            "the whole policy)", spec, codes[refused]);
     return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: %s", spec, first.msg);
 }
