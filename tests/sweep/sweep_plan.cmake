@@ -3,3 +3,5 @@
 # from the price snapshot; DryRun refused; the documented IAM policy; bad input (exit 2).
 add_test(NAME sweep_plan COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_plan.py ${INSTBENCH_BIN})
 set_tests_properties(sweep_plan PROPERTIES TIMEOUT 900)
+# The pure parts the CLI cannot reach: the arm64 name rule, spec forms, plans over synthetic prices.
+instbench_add_unit_test(sweep_plan_test ${CMAKE_CURRENT_LIST_DIR}/sweep_plan_test.c)
