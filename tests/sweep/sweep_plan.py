@@ -6,6 +6,7 @@ from configs/prices-snapshot.json: price per node-hour (on-demand; spot the high
 Availability Zone's price, capped at on-demand, or on-demand when no zone has one), worst case
 nodes x price x minutes / 60, total, verdict; the AMI of each candidate is the SSM parameter of
 its kind (NVIDIA GPU -> Deep Learning Base OSS AMI, none -> Canonical Ubuntu).
+Every JSON plan is validated against schemas/sweep-plan-v1.json.
 Also: the table shows the same numbers; DryRun refused by IAM (exit 1, naming the action); the
 IAM policy of docs/usage.md is enough for a plan; --ami with its architecture checked; bad input
 exits 2 before any AWS request, with nothing launched.
@@ -80,11 +81,16 @@ def docs_policy():
     return json.loads(re.search(r"```json\n(.*?)```", sweep, re.S).group(1))
 
 
+SCHEMA = json.load(open(os.path.join(ROOT, "schemas", "sweep-plan-v1.json")))
+
+
 def check_plan(out, cands, region, minutes, max_cost, amis, what):
+    import jsonschema
     try:
         p = json.loads(out)
-    except ValueError:
-        check(False, "%s: not JSON: %r" % (what, out[:300]))
+        jsonschema.validate(p, SCHEMA)
+    except (ValueError, jsonschema.ValidationError) as e:
+        check(False, "%s: not a valid instbench.sweep-plan/v1: %s %r" % (what, str(e)[:300], out[:300]))
         return None
     check(p["schema"] == "instbench.sweep-plan/v1" and p["region"] == region and p["max_minutes"] == minutes,
           "%s: header %s" % (what, {k: p.get(k) for k in ("schema", "region", "max_minutes")}))
