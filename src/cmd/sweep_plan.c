@@ -51,9 +51,9 @@ int cmd_sweep_plan(int argc, char **argv)
         sweep_flags_free(&F);
         return err.code ? err.code : IB_EXIT_RUNTIME;
     }
-    const char *dry[SWEEP_MAX_CANDIDATES] = {0};
+    char dry[SWEEP_MAX_CANDIDATES][64] = {{0}};
     int drc = sweep_dry_run(&ctx, F.region, dry, &err);
-    sweep_plan_print(&F, &ctx, dry, stdout);
+    sweep_plan_print(&F, &ctx, (const char (*)[64])dry, stdout);
     rc = IB_EXIT_OK;
     if (drc != 0) {
         fprintf(stderr, "instbench sweep plan: %s\n", err.msg);

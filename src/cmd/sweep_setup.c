@@ -214,7 +214,7 @@ static const char *verdict_text(const sweep_plan *p)
     }
 }
 
-static void print_json(const sweep_flags *f, const sweep_context *ctx, const char *const *dry, FILE *out)
+static void print_json(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
 {
     const sweep_plan *p = &ctx->plan;
     cJSON *o = cJSON_CreateObject();
@@ -240,7 +240,7 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
         cJSON_AddBoolToObject(j, "spot_at_on_demand", l->spot_at_on_demand);
         if (isnan(l->worst_case_usd)) cJSON_AddNullToObject(j, "worst_case_usd");
         else cJSON_AddNumberToObject(j, "worst_case_usd", l->worst_case_usd);
-        if (dry) cJSON_AddStringToObject(j, "dry_run", dry[i] ? dry[i] : "not run");
+        if (dry) cJSON_AddStringToObject(j, "dry_run", dry[i][0] ? dry[i] : "not run");
         cJSON_AddItemToArray(a, j);
     }
     cJSON_AddNumberToObject(o, "instances", p->instances);
@@ -264,7 +264,7 @@ static void money(double v, char *out, size_t len)
     else snprintf(out, len, "$%.2f", v);
 }
 
-static void print_table(const sweep_flags *f, const sweep_context *ctx, const char *const *dry, FILE *out)
+static void print_table(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
 {
     const sweep_plan *p = &ctx->plan;
     char m[32], h[32];
@@ -287,7 +287,9 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
         int first = 1;
         for (size_t k = 0; k < i && first; k++)
             first = strcmp(p->lines[k].ami.id, p->lines[i].ami.id) || strcmp(p->lines[k].ami.source, p->lines[i].ami.source);
-        if (first) fprintf(out, "  %s  %s (%s)\n", p->lines[i].ami.id, p->lines[i].ami.source, sweep_ami_kind_arch(p->lines[i].kind));
+        if (first)
+            fprintf(out, "  %s  %s (%s)\n", p->lines[i].ami.id, p->lines[i].ami.source,
+                    sweep_ami_kind_arch(p->lines[i].kind));
     }
     fprintf(out, "network: default VPC %s, its default security group %s, %zu zone%s:", ctx->vpc_id, ctx->sg_id,
             ctx->n_subnets, ctx->n_subnets == 1 ? "" : "s");
@@ -299,7 +301,8 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
                     p->lines[i].cand.spec, f->region);
     if (dry) {
         fprintf(out, "EC2 DryRun (RunInstances):");
-        for (size_t i = 0; i < p->n; i++) fprintf(out, "%s %s %s", i ? "," : "", p->lines[i].cand.spec, dry[i] ? dry[i] : "not run");
+        for (size_t i = 0; i < p->n; i++)
+            fprintf(out, "%s %s %s", i ? "," : "", p->lines[i].cand.spec, dry[i][0] ? dry[i] : "not run");
         fprintf(out, "\n");
     }
     if (p->verdict == SWEEP_WITHIN)
@@ -312,7 +315,7 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
                 f->region);
 }
 
-void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char *const *dry, FILE *out)
+void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
 {
     int json = f->format >= 0 ? f->format == 1 : !util_isatty_stdout();
     if (json) print_json(f, ctx, dry, out);
@@ -321,9 +324,8 @@ void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char
 
 /* ---- the DryRun ------------------------------------------------------------------------------- */
 
-int sweep_dry_run(sweep_context *ctx, const char *region, const char **dry, ib_error *err)
+int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_error *err)
 {
-    static char codes[SWEEP_MAX_CANDIDATES][64];
     const sweep_plan *p = &ctx->plan;
     int refused = -1;
     ib_error first = {0};
@@ -338,11 +340,12 @@ int sweep_dry_run(sweep_context *ctx, const char *region, const char **dry, ib_e
                              .count = l->cand.nodes, .spot = l->cand.spot, .tags = tags, .n_tags = 2, .dry_run = 1};
         ec2_instances none = {0};
         ib_error e = {0};
-        if (aws_ec2_run_instances(ctx->client, &launch, &none, codes[i], &e) == 0) {
-            dry[i] = "permitted";
+        char code[64];
+        if (aws_ec2_run_instances(ctx->client, &launch, &none, code, &e) == 0) {
+            snprintf(dry[i], 64, "permitted");
             continue;
         }
-        dry[i] = codes[i][0] ? codes[i] : "failed";
+        snprintf(dry[i], 64, "%s", code[0] ? code : "failed");
         if (refused < 0) {
             refused = (int)i;
             first = e;
@@ -351,9 +354,9 @@ int sweep_dry_run(sweep_context *ctx, const char *region, const char **dry, ib_e
     if (refused < 0) return 0;
     const char *spec = p->lines[refused].cand.spec;
     /* UnauthorizedOperation is EC2's word; AccessDenied what IAM-enforcing stand-ins (moto) answer */
-    if (!strcmp(codes[refused], "UnauthorizedOperation") || !strcmp(codes[refused], "AccessDenied"))
+    if (!strcmp(dry[refused], "UnauthorizedOperation") || !strcmp(dry[refused], "AccessDenied"))
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: not permitted (%s): these "
                             "credentials need ec2:RunInstances and ec2:CreateTags (docs/usage.md, \"Sweep\", lists "
-                            "the whole policy)", spec, codes[refused]);
+                            "the whole policy)", spec, dry[refused]);
     return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: %s", spec, first.msg);
 }

@@ -107,12 +107,12 @@ void sweep_context_free(sweep_context *ctx);
 /* The plan as a table (per candidate: instances, AMI and its source, market, price per node-hour
  * and its source, worst case; the total; the verdict when --max-cost was given) or JSON
  * (instbench.sweep-plan/v1, with DRY[i] per candidate when dry-run results are given). */
-void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char *const *dry, FILE *out);
+void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out);
 
 /* RunInstances with DryRun=true for each candidate of the plan (its type, count, market, AMI,
- * tags, shutdown behaviour), so a missing permission shows before anything is spent.  dry[i] gets
- * "permitted" or AWS's code.  0 when every one is permitted; -1 with err naming the action and
+ * tags, shutdown behaviour), so a missing permission shows before anything is spent.  dry[i] (one
+ * per candidate) gets "permitted" or AWS's code.  0 when every one is permitted; -1 with err naming the action and
  * the candidate (UnauthorizedOperation: the IAM action to grant) otherwise. */
-int sweep_dry_run(sweep_context *ctx, const char *region, const char **dry, ib_error *err);
+int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_error *err);
 
 #endif
