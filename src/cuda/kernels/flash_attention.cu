@@ -74,6 +74,10 @@ __device__ static void mm_abt(float *out, unsigned ldo, const bf16 *A, unsigned 
 {
     frag_c acc;
     wm::fill_fragment(acc, 0.0f);
+    /* two k steps in flight, not all HDP/16: fully unrolled, the fragments loaded ahead pushed
+     * attn_bwd_dkv_kernel<128, 2> (128 registers of dK/dV accumulators) past 255 registers into
+     * spills on sm_90 (scripts/audit_cuda_module.py) */
+#pragma unroll 2
     for (int k = 0; k < HDP; k += 16) {
         frag_a a;
         frag_bt b;
