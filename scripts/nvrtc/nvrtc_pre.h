@@ -9,6 +9,7 @@
 #include <math.h>
 
 static __device__ cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+static __device__ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *, const void *) { return cudaSuccess; }
 
 template <typename... P> struct cuk_nvrtc_launcher {
     __device__ void operator()(P... args) const { (void)sizeof...(args); }
