@@ -55,7 +55,7 @@ while [ $# -gt 0 ]; do
         --model-args) MODEL_ARGS=$2; shift 2 ;;
         --steps) STEPS=$2; shift 2 ;;
         --batch-size) BATCH=$2; shift 2 ;;
-        -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
