@@ -13,3 +13,7 @@ if(TARGET instbench_cuda)
                    $<TARGET_FILE:instbench_cuda> ${CUDAToolkit_VERSION_MAJOR} ${_audit_nccl})
   set_tests_properties(cuda_audit PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
+# Fused attention's score tiles padded against shared-memory bank conflicts (from the source; no
+# CUDA needed): at most 4-way, a legal wmma stride.
+add_test(NAME cuda_bank_conflicts
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/bank_conflicts.py ${CMAKE_SOURCE_DIR})

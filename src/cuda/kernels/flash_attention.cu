@@ -40,6 +40,11 @@
 #endif
 
 #define FA_KT 32   /* keys per tile (forward, dQ) and queries per tile (dK/dV) */
+/* Row stride (floats) of the fp32 score tiles sS and sdP: FA_KT + 4.  The 16 lanes of each half
+ * of a warp read one column of 16 rows; with rows of 32 floats those all sit in one bank (16-way
+ * conflicts), with 36 in 8 banks, each shared by both halves (4-way).  A conflict-free stride
+ * (33) is not a legal wmma stride (a multiple of 4 floats); docs/benchmarks.md has the figures. */
+#define FA_SLD (FA_KT + 4)
 
 typedef __nv_bfloat16 bf16;
 
@@ -132,7 +137,7 @@ __global__ static void attn_fwd_kernel(const bf16 *qkv, bf16 *att, float *lse, i
     __shared__ __align__(32) bf16 sQ[16 * NW][HDP];
     __shared__ __align__(32) bf16 sK[FA_KT][HDP];
     __shared__ __align__(32) bf16 sV[FA_KT][HDP];
-    __shared__ __align__(32) float sS[NW][16][FA_KT];   /* scores; then the P v tile being added */
+    __shared__ __align__(32) float sS[NW][16][FA_SLD];   /* scores; then the P v tile being added */
     __shared__ __align__(32) bf16 sP[NW][16][FA_KT];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, D = H * hd;
     const int b = blockIdx.x / H, h = blockIdx.x % H, q0 = blockIdx.y * 16 * NW;
@@ -150,7 +155,7 @@ __global__ static void attn_fwd_kernel(const bf16 *qkv, bf16 *att, float *lse, i
         load_rows<FA_KT, HDP>(sK, base + D, ld, k0, T, hd);
         load_rows<FA_KT, HDP>(sV, base + 2 * D, ld, k0, T, hd);
         __syncthreads();
-        for (int n = 0; n < FA_KT; n += 16) mm_abt<HDP>(&sS[warp][0][n], FA_KT, sQ[warp * 16], HDP, sK[n], HDP);
+        for (int n = 0; n < FA_KT; n += 16) mm_abt<HDP>(&sS[warp][0][n], FA_SLD, sQ[warp * 16], HDP, sK[n], HDP);
         __syncwarp();
         /* online softmax over this tile's valid keys (k0 < T: at least one) */
         float mx = -INFINITY;
@@ -225,8 +230,8 @@ __global__ static void attn_bwd_dkv_kernel(const bf16 *qkv, const bf16 *dO, cons
     __shared__ __align__(32) bf16 sQ[FA_KT][HDP];
     __shared__ __align__(32) bf16 sG[FA_KT][HDP];      /* dO rows of the query tile */
     __shared__ float sL[FA_KT], sDl[FA_KT];
-    __shared__ __align__(32) float sS[NW][16][FA_KT];  /* S^T: the warp's keys x the tile's queries */
-    __shared__ __align__(32) float sdP[NW][16][FA_KT]; /* dP^T */
+    __shared__ __align__(32) float sS[NW][16][FA_SLD];  /* S^T: the warp's keys x the tile's queries */
+    __shared__ __align__(32) float sdP[NW][16][FA_SLD]; /* dP^T */
     __shared__ __align__(32) bf16 sPb[NW][16][FA_KT];  /* P^T for dV, then dS^T for dK */
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, D = H * hd;
     const int b = blockIdx.x / H, h = blockIdx.x % H, k0 = blockIdx.y * 16 * NW;
@@ -248,8 +253,8 @@ __global__ static void attn_bwd_dkv_kernel(const bf16 *qkv, const bf16 *dO, cons
         }
         __syncthreads();
         for (int n = 0; n < FA_KT; n += 16) {
-            mm_abt<HDP>(&sS[warp][0][n], FA_KT, sK[warp * 16], HDP, sQ[n], HDP);
-            mm_abt<HDP>(&sdP[warp][0][n], FA_KT, sV[warp * 16], HDP, sG[n], HDP);
+            mm_abt<HDP>(&sS[warp][0][n], FA_SLD, sK[warp * 16], HDP, sQ[n], HDP);
+            mm_abt<HDP>(&sdP[warp][0][n], FA_SLD, sV[warp * 16], HDP, sG[n], HDP);
         }
         __syncwarp();
         float ds[16];
@@ -290,8 +295,8 @@ __global__ static void attn_bwd_dq_kernel(const bf16 *qkv, const bf16 *dO, const
     __shared__ __align__(32) bf16 sG[16 * NW][HDP];
     __shared__ __align__(32) bf16 sK[FA_KT][HDP];
     __shared__ __align__(32) bf16 sV[FA_KT][HDP];
-    __shared__ __align__(32) float sS[NW][16][FA_KT];
-    __shared__ __align__(32) float sdP[NW][16][FA_KT];
+    __shared__ __align__(32) float sS[NW][16][FA_SLD];
+    __shared__ __align__(32) float sdP[NW][16][FA_SLD];
     __shared__ __align__(32) bf16 sDS[NW][16][FA_KT];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, D = H * hd;
     const int b = blockIdx.x / H, h = blockIdx.x % H, q0 = blockIdx.y * 16 * NW;
@@ -309,8 +314,8 @@ __global__ static void attn_bwd_dq_kernel(const bf16 *qkv, const bf16 *dO, const
         load_rows<FA_KT, HDP>(sV, base + 2 * D, ld, k0, T, hd);
         __syncthreads();
         for (int n = 0; n < FA_KT; n += 16) {
-            mm_abt<HDP>(&sS[warp][0][n], FA_KT, sQ[warp * 16], HDP, sK[n], HDP);
-            mm_abt<HDP>(&sdP[warp][0][n], FA_KT, sG[warp * 16], HDP, sV[n], HDP);
+            mm_abt<HDP>(&sS[warp][0][n], FA_SLD, sQ[warp * 16], HDP, sK[n], HDP);
+            mm_abt<HDP>(&sdP[warp][0][n], FA_SLD, sG[warp * 16], HDP, sV[n], HDP);
         }
         __syncwarp();
         for (int i = 0; i < 16; i++) {
