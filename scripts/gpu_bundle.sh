@@ -39,7 +39,11 @@ limit_mib=64
 
 if [ $do_build = 1 ]; then
   command -v nvcc >/dev/null 2>&1 || { echo "gpu_bundle: no nvcc on PATH: the CUDA module cannot be built" >&2; exit 1; }
-  cmake -S "$root" -B "$build" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release >&2
+  launcher=()   # ccache, where there is one: a rebuild for five architectures is slow
+  if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$root" -B "$build" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >&2
   cmake --build "$build" -j "${JOBS:-2}" --target instbench instbench_cuda >&2
   # the two-GPU equality check is a test program: built when this configuration has it
   if grep -q '^cuda_dp_module:' "$build/Makefile" 2>/dev/null || [ -f "$build/build.ninja" ]; then
