@@ -32,7 +32,8 @@
 #   --bin   an instbench already built (skips build and ctest); --model, --model-args (extra measure
 #           flags such as "--image-size 32 --depth 1"), --steps and --batch-size (default 128) make
 #           the measure steps small: the gpu_check_sim test runs this script so, on the CUDA
-#           module simulated on the CPU (tests/cudasim), to prove the script itself
+#           module simulated on the CPU (tests/cudasim), to prove the script itself; a folder made
+#           by scripts/gpu_bundle.sh runs this script so, with no build (its ./run)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -54,7 +55,7 @@ while [ $# -gt 0 ]; do
         --model-args) MODEL_ARGS=$2; shift 2 ;;
         --steps) STEPS=$2; shift 2 ;;
         --batch-size) BATCH=$2; shift 2 ;;
-        -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -154,7 +155,8 @@ ngpu=${ngpu:-0}
 many() { [ "$ngpu" -gt 1 ] || { echo "one GPU here: no data parallelism to check"; return $SKIPPED; }; "$@"; }
 step ranks many measure_check ranks --data device --batch-size "$BATCH" --ranks "$ngpu"
 dp_equal() {   # 2 GPUs vs 1: averaged gradients, 1 rank at twice the batch, parameters across ranks
-    prog=$BUILD/tests/cuda_dp_module
+    prog=$(dirname "$BIN")/cuda_dp_module   # beside --bin (scripts/gpu_bundle.sh puts it there)
+    [ -x "$prog" ] || prog=$BUILD/tests/cuda_dp_module
     [ -x "$prog" ] || { echo "no $prog (built by the build step)"; return $SKIPPED; }
     (cd "$root/tests" && INSTBENCH_CUDA_MODULE="$(dirname "$BIN")/libinstbench-cuda.so" "$prog")
 }

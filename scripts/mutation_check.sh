@@ -48,6 +48,21 @@ mutations=(
     "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
 )
 
+# issue 25, defects found by reading (helper GPU): each one's fix undone
+mutations+=(
+    "fused attention chosen for kernels compiled below sm_80|src/cuda/vit.c|cuda_vit_sim| > 0 &&
+           fused_code_usable(cfg->device);| > 0;"
+    "the cuBLASLt heuristic asked with a NULL bias pointer|src/cuda/gemm.c|cuda_gemm|        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    }|    }"
+    "the plan cache blind to the bias alignment|src/cuda/gemm.c|cuda_gemm|k.alignBias = bias ? alignment(bias, 0, 4, 1) : 0;|k.alignBias = 0;"
+    "an allocation inside the captured step|src/cuda/vit.c|cuda_vit_sim|        const int rc = forward_ops(v, err) || cuda_vit_backward(v, NULL, NULL, err);|        void *extra = NULL;
+        const int rc = cudaMalloc(\&extra, 256) != cudaSuccess || forward_ops(v, err) || cuda_vit_backward(v, NULL, NULL, err);"
+    "a failing rank aborts its siblings' NCCL communicators|src/cuda/dp.c|cuda_dp_host|    comm_nccl_abort(dp->comms[i]);
+    int idle = 0;|    for (int k = 0; k < dp->nlocal; k++) comm_nccl_abort(dp->comms[k]);
+    int idle = 0;"
+    "fused attention's B*H back on grid.y (65,535)|src/cuda/kernels/flash_attention.cu|cuda_dp_sim|return dim3((unsigned)(B * H), (unsigned)((T + 16 * NW - 1) / (16 * NW)));|return dim3((unsigned)((T + 16 * NW - 1) / (16 * NW)), (unsigned)(B * H));"
+)
+
 missed=0
 for m in "${mutations[@]}"; do
     # the fields (the text may span lines)

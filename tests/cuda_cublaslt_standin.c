@@ -349,6 +349,12 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmul
     case STANDIN_HEURISTIC_FAIL: return CUBLAS_STATUS_INTERNAL_ERROR;
     case STANDIN_HEURISTIC_ALGO: break;
     }
+    const lt_desc *d = (const lt_desc *)desc;
+    /* cublasLt.h: the heuristic uses the bias pointer's value to know its alignment */
+    if (d->epilogue == CUBLASLT_EPILOGUE_BIAS && !d->bias) {
+        violation("a BIAS epilogue queried with a NULL bias pointer (the heuristic picks by its alignment)");
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
     const lt_pref *p = (const lt_pref *)pref;
     memset(&results[0], 0, sizeof results[0]);
     /* the algorithm remembers the alignments it was chosen for and wants some workspace if allowed */
@@ -356,6 +362,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmul
     for (int i = 0; i < 4; i++) results[0].algo.data[1 + i] = p->align[i];
     results[0].workspaceSize = p->workspace >= 4096 ? 4096 : 0;
     results[0].algo.data[5] = results[0].workspaceSize;
+    results[0].algo.data[6] = d->epilogue == CUBLASLT_EPILOGUE_BIAS ? ptr_alignment(d->bias, 0, 1) : 0;
     results[0].state = CUBLAS_STATUS_SUCCESS;
     results[0].wavesCount = 1.0f;
     *found = 1;
@@ -415,6 +422,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
             violation("bias epilogue with a %s bias pointer", bias ? "misaligned" : "NULL");
             return CUBLAS_STATUS_INVALID_VALUE;
         }
+        if (ptr_alignment(bias, 0, 1) < algo->data[6]) {
+            violation("bias is %u-byte aligned, the algorithm was chosen for a %llu-byte aligned one",
+                      ptr_alignment(bias, 0, 1), (unsigned long long)algo->data[6]);
+            return CUBLAS_STATUS_INVALID_VALUE;
+        }
         long long last = m - 1 + (long long)(a->batch - 1) * d->bias_stride;
         if (!in_bounds(bias, 0, (last + 1) * 4, "bias")) return CUBLAS_STATUS_INVALID_VALUE;
     }
@@ -429,16 +441,33 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
 struct cublasContext {
     int tag;
     cudaStream_t stream;   /* cublasSetStream's: where its GEMMs run */
+    void *workspace;       /* device memory, as cuBLAS allocates its default workspace in cublasCreate */
 };
 enum { TAG_BLAS = 0x424c };
 
+/* cublasCreate allocates device memory (cudaMalloc), so, as on a GPU, it fails inside a stream
+ * capture and invalidates it (tests/cuda_host_runtime.c): a handle must exist before capture. */
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 {
+    void *ws = NULL;
+    *h = NULL;
+    if (cudaMalloc(&ws, 4096) != cudaSuccess) return CUBLAS_STATUS_ALLOC_FAILED;
     *h = object(sizeof **h, TAG_BLAS);
-    if (*h) standin.blas_handles++;
-    return *h ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
+    if (!*h) {
+        cudaFree(ws);
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    }
+    (*h)->workspace = ws;
+    standin.blas_handles++;
+    return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasDestroy_v2(cublasHandle_t h) { return destroy(h, TAG_BLAS); }
+cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
+{
+    void *ws = h && h->tag == TAG_BLAS ? h->workspace : NULL;
+    cublasStatus_t st = destroy(h, TAG_BLAS);
+    if (ws) cudaFree(ws);
+    return st;
+}
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s)
 {
     LIVE(h, TAG_BLAS, "cublasSetStream");

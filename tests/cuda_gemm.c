@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cublas_v2.h>
+
 #include "check.h"
 #include "cuda/gemm.h"
 #include "cuda/kernels.h"
@@ -233,6 +235,87 @@ int main(void)
     }
     CHECK(standin.live_objects == 0, "%d cuBLASLt/cuBLAS objects leaked", standin.live_objects);
     CHECK(shim_live_allocations == 0, "%d device allocations leaked", shim_live_allocations);
+
+    /* the bias epilogue: the heuristic is asked with the bias pointer set (cublasLt.h: it picks by
+     * its alignment; the stand-in refuses a NULL one), and a bias of another alignment on the same
+     * shape is a new plan, not the cached algorithm chosen for a 256-byte aligned vector */
+    {
+        ib_error e2 = {0};
+        cuda_gemm *gb = NULL;
+        standin_reset();
+        CHECK(cuda_gemm_create(&gb, 1 << 20, &e2) == 0, "create: %s", e2.msg);
+        buf A = make(64, 4, 0), B = make(64, 4, 0), C = make(64, 4, 0), bias = make(256, 4, 0);
+        for (int i = 0; i < 64; i++) ((float *)A.p)[i] = uniform(), ((float *)B.p)[i] = uniform();
+        float *b256 = (float *)(bias.alloc + ((256 - ((uintptr_t)bias.alloc & 255)) & 255));
+        for (int i = 0; i < 16; i++) b256[i] = uniform();
+        cuda_gemm_desc d = {.M = 4, .N = 8, .K = 4, .ab = IB_PREC_FP32, .c = IB_PREC_FP32};
+        const float *biases[2] = {b256, b256 + 4};   /* 256-byte, then 16-byte aligned */
+        for (int i = 0; i < 2; i++) {
+            CHECK(cuda_gemm_exec(gb, &d, A.p, B.p, C.p, biases[i], NULL, &e2) == 0, "bias GEMM %d: %s", i, e2.msg);
+            CHECK(!standin.violation[0], "bias GEMM %d: %s", i, standin.violation);
+            cudaDeviceSynchronize();
+            for (int r = 0; r < 4 && !standin.violation[0]; r++)
+                for (int j = 0; j < 8; j++) {
+                    double ref = biases[i][j];
+                    for (int k = 0; k < 4; k++) ref += (double)((float *)A.p)[r * 4 + k] * ((float *)B.p)[k * 8 + j];
+                    CHECK(fabs(((float *)C.p)[r * 8 + j] - ref) < 1e-5, "bias GEMM %d: C[%d][%d] %g, want %g", i, r, j,
+                          ((float *)C.p)[r * 8 + j], ref);
+                }
+        }
+        CHECK(standin.heuristic_calls == 2, "bias vectors of two alignments: %d heuristic queries, want 2",
+              standin.heuristic_calls);
+        cuda_gemm_destroy(gb);
+        cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc), cudaFree(bias.alloc);
+    }
+
+    /* stream capture, CUDA's rules as the runtime stand-in enforces them: the capturing thread's
+     * allocation, free, pinned allocation, queries and synchronisations fail and invalidate the
+     * capture (its end answers cudaErrorStreamCaptureInvalidated); cublasCreate allocates device
+     * memory, so it too; stream-ordered allocation and kernels are fine */
+    {
+        cudaStream_t cs;
+        cudaEvent_t ev;
+        void *held = NULL, *p = NULL;
+        CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking) == cudaSuccess &&
+              cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess && cudaMalloc(&held, 64) == cudaSuccess,
+              "capture test setup");
+        const char *calls[] = {"cudaMalloc", "cudaFree", "cudaMallocHost", "cudaStreamQuery", "cudaEventQuery",
+                               "cudaEventSynchronize", "cudaStreamSynchronize (another stream)", "cudaDeviceSynchronize",
+                               "cublasCreate", NULL};
+        for (int i = 0; i <= 9; i++) {
+            cudaGraph_t graph = NULL;
+            CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) == cudaSuccess, "begin capture %d", i);
+            int refused = 0;
+            cublasHandle_t bh = NULL;
+            switch (i) {
+            case 0: refused = cudaMalloc(&p, 64) != cudaSuccess; break;
+            case 1: refused = cudaFree(held) != cudaSuccess; break;
+            case 2: refused = cudaMallocHost(&p, 64) != cudaSuccess; break;
+            case 3: refused = cudaStreamQuery(NULL) != cudaSuccess; break;
+            case 4: refused = cudaEventQuery(ev) != cudaSuccess; break;
+            case 5: refused = cudaEventSynchronize(ev) != cudaSuccess; break;
+            case 6: refused = cudaStreamSynchronize(NULL) != cudaSuccess; break;
+            case 7: refused = cudaDeviceSynchronize() != cudaSuccess; break;
+            case 8: refused = cublasCreate(&bh) != CUBLAS_STATUS_SUCCESS; break;
+            default:   /* nothing unsafe: stream-ordered allocation is captured, not refused */
+                CHECK(cudaMallocAsync(&p, 64, cs) == cudaSuccess, "cudaMallocAsync in a capture");
+            }
+            const cudaError_t end = cudaStreamEndCapture(cs, &graph);
+            if (calls[i]) {
+                CHECK(refused && end == cudaErrorStreamCaptureInvalidated && !graph,
+                      "%s inside a capture: %s, and the capture ended with %d", calls[i], refused ? "refused" : "allowed",
+                      (int)end);
+            } else {
+                CHECK(end == cudaSuccess && graph, "a capture with nothing unsafe ended with %d", (int)end);
+            }
+            if (graph) cudaGraphDestroy(graph);
+            if (bh) cublasDestroy(bh);
+            if (!calls[i]) cudaFree(p);   /* the graph, never launched, would have freed it */
+        }
+        CHECK(cudaMalloc(&p, 64) == cudaSuccess && cudaFree(p) == cudaSuccess, "cudaMalloc after the captures");
+        cudaFree(held), cudaEventDestroy(ev), cudaStreamDestroy(cs);
+        standin.violation[0] = 0;
+    }
 
     /* errors: named, not a fallback */
     ib_error err = {0};

@@ -490,6 +490,21 @@ static cudaError_t capture_refuses(shim_stream *st)
     return cudaErrorStreamCaptureUnsupported;
 }
 
+/* CUDA's rule for the potentially unsafe calls during a capture begun in cudaStreamCaptureModeGlobal
+ * or ThreadLocal mode (what vit.c uses): allocation and free (cudaMalloc, cudaFree, cudaMallocHost,
+ * cudaFreeHost: they may synchronise), synchronisations and queries made by the capturing thread
+ * fail with cudaErrorStreamCaptureUnsupported and invalidate its capture, whose
+ * cudaStreamEndCapture then answers cudaErrorStreamCaptureInvalidated, as on a GPU.  Without this
+ * a step that allocated inside its graph (cuBLAS creating its handle, a workspace) passed here and
+ * failed at its first capture on a GPU.  (Relaxed mode captures are not checked: none is made.) */
+static __thread shim_graph *thread_capture;
+static cudaError_t unsafe_call(void)
+{
+    if (!thread_capture) return cudaSuccess;
+    if (thread_capture->invalid == cudaSuccess) thread_capture->invalid = cudaErrorStreamCaptureUnsupported;
+    return cudaErrorStreamCaptureUnsupported;
+}
+
 static int any_capture(void)
 {
     int any = default_stream.capture != NULL;
@@ -502,7 +517,7 @@ static int any_capture(void)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    if (capture_refuses(stream_of(s))) return cudaErrorStreamCaptureUnsupported;
+    if (capture_refuses(stream_of(s)) || unsafe_call()) return cudaErrorStreamCaptureUnsupported;
     if (drive_until(stream_idle, stream_of(s)) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
     return cudaErrorLaunchTimeout;
@@ -511,6 +526,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 /* The GPU moves on by itself; here whoever asks moves it: everything that may run, runs. */
 cudaError_t cudaStreamQuery(cudaStream_t s)
 {
+    if (unsafe_call()) return cudaErrorStreamCaptureUnsupported;
     while (step_one(NULL)) {
     }
     if (sticky() != cudaSuccess) return sticky();
@@ -519,7 +535,7 @@ cudaError_t cudaStreamQuery(cudaStream_t s)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    if (any_capture()) return cudaErrorStreamCaptureUnsupported;
+    if (unsafe_call() || any_capture()) return cudaErrorStreamCaptureUnsupported;
     int dev = shim_current;
     if (drive_until(device_idle, &dev) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
@@ -621,6 +637,7 @@ static int event_done(void *p)
 
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 {
+    if (unsafe_call()) return cudaErrorStreamCaptureUnsupported;
     if (drive_until(event_done, ev) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
     return cudaErrorLaunchTimeout;
@@ -628,6 +645,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 
 cudaError_t cudaEventQuery(cudaEvent_t ev)
 {
+    if (unsafe_call()) return cudaErrorStreamCaptureUnsupported;
     while (step_one(NULL)) {
     }
     return event_done(ev) ? sticky() : cudaErrorNotReady;
@@ -635,19 +653,24 @@ cudaError_t cudaEventQuery(cudaEvent_t ev)
 
 /* ---------------------------------------------------------------- allocation calls */
 
-cudaError_t cudaMalloc(void **p, size_t n) { return allocate(p, n, 0); }
+cudaError_t cudaMalloc(void **p, size_t n) { return unsafe_call() ? cudaErrorStreamCaptureUnsupported : allocate(p, n, 0); }
 /* cudaFree waits for the device's queued work (CUDA synchronises), then unmaps: a later access
  * through the pointer traps. */
 cudaError_t cudaFree(void *p)
 {
+    if (unsafe_call()) return cudaErrorStreamCaptureUnsupported;
     if (!p) return cudaSuccess;
     int dev = shim_current;
     drive_until(device_idle, &dev);
     return release_allocation(p, 0);
 }
-cudaError_t cudaMallocHost(void **p, size_t n) { return allocate(p, n, 1); }
+cudaError_t cudaMallocHost(void **p, size_t n)
+{
+    return unsafe_call() ? cudaErrorStreamCaptureUnsupported : allocate(p, n, 1);
+}
 cudaError_t cudaFreeHost(void *p)
 {
+    if (unsafe_call()) return cudaErrorStreamCaptureUnsupported;
     if (!p) return cudaSuccess;
     int dev = shim_current;
     drive_until(device_idle, &dev);
@@ -754,7 +777,6 @@ static void graph_unref(shim_graph *g)
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
-    (void)mode;
     shim_stream *st = stream_of(s);
     if (!s) return cudaErrorStreamCaptureUnsupported;   /* the legacy stream cannot be captured */
     if (st->capture) return cudaErrorIllegalState;
@@ -764,6 +786,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mo
     pthread_mutex_lock(&sched_lock);
     st->capture = g;
     pthread_mutex_unlock(&sched_lock);
+    if (mode != cudaStreamCaptureModeRelaxed) thread_capture = g;
     return cudaSuccess;
 }
 
@@ -774,6 +797,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *out)
     shim_graph *g = st->capture;
     st->capture = NULL;
     pthread_mutex_unlock(&sched_lock);
+    if (thread_capture == g) thread_capture = NULL;
     *out = NULL;
     if (!g) return cudaErrorIllegalState;
     if (g->invalid != cudaSuccess) {
@@ -864,6 +888,14 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
     strcpy(p->name, "host shim");
     p->major = 9, p->minor = 0, p->totalGlobalMem = (size_t)1 << 34, p->multiProcessorCount = 1;
     return d >= 0 && d < 2 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+/* what cudaFuncGetAttributes says every kernel was compiled for (x10), for every device */
+int shim_code_version = 90;
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *f)
+{
+    memset(a, 0, sizeof *a);
+    a->ptxVersion = a->binaryVersion = shim_code_version, a->maxThreadsPerBlock = 1024;
+    return f ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 cudaError_t cudaDriverGetVersion(int *v) { *v = 0; return cudaSuccess; }
 cudaError_t cudaRuntimeGetVersion(int *v) { *v = 0; return cudaSuccess; }

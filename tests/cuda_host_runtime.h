@@ -15,6 +15,9 @@ extern "C" {
 int shim_device_allocation(const void *p, const char **base, size_t *size);
 extern int shim_malloc_fails;       /* test hook: cudaMalloc fails while set */
 extern int shim_live_allocations;   /* cudaMalloc'd and not yet freed */
+/* test hook: the architecture (x10) cudaFuncGetAttributes says the loaded kernels were compiled
+ * for, ptxVersion and binaryVersion alike (default 90; 75: a build without 8.0+ code) */
+extern int shim_code_version;
 
 /* One piece of stream-ordered work (a kernel, a GEMM, a copy, a collective).  run does it;
  * ready, if set, says whether it may start now that it heads its stream: 1 yes, 0 not yet (a

@@ -13,6 +13,7 @@
 #include "cuda/gemm.h"
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
+#include "cuda_host_runtime.h"
 
 /* ---- act helpers ---- */
 static void st(void *a, int dt, size_t i, float x)
@@ -246,6 +247,7 @@ cudaError_t cuk_attention_fused_backward(const void *qkv, const void *att, const
 }
 
 int cuk_attention_fused_head_dim(int hd) { return hd >= 1 && hd <= 128 ? (hd <= 32 ? 32 : hd <= 64 ? 64 : 128) : 0; }
+int cuk_attention_fused_arch(void) { return shim_code_version; }
 
 cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale, cudaStream_t s)
 {

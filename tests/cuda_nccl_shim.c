@@ -55,7 +55,21 @@ struct ncclComm {
     int rank;
     unsigned long issued;   /* collectives this rank has called */
     int *maps;              /* this process's comms on g's mapping: the last to go unmaps it */
+    int entered;            /* threads inside a call on this comm now (NCCL allows one) */
+    char name[64];          /* the shared-memory object, while not every rank has joined ("" after) */
 };
+
+/* NCCL forbids concurrent calls on one communicator (an abort from one thread while another is in
+ * ncclCommGetAsyncError or a collective on it): every call on a comm enters it, and a second
+ * thread inside at once is recorded here (the first one; "" if none), for the tests to fail on. */
+char nccl_shim_violation[256];
+static void enter(ncclComm_t c, const char *call)
+{
+    if (__atomic_fetch_add(&c->entered, 1, __ATOMIC_ACQ_REL) && !nccl_shim_violation[0])
+        snprintf(nccl_shim_violation, sizeof nccl_shim_violation,
+                 "%s on the communicator of rank %d while another thread is inside a call on it", call, c->rank);
+}
+static void leave(ncclComm_t c) { __atomic_fetch_sub(&c->entered, 1, __ATOMIC_ACQ_REL); }
 
 static float *slot_data(shared_group *g, unsigned long seq, int rank)
 {
@@ -122,7 +136,51 @@ static void object_name(const ncclUniqueId *id, char name[64])
     for (int i = 0; i < 16; i++) len += snprintf(name + len, (size_t)(64 - len), "%02x", (unsigned char)id->internal[i]);
 }
 
+/* The ranks of C's group that have joined (ncclCommInitRank* calls made so far, over all processes). */
+static int joined(ncclComm_t c)
+{
+    group_lock(c->g);
+    const int a = c->g->attached;
+    pthread_mutex_unlock(&c->g->lock);
+    return a;
+}
+
+static ncclResult_t init_rank(ncclComm_t *c, int n, ncclUniqueId id, int rank);
+
+/* A blocking init returns only once every rank has joined, as NCCL's does (it has no bound: a
+ * peer that never comes hangs it).  The stand-in gives up after INIT_BLOCK_S with a message, so
+ * a test of such a path fails instead of hanging. */
+#define INIT_BLOCK_S 60
 ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int rank)
+{
+    ncclResult_t r = init_rank(c, n, id, rank);
+    if (r != ncclSuccess) return r;
+    const struct timespec nap = {0, 1000 * 1000};
+    for (long waited = 0; joined(*c) < n; waited++) {
+        if (waited > INIT_BLOCK_S * 1000L) {
+            fprintf(stderr, "nccl shim: ncclCommInitRank (rank %d of %d) blocked %d s for ranks that never joined: "
+                            "NCCL would block for ever here\n", rank, n, INIT_BLOCK_S);
+            ncclCommAbort(*c);
+            *c = NULL;
+            return ncclSystemError;
+        }
+        nanosleep(&nap, NULL);
+    }
+    return ncclSuccess;
+}
+
+/* config->blocking 0: returns ncclInProgress at once while a rank has not joined yet; the comm's
+ * ncclCommGetAsyncError says ncclInProgress until they all have (a peer that never arrives: for
+ * ever), then ncclSuccess.  Blocking configs behave as ncclCommInitRank. */
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *c, int n, ncclUniqueId id, int rank, ncclConfig_t *config)
+{
+    if (!config || config->blocking) return ncclCommInitRank(c, n, id, rank);
+    ncclResult_t r = init_rank(c, n, id, rank);
+    if (r != ncclSuccess) return r;
+    return joined(*c) < n ? ncclInProgress : ncclSuccess;
+}
+
+static ncclResult_t init_rank(ncclComm_t *c, int n, ncclUniqueId id, int rank)
 {
     *c = NULL;
     if (n < 1 || n > MAX_RANKS || rank < 0 || rank >= n) return ncclInvalidArgument;
@@ -157,6 +215,7 @@ ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int rank)
     }
     *maps = 1;
     (*c)->g = g, (*c)->rank = rank, (*c)->maps = maps;
+    if (!all) snprintf((*c)->name, sizeof (*c)->name, "%s", name);   /* unlinked by an abort if no one else does */
     return ncclSuccess;
 }
 
@@ -246,8 +305,10 @@ static ncclResult_t collective(coll_kind kind, const void *send, void *recv, siz
     }
     coll_op *o = malloc(sizeof *o);
     if (!o) return ncclSystemError;
+    enter(c, kind == BROADCAST ? "ncclBroadcast" : "ncclAllReduce");
     *o = (coll_op){c, ++c->issued, kind, root, send, recv, count};
     shim_enqueue(s, &(shim_work){coll_run, coll_ready, free, o, c});
+    leave(c);
     return ncclSuccess;
 }
 
@@ -267,15 +328,23 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataT
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t c, ncclResult_t *r)
 {
-    (void)c;
-    *r = nccl_shim_dead_peer == 1 ? ncclRemoteError : ncclSuccess;
+    enter(c, "ncclCommGetAsyncError");
+    *r = joined(c) < c->g->n ? ncclInProgress : nccl_shim_dead_peer == 1 ? ncclRemoteError : ncclSuccess;
+    leave(c);
     return ncclSuccess;
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t c)
 {
+    enter(c, "ncclCommAbort");
     __atomic_add_fetch(&nccl_shim_aborts, 1, __ATOMIC_SEQ_CST);
+    /* NCCL's abort takes a while (it tears down connections and kernels): long enough here that a
+     * thread polling the same comm meanwhile is seen */
+    const struct timespec nap = {0, 2 * 1000 * 1000};
+    nanosleep(&nap, NULL);
     shim_drop_owner(c);   /* its queued collectives end: what waited on them runs */
+    if (c->name[0]) shm_unlink(c->name);   /* a group that never completed leaves nothing behind */
+    leave(c);
     return ncclCommDestroy(c);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cuda/vit.h"
+#include "cuda_host_runtime.h"
 #include "instbench/verify.h"
 
 static int failures;
@@ -280,12 +281,40 @@ static int trace_step(const char *path, const char *out)
 }
 #endif
 
+/* The fused path only where the loaded fused kernels were compiled for 8.0+ (issue 25): a build
+ * with only compute_75 code JIT-compiled on an A100 has trapping (once: empty) fused kernels, and
+ * a GPU of compute capability 8.0+ must not be taken as proof of 8.0+ code. */
+static void fused_needs_sm80_code(void)
+{
+    ib_train_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.precision = IB_PREC_BF16, cfg.model.embed_dim = 64, cfg.model.num_heads = 2, cfg.device = 1;
+    const int want[] = {90, 80, 75, 86};
+    for (int i = 0; i < 4; i++) {
+        shim_code_version = want[i];
+        const int fused = cuda_vit_attention_fused(&cfg);
+        if (fused != (want[i] >= 80)) {
+            fprintf(stderr, "FAIL: fused kernels compiled for %d.%d: fused attention %s\n", want[i] / 10, want[i] % 10,
+                    fused ? "chosen" : "refused");
+            failures++;
+        }
+    }
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess || cur != 0) {
+        fprintf(stderr, "FAIL: asking device 1's kernels left device %d current, not 0\n", cur);
+        failures++;
+    }
+    shim_code_version = 90;
+}
+
 int main(int argc, char **argv)
 {
 #ifdef CUDA_VIT_SIM
     if (argc == 4 && !strcmp(argv[1], "--trace")) return trace_step(argv[2], argv[3]);
 #endif
     (void)argc, (void)argv;
+    fused_needs_sm80_code();
+    if (failures && getenv("CUDA_VIT_FAIL_FAST")) return 1;
     const char *refs[] = {"data/ref_a_adam_fp32.safetensors", "data/ref_a_adam_bf16.safetensors",
                           "data/ref_b_adamw_fp32.safetensors", "data/ref_b_adamw_bf16.safetensors"};
 #ifdef CUDA_VIT_SIM

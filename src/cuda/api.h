@@ -30,9 +30,11 @@ int comm_nccl_available(void);
 int comm_nccl_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err);
 /* Creates the comms of this process's `nlocal` ranks (devices[i], compute streams[i], global rank
  * first_rank + i) in a world of world_size ranks.  id NULL: single process (world_size must be
- * nlocal; ncclCommInitAll).  comms[i] receives rank first_rank + i. */
+ * nlocal; ncclCommInitAll).  comms[i] receives rank first_rank + i.  Across processes the init is
+ * non-blocking and waited for as comm_nccl_wait waits: at most comm_nccl_timeout_s() for every
+ * rank to join, and no longer once *STOP (may be NULL) is set. */
 int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int world_size, int first_rank,
-                     const unsigned char *id, ib_comm **comms, ib_error *err);
+                     const unsigned char *id, const volatile int *stop, ib_comm **comms, ib_error *err);
 /* Queue the mean of buf [count] (device memory) without making the compute stream wait. */
 int comm_nccl_allreduce_async(ib_comm *c, float *buf, size_t count, ib_error *err);
 /* The compute stream waits for every allreduce queued so far (before the optimizer step). */

@@ -196,8 +196,40 @@ static void destroy(ib_comm *c)
     free(c);
 }
 
+/* The nlocal communicators of a non-blocking init (ncclInProgress) until each is ready, under the
+ * same bound and stop flag as every other host wait: a peer that dies after the rendezvous (or
+ * never starts) must not hang initialisation, as a blocking ncclCommInitRank would, for ever. */
+static int init_wait(ncclComm_t *raw, int nlocal, const int *devices, int world_size, int first_rank,
+                     const volatile int *stop, ib_error *err)
+{
+    const double limit = comm_nccl_timeout_s(), t0 = util_now_seconds();
+    const struct timespec nap = {0, 1000 * 1000};
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < nlocal; i++) {
+            ncclResult_t a = ncclSuccess;
+            CUDA_TRY(cudaSetDevice(devices[i]));
+            NCCL_TRY(ncclCommGetAsyncError(raw[i], &a));
+            if (a == ncclInProgress) pending = 1;
+            else if (a != ncclSuccess)
+                return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: initialising rank %d of %d failed: %s", first_rank + i,
+                                    world_size, ncclGetErrorString(a));
+        }
+        if (!pending) return 0;
+        if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+            return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: initialising ranks %d-%d of %d: stopped: another rank "
+                                "failed", first_rank, first_rank + nlocal - 1, world_size);
+        if (util_now_seconds() - t0 > limit)
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "NCCL: initialising ranks %d-%d of %d: not every rank joined within %.0f s: a process "
+                                "died after the rendezvous or hangs (INSTBENCH_NCCL_TIMEOUT_S sets the limit)",
+                                first_rank, first_rank + nlocal - 1, world_size, limit);
+        nanosleep(&nap, NULL);
+    }
+}
+
 int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int world_size, int first_rank,
-                     const unsigned char *id, ib_comm **comms, ib_error *err)
+                     const unsigned char *id, const volatile int *stop, ib_comm **comms, ib_error *err)
 {
     if (nlocal < 1 || world_size < nlocal || first_rank < 0 || first_rank + nlocal > world_size)
         return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: inconsistent ranks (%d local from rank %d of %d)", nlocal,
@@ -213,17 +245,22 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
     } else {
         ncclUniqueId u;
         memcpy(u.internal, id, CUDA_NCCL_ID_BYTES);
-        /* One thread initialising several devices must group the calls (each blocks until all
-         * ranks have joined otherwise). */
+        /* One thread initialising several devices groups the calls; non-blocking, so each returns
+         * (ncclInProgress) and init_wait polls them with a bound */
+        ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+        config.blocking = 0;
         if (nccl_check(ncclGroupStart(), "ncclGroupStart", err)) goto fail;
         int bad = 0;
         for (int i = 0; i < nlocal && !bad; i++) {
-            if (cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice", err) ||
-                nccl_check(ncclCommInitRank(&raw[i], world_size, u, first_rank + i), "ncclCommInitRank", err))
-                bad = 1;
+            if (cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice", err)) bad = 1;
+            ncclResult_t r = bad ? ncclSuccess : ncclCommInitRankConfig(&raw[i], world_size, u, first_rank + i, &config);
+            if (r != ncclInProgress && nccl_check(r, "ncclCommInitRankConfig", err)) bad = 1;
         }
         ib_error e2;
-        if (nccl_check(ncclGroupEnd(), "ncclGroupEnd", bad ? &e2 : err) || bad) goto fail;
+        ncclResult_t r = ncclGroupEnd();
+        if ((r != ncclInProgress && nccl_check(r, "ncclGroupEnd", bad ? &e2 : err)) || bad ||
+            init_wait(raw, nlocal, devices, world_size, first_rank, stop, err))
+            goto fail;
     }
     for (int i = 0; i < nlocal; i++) {
         ib_comm *c = calloc(1, sizeof *c);
@@ -260,7 +297,7 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
 fail:
     if (rc) {
         for (int i = 0; i < nlocal; i++) {
-            if (raw[i]) ncclCommDestroy(raw[i]);
+            if (raw[i]) ncclCommAbort(raw[i]);   /* whatever state its init reached */
             if (comms[i]) destroy(comms[i]);
             comms[i] = NULL;
         }
@@ -280,7 +317,7 @@ static int no_nccl(ib_error *err)
 int comm_nccl_available(void) { return 0; }
 int comm_nccl_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err) { return no_nccl(err); }
 int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int world_size, int first_rank,
-                     const unsigned char *id, ib_comm **comms, ib_error *err)
+                     const unsigned char *id, const volatile int *stop, ib_comm **comms, ib_error *err)
 {
     return no_nccl(err);
 }

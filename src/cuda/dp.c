@@ -1,11 +1,12 @@
 /* cuda/dp: data parallelism of the CUDA backend for bench/runner: one NCCL comm per local GPU
- * (ncclCommInitAll in one process; across processes ncclCommInitRank with the unique id that
- * global rank 0 hands out over the TCP rendezvous), DDP buckets overlapped with backward, and a
- * per-step agreement so every process takes the same warm-up/timed/stop decision as global rank 0
- * (otherwise one process could leave while the others wait in an allreduce).
- * No wait is unbounded: every host wait goes through comm_nccl_wait, and the first rank of this
- * process to fail aborts every local comm, so its sibling threads return too instead of waiting in
- * a collective whose peer is gone (the runner then exits non-zero with their messages).
+ * (ncclCommInitAll in one process; across processes a non-blocking ncclCommInitRankConfig with
+ * the unique id that global rank 0 hands out over the TCP rendezvous), DDP buckets overlapped with
+ * backward, and a per-step agreement so every process takes the same warm-up/timed/stop decision as
+ * global rank 0 (otherwise one process could leave while the others wait in an allreduce).
+ * No wait is unbounded: every host wait (the init's too) goes through comm_nccl_wait's bound, and
+ * a rank of this process that fails aborts its own comm and raises the stop flag, on which each
+ * sibling thread aborts its own and returns instead of waiting in a collective whose peer is gone
+ * (the runner then exits non-zero with their messages).
  * Across processes the rendezvous connections stay open as a liveness channel (comm/liveness.c):
  * a process that dies is seen by every other within about a second, a process that fails tells
  * the others why, and each rank's error names the process that caused it. */
@@ -28,8 +29,8 @@ struct ib_dp {
     float *flag_host;      /* [nlocal] pinned */
     int *device;           /* [nlocal] */
     cudaStream_t *stream;  /* [nlocal] the backends' compute streams */
-    /* The stop flag every host wait polls (comm_nccl_wait): FAILED_LOCAL when a rank of this
-     * process failed (it aborted every local comm), FAILED_REMOTE when the watcher learnt that
+    /* The stop flag every host wait polls (comm_nccl_wait, and the init): FAILED_LOCAL when a rank
+     * of this process failed (each rank then aborts its own comm as it sees the flag), FAILED_REMOTE when the watcher learnt that
      * another process died or failed (each rank aborts its own comm as it sees the flag). */
     volatile int failed;
     /* multi-process only */
@@ -75,17 +76,17 @@ static void stop_watcher(ib_dp *dp)
     dp->watching = 0;
 }
 
-/* Rank i failed with ERR: the first to say so aborts every local comm, so no sibling waits on a
- * peer that will not come, and tells the other processes why (unless the cause came from one of
- * them, which then is what they have been told). */
+/* Rank i failed with ERR: it aborts its own comm, and the first to fail raises the stop flag, on
+ * which each sibling aborts its own comm in its next wait (comm_nccl_wait), so none waits on a peer
+ * that will not come; and tells the other processes why (unless the cause came from one of them,
+ * which then is what they have been told).  Never another rank's comm: NCCL forbids concurrent
+ * calls on one communicator, and its owner may be inside ncclCommGetAsyncError on it. */
 static int fail(ib_dp *dp, int i, const ib_error *err)
 {
-    (void)i;
+    comm_nccl_abort(dp->comms[i]);
     int idle = 0;
-    if (__atomic_compare_exchange_n(&dp->failed, &idle, FAILED_LOCAL, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        for (int k = 0; k < dp->nlocal; k++) comm_nccl_abort(dp->comms[k]);
+    if (__atomic_compare_exchange_n(&dp->failed, &idle, FAILED_LOCAL, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         liveness_fail(dp->live, err->msg);
-    }
     return -1;
 }
 
@@ -202,7 +203,7 @@ int cuda_dp_create(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib
                             c->nlocal, c->world_size, c->first_rank);
     if (!comm_nccl_available()) {
         ib_comm *none = NULL;
-        return comm_nccl_create(c->nlocal, NULL, NULL, c->world_size, c->first_rank, NULL, &none, err);
+        return comm_nccl_create(c->nlocal, NULL, NULL, c->world_size, c->first_rank, NULL, NULL, &none, err);
     }
     ib_dp *dp = calloc(1, sizeof *dp);
     if (!dp) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
@@ -232,7 +233,7 @@ int cuda_dp_create(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib
     const int multi = c->world_size > c->nlocal;
     int rc = (multi && (share_id(c, id, &dp->live, err) || start_watcher(dp, err))) ||
              comm_nccl_create(c->nlocal, dp->device, streams, c->world_size, c->first_rank, multi ? id : NULL,
-                              dp->comms, err);
+                              &dp->failed, dp->comms, err);
     free(streams);
     if (rc) {
         fail_create(dp, err);

@@ -17,6 +17,8 @@
 typedef struct gemm_key {
     cuda_gemm_desc d;
     unsigned alignA, alignB, alignC;   /* bytes, power of two <= 256, of our (row-major) operands */
+    unsigned alignBias;                /* the same of the epilogue's bias vector (0: no bias epilogue):
+                                        * the heuristic chose for it (see entry_build) */
 } gemm_key;
 
 typedef struct gemm_entry {
@@ -97,8 +99,9 @@ static int make_layout(cublasLtMatrixLayout_t *l, int dt, const cuda_blas_operan
     return 0;
 }
 
-/* Builds the descriptor, layouts and algorithm for one key (d already has defaults filled in). */
-static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error *err)
+/* Builds the descriptor, layouts and algorithm for one key (d already has defaults filled in);
+ * bias: the epilogue's vector when k->d.bias (the heuristic reads it, see below). */
+static int entry_build(cuda_gemm *g, const gemm_key *k, const float *bias, gemm_entry *e, ib_error *err)
 {
     const cuda_gemm_desc *d = &k->d;
     cuda_gemm_plan p;
@@ -113,6 +116,11 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, gemm_entry *e, ib_error 
     if (d->bias) {
         const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;   /* bias[m] = our bias[N], fp32 like D */
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+        /* before the heuristic: cublasLt.h says it uses the pointer's value to know its alignment
+         * (a NULL there, as the matmul's own pointer set only at launch left it, can pick an
+         * algorithm for a vector it never sees); the key carries that alignment, and every exec
+         * sets its own pointer again */
+        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     }
     if (make_layout(&e->la, d->ab, &p.first, p.batch, err) || make_layout(&e->lb, d->ab, &p.second, p.batch, err) ||
         make_layout(&e->lc, d->c, &p.out, p.batch, err))
@@ -181,6 +189,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     k.alignA = alignment(A, d->strideA, esize(d->ab), d->batch);
     k.alignB = alignment(B, d->strideB, esize(d->ab), d->batch);
     k.alignC = alignment(C, d->strideC, esize(d->c), d->batch);
+    k.alignBias = bias ? alignment(bias, 0, 4, 1) : 0;
     gemm_entry *e = NULL;
     for (size_t i = 0; i < g->n && !e; i++)
         if (!memcmp(&g->entries[i].key, &k, sizeof k)) e = &g->entries[i];
@@ -192,7 +201,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
             g->entries = ne, g->cap = cap;
         }
         e = &g->entries[g->n];
-        if (entry_build(g, &k, e, err)) {
+        if (entry_build(g, &k, bias, e, err)) {
             entry_free(e);
             return -1;
         }

@@ -88,6 +88,12 @@ cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, ib_preci
 /* ---- flash_attention.cu: attention fused (bf16 only; kernels/flash_attention.cu) ---- */
 /* The padded head dim the fused kernels use for hd (32, 64 or 128), 0 when hd is beyond them. */
 int cuk_attention_fused_head_dim(int hd);
+/* The compute capability (x10) the fused kernels loaded for the current device were compiled for:
+ * the smallest ptxVersion or binaryVersion (cudaFuncGetAttributes) over them, -1 when the runtime
+ * cannot say.  Below 80 they trap (compiled without bf16 fragments): the fused path needs >= 80.
+ * binaryVersion alone is not enough: the driver JIT-compiling compute_75 PTX on an A100 reports
+ * binaryVersion 80 for code compiled as 7.5, which ptxVersion (75) gives away. */
+int cuk_attention_fused_arch(void);
 /* qkv bf16 [B,T,3,H,hd] (the qkv GEMM's layout) -> att bf16 [B,T,H*hd] = softmax(q k^T scale) v,
  * lse fp32 [B,H,T] = log sum_j exp(scale q.k_j) per row (saved for backward). */
 cudaError_t cuk_attention_fused_forward(const void *qkv, void *att, float *lse, int B, int T, int H, int hd, float scale,

@@ -21,11 +21,35 @@
         if (cuda_check((call), #call, err)) return -1;          \
     } while (0)
 
+/* Whether the fused kernels the runtime loads for DEVICE were compiled for 8.0 or newer (see
+ * cuk_attention_fused_arch); 1 when it cannot say (no context yet: the memory estimate of a
+ * machine being probed), as a real run on that device asks again before it plans anything. */
+static int fused_code_usable(int device)
+{
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess) cur = -1;
+    if (cur != device && cudaSetDevice(device) != cudaSuccess) {
+        cudaGetLastError();
+        return 1;
+    }
+    const int arch = cuk_attention_fused_arch();
+    if (cur >= 0 && cur != device) cudaSetDevice(cur);
+    if (arch < 0 || arch >= 80) return 1;
+    static int warned;   /* once per process: every rank would say the same */
+    if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        ib_warn("GPU %d runs the fused-attention kernels as compiled for compute capability %d.%d (this build "
+                "has no 8.0+ code for it): attention runs unfused; rebuild with CMAKE_CUDA_ARCHITECTURES "
+                "including this GPU's\n",
+                device, arch / 10, arch % 10);
+    return 0;
+}
+
 int cuda_vit_attention_fused(const ib_train_config *cfg)
 {
     const char *e = getenv("INSTBENCH_CUDA_ATTENTION");
     if (cfg->precision != IB_PREC_BF16 || (e && !strcmp(e, "unfused")) || cfg->model.num_heads < 1) return 0;
-    return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0;
+    return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0 &&
+           fused_code_usable(cfg->device);
 }
 
 int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)

@@ -58,7 +58,8 @@ typedef struct cuda_vit {
  * workspace.  What cuda_vit_init allocates and cuda_backend_memory_estimate reports; no GPU needed. */
 int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err);
 /* 1 when cfg's attention runs fused (kernels/flash_attention.cu): bf16 with a head dim of at most
- * 128, unless INSTBENCH_CUDA_ATTENTION=unfused asks for the unfused path; 0: the unfused path
+ * 128 on a device whose loaded fused kernels were compiled for 8.0+ (a warning otherwise),
+ * unless INSTBENCH_CUDA_ATTENTION=unfused asks for the unfused path; 0: the unfused path
  * (cuBLASLt batched GEMMs around a softmax kernel), which fp32 always takes (exact for verify). */
 int cuda_vit_attention_fused(const ib_train_config *cfg);
 int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err);

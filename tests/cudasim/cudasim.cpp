@@ -20,6 +20,9 @@ extern "C" cudaError_t shim_launch_error;   // cuda_host_runtime.c: what cudaGet
 extern "C" {
 long cudasim_launches, cudasim_threads_run;
 char cudasim_problem[256];
+/* test hook: launches are checked against the limits and then dropped, never run (sweeps of
+ * launch geometry at sizes no simulation could execute) */
+int cudasim_validate_only;
 }
 
 namespace {
@@ -356,6 +359,10 @@ cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cuda
         shim_launch_error = e;
         release(closure);
         return e;
+    }
+    if (cudasim_validate_only) {
+        release(closure);
+        return cudaSuccess;
     }
     shim_work w = {execute, nullptr, release_launch, new launch{grid, block, fn, closure, release}, nullptr};
     shim_enqueue(s, &w);

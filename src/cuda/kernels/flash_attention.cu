@@ -30,12 +30,21 @@
 #include <mma.h>
 #endif
 
-/* bf16 fragments exist on compute capability 8.0 and later; the bf16 step refuses older GPUs */
+/* bf16 fragments exist on compute capability 8.0 and later; the bf16 step refuses older GPUs.
+ * Compiled for an older architecture the kernels below trap instead of computing: that code also
+ * runs on a newer GPU when a build has only compute_75 PTX for the driver to JIT (a build for 75
+ * alone, or `native` on a T4, run on an A100), where an empty body would "succeed" with garbage.
+ * The host never chooses them there (cuk_attention_fused_arch); the trap is the backstop. */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 #define FA_HAVE_MMA 1
 #endif
 
 #define FA_KT 32   /* keys per tile (forward, dQ) and queries per tile (dK/dV) */
+/* Row stride (floats) of the fp32 score tiles sS and sdP: FA_KT + 4.  The 16 lanes of each half
+ * of a warp read one column of 16 rows; with rows of 32 floats those all sit in one bank (16-way
+ * conflicts), with 36 in 8 banks, each shared by both halves (4-way).  A conflict-free stride
+ * (33) is not a legal wmma stride (a multiple of 4 floats); docs/benchmarks.md has the figures. */
+#define FA_SLD (FA_KT + 4)
 
 typedef __nv_bfloat16 bf16;
 
@@ -74,6 +83,10 @@ __device__ static void mm_abt(float *out, unsigned ldo, const bf16 *A, unsigned 
 {
     frag_c acc;
     wm::fill_fragment(acc, 0.0f);
+    /* two k steps in flight, not all HDP/16: fully unrolled, the fragments loaded ahead pushed
+     * attn_bwd_dkv_kernel<128, 2> (128 registers of dK/dV accumulators) past 255 registers into
+     * spills on sm_90 (scripts/audit_cuda_module.py) */
+#pragma unroll 2
     for (int k = 0; k < HDP; k += 16) {
         frag_a a;
         frag_bt b;
@@ -116,7 +129,7 @@ __device__ static void store_rows(const frag_c *acc, float *stage, float *dst, s
 }
 #endif
 
-/* grid (ceil(T / 16NW), B*H), 32*NW threads. */
+/* grid (B*H, ceil(T / 16NW)) (fa_grid), 32*NW threads. */
 template <int HDP, int NW>
 __global__ static void attn_fwd_kernel(const bf16 *qkv, bf16 *att, float *lse, int T, int H, int hd, float scale)
 {
@@ -124,10 +137,10 @@ __global__ static void attn_fwd_kernel(const bf16 *qkv, bf16 *att, float *lse, i
     __shared__ __align__(32) bf16 sQ[16 * NW][HDP];
     __shared__ __align__(32) bf16 sK[FA_KT][HDP];
     __shared__ __align__(32) bf16 sV[FA_KT][HDP];
-    __shared__ __align__(32) float sS[NW][16][FA_KT];   /* scores; then the P v tile being added */
+    __shared__ __align__(32) float sS[NW][16][FA_SLD];   /* scores; then the P v tile being added */
     __shared__ __align__(32) bf16 sP[NW][16][FA_KT];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, D = H * hd;
-    const int b = blockIdx.y / H, h = blockIdx.y % H, q0 = blockIdx.x * 16 * NW;
+    const int b = blockIdx.x / H, h = blockIdx.x % H, q0 = blockIdx.y * 16 * NW;
     const size_t ld = (size_t)3 * D;
     const bf16 *base = qkv + (size_t)b * T * ld + (size_t)h * hd;
     /* lane's share of the warp's 16 rows: row r, columns [half*16, +16) of a score tile and
@@ -142,7 +155,7 @@ __global__ static void attn_fwd_kernel(const bf16 *qkv, bf16 *att, float *lse, i
         load_rows<FA_KT, HDP>(sK, base + D, ld, k0, T, hd);
         load_rows<FA_KT, HDP>(sV, base + 2 * D, ld, k0, T, hd);
         __syncthreads();
-        for (int n = 0; n < FA_KT; n += 16) mm_abt<HDP>(&sS[warp][0][n], FA_KT, sQ[warp * 16], HDP, sK[n], HDP);
+        for (int n = 0; n < FA_KT; n += 16) mm_abt<HDP>(&sS[warp][0][n], FA_SLD, sQ[warp * 16], HDP, sK[n], HDP);
         __syncwarp();
         /* online softmax over this tile's valid keys (k0 < T: at least one) */
         float mx = -INFINITY;
@@ -182,8 +195,10 @@ __global__ static void attn_fwd_kernel(const bf16 *qkv, bf16 *att, float *lse, i
                 const int d = j * 16 + half * 8 + c;
                 if (d < hd) out[d] = __float2bfloat16_rn(o[j * 8 + c] * inv);
             }
-        if (!half) lse[(size_t)blockIdx.y * T + t] = m + logf(l);
+        if (!half) lse[(size_t)blockIdx.x * T + t] = m + logf(l);
     }
+#else
+    __trap();   /* compiled for < 8.0 (see FA_HAVE_MMA) */
 #endif
 }
 
@@ -204,7 +219,7 @@ __global__ static void attn_bwd_prep_kernel(const bf16 *dO, const bf16 *O, float
     }
 }
 
-/* dK, dV for 16*NW keys of one (b, h) over every query: grid (ceil(T / 16NW), B*H). */
+/* dK, dV for 16*NW keys of one (b, h) over every query: grid (B*H, ceil(T / 16NW)). */
 template <int HDP, int NW>
 __global__ static void attn_bwd_dkv_kernel(const bf16 *qkv, const bf16 *dO, const float *lse, const float *dlt,
                                            float *dqkv, int T, int H, int hd, float scale)
@@ -215,11 +230,11 @@ __global__ static void attn_bwd_dkv_kernel(const bf16 *qkv, const bf16 *dO, cons
     __shared__ __align__(32) bf16 sQ[FA_KT][HDP];
     __shared__ __align__(32) bf16 sG[FA_KT][HDP];      /* dO rows of the query tile */
     __shared__ float sL[FA_KT], sDl[FA_KT];
-    __shared__ __align__(32) float sS[NW][16][FA_KT];  /* S^T: the warp's keys x the tile's queries */
-    __shared__ __align__(32) float sdP[NW][16][FA_KT]; /* dP^T */
+    __shared__ __align__(32) float sS[NW][16][FA_SLD];  /* S^T: the warp's keys x the tile's queries */
+    __shared__ __align__(32) float sdP[NW][16][FA_SLD]; /* dP^T */
     __shared__ __align__(32) bf16 sPb[NW][16][FA_KT];  /* P^T for dV, then dS^T for dK */
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, D = H * hd;
-    const int b = blockIdx.y / H, h = blockIdx.y % H, k0 = blockIdx.x * 16 * NW;
+    const int b = blockIdx.x / H, h = blockIdx.x % H, k0 = blockIdx.y * 16 * NW;
     const size_t ld = (size_t)3 * D;
     const bf16 *base = qkv + (size_t)b * T * ld + (size_t)h * hd, *gbase = dO + (size_t)b * T * D + (size_t)h * hd;
     const int r = lane >> 1, half = lane & 1, key = k0 + warp * 16 + r;
@@ -233,13 +248,13 @@ __global__ static void attn_bwd_dkv_kernel(const bf16 *qkv, const bf16 *dO, cons
         load_rows<FA_KT, HDP>(sG, gbase, D, q0, T, hd);
         for (int i = threadIdx.x; i < FA_KT; i += blockDim.x) {
             const int q = q0 + i;
-            sL[i] = q < T ? lse[(size_t)blockIdx.y * T + q] : 0.0f;
-            sDl[i] = q < T ? dlt[(size_t)blockIdx.y * T + q] : 0.0f;
+            sL[i] = q < T ? lse[(size_t)blockIdx.x * T + q] : 0.0f;
+            sDl[i] = q < T ? dlt[(size_t)blockIdx.x * T + q] : 0.0f;
         }
         __syncthreads();
         for (int n = 0; n < FA_KT; n += 16) {
-            mm_abt<HDP>(&sS[warp][0][n], FA_KT, sK[warp * 16], HDP, sQ[n], HDP);
-            mm_abt<HDP>(&sdP[warp][0][n], FA_KT, sV[warp * 16], HDP, sG[n], HDP);
+            mm_abt<HDP>(&sS[warp][0][n], FA_SLD, sK[warp * 16], HDP, sQ[n], HDP);
+            mm_abt<HDP>(&sdP[warp][0][n], FA_SLD, sV[warp * 16], HDP, sG[n], HDP);
         }
         __syncwarp();
         float ds[16];
@@ -265,10 +280,12 @@ __global__ static void attn_bwd_dkv_kernel(const bf16 *qkv, const bf16 *dO, cons
     float *out = dqkv + (size_t)b * T * ld + (size_t)h * hd;
     store_rows<HDP>(dk, stage, out + D, ld, k0 + warp * 16, T, hd);
     store_rows<HDP>(dv, stage, out + 2 * D, ld, k0 + warp * 16, T, hd);
+#else
+    __trap();   /* compiled for < 8.0 (see FA_HAVE_MMA) */
 #endif
 }
 
-/* dQ for 16*NW queries of one (b, h) over every key: grid (ceil(T / 16NW), B*H). */
+/* dQ for 16*NW queries of one (b, h) over every key: grid (B*H, ceil(T / 16NW)). */
 template <int HDP, int NW>
 __global__ static void attn_bwd_dq_kernel(const bf16 *qkv, const bf16 *dO, const float *lse, const float *dlt,
                                           float *dqkv, int T, int H, int hd, float scale)
@@ -278,15 +295,15 @@ __global__ static void attn_bwd_dq_kernel(const bf16 *qkv, const bf16 *dO, const
     __shared__ __align__(32) bf16 sG[16 * NW][HDP];
     __shared__ __align__(32) bf16 sK[FA_KT][HDP];
     __shared__ __align__(32) bf16 sV[FA_KT][HDP];
-    __shared__ __align__(32) float sS[NW][16][FA_KT];
-    __shared__ __align__(32) float sdP[NW][16][FA_KT];
+    __shared__ __align__(32) float sS[NW][16][FA_SLD];
+    __shared__ __align__(32) float sdP[NW][16][FA_SLD];
     __shared__ __align__(32) bf16 sDS[NW][16][FA_KT];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, D = H * hd;
-    const int b = blockIdx.y / H, h = blockIdx.y % H, q0 = blockIdx.x * 16 * NW;
+    const int b = blockIdx.x / H, h = blockIdx.x % H, q0 = blockIdx.y * 16 * NW;
     const size_t ld = (size_t)3 * D;
     const bf16 *base = qkv + (size_t)b * T * ld + (size_t)h * hd, *gbase = dO + (size_t)b * T * D + (size_t)h * hd;
     const int r = lane >> 1, half = lane & 1, q = q0 + warp * 16 + r;
-    const float L = q < T ? lse[(size_t)blockIdx.y * T + q] : 0.0f, Dl = q < T ? dlt[(size_t)blockIdx.y * T + q] : 0.0f;
+    const float L = q < T ? lse[(size_t)blockIdx.x * T + q] : 0.0f, Dl = q < T ? dlt[(size_t)blockIdx.x * T + q] : 0.0f;
     frag_c dq[HDP / 16];
     for (int j = 0; j < HDP / 16; j++) wm::fill_fragment(dq[j], 0.0f);
     load_rows<16 * NW, HDP>(sQ, base, ld, q0, T, hd);
@@ -297,8 +314,8 @@ __global__ static void attn_bwd_dq_kernel(const bf16 *qkv, const bf16 *dO, const
         load_rows<FA_KT, HDP>(sV, base + 2 * D, ld, k0, T, hd);
         __syncthreads();
         for (int n = 0; n < FA_KT; n += 16) {
-            mm_abt<HDP>(&sS[warp][0][n], FA_KT, sQ[warp * 16], HDP, sK[n], HDP);
-            mm_abt<HDP>(&sdP[warp][0][n], FA_KT, sG[warp * 16], HDP, sV[n], HDP);
+            mm_abt<HDP>(&sS[warp][0][n], FA_SLD, sQ[warp * 16], HDP, sK[n], HDP);
+            mm_abt<HDP>(&sdP[warp][0][n], FA_SLD, sG[warp * 16], HDP, sV[n], HDP);
         }
         __syncwarp();
         for (int i = 0; i < 16; i++) {
@@ -312,15 +329,47 @@ __global__ static void attn_bwd_dq_kernel(const bf16 *qkv, const bf16 *dO, const
     }
     __syncwarp();
     store_rows<HDP>(dq, &sS[warp][0][0], dqkv + (size_t)b * T * ld + (size_t)h * hd, ld, q0 + warp * 16, T, hd);
+#else
+    __trap();   /* compiled for < 8.0 (see FA_HAVE_MMA) */
 #endif
+}
+
+extern "C" int cuk_attention_fused_arch(void)
+{
+    const void *kernels[] = {
+        (const void *)attn_fwd_kernel<32, 4>,     (const void *)attn_fwd_kernel<64, 4>,
+        (const void *)attn_fwd_kernel<128, 4>,    (const void *)attn_bwd_dkv_kernel<32, 4>,
+        (const void *)attn_bwd_dkv_kernel<64, 4>, (const void *)attn_bwd_dkv_kernel<128, 2>,
+        (const void *)attn_bwd_dq_kernel<32, 4>,  (const void *)attn_bwd_dq_kernel<64, 4>,
+        (const void *)attn_bwd_dq_kernel<128, 2>,
+    };
+    int v = 1 << 30;
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        cudaFuncAttributes a;
+        if (cudaFuncGetAttributes(&a, kernels[i]) != cudaSuccess) {
+            cudaGetLastError();   /* no device or no context: not this call's caller's error */
+            return -1;
+        }
+        v = a.ptxVersion < v ? a.ptxVersion : v;
+        v = a.binaryVersion < v ? a.binaryVersion : v;
+    }
+    return v;
 }
 
 extern "C" int cuk_attention_fused_head_dim(int hd) { return hd >= 1 && hd <= 128 ? (hd <= 32 ? 32 : hd <= 64 ? 64 : 128) : 0; }
 
+/* (b, h) on grid.x, whose limit is 2^31 - 1: on grid.y (65,535) vit_base at --image-size 32
+ * reached it from batch 5,462 (B*H = 65,544; --batch-size auto picks 8,192) and the first
+ * forward failed as an invalid configuration.  The T / 16NW row tiles stay small on grid.y. */
+template <int NW> static dim3 fa_grid(int B, int T, int H)
+{
+    return dim3((unsigned)(B * H), (unsigned)((T + 16 * NW - 1) / (16 * NW)));
+}
+
 template <int HDP, int NW>
 static cudaError_t fwd(const bf16 *qkv, bf16 *att, float *lse, int B, int T, int H, int hd, float scale, cudaStream_t s)
 {
-    const dim3 grid((unsigned)((T + 16 * NW - 1) / (16 * NW)), (unsigned)(B * H));
+    const dim3 grid = fa_grid<NW>(B, T, H);
     CUK_LAUNCH((attn_fwd_kernel<HDP, NW>), grid, 32 * NW, 0, s)(qkv, att, lse, T, H, hd, scale);
     return cudaGetLastError();
 }
@@ -329,7 +378,7 @@ template <int HDP, int NW>
 static cudaError_t bwd(const bf16 *qkv, const bf16 *dO, const float *lse, const float *dlt, float *dqkv, int B, int T,
                        int H, int hd, float scale, cudaStream_t s)
 {
-    const dim3 grid((unsigned)((T + 16 * NW - 1) / (16 * NW)), (unsigned)(B * H));
+    const dim3 grid = fa_grid<NW>(B, T, H);
     CUK_LAUNCH((attn_bwd_dkv_kernel<HDP, NW>), grid, 32 * NW, 0, s)(qkv, dO, lse, dlt, dqkv, T, H, hd, scale);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# gpu_bundle.sh [--build-dir DIR] [--no-build] [OUTDIR]: one folder that runs scripts/gpu_check.sh on
+# a GPU machine which has the NVIDIA driver and CUDA's libraries (as Python wheels, or a toolkit)
+# but no package registry and none of oneDNN, cJSON, libcurl or expat (issue 25).
+#
+# It builds here (CUDA on, Release, into build-gpu unless --build-dir; --no-build packs that build
+# as it is) and copies into OUTDIR (default build-gpu-bundle/, replaced):
+#   bin/      instbench, libinstbench-cuda.so beside it (where the loader looks), and
+#             cuda_dp_module when the build has it (gpu_check's dp_equal step, two GPUs)
+#   lib/      every shared library those need that is neither glibc's nor CUDA's (cudart, cuBLAS,
+#             cuBLASLt and NCCL come from the GPU machine: the module must match its driver)
+#   scripts/  gpu_check.sh and the scripts its steps call; tests/data/ the timm fixtures;
+#   configs/  the GPU peaks (MFU)
+#   run       the runner: LD_LIBRARY_PATH = lib/ + every site-packages/nvidia/*/lib of the
+#             python3 on PATH + /usr/local/cuda's lib dirs, then
+#               ./run            scripts/gpu_check.sh --bin bin/instbench (args after "check" pass on)
+#               ./run instbench ARGS   the bundled binary
+#               ./run libs       where every library of the binary and the module resolves
+#               ./run CMD ARGS   any other command in that environment
+# The folder stays under 64 MiB (checked: the budget a GPU session can carry).  Nothing in it
+# needs a network or a compiler.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build=$root/build-gpu
+do_build=1
+out=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu_bundle: no directory $2" >&2; exit 2; }; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "gpu_bundle: unknown option '$1'" >&2; exit 2 ;;
+    *) out=$1; shift ;;
+  esac
+done
+out=${out:-$root/build-gpu-bundle}
+limit_mib=64
+
+if [ $do_build = 1 ]; then
+  command -v nvcc >/dev/null 2>&1 || { echo "gpu_bundle: no nvcc on PATH: the CUDA module cannot be built" >&2; exit 1; }
+  launcher=()   # ccache, where there is one: a rebuild for five architectures is slow
+  if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S "$root" -B "$build" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >&2
+  cmake --build "$build" -j "${JOBS:-2}" --target instbench instbench_cuda >&2
+  # the two-GPU equality check is a test program: built when this configuration has it
+  if grep -q '^cuda_dp_module:' "$build/Makefile" 2>/dev/null || [ -f "$build/build.ninja" ]; then
+    cmake --build "$build" -j "${JOBS:-2}" --target cuda_dp_module >&2 || echo "gpu_bundle: no cuda_dp_module (dp_equal will SKIP)" >&2
+  fi
+fi
+for f in instbench libinstbench-cuda.so; do
+  [ -f "$build/$f" ] || { echo "gpu_bundle: no $build/$f (a CUDA build is needed)" >&2; exit 1; }
+done
+
+# glibc's own libraries (present on every Linux the binary can run on) and CUDA's (the GPU
+# machine's, matching its driver) stay out; everything else ldd resolves is copied
+is_glibc() { case "$1" in ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|libutil.so.*|libanl.so.*|libmvec.so.*) return 0 ;; esac; return 1; }
+is_cuda() { case "$1" in libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libnccl.so.*|libnvidia-*) return 0 ;; esac; return 1; }
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/scripts" "$out/tests/data" "$out/configs"
+cp "$build/instbench" "$build/libinstbench-cuda.so" "$out/bin/"
+[ ! -x "$build/tests/cuda_dp_module" ] || cp "$build/tests/cuda_dp_module" "$out/bin/"
+
+missing=
+for obj in "$out"/bin/*; do
+  # "name => path (addr)" or "name => not found"; glibc's loader lines have no "=>"
+  while read -r name arrow path _; do
+    [ "$arrow" = "=>" ] || continue
+    is_glibc "$name" && continue
+    is_cuda "$name" && continue
+    if [ "$path" = not ]; then missing="$missing $name"; continue; fi
+    [ -f "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
+  done < <(ldd "$obj")
+done
+[ -z "$missing" ] || { echo "gpu_bundle: ldd finds no$missing here: cannot bundle them" >&2; exit 1; }
+
+cp scripts/gpu_check.sh scripts/make_reference.py scripts/bench_gpu_vs_torch.sh scripts/bench_torch_gpu_step.py \
+   scripts/bench_torch_step.py "$out/scripts/"
+cp tests/data/ref_*.safetensors "$out/tests/data/"
+cp configs/gpu-peak-flops.json "$out/configs/"
+git -C "$root" log -1 --format='instbench %H (%cd)' > "$out/VERSION" 2>/dev/null || echo "instbench (no git)" > "$out/VERSION"
+"$build/instbench" --version >> "$out/VERSION" 2>/dev/null || true
+
+cat > "$out/run" <<'RUNNER'
+#!/bin/sh
+# The bundle's runner (scripts/gpu_bundle.sh): the bundled libraries first, then CUDA's from the
+# python3 on PATH (its site-packages/nvidia/*/lib wheels, PyTorch's) and from a toolkit.
+here=$(cd "$(dirname "$0")" && pwd)
+wheels=$(python3 - 2>/dev/null <<'EOF'
+import glob, os, site, sys
+dirs = list(site.getsitepackages()) + [site.getusersitepackages()] + [p for p in sys.path if p.endswith("site-packages")]
+seen = []
+for d in dirs:
+    for lib in sorted(glob.glob(os.path.join(d, "nvidia", "*", "lib"))):
+        if lib not in seen:
+            seen.append(lib)
+print(":".join(seen))
+EOF
+)
+cuda=
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && cuda="$cuda:$d"
+done
+LD_LIBRARY_PATH="$here/lib${wheels:+:$wheels}$cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+INSTBENCH_GPU_PEAK_FLOPS=${INSTBENCH_GPU_PEAK_FLOPS:-$here/configs/gpu-peak-flops.json}
+export LD_LIBRARY_PATH INSTBENCH_GPU_PEAK_FLOPS
+case "${1:-check}" in
+  check) [ $# -eq 0 ] || shift; exec sh "$here/scripts/gpu_check.sh" --bin "$here/bin/instbench" "$@" ;;
+  instbench) shift; exec "$here/bin/instbench" "$@" ;;
+  libs) echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+        for f in "$here"/bin/*; do echo "--- $f"; ldd "$f"; done
+        ! ldd "$here"/bin/* | grep -q 'not found' || { echo "run: some libraries are not found (above)" >&2; exit 1; } ;;
+  *) exec "$@" ;;
+esac
+RUNNER
+chmod +x "$out/run"
+
+size=$(du -sb "$out" | cut -f1)
+mib=$(( (size + 1048575) / 1048576 ))
+if [ "$size" -gt $(( limit_mib * 1048576 )) ]; then
+  echo "gpu_bundle: $out is $mib MiB, over the $limit_mib MiB a GPU session can carry" >&2
+  exit 1
+fi
+echo "gpu_bundle: $out ($mib MiB, $(ls "$out/lib" | wc -l) libraries): on the GPU machine run $(basename "$out")/run"

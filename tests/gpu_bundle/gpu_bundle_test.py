@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""scripts/gpu_bundle.sh on this CUDA build, checked as the GPU machine will use it.
+
+The GPU machine has glibc, the driver and CUDA's libraries, and none of the -dev packages'
+libraries (oneDNN, cJSON, libcurl and its dependencies, expat, OpenSSL).  No mount namespace here
+to hide them, so instead: with only the bundle's lib/ on LD_LIBRARY_PATH, every library that ldd
+resolves for the bundled programs, and every object the loader actually initialises in a run
+(LD_DEBUG=libs), is inside the bundle, glibc's or CUDA's.  Then the bundled instbench verifies a
+fixture on the CPU (against the timm reference in it), prints the snapshot's prices (one checked
+against configs/prices-snapshot.json), and --backend cuda fails naming the missing driver; and
+gpu_check.sh runs from the bundle (--bin mode) to its summary.
+Usage: gpu_bundle_test.py REPO_ROOT CUDA_BUILD_DIR"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testlib import check, failures  # noqa: E402
+
+ROOT, BUILD = [os.path.abspath(a) for a in sys.argv[1:3]]
+LIMIT = 64 << 20
+GLIBC = re.compile(r"^(ld-linux[-\w.]*|lib(c|m|dl|pthread|rt|resolv|util|anl|mvec)\.so\.\d+)$")
+CUDA = re.compile(r"^lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-[\w-]+)\.so")
+
+
+def allowed(name, path, bundle):
+    """Where a library may come from: the bundle, or glibc's / CUDA's anywhere."""
+    base = os.path.basename(name)
+    if GLIBC.match(base) or CUDA.match(base):
+        return True
+    return os.path.realpath(path).startswith(os.path.realpath(bundle) + os.sep)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "bundle")
+    p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_bundle.sh"), "--build-dir", BUILD, "--no-build", out],
+                       capture_output=True, text=True, timeout=240)
+    check(p.returncode == 0, "gpu_bundle.sh exit %d: %s" % (p.returncode, p.stderr[-2000:]))
+    if p.returncode:
+        sys.exit(1)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs
+               if not os.path.islink(os.path.join(d, f)))
+    check(size < LIMIT, "the bundle is %.1f MiB, over 64 MiB" % (size / 1048576))
+    for f in ["bin/instbench", "bin/libinstbench-cuda.so", "run", "scripts/gpu_check.sh", "configs/gpu-peak-flops.json",
+              "tests/data/ref_a_adam_bf16.safetensors"]:
+        check(os.path.isfile(os.path.join(out, f)), "no %s in the bundle" % f)
+
+    # only the bundle on the library path; PATH without a venv; cwd outside the source tree
+    env = {"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": os.path.join(out, "lib"), "HOME": tmp,
+           "AWS_EC2_METADATA_DISABLED": "true", "INSTBENCH_GPU_PEAK_FLOPS": os.path.join(out, "configs/gpu-peak-flops.json")}
+    bins = [os.path.join(out, "bin", f) for f in sorted(os.listdir(os.path.join(out, "bin")))]
+    for b in bins:
+        ldd = subprocess.run(["ldd", b], capture_output=True, text=True, env=env).stdout
+        libs = re.findall(r"^\s*(\S+) => (\S+)", ldd, re.M)
+        check(len(libs) > 3, "ldd %s: %s" % (b, ldd))
+        for name, path in libs:
+            if path == "not":
+                check(CUDA.match(name) is not None, "%s: %s not found in the bundle" % (os.path.basename(b), name))
+            else:
+                check(allowed(name, path, out), "%s: %s resolves to %s, outside the bundle" % (os.path.basename(b), name, path))
+
+    def run(args, **kw):
+        e = dict(env, LD_DEBUG="libs", LD_DEBUG_OUTPUT=os.path.join(tmp, "ld"))
+        for f in os.listdir(tmp):
+            if f.startswith("ld."):
+                os.remove(os.path.join(tmp, f))
+        r = subprocess.run([os.path.join(out, "bin", "instbench")] + args, capture_output=True, text=True, env=e,
+                           cwd=tmp, timeout=120, **kw)
+        loaded = []
+        for f in os.listdir(tmp):
+            if f.startswith("ld."):
+                loaded += re.findall(r"calling init: (\S+)", open(os.path.join(tmp, f)).read())
+        check(loaded, "LD_DEBUG saw no library loaded by %s" % args)
+        for path in loaded:
+            check(allowed(path, path, out), "instbench %s loaded %s, outside the bundle" % (args[0], path))
+        return r
+
+    ref = os.path.join(out, "tests/data/ref_a_adam_fp32.safetensors")
+    r = run(["verify", "--backend", "cpu", "--reference", ref, "--format", "json"])
+    check(r.returncode == 0, "verify --backend cpu exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    try:
+        doc = json.loads(r.stdout)
+        check(doc.get("pass") is True and doc.get("failed") == 0 and doc.get("backend") == "cpu",
+              "verify JSON does not say passed: %s" % r.stdout[:300])
+    except ValueError:
+        check(False, "verify --format json printed no JSON: %s" % r.stdout[:300])
+
+    r = run(["prices", "--source", "snapshot", "--regions", "us-east-1", "--format", "json"])
+    check(r.returncode == 0, "prices --source snapshot exit %d: %s" % (r.returncode, r.stderr[-1500:]))
+    snap = json.load(open(os.path.join(ROOT, "configs", "prices-snapshot.json")))
+    want = {(x["instance_type"], x["region"]): x["on_demand"]["usd_per_hour"] for x in snap["prices"]
+            if x.get("on_demand") and x["on_demand"].get("usd_per_hour") is not None}
+    try:
+        got = json.loads(r.stdout)["prices"]
+    except (ValueError, KeyError):
+        got = []
+    rows = [(x["instance_type"], x["region"], (x.get("on_demand") or {}).get("usd_per_hour")) for x in got]
+    check(len(rows) > 10, "prices printed %d rows" % len(rows))
+    for it, reg, usd in rows:
+        if (it, reg) in want:
+            check(abs(usd - want[(it, reg)]) < 1e-9, "%s %s: %s $/h, the snapshot says %s" % (it, reg, usd, want[(it, reg)]))
+
+    r = run(["verify", "--backend", "cuda", "--reference", ref])
+    check(r.returncode != 0 and "no NVIDIA driver is installed" in r.stderr,
+          "verify --backend cuda without a driver: exit %d, %s" % (r.returncode, r.stderr[-600:]))
+
+    # gpu_check.sh through the runner, --bin mode: no build, the bundle's own layout; every step
+    # needing a GPU is skipped by flag here, so the run must reach its summary with nothing FAIL
+    chk = os.path.join(tmp, "check")
+    gpu_steps = "verify,realistic,sanitize,measure,host_data,auto_batch,ranks,dp_equal,torchrun,torch"
+    r = subprocess.run([os.path.join(out, "run"), "check", "--out", chk, "--skip", gpu_steps], capture_output=True,
+                       text=True, env=dict(env, LD_LIBRARY_PATH=""), timeout=120)
+    check(r.returncode == 0, "run check exit %d: %s %s" % (r.returncode, r.stdout[-800:], r.stderr[-800:]))
+    try:
+        summ = json.load(open(os.path.join(chk, "summary.json")))
+        res = {s["step"]: s["result"] for s in summ["steps"]}
+        check(res.get("build") == "SKIP" and res.get("ctest") == "SKIP" and summ["passed"] is True,
+              "gpu_check from the bundle: %s" % res)
+    except (OSError, ValueError, KeyError) as e:
+        check(False, "gpu_check from the bundle wrote no summary.json: %s" % e)
+    r = subprocess.run([os.path.join(out, "run"), "libs"], capture_output=True, text=True, env=env, timeout=60)
+    check(os.path.join(out, "lib") in r.stdout.splitlines()[0] if r.stdout else False,
+          "run libs: %s" % r.stdout[:300])
+
+print("gpu_bundle: %d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
