@@ -40,4 +40,116 @@ typedef struct sweep_candidate {
     char spec[96];           /* canonical form, the candidate tag's value: "4xg5.xlarge:spot" */
 } sweep_candidate;
 
+/* ---- the sweep's state file and its execution (EXEC: state.c, executor.c, collect.c,
+ * cleanup.c) ------------------------------------------------------------------------------------ */
+/* S3 keys under the sweep's prefix (PREFIX ends with '/' or is ""): a candidate's key name is
+ * "<index>-<spec with ':' as '-'>", e.g. "1-4xg5.xlarge-spot":
+ *   PREFIX/sources/<sha256>.tar.gz                   the source archive, once (content-addressed)
+ *   PREFIX/sweep-<id>/results/<name>.json            node 0's result
+ *   PREFIX/sweep-<id>/logs/<name>-node<k>.log        node k's log tail on failure
+ *   PREFIX/sweep-<id>/rendezvous/<index>             node 0's private IP (multi-node) */
+#define SWEEP_STATE_VERSION 1
+#define SWEEP_MAX_CANDIDATES 64
+#define SWEEP_MAX_NODES 64
+
+/* A candidate's outcome.  Only RESULT delivered a measurement; the rest say why not. */
+typedef enum sweep_outcome {
+    SWEEP_PENDING = 0,      /* not launched yet */
+    SWEEP_RUNNING,          /* launched, no result yet */
+    SWEEP_RESULT,           /* node 0's result is in S3 (and downloaded) */
+    SWEEP_FAILED,           /* a node delivered its log (build or measure failed), or ended without a result */
+    SWEEP_INTERRUPTED,      /* spot reclaimed (Server.SpotInstanceTermination): not a failure of the code */
+    SWEEP_NO_CAPACITY,      /* every zone tried answered a capacity error */
+    SWEEP_TIMED_OUT,        /* --max-minutes passed without a result */
+    SWEEP_NOT_RUN,          /* the sweep stopped before launching it (quota, launch error, signal) */
+    SWEEP_OUTCOME_COUNT
+} sweep_outcome;
+const char *sweep_outcome_name(sweep_outcome o);   /* "running", "no capacity", ... */
+
+typedef struct sweep_state_candidate {
+    sweep_candidate c;
+    char ami[64];
+    double usd_per_hour;           /* per node, the price the worst case used; NAN unknown */
+    char price_source[16];
+    sweep_outcome outcome;
+    char reason[1024];             /* why not a result: zones tried, the log's last lines, ... */
+    char placement_group[256];     /* "" for one node; recorded before it is created */
+    int placement_group_deleted;
+    time_t launched, ended;        /* 0: not yet */
+    char result_path[512];         /* the downloaded result, "" until then */
+} sweep_state_candidate;
+
+typedef struct sweep_state_instance {
+    char id[32];
+    int candidate;                 /* index into candidates */
+    int launch_index;              /* the node's rank */
+    char state[24];                /* EC2's state name, "unknown" until DescribeInstances answers */
+    char az[32];
+    char private_ip[48];
+    char state_reason[64];         /* EC2's StateReason code when it ended */
+    time_t launched, ended;        /* ended: first seen terminated (or shutting-down) */
+} sweep_state_instance;
+
+typedef struct sweep_state {
+    int version;
+    char id[SWEEP_ID_MAX];
+    char region[32];
+    char s3_bucket[64];
+    char s3_prefix[512];           /* ends with '/' or "" */
+    double max_minutes, max_cost_usd;
+    time_t created, finished;      /* finished 0: still running (or the process died) */
+    char phase[16];                /* "launching" | "watching" | "terminating" | "done" | "needs-cleanup" */
+    char note[512];                /* why the sweep stopped early, "" if it did not */
+    sweep_state_candidate *cand;
+    size_t n_cand;
+    sweep_state_instance *inst;
+    size_t n_inst, cap_inst;
+} sweep_state;
+
+/* $XDG_STATE_HOME/instbench/sweeps (an absolute XDG_STATE_HOME; else ~/.local/state/...). */
+int sweep_state_dir(char *out, size_t len, ib_error *err);
+int sweep_state_path(const char *id, char *out, size_t len, ib_error *err);
+/* Written whole through util_write_file_atomic: a reader never sees half a state. */
+int sweep_state_save(const sweep_state *st, ib_error *err);
+/* Read back as hostile input: sizes bounded, every id, name and number checked; 1 when the file
+ * does not exist (err says so), -1 for any other problem. */
+int sweep_state_load(const char *id, sweep_state *st, ib_error *err);
+int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *err);
+char *sweep_state_json(const sweep_state *st);     /* malloc'd; NULL when out of memory */
+/* The ids of every state file, oldest first (*ids malloc'd, free with util_free_strv). */
+int sweep_state_list(char ***ids, size_t *n, ib_error *err);
+void sweep_state_free(sweep_state *st);
+sweep_state_instance *sweep_state_add_instance(sweep_state *st, ib_error *err);
+/* The sweep's own cost so far: every instance's seconds from launch to its end (or NOW) x its
+ * candidate's price per node-hour; instances of unknown price are counted in *unpriced. */
+double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced);
+/* "<index>-<spec with ':' as '-'>": a candidate's name in S3 keys and result files. */
+void sweep_candidate_key_name(const sweep_state *st, size_t i, char *out, size_t len);
+
+/* What `sweep run` needs besides the state (the candidates, region, S3 place and bounds live in
+ * the state it is given). */
+typedef struct sweep_exec_options {
+    char *const *measure_args;     /* the flags after `--`, already checked by measure's parser */
+    size_t n_measure_args;
+    const char *results_dir;       /* where results are downloaded: instbench-results/sweep-<id> */
+    double poll_s;                 /* INSTBENCH_SWEEP_POLL_S, default 15 */
+    double terminate_wait_s;       /* how long to wait for "terminated" at the end (default 600) */
+    volatile int *stop;            /* set to the signal's number by the command's handlers */
+} sweep_exec_options;
+
+/* Launches every candidate of ST, watches until each has an outcome or --max-minutes passed, and
+ * then, whatever happened (a launch error, a quota, *stop), terminates every instance, waits until
+ * each is confirmed terminated and deletes the placement groups.  ST is saved at every change.
+ * 0: every instance confirmed terminated (the outcomes say what each candidate gave); -1 with err:
+ * the sweep stopped early (quota, launch error) or something could not be confirmed terminated
+ * (st->phase is then "needs-cleanup"). */
+int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err);
+
+/* `sweep cleanup`: every instance tagged instbench:sweep=ID (ID "*": any sweep) in REGION
+ * terminated and confirmed, then every placement group with that tag deleted.  Found by tag
+ * alone, so it works when the state file is gone.  *found counts the instances not already
+ * terminated; 0 when everything is gone, -1 with err otherwise. */
+int sweep_cleanup_region(const char *region, const char *id, double wait_s, volatile int *stop, size_t *found,
+                         ib_error *err);
+
 #endif
