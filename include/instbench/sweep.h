@@ -40,6 +40,58 @@ typedef struct sweep_candidate {
     char spec[96];           /* canonical form, the candidate tag's value: "4xg5.xlarge:spot" */
 } sweep_candidate;
 
+/* The instance's side (src/sweep/userdata.c + the template src/sweep/userdata.sh, embedded at
+ * build time).  The user data is a bash script: the values below are filled in as one block of
+ * single-quoted shell assignments, the rest is the template as shipped.  It carries presigned URLs
+ * only: the API has no field for a credential, and each URL is an S3 presigned one whose signature
+ * proves the key without carrying the secret.  (A URL presigned with temporary credentials carries
+ * the access key id and the session token as X-Amz-Credential / X-Amz-Security-Token, as every
+ * presigned URL does; the secret access key is never anywhere in it.)
+ *
+ * Room: EC2 takes at most SWEEP_USERDATA_MAX bytes, and every node of a candidate gets the same
+ * user data (one RunInstances call), so each node's log URL is in every node's copy.  A presigned
+ * URL is ~600 bytes (~1,400 with a session token), so 64 nodes' log URLs (38 KB+) cannot fit.  The
+ * renderer keeps the log URLs of the lowest launch indexes that fit, always node 0's (the result's
+ * node; a build failure is the same on every node, and a failed rank makes node 0's measure fail
+ * too, naming it), and drops the others; a node without a log URL says so in its own log and
+ * powers off as the others do.  Only when the script with node 0's log URL alone does not fit is
+ * rendering refused (the measure flags or URLs are too long). */
+#define SWEEP_NODES_MAX 64               /* the largest candidate the user data is sized for */
+#define SWEEP_MASTER_PORT 29500          /* rank 0's rendezvous port on a multi-node candidate */
+/* The source archive's file name, beside the instbench executable (build dir, or install bindir). */
+#define SWEEP_SOURCE_ARCHIVE_NAME "instbench-src.tar.gz"
+
+typedef struct sweep_userdata_vars {
+    const char *sweep_id;           /* sweep_id_valid */
+    const char *candidate_spec;     /* "4xg5.xlarge:spot" (logged, not interpreted) */
+    int nodes;                      /* 1..SWEEP_NODES_MAX */
+    double max_minutes;             /* the instance's own timer: `shutdown -h +ceil(M)` set first */
+    const char *region;
+    const char *market;             /* "spot" | "on-demand" (logged; measure reads IMDS's) */
+    const char *source_url;         /* presigned GET of the source archive */
+    const char *source_sha256;      /* 64 hex digits; the script checks the download against it */
+    const char *result_url;         /* presigned PUT: node 0 (launch index 0) delivers the result */
+    const char *const *log_urls;    /* NODES presigned PUTs, by launch index: the last 64 KiB of the
+                                       log on any failure (see "Room" above for which are kept) */
+    const char *rendezvous_url;     /* presigned GET of the object holding node 0's private IP, one
+                                       line (multi-node only; NULL for 1 node) */
+    char *const *measure_args;      /* the flags after `--`, each quoted by the renderer */
+    size_t n_measure_args;
+} sweep_userdata_vars;
+
+/* The script with every value filled in, shell-quoted (any byte but NUL is safe in a value), in a
+ * malloc'd NUL-terminated *OUT.  Bad values (an invalid id, nodes out of range, a URL that is not
+ * http(s), a digest that is not 64 hex digits, a missing log or rendezvous URL) are IB_EXIT_USAGE
+ * errors; a script over SWEEP_USERDATA_MAX bytes even with node 0's log URL alone is an
+ * IB_EXIT_USAGE error naming its size. */
+int sweep_userdata_render(const sweep_userdata_vars *v, char **out, ib_error *err);
+/* How many of V's log URLs (launch indexes 0..k-1) a rendered script carries: k, or -1 with ERR
+ * set when it cannot be rendered (sweep_userdata_render's errors). */
+int sweep_userdata_log_nodes(const sweep_userdata_vars *v, ib_error *err);
+/* The source archive the build made beside this binary (SWEEP_SOURCE_ARCHIVE_NAME next to
+ * /proc/self/exe): its path and SHA-256 (lower-case hex), or an IB_EXIT_RUNTIME error that says how
+ * to build it (`cmake --build BUILD --target instbench_source_archive`). */
+int sweep_source_archive(char *path, size_t path_len, char sha256_hex[65], ib_error *err);
 /* ---- the sweep's state file and its execution (EXEC: state.c, executor.c, collect.c,
  * cleanup.c) ------------------------------------------------------------------------------------ */
 /* S3 keys under the sweep's prefix (PREFIX ends with '/' or is ""): a candidate's key name is
