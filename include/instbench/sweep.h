@@ -102,7 +102,6 @@ int sweep_source_archive(char *path, size_t path_len, char sha256_hex[65], ib_er
  *   PREFIX/sweep-<id>/rendezvous/<index>             node 0's private IP (multi-node) */
 #define SWEEP_STATE_VERSION 1
 #define SWEEP_MAX_CANDIDATES 64
-#define SWEEP_MAX_NODES 64
 
 /* A candidate's outcome.  Only RESULT delivered a measurement; the rest say why not. */
 typedef enum sweep_outcome {
@@ -196,6 +195,9 @@ typedef struct sweep_exec_options {
  * the sweep stopped early (quota, launch error) or something could not be confirmed terminated
  * (st->phase is then "needs-cleanup"). */
 int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err);
+
+/* `sweep status --refresh`: each instance's state as EC2 says now (found by the sweep's tag), saved. */
+int sweep_state_refresh(sweep_state *st, ib_error *err);
 
 /* `sweep cleanup`: every instance tagged instbench:sweep=ID (ID "*": any sweep) in REGION
  * terminated and confirmed, then every placement group with that tag deleted.  Found by tag

@@ -122,32 +122,6 @@ const arg_command cmd_sweep_status_args = {
     .examples = (const arg_example[]){{"every sweep started here", "instbench sweep status"}, {0}},
 };
 
-static int refresh_states(sweep_state *st, ib_error *err)
-{
-    aws_credentials cred;
-    aws_client *c = NULL;
-    if (aws_credentials_resolve(&cred, err) != 0 || aws_client_create(NULL, &cred, &c, err) != 0) {
-        memset(&cred, 0, sizeof cred);
-        return -1;
-    }
-    memset(&cred, 0, sizeof cred);
-    ec2_instances out = {0};
-    int rc = aws_ec2_describe_instances(c, st->region, NULL, 0, SWEEP_TAG_SWEEP, st->id, &out, err);
-    time_t now = time(NULL);
-    for (size_t j = 0; rc == 0 && j < out.n; j++)
-        for (size_t i = 0; i < st->n_inst; i++)
-            if (!strcmp(st->inst[i].id, out.v[j].id)) {
-                snprintf(st->inst[i].state, sizeof st->inst[i].state, "%s", out.v[j].state);
-                if (out.v[j].state_reason_code[0])
-                    snprintf(st->inst[i].state_reason, sizeof st->inst[i].state_reason, "%s", out.v[j].state_reason_code);
-                if (!strcmp(out.v[j].state, "terminated") && !st->inst[i].ended) st->inst[i].ended = now;
-            }
-    ec2_instances_free(&out);
-    aws_client_destroy(c);
-    if (rc == 0 && sweep_state_save(st, err) != 0) rc = -1;
-    return rc;
-}
-
 static void status_line(const sweep_state *st)
 {
     size_t counts[SWEEP_OUTCOME_COUNT] = {0}, alive = 0;
@@ -178,7 +152,7 @@ int cmd_sweep_status(int argc, char **argv)
             fprintf(stderr, "instbench sweep status: %s\n", err.msg);
             return err.code ? err.code : IB_EXIT_RUNTIME;
         }
-        if (S.refresh && refresh_states(&st, &err) != 0) {
+        if (S.refresh && sweep_state_refresh(&st, &err) != 0) {
             fprintf(stderr, "instbench sweep status: %s\n", err.msg);
             sweep_state_free(&st);
             return IB_EXIT_RUNTIME;
@@ -212,7 +186,7 @@ int cmd_sweep_status(int argc, char **argv)
             rc = IB_EXIT_RUNTIME;
             continue;
         }
-        if (S.refresh && refresh_states(&st, &err) != 0) {
+        if (S.refresh && sweep_state_refresh(&st, &err) != 0) {
             fprintf(stderr, "instbench sweep status: %s: %s\n", ids[i], err.msg);
             rc = IB_EXIT_RUNTIME;
         }

@@ -11,6 +11,8 @@
 
 #include "instbench/util.h"
 
+static int ec2_client(aws_client **c, ib_error *err);
+
 int sweep_instance_ending(const char *state)
 {
     return !strcmp(state, "terminated") || !strcmp(state, "shutting-down");
@@ -131,14 +133,8 @@ int sweep_cleanup_region(const char *region, const char *id, double wait_s, vola
 {
     (void)stop;   /* cleanup is what a signal would ask for: it is not cut short */
     *found = 0;
-    aws_credentials cred;
     aws_client *c = NULL;
-    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
-    if (aws_credentials_resolve(&cred, err) != 0 || aws_client_create(&opt, &cred, &c, err) != 0) {
-        memset(&cred, 0, sizeof cred);
-        return -1;
-    }
-    memset(&cred, 0, sizeof cred);
+    if (ec2_client(&c, err) != 0) return -1;
     ec2_instances all = {0};
     int rc = aws_ec2_describe_instances(c, region, NULL, 0, SWEEP_TAG_SWEEP, id, &all, err);
     sweep_state_instance *v = NULL;
@@ -167,5 +163,32 @@ int sweep_cleanup_region(const char *region, const char *id, double wait_s, vola
     if (rc == 0) rc = delete_groups(c, region, id, err);
     free(v);
     aws_client_destroy(c);
+    return rc;
+}
+
+/* A client for one command's EC2 calls: the credential chain (refreshed as it expires), more
+ * attempts than the default so throttling (RequestLimitExceeded) backs off instead of failing. */
+static int ec2_client(aws_client **c, ib_error *err)
+{
+    aws_credentials cred;
+    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
+    int rc = aws_credentials_resolve(&cred, err) != 0 || aws_client_create(&opt, &cred, c, err) != 0 ? -1 : 0;
+    memset(&cred, 0, sizeof cred);
+    return rc;
+}
+
+int sweep_state_refresh(sweep_state *st, ib_error *err)
+{
+    aws_client *c = NULL;
+    if (ec2_client(&c, err) != 0) return -1;
+    ec2_instances out = {0};
+    int rc = aws_ec2_describe_instances(c, st->region, NULL, 0, SWEEP_TAG_SWEEP, st->id, &out, err);
+    time_t now = time(NULL);
+    for (size_t j = 0; rc == 0 && j < out.n; j++)
+        for (size_t i = 0; i < st->n_inst; i++)
+            if (!strcmp(st->inst[i].id, out.v[j].id)) sweep_instance_update(&st->inst[i], &out.v[j], now);
+    ec2_instances_free(&out);
+    aws_client_destroy(c);
+    if (rc == 0 && sweep_state_save(st, err) != 0) rc = -1;
     return rc;
 }

@@ -88,7 +88,7 @@ static int upload_source(sweep_ctx *x, ib_error *err)
 /* ---- launching one candidate ------------------------------------------------------------------ */
 typedef struct urls {
     char *source, *result, *rendezvous;
-    char *logs[SWEEP_MAX_NODES];
+    char *logs[SWEEP_NODES_MAX];
     int nodes;
 } urls;
 

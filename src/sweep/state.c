@@ -18,7 +18,7 @@
 #include "instbench/util.h"
 
 #define STATE_MAX_BYTES (4u << 20)      /* 64 candidates x 64 nodes fit with room to spare */
-#define STATE_MAX_INSTANCES (SWEEP_MAX_CANDIDATES * SWEEP_MAX_NODES * 4)   /* relaunches in other zones */
+#define STATE_MAX_INSTANCES (SWEEP_MAX_CANDIDATES * SWEEP_NODES_MAX * 4)   /* relaunches in other zones */
 
 static const char *const outcome_names[SWEEP_OUTCOME_COUNT] = {
     "pending", "running", "result", "failed", "interrupted", "no capacity", "timed out", "not run"};
@@ -267,7 +267,7 @@ static void read_candidate(reader *r, const cJSON *o, sweep_state_candidate *c)
     char market[16], outcome[24];
     get_str(r, o, "spec", c->c.spec, sizeof c->c.spec, 0);
     get_str(r, o, "instance_type", c->c.type, sizeof c->c.type, 0);
-    c->c.nodes = (int)get_num(r, o, "nodes", 1, SWEEP_MAX_NODES, 0);
+    c->c.nodes = (int)get_num(r, o, "nodes", 1, SWEEP_NODES_MAX, 0);
     get_str(r, o, "market", market, sizeof market, 0);
     c->c.spot = !strcmp(market, "spot");
     if (!r->bad && !c->c.spot && strcmp(market, "on-demand")) bad(r, "market", "is neither spot nor on-demand");
@@ -293,7 +293,7 @@ static void read_instance(reader *r, const cJSON *o, sweep_state_instance *in, s
     get_str(r, o, "id", in->id, sizeof in->id, 0);
     if (!r->bad && !instance_id_valid(in->id)) bad(r, "id", "is not an EC2 instance id");
     in->candidate = (int)get_num(r, o, "candidate", 0, n_cand ? (double)n_cand - 1 : 0, 0);
-    in->launch_index = (int)get_num(r, o, "launch_index", 0, SWEEP_MAX_NODES - 1, 0);
+    in->launch_index = (int)get_num(r, o, "launch_index", 0, SWEEP_NODES_MAX - 1, 0);
     get_str(r, o, "state", in->state, sizeof in->state, 0);
     get_str(r, o, "az", in->az, sizeof in->az, 1);
     get_str(r, o, "private_ip", in->private_ip, sizeof in->private_ip, 1);

@@ -198,14 +198,14 @@ def run_instances(region, p):
 
 
 def describe_instances(p):
-    ids = numbered(p, "InstanceId")
     filters = tag_filters(p)
+    ids = numbered(p, "InstanceId") + [v for name, vals in filters if name == "instance-id" for v in vals]
     now = time.time()
     items = []
     for i in SWEEP.instances.values():
         if ids and i["id"] not in ids:
             continue
-        if not ids and not matches(i["tags"], filters):
+        if not matches(i["tags"], filters):
             continue
         if i["hidden"] > 0:
             i["hidden"] -= 1
