@@ -353,3 +353,207 @@ int cmd_sweep_cleanup(int argc, char **argv)
 
 /* ---- run -------------------------------------------------------------------------------------- */
 /* (run: below) */
+static struct {
+    double max_cost;
+    int max_cost_given;
+    int yes;
+    int format;             /* index into run_formats */
+} R;
+static const char *const run_formats[] = {"table", "json", "csv", NULL};
+
+/* The y/N question on a terminal; anything but y/yes is no. */
+static int confirmed(const sweep_state *st, double worst)
+{
+    if (R.yes) return 1;
+    if (!isatty(0) || !util_isatty_stderr()) return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_cand; i++) n += (size_t)st->cand[i].c.nodes;
+    char money[32];
+    output_fmt_usd(money, sizeof money, worst);
+    fprintf(stderr, "launch %zu instance%s in %s, worst case %s? [y/N] ", n, n == 1 ? "" : "s", st->region, money);
+    fflush(stderr);
+    char line[16] = "";
+    if (!fgets(line, sizeof line, stdin)) return 0;
+    return !strcmp(line, "y\n") || !strcmp(line, "Y\n") || !strcmp(line, "yes\n");
+}
+
+/* Every instance's final state and the sweep's cost, on stderr (stdout carries the ranking). */
+static void print_final(const sweep_state *st)
+{
+    fprintf(stderr, "sweep %s: final state of every instance it launched:\n", st->id);
+    if (st->n_inst) print_instances(st, stderr);
+    else fprintf(stderr, "  (none launched)\n");
+    print_cost(st, stderr);
+}
+
+/* The downloaded results ranked by `rank` itself (its command, so every rule of rank applies),
+ * then the candidates without a result and why. */
+static int rank_results(const sweep_state *st, const char *dir)
+{
+    size_t with = 0;
+    for (size_t i = 0; i < st->n_cand; i++) with += st->cand[i].outcome == SWEEP_RESULT;
+    int rc = IB_EXIT_RUNTIME;
+    if (with) {
+        char *argv[] = {"rank", (char *)dir, "--format", (char *)run_formats[R.format], NULL};
+        fflush(stdout);
+        rc = cmd_rank(4, argv);
+    } else {
+        fprintf(stderr, "instbench sweep run: no candidate delivered a result: nothing to rank\n");
+    }
+    for (size_t i = 0; i < st->n_cand; i++) {
+        const sweep_state_candidate *c = &st->cand[i];
+        if (c->outcome == SWEEP_RESULT) continue;
+        util_term_printf(stderr, "no result: %s: %s: %s", c->c.spec, sweep_outcome_name(c->outcome), c->reason);
+        fputc('\n', stderr);
+    }
+    return rc;
+}
+
+/* The state of a new sweep from the plan's lines: nothing launched yet. */
+static int run_sweep(sweep_state *st, char *const *measure_args, size_t n_measure_args, double worst)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "instbench-results/sweep-%s", st->id);
+    ib_error err = {0};
+    if (!confirmed(st, worst)) {
+        fprintf(stderr, "instbench sweep run: not confirmed: nothing launched (--yes answers for a script)\n");
+        return IB_EXIT_USAGE;
+    }
+    if (util_mkdir_p(dir, &err) != 0 || sweep_state_save(st, &err) != 0) {
+        fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
+        return IB_EXIT_RUNTIME;
+    }
+    char path[1200] = "";
+    sweep_state_path(st->id, path, sizeof path, &err);
+    ib_info("sweep %s: state in %s; results into %s/", st->id, path, dir);
+    sweep_exec_options o = {.measure_args = measure_args, .n_measure_args = n_measure_args, .results_dir = dir,
+                            .poll_s = env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_POLL_S),
+                            .terminate_wait_s = env_seconds("INSTBENCH_SWEEP_TERMINATE_WAIT_S", DEFAULT_TERMINATE_WAIT_S),
+                            .stop = &stop_signal};
+    install_handlers();
+    int xrc = sweep_execute(st, &o, &err);
+    print_final(st);
+    int rc = rank_results(st, dir);
+    if (xrc != 0) {
+        fprintf(stderr, "instbench sweep run: %s\n", err.msg);
+        if (!strcmp(st->phase, "needs-cleanup")) rc = IB_EXIT_RUNTIME;
+        else if (!stop_signal) rc = IB_EXIT_RUNTIME;
+    }
+    if (!strcmp(st->phase, "needs-cleanup"))
+        fprintf(stderr, "instbench sweep run: something may still be running: run `instbench sweep cleanup %s`\n", st->id);
+    if (stop_signal) return 128 + stop_signal;
+    return rc;
+}
+
+/* ---- PROVISIONAL until sweep-plan is merged: the plan's flags and lines (candidates, AMI, price)
+ * come from PLAN's exported parser and plan; this stand-in reads the same flags so the executor can
+ * be tested end to end.  Replaced at the merge. */
+static struct {
+    args_list candidates;
+    const char *region, *s3, *ami;
+    double max_minutes;
+} P;
+
+static const arg_spec run_specs[] = {
+    {"--candidates", 0, ARG_LIST, &P.candidates, "SPEC,...", "[Nx]TYPE[:on-demand|spot], comma-separated, repeatable", .group = "what"},
+    {"--region", 0, ARG_STRING, &P.region, "R", "the sweep's region", .check = names_region_problem, .suggest = prices_suggest_region},
+    {"--s3", 0, ARG_STRING, &P.s3, "s3://BUCKET/PREFIX/", "where sources, results and logs go"},
+    {"--ami", 0, ARG_STRING, &P.ami, "AMI", "the image every candidate boots"},
+    {"--max-minutes", 0, ARG_DOUBLE, &P.max_minutes, "M", "each instance's life at most (default 30)", 0.01, 1440},
+    {"--max-cost", 0, ARG_DOUBLE, &R.max_cost, "USD", "required: the worst case (every node billed for --max-minutes) must\n"
+     "not exceed it, or nothing is launched", 0, 1e9, .given = &R.max_cost_given, .group = "bounds"},
+    {"--yes", 'y', ARG_FLAG, &R.yes, NULL, "launch without asking (a terminal is asked y/N; without one, --yes is needed)"},
+    {"--format", 0, ARG_CHOICE, &R.format, NULL, "the ranking at the end: table (default), json or csv", .choices = run_formats,
+     .group = "output"},
+    {0},
+};
+
+const arg_command cmd_sweep_run_args = {
+    "sweep run", "--candidates SPEC,... --region R --s3 s3://BUCKET/PREFIX/ --max-cost USD [options] [-- MEASURE FLAGS]",
+    "Launches every candidate, measures it on the instances, collects the results from S3, terminates\n"
+    "everything it launched whatever happens (results in, --max-minutes, an error, Ctrl-C), and ranks.\n"
+    "Refused, nothing launched, when the worst case exceeds --max-cost.",
+    "environment: AWS credentials and region as for `prices`; INSTBENCH_SWEEP_POLL_S (tests only).\n"
+    "exit status: 0 done and ranked, 1 runtime error or something left to clean up (the message names\n"
+    "`instbench sweep cleanup ID`), 2 bad input or --max-cost exceeded, 130/143 stopped by SIGINT/SIGTERM\n"
+    "after terminating everything.\n",
+    run_specs, "MEASURE FLAGS",
+};
+
+static int parse_spec(const char *s, sweep_candidate *c)
+{
+    memset(c, 0, sizeof *c);
+    c->nodes = 1;
+    const char *x = strchr(s, 'x'), *colon = strchr(s, ':');
+    if (x && x > s && strspn(s, "0123456789") == (size_t)(x - s)) c->nodes = atoi(s), s = x + 1;
+    size_t n = colon ? (size_t)(colon - s) : strlen(s);
+    if (!n || n >= sizeof c->type || c->nodes < 1 || c->nodes > SWEEP_NODES_MAX) return -1;
+    memcpy(c->type, s, n);
+    if (colon && strcmp(colon + 1, "spot") && strcmp(colon + 1, "on-demand")) return -1;
+    c->spot = colon && !strcmp(colon + 1, "spot");
+    snprintf(c->spec, sizeof c->spec, "%s%d%s%s:%s", "", c->nodes, "x", c->type, c->spot ? "spot" : "on-demand");
+    if (c->nodes == 1) snprintf(c->spec, sizeof c->spec, "%s:%s", c->type, c->spot ? "spot" : "on-demand");
+    return 0;
+}
+
+int cmd_sweep_run(int argc, char **argv)
+{
+    memset(&P, 0, sizeof P);
+    memset(&R, 0, sizeof R);
+    P.max_minutes = 30;
+    stop_signal = 0;
+    /* the measure flags after `--` are the instance's, not ours */
+    int own = argc;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--")) {
+            own = i;
+            break;
+        }
+    int rc = args_parse(&cmd_sweep_run_args, own, argv, NULL, NULL);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (!R.max_cost_given) return args_usage_error(&cmd_sweep_run_args, "--max-cost USD is required (there is no default)");
+    if (!P.candidates.n || !P.region || !P.s3 || !P.ami)
+        return args_usage_error(&cmd_sweep_run_args, "--candidates, --region, --s3 and --ami are needed");
+    sweep_state st = {0};
+    ib_error err = {0};
+    char *key = NULL;
+    if (aws_s3_parse_uri(P.s3, st.s3_bucket, &key, &err) != 0) return args_usage_error(&cmd_sweep_run_args, "%s", err.msg);
+    snprintf(st.s3_prefix, sizeof st.s3_prefix, "%s%s", key, key[0] && key[strlen(key) - 1] != '/' ? "/" : "");
+    free(key);
+    if (!(st.cand = calloc(P.candidates.n, sizeof *st.cand))) return IB_EXIT_RUNTIME;
+    st.n_cand = P.candidates.n;
+    const price_set *snap = prices_snapshot(&err);
+    double worst = 0;
+    for (size_t i = 0; i < P.candidates.n; i++) {
+        sweep_state_candidate *c = &st.cand[i];
+        if (parse_spec(P.candidates.v[i], &c->c) != 0) {
+            sweep_state_free(&st);
+            return args_usage_error(&cmd_sweep_run_args, "'%s' is not [Nx]TYPE[:on-demand|spot]", P.candidates.v[i]);
+        }
+        snprintf(c->ami, sizeof c->ami, "%s", P.ami);
+        const price_record *r = snap ? prices_find(snap, c->c.type, P.region) : NULL;
+        c->usd_per_hour = r ? r->on_demand_usd_per_hour : NAN;
+        snprintf(c->price_source, sizeof c->price_source, "snapshot");
+        worst += c->c.nodes * c->usd_per_hour * P.max_minutes / 60;
+    }
+    snprintf(st.region, sizeof st.region, "%s", P.region);
+    st.version = SWEEP_STATE_VERSION;
+    st.max_minutes = P.max_minutes;
+    st.max_cost_usd = R.max_cost;
+    st.created = time(NULL);
+    if (!(worst <= R.max_cost)) {
+        char w[32], m[32];
+        output_fmt_usd(w, sizeof w, worst);
+        output_fmt_usd(m, sizeof m, R.max_cost);
+        sweep_state_free(&st);
+        fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", w, m);
+        return IB_EXIT_USAGE;
+    }
+    if (sweep_id_new(st.created, st.id, &err) != 0) {
+        sweep_state_free(&st);
+        return IB_EXIT_RUNTIME;
+    }
+    rc = run_sweep(&st, argv + own + (own < argc), (size_t)(argc - own - (own < argc)), worst);
+    sweep_state_free(&st);
+    return rc;
+}

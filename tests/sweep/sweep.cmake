@@ -4,3 +4,11 @@
 # A driver for src/sweep/userdata.c (render, log-nodes, archive).
 add_executable(userdata_probe ${CMAKE_CURRENT_LIST_DIR}/userdata_probe.c)
 target_link_libraries(userdata_probe PRIVATE instbench_core)
+
+# --- launch, watch, terminate, status, cleanup (EXEC) ---
+# sweep run|status|cleanup against the fault-injecting fake EC2 (tests/sweep/fake_ec2.py): capacity
+# per zone, quota, throttling, eventual consistency, a spot interruption, a failed build, a
+# TerminateInstances that fails once, --max-cost, --max-minutes, SIGINT/SIGTERM, SIGKILL then
+# cleanup --all with the state file gone, bad input.
+add_test(NAME sweep_run_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_faults.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_faults PROPERTIES TIMEOUT 600)
