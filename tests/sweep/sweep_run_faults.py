@@ -43,6 +43,7 @@ from fake_ec2 import tag_specs   # noqa: E402
 BIN = os.path.abspath(sys.argv[1])
 BUCKET, PREFIX, REGION = "sweep-bkt", "bench/", "us-east-1"
 AMI = "ami-0123456789abcdef0"
+PRICES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "data", "aws-accelerated-prices.csv")
 
 
 class FakeEc2(FakeAws):
@@ -150,7 +151,8 @@ def all_running(n):
 
 
 def fresh():
-    fake = FakeEc2("--s3-bucket", "%s:%s" % (BUCKET, REGION))
+    # the fake's Pricing answers from the repository's price data, so rank prices the results live
+    fake = FakeEc2("--s3-bucket", "%s:%s" % (BUCKET, REGION), "--prices", PRICES)
     home = tempfile.mkdtemp(prefix="sweep-faults-")
     return fake, home
 
