@@ -17,6 +17,13 @@ Served:
            --ec2-page-size or MaxResults), GetSpotPlacementScores (XML; UnauthorizedOperation
            with --placement-unauthorized) and DescribeAvailabilityZones (XML; the signing region's
            zones: zoneName, zoneId, regionName; UnauthorizedOperation with --zones-unauthorized).
+  SSM      POST /  X-Amz-Target: AmazonSSM.GetParameter (AWS JSON 1.1; signing name "ssm"): the
+           values given with --ssm-parameter NAME=VALUE, else 400 ParameterNotFound.
+  EC2 (the sweep's calls, tests/ec2/): CreatePlacementGroup (tags from TagSpecification;
+           InvalidPlacementGroup.Duplicate), DeletePlacementGroup (InvalidPlacementGroup.Unknown),
+           DescribePlacementGroups (GroupName.N, Filter tag:KEY), and RunInstances, idempotent
+           by ClientToken (the same token answers the same instances); every RunInstances'
+           ClientToken is recorded in stats "client_tokens" before any fault is applied.
   S3       requests signed for service "s3" (checked with botocore's S3SigV4Auth): HeadBucket,
            PutObject, GetObject, ListObjectsV2, region redirects and S3's faults, served by
            tests/s3/fake_s3.py (its docstring says how; --s3-bucket NAME:REGION makes buckets).
@@ -136,6 +143,9 @@ class State:
         self.imds_tokens = set()
         self.minted = 0
         self.records = load_prices(args.prices) if args.prices else []
+        self.ssm = dict(p.split("=", 1) for p in args.ssm_parameter or [])
+        self.placement_groups = {}   # name -> {"strategy", "tags"}
+        self.launches = {}           # ClientToken -> [instance ids]
         fake_s3.setup(self, args)
         self.reset_stats()
 
@@ -144,7 +154,7 @@ class State:
                       "faults_applied": {}, "in_flight": 0, "max_in_flight": 0, "connections": 0,
                       "gzip_responses": 0, "imds_token_requests": 0, "imds_credential_fetches": 0,
                       "container_credential_fetches": 0, "access_key_ids": [], "regions": {},
-                      "intervals": [],  # (received, answered) per service request, monotonic s
+                      "intervals": [], "client_tokens": [],  # (received, answered) per service request, monotonic s
                       "minted_secrets": getattr(self, "stats", {}).get("minted_secrets", [])}  # test-only: lets tests grep output for every secret
 
     def count(self, key, sub=None):
@@ -409,6 +419,71 @@ def ec2_error(status, code, msg):
     body = ('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>%s</Code><Message>%s</Message>'
             '</Error></Errors><RequestID>%s</RequestID></Response>' % (code, msg, uuid.uuid4()))
     return status, body
+
+
+def ssm_get_parameter(state, body):
+    name = json.loads(body or b"{}").get("Name")
+    if name not in state.ssm:
+        return 400, {"__type": "ParameterNotFound", "message": "Parameter %s not found." % name}
+    return 200, {"Parameter": {"Name": name, "Type": "String", "Value": state.ssm[name], "Version": 1,
+                               "LastModifiedDate": time.time(), "DataType": "aws:ec2:image"}}
+
+
+def tag_specs(params, resource_type):
+    """TagSpecification.N.Tag.M.Key/Value of the spec whose ResourceType is resource_type."""
+    for n in range(1, 10):
+        if params.get("TagSpecification.%d.ResourceType" % n) == resource_type:
+            return {params["TagSpecification.%d.Tag.%d.Key" % (n, m)]: params.get("TagSpecification.%d.Tag.%d.Value" % (n, m), "")
+                    for m in range(1, 51) if "TagSpecification.%d.Tag.%d.Key" % (n, m) in params}
+    return {}
+
+
+def tag_filters(params):
+    """Filter.N.Name = tag:KEY with Filter.N.Value.M -> {KEY: set of values}."""
+    out = {}
+    for n in range(1, 50):
+        name = params.get("Filter.%d.Name" % n)
+        if name is None:
+            break
+        if name.startswith("tag:"):
+            out[name[4:]] = set(numbered(params, "Filter.%d.Value" % n))
+    return out
+
+
+def placement_groups(state, op, params):
+    with state.lock:
+        pgs = state.placement_groups
+        name = params.get("GroupName")
+        if op == "CreatePlacementGroup":
+            if name in pgs:
+                return ec2_error(400, "InvalidPlacementGroup.Duplicate", "The placement group '%s' already exists." % name)
+            pgs[name] = {"strategy": params.get("Strategy", ""), "tags": tag_specs(params, "placement-group")}
+            return 200, '<CreatePlacementGroupResponse xmlns="%s"><return>true</return></CreatePlacementGroupResponse>' % EC2_NS
+        if op == "DeletePlacementGroup":
+            if name not in pgs:
+                return ec2_error(400, "InvalidPlacementGroup.Unknown", "The Placement Group '%s' is unknown." % name)
+            del pgs[name]
+            return 200, '<DeletePlacementGroupResponse xmlns="%s"><return>true</return></DeletePlacementGroupResponse>' % EC2_NS
+        names, tags = set(numbered(params, "GroupName")), tag_filters(params)
+        items = "".join("<item><groupName>%s</groupName><state>available</state><strategy>%s</strategy>"
+                        "<tagSet>%s</tagSet></item>" % (n, g["strategy"], "".join(
+                            "<item><key>%s</key><value>%s</value></item>" % kv for kv in g["tags"].items()))
+                        for n, g in sorted(pgs.items())
+                        if (not names or n in names) and all(g["tags"].get(k) in v for k, v in tags.items()))
+        return 200, ('<DescribePlacementGroupsResponse xmlns="%s"><placementGroupSet>%s</placementGroupSet>'
+                     '</DescribePlacementGroupsResponse>' % (EC2_NS, items))
+
+
+def run_instances(state, params):
+    """Idempotent by ClientToken, as EC2 is: the same token answers the instances it launched."""
+    count = int(params.get("MinCount", "1"))
+    with state.lock:
+        token = params.get("ClientToken") or uuid.uuid4().hex
+        ids = state.launches.setdefault(token, ["i-%017x" % (len(state.launches) * 1000 + k) for k in range(count)])
+    items = "".join("<item><instanceId>%s</instanceId><instanceType>%s</instanceType><amiLaunchIndex>%d</amiLaunchIndex>"
+                    "<instanceState><code>0</code><name>pending</name></instanceState></item>"
+                    % (i, params.get("InstanceType", ""), k) for k, i in enumerate(ids))
+    return 200, '<RunInstancesResponse xmlns="%s"><instancesSet>%s</instancesSet></RunInstancesResponse>' % (EC2_NS, items)
 
 
 def describe_spot_price_history(state, region, params):
@@ -720,7 +795,7 @@ class Handler(BaseHTTPRequestHandler):
         ctype = self.headers.get("Content-Type") or ""
         if method == "POST" and "x-www-form-urlencoded" in ctype:
             params.update(urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
-        service = "pricing" if target else "ec2"
+        service = ("ssm" if target.startswith("AmazonSSM.") else "pricing") if target else "ec2"
         if "/s3/aws4_request" in (self.headers.get("Authorization") or ""):
             service = "s3"
         if fake_s3.is_presigned(params):
@@ -731,7 +806,7 @@ class Handler(BaseHTTPRequestHandler):
         st.count("by_operation", op or "(none)")
 
         def fail(status, code, msg):
-            if service == "pricing":
+            if service in ("pricing", "ssm"):
                 return self.send_json(status, {"__type": code, "message": msg})
             s, b = ec2_error(status, code, msg)
             return self.send(s, b, "text/xml;charset=UTF-8")
@@ -740,6 +815,9 @@ class Handler(BaseHTTPRequestHandler):
         if why:
             return fail(403, why[0], why[1])
         st.count("regions", region)
+        if op == "RunInstances":
+            with st.lock:
+                st.stats["client_tokens"].append(params.get("ClientToken"))
         fault = st.take_fault(service)
         if service == "s3":
             return fake_s3.serve(self, method, body, region, fault if fault != "stall" else None)
@@ -765,6 +843,11 @@ class Handler(BaseHTTPRequestHandler):
             return fail(403, "AccessDeniedException" if service == "pricing" else "UnauthorizedOperation",
                         "User is not authorized to perform this operation")
         mode = fault if fault in ("cut", "truncate", "malformed") else None
+        if service == "ssm":
+            if target != "AmazonSSM.GetParameter":
+                return fail(400, "UnknownOperationException", "unknown operation %s" % target)
+            status, obj = ssm_get_parameter(st, body)
+            return self.send_json(status, obj)
         if service == "pricing":
             if op != "GetProducts" or target != "AWSPriceListService.GetProducts":
                 return fail(400, "UnknownOperationException", "unknown operation %s" % target)
@@ -779,6 +862,10 @@ class Handler(BaseHTTPRequestHandler):
             status, xml = get_spot_placement_scores(st, region, params)
         elif op == "DescribeAvailabilityZones":
             status, xml = describe_availability_zones(st, region)
+        elif op in ("CreatePlacementGroup", "DeletePlacementGroup", "DescribePlacementGroups"):
+            status, xml = placement_groups(st, op, params)
+        elif op == "RunInstances":
+            status, xml = run_instances(st, params)
         else:
             return fail(400, "InvalidAction", "The action %s is not valid for this web service." % op)
         return self.send(status, xml, "text/xml;charset=UTF-8", mode=mode if status == 200 else None)
@@ -879,6 +966,7 @@ def main():
     ap.add_argument("--expired-token", action="append")
     ap.add_argument("--fault", action="append")
     ap.add_argument("--s3-bucket", action="append", help="NAME:REGION, a bucket of the fake S3")
+    ap.add_argument("--ssm-parameter", action="append", help="NAME=VALUE, a parameter SSM GetParameter answers")
     ap.add_argument("--placement-unauthorized", action="store_true")
     ap.add_argument("--zones-unauthorized", action="store_true",
                     help="DescribeAvailabilityZones answers UnauthorizedOperation")

@@ -1,6 +1,7 @@
 /* aws_services: the service calls prices/ makes, apart from the client core (src/aws/services/):
  * Price List GetProducts (pricing.c), EC2 spot price history and spot placement scores (ec2.c),
- * S3 objects, listings and presigned URLs (s3.c),
+ * S3 objects, listings and presigned URLs (s3.c), the sweep's EC2 (ec2_launch.c) and SSM (ssm.c)
+ * calls,
  * and the batched paginator they share (paginate.c).
  * Every call takes many independent queries at once: all first pages go out together, then all
  * second pages, so a run costs about (longest pagination chain) x (latency), not (requests) x it. */
@@ -166,13 +167,18 @@ int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, c
                    const char *key, long expires_s, time_t when, char **url, ib_error *err);
 
 /* ---- SSM GetParameter (ssm.c; JSON protocol, X-Amz-Target: AmazonSSM.GetParameter) --------- */
-/* The value of parameter NAME in REGION (the sweep's AMI: a public /aws/service/... parameter).
+/* The value of parameter NAME in REGION (the sweep's AMI: a public /aws/service/... parameter),
+ * endpoint https://ssm.REGION.amazonaws.com or AWS_ENDPOINT_URL[_SSM].
  * 0: found; 1: ParameterNotFound (err says which name); -1: any other failure. */
 int aws_ssm_get_parameter(aws_client *c, const char *region, const char *name, char *value,
                           size_t value_len, ib_error *err);
 
 /* ---- EC2 calls of the sweep (ec2_launch.c): launch, watch, terminate, placement groups ------- */
 typedef struct ec2_tag { char key[128]; char value[256]; } ec2_tag;
+/* The tags an instance's answer is read for (ec2_instance.sweep_tag / candidate_tag); sweep.h's
+ * SWEEP_TAG_SWEEP / SWEEP_TAG_CANDIDATE are these. */
+#define EC2_TAG_SWEEP "instbench:sweep"
+#define EC2_TAG_CANDIDATE "instbench:candidate"
 
 typedef struct ec2_launch {
     const char *region;
@@ -189,7 +195,9 @@ typedef struct ec2_launch {
                                        launches twice */
     const ec2_tag *tags;            /* on the instances and their volumes (TagSpecification) */
     size_t n_tags;
-    int root_volume_gb;             /* 0: the AMI's default */
+    int root_volume_gb;             /* 0: the AMI's default; else /dev/sda1 (the root device of
+                                       Ubuntu's and the Deep Learning AMIs), gp3, deleted with
+                                       the instance */
     int dry_run;                    /* DryRun=true: only the permission check */
 } ec2_launch;
 /* Always InstanceInitiatedShutdownBehavior=terminate, so `shutdown -h` on the instance ends it. */
@@ -227,13 +235,20 @@ int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out
 int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids,
                                const char *tag_key, const char *tag_value, ec2_instances *out,
                                ib_error *err);
+/* MaxResults per DescribeInstances page (5..1000, clamped; default 1000): tests page small. */
+void aws_ec2_set_describe_page_size(int n);
+/* One RunInstances (run_response) or DescribeInstances answer, appended to out; *next (when
+ * given) gets nextToken.  Never crashes on malformed input (fuzzed). */
+int aws_ec2_parse_instances(const char *xml, size_t len, int run_response, ec2_instances *out, char **next,
+                            ib_error *err);
 /* TerminateInstances for IDS (at most 1000 per call; batched beyond).  An ID already gone
  * (InvalidInstanceID.NotFound) is not a failure. */
 int aws_ec2_terminate_instances(aws_client *c, const char *region, char *const *ids, size_t n,
                                 ib_error *err);
 
-/* Cluster placement groups: created tagged, found by tag, deleted.  Deleting one that does not
- * exist (InvalidPlacementGroup.Unknown) is not a failure; one still in use is (the caller waits
+/* Cluster placement groups: created tagged, found by tag, deleted.  Creating one that exists
+ * (InvalidPlacementGroup.Duplicate: a retried create) and deleting one that does not
+ * (InvalidPlacementGroup.Unknown) are not failures; deleting one still in use is (the caller waits
  * for its instances to be terminated first). */
 int aws_ec2_create_placement_group(aws_client *c, const char *region, const char *name,
                                    const ec2_tag *tags, size_t n_tags, ib_error *err);

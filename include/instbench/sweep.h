@@ -19,10 +19,11 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "instbench/aws_services.h"
 #include "instbench/util.h"
 
-#define SWEEP_TAG_SWEEP "instbench:sweep"
-#define SWEEP_TAG_CANDIDATE "instbench:candidate"
+#define SWEEP_TAG_SWEEP EC2_TAG_SWEEP            /* "instbench:sweep" */
+#define SWEEP_TAG_CANDIDATE EC2_TAG_CANDIDATE    /* "instbench:candidate" */
 #define SWEEP_ID_MAX 32                  /* "20261125-213005-9f3a" + NUL, with room */
 #define SWEEP_USERDATA_MAX 16384         /* EC2's limit on user data before base64 */
 

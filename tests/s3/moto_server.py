@@ -113,14 +113,19 @@ class MotoServer:
                                      headers={"Content-Type": "text/plain"})   # a form type would hide the body
         urllib.request.urlopen(req, timeout=10).read()
 
-    def s3(self, code, *args, region="us-east-1"):
-        """Runs CODE in the venv's python with `s3`, a boto3 client signed by this server's user,
-        and `args`; returns what it prints.  boto3 is the independent side of the round trips."""
-        prelude = ("import sys, json, boto3\nargs = sys.argv[4:]\n"
-                   "s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name=sys.argv[2], "
+    def boto(self, service, code, *args, region="us-east-1"):
+        """Runs CODE in the venv's python with `client`, a boto3 client of SERVICE signed by this
+        server's user, and `args`; returns what it prints.  boto3 is the independent side of the
+        round trips."""
+        prelude = ("import sys, json, boto3\nargs = sys.argv[5:]\n"
+                   "client = boto3.client(sys.argv[4], endpoint_url=sys.argv[1], region_name=sys.argv[2], "
                    "aws_access_key_id=sys.argv[3].split(':')[0], aws_secret_access_key=sys.argv[3].split(':')[1])\n")
         return self.venv_python(prelude + code, self.url, region,
-                                "%s:%s" % (self.access_key, self.secret_key), *args)
+                                "%s:%s" % (self.access_key, self.secret_key), service, *args)
+
+    def s3(self, code, *args, region="us-east-1"):
+        """boto() for S3, the client named `s3`."""
+        return self.boto("s3", "s3 = client\n" + code, *args, region=region)
 
     def create_bucket(self, name, region="us-east-1"):
         cfg = "" if region == "us-east-1" else ", CreateBucketConfiguration={'LocationConstraint': sys.argv[2]}"
@@ -129,7 +134,8 @@ class MotoServer:
     def env(self, base=None, region="us-east-1"):
         """Environment for instbench/boto3 against this server: its key, its endpoint, no profile."""
         e = dict(base if base is not None else os.environ)
-        for k in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_CONFIG_FILE",
+        for k in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_EC2",
+                  "AWS_ENDPOINT_URL_SSM", "AWS_CONFIG_FILE",
                   "AWS_SHARED_CREDENTIALS_FILE"):
             e.pop(k, None)
         e.update({"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,

@@ -11,184 +11,16 @@
  *
  * DescribeSpotPriceHistory with StartTime=now returns, per (type, AZ), the price in effect now
  * (AWS includes the last change before StartTime); we still keep only the newest per (type, AZ)
- * in case a page carries history. */
-#include "instbench/aws_services.h"
+ * in case a page carries history.  The XML reader and the request are shared with ec2_launch.c
+ * (ec2_xml.c). */
+#include "internal.h"
 
-#include <expat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EC2_API_VERSION "2016-11-15"
 #define MAX_SANE_USD_PER_HOUR 2000.0
-#define XML_MAX_FIELDS 6
-#define XML_VALUE_MAX 256
-
-/* ---- a small reader for EC2's "set of flat items" responses -------------------------------- */
-
-typedef struct xml_items {
-    const char *root;                 /* expected root element */
-    const char *set;                  /* the list element under the root */
-    const char *fields[XML_MAX_FIELDS];
-    int (*on_item)(void *ctx, char values[][XML_VALUE_MAX], ib_error *err);
-    void *ctx;
-    const char *what;                 /* "EC2 DescribeSpotPriceHistory" */
-    /* state */
-    XML_Parser parser;
-    int depth, in_set, in_item, field, in_token;
-    char values[XML_MAX_FIELDS][XML_VALUE_MAX];
-    size_t vlen[XML_MAX_FIELDS];
-    char next_token[4096];
-    size_t token_len;
-    int failed, saw_root;
-    ib_error *err;
-} xml_items;
-
-static void xml_fail(xml_items *x, const char *why)
-{
-    if (!x->failed) ib_error_set(x->err, IB_EXIT_RUNTIME, "%s: %s", x->what, why);
-    x->failed = 1;
-    XML_StopParser(x->parser, XML_FALSE);
-}
-
-static void XMLCALL xml_start(void *ud, const XML_Char *name, const XML_Char **atts)
-{
-    xml_items *x = ud;
-    x->depth++;
-    if (x->failed) return;
-    if (x->depth == 1) {
-        if (strcmp(name, x->root) != 0) {
-            char why[160];
-            snprintf(why, sizeof why, "unexpected XML document <%.60s>, expected <%s>", name, x->root);
-            xml_fail(x, why);
-            return;
-        }
-        x->saw_root = 1;
-    } else if (x->depth == 2) {
-        x->in_set = !strcmp(name, x->set);
-        x->in_token = !strcmp(name, "nextToken");
-        x->token_len = 0;
-        x->next_token[0] = '\0';
-    } else if (x->depth == 3 && x->in_set) {
-        if (strcmp(name, "item") == 0) {
-            x->in_item = 1;
-            for (int i = 0; i < XML_MAX_FIELDS; i++) x->values[i][0] = '\0', x->vlen[i] = 0;
-        }
-    } else if (x->depth == 4 && x->in_item) {
-        x->field = -1;
-        for (int i = 0; i < XML_MAX_FIELDS && x->fields[i]; i++)
-            if (!strcmp(name, x->fields[i])) x->field = i;
-    }
-}
-
-static void XMLCALL xml_end(void *ud, const XML_Char *name)
-{
-    xml_items *x = ud;
-    if (!x->failed) {
-        if (x->depth == 4) x->field = -1;
-        else if (x->depth == 3 && x->in_item) {
-            x->in_item = 0;
-            if (x->on_item(x->ctx, x->values, x->err) != 0) {
-                x->failed = 1;
-                XML_StopParser(x->parser, XML_FALSE);
-            }
-        } else if (x->depth == 2) {
-            x->in_set = 0;
-            x->in_token = 0;
-        }
-    }
-    x->depth--;
-}
-
-static void XMLCALL xml_text(void *ud, const XML_Char *s, int len)
-{
-    xml_items *x = ud;
-    if (x->failed || len <= 0) return;
-    if (x->depth == 2 && x->in_token) {
-        if (x->token_len + (size_t)len >= sizeof x->next_token) {
-            xml_fail(x, "nextToken too long");
-            return;
-        }
-        memcpy(x->next_token + x->token_len, s, (size_t)len);
-        x->token_len += (size_t)len;
-        x->next_token[x->token_len] = '\0';
-    } else if (x->depth == 4 && x->in_item && x->field >= 0) {
-        int f = x->field;
-        if (x->vlen[f] + (size_t)len >= XML_VALUE_MAX) {
-            xml_fail(x, "value too long in an item");
-            return;
-        }
-        memcpy(x->values[f] + x->vlen[f], s, (size_t)len);
-        x->vlen[f] += (size_t)len;
-        x->values[f][x->vlen[f]] = '\0';
-    }
-}
-
-/* Parses a whole response; *next (malloc'd) gets nextToken when the caller wants it. */
-static int xml_items_parse(xml_items *x, const char *xml, size_t len, char **next, ib_error *err)
-{
-    if (next) *next = NULL;
-    x->err = err;
-    x->parser = XML_ParserCreate("UTF-8");
-    if (!x->parser) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", x->what);
-    XML_SetUserData(x->parser, x);
-    XML_SetElementHandler(x->parser, xml_start, xml_end);
-    XML_SetCharacterDataHandler(x->parser, xml_text);
-    x->field = -1;
-    int ok = 1;
-    /* Feed in bounded chunks: XML_Parse takes an int length. */
-    size_t off = 0;
-    do {
-        size_t chunk = len - off > (1u << 30) ? (1u << 30) : len - off;
-        int final = off + chunk == len;
-        if (XML_Parse(x->parser, xml + off, (int)chunk, final) != XML_STATUS_OK) {
-            ok = 0;
-            break;
-        }
-        off += chunk;
-    } while (off < len);
-    if (!ok && !x->failed)
-        ib_error_set(err, IB_EXIT_RUNTIME, "%s: malformed XML response (%s at line %lu)", x->what,
-                     XML_ErrorString(XML_GetErrorCode(x->parser)),
-                     (unsigned long)XML_GetCurrentLineNumber(x->parser));
-    XML_ParserFree(x->parser);
-    x->parser = NULL;
-    if (!ok || x->failed) return -1;
-    if (!x->saw_root) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: empty response", x->what);
-    if (next && x->next_token[0]) {
-        *next = strdup(x->next_token);
-        if (!*next) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", x->what);
-    }
-    return 0;
-}
-
-/* ---- shared request building -------------------------------------------------------------- */
-
-static const aws_header form_headers[] = {
-    {"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"},
-};
-
-static int ec2_request(const char *region, char *body, aws_request *req, char **url, ib_error *err,
-                       const char *what)
-{
-    char ep[512];
-    if (aws_endpoint_url("EC2", region, ep, sizeof ep) != 0 || !ep[0])
-        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: no endpoint for region %s", what, region);
-    size_t n = strlen(ep) + 2;
-    *url = malloc(n);
-    if (!*url) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
-    snprintf(*url, n, "%s%s", ep, ep[strlen(ep) - 1] == '/' ? "" : "/");
-    req->method = "POST";
-    req->service = "ec2";
-    req->region = region;
-    req->url = *url;
-    req->headers = form_headers;
-    req->n_headers = 1;
-    req->body = body;
-    req->body_len = strlen(body);
-    return 0;
-}
 
 static int parse_price(const char *s, double *out)
 {
@@ -204,7 +36,7 @@ static int parse_price(const char *s, double *out)
 
 enum { SP_TYPE, SP_DESC, SP_PRICE, SP_TIME, SP_AZ };
 
-static int spot_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
+static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     ec2_spot_query *q = ctx;
     double price;
@@ -250,10 +82,11 @@ static int spot_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
 
 int aws_ec2_parse_spot_page(const char *xml, size_t len, ec2_spot_query *q, char **next, ib_error *err)
 {
-    xml_items x = {.root = "DescribeSpotPriceHistoryResponse", .set = "spotPriceHistorySet",
-                   .fields = {"instanceType", "productDescription", "spotPrice", "timestamp", "availabilityZone"},
-                   .on_item = spot_item, .ctx = q, .what = "EC2 DescribeSpotPriceHistory"};
-    if (xml_items_parse(&x, xml, len, next, err) != 0) return -1;
+    static const ec2_xml_spec spec = {
+        .root = "DescribeSpotPriceHistoryResponse", .item = "spotPriceHistorySet/item",
+        .fields = {"instanceType", "productDescription", "spotPrice", "timestamp", "availabilityZone"},
+        .on_item = spot_item, .what = "EC2 DescribeSpotPriceHistory"};
+    if (ec2_xml_parse(&spec, q, xml, len, next, err) != 0) return -1;
     q->pages++;
     return 0;
 }
@@ -320,11 +153,11 @@ int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_err
 /* AWS names the member <region>; accept <regionName> too (some emulators write that). */
 enum { SC_REGION, SC_AZ, SC_SCORE, SC_REGION_NAME };
 
-static int score_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
+static int score_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     ec2_score_query *q = ctx;
     long s;
-    if (!v[SC_REGION][0]) memcpy(v[SC_REGION], v[SC_REGION_NAME], XML_VALUE_MAX);
+    if (!v[SC_REGION][0]) memcpy(v[SC_REGION], v[SC_REGION_NAME], EC2_XML_VALUE_MAX);
     if (!v[SC_REGION][0] || strlen(v[SC_REGION]) >= 32 || strlen(v[SC_AZ]) >= 32)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: item without a valid region");
     if (util_parse_int(v[SC_SCORE], 1, 10, &s) != 0)
@@ -346,10 +179,11 @@ static int score_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
 
 int aws_ec2_parse_scores_page(const char *xml, size_t len, ec2_score_query *q, char **next, ib_error *err)
 {
-    xml_items x = {.root = "GetSpotPlacementScoresResponse", .set = "spotPlacementScoreSet",
-                   .fields = {"region", "availabilityZoneId", "score", "regionName"},
-                   .on_item = score_item, .ctx = q, .what = "EC2 GetSpotPlacementScores"};
-    return xml_items_parse(&x, xml, len, next, err);
+    static const ec2_xml_spec spec = {
+        .root = "GetSpotPlacementScoresResponse", .item = "spotPlacementScoreSet/item",
+        .fields = {"region", "availabilityZoneId", "score", "regionName"},
+        .on_item = score_item, .what = "EC2 GetSpotPlacementScores"};
+    return ec2_xml_parse(&spec, q, xml, len, next, err);
 }
 
 void ec2_score_query_free(ec2_score_query *q)
@@ -406,7 +240,7 @@ int aws_ec2_scores_pager(ec2_score_query *qs, const char *via_region, aws_pager 
 
 /* ---- DescribeAvailabilityZones ---------------------------------------------------------------- */
 
-static int zone_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
+static int zone_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     ec2_zone_map *m = ctx;
     if (!v[0][0] || !v[1][0] || strlen(v[0]) >= 32 || strlen(v[1]) >= 32) return 0;
@@ -420,10 +254,10 @@ static int zone_item(void *ctx, char v[][XML_VALUE_MAX], ib_error *err)
 
 int aws_ec2_parse_zones(const char *xml, size_t len, ec2_zone_map *m, ib_error *err)
 {
-    xml_items x = {.root = "DescribeAvailabilityZonesResponse", .set = "availabilityZoneInfo",
-                   .fields = {"zoneName", "zoneId"}, .on_item = zone_item, .ctx = m,
-                   .what = "EC2 DescribeAvailabilityZones"};
-    return xml_items_parse(&x, xml, len, NULL, err);
+    static const ec2_xml_spec spec = {
+        .root = "DescribeAvailabilityZonesResponse", .item = "availabilityZoneInfo/item",
+        .fields = {"zoneName", "zoneId"}, .on_item = zone_item, .what = "EC2 DescribeAvailabilityZones"};
+    return ec2_xml_parse(&spec, m, xml, len, NULL, err);
 }
 
 static int zones_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,

@@ -1,0 +1,591 @@
+/* ec2_launch: the EC2 calls of `instbench sweep` (declared at the end of aws_services.h):
+ * RunInstances, DescribeInstances, TerminateInstances, cluster placement groups, the default VPC's
+ * network, an AMI's architecture.  Query API and XML reader shared with ec2.c (ec2_xml.c).
+ *
+ * Answers read (paths below the root; see ec2_xml_spec):
+ *   RunInstancesResponse       instancesSet/item/{instanceId, instanceType, instanceState/name,
+ *                              placement/availabilityZone, subnetId, privateIpAddress,
+ *                              amiLaunchIndex, instanceLifecycle, stateReason/{code,message},
+ *                              launchTime, tagSet/item/{key,value}}
+ *   DescribeInstancesResponse  reservationSet/item/instancesSet/item/(the same), nextToken
+ *   DescribePlacementGroupsResponse placementGroupSet/item/{groupName, state}
+ *   DescribeVpcsResponse       vpcSet/item/vpcId
+ *   DescribeSecurityGroupsResponse securityGroupInfo/item/groupId
+ *   DescribeSubnetsResponse    subnetSet/item/{subnetId, availabilityZone}, nextToken
+ *   DescribeImagesResponse     imagesSet/item/{imageId, architecture}
+ * Errors (XML <Response><Errors><Error><Code>) arrive through the client as aws_response.error_code;
+ * a DryRun that would have succeeded is the error DryRunOperation (HTTP 412). */
+#include "internal.h"
+
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Filter values per DescribeInstances request (AWS accepts up to 200 per filter) and instance IDs
+ * per TerminateInstances (AWS's limit is 1000). */
+#define IDS_PER_DESCRIBE 200
+#define IDS_PER_TERMINATE 1000
+#define MAX_TAGS 50          /* EC2's limit per resource */
+
+static int describe_page_size = 1000;   /* MaxResults of DescribeInstances, 5..1000 */
+
+void aws_ec2_set_describe_page_size(int n)
+{
+    describe_page_size = n < 5 ? 5 : n > 1000 ? 1000 : n;
+}
+
+/* ---- request forms ------------------------------------------------------------------------ */
+
+typedef struct form {
+    char *s;
+    size_t len, cap;
+    int bad;              /* out of memory: reported once, at the end */
+} form;
+
+static void add(form *f, const char *name, const char *value)
+{
+    if (!f->bad && aws_query_append(&f->s, &f->len, &f->cap, name, value) != 0) f->bad = 1;
+}
+
+/* A parameter whose name is formatted ("TagSpecification.1.Tag.3.Key"). */
+static void addf(form *f, const char *value, const char *name_fmt, ...)
+{
+    char name[128];
+    va_list ap;
+    va_start(ap, name_fmt);
+    vsnprintf(name, sizeof name, name_fmt, ap);
+    va_end(ap);
+    add(f, name, value);
+}
+
+static form action(const char *name)
+{
+    form f = {0};
+    add(&f, "Action", name);
+    add(&f, "Version", EC2_API_VERSION);
+    return f;
+}
+
+/* Filter.N.Name = NAME, Filter.N.Value.1 = VALUE. */
+static void filter(form *f, int n, const char *name, const char *value)
+{
+    addf(f, name, "Filter.%d.Name", n);
+    addf(f, value, "Filter.%d.Value.1", n);
+}
+
+static void tag_spec(form *f, int n, const char *resource_type, const ec2_tag *tags, size_t n_tags)
+{
+    addf(f, resource_type, "TagSpecification.%d.ResourceType", n);
+    for (size_t i = 0; i < n_tags; i++) {
+        addf(f, tags[i].key, "TagSpecification.%d.Tag.%zu.Key", n, i + 1);
+        addf(f, tags[i].value, "TagSpecification.%d.Tag.%zu.Value", n, i + 1);
+    }
+}
+
+/* One request, sent.  0: resp holds the answer; -1: err says why and aws_code (when given) gets
+ * AWS's error code ("" for a transport failure).  Takes f's body. */
+static int call(aws_client *c, const char *region, const char *what, form *f, aws_response *resp,
+                char aws_code[64], ib_error *err)
+{
+    memset(resp, 0, sizeof *resp);
+    if (aws_code) aws_code[0] = '\0';
+    if (f->bad) {
+        free(f->s);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
+    }
+    aws_request req;
+    char *url = NULL;
+    int rc = ec2_request(region, f->s, &req, &url, err, what);
+    if (rc == 0) rc = aws_client_send(c, &req, resp, err);
+    if (rc != 0 && aws_code) snprintf(aws_code, 64, "%.63s", resp->error_code);
+    free(url);
+    free(f->s);
+    f->s = NULL;
+    return rc;
+}
+
+/* Every page of N queries (bodies[i]: the form without NextToken), each page read by SPEC into
+ * ctx.  The first failure's message goes to err. */
+typedef struct describe_ctx {
+    const char *region;
+    char *const *bodies;
+    const ec2_xml_spec *spec;
+    void *out;
+} describe_ctx;
+
+static int describe_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
+                          ib_error *err)
+{
+    describe_ctx *d = ctx;
+    form f = {0};
+    if (aws_str_append(&f.s, &f.len, &f.cap, d->bodies[i]) != 0) f.bad = 1;
+    if (token) add(&f, "NextToken", token);
+    *body = f.s;
+    if (f.bad) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", d->spec->what);
+    return ec2_request(d->region, *body, req, url, err, d->spec->what);
+}
+
+static int describe_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
+{
+    describe_ctx *d = ctx;
+    (void)i;
+    return ec2_xml_parse(d->spec, d->out, body, len, next, err);
+}
+
+static int describe_all(aws_client *c, const char *region, char *const *bodies, size_t n,
+                        const ec2_xml_spec *spec, void *out, ib_error *err)
+{
+    if (n == 0) return 0;
+    ib_error *errs = calloc(n, sizeof *errs);
+    if (!errs) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec->what);
+    describe_ctx d = {region, bodies, spec, out};
+    aws_pager p = {&d, spec->what, describe_build, describe_parse, 0, NULL};
+    size_t failed = aws_paginate_many(c, &p, n, errs);
+    for (size_t i = 0; failed && i < n; i++)
+        if (errs[i].code) {
+            *err = errs[i];
+            break;
+        }
+    free(errs);
+    return failed ? -1 : 0;
+}
+
+/* A form's text for describe_all, or NULL (out of memory). */
+static char *form_text(form *f)
+{
+    if (!f->bad) return f->s;
+    free(f->s);
+    return NULL;
+}
+
+/* ---- instances ------------------------------------------------------------------------------ */
+
+enum { I_ID, I_TYPE, I_STATE, I_AZ, I_SUBNET, I_IP, I_INDEX, I_LIFECYCLE, I_REASON_CODE, I_REASON_MSG,
+       I_LAUNCH };
+
+typedef struct instances_ctx {
+    ec2_instances *out;
+    const char *what;
+    char sweep[EC2_XML_VALUE_MAX], candidate[EC2_XML_VALUE_MAX];   /* this item's tags so far */
+} instances_ctx;
+
+/* SRC into DST (cap bytes) with control characters as '?': the text is the server's. */
+static int put(char *dst, size_t cap, const char *src, const char *what, const char *field, ib_error *err)
+{
+    size_t n = strlen(src);
+    if (n >= cap) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s longer than %zu bytes", what, field, cap - 1);
+    for (size_t i = 0; i <= n; i++) dst[i] = (src[i] > 0 && src[i] < 0x20) || src[i] == 0x7f ? '?' : src[i];
+    return 0;
+}
+
+static int instance_tag(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err)
+{
+    instances_ctx *ic = ctx;
+    (void)err;
+    if (!strcmp(sub[0], EC2_TAG_SWEEP)) memcpy(ic->sweep, sub[1], sizeof ic->sweep);
+    else if (!strcmp(sub[0], EC2_TAG_CANDIDATE)) memcpy(ic->candidate, sub[1], sizeof ic->candidate);
+    return 0;
+}
+
+static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
+{
+    instances_ctx *ic = ctx;
+    ec2_instances *l = ic->out;
+    ec2_instance in = {0};
+    long idx = 0;
+    int rc = 0;
+    if (!v[I_ID][0]) rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: an instance without instanceId", ic->what);
+    if (!rc && v[I_INDEX][0] && util_parse_int(v[I_INDEX], 0, 1000000, &idx) != 0)
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: amiLaunchIndex \"%.20s\" is not a count", ic->what, v[I_INDEX]);
+    if (!rc && v[I_LAUNCH][0] && util_parse_iso8601(v[I_LAUNCH], &in.launch_time) != 0)
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: bad launchTime \"%.40s\"", ic->what, v[I_LAUNCH]);
+    rc = rc || put(in.id, sizeof in.id, v[I_ID], ic->what, "instanceId", err) ||
+         put(in.type, sizeof in.type, v[I_TYPE], ic->what, "instanceType", err) ||
+         put(in.state, sizeof in.state, v[I_STATE], ic->what, "instance state", err) ||
+         put(in.az, sizeof in.az, v[I_AZ], ic->what, "availabilityZone", err) ||
+         put(in.subnet_id, sizeof in.subnet_id, v[I_SUBNET], ic->what, "subnetId", err) ||
+         put(in.private_ip, sizeof in.private_ip, v[I_IP], ic->what, "privateIpAddress", err) ||
+         put(in.state_reason_code, sizeof in.state_reason_code, v[I_REASON_CODE], ic->what, "stateReason code", err) ||
+         put(in.sweep_tag, sizeof in.sweep_tag, ic->sweep, ic->what, "the " EC2_TAG_SWEEP " tag", err) ||
+         put(in.candidate_tag, sizeof in.candidate_tag, ic->candidate, ic->what, "the " EC2_TAG_CANDIDATE " tag",
+             err);
+    ic->sweep[0] = ic->candidate[0] = '\0';
+    if (rc) return -1;
+    /* a long message is only shown: cut rather than refused */
+    v[I_REASON_MSG][sizeof in.state_reason_message - 1] = '\0';
+    put(in.state_reason_message, sizeof in.state_reason_message, v[I_REASON_MSG], ic->what, "", err);
+    in.launch_index = (int)idx;
+    in.spot = !strcmp(v[I_LIFECYCLE], "spot");
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 8;
+        ec2_instance *nv = realloc(l->v, nc * sizeof *nv);
+        if (!nv) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", ic->what);
+        l->v = nv;
+        l->cap = nc;
+    }
+    l->v[l->n++] = in;
+    return 0;
+}
+
+#define INSTANCE_FIELDS                                                                              \
+    {"instanceId", "instanceType", "instanceState/name", "placement/availabilityZone", "subnetId",    \
+     "privateIpAddress", "amiLaunchIndex", "instanceLifecycle", "stateReason/code",                   \
+     "stateReason/message", "launchTime"}
+
+static const ec2_xml_spec run_spec = {
+    .root = "RunInstancesResponse", .item = "instancesSet/item", .fields = INSTANCE_FIELDS,
+    .on_item = instance_item, .sub = "tagSet/item", .sub_fields = {"key", "value"}, .on_sub = instance_tag,
+    .what = "EC2 RunInstances"};
+static const ec2_xml_spec describe_spec = {
+    .root = "DescribeInstancesResponse", .item = "reservationSet/item/instancesSet/item",
+    .fields = INSTANCE_FIELDS, .on_item = instance_item, .sub = "tagSet/item", .sub_fields = {"key", "value"},
+    .on_sub = instance_tag, .what = "EC2 DescribeInstances"};
+
+int aws_ec2_parse_instances(const char *xml, size_t len, int run_response, ec2_instances *out, char **next,
+                            ib_error *err)
+{
+    const ec2_xml_spec *spec = run_response ? &run_spec : &describe_spec;
+    instances_ctx ic = {.out = out, .what = spec->what};
+    return ec2_xml_parse(spec, &ic, xml, len, next, err);
+}
+
+void ec2_instances_free(ec2_instances *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+static int launch_valid(const ec2_launch *l, ib_error *err)
+{
+    const char *what = "EC2 RunInstances";
+    if (!l->region || !l->instance_type || !l->image_id || l->count < 1 || l->count > 1000)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: region, instance type, image and a count of 1..1000 are needed",
+                            what);
+    if (l->client_token && (strlen(l->client_token) > 64 || !l->client_token[0]))
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: a client token is 1..64 characters", what);
+    if (l->n_tags > MAX_TAGS) return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d tags", what, MAX_TAGS);
+    if (l->user_data && strlen(l->user_data) > 16384)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: user data longer than EC2's 16384 bytes", what);
+    return 0;
+}
+
+/* The RunInstances form of L; NULL when out of memory. */
+static form launch_form(const ec2_launch *l)
+{
+    char num[24];
+    form f = action("RunInstances");
+    add(&f, "ImageId", l->image_id);
+    add(&f, "InstanceType", l->instance_type);
+    snprintf(num, sizeof num, "%d", l->count);
+    add(&f, "MinCount", num);
+    add(&f, "MaxCount", num);
+    add(&f, "InstanceInitiatedShutdownBehavior", "terminate");
+    if (l->client_token) add(&f, "ClientToken", l->client_token);
+    if (l->subnet_id) add(&f, "SubnetId", l->subnet_id);
+    if (l->security_group_id) add(&f, "SecurityGroupId.1", l->security_group_id);
+    if (l->placement_group) add(&f, "Placement.GroupName", l->placement_group);
+    if (l->spot) {
+        add(&f, "InstanceMarketOptions.MarketType", "spot");
+        add(&f, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
+        add(&f, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior", "terminate");
+    }
+    if (l->root_volume_gb > 0) {
+        /* /dev/sda1: the root device of Ubuntu's and the Deep Learning AMIs */
+        snprintf(num, sizeof num, "%d", l->root_volume_gb);
+        add(&f, "BlockDeviceMapping.1.DeviceName", "/dev/sda1");
+        add(&f, "BlockDeviceMapping.1.Ebs.VolumeSize", num);
+        add(&f, "BlockDeviceMapping.1.Ebs.VolumeType", "gp3");
+        add(&f, "BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
+    }
+    if (l->n_tags) {
+        tag_spec(&f, 1, "instance", l->tags, l->n_tags);
+        tag_spec(&f, 2, "volume", l->tags, l->n_tags);
+    }
+    if (l->user_data && l->user_data[0]) {
+        size_t n = strlen(l->user_data);
+        unsigned char *b64 = malloc(4 * ((n + 2) / 3) + 1);
+        if (!b64) f.bad = 1;
+        else {
+            EVP_EncodeBlock(b64, (const unsigned char *)l->user_data, (int)n);
+            add(&f, "UserData", (const char *)b64);
+        }
+        free(b64);
+    }
+    if (l->dry_run) add(&f, "DryRun", "true");
+    return f;
+}
+
+int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out, char aws_code[64], ib_error *err)
+{
+    aws_code[0] = '\0';
+    if (launch_valid(l, err) != 0) return -1;
+    form f = launch_form(l);
+    aws_response resp;
+    int rc = call(c, l->region, "EC2 RunInstances", &f, &resp, aws_code, err);
+    if (rc != 0 && l->dry_run && !strcmp(aws_code, "DryRunOperation")) {
+        ib_error_clear(err);
+        rc = 0;
+    } else if (rc != 0) {
+        ib_error e = *err;
+        ib_error_set(err, e.code ? e.code : IB_EXIT_RUNTIME, "EC2 RunInstances (%d x %s in %s): %s", l->count,
+                     l->instance_type, l->region, e.msg);
+    } else if (!l->dry_run && aws_ec2_parse_instances(resp.body, resp.body_len, 1, out, NULL, err) != 0) {
+        ib_error e = *err;
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s (instances may have been launched: they carry the launch's tags)",
+                     e.msg);
+        rc = -1;
+    }
+    aws_response_free(&resp);
+    return rc;
+}
+
+int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids,
+                               const char *tag_key, const char *tag_value, ec2_instances *out, ib_error *err)
+{
+    /* By a filter on instance-id rather than InstanceId.N: an ID EC2 does not know yet is then left
+     * out, where InstanceId.N would fail the whole call with InvalidInstanceID.NotFound. */
+    size_t n = n_ids ? (n_ids + IDS_PER_DESCRIBE - 1) / IDS_PER_DESCRIBE : 1;
+    char **bodies = calloc(n, sizeof *bodies);
+    if (!bodies) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeInstances: out of memory");
+    char page[16], tag[160];
+    snprintf(page, sizeof page, "%d", describe_page_size);
+    int rc = 0;
+    for (size_t q = 0; q < n && !rc; q++) {
+        form f = action("DescribeInstances");
+        add(&f, "MaxResults", page);
+        if (n_ids) {
+            add(&f, "Filter.1.Name", "instance-id");
+            for (size_t k = q * IDS_PER_DESCRIBE, j = 1; k < n_ids && j <= IDS_PER_DESCRIBE; k++, j++)
+                addf(&f, ids[k], "Filter.1.Value.%zu", j);
+        } else {
+            snprintf(tag, sizeof tag, "tag:%s", tag_key);
+            filter(&f, 1, tag, tag_value);
+        }
+        if (!(bodies[q] = form_text(&f))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeInstances: out of memory");
+    }
+    instances_ctx ic = {.out = out, .what = describe_spec.what};
+    if (!rc) rc = describe_all(c, region, bodies, n, &describe_spec, &ic, err);
+    for (size_t q = 0; q < n; q++) free(bodies[q]);
+    free(bodies);
+    return rc;
+}
+
+/* One TerminateInstances call for IDS[0..n). */
+static int terminate_batch(aws_client *c, const char *region, char *const *ids, size_t n, char code[64],
+                           ib_error *err)
+{
+    form f = action("TerminateInstances");
+    for (size_t i = 0; i < n; i++) addf(&f, ids[i], "InstanceId.%zu", i + 1);
+    aws_response resp;
+    int rc = call(c, region, "EC2 TerminateInstances", &f, &resp, code, err);
+    aws_response_free(&resp);
+    return rc;
+}
+
+int aws_ec2_terminate_instances(aws_client *c, const char *region, char *const *ids, size_t n, ib_error *err)
+{
+    char code[64];
+    for (size_t off = 0; off < n; off += IDS_PER_TERMINATE) {
+        size_t k = n - off < IDS_PER_TERMINATE ? n - off : IDS_PER_TERMINATE;
+        if (terminate_batch(c, region, ids + off, k, code, err) == 0) continue;
+        if (strcmp(code, "InvalidInstanceID.NotFound") != 0) return -1;
+        /* One unknown ID fails the whole batch and terminates none: one call per ID then, where
+         * NotFound means already gone. */
+        for (size_t i = 0; i < k; i++)
+            if (terminate_batch(c, region, ids + off + i, 1, code, err) != 0 &&
+                strcmp(code, "InvalidInstanceID.NotFound") != 0)
+                return -1;
+        ib_error_clear(err);
+    }
+    return 0;
+}
+
+/* ---- placement groups ---------------------------------------------------------------------- */
+
+int aws_ec2_create_placement_group(aws_client *c, const char *region, const char *name, const ec2_tag *tags,
+                                   size_t n_tags, ib_error *err)
+{
+    if (n_tags > MAX_TAGS) return ib_error_set(err, IB_EXIT_USAGE, "EC2 CreatePlacementGroup: more than %d tags", MAX_TAGS);
+    form f = action("CreatePlacementGroup");
+    add(&f, "GroupName", name);
+    add(&f, "Strategy", "cluster");
+    if (n_tags) tag_spec(&f, 1, "placement-group", tags, n_tags);
+    aws_response resp;
+    char code[64];
+    int rc = call(c, region, "EC2 CreatePlacementGroup", &f, &resp, code, err);
+    aws_response_free(&resp);
+    /* Duplicate: a retried create whose first attempt succeeded (the names are the sweep's own) */
+    if (rc != 0 && !strcmp(code, "InvalidPlacementGroup.Duplicate")) {
+        ib_error_clear(err);
+        rc = 0;
+    }
+    return rc;
+}
+
+int aws_ec2_delete_placement_group(aws_client *c, const char *region, const char *name, ib_error *err)
+{
+    form f = action("DeletePlacementGroup");
+    add(&f, "GroupName", name);
+    aws_response resp;
+    char code[64];
+    int rc = call(c, region, "EC2 DeletePlacementGroup", &f, &resp, code, err);
+    aws_response_free(&resp);
+    if (rc != 0 && !strcmp(code, "InvalidPlacementGroup.Unknown")) {
+        ib_error_clear(err);
+        rc = 0;
+    }
+    return rc;
+}
+
+typedef struct groups_ctx {
+    ec2_placement_group *v;
+    size_t n, cap;
+} groups_ctx;
+
+static int group_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
+{
+    groups_ctx *g = ctx;
+    const char *what = "EC2 DescribePlacementGroups";
+    if (!v[0][0]) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: a group without groupName", what);
+    if (g->n == g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 4;
+        ec2_placement_group *nv = realloc(g->v, nc * sizeof *nv);
+        if (!nv) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
+        g->v = nv;
+        g->cap = nc;
+    }
+    ec2_placement_group *p = &g->v[g->n];
+    if (put(p->name, sizeof p->name, v[0], what, "groupName", err) ||
+        put(p->state, sizeof p->state, v[1], what, "state", err))
+        return -1;
+    g->n++;
+    return 0;
+}
+
+int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
+                                    ec2_placement_group **out, size_t *n, ib_error *err)
+{
+    static const ec2_xml_spec spec = {.root = "DescribePlacementGroupsResponse", .item = "placementGroupSet/item",
+                                      .fields = {"groupName", "state"}, .on_item = group_item,
+                                      .what = "EC2 DescribePlacementGroups"};
+    char tag[160];
+    snprintf(tag, sizeof tag, "tag:%s", tag_key);
+    form f = action("DescribePlacementGroups");
+    filter(&f, 1, tag, tag_value);
+    char *body = form_text(&f);
+    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec.what);
+    groups_ctx g = {0};
+    int rc = describe_all(c, region, &body, 1, &spec, &g, err);
+    free(body);
+    if (rc != 0) {
+        free(g.v);
+        return -1;
+    }
+    *out = g.v;
+    *n = g.n;
+    return 0;
+}
+
+/* ---- the default VPC ----------------------------------------------------------------------- */
+
+/* Collects up to CAP rows of N_FIELDS values of an answer's items. */
+typedef struct rows_ctx {
+    char (*v)[2][64];
+    size_t n, cap;
+    const char *what;
+} rows_ctx;
+
+static int row_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
+{
+    rows_ctx *r = ctx;
+    if (!v[0][0] || r->n >= r->cap) return 0;   /* beyond CAP: more zones than any region has */
+    if (put(r->v[r->n][0], 64, v[0], r->what, "an id", err) || put(r->v[r->n][1], 64, v[1], r->what, "a name", err))
+        return -1;
+    r->n++;
+    return 0;
+}
+
+/* One describe call with FILTERS (name, value pairs), its items' two FIELDS into rows. */
+static int describe_rows(aws_client *c, const char *region, const char *act, const char *root, const char *item,
+                         const char *f1, const char *f2, const char *const *filters, size_t n_filters,
+                         rows_ctx *rows, ib_error *err)
+{
+    char what[64];
+    snprintf(what, sizeof what, "EC2 %s", act);
+    ec2_xml_spec spec = {.root = root, .item = item, .fields = {f1, f2}, .on_item = row_item, .what = what};
+    form f = action(act);
+    for (size_t i = 0; i < n_filters; i++) filter(&f, (int)i + 1, filters[2 * i], filters[2 * i + 1]);
+    char *body = form_text(&f);
+    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
+    rows->what = spec.what;
+    int rc = describe_all(c, region, &body, 1, &spec, rows, err);
+    free(body);
+    return rc;
+}
+
+int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], char sg_id[32], ec2_subnet **subnets,
+                            size_t *n, ib_error *err)
+{
+    char rowbuf[64][2][64];
+    rows_ctx rows = {rowbuf, 0, 1, NULL};
+    const char *vpc_filter[] = {"isDefault", "true"};
+    if (describe_rows(c, region, "DescribeVpcs", "DescribeVpcsResponse", "vpcSet/item", "vpcId", "", vpc_filter, 1,
+                      &rows, err) != 0)
+        return -1;
+    if (rows.n == 0 || strlen(rowbuf[0][0]) >= 32)
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "%s has no default VPC: create one (aws ec2 create-default-vpc --region %s) or use "
+                            "another region", region, region);
+    snprintf(vpc_id, 32, "%s", rowbuf[0][0]);
+
+    const char *sg_filter[] = {"vpc-id", vpc_id, "group-name", "default"};
+    rows = (rows_ctx){rowbuf, 0, 1, NULL};
+    if (describe_rows(c, region, "DescribeSecurityGroups", "DescribeSecurityGroupsResponse", "securityGroupInfo/item",
+                      "groupId", "", sg_filter, 2, &rows, err) != 0)
+        return -1;
+    if (rows.n == 0 || strlen(rowbuf[0][0]) >= 32)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "the default VPC %s of %s has no default security group", vpc_id,
+                            region);
+    snprintf(sg_id, 32, "%s", rowbuf[0][0]);
+
+    const char *sn_filter[] = {"vpc-id", vpc_id, "default-for-az", "true"};
+    rows = (rows_ctx){rowbuf, 0, 64, NULL};
+    if (describe_rows(c, region, "DescribeSubnets", "DescribeSubnetsResponse", "subnetSet/item", "subnetId",
+                      "availabilityZone", sn_filter, 2, &rows, err) != 0)
+        return -1;
+    if (rows.n == 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "the default VPC %s of %s has no default subnets", vpc_id, region);
+    ec2_subnet *s = calloc(rows.n, sizeof *s);
+    if (!s) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSubnets: out of memory");
+    for (size_t i = 0; i < rows.n; i++) {
+        if (strlen(rowbuf[i][0]) >= sizeof s[i].id || strlen(rowbuf[i][1]) >= sizeof s[i].az) {
+            free(s);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSubnets: subnet id or zone too long");
+        }
+        strcpy(s[i].id, rowbuf[i][0]);
+        strcpy(s[i].az, rowbuf[i][1]);
+    }
+    *subnets = s;
+    *n = rows.n;
+    return 0;
+}
+
+int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, char arch[16], ib_error *err)
+{
+    char rowbuf[1][2][64];
+    rows_ctx rows = {rowbuf, 0, 1, NULL};
+    const char *img_filter[] = {"image-id", image_id};
+    if (describe_rows(c, region, "DescribeImages", "DescribeImagesResponse", "imagesSet/item", "imageId",
+                      "architecture", img_filter, 1, &rows, err) != 0)
+        return -1;
+    if (rows.n == 0 || strcmp(rowbuf[0][0], image_id) != 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "AMI %s does not exist in %s (or this account may not use it)",
+                            image_id, region);
+    if (strlen(rowbuf[0][1]) >= 16 || !rowbuf[0][1][0])
+        return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeImages: AMI %s has no plausible architecture", image_id);
+    strcpy(arch, rowbuf[0][1]);
+    return 0;
+}
