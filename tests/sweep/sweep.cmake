@@ -12,3 +12,9 @@ target_link_libraries(userdata_probe PRIVATE instbench_core)
 # cleanup --all with the state file gone, bad input.
 add_test(NAME sweep_run_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_faults.py ${INSTBENCH_BIN})
 set_tests_properties(sweep_run_faults PROPERTIES TIMEOUT 600)
+# sweep run|cleanup against moto (signatures checked; placement groups, which moto lacks, served by
+# the fake AWS behind a router, tests/sweep/moto_sweep.py): --max-cost refusal with zero instances,
+# launch, tags, placement group, shutdown behaviour, no secret in the user data, --max-minutes,
+# SIGINT/SIGTERM, SIGKILL then cleanup ID / --all with the state file gone.
+add_test(NAME sweep_run_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_moto.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_moto PROPERTIES TIMEOUT 600)
