@@ -110,6 +110,11 @@ int prices_catalogue_has_region(const char *region);
 /* The snapshot's types of TYPE's family (g5.96xlarge -> g5.xlarge ... g5.48xlarge), in natural
  * order, into OUT (up to CAP); returns how many there are (0: the snapshot has no such family). */
 size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t cap);
+/* For a TYPE whose family the snapshot covers but which is not one of its sizes: the family's sizes
+ * ", "-joined into OUT (what fits in LEN), and in *nearest the size nearest to TYPE (else the
+ * nearest snapshot type, else NULL).  Returns how many sizes the family has (0: a family the
+ * snapshot does not cover; OUT "" and *nearest NULL). */
+size_t prices_catalogue_size_list(const char *type, char *out, size_t len, const char **nearest);
 /* The snapshot's instance families (g5, p4d, c7i) in natural order; the array lives as long as the
  * program.  0 when the snapshot is unusable. */
 size_t prices_catalogue_families(const char *const **families);

@@ -22,4 +22,8 @@ size_t suggest_max_distance(size_t len);
  * them exactly. */
 const char *suggest_closest(const char *word, const char *const *candidates, size_t n);
 
+/* "; did you mean SUGGESTION?" in BUF, or "" when SUGGESTION is NULL: the one wording of every
+ * suggestion in a message.  Returns what to print. */
+const char *suggest_did_you_mean(const char *suggestion, char *buf, size_t len);
+
 #endif

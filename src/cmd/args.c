@@ -50,9 +50,7 @@ int args_usage_error(const arg_command *c, const char *fmt, ...)
 
 const char *args_did_you_mean(const char *suggestion, char *buf, size_t len)
 {
-    if (!suggestion) return "";
-    snprintf(buf, len, "; did you mean %s?", suggestion);
-    return buf;
+    return suggest_did_you_mean(suggestion, buf, len);
 }
 
 /* ARG_FN entries and -q/-v take no value: they are the flags whose fn ignores it. */

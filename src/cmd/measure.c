@@ -186,19 +186,12 @@ static int check_identity_names(void)
 {
     char dym[128];
     if (O.instance_type && !prices_catalogue_has_type(O.instance_type)) {
-        const char *sizes[64];
-        size_t n = prices_catalogue_family_sizes(O.instance_type, sizes, 64);
-        if (n) {
-            /* a size of its own family first: p4d.12xlarge means p4d.24xlarge, not g4dn.12xlarge */
-            const char *near = suggest_closest(O.instance_type, sizes, n < 64 ? n : 64);
-            char list[512] = "";
-            for (size_t i = 0, u = 0; i < n && i < 64 && u + 40 < sizeof list; i++)
-                u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", sizes[i]);
+        char list[512];
+        const char *near;
+        if (prices_catalogue_size_list(O.instance_type, list, sizeof list, &near))
             return args_usage_error(&cmd_measure_args, "--instance-type: '%s' is not one of the sizes the price "
                                     "snapshot lists for its family (%s)%s", O.instance_type, list,
-                                    args_did_you_mean(near ? near : prices_suggest_type(O.instance_type), dym,
-                                                      sizeof dym));
-        }
+                                    args_did_you_mean(near, dym, sizeof dym));
     }
     if (O.region && !aws_region_known(O.region) && !prices_catalogue_has_region(O.region))
         return args_usage_error(&cmd_measure_args, "--region: '%s' is not an AWS region instbench knows%s", O.region,
@@ -222,6 +215,26 @@ static int parse_args(int argc, char **argv)
     if (O.have_steps && O.have_duration) return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
     if (!O.have_steps && !O.have_duration) O.duration_s = DEFAULT_DURATION_S;
     return 0;
+}
+
+/* The model the flags name, checked; a message and -1 when they name none that can be built. */
+static int resolve_model(vit_config *model)
+{
+    ib_error err = {0};
+    if (model_cli_resolve(&O.model, model, &err) || model_validate(model, &err)) {
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_measure_check_args(int argc, char **argv)
+{
+    int rc = parse_args(argc, argv);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_USAGE : rc;
+    vit_config model;
+    memset(&model, 0, sizeof model);
+    return resolve_model(&model) != 0 ? IB_EXIT_USAGE : 0;
 }
 
 static int interrupted_exit(void)
@@ -400,10 +413,7 @@ int cmd_measure(int argc, char **argv)
     }
     ib_train_config train;
     memset(&train, 0, sizeof train);
-    if (model_cli_resolve(&O.model, &train.model, &err) || model_validate(&train.model, &err)) {
-        fprintf(stderr, "instbench measure: %s\n", err.msg);
-        return IB_EXIT_USAGE;
-    }
+    if (resolve_model(&train.model) != 0) return IB_EXIT_USAGE;
     train.precision = (ib_precision)O.precision;
     backend_default_optim((ib_optimizer)O.optimizer, &train.optim);
     if (O.lr > 0) train.optim.lr = (float)O.lr;

@@ -133,6 +133,22 @@ size_t prices_catalogue_family_sizes(const char *type, const char **out, size_t 
     return n;
 }
 
+size_t prices_catalogue_size_list(const char *type, char *out, size_t len, const char **nearest)
+{
+    const char *sizes[64];
+    size_t n = prices_catalogue_family_sizes(type, sizes, 64);
+    size_t shown = n < 64 ? n : 64;
+    *nearest = NULL;
+    if (len) out[0] = '\0';
+    if (!n) return 0;
+    /* a size of its own family first: p4d.12xlarge means p4d.24xlarge, not g4dn.12xlarge */
+    *nearest = suggest_closest(type, sizes, shown);
+    if (!*nearest) *nearest = prices_suggest_type(type);
+    for (size_t i = 0, u = 0; i < shown && u + 40 < len; i++)
+        u += (size_t)snprintf(out + u, len - u, "%s%s", i ? ", " : "", sizes[i]);
+    return n;
+}
+
 size_t prices_catalogue_families(const char *const **families)
 {
     *families = build() > 0 ? cat.families : NULL;

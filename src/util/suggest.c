@@ -2,6 +2,7 @@
 #include "instbench/suggest.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 static int same(char a, char b) { return tolower((unsigned char)a) == tolower((unsigned char)b); }
@@ -52,4 +53,11 @@ const char *suggest_closest(const char *word, const char *const *candidates, siz
         }
     }
     return best;
+}
+
+const char *suggest_did_you_mean(const char *suggestion, char *buf, size_t len)
+{
+    if (!suggestion) return "";
+    snprintf(buf, len, "; did you mean %s?", suggestion);
+    return buf;
 }

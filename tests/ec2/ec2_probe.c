@@ -29,6 +29,15 @@ static int die(const ib_error *e)
     return e->code ? e->code : 1;
 }
 
+/* O on one line of stdout, then freed. */
+static void print_json(cJSON *o)
+{
+    char *s = cJSON_PrintUnformatted(o);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+}
+
 static void print_instances(const ec2_instances *l, const char *code)
 {
     cJSON *o = cJSON_CreateObject();
@@ -51,10 +60,7 @@ static void print_instances(const ec2_instances *l, const char *code)
         cJSON_AddStringToObject(j, "candidate", in->candidate_tag);
         cJSON_AddItemToArray(a, j);
     }
-    char *s = cJSON_PrintUnformatted(o);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(o);
+    print_json(o);
 }
 
 /* KEY=VALUE into a tag; -1 when there is no '='. */
@@ -112,10 +118,7 @@ static int groups(aws_client *c, const char *region, const char *key, const char
         cJSON_AddStringToObject(j, "state", g[i].state);
         cJSON_AddItemToArray(a, j);
     }
-    char *s = cJSON_PrintUnformatted(o);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(o);
+    print_json(o);
     free(g);
     return 0;
 }
@@ -136,10 +139,7 @@ static int network(aws_client *c, const char *region, ib_error *err)
         cJSON_AddStringToObject(j, "az", sn[i].az);
         cJSON_AddItemToArray(a, j);
     }
-    char *s = cJSON_PrintUnformatted(o);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(o);
+    print_json(o);
     free(sn);
     return 0;
 }

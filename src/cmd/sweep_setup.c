@@ -1,0 +1,362 @@
+/* cmd/sweep_setup: the part of `sweep plan` and `sweep run` before any launch (contract in
+ * cmd/sweep_setup.h). */
+#include "cmd/sweep_setup.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "instbench/suggest.h"
+
+const char *const sweep_formats[] = {"table", "json", NULL};
+
+int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_error *err)
+{
+    sweep_flags *f = dst;
+    (void)flag;
+    return sweep_candidates_add(value, &f->cands, &f->n_cands, err);
+}
+
+void sweep_flags_init(sweep_flags *f)
+{
+    memset(f, 0, sizeof *f);
+    f->max_minutes = SWEEP_DEFAULT_MAX_MINUTES;
+    f->max_cost_usd = NAN;
+    f->prices = PRICES_SOURCE_AUTO;
+    f->format = -1;
+}
+
+void sweep_flags_free(sweep_flags *f)
+{
+    free(f->cands);
+    free(f->s3_prefix);
+    f->cands = NULL;
+    f->s3_prefix = NULL;
+}
+
+int sweep_flags_split(int argc, char **argv, sweep_flags *f)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--")) {
+            f->measure_args = argv + i + 1;
+            f->n_measure_args = argc - i - 1;
+            return i;
+        }
+    return argc;
+}
+
+/* measure flags the sweep sets itself on each instance: who it is (instance metadata), the
+ * cluster's shape (the rendezvous), where the result goes (a presigned URL). */
+static const char *const sweep_sets[] = {"--instance-type", "--region", "--market", "--count", "--nnodes",
+                                         "--node-rank", "--master-addr", "--master-port", "--output", "-o",
+                                         "--append", "--create-dirs", "--dry-run", "--format", NULL};
+
+static int check_measure_args(const arg_command *cmd, const sweep_flags *f)
+{
+    for (int i = 0; i < f->n_measure_args; i++) {
+        const char *a = f->measure_args[i];
+        for (const char *const *s = sweep_sets; *s; s++) {
+            size_t n = strlen(*s);
+            int short_flag = (*s)[1] != '-';
+            if (!strncmp(a, *s, n) && (a[n] == '\0' || a[n] == '=' || short_flag))
+                return args_usage_error(cmd, "measure flag %s after --: the sweep sets it on each instance itself "
+                                        "(identity from instance metadata, the cluster from the candidate, the "
+                                        "result to S3)", *s);
+        }
+    }
+    /* measure's own parser, as measure would run it on the instance: its message, exit 2 */
+    char **argv = calloc((size_t)f->n_measure_args + 2, sizeof *argv);
+    if (!argv) return IB_EXIT_RUNTIME;
+    argv[0] = "measure";
+    for (int i = 0; i < f->n_measure_args; i++) argv[i + 1] = f->measure_args[i];
+    int rc = cmd_measure_check_args(f->n_measure_args + 1, argv);
+    free(argv);
+    if (rc) fprintf(stderr, "instbench %s: the measure flags after -- are refused by measure (above)\n", cmd->name);
+    return rc;
+}
+
+int sweep_flags_check(const arg_command *cmd, sweep_flags *f)
+{
+    char dym[128];
+    ib_error err = {0};
+    if (f->n_cands == 0) return args_usage_error(cmd, "give the configurations to measure: --candidates SPEC[,SPEC...]");
+    if (!f->region) {
+        if (aws_region_resolve(f->region_buf, &err) != 0)
+            return args_usage_error(cmd, "give --region (no region is configured: %s)", err.msg);
+        f->region = f->region_buf;
+    }
+    if (!aws_region_known(f->region) && !prices_catalogue_has_region(f->region))
+        return args_usage_error(cmd, "--region: '%s' is not an AWS region instbench knows%s", f->region,
+                                args_did_you_mean(prices_suggest_region(f->region), dym, sizeof dym));
+    if (f->ami) {
+        size_t n = strlen(f->ami), hex = n > 4 ? strspn(f->ami + 4, "0123456789abcdef") : 0;
+        if (strncmp(f->ami, "ami-", 4) != 0 || (hex != 8 && hex != 17) || n != 4 + hex)
+            return args_usage_error(cmd, "--ami: '%s' is not an AMI ID like ami-0123456789abcdef0", f->ami);
+    }
+    if (f->s3) {
+        if (aws_s3_parse_uri(f->s3, f->s3_bucket, &f->s3_prefix, &err) != 0)
+            return args_usage_error(cmd, "--s3: %s", err.msg);
+        size_t pl = strlen(f->s3_prefix);
+        if (pl && f->s3_prefix[pl - 1] != '/') {   /* a prefix is a folder: the sweep adds keys below it */
+            char *p = realloc(f->s3_prefix, pl + 2);
+            if (!p) return IB_EXIT_RUNTIME;
+            memcpy(p + pl, "/", 2);
+            f->s3_prefix = p;
+        }
+    }
+    return check_measure_args(cmd, f);
+}
+
+/* ---- prices, AMIs, network ----------------------------------------------------------------- */
+
+static int fetch_prices(const sweep_flags *f, sweep_context *ctx, ib_error *err)
+{
+    prices_query q = {0};
+    char *types[SWEEP_MAX_CANDIDATES], *regions[1] = {(char *)f->region};
+    for (size_t i = 0; i < f->n_cands; i++) {
+        int seen = 0;
+        for (size_t k = 0; k < q.n_types && !seen; k++) seen = !strcmp(types[k], f->cands[i].type);
+        if (!seen) types[q.n_types++] = (char *)f->cands[i].type;
+    }
+    q.instance_types = types;
+    q.regions = regions;
+    q.n_regions = 1;
+    q.want_on_demand = 1;
+    q.want_spot = 1;
+    q.source = (prices_source)f->prices;
+    q.skip_placement_scores = 1;
+    if (prices_get(&q, &ctx->prices, err) != 0) return -1;
+    ctx->per_cand = calloc(f->n_cands, sizeof *ctx->per_cand);
+    if (!ctx->per_cand) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    for (size_t i = 0; i < f->n_cands; i++) ctx->per_cand[i] = prices_find(&ctx->prices, f->cands[i].type, f->region);
+    return 0;
+}
+
+/* --ami: it must exist and suit every candidate's architecture. */
+static int check_override(const sweep_flags *f, sweep_context *ctx, ib_error *err)
+{
+    char arch[16];
+    if (aws_ec2_image_arch(ctx->client, f->region, f->ami, arch, err) != 0) return -1;
+    for (size_t i = 0; i < f->n_cands; i++) {
+        const char *want = sweep_type_arch(f->cands[i].type);
+        if (strcmp(arch, want) != 0)
+            return ib_error_set(err, IB_EXIT_USAGE, "--ami %s is %s, but %s needs %s", f->ami, arch, f->cands[i].spec,
+                                want);
+    }
+    snprintf(ctx->override.id, sizeof ctx->override.id, "%s", f->ami);
+    snprintf(ctx->override.source, sizeof ctx->override.source, "--ami");
+    return 0;
+}
+
+/* The current AMI of each kind the candidates need, from its SSM public parameter. */
+static int resolve_amis(const sweep_flags *f, sweep_context *ctx, const int *need, ib_error *err)
+{
+    for (int k = 0; k < SWEEP_AMI_KINDS; k++) {
+        if (!need[k]) continue;
+        const char *param = sweep_ami_parameter((sweep_ami_kind)k);
+        sweep_ami *a = &ctx->amis[k];
+        int rc = aws_ssm_get_parameter(ctx->client, f->region, param, a->id, sizeof a->id, err);
+        if (rc == 1)
+            return ib_error_set(err, IB_EXIT_RUNTIME, "%s: no current %s AMI there (SSM parameter %s not found); "
+                                "pass --ami", f->region, sweep_ami_kind_arch((sweep_ami_kind)k), param);
+        if (rc != 0) return -1;
+        snprintf(a->source, sizeof a->source, "%s", param);
+    }
+    return 0;
+}
+
+int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
+{
+    memset(ctx, 0, sizeof *ctx);
+    /* what the catalogue alone can refuse, before any request */
+    int need[SWEEP_AMI_KINDS] = {0};
+    for (size_t i = 0; i < f->n_cands; i++) {
+        sweep_ami_kind k;
+        if (sweep_type_ami_kind(f->cands[i].type, &k, err) != 0) return -1;
+        need[k] = 1;
+    }
+    if (aws_credentials_resolve(&ctx->cred, err) != 0) return -1;
+    aws_client_options opt = {.refresh = aws_credentials_refresh};
+    if (aws_client_create(&opt, &ctx->cred, &ctx->client, err) != 0) return -1;
+    if (fetch_prices(f, ctx, err) != 0) return -1;
+    if (f->ami ? check_override(f, ctx, err) : resolve_amis(f, ctx, need, err)) return -1;
+    if (aws_ec2_default_network(ctx->client, f->region, ctx->vpc_id, ctx->sg_id, &ctx->subnets, &ctx->n_subnets,
+                                err) != 0)
+        return -1;
+    sweep_plan_input in = {.region = f->region, .cands = f->cands, .n = f->n_cands, .prices = ctx->per_cand,
+                           .amis = ctx->amis, .ami_override = f->ami ? &ctx->override : NULL,
+                           .max_minutes = f->max_minutes, .max_cost_usd = f->max_cost_usd};
+    return sweep_plan_build(&in, &ctx->plan, err);
+}
+
+void sweep_context_free(sweep_context *ctx)
+{
+    sweep_plan_free(&ctx->plan);
+    free(ctx->subnets);
+    free(ctx->per_cand);
+    prices_free(&ctx->prices);
+    aws_client_destroy(ctx->client);
+    memset(ctx, 0, sizeof *ctx);
+}
+
+/* ---- printing -------------------------------------------------------------------------------- */
+
+static const char *verdict_text(const sweep_plan *p)
+{
+    switch (p->verdict) {
+    case SWEEP_WITHIN: return "within";
+    case SWEEP_OVER: return "over";
+    case SWEEP_UNPRICED: return "unpriced";
+    default: return "no ceiling";
+    }
+}
+
+static void print_json(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
+{
+    const sweep_plan *p = &ctx->plan;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "schema", "instbench.sweep-plan/v1");
+    cJSON_AddStringToObject(o, "region", f->region);
+    cJSON_AddNumberToObject(o, "max_minutes", p->max_minutes);
+    if (isnan(p->max_cost_usd)) cJSON_AddNullToObject(o, "max_cost_usd");
+    else cJSON_AddNumberToObject(o, "max_cost_usd", p->max_cost_usd);
+    cJSON *a = cJSON_AddArrayToObject(o, "candidates");
+    for (size_t i = 0; i < p->n; i++) {
+        const sweep_plan_line *l = &p->lines[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "spec", l->cand.spec);
+        cJSON_AddStringToObject(j, "instance_type", l->cand.type);
+        cJSON_AddNumberToObject(j, "nodes", l->cand.nodes);
+        cJSON_AddStringToObject(j, "market", l->cand.spot ? "spot" : "on-demand");
+        cJSON_AddStringToObject(j, "architecture", sweep_ami_kind_arch(l->kind));
+        cJSON_AddStringToObject(j, "ami", l->ami.id);
+        cJSON_AddStringToObject(j, "ami_source", l->ami.source);
+        if (isnan(l->usd_per_node_hour)) cJSON_AddNullToObject(j, "usd_per_node_hour");
+        else cJSON_AddNumberToObject(j, "usd_per_node_hour", l->usd_per_node_hour);
+        cJSON_AddStringToObject(j, "price_source", l->price_source);
+        cJSON_AddBoolToObject(j, "spot_at_on_demand", l->spot_at_on_demand);
+        if (isnan(l->worst_case_usd)) cJSON_AddNullToObject(j, "worst_case_usd");
+        else cJSON_AddNumberToObject(j, "worst_case_usd", l->worst_case_usd);
+        if (dry) cJSON_AddStringToObject(j, "dry_run", dry[i][0] ? dry[i] : "not run");
+        cJSON_AddItemToArray(a, j);
+    }
+    cJSON_AddNumberToObject(o, "instances", p->instances);
+    if (isnan(p->total_usd)) cJSON_AddNullToObject(o, "total_usd");
+    else cJSON_AddNumberToObject(o, "total_usd", p->total_usd);
+    cJSON_AddStringToObject(o, "verdict", verdict_text(p));
+    cJSON *net = cJSON_AddObjectToObject(o, "network");
+    cJSON_AddStringToObject(net, "vpc", ctx->vpc_id);
+    cJSON_AddStringToObject(net, "security_group", ctx->sg_id);
+    cJSON *zones = cJSON_AddArrayToObject(net, "zones");
+    for (size_t i = 0; i < ctx->n_subnets; i++) cJSON_AddItemToArray(zones, cJSON_CreateString(ctx->subnets[i].az));
+    char *s = cJSON_Print(o);
+    fprintf(out, "%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+static void money(double v, char *out, size_t len)
+{
+    if (isnan(v)) snprintf(out, len, "unpriced");
+    else snprintf(out, len, "$%.2f", v);
+}
+
+static void print_table(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
+{
+    const sweep_plan *p = &ctx->plan;
+    char m[32], h[32];
+    fprintf(out, "sweep plan: %zu candidate%s, %d instance%s in %s, each at most %g min\n\n", p->n,
+            p->n == 1 ? "" : "s", p->instances, p->instances == 1 ? "" : "s", f->region, p->max_minutes);
+    fprintf(out, "%-26s %9s  %-9s  %-21s  %10s  %-10s  %s\n", "CANDIDATE", "INSTANCES", "MARKET", "AMI", "USD/NODE-H",
+            "WORST CASE", "PRICE SOURCE");
+    for (size_t i = 0; i < p->n; i++) {
+        const sweep_plan_line *l = &p->lines[i];
+        money(l->worst_case_usd, m, sizeof m);
+        if (isnan(l->usd_per_node_hour)) snprintf(h, sizeof h, "unpriced");
+        else snprintf(h, sizeof h, "%.4f", l->usd_per_node_hour);
+        fprintf(out, "%-26s %9d  %-9s  %-21s  %10s  %-10s  %s\n", l->cand.spec, l->cand.nodes,
+                l->cand.spot ? "spot" : "on-demand", l->ami.id, h, m, l->price_source[0] ? l->price_source : "-");
+    }
+    money(p->total_usd, m, sizeof m);
+    fprintf(out, "%-26s %9d  %-9s  %-21s  %10s  %-10s\n", "TOTAL", p->instances, "", "", "", m);
+    fprintf(out, "\nAMIs:\n");
+    for (size_t i = 0; i < p->n; i++) {
+        int first = 1;
+        for (size_t k = 0; k < i && first; k++)
+            first = strcmp(p->lines[k].ami.id, p->lines[i].ami.id) || strcmp(p->lines[k].ami.source, p->lines[i].ami.source);
+        if (first)
+            fprintf(out, "  %s  %s (%s)\n", p->lines[i].ami.id, p->lines[i].ami.source,
+                    sweep_ami_kind_arch(p->lines[i].kind));
+    }
+    fprintf(out, "network: default VPC %s, its default security group %s, %zu zone%s:", ctx->vpc_id, ctx->sg_id,
+            ctx->n_subnets, ctx->n_subnets == 1 ? "" : "s");
+    for (size_t i = 0; i < ctx->n_subnets; i++) fprintf(out, " %s", ctx->subnets[i].az);
+    fprintf(out, "\n");
+    for (size_t i = 0; i < p->n; i++)
+        if (p->lines[i].spot_at_on_demand)
+            fprintf(out, "note: %s has no spot price in %s: its worst case is at the on-demand price\n",
+                    p->lines[i].cand.spec, f->region);
+    if (dry) {
+        fprintf(out, "EC2 DryRun (RunInstances):");
+        for (size_t i = 0; i < p->n; i++)
+            fprintf(out, "%s %s %s", i ? "," : "", p->lines[i].cand.spec, dry[i][0] ? dry[i] : "not run");
+        fprintf(out, "\n");
+    }
+    if (p->verdict == SWEEP_WITHIN)
+        fprintf(out, "worst case %s is within --max-cost $%.2f\n", m, p->max_cost_usd);
+    else if (p->verdict == SWEEP_OVER)
+        fprintf(out, "worst case %s is OVER --max-cost $%.2f: `sweep run` would refuse (lower --max-minutes or drop "
+                     "candidates)\n", m, p->max_cost_usd);
+    else if (p->verdict == SWEEP_UNPRICED)
+        fprintf(out, "some candidates have no price in %s: `sweep run` would refuse (try --prices snapshot)\n",
+                f->region);
+}
+
+void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
+{
+    int json = f->format >= 0 ? f->format == 1 : !util_isatty_stdout();
+    if (json) print_json(f, ctx, dry, out);
+    else print_table(f, ctx, dry, out);
+}
+
+/* ---- the DryRun ------------------------------------------------------------------------------- */
+
+int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_error *err)
+{
+    const sweep_plan *p = &ctx->plan;
+    int refused = -1;
+    ib_error first = {0};
+    for (size_t i = 0; i < p->n && i < SWEEP_MAX_CANDIDATES; i++) {
+        const sweep_plan_line *l = &p->lines[i];
+        ec2_tag tags[2];
+        snprintf(tags[0].key, sizeof tags[0].key, "%s", SWEEP_TAG_SWEEP);
+        snprintf(tags[0].value, sizeof tags[0].value, "plan");
+        snprintf(tags[1].key, sizeof tags[1].key, "%s", SWEEP_TAG_CANDIDATE);
+        snprintf(tags[1].value, sizeof tags[1].value, "%s", l->cand.spec);
+        ec2_launch launch = {.region = region, .instance_type = l->cand.type, .image_id = l->ami.id,
+                             .count = l->cand.nodes, .spot = l->cand.spot, .tags = tags, .n_tags = 2, .dry_run = 1};
+        ec2_instances none = {0};
+        ib_error e = {0};
+        char code[64];
+        if (aws_ec2_run_instances(ctx->client, &launch, &none, code, &e) == 0) {
+            snprintf(dry[i], 64, "permitted");
+            continue;
+        }
+        snprintf(dry[i], 64, "%s", code[0] ? code : "failed");
+        if (refused < 0) {
+            refused = (int)i;
+            first = e;
+        }
+    }
+    if (refused < 0) return 0;
+    const char *spec = p->lines[refused].cand.spec;
+    /* UnauthorizedOperation is EC2's word; AccessDenied what IAM-enforcing stand-ins (moto) answer */
+    if (!strcmp(dry[refused], "UnauthorizedOperation") || !strcmp(dry[refused], "AccessDenied"))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: not permitted (%s): these "
+                            "credentials need ec2:RunInstances and ec2:CreateTags (docs/usage.md, \"Sweep\", lists "
+                            "the whole policy)", spec, dry[refused]);
+    return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: %s", spec, first.msg);
+}

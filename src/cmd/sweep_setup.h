@@ -1,0 +1,118 @@
+/* cmd/sweep_setup: what `sweep plan` and `sweep run` share before anything is launched: their
+ * common flags, the measure flags after `--` (checked by measure's own parser), the prices, the
+ * AMIs (SSM, or --ami checked with DescribeImages), the default network, the plan, its printing,
+ * and the RunInstances DryRun per candidate.  `run` adds its own flags to the same table through
+ * SWEEP_COMMON_SPECS and then calls these in order:
+ *
+ *   sweep_flags f; sweep_flags_init(&f);
+ *   int own = sweep_flags_split(argc, argv, &f);          // argv[own..]: after "--"
+ *   args_parse(&cmd, own, argv, ...);                      // the table holds SWEEP_COMMON_SPECS(&f)
+ *   sweep_flags_check(&cmd, &f);                           // exit 2 on bad input
+ *   sweep_context ctx; sweep_prepare(&f, &ctx, &err);      // client, prices, AMIs, network, plan
+ *   sweep_plan_print(&f, &ctx, stdout);  sweep_dry_run(&ctx, ...);
+ *   sweep_context_free(&ctx); sweep_flags_free(&f); */
+#ifndef INSTBENCH_CMD_SWEEP_SETUP_H
+#define INSTBENCH_CMD_SWEEP_SETUP_H
+
+#include <math.h>
+#include <stdio.h>
+
+#include "cmd/args.h"
+#include "instbench/aws.h"
+#include "instbench/aws_services.h"
+#include "instbench/prices.h"
+#include "instbench/sweep.h"
+
+#define SWEEP_DEFAULT_MAX_MINUTES 30.0
+
+typedef struct sweep_flags {
+    sweep_candidate *cands;         /* --candidates, every value, in order (malloc'd) */
+    size_t n_cands;
+    const char *region;             /* --region; NULL: the configured region (AWS_REGION, profile) */
+    const char *s3;                 /* --s3 s3://BUCKET/PREFIX/, NULL when not given */
+    double max_minutes;             /* --max-minutes, default SWEEP_DEFAULT_MAX_MINUTES */
+    double max_cost_usd;            /* --max-cost; NAN when not given */
+    int max_cost_given;
+    const char *ami;                /* --ami: every candidate boots it */
+    int prices;                     /* --prices: index into prices_source_names (auto) */
+    int format;                     /* --format: index into sweep_formats; -1: table on a terminal, else json */
+    char **measure_args;            /* after "--" (borrowed from argv) */
+    int n_measure_args;
+    char s3_bucket[64];             /* --s3 split (after sweep_flags_check) */
+    char *s3_prefix;                /* malloc'd; "" or ending in '/' */
+    char region_buf[32];
+} sweep_flags;
+
+extern const char *const sweep_formats[];   /* "table", "json", NULL */
+
+/* Takes one --candidates value (ARG_FN; dst: the sweep_flags). */
+int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_error *err);
+
+/* The flags plan and run share, as rows of an arg_spec table (F: a sweep_flags *). */
+#define SWEEP_COMMON_SPECS(F)                                                                              \
+    {"--candidates", 0, ARG_FN, (F), "SPEC[,SPEC...]",                                                     \
+     "the configurations to measure: [Nx]TYPE[:on-demand|spot], e.g.\n"                                   \
+     "4xg5.xlarge:spot, g5.12xlarge:on-demand (no market: on-demand;\n"                                   \
+     "\"4 x g5.xlarge\" as rank prints it is accepted too); repeatable.\n"                               \
+     "Every type must be in the price catalogue", .fn = sweep_take_candidates, .group = "what to launch"}, \
+    {"--region", 0, ARG_STRING, &(F)->region, "R", "the one region of the sweep (default: the configured\n"    \
+     "region, AWS_REGION or the profile's)", .check = names_region_problem, .suggest = prices_suggest_region}, \
+    {"--ami", 0, ARG_STRING, &(F)->ami, "AMI-ID", "boot every candidate from this AMI instead of the current\n" \
+     "Deep Learning Base OSS Nvidia Driver GPU AMI (GPU types) or\n"                                    \
+     "Ubuntu 22.04 (CPU types) named by AWS's SSM public parameters;\n"                                \
+     "its architecture must match every candidate's"},                                                 \
+    {"--s3", 0, ARG_STRING, &(F)->s3, "s3://BUCKET/PREFIX/", "where the sweep's sources, results and logs go"}, \
+    {"--max-minutes", 0, ARG_DOUBLE, &(F)->max_minutes, "M", "each instance's whole life, from launch to\n"       \
+     "termination (default 30; fractions allowed); what every node is\n"                                 \
+     "billed at worst", 0.01, 7 * 24 * 60.0, .want = "minutes", .group = "bounds"},                      \
+    {"--max-cost", 0, ARG_DOUBLE, &(F)->max_cost_usd, "USD", "the ceiling on the worst-case total in US dollars\n" \
+     "(every node billed for --max-minutes)", 0, 1e7, .want = "an amount of US dollars",                   \
+     .given = &(F)->max_cost_given},                                                                     \
+    {"--prices", 0, ARG_CHOICE, &(F)->prices, NULL, "where prices come from (default auto: live AWS, then the\n" \
+     "cache, then the snapshot built in)", .choices = prices_source_names, .group = "output"},          \
+    {"--format", 0, ARG_CHOICE, &(F)->format, NULL, "table (default on a terminal) or json\n"                 \
+     "(default otherwise)", .choices = sweep_formats}
+
+void sweep_flags_init(sweep_flags *f);
+void sweep_flags_free(sweep_flags *f);
+/* Where the measure flags start: argv[i] == "--" gives f->measure_args = argv[i+1..]; returns the
+ * count of argv entries that are the sweep's own (to give args_parse). */
+int sweep_flags_split(int argc, char **argv, sweep_flags *f);
+/* The rules between flags, after args_parse: candidates given, a region (resolved when not
+ * given, checked against what instbench knows), --s3's form, the measure flags through measure's
+ * own parser (and none of those the sweep sets itself: identity, topology, output).  0, or the
+ * exit status (2) with the message printed. */
+int sweep_flags_check(const arg_command *cmd, sweep_flags *f);
+
+/* Everything a plan needs from AWS and the catalogue. */
+typedef struct sweep_context {
+    aws_credentials cred;
+    aws_client *client;
+    price_set prices;
+    const price_record **per_cand;  /* per candidate: its record in the region, NULL: none */
+    sweep_ami amis[SWEEP_AMI_KINDS];
+    sweep_ami override;             /* --ami, when given */
+    char vpc_id[32], sg_id[32];
+    ec2_subnet *subnets;            /* the default VPC's default subnets, one per zone */
+    size_t n_subnets;
+    sweep_plan plan;
+} sweep_context;
+
+/* Credentials, prices (f->prices), AMIs (SSM per kind the candidates need, or --ami with its
+ * architecture checked), the default network, then sweep_plan_build.  0, or -1 with err
+ * (IB_EXIT_USAGE for what the user can fix in the flags, IB_EXIT_RUNTIME for AWS). */
+int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err);
+void sweep_context_free(sweep_context *ctx);
+
+/* The plan as a table (per candidate: instances, AMI and its source, market, price per node-hour
+ * and its source, worst case; the total; the verdict when --max-cost was given) or JSON
+ * (instbench.sweep-plan/v1, with DRY[i] per candidate when dry-run results are given). */
+void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out);
+
+/* RunInstances with DryRun=true for each candidate of the plan (its type, count, market, AMI,
+ * tags, shutdown behaviour), so a missing permission shows before anything is spent.  dry[i] (one
+ * per candidate) gets "permitted" or AWS's code.  0 when every one is permitted; -1 with err naming the action and
+ * the candidate (UnauthorizedOperation: the IAM action to grant) otherwise. */
+int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_error *err);
+
+#endif

@@ -1,0 +1,7 @@
+# `instbench sweep plan` (src/sweep/candidates.c, plan.c, src/cmd/sweep_plan.c, sweep_setup.c):
+# against moto's EC2 (signatures and IAM checked) and the fake AWS's SSM, every line recomputed
+# from the price snapshot; DryRun refused; the documented IAM policy; bad input (exit 2).
+add_test(NAME sweep_plan COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_plan.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_plan PROPERTIES TIMEOUT 900)
+# The pure parts the CLI cannot reach: the arm64 name rule, spec forms, plans over synthetic prices.
+instbench_add_unit_test(sweep_plan_test ${CMAKE_CURRENT_LIST_DIR}/sweep_plan_test.c)

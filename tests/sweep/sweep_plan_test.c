@@ -1,0 +1,134 @@
+/* Unit tests of the plan's pure parts (src/sweep/candidates.c, plan.c), where the CLI test
+ * (sweep_plan.py) cannot reach: the architecture rule on names the catalogue lacks (AWS's
+ * Graviton families, written here from AWS's instance type list), spec forms, and plans over
+ * synthetic prices (unpriced, no spot price, spot above on-demand, an AMI missing). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "instbench/sweep.h"
+
+static price_record record(const char *type, double od, const double *spot, size_t n_spot, spot_price *zones)
+{
+    price_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.instance_type, sizeof r.instance_type, "%s", type);
+    snprintf(r.region, sizeof r.region, "us-east-1");
+    r.on_demand_usd_per_hour = od;
+    snprintf(r.on_demand_source, sizeof r.on_demand_source, "live");
+    snprintf(r.spot_source, sizeof r.spot_source, "live");
+    r.on_demand_as_of = r.spot_as_of = 1764028800;   /* 2025-11-25 */
+    for (size_t i = 0; i < n_spot; i++) {
+        snprintf(zones[i].az, sizeof zones[i].az, "us-east-1%c", (char)('a' + i));
+        zones[i].usd_per_hour = spot[i];
+    }
+    r.spot = zones;
+    r.n_spot = n_spot;
+    return r;
+}
+
+static void arch_rule(void)
+{
+    static const char *const arm[] = {"a1.large", "c6g.xlarge", "c6gd.large", "c6gn.16xlarge", "c7g.large",
+                                      "c7gn.large", "c8g.large", "g5g.xlarge", "im4gn.large", "is4gen.large",
+                                      "m6g.large", "m7gd.large", "r8g.large", "t4g.micro", "x2gd.large",
+                                      "i8g.large", "hpc7g.4xlarge"};
+    static const char *const x86[] = {"g5.xlarge", "g4dn.xlarge", "g4ad.xlarge", "g6e.xlarge", "p4d.24xlarge",
+                                      "p5en.48xlarge", "c7i.large", "m7a.large", "trn1n.32xlarge", "x2idn.16xlarge",
+                                      "x2iezn.2xlarge", "u-6tb1.56xlarge", "dl1.24xlarge"};
+    for (size_t i = 0; i < sizeof arm / sizeof *arm; i++)
+        CHECK(!strcmp(sweep_type_arch(arm[i]), "arm64"), "%s read as %s", arm[i], sweep_type_arch(arm[i]));
+    for (size_t i = 0; i < sizeof x86 / sizeof *x86; i++)
+        CHECK(!strcmp(sweep_type_arch(x86[i]), "x86_64"), "%s read as %s", x86[i], sweep_type_arch(x86[i]));
+}
+
+static void specs(void)
+{
+    static const struct { const char *in, *spec; int nodes, spot; } ok[] = {
+        {"4xg5.xlarge:spot", "4xg5.xlarge:spot", 4, 1},
+        {"4 x g5.xlarge", "4xg5.xlarge:on-demand", 4, 0},
+        {" 2X g5.12xlarge : on-demand ", "2xg5.12xlarge:on-demand", 2, 0},
+        {"1xg5.xlarge", "g5.xlarge:on-demand", 1, 0},
+        {"64xc7i.large:spot", "64xc7i.large:spot", 64, 1},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        sweep_candidate c;
+        ib_error err = {0};
+        int rc = sweep_candidate_parse(ok[i].in, &c, &err);
+        CHECK(rc == 0 && !strcmp(c.spec, ok[i].spec) && c.nodes == ok[i].nodes && c.spot == ok[i].spot,
+              "'%s': rc %d spec %s (%s)", ok[i].in, rc, c.spec, err.msg);
+    }
+    static const char *const bad[] = {"0xg5.xlarge", "65xg5.xlarge", "4g5.xlarge", "x", "g5.xlarge:", "g5.xlarge:spots",
+                                      ":spot", "4x", "999999999999xg5.xlarge"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sweep_candidate c;
+        ib_error err = {0};
+        CHECK(sweep_candidate_parse(bad[i], &c, &err) != 0 && err.code == IB_EXIT_USAGE, "'%s' accepted", bad[i]);
+    }
+    sweep_candidate *v = NULL;
+    size_t n = 0;
+    ib_error err = {0};
+    CHECK(sweep_candidates_add("g5.xlarge:spot,4xg5.xlarge", &v, &n, &err) == 0 && n == 2, "two: %s", err.msg);
+    CHECK(sweep_candidates_add("g5.12xlarge,4 x g5.xlarge:on-demand", &v, &n, &err) != 0, "a repeat across values");
+    CHECK(sweep_candidates_add("g5.xlarge,", &v, &n, &err) != 0, "an empty spec");
+    free(v);
+}
+
+static void plans(void)
+{
+    spot_price z1[3], z2[2], z3[1];
+    const double s1[] = {0.40, 0.55, 0.45}, s2[] = {1.5, 2.5}, s3[] = {0.3};
+    price_record g5 = record("g5.xlarge", 1.0, s1, 3, z1);        /* spot: highest 0.55 */
+    price_record g12 = record("g5.12xlarge", 2.0, s2, 2, z2);     /* spot 2.5 > on-demand: capped */
+    price_record p5 = record("p5.4xlarge", 7.0, NULL, 0, NULL);   /* no spot: on-demand, said so */
+    price_record c7 = record("c7i.large", NAN, s3, 1, z3);        /* no on-demand */
+    sweep_candidate c[5];
+    ib_error err = {0};
+    sweep_candidate_parse("4xg5.xlarge:spot", &c[0], &err);
+    sweep_candidate_parse("g5.12xlarge:spot", &c[1], &err);
+    sweep_candidate_parse("2xp5.4xlarge:spot", &c[2], &err);
+    sweep_candidate_parse("c7i.large:spot", &c[3], &err);
+    sweep_candidate_parse("c7i.large", &c[4], &err);
+    const price_record *prices[5] = {&g5, &g12, &p5, &c7, &c7};
+    sweep_ami amis[SWEEP_AMI_KINDS] = {{"ami-gpu", "gpu-param"}, {"", ""}, {"ami-cpu", "cpu-param"}, {"", ""}};
+    sweep_plan_input in = {"us-east-1", c, 4, prices, amis, NULL, 45, 100};
+    sweep_plan p;
+    CHECK(sweep_plan_build(&in, &p, &err) == 0, "%s", err.msg);
+    CHECK(fabs(p.lines[0].usd_per_node_hour - 0.55) < 1e-12 && fabs(p.lines[0].worst_case_usd - 4 * 0.55 * 0.75) < 1e-12,
+          "highest zone: %g %g", p.lines[0].usd_per_node_hour, p.lines[0].worst_case_usd);
+    CHECK(strstr(p.lines[0].price_source, "live 2025-11-25, highest of 3 zones") != NULL, "%s", p.lines[0].price_source);
+    CHECK(p.lines[1].usd_per_node_hour == 2.0 && strstr(p.lines[1].price_source, "capped at on-demand"), "capped: %g %s",
+          p.lines[1].usd_per_node_hour, p.lines[1].price_source);
+    CHECK(p.lines[2].usd_per_node_hour == 7.0 && p.lines[2].spot_at_on_demand && p.lines[2].worst_case_usd == 2 * 7.0 * 0.75,
+          "no spot: %g %d", p.lines[2].usd_per_node_hour, p.lines[2].spot_at_on_demand);
+    CHECK(p.lines[3].usd_per_node_hour == 0.3 && !strcmp(p.lines[3].ami.id, "ami-cpu") && !strcmp(p.lines[0].ami.id, "ami-gpu"),
+          "cpu spot without on-demand: %g %s", p.lines[3].usd_per_node_hour, p.lines[3].ami.id);
+    double total = 4 * 0.55 * 0.75 + 2.0 * 0.75 + 2 * 7.0 * 0.75 + 0.3 * 0.75;
+    CHECK(fabs(p.total_usd - total) < 1e-12 && p.verdict == SWEEP_WITHIN && p.instances == 8, "total %g verdict %d",
+          p.total_usd, p.verdict);
+    sweep_plan_free(&p);
+    in.max_cost_usd = total - 0.01;
+    CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_OVER, "over: %d", p.verdict);
+    sweep_plan_free(&p);
+    in.n = 5;   /* c7i.large on-demand has no price: the total is unknown, never within */
+    CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_UNPRICED && isnan(p.total_usd) &&
+          isnan(p.lines[4].worst_case_usd), "unpriced: %d %g", p.verdict, p.total_usd);
+    sweep_plan_free(&p);
+    in.max_cost_usd = NAN;
+    CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_NO_CEILING, "no ceiling: %d", p.verdict);
+    sweep_plan_free(&p);
+    amis[SWEEP_AMI_CPU_X86_64].id[0] = '\0';
+    CHECK(sweep_plan_build(&in, &p, &err) != 0 && strstr(err.msg, "no AMI for CPU types"), "AMI missing: %s", err.msg);
+    in.max_minutes = 0;
+    CHECK(sweep_plan_build(&in, &p, &err) != 0 && err.code == IB_EXIT_USAGE, "0 minutes accepted");
+}
+
+int main(void)
+{
+    arch_rule();
+    specs();
+    plans();
+    return failures != 0;
+}
