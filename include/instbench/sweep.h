@@ -207,7 +207,7 @@ typedef struct sweep_state_candidate {
     sweep_candidate c;
     char ami[64];
     double usd_per_hour;           /* per node, the price the worst case used; NAN unknown */
-    char price_source[16];
+    char price_source[160];        /* the plan's: "snapshot 2026-11-21", "live ..., highest of 4 zones" */
     sweep_outcome outcome;
     char reason[1024];             /* why not a result: zones tried, the log's last lines, ... */
     char placement_group[256];     /* "" for one node; recorded before it is created */

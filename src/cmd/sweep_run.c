@@ -17,6 +17,7 @@
 #include "instbench/output.h"
 #include "instbench/prices.h"
 #include "instbench/sweep.h"
+#include "cmd/sweep_setup.h"
 
 #define DEFAULT_POLL_S 15.0
 #define DEFAULT_TERMINATE_WAIT_S 600.0
@@ -353,18 +354,13 @@ int cmd_sweep_cleanup(int argc, char **argv)
 
 /* ---- run -------------------------------------------------------------------------------------- */
 /* (run: below) */
-static struct {
-    double max_cost;
-    int max_cost_given;
-    int yes;
-    int format;             /* index into run_formats */
-} R;
-static const char *const run_formats[] = {"table", "json", "csv", NULL};
+static sweep_flags F;     /* the flags plan and run share (cmd/sweep_setup.h) */
+static int yes;           /* --yes */
 
 /* The y/N question on a terminal; anything but y/yes is no. */
 static int confirmed(const sweep_state *st, double worst)
 {
-    if (R.yes) return 1;
+    if (yes) return 1;
     if (!isatty(0) || !util_isatty_stderr()) return 0;
     size_t n = 0;
     for (size_t i = 0; i < st->n_cand; i++) n += (size_t)st->cand[i].c.nodes;
@@ -394,9 +390,10 @@ static int rank_results(const sweep_state *st, const char *dir)
     for (size_t i = 0; i < st->n_cand; i++) with += st->cand[i].outcome == SWEEP_RESULT;
     int rc = IB_EXIT_RUNTIME;
     if (with) {
-        char *argv[] = {"rank", (char *)dir, "--format", (char *)run_formats[R.format], NULL};
+        /* --format as the sweep got it; none: rank's own default (table on a terminal, else JSON) */
+        char *argv[] = {"rank", (char *)dir, "--format", F.format >= 0 ? (char *)sweep_formats[F.format] : NULL, NULL};
         fflush(stdout);
-        rc = cmd_rank(4, argv);
+        rc = cmd_rank(F.format >= 0 ? 4 : 2, argv);
     } else {
         fprintf(stderr, "instbench sweep run: no candidate delivered a result: nothing to rank\n");
     }
@@ -445,115 +442,109 @@ static int run_sweep(sweep_state *st, char *const *measure_args, size_t n_measur
     return rc;
 }
 
-/* ---- PROVISIONAL until sweep-plan is merged: the plan's flags and lines (candidates, AMI, price)
- * come from PLAN's exported parser and plan; this stand-in reads the same flags so the executor can
- * be tested end to end.  Replaced at the merge. */
-static struct {
-    args_list candidates;
-    const char *region, *s3, *ami;
-    double max_minutes;
-} P;
 
 static const arg_spec run_specs[] = {
-    {"--candidates", 0, ARG_LIST, &P.candidates, "SPEC,...", "[Nx]TYPE[:on-demand|spot], comma-separated, repeatable", .group = "what"},
-    {"--region", 0, ARG_STRING, &P.region, "R", "the sweep's region", .check = names_region_problem, .suggest = prices_suggest_region},
-    {"--s3", 0, ARG_STRING, &P.s3, "s3://BUCKET/PREFIX/", "where sources, results and logs go"},
-    {"--ami", 0, ARG_STRING, &P.ami, "AMI", "the image every candidate boots"},
-    {"--max-minutes", 0, ARG_DOUBLE, &P.max_minutes, "M", "each instance's life at most (default 30)", 0.01, 1440},
-    {"--max-cost", 0, ARG_DOUBLE, &R.max_cost, "USD", "required: the worst case (every node billed for --max-minutes) must\n"
-     "not exceed it, or nothing is launched", 0, 1e9, .given = &R.max_cost_given, .group = "bounds"},
-    {"--yes", 'y', ARG_FLAG, &R.yes, NULL, "launch without asking (a terminal is asked y/N; without one, --yes is needed)"},
-    {"--format", 0, ARG_CHOICE, &R.format, NULL, "the ranking at the end: table (default), json or csv", .choices = run_formats,
-     .group = "output"},
+    SWEEP_COMMON_SPECS(&F),
+    {"--yes", 'y', ARG_FLAG, &yes, NULL, "launch without asking (on a terminal the plan is shown and y/N asked;\n"
+     "without a terminal, nothing is launched without --yes)"},
     {0},
 };
 
 const arg_command cmd_sweep_run_args = {
-    "sweep run", "--candidates SPEC,... --region R --s3 s3://BUCKET/PREFIX/ --max-cost USD [options] [-- MEASURE FLAGS]",
-    "Launches every candidate, measures it on the instances, collects the results from S3, terminates\n"
-    "everything it launched whatever happens (results in, --max-minutes, an error, Ctrl-C), and ranks.\n"
-    "Refused, nothing launched, when the worst case exceeds --max-cost.",
-    "environment: AWS credentials and region as for `prices`; INSTBENCH_SWEEP_POLL_S (tests only).\n"
-    "exit status: 0 done and ranked, 1 runtime error or something left to clean up (the message names\n"
-    "`instbench sweep cleanup ID`), 2 bad input or --max-cost exceeded, 130/143 stopped by SIGINT/SIGTERM\n"
-    "after terminating everything.\n",
+    "sweep run", "--candidates SPEC[,SPEC...] --s3 s3://BUCKET/PREFIX/ --max-cost USD [options] [-- MEASURE FLAGS]",
+    "Launches every candidate on EC2 (tagged instbench:sweep=ID), measures it there, collects the results\n"
+    "from S3 into instbench-results/sweep-ID/, terminates everything it launched whatever happens\n"
+    "(results in, --max-minutes, a launch error, a quota, Ctrl-C or SIGTERM), waits until EC2 confirms\n"
+    "each instance terminated, prints every instance's final state and the sweep's cost, and ranks the\n"
+    "results as `rank` does, listing the candidates without one and why.  --max-cost is required:\n"
+    "when the worst case (every node billed for --max-minutes) exceeds it, nothing is launched.\n"
+    "The state file ($XDG_STATE_HOME/instbench/sweeps/ID.json) is written before the first launch and at\n"
+    "every change; `sweep status` reads it, `sweep cleanup ID` ends whatever is left, by tag.",
+    "environment: AWS credentials and region as for `prices`; INSTBENCH_SWEEP_POLL_S (tests only: the\n"
+    "poll interval in seconds, default 15).\n"
+    "exit status: 0 everything terminated and results ranked, 1 a runtime error, a quota, no result, or\n"
+    "something not confirmed terminated (the message names `instbench sweep cleanup ID`), 2 bad input,\n"
+    "no --max-cost, a worst case over it or not confirmed (nothing launched), 130/143 stopped by\n"
+    "SIGINT/SIGTERM after terminating everything.\n",
     run_specs, "MEASURE FLAGS",
+    .examples = (const arg_example[]){
+        {"four small spot nodes against one big on-demand one, at most $20",
+         "instbench sweep run --s3 s3://my-bucket/sweeps/ --max-cost 20 --candidates 4xg5.xlarge:spot,g5.12xlarge"},
+        {0}},
 };
 
-static int parse_spec(const char *s, sweep_candidate *c)
+/* The state of a new sweep: the plan's lines, nothing launched yet. */
+static int state_from_plan(const sweep_context *ctx, sweep_state *st, ib_error *err)
 {
-    memset(c, 0, sizeof *c);
-    c->nodes = 1;
-    const char *x = strchr(s, 'x'), *colon = strchr(s, ':');
-    if (x && x > s && strspn(s, "0123456789") == (size_t)(x - s)) c->nodes = atoi(s), s = x + 1;
-    size_t n = colon ? (size_t)(colon - s) : strlen(s);
-    if (!n || n >= sizeof c->type || c->nodes < 1 || c->nodes > SWEEP_NODES_MAX) return -1;
-    memcpy(c->type, s, n);
-    if (colon && strcmp(colon + 1, "spot") && strcmp(colon + 1, "on-demand")) return -1;
-    c->spot = colon && !strcmp(colon + 1, "spot");
-    snprintf(c->spec, sizeof c->spec, "%s%d%s%s:%s", "", c->nodes, "x", c->type, c->spot ? "spot" : "on-demand");
-    if (c->nodes == 1) snprintf(c->spec, sizeof c->spec, "%s:%s", c->type, c->spot ? "spot" : "on-demand");
-    return 0;
+    memset(st, 0, sizeof *st);
+    const sweep_plan *p = &ctx->plan;
+    if (!(st->cand = calloc(p->n ? p->n : 1, sizeof *st->cand))) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    st->n_cand = p->n;
+    for (size_t i = 0; i < p->n; i++) {
+        sweep_state_candidate *c = &st->cand[i];
+        c->c = p->lines[i].cand;
+        snprintf(c->ami, sizeof c->ami, "%s", p->lines[i].ami.id);
+        c->usd_per_hour = p->lines[i].usd_per_node_hour;
+        snprintf(c->price_source, sizeof c->price_source, "%s", p->lines[i].price_source);
+    }
+    st->version = SWEEP_STATE_VERSION;
+    snprintf(st->region, sizeof st->region, "%s", F.region);
+    snprintf(st->s3_bucket, sizeof st->s3_bucket, "%s", F.s3_bucket);
+    snprintf(st->s3_prefix, sizeof st->s3_prefix, "%s", F.s3_prefix ? F.s3_prefix : "");
+    st->max_minutes = F.max_minutes;
+    st->max_cost_usd = F.max_cost_usd;
+    st->created = time(NULL);
+    return sweep_id_new(st->created, st->id, err);
 }
 
 int cmd_sweep_run(int argc, char **argv)
 {
-    memset(&P, 0, sizeof P);
-    memset(&R, 0, sizeof R);
-    P.max_minutes = 30;
+    sweep_flags_init(&F);
+    yes = 0;
     stop_signal = 0;
-    /* the measure flags after `--` are the instance's, not ours */
-    int own = argc;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--")) {
-            own = i;
-            break;
-        }
+    int own = sweep_flags_split(argc, argv, &F);
     int rc = args_parse(&cmd_sweep_run_args, own, argv, NULL, NULL);
-    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
-    if (!R.max_cost_given) return args_usage_error(&cmd_sweep_run_args, "--max-cost USD is required (there is no default)");
-    if (!P.candidates.n || !P.region || !P.s3 || !P.ami)
-        return args_usage_error(&cmd_sweep_run_args, "--candidates, --region, --s3 and --ami are needed");
-    sweep_state st = {0};
+    if (!rc && !F.max_cost_given)
+        rc = args_usage_error(&cmd_sweep_run_args, "--max-cost USD is required: the most the sweep may cost at worst "
+                                                   "(there is no default)");
+    if (!rc && !F.s3) rc = args_usage_error(&cmd_sweep_run_args, "--s3 s3://BUCKET/PREFIX/ is required: where results come back");
+    if (!rc) rc = sweep_flags_check(&cmd_sweep_run_args, &F);
+    if (rc) {
+        sweep_flags_free(&F);
+        return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    }
+    sweep_context ctx;
     ib_error err = {0};
-    char *key = NULL;
-    if (aws_s3_parse_uri(P.s3, st.s3_bucket, &key, &err) != 0) return args_usage_error(&cmd_sweep_run_args, "%s", err.msg);
-    snprintf(st.s3_prefix, sizeof st.s3_prefix, "%s%s", key, key[0] && key[strlen(key) - 1] != '/' ? "/" : "");
-    free(key);
-    if (!(st.cand = calloc(P.candidates.n, sizeof *st.cand))) return IB_EXIT_RUNTIME;
-    st.n_cand = P.candidates.n;
-    const price_set *snap = prices_snapshot(&err);
-    double worst = 0;
-    for (size_t i = 0; i < P.candidates.n; i++) {
-        sweep_state_candidate *c = &st.cand[i];
-        if (parse_spec(P.candidates.v[i], &c->c) != 0) {
-            sweep_state_free(&st);
-            return args_usage_error(&cmd_sweep_run_args, "'%s' is not [Nx]TYPE[:on-demand|spot]", P.candidates.v[i]);
-        }
-        snprintf(c->ami, sizeof c->ami, "%s", P.ami);
-        const price_record *r = snap ? prices_find(snap, c->c.type, P.region) : NULL;
-        c->usd_per_hour = r ? r->on_demand_usd_per_hour : NAN;
-        snprintf(c->price_source, sizeof c->price_source, "snapshot");
-        worst += c->c.nodes * c->usd_per_hour * P.max_minutes / 60;
+    sweep_state st = {0};
+    if (sweep_prepare(&F, &ctx, &err) != 0) {
+        fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
+        rc = err.code ? err.code : IB_EXIT_RUNTIME;
+        goto out;
     }
-    snprintf(st.region, sizeof st.region, "%s", P.region);
-    st.version = SWEEP_STATE_VERSION;
-    st.max_minutes = P.max_minutes;
-    st.max_cost_usd = R.max_cost;
-    st.created = time(NULL);
-    if (!(worst <= R.max_cost)) {
-        char w[32], m[32];
-        output_fmt_usd(w, sizeof w, worst);
-        output_fmt_usd(m, sizeof m, R.max_cost);
-        sweep_state_free(&st);
-        fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", w, m);
-        return IB_EXIT_USAGE;
+    /* the plan as a table on stderr: stdout is for the ranking at the end */
+    int format = F.format;
+    F.format = 0;
+    sweep_plan_print(&F, &ctx, NULL, stderr);
+    F.format = format;
+    char total[32], ceiling[32];
+    output_fmt_usd(total, sizeof total, ctx.plan.total_usd);
+    output_fmt_usd(ceiling, sizeof ceiling, F.max_cost_usd);
+    if (ctx.plan.verdict == SWEEP_UNPRICED) {
+        fprintf(stderr, "instbench sweep run: a candidate has no price, so the worst case is unknown: nothing launched "
+                        "(see the plan above; --prices names another source)\n");
+        rc = IB_EXIT_USAGE;
+    } else if (ctx.plan.verdict != SWEEP_WITHIN) {
+        fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", total, ceiling);
+        rc = IB_EXIT_USAGE;
+    } else if (state_from_plan(&ctx, &st, &err) != 0) {
+        fprintf(stderr, "instbench sweep run: %s\n", err.msg);
+        rc = IB_EXIT_RUNTIME;
+    } else {
+        rc = run_sweep(&st, F.measure_args, (size_t)F.n_measure_args, ctx.plan.total_usd);
     }
-    if (sweep_id_new(st.created, st.id, &err) != 0) {
-        sweep_state_free(&st);
-        return IB_EXIT_RUNTIME;
-    }
-    rc = run_sweep(&st, argv + own + (own < argc), (size_t)(argc - own - (own < argc)), worst);
     sweep_state_free(&st);
+out:
+    sweep_context_free(&ctx);
+    sweep_flags_free(&F);
     return rc;
 }

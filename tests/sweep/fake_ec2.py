@@ -18,6 +18,7 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
               (or "TYPE@ZONE" for one type) answers that code
   "quota": {"TYPE": "VcpuLimitExceeded"}      RunInstances of TYPE answers that code
   "throttle": N                               the next N sweep EC2 calls answer 503 RequestLimitExceeded
+  "throttle_op": {"ACTION": N}                the next N calls of ACTION answer 503 RequestLimitExceeded
   "hide_new": N                               a new instance is missing from its first N
                                               DescribeInstances answers (eventual consistency)
   "interrupt": {"TYPE": SECONDS}              a spot instance of TYPE is reclaimed that long after
@@ -46,7 +47,7 @@ class Sweep:
     def __init__(self):
         self.lock = threading.Lock()
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
-                       "terminate_fail": 0, "pg_in_use": 0}
+                       "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
@@ -282,7 +283,7 @@ def network(op, region, p):
         return ok(op, "<securityGroupInfo><item><ownerId>123456789012</ownerId><groupId>sg-0fake</groupId>"
                       "<groupName>default</groupName><groupDescription>default VPC security group</groupDescription>"
                       "<vpcId>vpc-0fake</vpcId></item></securityGroupInfo>")
-    images = numbered(p, "ImageId")
+    images = numbered(p, "ImageId") + [v for name, vals in tag_filters(p) if name == "image-id" for v in vals]
     items = "".join("<item><imageId>%s</imageId><imageState>available</imageState><architecture>%s</architecture></item>" % (
         escape(i), "arm64" if i.startswith("ami-arm") else "x86_64") for i in images)
     return ok(op, "<imagesSet>%s</imagesSet>" % items)
@@ -321,8 +322,12 @@ class SweepHandler(aws_fake_server.Handler):
             return self.send(s, b, "text/xml;charset=UTF-8")
         with SWEEP.lock:
             SWEEP.calls[op] = SWEEP.calls.get(op, 0) + 1
-            if SWEEP.script["throttle"] > 0:
-                SWEEP.script["throttle"] -= 1
+            per_op = SWEEP.script["throttle_op"]
+            if SWEEP.script["throttle"] > 0 or per_op.get(op, 0) > 0:
+                if per_op.get(op, 0) > 0:
+                    per_op[op] -= 1
+                else:
+                    SWEEP.script["throttle"] -= 1
                 SWEEP.calls["throttled"] = SWEEP.calls.get("throttled", 0) + 1
                 status, xml = err(503, "RequestLimitExceeded", "Request limit exceeded.")
             elif params.get("DryRun") == "true":
