@@ -97,7 +97,8 @@ else
     cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d .) || cap=
     [[ $cap =~ ^[0-9]+$ ]] && flags+=("-DCMAKE_CUDA_ARCHITECTURES=$cap")
     cmake -S "$WORK/src" -B "$WORK/build" "${flags[@]}"
-    cmake --build "$WORK/build" -j "$(nproc)"
+    export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+    cmake --build "$WORK/build"
     BIN=$WORK/build/instbench
 fi
 "$BIN" --version

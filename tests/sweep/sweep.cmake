@@ -14,3 +14,8 @@ add_test(NAME sweep_userdata_render COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURREN
 add_test(NAME sweep_userdata_run COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_userdata_run.py
          ${INSTBENCH_BIN} $<TARGET_FILE:userdata_probe>)
 set_tests_properties(sweep_userdata_run PROPERTIES TIMEOUT 900)
+# The source archive: the tracked sources the build needs (git ls-files as reference), reproducible,
+# found beside the executable; and the instance building from it end to end (CPU-only, ccache).
+add_test(NAME sweep_userdata_archive COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_userdata_archive.py
+         ${INSTBENCH_BIN} $<TARGET_FILE:userdata_probe> ${CMAKE_SOURCE_DIR})
+set_tests_properties(sweep_userdata_archive PROPERTIES TIMEOUT 1800)
