@@ -17,62 +17,33 @@ extern const size_t sweep_userdata_template_len;
 /* The template's line the values replace. */
 static const char VALUES_MARK[] = "#@INSTBENCH_VALUES@\n";
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} buf;
-
-static void put_n(buf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void put_s(buf *b, const char *s) { put_n(b, s, strlen(s)); }
-
 /* 'S' for bash: every byte literal inside single quotes; a quote closes, escapes and reopens. */
-static void put_quoted(buf *b, const char *s)
+static void put_quoted(FILE *f, const char *s)
 {
-    put_s(b, "'");
+    fputc('\'', f);
     for (const char *q; (q = strchr(s, '\'')); s = q + 1) {
-        put_n(b, s, (size_t)(q - s));
-        put_s(b, "'\\''");
+        fwrite(s, 1, (size_t)(q - s), f);
+        fputs("'\\''", f);
     }
-    put_s(b, s);
-    put_s(b, "'");
+    fputs(s, f);
+    fputc('\'', f);
 }
 
-static void put_var(buf *b, const char *name, const char *value)
+static void put_var(FILE *f, const char *name, const char *value)
 {
-    put_s(b, name);
-    put_s(b, "=");
-    put_quoted(b, value ? value : "");
-    put_s(b, "\n");
+    fprintf(f, "%s=", name);
+    put_quoted(f, value ? value : "");
+    fputc('\n', f);
 }
 
-static void put_array(buf *b, const char *name, const char *const *values, size_t n)
+static void put_array(FILE *f, const char *name, const char *const *values, size_t n)
 {
-    put_s(b, name);
-    put_s(b, "=(");
+    fprintf(f, "%s=(", name);
     for (size_t i = 0; i < n; i++) {
-        if (i) put_s(b, " ");
-        put_quoted(b, values[i]);
+        if (i) fputc(' ', f);
+        put_quoted(f, values[i]);
     }
-    put_s(b, ")\n");
+    fputs(")\n", f);
 }
 
 static int is_url(const char *s) { return s && (!strncmp(s, "https://", 8) || !strncmp(s, "http://", 7)); }
@@ -118,33 +89,32 @@ static int check_vars(const sweep_userdata_vars *v, ib_error *err)
 /* The script with LOG_NODES of the log URLs; NULL when out of memory. */
 static char *render(const sweep_userdata_vars *v, const char *mark, int log_nodes, size_t *len)
 {
-    buf b = {0};
+    char *out = NULL;
+    FILE *f = open_memstream(&out, len);
+    if (!f) return NULL;
     const char *t = sweep_userdata_template;
-    put_n(&b, t, (size_t)(mark - t));
-    put_var(&b, "SWEEP_ID", v->sweep_id);
-    put_var(&b, "CANDIDATE", v->candidate_spec);
-    char num[32];
-    snprintf(num, sizeof num, "NODES=%d\n", v->nodes);
-    put_s(&b, num);
+    fwrite(t, 1, (size_t)(mark - t), f);
+    put_var(f, "SWEEP_ID", v->sweep_id);
+    put_var(f, "CANDIDATE", v->candidate_spec);
+    fprintf(f, "NODES=%d\n", v->nodes);
     /* shutdown(8) takes whole minutes: rounded up, the instance never ends before the sweep's bound. */
-    snprintf(num, sizeof num, "MAX_MINUTES=%d\n", (int)ceil(v->max_minutes));
-    put_s(&b, num);
-    put_var(&b, "REGION", v->region);
-    put_var(&b, "MARKET", v->market);
-    put_var(&b, "SOURCE_URL", v->source_url);
-    put_var(&b, "SOURCE_SHA256", v->source_sha256);
-    put_var(&b, "RESULT_URL", v->result_url);
-    put_var(&b, "RENDEZVOUS_URL", v->nodes > 1 ? v->rendezvous_url : "");
-    put_array(&b, "LOG_URLS", v->log_urls, (size_t)log_nodes);
-    put_array(&b, "MEASURE_ARGS", (const char *const *)v->measure_args, v->n_measure_args);
+    fprintf(f, "MAX_MINUTES=%d\n", (int)ceil(v->max_minutes));
+    put_var(f, "REGION", v->region);
+    put_var(f, "MARKET", v->market);
+    put_var(f, "SOURCE_URL", v->source_url);
+    put_var(f, "SOURCE_SHA256", v->source_sha256);
+    put_var(f, "RESULT_URL", v->result_url);
+    put_var(f, "RENDEZVOUS_URL", v->nodes > 1 ? v->rendezvous_url : "");
+    put_array(f, "LOG_URLS", v->log_urls, (size_t)log_nodes);
+    put_array(f, "MEASURE_ARGS", (const char *const *)v->measure_args, v->n_measure_args);
     const char *rest = mark + sizeof VALUES_MARK - 1;
-    put_n(&b, rest, sweep_userdata_template_len - (size_t)(rest - t));
-    if (b.oom) {
-        free(b.p);
+    fwrite(rest, 1, sweep_userdata_template_len - (size_t)(rest - t), f);
+    int failed = ferror(f);
+    if (fclose(f) != 0 || failed) {
+        free(out);
         return NULL;
     }
-    *len = b.len;
-    return b.p;
+    return out;
 }
 
 /* The most log URLs that fit (0 when not even node 0's does), the script in *OUT when wanted. */

@@ -6,7 +6,8 @@
 # measure, result PUT (node 0); on any failure the log's last 64 KiB PUT; always power off.
 # Test hooks (environment only, the text stays as shipped): INSTBENCH_IMDS_ENDPOINT,
 # INSTBENCH_USERDATA_PREBUILT (an instbench to use instead of building),
-# INSTBENCH_USERDATA_SKIP_PACKAGES=1, INSTBENCH_USERDATA_MASTER_PORT, and PATH.
+# INSTBENCH_USERDATA_SKIP_PACKAGES=1, INSTBENCH_USERDATA_MASTER_ADDR/_PORT (nodes sharing one
+# loopback), and PATH (stub shutdown, poweroff, apt-get).
 set -euo pipefail
 #@INSTBENCH_VALUES@
 : "${SWEEP_ID:?this is the template: instbench sweep run renders it}"
@@ -23,10 +24,11 @@ LOG=/dev/null
 
 say() { printf '%s instbench-sweep: %s\n' "$(date -u +%FT%TZ)" "$*"; }
 
-# PUT file $1 to presigned URL $2; fails unless S3 answers 200.
+# PUT file $1 to presigned URL $2; fails unless S3 answers 200.  The answer goes to a file: curl
+# cannot truncate /dev/null before a retry.
 put() {
     local code
-    code=$(curl -sS --retry 5 --retry-connrefused -o /dev/null -w '%{http_code}' -T "$1" "$2") || code=000
+    code=$(curl -sS --retry 5 --retry-connrefused -o "$1.answer" -w '%{http_code}' -T "$1" "$2") || code=000
     [[ $code == 200 ]] || { say "PUT of $1 answered HTTP $code"; return 1; }
 }
 
@@ -95,7 +97,8 @@ else
     cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d .) || cap=
     [[ $cap =~ ^[0-9]+$ ]] && flags+=("-DCMAKE_CUDA_ARCHITECTURES=$cap")
     cmake -S "$WORK/src" -B "$WORK/build" "${flags[@]}"
-    cmake --build "$WORK/build" -j "$(nproc)"
+    export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+    cmake --build "$WORK/build"
     BIN=$WORK/build/instbench
 fi
 "$BIN" --version
@@ -103,9 +106,11 @@ fi
 # 6. Multi-node: node 0's private IP appears at the rendezvous URL once every node has started.
 topology=()
 if ((NODES > 1)); then
-    until MASTER=$(curl -sSf "$RENDEZVOUS_URL"); do sleep 2; done
+    until MASTER=$(curl -sf "$RENDEZVOUS_URL"); do sleep 2; done
     MASTER=$(printf '%s' "$MASTER" | head -n1 | tr -d '[:space:]')
     [[ $MASTER =~ ^[0-9A-Za-z.:-]+$ ]] || { say "rendezvous answered no address"; exit 1; }
+    say "node 0 is at $MASTER"
+    MASTER=${INSTBENCH_USERDATA_MASTER_ADDR:-$MASTER}
     topology=(--nnodes "$NODES" --node-rank "$RANK" --master-addr "$MASTER" --master-port "$PORT")
 fi
 
