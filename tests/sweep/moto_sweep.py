@@ -1,9 +1,11 @@
-"""moto's server for the sweep's tests, with the one thing it lacks: moto 5.2.5 has no placement
-groups (CreatePlacementGroup and the rest answer 500, "not implemented").  A router on its own port
-sends the three placement-group actions to the fake AWS (tests/aws_fake_server.py, which serves
-them and checks their signatures with botocore, given moto's test user's key) and every other
-request, bytes unchanged (Host header included, so signatures still verify), to moto, which checks
-its signatures itself.
+"""moto's server for the sweep's tests, with what it lacks: moto 5.2.5 has no placement groups
+(CreatePlacementGroup and the rest answer 500, "not implemented"), and answers a presigned S3
+request with a 500 while it checks signatures.  A router on its own port sends the three
+placement-group actions to the fake AWS (tests/aws_fake_server.py, which serves them and checks
+their signatures with botocore, given moto's test user's key) and every other request, bytes
+unchanged (Host header included, so signatures still verify), to moto, which checks its signatures
+itself.  With s3_buckets, S3 goes to the fake AWS too (its S3 checks header and presigned
+signatures alike), so instances can use the sweep's presigned URLs.
 
 Use:  with MotoSweep() as m:  m.url (AWS_ENDPOINT_URL for instbench), m.moto (tests/s3/moto_server.MotoServer),
       m.env(), m.groups() (the placement groups as the fake holds them)."""
@@ -50,7 +52,10 @@ class Router(BaseHTTPRequestHandler):
         params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
         if "x-www-form-urlencoded" in (self.headers.get("Content-Type") or ""):
             params.update(urllib.parse.parse_qsl(body.decode("utf-8", "replace")))
-        port = self.server.fake_port if params.get("Action") in GROUP_ACTIONS else self.server.moto_port
+        s3 = "/s3/aws4_request" in (self.headers.get("Authorization") or "") or \
+            "/s3/aws4_request" in params.get("X-Amz-Credential", "")
+        to_fake = params.get("Action") in GROUP_ACTIONS or (s3 and self.server.s3_to_fake)
+        port = self.server.fake_port if to_fake else self.server.moto_port
         if params.get("Action") == "RunInstances":
             self.server.launches.append(params)   # moto keeps no Placement.GroupName: the request is the record
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -91,7 +96,8 @@ class Router(BaseHTTPRequestHandler):
 
 
 class MotoSweep:
-    def __init__(self):
+    def __init__(self, s3_buckets=None):
+        self.s3_buckets = s3_buckets or []
         self.moto = MotoServer()
         self.fake = None
         self.server = None
@@ -100,12 +106,14 @@ class MotoSweep:
     def start(self):
         self.moto.start()
         try:
+            buckets = [a for b in self.s3_buckets for a in ("--s3-bucket", b + ":us-east-1")]
             self.fake = FakeAws("--credentials", "%s:%s" % (self.moto.access_key, self.moto.secret_key),
-                                "--timeout", "3600")
+                                "--timeout", "3600", *buckets)
             self.server = ThreadingHTTPServer(("127.0.0.1", 0), Router)
             self.server.daemon_threads = True
             self.server.handle_error = lambda *a: None   # a client killed mid-request (SIGKILL tests) is expected
             self.server.moto_port, self.server.fake_port = self.moto.port, self.fake.port
+            self.server.s3_to_fake = bool(self.s3_buckets)
             self.server.launches = self.launches = []
             threading.Thread(target=self.server.serve_forever, daemon=True).start()
             self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
