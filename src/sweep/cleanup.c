@@ -39,8 +39,7 @@ void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e, time
     if (sweep_instance_ending(e->state) && !in->ended) in->ended = now;
 }
 
-/* DescribeInstances of the ids in V not yet terminated; updates V.  -1 when the call failed. */
-static int refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err)
+int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err)
 {
     char **ids = malloc((n ? n : 1) * sizeof *ids);
     size_t k = 0;
@@ -77,7 +76,7 @@ size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_in
         ib_error err = {0};
         if (k && aws_ec2_terminate_instances(c, region, ids, k, &err) != 0)
             ib_warn("TerminateInstances failed (tried again): %s", err.msg);
-        if (refresh(c, region, v, n, &err) != 0) ib_warn("DescribeInstances failed (tried again): %s", err.msg);
+        if (sweep_instances_refresh(c, region, v, n, &err) != 0) ib_warn("DescribeInstances failed (tried again): %s", err.msg);
         left = 0;
         for (size_t i = 0; i < n; i++) left += strcmp(v[i].state, "terminated") != 0;
         if (changed) changed(ctx);

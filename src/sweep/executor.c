@@ -20,9 +20,6 @@
 #include "instbench/util.h"
 
 #define URL_MARGIN_S 3600   /* presigned URLs outlive the instance's own timer by an hour */
-/* Right after RunInstances, DescribeInstances may not know an instance yet (eventual consistency):
- * missing for this long is normal, not gone. */
-#define MISSING_GRACE_S 300
 
 static const char *const capacity_codes[] = {"InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded",
                                              "Unsupported", "SpotMaxPriceTooLow", NULL};
@@ -295,21 +292,10 @@ out:
 static void watch_instances(sweep_ctx *x)
 {
     sweep_state *st = x->st;
-    char **ids = malloc((st->n_inst ? st->n_inst : 1) * sizeof *ids);
-    size_t k = 0;
-    if (!ids) return;
-    for (size_t i = 0; i < st->n_inst; i++)
-        if (strcmp(st->inst[i].state, "terminated")) ids[k++] = st->inst[i].id;
-    ec2_instances out = {0};
     ib_error err = {0};
     time_t now = time(NULL);
-    if (k && aws_ec2_describe_instances(x->client, st->region, ids, k, NULL, NULL, &out, &err) != 0)
+    if (sweep_instances_refresh(x->client, st->region, st->inst, st->n_inst, &err) != 0)
         ib_warn("DescribeInstances failed (tried again next poll): %s", err.msg);
-    for (size_t j = 0; j < out.n; j++)
-        for (size_t i = 0; i < st->n_inst; i++)
-            if (!strcmp(st->inst[i].id, out.v[j].id)) sweep_instance_update(&st->inst[i], &out.v[j], now);
-    ec2_instances_free(&out);
-    free(ids);
     for (size_t i = 0; i < st->n_inst; i++) {
         sweep_state_instance *in = &st->inst[i];
         sweep_state_candidate *c = &st->cand[in->candidate];

@@ -29,6 +29,9 @@ static inline int sweep_stopped(const volatile int *stop) { return stop && *stop
 void sweep_sleep(double seconds, const volatile int *stop);
 /* st->inst[i] from what DescribeInstances says of it (state, zone, address, reason, end time). */
 void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e, time_t now);
+/* DescribeInstances of the instances of V not known terminated (an id EC2 does not know yet is
+ * left as it was: eventual consistency); V updated from the answer.  -1 when the call failed. */
+int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err);
 /* Saves ST; a failure is warned about (the sweep goes on: its instances matter more than the file). */
 void sweep_save_or_warn(const sweep_state *st);
 
