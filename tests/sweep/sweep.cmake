@@ -38,3 +38,6 @@ set_tests_properties(sweep_run_moto PROPERTIES TIMEOUT 600)
 # ranked, the rendezvous read by all four nodes, zero instances and placement groups left.
 add_test(NAME sweep_run_e2e COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_e2e.py ${INSTBENCH_BIN})
 set_tests_properties(sweep_run_e2e PROPERTIES TIMEOUT 600)
+# sweep status and the state file read back as hostile input (files written by Python): listing,
+# details with the cost recomputed, JSON round trip, a dozen hostile files refused in one line.
+add_test(NAME sweep_status COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_status.py ${INSTBENCH_BIN})
