@@ -47,7 +47,7 @@ class Sweep:
     def __init__(self):
         self.lock = threading.Lock()
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
-                       "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}}
+                       "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": []}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
@@ -144,7 +144,7 @@ def zones(region):
 def advance(i, now):
     """An instance's life between two looks at it."""
     s = SWEEP.script
-    if i["state"] == "shutting-down" and i["seen_ending"]:
+    if i["state"] == "shutting-down" and i["seen_ending"] and i["type"] not in s["stuck"]:
         i["state"] = "terminated"
     if i["state"] == "shutting-down":
         i["seen_ending"] = True

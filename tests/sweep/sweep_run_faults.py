@@ -18,7 +18,8 @@ Python's json, never from instbench's output alone:
   E  SIGTERM and SIGINT mid-sweep: everything terminated, exit 143 / 130;
   F  --max-minutes passes: "timed out", everything terminated;
   G  SIGKILL mid-sweep, the state file deleted: `sweep cleanup --all` finds and ends everything by tag;
-  H  bad input: no --max-cost, a sweep id that does not exist, a malformed one.
+  H  bad input: no --max-cost, a sweep id that does not exist, a malformed one;
+  I  EC2 never confirms an instance terminated: exit 1 naming `sweep cleanup ID`, which then ends it.
 Usage: sweep_run_faults.py INSTBENCH"""
 import glob
 import json
@@ -66,7 +67,7 @@ def environment(fake, home):
             "AWS_REGION": REGION, "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
             "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
             "INSTBENCH_AWS_BACKOFF_BASE": "0.01", "INSTBENCH_SWEEP_POLL_S": "0.2",
-            "INSTBENCH_SWEEP_TERMINATE_WAIT_S": "30", "NO_COLOR": "1"}
+            "INSTBENCH_SWEEP_TERMINATE_WAIT_S": "5", "NO_COLOR": "1"}
 
 
 def key_name(i, spec):
@@ -325,6 +326,25 @@ def scenario_e_f():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def scenario_i():
+    """EC2 never confirms an instance terminated: exit 1 naming the cleanup command, the state says
+    needs-cleanup; once EC2 confirms, `sweep cleanup ID` ends it and the state says done."""
+    fake, home = fresh()
+    try:
+        fake.sweep(stuck=["g4dn.xlarge"])
+        env = environment(fake, home)
+        rc, out, err, sid, rec = sweep(fake, home, ["g4dn.xlarge:on-demand"], "--max-minutes", "0.03")
+        check(rc == 1 and ("instbench sweep cleanup %s" % sid) in err, "I: names the cleanup: %d %s" % (rc, err[-1500:]))
+        check(state_file(home, sid)["phase"] == "needs-cleanup", "I: the state says needs-cleanup")
+        fake.sweep(stuck=[])
+        r = subprocess.run([BIN, "sweep", "cleanup", sid], env=env, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and not alive(fake.look()), "I: cleanup ID: %d %s" % (r.returncode, r.stderr[-1500:]))
+        check(state_file(home, sid)["phase"] == "done", "I: the state says done after the cleanup")
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def scenario_g():
     fake, home = fresh()
     try:
@@ -346,6 +366,6 @@ def scenario_g():
         shutil.rmtree(home, ignore_errors=True)
 
 
-for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g):
+for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i):
     s()
 sys.exit(1 if failures else 0)
