@@ -8,7 +8,8 @@ instance building from it end to end:
 - reproducible: the same sources copied elsewhere with other mtimes and another umask pack to the
   same bytes;
 - sweep_source_archive (userdata_probe archive): beside the executable, its path and the SHA-256
-  hashlib computes; absent, an error naming the target that builds it (exit 1);
+  hashlib computes; absent, an error naming the target that builds it (exit 1); `cmake --install`
+  puts the archive beside the installed executable;
 - end to end: the rendered user data, with no prebuilt binary, downloads the archive from moto
   through its presigned URL, checks it, configures and builds it (CPU-only: no nvcc here; ccache
   through CMAKE_C_COMPILER_LAUNCHER in the environment, as CMake reads it), measures, and delivers
@@ -80,6 +81,17 @@ shutil.copy(ARCHIVE, lone)
 p = subprocess.run([probe, "archive"], capture_output=True, text=True, timeout=60)
 check(p.returncode == 0 and p.stdout.split() == [os.path.join(lone, "instbench-src.tar.gz"), sha],
       f"archive beside the probe: {p.stdout!r} {p.stderr!r}")
+
+# -- cmake --install puts it beside the installed executable -----------------------------------------
+prefix = os.path.join(TMP, "prefix")
+p = subprocess.run(["cmake", "--install", os.path.dirname(BIN), "--prefix", prefix], capture_output=True, text=True,
+                   timeout=120)
+installed = [os.path.join(d, f) for d, _, fs in os.walk(prefix) for f in fs]
+exe = [f for f in installed if os.path.basename(f) == "instbench"]
+check(p.returncode == 0 and len(exe) == 1, f"cmake --install: {p.stderr[-300:]} {installed}")
+if exe:
+    beside = os.path.join(os.path.dirname(exe[0]), "instbench-src.tar.gz")
+    check(os.path.isfile(beside) and open(beside, "rb").read() == data, "the archive is not installed beside instbench")
 
 # -- the instance builds from the uploaded archive, end to end ---------------------------------------
 from moto_server import MotoServer  # noqa: E402

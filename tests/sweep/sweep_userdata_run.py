@@ -14,7 +14,9 @@ poweroff / apt-get) against moto's S3 (signatures checked) through botocore-pres
   backend has no cross-process data parallelism, so a recording stand-in plays instbench here);
   only node 0 delivers;
 - through EC2: RunInstances on moto with the rendered user data and the sweep's tag; the simulator
-  finds the instance, runs the script, and terminates the instance in moto when it powers off.
+  finds the instance, runs the script, and terminates the instance in moto when it powers off;
+  an endless measure ends when the instance's own timer does (the simulator's minute scaled to
+  3 s), and one terminated from outside has its script killed.
 Usage: sweep_userdata_run.py INSTBENCH USERDATA_PROBE"""
 import hashlib
 import json
@@ -27,8 +29,8 @@ sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE),
 from testlib import check, failures  # noqa: E402
 from moto_server import MotoServer  # noqa: E402
 from instance_sim import InstanceSim, Sandbox  # noqa: E402
-from userdata_common import (BIN, BUCKET, S3, SWEEP, TMP, check_log_tail, meta, ranked, render,  # noqa: E402
-                             tar_gz, vars_for)
+from userdata_common import (BIN, BUCKET, S3, SWEEP, TINY, TMP, check_log_tail, meta, ranked,  # noqa: E402
+                             render, tar_gz, vars_for)
 import botocore.session  # noqa: E402
 
 with MotoServer() as m:
@@ -155,5 +157,32 @@ with MotoServer() as m:
         check(state in ("shutting-down", "terminated"), f"instance left {state} after poweroff")
         check(s3.get(f"p/sweep-{SWEEP}/results/ec2.json") is not None, "simulated instance delivered no result")
         check(not sim.errors, f"simulator errors: {sim.errors}")
+
+    # the simulator's two other endings: the instance's own timer (scaled: its minute is 3 s), and
+    # a termination from outside (the sweep's) while the script still runs
+    at = TINY.index("--steps")
+    endless = TINY[:at] + TINY[at + 2:] + ["--duration", "3600"]
+    tags = [{"ResourceType": "instance", "Tags": [{"Key": "instbench:sweep", "Value": SWEEP},
+                                                  {"Key": "instbench:candidate", "Value": "g5.xlarge"}]}]
+    with InstanceSim(m.url, m.access_key, m.secret_key, prebuilt=BIN, timer_scale=0.05) as sim:
+        ids = []
+        for case in ("timer", "killed"):
+            script = render(vars_for(s3, case, f"p/sources/{sha}.tar.gz", sha, args=endless, minutes=0.5))
+            ids.append(ec2.run_instances(ImageId=ami, InstanceType="g5.xlarge", MinCount=1, MaxCount=1,
+                                         UserData=script, TagSpecifications=tags)["Instances"][0]["InstanceId"])
+        deadline = time.time() + 60
+        while ids[1] not in sim.nodes and time.time() < deadline:
+            time.sleep(0.1)
+        ec2.terminate_instances(InstanceIds=[ids[1]])
+        check(sim.wait_idle(timeout=120, want=2), f"simulator: timer/terminated nodes did not end: {sim.errors}")
+        ends = {i: (sim.nodes[i].end if i in sim.nodes else None) for i in ids}
+        check(ends == {ids[0]: "timer", ids[1]: "terminated"}, f"simulator endings: {ends}")
+        if ids[0] in sim.nodes:
+            n = sim.nodes[ids[0]]
+            check(2.5 <= n.ended - n.sandbox.called("shutdown")[0][0] <= 10, "the timer did not end the node after 3 s")
+        for i in ids:
+            st = ec2.describe_instances(InstanceIds=[i])["Reservations"][0]["Instances"][0]["State"]["Name"]
+            check(st in ("shutting-down", "terminated"), f"{i} left {st}")
+        check(s3.get(f"p/sweep-{SWEEP}/results/timer.json") is None, "a result from an instance its timer ended")
 
 sys.exit(1 if failures else 0)
