@@ -62,7 +62,7 @@ static void finish(sweep_state_candidate *c, sweep_outcome o, time_t now)
 static int take_result(sweep_ctx *x, size_t i, const char *key, const char *name, ib_error *err)
 {
     sweep_state_candidate *c = &x->st->cand[i];
-    char *body = NULL, path[1024];
+    char *body = NULL, path[512];
     size_t len = 0;
     if (aws_s3_get_object(x->s3, x->st->s3_bucket, key, RESULT_MAX_BYTES, &body, &len, err) != 0) return -1;
     snprintf(path, sizeof path, "%s/%s.json", x->o->results_dir, name);
@@ -83,7 +83,7 @@ static void take_log(sweep_ctx *x, size_t i, const char *key, int node)
     size_t len = 0;
     ib_error err = {0};
     if (aws_s3_get_object(x->s3, x->st->s3_bucket, key, LOG_MAX_BYTES, &body, &len, &err) == 0) log_tail(body, len, tail, sizeof tail);
-    else snprintf(tail, sizeof tail, "(its log could not be read: %s)", err.msg);
+    else snprintf(tail, sizeof tail, "(its log could not be read: %.600s)", err.msg);
     free(body);
     snprintf(c->reason, sizeof c->reason, "failed on node %d: %s", node, tail);
     finish(c, SWEEP_FAILED, time(NULL));

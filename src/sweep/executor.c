@@ -108,7 +108,7 @@ static int presign(sweep_ctx *x, const char *method, const char *key, char **url
 static int make_urls(sweep_ctx *x, size_t i, urls *u, ib_error *err)
 {
     const sweep_state_candidate *c = &x->st->cand[i];
-    char name[160], file[200], key[1024], idx[16];
+    char name[160], file[200], key[1024], idx[24];
     sweep_candidate_key_name(x->st, i, name, sizeof name);
     u->nodes = c->c.nodes;
     if (presign(x, "GET", x->source_key, &u->source, err) != 0) return -1;
@@ -176,7 +176,7 @@ static int put_rendezvous(sweep_ctx *x, size_t i, const ec2_instances *got, ib_e
     for (size_t k = 0; k < got->n; k++)
         if (got->v[k].launch_index == 0) ip = got->v[k].private_ip;
     if (!ip || !ip[0]) return ib_error_set(err, IB_EXIT_RUNTIME, "RunInstances named no private address for node 0");
-    char key[1024], idx[16], line[64];
+    char key[1024], idx[24], line[64];
     snprintf(idx, sizeof idx, "%zu", i);
     sweep_key(x->st, "rendezvous", idx, key, sizeof key);
     int n = snprintf(line, sizeof line, "%s\n", ip);
@@ -199,7 +199,7 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
     for (size_t z = 0; z < (x->n_subnets ? x->n_subnets : 1); z++) {
         if (sweep_stopped(x->o->stop)) return STOPPED;
         const ec2_subnet *sn = x->n_subnets ? &x->subnets[z] : NULL;
-        snprintf(token, sizeof token, "%s-%zu-%zu", x->st->id, i, z);
+        snprintf(token, sizeof token, "%s-%u-%u", x->st->id, (unsigned)i, (unsigned)z);
         ec2_launch l = {.region = x->st->region, .instance_type = c->c.type, .image_id = c->ami, .count = c->c.nodes,
                         .spot = c->c.spot, .subnet_id = sn ? sn->id : NULL,
                         .security_group_id = x->sg_id[0] ? x->sg_id : NULL,
@@ -215,7 +215,7 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
             sweep_save_or_warn(x->st);
             int rc = LAUNCHED;
             if (c->c.nodes > 1 && put_rendezvous(x, i, &got, &e) != 0) {
-                snprintf(c->reason, sizeof c->reason, "node 0's address could not be handed to the others: %s", e.msg);
+                snprintf(c->reason, sizeof c->reason, "node 0's address could not be handed to the others: %.900s", e.msg);
                 c->outcome = SWEEP_FAILED;
                 c->ended = time(NULL);
                 sweep_terminate_candidate(x, (int)i);
@@ -236,7 +236,7 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
             int vcpus = hw && hw->hw.vcpus > 0 ? hw->hw.vcpus * c->c.nodes : -1;
             char asked[64] = "";
             if (vcpus > 0) snprintf(asked, sizeof asked, " (%d vCPUs asked)", vcpus);
-            snprintf(c->reason, sizeof c->reason, "quota %s%s: %s", code, asked, e.msg);
+            snprintf(c->reason, sizeof c->reason, "quota %s%s: %.800s", code, asked, e.msg);
             ib_error_set(err, IB_EXIT_RUNTIME,
                          "%s: the account's quota stops the sweep: %s for %s %s instances%s; ask for more in the "
                          "Service Quotas console (EC2, \"Running %s %s instances\")",
@@ -244,7 +244,7 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
                          c->c.spot ? "Spot" : "On-Demand", c->c.type);
             return QUOTA;
         }
-        snprintf(c->reason, sizeof c->reason, "launch refused: %s", e.msg);
+        snprintf(c->reason, sizeof c->reason, "launch refused: %.900s", e.msg);
         ib_error_set(err, IB_EXIT_RUNTIME, "%s: RunInstances: %s", c->c.spec, e.msg);
         return LAUNCH_ERROR;
     }
@@ -264,7 +264,7 @@ static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
     char *script = NULL;
     int rc = LAUNCH_ERROR;
     if (make_urls(x, i, &u, err) != 0 || render(x, i, &u, &script, err) != 0) {
-        snprintf(c->reason, sizeof c->reason, "not launched: %s", err->msg);
+        snprintf(c->reason, sizeof c->reason, "not launched: %.900s", err->msg);
         goto out;
     }
     if (c->c.nodes > 1) {
@@ -275,7 +275,7 @@ static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
         snprintf(tag.key, sizeof tag.key, "%s", SWEEP_TAG_SWEEP);
         snprintf(tag.value, sizeof tag.value, "%s", x->st->id);
         if (aws_ec2_create_placement_group(x->client, x->st->region, c->placement_group, &tag, 1, err) != 0) {
-            snprintf(c->reason, sizeof c->reason, "not launched: placement group: %s", err->msg);
+            snprintf(c->reason, sizeof c->reason, "not launched: placement group: %.900s", err->msg);
             goto out;
         }
     }
@@ -443,7 +443,7 @@ int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err)
         }
         if (!rc && !sweep_stopped(o->stop)) watch(&x);
     }
-    if (rc) snprintf(st->note, sizeof st->note, "%s", stop_err.msg);
+    if (rc) snprintf(st->note, sizeof st->note, "%.500s", stop_err.msg);
     else if (sweep_stopped(o->stop)) snprintf(st->note, sizeof st->note, "stopped by signal %d", *o->stop);
     for (size_t i = 0; i < st->n_cand; i++)
         if (st->cand[i].outcome == SWEEP_PENDING) {
