@@ -272,6 +272,11 @@ typedef struct sweep_exec_options {
     double poll_s;                 /* INSTBENCH_SWEEP_POLL_S, default 15 */
     double terminate_wait_s;       /* how long to wait for "terminated" at the end (default 600) */
     volatile int *stop;            /* set to the signal's number by the command's handlers */
+    const ec2_subnet *subnets;     /* the default subnets the plan found (one per zone, tried in
+                                      turn on capacity errors) and its security group; NULL / "":
+                                      the executor looks them up */
+    size_t n_subnets;
+    const char *security_group_id;
 } sweep_exec_options;
 
 /* Launches every candidate of ST, watches until each has an outcome or --max-minutes passed, and

@@ -406,8 +406,9 @@ static int rank_results(const sweep_state *st, const char *dir)
     return rc;
 }
 
-/* The state of a new sweep from the plan's lines: nothing launched yet. */
-static int run_sweep(sweep_state *st, char *const *measure_args, size_t n_measure_args, double worst)
+/* Asks (or --yes), writes the state file, runs the sweep, prints every instance's end and the cost,
+ * ranks; the exit status (128 + the signal when one stopped it). */
+static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
 {
     char dir[128];
     snprintf(dir, sizeof dir, "instbench-results/sweep-%s", st->id);
@@ -423,7 +424,8 @@ static int run_sweep(sweep_state *st, char *const *measure_args, size_t n_measur
     char path[1200] = "";
     sweep_state_path(st->id, path, sizeof path, &err);
     ib_info("sweep %s: state in %s; results into %s/", st->id, path, dir);
-    sweep_exec_options o = {.measure_args = measure_args, .n_measure_args = n_measure_args, .results_dir = dir,
+    sweep_exec_options o = {.measure_args = F.measure_args, .n_measure_args = (size_t)F.n_measure_args, .results_dir = dir,
+                            .subnets = ctx->subnets, .n_subnets = ctx->n_subnets, .security_group_id = ctx->sg_id,
                             .poll_s = env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_POLL_S),
                             .terminate_wait_s = env_seconds("INSTBENCH_SWEEP_TERMINATE_WAIT_S", DEFAULT_TERMINATE_WAIT_S),
                             .stop = &stop_signal};
@@ -540,7 +542,7 @@ int cmd_sweep_run(int argc, char **argv)
         fprintf(stderr, "instbench sweep run: %s\n", err.msg);
         rc = IB_EXIT_RUNTIME;
     } else {
-        rc = run_sweep(&st, F.measure_args, (size_t)F.n_measure_args, ctx.plan.total_usd);
+        rc = run_sweep(&st, &ctx, ctx.plan.total_usd);
     }
     sweep_state_free(&st);
 out:

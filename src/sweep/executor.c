@@ -49,6 +49,15 @@ static int connect_aws(sweep_ctx *x, ib_error *err)
     if (aws_credentials_resolve(&x->cred, err) != 0 || aws_client_create(&opt, &x->cred, &x->client, err) != 0 ||
         aws_s3_open(x->client, x->st->region, &x->s3, err) != 0)
         return -1;
+    if (x->o->n_subnets) {
+        /* the plan's: one lookup per sweep */
+        if (!(x->subnets = malloc(x->o->n_subnets * sizeof *x->subnets)))
+            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        memcpy(x->subnets, x->o->subnets, x->o->n_subnets * sizeof *x->subnets);
+        x->n_subnets = x->o->n_subnets;
+        snprintf(x->sg_id, sizeof x->sg_id, "%s", x->o->security_group_id ? x->o->security_group_id : "");
+        return 0;
+    }
     char vpc[32];
     return aws_ec2_default_network(x->client, x->st->region, vpc, x->sg_id, &x->subnets, &x->n_subnets, err);
 }
