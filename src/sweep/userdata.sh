@@ -68,8 +68,10 @@ export AWS_EC2_METADATA_SERVICE_ENDPOINT=$IMDS
 TOKEN=$(curl -sSf --retry 5 --retry-connrefused -X PUT \
     -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' "$IMDS/latest/api/token")
 imds() { curl -sSf --retry 5 -H "X-aws-ec2-metadata-token: $TOKEN" "$IMDS/latest/meta-data/$1"; }
-RANK=$(imds ami-launch-index)
-[[ $RANK =~ ^[0-9]+$ ]] && ((RANK < NODES)) || { say "launch index '$RANK' is not below $NODES"; RANK=0; exit 1; }
+# RANK stays 0 (node 0's log URL) until the index is known to be one of this candidate's
+index=$(imds ami-launch-index)
+[[ $index =~ ^[0-9]+$ ]] && ((index < NODES)) || { say "launch index '$index' is not below $NODES"; exit 1; }
+RANK=$index
 say "instance $(imds instance-id) $(imds instance-type) in $(imds placement/region)," \
     "$(imds instance-life-cycle), launch index $RANK, address $(imds local-ipv4)"
 

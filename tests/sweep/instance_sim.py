@@ -16,6 +16,11 @@ minutes, times timer_scale, after the call); an instance terminated by someone e
 has its script killed.  Nodes of one multi-node candidate share this machine's loopback: they get
 INSTBENCH_USERDATA_MASTER_ADDR=127.0.0.1 and one free port per candidate.
 
+moto answers every presigned request with a 500 while it checks signatures (tests/s3/
+s3_presign_cli.py found the same), and the user data has nothing but presigned URLs: a test that
+lets the simulator run scripts against moto turns checking off (MotoServer.set_auth(10 ** 9))
+once its own signed setup is done.
+
 Library (EXEC's end-to-end tests, tests/sweep/sweep_userdata*.py):
     with InstanceSim(moto.url, moto.access_key, moto.secret_key, region="us-east-1",
                      prebuilt=INSTBENCH) as sim:       # prebuilt=None: build from the archive
