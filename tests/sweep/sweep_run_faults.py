@@ -19,6 +19,7 @@ Python's json, never from instbench's output alone:
   F  --max-minutes passes: "timed out", everything terminated;
   G  SIGKILL mid-sweep, the state file deleted: `sweep cleanup --all` finds and ends everything by tag;
   H  bad input: no --max-cost, a sweep id that does not exist, a malformed one;
+  J  the confirmation: refused without --yes off a terminal, "n" refuses and "y" launches on one;
   I  EC2 never confirms an instance terminated: exit 1 naming `sweep cleanup ID`, which then ends it.
 Usage: sweep_run_faults.py INSTBENCH"""
 import glob
@@ -345,6 +346,54 @@ def scenario_i():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def on_terminal(argv, env, cwd, answer):
+    """Runs argv with stdin and stderr on a pseudo-terminal, typing ANSWER once "[y/N]" shows;
+    returns (exit code, what the terminal showed)."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdin=slave, stdout=subprocess.DEVNULL, stderr=slave, env=env, cwd=cwd)
+    os.close(slave)
+    shown, typed, deadline = b"", False, time.time() + 120
+    while time.time() < deadline:
+        if select.select([master], [], [], 0.1)[0]:
+            try:
+                b = os.read(master, 65536)
+            except OSError:
+                break
+            if not b:
+                break
+            shown += b
+        if not typed and b"[y/N]" in shown:
+            os.write(master, answer.encode())
+            typed = True
+        if p.poll() is not None and not select.select([master], [], [], 0.2)[0]:
+            break
+    rc = p.wait(timeout=120)
+    os.close(master)
+    return rc, shown.decode("utf-8", "replace")
+
+
+def scenario_j():
+    """The confirmation: no --yes and no terminal refuses; on a terminal "n" refuses and "y" launches."""
+    fake, home = fresh()
+    try:
+        env = environment(fake, home)
+        argv = [BIN, "sweep", "run", "--region", REGION, "--s3", "s3://%s/%s" % (BUCKET, PREFIX), "--ami", AMI,
+                "--candidates", "g5.xlarge:on-demand", "--max-cost", "10", "--max-minutes", "0.03"]
+        r = subprocess.run(argv, env=env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 2 and "--yes" in r.stderr and not fake.look()["instances"],
+              "J: no terminal, no --yes: refused: %d %s" % (r.returncode, r.stderr[-500:]))
+        rc, shown = on_terminal(argv, env, home, "n\n")
+        check(rc == 2 and "[y/N]" in shown and not fake.look()["instances"], "J: answered n: refused: %d %r" % (rc, shown[-500:]))
+        rc, shown = on_terminal(argv, env, home, "y\n")
+        rec = fake.look()
+        check(len(rec["instances"]) == 1 and not alive(rec), "J: answered y: launched and ended: %d %r" % (rc, shown[-800:]))
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def scenario_g():
     fake, home = fresh()
     try:
@@ -366,6 +415,6 @@ def scenario_g():
         shutil.rmtree(home, ignore_errors=True)
 
 
-for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i):
+for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i, scenario_j):
     s()
 sys.exit(1 if failures else 0)
