@@ -337,6 +337,11 @@ def scenario_i():
         rc, out, err, sid, rec = sweep(fake, home, ["g4dn.xlarge:on-demand"], "--max-minutes", "0.03")
         check(rc == 1 and ("instbench sweep cleanup %s" % sid) in err, "I: names the cleanup: %d %s" % (rc, err[-1500:]))
         check(state_file(home, sid)["phase"] == "needs-cleanup", "I: the state says needs-cleanup")
+        # status --refresh asks EC2 now: the one instance is still shutting-down, and says so in the file
+        r = subprocess.run([BIN, "sweep", "status", sid, "--refresh"], env=env, capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and "shutting-down" in r.stdout and
+              [i["state"] for i in state_file(home, sid)["instances"]] == ["shutting-down"],
+              "I: status --refresh: %d %s %s" % (r.returncode, r.stdout, r.stderr[-500:]))
         fake.sweep(stuck=[])
         r = subprocess.run([BIN, "sweep", "cleanup", sid], env=env, capture_output=True, text=True, timeout=120)
         check(r.returncode == 0 and not alive(fake.look()), "I: cleanup ID: %d %s" % (r.returncode, r.stderr[-1500:]))
