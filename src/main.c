@@ -160,10 +160,13 @@ static int print_version(void)
     char gpu[1024];
     backend_describe_gpu(ib_log_level >= 2, gpu, sizeof gpu);
     printf("instbench %s\n", INSTBENCH_VERSION);
-    printf("cpu: oneDNN %s, CPU ISA %s%s%s%s%s\n", s.onednn_version[0] ? s.onednn_version : "(unknown)", s.onednn_isa,
-           s.onednn_max_isa_env[0] ? " (capped by " : "", s.onednn_max_isa_env,
-           s.onednn_max_isa_env[0] ? ")" : "",
-           !strcmp(host->bf16_mode(), "emulated") ? ", bf16 emulated (fp32 GEMMs)" : ", bf16 native");
+    const char *no_cpu = host->unavailable_reason();
+    if (no_cpu) printf("cpu: not in this build: %s\n", no_cpu);
+    else
+        printf("cpu: oneDNN %s, CPU ISA %s%s%s%s%s\n", s.onednn_version[0] ? s.onednn_version : "(unknown)",
+               s.onednn_isa, s.onednn_max_isa_env[0] ? " (capped by " : "", s.onednn_max_isa_env,
+               s.onednn_max_isa_env[0] ? ")" : "",
+               !strcmp(host->bf16_mode(), "emulated") ? ", bf16 emulated (fp32 GEMMs)" : ", bf16 native");
     printf("%s\n", gpu);
     return IB_EXIT_OK;
 }

@@ -469,7 +469,8 @@ def placement_groups(state, op, params):
                         "<tagSet>%s</tagSet></item>" % (n, g["strategy"], "".join(
                             "<item><key>%s</key><value>%s</value></item>" % kv for kv in g["tags"].items()))
                         for n, g in sorted(pgs.items())
-                        if (not names or n in names) and all(g["tags"].get(k) in v for k, v in tags.items()))
+                        if (not names or n in names) and all(g["tags"].get(k) in v or ("*" in v and k in g["tags"])
+                                                             for k, v in tags.items()))
         return 200, ('<DescribePlacementGroupsResponse xmlns="%s"><placementGroupSet>%s</placementGroupSet>'
                      '</DescribePlacementGroupsResponse>' % (EC2_NS, items))
 

@@ -1,7 +1,8 @@
 """A local IMDSv2 stand-in for the measure tests (AWS_EC2_METADATA_SERVICE_ENDPOINT): like EC2's,
 it hands out a session token on PUT /latest/api/token and answers GETs only when they carry it.
 Imds.meta maps a path under /latest/meta-data/ to its answer (str or bytes); Imds.log records
-every request as (method, path, token)."""
+every request as (method, path, token).  start(meta) serves its own META and log instead (the sweep's
+instance simulator runs one per instance): the server's RequestHandlerClass.meta / .log."""
 import http.server
 import threading
 
@@ -23,25 +24,27 @@ class Imds(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_PUT(self):
-        Imds.log.append(("PUT", self.path, None))
+        self.log.append(("PUT", self.path, None))
         if self.path != "/latest/api/token" or "X-aws-ec2-metadata-token-ttl-seconds" not in self.headers:
             return self._send(400)
         self._send(200, TOKEN.encode())
 
     def do_GET(self):
         tok = self.headers.get("X-aws-ec2-metadata-token")
-        Imds.log.append(("GET", self.path, tok))
+        self.log.append(("GET", self.path, tok))
         if tok != TOKEN:
             return self._send(401)
         key = self.path[len("/latest/meta-data/"):] if self.path.startswith("/latest/meta-data/") else None
-        if key in Imds.meta:
-            v = Imds.meta[key]
+        if key in self.meta:
+            v = self.meta[key]
             return self._send(200, v if isinstance(v, bytes) else v.encode())
         self._send(404)
 
 
-def start():
-    """Starts the server in a daemon thread; returns (server, endpoint URL)."""
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Imds)
+def start(meta=None):
+    """Starts the server in a daemon thread; returns (server, endpoint URL).  Without META it serves
+    Imds.meta (shared by every such server), with META a copy of its own."""
+    handler = Imds if meta is None else type("ImdsOwn", (Imds,), {"meta": dict(meta), "log": []})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, f"http://127.0.0.1:{srv.server_address[1]}"

@@ -43,6 +43,58 @@ typedef struct sweep_candidate {
                                 "g5.12xlarge:on-demand" (always with its market) */
 } sweep_candidate;
 
+/* The instance's side (src/sweep/userdata.c + the template src/sweep/userdata.sh, embedded at
+ * build time).  The user data is a bash script: the values below are filled in as one block of
+ * single-quoted shell assignments, the rest is the template as shipped.  It carries presigned URLs
+ * only: the API has no field for a credential, and each URL is an S3 presigned one whose signature
+ * proves the key without carrying the secret.  (A URL presigned with temporary credentials carries
+ * the access key id and the session token as X-Amz-Credential / X-Amz-Security-Token, as every
+ * presigned URL does; the secret access key is never anywhere in it.)
+ *
+ * Room: EC2 takes at most SWEEP_USERDATA_MAX bytes, and every node of a candidate gets the same
+ * user data (one RunInstances call), so each node's log URL is in every node's copy.  A presigned
+ * URL is ~600 bytes (~1,400 with a session token), so 64 nodes' log URLs (38 KB+) cannot fit.  The
+ * renderer keeps the log URLs of the lowest launch indexes that fit, always node 0's (the result's
+ * node; a build failure is the same on every node, and a failed rank makes node 0's measure fail
+ * too, naming it), and drops the others; a node without a log URL says so in its own log and
+ * powers off as the others do.  Only when the script with node 0's log URL alone does not fit is
+ * rendering refused (the measure flags or URLs are too long). */
+#define SWEEP_NODES_MAX 64               /* the largest candidate the user data is sized for */
+#define SWEEP_MASTER_PORT 29500          /* rank 0's rendezvous port on a multi-node candidate */
+/* The source archive's file name, beside the instbench executable (build dir, or install bindir). */
+#define SWEEP_SOURCE_ARCHIVE_NAME "instbench-src.tar.gz"
+
+typedef struct sweep_userdata_vars {
+    const char *sweep_id;           /* sweep_id_valid */
+    const char *candidate_spec;     /* "4xg5.xlarge:spot" (logged, not interpreted) */
+    int nodes;                      /* 1..SWEEP_NODES_MAX */
+    double max_minutes;             /* the instance's own timer: `shutdown -h +ceil(M)` set first */
+    const char *region;
+    const char *market;             /* "spot" | "on-demand" (logged; measure reads IMDS's) */
+    const char *source_url;         /* presigned GET of the source archive */
+    const char *source_sha256;      /* 64 hex digits; the script checks the download against it */
+    const char *result_url;         /* presigned PUT: node 0 (launch index 0) delivers the result */
+    const char *const *log_urls;    /* NODES presigned PUTs, by launch index: the last 64 KiB of the
+                                       log on any failure (see "Room" above for which are kept) */
+    const char *rendezvous_url;     /* presigned GET of the object holding node 0's private IP, one
+                                       line (multi-node only; NULL for 1 node) */
+    char *const *measure_args;      /* the flags after `--`, each quoted by the renderer */
+    size_t n_measure_args;
+} sweep_userdata_vars;
+
+/* The script with every value filled in, shell-quoted (any byte but NUL is safe in a value), in a
+ * malloc'd NUL-terminated *OUT.  Bad values (an invalid id, nodes out of range, a URL that is not
+ * http(s), a digest that is not 64 hex digits, a missing log or rendezvous URL) are IB_EXIT_USAGE
+ * errors; a script over SWEEP_USERDATA_MAX bytes even with node 0's log URL alone is an
+ * IB_EXIT_USAGE error naming its size. */
+int sweep_userdata_render(const sweep_userdata_vars *v, char **out, ib_error *err);
+/* How many of V's log URLs (launch indexes 0..k-1) a rendered script carries: k, or -1 with ERR
+ * set when it cannot be rendered (sweep_userdata_render's errors). */
+int sweep_userdata_log_nodes(const sweep_userdata_vars *v, ib_error *err);
+/* The source archive the build made beside this binary (SWEEP_SOURCE_ARCHIVE_NAME next to
+ * /proc/self/exe): its path and SHA-256 (lower-case hex), or an IB_EXIT_RUNTIME error that says how
+ * to build it (`cmake --build BUILD --target instbench_source_archive`). */
+int sweep_source_archive(char *path, size_t path_len, char sha256_hex[65], ib_error *err);
 /* ---- candidates (candidates.c) -------------------------------------------------------------- */
 #define SWEEP_MAX_NODES 64       /* N of "Nx": one cluster placement group's worth */
 #define SWEEP_MAX_CANDIDATES 32
@@ -126,5 +178,123 @@ typedef struct sweep_plan {
  * price known, on-demand, said so.  -1 (IB_EXIT_USAGE) for bad bounds or an AMI missing. */
 int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err);
 void sweep_plan_free(sweep_plan *p);
+
+/* ---- the sweep's state file and its execution (EXEC: state.c, executor.c, collect.c,
+ * cleanup.c) ------------------------------------------------------------------------------------ */
+/* S3 keys under the sweep's prefix (PREFIX ends with '/' or is ""): a candidate's key name is
+ * "<index>-<spec with ':' as '-'>", e.g. "1-4xg5.xlarge-spot":
+ *   PREFIX/sources/<sha256>.tar.gz                   the source archive, once (content-addressed)
+ *   PREFIX/sweep-<id>/results/<name>.json            node 0's result
+ *   PREFIX/sweep-<id>/logs/<name>-node<k>.log        node k's log tail on failure
+ *   PREFIX/sweep-<id>/rendezvous/<index>             node 0's private IP (multi-node) */
+#define SWEEP_STATE_VERSION 1
+
+/* A candidate's outcome.  Only RESULT delivered a measurement; the rest say why not. */
+typedef enum sweep_outcome {
+    SWEEP_PENDING = 0,      /* not launched yet */
+    SWEEP_RUNNING,          /* launched, no result yet */
+    SWEEP_RESULT,           /* node 0's result is in S3 (and downloaded) */
+    SWEEP_FAILED,           /* a node delivered its log (build or measure failed), or ended without a result */
+    SWEEP_INTERRUPTED,      /* spot reclaimed (Server.SpotInstanceTermination): not a failure of the code */
+    SWEEP_NO_CAPACITY,      /* every zone tried answered a capacity error */
+    SWEEP_TIMED_OUT,        /* --max-minutes passed without a result */
+    SWEEP_NOT_RUN,          /* the sweep stopped before launching it (quota, launch error, signal) */
+    SWEEP_OUTCOME_COUNT
+} sweep_outcome;
+const char *sweep_outcome_name(sweep_outcome o);   /* "running", "no capacity", ... */
+
+typedef struct sweep_state_candidate {
+    sweep_candidate c;
+    char ami[64];
+    double usd_per_hour;           /* per node, the price the worst case used; NAN unknown */
+    char price_source[160];        /* the plan's: "snapshot 2026-11-21", "live ..., highest of 4 zones" */
+    sweep_outcome outcome;
+    char reason[1024];             /* why not a result: zones tried, the log's last lines, ... */
+    char placement_group[256];     /* "" for one node; recorded before it is created */
+    int placement_group_deleted;
+    time_t launched, ended;        /* 0: not yet */
+    char result_path[512];         /* the downloaded result, "" until then */
+} sweep_state_candidate;
+
+typedef struct sweep_state_instance {
+    char id[32];
+    int candidate;                 /* index into candidates */
+    int launch_index;              /* the node's rank */
+    char state[24];                /* EC2's state name, "unknown" until DescribeInstances answers */
+    char az[32];
+    char private_ip[48];
+    char state_reason[64];         /* EC2's StateReason code when it ended */
+    time_t launched, ended;        /* ended: first seen terminated (or shutting-down) */
+} sweep_state_instance;
+
+typedef struct sweep_state {
+    int version;
+    char id[SWEEP_ID_MAX];
+    char region[32];
+    char s3_bucket[64];
+    char s3_prefix[512];           /* ends with '/' or "" */
+    double max_minutes, max_cost_usd;
+    time_t created, finished;      /* finished 0: still running (or the process died) */
+    char phase[16];                /* "launching" | "watching" | "terminating" | "done" | "needs-cleanup" */
+    char note[512];                /* why the sweep stopped early, "" if it did not */
+    sweep_state_candidate *cand;
+    size_t n_cand;
+    sweep_state_instance *inst;
+    size_t n_inst, cap_inst;
+} sweep_state;
+
+/* $XDG_STATE_HOME/instbench/sweeps (an absolute XDG_STATE_HOME; else ~/.local/state/...). */
+int sweep_state_dir(char *out, size_t len, ib_error *err);
+int sweep_state_path(const char *id, char *out, size_t len, ib_error *err);
+/* Written whole through util_write_file_atomic: a reader never sees half a state. */
+int sweep_state_save(const sweep_state *st, ib_error *err);
+/* Read back as hostile input: sizes bounded, every id, name and number checked; 1 when the file
+ * does not exist (err says so), -1 for any other problem. */
+int sweep_state_load(const char *id, sweep_state *st, ib_error *err);
+int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *err);
+char *sweep_state_json(const sweep_state *st);     /* malloc'd; NULL when out of memory */
+/* The ids of every state file, oldest first (*ids malloc'd, free with util_free_strv). */
+int sweep_state_list(char ***ids, size_t *n, ib_error *err);
+void sweep_state_free(sweep_state *st);
+sweep_state_instance *sweep_state_add_instance(sweep_state *st, ib_error *err);
+/* The sweep's own cost so far: every instance's seconds from launch to its end (or NOW) x its
+ * candidate's price per node-hour; instances of unknown price are counted in *unpriced. */
+double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced);
+/* "<index>-<spec with ':' as '-'>": a candidate's name in S3 keys and result files. */
+void sweep_candidate_key_name(const sweep_state *st, size_t i, char *out, size_t len);
+
+/* What `sweep run` needs besides the state (the candidates, region, S3 place and bounds live in
+ * the state it is given). */
+typedef struct sweep_exec_options {
+    char *const *measure_args;     /* the flags after `--`, already checked by measure's parser */
+    size_t n_measure_args;
+    const char *results_dir;       /* where results are downloaded: instbench-results/sweep-<id> */
+    double poll_s;                 /* INSTBENCH_SWEEP_POLL_S, default 15 */
+    double terminate_wait_s;       /* how long to wait for "terminated" at the end (default 600) */
+    volatile int *stop;            /* set to the signal's number by the command's handlers */
+    const ec2_subnet *subnets;     /* the default subnets the plan found (one per zone, tried in
+                                      turn on capacity errors) and its security group; NULL / "":
+                                      the executor looks them up */
+    size_t n_subnets;
+    const char *security_group_id;
+} sweep_exec_options;
+
+/* Launches every candidate of ST, watches until each has an outcome or --max-minutes passed, and
+ * then, whatever happened (a launch error, a quota, *stop), terminates every instance, waits until
+ * each is confirmed terminated and deletes the placement groups.  ST is saved at every change.
+ * 0: every instance confirmed terminated (the outcomes say what each candidate gave); -1 with err:
+ * the sweep stopped early (quota, launch error) or something could not be confirmed terminated
+ * (st->phase is then "needs-cleanup"). */
+int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err);
+
+/* `sweep status --refresh`: each instance's state as EC2 says now (found by the sweep's tag), saved. */
+int sweep_state_refresh(sweep_state *st, ib_error *err);
+
+/* `sweep cleanup`: every instance tagged instbench:sweep=ID (ID "*": any sweep) in REGION
+ * terminated and confirmed, then every placement group with that tag deleted.  Found by tag
+ * alone, so it works when the state file is gone.  *found counts the instances not already
+ * terminated; 0 when everything is gone, -1 with err otherwise. */
+int sweep_cleanup_region(const char *region, const char *id, double wait_s, volatile int *stop, size_t *found,
+                         ib_error *err);
 
 #endif

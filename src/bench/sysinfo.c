@@ -5,7 +5,9 @@
 #include "instbench/bench.h"
 
 #include <dlfcn.h>
+#ifdef INSTBENCH_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,7 @@ static uint64_t meminfo_kib(const char *key)
     return (uint64_t)strtoull(v, NULL, 10) * 1024ull;
 }
 
+#ifdef INSTBENCH_HAVE_ONEDNN
 static const char *isa_name(dnnl_cpu_isa_t isa)
 {
     switch (isa) {
@@ -56,6 +59,7 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
     default: return "unknown";
     }
 }
+#endif
 
 /* NVML through dlopen: only the handful of calls needed, declared here by their C ABI. */
 typedef struct nvml_memory { unsigned long long total, free, used; } nvml_memory;
@@ -145,6 +149,10 @@ static void collect_nccl(bench_sysinfo *s)
 
 void sysinfo_onednn(bench_sysinfo *s)
 {
+#ifndef INSTBENCH_HAVE_ONEDNN
+    /* a build without oneDNN (CMakeLists.txt): version and ISA stay empty (null in the result) */
+    snprintf(s->onednn_isa_source, sizeof s->onednn_isa_source, "runtime");
+#else
     const dnnl_version_t *v = dnnl_version();
     if (v) snprintf(s->onednn_version, sizeof s->onednn_version, "%d.%d.%d", v->major, v->minor, v->patch);
     snprintf(s->onednn_isa, sizeof s->onednn_isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
@@ -153,6 +161,7 @@ void sysinfo_onednn(bench_sysinfo *s)
     if (!env || !env[0]) env = getenv("DNNL_MAX_CPU_ISA");
     snprintf(s->onednn_isa_source, sizeof s->onednn_isa_source, "%s", env && env[0] ? "env" : "runtime");
     if (env && env[0]) snprintf(s->onednn_max_isa_env, sizeof s->onednn_max_isa_env, "%s", env);
+#endif
 }
 
 void sysinfo_collect(bench_sysinfo *s)

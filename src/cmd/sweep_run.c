@@ -1,23 +1,552 @@
-/* cmd/sweep_run: `instbench sweep run|status|cleanup` -- SCAFFOLD, replaced by the executor's CLI. */
+/* cmd/sweep_run: `instbench sweep run|status|cleanup`.  The flags are read here; the work is
+ * src/sweep/ (state.c, executor.c, cleanup.c).  `run` refuses before anything is created when the
+ * worst case exceeds --max-cost, then hands the plan to sweep_execute, which terminates
+ * everything it launched whatever happens; results are ranked through `rank`'s own command. */
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
+#include "instbench/aws.h"
+#include "instbench/names.h"
+#include "instbench/output.h"
+#include "instbench/prices.h"
+#include "instbench/sweep.h"
+#include "cmd/sweep_setup.h"
 
-static const arg_spec none[] = {{0}};
-const arg_command cmd_sweep_run_args = {"sweep run", "[options]", "(not built yet)", NULL, none, NULL, NULL};
-const arg_command cmd_sweep_status_args = {"sweep status", "[ID]", "(not built yet)", NULL, none, "ID", NULL};
-const arg_command cmd_sweep_cleanup_args = {"sweep cleanup", "ID|--all", "(not built yet)", NULL, none, "ID", NULL};
+#define DEFAULT_POLL_S 15.0
+#define DEFAULT_TERMINATE_WAIT_S 600.0
 
-static int scaffold(const arg_command *a, int argc, char **argv)
+static volatile int stop_signal;   /* the signal that asked the sweep to stop; 0: none */
+
+/* First signal: stop launching and watching, terminate everything, exit 128+N.  Later ones while
+ * terminating are only noted: dying then would leave instances running. */
+static void on_signal(int sig)
 {
-    char *pos[argc];
-    int n = 0, rc = args_parse(a, argc, argv, pos, &n);
-    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
-    fprintf(stderr, "instbench %s: not built yet\n", a->name);
-    return IB_EXIT_RUNTIME;
+    if (!stop_signal) {
+        stop_signal = sig;
+        static const char msg[] = "\ninstbench sweep: stopping: terminating every instance of the sweep first\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+    } else {
+        static const char msg[] = "instbench sweep: still terminating the sweep's instances; `instbench sweep cleanup` "
+                                  "ends them if this process is killed\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w;
+    }
 }
 
-int cmd_sweep_run(int argc, char **argv) { return scaffold(&cmd_sweep_run_args, argc, argv); }
-int cmd_sweep_status(int argc, char **argv) { return scaffold(&cmd_sweep_status_args, argc, argv); }
-int cmd_sweep_cleanup(int argc, char **argv) { return scaffold(&cmd_sweep_cleanup_args, argc, argv); }
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);   /* a closed terminal must not leave instances either */
+}
+
+static double env_seconds(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    double d;
+    if (!v || !v[0]) return dflt;
+    if (util_parse_double(v, 0.01, 86400, &d) != 0) {
+        ib_warn("%s='%s' is not a number of seconds (0.01 to 86400); using %g", name, v, dflt);
+        return dflt;
+    }
+    return d;
+}
+
+/* ---- printing a sweep ------------------------------------------------------------------------- */
+static void print_instances(const sweep_state *st, FILE *f)
+{
+    fprintf(f, "  %-20s %-22s %-5s %-14s %-14s %s\n", "INSTANCE", "CANDIDATE", "NODE", "STATE", "ZONE", "REASON");
+    for (size_t i = 0; i < st->n_inst; i++) {
+        const sweep_state_instance *in = &st->inst[i];
+        util_term_printf(f, "  %-20s %-22s %-5d %-14s %-14s %s", in->id, st->cand[in->candidate].c.spec,
+                         in->launch_index, in->state, in->az[0] ? in->az : "-", in->state_reason);
+        fputc('\n', f);
+    }
+}
+
+static void print_candidates(const sweep_state *st, FILE *f)
+{
+    fprintf(f, "  %-22s %-12s %s\n", "CANDIDATE", "OUTCOME", "RESULT OR REASON");
+    for (size_t i = 0; i < st->n_cand; i++) {
+        const sweep_state_candidate *c = &st->cand[i];
+        util_term_printf(f, "  %-22s %-12s %s", c->c.spec, sweep_outcome_name(c->outcome),
+                         c->outcome == SWEEP_RESULT ? c->result_path : c->reason);
+        fputc('\n', f);
+    }
+}
+
+static void print_cost(const sweep_state *st, FILE *f)
+{
+    size_t unpriced = 0;
+    double usd = sweep_state_cost(st, st->finished ? st->finished : time(NULL), &unpriced);
+    char money[32];
+    output_fmt_usd(money, sizeof money, usd);
+    fprintf(f, "  cost of the sweep's instances: %s (instance-seconds x price per node-hour%s)\n", money,
+            unpriced ? "; some instances have no known price and are not counted" : "");
+}
+
+/* ---- status ----------------------------------------------------------------------------------- */
+static struct {
+    int refresh;
+    int format;   /* 0 table, 1 json */
+} S;
+static const char *const status_formats[] = {"table", "json", NULL};
+
+static const arg_spec status_specs[] = {
+    {"--refresh", 0, ARG_FLAG, &S.refresh, NULL, "ask EC2 for each instance's state now (DescribeInstances) and update\n"
+     "the state file; without it the states are the last ones recorded"},
+    {"--format", 0, ARG_CHOICE, &S.format, NULL, "table (default) or json: the state file itself", .choices = status_formats},
+    {0},
+};
+
+const arg_command cmd_sweep_status_args = {
+    "sweep status", "[ID] [--refresh] [--format table|json]",
+    "Lists the sweeps started from this machine (their state files, $XDG_STATE_HOME/instbench/sweeps,\n"
+    "else ~/.local/state/instbench/sweeps): id, region, phase, each candidate's outcome; with ID,\n"
+    "every instance too, with its state, zone and the reason EC2 gave when it ended, and the sweep's\n"
+    "cost so far.",
+    "exit status: 0 listed, 1 a state file that cannot be read or EC2 unreachable (--refresh), 2 an\n"
+    "ID that is not a sweep's (no state file).\n",
+    status_specs, "ID",
+    .examples = (const arg_example[]){{"every sweep started here", "instbench sweep status"}, {0}},
+};
+
+static void status_line(const sweep_state *st)
+{
+    size_t counts[SWEEP_OUTCOME_COUNT] = {0}, alive = 0;
+    for (size_t i = 0; i < st->n_cand; i++) counts[st->cand[i].outcome]++;
+    for (size_t i = 0; i < st->n_inst; i++) alive += strcmp(st->inst[i].state, "terminated") != 0;
+    char outcomes[256] = "";
+    size_t k = 0;
+    for (int o = 0; o < SWEEP_OUTCOME_COUNT; o++)
+        if (counts[o] && k < sizeof outcomes)
+            k += (size_t)snprintf(outcomes + k, sizeof outcomes - k, "%s%zu %s", k ? ", " : "", counts[o], sweep_outcome_name(o));
+    printf("%-20s  %-14s  %-13s  %2zu candidates (%s); %zu instance%s not known terminated\n", st->id, st->region,
+           st->phase, st->n_cand, outcomes, alive, alive == 1 ? "" : "s");
+}
+
+int cmd_sweep_status(int argc, char **argv)
+{
+    memset(&S, 0, sizeof S);
+    char *pos[argc + 1];
+    int npos = 0, rc = args_parse(&cmd_sweep_status_args, argc, argv, pos, &npos);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (npos > 1) return args_usage_error(&cmd_sweep_status_args, "at most one sweep ID (got %d)", npos);
+    ib_error err = {0};
+    sweep_state st;
+    if (npos == 1) {
+        if (!sweep_id_valid(pos[0]))
+            return args_usage_error(&cmd_sweep_status_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
+        if ((rc = sweep_state_load(pos[0], &st, &err)) != 0) {
+            fprintf(stderr, "instbench sweep status: %s\n", err.msg);
+            return err.code ? err.code : IB_EXIT_RUNTIME;
+        }
+        if (S.refresh && sweep_state_refresh(&st, &err) != 0) {
+            fprintf(stderr, "instbench sweep status: %s\n", err.msg);
+            sweep_state_free(&st);
+            return IB_EXIT_RUNTIME;
+        }
+        if (S.format == 1) {
+            char *json = sweep_state_json(&st);
+            if (json) fputs(json, stdout);
+            free(json);
+        } else {
+            status_line(&st);
+            if (st.note[0]) util_term_printf(stdout, "  stopped early: %s\n", st.note);
+            print_candidates(&st, stdout);
+            print_instances(&st, stdout);
+            print_cost(&st, stdout);
+        }
+        sweep_state_free(&st);
+        return IB_EXIT_OK;
+    }
+    char **ids = NULL;
+    size_t n = 0;
+    if (sweep_state_list(&ids, &n, &err) != 0) {
+        fprintf(stderr, "instbench sweep status: %s\n", err.msg);
+        return IB_EXIT_RUNTIME;
+    }
+    if (!n) ib_info("no sweeps started here");
+    rc = IB_EXIT_OK;
+    if (S.format == 1) printf("[");
+    for (size_t i = 0; i < n; i++) {
+        if (sweep_state_load(ids[i], &st, &err) != 0) {
+            fprintf(stderr, "instbench sweep status: %s\n", err.msg);
+            rc = IB_EXIT_RUNTIME;
+            continue;
+        }
+        if (S.refresh && sweep_state_refresh(&st, &err) != 0) {
+            fprintf(stderr, "instbench sweep status: %s: %s\n", ids[i], err.msg);
+            rc = IB_EXIT_RUNTIME;
+        }
+        if (S.format == 1) {
+            char *json = sweep_state_json(&st);
+            if (json) printf("%s%s", i ? "," : "", json);
+            free(json);
+        } else {
+            status_line(&st);
+        }
+        sweep_state_free(&st);
+    }
+    if (S.format == 1) printf("]\n");
+    util_free_strv(ids, n);
+    return rc;
+}
+
+/* ---- cleanup ---------------------------------------------------------------------------------- */
+static struct {
+    int all;
+    const char *region;
+    double wait_s;
+} C;
+
+static const arg_spec cleanup_specs[] = {
+    {"--all", 0, ARG_FLAG, &C.all, NULL, "every sweep's instances and placement groups (any value of the\n"
+     "instbench:sweep tag) in the regions of the state files here and --region"},
+    {"--region", 0, ARG_STRING, &C.region, "R", "where to look (default: the state file's region; without a state file\n"
+     "AWS_REGION / the profile's region)", .check = names_region_problem, .suggest = prices_suggest_region},
+    {"--wait", 0, ARG_DOUBLE, &C.wait_s, "SECONDS", "how long to wait for EC2 to confirm each instance terminated\n"
+     "(default 600)", 1, 86400},
+    {0},
+};
+
+const arg_command cmd_sweep_cleanup_args = {
+    "sweep cleanup", "ID|--all [--region R]",
+    "Terminates every instance tagged instbench:sweep=ID, waits until EC2 confirms each terminated,\n"
+    "and deletes every placement group with that tag.  Instances are found by their tag\n"
+    "(DescribeInstances), not from the state file, so it works after a crash or with the state file\n"
+    "gone; `sweep run` names this command when it could not confirm everything ended.",
+    "exit status: 0 nothing of the sweep is left running, 1 something could not be confirmed\n"
+    "terminated or deleted (run it again), 2 an ID that is not a sweep's.\n",
+    cleanup_specs, "ID",
+    .examples = (const arg_example[]){{"whatever any sweep left in us-east-1", "instbench sweep cleanup --all --region us-east-1"},
+                                      {0}},
+};
+
+/* The regions to search with --all: each state file's and --region, once each. */
+static size_t cleanup_regions(char regions[][32], size_t cap)
+{
+    size_t n = 0;
+    if (C.region) snprintf(regions[n++], 32, "%s", C.region);
+    char **ids = NULL;
+    size_t nid = 0;
+    ib_error err = {0};
+    if (sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
+    for (size_t i = 0; i < nid && n < cap; i++) {
+        sweep_state st;
+        if (sweep_state_load(ids[i], &st, &err) != 0) {
+            ib_warn("%s", err.msg);
+            continue;
+        }
+        int seen = 0;
+        for (size_t k = 0; k < n; k++) seen |= !strcmp(regions[k], st.region);
+        if (!seen) snprintf(regions[n++], 32, "%s", st.region);
+        sweep_state_free(&st);
+    }
+    util_free_strv(ids, nid);
+    if (!n) {
+        char r[32];
+        if (aws_region_resolve(r, &err) == 0) snprintf(regions[n++], 32, "%s", r);
+    }
+    return n;
+}
+
+/* After a cleanup confirmed: the state file (when there is one) says so. */
+static void mark_cleaned(const char *id)
+{
+    sweep_state st;
+    ib_error err = {0};
+    if (sweep_state_load(id, &st, &err) != 0) return;
+    time_t now = time(NULL);
+    for (size_t i = 0; i < st.n_inst; i++)
+        if (strcmp(st.inst[i].state, "terminated")) {
+            snprintf(st.inst[i].state, sizeof st.inst[i].state, "terminated");
+            if (!st.inst[i].ended) st.inst[i].ended = now;
+        }
+    for (size_t i = 0; i < st.n_cand; i++)
+        if (st.cand[i].placement_group[0]) st.cand[i].placement_group_deleted = 1;
+    snprintf(st.phase, sizeof st.phase, "done");
+    if (!st.finished) st.finished = now;
+    if (sweep_state_save(&st, &err) != 0) ib_warn("%s", err.msg);
+    sweep_state_free(&st);
+}
+
+int cmd_sweep_cleanup(int argc, char **argv)
+{
+    memset(&C, 0, sizeof C);
+    C.wait_s = DEFAULT_TERMINATE_WAIT_S;
+    char *pos[argc + 1];
+    int npos = 0, rc = args_parse(&cmd_sweep_cleanup_args, argc, argv, pos, &npos);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (C.all == (npos == 1) || npos > 1)
+        return args_usage_error(&cmd_sweep_cleanup_args, "give one sweep ID or --all");
+    if (npos == 1 && !sweep_id_valid(pos[0]))
+        return args_usage_error(&cmd_sweep_cleanup_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
+    install_handlers();   /* a Ctrl-C must not cut a cleanup short: it is noted, the cleanup goes on */
+    ib_error err = {0};
+    char regions[64][32];
+    size_t n_regions = 0;
+    int have_state = 0;
+    if (C.all) {
+        n_regions = cleanup_regions(regions, 64);
+    } else {
+        sweep_state st;
+        int l = sweep_state_load(pos[0], &st, &err);
+        if (l == 0) {
+            snprintf(regions[n_regions++], 32, "%s", C.region ? C.region : st.region);
+            have_state = 1;
+            sweep_state_free(&st);
+        } else if (l < 0) {
+            ib_warn("%s (looking by tag only)", err.msg);
+        }
+        if (!n_regions) {
+            if (C.region) snprintf(regions[n_regions++], 32, "%s", C.region);
+            else if (aws_region_resolve(regions[n_regions], &err) == 0) n_regions++;
+        }
+    }
+    if (!n_regions) {
+        fprintf(stderr, "instbench sweep cleanup: no region to look in: give --region R\n");
+        return IB_EXIT_USAGE;
+    }
+    size_t total = 0;
+    rc = IB_EXIT_OK;
+    for (size_t r = 0; r < n_regions; r++) {
+        size_t found = 0;
+        ib_info("looking for %s's instances in %s", C.all ? "every sweep" : pos[0], regions[r]);
+        if (sweep_cleanup_region(regions[r], C.all ? "*" : pos[0], C.wait_s, &stop_signal, &found, &err) != 0) {
+            fprintf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
+            rc = IB_EXIT_RUNTIME;
+        }
+        total += found;
+    }
+    if (rc == IB_EXIT_OK && !C.all && !have_state && total == 0) {
+        fprintf(stderr, "instbench sweep cleanup: no sweep %s: no state file here and nothing tagged %s=%s in %s\n", pos[0],
+                SWEEP_TAG_SWEEP, pos[0], regions[0]);
+        return IB_EXIT_USAGE;
+    }
+    if (rc == IB_EXIT_OK) {
+        if (C.all) {
+            char **ids = NULL;
+            size_t nid = 0;
+            if (sweep_state_list(&ids, &nid, &err) == 0)
+                for (size_t i = 0; i < nid; i++) mark_cleaned(ids[i]);
+            util_free_strv(ids, nid);
+        } else {
+            mark_cleaned(pos[0]);
+        }
+        ib_info("%zu instance%s terminated; nothing of %s is left running", total, total == 1 ? "" : "s",
+                C.all ? "any sweep" : pos[0]);
+    }
+    return rc;
+}
+
+/* ---- run -------------------------------------------------------------------------------------- */
+/* (run: below) */
+static sweep_flags F;     /* the flags plan and run share (cmd/sweep_setup.h) */
+static int yes;           /* --yes */
+
+/* The y/N question on a terminal; anything but y/yes is no. */
+static int confirmed(const sweep_state *st, double worst)
+{
+    if (yes) return 1;
+    if (!isatty(0) || !util_isatty_stderr()) return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_cand; i++) n += (size_t)st->cand[i].c.nodes;
+    char money[32];
+    output_fmt_usd(money, sizeof money, worst);
+    fprintf(stderr, "launch %zu instance%s in %s, worst case %s? [y/N] ", n, n == 1 ? "" : "s", st->region, money);
+    fflush(stderr);
+    char line[16] = "";
+    if (!fgets(line, sizeof line, stdin)) return 0;
+    return !strcmp(line, "y\n") || !strcmp(line, "Y\n") || !strcmp(line, "yes\n");
+}
+
+/* Every instance's final state and the sweep's cost, on stderr (stdout carries the ranking). */
+static void print_final(const sweep_state *st)
+{
+    fprintf(stderr, "sweep %s: final state of every instance it launched:\n", st->id);
+    if (st->n_inst) print_instances(st, stderr);
+    else fprintf(stderr, "  (none launched)\n");
+    print_cost(st, stderr);
+}
+
+/* The downloaded results ranked by `rank` itself (its command, so every rule of rank applies),
+ * then the candidates without a result and why. */
+static int rank_results(const sweep_state *st, const char *dir)
+{
+    size_t with = 0;
+    for (size_t i = 0; i < st->n_cand; i++) with += st->cand[i].outcome == SWEEP_RESULT;
+    int rc = IB_EXIT_RUNTIME;
+    if (with) {
+        /* --format as the sweep got it; none: rank's own default (table on a terminal, else JSON) */
+        char *argv[] = {"rank", (char *)dir, "--format", F.format >= 0 ? (char *)sweep_formats[F.format] : NULL, NULL};
+        fflush(stdout);
+        rc = cmd_rank(F.format >= 0 ? 4 : 2, argv);
+    } else {
+        fprintf(stderr, "instbench sweep run: no candidate delivered a result: nothing to rank\n");
+    }
+    for (size_t i = 0; i < st->n_cand; i++) {
+        const sweep_state_candidate *c = &st->cand[i];
+        if (c->outcome == SWEEP_RESULT) continue;
+        util_term_printf(stderr, "no result: %s: %s: %s", c->c.spec, sweep_outcome_name(c->outcome), c->reason);
+        fputc('\n', stderr);
+    }
+    return rc;
+}
+
+/* Asks (or --yes), writes the state file, runs the sweep, prints every instance's end and the cost,
+ * ranks; the exit status (128 + the signal when one stopped it). */
+static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "instbench-results/sweep-%s", st->id);
+    ib_error err = {0};
+    if (!confirmed(st, worst)) {
+        fprintf(stderr, "instbench sweep run: not confirmed: nothing launched (--yes answers for a script)\n");
+        return IB_EXIT_USAGE;
+    }
+    if (util_mkdir_p(dir, &err) != 0 || sweep_state_save(st, &err) != 0) {
+        fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
+        return IB_EXIT_RUNTIME;
+    }
+    char path[1200] = "";
+    sweep_state_path(st->id, path, sizeof path, &err);
+    ib_info("sweep %s: state in %s; results into %s/", st->id, path, dir);
+    sweep_exec_options o = {.measure_args = F.measure_args, .n_measure_args = (size_t)F.n_measure_args, .results_dir = dir,
+                            .subnets = ctx->subnets, .n_subnets = ctx->n_subnets, .security_group_id = ctx->sg_id,
+                            .poll_s = env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_POLL_S),
+                            .terminate_wait_s = env_seconds("INSTBENCH_SWEEP_TERMINATE_WAIT_S", DEFAULT_TERMINATE_WAIT_S),
+                            .stop = &stop_signal};
+    install_handlers();
+    int xrc = sweep_execute(st, &o, &err);
+    print_final(st);
+    int rc = rank_results(st, dir);
+    if (xrc != 0) {
+        fprintf(stderr, "instbench sweep run: %s\n", err.msg);
+        if (!strcmp(st->phase, "needs-cleanup")) rc = IB_EXIT_RUNTIME;
+        else if (!stop_signal) rc = IB_EXIT_RUNTIME;
+    }
+    if (!strcmp(st->phase, "needs-cleanup"))
+        fprintf(stderr, "instbench sweep run: something may still be running: run `instbench sweep cleanup %s`\n", st->id);
+    if (stop_signal) return 128 + stop_signal;
+    return rc;
+}
+
+
+static const arg_spec run_specs[] = {
+    SWEEP_COMMON_SPECS(&F),
+    {"--yes", 'y', ARG_FLAG, &yes, NULL, "launch without asking (on a terminal the plan is shown and y/N asked;\n"
+     "without a terminal, nothing is launched without --yes)"},
+    {0},
+};
+
+const arg_command cmd_sweep_run_args = {
+    "sweep run", "--candidates SPEC[,SPEC...] --s3 s3://BUCKET/PREFIX/ --max-cost USD [options] [-- MEASURE FLAGS]",
+    "Launches every candidate on EC2 (tagged instbench:sweep=ID), measures it there, collects the results\n"
+    "from S3 into instbench-results/sweep-ID/, terminates everything it launched whatever happens\n"
+    "(results in, --max-minutes, a launch error, a quota, Ctrl-C or SIGTERM), waits until EC2 confirms\n"
+    "each instance terminated, prints every instance's final state and the sweep's cost, and ranks the\n"
+    "results as `rank` does, listing the candidates without one and why.  --max-cost is required:\n"
+    "when the worst case (every node billed for --max-minutes) exceeds it, nothing is launched.\n"
+    "The state file ($XDG_STATE_HOME/instbench/sweeps/ID.json) is written before the first launch and at\n"
+    "every change; `sweep status` reads it, `sweep cleanup ID` ends whatever is left, by tag.",
+    "environment: AWS credentials and region as for `prices`; INSTBENCH_SWEEP_POLL_S (tests only: the\n"
+    "poll interval in seconds, default 15).\n"
+    "exit status: 0 everything terminated and results ranked, 1 a runtime error, a quota, no result, or\n"
+    "something not confirmed terminated (the message names `instbench sweep cleanup ID`), 2 bad input,\n"
+    "no --max-cost, a worst case over it or not confirmed (nothing launched), 130/143 stopped by\n"
+    "SIGINT/SIGTERM after terminating everything.\n",
+    run_specs, "MEASURE FLAGS",
+    .examples = (const arg_example[]){
+        {"four small spot nodes against one big on-demand one, at most $20",
+         "instbench sweep run --s3 s3://my-bucket/sweeps/ --max-cost 20 --candidates 4xg5.xlarge:spot,g5.12xlarge"},
+        {0}},
+};
+
+/* The state of a new sweep: the plan's lines, nothing launched yet. */
+static int state_from_plan(const sweep_context *ctx, sweep_state *st, ib_error *err)
+{
+    memset(st, 0, sizeof *st);
+    const sweep_plan *p = &ctx->plan;
+    if (!(st->cand = calloc(p->n ? p->n : 1, sizeof *st->cand))) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    st->n_cand = p->n;
+    for (size_t i = 0; i < p->n; i++) {
+        sweep_state_candidate *c = &st->cand[i];
+        c->c = p->lines[i].cand;
+        snprintf(c->ami, sizeof c->ami, "%s", p->lines[i].ami.id);
+        c->usd_per_hour = p->lines[i].usd_per_node_hour;
+        snprintf(c->price_source, sizeof c->price_source, "%s", p->lines[i].price_source);
+    }
+    st->version = SWEEP_STATE_VERSION;
+    snprintf(st->region, sizeof st->region, "%s", F.region);
+    snprintf(st->s3_bucket, sizeof st->s3_bucket, "%s", F.s3_bucket);
+    snprintf(st->s3_prefix, sizeof st->s3_prefix, "%s", F.s3_prefix ? F.s3_prefix : "");
+    st->max_minutes = F.max_minutes;
+    st->max_cost_usd = F.max_cost_usd;
+    st->created = time(NULL);
+    return sweep_id_new(st->created, st->id, err);
+}
+
+int cmd_sweep_run(int argc, char **argv)
+{
+    sweep_flags_init(&F);
+    yes = 0;
+    stop_signal = 0;
+    int own = sweep_flags_split(argc, argv, &F);
+    int rc = args_parse(&cmd_sweep_run_args, own, argv, NULL, NULL);
+    if (!rc && !F.max_cost_given)
+        rc = args_usage_error(&cmd_sweep_run_args, "--max-cost USD is required: the most the sweep may cost at worst "
+                                                   "(there is no default)");
+    if (!rc && !F.s3) rc = args_usage_error(&cmd_sweep_run_args, "--s3 s3://BUCKET/PREFIX/ is required: where results come back");
+    if (!rc) rc = sweep_flags_check(&cmd_sweep_run_args, &F);
+    if (rc) {
+        sweep_flags_free(&F);
+        return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    }
+    sweep_context ctx;
+    ib_error err = {0};
+    sweep_state st = {0};
+    if (sweep_prepare(&F, &ctx, &err) != 0) {
+        fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
+        rc = err.code ? err.code : IB_EXIT_RUNTIME;
+        goto out;
+    }
+    /* the plan as a table on stderr: stdout is for the ranking at the end */
+    int format = F.format;
+    F.format = 0;
+    sweep_plan_print(&F, &ctx, NULL, stderr);
+    F.format = format;
+    char total[32], ceiling[32];
+    output_fmt_usd(total, sizeof total, ctx.plan.total_usd);
+    output_fmt_usd(ceiling, sizeof ceiling, F.max_cost_usd);
+    if (ctx.plan.verdict == SWEEP_UNPRICED) {
+        fprintf(stderr, "instbench sweep run: a candidate has no price, so the worst case is unknown: nothing launched "
+                        "(see the plan above; --prices names another source)\n");
+        rc = IB_EXIT_USAGE;
+    } else if (ctx.plan.verdict != SWEEP_WITHIN) {
+        fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", total, ceiling);
+        rc = IB_EXIT_USAGE;
+    } else if (state_from_plan(&ctx, &st, &err) != 0) {
+        fprintf(stderr, "instbench sweep run: %s\n", err.msg);
+        rc = IB_EXIT_RUNTIME;
+    } else {
+        rc = run_sweep(&st, &ctx, ctx.plan.total_usd);
+    }
+    sweep_state_free(&st);
+out:
+    sweep_context_free(&ctx);
+    sweep_flags_free(&F);
+    return rc;
+}

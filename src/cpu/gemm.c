@@ -64,6 +64,8 @@ static void bf16_probe(void)
     dnnl_engine_destroy(eng);
 }
 
+const char *cpu_gemm_unavailable(void) { return NULL; }
+
 int cpu_bf16_native(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;

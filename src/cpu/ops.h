@@ -62,6 +62,9 @@ int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void
 int cpu_gemm_prepare_local(cpu_gemm *g, const cpu_gemm_desc *d, int *handle, ib_error *err);
 int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const float *bias);
 void cpu_gemm_destroy(cpu_gemm *g);
+/* NULL in a build with oneDNN (gemm.c); else why there are no GEMMs (gemm_none.c), which the
+ * backend reports as its unavailable_reason. */
+const char *cpu_gemm_unavailable(void);
 int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA,
                  const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err);
 

@@ -8,8 +8,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && __GNUC__ >= 12
 #define CPU_KERNEL __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+/* GCC 11 (Ubuntu 22.04's, what a sweep instance builds with) has no dispatcher for the ISA levels
+ * ("no dispatcher found for the versioning attributes"): one feature per clone there.  Its avx2
+ * clone has no FMA, so its sums round as the baseline's do, not as GCC 12's x86-64-v3 clone's. */
+#define CPU_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CPU_KERNEL
 #endif

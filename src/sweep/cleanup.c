@@ -1,0 +1,193 @@
+/* sweep/cleanup: ending what a sweep launched, confirmed by EC2.  `sweep run` ends here whatever
+ * happened, and `sweep cleanup` finds a sweep's instances and placement groups by their tag alone,
+ * so a sweep whose process died (SIGKILL, a closed laptop) or whose state file is gone is still
+ * cleaned up. */
+#include "sweep/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "instbench/util.h"
+
+static int ec2_client(aws_client **c, ib_error *err);
+
+int sweep_instance_ending(const char *state)
+{
+    return !strcmp(state, "terminated") || !strcmp(state, "shutting-down");
+}
+
+void sweep_sleep(double seconds, const volatile int *stop)
+{
+    double end = util_now_seconds() + seconds;
+    while (!sweep_stopped(stop)) {
+        double left = end - util_now_seconds();
+        if (left <= 0) break;
+        double slice = left < 0.05 ? left : 0.05;
+        struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
+        nanosleep(&ts, NULL);   /* a signal cuts it short: the caller looks at *stop */
+    }
+}
+
+void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e, time_t now)
+{
+    snprintf(in->state, sizeof in->state, "%s", e->state);
+    if (e->az[0]) snprintf(in->az, sizeof in->az, "%s", e->az);
+    if (e->private_ip[0]) snprintf(in->private_ip, sizeof in->private_ip, "%s", e->private_ip);
+    if (e->state_reason_code[0]) snprintf(in->state_reason, sizeof in->state_reason, "%s", e->state_reason_code);
+    if (sweep_instance_ending(e->state) && !in->ended) in->ended = now;
+}
+
+int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err)
+{
+    char **ids = malloc((n ? n : 1) * sizeof *ids);
+    size_t k = 0;
+    if (!ids) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].state, "terminated")) ids[k++] = v[i].id;
+    int rc = 0;
+    if (k) {
+        ec2_instances out = {0};
+        rc = aws_ec2_describe_instances(c, region, ids, k, NULL, NULL, &out, err);
+        time_t now = time(NULL);
+        for (size_t j = 0; rc == 0 && j < out.n; j++)
+            for (size_t i = 0; i < n; i++)
+                if (!strcmp(v[i].id, out.v[j].id)) sweep_instance_update(&v[i], &out.v[j], now);
+        ec2_instances_free(&out);
+    }
+    free(ids);
+    return rc;
+}
+
+size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_instance *v, size_t n, double wait_s,
+                               double poll_s, void (*changed)(void *), void *ctx)
+{
+    double end = util_now_seconds() + wait_s;
+    char **ids = malloc((n ? n : 1) * sizeof *ids);
+    size_t left = n;
+    if (!ids) return n;
+    for (int round = 0;; round++) {
+        /* Terminate what is not terminated yet: on the first round everything, later what a failed
+         * call or a slow EC2 left (TerminateInstances of a terminating instance is harmless). */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(v[i].state, "terminated") && (round == 0 || strcmp(v[i].state, "shutting-down"))) ids[k++] = v[i].id;
+        ib_error err = {0};
+        if (k && aws_ec2_terminate_instances(c, region, ids, k, &err) != 0)
+            ib_warn("TerminateInstances failed (tried again): %s", err.msg);
+        if (sweep_instances_refresh(c, region, v, n, &err) != 0) ib_warn("DescribeInstances failed (tried again): %s", err.msg);
+        left = 0;
+        for (size_t i = 0; i < n; i++) left += strcmp(v[i].state, "terminated") != 0;
+        if (changed) changed(ctx);
+        if (!left || util_now_seconds() >= end) break;
+        sweep_sleep(poll_s, NULL);   /* signals do not cut the wait short: the instances matter more */
+    }
+    free(ids);
+    return left;
+}
+
+void sweep_terminate_candidate(sweep_ctx *x, int cand)
+{
+    sweep_state *st = x->st;
+    char **ids = malloc((st->n_inst ? st->n_inst : 1) * sizeof *ids);
+    size_t k = 0;
+    if (!ids) return;
+    for (size_t i = 0; i < st->n_inst; i++)
+        if (st->inst[i].candidate == cand && strcmp(st->inst[i].state, "terminated")) ids[k++] = st->inst[i].id;
+    ib_error err = {0};
+    if (k && aws_ec2_terminate_instances(x->client, st->region, ids, k, &err) != 0)
+        ib_warn("TerminateInstances for %s failed (tried again at the end): %s", st->cand[cand].c.spec, err.msg);
+    free(ids);
+}
+
+/* Every placement group tagged ID (or any sweep's, ID "*") deleted; -1 when one is left. */
+static int delete_groups(aws_client *c, const char *region, const char *id, ib_error *err)
+{
+    ec2_placement_group *g = NULL;
+    size_t n = 0;
+    if (aws_ec2_placement_groups_by_tag(c, region, SWEEP_TAG_SWEEP, id, &g, &n, err) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(g[i].state, "deleted")) continue;
+        ib_error e = {0};
+        if (aws_ec2_delete_placement_group(c, region, g[i].name, &e) != 0) {
+            if (!rc) ib_error_set(err, IB_EXIT_RUNTIME, "placement group %s: %s", g[i].name, e.msg);
+            rc = -1;
+        } else {
+            ib_info("deleted placement group %s", g[i].name);
+        }
+    }
+    free(g);
+    return rc;
+}
+
+static void print_instance(const sweep_state_instance *in)
+{
+    ib_info("  %s  %-14s %s%s", in->id, in->state, in->state_reason[0] ? "reason " : "", in->state_reason);
+}
+
+int sweep_cleanup_region(const char *region, const char *id, double wait_s, volatile int *stop, size_t *found,
+                         ib_error *err)
+{
+    (void)stop;   /* cleanup is what a signal would ask for: it is not cut short */
+    *found = 0;
+    aws_client *c = NULL;
+    if (ec2_client(&c, err) != 0) return -1;
+    ec2_instances all = {0};
+    int rc = aws_ec2_describe_instances(c, region, NULL, 0, SWEEP_TAG_SWEEP, id, &all, err);
+    sweep_state_instance *v = NULL;
+    size_t n = 0;
+    if (rc == 0 && all.n && !(v = calloc(all.n, sizeof *v))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    for (size_t i = 0; rc == 0 && i < all.n; i++) {
+        if (!strcmp(all.v[i].state, "terminated")) continue;
+        snprintf(v[n].id, sizeof v[n].id, "%s", all.v[i].id);
+        sweep_instance_update(&v[n], &all.v[i], time(NULL));
+        ib_info("%s: %s (%s, sweep %s, %s)", region, all.v[i].id, all.v[i].state, all.v[i].sweep_tag,
+                all.v[i].candidate_tag);
+        n++;
+    }
+    ec2_instances_free(&all);
+    *found = n;
+    if (rc == 0 && n) {
+        const char *p = getenv("INSTBENCH_SWEEP_POLL_S");
+        double poll_s = p && atof(p) > 0 ? atof(p) : 5;
+        size_t left = sweep_terminate_confirm(c, region, v, n, wait_s, poll_s, NULL, NULL);
+        for (size_t i = 0; i < n; i++) print_instance(&v[i]);
+        if (left)
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s in %s not confirmed terminated yet; run the cleanup again",
+                              left, left == 1 ? "" : "s", region);
+    }
+    /* Placement groups only once their instances are gone: EC2 refuses to delete one in use. */
+    if (rc == 0) rc = delete_groups(c, region, id, err);
+    free(v);
+    aws_client_destroy(c);
+    return rc;
+}
+
+/* A client for one command's EC2 calls: the credential chain (refreshed as it expires), more
+ * attempts than the default so throttling (RequestLimitExceeded) backs off instead of failing. */
+static int ec2_client(aws_client **c, ib_error *err)
+{
+    aws_credentials cred;
+    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
+    int rc = aws_credentials_resolve(&cred, err) != 0 || aws_client_create(&opt, &cred, c, err) != 0 ? -1 : 0;
+    memset(&cred, 0, sizeof cred);
+    return rc;
+}
+
+int sweep_state_refresh(sweep_state *st, ib_error *err)
+{
+    aws_client *c = NULL;
+    if (ec2_client(&c, err) != 0) return -1;
+    ec2_instances out = {0};
+    int rc = aws_ec2_describe_instances(c, st->region, NULL, 0, SWEEP_TAG_SWEEP, st->id, &out, err);
+    time_t now = time(NULL);
+    for (size_t j = 0; rc == 0 && j < out.n; j++)
+        for (size_t i = 0; i < st->n_inst; i++)
+            if (!strcmp(st->inst[i].id, out.v[j].id)) sweep_instance_update(&st->inst[i], &out.v[j], now);
+    ec2_instances_free(&out);
+    aws_client_destroy(c);
+    if (rc == 0 && sweep_state_save(st, err) != 0) rc = -1;
+    return rc;
+}

@@ -1,0 +1,479 @@
+/* sweep/executor: `sweep run`'s work on AWS.  The order is the cost discipline:
+ *   1. the state file exists before anything is created (the caller saved it; saved again here at
+ *      every change);
+ *   2. the source archive is uploaded once under its content-addressed key;
+ *   3. per candidate: presigned URLs, the user data, a cluster placement group for N > 1 nodes
+ *      (its name recorded before it is created), RunInstances with a ClientToken in the default
+ *      subnets one zone after another on capacity errors, node 0's address to the rendezvous key;
+ *   4. polls of EC2 and S3 until every candidate has an outcome or its --max-minutes passed;
+ *   5. whatever happened: every instance terminated and confirmed, the placement groups deleted.
+ * A signal only sets *o->stop; every loop here looks at it and goes to step 5. */
+#include "sweep/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "instbench/prices.h"
+#include "instbench/util.h"
+
+#define URL_MARGIN_S 3600   /* presigned URLs outlive the instance's own timer by an hour */
+
+static const char *const capacity_codes[] = {"InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded",
+                                             "Unsupported", "SpotMaxPriceTooLow", NULL};
+static const char *const quota_codes[] = {"VcpuLimitExceeded", "InstanceLimitExceeded", NULL};
+
+static int code_in(const char *code, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(code, *list)) return 1;
+    return 0;
+}
+
+void sweep_save_or_warn(const sweep_state *st)
+{
+    ib_error err = {0};
+    if (sweep_state_save(st, &err) != 0) ib_warn("the sweep's state file could not be written: %s", err.msg);
+}
+
+static void save_cb(void *ctx) { sweep_save_or_warn(ctx); }
+
+/* ---- set-up ----------------------------------------------------------------------------------- */
+static int connect_aws(sweep_ctx *x, ib_error *err)
+{
+    /* Throttling (RequestLimitExceeded) is retried by the transport with full-jitter backoff; a
+     * sweep may hit it while polling, so it gets more attempts than a one-shot command. */
+    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
+    if (aws_credentials_resolve(&x->cred, err) != 0 || aws_client_create(&opt, &x->cred, &x->client, err) != 0 ||
+        aws_s3_open(x->client, x->st->region, &x->s3, err) != 0)
+        return -1;
+    if (x->o->n_subnets) {
+        /* the plan's: one lookup per sweep */
+        if (!(x->subnets = malloc(x->o->n_subnets * sizeof *x->subnets)))
+            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        memcpy(x->subnets, x->o->subnets, x->o->n_subnets * sizeof *x->subnets);
+        x->n_subnets = x->o->n_subnets;
+        snprintf(x->sg_id, sizeof x->sg_id, "%s", x->o->security_group_id ? x->o->security_group_id : "");
+        return 0;
+    }
+    char vpc[32];
+    return aws_ec2_default_network(x->client, x->st->region, vpc, x->sg_id, &x->subnets, &x->n_subnets, err);
+}
+
+/* The source archive under PREFIX/sources/<sha256>.tar.gz, uploaded only when the key is not there
+ * (content-addressed: the same source is uploaded once across sweeps). */
+static int upload_source(sweep_ctx *x, ib_error *err)
+{
+    char path[1024];
+    if (sweep_source_archive(path, sizeof path, x->source_sha256, err) != 0) return -1;
+    snprintf(x->source_key, sizeof x->source_key, "%ssources/%s.tar.gz", x->st->s3_prefix, x->source_sha256);
+    aws_s3_listing l = {0};
+    int there = 0;
+    /* ListObjectsV2 with the key as prefix stands for HEAD: one key, no body */
+    if (aws_s3_list_objects(x->s3, x->st->s3_bucket, x->source_key, 1, 1, 1, &l, err) != 0) {
+        aws_s3_listing_free(&l);
+        return -1;
+    }
+    for (size_t i = 0; i < l.n; i++) there |= !strcmp(l.objs[i].key, x->source_key);
+    aws_s3_listing_free(&l);
+    if (there) {
+        ib_info("source archive already in s3://%s/%s", x->st->s3_bucket, x->source_key);
+        return 0;
+    }
+    char *data = NULL;
+    size_t len = 0;
+    if (util_read_file(path, &data, &len, err) != 0) return -1;
+    int rc = aws_s3_put_object(x->s3, x->st->s3_bucket, x->source_key, data, len, "application/gzip", err);
+    free(data);
+    if (rc == 0) ib_info("uploaded the source archive (%zu bytes) to s3://%s/%s", len, x->st->s3_bucket, x->source_key);
+    return rc;
+}
+
+/* ---- launching one candidate ------------------------------------------------------------------ */
+typedef struct urls {
+    char *source, *result, *rendezvous;
+    char *logs[SWEEP_NODES_MAX];
+    int nodes;
+} urls;
+
+static void urls_free(urls *u)
+{
+    free(u->source);
+    free(u->result);
+    free(u->rendezvous);
+    for (int k = 0; k < u->nodes; k++) free(u->logs[k]);
+    memset(u, 0, sizeof *u);
+}
+
+static int presign(sweep_ctx *x, const char *method, const char *key, char **url, ib_error *err)
+{
+    long expires = (long)ceil(x->st->max_minutes * 60) + URL_MARGIN_S;
+    if (expires > 604800) expires = 604800;
+    return aws_s3_presign(x->s3, &x->cred, method, x->st->s3_bucket, key, expires, time(NULL), url, err);
+}
+
+static int make_urls(sweep_ctx *x, size_t i, urls *u, ib_error *err)
+{
+    const sweep_state_candidate *c = &x->st->cand[i];
+    char name[160], file[200], key[1024], idx[24];
+    sweep_candidate_key_name(x->st, i, name, sizeof name);
+    u->nodes = c->c.nodes;
+    if (presign(x, "GET", x->source_key, &u->source, err) != 0) return -1;
+    snprintf(file, sizeof file, "%s.json", name);
+    sweep_key(x->st, "results", file, key, sizeof key);
+    if (presign(x, "PUT", key, &u->result, err) != 0) return -1;
+    for (int k = 0; k < c->c.nodes; k++) {
+        snprintf(file, sizeof file, "%s-node%d.log", name, k);
+        sweep_key(x->st, "logs", file, key, sizeof key);
+        if (presign(x, "PUT", key, &u->logs[k], err) != 0) return -1;
+    }
+    if (c->c.nodes > 1) {
+        snprintf(idx, sizeof idx, "%zu", i);
+        sweep_key(x->st, "rendezvous", idx, key, sizeof key);
+        if (presign(x, "GET", key, &u->rendezvous, err) != 0) return -1;
+    }
+    return 0;
+}
+
+static int render(sweep_ctx *x, size_t i, const urls *u, char **script, ib_error *err)
+{
+    const sweep_state_candidate *c = &x->st->cand[i];
+    sweep_userdata_vars v = {
+        .sweep_id = x->st->id,
+        .candidate_spec = c->c.spec,
+        .nodes = c->c.nodes,
+        .max_minutes = x->st->max_minutes,
+        .region = x->st->region,
+        .market = c->c.spot ? "spot" : "on-demand",
+        .source_url = u->source,
+        .source_sha256 = x->source_sha256,
+        .result_url = u->result,
+        .log_urls = (const char *const *)u->logs,
+        .rendezvous_url = u->rendezvous,
+        .measure_args = x->o->measure_args,
+        .n_measure_args = x->o->n_measure_args,
+    };
+    return sweep_userdata_render(&v, script, err);
+}
+
+/* Launch outcome of one RunInstances round over the zones. */
+enum { LAUNCHED = 0, NO_CAPACITY = 1, QUOTA = 2, LAUNCH_ERROR = 3, STOPPED = 4 };
+
+static void record_launch(sweep_ctx *x, size_t i, const ec2_instances *got, ib_error *err)
+{
+    time_t now = time(NULL);
+    for (size_t k = 0; k < got->n; k++) {
+        sweep_state_instance *in = sweep_state_add_instance(x->st, err);
+        if (!in) return;
+        snprintf(in->id, sizeof in->id, "%s", got->v[k].id);
+        in->candidate = (int)i;
+        in->launch_index = got->v[k].launch_index;
+        in->launched = got->v[k].launch_time > 0 ? got->v[k].launch_time : now;
+        sweep_instance_update(in, &got->v[k], now);
+        if (!in->state[0]) snprintf(in->state, sizeof in->state, "pending");
+    }
+    x->st->cand[i].launched = now;
+    x->st->cand[i].outcome = SWEEP_RUNNING;
+}
+
+/* Node 0's private IP to PREFIX/sweep-<id>/rendezvous/<i>: the other nodes poll it. */
+static int put_rendezvous(sweep_ctx *x, size_t i, const ec2_instances *got, ib_error *err)
+{
+    const char *ip = NULL;
+    for (size_t k = 0; k < got->n; k++)
+        if (got->v[k].launch_index == 0) ip = got->v[k].private_ip;
+    if (!ip || !ip[0]) return ib_error_set(err, IB_EXIT_RUNTIME, "RunInstances named no private address for node 0");
+    char key[1024], idx[24], line[64];
+    snprintf(idx, sizeof idx, "%zu", i);
+    sweep_key(x->st, "rendezvous", idx, key, sizeof key);
+    int n = snprintf(line, sizeof line, "%s\n", ip);
+    return aws_s3_put_object(x->s3, x->st->s3_bucket, key, line, (size_t)n, "text/plain", err);
+}
+
+/* RunInstances in each default subnet in turn until one has capacity.  Every attempt has its own
+ * ClientToken (the same token in another subnet would be an IdempotentParameterMismatch); the
+ * transport's retries of one attempt reuse it, so a retried request never launches twice. */
+static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_error *err)
+{
+    sweep_state_candidate *c = &x->st->cand[i];
+    ec2_tag tags[2];
+    snprintf(tags[0].key, sizeof tags[0].key, "%s", SWEEP_TAG_SWEEP);
+    snprintf(tags[0].value, sizeof tags[0].value, "%s", x->st->id);
+    snprintf(tags[1].key, sizeof tags[1].key, "%s", SWEEP_TAG_CANDIDATE);
+    snprintf(tags[1].value, sizeof tags[1].value, "%s", c->c.spec);
+    char zones[512] = "", token[64], code[64];
+    size_t zl = 0;
+    for (size_t z = 0; z < (x->n_subnets ? x->n_subnets : 1); z++) {
+        if (sweep_stopped(x->o->stop)) return STOPPED;
+        const ec2_subnet *sn = x->n_subnets ? &x->subnets[z] : NULL;
+        snprintf(token, sizeof token, "%s-%u-%u", x->st->id, (unsigned)i, (unsigned)z);
+        ec2_launch l = {.region = x->st->region, .instance_type = c->c.type, .image_id = c->ami, .count = c->c.nodes,
+                        .spot = c->c.spot, .subnet_id = sn ? sn->id : NULL,
+                        .security_group_id = x->sg_id[0] ? x->sg_id : NULL,
+                        .placement_group = c->placement_group[0] ? c->placement_group : NULL,
+                        .user_data = user_data, .client_token = token, .tags = tags, .n_tags = 2};
+        ec2_instances got = {0};
+        ib_error e = {0};
+        code[0] = '\0';
+        ib_info("%s: launching %d x %s (%s)%s%s", c->c.spec, c->c.nodes, c->c.type, c->c.spot ? "spot" : "on-demand",
+                sn ? " in " : "", sn ? sn->az : "");
+        if (aws_ec2_run_instances(x->client, &l, &got, code, &e) == 0) {
+            record_launch(x, i, &got, err);
+            sweep_save_or_warn(x->st);
+            int rc = LAUNCHED;
+            if (c->c.nodes > 1 && put_rendezvous(x, i, &got, &e) != 0) {
+                snprintf(c->reason, sizeof c->reason, "node 0's address could not be handed to the others: %.900s", e.msg);
+                c->outcome = SWEEP_FAILED;
+                c->ended = time(NULL);
+                sweep_terminate_candidate(x, (int)i);
+            }
+            ec2_instances_free(&got);
+            return rc;
+        }
+        ec2_instances_free(&got);
+        if (code_in(code, capacity_codes)) {
+            ib_info("%s: %s in %s", c->c.spec, code, sn ? sn->az : "the region");
+            zl += (size_t)snprintf(zones + zl, zl < sizeof zones ? sizeof zones - zl : 0, "%s%s", zl ? ", " : "",
+                                   sn ? sn->az : x->st->region);
+            if (zl >= sizeof zones) zl = sizeof zones - 1;
+            continue;
+        }
+        if (code_in(code, quota_codes)) {
+            const price_record *hw = prices_catalogue_hardware(c->c.type);
+            int vcpus = hw && hw->hw.vcpus > 0 ? hw->hw.vcpus * c->c.nodes : -1;
+            char asked[64] = "";
+            if (vcpus > 0) snprintf(asked, sizeof asked, " (%d vCPUs asked)", vcpus);
+            snprintf(c->reason, sizeof c->reason, "quota %s%s: %.800s", code, asked, e.msg);
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "%s: the account's quota stops the sweep: %s for %s %s instances%s; ask for more in the "
+                         "Service Quotas console (EC2, \"Running %s %s instances\")",
+                         c->c.spec, code, c->c.spot ? "spot" : "on-demand", c->c.type, asked,
+                         c->c.spot ? "Spot" : "On-Demand", c->c.type);
+            return QUOTA;
+        }
+        snprintf(c->reason, sizeof c->reason, "launch refused: %.900s", e.msg);
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: RunInstances: %s", c->c.spec, e.msg);
+        return LAUNCH_ERROR;
+    }
+    char when[32];
+    util_utc_iso8601(time(NULL), when);
+    snprintf(c->reason, sizeof c->reason, "no capacity at %s in %s", when, zones[0] ? zones : x->st->region);
+    c->outcome = SWEEP_NO_CAPACITY;
+    c->ended = time(NULL);
+    ib_warn("%s: %s", c->c.spec, c->reason);
+    return NO_CAPACITY;
+}
+
+static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
+{
+    sweep_state_candidate *c = &x->st->cand[i];
+    urls u = {0};
+    char *script = NULL;
+    int rc = LAUNCH_ERROR;
+    if (make_urls(x, i, &u, err) != 0 || render(x, i, &u, &script, err) != 0) {
+        snprintf(c->reason, sizeof c->reason, "not launched: %.900s", err->msg);
+        goto out;
+    }
+    if (c->c.nodes > 1) {
+        /* recorded before it exists: a crash between the two leaves a name cleanup can try */
+        snprintf(c->placement_group, sizeof c->placement_group, "instbench-%s-%zu", x->st->id, i);
+        sweep_save_or_warn(x->st);
+        ec2_tag tag;
+        snprintf(tag.key, sizeof tag.key, "%s", SWEEP_TAG_SWEEP);
+        snprintf(tag.value, sizeof tag.value, "%s", x->st->id);
+        if (aws_ec2_create_placement_group(x->client, x->st->region, c->placement_group, &tag, 1, err) != 0) {
+            snprintf(c->reason, sizeof c->reason, "not launched: placement group: %.900s", err->msg);
+            goto out;
+        }
+    }
+    rc = launch_in_zones(x, i, script, err);
+out:
+    free(script);
+    urls_free(&u);
+    sweep_save_or_warn(x->st);
+    return rc;
+}
+
+/* ---- watching --------------------------------------------------------------------------------- */
+/* DescribeInstances of every live instance; candidates whose instances ended get their outcome. */
+static void watch_instances(sweep_ctx *x)
+{
+    sweep_state *st = x->st;
+    ib_error err = {0};
+    time_t now = time(NULL);
+    if (sweep_instances_refresh(x->client, st->region, st->inst, st->n_inst, &err) != 0)
+        ib_warn("DescribeInstances failed (tried again next poll): %s", err.msg);
+    for (size_t i = 0; i < st->n_inst; i++) {
+        sweep_state_instance *in = &st->inst[i];
+        sweep_state_candidate *c = &st->cand[in->candidate];
+        if (c->outcome != SWEEP_RUNNING) continue;
+        if (!strcmp(in->state_reason, "Server.SpotInstanceTermination")) {
+            c->outcome = SWEEP_INTERRUPTED;
+            c->ended = now;
+            snprintf(c->reason, sizeof c->reason, "spot instance %s (node %d) reclaimed by EC2 in %s", in->id,
+                     in->launch_index, in->az[0] ? in->az : st->region);
+            ib_warn("%s: interrupted: %s", c->c.spec, c->reason);
+            sweep_terminate_candidate(x, in->candidate);
+        }
+    }
+    /* Node 0 ended without a result: its result may still be on its way through S3's listing,
+     * so one more poll is given before the candidate counts as failed. */
+    for (size_t ci = 0; ci < st->n_cand; ci++) {
+        sweep_state_candidate *c = &st->cand[ci];
+        if (c->outcome != SWEEP_RUNNING) continue;
+        const sweep_state_instance *n0 = NULL;
+        for (size_t i = 0; i < st->n_inst; i++)
+            if (st->inst[i].candidate == (int)ci && st->inst[i].launch_index == 0) n0 = &st->inst[i];
+        if (!n0 || !sweep_instance_ending(n0->state)) continue;
+        if (++x->ended_polls[ci] < 3) continue;
+        c->outcome = SWEEP_FAILED;
+        c->ended = now;
+        snprintf(c->reason, sizeof c->reason, "node 0 (%s) ended (%s%s%s) without a result or a log", n0->id,
+                 n0->state, n0->state_reason[0] ? ", " : "", n0->state_reason);
+        ib_warn("%s: %s", c->c.spec, c->reason);
+        sweep_terminate_candidate(x, (int)ci);
+    }
+}
+
+static void check_timeouts(sweep_ctx *x)
+{
+    time_t now = time(NULL);
+    for (size_t i = 0; i < x->st->n_cand; i++) {
+        sweep_state_candidate *c = &x->st->cand[i];
+        if (c->outcome != SWEEP_RUNNING || (double)(now - c->launched) < x->st->max_minutes * 60) continue;
+        c->outcome = SWEEP_TIMED_OUT;
+        c->ended = now;
+        snprintf(c->reason, sizeof c->reason, "timed out: no result within --max-minutes %g", x->st->max_minutes);
+        ib_warn("%s: %s", c->c.spec, c->reason);
+        sweep_terminate_candidate(x, (int)i);
+    }
+}
+
+static size_t running(const sweep_state *st)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_cand; i++) n += st->cand[i].outcome == SWEEP_RUNNING;
+    return n;
+}
+
+static void watch(sweep_ctx *x)
+{
+    snprintf(x->st->phase, sizeof x->st->phase, "watching");
+    sweep_save_or_warn(x->st);
+    while (running(x->st) && !sweep_stopped(x->o->stop)) {
+        sweep_sleep(x->o->poll_s, x->o->stop);
+        if (sweep_stopped(x->o->stop)) break;
+        ib_error err = {0};
+        if (sweep_collect(x, &err) < 0) ib_warn("listing the sweep's results failed (tried again next poll): %s", err.msg);
+        watch_instances(x);
+        check_timeouts(x);
+        sweep_save_or_warn(x->st);
+    }
+}
+
+/* ---- the end: whatever happened ---------------------------------------------------------------- */
+static int delete_placement_groups(sweep_ctx *x, ib_error *err)
+{
+    int rc = 0;
+    for (size_t i = 0; i < x->st->n_cand; i++) {
+        sweep_state_candidate *c = &x->st->cand[i];
+        if (!c->placement_group[0] || c->placement_group_deleted) continue;
+        ib_error e = {0};
+        /* EC2 may still count just-terminated instances as members for a moment: a few tries */
+        for (int t = 0; t < 5; t++) {
+            if (aws_ec2_delete_placement_group(x->client, x->st->region, c->placement_group, &e) == 0) {
+                c->placement_group_deleted = 1;
+                break;
+            }
+            sweep_sleep(x->o->poll_s, NULL);
+        }
+        if (!c->placement_group_deleted) {
+            if (!rc) ib_error_set(err, IB_EXIT_RUNTIME, "placement group %s not deleted: %s", c->placement_group, e.msg);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+static int terminate_everything(sweep_ctx *x, ib_error *err)
+{
+    sweep_state *st = x->st;
+    snprintf(st->phase, sizeof st->phase, "terminating");
+    sweep_save_or_warn(st);
+    for (size_t i = 0; i < st->n_cand; i++)
+        if (st->cand[i].outcome == SWEEP_RUNNING) {
+            /* stopped before its result: the signal or the stop's reason says why */
+            st->cand[i].outcome = SWEEP_NOT_RUN;
+            st->cand[i].ended = time(NULL);
+            snprintf(st->cand[i].reason, sizeof st->cand[i].reason, "stopped before a result: %s",
+                     st->note[0] ? st->note : "the sweep was stopped");
+        }
+    size_t left = 0;
+    if (st->n_inst) {
+        ib_info("terminating %zu instance%s", st->n_inst, st->n_inst == 1 ? "" : "s");
+        left = sweep_terminate_confirm(x->client, st->region, st->inst, st->n_inst, x->o->terminate_wait_s,
+                                       x->o->poll_s > 0 ? x->o->poll_s : 1, save_cb, st);
+    }
+    int rc = 0;
+    if (left) {
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s not confirmed terminated: run `instbench sweep cleanup %s`",
+                          left, left == 1 ? "" : "s", st->id);
+    } else {
+        ib_error e = {0};
+        if (delete_placement_groups(x, &e) != 0)
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: run `instbench sweep cleanup %s`", e.msg, st->id);
+    }
+    st->finished = time(NULL);
+    snprintf(st->phase, sizeof st->phase, "%s", rc ? "needs-cleanup" : "done");
+    sweep_save_or_warn(st);
+    return rc;
+}
+
+int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err)
+{
+    sweep_ctx x = {.st = st, .o = o};
+    int rc = 0;
+    ib_error stop_err = {0};
+    if (!(x.ended_polls = calloc(st->n_cand ? st->n_cand : 1, sizeof *x.ended_polls))) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        return -1;
+    }
+    snprintf(st->phase, sizeof st->phase, "launching");
+    sweep_save_or_warn(st);
+    if (connect_aws(&x, &stop_err) != 0 || upload_source(&x, &stop_err) != 0) {
+        rc = -1;
+    } else {
+        for (size_t i = 0; i < st->n_cand && !rc; i++) {
+            if (sweep_stopped(o->stop)) break;
+            int l = launch_candidate(&x, i, &stop_err);
+            if (l == QUOTA || l == LAUNCH_ERROR) rc = -1;
+        }
+        if (!rc && !sweep_stopped(o->stop)) watch(&x);
+    }
+    if (rc) snprintf(st->note, sizeof st->note, "%.500s", stop_err.msg);
+    else if (sweep_stopped(o->stop)) snprintf(st->note, sizeof st->note, "stopped by signal %d", *o->stop);
+    for (size_t i = 0; i < st->n_cand; i++)
+        if (st->cand[i].outcome == SWEEP_PENDING) {
+            st->cand[i].outcome = SWEEP_NOT_RUN;
+            if (!st->cand[i].reason[0])
+                snprintf(st->cand[i].reason, sizeof st->cand[i].reason, "not launched: %s",
+                         st->note[0] ? st->note : "the sweep stopped");
+        }
+    ib_error term_err = {0};
+    int trc = x.client ? terminate_everything(&x, &term_err) : 0;
+    if (!x.client) {
+        st->finished = time(NULL);
+        snprintf(st->phase, sizeof st->phase, "done");
+        sweep_save_or_warn(st);
+    }
+    if (trc) *err = term_err;
+    else if (rc) *err = stop_err;
+    free(x.ended_polls);
+    free(x.subnets);
+    aws_s3_close(x.s3);
+    aws_client_destroy(x.client);
+    memset(&x.cred, 0, sizeof x.cred);
+    return trc || rc ? -1 : 0;
+}

@@ -1,0 +1,53 @@
+/* sweep/internal.h: what the executor's files (executor.c, collect.c, cleanup.c) share. */
+#ifndef INSTBENCH_SWEEP_INTERNAL_H
+#define INSTBENCH_SWEEP_INTERNAL_H
+
+#include "instbench/aws.h"
+#include "instbench/aws_services.h"
+#include "instbench/sweep.h"
+
+/* One running `sweep run`: the state it keeps on disk and the AWS sessions it talks through. */
+typedef struct sweep_ctx {
+    sweep_state *st;
+    const sweep_exec_options *o;
+    aws_client *client;
+    aws_s3 *s3;
+    aws_credentials cred;          /* for presigning only; wiped at the end */
+    ec2_subnet *subnets;           /* the default VPC's, one per zone */
+    size_t n_subnets;
+    char sg_id[32];
+    char source_key[600];          /* PREFIX/sources/<sha256>.tar.gz */
+    char source_sha256[65];
+    int *ended_polls;              /* per candidate: polls since node 0 ended without a result */
+} sweep_ctx;
+
+/* The EC2 states that mean the instance is gone or going. */
+int sweep_instance_ending(const char *state);
+/* 1 when *stop is set (a signal arrived). */
+static inline int sweep_stopped(const volatile int *stop) { return stop && *stop; }
+/* Sleeps SECONDS in short slices, returning early when *stop is set. */
+void sweep_sleep(double seconds, const volatile int *stop);
+/* st->inst[i] from what DescribeInstances says of it (state, zone, address, reason, end time). */
+void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e, time_t now);
+/* DescribeInstances of the instances of V not known terminated (an id EC2 does not know yet is
+ * left as it was: eventual consistency); V updated from the answer.  -1 when the call failed. */
+int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err);
+/* Saves ST; a failure is warned about (the sweep goes on: its instances matter more than the file). */
+void sweep_save_or_warn(const sweep_state *st);
+
+/* collect.c: one look at S3 under the sweep's prefix: results downloaded into o->results_dir,
+ * failures' log tails read; candidates' outcomes set.  Returns how many candidates changed. */
+int sweep_collect(sweep_ctx *x, ib_error *err);
+/* the key PREFIX/sweep-<id>/<kind>/<rest> into OUT */
+void sweep_key(const sweep_state *st, const char *kind, const char *rest, char *out, size_t len);
+
+/* cleanup.c: TerminateInstances for every instance of V not confirmed terminated (a failed call is
+ * tried again next round), then DescribeInstances until each is "terminated" or WAIT_S passed.
+ * Updates V as EC2 answers; CHANGED (may be NULL) is called after each round.  Returns how many
+ * are not confirmed terminated. */
+size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_instance *v, size_t n, double wait_s,
+                               double poll_s, void (*changed)(void *), void *ctx);
+/* Terminates only (no wait): the instances of candidate CAND still alive; errors are warned. */
+void sweep_terminate_candidate(sweep_ctx *x, int cand);
+
+#endif

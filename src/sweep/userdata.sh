@@ -1,0 +1,124 @@
+#!/bin/bash
+# instbench sweep: what one instance of a candidate runs, as EC2 user data (issue 23).
+# The template src/sweep/userdata.sh; `instbench sweep run` fills in the values below
+# (src/sweep/userdata.c: single-quoted, presigned URLs only, never a credential).
+# Timer, log, identity (IMDSv2), source (sha256 checked), packages, build, [rendezvous],
+# measure, result PUT (node 0); on any failure the log's last 64 KiB PUT; always power off.
+# Test hooks (environment only, the text stays as shipped): INSTBENCH_IMDS_ENDPOINT,
+# INSTBENCH_USERDATA_PREBUILT (an instbench to use instead of building),
+# INSTBENCH_USERDATA_SKIP_PACKAGES=1, INSTBENCH_USERDATA_MASTER_ADDR/_PORT (nodes sharing one
+# loopback), and PATH (stub shutdown, poweroff, apt-get).
+set -euo pipefail
+#@INSTBENCH_VALUES@
+: "${SWEEP_ID:?this is the template: instbench sweep run renders it}"
+
+# The build dependencies, the one list (docs/usage.md "On the instance" names the Ubuntu
+# releases checked).  oneDNN only where the distribution's is 2.x, the API the CPU backend uses.
+PACKAGES=(build-essential cmake pkg-config libcjson-dev libcurl4-openssl-dev libexpat1-dev libssl-dev)
+DNNL_PACKAGE=libdnnl-dev
+
+IMDS=${INSTBENCH_IMDS_ENDPOINT:-http://169.254.169.254}
+PORT=${INSTBENCH_USERDATA_MASTER_PORT:-29500}
+RANK=0
+LOG=/dev/null
+
+say() { printf '%s instbench-sweep: %s\n' "$(date -u +%FT%TZ)" "$*"; }
+
+# PUT file $1 to presigned URL $2; fails unless S3 answers 200.  The answer goes to a file: curl
+# cannot truncate /dev/null before a retry.
+put() {
+    local code
+    code=$(curl -sS --retry 5 --retry-connrefused -o "$1.answer" -w '%{http_code}' -T "$1" "$2") || code=000
+    [[ $code == 200 ]] || { say "PUT of $1 answered HTTP $code"; return 1; }
+}
+
+# On any exit: a failure sends the log's last 64 KiB to this node's log URL; then power off
+# (InstanceInitiatedShutdownBehavior=terminate ends the instance).
+finish() {
+    local rc=$?
+    trap - EXIT
+    set +e
+    if ((rc != 0)); then
+        say "failed (exit $rc)"
+        local url=${LOG_URLS[$RANK]:-}
+        if [[ -n $url && -f $LOG ]]; then
+            tail -c 65536 "$LOG" >"$LOG.tail" && put "$LOG.tail" "$url" && say "log tail delivered"
+        else
+            say "node $RANK has no log URL (user data room: docs/usage.md)"
+        fi
+    fi
+    say "powering off"
+    poweroff
+    exit "$rc"
+}
+trap finish EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# 1. The instance's own end, before anything else: the laptop that started the sweep may close.
+shutdown -h "+$MAX_MINUTES"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/instbench-sweep.XXXXXX")
+LOG=$WORK/sweep.log
+exec >>"$LOG" 2>&1
+say "sweep $SWEEP_ID candidate $CANDIDATE ($NODES node(s), $MARKET, $REGION), off in $MAX_MINUTES min"
+
+# 2. Identity from IMDSv2; measure reads the same service for its own (type, zone, market).
+export AWS_EC2_METADATA_SERVICE_ENDPOINT=$IMDS
+TOKEN=$(curl -sSf --retry 5 --retry-connrefused -X PUT \
+    -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' "$IMDS/latest/api/token")
+imds() { curl -sSf --retry 5 -H "X-aws-ec2-metadata-token: $TOKEN" "$IMDS/latest/meta-data/$1"; }
+# RANK stays 0 (node 0's log URL) until the index is known to be one of this candidate's
+index=$(imds ami-launch-index)
+[[ $index =~ ^[0-9]+$ ]] && ((index < NODES)) || { say "launch index '$index' is not below $NODES"; exit 1; }
+RANK=$index
+say "instance $(imds instance-id) $(imds instance-type) in $(imds placement/region)," \
+    "$(imds instance-life-cycle), launch index $RANK, address $(imds local-ipv4)"
+
+# 3. The source the user's build came from, checked against the digest the sweep computed.
+curl -sSf --retry 5 --retry-connrefused -o "$WORK/src.tar.gz" "$SOURCE_URL"
+echo "$SOURCE_SHA256  $WORK/src.tar.gz" | sha256sum -c -
+
+if [[ -n ${INSTBENCH_USERDATA_PREBUILT:-} ]]; then
+    BIN=$INSTBENCH_USERDATA_PREBUILT
+    say "using the prebuilt $BIN"
+else
+    # 4. Build dependencies; a fresh AMI's unattended upgrades may hold the dpkg lock a while.
+    if [[ ${INSTBENCH_USERDATA_SKIP_PACKAGES:-0} != 1 ]]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get -o DPkg::Lock::Timeout=600 update -q
+        dnnl=$(apt-cache policy "$DNNL_PACKAGE" | sed -n 's/^ *Candidate: *//p')
+        if [[ $dnnl == 2.* ]]; then PACKAGES+=("$DNNL_PACKAGE"); else say "no oneDNN 2.x ($dnnl): no CPU backend"; fi
+        apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${PACKAGES[@]}"
+    fi
+    # 5. Build: the AMI's CUDA when it has one, for this machine's GPU only.
+    mkdir "$WORK/src"
+    tar -xzf "$WORK/src.tar.gz" -C "$WORK/src"
+    export PATH=$PATH:/usr/local/cuda/bin
+    flags=(-DCMAKE_BUILD_TYPE=Release -DINSTBENCH_TESTS=OFF)
+    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d .) || cap=
+    [[ $cap =~ ^[0-9]+$ ]] && flags+=("-DCMAKE_CUDA_ARCHITECTURES=$cap")
+    cmake -S "$WORK/src" -B "$WORK/build" "${flags[@]}"
+    export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+    cmake --build "$WORK/build"
+    BIN=$WORK/build/instbench
+fi
+"$BIN" --version
+
+# 6. Multi-node: node 0's private IP appears at the rendezvous URL once every node has started.
+topology=()
+if ((NODES > 1)); then
+    until MASTER=$(curl -sf "$RENDEZVOUS_URL"); do sleep 2; done
+    MASTER=$(printf '%s' "$MASTER" | head -n1 | tr -d '[:space:]')
+    [[ $MASTER =~ ^[0-9A-Za-z.:-]+$ ]] || { say "rendezvous answered no address"; exit 1; }
+    say "node 0 is at $MASTER"
+    MASTER=${INSTBENCH_USERDATA_MASTER_ADDR:-$MASTER}
+    topology=(--nnodes "$NODES" --node-rank "$RANK" --master-addr "$MASTER" --master-port "$PORT")
+fi
+
+# 7. Measure, then node 0 delivers the result.
+"$BIN" measure "${topology[@]}" "${MEASURE_ARGS[@]}" --output "$WORK/result.json"
+if ((RANK == 0)); then
+    put "$WORK/result.json" "$RESULT_URL"
+    say "result delivered"
+fi

@@ -1,0 +1,371 @@
+#!/usr/bin/python3
+"""The instance simulator: plays every EC2 instance of a sweep, since moto never runs user data.
+
+It watches moto (EC2 through botocore, signed with moto's test user) for running instances tagged
+instbench:sweep, fetches each one's user data (DescribeInstanceAttribute userData) and runs it, the
+real script as rendered, in a sandbox of its own:
+  - a fake IMDSv2 (tests/imds_standin.py) answering that instance's id, type, region, zone, market
+    (instance-life-cycle), launch index and private IP, reached through INSTBENCH_IMDS_ENDPOINT;
+  - stubs for shutdown, poweroff and apt-get first on PATH, each recording its call (calls.log:
+    "<unix time> <name> <args>"), so nothing on this machine is ever shut down or installed;
+  - TMPDIR inside the sandbox (the script works under mktemp -d), and local S3 only through the
+    presigned URLs the user data holds.
+When the script powers off, the instance is terminated in moto, as InstanceInitiatedShutdownBehavior
+=terminate does; the `shutdown -h +M` timer is honoured too (the node is killed and terminated M
+minutes, times timer_scale, after the call); an instance terminated by someone else (the sweep)
+has its script killed.  Nodes of one multi-node candidate share this machine's loopback: they get
+INSTBENCH_USERDATA_MASTER_ADDR=127.0.0.1 and one free port per candidate.
+
+moto answers every presigned request with a 500 while it checks signatures (tests/s3/
+s3_presign_cli.py found the same), and the user data has nothing but presigned URLs: a test that
+lets the simulator run scripts against moto turns checking off (MotoServer.set_auth(10 ** 9))
+once its own signed setup is done.
+
+Library (EXEC's end-to-end tests, tests/sweep/sweep_userdata*.py):
+    with InstanceSim(moto.url, moto.access_key, moto.secret_key, region="us-east-1",
+                     prebuilt=INSTBENCH) as sim:       # prebuilt=None: build from the archive
+        ... launch ...; sim.wait_idle(timeout=120); sim.nodes -> {instance id: Node}
+    Sandbox(script_text, meta).run(...)      one script run without EC2 (the user-data tests)
+Standalone:  instance_sim.py --endpoint URL [--region R] [--prebuilt BIN] [--workdir DIR]
+             (credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY); Ctrl-C stops it."""
+import argparse
+import base64
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))   # tests/: imds_standin
+import imds_standin  # noqa: E402
+
+SWEEP_TAG = "instbench:sweep"
+CANDIDATE_TAG = "instbench:candidate"
+
+# Each stub appends "<unix time> <its name> <args>" to $INSTBENCH_SIM_CALLS and succeeds.
+STUB = """#!/bin/sh
+printf '%s %s %s\\n' "$(date +%s.%N)" "$(basename "$0")" "$*" >>"$INSTBENCH_SIM_CALLS"
+"""
+STUBS = ("shutdown", "poweroff", "apt-get")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class TimedLog(list):
+    """The IMDS stand-in's request log, with when each request came (.times, Unix seconds)."""
+
+    def __init__(self):
+        super().__init__()
+        self.times = []
+
+    def append(self, item):
+        self.times.append(time.time())
+        super().append(item)
+
+
+class Sandbox:
+    """One instance's script in a directory of its own with its own fake IMDS.  META maps IMDS
+    meta-data paths to answers.  After run()/wait(): .rc, .calls [(time, name, args)], .log_text()
+    (the script's own log, sweep.log under its mktemp dir), .output (stdout+stderr of bash)."""
+
+    def __init__(self, script, meta, root=None, env=None):
+        self.own_root = root is None
+        self.root = root or tempfile.mkdtemp(prefix="instbench-sim-")
+        os.makedirs(self.root, exist_ok=True)
+        self.script_path = os.path.join(self.root, "user-data")
+        with open(self.script_path, "w") as f:
+            f.write(script)
+        bindir = os.path.join(self.root, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        for name in STUBS:
+            path = os.path.join(bindir, name)
+            with open(path, "w") as f:
+                f.write(STUB)
+            os.chmod(path, 0o755)
+        self.tmp = os.path.join(self.root, "tmp")
+        os.makedirs(self.tmp, exist_ok=True)
+        self.calls_path = os.path.join(self.root, "calls.log")
+        open(self.calls_path, "a").close()
+        self.imds, self.imds_url = imds_standin.start(meta)
+        self.imds.RequestHandlerClass.log = TimedLog()
+        self.env = dict(os.environ)
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                  "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_EC2_METADATA_DISABLED"):
+            self.env.pop(k, None)   # an instance has no credentials but its presigned URLs
+        self.env.update({"PATH": bindir + os.pathsep + self.env.get("PATH", "/usr/bin:/bin"),
+                         "TMPDIR": self.tmp, "HOME": self.root, "INSTBENCH_SIM_CALLS": self.calls_path,
+                         "INSTBENCH_IMDS_ENDPOINT": self.imds_url})
+        self.env.update(env or {})
+        self.proc = None
+        self.rc = None
+        self.output = ""
+
+    def start(self):
+        self.out_file = open(os.path.join(self.root, "console.log"), "w+")
+        # its own session: a kill reaches the script's children (cmake, measure) too
+        self.proc = subprocess.Popen(["bash", self.script_path], cwd=self.root, env=self.env,
+                                     stdout=self.out_file, stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def wait(self, timeout=None):
+        try:
+            self.rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.rc = self.proc.wait()
+        self._read_output()
+        return self.rc
+
+    def poll(self):
+        if self.proc is None or self.rc is not None:
+            return self.rc
+        if self.proc.poll() is not None:
+            self.rc = self.proc.returncode
+            self._read_output()
+        return self.rc
+
+    def _read_output(self):
+        self.out_file.seek(0)
+        self.output = self.out_file.read()
+        self.out_file.close()
+
+    def run(self, timeout=300):
+        return self.start().wait(timeout)
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    @property
+    def calls(self):
+        out = []
+        with open(self.calls_path) as f:
+            for line in f:
+                t, name, args = (line.rstrip("\n").split(" ", 2) + [""])[:3]
+                out.append((float(t), name, args))
+        return out
+
+    def called(self, name):
+        return [c for c in self.calls if c[1] == name]
+
+    @property
+    def imds_log(self):
+        return self.imds.RequestHandlerClass.log
+
+    def log_text(self):
+        for d in sorted(os.listdir(self.tmp)):
+            p = os.path.join(self.tmp, d, "sweep.log")
+            if os.path.isfile(p):
+                return open(p, errors="replace").read()
+        return ""
+
+    def close(self, keep=False):
+        self.kill()
+        self.imds.shutdown()
+        self.imds.server_close()
+        if self.own_root and not keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def meta_for(inst, region):
+    """IMDS answers for one DescribeInstances instance (moto's), as EC2 gives them."""
+    zone = inst.get("Placement", {}).get("AvailabilityZone") or region + "a"
+    return {"instance-id": inst["InstanceId"], "instance-type": inst["InstanceType"],
+            "placement/region": region, "placement/availability-zone": zone,
+            "instance-life-cycle": "spot" if inst.get("InstanceLifecycle") == "spot" else "on-demand",
+            "ami-launch-index": str(inst.get("AmiLaunchIndex", 0)),
+            "local-ipv4": inst.get("PrivateIpAddress") or "10.0.0.1"}
+
+
+class Node:
+    """One simulated instance: its moto description, its sandbox, what became of it."""
+
+    def __init__(self, inst, sandbox):
+        self.id = inst["InstanceId"]
+        self.inst = inst
+        self.tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
+        self.sandbox = sandbox
+        self.started = time.time()
+        self.ended = None
+        self.end = None   # "poweroff", "timer", "terminated" (by someone else), "exit" (no poweroff)
+
+
+class InstanceSim:
+    def __init__(self, endpoint, access_key, secret_key, region="us-east-1", prebuilt=None,
+                 skip_packages=True, workdir=None, env=None, poll_s=0.2, timer_scale=1.0, keep=False):
+        import botocore.session
+        self.ec2 = botocore.session.get_session().create_client(
+            "ec2", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
+            aws_secret_access_key=secret_key)
+        self.region = region
+        self.prebuilt = prebuilt
+        self.skip_packages = skip_packages
+        self.own_workdir = workdir is None
+        self.workdir = workdir or tempfile.mkdtemp(prefix="instbench-sim-")
+        self.extra_env = env or {}
+        self.poll_s = poll_s
+        self.timer_scale = timer_scale
+        self.keep = keep
+        self.nodes = {}
+        self.ports = {}
+        self.errors = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = None
+
+    # -- the watch loop ------------------------------------------------------------------------
+    def start(self):
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def _loop(self):
+        while not self.stopping.is_set():
+            try:
+                self.step()
+            except Exception as e:   # a moto hiccup must not end the simulation; tests see .errors
+                self.errors.append(repr(e))
+            self.stopping.wait(self.poll_s)
+
+    def step(self):
+        """One pass: start nodes for new running instances, end finished or terminated ones."""
+        states = {}
+        pages = self.ec2.get_paginator("describe_instances").paginate(
+            Filters=[{"Name": "tag-key", "Values": [SWEEP_TAG]}])
+        for page in pages:
+            for r in page["Reservations"]:
+                for inst in r["Instances"]:
+                    states[inst["InstanceId"]] = inst["State"]["Name"]
+                    if inst["State"]["Name"] == "running" and inst["InstanceId"] not in self.nodes:
+                        self._launch(inst)
+        for node in list(self.nodes.values()):
+            if node.end is None:
+                self._watch(node, states.get(node.id))
+
+    def _launch(self, inst):
+        attr = self.ec2.describe_instance_attribute(InstanceId=inst["InstanceId"], Attribute="userData")
+        data = attr.get("UserData", {}).get("Value")
+        script = base64.b64decode(data).decode("utf-8", "replace") if data else ""
+        tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
+        group = (tags.get(SWEEP_TAG), tags.get(CANDIDATE_TAG), inst.get("ReservationId"))
+        env = {"INSTBENCH_USERDATA_MASTER_ADDR": "127.0.0.1"}
+        with self.lock:
+            env["INSTBENCH_USERDATA_MASTER_PORT"] = str(self.ports.setdefault(group, free_port()))
+        if self.prebuilt:
+            env["INSTBENCH_USERDATA_PREBUILT"] = self.prebuilt
+        if self.skip_packages:
+            env["INSTBENCH_USERDATA_SKIP_PACKAGES"] = "1"
+        env.update(self.extra_env)
+        sb = Sandbox(script, meta_for(inst, self.region), root=os.path.join(self.workdir, inst["InstanceId"]),
+                     env=env)
+        node = Node(inst, sb)
+        self.nodes[node.id] = node
+        sb.start()
+
+    def _timer_due(self, node):
+        timers = node.sandbox.called("shutdown")
+        if not timers:
+            return False
+        t, _, args = timers[-1]
+        minutes = args.split("+", 1)[1] if "+" in args else "0"
+        try:
+            return time.time() >= t + float(minutes) * 60 * self.timer_scale
+        except ValueError:
+            return False
+
+    def _watch(self, node, state):
+        sb = node.sandbox
+        if state is not None and state not in ("pending", "running"):
+            sb.kill()
+            sb.wait(10)
+            return self._ended(node, "terminated")
+        done = sb.poll() is not None
+        if done and sb.called("poweroff"):
+            return self._ended(node, "poweroff", terminate=True)
+        if self._timer_due(node):
+            sb.kill()
+            sb.wait(10)
+            return self._ended(node, "timer", terminate=True)
+        if done and not sb.called("shutdown"):
+            return self._ended(node, "exit")   # no poweroff and no timer: a real one would run on
+        # ended without powering off but with its timer: it runs on until the timer ends it
+
+    def _ended(self, node, how, terminate=False):
+        node.end, node.ended = how, time.time()
+        if terminate:
+            self.ec2.terminate_instances(InstanceIds=[node.id])
+
+    # -- for tests -----------------------------------------------------------------------------
+    def wait_idle(self, timeout=300, want=None):
+        """Waits until every node started so far has ended (and at least WANT nodes were seen)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            nodes = list(self.nodes.values())
+            if nodes and all(n.end for n in nodes) and (want is None or len(nodes) >= want):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def stop(self):
+        self.stopping.set()
+        if self.thread:
+            self.thread.join(30)
+        for node in self.nodes.values():
+            node.sandbox.kill()
+            if node.sandbox.rc is None and node.sandbox.proc is not None:
+                node.sandbox.wait(10)
+            node.sandbox.close(keep=True)
+        if self.own_workdir and not self.keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--endpoint", required=True, help="moto's URL (EC2)")
+    ap.add_argument("--region", default=os.environ.get("AWS_REGION", "us-east-1"))
+    ap.add_argument("--prebuilt", help="an instbench to run instead of building from the archive")
+    ap.add_argument("--packages", action="store_true", help="let the script run apt-get (stubbed anyway)")
+    ap.add_argument("--workdir", help="where the sandboxes go (kept)")
+    a = ap.parse_args()
+    sim = InstanceSim(a.endpoint, os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"],
+                      region=a.region, prebuilt=a.prebuilt and os.path.abspath(a.prebuilt),
+                      skip_packages=not a.packages, workdir=a.workdir, keep=True)
+    sim.start()
+    print("instance simulator watching", a.endpoint, "sandboxes in", sim.workdir, flush=True)
+    seen = set()
+    try:
+        while True:
+            for n in list(sim.nodes.values()):
+                if n.id not in seen:
+                    seen.add(n.id)
+                    print("started", n.id, n.tags.get(CANDIDATE_TAG, ""), flush=True)
+                if n.end and (n.id, "end") not in seen:
+                    seen.add((n.id, "end"))
+                    print("ended", n.id, n.end, "exit", n.sandbox.rc, flush=True)
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+# sweep (issue 23).  Each helper adds its own lines below its own heading, so the parts merge.
+
+# --- the instance's side (INST): user data, source archive, instance simulator ---
+# A driver for src/sweep/userdata.c (render, log-nodes, archive).
+add_executable(userdata_probe ${CMAKE_CURRENT_LIST_DIR}/userdata_probe.c)
+target_link_libraries(userdata_probe PRIVATE instbench_core)
+# Rendering: hostile values byte for byte through bash, bad values refused, shutdown's minutes, the
+# 16 KB room with 64 nodes' botocore-presigned URLs, no credential outside the presigned URLs.
+add_test(NAME sweep_userdata_render COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_userdata_render.py
+         $<TARGET_FILE:userdata_probe> ${CMAKE_SOURCE_DIR}/src/sweep/userdata.sh)
+# The script run in the instance simulator's sandbox against moto's S3: a real result that rank
+# ranks, the timer first, build failure and tampered archive (the log's last 64 KiB), a two-node
+# rendezvous, and one instance launched on moto's EC2 that the simulator runs and terminates.
+add_test(NAME sweep_userdata_run COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_userdata_run.py
+         ${INSTBENCH_BIN} $<TARGET_FILE:userdata_probe>)
+set_tests_properties(sweep_userdata_run PROPERTIES TIMEOUT 900)
+# The source archive: the tracked sources the build needs (git ls-files as reference), reproducible,
+# found beside the executable; and the instance building from it end to end (CPU-only, ccache).
+add_test(NAME sweep_userdata_archive COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_userdata_archive.py
+         ${INSTBENCH_BIN} $<TARGET_FILE:userdata_probe> ${CMAKE_SOURCE_DIR})
+set_tests_properties(sweep_userdata_archive PROPERTIES TIMEOUT 1800)
+
+# --- launch, watch, terminate, status, cleanup (EXEC) ---
+# sweep run|status|cleanup against the fault-injecting fake EC2 (tests/sweep/fake_ec2.py): capacity
+# per zone, quota, throttling, eventual consistency, a spot interruption, a failed build, a
+# TerminateInstances that fails once, --max-cost, --max-minutes, SIGINT/SIGTERM, SIGKILL then
+# cleanup --all with the state file gone, bad input.
+add_test(NAME sweep_run_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_faults.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_faults PROPERTIES TIMEOUT 600)
+# sweep run|cleanup against moto (signatures checked; placement groups, which moto lacks, served by
+# the fake AWS behind a router, tests/sweep/moto_sweep.py): --max-cost refusal with zero instances,
+# launch, tags, placement group, shutdown behaviour, no secret in the user data, --max-minutes,
+# SIGINT/SIGTERM, SIGKILL then cleanup ID / --all with the state file gone.
+add_test(NAME sweep_run_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_moto.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_moto PROPERTIES TIMEOUT 600)
+# The issue's bar: g5.xlarge:spot,4xg5.xlarge:spot,g5.12xlarge:on-demand on moto with the instance
+# simulator running every instance's real user data: six instances, three results delivered and
+# ranked, the rendezvous read by all four nodes, zero instances and placement groups left.
+add_test(NAME sweep_run_e2e COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_e2e.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_e2e PROPERTIES TIMEOUT 600)
+# sweep status and the state file read back as hostile input (files written by Python): listing,
+# details with the cost recomputed, JSON round trip, a dozen hostile files refused in one line.
+add_test(NAME sweep_status COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_status.py ${INSTBENCH_BIN})

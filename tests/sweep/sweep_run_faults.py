@@ -1,0 +1,425 @@
+#!/usr/bin/python3
+"""`instbench sweep run|status|cleanup` against the fault-injecting fake EC2 (tests/sweep/fake_ec2.py:
+tests/aws_fake_server.py's signature checks and S3, plus the sweep's EC2 calls and the faults moto
+never makes).  The instances' side is played here: a thread watches the fake's instances and, for
+the candidates a scenario says deliver, PUTs a result (tests/rank/rank_fixtures.result, built
+independently of instbench) or a log tail to the keys the sweep's S3 layout names.
+
+Every expectation is read from the fake's own record of the calls and from the state file with
+Python's json, never from instbench's output alone:
+  A  three candidates with a capacity error in one zone, throttling, instances missing from
+     DescribeInstances right after launch and a TerminateInstances that fails once: six instances,
+     tags on instances and volumes, a placement group for the 4-node candidate (deleted at the end),
+     node 0's address in the rendezvous key, three results downloaded and ranked, everything
+     terminated;
+  B  no capacity in any zone, a spot interruption, a build failure: each reported with its reason;
+  C  a quota stops the sweep naming the quota and the vCPUs; what was launched is terminated;
+  D  --max-cost below the worst case: exit 2, no RunInstances at all, no state file;
+  E  SIGTERM and SIGINT mid-sweep: everything terminated, exit 143 / 130;
+  F  --max-minutes passes: "timed out", everything terminated;
+  G  SIGKILL mid-sweep, the state file deleted: `sweep cleanup --all` finds and ends everything by tag;
+  H  bad input: no --max-cost, a sweep id that does not exist, a malformed one;
+  J  the confirmation: refused without --yes off a terminal, "n" refuses and "y" launches on one;
+  I  EC2 never confirms an instance terminated: exit 1 naming `sweep cleanup ID`, which then ends it.
+Usage: sweep_run_faults.py INSTBENCH"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "rank"))
+from testlib import FakeAws, check, failures   # noqa: E402
+from rank_fixtures import result   # noqa: E402
+from fake_ec2 import tag_specs   # noqa: E402
+
+BIN = os.path.abspath(sys.argv[1])
+BUCKET, PREFIX, REGION = "sweep-bkt", "bench/", "us-east-1"
+AMI = "ami-0123456789abcdef0"
+PRICES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "data", "aws-accelerated-prices.csv")
+
+
+class FakeEc2(FakeAws):
+    SERVER = os.path.join(HERE, "fake_ec2.py")
+
+    def sweep(self, **script):
+        req = urllib.request.Request(self.url + "/__sweep", data=json.dumps(script).encode())
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def look(self):
+        with urllib.request.urlopen(self.url + "/__sweep", timeout=10) as r:
+            return json.loads(r.read())
+
+
+def environment(fake, home):
+    return {"PATH": os.environ.get("PATH", ""), "HOME": home, "XDG_STATE_HOME": os.path.join(home, "state"),
+            "XDG_CACHE_HOME": os.path.join(home, "cache"),
+            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+            "AWS_REGION": REGION, "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
+            "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+            "INSTBENCH_AWS_BACKOFF_BASE": "0.01", "INSTBENCH_SWEEP_POLL_S": "0.2",
+            "INSTBENCH_SWEEP_TERMINATE_WAIT_S": "5", "NO_COLOR": "1"}
+
+
+def key_name(i, spec):
+    return "%d-%s" % (i, spec.replace(":", "-"))
+
+
+ACCEL = {"g5.xlarge": (1, "NVIDIA A10G"), "g5.12xlarge": (4, "NVIDIA A10G"), "g5.2xlarge": (1, "NVIDIA A10G"),
+         "g4dn.xlarge": (1, "Tesla T4")}
+
+
+class Instances(threading.Thread):
+    """Plays the instances: DELIVER maps a candidate spec to ("result", samples/s) or ("log", text);
+    node 0 of a running candidate delivers it once, as the user data would."""
+
+    def __init__(self, fake, specs, deliver):
+        super().__init__(daemon=True)
+        self.fake, self.specs, self.deliver, self.done, self.stop = fake, specs, deliver, set(), False
+        self.sweep_id = None
+
+    def run(self):
+        while not self.stop:
+            for inst in self.fake.look()["instances"]:
+                spec = inst["tags"].get("instbench:candidate")
+                self.sweep_id = inst["tags"].get("instbench:sweep")
+                if inst["state"] != "running" or inst["index"] != 0 or spec in self.done or spec not in self.deliver:
+                    continue
+                i = self.specs.index(spec)
+                kind, what = self.deliver[spec]
+                base = "%s/%ssweep-%s/" % (BUCKET, PREFIX, self.sweep_id)
+                if kind == "result":
+                    nodes = int(spec.split("x", 1)[0]) if "x" in spec.split(".")[0] else 1
+                    itype = spec.split(":")[0].split("x", 1)[-1] if nodes > 1 else spec.split(":")[0]
+                    acc, name = ACCEL[itype]
+                    doc = result(itype, REGION, nodes, acc, name, what, count=nodes, market=spec.split(":")[1])
+                    obj = {base + "results/%s.json" % key_name(i, spec): json.dumps(doc)}
+                else:
+                    obj = {base + "logs/%s-node0.log" % key_name(i, spec): what}
+                self.fake.control(s3_objects=obj)
+                self.done.add(spec)
+            time.sleep(0.1)
+
+
+def sweep(fake, home, specs, *extra, deliver=None, max_cost="100", signal_after=None, kill_after=None, timeout=120):
+    """Runs `sweep run`; returns (rc, stdout, stderr, sweep id, the fake's record)."""
+    player = Instances(fake, specs, deliver or {})
+    player.start()
+    args = [BIN, "sweep", "run", "--region", REGION, "--s3", "s3://%s/%s" % (BUCKET, PREFIX), "--ami", AMI,
+            "--candidates", ",".join(specs), "--yes"] + (["--max-cost", max_cost] if max_cost else []) + list(extra)
+    p = subprocess.Popen(args, cwd=home, env=environment(fake, home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    if signal_after or kill_after:
+        sig, cond = signal_after or (signal.SIGKILL, kill_after)
+        deadline = time.time() + 60
+        while time.time() < deadline and not cond(fake.look()):
+            time.sleep(0.1)
+        p.send_signal(sig)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    player.stop = True
+    player.join()
+    return p.returncode, out, err, player.sweep_id, fake.look()
+
+
+def alive(rec):
+    return [i for i in rec["instances"] if i["state"] != "terminated"]
+
+
+def groups_left(rec):
+    return [g for g in rec["placement_groups"] if g["state"] != "deleted"]
+
+
+def state_file(home, sweep_id):
+    with open(os.path.join(home, "state", "instbench", "sweeps", sweep_id + ".json")) as f:
+        return json.load(f)
+
+
+def all_running(n):
+    return lambda rec: len(rec["instances"]) >= n and all(i["state"] == "running" for i in rec["instances"])
+
+
+def fresh():
+    # the fake's Pricing answers from the repository's price data, so rank prices the results live
+    fake = FakeEc2("--s3-bucket", "%s:%s" % (BUCKET, REGION), "--prices", PRICES)
+    home = tempfile.mkdtemp(prefix="sweep-faults-")
+    return fake, home
+
+
+def scenario_a():
+    fake, home = fresh()
+    try:
+        specs = ["g5.xlarge:spot", "4xg5.xlarge:spot", "g5.12xlarge:on-demand"]
+        fake.sweep(capacity={"g5.12xlarge@us-east-1a": "InsufficientInstanceCapacity"}, hide_new=2,
+                   # more throttled answers in a row than a one-shot command's 3 attempts: the sweep backs off longer
+                   throttle_op={"RunInstances": 4, "DescribeInstances": 4, "TerminateInstances": 4},
+                   terminate_fail=1)
+        sps = {"g5.xlarge:spot": 310.0, "4xg5.xlarge:spot": 1180.0, "g5.12xlarge:on-demand": 1100.0}
+        rc, out, err, sid, rec = sweep(fake, home, specs, "--format", "json",
+                                       deliver={s: ("result", v) for s, v in sps.items()})
+        check(rc == 0, "A: exit 0: rc %d\n%s" % (rc, err[-3000:]))
+        check(len(rec["instances"]) == 6, "A: six instances launched: %d" % len(rec["instances"]))
+        check(not alive(rec), "A: every instance terminated: %r" % alive(rec))
+        check(not groups_left(rec), "A: no placement group left: %r" % groups_left(rec))
+        check(rec["calls"].get("throttled", 0) == 12, "A: throttled calls retried: %r" % rec["calls"])
+        for inst in rec["instances"]:
+            tags = inst["tags"]
+            check(tags.get("instbench:sweep") == sid and tags.get("instbench:candidate") in specs,
+                  "A: instance tags: %r" % tags)
+            check(inst["volume_tags"] == tags, "A: volume tags equal the instance's: %r" % inst["volume_tags"])
+            check(inst["image"] == AMI, "A: the AMI asked: %r" % inst["image"])
+        launches = rec["launches"]
+        big = [l for l in launches if l["InstanceType"] == "g5.12xlarge"]
+        check(len(big) == 1 and big[0]["SubnetId"] == "subnet-us-east-1b",
+              "A: g5.12xlarge launched in the next zone after the capacity error: %r" % [l.get("SubnetId") for l in big])
+        tokens = [l.get("ClientToken") for l in launches]
+        check(all(tokens) and len(set(tokens)) == len(tokens), "A: a ClientToken per launch: %r" % tokens)
+        four = [l for l in launches if l["MinCount"] == "4"]
+        check(len(four) == 1 and four[0]["MaxCount"] == "4" and four[0].get("Placement.GroupName"),
+              "A: 4 nodes in one RunInstances with a placement group: %r" % four)
+        markets = [(tag_specs(l, "instance").get("instbench:candidate", "").endswith(":spot"),
+                    l.get("InstanceMarketOptions.MarketType")) for l in launches]
+        check(all((m == "spot") == spot for spot, m in markets), "A: spot only where asked: %r" % markets)
+        pgs = rec["placement_groups"]
+        check(len(pgs) == 1 and pgs[0]["tags"].get("instbench:sweep") == sid and pgs[0]["strategy"] == "cluster",
+              "A: one cluster placement group, tagged: %r" % pgs)
+        st = state_file(home, sid)
+        check(st["phase"] == "done" and all(i["state"] == "terminated" for i in st["instances"]),
+              "A: the state file says done, all terminated: %r" % st["phase"])
+        check(sorted(c["outcome"] for c in st["candidates"]) == ["result"] * 3, "A: three results: %r" % st["candidates"])
+        files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(home, "instbench-results", "sweep-" + sid, "*.json")))
+        check(files == sorted("%s.json" % key_name(i, s) for i, s in enumerate(specs)), "A: results downloaded: %r" % files)
+        try:
+            ranked = json.loads(out)
+            rows = ranked["rows"] if isinstance(ranked, dict) and "rows" in ranked else ranked
+            seen = {(r.get("instance_type"), r.get("nodes"), r.get("samples_per_second")) for r in rows}
+            want = {("g5.xlarge", 1, 310.0), ("g5.xlarge", 4, 1180.0), ("g5.12xlarge", 1, 1100.0)}
+            check(want <= seen, "A: the ranking has the three delivered results: %r" % seen)
+        except ValueError:
+            check(False, "A: the ranking is JSON: %r" % out[:500])
+        check("cost of the sweep's instances" in err, "A: the sweep's cost is printed")
+        # rendezvous: node 0's private address, read back with botocore through the fake's S3
+        node0 = [i for i in rec["instances"] if i["tags"]["instbench:candidate"] == "4xg5.xlarge:spot" and i["index"] == 0]
+        body = s3_get(fake, "%ssweep-%s/rendezvous/1" % (PREFIX, sid))
+        check(node0 and body.strip() == node0[0]["ip"], "A: rendezvous holds node 0's address: %r" % body)
+        # status reads the state file back
+        r = subprocess.run([BIN, "sweep", "status", sid], env=environment(fake, home), capture_output=True, text=True)
+        check(r.returncode == 0 and sid in r.stdout and r.stdout.count("terminated") >= 6, "A: status: %s %s" % (r.stdout, r.stderr))
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def s3_get(fake, key):
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    req = AWSRequest(method="GET", url="%s/%s/%s" % (fake.url, BUCKET, key))
+    S3SigV4Auth(Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"), "s3", REGION).add_auth(req)
+    try:
+        with urllib.request.urlopen(urllib.request.Request(req.url, headers=dict(req.headers)), timeout=10) as r:
+            return r.read().decode()
+    except OSError as e:
+        return "(%s)" % e
+
+
+def scenario_b():
+    fake, home = fresh()
+    try:
+        specs = ["g5.xlarge:spot", "g5.2xlarge:on-demand", "g4dn.xlarge:on-demand"]
+        fake.sweep(capacity={"g5.2xlarge@us-east-1a": "InsufficientInstanceCapacity",
+                             "g5.2xlarge@us-east-1b": "Unsupported", "g5.2xlarge@us-east-1c": "InsufficientInstanceCapacity"},
+                   interrupt={"g5.xlarge": 0.5})
+        log = "".join("cmake line %d\n" % i for i in range(200)) + "error: the compiler failed on vit.c\n"
+        rc, out, err, sid, rec = sweep(fake, home, specs, deliver={"g4dn.xlarge:on-demand": ("log", log)})
+        check(rc == 1, "B: nothing ranked: exit 1: %d\n%s" % (rc, err[-3000:]))
+        check(not alive(rec), "B: every instance terminated: %r" % alive(rec))
+        st = state_file(home, sid)
+        out_of = {c["spec"]: c for c in st["candidates"]}
+        nc = out_of["g5.2xlarge:on-demand"]
+        check(nc["outcome"] == "no capacity" and all(z in nc["reason"] for z in ("us-east-1a", "us-east-1b", "us-east-1c")),
+              "B: no capacity after every zone: %r" % nc)
+        check(out_of["g5.xlarge:spot"]["outcome"] == "interrupted", "B: the spot reclaim is an interruption: %r" % out_of["g5.xlarge:spot"])
+        fl = out_of["g4dn.xlarge:on-demand"]
+        check(fl["outcome"] == "failed" and "the compiler failed on vit.c" in fl["reason"], "B: the log's last line: %r" % fl)
+        for spec, word in (("g5.2xlarge:on-demand", "no capacity"), ("g5.xlarge:spot", "interrupted"),
+                           ("g4dn.xlarge:on-demand", "failed")):
+            check(any(spec in line and word in line for line in err.splitlines()), "B: stderr lists %s as %s" % (spec, word))
+        check(len([l for l in rec["launches"] if l["InstanceType"] == "g5.2xlarge"]) == 0 and
+              rec["calls"].get("RunInstances", 0) >= 5, "B: three zones tried for g5.2xlarge: %r" % rec["calls"])
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def scenario_c():
+    fake, home = fresh()
+    try:
+        specs = ["g5.xlarge:on-demand", "g5.12xlarge:on-demand", "g4dn.xlarge:on-demand"]
+        fake.sweep(quota={"g5.12xlarge": "VcpuLimitExceeded"})
+        rc, out, err, sid, rec = sweep(fake, home, specs)
+        check(rc == 1, "C: the quota stops the sweep: exit 1: %d\n%s" % (rc, err[-2000:]))
+        check("VcpuLimitExceeded" in err and "48 vCPUs" in err, "C: names the quota and the vCPUs: %s" % err[-2000:])
+        check(len(rec["instances"]) == 1 and not alive(rec), "C: the one launched is terminated: %r" % rec["instances"])
+        st = state_file(home, sid)
+        check([c["outcome"] for c in st["candidates"]] == ["not run", "not run", "not run"],
+              "C: outcomes: %r" % [c["outcome"] for c in st["candidates"]])
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def scenario_d_h():
+    fake, home = fresh()
+    try:
+        rc, out, err, sid, rec = sweep(fake, home, ["4xg5.12xlarge:on-demand"], max_cost="1")
+        check(rc == 2 and "exceeds --max-cost" in err, "D: refused: %d %s" % (rc, err))
+        check(rec["calls"].get("RunInstances", 0) == 0 and not rec["instances"], "D: nothing launched: %r" % rec["calls"])
+        check(not glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json")), "D: no state file")
+        rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"], max_cost=None)
+        check(rc == 2 and "--max-cost" in err and not rec["instances"], "H: --max-cost is required: %d %s" % (rc, err))
+        for argv, code, words in ((["status", "20261125-213005-9f3a"], 2, "no sweep"),
+                                  (["status", "nope"], 2, "not a sweep ID"),
+                                  (["cleanup", "../etc"], 2, "not a sweep ID"),
+                                  (["cleanup", "20261125-213005-9f3a"], 2, "no sweep 20261125-213005-9f3a")):
+            r = subprocess.run([BIN, "sweep"] + argv, env=environment(fake, home), capture_output=True, text=True, timeout=60)
+            check(r.returncode == code and words in r.stderr, "H: %r: exit %d %s" % (argv, r.returncode, r.stderr))
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def scenario_e_f():
+    for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        fake, home = fresh()
+        try:
+            specs = ["g5.xlarge:spot", "2xg5.xlarge:on-demand"]
+            rc, out, err, sid, rec = sweep(fake, home, specs, signal_after=(sig, all_running(3)))
+            check(rc == code, "E: %s: exit %d: %d\n%s" % (sig.name, code, rc, err[-2000:]))
+            check(len(rec["instances"]) == 3 and not alive(rec) and not groups_left(rec),
+                  "E: %s: everything terminated: %r %r" % (sig.name, alive(rec), groups_left(rec)))
+            st = state_file(home, sid)
+            check(st["phase"] == "done" and "signal" in st["note"], "E: the state says why: %r" % st["note"])
+        finally:
+            fake.stop()
+            shutil.rmtree(home, ignore_errors=True)
+    fake, home = fresh()
+    try:
+        t0 = time.time()
+        rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"], "--max-minutes", "0.05")
+        check(rc == 1 and "timed out" in err and not alive(rec), "F: --max-minutes: %d %s" % (rc, err[-2000:]))
+        check(time.time() - t0 < 60, "F: ended soon after 3 s")
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def scenario_i():
+    """EC2 never confirms an instance terminated: exit 1 naming the cleanup command, the state says
+    needs-cleanup; once EC2 confirms, `sweep cleanup ID` ends it and the state says done."""
+    fake, home = fresh()
+    try:
+        fake.sweep(stuck=["g4dn.xlarge"])
+        env = environment(fake, home)
+        rc, out, err, sid, rec = sweep(fake, home, ["g4dn.xlarge:on-demand"], "--max-minutes", "0.03")
+        check(rc == 1 and ("instbench sweep cleanup %s" % sid) in err, "I: names the cleanup: %d %s" % (rc, err[-1500:]))
+        check(state_file(home, sid)["phase"] == "needs-cleanup", "I: the state says needs-cleanup")
+        # status --refresh asks EC2 now: the one instance is still shutting-down, and says so in the file
+        r = subprocess.run([BIN, "sweep", "status", sid, "--refresh"], env=env, capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0 and "shutting-down" in r.stdout and
+              [i["state"] for i in state_file(home, sid)["instances"]] == ["shutting-down"],
+              "I: status --refresh: %d %s %s" % (r.returncode, r.stdout, r.stderr[-500:]))
+        fake.sweep(stuck=[])
+        r = subprocess.run([BIN, "sweep", "cleanup", sid], env=env, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and not alive(fake.look()), "I: cleanup ID: %d %s" % (r.returncode, r.stderr[-1500:]))
+        check(state_file(home, sid)["phase"] == "done", "I: the state says done after the cleanup")
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def on_terminal(argv, env, cwd, answer):
+    """Runs argv with stdin and stderr on a pseudo-terminal, typing ANSWER once "[y/N]" shows;
+    returns (exit code, what the terminal showed)."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdin=slave, stdout=subprocess.DEVNULL, stderr=slave, env=env, cwd=cwd)
+    os.close(slave)
+    shown, typed, deadline = b"", False, time.time() + 120
+    while time.time() < deadline:
+        if select.select([master], [], [], 0.1)[0]:
+            try:
+                b = os.read(master, 65536)
+            except OSError:
+                break
+            if not b:
+                break
+            shown += b
+        if not typed and b"[y/N]" in shown:
+            os.write(master, answer.encode())
+            typed = True
+        if p.poll() is not None and not select.select([master], [], [], 0.2)[0]:
+            break
+    rc = p.wait(timeout=120)
+    os.close(master)
+    return rc, shown.decode("utf-8", "replace")
+
+
+def scenario_j():
+    """The confirmation: no --yes and no terminal refuses; on a terminal "n" refuses and "y" launches."""
+    fake, home = fresh()
+    try:
+        env = environment(fake, home)
+        argv = [BIN, "sweep", "run", "--region", REGION, "--s3", "s3://%s/%s" % (BUCKET, PREFIX), "--ami", AMI,
+                "--candidates", "g5.xlarge:on-demand", "--max-cost", "10", "--max-minutes", "0.03"]
+        r = subprocess.run(argv, env=env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 2 and "--yes" in r.stderr and not fake.look()["instances"],
+              "J: no terminal, no --yes: refused: %d %s" % (r.returncode, r.stderr[-500:]))
+        rc, shown = on_terminal(argv, env, home, "n\n")
+        check(rc == 2 and "[y/N]" in shown and not fake.look()["instances"], "J: answered n: refused: %d %r" % (rc, shown[-500:]))
+        rc, shown = on_terminal(argv, env, home, "y\n")
+        rec = fake.look()
+        check(len(rec["instances"]) == 1 and not alive(rec), "J: answered y: launched and ended: %d %r" % (rc, shown[-800:]))
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def scenario_g():
+    fake, home = fresh()
+    try:
+        specs = ["g5.xlarge:spot", "4xg5.xlarge:spot"]
+        rc, out, err, sid, rec = sweep(fake, home, specs, kill_after=all_running(5))
+        check(rc == -signal.SIGKILL, "G: killed: %d" % rc)
+        check(len(alive(rec)) == 5 and len(groups_left(rec)) == 1, "G: left behind before cleanup: %d" % len(alive(rec)))
+        for f in glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json")):
+            os.remove(f)
+        env = environment(fake, home)
+        r = subprocess.run([BIN, "sweep", "cleanup", "--all", "--region", REGION], env=env, capture_output=True,
+                           text=True, timeout=120)
+        rec = fake.look()
+        check(r.returncode == 0, "G: cleanup --all: %d %s" % (r.returncode, r.stderr[-2000:]))
+        check(not alive(rec) and not groups_left(rec), "G: zero instances and placement groups left: %r %r" % (
+            alive(rec), groups_left(rec)))
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i, scenario_j):
+    s()
+sys.exit(1 if failures else 0)

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""The source archive (CMake target instbench_source_archive, cmake/source_archive.cmake) and the
+instance building from it end to end:
+- contents: exactly the tracked files the build needs (git ls-files of src/ include/ cmake/
+  configs/ CMakeLists.txt LICENSE is the reference), each with its working-tree bytes; no tests/,
+  data/, docs/, build trees; names sorted, owner 0/0, one fixed mtime; gzip header without name or
+  time;
+- reproducible: the same sources copied elsewhere with other mtimes and another umask pack to the
+  same bytes;
+- sweep_source_archive (userdata_probe archive): beside the executable, its path and the SHA-256
+  hashlib computes; absent, an error naming the target that builds it (exit 1); `cmake --install`
+  puts the archive beside the installed executable;
+- end to end: the rendered user data, with no prebuilt binary, downloads the archive from moto
+  through its presigned URL, checks it, configures and builds it (CPU-only: no nvcc here; ccache
+  through CMAKE_C_COMPILER_LAUNCHER in the environment, as CMake reads it), measures, and delivers
+  a result that `instbench rank` ranks.
+Usage: sweep_userdata_archive.py INSTBENCH USERDATA_PROBE SOURCE_DIR"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "s3")]
+from testlib import check, failures, require  # noqa: E402
+
+BIN, PROBE, SRC = (os.path.abspath(a) for a in sys.argv[1:4])
+ARCHIVE = os.path.join(os.path.dirname(BIN), "instbench-src.tar.gz")
+TMP = tempfile.mkdtemp(prefix="ud-archive-")
+require(os.path.isfile(ARCHIVE), f"{ARCHIVE} is missing: the default build makes it")
+data = open(ARCHIVE, "rb").read()
+sha = hashlib.sha256(data).hexdigest()
+
+# -- contents against git's list of tracked files ----------------------------------------------------
+g = subprocess.run(["git", "-C", SRC, "ls-files", "-z", "--", "src", "include", "cmake", "configs",
+                    "CMakeLists.txt", "LICENSE"], capture_output=True, timeout=60)
+require(g.returncode == 0, "git ls-files failed: the test compares the archive with the checkout's tracked files")
+tracked = sorted(n for n in g.stdout.decode().split("\0") if n and os.path.isfile(os.path.join(SRC, n)))
+with tarfile.open(ARCHIVE) as t:
+    members = t.getmembers()
+    names = [m.name for m in members]
+    check(names == sorted(names), "archive entries are not sorted by name")
+    check(names == tracked, "archive != tracked sources: extra %s, missing %s" % (
+        sorted(set(names) - set(tracked))[:5], sorted(set(tracked) - set(names))[:5]))
+    check(all(m.uid == 0 and m.gid == 0 and m.uname in ("", "root") for m in members), "owners not 0/0")
+    check(len({m.mtime for m in members}) == 1, "more than one mtime in the archive")
+    check(all(m.isfile() for m in members), "non-file entries in the archive")
+    differ = [m.name for m in members if m.name in tracked
+              and t.extractfile(m).read() != open(os.path.join(SRC, m.name), "rb").read()]
+    check(not differ, f"archive bytes differ from the working tree: {differ[:5]}")
+check(not any(n.startswith(("tests/", "data/", "docs/", "build", "scripts/")) for n in names), "unneeded trees packed")
+# gzip header (RFC 1952): FLG has no FNAME bit, MTIME is zero
+check(data[:2] == b"\x1f\x8b" and not (data[3] & 0x08) and data[4:8] == b"\0\0\0\0", "gzip header carries a name or time")
+
+# -- reproducible: a copy with other mtimes and umask packs to the same bytes -------------------------
+copy = os.path.join(TMP, "copy")
+for n in tracked:
+    os.makedirs(os.path.dirname(os.path.join(copy, n)), exist_ok=True)
+    shutil.copyfile(os.path.join(SRC, n), os.path.join(copy, n))
+    os.chmod(os.path.join(copy, n), os.stat(os.path.join(SRC, n)).st_mode & 0o777 | 0o020)   # group-writable
+    os.utime(os.path.join(copy, n), (1.5e9, 1.5e9))
+out = os.path.join(TMP, "again.tar.gz")
+p = subprocess.run(["cmake", f"-DSRC={copy}", f"-DOUT={out}", "-P", os.path.join(SRC, "cmake", "source_archive.cmake")],
+                   capture_output=True, text=True, timeout=120)
+check(p.returncode == 0 and os.path.isfile(out), f"packing the copy: {p.stderr[-400:]}")
+if os.path.isfile(out):
+    check(open(out, "rb").read() == data, "the same sources packed to different bytes")
+
+# -- sweep_source_archive ---------------------------------------------------------------------------
+# the probe copied into a directory, first alone, then with the archive beside it
+lone = os.path.join(TMP, "bin")
+os.makedirs(lone)
+probe = shutil.copy(PROBE, lone)
+p = subprocess.run([probe, "archive"], capture_output=True, text=True, timeout=60)
+check(p.returncode == 1 and "instbench_source_archive" in p.stderr and lone in p.stderr, f"no archive: {p.returncode} {p.stderr!r}")
+shutil.copy(ARCHIVE, lone)
+p = subprocess.run([probe, "archive"], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and p.stdout.split() == [os.path.join(lone, "instbench-src.tar.gz"), sha],
+      f"archive beside the probe: {p.stdout!r} {p.stderr!r}")
+
+# -- cmake --install puts it beside the installed executable -----------------------------------------
+prefix = os.path.join(TMP, "prefix")
+p = subprocess.run(["cmake", "--install", os.path.dirname(BIN), "--prefix", prefix], capture_output=True, text=True,
+                   timeout=120)
+installed = [os.path.join(d, f) for d, _, fs in os.walk(prefix) for f in fs]
+exe = [f for f in installed if os.path.basename(f) == "instbench"]
+check(p.returncode == 0 and len(exe) == 1, f"cmake --install: {p.stderr[-300:]} {installed}")
+if exe:
+    beside = os.path.join(os.path.dirname(exe[0]), "instbench-src.tar.gz")
+    check(os.path.isfile(beside) and open(beside, "rb").read() == data, "the archive is not installed beside instbench")
+
+# -- the instance builds from the uploaded archive, end to end ---------------------------------------
+from moto_server import MotoServer  # noqa: E402
+from instance_sim import Sandbox  # noqa: E402
+import userdata_common as run  # noqa: E402
+
+with MotoServer() as m:
+    s3 = run.S3(m)
+    s3.c.create_bucket(Bucket=run.BUCKET)
+    m.set_auth(10 ** 9)   # moto and presigned URLs: see sweep_userdata_run.py
+    s3.put(f"p/sources/{sha}.tar.gz", data)
+    env = {"INSTBENCH_USERDATA_SKIP_PACKAGES": "1", "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
+    if shutil.which("ccache"):
+        # the sandbox's HOME is its own: the cache is named, so every run shares it; the node's
+        # work directory differs each run, its layout (src/, build/) does not, hence the base dir
+        cache = subprocess.run(["ccache", "-k", "cache_dir"], capture_output=True, text=True).stdout.strip()
+        env.update(CMAKE_C_COMPILER_LAUNCHER="ccache", CCACHE_BASEDIR=TMP, CCACHE_NOHASHDIR="true",
+                   CCACHE_DIR=os.environ.get("CCACHE_DIR") or cache)
+    sb = Sandbox(run.render(run.vars_for(s3, "built", f"p/sources/{sha}.tar.gz", sha)), run.meta(),
+                 root=os.path.join(TMP, "node"), env=env)
+    rc = sb.run(timeout=1500)
+    log = sb.log_text()
+    check(rc == 0, f"build from the archive: exit {rc}: {log[-3000:]}")
+    check("-- Build files have been written to" in log,
+          "the log shows no configure from the archive")
+    work = [d for d in os.listdir(sb.tmp) if d.startswith("instbench-sweep.")]
+    check(work and os.access(os.path.join(sb.tmp, work[0], "build", "instbench"), os.X_OK),
+          "no instbench built in the instance's work directory")
+    got = s3.get(f"p/sweep-{run.SWEEP}/results/built.json")
+    if check(got is not None, "the archive-built instbench delivered no result"):
+        doc = json.loads(got)
+        rows = [r for r in run.ranked(got) if r["market"] == "spot"]
+        check(len(rows) == 1 and rows[0]["samples_per_second"] == doc["measurement"]["samples_per_second"],
+              f"rank of the archive-built result: {rows}")
+    sb.close()
+
+sys.exit(1 if failures else 0)

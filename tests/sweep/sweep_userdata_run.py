@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+"""The instance's script (src/sweep/userdata.sh as rendered by sweep_userdata_render) run for real
+in the instance simulator's sandbox (tests/sweep/instance_sim.py: fake IMDSv2, stub shutdown /
+poweroff / apt-get) against moto's S3 (signatures checked) through botocore-presigned URLs:
+- success, with the built instbench as INSTBENCH_USERDATA_PREBUILT: the timer `shutdown -h +2`
+  (max 1.5 min) is the first thing done (before any IMDS request), the archive's sha256 is checked,
+  node 0 PUTs a real result that `instbench rank` ranks (its samples/s and type as the result
+  JSON fetched from moto states them), the log stays unsent, poweroff is the last call;
+- failures: a source archive whose build fails (cmake errors after 100 KB of output) and a
+  tampered archive (sha256 mismatch): the log's last 64 KiB exactly (the sandbox's own log is the
+  reference) arrive at the node's log URL, no result, poweroff; the tampered one never builds;
+- multi-node: two sandboxed nodes (launch index 0 and 1) poll the rendezvous URL until the object
+  appears, then run measure with --nnodes 2 --node-rank I --master-addr --master-port (the CPU
+  backend has no cross-process data parallelism, so a recording stand-in plays instbench here);
+  only node 0 delivers;
+- through EC2: RunInstances on moto with the rendered user data and the sweep's tag; the simulator
+  finds the instance, runs the script, and terminates the instance in moto when it powers off;
+  an endless measure ends when the instance's own timer does (the simulator's minute scaled to
+  3 s), and one terminated from outside has its script killed.
+Usage: sweep_userdata_run.py INSTBENCH USERDATA_PROBE"""
+import hashlib
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "s3")]
+from testlib import check, failures  # noqa: E402
+from moto_server import MotoServer  # noqa: E402
+from instance_sim import InstanceSim, Sandbox  # noqa: E402
+from userdata_common import (BIN, BUCKET, S3, SWEEP, TINY, TMP, check_log_tail, meta, ranked,  # noqa: E402
+                             render, tar_gz, vars_for)
+import botocore.session  # noqa: E402
+
+with MotoServer() as m:
+    # moto answers a presigned request with a 500 while it checks signatures (tests/s3/
+    # s3_presign_cli.py says so too): checking is turned off once the bucket is made; the URLs are
+    # botocore's own presigned ones, so no signature of instbench's is being taken on trust.
+    s3 = S3(m)
+    s3.c.create_bucket(Bucket=BUCKET)
+    m.set_auth(10 ** 9)
+    archive = open(os.path.join(os.path.dirname(BIN), "instbench-src.tar.gz"), "rb").read()
+    sha = hashlib.sha256(archive).hexdigest()
+    s3.put(f"p/sources/{sha}.tar.gz", archive)
+
+    # -- success with the prebuilt binary ------------------------------------------------------------
+    sb = Sandbox(render(vars_for(s3, "ok", f"p/sources/{sha}.tar.gz", sha)), meta(),
+                 env={"INSTBENCH_USERDATA_PREBUILT": BIN})
+    rc = sb.run(timeout=300)
+    log = sb.log_text()
+    check(rc == 0, f"success case: exit {rc}: {log[-1500:]} {sb.output[-500:]}")
+    calls = sb.calls
+    check(calls and calls[0][1:] == ("shutdown", "-h +2"), f"the first call is not shutdown -h +2: {calls}")
+    check(calls and calls[-1][1] == "poweroff" and len(sb.called("poweroff")) == 1, f"poweroff not last/once: {calls}")
+    check(not sb.called("apt-get"), "apt-get ran with a prebuilt binary")
+    check(": OK" in log, "the archive's sha256 check is not in the log")
+    got = s3.get("p/sweep-%s/results/ok.json" % SWEEP)
+    if check(got is not None, f"no result delivered: {log[-1500:]}"):
+        doc = json.loads(got)
+        check(doc["instance"]["type"] == "g5.xlarge" and doc["instance"]["market"] == "spot"
+              and doc["instance"]["source"] == "imds", f"identity not from the fake IMDS: {doc['instance']}")
+        # rank adds the on-demand row of the same measurement beside the spot one it was run on
+        rows = [r for r in ranked(got) if r["market"] == "spot"]
+        if check(len(rows) == 1, f"rank spot rows: {rows}"):
+            r = rows[0]
+            check(r["configuration"] == "1 x g5.xlarge spot" and r["region"] == "us-east-1", f"rank row: {r}")
+            want = doc["measurement"]["samples_per_second"]
+            check(abs(r["samples_per_second"] - want) <= 1e-9 * want, f"rank samples/s {r['samples_per_second']} != {want}")
+    check(s3.get("p/sweep-%s/logs/ok-node0.log" % SWEEP) is None, "a log was sent on success")
+    # the timer came before anything else the script did: its first IMDS request came later
+    t_shutdown = calls[0][0] if calls else float("inf")
+    check(sb.imds_log and sb.imds_log[0][0] == "PUT", f"IMDS: no token request first: {sb.imds_log[:2]}")
+    check(sb.imds_log.times and t_shutdown < sb.imds_log.times[0], "IMDS was asked before the timer was set")
+    check(log.startswith(log.split("\n")[0]) and "off in 2 min" in log.split("\n")[0],
+          f"the log's first line does not state the timer: {log[:200]!r}")
+    sb.close()
+
+    # -- the build fails: the log's tail arrives, no result, poweroff --------------------------------
+    bad = tar_gz({"CMakeLists.txt": "cmake_minimum_required(VERSION 3.18)\nproject(broken C)\n"
+                  "foreach(i RANGE 1500)\n  message(STATUS \"noise line ${i} " + "x" * 60 + "\")\nendforeach()\n"
+                  "message(FATAL_ERROR \"this source tree does not build\")\n"})
+    bsha = hashlib.sha256(bad).hexdigest()
+    s3.put(f"p/sources/{bsha}.tar.gz", bad)
+    sb = Sandbox(render(vars_for(s3, "buildfail", f"p/sources/{bsha}.tar.gz", bsha)), meta(),
+                 env={"INSTBENCH_USERDATA_SKIP_PACKAGES": "1"})
+    rc = sb.run(timeout=300)
+    check(rc != 0, "a failed build exited 0")
+    tail = check_log_tail(s3, sb, f"p/sweep-{SWEEP}/logs/buildfail-node0.log", "build failure")
+    if tail is not None:
+        check(len(tail) == 65536, f"build failure: the log tail is {len(tail)} bytes, not 64 KiB")
+        check(b"this source tree does not build" in tail, "build failure: cmake's error is not in the tail")
+    check(s3.get(f"p/sweep-{SWEEP}/results/buildfail.json") is None, "build failure: a result was delivered")
+    check(sb.calls[0][1] == "shutdown" and sb.calls[-1][1] == "poweroff", f"build failure calls: {sb.calls}")
+    sb.close()
+
+    # -- a tampered archive: refused before building ----------------------------------------------
+    s3.put(f"p/sources/{sha}-tampered.tar.gz", archive + b"\0")
+    sb = Sandbox(render(vars_for(s3, "tampered", f"p/sources/{sha}-tampered.tar.gz", sha)), meta(),
+                 env={"INSTBENCH_USERDATA_SKIP_PACKAGES": "1"})
+    rc = sb.run(timeout=120)
+    tail = check_log_tail(s3, sb, f"p/sweep-{SWEEP}/logs/tampered-node0.log", "tampered archive")
+    check(rc != 0 and tail is not None and b"FAILED" in tail, f"tampered archive: exit {rc}")
+    check(not os.path.exists(os.path.join(sb.tmp, os.listdir(sb.tmp)[0], "build")), "tampered archive was built")
+    check(sb.calls[-1][1] == "poweroff", "tampered archive: no poweroff")
+    sb.close()
+
+    # -- multi-node: the rendezvous, two nodes on this loopback -----------------------------------
+    result = s3.get("p/sweep-%s/results/ok.json" % SWEEP) or b"{}"
+    stand_in = os.path.join(TMP, "instbench-standin")
+    with open(os.path.join(TMP, "result.json"), "wb") as f:
+        f.write(result)
+    # records its arguments; `measure ... --output F` writes the earlier real result to F
+    with open(stand_in, "w") as f:
+        f.write("#!/bin/bash\nprintf '%s\\n' \"$*\" >>\"$TMPDIR/argv\"\n"
+                "if [[ $1 == measure ]]; then out=${@: -1}; cp " + os.path.join(TMP, "result.json") + " \"$out\"; fi\n")
+    os.chmod(stand_in, 0o755)
+    script = render(vars_for(s3, "mn", f"p/sources/{sha}.tar.gz", sha, nodes=2, args=["--model", "vit tiny's"]))
+    nodes = [Sandbox(script, meta(i), env={"INSTBENCH_USERDATA_PREBUILT": stand_in,
+                                           "INSTBENCH_USERDATA_MASTER_ADDR": "127.0.0.1",
+                                           "INSTBENCH_USERDATA_MASTER_PORT": "29777"}).start() for i in range(2)]
+    time.sleep(3)   # both poll before node 0's address is there
+    check(all(n.poll() is None for n in nodes), "a node did not wait for the rendezvous")
+    s3.put(f"p/sweep-{SWEEP}/rendezvous/mn", b"10.0.0.5\n")
+    for i, n in enumerate(nodes):
+        rc = n.wait(120)
+        check(rc == 0, f"node {i}: exit {rc}: {n.log_text()[-1000:]}")
+        argv = open(os.path.join(n.tmp, "argv")).read().splitlines() if os.path.exists(os.path.join(n.tmp, "argv")) else []
+        want = f"measure --nnodes 2 --node-rank {i} --master-addr 127.0.0.1 --master-port 29777 --model vit tiny's --output"
+        check(any(a.startswith(want) for a in argv), f"node {i}: measure ran as {argv}")
+        check("node 0 is at 10.0.0.5" in n.log_text(), f"node {i}: the rendezvous address is not logged")
+        check(n.calls[-1][1] == "poweroff", f"node {i}: no poweroff")
+    check(s3.get(f"p/sweep-{SWEEP}/results/mn.json") == result, "multi-node: node 0's result not delivered")
+    for n in nodes:
+        n.close()
+
+    # -- through EC2: the simulator finds the instance, runs it, terminates it -----------------------
+    ec2 = botocore.session.get_session().create_client(
+        "ec2", endpoint_url=m.url, region_name="us-east-1", aws_access_key_id=m.access_key,
+        aws_secret_access_key=m.secret_key)
+    ami = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    script = render(vars_for(s3, "ec2", f"p/sources/{sha}.tar.gz", sha))
+    with InstanceSim(m.url, m.access_key, m.secret_key, prebuilt=BIN) as sim:
+        r = ec2.run_instances(ImageId=ami, InstanceType="g5.xlarge", MinCount=1, MaxCount=1, UserData=script,
+                              InstanceInitiatedShutdownBehavior="terminate",
+                              TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                  {"Key": "instbench:sweep", "Value": SWEEP},
+                                  {"Key": "instbench:candidate", "Value": "g5.xlarge:spot"}]}])
+        iid = r["Instances"][0]["InstanceId"]
+        check(sim.wait_idle(timeout=300, want=1), f"simulator: the instance did not end: {sim.errors}")
+        node = sim.nodes.get(iid)
+        if check(node is not None, f"simulator never ran {iid}"):
+            check(node.end == "poweroff" and node.sandbox.rc == 0,
+                  f"simulated instance: {node.end} exit {node.sandbox.rc}: {node.sandbox.log_text()[-800:]}")
+            check(f"instance {iid} g5.xlarge in us-east-1" in node.sandbox.log_text(), "identity not from its IMDS")
+        state = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]["State"]["Name"]
+        check(state in ("shutting-down", "terminated"), f"instance left {state} after poweroff")
+        check(s3.get(f"p/sweep-{SWEEP}/results/ec2.json") is not None, "simulated instance delivered no result")
+        check(not sim.errors, f"simulator errors: {sim.errors}")
+
+    # the simulator's two other endings: the instance's own timer (scaled: its minute is 3 s), and
+    # a termination from outside (the sweep's) while the script still runs
+    at = TINY.index("--steps")
+    endless = TINY[:at] + TINY[at + 2:] + ["--duration", "3600"]
+    tags = [{"ResourceType": "instance", "Tags": [{"Key": "instbench:sweep", "Value": SWEEP},
+                                                  {"Key": "instbench:candidate", "Value": "g5.xlarge"}]}]
+    with InstanceSim(m.url, m.access_key, m.secret_key, prebuilt=BIN, timer_scale=0.05) as sim:
+        ids = []
+        for case in ("timer", "killed"):
+            script = render(vars_for(s3, case, f"p/sources/{sha}.tar.gz", sha, args=endless, minutes=0.5))
+            ids.append(ec2.run_instances(ImageId=ami, InstanceType="g5.xlarge", MinCount=1, MaxCount=1,
+                                         UserData=script, TagSpecifications=tags)["Instances"][0]["InstanceId"])
+        deadline = time.time() + 60
+        while ids[1] not in sim.nodes and time.time() < deadline:
+            time.sleep(0.1)
+        ec2.terminate_instances(InstanceIds=[ids[1]])
+        check(sim.wait_idle(timeout=120, want=2), f"simulator: timer/terminated nodes did not end: {sim.errors}")
+        ends = {i: (sim.nodes[i].end if i in sim.nodes else None) for i in ids}
+        check(ends == {ids[0]: "timer", ids[1]: "terminated"}, f"simulator endings: {ends}")
+        if ids[0] in sim.nodes:
+            n = sim.nodes[ids[0]]
+            check(2.5 <= n.ended - n.sandbox.called("shutdown")[0][0] <= 10, "the timer did not end the node after 3 s")
+        for i in ids:
+            st = ec2.describe_instances(InstanceIds=[i])["Reservations"][0]["Instances"][0]["State"]["Name"]
+            check(st in ("shutting-down", "terminated"), f"{i} left {st}")
+        check(s3.get(f"p/sweep-{SWEEP}/results/timer.json") is None, "a result from an instance its timer ended")
+
+sys.exit(1 if failures else 0)
