@@ -39,6 +39,8 @@ int cmd_sweep_plan(int argc, char **argv)
     int own = sweep_flags_split(argc, argv, &F);
     int rc = args_parse(&cmd_sweep_plan_args, own, argv, NULL, NULL);
     if (!rc) rc = sweep_flags_check(&cmd_sweep_plan_args, &F);
+    if (!rc && F.format == 2)
+        rc = args_usage_error(&cmd_sweep_plan_args, "--format csv is for `sweep run`'s ranking; a plan prints as table or json");
     if (rc) {
         sweep_flags_free(&F);
         return rc == ARGS_HELP ? IB_EXIT_OK : rc;

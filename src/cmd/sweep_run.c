@@ -528,6 +528,7 @@ int cmd_sweep_run(int argc, char **argv)
     F.format = 0;
     sweep_plan_print(&F, &ctx, NULL, stderr);
     F.format = format;
+    char dry[SWEEP_MAX_CANDIDATES][64] = {{0}};
     char total[32], ceiling[32];
     output_fmt_usd(total, sizeof total, ctx.plan.total_usd);
     output_fmt_usd(ceiling, sizeof ceiling, F.max_cost_usd);
@@ -538,6 +539,10 @@ int cmd_sweep_run(int argc, char **argv)
     } else if (ctx.plan.verdict != SWEEP_WITHIN) {
         fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", total, ceiling);
         rc = IB_EXIT_USAGE;
+    } else if (sweep_dry_run(&ctx, F.region, dry, &err) != 0) {
+        /* the permission check plan makes, again here: a missing action found before any money is spent */
+        fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
+        rc = IB_EXIT_RUNTIME;
     } else if (state_from_plan(&ctx, &st, &err) != 0) {
         fprintf(stderr, "instbench sweep run: %s\n", err.msg);
         rc = IB_EXIT_RUNTIME;

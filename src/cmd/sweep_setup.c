@@ -11,7 +11,7 @@
 #include "cmd/cmd.h"
 #include "instbench/suggest.h"
 
-const char *const sweep_formats[] = {"table", "json", NULL};
+const char *const sweep_formats[] = {"table", "json", "csv", NULL};   /* csv: run's ranking only */
 
 int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_error *err)
 {
@@ -179,7 +179,8 @@ int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
         need[k] = 1;
     }
     if (aws_credentials_resolve(&ctx->cred, err) != 0) return -1;
-    aws_client_options opt = {.refresh = aws_credentials_refresh};
+    /* as many attempts as the executor: throttling (RequestLimitExceeded) backs off, it does not end the sweep */
+    aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
     if (aws_client_create(&opt, &ctx->cred, &ctx->client, err) != 0) return -1;
     if (fetch_prices(f, ctx, err) != 0) return -1;
     if (f->ami ? check_override(f, ctx, err) : resolve_amis(f, ctx, need, err)) return -1;

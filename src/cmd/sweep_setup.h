@@ -43,7 +43,7 @@ typedef struct sweep_flags {
     char region_buf[32];
 } sweep_flags;
 
-extern const char *const sweep_formats[];   /* "table", "json", NULL */
+extern const char *const sweep_formats[];   /* "table", "json", "csv", NULL */
 
 /* Takes one --candidates value (ARG_FN; dst: the sweep_flags). */
 int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_error *err);
@@ -71,7 +71,8 @@ int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_err
     {"--prices", 0, ARG_CHOICE, &(F)->prices, NULL, "where prices come from (default auto: live AWS, then the\n" \
      "cache, then the snapshot built in)", .choices = prices_source_names, .group = "output"},          \
     {"--format", 0, ARG_CHOICE, &(F)->format, NULL, "table (default on a terminal) or json\n"                 \
-     "(default otherwise)", .choices = sweep_formats}
+     "(default otherwise); csv: run's ranking only (the plan is a table or json)",                         \
+     .choices = sweep_formats}
 
 void sweep_flags_init(sweep_flags *f);
 void sweep_flags_free(sweep_flags *f);

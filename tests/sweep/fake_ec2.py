@@ -19,6 +19,7 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
   "quota": {"TYPE": "VcpuLimitExceeded"}      RunInstances of TYPE answers that code
   "throttle": N                               the next N sweep EC2 calls answer 503 RequestLimitExceeded
   "throttle_op": {"ACTION": N}                the next N calls of ACTION answer 503 RequestLimitExceeded
+  "dry_run_denied": 1                         a RunInstances DryRun answers 403 UnauthorizedOperation
   "hide_new": N                               a new instance is missing from its first N
                                               DescribeInstances answers (eventual consistency)
   "interrupt": {"TYPE": SECONDS}              a spot instance of TYPE is reclaimed that long after
@@ -47,7 +48,8 @@ class Sweep:
     def __init__(self):
         self.lock = threading.Lock()
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
-                       "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": []}
+                       "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": [],
+                       "dry_run_denied": 0}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
@@ -330,6 +332,8 @@ class SweepHandler(aws_fake_server.Handler):
                     SWEEP.script["throttle"] -= 1
                 SWEEP.calls["throttled"] = SWEEP.calls.get("throttled", 0) + 1
                 status, xml = err(503, "RequestLimitExceeded", "Request limit exceeded.")
+            elif params.get("DryRun") == "true" and SWEEP.script["dry_run_denied"]:
+                status, xml = err(403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
             elif params.get("DryRun") == "true":
                 status, xml = err(412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set.")
             elif op == "RunInstances":

@@ -57,7 +57,9 @@ class Router(BaseHTTPRequestHandler):
         to_fake = params.get("Action") in GROUP_ACTIONS or (s3 and self.server.s3_to_fake)
         port = self.server.fake_port if to_fake else self.server.moto_port
         if params.get("Action") == "RunInstances":
-            self.server.launches.append(params)   # moto keeps no Placement.GroupName: the request is the record
+            # moto keeps no Placement.GroupName: the request is the record.  DryRuns (the permission
+            # check `run` makes before launching) are kept apart: they launch nothing.
+            (self.server.dry_runs if params.get("DryRun") == "true" else self.server.launches).append(params)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         try:
             conn.putrequest(method, self.path, skip_host=True, skip_accept_encoding=True)
@@ -115,6 +117,7 @@ class MotoSweep:
             self.server.moto_port, self.server.fake_port = self.moto.port, self.fake.port
             self.server.s3_to_fake = bool(self.s3_buckets)
             self.server.launches = self.launches = []
+            self.server.dry_runs = self.dry_runs = []
             threading.Thread(target=self.server.serve_forever, daemon=True).start()
             self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
         except BaseException:

@@ -14,7 +14,8 @@ Python's json, never from instbench's output alone:
      terminated;
   B  no capacity in any zone, a spot interruption, a build failure: each reported with its reason;
   C  a quota stops the sweep naming the quota and the vCPUs; what was launched is terminated;
-  D  --max-cost below the worst case: exit 2, no RunInstances at all, no state file;
+  D  --max-cost below the worst case: exit 2, no RunInstances at all, no state file; a refused
+     RunInstances DryRun: exit 1, nothing launched; `plan --format csv` refused;
   E  SIGTERM and SIGINT mid-sweep: everything terminated, exit 143 / 130;
   F  --max-minutes passes: "timed out", everything terminated;
   G  SIGKILL mid-sweep, the state file deleted: `sweep cleanup --all` finds and ends everything by tag;
@@ -289,6 +290,18 @@ def scenario_d_h():
         check(rc == 2 and "exceeds --max-cost" in err, "D: refused: %d %s" % (rc, err))
         check(rec["calls"].get("RunInstances", 0) == 0 and not rec["instances"], "D: nothing launched: %r" % rec["calls"])
         check(not glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json")), "D: no state file")
+        # the permission check before money is spent: a refused DryRun launches nothing
+        fake.sweep(dry_run_denied=1)
+        rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand", "2xg5.xlarge:spot"])
+        check(rc == 1 and "UnauthorizedOperation" in err and "nothing launched" in err,
+              "D: a refused DryRun stops run: %d %s" % (rc, err[-1500:]))
+        check(not rec["instances"] and not rec["placement_groups"] and not rec["launches"],
+              "D: nothing launched after the refused DryRun: %r" % rec)
+        check(not glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json")), "D: no state file")
+        fake.sweep(dry_run_denied=0)
+        r = subprocess.run([BIN, "sweep", "plan", "--region", REGION, "--ami", AMI, "--candidates", "g5.xlarge",
+                            "--format", "csv"], env=environment(fake, home), capture_output=True, text=True, timeout=60)
+        check(r.returncode == 2 and "csv" in r.stderr, "D: plan --format csv refused: %d %s" % (r.returncode, r.stderr))
         rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"], max_cost=None)
         check(rc == 2 and "--max-cost" in err and not rec["instances"], "H: --max-cost is required: %d %s" % (rc, err))
         for argv, code, words in ((["status", "20261125-213005-9f3a"], 2, "no sweep"),

@@ -122,6 +122,8 @@ with MotoSweep() as m:
     asked = [(l.get("MinCount"), l.get("Placement.GroupName")) for l in m.launches]
     check(len(pgs) == 1 and sorted(asked, key=str) == sorted([("1", None), ("2", pgs[0])], key=str),
           "2: one RunInstances per candidate, the 2 nodes in the state's placement group: %r %r" % (asked, pgs))
+    dry = sorted(l.get("MinCount") for l in m.dry_runs)
+    check(dry == ["1", "2"], "2: one RunInstances DryRun per candidate before the launches: %r" % dry)
     check(m.groups() == {}, "2: no placement group left: %r" % m.groups())
     check(m.fake.stats()["by_operation"].get("CreatePlacementGroup") == 1, "2: one group created")
     check(st.get("phase") == "done", "2: state done: %r" % st.get("phase"))
