@@ -3,7 +3,8 @@
 # (src/sweep/userdata.sh), as far as this Debian machine can show it (Ubuntu cannot run here):
 #   jammy     gcc-11 (Ubuntu 22.04's GCC generation; Debian's gcc-11 package) and CMake 3.22.1
 #             (what Ubuntu 22.04's apt installs on the AMI), with oneDNN (2.x), CPU-only;
-#             then `instbench --version` and a one-step measure on the CPU backend.
+#             then `instbench --version`, a one-step measure on the CPU backend, and verify
+#             against two of the timm fixtures (tests/data/ref_*.safetensors).
 #   no-onednn the same compiler and CMake with INSTBENCH_ONEDNN=OFF, as on an AMI whose oneDNN is
 #             not 2.x (Ubuntu 24.04 ships 3.1): the CUDA backend when nvcc is here (one
 #             architecture, CMAKE_CUDA_ARCHITECTURES, default 80, to keep it short), the CPU
@@ -67,6 +68,11 @@ grep -E "warning:" "$work/jammy/build.log" | sort -u | sed 's/^/  gcc-11 /' || t
 "$work/jammy/build/instbench" --version
 (cd "$work/jammy" && AWS_EC2_METADATA_DISABLED=true build/instbench measure "${tiny[@]}" --output r.json >/dev/null 2>&1) ||
   fail "jammy: a one-step measure failed"
+# GCC 11's kernels are other clones (src/cpu/simd.h): the timm fixtures still pass
+for ref in a_adam_fp32 b_adamw_bf16; do
+  "$work/jammy/build/instbench" verify --reference "tests/data/ref_$ref.safetensors" 2>&1 | grep -q "PASS: " ||
+    fail "jammy: verify --reference ref_$ref does not pass"
+done
 echo "ok: jammy"
 
 echo "== no-onednn: gcc-11, CMake 3.22.1, INSTBENCH_ONEDNN=OFF"

@@ -60,7 +60,6 @@ typedef struct sweep_candidate {
  * powers off as the others do.  Only when the script with node 0's log URL alone does not fit is
  * rendering refused (the measure flags or URLs are too long). */
 #define SWEEP_NODES_MAX 64               /* the largest candidate the user data is sized for */
-#define SWEEP_MASTER_PORT 29500          /* rank 0's rendezvous port on a multi-node candidate */
 /* The source archive's file name, beside the instbench executable (build dir, or install bindir). */
 #define SWEEP_SOURCE_ARCHIVE_NAME "instbench-src.tar.gz"
 
