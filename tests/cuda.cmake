@@ -137,7 +137,7 @@ if(INSTBENCH_CUDA)
       set_tests_properties(gpu_check_sim PROPERTIES TIMEOUT 1200 LABELS slow)
     endif()
 
-    # ... and fourteen deliberate bugs in the kernels, vit.c, gemm.c, comm_nccl.c, backend_cuda.c and ddp.c, each of which one of
+    # ... and twenty deliberate bugs in the kernels, vit.c, gemm.c, comm_nccl.c, backend_cuda.c and ddp.c, each of which one of
     # these tests must catch (on a copy of the tree; a few minutes).
     add_test(NAME cuda_mutations COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/mutation_check.sh ${CMAKE_SOURCE_DIR})
     set_tests_properties(cuda_mutations PROPERTIES TIMEOUT 1800 LABELS slow)

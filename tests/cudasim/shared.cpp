@@ -32,6 +32,7 @@ struct object {
 // What every host thread shares: the module's TLS image and which of its bytes are __shared__.
 struct image {
     bool ok = false;
+    bool over_limit = false;   // a kernel over 48 KiB: the module would not build, every launch fails
     size_t tls_size = 0;
     std::vector<object> objects;
     std::vector<int32_t> unit_object;   // per 2-byte unit of the image: an index into objects, or -1
@@ -127,6 +128,7 @@ void check_static_limit()
             snprintf(line, sizeof line, "static shared memory: %s declares %zu bytes of __shared__ objects, over the 48 KiB limit",
                      s.first.c_str(), s.second);
             cudasim_report(line);
+            img.over_limit = true;
         }
 }
 
@@ -287,7 +289,7 @@ void block_begin(const char *kernel, cudasim_dim block, unsigned threads)
 }
 
 void block_end() { ts.active = false; }
-bool block_failed() { return ts.failed && !ts.quiet; }
+bool block_failed() { return (ts.failed || img.over_limit) && !ts.quiet; }
 void block_barrier() { ts.epoch++; }
 void warp_barrier(unsigned w) { ts.wep[w] = ++ts.warp_clock; }
 }  // namespace cudasim_shared

@@ -28,7 +28,7 @@ void thread_begin();
  * undefined and unordered with everything before. */
 void block_begin(const char *kernel, cudasim_dim block, unsigned threads);
 void block_end();
-/* whether this block broke a rule (the launch then fails) */
+/* whether this block broke a rule, or a kernel is over the 48 KiB limit (the launch then fails) */
 bool block_failed();
 /* barriers that opened: every thread of the block, or the lanes of warp W */
 void block_barrier();
