@@ -198,7 +198,10 @@ if(INSTBENCH_CUDA)
         instbench_test_internals(cuda_dp_module cuda)
         add_test(NAME cuda_dp_module COMMAND cuda_dp_module WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
         set_tests_properties(cuda_dp_module PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
-                             ENVIRONMENT INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>)
+                             ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=1")
+        add_test(NAME cuda_dp_module_seed2 COMMAND cuda_dp_module WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+        set_tests_properties(cuda_dp_module_seed2 PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+                             ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=2")
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
       instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
