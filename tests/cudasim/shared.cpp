@@ -145,6 +145,8 @@ void load_image()
         for (size_t u = o.off / 2; u < (o.off + o.size + 1) / 2; u++) img.unit_object[u] = (int32_t)i;
     }
     img.ok = true;
+    if (img.objects.empty())   // crossentropy's always exist: a stripped binary, nothing would be checked
+        cudasim_report("shared memory: no __shared__ objects in the symbol table of the module (stripped?): unchecked");
     if (!getenv("CUDASIM_RACECHECK") || strcmp(getenv("CUDASIM_RACECHECK"), "0")) check_static_limit();
 }
 
