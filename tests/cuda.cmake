@@ -69,10 +69,14 @@ if(INSTBENCH_CUDA)
                                ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
     target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM)
     # ... and ThreadSanitizer's instrumentation without its runtime: every load and store of a
-    # kernel calls tests/cudasim/shared.cpp first, which checks the block-shared memory
-    set(_sim_options "-include;${CMAKE_CURRENT_SOURCE_DIR}/cudasim/cudasim.h;-fsanitize=thread")
-    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-      list(APPEND _sim_options "--param=tsan-instrument-func-entry-exit=0")
+    # kernel calls tests/cudasim/shared.cpp first, which checks the block-shared memory (not under
+    # AddressSanitizer, which compilers refuse to combine with it: there the checks are off)
+    set(_sim_options "-include;${CMAKE_CURRENT_SOURCE_DIR}/cudasim/cudasim.h")
+    if(NOT INSTBENCH_SANITIZE)
+      list(APPEND _sim_options "-fsanitize=thread")
+      if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+        list(APPEND _sim_options "--param=tsan-instrument-func-entry-exit=0")
+      endif()
     endif()
     set_source_files_properties(${_sim_sources} PROPERTIES COMPILE_OPTIONS "${_sim_options}")
     target_compile_options(cuda_vit_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
