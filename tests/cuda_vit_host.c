@@ -294,6 +294,40 @@ static void out_of_bounds_check(void)
     }
 }
 
+/* Fresh device and pinned memory hold signalling NaNs in fp32 and in bf16 (what a GPU leaves there
+ * is undefined: a kernel that reads it must not get zeros), and cudaMemset defines it. */
+static void poison_check(void)
+{
+    uint32_t *dev, *host;
+    cudaStream_t s;
+    if (cudaMalloc((void **)&dev, 1024) || cudaMallocHost((void **)&host, 1024) ||
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) {
+        fprintf(stderr, "FAIL poison: allocation\n");
+        failures++;
+        return;
+    }
+    int bad = 0;
+    for (int i = 0; i < 256; i++)
+        for (int k = 0; k < 2; k++) {
+            const uint32_t w = k ? host[i] : dev[i];
+            const uint16_t lo = (uint16_t)w, hi = (uint16_t)(w >> 16);
+            /* fp32 sNaN: exponent all ones, quiet bit clear, mantissa not zero; bf16 likewise */
+            bad += (w & 0x7fc00000u) != 0x7f800000u || !(w & 0x003fffffu);
+            bad += (lo & 0x7fc0u) != 0x7f80u || !(lo & 0x3fu) || (hi & 0x7fc0u) != 0x7f80u || !(hi & 0x3fu);
+        }
+    cudaMemsetAsync(dev, 0, 1024, s);
+    cudaStreamSynchronize(s);
+    for (int i = 0; i < 256; i++) bad += dev[i] != 0;
+    printf("fresh device and pinned memory: %s\n", bad ? "not poisoned" : "signalling NaNs, defined by cudaMemset");
+    if (bad) {
+        fprintf(stderr, "FAIL poison: %d words of fresh memory are not signalling NaNs (or not zero after cudaMemset)\n", bad);
+        failures++;
+    }
+    cudaStreamDestroy(s);
+    cudaFree(dev);
+    cudaFreeHost(host);
+}
+
 /* cuda_vit_sim --trace FIXTURE OUT: the launches and cuBLASLt matmuls of one training step
  * (forward, backward, optimizer) on FIXTURE's config into OUT (CUDASIM_TRACE's format), for
  * scripts/gpu_traffic_model.py --check-trace. */
@@ -363,6 +397,7 @@ int main(int argc, char **argv)
     attention_kernels_check(2, 19, 2, 72);
     attention_kernels_check(1, 40, 3, 9);
     out_of_bounds_check();
+    poison_check();
     if (cudasim_problem[0]) {
         fprintf(stderr, "FAIL: cudasim: %s\n", cudasim_problem);
         failures++;
