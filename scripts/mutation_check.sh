@@ -46,7 +46,34 @@ mutations=(
     "the captured step never launched as a graph|src/cuda/vit.c|cuda_vit_sim|    KTRY(cudaGraphLaunch(v->graph, v->stream));
 |"
     "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
+    # --- cudasim's shared-memory checks (issue 25): each must be caught naming the race or the
+    # undefined read (must_say below), not only by wrong numbers
+    "block reduction: first __syncthreads of the max dropped|src/cuda/kernels/crossentropy.cu|cuda_vit_sim|    smax[tid] = mx;
+    __syncthreads();|    smax[tid] = mx;"
+    "block reduction: first __syncthreads of the sum dropped|src/cuda/kernels/crossentropy.cu|cuda_vit_sim|    ssum[tid] = sum;
+    __syncthreads();|    ssum[tid] = sum;"
+    "fused attention reloads K, V while warps read them (forward)|src/cuda/kernels/flash_attention.cu|cuda_vit_sim|        __syncthreads();   /* every warp is done with the previous K, V tile */
+|"
+    "fused attention reloads q, dO while warps read them (dK, dV)|src/cuda/kernels/flash_attention.cu|cuda_vit_sim|    for (int q0 = 0; q0 < T; q0 += FA_KT) {
+        __syncthreads();
+|    for (int q0 = 0; q0 < T; q0 += FA_KT) {
+"
+    "fused attention reloads K, V while warps read them (dQ)|src/cuda/kernels/flash_attention.cu|cuda_vit_sim|        __syncthreads();
+        load_rows<FA_KT, HDP>(sK, base + D, ld, k0, T, hd);|        load_rows<FA_KT, HDP>(sK, base + D, ld, k0, T, hd);"
+    "fused attention over 48 KiB of static shared memory|src/cuda/kernels/flash_attention.cu|cuda_vit_sim|#define FA_KT 32|#define FA_KT 64"
 )
+race='racecheck: shared-memory race|initcheck: read of undefined shared memory'
+declare -A must_say=(
+    ["__syncthreads dropped from a block reduction"]=$race
+    ["fused attention reads its P v tile before the warp stored it"]=$race
+    ["block reduction: first __syncthreads of the max dropped"]=$race
+    ["block reduction: first __syncthreads of the sum dropped"]=$race
+    ["fused attention reloads K, V while warps read them (forward)"]=$race
+    ["fused attention reloads q, dO while warps read them (dK, dV)"]=$race
+    ["fused attention reloads K, V while warps read them (dQ)"]=$race
+    ["fused attention over 48 KiB of static shared memory"]='over the 48 KiB limit'
+)
+# --- end of cudasim's block
 
 # issue 25, defects found by reading (helper GPU): each one's fix undone
 mutations+=(
@@ -91,6 +118,10 @@ EOF
         missed=$((missed + 1))
     else
         result="caught by $test"
+    fi
+    if [[ $result == caught\ by* && -n ${must_say[$name]:-} ]] && ! grep -Eq "${must_say[$name]}" "$work/test.log"; then
+        result="MISSED (failed, but its log does not say: ${must_say[$name]})"   # cudasim's block
+        missed=$((missed + 1))
     fi
     printf '%-62s %s\n' "$name" "$result"
     cp "$work/mutation.bak" "$work/$file"

@@ -26,8 +26,13 @@
  *
  * Device memory is guarded: each allocation ends at a page boundary (rounded to 256 bytes, as
  * cudaMalloc's granularity) with an inaccessible page on each side, so a kernel that reads or
- * writes past it traps (and the handler below names the allocation), and fresh memory is filled
- * with 0xff bytes, a NaN in fp32 and in bf16, so a read of memory nobody wrote shows. */
+ * writes past it traps (the handler below names the allocation, the offset and, under tests/cudasim,
+ * the kernel, block and thread), and fresh memory, device or pinned host, is filled with 0x7fa5
+ * half words, a signalling NaN in fp32 and in bf16 (compute-sanitizer's initcheck assumes nothing
+ * of it either), so a read of memory nobody wrote shows; cudaMemset and copies define it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* REG_ERR: whether a fault was a read or a write */
+#endif
 #include <pthread.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -37,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -91,20 +97,39 @@ static int lookup(const void *p, allocation *out)
     return found;
 }
 
-/* A write through a guard page: name the allocation it ran off, then die as the access would. */
+void (*shim_fault_where)(char *buf, size_t n);
+
+/* fills fresh memory with 0x7fa5 half words (N is a multiple of 256) */
+static void poison(char *p, size_t n)
+{
+    const uint16_t v = 0x7fa5;
+    for (size_t i = 0; i + 1 < n; i += 2) memcpy(p + i, &v, 2);
+}
+
+/* An access through a guard page: name the allocation it ran off (its offset from the base, as an
+ * index would give it) and what ran it, then die as the access would. */
 static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
-    (void)ctx;
     const char *a = si->si_addr;
-    char msg[200];
-    int len = snprintf(msg, sizeof msg, "cuda_host_runtime: out-of-bounds device memory access at %p", si->si_addr);
+    char msg[512];
+    const char *kind = "access";
+#if defined(__x86_64__) && defined(REG_ERR)
+    kind = ((ucontext_t *)ctx)->uc_mcontext.gregs[REG_ERR] & 2 ? "write" : "read";
+#else
+    (void)ctx;
+#endif
+    int len = snprintf(msg, sizeof msg, "cuda_host_runtime: out-of-bounds device memory %s at %p", kind, si->si_addr);
     for (size_t i = 0; i < n_allocs; i++)   /* no lock: the process is about to die */
         if (a >= allocs[i].map && a < allocs[i].map + allocs[i].map_size && !allocs[i].pinned) {
-            len += snprintf(msg + len, sizeof msg - (size_t)len, " (%td bytes %s the %zu-byte allocation at %p)",
+            len += snprintf(msg + len, sizeof msg - (size_t)len,
+                            ", byte offset %td of the %zu-byte allocation at %p (%td bytes %s)", a - allocs[i].base,
+                            allocs[i].size, (void *)allocs[i].base,
                             a < allocs[i].base ? allocs[i].base - a : a - (allocs[i].base + allocs[i].size),
-                            a < allocs[i].base ? "before" : "past the end of", allocs[i].size, (void *)allocs[i].base);
+                            a < allocs[i].base ? "before it" : "past its end");
             break;
         }
+    if (shim_fault_where && len < (int)sizeof msg - 2) shim_fault_where(msg + len, sizeof msg - (size_t)len);
+    len = (int)strlen(msg);
     if (len > (int)sizeof msg - 2) len = (int)sizeof msg - 2;
     msg[len++] = '\n';
     if (write(2, msg, (size_t)len) < 0) _exit(128 + sig);
@@ -136,7 +161,7 @@ static cudaError_t allocate(void **p, size_t n, int pinned)
     mprotect(m, pg, PROT_NONE);
     mprotect(m + map_size - pg, pg, PROT_NONE);
     char *base = m + map_size - pg - data;   /* 256-byte aligned, its rounded end on the guard */
-    if (!pinned) memset(base, 0xff, data);
+    poison(base, data);
     pthread_mutex_lock(&allocs_lock);
     if (n_allocs == cap_allocs) {
         size_t cap = cap_allocs ? 2 * cap_allocs : 64;

@@ -43,6 +43,9 @@ int shim_streams_are_ordered(void);
 /* An error found while work ran (a kernel's divergent barrier): returned by the next
  * synchronisation and by cudaGetLastError, as a GPU's sticky launch failure is. */
 void shim_report_async_error(cudaError_t e);
+/* Set by tests/cudasim: appends to BUF (N bytes) what runs now on this host thread ("in kernel K,
+ * block (x,y,z), thread (x,y,z)"), or nothing; the guard-page handler adds it to its report. */
+extern void (*shim_fault_where)(char *buf, size_t n);
 /* With CUDASIM_TRACE=PATH set, one line per call appended to PATH in program order: "launch NAME"
  * for a kernel (cudasim), "gemm batch=.. M=.. N=.. K=.. ab=.. c=.. bias=0|1" for a cuBLASLt matmul in
  * the row-major terms of src/cuda/gemm.h (the stand-in); what scripts/gpu_traffic_model.py

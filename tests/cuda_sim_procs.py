@@ -43,8 +43,9 @@ def launch(tmp, extra, port):
     """Both processes of a 2-process job, as torchrun starts them; [(proc, stderr path)]."""
     procs = []
     for r in range(2):
+        # each rank under its own cudasim seed: both seeds in every run
         env = dict(BASE, WORLD_SIZE="2", RANK=str(r), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE="2",
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUDASIM_SEED=str(r + 1))
         err = os.path.join(tmp, "rank%d.err" % r)
         p = subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, *extra, "--format", "json",
                               "--output", os.path.join(tmp, "r%d.json" % r)],

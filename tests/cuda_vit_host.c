@@ -251,6 +251,84 @@ static void attention_kernels_check(int B, int T, int H, int hd)
 #endif
 
 #ifdef CUDA_VIT_SIM
+#include <sys/wait.h>
+#include <unistd.h>
+/* A kernel that reads past its allocation (store_act_kernel told of 2048 floats where its source
+ * has 1000) is stopped at the first bad read, as memcheck stops it, and the report names the
+ * allocation, the offset, the kernel, the block and the thread: in a child process, which dies of it. */
+static void out_of_bounds_check(void)
+{
+    int fds[2];
+    if (pipe(fds)) return;
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        float *src, *dst;
+        cudaStream_t s;
+        if (cudaMalloc((void **)&src, 1000 * sizeof(float)) || cudaMalloc((void **)&dst, 2048 * sizeof(float)) ||
+            cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking))
+            _exit(3);
+        cudaMemsetAsync(src, 0, 1000 * sizeof(float), s);
+        cuk_store_act(dst, IB_PREC_FP32, src, 2048, s);
+        cudaStreamSynchronize(s);
+        _exit(0);   /* not reached: the read past src faults */
+    }
+    close(fds[1]);
+    char out[4096];
+    size_t n = 0;
+    ssize_t got;
+    while (n + 1 < sizeof out && (got = read(fds[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)got;
+    out[n] = 0;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const char *want[] = {"out-of-bounds device memory read", "of the 4000-byte allocation", "bytes past its end",
+                          "in kernel store_act_kernel, block (", "thread ("};
+    int ok = WIFSIGNALED(status);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) ok = ok && strstr(out, want[i]);
+    printf("out-of-bounds read: %s", ok ? out : "not reported as expected\n");
+    if (!ok) {
+        fprintf(stderr, "FAIL out-of-bounds read (status 0x%x): wanted the allocation, offset, kernel, block and thread in:\n%s\n",
+                status, out);
+        failures++;
+    }
+}
+
+/* Fresh device and pinned memory hold signalling NaNs in fp32 and in bf16 (what a GPU leaves there
+ * is undefined: a kernel that reads it must not get zeros), and cudaMemset defines it. */
+static void poison_check(void)
+{
+    uint32_t *dev, *host;
+    cudaStream_t s;
+    if (cudaMalloc((void **)&dev, 1024) || cudaMallocHost((void **)&host, 1024) ||
+        cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) {
+        fprintf(stderr, "FAIL poison: allocation\n");
+        failures++;
+        return;
+    }
+    int bad = 0;
+    for (int i = 0; i < 256; i++)
+        for (int k = 0; k < 2; k++) {
+            const uint32_t w = k ? host[i] : dev[i];
+            const uint16_t lo = (uint16_t)w, hi = (uint16_t)(w >> 16);
+            /* fp32 sNaN: exponent all ones, quiet bit clear, mantissa not zero; bf16 likewise */
+            bad += (w & 0x7fc00000u) != 0x7f800000u || !(w & 0x003fffffu);
+            bad += (lo & 0x7fc0u) != 0x7f80u || !(lo & 0x3fu) || (hi & 0x7fc0u) != 0x7f80u || !(hi & 0x3fu);
+        }
+    cudaMemsetAsync(dev, 0, 1024, s);
+    cudaStreamSynchronize(s);
+    for (int i = 0; i < 256; i++) bad += dev[i] != 0;
+    printf("fresh device and pinned memory: %s\n", bad ? "not poisoned" : "signalling NaNs, defined by cudaMemset");
+    if (bad) {
+        fprintf(stderr, "FAIL poison: %d words of fresh memory are not signalling NaNs (or not zero after cudaMemset)\n", bad);
+        failures++;
+    }
+    cudaStreamDestroy(s);
+    cudaFree(dev);
+    cudaFreeHost(host);
+}
+
 /* cuda_vit_sim --trace FIXTURE OUT: the launches and cuBLASLt matmuls of one training step
  * (forward, backward, optimizer) on FIXTURE's config into OUT (CUDASIM_TRACE's format), for
  * scripts/gpu_traffic_model.py --check-trace. */
@@ -347,6 +425,8 @@ int main(int argc, char **argv)
     attention_kernels_check(1, 197, 1, 64);
     attention_kernels_check(2, 19, 2, 72);
     attention_kernels_check(1, 40, 3, 9);
+    out_of_bounds_check();
+    poison_check();
     if (cudasim_problem[0]) {
         fprintf(stderr, "FAIL: cudasim: %s\n", cudasim_problem);
         failures++;

@@ -9,11 +9,13 @@
  * Execution model (cudasim.cpp): a launch is work on its stream, run when the scheduler of
  * tests/cuda_host_runtime.c lets it (cudasim turns its ordered mode on); the blocks of a grid run
  * one after another (per launch, in a seeded order); the threads of a block are cooperative fibers (ucontext) that each run until
- * they reach a barrier (__syncthreads, or a warp-synchronous shuffle) or end.  So a value another
- * thread writes before a barrier is visible after it, and one read without the barrier is stale,
- * as on a GPU.  Barrier misuse is an error, not a hang: __syncthreads that not every live thread
- * of the block reaches, a shuffle whose mask names a lane that has exited.  Launch limits are
- * checked (1024 threads per block, grid dimensions, 48 KiB of static shared memory). */
+ * they reach a barrier (__syncthreads, or a warp-synchronous shuffle) or end, and under the
+ * default schedule (CUDASIM_SCHEDULE=switch) also give way at random shared-memory accesses.  So
+ * a value another thread writes before a barrier is visible after it, and one read without the
+ * barrier is stale, as on a GPU.  Barrier misuse is an error, not a hang: __syncthreads that not
+ * every live thread of the block reaches, a shuffle whose mask names a lane that has exited.
+ * Launch limits are checked (1024 threads per block, grid dimensions, 48 KiB of shared memory).
+ * Block-shared memory is undefined at every block start and checked for races (shared.h). */
 #ifndef INSTBENCH_TESTS_CUDASIM_H
 #define INSTBENCH_TESTS_CUDASIM_H
 
@@ -37,7 +39,8 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-/* block-shared memory: one copy per OS thread running blocks, which runs one block at a time */
+/* block-shared memory: one copy per OS thread running blocks, which runs one block at a time;
+ * every access is checked (shared.h), so the kernels' sources keep CUDA's declarations */
 #define __shared__ static thread_local
 
 struct cudasim_dim {
@@ -201,8 +204,8 @@ typedef void (*cudasim_block_fn)(void *closure);
  * returned and left for cudaGetLastError, as a real launch does), then queues GRID x BLOCK
  * threads, each calling fn(closure), on stream S (tests/cuda_host_runtime.c decides when they
  * run); release(closure) once they have. */
-cudaError_t cudasim_run(dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn, void *closure,
-                        void (*release)(void *closure));
+cudaError_t cudasim_run(const char *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn,
+                        void *closure, void (*release)(void *closure));
 /* CUDASIM_TRACE (tests/cuda_host_runtime.h): "launch NAME", NAME the kernel as CUK_LAUNCH's first
  * argument spells it, without parentheses or template arguments. */
 void cudasim_trace_launch(const char *spelled);
@@ -224,7 +227,7 @@ template <typename... P> struct cudasim_launcher {
         closure *c = new closure{kernel, std::tuple<P...>(static_cast<P>(std::forward<A>(args))...)};
         cudasim_trace_launch(name);
         cudasim_run(
-            grid, block, smem, stream,
+            name, grid, block, smem, stream,
             [](void *p) {
                 closure *c = static_cast<closure *>(p);
                 std::apply(c->k, c->args);
