@@ -176,6 +176,13 @@ int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
     for (size_t i = 0; i < f->n_cands; i++) {
         sweep_ami_kind k;
         if (sweep_type_ami_kind(f->cands[i].type, &k, err) != 0) return -1;
+        /* A CPU-only type measures one node: cross-process data parallelism is the CUDA backend's
+         * (NCCL); the CPU backend averages between ranks of one process only. */
+        if (f->cands[i].nodes > 1 && (k == SWEEP_AMI_CPU_X86_64 || k == SWEEP_AMI_CPU_ARM64))
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "%s: %s has no GPU, and the CPU backend measures one node only (across nodes "
+                                "instbench trains through CUDA's NCCL): give %s alone", f->cands[i].spec,
+                                f->cands[i].type, f->cands[i].type);
         need[k] = 1;
     }
     if (aws_credentials_resolve(&ctx->cred, err) != 0) return -1;

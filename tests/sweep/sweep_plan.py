@@ -241,6 +241,7 @@ print(json.dumps(pick))"""))
             (["--candidates", "4xg5.xlarge:spot", "--candidates", "4 x g5.xlarge:spot"], "listed twice"),
             (["--candidates", "g5.xlarge:spto"], "did you mean spot?"),
             (["--candidates", "trn1.2xlarge"], "Trainium"),
+            (["--candidates", "2xc6i.2xlarge"], "the CPU backend measures one node only"),
             (["--candidates", "g5.xlarge", "--region", "us-esat-1"], "did you mean us-east-1?"),
             (["--candidates", "g5.xlarge", "--max-cost", "abc"], "--max-cost"),
             (["--candidates", "g5.xlarge", "--max-minutes", "0"], "--max-minutes"),
