@@ -543,6 +543,9 @@ int cmd_sweep_run(int argc, char **argv)
         /* the permission check plan makes, again here: a missing action found before any money is spent */
         fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
         rc = IB_EXIT_RUNTIME;
+    } else if (sweep_check_bucket(&F, &ctx, &err) != 0) {
+        fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
+        rc = err.code ? err.code : IB_EXIT_RUNTIME;
     } else if (state_from_plan(&ctx, &st, &err) != 0) {
         fprintf(stderr, "instbench sweep run: %s\n", err.msg);
         rc = IB_EXIT_RUNTIME;

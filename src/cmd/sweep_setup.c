@@ -368,3 +368,20 @@ int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_er
                             "the whole policy)", spec, dry[refused]);
     return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: %s", spec, first.msg);
 }
+
+/* ---- the bucket ------------------------------------------------------------------------------ */
+int sweep_check_bucket(const sweep_flags *f, sweep_context *ctx, ib_error *err)
+{
+    aws_s3 *s3 = NULL;
+    char region[32] = "";
+    if (aws_s3_open(ctx->client, f->region, &s3, err) != 0) return -1;
+    int rc = aws_s3_bucket_region(s3, f->s3_bucket, region, err);
+    aws_s3_close(s3);
+    if (rc != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "--s3 s3://%s/: %s", f->s3_bucket, err->msg);
+    if (strcmp(region, f->region) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "--s3: bucket %s is in %s, the sweep runs in %s: give a bucket in %s (the instances "
+                            "would pay cross-region transfer for the sources and results, and their URLs would "
+                            "be signed for another region)", f->s3_bucket, region, f->region, f->region);
+    return 0;
+}

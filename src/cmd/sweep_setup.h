@@ -115,5 +115,9 @@ void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char
  * per candidate) gets "permitted" or AWS's code.  0 when every one is permitted; -1 with err naming the action and
  * the candidate (UnauthorizedOperation: the IAM action to grant) otherwise. */
 int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_error *err);
+/* `run`'s bucket, before anything is created: HeadBucket (it exists, these credentials may use it)
+ * in the sweep's region.  0; -1 with err: IB_EXIT_USAGE for a bucket in another region,
+ * IB_EXIT_RUNTIME for one that cannot be reached (missing, denied). */
+int sweep_check_bucket(const sweep_flags *f, sweep_context *ctx, ib_error *err);
 
 #endif

@@ -15,7 +15,8 @@ Python's json, never from instbench's output alone:
   B  no capacity in any zone, a spot interruption, a build failure: each reported with its reason;
   C  a quota stops the sweep naming the quota and the vCPUs; what was launched is terminated;
   D  --max-cost below the worst case: exit 2, no RunInstances at all, no state file; a refused
-     RunInstances DryRun: exit 1, nothing launched; `plan --format csv` refused;
+     RunInstances DryRun: exit 1, nothing launched; a bucket in another region (exit 2) or a missing
+     one (exit 1): nothing launched; `plan --format csv` refused;
   E  SIGTERM and SIGINT mid-sweep: everything terminated, exit 143 / 130;
   F  --max-minutes passes: "timed out", everything terminated;
   G  SIGKILL mid-sweep, the state file deleted: `sweep cleanup --all` finds and ends everything by tag;
@@ -299,6 +300,18 @@ def scenario_d_h():
               "D: nothing launched after the refused DryRun: %r" % rec)
         check(not glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json")), "D: no state file")
         fake.sweep(dry_run_denied=0)
+        # the bucket, before anything is created: one in another region is bad input, a missing one an error
+        fake.control(s3_buckets={"far-bkt": "eu-west-1"})
+        for bucket, code, words in (("far-bkt", 2, "is in eu-west-1, the sweep runs in us-east-1"),
+                                    ("no-such-bkt", 1, "no-such-bkt")):
+            args = [BIN, "sweep", "run", "--region", REGION, "--s3", "s3://%s/x/" % bucket, "--ami", AMI,
+                    "--candidates", "g5.xlarge", "--yes", "--max-cost", "100"]
+            r = subprocess.run(args, cwd=home, env=environment(fake, home), capture_output=True, text=True, timeout=60)
+            rec = fake.look()
+            check(r.returncode == code and words in r.stderr and "nothing launched" in r.stderr,
+                  "D: --s3 %s: exit %d %s" % (bucket, r.returncode, r.stderr[-800:]))
+            check(not rec["instances"] and not rec["launches"], "D: --s3 %s: nothing launched" % bucket)
+        check(not glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json")), "D: no state file (buckets)")
         r = subprocess.run([BIN, "sweep", "plan", "--region", REGION, "--ami", AMI, "--candidates", "g5.xlarge",
                             "--format", "csv"], env=environment(fake, home), capture_output=True, text=True, timeout=60)
         check(r.returncode == 2 and "csv" in r.stderr, "D: plan --format csv refused: %d %s" % (r.returncode, r.stderr))
