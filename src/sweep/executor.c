@@ -417,6 +417,18 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
                                        x->o->poll_s > 0 ? x->o->poll_s : 1, save_cb, st);
     }
     int rc = 0;
+    if (!left) {
+        /* Then by tag: an instance EC2 launched but whose RunInstances answer never arrived (every
+         * retry lost) is in no list of ours, yet carries the sweep's tag.  EC2's eventual
+         * consistency may still hide one launched seconds ago: its own shutdown timer is the last net. */
+        size_t strays = 0;
+        ib_error e = {0};
+        if (sweep_cleanup_region(st->region, st->id, x->o->terminate_wait_s, x->o->stop, &strays, &e) != 0)
+            left = strays ? strays : 1, ib_warn("looking for the sweep's instances by tag: %s", e.msg);
+        else if (strays)
+            ib_warn("%zu instance%s tagged with sweep %s that no launch answer named (an answer lost on the "
+                    "way): terminated", strays, strays == 1 ? "" : "s", st->id);
+    }
     if (left) {
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s not confirmed terminated: run `instbench sweep cleanup %s`",
                           left, left == 1 ? "" : "s", st->id);

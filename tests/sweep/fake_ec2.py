@@ -20,6 +20,8 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
   "throttle": N                               the next N sweep EC2 calls answer 503 RequestLimitExceeded
   "throttle_op": {"ACTION": N}                the next N calls of ACTION answer 503 RequestLimitExceeded
   "dry_run_denied": 1                         a RunInstances DryRun answers 403 UnauthorizedOperation
+  "lose_answers": N                           RunInstances launches, then its next N answers (the
+                                              retries with the same ClientToken too) are 500s
   "hide_new": N                               a new instance is missing from its first N
                                               DescribeInstances answers (eventual consistency)
   "interrupt": {"TYPE": SECONDS}              a spot instance of TYPE is reclaimed that long after
@@ -49,7 +51,7 @@ class Sweep:
         self.lock = threading.Lock()
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
                        "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": [],
-                       "dry_run_denied": 0}
+                       "dry_run_denied": 0, "lose_answers": 0}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
@@ -163,6 +165,9 @@ def run_instances(region, p):
     s = SWEEP.script
     token = p.get("ClientToken", "")
     if token and token in SWEEP.tokens:
+        if s["lose_answers"] > 0:   # launched, but every answer lost on the way back
+            s["lose_answers"] -= 1
+            return err(500, "InternalError", "An internal error has occurred.")
         return ok("RunInstances", SWEEP.tokens[token])   # idempotent: the same answer, nothing new
     itype, count = p.get("InstanceType", ""), int(p.get("MinCount", "1"))
     subnet = p.get("SubnetId", "")
@@ -197,6 +202,9 @@ def run_instances(region, p):
         SWEEP.n, "".join(items))
     if token:
         SWEEP.tokens[token] = inner
+    if s["lose_answers"] > 0:
+        s["lose_answers"] -= 1
+        return err(500, "InternalError", "An internal error has occurred.")
     return ok("RunInstances", inner)
 
 

@@ -14,6 +14,7 @@ Python's json, never from instbench's output alone:
      terminated;
   B  no capacity in any zone, a spot interruption, a build failure: each reported with its reason;
   C  a quota stops the sweep naming the quota and the vCPUs; what was launched is terminated;
+  K  every RunInstances answer lost after EC2 launched: found by its tag and terminated;
   D  --max-cost below the worst case: exit 2, no RunInstances at all, no state file; a refused
      RunInstances DryRun: exit 1, nothing launched; a bucket in another region (exit 2) or a missing
      one (exit 1): nothing launched; `plan --format csv` refused;
@@ -446,6 +447,23 @@ def scenario_g():
         shutil.rmtree(home, ignore_errors=True)
 
 
-for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i, scenario_j):
+def scenario_k():
+    """K: EC2 launched, but every RunInstances answer was lost (retries with the same ClientToken
+    too): the sweep stops on the launch error, and still finds the instance by its tag and ends it."""
+    fake, home = fresh()
+    try:
+        fake.sweep(lose_answers=100)
+        rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"])
+        check(rc == 1, "K: the lost launch answer stops the sweep: exit %d %s" % (rc, err[-1500:]))
+        check(len(rec["instances"]) == 1 and not alive(rec),
+              "K: the instance no answer named is terminated: %r" % [(i["id"], i["state"]) for i in rec["instances"]])
+        check("no launch answer named" in err, "K: says so: %s" % err[-1500:])
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i, scenario_j,
+          scenario_k):
     s()
 sys.exit(1 if failures else 0)
