@@ -111,6 +111,17 @@ static int presign(sweep_ctx *x, const char *method, const char *key, char **url
 {
     long expires = (long)ceil(x->st->max_minutes * 60) + URL_MARGIN_S;
     if (expires > 604800) expires = 604800;
+    static int warned;
+    time_t now = time(NULL);
+    /* A URL signed with temporary credentials (SSO, an assumed role) dies with them, whatever
+     * X-Amz-Expires says: an instance that finishes later could not deliver its result. */
+    if (!warned && x->cred.expiration > 0 && x->cred.expiration < now + expires) {
+        warned = 1;
+        ib_warn("the credentials (%s) expire in %ld min, sooner than the %ld min the instances' presigned URLs "
+                "are made for (--max-minutes and an hour): what an instance delivers after that, S3 refuses "
+                "(use credentials that last longer)", x->cred.source, (long)(x->cred.expiration - now) / 60,
+                expires / 60);
+    }
     return aws_s3_presign(x->s3, &x->cred, method, x->st->s3_bucket, key, expires, time(NULL), url, err);
 }
 

@@ -156,8 +156,9 @@ def all_running(n):
 
 
 def fresh():
-    # the fake's Pricing answers from the repository's price data, so rank prices the results live
-    fake = FakeEc2("--s3-bucket", "%s:%s" % (BUCKET, REGION), "--prices", PRICES)
+    # the fake's Pricing answers from the repository's price data, so rank prices the results live;
+    # its container credentials last 10 minutes (scenario J)
+    fake = FakeEc2("--s3-bucket", "%s:%s" % (BUCKET, REGION), "--prices", PRICES, "--container-cred-ttl", "600")
     home = tempfile.mkdtemp(prefix="sweep-faults-")
     return fake, home
 
@@ -421,6 +422,14 @@ def scenario_j():
         rc, shown = on_terminal(argv, env, home, "y\n")
         rec = fake.look()
         check(len(rec["instances"]) == 1 and not alive(rec), "J: answered y: launched and ended: %d %r" % (rc, shown[-800:]))
+        # temporary credentials (the fake's container endpoint: 10 minutes) shorter than the
+        # instances' life: their presigned URLs die first, and the sweep says so
+        cenv = dict(env, AWS_CONTAINER_CREDENTIALS_FULL_URI=fake.url + "/v2/credentials/x")
+        del cenv["AWS_ACCESS_KEY_ID"], cenv["AWS_SECRET_ACCESS_KEY"]
+        r = subprocess.run(argv + ["--yes"], env=cenv, cwd=home, stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=120)
+        check("sooner than the 60 min the instances' presigned URLs are made for" in r.stderr,
+              "J: credentials expiring before the URLs: warned: %d %s" % (r.returncode, r.stderr[-1500:]))
     finally:
         fake.stop()
         shutil.rmtree(home, ignore_errors=True)
