@@ -46,6 +46,13 @@ def fs_name(path):
     return {"ext2/ext3": "ext4"}.get(t, t)
 
 
+def shimmed(**envs):
+    """The environment of a run under the LD_PRELOAD shim.  In the ASan build the shim is loaded
+    before ASan's runtime, which ASan refuses unless told that the order is intended."""
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    return dict(envs, LD_PRELOAD=SHIM, ASAN_OPTIONS=(asan + ":" if asan else "") + "verify_asan_link_order=0")
+
+
 def measure(d, extra, **envs):
     out = os.path.join(d, "r.json")
     p = subprocess.run([BIN, "measure"] + TINY + ["--warmup", "1", "--steps", "2", "-o", out] + extra,
@@ -92,7 +99,7 @@ if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
 # ---- a slow disk raises write_s: at RATE bytes/s, writing the state takes at least bytes / RATE ----
 RATE = P * 14 / 1.5   # 1.5 s for the bf16 state
 d = scratch()
-p, doc = measure(d, [], LD_PRELOAD=SHIM, CHECKPOINT_SHIM_WRITE_BPS=str(RATE))
+p, doc = measure(d, [], **shimmed(CHECKPOINT_SHIM_WRITE_BPS=str(RATE)))
 ck = doc and doc.get("checkpoint")
 check(bool(ck), f"slow disk: no checkpoint: {p.stderr[-400:]}")
 if ck:
@@ -104,7 +111,7 @@ if ck:
 
 # ---- too little free space: skipped with a warning, the result still written, nothing left ----
 d = scratch()
-p, doc = measure(d, [], LD_PRELOAD=SHIM, CHECKPOINT_SHIM_FREE_BYTES=str(P * 14 + 1000))
+p, doc = measure(d, [], **shimmed(CHECKPOINT_SHIM_FREE_BYTES=str(P * 14 + 1000)))
 check(p.returncode == 0, f"full disk: exit {p.returncode}: {p.stderr[-300:]}")
 check(doc is not None and doc.get("checkpoint", "absent") is None, f"full disk: checkpoint {doc and doc.get('checkpoint')!r}")
 check("would not fit" in p.stderr, f"full disk: no warning: {p.stderr[-300:]}")
@@ -160,6 +167,5 @@ def interrupt_inside(how, sig, want, **envs):
 
 interrupt_inside("SIGINT while paused after fsync", signal.SIGINT, 130, INSTBENCH_TEST_CHECKPOINT_PAUSE="60")
 interrupt_inside("SIGTERM while paused after fsync", signal.SIGTERM, 143, INSTBENCH_TEST_CHECKPOINT_PAUSE="60")
-interrupt_inside("SIGINT during a slow write", signal.SIGINT, 130, LD_PRELOAD=SHIM,
-                 CHECKPOINT_SHIM_WRITE_BPS=str(P * 14 / 8))
+interrupt_inside("SIGINT during a slow write", signal.SIGINT, 130, **shimmed(CHECKPOINT_SHIM_WRITE_BPS=str(P * 14 / 8)))
 finish("measure_cli_checkpoint")

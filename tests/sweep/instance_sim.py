@@ -303,9 +303,11 @@ class InstanceSim:
         # ended without powering off but with its timer: it runs on until the timer ends it
 
     def _ended(self, node, how, terminate=False):
-        node.end, node.ended = how, time.time()
+        # EC2 first, then the record: wait_idle() reads node.end, and a test that then asks EC2
+        # must find the instance already ending
         if terminate:
             self.ec2.terminate_instances(InstanceIds=[node.id])
+        node.end, node.ended = how, time.time()
 
     # -- for tests -----------------------------------------------------------------------------
     def wait_idle(self, timeout=300, want=None):

@@ -539,7 +539,7 @@ int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], 
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "%s has no default VPC: create one (aws ec2 create-default-vpc --region %s) or use "
                             "another region", region, region);
-    snprintf(vpc_id, 32, "%s", rowbuf[0][0]);
+    snprintf(vpc_id, 32, "%.31s", rowbuf[0][0]);   /* length checked above */
 
     const char *sg_filter[] = {"vpc-id", vpc_id, "group-name", "default"};
     rows = (rows_ctx){rowbuf, 0, 1, NULL};
@@ -549,7 +549,7 @@ int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], 
     if (rows.n == 0 || strlen(rowbuf[0][0]) >= 32)
         return ib_error_set(err, IB_EXIT_RUNTIME, "the default VPC %s of %s has no default security group", vpc_id,
                             region);
-    snprintf(sg_id, 32, "%s", rowbuf[0][0]);
+    snprintf(sg_id, 32, "%.31s", rowbuf[0][0]);   /* length checked above */
 
     const char *sn_filter[] = {"vpc-id", vpc_id, "default-for-az", "true"};
     rows = (rows_ctx){rowbuf, 0, 64, NULL};
