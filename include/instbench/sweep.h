@@ -286,14 +286,16 @@ typedef struct sweep_exec_options {
  * (st->phase is then "needs-cleanup"). */
 int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err);
 
-/* `sweep status --refresh`: each instance's state as EC2 says now (found by the sweep's tag), saved. */
+/* `sweep status --refresh`: each instance's state as EC2 says now, saved. */
 int sweep_state_refresh(sweep_state *st, ib_error *err);
 
-/* `sweep cleanup`: every instance tagged instbench:sweep=ID (ID "*": any sweep) in REGION
- * terminated and confirmed, then every placement group with that tag deleted.  Found by tag
- * alone, so it works when the state file is gone.  *found counts the instances not already
- * terminated; 0 when everything is gone, -1 with err otherwise. */
-int sweep_cleanup_region(const char *region, const char *id, double wait_s, volatile int *stop, size_t *found,
-                         ib_error *err);
+/* `sweep cleanup`, and the end of `sweep run`: every instance tagged instbench:sweep=ID (ID "*":
+ * any sweep) in REGION terminated and confirmed (asking EC2 every POLL_S seconds for up to WAIT_S;
+ * a signal does not cut it short), then every placement group with that tag deleted.  Found by tag
+ * alone, so it works when the state file is gone.  CLIENT: the caller's, or NULL for one of its
+ * own.  *found counts the instances not already terminated; 0 when everything is gone, -1 with
+ * err otherwise. */
+int sweep_cleanup_region(aws_client *client, const char *region, const char *id, double wait_s, double poll_s,
+                         size_t *found, ib_error *err);
 
 #endif

@@ -20,6 +20,7 @@
 #include "cmd/sweep_setup.h"
 
 #define DEFAULT_POLL_S 15.0
+#define DEFAULT_CLEANUP_POLL_S 5.0   /* cleanup only waits for terminations: it asks more often */
 #define DEFAULT_TERMINATE_WAIT_S 600.0
 
 static volatile int stop_signal;   /* the signal that asked the sweep to stop; 0: none */
@@ -325,7 +326,8 @@ int cmd_sweep_cleanup(int argc, char **argv)
     for (size_t r = 0; r < n_regions; r++) {
         size_t found = 0;
         ib_info("looking for %s's instances in %s", C.all ? "every sweep" : pos[0], regions[r]);
-        if (sweep_cleanup_region(regions[r], C.all ? "*" : pos[0], C.wait_s, &stop_signal, &found, &err) != 0) {
+        if (sweep_cleanup_region(NULL, regions[r], C.all ? "*" : pos[0], C.wait_s,
+                                 env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_CLEANUP_POLL_S), &found, &err) != 0) {
             fprintf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
             rc = IB_EXIT_RUNTIME;
         }

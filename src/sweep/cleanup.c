@@ -127,13 +127,12 @@ static void print_instance(const sweep_state_instance *in)
     ib_info("  %s  %-14s %s%s", in->id, in->state, in->state_reason[0] ? "reason " : "", in->state_reason);
 }
 
-int sweep_cleanup_region(const char *region, const char *id, double wait_s, volatile int *stop, size_t *found,
-                         ib_error *err)
+int sweep_cleanup_region(aws_client *client, const char *region, const char *id, double wait_s, double poll_s,
+                         size_t *found, ib_error *err)
 {
-    (void)stop;   /* cleanup is what a signal would ask for: it is not cut short */
     *found = 0;
-    aws_client *c = NULL;
-    if (ec2_client(&c, err) != 0) return -1;
+    aws_client *c = client;
+    if (!c && ec2_client(&c, err) != 0) return -1;
     ec2_instances all = {0};
     int rc = aws_ec2_describe_instances(c, region, NULL, 0, SWEEP_TAG_SWEEP, id, &all, err);
     sweep_state_instance *v = NULL;
@@ -150,8 +149,6 @@ int sweep_cleanup_region(const char *region, const char *id, double wait_s, vola
     ec2_instances_free(&all);
     *found = n;
     if (rc == 0 && n) {
-        const char *p = getenv("INSTBENCH_SWEEP_POLL_S");
-        double poll_s = p && atof(p) > 0 ? atof(p) : 5;
         size_t left = sweep_terminate_confirm(c, region, v, n, wait_s, poll_s, NULL, NULL);
         for (size_t i = 0; i < n; i++) print_instance(&v[i]);
         if (left)
@@ -161,7 +158,7 @@ int sweep_cleanup_region(const char *region, const char *id, double wait_s, vola
     /* Placement groups only once their instances are gone: EC2 refuses to delete one in use. */
     if (rc == 0) rc = delete_groups(c, region, id, err);
     free(v);
-    aws_client_destroy(c);
+    if (c != client) aws_client_destroy(c);
     return rc;
 }
 
@@ -180,13 +177,7 @@ int sweep_state_refresh(sweep_state *st, ib_error *err)
 {
     aws_client *c = NULL;
     if (ec2_client(&c, err) != 0) return -1;
-    ec2_instances out = {0};
-    int rc = aws_ec2_describe_instances(c, st->region, NULL, 0, SWEEP_TAG_SWEEP, st->id, &out, err);
-    time_t now = time(NULL);
-    for (size_t j = 0; rc == 0 && j < out.n; j++)
-        for (size_t i = 0; i < st->n_inst; i++)
-            if (!strcmp(st->inst[i].id, out.v[j].id)) sweep_instance_update(&st->inst[i], &out.v[j], now);
-    ec2_instances_free(&out);
+    int rc = sweep_instances_refresh(c, st->region, st->inst, st->n_inst, err);
     aws_client_destroy(c);
     if (rc == 0 && sweep_state_save(st, err) != 0) rc = -1;
     return rc;

@@ -21,6 +21,15 @@ void sweep_key(const sweep_state *st, const char *kind, const char *rest, char *
     snprintf(out, len, "%ssweep-%s/%s/%s", st->s3_prefix, st->id, kind, rest);
 }
 
+void sweep_delivery_key(const sweep_state *st, size_t i, int node, char *out, size_t len)
+{
+    char name[160], file[200];
+    sweep_candidate_key_name(st, i, name, sizeof name);
+    if (node < 0) snprintf(file, sizeof file, "%s.json", name);
+    else snprintf(file, sizeof file, "%s-node%d.log", name, node);
+    sweep_key(st, node < 0 ? "results" : "logs", file, out, len);
+}
+
 /* The last LOG_LINES non-empty lines of TEXT, joined by " | " (escaped when shown). */
 static void log_tail(const char *text, size_t len, char *out, size_t cap)
 {
@@ -44,7 +53,7 @@ static void log_tail(const char *text, size_t len, char *out, size_t cap)
     out[k] = '\0';
 }
 
-/* A listed key's candidate and kind: results/<name>.json or logs/<name>-node<k>.log. */
+/* KEY is in the listing. */
 static int has_key(const aws_s3_listing *l, const char *key)
 {
     for (size_t i = 0; i < l->n; i++)
@@ -104,10 +113,9 @@ int sweep_collect(sweep_ctx *x, ib_error *err)
     for (size_t i = 0; i < st->n_cand; i++) {
         sweep_state_candidate *c = &st->cand[i];
         if (c->outcome != SWEEP_RUNNING) continue;
-        char name[160], file[200], key[1024];
+        char name[160], key[1024];
         sweep_candidate_key_name(st, i, name, sizeof name);
-        snprintf(file, sizeof file, "%s.json", name);
-        sweep_key(st, "results", file, key, sizeof key);
+        sweep_delivery_key(st, i, -1, key, sizeof key);
         if (has_key(&l, key)) {
             ib_error e = {0};
             /* the instances power off by themselves after delivering; ending them now saves the wait */
@@ -116,8 +124,7 @@ int sweep_collect(sweep_ctx *x, ib_error *err)
             continue;
         }
         for (int k = 0; k < c->c.nodes; k++) {
-            snprintf(file, sizeof file, "%s-node%d.log", name, k);
-            sweep_key(st, "logs", file, key, sizeof key);
+            sweep_delivery_key(st, i, k, key, sizeof key);
             if (has_key(&l, key)) {
                 take_log(x, i, key, k);
                 sweep_terminate_candidate(x, (int)i);

@@ -128,16 +128,13 @@ static int presign(sweep_ctx *x, const char *method, const char *key, char **url
 static int make_urls(sweep_ctx *x, size_t i, urls *u, ib_error *err)
 {
     const sweep_state_candidate *c = &x->st->cand[i];
-    char name[160], file[200], key[1024], idx[24];
-    sweep_candidate_key_name(x->st, i, name, sizeof name);
+    char key[1024], idx[24];
     u->nodes = c->c.nodes;
     if (presign(x, "GET", x->source_key, &u->source, err) != 0) return -1;
-    snprintf(file, sizeof file, "%s.json", name);
-    sweep_key(x->st, "results", file, key, sizeof key);
+    sweep_delivery_key(x->st, i, -1, key, sizeof key);
     if (presign(x, "PUT", key, &u->result, err) != 0) return -1;
     for (int k = 0; k < c->c.nodes; k++) {
-        snprintf(file, sizeof file, "%s-node%d.log", name, k);
-        sweep_key(x->st, "logs", file, key, sizeof key);
+        sweep_delivery_key(x->st, i, k, key, sizeof key);
         if (presign(x, "PUT", key, &u->logs[k], err) != 0) return -1;
     }
     if (c->c.nodes > 1) {
@@ -434,7 +431,8 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
          * consistency may still hide one launched seconds ago: its own shutdown timer is the last net. */
         size_t strays = 0;
         ib_error e = {0};
-        if (sweep_cleanup_region(st->region, st->id, x->o->terminate_wait_s, x->o->stop, &strays, &e) != 0)
+        if (sweep_cleanup_region(x->client, st->region, st->id, x->o->terminate_wait_s,
+                                 x->o->poll_s > 0 ? x->o->poll_s : 1, &strays, &e) != 0)
             left = strays ? strays : 1, ib_warn("looking for the sweep's instances by tag: %s", e.msg);
         else if (strays)
             ib_warn("%zu instance%s tagged with sweep %s that no launch answer named (an answer lost on the "

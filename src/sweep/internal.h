@@ -40,6 +40,9 @@ void sweep_save_or_warn(const sweep_state *st);
 int sweep_collect(sweep_ctx *x, ib_error *err);
 /* the key PREFIX/sweep-<id>/<kind>/<rest> into OUT */
 void sweep_key(const sweep_state *st, const char *kind, const char *rest, char *out, size_t len);
+/* What candidate I's instances deliver, one builder for the URLs presigned and the keys looked
+ * for: NODE < 0, its result (results/<name>.json); else node NODE's log (logs/<name>-node<k>.log). */
+void sweep_delivery_key(const sweep_state *st, size_t i, int node, char *out, size_t len);
 
 /* cleanup.c: TerminateInstances for every instance of V not confirmed terminated (a failed call is
  * tried again next round), then DescribeInstances until each is "terminated" or WAIT_S passed.
