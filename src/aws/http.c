@@ -9,9 +9,11 @@
  * Verbose (-v) logs one line per attempt: method, URL, status, attempt, elapsed, masked key id;
  * never the secret, the session token or the Authorization header (so no CURLOPT_VERBOSE). */
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "aws/internal.h"
@@ -30,6 +32,11 @@ struct aws_client {
     aws_credentials cred;
     CURLM *multi;
     CURLSH *share;   /* DNS cache and TLS sessions across requests (one thread: no locks needed) */
+    /* curl's socket interface: epoll holds the sockets curl waits on (on_socket keeps it in step)
+     * and timer_at is the moment curl next wants CURL_SOCKET_TIMEOUT (< 0: none), so a wake-up
+     * costs the sockets that are ready, not a poll() of every one of up to max_concurrency */
+    int epfd;
+    double timer_at;
     uint64_t rng;
     double backoff_base_s;
     int retry_quota;
@@ -58,6 +65,33 @@ static double rng_uniform(aws_client *c)
     x ^= x >> 27;
     c->rng = x;
     return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+/* CURLMOPT_SOCKETFUNCTION: what curl waits for on socket S (in, out, both, or nothing more) */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    (void)easy;
+    (void)socketp;
+    aws_client *c = userp;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(c->epfd, EPOLL_CTL_DEL, s, NULL);   /* ENOENT/EBADF: already gone with its close */
+        return 0;
+    }
+    struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u)};
+    ev.data.fd = s;
+    if (epoll_ctl(c->epfd, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT &&
+        epoll_ctl(c->epfd, EPOLL_CTL_ADD, s, &ev) != 0)
+        return -1;   /* curl fails the transfers on this socket, which then retry or report */
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: curl wants CURL_SOCKET_TIMEOUT in TIMEOUT_MS (-1: no timer) */
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    (void)multi;
+    aws_client *c = userp;
+    c->timer_at = timeout_ms < 0 ? -1 : util_now_seconds() + timeout_ms / 1000.0;
+    return 0;
 }
 
 int aws_client_create(const aws_client_options *opt, const aws_credentials *cred, aws_client **out,
@@ -110,6 +144,18 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
         curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
         curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     }
+    c->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (c->epfd < 0) {
+        curl_multi_cleanup(c->multi);
+        if (c->share) curl_share_cleanup(c->share);
+        free(c);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot create an epoll instance: %s", strerror(errno));
+    }
+    c->timer_at = -1;
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
     curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->opt.max_concurrency);
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->opt.max_concurrency);
     *out = c;
@@ -119,8 +165,9 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
 void aws_client_destroy(aws_client *c)
 {
     if (!c) return;
-    curl_multi_cleanup(c->multi);
+    curl_multi_cleanup(c->multi);   /* closes the cached connections through on_socket */
     if (c->share) curl_share_cleanup(c->share);
+    close(c->epfd);
     /* the credentials copy includes the secret: wipe it before the memory goes back */
     volatile char *p = (volatile char *)&c->cred;
     for (size_t i = 0; i < sizeof c->cred; i++) p[i] = 0;
@@ -475,15 +522,19 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
         xs[i].resp = &resps[i];
         xs[i].err = &errs[i];
     }
-    size_t remaining = n, in_flight = 0;
+    /* next: every request before it has started at least once, so without retries waiting
+     * (waiting == 0) nothing before it needs looking at; the loop stays linear in n */
+    size_t remaining = n, in_flight = 0, next = 0, waiting = 0;
     while (remaining) {
         double now = util_now_seconds();
         double soonest = -1;
         /* start whatever is due, in order, up to the concurrency bound */
-        for (size_t i = 0; i < n && in_flight < (size_t)c->opt.max_concurrency; i++) {
+        for (size_t i = waiting ? 0 : next; i < n && in_flight < (size_t)c->opt.max_concurrency; i++) {
             xfer *x = &xs[i];
             if (x->done || x->in_flight) continue;
             if (x->next_at > now) continue;
+            if (x->attempt) waiting--;
+            else next = i + 1;
             x->attempt++;
             if (prepare_attempt(c, x) != 0) {
                 x->done = x->failed = 1;
@@ -503,15 +554,35 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
         }
         if (!remaining) break;
         /* the earliest backoff still running; requests that are due but found no free slot wait
-         * for a transfer to finish, which wakes the poll below anyway */
+         * for a transfer to finish, which wakes the wait below anyway */
         now = util_now_seconds();
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; waiting && i < n; i++)
             if (!xs[i].done && !xs[i].in_flight && xs[i].next_at > now && (soonest < 0 || xs[i].next_at < soonest))
                 soonest = xs[i].next_at;
+        /* wait for a socket, curl's timer or the earliest backoff (100 ms at most) */
+        double until = now + 0.1;
+        if (in_flight && c->timer_at >= 0 && c->timer_at < until) until = c->timer_at;
+        if (soonest >= 0 && soonest < until) until = soonest;
+        int wait_ms = until <= now ? 0 : (int)((until - now) * 1000) + 1;
         int running = 0;
-        curl_multi_perform(c->multi, &running);
+        if (in_flight) {
+            struct epoll_event evs[64];
+            int ne = epoll_wait(c->epfd, evs, 64, wait_ms);
+            for (int k = 0; k < ne; k++) {
+                int flags = (evs[k].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP) ? CURL_CSELECT_IN : 0) |
+                            (evs[k].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                            (evs[k].events & EPOLLERR ? CURL_CSELECT_ERR : 0);
+                curl_multi_socket_action(c->multi, evs[k].data.fd, flags, &running);
+            }
+            if (c->timer_at >= 0 && util_now_seconds() >= c->timer_at) {
+                c->timer_at = -1;   /* fired: curl sets the next one through on_timer */
+                curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+            }
+        } else if (wait_ms > 0) {
+            usleep((useconds_t)wait_ms * 1000);
+        }
         CURLMsg *m;
-        int left, finished = 0;
+        int left;
         while ((m = curl_multi_info_read(c->multi, &left))) {
             if (m->msg != CURLMSG_DONE) continue;
             xfer *x = NULL;
@@ -522,20 +593,8 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
             in_flight--;
             finish_attempt(c, x, cc);
             if (x->done) remaining--;
-            finished = 1;
+            else waiting++;   /* a retry, due at x->next_at */
         }
-        if (!remaining) break;
-        if (finished) continue; /* slots freed: start the next requests before waiting */
-        int wait_ms = 100;
-        if (!in_flight && soonest >= 0) {
-            double d = soonest - util_now_seconds();
-            wait_ms = d <= 0 ? 0 : (int)(d * 1000) + 1;
-        } else if (soonest >= 0) {
-            double d = soonest - util_now_seconds();
-            if (d * 1000 < wait_ms) wait_ms = d <= 0 ? 0 : (int)(d * 1000) + 1;
-        }
-        if (in_flight) curl_multi_poll(c->multi, NULL, 0, wait_ms, NULL);
-        else if (wait_ms > 0) usleep((useconds_t)wait_ms * 1000);
     }
     int failed = 0;
     for (size_t i = 0; i < n; i++) {
