@@ -14,7 +14,9 @@
 # of --runs, each run alternating the two), the ratio (target >= 10x), the proxy's counts per side
 # (requests, connections, most requests waiting at once, round trips one after another), instbench's
 # time with no latency added (straight to moto: what the server and instbench take by themselves
-# here), its latency floor (round trips x latency), and, unless --no-prices, the figure of
+# here), its latency floor (round trips x latency), moto's own floor (the same GETs signed and sent
+# 128 at a time by curl --aws-sigv4, straight to moto: no client of this server can be faster) and
+# the best ratio that floor allows, and, unless --no-prices, the figure of
 # scripts/bench_prices_latency.sh (prices, 10 types x 2 regions, at the same latency).
 # Everything listens on 127.0.0.1 only; moto, the proxy and the scratch directory are removed on
 # every exit (the proxy also stops by itself when its parent goes or after --timeout).
@@ -218,6 +220,21 @@ with MotoServer() as m:
     # the same command with no latency added, straight to moto: the server's own pace on this machine
     direct = dict(env, AWS_ENDPOINT_URL=m.url)
     bare = med([timed([binary] + RANK + ["s3://%s/%s" % (BUCKET, PREFIX)], direct)[0] for _ in range(runs)])
+    # moto's own floor: the same N GETs, signed by curl (--aws-sigv4) and sent 128 at a time straight to
+    # moto, no latency and nothing parsed: what any client of this server pays here at the least
+    floor = None
+    urls = [x for name in names for x in ("-o", "/dev/null", "%s/%s/%s%s" % (m.url, BUCKET, PREFIX, name))]
+    fl = []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        p = subprocess.run(["curl", "-sS", "--fail", "--parallel", "--parallel-max", "128", "--aws-sigv4",
+                            "aws:amz:us-east-1:s3", "--user", "%s:%s" % (m.access_key, m.secret_key),
+                            "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"] + urls, capture_output=True, text=True)
+        fl.append(time.monotonic() - t0)
+        if p.returncode != 0:   # a curl without --aws-sigv4 (before 7.75), or moto refusing it: no line
+            fl = []
+            break
+    floor = med(fl) if fl else None
 
 a, b = med(ours), med(peers)
 c = lambda k: ("%(exchanges)d requests on %(connections)d connections, at most %(max_waiting)d waiting at once, "
@@ -232,6 +249,10 @@ print("instbench, no latency added   : %7.2f s  (straight to moto: the server's 
       " instbench's CPU time per rank s3:// %.2f s)" % (bare, med(cpu[binary][0:2 * runs:2] + cpu[binary][2 * runs:])))
 print("instbench's latency floor     : %7.2f s  (%d round trips one after another x %.0f ms)"
       % (counts["instbench"]["rounds"] * latency_ms / 1000, counts["instbench"]["rounds"], latency_ms))
+if floor:
+    print("moto's own floor              : %7.2f s  (%d signed GETs by curl --parallel, 128 at once, no latency:"
+          " no client of this server is faster here)" % (floor, n))
+    print("best ratio this server allows : %7.1fx  (the peer's time / moto's own floor)" % (b / floor))
 EOF
 child=$!
 wait "$child"
