@@ -5,7 +5,7 @@
  * and the string to sign is
  *   AWS4-HMAC-SHA256 \n YYYYMMDDTHHMMSSZ \n DATE/REGION/SERVICE/aws4_request \n HexSHA256(CR).
  * The signing key is HMAC chained over "AWS4"+secret, date, region, service, "aws4_request".
- * Driven byte for byte by the AWS SigV4 test suite (tests/aws_sigv4_suite.c). */
+ * Driven byte for byte by the AWS SigV4 test suite (tests/aws/aws_sigv4_suite.c). */
 #include "instbench/aws.h"
 
 #include <ctype.h>

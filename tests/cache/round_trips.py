@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """One command's requests in flight together, on reused connections (issue 22), counted by the fake
-AWS (tests/aws_fake_server.py): the connections it accepted, the requests it answered and
+AWS (tests/aws/aws_fake_server.py): the connections it accepted, the requests it answered and
 "sequential_rounds", the longest chain of requests each sent after the previous one's answer, i.e.
 the round trips instbench made one after another.  Those counts do not depend on the machine's
 load; the wall-time bound is loose on purpose (a loaded 2-core CI machine).

@@ -6,7 +6,7 @@
                             default VPC; an AMI's architecture; DescribeInstances by id (an unknown
                             id left out) and by tag over several pages; TerminateInstances with an
                             id EC2 does not know; DryRun; SSM GetParameter and ParameterNotFound.
-  ec2_calls.py fake PROBE   against the fake AWS (tests/aws_fake_server.py) for what moto 5.2.5 does
+  ec2_calls.py fake PROBE   against the fake AWS (tests/aws/aws_fake_server.py) for what moto 5.2.5 does
                             not have: placement groups (moto answers 500), the public AMI
                             parameters, a retried RunInstances keeping its ClientToken, DryRun
                             refused (UnauthorizedOperation).

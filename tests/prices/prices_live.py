@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`instbench prices` against the local AWS test endpoint (tests/aws_fake_server.py, which checks
+"""`instbench prices` against the local AWS test endpoint (tests/aws/aws_fake_server.py, which checks
 every request's SigV4 signature with botocore).
 
 Expected values are computed here, in Python, from the same data the endpoint serves (the vendored

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`rank s3://` pays few round trips (issue 22): counted by the fake AWS's S3 (tests/s3/fake_s3.py)
 at 500 ms per answer, so a loaded machine's slow accepts still overlap: "sequential_rounds" is the
-longest chain of requests each sent after the answer to the one before (tests/aws_fake_server.py),
+longest chain of requests each sent after the answer to the one before (tests/aws/aws_fake_server.py),
 i.e. the round trips rank made one after another.
 
 600 results on pages of 200 keys: the first page is listed alone (it also confirms the bucket's

@@ -1,7 +1,7 @@
 """moto's server for the sweep's tests, with what it lacks: moto 5.2.5 has no placement groups
 (CreatePlacementGroup and the rest answer 500, "not implemented"), and answers a presigned S3
 request with a 500 while it checks signatures.  A router on its own port sends the three
-placement-group actions to the fake AWS (tests/aws_fake_server.py, which serves them and checks
+placement-group actions to the fake AWS (tests/aws/aws_fake_server.py, which serves them and checks
 their signatures with botocore, given moto's test user's key) and every other request, bytes
 unchanged (Host header included, so signatures still verify), to moto, which checks its signatures
 itself.  With s3_buckets, S3 goes to the fake AWS too (its S3 checks header and presigned

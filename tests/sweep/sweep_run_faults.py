@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`instbench sweep run|status|cleanup` against the fault-injecting fake EC2 (tests/sweep/fake_ec2.py:
-tests/aws_fake_server.py's signature checks and S3, plus the sweep's EC2 calls and the faults moto
+tests/aws/aws_fake_server.py's signature checks and S3, plus the sweep's EC2 calls and the faults moto
 never makes).  The instances' side is played here: a thread watches the fake's instances and, for
 the candidates a scenario says deliver, PUTs a result (tests/rank/rank_fixtures.result, built
 independently of instbench) or a log tail to the keys the sweep's S3 layout names.

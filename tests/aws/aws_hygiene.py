@@ -18,7 +18,8 @@ import threading
 
 BIN = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="instbench-aws-hygiene-")
-from testlib import check, failures
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+from testlib import check, failures  # noqa: E402
 
 
 LONG = "first line of the message " + "A" * 1000

@@ -101,7 +101,7 @@ import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "s3"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "s3"))
 import fake_s3  # noqa: E402  (S3, in its own file: tests/s3/fake_s3.py says what it serves)
 
 from botocore.auth import S3SigV4Auth, SigV4Auth

@@ -1,15 +1,15 @@
 # AWS client tests: the SigV4 suite, the credential chain, transport faults and IMDS, all
-# against the fake AWS (tests/aws_fake_server.py, started by testlib.FakeAws) that checks every
+# against the fake AWS (tests/aws/aws_fake_server.py, started by testlib.FakeAws) that checks every
 # signature with botocore.
 
 # AWS's SigV4 test vectors, vendored in tests/data/aws-sigv4-suite (SOURCE.md there); the test
 # fails when they are missing.
-add_executable(aws_sigv4_suite aws_sigv4_suite.c)
+add_executable(aws_sigv4_suite ${CMAKE_CURRENT_LIST_DIR}/aws_sigv4_suite.c)
 target_link_libraries(aws_sigv4_suite PRIVATE instbench_core)
 add_test(NAME aws_sigv4_suite COMMAND aws_sigv4_suite ${INSTBENCH_TEST_DATA}/aws-sigv4-suite)
 
 # A driver for the client pieces, used by the endpoint tests below.
-add_executable(aws_client_probe aws_client_probe.c)
+add_executable(aws_client_probe ${CMAKE_CURRENT_LIST_DIR}/aws_client_probe.c)
 target_link_libraries(aws_client_probe PRIVATE instbench_core)
 # white-box: drives IMDS, the plain requests, the config parser and the error parser directly
 instbench_test_internals(aws_client_probe aws)
@@ -18,18 +18,18 @@ instbench_test_internals(aws_client_probe aws)
 # area so they run in parallel and each stays short.
 foreach(area EndpointSelfCheck SigningAndChain Endpoints Ec2Queries Imds Tls Transport)
   add_test(NAME aws_endpoint_${area}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_endpoint_test.py
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_endpoint_test.py
                    $<TARGET_FILE:aws_client_probe> ${area})
 endforeach()
 
 # Differential: our signer and botocore's SigV4Auth on 300 random requests.
 add_test(NAME aws_sigv4_botocore
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_sigv4_botocore.py $<TARGET_FILE:aws_client_probe> 300)
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_sigv4_botocore.py $<TARGET_FILE:aws_client_probe> 300)
 
 # Differential: the config/credentials file parser against botocore's reader on random files.
 add_test(NAME aws_config_botocore
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_config_botocore.py $<TARGET_FILE:aws_client_probe> 250)
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_config_botocore.py $<TARGET_FILE:aws_client_probe> 250)
 
 # What the client prints: no endpoint password, error bodies reduced to code and first line,
 # invalid regions and unsupported credential sources named.
-add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/aws_hygiene.py ${INSTBENCH_BIN})
+add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_hygiene.py ${INSTBENCH_BIN})
