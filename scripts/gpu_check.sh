@@ -1,11 +1,11 @@
 #!/bin/sh
-# What a session with a GPU runs in one go to prove the CUDA backend (nothing of it has run on a
-# GPU where it was written).  Each step logs to OUT/<step>.log; the run ends with a PASS / FAIL /
-# SKIP line per step and OUT/summary.json (every step, its result and seconds, samples/s, MFU and
-# attention of the measure steps, the data-parallel scaling of ranks over measure, PyTorch eager's
-# and torch.compile's samples/s); the exit status is 1 if any step failed.  SKIP is for what
-# this machine cannot do (timm, torchrun, compute-sanitizer or a second GPU missing), never for a
-# failure.  Steps:
+# What a session with a GPU runs in one go to prove the CUDA backend (first passed on one H100,
+# 2026-11-27: docs/benchmarks.md).  Each step logs to OUT/<step>.log; the run ends with a PASS /
+# FAIL / SKIP line per step and OUT/summary.json (every step, its result and seconds, samples/s,
+# MFU and attention of the measure steps, the data-parallel scaling of ranks over measure, PyTorch
+# eager's and torch.compile's samples/s, and instbench's with unfused attention from the torch
+# step); the exit status is 1 if any step failed.  SKIP is for what this machine cannot do (timm,
+# torchrun, compute-sanitizer or a second GPU missing), never for a failure.  Steps:
 #   build      configure + build with CUDA (-DINSTBENCH_CUDA=ON) into build-gpu
 #   ctest      the whole test suite of that build
 #   verify     instbench verify --backend cuda --compare-backend cpu on every tests/data fixture
@@ -208,8 +208,16 @@ scaling = None
 if by.get("ranks", {}).get("samples_per_second") and by.get("measure", {}).get("samples_per_second"):
     r = by["ranks"]
     scaling = r["samples_per_second"] / (r["world_size"] * by["measure"]["samples_per_second"])
+def unfused_sps():   # the torch step's instbench run with INSTBENCH_CUDA_ATTENTION=unfused (bf16 only)
+    try:
+        return json.load(open(os.path.join(out, "bench", "instbench_unfused.json")))["measurement"]["samples_per_second"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 json.dump({"steps": steps, "pytorch_samples_per_second": torch_sps("torch"),
-           "pytorch_compile_samples_per_second": torch_sps("torch_compile"), "dp_scaling": scaling,
+           "pytorch_compile_samples_per_second": torch_sps("torch_compile"),
+           "instbench_unfused_samples_per_second": unfused_sps(), "dp_scaling": scaling,
            "passed": all(s["result"] != "FAIL" for s in steps)}, open(os.path.join(out, "summary.json"), "w"), indent=2)
 EOF
 
