@@ -56,6 +56,7 @@ typedef struct rank_result {
                                     measuring account's own answer */
     char market[16];             /* the market the run happened on; informational only */
     char backend[8];
+    char attention[16];          /* hardware.attention: "fused", "unfused", "" not said (CPU, older) */
     char accelerator[64];        /* devices[0].name */
     long accelerator_count;      /* per node, 0 on CPU */
     long vcpus;                  /* per node, -1 unknown */
@@ -181,6 +182,7 @@ typedef struct rank_config {
     long accelerator_count;      /* per node */
     long vcpus;
     char backend[8];
+    char attention[16];          /* how its runs ran attention (they share it: part of the key) */
     double samples_per_second;   /* median of the runs, scaled to NODES when extrapolated */
     double sps_min, sps_max;     /* the runs' extremes, scaled alike */
     size_t runs;

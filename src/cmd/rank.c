@@ -155,9 +155,9 @@ static const arg_spec rank_specs[] = {
     ARGS_TABLE_SPECS(&A.wide, &A.columns, "the same names in the table, CSV header\n"
      "and JSON rows, and --columns applies to all three: rank, configuration,\n"
      "instance_type, host, nodes, measured_nodes, extrapolated, market, region,\n"
-     "model, precision, batch_size_per_device, data, backend, fingerprint,\n"
-     "accelerators, accelerator, accelerators_per_node, accelerators_total,\n"
-     "usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
+     "model, precision, batch_size_per_device, data, backend, attention,\n"
+     "fingerprint, accelerators, accelerator, accelerators_per_node,\n"
+     "accelerators_total, usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
      "samples_per_dollar, effective_samples_per_dollar, target_samples,\n"
      "hours_to_target, cost_to_target_usd, runs, samples_per_second_min,\n"
      "samples_per_second_max, cv, warnings, identity_mismatch, spot_az,\n"
@@ -373,6 +373,18 @@ static void check_user_prices(const rank_args *a, const rank_config *c, size_t n
         if (c[i].recorded_prices_differ)
             ib_warn("%s: its runs recorded different hourly costs (measure --hourly-cost); the newest run's counts",
                     rank_config_name(&c[i])[0] ? rank_config_name(&c[i]) : "a machine without a name");
+    /* The same GPU runs the two attention paths at different speeds (docs/benchmarks.md), so rows
+     * measured differently compare the kernels as much as the hardware. */
+    size_t fused = 0, unfused = 0;
+    for (size_t i = 0; i < n; i++) {
+        fused += !strcmp(c[i].attention, "fused");
+        unfused += !strcmp(c[i].attention, "unfused");
+    }
+    if (fused && unfused)
+        ib_warn("%zu configuration%s ran attention fused and %zu unfused (hardware.attention): one GPU runs the two at "
+                "different speeds, so those rows compare kernels as well as hardware; measure every candidate with the "
+                "same INSTBENCH_CUDA_ATTENTION",
+                fused, fused == 1 ? "" : "s", unfused);
 }
 
 /* Prices for the configurations: a file, or prices_get over the types and regions needed. */

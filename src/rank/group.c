@@ -190,20 +190,25 @@ static int same_place(const rank_config *a, const rank_config *b)
     return !strcmp(rank_config_name(a), rank_config_name(b)) && a->nodes == b->nodes && !strcmp(a->region, b->region);
 }
 
-/* Configurations of one type, nodes and region differ by backend or device: say which in their
- * labels ("cpu", or "cuda NVIDIA A10G" when another one has the same backend). */
+/* Configurations of one type, nodes and region differ by backend, device or attention kernels:
+ * say which in their labels ("cpu", "cuda NVIDIA A10G" when another one has the same backend,
+ * "cuda, unfused attention" when another one differs only by that). */
 static void name_variants(rank_config *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int clash = 0, same_backend = 0;
+        int clash = 0, same_backend = 0, same_device = 0;
         for (size_t j = 0; j < n; j++)
             if (j != i && same_place(&c[i], &c[j])) {
                 clash = 1;
                 same_backend |= !strcmp(c[i].backend, c[j].backend);
+                same_device |= !strcmp(c[i].backend, c[j].backend) && !strcmp(c[i].accelerator, c[j].accelerator);
             }
         if (!clash) continue;
         const char *backend = c[i].backend[0] ? c[i].backend : "backend?";
-        if (same_backend)
+        if (same_device)
+            snprintf(c[i].variant, sizeof c[i].variant, "%s, %s attention", backend,
+                     c[i].attention[0] ? c[i].attention : "unrecorded");
+        else if (same_backend)
             snprintf(c[i].variant, sizeof c[i].variant, "%s %s", backend, c[i].accelerator[0] ? c[i].accelerator : "device?");
         else
             snprintf(c[i].variant, sizeof c[i].variant, "%s", backend);
@@ -231,11 +236,11 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
          * and what the run saw too, so two workstations, or an A10G box and a CPU box, never share
          * a median (nor a price: --price names the hostname). */
         if (x->instance_type[0])
-            snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s|%s|%s", x->instance_type, x->nodes,
-                     ovr ? ovr : x->region, x->backend, x->accelerator);
+            snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s|%s|%s|%s", x->instance_type, x->nodes,
+                     ovr ? ovr : x->region, x->backend, x->accelerator, x->attention);
         else
-            snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%s|%s|%ld|%ld", x->nodes, ovr ? ovr : x->region,
-                     x->host, x->backend, x->accelerator, x->accelerator_count, x->vcpus);
+            snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%s|%s|%ld|%ld|%s", x->nodes, ovr ? ovr : x->region,
+                     x->host, x->backend, x->accelerator, x->accelerator_count, x->vcpus, x->attention);
         k[i].result = g->idx[i];
     }
     qsort(k, g->n, sizeof *k, cmp_keyed);
@@ -253,6 +258,7 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         C->accelerator_count = first->accelerator_count;
         C->vcpus = first->vcpus;
         strcpy(C->backend, first->backend);
+        strcpy(C->attention, first->attention);
         /* A real run on all NODES beats an extrapolation to them: the measure --count runs of a
          * configuration that also has measured ones are left out (counted as superseded). */
         int real = 0;

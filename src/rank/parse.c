@@ -312,6 +312,10 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
                      reason, rlen) ||
             get_long(hw, "vcpus", "hardware.vcpus", 1, 1L << 20, -1, &r->vcpus, reason, rlen))
             return -1;
+        /* the attention kernels are the same work done differently, not other work (the
+         * fingerprint leaves them out), but a fused and an unfused run are not one median */
+        if (get_str(hw, "attention", "hardware.attention", r->attention, sizeof r->attention, "_-", reason, rlen))
+            return -1;
         const cJSON *devs = cJSON_GetObjectItemCaseSensitive(hw, "devices");
         const cJSON *d0 = cJSON_IsArray(devs) ? cJSON_GetArrayItem(devs, 0) : NULL;
         if (cJSON_IsObject(d0) &&

@@ -157,10 +157,12 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
  * then one line per mark the shown rows carry. */
 static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 {
-    int spot = 0, extra = 0, mismatch = 0, noisy = 0;
+    int spot = 0, extra = 0, mismatch = 0, noisy = 0, fused = 0, unfused = 0;
     unsigned warned = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_config *c = &r->configs[r->rows[i].config];
+        fused |= !strcmp(c->attention, "fused");
+        unfused |= !strcmp(c->attention, "unfused");
         spot |= r->rows[i].market == RANK_SPOT;
         extra |= c->extrapolated;
         mismatch |= c->identity_mismatch;
@@ -195,6 +197,10 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                          "quiet machine before trusting it (JSON/CSV: warnings, cv, samples_per_second_min/max).",
                     100 * RANK_SPREAD_LIMIT, codes[0] ? " or carry warnings (" : "", codes, codes[0] ? ")" : "");
     }
+    if (fused && unfused)
+        output_note(out, "attention: these rows ran it two ways, fused and unfused (--columns ...,attention shows "
+                         "which; JSON/CSV: attention), and one GPU runs the two at different speeds: measure every "
+                         "candidate with the same INSTBENCH_CUDA_ATTENTION to compare hardware alone.");
 }
 
 /* "1 per 310 h" style: once every H hours, H = 1 / RATE. */

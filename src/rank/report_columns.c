@@ -54,6 +54,7 @@ static void get_batch(const rank_report *r, const rank_row *row, rank_value *v)
 static void get_data(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->data); }
 static void get_fingerprint(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->fingerprint); }
 static void get_backend(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->backend); }
+static void get_attention(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->attention); }
 static void get_accelerator(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->accelerator); }
 static void get_acc_per_node(const rank_report *r, const rank_row *row, rank_value *v)
 {
@@ -326,6 +327,7 @@ const rank_column rank_columns[] = {
     {"batch_size_per_device", "BATCH/DEVICE", R, 3, get_batch, NULL},
     {"data", "DATA", L, 3, get_data, NULL},
     {"backend", "BACKEND", L, 3, get_backend, NULL},
+    {"attention", "ATTENTION", L, 3, get_attention, NULL},
     {"fingerprint", "WORKLOAD FINGERPRINT", L, 1, get_fingerprint, NULL},
     {"accelerators", "ACCELERATORS", L, 2, get_accelerators, NULL},
     {"accelerator", "ACCELERATOR", L, 2, get_accelerator, NULL},

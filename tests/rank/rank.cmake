@@ -3,6 +3,8 @@
 instbench_add_unit_test(rank_unit ${CMAKE_CURRENT_LIST_DIR}/rank_unit.c)
 instbench_test_internals(rank_unit rank)   # white-box: group, score and seen by their internal API
 add_test(NAME rank_math COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_math.py ${INSTBENCH_BIN})
+# Fused and unfused attention runs: separate rows and medians, the attention column, the warning.
+add_test(NAME rank_attention COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_attention.py ${INSTBENCH_BIN})
 add_test(NAME rank_hostile COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_hostile.py ${INSTBENCH_BIN})
 add_test(NAME rank_svg COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_svg.py ${INSTBENCH_BIN})
 add_test(NAME rank_cli COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/rank_cli.sh ${INSTBENCH_BIN})
