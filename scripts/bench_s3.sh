@@ -222,7 +222,6 @@ with MotoServer() as m:
     bare = med([timed([binary] + RANK + ["s3://%s/%s" % (BUCKET, PREFIX)], direct)[0] for _ in range(runs)])
     # moto's own floor: the same N GETs, signed by curl (--aws-sigv4) and sent 128 at a time straight to
     # moto, no latency and nothing parsed: what any client of this server pays here at the least
-    floor = None
     urls = [x for name in names for x in ("-o", "/dev/null", "%s/%s/%s%s" % (m.url, BUCKET, PREFIX, name))]
     fl = []
     for _ in range(runs):

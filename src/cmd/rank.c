@@ -373,8 +373,13 @@ static void check_user_prices(const rank_args *a, const rank_config *c, size_t n
         if (c[i].recorded_prices_differ)
             ib_warn("%s: its runs recorded different hourly costs (measure --hourly-cost); the newest run's counts",
                     rank_config_name(&c[i])[0] ? rank_config_name(&c[i]) : "a machine without a name");
-    /* The same GPU runs the two attention paths at different speeds (docs/benchmarks.md), so rows
-     * measured differently compare the kernels as much as the hardware. */
+}
+
+/* Says when the configurations ran attention both ways: the same GPU runs the two paths at
+ * different speeds (docs/benchmarks.md), so rows measured differently compare the kernels as much
+ * as the hardware. */
+static void check_attention_paths(const rank_config *c, size_t n)
+{
     size_t fused = 0, unfused = 0;
     for (size_t i = 0; i < n; i++) {
         fused += !strcmp(c[i].attention, "fused");
@@ -744,6 +749,7 @@ int cmd_rank(int argc, char **argv)
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
     if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
     check_user_prices(&a, configs, n_configs);
+    check_attention_paths(configs, n_configs);
     char origin[320] = "";
     rc = IB_EXIT_RUNTIME;
     if (load_prices(&a, configs, n_configs, &ps, origin, sizeof origin, &err) != 0) goto fail;
