@@ -2,8 +2,11 @@
 # instbench's CUDA training step against PyTorch's on the same GPU, one after the other: timm's
 # ViT (vit_base_patch16_224 by default), batch 128, bf16 autocast, Adam, synthetic data on the GPU
 # (instbench measure --data device; scripts/bench_torch_gpu_step.py).  Prints samples/s of
-# instbench (and, in bf16, of its unfused attention for comparison: INSTBENCH_CUDA_ATTENTION),
-# of PyTorch eager and of torch.compile, instbench's MFU, and the ratios instbench / PyTorch.
+# instbench (and, in bf16, of its unfused attention and of cuDNN's non-deterministic backward for
+# comparison: INSTBENCH_CUDA_ATTENTION, INSTBENCH_CUDNN_NONDETERMINISTIC), of PyTorch eager and of
+# torch.compile, instbench's MFU, and the ratios instbench / PyTorch; with --profile also where
+# each step's GPU time goes per kernel class, side by side (scripts/kernel_classes.py over a CUPTI
+# trace of instbench, scripts/kernel_trace, and torch.profiler's of PyTorch eager).
 # Run it with nothing else on the GPU.
 #
 # usage: scripts/bench_gpu_vs_torch.sh [--bin PATH] [--model NAME] [--batch-size N]
@@ -13,6 +16,8 @@
 #   --steps   timed steps of each (default 20), --warmup warm-up steps (default 5)
 #   --out     keep the JSON results in DIR (default: a temporary directory)
 #   --no-compile  skip the torch.compile run (it compiles for minutes on a cold cache)
+#   --profile LIB the per-kernel-class side-by-side, LIB the kernel trace library
+#                 (libkernel_trace.so, built by scripts/gpu_bundle.sh); into OUT/kernels.{txt,json}
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 BIN="$here/../build/instbench"
@@ -23,6 +28,7 @@ STEPS=20
 WARMUP=5
 OUTDIR=
 COMPILE=1
+PROFILE=
 PY=${PYTHON:-python3}
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -34,6 +40,7 @@ while [ $# -gt 0 ]; do
         --warmup) WARMUP=$2; shift 2 ;;
         --out) OUTDIR=$2; shift 2 ;;
         --no-compile) COMPILE=0; shift ;;
+        --profile) PROFILE=$2; shift 2 ;;
         -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench_gpu_vs_torch.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
@@ -57,8 +64,24 @@ torch_run() {   # NAME [FLAGS]: one PyTorch step into $tmp/NAME.json (its last l
         { echo "PyTorch step ($name) failed:" >&2; cat "$tmp/$name.err" >&2; exit 1; }
 }
 ib_run instbench
-[ "$PREC" = bf16 ] && ib_run instbench_unfused INSTBENCH_CUDA_ATTENTION=unfused
-torch_run torch
+if [ "$PREC" = bf16 ]; then
+  ib_run instbench_unfused INSTBENCH_CUDA_ATTENTION=unfused
+  # the price of cuDNN's deterministic backward (the default), where cuDNN ran
+  if "$PY" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["hardware"].get("attention") != "cudnn")' \
+       "$tmp/instbench.json"; then
+    ib_run instbench_nondet INSTBENCH_CUDNN_NONDETERMINISTIC=1
+  fi
+fi
+if [ -n "$PROFILE" ]; then
+  torch_run torch --profile "$tmp/torch_kernels.tsv"
+  # instbench traced: the same run, 10 steps, every GPU activity recorded by CUPTI
+  env CUDA_INJECTION64_PATH="$PROFILE" KERNEL_TRACE_OUT="$tmp/instbench_kernels.tsv" "$BIN" measure --backend cuda \
+      --data device --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" --steps 10 --warmup 3 --format json \
+      --output "$tmp/instbench_traced.json" > /dev/null 2> "$tmp/instbench_traced.err" ||
+      { echo "instbench measure (traced) failed:" >&2; cat "$tmp/instbench_traced.err" >&2; exit 1; }
+else
+  torch_run torch
+fi
 [ "$COMPILE" = 1 ] && torch_run torch_compile --compile
 "$PY" - "$tmp" "$MODEL" "$BATCH" "$PREC" <<'PYEOF'
 import json, os, sys
@@ -71,6 +94,7 @@ def load(name, last_line=False):
     return json.loads(text.strip().splitlines()[-1]) if last_line else json.load(open(path))
 ib = load("instbench")
 unf, pt, pc = load("instbench_unfused"), load("torch", True), load("torch_compile", True)
+nd = load("instbench_nondet")
 ib_sps, pt_sps = ib["measurement"]["samples_per_second"], pt["samples_per_second"]
 mfu = ib["measurement"].get("mfu")
 print(f"{'MODEL':<22} {'BATCH':>5} {'PREC':>5} | {'INSTBENCH/S':>12} {'PYTORCH/S':>12} {'RATIO':>7} | "
@@ -80,6 +104,24 @@ cols.append(f"{pc['samples_per_second']:10.1f} {ib_sps / pc['samples_per_second'
 cols.append(f"{unf['measurement']['samples_per_second']:10.1f} " if unf else f"{'-':>10} ")
 cols.append(f"{mfu * 100:5.1f}%" if mfu else f"{'-':>6}")
 print("".join(cols))
-print(f"instbench: attention {ib['hardware'].get('attention')}; pytorch: torch {pt['torch']}, model from "
+print(f"instbench: attention {ib['hardware'].get('attention')} (cuDNN {ib['hardware'].get('cudnn')}); pytorch: "
+      f"torch {pt['torch']}, cuDNN {pt.get('cudnn_version')}, SDPA {pt.get('sdpa_backend', '?')}, model from "
       f"{pt['model_source']}, peak memory {pt['peak_memory_gib']:.1f} GiB")
+if nd:
+    print(f"instbench with cuDNN's non-deterministic backward: {nd['measurement']['samples_per_second']:.1f} samples/s "
+          f"(deterministic costs {100 * (1 - ib_sps / nd['measurement']['samples_per_second']):.1f}%)")
 PYEOF
+if [ -n "$PROFILE" ]; then
+  "$PY" - "$tmp" "$BATCH" > "$tmp/walls" <<'PYEOF'
+import json, os, sys
+tmp, batch = sys.argv[1], int(sys.argv[2])
+ib = json.load(open(os.path.join(tmp, "instbench.json")))
+pt = json.loads(open(os.path.join(tmp, "torch.json")).read().strip().splitlines()[-1])
+st = sorted(pt["step_time_s"])
+print(batch / ib["measurement"]["samples_per_second"], st[len(st) // 2], pt.get("profile_steps", 5))
+PYEOF
+  read -r ibwall ptwall ptsteps < "$tmp/walls"
+  "$PY" "$here/kernel_classes.py" --instbench "$tmp/instbench_kernels.tsv" --instbench-wall "$ibwall" --steps 5 \
+      --torch "$tmp/torch_kernels.tsv" --torch-wall "$ptwall" --torch-steps "$ptsteps" --json "$tmp/kernels.json" |
+      tee "$tmp/kernels.txt"
+fi

@@ -95,6 +95,10 @@ ap.add_argument("--steps", type=int, default=20)
 ap.add_argument("--warmup", type=int, default=5)
 ap.add_argument("--builtin", action="store_true", help="use the model defined here even if timm is installed")
 ap.add_argument("--compile", action="store_true", help="torch.compile the model (default: eager, as timm runs it)")
+ap.add_argument("--profile", metavar="TSV",
+                help="after the timed steps, run --profile-steps more under torch.profiler and write every GPU "
+                     "kernel, memcpy and memset to TSV (kind, start ns, end ns, name: scripts/kernel_classes.py)")
+ap.add_argument("--profile-steps", type=int, default=5)
 a = ap.parse_args()
 if not torch.cuda.is_available():
     sys.exit("bench_torch_gpu_step.py: torch sees no CUDA GPU")
@@ -140,9 +144,42 @@ for _ in range(a.steps):
     loss = step()
     times.append(time.perf_counter() - t0)
 st = sorted(times)
+
+
+def sdpa_backend(op_names):
+    """The SDPA implementation the step ran, read from the aten ops the profiler saw."""
+    for op, name in (("_scaled_dot_product_cudnn_attention", "cudnn"),
+                     ("_scaled_dot_product_flash_attention", "flash"),
+                     ("_scaled_dot_product_efficient_attention", "mem_efficient"),
+                     ("_scaled_dot_product_fused_attention_overrideable", "overrideable")):
+        if any(op in n for n in op_names):
+            return name
+    return "math" if any("scaled_dot_product_attention" in n for n in op_names) else None
+
+
+profile_info = {}
+if a.profile:
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(a.profile_steps):
+            step()
+    ops, rows = set(), []
+    for e in prof.events():
+        ops.add(e.name)
+        if "CUDA" not in str(getattr(e, "device_type", "")):
+            continue
+        kind = "memcpy" if "Memcpy" in e.name else "memset" if "Memset" in e.name else "kernel"
+        rows.append((kind, int(e.time_range.start * 1000), int(e.time_range.end * 1000), e.name.replace("\t", " ")))
+    with open(a.profile, "w") as f:
+        f.write("# torch.profiler, %d steps, %s\n" % (a.profile_steps, "compile" if a.compile else "eager"))
+        for r in sorted(rows, key=lambda r: r[1]):
+            f.write("%s\t%d\t%d\t%s\n" % r)
+    profile_info = {"profile_steps": a.profile_steps, "sdpa_backend": sdpa_backend(ops)}
 print(json.dumps({"samples_per_second": a.batch_size * len(times) / sum(times),
                   "median_samples_per_second": a.batch_size / st[len(st) // 2],
                   "step_time_s": times, "last_loss": float(loss), "torch": torch.__version__, "model_source": source,
                   "mode": "compile" if a.compile else "eager",
                   "device": torch.cuda.get_device_name(0),
-                  "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30}))
+                  "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30,
+                  "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+                  **profile_info}))

@@ -60,7 +60,7 @@ done
 # glibc's own libraries (present on every Linux the binary can run on) and CUDA's (the GPU
 # machine's, matching its driver) stay out; everything else ldd resolves is copied
 is_glibc() { case "$1" in ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|libutil.so.*|libanl.so.*|libmvec.so.*) return 0 ;; esac; return 1; }
-is_cuda() { case "$1" in libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libnccl.so.*|libnvidia-*) return 0 ;; esac; return 1; }
+is_cuda() { case "$1" in libcuda.so.*|libcudart.so.*|libcublas.so.*|libcublasLt.so.*|libnccl.so.*|libcupti.so.*|libnvidia-*) return 0 ;; esac; return 1; }
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/scripts" "$out/tests/data" "$out/configs"
@@ -68,7 +68,8 @@ cp "$build/instbench" "$build/libinstbench-cuda.so" "$out/bin/"
 [ ! -x "$build/tests/cuda_dp_module" ] || cp "$build/tests/cuda_dp_module" "$out/bin/"
 
 missing=
-for obj in "$out"/bin/*; do
+for obj in "$out"/bin/instbench "$out"/bin/*.so "$out"/bin/cuda_dp_module; do
+  [ -f "$obj" ] || continue
   # "name => path (addr)" or "name => not found"; glibc's loader lines have no "=>"
   while read -r name arrow path _; do
     [ "$arrow" = "=>" ] || continue
@@ -81,7 +82,18 @@ done
 [ -z "$missing" ] || { echo "gpu_bundle: ldd finds no$missing here: cannot bundle them" >&2; exit 1; }
 
 cp scripts/gpu_check.sh scripts/make_reference.py scripts/bench_gpu_vs_torch.sh scripts/bench_torch_gpu_step.py \
-   scripts/bench_torch_step.py "$out/scripts/"
+   scripts/bench_torch_step.py scripts/kernel_classes.py "$out/scripts/"
+# the CUPTI kernel trace (scripts/kernel_trace) for gpu_check's per-kernel-class side-by-side, where
+# CUPTI's headers are here; libcupti itself comes from the GPU machine, as cudart does
+cupti_inc=
+for d in ${CUDA_HOME:+$CUDA_HOME/include} /usr/local/cuda/include /usr/local/cuda/extras/CUPTI/include; do
+  [ -f "$d/cupti.h" ] && { cupti_inc=$d; break; }
+done
+if [ -n "$cupti_inc" ] && cc -shared -fPIC -O2 scripts/kernel_trace/kernel_trace.c -I"$cupti_inc" \
+     -L"$cupti_inc/../lib64" -L"$cupti_inc/../lib" -lcupti -o "$out/bin/libkernel_trace.so" 2>&1; then :; else
+  echo "gpu_bundle: no CUPTI here: the bundle has no kernel trace (gpu_check's kernels step will SKIP)" >&2
+  rm -f "$out/bin/libkernel_trace.so"
+fi
 cp tests/data/ref_*.safetensors "$out/tests/data/"
 cp configs/gpu-peak-flops.json "$out/configs/"
 git -C "$root" log -1 --format='instbench %H (%cd)' > "$out/VERSION" 2>/dev/null || echo "instbench (no git)" > "$out/VERSION"
@@ -115,6 +127,14 @@ case "${1:-check}" in
   instbench) shift; exec "$here/bin/instbench" "$@" ;;
   libs) echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
         for f in "$here"/bin/*; do echo "--- $f"; ldd "$f"; done
+        # cuDNN is loaded at run time (dlopen), so ldd cannot show it: say which one the loader finds
+        cudnn=
+        for d in $(echo "$LD_LIBRARY_PATH" | tr ':' ' ') /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64; do
+          [ -e "$d/libcudnn.so.9" ] && { cudnn=$d/libcudnn.so.9; break; }
+        done
+        if [ -n "$cudnn" ]; then echo "--- cuDNN (loaded at run time): $(readlink -f "$cudnn")"
+        elif [ -n "${INSTBENCH_CUDNN_LIBRARY:-}" ]; then echo "--- cuDNN: INSTBENCH_CUDNN_LIBRARY=$INSTBENCH_CUDNN_LIBRARY"
+        else echo "--- cuDNN: no libcudnn.so.9 on the path: attention will run unfused unless a Python install's site-packages has one"; fi
         ! ldd "$here"/bin/* | grep -q 'not found' || { echo "run: some libraries are not found (above)" >&2; exit 1; } ;;
   *) exec "$@" ;;
 esac

@@ -23,8 +23,10 @@
 #              of each alone and 1 rank at twice the batch, parameters identical across ranks, also
 #              as 2 processes over the rendezvous (SKIP with one GPU)
 #   torchrun   the same as N processes under torchrun (SKIP with one GPU or without torchrun)
-#   torch      scripts/bench_gpu_vs_torch.sh: instbench (fused attention, and unfused for comparison)
-#              vs PyTorch eager and torch.compile, samples/s and MFU (SKIP without torch)
+#   torch      scripts/bench_gpu_vs_torch.sh: instbench (cuDNN attention where it runs, and unfused and
+#              cuDNN's non-deterministic backward for comparison) vs PyTorch eager and torch.compile,
+#              samples/s and MFU, and with the bundle's kernel trace the per-kernel-class
+#              side-by-side (bench/kernels.txt, summary.json) (SKIP without torch)
 #
 # usage: scripts/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--bin PATH] [--model NAME]
 #                             [--model-args "..."] [--steps N] [--batch-size N]
@@ -171,7 +173,13 @@ torchrun_check() {
 step torchrun many torchrun_check
 torch_bench() {
     "$PY" -c 'import torch, timm' 2>/dev/null || { echo "PyTorch + timm are not installed"; return $SKIPPED; }
-    "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench"
+    trace=$(dirname "$BIN")/libkernel_trace.so   # the bundle's (scripts/gpu_bundle.sh): per-kernel-class side-by-side
+    if [ -f "$trace" ]; then
+        "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" --profile "$trace"
+    else
+        echo "no $trace: no per-kernel-class side-by-side"
+        "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench"
+    fi
 }
 step torch torch_bench
 
@@ -191,6 +199,7 @@ for line in open(os.path.join(out, "steps.tsv")):
         s["world_size"] = doc["topology"]["world_size"]
         s["mfu"] = doc["measurement"].get("mfu")
         s["attention"] = doc["hardware"].get("attention")
+        s["cudnn"] = doc["hardware"].get("cudnn")
     steps.append(s)
 
 
@@ -208,16 +217,31 @@ scaling = None
 if by.get("ranks", {}).get("samples_per_second") and by.get("measure", {}).get("samples_per_second"):
     r = by["ranks"]
     scaling = r["samples_per_second"] / (r["world_size"] * by["measure"]["samples_per_second"])
-def unfused_sps():   # the torch step's instbench run with INSTBENCH_CUDA_ATTENTION=unfused (bf16 only)
+def bench_sps(name):   # an instbench run of the torch step (instbench_unfused, instbench_nondet)
     try:
-        return json.load(open(os.path.join(out, "bench", "instbench_unfused.json")))["measurement"]["samples_per_second"]
+        return json.load(open(os.path.join(out, "bench", name + ".json")))["measurement"]["samples_per_second"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
+def bench_doc(name, last_line=False):
+    try:
+        text = open(os.path.join(out, "bench", name)).read()
+        return json.loads(text.strip().splitlines()[-1]) if last_line else json.loads(text)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+pt = bench_doc("torch.json", True) or {}
+
+
 json.dump({"steps": steps, "pytorch_samples_per_second": torch_sps("torch"),
            "pytorch_compile_samples_per_second": torch_sps("torch_compile"),
-           "instbench_unfused_samples_per_second": unfused_sps(), "dp_scaling": scaling,
+           "instbench_samples_per_second": bench_sps("instbench"),
+           "instbench_unfused_samples_per_second": bench_sps("instbench_unfused"),
+           "instbench_nondeterministic_samples_per_second": bench_sps("instbench_nondet"),
+           "pytorch_cudnn_version": pt.get("cudnn_version"), "pytorch_sdpa_backend": pt.get("sdpa_backend"),
+           "kernel_classes": bench_doc("kernels.json"), "dp_scaling": scaling,
            "passed": all(s["result"] != "FAIL" for s in steps)}, open(os.path.join(out, "summary.json"), "w"), indent=2)
 EOF
 

@@ -194,6 +194,12 @@ static const char *cuda_attention_impl(const ib_train_config *cfg)
     return m && m->ops->attention_impl ? m->ops->attention_impl(cfg) : "unfused";
 }
 
+static int cuda_attention_library(const ib_train_config *cfg, ib_attention_library *out)
+{
+    const ib_cuda_module *m = cuda_module(NULL);
+    return m && m->ops->attention_library ? m->ops->attention_library(cfg, out) : -1;
+}
+
 static int cuda_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     *out = NULL;
@@ -213,7 +219,8 @@ static const ib_backend_ops cuda_loader_ops = {
     .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = cuda_unavailable_reason,
     .device_count = cuda_device_count, .device_describe = cuda_device_describe,
     .device_memory_free = cuda_device_memory_free,
-    .memory_estimate = cuda_memory_estimate, .attention_impl = cuda_attention_impl, .create = cuda_create,
+    .memory_estimate = cuda_memory_estimate, .attention_impl = cuda_attention_impl,
+    .attention_library = cuda_attention_library, .create = cuda_create,
     .dp_unavailable_reason = cuda_dp_unavailable_reason,
 };
 
@@ -294,6 +301,12 @@ int backend_dp_usable(const ib_backend_ops *ops, const char **why)
                                                  : ops->dp_unavailable_reason();
     if (no && why) *why = no;
     return !no;
+}
+
+int backend_attention_library(const ib_backend_ops *ops, const ib_train_config *cfg, ib_attention_library *out)
+{
+    memset(out, 0, sizeof *out);
+    return ops->attention_library ? ops->attention_library(cfg, out) : -1;
 }
 
 const char *backend_attention(const ib_backend_ops *ops, const ib_train_config *cfg)

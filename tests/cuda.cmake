@@ -37,7 +37,7 @@ instbench_test_internals(cuda_layout cpu cuda)
 if(INSTBENCH_CUDA)
   find_package(CUDAToolkit)
   if(CUDAToolkit_FOUND)
-    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c
+    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_vit_host cpu cuda)
@@ -62,7 +62,7 @@ if(INSTBENCH_CUDA)
       list(APPEND _sim_sources ${_cpp})
     endforeach()
     add_executable(cuda_vit_sim cuda_vit_host.c cuda_host_runtime.c cuda_cublaslt_standin.c cudasim/cudasim.cpp cudasim/shared.cpp
-                   ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                   ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                    ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
     target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
@@ -170,7 +170,7 @@ if(INSTBENCH_CUDA)
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
-      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
+      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -179,7 +179,7 @@ if(INSTBENCH_CUDA)
       # ordered streams whose scheduler runs the comm stream's allreduces as early as their event
       # waits allow: a missing wait averages gradients not yet computed.
       add_executable(cuda_dp_sim cuda_dp_host.c cuda_host_runtime.c cuda_cublaslt_standin.c cuda_nccl_shim.c
-                     cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
+                     cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
                      ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
                      ${_cuda}/module.c)
       target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
@@ -208,14 +208,14 @@ if(INSTBENCH_CUDA)
                              ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=2")
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
-      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
+      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_runner_host cpu cuda)
       # ... and across two forked processes joined by the rendezvous: a killed or failing process
       # is named in the other's error within seconds, through the liveness channel.
-      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c
+      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       target_include_directories(cuda_dp_procs PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

@@ -121,6 +121,14 @@ cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, ib_preci
     return cudaSuccess;
 }
 
+cudaError_t cuk_bias_backward_act(const void *dy, ib_precision dy_dt, float *db, int M, int N, float *partial,
+                                  cudaStream_t s)
+{
+    for (int j = 0; j < N; j++) db[j] = 0;
+    for (size_t i = 0; i < (size_t)M * N; i++) db[i % N] += ld_(dy, dy_dt, i);
+    return cudaSuccess;
+}
+
 cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s)
 {
     for (int r = 0; r < M; r++)

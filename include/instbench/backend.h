@@ -44,6 +44,13 @@ const char *backend_optimizer_name(ib_optimizer k);
 typedef int (*ib_grad_ready_fn)(void *user, size_t offset, size_t count);
 
 typedef struct ib_backend ib_backend;
+/* A GPU backend's attention library (cuDNN): what was loaded and, where it is not used, why. */
+typedef struct ib_attention_library {
+    char version[32];     /* "9.15.1"; "" when none was loaded */
+    char path[512];       /* the file loaded; "" when none */
+    char fallback[640];   /* why attention does not run through it; "" when it does (or fp32) */
+} ib_attention_library;
+
 typedef struct ib_backend_ops ib_backend_ops;
 
 /* The blocks of training state a checkpoint saves, each [P] in model_layout order: the fp32 master
@@ -114,11 +121,15 @@ struct ib_backend_ops {
      * for other reasons); an invalid config (bad model, batch < 1 or > 2^20) gives
      * IB_MEMORY_REFUSED. */
     size_t (*memory_estimate)(const ib_train_config *cfg);
-    /* How the backend computes attention for cfg: "fused" (the T x T scores never leave the chip:
-     * the CUDA backend's bf16 flash attention) or "unfused" (matmuls around a softmax, the scores
-     * and probabilities in memory); recorded in results (hardware.attention) and by verify.  NULL
-     * function: "unfused".  Static strings; no device needed. */
+    /* How the backend computes attention for cfg: "cudnn" (cuDNN's fused SDPA, what PyTorch runs
+     * on sm_90), "fused" (the CUDA backend's own bf16 flash attention, asked for by name) or
+     * "unfused" (matmuls around a softmax, the scores and probabilities in memory); recorded in
+     * results (hardware.attention) and by verify.  NULL function: "unfused".  Static strings.  The
+     * CUDA backend decides on the device (loading cuDNN and checking it once per shape). */
     const char *(*attention_impl)(const ib_train_config *cfg);
+    /* The attention library behind attention_impl(cfg) (hardware.cudnn in results): 0 with *out
+     * filled, -1 where the backend has none to speak of (CPU).  NULL function: -1. */
+    int (*attention_library)(const ib_train_config *cfg, ib_attention_library *out);
     /* The MFU denominator measured on this machine: FLOP/s reached on this config's GEMM shapes,
      * and a sentence saying so for the result's peak source.  STOP (may be NULL) ends it early
      * with an error.  NULL function: the peak comes from a datasheet (bench/peak.c's GPU table). */
@@ -192,6 +203,8 @@ int backend_create(const char *name, const ib_train_config *cfg, ib_backend **ou
  * which CUDA and NCCL, and whether the module is beside the binary.  probe: also load the module
  * and ask the driver (versions, GPUs, or why none is usable). */
 void backend_describe_gpu(int probe, char *out, size_t n);
+/* ops->attention_library(cfg, out), or -1 where the backend has none. */
+int backend_attention_library(const ib_backend_ops *ops, const ib_train_config *cfg, ib_attention_library *out);
 /* ops->attention_impl(cfg), or "unfused" where the backend has none. */
 const char *backend_attention(const ib_backend_ops *ops, const ib_train_config *cfg);
 /* 1 when OPS averages across ranks itself and can here; *why (may be NULL) gets why not. */

@@ -302,7 +302,8 @@ typedef struct bench_report {
     double peak_tflops;                /* <= 0: unknown (null) */
     const char *peak_source;           /* NULL when unknown */
     const char *cpu_bf16;              /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
-    const char *attention;             /* "fused" | "unfused" (backend_attention); NULL: not recorded */
+    const char *attention;             /* "cudnn" | "fused" | "unfused" (backend_attention); NULL: not recorded */
+    const ib_attention_library *attention_library;   /* GPU: hardware.cudnn; NULL: absent (CPU) */
     int cuda_graphs;                   /* 1 forward + backward replayed as a CUDA graph, 0 not, -1 CPU */
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
     const bench_checkpoint *checkpoint;   /* NULL or not measured: "checkpoint": null */

@@ -126,6 +126,13 @@ char *result_to_json(const bench_report *r, int pretty)
     add_str_or_null(hw, "kernel", s->kernel);
     add_str_or_null(hw, "cpu_bf16", r->cpu_bf16);
     if (r->attention) cJSON_AddStringToObject(hw, "attention", r->attention);
+    if (r->attention_library) {   /* what cuDNN was loaded, and why attention does not use it if not */
+        const ib_attention_library *a = r->attention_library;
+        cJSON *cd = cJSON_AddObjectToObject(hw, "cudnn");
+        add_str_or_null(cd, "version", a->version[0] ? a->version : NULL);
+        add_str_or_null(cd, "library", a->path[0] ? a->path : NULL);
+        add_str_or_null(cd, "fallback", a->fallback[0] ? a->fallback : NULL);
+    }
     if (r->cuda_graphs >= 0) cJSON_AddBoolToObject(hw, "cuda_graphs", r->cuda_graphs);
     else cJSON_AddNullToObject(hw, "cuda_graphs");
     cJSON *dn = cJSON_AddObjectToObject(hw, "onednn");

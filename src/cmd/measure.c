@@ -603,10 +603,16 @@ int cmd_measure(int argc, char **argv)
                                             ? "native (oneDNN bf16 matmuls)"
                                             : "emulated (no bf16 matmul in oneDNN on this CPU: bf16 operands widened to "
                                               "fp32 for fp32 GEMMs, fp32 accumulation, autocast's rounding)");
-    if (!is_cpu)
-        ib_info("attention: %s", !strcmp(backend_attention(backend, &train), "fused")
-                                     ? "fused (flash attention on tensor cores: no T x T matrix in GPU memory)"
-                                     : "unfused (cuBLASLt matmuls around a softmax kernel)");
+    ib_attention_library att_lib;
+    const int have_att_lib = !is_cpu && backend_attention_library(backend, &train, &att_lib) == 0;
+    if (!is_cpu) {
+        const char *a = backend_attention(backend, &train);
+        if (!strcmp(a, "cudnn"))
+            ib_info("attention: cuDNN %s fused SDPA (%s)", att_lib.version, att_lib.path);
+        else
+            ib_info("attention: %s", !strcmp(a, "fused") ? "fused (flash attention on tensor cores: no T x T matrix in GPU memory)"
+                                                         : "unfused (cuBLASLt matmuls around a softmax kernel)");
+    }
     if (backend->peak_measure) {
         double t = 0;
         ib_error perr = {0};
@@ -669,7 +675,8 @@ int cmd_measure(int argc, char **argv)
         .params = model_param_count(&train.model), .train_flops_per_sample = model_train_flops_per_sample(&train.model),
         .global_batch_size = train.batch_size * rdv.world_size, .topology = rdv, .m = &res, .others_share = others,
         .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
-        .attention = backend_attention(backend, &train), .cuda_graphs = is_cpu ? -1 : train.cuda_graphs,
+        .attention = backend_attention(backend, &train), .attention_library = have_att_lib ? &att_lib : NULL,
+        .cuda_graphs = is_cpu ? -1 : train.cuda_graphs,
         .hourly_cost_usd = O.hourly_cost, .checkpoint = &ck.result};
     result_warning warnings[RESULT_MAX_WARNINGS];
     for (size_t i = 0, n = result_warnings(&rep, warnings); i < n; i++) say_warning(&warnings[i], &res, peak_source);

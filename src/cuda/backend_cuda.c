@@ -11,6 +11,7 @@
 #include <nccl.h>
 #endif
 
+#include "cuda/attention_path.h"
 #include "cuda/check.h"
 #include "cuda/vit.h"
 #include "instbench/backend_impl.h"
@@ -283,7 +284,22 @@ static int check_config(const ib_train_config *cfg, ib_error *err)
 
 const char *cuda_backend_attention(const ib_train_config *cfg)
 {
-    return cuda_vit_attention_fused(cfg) ? "fused" : "unfused";
+    cuda_attention_choice c;
+    cuda_attention_choose(cfg, &c);
+    return cuda_attention_name(c.path);
+}
+
+static int cuda_backend_attention_library(const ib_train_config *cfg, ib_attention_library *out)
+{
+    cuda_attention_choice c;
+    cuda_attention_choose(cfg, &c);
+    memset(out, 0, sizeof *out);
+    if (c.cudnn_version)
+        snprintf(out->version, sizeof out->version, "%d.%d.%d", c.cudnn_version / 10000, c.cudnn_version / 100 % 100,
+                 c.cudnn_version % 100);
+    snprintf(out->path, sizeof out->path, "%s", c.cudnn_library);
+    snprintf(out->fallback, sizeof out->fallback, "%s", c.path == CUDA_ATT_CUDNN ? "" : c.why);
+    return 0;
 }
 
 size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
@@ -345,6 +361,7 @@ const ib_backend_ops cuda_backend_ops = {
     .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = unavailable_reason,
     .device_count = cuda_device_count, .device_describe = device_describe, .device_memory_free = device_memory_free,
     .memory_estimate = cuda_backend_memory_estimate, .attention_impl = cuda_backend_attention,
+    .attention_library = cuda_backend_attention_library,
     .create = cuda_backend_create,
     .set_inputs = set_inputs, .host_alloc = host_alloc, .host_free = host_free, .forward_backward = forward_backward, .forward = forward,
     .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,

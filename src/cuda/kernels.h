@@ -52,6 +52,11 @@ size_t cuk_colsum_partial_floats(int N);
 cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N, float *partial,
                               cudaStream_t s);
 
+/* db [N] = column sums of dy [M,N] held in dtype dy_dt (bf16: a gradient that arrives rounded, as
+ * cuDNN's attention backward returns dq, dk, dv). */
+cudaError_t cuk_bias_backward_act(const void *dy, ib_precision dy_dt, float *db, int M, int N, float *partial,
+                                  cudaStream_t s);
+
 /* GELU's backward fused with fc1's bias gradient: dh [M,F] (dtype dt; may be g itself in fp32) =
  * g * GELU'(h), db [F] = column sums of dh (fp32, before the cast); h, g fp32 [M,F]. */
 cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, float *db, void *dh, ib_precision dt, int M, int F,

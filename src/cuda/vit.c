@@ -2,10 +2,11 @@
  * Per block:  x_mid = x + proj(attn(LN1(x)));  x_out = x_mid + fc2(GELU(fc1(LN2(x_mid))))
  * The residual add is fused into the LayerNorm that follows it, and the final norm and head run
  * on the class-token rows only.  Under bf16 autocast every GEMM reads bf16 operands and
- * accumulates in fp32; the bf16 casts happen at the same points as on the CPU, except that bf16
- * attention runs fused (kernels/flash_attention.cu: no T x T matrix in memory, probabilities
- * rounded before they are normalised, as flash attention does); fp32 runs attention unfused, op
- * for op as the CPU.  Everything is queued on one stream; the host waits only in
+ * accumulates in fp32; the bf16 casts happen at the same points as on the CPU.  Attention runs on
+ * the path cuda/attention_path.h chooses: under bf16 cuDNN's fused SDPA where it passes its gates
+ * (q, k, v read from the qkv GEMM's bf16 output through strides, dq, dk, dv written back into that
+ * layout in bf16, as PyTorch's SDPA backward returns them), else unfused; fp32 runs attention
+ * unfused, op for op as the CPU.  Everything is queued on one stream; the host waits only in
  * cuda_vit_read_loss and the backend's synchronize. */
 #include "cuda/vit.h"
 
@@ -13,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/attention_path.h"
 #include "cuda/check.h"
+#include "cuda/cudnn_sdpa.h"
 #include "cuda/kernels.h"
 
 #define KTRY(call)                                              \
@@ -44,17 +47,43 @@ static int fused_code_usable(int device)
     return 0;
 }
 
-int cuda_vit_attention_fused(const ib_train_config *cfg)
+/* The path INSTBENCH_CUDA_ATTENTION asks for: -1 none (the default order), else a CUDA_ATT_*. */
+static int asked_path(void)
 {
     const char *e = getenv("INSTBENCH_CUDA_ATTENTION");
-    if (cfg->precision != IB_PREC_BF16 || (e && !strcmp(e, "unfused")) || cfg->model.num_heads < 1) return 0;
-    return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0 &&
-           fused_code_usable(cfg->device);
+    if (!e || !*e) return -1;
+    if (!strcmp(e, "unfused")) return CUDA_ATT_UNFUSED;
+    if (!strcmp(e, "fused")) return CUDA_ATT_FUSED;
+    if (!strcmp(e, "cudnn")) return CUDA_ATT_CUDNN;
+    return -2;
 }
 
-int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
+/* The path the memory plan assumes, without touching the GPU beyond the fused arch query: cuDNN
+ * wherever it may run (its check happens when the backend is created: cuda_vit_attention_choose),
+ * whose buffers are the fused path's (no T x T matrix). */
+static int planned_path(const ib_train_config *cfg)
 {
-    const int fused = cuda_vit_attention_fused(cfg);
+    const int asked = asked_path();
+    if (cfg->precision != IB_PREC_BF16 || cfg->model.num_heads < 1 || asked == CUDA_ATT_UNFUSED) return CUDA_ATT_UNFUSED;
+    if (asked == CUDA_ATT_FUSED)
+        return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0 &&
+                       fused_code_usable(cfg->device)
+                   ? CUDA_ATT_FUSED
+                   : CUDA_ATT_UNFUSED;
+    cudnn_sdpa_lib lib;
+    char why[64];
+    return cudnn_sdpa_load && !cudnn_sdpa_load(&lib, why, sizeof why) ? CUDA_ATT_CUDNN : CUDA_ATT_UNFUSED;
+}
+
+int cuda_vit_attention_fused(const ib_train_config *cfg)
+{
+    return planned_path(cfg) == CUDA_ATT_FUSED;
+}
+
+/* The plan for attention path PATH (CUDA_ATT_*). */
+static int plan_for(const ib_train_config *cfg, int path, model_plan *p, ib_error *err)
+{
+    const int fused = path != CUDA_ATT_UNFUSED;   /* cuDNN keeps what the fused kernels keep */
     /* every buffer on 256 bytes (cuBLASLt's preferred operand alignment), T x T rows at a stride of
      * T rounded up to 8 (unfused only: fused attention keeps no T x T matrix) */
     if (model_plan_build(&cfg->model, cfg->batch_size, cfg->precision, fused ? 0 : 8, 256, p, err)) return -1;
@@ -62,7 +91,9 @@ int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
     const int wide = 3 * p->D > p->F ? 3 * p->D : p->F, cd = p->C > p->D ? p->C : p->D;   /* widest column sum */
     const size_t ln = cuk_layernorm_partial_floats(p->D), col = cuk_colsum_partial_floats(wide > cd ? wide : cd);
 #define EXT(name, dt, ...) model_plan_add(p, #name, dt, offsetof(cuda_vit, name), MODEL_DIMS(__VA_ARGS__))
-    if (fused) {
+    if (path == CUDA_ATT_CUDNN) {   /* cuDNN's statistics: max + log(sum exp) per row */
+        EXT(lse, IB_PREC_FP32, (size_t)p->L, B, H, T);
+    } else if (fused) {
         EXT(lse, IB_PREC_FP32, (size_t)p->L, B, H, T), EXT(dlt, IB_PREC_FP32, B, H, T);
     } else {
         EXT(heads_act, p->act, B, H, T, hd);
@@ -74,7 +105,16 @@ int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
     /* the cuBLASLt workspace cuda_gemm_create allocates, and the workspace cuBLAS takes for itself
      * should a GEMM fall back to it (32 MiB on Hopper) */
     p->outside = (size_t)64 << 20;
+    /* cuDNN's workspace, allocated beside the pool once its graphs say how much: the deterministic
+     * backward accumulates dq in fp32 there ([B,H,T,hd] rounded up to its 128-row tiles), and a
+     * margin for the rest */
+    if (path == CUDA_ATT_CUDNN) p->outside += (size_t)B * H * ((T + 127) / 128 * 128) * hd * 4 + ((size_t)16 << 20);
     return 0;
+}
+
+int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
+{
+    return plan_for(cfg, planned_path(cfg), p, err);
 }
 
 int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err)
@@ -83,8 +123,13 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     v->cfg = *cfg;
     v->layout = layout;
     v->device = cfg->device;
-    v->attn_fused = cuda_vit_attention_fused(cfg);
-    if (cuda_vit_plan(cfg, &v->plan, err)) return -1;
+    if (cudaSetDevice(v->device) != cudaSuccess) cudaGetLastError();   /* reported below */
+    cuda_attention_choice ch;
+    cuda_attention_choose(cfg, &ch);
+    if (ch.refused) return ib_error_set(err, IB_EXIT_USAGE, "%s", ch.why);
+    v->attn_path = ch.path;
+    v->attn_fused = ch.path == CUDA_ATT_FUSED;
+    if (plan_for(cfg, v->attn_path, &v->plan, err)) return -1;
     const size_t bytes = v->plan.bytes, P = layout->total;
     float *host = malloc(P * sizeof(float));
     int rc = -1;
@@ -113,6 +158,17 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
         cuda_check(cudaMallocHost((void **)&v->loss_host, sizeof(float)), "cudaMallocHost", err) ||
         cuda_gemm_create(&v->gemm, (size_t)32 << 20, err))
         goto out;
+    if (v->attn_path == CUDA_ATT_CUDNN) {   /* the graphs the choice built and checked (cached) */
+        const model_plan *pl = &v->plan;
+        char why[512];
+        v->sdpa = cudnn_sdpa_get(pl->B, pl->T, pl->H, pl->hd, 1.0f / sqrtf((float)pl->hd), why, sizeof why);
+        if (!v->sdpa) {
+            ib_error_set(err, IB_EXIT_RUNTIME, "%s", why);
+            goto out;
+        }
+        const size_t ws = cudnn_sdpa_workspace(v->sdpa);
+        if (ws && cuda_check(cudaMalloc(&v->sdpa_ws, ws), "cudaMalloc(cuDNN workspace)", err)) goto out;
+    }
     /* zeroed once (on the stream: a plain cudaMemset may still run when it returns, on the legacy
      * stream, which this non-blocking stream does not wait for): the padding of the T x T attention
      * buffers then holds zeros, never stale bits */
@@ -147,6 +203,8 @@ void cuda_vit_free(cuda_vit *v)
     if (v->copy_stream) cudaStreamDestroy(v->copy_stream);
     if (v->stream) cudaStreamDestroy(v->stream);
     if (v->pool) cudaFree(v->pool);
+    if (v->sdpa_ws) cudaFree(v->sdpa_ws);
+    v->sdpa_ws = NULL, v->sdpa = NULL;
     model_plan_free(&v->plan, &v->buf);
     v->loss_host = NULL, v->loss_ready = NULL, v->stream = NULL, v->pool = NULL;
     v->copy_stream = NULL, v->inputs_free = v->inputs_ready = NULL;
@@ -203,6 +261,12 @@ static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error 
     return 0;
 }
 
+/* A cuDNN call's result (RC, with the reason in v->sdpa_why) as the step's error. */
+static int sdpa_call(cuda_vit *v, int rc, ib_error *err)
+{
+    return rc ? ib_error_set(err, IB_EXIT_RUNTIME, "%s", v->sdpa_why) : 0;
+}
+
 /* The forward pass's work on the stream, up to the loss copied into pinned loss_host; the
  * caller records loss_ready (outside any capture: an event recorded inside a graph does not
  * signal the host). */
@@ -235,7 +299,15 @@ static int forward_ops(cuda_vit *v, ib_error *err)
                                        dt, k->mean1, k->rstd1, BT, D, D, s));
         /* qkv [BT,3D] fp32 (+ bias) */
         if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, b->big, IB_PREC_FP32, BT, 3 * D, D, err)) return -1;
-        if (v->attn_fused) {   /* saved as bf16 [B,T,3,H,hd] as it lies; att [B,T,D] bf16 and lse out */
+        if (v->attn_path == CUDA_ATT_CUDNN) {
+            /* saved as bf16 [B,T,3,H,hd] as it lies (the point where autocast rounds it); att
+             * [B,T,D] bf16 and the statistics out */
+            KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
+            if (sdpa_call(v, cudnn_sdpa_forward(v->sdpa, k->qkv, k->att, v->lse + (size_t)l * B * H * T, v->sdpa_ws, s,
+                                                v->sdpa_why, sizeof v->sdpa_why),
+                          err))
+                return -1;
+        } else if (v->attn_fused) {   /* saved as bf16 [B,T,3,H,hd] as it lies; att [B,T,D] bf16 and lse out */
             KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
             KTRY(cuk_attention_fused_forward(k->qkv, k->att, v->lse + (size_t)l * B * H * T, B, T, H, hd, scale, s));
         } else if (attention_forward_unfused(v, k, err))
@@ -379,8 +451,20 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
                                     G + p->norm2_b, BT, D, D, v->partial, s));
         /* attention: dx -> proj (datt in the act dtype: attention reads it only as GEMM input) */
         if (linear_backward(v, b->dx, k->att, p->proj_w, p->proj_b, b->datt, 1, BT, D, D, b->big_act, err)) return -1;
-        if (attention_backward(v, l, k, err)) return -1;
-        if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, b->f, 0, BT, 3 * D, D, b->big_act, err)) return -1;
+        if (v->attn_path == CUDA_ATT_CUDNN) {
+            /* dq, dk, dv bf16 into big_act in the qkv layout: the qkv Linear's dy as its GEMMs read
+             * it; its bias gradient sums those bf16 values (as PyTorch's, after SDPA's backward) */
+            if (sdpa_call(v, cudnn_sdpa_backward(v->sdpa, k->qkv, k->att, b->datt, v->lse + (size_t)l * pl->B * pl->H * T,
+                                                 b->big_act, v->sdpa_ws, s, v->sdpa_why, sizeof v->sdpa_why),
+                          err))
+                return -1;
+            KTRY(cuk_bias_backward_act(b->big_act, dt, G + p->qkv_b, BT, 3 * D, v->partial, s));
+            if (linear_backward_gemms(v, b->big_act, k->ln1, p->qkv_w, b->f, 0, BT, 3 * D, D, err)) return -1;
+        } else {
+            if (attention_backward(v, l, k, err)) return -1;
+            if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, b->f, 0, BT, 3 * D, D, b->big_act, err))
+                return -1;
+        }
         KTRY(cuk_layernorm_backward(b->f, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
                                     G + p->norm1_b, BT, D, D, v->partial, s));
         if (model_grad_range_ready(o, c, L - l, cb, user, err)) return -1;

@@ -29,7 +29,13 @@ typedef struct cuda_vit {
     void *pool;                          /* the one device allocation, plan.bytes */
     int step;
     int have_inputs;
-    int attn_fused;                      /* cuda_vit_attention_fused(cfg) */
+    int attn_path;                       /* CUDA_ATT_* (cuda/attention_path.h), chosen at init */
+    int attn_fused;                      /* attn_path == CUDA_ATT_FUSED */
+    /* cuDNN attention's (cuda/cudnn_sdpa.h): the shape's graphs, their workspace (beside the pool),
+     * and the reason of a failed call */
+    struct cudnn_sdpa *sdpa;
+    void *sdpa_ws;
+    char sdpa_why[512];
     /* the CUDA backend's own plan entries: scratch shared by all blocks (unfused attention) */
     void *heads_act;                     /* act [B,H,T,hd]: o in forward, dO in backward */
     void *tt_act;                        /* act [B*H,T,Ts]: dS cast for its GEMMs (bf16 only) */
@@ -57,10 +63,8 @@ typedef struct cuda_vit {
 /* The CUDA backend's plan for cfg: the shared buffers, its own, and (plan.outside) the cuBLASLt
  * workspace.  What cuda_vit_init allocates and cuda_backend_memory_estimate reports; no GPU needed. */
 int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err);
-/* 1 when cfg's attention runs fused (kernels/flash_attention.cu): bf16 with a head dim of at most
- * 128 on a device whose loaded fused kernels were compiled for 8.0+ (a warning otherwise),
- * unless INSTBENCH_CUDA_ATTENTION=unfused asks for the unfused path; 0: the unfused path
- * (cuBLASLt batched GEMMs around a softmax kernel), which fp32 always takes (exact for verify). */
+/* 1 when cfg's memory plan is the fused kernels' (INSTBENCH_CUDA_ATTENTION=fused, bf16, a head
+ * dim of at most 128, code for 8.0+).  The path a created backend runs is cuda/attention_path.h's. */
 int cuda_vit_attention_fused(const ib_train_config *cfg);
 int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err);
 void cuda_vit_free(cuda_vit *v);

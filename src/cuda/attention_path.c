@@ -1,0 +1,323 @@
+/* cuda/attention_path: the attention path's decision and cuDNN's start-up self-check (see
+ * attention_path.h).  The self-check runs the very graphs the step will replay, at the step's
+ * shape, so a library that loads and passes check_support but computes wrong numbers on this GPU
+ * (the cuDNN < 9.15.1 backward at T % 128 != 0 is such a case) never reaches a result. */
+#include "cuda/attention_path.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/cudnn_sdpa.h"
+#include "cuda/kernels.h"
+#include "instbench/model.h"
+
+/* The cuDNN release whose SDPA backward is right where T is not a multiple of 128. */
+#define CUDNN_SDPA_MIN_RAGGED_T 91501
+
+const char *cuda_attention_name(int path)
+{
+    return path == CUDA_ATT_CUDNN ? "cudnn" : path == CUDA_ATT_FUSED ? "fused" : "unfused";
+}
+
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);   /* round to nearest even (finite inputs only here) */
+    return (uint16_t)(u >> 16);
+}
+
+static double from_bf16(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* ||got - ref|| / ||ref|| over n doubles (got as bf16 at a stride); NaN when got has one */
+static double rel_err(const uint16_t *got, size_t gstride, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double g = from_bf16(got[i * gstride]);
+        num += (g - ref[i]) * (g - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* float64 attention of one (b, h) from the bf16 inputs as cuDNN reads them:
+ * o [T,hd] = P v, P = softmax(scale q k^T); dq, dk, dv [T,hd] from dO. */
+static void reference_head(const uint16_t *qkv, const uint16_t *dO, int b, int h, int T, int H, int hd, double scale,
+                           double *P, double *o, double *dq, double *dk, double *dv, double *dP)
+{
+    const size_t row = (size_t)3 * H * hd, D = (size_t)H * hd;
+#define Q(t, d) from_bf16(qkv[((size_t)b * T + (t)) * row + (size_t)h * hd + (d)])
+#define K(t, d) from_bf16(qkv[((size_t)b * T + (t)) * row + D + (size_t)h * hd + (d)])
+#define V(t, d) from_bf16(qkv[((size_t)b * T + (t)) * row + 2 * D + (size_t)h * hd + (d)])
+#define G(t, d) from_bf16(dO[((size_t)b * T + (t)) * D + (size_t)h * hd + (d)])
+    for (int i = 0; i < T; i++) {
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < T; j++) {
+            double s = 0;
+            for (int d = 0; d < hd; d++) s += Q(i, d) * K(j, d);
+            P[(size_t)i * T + j] = s * scale;
+            if (s * scale > mx) mx = s * scale;
+        }
+        for (int j = 0; j < T; j++) sum += P[(size_t)i * T + j] = exp(P[(size_t)i * T + j] - mx);
+        for (int j = 0; j < T; j++) P[(size_t)i * T + j] /= sum;
+        for (int d = 0; d < hd; d++) {
+            double a = 0;
+            for (int j = 0; j < T; j++) a += P[(size_t)i * T + j] * V(j, d);
+            o[(size_t)i * hd + d] = a;
+        }
+    }
+    memset(dq, 0, sizeof(double) * T * hd), memset(dk, 0, sizeof(double) * T * hd), memset(dv, 0, sizeof(double) * T * hd);
+    for (int i = 0; i < T; i++) {
+        double rowdot = 0;   /* <dO_i, o_i> = sum_j P_ij dP_ij */
+        for (int d = 0; d < hd; d++) rowdot += G(i, d) * o[(size_t)i * hd + d];
+        for (int j = 0; j < T; j++) {
+            double s = 0;
+            for (int d = 0; d < hd; d++) s += G(i, d) * V(j, d);
+            dP[j] = P[(size_t)i * T + j] * (s - rowdot) * scale;   /* dS_ij */
+        }
+        for (int j = 0; j < T; j++)
+            for (int d = 0; d < hd; d++) {
+                dv[(size_t)j * hd + d] += P[(size_t)i * T + j] * G(i, d);
+                dq[(size_t)i * hd + d] += dP[j] * K(j, d);
+                dk[(size_t)j * hd + d] += dP[j] * Q(i, d);
+            }
+    }
+#undef Q
+#undef K
+#undef V
+#undef G
+}
+
+/* The self-check of graphs A for [B,T,H,hd] (see attention_path.h): 0, or -1 with why. */
+static int self_check(const cudnn_sdpa *a, int B, int T, int H, int hd, float scale, char *why, size_t n)
+{
+    const size_t nqkv = (size_t)B * T * 3 * H * hd, no = (size_t)B * T * H * hd, nst = (size_t)B * H * T;
+    const size_t ws = cudnn_sdpa_workspace(a);
+    uint16_t *hqkv = malloc(nqkv * 2), *hdo = malloc(no * 2), *ho = malloc(no * 2), *hdq = malloc(nqkv * 2),
+             *hdq2 = malloc(nqkv * 2);
+    const size_t tt = (size_t)T * T, th = (size_t)T * hd;
+    double *P = malloc(sizeof(double) * tt), *ref = malloc(sizeof(double) * 4 * th), *dP = malloc(sizeof(double) * T);
+    void *dqkv_in = NULL, *d_o = NULL, *d_do = NULL, *d_dqkv = NULL, *d_ws = NULL;
+    float *d_st = NULL;
+    cudaStream_t s = NULL;
+    int rc = -1;
+    if (!hqkv || !hdo || !ho || !hdq || !hdq2 || !P || !ref || !dP) {
+        snprintf(why, n, "cuDNN self-check: out of host memory");
+        goto out;
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ull;   /* xorshift: values in [-2, 2), never all zero */
+    for (size_t i = 0; i < nqkv + no; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const float r = (float)((x >> 11) * (1.0 / 9007199254740992.0)) * 4.0f - 2.0f;
+        if (i < nqkv) hqkv[i] = to_bf16(r);
+        else hdo[i - nqkv] = to_bf16(r * 0.25f);
+    }
+    cudaError_t e;
+    if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaMalloc(&dqkv_in, nqkv * 2)) != cudaSuccess || (e = cudaMalloc(&d_o, no * 2)) != cudaSuccess ||
+        (e = cudaMalloc(&d_do, no * 2)) != cudaSuccess || (e = cudaMalloc(&d_dqkv, nqkv * 2)) != cudaSuccess ||
+        (e = cudaMalloc((void **)&d_st, nst * 4)) != cudaSuccess || (ws && (e = cudaMalloc(&d_ws, ws)) != cudaSuccess)) {
+        cudaGetLastError();
+        snprintf(why, n, "cuDNN self-check: %s", cudaGetErrorString(e));
+        goto out;
+    }
+    /* outputs poisoned (all-ones bf16 is a NaN): an element the graphs leave unwritten shows */
+    if ((e = cudaMemcpyAsync(dqkv_in, hqkv, nqkv * 2, cudaMemcpyHostToDevice, s)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(d_do, hdo, no * 2, cudaMemcpyHostToDevice, s)) != cudaSuccess ||
+        (e = cudaMemsetAsync(d_o, 0xff, no * 2, s)) != cudaSuccess ||
+        (e = cudaMemsetAsync(d_dqkv, 0xff, nqkv * 2, s)) != cudaSuccess ||
+        (e = cudaMemsetAsync(d_st, 0xff, nst * 4, s)) != cudaSuccess) {
+        snprintf(why, n, "cuDNN self-check: %s", cudaGetErrorString(e));
+        goto out;
+    }
+    if (cudnn_sdpa_forward(a, dqkv_in, d_o, d_st, d_ws, s, why, n) ||
+        cudnn_sdpa_backward(a, dqkv_in, d_o, d_do, d_st, d_dqkv, d_ws, s, why, n))
+        goto out;
+    if ((e = cudaMemcpyAsync(ho, d_o, no * 2, cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(hdq, d_dqkv, nqkv * 2, cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+        (e = cudaMemsetAsync(d_dqkv, 0xff, nqkv * 2, s)) != cudaSuccess) {
+        snprintf(why, n, "cuDNN self-check: %s", cudaGetErrorString(e));
+        goto out;
+    }
+    /* the backward once more on the same inputs: a deterministic algorithm repeats bit for bit */
+    if (cudnn_sdpa_backward(a, dqkv_in, d_o, d_do, d_st, d_dqkv, d_ws, s, why, n)) goto out;
+    if ((e = cudaMemcpyAsync(hdq2, d_dqkv, nqkv * 2, cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(s)) != cudaSuccess) {
+        snprintf(why, n, "cuDNN self-check: %s", cudaGetErrorString(e));
+        goto out;
+    }
+    for (size_t i = 0; i < no; i++)
+        if ((ho[i] & 0x7f80u) == 0x7f80u) {
+            snprintf(why, n, "cuDNN self-check: the forward left element %zu of O unwritten or not finite", i);
+            goto out;
+        }
+    for (size_t i = 0; i < nqkv; i++)
+        if ((hdq[i] & 0x7f80u) == 0x7f80u) {
+            snprintf(why, n, "cuDNN self-check: the backward left element %zu of dQKV unwritten or not finite", i);
+            goto out;
+        }
+    const char *nd = getenv("INSTBENCH_CUDNN_NONDETERMINISTIC");
+    if (!(nd && !strcmp(nd, "1")) && memcmp(hdq, hdq2, nqkv * 2)) {
+        snprintf(why, n, "cuDNN self-check: two backward passes on the same inputs differ (not deterministic)");
+        goto out;
+    }
+    /* the first and last head of the first and last sample against float64 */
+    const int bs[2] = {0, B - 1}, hs[2] = {0, H - 1};
+    const size_t row = (size_t)3 * H * hd, D = (size_t)H * hd;
+    for (int bi = 0; bi < 2; bi++)
+        for (int hi = 0; hi < 2; hi++) {
+            const int b = bs[bi], h = hs[hi];
+            double *o = ref, *dq = ref + th, *dk = ref + 2 * th, *dv = ref + 3 * th;
+            reference_head(hqkv, hdo, b, h, T, H, hd, scale, P, o, dq, dk, dv, dP);
+            struct {
+                const char *name;
+                const uint16_t *got;
+                size_t stride;
+                const double *want;
+                double tol;
+            } cmp[4] = {{"O", ho + (size_t)b * T * D + (size_t)h * hd, D, o, 1.5e-2},
+                        {"dQ", hdq + (size_t)b * T * row + (size_t)h * hd, row, dq, 3e-2},
+                        {"dK", hdq + (size_t)b * T * row + D + (size_t)h * hd, row, dk, 3e-2},
+                        {"dV", hdq + (size_t)b * T * row + 2 * D + (size_t)h * hd, row, dv, 3e-2}};
+            for (int c = 0; c < 4; c++) {
+                /* rows of hd elements at the tensor's token stride */
+                double num = 0, den = 0;
+                for (int t = 0; t < T; t++) {
+                    const double r = rel_err(cmp[c].got + (size_t)t * cmp[c].stride, 1, cmp[c].want + (size_t)t * hd, hd);
+                    double rn = 0;
+                    for (int d = 0; d < hd; d++) rn += cmp[c].want[(size_t)t * hd + d] * cmp[c].want[(size_t)t * hd + d];
+                    num += r * r * (rn > 0 ? rn : 1), den += rn;
+                }
+                const double err = den > 0 ? sqrt(num / den) : sqrt(num);
+                if (!(err <= cmp[c].tol)) {
+                    snprintf(why, n,
+                             "cuDNN self-check: %s of sample %d head %d is off by %.3g (relative to a float64 "
+                             "reference; at most %.3g expected of bf16)",
+                             cmp[c].name, b, h, err, cmp[c].tol);
+                    goto out;
+                }
+            }
+        }
+    rc = 0;
+out:
+    if (s) cudaStreamSynchronize(s), cudaStreamDestroy(s);
+    cudaFree(dqkv_in), cudaFree(d_o), cudaFree(d_do), cudaFree(d_dqkv), cudaFree(d_st), cudaFree(d_ws);
+    cudaGetLastError();
+    free(hqkv), free(hdo), free(ho), free(hdq), free(hdq2), free(P), free(ref), free(dP);
+    return rc;
+}
+
+static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
+{
+    const int H = cfg->model.num_heads, D = cfg->model.embed_dim, hd = H > 0 ? D / H : 0;
+    const int T = model_seq_len(&cfg->model), B = cfg->batch_size;
+    const char *asked = getenv("INSTBENCH_CUDA_ATTENTION");
+    if (asked && !*asked) asked = NULL;
+    if (asked && strcmp(asked, "cudnn") && strcmp(asked, "unfused") && strcmp(asked, "fused")) {
+        c->refused = 1;
+        snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s: expected cudnn, unfused or fused", asked);
+        return;
+    }
+    if (cfg->precision != IB_PREC_BF16) {   /* fp32: unfused, op for op as the CPU (verify's exact path) */
+        if (asked && strcmp(asked, "unfused")) {
+            c->refused = 1;
+            snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s needs --precision bf16", asked);
+        }
+        return;
+    }
+    if (asked && !strcmp(asked, "unfused")) {
+        snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=unfused");
+        return;
+    }
+    if (asked && !strcmp(asked, "fused")) {
+        if (cuk_attention_fused_head_dim(hd) > 0 && cuk_attention_fused_arch() >= 80) {
+            c->path = CUDA_ATT_FUSED;
+            snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=fused");
+        } else {
+            c->refused = 1;
+            snprintf(c->why, sizeof c->why,
+                     "INSTBENCH_CUDA_ATTENTION=fused: the fused kernels need a head dim of at most 128 and code "
+                     "for compute capability 8.0+");
+        }
+        return;
+    }
+    char why[sizeof c->why - 64] = "";
+    cudnn_sdpa_lib lib;
+    if (!cudnn_sdpa_load) {
+        snprintf(why, sizeof why, "this build has no cuDNN attention (built without the cudnn-frontend headers)");
+    } else if (cudnn_sdpa_load(&lib, why, sizeof why) == 0) {
+        c->cudnn_version = lib.version;
+        snprintf(c->cudnn_library, sizeof c->cudnn_library, "%s", lib.path);
+        if (T % 128 && lib.version < CUDNN_SDPA_MIN_RAGGED_T) {
+            snprintf(why, sizeof why,
+                     "cuDNN %d.%d.%d is older than 9.15.1, whose SDPA backward is the first that is right where the "
+                     "sequence length (%d) is not a multiple of 128 (PyTorch gates the same)",
+                     lib.version / 10000, lib.version / 100 % 100, lib.version % 100, T);
+        } else {
+            const float scale = 1.0f / sqrtf((float)hd);
+            const cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, scale, why, sizeof why);
+            if (a && self_check(a, B, T, H, hd, scale, why, sizeof why) == 0) {
+                c->path = CUDA_ATT_CUDNN;
+                return;
+            }
+        }
+    }
+    if (asked) {   /* asked for cudnn */
+        c->refused = 1;
+        snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=cudnn: %s", why);
+        return;
+    }
+    c->path = CUDA_ATT_UNFUSED;
+    snprintf(c->why, sizeof c->why, "%s", why);
+    static int warned;   /* once per process: every rank would say the same */
+    if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        ib_warn("attention runs unfused, not through cuDNN: %s\n", why);
+}
+
+enum { CHOICES = 16 };
+static struct {
+    int device, B, T, H, hd, precision, used;
+    cuda_attention_choice c;
+} choices[CHOICES];
+static pthread_mutex_t choices_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void cuda_attention_choose(const ib_train_config *cfg, cuda_attention_choice *out)
+{
+    const int H = cfg->model.num_heads, hd = H > 0 ? cfg->model.embed_dim / H : 0, T = model_seq_len(&cfg->model);
+    pthread_mutex_lock(&choices_mu);
+    int slot = -1;
+    for (int i = 0; i < CHOICES; i++) {
+        if (choices[i].used && choices[i].device == cfg->device && choices[i].B == cfg->batch_size &&
+            choices[i].T == T && choices[i].H == H && choices[i].hd == hd && choices[i].precision == (int)cfg->precision) {
+            *out = choices[i].c;
+            pthread_mutex_unlock(&choices_mu);
+            return;
+        }
+        if (slot < 0 && !choices[i].used) slot = i;
+    }
+    if (slot < 0) slot = (int)(((unsigned)cfg->batch_size * 31u + (unsigned)T) % CHOICES);   /* evict one */
+    cuda_attention_choice *c = &choices[slot].c;
+    memset(c, 0, sizeof *c);
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess) cur = -1, cudaGetLastError();
+    if (cur != cfg->device && cudaSetDevice(cfg->device) != cudaSuccess) cudaGetLastError();
+    decide(cfg, c);
+    if (cur >= 0 && cur != cfg->device) cudaSetDevice(cur);
+    choices[slot].device = cfg->device, choices[slot].B = cfg->batch_size, choices[slot].T = T, choices[slot].H = H;
+    choices[slot].hd = hd, choices[slot].precision = (int)cfg->precision, choices[slot].used = 1;
+    *out = *c;
+    pthread_mutex_unlock(&choices_mu);
+}

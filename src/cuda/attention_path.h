@@ -1,0 +1,35 @@
+/* cuda/attention_path: which attention the CUDA step runs, decided once per process and shape.
+ *   cudnn    cuDNN's fused SDPA (cuda/cudnn_sdpa.h), bf16: the default wherever it passes every gate
+ *   unfused  cuBLASLt batched GEMMs around a softmax kernel: fp32 always (exact for verify), and
+ *            bf16 wherever cuDNN cannot run (faster than `fused` at every shape measured on the
+ *            H100, docs/gpu-runs/2026-11-27-h100/attention_paths.tsv)
+ *   fused    the built-in flash-attention kernels (kernels/flash_attention.cu): only when asked
+ * INSTBENCH_CUDA_ATTENTION=cudnn|unfused|fused asks for one; a path asked for that cannot run is
+ * an error, not a silent fallback (a benchmark must measure what it was told to). */
+#ifndef INSTBENCH_CUDA_ATTENTION_PATH_H
+#define INSTBENCH_CUDA_ATTENTION_PATH_H
+
+#include "instbench/backend.h"
+
+enum { CUDA_ATT_UNFUSED = 0, CUDA_ATT_FUSED = 1, CUDA_ATT_CUDNN = 2 };
+
+typedef struct cuda_attention_choice {
+    int path;                 /* CUDA_ATT_* */
+    int cudnn_version;        /* cudnnGetVersion() of the library loaded; 0: none loaded */
+    char cudnn_library[512];  /* its file */
+    char why[640];            /* why not cuDNN (bf16 only; "" when cuDNN runs or fp32 runs) */
+    int refused;              /* 1: INSTBENCH_CUDA_ATTENTION asked for a path that cannot run (why says why) */
+} cuda_attention_choice;
+
+/* The decision for cfg on cfg->device: loads cuDNN, applies the gates (cuDNN >= 9.15.1 where T is
+ * not a multiple of 128: older versions' backward gives wrong gradients there, and PyTorch gates
+ * the same; the frontend's check_support), builds the graphs, and runs the start-up self-check
+ * (one forward and backward at the real shape on random data, a few heads compared with a float64
+ * reference on the host, every output element written, the backward bitwise repeatable).
+ * Cached per (device, B, T, H, hd, precision): every later call for the shape answers at once. */
+void cuda_attention_choose(const ib_train_config *cfg, cuda_attention_choice *out);
+
+/* The name results carry (hardware.attention). */
+const char *cuda_attention_name(int path);
+
+#endif
