@@ -195,7 +195,9 @@ def main():
         cuda = ["libcudart.so.%d" % a.cuda_major, "libcublasLt.so.%d" % a.cuda_major, "libcublas.so.%d" % a.cuda_major]
         want = set(cuda + (["libnccl.so.2"] if a.nccl else []) + ["libstdc++.so.6", "libgcc_s.so.1", "libc.so.6",
                                                                     "libm.so.6"])
-        extra = sorted(set(needed) - want - {"libdl.so.2", "libpthread.so.0", "librt.so.1"})
+        # ld-linux: glibc's loader, for __tls_get_addr (the cuDNN glue's C++ thread-local state)
+        extra = sorted(set(needed) - want - {"libdl.so.2", "libpthread.so.0", "librt.so.1", "ld-linux-x86-64.so.2",
+                                             "ld-linux-aarch64.so.1"})
         missing = sorted(want - set(needed) - {"libm.so.6", "libgcc_s.so.1", "libstdc++.so.6"})
         if extra or missing:
             finding("DT_NEEDED %s: undocumented %s, missing %s" % (needed, extra, missing))

@@ -101,6 +101,24 @@ for src in src/cuda/*.c; do
   objs+=("$obj")
 done
 
+# ---- the cuDNN glue (the module's one C++ file) against the same CUDA 12.9 headers, with the
+# cudnn-frontend headers the build fetched and the system's cudnn.h (its API is CUDA-version free)
+fe=$(scripts/cudnn_frontend_env.sh 2>/dev/null || true)
+cudnn_h=
+for d in /usr/local/cuda/include /usr/include /usr/include/x86_64-linux-gnu; do [ -f "$d/cudnn.h" ] && { cudnn_h=$d; break; }; done
+cxx=${CXX:-c++}
+if [ -n "$fe" ] && [ -f "$fe/cudnn_frontend.h" ] && [ -n "$cudnn_h" ]; then
+  # CUDA 12.9's headers first: cudnn.h's own #include <cuda_runtime_api.h> must find them, not 13's
+  "$cxx" -std=c++17 -O0 -fPIC -fvisibility=hidden -DNV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING=1 -Iinclude \
+      -I"$work/private" "${inc[@]}" -isystem "$fe" -idirafter "$cudnn_h" -c src/cuda/cudnn_sdpa.cpp \
+      -o "$work/cudnn_sdpa.o" || { echo "FAIL: check_cuda12: src/cuda/cudnn_sdpa.cpp does not compile against CUDA 12.9" >&2; exit 1; }
+  objs+=("$work/cudnn_sdpa.o")
+  extra_libs=(-lstdc++ -ldl)
+else
+  echo "check_cuda12: no cudnn-frontend or cudnn.h here: src/cuda/cudnn_sdpa.cpp not checked"
+  extra_libs=()
+fi
+
 # ---- stubs for the nvcc-built kernel launchers, by name ----
 defined=$(nm --defined-only "${objs[@]}" | awk 'NF == 3 {print $3}' | sort -u)
 launchers=$(nm -u "${objs[@]}" | awk '$2 ~ /^cuk_/ {print $2}' | sort -u | comm -23 - <(echo "$defined"))
@@ -110,7 +128,7 @@ for f in $launchers; do echo "int $f(void) { return 0; }"; done > "$work/launche
 # ---- link against the CUDA 12.9 libraries; every other symbol must resolve ----
 if ! "$cc" -shared -o "$work/libinstbench-cuda12.so" "${objs[@]}" "$work/launchers.o" \
      -Wl,-z,defs -Wl,--version-script=src/cuda/module.map \
-     "${core[@]}" "${libs[@]}" -lm -lpthread 2> "$work/link.log"; then
+     "${core[@]}" "${libs[@]}" "${extra_libs[@]}" -lm -lpthread 2> "$work/link.log"; then
   cat "$work/link.log" >&2
   echo "FAIL: check_cuda12: the module's host code does not link against the CUDA 12.9 libraries" \
        "(a CUDA-13-only symbol?)" >&2

@@ -2,7 +2,9 @@
 honest: for every timm fixture, cuda_vit_sim runs one training step (forward, backward, optimizer)
 on the fixture's config with the real kernels and gemm.c, tracing every kernel launch and cuBLASLt
 matmul (CUDASIM_TRACE), and the model's --check-trace must find the same kernels and the same GEMM
-shapes, dtypes and bias epilogues, fused attention in bf16 and the unfused path in fp32.
+shapes, dtypes and bias epilogues, fused attention in bf16 and the unfused path in fp32.  The model
+lists the built-in kernels, so bf16 runs with INSTBENCH_CUDA_ATTENTION=fused: the cuDNN path's
+attention is cuDNN's own kernels, which the GPU run's kernel trace (scripts/kernel_trace) measures.
 Usage: cuda_traffic_trace.py CUDA_VIT_SIM SCRIPT TEST_DATA_DIR"""
 import glob
 import json
@@ -25,7 +27,8 @@ for i, ref in enumerate(refs):
         trace = os.path.join(tmp, "trace.txt")
         # the fixtures alternate between cudasim's seeds 1 and 2
         p = subprocess.run([SIM, "--trace", ref, trace], capture_output=True, text=True, timeout=600,
-                           env=dict(os.environ, CUDASIM_SEED=str(1 + i % 2)))
+                           env=dict(os.environ, CUDASIM_SEED=str(1 + i % 2), INSTBENCH_CUDA_ATTENTION=(
+                               "fused" if meta["precision"] == "bf16" else "unfused")))
         if not check(p.returncode == 0 and os.path.exists(trace), "%s: cuda_vit_sim --trace: exit %d: %s"
                      % (os.path.basename(ref), p.returncode, p.stderr[-400:])):
             continue

@@ -24,7 +24,7 @@ from testlib import check, failures  # noqa: E402
 ROOT, BUILD = [os.path.abspath(a) for a in sys.argv[1:3]]
 LIMIT = 64 << 20
 GLIBC = re.compile(r"^(ld-linux[-\w.]*|lib(c|m|dl|pthread|rt|resolv|util|anl|mvec)\.so\.\d+)$")
-CUDA = re.compile(r"^lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-[\w-]+)\.so")
+CUDA = re.compile(r"^lib(cuda|cudart|cublas|cublasLt|nccl|cupti|nvidia-[\w-]+)\.so")  # cupti: the kernel trace's
 
 
 def allowed(name, path, bundle):
