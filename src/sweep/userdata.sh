@@ -14,7 +14,8 @@ set -euo pipefail
 
 # The build dependencies, the one list (docs/usage.md "On the instance" names the Ubuntu
 # releases checked).  oneDNN only where the distribution's is 2.x, the API the CPU backend uses.
-PACKAGES=(build-essential cmake pkg-config libcjson-dev libcurl4-openssl-dev libexpat1-dev libssl-dev)
+# python3-pip: cmake/cudnn_frontend.cmake fetches the pinned cudnn-frontend headers with it
+PACKAGES=(build-essential cmake pkg-config libcjson-dev libcurl4-openssl-dev libexpat1-dev libssl-dev python3-pip)
 DNNL_PACKAGE=libdnnl-dev
 
 IMDS=${INSTBENCH_IMDS_ENDPOINT:-http://169.254.169.254}

@@ -1,0 +1,56 @@
+# NVIDIA's cudnn-frontend headers (header-only C++, MIT/Apache-2.0) for the CUDA module's cuDNN
+# attention (src/cuda/cudnn_sdpa.cpp): the pinned PyPI wheel, fetched with the machine's own pip
+# (so the same index configuration applies) and unpacked to CUDNN_FRONTEND_DIR/include; only include/ and the
+# licence files are kept (the wheel's Python package and its dependencies are not needed to build).
+# Nothing is fetched when CUDNN_FRONTEND_DIR already holds the pinned version.  Used by CMakeLists.txt at configure
+# time (include(); CUDNN_FRONTEND_DIR = <source>/build-venv/cudnn-frontend) and by scripts (cmake -DCUDNN_FRONTEND_DIR=... -P).
+# Out: CUDNN_FRONTEND_INCLUDE (the include folder), empty when the wheel cannot be had (no pip, no
+# network): the build then goes on without cuDNN attention and says so.
+set(_cfe_pin "nvidia-cudnn-frontend==1.32.0")
+if(NOT CUDNN_FRONTEND_DIR)
+  set(CUDNN_FRONTEND_DIR ${CMAKE_SOURCE_DIR}/build-venv/cudnn-frontend)
+endif()
+set(CUDNN_FRONTEND_INCLUDE "")
+set(_cfe_stamp "")
+if(EXISTS ${CUDNN_FRONTEND_DIR}/.instbench-pin)
+  file(READ ${CUDNN_FRONTEND_DIR}/.instbench-pin _cfe_stamp)
+  string(STRIP "${_cfe_stamp}" _cfe_stamp)
+endif()
+if(_cfe_stamp STREQUAL _cfe_pin AND EXISTS ${CUDNN_FRONTEND_DIR}/include/cudnn_frontend.h)
+  set(CUDNN_FRONTEND_INCLUDE ${CUDNN_FRONTEND_DIR}/include)
+else()
+  find_program(_cfe_python NAMES python3 python)
+  if(_cfe_python)
+    set(_cfe_tmp ${CUDNN_FRONTEND_DIR}.download)
+    file(REMOVE_RECURSE ${_cfe_tmp} ${CUDNN_FRONTEND_DIR}.new)
+    message(STATUS "cudnn-frontend: fetching ${_cfe_pin}")
+    execute_process(COMMAND ${_cfe_python} -m pip download -q --disable-pip-version-check --no-deps
+                            --only-binary=:all: -d ${_cfe_tmp} ${_cfe_pin}
+                    RESULT_VARIABLE _cfe_rc OUTPUT_QUIET ERROR_VARIABLE _cfe_err)
+    file(GLOB _cfe_whl ${_cfe_tmp}/*.whl)
+    if(_cfe_rc EQUAL 0 AND _cfe_whl)
+      list(GET _cfe_whl 0 _cfe_whl)
+      # a wheel is a zip; extract only what is needed (PATTERNS keeps the paths inside the wheel)
+      file(ARCHIVE_EXTRACT INPUT ${_cfe_whl} DESTINATION ${CUDNN_FRONTEND_DIR}.new PATTERNS "include/*" "*.dist-info/licenses/*")
+      if(EXISTS ${CUDNN_FRONTEND_DIR}.new/include/cudnn_frontend.h)
+        file(WRITE ${CUDNN_FRONTEND_DIR}.new/.instbench-pin "${_cfe_pin}\n")
+        file(REMOVE_RECURSE ${CUDNN_FRONTEND_DIR})
+        file(RENAME ${CUDNN_FRONTEND_DIR}.new ${CUDNN_FRONTEND_DIR})
+        set(CUDNN_FRONTEND_INCLUDE ${CUDNN_FRONTEND_DIR}/include)
+      else()
+        message(WARNING "cudnn-frontend: ${_cfe_whl} has no include/cudnn_frontend.h")
+      endif()
+    else()
+      message(WARNING "cudnn-frontend: cannot fetch ${_cfe_pin} (no network?): ${_cfe_err}")
+    endif()
+    file(REMOVE_RECURSE ${_cfe_tmp} ${CUDNN_FRONTEND_DIR}.new)
+  else()
+    message(WARNING "cudnn-frontend: no python3 to fetch ${_cfe_pin} with pip")
+  endif()
+endif()
+if(CMAKE_SCRIPT_MODE_FILE)
+  if(NOT CUDNN_FRONTEND_INCLUDE)
+    message(FATAL_ERROR "cudnn-frontend: not available")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E echo "${CUDNN_FRONTEND_INCLUDE}")
+endif()
