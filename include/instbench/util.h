@@ -70,6 +70,11 @@ int util_output_parent_check(const char *path, int create, ib_error *err);
 /* NCHARS random hex digits (getrandom), NUL-terminated: out holds nchars + 1 (nchars <= 128). */
 void util_random_hex(char *out, size_t nchars);
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err); /* NUL-terminated */
+/* A file instbench keeps for itself (a sweep's state) read as hostile: a regular file only (a
+ * symbolic link, FIFO or device is refused, opened O_NOFOLLOW|O_NONBLOCK so nothing blocks), and
+ * never more than CAP + 1 bytes read, whatever its size says.  NUL-terminated.  On failure errno
+ * is kept (ENOENT: there is no such file). */
+int util_read_regular_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err);
 int util_mkdir_p(const char *dir, ib_error *err);
 
 /* Time. */
@@ -119,6 +124,10 @@ void util_term_vprintf(FILE *f, const char *fmt, va_list ap);
  * "[2].region"), else 0.  util/json_keys.c. */
 struct cJSON;
 int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap);
+/* "\u0000" inside a string or key of the JSON TEXT: cJSON ends the C string there ("c7i.large
+ * \u0000<script>" reads as "c7i.large") while Python keeps the rest, so readers refuse it as they
+ * refuse a duplicate key.  Returns the escape's byte offset + 1, 0 when there is none. */
+size_t util_json_escaped_nul(const char *text, size_t len);
 /* The one layout of every JSON document instbench prints or writes: two-space indents, ": " after
  * keys, a final newline.  malloc'd (free it); NULL when out of memory. */
 char *util_json_print(const struct cJSON *doc);
