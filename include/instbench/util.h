@@ -118,6 +118,12 @@ void util_term_fputs(const char *s, FILE *f);
 /* printf whose whole output is escaped, except a newline that ends FMT itself. */
 void util_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void util_term_vprintf(FILE *f, const char *fmt, va_list ap);
+/* A machine's name as --price and --instance-types take it: ASCII letters, digits, '.', '-', '_',
+ * and well-formed UTF-8 beyond ASCII (a hostname like "büro"), never a control character (C1
+ * included) or a bidirectional override.  util_utf8_name_char: the length of the one character at
+ * S, 0 when it is not such; util_utf8_name: whether the N bytes at S are such a name. */
+size_t util_utf8_name_char(const char *s);
+int util_utf8_name(const char *s, size_t n);
 
 /* JSON readers disagree on a key given twice (cJSON keeps the first, jq and Python the last):
  * returns 1 with PATH set to the first such key's path ("measurement.samples_per_second",
