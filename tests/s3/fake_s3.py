@@ -20,7 +20,8 @@ the request's Content-Type and Content-MD5 as S3's does; the bucket's own region
 Control (POST /__control): "s3_objects": {"BUCKET/KEY": "text" | {"size": N}} stores objects
 (a size makes N bytes of 'x'); "s3_endless": true makes every listing page truncated with a fresh
 continuation token; "s3_redirect": "301" | "400"; "s3_max_keys": N, the page size when a listing
-asks for none (S3's is 1000; moto's MOTO_S3_DEFAULT_MAX_KEYS does the same).
+asks for none (S3's is 1000; moto's MOTO_S3_DEFAULT_MAX_KEYS does the same); "s3_list_any_prefix":
+true, a misbehaving endpoint whose listings name every key of the bucket whatever the prefix.
 Faults (kinds of aws_fake_server.py, service "s3"): throttle (503 SlowDown), 500, 503, denied
 (403 AccessDenied), truncate / cut / malformed (applied to a 200 answer)."""
 import datetime
@@ -40,6 +41,7 @@ def setup(state, args):
     state.s3_endless = False
     state.s3_redirect = "301"
     state.s3_max_keys = 1000
+    state.s3_list_any_prefix = False
     for spec in getattr(args, "s3_bucket", None) or []:
         name, _, region = spec.partition(":")
         state.s3_buckets[name] = region or "us-east-1"
@@ -60,6 +62,8 @@ def control(state, c):
         state.s3_redirect = str(c["s3_redirect"])
     if "s3_max_keys" in c:
         state.s3_max_keys = int(c["s3_max_keys"])
+    if "s3_list_any_prefix" in c:
+        state.s3_list_any_prefix = bool(c["s3_list_any_prefix"])
 
 
 def error_xml(code, msg):
@@ -70,7 +74,7 @@ def error_xml(code, msg):
 def list_objects(state, bucket, params):
     objs = state.s3_objects[bucket]
     prefix = params.get("prefix", "")
-    keys = sorted(k for k in objs if k.startswith(prefix))
+    keys = sorted(k for k in objs if k.startswith(prefix) or state.s3_list_any_prefix)
     max_keys = min(int(params.get("max-keys", state.s3_max_keys)), 1000)
     start = int(params.get("continuation-token", "0").split("-")[-1] or 0) if params.get("continuation-token") else 0
     page = keys[start:start + max_keys]
