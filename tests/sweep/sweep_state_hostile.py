@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -109,6 +110,20 @@ def run(home, fake, *args, bounded=False):
     except subprocess.TimeoutExpired:
         return None, "", "timed out after %ds" % TIMEOUT
     return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def peak_rss_mib(home, *args):
+    """The peak resident memory of one bounded `instbench sweep ARGS` (os.wait4's rusage), in MiB."""
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "XDG_STATE_HOME": os.path.join(home, "state"),
+           "NO_COLOR": "1", "AWS_EC2_METADATA_DISABLED": "true"}
+    with tempfile.TemporaryFile() as out:
+        p = subprocess.Popen([BIN, "sweep"] + list(args), env=env, stdout=out, stderr=out, preexec_fn=limit)
+        timer = threading.Timer(TIMEOUT, p.kill)
+        timer.start()
+        _, _, usage = os.wait4(p.pid, 0)
+        timer.cancel()
+        p.returncode = 0   # reaped here; keeps Popen from waiting again
+    return usage.ru_maxrss / 1024
 
 
 def cost_shown(out, usd):
@@ -265,6 +280,9 @@ def test_hostile(fake, home):
                     check(False, "%s: stdout is not JSON: %r" % (name, out[:200]))
             if args[0] == "cleanup":
                 check(rc != 0, "%s: never says all clean over a state it could not read: %d %s" % (name, rc, err[-300:]))
+        if what in ("a 300 MB file", "a symbolic link to /dev/zero"):
+            rss = peak_rss_mib(home, "status", SID)
+            check(rss < 64, "%s: read no further than the 4 MiB cap (peak %.0f MiB)" % (what, rss))
         after = os.lstat(path)
         check((before.st_mode, before.st_size, before.st_mtime_ns) == (after.st_mode, after.st_size, after.st_mtime_ns),
               "%s: the file is left as it was" % what)
