@@ -246,23 +246,26 @@ const arg_command cmd_sweep_cleanup_args = {
 
 /* The state files the cleanup is about (every one with --all, else ID's, when it has one), loaded
  * before anything is asked so what EC2 says can be written into them; unreadable ones are warned
- * about and left alone.  Returns how many were loaded into STATES (cap CAP). */
-static size_t cleanup_states(const char *id, sweep_state *states, size_t cap, int *unreadable)
+ * about, counted in *UNREADABLE and left alone.  *STATES is malloc'd (NULL when none). */
+static size_t cleanup_states(const char *id, sweep_state **states, int *unreadable)
 {
     size_t n = 0;
     ib_error err = {0};
-    if (id) {
-        int l = sweep_state_load(id, &states[0], &err);
-        if (l < 0) ib_warn("%s (looking by tag only)", err.msg);
-        *unreadable = l < 0;
-        return l == 0;
-    }
+    *states = NULL;
+    *unreadable = 0;
     char **ids = NULL;
     size_t nid = 0;
-    if (sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
-    for (size_t i = 0; i < nid && n < cap; i++) {
-        if (sweep_state_load(ids[i], &states[n], &err) != 0) ib_warn("%s", err.msg), (*unreadable)++;
-        else n++;
+    if (!id && sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
+    size_t want = id ? 1 : nid;
+    if (want && !(*states = calloc(want, sizeof **states))) {
+        ib_warn("out of memory reading the state files (looking by tag only)");
+        *unreadable = (int)want;
+        want = 0;
+    }
+    for (size_t i = 0; i < want; i++) {
+        int l = sweep_state_load(id ? id : ids[i], &(*states)[n], &err);
+        if (l == 0) n++;
+        else if (l < 0) ib_warn("%s%s", err.msg, id ? " (looking by tag only)" : ""), (*unreadable)++;
     }
     util_free_strv(ids, nid);
     return n;
@@ -327,16 +330,11 @@ int cmd_sweep_cleanup(int argc, char **argv)
     if (npos == 1 && !sweep_id_valid(pos[0]))
         return args_usage_error(&cmd_sweep_cleanup_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
     install_handlers();   /* a Ctrl-C must not cut a cleanup short: it is noted, the cleanup goes on */
-    enum { MAX_STATES = 64 };
-    sweep_state *states = calloc(MAX_STATES, sizeof *states);
-    if (!states) {
-        fprintf(stderr, "instbench sweep cleanup: out of memory\n");
-        return IB_EXIT_RUNTIME;
-    }
+    sweep_state *states = NULL;
     int unreadable = 0;
-    size_t n_states = cleanup_states(C.all ? NULL : pos[0], states, MAX_STATES, &unreadable);
-    char regions[MAX_STATES + 1][32];
-    size_t n_regions = cleanup_regions(states, n_states, regions, MAX_STATES + 1);
+    size_t n_states = cleanup_states(C.all ? NULL : pos[0], &states, &unreadable);
+    char regions[64][32];   /* distinct regions: AWS has fewer */
+    size_t n_regions = cleanup_regions(states, n_states, regions, 64);
     if (!n_regions) {
         fprintf(stderr, "instbench sweep cleanup: no region to look in: give --region R\n");
         rc = IB_EXIT_USAGE;
