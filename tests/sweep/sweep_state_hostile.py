@@ -109,7 +109,11 @@ def run(home, fake, *args, bounded=False):
                            preexec_fn=limit if bounded else None)
     except subprocess.TimeoutExpired:
         return None, "", "timed out after %ds" % TIMEOUT
-    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+    err = r.stderr.decode("utf-8", "replace")
+    # under the ASan/UBSan build a memory error is a failure whatever the exit status
+    check(not any(m in err for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")),
+          "sweep %s: sanitizer report: %s" % (" ".join(args), err[-2000:]))
+    return r.returncode, r.stdout.decode("utf-8", "replace"), err
 
 
 def peak_rss_mib(home, *args):
