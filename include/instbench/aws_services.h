@@ -236,11 +236,15 @@ typedef struct ec2_instance {
     char state_reason_code[64];     /* "Server.SpotInstanceTermination", "Client.UserInitiatedShutdown" */
     char state_reason_message[256];
     time_t launch_time;
+    time_t transition_time;         /* when it last changed state, from StateTransitionReason ("User
+                                       initiated (2026-11-25 21:45:00 GMT)"); 0 when it names none */
     char sweep_tag[64];             /* the instbench:sweep tag's value, "" if none */
     char candidate_tag[96];         /* the instbench:candidate tag's value */
 } ec2_instance;
 
 typedef struct ec2_instances { ec2_instance *v; size_t n, cap; } ec2_instances;
+/* The time a StateTransitionReason names ("... (YYYY-MM-DD HH:MM:SS GMT)"), 0 when none. */
+time_t aws_ec2_transition_time(const char *reason);
 void ec2_instances_free(ec2_instances *l);
 
 /* RunInstances.  0: launched (out gets the instances, as RunInstances answers: ids, launch

@@ -223,7 +223,10 @@ typedef struct sweep_state_instance {
     char az[32];
     char private_ip[48];
     char state_reason[64];         /* EC2's StateReason code when it ended */
-    time_t launched, ended;        /* ended: first seen terminated (or shutting-down) */
+    time_t launched;
+    time_t ended;                  /* its real end: the time EC2's StateTransitionReason gives, else
+                                      when our TerminateInstances was accepted; 0 while unknown */
+    time_t terminate_sent;         /* not saved: when this process's TerminateInstances took it */
 } sweep_state_instance;
 
 typedef struct sweep_state {
@@ -256,9 +259,11 @@ char *sweep_state_json(const sweep_state *st);     /* malloc'd; NULL when out of
 int sweep_state_list(char ***ids, size_t *n, ib_error *err);
 void sweep_state_free(sweep_state *st);
 sweep_state_instance *sweep_state_add_instance(sweep_state *st, ib_error *err);
-/* The sweep's own cost so far: every instance's seconds from launch to its end (or NOW) x its
- * candidate's price per node-hour; instances of unknown price are counted in *unpriced. */
-double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced);
+/* The sweep's own cost so far: every instance's seconds from launch to its end x its candidate's
+ * price per node-hour.  An instance whose end is not known (no end from EC2) counts up to NOW but
+ * never past launch + max_minutes, the most its own shutdown timer allows; those are counted in
+ * *estimated (may be NULL), instances of unknown price in *unpriced. */
+double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced, size_t *estimated);
 /* "<index>-<spec with ':' as '-'>": a candidate's name in S3 keys and result files. */
 void sweep_candidate_key_name(const sweep_state *st, size_t i, char *out, size_t len);
 
@@ -296,6 +301,9 @@ int sweep_state_refresh(sweep_state *st, ib_error *err);
  * own.  *found counts the instances not already terminated; 0 when everything is gone, -1 with
  * err otherwise. */
 int sweep_cleanup_region(aws_client *client, const char *region, const char *id, double wait_s, double poll_s,
-                         size_t *found, ib_error *err);
+                         sweep_state *states, size_t n_states, size_t *found, ib_error *err);
+/* What EC2 said of instance E, found in REGION, written into whichever of STATES records it: its
+ * state, reason and (when it ended) its end.  Returns 1 when one did. */
+int sweep_states_note(sweep_state *states, size_t n_states, const ec2_instance *e);
 
 #endif

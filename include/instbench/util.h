@@ -70,6 +70,11 @@ int util_output_parent_check(const char *path, int create, ib_error *err);
 /* NCHARS random hex digits (getrandom), NUL-terminated: out holds nchars + 1 (nchars <= 128). */
 void util_random_hex(char *out, size_t nchars);
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err); /* NUL-terminated */
+/* A file instbench keeps for itself (a sweep's state) read as hostile: a regular file only (a
+ * symbolic link, FIFO or device is refused, opened O_NOFOLLOW|O_NONBLOCK so nothing blocks), and
+ * never more than CAP + 1 bytes read, whatever its size says.  NUL-terminated.  On failure errno
+ * is kept (ENOENT: there is no such file). */
+int util_read_regular_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err);
 int util_mkdir_p(const char *dir, ib_error *err);
 
 /* Time. */
@@ -113,12 +118,22 @@ void util_term_fputs(const char *s, FILE *f);
 /* printf whose whole output is escaped, except a newline that ends FMT itself. */
 void util_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void util_term_vprintf(FILE *f, const char *fmt, va_list ap);
+/* A machine's name as --price and --instance-types take it: ASCII letters, digits, '.', '-', '_',
+ * and well-formed UTF-8 beyond ASCII (a hostname like "büro"), never a control character (C1
+ * included) or a bidirectional override.  util_utf8_name_char: the length of the one character at
+ * S, 0 when it is not such; util_utf8_name: whether the N bytes at S are such a name. */
+size_t util_utf8_name_char(const char *s);
+int util_utf8_name(const char *s, size_t n);
 
 /* JSON readers disagree on a key given twice (cJSON keeps the first, jq and Python the last):
  * returns 1 with PATH set to the first such key's path ("measurement.samples_per_second",
  * "[2].region"), else 0.  util/json_keys.c. */
 struct cJSON;
 int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap);
+/* "\u0000" inside a string or key of the JSON TEXT: cJSON ends the C string there ("c7i.large
+ * \u0000<script>" reads as "c7i.large") while Python keeps the rest, so readers refuse it as they
+ * refuse a duplicate key.  Returns the escape's byte offset + 1, 0 when there is none. */
+size_t util_json_escaped_nul(const char *text, size_t len);
 /* The one layout of every JSON document instbench prints or writes: two-space indents, ": " after
  * keys, a final newline.  malloc'd (free it); NULL when out of memory. */
 char *util_json_print(const struct cJSON *doc);

@@ -60,7 +60,9 @@ int aws_endpoint_url(const char *service_env_id, const char *region, char *out, 
 /* A presigned URL's parameters that authorise whoever holds them (P points at a name). */
 static int presign_secret_param(const char *p)
 {
-    static const char *const names[] = {"X-Amz-Signature=", "X-Amz-Security-Token=", "X-Amz-Credential="};
+    /* SigV4's query form, and S3's query-string form (AWSAccessKeyId, Signature, x-amz-security-token) */
+    static const char *const names[] = {"X-Amz-Signature=", "X-Amz-Security-Token=", "X-Amz-Credential=",
+                                        "Signature=", "AWSAccessKeyId="};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strncasecmp(p, names[i], strlen(names[i]))) return 1;
     return 0;
@@ -77,7 +79,7 @@ const char *aws_url_for_display(const char *url, char *out, size_t len)
     for (const char *p = auth; p < auth + alen; p++)
         if (*p == '@') at = p;   /* the last '@' ends the userinfo, as in curl */
     size_t o = 0;
-    const char *query = strchr(url, '?');
+    const char *query = strpbrk(auth + alen, "?#");   /* where parameters may start: query or fragment */
     for (const char *p = url; *p && o + 1 < len; p++) {
         if (at && p == auth) {
             const char *mask = "***@";
@@ -85,7 +87,8 @@ const char *aws_url_for_display(const char *url, char *out, size_t len)
             p = at;
             continue;
         }
-        if (query && p > query && (p[-1] == '?' || p[-1] == '&') && presign_secret_param(p)) {
+        /* masked wherever a parameter can start, a fragment's ("#?X-Amz-Signature=") included */
+        if (query && p > query && strchr("?&#;", p[-1]) && presign_secret_param(p)) {
             /* the name and '=', then "***" for the value */
             const char *eq = strchr(p, '=');
             for (; p <= eq && o + 1 < len; p++) out[o++] = *p;

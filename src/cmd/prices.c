@@ -150,8 +150,9 @@ static const arg_spec prices_specs[] = {
     {"--source", 0, ARG_CHOICE, &O.source, NULL, "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
      "snapshot: the shipped snapshot only (its date is printed)", .choices = prices_source_names},
-    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal), json (default otherwise; schema\n"
-     "instbench.prices/v1, readable by `instbench rank --prices`), csv", .choices = formats},
+    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal or with --columns), json (default\n"
+     "otherwise; schema instbench.prices/v1, readable by `instbench rank --prices`),\n"
+     "csv; json and csv carry every field, so --columns is refused with them", .choices = formats},
     {"--cache-ttl", 0, ARG_DOUBLE, &O.ttl_hours, "HOURS", "how long cached live prices stay valid (default 24)", 0.001, 24.0 * 366},
     {"--page-size", 0, ARG_INT, &O.page_size, "N", "results per AWS page (MaxResults; default the service maximum)", 1, 1000},
     {"--no-placement-scores", 0, ARG_FLAG, &O.no_scores, NULL, "do not ask EC2 for spot placement scores"},
@@ -566,6 +567,12 @@ int cmd_prices(int argc, char **argv)
     const char *need_spot = O.sort == PRICES_SORT_SPOT ? "--sort spot" : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
                             : !isnan(O.max_spot_price) ? "--max-spot-price" : NULL;
     rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, prices_table_keys);
+    /* --columns picks the table's columns, which are not the JSON's or the CSV's fields (those keep
+     * every field, named as the schema names them): refused rather than silently ignored. */
+    if (!rc && O.columns.n && O.format >= 0 && strcmp(formats[O.format], "table"))
+        rc = args_usage_error(&cmd_prices_args, "--columns picks the table's columns; --format %s carries every field "
+                              "(schema instbench.prices/v1): leave --columns out, or use --format table",
+                              formats[O.format]);
     if (!rc) rc = check_nodes();
     if (!rc && O.market == 0 && need_spot)
         rc = args_usage_error(&cmd_prices_args, "%s needs spot prices, which --market on-demand does not show",
@@ -594,7 +601,10 @@ int cmd_prices(int argc, char **argv)
                       .n_regions = O.regions.n, .want_on_demand = O.market != 1, .want_spot = O.market != 0,
                       .source = (prices_source)O.source, .page_size = O.page_size, .timeout_s = O.timeout_s,
                       .skip_placement_scores = O.no_scores};
-    const char *format = O.format >= 0 ? formats[O.format] : util_isatty_stdout() && !out_path ? "table" : "json";
+    const char *format = O.format >= 0               ? formats[O.format]
+                         : O.columns.n                 ? "table"   /* the columns asked for are a table's */
+                         : util_isatty_stdout() && !out_path ? "table"
+                                                       : "json";
     if (O.ttl_hours > 0) q.cache_ttl_seconds = (int)ceil(O.ttl_hours * 3600);
 
     rc = IB_EXIT_RUNTIME;

@@ -71,8 +71,11 @@ static int take_rate(void *dst, const char *flag, const char *v, ib_error *err)
 static const char *type_filter_problem(const char *v)
 {
     if (strlen(v) >= 72) return "is too long for an instance type or hostname";
-    if (strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_*?[]!") != strlen(v))
-        return "is not an instance type like g5.xlarge, a hostname or a pattern like 'g5.*'";
+    for (const char *p = v; *p;) {
+        size_t k = strchr("*?[]!", *p) ? 1 : util_utf8_name_char(p);   /* a hostname may be "büro" */
+        if (!k) return "is not an instance type like g5.xlarge, a hostname or a pattern like 'g5.*'";
+        p += k;
+    }
     return NULL;
 }
 

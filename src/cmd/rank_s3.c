@@ -98,7 +98,15 @@ static size_t read_page(rank_s3 *r, const char *bucket, const char *prefix, cons
     size_t found = 0, n = 0;
     /* the kept objects, in key order (S3 lists in byte order, as a directory is sorted) */
     aws_s3_object *keep = calloc(page->n ? page->n : 1, sizeof *keep);
+    size_t plen = prefix ? strlen(prefix) : 0;
     for (size_t i = 0; keep && i < page->n; i++) {
+        if (plen && strncmp(page->objs[i].key, prefix, plen)) {
+            /* S3 lists only under the prefix: a key outside it is the endpoint's error, never read */
+            char where[1200];
+            snprintf(where, sizeof where, "s3://%s/%.1100s", bucket, page->objs[i].key);
+            rank_sink_skip(sink, where, "outside the prefix asked for: the listing named a key it should not have");
+            continue;
+        }
         if (!wanted(page->objs[i].key, prefix)) continue;
         found++;
         if ((unsigned long long)page->objs[i].size > RANK_S3_MAX_OBJECT) {

@@ -90,12 +90,15 @@ static void print_candidates(const sweep_state *st, FILE *f)
 
 static void print_cost(const sweep_state *st, FILE *f)
 {
-    size_t unpriced = 0;
-    double usd = sweep_state_cost(st, st->finished ? st->finished : time(NULL), &unpriced);
+    size_t unpriced = 0, estimated = 0;
+    double usd = sweep_state_cost(st, st->finished ? st->finished : time(NULL), &unpriced, &estimated);
     char money[32];
     output_fmt_usd(money, sizeof money, usd);
     fprintf(f, "  cost of the sweep's instances: %s (instance-seconds x price per node-hour%s)\n", money,
             unpriced ? "; some instances have no known price and are not counted" : "");
+    if (estimated)
+        fprintf(f, "  %zu instance%s end is not known from EC2: counted until now, at most launch + --max-minutes "
+                   "(%g min)\n", estimated, estimated == 1 ? "'s" : "s'", st->max_minutes);
 }
 
 /* ---- status ----------------------------------------------------------------------------------- */
@@ -134,8 +137,9 @@ static void status_line(const sweep_state *st)
     for (int o = 0; o < SWEEP_OUTCOME_COUNT; o++)
         if (counts[o] && k < sizeof outcomes)
             k += (size_t)snprintf(outcomes + k, sizeof outcomes - k, "%s%zu %s", k ? ", " : "", counts[o], sweep_outcome_name(o));
-    printf("%-20s  %-14s  %-13s  %2zu candidates (%s); %zu instance%s not known terminated\n", st->id, st->region,
-           st->phase, st->n_cand, outcomes, alive, alive == 1 ? "" : "s");
+    /* the phase and region came from a file: escaped as every such string is (C1 controls too) */
+    util_term_printf(stdout, "%-20s  %-14s  %-13s  %2zu candidates (%s); %zu instance%s not known terminated\n", st->id,
+                     st->region, st->phase, st->n_cand, outcomes, alive, alive == 1 ? "" : "s");
 }
 
 int cmd_sweep_status(int argc, char **argv)
@@ -182,6 +186,7 @@ int cmd_sweep_status(int argc, char **argv)
     if (!n) ib_info("no sweeps started here");
     rc = IB_EXIT_OK;
     if (S.format == 1) printf("[");
+    size_t printed = 0;   /* the separator follows what was printed: a skipped file prints nothing */
     for (size_t i = 0; i < n; i++) {
         if (sweep_state_load(ids[i], &st, &err) != 0) {
             fprintf(stderr, "instbench sweep status: %s\n", err.msg);
@@ -194,7 +199,7 @@ int cmd_sweep_status(int argc, char **argv)
         }
         if (S.format == 1) {
             char *json = sweep_state_json(&st);
-            if (json) printf("%s%s", i ? "," : "", json);
+            if (json) printf("%s%s", printed++ ? "," : "", json);
             free(json);
         } else {
             status_line(&st);
@@ -216,8 +221,9 @@ static struct {
 static const arg_spec cleanup_specs[] = {
     {"--all", 0, ARG_FLAG, &C.all, NULL, "every sweep's instances and placement groups (any value of the\n"
      "instbench:sweep tag) in the regions of the state files here and --region"},
-    {"--region", 0, ARG_STRING, &C.region, "R", "where to look (default: the state file's region; without a state file\n"
-     "AWS_REGION / the profile's region)", .check = names_region_problem, .suggest = prices_suggest_region},
+    {"--region", 0, ARG_STRING, &C.region, "R", "look in R too (the state file's region, where the sweep ran, is always\n"
+     "searched; without a state file: R, else AWS_REGION / the profile's region)", .check = names_region_problem,
+     .suggest = prices_suggest_region},
     {"--wait", 0, ARG_DOUBLE, &C.wait_s, "SECONDS", "how long to wait for EC2 to confirm each instance terminated\n"
      "(default 600)", 1, 86400},
     {0},
@@ -228,60 +234,88 @@ const arg_command cmd_sweep_cleanup_args = {
     "Terminates every instance tagged instbench:sweep=ID, waits until EC2 confirms each terminated,\n"
     "and deletes every placement group with that tag.  Instances are found by their tag\n"
     "(DescribeInstances), not from the state file, so it works after a crash or with the state file\n"
-    "gone; `sweep run` names this command when it could not confirm everything ended.",
+    "gone; `sweep run` names this command when it could not confirm everything ended.  The state\n"
+    "file gets only what EC2 showed: an instance it records that EC2 shows nowhere is left as recorded.",
     "exit status: 0 nothing of the sweep is left running, 1 something could not be confirmed\n"
-    "terminated or deleted (run it again), 2 an ID that is not a sweep's.\n",
+    "terminated or deleted, an instance of the state file not seen ended, or a state file that cannot\n"
+    "be read (run it again, with --region where it ran), 2 an ID that is not a sweep's.\n",
     cleanup_specs, "ID",
     .examples = (const arg_example[]){{"whatever any sweep left in us-east-1", "instbench sweep cleanup --all --region us-east-1"},
                                       {0}},
 };
 
-/* The regions to search with --all: each state file's and --region, once each. */
-static size_t cleanup_regions(char regions[][32], size_t cap)
+/* The state files the cleanup is about (every one with --all, else ID's, when it has one), loaded
+ * before anything is asked so what EC2 says can be written into them; unreadable ones are warned
+ * about, counted in *UNREADABLE and left alone.  *STATES is malloc'd (NULL when none). */
+static size_t cleanup_states(const char *id, sweep_state **states, int *unreadable)
 {
     size_t n = 0;
-    if (C.region) snprintf(regions[n++], 32, "%s", C.region);
+    ib_error err = {0};
+    *states = NULL;
+    *unreadable = 0;
     char **ids = NULL;
     size_t nid = 0;
-    ib_error err = {0};
-    if (sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
-    for (size_t i = 0; i < nid && n < cap; i++) {
-        sweep_state st;
-        if (sweep_state_load(ids[i], &st, &err) != 0) {
-            ib_warn("%s", err.msg);
-            continue;
-        }
-        int seen = 0;
-        for (size_t k = 0; k < n; k++) seen |= !strcmp(regions[k], st.region);
-        if (!seen) snprintf(regions[n++], 32, "%s", st.region);
-        sweep_state_free(&st);
+    if (!id && sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
+    size_t want = id ? 1 : nid;
+    if (want && !(*states = calloc(want, sizeof **states))) {
+        ib_warn("out of memory reading the state files (looking by tag only)");
+        *unreadable = (int)want;
+        want = 0;
+    }
+    for (size_t i = 0; i < want; i++) {
+        int l = sweep_state_load(id ? id : ids[i], &(*states)[n], &err);
+        if (l == 0) n++;
+        else if (l < 0) ib_warn("%s%s", err.msg, id ? " (looking by tag only)" : ""), (*unreadable)++;
     }
     util_free_strv(ids, nid);
-    if (!n) {
-        char r[32];
-        if (aws_region_resolve(r, &err) == 0) snprintf(regions[n++], 32, "%s", r);
-    }
     return n;
 }
 
-/* After a cleanup confirmed: the state file (when there is one) says so. */
-static void mark_cleaned(const char *id)
+/* Where to look: every loaded state file's region (where its sweep ran) and --region, once each;
+ * with neither, AWS_REGION / the profile's. */
+static size_t cleanup_regions(const sweep_state *states, size_t n_states, char regions[][32], size_t cap)
 {
-    sweep_state st;
+    size_t n = 0;
+    for (size_t i = 0; i <= n_states && n < cap; i++) {
+        const char *r = i < n_states ? states[i].region : C.region;
+        if (!r || !r[0]) continue;
+        int seen = 0;
+        for (size_t k = 0; k < n; k++) seen |= !strcmp(regions[k], r);
+        if (!seen) snprintf(regions[n++], 32, "%s", r);
+    }
     ib_error err = {0};
-    if (sweep_state_load(id, &st, &err) != 0) return;
+    if (!n && aws_region_resolve(regions[0], &err) == 0) n = 1;
+    return n;
+}
+
+/* After the regions were searched: each state file gets what EC2 showed, and only that.  An instance
+ * it records that was seen neither running nor ended is left as recorded and named: the cleanup
+ * cannot say it is gone (another region, another account, or EC2 forgot it).  Returns how many. */
+static size_t cleanup_record(sweep_state *states, size_t n_states, int all_clean, char regions[][32], size_t n_regions)
+{
+    size_t unseen = 0;
     time_t now = time(NULL);
-    for (size_t i = 0; i < st.n_inst; i++)
-        if (strcmp(st.inst[i].state, "terminated")) {
-            snprintf(st.inst[i].state, sizeof st.inst[i].state, "terminated");
-            if (!st.inst[i].ended) st.inst[i].ended = now;
+    for (size_t k = 0; k < n_states; k++) {
+        sweep_state *st = &states[k];
+        size_t left = 0;
+        for (size_t i = 0; i < st->n_inst; i++) {
+            if (!strcmp(st->inst[i].state, "terminated")) continue;
+            left++;
+            util_term_printf(stderr, "instbench sweep cleanup: %s: instance %s (recorded %s) was not seen in %s%s: "
+                             "left as recorded\n", st->id, st->inst[i].id, st->inst[i].state, regions[0],
+                             n_regions > 1 ? " or the other regions searched" : "");
         }
-    for (size_t i = 0; i < st.n_cand; i++)
-        if (st.cand[i].placement_group[0]) st.cand[i].placement_group_deleted = 1;
-    snprintf(st.phase, sizeof st.phase, "done");
-    if (!st.finished) st.finished = now;
-    if (sweep_state_save(&st, &err) != 0) ib_warn("%s", err.msg);
-    sweep_state_free(&st);
+        unseen += left;
+        if (!left && all_clean) {
+            for (size_t i = 0; i < st->n_cand; i++)
+                if (st->cand[i].placement_group[0]) st->cand[i].placement_group_deleted = 1;
+            snprintf(st->phase, sizeof st->phase, "done");
+            if (!st->finished) st->finished = now;
+        }
+        ib_error err = {0};
+        if (sweep_state_save(st, &err) != 0) ib_warn("%s", err.msg);
+    }
+    return unseen;
 }
 
 int cmd_sweep_cleanup(int argc, char **argv)
@@ -296,61 +330,65 @@ int cmd_sweep_cleanup(int argc, char **argv)
     if (npos == 1 && !sweep_id_valid(pos[0]))
         return args_usage_error(&cmd_sweep_cleanup_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
     install_handlers();   /* a Ctrl-C must not cut a cleanup short: it is noted, the cleanup goes on */
-    ib_error err = {0};
-    char regions[64][32];
-    size_t n_regions = 0;
-    int have_state = 0;
-    if (C.all) {
-        n_regions = cleanup_regions(regions, 64);
-    } else {
-        sweep_state st;
-        int l = sweep_state_load(pos[0], &st, &err);
-        if (l == 0) {
-            snprintf(regions[n_regions++], 32, "%s", C.region ? C.region : st.region);
-            have_state = 1;
-            sweep_state_free(&st);
-        } else if (l < 0) {
-            ib_warn("%s (looking by tag only)", err.msg);
-        }
-        if (!n_regions) {
-            if (C.region) snprintf(regions[n_regions++], 32, "%s", C.region);
-            else if (aws_region_resolve(regions[n_regions], &err) == 0) n_regions++;
-        }
-    }
+    sweep_state *states = NULL;
+    int unreadable = 0;
+    size_t n_states = cleanup_states(C.all ? NULL : pos[0], &states, &unreadable);
+    char regions[64][32];   /* distinct regions: AWS has fewer */
+    size_t n_regions = cleanup_regions(states, n_states, regions, 64);
     if (!n_regions) {
         fprintf(stderr, "instbench sweep cleanup: no region to look in: give --region R\n");
-        return IB_EXIT_USAGE;
+        rc = IB_EXIT_USAGE;
+        goto out;
     }
+    /* With a state file, its region is searched whatever --region says: the sweep ran there. */
+    if (!C.all && n_states && C.region && strcmp(C.region, states[0].region))
+        ib_warn("sweep %s ran in %s (its state file), not %s: looking in both", pos[0], states[0].region, C.region);
     size_t total = 0;
     rc = IB_EXIT_OK;
+    ib_error err = {0};
     for (size_t r = 0; r < n_regions; r++) {
         size_t found = 0;
         ib_info("looking for %s's instances in %s", C.all ? "every sweep" : pos[0], regions[r]);
         if (sweep_cleanup_region(NULL, regions[r], C.all ? "*" : pos[0], C.wait_s,
-                                 env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_CLEANUP_POLL_S), &found, &err) != 0) {
-            fprintf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
+                                 env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_CLEANUP_POLL_S), states, n_states, &found,
+                                 &err) != 0) {
+            util_term_printf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
             rc = IB_EXIT_RUNTIME;
         }
         total += found;
     }
-    if (rc == IB_EXIT_OK && !C.all && !have_state && total == 0) {
+    if (rc == IB_EXIT_OK && !C.all && unreadable && total == 0) {
+        fprintf(stderr, "instbench sweep cleanup: nothing tagged %s=%s in %s, and its state file cannot be read (above): "
+                        "whatever it records is unknown\n", SWEEP_TAG_SWEEP, pos[0], regions[0]);
+        rc = IB_EXIT_RUNTIME;
+        goto out;
+    }
+    if (rc == IB_EXIT_OK && !C.all && !n_states && total == 0) {
         fprintf(stderr, "instbench sweep cleanup: no sweep %s: no state file here and nothing tagged %s=%s in %s\n", pos[0],
                 SWEEP_TAG_SWEEP, pos[0], regions[0]);
-        return IB_EXIT_USAGE;
+        rc = IB_EXIT_USAGE;
+        goto out;
     }
-    if (rc == IB_EXIT_OK) {
-        if (C.all) {
-            char **ids = NULL;
-            size_t nid = 0;
-            if (sweep_state_list(&ids, &nid, &err) == 0)
-                for (size_t i = 0; i < nid; i++) mark_cleaned(ids[i]);
-            util_free_strv(ids, nid);
-        } else {
-            mark_cleaned(pos[0]);
-        }
+    size_t unseen = cleanup_record(states, n_states, rc == IB_EXIT_OK, regions, n_regions);
+    if (rc == IB_EXIT_OK && C.all && unreadable) {
+        /* its region is unknown, so "nothing left" cannot be said for its sweep */
+        fprintf(stderr, "instbench sweep cleanup: %d state file%s could not be read (above): %s sweep%s may have run "
+                        "in a region not searched (give --region)\n", unreadable, unreadable == 1 ? "" : "s",
+                unreadable == 1 ? "its" : "their", unreadable == 1 ? "" : "s");
+        rc = IB_EXIT_RUNTIME;
+    }
+    if (rc == IB_EXIT_OK && unseen) {
+        fprintf(stderr, "instbench sweep cleanup: %zu instance%s recorded in the state file%s not seen ended: not "
+                        "marked terminated (give --region where it ran, or look in the EC2 console)\n",
+                unseen, unseen == 1 ? "" : "s", C.all ? "s" : "");
+        rc = IB_EXIT_RUNTIME;
+    }
+    if (rc == IB_EXIT_OK)
         ib_info("%zu instance%s terminated; nothing of %s is left running", total, total == 1 ? "" : "s",
                 C.all ? "any sweep" : pos[0]);
-    }
+out:
+    for (size_t i = 0; i < n_states; i++) sweep_state_free(&states[i]);
+    free(states);
     return rc;
 }
 

@@ -343,6 +343,8 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
 {
     reader rd = {what ? what : "prices", err};
     memset(out, 0, sizeof *out);
+    if (util_json_escaped_nul(text, len))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: \\u0000 in a string (JSON readers disagree on what follows it)", rd.what);
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: not valid JSON", rd.what);
     int rc = -1;

@@ -65,6 +65,20 @@ static int get_str(const cJSON *obj, const char *key, const char *path, char *ds
     return 0;
 }
 
+/* instance.hostname as it is: a configuration's key and its --price name, so never a lossy
+ * rendering ("büro" and "béro" are two machines, not one "b??ro"); shown escaped.  A name --price
+ * could not take (a control character, a space, malformed UTF-8) leaves the machine unnamed. */
+static int get_host(const cJSON *inst, char *dst, size_t cap)
+{
+    dst[0] = '\0';
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(inst, "hostname");
+    if (!cJSON_IsString(v) || !v->valuestring) return -1;
+    size_t n = strlen(v->valuestring);
+    if (n >= cap || !util_utf8_name(v->valuestring, n)) return -1;
+    memcpy(dst, v->valuestring, n + 1);
+    return 0;
+}
+
 /* Optional integer field in [MIN, MAX]: absent or null -> *out = DFLT. */
 static int get_long(const cJSON *obj, const char *key, const char *path, long min, long max, long dflt,
                     long *out, char *reason, size_t rlen)
@@ -290,8 +304,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
             return -1;
         /* Descriptive (it names machines off EC2): an odd or overlong hostname leaves the
          * machine unnamed instead of losing the result. */
-        if (get_str(inst, "hostname", "instance.hostname", r->host, sizeof r->host, NULL, reason, rlen))
-            r->host[0] = '\0';
+        if (get_host(inst, r->host, sizeof r->host)) r->host[0] = '\0';
         zone_pair(inst, r);
     }
     /* count records an N-node cluster when identity could not be read on every node. */
@@ -335,6 +348,8 @@ int rank_parse_result(const char *json, size_t len, rank_result *out, char *reas
 {
     if (len == 0) return fail(reason, rlen, "empty");
     if (memchr(json, '\0', len)) return fail(reason, rlen, "binary data, not JSON");
+    size_t nul = util_json_escaped_nul(json, len);
+    if (nul) return fail(reason, rlen, "\\u0000 in a string near byte %zu (JSON readers disagree on what follows it)", nul - 1);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root) {

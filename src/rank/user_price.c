@@ -17,13 +17,9 @@
 
 #include "instbench/rank.h"
 
-/* Names are instance types (g5.xlarge, ml.g5.xlarge) or hostnames: letters, digits, '.', '-', '_'. */
-static int name_ok(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && !strchr(".-_", s[i])) return 0;
-    return 1;
-}
+/* Names are instance types (g5.xlarge, ml.g5.xlarge) or hostnames: letters, digits, '.', '-', '_',
+ * and UTF-8 beyond ASCII (a hostname as its result recorded it, "büro"). */
+static int name_ok(const char *s, size_t n) { return util_utf8_name(s, n); }
 
 int rank_parse_user_price(const char *spec, rank_user_price *out, char *why, size_t len)
 {

@@ -30,13 +30,31 @@ void sweep_sleep(double seconds, const volatile int *stop)
     }
 }
 
-void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e, time_t now)
+void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e)
 {
     snprintf(in->state, sizeof in->state, "%s", e->state);
     if (e->az[0]) snprintf(in->az, sizeof in->az, "%s", e->az);
     if (e->private_ip[0]) snprintf(in->private_ip, sizeof in->private_ip, "%s", e->private_ip);
     if (e->state_reason_code[0]) snprintf(in->state_reason, sizeof in->state_reason, "%s", e->state_reason_code);
-    if (sweep_instance_ending(e->state) && !in->ended) in->ended = now;
+    /* The end is EC2's (StateTransitionReason's time) or our TerminateInstances', never the time
+     * we happened to look: a look days later would bill days.  Unknown stays 0 (cost: capped). */
+    if (sweep_instance_ending(e->state) && !in->ended) {
+        if (e->transition_time > 0 && e->transition_time >= in->launched) in->ended = e->transition_time;
+        else if (in->terminate_sent) in->ended = in->terminate_sent;
+    }
+}
+
+int sweep_states_note(sweep_state *states, size_t n_states, const ec2_instance *e)
+{
+    int hit = 0;
+    for (size_t k = 0; k < n_states; k++)
+        for (size_t i = 0; i < states[k].n_inst; i++) {
+            sweep_state_instance *in = &states[k].inst[i];
+            if (strcmp(in->id, e->id) || !strcmp(in->state, "terminated")) continue;
+            sweep_instance_update(in, e);
+            hit = 1;
+        }
+    return hit;
 }
 
 int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err)
@@ -50,14 +68,23 @@ int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_insta
     if (k) {
         ec2_instances out = {0};
         rc = aws_ec2_describe_instances(c, region, ids, k, NULL, NULL, &out, err);
-        time_t now = time(NULL);
         for (size_t j = 0; rc == 0 && j < out.n; j++)
             for (size_t i = 0; i < n; i++)
-                if (!strcmp(v[i].id, out.v[j].id)) sweep_instance_update(&v[i], &out.v[j], now);
+                if (!strcmp(v[i].id, out.v[j].id)) sweep_instance_update(&v[i], &out.v[j]);
         ec2_instances_free(&out);
     }
     free(ids);
     return rc;
+}
+
+/* The instances IDS (pointing into V's ids) were taken by TerminateInstances now: the latest their
+ * end can be when EC2 names no time of its own. */
+static void mark_terminate_sent(sweep_state_instance *v, size_t n, char *const *ids, size_t k)
+{
+    time_t now = time(NULL);
+    for (size_t j = 0; j < k; j++)
+        for (size_t i = 0; i < n; i++)
+            if (ids[j] == v[i].id && !v[i].terminate_sent) v[i].terminate_sent = now;
 }
 
 size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_instance *v, size_t n, double wait_s,
@@ -76,6 +103,8 @@ size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_in
         ib_error err = {0};
         if (k && aws_ec2_terminate_instances(c, region, ids, k, &err) != 0)
             ib_warn("TerminateInstances failed (tried again): %s", err.msg);
+        else if (k)
+            mark_terminate_sent(v, n, ids, k);
         if (sweep_instances_refresh(c, region, v, n, &err) != 0) ib_warn("DescribeInstances failed (tried again): %s", err.msg);
         left = 0;
         for (size_t i = 0; i < n; i++) left += strcmp(v[i].state, "terminated") != 0;
@@ -98,6 +127,8 @@ void sweep_terminate_candidate(sweep_ctx *x, int cand)
     ib_error err = {0};
     if (k && aws_ec2_terminate_instances(x->client, st->region, ids, k, &err) != 0)
         ib_warn("TerminateInstances for %s failed (tried again at the end): %s", st->cand[cand].c.spec, err.msg);
+    else if (k)
+        mark_terminate_sent(st->inst, st->n_inst, ids, k);
     free(ids);
 }
 
@@ -122,13 +153,26 @@ static int delete_groups(aws_client *c, const char *region, const char *id, ib_e
     return rc;
 }
 
+/* What the cleanup itself saw of V (terminated, when, why) into the state that records it. */
+static void note_seen(sweep_state *states, size_t n_states, const sweep_state_instance *v)
+{
+    for (size_t k = 0; k < n_states; k++)
+        for (size_t i = 0; i < states[k].n_inst; i++) {
+            sweep_state_instance *in = &states[k].inst[i];
+            if (strcmp(in->id, v->id) || !strcmp(in->state, "terminated")) continue;
+            snprintf(in->state, sizeof in->state, "%s", v->state);
+            if (v->state_reason[0]) snprintf(in->state_reason, sizeof in->state_reason, "%s", v->state_reason);
+            if (!in->ended && v->ended) in->ended = v->ended;
+        }
+}
+
 static void print_instance(const sweep_state_instance *in)
 {
     ib_info("  %s  %-14s %s%s", in->id, in->state, in->state_reason[0] ? "reason " : "", in->state_reason);
 }
 
 int sweep_cleanup_region(aws_client *client, const char *region, const char *id, double wait_s, double poll_s,
-                         size_t *found, ib_error *err)
+                         sweep_state *states, size_t n_states, size_t *found, ib_error *err)
 {
     *found = 0;
     aws_client *c = client;
@@ -139,9 +183,10 @@ int sweep_cleanup_region(aws_client *client, const char *region, const char *id,
     size_t n = 0;
     if (rc == 0 && all.n && !(v = calloc(all.n, sizeof *v))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; rc == 0 && i < all.n; i++) {
+        sweep_states_note(states, n_states, &all.v[i]);   /* an end EC2 shows, terminated ones included */
         if (!strcmp(all.v[i].state, "terminated")) continue;
         snprintf(v[n].id, sizeof v[n].id, "%s", all.v[i].id);
-        sweep_instance_update(&v[n], &all.v[i], time(NULL));
+        sweep_instance_update(&v[n], &all.v[i]);
         ib_info("%s: %s (%s, sweep %s, %s)", region, all.v[i].id, all.v[i].state, all.v[i].sweep_tag,
                 all.v[i].candidate_tag);
         n++;
@@ -150,7 +195,10 @@ int sweep_cleanup_region(aws_client *client, const char *region, const char *id,
     *found = n;
     if (rc == 0 && n) {
         size_t left = sweep_terminate_confirm(c, region, v, n, wait_s, poll_s, NULL, NULL);
-        for (size_t i = 0; i < n; i++) print_instance(&v[i]);
+        for (size_t i = 0; i < n; i++) {
+            print_instance(&v[i]);
+            note_seen(states, n_states, &v[i]);
+        }
         if (left)
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s in %s not confirmed terminated yet; run the cleanup again",
                               left, left == 1 ? "" : "s", region);

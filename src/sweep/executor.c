@@ -179,7 +179,7 @@ static void record_launch(sweep_ctx *x, size_t i, const ec2_instances *got, ib_e
         in->candidate = (int)i;
         in->launch_index = got->v[k].launch_index;
         in->launched = got->v[k].launch_time > 0 ? got->v[k].launch_time : now;
-        sweep_instance_update(in, &got->v[k], now);
+        sweep_instance_update(in, &got->v[k]);
         if (!in->state[0]) snprintf(in->state, sizeof in->state, "pending");
     }
     x->st->cand[i].launched = now;
@@ -432,7 +432,7 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
         size_t strays = 0;
         ib_error e = {0};
         if (sweep_cleanup_region(x->client, st->region, st->id, x->o->terminate_wait_s,
-                                 x->o->poll_s > 0 ? x->o->poll_s : 1, &strays, &e) != 0)
+                                 x->o->poll_s > 0 ? x->o->poll_s : 1, NULL, 0, &strays, &e) != 0)
             left = strays ? strays : 1, ib_warn("looking for the sweep's instances by tag: %s", e.msg);
         else if (strays)
             ib_warn("%zu instance%s tagged with sweep %s that no launch answer named (an answer lost on the "

@@ -28,7 +28,7 @@ static inline int sweep_stopped(const volatile int *stop) { return stop && *stop
 /* Sleeps SECONDS in short slices, returning early when *stop is set. */
 void sweep_sleep(double seconds, const volatile int *stop);
 /* st->inst[i] from what DescribeInstances says of it (state, zone, address, reason, end time). */
-void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e, time_t now);
+void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e);
 /* DescribeInstances of the instances of V not known terminated (an id EC2 does not know yet is
  * left as it was: eventual consistency); V updated from the answer.  -1 when the call failed. */
 int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err);

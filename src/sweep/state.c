@@ -84,20 +84,30 @@ void sweep_state_free(sweep_state *st)
     memset(st, 0, sizeof *st);
 }
 
-double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced)
+double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced, size_t *estimated)
 {
     double usd = 0;
-    size_t np = 0;
+    size_t np = 0, ne = 0;
     for (size_t i = 0; i < st->n_inst; i++) {
         const sweep_state_instance *in = &st->inst[i];
         if (!in->launched || in->candidate < 0 || (size_t)in->candidate >= st->n_cand) continue;
         double price = st->cand[in->candidate].usd_per_hour;
-        time_t end = in->ended ? in->ended : now;
-        double s = end > in->launched ? (double)(end - in->launched) : 0;
+        double s;
+        if (in->ended) {
+            s = in->ended > in->launched ? (double)(in->ended - in->launched) : 0;
+        } else {
+            /* The end is unknown (the process died, EC2 forgot the instance): its own shutdown
+             * timer ended it by launch + max_minutes, so the cost is never counted past that. */
+            double cap = isfinite(st->max_minutes) && st->max_minutes >= 0 ? st->max_minutes * 60 : 0;
+            s = now > in->launched ? (double)(now - in->launched) : 0;
+            if (s > cap) s = cap;
+            ne++;
+        }
         if (isfinite(price)) usd += s * price / 3600.0;
         else np++;
     }
     if (unpriced) *unpriced = np;
+    if (estimated) *estimated = ne;
     return usd;
 }
 
@@ -292,7 +302,8 @@ static void read_instance(reader *r, const cJSON *o, sweep_state_instance *in, s
 {
     get_str(r, o, "id", in->id, sizeof in->id, 0);
     if (!r->bad && !instance_id_valid(in->id)) bad(r, "id", "is not an EC2 instance id");
-    in->candidate = (int)get_num(r, o, "candidate", 0, n_cand ? (double)n_cand - 1 : 0, 0);
+    if (!n_cand) return bad(r, "candidate", "names a candidate but the state has none");
+    in->candidate = (int)get_num(r, o, "candidate", 0, (double)n_cand - 1, 0);
     in->launch_index = (int)get_num(r, o, "launch_index", 0, SWEEP_NODES_MAX - 1, 0);
     get_str(r, o, "state", in->state, sizeof in->state, 0);
     get_str(r, o, "az", in->az, sizeof in->az, 1);
@@ -308,6 +319,8 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
 {
     memset(st, 0, sizeof *st);
     if (len > STATE_MAX_BYTES) return ib_error_set(err, IB_EXIT_RUNTIME, "the state file is over %u bytes", STATE_MAX_BYTES);
+    if (util_json_escaped_nul(json, len))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "the state file has \\u0000 in a string (readers would disagree on it)");
     cJSON *doc = cJSON_ParseWithLength(json, len);
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
@@ -334,6 +347,7 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
     st->created = get_time(&r, doc, "created");
     st->finished = get_time(&r, doc, "finished");
     get_str(&r, doc, "phase", st->phase, sizeof st->phase, 0);
+    if (!r.bad && (!st->phase[0] || !name_valid(st->phase))) bad(&r, "phase", "is not a phase");
     get_str(&r, doc, "note", st->note, sizeof st->note, 1);
     const cJSON *cands = cJSON_GetObjectItemCaseSensitive(doc, "candidates");
     const cJSON *insts = cJSON_GetObjectItemCaseSensitive(doc, "instances");
@@ -374,7 +388,7 @@ int sweep_state_load(const char *id, sweep_state *st, ib_error *err)
     if (sweep_state_path(id, path, sizeof path, err) != 0) return -1;
     char *text = NULL;
     size_t len = 0;
-    if (util_read_file(path, &text, &len, err) != 0) {
+    if (util_read_regular_file(path, STATE_MAX_BYTES, &text, &len, err) != 0) {
         if (errno == ENOENT) {
             ib_error_set(err, IB_EXIT_USAGE, "no sweep %s here (no %s); `instbench sweep status` lists the sweeps", id, path);
             return 1;

@@ -10,6 +10,7 @@
  * so text escaped once (an error message quoted in another) is never mangled twice. */
 #include "instbench/util.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,25 @@ static size_t utf8_decode(const unsigned char *p, unsigned *cp)
 static int shown_escaped(unsigned cp)
 {
     return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+size_t util_utf8_name_char(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned cp;
+    if (p[0] < 0x80) return p[0] && (isalnum(p[0]) || strchr(".-_", p[0])) ? 1 : 0;
+    size_t n = utf8_decode(p, &cp);
+    return n && !shown_escaped(cp) ? n : 0;
+}
+
+int util_utf8_name(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = util_utf8_name_char(s + i);
+        if (!k || k > n - i) return 0;
+        i += k;
+    }
+    return 1;
 }
 
 /* The next display unit of *P: up to 7 bytes into UNIT (NUL-terminated); advances *P. */

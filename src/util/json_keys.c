@@ -9,6 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+size_t util_json_escaped_nul(const char *text, size_t len)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (!in_string) {
+            in_string = c == '"';
+        } else if (c == '"') {
+            in_string = 0;
+        } else if (c == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && i + 5 < len && !memcmp(text + i + 2, "0000", 4)) return i + 1;
+            i++;   /* the escaped character: \" does not end the string */
+        }
+    }
+    return 0;
+}
+
 static int cmp_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* A key of OBJ given twice, or NULL.  Small objects pairwise, large ones sorted. */

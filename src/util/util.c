@@ -3,6 +3,7 @@
 #include "instbench/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -54,6 +55,48 @@ int util_stderr_color(void)
     const char *nc = getenv("NO_COLOR");
     if (nc && nc[0]) return 0;
     return util_isatty_stderr();
+}
+
+int util_read_regular_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, e == ELOOP ? "it is a symbolic link" : strerror(e));
+        errno = e;
+        return -1;
+    }
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0) why = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) why = "it is not a regular file";
+    else if ((unsigned long long)st.st_size > cap) why = "it is too large";
+    char *buf = why ? NULL : malloc(cap + 2);
+    if (!why && !buf) why = "out of memory";
+    size_t n = 0;
+    /* At most CAP + 1 bytes, whatever st_size said: a file that grows while read is still bounded. */
+    while (!why && n <= cap) {
+        ssize_t got = read(fd, buf + n, cap + 1 - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) why = strerror(errno);
+        if (got <= 0) break;
+        n += (size_t)got;
+    }
+    if (!why && n > cap) why = "it is too large";
+    close(fd);
+    if (why) {
+        free(buf);
+        if (!strcmp(why, "it is too large"))
+            ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: it is over %zu bytes", path, cap);
+        else
+            ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: %s", path, why);
+        errno = EINVAL;
+        return -1;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    if (len) *len = n;
+    return 0;
 }
 
 int util_mkdir_p(const char *dir, ib_error *err)

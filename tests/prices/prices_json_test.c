@@ -120,6 +120,8 @@ static void check_written_form(void)
     expect_reject_in(written, "\"savings_pct\": null}", "\"savings_pct\": 500}", "savings_pct");
     expect_reject_in(written, "\"usd_per_hour\": 1.006, \"source\": \"snapshot\"", "\"usd_per_hour\": 1.006, \"source\": null",
                      "on_demand.source");
+    /* \u0000 ends cJSON's string ("snapshot") where Python keeps the rest: refused (issue 33) */
+    expect_reject_in(written, "\"source\": \"snapshot\"", "\"source\": \"snapshot\\u0000<x>\"", "\\u0000");
 }
 
 /* AWS's forms (Local Zones and Wavelength user guides): names and IDs of each kind. */

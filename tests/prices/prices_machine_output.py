@@ -449,6 +449,25 @@ def case_survival():
     check("JOB INTERRUPTIONS" not in headers, f"JOB INTERRUPTIONS without --nodes: {headers}")
 
 
+
+def case_columns():
+    """--columns (issue 33): it picks the table's columns, so with --format csv or json, which carry
+    every field, it is refused (exit 2, one line, nothing on stdout) instead of silently ignored; with
+    no --format it gives the table even into a pipe, with exactly the columns asked for."""
+    base = ["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--columns", "type,on_demand"]
+    for fmt in ("csv", "json"):
+        p = prices([*base, "--format", fmt], rc=2)
+        check(not p.stdout and "--columns" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              f"--columns with --format {fmt}: {p.stdout[:200]!r} {p.stderr!r}")
+    p = prices(base)
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    header = lines[0].split() if lines else []
+    check(header == ["INSTANCE", "TYPE", "ON-DEMAND", "$/h"] and "g5.xlarge" in lines[2],
+          f"--columns without --format, into a pipe: the table of those columns: {p.stdout[:300]!r}")
+    want = "$%.2f" % RECS[("g5.xlarge", "us-east-1")]["od"]
+    check(len(lines) > 2 and want in lines[2], f"the on-demand price {want} in its column: {lines[:3]}")
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 if CASE not in CASES:
     sys.exit(f"unknown case {CASE}; cases: {', '.join(CASES)}")

@@ -79,6 +79,9 @@ BAD = {
     "deep.json": (b"[" * 100000 + b"]" * 100000, ""),
     "trailing.json": (good_text.encode() + b" {}", "trailing"),
     "control_chars.json": (mutated(["schema"], "\x1b[31mred\x1b[0m").encode(), "not an instbench result"),
+    # \u0000 cuts cJSON's string where Python keeps the rest: two readers would disagree (issue 33)
+    "nul_in_type.json": (mutated(["instance", "type"], "g5.xlarge\u0000<script>").encode(), "\\u0000"),
+    "nul_in_schema.json": (mutated(["schema"], "instbench.result/v1\u0000junk").encode(), "\\u0000"),
 }
 
 

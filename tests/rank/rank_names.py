@@ -4,7 +4,8 @@ says and refuses a name that matches nothing, naming the nearest; configurations
 natural order of their types (g5.2xlarge before g5.12xlarge: unpriced rows in configuration order,
 ties between ranked rows); --az as a zone name is mapped to the ID price files use through the
 results' own (name, ID) pairs, and not at all when results from two accounts disagree; a --region
-nobody knows is exit 2 with the nearest.  Expectations are written out here, not taken from
+nobody knows is exit 2 with the nearest; two non-ASCII hostnames ("büro", "béro") stay two machines
+named by their bytes, each suggested a --price name that --price takes (issue 33).  Expectations are written out here, not taken from
 instbench.  Usage: rank_names.py INSTBENCH"""
 import fnmatch
 import json
@@ -122,6 +123,44 @@ with tempfile.TemporaryDirectory() as d:
         rc, out, err = rank(d, *spot, "--az", "us-east-1c")
         check(rc == 2 and "cannot be mapped offline" in err and "1 result" in err,
               "pair with ID %r: exit %d, %s" % (az_id, rc, err[-300:]))
+
+# Non-ASCII hostnames (issue 33): "büro" and "béro" are two machines, never one "b??ro" at their
+# median; each row is named by its own bytes, and the --price name suggested is taken by --price.
+with tempfile.TemporaryDirectory() as d:
+    os.makedirs(os.path.join(d, "res"))
+    fx.write_json(os.path.join(d, "p.json"), fx.prices_doc([]))
+    for i, (host, sps) in enumerate((("büro", 100.0), ("béro", 300.0), ("bad\u009bhost", 50.0))):
+        fx.write_json(os.path.join(d, "res", "%d.json" % i),
+                      fx.result(None, None, 1, 1, "NVIDIA RTX A6000", sps, host=host, hourly_cost=None))
+    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand")
+    doc = json.loads(out) if rc in (0, 1) and out.strip().startswith("{") else {"rows": []}
+    rows = {r["configuration"]: r for r in doc["rows"]}
+    names = sorted(rows)
+    check(any("büro" in n for n in names) and any("béro" in n for n in names) and not any("??" in n for n in names),
+          "two non-ASCII hostnames, two rows named by their bytes: %s (exit %d %s)" % (names, rc, err[-300:]))
+    by = {h: [r for n, r in rows.items() if h in n] for h in ("büro", "béro")}
+    check(all(len(v) == 1 for v in by.values()) and by["büro"][0]["samples_per_second"] == 100.0 and
+          by["béro"][0]["samples_per_second"] == 300.0,
+          "each keeps its own samples/s (100 and 300, not a shared median of 200): %s" % by)
+    check(not any("\u009b" in n for n in names),
+          "a hostname with a C1 control is not a name: %s" % names)
+    for host, sps in (("büro", 100.0), ("béro", 300.0)):
+        r = by[host][0] if by[host] else {"unpriced_reason": ""}
+        want = "--price %s=USD" % host
+        check(want in (r.get("unpriced_reason") or ""), "%s: the reason suggests %r: %r" % (host, want, r.get("unpriced_reason")))
+    # the suggestion is taken: priced by it, and each at its own price
+    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand",
+                        "--price", "büro=1.0", "--price", "béro=2.0")
+    priced = {r["configuration"]: r for r in fx.ranked(json.loads(out))} if rc == 0 else {}
+    got = {h: [r["usd_per_hour"] for n, r in priced.items() if h in n] for h in ("büro", "béro")}
+    check(rc == 0 and got == {"büro": [1.0], "béro": [2.0]},
+          "--price büro=1.0 --price béro=2.0 prices each: exit %d %s %s" % (rc, got, err[-300:]))
+    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--instance-types", "büro", "--format", "json",
+                        "--price", "büro=1.0", "--market", "on-demand")
+    check(rc == 0 and [r["configuration"] for r in json.loads(out)["rows"]] == [n for n in names if "büro" in n],
+          "--instance-types büro keeps exactly that machine: exit %d %s" % (rc, err[-300:]))
+    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--format", "table", "--market", "on-demand")
+    check("\u009b" not in out + err, "no raw C1 control in the table")
 
 print("rank_names: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

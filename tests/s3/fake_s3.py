@@ -14,10 +14,14 @@ or 400 AuthorizationHeaderMalformed when control "s3_redirect" is "400".
 Presigned URLs (no Authorization header, X-Amz-Signature in the query): the signature is
 recomputed with botocore's S3SigV4QueryAuth at the URL's X-Amz-Date and X-Amz-Expires; a wrong
 signature is 403 SignatureDoesNotMatch, an expired URL 403 AccessDenied "Request has expired".
+S3's older query-string form (AWSAccessKeyId, Signature, Expires: boto3's generate_presigned_url
+with signature_version "s3") is recomputed with botocore's HmacV1QueryAuth, whose string to sign holds
+the request's Content-Type and Content-MD5 as S3's does; the bucket's own region serves it.
 Control (POST /__control): "s3_objects": {"BUCKET/KEY": "text" | {"size": N}} stores objects
 (a size makes N bytes of 'x'); "s3_endless": true makes every listing page truncated with a fresh
 continuation token; "s3_redirect": "301" | "400"; "s3_max_keys": N, the page size when a listing
-asks for none (S3's is 1000; moto's MOTO_S3_DEFAULT_MAX_KEYS does the same).
+asks for none (S3's is 1000; moto's MOTO_S3_DEFAULT_MAX_KEYS does the same); "s3_list_any_prefix":
+true, a misbehaving endpoint whose listings name every key of the bucket whatever the prefix.
 Faults (kinds of aws_fake_server.py, service "s3"): throttle (503 SlowDown), 500, 503, denied
 (403 AccessDenied), truncate / cut / malformed (applied to a 200 answer)."""
 import datetime
@@ -26,8 +30,8 @@ import time
 import urllib.parse
 from xml.sax.saxutils import escape
 
-from botocore.auth import S3SigV4QueryAuth
-from botocore.awsrequest import AWSRequest
+from botocore.auth import HmacV1QueryAuth, S3SigV4QueryAuth
+from botocore.awsrequest import AWSRequest, HTTPHeaders
 from botocore.credentials import Credentials
 
 
@@ -37,6 +41,7 @@ def setup(state, args):
     state.s3_endless = False
     state.s3_redirect = "301"
     state.s3_max_keys = 1000
+    state.s3_list_any_prefix = False
     for spec in getattr(args, "s3_bucket", None) or []:
         name, _, region = spec.partition(":")
         state.s3_buckets[name] = region or "us-east-1"
@@ -57,6 +62,8 @@ def control(state, c):
         state.s3_redirect = str(c["s3_redirect"])
     if "s3_max_keys" in c:
         state.s3_max_keys = int(c["s3_max_keys"])
+    if "s3_list_any_prefix" in c:
+        state.s3_list_any_prefix = bool(c["s3_list_any_prefix"])
 
 
 def error_xml(code, msg):
@@ -67,7 +74,7 @@ def error_xml(code, msg):
 def list_objects(state, bucket, params):
     objs = state.s3_objects[bucket]
     prefix = params.get("prefix", "")
-    keys = sorted(k for k in objs if k.startswith(prefix))
+    keys = sorted(k for k in objs if k.startswith(prefix) or state.s3_list_any_prefix)
     max_keys = min(int(params.get("max-keys", state.s3_max_keys)), 1000)
     start = int(params.get("continuation-token", "0").split("-")[-1] or 0) if params.get("continuation-token") else 0
     page = keys[start:start + max_keys]
@@ -148,7 +155,41 @@ def serve(handler, method, body, region, fault, presigned=False):
 
 
 def is_presigned(params):
-    return "X-Amz-Signature" in params and "/s3/aws4_request" in params.get("X-Amz-Credential", "")
+    return ("X-Amz-Signature" in params and "/s3/aws4_request" in params.get("X-Amz-Credential", "")) or \
+        all(k in params for k in ("AWSAccessKeyId", "Signature", "Expires"))
+
+
+def serve_presigned_v2(handler, method, body, parts, params, deny):
+    """S3's query-string form, verified with botocore's HmacV1QueryAuth at the URL's Expires."""
+    st = handler.server.state
+    try:
+        ak, expires = params["AWSAccessKeyId"], int(params["Expires"])
+    except ValueError:
+        return deny("AuthorizationQueryParametersError", "malformed presigned URL")
+    known = st.creds.get(ak)
+    if not known:
+        return deny("InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+    secret, token, _ = known
+    if time.time() > expires:
+        return deny("AccessDenied", "Request has expired")
+    headers = HTTPHeaders()
+    for name in ("Content-Type", "Content-MD5"):
+        if handler.headers.get(name) is not None:
+            headers[name] = handler.headers.get(name)
+    for k, v in params.items():
+        if k.lower().startswith("x-amz-"):
+            headers[k] = v
+    class AtExpires(HmacV1QueryAuth):
+        def _get_date(self):   # the string to sign's date line is the URL's Expires
+            return str(expires)
+
+    want = AtExpires(Credentials(ak, secret, token)).get_signature(method, parts, headers, auth_path=parts.path)
+    if want != params["Signature"] or token != params.get("x-amz-security-token"):
+        return deny("SignatureDoesNotMatch", "The request signature we calculated does not match the "
+                    "signature you provided. Check your key and signing method.")
+    st.count("by_operation", "presigned")
+    bucket = urllib.parse.unquote(parts.path.lstrip("/").split("/", 1)[0])
+    return serve(handler, method, body, st.s3_buckets.get(bucket, "us-east-1"), None, presigned=True)
 
 
 def serve_presigned(handler, method, body):
@@ -161,6 +202,8 @@ def serve_presigned(handler, method, body):
         st.count("signature_failures")
         handler.send(403, error_xml(code, msg), "application/xml")
 
+    if "X-Amz-Signature" not in params:
+        return serve_presigned_v2(handler, method, body, parts, params, deny)
     try:
         ak, date, region, svc, term = params["X-Amz-Credential"].split("/")
         amz_date, expires = params["X-Amz-Date"], int(params["X-Amz-Expires"])

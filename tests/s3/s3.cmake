@@ -21,6 +21,10 @@ add_test(NAME s3_presign_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # the run, the local fallback when the upload fails at the end.
 add_test(NAME s3_measure_output COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_measure_output.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+# measure --output with S3's query-string presigned form (AWSAccessKeyId, Signature, Expires) and
+# SigV4's, both made by botocore and verified by the fake AWS's S3: uploaded, expiry from either
+# form, a signature only in the fragment refused before the run, no signature or key id printed.
+add_test(NAME s3_presign_forms COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_forms.py ${INSTBENCH_BIN})
 # rank s3://BUCKET/PREFIX/ (moto, and the fake AWS for the object cap and hostile keys).
 add_test(NAME s3_rank COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_rank.py ${INSTBENCH_BIN})
 # rank s3:// over .json.gz / .jsonl.gz objects (moto; Python's gzip module makes them and the

@@ -5,7 +5,8 @@ escaped when shown and never used as local paths), each result counted once acro
 inputs.  moto (signatures checked) holds the objects, uploaded by boto3; the reference is the same
 files ranked from a local directory (the rows: configuration, samples/s, $/h) and the fixtures' own
 count of results.  The fake AWS's S3 shows an object over the cap skipped from its listed size
-without being fetched.  `rank s3://` with no bucket or an invalid one exits 2.
+without being fetched, and keys a misbehaving listing names outside the prefix ("other/x.json",
+"/etc/passwd.json") dropped with a reason, never fetched.  `rank s3://` with no bucket or an invalid one exits 2.
 Usage: s3_rank.py INSTBENCH"""
 import json
 import os
@@ -96,6 +97,20 @@ try:
               and sorted(os.listdir(tmp)) == ["r.json"],
               "'../' keys: %s %r" % (p.stderr[-300:], os.listdir(tmp)))
         check(fake.stats()["by_operation"].get("GetObject") == 2, "only the small objects fetched: %r" % fake.stats()["by_operation"])
+        # a listing that names keys outside the prefix (a misbehaving endpoint): dropped with a
+        # reason, never fetched nor ranked (issue 33)
+        other = fx.result("g4dn.xlarge", "us-east-1", 1, 1, "Tesla T4", 99.0)
+        fake.control(s3_objects={"big-bkt/other/x.json": json.dumps(other), "big-bkt//etc/passwd.json": json.dumps(other),
+                                 "big-bkt/p/big.json": "{}"},
+                     s3_list_any_prefix=True, reset_stats=True)
+        p = rank(env, tmp, "s3://big-bkt/p/")
+        ranked = rows(p) if p.returncode == 0 else None
+        check(p.returncode == 0 and "s3://big-bkt/other/x.json" in p.stderr and "outside" in p.stderr and
+              "s3://big-bkt//etc/passwd.json" in p.stderr,
+              "keys outside the prefix dropped with a reason: %d %s" % (p.returncode, p.stderr[-600:]))
+        check(ranked is not None and not any("g4dn" in r for r in ranked), "... and not ranked: %s" % ranked)
+        check(fake.stats()["by_operation"].get("GetObject") == 3, "... nor fetched (only p/'s three): %r"
+              % fake.stats()["by_operation"])
 finally:
     fake.stop()
 sys.exit(1 if failures else 0)

@@ -28,6 +28,12 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
                                               launch (terminated, Server.SpotInstanceTermination)
   "terminate_fail": N                         the next N TerminateInstances answer 400 IncorrectInstanceState
   "pg_in_use": N                              the next N DeletePlacementGroup answer InvalidPlacementGroup.InUse
+  "plant": [{"id", "region", "state", "type", "launched", "ended_at", "tags"}]   instances that exist
+              without a RunInstances (launched and ended_at in epoch seconds; ended_at: the time the
+              StateTransitionReason names)
+Instances live in the region that launched them: DescribeInstances and TerminateInstances signed
+for another region do not see them, as EC2's regions are apart.  An ending instance's
+StateTransitionReason (<reason>) names when it ended, as EC2's does: "User initiated (... GMT)".
 GET /__sweep: {"instances": [...], "placement_groups": [...], "calls": {op: n}, "launches": [params]}."""
 import json
 import os
@@ -121,6 +127,10 @@ def instance_xml(i):
     reason = ""
     if i["reason"]:
         reason = "<stateReason><code>%s</code><message>%s</message></stateReason>" % (escape(i["reason"]), escape(i["reason"]))
+    if i.get("ended_at"):
+        reason += "<reason>%s initiated (%s GMT)</reason>" % (
+            "Service" if i["reason"] == "Server.SpotInstanceTermination" else "User",
+            time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(i["ended_at"])))
     return ("<item><instanceId>%s</instanceId><imageId>%s</imageId><instanceState><code>%d</code><name>%s</name>"
             "</instanceState><privateIpAddress>%s</privateIpAddress><amiLaunchIndex>%d</amiLaunchIndex>"
             "<instanceType>%s</instanceType><launchTime>%s</launchTime><placement><availabilityZone>%s"
@@ -159,6 +169,7 @@ def advance(i, now):
         i["state"] = "shutting-down"
         i["seen_ending"] = False
         i["reason"] = "Server.SpotInstanceTermination"
+        i["ended_at"] = now
 
 
 def run_instances(region, p):
@@ -195,7 +206,7 @@ def run_instances(region, p):
         inst = {"id": iid, "image": p.get("ImageId", ""), "state": "pending", "ip": "10.0.%d.%d" % (SWEEP.n // 250, SWEEP.n % 250 + 1),
                 "index": k, "type": itype, "launched": now, "az": az, "group": group, "subnet": subnet or "subnet-" + az,
                 "spot": spot, "reason": "", "tags": tags, "seen": 0, "hidden": s["hide_new"], "seen_ending": False,
-                "volume_tags": tag_specs(p, "volume")}
+                "volume_tags": tag_specs(p, "volume"), "region": region, "ended_at": None}
         SWEEP.instances[iid] = inst
         items.append(instance_xml(inst))
     inner = "<reservationId>r-fake%d</reservationId><ownerId>123456789012</ownerId><groupSet/><instancesSet>%s</instancesSet>" % (
@@ -208,12 +219,14 @@ def run_instances(region, p):
     return ok("RunInstances", inner)
 
 
-def describe_instances(p):
+def describe_instances(region, p):
     filters = tag_filters(p)
     ids = numbered(p, "InstanceId") + [v for name, vals in filters if name == "instance-id" for v in vals]
     now = time.time()
     items = []
     for i in SWEEP.instances.values():
+        if i.get("region", region) != region:
+            continue
         if ids and i["id"] not in ids:
             continue
         if not matches(i["tags"], filters):
@@ -229,7 +242,7 @@ def describe_instances(p):
     return ok("DescribeInstances", "<reservationSet>%s</reservationSet>" % res)
 
 
-def terminate_instances(p):
+def terminate_instances(region, p):
     s = SWEEP.script
     if s["terminate_fail"] > 0:
         s["terminate_fail"] -= 1
@@ -237,12 +250,13 @@ def terminate_instances(p):
     items = []
     for iid in numbered(p, "InstanceId"):
         i = SWEEP.instances.get(iid)
-        if not i:
+        if not i or i.get("region", region) != region:
             return err(400, "InvalidInstanceID.NotFound", "The instance ID '%s' does not exist" % iid)
         prev = i["state"]
         if prev != "terminated":
             i["state"] = "shutting-down"
             i["seen_ending"] = False
+            i["ended_at"] = time.time()
             if not i["reason"]:
                 i["reason"] = "Client.UserInitiatedShutdown"
         items.append("<item><instanceId>%s</instanceId><currentState><code>%d</code><name>%s</name></currentState>"
@@ -300,8 +314,19 @@ def network(op, region, p):
 
 
 def instance_view(i):
-    return {k: i[k] for k in ("id", "state", "type", "az", "index", "spot", "reason", "tags", "group", "ip", "image",
-                              "volume_tags", "subnet")}
+    return {k: i.get(k) for k in ("id", "state", "type", "az", "index", "spot", "reason", "tags", "group", "ip", "image",
+                                  "volume_tags", "subnet", "region", "ended_at")}
+
+
+def plant(p):
+    """An instance that exists without a RunInstances of this fake (a test's past)."""
+    region = p.get("region", "us-east-1")
+    SWEEP.instances[p["id"]] = {
+        "id": p["id"], "image": "ami-0fake", "state": p.get("state", "running"), "ip": "10.0.9.9", "index": 0,
+        "type": p.get("type", "g5.xlarge"), "launched": p.get("launched", time.time()), "az": region + "a", "group": "",
+        "subnet": "subnet-" + region + "a", "spot": False, "reason": p.get("reason", ""), "tags": p.get("tags", {}),
+        "seen": 1, "hidden": 0, "seen_ending": p.get("state") == "shutting-down", "volume_tags": {}, "region": region,
+        "ended_at": p.get("ended_at")}
 
 
 class SweepHandler(aws_fake_server.Handler):
@@ -311,7 +336,10 @@ class SweepHandler(aws_fake_server.Handler):
             body = self.read_body()
             with SWEEP.lock:
                 if method == "POST":
-                    SWEEP.script.update(json.loads(body or b"{}"))
+                    script = json.loads(body or b"{}")
+                    for p in script.pop("plant", []):
+                        plant(p)
+                    SWEEP.script.update(script)
                 out = {"instances": [instance_view(i) for i in SWEEP.instances.values()],
                        "placement_groups": [{"name": n, **g} for n, g in SWEEP.groups.items()],
                        "calls": dict(SWEEP.calls), "launches": SWEEP.launches}
@@ -347,9 +375,9 @@ class SweepHandler(aws_fake_server.Handler):
             elif op == "RunInstances":
                 status, xml = run_instances(region, params)
             elif op == "DescribeInstances":
-                status, xml = describe_instances(params)
+                status, xml = describe_instances(region, params)
             elif op == "TerminateInstances":
-                status, xml = terminate_instances(params)
+                status, xml = terminate_instances(region, params)
             elif "PlacementGroup" in op:
                 status, xml = placement_groups(op, params)
             else:

@@ -9,7 +9,9 @@ boto3 (moto's venv) is the independent side: it reads back what the sweep create
      deleted at the end), the user data holding no secret; "timed out", every instance terminated;
   3  SIGINT and SIGTERM mid-sweep: every instance terminated, exit 130 / 143;
   4  SIGKILL mid-sweep, state file deleted: `sweep cleanup ID` finds the instances by tag and ends
-     them; again with `sweep cleanup --all`: zero instances and zero placement groups left.
+     them; again with `sweep cleanup --all`: zero instances and zero placement groups left;
+  5  SIGKILL with the state file kept, `sweep cleanup ID --region us-west-2`: the sweep's own region
+     searched too, everything ended, the state file's ends the StateTransitionReason times moto gave.
 moto never runs user data, so no result arrives here (tests/sweep/sweep_run_faults.py and the
 end-to-end test deliver them).
 Usage: sweep_run_moto.py INSTBENCH"""
@@ -17,6 +19,7 @@ import base64
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -159,5 +162,30 @@ with MotoSweep() as m:
         check(not alive(m) and m.groups() == {}, "4: cleanup %s: zero instances and placement groups: %r %r" % (
             how, alive(m), m.groups()))
         shutil.rmtree(home, ignore_errors=True)
+
+    # 5: SIGKILL with the state file kept, then `sweep cleanup ID --region us-west-2` (issue 33):
+    # the sweep ran in us-east-1, so it is looked for there too; every instance ends, and the state
+    # file records the end moto names in StateTransitionReason, not the time cleanup looked
+    home = tempfile.mkdtemp(prefix="sweep-moto-")
+    env, p = start(m, home, sweep_args(ami, specs))
+    check(len(wait_running(m, 3)) == 3, "the sweep's three instances run")
+    p.kill()
+    p.communicate()
+    sid = (sweep_ids(home) or [None])[0]
+    r = subprocess.run([BIN, "sweep", "cleanup", sid, "--region", "us-west-2"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    check(r.returncode == 0 and not alive(m), "5: cleanup --region us-west-2 ends the us-east-1 sweep: %d %r %s" % (
+        r.returncode, alive(m), r.stderr[-1500:]))
+    ended = ec2(m, "out = {i['InstanceId']: i.get('StateTransitionReason', '') "
+                   "for r in client.describe_instances()['Reservations'] for i in r['Instances']}")
+    st = json.load(open(os.path.join(home, "state", "instbench", "sweeps", sid + ".json")))
+    for rec in st["instances"]:
+        reason = ended.get(rec["id"], "")
+        mt = re.search(r"\((\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d) (?:UTC|GMT)\)", reason)
+        want = "%sT%sZ" % mt.groups() if mt else None
+        check(rec["state"] == "terminated" and want and rec["ended"] == want,
+              "5: %s recorded terminated at moto's end %s: %r" % (rec["id"], want, rec))
+    check(st["phase"] == "done", "5: the sweep done: %r" % st["phase"])
+    shutil.rmtree(home, ignore_errors=True)
 
 sys.exit(1 if failures else 0)

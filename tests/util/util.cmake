@@ -3,6 +3,9 @@
 instbench_add_unit_test(util_safewrite ${CMAKE_CURRENT_LIST_DIR}/util_safewrite.c)
 # "did you mean X?": the edit distance, the instance size grammar and the natural order of type names.
 instbench_add_unit_test(util_suggest ${CMAKE_CURRENT_LIST_DIR}/util_suggest.c)
-foreach(t util_safewrite util_suggest)
+# Issue 33's readers of untrusted text: \u0000 in JSON strings, UTF-8 machine names, bounded reads of
+# regular files only (a FIFO, a link, /dev/zero, a 300 MB file refused).
+instbench_add_unit_test(util_hostile_text ${CMAKE_CURRENT_LIST_DIR}/util_hostile_text.c)
+foreach(t util_safewrite util_suggest util_hostile_text)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()

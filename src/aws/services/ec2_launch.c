@@ -6,7 +6,7 @@
  *   RunInstancesResponse       instancesSet/item/{instanceId, instanceType, instanceState/name,
  *                              placement/availabilityZone, subnetId, privateIpAddress,
  *                              amiLaunchIndex, instanceLifecycle, stateReason/{code,message},
- *                              launchTime, tagSet/item/{key,value}}
+ *                              launchTime, reason (StateTransitionReason), tagSet/item/{key,value}}
  *   DescribeInstancesResponse  reservationSet/item/instancesSet/item/(the same), nextToken
  *   DescribePlacementGroupsResponse placementGroupSet/item/{groupName, state}
  *   DescribeVpcsResponse       vpcSet/item/vpcId
@@ -162,8 +162,26 @@ static char *form_text(form *f)
 
 /* ---- instances ------------------------------------------------------------------------------ */
 
+time_t aws_ec2_transition_time(const char *reason)
+{
+    /* "User initiated (2026-11-25 21:45:00 GMT)": the time in the last parentheses that hold one */
+    time_t t = 0;
+    for (const char *p = reason ? strchr(reason, '(') : NULL; p; p = strchr(p + 1, '(')) {
+        int y, mo, d, h, mi, se, used = 0;
+        char zone[4] = "";
+        if (sscanf(p, "(%4d-%2d-%2d %2d:%2d:%2d %3[A-Z])%n", &y, &mo, &d, &h, &mi, &se, zone, &used) != 7 || !used)
+            continue;
+        if (strcmp(zone, "GMT") && strcmp(zone, "UTC")) continue;
+        char iso[32];
+        time_t v;
+        snprintf(iso, sizeof iso, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, se);
+        if (util_parse_iso8601(iso, &v) == 0 && v > 0) t = v;
+    }
+    return t;
+}
+
 enum { I_ID, I_TYPE, I_STATE, I_AZ, I_SUBNET, I_IP, I_INDEX, I_LIFECYCLE, I_REASON_CODE, I_REASON_MSG,
-       I_LAUNCH };
+       I_LAUNCH, I_TRANSITION };
 
 typedef struct instances_ctx {
     ec2_instances *out;
@@ -216,6 +234,7 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     /* a long message is only shown: cut rather than refused */
     v[I_REASON_MSG][sizeof in.state_reason_message - 1] = '\0';
     put(in.state_reason_message, sizeof in.state_reason_message, v[I_REASON_MSG], ic->what, "", err);
+    in.transition_time = aws_ec2_transition_time(v[I_TRANSITION]);
     in.launch_index = (int)idx;
     in.spot = !strcmp(v[I_LIFECYCLE], "spot");
     if (l->n == l->cap) {
@@ -232,7 +251,7 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 #define INSTANCE_FIELDS                                                                              \
     {"instanceId", "instanceType", "instanceState/name", "placement/availabilityZone", "subnetId",    \
      "privateIpAddress", "amiLaunchIndex", "instanceLifecycle", "stateReason/code",                   \
-     "stateReason/message", "launchTime"}
+     "stateReason/message", "launchTime", "reason"}
 
 static const ec2_xml_spec run_spec = {
     .root = "RunInstancesResponse", .item = "instancesSet/item", .fields = INSTANCE_FIELDS,

@@ -1,0 +1,96 @@
+/* util_hostile_text: the three rules issue 33 gave every reader of untrusted text (src/util/):
+ * util_json_escaped_nul (a \u0000 escape inside a JSON string or key, which cJSON cuts and Python
+ * keeps), util_utf8_name (a machine's name as --price takes it: UTF-8 kept, controls refused) and
+ * util_read_regular_file (a regular file only, never more than its cap read).  Expected values are
+ * worked out by hand here. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "instbench/util.h"
+
+static void escaped_nul(void)
+{
+    static const struct { const char *json; size_t at; } cases[] = {
+        {"{\"a\": \"x\\u0000y\"}", 9},         /* in a value: the offset of its backslash, + 1 */
+        {"{\"a\\u0000b\": 1}", 4},              /* in a key */
+        {"{\"a\": \"x\\\\u0000\"}", 0},         /* an escaped backslash, then the text u0000 */
+        {"{\"a\": \"\\\\\\u0000\"}", 10},       /* \\ then \u0000: the second is an escape */
+        {"{\"a\": \"\\\"\\u0000\"}", 10},        /* \" does not end the string */
+        {"{\"a\": \"x\\u00001\"}", 9},          /* \u0000 followed by a digit */
+        {"{\"a\": \"\\u0001 \\u00e9\"}", 0},    /* other escapes pass */
+        {"{\"a\": 1} \\u0000", 0},              /* outside any string: not this rule's (invalid JSON) */
+        {"{\"a\": \"\\u000", 0},                /* cut short */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t got = util_json_escaped_nul(cases[i].json, strlen(cases[i].json));
+        CHECK(got == cases[i].at, "[%s]: %zu, want %zu", cases[i].json, got, cases[i].at);
+    }
+}
+
+static void names(void)
+{
+    static const struct { const char *s; int ok; } cases[] = {
+        {"g5.xlarge", 1}, {"lab-box_2", 1}, {"b\xc3\xbcro", 1} /* büro */, {"b\xc3\xa9ro", 1} /* béro */,
+        {"\xe6\x9d\xb1\xe4\xba\xac", 1} /* 東京 */,
+        {"my host", 0}, {"a=b", 0}, {"a:spot", 0}, {"tab\t", 0}, {"del\x7f", 0},
+        {"c1\xc2\x9b", 0} /* U+009B, CSI */, {"bidi\xe2\x80\xae", 0} /* U+202E */,
+        {"bad\xc3", 0} /* cut sequence */, {"over\xc0\xaf", 0} /* overlong '/' */, {"\xff", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        CHECK(util_utf8_name(cases[i].s, strlen(cases[i].s)) == cases[i].ok, "name [%s]: want %d", cases[i].s, cases[i].ok);
+    CHECK(util_utf8_name_char("\xc3\xbc") == 2 && util_utf8_name_char("a") == 1 && util_utf8_name_char("") == 0,
+          "one character's length");
+}
+
+static void regular_files(void)
+{
+    char dir[] = "/tmp/util-hostile-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char path[256], fifo[256], link[256], big[256];
+    snprintf(path, sizeof path, "%s/f.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    snprintf(big, sizeof big, "%s/big", dir);
+    FILE *f = fopen(path, "w");
+    fputs("0123456789", f);
+    fclose(f);
+    char *data = NULL;
+    size_t len = 0;
+    ib_error err = {0};
+    CHECK(util_read_regular_file(path, 10, &data, &len, &err) == 0 && len == 10 && !strcmp(data, "0123456789"),
+          "a file of exactly the cap is read whole: %s", err.msg);
+    free(data);
+    data = NULL;
+    CHECK(util_read_regular_file(path, 9, &data, &len, &err) != 0 && strstr(err.msg, "over 9 bytes") && !data,
+          "one byte over the cap is refused: %s", err.msg);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    CHECK(util_read_regular_file(fifo, 100, &data, &len, &err) != 0 && strstr(err.msg, "not a regular file"),
+          "a FIFO is refused without blocking: %s", err.msg);
+    CHECK(symlink(path, link) == 0, "symlink");
+    CHECK(util_read_regular_file(link, 100, &data, &len, &err) != 0 && strstr(err.msg, "symbolic link"),
+          "a link, even to a good file, is refused: %s", err.msg);
+    CHECK(util_read_regular_file("/dev/zero", 100, &data, &len, &err) != 0, "/dev/zero is refused");
+    int fd = open(big, O_WRONLY | O_CREAT, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, 300L << 20) == 0, "a 300 MB sparse file");
+    close(fd);
+    CHECK(util_read_regular_file(big, 4 << 20, &data, &len, &err) != 0 && strstr(err.msg, "over"),
+          "a 300 MB file is refused from its size: %s", err.msg);
+    errno = 0;
+    CHECK(util_read_regular_file("/nonexistent/x.json", 100, &data, &len, &err) != 0 && errno == ENOENT,
+          "a missing file keeps ENOENT (errno %d)", errno);
+    unlink(path), unlink(fifo), unlink(link), unlink(big), rmdir(dir);
+}
+
+int main(void)
+{
+    escaped_nul();
+    names();
+    regular_files();
+    if (!failures) printf("util_hostile_text: ok\n");
+    return failures != 0;
+}
