@@ -17,9 +17,11 @@ import sys
 # first match wins: attention before GEMM (cuDNN's and flash attention's kernels contain "sm90"
 # and "gemm"-like words), LayerNorm before elementwise
 CLASSES = [
+    # cuDNN's SDPA backward also runs cudnn::fusion::matmul_dq (dQ from its fp32 accumulator)
     ("attention", r"sdpa|fmha|flash|attn|attention|softmax_(forward|backward)_kernel|qkv_(split|merge)|heads_permute"
-                  r"|cudnn_generated_fort_native_sdpa"),
-    ("layernorm", r"layer_?norm|ln_(forward|backward)|chunk_sum_kernel"),
+                  r"|matmul_dq"),
+    # PyTorch's LayerNorm backward: layer_norm_grad_input_kernel and GammaBetaBackward (dw, db)
+    ("layernorm", r"layer_?norm|GammaBeta|ln_(forward|backward)|chunk_sum_kernel"),
     ("optimizer", r"adam|multi_tensor_apply|foreach"),
     ("gemm", r"gemm|cutlass|xmma|nvjet|cublas|wgmma|implicit_convolve|conv2d|convolve|sm\d\d_|ampere_|hopper_"),
     ("elementwise", r"."),

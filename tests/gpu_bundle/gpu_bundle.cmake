@@ -8,3 +8,8 @@ if(TARGET instbench_cuda)
                    ${CMAKE_BINARY_DIR})
   set_tests_properties(gpu_bundle PROPERTIES TIMEOUT 300)
 endif()
+# scripts/kernel_classes.py (the per-kernel-class side-by-side of a GPU run) on traces made by the test
+add_test(NAME kernel_classes
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/kernel_classes_test.py
+                 ${CMAKE_SOURCE_DIR}/scripts/kernel_classes.py)
+set_tests_properties(kernel_classes PROPERTIES TIMEOUT 120)
