@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "instbench/output.h"
 #include "instbench/suggest.h"
 
 const char *const sweep_formats[] = {"table", "json", "csv", NULL};   /* csv: run's ranking only */
@@ -260,16 +261,16 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
     cJSON_AddStringToObject(net, "security_group", ctx->sg_id);
     cJSON *zones = cJSON_AddArrayToObject(net, "zones");
     for (size_t i = 0; i < ctx->n_subnets; i++) cJSON_AddItemToArray(zones, cJSON_CreateString(ctx->subnets[i].az));
-    char *s = cJSON_Print(o);
-    fprintf(out, "%s\n", s);
-    free(s);
+    ib_error err = {0};
+    if (output_json_write(out, o, &err) != 0) ib_warn("sweep plan: %s", err.msg);   /* the project's one JSON layout */
     cJSON_Delete(o);
 }
 
+/* The one money format (output_fmt_usd): a few minutes' worst case keeps its figures ("$0.0367"). */
 static void money(double v, char *out, size_t len)
 {
     if (isnan(v)) snprintf(out, len, "unpriced");
-    else snprintf(out, len, "$%.2f", v);
+    else output_fmt_usd(out, len, v);
 }
 
 static void print_table(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
@@ -278,13 +279,12 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
     char m[32], h[32];
     fprintf(out, "sweep plan: %zu candidate%s, %d instance%s in %s, each at most %g min\n\n", p->n,
             p->n == 1 ? "" : "s", p->instances, p->instances == 1 ? "" : "s", f->region, p->max_minutes);
-    fprintf(out, "%-26s %9s  %-9s  %-21s  %10s  %-10s  %s\n", "CANDIDATE", "INSTANCES", "MARKET", "AMI", "USD/NODE-H",
+    fprintf(out, "%-26s %9s  %-9s  %-21s  %10s  %-10s  %s\n", "CANDIDATE", "INSTANCES", "MARKET", "AMI", "$/NODE-H",
             "WORST CASE", "PRICE SOURCE");
     for (size_t i = 0; i < p->n; i++) {
         const sweep_plan_line *l = &p->lines[i];
         money(l->worst_case_usd, m, sizeof m);
-        if (isnan(l->usd_per_node_hour)) snprintf(h, sizeof h, "unpriced");
-        else snprintf(h, sizeof h, "%.4f", l->usd_per_node_hour);
+        money(l->usd_per_node_hour, h, sizeof h);
         fprintf(out, "%-26s %9d  %-9s  %-21s  %10s  %-10s  %s\n", l->cand.spec, l->cand.nodes,
                 l->cand.spot ? "spot" : "on-demand", l->ami.id, h, m, l->price_source[0] ? l->price_source : "-");
     }
@@ -313,11 +313,13 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
             fprintf(out, "%s %s %s", i ? "," : "", p->lines[i].cand.spec, dry[i][0] ? dry[i] : "not run");
         fprintf(out, "\n");
     }
+    char cap[32];
+    money(p->max_cost_usd, cap, sizeof cap);
     if (p->verdict == SWEEP_WITHIN)
-        fprintf(out, "worst case %s is within --max-cost $%.2f\n", m, p->max_cost_usd);
+        fprintf(out, "worst case %s is within --max-cost %s\n", m, cap);
     else if (p->verdict == SWEEP_OVER)
-        fprintf(out, "worst case %s is OVER --max-cost $%.2f: `sweep run` would refuse (lower --max-minutes or drop "
-                     "candidates)\n", m, p->max_cost_usd);
+        fprintf(out, "worst case %s is OVER --max-cost %s: `sweep run` would refuse (lower --max-minutes or drop "
+                     "candidates)\n", m, cap);
     else if (p->verdict == SWEEP_UNPRICED)
         fprintf(out, "some candidates have no price in %s: `sweep run` would refuse (try --prices snapshot)\n",
                 f->region);
