@@ -277,6 +277,9 @@ typedef struct ec2_launch {
                                        Ubuntu's and the Deep Learning AMIs), gp3, deleted with
                                        the instance */
     int dry_run;                    /* DryRun=true: only the permission check */
+    const char *capacity_reservation;  /* cr-...: into this Capacity Block the user bought
+                                          (InstanceMarketOptions.MarketType=capacity-block and
+                                          CapacityReservationSpecification's target); NULL: none */
 } ec2_launch;
 /* Always InstanceInitiatedShutdownBehavior=terminate, so `shutdown -h` on the instance ends it. */
 
@@ -343,6 +346,20 @@ int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const cha
 typedef struct ec2_subnet { char id[32]; char az[32]; } ec2_subnet;
 int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], char sg_id[32],
                             ec2_subnet **subnets, size_t *n, ib_error *err);
+
+/* One Capacity Reservation as DescribeCapacityReservations states it (CapacityReservationId.1). */
+typedef struct ec2_capacity_reservation {
+    char id[32];
+    char instance_type[64];
+    char az[32];
+    char state[24];                 /* active | scheduled | payment-pending | expired | cancelled | ... */
+    char reservation_type[24];      /* "capacity-block" for a Capacity Block, "default" otherwise */
+    int total, available;           /* instances */
+    time_t start, end;              /* 0: none given */
+} ec2_capacity_reservation;
+/* 0, or -1 with ERR (an ID EC2 does not know: InvalidCapacityReservationId.NotFound, named). */
+int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *id, ec2_capacity_reservation *out,
+                                 ib_error *err);
 
 /* The architecture of an AMI (DescribeImages): "x86_64" or "arm64". */
 int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, char arch[16],

@@ -96,6 +96,11 @@ static void print_cost(const sweep_state *st, FILE *f)
     output_fmt_usd(money, sizeof money, usd);
     fprintf(f, "  cost of the sweep's instances: %s (instance-seconds x price per node-hour%s)\n", money,
             unpriced ? "; some instances have no known price and are not counted" : "");
+    /* a block's fee was paid before the sweep: committed, said apart, never in the sweep's cost */
+    for (size_t i = 0; i < st->n_cand; i++)
+        if (st->cand[i].c.block)
+            util_term_printf(f, "  committed: %s ran in Capacity Block %s, whose fee was paid when it was bought "
+                             "(not in the sweep's cost)\n", st->cand[i].c.spec, st->cand[i].c.reservation);
 }
 
 /* ---- status ----------------------------------------------------------------------------------- */

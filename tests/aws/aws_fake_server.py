@@ -29,7 +29,15 @@ Served:
            operation, properties) that every list of the request allows (savingsPlanTypes,
            savingsPlanPaymentOptions, products, serviceCodes, operations, usageTypes, filters over
            properties); maxResults or --sp-page-size per page, nextToken pagination.
-  Every request of these two operations is recorded in stats "requests_log" (op, method, path,
+  EC2      DescribeCapacityReservations (XML; the reservations of --capacity-reservations FILE, a JSON
+           list of {"id", "region", "instance_type", "availability_zone", "total", "available",
+           "state", "reservation_type", "start", "end"}; CapacityReservationId.N; an unknown id is
+           400 InvalidCapacityReservationId.NotFound), and the default network the sweep asks for:
+           DescribeVpcs (vpc-0fa4e0000000000001, isDefault), DescribeSecurityGroups (its "default"
+           group sg-0fa4e0000000000001) and DescribeSubnets (one default subnet per zone of
+           --zones, subnet-0fa4e00000000000N).  RunInstances with DryRun=true answers 412
+           DryRunOperation, as EC2 does when the call would have succeeded.
+  Every request of these two operations (and of DescribeCapacityReservations and RunInstances) is recorded in stats "requests_log" (op, method, path,
   content_type, the form's fields or the JSON body) for tests to compare with botocore's
   serializer.
   SSM      POST /  X-Amz-Target: AmazonSSM.GetParameter (AWS JSON 1.1; signing name "ssm"): the
@@ -161,6 +169,7 @@ class State:
         self.ssm = dict(p.split("=", 1) for p in args.ssm_parameter or [])
         self.blocks = json.load(open(args.capacity_blocks)) if args.capacity_blocks else []
         self.sp_rates = json.load(open(args.savings_plan_rates)) if args.savings_plan_rates else []
+        self.reservations = json.load(open(args.capacity_reservations)) if args.capacity_reservations else []
         self.placement_groups = {}   # name -> {"strategy", "tags"}
         self.launches = {}           # ClientToken -> [instance ids]
         fake_s3.setup(self, args)
@@ -492,8 +501,45 @@ def placement_groups(state, op, params):
                      '</DescribePlacementGroupsResponse>' % (EC2_NS, items))
 
 
+def describe_capacity_reservations(state, region, params):
+    ids = numbered(params, "CapacityReservationId")
+    known = {r["id"]: r for r in state.reservations if r["region"] == region}
+    for i in ids:
+        if i not in known:
+            return ec2_error(400, "InvalidCapacityReservationId.NotFound",
+                             "The capacity reservation ID '%s' does not exist" % i)
+    items = "".join(
+        "<item><capacityReservationId>%s</capacityReservationId><instanceType>%s</instanceType>"
+        "<availabilityZone>%s</availabilityZone><totalInstanceCount>%d</totalInstanceCount>"
+        "<availableInstanceCount>%d</availableInstanceCount><state>%s</state><reservationType>%s</reservationType>"
+        "<startDate>%s</startDate><endDate>%s</endDate><instancePlatform>Linux/UNIX</instancePlatform></item>"
+        % (r["id"], r["instance_type"], r["availability_zone"], r["total"], r["available"], r["state"],
+           r["reservation_type"], r["start"], r["end"])
+        for i, r in known.items() if not ids or i in ids)
+    return 200, ('<DescribeCapacityReservationsResponse xmlns="%s"><requestId>%s</requestId>'
+                 "<capacityReservationSet>%s</capacityReservationSet></DescribeCapacityReservationsResponse>"
+                 % (EC2_NS, uuid.uuid4(), items))
+
+
+def default_network(state, op, region):
+    vpc, sg = "vpc-0fa4e0000000000001", "sg-0fa4e0000000000001"
+    if op == "DescribeVpcs":
+        return 200, ('<DescribeVpcsResponse xmlns="%s"><vpcSet><item><vpcId>%s</vpcId><isDefault>true</isDefault>'
+                     "</item></vpcSet></DescribeVpcsResponse>" % (EC2_NS, vpc))
+    if op == "DescribeSecurityGroups":
+        return 200, ('<DescribeSecurityGroupsResponse xmlns="%s"><securityGroupInfo><item><groupId>%s</groupId>'
+                     "<groupName>default</groupName></item></securityGroupInfo></DescribeSecurityGroupsResponse>"
+                     % (EC2_NS, sg))
+    zones = [region + z for z in (state.args.zones or "abc")]
+    items = "".join("<item><subnetId>subnet-0fa4e%012x</subnetId><availabilityZone>%s</availabilityZone>"
+                    "<defaultForAz>true</defaultForAz></item>" % (k + 1, z) for k, z in enumerate(zones))
+    return 200, '<DescribeSubnetsResponse xmlns="%s"><subnetSet>%s</subnetSet></DescribeSubnetsResponse>' % (EC2_NS, items)
+
+
 def run_instances(state, params):
     """Idempotent by ClientToken, as EC2 is: the same token answers the instances it launched."""
+    if params.get("DryRun") == "true":
+        return ec2_error(412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set.")
     count = int(params.get("MinCount", "1"))
     with state.lock:
         token = params.get("ClientToken") or uuid.uuid4().hex
@@ -985,6 +1031,10 @@ class Handler(BaseHTTPRequestHandler):
             status, xml = placement_groups(st, op, params)
         elif op == "RunInstances":
             status, xml = run_instances(st, params)
+        elif op == "DescribeCapacityReservations":
+            status, xml = describe_capacity_reservations(st, region, params)
+        elif op in ("DescribeVpcs", "DescribeSecurityGroups", "DescribeSubnets"):
+            status, xml = default_network(st, op, region)
         elif op == "DescribeCapacityBlockOfferings":
             status, xml = describe_capacity_block_offerings(st, region, params)
         else:
@@ -1090,6 +1140,8 @@ def main():
     ap.add_argument("--ssm-parameter", action="append", help="NAME=VALUE, a parameter SSM GetParameter answers")
     ap.add_argument("--capacity-blocks", help="JSON list of Capacity Block offerings (the docstring says their fields)")
     ap.add_argument("--savings-plan-rates", help="JSON list of DescribeSavingsPlansOfferingRates search results")
+    ap.add_argument("--capacity-reservations", help="JSON list of Capacity Reservations (the docstring says their fields)")
+    ap.add_argument("--zones", help="zone letters of the default subnets (default abc)")
     ap.add_argument("--sp-page-size", type=int, default=1000, help="Savings Plans rates per page")
     ap.add_argument("--placement-unauthorized", action="store_true")
     ap.add_argument("--zones-unauthorized", action="store_true",

@@ -26,6 +26,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
 import testlib  # noqa: E402
+from botocore_ref import botocore_request  # noqa: E402
 from testlib import FakeAws, fail, require as check  # noqa: E402
 
 
@@ -82,44 +83,6 @@ def day(n, hour=11, minute=30):
     """11:30 UTC N days from today (Capacity Blocks start and end at 11:30 UTC)."""
     d = datetime.datetime.now(datetime.timezone.utc).replace(hour=hour, minute=minute, second=0, microsecond=0)
     return d + datetime.timedelta(days=n)
-
-
-# botocore's serializer, in the first Python whose botocore knows the operation: Debian's
-# python3-botocore (1.29) predates Capacity Blocks, so the moto venv's newer botocore
-# (scripts/moto_env.sh) serves as the reference there.
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV_PY = os.path.join(os.environ.get("INSTBENCH_MOTO_VENV", os.path.join(ROOT, "build-venv", "moto")), "bin", "python")
-SERIALIZE = r"""
-import datetime, json, sys
-import botocore.session
-from botocore.serialize import create_serializer
-service, op, params = json.loads(sys.stdin.read())
-s = botocore.session.get_session()
-model = s.get_service_model(service)
-if op not in model.operation_names:
-    sys.exit(3)
-for k in ("StartDateRange", "EndDateRange"):
-    if k in params:
-        params[k] = datetime.datetime.fromisoformat(params[k].replace("Z", "+00:00"))
-r = create_serializer(model.metadata["protocol"]).serialize_to_request(params, model.operation_model(op))
-body = r["body"]
-if isinstance(body, bytes):
-    body = body.decode()
-print(json.dumps({"method": r["method"], "url_path": r["url_path"], "body": body,
-                  "content_type": r["headers"].get("Content-Type"), "botocore": botocore.__version__}))
-"""
-
-
-def botocore_request(service, op, params):
-    for py in (sys.executable, VENV_PY):
-        if not os.path.exists(py):
-            continue
-        p = subprocess.run([py, "-c", SERIALIZE], input=json.dumps([service, op, params]), capture_output=True,
-                           text=True, timeout=60)
-        if p.returncode == 0:
-            return json.loads(p.stdout)
-    fail("no botocore here knows %s %s (Debian's python3-botocore, nor %s: run scripts/moto_env.sh)" %
-         (service, op, VENV_PY))
 
 
 def botocore_form(op, params):

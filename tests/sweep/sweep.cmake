@@ -41,3 +41,11 @@ set_tests_properties(sweep_run_e2e PROPERTIES TIMEOUT 600)
 # sweep status and the state file read back as hostile input (files written by Python): listing,
 # details with the cost recomputed, JSON round trip, a dozen hostile files refused in one line.
 add_test(NAME sweep_status COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_status.py ${INSTBENCH_BIN})
+
+# --- Capacity Blocks (issue 32) ---
+# sweep plan --capacity-reservation against the fake AWS: DescribeCapacityReservations and the
+# RunInstances DryRun into the block compared with botocore's serializer, the block counted as
+# committed (nothing in the worst case), every refusal (not a block, not active yet, another type,
+# too few free instances, past its end, unknown or malformed ID) exit 2.
+add_test(NAME sweep_capacity_block COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_capacity_block.py
+         ${INSTBENCH_BIN})
