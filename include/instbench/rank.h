@@ -301,6 +301,7 @@ typedef struct rank_spot_risk {
      * when BREAKEVEN_AGAINST names that on-demand row (the configs index, else -1). */
     double breakeven_rate;
     long breakeven_against;
+    rank_market breakeven_against_market;   /* that row's market (on-demand unless --versus says) */
 } rank_spot_risk;
 
 /* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise): prices_interruption_rate. */
@@ -361,6 +362,10 @@ typedef struct rank_options {
     double plan_term_hours;               /* 8760 or 26280 */
     const char *plan_label;               /* "Compute 1y No Upfront" */
     const char *quotes_missing;           /* "" or why no quote could be asked (offline) */
+    /* --versus: the row every spot row's break-even is against (configs index and market); -1:
+     * the best on-demand row */
+    long versus_config;
+    rank_market versus_market;
 } rank_options;
 
 void rank_options_init(rank_options *o);

@@ -36,6 +36,7 @@ typedef struct rank_args {
     rank_options opt;
     rank_load_options load;
     int block_hours, plan, term, payment;    /* the markets bought ahead: --block-duration, --plan, ... */
+    const char *versus;                      /* --versus CONFIG */
 } rank_args;
 
 static rank_args A;
@@ -154,6 +155,10 @@ static const arg_spec rank_specs[] = {
      "parameter count)", RANK_SPOT_MIN_CHECKPOINT_S, RANK_SPOT_MAX_CHECKPOINT_S, .given = &A.checkpoint_given},
     {"--restart-minutes", 0, ARG_DOUBLE, &A.restart_minutes, "MINUTES", "minutes from an interruption to training again: new instance, boot,\n"
      "checkpoint loaded (default 10)", 0, 10080},
+    {"--versus", 0, ARG_STRING, &A.versus, "CONFIG", "the row BREAK-EVEN is against: a configuration as rank prints it\n"
+     "('1 x g5.12xlarge on-demand') or as sweep takes it (g5.12xlarge,\n"
+     "4xg5.xlarge:on-demand; no market: on-demand), not spot (default: the best\n"
+     "on-demand row)"},
     {"--checkpoint-every", 0, ARG_DOUBLE, &A.checkpoint_minutes, "MINUTES", "checkpoint interval (default: Daly's optimum for each row)",
      POSITIVE, 1e6},
     {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target (spot: the\n"
@@ -215,7 +220,7 @@ const arg_command cmd_rank_args = {
     "Spot rows rank by effective samples per dollar: samples/s x T_s/T_w (Daly 2006: N nodes\n"
     "interrupted N times as often as one, work since the last checkpoint lost, a restart each time)\n"
     "x 3600 / $/h; BREAK-EVEN is the per-node interruption rate at which a spot row falls to the\n"
-    "best on-demand row (docs/design.md states the model and its defaults).\n"
+    "best on-demand row, or the row --versus names (docs/design.md states the model and its defaults).\n"
     "Marks after a configuration: ^ extrapolated (measured on fewer nodes than it has: samples/s\n"
     "scaled linearly, no communication cost assumed; a real run of those nodes replaces it),\n"
     "! identity mismatch (the type contradicts the hardware), ~ runs that disagree by over 10%\n"
@@ -568,6 +573,60 @@ out:
     return rc;
 }
 
+/* --versus CONFIG: "N x TYPE MARKET" as rank labels a row, or "[Nx]TYPE[:MARKET]" as sweep takes a
+ * candidate (market: on-demand when none).  The configuration must be one of those ranked and the
+ * market one a break-even can be against (not spot).  0, or IB_EXIT_USAGE naming the choices. */
+static int resolve_versus(const rank_args *a, const rank_config *c, size_t n, rank_options *o)
+{
+    if (!a->versus) return 0;
+    char name[96] = "", market[32] = "on-demand";
+    long nodes = 1;
+    const char *v = a->versus;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end != v && x > 0) {   /* "4 x g5.xlarge ..." or "4xg5.xlarge..." */
+        while (*end == ' ') end++;
+        if (*end == 'x' || *end == 'X') nodes = x, v = end + 1;
+        while (*v == ' ') v++;
+    }
+    size_t tl = strcspn(v, " :");
+    if (!tl || tl >= sizeof name)
+        return args_usage_error(&cmd_rank_args, "--versus '%s' names no configuration (e.g. '1 x g5.12xlarge on-demand')",
+                                a->versus);
+    memcpy(name, v, tl);
+    const char *m = v + tl;
+    while (*m == ' ' || *m == ':') m++;
+    if (*m) snprintf(market, sizeof market, "%s", m);
+    int mk = -1;
+    for (int k = 0; k < RANK_N_MARKETS; k++)
+        if (!strcasecmp(market, rank_market_name((rank_market)k))) mk = k;
+    if (mk < 0 || mk == RANK_SPOT)
+        return args_usage_error(&cmd_rank_args, "--versus '%s': %s", a->versus, mk == RANK_SPOT
+                                ? "a spot row cannot be what spot breaks even against (name an on-demand, capacity-block "
+                                "or savings-plan row)" : "the market must be on-demand, capacity-block or savings-plan");
+    if (!(o->markets & (1 << mk)))
+        return args_usage_error(&cmd_rank_args, "--versus '%s': the %s market is not ranked (--market)", a->versus,
+                                market);
+    long hit = -1;
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].nodes == nodes && !strcasecmp(rank_config_name(&c[i]), name)) hit = (long)i, hits++;
+    if (hits == 1) {
+        o->versus_config = hit;
+        o->versus_market = (rank_market)mk;
+        return 0;
+    }
+    char list[640] = "";
+    for (size_t i = 0, u = 0; i < n && u < sizeof list - 80; i++) {
+        char l[256];
+        rank_config_label(&c[i], RANK_ON_DEMAND, l, sizeof l);
+        u += (size_t)snprintf(list + u, sizeof list - u, "%s'%s'", i ? ", " : "", l);
+    }
+    return args_usage_error(&cmd_rank_args, "--versus '%s' %s: %s", a->versus,
+                            hits ? "matches several configurations (they differ in variant)" :
+                            "is none of the configurations ranked", list);
+}
+
 /* ---- names the user gave: each must name something, or it is a usage error naming the nearest ---- */
 
 /* --instance-types: keeps the configurations whose name (instance type, else hostname) one of the
@@ -878,6 +937,7 @@ int cmd_rank(int argc, char **argv)
     }
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
     if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
+    if ((rc = resolve_versus(&a, configs, n_configs, &a.opt)) != 0) goto done;
     check_user_prices(&a, configs, n_configs);
     check_attention_paths(configs, n_configs);
     char origin[320] = "";

@@ -247,7 +247,7 @@ static void write_breakeven(const rank_report *r, const rank_row *row, FILE *out
     if (k->breakeven_against < 0) return;
     char spot[256], od[256], at[96], be[96];
     rank_config_label(&r->configs[row->config], row->market, spot, sizeof spot);
-    rank_config_label(&r->configs[k->breakeven_against], RANK_ON_DEMAND, od, sizeof od);
+    rank_config_label(&r->configs[k->breakeven_against], k->breakeven_against_market, od, sizeof od);
     once_every(k->rate_per_node_hour, at, sizeof at);
     if (isnan(k->breakeven_rate)) {
         output_note(out, "%s stays ahead of %s even if a node is reclaimed once an hour.", spot, od);
@@ -294,11 +294,19 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
         snprintf(tau, sizeof tau, "interval: Daly's optimum per row");
     }
     int times = output_table_showed(t, "hours_to_target") || output_table_showed(t, "cost_to_target_usd");
+    /* which row BREAK-EVEN is against, named: the best on-demand one, or the user's --versus */
+    char against[400] = "", vs[256] = "";
+    for (size_t i = 0; i < r->n_priced && !vs[0]; i++)
+        if (r->rows[i].risk.valid && r->rows[i].risk.breakeven_against >= 0)
+            rank_config_label(&r->configs[r->rows[i].risk.breakeven_against], r->rows[i].risk.breakeven_against_market,
+                              vs, sizeof vs);
+    if (vs[0])
+        snprintf(against, sizeof against, "; BREAK-EVEN: the per-node rate at which the row falls to %s (%s)", vs,
+                 r->opts->versus_config >= 0 ? "--versus" : "the best on-demand row; --versus names another");
     output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
                      "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
                 rate, delta, so->checkpoint_source, restart, tau,
-                output_table_showed(t, "breakeven_rate_per_node_hour")
-                    ? "; BREAK-EVEN: the per-node rate at which the row falls to the best on-demand row" : "",
+                output_table_showed(t, "breakeven_rate_per_node_hour") ? against : "",
                 times ? "; TIME and COST are without interruptions (JSON/CSV: expected_hours_to_target, "
                         "p90_hours_to_target; --wide: P90 TIME)" : "");
     size_t shown = 0, risky = 0;

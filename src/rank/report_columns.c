@@ -170,7 +170,8 @@ static void get_breakeven(const rank_report *r, const rank_row *row, rank_value 
 static void get_breakeven_against(const rank_report *r, const rank_row *row, rank_value *v)
 {
     if (!RISK(row) || RISK(row)->breakeven_against < 0) return;
-    rank_config_label(&r->configs[RISK(row)->breakeven_against], RANK_ON_DEMAND, v->buf, sizeof v->buf);
+    rank_config_label(&r->configs[RISK(row)->breakeven_against], RISK(row)->breakeven_against_market, v->buf,
+                      sizeof v->buf);
     text(v, v->buf);
 }
 static void get_price_source(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) text(v, row->price_source); }

@@ -30,6 +30,7 @@ void rank_options_init(rank_options *o)
     o->spot.checkpoint_source = "default";
     o->spot.restart_s = RANK_SPOT_RESTART_S;
     o->spot.interval_s = NAN;
+    o->versus_config = -1;
 }
 
 int rank_is_sagemaker_type(const char *t) { return !strncmp(t, "ml.", 3); }
