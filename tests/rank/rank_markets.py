@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""`instbench rank --market all`: one configuration (2 x p4d.24xlarge) ranked on-demand, spot,
+"""`instbench rank --market all`: one configuration (2 x p5.48xlarge) ranked on-demand, spot,
 capacity-block and savings-plan in one table, against the fake AWS (tests/aws/aws_fake_server.py:
-prices from data/, Capacity Block offerings and Savings Plan rates from files written here).
+on-demand and spot prices, Capacity Block offerings and Savings Plan rates from files written here).
 Every money figure is recomputed here: the block's whole-block cost (ceil(hours / block hours)
 blocks, each paid whole), its wait, the plan's commitment and its break-even against on-demand
 and against spot at Daly's efficiency (tests/rank/spot_model.py, written from Daly 2006, not from
@@ -25,7 +25,11 @@ from testlib import FakeAws, fail, require as check  # noqa: E402
 
 BIN, SCHEMA, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="instbench-rank-markets-")
-T, REGION, NODES, SPS = "p4d.24xlarge", "us-east-1", 2, 2000.0
+T, REGION, NODES, SPS = "p5.48xlarge", "us-east-1", 2, 2000.0
+# the prices the fake serves (an on-demand price near AWS's for p5.48xlarge in us-east-1, made-up
+# spot prices: inputs, not claims);
+# the fake serves on-demand rounded to 4 decimals, spot to 6 (its docstring)
+OD_PRICE, SPOT_PRICES = 55.04, {"use1-az1": 23.456789, "use1-az2": 19.876543, "use1-az4": 21.0}
 TARGET = SPS * 3600 * 100          # 100 hours of training: two 72-hour blocks
 RATE, DELTA_S, RESTART_S = 0.002, 120.0, 600.0   # the spot model's inputs, given on the command line
 PLAN_RATE = 14.75                  # Compute, 1 year, no upfront, per node-hour
@@ -35,17 +39,8 @@ def iso(d):
     return d.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def served(t, region):
-    """On-demand and spot as the fake serves data/'s CSV: on-demand round(x, 4), spot %.6f."""
-    od, spot = None, {}
-    with open(os.path.join(DATA, "aws-accelerated-prices.csv"), newline="") as f:
-        for r in csv.DictReader(f):
-            if r["instance_type"] == t and r["region"] == region:
-                if r["on_demand_usd_per_hour"]:
-                    od = float("%.10f" % round(float(r["on_demand_usd_per_hour"]), 4))
-                if r["spot_usd_per_hour"]:
-                    spot[r["availability_zone"]] = float("%.6f" % float(r["spot_usd_per_hour"]))
-    return od, spot
+def served():
+    return round(OD_PRICE, 4), {az: float("%.6f" % p) for az, p in SPOT_PRICES.items()}
 
 
 def main():
@@ -71,8 +66,10 @@ def main():
                              {"name": "tenancy", "value": "shared"}, {"name": "productDescription", "value": "Linux/UNIX"}]}]
     fx.write_json(os.path.join(TMP, "blocks.json"), blocks)
     fx.write_json(os.path.join(TMP, "sp.json"), rates)
-    fx.write_json(os.path.join(TMP, "results", "r.json"), fx.result(T, REGION, NODES, 8, "NVIDIA A100", SPS))
-    fake = FakeAws("--prices", os.path.join(DATA, "aws-accelerated-prices.csv"), "--capacity-blocks",
+    fx.write_json(os.path.join(TMP, "results", "r.json"), fx.result(T, REGION, NODES, 8, "NVIDIA H100", SPS))
+    fx.write_json(os.path.join(TMP, "prices.json"), [{"instance_type": T, "region": REGION, "on_demand": OD_PRICE,
+                                                      "spot": SPOT_PRICES}])
+    fake = FakeAws("--prices", os.path.join(TMP, "prices.json"), "--capacity-blocks",
                    os.path.join(TMP, "blocks.json"), "--savings-plan-rates", os.path.join(TMP, "sp.json"),
                    "--timeout", "120")
     try:
@@ -92,7 +89,7 @@ def main():
             jsonschema.validate(doc, json.load(f))
         rows = {r["market"]: r for r in doc["rows"]}
         check(sorted(rows) == ["capacity-block", "on-demand", "savings-plan", "spot"], "markets: %s" % sorted(rows))
-        od, spot = served(T, REGION)
+        od, spot = served()
         hours = TARGET / SPS / 3600
 
         # the block: the cheapest per hour (cb-a), two of them for 100 hours, each paid whole
@@ -125,7 +122,7 @@ def main():
         # the table: one table with all four rows, the block's whole cost, and the legend for both
         rc, out, err = fx.run(BIN, args + ["--format", "table", "--wide"], env=env)
         import re
-        markets = re.findall(r"^ +\d+\*? +2 x p4d\.24xlarge (\S+)", out, re.M)
+        markets = re.findall(r"^ +\d+\*? +2 x p5\.48xlarge (\S+)", out, re.M)
         check(rc == 0 and sorted(markets) == ["capacity-block", "on-demand", "savings-plan", "spot"],
               "table rows %s:\n%s\n%s" % (markets, out, err))
         check("2 x 3d 0h" in out and "8,760 hours" in out and "capacity-block rows" in out and "savings-plan rows" in out and
