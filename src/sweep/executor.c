@@ -288,7 +288,9 @@ static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
         snprintf(c->reason, sizeof c->reason, "not launched: %.900s", err->msg);
         goto out;
     }
-    if (c->c.nodes > 1) {
+    /* a Capacity Block's instances are placed by the block itself (EC2 co-locates them): a cluster
+       placement group of ours could not hold them */
+    if (c->c.nodes > 1 && !c->c.block) {
         /* recorded before it exists: a crash between the two leaves a name cleanup can try */
         snprintf(c->placement_group, sizeof c->placement_group, "instbench-%s-%zu", x->st->id, i);
         sweep_save_or_warn(x->st);

@@ -49,3 +49,8 @@ add_test(NAME sweep_status COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DI
 # too few free instances, past its end, unknown or malformed ID) exit 2.
 add_test(NAME sweep_capacity_block COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_capacity_block.py
          ${INSTBENCH_BIN})
+# sweep run into a Capacity Block (fake_ec2.py): one launch, in the block's zone only, with the
+# capacity-block market and the reservation as target, no placement group of ours; the block
+# counted as committed in the report.
+add_test(NAME sweep_run_block COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_block.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_block PROPERTIES TIMEOUT 600)
