@@ -1,14 +1,7 @@
-# CUDA backend area.  Only CPU-runnable tests live here: the TCP rendezvous that carries the NCCL
-# unique id between nodes and the liveness channel on its connections.  That the CUDA sources compile and link for every architecture is the
-# build itself (CUDA builds); their numerics are checked on a GPU machine by scripts/gpu_check.sh
-# (instbench verify --backend cuda --compare-backend cpu against the timm fixtures).
-instbench_add_unit_test(comm_rendezvous comm_rendezvous.c)
-set_tests_properties(comm_rendezvous PROPERTIES TIMEOUT 60)
-# ... and the connections it keeps open afterwards (src/comm/liveness.c), between forked processes:
-# a killed or failing process is reported by every other one, a clean goodbye never, strangers
-# and broken frames are named without crashing or hanging anything.
-instbench_add_unit_test(comm_liveness comm_liveness.c)
-set_tests_properties(comm_liveness PROPERTIES TIMEOUT 60)
+# CUDA backend area.  That the CUDA sources compile and link for every architecture is the build
+# itself (CUDA builds); their numerics are checked on a GPU machine by scripts/gpu_check.sh
+# (instbench verify --backend cuda --compare-backend cpu against the timm fixtures).  The TCP
+# rendezvous and the liveness channel (src/comm/) are tested in tests/comm/.
 
 # instbench verify --compare-backend (the CUDA-vs-CPU comparison), exercised as cpu vs cpu.
 add_test(NAME cuda_verify_compare

@@ -105,6 +105,63 @@ size_t aws_ec2_zone_maps(aws_client *c, ec2_zone_map *maps, size_t n, ib_error *
 int aws_ec2_zones_pager(ec2_zone_map *maps, aws_pager *out, ib_error *err);
 int aws_ec2_parse_zones(const char *xml, size_t len, ec2_zone_map *m, ib_error *err);
 
+/* ---- EC2 DescribeCapacityBlockOfferings (ec2_blocks.c): Capacity Blocks for ML ------------- */
+/* One offering as EC2 states it: a block of instance_count instances of instance_type in az,
+ * from start to end, for upfront_fee (currency, "USD"), paid up front, never interrupted. */
+typedef struct ec2_block_offering {
+    char id[64];
+    char instance_type[64];
+    char az[32];
+    char currency[8];
+    int instance_count;
+    int duration_hours, duration_minutes;   /* the block lasts hours + minutes */
+    time_t start, end;
+    double upfront_fee;
+} ec2_block_offering;
+
+typedef struct ec2_block_query {
+    char region[32];
+    const char *instance_type;      /* borrowed */
+    int instance_count;             /* 1..64 */
+    int duration_hours;             /* CapacityDurationHours: 24 x (1..14, or 7-day steps to 182) */
+    time_t start_after, end_before; /* StartDateRange / EndDateRange, 0: not sent */
+    ec2_block_offering *offerings;  /* out, malloc'd */
+    size_t n, cap;
+} ec2_block_query;
+
+/* One query per (type, region), the pages of all of them together (aws_paginate_many). */
+int aws_ec2_blocks_pager(ec2_block_query *qs, aws_pager *out, ib_error *err);
+/* Request body of one page (exposed for tests); malloc'd. */
+char *aws_ec2_blocks_request_body(const ec2_block_query *q, const char *token);
+/* One answer page into q; an implausible fee, date or count is an error naming it. */
+int aws_ec2_parse_blocks_page(const char *xml, size_t len, ec2_block_query *q, char **next, ib_error *err);
+void ec2_block_query_free(ec2_block_query *q);
+
+/* ---- Savings Plans DescribeSavingsPlansOfferingRates (savingsplans.c; REST-JSON) ------------ */
+/* POST /DescribeSavingsPlansOfferingRates to https://savingsplans.amazonaws.com (the service is
+ * global; signed for "savingsplans" in us-east-1), or AWS_ENDPOINT_URL[_SAVINGSPLANS]. */
+typedef struct sp_rate {
+    double usd_per_hour;            /* the plan's rate for one instance-hour */
+    long long duration_s;           /* the term: 31536000 (1 year) or 94608000 (3 years) */
+    char offering_id[64];
+    char usage_type[96];
+} sp_rate;
+
+typedef struct sp_query {
+    const char *instance_type;      /* borrowed: "p5.48xlarge" or "ml.p5.48xlarge" */
+    const char *region;             /* borrowed */
+    const char *plan_type;          /* "Compute", "EC2Instance", "SageMaker" */
+    const char *payment;            /* "No Upfront", "Partial Upfront", "All Upfront" */
+    long long duration_s;           /* only rates of this term are kept */
+    sp_rate *rates;                 /* out: Linux/UNIX, shared tenancy, USD; malloc'd */
+    size_t n, cap;
+} sp_query;
+
+int aws_savingsplans_pager(sp_query *qs, aws_pager *out, ib_error *err);
+char *aws_savingsplans_request_body(const sp_query *q, const char *token);
+int aws_savingsplans_parse_page(const char *body, size_t len, sp_query *q, char **next, ib_error *err);
+void sp_query_free(sp_query *q);
+
 /* ---- S3 (s3.c): objects, listings, bucket regions, presigned URLs --------------------------- */
 /* One command's S3: the client, the region to start from, the endpoint and addressing style,
  * and the bucket regions learnt from redirects (remembered for the rest of the command).
@@ -220,6 +277,9 @@ typedef struct ec2_launch {
                                        Ubuntu's and the Deep Learning AMIs), gp3, deleted with
                                        the instance */
     int dry_run;                    /* DryRun=true: only the permission check */
+    const char *capacity_reservation;  /* cr-...: into this Capacity Block the user bought
+                                          (InstanceMarketOptions.MarketType=capacity-block and
+                                          CapacityReservationSpecification's target); NULL: none */
 } ec2_launch;
 /* Always InstanceInitiatedShutdownBehavior=terminate, so `shutdown -h` on the instance ends it. */
 
@@ -290,6 +350,20 @@ int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const cha
 typedef struct ec2_subnet { char id[32]; char az[32]; } ec2_subnet;
 int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], char sg_id[32],
                             ec2_subnet **subnets, size_t *n, ib_error *err);
+
+/* One Capacity Reservation as DescribeCapacityReservations states it (CapacityReservationId.1). */
+typedef struct ec2_capacity_reservation {
+    char id[32];
+    char instance_type[64];
+    char az[32];
+    char state[24];                 /* active | scheduled | payment-pending | expired | cancelled | ... */
+    char reservation_type[24];      /* "capacity-block" for a Capacity Block, "default" otherwise */
+    int total, available;           /* instances */
+    time_t start, end;              /* 0: none given */
+} ec2_capacity_reservation;
+/* 0, or -1 with ERR (an ID EC2 does not know: InvalidCapacityReservationId.NotFound, named). */
+int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *id, ec2_capacity_reservation *out,
+                                 ib_error *err);
 
 /* The architecture of an AMI (DescribeImages): "x86_64" or "arm64". */
 int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, char arch[16],

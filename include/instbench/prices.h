@@ -278,6 +278,80 @@ typedef struct prices_zone {
 int prices_live_zones(const char *const *regions, size_t n_regions, double timeout_s, prices_zone **out,
                       size_t *n_out, ib_error *err);
 
+/* ---- Capacity Blocks for ML and Savings Plans: the arithmetic (markets.c, pure) ------------ */
+/* AWS sells a Capacity Block of 1..64 instances for 1-14 days in 1-day steps, then 7-day steps up
+ * to 182 days, starting within 8 weeks (EC2's API reference, DescribeCapacityBlockOfferings). */
+#define MARKETS_BLOCK_MAX_INSTANCES 64
+#define MARKETS_BLOCK_MAX_LEAD_S (56L * 86400)
+/* --duration: "3d", "72h" or "72" (hours) into *hours; NULL, or why AWS does not sell it (the
+ * message names the nearest durations it sells). */
+const char *markets_block_duration_problem(const char *v, int *hours);
+/* Whether AWS sells a block of HOURS. */
+int markets_block_duration_ok(int hours);
+/* --start-after / --end-before (0: not given) against NOW for a block of HOURS: 0, or -1 with the
+ * reason in WHY (a start in the past or past 8 weeks, an end before the start, a window shorter
+ * than the block). */
+int markets_block_window_check(time_t now, time_t start_after, time_t end_before, int hours, char *why, size_t len);
+/* What a block costs per hour: FEE / (INSTANCES x HOURS), and per accelerator when each instance
+ * has ACCELERATORS (> 0; else NAN). */
+double markets_block_usd_per_instance_hour(double fee, int instances, double hours);
+double markets_block_usd_per_accelerator_hour(double fee, int instances, int accelerators, double hours);
+
+/* A Savings Plan's money for NODES instances at RATE (USD per instance-hour) for a term of
+ * DURATION_S: the commitment is RATE x NODES per hour for every hour of the term, used or not;
+ * all upfront pays it all at the start, partial upfront half of it (AWS asks for at least half;
+ * instbench assumes exactly half), no upfront none; the rest is billed hourly.  Amortised over
+ * the term (upfront / term hours + recurring) it is the commitment again. */
+typedef enum markets_payment { MARKETS_PAY_NONE = 0, MARKETS_PAY_PARTIAL, MARKETS_PAY_ALL } markets_payment;
+typedef struct markets_plan_money {
+    double term_hours;
+    double commitment_usd_per_hour;   /* RATE x NODES */
+    double upfront_usd;               /* paid at the start */
+    double recurring_usd_per_hour;    /* billed every hour of the term */
+    double amortised_usd_per_hour;    /* upfront / term_hours + recurring */
+    double term_usd;                  /* everything the term costs */
+} markets_plan_money;
+void markets_plan_money_of(double rate, long long duration_s, markets_payment pay, int nodes, markets_plan_money *out);
+/* The share of the term's hours a team must run for the plan to cost no more than paying
+ * ALT_USD_PER_HOUR (on-demand, or spot risk-adjusted) for the hours it runs: RATE / ALT (above 1:
+ * the plan never pays); NAN when ALT is unknown. */
+double markets_break_even_utilisation(double rate, double alt_usd_per_hour);
+
+/* ---- Capacity Block offerings and Savings Plan rates from live AWS (markets_live.c) ---------
+ * Neither is in the snapshot or the cache: an offering is a quote for dates that pass, so only
+ * AWS's answer now is shown.  Both return 1 with *why set (and nothing fetched) when live AWS
+ * cannot be asked (no credentials), 0 when every query was answered, -1 with ERR when one failed. */
+typedef struct market_block {
+    char instance_type[64], region[32], az[32], offering_id[64];
+    int instance_count;
+    double hours;                    /* the block's length: EC2's hours + minutes */
+    time_t start, end;
+    double fee_usd;                  /* upfront, the whole block */
+    int accelerators;                /* per instance (the catalogue's), 0 unknown */
+    double usd_per_instance_hour, usd_per_accelerator_hour;   /* NAN unknown */
+} market_block;
+typedef struct market_block_query {
+    char *const *types; size_t n_types;
+    char *const *regions; size_t n_regions;
+    const int *counts;               /* instances per type (n_types) */
+    int hours;
+    time_t start_after, end_before;  /* 0: not given */
+    double timeout_s;
+} market_block_query;
+int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t *n, char *why, size_t why_len,
+                        ib_error *err);
+
+typedef struct market_plan_query {
+    char *const *types; size_t n_types;
+    char *const *regions; size_t n_regions;
+    const char *plan_type;           /* "Compute", "EC2Instance", "SageMaker" */
+    const char *payment;             /* "No Upfront", "Partial Upfront", "All Upfront" */
+    long long duration_s;
+    double timeout_s;
+} market_plan_query;
+/* RATES[t * n_regions + r]: the plan's USD per instance-hour, NAN where AWS has no rate. */
+int prices_fetch_plan_rates(const market_plan_query *q, double *rates, char *why, size_t why_len, ib_error *err);
+
 /* ---- the instbench.prices/v1 file format (prices_json.c; format documented there) ---------- */
 /* Parses a prices document held in memory; `what` names it in error messages.  Rejects wrong
  * schema, missing fields, negative/NaN/absurd prices with the JSON path of the offending value. */

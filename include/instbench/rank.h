@@ -35,7 +35,10 @@
 #define RANK_MIN_USD_PER_HOUR 1e-6
 #define RANK_MAX_USD_PER_HOUR 1e5
 
-typedef enum rank_market { RANK_ON_DEMAND = 0, RANK_SPOT = 1 } rank_market;
+/* The markets bought ahead (capacity-block, savings-plan) are priced from live quotes the command
+ * fetches (rank_options.blocks / .plans); a user price or a recorded one is for the first two. */
+typedef enum rank_market { RANK_ON_DEMAND = 0, RANK_SPOT = 1, RANK_CAPACITY_BLOCK = 2, RANK_SAVINGS_PLAN = 3 } rank_market;
+#define RANK_N_MARKETS 4
 #define RANK_KEY_BYTES 32   /* SHA-256 */
 
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
@@ -211,7 +214,22 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
 
 /* ---- scoring ---- */
 
-enum { RANK_MARKETS_ON_DEMAND = 1, RANK_MARKETS_SPOT = 2, RANK_MARKETS_BOTH = 3 };
+enum { RANK_MARKETS_ON_DEMAND = 1, RANK_MARKETS_SPOT = 2, RANK_MARKETS_BOTH = 3, RANK_MARKETS_BLOCK = 4,
+       RANK_MARKETS_PLAN = 8, RANK_MARKETS_ALL = 15 };
+
+/* A Capacity Block offering for NODES x INSTANCE_TYPE in REGION (prices_fetch_blocks): the whole
+ * block, HOURS long from START, costs FEE_USD up front, used or not, never interrupted. */
+typedef struct rank_block_quote {
+    char instance_type[64], region[32], az[32];
+    long nodes;
+    double hours, fee_usd;
+    time_t start;
+} rank_block_quote;
+/* A Savings Plan's rate for INSTANCE_TYPE in REGION (prices_fetch_plan_rates), per node-hour. */
+typedef struct rank_plan_quote {
+    char instance_type[64], region[32];
+    double usd_per_hour;
+} rank_plan_quote;
 typedef enum rank_spot_mode { RANK_SPOT_LOWEST = 0, RANK_SPOT_MEDIAN, RANK_SPOT_AZ } rank_spot_mode;
 typedef enum rank_sort_key {
     RANK_SORT_SAMPLES_PER_DOLLAR = 0, RANK_SORT_THROUGHPUT, RANK_SORT_COST, RANK_SORT_TIME
@@ -283,6 +301,7 @@ typedef struct rank_spot_risk {
      * when BREAKEVEN_AGAINST names that on-demand row (the configs index, else -1). */
     double breakeven_rate;
     long breakeven_against;
+    rank_market breakeven_against_market;   /* that row's market (on-demand unless --versus says) */
 } rank_spot_risk;
 
 /* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise): prices_interruption_rate. */
@@ -333,6 +352,20 @@ typedef struct rank_options {
     const rank_user_price *user_prices;   /* --price flags; they beat every other price */
     size_t n_user_prices;
     rank_spot_options spot;
+    /* The markets bought ahead: their live quotes (NULL/0: none could be asked, and
+     * QUOTES_MISSING says why for the rows' reasons). */
+    const rank_block_quote *blocks;
+    size_t n_blocks;
+    double block_hours;                   /* --block-duration, hours */
+    const rank_plan_quote *plans;
+    size_t n_plans;
+    double plan_term_hours;               /* 8760 or 26280 */
+    const char *plan_label;               /* "Compute 1y No Upfront" */
+    const char *quotes_missing;           /* "" or why no quote could be asked (offline) */
+    /* --versus: the row every spot row's break-even is against (configs index and market); -1:
+     * the best on-demand row */
+    long versus_config;
+    rank_market versus_market;
 } rank_options;
 
 void rank_options_init(rank_options *o);
@@ -357,6 +390,13 @@ typedef struct rank_row {
     /* The figures the row is ranked, filtered and Pareto-marked by: the risk-adjusted ones on a
      * spot row with a valid risk, else the raw ones above. */
     double rank_samples_per_second, rank_samples_per_dollar, rank_hours_to_target, rank_cost_to_target;
+    /* capacity-block rows: the block priced (the cheapest per hour offered), how many blocks the
+     * target needs (each paid whole), and the wait until it starts; NAN elsewhere */
+    double block_hours, block_fee_usd, blocks_to_target, wait_hours;
+    /* savings-plan rows: the commitment (nodes x rate, owed every hour of the term) and the share
+     * of the term's hours the nodes must train for the plan to cost no more than on-demand, and
+     * than spot at its risk-adjusted (Daly) efficiency; NAN elsewhere or when unknown */
+    double plan_commitment_usd_per_hour, plan_term_usd, plan_break_even_on_demand, plan_break_even_spot;
     int pareto;                  /* 1: no other row is at least as fast AND as cheap, better in one */
     int rank;                    /* 1-based after sorting; 0 for unpriced */
 } rank_row;
@@ -473,6 +513,7 @@ typedef struct rank_column {
 } rank_column;
 
 extern const rank_column rank_columns[];  /* CSV/JSON order; ends with a NULL key */
+#define RANK_MAX_COLUMNS 96                  /* at least how many rank_columns holds (every buffer of them) */
 /* The table's columns when --columns is not given, in its order, NULL-terminated. */
 extern const char *const rank_table_keys[];
 /* The column named KEY (or one of the names before version 2: samples_per_usd, config, ...). */

@@ -39,6 +39,10 @@ typedef struct sweep_candidate {
     int nodes;               /* N of "Nx"; 1 when absent */
     char type[64];           /* "g5.xlarge" */
     int spot;                /* 1 only when ":spot" was written; no market means on-demand */
+    int block;               /* 1 when ":capacity-block" was written: launched into the Capacity Block
+                                of `--capacity-reservation`, whose fee the user has already paid */
+    char reservation[32];    /* that block's cr-... (set once the reservation is checked) */
+    char reservation_az[32]; /* its zone: the only one the candidate may launch in */
     char spec[96];           /* canonical form, the candidate tag's value: "4xg5.xlarge:spot",
                                 "g5.12xlarge:on-demand" (always with its market) */
 } sweep_candidate;
@@ -152,6 +156,8 @@ typedef struct sweep_plan_line {
     char price_source[160];             /* "snapshot 2026-11-21", "live 2026-11-25, highest of 4 zones" */
     int spot_at_on_demand;              /* a spot row priced at on-demand: no spot price known */
     double worst_case_usd;              /* nodes x usd_per_node_hour x max_minutes / 60; NAN: unpriced */
+    int committed;                      /* a Capacity Block candidate: its fee is already paid (committed
+                                           spend), so it adds nothing to the sweep's own worst case */
 } sweep_plan_line;
 
 typedef enum sweep_verdict {

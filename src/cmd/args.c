@@ -178,6 +178,9 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
                 *(int *)s->dst = i;
                 return 0;
             }
+        if (count_choices(s->choices) == 1)   /* "'yes' is not ok" reads as a verdict, not as the one word taken */
+            return args_usage_error(c, "%s: '%s' is not accepted: the one value %s takes is '%s'", s->name, v, s->name,
+                                    s->choices[0]);
         join_choices(s->choices, why, sizeof why);
         return args_usage_error(c, "%s: '%s' is not %s%s", s->name, v, why,
                                 args_did_you_mean(suggest_closest(v, (const char *const *)s->choices,

@@ -20,10 +20,18 @@ static struct {
 
 enum { FORMAT_TABLE, FORMAT_JSON, FORMAT_CSV };
 static const char *const formats[] = {"table", "json", "csv", NULL};
-/* --columns: the presets table's keys, then the --layout table's (from MODELS_LAYOUT_KEYS on) */
-static const char *const models_keys[] = {"model", "img", "patch", "dim", "depth", "heads", "mlp", "classes", "params",
-                                          "fwd_gflop", "train_gflop", "tensor", "shape", "offset", "numel", NULL};
-enum { MODELS_LAYOUT_KEYS = 11 };
+/* --columns names the fields of the JSON and CSV in every format (one set of keys, as rank's): the
+ * presets table's columns, the --layout table's, and the old short keys of the table, still read
+ * (aliases). */
+enum { TABLE_KEYS = 11 };
+static const char *const table_keys[] = {"name", "img_size", "patch_size", "embed_dim", "depth", "num_heads",
+                                         "mlp_ratio", "num_classes", "params", "forward_flops_per_sample",
+                                         "train_flops_per_sample", NULL};
+static const char *const layout_keys[] = {"name", "shape", "offset", "numel", NULL};
+static const char *const aliases[][2] = {{"model", "name"}, {"img", "img_size"}, {"patch", "patch_size"},
+                                         {"dim", "embed_dim"}, {"heads", "num_heads"}, {"mlp", "mlp_ratio"},
+                                         {"classes", "num_classes"}, {"fwd_gflop", "forward_flops_per_sample"},
+                                         {"train_gflop", "train_flops_per_sample"}, {"tensor", "name"}};
 
 static const arg_spec models_args[] = {
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal), json (default otherwise; schema\n"
@@ -32,7 +40,7 @@ static const arg_spec models_args[] = {
     {"--layout", 0, ARG_FLAG, &O.layout, NULL, "list the parameter tensors of one config (default vit_base_patch16_224):\n"
                                                 "timm state_dict name, shape, offset into the parameter block"},
     ARGS_MODEL_SPECS(&O.model, &O.custom, "model (any of these describes that one configuration)"),
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "model, img, patch, dim, depth,\nheads, mlp, classes, params, fwd_gflop, train_gflop; with --layout: tensor,\nshape, offset, numel.  csv and json carry every field"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "the JSON and CSV field names, in every\nformat: name, preset, img_size, patch_size, in_chans, embed_dim, depth,\nnum_heads, mlp_ratio, mlp_hidden, num_classes, seq_len, params,\nforward_flops_per_sample, train_flops_per_sample (the table has all but\npreset, in_chans, mlp_hidden, seq_len); with --layout: name, shape, offset,\nnumel.  Without it: the table what fits, csv and json every field"),
     {0},
 };
 
@@ -67,32 +75,64 @@ static void config_numbers(const vit_config *c, double v[CONFIG_FIELDS - CONFIG_
     memcpy(v, all, sizeof all);
 }
 
-static cJSON *config_json(const vit_config *c)
+/* Whether --columns keeps KEY in a CSV or JSON (every key without --columns). */
+static int wanted(const char *key)
+{
+    if (!O.columns.n) return 1;
+    for (size_t i = 0; i < O.columns.n; i++)
+        if (!strcmp(O.columns.v[i], key)) return 1;
+    return 0;
+}
+
+/* The fields written, in --columns order when given, else KEYS' (N of them): their indexes. */
+static size_t picked(const char *const *keys, size_t n, size_t *idx)
+{
+    size_t m = 0;
+    if (!O.columns.n) {
+        for (size_t i = 0; i < n; i++) idx[m++] = i;
+        return m;
+    }
+    for (size_t c = 0; c < O.columns.n; c++)
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(O.columns.v[c], keys[i])) idx[m++] = i;
+    return m;
+}
+
+static cJSON *config_json(const vit_config *c, int all)
 {
     double v[CONFIG_FIELDS - CONFIG_NAMES];
     config_numbers(c, v);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, config_keys[0], c->name);
-    cJSON_AddStringToObject(o, config_keys[1], c->preset);
-    for (size_t i = CONFIG_NAMES; i < CONFIG_FIELDS; i++) cJSON_AddNumberToObject(o, config_keys[i], v[i - CONFIG_NAMES]);
+    size_t idx[CONFIG_FIELDS], m = all ? 0 : picked(config_keys, CONFIG_FIELDS, idx);
+    if (all)
+        for (size_t i = 0; i < CONFIG_FIELDS; i++) idx[m++] = i;
+    for (size_t k = 0; k < m; k++) {
+        size_t i = idx[k];
+        if (i < CONFIG_NAMES) cJSON_AddStringToObject(o, config_keys[i], i ? c->preset : c->name);
+        else cJSON_AddNumberToObject(o, config_keys[i], v[i - CONFIG_NAMES]);
+    }
     return o;
 }
 
 /* CSV rows of what the JSON document holds, one per configuration. */
 static int write_configs_csv(const vit_config *const *cs, size_t n)
 {
+    size_t idx[CONFIG_FIELDS], m = picked(config_keys, CONFIG_FIELDS, idx);
+    const char *hdr[CONFIG_FIELDS];
+    for (size_t k = 0; k < m; k++) hdr[k] = config_keys[idx[k]];
     output_table t;
-    if (output_table_init(&t, CONFIG_FIELDS, config_keys, NULL)) return IB_EXIT_RUNTIME;
+    if (output_table_init(&t, m, hdr, NULL)) return IB_EXIT_RUNTIME;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         double v[CONFIG_FIELDS - CONFIG_NAMES];
         char text[CONFIG_FIELDS][32];
-        const char *cells[CONFIG_FIELDS] = {cs[i]->name, cs[i]->preset};
+        const char *all[CONFIG_FIELDS] = {cs[i]->name, cs[i]->preset}, *cells[CONFIG_FIELDS];
         config_numbers(cs[i], v);
         for (size_t k = CONFIG_NAMES; k < CONFIG_FIELDS; k++) {
             util_fmt_double(text[k], sizeof text[k], v[k - CONFIG_NAMES]);   /* the JSON's very text */
-            cells[k] = text[k];
+            all[k] = text[k];
         }
+        for (size_t k = 0; k < m; k++) cells[k] = all[idx[k]];
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_csv(&t, stdout);
@@ -125,17 +165,19 @@ static int layout_json(const vit_config *c, const model_layout *l)
     cJSON *doc = cJSON_CreateObject();
     if (!doc) return write_json(NULL);
     cJSON_AddStringToObject(doc, "schema", "instbench.model-layout/v1");
-    cJSON_AddItemToObject(doc, "model", config_json(c));
+    cJSON_AddItemToObject(doc, "model", config_json(c, 1));
     cJSON_AddNumberToObject(doc, "params", (double)l->total);
     cJSON *arr = cJSON_AddArrayToObject(doc, "tensors");
     for (size_t i = 0; i < l->count; i++) {
         const model_tensor *t = &l->tensors[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", t->name);
-        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-        for (int d = 0; d < t->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->shape[d]));
-        cJSON_AddNumberToObject(o, "offset", (double)t->offset);
-        cJSON_AddNumberToObject(o, "numel", (double)t->numel);
+        if (wanted("name")) cJSON_AddStringToObject(o, "name", t->name);
+        if (wanted("shape")) {
+            cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+            for (int d = 0; d < t->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->shape[d]));
+        }
+        if (wanted("offset")) cJSON_AddNumberToObject(o, "offset", (double)t->offset);
+        if (wanted("numel")) cJSON_AddNumberToObject(o, "numel", (double)t->numel);
         cJSON_AddItemToArray(arr, o);
     }
     return write_json(doc);
@@ -145,12 +187,15 @@ static int layout_json(const vit_config *c, const model_layout *l)
 static int layout_rows(const model_layout *l, int csv)
 {
     static const char *const hdr[] = {"TENSOR", "SHAPE", "OFFSET", "NUMEL"};
-    static const char *const csv_hdr[] = {"name", "shape", "offset", "numel"};
     static const output_align al[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT};
     static const int prio[] = {OUTPUT_KEEP, OUTPUT_KEEP, 1, 2};
+    /* CSV: the --columns picked, in their order (the table fits itself through output_fit_set) */
+    size_t idx[4], m = csv ? picked(layout_keys, 4, idx) : 4;
+    const char *head[4];
+    for (size_t k = 0; k < m; k++) head[k] = csv ? layout_keys[idx[k]] : hdr[k];
     output_table tab;
-    if (output_table_init(&tab, 4, csv ? csv_hdr : hdr, al)) return IB_EXIT_RUNTIME;
-    output_table_fit_columns(&tab, models_keys + MODELS_LAYOUT_KEYS, prio);
+    if (output_table_init(&tab, m, head, al)) return IB_EXIT_RUNTIME;
+    if (!csv) output_table_fit_columns(&tab, layout_keys, prio);
     int rc = 0;
     for (size_t i = 0; i < l->count && rc == 0; i++) {
         const model_tensor *t = &l->tensors[i];
@@ -163,7 +208,8 @@ static int layout_rows(const model_layout *l, int csv)
             output_fmt_grouped(off, sizeof off, (double)t->offset, 0);
             output_fmt_grouped(num, sizeof num, (double)t->numel, 0);
         }
-        const char *cells[] = {t->name, shape, off, num};
+        const char *all[] = {t->name, shape, off, num}, *cells[4];
+        for (size_t k = 0; k < m; k++) cells[k] = all[csv ? idx[k] : k];
         rc = output_table_add_row(&tab, cells);
     }
     if (rc == 0) rc = csv ? output_table_write_csv(&tab, stdout) : output_table_write_text(&tab, stdout);
@@ -196,7 +242,7 @@ static int configs_json(const vit_config *const *cs, size_t n)
     if (!doc) return write_json(NULL);
     cJSON_AddStringToObject(doc, "schema", "instbench.models/v1");
     cJSON *arr = cJSON_AddArrayToObject(doc, "models");
-    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, config_json(cs[i]));
+    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, config_json(cs[i], 0));
     return write_json(doc);
 }
 
@@ -211,7 +257,7 @@ static int configs_table(const vit_config *const *cs, size_t n)
                                         OUTPUT_RIGHT};
     output_table t;
     if (output_table_init(&t, NC, hdr, al)) return IB_EXIT_RUNTIME;
-    output_table_fit_columns(&t, models_keys, prio);
+    output_table_fit_columns(&t, table_keys, prio);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const vit_config *c = cs[i];
@@ -239,6 +285,39 @@ static int configs_table(const vit_config *const *cs, size_t n)
     return IB_EXIT_OK;
 }
 
+/* --columns: the old short keys read as the field names, then each key checked against what the
+ * format asked carries (the table lacks a few of the JSON's fields, and says so). */
+static int check_columns(int format)
+{
+    for (size_t i = 0; i < O.columns.n; i++)
+        for (size_t a = 0; a < sizeof aliases / sizeof *aliases; a++)
+            if (!strcmp(O.columns.v[i], aliases[a][0]) && (strcmp(aliases[a][0], "tensor") || O.layout)) {
+                char *canon = util_strdup(aliases[a][1]);
+                if (!canon) return IB_EXIT_RUNTIME;
+                free(O.columns.v[i]);
+                O.columns.v[i] = canon;
+                break;
+            }
+    const char *const *keys = O.layout ? layout_keys : format == FORMAT_TABLE ? table_keys : config_keys;
+    size_t nk = O.layout ? 4 : format == FORMAT_TABLE ? TABLE_KEYS : CONFIG_FIELDS;
+    for (size_t i = 0; i < O.columns.n; i++) {
+        int ok = 0;
+        for (size_t k = 0; k < nk && !ok; k++) ok = !strcmp(O.columns.v[i], keys[k]);
+        if (ok) continue;
+        int in_json = 0;
+        for (size_t k = 0; k < CONFIG_FIELDS && !in_json; k++) in_json = !strcmp(O.columns.v[i], config_keys[k]);
+        if (in_json && !O.layout)
+            return args_usage_error(&cmd_models_args, "--columns: '%s' is a field of --format json and csv, not a column "
+                                    "of the table", O.columns.v[i]);
+        char list[512] = "";
+        for (size_t k = 0, u = 0; k < nk && u < sizeof list; k++)
+            u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", k ? ", " : "", keys[k]);
+        return args_usage_error(&cmd_models_args, "--columns: '%s' is not one of %s", O.columns.v[i], list);
+    }
+    /* checked here; this fits the text table to the terminal */
+    return args_table_fit(&cmd_models_args, O.wide, &O.columns, NULL);
+}
+
 int cmd_models(int argc, char **argv)
 {
     memset(&O, 0, sizeof O);
@@ -247,10 +326,7 @@ int cmd_models(int argc, char **argv)
     int rc = args_parse(&cmd_models_args, argc, argv, NULL, NULL);
     if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
     int format = O.format >= 0 ? O.format : util_isatty_stdout() ? FORMAT_TABLE : FORMAT_JSON;
-    if (O.columns.n && format != FORMAT_TABLE)   /* said, not silently ignored */
-        return args_usage_error(&cmd_models_args, "--columns picks table columns; --format %s carries every field",
-                                formats[format]);
-    if ((rc = args_table_fit(&cmd_models_args, O.wide, &O.columns, models_keys))) return rc;
+    if ((rc = check_columns(format))) return rc;
     int custom = O.custom, layout = O.layout;
     model_cli m = O.model;
     ib_error err = {0};

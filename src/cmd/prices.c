@@ -8,6 +8,7 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
+#include "cmd/prices_market.h"
 #include "instbench/aws.h"
 #include "instbench/prices.h"
 #include "instbench/output.h"
@@ -28,9 +29,33 @@ static struct {
     /* --nodes: one count for every type, or one per --instance-types item (in its order) */
     int nodes[256];
     size_t n_nodes;
+    /* the markets bought ahead (prices_market.c) */
+    int duration_hours, term, payment, plan;   /* term, payment, plan: -1 not given */
+    time_t start_after, end_before;
+    int started, ended;
 } O;
 
-static const char *const markets[] = {"on-demand", "spot", "both", NULL};
+static const char *const markets[] = {"on-demand", "spot", "both", "capacity-block", "savings-plan", NULL};
+static const char *const terms[] = {"1y", "3y", NULL};
+static const char *const payments[] = {"none", "partial", "all", NULL};
+static const char *const plans[] = {"compute", "ec2-instance", "sagemaker", NULL};
+
+static int duration_flag(void *dst, const char *flag, const char *value, ib_error *err)
+{
+    const char *why = markets_block_duration_problem(value, &O.duration_hours);
+    return why ? ib_error_set(err, IB_EXIT_USAGE, "%s %s %s", flag, value, why) : 0;
+}
+
+static int date_flag(void *dst, const char *flag, const char *value, ib_error *err)
+{
+    time_t t;
+    if (util_parse_iso8601(value, &t) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: '%s' is not a date like 2026-12-01 or 2026-12-01T11:30:00Z (UTC)",
+                            flag, value);
+    if (!strcmp(flag, "--start-after")) O.start_after = t, O.started = 1;
+    else O.end_before = t, O.ended = 1;
+    return 0;
+}
 static const char *const formats[] = {"table", "json", "csv", NULL};
 
 /* An instance type with a size AWS uses (g5.xlarg is refused here, before any lookup), or a
@@ -137,7 +162,12 @@ static const arg_spec prices_specs[] = {
      "live AWS every commercial region instbench knows) (default: the\n"
      "AWS region from AWS_REGION, AWS_DEFAULT_REGION, the profile or\n"
      "IMDS, else us-east-1)", .check = region_or_all_problem, .suggest = prices_suggest_region},
-    {"--market", 0, ARG_CHOICE, &O.market, NULL, "default both", .choices = markets},
+    {"--market", 0, ARG_CHOICE, &O.market, NULL, "on-demand, spot, both (default), or a market bought ahead:\n"
+     "capacity-block (EC2 Capacity Blocks for ML: the offerings for --duration\n"
+     "and --nodes instances, their upfront fee and effective $/instance-hour;\n"
+     "live only) or savings-plan (the plan's $/instance-hour for --plan,\n"
+     "--term and --payment beside on-demand, with its break-even).  instbench\n"
+     "never purchases a block or a plan", .choices = markets},
     {"--include-local-zones", 0, ARG_FLAG, &O.include_local_zones, NULL, "let Local Zones and Wavelength Zones (use1-atl2-az1, use1-wl1-bos-wlz1:\n"
      "one city each, opt-in per account) give the lowest spot price; by default\n"
      "it is the lowest over the region's Availability Zones (the zones stay\n"
@@ -182,6 +212,17 @@ static const arg_spec prices_specs[] = {
      "on-demand ascending; spot: lowest spot ascending; savings: the row's\n"
      "SAVINGS % (1 - spot / on-demand) descending.  Rows without the figure come last;\n"
      "ties keep the type order", .choices = prices_sort_names},
+    {"--duration", 0, ARG_FN, NULL, "DAYS", "capacity-block: the block's length, 3d or 72h (AWS sells 1-14 days in\n"
+     "1-day steps, then 7-day steps up to 182d); required", .fn = duration_flag,
+     .group = "capacity-block and savings-plan (--market)"},
+    {"--start-after", 0, ARG_FN, NULL, "DATE", "capacity-block: offerings starting at or after DATE (UTC, 2026-12-01 or\n"
+     "2026-12-01T11:30:00Z; within 8 weeks from now)", .fn = date_flag},
+    {"--end-before", 0, ARG_FN, NULL, "DATE", "capacity-block: offerings ending by DATE", .fn = date_flag},
+    {"--plan", 0, ARG_CHOICE, &O.plan, NULL, "savings-plan: compute (default for EC2 types), ec2-instance (one\n"
+     "family in one region, the lower rate) or sagemaker (ml.* types; their default)", .choices = plans},
+    {"--term", 0, ARG_CHOICE, &O.term, NULL, "savings-plan: 1y (default) or 3y", .choices = terms},
+    {"--payment", 0, ARG_CHOICE, &O.payment, NULL, "savings-plan: none (default), partial or all upfront; the upfront\n"
+     "part is shown amortised over the term", .choices = payments},
     ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source, on_demand_per_accelerator, spot_per_accelerator, nodes,\ntotal_accelerators, on_demand_total, spot_total (the last four: --nodes)"),
     {0},
 };
@@ -551,11 +592,124 @@ static int columns_ask_nodes(void)
     return 0;
 }
 
+/* The flags of the markets bought ahead against --market: each only with its own market, and what
+ * those markets cannot answer (spot filters, sort orders, placement scores) refused.  0 or exit 2. */
+static int check_market_flags(void)
+{
+    int block = O.market == PRICES_MARKET_BLOCK, plan = O.market == PRICES_MARKET_PLAN;
+    const char *block_flag = O.duration_hours ? "--duration" : O.started ? "--start-after" : O.ended ? "--end-before" : NULL;
+    const char *plan_flag = O.term >= 0 ? "--term" : O.payment >= 0 ? "--payment" : O.plan >= 0 ? "--plan" : NULL;
+    if (block_flag && !block)
+        return args_usage_error(&cmd_prices_args, "%s prices a Capacity Block: it needs --market capacity-block", block_flag);
+    if (plan_flag && !plan)
+        return args_usage_error(&cmd_prices_args, "%s prices a Savings Plan: it needs --market savings-plan", plan_flag);
+    if (!block && !plan) return 0;
+    const char *other = O.accelerators.n ? "--accelerator" : O.min_vcpus ? "--min-vcpus" : !isnan(O.min_memory) ? "--min-memory"
+                        : !isnan(O.min_acc_memory) ? "--min-accelerator-memory" : !isnan(O.max_price) ? "--max-price"
+                        : !isnan(O.max_spot_price) ? "--max-spot-price" : O.sort ? "--sort"
+                        : O.include_local_zones ? "--include-local-zones" : O.no_scores ? "--no-placement-scores"
+                        : O.page_size ? "--page-size" : NULL;
+    if (other)
+        return args_usage_error(&cmd_prices_args, "%s applies to on-demand and spot prices, not to --market %s", other,
+                                markets[O.market]);
+    if (!O.types.n)
+        return args_usage_error(&cmd_prices_args, "--market %s needs --instance-types (one query per type: AWS %s)",
+                                markets[O.market], block ? "quotes blocks per type and count" : "rates plans per type");
+    if (block && !O.duration_hours)
+        return args_usage_error(&cmd_prices_args, "--market capacity-block needs --duration (e.g. 3d: AWS quotes a block "
+                                "for a length)");
+    for (size_t i = 0; block && i < O.n_nodes; i++)
+        if (O.nodes[i] > MARKETS_BLOCK_MAX_INSTANCES)
+            return args_usage_error(&cmd_prices_args, "--nodes %d: a Capacity Block holds 1 to %d instances",
+                                    O.nodes[i], MARKETS_BLOCK_MAX_INSTANCES);
+    char why[256];
+    if (block && markets_block_window_check(time(NULL), O.start_after, O.end_before, O.duration_hours, why, sizeof why))
+        return args_usage_error(&cmd_prices_args, "%s", why);
+    return 0;
+}
+
+/* The families AWS sells Capacity Blocks for (EC2 User Guide, "Capacity Blocks for ML"). */
+static const char *const block_families[] = {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
+                                             "trn1", "trn2", NULL};
+
+static int block_family(const char *type)
+{
+    size_t len = strcspn(type, ".");
+    for (size_t i = 0; block_families[i]; i++)
+        if (strlen(block_families[i]) == len && !strncmp(type, block_families[i], len)) return 1;
+    return 0;
+}
+
+static int run_market(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
+                      const char *out_path)
+{
+    prices_market_args a = {.market = O.market, .types = types, .n_types = n_types, .regions = regions,
+                            .n_regions = n_regions, .nodes_of = nodes_of, .duration_hours = O.duration_hours,
+                            .start_after = O.start_after, .end_before = O.end_before,
+                            .term_years = O.term == 1 ? 3 : 1, .payment = O.payment < 0 ? MARKETS_PAY_NONE
+                            : (markets_payment)O.payment, .source = (prices_source)O.source,
+                            .timeout_s = O.timeout_s, .format = format};
+    int sagemaker = 0, ec2 = 0;
+    for (size_t i = 0; i < n_types; i++) {
+        if (!strncmp(types[i], "ml.", 3)) sagemaker = 1;
+        else ec2 = 1;
+        if (O.market == PRICES_MARKET_BLOCK && !block_family(types[i])) {
+            char fams[160] = "";
+            for (size_t k = 0, u = 0; block_families[k]; k++)
+                u += (size_t)snprintf(fams + u, sizeof fams - u, "%s%s", k ? ", " : "", block_families[k]);
+            return args_usage_error(&cmd_prices_args, "--instance-types: no Capacity Block is sold for %s (AWS sells "
+                                    "them for %s)", types[i], fams);
+        }
+    }
+    if (O.market == PRICES_MARKET_PLAN) {
+        int plan = O.plan >= 0 ? O.plan : sagemaker ? 2 : 0;
+        if (sagemaker && ec2)
+            return args_usage_error(&cmd_prices_args, "--market savings-plan: ml.* types take a SageMaker plan and EC2 "
+                                    "types another: ask for them apart");
+        if ((plan == 2) != sagemaker)
+            return args_usage_error(&cmd_prices_args, "--plan %s covers %s, not %s", plans[plan],
+                                    plan == 2 ? "SageMaker's ml.* types" : "EC2 instance types",
+                                    sagemaker ? "ml.* types (--plan sagemaker)" : "EC2 instance types (--plan compute or "
+                                    "ec2-instance)");
+        static const char *const api[] = {"Compute", "EC2Instance", "SageMaker"};
+        static const char *const label[] = {"Compute", "EC2 Instance", "SageMaker"};
+        a.plan_type = api[plan];
+        a.plan_label = label[plan];
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    ib_error err = {0};
+    if (!mem) {
+        fprintf(stderr, "instbench prices: out of memory\n");
+        return IB_EXIT_RUNTIME;
+    }
+    int rc = prices_market_run(&a, mem, &err);
+    if (fclose(mem) != 0 && !rc) rc = ib_error_set(&err, IB_EXIT_RUNTIME, "out of memory");
+    if (rc) {
+        fprintf(stderr, "instbench prices: %s\n", err.msg);
+        free(buf);
+        return err.code ? err.code : IB_EXIT_RUNTIME;
+    }
+    if (out_path) {
+        if (util_write_file_atomic(out_path, buf, len, &err) != 0) {
+            fprintf(stderr, "instbench prices: %s\n", err.msg);
+            free(buf);
+            return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+        }
+    } else {
+        fwrite(buf, 1, len, stdout);
+    }
+    free(buf);
+    return IB_EXIT_OK;
+}
+
 int cmd_prices(int argc, char **argv)
 {
     memset(&O, 0, sizeof O);
     O.market = 2;
     O.format = -1;
+    O.term = O.payment = O.plan = -1;
     O.min_memory = O.min_acc_memory = O.max_price = O.max_spot_price = NAN;
     prices_accelerator_want *acc = NULL;
     int rc = args_parse(&cmd_prices_args, argc, argv, NULL, NULL);
@@ -566,7 +720,9 @@ int cmd_prices(int argc, char **argv)
     /* what the markets shown cannot answer is a usage error, not an empty or unordered list */
     const char *need_spot = O.sort == PRICES_SORT_SPOT ? "--sort spot" : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
                             : !isnan(O.max_spot_price) ? "--max-spot-price" : NULL;
-    rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, prices_table_keys);
+    rc = check_market_flags();
+    if (!rc) rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, O.market == PRICES_MARKET_BLOCK ? prices_block_keys
+                                 : O.market == PRICES_MARKET_PLAN ? prices_plan_keys : prices_table_keys);
     /* --columns picks the table's columns, which are not the JSON's or the CSV's fields (those keep
      * every field, named as the schema names them): refused rather than silently ignored. */
     if (!rc && O.columns.n && O.format >= 0 && strcmp(formats[O.format], "table"))
@@ -653,6 +809,10 @@ int cmd_prices(int argc, char **argv)
                      util_check_writable(out_path, 0, &err) != 0)) {   /* before any AWS request */
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+        goto done;
+    }
+    if (O.market >= PRICES_MARKET_BLOCK) {
+        rc = run_market(q.instance_types, q.n_types, q.regions, q.n_regions, format, out_path);
         goto done;
     }
     if (prices_get(&q, &set, &err) != 0) {

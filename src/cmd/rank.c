@@ -35,6 +35,8 @@ typedef struct rank_args {
     size_t n_prices_given;
     rank_options opt;
     rank_load_options load;
+    int block_hours, plan, term, payment;    /* the markets bought ahead: --block-duration, --plan, ... */
+    const char *versus;                      /* --versus CONFIG */
 } rank_args;
 
 static rank_args A;
@@ -79,7 +81,21 @@ static const char *type_filter_problem(const char *v)
     return NULL;
 }
 
-static const char *const markets[] = {"on-demand", "spot", "both", NULL};   /* RANK_MARKETS_* - 1 */
+static const char *const markets[] = {"on-demand", "spot", "both", "capacity-block", "savings-plan", "all", NULL};
+static const int market_sets[] = {RANK_MARKETS_ON_DEMAND, RANK_MARKETS_SPOT, RANK_MARKETS_BOTH, RANK_MARKETS_BLOCK,
+                                  RANK_MARKETS_PLAN, RANK_MARKETS_ALL};
+static const char *const plan_names[] = {"compute", "ec2-instance", NULL};
+static const char *const plan_api[] = {"Compute", "EC2Instance"}, *const plan_labels[] = {"Compute", "EC2 Instance"};
+static const char *const term_names[] = {"1y", "3y", NULL};
+static const char *const payment_names[] = {"none", "partial", "all", NULL};
+static const char *const payment_api[] = {"No Upfront", "Partial Upfront", "All Upfront"};
+
+static int block_duration_flag(void *dst, const char *flag, const char *value, ib_error *err)
+{
+    (void)dst;
+    const char *why = markets_block_duration_problem(value, &A.block_hours);
+    return why ? ib_error_set(err, IB_EXIT_USAGE, "%s %s %s", flag, value, why) : 0;
+}
 static const char *const spot_modes[] = {"lowest", "median", "az", NULL};  /* rank_spot_mode */
 static const char *const formats[] = {"table", "json", "csv", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
@@ -100,7 +116,16 @@ static const arg_spec rank_specs[] = {
      .group = "prices"},
     {"--region", 0, ARG_STRING, &A.region, "REGION", "price every configuration in REGION (default: each result's own region)",
      .check = names_region_problem, .suggest = prices_suggest_region},
-    {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both; SageMaker ml.* types: on-demand only", .choices = markets},
+    {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both (on-demand and spot); capacity-block and savings-plan\n"
+     "price the configuration from live quotes (a Capacity Block offering for\n"
+     "its nodes, a Savings Plan rate); all: the four.  SageMaker ml.* types:\n"
+     "on-demand only.  instbench never purchases a block or a plan", .choices = markets},
+    {"--block-duration", 0, ARG_FN, NULL, "DAYS", "capacity-block: the block's length, 1d (default) to 182d as AWS sells\n"
+     "them; a target longer than one block takes several, each paid whole", .fn = block_duration_flag},
+    {"--plan", 0, ARG_CHOICE, &A.plan, NULL, "savings-plan: compute (default) or ec2-instance", .choices = plan_names},
+    {"--term", 0, ARG_CHOICE, &A.term, NULL, "savings-plan: 1y (default) or 3y", .choices = term_names},
+    {"--payment", 0, ARG_CHOICE, &A.payment, NULL, "savings-plan: none (default), partial or all upfront",
+     .choices = payment_names},
     {"--spot-price", 0, ARG_CHOICE, &A.spot_mode, NULL, "spot price across the region's AZs (default lowest)",
      .choices = spot_modes, .given = &A.spot_given},
     {"--include-local-zones", 0, ARG_FLAG, &A.opt.include_local_zones, NULL, "let Local Zones and Wavelength Zones (opt-in per account) count for\n"
@@ -133,6 +158,10 @@ static const arg_spec rank_specs[] = {
      "parameter count)", RANK_SPOT_MIN_CHECKPOINT_S, RANK_SPOT_MAX_CHECKPOINT_S, .given = &A.checkpoint_given},
     {"--restart-minutes", 0, ARG_DOUBLE, &A.restart_minutes, "MINUTES", "minutes from an interruption to training again: new instance, boot,\n"
      "checkpoint loaded (default 10)", 0, 10080},
+    {"--versus", 0, ARG_STRING, &A.versus, "CONFIG", "the row BREAK-EVEN is against: a configuration as rank prints it\n"
+     "('1 x g5.12xlarge on-demand') or as sweep takes it (g5.12xlarge,\n"
+     "4xg5.xlarge:on-demand; no market: on-demand), not spot (default: the best\n"
+     "on-demand row)"},
     {"--checkpoint-every", 0, ARG_DOUBLE, &A.checkpoint_minutes, "MINUTES", "checkpoint interval (default: Daly's optimum for each row)",
      POSITIVE, 1e6},
     {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS", "drop configurations slower than this to the target (spot: the\n"
@@ -170,8 +199,10 @@ static const arg_spec rank_specs[] = {
      "checkpoint_interval_s, spot_efficiency, effective_samples_per_second,\n"
      "expected_hours_to_target, p90_hours_to_target,\n"
      "expected_cost_to_target_usd, p90_cost_to_target_usd, p_no_interruption,\n"
-     "breakeven_rate_per_node_hour, breakeven_against, price_source,\n"
-     "price_as_of_utc, pareto, unpriced_reason\n"
+     "breakeven_rate_per_node_hour, breakeven_against, blocks_to_target,\n"
+     "block_hours, block_fee_usd, wait_hours, plan_commitment_usd_per_hour,\n"
+     "plan_term_usd, plan_break_even_on_demand, plan_break_even_spot,\n"
+     "price_source, price_as_of_utc, pareto, unpriced_reason\n"
      "(default: the table shows what fits; CSV and JSON every column)"),
     {0},
 };
@@ -192,7 +223,7 @@ const arg_command cmd_rank_args = {
     "Spot rows rank by effective samples per dollar: samples/s x T_s/T_w (Daly 2006: N nodes\n"
     "interrupted N times as often as one, work since the last checkpoint lost, a restart each time)\n"
     "x 3600 / $/h; BREAK-EVEN is the per-node interruption rate at which a spot row falls to the\n"
-    "best on-demand row (docs/design.md states the model and its defaults).\n"
+    "best on-demand row, or the row --versus names (docs/design.md states the model and its defaults).\n"
     "Marks after a configuration: ^ extrapolated (measured on fewer nodes than it has: samples/s\n"
     "scaled linearly, no communication cost assumed; a real run of those nodes replaces it),\n"
     "! identity mismatch (the type contradicts the hardware), ~ runs that disagree by over 10%\n"
@@ -239,9 +270,9 @@ static int check_columns(const arg_command *c, args_list *cols)
             }
             continue;
         }
-        const char *keys[64];
+        const char *keys[RANK_MAX_COLUMNS];
         size_t n = 0;
-        for (const rank_column *k = rank_columns; k->key && n < 64; k++) keys[n++] = k->key;
+        for (const rank_column *k = rank_columns; k->key && n < RANK_MAX_COLUMNS; k++) keys[n++] = k->key;
         char dym[128];
         return args_usage_error(c, "--columns: '%s' is not a column%s", cols->v[i],
                                 args_did_you_mean(suggest_closest(cols->v[i], keys, n), dym, sizeof dym));
@@ -253,7 +284,7 @@ static int parse_args(int argc, char **argv, rank_args *a)
 {
     memset(&A, 0, sizeof A);
     rank_options_init(&A.opt);
-    A.market = RANK_MARKETS_BOTH - 1;
+    A.market = 2;   /* both */
     A.format_i = -1;
     A.restart_minutes = A.checkpoint_minutes = NAN;
     if (!(A.paths = calloc((size_t)argc, sizeof *A.paths))) return IB_EXIT_RUNTIME;
@@ -265,7 +296,12 @@ static int parse_args(int argc, char **argv, rank_args *a)
     if ((rc = check_columns(c, &a->columns)) || (rc = args_table_fit(c, a->wide || a->out_path, &a->columns, NULL)))
         return rc;
     rank_options *o = &a->opt;
-    o->markets = a->market + 1;
+    o->markets = market_sets[a->market];
+    o->block_hours = a->block_hours ? a->block_hours : 24;
+    o->plan_term_hours = a->term == 1 ? 26280 : 8760;
+    static char plan_label[64];
+    snprintf(plan_label, sizeof plan_label, "%s %s %s", plan_labels[a->plan], term_names[a->term], payment_api[a->payment]);
+    o->plan_label = plan_label;
     o->spot_mode = (rank_spot_mode)a->spot_mode;
     o->sort = (rank_sort_key)a->sort;
     o->pareto_only = a->pareto;
@@ -296,6 +332,11 @@ static int parse_args(int argc, char **argv, rank_args *a)
     } else if (o->spot_mode == RANK_SPOT_AZ) {
         return args_usage_error(c, "--spot-price az needs --az NAME");
     }
+    if (a->block_hours && !(o->markets & RANK_MARKETS_BLOCK))
+        return args_usage_error(c, "--block-duration prices a Capacity Block: it needs --market capacity-block or all");
+    if ((a->plan || a->term || a->payment) && !(o->markets & RANK_MARKETS_PLAN))
+        return args_usage_error(c, "%s prices a Savings Plan: it needs --market savings-plan or all",
+                                a->plan ? "--plan" : a->term ? "--term" : "--payment");
     a->format = a->format_i >= 0 ? formats[a->format_i] : a->out_path ? format_of_path(a->out_path)
                 : util_isatty_stdout() ? "table" : "json";
     o->spot.off = a->spot_risk == 1;
@@ -422,7 +463,8 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
         if (!seen_t) q.instance_types[q.n_types++] = (char *)c[i].instance_type;
         if (!seen_r) q.regions[q.n_regions++] = (char *)c[i].region;
     }
-    q.want_on_demand = (a->opt.markets & RANK_MARKETS_ON_DEMAND) != 0;
+    /* a plan's break-even is against the on-demand price */
+    q.want_on_demand = (a->opt.markets & (RANK_MARKETS_ON_DEMAND | RANK_MARKETS_PLAN)) != 0;
     q.want_spot = (a->opt.markets & RANK_MARKETS_SPOT) != 0;
     q.source = (prices_source)s;
     int rc = 0;
@@ -442,6 +484,150 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
     if (rc == 0 && ps->snapshot_note[0]) ib_debug("prices: %s", ps->snapshot_note);
     if (olen) origin[0] = '\0';
     return rc;
+}
+
+/* The live quotes of the markets bought ahead, for every configuration that could use one: a
+ * Capacity Block offering per (type, nodes, region), a Savings Plan rate per (type, region).
+ * Offline (no credentials, --prices other than auto or live) the rows say why they are unpriced. */
+static int load_quotes(const rank_args *a, const rank_config *c, size_t n, rank_block_quote **blocks,
+                       rank_plan_quote **plans, char *missing, size_t mlen, ib_error *err)
+{
+    rank_options *o = (rank_options *)&a->opt;
+    int want_b = (o->markets & RANK_MARKETS_BLOCK) != 0, want_p = (o->markets & RANK_MARKETS_PLAN) != 0;
+    *blocks = NULL, *plans = NULL;
+    missing[0] = '\0';
+    if (!want_b && !want_p) return 0;
+    if (a->prices && strcmp(a->prices, "auto") && strcmp(a->prices, "live")) {
+        snprintf(missing, mlen, "Capacity Block offerings and Savings Plan rates are live only (--prices %s does "
+                 "not ask AWS)", a->prices);
+        return 0;
+    }
+    /* one query per distinct (type, nodes) in each region: the types and counts, with counts per type */
+    size_t cap = n ? n : 1, nq = 0;
+    char **types = calloc(cap, sizeof *types), **regions = calloc(cap, sizeof *regions);
+    int *counts = calloc(cap, sizeof *counts);
+    int rc = 0;
+    if (!types || !regions || !counts) {
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+    size_t got_b = 0, got_p = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!c[i].instance_type[0] || !c[i].region[0] || rank_is_sagemaker_type(c[i].instance_type)) continue;
+        int dup = 0;
+        for (size_t k = 0; k < nq && !dup; k++)
+            dup = !strcmp(types[k], c[i].instance_type) && !strcmp(regions[k], c[i].region) && counts[k] == c[i].nodes;
+        if (dup) continue;
+        types[nq] = (char *)c[i].instance_type;
+        regions[nq] = (char *)c[i].region;
+        counts[nq++] = (int)c[i].nodes;
+    }
+    *blocks = calloc(1, sizeof **blocks);
+    *plans = calloc(nq ? nq : 1, sizeof **plans);
+    if (!*blocks || !*plans) {
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        goto out;
+    }
+    char why[320] = "";
+    for (size_t k = 0; k < nq && !rc; k++) {
+        if (want_b && counts[k] >= 1 && counts[k] <= MARKETS_BLOCK_MAX_INSTANCES) {
+            market_block_query bq = {&types[k], 1, &regions[k], 1, &counts[k], (int)o->block_hours, 0, 0, 0};
+            market_block *mb = NULL;
+            size_t nb = 0;
+            int r = prices_fetch_blocks(&bq, &mb, &nb, why, sizeof why, err);
+            if (r < 0) rc = -1;
+            if (r == 1) want_b = 0;
+            rank_block_quote *grown = nb ? realloc(*blocks, (got_b + nb) * sizeof **blocks) : *blocks;
+            if (!grown) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+            else *blocks = grown;
+            for (size_t i = 0; grown && i < nb; i++) {
+                rank_block_quote *q = &(*blocks)[got_b++];
+                memset(q, 0, sizeof *q);
+                snprintf(q->instance_type, sizeof q->instance_type, "%s", mb[i].instance_type);
+                snprintf(q->region, sizeof q->region, "%s", mb[i].region);
+                snprintf(q->az, sizeof q->az, "%s", mb[i].az);
+                q->nodes = mb[i].instance_count;
+                q->hours = mb[i].hours;
+                q->fee_usd = mb[i].fee_usd;
+                q->start = mb[i].start;
+            }
+            free(mb);
+        }
+        if (!rc && want_p) {
+            market_plan_query pq = {&types[k], 1, &regions[k], 1, plan_api[a->plan], payment_api[a->payment],
+                                    a->term == 1 ? 94608000LL : 31536000LL, 0};
+            double rate;
+            int r = prices_fetch_plan_rates(&pq, &rate, why, sizeof why, err);
+            if (r < 0) rc = -1;
+            if (r == 1) want_p = 0;
+            if (r == 0 && !isnan(rate)) {
+                rank_plan_quote *q = &(*plans)[got_p++];
+                snprintf(q->instance_type, sizeof q->instance_type, "%s", types[k]);
+                snprintf(q->region, sizeof q->region, "%s", regions[k]);
+                q->usd_per_hour = rate;
+            }
+        }
+        if (why[0] && !missing[0]) snprintf(missing, mlen, "%s", why);
+    }
+    o->blocks = *blocks, o->n_blocks = got_b;
+    o->plans = *plans, o->n_plans = got_p;
+out:
+    free(types), free(regions), free(counts);
+    return rc;
+}
+
+/* --versus CONFIG: "N x TYPE MARKET" as rank labels a row, or "[Nx]TYPE[:MARKET]" as sweep takes a
+ * candidate (market: on-demand when none).  The configuration must be one of those ranked and the
+ * market one a break-even can be against (not spot).  0, or IB_EXIT_USAGE naming the choices. */
+static int resolve_versus(const rank_args *a, const rank_config *c, size_t n, rank_options *o)
+{
+    if (!a->versus) return 0;
+    char name[96] = "", market[32] = "on-demand";
+    long nodes = 1;
+    const char *v = a->versus;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end != v && x > 0) {   /* "4 x g5.xlarge ..." or "4xg5.xlarge..." */
+        while (*end == ' ') end++;
+        if (*end == 'x' || *end == 'X') nodes = x, v = end + 1;
+        while (*v == ' ') v++;
+    }
+    size_t tl = strcspn(v, " :");
+    if (!tl || tl >= sizeof name)
+        return args_usage_error(&cmd_rank_args, "--versus '%s' names no configuration (e.g. '1 x g5.12xlarge on-demand')",
+                                a->versus);
+    memcpy(name, v, tl);
+    const char *m = v + tl;
+    while (*m == ' ' || *m == ':') m++;
+    if (*m) snprintf(market, sizeof market, "%s", m);
+    int mk = -1;
+    for (int k = 0; k < RANK_N_MARKETS; k++)
+        if (!strcasecmp(market, rank_market_name((rank_market)k))) mk = k;
+    if (mk < 0 || mk == RANK_SPOT)
+        return args_usage_error(&cmd_rank_args, "--versus '%s': %s", a->versus, mk == RANK_SPOT
+                                ? "a spot row cannot be what spot breaks even against (name an on-demand, capacity-block "
+                                "or savings-plan row)" : "the market must be on-demand, capacity-block or savings-plan");
+    if (!(o->markets & (1 << mk)))
+        return args_usage_error(&cmd_rank_args, "--versus '%s': the %s market is not ranked (--market)", a->versus,
+                                market);
+    long hit = -1;
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].nodes == nodes && !strcasecmp(rank_config_name(&c[i]), name)) hit = (long)i, hits++;
+    if (hits == 1) {
+        o->versus_config = hit;
+        o->versus_market = (rank_market)mk;
+        return 0;
+    }
+    char list[640] = "";
+    for (size_t i = 0, u = 0; i < n && u < sizeof list - 80; i++) {
+        char l[256];
+        rank_config_label(&c[i], RANK_ON_DEMAND, l, sizeof l);
+        u += (size_t)snprintf(list + u, sizeof list - u, "%s'%s'", i ? ", " : "", l);
+    }
+    return args_usage_error(&cmd_rank_args, "--versus '%s' %s: %s", a->versus,
+                            hits ? "matches several configurations (they differ in variant)" :
+                            "is none of the configurations ranked", list);
 }
 
 /* ---- names the user gave: each must name something, or it is a usage error naming the nearest ---- */
@@ -712,6 +898,9 @@ int cmd_rank(int argc, char **argv)
     rank_row *rows = NULL;
     price_set ps = {0};
     int have_prices = 0;
+    rank_block_quote *block_quotes = NULL;
+    rank_plan_quote *plan_quotes = NULL;
+    char quotes_missing[320] = "";
     rc = IB_EXIT_RUNTIME;
 
     /* The files the user named are checked before any work: a typo in a directory is refused,
@@ -751,6 +940,7 @@ int cmd_rank(int argc, char **argv)
     }
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
     if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
+    if ((rc = resolve_versus(&a, configs, n_configs, &a.opt)) != 0) goto done;
     check_user_prices(&a, configs, n_configs);
     check_attention_paths(configs, n_configs);
     char origin[320] = "";
@@ -759,6 +949,10 @@ int cmd_rank(int argc, char **argv)
     have_prices = 1;
     if ((rc = check_region(&a, &ps)) != 0 || (rc = resolve_az(&a, &res, configs, n_configs, &ps)) != 0) goto done;
     rc = IB_EXIT_RUNTIME;
+    if (load_quotes(&a, configs, n_configs, &block_quotes, &plan_quotes, quotes_missing, sizeof quotes_missing, &err) != 0)
+        goto fail;
+    a.opt.quotes_missing = quotes_missing;
+    if (quotes_missing[0]) ib_warn("%s", quotes_missing);
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
     if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
 
@@ -819,6 +1013,8 @@ fail:
     rc = err.code ? err.code : IB_EXIT_RUNTIME;
 done:
     free(rows);
+    free(block_quotes);
+    free(plan_quotes);
     if (have_prices) prices_free(&ps);
     free(configs);
     rank_groups_free(groups, n_groups);

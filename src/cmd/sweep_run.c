@@ -99,6 +99,11 @@ static void print_cost(const sweep_state *st, FILE *f)
     if (estimated)
         fprintf(f, "  %zu instance%s end is not known from EC2: counted until now, at most launch + --max-minutes "
                    "(%g min)\n", estimated, estimated == 1 ? "'s" : "s'", st->max_minutes);
+    /* a block's fee was paid before the sweep: committed, said apart, never in the sweep's cost */
+    for (size_t i = 0; i < st->n_cand; i++)
+        if (st->cand[i].c.block)
+            util_term_printf(f, "  committed: %s ran in Capacity Block %s, whose fee was paid when it was bought "
+                             "(not in the sweep's cost)\n", st->cand[i].c.spec, st->cand[i].c.reservation);
 }
 
 /* ---- status ----------------------------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "instbench/output.h"
 #include "instbench/suggest.h"
 
 const char *const sweep_formats[] = {"table", "json", "csv", NULL};   /* csv: run's ranking only */
@@ -96,6 +97,21 @@ int sweep_flags_check(const arg_command *cmd, sweep_flags *f)
         if (strncmp(f->ami, "ami-", 4) != 0 || (hex != 8 && hex != 17) || n != 4 + hex)
             return args_usage_error(cmd, "--ami: '%s' is not an AMI ID like ami-0123456789abcdef0", f->ami);
     }
+    size_t blocks = 0;
+    for (size_t i = 0; i < f->n_cands; i++) blocks += f->cands[i].block;
+    if (f->capacity_reservation) {
+        const char *id = f->capacity_reservation;
+        size_t hex = strlen(id) > 3 ? strspn(id + 3, "0123456789abcdef") : 0;
+        if (strncmp(id, "cr-", 3) != 0 || (hex != 8 && hex != 17) || strlen(id) != 3 + hex)
+            return args_usage_error(cmd, "--capacity-reservation: '%s' is not a Capacity Reservation ID like "
+                                    "cr-0123456789abcdef0", id);
+        if (blocks != 1)
+            return args_usage_error(cmd, "--capacity-reservation needs exactly one candidate on the capacity-block "
+                                    "market (e.g. 2xp5.48xlarge:capacity-block), %zu given", blocks);
+    } else if (blocks) {
+        return args_usage_error(cmd, "a :capacity-block candidate launches into a block the account already bought: "
+                                "name it with --capacity-reservation cr-... (instbench never purchases one)");
+    }
     if (f->s3) {
         if (aws_s3_parse_uri(f->s3, f->s3_bucket, &f->s3_prefix, &err) != 0)
             return args_usage_error(cmd, "--s3: %s", err.msg);
@@ -168,6 +184,44 @@ static int resolve_amis(const sweep_flags *f, sweep_context *ctx, const int *nee
     return 0;
 }
 
+/* --capacity-reservation: EC2's own description of the block decides.  It must be a Capacity Block
+ * (not an on-demand Capacity Reservation), active now (a block not yet started is refused with its
+ * start), for the candidate's type with room for its nodes, and outlast --max-minutes; the
+ * candidate then launches in the block's zone only.  Exit 2 for each: the user picks another. */
+static int check_block(const sweep_flags *f, sweep_context *ctx, time_t now, ib_error *err)
+{
+    ec2_capacity_reservation *b = &ctx->block;
+    const char *id = f->capacity_reservation;
+    if (aws_ec2_capacity_reservation(ctx->client, f->region, id, b, err) != 0) return -1;
+    sweep_candidate *c = NULL;
+    for (size_t i = 0; i < f->n_cands && !c; i++)
+        if (ctx->cands[i].block) c = &ctx->cands[i];
+    char when[32], end[32];
+    util_utc_iso8601(b->start, when);
+    util_utc_iso8601(b->end, end);
+    if (strcmp(b->reservation_type, "capacity-block") != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s is not a Capacity Block (its reservation "
+                            "type is %s): instbench launches only into a Capacity Block for ML", id,
+                            b->reservation_type[0] ? b->reservation_type : "not given");
+    if (!strcmp(b->state, "scheduled") || !strcmp(b->state, "payment-pending") || (b->start && b->start > now))
+        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s is not active yet: it starts at %s (%s)",
+                            id, b->start ? when : "a time EC2 did not give", b->state);
+    if (strcmp(b->state, "active") != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s is %s, not active", id, b->state);
+    if (strcmp(b->instance_type, c->type) != 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s holds %s, not %s (%s)", id,
+                            b->instance_type, c->type, c->spec);
+    if (b->available < c->nodes)
+        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s has %d of its %d instances free, %s needs %d",
+                            id, b->available, b->total, c->spec, c->nodes);
+    if (b->end && now + (time_t)ceil(f->max_minutes * 60) > b->end)
+        return ib_error_set(err, IB_EXIT_USAGE, "--max-minutes %g runs past the end of Capacity Block %s at %s: at "
+                            "most %.0f minutes are left", f->max_minutes, id, end, floor(difftime(b->end, now) / 60));
+    snprintf(c->reservation, sizeof c->reservation, "%s", b->id);
+    snprintf(c->reservation_az, sizeof c->reservation_az, "%s", b->az);
+    return 0;
+}
+
 int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
 {
     memset(ctx, 0, sizeof *ctx);
@@ -189,12 +243,15 @@ int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
     /* as many attempts as the executor: throttling (RequestLimitExceeded) backs off, it does not end the sweep */
     aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
     if (aws_client_create(&opt, &ctx->cred, &ctx->client, err) != 0) return -1;
+    if (!(ctx->cands = calloc(f->n_cands, sizeof *ctx->cands))) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    memcpy(ctx->cands, f->cands, f->n_cands * sizeof *ctx->cands);
+    if (f->capacity_reservation && check_block(f, ctx, time(NULL), err) != 0) return -1;
     if (fetch_prices(f, ctx, err) != 0) return -1;
     if (f->ami ? check_override(f, ctx, err) : resolve_amis(f, ctx, need, err)) return -1;
     if (aws_ec2_default_network(ctx->client, f->region, ctx->vpc_id, ctx->sg_id, &ctx->subnets, &ctx->n_subnets,
                                 err) != 0)
         return -1;
-    sweep_plan_input in = {.region = f->region, .cands = f->cands, .n = f->n_cands, .prices = ctx->per_cand,
+    sweep_plan_input in = {.region = f->region, .cands = ctx->cands, .n = f->n_cands, .prices = ctx->per_cand,
                            .amis = ctx->amis, .ami_override = f->ami ? &ctx->override : NULL,
                            .max_minutes = f->max_minutes, .max_cost_usd = f->max_cost_usd};
     return sweep_plan_build(&in, &ctx->plan, err);
@@ -205,6 +262,7 @@ void sweep_context_free(sweep_context *ctx)
     sweep_plan_free(&ctx->plan);
     free(ctx->subnets);
     free(ctx->per_cand);
+    free(ctx->cands);
     prices_free(&ctx->prices);
     aws_client_destroy(ctx->client);
     memset(ctx, 0, sizeof *ctx);
@@ -238,7 +296,12 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
         cJSON_AddStringToObject(j, "spec", l->cand.spec);
         cJSON_AddStringToObject(j, "instance_type", l->cand.type);
         cJSON_AddNumberToObject(j, "nodes", l->cand.nodes);
-        cJSON_AddStringToObject(j, "market", l->cand.spot ? "spot" : "on-demand");
+        cJSON_AddStringToObject(j, "market", l->cand.block ? "capacity-block" : l->cand.spot ? "spot" : "on-demand");
+        if (l->cand.block) {
+            cJSON_AddStringToObject(j, "capacity_reservation", l->cand.reservation);
+            cJSON_AddStringToObject(j, "capacity_reservation_az", l->cand.reservation_az);
+        }
+        cJSON_AddBoolToObject(j, "committed", l->committed);
         cJSON_AddStringToObject(j, "architecture", sweep_ami_kind_arch(l->kind));
         cJSON_AddStringToObject(j, "ami", l->ami.id);
         cJSON_AddStringToObject(j, "ami_source", l->ami.source);
@@ -260,16 +323,16 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
     cJSON_AddStringToObject(net, "security_group", ctx->sg_id);
     cJSON *zones = cJSON_AddArrayToObject(net, "zones");
     for (size_t i = 0; i < ctx->n_subnets; i++) cJSON_AddItemToArray(zones, cJSON_CreateString(ctx->subnets[i].az));
-    char *s = cJSON_Print(o);
-    fprintf(out, "%s\n", s);
-    free(s);
+    ib_error err = {0};
+    if (output_json_write(out, o, &err) != 0) ib_warn("sweep plan: %s", err.msg);   /* the project's one JSON layout */
     cJSON_Delete(o);
 }
 
+/* The one money format (output_fmt_usd): a few minutes' worst case keeps its figures ("$0.0367"). */
 static void money(double v, char *out, size_t len)
 {
     if (isnan(v)) snprintf(out, len, "unpriced");
-    else snprintf(out, len, "$%.2f", v);
+    else output_fmt_usd(out, len, v);
 }
 
 static void print_table(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out)
@@ -278,15 +341,15 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
     char m[32], h[32];
     fprintf(out, "sweep plan: %zu candidate%s, %d instance%s in %s, each at most %g min\n\n", p->n,
             p->n == 1 ? "" : "s", p->instances, p->instances == 1 ? "" : "s", f->region, p->max_minutes);
-    fprintf(out, "%-26s %9s  %-9s  %-21s  %10s  %-10s  %s\n", "CANDIDATE", "INSTANCES", "MARKET", "AMI", "USD/NODE-H",
+    fprintf(out, "%-26s %9s  %-9s  %-21s  %10s  %-10s  %s\n", "CANDIDATE", "INSTANCES", "MARKET", "AMI", "$/NODE-H",
             "WORST CASE", "PRICE SOURCE");
     for (size_t i = 0; i < p->n; i++) {
         const sweep_plan_line *l = &p->lines[i];
         money(l->worst_case_usd, m, sizeof m);
-        if (isnan(l->usd_per_node_hour)) snprintf(h, sizeof h, "unpriced");
-        else snprintf(h, sizeof h, "%.4f", l->usd_per_node_hour);
+        money(l->usd_per_node_hour, h, sizeof h);
         fprintf(out, "%-26s %9d  %-9s  %-21s  %10s  %-10s  %s\n", l->cand.spec, l->cand.nodes,
-                l->cand.spot ? "spot" : "on-demand", l->ami.id, h, m, l->price_source[0] ? l->price_source : "-");
+                l->cand.block ? "block" : l->cand.spot ? "spot" : "on-demand", l->ami.id, h, m,
+                l->price_source[0] ? l->price_source : "-");
     }
     money(p->total_usd, m, sizeof m);
     fprintf(out, "%-26s %9d  %-9s  %-21s  %10s  %-10s\n", "TOTAL", p->instances, "", "", "", m);
@@ -304,6 +367,14 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
     for (size_t i = 0; i < ctx->n_subnets; i++) fprintf(out, " %s", ctx->subnets[i].az);
     fprintf(out, "\n");
     for (size_t i = 0; i < p->n; i++)
+        if (p->lines[i].committed) {
+            char end[32];
+            util_utc_iso8601(ctx->block.end, end);
+            fprintf(out, "committed: %s runs in Capacity Block %s (%s, ends %s): its fee is already paid, counted as "
+                    "committed spend, not in the worst case\n", p->lines[i].cand.spec, p->lines[i].cand.reservation,
+                    p->lines[i].cand.reservation_az, end);
+        }
+    for (size_t i = 0; i < p->n; i++)
         if (p->lines[i].spot_at_on_demand)
             fprintf(out, "note: %s has no spot price in %s: its worst case is at the on-demand price\n",
                     p->lines[i].cand.spec, f->region);
@@ -313,11 +384,13 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
             fprintf(out, "%s %s %s", i ? "," : "", p->lines[i].cand.spec, dry[i][0] ? dry[i] : "not run");
         fprintf(out, "\n");
     }
+    char cap[32];
+    money(p->max_cost_usd, cap, sizeof cap);
     if (p->verdict == SWEEP_WITHIN)
-        fprintf(out, "worst case %s is within --max-cost $%.2f\n", m, p->max_cost_usd);
+        fprintf(out, "worst case %s is within --max-cost %s\n", m, cap);
     else if (p->verdict == SWEEP_OVER)
-        fprintf(out, "worst case %s is OVER --max-cost $%.2f: `sweep run` would refuse (lower --max-minutes or drop "
-                     "candidates)\n", m, p->max_cost_usd);
+        fprintf(out, "worst case %s is OVER --max-cost %s: `sweep run` would refuse (lower --max-minutes or drop "
+                     "candidates)\n", m, cap);
     else if (p->verdict == SWEEP_UNPRICED)
         fprintf(out, "some candidates have no price in %s: `sweep run` would refuse (try --prices snapshot)\n",
                 f->region);
@@ -345,7 +418,8 @@ int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_er
         snprintf(tags[1].key, sizeof tags[1].key, "%s", SWEEP_TAG_CANDIDATE);
         snprintf(tags[1].value, sizeof tags[1].value, "%s", l->cand.spec);
         ec2_launch launch = {.region = region, .instance_type = l->cand.type, .image_id = l->ami.id,
-                             .count = l->cand.nodes, .spot = l->cand.spot, .tags = tags, .n_tags = 2, .dry_run = 1};
+                             .count = l->cand.nodes, .spot = l->cand.spot, .tags = tags, .n_tags = 2, .dry_run = 1,
+                             .capacity_reservation = l->cand.block ? l->cand.reservation : NULL};
         ec2_instances none = {0};
         ib_error e = {0};
         char code[64];

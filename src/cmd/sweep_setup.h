@@ -41,6 +41,7 @@ typedef struct sweep_flags {
     char s3_bucket[64];             /* --s3 split (after sweep_flags_check) */
     char *s3_prefix;                /* malloc'd; "" or ending in '/' */
     char region_buf[32];
+    const char *capacity_reservation;  /* --capacity-reservation cr-...: the :capacity-block candidate's block */
 } sweep_flags;
 
 extern const char *const sweep_formats[];   /* "table", "json", "csv", NULL */
@@ -62,6 +63,12 @@ int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_err
      "Ubuntu 22.04 (CPU types) named by AWS's SSM public parameters;\n"                                \
      "its architecture must match every candidate's"},                                                 \
     {"--s3", 0, ARG_STRING, &(F)->s3, "s3://BUCKET/PREFIX/", "where the sweep's sources, results and logs go"}, \
+    {"--capacity-reservation", 0, ARG_STRING, &(F)->capacity_reservation, "cr-ID", "launch the :capacity-block\n" \
+     "candidate into this Capacity Block the account already bought (checked:\n"                       \
+     "a Capacity Block, active now, its type, zone and free instances;\n"                              \
+     "--max-minutes must end before it does).  Its fee is already paid:\n"                             \
+     "counted as committed, not as the sweep's spend.  instbench never\n"                               \
+     "purchases a block or a Savings Plan"},                                                           \
     {"--max-minutes", 0, ARG_DOUBLE, &(F)->max_minutes, "M", "each instance's whole life, from launch to\n"       \
      "termination (default 30; fractions allowed); what every node is\n"                                 \
      "billed at worst", 0.01, 7 * 24 * 60.0, .want = "minutes", .group = "bounds"},                      \
@@ -97,6 +104,8 @@ typedef struct sweep_context {
     ec2_subnet *subnets;            /* the default VPC's default subnets, one per zone */
     size_t n_subnets;
     sweep_plan plan;
+    sweep_candidate *cands;         /* the flags' candidates, the block's checked reservation filled in */
+    ec2_capacity_reservation block; /* --capacity-reservation as EC2 describes it ("" id: none) */
 } sweep_context;
 
 /* Credentials, prices (f->prices), AMIs (SSM per kind the candidates need, or --ami with its

@@ -1,4 +1,4 @@
-/* safetensors reader (the writer only tests need is tests/safetensors_writer.c).  See include/instbench/safetensors.h for the format.
+/* safetensors reader (the writer only tests need is tests/verify/safetensors_writer.c).  See include/instbench/safetensors.h for the format.
  *
  * The reader treats the file as hostile: every number in the header is checked before use, sizes
  * are computed with overflow checks, and the tensors must tile the byte buffer exactly (sorted by

@@ -82,7 +82,7 @@ static void write_header(const rank_report *r, FILE *out)
     fprintf(out, "sorted by %s%s\n\n", rank_sort_key_name(o->sort), o->pareto_only ? "; Pareto frontier only" : "");
 }
 
-enum { MAX_SHOWN = 64 };
+enum { MAX_SHOWN = RANK_MAX_COLUMNS };
 
 /* ITEMS joined by SEP into OUT ("" for none; cut at LEN). */
 static void join(const char *const *items, size_t n, const char *sep, char *out, size_t len)
@@ -127,6 +127,13 @@ static int any_breakeven(const rank_report *r)
     return 0;
 }
 
+static int any_market(const rank_report *r, rank_market m)
+{
+    for (size_t i = 0; i < r->n_priced; i++)
+        if (r->rows[i].market == m) return 1;
+    return 0;
+}
+
 /* The table's default columns for this report: one region for every row is said above the table
  * instead of in a column; without a target the time and cost columns would be empty; without a
  * spot row the model covers, the risk columns would repeat SAMPLES/$ or be empty; P90 time and
@@ -146,6 +153,12 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
             continue;
         if (!risk && !strcmp(key, "effective_samples_per_dollar")) continue;
         if (!any_breakeven(r) && !strcmp(key, "breakeven_rate_per_node_hour")) continue;
+        /* the markets bought ahead: their columns only when such a row is ranked */
+        if (!any_market(r, RANK_CAPACITY_BLOCK) && (!strcmp(key, "blocks_to_target") || !strcmp(key, "wait_hours")))
+            continue;
+        if (!any_market(r, RANK_SAVINGS_PLAN) && (!strcmp(key, "plan_break_even_on_demand") ||
+                                                  !strcmp(key, "plan_break_even_spot")))
+            continue;
         if ((!risk || !target || !r->wide) && (!strcmp(key, "p90_hours_to_target") || !strcmp(key, "p_no_interruption")))
             continue;
         cols[k++] = all[i];
@@ -178,6 +191,21 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                 hours ? ", TIME" : "", cost ? (hours ? " and COST" : ", COST") : "", hours || cost ? " to the target" : "",
                 intr ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide)" : "",
                 place ? "; PLACEMENT: EC2 spot placement scores" : "");
+    if (any_market(r, RANK_CAPACITY_BLOCK))
+        output_note(out, "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live), paid "
+                    "whole up front and never interrupted; $/h is its fee / its hours, %s; WAIT: until it starts (not "
+                    "in TIME).  instbench never purchases a block.",
+                    r->opts->target_samples > 0 ? "COST the fee of every block the target needs (BLOCKS: how many, "
+                    "each paid whole however little of the last one is used)" : "SAMPLES/$ as if every hour of it "
+                    "trains");
+    char term_h[32];
+    output_fmt_grouped(term_h, sizeof term_h, r->opts->plan_term_hours, 0);
+    if (any_market(r, RANK_SAVINGS_PLAN))
+        output_note(out, "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
+                    "term's %s hours whether the nodes train or not; PLAN PAYS vs OD: rate / on-demand, the share of "
+                    "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
+                    "the spot row's efficiency / its price, the same against spot with its interruptions.  instbench "
+                    "never purchases a plan.", r->opts->plan_label ? r->opts->plan_label : "", term_h);
     if (!output_table_showed(t, "configuration")) return;   /* the marks ride on the configuration */
     if (extra)
         output_note(out, "^ extrapolated: measured on fewer nodes than the row has (measure --count); its SAMPLES/s is "
@@ -219,7 +247,7 @@ static void write_breakeven(const rank_report *r, const rank_row *row, FILE *out
     if (k->breakeven_against < 0) return;
     char spot[256], od[256], at[96], be[96];
     rank_config_label(&r->configs[row->config], row->market, spot, sizeof spot);
-    rank_config_label(&r->configs[k->breakeven_against], RANK_ON_DEMAND, od, sizeof od);
+    rank_config_label(&r->configs[k->breakeven_against], k->breakeven_against_market, od, sizeof od);
     once_every(k->rate_per_node_hour, at, sizeof at);
     if (isnan(k->breakeven_rate)) {
         output_note(out, "%s stays ahead of %s even if a node is reclaimed once an hour.", spot, od);
@@ -266,11 +294,19 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
         snprintf(tau, sizeof tau, "interval: Daly's optimum per row");
     }
     int times = output_table_showed(t, "hours_to_target") || output_table_showed(t, "cost_to_target_usd");
+    /* which row BREAK-EVEN is against, named: the best on-demand one, or the user's --versus */
+    char against[400] = "", vs[256] = "";
+    for (size_t i = 0; i < r->n_priced && !vs[0]; i++)
+        if (r->rows[i].risk.valid && r->rows[i].risk.breakeven_against >= 0)
+            rank_config_label(&r->configs[r->rows[i].risk.breakeven_against], r->rows[i].risk.breakeven_against_market,
+                              vs, sizeof vs);
+    if (vs[0])
+        snprintf(against, sizeof against, "; BREAK-EVEN: the per-node rate at which the row falls to %s (%s)", vs,
+                 r->opts->versus_config >= 0 ? "--versus" : "the best on-demand row; --versus names another");
     output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
                      "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
                 rate, delta, so->checkpoint_source, restart, tau,
-                output_table_showed(t, "breakeven_rate_per_node_hour")
-                    ? "; BREAK-EVEN: the per-node rate at which the row falls to the best on-demand row" : "",
+                output_table_showed(t, "breakeven_rate_per_node_hour") ? against : "",
                 times ? "; TIME and COST are without interruptions (JSON/CSV: expected_hours_to_target, "
                         "p90_hours_to_target; --wide: P90 TIME)" : "");
     size_t shown = 0, risky = 0;

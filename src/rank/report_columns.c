@@ -170,7 +170,8 @@ static void get_breakeven(const rank_report *r, const rank_row *row, rank_value 
 static void get_breakeven_against(const rank_report *r, const rank_row *row, rank_value *v)
 {
     if (!RISK(row) || RISK(row)->breakeven_against < 0) return;
-    rank_config_label(&r->configs[RISK(row)->breakeven_against], RANK_ON_DEMAND, v->buf, sizeof v->buf);
+    rank_config_label(&r->configs[RISK(row)->breakeven_against], RISK(row)->breakeven_against_market, v->buf,
+                      sizeof v->buf);
     text(v, v->buf);
 }
 static void get_price_source(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) text(v, row->price_source); }
@@ -181,6 +182,28 @@ static void get_price_as_of(const rank_report *r, const rank_row *row, rank_valu
 }
 static void get_pareto(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) flag(v, row->pareto); }
 static void get_unpriced(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (!row->priced) text(v, row->unpriced_reason); }
+
+/* The markets bought ahead: NONE on the other markets' rows. */
+static void get_block_hours(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->block_hours); }
+static void get_block_fee(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->block_fee_usd); }
+static void get_blocks(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->blocks_to_target); }
+static void get_wait(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->wait_hours); }
+static void get_commitment(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->plan_commitment_usd_per_hour);
+}
+static void get_term_usd(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->plan_term_usd); }
+static void get_plan_be_od(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->plan_break_even_on_demand);
+}
+static void get_plan_be_spot(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->plan_break_even_spot);
+}
 
 /* ---- the table's text where it differs from the plain value ---- */
 
@@ -295,6 +318,46 @@ static void show_p_none(const rank_report *r, const rank_row *row, char *out, si
     else snprintf(out, len, "-");
 }
 
+/* "2 x 3d" (blocks to the target, each of the block's length), "1 x 3d" without a target. */
+static void show_blocks(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    if (!row->priced || row->market != RANK_CAPACITY_BLOCK) {
+        snprintf(out, len, "-");
+        return;
+    }
+    char d[32];
+    output_fmt_duration(d, sizeof d, row->block_hours * 3600);
+    snprintf(out, len, "%.0f x %s", isfinite(row->blocks_to_target) ? row->blocks_to_target : 1, d);
+}
+static void show_wait(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    if (!row->priced || row->market != RANK_CAPACITY_BLOCK) snprintf(out, len, "-");
+    else if (row->wait_hours <= 0) snprintf(out, len, "now");
+    else output_fmt_duration(out, len, row->wait_hours * 3600);
+}
+static void show_share(double x, char *out, size_t len)
+{
+    if (isfinite(x)) snprintf(out, len, "%.0f%%", 100 * x);
+    else snprintf(out, len, "-");
+}
+static void show_plan_be_od(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    show_share(row->plan_break_even_on_demand, out, len);
+}
+static void show_plan_be_spot(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    show_share(row->plan_break_even_spot, out, len);
+}
+static void show_commitment(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    (void)r;
+    show_usd(row->plan_commitment_usd_per_hour, out, len);
+}
+
 /* "snapshot 4d 2h": the price's source and how old it is. */
 static void show_price_source(const rank_report *r, const rank_row *row, char *out, size_t len)
 {
@@ -368,6 +431,14 @@ const rank_column rank_columns[] = {
     {"p_no_interruption", "P(NO INTERRUPTION)", R, 2, get_p_none, show_p_none},
     {"breakeven_rate_per_node_hour", "BREAK-EVEN", R, 6, get_breakeven, show_breakeven},
     {"breakeven_against", "BREAK-EVEN AGAINST", L, 1, get_breakeven_against, NULL},
+    {"blocks_to_target", "BLOCKS", R, 4, get_blocks, show_blocks},
+    {"block_hours", "BLOCK HOURS", R, 1, get_block_hours, NULL},
+    {"block_fee_usd", "BLOCK FEE", R, 1, get_block_fee, NULL},
+    {"wait_hours", "WAIT", R, 4, get_wait, show_wait},
+    {"plan_commitment_usd_per_hour", "COMMITMENT $/h", R, 3, get_commitment, show_commitment},
+    {"plan_term_usd", "PLAN TERM $", R, 1, get_term_usd, NULL},
+    {"plan_break_even_on_demand", "PLAN PAYS vs OD", R, 4, get_plan_be_od, show_plan_be_od},
+    {"plan_break_even_spot", "PLAN PAYS vs SPOT", R, 3, get_plan_be_spot, show_plan_be_spot},
     {"price_source", "PRICE SOURCE, AGE", L, 5, get_price_source, show_price_source},
     {"price_as_of_utc", "PRICE AS OF (UTC)", L, 1, get_price_as_of, NULL},
     {"pareto", "PARETO", L, 1, get_pareto, NULL},
@@ -379,8 +450,9 @@ const char *const rank_table_keys[] = {"rank", "configuration", "region", "accel
                                        "samples_per_second", "samples_per_dollar", "effective_samples_per_dollar",
                                        "hours_to_target", "cost_to_target_usd", "p90_hours_to_target",
                                        "p_no_interruption", "spot_az", "interruption_label",
-                                       "breakeven_rate_per_node_hour", "placement_score", "price_source", "runs",
-                                       NULL};
+                                       "breakeven_rate_per_node_hour", "blocks_to_target", "wait_hours",
+                                       "plan_break_even_on_demand", "plan_break_even_spot", "placement_score",
+                                       "price_source", "runs", NULL};
 
 /* The table's keys before version 2 named the same columns differently: still accepted. */
 static const char *const aliases[][2] = {

@@ -11,7 +11,7 @@
  *   "inputs": {"files_read", "results", "skipped", "duplicates", "superseded"},
  *   "prices": {"summary", "origin", "region_override", "spot_price": "lowest|median|az", "az"},
  *   "target": {"samples", "epochs", "dataset_size"} | null,
- *   "filters": {"markets": "on-demand|spot|both", "deadline_hours", "budget_usd", "max_hourly_usd",
+ *   "filters": {"markets": "on-demand|spot|both|capacity-block|savings-plan|all", "deadline_hours", "budget_usd", "max_hourly_usd",
  *               "pareto_only"},                        -- null where not given
  *   "sort": "samples-per-dollar|throughput|cost|time",
  *   "removed": {"max_hourly", "deadline", "budget", "pareto"},   -- rows dropped by each filter
@@ -133,8 +133,9 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
         cJSON_AddNullToObject(doc, "target");
     }
     cJSON *f = cJSON_AddObjectToObject(doc, "filters");
-    cJSON_AddStringToObject(f, "markets", op->markets == RANK_MARKETS_BOTH ? "both"
-                                          : op->markets == RANK_MARKETS_SPOT ? "spot" : "on-demand");
+    cJSON_AddStringToObject(f, "markets", op->markets == RANK_MARKETS_ALL ? "all" : op->markets == RANK_MARKETS_BOTH ? "both"
+                                          : op->markets == RANK_MARKETS_SPOT ? "spot" : op->markets == RANK_MARKETS_BLOCK
+                                          ? "capacity-block" : op->markets == RANK_MARKETS_PLAN ? "savings-plan" : "on-demand");
     cJSON_AddItemToObject(f, "deadline_hours", limit(op->deadline_hours));
     cJSON_AddItemToObject(f, "budget_usd", limit(op->budget_usd));
     cJSON_AddItemToObject(f, "max_hourly_usd", limit(op->max_hourly_usd));
@@ -147,8 +148,8 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(rm, "budget", (double)r->removed.by_budget);
     cJSON_AddNumberToObject(rm, "pareto", (double)r->removed.by_pareto);
 
-    const rank_column *cols[64];
-    size_t nc = rank_report_columns(r, NULL, cols, 64);   /* the CSV's choice */
+    const rank_column *cols[RANK_MAX_COLUMNS];
+    size_t nc = rank_report_columns(r, NULL, cols, RANK_MAX_COLUMNS);   /* the CSV's choice */
     cJSON *keys = cJSON_AddArrayToObject(doc, "columns");
     for (size_t c = 0; c < nc; c++) cJSON_AddItemToArray(keys, cJSON_CreateString(cols[c]->key));
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");

@@ -30,11 +30,16 @@ void rank_options_init(rank_options *o)
     o->spot.checkpoint_source = "default";
     o->spot.restart_s = RANK_SPOT_RESTART_S;
     o->spot.interval_s = NAN;
+    o->versus_config = -1;
 }
 
 int rank_is_sagemaker_type(const char *t) { return !strncmp(t, "ml.", 3); }
 
-const char *rank_market_name(rank_market m) { return m == RANK_SPOT ? "spot" : "on-demand"; }
+const char *rank_market_name(rank_market m)
+{
+    static const char *const names[RANK_N_MARKETS] = {"on-demand", "spot", "capacity-block", "savings-plan"};
+    return m >= 0 && m < RANK_N_MARKETS ? names[m] : "on-demand";
+}
 
 const char *const rank_sort_names[] = {"samples-per-dollar", "throughput", "cost", "time", NULL};
 
@@ -189,6 +194,67 @@ static int aws_price(const rank_config *c, const price_set *prices, const rank_o
     return 0;
 }
 
+/* A capacity-block row: the cheapest offering per hour for exactly this many nodes of this type in
+ * this region (ties: the earliest start).  The block is paid whole: the target takes as many
+ * blocks as its hours need, each paid in full, and the wait until it starts is shown apart. */
+static int block_price(const rank_config *c, const rank_options *o, rank_row *row)
+{
+    const rank_block_quote *best = NULL;
+    for (size_t i = 0; i < o->n_blocks; i++) {
+        const rank_block_quote *q = &o->blocks[i];
+        if (strcmp(q->instance_type, c->instance_type) || strcmp(q->region, c->region) || q->nodes != c->nodes ||
+            !(q->hours > 0) || !price_ok(q->fee_usd / q->hours / (double)c->nodes))
+            continue;
+        double a = q->fee_usd / q->hours, b = best ? best->fee_usd / best->hours : 0;
+        if (!best || a < b || (a == b && q->start < best->start)) best = q;
+    }
+    if (!best) {
+        if (o->quotes_missing && o->quotes_missing[0])
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", o->quotes_missing);
+        else
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "no Capacity Block of %.0f days is offered now "
+                     "for %ld x %s in %s", o->block_hours / 24, c->nodes, c->instance_type, c->region);
+        return -1;
+    }
+    row->block_hours = best->hours;
+    row->block_fee_usd = best->fee_usd;
+    row->wait_hours = best->start > o->now ? difftime(best->start, o->now) / 3600 : 0;
+    row->usd_per_hour = best->fee_usd / best->hours;
+    row->price_per_node = row->usd_per_hour / (double)c->nodes;
+    snprintf(row->az, sizeof row->az, "%s", best->az);
+    snprintf(row->price_source, sizeof row->price_source, "live");
+    row->price_as_of = o->now;
+    return 0;
+}
+
+/* A savings-plan row: the plan's rate per node-hour; the commitment is owed for the whole term. */
+static int plan_price(const rank_config *c, const price_set *prices, const rank_options *o, rank_row *row)
+{
+    const rank_plan_quote *q = NULL;
+    for (size_t i = 0; i < o->n_plans && !q; i++)
+        if (!strcmp(o->plans[i].instance_type, c->instance_type) && !strcmp(o->plans[i].region, c->region) &&
+            price_ok(o->plans[i].usd_per_hour))
+            q = &o->plans[i];
+    if (!q) {
+        if (o->quotes_missing && o->quotes_missing[0])
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", o->quotes_missing);
+        else
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "AWS has no %s Savings Plan rate for %s in %s",
+                     o->plan_label ? o->plan_label : "", c->instance_type, c->region);
+        return -1;
+    }
+    row->price_per_node = q->usd_per_hour;
+    row->usd_per_hour = (double)c->nodes * q->usd_per_hour;
+    row->plan_commitment_usd_per_hour = row->usd_per_hour;
+    row->plan_term_usd = row->usd_per_hour * o->plan_term_hours;
+    const price_record *pr = prices ? prices_find(prices, c->instance_type, c->region) : NULL;
+    double od = pr ? pr->on_demand_usd_per_hour : NAN;
+    row->plan_break_even_on_demand = price_ok(od) ? markets_break_even_utilisation(q->usd_per_hour, od) : NAN;
+    snprintf(row->price_source, sizeof row->price_source, "live");
+    row->price_as_of = o->now;
+    return 0;
+}
+
 static void score_row(const rank_config *c, const price_set *prices, const rank_options *o, rank_row *row)
 {
     row->priced = 0;
@@ -196,8 +262,33 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
     row->placement_score = -1;
     row->price_per_node = row->usd_per_hour = row->samples_per_dollar = NAN;
     row->hours_to_target = row->cost_to_target = NAN;
+    row->block_hours = row->block_fee_usd = row->blocks_to_target = row->wait_hours = NAN;
+    row->plan_commitment_usd_per_hour = row->plan_term_usd = NAN;
+    row->plan_break_even_on_demand = row->plan_break_even_spot = NAN;
     row->samples_per_second = c->samples_per_second;
     double p;
+    if (row->market == RANK_CAPACITY_BLOCK || row->market == RANK_SAVINGS_PLAN) {
+        if (!c->region[0]) {
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "region of %s unknown (pass --region)",
+                     c->instance_type);
+            return;
+        }
+        if ((row->market == RANK_CAPACITY_BLOCK ? block_price(c, o, row) : plan_price(c, prices, o, row)) != 0) return;
+        row->priced = 1;
+        row->unpriced_reason[0] = '\0';
+        row->samples_per_dollar = c->samples_per_second * 3600.0 / row->usd_per_hour;
+        if (o->target_samples > 0) {
+            row->hours_to_target = o->target_samples / c->samples_per_second / 3600.0;
+            if (row->market == RANK_CAPACITY_BLOCK) {
+                /* every block is paid whole, however little of the last one the target uses */
+                row->blocks_to_target = ceil(row->hours_to_target / row->block_hours);
+                row->cost_to_target = row->blocks_to_target * row->block_fee_usd;
+            } else {
+                row->cost_to_target = row->hours_to_target * row->usd_per_hour;
+            }
+        }
+        return;
+    }
     if (rank_user_price_for(c, row->market, o, &p, &row->price_as_of)) {
         /* The user's own figure: no AZ, and AWS's interruption and placement data describe
          * AWS's spot market, not whatever the user priced. */
@@ -226,17 +317,47 @@ static int has_user_price(const rank_config *c, rank_market m, const rank_option
     return rank_user_price_for(c, m, o, &p, &t);
 }
 
+/* After the spot model: a block's cost to target stays whole blocks, and a plan's break-even against
+ * spot uses the same configuration's spot row at its risk-adjusted efficiency: spot costs
+ * price / efficiency per useful node-hour, so the plan pays once the nodes train more than
+ * rate x efficiency / spot price of the term's hours. */
+static void rank_markets_fill(rank_row *rows, size_t n, const rank_options *o)
+{
+    (void)o;
+    for (size_t i = 0; i < n; i++) {
+        rank_row *row = &rows[i];
+        if (!row->priced || row->market != RANK_SAVINGS_PLAN) continue;
+        for (size_t k = 0; k < n; k++) {
+            const rank_row *s = &rows[k];
+            if (s->config != row->config || s->market != RANK_SPOT || !s->priced) continue;
+            double eff = s->risk.valid ? s->risk.efficiency : 1.0;
+            row->plan_break_even_spot = markets_break_even_utilisation(row->price_per_node, s->price_per_node / eff);
+        }
+    }
+}
+
 int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices, const rank_options *o,
                rank_row **rows, size_t *n_rows, ib_error *err)
 {
     *rows = NULL;
     *n_rows = 0;
-    rank_row *r = calloc(n_configs * 2 + 1, sizeof *r);
+    rank_row *r = calloc(n_configs * RANK_N_MARKETS + 1, sizeof *r);
     if (!r) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory scoring configurations");
     size_t n = 0;
     for (size_t i = 0; i < n_configs; i++) {
-        for (int m = 0; m < 2; m++) {
+        for (int m = 0; m < RANK_N_MARKETS; m++) {
             if (!(o->markets & (1 << m))) continue;
+            if (m >= RANK_CAPACITY_BLOCK) {
+                /* bought ahead from AWS: neither exists for a machine off EC2, and no block is sold
+                 * for SageMaker's ml.* types (a SageMaker plan is `prices --market savings-plan`'s) */
+                const rank_config *c = &configs[i];
+                if (!c->instance_type[0] || rank_is_sagemaker_type(c->instance_type)) continue;
+                rank_row *row = &r[n++];
+                row->config = i;
+                row->market = (rank_market)m;
+                score_row(c, prices, o, row);
+                continue;
+            }
             /* SageMaker managed spot training has no published hourly price (AWS reports the
              * saving after the job): ranked only at the user's --price NAME:spot=USD.  Without
              * one, with both markets the on-demand row stands for the type; asked for spot alone,
@@ -273,6 +394,7 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
         }
     }
     rank_spot_risk_fill(r, n, configs, o);
+    rank_markets_fill(r, n, o);
     *rows = r;
     *n_rows = n;
     return 0;

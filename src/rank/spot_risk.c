@@ -207,8 +207,13 @@ void rank_spot_risk_fill(rank_row *rows, size_t n, const rank_config *configs, c
         row->rank_hours_to_target = row->hours_to_target;
         row->rank_cost_to_target = row->cost_to_target;
         if (!row->priced) continue;
-        if (row->market == RANK_ON_DEMAND && (best_od < 0 || row->samples_per_dollar > best_spd))
+        if (o->versus_config >= 0) {
+            /* the user's alternative, whatever its rank (a market never interrupted: its raw figure) */
+            if ((long)row->config == o->versus_config && row->market == o->versus_market)
+                best_od = (long)i, best_spd = row->samples_per_dollar;
+        } else if (row->market == RANK_ON_DEMAND && (best_od < 0 || row->samples_per_dollar > best_spd)) {
             best_od = (long)i, best_spd = row->samples_per_dollar;
+        }
         if (row->market != RANK_SPOT || o->spot.off) continue;
         fill_one(row, &configs[row->config], o);
         if (!row->risk.valid) continue;
@@ -224,6 +229,7 @@ void rank_spot_risk_fill(rank_row *rows, size_t n, const rank_config *configs, c
         rank_row *row = &rows[i];
         if (!row->risk.valid) continue;
         row->risk.breakeven_against = (long)rows[best_od].config;
+        row->risk.breakeven_against_market = rows[best_od].market;
         row->risk.breakeven_rate = breakeven(row, configs[row->config].nodes, &o->spot, best_spd);
     }
 }

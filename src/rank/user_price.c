@@ -67,6 +67,7 @@ const char *rank_config_name(const rank_config *c) { return c->instance_type[0] 
 int rank_user_price_for(const rank_config *c, rank_market m, const rank_options *o, double *usd, time_t *as_of)
 {
     const char *name = rank_config_name(c);
+    if (m != RANK_ON_DEMAND && m != RANK_SPOT) return 0;   /* blocks and plans: AWS's quotes only */
     /* Hostnames are case-insensitive; instance types are lower case anyway. */
     for (size_t i = 0; name[0] && i < o->n_user_prices; i++)
         if (o->user_prices[i].market == m && !strcasecmp(o->user_prices[i].name, name)) {

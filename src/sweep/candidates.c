@@ -13,7 +13,7 @@
 #include "instbench/names.h"
 #include "instbench/suggest.h"
 
-static const char *const markets[] = {"on-demand", "spot"};
+static const char *const markets[] = {"on-demand", "spot", "capacity-block"};
 
 static int parse_count(const char *spec, const char **p, int *nodes, ib_error *err)
 {
@@ -80,15 +80,18 @@ int sweep_candidate_parse(const char *spec, sweep_candidate *out, ib_error *err)
         while (ml && mv[ml - 1] == ' ') ml--;
         snprintf(m, sizeof m, "%.*s", (int)(ml < 31 ? ml : 31), mv);
         if (!strcmp(m, "spot")) out->spot = 1;
+        else if (!strcmp(m, "capacity-block")) out->block = 1;
         else if (strcmp(m, "on-demand") != 0) {
             char buf[64];
-            return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': unknown market '%s' (on-demand or spot)%s", spec,
-                                m, suggest_did_you_mean(suggest_closest(m, markets, 2), buf, sizeof buf));
+            return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': unknown market '%s' (on-demand, spot, or "
+                                "capacity-block with --capacity-reservation)%s", spec,
+                                m, suggest_did_you_mean(suggest_closest(m, markets, 3), buf, sizeof buf));
         }
     }
     if (check_type(spec, out->type, err) != 0) return -1;
-    if (out->nodes > 1) snprintf(out->spec, sizeof out->spec, "%dx%s:%s", out->nodes, out->type, markets[out->spot]);
-    else snprintf(out->spec, sizeof out->spec, "%s:%s", out->type, markets[out->spot]);
+    const char *market = markets[out->block ? 2 : out->spot];
+    if (out->nodes > 1) snprintf(out->spec, sizeof out->spec, "%dx%s:%s", out->nodes, out->type, market);
+    else snprintf(out->spec, sizeof out->spec, "%s:%s", out->type, market);
     return 0;
 }
 

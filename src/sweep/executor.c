@@ -216,16 +216,20 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
     for (size_t z = 0; z < (x->n_subnets ? x->n_subnets : 1); z++) {
         if (sweep_stopped(x->o->stop)) return STOPPED;
         const ec2_subnet *sn = x->n_subnets ? &x->subnets[z] : NULL;
+        /* a Capacity Block lives in one zone: only that zone's subnet can take it */
+        if (c->c.block && sn && strcmp(sn->az, c->c.reservation_az) != 0) continue;
         snprintf(token, sizeof token, "%s-%u-%u", x->st->id, (unsigned)i, (unsigned)z);
         ec2_launch l = {.region = x->st->region, .instance_type = c->c.type, .image_id = c->ami, .count = c->c.nodes,
                         .spot = c->c.spot, .subnet_id = sn ? sn->id : NULL,
+                        .capacity_reservation = c->c.block ? c->c.reservation : NULL,
                         .security_group_id = x->sg_id[0] ? x->sg_id : NULL,
                         .placement_group = c->placement_group[0] ? c->placement_group : NULL,
                         .user_data = user_data, .client_token = token, .tags = tags, .n_tags = 2};
         ec2_instances got = {0};
         ib_error e = {0};
         code[0] = '\0';
-        ib_info("%s: launching %d x %s (%s)%s%s", c->c.spec, c->c.nodes, c->c.type, c->c.spot ? "spot" : "on-demand",
+        ib_info("%s: launching %d x %s (%s)%s%s", c->c.spec, c->c.nodes, c->c.type,
+                c->c.block ? "capacity-block" : c->c.spot ? "spot" : "on-demand",
                 sn ? " in " : "", sn ? sn->az : "");
         if (aws_ec2_run_instances(x->client, &l, &got, code, &e) == 0) {
             record_launch(x, i, &got, err);
@@ -284,7 +288,9 @@ static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
         snprintf(c->reason, sizeof c->reason, "not launched: %.900s", err->msg);
         goto out;
     }
-    if (c->c.nodes > 1) {
+    /* a Capacity Block's instances are placed by the block itself (EC2 co-locates them): a cluster
+       placement group of ours could not hold them */
+    if (c->c.nodes > 1 && !c->c.block) {
         /* recorded before it exists: a crash between the two leaves a name cleanup can try */
         snprintf(c->placement_group, sizeof c->placement_group, "instbench-%s-%zu", x->st->id, i);
         sweep_save_or_warn(x->st);

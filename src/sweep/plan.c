@@ -37,6 +37,14 @@ static void price_line(sweep_plan_line *line, const price_record *r)
     }
     line->usd_per_node_hour = NAN;
     line->price_source[0] = '\0';
+    if (line->cand.block) {
+        /* the block's fee was paid when it was bought: committed, not this sweep's to spend */
+        line->usd_per_node_hour = 0;
+        line->committed = 1;
+        snprintf(line->price_source, sizeof line->price_source, "Capacity Block %s: fee already paid (committed)",
+                 line->cand.reservation);
+        return;
+    }
     if (!line->cand.spot) {
         if (!isnan(od)) {
             line->usd_per_node_hour = od;

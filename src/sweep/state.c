@@ -153,7 +153,11 @@ char *sweep_state_json(const sweep_state *st)
         cJSON_AddStringToObject(o, "spec", c->c.spec);
         cJSON_AddStringToObject(o, "instance_type", c->c.type);
         cJSON_AddNumberToObject(o, "nodes", c->c.nodes);
-        cJSON_AddStringToObject(o, "market", c->c.spot ? "spot" : "on-demand");
+        cJSON_AddStringToObject(o, "market", c->c.block ? "capacity-block" : c->c.spot ? "spot" : "on-demand");
+        if (c->c.block) {
+            cJSON_AddStringToObject(o, "capacity_reservation", c->c.reservation);
+            cJSON_AddStringToObject(o, "capacity_reservation_az", c->c.reservation_az);
+        }
         cJSON_AddStringToObject(o, "ami", c->ami);
         add_number(o, "usd_per_hour_per_node", c->usd_per_hour);
         cJSON_AddStringToObject(o, "price_source", c->price_source);
@@ -280,7 +284,13 @@ static void read_candidate(reader *r, const cJSON *o, sweep_state_candidate *c)
     c->c.nodes = (int)get_num(r, o, "nodes", 1, SWEEP_NODES_MAX, 0);
     get_str(r, o, "market", market, sizeof market, 0);
     c->c.spot = !strcmp(market, "spot");
-    if (!r->bad && !c->c.spot && strcmp(market, "on-demand")) bad(r, "market", "is neither spot nor on-demand");
+    c->c.block = !strcmp(market, "capacity-block");
+    if (!r->bad && !c->c.spot && !c->c.block && strcmp(market, "on-demand"))
+        bad(r, "market", "is neither spot, on-demand nor capacity-block");
+    if (c->c.block) {
+        get_str(r, o, "capacity_reservation", c->c.reservation, sizeof c->c.reservation, 0);
+        get_str(r, o, "capacity_reservation_az", c->c.reservation_az, sizeof c->c.reservation_az, 0);
+    }
     get_str(r, o, "ami", c->ami, sizeof c->ami, 1);
     c->usd_per_hour = get_num(r, o, "usd_per_hour_per_node", 0, 1e6, 1);
     get_str(r, o, "price_source", c->price_source, sizeof c->price_source, 1);

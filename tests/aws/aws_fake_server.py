@@ -17,6 +17,29 @@ Served:
            --ec2-page-size or MaxResults), GetSpotPlacementScores (XML; UnauthorizedOperation
            with --placement-unauthorized) and DescribeAvailabilityZones (XML; the signing region's
            zones: zoneName, zoneId, regionName; UnauthorizedOperation with --zones-unauthorized).
+  EC2      DescribeCapacityBlockOfferings (XML; the offerings of --capacity-blocks FILE, a JSON list of
+           {"region", "instance_type", "availability_zone", "instance_count", "start", "end",
+           "duration_hours", "duration_minutes", "upfront_fee", "currency", "id"[, "tenancy"]}
+           in the signing region whose type, count and duration hours equal the request's and
+           whose start/end lie in StartDateRange/EndDateRange; CapacityDurationHours required,
+           MaxResults 1..1000 or --ec2-page-size per page, NextToken pagination).
+  Savings Plans  POST /DescribeSavingsPlansOfferingRates (REST-JSON, signing name "savingsplans"):
+           the search results of --savings-plan-rates FILE (a JSON list, each as AWS's API reference
+           shows one: savingsPlanOffering, rate, unit, productType, serviceCode, usageType,
+           operation, properties) that every list of the request allows (savingsPlanTypes,
+           savingsPlanPaymentOptions, products, serviceCodes, operations, usageTypes, filters over
+           properties); maxResults or --sp-page-size per page, nextToken pagination.
+  EC2      DescribeCapacityReservations (XML; the reservations of --capacity-reservations FILE, a JSON
+           list of {"id", "region", "instance_type", "availability_zone", "total", "available",
+           "state", "reservation_type", "start", "end"}; CapacityReservationId.N; an unknown id is
+           400 InvalidCapacityReservationId.NotFound), and the default network the sweep asks for:
+           DescribeVpcs (vpc-0fa4e0000000000001, isDefault), DescribeSecurityGroups (its "default"
+           group sg-0fa4e0000000000001) and DescribeSubnets (one default subnet per zone of
+           --zones, subnet-0fa4e00000000000N).  RunInstances with DryRun=true answers 412
+           DryRunOperation, as EC2 does when the call would have succeeded.
+  Every request of these two operations (and of DescribeCapacityReservations and RunInstances) is recorded in stats "requests_log" (op, method, path,
+  content_type, the form's fields or the JSON body) for tests to compare with botocore's
+  serializer.
   SSM      POST /  X-Amz-Target: AmazonSSM.GetParameter (AWS JSON 1.1; signing name "ssm"): the
            values given with --ssm-parameter NAME=VALUE, else 400 ParameterNotFound.
   EC2 (the sweep's calls, tests/ec2/): CreatePlacementGroup (tags from TagSpecification;
@@ -144,6 +167,9 @@ class State:
         self.minted = 0
         self.records = load_prices(args.prices) if args.prices else []
         self.ssm = dict(p.split("=", 1) for p in args.ssm_parameter or [])
+        self.blocks = json.load(open(args.capacity_blocks)) if args.capacity_blocks else []
+        self.sp_rates = json.load(open(args.savings_plan_rates)) if args.savings_plan_rates else []
+        self.reservations = json.load(open(args.capacity_reservations)) if args.capacity_reservations else []
         self.placement_groups = {}   # name -> {"strategy", "tags"}
         self.launches = {}           # ClientToken -> [instance ids]
         fake_s3.setup(self, args)
@@ -154,7 +180,7 @@ class State:
                       "faults_applied": {}, "in_flight": 0, "max_in_flight": 0, "connections": 0,
                       "gzip_responses": 0, "imds_token_requests": 0, "imds_credential_fetches": 0,
                       "container_credential_fetches": 0, "access_key_ids": [], "regions": {},
-                      "intervals": [], "client_tokens": [],  # (received, answered) per service request, monotonic s
+                      "intervals": [], "client_tokens": [], "requests_log": [],  # (received, answered) per service request, monotonic s
                       "minted_secrets": getattr(self, "stats", {}).get("minted_secrets", [])}  # test-only: lets tests grep output for every secret
 
     def count(self, key, sub=None):
@@ -475,8 +501,45 @@ def placement_groups(state, op, params):
                      '</DescribePlacementGroupsResponse>' % (EC2_NS, items))
 
 
+def describe_capacity_reservations(state, region, params):
+    ids = numbered(params, "CapacityReservationId")
+    known = {r["id"]: r for r in state.reservations if r["region"] == region}
+    for i in ids:
+        if i not in known:
+            return ec2_error(400, "InvalidCapacityReservationId.NotFound",
+                             "The capacity reservation ID '%s' does not exist" % i)
+    items = "".join(
+        "<item><capacityReservationId>%s</capacityReservationId><instanceType>%s</instanceType>"
+        "<availabilityZone>%s</availabilityZone><totalInstanceCount>%d</totalInstanceCount>"
+        "<availableInstanceCount>%d</availableInstanceCount><state>%s</state><reservationType>%s</reservationType>"
+        "<startDate>%s</startDate><endDate>%s</endDate><instancePlatform>Linux/UNIX</instancePlatform></item>"
+        % (r["id"], r["instance_type"], r["availability_zone"], r["total"], r["available"], r["state"],
+           r["reservation_type"], r["start"], r["end"])
+        for i, r in known.items() if not ids or i in ids)
+    return 200, ('<DescribeCapacityReservationsResponse xmlns="%s"><requestId>%s</requestId>'
+                 "<capacityReservationSet>%s</capacityReservationSet></DescribeCapacityReservationsResponse>"
+                 % (EC2_NS, uuid.uuid4(), items))
+
+
+def default_network(state, op, region):
+    vpc, sg = "vpc-0fa4e0000000000001", "sg-0fa4e0000000000001"
+    if op == "DescribeVpcs":
+        return 200, ('<DescribeVpcsResponse xmlns="%s"><vpcSet><item><vpcId>%s</vpcId><isDefault>true</isDefault>'
+                     "</item></vpcSet></DescribeVpcsResponse>" % (EC2_NS, vpc))
+    if op == "DescribeSecurityGroups":
+        return 200, ('<DescribeSecurityGroupsResponse xmlns="%s"><securityGroupInfo><item><groupId>%s</groupId>'
+                     "<groupName>default</groupName></item></securityGroupInfo></DescribeSecurityGroupsResponse>"
+                     % (EC2_NS, sg))
+    zones = [region + z for z in (state.args.zones or "abc")]
+    items = "".join("<item><subnetId>subnet-0fa4e%012x</subnetId><availabilityZone>%s</availabilityZone>"
+                    "<defaultForAz>true</defaultForAz></item>" % (k + 1, z) for k, z in enumerate(zones))
+    return 200, '<DescribeSubnetsResponse xmlns="%s"><subnetSet>%s</subnetSet></DescribeSubnetsResponse>' % (EC2_NS, items)
+
+
 def run_instances(state, params):
     """Idempotent by ClientToken, as EC2 is: the same token answers the instances it launched."""
+    if params.get("DryRun") == "true":
+        return ec2_error(412, "DryRunOperation", "Request would have succeeded, but DryRun flag is set.")
     count = int(params.get("MinCount", "1"))
     with state.lock:
         token = params.get("ClientToken") or uuid.uuid4().hex
@@ -549,6 +612,81 @@ def describe_spot_price_history(state, region, params):
             "<requestId>%s</requestId><spotPriceHistorySet>%s</spotPriceHistorySet>%s"
             "</DescribeSpotPriceHistoryResponse>" % (EC2_NS, uuid.uuid4(), items, nt))
     return 200, body
+
+
+def parse_ts(v):
+    return datetime.datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
+
+
+def offset_of(token, kind):
+    """A NextToken of ours back to its offset (ValueError when it is not one)."""
+    k, off, _ = base64.b64decode(token).decode().split(":")
+    if k != kind:
+        raise ValueError(token)
+    return int(off)
+
+
+def token_for(kind, off):
+    return base64.b64encode(("%s:%d:%s" % (kind, off, uuid.uuid4().hex)).encode()).decode()
+
+
+def describe_capacity_block_offerings(state, region, params):
+    if "CapacityDurationHours" not in params:
+        return ec2_error(400, "MissingParameter", "The request must contain the parameter CapacityDurationHours")
+    try:
+        hours = int(params["CapacityDurationHours"])
+        count = int(params.get("InstanceCount", "1"))
+        lo = parse_ts(params["StartDateRange"]) if "StartDateRange" in params else None
+        hi = parse_ts(params["EndDateRange"]) if "EndDateRange" in params else None
+        page = int(params.get("MaxResults", state.args.ec2_page_size))
+        off = offset_of(params["NextToken"], "cb") if params.get("NextToken") else 0
+    except ValueError:
+        return ec2_error(400, "InvalidParameterValue", "a parameter is malformed")
+    if not 1 <= page <= 1000:
+        return ec2_error(400, "InvalidParameterValue", "MaxResults must be between 1 and 1000")
+    page = min(page, state.args.ec2_page_size)
+    rows = [b for b in state.blocks
+            if b["region"] == region and b["instance_type"] == params.get("InstanceType") and
+            b["instance_count"] == count and b["duration_hours"] == hours and
+            (lo is None or parse_ts(b["start"]) >= lo) and (hi is None or parse_ts(b["end"]) <= hi)]
+    chunk = rows[off:off + page]
+    items = "".join(
+        "<item><capacityBlockOfferingId>%s</capacityBlockOfferingId><instanceType>%s</instanceType>"
+        "<availabilityZone>%s</availabilityZone><instanceCount>%d</instanceCount><startDate>%s</startDate>"
+        "<endDate>%s</endDate><capacityBlockDurationHours>%d</capacityBlockDurationHours>"
+        "<capacityBlockDurationMinutes>%d</capacityBlockDurationMinutes><upfrontFee>%s</upfrontFee>"
+        "<currencyCode>%s</currencyCode><tenancy>%s</tenancy></item>"
+        % (b["id"], b["instance_type"], b["availability_zone"], b["instance_count"], b["start"], b["end"],
+           b["duration_hours"], b.get("duration_minutes", 0), b["upfront_fee"], b.get("currency", "USD"),
+           b.get("tenancy", "default"))
+        for b in chunk)
+    nt = "<nextToken>%s</nextToken>" % token_for("cb", off + page) if off + page < len(rows) else ""
+    return 200, ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeCapacityBlockOfferingsResponse xmlns="%s">'
+                 "<requestId>%s</requestId><capacityBlockOfferingSet>%s</capacityBlockOfferingSet>%s"
+                 "</DescribeCapacityBlockOfferingsResponse>" % (EC2_NS, uuid.uuid4(), items, nt))
+
+
+def describe_savings_plans_offering_rates(state, req):
+    def allows(key, value):
+        return key not in req or value in req[key]
+    try:
+        page = min(int(req.get("maxResults", 1000)), state.args.sp_page_size)
+        off = offset_of(req["nextToken"], "sp") if req.get("nextToken") else 0
+        filters = {f["name"]: f["values"] for f in req.get("filters", [])}
+    except (ValueError, KeyError, TypeError):
+        return 400, {"__type": "ValidationException", "message": "the request is malformed"}
+    rows = []
+    for r in state.sp_rates:
+        o, props = r["savingsPlanOffering"], {p["name"]: p["value"] for p in r.get("properties", [])}
+        if (allows("savingsPlanTypes", o["planType"]) and allows("savingsPlanPaymentOptions", o["paymentOption"]) and
+                allows("products", r.get("productType")) and allows("serviceCodes", r.get("serviceCode")) and
+                allows("operations", r.get("operation")) and allows("usageTypes", r.get("usageType")) and
+                all(props.get(k) in v for k, v in filters.items())):
+            rows.append(r)
+    out = {"searchResults": rows[off:off + page]}
+    if off + page < len(rows):
+        out["nextToken"] = token_for("sp", off + page)
+    return 200, out
 
 
 def placement_score(types, region, az=None):
@@ -799,15 +937,32 @@ class Handler(BaseHTTPRequestHandler):
         service = ("ssm" if target.startswith("AmazonSSM.") else "pricing") if target else "ec2"
         if "/s3/aws4_request" in (self.headers.get("Authorization") or ""):
             service = "s3"
+        if "/savingsplans/aws4_request" in (self.headers.get("Authorization") or ""):
+            service = "savingsplans"
         if fake_s3.is_presigned(params):
             st.count("requests")
             return fake_s3.serve_presigned(self, method, body)
         op = target.split(".")[-1] if target else params.get("Action", "")
+        if service == "savingsplans":
+            op = parts.path.lstrip("/")
         st.count("requests")
         st.count("by_operation", op or "(none)")
 
+        if op in ("DescribeCapacityBlockOfferings", "DescribeCapacityReservations", "RunInstances") or \
+                service == "savingsplans":
+            entry = {"op": op, "method": method, "path": parts.path, "content_type": ctype}
+            if service == "savingsplans":
+                try:
+                    entry["json"] = json.loads(body or b"null")
+                except ValueError:
+                    entry["json"] = "(not JSON)"
+            else:
+                entry["form"] = params
+            with st.lock:
+                st.stats["requests_log"].append(entry)
+
         def fail(status, code, msg):
-            if service in ("pricing", "ssm"):
+            if service in ("pricing", "ssm", "savingsplans"):
                 return self.send_json(status, {"__type": code, "message": msg})
             s, b = ec2_error(status, code, msg)
             return self.send(s, b, "text/xml;charset=UTF-8")
@@ -844,6 +999,15 @@ class Handler(BaseHTTPRequestHandler):
             return fail(403, "AccessDeniedException" if service == "pricing" else "UnauthorizedOperation",
                         "User is not authorized to perform this operation")
         mode = fault if fault in ("cut", "truncate", "malformed") else None
+        if service == "savingsplans":
+            if op != "DescribeSavingsPlansOfferingRates" or method != "POST":
+                return fail(404, "UnknownOperationException", "unknown operation %s" % op)
+            try:
+                req = json.loads(body)
+            except ValueError:
+                return fail(400, "SerializationException", "the body is not JSON")
+            status, obj = describe_savings_plans_offering_rates(st, req)
+            return self.send_json(status, obj, "application/json", mode=mode if status == 200 else None)
         if service == "ssm":
             if target != "AmazonSSM.GetParameter":
                 return fail(400, "UnknownOperationException", "unknown operation %s" % target)
@@ -867,6 +1031,12 @@ class Handler(BaseHTTPRequestHandler):
             status, xml = placement_groups(st, op, params)
         elif op == "RunInstances":
             status, xml = run_instances(st, params)
+        elif op == "DescribeCapacityReservations":
+            status, xml = describe_capacity_reservations(st, region, params)
+        elif op in ("DescribeVpcs", "DescribeSecurityGroups", "DescribeSubnets"):
+            status, xml = default_network(st, op, region)
+        elif op == "DescribeCapacityBlockOfferings":
+            status, xml = describe_capacity_block_offerings(st, region, params)
         else:
             return fail(400, "InvalidAction", "The action %s is not valid for this web service." % op)
         return self.send(status, xml, "text/xml;charset=UTF-8", mode=mode if status == 200 else None)
@@ -968,6 +1138,11 @@ def main():
     ap.add_argument("--fault", action="append")
     ap.add_argument("--s3-bucket", action="append", help="NAME:REGION, a bucket of the fake S3")
     ap.add_argument("--ssm-parameter", action="append", help="NAME=VALUE, a parameter SSM GetParameter answers")
+    ap.add_argument("--capacity-blocks", help="JSON list of Capacity Block offerings (the docstring says their fields)")
+    ap.add_argument("--savings-plan-rates", help="JSON list of DescribeSavingsPlansOfferingRates search results")
+    ap.add_argument("--capacity-reservations", help="JSON list of Capacity Reservations (the docstring says their fields)")
+    ap.add_argument("--zones", help="zone letters of the default subnets (default abc)")
+    ap.add_argument("--sp-page-size", type=int, default=1000, help="Savings Plans rates per page")
     ap.add_argument("--placement-unauthorized", action="store_true")
     ap.add_argument("--zones-unauthorized", action="store_true",
                     help="DescribeAvailabilityZones answers UnauthorizedOperation")

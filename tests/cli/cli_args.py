@@ -162,6 +162,10 @@ for args, want in ((["models", "--format", "JSNO"], "'JSNO' is not table, json o
     p = run(*args)
     check(p.returncode == 2 and want in p.stderr and p.stderr.count("\n") == 1,
           f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+# a flag with one accepted value names that value, rather than reading "'yes' is not ok"
+p = run("measure", "--identity-mismatch", "yes")
+check(p.returncode == 2 and "--identity-mismatch: 'yes' is not accepted: the one value --identity-mismatch takes is 'ok'"
+      in p.stderr and p.stderr.count("\n") == 1, f"--identity-mismatch yes: {p.stderr.strip()!r}")
 p = run("prices", "--bogus-flag")
 check("did you mean" not in p.stderr, f"a flag close to nothing got a suggestion: {p.stderr.strip()!r}")
 

@@ -65,3 +65,11 @@ add_test(NAME rank_spot_risk COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # bombs' peak RSS bounded in the release build only, as rank_memory's).
 add_test(NAME rank_gzip COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_gzip.py ${INSTBENCH_BIN}
          ${_rank_memory_mode})
+# The markets bought ahead (issue 32): one configuration ranked on-demand, spot, capacity-block and
+# savings-plan against the fake AWS; whole-block cost, wait, the plan's commitment and break-even
+# against on-demand and spot at Daly's efficiency, recomputed in Python (spot_model.py).
+add_test(NAME rank_markets COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_markets.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v2.json ${INSTBENCH_PRICE_DATA})
+# --versus CONFIG: spot's break-even against the alternative named, recomputed with spot_model.py;
+# the legend names the row; bad values exit 2.
+add_test(NAME rank_versus COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_versus.py ${INSTBENCH_BIN})

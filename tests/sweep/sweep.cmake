@@ -57,3 +57,16 @@ endif()
 add_test(NAME sweep_state_hostile COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_state_hostile.py ${INSTBENCH_BIN}
          ${_sweep_hostile_mode})
 set_tests_properties(sweep_state_hostile PROPERTIES TIMEOUT 600)
+
+# --- Capacity Blocks (issue 32) ---
+# sweep plan --capacity-reservation against the fake AWS: DescribeCapacityReservations and the
+# RunInstances DryRun into the block compared with botocore's serializer, the block counted as
+# committed (nothing in the worst case), every refusal (not a block, not active yet, another type,
+# too few free instances, past its end, unknown or malformed ID) exit 2.
+add_test(NAME sweep_capacity_block COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_capacity_block.py
+         ${INSTBENCH_BIN})
+# sweep run into a Capacity Block (fake_ec2.py): one launch, in the block's zone only, with the
+# capacity-block market and the reservation as target, no placement group of ours; the block
+# counted as committed in the report.
+add_test(NAME sweep_run_block COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_block.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_block PROPERTIES TIMEOUT 600)

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "s3"))
-from testlib import check, failures, FakeAws, availability_zone   # noqa: E402
+from testlib import check, failures, FakeAws, availability_zone, usd   # noqa: E402
 from moto_server import MotoServer                                # noqa: E402
 
 BIN = sys.argv[1]
@@ -89,6 +89,9 @@ def check_plan(out, cands, region, minutes, max_cost, amis, what):
     try:
         p = json.loads(out)
         jsonschema.validate(p, SCHEMA)
+        # the one JSON layout every command writes (docs/formats.md): two-space indents, no tabs
+        check("\t" not in out and out.startswith('{\n  "schema": "instbench.sweep-plan/v1",\n'),
+              "%s: not the project's JSON layout (two-space indents, no tabs): %r" % (what, out[:200]))
     except (ValueError, jsonschema.ValidationError) as e:
         check(False, "%s: not a valid instbench.sweep-plan/v1: %s %r" % (what, str(e)[:300], out[:300]))
         return None
@@ -159,10 +162,10 @@ print(json.dumps(pick))"""))
             canon = "%s%s:%s" % ("%dx" % nodes if nodes > 1 else "", typ, "spot" if spot else "on-demand")
             row = [ln for ln in lines if ln.split() and ln.split()[0] == canon]
             check(len(row) == 1 and row[0].split()[1:5] == [str(nodes), "spot" if spot else "on-demand",
-                                                              amis[DLAMI if gpu(typ) else UBUNTU], "%.4f" % price]
-                  and "$%.2f" % worst in row[0], "table row of %s: %r" % (spec, row))
+                                                              amis[DLAMI if gpu(typ) else UBUNTU], usd(price)]
+                  and usd(worst) in row[0], "table row of %s: %r" % (spec, row))
         total = sum(expected(c, "us-east-1", 20)[4] for c in cands)
-        check(any(ln.startswith("TOTAL") and "$%.2f" % total in ln for ln in lines), "table total: %s" % out)
+        check(any(ln.startswith("TOTAL") and usd(total) in ln for ln in lines), "table total: %s" % out)
         check("within --max-cost $100.00" in out and "p5.4xlarge:spot has no spot price" in out, "table notes: %s" % out)
 
         # over the ceiling: exit 1, said so; decimal minutes
@@ -170,6 +173,12 @@ print(json.dumps(pick))"""))
                            "--prices", "snapshot", "--max-minutes", "0.5", "--max-cost", "0.05", "--format", "json")
         check(rc == 1, "over: rc %d %s" % (rc, err))
         check_plan(out, ["g5.12xlarge", "8xg5.xlarge:spot"], "us-east-1", 0.5, 0.05, amis, "over")
+        # a worst case of cents keeps its figures in the table (the one money format, not "$0.00")
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--prices", "snapshot",
+                           "--max-minutes", "0.5", "--max-cost", "0.05", "--format", "table")
+        worst = expected("g5.xlarge", "us-east-1", 0.5)[4]
+        check(rc == 0 and worst < 0.01 and "$0.00 " not in out and usd(worst) in out and "--max-cost $0.05" in out,
+              "cents in the table: rc %d %s %s" % (rc, out, err))
 
         # a region where a spot price is above on-demand: capped (moto serves every region)
         rc, out, err = run(env, "--region", "ap-northeast-1", "--candidates", "g5.12xlarge:spot", "--prices",

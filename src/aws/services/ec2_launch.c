@@ -306,7 +306,11 @@ static form launch_form(const ec2_launch *l)
     if (l->subnet_id) add(&f, "SubnetId", l->subnet_id);
     if (l->security_group_id) add(&f, "SecurityGroupId.1", l->security_group_id);
     if (l->placement_group) add(&f, "Placement.GroupName", l->placement_group);
-    if (l->spot) {
+    if (l->capacity_reservation) {
+        add(&f, "InstanceMarketOptions.MarketType", "capacity-block");
+        add(&f, "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId",
+            l->capacity_reservation);
+    } else if (l->spot) {
         add(&f, "InstanceMarketOptions.MarketType", "spot");
         add(&f, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
         add(&f, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior", "terminate");
@@ -607,4 +611,72 @@ int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, 
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeImages: AMI %s has no plausible architecture", image_id);
     strcpy(arch, rowbuf[0][1]);
     return 0;
+}
+
+/* ---- Capacity Reservations: the Capacity Block a sweep launches into -------------------------
+ * DescribeCapacityReservations, CapacityReservationId.1=ID: <capacityReservationSet><item>
+ * <capacityReservationId/><instanceType/><availabilityZone/><totalInstanceCount/>
+ * <availableInstanceCount/><state/><reservationType/><startDate/><endDate/></item>. */
+enum { CR_ID, CR_TYPE, CR_AZ, CR_TOTAL, CR_AVAIL, CR_STATE, CR_KIND, CR_START, CR_END };
+
+typedef struct cr_ctx {
+    ec2_capacity_reservation *out;
+    const char *want;
+    int found;
+} cr_ctx;
+
+static int cr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
+{
+    cr_ctx *r = ctx;
+    const char *what = "EC2 DescribeCapacityReservations";
+    if (strcmp(v[CR_ID], r->want) != 0) return 0;   /* only the one asked */
+    ec2_capacity_reservation *o = r->out;
+    memset(o, 0, sizeof *o);
+    char *end;
+    long total = strtol(v[CR_TOTAL], &end, 10);
+    int total_ok = v[CR_TOTAL][0] && !*end && total >= 0 && total <= 100000;
+    long avail = strtol(v[CR_AVAIL], &end, 10);
+    int avail_ok = v[CR_AVAIL][0] && !*end && avail >= 0 && avail <= total;
+    if (put(o->id, sizeof o->id, v[CR_ID], what, "an id", err) ||
+        put(o->instance_type, sizeof o->instance_type, v[CR_TYPE], what, "an instance type", err) ||
+        put(o->az, sizeof o->az, v[CR_AZ], what, "a zone", err) || put(o->state, sizeof o->state, v[CR_STATE], what,
+                                                                         "a state", err) ||
+        put(o->reservation_type, sizeof o->reservation_type, v[CR_KIND], what, "a reservation type", err))
+        return -1;
+    if (!total_ok || !avail_ok || !o->instance_type[0] || !o->az[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s without a plausible type, zone or instance counts", what,
+                            o->id);
+    o->total = (int)total;
+    o->available = (int)avail;
+    if ((v[CR_START][0] && util_parse_iso8601(v[CR_START], &o->start) != 0) ||
+        (v[CR_END][0] && util_parse_iso8601(v[CR_END], &o->end) != 0) || (o->start && o->end && o->end <= o->start))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s has no plausible start and end", what, o->id);
+    r->found = 1;
+    return 0;
+}
+
+int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *id, ec2_capacity_reservation *out,
+                                 ib_error *err)
+{
+    static const ec2_xml_spec spec = {
+        .root = "DescribeCapacityReservationsResponse", .item = "capacityReservationSet/item",
+        .fields = {"capacityReservationId", "instanceType", "availabilityZone", "totalInstanceCount",
+                   "availableInstanceCount", "state", "reservationType", "startDate", "endDate"},
+        .on_item = cr_item, .what = "EC2 DescribeCapacityReservations"};
+    form f = action("DescribeCapacityReservations");
+    add(&f, "CapacityReservationId.1", id);
+    aws_response resp;
+    char code[64];
+    int rc = call(c, region, spec.what, &f, &resp, code, err);
+    cr_ctx ctx = {out, id, 0};
+    if (rc != 0) {
+        if (!strcmp(code, "InvalidCapacityReservationId.NotFound") || !strcmp(code, "InvalidCapacityReservationId.Malformed"))
+            ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s: EC2 knows no such reservation in %s (%s)", id,
+                         region, code);
+    } else if ((rc = ec2_xml_parse(&spec, &ctx, resp.body, resp.body_len, NULL, err)) == 0 && !ctx.found) {
+        rc = ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s: EC2 knows no such reservation in %s", id,
+                          region);
+    }
+    aws_response_free(&resp);
+    return rc;
 }

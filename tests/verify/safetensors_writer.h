@@ -1,4 +1,4 @@
-/* safetensors_writer: a safetensors writer for tests (tests/safetensors_writer.c). */
+/* safetensors_writer: a safetensors writer for tests (tests/verify/safetensors_writer.c). */
 #ifndef INSTBENCH_TESTS_SAFETENSORS_WRITER_H
 #define INSTBENCH_TESTS_SAFETENSORS_WRITER_H
 

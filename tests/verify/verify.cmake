@@ -1,10 +1,10 @@
 # instbench verify and the safetensors reader/writer (verification against timm).
 # Fixtures tests/data/ref_*.safetensors were made by scripts/make_reference.py from timm 0.9.16
-# (tests/verify_make_fixtures.sh regenerates them): configs a (Adam) and b (AdamW), fp32 and bf16.
+# (tests/verify/verify_make_fixtures.sh regenerates them): configs a (Adam) and b (AdamW), fp32 and bf16.
 
-instbench_add_unit_test(verify_safetensors ${CMAKE_CURRENT_SOURCE_DIR}/verify_safetensors.c
-                        ${CMAKE_CURRENT_SOURCE_DIR}/safetensors_writer.c)
-instbench_add_unit_test(verify_metrics ${CMAKE_CURRENT_SOURCE_DIR}/verify_metrics.c)
+instbench_add_unit_test(verify_safetensors ${CMAKE_CURRENT_LIST_DIR}/verify_safetensors.c
+                        ${CMAKE_CURRENT_LIST_DIR}/safetensors_writer.c)
+instbench_add_unit_test(verify_metrics ${CMAKE_CURRENT_LIST_DIR}/verify_metrics.c)
 
 # verify PASSes on every committed timm fixture at the precision it was made in.
 foreach(ref a_adam_fp32 a_adam_bf16 b_adamw_fp32 b_adamw_bf16)
@@ -23,20 +23,20 @@ endforeach()
 foreach(case json grad losses weight)
   foreach(ref a_adam_fp32 b_adamw_bf16)
     add_test(NAME verify_case_${case}_${ref}
-             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/verify_cases.py ${INSTBENCH_BIN}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/verify_cases.py ${INSTBENCH_BIN}
                      ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors ${case})
   endforeach()
 endforeach()
 foreach(case missing shape extra labels truncated usage)
   add_test(NAME verify_case_${case}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/verify_cases.py ${INSTBENCH_BIN}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/verify_cases.py ${INSTBENCH_BIN}
                    ${INSTBENCH_TEST_DATA}/ref_b_adamw_fp32.safetensors ${case})
 endforeach()
 
 # The reference generator itself, run now from timm on a tiny config unlike the fixtures.
 foreach(prec fp32 bf16)
   add_test(NAME verify_regen_${prec}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/verify_regen.py ${INSTBENCH_BIN} ${prec})
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/verify_regen.py ${INSTBENCH_BIN} ${prec})
 endforeach()
 
 # The safetensors reader's fuzzer (tests/fuzz/fuzz_safetensors.c, run through its .sh) is one of

@@ -6,7 +6,7 @@
 #   b: 24x24 images, patch 6 (16 patches), D=36, depth 3, 4 heads (head_dim 9), MLP ratio 3, 7 classes,
 #      batch 3, 3 AdamW steps (lr 2e-3, betas 0.9/0.95, weight decay 0.05)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 py=/usr/bin/python3
 for prec in fp32 bf16; do
   $py scripts/make_reference.py --img-size 32 --patch-size 8 --embed-dim 32 --depth 2 --num-heads 2 \

@@ -1,16 +1,16 @@
 # Engine (model/, cpu/, comm/local): tests that compare against independent references.
-instbench_add_unit_test(engine_gradcheck ${CMAKE_CURRENT_SOURCE_DIR}/engine_gradcheck.c)
-instbench_add_unit_test(engine_dp ${CMAKE_CURRENT_SOURCE_DIR}/engine_dp.c)
-instbench_add_unit_test(engine_learn ${CMAKE_CURRENT_SOURCE_DIR}/engine_learn.c)
-instbench_add_unit_test(engine_plan ${CMAKE_CURRENT_SOURCE_DIR}/engine_plan.c)
-add_test(NAME engine_counts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/engine_counts.py ${INSTBENCH_BIN})
+instbench_add_unit_test(engine_gradcheck ${CMAKE_CURRENT_LIST_DIR}/engine_gradcheck.c)
+instbench_add_unit_test(engine_dp ${CMAKE_CURRENT_LIST_DIR}/engine_dp.c)
+instbench_add_unit_test(engine_learn ${CMAKE_CURRENT_LIST_DIR}/engine_learn.c)
+instbench_add_unit_test(engine_plan ${CMAKE_CURRENT_LIST_DIR}/engine_plan.c)
+add_test(NAME engine_counts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/engine_counts.py ${INSTBENCH_BIN})
 set_tests_properties(engine_counts PROPERTIES SKIP_RETURN_CODE 77)
 set_tests_properties(engine_counts PROPERTIES LABELS slow)   # builds vit_large in timm: ~30 s
-add_test(NAME engine_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/engine_cli.py ${INSTBENCH_BIN})
+add_test(NAME engine_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/engine_cli.py ${INSTBENCH_BIN})
 
 # bf16 GEMMs against a naive double product, and the engine tests again with oneDNN capped at
 # AVX2, where it has no bf16 matmul: a CPU with bf16 hardware proves the emulated path too.
-instbench_add_unit_test(engine_gemm_bf16 ${CMAKE_CURRENT_SOURCE_DIR}/engine_gemm_bf16.c)
+instbench_add_unit_test(engine_gemm_bf16 ${CMAKE_CURRENT_LIST_DIR}/engine_gemm_bf16.c)
 instbench_test_internals(engine_gemm_bf16 cpu)   # white-box: the CPU GEMMs below the backend (cpu/ops.h)
 foreach(t engine_gemm_bf16 engine_gradcheck engine_learn)
   add_test(NAME ${t}_avx2 COMMAND ${t} WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})

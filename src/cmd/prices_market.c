@@ -1,0 +1,432 @@
+/* prices --market capacity-block | savings-plan: the two markets bought ahead of time.  A Capacity
+ * Block is a quote for dates (its offerings, live only); a Savings Plan is a rate for a term, shown
+ * beside the on-demand price it replaces.  instbench only reads these: it never purchases either. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cmd/prices_market.h"
+#include "instbench/output.h"
+
+const char *const prices_block_keys[] = {"type", "region", "az", "instances", "start", "end", "duration", "fee",
+                                         "per_instance_hour", "per_accelerator_hour", "wait", "offering", NULL};
+const char *const prices_plan_keys[] = {"type", "region", "plan", "term", "payment", "rate", "on_demand", "savings",
+                                        "break_even", "nodes", "commitment", "upfront", "recurring",
+                                        "on_demand_source", NULL};
+
+static int cmp_block(const void *a, const void *b)
+{
+    const market_block *x = a, *y = b;
+    int c = strcmp(x->instance_type, y->instance_type);
+    if (c) return c;
+    if ((c = strcmp(x->region, y->region))) return c;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->usd_per_instance_hour != y->usd_per_instance_hour) return x->usd_per_instance_hour < y->usd_per_instance_hour ? -1 : 1;
+    return strcmp(x->az, y->az);
+}
+
+static void fmt_num(char *out, size_t len, double v)
+{
+    if (isfinite(v)) snprintf(out, len, "%.17g", v);
+    else out[0] = '\0';
+}
+
+static const char *const block_headers[] = {"INSTANCE TYPE", "REGION", "ZONE", "INSTANCES", "START (UTC)", "END (UTC)",
+                                            "DURATION", "UPFRONT FEE", "$/INSTANCE-H", "$/ACCEL-H", "STARTS IN",
+                                            "OFFERING"};
+static const output_align block_align[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_LEFT,
+                                           OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                           OUTPUT_RIGHT, OUTPUT_LEFT};
+static const int block_priority[] = {OUTPUT_KEEP, 60, 50, OUTPUT_KEEP, OUTPUT_KEEP, 40, 45, OUTPUT_KEEP, OUTPUT_KEEP,
+                                     55, 48, 10};
+
+static int blocks_table(const market_block *b, size_t n, time_t now, FILE *out)
+{
+    output_table t;
+    if (output_table_init(&t, 12, block_headers, block_align) != 0) return -1;
+    output_table_fit_columns(&t, prices_block_keys, block_priority);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char cnt[16], start[32], end[32], dur[32], fee[32], pih[32], pah[32], wait[32];
+        snprintf(cnt, sizeof cnt, "%d", b[i].instance_count);
+        util_utc_iso8601(b[i].start, start);
+        util_utc_iso8601(b[i].end, end);
+        start[16] = end[16] = '\0';   /* minutes are the block's precision */
+        start[10] = end[10] = ' ';
+        output_fmt_duration(dur, sizeof dur, b[i].hours * 3600);
+        output_fmt_usd(fee, sizeof fee, b[i].fee_usd);
+        output_fmt_usd(pih, sizeof pih, b[i].usd_per_instance_hour);
+        output_fmt_usd(pah, sizeof pah, b[i].usd_per_accelerator_hour);
+        if (b[i].start <= now) snprintf(wait, sizeof wait, "now");
+        else output_fmt_duration(wait, sizeof wait, (double)(b[i].start - now));
+        const char *cells[] = {b[i].instance_type, b[i].region, b[i].az, cnt, start, end, dur, fee, pih, pah, wait,
+                               b[i].offering_id};
+        rc = output_table_add_row(&t, cells);
+    }
+    if (!rc) rc = output_table_write_text(&t, out);
+    if (!rc) {
+        fputc('\n', out);
+        output_note(out, "UPFRONT FEE: the whole block, paid when it is bought, whether it is used or not; a block is "
+                    "never interrupted.  $/INSTANCE-H: the fee / (INSTANCES x the block's hours)%s.  STARTS IN: the "
+                    "wait until the block starts.  instbench never purchases a block.",
+                    output_table_showed(&t, "per_accelerator_hour") ? "; $/ACCEL-H: that / the accelerators of one "
+                    "instance" : "");
+    }
+    output_table_free(&t);
+    return rc;
+}
+
+static int blocks_csv(const market_block *b, size_t n, time_t now, FILE *out)
+{
+    static const char *const h[] = {"instance_type", "region", "availability_zone", "offering_id", "instance_count",
+                                    "start_utc", "end_utc", "duration_hours", "upfront_fee_usd", "accelerators_per_instance",
+                                    "usd_per_instance_hour", "usd_per_accelerator_hour", "wait_hours"};
+    output_table t;
+    if (output_table_init(&t, 13, h, NULL) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char cnt[16], start[32], end[32], hours[32], fee[32], acc[16], pih[32], pah[32], wait[32];
+        snprintf(cnt, sizeof cnt, "%d", b[i].instance_count);
+        util_utc_spreadsheet(b[i].start, start);
+        util_utc_spreadsheet(b[i].end, end);
+        fmt_num(hours, sizeof hours, b[i].hours);
+        fmt_num(fee, sizeof fee, b[i].fee_usd);
+        if (b[i].accelerators) snprintf(acc, sizeof acc, "%d", b[i].accelerators);
+        else acc[0] = '\0';
+        fmt_num(pih, sizeof pih, b[i].usd_per_instance_hour);
+        fmt_num(pah, sizeof pah, b[i].usd_per_accelerator_hour);
+        fmt_num(wait, sizeof wait, b[i].start > now ? (b[i].start - now) / 3600.0 : 0);
+        const char *cells[] = {b[i].instance_type, b[i].region, b[i].az, b[i].offering_id, cnt, start, end, hours,
+                               fee, acc, pih, pah, wait};
+        rc = output_table_add_row(&t, cells);
+    }
+    if (!rc) rc = output_table_write_csv(&t, out);
+    output_table_free(&t);
+    return rc;
+}
+
+static cJSON *iso_or_null(time_t t)
+{
+    char s[32];
+    if (!t) return cJSON_CreateNull();
+    util_utc_iso8601(t, s);
+    return cJSON_CreateString(s);
+}
+
+static cJSON *doc_head(const char *market, time_t now, const char *note)
+{
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "schema", "instbench.offerings/v1");
+    cJSON_AddStringToObject(d, "market", market);
+    cJSON_AddItemToObject(d, "generated_at", iso_or_null(now));
+    if (note) cJSON_AddStringToObject(d, "note", note);
+    return d;
+}
+
+static cJSON *blocks_json(const prices_market_args *a, const market_block *b, size_t n, time_t now, const char *note)
+{
+    cJSON *d = doc_head("capacity-block", now, note), *q = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+    cJSON_AddNumberToObject(q, "duration_hours", a->duration_hours);
+    cJSON_AddItemToObject(q, "start_after", iso_or_null(a->start_after));
+    cJSON_AddItemToObject(q, "end_before", iso_or_null(a->end_before));
+    cJSON_AddItemToObject(d, "query", q);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "instance_type", b[i].instance_type);
+        cJSON_AddStringToObject(o, "region", b[i].region);
+        cJSON_AddStringToObject(o, "availability_zone", b[i].az);
+        cJSON_AddStringToObject(o, "offering_id", b[i].offering_id);
+        cJSON_AddNumberToObject(o, "instance_count", b[i].instance_count);
+        cJSON_AddItemToObject(o, "start", iso_or_null(b[i].start));
+        cJSON_AddItemToObject(o, "end", iso_or_null(b[i].end));
+        cJSON_AddNumberToObject(o, "duration_hours", b[i].hours);
+        cJSON_AddNumberToObject(o, "upfront_fee_usd", b[i].fee_usd);
+        if (b[i].accelerators) cJSON_AddNumberToObject(o, "accelerators_per_instance", b[i].accelerators);
+        else cJSON_AddNullToObject(o, "accelerators_per_instance");
+        cJSON_AddItemToObject(o, "usd_per_instance_hour", output_json_number(b[i].usd_per_instance_hour));
+        cJSON_AddItemToObject(o, "usd_per_accelerator_hour", output_json_number(b[i].usd_per_accelerator_hour));
+        cJSON_AddNumberToObject(o, "wait_hours", b[i].start > now ? (b[i].start - now) / 3600.0 : 0);
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON_AddItemToObject(d, "offerings", arr);
+    return d;
+}
+
+/* ---- Savings Plans ------------------------------------------------------------------------ */
+
+typedef struct plan_row {
+    const char *type, *region;
+    int nodes;
+    double rate, on_demand;
+    char od_source[16];
+    markets_plan_money money;
+} plan_row;
+
+static const char *payment_name(markets_payment p)
+{
+    return p == MARKETS_PAY_ALL ? "All Upfront" : p == MARKETS_PAY_PARTIAL ? "Partial Upfront" : "No Upfront";
+}
+
+static const char *const plan_headers[] = {"INSTANCE TYPE", "REGION", "PLAN", "TERM", "PAYMENT", "PLAN $/h",
+                                           "ON-DEMAND $/h", "SAVINGS %", "BREAK-EVEN", "NODES", "COMMITMENT $/h",
+                                           "UPFRONT", "RECURRING $/h", "ON-DEMAND SOURCE"};
+static const output_align plan_align[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT,
+                                          OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                          OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT};
+static const int plan_priority[] = {OUTPUT_KEEP, 60, 30, 35, 32, OUTPUT_KEEP, OUTPUT_KEEP, 50, OUTPUT_KEEP, 45, 40,
+                                    38, 37, 10};
+
+static int plans_table(const prices_market_args *a, const plan_row *p, size_t n, FILE *out)
+{
+    output_table t;
+    if (output_table_init(&t, 14, plan_headers, plan_align) != 0) return -1;
+    output_table_fit_columns(&t, prices_plan_keys, plan_priority);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char term[16], rate[32], od[32], sav[16], be[16], nodes[16], com[32], up[32], rec[32];
+        snprintf(term, sizeof term, "%dy", a->term_years);
+        output_fmt_usd(rate, sizeof rate, p[i].rate);
+        output_fmt_usd(od, sizeof od, p[i].on_demand);
+        double u = markets_break_even_utilisation(p[i].rate, p[i].on_demand);
+        if (isfinite(u)) snprintf(sav, sizeof sav, "%.0f", (1 - u) * 100), snprintf(be, sizeof be, "%.0f%%", u * 100);
+        else snprintf(sav, sizeof sav, "-"), snprintf(be, sizeof be, "-");
+        snprintf(nodes, sizeof nodes, "%d", p[i].nodes);
+        output_fmt_usd(com, sizeof com, p[i].money.commitment_usd_per_hour);
+        output_fmt_usd(up, sizeof up, p[i].money.upfront_usd);
+        output_fmt_usd(rec, sizeof rec, p[i].money.recurring_usd_per_hour);
+        const char *cells[] = {p[i].type, p[i].region, a->plan_label, term, payment_name(a->payment), rate, od, sav, be,
+                               nodes, com, up, rec, p[i].od_source[0] ? p[i].od_source : "-"};
+        rc = output_table_add_row(&t, cells);
+    }
+    if (!rc) rc = output_table_write_text(&t, out);
+    if (!rc && n) {
+        char hours[32];
+        output_fmt_grouped(hours, sizeof hours, p[0].money.term_hours, 0);
+        fputc('\n', out);
+        output_note(out, "PLAN $/h: the plan's rate per instance-hour.  COMMITMENT $/h: NODES x that, owed for every "
+                    "one of the term's %s hours whether the instances run or not; %s pays %s of it UPFRONT and the "
+                    "rest as RECURRING $/h, so amortised over the term UPFRONT / %s h + RECURRING $/h = COMMITMENT "
+                    "$/h.  BREAK-EVEN: PLAN $/h / ON-DEMAND $/h, the share of the term's hours the instances must "
+                    "run for the plan to cost no more than on-demand; SAVINGS %%: 1 - that.  instbench never "
+                    "purchases a plan.", hours, payment_name(a->payment),
+                    a->payment == MARKETS_PAY_ALL ? "all" : a->payment == MARKETS_PAY_PARTIAL ? "half (AWS asks for at "
+                    "least half; instbench assumes half)" : "none", hours);
+    }
+    output_table_free(&t);
+    return rc;
+}
+
+static int plans_csv(const prices_market_args *a, const plan_row *p, size_t n, FILE *out)
+{
+    static const char *const h[] = {"instance_type", "region", "plan_type", "term_years", "payment_option",
+                                    "plan_usd_per_hour", "on_demand_usd_per_hour", "on_demand_source",
+                                    "break_even_utilisation", "nodes", "commitment_usd_per_hour", "upfront_usd",
+                                    "recurring_usd_per_hour", "term_hours"};
+    output_table t;
+    if (output_table_init(&t, 14, h, NULL) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char term[16], rate[32], od[32], be[32], nodes[16], com[32], up[32], rec[32], th[32];
+        snprintf(term, sizeof term, "%d", a->term_years);
+        fmt_num(rate, sizeof rate, p[i].rate);
+        fmt_num(od, sizeof od, p[i].on_demand);
+        fmt_num(be, sizeof be, markets_break_even_utilisation(p[i].rate, p[i].on_demand));
+        snprintf(nodes, sizeof nodes, "%d", p[i].nodes);
+        fmt_num(com, sizeof com, p[i].money.commitment_usd_per_hour);
+        fmt_num(up, sizeof up, p[i].money.upfront_usd);
+        fmt_num(rec, sizeof rec, p[i].money.recurring_usd_per_hour);
+        fmt_num(th, sizeof th, p[i].money.term_hours);
+        const char *cells[] = {p[i].type, p[i].region, a->plan_type, term, payment_name(a->payment), rate, od,
+                               p[i].od_source, be, nodes, com, up, rec, th};
+        rc = output_table_add_row(&t, cells);
+    }
+    if (!rc) rc = output_table_write_csv(&t, out);
+    output_table_free(&t);
+    return rc;
+}
+
+static cJSON *plans_json(const prices_market_args *a, const plan_row *p, size_t n, time_t now, const char *note)
+{
+    cJSON *d = doc_head("savings-plan", now, note), *q = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+    cJSON_AddStringToObject(q, "plan_type", a->plan_type);
+    cJSON_AddNumberToObject(q, "term_years", a->term_years);
+    cJSON_AddStringToObject(q, "payment_option", payment_name(a->payment));
+    cJSON_AddItemToObject(d, "query", q);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "instance_type", p[i].type);
+        cJSON_AddStringToObject(o, "region", p[i].region);
+        cJSON_AddItemToObject(o, "plan_usd_per_hour", output_json_number(p[i].rate));
+        cJSON_AddItemToObject(o, "on_demand_usd_per_hour", output_json_number(p[i].on_demand));
+        if (p[i].od_source[0]) cJSON_AddStringToObject(o, "on_demand_source", p[i].od_source);
+        else cJSON_AddNullToObject(o, "on_demand_source");
+        cJSON_AddItemToObject(o, "break_even_utilisation",
+                              output_json_number(markets_break_even_utilisation(p[i].rate, p[i].on_demand)));
+        cJSON_AddNumberToObject(o, "nodes", p[i].nodes);
+        cJSON_AddItemToObject(o, "commitment_usd_per_hour", output_json_number(p[i].money.commitment_usd_per_hour));
+        cJSON_AddItemToObject(o, "upfront_usd", output_json_number(p[i].money.upfront_usd));
+        cJSON_AddItemToObject(o, "recurring_usd_per_hour", output_json_number(p[i].money.recurring_usd_per_hour));
+        cJSON_AddItemToObject(o, "term_hours", output_json_number(p[i].money.term_hours));
+        cJSON_AddItemToArray(arr, o);
+    }
+    cJSON_AddItemToObject(d, "rates", arr);
+    return d;
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+/* Offline (no credentials, or a source that is not live): the one line, on stdout for a table and
+ * inside the document otherwise; exit 0, no figure. */
+static int offline(const prices_market_args *a, const char *why, FILE *out)
+{
+    ib_warn("%s", why);
+    if (!strcmp(a->format, "table")) return fprintf(out, "%s\n", why) < 0 ? -1 : 0;
+    if (!strcmp(a->format, "csv"))
+        return a->market == PRICES_MARKET_BLOCK ? blocks_csv(NULL, 0, 0, out) : plans_csv(a, NULL, 0, out);
+    cJSON *d = a->market == PRICES_MARKET_BLOCK ? blocks_json(a, NULL, 0, time(NULL), why)
+                                                : plans_json(a, NULL, 0, time(NULL), why);
+    ib_error err = {0};
+    int rc = d ? output_json_write(out, d, &err) : -1;
+    cJSON_Delete(d);
+    return rc;
+}
+
+static int run_blocks(const prices_market_args *a, FILE *out, ib_error *err)
+{
+    time_t now = time(NULL);
+    int *counts = calloc(a->n_types ? a->n_types : 1, sizeof *counts);
+    if (!counts) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    for (size_t i = 0; i < a->n_types; i++) counts[i] = a->nodes_of(a->types[i]);
+    market_block_query q = {a->types, a->n_types, a->regions, a->n_regions, counts, a->duration_hours,
+                            a->start_after, a->end_before, a->timeout_s};
+    market_block *b = NULL;
+    size_t n = 0;
+    char why[320];
+    int rc = prices_fetch_blocks(&q, &b, &n, why, sizeof why, err);
+    free(counts);
+    if (rc == 1 && a->source == PRICES_SOURCE_LIVE) return ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s", why);
+    if (rc == 1) return offline(a, why, out) ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
+    if (rc) return -1;
+    if (!n) {
+        free(b);
+        char days[16];
+        snprintf(days, sizeof days, "%dd", a->duration_hours / 24);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "no Capacity Block of %s is offered for %s%s in %s%s (other dates, "
+                            "another --duration or fewer --nodes may find one)", days,
+                            a->n_types == 1 ? a->types[0] : "the types asked", "", a->n_regions == 1 ? a->regions[0]
+                            : "the regions asked", a->start_after || a->end_before ? " between the dates asked" : "");
+    }
+    /* a type with no offering is said, not silently missing */
+    for (size_t t = 0; t < a->n_types; t++) {
+        int any = 0;
+        for (size_t i = 0; i < n && !any; i++) any = !strcmp(b[i].instance_type, a->types[t]);
+        if (!any) ib_warn("no Capacity Block of %s is offered now for %s", a->types[t], a->n_regions == 1 ? a->regions[0]
+                          : "in the regions asked");
+    }
+    qsort(b, n, sizeof *b, cmp_block);
+    int wrc;
+    if (!strcmp(a->format, "table")) wrc = blocks_table(b, n, now, out);
+    else if (!strcmp(a->format, "csv")) wrc = blocks_csv(b, n, now, out);
+    else {
+        cJSON *d = blocks_json(a, b, n, now, NULL);
+        wrc = d ? output_json_write(out, d, err) : -1;
+        cJSON_Delete(d);
+    }
+    free(b);
+    return wrc ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
+}
+
+static int run_plans(const prices_market_args *a, FILE *out, ib_error *err)
+{
+    time_t now = time(NULL);
+    size_t n = a->n_types * a->n_regions;
+    long long duration_s = a->term_years == 3 ? 94608000LL : 31536000LL;
+    double *rates = calloc(n ? n : 1, sizeof *rates);
+    plan_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rates || !rows) {
+        free(rates);
+        free(rows);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    market_plan_query q = {a->types, a->n_types, a->regions, a->n_regions, a->plan_type,
+                           payment_name(a->payment), duration_s, a->timeout_s};
+    char why[320];
+    int rc = prices_fetch_plan_rates(&q, rates, why, sizeof why, err);
+    if (rc == 1 && a->source == PRICES_SOURCE_LIVE) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "--source live: %s", why);
+        goto fail;
+    }
+    if (rc == 1) {
+        free(rates);
+        free(rows);
+        return offline(a, why, out) ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
+    }
+    if (rc) goto fail;
+    /* the on-demand price beside it: live, else the cache, else the snapshot, its source shown */
+    prices_query pq = {.instance_types = (char **)a->types, .n_types = a->n_types, .regions = (char **)a->regions,
+                       .n_regions = a->n_regions, .want_on_demand = 1, .source = a->source,
+                       .skip_placement_scores = 1, .timeout_s = a->timeout_s};
+    price_set set;
+    if (prices_get(&pq, &set, err) != 0) goto fail;
+    size_t m = 0;
+    for (size_t t = 0; t < a->n_types; t++)
+        for (size_t r = 0; r < a->n_regions; r++) {
+            double rate = rates[t * a->n_regions + r];
+            if (isnan(rate)) {
+                ib_warn("AWS has no %s Savings Plan rate (%dy, %s) for %s in %s", a->plan_label, a->term_years,
+                        payment_name(a->payment), a->types[t], a->regions[r]);
+                continue;
+            }
+            plan_row *p = &rows[m++];
+            p->type = a->types[t];
+            p->region = a->regions[r];
+            p->nodes = a->nodes_of(a->types[t]);
+            p->rate = rate;
+            p->on_demand = NAN;
+            for (size_t i = 0; i < set.n; i++)
+                if (!strcmp(set.items[i].instance_type, p->type) && !strcmp(set.items[i].region, p->region)) {
+                    p->on_demand = set.items[i].on_demand_usd_per_hour;
+                    if (!isnan(p->on_demand)) snprintf(p->od_source, sizeof p->od_source, "%s", set.items[i].on_demand_source);
+                }
+            markets_plan_money_of(rate, duration_s, a->payment, p->nodes, &p->money);
+        }
+    if (!m) {
+        prices_free(&set);
+        ib_error_set(err, IB_EXIT_RUNTIME, "AWS has no %s Savings Plan rate (%dy, %s) for what was asked", a->plan_label,
+                     a->term_years, payment_name(a->payment));
+        goto fail;
+    }
+    int wrc;
+    if (!strcmp(a->format, "table")) wrc = plans_table(a, rows, m, out);
+    else if (!strcmp(a->format, "csv")) wrc = plans_csv(a, rows, m, out);
+    else {
+        cJSON *d = plans_json(a, rows, m, now, NULL);
+        wrc = d ? output_json_write(out, d, err) : -1;
+        cJSON_Delete(d);
+    }
+    if (wrc == 0 && prices_shown_from_snapshot(&set, 1, 0))
+        ib_info("note: on-demand prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
+    prices_free(&set);
+    free(rates);
+    free(rows);
+    return wrc ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
+fail:
+    free(rates);
+    free(rows);
+    return -1;
+}
+
+int prices_market_run(const prices_market_args *a, FILE *out, ib_error *err)
+{
+    if (a->source == PRICES_SOURCE_CACHE || a->source == PRICES_SOURCE_SNAPSHOT) {
+        char why[256];
+        snprintf(why, sizeof why, "%s come from live AWS only: they are in neither the snapshot nor the cache, and "
+                 "instbench shows no stale figure (--source auto or live with AWS credentials)",
+                 a->market == PRICES_MARKET_BLOCK ? "Capacity Block offerings" : "Savings Plan rates");
+        return offline(a, why, out) ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
+    }
+    return a->market == PRICES_MARKET_BLOCK ? run_blocks(a, out, err) : run_plans(a, out, err);
+}

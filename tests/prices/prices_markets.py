@@ -1,0 +1,356 @@
+#!/usr/bin/python3
+"""`instbench prices --market capacity-block | savings-plan` against the fake AWS
+(tests/aws/aws_fake_server.py: signatures checked with botocore).  moto implements neither
+DescribeCapacityBlockOfferings nor DescribeSavingsPlansOfferingRates, so the fake answers them from
+files written here in the shapes of AWS's API reference, and every request instbench sent is
+compared field by field with what botocore's own serializer makes of the same operation and
+parameters.  The money is recomputed here from the offerings and rates written here (fee /
+(instances x hours); a plan's commitment, upfront share and break-even), never from instbench's
+output.
+
+usage: prices_markets.py INSTBENCH PRICE_DATA_DIR CASE
+  blocks   offerings, rates, distractors left out, pagination, dates sent, botocore's requests
+  plans    a Savings Plan's rate beside on-demand, amortised upfront, break-even, botocore's requests
+  offline  no credentials or --source snapshot: the live-only line, exit 0, no figure
+  usage    bad input: exit 2 with a clear message, before any request
+"""
+import csv
+import datetime
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+import testlib  # noqa: E402
+from botocore_ref import botocore_request  # noqa: E402
+from testlib import FakeAws, fail, require as check  # noqa: E402
+
+
+INSTBENCH, DATA, CASE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
+testlib.label = CASE
+AK = "AKIDEXAMPLE"
+SK = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+TMP = tempfile.mkdtemp(prefix="instbench-markets-")
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+with open(os.path.join(ROOT_DIR, "schemas", "offerings-v1.json")) as _f:
+    SCHEMA = json.load(_f)
+
+
+def valid(doc, what):
+    """DOC against schemas/offerings-v1.json (python3-jsonschema), with formats checked."""
+    import jsonschema
+    try:
+        jsonschema.validate(doc, SCHEMA, format_checker=jsonschema.FormatChecker())
+    except jsonschema.ValidationError as e:
+        fail("%s: not valid against schemas/offerings-v1.json: %s" % (what, e.message))
+    return doc
+# AWS's facts, not instbench's: accelerators per instance (EC2 accelerated computing instances)
+GPUS = {"p4d.24xlarge": 8, "p5.48xlarge": 8}
+
+
+def env(endpoint=None, creds=True):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    e.update(HOME=os.path.join(TMP, "home"), XDG_CACHE_HOME=os.path.join(TMP, "cache"),
+             AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE=os.path.join(TMP, "no-config"),
+             AWS_SHARED_CREDENTIALS_FILE=os.path.join(TMP, "no-credentials"), NO_COLOR="1",
+             INSTBENCH_AWS_BACKOFF_BASE="0.05")
+    if creds:
+        e.update(AWS_ACCESS_KEY_ID=AK, AWS_SECRET_ACCESS_KEY=SK)
+    if endpoint:
+        e["AWS_ENDPOINT_URL"] = endpoint.url
+    return e
+
+
+def run(args, e, rc=0):
+    p = subprocess.run([INSTBENCH, "prices"] + args, env=e, capture_output=True, text=True, timeout=120, cwd=TMP)
+    if "Sanitizer" in p.stderr or "runtime error:" in p.stderr:
+        fail("sanitizer report for %s:\n%s" % (args, p.stderr[-3000:]))
+    if rc is not None and p.returncode != rc:
+        fail("prices %s: exit %d, wanted %d\nstdout: %s\nstderr: %s" % (" ".join(args), p.returncode, rc,
+                                                                       p.stdout[-2000:], p.stderr[-2000:]))
+    return p
+
+
+def iso(dt):
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def day(n, hour=11, minute=30):
+    """11:30 UTC N days from today (Capacity Blocks start and end at 11:30 UTC)."""
+    d = datetime.datetime.now(datetime.timezone.utc).replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return d + datetime.timedelta(days=n)
+
+
+def botocore_form(op, params):
+    """The form botocore's EC2 serializer sends for OP with PARAMS (values as strings)."""
+    r = botocore_request("ec2", op, {k: (iso(v) if isinstance(v, datetime.datetime) else v) for k, v in params.items()})
+    return {k: str(v) for k, v in r["body"].items()}
+
+
+def botocore_rest_json(op, params):
+    r = botocore_request("savingsplans", op, params)
+    return r["method"], r["url_path"], json.loads(r["body"]), r["content_type"]
+
+
+# ---- capacity blocks ---------------------------------------------------------------------------
+
+def offering(i, region, t, az, count, start_day, days, fee, **kw):
+    start = day(start_day)
+    o = {"id": "cb-%017x" % i, "region": region, "instance_type": t, "availability_zone": az, "instance_count": count,
+         "start": iso(start), "end": iso(start + datetime.timedelta(days=days)), "duration_hours": days * 24,
+         "duration_minutes": 0, "upfront_fee": fee, "currency": "USD"}
+    o.update(kw)
+    return o
+
+
+def case_blocks():
+    offers = [
+        # what is asked: 2 x p5.48xlarge for 3 days in us-east-1, several starts and zones
+        offering(1, "us-east-1", "p5.48xlarge", "us-east-1a", 2, 3, 3, "21345.12"),
+        offering(2, "us-east-1", "p5.48xlarge", "us-east-1b", 2, 1, 3, "20876.5"),
+        offering(3, "us-east-1", "p5.48xlarge", "us-east-1c", 2, 9, 3, "19003.04"),
+        # distractors: another count, duration, region, type, a dedicated block
+        offering(4, "us-east-1", "p5.48xlarge", "us-east-1a", 4, 3, 3, "40000"),
+        offering(5, "us-east-1", "p5.48xlarge", "us-east-1a", 2, 3, 4, "30000"),
+        offering(6, "us-west-2", "p5.48xlarge", "us-west-2a", 2, 3, 3, "1"),
+        offering(7, "us-east-1", "p4d.24xlarge", "us-east-1a", 2, 3, 3, "9000"),
+        offering(8, "us-east-1", "p5.48xlarge", "us-east-1d", 2, 3, 3, "5", tenancy="dedicated"),
+        # one lasting 71 h 35 min: EC2's minutes add to its hours
+        offering(9, "us-east-1", "p5.48xlarge", "us-east-1d", 2, 5, 3, "18111", duration_hours=72,
+                 end=iso(day(5) + datetime.timedelta(hours=72, minutes=35)), duration_minutes=35),
+    ]
+    wanted = [o for o in offers if o["id"] in ("cb-%017x" % i for i in (1, 2, 3, 9))]
+    path = os.path.join(TMP, "blocks.json")
+    with open(path, "w") as f:
+        json.dump(offers, f)
+    fake = FakeAws("--capacity-blocks", path, "--ec2-page-size", "2", "--timeout", "120")
+    try:
+        e = env(fake)
+        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "3d",
+                 "--regions", "us-east-1", "--format", "json"], e)
+        doc = valid(json.loads(p.stdout), "blocks")
+        check(doc.get("schema") == "instbench.offerings/v1" and doc.get("market") == "capacity-block",
+              "schema/market: %s" % p.stdout[:300])
+        got = {o["offering_id"]: o for o in doc["offerings"]}
+        check(sorted(got) == sorted(o["id"] for o in wanted), "offerings shown %s, wanted %s" %
+              (sorted(got), sorted(o["id"] for o in wanted)))
+        for o in wanted:
+            g = got.get(o["id"])
+            if not g:
+                continue
+            hours = o["duration_hours"] + o["duration_minutes"] / 60.0
+            per_inst = float(o["upfront_fee"]) / (o["instance_count"] * hours)
+            per_gpu = per_inst / GPUS["p5.48xlarge"]
+            check(math.isclose(g["usd_per_instance_hour"], per_inst, rel_tol=1e-12),
+                  "%s: $/instance-h %s, wanted %s" % (o["id"], g["usd_per_instance_hour"], per_inst))
+            check(math.isclose(g["upfront_fee_usd"], float(o["upfront_fee"]), rel_tol=1e-15), "%s fee" % o["id"])
+            check(math.isclose(g["duration_hours"], hours, rel_tol=1e-12), "%s hours %s" % (o["id"], g["duration_hours"]))
+            check(g["availability_zone"] == o["availability_zone"] and g["start"] == o["start"] and g["end"] == o["end"],
+                  "%s: zone/dates %s" % (o["id"], g))
+            # the catalogue may not know p5's accelerators: then no per-accelerator figure, never a wrong one
+            pa = g["usd_per_accelerator_hour"]
+            check(pa is None or math.isclose(pa, per_gpu, rel_tol=1e-12), "%s: $/accel-h %s, wanted %s" % (o["id"], pa, per_gpu))
+        # the first page and the page after it, each as botocore serialises it
+        log = [r for r in fake.stats()["requests_log"] if r["op"] == "DescribeCapacityBlockOfferings"]
+        # five offerings match the query as EC2 filters it (the dedicated one is instbench's to drop)
+        check(len(log) == 3, "requests: %d, wanted 3 pages (--ec2-page-size 2, 5 offerings)" % len(log))
+        for r in log:
+            params = {"InstanceType": "p5.48xlarge", "InstanceCount": 2, "CapacityDurationHours": 72, "MaxResults": 1000}
+            if "NextToken" in r["form"]:
+                params["NextToken"] = r["form"]["NextToken"]
+            want = botocore_form("DescribeCapacityBlockOfferings", params)
+            check(r["form"] == want, "request %s\n  botocore: %s" % (r["form"], want))
+            check(r["method"] == "POST" and r["content_type"].startswith("application/x-www-form-urlencoded"),
+                  "method/content type %s %s" % (r["method"], r["content_type"]))
+
+        # dates: StartDateRange / EndDateRange as botocore sends them; only offerings inside them
+        fake.control(reset_stats=True)
+        lo, hi = day(2, 0, 0), day(8, 0, 0)
+        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "72h",
+                 "--regions", "us-east-1", "--start-after", iso(lo), "--end-before", iso(hi), "--format", "csv"], e)
+        rows = list(csv.DictReader(p.stdout.splitlines()))
+        want_ids = sorted(o["id"] for o in wanted if o["start"] >= iso(lo) and o["end"] <= iso(hi))
+        check(sorted(r["offering_id"] for r in rows) == want_ids, "dated: %s, wanted %s" %
+              ([r["offering_id"] for r in rows], want_ids))
+        for r in rows:
+            o = next(x for x in offers if x["id"] == r["offering_id"])
+            hours = o["duration_hours"] + o["duration_minutes"] / 60.0
+            check(math.isclose(float(r["usd_per_instance_hour"]), float(o["upfront_fee"]) / (2 * hours), rel_tol=1e-12),
+                  "csv rate %s" % r)
+        log = [r for r in fake.stats()["requests_log"] if r["op"] == "DescribeCapacityBlockOfferings"]
+        want = botocore_form("DescribeCapacityBlockOfferings", {
+            "InstanceType": "p5.48xlarge", "InstanceCount": 2, "CapacityDurationHours": 72, "MaxResults": 1000,
+            "StartDateRange": lo, "EndDateRange": hi})
+        check(log and log[0]["form"] == want, "dated request %s\n  botocore: %s" % (log[:1], want))
+
+        # the table: the fee and the effective rate as people read them, the block paid whole
+        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "3d",
+                 "--regions", "us-east-1", "--format", "table", "--wide"], e)
+        first = min(wanted, key=lambda o: o["start"])
+        check(testlib.usd(float(first["upfront_fee"]) / (2 * 72)) in p.stdout and testlib.usd(float(first["upfront_fee"]))
+              in p.stdout and "never purchases" in p.stdout, "table:\n%s" % p.stdout)
+
+        # a type AWS offers no block of now: exit 1, said
+        p = run(["--market", "capacity-block", "--instance-types", "p4de.24xlarge", "--duration", "3d",
+                 "--regions", "us-east-1"], e, rc=1)
+        check("no Capacity Block" in p.stderr, "none offered: %s" % p.stderr)
+        check(fake.stats()["signature_failures"] == 0, "signature failures: %s" % fake.stats())
+    finally:
+        fake.stop()
+
+
+# ---- savings plans -----------------------------------------------------------------------------
+
+def sp_result(t, region, plan, payment, years, rate, usage=None, op="RunInstances", desc="Linux/UNIX", tenancy="shared"):
+    return {"savingsPlanOffering": {"offeringId": "%s-%s-%s-%d" % (plan, payment.replace(" ", ""), t, years),
+                                    "paymentOption": payment, "planType": plan, "durationSeconds": years * 31536000,
+                                    "currency": "USD", "planDescription": "%d year %s" % (years, payment)},
+            "rate": rate, "unit": "Hrs", "productType": "EC2", "serviceCode": "AmazonEC2",
+            "usageType": usage or "USE1-BoxUsage:%s" % t, "operation": op,
+            "properties": [{"name": "region", "value": region}, {"name": "instanceType", "value": t},
+                           {"name": "instanceFamily", "value": t.split(".")[0]},
+                           {"name": "productDescription", "value": desc}, {"name": "tenancy", "value": tenancy}]}
+
+
+def on_demand(t, region):
+    with open(os.path.join(DATA, "aws-accelerated-prices.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            if r["instance_type"] == t and r["region"] == region and r["on_demand_usd_per_hour"]:
+                return float("%.10f" % round(float(r["on_demand_usd_per_hour"]), 4))   # as the fake serves it
+    raise KeyError(t)
+
+
+def case_plans():
+    t, region = "p4d.24xlarge", "us-east-1"
+    rates = [
+        sp_result(t, region, "Compute", "Partial Upfront", 1, "14.1234"),         # the one asked
+        sp_result(t, region, "Compute", "Partial Upfront", 3, "9.5"),             # another term
+        sp_result(t, region, "Compute", "No Upfront", 1, "15.2"),                 # another payment
+        sp_result(t, region, "EC2Instance", "Partial Upfront", 1, "12.9"),        # another plan
+        sp_result(t, "us-west-2", "Compute", "Partial Upfront", 1, "13.0"),       # another region
+        sp_result(t, region, "Compute", "Partial Upfront", 1, "20.1", desc="Windows", op="RunInstances:0002"),
+        sp_result(t, region, "Compute", "Partial Upfront", 1, "14.9", usage="USE1-DedicatedUsage:%s" % t,
+                  tenancy="dedicated"),
+        sp_result("p4d.24xlarge", region, "Compute", "All Upfront", 3, "8.8"),
+        sp_result("p3.2xlarge", region, "Compute", "Partial Upfront", 1, "2.0"),
+    ]
+    path = os.path.join(TMP, "sp.json")
+    with open(path, "w") as f:
+        json.dump(rates, f)
+    fake = FakeAws("--prices", os.path.join(DATA, "aws-accelerated-prices.csv"), "--savings-plan-rates", path,
+                   "--sp-page-size", "1", "--timeout", "120")
+    try:
+        e = env(fake)
+        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--term", "1y",
+                 "--payment", "partial", "--nodes", "2", "--format", "json"], e)
+        doc = valid(json.loads(p.stdout), "plans")
+        check(doc.get("market") == "savings-plan" and len(doc.get("rates", [])) == 1, "plans: %s" % p.stdout[:500])
+        g = doc["rates"][0] if doc.get("rates") else {}
+        rate, od, hours = 14.1234, on_demand(t, region), 365 * 24
+        want = {"plan_usd_per_hour": rate, "on_demand_usd_per_hour": od, "break_even_utilisation": rate / od,
+                "commitment_usd_per_hour": 2 * rate, "upfront_usd": 0.5 * 2 * rate * hours,
+                "recurring_usd_per_hour": 0.5 * 2 * rate, "term_hours": hours, "nodes": 2}
+        for k, v in want.items():
+            check(k in g and g[k] is not None and math.isclose(g[k], v, rel_tol=1e-12), "%s: %s, wanted %s" % (k, g.get(k), v))
+        # amortised: upfront over the term plus recurring is the commitment again
+        if g:
+            check(math.isclose(g["upfront_usd"] / hours + g["recurring_usd_per_hour"], 2 * rate, rel_tol=1e-12), "amortised")
+        check(g.get("on_demand_source") == "live", "on-demand source %s" % g.get("on_demand_source"))
+        log = [r for r in fake.stats()["requests_log"] if r["op"] == "DescribeSavingsPlansOfferingRates"]
+        check(len(log) >= 2, "pagination: %d requests with one result a page" % len(log))
+        for r in log:
+            params = {"savingsPlanTypes": ["Compute"], "savingsPlanPaymentOptions": ["Partial Upfront"],
+                      "products": ["EC2"], "serviceCodes": ["AmazonEC2"], "operations": ["RunInstances"],
+                      "filters": [{"name": "instanceType", "values": [t]}, {"name": "region", "values": [region]},
+                                  {"name": "tenancy", "values": ["shared"]},
+                                  {"name": "productDescription", "values": ["Linux/UNIX"]}],
+                      "maxResults": 1000}
+            if isinstance(r["json"], dict) and "nextToken" in r["json"]:
+                params["nextToken"] = r["json"]["nextToken"]
+            method, path_, body, ctype = botocore_rest_json("DescribeSavingsPlansOfferingRates", params)
+            check((r["method"], r["path"], r["json"]) == (method, path_, body) and r["content_type"] == ctype,
+                  "request %s %s %s %s\n  botocore: %s %s %s %s" % (r["method"], r["path"], r["json"], r["content_type"],
+                                                                    method, path_, body, ctype))
+        # the table says how the upfront is amortised
+        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--payment", "partial",
+                 "--nodes", "2", "--format", "table", "--wide"], e)
+        check(testlib.usd(rate) in p.stdout and testlib.usd(0.5 * 2 * rate * hours) in p.stdout and "8,760" in p.stdout
+              and "%.0f%%" % (rate / od * 100) in p.stdout, "table:\n%s" % p.stdout)
+        # 3 years all upfront: everything up front, nothing hourly
+        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--term", "3y",
+                 "--payment", "all", "--format", "json"], e)
+        g = json.loads(p.stdout)["rates"][0]
+        check(math.isclose(g["upfront_usd"], 8.8 * 3 * 8760, rel_tol=1e-12) and g["recurring_usd_per_hour"] == 0,
+              "3y all upfront: %s" % g)
+        # no rate for the plan asked: exit 1, said
+        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--plan", "ec2-instance",
+                 "--payment", "all"], e, rc=1)
+        check("no EC2 Instance Savings Plan rate" in p.stderr, "no rate: %s" % p.stderr)
+        check(fake.stats()["signature_failures"] == 0, "signature failures")
+    finally:
+        fake.stop()
+
+
+# ---- offline and usage ---------------------------------------------------------------------------
+
+def case_offline():
+    for market, extra in (("capacity-block", ["--duration", "3d"]), ("savings-plan", [])):
+        base = ["--market", market, "--instance-types", "p5.48xlarge", "--regions", "us-east-1"] + extra
+        for args, e in ((base + ["--source", "snapshot"], env()), (base + ["--source", "cache"], env()),
+                        (base, env(creds=False))):
+            p = run(args + ["--format", "table"], e)
+            check("live AWS only" in p.stdout and "$" not in p.stdout, "offline %s: %r" % (args, p.stdout))
+            p = run(args + ["--format", "json"], e)
+            doc = valid(json.loads(p.stdout), "offline")
+            check(doc.get("note") and not doc.get("offerings") and not doc.get("rates"), "offline json %s" % doc)
+        p = run(base + ["--source", "live"], env(creds=False), rc=1)
+        check("live AWS only" in p.stderr, "--source live without credentials: %s" % p.stderr)
+
+
+def case_usage():
+    e = env(creds=False)
+    soon = iso(day(2))
+    bad = [
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "15d"], "14d or 21d"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "183d"], "182d"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "36h"], "1d or 2d"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "0d"], "duration"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge"], "needs --duration"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--nodes", "0"], "--nodes"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--nodes", "65"], "1 to 64"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after",
+          iso(day(-2))], "in the past"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after",
+          iso(day(60))], "8 weeks"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after", soon,
+          "--end-before", iso(day(3))], "less than the block"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--end-before",
+          iso(day(100))], "past 8 weeks"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after",
+          "next week"], "not a date"),
+        (["--market", "capacity-block", "--instance-types", "g5.xlarge", "--duration", "3d"], "no Capacity Block is sold"),
+        (["--market", "capacity-block", "--duration", "3d"], "needs --instance-types"),
+        (["--duration", "3d", "--instance-types", "p5.48xlarge"], "needs --market capacity-block"),
+        (["--term", "3y", "--instance-types", "p5.48xlarge"], "needs --market savings-plan"),
+        (["--market", "savings-plan", "--instance-types", "p5.48xlarge", "--term", "2y"], "--term"),
+        (["--market", "savings-plan", "--instance-types", "ml.p4d.24xlarge", "--plan", "compute"], "--plan compute"),
+        (["--market", "savings-plan", "--instance-types", "p5.48xlarge", "--sort", "spot"], "--sort"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--columns", "spot"],
+         "--columns"),
+    ]
+    for args, words in bad:
+        p = run(args + ["--regions", "us-east-1"], e, rc=2)
+        check(words in p.stderr and "Traceback" not in p.stderr and len(p.stderr.splitlines()) <= 3,
+              "%s: %r lacks %r" % (args, p.stderr, words))
+        check(p.stdout == "", "%s printed %r" % (args, p.stdout))
+
+
+try:
+    {"blocks": case_blocks, "plans": case_plans, "offline": case_offline, "usage": case_usage}[CASE]()
+    print("ok [%s]" % CASE)
+finally:
+    shutil.rmtree(TMP, ignore_errors=True)
