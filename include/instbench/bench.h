@@ -157,11 +157,16 @@ void sysinfo_host_load(const bench_cpu_sample *before, const bench_cpu_sample *a
 
 /* ---- rendezvous.c ----------------------------------------------------------------------- */
 typedef struct bench_rendezvous {
-    char kind[16];        /* "none" | "torchrun" | "slurm" | "flags" */
+    /* "none" | "torchrun" (a real torchrun: TORCHELASTIC_RUN_ID set) | "env" (WORLD_SIZE/RANK with
+     * no launcher behind them: Kubeflow PyTorchJob, Volcano, a script) | "kubeflow-trainer"
+     * (Trainer v2's PET_* only) | "slurm" | "flags" */
+    char kind[24];
     int nnodes, node_rank;
     int world_size, rank, local_rank, local_world_size;
     char master_addr[256];
     int master_port;
+    int id_port;          /* where global rank 0 serves the NCCL unique id: master_port, or the next
+                           * one where torchrun's own store already listens on master_port */
     char nodelist[512];   /* SLURM_JOB_NODELIST, "" otherwise */
 } bench_rendezvous;
 
@@ -170,8 +175,9 @@ typedef struct bench_rendezvous_flags {
     const char *master_addr;              /* NULL when not given */
 } bench_rendezvous_flags;
 
-/* Resolution order: flags (when any is given), torchrun env (WORLD_SIZE or RANK set), Slurm env
- * (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or
+/* Resolution order: flags (when any is given), torchrun's variables (WORLD_SIZE or RANK set; "torchrun"
+ * when torchrun itself started the process, "env" otherwise), Kubeflow Trainer v2's PET_* (PET_NNODES
+ * set, no WORLD_SIZE), Slurm env (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or
  * inconsistent values are usage errors. */
 int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out,
                        ib_error *err);

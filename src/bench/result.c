@@ -167,6 +167,7 @@ char *result_to_json(const bench_report *r, int pretty)
     if (strcmp(r->topology.kind, "none") != 0) {
         cJSON_AddStringToObject(tp, "master_addr", r->topology.master_addr);
         cJSON_AddNumberToObject(tp, "master_port", r->topology.master_port);
+        cJSON_AddNumberToObject(tp, "nccl_id_port", r->topology.id_port);
     }
 
     cJSON *ms = cJSON_AddObjectToObject(root, "measurement");

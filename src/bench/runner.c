@@ -323,9 +323,7 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         S.dpo = bs[0]->ops;   /* the created backends' own table (a loader entry only forwards) */
         ib_dp_config dc = {.nlocal = R_n, .world_size = S.world, .first_rank = c->rdv ? c->rdv->rank : 0,
                              .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
-                             .port = c->rdv ? c->rdv->master_port : 0, .timeout_s = 600};
-        /* torchrun's own store already listens on MASTER_PORT: the NCCL id travels on the next port */
-        if (c->rdv && !strcmp(c->rdv->kind, "torchrun")) dc.port = c->rdv->master_port + 1;
+                             .port = c->rdv ? c->rdv->id_port : 0, .timeout_s = 600};
         int drc = S.dpo->dp_create(&dc, bs, &S.dp, err);
         free(bs);
         if (drc) goto done;
