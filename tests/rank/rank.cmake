@@ -65,3 +65,7 @@ add_test(NAME rank_spot_risk COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # bombs' peak RSS bounded in the release build only, as rank_memory's).
 add_test(NAME rank_gzip COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_gzip.py ${INSTBENCH_BIN}
          ${_rank_memory_mode})
+# PLACEMENT asked as each row needs it (TargetCapacity = nodes, one zone, --placement-pool), against
+# the fake AWS's checked GetSpotPlacementScores and botocore's serializer.
+add_test(NAME rank_placement COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_placement.py ${INSTBENCH_BIN}
+                                     ${INSTBENCH_PRICE_DATA})
