@@ -73,6 +73,7 @@ typedef struct bench_run_config {
     void *after_user;
 } bench_run_config;
 
+enum { BENCH_ALLREDUCE_SIZES = 8, BENCH_ALLREDUCE_ITERS = 5 };
 typedef struct bench_result {
     int warmup_steps, steps;
     double duration_s;              /* wall time of the timed window (rank 0) */
@@ -84,7 +85,17 @@ typedef struct bench_result {
     double pipeline_sps;            /* data pipeline capacity (all ranks), 0 when not measured */
     int drift;                      /* 1 when the second half of the window is >10% slower */
     int interrupted;                /* stopped by *stop: nothing should be written */
+    /* After the window, on the run's own communicator (NCCL, or the in-process comm) when it has
+     * more than one rank: allreduces over a size sweep up to the gradient (DDP's 25 MiB buckets
+     * and the whole gradient among them), 2 warm-up calls then BENCH_ALLREDUCE_ITERS timed ones,
+     * each from the host to the device's completion; the median (rank 0's). */
+    size_t n_allreduce;
+    struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
 } bench_result;
+/* nccl-tests' definitions (its PERFORMANCE.md): algbw = bytes / time; for an allreduce over n
+ * ranks busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes per second, as nccl-tests prints). */
+double bench_algbw_gbps(double bytes, double time_s);
+double bench_allreduce_busbw_gbps(double bytes, double time_s, int world_size);
 
 int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 

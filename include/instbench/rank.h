@@ -67,6 +67,8 @@ typedef struct rank_result {
     int identity_mismatch;       /* instance.identity_mismatch: 1 the user kept a type that contradicts
                                     the hardware (measure --identity-mismatch ok), 0 checked, -1 unknown */
     double cv;                   /* measurement.step_time_s.cv, NAN unknown */
+    double busbw_gbps;           /* communication.allreduce: busbw at the largest size <= DDP's 25 MiB
+                                    bucket (else the smallest), NAN none or malformed */
     unsigned warnings;           /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
     time_t timestamp;            /* 0 unknown */
     double user_usd_per_hour;    /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
@@ -192,6 +194,7 @@ typedef struct rank_config {
     size_t superseded;           /* extrapolated runs left out because a real NODES-node run exists */
     int identity_mismatch;       /* 1 when any run's identity contradicted its hardware */
     double cv_max;               /* the worst run's step-time CV, NAN unknown */
+    double busbw_gbps;           /* multi-node: the median busbw of its runs on all its nodes, else NAN */
     unsigned warnings;           /* union of the runs' RANK_WARN_* */
     /* Per market (rank_market): the hourly cost per node the runs recorded (measure
      * --hourly-cost), from the newest run that recorded one; NAN when none did. */

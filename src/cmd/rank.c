@@ -166,7 +166,7 @@ static const arg_spec rank_specs[] = {
      "accelerators_total, usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
      "samples_per_dollar, effective_samples_per_dollar, target_samples,\n"
      "hours_to_target, cost_to_target_usd, runs, samples_per_second_min,\n"
-     "samples_per_second_max, cv, warnings, identity_mismatch, spot_az,\n"
+     "samples_per_second_max, cv, busbw_gbps, warnings, identity_mismatch, spot_az,\n"
      "spot_zone_type, interruption_bucket, interruption_label, placement_score,\n"
      "placement_target_capacity, placement_instance_types, placement_zone,\n"
      "spot_rate_per_node_hour, spot_rate_source, spot_job_rate_per_hour,\n"

@@ -128,6 +128,17 @@ static void get_placement(const rank_report *r, const rank_row *row, rank_value 
     (void)r;
     if (is_spot(row) && row->placement_score > 0) num(v, row->placement_score);
 }
+/* nccl-tests' bus bandwidth of the run's allreduce (multi-node rows measured on all their nodes). */
+static void get_busbw(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    if (!isnan(CFG(r, row)->busbw_gbps)) num(v, CFG(r, row)->busbw_gbps);
+}
+static void show_busbw(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    double bw = CFG(r, row)->busbw_gbps;
+    if (isnan(bw)) snprintf(out, len, "-");
+    else snprintf(out, len, "%.1f GB/s", bw);
+}
 /* What a placement score answers: TargetCapacity (instances), how many types, which zone. */
 static void get_placement_capacity(const rank_report *r, const rank_row *row, rank_value *v)
 {
@@ -361,6 +372,7 @@ const rank_column rank_columns[] = {
     {"samples_per_second_min", "SAMPLES/s MIN", R, 2, get_sps_min, NULL},
     {"samples_per_second_max", "SAMPLES/s MAX", R, 2, get_sps_max, NULL},
     {"cv", "WORST CV", R, 2, get_cv, show_cv},
+    {"busbw_gbps", "BUSBW", R, 2, get_busbw, show_busbw},
     {"warnings", "WARNINGS", L, 2, get_warnings, NULL},
     {"identity_mismatch", "IDENTITY MISMATCH", L, 2, get_identity_mismatch, NULL},
     {"spot_az", "SPOT AZ", L, 4, get_spot_az, show_spot_az},

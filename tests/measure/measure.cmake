@@ -67,3 +67,16 @@ if(TARGET instbench_cuda_sim)
                    ${CMAKE_SOURCE_DIR}/docs/usage.md)
   set_tests_properties(measure_slurm PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
+
+# communication.allreduce (nccl-tests' algbw/busbw recomputed from the recorded times): in-process
+# ranks here, and two processes over the NCCL stand-in where the simulated CUDA module is built.
+if(TARGET instbench_cuda_sim)
+  add_test(NAME measure_allreduce
+           COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_allreduce.py ${INSTBENCH_BIN}
+                   ${CMAKE_SOURCE_DIR}/schemas/result-v1.json $<TARGET_FILE:instbench_cuda_sim>)
+else()
+  add_test(NAME measure_allreduce
+           COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_allreduce.py ${INSTBENCH_BIN}
+                   ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+endif()
+set_tests_properties(measure_allreduce PROPERTIES TIMEOUT 900)

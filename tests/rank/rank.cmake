@@ -69,3 +69,5 @@ add_test(NAME rank_gzip COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/
 # the fake AWS's checked GetSpotPlacementScores and botocore's serializer.
 add_test(NAME rank_placement COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_placement.py ${INSTBENCH_BIN}
                                      ${INSTBENCH_PRICE_DATA})
+# BUSBW: the runs' allreduce bus bandwidth, for the multi-node rows measured on all their nodes.
+add_test(NAME rank_busbw COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_busbw.py ${INSTBENCH_BIN})
