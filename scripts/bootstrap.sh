@@ -10,9 +10,12 @@ APT_PACKAGES=(
   python3 python3-pip python3-venv python3-torch python3-torchvision python3-botocore python3-jsonschema
   awscli librsvg2-bin clang libclang-rt-14-dev
   jq python3-pandas python3-openpyxl libreoffice-calc-nogui
+  slurmctld slurmd slurm-client munge
 )
 # jq, pandas, openpyxl and LibreOffice Calc (headless) are the independent readers of the JSON and
 # CSV that `rank` and `prices` write: the tests feed them the output as a user would.
+# Slurm (slurmctld, slurmd, srun) and munge: tests/measure/measure_slurm.py starts a real one-node
+# cluster on loopback and runs measure under srun; nothing is enabled as a service.
 # timm comes from PyPI without its dependencies (torch/torchvision are Debian's).
 PIP_PACKAGES=(timm==0.9.16)
 

@@ -83,6 +83,12 @@ typedef struct ec2_score {
 
 typedef struct ec2_score_query {
     char instance_type[64];
+    /* More types the user would accept, asked together with instance_type (AWS: with one or two
+     * types "the returned placement score will always be low"; it recommends at least three).
+     * Borrowed; duplicates of instance_type are not sent twice. */
+    char **pool;
+    size_t n_pool;
+    int target_capacity;      /* TargetCapacity in units (instances): a row's node count; 0 = 1 */
     char **regions;           /* borrowed */
     size_t n_regions;
     int single_az;            /* SingleAvailabilityZone=true: one score per AZ ID */

@@ -73,6 +73,7 @@ typedef struct bench_run_config {
     void *after_user;
 } bench_run_config;
 
+enum { BENCH_ALLREDUCE_SIZES = 8, BENCH_ALLREDUCE_ITERS = 5 };
 typedef struct bench_result {
     int warmup_steps, steps;
     double duration_s;              /* wall time of the timed window (rank 0) */
@@ -84,7 +85,17 @@ typedef struct bench_result {
     double pipeline_sps;            /* data pipeline capacity (all ranks), 0 when not measured */
     int drift;                      /* 1 when the second half of the window is >10% slower */
     int interrupted;                /* stopped by *stop: nothing should be written */
+    /* After the window, on the run's own communicator (NCCL, or the in-process comm) when it has
+     * more than one rank: allreduces over a size sweep up to the gradient (DDP's 25 MiB buckets
+     * and the whole gradient among them), 2 warm-up calls then BENCH_ALLREDUCE_ITERS timed ones,
+     * each from the host to the device's completion; the median (rank 0's). */
+    size_t n_allreduce;
+    struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
 } bench_result;
+/* nccl-tests' definitions (its PERFORMANCE.md): algbw = bytes / time; for an allreduce over n
+ * ranks busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes per second, as nccl-tests prints). */
+double bench_algbw_gbps(double bytes, double time_s);
+double bench_allreduce_busbw_gbps(double bytes, double time_s, int world_size);
 
 int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 
@@ -157,11 +168,16 @@ void sysinfo_host_load(const bench_cpu_sample *before, const bench_cpu_sample *a
 
 /* ---- rendezvous.c ----------------------------------------------------------------------- */
 typedef struct bench_rendezvous {
-    char kind[16];        /* "none" | "torchrun" | "slurm" | "flags" */
+    /* "none" | "torchrun" (a real torchrun: TORCHELASTIC_RUN_ID set) | "env" (WORLD_SIZE/RANK with
+     * no launcher behind them: Kubeflow PyTorchJob, Volcano, a script) | "kubeflow-trainer"
+     * (Trainer v2's PET_* only) | "slurm" | "flags" */
+    char kind[24];
     int nnodes, node_rank;
     int world_size, rank, local_rank, local_world_size;
     char master_addr[256];
     int master_port;
+    int id_port;          /* where global rank 0 serves the NCCL unique id: master_port, or the next
+                           * one where torchrun's own store already listens on master_port */
     char nodelist[512];   /* SLURM_JOB_NODELIST, "" otherwise */
 } bench_rendezvous;
 
@@ -170,8 +186,9 @@ typedef struct bench_rendezvous_flags {
     const char *master_addr;              /* NULL when not given */
 } bench_rendezvous_flags;
 
-/* Resolution order: flags (when any is given), torchrun env (WORLD_SIZE or RANK set), Slurm env
- * (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or
+/* Resolution order: flags (when any is given), torchrun's variables (WORLD_SIZE or RANK set; "torchrun"
+ * when torchrun itself started the process, "env" otherwise), Kubeflow Trainer v2's PET_* (PET_NNODES
+ * set, no WORLD_SIZE), Slurm env (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or
  * inconsistent values are usage errors. */
 int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out,
                        ib_error *err);

@@ -76,6 +76,27 @@ typedef struct prices_query {
     double timeout_s;                /* per AWS request attempt, 0 = default 20 s */
 } prices_query;
 
+/* ---- placement scores for a configuration (placement_live.c) ------------------------------ */
+/* One GetSpotPlacementScores question: can REGION give CAPACITY instances of INSTANCE_TYPE (or of
+ * the pool's types alongside it), in one zone when SINGLE_AZ (a cluster placement group lives in
+ * one)?  The answers: the region's score (not single-AZ) or each zone's, by name and ID. */
+typedef struct placement_ask {
+    char region[32];
+    char instance_type[64];
+    int capacity;
+    int single_az;
+    /* out */
+    int region_score;                 /* 1..10, -1 none */
+    struct { char name[32]; char id[32]; int score; } zones[32];
+    size_t n_zones;
+    int failed;                       /* the call failed (note says why) */
+} placement_ask;
+/* Asks every ask live, in concurrent rounds, with the pool's types added to each (borrowed).
+ * Returns 0, or -1 when no call could be made at all (no credentials, no client); NOTE says why
+ * scores are missing either way ("" when all came). */
+int prices_placement_live(placement_ask *asks, size_t n, char **pool, size_t n_pool, double timeout_s,
+                          char *note, size_t note_len);
+
 /* Resolves every (type, region) of q, each market from live AWS -> cache -> snapshot as q->source
  * allows (auto: all three; live: AWS only, failing if it fails; cache / snapshot: only that one).
  * Interruption buckets always come from the snapshot (Spot Advisor data).  Warnings (no

@@ -70,6 +70,8 @@ typedef struct rank_result {
     int identity_mismatch;       /* instance.identity_mismatch: 1 the user kept a type that contradicts
                                     the hardware (measure --identity-mismatch ok), 0 checked, -1 unknown */
     double cv;                   /* measurement.step_time_s.cv, NAN unknown */
+    double busbw_gbps;           /* communication.allreduce: busbw at the largest size <= DDP's 25 MiB
+                                    bucket (else the smallest), NAN none or malformed */
     unsigned warnings;           /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
     time_t timestamp;            /* 0 unknown */
     double user_usd_per_hour;    /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
@@ -195,6 +197,7 @@ typedef struct rank_config {
     size_t superseded;           /* extrapolated runs left out because a real NODES-node run exists */
     int identity_mismatch;       /* 1 when any run's identity contradicted its hardware */
     double cv_max;               /* the worst run's step-time CV, NAN unknown */
+    double busbw_gbps;           /* multi-node: the median busbw of its runs on all its nodes, else NAN */
     unsigned warnings;           /* union of the runs' RANK_WARN_* */
     /* Per market (rank_market): the hourly cost per node the runs recorded (measure
      * --hourly-cost), from the newest run that recorded one; NAN when none did. */
@@ -384,6 +387,11 @@ typedef struct rank_row {
     double cost_to_target;
     int interruption_bucket;     /* spot only, -1 unknown */
     int placement_score;         /* spot only, -1 unknown */
+    /* What the score answers (spot rows with a score): GetSpotPlacementScores for this many
+     * instances (TargetCapacity) of this many types (the row's and --placement-pool's), for one
+     * zone (placement_zone, the priced one) or the whole region (""). */
+    int placement_capacity, placement_types;
+    char placement_zone[40];
     char price_source[16];
     time_t price_as_of;          /* 0 unknown */
     rank_spot_risk risk;         /* spot rows: the interruption-aware figures */
@@ -404,6 +412,19 @@ typedef struct rank_row {
 /* One row per configuration and requested market (ml.* SageMaker types: on-demand only). */
 int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices,
                const rank_options *o, rank_row **rows, size_t *n_rows, ib_error *err);
+
+/* ---- placement.c: placement scores asked as the row needs them --------------------------- */
+/* A price set's placement score asks for one instance of one type; that answers a 1-node row
+ * without a pool only (rank_score keeps it there and drops it on multi-node rows).  The asks a
+ * set of rows needs beyond that: one per (region, type, nodes) of a priced spot row with several
+ * nodes, or of every priced spot row when N_POOL > 0; single-AZ each (a cluster placement group
+ * is in one zone; a 1-node row is priced in one zone too).  *ASKS is malloc'd (NULL when none). */
+size_t rank_placement_plan(const rank_config *configs, const rank_row *rows, size_t n_rows, size_t n_pool,
+                           placement_ask **asks);
+/* Gives each row the score of its ask for the zone it is priced in (the best zone's when priced
+ * over several), -1 when the ask failed or that zone has none; records capacity, types, zone. */
+void rank_placement_apply(const rank_config *configs, rank_row *rows, size_t n_rows, const placement_ask *asks,
+                          size_t n_asks, char *const *pool, size_t n_pool);
 
 /* Fills every spot row's RISK (and the rank_* figures of every priced row) from O->spot; the
  * break-even against the best on-demand row among ROWS. */

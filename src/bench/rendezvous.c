@@ -1,5 +1,20 @@
-/* rendezvous: who this process is in a data-parallel job.  torchrun's variables, Slurm's, or flags
- * (--nnodes --node-rank --master-addr --master-port); parsed, checked and recorded in the result. */
+/* rendezvous: who this process is in a data-parallel job, and on which port global rank 0 serves the
+ * NCCL unique id.  Every launcher teams use is read as it documents itself:
+ * - torchrun (torch.distributed.run) sets WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
+ *   MASTER_ADDR/PORT and always TORCHELASTIC_RUN_ID.  With TORCHELASTIC_USE_AGENT_STORE=True its agent's
+ *   TCPStore already listens on MASTER_PORT, so the id travels on the next port; with False the agent
+ *   only picked a free MASTER_PORT for the workers to listen on, and the id uses it.
+ * - Kubeflow's PyTorchJob and Volcano's pytorch plugin set WORLD_SIZE (the number of pods), RANK (the
+ *   pod's index), MASTER_ADDR and MASTER_PORT (the port the job's service exposes) and start the
+ *   container's command directly: nothing listens on MASTER_PORT, and it is the one port the job
+ *   declared, so the id uses it ("env").  Each such process drives the pod's GPUs (--ranks).
+ * - Kubeflow Trainer v2's torch runtime sets only PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
+ *   PET_MASTER_ADDR, PET_MASTER_PORT (torchrun's flags as variables).  Started directly, one process
+ *   per node drives its GPUs; the id uses PET_MASTER_PORT ("kubeflow-trainer").
+ * - srun sets SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NNODES, SLURM_NODEID and the node
+ *   list; the master is the list's first host and MASTER_PORT (default 29500) the id's port.
+ * - flags: --nnodes --node-rank --master-addr --master-port.
+ * Parsed, checked and recorded in the result. */
 #include "instbench/bench.h"
 
 #include <stdio.h>
@@ -70,8 +85,8 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
     strcpy(r->master_addr, "127.0.0.1");
 
     int flags_given = f && (f->nnodes >= 0 || f->node_rank >= 0 || f->master_port >= 0 || f->master_addr);
-    const char *ws = get("WORLD_SIZE"), *rk = get("RANK"), *sp = get("SLURM_PROCID");
-    int p;
+    const char *ws = get("WORLD_SIZE"), *rk = get("RANK"), *sp = get("SLURM_PROCID"), *pet = get("PET_NNODES");
+    int p, store_listens = 0;
 
     if (flags_given) {
         strcpy(r->kind, "flags");
@@ -82,7 +97,12 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         r->world_size = r->nnodes * ranks;
         r->rank = r->node_rank * ranks;
     } else if ((ws && ws[0]) || (rk && rk[0])) {
-        strcpy(r->kind, "torchrun");
+        const char *run_id = get("TORCHELASTIC_RUN_ID"), *agent_store = get("TORCHELASTIC_USE_AGENT_STORE");
+        const int torchrun = run_id && run_id[0];
+        strcpy(r->kind, torchrun ? "torchrun" : "env");
+        /* torchrun writes str(bool): "True" or "False"; an older one without the variable always
+         * served its static store on MASTER_PORT */
+        store_listens = torchrun && !(agent_store && !strcmp(agent_store, "False"));
         int lws = 1;
         r->world_size = 1;
         if (env_int(get, "WORLD_SIZE", 1, 1 << 20, &r->world_size, &p, err) ||
@@ -105,6 +125,26 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         r->rank *= ranks;
         r->local_rank *= ranks;
         r->local_world_size = lws * ranks;
+    } else if (pet && pet[0]) {
+        strcpy(r->kind, "kubeflow-trainer");
+        if (env_int(get, "PET_NNODES", 1, 1 << 20, &r->nnodes, &p, err) ||
+            env_int(get, "PET_NODE_RANK", 0, 1 << 20, &r->node_rank, &p, err) ||
+            env_int(get, "PET_MASTER_PORT", 1, 65535, &r->master_port, &p, err))
+            return -1;
+        /* "auto", "cpu", "gpu" let torchrun count; a number must be what this process drives, or
+         * the nodes would not agree on the world size */
+        const char *npn = get("PET_NPROC_PER_NODE");
+        long n;
+        if (npn && npn[0] && util_parse_int(npn, 1, 1 << 20, &n) == 0 && n != ranks)
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "PET_NPROC_PER_NODE=%ld, but this process drives %d rank(s): started directly, "
+                                "instbench runs one process per node that drives all of its GPUs (--ranks %ld), "
+                                "or start it under torchrun",
+                                n, ranks, n);
+        const char *ma = get("PET_MASTER_ADDR");
+        if (ma && ma[0]) snprintf(r->master_addr, sizeof r->master_addr, "%s", ma);
+        r->world_size = r->nnodes * ranks;
+        r->rank = r->node_rank * ranks;
     } else if (sp && sp[0]) {
         strcpy(r->kind, "slurm");
         int ntasks = 1, nodeid = 0, localid = 0, tpn = 0;
@@ -134,7 +174,12 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         r->local_rank = localid * ranks;
         r->local_world_size = tpn * ranks;
     }
-    return check_topology(r, err);
+    if (check_topology(r, err)) return -1;
+    if (store_listens && r->master_port == 65535)
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "MASTER_PORT=65535 is torchrun's store; the NCCL id needs the next port, and there is none");
+    r->id_port = store_listens ? r->master_port + 1 : r->master_port;
+    return 0;
 }
 
 int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out,

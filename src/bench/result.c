@@ -174,6 +174,7 @@ char *result_to_json(const bench_report *r, int pretty)
     if (strcmp(r->topology.kind, "none") != 0) {
         cJSON_AddStringToObject(tp, "master_addr", r->topology.master_addr);
         cJSON_AddNumberToObject(tp, "master_port", r->topology.master_port);
+        cJSON_AddNumberToObject(tp, "nccl_id_port", r->topology.id_port);
     }
 
     cJSON *ms = cJSON_AddObjectToObject(root, "measurement");
@@ -216,6 +217,20 @@ char *result_to_json(const bench_report *r, int pretty)
     for (size_t i = 0; i < nw; i++) {
         cJSON_AddItemToArray(warn, cJSON_CreateString(w[i].text));
         cJSON_AddItemToArray(codes, cJSON_CreateString(w[i].code));
+    }
+
+    /* the run's own communicator, timed after the window (runner.c): nccl-tests' figures */
+    if (m->n_allreduce > 0) {
+        cJSON *ar = cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "communication"), "allreduce");
+        for (size_t k = 0; k < m->n_allreduce; k++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "bytes", m->allreduce[k].bytes);
+            cJSON_AddNumberToObject(e, "time_s", m->allreduce[k].time_s);
+            cJSON_AddNumberToObject(e, "algbw_gbps", bench_algbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s));
+            cJSON_AddNumberToObject(e, "busbw_gbps", bench_allreduce_busbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s,
+                                                                             r->topology.world_size));
+            cJSON_AddItemToArray(ar, e);
+        }
     }
 
     /* one checkpoint of this run's state, timed (checkpoint.c); null when off, skipped or not rank 0 */
@@ -289,6 +304,13 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);
+    if (m->n_allreduce > 0) {
+        const size_t k = m->n_allreduce - 1;   /* the whole gradient */
+        fprintf(f, "  allreduce    %.1f MiB in %.3f ms: busbw %.2f GB/s, algbw %.2f GB/s (%d ranks)\n",
+                m->allreduce[k].bytes / 1048576.0, 1e3 * m->allreduce[k].time_s,
+                bench_allreduce_busbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s, r->topology.world_size),
+                bench_algbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s), r->topology.world_size);
+    }
 }
 
 int result_append_line(const char *path, const char *json, ib_error *err)

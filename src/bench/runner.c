@@ -38,6 +38,8 @@ typedef struct shared_state {
     atomic_int abort;      /* any rank failed: set mid-step, so atomic rather than barrier-fenced */
     /* Rank 0's record. */
     double *step_s, *data_s, *compute_s, *comm_s;   /* timed steps */
+    size_t n_allreduce;                               /* allreduce_sweep's, rank 0's figures */
+    struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
     size_t n_timed, cap;
     double warm_times[WARMUP_MAX + 1];   /* the latest warm-up step times (a fixed --warmup may be longer) */
     int n_stored, n_warm;
@@ -206,6 +208,50 @@ typedef struct rank_arg {
     rank_state *R;
 } rank_arg;
 
+double bench_algbw_gbps(double bytes, double time_s) { return time_s > 0 ? bytes / time_s / 1e9 : 0; }
+
+double bench_allreduce_busbw_gbps(double bytes, double time_s, int world_size)
+{
+    return world_size > 0 ? bench_algbw_gbps(bytes, time_s) * 2.0 * (world_size - 1) / world_size : 0;
+}
+
+/* The sizes the sweep times, ascending, none above the gradient: 256 KiB to 16 MiB by fours, DDP's
+ * 25 MiB bucket, the whole gradient. */
+static size_t allreduce_sizes(size_t grad_bytes, double *out)
+{
+    static const double cand[] = {256 << 10, 1 << 20, 4 << 20, 16 << 20, 25 << 20};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof cand / sizeof *cand && n + 1 < BENCH_ALLREDUCE_SIZES; i++)
+        if (cand[i] < (double)grad_bytes) out[n++] = cand[i];
+    out[n++] = (double)grad_bytes;
+    return n;
+}
+
+/* Every rank of the job calls it together after the window (a collective).  The gradient block is
+ * the buffer: the step that needed it is over, and a checkpoint takes weights and moments only. */
+static int allreduce_sweep(shared_state *S, rank_state *R)
+{
+    ib_backend *b = R->backend;
+    float *buf = b->ops->grad_block(b);
+    double sizes[BENCH_ALLREDUCE_SIZES];
+    size_t n = allreduce_sizes(b->layout.total * sizeof(float), sizes);
+    for (size_t k = 0; k < n; k++) {
+        size_t count = (size_t)(sizes[k] / sizeof(float));
+        double t[BENCH_ALLREDUCE_ITERS];
+        for (int it = -2; it < BENCH_ALLREDUCE_ITERS; it++) {
+            double t0 = util_now_seconds();
+            if (R->comm->allreduce_mean(R->comm, buf, count, &R->err) || b->ops->synchronize(b, &R->err)) return -1;
+            if (it >= 0) t[it] = util_now_seconds() - t0;
+        }
+        if (R->rank == 0) {
+            S->allreduce[k].bytes = (double)count * sizeof(float);
+            S->allreduce[k].time_s = stats_median(t, BENCH_ALLREDUCE_ITERS);
+        }
+    }
+    if (R->rank == 0) S->n_allreduce = n;
+    return 0;
+}
+
 static void *rank_loop(void *arg)
 {
     rank_arg *A = arg;
@@ -243,6 +289,11 @@ static void *rank_loop(void *arg)
         if (multi) pthread_barrier_wait(&S->boundary);
         if (R->rank == 0) S->phase = phase;
         if (stop) break;
+    }
+    /* every rank left on the same agreed step, so all of them enter the collectives below */
+    if (!S->abort && S->world > 1 && R->comm && allreduce_sweep(S, R) != 0) {
+        R->failed = 1;
+        S->abort = 1;
     }
     return NULL;
 }
@@ -323,9 +374,7 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         S.dpo = bs[0]->ops;   /* the created backends' own table (a loader entry only forwards) */
         ib_dp_config dc = {.nlocal = R_n, .world_size = S.world, .first_rank = c->rdv ? c->rdv->rank : 0,
                              .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
-                             .port = c->rdv ? c->rdv->master_port : 0, .timeout_s = 600};
-        /* torchrun's own store already listens on MASTER_PORT: the NCCL id travels on the next port */
-        if (c->rdv && !strcmp(c->rdv->kind, "torchrun")) dc.port = c->rdv->master_port + 1;
+                             .port = c->rdv ? c->rdv->id_port : 0, .timeout_s = 600};
         int drc = S.dpo->dp_create(&dc, bs, &S.dp, err);
         free(bs);
         if (drc) goto done;
@@ -400,6 +449,11 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
     out->data_s = stats_median(S.data_s, S.n_timed);
     out->compute_s = stats_median(S.compute_s, S.n_timed);
     out->comm_s = stats_median(S.comm_s, S.n_timed);
+    out->n_allreduce = S.n_allreduce;
+    for (size_t k = 0; k < S.n_allreduce; k++) {
+        out->allreduce[k].bytes = S.allreduce[k].bytes;
+        out->allreduce[k].time_s = S.allreduce[k].time_s;
+    }
     out->first_loss = S.first_loss;
     out->last_loss = S.last_loss;
     if (c->data == BENCH_DATA_HOST)

@@ -120,9 +120,10 @@ static const arg_spec measure_specs[] = {
      "between them; CUDA: one GPU each, NCCL); gradients averaged\n"
      "every step. Default: every local GPU on cuda (one per process\n"
      "under a per-GPU launcher), 1 on cpu", 1, 256, .group = "topology"},
-    {"--nnodes", 0, ARG_INT, &O.rdv.nnodes, "N", "multi-node rendezvous, recorded in the result (torchrun's\n"
-     "WORLD_SIZE/RANK/LOCAL_RANK/MASTER_ADDR/... or Slurm's SLURM_* are\n"
-     "read from the environment when no flag is given)", 1, 100000},
+    {"--nnodes", 0, ARG_INT, &O.rdv.nnodes, "N", "multi-node rendezvous, recorded in the result (without flags,\n"
+     "the environment of torchrun, a PyTorchJob or Volcano pod\n"
+     "(WORLD_SIZE/RANK/MASTER_*), Kubeflow Trainer v2 (PET_*) or srun\n"
+     "(SLURM_*) is read: docs/usage.md, Launchers)", 1, 100000},
     {"--node-rank", 0, ARG_INT, &O.rdv.node_rank, "N", "this node's rank, 0 to nnodes-1", 0, 99999},
     {"--master-addr", 0, ARG_STRING, &O.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
     {"--master-port", 0, ARG_INT, &O.rdv.master_port, "N", "its port", 1, 65535},
@@ -428,6 +429,9 @@ static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *
     if (O.have_steps) printf("  timing: %d steps after warm-up\n", O.steps);
     else printf("  timing: %g s window after warm-up (at least %d steps)\n", O.duration_s, DEFAULT_MIN_STEPS);
     printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, rdv->kind, rdv->node_rank);
+    if (strcmp(rdv->kind, "none") != 0)
+        printf("  rendezvous: global rank %d of %d; rank 0 serves the NCCL unique id on %s:%d\n", rdv->rank,
+               rdv->world_size, rdv->master_addr, rdv->id_port);
     printf("  identity: %s, region %s, market %s, count %d (from %s)\n", id->type[0] ? id->type : "unknown type",
            id->region[0] ? id->region : "unknown", id->market[0] ? id->market : "unknown", id->count, id->source);
     char diff[sizeof id->differences + 16];

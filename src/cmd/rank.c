@@ -31,6 +31,7 @@ typedef struct rank_args {
     double restart_minutes, checkpoint_minutes;   /* NAN: not given */
     args_list columns;
     args_list types;                 /* --instance-types: names and patterns */
+    args_list placement_pool;        /* --placement-pool: types asked with each row's own */
     rank_user_price *prices_given;   /* --price flags, in order */
     size_t n_prices_given;
     rank_options opt;
@@ -136,6 +137,11 @@ static const arg_spec rank_specs[] = {
      "DescribeAvailabilityZones, a result measured in that zone records\n"
      "its ID; snapshot prices name zones by ID only",
      .check = names_zone_problem},
+    {"--placement-pool", 0, ARG_LIST, &A.placement_pool, "TYPES", "the instance types you would accept besides each spot row's own,\n"
+     "asked together for its placement score (AWS: with one or two types\n"
+     "the score is always low; it recommends at least three), e.g.\n"
+     "g5.2xlarge,g6.xlarge,g6.2xlarge",
+     .check = names_instance_type_size_problem},
     {"--price", 0, ARG_FN, &A, "NAME=USD", "your price per node-hour for NAME: an instance type, or the hostname of\n"
      "results without one (own hardware, another cloud); NAME:spot=USD or\n"
      "NAME:on-demand=USD sets one market, plain NAME=USD the on-demand price.\n"
@@ -192,8 +198,9 @@ static const arg_spec rank_specs[] = {
      "accelerators_total, usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
      "samples_per_dollar, effective_samples_per_dollar, target_samples,\n"
      "hours_to_target, cost_to_target_usd, runs, samples_per_second_min,\n"
-     "samples_per_second_max, cv, warnings, identity_mismatch, spot_az,\n"
+     "samples_per_second_max, cv, busbw_gbps, warnings, identity_mismatch, spot_az,\n"
      "spot_zone_type, interruption_bucket, interruption_label, placement_score,\n"
+     "placement_target_capacity, placement_instance_types, placement_zone,\n"
      "spot_rate_per_node_hour, spot_rate_source, spot_job_rate_per_hour,\n"
      "checkpoint_cost_s, checkpoint_cost_source, restart_s,\n"
      "checkpoint_interval_s, spot_efficiency, effective_samples_per_second,\n"
@@ -434,6 +441,27 @@ static void check_attention_paths(const rank_config *c, size_t n)
                 "different speeds, so those rows compare kernels as well as hardware; measure every candidate with the "
                 "same INSTBENCH_CUDA_ATTENTION",
                 fused, fused == 1 ? "" : "s", unfused);
+}
+
+/* Placement scores for the rows a price set's cannot answer: multi-node rows (TargetCapacity =
+ * nodes, one zone) and, with --placement-pool, every spot row.  Asked live where the prices could
+ * be (auto, live); elsewhere, or when AWS does not answer, those rows have none, and -v says why. */
+static void placement_scores(const rank_args *a, const rank_config *configs, rank_row *rows, size_t n_rows)
+{
+    const char *src = a->prices ? a->prices : "auto";
+    placement_ask *asks = NULL;
+    size_t n = rank_placement_plan(configs, rows, n_rows, a->placement_pool.n, &asks);
+    if (n == 0) return;
+    char note[320] = "";
+    if (strcmp(src, "auto") != 0 && strcmp(src, "live") != 0) {
+        for (size_t i = 0; i < n; i++) asks[i].failed = 1;
+        snprintf(note, sizeof note, "--prices %s: scores for a row's node count or a pool are asked live only", src);
+    } else {
+        prices_placement_live(asks, n, a->placement_pool.v, a->placement_pool.n, 0, note, sizeof note);
+    }
+    rank_placement_apply(configs, rows, n_rows, asks, n, a->placement_pool.v, a->placement_pool.n);
+    if (note[0]) ib_info("placement scores for %zu multi-node or pooled question%s: %s", n, n == 1 ? "" : "s", note);
+    free(asks);
 }
 
 /* Prices for the configurations: a file, or prices_get over the types and regions needed. */
@@ -955,6 +983,7 @@ int cmd_rank(int argc, char **argv)
     if (quotes_missing[0]) ib_warn("%s", quotes_missing);
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
     if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
+    placement_scores(&a, configs, rows, n_rows);
 
     size_t n_with_price = 0;
     for (size_t i = 0; i < n_rows; i++) n_with_price += rows[i].priced != 0;

@@ -222,10 +222,10 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
     *n_configs = 0;
     if (g->n == 0) return 0;
     keyed *k = malloc(g->n * sizeof *k);
-    double *sps = malloc(g->n * sizeof *sps);
+    double *sps = malloc(g->n * sizeof *sps), *bw = malloc(g->n * sizeof *bw);
     rank_config *c = calloc(g->n, sizeof *c);
-    if (!k || !sps || !c) {
-        free(k), free(sps), free(c);
+    if (!k || !sps || !bw || !c) {
+        free(k), free(sps), free(bw), free(c);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory combining runs");
     }
     const char *ovr = region_override && region_override[0] ? region_override : NULL;
@@ -289,10 +289,21 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         }
         C->extrapolated = C->measured_nodes < C->nodes;
         C->samples_per_second = rank_median(sps, C->runs);
+        /* The network between nodes: only runs that spanned all of them say anything about it. */
+        C->busbw_gbps = NAN;
+        if (C->nodes > 1) {
+            size_t nb = 0;
+            for (size_t j = start; j < i; j++) {
+                const rank_result *x = &r->items[k[j].result];
+                if (x->measured_nodes == C->nodes && !isnan(x->busbw_gbps)) bw[nb++] = x->busbw_gbps;
+            }
+            if (nb) C->busbw_gbps = rank_median(bw, nb);
+        }
         start = i;
     }
     free(k);
     free(sps);
+    free(bw);
     name_variants(c, nc);
     *configs = c;
     *n_configs = nc;

@@ -139,6 +139,35 @@ static void parse_checkpoint(const cJSON *root, rank_result *r)
     r->checkpoint_s = w->valuedouble < RANK_SPOT_MIN_CHECKPOINT_S ? RANK_SPOT_MIN_CHECKPOINT_S : w->valuedouble;
 }
 
+/* The optional "communication" measure timed (allreduce sizes ascending): the bus bandwidth at the
+ * largest size a DDP bucket (25 MiB) holds, the figure the gradients' allreduces move at, else at
+ * the smallest.  Descriptive: a bad entry leaves it unknown, never rejects the result. */
+static void parse_busbw(const cJSON *root, rank_result *r)
+{
+    r->busbw_gbps = NAN;
+    const cJSON *cm = get_obj(root, "communication");
+    const cJSON *ar = cm ? cJSON_GetObjectItemCaseSensitive(cm, "allreduce") : NULL;
+    if (!cJSON_IsArray(ar) || cJSON_GetArraySize(ar) > 64) return;
+    double pick = NAN, pick_bytes = 0, small = NAN, small_bytes = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ar) {
+        const cJSON *b = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "bytes") : NULL;
+        const cJSON *bw = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "busbw_gbps") : NULL;
+        if (!cJSON_IsNumber(b) || !cJSON_IsNumber(bw) || !(b->valuedouble > 0) || !isfinite(b->valuedouble) ||
+            !(bw->valuedouble >= 0) || !(bw->valuedouble < 1e6))
+            return;
+        if (b->valuedouble <= 25.0 * 1048576 && b->valuedouble >= pick_bytes) {
+            pick = bw->valuedouble;
+            pick_bytes = b->valuedouble;
+        }
+        if (isnan(small) || b->valuedouble < small_bytes) {
+            small = bw->valuedouble;
+            small_bytes = b->valuedouble;
+        }
+    }
+    r->busbw_gbps = isnan(pick) ? small : pick;
+}
+
 static const char *str_at(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -340,6 +369,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     if (cJSON_IsString(ts) && ts->valuestring && util_parse_iso8601(ts->valuestring, &r->timestamp) != 0)
         r->timestamp = 0;
     parse_checkpoint(root, r);
+    parse_busbw(root, r);
     run_key(root, r, r->run_key);
     return 0;
 }

@@ -168,6 +168,30 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
 
 /* Where each figure shown comes from, under the table T (the price's own source is a column),
  * then one line per mark the shown rows carry. */
+/* What the PLACEMENT figures asked AWS, and AWS's own caveat on a score of one or two types. */
+static void placement_note(const rank_report *r, FILE *out)
+{
+    int single_type = 0, multi = 0, multi_unknown = 0, pooled = 0;
+    for (size_t i = 0; i < r->n_priced; i++) {
+        const rank_row *row = &r->rows[i];
+        if (row->market != RANK_SPOT) continue;
+        const int nodes = r->configs[row->config].nodes > 1;
+        multi |= nodes;
+        multi_unknown |= nodes && row->placement_score < 1;
+        if (row->placement_score < 1) continue;
+        single_type |= row->placement_types <= 2;
+        pooled |= row->placement_types > 2;
+    }
+    if (multi)
+        output_note(out, "PLACEMENT of an N-node row: the score for N instances in one zone (SingleAvailabilityZone: "
+                         "its cluster placement group lives in one), the zone it is priced in%s.",
+                    multi_unknown ? "; ? where it could not be asked (live AWS only: -v says why)" : "");
+    if (single_type)
+        output_note(out, "PLACEMENT asked for %s: AWS says a score for one or two instance types is always low; "
+                         "--placement-pool TYPES asks together with the types you would accept (AWS recommends at "
+                         "least three).", pooled ? "one or two types on some rows" : "the row's instance type alone");
+}
+
 static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 {
     int spot = 0, extra = 0, mismatch = 0, noisy = 0, fused = 0, unfused = 0;
@@ -206,6 +230,7 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
                     "the spot row's efficiency / its price, the same against spot with its interruptions.  instbench "
                     "never purchases a plan.", r->opts->plan_label ? r->opts->plan_label : "", term_h);
+    if (place) placement_note(r, out);
     if (!output_table_showed(t, "configuration")) return;   /* the marks ride on the configuration */
     if (extra)
         output_note(out, "^ extrapolated: measured on fewer nodes than the row has (measure --count); its SAMPLES/s is "

@@ -128,6 +128,33 @@ static void get_placement(const rank_report *r, const rank_row *row, rank_value 
     (void)r;
     if (is_spot(row) && row->placement_score > 0) num(v, row->placement_score);
 }
+/* nccl-tests' bus bandwidth of the run's allreduce (multi-node rows measured on all their nodes). */
+static void get_busbw(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    if (!isnan(CFG(r, row)->busbw_gbps)) num(v, CFG(r, row)->busbw_gbps);
+}
+static void show_busbw(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    double bw = CFG(r, row)->busbw_gbps;
+    if (isnan(bw)) snprintf(out, len, "-");
+    else snprintf(out, len, "%.1f GB/s", bw);
+}
+/* What a placement score answers: TargetCapacity (instances), how many types, which zone. */
+static void get_placement_capacity(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row) && row->placement_score > 0) num(v, row->placement_capacity);
+}
+static void get_placement_types(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row) && row->placement_score > 0) num(v, row->placement_types);
+}
+static void get_placement_zone(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row) && row->placement_score > 0 && row->placement_zone[0]) text(v, row->placement_zone);
+}
 /* Spot risk (spot_risk.c): null on on-demand rows and on spot rows the model does not cover
  * (--spot-risk off, no Advisor bucket and no --interruption-rate). */
 static const rank_spot_risk *risk_of(const rank_row *row) { return row->priced && row->risk.valid ? &row->risk : NULL; }
@@ -408,6 +435,7 @@ const rank_column rank_columns[] = {
     {"samples_per_second_min", "SAMPLES/s MIN", R, 2, get_sps_min, NULL},
     {"samples_per_second_max", "SAMPLES/s MAX", R, 2, get_sps_max, NULL},
     {"cv", "WORST CV", R, 2, get_cv, show_cv},
+    {"busbw_gbps", "BUSBW", R, 2, get_busbw, show_busbw},
     {"warnings", "WARNINGS", L, 2, get_warnings, NULL},
     {"identity_mismatch", "IDENTITY MISMATCH", L, 2, get_identity_mismatch, NULL},
     {"spot_az", "SPOT AZ", L, 4, get_spot_az, show_spot_az},
@@ -415,6 +443,9 @@ const rank_column rank_columns[] = {
     {"interruption_bucket", "INTERRUPTION BUCKET", R, 5, get_bucket, NULL},
     {"interruption_label", "INTERRUPTION", L, 5, get_interruption, show_interruption},
     {"placement_score", "PLACEMENT", R, 1, get_placement, show_placement},
+    {"placement_target_capacity", "PLACEMENT NODES", R, 1, get_placement_capacity, NULL},
+    {"placement_instance_types", "PLACEMENT TYPES", R, 1, get_placement_types, NULL},
+    {"placement_zone", "PLACEMENT ZONE", L, 1, get_placement_zone, NULL},
     {"spot_rate_per_node_hour", "RATE/NODE-h", R, 1, get_spot_rate, NULL},
     {"spot_rate_source", "RATE SOURCE", L, 1, get_rate_source, NULL},
     {"spot_job_rate_per_hour", "JOB RATE/h", R, 1, get_job_rate, NULL},

@@ -187,9 +187,14 @@ static int aws_price(const rank_config *c, const price_set *prices, const rank_o
         row->price_as_of = pr->spot_as_of;
         /* Interruption frequency and placement score describe the spot market only. */
         row->interruption_bucket = pr->interruption_bucket >= 0 && pr->interruption_bucket <= 4 ? pr->interruption_bucket : -1;
-        /* The priced AZ's own placement score when known, else the region's. */
+        /* The priced AZ's own placement score when known, else the region's.  Those ask for one
+         * instance: they answer a 1-node row only (rank_placement_plan asks for the others). */
         int score = az_score >= 1 && az_score <= 10 ? az_score : pr->placement_score;
-        row->placement_score = score >= 1 && score <= 10 ? score : -1;
+        row->placement_score = score >= 1 && score <= 10 && c->nodes == 1 ? score : -1;
+        if (row->placement_score > 0) {
+            row->placement_capacity = row->placement_types = 1;
+            if (az_score >= 1 && az_score <= 10) snprintf(row->placement_zone, sizeof row->placement_zone, "%s", row->az);
+        }
     }
     return 0;
 }

@@ -424,20 +424,21 @@ class Ec2Queries(AwsTestCase):
     def test_placement_scores(self):
         import hashlib
         import xml.etree.ElementTree as ET
-        q = ("Action=GetSpotPlacementScores&Version=2016-11-15&InstanceTypes.1=g5.xlarge&TargetCapacity=2"
-             "&SingleAvailabilityZone=true&RegionNames.1=us-west-2")
+        # the wire names botocore's EC2 serializer writes (the members' locationName)
+        q = ("Action=GetSpotPlacementScores&Version=2016-11-15&InstanceType.1=g5.xlarge&TargetCapacity=2"
+             "&SingleAvailabilityZone=true&RegionName.1=us-west-2")
         res, _ = self.ec2("us-east-1", q)
         ns = "{http://ec2.amazonaws.com/doc/2016-11-15/}"
         got = {i.find(ns + "availabilityZoneId").text: int(i.find(ns + "score").text)
                for i in ET.fromstring(res["body"]).iter(ns + "item")}
-        want = {az: 1 + int(hashlib.sha256(("g5.xlarge|us-west-2|" + az).encode()).hexdigest(), 16) % 10
+        want = {az: 1 + int(hashlib.sha256(("g5.xlarge|us-west-2|" + az + "|cap=2").encode()).hexdigest(), 16) % 10
                 for az in ("us-west-2a", "us-west-2b", "us-west-2c")}
         self.assertEqual(got, want)
 
     def test_placement_scores_unauthorized(self):
         ep = Endpoint("--placement-unauthorized")
         try:
-            q = "Action=GetSpotPlacementScores&Version=2016-11-15&InstanceTypes.1=g5.xlarge&TargetCapacity=1"
+            q = "Action=GetSpotPlacementScores&Version=2016-11-15&InstanceType.1=g5.xlarge&TargetCapacity=1"
             res, err = self.ec2("us-east-1", q, self.env(AWS_ENDPOINT_URL=ep.url), expect_rc=1)
             self.assertEqual(res["error_code"], "UnauthorizedOperation")
             self.assertEqual(res["attempts"], 1)

@@ -14,8 +14,12 @@ Served:
            ANY_OF (comma list), CONTAINS, NONE_OF over product attributes (case-insensitive values).
   EC2      query API (GET ?Action=... or POST form body; signing name "ec2"; the region served is
            the signing region):  DescribeSpotPriceHistory (XML, NextToken pagination,
-           --ec2-page-size or MaxResults), GetSpotPlacementScores (XML; UnauthorizedOperation
-           with --placement-unauthorized) and DescribeAvailabilityZones (XML; the signing region's
+           --ec2-page-size or MaxResults), GetSpotPlacementScores (XML; its parameters checked as
+           EC2 takes them, InstanceType.N and RegionName.N as botocore writes them, TargetCapacity
+           1..2e9, the unit type, SingleAvailabilityZone, MaxResults 10..1000, unknown ones refused;
+           score 1 + sha256("sorted types|region[|zone ID][|cap=N]") mod 10, the capacity when
+           not 1; every accepted request kept for GET /__placement; UnauthorizedOperation with
+           --placement-unauthorized) and DescribeAvailabilityZones (XML; the signing region's
            zones: zoneName, zoneId, regionName; UnauthorizedOperation with --zones-unauthorized).
   EC2      DescribeCapacityBlockOfferings (XML; the offerings of --capacity-blocks FILE, a JSON list of
            {"region", "instance_type", "availability_zone", "instance_count", "start", "end",
@@ -66,6 +70,8 @@ Served:
                              was sent, i.e. the round trips the client made one after another
                              (a measure of its dependency depth that does not depend on load),
                              and "span_s", first service request received to last answered
+           GET  /__placement JSON {"requests": [the parameters of every GetSpotPlacementScores
+                             accepted]}
            POST /__shutdown
 
 Prices data (--prices FILE): a JSON list of records
@@ -116,6 +122,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -171,6 +178,7 @@ class State:
         self.sp_rates = json.load(open(args.savings_plan_rates)) if args.savings_plan_rates else []
         self.reservations = json.load(open(args.capacity_reservations)) if args.capacity_reservations else []
         self.placement_groups = {}   # name -> {"strategy", "tags"}
+        self.placement_requests = []   # every accepted GetSpotPlacementScores' parameters (GET /__placement)
         self.launches = {}           # ClientToken -> [instance ids]
         fake_s3.setup(self, args)
         self.reset_stats()
@@ -691,17 +699,45 @@ def describe_savings_plans_offering_rates(state, req):
 
 def placement_score(types, region, az=None):
     key = ",".join(sorted(types)) + "|" + region + ("|" + az if az else "")
+def placement_score(types, region, az=None, capacity=1):
+    """1 + sha256("types|region[|az][|cap=N]") mod 10; the capacity only when it is not 1."""
+    key = ",".join(sorted(types)) + "|" + region + ("|" + az if az else "") + ("|cap=%d" % capacity if capacity != 1 else "")
     return 1 + int(hashlib.sha256(key.encode()).hexdigest(), 16) % 10
+
+
+# GetSpotPlacementScores' parameters on the wire (botocore's EC2 serializer: list members by their
+# locationName, InstanceType.N and RegionName.N); anything else is refused as EC2 refuses it.
+PLACEMENT_PARAMS = re.compile(r"Action|Version|InstanceType\.[1-9][0-9]*|TargetCapacity|TargetCapacityUnitType|"
+                              r"SingleAvailabilityZone|RegionName\.[1-9][0-9]*|MaxResults|NextToken|DryRun")
 
 
 def get_spot_placement_scores(state, region, params):
     if state.placement_unauthorized:
         return ec2_error(403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
-    types = numbered(params, "InstanceTypes")
+    for k in params:
+        if not PLACEMENT_PARAMS.fullmatch(k):
+            return ec2_error(400, "UnknownParameter", "The parameter %s is not recognized" % k)
+    types = numbered(params, "InstanceType")
     if not types or not params.get("TargetCapacity"):
-        return ec2_error(400, "MissingParameter", "InstanceTypes and TargetCapacity are required")
-    regions = numbered(params, "RegionNames")
-    single = params.get("SingleAvailabilityZone", "false").lower() == "true"
+        return ec2_error(400, "MissingParameter", "InstanceType and TargetCapacity are required")
+    if len(set(types)) != len(types) or len(types) > 1000:
+        return ec2_error(400, "InvalidParameterValue", "InstanceType: duplicates or more than 1000")
+    cap = params["TargetCapacity"]
+    if not cap.isdigit() or not 1 <= int(cap) <= 2000000000:
+        return ec2_error(400, "InvalidParameterValue", "TargetCapacity %r is not in 1..2000000000" % cap)
+    if params.get("TargetCapacityUnitType", "units") not in ("units", "vcpu", "memory-mib"):
+        return ec2_error(400, "InvalidParameterValue", "TargetCapacityUnitType %r" % params["TargetCapacityUnitType"])
+    if params.get("SingleAvailabilityZone", "false") not in ("true", "false"):
+        return ec2_error(400, "InvalidParameterValue", "SingleAvailabilityZone %r" % params["SingleAvailabilityZone"])
+    mr = params.get("MaxResults", "1000")
+    if not mr.isdigit() or not 10 <= int(mr) <= 1000:
+        return ec2_error(400, "InvalidParameterValue", "MaxResults %r is not in 10..1000" % mr)
+    regions = numbered(params, "RegionName")
+    if len(regions) > 10:
+        return ec2_error(400, "InvalidParameterValue", "more than 10 RegionName")
+    single = params.get("SingleAvailabilityZone", "false") == "true"
+    capacity = int(cap)
+    state.placement_requests.append({k: v for k, v in params.items()})
     have = {}
     for r in state.records:
         if r["instance_type"] in types:
@@ -713,10 +749,10 @@ def get_spot_placement_scores(state, region, params):
         if single:
             for az in sorted(have[reg]):
                 items.append("<item><regionName>%s</regionName><availabilityZoneId>%s</availabilityZoneId>"
-                             "<score>%d</score></item>" % (reg, az, placement_score(types, reg, az)))
+                             "<score>%d</score></item>" % (reg, az, placement_score(types, reg, az, capacity)))
         else:
             items.append("<item><regionName>%s</regionName><score>%d</score></item>"
-                         % (reg, placement_score(types, reg)))
+                         % (reg, placement_score(types, reg, None, capacity)))
     body = ('<?xml version="1.0" encoding="UTF-8"?>\n<GetSpotPlacementScoresResponse xmlns="%s">'
             "<requestId>%s</requestId><spotPlacementScoreSet>%s</spotPlacementScoreSet>"
             "</GetSpotPlacementScoresResponse>" % (EC2_NS, uuid.uuid4(), "".join(items)))
@@ -832,6 +868,9 @@ class Handler(BaseHTTPRequestHandler):
                 iv = st.stats["intervals"]
                 out["span_s"] = max(a for _, a in iv) - min(r for r, _ in iv) if iv else 0.0
             return self.send_json(200, out, "application/json")
+        if path == "/__placement":
+            with st.lock:
+                return self.send_json(200, {"requests": list(st.placement_requests)}, "application/json")
         if path == "/__control" and method == "POST":
             return self.control(body)
         if path == "/__shutdown":

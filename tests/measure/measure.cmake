@@ -50,3 +50,33 @@ add_test(NAME measure_cli_checkpoint
          COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_checkpoint.py ${MEASURE_PY_ARGS}
                  $<TARGET_FILE:checkpoint_io_shim>)
 set_tests_properties(measure_cli_checkpoint PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
+
+# Every launcher to a finished two-process run on the CUDA module simulated on the CPU (tests/cuda.cmake
+# builds it in CUDA builds; it is defined before this file, whose folder sorts after it): real
+# torchrun (static and --standalone), a PyTorchJob/Volcano pod's variables and Kubeflow Trainer v2's
+# PET_*, each with the NCCL id on the port that launcher leaves free; and a real Slurm (munge,
+# slurmctld, slurmd started on loopback by the test) running `srun --ntasks=2`.
+if(TARGET instbench_cuda_sim)
+  add_test(NAME measure_launchers
+           COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_launchers.py ${INSTBENCH_BIN}
+                   $<TARGET_FILE:instbench_cuda_sim> ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+  set_tests_properties(measure_launchers PROPERTIES TIMEOUT 900)
+  add_test(NAME measure_slurm
+           COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_slurm.py ${INSTBENCH_BIN}
+                   $<TARGET_FILE:instbench_cuda_sim> ${CMAKE_SOURCE_DIR}/schemas/result-v1.json
+                   ${CMAKE_SOURCE_DIR}/docs/usage.md)
+  set_tests_properties(measure_slurm PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()
+
+# communication.allreduce (nccl-tests' algbw/busbw recomputed from the recorded times): in-process
+# ranks here, and two processes over the NCCL stand-in where the simulated CUDA module is built.
+if(TARGET instbench_cuda_sim)
+  add_test(NAME measure_allreduce
+           COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_allreduce.py ${INSTBENCH_BIN}
+                   ${CMAKE_SOURCE_DIR}/schemas/result-v1.json $<TARGET_FILE:instbench_cuda_sim>)
+else()
+  add_test(NAME measure_allreduce
+           COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_allreduce.py ${INSTBENCH_BIN}
+                   ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
+endif()
+set_tests_properties(measure_allreduce PROPERTIES TIMEOUT 900)

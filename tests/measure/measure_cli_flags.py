@@ -90,11 +90,18 @@ if check(m is not None, f"no memory figures in: {p.stderr[-300:]}"):
 p = run(["--help"])
 check(p.returncode == 0 and "--batch-size" in p.stdout and "--append" in p.stdout, "--help")
 
-# torchrun / Slurm with one process: recorded.
-for envs, kind in [({"WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "0", "MASTER_ADDR": "10.1.2.3",
-                     "MASTER_PORT": "29555"}, "torchrun"),
-                   ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_NNODES": "1", "SLURM_NODEID": "0",
-                     "SLURM_LOCALID": "0", "SLURM_JOB_NODELIST": "node17"}, "slurm")]:
+# torchrun / a PyTorchJob or Volcano pod (the same variables, no torchrun) / Kubeflow Trainer v2 /
+# Slurm with one process: recorded, with the port the NCCL id would use (the next one only where
+# torchrun's agent store holds MASTER_PORT).
+for envs, kind, want_addr, id_port in [
+        ({"WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "0", "MASTER_ADDR": "10.1.2.3", "MASTER_PORT": "29555",
+          "TORCHELASTIC_RUN_ID": "r1", "TORCHELASTIC_USE_AGENT_STORE": "True"}, "torchrun", "10.1.2.3", 29556),
+        ({"WORLD_SIZE": "1", "RANK": "0", "MASTER_ADDR": "10.1.2.3", "MASTER_PORT": "23456"}, "env", "10.1.2.3",
+         23456),
+        ({"PET_NNODES": "1", "PET_NODE_RANK": "0", "PET_NPROC_PER_NODE": "1", "PET_MASTER_ADDR": "tj-node-0-0",
+          "PET_MASTER_PORT": "29400"}, "kubeflow-trainer", "tj-node-0-0", 29400),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_NNODES": "1", "SLURM_NODEID": "0",
+          "SLURM_LOCALID": "0", "SLURM_JOB_NODELIST": "node17"}, "slurm", "node17", 29500)]:
     out = os.path.join(scratch(), "r.json")
     p = run(TINY + ["--steps", "1", "--warmup", "0", "--output", out], **envs)
     if check(p.returncode == 0, f"{kind} env: exit {p.returncode}: {p.stderr[-300:]}"):
@@ -102,8 +109,8 @@ for envs, kind in [({"WORLD_SIZE": "1", "RANK": "0", "LOCAL_RANK": "0", "MASTER_
         validate(doc, kind)
         t = doc["topology"]
         check(t["rendezvous"] == kind and t["world_size"] == 1 and t["nodes"] == 1, f"{kind}: {t}")
-        want_addr = "10.1.2.3" if kind == "torchrun" else "node17"
         check(t.get("master_addr") == want_addr, f"{kind}: master_addr {t.get('master_addr')}")
+        check(t.get("nccl_id_port") == id_port, f"{kind}: nccl_id_port {t.get('nccl_id_port')}, want {id_port}")
 
 # Rendezvous flags on one node: recorded; on two nodes: refused like torchrun below.
 out = os.path.join(scratch(), "r.json")

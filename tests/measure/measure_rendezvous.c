@@ -1,6 +1,10 @@
-/* Rendezvous settings from torchrun's and Slurm's variables and from flags, as those launchers
- * document them (torchrun: WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_*;
- * Slurm: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NNODES, SLURM_NODEID, node list). */
+/* Rendezvous settings from every launcher's variables and from flags, as those launchers document
+ * them (torchrun: WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_*,
+ * TORCHELASTIC_RUN_ID, TORCHELASTIC_USE_AGENT_STORE (torch/distributed/elastic/agent/server/
+ * local_elastic_agent.py); Kubeflow PyTorchJob and Volcano: WORLD_SIZE = pods, RANK = pod index,
+ * MASTER_*; Kubeflow Trainer v2: PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_*;
+ * Slurm: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NNODES, SLURM_NODEID, node list), and the
+ * port each gives the NCCL unique id. */
 #include <stdio.h>
 #include <string.h>
 
@@ -37,16 +41,84 @@ int main(void)
     CHECK(!strcmp(r.kind, "none") && r.nnodes == 1 && r.world_size == 2 && r.local_world_size == 2 && r.rank == 0,
           "%s %d %d", r.kind, r.world_size, r.local_world_size);
 
-    /* torchrun --nnodes 2 --nproc-per-node 4, the process with global rank 5 on node 1. */
+    /* torchrun --nnodes 2 --nproc-per-node 4, the process with global rank 5 on node 1; its agent's
+     * store listens on MASTER_PORT, so the id goes to the next port. */
     const char *tr[] = {"WORLD_SIZE=8", "RANK=5", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "GROUP_RANK=1",
-                        "MASTER_ADDR=10.0.0.7", "MASTER_PORT=29400", NULL};
+                        "MASTER_ADDR=10.0.0.7", "MASTER_PORT=29400", "TORCHELASTIC_RUN_ID=job7",
+                        "TORCHELASTIC_USE_AGENT_STORE=True", NULL};
     g_env = tr;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
     CHECK(!strcmp(r.kind, "torchrun"), "%s", r.kind);
+    CHECK(r.id_port == 29401, "torchrun with its agent's store: id port %d", r.id_port);
     CHECK(r.world_size == 8 && r.rank == 5 && r.local_rank == 1 && r.local_world_size == 4, "ws %d rank %d lr %d lws %d",
           r.world_size, r.rank, r.local_rank, r.local_world_size);
     CHECK(r.nnodes == 2 && r.node_rank == 1, "nodes %d node rank %d", r.nnodes, r.node_rank);
     CHECK(!strcmp(r.master_addr, "10.0.0.7") && r.master_port == 29400, "%s:%d", r.master_addr, r.master_port);
+
+    /* torchrun whose agent keeps no store (c10d rendezvous, TORCHELASTIC_USE_AGENT_STORE=False): it
+     * picked MASTER_PORT free for the workers, and the id uses it. */
+    const char *tr_c10d[] = {"WORLD_SIZE=2", "RANK=0", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=h0",
+                             "MASTER_PORT=41000", "TORCHELASTIC_RUN_ID=x", "TORCHELASTIC_USE_AGENT_STORE=False", NULL};
+    g_env = tr_c10d;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
+    CHECK(!strcmp(r.kind, "torchrun") && r.id_port == 41000, "torchrun without a store: %s id port %d", r.kind,
+          r.id_port);
+    /* ... and an older torchrun that does not say: its static store listens on MASTER_PORT. */
+    const char *tr_old[] = {"WORLD_SIZE=2", "RANK=1", "MASTER_PORT=41000", "TORCHELASTIC_RUN_ID=x", NULL};
+    g_env = tr_old;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && r.id_port == 41001, "old torchrun: id port %d",
+          r.id_port);
+    const char *tr_top[] = {"WORLD_SIZE=2", "RANK=1", "MASTER_PORT=65535", "TORCHELASTIC_RUN_ID=x", NULL};
+    g_env = tr_top;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+              strstr(err.msg, "65535"),
+          "torchrun's store on 65535 leaves no port for the id: %s", err.msg);
+
+    /* Kubeflow PyTorchJob (a master and two workers, container started directly): WORLD_SIZE is the
+     * pod count, RANK the pod's index, MASTER_PORT the job's declared port where nothing listens yet.
+     * This pod's process drives its 4 GPUs. */
+    const char *pj[] = {"WORLD_SIZE=3", "RANK=2", "MASTER_ADDR=bench-master-0", "MASTER_PORT=23456",
+                        "PYTHONUNBUFFERED=0", NULL};
+    g_env = pj;
+    CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) == 0, "%s", err.msg);
+    CHECK(!strcmp(r.kind, "env") && r.id_port == 23456, "PyTorchJob: %s id port %d", r.kind, r.id_port);
+    CHECK(r.world_size == 12 && r.rank == 8 && r.nnodes == 3 && r.node_rank == 2 && r.local_rank == 0 &&
+              r.local_world_size == 4 && !strcmp(r.master_addr, "bench-master-0"),
+          "PyTorchJob: ws %d rank %d nodes %d node %d lws %d master %s", r.world_size, r.rank, r.nnodes, r.node_rank,
+          r.local_world_size, r.master_addr);
+
+    /* Kubeflow Trainer v2's torch runtime, the container's command started directly (no torchrun):
+     * only PET_* are set. */
+    const char *pet[] = {"PET_NNODES=2", "PET_NPROC_PER_NODE=4", "PET_NODE_RANK=1", "PET_MASTER_ADDR=tj-node-0-0.tj",
+                         "PET_MASTER_PORT=29400", NULL};
+    g_env = pet;
+    CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) == 0, "%s", err.msg);
+    CHECK(!strcmp(r.kind, "kubeflow-trainer") && r.id_port == 29400 && r.master_port == 29400, "PET: %s id port %d",
+          r.kind, r.id_port);
+    CHECK(r.world_size == 8 && r.rank == 4 && r.nnodes == 2 && r.node_rank == 1 && r.local_world_size == 4 &&
+              !strcmp(r.master_addr, "tj-node-0-0.tj"),
+          "PET: ws %d rank %d nodes %d node %d lws %d master %s", r.world_size, r.rank, r.nnodes, r.node_rank,
+          r.local_world_size, r.master_addr);
+    /* a per-node process count other than this process's ranks: the nodes would disagree */
+    CHECK(rendezvous_resolve_with(&f, 2, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+              strstr(err.msg, "PET_NPROC_PER_NODE"),
+          "PET_NPROC_PER_NODE=4 with 2 ranks: %s", err.msg);
+    const char *pet_auto[] = {"PET_NNODES=2", "PET_NPROC_PER_NODE=auto", "PET_NODE_RANK=0", "PET_MASTER_ADDR=h",
+                              "PET_MASTER_PORT=29400", NULL};
+    g_env = pet_auto;
+    CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) == 0 && r.world_size == 16 && r.rank == 0,
+          "PET auto: %s ws %d", err.msg, r.world_size);
+    const char *pet_bad[] = {"PET_NNODES=2", "PET_NODE_RANK=2", "PET_MASTER_PORT=29400", NULL};
+    g_env = pet_bad;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE,
+          "PET node rank 2 of 2");
+    /* torchrun inside a Trainer v2 pod: torchrun's variables win over the PET_* it read */
+    const char *pet_tr[] = {"PET_NNODES=2", "PET_NODE_RANK=1", "PET_MASTER_PORT=29400", "WORLD_SIZE=2", "RANK=1",
+                            "MASTER_PORT=29400", "TORCHELASTIC_RUN_ID=tj", "TORCHELASTIC_USE_AGENT_STORE=True", NULL};
+    g_env = pet_tr;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && !strcmp(r.kind, "torchrun") &&
+              r.id_port == 29401,
+          "torchrun under Trainer v2: %s id port %d", r.kind, r.id_port);
 
     /* NNODES / NODE_RANK given explicitly win over the derived values. */
     const char *tr2[] = {"WORLD_SIZE=4", "RANK=0", "NNODES=4", "NODE_RANK=0", NULL};
@@ -76,6 +148,7 @@ int main(void)
     CHECK(r.nnodes == 3 && r.node_rank == 1, "nodes %d node %d", r.nnodes, r.node_rank);
     CHECK(!strcmp(r.master_addr, "gpu07"), "master %s", r.master_addr);
     CHECK(!strcmp(r.nodelist, "gpu[07-09]"), "nodelist %s", r.nodelist);
+    CHECK(r.master_port == 29500 && r.id_port == 29500, "srun: port %d id port %d", r.master_port, r.id_port);
     const char *sl2[] = {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_NNODES=2", "SLURM_JOB_NODELIST=alpha,beta", NULL};
     g_env = sl2;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
@@ -89,7 +162,7 @@ int main(void)
     f.master_port = 1234;
     CHECK(rendezvous_resolve_with(&f, 2, fake_getenv, &r, &err) == 0, "%s", err.msg);
     CHECK(!strcmp(r.kind, "flags") && r.nnodes == 4 && r.node_rank == 2 && r.world_size == 8 && r.rank == 4 &&
-              r.local_world_size == 2 && !strcmp(r.master_addr, "head") && r.master_port == 1234,
+              r.local_world_size == 2 && !strcmp(r.master_addr, "head") && r.master_port == 1234 && r.id_port == 1234,
           "%s nodes %d ws %d rank %d", r.kind, r.nnodes, r.world_size, r.rank);
     f.node_rank = 4;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE,

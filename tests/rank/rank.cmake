@@ -73,3 +73,9 @@ add_test(NAME rank_markets COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DI
 # --versus CONFIG: spot's break-even against the alternative named, recomputed with spot_model.py;
 # the legend names the row; bad values exit 2.
 add_test(NAME rank_versus COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_versus.py ${INSTBENCH_BIN})
+# PLACEMENT asked as each row needs it (TargetCapacity = nodes, one zone, --placement-pool), against
+# the fake AWS's checked GetSpotPlacementScores and botocore's serializer.
+add_test(NAME rank_placement COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_placement.py ${INSTBENCH_BIN}
+                                     ${INSTBENCH_PRICE_DATA})
+# BUSBW: the runs' allreduce bus bandwidth, for the multi-node rows measured on all their nodes.
+add_test(NAME rank_busbw COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_busbw.py ${INSTBENCH_BIN})

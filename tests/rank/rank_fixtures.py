@@ -174,8 +174,10 @@ def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, s
                 continue
             if market == "spot":
                 # Interruption bucket: the region's; placement: the priced AZ's score, else the region's.
+                # A price file's scores ask for one instance (TargetCapacity 1): a multi-node row's
+                # question is another one (asked live only), so it has none from a file.
                 row["interruption_bucket"] = rec["interruption"]["bucket"] if rec["interruption"] else None
-                row["placement_score"] = scores.get(row.get("az")) or rec["placement_score"]
+                row["placement_score"] = (scores.get(row.get("az")) or rec["placement_score"]) if nodes == 1 else None
             row["price_per_node"] = price
             row["usd_per_hour"] = nodes * price
             row["samples_per_dollar"] = sps * 3600.0 / (nodes * price)

@@ -203,17 +203,27 @@ static int score_build(void *ctx, size_t i, const char *token, aws_request *req,
 {
     score_ctx *sc = ctx;
     ec2_score_query *q = &sc->qs[i];
-    size_t len = 0, cap = 0;
-    char name[48];
+    /* The wire names are the members' locationName (InstanceType.N, RegionName.N), as botocore's
+     * EC2 serializer writes them, not the API reference's member names (InstanceTypes). */
+    size_t len = 0, cap = 0, nt = 1;
+    char name[48], capacity[16];
+    snprintf(capacity, sizeof capacity, "%d", q->target_capacity > 0 ? q->target_capacity : 1);
     int bad = aws_query_append(body, &len, &cap, "Action", "GetSpotPlacementScores") ||
               aws_query_append(body, &len, &cap, "Version", EC2_API_VERSION) ||
-              aws_query_append(body, &len, &cap, "InstanceTypes.1", q->instance_type) ||
-              aws_query_append(body, &len, &cap, "TargetCapacity", "1") ||
+              aws_query_append(body, &len, &cap, "InstanceType.1", q->instance_type);
+    for (size_t k = 0; k < q->n_pool && !bad; k++) {
+        int dup = !strcmp(q->pool[k], q->instance_type);
+        for (size_t j = 0; j < k && !dup; j++) dup = !strcmp(q->pool[j], q->pool[k]);
+        if (dup) continue;
+        snprintf(name, sizeof name, "InstanceType.%zu", ++nt);
+        bad = aws_query_append(body, &len, &cap, name, q->pool[k]);
+    }
+    bad = bad || aws_query_append(body, &len, &cap, "TargetCapacity", capacity) ||
               aws_query_append(body, &len, &cap, "TargetCapacityUnitType", "units") ||
               aws_query_append(body, &len, &cap, "SingleAvailabilityZone", q->single_az ? "true" : "false") ||
               aws_query_append(body, &len, &cap, "MaxResults", "1000");
     for (size_t r = 0; r < q->n_regions && !bad; r++) {
-        snprintf(name, sizeof name, "RegionNames.%zu", r + 1);
+        snprintf(name, sizeof name, "RegionName.%zu", r + 1);
         bad = aws_query_append(body, &len, &cap, name, q->regions[r]);
     }
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
