@@ -30,8 +30,57 @@ instbench_test_internals(cuda_layout cpu cuda)
 if(INSTBENCH_CUDA)
   find_package(CUDAToolkit)
   if(CUDAToolkit_FOUND)
-    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c
+    # The host runtime is a shared library, as libcudart is: the cuDNN glue points the frontend's
+    # own dlopen of the CUDA runtime at the object holding cudaGetDevice (src/cuda/cudnn_sdpa.cpp),
+    # and the cuDNN stand-in queues its work on the same runtime's streams, so all three must
+    # share one instance of it.
+    add_library(instbench_cudart_host SHARED cuda_host_runtime.c)
+    set_target_properties(instbench_cudart_host PROPERTIES OUTPUT_NAME instbench-cudart-host)
+    target_include_directories(instbench_cudart_host PUBLIC ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR})
+    target_link_options(instbench_cudart_host PRIVATE -Wl,-z,defs)
+    # cuDNN attention (src/cuda/cudnn_sdpa.cpp with NVIDIA's real cudnn-frontend) wherever the build
+    # has the frontend's headers, in every test program that compiles src/cuda/vit.c: it loads the
+    # CPU stand-in of libcudnn (cuda/cudnn_standin.c) unless INSTBENCH_CUDNN_LIBRARY names another.
+    # The glue is compiled once (its frontend takes minutes) and linked into each.
+    if(INSTBENCH_CUDNN_FRONTEND_INCLUDE AND INSTBENCH_CUDNN_INCLUDE AND EXISTS ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_sdpa.cpp)
+      enable_language(CXX)
+      add_library(cudnn_sdpa_glue OBJECT ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_sdpa.cpp)
+      target_include_directories(cudnn_sdpa_glue SYSTEM PRIVATE ${INSTBENCH_CUDNN_FRONTEND_INCLUDE} ${INSTBENCH_CUDNN_INCLUDE}
+                                 ${CUDAToolkit_INCLUDE_DIRS})
+      instbench_test_internals(cudnn_sdpa_glue cuda)
+      target_compile_definitions(cudnn_sdpa_glue PRIVATE NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING=1)
+      target_compile_options(cudnn_sdpa_glue PRIVATE -std=c++17 -fvisibility=hidden)
+      set_target_properties(cudnn_sdpa_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
+      add_library(cudnn_standin SHARED cuda/cudnn_standin.c)
+      set_target_properties(cudnn_standin PROPERTIES OUTPUT_NAME cudnn-standin)
+      target_include_directories(cudnn_standin SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
+      target_link_libraries(cudnn_standin PRIVATE instbench_cudart_host m)
+      target_link_options(cudnn_standin PRIVATE -Wl,-z,defs)
+      add_library(cudnn_standin_env OBJECT cuda/cudnn_standin_env.c)
+      target_compile_definitions(cudnn_standin_env PRIVATE INSTBENCH_CUDNN_STANDIN="$<TARGET_FILE:cudnn_standin>")
+      set_target_properties(cudnn_standin_env PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    endif()
+    function(instbench_cuda_test_runtime target)
+      target_link_libraries(${target} PRIVATE instbench_cudart_host)
+      if(TARGET cudnn_sdpa_glue)
+        target_link_libraries(${target} PRIVATE cudnn_sdpa_glue cudnn_standin_env ${CMAKE_DL_LIBS})
+        set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
+        add_dependencies(${target} cudnn_standin)
+      endif()
+    endfunction()
+    if(TARGET cudnn_sdpa_glue)
+      # the glue's forward and backward at seven shapes against float64 attention (cuda/cudnn_sdpa_test.c)
+      add_executable(cuda_cudnn_sdpa cuda/cudnn_sdpa_test.c)
+      target_link_libraries(cuda_cudnn_sdpa PRIVATE m)
+      instbench_cuda_test_runtime(cuda_cudnn_sdpa)
+      instbench_test_internals(cuda_cudnn_sdpa cuda)
+      target_compile_definitions(cuda_cudnn_sdpa PRIVATE INSTBENCH_CUDNN_STANDIN="$<TARGET_FILE:cudnn_standin>")
+      add_test(NAME cuda_cudnn_sdpa COMMAND cuda_cudnn_sdpa WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+      set_tests_properties(cuda_cudnn_sdpa PROPERTIES TIMEOUT 300)
+    endif()
+    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    instbench_cuda_test_runtime(cuda_vit_host)
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_vit_host cpu cuda)
     # The real kernels: every src/cuda/kernels/*.cu compiled as C++ for the CPU with tests/cudasim
@@ -54,10 +103,11 @@ if(INSTBENCH_CUDA)
       configure_file(${_cpp}.in ${_cpp} COPYONLY)   # rewritten only when it changes
       list(APPEND _sim_sources ${_cpp})
     endforeach()
-    add_executable(cuda_vit_sim cuda_vit_host.c cuda_host_runtime.c cuda_cublaslt_standin.c cudasim/cudasim.cpp cudasim/shared.cpp
+    add_executable(cuda_vit_sim cuda_vit_host.c cuda_cublaslt_standin.c cudasim/cudasim.cpp cudasim/shared.cpp
                    ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                    ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
+    instbench_cuda_test_runtime(cuda_vit_sim)
     target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
                                ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
     target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM)
@@ -105,7 +155,7 @@ if(INSTBENCH_CUDA)
     # --backend cuda` run end to end (tests/cuda_sim_cli.py).
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       file(GLOB _cuda_c CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.c)
-      add_library(instbench_cuda_sim MODULE ${_cuda_c} cuda_host_runtime.c cuda_cublaslt_standin.c
+      add_library(instbench_cuda_sim MODULE ${_cuda_c} cuda_cublaslt_standin.c
                   cuda_nccl_shim.c cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources})
       set_target_properties(instbench_cuda_sim PROPERTIES OUTPUT_NAME instbench-cuda-sim PREFIX lib
                             C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden LINKER_LANGUAGE CXX
@@ -115,6 +165,7 @@ if(INSTBENCH_CUDA)
       instbench_test_internals(instbench_cuda_sim cuda)
       target_compile_options(instbench_cuda_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
       target_link_libraries(instbench_cuda_sim PRIVATE instbench_comm instbench_model instbench_util)
+      instbench_cuda_test_runtime(instbench_cuda_sim)
       target_link_options(instbench_cuda_sim PRIVATE
         -Wl,--version-script=${CMAKE_SOURCE_DIR}/src/cuda/module.map -Wl,-z,defs)
       add_test(NAME cuda_sim_cli
@@ -163,19 +214,21 @@ if(INSTBENCH_CUDA)
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
-      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
+      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      instbench_cuda_test_runtime(cuda_dp_host)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_dp_host cpu cuda)
       # ... and the same with the real kernels and gemm.c (tests/cudasim, the cuBLASLt stand-in) on
       # ordered streams whose scheduler runs the comm stream's allreduces as early as their event
       # waits allow: a missing wait averages gradients not yet computed.
-      add_executable(cuda_dp_sim cuda_dp_host.c cuda_host_runtime.c cuda_cublaslt_standin.c cuda_nccl_shim.c
+      add_executable(cuda_dp_sim cuda_dp_host.c cuda_cublaslt_standin.c cuda_nccl_shim.c
                      cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
                      ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
                      ${_cuda}/module.c)
       target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
+      instbench_cuda_test_runtime(cuda_dp_sim)
       target_include_directories(cuda_dp_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
                                  ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
       target_compile_definitions(cuda_dp_sim PRIVATE CUDA_DP_SIM)
@@ -201,16 +254,18 @@ if(INSTBENCH_CUDA)
                              ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=2")
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
-      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
+      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      instbench_cuda_test_runtime(cuda_runner_host)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_runner_host cpu cuda)
       # ... and across two forked processes joined by the rendezvous: a killed or failing process
       # is named in the other's error within seconds, through the liveness channel.
-      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_host_runtime.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
+      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      instbench_cuda_test_runtime(cuda_dp_procs)
       target_include_directories(cuda_dp_procs PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_dp_procs cpu cuda)
       set_tests_properties(cuda_dp_procs PROPERTIES TIMEOUT 60)

@@ -5,9 +5,8 @@ collectives between threads), loaded through INSTBENCH_CUDA_MODULE:
 
 - `verify --backend cuda --compare-backend cpu` passes every timm fixture, fp32 and bf16: the CUDA
   step against timm's reference and against the CPU backend, tensor by tensor, and records which
-  attention ran (bf16: cudnn where INSTBENCH_CUDNN_LIBRARY names the libcudnn stand-in, else
-  unfused with hardware.cudnn.fallback saying why; fp32 and INSTBENCH_CUDA_ATTENTION=unfused:
-  unfused; INSTBENCH_CUDA_ATTENTION=fused: the fused kernels);
+  attention ran (cuDNN's fused SDPA in bf16, here NVIDIA's cudnn-frontend on the CPU stand-in of
+  libcudnn, tests/cuda/cudnn_standin.c; unfused in fp32 or with INSTBENCH_CUDA_ATTENTION=unfused);
 - `measure --backend cuda` runs end to end and writes a result that validates against
   schemas/result-v1.json: one rank with --data host, two ranks (data parallel over the NCCL
   stand-in) with --data device, and --batch-size auto on a device reporting little free memory
@@ -56,17 +55,15 @@ for ref in refs:
     check(p.returncode == 0 and last.startswith("PASS") and "cuda vs cpu ok" in last,
           "verify --backend cuda %s: exit %d: %s\n%s" % (os.path.basename(ref), p.returncode, last, p.stderr[-600:]))
 
-# verify records which attention ran: cuDNN's in bf16 (when this test runs with the stand-in of
-# libcudnn), else unfused; the unfused path in fp32, on both sides of --compare-backend (the CPU
-# backend is always unfused)
-BF16_ATTENTION = "cudnn" if os.environ.get("INSTBENCH_CUDNN_LIBRARY") else "unfused"
+# verify records which attention ran: cuDNN in bf16 (the module loads the stand-in), the unfused
+# path in fp32, on both sides of --compare-backend (the CPU backend is always unfused)
 for ref in refs[:2]:   # fixture a, bf16 and fp32
     p = run(["verify", "--reference", ref, "--backend", "cuda", "--compare-backend", "cpu", "--format", "json"])
     try:
         doc = json.loads(p.stdout)
     except ValueError:
         doc = {}
-    want = BF16_ATTENTION if "bf16" in os.path.basename(ref) else "unfused"
+    want = "cudnn" if "bf16" in os.path.basename(ref) else "unfused"
     check(doc.get("attention") == want and doc.get("compare", {}).get("attention") == "unfused",
           "verify --format json %s: attention %r (want %r), cpu's %r" % (os.path.basename(ref), doc.get("attention"),
                                                                          want, doc.get("compare", {}).get("attention")))
@@ -78,6 +75,14 @@ for path in ("unfused", "fused"):   # each built-in path by name, on the bf16 fi
 p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=dict(ENV, INSTBENCH_CUDA_ATTENTION="flash"))
 check(p.returncode != 0 and "expected cudnn, unfused or fused" in p.stderr,
       "INSTBENCH_CUDA_ATTENTION=flash: exit %d, %s" % (p.returncode, p.stderr[-300:]))
+# no cuDNN to load: bf16 falls back to the unfused path and says why; asked for cuDNN, it refuses
+no_cudnn = dict(ENV, INSTBENCH_CUDNN_LIBRARY="/nonexistent/libcudnn.so.9")
+p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=no_cudnn)
+check(p.returncode == 0 and "(attention unfused)" in p.stderr and "/nonexistent/libcudnn.so.9" in p.stderr,
+      "no cuDNN: exit %d, %s" % (p.returncode, p.stderr[-400:]))
+p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=dict(no_cudnn, INSTBENCH_CUDA_ATTENTION="cudnn"))
+check(p.returncode != 0 and "INSTBENCH_CUDA_ATTENTION=cudnn" in p.stderr,
+      "no cuDNN, cudnn asked for: exit %d, %s" % (p.returncode, p.stderr[-400:]))
 
 # ---- measure --------------------------------------------------------------------------------------
 try:
@@ -113,12 +118,11 @@ doc, _ = measure(["--batch-size", "8", "--data", "host", "--ranks", "1"])
 if doc:
     check(doc["workload"]["data"] == "host" and doc["topology"]["world_size"] == 1, "host data, 1 rank: %s %s"
           % (doc["workload"]["data"], doc["topology"]))
-    check(doc["workload"]["precision"] == "bf16" and doc["hardware"].get("attention") == BF16_ATTENTION,
+    check(doc["workload"]["precision"] == "bf16" and doc["hardware"].get("attention") == "cudnn",
           "bf16 measure: attention %r" % doc["hardware"].get("attention"))
     cd = doc["hardware"].get("cudnn") or {}
-    check((cd.get("fallback") is None) == (BF16_ATTENTION == "cudnn") and
-          (BF16_ATTENTION == "cudnn" or len(cd.get("fallback") or "") > 10),
-          "bf16 measure: hardware.cudnn %r does not say why attention is %s" % (cd, BF16_ATTENTION))
+    check(cd.get("version") == "9.19.0" and str(cd.get("library")).endswith("libcudnn-standin.so") and
+          cd.get("fallback") is None, "bf16 measure: hardware.cudnn %r (want the stand-in, 9.19.0)" % cd)
     check(doc["hardware"].get("cuda_graphs") is True, "one rank: cuda_graphs %r" % doc["hardware"].get("cuda_graphs"))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "1", "--cuda-graphs", "off"])
 if doc:
@@ -152,8 +156,7 @@ if doc:
 q = run(["measure", "--backend", "cuda", *TINY, "--batch-size", "auto", "--ranks", "1", "--dry-run"],
         env=dict(ENV, CUDASIM_FREE_MIB="66"))
 check(q.returncode == 2 and re.search(r"batch 1 needs about \d+ MiB but \d+ MiB is available", q.stderr) and
-      ("activation memory grows with them" if BF16_ATTENTION == "cudnn" else "attention memory grows with their square")
-      in q.stderr, "too small a device: exit %d: %s" % (q.returncode, q.stderr))
+      "activation memory grows with them" in q.stderr, "too small a device: exit %d: %s" % (q.returncode, q.stderr))
 
 print("cuda_sim_cli: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

@@ -313,8 +313,8 @@ static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_conf
     ib_train_config one = *train;
     one.batch_size = 1;
     const vit_config *m = &train->model;
-    const char *att = backend_attention(backend, train);
-    const int fused = !strcmp(att, "fused") || !strcmp(att, "cudnn");   /* no T x T matrix in memory */
+    /* fused kernels and cuDNN keep no T x T matrix; only the unfused path's memory is quadratic */
+    const int linear = strcmp(backend_attention(backend, &one), "unfused") != 0;
     char need[32], have[32];
     fprintf(stderr,
             "instbench measure: %s does not fit at any batch size: batch 1 needs about %s but %s is available "
@@ -322,7 +322,7 @@ static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_conf
             "smaller --image-size needs less)\n",
             m->name, memory_text((double)memfit_rank_bytes(backend, &one, data) * ranks, need, sizeof need),
             memory_text((double)avail, have, sizeof have), m->img_size, m->patch_size, model_seq_len(m),
-            fused ? "activation memory grows with them" : "attention memory grows with their square");
+            linear ? "activation memory grows with them" : "attention memory grows with their square");
     return IB_EXIT_USAGE;
 }
 

@@ -223,7 +223,8 @@ out:
 static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
 {
     const int H = cfg->model.num_heads, D = cfg->model.embed_dim, hd = H > 0 ? D / H : 0;
-    const int T = model_seq_len(&cfg->model), B = cfg->batch_size;
+    /* batch 0: a plan asked before --batch-size auto has picked one; the gates do not depend on B */
+    const int T = model_seq_len(&cfg->model), B = cfg->batch_size > 0 ? cfg->batch_size : 1;
     const char *asked = getenv("INSTBENCH_CUDA_ATTENTION");
     if (asked && !*asked) asked = NULL;
     if (asked && strcmp(asked, "cudnn") && strcmp(asked, "unfused") && strcmp(asked, "fused")) {
