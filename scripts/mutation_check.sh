@@ -78,7 +78,9 @@ declare -A must_say=(
 # issue 25, defects found by reading (helper GPU): each one's fix undone
 mutations+=(
     "fused attention chosen for kernels compiled below sm_80|src/cuda/vit.c|cuda_vit_sim| > 0 &&
-           fused_code_usable(cfg->device);| > 0;"
+                       fused_code_usable(cfg->device)
+| > 0
+"
     "the cuBLASLt heuristic asked with a NULL bias pointer|src/cuda/gemm.c|cuda_gemm|        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     }|    }"
     "the plan cache blind to the bias alignment|src/cuda/gemm.c|cuda_gemm|k.alignBias = bias ? alignment(bias, 0, 4, 1) : 0;|k.alignBias = 0;"
