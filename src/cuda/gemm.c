@@ -121,10 +121,6 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const float *bias, gemm_
          * algorithm for a vector it never sees); the key carries that alignment, and every exec
          * sets its own pointer again */
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-        if (d->c != IB_PREC_FP32) {   /* a bf16 D: the bias stays fp32, added to the fp32 sum before the one rounding */
-            const cudaDataType_t bt = CUDA_R_32F;
-            CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
-        }
     }
     if (make_layout(&e->la, d->ab, &p.first, p.batch, err) || make_layout(&e->lb, d->ab, &p.second, p.batch, err) ||
         make_layout(&e->lc, d->c, &p.out, p.batch, err))
@@ -188,10 +184,8 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     const float *late_bias = bias && ((uintptr_t)bias & 15u) ? bias : NULL;
     if (late_bias) bias = NULL;
     d->bias = bias != NULL;
-    /* a bf16 output with a bias only through the epilogue (the sum rounded once, bias included):
-     * a kernel adding it afterwards would round twice */
-    if (late_bias && d->c != IB_PREC_FP32)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias with a bf16 output needs a 16-byte aligned bias");
+    if ((bias || late_bias) && d->c != IB_PREC_FP32)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias needs an fp32 output");
     k.alignA = alignment(A, d->strideA, esize(d->ab), d->batch);
     k.alignB = alignment(B, d->strideB, esize(d->ab), d->batch);
     k.alignC = alignment(C, d->strideC, esize(d->c), d->batch);
@@ -214,8 +208,6 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         g->n++;
     }
     const float alpha = 1.0f, beta = d->accumulate ? 1.0f : 0.0f;
-    if (e->fallback && bias && d->c != IB_PREC_FP32)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: cuBLAS (the fallback) cannot add a bias to a bf16 output");
     if (e->fallback) {   /* the same plan: cuBLAS's A = our B, its B = our A */
         cuda_gemm_plan p;
         cuda_gemm_plan_make(d, &p);

@@ -22,9 +22,6 @@ typedef struct cuda_gemm cuda_gemm;
 
 /* workspace_bytes: cuBLASLt scratch (32 MiB suits Hopper). */
 int cuda_gemm_create(cuda_gemm **g, size_t workspace_bytes, ib_error *err);
-/* A bias (fp32 [N]) with a bf16 C is added by cuBLASLt's epilogue to the fp32 sum before C's one
- * rounding (autocast's order); where that cannot be (a bias not 16-byte aligned, the cuBLAS
- * fallback) the call fails, and the caller computes C in fp32 instead. */
 int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
                    cudaStream_t s, ib_error *err);
 void cuda_gemm_destroy(cuda_gemm *g);

@@ -261,24 +261,6 @@ static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error 
     return 0;
 }
 
-/* The cuDNN path's qkv GEMM into k->qkv bf16 (see forward_ops). */
-static int qkv_bf16(cuda_vit *v, model_block_acts *k, const model_block_params *p, const float *W, ib_error *err)
-{
-    const model_plan *pl = &v->plan;
-    const int BT = pl->B * pl->T, D = pl->D;
-    const void *ln1 = k->ln1;
-    if (!v->qkv_via_fp32) {
-        ib_error e2 = {0};
-        if (!linear(v, ln1, p->qkv_w, W + p->qkv_b, k->qkv, IB_PREC_BF16, BT, 3 * D, D, &e2)) return 0;
-        ib_debug("qkv GEMM with a bf16 output refused (%s): fp32 output and a rounding kernel instead", e2.msg);
-        cudaGetLastError();
-        v->qkv_via_fp32 = 1;
-    }
-    if (linear(v, ln1, p->qkv_w, W + p->qkv_b, v->buf.big, IB_PREC_FP32, BT, 3 * D, D, err)) return -1;
-    KTRY(cuk_store_act(k->qkv, IB_PREC_BF16, v->buf.big, (size_t)BT * 3 * D, v->stream));
-    return 0;
-}
-
 /* A cuDNN call's result (RC, with the reason in v->sdpa_why) as the step's error. */
 static int sdpa_call(cuda_vit *v, int rc, ib_error *err)
 {
@@ -315,18 +297,16 @@ static int forward_ops(cuda_vit *v, ib_error *err)
         else   /* x_in = previous x_mid + previous fc2 output (still in f) */
             KTRY(cuk_layernorm_forward(b->blk[l - 1].x_mid, b->f, k->x_in, W + p->norm1_w, W + p->norm1_b, k->ln1,
                                        dt, k->mean1, k->rstd1, BT, D, D, s));
+        /* qkv [BT,3D] fp32 (+ bias) */
+        if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, b->big, IB_PREC_FP32, BT, 3 * D, D, err)) return -1;
         if (v->attn_path == CUDA_ATT_CUDNN) {
-            /* qkv [BT,3D] bf16 [B,T,3,H,hd], saved as it lies: straight from the GEMM, whose
-             * epilogue adds the bias to the fp32 sum before the one rounding (autocast's point);
-             * where cuBLASLt cannot (cuda_gemm_exec fails in the eager first step, never inside a
-             * capture) the GEMM writes fp32 and a kernel rounds it, the same numbers */
-            if (qkv_bf16(v, k, p, W, err)) return -1;
+            /* saved as bf16 [B,T,3,H,hd] as it lies (the point where autocast rounds it); att
+             * [B,T,D] bf16 and the statistics out */
+            KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
             if (sdpa_call(v, cudnn_sdpa_forward(v->sdpa, k->qkv, k->att, v->lse + (size_t)l * B * H * T, v->sdpa_ws, s,
                                                 v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;
-        } else if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, b->big, IB_PREC_FP32, BT, 3 * D, D, err)) {
-            return -1;   /* qkv [BT,3D] fp32 (+ bias) */
         } else if (v->attn_fused) {   /* saved as bf16 [B,T,3,H,hd] as it lies; att [B,T,D] bf16 and lse out */
             KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
             KTRY(cuk_attention_fused_forward(k->qkv, k->att, v->lse + (size_t)l * B * H * T, B, T, H, hd, scale, s));

@@ -36,7 +36,6 @@ typedef struct cuda_vit {
     struct cudnn_sdpa *sdpa;
     void *sdpa_ws;
     char sdpa_why[512];
-    int qkv_via_fp32;                    /* 1: the qkv GEMM cannot write bf16 with its bias (vit.c qkv_bf16) */
     /* the CUDA backend's own plan entries: scratch shared by all blocks (unfused attention) */
     void *heads_act;                     /* act [B,H,T,hd]: o in forward, dO in backward */
     void *tt_act;                        /* act [B*H,T,Ts]: dS cast for its GEMMs (bf16 only) */
