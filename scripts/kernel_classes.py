@@ -45,7 +45,8 @@ def read(path):
             if line.startswith("#") or not line.strip():
                 continue
             kind, t0, t1, name = line.rstrip("\n").split("\t", 3)
-            rows.append((kind, int(t0), int(t1), name))
+            if kind in ("kernel", "memcpy", "memset"):   # not an annotation spanning them
+                rows.append((kind, int(t0), int(t1), name))
     rows.sort(key=lambda r: r[1])
     return rows
 
