@@ -147,8 +147,8 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(rm, "budget", (double)r->removed.by_budget);
     cJSON_AddNumberToObject(rm, "pareto", (double)r->removed.by_pareto);
 
-    const rank_column *cols[64];
-    size_t nc = rank_report_columns(r, NULL, cols, 64);   /* the CSV's choice */
+    const rank_column *cols[RANK_MAX_COLUMNS];
+    size_t nc = rank_report_columns(r, NULL, cols, RANK_MAX_COLUMNS);   /* the CSV's choice */
     cJSON *keys = cJSON_AddArrayToObject(doc, "columns");
     for (size_t c = 0; c < nc; c++) cJSON_AddItemToArray(keys, cJSON_CreateString(cols[c]->key));
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");
