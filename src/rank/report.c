@@ -212,7 +212,7 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     if (sockets)
         output_note(out, "# sockets on an EFA type: NCCL carried the gradients between the nodes over TCP sockets "
                          "(topology.network), not the EFA this instance type pays for; launched with EFA interfaces and "
-                         "NCCL's aws-ofi-nccl plugin it can do better (docs/usage.md, The network).");
+                         "NCCL's aws-ofi-nccl plugin it can do better (docs/usage.md, EFA between the nodes).");
     if (mismatch)
         output_note(out, "! identity mismatch: the result names an instance type its hardware contradicts (kept with "
                          "measure --identity-mismatch ok); the price is that type's, the throughput this machine's.");
