@@ -91,6 +91,9 @@ typedef struct bench_result {
      * each from the host to the device's completion; the median (rank 0's). */
     size_t n_allreduce;
     struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
+    /* multi-node runs over the backend's own comm: the transport NCCL chose between the nodes
+     * (nccl_net.c), "" when not a multi-node run */
+    char network[16], nccl_net[64];
 } bench_result;
 /* nccl-tests' definitions (its PERFORMANCE.md): algbw = bytes / time; for an allreduce over n
  * ranks busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes per second, as nccl-tests prints). */
@@ -196,6 +199,21 @@ int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_ren
 int rendezvous_resolve_with(const bench_rendezvous_flags *flags, int ranks,
                             const char *(*getenv_fn)(const char *name), bench_rendezvous *out,
                             ib_error *err);
+
+/* ---- nccl_net.c: the network NCCL chose, from NCCL's own log --------------------------------- */
+typedef struct bench_nccl_log {
+    char dir[256], path[300];
+    int active;
+} bench_nccl_log;
+/* Before the first NCCL call of a multi-node run: points NCCL's INFO log (INIT, NET) at a private
+ * file, unless the user set NCCL_DEBUG or NCCL_DEBUG_FILE.  1 when armed. */
+int nccl_log_begin(bench_nccl_log *l);
+/* After the communicators exist: the variables unset, the log read and removed; NAME is NCCL's
+ * "Using network" name ("" unknown), TRANSPORT "efa", "infiniband", "socket", "other" or "unknown". */
+void nccl_log_end(bench_nccl_log *l, char *name, size_t name_len, char *transport, size_t tlen);
+/* The parse alone: the last "Using network NAME" of LOG; Libfabric/OFI is "efa" only when
+ * aws-ofi-nccl says it selected the efa provider. */
+void nccl_net_from_log(const char *log, char *name, size_t name_len, char *transport, size_t tlen);
 
 /* ---- fingerprint.c ---------------------------------------------------------------------- */
 typedef struct bench_workload {

@@ -70,6 +70,7 @@ typedef struct rank_result {
     int identity_mismatch;       /* instance.identity_mismatch: 1 the user kept a type that contradicts
                                     the hardware (measure --identity-mismatch ok), 0 checked, -1 unknown */
     double cv;                   /* measurement.step_time_s.cv, NAN unknown */
+    char network[16];            /* topology.network.transport ("efa", "socket", ...), "" not recorded */
     double busbw_gbps;           /* communication.allreduce: busbw at the largest size <= DDP's 25 MiB
                                     bucket (else the smallest), NAN none or malformed */
     unsigned warnings;           /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
@@ -198,6 +199,10 @@ typedef struct rank_config {
     int identity_mismatch;       /* 1 when any run's identity contradicted its hardware */
     double cv_max;               /* the worst run's step-time CV, NAN unknown */
     double busbw_gbps;           /* multi-node: the median busbw of its runs on all its nodes, else NAN */
+    char network[16];            /* multi-node: the transport its runs on all its nodes used ("socket" if
+                                    any did), "" unknown or one node */
+    int socket_on_efa;           /* 1: a multi-node configuration of an EFA-capable type measured over
+                                    TCP sockets (marked #: its network was not the one it pays for) */
     unsigned warnings;           /* union of the runs' RANK_WARN_* */
     /* Per market (rank_market): the hourly cost per node the runs recorded (measure
      * --hourly-cost), from the newest run that recorded one; NAN when none did. */
@@ -413,6 +418,11 @@ typedef struct rank_row {
 int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices,
                const rank_options *o, rank_row **rows, size_t *n_rows, ib_error *err);
 
+/* ---- network.c ---------------------------------------------------------------------------- */
+/* 1 when AWS lists TYPE as supporting EFA (Elastic Fabric Adapter); src/rank/network.c says where
+ * the list comes from. */
+int rank_type_has_efa(const char *type);
+
 /* ---- placement.c: placement scores asked as the row needs them --------------------------- */
 /* A price set's placement score asks for one instance of one type; that answers a 1-node row
  * without a pool only (rank_score keeps it there and drops it on multi-node rows).  The asks a
@@ -541,6 +551,8 @@ extern const char *const rank_table_keys[];
 const rank_column *rank_column_find(const char *key);
 /* The columns a format shows, into OUT (room for CAP): --columns when given (the command has checked
  * every name), else DEFAULTS (NULL-terminated keys), else (DEFAULTS NULL) every column. */
+/* Room for every column (more than 64 now): a smaller cap would silently drop the last ones. */
+enum { RANK_MAX_COLUMNS = 96 };
 size_t rank_report_columns(const rank_report *r, const char *const *defaults, const rank_column **out, size_t cap);
 /* 1 when the row's runs disagree by more than RANK_SPREAD_LIMIT or carry a warning. */
 int rank_config_noisy(const rank_config *c);

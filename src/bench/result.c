@@ -176,6 +176,11 @@ char *result_to_json(const bench_report *r, int pretty)
         cJSON_AddNumberToObject(tp, "master_port", r->topology.master_port);
         cJSON_AddNumberToObject(tp, "nccl_id_port", r->topology.id_port);
     }
+    if (r->m->network[0]) {
+        cJSON *nw = cJSON_AddObjectToObject(tp, "network");
+        cJSON_AddStringToObject(nw, "transport", r->m->network);
+        add_str_or_null(nw, "nccl_net", r->m->nccl_net[0] ? r->m->nccl_net : NULL);
+    }
 
     cJSON *ms = cJSON_AddObjectToObject(root, "measurement");
     static const char *const run_keys[] = {"warmup_steps", "steps", "duration_s", "samples_per_second",

@@ -375,8 +375,13 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         ib_dp_config dc = {.nlocal = R_n, .world_size = S.world, .first_rank = c->rdv ? c->rdv->rank : 0,
                              .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
                              .port = c->rdv ? c->rdv->id_port : 0, .timeout_s = 600};
+        /* between nodes, which network NCCL takes is part of the result: its own log says */
+        const int multi_node = c->rdv && c->rdv->nnodes > 1;
+        bench_nccl_log nlog;
+        if (multi_node) nccl_log_begin(&nlog);
         int drc = S.dpo->dp_create(&dc, bs, &S.dp, err);
         free(bs);
+        if (multi_node) nccl_log_end(&nlog, out->nccl_net, sizeof out->nccl_net, out->network, sizeof out->network);
         if (drc) goto done;
         S.dp_global = S.world > R_n;
         for (int r = 0; r < R_n; r++) ranks[r].comm = S.dpo->dp_comm(S.dp, r);

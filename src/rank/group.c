@@ -298,6 +298,13 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
                 if (x->measured_nodes == C->nodes && !isnan(x->busbw_gbps)) bw[nb++] = x->busbw_gbps;
             }
             if (nb) C->busbw_gbps = rank_median(bw, nb);
+            C->network[0] = '\0';
+            for (size_t j = start; j < i; j++) {
+                const rank_result *x = &r->items[k[j].result];
+                if (x->measured_nodes != C->nodes || !x->network[0] || !strcmp(x->network, "unknown")) continue;
+                if (!C->network[0] || !strcmp(x->network, "socket")) strcpy(C->network, x->network);
+            }
+            C->socket_on_efa = !strcmp(C->network, "socket") && rank_type_has_efa(C->instance_type);
         }
         start = i;
     }

@@ -321,6 +321,15 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     long nodes = 0, count = 0;
     if (get_long(topo, "nodes", "topology.nodes", 1, RANK_MAX_NODES, 0, &nodes, reason, rlen)) return -1;
     if (nodes == 0) return fail(reason, rlen, "missing topology.nodes");
+    /* descriptive: an odd transport is "not recorded", never a rejected result */
+    r->network[0] = '\0';
+    const cJSON *nw = cJSON_GetObjectItemCaseSensitive(topo, "network");
+    const cJSON *tr = cJSON_IsObject(nw) ? cJSON_GetObjectItemCaseSensitive(nw, "transport") : NULL;
+    if (cJSON_IsString(tr) && tr->valuestring) {
+        static const char *const known[] = {"efa", "infiniband", "socket", "other", "unknown"};
+        for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+            if (!strcmp(tr->valuestring, known[k])) snprintf(r->network, sizeof r->network, "%s", known[k]);
+    }
 
     const cJSON *inst = cJSON_GetObjectItemCaseSensitive(root, "instance");
     if (!inst) return fail(reason, rlen, "missing \"instance\" object");

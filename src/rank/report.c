@@ -194,7 +194,7 @@ static void placement_note(const rank_report *r, FILE *out)
 
 static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 {
-    int spot = 0, extra = 0, mismatch = 0, noisy = 0, fused = 0, unfused = 0;
+    int spot = 0, extra = 0, mismatch = 0, noisy = 0, fused = 0, unfused = 0, sockets = 0;
     unsigned warned = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_config *c = &r->configs[r->rows[i].config];
@@ -205,6 +205,7 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
         mismatch |= c->identity_mismatch;
         noisy |= rank_config_noisy(c);
         warned |= c->warnings;
+        sockets |= c->socket_on_efa;
     }
     const int runs = output_table_showed(t, "runs"), price = output_table_showed(t, "price_source");
     const int hours = output_table_showed(t, "hours_to_target"), cost = output_table_showed(t, "cost_to_target_usd");
@@ -236,6 +237,10 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
         output_note(out, "^ extrapolated: measured on fewer nodes than the row has (measure --count); its SAMPLES/s is "
                          "the measured figure x nodes / measured nodes, which assumes linear scaling (no "
                          "communication cost). Measure on all nodes for the real figure.");
+    if (sockets)
+        output_note(out, "# sockets on an EFA type: NCCL carried the gradients between the nodes over TCP sockets "
+                         "(topology.network), not the EFA this instance type pays for; launched with EFA interfaces and "
+                         "NCCL's aws-ofi-nccl plugin it can do better (docs/usage.md, EFA between the nodes).");
     if (mismatch)
         output_note(out, "! identity mismatch: the result names an instance type its hardware contradicts (kept with "
                          "measure --identity-mismatch ok); the price is that type's, the throughput this machine's.");

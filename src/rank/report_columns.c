@@ -128,6 +128,14 @@ static void get_placement(const rank_report *r, const rank_row *row, rank_value 
     (void)r;
     if (is_spot(row) && row->placement_score > 0) num(v, row->placement_score);
 }
+static void get_network(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    if (CFG(r, row)->network[0]) text(v, CFG(r, row)->network);
+}
+static void get_socket_on_efa(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    flag(v, CFG(r, row)->socket_on_efa);
+}
 /* nccl-tests' bus bandwidth of the run's allreduce (multi-node rows measured on all their nodes). */
 static void get_busbw(const rank_report *r, const rank_row *row, rank_value *v)
 {
@@ -245,9 +253,9 @@ static void show_configuration(const rank_report *r, const rank_row *row, char *
     const rank_config *c = CFG(r, row);
     char label[256];
     rank_config_label(c, row->market, label, sizeof label);
-    int any = c->extrapolated || c->identity_mismatch || rank_config_noisy(c);
-    snprintf(out, len, "%s%s%s%s%s", label, any ? " " : "", c->extrapolated ? "^" : "", c->identity_mismatch ? "!" : "",
-             rank_config_noisy(c) ? "~" : "");
+    int any = c->extrapolated || c->identity_mismatch || rank_config_noisy(c) || c->socket_on_efa;
+    snprintf(out, len, "%s%s%s%s%s%s", label, any ? " " : "", c->extrapolated ? "^" : "", c->identity_mismatch ? "!" : "",
+             rank_config_noisy(c) ? "~" : "", c->socket_on_efa ? "#" : "");
 }
 static void show_rank(const rank_report *r, const rank_row *row, char *out, size_t len)
 {
@@ -436,6 +444,8 @@ const rank_column rank_columns[] = {
     {"samples_per_second_max", "SAMPLES/s MAX", R, 2, get_sps_max, NULL},
     {"cv", "WORST CV", R, 2, get_cv, show_cv},
     {"busbw_gbps", "BUSBW", R, 2, get_busbw, show_busbw},
+    {"network", "NETWORK", L, 2, get_network, NULL},
+    {"socket_on_efa", "SOCKETS ON EFA TYPE", L, 1, get_socket_on_efa, NULL},
     {"warnings", "WARNINGS", L, 2, get_warnings, NULL},
     {"identity_mismatch", "IDENTITY MISMATCH", L, 2, get_identity_mismatch, NULL},
     {"spot_az", "SPOT AZ", L, 4, get_spot_az, show_spot_az},

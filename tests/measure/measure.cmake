@@ -7,8 +7,9 @@ instbench_add_unit_test(measure_datapipe ${MEASURE_TESTS}/measure_datapipe.c)
 instbench_add_unit_test(measure_rendezvous ${MEASURE_TESTS}/measure_rendezvous.c)
 instbench_add_unit_test(bench_sysinfo_gpus ${MEASURE_TESTS}/bench_sysinfo_gpus.c)
 instbench_add_unit_test(measure_identity ${MEASURE_TESTS}/measure_identity.c)
+instbench_add_unit_test(measure_nccl_net ${MEASURE_TESTS}/measure_nccl_net.c)
 # The C tests include tests/check.h, shared by every area.
-foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus measure_identity)
+foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus measure_identity measure_nccl_net)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
 

@@ -148,6 +148,12 @@ def check_topology(name, doc, kind, world, nodes, addr, id_port):
           "%s: world %s over %s node(s), want %d over %d" % (name, t["world_size"], t["nodes"], world, nodes))
     check(t.get("master_addr") == addr, "%s: master_addr %s, want %s" % (name, t.get("master_addr"), addr))
     check(t.get("nccl_id_port") == id_port, "%s: nccl_id_port %s, want %s" % (name, t.get("nccl_id_port"), id_port))
+    # multi-node: the network NCCL chose, from its own log; the NCCL stand-in logs nothing
+    if nodes > 1:
+        check(t.get("network") == {"transport": "unknown", "nccl_net": None},
+              "%s: network %s, want unknown from the stand-in" % (name, t.get("network")))
+    else:
+        check("network" not in t, "%s: a network on one node: %s" % (name, t.get("network")))
     check(doc["workload"]["global_batch_size"] == 8 * world,
           "%s: global batch %s, want %d" % (name, doc["workload"]["global_batch_size"], 8 * world))
 

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""rank's BUSBW (busbw_gbps): the bus bandwidth measure recorded (communication.allreduce), for the
-rows where it says something about the network between nodes:
+"""rank and the network between nodes: BUSBW (busbw_gbps), the bus bandwidth measure recorded
+(communication.allreduce), and NETWORK (topology.network), for the rows where they say something:
 - a 2-node configuration with two runs: the median of the runs' busbw, each taken at the largest
   size a 25 MiB DDP bucket holds (recomputed here from the entries);
 - a run whose sizes are all above 25 MiB: the smallest size's busbw;
 - a 1-node row, and a 4-node row extrapolated from a 1-node run (measure --count): null;
 - a malformed allreduce (a string, a negative figure): null, and the result still ranked;
-- the table shows it with --wide (or --columns), as GB/s; JSON and CSV carry it.
+- the table shows it with --wide (or --columns), as GB/s; JSON and CSV carry it;
+- a 2-node row of an EFA-capable type (p4d.24xlarge, AWS's EFA user guide) measured over TCP
+  sockets is marked '#' (socket_on_efa, with a legend line); the same over EFA, and sockets on a
+  type without EFA (g4dn.xlarge), are not; network says the transport ("socket" if any run on all
+  nodes used sockets), null on one node.
 Usage: rank_busbw.py INSTBENCH"""
 import csv
 import io
@@ -56,15 +60,29 @@ bad["communication"] = {"allreduce": [{"bytes": 1 * MIB, "time_s": 0.001, "algbw
 bad2 = R("g6.2xlarge", "us-east-1", 2, 1, "NVIDIA L4", 290.0, host="c")
 bad2["communication"] = {"allreduce": "fast"}
 
+
+
+def with_network(doc, transport):
+    doc["topology"]["network"] = {"transport": transport, "nccl_net": {"socket": "Socket", "efa": "AWS Libfabric"}.get(transport)}
+    return doc
+
+
+net_runs = [with_network(R("p4d.24xlarge", "us-east-1", 2, 8, "NVIDIA A100-SXM4-40GB", 5000.0, host="p1"), "socket"),
+            with_network(R("p4d.24xlarge", "us-east-1", 2, 8, "NVIDIA A100-SXM4-40GB", 5100.0, host="p2"), "efa"),
+            with_network(R("p5.48xlarge", "us-east-1", 2, 8, "NVIDIA H100 80GB HBM3", 9000.0), "efa"),
+            with_network(R("g4dn.xlarge", "us-east-1", 2, 1, "NVIDIA T4", 170.0, host="t"), "socket")]
 PRICES = fx.prices_doc([fx.price_record(t, "us-east-1", 1.0 + i, None)
-                        for i, t in enumerate(["g5.xlarge", "g5.12xlarge", "g6.xlarge", "g4dn.xlarge", "g6.2xlarge"])])
+                        for i, t in enumerate(["g5.xlarge", "g5.12xlarge", "g6.xlarge", "g4dn.xlarge", "g6.2xlarge",
+                                               "p4d.24xlarge", "p5.48xlarge"])])
+want_net = {("p4d.24xlarge", 2): ("socket", True), ("p5.48xlarge", 2): ("efa", False),
+            ("g4dn.xlarge", 2): ("socket", False), ("g6.xlarge", 1): (None, False), ("g5.xlarge", 2): (None, False)}
 want = {("g5.xlarge", 2): statistics.median([bucket_busbw(d) for d in runs_2n]),
         ("g5.12xlarge", 2): bucket_busbw(big_only), ("g6.xlarge", 1): None, ("g4dn.xlarge", 4): None,
-        ("g6.2xlarge", 2): None}
+        ("g6.2xlarge", 2): None, ("p4d.24xlarge", 2): None, ("p5.48xlarge", 2): None, ("g4dn.xlarge", 2): None}
 
 with tempfile.TemporaryDirectory() as d:
     res = os.path.join(d, "results")
-    for i, doc in enumerate(runs_2n + [big_only, one_node, extrap, bad, bad2]):
+    for i, doc in enumerate(runs_2n + [big_only, one_node, extrap, bad, bad2] + net_runs):
         fx.write_json(os.path.join(res, "r%d.json" % i), doc)
     prices = os.path.join(d, "prices.json")
     fx.write_json(prices, PRICES)
@@ -80,6 +98,18 @@ with tempfile.TemporaryDirectory() as d:
                 check(got is None, "%s: busbw %r, want null" % (key, got))
             else:
                 check(isinstance(got, float) and abs(got - w) <= 1e-9 * w, "%s: busbw %r, want %r" % (key, got, w))
+
+        for key, (net, marked) in want_net.items():
+            got = rows.get(key, {})
+            check(got.get("network") == net and got.get("socket_on_efa") is marked,
+                  "%s: network %r socket_on_efa %r, want %r %r" % (key, got.get("network"), got.get("socket_on_efa"),
+                                                                   net, marked))
+
+    rc, out, err = fx.run(BIN, base + ["--format", "table", "--columns", "configuration,network"])
+    if check(rc == 0, "table (network): exit %d" % rc):
+        marked = [line for line in out.splitlines() if "#" in line.split("NETWORK")[0] and " x " in line]
+        check(len(marked) == 1 and "2 x p4d.24xlarge" in marked[0], "marked rows: %s" % marked)
+        check("# sockets on an EFA type" in out, "no legend for #: %s" % out[-600:])
 
     rc, out, err = fx.run(BIN, base + ["--format", "csv"])
     if check(rc == 0, "csv: exit %d" % rc):

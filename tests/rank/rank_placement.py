@@ -20,6 +20,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -143,6 +144,7 @@ try:
     check(rc == 2 and "--placement-pool" in err, "--placement-pool g5.xlarg: exit %d: %s" % (rc, err[-300:]))
 finally:
     ep.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 print("rank_placement: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
