@@ -551,8 +551,6 @@ extern const char *const rank_table_keys[];
 const rank_column *rank_column_find(const char *key);
 /* The columns a format shows, into OUT (room for CAP): --columns when given (the command has checked
  * every name), else DEFAULTS (NULL-terminated keys), else (DEFAULTS NULL) every column. */
-/* Room for every column (more than 64 now): a smaller cap would silently drop the last ones. */
-enum { RANK_MAX_COLUMNS = 96 };
 size_t rank_report_columns(const rank_report *r, const char *const *defaults, const rank_column **out, size_t cap);
 /* 1 when the row's runs disagree by more than RANK_SPREAD_LIMIT or carry a warning. */
 int rank_config_noisy(const rank_config *c);
