@@ -558,9 +558,27 @@ static int load_quotes(const rank_args *a, const rank_config *c, size_t n, rank_
         goto out;
     }
     char why[320] = "";
+    /* one batch per region (its queries go out together, aws_paginate_many): the (type, nodes) pairs
+       for blocks, the distinct types for plans */
+    char **bt = calloc(nq ? nq : 1, sizeof *bt), **pt = calloc(nq ? nq : 1, sizeof *pt);
+    int *bc = calloc(nq ? nq : 1, sizeof *bc);
+    double *rates = calloc(nq ? nq : 1, sizeof *rates);
+    if (!bt || !pt || !bc || !rates) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (size_t k = 0; k < nq && !rc; k++) {
-        if (want_b && counts[k] >= 1 && counts[k] <= MARKETS_BLOCK_MAX_INSTANCES) {
-            market_block_query bq = {&types[k], 1, &regions[k], 1, &counts[k], (int)o->block_hours, 0, 0, 0};
+        int first = 1;
+        for (size_t j = 0; j < k && first; j++) first = strcmp(regions[j], regions[k]) != 0;
+        if (!first) continue;   /* this region's batch went out with its first query */
+        char *region[1] = {regions[k]};
+        size_t nbq = 0, npq = 0;
+        for (size_t j = k; j < nq; j++) {
+            if (strcmp(regions[j], regions[k])) continue;
+            if (counts[j] >= 1 && counts[j] <= MARKETS_BLOCK_MAX_INSTANCES) bt[nbq] = types[j], bc[nbq++] = counts[j];
+            int dup = 0;
+            for (size_t i = 0; i < npq && !dup; i++) dup = !strcmp(pt[i], types[j]);
+            if (!dup) pt[npq++] = types[j];
+        }
+        if (want_b && nbq) {
+            market_block_query bq = {bt, nbq, region, 1, bc, (int)o->block_hours, 0, 0, 0};
             market_block *mb = NULL;
             size_t nb = 0;
             int r = prices_fetch_blocks(&bq, &mb, &nb, why, sizeof why, err);
@@ -582,22 +600,23 @@ static int load_quotes(const rank_args *a, const rank_config *c, size_t n, rank_
             }
             free(mb);
         }
-        if (!rc && want_p) {
-            market_plan_query pq = {&types[k], 1, &regions[k], 1, plan_api[a->plan], payment_api[a->payment],
+        if (!rc && want_p && npq) {
+            market_plan_query pq = {pt, npq, region, 1, plan_api[a->plan], payment_api[a->payment],
                                     a->term == 1 ? 94608000LL : 31536000LL, 0};
-            double rate;
-            int r = prices_fetch_plan_rates(&pq, &rate, why, sizeof why, err);
+            int r = prices_fetch_plan_rates(&pq, rates, why, sizeof why, err);
             if (r < 0) rc = -1;
             if (r == 1) want_p = 0;
-            if (r == 0 && !isnan(rate)) {
+            for (size_t i = 0; r == 0 && i < npq; i++) {
+                if (isnan(rates[i])) continue;
                 rank_plan_quote *q = &(*plans)[got_p++];
-                snprintf(q->instance_type, sizeof q->instance_type, "%s", types[k]);
+                snprintf(q->instance_type, sizeof q->instance_type, "%s", pt[i]);
                 snprintf(q->region, sizeof q->region, "%s", regions[k]);
-                q->usd_per_hour = rate;
+                q->usd_per_hour = rates[i];
             }
         }
         if (why[0] && !missing[0]) snprintf(missing, mlen, "%s", why);
     }
+    free(bt), free(pt), free(bc), free(rates);
     o->blocks = *blocks, o->n_blocks = got_b;
     o->plans = *plans, o->n_plans = got_p;
 out:

@@ -214,7 +214,10 @@ static int block_price(const rank_config *c, const rank_options *o, rank_row *ro
         if (!best || a < b || (a == b && q->start < best->start)) best = q;
     }
     if (!best) {
-        if (o->quotes_missing && o->quotes_missing[0])
+        if (c->nodes > MARKETS_BLOCK_MAX_INSTANCES)
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "a Capacity Block holds 1 to %d instances, not "
+                     "%ld", MARKETS_BLOCK_MAX_INSTANCES, c->nodes);
+        else if (o->quotes_missing && o->quotes_missing[0])
             snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", o->quotes_missing);
         else
             snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "no Capacity Block of %.0f days is offered now "

@@ -154,6 +154,8 @@ static int render(sweep_ctx *x, size_t i, const urls *u, char **script, ib_error
         .nodes = c->c.nodes,
         .max_minutes = x->st->max_minutes,
         .region = x->st->region,
+        /* measure's --market knows on-demand and spot; a block's instance is billed by the block, and
+           the sweep prices it as committed, so the result's own market only tells spot apart */
         .market = c->c.spot ? "spot" : "on-demand",
         .source_url = u->source,
         .source_sha256 = x->source_sha256,

@@ -238,6 +238,12 @@ def case_plans():
         sp_result("p4d.24xlarge", region, "Compute", "All Upfront", 3, "8.8"),
         sp_result("p3.2xlarge", region, "Compute", "Partial Upfront", 1, "2.0"),
     ]
+    # SageMaker: the training usage beside a hosting distractor of the same instance
+    for usage, rate in (("USE1-Train:ml.p4d.24xlarge", "30.25"), ("USE1-Host:ml.p4d.24xlarge", "31.5")):
+        r = sp_result("ml.p4d.24xlarge", region, "SageMaker", "No Upfront", 1, rate, usage=usage, op="")
+        r.update(productType="SageMaker", serviceCode="AmazonSageMaker")
+        r["properties"] = [x for x in r["properties"] if x["name"] in ("region", "instanceType")]
+        rates.append(r)
     path = os.path.join(TMP, "sp.json")
     with open(path, "w") as f:
         json.dump(rates, f)
@@ -286,6 +292,21 @@ def case_plans():
         g = json.loads(p.stdout)["rates"][0]
         check(math.isclose(g["upfront_usd"], 8.8 * 3 * 8760, rel_tol=1e-12) and g["recurring_usd_per_hour"] == 0,
               "3y all upfront: %s" % g)
+        # a SageMaker plan for an ml.* type: its training rate, asked as botocore asks it
+        fake.control(reset_stats=True)
+        p = run(["--market", "savings-plan", "--instance-types", "ml.p4d.24xlarge", "--regions", region,
+                 "--format", "json"], e)
+        g = valid(json.loads(p.stdout), "sagemaker")["rates"]
+        check(len(g) == 1 and g[0]["plan_usd_per_hour"] == 30.25 and json.loads(p.stdout)["query"]["plan_type"] ==
+              "SageMaker", "sagemaker: %s" % p.stdout[:400])
+        log = [r for r in fake.stats()["requests_log"] if r["op"] == "DescribeSavingsPlansOfferingRates"]
+        want = botocore_rest_json("DescribeSavingsPlansOfferingRates", {
+            "savingsPlanTypes": ["SageMaker"], "savingsPlanPaymentOptions": ["No Upfront"], "products": ["SageMaker"],
+            "serviceCodes": ["AmazonSageMaker"], "filters": [{"name": "instanceType", "values": ["ml.p4d.24xlarge"]},
+                                                             {"name": "region", "values": [region]}],
+            "maxResults": 1000})
+        check(log and (log[0]["method"], log[0]["path"], log[0]["json"], log[0]["content_type"]) == want,
+              "sagemaker request %s\n  botocore: %s" % (log[:1], want))
         # no rate for the plan asked: exit 1, said
         p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--plan", "ec2-instance",
                  "--payment", "all"], e, rc=1)

@@ -128,6 +128,20 @@ def main():
         check("2 x 3d 0h" in out and "8,760 hours" in out and "capacity-block rows" in out and "savings-plan rows" in out and
               "never purchases" in out, "table legend:\n%s" % out)
 
+        # two configurations of one type: each block priced for its own node count, the quotes asked
+        # together (one DescribeCapacityBlockOfferings per count, one rate query for the type)
+        fx.write_json(os.path.join(TMP, "results", "one.json"), fx.result(T, REGION, 1, 8, "NVIDIA H100", SPS / 2,
+                                                                          host="one"))
+        fake.control(reset_stats=True)
+        rc, out, err = fx.run(BIN, args + ["--format", "json"], env=env)
+        blocks_by_nodes = {r["nodes"]: r for r in json.loads(out)["rows"] if r["market"] == "capacity-block"} if rc == 0 else {}
+        check(set(blocks_by_nodes) == {1, 2} and blocks_by_nodes[1]["block_fee_usd"] == 100.0 and
+              blocks_by_nodes[2]["block_fee_usd"] == 4800.0, "per node count: %s %s" % (blocks_by_nodes, err[-500:]))
+        ops = fake.stats()["by_operation"]
+        check(ops.get("DescribeCapacityBlockOfferings") == 2 and ops.get("DescribeSavingsPlansOfferingRates") == 1,
+              "quotes asked: %s" % ops)
+        os.remove(os.path.join(TMP, "results", "one.json"))
+
         # offline (no credentials): the rows are kept, unpriced, saying why; exit 0 with the others
         env2 = dict(env)
         del env2["AWS_ACCESS_KEY_ID"], env2["AWS_SECRET_ACCESS_KEY"]

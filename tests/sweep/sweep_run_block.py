@@ -39,7 +39,8 @@ def main():
         fake.sweep(capacity={"p4d.24xlarge@us-east-1a": "InsufficientInstanceCapacity"})
         rc, out, err, sid, rec = srf.sweep(fake, home, specs, "--capacity-reservation", CR, "--format", "json",
                                            deliver={specs[0]: ("result", 4000.0), specs[1]: ("result", 300.0)})
-        check(rc == 0, "exit 0: rc %d\n%s" % (rc, err[-3000:]))
+        if not check(rc == 0 and sid, "exit 0: rc %d\n%s" % (rc, err[-3000:])):
+            return
         block = [l for l in rec["launches"] if l["InstanceType"] == "p4d.24xlarge"]
         check(len(block) == 1 and block[0].get("SubnetId") == "subnet-us-east-1c" and
               block[0].get("InstanceMarketOptions.MarketType") == "capacity-block" and
