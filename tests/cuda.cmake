@@ -183,6 +183,9 @@ if(INSTBENCH_CUDA)
                COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim_cli.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim> ${INSTBENCH_TEST_DATA})
       set_tests_properties(cuda_sim_cli PROPERTIES TIMEOUT 900)
+      if(TARGET cudnn_sdpa_glue)   # the module carries the cuDNN glue and loads the stand-in
+        set_tests_properties(cuda_sim_cli PROPERTIES ENVIRONMENT INSTBENCH_TEST_CUDNN=1)
+      endif()
       # ... and as two processes over the real TCP rendezvous (torchrun's variables): a run to the
       # end, and a rank killed mid-run that the other must notice within 30 s
       add_test(NAME cuda_sim_procs
