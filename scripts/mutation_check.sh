@@ -5,24 +5,27 @@
 # mutation (caught / MISSED) and exits non-zero when one is missed or a test fails unmutated.
 # The tree itself is never touched, so this can run beside the rest of the suite.
 # usage: scripts/mutation_check.sh [SOURCE_DIR]      (needs the CUDA toolkit's headers, cmake, python3)
+#        MUTATION_FILTER=TEXT scripts/mutation_check.sh   only the mutations whose name contains TEXT
 set -euo pipefail
 src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # the tree without build directories or git metadata
 (cd "$src" && tar --exclude='./build*' --exclude='./.git' -cf - .) | tar -C "$work" -xf -
-cmake -S "$work" -B "$work/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DINSTBENCH_FUZZ=OFF \
+# cudnn-frontend's headers: the ones the source tree's build fetched (build-venv/ is not copied)
+fe_inc=()
+[[ -f "$src/build-venv/cudnn-frontend/include/cudnn_frontend.h" ]] &&
+    fe_inc=(-DINSTBENCH_CUDNN_FRONTEND_INCLUDE="$src/build-venv/cudnn-frontend/include")
+cmake -S "$work" -B "$work/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DINSTBENCH_FUZZ=OFF "${fe_inc[@]}" \
     >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
 targets="cuda_vit_sim cuda_gemm cuda_dp_host cuda_dp_sim"
-cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
-    { tail -n 40 "$work/build.log" >&2; exit 1; }
+# the cuDNN glue's test (issue 30), where the build has cudnn-frontend's headers
+if [[ -f "$work/b/tests/CMakeFiles/cuda_cudnn_sdpa.dir/build.make" ]]; then
+    targets+=" cuda_cudnn_sdpa"
+else
+    echo "mutation_check: no cudnn-frontend headers: the cuDNN glue's mutations are skipped" >&2
+fi
 
-run_test() {   # the test binary, from tests/ as ctest runs it; 0 when it passes
-    (cd "$work/tests" && CUDA_VIT_FAIL_FAST=1 timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
-}
-for t in $targets; do
-    run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }
-done
 
 # name | file | test that must fail | text | replacement   (the text must occur in the file)
 mutations=(
@@ -91,6 +94,42 @@ mutations+=(
     int idle = 0;"
     "fused attention's B*H back on grid.y (65,535)|src/cuda/kernels/flash_attention.cu|cuda_dp_sim|return dim3((unsigned)(B * H), (unsigned)((T + 16 * NW - 1) / (16 * NW)));|return dim3((unsigned)((T + 16 * NW - 1) / (16 * NW)), (unsigned)(B * H));"
 )
+
+# issue 30: the cuDNN attention glue (src/cuda/cudnn_sdpa.cpp, NVIDIA's cudnn-frontend), which
+# only executing it can check: run through the CPU stand-in of libcudnn against float64 attention
+# (tests/cuda/cudnn_sdpa_test.c)
+if [[ $targets == *cuda_cudnn_sdpa* ]]; then
+mutations+=(
+    "cuDNN: q, k, v viewed with o's token stride|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|{T * row, hd, row, 1}|{T * row, hd, H * hd, 1}"
+    "cuDNN: dK and dV swapped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_DK).set_dim(grad.get_dim()).set_stride(grad.get_stride());
+        dv->set_output(true).set_uid(UID_DV)|set_uid(UID_DV).set_dim(grad.get_dim()).set_stride(grad.get_stride());
+        dv->set_output(true).set_uid(UID_DK)"
+    "cuDNN: the forward's softmax scale dropped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|.set_generate_stats(true).set_attn_scale(
+            scale);|.set_generate_stats(true);"
+    "cuDNN: the statistics in bf16|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_STATS).set_data_type(fe::DataType_t::FLOAT)|set_uid(UID_STATS).set_data_type(fe::DataType_t::BFLOAT16)"
+    "cuDNN: graphs cached without T (reused across shapes)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale};|const shape_key key{device, B, 0, H, hd, scale};"
+)
+fi
+
+if [[ -n ${MUTATION_FILTER:-} ]]; then   # those mutations only, and only the tests they need
+    kept=() targets_kept=""
+    for m in "${mutations[@]}"; do
+        [[ ${m%%|*} == *"$MUTATION_FILTER"* ]] || continue
+        kept+=("$m")
+        t=${m#*|*|} t=${t%%|*}
+        [[ " $targets_kept " == *" $t "* ]] || targets_kept+=" $t"
+    done
+    mutations=("${kept[@]}") targets=$targets_kept
+fi
+
+cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
+    { tail -n 40 "$work/build.log" >&2; exit 1; }
+run_test() {   # the test binary, from tests/ as ctest runs it; 0 when it passes
+    (cd "$work/tests" && CUDA_VIT_FAIL_FAST=1 timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
+}
+for t in $targets; do
+    run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }
+done
 
 missed=0
 for m in "${mutations[@]}"; do

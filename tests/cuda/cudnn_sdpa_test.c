@@ -8,7 +8,9 @@
  * allocation that the stand-in or the guard pages stop), outputs bound to the wrong tensors (dK and
  * dV swapped), the softmax scale not passed, statistics that are not fp32 (the backend refuses
  * them, as cuDNN does), and graphs reused for a shape they were not built for (the shapes below
- * differ from the first in one of B, T, H, hd each, and the first is asked for again at the end). */
+ * differ from the first in one of B, T, H, hd each, and the first is asked for again at the end).
+ * And the stand-in's own bounds check: an output allocation 64 bytes short stops the program
+ * naming the tensor. */
 #define _GNU_SOURCE   /* dladdr */
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +19,8 @@
 #include <string.h>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -210,6 +214,46 @@ static void check_shape(int B, int T, int H, int hd)
     free(hqkv), free(hdo), free(ho), free(hdqkv), free(hst), free(q), free(o), free(lse), free(P), free(dP);
 }
 
+/* The stand-in's own checks: an output allocation too small for the tensor the graph writes is
+ * refused at Execute, naming the tensor and how far past the allocation it reaches (in a child
+ * process, which dies of it: the stand-in stops the program, as memcheck would). */
+static void too_small_output_check(void)
+{
+    int fds[2];
+    if (pipe(fds)) return;
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        const int B = 2, T = 17, H = 2, hd = 16;
+        char why[512];
+        cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, 0.25f, why, sizeof why);
+        const size_t nqkv = (size_t)B * T * 3 * H * hd, no = (size_t)B * T * H * hd;
+        void *qkv, *o, *ws = NULL;
+        float *st;
+        if (!a || cudaMalloc(&qkv, nqkv * 2) || cudaMalloc(&o, no * 2 - 64) || cudaMalloc((void **)&st, (size_t)B * H * T * 4) ||
+            cudaMalloc(&ws, cudnn_sdpa_workspace(a) + 1))
+            _exit(3);
+        cudaMemsetAsync(qkv, 0, nqkv * 2, NULL);
+        cudnn_sdpa_forward(a, qkv, o, st, ws, NULL, why, sizeof why);
+        cudaDeviceSynchronize();
+        _exit(0);   /* not reached */
+    }
+    close(fds[1]);
+    char out[4096];
+    size_t n = 0;
+    ssize_t got;
+    while (n + 1 < sizeof out && (got = read(fds[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)got;
+    out[n] = 0;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int ok = WIFSIGNALED(status) && strstr(out, "cudnn stand-in: FATAL: Execute: tensor uid 4 (bf16)") &&
+                   strstr(out, "reaches 64 bytes past its end");
+    printf("output 64 bytes short: %s", ok ? strstr(out, "cudnn stand-in") : "not reported as expected\n");
+    if (!ok) FAIL("a too-small output (status 0x%x): wanted the stand-in to stop naming the tensor, got:\n%s\n", status, out);
+}
+
 int main(void)
 {
     setenv("INSTBENCH_CUDNN_LIBRARY", INSTBENCH_CUDNN_STANDIN, 0);
@@ -248,6 +292,7 @@ int main(void)
     char why2[256];
     if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, why2, sizeof why2) != cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, why2, sizeof why2))
         FAIL("the same shape asked twice gave two graphs\n");
+    too_small_output_check();
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;
