@@ -407,6 +407,7 @@ static void fused_launch_sweep(void)
     const int sizes[] = {32, 64, 224, 384};
     long launches = 0;
     cudasim_validate_only = 1;
+    setenv("INSTBENCH_CUDA_ATTENTION", "fused", 1);   /* the fused kernels run only when asked for by name */
     for (size_t i = 0; i < model_preset_count(); i++)
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
             ib_train_config cfg = ref.cfg;
@@ -435,8 +436,13 @@ static void fused_launch_sweep(void)
                 }
             }
         }
+    unsetenv("INSTBENCH_CUDA_ATTENTION");
     cudasim_validate_only = 0;
     cudasim_problem[0] = 0;
+    if (launches == 0) {   /* a sweep that launched nothing has checked nothing */
+        fprintf(stderr, "FAIL: fused attention: no configuration was swept\n");
+        failures++;
+    }
     printf("fused attention: %ld launches of accepted configurations validated\n", launches);
 }
 #endif
