@@ -87,8 +87,9 @@ mutations+=(
     "the cuBLASLt heuristic asked with a NULL bias pointer|src/cuda/gemm.c|cuda_gemm|        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     }|    }"
     "the plan cache blind to the bias alignment|src/cuda/gemm.c|cuda_gemm|k.alignBias = bias ? alignment(bias, 0, 4, 1) : 0;|k.alignBias = 0;"
-    "an allocation inside the captured step|src/cuda/vit.c|cuda_vit_sim|        const int rc = forward_ops(v, err) || cuda_vit_backward(v, NULL, NULL, err);|        void *extra = NULL;
-        const int rc = cudaMalloc(\&extra, 256) != cudaSuccess || forward_ops(v, err) || cuda_vit_backward(v, NULL, NULL, err);"
+    "an allocation inside the captured step|src/cuda/vit.c|cuda_vit_sim|        KTRY(cudaStreamBeginCapture(v->stream, cudaStreamCaptureModeThreadLocal));|        KTRY(cudaStreamBeginCapture(v->stream, cudaStreamCaptureModeThreadLocal));
+        void *extra = NULL;
+        if (cudaMalloc(\&extra, 256) == cudaSuccess) cudaFree(extra);"
     "a failing rank aborts its siblings' NCCL communicators|src/cuda/dp.c|cuda_dp_host|    comm_nccl_abort(dp->comms[i]);
     int idle = 0;|    for (int k = 0; k < dp->nlocal; k++) comm_nccl_abort(dp->comms[k]);
     int idle = 0;"
@@ -145,6 +146,8 @@ EOF
     python3 - "$m" "$work/$file" <<'EOF'
 import sys
 name, file, test, text, repl = sys.argv[1].split("|", 4)
+if "|" in repl:   # a '|' (C's ||) in the text splits the fields wrongly: the mutation would be garbage
+    sys.exit("mutation_check: '%s': its text or replacement holds a '|', the field separator" % name)
 repl = repl.replace("\\&", "&")
 path = sys.argv[2]
 s = open(path).read()
@@ -153,7 +156,11 @@ if text not in s:
 open(path, "w").write(s.replace(text, repl, 1))
 EOF
     if ! cmake --build "$work/b" --target "$test" >"$work/build.log" 2>&1; then
-        result="caught (does not build)"
+        # every mutation here is meant to build and be caught by running a test: one that does not
+        # build proves nothing (an early one hid a '||' that split its fields)
+        result="MISSED (does not build: the mutation is broken)"
+        missed=$((missed + 1))
+        tail -n 5 "$work/build.log" >&2
     elif run_test "$test"; then
         result="MISSED"
         missed=$((missed + 1))
