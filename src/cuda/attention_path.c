@@ -20,6 +20,16 @@
 /* The cuDNN release whose SDPA backward is right where T is not a multiple of 128. */
 #define CUDNN_SDPA_MIN_RAGGED_T 91501
 
+int cuda_attention_asked(const char **text)
+{
+    const char *e = getenv("INSTBENCH_CUDA_ATTENTION");
+    if (text) *text = e;
+    if (!e || !*e) return -1;
+    for (int p = CUDA_ATT_UNFUSED; p <= CUDA_ATT_CUDNN; p++)
+        if (!strcmp(e, cuda_attention_name(p))) return p;
+    return -2;
+}
+
 const char *cuda_attention_name(int path)
 {
     return path == CUDA_ATT_CUDNN ? "cudnn" : path == CUDA_ATT_FUSED ? "fused" : "unfused";
@@ -41,15 +51,17 @@ static double from_bf16(uint16_t h)
     return f;
 }
 
-/* ||got - ref|| / ||ref|| over n doubles (got as bf16 at a stride); NaN when got has one */
-static double rel_err(const uint16_t *got, size_t gstride, const double *ref, size_t n)
+/* ||got - ref|| / ||ref|| of one head: got bf16 [T,hd] at a token stride, ref float64 [T,hd] dense;
+ * NaN when got holds one */
+static double rel_err(const uint16_t *got, size_t stride, const double *ref, int T, int hd)
 {
     double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double g = from_bf16(got[i * gstride]);
-        num += (g - ref[i]) * (g - ref[i]);
-        den += ref[i] * ref[i];
-    }
+    for (int t = 0; t < T; t++)
+        for (int d = 0; d < hd; d++) {
+            const double g = from_bf16(got[(size_t)t * stride + d]), r = ref[(size_t)t * hd + d];
+            num += (g - r) * (g - r);
+            den += r * r;
+        }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
@@ -193,15 +205,7 @@ static int self_check(const cudnn_sdpa *a, int B, int T, int H, int hd, float sc
                         {"dK", hdq + (size_t)b * T * row + D + (size_t)h * hd, row, dk, 3e-2},
                         {"dV", hdq + (size_t)b * T * row + 2 * D + (size_t)h * hd, row, dv, 3e-2}};
             for (int c = 0; c < 4; c++) {
-                /* rows of hd elements at the tensor's token stride */
-                double num = 0, den = 0;
-                for (int t = 0; t < T; t++) {
-                    const double r = rel_err(cmp[c].got + (size_t)t * cmp[c].stride, 1, cmp[c].want + (size_t)t * hd, hd);
-                    double rn = 0;
-                    for (int d = 0; d < hd; d++) rn += cmp[c].want[(size_t)t * hd + d] * cmp[c].want[(size_t)t * hd + d];
-                    num += r * r * (rn > 0 ? rn : 1), den += rn;
-                }
-                const double err = den > 0 ? sqrt(num / den) : sqrt(num);
+                const double err = rel_err(cmp[c].got, cmp[c].stride, cmp[c].want, T, hd);
                 if (!(err <= cmp[c].tol)) {
                     snprintf(why, n,
                              "cuDNN self-check: %s of sample %d head %d is off by %.3g (relative to a float64 "
@@ -225,25 +229,25 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
     const int H = cfg->model.num_heads, D = cfg->model.embed_dim, hd = H > 0 ? D / H : 0;
     /* batch 0: a plan asked before --batch-size auto has picked one; the gates do not depend on B */
     const int T = model_seq_len(&cfg->model), B = cfg->batch_size > 0 ? cfg->batch_size : 1;
-    const char *asked = getenv("INSTBENCH_CUDA_ATTENTION");
-    if (asked && !*asked) asked = NULL;
-    if (asked && strcmp(asked, "cudnn") && strcmp(asked, "unfused") && strcmp(asked, "fused")) {
+    const char *asked = NULL;
+    const int want = cuda_attention_asked(&asked);
+    if (want == -2) {
         c->refused = 1;
         snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s: expected cudnn, unfused or fused", asked);
         return;
     }
     if (cfg->precision != IB_PREC_BF16) {   /* fp32: unfused, op for op as the CPU (verify's exact path) */
-        if (asked && strcmp(asked, "unfused")) {
+        if (want >= 0 && want != CUDA_ATT_UNFUSED) {
             c->refused = 1;
             snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s needs --precision bf16", asked);
         }
         return;
     }
-    if (asked && !strcmp(asked, "unfused")) {
+    if (want == CUDA_ATT_UNFUSED) {
         snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=unfused");
         return;
     }
-    if (asked && !strcmp(asked, "fused")) {
+    if (want == CUDA_ATT_FUSED) {
         if (cuk_attention_fused_head_dim(hd) > 0 && cuk_attention_fused_arch() >= 80) {
             c->path = CUDA_ATT_FUSED;
             snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=fused");
@@ -276,7 +280,7 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
             }
         }
     }
-    if (asked) {   /* asked for cudnn */
+    if (want == CUDA_ATT_CUDNN) {
         c->refused = 1;
         snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=cudnn: %s", why);
         return;

@@ -29,6 +29,9 @@ typedef struct cuda_attention_choice {
  * Cached per (device, B, T, H, hd, precision): every later call for the shape answers at once. */
 void cuda_attention_choose(const ib_train_config *cfg, cuda_attention_choice *out);
 
+/* The path INSTBENCH_CUDA_ATTENTION asks for: a CUDA_ATT_*, -1 when unset or empty, -2 when it
+ * names none (*text, when TEXT is not NULL, gets the variable's value). */
+int cuda_attention_asked(const char **text);
 /* The name results carry (hardware.attention). */
 const char *cuda_attention_name(int path);
 

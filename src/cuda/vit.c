@@ -47,23 +47,12 @@ static int fused_code_usable(int device)
     return 0;
 }
 
-/* The path INSTBENCH_CUDA_ATTENTION asks for: -1 none (the default order), else a CUDA_ATT_*. */
-static int asked_path(void)
-{
-    const char *e = getenv("INSTBENCH_CUDA_ATTENTION");
-    if (!e || !*e) return -1;
-    if (!strcmp(e, "unfused")) return CUDA_ATT_UNFUSED;
-    if (!strcmp(e, "fused")) return CUDA_ATT_FUSED;
-    if (!strcmp(e, "cudnn")) return CUDA_ATT_CUDNN;
-    return -2;
-}
-
 /* The path the memory plan assumes, without touching the GPU beyond the fused arch query: cuDNN
  * wherever it may run (its check happens when the backend is created: cuda_vit_attention_choose),
  * whose buffers are the fused path's (no T x T matrix). */
 static int planned_path(const ib_train_config *cfg)
 {
-    const int asked = asked_path();
+    const int asked = cuda_attention_asked(NULL);
     if (cfg->precision != IB_PREC_BF16 || cfg->model.num_heads < 1 || asked == CUDA_ATT_UNFUSED) return CUDA_ATT_UNFUSED;
     if (asked == CUDA_ATT_FUSED)
         return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0 &&
@@ -128,7 +117,6 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     cuda_attention_choose(cfg, &ch);
     if (ch.refused) return ib_error_set(err, IB_EXIT_USAGE, "%s", ch.why);
     v->attn_path = ch.path;
-    v->attn_fused = ch.path == CUDA_ATT_FUSED;
     if (plan_for(cfg, v->attn_path, &v->plan, err)) return -1;
     const size_t bytes = v->plan.bytes, P = layout->total;
     float *host = malloc(P * sizeof(float));
@@ -307,7 +295,7 @@ static int forward_ops(cuda_vit *v, ib_error *err)
                                                 v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;
-        } else if (v->attn_fused) {   /* saved as bf16 [B,T,3,H,hd] as it lies; att [B,T,D] bf16 and lse out */
+        } else if (v->attn_path == CUDA_ATT_FUSED) {   /* saved as bf16 [B,T,3,H,hd] as it lies; att [B,T,D] bf16 and lse out */
             KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
             KTRY(cuk_attention_fused_forward(k->qkv, k->att, v->lse + (size_t)l * B * H * T, B, T, H, hd, scale, s));
         } else if (attention_forward_unfused(v, k, err))
@@ -378,7 +366,7 @@ static int attention_backward(cuda_vit *v, int l, const model_block_acts *k, ib_
     const model_plan *pl = &v->plan;
     const int B = pl->B, T = pl->T, Ts = pl->Ts, D = pl->D, H = pl->H, hd = pl->hd, dt = pl->act, BH = B * H;
     const cudaStream_t s = v->stream;
-    if (v->attn_fused) {
+    if (v->attn_path == CUDA_ATT_FUSED) {
         KTRY(cuk_attention_fused_backward(k->qkv, k->att, v->buf.datt, v->lse + (size_t)l * BH * T, v->dlt, v->buf.big,
                                           B, T, H, hd, 1.0f / sqrtf((float)hd), s));
         return 0;

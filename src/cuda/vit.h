@@ -30,7 +30,6 @@ typedef struct cuda_vit {
     int step;
     int have_inputs;
     int attn_path;                       /* CUDA_ATT_* (cuda/attention_path.h), chosen at init */
-    int attn_fused;                      /* attn_path == CUDA_ATT_FUSED */
     /* cuDNN attention's (cuda/cudnn_sdpa.h): the shape's graphs, their workspace (beside the pool),
      * and the reason of a failed call */
     struct cudnn_sdpa *sdpa;
