@@ -286,7 +286,19 @@ typedef struct ec2_launch {
     const char *capacity_reservation;  /* cr-...: into this Capacity Block the user bought
                                           (InstanceMarketOptions.MarketType=capacity-block and
                                           CapacityReservationSpecification's target); NULL: none */
+    const struct ec2_nic *nics;     /* n_nics > 0: NetworkInterface.N, each in subnet_id with
+                                       security_group_id (then neither is sent at the top level,
+                                       where EC2 refuses them beside interfaces) */
+    size_t n_nics;
 } ec2_launch;
+/* One network interface asked at launch (NetworkInterface.N): the EFA layout of sweep/efa.c. */
+#define EC2_NICS_MAX 64
+typedef struct ec2_nic {
+    int card;                       /* NetworkCardIndex */
+    int device;                     /* DeviceIndex */
+    char type[12];                  /* InterfaceType: "interface" (ENA), "efa" (EFA with ENA), "efa-only" */
+    int public_ip;                  /* AssociatePublicIpAddress=true (EC2 allows it only on a lone interface) */
+} ec2_nic;
 /* Always InstanceInitiatedShutdownBehavior=terminate, so `shutdown -h` on the instance ends it. */
 
 typedef struct ec2_instance {
@@ -370,6 +382,71 @@ typedef struct ec2_capacity_reservation {
 /* 0, or -1 with ERR (an ID EC2 does not know: InvalidCapacityReservationId.NotFound, named). */
 int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *id, ec2_capacity_reservation *out,
                                  ib_error *err);
+
+/* ---- the EFA network of a multi-node sweep candidate (ec2_network.c) ------------------------ */
+/* What DescribeInstanceTypes says of a type's network (networkInfo). */
+#define EC2_CARDS_MAX 64
+typedef struct ec2_type_network {
+    char type[64];
+    int efa_supported;              /* efaSupported */
+    int max_efa_interfaces;         /* efaInfo/maximumEfaInterfaces, 0 when absent */
+    int max_network_cards;          /* maximumNetworkCards (1 when absent) */
+    int card_max_interfaces[EC2_CARDS_MAX];   /* networkCards/item: maximumNetworkInterfaces by
+                                                 networkCardIndex; 0 when the card is not listed */
+} ec2_type_network;
+/* DescribeInstanceTypes for TYPES (InstanceType.N, at most 100): out[i] for types[i].  A type EC2
+ * does not answer for is an error naming it (not offered in REGION, or a typo the catalogue let by). */
+int aws_ec2_type_networks(aws_client *c, const char *region, char *const *types, size_t n,
+                          ec2_type_network *out, ib_error *err);
+/* One DescribeInstanceTypes answer into out (types given: which slot each belongs in); fuzzed. */
+int aws_ec2_parse_type_networks(const char *xml, size_t len, char *const *types, size_t n,
+                                ec2_type_network *out, int *seen, ib_error *err);
+
+/* DescribeSecurityGroupRules of group SG_ID: *in_self / *out_self 1 when it has a rule of every
+ * protocol (-1) from / to itself (referencedGroupInfo = SG_ID): what EFA needs. */
+int aws_ec2_group_self_rules(aws_client *c, const char *region, const char *sg_id, int *in_self, int *out_self,
+                             ib_error *err);
+/* CreateSecurityGroup NAME in VPC_ID, tagged, then every protocol from and to itself, in and out
+ * (AuthorizeSecurityGroupIngress/Egress; a rule already there is not a failure).  A retried
+ * create (InvalidGroup.Duplicate) finds the group by name.  id: the group's sg-... */
+int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc_id, const char *name,
+                              const char *description, const ec2_tag *tags, size_t n_tags, char id[32],
+                              ib_error *err);
+/* DeleteSecurityGroup.  0: gone (InvalidGroup.NotFound counts); -1: code gets AWS's code
+ * ("DependencyViolation" while a terminated instance's interfaces still hold it). */
+int aws_ec2_delete_security_group(aws_client *c, const char *region, const char *id, char code[64],
+                                  ib_error *err);
+/* The ids of every security group whose tag TAG_KEY has TAG_VALUE (*ids malloc'd, [n][32]). */
+int aws_ec2_security_groups_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
+                                   char (**ids)[32], size_t *n, ib_error *err);
+
+/* Elastic IPs: an instance with more than one network interface gets no public IPv4 address, so
+ * the sweep gives its primary interface one (to reach S3), released at the end. */
+typedef struct ec2_address {
+    char allocation_id[64];
+    char public_ip[48];
+    char association_id[64];        /* "" when not associated */
+} ec2_address;
+/* AllocateAddress (Domain vpc), tagged (TagSpecification elastic-ip). */
+int aws_ec2_allocate_address(aws_client *c, const char *region, const ec2_tag *tags, size_t n_tags,
+                             ec2_address *out, ib_error *err);
+/* AssociateAddress of ALLOCATION_ID to network interface ENI_ID; code gets AWS's code on failure. */
+int aws_ec2_associate_address(aws_client *c, const char *region, const char *allocation_id, const char *eni_id,
+                              char code[64], ib_error *err);
+/* ReleaseAddress.  0: released or already gone (InvalidAllocationID.NotFound); -1: code gets AWS's
+ * code (InvalidIPAddress.InUse while the address is still associated). */
+int aws_ec2_release_address(aws_client *c, const char *region, const char *allocation_id, char code[64],
+                            ib_error *err);
+/* DisassociateAddress (an association already gone is not a failure). */
+int aws_ec2_disassociate_address(aws_client *c, const char *region, const char *association_id, ib_error *err);
+/* Every Elastic IP whose tag TAG_KEY has TAG_VALUE (*out malloc'd). */
+int aws_ec2_addresses_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
+                             ec2_address **out, size_t *n, ib_error *err);
+/* The primary network interface (network card 0, device 0; the one holding the instance's
+ * primary private address PRIVATE_IP) of INSTANCE_ID (DescribeNetworkInterfaces,
+ * attachment.instance-id).  0: eni gets it; 1: not attached yet (try later); -1: failure. */
+int aws_ec2_primary_interface(aws_client *c, const char *region, const char *instance_id, const char *private_ip,
+                              char eni[32], ib_error *err);
 
 /* The architecture of an AMI (DescribeImages): "x86_64" or "arm64". */
 int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, char arch[16],

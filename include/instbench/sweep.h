@@ -83,11 +83,14 @@ typedef struct sweep_userdata_vars {
                                        line (multi-node only; NULL for 1 node) */
     char *const *measure_args;      /* the flags after `--`, each quoted by the renderer */
     size_t n_measure_args;
+    int efa_devices;   /* EFA devices each node must see before measuring (the interfaces the launch attached
+                          whose type is efa or efa-only); 0: no EFA asked, no check */
 } sweep_userdata_vars;
 
 /* The script with every value filled in, shell-quoted (any byte but NUL is safe in a value), in a
  * malloc'd NUL-terminated *OUT.  Bad values (an invalid id, nodes out of range, a URL that is not
- * http(s), a digest that is not 64 hex digits, a missing log or rendezvous URL) are IB_EXIT_USAGE
+ * http(s), a digest that is not 64 hex digits, a missing log or rendezvous URL, efa_devices outside
+ * 0..64) are IB_EXIT_USAGE
  * errors; a script over SWEEP_USERDATA_MAX bytes even with node 0's log URL alone is an
  * IB_EXIT_USAGE error naming its size. */
 int sweep_userdata_render(const sweep_userdata_vars *v, char **out, ib_error *err);
@@ -110,6 +113,29 @@ int sweep_candidate_parse(const char *spec, sweep_candidate *out, ib_error *err)
 /* One --candidates value, SPEC[,SPEC...], appended to *v (malloc'd, *n entries): a candidate whose
  * canonical spec is already there (from this value or an earlier one) is IB_EXIT_USAGE. */
 int sweep_candidates_add(const char *arg, sweep_candidate **v, size_t *n, ib_error *err);
+
+/* ---- EFA (efa.c): the network interfaces each node of a candidate gets; a pure function ------
+ * AWS's recommendation (docs/usage.md, "EFA between the nodes", has the table and sources): a type
+ * with one EFA interface gets one interface of type efa (EFA with ENA) on network card 0, which
+ * may keep the public IPv4 address the subnet gives; a type with several (p4d: 4, p5: 32) gets an
+ * ENA interface as primary (card 0, device 0), an efa-only interface on card 0 device 1 and one
+ * efa-only interface on device 0 of each further card, up to the type's maximum EFA interfaces.
+ * An instance with more than one interface gets no public IPv4 address from EC2: the sweep then
+ * gives its primary interface an Elastic IP (released at the end) so it reaches S3. */
+typedef struct sweep_efa {
+    int n;                          /* interfaces per node; 0: no EFA (launched as a single-NIC node) */
+    ec2_nic nic[EC2_NICS_MAX];
+    int devices;                    /* EFA devices per node: interfaces of type efa or efa-only */
+    int elastic_ip;                 /* 1: more than one interface: an Elastic IP per node */
+    char why[160];                  /* n == 0: why not ("one node", "g5.xlarge has no EFA", "--efa off") */
+} sweep_efa;
+/* The layout of NODES nodes of the type NET describes (NULL: not described), or none with the
+ * reason when OFF (--efa off), one node, or a type without EFA. */
+void sweep_efa_layout(const ec2_type_network *net, const char *type, int nodes, int off, sweep_efa *out);
+/* "card 0: interface (primary) + efa-only; cards 1-3: efa-only" (or the reason there is none). */
+void sweep_efa_text(const sweep_efa *e, char *out, size_t len);
+/* The default Elastic IP quota of a region ("EC2-VPC Elastic IPs"): a plan that needs more warns. */
+#define SWEEP_EIP_DEFAULT_QUOTA 5
 
 /* ---- AMIs ---------------------------------------------------------------------------------- */
 /* The image a candidate boots: NVIDIA GPU types the Deep Learning Base OSS Nvidia Driver GPU AMI
@@ -146,6 +172,9 @@ typedef struct sweep_plan_input {
     const sweep_ami *ami_override;      /* --ami: every candidate boots it; NULL: none */
     double max_minutes;                 /* > 0: each instance's life, what every node is billed */
     double max_cost_usd;                /* NAN: no ceiling given (plan without --max-cost) */
+    const ec2_type_network *const *nets; /* per candidate: DescribeInstanceTypes' network of its type,
+                                            NULL: not asked (one node) */
+    int efa_off;                        /* --efa off */
 } sweep_plan_input;
 
 typedef struct sweep_plan_line {
@@ -158,6 +187,7 @@ typedef struct sweep_plan_line {
     double worst_case_usd;              /* nodes x usd_per_node_hour x max_minutes / 60; NAN: unpriced */
     int committed;                      /* a Capacity Block candidate: its fee is already paid (committed
                                            spend), so it adds nothing to the sweep's own worst case */
+    sweep_efa efa;                      /* the interfaces each node gets (efa.n == 0: no EFA, efa.why) */
 } sweep_plan_line;
 
 typedef enum sweep_verdict {
@@ -174,6 +204,8 @@ typedef struct sweep_plan {
     double max_minutes, max_cost_usd;
     double total_usd;                   /* sum of worst cases; NAN when a line is unpriced */
     sweep_verdict verdict;
+    int elastic_ips;                    /* Elastic IPs the sweep will hold at once (EFA nodes with several
+                                           interfaces): more than SWEEP_EIP_DEFAULT_QUOTA is warned of */
 } sweep_plan;
 
 /* The plan of IN: per candidate its AMI (the override, else amis[kind]; an unresolved one is an
@@ -219,6 +251,7 @@ typedef struct sweep_state_candidate {
     int placement_group_deleted;
     time_t launched, ended;        /* 0: not yet */
     char result_path[512];         /* the downloaded result, "" until then */
+    sweep_efa efa;                 /* the plan's interfaces per node (efa.n == 0: none) */
 } sweep_state_candidate;
 
 typedef struct sweep_state_instance {
@@ -233,6 +266,9 @@ typedef struct sweep_state_instance {
     time_t ended;                  /* its real end: the time EC2's StateTransitionReason gives, else
                                       when our TerminateInstances was accepted; 0 while unknown */
     time_t terminate_sent;         /* not saved: when this process's TerminateInstances took it */
+    char eip_allocation[64];       /* its Elastic IP (EFA nodes with several interfaces), "" none */
+    char eip_public_ip[48];
+    int eip_associated, eip_released;
 } sweep_state_instance;
 
 typedef struct sweep_state {
@@ -249,6 +285,11 @@ typedef struct sweep_state {
     size_t n_cand;
     sweep_state_instance *inst;
     size_t n_inst, cap_inst;
+    /* The security group EFA candidates launch in when the default one lacks all-traffic rules to
+     * and from itself: its name recorded before it is created, its id after; "" when none. */
+    char sg_name[64];
+    char sg_id[32];
+    int sg_deleted;
 } sweep_state;
 
 /* $XDG_STATE_HOME/instbench/sweeps (an absolute XDG_STATE_HOME; else ~/.local/state/...). */
@@ -287,6 +328,7 @@ typedef struct sweep_exec_options {
                                       the executor looks them up */
     size_t n_subnets;
     const char *security_group_id;
+    const char *vpc_id;            /* the default VPC (where an EFA security group is created) */
 } sweep_exec_options;
 
 /* Launches every candidate of ST, watches until each has an outcome or --max-minutes passed, and

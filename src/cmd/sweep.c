@@ -33,7 +33,7 @@ const arg_command cmd_sweep_args = {
     "  plan      what a sweep would launch and its worst-case cost; launches nothing (EC2 DryRun)\n"
     "  run       launch, measure, collect, terminate, rank (needs --max-cost)\n"
     "  status    the sweeps started here, with each instance's state and result\n"
-    "  cleanup   terminate every instance and placement group a sweep left, found by its tag\n",
+    "  cleanup   terminate every instance a sweep left and remove its groups and addresses, found by tag\n",
     "`instbench sweep SUBCOMMAND --help` lists a subcommand's options.\n",
     sweep_specs, "SUBCOMMAND",
     (const arg_example[]){

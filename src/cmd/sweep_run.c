@@ -224,7 +224,8 @@ static struct {
 } C;
 
 static const arg_spec cleanup_specs[] = {
-    {"--all", 0, ARG_FLAG, &C.all, NULL, "every sweep's instances and placement groups (any value of the\n"
+    {"--all", 0, ARG_FLAG, &C.all, NULL, "every sweep's instances, placement groups, Elastic IPs and\n"
+     "security groups (any value of the\n"
      "instbench:sweep tag) in the regions of the state files here and --region"},
     {"--region", 0, ARG_STRING, &C.region, "R", "look in R too (the state file's region, where the sweep ran, is always\n"
      "searched; without a state file: R, else AWS_REGION / the profile's region)", .check = names_region_problem,
@@ -237,7 +238,7 @@ static const arg_spec cleanup_specs[] = {
 const arg_command cmd_sweep_cleanup_args = {
     "sweep cleanup", "ID|--all [--region R]",
     "Terminates every instance tagged instbench:sweep=ID, waits until EC2 confirms each terminated,\n"
-    "and deletes every placement group with that tag.  Instances are found by their tag\n"
+    "then releases every Elastic IP and deletes every security group and placement group with that tag.  Instances are found by their tag\n"
     "(DescribeInstances), not from the state file, so it works after a crash or with the state file\n"
     "gone; `sweep run` names this command when it could not confirm everything ended.  The state\n"
     "file gets only what EC2 showed: an instance it records that EC2 shows nowhere is left as recorded.",
@@ -314,6 +315,9 @@ static size_t cleanup_record(sweep_state *states, size_t n_states, int all_clean
         if (!left && all_clean) {
             for (size_t i = 0; i < st->n_cand; i++)
                 if (st->cand[i].placement_group[0]) st->cand[i].placement_group_deleted = 1;
+            for (size_t i = 0; i < st->n_inst; i++)
+                if (st->inst[i].eip_allocation[0]) st->inst[i].eip_released = 1;
+            if (st->sg_name[0]) st->sg_deleted = 1;
             snprintf(st->phase, sizeof st->phase, "done");
             if (!st->finished) st->finished = now;
         }
@@ -471,6 +475,7 @@ static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
     ib_info("sweep %s: state in %s; results into %s/", st->id, path, dir);
     sweep_exec_options o = {.measure_args = F.measure_args, .n_measure_args = (size_t)F.n_measure_args, .results_dir = dir,
                             .subnets = ctx->subnets, .n_subnets = ctx->n_subnets, .security_group_id = ctx->sg_id,
+                            .vpc_id = ctx->vpc_id,
                             .poll_s = env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_POLL_S),
                             .terminate_wait_s = env_seconds("INSTBENCH_SWEEP_TERMINATE_WAIT_S", DEFAULT_TERMINATE_WAIT_S),
                             .stop = &stop_signal};
@@ -533,6 +538,7 @@ static int state_from_plan(const sweep_context *ctx, sweep_state *st, ib_error *
         snprintf(c->ami, sizeof c->ami, "%s", p->lines[i].ami.id);
         c->usd_per_hour = p->lines[i].usd_per_node_hour;
         snprintf(c->price_source, sizeof c->price_source, "%s", p->lines[i].price_source);
+        c->efa = p->lines[i].efa;
     }
     st->version = SWEEP_STATE_VERSION;
     snprintf(st->region, sizeof st->region, "%s", F.region);

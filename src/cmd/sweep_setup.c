@@ -13,6 +13,7 @@
 #include "instbench/suggest.h"
 
 const char *const sweep_formats[] = {"table", "json", "csv", NULL};   /* csv: run's ranking only */
+const char *const sweep_efa_modes[] = {"auto", "off", NULL};
 
 int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_error *err)
 {
@@ -222,6 +223,32 @@ static int check_block(const sweep_flags *f, sweep_context *ctx, time_t now, ib_
     return 0;
 }
 
+/* DescribeInstanceTypes for the types of the multi-node candidates (one node has no traffic
+ * between nodes: its type is not asked), once per type, unless --efa off. */
+static int describe_networks(const sweep_flags *f, sweep_context *ctx, ib_error *err)
+{
+    if (!(ctx->nets = calloc(f->n_cands, sizeof *ctx->nets)) || !(ctx->net_of = calloc(f->n_cands, sizeof *ctx->net_of)))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    char *types[SWEEP_MAX_CANDIDATES];
+    size_t n = 0;
+    for (size_t i = 0; i < f->n_cands && f->efa != 1; i++) {
+        if (ctx->cands[i].nodes < 2) continue;
+        int seen = 0;
+        for (size_t k = 0; k < n && !seen; k++) seen = !strcmp(types[k], ctx->cands[i].type);
+        if (!seen) types[n++] = ctx->cands[i].type;
+    }
+    if (!n) return 0;
+    ec2_type_network got[SWEEP_MAX_CANDIDATES];
+    if (aws_ec2_type_networks(ctx->client, f->region, types, n, got, err) != 0) return -1;
+    for (size_t i = 0; i < f->n_cands; i++)
+        for (size_t k = 0; k < n; k++)
+            if (ctx->cands[i].nodes > 1 && !strcmp(types[k], ctx->cands[i].type)) {
+                ctx->nets[i] = got[k];
+                ctx->net_of[i] = &ctx->nets[i];
+            }
+    return 0;
+}
+
 int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
 {
     memset(ctx, 0, sizeof *ctx);
@@ -251,10 +278,19 @@ int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
     if (aws_ec2_default_network(ctx->client, f->region, ctx->vpc_id, ctx->sg_id, &ctx->subnets, &ctx->n_subnets,
                                 err) != 0)
         return -1;
+    if (describe_networks(f, ctx, err) != 0) return -1;
     sweep_plan_input in = {.region = f->region, .cands = ctx->cands, .n = f->n_cands, .prices = ctx->per_cand,
                            .amis = ctx->amis, .ami_override = f->ami ? &ctx->override : NULL,
-                           .max_minutes = f->max_minutes, .max_cost_usd = f->max_cost_usd};
-    return sweep_plan_build(&in, &ctx->plan, err);
+                           .max_minutes = f->max_minutes, .max_cost_usd = f->max_cost_usd,
+                           .nets = ctx->net_of, .efa_off = f->efa == 1};
+    if (sweep_plan_build(&in, &ctx->plan, err) != 0) return -1;
+    for (size_t i = 0; i < ctx->plan.n; i++) ctx->efa_wanted |= ctx->plan.lines[i].efa.n > 0;
+    if (ctx->efa_wanted) {
+        int in_self = 0, out_self = 0;
+        if (aws_ec2_group_self_rules(ctx->client, f->region, ctx->sg_id, &in_self, &out_self, err) != 0) return -1;
+        ctx->default_sg_efa_ready = in_self && out_self;
+    }
+    return 0;
 }
 
 void sweep_context_free(sweep_context *ctx)
@@ -263,6 +299,8 @@ void sweep_context_free(sweep_context *ctx)
     free(ctx->subnets);
     free(ctx->per_cand);
     free(ctx->cands);
+    free(ctx->nets);
+    free(ctx->net_of);
     prices_free(&ctx->prices);
     aws_client_destroy(ctx->client);
     memset(ctx, 0, sizeof *ctx);
@@ -311,6 +349,23 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
         cJSON_AddBoolToObject(j, "spot_at_on_demand", l->spot_at_on_demand);
         if (isnan(l->worst_case_usd)) cJSON_AddNullToObject(j, "worst_case_usd");
         else cJSON_AddNumberToObject(j, "worst_case_usd", l->worst_case_usd);
+        if (l->efa.n) {
+            cJSON *e = cJSON_AddObjectToObject(j, "efa");
+            cJSON *ifs = cJSON_AddArrayToObject(e, "interfaces");
+            for (int k = 0; k < l->efa.n; k++) {
+                cJSON *x = cJSON_CreateObject();
+                cJSON_AddNumberToObject(x, "network_card", l->efa.nic[k].card);
+                cJSON_AddNumberToObject(x, "device_index", l->efa.nic[k].device);
+                cJSON_AddStringToObject(x, "interface_type", l->efa.nic[k].type);
+                cJSON_AddBoolToObject(x, "public_ip", l->efa.nic[k].public_ip);
+                cJSON_AddItemToArray(ifs, x);
+            }
+            cJSON_AddNumberToObject(e, "devices", l->efa.devices);
+            cJSON_AddBoolToObject(e, "elastic_ip", l->efa.elastic_ip);
+        } else {
+            cJSON_AddNullToObject(j, "efa");
+            cJSON_AddStringToObject(j, "efa_reason", l->efa.why);
+        }
         if (dry) cJSON_AddStringToObject(j, "dry_run", dry[i][0] ? dry[i] : "not run");
         cJSON_AddItemToArray(a, j);
     }
@@ -321,6 +376,11 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
     cJSON *net = cJSON_AddObjectToObject(o, "network");
     cJSON_AddStringToObject(net, "vpc", ctx->vpc_id);
     cJSON_AddStringToObject(net, "security_group", ctx->sg_id);
+    /* EFA candidates: "default" (it already allows all traffic to and from itself), "created" (the
+       run creates one, tagged, and deletes it at the end), null when no candidate gets EFA */
+    if (ctx->efa_wanted) cJSON_AddStringToObject(net, "efa_security_group", ctx->default_sg_efa_ready ? "default" : "created");
+    else cJSON_AddNullToObject(net, "efa_security_group");
+    cJSON_AddNumberToObject(net, "elastic_ips", p->elastic_ips);
     cJSON *zones = cJSON_AddArrayToObject(net, "zones");
     for (size_t i = 0; i < ctx->n_subnets; i++) cJSON_AddItemToArray(zones, cJSON_CreateString(ctx->subnets[i].az));
     ib_error err = {0};
@@ -366,6 +426,20 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
             ctx->n_subnets, ctx->n_subnets == 1 ? "" : "s");
     for (size_t i = 0; i < ctx->n_subnets; i++) fprintf(out, " %s", ctx->subnets[i].az);
     fprintf(out, "\n");
+    for (size_t i = 0; i < p->n; i++) {
+        char text[600];
+        if (p->lines[i].cand.nodes < 2) continue;
+        sweep_efa_text(&p->lines[i].efa, text, sizeof text);
+        fprintf(out, "interfaces per node of %s: %s\n", p->lines[i].cand.spec, text);
+    }
+    if (ctx->efa_wanted)
+        fprintf(out, "EFA security group: %s\n", ctx->default_sg_efa_ready
+                ? "the default one (it allows all traffic to and from itself)"
+                : "created by the run (all traffic to and from itself; the default one does not allow it), tagged, "
+                  "deleted at the end");
+    if (p->elastic_ips > SWEEP_EIP_DEFAULT_QUOTA)
+        fprintf(out, "note: %d Elastic IPs at once (one per EFA node with several interfaces): a region's default "
+                "quota is %d (Service Quotas, EC2, \"EC2-VPC Elastic IPs\")\n", p->elastic_ips, SWEEP_EIP_DEFAULT_QUOTA);
     for (size_t i = 0; i < p->n; i++)
         if (p->lines[i].committed) {
             char end[32];

@@ -42,7 +42,10 @@ typedef struct sweep_flags {
     char *s3_prefix;                /* malloc'd; "" or ending in '/' */
     char region_buf[32];
     const char *capacity_reservation;  /* --capacity-reservation cr-...: the :capacity-block candidate's block */
+    int efa;                        /* --efa: index into sweep_efa_modes (0 auto, 1 off) */
 } sweep_flags;
+
+extern const char *const sweep_efa_modes[];   /* "auto", "off", NULL */
 
 extern const char *const sweep_formats[];   /* "table", "json", "csv", NULL */
 
@@ -77,6 +80,12 @@ int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_err
      .given = &(F)->max_cost_given},                                                                     \
     {"--prices", 0, ARG_CHOICE, &(F)->prices, NULL, "where prices come from (default auto: live AWS, then the\n" \
      "cache, then the snapshot built in)", .choices = prices_source_names, .group = "output"},          \
+    {"--efa", 0, ARG_CHOICE, &(F)->efa, NULL, "auto (default): a multi-node candidate of a type with EFA\n"   \
+     "gets EFA interfaces as AWS lays them out (docs/usage.md), a\n"                                    \
+     "security group open to itself and, with several interfaces, an\n"                                \
+     "Elastic IP per node, all removed at the end; off: one plain\n"                                   \
+     "interface (the row then measures TCP sockets, and rank marks it)",                                 \
+     .choices = sweep_efa_modes, .group = "what to launch"},                                            \
     {"--format", 0, ARG_CHOICE, &(F)->format, NULL, "table (default on a terminal) or json\n"                 \
      "(default otherwise); csv: run's ranking only (the plan is a table or json)",                         \
      .choices = sweep_formats}
@@ -106,6 +115,11 @@ typedef struct sweep_context {
     sweep_plan plan;
     sweep_candidate *cands;         /* the flags' candidates, the block's checked reservation filled in */
     ec2_capacity_reservation block; /* --capacity-reservation as EC2 describes it ("" id: none) */
+    ec2_type_network *nets;         /* per candidate: its type's network (DescribeInstanceTypes,
+                                       multi-node candidates only; efa_supported 0 otherwise) */
+    const ec2_type_network **net_of; /* per candidate: &nets[i] when asked, NULL otherwise */
+    int efa_wanted;                 /* some candidate gets EFA interfaces */
+    int default_sg_efa_ready;       /* the default group already allows all traffic to and from itself */
 } sweep_context;
 
 /* Credentials, prices (f->prices), AMIs (SSM per kind the candidates need, or --ami with its

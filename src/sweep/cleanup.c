@@ -166,6 +166,19 @@ static void note_seen(sweep_state *states, size_t n_states, const sweep_state_in
         }
 }
 
+/* Nothing tagged ID (any sweep's for "*") is left in REGION: the states of those sweeps say their
+ * Elastic IPs released and their security group deleted. */
+static void note_network_gone(sweep_state *states, size_t n_states, const char *region, const char *id)
+{
+    for (size_t k = 0; k < n_states; k++) {
+        sweep_state *st = &states[k];
+        if (strcmp(st->region, region) || (strcmp(id, "*") && strcmp(st->id, id))) continue;
+        for (size_t i = 0; i < st->n_inst; i++)
+            if (st->inst[i].eip_allocation[0]) st->inst[i].eip_released = 1;
+        if (st->sg_name[0]) st->sg_deleted = 1;
+    }
+}
+
 static void print_instance(const sweep_state_instance *in)
 {
     ib_info("  %s  %-14s %s%s", in->id, in->state, in->state_reason[0] ? "reason " : "", in->state_reason);
@@ -203,8 +216,15 @@ int sweep_cleanup_region(aws_client *client, const char *region, const char *id,
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s in %s not confirmed terminated yet; run the cleanup again",
                               left, left == 1 ? "" : "s", region);
     }
-    /* Placement groups only once their instances are gone: EC2 refuses to delete one in use. */
-    if (rc == 0) rc = delete_groups(c, region, id, err);
+    /* Elastic IPs, security groups and placement groups only once their instances are gone: EC2
+       refuses to delete a group an interface or an instance still holds. */
+    if (rc == 0) {
+        ib_error e = {0};
+        size_t left = sweep_network_cleanup_region(c, region, id, poll_s, &e);
+        if (!left) note_network_gone(states, n_states, region, id);
+        rc = delete_groups(c, region, id, err);
+        if (left && rc == 0) rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s", e.msg);
+    }
     free(v);
     if (c != client) aws_client_destroy(c);
     return rc;

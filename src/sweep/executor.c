@@ -56,10 +56,10 @@ static int connect_aws(sweep_ctx *x, ib_error *err)
         memcpy(x->subnets, x->o->subnets, x->o->n_subnets * sizeof *x->subnets);
         x->n_subnets = x->o->n_subnets;
         snprintf(x->sg_id, sizeof x->sg_id, "%s", x->o->security_group_id ? x->o->security_group_id : "");
+        snprintf(x->vpc_id, sizeof x->vpc_id, "%s", x->o->vpc_id ? x->o->vpc_id : "");
         return 0;
     }
-    char vpc[32];
-    return aws_ec2_default_network(x->client, x->st->region, vpc, x->sg_id, &x->subnets, &x->n_subnets, err);
+    return aws_ec2_default_network(x->client, x->st->region, x->vpc_id, x->sg_id, &x->subnets, &x->n_subnets, err);
 }
 
 /* The source archive under PREFIX/sources/<sha256>.tar.gz, uploaded only when the key is not there
@@ -162,6 +162,7 @@ static int render(sweep_ctx *x, size_t i, const urls *u, char **script, ib_error
         .result_url = u->result,
         .log_urls = (const char *const *)u->logs,
         .rendezvous_url = u->rendezvous,
+        .efa_devices = c->efa.devices,
         .measure_args = x->o->measure_args,
         .n_measure_args = x->o->n_measure_args,
     };
@@ -224,7 +225,8 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
         ec2_launch l = {.region = x->st->region, .instance_type = c->c.type, .image_id = c->ami, .count = c->c.nodes,
                         .spot = c->c.spot, .subnet_id = sn ? sn->id : NULL,
                         .capacity_reservation = c->c.block ? c->c.reservation : NULL,
-                        .security_group_id = x->sg_id[0] ? x->sg_id : NULL,
+                        .security_group_id = c->efa.n && x->efa_sg[0] ? x->efa_sg : x->sg_id[0] ? x->sg_id : NULL,
+                        .nics = c->efa.n ? c->efa.nic : NULL, .n_nics = (size_t)c->efa.n,
                         .placement_group = c->placement_group[0] ? c->placement_group : NULL,
                         .user_data = user_data, .client_token = token, .tags = tags, .n_tags = 2};
         ec2_instances got = {0};
@@ -237,6 +239,16 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
             record_launch(x, i, &got, err);
             sweep_save_or_warn(x->st);
             int rc = LAUNCHED;
+            if (c->efa.elastic_ip && sweep_eips_allocate(x, i, &e) != 0) {
+                snprintf(c->reason, sizeof c->reason, "its nodes have several network interfaces, so no public "
+                         "address, and an Elastic IP could not be had: %.850s", e.msg);
+                c->outcome = SWEEP_FAILED;
+                c->ended = time(NULL);
+                ib_warn("%s: %s", c->c.spec, c->reason);
+                sweep_terminate_candidate(x, (int)i);
+                ec2_instances_free(&got);
+                return rc;
+            }
             if (c->c.nodes > 1 && put_rendezvous(x, i, &got, &e) != 0) {
                 snprintf(c->reason, sizeof c->reason, "node 0's address could not be handed to the others: %.900s", e.msg);
                 c->outcome = SWEEP_FAILED;
@@ -288,6 +300,10 @@ static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
     int rc = LAUNCH_ERROR;
     if (make_urls(x, i, &u, err) != 0 || render(x, i, &u, &script, err) != 0) {
         snprintf(c->reason, sizeof c->reason, "not launched: %.900s", err->msg);
+        goto out;
+    }
+    if (c->efa.n && sweep_efa_group(x, err) != 0) {
+        snprintf(c->reason, sizeof c->reason, "not launched: EFA security group: %.880s", err->msg);
         goto out;
     }
     /* a Capacity Block's instances are placed by the block itself (EC2 co-locates them): a cluster
@@ -384,6 +400,7 @@ static void watch(sweep_ctx *x)
         ib_error err = {0};
         if (sweep_collect(x, &err) < 0) ib_warn("listing the sweep's results failed (tried again next poll): %s", err.msg);
         watch_instances(x);
+        sweep_eips_associate(x);
         check_timeouts(x);
         sweep_save_or_warn(x->st);
     }
@@ -450,8 +467,10 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s not confirmed terminated: run `instbench sweep cleanup %s`",
                           left, left == 1 ? "" : "s", st->id);
     } else {
+        /* Elastic IPs and the EFA security group once their instances are gone (EC2 refuses to
+           delete a group an interface still holds), then the placement groups */
         ib_error e = {0};
-        if (delete_placement_groups(x, &e) != 0)
+        if (sweep_eips_release(x, &e) != 0 || sweep_efa_group_delete(x, &e) != 0 || delete_placement_groups(x, &e) != 0)
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: run `instbench sweep cleanup %s`", e.msg, st->id);
     }
     st->finished = time(NULL);

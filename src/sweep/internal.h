@@ -15,7 +15,9 @@ typedef struct sweep_ctx {
     aws_credentials cred;          /* for presigning only; wiped at the end */
     ec2_subnet *subnets;           /* the default VPC's, one per zone */
     size_t n_subnets;
-    char sg_id[32];
+    char sg_id[32];                /* the default VPC's default group */
+    char vpc_id[32];
+    char efa_sg[32];               /* the group EFA candidates launch in ("" until decided) */
     char source_key[600];          /* PREFIX/sources/<sha256>.tar.gz */
     char source_sha256[65];
     int *ended_polls;              /* per candidate: polls since node 0 ended without a result */
@@ -43,6 +45,28 @@ void sweep_key(const sweep_state *st, const char *kind, const char *rest, char *
 /* What candidate I's instances deliver, one builder for the URLs presigned and the keys looked
  * for: NODE < 0, its result (results/<name>.json); else node NODE's log (logs/<name>-node<k>.log). */
 void sweep_delivery_key(const sweep_state *st, size_t i, int node, char *out, size_t len);
+
+/* network.c: what an EFA candidate adds to a launch and its end.
+ * The group EFA candidates launch in: the default one when it already allows all traffic to and
+ * from itself (DescribeSecurityGroupRules), else one the sweep creates (its name recorded in the
+ * state before, its id after), once per sweep. */
+int sweep_efa_group(sweep_ctx *x, ib_error *err);
+/* An Elastic IP for each instance of candidate I (recorded in the state as soon as EC2 names it;
+ * tagged, so cleanup finds one whose answer was lost); -1 when one could not be had. */
+int sweep_eips_allocate(sweep_ctx *x, size_t i, ib_error *err);
+/* Each allocated, not yet associated Elastic IP onto its instance's primary interface, when that
+ * interface is attached (tried again every poll until then; an ended instance is skipped). */
+void sweep_eips_associate(sweep_ctx *x);
+/* After the instances are confirmed terminated: every Elastic IP of the state released (a few
+ * tries while EC2 still counts it associated); -1 with err naming what is left. */
+int sweep_eips_release(sweep_ctx *x, ib_error *err);
+/* The sweep's own EFA security group deleted (tries while EC2 still counts terminated
+ * instances' interfaces in it); -1 with err when it is left. */
+int sweep_efa_group_delete(sweep_ctx *x, ib_error *err);
+/* By tag, for `sweep cleanup`: every Elastic IP tagged instbench:sweep=ID disassociated and
+ * released, then every security group so tagged deleted.  Returns how many are left (err says
+ * the first). */
+size_t sweep_network_cleanup_region(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err);
 
 /* cleanup.c: TerminateInstances for every instance of V not confirmed terminated (a failed call is
  * tried again next round), then DescribeInstances until each is "terminated" or WAIT_S passed.

@@ -93,6 +93,8 @@ int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err)
             goto fail;
         }
         line->ami = *ami;
+        sweep_efa_layout(in->nets ? in->nets[i] : NULL, line->cand.type, line->cand.nodes, in->efa_off, &line->efa);
+        if (line->efa.elastic_ip) out->elastic_ips += line->cand.nodes;
         price_line(line, in->prices[i]);
         line->worst_case_usd = line->cand.nodes * line->usd_per_node_hour * in->max_minutes / 60.0;
         out->instances += line->cand.nodes;

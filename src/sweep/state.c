@@ -144,6 +144,12 @@ char *sweep_state_json(const sweep_state *st)
     add_time(doc, "finished", st->finished);
     cJSON_AddStringToObject(doc, "phase", st->phase);
     cJSON_AddStringToObject(doc, "note", st->note);
+    if (st->sg_name[0]) {
+        cJSON *g = cJSON_AddObjectToObject(doc, "security_group");
+        cJSON_AddStringToObject(g, "name", st->sg_name);
+        cJSON_AddStringToObject(g, "id", st->sg_id);
+        cJSON_AddBoolToObject(g, "deleted", st->sg_deleted);
+    }   /* absent when the sweep made none: a state file of an older sweep reads and writes the same */
     cJSON *cands = cJSON_AddArrayToObject(doc, "candidates");
     for (size_t i = 0; cands && i < st->n_cand; i++) {
         const sweep_state_candidate *c = &st->cand[i];
@@ -168,6 +174,19 @@ char *sweep_state_json(const sweep_state *st)
         add_time(o, "launched", c->launched);
         add_time(o, "ended", c->ended);
         cJSON_AddStringToObject(o, "result_path", c->result_path);
+        if (c->efa.n) {
+            cJSON *e = cJSON_AddObjectToObject(o, "efa");
+            cJSON *ifs = cJSON_AddArrayToObject(e, "interfaces");
+            for (int k = 0; ifs && k < c->efa.n; k++) {
+                cJSON *x = cJSON_CreateObject();
+                if (!x) break;
+                cJSON_AddItemToArray(ifs, x);
+                cJSON_AddNumberToObject(x, "network_card", c->efa.nic[k].card);
+                cJSON_AddNumberToObject(x, "device_index", c->efa.nic[k].device);
+                cJSON_AddStringToObject(x, "interface_type", c->efa.nic[k].type);
+                cJSON_AddBoolToObject(x, "public_ip", c->efa.nic[k].public_ip);
+            }
+        }
     }
     cJSON *insts = cJSON_AddArrayToObject(doc, "instances");
     for (size_t i = 0; insts && i < st->n_inst; i++) {
@@ -184,6 +203,13 @@ char *sweep_state_json(const sweep_state *st)
         cJSON_AddStringToObject(o, "state_reason", in->state_reason);
         add_time(o, "launched", in->launched);
         add_time(o, "ended", in->ended);
+        if (in->eip_allocation[0]) {
+            cJSON *e = cJSON_AddObjectToObject(o, "elastic_ip");
+            cJSON_AddStringToObject(e, "allocation_id", in->eip_allocation);
+            cJSON_AddStringToObject(e, "public_ip", in->eip_public_ip);
+            cJSON_AddBoolToObject(e, "associated", in->eip_associated);
+            cJSON_AddBoolToObject(e, "released", in->eip_released);
+        }
     }
     char *text = (cands && insts) ? util_json_print(doc) : NULL;
     cJSON_Delete(doc);
@@ -276,6 +302,38 @@ static sweep_outcome outcome_of(const char *s)
     return SWEEP_OUTCOME_COUNT;
 }
 
+static int get_bool(reader *r, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsBool(v)) bad(r, key, "is not true or false");
+    return cJSON_IsTrue(v);
+}
+
+/* "efa": null, or {"interfaces": [{network_card, device_index, interface_type, public_ip}]}: the
+ * layout the launch sends, so every entry is checked as EC2 would take it. */
+static void read_efa(reader *r, const cJSON *o, sweep_efa *e)
+{
+    memset(e, 0, sizeof *e);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "efa");
+    if (!v || cJSON_IsNull(v)) return;
+    const cJSON *ifs = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "interfaces") : NULL;
+    if (!cJSON_IsArray(ifs) || cJSON_GetArraySize(ifs) < 1 || cJSON_GetArraySize(ifs) > EC2_NICS_MAX)
+        return bad(r, "efa", "is not a list of 1 to 64 interfaces");
+    for (const cJSON *x = ifs->child; x && !r->bad; x = x->next) {
+        ec2_nic *n = &e->nic[e->n++];
+        if (!cJSON_IsObject(x)) return bad(r, "efa", "has an interface that is not an object");
+        n->card = (int)get_num(r, x, "network_card", 0, EC2_CARDS_MAX - 1, 0);
+        n->device = (int)get_num(r, x, "device_index", 0, 1, 0);
+        get_str(r, x, "interface_type", n->type, sizeof n->type, 0);
+        n->public_ip = get_bool(r, x, "public_ip");
+        if (!r->bad && strcmp(n->type, "interface") && strcmp(n->type, "efa") && strcmp(n->type, "efa-only"))
+            return bad(r, "efa", "has an interface type EC2 does not take");
+        if (strcmp(n->type, "interface")) e->devices++;
+    }
+    e->elastic_ip = e->n > 1;
+}
+
 static void read_candidate(reader *r, const cJSON *o, sweep_state_candidate *c)
 {
     char market[16], outcome[24];
@@ -303,6 +361,7 @@ static void read_candidate(reader *r, const cJSON *o, sweep_state_candidate *c)
     c->launched = get_time(r, o, "launched");
     c->ended = get_time(r, o, "ended");
     get_str(r, o, "result_path", c->result_path, sizeof c->result_path, 1);
+    read_efa(r, o, &c->efa);
     if (!r->bad && (!name_valid(c->c.spec) || !name_valid(c->c.type) || !name_valid(c->placement_group) ||
                     !name_valid(c->ami)))
         bad(r, "spec", "has characters no spec, type, AMI or placement group has");
@@ -321,6 +380,17 @@ static void read_instance(reader *r, const cJSON *o, sweep_state_instance *in, s
     get_str(r, o, "state_reason", in->state_reason, sizeof in->state_reason, 1);
     in->launched = get_time(r, o, "launched");
     in->ended = get_time(r, o, "ended");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "elastic_ip");
+    if (e && !cJSON_IsNull(e)) {
+        if (!cJSON_IsObject(e)) return bad(r, "elastic_ip", "is not an object");
+        get_str(r, e, "allocation_id", in->eip_allocation, sizeof in->eip_allocation, 0);
+        get_str(r, e, "public_ip", in->eip_public_ip, sizeof in->eip_public_ip, 1);
+        in->eip_associated = get_bool(r, e, "associated");
+        in->eip_released = get_bool(r, e, "released");
+        if (!r->bad && (strncmp(in->eip_allocation, "eipalloc-", 9) || !name_valid(in->eip_allocation) ||
+                        strspn(in->eip_public_ip, "0123456789.:abcdef") != strlen(in->eip_public_ip)))
+            bad(r, "elastic_ip", "is not an Elastic IP's allocation and address");
+    }
     if (!r->bad && (!name_valid(in->state) || !name_valid(in->az) || !name_valid(in->state_reason)))
         bad(r, "state", "has characters EC2 never sends");
 }
@@ -359,6 +429,15 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
     get_str(&r, doc, "phase", st->phase, sizeof st->phase, 0);
     if (!r.bad && (!st->phase[0] || !name_valid(st->phase))) bad(&r, "phase", "is not a phase");
     get_str(&r, doc, "note", st->note, sizeof st->note, 1);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "security_group");
+    if (!r.bad && g && !cJSON_IsNull(g)) {
+        if (!cJSON_IsObject(g)) bad(&r, "security_group", "is not an object");
+        get_str(&r, g, "name", st->sg_name, sizeof st->sg_name, 0);
+        get_str(&r, g, "id", st->sg_id, sizeof st->sg_id, 1);
+        st->sg_deleted = get_bool(&r, g, "deleted");
+        if (!r.bad && (!name_valid(st->sg_name) || !name_valid(st->sg_id) || (st->sg_id[0] && strncmp(st->sg_id, "sg-", 3))))
+            bad(&r, "security_group", "is not a security group's name and id");
+    }
     const cJSON *cands = cJSON_GetObjectItemCaseSensitive(doc, "candidates");
     const cJSON *insts = cJSON_GetObjectItemCaseSensitive(doc, "instances");
     if (!r.bad && (!cJSON_IsArray(cands) || !cJSON_IsArray(insts))) bad(&r, "candidates", "or instances is not a list");

@@ -39,7 +39,8 @@ Served:
            400 InvalidCapacityReservationId.NotFound), and the default network the sweep asks for:
            DescribeVpcs (vpc-0fa4e0000000000001, isDefault), DescribeSecurityGroups (its "default"
            group sg-0fa4e0000000000001) and DescribeSubnets (one default subnet per zone of
-           --zones, subnet-0fa4e00000000000N).  RunInstances with DryRun=true answers 412
+           --zones, subnet-0fa4e00000000000N), DescribeInstanceTypes (EFA_TYPES' network info) and
+           DescribeSecurityGroupRules (the default group's).  RunInstances with DryRun=true answers 412
            DryRunOperation, as EC2 does when the call would have succeeded.
   Every request of these two operations (and of DescribeCapacityReservations and RunInstances) is recorded in stats "requests_log" (op, method, path,
   content_type, the form's fields or the JSON body) for tests to compare with botocore's
@@ -542,6 +543,35 @@ def default_network(state, op, region):
     items = "".join("<item><subnetId>subnet-0fa4e%012x</subnetId><availabilityZone>%s</availabilityZone>"
                     "<defaultForAz>true</defaultForAz></item>" % (k + 1, z) for k, z in enumerate(zones))
     return 200, '<DescribeSubnetsResponse xmlns="%s"><subnetSet>%s</subnetSet></DescribeSubnetsResponse>' % (EC2_NS, items)
+
+
+# DescribeInstanceTypes' networkInfo as AWS states it: (efaSupported, maximumEfaInterfaces,
+# maximumNetworkInterfaces per network card); any other type: no EFA, one card.  tests/sweep/fake_ec2.py
+# serves the same.
+EFA_TYPES = {"p4d.24xlarge": (True, 4, [15] * 4), "p5.48xlarge": (True, 32, [2] * 32), "g5.12xlarge": (True, 1, [15])}
+
+
+def instance_types_xml(types):
+    items = []
+    for t in types:
+        efa, max_efa, cards = EFA_TYPES.get(t, (False, 0, [4]))
+        card_xml = "".join("<item><networkCardIndex>%d</networkCardIndex><maximumNetworkInterfaces>%d"
+                           "</maximumNetworkInterfaces></item>" % (k, m) for k, m in enumerate(cards))
+        items.append("<item><instanceType>%s</instanceType><networkInfo><maximumNetworkCards>%d</maximumNetworkCards>"
+                     "<networkCards>%s</networkCards><efaSupported>%s</efaSupported>%s</networkInfo></item>" % (
+                         t, len(cards), card_xml, "true" if efa else "false",
+                         "<efaInfo><maximumEfaInterfaces>%d</maximumEfaInterfaces></efaInfo>" % max_efa if efa else ""))
+    return '<DescribeInstanceTypesResponse xmlns="%s"><instanceTypeSet>%s</instanceTypeSet></DescribeInstanceTypesResponse>' % (
+        EC2_NS, "".join(items))
+
+
+def default_group_rules(group):
+    """The default group's rules as a default VPC has them: all traffic in from itself, out to 0.0.0.0/0."""
+    return 200, ('<DescribeSecurityGroupRulesResponse xmlns="%s"><securityGroupRuleSet>'
+                 "<item><groupId>%s</groupId><isEgress>false</isEgress><ipProtocol>-1</ipProtocol>"
+                 "<referencedGroupInfo><groupId>%s</groupId></referencedGroupInfo></item>"
+                 "<item><groupId>%s</groupId><isEgress>true</isEgress><ipProtocol>-1</ipProtocol><cidrIpv4>0.0.0.0/0"
+                 "</cidrIpv4></item></securityGroupRuleSet></DescribeSecurityGroupRulesResponse>" % (EC2_NS, group, group, group))
 
 
 def run_instances(state, params):
@@ -1076,6 +1106,10 @@ class Handler(BaseHTTPRequestHandler):
             status, xml = default_network(st, op, region)
         elif op == "DescribeCapacityBlockOfferings":
             status, xml = describe_capacity_block_offerings(st, region, params)
+        elif op == "DescribeInstanceTypes":
+            status, xml = 200, instance_types_xml(numbered(params, "InstanceType"))
+        elif op == "DescribeSecurityGroupRules":
+            status, xml = default_group_rules(params.get("Filter.1.Value.1", ""))
         else:
             return fail(400, "InvalidAction", "The action %s is not valid for this web service." % op)
         return self.send(status, xml, "text/xml;charset=UTF-8", mode=mode if status == 200 else None)

@@ -1,7 +1,9 @@
 /* libFuzzer target: the sweep's EC2 instance answers (aws/services/ec2_launch.c through the shared
  * reader in ec2_xml.c): RunInstances and DescribeInstances, nested items with a tag list inside
- * each.  No input may crash, leak or overflow a fixed-size field; every accepted instance has an
- * id, NUL-terminated fields without control characters, and a launch index in 0..1e6. */
+ * each, and DescribeInstanceTypes' network info (ec2_network.c, a card list inside each item).
+ * No input may crash, leak or overflow a fixed-size field; every accepted instance has an id,
+ * NUL-terminated fields without control characters, and a launch index in 0..1e6; every accepted
+ * type's counts are within the bounds the EFA layout relies on. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,5 +40,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(next);
         ec2_instances_free(&l);
     }
+    char *types[] = {"p5.48xlarge", "g5.xlarge"};
+    ec2_type_network net[2];
+    int seen[2] = {0, 0};
+    ib_error err = {0};
+    memset(net, 0, sizeof net);
+    if (aws_ec2_parse_type_networks((const char *)data, size, types, 2, net, seen, &err) == 0)
+        for (int k = 0; k < 2; k++) {
+            if (!seen[k]) continue;
+            if (net[k].max_efa_interfaces < 0 || net[k].max_efa_interfaces > EC2_CARDS_MAX ||
+                net[k].max_network_cards < 1 || net[k].max_network_cards > EC2_CARDS_MAX || strcmp(net[k].type, types[k]))
+                abort();
+            for (int c = 0; c < EC2_CARDS_MAX; c++)
+                if (net[k].card_max_interfaces[c] < 0 || net[k].card_max_interfaces[c] > 1000) abort();
+        }
     return 0;
 }

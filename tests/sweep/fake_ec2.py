@@ -9,7 +9,12 @@ EC2 calls served (query API, signing name "ec2", the region is the signing regio
   TerminateInstances, CreatePlacementGroup / DeletePlacementGroup / DescribePlacementGroups (tag
   filter), DescribeVpcs / DescribeSubnets / DescribeSecurityGroups (one default VPC, one default
   subnet per zone REGIONa, REGIONb, REGIONc), DescribeImages (x86_64; an AMI starting "ami-arm"
-  is arm64).
+  is arm64); for EFA: DescribeInstanceTypes (aws_fake_server.EFA_TYPES), DescribeSecurityGroupRules,
+  Create/DeleteSecurityGroup (DependencyViolation while a live instance is in it),
+  AuthorizeSecurityGroupIngress/Egress, Allocate/Associate/Disassociate/ReleaseAddress
+  (InvalidIPAddress.InUse while associated; a terminated instance's address is disassociated),
+  DescribeAddresses (tag filter), DescribeNetworkInterfaces (attachment.instance-id).  RunInstances
+  with NetworkInterface.N and a top-level SubnetId or SecurityGroupId is refused, as EC2 does.
 Instances go pending -> running on their second DescribeInstances, and stay until terminated
 (shutting-down on TerminateInstances, terminated one describe later).
 
@@ -28,6 +33,11 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
                                               launch (terminated, Server.SpotInstanceTermination)
   "terminate_fail": N                         the next N TerminateInstances answer 400 IncorrectInstanceState
   "pg_in_use": N                              the next N DeletePlacementGroup answer InvalidPlacementGroup.InUse
+  "default_sg_efa": 1                         the default group allows all traffic out to itself too
+  "eip_limit": N                              AllocateAddress answers AddressLimitExceeded at N (default 5)
+  "eni_late": N                               a new instance's interfaces are missing from its first N
+                                              DescribeNetworkInterfaces (AssociateAddress: NotFound)
+  "sg_in_use": N                              the next N DeleteSecurityGroup answer DependencyViolation
   "plant": [{"id", "region", "state", "type", "launched", "ended_at", "tags"}]   instances that exist
               without a RunInstances (launched and ended_at in epoch seconds; ended_at: the time the
               StateTransitionReason names)
@@ -48,7 +58,11 @@ import aws_fake_server  # noqa: E402
 
 NS = 'xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"'
 OPS = {"RunInstances", "DescribeInstances", "TerminateInstances", "CreatePlacementGroup", "DeletePlacementGroup",
-       "DescribePlacementGroups", "DescribeVpcs", "DescribeSubnets", "DescribeSecurityGroups", "DescribeImages"}
+       "DescribePlacementGroups", "DescribeVpcs", "DescribeSubnets", "DescribeSecurityGroups", "DescribeImages",
+       "DescribeInstanceTypes", "DescribeSecurityGroupRules", "CreateSecurityGroup", "AuthorizeSecurityGroupIngress",
+       "AuthorizeSecurityGroupEgress", "DeleteSecurityGroup", "AllocateAddress", "AssociateAddress",
+       "DisassociateAddress", "ReleaseAddress", "DescribeAddresses", "DescribeNetworkInterfaces"}
+
 CAPACITY_MSG = "We currently do not have sufficient capacity in the Availability Zone you requested."
 
 
@@ -57,13 +71,16 @@ class Sweep:
         self.lock = threading.Lock()
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
                        "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": [],
-                       "dry_run_denied": 0, "lose_answers": 0}
+                       "dry_run_denied": 0, "lose_answers": 0, "default_sg_efa": 0, "eip_limit": 5,
+                       "eni_late": 0, "sg_in_use": 0}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
         self.launches = []
         self.tokens = {}         # ClientToken -> reservation answer
         self.n = 0
+        self.sgs = {}            # id -> {"name", "tags", "rules"}
+        self.addresses = {}      # allocation id -> {"ip", "tags", "eni", "assoc"}
 
 
 SWEEP = Sweep()
@@ -181,7 +198,7 @@ def run_instances(region, p):
             return err(500, "InternalError", "An internal error has occurred.")
         return ok("RunInstances", SWEEP.tokens[token])   # idempotent: the same answer, nothing new
     itype, count = p.get("InstanceType", ""), int(p.get("MinCount", "1"))
-    subnet = p.get("SubnetId", "")
+    subnet = p.get("SubnetId", "") or p.get("NetworkInterface.1.SubnetId", "")
     az = subnet.replace("subnet-", "") if subnet else zones(region)[0]
     code = s["quota"].get(itype)
     if code:
@@ -193,6 +210,9 @@ def run_instances(region, p):
     group = p.get("Placement.GroupName", "")
     if group and group not in SWEEP.groups:
         return err(400, "InvalidPlacementGroup.Unknown", "The Placement Group '%s' is unknown." % group)
+    if "NetworkInterface.1.DeviceIndex" in p and ("SubnetId" in p or "SecurityGroupId.1" in p):
+        return err(400, "InvalidParameterCombination", "Network interfaces and an instance-level subnet ID or "
+                   "security group may not be specified on the same request")
     if p.get("InstanceInitiatedShutdownBehavior") != "terminate":
         return err(400, "InvalidParameterValue", "the fake wants InstanceInitiatedShutdownBehavior=terminate")
     spot = p.get("InstanceMarketOptions.MarketType") == "spot"
@@ -206,7 +226,17 @@ def run_instances(region, p):
         inst = {"id": iid, "image": p.get("ImageId", ""), "state": "pending", "ip": "10.0.%d.%d" % (SWEEP.n // 250, SWEEP.n % 250 + 1),
                 "index": k, "type": itype, "launched": now, "az": az, "group": group, "subnet": subnet or "subnet-" + az,
                 "spot": spot, "reason": "", "tags": tags, "seen": 0, "hidden": s["hide_new"], "seen_ending": False,
-                "volume_tags": tag_specs(p, "volume"), "region": region, "ended_at": None}
+                "volume_tags": tag_specs(p, "volume"), "region": region, "ended_at": None,
+                "sg": p.get("NetworkInterface.1.SecurityGroupId.1") or p.get("SecurityGroupId.1", "sg-0fake"),
+                "enis": [], "eni_hidden": s["eni_late"]}
+        n = 1
+        while "NetworkInterface.%d.DeviceIndex" % n in p:   # one ENI per interface asked; eni-<instance>-<k>
+            inst["enis"].append({"id": "eni-%s%02d" % (iid[2:], n), "card": int(p.get("NetworkInterface.%d.NetworkCardIndex" % n, "0")),
+                                 "device": int(p["NetworkInterface.%d.DeviceIndex" % n]),
+                                 "type": p.get("NetworkInterface.%d.InterfaceType" % n, "interface")})
+            n += 1
+        if not inst["enis"]:
+            inst["enis"].append({"id": "eni-%s00" % iid[2:], "card": 0, "device": 0, "type": "interface"})
         SWEEP.instances[iid] = inst
         items.append(instance_xml(inst))
     inner = "<reservationId>r-fake%d</reservationId><ownerId>123456789012</ownerId><groupSet/><instancesSet>%s</instancesSet>" % (
@@ -304,13 +334,139 @@ def network(op, region, p):
                         "<mapPublicIpOnLaunch>true</mapPublicIpOnLaunch></item>" % (z, z) for z in zones(region))
         return ok(op, "<subnetSet>%s</subnetSet>" % items)
     if op == "DescribeSecurityGroups":
-        return ok(op, "<securityGroupInfo><item><ownerId>123456789012</ownerId><groupId>sg-0fake</groupId>"
-                      "<groupName>default</groupName><groupDescription>default VPC security group</groupDescription>"
-                      "<vpcId>vpc-0fake</vpcId></item></securityGroupInfo>")
+        filters = tag_filters(p)
+        names = [v for name, vals in filters if name == "group-name" for v in vals]
+        groups = [("sg-0fake", "default", {})] + [(k, g["name"], g["tags"]) for k, g in SWEEP.sgs.items()]
+        items = "".join("<item><ownerId>123456789012</ownerId><groupId>%s</groupId><groupName>%s</groupName>"
+                        "<groupDescription>d</groupDescription><vpcId>vpc-0fake</vpcId>%s</item>" % (k, escape(n), tagset(t))
+                        for k, n, t in groups if (not names or n in names) and matches(t, filters))
+        return ok(op, "<securityGroupInfo>%s</securityGroupInfo>" % items)
     images = numbered(p, "ImageId") + [v for name, vals in tag_filters(p) if name == "image-id" for v in vals]
     items = "".join("<item><imageId>%s</imageId><imageState>available</imageState><architecture>%s</architecture></item>" % (
         escape(i), "arm64" if i.startswith("ami-arm") else "x86_64") for i in images)
     return ok(op, "<imagesSet>%s</imagesSet>" % items)
+
+
+def live(i):
+    return i["state"] != "terminated"
+
+
+def eni_owner(eni):
+    for i in SWEEP.instances.values():
+        if any(e["id"] == eni for e in i.get("enis", [])):
+            return i
+    return None
+
+
+def addresses_settle():
+    """An address on a terminated instance's interface is disassociated, as EC2 does."""
+    for a in SWEEP.addresses.values():
+        owner = eni_owner(a["eni"]) if a["eni"] else None
+        if owner and not live(owner):
+            a["eni"] = a["assoc"] = None
+
+
+def efa_network(op, p):
+    s = SWEEP.script
+    if op == "DescribeInstanceTypes":   # aws_fake_server's table (EFA_TYPES)
+        return 200, aws_fake_server.instance_types_xml(numbered(p, "InstanceType"))
+    if op == "DescribeSecurityGroupRules":
+        gid = next((v for name, vals in tag_filters(p) if name == "group-id" for v in vals), "")
+        rules = [(False, "sg-0fake"), (True, None)]   # the default group: in from itself, out to 0.0.0.0/0
+        if gid != "sg-0fake":
+            rules = SWEEP.sgs.get(gid, {}).get("rules", [])
+        elif s["default_sg_efa"]:
+            rules = rules + [(True, "sg-0fake")]
+        items = "".join("<item><groupId>%s</groupId><isEgress>%s</isEgress><ipProtocol>-1</ipProtocol>%s</item>" % (
+            gid, "true" if egress else "false",
+            "<referencedGroupInfo><groupId>%s</groupId></referencedGroupInfo>" % ref if ref else
+            "<cidrIpv4>0.0.0.0/0</cidrIpv4>") for egress, ref in rules)
+        return ok(op, "<securityGroupRuleSet>%s</securityGroupRuleSet>" % items)
+    if op == "CreateSecurityGroup":
+        name = p.get("GroupName", "")
+        if not p.get("GroupDescription") or not p.get("VpcId"):
+            return err(400, "MissingParameter", "GroupDescription and VpcId are needed")
+        if name == "default" or any(g["name"] == name for g in SWEEP.sgs.values()):
+            return err(400, "InvalidGroup.Duplicate", "The security group '%s' already exists" % name)
+        gid = "sg-0%016x" % (0xe0a0000 + len(SWEEP.sgs) + 1)
+        SWEEP.sgs[gid] = {"name": name, "tags": tag_specs(p, "security-group"), "rules": [(True, None)]}
+        return ok(op, "<return>true</return><groupId>%s</groupId>" % gid)
+    if op in ("AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress"):
+        g = SWEEP.sgs.get(p.get("GroupId", ""))
+        if not g:
+            return err(400, "InvalidGroup.NotFound", "The security group '%s' does not exist" % p.get("GroupId", ""))
+        rule = (op.endswith("Egress"), p.get("IpPermissions.1.Groups.1.GroupId"))
+        if p.get("IpPermissions.1.IpProtocol") != "-1" or not rule[1]:
+            return err(400, "InvalidParameterValue", "the fake takes all-protocol rules to a group only")
+        if rule in g["rules"]:
+            return err(400, "InvalidPermission.Duplicate", "the specified rule already exists")
+        g["rules"].append(rule)
+        return ok(op, "<return>true</return>")
+    if op == "DeleteSecurityGroup":
+        gid = p.get("GroupId", "")
+        if gid not in SWEEP.sgs:
+            return err(400, "InvalidGroup.NotFound", "The security group '%s' does not exist" % gid)
+        if s["sg_in_use"] > 0 or any(i.get("sg") == gid and live(i) for i in SWEEP.instances.values()):
+            s["sg_in_use"] = max(0, s["sg_in_use"] - 1)
+            return err(400, "DependencyViolation", "resource %s has a dependent object" % gid)
+        del SWEEP.sgs[gid]
+        return ok(op, "<return>true</return>")
+    addresses_settle()
+    if op == "AllocateAddress":
+        if len(SWEEP.addresses) >= s["eip_limit"]:
+            return err(400, "AddressLimitExceeded", "The maximum number of addresses has been reached.")
+        alloc = "eipalloc-0%016x" % (0xadd0000 + SWEEP.n * 100 + len(SWEEP.addresses) + 1)
+        SWEEP.n += 1
+        SWEEP.addresses[alloc] = {"ip": "198.51.100.%d" % (len(SWEEP.addresses) + 1), "tags": tag_specs(p, "elastic-ip"),
+                                  "eni": None, "assoc": None}
+        return ok(op, "<publicIp>%s</publicIp><domain>vpc</domain><allocationId>%s</allocationId>" % (
+            SWEEP.addresses[alloc]["ip"], alloc))
+    if op == "AssociateAddress":
+        a = SWEEP.addresses.get(p.get("AllocationId", ""))
+        owner = eni_owner(p.get("NetworkInterfaceId", ""))
+        if not a:
+            return err(400, "InvalidAllocationID.NotFound", "no such allocation")
+        if not owner or not live(owner) or owner.get("eni_hidden", 0) > 0:
+            return err(400, "InvalidNetworkInterfaceID.NotFound", "The networkInterface ID '%s' does not exist" %
+                       p.get("NetworkInterfaceId", ""))
+        a["eni"], a["assoc"] = p["NetworkInterfaceId"], "eipassoc-" + p["AllocationId"][9:]
+        return ok(op, "<return>true</return><associationId>%s</associationId>" % a["assoc"])
+    if op == "DisassociateAddress":
+        for a in SWEEP.addresses.values():
+            if a["assoc"] == p.get("AssociationId"):
+                a["eni"] = a["assoc"] = None
+                return ok(op, "<return>true</return>")
+        return err(400, "InvalidAssociationID.NotFound", "no such association")
+    if op == "ReleaseAddress":
+        alloc = p.get("AllocationId", "")
+        if alloc not in SWEEP.addresses:
+            return err(400, "InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist" % alloc)
+        if SWEEP.addresses[alloc]["assoc"]:
+            return err(400, "InvalidIPAddress.InUse", "Address %s is in use." % SWEEP.addresses[alloc]["ip"])
+        del SWEEP.addresses[alloc]
+        return ok(op, "<return>true</return>")
+    if op == "DescribeAddresses":
+        filters = tag_filters(p)
+        items = "".join("<item><allocationId>%s</allocationId><publicIp>%s</publicIp>%s%s</item>" % (
+            k, a["ip"], "<associationId>%s</associationId>" % a["assoc"] if a["assoc"] else "", tagset(a["tags"]))
+            for k, a in SWEEP.addresses.items() if matches(a["tags"], filters))
+        return ok(op, "<addressesSet>%s</addressesSet>" % items)
+    # DescribeNetworkInterfaces, Filter attachment.instance-id
+    want = [v for name, vals in tag_filters(p) if name == "attachment.instance-id" for v in vals]
+    items = []
+    for i in SWEEP.instances.values():
+        if i["id"] not in want or not live(i):
+            continue
+        if i.get("eni_hidden", 0) > 0:   # interfaces attached a moment after the launch
+            i["eni_hidden"] -= 1
+            continue
+        for e in i["enis"]:
+            ip = i["ip"] if (e["card"], e["device"]) == (0, 0) else "10.9.%d.%d" % (e["card"], e["device"] + 1)
+            items.append("<item><networkInterfaceId>%s</networkInterfaceId><interfaceType>%s</interfaceType>"
+                         "<privateIpAddress>%s</privateIpAddress><attachment><instanceId>%s</instanceId>"
+                         "<deviceIndex>%d</deviceIndex><networkCardIndex>%d</networkCardIndex><status>attached</status>"
+                         "</attachment></item>" % (e["id"], e["type"], ip, i["id"], e["device"], e["card"]))
+    return ok(op, "<networkInterfaceSet>%s</networkInterfaceSet>" % "".join(items))
 
 
 def instance_view(i):
@@ -341,6 +497,8 @@ class SweepHandler(aws_fake_server.Handler):
                         plant(p)
                     SWEEP.script.update(script)
                 out = {"instances": [instance_view(i) for i in SWEEP.instances.values()],
+                       "addresses": [{"allocation_id": k, **a} for k, a in SWEEP.addresses.items()],
+                       "security_groups": [{"id": k, "name": g["name"], "tags": g["tags"]} for k, g in SWEEP.sgs.items()],
                        "placement_groups": [{"name": n, **g} for n, g in SWEEP.groups.items()],
                        "calls": dict(SWEEP.calls), "launches": SWEEP.launches}
             return self.send_json(200, out, "application/json")
@@ -380,6 +538,8 @@ class SweepHandler(aws_fake_server.Handler):
                 status, xml = terminate_instances(region, params)
             elif "PlacementGroup" in op:
                 status, xml = placement_groups(op, params)
+            elif op in OPS - {"DescribeVpcs", "DescribeSubnets", "DescribeSecurityGroups", "DescribeImages"}:
+                status, xml = efa_network(op, params)
             else:
                 status, xml = network(op, region, params)
         return self.send(status, xml, "text/xml;charset=UTF-8")

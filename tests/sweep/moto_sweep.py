@@ -8,7 +8,8 @@ itself.  With s3_buckets, S3 goes to the fake AWS too (its S3 checks header and 
 signatures alike), so instances can use the sweep's presigned URLs.
 
 Use:  with MotoSweep() as m:  m.url (AWS_ENDPOINT_URL for instbench), m.moto (tests/s3/moto_server.MotoServer),
-      m.env(), m.groups() (the placement groups as the fake holds them)."""
+      m.env(), m.groups() (the placement groups as the fake holds them), m.launches / m.dry_runs (the
+      RunInstances forms as sent), m.calls (every EC2 request's form, in order)."""
 import http.client
 import json
 import os
@@ -56,6 +57,8 @@ class Router(BaseHTTPRequestHandler):
             "/s3/aws4_request" in params.get("X-Amz-Credential", "")
         to_fake = params.get("Action") in GROUP_ACTIONS or (s3 and self.server.s3_to_fake)
         port = self.server.fake_port if to_fake else self.server.moto_port
+        if params.get("Action") and "/ec2/aws4_request" in (self.headers.get("Authorization") or ""):
+            self.server.calls.append(params)   # every EC2 request as sent: the tests read what was asked
         if params.get("Action") == "RunInstances":
             # moto keeps no Placement.GroupName: the request is the record.  DryRuns (the permission
             # check `run` makes before launching) are kept apart: they launch nothing.
@@ -118,6 +121,7 @@ class MotoSweep:
             self.server.s3_to_fake = bool(self.s3_buckets)
             self.server.launches = self.launches = []
             self.server.dry_runs = self.dry_runs = []
+            self.server.calls = self.calls = []
             threading.Thread(target=self.server.serve_forever, daemon=True).start()
             self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
         except BaseException:

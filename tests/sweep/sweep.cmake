@@ -33,6 +33,10 @@ set_tests_properties(sweep_run_faults PROPERTIES TIMEOUT 600)
 # SIGINT/SIGTERM, SIGKILL then cleanup ID / --all with the state file gone.
 add_test(NAME sweep_run_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_moto.py ${INSTBENCH_BIN})
 set_tests_properties(sweep_run_moto PROPERTIES TIMEOUT 600)
+# EFA: the interfaces AWS documents for p4d/p5 checked against botocore's serializer, the
+# security group and Elastic IPs created and nothing left after the end or a cleanup by tag
+add_test(NAME sweep_run_efa_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_efa_moto.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_efa_moto PROPERTIES TIMEOUT 600)
 # The issue's bar: g5.xlarge:spot,4xg5.xlarge:spot,g5.12xlarge:on-demand on moto with the instance
 # simulator running every instance's real user data: six instances, three results delivered and
 # ranked, the rendezvous read by all four nodes, zero instances and placement groups left.

@@ -42,7 +42,9 @@ def main():
         if not check(rc == 0 and sid, "exit 0: rc %d\n%s" % (rc, err[-3000:])):
             return
         block = [l for l in rec["launches"] if l["InstanceType"] == "p4d.24xlarge"]
-        check(len(block) == 1 and block[0].get("SubnetId") == "subnet-us-east-1c" and
+        # p4d has EFA: the subnet is each interface's (NetworkInterface.N.SubnetId), none at the top
+        check(len(block) == 1 and block[0].get("NetworkInterface.1.SubnetId") == "subnet-us-east-1c" and
+              "SubnetId" not in block[0] and block[0].get("NetworkInterface.5.InterfaceType") == "efa-only" and
               block[0].get("InstanceMarketOptions.MarketType") == "capacity-block" and
               block[0].get("CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId") == CR and
               block[0]["MinCount"] == "2" and not any(k.startswith("InstanceMarketOptions.SpotOptions") for k in block[0]),
@@ -51,6 +53,8 @@ def main():
         check(len(other) == 1 and not any(k.startswith(("InstanceMarketOptions", "CapacityReservation")) for k in other[0]),
               "the other candidate's launch: %r" % other)
         check(not srf.alive(rec) and len(rec["instances"]) == 3, "everything terminated: %r" % srf.alive(rec))
+        check(not rec["addresses"] and not rec["security_groups"], "the Elastic IPs released and the EFA group deleted: "
+              "%r %r" % (rec["addresses"], rec["security_groups"]))
         st = srf.state_file(home, sid)
         c = next(c for c in st["candidates"] if c["spec"] == specs[0])
         check(c["market"] == "capacity-block" and c["capacity_reservation"] == CR and

@@ -36,130 +36,6 @@ void aws_ec2_set_describe_page_size(int n)
     describe_page_size = n < 5 ? 5 : n > 1000 ? 1000 : n;
 }
 
-/* ---- request forms ------------------------------------------------------------------------ */
-
-typedef struct form {
-    char *s;
-    size_t len, cap;
-    int bad;              /* out of memory: reported once, at the end */
-} form;
-
-static void add(form *f, const char *name, const char *value)
-{
-    if (!f->bad && aws_query_append(&f->s, &f->len, &f->cap, name, value) != 0) f->bad = 1;
-}
-
-/* A parameter whose name is formatted ("TagSpecification.1.Tag.3.Key"). */
-static void addf(form *f, const char *value, const char *name_fmt, ...)
-{
-    char name[128];
-    va_list ap;
-    va_start(ap, name_fmt);
-    vsnprintf(name, sizeof name, name_fmt, ap);
-    va_end(ap);
-    add(f, name, value);
-}
-
-static form action(const char *name)
-{
-    form f = {0};
-    add(&f, "Action", name);
-    add(&f, "Version", EC2_API_VERSION);
-    return f;
-}
-
-/* Filter.N.Name = NAME, Filter.N.Value.1 = VALUE. */
-static void filter(form *f, int n, const char *name, const char *value)
-{
-    addf(f, name, "Filter.%d.Name", n);
-    addf(f, value, "Filter.%d.Value.1", n);
-}
-
-static void tag_spec(form *f, int n, const char *resource_type, const ec2_tag *tags, size_t n_tags)
-{
-    addf(f, resource_type, "TagSpecification.%d.ResourceType", n);
-    for (size_t i = 0; i < n_tags; i++) {
-        addf(f, tags[i].key, "TagSpecification.%d.Tag.%zu.Key", n, i + 1);
-        addf(f, tags[i].value, "TagSpecification.%d.Tag.%zu.Value", n, i + 1);
-    }
-}
-
-/* One request, sent.  0: resp holds the answer; -1: err says why and aws_code (when given) gets
- * AWS's error code ("" for a transport failure).  Takes f's body. */
-static int call(aws_client *c, const char *region, const char *what, form *f, aws_response *resp,
-                char aws_code[64], ib_error *err)
-{
-    memset(resp, 0, sizeof *resp);
-    if (aws_code) aws_code[0] = '\0';
-    if (f->bad) {
-        free(f->s);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
-    }
-    aws_request req;
-    char *url = NULL;
-    int rc = ec2_request(region, f->s, &req, &url, err, what);
-    if (rc == 0) rc = aws_client_send(c, &req, resp, err);
-    if (rc != 0 && aws_code) snprintf(aws_code, 64, "%.63s", resp->error_code);
-    free(url);
-    free(f->s);
-    f->s = NULL;
-    return rc;
-}
-
-/* Every page of N queries (bodies[i]: the form without NextToken), each page read by SPEC into
- * ctx.  The first failure's message goes to err. */
-typedef struct describe_ctx {
-    const char *region;
-    char *const *bodies;
-    const ec2_xml_spec *spec;
-    void *out;
-} describe_ctx;
-
-static int describe_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
-                          ib_error *err)
-{
-    describe_ctx *d = ctx;
-    form f = {0};
-    if (aws_str_append(&f.s, &f.len, &f.cap, d->bodies[i]) != 0) f.bad = 1;
-    if (token) add(&f, "NextToken", token);
-    *body = f.s;
-    if (f.bad) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", d->spec->what);
-    return ec2_request(d->region, *body, req, url, err, d->spec->what);
-}
-
-static int describe_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
-{
-    describe_ctx *d = ctx;
-    (void)i;
-    return ec2_xml_parse(d->spec, d->out, body, len, next, err);
-}
-
-static int describe_all(aws_client *c, const char *region, char *const *bodies, size_t n,
-                        const ec2_xml_spec *spec, void *out, ib_error *err)
-{
-    if (n == 0) return 0;
-    ib_error *errs = calloc(n, sizeof *errs);
-    if (!errs) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec->what);
-    describe_ctx d = {region, bodies, spec, out};
-    aws_pager p = {&d, spec->what, describe_build, describe_parse, 0, NULL};
-    size_t failed = aws_paginate_many(c, &p, n, errs);
-    for (size_t i = 0; failed && i < n; i++)
-        if (errs[i].code) {
-            *err = errs[i];
-            break;
-        }
-    free(errs);
-    return failed ? -1 : 0;
-}
-
-/* A form's text for describe_all, or NULL (out of memory). */
-static char *form_text(form *f)
-{
-    if (!f->bad) return f->s;
-    free(f->s);
-    return NULL;
-}
-
 /* ---- instances ------------------------------------------------------------------------------ */
 
 time_t aws_ec2_transition_time(const char *reason)
@@ -189,15 +65,6 @@ typedef struct instances_ctx {
     char sweep[EC2_XML_VALUE_MAX], candidate[EC2_XML_VALUE_MAX];   /* this item's tags so far */
 } instances_ctx;
 
-/* SRC into DST (cap bytes) with control characters as '?': the text is the server's. */
-static int put(char *dst, size_t cap, const char *src, const char *what, const char *field, ib_error *err)
-{
-    size_t n = strlen(src);
-    if (n >= cap) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s longer than %zu bytes", what, field, cap - 1);
-    for (size_t i = 0; i <= n; i++) dst[i] = (src[i] > 0 && src[i] < 0x20) || src[i] == 0x7f ? '?' : src[i];
-    return 0;
-}
-
 static int instance_tag(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     instances_ctx *ic = ctx;
@@ -219,21 +86,21 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: amiLaunchIndex \"%.20s\" is not a count", ic->what, v[I_INDEX]);
     if (!rc && v[I_LAUNCH][0] && util_parse_iso8601(v[I_LAUNCH], &in.launch_time) != 0)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: bad launchTime \"%.40s\"", ic->what, v[I_LAUNCH]);
-    rc = rc || put(in.id, sizeof in.id, v[I_ID], ic->what, "instanceId", err) ||
-         put(in.type, sizeof in.type, v[I_TYPE], ic->what, "instanceType", err) ||
-         put(in.state, sizeof in.state, v[I_STATE], ic->what, "instance state", err) ||
-         put(in.az, sizeof in.az, v[I_AZ], ic->what, "availabilityZone", err) ||
-         put(in.subnet_id, sizeof in.subnet_id, v[I_SUBNET], ic->what, "subnetId", err) ||
-         put(in.private_ip, sizeof in.private_ip, v[I_IP], ic->what, "privateIpAddress", err) ||
-         put(in.state_reason_code, sizeof in.state_reason_code, v[I_REASON_CODE], ic->what, "stateReason code", err) ||
-         put(in.sweep_tag, sizeof in.sweep_tag, ic->sweep, ic->what, "the " EC2_TAG_SWEEP " tag", err) ||
-         put(in.candidate_tag, sizeof in.candidate_tag, ic->candidate, ic->what, "the " EC2_TAG_CANDIDATE " tag",
+    rc = rc || ec2_put(in.id, sizeof in.id, v[I_ID], ic->what, "instanceId", err) ||
+         ec2_put(in.type, sizeof in.type, v[I_TYPE], ic->what, "instanceType", err) ||
+         ec2_put(in.state, sizeof in.state, v[I_STATE], ic->what, "instance state", err) ||
+         ec2_put(in.az, sizeof in.az, v[I_AZ], ic->what, "availabilityZone", err) ||
+         ec2_put(in.subnet_id, sizeof in.subnet_id, v[I_SUBNET], ic->what, "subnetId", err) ||
+         ec2_put(in.private_ip, sizeof in.private_ip, v[I_IP], ic->what, "privateIpAddress", err) ||
+         ec2_put(in.state_reason_code, sizeof in.state_reason_code, v[I_REASON_CODE], ic->what, "stateReason code", err) ||
+         ec2_put(in.sweep_tag, sizeof in.sweep_tag, ic->sweep, ic->what, "the " EC2_TAG_SWEEP " tag", err) ||
+         ec2_put(in.candidate_tag, sizeof in.candidate_tag, ic->candidate, ic->what, "the " EC2_TAG_CANDIDATE " tag",
              err);
     ic->sweep[0] = ic->candidate[0] = '\0';
     if (rc) return -1;
     /* a long message is only shown: cut rather than refused */
     v[I_REASON_MSG][sizeof in.state_reason_message - 1] = '\0';
-    put(in.state_reason_message, sizeof in.state_reason_message, v[I_REASON_MSG], ic->what, "", err);
+    ec2_put(in.state_reason_message, sizeof in.state_reason_message, v[I_REASON_MSG], ic->what, "", err);
     in.transition_time = aws_ec2_transition_time(v[I_TRANSITION]);
     in.launch_index = (int)idx;
     in.spot = !strcmp(v[I_LIFECYCLE], "spot");
@@ -286,46 +153,73 @@ static int launch_valid(const ec2_launch *l, ib_error *err)
     if (l->client_token && (strlen(l->client_token) > 64 || !l->client_token[0]))
         return ib_error_set(err, IB_EXIT_USAGE, "%s: a client token is 1..64 characters", what);
     if (l->n_tags > MAX_TAGS) return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d tags", what, MAX_TAGS);
+    if (l->n_nics > EC2_NICS_MAX) return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d network interfaces", what, EC2_NICS_MAX);
+    for (size_t i = 0; i < l->n_nics; i++) {
+        const ec2_nic *n = &l->nics[i];
+        if (n->card < 0 || n->card >= 64 || n->device < 0 || n->device > 1 ||
+            (strcmp(n->type, "interface") && strcmp(n->type, "efa") && strcmp(n->type, "efa-only")))
+            return ib_error_set(err, IB_EXIT_USAGE, "%s: network interface %zu is not one EC2 takes", what, i + 1);
+    }
     if (l->user_data && strlen(l->user_data) > 16384)
         return ib_error_set(err, IB_EXIT_USAGE, "%s: user data longer than EC2's 16384 bytes", what);
     return 0;
 }
 
 /* The RunInstances form of L; NULL when out of memory. */
-static form launch_form(const ec2_launch *l)
+static ec2_form launch_form(const ec2_launch *l)
 {
     char num[24];
-    form f = action("RunInstances");
-    add(&f, "ImageId", l->image_id);
-    add(&f, "InstanceType", l->instance_type);
+    ec2_form f = ec2_action("RunInstances");
+    ec2_add(&f, "ImageId", l->image_id);
+    ec2_add(&f, "InstanceType", l->instance_type);
     snprintf(num, sizeof num, "%d", l->count);
-    add(&f, "MinCount", num);
-    add(&f, "MaxCount", num);
-    add(&f, "InstanceInitiatedShutdownBehavior", "terminate");
-    if (l->client_token) add(&f, "ClientToken", l->client_token);
-    if (l->subnet_id) add(&f, "SubnetId", l->subnet_id);
-    if (l->security_group_id) add(&f, "SecurityGroupId.1", l->security_group_id);
-    if (l->placement_group) add(&f, "Placement.GroupName", l->placement_group);
+    ec2_add(&f, "MinCount", num);
+    ec2_add(&f, "MaxCount", num);
+    ec2_add(&f, "InstanceInitiatedShutdownBehavior", "terminate");
+    if (l->client_token) ec2_add(&f, "ClientToken", l->client_token);
+    if (l->n_nics) {
+        /* EC2 refuses a top-level SubnetId or SecurityGroupId beside NetworkInterface.N: each
+           interface names its own (the same subnet: EFA reaches only its own subnet) */
+        for (size_t i = 0; i < l->n_nics; i++) {
+            const ec2_nic *n = &l->nics[i];
+            char v[16];
+            snprintf(v, sizeof v, "%d", n->card);
+            ec2_addf(&f, v, "NetworkInterface.%zu.NetworkCardIndex", i + 1);
+            snprintf(v, sizeof v, "%d", n->device);
+            ec2_addf(&f, v, "NetworkInterface.%zu.DeviceIndex", i + 1);
+            ec2_addf(&f, n->type, "NetworkInterface.%zu.InterfaceType", i + 1);
+            if (l->subnet_id) ec2_addf(&f, l->subnet_id, "NetworkInterface.%zu.SubnetId", i + 1);
+            if (l->security_group_id) ec2_addf(&f, l->security_group_id, "NetworkInterface.%zu.SecurityGroupId.1", i + 1);
+            ec2_addf(&f, "true", "NetworkInterface.%zu.DeleteOnTermination", i + 1);
+            if (n->public_ip) ec2_addf(&f, "true", "NetworkInterface.%zu.AssociatePublicIpAddress", i + 1);
+        }
+    } else {
+        if (l->subnet_id) ec2_add(&f, "SubnetId", l->subnet_id);
+        if (l->security_group_id) ec2_add(&f, "SecurityGroupId.1", l->security_group_id);
+    }
+    if (l->placement_group) ec2_add(&f, "Placement.GroupName", l->placement_group);
     if (l->capacity_reservation) {
-        add(&f, "InstanceMarketOptions.MarketType", "capacity-block");
-        add(&f, "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId",
+        ec2_add(&f, "InstanceMarketOptions.MarketType", "capacity-block");
+        ec2_add(&f, "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId",
             l->capacity_reservation);
     } else if (l->spot) {
-        add(&f, "InstanceMarketOptions.MarketType", "spot");
-        add(&f, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
-        add(&f, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior", "terminate");
+        ec2_add(&f, "InstanceMarketOptions.MarketType", "spot");
+        ec2_add(&f, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
+        ec2_add(&f, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior", "terminate");
     }
     if (l->root_volume_gb > 0) {
         /* /dev/sda1: the root device of Ubuntu's and the Deep Learning AMIs */
         snprintf(num, sizeof num, "%d", l->root_volume_gb);
-        add(&f, "BlockDeviceMapping.1.DeviceName", "/dev/sda1");
-        add(&f, "BlockDeviceMapping.1.Ebs.VolumeSize", num);
-        add(&f, "BlockDeviceMapping.1.Ebs.VolumeType", "gp3");
-        add(&f, "BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
+        ec2_add(&f, "BlockDeviceMapping.1.DeviceName", "/dev/sda1");
+        ec2_add(&f, "BlockDeviceMapping.1.Ebs.VolumeSize", num);
+        ec2_add(&f, "BlockDeviceMapping.1.Ebs.VolumeType", "gp3");
+        ec2_add(&f, "BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
     }
     if (l->n_tags) {
-        tag_spec(&f, 1, "instance", l->tags, l->n_tags);
-        tag_spec(&f, 2, "volume", l->tags, l->n_tags);
+        ec2_tag_spec(&f, 1, "instance", l->tags, l->n_tags);
+        ec2_tag_spec(&f, 2, "volume", l->tags, l->n_tags);
+        /* the interfaces too: what a stuck deletion leaves is then found by the sweep's tag */
+        if (l->n_nics) ec2_tag_spec(&f, 3, "network-interface", l->tags, l->n_tags);
     }
     if (l->user_data && l->user_data[0]) {
         size_t n = strlen(l->user_data);
@@ -333,11 +227,11 @@ static form launch_form(const ec2_launch *l)
         if (!b64) f.bad = 1;
         else {
             EVP_EncodeBlock(b64, (const unsigned char *)l->user_data, (int)n);
-            add(&f, "UserData", (const char *)b64);
+            ec2_add(&f, "UserData", (const char *)b64);
         }
         free(b64);
     }
-    if (l->dry_run) add(&f, "DryRun", "true");
+    if (l->dry_run) ec2_add(&f, "DryRun", "true");
     return f;
 }
 
@@ -345,9 +239,9 @@ int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out
 {
     aws_code[0] = '\0';
     if (launch_valid(l, err) != 0) return -1;
-    form f = launch_form(l);
+    ec2_form f = launch_form(l);
     aws_response resp;
-    int rc = call(c, l->region, "EC2 RunInstances", &f, &resp, aws_code, err);
+    int rc = ec2_call(c, l->region, "EC2 RunInstances", &f, &resp, aws_code, err);
     if (rc != 0 && l->dry_run && !strcmp(aws_code, "DryRunOperation")) {
         ib_error_clear(err);
         rc = 0;
@@ -377,20 +271,20 @@ int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *i
     snprintf(page, sizeof page, "%d", describe_page_size);
     int rc = 0;
     for (size_t q = 0; q < n && !rc; q++) {
-        form f = action("DescribeInstances");
-        add(&f, "MaxResults", page);
+        ec2_form f = ec2_action("DescribeInstances");
+        ec2_add(&f, "MaxResults", page);
         if (n_ids) {
-            add(&f, "Filter.1.Name", "instance-id");
+            ec2_add(&f, "Filter.1.Name", "instance-id");
             for (size_t k = q * IDS_PER_DESCRIBE, j = 1; k < n_ids && j <= IDS_PER_DESCRIBE; k++, j++)
-                addf(&f, ids[k], "Filter.1.Value.%zu", j);
+                ec2_addf(&f, ids[k], "Filter.1.Value.%zu", j);
         } else {
             snprintf(tag, sizeof tag, "tag:%s", tag_key);
-            filter(&f, 1, tag, tag_value);
+            ec2_filter(&f, 1, tag, tag_value);
         }
-        if (!(bodies[q] = form_text(&f))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeInstances: out of memory");
+        if (!(bodies[q] = ec2_form_text(&f))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeInstances: out of memory");
     }
     instances_ctx ic = {.out = out, .what = describe_spec.what};
-    if (!rc) rc = describe_all(c, region, bodies, n, &describe_spec, &ic, err);
+    if (!rc) rc = ec2_describe_all(c, region, bodies, n, &describe_spec, &ic, err);
     for (size_t q = 0; q < n; q++) free(bodies[q]);
     free(bodies);
     return rc;
@@ -400,10 +294,10 @@ int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *i
 static int terminate_batch(aws_client *c, const char *region, char *const *ids, size_t n, char code[64],
                            ib_error *err)
 {
-    form f = action("TerminateInstances");
-    for (size_t i = 0; i < n; i++) addf(&f, ids[i], "InstanceId.%zu", i + 1);
+    ec2_form f = ec2_action("TerminateInstances");
+    for (size_t i = 0; i < n; i++) ec2_addf(&f, ids[i], "InstanceId.%zu", i + 1);
     aws_response resp;
-    int rc = call(c, region, "EC2 TerminateInstances", &f, &resp, code, err);
+    int rc = ec2_call(c, region, "EC2 TerminateInstances", &f, &resp, code, err);
     aws_response_free(&resp);
     return rc;
 }
@@ -432,13 +326,13 @@ int aws_ec2_create_placement_group(aws_client *c, const char *region, const char
                                    size_t n_tags, ib_error *err)
 {
     if (n_tags > MAX_TAGS) return ib_error_set(err, IB_EXIT_USAGE, "EC2 CreatePlacementGroup: more than %d tags", MAX_TAGS);
-    form f = action("CreatePlacementGroup");
-    add(&f, "GroupName", name);
-    add(&f, "Strategy", "cluster");
-    if (n_tags) tag_spec(&f, 1, "placement-group", tags, n_tags);
+    ec2_form f = ec2_action("CreatePlacementGroup");
+    ec2_add(&f, "GroupName", name);
+    ec2_add(&f, "Strategy", "cluster");
+    if (n_tags) ec2_tag_spec(&f, 1, "placement-group", tags, n_tags);
     aws_response resp;
     char code[64];
-    int rc = call(c, region, "EC2 CreatePlacementGroup", &f, &resp, code, err);
+    int rc = ec2_call(c, region, "EC2 CreatePlacementGroup", &f, &resp, code, err);
     aws_response_free(&resp);
     /* Duplicate: a retried create whose first attempt succeeded (the names are the sweep's own) */
     if (rc != 0 && !strcmp(code, "InvalidPlacementGroup.Duplicate")) {
@@ -450,11 +344,11 @@ int aws_ec2_create_placement_group(aws_client *c, const char *region, const char
 
 int aws_ec2_delete_placement_group(aws_client *c, const char *region, const char *name, ib_error *err)
 {
-    form f = action("DeletePlacementGroup");
-    add(&f, "GroupName", name);
+    ec2_form f = ec2_action("DeletePlacementGroup");
+    ec2_add(&f, "GroupName", name);
     aws_response resp;
     char code[64];
-    int rc = call(c, region, "EC2 DeletePlacementGroup", &f, &resp, code, err);
+    int rc = ec2_call(c, region, "EC2 DeletePlacementGroup", &f, &resp, code, err);
     aws_response_free(&resp);
     if (rc != 0 && !strcmp(code, "InvalidPlacementGroup.Unknown")) {
         ib_error_clear(err);
@@ -481,8 +375,8 @@ static int group_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         g->cap = nc;
     }
     ec2_placement_group *p = &g->v[g->n];
-    if (put(p->name, sizeof p->name, v[0], what, "groupName", err) ||
-        put(p->state, sizeof p->state, v[1], what, "state", err))
+    if (ec2_put(p->name, sizeof p->name, v[0], what, "groupName", err) ||
+        ec2_put(p->state, sizeof p->state, v[1], what, "state", err))
         return -1;
     g->n++;
     return 0;
@@ -496,12 +390,12 @@ int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const cha
                                       .what = "EC2 DescribePlacementGroups"};
     char tag[160];
     snprintf(tag, sizeof tag, "tag:%s", tag_key);
-    form f = action("DescribePlacementGroups");
-    filter(&f, 1, tag, tag_value);
-    char *body = form_text(&f);
+    ec2_form f = ec2_action("DescribePlacementGroups");
+    ec2_filter(&f, 1, tag, tag_value);
+    char *body = ec2_form_text(&f);
     if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec.what);
     groups_ctx g = {0};
-    int rc = describe_all(c, region, &body, 1, &spec, &g, err);
+    int rc = ec2_describe_all(c, region, &body, 1, &spec, &g, err);
     free(body);
     if (rc != 0) {
         free(g.v);
@@ -525,7 +419,7 @@ static int row_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     rows_ctx *r = ctx;
     if (!v[0][0] || r->n >= r->cap) return 0;   /* beyond CAP: more zones than any region has */
-    if (put(r->v[r->n][0], 64, v[0], r->what, "an id", err) || put(r->v[r->n][1], 64, v[1], r->what, "a name", err))
+    if (ec2_put(r->v[r->n][0], 64, v[0], r->what, "an id", err) || ec2_put(r->v[r->n][1], 64, v[1], r->what, "a name", err))
         return -1;
     r->n++;
     return 0;
@@ -539,12 +433,12 @@ static int describe_rows(aws_client *c, const char *region, const char *act, con
     char what[64];
     snprintf(what, sizeof what, "EC2 %s", act);
     ec2_xml_spec spec = {.root = root, .item = item, .fields = {f1, f2}, .on_item = row_item, .what = what};
-    form f = action(act);
-    for (size_t i = 0; i < n_filters; i++) filter(&f, (int)i + 1, filters[2 * i], filters[2 * i + 1]);
-    char *body = form_text(&f);
+    ec2_form f = ec2_action(act);
+    for (size_t i = 0; i < n_filters; i++) ec2_filter(&f, (int)i + 1, filters[2 * i], filters[2 * i + 1]);
+    char *body = ec2_form_text(&f);
     if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
     rows->what = spec.what;
-    int rc = describe_all(c, region, &body, 1, &spec, rows, err);
+    int rc = ec2_describe_all(c, region, &body, 1, &spec, rows, err);
     free(body);
     return rc;
 }
@@ -637,11 +531,11 @@ static int cr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     int total_ok = v[CR_TOTAL][0] && !*end && total >= 0 && total <= 100000;
     long avail = strtol(v[CR_AVAIL], &end, 10);
     int avail_ok = v[CR_AVAIL][0] && !*end && avail >= 0 && avail <= total;
-    if (put(o->id, sizeof o->id, v[CR_ID], what, "an id", err) ||
-        put(o->instance_type, sizeof o->instance_type, v[CR_TYPE], what, "an instance type", err) ||
-        put(o->az, sizeof o->az, v[CR_AZ], what, "a zone", err) || put(o->state, sizeof o->state, v[CR_STATE], what,
+    if (ec2_put(o->id, sizeof o->id, v[CR_ID], what, "an id", err) ||
+        ec2_put(o->instance_type, sizeof o->instance_type, v[CR_TYPE], what, "an instance type", err) ||
+        ec2_put(o->az, sizeof o->az, v[CR_AZ], what, "a zone", err) || ec2_put(o->state, sizeof o->state, v[CR_STATE], what,
                                                                          "a state", err) ||
-        put(o->reservation_type, sizeof o->reservation_type, v[CR_KIND], what, "a reservation type", err))
+        ec2_put(o->reservation_type, sizeof o->reservation_type, v[CR_KIND], what, "a reservation type", err))
         return -1;
     if (!total_ok || !avail_ok || !o->instance_type[0] || !o->az[0])
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s without a plausible type, zone or instance counts", what,
@@ -663,11 +557,11 @@ int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *
         .fields = {"capacityReservationId", "instanceType", "availabilityZone", "totalInstanceCount",
                    "availableInstanceCount", "state", "reservationType", "startDate", "endDate"},
         .on_item = cr_item, .what = "EC2 DescribeCapacityReservations"};
-    form f = action("DescribeCapacityReservations");
-    add(&f, "CapacityReservationId.1", id);
+    ec2_form f = ec2_action("DescribeCapacityReservations");
+    ec2_add(&f, "CapacityReservationId.1", id);
     aws_response resp;
     char code[64];
-    int rc = call(c, region, spec.what, &f, &resp, code, err);
+    int rc = ec2_call(c, region, spec.what, &f, &resp, code, err);
     cr_ctx ctx = {out, id, 0};
     if (rc != 0) {
         if (!strcmp(code, "InvalidCapacityReservationId.NotFound") || !strcmp(code, "InvalidCapacityReservationId.Malformed"))

@@ -83,7 +83,8 @@ static void classify(reader *r)
         }
         return;
     }
-    const char *rel = p + r->item_len + 1;   /* below the item: the path starts with "item/" */
+    /* below the item: the path starts with "item/" (an empty item is the root itself) */
+    const char *rel = r->item_len ? p + r->item_len + 1 : p;
     if (r->sub_depth) {
         const char *srel = rel + r->sub_len + 1;
         if (r->depth == r->sub_depth + 1 && (r->sub_field = match(s->sub_fields, 2, srel)) >= 0) {
@@ -126,6 +127,11 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
         r->saw_root = 1;
         r->plen[1] = 0;
         r->path[0] = '\0';
+        if (!r->spec->item[0]) {   /* a flat answer: the root is the one item */
+            r->item_depth = 1;
+            memset(r->vlen, 0, sizeof r->vlen);
+            for (int i = 0; i < EC2_XML_FIELDS; i++) r->v[i][0] = '\0';
+        }
         return;
     }
     size_t base = r->plen[r->depth - 1], n = strlen(name);

@@ -17,7 +17,8 @@ int ec2_request(const char *region, char *body, aws_request *req, char **url, ib
  * The reader calls on_item once per item with the text of each field, named by its path below the
  * item ("instanceId", "instanceState/name"), "" when absent; a field element given twice keeps the
  * last.  One list nested in an item (sub: "tagSet/item") calls on_sub per entry with that entry's
- * sub_fields, before the item's on_item.  Bounded: values of at most EC2_XML_VALUE_MAX-1 bytes (a
+ * sub_fields, before the item's on_item.  An empty item path makes the root the one item (a flat
+ * answer: CreateSecurityGroupResponse/groupId).  Bounded: values of at most EC2_XML_VALUE_MAX-1 bytes (a
  * tag value is 256 characters, up to 1 KiB of UTF-8), nextToken 4 KiB, 32 levels and 512 bytes of
  * path; beyond any bound the answer is an error, never a truncation. */
 #define EC2_XML_FIELDS 14
@@ -37,5 +38,35 @@ typedef struct ec2_xml_spec {
 /* Parses a whole answer; *next (malloc'd) gets nextToken when next is given and one is present.
  * A document whose root is not spec->root is an error. */
 int ec2_xml_parse(const ec2_xml_spec *spec, void *ctx, const char *xml, size_t len, char **next, ib_error *err);
+
+
+/* ---- request forms (ec2_form.c) --------------------------------------------------------------- */
+typedef struct ec2_form {
+    char *s;
+    size_t len, cap;
+    int bad;              /* out of memory: reported once, at the end */
+} ec2_form;
+/* A form with Action=NAME and the API version. */
+ec2_form ec2_action(const char *name);
+void ec2_add(ec2_form *f, const char *name, const char *value);
+/* A parameter whose name is formatted ("TagSpecification.1.Tag.3.Key"). */
+void ec2_addf(ec2_form *f, const char *value, const char *name_fmt, ...);
+/* Filter.N.Name = NAME, Filter.N.Value.1 = VALUE. */
+void ec2_filter(ec2_form *f, int n, const char *name, const char *value);
+/* TagSpecification.N for RESOURCE_TYPE with TAGS. */
+void ec2_tag_spec(ec2_form *f, int n, const char *resource_type, const ec2_tag *tags, size_t n_tags);
+/* One request, sent.  0: resp holds the answer; -1: err says why and aws_code (when given) gets
+ * AWS's error code ("" for a transport failure).  Takes f's body. */
+int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, aws_response *resp,
+             char aws_code[64], ib_error *err);
+/* Every page of N queries (bodies[i]: the form without NextToken), each page read by SPEC into
+ * out.  The first failure's message goes to err. */
+int ec2_describe_all(aws_client *c, const char *region, char *const *bodies, size_t n,
+                     const ec2_xml_spec *spec, void *out, ib_error *err);
+/* A form's text for ec2_describe_all, or NULL (out of memory; the form is freed). */
+char *ec2_form_text(ec2_form *f);
+/* SRC into DST (cap bytes) with control characters as '?': the text is the server's.  Longer than
+ * cap-1: an error naming FIELD. */
+int ec2_put(char *dst, size_t cap, const char *src, const char *what, const char *field, ib_error *err);
 
 #endif
