@@ -1,7 +1,9 @@
 /* Unit tests of the plan's pure parts (src/sweep/candidates.c, plan.c), where the CLI test
  * (sweep_plan.py) cannot reach: the architecture rule on names the catalogue lacks (AWS's
- * Graviton families, written here from AWS's instance type list), spec forms, and plans over
- * synthetic prices (unpriced, no spot price, spot above on-demand, an AMI missing). */
+ * Graviton families, written here from AWS's instance type list), spec forms, plans over
+ * synthetic prices (unpriced, no spot price, spot above on-demand, an AMI missing), and the EFA
+ * layout (efa.c) on network descriptions moto's data and the CLI test never produce: a card 0
+ * that takes one interface, cards missing from the list, more EFA interfaces than cards. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,10 +127,73 @@ static void plans(void)
     CHECK(sweep_plan_build(&in, &p, &err) != 0 && err.code == IB_EXIT_USAGE, "0 minutes accepted");
 }
 
+static ec2_type_network net(int efa, int max_efa, int cards, int per_card)
+{
+    ec2_type_network n;
+    memset(&n, 0, sizeof n);
+    n.efa_supported = efa;
+    n.max_efa_interfaces = max_efa;
+    n.max_network_cards = cards;
+    for (int c = 0; c < cards && c < EC2_CARDS_MAX; c++) n.card_max_interfaces[c] = per_card;
+    return n;
+}
+
+/* "card/device/type" per interface, joined by spaces */
+static void layout_text(const sweep_efa *e, char *out, size_t len)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (int i = 0; i < e->n && k < len; i++)
+        k += (size_t)snprintf(out + k, len - k, "%s%d/%d/%s%s", i ? " " : "", e->nic[i].card, e->nic[i].device,
+                              e->nic[i].type, e->nic[i].public_ip ? "+ip" : "");
+}
+
+static void efa_layouts(void)
+{
+    sweep_efa e;
+    char t[2048];
+    ec2_type_network n = net(1, 4, 4, 15);   /* p4d.24xlarge as DescribeInstanceTypes states it */
+    sweep_efa_layout(&n, "p4d.24xlarge", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 1/0/efa-only 2/0/efa-only 3/0/efa-only") && e.devices == 4 &&
+          e.elastic_ip, "p4d: %s (%d devices)", t, e.devices);
+    sweep_efa_layout(&n, "p4d.24xlarge", 1, 0, &e);
+    CHECK(e.n == 0 && strstr(e.why, "one node"), "one node gets no EFA: %d %s", e.n, e.why);
+    sweep_efa_layout(&n, "p4d.24xlarge", 2, 1, &e);
+    CHECK(e.n == 0 && strstr(e.why, "--efa off"), "--efa off: %d %s", e.n, e.why);
+    n = net(1, 1, 1, 15);                     /* g5.12xlarge */
+    sweep_efa_layout(&n, "g5.12xlarge", 4, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/efa+ip") && e.devices == 1 && !e.elastic_ip, "one EFA: %s", t);
+    n = net(0, 0, 1, 4);                      /* g5.xlarge */
+    sweep_efa_layout(&n, "g5.xlarge", 4, 0, &e);
+    CHECK(e.n == 0 && strstr(e.why, "has no EFA"), "no EFA: %s", e.why);
+    sweep_efa_layout(NULL, "g5.xlarge", 4, 0, &e);
+    CHECK(e.n == 0, "a type not described gets none");
+    n = net(1, 2, 2, 1);                      /* card 0 takes one interface: EFA with ENA is the primary */
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/efa 1/0/efa-only") && e.devices == 2 && e.elastic_ip, "card 0 of one interface: %s", t);
+    n = net(1, 4, 4, 15);
+    n.card_max_interfaces[2] = 0;            /* a card the answer does not list is not there */
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 1/0/efa-only 3/0/efa-only") && e.devices == 3, "card 2 unlisted: %s", t);
+    n = net(1, 8, 2, 15);                     /* more EFA interfaces than cards: one per card */
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    CHECK(e.devices == 2 && e.n == 3, "one EFA per card: %d devices, %d interfaces", e.devices, e.n);
+    n = net(1, 32, 32, 2);                    /* p5.48xlarge */
+    sweep_efa_layout(&n, "p5.48xlarge", 2, 0, &e);
+    sweep_efa_text(&e, t, sizeof t);
+    CHECK(e.n == 33 && e.devices == 32 && !strcmp(t, "card 0: interface (primary) + efa-only; cards 1-31: efa-only "
+                                                     "(32 EFA devices, an Elastic IP on the primary)"), "p5: %s", t);
+}
+
 int main(void)
 {
     arch_rule();
     specs();
     plans();
+    efa_layouts();
     return failures != 0;
 }
