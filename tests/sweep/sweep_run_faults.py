@@ -24,6 +24,10 @@ Python's json, never from instbench's output alone:
   H  bad input: no --max-cost, a sweep id that does not exist, a malformed one;
   J  the confirmation: refused without --yes off a terminal, "n" refuses and "y" launches on one;
   I  EC2 never confirms an instance terminated: exit 1 naming `sweep cleanup ID`, which then ends it.
+  L  EFA: the region's Elastic IPs run out (the candidate that cannot have them fails with the
+     code, its instances terminated, the others go on), interfaces attached late (the association
+     is tried again until it takes), the group's deletion refused while EC2 still counts the
+     interfaces (tried again): at the end no instance, address or security group is left.
 Usage: sweep_run_faults.py INSTBENCH"""
 import glob
 import json
@@ -472,8 +476,35 @@ def scenario_k():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def scenario_l():
+    fake, home = fresh()
+    try:
+        specs = ["2xp4d.24xlarge:on-demand", "2xp5.48xlarge:on-demand", "g5.xlarge:on-demand"]
+        fake.sweep(eip_limit=3, eni_late=2, sg_in_use=2)
+        rc, out, err, sid, rec = sweep(fake, home, specs, "--max-minutes", "0.15", "--max-cost", "1000",
+                                       deliver={specs[2]: ("result", 300.0)})
+        st = state_file(home, sid) if sid else {}
+        cand = {c["spec"]: c for c in st.get("candidates", [])}
+        p5 = cand.get(specs[1], {})
+        check(p5.get("outcome") == "failed" and "AddressLimitExceeded" in p5.get("reason", ""),
+              "L: the candidate without Elastic IPs fails with the code: %r" % p5)
+        check(cand.get(specs[2], {}).get("outcome") == "result", "L: the others go on: %r" % cand.get(specs[2]))
+        p4d = [i for i in st.get("instances", []) if st["candidates"][i["candidate"]]["spec"] == specs[0]]
+        check(len(p4d) == 2 and all((i.get("elastic_ip") or {}).get("associated") and i["elastic_ip"]["released"]
+                                    for i in p4d), "L: interfaces attached late still get their address: %r" % p4d)
+        check(rec["calls"].get("DescribeNetworkInterfaces", 0) >= 4, "L: the association tried again: %r" % rec["calls"])
+        check(rec["calls"].get("DeleteSecurityGroup", 0) >= 3 and (st.get("security_group") or {}).get("deleted"),
+              "L: the group deleted after DependencyViolation: %r %r" % (rec["calls"], st.get("security_group")))
+        check(not alive(rec) and not rec["addresses"] and not rec["security_groups"] and not groups_left(rec),
+              "L: nothing left: %r %r %r" % (alive(rec), rec["addresses"], rec["security_groups"]))
+        check(st.get("phase") == "done", "L: done: %r %s" % (st.get("phase"), err[-1500:]))
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 if __name__ == "__main__":   # tests/sweep/sweep_run_block.py imports the harness above
     for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i, scenario_j,
-              scenario_k):
+              scenario_k, scenario_l):
         s()
     sys.exit(1 if failures else 0)
