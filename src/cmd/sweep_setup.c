@@ -494,6 +494,17 @@ int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_er
         ec2_launch launch = {.region = region, .instance_type = l->cand.type, .image_id = l->ami.id,
                              .count = l->cand.nodes, .spot = l->cand.spot, .tags = tags, .n_tags = 2, .dry_run = 1,
                              .capacity_reservation = l->cand.block ? l->cand.reservation : NULL};
+        if (l->efa.n && ctx->n_subnets) {
+            /* the interfaces as run sends them, in a default subnet (the block's zone for a block) and
+               the default group (run's own EFA group does not exist yet) */
+            const ec2_subnet *sn = &ctx->subnets[0];
+            for (size_t k = 0; k < ctx->n_subnets && l->cand.block; k++)
+                if (!strcmp(ctx->subnets[k].az, l->cand.reservation_az)) sn = &ctx->subnets[k];
+            launch.nics = l->efa.nic;
+            launch.n_nics = (size_t)l->efa.n;
+            launch.subnet_id = sn->id;
+            launch.security_group_id = ctx->sg_id[0] ? ctx->sg_id : NULL;
+        }
         ec2_instances none = {0};
         ib_error e = {0};
         char code[64];

@@ -133,7 +133,8 @@ void sweep_context_free(sweep_context *ctx);
  * (instbench.sweep-plan/v1, with DRY[i] per candidate when dry-run results are given). */
 void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out);
 
-/* RunInstances with DryRun=true for each candidate of the plan (its type, count, market, AMI,
+/* RunInstances with DryRun=true for each candidate of the plan (its type, count, market, AMI, EFA
+ * interfaces in a default subnet with the default group,
  * tags, shutdown behaviour), so a missing permission shows before anything is spent.  dry[i] (one
  * per candidate) gets "permitted" or AWS's code.  0 when every one is permitted; -1 with err naming the action and
  * the candidate (UnauthorizedOperation: the IAM action to grant) otherwise. */

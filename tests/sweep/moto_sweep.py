@@ -9,7 +9,9 @@ signatures alike), so instances can use the sweep's presigned URLs.
 
 Use:  with MotoSweep() as m:  m.url (AWS_ENDPOINT_URL for instbench), m.moto (tests/s3/moto_server.MotoServer),
       m.env(), m.groups() (the placement groups as the fake holds them), m.launches / m.dry_runs (the
-      RunInstances forms as sent), m.calls (every EC2 request's form, in order)."""
+      RunInstances forms as sent), m.calls (every EC2 request's form, in order); start_sweep() and
+      sweep_ids() run a sweep against it."""
+import glob
 import http.client
 import json
 import os
@@ -172,3 +174,18 @@ class MotoSweep:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def start_sweep(m, home, args):
+    """Runs instbench ARGS in HOME against M (its own state and cache there, polls every 0.3 s):
+    (the environment, the process)."""
+    env = m.env({"PATH": os.environ.get("PATH", ""), "HOME": home})
+    env.update({"XDG_STATE_HOME": os.path.join(home, "state"), "XDG_CACHE_HOME": os.path.join(home, "cache"),
+                "INSTBENCH_SWEEP_POLL_S": "0.3", "INSTBENCH_AWS_BACKOFF_BASE": "0.01",
+                "INSTBENCH_SWEEP_TERMINATE_WAIT_S": "60", "NO_COLOR": "1"})
+    return env, subprocess.Popen(args, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def sweep_ids(home):
+    """The ids of the state files under HOME (start_sweep's layout)."""
+    return [os.path.basename(p)[:-5] for p in glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json"))]

@@ -97,7 +97,15 @@ def main():
               botocore_form("DescribeCapacityReservations", {"CapacityReservationIds": [CR]}),
               "DescribeCapacityReservations: %s" % described)
         dry = [r for r in log if r["op"] == "RunInstances" and r["form"].get("InstanceType") == "p4d.24xlarge"]
+        # p4d has EFA: the interfaces AWS's guide lays out (an ENA primary, efa-only beside it and on
+        # cards 1-3), in the block's zone's default subnet with the default group
+        subnet = "subnet-0fa4e%012x" % 2   # the fake's default subnet of us-east-1b
+        nics = [{"NetworkCardIndex": c, "DeviceIndex": d, "InterfaceType": t, "SubnetId": subnet,
+                 "Groups": ["sg-0fa4e0000000000001"], "DeleteOnTermination": True}
+                for c, d, t in ((0, 0, "interface"), (0, 1, "efa-only"), (1, 0, "efa-only"), (2, 0, "efa-only"),
+                                (3, 0, "efa-only"))]
         want = botocore_form("RunInstances", {
+            "NetworkInterfaces": nics,
             "ImageId": AMI, "InstanceType": "p4d.24xlarge", "MinCount": 2, "MaxCount": 2,
             "InstanceInitiatedShutdownBehavior": "terminate",
             "InstanceMarketOptions": {"MarketType": "capacity-block"},
@@ -105,7 +113,7 @@ def main():
             "TagSpecifications": [{"ResourceType": t, "Tags": [{"Key": "instbench:sweep", "Value": "plan"},
                                                                {"Key": "instbench:candidate",
                                                                 "Value": "2xp4d.24xlarge:capacity-block"}]}
-                                  for t in ("instance", "volume")],
+                                  for t in ("instance", "volume", "network-interface")],
             "DryRun": True})
         want["DryRun"] = want["DryRun"].lower()
         check(len(dry) == 1 and dry[0]["form"] == want, "RunInstances DryRun:\n %s\n botocore:\n %s" %

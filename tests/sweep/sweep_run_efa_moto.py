@@ -32,7 +32,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
-from moto_sweep import MotoSweep   # noqa: E402
+from moto_sweep import MotoSweep, sweep_ids   # noqa: E402
+from moto_sweep import start_sweep as start   # noqa: E402
 from testlib import check, failures   # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
@@ -76,21 +77,9 @@ def serialized(m, params):
     return {k: v if isinstance(v, str) else str(v) for k, v in m.ec2(code).items()}
 
 
-def start(m, home, args):
-    env = m.env({"PATH": os.environ.get("PATH", ""), "HOME": home})
-    env.update({"XDG_STATE_HOME": os.path.join(home, "state"), "XDG_CACHE_HOME": os.path.join(home, "cache"),
-                "INSTBENCH_SWEEP_POLL_S": "0.3", "INSTBENCH_AWS_BACKOFF_BASE": "0.01",
-                "INSTBENCH_SWEEP_TERMINATE_WAIT_S": "60", "NO_COLOR": "1"})
-    return env, subprocess.Popen(args, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def sweep_args(ami, specs, *extra):
     return [BIN, "sweep", "run", "--region", REGION, "--s3", "s3://%s/p/" % BUCKET, "--ami", ami,
             "--candidates", ",".join(specs), "--yes", "--max-cost", "10000", "--prices", "snapshot"] + list(extra)
-
-
-def sweep_ids(home):
-    return [os.path.basename(p)[:-5] for p in glob.glob(os.path.join(home, "state", "instbench", "sweeps", "*.json"))]
 
 
 def left(m, sid):
