@@ -106,6 +106,20 @@ static void print_cost(const sweep_state *st, FILE *f)
                              "(not in the sweep's cost)\n", st->cand[i].c.spec, st->cand[i].c.reservation);
 }
 
+/* What an EFA candidate added besides instances, and whether it is gone. */
+static void print_network(const sweep_state *st, FILE *f)
+{
+    size_t eips = 0, released = 0;
+    for (size_t i = 0; i < st->n_inst; i++)
+        if (st->inst[i].eip_allocation[0]) eips++, released += st->inst[i].eip_released != 0;
+    if (eips)
+        fprintf(f, "  Elastic IPs (EFA nodes with several interfaces): %zu allocated, %zu released%s\n", eips, released,
+                released < eips ? ": `instbench sweep cleanup ID` releases the others" : "");
+    if (st->sg_name[0])
+        util_term_printf(f, "  EFA security group %s (%s): %s\n", st->sg_name, st->sg_id[0] ? st->sg_id : "id unknown",
+                         st->sg_deleted ? "deleted" : "not known deleted: `instbench sweep cleanup ID` deletes it");
+}
+
 /* ---- status ----------------------------------------------------------------------------------- */
 static struct {
     int refresh;
@@ -177,6 +191,7 @@ int cmd_sweep_status(int argc, char **argv)
             if (st.note[0]) util_term_printf(stdout, "  stopped early: %s\n", st.note);
             print_candidates(&st, stdout);
             print_instances(&st, stdout);
+            print_network(&st, stdout);
             print_cost(&st, stdout);
         }
         sweep_state_free(&st);
@@ -428,6 +443,7 @@ static void print_final(const sweep_state *st)
     fprintf(stderr, "sweep %s: final state of every instance it launched:\n", st->id);
     if (st->n_inst) print_instances(st, stderr);
     else fprintf(stderr, "  (none launched)\n");
+    print_network(st, stderr);
     print_cost(st, stderr);
 }
 

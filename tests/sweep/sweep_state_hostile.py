@@ -250,6 +250,20 @@ def hostile_files(home):
         "empty candidates, an instance of candidate 0": mutate(lambda d: d.update(candidates=[])),
         "C1 control in the phase": mutate(lambda d: d.update(phase="wat\u009b2Jching")),
         "a NUL in a string": raw(json.dumps(good).replace('"watching"', '"watch\\u0000ing"')),
+        # the EFA fields (issue 31): what a launch would send and cleanup would delete is checked too
+        "an EFA interface type EC2 does not take": mutate(lambda d: d["candidates"][0].update(efa={"interfaces": [
+            {"network_card": 0, "device_index": 0, "interface_type": "trunk; rm -rf /", "public_ip": False}]})),
+        "an EFA network card out of range": mutate(lambda d: d["candidates"][0].update(efa={"interfaces": [
+            {"network_card": 99, "device_index": 0, "interface_type": "efa", "public_ip": False}]})),
+        "65 EFA interfaces": mutate(lambda d: d["candidates"][0].update(efa={"interfaces": [
+            {"network_card": 0, "device_index": 0, "interface_type": "efa", "public_ip": False}] * 65})),
+        "an Elastic IP that is not an allocation": mutate(lambda d: d["instances"][0].update(elastic_ip={
+            "allocation_id": "sg-0123", "public_ip": "198.51.100.1", "associated": True, "released": False})),
+        "an Elastic IP flag that is not a boolean": mutate(lambda d: d["instances"][0].update(elastic_ip={
+            "allocation_id": "eipalloc-0123", "public_ip": "198.51.100.1", "associated": "yes", "released": False})),
+        "a security group that is not an object": mutate(lambda d: d.update(security_group="sg-0123")),
+        "a security group id that is not one": mutate(lambda d: d.update(security_group={
+            "name": "instbench-efa-x", "id": "vpc-0123", "deleted": False})),
         "a FIFO": fifo,
         "a symbolic link to /dev/zero": zero,
         "a 300 MB file": big,

@@ -83,6 +83,23 @@ try:
     rc, out, err = status(home, SID, "--format", "json")
     back = json.loads(out) if rc == 0 else {}
     check(back == GOOD, "--format json gives back what was written: %s" % json.dumps(back)[:600])
+    # with what an EFA candidate adds (issue 31): its interfaces, each node's Elastic IP, the group
+    efa = copy.deepcopy(GOOD)
+    efa["security_group"] = {"name": "instbench-efa-" + SID, "id": "sg-0123456789abcdef0", "deleted": True}
+    efa["candidates"][1]["efa"] = {"interfaces": [
+        {"network_card": c, "device_index": d, "interface_type": t, "public_ip": False}
+        for c, d, t in ((0, 0, "interface"), (0, 1, "efa-only"), (1, 0, "efa-only"))]}
+    for k, i in enumerate(efa["instances"][1:]):
+        i["elastic_ip"] = {"allocation_id": "eipalloc-0123456789abcdef%d" % k, "public_ip": "198.51.100.%d" % (k + 1),
+                           "associated": True, "released": k == 0}
+    write(home, efa)
+    rc, out, err = status(home, SID, "--format", "json")
+    back = json.loads(out) if rc == 0 else {}
+    check(back == efa, "--format json gives back the EFA fields written: %s %s" % (json.dumps(back)[:900], err))
+    rc, out, err = status(home, SID)
+    check(rc == 0 and "2 allocated, 1 released" in out and "releases the others" in out and
+          "instbench-efa-%s (sg-0123456789abcdef0): deleted" % SID in out, "status shows the EFA leftovers: %s" % out)
+    write(home, GOOD)
 
     def mutate(f):
         d = copy.deepcopy(GOOD)
