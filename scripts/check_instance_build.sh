@@ -70,7 +70,7 @@ grep -E "warning:" "$work/jammy/build.log" | sort -u | sed 's/^/  gcc-11 /' || t
   fail "jammy: a one-step measure failed"
 # GCC 11's kernels are other clones (src/cpu/simd.h): the timm fixtures still pass
 for ref in a_adam_fp32 b_adamw_bf16; do
-  "$work/jammy/build/instbench" verify --reference "tests/data/ref_$ref.safetensors" 2>&1 | grep -q "PASS: " ||
+  "$work/jammy/build/instbench" verify --reference "tests/data/ref_$ref.safetensors" --format table 2>&1 | grep -q "PASS: " ||
     fail "jammy: verify --reference ref_$ref does not pass"
 done
 echo "ok: jammy"

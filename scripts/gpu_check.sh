@@ -101,7 +101,7 @@ verify_all() {   # verify_all FILE...: every reference through cuda, compared wi
     for ref in "$@"; do
         base=$(basename "$ref" .safetensors)
         echo "--- $base"
-        "$BIN" verify --reference "$ref" --backend cuda --compare-backend cpu || rc=1
+        "$BIN" verify --reference "$ref" --backend cuda --compare-backend cpu --format table || rc=1
         "$BIN" verify --reference "$ref" --backend cuda --compare-backend cpu --format json > "$OUTDIR/verify_$base.json" || rc=1
     done
     return $rc

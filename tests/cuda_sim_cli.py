@@ -52,7 +52,7 @@ def run(args, env=ENV, timeout=600):
 refs = sorted(glob.glob(os.path.join(DATA, "ref_*.safetensors")))
 check(len(refs) >= 4, "fixtures missing under %s" % DATA)
 for ref in refs:
-    p = run(["verify", "--reference", ref, "--backend", "cuda", "--compare-backend", "cpu"])
+    p = run(["verify", "--reference", ref, "--backend", "cuda", "--compare-backend", "cpu", "--format", "table"])
     last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
     check(p.returncode == 0 and last.startswith("PASS") and "cuda vs cpu ok" in last,
           "verify --backend cuda %s: exit %d: %s\n%s" % (os.path.basename(ref), p.returncode, last, p.stderr[-600:]))

@@ -54,7 +54,7 @@ else:
     if any("compare_backend" not in l for l in doc["losses"]):
         fails.append("losses lack the second backend's values")
 
-r = run("--backend", "cpu", "--compare-backend", "cpu", "--threads", "2")
+r = run("--backend", "cpu", "--compare-backend", "cpu", "--threads", "2", "--format", "table")
 out = r.stdout
 if r.returncode != 0 or out.count("== ") != 3 or "cpu vs cpu" not in out or "\nPASS: " not in out:
     fails.append(f"table output (exit {r.returncode}):\n{out[-800:]}")

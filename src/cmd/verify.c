@@ -14,6 +14,7 @@
 #include "cmd/cmd.h"
 #include "instbench/output.h"
 #include "instbench/safetensors.h"
+#include "instbench/util.h"
 #include "instbench/verify.h"
 
 static struct {
@@ -38,7 +39,8 @@ static const arg_spec verify_args[] = {
      "is deterministic)", .choices = backend_names},
     {"--precision", 0, ARG_CHOICE, &A.precision, NULL, "default: the precision the reference was made in",
      .choices = backend_precision_names},
-    {"--format", 0, ARG_CHOICE, &A.format, NULL, "table (default) or json, on stdout", .choices = formats},
+    {"--format", 0, ARG_CHOICE, &A.format, NULL, "table (default on a terminal) or json (default otherwise),\n"
+     "on stdout, as every command of instbench", .choices = formats},
     {"--threads", 0, ARG_INT, &A.threads, "N", "CPU worker threads (default 0: all cores)", 0, 4096},
     ARGS_TABLE_SPECS(&A.wide, &A.columns, "tensor, shape, max_abs, max_rel,\nrel_l2, cosine, check, result"),
     {0},
@@ -203,7 +205,7 @@ static int print_json(const char *path, const char *backend, const char *attenti
 int cmd_verify(int argc, char **argv)
 {
     memset(&A, 0, sizeof A);
-    A.precision = A.compare = -1;
+    A.precision = A.compare = A.format = -1;
     int pr = args_parse(&cmd_verify_args, argc, argv, NULL, NULL);
     if (pr) return pr == ARGS_HELP ? IB_EXIT_OK : pr;
     if ((pr = args_table_fit(&cmd_verify_args, A.wide, &A.columns, verify_keys))) return pr;
@@ -279,7 +281,7 @@ int cmd_verify(int argc, char **argv)
         verify_report_free(&rep);
     } else {
         int pass = rep.pass && (!sec || (sec->vs_reference.pass && sec->vs_backend.pass));
-        if (A.format == 1) {
+        if (A.format >= 0 ? A.format == 1 : !util_isatty_stdout()) {
             if (print_json(A.reference, backend, attention, prec, &ref, &got, seconds, &rep, sec))
                 fprintf(stderr, "instbench verify: out of memory printing JSON\n");
         } else if (!sec) {

@@ -9,11 +9,11 @@ instbench_add_unit_test(verify_metrics ${CMAKE_CURRENT_LIST_DIR}/verify_metrics.
 # verify PASSes on every committed timm fixture at the precision it was made in.
 foreach(ref a_adam_fp32 a_adam_bf16 b_adamw_fp32 b_adamw_bf16)
   add_test(NAME verify_ref_${ref}
-           COMMAND ${INSTBENCH_BIN} verify --reference ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors)
+           COMMAND ${INSTBENCH_BIN} verify --reference ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors --format table)
   set_tests_properties(verify_ref_${ref} PROPERTIES PASS_REGULAR_EXPRESSION "PASS: ")
   # again with oneDNN capped at AVX2 (no bf16 matmul there: the emulated bf16 path)
   add_test(NAME verify_ref_${ref}_avx2
-           COMMAND ${INSTBENCH_BIN} verify --reference ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors)
+           COMMAND ${INSTBENCH_BIN} verify --reference ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors --format table)
   set_tests_properties(verify_ref_${ref}_avx2 PROPERTIES PASS_REGULAR_EXPRESSION "PASS: "
                        ENVIRONMENT "DNNL_MAX_CPU_ISA=AVX2")
 endforeach()

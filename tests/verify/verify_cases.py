@@ -135,7 +135,7 @@ def main():
             struct.pack_into("<q", t[3], 0, int(meta["num_classes"]))
             name = "label"
         save()
-        rc, out, err = run(bin_, "--reference", path)
+        rc, out, err = run(bin_, "--reference", path, "--format", "table")
         if rc != 1 or name not in err or "PASS" in out:
             fail(f"{case}: expected exit 1 naming '{name}', got exit {rc}", out, err)
     elif case == "truncated":
@@ -159,7 +159,7 @@ def main():
         rc, out, err = run(bin_, "--help")
         if rc != 0 or "--reference" not in out:
             fail("--help", out, err)
-        rc, out, err = run(bin_, "--reference", fixture, "--backend", "cuda")
+        rc, out, err = run(bin_, "--reference", fixture, "--backend", "cuda", "--format", "table")
         if rc == 2 and "PASS" not in out and "cuda" in err.lower():
             pass   # no CUDA here: a clear refusal, a usage error as in measure
         elif rc == 0 and "PASS" in out:

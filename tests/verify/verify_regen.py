@@ -21,7 +21,7 @@ subprocess.run([sys.executable, os.path.join(here, "..", "..", "scripts", "make_
                 "--num-classes", "5", "--batch-size", "3", "--steps", "2", "--seed", "7", "--optimizer", "adamw",
                 "--weight-decay", "0.1", "--precision", prec, "--threads", "1", "--output", out],
                check=True, timeout=300, env=torch_env)
-p = subprocess.run([bin_, "verify", "--reference", out], capture_output=True, text=True, timeout=300)
+p = subprocess.run([bin_, "verify", "--reference", out, "--format", "table"], capture_output=True, text=True, timeout=300)
 sys.stdout.write(p.stdout)
 sys.stderr.write(p.stderr)
 if p.returncode != 0 or "PASS" not in p.stdout:
