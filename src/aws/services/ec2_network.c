@@ -202,7 +202,7 @@ int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc
         rc = read_flat(resp.body, resp.body_len, "CreateSecurityGroupResponse", "groupId", NULL, &o, err);
         if (rc == 0 && (strncmp(o.v[0], "sg-", 3) || strlen(o.v[0]) >= 32))
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: no group id in the answer", what);
-        if (rc == 0) snprintf(id, 32, "%s", o.v[0]);
+        if (rc == 0) snprintf(id, 32, "%.31s", o.v[0]);   /* length checked above */
     } else if (!strcmp(code, "InvalidGroup.Duplicate")) {
         /* a retried create whose first attempt succeeded (the name is the sweep's own) */
         ib_error_clear(err);
