@@ -83,11 +83,14 @@ typedef struct sweep_userdata_vars {
                                        line (multi-node only; NULL for 1 node) */
     char *const *measure_args;      /* the flags after `--`, each quoted by the renderer */
     size_t n_measure_args;
+    int efa_devices;   /* EFA devices each node must see before measuring (the interfaces the launch attached
+                          whose type is efa or efa-only); 0: no EFA asked, no check */
 } sweep_userdata_vars;
 
 /* The script with every value filled in, shell-quoted (any byte but NUL is safe in a value), in a
  * malloc'd NUL-terminated *OUT.  Bad values (an invalid id, nodes out of range, a URL that is not
- * http(s), a digest that is not 64 hex digits, a missing log or rendezvous URL) are IB_EXIT_USAGE
+ * http(s), a digest that is not 64 hex digits, a missing log or rendezvous URL, efa_devices outside
+ * 0..64) are IB_EXIT_USAGE
  * errors; a script over SWEEP_USERDATA_MAX bytes even with node 0's log URL alone is an
  * IB_EXIT_USAGE error naming its size. */
 int sweep_userdata_render(const sweep_userdata_vars *v, char **out, ib_error *err);

@@ -17,6 +17,9 @@ extern const size_t sweep_userdata_template_len;
 /* The template's line the values replace. */
 static const char VALUES_MARK[] = "#@INSTBENCH_VALUES@\n";
 
+/* EFA devices a node may be asked to see: p5.48xlarge has 32, twice that leaves room. */
+enum { EFA_DEVICES_MAX = 64 };
+
 /* 'S' for bash: every byte literal inside single quotes; a quote closes, escapes and reopens. */
 static void put_quoted(FILE *f, const char *s)
 {
@@ -78,6 +81,9 @@ static int check_vars(const sweep_userdata_vars *v, ib_error *err)
         if (check_url(what, v->log_urls[i], err)) return -1;
     }
     if (v->nodes > 1 && check_url("rendezvous URL", v->rendezvous_url, err)) return -1;
+    if (v->efa_devices < 0 || v->efa_devices > EFA_DEVICES_MAX)
+        return ib_error_set(err, IB_EXIT_USAGE, "sweep user data: %d EFA devices (0 to %d)", v->efa_devices,
+                            EFA_DEVICES_MAX);
     if (v->n_measure_args && !v->measure_args)
         return ib_error_set(err, IB_EXIT_USAGE, "sweep user data: measure arguments missing");
     for (size_t i = 0; i < v->n_measure_args; i++)
@@ -105,6 +111,7 @@ static char *render(const sweep_userdata_vars *v, const char *mark, int log_node
     put_var(f, "SOURCE_SHA256", v->source_sha256);
     put_var(f, "RESULT_URL", v->result_url);
     put_var(f, "RENDEZVOUS_URL", v->nodes > 1 ? v->rendezvous_url : "");
+    fprintf(f, "EFA_DEVICES='%d'\n", v->efa_devices);
     put_array(f, "LOG_URLS", v->log_urls, (size_t)log_nodes);
     put_array(f, "MEASURE_ARGS", (const char *const *)v->measure_args, v->n_measure_args);
     const char *rest = mark + sizeof VALUES_MARK - 1;
