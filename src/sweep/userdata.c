@@ -92,6 +92,23 @@ static int check_vars(const sweep_userdata_vars *v, ib_error *err)
     return 0;
 }
 
+/* The template's bytes [S, END) without its comment lines and blank lines: the first line (the
+ * #! line) is kept.  The comments are for the reader of src/sweep/userdata.sh; on the instance they
+ * would only take room the log URLs need (see "Room").  The template has no here-document and no
+ * multi-line string, so a line whose first non-blank byte is '#' is always a comment. */
+static void put_code(FILE *f, const char *s, const char *end, int first_line)
+{
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *next = nl ? nl + 1 : end;
+        const char *c = s;
+        while (c < next && (*c == ' ' || *c == '\t')) c++;
+        if (first_line || (c < next && *c != '#' && *c != '\n')) fwrite(s, 1, (size_t)(next - s), f);
+        first_line = 0;
+        s = next;
+    }
+}
+
 /* The script with LOG_NODES of the log URLs; NULL when out of memory. */
 static char *render(const sweep_userdata_vars *v, const char *mark, int log_nodes, size_t *len)
 {
@@ -99,7 +116,7 @@ static char *render(const sweep_userdata_vars *v, const char *mark, int log_node
     FILE *f = open_memstream(&out, len);
     if (!f) return NULL;
     const char *t = sweep_userdata_template;
-    fwrite(t, 1, (size_t)(mark - t), f);
+    put_code(f, t, mark, 1);
     put_var(f, "SWEEP_ID", v->sweep_id);
     put_var(f, "CANDIDATE", v->candidate_spec);
     fprintf(f, "NODES=%d\n", v->nodes);
@@ -114,8 +131,7 @@ static char *render(const sweep_userdata_vars *v, const char *mark, int log_node
     fprintf(f, "EFA_DEVICES='%d'\n", v->efa_devices);
     put_array(f, "LOG_URLS", v->log_urls, (size_t)log_nodes);
     put_array(f, "MEASURE_ARGS", (const char *const *)v->measure_args, v->n_measure_args);
-    const char *rest = mark + sizeof VALUES_MARK - 1;
-    fwrite(rest, 1, sweep_userdata_template_len - (size_t)(rest - t), f);
+    put_code(f, mark + sizeof VALUES_MARK - 1, t + sweep_userdata_template_len, 0);
     int failed = ferror(f);
     if (fclose(f) != 0 || failed) {
         free(out);

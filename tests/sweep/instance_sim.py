@@ -10,6 +10,10 @@ real script as rendered, in a sandbox of its own:
     "<unix time> <name> <args>"), so nothing on this machine is ever shut down or installed;
   - TMPDIR inside the sandbox (the script works under mktemp -d), and local S3 only through the
     presigned URLs the user data holds.
+A sandbox may start without a public address (Sandbox(no_address_s=N, upstream=URL)): for its
+first N seconds every request but instance metadata's is refused, as S3 is out of reach of an
+instance whose Elastic IP is not associated yet (AWS drops the packets; a refusal is the quicker
+stand-in, and curl's own --retry-connrefused treats it as it treats a timeout); see Gate.
 When the script powers off, the instance is terminated in moto, as InstanceInitiatedShutdownBehavior
 =terminate does; the `shutdown -h +M` timer is honoured too (the node is killed and terminated M
 minutes, times timer_scale, after the call); an instance terminated by someone else (the sweep)
@@ -31,6 +35,7 @@ Standalone:  instance_sim.py --endpoint URL [--region R] [--prebuilt BIN] [--wor
 import argparse
 import base64
 import os
+import select
 import shutil
 import signal
 import socket
@@ -60,6 +65,75 @@ def free_port():
         return s.getsockname()[1]
 
 
+# curl for a sandbox without a public address: until $INSTBENCH_SIM_OFFLINE_UNTIL (Unix time) a
+# URL to any host but instance metadata is sent to the gate's port (refusing until then, then
+# forwarding to the real host), each such URL logged; the real curl does the rest, its retries too.
+CURL_GATE = """#!/bin/bash
+now=$(date +%s.%N) args=()
+for a in "$@"; do
+    if [[ $a == http*://* && $a != "$INSTBENCH_IMDS_ENDPOINT"* ]] &&
+        awk -v n="$now" -v u="$INSTBENCH_SIM_OFFLINE_UNTIL" 'BEGIN { exit !(n < u) }'; then
+        printf '%s %s\\n' "$now" "${a%%\\?*}" >>"$INSTBENCH_SIM_OFFLINE_LOG"
+        a=http://127.0.0.1:@PORT@/${a#*://*/}
+    fi
+    args+=("$a")
+done
+exec @CURL@ "${args[@]}"
+"""
+
+
+class Gate:
+    """A loopback port that refuses connections (bound, not listening) until open() is called, then
+    forwards each connection to UPSTREAM (host:port) byte for byte."""
+
+    def __init__(self, upstream):
+        self.upstream = upstream
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.closed = threading.Event()
+
+    def open(self):
+        self.sock.listen(64)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._pump, args=(conn,), daemon=True).start()
+
+    def _pump(self, conn):
+        host, port = self.upstream.rsplit(":", 1)
+        try:
+            up = socket.create_connection((host, int(port)), timeout=30)
+        except OSError:
+            conn.close()
+            return
+        ends = [conn, up]
+        try:
+            while True:
+                ready, _, _ = select.select(ends, [], [], 60)
+                if not ready:
+                    break
+                for a in ready:
+                    data = a.recv(65536)
+                    if not data:
+                        return
+                    (up if a is conn else conn).sendall(data)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            up.close()
+
+    def close(self):
+        self.closed.set()
+        self.sock.close()
+
+
 class TimedLog(list):
     """The IMDS stand-in's request log, with when each request came (.times, Unix seconds)."""
 
@@ -75,9 +149,12 @@ class TimedLog(list):
 class Sandbox:
     """One instance's script in a directory of its own with its own fake IMDS.  META maps IMDS
     meta-data paths to answers.  After run()/wait(): .rc, .calls [(time, name, args)], .log_text()
-    (the script's own log, sweep.log under its mktemp dir), .output (stdout+stderr of bash)."""
+    (the script's own log, sweep.log under its mktemp dir), .output (stdout+stderr of bash).
+    NO_ADDRESS_S: for that many seconds after start() only IMDS answers; every other request is
+    refused (.offline_log: [(time, URL without its query)]), then UPSTREAM ("http://host:port", the
+    one server the script's other URLs name: moto) is reached through the gate."""
 
-    def __init__(self, script, meta, root=None, env=None):
+    def __init__(self, script, meta, root=None, env=None, no_address_s=None, upstream=None):
         self.own_root = root is None
         self.root = root or tempfile.mkdtemp(prefix="instbench-sim-")
         os.makedirs(self.root, exist_ok=True)
@@ -105,12 +182,28 @@ class Sandbox:
                          "TMPDIR": self.tmp, "HOME": self.root, "INSTBENCH_SIM_CALLS": self.calls_path,
                          "INSTBENCH_IMDS_ENDPOINT": self.imds_url})
         self.env.update(env or {})
+        self.gate = None
+        self.no_address_s = no_address_s
+        self.offline_path = os.path.join(self.root, "offline.log")
+        if no_address_s is not None:
+            self.gate = Gate(upstream.split("://", 1)[1].split("/", 1)[0])
+            with open(os.path.join(bindir, "curl"), "w") as f:
+                f.write(CURL_GATE.replace("@PORT@", str(self.gate.port)).replace("@CURL@", shutil.which("curl")))
+            os.chmod(os.path.join(bindir, "curl"), 0o755)
+            open(self.offline_path, "a").close()
+            self.env["INSTBENCH_SIM_OFFLINE_LOG"] = self.offline_path
         self.proc = None
         self.rc = None
         self.output = ""
 
     def start(self):
         self.out_file = open(os.path.join(self.root, "console.log"), "w+")
+        if self.gate:
+            until = time.time() + self.no_address_s
+            self.env["INSTBENCH_SIM_OFFLINE_UNTIL"] = "%.3f" % until
+            self.opens = threading.Timer(max(0.0, until - time.time()), self.gate.open)
+            self.opens.daemon = True
+            self.opens.start()
         # its own session: a kill reaches the script's children (cmake, measure) too
         self.proc = subprocess.Popen(["bash", self.script_path], cwd=self.root, env=self.env,
                                      stdout=self.out_file, stderr=subprocess.STDOUT, start_new_session=True)
@@ -157,6 +250,13 @@ class Sandbox:
                 out.append((float(t), name, args))
         return out
 
+    @property
+    def offline_log(self):
+        if not os.path.exists(self.offline_path):
+            return []
+        with open(self.offline_path) as f:
+            return [(float(t), u) for t, u in (line.rstrip("\n").split(" ", 1) for line in f)]
+
     def called(self, name):
         return [c for c in self.calls if c[1] == name]
 
@@ -173,6 +273,9 @@ class Sandbox:
 
     def close(self, keep=False):
         self.kill()
+        if self.gate:
+            self.opens.cancel()
+            self.gate.close()
         self.imds.shutdown()
         self.imds.server_close()
         if self.own_root and not keep:
