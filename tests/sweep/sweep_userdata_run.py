@@ -24,6 +24,9 @@ poweroff / apt-get) against moto's S3 (signatures checked) through botocore-pres
   it logs that it waits, then downloads, checks and measures;
 - through EC2: RunInstances on moto with the rendered user data and the sweep's tag; the simulator
   finds the instance, runs the script, and terminates the instance in moto when it powers off;
+  an EFA instance launched with two interfaces (the simulator's eip_wait: no public address until
+  an Elastic IP is associated with its primary interface) waits for S3, refused, until the test
+  associates one, then measures and delivers;
   an endless measure ends when the instance's own timer does (the simulator's minute scaled to
   3 s), and one terminated from outside has its script killed.
 Usage: sweep_userdata_run.py INSTBENCH USERDATA_PROBE"""
@@ -250,6 +253,42 @@ with MotoServer() as m:
         state = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]["State"]["Name"]
         check(state in ("shutting-down", "terminated"), f"instance left {state} after poweroff")
         check(s3.get(f"p/sweep-{SWEEP}/results/ec2.json") is not None, "simulated instance delivered no result")
+        check(not sim.errors, f"simulator errors: {sim.errors}")
+
+    # an EFA launch: two interfaces, so no public address until the sweep associates an Elastic IP
+    sub = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+    v = vars_for(s3, "ec2-efa", f"p/sources/{sha}.tar.gz", sha, minutes=3)
+    v["efa_devices"] = 2
+    with InstanceSim(m.url, m.access_key, m.secret_key, prebuilt=efa_standin, eip_wait=True,
+                     env={"INSTBENCH_USERDATA_ROOT": os.path.join(TMP, "efa-ok")}) as sim:
+        iid = ec2.run_instances(
+            ImageId=ami, InstanceType="p4d.24xlarge", MinCount=1, MaxCount=1, UserData=render(v),
+            InstanceInitiatedShutdownBehavior="terminate",
+            NetworkInterfaces=[{"DeviceIndex": 0, "NetworkCardIndex": 0, "SubnetId": sub, "InterfaceType": "efa"},
+                               {"DeviceIndex": 1, "NetworkCardIndex": 1, "SubnetId": sub, "InterfaceType": "efa"}],
+            TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                {"Key": "instbench:sweep", "Value": SWEEP},
+                {"Key": "instbench:candidate", "Value": "p4d.24xlarge"}]}])["Instances"][0]["InstanceId"]
+        deadline = time.time() + 60
+        while time.time() < deadline and not (iid in sim.nodes and len(sim.nodes[iid].sandbox.offline_log) >= 2):
+            time.sleep(0.2)
+        node = sim.nodes.get(iid)
+        if check(node is not None and len(node.sandbox.offline_log) >= 2, "ec2-efa: no refused S3 request seen"):
+            check(node.end is None and s3.get(f"p/sweep-{SWEEP}/results/ec2-efa.json") is None,
+                  f"ec2-efa: ended without an address: {node.end} {node.sandbox.log_text()[-800:]}")
+            eni = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]["NetworkInterfaces"]
+            eni = [n for n in eni if n["Attachment"]["DeviceIndex"] == 0][0]["NetworkInterfaceId"]
+            alloc = ec2.allocate_address(Domain="vpc")["AllocationId"]
+            t_assoc = time.time()
+            ec2.associate_address(AllocationId=alloc, NetworkInterfaceId=eni)
+            check(sim.wait_idle(timeout=120, want=1), f"ec2-efa: the instance did not end: {sim.errors}")
+            sb = node.sandbox
+            check(node.end == "poweroff" and sb.rc == 0, f"ec2-efa: {node.end} exit {sb.rc}: {sb.log_text()[-1200:]}")
+            check(sb.address_at is not None and sb.address_at >= t_assoc, "ec2-efa: the address came before the association")
+            check(all(t < sb.address_at for t, _ in sb.offline_log), "ec2-efa: a request refused after the address came")
+            check(s3.get(f"p/sweep-{SWEEP}/results/ec2-efa.json") == result, "ec2-efa: result not delivered")
+            check("no route to S3: waiting up to 90s" in sb.log_text() and "EFA: 2 device(s)" in sb.log_text(),
+                  f"ec2-efa: the wait / the devices not logged: {sb.log_text()[-1200:]}")
         check(not sim.errors, f"simulator errors: {sim.errors}")
 
     # the simulator's two other endings: the instance's own timer (scaled: its minute is 3 s), and
