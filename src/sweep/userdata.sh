@@ -93,7 +93,8 @@ curl -sSf --retry 5 --retry-connrefused -o "$WORK/src.tar.gz" "$SOURCE_URL"
 echo "$SOURCE_SHA256  $WORK/src.tar.gz" | sha256sum -c -
 
 # EFA: the devices the launch attached, libfabric's efa provider and the AMI's aws-ofi-nccl, or
-# no measurement (one over TCP sockets would be a wrong row).  docs/usage.md "On the instance".
+# no measurement (one over TCP sockets would be a wrong row).  docs/usage.md "On the instance";
+# fi_info -p efa -t FI_EP_RDM: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start.html
 if ((EFA_DEVICES > 0)); then
     R=${INSTBENCH_USERDATA_ROOT:-} efa=()
     for d in "$R"/sys/class/infiniband/*; do
@@ -103,9 +104,9 @@ if ((EFA_DEVICES > 0)); then
     ((${#efa[@]} >= EFA_DEVICES)) || { say "EFA: $EFA_DEVICES device(s) expected, ${#efa[@]} found"; exit 1; }
     E=$R/opt/amazon/efa
     if [[ -x $E/bin/fi_info ]]; then
-        fi=$("$E/bin/fi_info" -p efa -t FI_EP_RDM 2>&1) && [[ $fi == *"provider: efa"* ]] ||
-            { say "EFA: $E/bin/fi_info -p efa found no efa provider: $fi"; exit 1; }
-        say "EFA: fi_info: $(grep -c 'domain:' <<<"$fi") efa domain(s)"
+        out=$("$E/bin/fi_info" -p efa -t FI_EP_RDM 2>&1) && [[ $out == *"provider: efa"* ]] ||
+            { say "EFA: $E/bin/fi_info -p efa found no efa provider: $out"; exit 1; }
+        say "EFA: fi_info: $(grep -c 'domain:' <<<"$out") efa domain(s)"
     else
         say "EFA: no $E/bin/fi_info"
     fi
@@ -156,7 +157,9 @@ fi
 
 # 7. Measure, then node 0 delivers the result.  EFA: NCCL loads aws-ofi-nccl (libnccl-net.so, or
 # libnccl-net-NAME.so by NCCL_NET_PLUGIN=NAME) and libfabric from the loader path, efa provider only
-# (AWS's EFA-NCCL guide); the plugin sets its per-type defaults itself.
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start-nccl.html,
+# https://docs.aws.amazon.com/dlami/latest/devguide/tutorial-efa-using.html); the plugin sets its
+# per-type defaults itself, libfabric turns RDMA on where the device has it.
 if ((EFA_DEVICES > 0)); then
     export FI_PROVIDER=efa LD_LIBRARY_PATH=${lib%/*}:$E/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     [[ $lib != */libnccl-net.so ]] && n=${lib##*/libnccl-net-} && export NCCL_NET_PLUGIN=${n%.so}
