@@ -17,6 +17,9 @@ extern const size_t sweep_userdata_template_len;
 /* The template's line the values replace. */
 static const char VALUES_MARK[] = "#@INSTBENCH_VALUES@\n";
 
+/* EFA devices a node may be asked to see: p5.48xlarge has 32, twice that leaves room. */
+enum { EFA_DEVICES_MAX = 64 };
+
 /* 'S' for bash: every byte literal inside single quotes; a quote closes, escapes and reopens. */
 static void put_quoted(FILE *f, const char *s)
 {
@@ -78,12 +81,32 @@ static int check_vars(const sweep_userdata_vars *v, ib_error *err)
         if (check_url(what, v->log_urls[i], err)) return -1;
     }
     if (v->nodes > 1 && check_url("rendezvous URL", v->rendezvous_url, err)) return -1;
+    if (v->efa_devices < 0 || v->efa_devices > EFA_DEVICES_MAX)
+        return ib_error_set(err, IB_EXIT_USAGE, "sweep user data: %d EFA devices (0 to %d)", v->efa_devices,
+                            EFA_DEVICES_MAX);
     if (v->n_measure_args && !v->measure_args)
         return ib_error_set(err, IB_EXIT_USAGE, "sweep user data: measure arguments missing");
     for (size_t i = 0; i < v->n_measure_args; i++)
         if (!v->measure_args[i])
             return ib_error_set(err, IB_EXIT_USAGE, "sweep user data: measure argument %zu missing", i + 1);
     return 0;
+}
+
+/* The template's bytes [S, END) without its comment lines and blank lines: the first line (the
+ * #! line) is kept.  The comments are for the reader of src/sweep/userdata.sh; on the instance they
+ * would only take room the log URLs need (see "Room").  The template has no here-document and no
+ * multi-line string, so a line whose first non-blank byte is '#' is always a comment. */
+static void put_code(FILE *f, const char *s, const char *end, int first_line)
+{
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *next = nl ? nl + 1 : end;
+        const char *c = s;
+        while (c < next && (*c == ' ' || *c == '\t')) c++;
+        if (first_line || (c < next && *c != '#' && *c != '\n')) fwrite(s, 1, (size_t)(next - s), f);
+        first_line = 0;
+        s = next;
+    }
 }
 
 /* The script with LOG_NODES of the log URLs; NULL when out of memory. */
@@ -93,7 +116,7 @@ static char *render(const sweep_userdata_vars *v, const char *mark, int log_node
     FILE *f = open_memstream(&out, len);
     if (!f) return NULL;
     const char *t = sweep_userdata_template;
-    fwrite(t, 1, (size_t)(mark - t), f);
+    put_code(f, t, mark, 1);
     put_var(f, "SWEEP_ID", v->sweep_id);
     put_var(f, "CANDIDATE", v->candidate_spec);
     fprintf(f, "NODES=%d\n", v->nodes);
@@ -105,10 +128,10 @@ static char *render(const sweep_userdata_vars *v, const char *mark, int log_node
     put_var(f, "SOURCE_SHA256", v->source_sha256);
     put_var(f, "RESULT_URL", v->result_url);
     put_var(f, "RENDEZVOUS_URL", v->nodes > 1 ? v->rendezvous_url : "");
+    fprintf(f, "EFA_DEVICES='%d'\n", v->efa_devices);
     put_array(f, "LOG_URLS", v->log_urls, (size_t)log_nodes);
     put_array(f, "MEASURE_ARGS", (const char *const *)v->measure_args, v->n_measure_args);
-    const char *rest = mark + sizeof VALUES_MARK - 1;
-    fwrite(rest, 1, sweep_userdata_template_len - (size_t)(rest - t), f);
+    put_code(f, mark + sizeof VALUES_MARK - 1, t + sweep_userdata_template_len, 0);
     int failed = ferror(f);
     if (fclose(f) != 0 || failed) {
         free(out);

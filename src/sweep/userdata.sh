@@ -2,12 +2,13 @@
 # instbench sweep: what one instance of a candidate runs, as EC2 user data (issue 23).
 # The template src/sweep/userdata.sh; `instbench sweep run` fills in the values below
 # (src/sweep/userdata.c: single-quoted, presigned URLs only, never a credential).
-# Timer, log, identity (IMDSv2), source (sha256 checked), packages, build, [rendezvous],
-# measure, result PUT (node 0); on any failure the log's last 64 KiB PUT; always power off.
-# Test hooks (environment only, the text stays as shipped): INSTBENCH_IMDS_ENDPOINT,
+# Timer, log, identity (IMDSv2), source (sha256 checked), [EFA checks], packages, build,
+# [rendezvous], measure, result PUT (node 0); on any failure the log's last 64 KiB PUT; always
+# power off.  Test hooks (environment only, the text stays as shipped): INSTBENCH_IMDS_ENDPOINT,
 # INSTBENCH_USERDATA_PREBUILT (an instbench to use instead of building),
 # INSTBENCH_USERDATA_SKIP_PACKAGES=1, INSTBENCH_USERDATA_MASTER_ADDR/_PORT (nodes sharing one
-# loopback), and PATH (stub shutdown, poweroff, apt-get).
+# loopback), INSTBENCH_USERDATA_ROOT (a fake / for the EFA checks' /sys and /opt), and PATH
+# (stub shutdown, poweroff, apt-get).
 set -euo pipefail
 #@INSTBENCH_VALUES@
 : "${SWEEP_ID:?this is the template: instbench sweep run renders it}"
@@ -76,9 +77,46 @@ RANK=$index
 say "instance $(imds instance-id) $(imds instance-type) in $(imds placement/region)," \
     "$(imds instance-life-cycle), launch index $RANK, address $(imds local-ipv4)"
 
-# 3. The source the user's build came from, checked against the digest the sweep computed.
+# 3. The source the user's build came from, checked against the digest the sweep computed.  An
+# EFA launch has no public address until the sweep associates its Elastic IP: S3 is waited for.
+if ((EFA_DEVICES > 0)); then
+    t=0 w=$((MAX_MINUTES * 30 < 900 ? MAX_MINUTES * 30 : 900))
+    until curl -s -o /dev/null -r 0-0 --connect-timeout 10 -m 30 "$SOURCE_URL"; do
+        ((t)) || say "no route to S3: waiting up to ${w}s for the public address (Elastic IP)"
+        ((t < w)) || { say "S3 unreachable for ${w}s"; exit 1; }
+        sleep 5
+        t=$((t + 5))
+    done
+    say "S3 reachable (waited ${t}s)"
+fi
 curl -sSf --retry 5 --retry-connrefused -o "$WORK/src.tar.gz" "$SOURCE_URL"
 echo "$SOURCE_SHA256  $WORK/src.tar.gz" | sha256sum -c -
+
+# EFA: the devices the launch attached, libfabric's efa provider and the AMI's aws-ofi-nccl, or
+# no measurement (one over TCP sockets would be a wrong row).  docs/usage.md "On the instance";
+# fi_info -p efa -t FI_EP_RDM: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start.html
+if ((EFA_DEVICES > 0)); then
+    R=${INSTBENCH_USERDATA_ROOT:-} efa=()
+    for d in "$R"/sys/class/infiniband/*; do
+        [[ $(readlink "$d/device/driver") == */efa ]] && efa+=("${d##*/}")
+    done
+    say "EFA: ${#efa[@]} device(s) ${efa[*]}"
+    ((${#efa[@]} >= EFA_DEVICES)) || { say "EFA: $EFA_DEVICES device(s) expected, ${#efa[@]} found"; exit 1; }
+    E=$R/opt/amazon/efa
+    if [[ -x $E/bin/fi_info ]]; then
+        out=$("$E/bin/fi_info" -p efa -t FI_EP_RDM 2>&1) && [[ $out == *"provider: efa"* ]] ||
+            { say "EFA: $E/bin/fi_info -p efa found no efa provider: $out"; exit 1; }
+        say "EFA: fi_info: $(grep -c 'domain:' <<<"$out") efa domain(s)"
+    else
+        say "EFA: no $E/bin/fi_info"
+    fi
+    dirs=("$R"/opt/amazon/ofi-nccl/lib "$R"/opt/amazon/aws-ofi-nccl/lib "$R"/opt/aws-ofi-nccl/lib) lib=
+    for d in "${dirs[@]}"; do
+        for f in "$d"/libnccl-net.so "$d"/libnccl-net-*.so; do [[ -z $lib && -f $f ]] && lib=$f; done
+    done
+    [[ -n $lib ]] || { say "EFA: no aws-ofi-nccl (libnccl-net*.so) in ${dirs[*]}"; exit 1; }
+    say "EFA: aws-ofi-nccl $lib"
+fi
 
 if [[ -n ${INSTBENCH_USERDATA_PREBUILT:-} ]]; then
     BIN=$INSTBENCH_USERDATA_PREBUILT
@@ -117,7 +155,15 @@ if ((NODES > 1)); then
     topology=(--nnodes "$NODES" --node-rank "$RANK" --master-addr "$MASTER" --master-port "$PORT")
 fi
 
-# 7. Measure, then node 0 delivers the result.
+# 7. Measure, then node 0 delivers the result.  EFA: NCCL loads aws-ofi-nccl (libnccl-net.so, or
+# libnccl-net-NAME.so by NCCL_NET_PLUGIN=NAME) and libfabric from the loader path, efa provider only
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start-nccl.html,
+# https://docs.aws.amazon.com/dlami/latest/devguide/tutorial-efa-using.html); the plugin sets its
+# per-type defaults itself, libfabric turns RDMA on where the device has it.
+if ((EFA_DEVICES > 0)); then
+    export FI_PROVIDER=efa LD_LIBRARY_PATH=${lib%/*}:$E/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    [[ $lib != */libnccl-net.so ]] && n=${lib##*/libnccl-net-} && export NCCL_NET_PLUGIN=${n%.so}
+fi
 "$BIN" measure "${topology[@]}" "${MEASURE_ARGS[@]}" --output "$WORK/result.json"
 if ((RANK == 0)); then
     put "$WORK/result.json" "$RESULT_URL"

@@ -10,6 +10,14 @@ real script as rendered, in a sandbox of its own:
     "<unix time> <name> <args>"), so nothing on this machine is ever shut down or installed;
   - TMPDIR inside the sandbox (the script works under mktemp -d), and local S3 only through the
     presigned URLs the user data holds.
+A sandbox may start without a public address (Sandbox(no_address_s=N, upstream=URL)): until
+give_address() (called after N seconds when N is finite) every request but instance metadata's is
+refused, as S3 is out of reach of an instance whose Elastic IP is not associated yet (AWS drops
+the packets; a refusal is the quicker stand-in, and curl's own --retry-connrefused treats it as
+it treats a timeout); see Gate.  InstanceSim(eip_wait=True) starts every instance launched with
+more than one network interface that way (AWS gives such an instance no public IPv4 address; moto
+does) and gives it its address once DescribeAddresses shows an Elastic IP associated with the
+instance or one of its interfaces, as the sweep does for EFA launches.
 When the script powers off, the instance is terminated in moto, as InstanceInitiatedShutdownBehavior
 =terminate does; the `shutdown -h +M` timer is honoured too (the node is killed and terminated M
 minutes, times timer_scale, after the call); an instance terminated by someone else (the sweep)
@@ -31,6 +39,7 @@ Standalone:  instance_sim.py --endpoint URL [--region R] [--prebuilt BIN] [--wor
 import argparse
 import base64
 import os
+import select
 import shutil
 import signal
 import socket
@@ -60,6 +69,75 @@ def free_port():
         return s.getsockname()[1]
 
 
+# curl for a sandbox without a public address: while $INSTBENCH_SIM_OFFLINE_FLAG exists a URL to
+# any host but instance metadata is sent to the gate's port (refusing until the address comes,
+# then forwarding to the real host), each such URL logged; the real curl does the rest, its
+# retries too.
+CURL_GATE = """#!/bin/bash
+now=$(date +%s.%N) args=()
+for a in "$@"; do
+    if [[ $a == http*://* && $a != "$INSTBENCH_IMDS_ENDPOINT"* && -e $INSTBENCH_SIM_OFFLINE_FLAG ]]; then
+        printf '%s %s\\n' "$now" "${a%%\\?*}" >>"$INSTBENCH_SIM_OFFLINE_LOG"
+        a=http://127.0.0.1:@PORT@/${a#*://*/}
+    fi
+    args+=("$a")
+done
+exec @CURL@ "${args[@]}"
+"""
+
+
+class Gate:
+    """A loopback port that refuses connections (bound, not listening) until open() is called, then
+    forwards each connection to UPSTREAM (host:port) byte for byte."""
+
+    def __init__(self, upstream):
+        self.upstream = upstream
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.closed = threading.Event()
+
+    def open(self):
+        self.sock.listen(64)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._pump, args=(conn,), daemon=True).start()
+
+    def _pump(self, conn):
+        host, port = self.upstream.rsplit(":", 1)
+        try:
+            up = socket.create_connection((host, int(port)), timeout=30)
+        except OSError:
+            conn.close()
+            return
+        ends = [conn, up]
+        try:
+            while True:
+                ready, _, _ = select.select(ends, [], [], 60)
+                if not ready:
+                    break
+                for a in ready:
+                    data = a.recv(65536)
+                    if not data:
+                        return
+                    (up if a is conn else conn).sendall(data)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            up.close()
+
+    def close(self):
+        self.closed.set()
+        self.sock.close()
+
+
 class TimedLog(list):
     """The IMDS stand-in's request log, with when each request came (.times, Unix seconds)."""
 
@@ -75,9 +153,13 @@ class TimedLog(list):
 class Sandbox:
     """One instance's script in a directory of its own with its own fake IMDS.  META maps IMDS
     meta-data paths to answers.  After run()/wait(): .rc, .calls [(time, name, args)], .log_text()
-    (the script's own log, sweep.log under its mktemp dir), .output (stdout+stderr of bash)."""
+    (the script's own log, sweep.log under its mktemp dir), .output (stdout+stderr of bash).
+    NO_ADDRESS_S: until give_address(), called that many seconds after start() when finite (math.inf:
+    only by the caller), only IMDS answers; every other request is refused (.offline_log: [(time,
+    URL without its query)]), then UPSTREAM ("http://host:port", the one server the script's other
+    URLs name: moto) is reached through the gate.  .address_at: when the address came."""
 
-    def __init__(self, script, meta, root=None, env=None):
+    def __init__(self, script, meta, root=None, env=None, no_address_s=None, upstream=None):
         self.own_root = root is None
         self.root = root or tempfile.mkdtemp(prefix="instbench-sim-")
         os.makedirs(self.root, exist_ok=True)
@@ -105,12 +187,31 @@ class Sandbox:
                          "TMPDIR": self.tmp, "HOME": self.root, "INSTBENCH_SIM_CALLS": self.calls_path,
                          "INSTBENCH_IMDS_ENDPOINT": self.imds_url})
         self.env.update(env or {})
+        self.gate = None
+        self.no_address_s = no_address_s
+        self.address_at = None
+        self.offline_path = os.path.join(self.root, "offline.log")
+        self.offline_flag = os.path.join(self.root, "no-public-address")
+        self.opens = None
+        if no_address_s is not None:
+            self.gate = Gate(upstream.split("://", 1)[1].split("/", 1)[0])
+            with open(os.path.join(bindir, "curl"), "w") as f:
+                f.write(CURL_GATE.replace("@PORT@", str(self.gate.port)).replace("@CURL@", shutil.which("curl")))
+            os.chmod(os.path.join(bindir, "curl"), 0o755)
+            open(self.offline_path, "a").close()
+            open(self.offline_flag, "w").close()
+            self.env["INSTBENCH_SIM_OFFLINE_LOG"] = self.offline_path
+            self.env["INSTBENCH_SIM_OFFLINE_FLAG"] = self.offline_flag
         self.proc = None
         self.rc = None
         self.output = ""
 
     def start(self):
         self.out_file = open(os.path.join(self.root, "console.log"), "w+")
+        if self.gate and self.no_address_s != float("inf"):
+            self.opens = threading.Timer(self.no_address_s, self.give_address)
+            self.opens.daemon = True
+            self.opens.start()
         # its own session: a kill reaches the script's children (cmake, measure) too
         self.proc = subprocess.Popen(["bash", self.script_path], cwd=self.root, env=self.env,
                                      stdout=self.out_file, stderr=subprocess.STDOUT, start_new_session=True)
@@ -157,6 +258,25 @@ class Sandbox:
                 out.append((float(t), name, args))
         return out
 
+    def give_address(self):
+        """The public address comes: the gate forwards (requests already sent to it get through on
+        their next try) and new requests go straight to their host."""
+        if self.gate and self.address_at is None:
+            self.gate.open()
+            self.address_at = time.time()
+            os.unlink(self.offline_flag)
+
+    @property
+    def waiting_address(self):
+        return self.gate is not None and self.address_at is None
+
+    @property
+    def offline_log(self):
+        if not os.path.exists(self.offline_path):
+            return []
+        with open(self.offline_path) as f:
+            return [(float(t), u) for t, u in (line.rstrip("\n").split(" ", 1) for line in f)]
+
     def called(self, name):
         return [c for c in self.calls if c[1] == name]
 
@@ -173,6 +293,10 @@ class Sandbox:
 
     def close(self, keep=False):
         self.kill()
+        if self.gate:
+            if self.opens:
+                self.opens.cancel()
+            self.gate.close()
         self.imds.shutdown()
         self.imds.server_close()
         if self.own_root and not keep:
@@ -204,12 +328,15 @@ class Node:
 
 class InstanceSim:
     def __init__(self, endpoint, access_key, secret_key, region="us-east-1", prebuilt=None,
-                 skip_packages=True, workdir=None, env=None, poll_s=0.2, timer_scale=1.0, keep=False):
+                 skip_packages=True, workdir=None, env=None, poll_s=0.2, timer_scale=1.0, keep=False,
+                 eip_wait=False):
         import botocore.session
         self.ec2 = botocore.session.get_session().create_client(
             "ec2", endpoint_url=endpoint, region_name=region, aws_access_key_id=access_key,
             aws_secret_access_key=secret_key)
         self.region = region
+        self.endpoint = endpoint
+        self.eip_wait = eip_wait
         self.prebuilt = prebuilt
         self.skip_packages = skip_packages
         self.own_workdir = workdir is None
@@ -250,6 +377,16 @@ class InstanceSim:
                     states[inst["InstanceId"]] = inst["State"]["Name"]
                     if inst["State"]["Name"] == "running" and inst["InstanceId"] not in self.nodes:
                         self._launch(inst)
+        waiting = [n for n in self.nodes.values() if n.end is None and n.sandbox.waiting_address]
+        if waiting:
+            owners = set()
+            for a in self.ec2.describe_addresses()["Addresses"]:
+                if a.get("AssociationId"):
+                    owners.update(x for x in (a.get("InstanceId"), a.get("NetworkInterfaceId")) if x)
+            for node in waiting:
+                enis = {n.get("NetworkInterfaceId") for n in node.inst.get("NetworkInterfaces", [])}
+                if node.id in owners or enis & owners:
+                    node.sandbox.give_address()
         for node in list(self.nodes.values()):
             if node.end is None:
                 self._watch(node, states.get(node.id))
@@ -268,8 +405,10 @@ class InstanceSim:
         if self.skip_packages:
             env["INSTBENCH_USERDATA_SKIP_PACKAGES"] = "1"
         env.update(self.extra_env)
+        # AWS gives an instance with more than one network interface no public IPv4 address
+        no_address = self.eip_wait and len(inst.get("NetworkInterfaces", [])) > 1
         sb = Sandbox(script, meta_for(inst, self.region), root=os.path.join(self.workdir, inst["InstanceId"]),
-                     env=env)
+                     env=env, no_address_s=float("inf") if no_address else None, upstream=self.endpoint)
         node = Node(inst, sb)
         self.nodes[node.id] = node
         sb.start()
@@ -346,10 +485,12 @@ def main():
     ap.add_argument("--prebuilt", help="an instbench to run instead of building from the archive")
     ap.add_argument("--packages", action="store_true", help="let the script run apt-get (stubbed anyway)")
     ap.add_argument("--workdir", help="where the sandboxes go (kept)")
+    ap.add_argument("--eip-wait", action="store_true",
+                    help="instances with several network interfaces reach S3 only once an Elastic IP is associated")
     a = ap.parse_args()
     sim = InstanceSim(a.endpoint, os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"],
                       region=a.region, prebuilt=a.prebuilt and os.path.abspath(a.prebuilt),
-                      skip_packages=not a.packages, workdir=a.workdir, keep=True)
+                      skip_packages=not a.packages, workdir=a.workdir, keep=True, eip_wait=a.eip_wait)
     sim.start()
     print("instance simulator watching", a.endpoint, "sandboxes in", sim.workdir, flush=True)
     seen = set()

@@ -2,9 +2,12 @@
 """sweep_userdata_render (src/sweep/userdata.c) through tests/sweep/userdata_probe:
 - hostile values (quotes, $(...), backticks, newlines, globs, UTF-8) come back byte for byte when
   bash itself evaluates the rendered assignments, and run nothing;
-- the template as shipped refuses to run unrendered; every rendering is valid bash (bash -n);
+- the template as shipped refuses to run unrendered; every rendering is valid bash (bash -n) and
+  is the template's code, its comment and blank lines left out (the #! line kept), around the values;
 - bad values are refused with exit 2 (id, nodes 0/65, minutes, digest, a URL that is not http(s),
-  e.g. one starting with '-' that curl would take for an option, a missing log/rendezvous URL);
+  e.g. one starting with '-' that curl would take for an option, a missing log/rendezvous URL,
+  efa_devices -1 / 65);
+- efa_devices: EFA_DEVICES='N' for 0..64 as bash evaluates it, 0 when not given;
 - shutdown's minutes are max_minutes rounded up;
 - room: 64 nodes with botocore-presigned URLs (plain and with a session token) fit in 16,384 bytes
   with node 0's log URL first and as many more as fit (checked against a Python recomputation of
@@ -63,7 +66,7 @@ def values_block(script):
 def evaluate(script):
     """bash evaluates the values; each comes back NUL-separated, arrays element by element."""
     prog = values_block(script) + r"""
-for v in SWEEP_ID CANDIDATE NODES MAX_MINUTES REGION MARKET SOURCE_URL SOURCE_SHA256 RESULT_URL RENDEZVOUS_URL; do
+for v in SWEEP_ID CANDIDATE NODES MAX_MINUTES REGION MARKET SOURCE_URL SOURCE_SHA256 RESULT_URL RENDEZVOUS_URL EFA_DEVICES; do
   printf '%s=%s\0' "$v" "${!v}"; done
 for x in "${LOG_URLS[@]}"; do printf 'LOG=%s\0' "$x"; done
 for x in "${MEASURE_ARGS[@]}"; do printf 'ARG=%s\0' "$x"; done
@@ -96,12 +99,22 @@ if s:
     check(got["NODES"] == "2" and got["SOURCE_SHA256"] == SHA, f"nodes/sha: {got!r}")
     check(not any(n.startswith("pwned") for n in os.listdir(TMP)), f"a value ran: {os.listdir(TMP)}")
     check(subprocess.run(["bash", "-n"], input=s.encode()).returncode == 0, "rendered script is not valid bash")
-    # the rest is the template as shipped
+    # the rest is the template's code: every line but comments and blank ones, the #! line kept
     tpl = open(TEMPLATE).read()
     mark = "#@INSTBENCH_VALUES@\n"
     check(tpl.count(mark) == 1, "template: the values line is not there once")
+
+    def code(text, first):
+        lines = text.splitlines(keepends=True)
+        return "".join(x for i, x in enumerate(lines)
+                       if (first and i == 0) or (x.strip() and not x.lstrip(" \t").startswith("#")))
     head, tail = tpl.split(mark)
-    check(s.startswith(head) and s.endswith(tail), "rendered script is not the template around the values")
+    check(s.startswith(code(head, True)) and s.endswith(code(tail, False)),
+          "rendered script is not the template's code around the values")
+    check(s.startswith("#!/bin/bash\n") and "set -euo pipefail\n" in s and 'curl -sSf' in s,
+          "rendered script lost its #! line or its code")
+    check(not re.search(r"(?m)^\s*#(?!!/bin/bash)", s),
+          "a comment line is in the rendered script")
 
 # -- the template refuses to run unrendered, before any timer or download -------------------------
 calls = os.path.join(TMP, "calls")
@@ -133,12 +146,22 @@ BAD = [
     (base(log_urls=[]), "log URL of node 0"),
     (base(nodes=2, rendezvous_url="http://r"), "log URL of node 1"),
     (base(nodes=2, log_urls=["http://l0", "http://l1"]), "rendezvous URL"),
+    (base(efa_devices=-1), "-1 EFA devices"),
+    (base(efa_devices=65), "65 EFA devices"),
+    (base(efa_devices=2 ** 40), "EFA devices"),
 ]
 for vv, want in BAD:
     p = probe("render", vv)
     err = p.stderr.decode()
     check(p.returncode == 2 and want in err and err.count("\n") == 1, f"bad {want!r}: exit {p.returncode}, {err!r}")
     check(p.stdout == b"", f"bad {want!r}: printed a script")
+
+# -- efa_devices: the value bash sees, 0 when not given ---------------------------------------------
+for n, want in [(None, "0"), (0, "0"), (1, "1"), (4, "4"), (32, "32"), (64, "64")]:
+    s = render(base(efa_devices=n))
+    if s:
+        check(evaluate(s).get("EFA_DEVICES") == want, f"efa_devices {n}: EFA_DEVICES != {want!r}")
+        check(f"\nEFA_DEVICES='{want}'\n" in s, f"efa_devices {n}: not a single-quoted assignment")
 
 # -- shutdown's minutes: rounded up ----------------------------------------------------------------
 for m, want in [(30, 30), (1.5, 2), (0.01, 1), (29.0001, 30)]:
@@ -216,11 +239,15 @@ for token in (None, TOKEN):
 v = base(nodes=3, rendezvous_url="http://r", log_urls=["http://l0", "http://l1", "http://l2"])
 p = probe("log-nodes", v)
 check(p.returncode == 0 and p.stdout.strip() == b"3", f"3 short log URLs: {p.stdout!r}")
-v = base(measure_args=["--model", "x" * (MAX - 5000)])
+# the sizes from the rendering of base() with a one-byte model name: the argument adds len - 1 bytes
+small = len(render(base(measure_args=["--model", "x"])).encode())
+v = base(measure_args=["--model", "x" * (MAX - small + 2)])
 p = probe("render", v)
 err = p.stderr.decode()
-check(p.returncode == 2 and "bytes with node 0's log URL alone" in err and str(MAX) in err, f"oversize: {p.returncode} {err!r}")
-v = base(measure_args=["--model", "x" * (MAX - 7000)])
-check(probe("render", v).returncode == 0, "a script just under the limit was refused")
+check(p.returncode == 2 and f"{MAX + 1} bytes with node 0's log URL alone" in err and str(MAX) in err,
+      f"oversize: {p.returncode} {err!r}")
+v = base(measure_args=["--model", "x" * (MAX - small + 1)])
+s = render(v)
+check(s is not None and len(s.encode()) == MAX, "a script of exactly the limit was refused")
 
 sys.exit(1 if failures else 0)

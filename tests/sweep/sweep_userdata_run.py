@@ -13,14 +13,27 @@ poweroff / apt-get) against moto's S3 (signatures checked) through botocore-pres
   appears, then run measure with --nnodes 2 --node-rank I --master-addr --master-port (the CPU
   backend has no cross-process data parallelism, so a recording stand-in plays instbench here);
   only node 0 delivers;
+- EFA (efa_devices > 0), against a fake / (INSTBENCH_USERDATA_ROOT: sysfs, /opt/amazon/efa,
+  the plugin) with a stand-in instbench recording the environment measure gets: 2 EFA devices of 2
+  (and an mlx5 device that is not one): measure runs with FI_PROVIDER=efa and the plugin's and
+  libfabric's lib dirs first on LD_LIBRARY_PATH (a plugin named libnccl-net-ofi.so elsewhere:
+  NCCL_NET_PLUGIN=ofi); 1 device of 2, no plugin, fi_info without the efa provider: no measure, no
+  result, the log tail (naming expected/found, the paths looked in) at the log URL, poweroff;
+  efa_devices 0 with the same root: no EFA variable set; and an instance without a public address
+  for its first 40 s (the simulator refuses all but IMDS, longer than curl's own --retry 5 lasts):
+  it logs that it waits, then downloads, checks and measures;
 - through EC2: RunInstances on moto with the rendered user data and the sweep's tag; the simulator
   finds the instance, runs the script, and terminates the instance in moto when it powers off;
+  an EFA instance launched with two interfaces (the simulator's eip_wait: no public address until
+  an Elastic IP is associated with its primary interface) waits for S3, refused, until the test
+  associates one, then measures and delivers;
   an endless measure ends when the instance's own timer does (the simulator's minute scaled to
   3 s), and one terminated from outside has its script killed.
 Usage: sweep_userdata_run.py INSTBENCH USERDATA_PROBE"""
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 
@@ -29,8 +42,8 @@ sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE),
 from testlib import check, failures  # noqa: E402
 from moto_server import MotoServer  # noqa: E402
 from instance_sim import InstanceSim, Sandbox  # noqa: E402
-from userdata_common import (BIN, BUCKET, S3, SWEEP, TINY, TMP, check_log_tail, meta, ranked,  # noqa: E402
-                             render, tar_gz, vars_for)
+from userdata_common import (BIN, BUCKET, S3, SWEEP, TINY, TMP, check_log_tail, fake_efa_root, meta,  # noqa: E402
+                             ranked, render, tar_gz, vars_for)
 import botocore.session  # noqa: E402
 
 with MotoServer() as m:
@@ -134,6 +147,90 @@ with MotoServer() as m:
     for n in nodes:
         n.close()
 
+    # -- EFA: the checks before measuring, the environment measure gets --------------------------------
+    efa_standin = os.path.join(TMP, "instbench-efa-standin")
+    with open(efa_standin, "w") as f:
+        f.write("#!/bin/bash\nif [[ $1 == measure ]]; then\n"
+                "  printf '%s\\n' \"FI_PROVIDER=${FI_PROVIDER-(unset)}\" \"LD_LIBRARY_PATH=${LD_LIBRARY_PATH-(unset)}\" "
+                "\"NCCL_NET_PLUGIN=${NCCL_NET_PLUGIN-(unset)}\" >\"$TMPDIR/measure-env\"\n"
+                "  cp " + os.path.join(TMP, "result.json") + " \"${@: -1}\"\nfi\n")
+    os.chmod(efa_standin, 0o755)
+
+    def efa_run(case, efa_devices, root, **kw):
+        v = vars_for(s3, case, f"p/sources/{sha}.tar.gz", sha)
+        v["efa_devices"] = efa_devices
+        sb = Sandbox(render(v), meta(0, "p4d.24xlarge"),
+                     env={"INSTBENCH_USERDATA_PREBUILT": efa_standin, "INSTBENCH_USERDATA_ROOT": root}, **kw)
+        sb.run(timeout=180)
+        p = os.path.join(sb.tmp, "measure-env")
+        env = dict(x.split("=", 1) for x in open(p).read().splitlines()) if os.path.exists(p) else None
+        return sb, env
+
+    def efa_ok(case, sb, env, root, plugin_dir):
+        log = sb.log_text()
+        check(sb.rc == 0, f"{case}: exit {sb.rc}: {log[-1500:]}")
+        if check(env is not None, f"{case}: measure did not run: {log[-800:]}"):
+            check(env["FI_PROVIDER"] == "efa", f"{case}: FI_PROVIDER={env['FI_PROVIDER']}")
+            ld = env["LD_LIBRARY_PATH"].split(":")
+            check(ld[:2] == [os.path.join(root, plugin_dir), os.path.join(root, "opt/amazon/efa/lib")],
+                  f"{case}: LD_LIBRARY_PATH {ld}")
+        check(s3.get(f"p/sweep-{SWEEP}/results/{case}.json") == result, f"{case}: result not delivered")
+        check(s3.get(f"p/sweep-{SWEEP}/logs/{case}-node0.log") is None, f"{case}: a log was sent on success")
+        check(sb.calls[-1][1] == "poweroff", f"{case}: no poweroff last: {sb.calls}")
+        return log
+
+    root = fake_efa_root(os.path.join(TMP, "efa-ok"))
+    sb, env = efa_run("efa-ok", 2, root)
+    log = efa_ok("efa-ok", sb, env, root, "opt/amazon/ofi-nccl/lib")
+    check(env is None or env["NCCL_NET_PLUGIN"] == "(unset)", f"efa-ok: NCCL_NET_PLUGIN set: {env}")
+    check("EFA: 2 device(s) rdmap16s27 rdmap17s27" in log and "EFA: fi_info: 2 efa domain(s)" in log,
+          f"efa-ok: the devices / fi_info not logged: {log[-1500:]}")
+    sb.close()
+
+    root = fake_efa_root(os.path.join(TMP, "efa-named"), plugin_dir="opt/amazon/aws-ofi-nccl/lib",
+                         plugin="libnccl-net-ofi.so", fi_info=None)
+    sb, env = efa_run("efa-named", 2, root)
+    efa_ok("efa-named", sb, env, root, "opt/amazon/aws-ofi-nccl/lib")
+    check(env is None or env["NCCL_NET_PLUGIN"] == "ofi", f"efa-named: NCCL_NET_PLUGIN: {env}")
+    sb.close()
+
+    # EFA not asked: the same root changes nothing
+    sb, env = efa_run("efa-none", 0, os.path.join(TMP, "efa-ok"))
+    check(sb.rc == 0 and env == {"FI_PROVIDER": "(unset)", "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "(unset)"),
+                                 "NCCL_NET_PLUGIN": "(unset)"}, f"efa_devices 0: exit {sb.rc}, measure env {env}")
+    check("EFA" not in sb.log_text(), "efa_devices 0: EFA checks ran")
+    sb.close()
+
+    dirs = " ".join(os.path.join("@", d) for d in ("opt/amazon/ofi-nccl/lib", "opt/amazon/aws-ofi-nccl/lib",
+                                                    "opt/aws-ofi-nccl/lib"))
+    for case, root, want in [
+            ("efa-short", fake_efa_root(os.path.join(TMP, "efa-short"), efa=1), "EFA: 2 device(s) expected, 1 found"),
+            ("efa-noplugin", fake_efa_root(os.path.join(TMP, "efa-noplugin"), plugin=None),
+             "EFA: no aws-ofi-nccl (libnccl-net*.so) in " + dirs.replace("@", os.path.join(TMP, "efa-noplugin"))),
+            ("efa-nofabric", fake_efa_root(os.path.join(TMP, "efa-nofabric"), fi_info="fail"),
+             "fi_info -p efa found no efa provider: fi_getinfo: -61")]:
+        sb, env = efa_run(case, 2, root)
+        check(sb.rc != 0, f"{case}: exit 0")
+        check(env is None, f"{case}: measure ran")
+        tail = check_log_tail(s3, sb, f"p/sweep-{SWEEP}/logs/{case}-node0.log", case)
+        check(tail is not None and want.encode() in tail, f"{case}: {want!r} not in the log tail: {(tail or b'')[-600:]}")
+        check(s3.get(f"p/sweep-{SWEEP}/results/{case}.json") is None, f"{case}: a result was delivered")
+        check(sb.calls[-1][1] == "poweroff", f"{case}: no poweroff last: {sb.calls}")
+        sb.close()
+
+    # no public address for 40 s: curl --retry 5 alone gives up after ~31 s of refusals
+    root = fake_efa_root(os.path.join(TMP, "efa-late"))
+    t0 = time.time()
+    sb, env = efa_run("efa-late", 2, root, no_address_s=40, upstream=m.url)
+    log = efa_ok("efa-late", sb, env, root, "opt/amazon/ofi-nccl/lib")
+    refused = sb.offline_log
+    check(len(refused) >= 3 and all(u.split("?")[0].endswith(f"p/sources/{sha}.tar.gz") for _, u in refused),
+          f"efa-late: the S3 requests refused: {refused}")
+    check("no route to S3: waiting up to 60s for the public address (Elastic IP)" in log
+          and re.search(r"S3 reachable \(waited [1-9][0-9]s\)", log), f"efa-late: the wait is not logged: {log[-1500:]}")
+    check(time.time() - t0 >= 40, "efa-late: finished before the address came")
+    sb.close()
+
     # -- through EC2: the simulator finds the instance, runs it, terminates it -----------------------
     ec2 = botocore.session.get_session().create_client(
         "ec2", endpoint_url=m.url, region_name="us-east-1", aws_access_key_id=m.access_key,
@@ -156,6 +253,42 @@ with MotoServer() as m:
         state = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]["State"]["Name"]
         check(state in ("shutting-down", "terminated"), f"instance left {state} after poweroff")
         check(s3.get(f"p/sweep-{SWEEP}/results/ec2.json") is not None, "simulated instance delivered no result")
+        check(not sim.errors, f"simulator errors: {sim.errors}")
+
+    # an EFA launch: two interfaces, so no public address until the sweep associates an Elastic IP
+    sub = ec2.describe_subnets()["Subnets"][0]["SubnetId"]
+    v = vars_for(s3, "ec2-efa", f"p/sources/{sha}.tar.gz", sha, minutes=3)
+    v["efa_devices"] = 2
+    with InstanceSim(m.url, m.access_key, m.secret_key, prebuilt=efa_standin, eip_wait=True,
+                     env={"INSTBENCH_USERDATA_ROOT": os.path.join(TMP, "efa-ok")}) as sim:
+        iid = ec2.run_instances(
+            ImageId=ami, InstanceType="p4d.24xlarge", MinCount=1, MaxCount=1, UserData=render(v),
+            InstanceInitiatedShutdownBehavior="terminate",
+            NetworkInterfaces=[{"DeviceIndex": 0, "NetworkCardIndex": 0, "SubnetId": sub, "InterfaceType": "efa"},
+                               {"DeviceIndex": 1, "NetworkCardIndex": 1, "SubnetId": sub, "InterfaceType": "efa"}],
+            TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                {"Key": "instbench:sweep", "Value": SWEEP},
+                {"Key": "instbench:candidate", "Value": "p4d.24xlarge"}]}])["Instances"][0]["InstanceId"]
+        deadline = time.time() + 60
+        while time.time() < deadline and not (iid in sim.nodes and len(sim.nodes[iid].sandbox.offline_log) >= 2):
+            time.sleep(0.2)
+        node = sim.nodes.get(iid)
+        if check(node is not None and len(node.sandbox.offline_log) >= 2, "ec2-efa: no refused S3 request seen"):
+            check(node.end is None and s3.get(f"p/sweep-{SWEEP}/results/ec2-efa.json") is None,
+                  f"ec2-efa: ended without an address: {node.end} {node.sandbox.log_text()[-800:]}")
+            eni = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]["NetworkInterfaces"]
+            eni = [n for n in eni if n["Attachment"]["DeviceIndex"] == 0][0]["NetworkInterfaceId"]
+            alloc = ec2.allocate_address(Domain="vpc")["AllocationId"]
+            t_assoc = time.time()
+            ec2.associate_address(AllocationId=alloc, NetworkInterfaceId=eni)
+            check(sim.wait_idle(timeout=120, want=1), f"ec2-efa: the instance did not end: {sim.errors}")
+            sb = node.sandbox
+            check(node.end == "poweroff" and sb.rc == 0, f"ec2-efa: {node.end} exit {sb.rc}: {sb.log_text()[-1200:]}")
+            check(sb.address_at is not None and sb.address_at >= t_assoc, "ec2-efa: the address came before the association")
+            check(all(t < sb.address_at for t, _ in sb.offline_log), "ec2-efa: a request refused after the address came")
+            check(s3.get(f"p/sweep-{SWEEP}/results/ec2-efa.json") == result, "ec2-efa: result not delivered")
+            check("no route to S3: waiting up to 90s" in sb.log_text() and "EFA: 2 device(s)" in sb.log_text(),
+                  f"ec2-efa: the wait / the devices not logged: {sb.log_text()[-1200:]}")
         check(not sim.errors, f"simulator errors: {sim.errors}")
 
     # the simulator's two other endings: the instance's own timer (scaled: its minute is 3 s), and

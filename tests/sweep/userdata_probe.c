@@ -4,7 +4,7 @@
  *   userdata_probe archive               the source archive beside this program: "PATH SHA256"
  * VARS.json: {"sweep_id", "candidate_spec", "nodes", "max_minutes", "region", "market",
  * "source_url", "source_sha256", "result_url", "log_urls": [...], "rendezvous_url",
- * "measure_args": [...]} (a key left out is NULL / 0).
+ * "measure_args": [...], "efa_devices"} (a key left out is NULL / 0).
  * Exit 0 when it succeeded, else the error's code (message on stderr, one line). */
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -57,6 +57,7 @@ int main(int argc, char **argv)
     }
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(j, "nodes");
     const cJSON *minutes = cJSON_GetObjectItemCaseSensitive(j, "max_minutes");
+    const cJSON *efa = cJSON_GetObjectItemCaseSensitive(j, "efa_devices");
     size_t n_logs, n_args;
     char **logs = strs(j, "log_urls", &n_logs), **args = strs(j, "measure_args", &n_args);
     sweep_userdata_vars v = {
@@ -67,6 +68,7 @@ int main(int argc, char **argv)
         .source_sha256 = str(j, "source_sha256"), .result_url = str(j, "result_url"),
         .log_urls = (const char *const *)logs, .rendezvous_url = str(j, "rendezvous_url"),
         .measure_args = args, .n_measure_args = n_args,
+        .efa_devices = cJSON_IsNumber(efa) ? efa->valueint : 0,
     };
     /* every path frees what it read: the ASan build's leak check would turn exit 2 into 1 */
     int rc = 0;
