@@ -49,7 +49,8 @@ typedef struct sweep_candidate {
 
 /* The instance's side (src/sweep/userdata.c + the template src/sweep/userdata.sh, embedded at
  * build time).  The user data is a bash script: the values below are filled in as one block of
- * single-quoted shell assignments, the rest is the template as shipped.  It carries presigned URLs
+ * single-quoted shell assignments, the rest is the template's code as shipped (its comment and
+ * blank lines left out: EC2's 16 KB are for code and URLs).  It carries presigned URLs
  * only: the API has no field for a credential, and each URL is an S3 presigned one whose signature
  * proves the key without carrying the secret.  (A URL presigned with temporary credentials carries
  * the access key id and the session token as X-Amz-Credential / X-Amz-Security-Token, as every

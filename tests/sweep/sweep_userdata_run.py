@@ -41,8 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "s3")]
 from testlib import check, failures  # noqa: E402
 from moto_server import MotoServer  # noqa: E402
-from instance_sim import InstanceSim, Sandbox  # noqa: E402
-from userdata_common import (BIN, BUCKET, S3, SWEEP, TINY, TMP, check_log_tail, fake_efa_root, meta,  # noqa: E402
+from instance_sim import InstanceSim, Sandbox, fake_efa_root  # noqa: E402
+from userdata_common import (BIN, BUCKET, S3, SWEEP, TINY, TMP, check_log_tail, meta,  # noqa: E402
                              ranked, render, tar_gz, vars_for)
 import botocore.session  # noqa: E402
 

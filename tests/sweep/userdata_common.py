@@ -109,33 +109,3 @@ def check_log_tail(s3, sb, key, what):
     return tail
 
 
-def fake_efa_root(root, efa=2, other=1, plugin_dir="opt/amazon/ofi-nccl/lib", plugin="libnccl-net.so",
-                  fi_info="ok"):
-    """A fake / for the EFA checks (INSTBENCH_USERDATA_ROOT), shaped as an EFA instance's:
-    /sys/class/infiniband/<dev>/device/driver a link to .../drivers/efa for EFA devices (EFA other
-    RDMA devices: mlx5_core), /opt/amazon/efa/bin/fi_info (FI_INFO "ok": libfabric's efa provider,
-    one RDM domain a device; "fail": fi_getinfo's error; None: absent), /opt/amazon/efa/lib, and
-    PLUGIN (None: none) in PLUGIN_DIR."""
-    devs = [("rdmap%ds27" % (16 + i), "efa") for i in range(efa)] + [("mlx5_%d" % i, "mlx5_core") for i in range(other)]
-    for name, driver in devs:
-        d = os.path.join(root, "sys/class/infiniband", name, "device")
-        os.makedirs(d)
-        os.symlink("../../../../bus/pci/drivers/" + driver, os.path.join(d, "driver"))
-    efa_dir = os.path.join(root, "opt/amazon/efa")
-    os.makedirs(os.path.join(efa_dir, "lib"))
-    os.makedirs(os.path.join(efa_dir, "bin"))
-    if fi_info:
-        if fi_info == "ok":
-            body = "".join("provider: efa\\n    fabric: efa\\n    domain: %s-rdm\\n    version: 122.0\\n"
-                           "    type: FI_EP_RDM\\n    protocol: FI_PROTO_EFA\\n" % n for n, drv in devs if drv == "efa")
-            text = '#!/bin/sh\n[ "$*" = "-p efa -t FI_EP_RDM" ] || exit 64\nprintf \'%s\'\n' % body
-        else:
-            text = "#!/bin/sh\necho 'fi_getinfo: -61 (No data available)' >&2\nexit 1\n"
-        path = os.path.join(efa_dir, "bin", "fi_info")
-        with open(path, "w") as f:
-            f.write(text)
-        os.chmod(path, 0o755)
-    if plugin:
-        os.makedirs(os.path.join(root, plugin_dir), exist_ok=True)
-        open(os.path.join(root, plugin_dir, plugin), "wb").close()
-    return root
