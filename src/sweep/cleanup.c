@@ -1,7 +1,7 @@
 /* sweep/cleanup: ending what a sweep launched, confirmed by EC2.  `sweep run` ends here whatever
- * happened, and `sweep cleanup` finds a sweep's instances and placement groups by their tag alone,
- * so a sweep whose process died (SIGKILL, a closed laptop) or whose state file is gone is still
- * cleaned up. */
+ * happened, and `sweep cleanup` finds a sweep's instances, placement groups, Elastic IPs and
+ * security groups by their tag alone, so a sweep whose process died (SIGKILL, a closed laptop) or
+ * whose state file is gone is still cleaned up. */
 #include "sweep/internal.h"
 
 #include <stdio.h>
@@ -12,6 +12,12 @@
 #include "instbench/util.h"
 
 static int ec2_client(aws_client **c, ib_error *err);
+
+void sweep_save_or_warn(const sweep_state *st)
+{
+    ib_error err = {0};
+    if (sweep_state_save(st, &err) != 0) ib_warn("the sweep's state file could not be written: %s", err.msg);
+}
 
 int sweep_instance_ending(const char *state)
 {
@@ -164,6 +170,62 @@ static void note_seen(sweep_state *states, size_t n_states, const sweep_state_in
             if (v->state_reason[0]) snprintf(in->state_reason, sizeof in->state_reason, "%s", v->state_reason);
             if (!in->ended && v->ended) in->ended = v->ended;
         }
+}
+
+/* Elastic IPs and security groups are freed by EC2 a minute or two after their instances end */
+#define NETWORK_DELETE_TRIES 12
+
+size_t sweep_network_cleanup_region(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err)
+{
+    size_t left = 0;
+    ec2_address *a = NULL;
+    size_t na = 0;
+    if (aws_ec2_addresses_by_tag(c, region, SWEEP_TAG_SWEEP, id, &a, &na, err) != 0) return 1;
+    for (size_t i = 0; i < na; i++) {
+        ib_error e = {0};
+        char code[64] = "";
+        /* cleanup runs after the instances are confirmed terminated: an association still there
+           is EC2 not having caught up, or an instance of no sweep's: either way the address is ours */
+        if (a[i].association_id[0] && aws_ec2_disassociate_address(c, region, a[i].association_id, &e) != 0)
+            ib_warn("Elastic IP %s: %s", a[i].public_ip, e.msg);
+        int done = 0;
+        for (int t = 0; t < NETWORK_DELETE_TRIES && !done; t++) {
+            if (aws_ec2_release_address(c, region, a[i].allocation_id, code, &e) == 0) done = 1;
+            else sweep_sleep(poll_s, NULL);
+        }
+        if (done) {
+            ib_info("released Elastic IP %s (%s)", a[i].public_ip, a[i].allocation_id);
+        } else {
+            if (!left) ib_error_set(err, IB_EXIT_RUNTIME, "Elastic IP %s (%s) not released: %s", a[i].public_ip,
+                                    a[i].allocation_id, e.msg);
+            left++;
+        }
+    }
+    free(a);
+    char (*g)[32] = NULL;
+    size_t ng = 0;
+    ib_error e = {0};
+    if (aws_ec2_security_groups_by_tag(c, region, SWEEP_TAG_SWEEP, id, &g, &ng, &e) != 0) {
+        if (!left) *err = e;
+        return left + 1;
+    }
+    for (size_t i = 0; i < ng; i++) {
+        char code[64] = "";
+        int done = 0;
+        for (int t = 0; t < NETWORK_DELETE_TRIES && !done; t++) {
+            if (aws_ec2_delete_security_group(c, region, g[i], code, &e) == 0) done = 1;
+            else if (strcmp(code, "DependencyViolation") && strcmp(code, "InvalidGroup.InUse")) break;
+            else sweep_sleep(poll_s, NULL);
+        }
+        if (done) {
+            ib_info("deleted security group %s", g[i]);
+        } else {
+            if (!left) ib_error_set(err, IB_EXIT_RUNTIME, "security group %s not deleted: %s", g[i], e.msg);
+            left++;
+        }
+    }
+    free(g);
+    return left;
 }
 
 /* Nothing tagged ID (any sweep's for "*") is left in REGION: the states of those sweeps say their

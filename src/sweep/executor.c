@@ -32,12 +32,6 @@ static int code_in(const char *code, const char *const *list)
     return 0;
 }
 
-void sweep_save_or_warn(const sweep_state *st)
-{
-    ib_error err = {0};
-    if (sweep_state_save(st, &err) != 0) ib_warn("the sweep's state file could not be written: %s", err.msg);
-}
-
 static void save_cb(void *ctx) { sweep_save_or_warn(ctx); }
 
 /* ---- set-up ----------------------------------------------------------------------------------- */

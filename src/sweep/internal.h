@@ -1,4 +1,4 @@
-/* sweep/internal.h: what the executor's files (executor.c, collect.c, cleanup.c) share. */
+/* sweep/internal.h: what the executor's files (executor.c, collect.c, cleanup.c, network.c) share. */
 #ifndef INSTBENCH_SWEEP_INTERNAL_H
 #define INSTBENCH_SWEEP_INTERNAL_H
 
@@ -63,10 +63,6 @@ int sweep_eips_release(sweep_ctx *x, ib_error *err);
 /* The sweep's own EFA security group deleted (tries while EC2 still counts terminated
  * instances' interfaces in it); -1 with err when it is left. */
 int sweep_efa_group_delete(sweep_ctx *x, ib_error *err);
-/* By tag, for `sweep cleanup`: every Elastic IP tagged instbench:sweep=ID disassociated and
- * released, then every security group so tagged deleted.  Returns how many are left (err says
- * the first). */
-size_t sweep_network_cleanup_region(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err);
 
 /* cleanup.c: TerminateInstances for every instance of V not confirmed terminated (a failed call is
  * tried again next round), then DescribeInstances until each is "terminated" or WAIT_S passed.
@@ -74,6 +70,10 @@ size_t sweep_network_cleanup_region(aws_client *c, const char *region, const cha
  * are not confirmed terminated. */
 size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_instance *v, size_t n, double wait_s,
                                double poll_s, void (*changed)(void *), void *ctx);
+/* By tag, for `sweep cleanup` and the end of `run`: every Elastic IP tagged instbench:sweep=ID
+ * disassociated and released, then every security group so tagged deleted.  Returns how many are
+ * left (err says the first). */
+size_t sweep_network_cleanup_region(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err);
 /* Terminates only (no wait): the instances of candidate CAND still alive; errors are warned. */
 void sweep_terminate_candidate(sweep_ctx *x, int cand);
 

@@ -111,13 +111,15 @@ try:
                       " for r in client.describe_instances()['Reservations'] for i in r['Instances']]")
         mine = [i for i in insts if i[2].get("instbench:sweep") == sid]
         check(len(mine) == 8, "eight instances launched: %d" % len(mine))
-        # EFA: each p4d node waited for its Elastic IP, then found its 4 EFA devices and the plugin
-        p4d = m.ec2("out = [i['InstanceId'] for r in client.describe_instances()['Reservations'] for i in r['Instances']"
-                    " if i['InstanceType'] == 'p4d.24xlarge']")
-        for iid in p4d:
+        # EFA: node 0 of the p4d candidate waited for its Elastic IP, then found its 4 EFA devices and
+        # the plugin (node 1 may be terminated mid-way: the candidate ends once node 0 delivers)
+        p4d = m.ec2("out = [(i['InstanceId'], i['AmiLaunchIndex']) for r in client.describe_instances()['Reservations']"
+                    " for i in r['Instances'] if i['InstanceType'] == 'p4d.24xlarge']")
+        for iid, idx in p4d:
             log = logs.get(iid, "")
-            check("no route to S3: waiting" in log and "S3 reachable" in log and "EFA: 4 device(s)" in log and
-                  "EFA: aws-ofi-nccl" in log, "p4d node %s: waited for its address, then checked EFA: %s" % (iid, log[-1500:]))
+            # ("no route to S3: waiting" only when the script asked before the sweep associated the address)
+            check(idx != 0 or ("S3 reachable (waited" in log and "EFA: 4 device(s)" in log and "EFA: aws-ofi-nccl" in log),
+                  "p4d node 0 %s: waited for its address, then checked EFA: %s" % (iid, log[-1500:]))
         check(len(p4d) == 2 and m.ec2("out = client.describe_addresses()['Addresses']") == [],
               "the two p4d nodes' Elastic IPs released: %r" % p4d)
         check(all(state == "terminated" for _, state, _ in insts), "zero instances left: %r" % insts)
@@ -139,8 +141,11 @@ try:
         check(len(four) == 4 and len(ip0) == 1 and all("node 0 is at %s" % ip0[0] in logs.get(iid, "") for iid, _, _ in four),
               "every node of 4xg5.xlarge found node 0 at its private address: %r" % four)
         ranks = sorted(open(ranks_log).read().splitlines()) if os.path.exists(ranks_log) else []
-        check(ranks == sorted(["node-rank %d of 4" % k for k in range(4)] + ["node-rank %d of 2" % k for k in range(2)]),
-              "measure ran as ranks 0..3 of 4 and 0..1 of 2: %r" % ranks)
+        # the p4d candidate's node 1 may still be waiting for its address when node 0 delivers and the
+        # candidate's instances are terminated: its rank is not required
+        check(sorted(set(ranks) - {"node-rank 1 of 2"}) == sorted(["node-rank %d of 4" % k for k in range(4)] +
+                                                                   ["node-rank 0 of 2"]),
+              "measure ran as ranks 0..3 of 4 and 0 of 2: %r" % ranks)
         try:
             rank = json.loads(r.stdout)
         except ValueError:
