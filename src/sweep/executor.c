@@ -2,11 +2,15 @@
  *   1. the state file exists before anything is created (the caller saved it; saved again here at
  *      every change);
  *   2. the source archive is uploaded once under its content-addressed key;
- *   3. per candidate: presigned URLs, the user data, a cluster placement group for N > 1 nodes
- *      (its name recorded before it is created), RunInstances with a ClientToken in the default
- *      subnets one zone after another on capacity errors, node 0's address to the rendezvous key;
- *   4. polls of EC2 and S3 until every candidate has an outcome or its --max-minutes passed;
- *   5. whatever happened: every instance terminated and confirmed, the placement groups deleted.
+ *   3. per candidate: presigned URLs, the user data, for an EFA candidate its security group
+ *      (network.c, once per sweep), a cluster placement group for N > 1 nodes (its name recorded
+ *      before it is created), RunInstances with a ClientToken (and the EFA interfaces) in the
+ *      default subnets one zone after another on capacity errors, an Elastic IP per node of
+ *      several interfaces, node 0's address to the rendezvous key;
+ *   4. polls of EC2 and S3 until every candidate has an outcome or its --max-minutes passed (the
+ *      Elastic IPs associated as their interfaces attach);
+ *   5. whatever happened: every instance terminated and confirmed, then the Elastic IPs released,
+ *      the EFA security group and the placement groups deleted.
  * A signal only sets *o->stop; every loop here looks at it and goes to step 5. */
 #include "sweep/internal.h"
 
