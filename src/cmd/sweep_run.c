@@ -330,9 +330,6 @@ static size_t cleanup_record(sweep_state *states, size_t n_states, int all_clean
         if (!left && all_clean) {
             for (size_t i = 0; i < st->n_cand; i++)
                 if (st->cand[i].placement_group[0]) st->cand[i].placement_group_deleted = 1;
-            for (size_t i = 0; i < st->n_inst; i++)
-                if (st->inst[i].eip_allocation[0]) st->inst[i].eip_released = 1;
-            if (st->sg_name[0]) st->sg_deleted = 1;
             snprintf(st->phase, sizeof st->phase, "done");
             if (!st->finished) st->finished = now;
         }

@@ -172,8 +172,30 @@ static void note_seen(sweep_state *states, size_t n_states, const sweep_state_in
         }
 }
 
-/* Elastic IPs and security groups are freed by EC2 a minute or two after their instances end */
-#define NETWORK_DELETE_TRIES 12
+/* EC2 frees a terminated instance's interfaces, and with them its Elastic IP and its security
+ * group, within a minute or two: a release or delete refused meanwhile is tried again */
+#define DELETE_TRIES 12
+
+int sweep_release_address(aws_client *c, const char *region, const char *allocation_id, double poll_s, ib_error *err)
+{
+    char code[64];
+    for (int t = 0; t < DELETE_TRIES; t++) {
+        if (t) sweep_sleep(poll_s, NULL);
+        if (aws_ec2_release_address(c, region, allocation_id, code, err) == 0) return 0;
+    }
+    return -1;
+}
+
+int sweep_delete_group(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err)
+{
+    char code[64];
+    for (int t = 0; t < DELETE_TRIES; t++) {
+        if (t) sweep_sleep(poll_s, NULL);
+        if (aws_ec2_delete_security_group(c, region, id, code, err) == 0) return 0;
+        if (strcmp(code, "DependencyViolation") && strcmp(code, "InvalidGroup.InUse")) break;
+    }
+    return -1;
+}
 
 size_t sweep_network_cleanup_region(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err)
 {
@@ -183,17 +205,11 @@ size_t sweep_network_cleanup_region(aws_client *c, const char *region, const cha
     if (aws_ec2_addresses_by_tag(c, region, SWEEP_TAG_SWEEP, id, &a, &na, err) != 0) return 1;
     for (size_t i = 0; i < na; i++) {
         ib_error e = {0};
-        char code[64] = "";
         /* cleanup runs after the instances are confirmed terminated: an association still there
            is EC2 not having caught up, or an instance of no sweep's: either way the address is ours */
         if (a[i].association_id[0] && aws_ec2_disassociate_address(c, region, a[i].association_id, &e) != 0)
             ib_warn("Elastic IP %s: %s", a[i].public_ip, e.msg);
-        int done = 0;
-        for (int t = 0; t < NETWORK_DELETE_TRIES && !done; t++) {
-            if (aws_ec2_release_address(c, region, a[i].allocation_id, code, &e) == 0) done = 1;
-            else sweep_sleep(poll_s, NULL);
-        }
-        if (done) {
+        if (sweep_release_address(c, region, a[i].allocation_id, poll_s, &e) == 0) {
             ib_info("released Elastic IP %s (%s)", a[i].public_ip, a[i].allocation_id);
         } else {
             if (!left) ib_error_set(err, IB_EXIT_RUNTIME, "Elastic IP %s (%s) not released: %s", a[i].public_ip,
@@ -210,14 +226,7 @@ size_t sweep_network_cleanup_region(aws_client *c, const char *region, const cha
         return left + 1;
     }
     for (size_t i = 0; i < ng; i++) {
-        char code[64] = "";
-        int done = 0;
-        for (int t = 0; t < NETWORK_DELETE_TRIES && !done; t++) {
-            if (aws_ec2_delete_security_group(c, region, g[i], code, &e) == 0) done = 1;
-            else if (strcmp(code, "DependencyViolation") && strcmp(code, "InvalidGroup.InUse")) break;
-            else sweep_sleep(poll_s, NULL);
-        }
-        if (done) {
+        if (sweep_delete_group(c, region, g[i], poll_s, &e) == 0) {
             ib_info("deleted security group %s", g[i]);
         } else {
             if (!left) ib_error_set(err, IB_EXIT_RUNTIME, "security group %s not deleted: %s", g[i], e.msg);
@@ -228,16 +237,20 @@ size_t sweep_network_cleanup_region(aws_client *c, const char *region, const cha
     return left;
 }
 
-/* Nothing tagged ID (any sweep's for "*") is left in REGION: the states of those sweeps say their
- * Elastic IPs released and their security group deleted. */
-static void note_network_gone(sweep_state *states, size_t n_states, const char *region, const char *id)
+/* What the pass by tag ID (any sweep's for "*") removed in REGION, written into the states of
+ * those sweeps: NETWORK, their Elastic IPs released and security group deleted; PLACEMENT, their
+ * placement groups deleted. */
+static void note_tagged_gone(sweep_state *states, size_t n_states, const char *region, const char *id, int network,
+                             int placement)
 {
     for (size_t k = 0; k < n_states; k++) {
         sweep_state *st = &states[k];
         if (strcmp(st->region, region) || (strcmp(id, "*") && strcmp(st->id, id))) continue;
-        for (size_t i = 0; i < st->n_inst; i++)
+        for (size_t i = 0; network && i < st->n_inst; i++)
             if (st->inst[i].eip_allocation[0]) st->inst[i].eip_released = 1;
-        if (st->sg_name[0]) st->sg_deleted = 1;
+        if (network && st->sg_name[0]) st->sg_deleted = 1;
+        for (size_t i = 0; placement && i < st->n_cand; i++)
+            if (st->cand[i].placement_group[0]) st->cand[i].placement_group_deleted = 1;
     }
 }
 
@@ -283,8 +296,8 @@ int sweep_cleanup_region(aws_client *client, const char *region, const char *id,
     if (rc == 0) {
         ib_error e = {0};
         size_t left = sweep_network_cleanup_region(c, region, id, poll_s, &e);
-        if (!left) note_network_gone(states, n_states, region, id);
         rc = delete_groups(c, region, id, err);
+        note_tagged_gone(states, n_states, region, id, !left, rc == 0);
         if (left && rc == 0) rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s", e.msg);
     }
     free(v);

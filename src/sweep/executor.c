@@ -208,10 +208,8 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
 {
     sweep_state_candidate *c = &x->st->cand[i];
     ec2_tag tags[2];
-    snprintf(tags[0].key, sizeof tags[0].key, "%s", SWEEP_TAG_SWEEP);
-    snprintf(tags[0].value, sizeof tags[0].value, "%s", x->st->id);
-    snprintf(tags[1].key, sizeof tags[1].key, "%s", SWEEP_TAG_CANDIDATE);
-    snprintf(tags[1].value, sizeof tags[1].value, "%s", c->c.spec);
+    size_t n_tags;
+    sweep_tags(x->st, c->c.spec, tags, &n_tags);
     char zones[512] = "", token[64], code[64];
     size_t zl = 0;
     for (size_t z = 0; z < (x->n_subnets ? x->n_subnets : 1); z++) {
@@ -226,7 +224,7 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
                         .security_group_id = c->efa.n && x->efa_sg[0] ? x->efa_sg : x->sg_id[0] ? x->sg_id : NULL,
                         .nics = c->efa.n ? c->efa.nic : NULL, .n_nics = (size_t)c->efa.n,
                         .placement_group = c->placement_group[0] ? c->placement_group : NULL,
-                        .user_data = user_data, .client_token = token, .tags = tags, .n_tags = 2};
+                        .user_data = user_data, .client_token = token, .tags = tags, .n_tags = n_tags};
         ec2_instances got = {0};
         ib_error e = {0};
         code[0] = '\0';
@@ -310,10 +308,10 @@ static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
         /* recorded before it exists: a crash between the two leaves a name cleanup can try */
         snprintf(c->placement_group, sizeof c->placement_group, "instbench-%s-%zu", x->st->id, i);
         sweep_save_or_warn(x->st);
-        ec2_tag tag;
-        snprintf(tag.key, sizeof tag.key, "%s", SWEEP_TAG_SWEEP);
-        snprintf(tag.value, sizeof tag.value, "%s", x->st->id);
-        if (aws_ec2_create_placement_group(x->client, x->st->region, c->placement_group, &tag, 1, err) != 0) {
+        ec2_tag tags[2];
+        size_t n_tags;
+        sweep_tags(x->st, NULL, tags, &n_tags);
+        if (aws_ec2_create_placement_group(x->client, x->st->region, c->placement_group, tags, n_tags, err) != 0) {
             snprintf(c->reason, sizeof c->reason, "not launched: placement group: %.900s", err->msg);
             goto out;
         }
@@ -448,27 +446,26 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
                                        x->o->poll_s > 0 ? x->o->poll_s : 1, save_cb, st);
     }
     int rc = 0;
-    if (!left) {
-        /* Then by tag: an instance EC2 launched but whose RunInstances answer never arrived (every
-         * retry lost) is in no list of ours, yet carries the sweep's tag.  EC2's eventual
-         * consistency may still hide one launched seconds ago: its own shutdown timer is the last net. */
-        size_t strays = 0;
-        ib_error e = {0};
-        if (sweep_cleanup_region(x->client, st->region, st->id, x->o->terminate_wait_s,
-                                 x->o->poll_s > 0 ? x->o->poll_s : 1, NULL, 0, &strays, &e) != 0)
-            left = strays ? strays : 1, ib_warn("looking for the sweep's instances by tag: %s", e.msg);
-        else if (strays)
-            ib_warn("%zu instance%s tagged with sweep %s that no launch answer named (an answer lost on the "
-                    "way): terminated", strays, strays == 1 ? "" : "s", st->id);
-    }
     if (left) {
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s not confirmed terminated: run `instbench sweep cleanup %s`",
                           left, left == 1 ? "" : "s", st->id);
     } else {
-        /* Elastic IPs and the EFA security group once their instances are gone (EC2 refuses to
-           delete a group an interface still holds), then the placement groups */
+        /* Then by tag: an instance EC2 launched but whose RunInstances answer never arrived (every
+         * retry lost) is in no list of ours, yet carries the sweep's tag; EC2's eventual consistency
+         * may still hide one launched seconds ago: its own shutdown timer is the last net.  The same
+         * pass releases the Elastic IPs and deletes the groups (every one tagged when created), once
+         * their instances are gone, and records that in the state. */
+        size_t strays = 0;
         ib_error e = {0};
-        if (sweep_eips_release(x, &e) != 0 || sweep_efa_group_delete(x, &e) != 0 || delete_placement_groups(x, &e) != 0)
+        if (sweep_cleanup_region(x->client, st->region, st->id, x->o->terminate_wait_s,
+                                 x->o->poll_s > 0 ? x->o->poll_s : 1, st, 1, &strays, &e) != 0)
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: run `instbench sweep cleanup %s`", e.msg, st->id);
+        else if (strays)
+            ib_warn("%zu instance%s tagged with sweep %s that no launch answer named (an answer lost on the "
+                    "way): terminated", strays, strays == 1 ? "" : "s", st->id);
+        /* what the state records that the pass by tag did not show (it marks what it removed) */
+        if (!rc && (sweep_eips_release(x, &e) != 0 || sweep_efa_group_delete(x, &e) != 0 ||
+                    delete_placement_groups(x, &e) != 0))
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: run `instbench sweep cleanup %s`", e.msg, st->id);
     }
     st->finished = time(NULL);

@@ -46,7 +46,10 @@ void sweep_key(const sweep_state *st, const char *kind, const char *rest, char *
  * for: NODE < 0, its result (results/<name>.json); else node NODE's log (logs/<name>-node<k>.log). */
 void sweep_delivery_key(const sweep_state *st, size_t i, int node, char *out, size_t len);
 
-/* network.c: what an EFA candidate adds to a launch and its end.
+/* network.c: the sweep's tags (instbench:sweep=<id>, and instbench:candidate=CANDIDATE unless NULL)
+ * into TAGS, their count into *n. */
+void sweep_tags(const sweep_state *st, const char *candidate, ec2_tag tags[2], size_t *n);
+/* What an EFA candidate adds to a launch and its end.
  * The group EFA candidates launch in: the default one when it already allows all traffic to and
  * from itself (DescribeSecurityGroupRules), else one the sweep creates (its name recorded in the
  * state before, its id after), once per sweep. */
@@ -74,6 +77,10 @@ size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_in
  * disassociated and released, then every security group so tagged deleted.  Returns how many are
  * left (err says the first). */
 size_t sweep_network_cleanup_region(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err);
+/* ReleaseAddress, and DeleteSecurityGroup, tried again every POLL_S while EC2 still counts a
+ * terminated instance's interface (a dozen tries); 0 when gone (already gone counts). */
+int sweep_release_address(aws_client *c, const char *region, const char *allocation_id, double poll_s, ib_error *err);
+int sweep_delete_group(aws_client *c, const char *region, const char *id, double poll_s, ib_error *err);
 /* Terminates only (no wait): the instances of candidate CAND still alive; errors are warned. */
 void sweep_terminate_candidate(sweep_ctx *x, int cand);
 

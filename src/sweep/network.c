@@ -11,9 +11,7 @@
 
 #include "instbench/util.h"
 
-#define DELETE_TRIES 12   /* EC2 frees a terminated instance's interfaces within a minute or two */
-
-static void sweep_tags(const sweep_state *st, const char *candidate, ec2_tag *tags, size_t *n)
+void sweep_tags(const sweep_state *st, const char *candidate, ec2_tag tags[2], size_t *n)
 {
     snprintf(tags[0].key, sizeof tags[0].key, "%s", SWEEP_TAG_SWEEP);
     snprintf(tags[0].value, sizeof tags[0].value, "%s", st->id);
@@ -115,13 +113,10 @@ int sweep_eips_release(sweep_ctx *x, ib_error *err)
     for (size_t k = 0; k < st->n_inst; k++) {
         sweep_state_instance *in = &st->inst[k];
         if (!in->eip_allocation[0] || in->eip_released) continue;
-        char code[64] = "";
         ib_error e = {0};
         /* a terminated instance's address is disassociated by EC2 itself, a moment later */
-        for (int t = 0; t < DELETE_TRIES && !in->eip_released; t++) {
-            if (aws_ec2_release_address(x->client, st->region, in->eip_allocation, code, &e) == 0) in->eip_released = 1;
-            else sweep_sleep(x->o->poll_s > 0 ? x->o->poll_s : 1, NULL);
-        }
+        in->eip_released = sweep_release_address(x->client, st->region, in->eip_allocation,
+                                                 x->o->poll_s > 0 ? x->o->poll_s : 1, &e) == 0;
         sweep_save_or_warn(st);
         if (!in->eip_released) {
             if (!rc) ib_error_set(err, IB_EXIT_RUNTIME, "Elastic IP %s (%s) not released: %s", in->eip_public_ip,
@@ -136,13 +131,8 @@ int sweep_efa_group_delete(sweep_ctx *x, ib_error *err)
 {
     sweep_state *st = x->st;
     if (!st->sg_id[0] || st->sg_deleted) return 0;
-    char code[64] = "";
     ib_error e = {0};
-    for (int t = 0; t < DELETE_TRIES && !st->sg_deleted; t++) {
-        if (aws_ec2_delete_security_group(x->client, st->region, st->sg_id, code, &e) == 0) st->sg_deleted = 1;
-        else if (strcmp(code, "DependencyViolation") != 0 && strcmp(code, "InvalidGroup.InUse") != 0) break;
-        else sweep_sleep(x->o->poll_s > 0 ? x->o->poll_s : 1, NULL);
-    }
+    st->sg_deleted = sweep_delete_group(x->client, st->region, st->sg_id, x->o->poll_s > 0 ? x->o->poll_s : 1, &e) == 0;
     sweep_save_or_warn(st);
     if (!st->sg_deleted)
         return ib_error_set(err, IB_EXIT_RUNTIME, "security group %s (%s) not deleted: %s", st->sg_id, st->sg_name, e.msg);

@@ -69,6 +69,22 @@ int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, a
     return rc;
 }
 
+int ec2_send(aws_client *c, const char *region, const char *what, ec2_form *f, const char *const *done,
+             char code[64], ib_error *err)
+{
+    aws_response resp;
+    char own[64];
+    char *k = code ? code : own;
+    int rc = ec2_call(c, region, what, f, &resp, k, err);
+    aws_response_free(&resp);
+    for (const char *const *d = done; rc != 0 && d && *d; d++)
+        if (!strcmp(k, *d)) {
+            ib_error_clear(err);
+            rc = 0;
+        }
+    return rc;
+}
+
 /* Every page of N queries (bodies[i]: the form without NextToken), each page read by SPEC into
  * ctx.  The first failure's message goes to err. */
 typedef struct describe_ctx {
@@ -113,6 +129,27 @@ int ec2_describe_all(aws_client *c, const char *region, char *const *bodies, siz
         }
     free(errs);
     return failed ? -1 : 0;
+}
+
+int ec2_describe_where(aws_client *c, const char *region, const char *action, const char *const *filters, size_t n,
+                       const ec2_xml_spec *spec, void *out, ib_error *err)
+{
+    ec2_form f = ec2_action(action);
+    for (size_t i = 0; i < n; i++) ec2_filter(&f, (int)i + 1, filters[2 * i], filters[2 * i + 1]);
+    char *body = ec2_form_text(&f);
+    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec->what);
+    int rc = ec2_describe_all(c, region, &body, 1, spec, out, err);
+    free(body);
+    return rc;
+}
+
+int ec2_describe_tagged(aws_client *c, const char *region, const char *action, const char *tag_key,
+                        const char *tag_value, const ec2_xml_spec *spec, void *out, ib_error *err)
+{
+    char name[160];
+    snprintf(name, sizeof name, "tag:%s", tag_key);
+    const char *filter[] = {name, tag_value};
+    return ec2_describe_where(c, region, action, filter, 1, spec, out, err);
 }
 
 /* A form's text for ec2_describe_all, or NULL (out of memory). */

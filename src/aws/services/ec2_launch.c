@@ -18,7 +18,6 @@
 #include "internal.h"
 
 #include <openssl/evp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +155,7 @@ static int launch_valid(const ec2_launch *l, ib_error *err)
     if (l->n_nics > EC2_NICS_MAX) return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d network interfaces", what, EC2_NICS_MAX);
     for (size_t i = 0; i < l->n_nics; i++) {
         const ec2_nic *n = &l->nics[i];
-        if (n->card < 0 || n->card >= 64 || n->device < 0 || n->device > 1 ||
+        if (n->card < 0 || n->card >= EC2_CARDS_MAX || n->device < 0 || n->device > 1 ||
             (strcmp(n->type, "interface") && strcmp(n->type, "efa") && strcmp(n->type, "efa-only")))
             return ib_error_set(err, IB_EXIT_USAGE, "%s: network interface %zu is not one EC2 takes", what, i + 1);
     }
@@ -296,10 +295,7 @@ static int terminate_batch(aws_client *c, const char *region, char *const *ids, 
 {
     ec2_form f = ec2_action("TerminateInstances");
     for (size_t i = 0; i < n; i++) ec2_addf(&f, ids[i], "InstanceId.%zu", i + 1);
-    aws_response resp;
-    int rc = ec2_call(c, region, "EC2 TerminateInstances", &f, &resp, code, err);
-    aws_response_free(&resp);
-    return rc;
+    return ec2_send(c, region, "EC2 TerminateInstances", &f, NULL, code, err);
 }
 
 int aws_ec2_terminate_instances(aws_client *c, const char *region, char *const *ids, size_t n, ib_error *err)
@@ -330,31 +326,17 @@ int aws_ec2_create_placement_group(aws_client *c, const char *region, const char
     ec2_add(&f, "GroupName", name);
     ec2_add(&f, "Strategy", "cluster");
     if (n_tags) ec2_tag_spec(&f, 1, "placement-group", tags, n_tags);
-    aws_response resp;
-    char code[64];
-    int rc = ec2_call(c, region, "EC2 CreatePlacementGroup", &f, &resp, code, err);
-    aws_response_free(&resp);
     /* Duplicate: a retried create whose first attempt succeeded (the names are the sweep's own) */
-    if (rc != 0 && !strcmp(code, "InvalidPlacementGroup.Duplicate")) {
-        ib_error_clear(err);
-        rc = 0;
-    }
-    return rc;
+    static const char *const done[] = {"InvalidPlacementGroup.Duplicate", NULL};
+    return ec2_send(c, region, "EC2 CreatePlacementGroup", &f, done, NULL, err);
 }
 
 int aws_ec2_delete_placement_group(aws_client *c, const char *region, const char *name, ib_error *err)
 {
     ec2_form f = ec2_action("DeletePlacementGroup");
     ec2_add(&f, "GroupName", name);
-    aws_response resp;
-    char code[64];
-    int rc = ec2_call(c, region, "EC2 DeletePlacementGroup", &f, &resp, code, err);
-    aws_response_free(&resp);
-    if (rc != 0 && !strcmp(code, "InvalidPlacementGroup.Unknown")) {
-        ib_error_clear(err);
-        rc = 0;
-    }
-    return rc;
+    static const char *const done[] = {"InvalidPlacementGroup.Unknown", NULL};
+    return ec2_send(c, region, "EC2 DeletePlacementGroup", &f, done, NULL, err);
 }
 
 typedef struct groups_ctx {
@@ -388,16 +370,8 @@ int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const cha
     static const ec2_xml_spec spec = {.root = "DescribePlacementGroupsResponse", .item = "placementGroupSet/item",
                                       .fields = {"groupName", "state"}, .on_item = group_item,
                                       .what = "EC2 DescribePlacementGroups"};
-    char tag[160];
-    snprintf(tag, sizeof tag, "tag:%s", tag_key);
-    ec2_form f = ec2_action("DescribePlacementGroups");
-    ec2_filter(&f, 1, tag, tag_value);
-    char *body = ec2_form_text(&f);
-    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec.what);
     groups_ctx g = {0};
-    int rc = ec2_describe_all(c, region, &body, 1, &spec, &g, err);
-    free(body);
-    if (rc != 0) {
+    if (ec2_describe_tagged(c, region, "DescribePlacementGroups", tag_key, tag_value, &spec, &g, err) != 0) {
         free(g.v);
         return -1;
     }
@@ -433,14 +407,8 @@ static int describe_rows(aws_client *c, const char *region, const char *act, con
     char what[64];
     snprintf(what, sizeof what, "EC2 %s", act);
     ec2_xml_spec spec = {.root = root, .item = item, .fields = {f1, f2}, .on_item = row_item, .what = what};
-    ec2_form f = ec2_action(act);
-    for (size_t i = 0; i < n_filters; i++) ec2_filter(&f, (int)i + 1, filters[2 * i], filters[2 * i + 1]);
-    char *body = ec2_form_text(&f);
-    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
     rows->what = spec.what;
-    int rc = ec2_describe_all(c, region, &body, 1, &spec, rows, err);
-    free(body);
-    return rc;
+    return ec2_describe_where(c, region, act, filters, n_filters, &spec, rows, err);
 }
 
 int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], char sg_id[32], ec2_subnet **subnets,

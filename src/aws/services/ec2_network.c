@@ -45,7 +45,6 @@ typedef struct types_ctx {
     ec2_type_network *out;
     int *seen;
     int cards[EC2_CARDS_MAX];        /* this item's cards so far, by index */
-    int bad_card;
 } types_ctx;
 
 static const char *const types_what = "EC2 DescribeInstanceTypes";
@@ -147,28 +146,24 @@ int aws_ec2_group_self_rules(aws_client *c, const char *region, const char *sg_i
         .root = "DescribeSecurityGroupRulesResponse", .item = "securityGroupRuleSet/item",
         .fields = {"groupId", "isEgress", "ipProtocol", "referencedGroupInfo/groupId"}, .on_item = rule_item,
         .what = "EC2 DescribeSecurityGroupRules"};
-    ec2_form f = ec2_action("DescribeSecurityGroupRules");
-    ec2_filter(&f, 1, "group-id", sg_id);
-    char *body = ec2_form_text(&f);
-    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec.what);
+    const char *filter[] = {"group-id", sg_id};
     rules_ctx r = {sg_id, 0, 0};
-    int rc = ec2_describe_all(c, region, &body, 1, &spec, &r, err);
-    free(body);
+    int rc = ec2_describe_where(c, region, "DescribeSecurityGroupRules", filter, 1, &spec, &r, err);
     *in_self = r.in_self;
     *out_self = r.out_self;
     return rc;
 }
 
-/* A flat answer's fields (up to four, below the root) into v. */
+/* A flat answer's two fields (below the root) into v. */
 typedef struct one_ctx {
-    char v[4][64];
+    char v[2][64];
     const char *what;
 } one_ctx;
 
 static int one_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     one_ctx *o = ctx;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 2; i++)
         if (ec2_put(o->v[i], sizeof o->v[i], v[i], o->what, "a value", err) != 0) return -1;
     return 0;
 }
@@ -213,6 +208,7 @@ int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc
     /* every protocol from and to the group itself: EFA's traffic is not TCP, and an EFA's
        outbound traffic must be allowed to the group as a group, not only to 0.0.0.0/0 */
     static const char *const dirs[] = {"AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress"};
+    static const char *const done[] = {"InvalidPermission.Duplicate", NULL};
     for (int d = 0; d < 2; d++) {
         ec2_form g = ec2_action(dirs[d]);
         ec2_add(&g, "GroupId", id);
@@ -220,12 +216,7 @@ int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc
         ec2_add(&g, "IpPermissions.1.Groups.1.GroupId", id);
         char w[64];
         snprintf(w, sizeof w, "EC2 %s", dirs[d]);
-        if (ec2_call(c, region, w, &g, &resp, code, err) != 0 && strcmp(code, "InvalidPermission.Duplicate")) {
-            aws_response_free(&resp);
-            return -1;
-        }
-        ib_error_clear(err);
-        aws_response_free(&resp);
+        if (ec2_send(c, region, w, &g, done, NULL, err) != 0) return -1;
     }
     return 0;
 }
@@ -234,14 +225,8 @@ int aws_ec2_delete_security_group(aws_client *c, const char *region, const char 
 {
     ec2_form f = ec2_action("DeleteSecurityGroup");
     ec2_add(&f, "GroupId", id);
-    aws_response resp;
-    int rc = ec2_call(c, region, "EC2 DeleteSecurityGroup", &f, &resp, code, err);
-    aws_response_free(&resp);
-    if (rc != 0 && !strcmp(code, "InvalidGroup.NotFound")) {
-        ib_error_clear(err);
-        rc = 0;
-    }
-    return rc;
+    static const char *const done[] = {"InvalidGroup.NotFound", NULL};
+    return ec2_send(c, region, "EC2 DeleteSecurityGroup", &f, done, code, err);
 }
 
 typedef struct groups_ctx {
@@ -267,27 +252,16 @@ static int sg_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     return 0;
 }
 
-static int describe_groups(aws_client *c, const char *region, const char *f1, const char *v1, const char *f2,
-                           const char *v2, groups_ctx *g, ib_error *err)
-{
-    static const ec2_xml_spec spec = {.root = "DescribeSecurityGroupsResponse", .item = "securityGroupInfo/item",
-                                      .fields = {"groupId", "groupName"}, .on_item = sg_item,
-                                      .what = "EC2 DescribeSecurityGroups"};
-    ec2_form f = ec2_action("DescribeSecurityGroups");
-    ec2_filter(&f, 1, f1, v1);
-    if (f2) ec2_filter(&f, 2, f2, v2);
-    char *body = ec2_form_text(&f);
-    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec.what);
-    int rc = ec2_describe_all(c, region, &body, 1, &spec, g, err);
-    free(body);
-    return rc;
-}
+static const ec2_xml_spec groups_spec = {.root = "DescribeSecurityGroupsResponse", .item = "securityGroupInfo/item",
+                                         .fields = {"groupId", "groupName"}, .on_item = sg_item,
+                                         .what = "EC2 DescribeSecurityGroups"};
 
 static int ids_by_name(aws_client *c, const char *region, const char *vpc_id, const char *name, char id[32],
                        ib_error *err)
 {
     groups_ctx g = {.name = name};
-    int rc = describe_groups(c, region, "vpc-id", vpc_id, "group-name", name, &g, err);
+    const char *filters[] = {"vpc-id", vpc_id, "group-name", name};
+    int rc = ec2_describe_where(c, region, "DescribeSecurityGroups", filters, 2, &groups_spec, &g, err);
     if (rc == 0 && g.n != 1)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "EC2 CreateSecurityGroup: %s exists, but %zu groups answer to its name",
                           name, g.n);
@@ -299,11 +273,8 @@ static int ids_by_name(aws_client *c, const char *region, const char *vpc_id, co
 int aws_ec2_security_groups_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
                                    char (**ids)[32], size_t *n, ib_error *err)
 {
-    char tag[160];
-    snprintf(tag, sizeof tag, "tag:%s", tag_key);
     groups_ctx g = {0};
-    int rc = describe_groups(c, region, tag, tag_value, NULL, NULL, &g, err);
-    if (rc != 0) {
+    if (ec2_describe_tagged(c, region, "DescribeSecurityGroups", tag_key, tag_value, &groups_spec, &g, err) != 0) {
         free(g.ids);
         return -1;
     }
@@ -347,39 +318,23 @@ int aws_ec2_associate_address(aws_client *c, const char *region, const char *all
     ec2_form f = ec2_action("AssociateAddress");
     ec2_add(&f, "AllocationId", allocation_id);
     ec2_add(&f, "NetworkInterfaceId", eni_id);
-    aws_response resp;
-    int rc = ec2_call(c, region, "EC2 AssociateAddress", &f, &resp, code, err);
-    aws_response_free(&resp);
-    return rc;
+    return ec2_send(c, region, "EC2 AssociateAddress", &f, NULL, code, err);
 }
 
 int aws_ec2_release_address(aws_client *c, const char *region, const char *allocation_id, char code[64], ib_error *err)
 {
     ec2_form f = ec2_action("ReleaseAddress");
     ec2_add(&f, "AllocationId", allocation_id);
-    aws_response resp;
-    int rc = ec2_call(c, region, "EC2 ReleaseAddress", &f, &resp, code, err);
-    aws_response_free(&resp);
-    if (rc != 0 && !strcmp(code, "InvalidAllocationID.NotFound")) {
-        ib_error_clear(err);
-        rc = 0;
-    }
-    return rc;
+    static const char *const done[] = {"InvalidAllocationID.NotFound", NULL};
+    return ec2_send(c, region, "EC2 ReleaseAddress", &f, done, code, err);
 }
 
 int aws_ec2_disassociate_address(aws_client *c, const char *region, const char *association_id, ib_error *err)
 {
     ec2_form f = ec2_action("DisassociateAddress");
     ec2_add(&f, "AssociationId", association_id);
-    aws_response resp;
-    char code[64];
-    int rc = ec2_call(c, region, "EC2 DisassociateAddress", &f, &resp, code, err);
-    aws_response_free(&resp);
-    if (rc != 0 && (!strcmp(code, "InvalidAssociationID.NotFound") || !strcmp(code, "InvalidAssociationID.Malformed"))) {
-        ib_error_clear(err);
-        rc = 0;
-    }
-    return rc;
+    static const char *const done[] = {"InvalidAssociationID.NotFound", "InvalidAssociationID.Malformed", NULL};
+    return ec2_send(c, region, "EC2 DisassociateAddress", &f, done, NULL, err);
 }
 
 typedef struct addr_ctx {
@@ -414,16 +369,8 @@ int aws_ec2_addresses_by_tag(aws_client *c, const char *region, const char *tag_
     static const ec2_xml_spec spec = {.root = "DescribeAddressesResponse", .item = "addressesSet/item",
                                       .fields = {"allocationId", "publicIp", "associationId"}, .on_item = addr_item,
                                       .what = "EC2 DescribeAddresses"};
-    char tag[160];
-    snprintf(tag, sizeof tag, "tag:%s", tag_key);
-    ec2_form f = ec2_action("DescribeAddresses");
-    ec2_filter(&f, 1, tag, tag_value);
-    char *body = ec2_form_text(&f);
-    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec.what);
     addr_ctx a = {0};
-    int rc = ec2_describe_all(c, region, &body, 1, &spec, &a, err);
-    free(body);
-    if (rc != 0) {
+    if (ec2_describe_tagged(c, region, "DescribeAddresses", tag_key, tag_value, &spec, &a, err) != 0) {
         free(a.v);
         return -1;
     }
@@ -465,14 +412,9 @@ int aws_ec2_primary_interface(aws_client *c, const char *region, const char *ins
         .root = "DescribeNetworkInterfacesResponse", .item = "networkInterfaceSet/item",
         .fields = {"networkInterfaceId", "attachment/deviceIndex", "attachment/networkCardIndex", "privateIpAddress"},
         .on_item = eni_item, .what = "EC2 DescribeNetworkInterfaces"};
-    ec2_form f = ec2_action("DescribeNetworkInterfaces");
-    ec2_filter(&f, 1, "attachment.instance-id", instance_id);
-    char *body = ec2_form_text(&f);
-    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", spec.what);
+    const char *filter[] = {"attachment.instance-id", instance_id};
     eni_ctx e = {.private_ip = private_ip};
-    int rc = ec2_describe_all(c, region, &body, 1, &spec, &e, err);
-    free(body);
-    if (rc != 0) return -1;
+    if (ec2_describe_where(c, region, "DescribeNetworkInterfaces", filter, 1, &spec, &e, err) != 0) return -1;
     if (!e.found || (e.found == 1 && e.ambiguous)) return 1;   /* not attached (or not told apart) yet */
     snprintf(eni, 32, "%s", e.best);
     return 0;

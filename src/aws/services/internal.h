@@ -63,6 +63,17 @@ int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, a
  * out.  The first failure's message goes to err. */
 int ec2_describe_all(aws_client *c, const char *region, char *const *bodies, size_t n,
                      const ec2_xml_spec *spec, void *out, ib_error *err);
+/* One request whose answer is not read.  0: EC2 took it, or answered a code of DONE (NULL-terminated,
+ * may be NULL: the codes that mean "already so", InvalidGroup.NotFound for a delete); -1: err says
+ * why and code (may be NULL) gets AWS's code ("" for a transport failure).  Takes f's body. */
+int ec2_send(aws_client *c, const char *region, const char *what, ec2_form *f, const char *const *done,
+             char code[64], ib_error *err);
+/* ACTION with N filters (FILTERS: name, value pairs as Filter.1..N), every page read by SPEC into out. */
+int ec2_describe_where(aws_client *c, const char *region, const char *action, const char *const *filters, size_t n,
+                       const ec2_xml_spec *spec, void *out, ib_error *err);
+/* ACTION of what carries the tag TAG_KEY = TAG_VALUE (Filter tag:KEY; "*" matches any value). */
+int ec2_describe_tagged(aws_client *c, const char *region, const char *action, const char *tag_key,
+                        const char *tag_value, const ec2_xml_spec *spec, void *out, ib_error *err);
 /* A form's text for ec2_describe_all, or NULL (out of memory; the form is freed). */
 char *ec2_form_text(ec2_form *f);
 /* SRC into DST (cap bytes) with control characters as '?': the text is the server's.  Longer than
