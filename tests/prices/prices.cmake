@@ -2,6 +2,8 @@
 # data/prices/ is): the instbench.prices/v1 format, service parsers, sources, snapshot and `instbench prices`.
 instbench_add_unit_test(prices_json_test ${CMAKE_CURRENT_LIST_DIR}/prices_json_test.c)
 instbench_add_unit_test(prices_parsers_test ${CMAKE_CURRENT_LIST_DIR}/prices_parsers_test.c)
+# AWS answers held to AWS's shapes (issue 39): plain decimals, calendar-valid times, in every answer parser
+instbench_add_unit_test(prices_hostile_answers_test ${CMAKE_CURRENT_LIST_DIR}/prices_hostile_answers_test.c)
 
 # `instbench prices` against the fake AWS, tests/aws/aws_fake_server.py (botocore-verified signatures); expected
 # values computed in Python from data/ (the price CSV and the Spot Advisor data).
@@ -56,7 +58,7 @@ set_tests_properties(prices_spreadsheet PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 6
 # The markets bought ahead (issue 32): Capacity Block offerings and Savings Plan rates against the
 # fake AWS (moto has neither call), every request compared with botocore's serializer, the money
 # recomputed in Python from the offerings and rates the test wrote; offline and bad input.
-foreach(case blocks plans offline usage)
+foreach(case blocks plans offline usage hostile)
   add_test(NAME prices_markets_${case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_markets.py ${INSTBENCH_BIN}
                    ${INSTBENCH_PRICE_DATA} ${case})

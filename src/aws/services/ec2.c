@@ -15,6 +15,8 @@
  * (ec2_xml.c). */
 #include "internal.h"
 
+#include "instbench/aws_values.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +24,10 @@
 
 #define MAX_SANE_USD_PER_HOUR 2000.0
 
+/* A spot price as EC2 writes it ("1.234500"): a plain decimal, at least rank's floor of $1e-6. */
 static int parse_price(const char *s, double *out)
 {
-    char *end;
-    if (!s[0]) return -1;
-    double v = strtod(s, &end);
-    if (*end != '\0' || !isfinite(v) || v <= 0 || v > MAX_SANE_USD_PER_HOUR) return -1;
-    *out = v;
-    return 0;
+    return util_aws_decimal(s, 1e-6, MAX_SANE_USD_PER_HOUR, out);
 }
 
 /* ---- DescribeSpotPriceHistory ---------------------------------------------------------------- */
@@ -46,7 +44,7 @@ static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     if (parse_price(v[SP_PRICE], &price) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: implausible spotPrice \"%.40s\"",
                             v[SP_PRICE]);
-    if (util_parse_iso8601(v[SP_TIME], &ts) != 0)
+    if (util_aws_time(v[SP_TIME], &ts) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: bad timestamp \"%.40s\"", v[SP_TIME]);
     if (v[SP_DESC][0] && strcmp(v[SP_DESC], "Linux/UNIX") != 0) return 0;
     if (strlen(v[SP_TYPE]) >= 64 || strlen(v[SP_AZ]) >= 32)

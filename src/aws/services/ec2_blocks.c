@@ -8,26 +8,30 @@
  *   <endDate/><capacityBlockDurationHours/><capacityBlockDurationMinutes/><upfrontFee/>
  *   <currencyCode/><tenancy/></item>...</capacityBlockOfferingSet><nextToken/></...>
  * The duration is hours plus minutes ("in addition", EC2's API reference).  Every field is read as
- * hostile: a fee that is no positive finite number, a date that does not parse, an end before the
- * start or a count outside 1..64 fails the page rather than showing a figure. */
+ * hostile (include/instbench/aws_values.h): a fee that is no plain decimal of at least a cent, a
+ * date that is not a calendar-valid ISO 8601 time, an end before the start, a count that is not
+ * digits in 1..64 fails the page rather than showing a figure. */
 #include "internal.h"
+
+#include "instbench/aws_values.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Far above any real block (64 x p6 for 182 days is about $30 M), far below what breaks a double. */
+/* Far above any real block (64 x p6 for 182 days is about $30 M), far below what breaks a double;
+ * below a cent no block is sold (AWS quotes fees to the cent). */
 #define MAX_SANE_FEE 1e9
+#define MIN_SANE_FEE 0.01
 
 enum { CB_ID, CB_TYPE, CB_AZ, CB_COUNT, CB_START, CB_END, CB_HOURS, CB_MINUTES, CB_FEE, CB_CURRENCY, CB_TENANCY };
 
+/* A count or a duration: digits only ("+2", " 2" and "0x2" are no count AWS writes). */
 static int whole(const char *s, long lo, long hi, int *out)
 {
-    char *end;
-    if (!s[0]) return -1;
-    long v = strtol(s, &end, 10);
-    if (*end || v < lo || v > hi) return -1;
+    double v;
+    if (strchr(s, '.') || util_aws_decimal(s, (double)lo, (double)hi, &v) != 0) return -1;
     *out = (int)v;
     return 0;
 }
@@ -43,7 +47,7 @@ static int block_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: an offering without a plausible instanceType/availabilityZone", what);
     if (whole(v[CB_COUNT], 1, 64, &o.instance_count) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible instanceCount \"%.40s\"", what, v[CB_COUNT]);
-    if (util_parse_iso8601(v[CB_START], &o.start) != 0 || util_parse_iso8601(v[CB_END], &o.end) != 0 || o.end <= o.start)
+    if (util_aws_time(v[CB_START], &o.start) != 0 || util_aws_time(v[CB_END], &o.end) != 0 || o.end <= o.start)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: bad startDate/endDate \"%.40s\" .. \"%.40s\"", what, v[CB_START],
                             v[CB_END]);
     if (whole(v[CB_HOURS], 0, 182 * 24, &o.duration_hours) != 0 ||
@@ -51,9 +55,7 @@ static int block_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         o.duration_hours * 60 + o.duration_minutes <= 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible duration %.20s h %.20s min", what, v[CB_HOURS],
                             v[CB_MINUTES]);
-    char *end;
-    o.upfront_fee = strtod(v[CB_FEE], &end);
-    if (!v[CB_FEE][0] || *end || !isfinite(o.upfront_fee) || o.upfront_fee <= 0 || o.upfront_fee > MAX_SANE_FEE)
+    if (util_aws_decimal(v[CB_FEE], MIN_SANE_FEE, MAX_SANE_FEE, &o.upfront_fee) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible upfrontFee \"%.40s\"", what, v[CB_FEE]);
     if (strlen(v[CB_CURRENCY]) >= sizeof o.currency)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible currencyCode \"%.40s\"", what, v[CB_CURRENCY]);

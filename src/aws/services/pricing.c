@@ -29,6 +29,7 @@
  *   price: ml.* rows have no spot record (rank prices one at the user's --price TYPE:spot=USD).
  */
 #include "instbench/aws_services.h"
+#include "instbench/aws_values.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -125,9 +126,9 @@ static int on_demand_hourly(const cJSON *doc, double *out, ib_error *err)
             const cJSON *usd = cJSON_GetObjectItemCaseSensitive(ppu, "USD");
             if (!cJSON_IsString(usd))
                 return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: hourly price without a USD string");
-            char *end;
-            double v = strtod(usd->valuestring, &end);
-            if (end == usd->valuestring || *end != '\0' || !isfinite(v) || v < 0 || v > MAX_SANE_USD_PER_HOUR)
+            /* a plain decimal ("3.0600000000"): hex, whitespace or an exponent is no price AWS lists */
+            double v;
+            if (util_aws_decimal(usd->valuestring, 0, MAX_SANE_USD_PER_HOUR, &v) != 0 || (v > 0 && v < 1e-6))
                 return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: implausible price \"%.40s\" USD/h",
                                     usd->valuestring);
             if (v > 0) {   /* $0 rows exist for reservations' covered hours; they are not a price */

@@ -17,6 +17,7 @@
  * only the asked one is kept, and only what the filters asked for (Linux on shared hosts, the
  * type and region asked, USD per hour): a rate for anything else is a distractor, not an error. */
 #include "instbench/aws_services.h"
+#include "instbench/aws_values.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -113,9 +114,10 @@ static int take(sp_query *q, const cJSON *r, ib_error *err)
     if (strcmp(currency, "USD") || strcmp(unit, "Hrs"))
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: a rate for %s in %.8s per %.8s, not USD per hour", SP_WHAT,
                             q->instance_type, currency, unit);
-    char *end;
-    double v = strtod(rate, &end);
-    if (!rate[0] || *end || !isfinite(v) || v <= 0 || v > 2000)
+    /* a plain decimal (AWS writes "12.5"; "0x1", " 100" or "1e-300" is no rate it sends), within what
+     * any instance-hour costs (rank's own floor and ceiling) */
+    double v;
+    if (util_aws_decimal(rate, 1e-6, 2000, &v) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible rate \"%.40s\" for %s", SP_WHAT, rate, q->instance_type);
     if (q->n == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 4;
