@@ -11,7 +11,13 @@
  *                        measure --hourly-cost), else AWS's (live, cache, snapshot or a file)
  *   samples_per_dollar = samples_per_second x 3600 / usd_per_hour
  *   hours_to_target    = target_samples / samples_per_second / 3600
- *   cost_to_target     = hours_to_target x usd_per_hour
+ *   cost_to_target     = hours_to_target x usd_per_hour, except on the markets bought ahead, which
+ *                        answer the same question, what reaching the target costs:
+ *     capacity-block:    ceil(hours_to_target / block hours) x the block's fee (each paid whole)
+ *     savings-plan:      terms = ceil(hours_to_target / term hours); hours_to_target x usd_per_hour
+ *                        + (terms x term hours - hours_to_target) x usd_per_hour x (1 - U), U the
+ *                        --plan-utilisation the rest of the fleet gives the hours left (default 0:
+ *                        the whole commitment is owed whether the nodes train or not)
  */
 #ifndef INSTBENCH_RANK_H
 #define INSTBENCH_RANK_H
@@ -368,6 +374,10 @@ typedef struct rank_options {
     const rank_plan_quote *plans;
     size_t n_plans;
     double plan_term_hours;               /* 8760 or 26280 */
+    /* --plan-utilisation: the share of the term's hours outside the target's that other work keeps
+     * the plan busy; the rest of the commitment counts in a savings-plan row's cost to target
+     * (0, the default: the whole term is owed to the target) */
+    double plan_utilisation;
     const char *plan_label;               /* "Compute 1y No Upfront" */
     const char *quotes_missing;           /* "" or why no quote could be asked (offline) */
     /* --versus: the row every spot row's break-even is against (configs index and market); -1:

@@ -38,6 +38,7 @@ typedef struct rank_args {
     rank_load_options load;
     int block_hours, plan, term, payment;    /* the markets bought ahead: --block-duration, --plan, ... */
     const char *versus;                      /* --versus CONFIG */
+    int plan_utilisation_given;              /* --plan-utilisation */
 } rank_args;
 
 static rank_args A;
@@ -127,6 +128,10 @@ static const arg_spec rank_specs[] = {
     {"--term", 0, ARG_CHOICE, &A.term, NULL, "savings-plan: 1y (default) or 3y", .choices = term_names},
     {"--payment", 0, ARG_CHOICE, &A.payment, NULL, "savings-plan: none (default), partial or all upfront",
      .choices = payment_names},
+    {"--plan-utilisation", 0, ARG_DOUBLE, &A.opt.plan_utilisation, "F", "savings-plan: the share (0 to 1) of the term's hours the target does\n"
+     "not train that the rest of your fleet keeps the plan busy (default 0:\n"
+     "nothing else uses it, so COST to a target is the whole term's\n"
+     "commitment; 1: only the target's own hours)", 0, 1, .given = &A.plan_utilisation_given},
     {"--spot-price", 0, ARG_CHOICE, &A.spot_mode, NULL, "spot price across the region's AZs (default lowest)",
      .choices = spot_modes, .given = &A.spot_given},
     {"--include-local-zones", 0, ARG_FLAG, &A.opt.include_local_zones, NULL, "let Local Zones and Wavelength Zones (opt-in per account) count for\n"
@@ -342,6 +347,8 @@ static int parse_args(int argc, char **argv, rank_args *a)
     }
     if (a->block_hours && !(o->markets & RANK_MARKETS_BLOCK))
         return args_usage_error(c, "--block-duration prices a Capacity Block: it needs --market capacity-block or all");
+    if (a->plan_utilisation_given && !(o->markets & RANK_MARKETS_PLAN))
+        return args_usage_error(c, "--plan-utilisation prices a Savings Plan: it needs --market savings-plan or all");
     if ((a->plan || a->term || a->payment) && !(o->markets & RANK_MARKETS_PLAN))
         return args_usage_error(c, "%s prices a Savings Plan: it needs --market savings-plan or all",
                                 a->plan ? "--plan" : a->term ? "--term" : "--payment");

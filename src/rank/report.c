@@ -225,12 +225,26 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     "trains");
     char term_h[32];
     output_fmt_grouped(term_h, sizeof term_h, r->opts->plan_term_hours, 0);
+    /* which view of a plan's COST is shown: the commitment the target leaves idle is owed too, less
+     * the share --plan-utilisation says other work uses */
+    char plan_cost[320] = "";
+    double u = isfinite(r->opts->plan_utilisation) ? r->opts->plan_utilisation : 0;
+    if (r->opts->target_samples > 0 && u <= 0)
+        snprintf(plan_cost, sizeof plan_cost, "; COST: the whole term's commitment (x terms the target needs), as "
+                 "nothing else uses the plan (--plan-utilisation F: the share of the other hours the rest of your "
+                 "fleet uses)");
+    else if (r->opts->target_samples > 0 && u >= 1)
+        snprintf(plan_cost, sizeof plan_cost, "; COST: the target's own hours only (--plan-utilisation 1: the rest "
+                 "of your fleet uses every other hour of the term)");
+    else if (r->opts->target_samples > 0)
+        snprintf(plan_cost, sizeof plan_cost, "; COST: the target's hours plus %.4g%% of the commitment for the "
+                 "term's other hours (--plan-utilisation %.4g: the rest of your fleet uses the rest)", 100 * (1 - u), u);
     if (any_market(r, RANK_SAVINGS_PLAN))
         output_note(out, "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
-                    "term's %s hours whether the nodes train or not; PLAN PAYS vs OD: rate / on-demand, the share of "
+                    "term's %s hours whether the nodes train or not%s; PLAN PAYS vs OD: rate / on-demand, the share of "
                     "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
                     "the spot row's efficiency / its price, the same against spot with its interruptions.  instbench "
-                    "never purchases a plan.", r->opts->plan_label ? r->opts->plan_label : "", term_h);
+                    "never purchases a plan.", r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost);
     if (place) placement_note(r, out);
     if (!output_table_showed(t, "configuration")) return;   /* the marks ride on the configuration */
     if (extra)
@@ -337,8 +351,10 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
                      "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
                 rate, delta, so->checkpoint_source, restart, tau,
                 output_table_showed(t, "breakeven_rate_per_node_hour") ? against : "",
-                times ? "; TIME and COST are without interruptions (JSON/CSV: expected_hours_to_target, "
-                        "p90_hours_to_target; --wide: P90 TIME)" : "");
+                times ? "; TIME and COST are without interruptions, while --deadline, --budget and --sort time|cost "
+                        "judge spot rows by the expected figures, interruptions included (JSON/CSV: "
+                        "expected_hours_to_target, expected_cost_to_target_usd, p90_hours_to_target; --wide: P90 TIME)"
+                      : "");
     size_t shown = 0, risky = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         if (!r->rows[i].risk.valid) continue;

@@ -263,6 +263,17 @@ static int plan_price(const rank_config *c, const price_set *prices, const rank_
     return 0;
 }
 
+/* What reaching the target costs on a plan: the commitment is owed for every hour of each term the
+ * target starts, trained or not (rank.h states it); the hours the target leaves idle count at the
+ * share the rest of the fleet does not use (--plan-utilisation). */
+static double plan_cost_to_target(double hours, double usd_per_hour, const rank_options *o)
+{
+    double terms = o->plan_term_hours > 0 ? ceil(hours / o->plan_term_hours) : 0;
+    double idle = terms * o->plan_term_hours - hours;
+    double unused = 1 - (isfinite(o->plan_utilisation) ? o->plan_utilisation : 0);
+    return hours * usd_per_hour + (idle > 0 ? idle : 0) * usd_per_hour * unused;
+}
+
 static void score_row(const rank_config *c, const price_set *prices, const rank_options *o, rank_row *row)
 {
     row->priced = 0;
@@ -292,7 +303,7 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
                 row->blocks_to_target = ceil(row->hours_to_target / row->block_hours);
                 row->cost_to_target = row->blocks_to_target * row->block_fee_usd;
             } else {
-                row->cost_to_target = row->hours_to_target * row->usd_per_hour;
+                row->cost_to_target = plan_cost_to_target(row->hours_to_target, row->usd_per_hour, o);
             }
         }
         return;

@@ -70,6 +70,10 @@ add_test(NAME rank_gzip COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/
 # against on-demand and spot at Daly's efficiency, recomputed in Python (spot_model.py).
 add_test(NAME rank_markets COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_markets.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v2.json ${INSTBENCH_PRICE_DATA})
+# A savings-plan row's cost to target owes the term's commitment (--plan-utilisation: the share other
+# work uses), judged by --budget and --sort cost as printed; a rate above on-demand never pays (issue 39).
+add_test(NAME rank_plan_cost COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_plan_cost.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/rank-v2.json)
 # --versus CONFIG: spot's break-even against the alternative named, recomputed with spot_model.py;
 # the legend names the row; bad values exit 2.
 add_test(NAME rank_versus COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_versus.py ${INSTBENCH_BIN})

@@ -112,7 +112,8 @@ def main():
         want_p = {"usd_per_hour": NODES * PLAN_RATE, "plan_commitment_usd_per_hour": NODES * PLAN_RATE,
                   "plan_term_usd": NODES * PLAN_RATE * 8760, "plan_break_even_on_demand": PLAN_RATE / od,
                   "plan_break_even_spot": PLAN_RATE * eff / s["usd_per_hour_per_node"],
-                  "cost_to_target_usd": hours * NODES * PLAN_RATE}
+                  # the commitment is owed for the whole term, trained or not (nothing else uses the plan)
+                  "cost_to_target_usd": hours * NODES * PLAN_RATE + (8760 - hours) * NODES * PLAN_RATE}
         for k, v in want_p.items():
             check(p.get(k) is not None and math.isclose(p[k], v, rel_tol=1e-9), "plan %s: %s, wanted %s" % (k, p.get(k), v))
         check(s["usd_per_hour_per_node"] in spot.values(), "spot price %s not one served %s" % (s["usd_per_hour_per_node"], spot))
