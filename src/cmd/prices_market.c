@@ -28,11 +28,16 @@ static int cmp_block(const void *a, const void *b)
     return strcmp(x->az, y->az);
 }
 
+/* The JSON's very text (util_fmt_double: the shortest that reads back), so a CSV cell and the
+ * JSON number are equal strings; "" when not finite. */
 static void fmt_num(char *out, size_t len, double v)
 {
-    if (isfinite(v)) snprintf(out, len, "%.17g", v);
-    else out[0] = '\0';
+    util_fmt_double(out, len, v);
 }
+
+/* A plan whose rate is above on-demand never pays, however many hours it is used: its break-even
+ * reads "never" in every format rather than a share above 100%. */
+static int never_pays(double break_even) { return isfinite(break_even) && break_even > 1; }
 
 static const char *const block_headers[] = {"INSTANCE TYPE", "REGION", "ZONE", "INSTANCES", "START (UTC)", "END (UTC)",
                                             "DURATION", "UPFRONT FEE", "$/INSTANCE-H", "$/ACCEL-H", "STARTS IN",
@@ -191,7 +196,8 @@ static int plans_table(const prices_market_args *a, const plan_row *p, size_t n,
         output_fmt_usd(rate, sizeof rate, p[i].rate);
         output_fmt_usd(od, sizeof od, p[i].on_demand);
         double u = markets_break_even_utilisation(p[i].rate, p[i].on_demand);
-        if (isfinite(u)) snprintf(sav, sizeof sav, "%.0f", (1 - u) * 100), snprintf(be, sizeof be, "%.0f%%", u * 100);
+        if (never_pays(u)) snprintf(sav, sizeof sav, "none"), snprintf(be, sizeof be, "never");
+        else if (isfinite(u)) snprintf(sav, sizeof sav, "%.0f", (1 - u) * 100), snprintf(be, sizeof be, "%.0f%%", u * 100);
         else snprintf(sav, sizeof sav, "-"), snprintf(be, sizeof be, "-");
         snprintf(nodes, sizeof nodes, "%d", p[i].nodes);
         output_fmt_usd(com, sizeof com, p[i].money.commitment_usd_per_hour);
@@ -210,7 +216,8 @@ static int plans_table(const prices_market_args *a, const plan_row *p, size_t n,
                     "one of the term's %s hours whether the instances run or not; %s pays %s of it UPFRONT and the "
                     "rest as RECURRING $/h, so amortised over the term UPFRONT / %s h + RECURRING $/h = COMMITMENT "
                     "$/h.  BREAK-EVEN: PLAN $/h / ON-DEMAND $/h, the share of the term's hours the instances must "
-                    "run for the plan to cost no more than on-demand; SAVINGS %%: 1 - that.  instbench never "
+                    "run for the plan to cost no more than on-demand (never: the rate is above on-demand); SAVINGS %%: 1 - "
+                    "that.  instbench never "
                     "purchases a plan.", hours, payment_name(a->payment),
                     a->payment == MARKETS_PAY_ALL ? "all" : a->payment == MARKETS_PAY_PARTIAL ? "half (AWS asks for at "
                     "least half; instbench assumes half)" : "none", hours);
@@ -233,7 +240,9 @@ static int plans_csv(const prices_market_args *a, const plan_row *p, size_t n, F
         snprintf(term, sizeof term, "%d", a->term_years);
         fmt_num(rate, sizeof rate, p[i].rate);
         fmt_num(od, sizeof od, p[i].on_demand);
-        fmt_num(be, sizeof be, markets_break_even_utilisation(p[i].rate, p[i].on_demand));
+        double u = markets_break_even_utilisation(p[i].rate, p[i].on_demand);
+        if (never_pays(u)) snprintf(be, sizeof be, "never");
+        else fmt_num(be, sizeof be, u);
         snprintf(nodes, sizeof nodes, "%d", p[i].nodes);
         fmt_num(com, sizeof com, p[i].money.commitment_usd_per_hour);
         fmt_num(up, sizeof up, p[i].money.upfront_usd);
@@ -263,8 +272,8 @@ static cJSON *plans_json(const prices_market_args *a, const plan_row *p, size_t 
         cJSON_AddItemToObject(o, "on_demand_usd_per_hour", output_json_number(p[i].on_demand));
         if (p[i].od_source[0]) cJSON_AddStringToObject(o, "on_demand_source", p[i].od_source);
         else cJSON_AddNullToObject(o, "on_demand_source");
-        cJSON_AddItemToObject(o, "break_even_utilisation",
-                              output_json_number(markets_break_even_utilisation(p[i].rate, p[i].on_demand)));
+        double u = markets_break_even_utilisation(p[i].rate, p[i].on_demand);
+        cJSON_AddItemToObject(o, "break_even_utilisation", never_pays(u) ? cJSON_CreateString("never") : output_json_number(u));
         cJSON_AddNumberToObject(o, "nodes", p[i].nodes);
         cJSON_AddItemToObject(o, "commitment_usd_per_hour", output_json_number(p[i].money.commitment_usd_per_hour));
         cJSON_AddItemToObject(o, "upfront_usd", output_json_number(p[i].money.upfront_usd));

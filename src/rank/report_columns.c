@@ -229,15 +229,23 @@ static void get_commitment(const rank_report *r, const rank_row *row, rank_value
     if (row->priced) num(v, row->plan_commitment_usd_per_hour);
 }
 static void get_term_usd(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->plan_term_usd); }
+/* A plan's break-even share: above 1 (the rate above the alternative's) the plan never pays, and
+ * says so in every format rather than as a share above 100%. */
+static void plan_share(const rank_row *row, double x, rank_value *v)
+{
+    if (!row->priced) return;
+    if (isfinite(x) && x > 1) text(v, "never");
+    else num(v, x);
+}
 static void get_plan_be_od(const rank_report *r, const rank_row *row, rank_value *v)
 {
     (void)r;
-    if (row->priced) num(v, row->plan_break_even_on_demand);
+    plan_share(row, row->plan_break_even_on_demand, v);
 }
 static void get_plan_be_spot(const rank_report *r, const rank_row *row, rank_value *v)
 {
     (void)r;
-    if (row->priced) num(v, row->plan_break_even_spot);
+    plan_share(row, row->plan_break_even_spot, v);
 }
 
 /* ---- the table's text where it differs from the plain value ---- */
@@ -374,7 +382,8 @@ static void show_wait(const rank_report *r, const rank_row *row, char *out, size
 }
 static void show_share(double x, char *out, size_t len)
 {
-    if (isfinite(x)) snprintf(out, len, "%.0f%%", 100 * x);
+    if (isfinite(x) && x > 1) snprintf(out, len, "never");
+    else if (isfinite(x)) snprintf(out, len, "%.0f%%", 100 * x);
     else snprintf(out, len, "-");
 }
 static void show_plan_be_od(const rank_report *r, const rank_row *row, char *out, size_t len)
