@@ -304,6 +304,9 @@ int prices_live_zones(const char *const *regions, size_t n_regions, double timeo
  * to 182 days, starting within 8 weeks (EC2's API reference, DescribeCapacityBlockOfferings). */
 #define MARKETS_BLOCK_MAX_INSTANCES 64
 #define MARKETS_BLOCK_MAX_LEAD_S (56L * 86400)
+/* How far before now an offering's start may lie and still count as starting now (clocks differ);
+ * one that started earlier is refused (prices_fetch_blocks). */
+#define MARKETS_BLOCK_CLOCK_SLACK_S 600
 /* --duration: "3d", "72h" or "72" (hours) into *hours; NULL, or why AWS does not sell it (the
  * message names the nearest durations it sells). */
 const char *markets_block_duration_problem(const char *v, int *hours);

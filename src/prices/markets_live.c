@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A client, or 1 with WHY when there are no credentials (offline: not an error), -1 with ERR. */
 static int client(double timeout_s, aws_client **c, const char *what, char *why, size_t why_len, ib_error *err)
@@ -69,9 +70,20 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
         goto done;
     }
+    time_t now = time(NULL);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < qs[i].n; k++) {
             const ec2_block_offering *o = &qs[i].offerings[k];
+            /* An offering that already started would be sold for hours already past: AWS quotes the
+             * fee for the whole block, so it is refused (left out, said) rather than shown as "now"
+             * and priced over hours nobody can use.  A few minutes of clock difference pass. */
+            if (o->start < now - MARKETS_BLOCK_CLOCK_SLACK_S) {
+                char when[32];
+                util_utc_iso8601(o->start, when);
+                ib_warn("Capacity Block offering %s in %s started at %s, before now: left out (its fee is for the "
+                        "whole block, hours already past included)", o->id, o->az, when);
+                continue;
+            }
             market_block *m = &rows[(*n_out)++];
             snprintf(m->instance_type, sizeof m->instance_type, "%s", o->instance_type);
             snprintf(m->region, sizeof m->region, "%s", qs[i].region);

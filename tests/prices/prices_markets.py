@@ -13,6 +13,8 @@ usage: prices_markets.py INSTBENCH PRICE_DATA_DIR CASE
   plans    a Savings Plan's rate beside on-demand, amortised upfront, break-even, botocore's requests
   offline  no credentials or --source snapshot: the live-only line, exit 0, no figure
   usage    bad input: exit 2 with a clear message, before any request
+  hostile  hex, whitespace, subnormal and impossible-date answers refused naming the field; an
+           offering already started left out and said; CSV cells the JSON's text; "never" pays
 """
 import csv
 import datetime
@@ -316,6 +318,103 @@ def case_plans():
         fake.stop()
 
 
+# ---- hostile answers, numbers as the JSON writes them (issue 39) ---------------------------------
+
+def json_texts(out):
+    """The JSON document with every number kept as the text instbench wrote."""
+    return json.loads(out, parse_float=str, parse_int=str)
+
+
+def case_hostile():
+    base = ["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "3d",
+            "--regions", "us-east-1"]
+    path = os.path.join(TMP, "blocks.json")
+    # a fee or a date no AWS answer carries fails the answer, naming the field, never read another way
+    # ("0x10" would be $16 to strtod, 2026-02-30 would become March 2)
+    good = offering(1, "us-east-1", "p5.48xlarge", "us-east-1a", 2, 3, 3, "21345.12")
+    hostile = [(dict(good, upfront_fee="0x10"), "upfrontFee"), (dict(good, upfront_fee=" 100"), "upfrontFee"),
+               (dict(good, upfront_fee="1e-300"), "upfrontFee"), (dict(good, upfront_fee="100 "), "upfrontFee"),
+               (dict(good, start="2026-02-30T11:30:00Z", end="2026-03-05T11:30:00Z"), "startDate"),
+               (dict(good, end=good["end"].replace("T11:30", "T25:30")), "endDate")]
+    for o, field in hostile:
+        with open(path, "w") as f:
+            json.dump([o], f)
+        fake = FakeAws("--capacity-blocks", path, "--timeout", "120")
+        try:
+            p = run(base + ["--format", "json"], env(fake), rc=1)
+            check(field in p.stderr and p.stdout == "", "%s=%r: %s" % (field, o.get("upfront_fee"), p.stderr))
+        finally:
+            fake.stop()
+
+    # an offering that started 3 days ago (a 7-day block) is refused and says so, not shown as "now"
+    # over its full length; the one that starts ahead is shown.  CSV cells are the JSON's very text.
+    started = offering(2, "us-east-1", "p5.48xlarge", "us-east-1b", 2, -3, 7, "50000", duration_hours=72)
+    started["end"] = iso(day(-3) + datetime.timedelta(hours=72 + 96))
+    future = offering(3, "us-east-1", "p5.48xlarge", "us-east-1c", 2, 3, 3, "21345.12",
+                      start=iso(day(3) + datetime.timedelta(minutes=27, seconds=36)))
+    with open(path, "w") as f:
+        json.dump([started, future], f)
+    fake = FakeAws("--capacity-blocks", path, "--timeout", "120")
+    try:
+        e = env(fake)
+        p = run(base + ["--format", "json"], e)
+        doc = valid(json.loads(p.stdout), "started")
+        check([o["offering_id"] for o in doc["offerings"]] == [future["id"]], "started offering shown: %s" % p.stdout)
+        check(started["id"] in p.stderr and "started" in p.stderr and "left out" in p.stderr, "not said: %s" % p.stderr)
+        p = run(base + ["--format", "table"], e)
+        check(started["id"] not in p.stdout and " now " not in p.stdout, "table shows it:\n%s" % p.stdout)
+        jt = json_texts(run(base + ["--format", "json"], e).stdout)["offerings"][0]
+        rows = list(csv.DictReader(run(base + ["--format", "csv"], e).stdout.splitlines()))
+        check(len(rows) == 1, "csv rows %s" % rows)
+        for key in ("duration_hours", "upfront_fee_usd", "usd_per_instance_hour", "usd_per_accelerator_hour"):
+            want = "" if jt[key] is None else jt[key]
+            check(rows and rows[0][key] == want, "csv %s %r, json %r" % (key, rows and rows[0][key], want))
+        # the wait is computed at each run's own clock: the same shortest text, read back, within the seconds between runs
+        check(rows and rows[0]["wait_hours"] == repr(float(rows[0]["wait_hours"])) and
+              abs(float(rows[0]["wait_hours"]) - float(jt["wait_hours"])) < 0.01, "wait %s" % rows)
+        check(rows and rows[0]["upfront_fee_usd"] == "21345.12", "fee cell %r" % (rows and rows[0]["upfront_fee_usd"]))
+    finally:
+        fake.stop()
+
+    # Savings Plans: a rate in hex or with whitespace is no rate; one above on-demand never pays
+    t, region = "p4d.24xlarge", "us-east-1"
+    sp = os.path.join(TMP, "sp.json")
+    for bad in ("0x1", " 100", "1e-300"):
+        with open(sp, "w") as f:
+            json.dump([sp_result(t, region, "Compute", "No Upfront", 1, bad)], f)
+        fake = FakeAws("--prices", os.path.join(DATA, "aws-accelerated-prices.csv"), "--savings-plan-rates", sp,
+                       "--timeout", "120")
+        try:
+            p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--format", "json"],
+                    env(fake), rc=1)
+            check("rate" in p.stderr and p.stdout == "", "rate %r: %s" % (bad, p.stderr))
+        finally:
+            fake.stop()
+    od = on_demand(t, region)
+    high = "%.4f" % (od * 17.45)
+    with open(sp, "w") as f:
+        json.dump([sp_result(t, region, "Compute", "No Upfront", 1, high)], f)
+    fake = FakeAws("--prices", os.path.join(DATA, "aws-accelerated-prices.csv"), "--savings-plan-rates", sp,
+                   "--timeout", "120")
+    try:
+        e = env(fake)
+        q = ["--market", "savings-plan", "--instance-types", t, "--regions", region, "--nodes", "3"]
+        p = run(q + ["--format", "json"], e)
+        g = valid(json.loads(p.stdout), "never")["rates"][0]
+        check(g["break_even_utilisation"] == "never", "json break-even %r" % g["break_even_utilisation"])
+        p = run(q + ["--format", "table", "--wide"], e)
+        line = next((x for x in p.stdout.splitlines() if x.startswith(t)), "")
+        check("never" in line and "%" not in line and "-1645" not in line, "table row %r" % line)
+        rows = list(csv.DictReader(run(q + ["--format", "csv"], e).stdout.splitlines()))
+        jt = json_texts(run(q + ["--format", "json"], e).stdout)["rates"][0]
+        check(rows and rows[0]["break_even_utilisation"] == "never", "csv break-even %s" % rows)
+        for key in ("plan_usd_per_hour", "on_demand_usd_per_hour", "commitment_usd_per_hour", "upfront_usd",
+                    "recurring_usd_per_hour", "term_hours"):
+            check(rows and rows[0][key] == jt[key], "csv %s %r, json %r" % (key, rows and rows[0][key], jt[key]))
+    finally:
+        fake.stop()
+
+
 # ---- offline and usage ---------------------------------------------------------------------------
 
 def case_offline():
@@ -371,7 +470,8 @@ def case_usage():
 
 
 try:
-    {"blocks": case_blocks, "plans": case_plans, "offline": case_offline, "usage": case_usage}[CASE]()
+    {"blocks": case_blocks, "plans": case_plans, "offline": case_offline, "usage": case_usage,
+     "hostile": case_hostile}[CASE]()
     print("ok [%s]" % CASE)
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
