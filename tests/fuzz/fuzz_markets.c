@@ -2,14 +2,28 @@
  * points at.  Input goes to the DescribeCapacityBlockOfferings page parser (ec2_blocks.c: EC2's
  * XML) and to the DescribeSavingsPlansOfferingRates page parser (savingsplans.c: JSON).  No input
  * may crash, leak or read out of bounds, and whatever either accepts must be a figure instbench
- * would print: a block of 1..64 instances with a positive fee and an end after its start, only of
- * the type and count asked; a rate in (0, 2000] USD per hour. */
+ * would print: a block of 1..64 instances with a fee of at least a cent (no subnormal "1e-300")
+ * and an end after its start, both times that exist on the calendar (each reads back the same
+ * through util_aws_time), only of the type and count asked; a rate in [1e-6, 2000] USD per hour.
+ * The seeds (corpus/fuzz_markets/) include the hostile shapes of issue 39: fees "0x10", " 100" and
+ * "1e-300", a count "+2", dates 2026-02-30, 2026-11-31 and 25:30, an offering that started long
+ * ago, rates "0x1", " 100", "1.45e1" and one far above on-demand. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "instbench/aws_services.h"
+#include "instbench/aws_values.h"
+
+/* T as AWS writes it, read back: the same second, or T was no calendar time */
+static int calendar_time(time_t t)
+{
+    char iso[32];
+    time_t back;
+    util_utc_iso8601(t, iso);
+    return util_aws_time(iso, &back) == 0 && back == t;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,8 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (aws_ec2_parse_blocks_page(text, size, &q, &next, &err) == 0) {
         for (size_t i = 0; i < q.n; i++) {
             const ec2_block_offering *o = &q.offerings[i];
-            if (o->instance_count != 2 || strcmp(o->instance_type, "p5.48xlarge") || !(o->upfront_fee > 0) ||
-                !isfinite(o->upfront_fee) || o->end <= o->start || o->duration_hours * 60 + o->duration_minutes <= 0)
+            if (o->instance_count != 2 || strcmp(o->instance_type, "p5.48xlarge") || !(o->upfront_fee >= 0.01) ||
+                !isfinite(o->upfront_fee) || o->end <= o->start || o->duration_hours * 60 + o->duration_minutes <= 0 ||
+                !calendar_time(o->start) || !calendar_time(o->end))
                 abort();
         }
         if (next) (void)strlen(next);
@@ -37,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         next = NULL;
         if (aws_savingsplans_parse_page(text, size, &s, &next, &err) == 0) {
             for (size_t i = 0; i < s.n; i++)
-                if (!(s.rates[i].usd_per_hour > 0 && s.rates[i].usd_per_hour <= 2000)) abort();
+                if (!(s.rates[i].usd_per_hour >= 1e-6 && s.rates[i].usd_per_hour <= 2000)) abort();
             if (next) (void)strlen(next);
         }
         free(next);
