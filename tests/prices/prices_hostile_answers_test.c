@@ -4,7 +4,7 @@
  * other way.  The hostile shapes: hex ("0x10" would be read as 16 by strtod), whitespace (" 100"),
  * exponents and subnormal fees ("1e-300"), inf/nan, signs, impossible dates (2026-02-30,
  * 2026-11-31, 25:00).  One answer per parser (Capacity Block offerings, Savings Plan rates, the
- * price list, spot prices) with the field replaced; the same answer with AWS's own text parses to
+ * price list, spot prices, the sweep's DescribeInstances launch time) with the field replaced; the same answer with AWS's own text parses to
  * the figure written (the control, so a refusal is the field's and not the template's). */
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +49,7 @@ static void blocks(void)
 {
     const char *S = "2026-12-01T11:30:00Z", *E = "2026-12-04T11:30:00Z";
     double fee = 0;
-    char msg[512];
+    char msg[1024];
     CHECK(block("21345.12", "2", S, E, &fee, msg, sizeof msg) == 0 && fee == 21345.12);
     CHECK(block("16", "2", S, E, &fee, msg, sizeof msg) == 0 && fee == 16);
     static const char *const bad_fees[] = {"0x10", " 100", "100 ", "\t100", "+100", "-100", "1e-300", "1E3",
@@ -192,6 +192,37 @@ static void spot(void)
     CHECK(spot_price("0.410500", "2026-11-21T23:00:00.000", &v) == -1);
 }
 
+/* ---- the sweep's DescribeInstances (EC2 XML): a launch time that exists or the answer refused ---- */
+
+static int launch_time(const char *when, time_t *out)
+{
+    char xml[1024];
+    snprintf(xml, sizeof xml,
+             "<DescribeInstancesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><reservationSet><item>"
+             "<instancesSet><item><instanceId>i-0123456789abcdef0</instanceId><instanceType>g5.xlarge</instanceType>"
+             "<instanceState><code>16</code><name>running</name></instanceState><launchTime>%s</launchTime></item>"
+             "</instancesSet></item></reservationSet></DescribeInstancesResponse>", when);
+    ec2_instances l = {0};
+    char *next = NULL;
+    ib_error err = {0};
+    int rc = aws_ec2_parse_instances(xml, strlen(xml), 0, &l, &next, &err);
+    if (rc == 0 && l.n != 1) rc = 1;
+    if (rc == 0) *out = l.v[0].launch_time;
+    if (rc == -1 && !strstr(err.msg, "launchTime")) rc = 2;
+    free(next);
+    ec2_instances_free(&l);
+    return rc;
+}
+
+static void instances(void)
+{
+    time_t t = 0;
+    CHECK(launch_time("2026-11-21T23:00:00.000Z", &t) == 0 && t == 1795302000);
+    CHECK(launch_time("2026-02-30T10:00:00.000Z", &t) == -1);
+    CHECK(launch_time("2026-11-31T10:00:00.000Z", &t) == -1);
+    CHECK(launch_time(" 2026-11-21T23:00:00.000Z", &t) == -1);
+}
+
 /* ---- the shared parsers themselves, against values worked out by hand ---- */
 
 static void values(void)
@@ -219,6 +250,7 @@ int main(void)
     plans();
     price_list();
     spot();
+    instances();
     if (failures) fprintf(stderr, "%d check(s) failed\n", failures);
     return failures ? 1 : 0;
 }

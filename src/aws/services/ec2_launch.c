@@ -17,6 +17,8 @@
  * a DryRun that would have succeeded is the error DryRunOperation (HTTP 412). */
 #include "internal.h"
 
+#include "instbench/aws_values.h"
+
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,7 @@ time_t aws_ec2_transition_time(const char *reason)
         char iso[32];
         time_t v;
         snprintf(iso, sizeof iso, "%04d-%02d-%02dT%02d:%02d:%02dZ", y, mo, d, h, mi, se);
-        if (util_parse_iso8601(iso, &v) == 0 && v > 0) t = v;
+        if (util_aws_time(iso, &v) == 0 && v > 0) t = v;
     }
     return t;
 }
@@ -83,7 +85,7 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     if (!v[I_ID][0]) rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: an instance without instanceId", ic->what);
     if (!rc && v[I_INDEX][0] && util_parse_int(v[I_INDEX], 0, 1000000, &idx) != 0)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: amiLaunchIndex \"%.20s\" is not a count", ic->what, v[I_INDEX]);
-    if (!rc && v[I_LAUNCH][0] && util_parse_iso8601(v[I_LAUNCH], &in.launch_time) != 0)
+    if (!rc && v[I_LAUNCH][0] && util_aws_time(v[I_LAUNCH], &in.launch_time) != 0)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: bad launchTime \"%.40s\"", ic->what, v[I_LAUNCH]);
     rc = rc || ec2_put(in.id, sizeof in.id, v[I_ID], ic->what, "instanceId", err) ||
          ec2_put(in.type, sizeof in.type, v[I_TYPE], ic->what, "instanceType", err) ||
@@ -510,8 +512,8 @@ static int cr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
                             o->id);
     o->total = (int)total;
     o->available = (int)avail;
-    if ((v[CR_START][0] && util_parse_iso8601(v[CR_START], &o->start) != 0) ||
-        (v[CR_END][0] && util_parse_iso8601(v[CR_END], &o->end) != 0) || (o->start && o->end && o->end <= o->start))
+    if ((v[CR_START][0] && util_aws_time(v[CR_START], &o->start) != 0) ||
+        (v[CR_END][0] && util_aws_time(v[CR_END], &o->end) != 0) || (o->start && o->end && o->end <= o->start))
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s has no plausible start and end", what, o->id);
     r->found = 1;
     return 0;
