@@ -13,6 +13,8 @@
  *   "target": {"samples", "epochs", "dataset_size"} | null,
  *   "filters": {"markets": "on-demand|spot|both|capacity-block|savings-plan|all", "deadline_hours", "budget_usd", "max_hourly_usd",
  *               "pareto_only"},                        -- null where not given
+ *   "savings_plan": {"plan", "term_hours", "utilisation"} | null,  -- with a savings-plan market: the
+ *                   plan priced and --plan-utilisation, the view its rows' cost_to_target_usd takes
  *   "sort": "samples-per-dollar|throughput|cost|time",
  *   "removed": {"max_hourly", "deadline", "budget", "pareto"},   -- rows dropped by each filter
  *   "columns": [keys],                                  -- the keys every row has, in order
@@ -140,6 +142,16 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddItemToObject(f, "budget_usd", limit(op->budget_usd));
     cJSON_AddItemToObject(f, "max_hourly_usd", limit(op->max_hourly_usd));
     cJSON_AddBoolToObject(f, "pareto_only", op->pareto_only);
+    /* which view a savings-plan row's cost_to_target_usd is (rank.h): the plan asked and the share
+     * of the term's other hours the rest of the fleet uses (--plan-utilisation) */
+    if (op->markets & RANK_MARKETS_PLAN) {
+        cJSON *sp = cJSON_AddObjectToObject(doc, "savings_plan");
+        cJSON_AddItemToObject(sp, "plan", str_or_null(op->plan_label));
+        cJSON_AddItemToObject(sp, "term_hours", output_json_number(op->plan_term_hours));
+        cJSON_AddItemToObject(sp, "utilisation", output_json_number(isfinite(op->plan_utilisation) ? op->plan_utilisation : 0));
+    } else {
+        cJSON_AddNullToObject(doc, "savings_plan");
+    }
     add_spot_risk(doc, &op->spot);
     cJSON_AddStringToObject(doc, "sort", rank_sort_key_name(op->sort));
     cJSON *rm = cJSON_AddObjectToObject(doc, "removed");

@@ -93,6 +93,8 @@ def main():
         check(len(plan) == 1 and fx.close(plan[0]["cost_to_target_usd"], want_cost(hours, 0)) and
               fx.close(plan[0]["cost_to_target_usd"], RATE * TERM_H),
               "plan cost %s, wanted the year's commitment %s" % (plan and plan[0]["cost_to_target_usd"], RATE * TERM_H))
+        check(doc.get("savings_plan") == {"plan": "Compute 1y No Upfront", "term_hours": 8760, "utilisation": 0},
+              "savings_plan: %s" % doc.get("savings_plan"))
         costs = [r["cost_to_target_usd"] for r in ranked]
         check(costs == sorted(costs), "--sort cost does not follow the printed costs: %s" % costs)
         check([r["market"] for r in ranked].index("on-demand") < [r["market"] for r in ranked].index("savings-plan"),
@@ -112,6 +114,7 @@ def main():
         for u in ("1", "0.25"):
             doc = rank("--samples", "1e6", "--plan-utilisation", u)
             p = [r for r in fx.ranked(doc) if r["market"] == "savings-plan"][0]
+            check(doc["savings_plan"]["utilisation"] == float(u), "savings_plan %s" % doc["savings_plan"])
             check(fx.close(p["cost_to_target_usd"], want_cost(hours, float(u))),
                   "--plan-utilisation %s: %s, wanted %s" % (u, p["cost_to_target_usd"], want_cost(hours, float(u))))
         doc = rank("--samples", "1e6", "--plan-utilisation", "1", "--budget", "100")
