@@ -179,7 +179,7 @@ static const arg_spec rank_specs[] = {
      "expected time, interruptions included)",
      POSITIVE, MAX_HOURS, .group = "constraints and order"},
     {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD", "drop configurations costing more than this to the target (spot: the\n"
-     "expected cost)",
+     "expected cost; savings-plan: COST, the commitment owed included)",
      POSITIVE, MAX_USD},
     {"--max-hourly", 0, ARG_DOUBLE, &A.opt.max_hourly_usd, "USD",
      "drop configurations costing more than this per hour (all nodes)", POSITIVE, MAX_HOURS},
