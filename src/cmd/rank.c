@@ -24,7 +24,7 @@ typedef struct rank_args {
     const char *format;
     double samples, epochs, dataset_size;
     int top;
-    int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide;   /* choice indexes, flags */
+    int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide, explain;   /* choice indexes, flags */
     int create_dirs;                 /* --create-dirs: make -o's and --plot's missing directories */
     int spot_risk;                   /* index into on_off: 0 on, 1 off */
     int checkpoint_given;            /* --checkpoint-cost */
@@ -185,6 +185,9 @@ static const arg_spec rank_specs[] = {
     {"--format", 0, ARG_CHOICE, &A.format_i, NULL, "default: table on a terminal, json otherwise; with -o FILE\n"
      "the file's extension (.csv, .txt for the table), else json", .choices = formats,
      .group = "output"},
+    {"--explain", 0, ARG_FLAG, &A.explain, NULL, "the table's legend in full: how the markets bought ahead, spot risk\n"
+     "and placement figures are made, and every spot row's break-even (default: a\n"
+     "few lines; -v too)"},
     {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h, Pareto frontier drawn"},
     {"--output", 'o', ARG_STRING, &A.out_path, "FILE", "write the table, JSON or CSV to FILE instead of stdout (whole or not\n"
      "at all: a failed run leaves an existing FILE as it was)", .check = args_check_file},
@@ -456,12 +459,16 @@ static void placement_scores(const rank_args *a, const rank_config *configs, ran
     char note[320] = "";
     if (strcmp(src, "auto") != 0 && strcmp(src, "live") != 0) {
         for (size_t i = 0; i < n; i++) asks[i].failed = 1;
-        snprintf(note, sizeof note, "--source %s: scores for a row's node count or a pool are asked live only", src);
+        snprintf(note, sizeof note, "asked of live AWS only, not with --source %s", src);
     } else {
         prices_placement_live(asks, n, a->placement_pool.v, a->placement_pool.n, 0, note, sizeof note);
     }
     rank_placement_apply(configs, rows, n_rows, asks, n, a->placement_pool.v, a->placement_pool.n);
-    if (note[0]) ib_info("placement scores for %zu multi-node or pooled question%s: %s", n, n == 1 ? "" : "s", note);
+    /* in words a newcomer reads: which rows lack the figure, and why (the mechanics with -v) */
+    if (note[0]) {
+        if (ib_log_level >= 2) ib_debug("spot placement scores for %zu multi-node or pooled ask%s: %s", n, n == 1 ? "" : "s", note);
+        else ib_info("PLACEMENT is ? on multi-node spot rows: %s", note);
+    }
     free(asks);
 }
 
@@ -1033,7 +1040,7 @@ int cmd_rank(int argc, char **argv)
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
                        a.samples > 0 ? 0 : a.dataset_size, a.region, origin[0] ? origin : NULL,
                        res.files_read, res.n, res.skipped, res.duplicates, superseded(configs, n_configs),
-                       a.columns.v, a.columns.n, a.wide};
+                       a.columns.v, a.columns.n, a.wide, a.explain || ib_log_level >= 2};
     if (rep.superseded)
         ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
                 rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");

@@ -70,6 +70,13 @@ for args in (PRICES, ["rank", "--source", "snapshot", "--samples", "1e9", result
     piped = subprocess.run([BIN, *args, "--format", "table"], capture_output=True, text=True, env=ENV)
     check(piped.returncode == 0 and "more column" not in piped.stdout and "PLACEMENT" in piped.stdout.upper(),
           f"{args[0]} through a pipe must print every column: {piped.stdout[:300]}")
+# the measured figure outlives the derived ones: at 80 columns rank keeps SAMPLES/s whenever it
+# keeps SAMPLES/$ (issue 41: it dropped the measurement and kept EFF. SAMPLES/$)
+for cols in (60, 80):
+    _, narrow = width_run(["rank", "--source", "snapshot", "--samples", "1e9", "--market", "both", results], cols)
+    head = next((ln for i, ln in enumerate(narrow[:-1]) if narrow[i + 1].startswith("----")), "")
+    check("SAMPLES/s" in head or "SAMPLES/$" not in head, f"rank at {cols}: SAMPLES/s dropped before SAMPLES/$: {head!r}")
+
 # --columns picks and orders; an unknown key is a usage error naming the keys
 _, picked = width_run(PRICES + ["--columns", "spot,type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")

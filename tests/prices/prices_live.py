@@ -471,15 +471,14 @@ def case_snapshot_no_credentials():
     regions = ["us-east-1", "us-west-2"]
     p = prices(["--instance-types", ",".join(types), "--region", ",".join(regions), "--format", "json"],
                base_env(None, creds=False), cwd="/")
-    check(p.stderr.count("warning: no AWS credentials") == 1, "credential notice count %d:\n%s"
-          % (p.stderr.count("warning: no AWS credentials"), p.stderr))
-    # said on every call: one short line; where instbench looked only with -v (prices() gives -v)
+    check(p.stderr.count("no AWS credentials") == 1, "credential notice count with -v %d:\n%s"
+          % (p.stderr.count("no AWS credentials"), p.stderr))
+    # with -v (prices() gives it) one line, and where instbench looked
     check("AWS_ACCESS_KEY_ID" in p.stderr and "profile" in p.stderr, "-v does not say where it looked:\n" + p.stderr)
+    # without -v nothing: the usual case off AWS is not news on every call (the sources line says it)
     quiet = instbench(["prices"], ["--instance-types", types[0], "--region", regions[0], "--format", "json"],
                       base_env(None, creds=False), cwd="/")
-    notice = [ln for ln in quiet.stderr.splitlines() if "no AWS credentials" in ln]
-    check(len(notice) == 1 and len(notice[0]) <= 120 and "-v" in notice[0] and "tried:" not in quiet.stderr,
-          "credential notice is not one short line: %r" % notice)
+    check(quiet.returncode == 0 and "credentials" not in quiet.stderr, "credential notice without -v: %r" % quiet.stderr)
     recs, doc = as_json(p)
     check(doc["snapshot"] and doc["snapshot"]["date"] == "2026-11-21", "snapshot date %r" % doc["snapshot"])
     for t in types:
