@@ -72,7 +72,7 @@ echo "bench_prices: ${#types[@]} instance types x ${#regions[@]} regions (${regi
 reset
 t0=$(now)
 AWS_ENDPOINT_URL=$ep "$bin" prices --source live --market both --no-placement-scores --format json \
-  --instance-types "$(IFS=,; echo "${types[*]}")" --regions "$(IFS=,; echo "${regions[*]}")" \
+  --instance-types "$(IFS=,; echo "${types[*]}")" --region "$(IFS=,; echo "${regions[*]}")" \
   >"$work/instbench.json" 2>"$work/instbench.err" || { cat "$work/instbench.err" >&2; exit 1; }
 t1=$(now)
 stats >"$work/instbench.stats"

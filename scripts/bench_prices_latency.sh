@@ -91,8 +91,8 @@ def med(xs):
     return statistics.median(xs)
 
 
-full = timed(["--instance-types", ",".join(types), "--regions", ",".join(regions)])
-one = timed(["--instance-types", types[0], "--regions", regions[0], "--market", "on-demand"])
+full = timed(["--instance-types", ",".join(types), "--region", ",".join(regions)])
+one = timed(["--instance-types", types[0], "--region", regions[0], "--market", "on-demand"])
 walls, spans, own = [w for w, _, _ in full], [s for _, s, _ in full], [w - s for w, s, _ in full]
 counts = [st for _, _, st in full]
 ideal = 1 * latency_ms / 1000   # no call of prices depends on another

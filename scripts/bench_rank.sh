@@ -2,7 +2,7 @@
 # Benchmark of `instbench rank` over 10,000 result files (target: under a second).
 # Generates the files (complete instbench.result/v1 documents, ~2.5 KB each: 24 instance types,
 # 1-8 nodes, 2 regions, 2 workloads, a few corrupt files) in a temporary directory, then times
-# `instbench rank DIR --prices snapshot --samples ... --format json` best of 3 (warm page cache)
+# `instbench rank DIR --source snapshot --samples ... --format json` best of 3 (warm page cache)
 # and prints the figure.
 # usage: scripts/bench_rank.sh [INSTBENCH] [N_FILES]      (default: build/instbench, 10000)
 set -eu
@@ -38,7 +38,7 @@ binary, results, n = sys.argv[1:4]
 times = []
 for i in range(3):
     t0 = time.perf_counter()
-    p = subprocess.run([binary, "-q", "rank", results, "--prices", "snapshot", "--samples", "128116700",
+    p = subprocess.run([binary, "-q", "rank", results, "--source", "snapshot", "--samples", "128116700",
                         "--format", "json"], capture_output=True)
     times.append(time.perf_counter() - t0)
     if p.returncode != 0:

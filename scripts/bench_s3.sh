@@ -7,7 +7,7 @@
 # front of it adding --latency-ms to every answer.  N result files (tests/rank/rank_fixtures.py's
 # result(): 24 instance types, 1-8 nodes, 2 regions, varied samples/s) are uploaded straight to
 # moto (boto3, not through the proxy), then, through the proxy and with the same keys:
-#   instbench: `instbench rank s3://BUCKET/PREFIX/ --prices snapshot --format json`
+#   instbench: `instbench rank s3://BUCKET/PREFIX/ --source snapshot --format json`
 #   peer:      `aws s3 cp --recursive s3://BUCKET/PREFIX/ DIR` (the AWS CLI's default transfer
 #              settings: 10 concurrent requests), then `instbench rank DIR` with the same flags
 # Both must rank all N results to the same rows.  Prints the machine, each side's wall time (median
@@ -97,7 +97,7 @@ from moto_server import MotoServer  # noqa: E402
 
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # so the with-blocks below stop moto
 BUCKET, PREFIX = "bench-results", "sweep/2026-11/"
-RANK = ["-q", "rank", "--prices", "snapshot", "--format", "json"]
+RANK = ["-q", "rank", "--source", "snapshot", "--format", "json"]
 cpu = {}   # program -> CPU seconds of each timed run, in order (instbench: s3, local per run, then bare)
 
 

@@ -21,7 +21,7 @@ echo "== instbench measure (CPU backend, vit_tiny_patch16_224, batch 32, bf16, 2
 
 echo >&2
 echo "== instbench prices (4 x g5.xlarge spot vs 1 x g5.12xlarge on-demand)" >&2
-"$bin" prices --instance-types g5.xlarge,g5.12xlarge --regions us-east-1 --format table
+"$bin" prices --instance-types g5.xlarge,g5.12xlarge --region us-east-1 --format table
 
 result=instbench-results/quickstart.json
 echo >&2

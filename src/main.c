@@ -41,7 +41,7 @@ static const arg_command global_args = {
     global_specs, NULL,
     (const arg_example[]){
         {"what four g5.xlarge and one g5.12xlarge cost, from the shipped snapshot",
-         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --regions us-east-1"},
+         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --region us-east-1"},
         {"measure this machine (run on each machine to compare; results go to ./instbench-results/)",
          "instbench measure"},
         {"rank what was measured by samples per dollar", "instbench rank instbench-results/"},
@@ -94,6 +94,7 @@ static void print_markdown(FILE *out)
                  "a runtime error exits 1.\n");
     args_print_examples(&global_args, 1, out);
     fputc('\n', out);
+    args_print_vocabulary(out);
     for (size_t i = 0; i < N_COMMANDS; i++) {
         args_print_markdown(commands[i].args, out);
         if (commands[i].run == cmd_sweep)
@@ -171,8 +172,25 @@ static int print_version(void)
     return IB_EXIT_OK;
 }
 
+/* Every command's flag table, the sweep's subcommands included: args.c's "a flag of instbench X"
+ * and the vocabulary table read it. */
+static const arg_command *all_commands[N_COMMANDS + 8];
+static void fill_all_commands(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        if (commands[i].run == cmd_sweep)
+            for (size_t s = 0; cmd_sweep_subcommands[s] && n + 2 < sizeof all_commands / sizeof *all_commands; s++)
+                all_commands[n++] = cmd_sweep_subcommands[s];
+        else all_commands[n++] = commands[i].args;
+    }
+    all_commands[n] = NULL;
+    args_all_commands = all_commands;
+}
+
 static int run(int argc, char **argv)
 {
+    fill_all_commands();
     int i = 1;   /* instbench's own options come before the command */
     while (i < argc && argv[i][0] == '-' && argv[i][1]) i++;
     fill_about();

@@ -510,6 +510,7 @@ typedef struct rank_report {
     char *const *columns;                /* --columns: the keys to show, in order (every format) */
     size_t n_columns;                    /* 0: each format's default (table: what fits; CSV, JSON: all) */
     int wide;                            /* --wide: the table adds P90 time and P(no interruption) */
+    int explain;                         /* --explain (or -v): the legend says how every figure is made */
 } rank_report;
 
 /* "snapshot 2026-11-21" style summary of the prices the rows used: sources and as-of dates. */

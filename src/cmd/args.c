@@ -59,10 +59,56 @@ static int takes_value(const arg_spec *s)
     return s->kind != ARG_FLAG && !(s->kind == ARG_FN && (s->fn == set_quiet || s->fn == add_verbose));
 }
 
+const arg_command *const *args_all_commands;
+
+/* The ideas that more than one command takes, each under one name (issue 41: `prices --regions`
+ * and `rank --region`, `prices --source` and `rank --prices`, `prices --duration` (days of a
+ * block) beside `measure --duration` (seconds) had split them). */
+const args_word args_vocabulary[] = {
+    {"--region", "the AWS region(s): to price in, to run in, where a bucket is (a list where the command takes several)"},
+    {"--source", "where prices come from: auto, live, cache, snapshot (rank: or an instbench.prices/v1 file)"},
+    {"--instance-types", "the instance types to price, rank or consider: names or patterns"},
+    {"--market", "on-demand, spot, capacity-block, savings-plan"},
+    {"--block-duration", "a Capacity Block's length in days (3d) or hours (72h)"},
+    {"--plan", "savings-plan: compute or ec2-instance"},
+    {"--term", "savings-plan: 1y or 3y"},
+    {"--payment", "savings-plan: none, partial or all upfront"},
+    {"--include-local-zones", "let Local Zones and Wavelength Zones count"},
+    {"--format", "table, json or csv (default: table on a terminal, json otherwise)"},
+    {"--columns", "which columns, in order, keyed by the names the CSV header and JSON carry"},
+    {"--wide", "every column however narrow the terminal"},
+    {"--output", "write to FILE instead of stdout, whole or not at all"},
+    {"--create-dirs", "create the missing directories of an output path"},
+    {"--sort", "the order of the rows"},
+    {"--backend", "which backend runs the ViT step: cpu or cuda"},
+    {"--precision", "bf16 or fp32"},
+    {"--model", "the ViT preset (timm name)"},
+    {"--image-size", "override the preset's image side"},
+    {"--patch-size", "override the preset's patch side"},
+    {"--embed-dim", "override the preset's embedding width"},
+    {"--depth", "override the preset's number of blocks"},
+    {"--heads", "override the preset's attention heads"},
+    {"--mlp-ratio", "override the preset's MLP ratio"},
+    {"--classes", "override the preset's number of classes"},
+    {0, 0},
+};
+
+/* An old spelling used: one note naming the new one (stderr, not with -q). */
+static void note_old_name(const arg_spec *s)
+{
+    ib_warn("%s is now spelled %s (the flag vocabulary, docs/cli.md); the old spelling is accepted until "
+            "instbench " ARGS_OLD_UNTIL, s->old_name, s->name);
+}
+
 static const arg_spec *find_in(const arg_spec *t, const char *name, size_t len, char short_name)
 {
-    for (; t->name; t++)
+    for (; t->name; t++) {
         if (short_name ? t->short_name == short_name : strlen(t->name) == len && !strncmp(t->name, name, len)) return t;
+        if (!short_name && t->old_name && strlen(t->old_name) == len && !strncmp(t->old_name, name, len)) {
+            note_old_name(t);
+            return t;
+        }
+    }
     return NULL;
 }
 
@@ -84,6 +130,29 @@ static const char *nearest_flag(const arg_command *c, const char *name, size_t l
     for (const arg_spec *t = c->specs; t->name && n < 128; t++) names[n++] = t->name;
     for (const arg_spec *t = args_common; t->name && n < 128; t++) names[n++] = t->name;
     return suggest_closest(typed, names, n);
+}
+
+static int has_flag(const arg_command *c, const char *name, size_t len)
+{
+    for (const arg_spec *t = c->specs; t->name; t++)
+        if ((strlen(t->name) == len && !strncmp(t->name, name, len)) ||
+            (t->old_name && strlen(t->old_name) == len && !strncmp(t->old_name, name, len)))
+            return 1;
+    return 0;
+}
+
+/* An unknown flag that other commands take: "; it is a flag of instbench prices, sweep run" (so
+ * `rank --accelerator` says where it belongs instead of a far-fetched nearest name), else "". */
+static const char *other_commands_with(const arg_command *c, const char *name, size_t len, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; args_all_commands && args_all_commands[i] && used < n; i++) {
+        const arg_command *o = args_all_commands[i];
+        if (o == c || !has_flag(o, name, len)) continue;
+        used += (size_t)snprintf(buf + used, n - used, "%sinstbench %s", used ? ", " : "; it is a flag of ", o->name);
+    }
+    return buf;
 }
 
 static size_t count_choices(const char *const *ch)
@@ -227,9 +296,13 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
             const char *eq = strchr(a, '=');
             size_t len = eq ? (size_t)(eq - a) : strlen(a);
             if (!(s = find(c, a, len, 0))) {
-                char dym[128];
+                /* a near miss of this command's own flag first (--instance-type for --instance-types),
+                 * else the commands that take it (rank --accelerator is a flag of prices) */
+                char dym[128], elsewhere[256];
+                const char *near = nearest_flag(c, a, len);
+                other_commands_with(c, a, len, elsewhere, sizeof elsewhere);
                 return args_usage_error(c, "unknown option '%.*s'%s", (int)len, a,
-                                        args_did_you_mean(nearest_flag(c, a, len), dym, sizeof dym));
+                                        near || !elsewhere[0] ? args_did_you_mean(near, dym, sizeof dym) : elsewhere);
             }
             if (eq) {
                 if (!takes_value(s)) return args_usage_error(c, "%s takes no value", s->name);
@@ -276,20 +349,170 @@ static void flag_label(const arg_spec *s, char *out, size_t n)
     else snprintf(out, n, "%s%s", s->name, meta);
 }
 
+/* The width help wraps to: the terminal's, or 80 for a pipe or file (help text is read, and 80
+ * columns is what a pager or an editor shows whole); never under 40. */
+static size_t help_width(FILE *f)
+{
+    size_t w = output_terminal_width(f);
+    if (!w) w = 80;
+    return w < 40 ? 40 : w;
+}
+
+/* Writes the words of TEXT[0..LEN) from column COL, breaking before a word that would pass
+ * WIDTH and going on at column HANG; returns the column reached.  A word longer than a line stays
+ * whole. */
+/* The end of the word at W: the next space, or just after a '|' (a long list of choices,
+ * on-demand|spot|..., may break after any of its bars). */
+static const char *word_end(const char *w, const char *end)
+{
+    while (w < end && *w != ' ')
+        if (*w++ == '|') break;
+    return w;
+}
+
+static size_t wrap_words(FILE *f, const char *text, size_t len, size_t col, size_t hang, size_t width)
+{
+    size_t start_col = col;
+    const char *end = text + len, *w = text;
+    while (w < end && *w == ' ') w++;
+    while (w < end) {
+        const char *we = word_end(w, end);
+        size_t wl = (size_t)(we - w);
+        fwrite(w, 1, wl, f);
+        col += wl;
+        const char *next = we;
+        while (next < end && *next == ' ') next++;
+        if (next >= end) break;
+        const char *ne = word_end(next, end);
+        size_t gap = (size_t)(next - we), nl = (size_t)(ne - next);
+        if (col + gap + nl > width && col > start_col) {
+            fprintf(f, "\n%*s", (int)hang, "");
+            col = start_col = hang;
+        } else {   /* the text's own spacing ("measure  run ...") is kept within a line */
+            fprintf(f, "%*s", (int)gap, "");
+            col += gap;
+        }
+        w = next;
+    }
+    return col;
+}
+
+/* Writes help TEXT from column COL, its continuation lines at column INDENT, wrapped to WIDTH.
+ * The texts are written hand-broken near 100 columns, so a '\n' is read as a space unless it
+ * ends a paragraph: before an empty line, after a line ending in ':' (a list follows), or before
+ * an indented line that is not deeper than the paragraph's first (an item of a list, which
+ * keeps its own indentation); a deeper indented line continues its paragraph as a hanging
+ * indent.  ALL_SOFT: every '\n' is a space (a flag's help, as docs/cli.md's cells read it). */
+static void wrap_text(FILE *f, const char *text, size_t col, size_t indent, size_t width, int all_soft)
+{
+    char *buf = malloc(strlen(text) + 1);
+    if (!buf) {
+        fputs(text, f);
+        return;
+    }
+    const char *p = text;
+    size_t first_lead = strspn(p, " "), hang = indent + first_lead + 2;
+    int first = 1;
+    while (*p) {
+        /* one paragraph: lines joined into BUF */
+        size_t n = 0, lead = strspn(p, " ");
+        size_t para_lead = lead;
+        hang = indent + lead;
+        for (;;) {
+            const char *e = strchr(p, '\n');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            size_t skip = strspn(p, " ");
+            if (skip > l) skip = l;
+            if (n) buf[n++] = ' ';
+            memcpy(buf + n, p + skip, l - skip);
+            n += l - skip;
+            p += l;
+            if (!*p) break;
+            p++;   /* the '\n' */
+            size_t next_lead = strspn(p, " ");
+            int empty = p[next_lead] == '\n' || !p[next_lead];
+            /* "commands:", "environment:": a short first line ending in ':' heads a list */
+            int heading = l > 0 && p[-2] == ':' && n == l - skip && l < 40;
+            if (!all_soft && (empty || heading || (next_lead > 0 && next_lead <= para_lead))) break;
+            if (!all_soft && next_lead > para_lead) hang = indent + next_lead;
+        }
+        if (!all_soft && para_lead) {   /* "  measure  run the ...": continue under "run" */
+            const char *two = strstr(buf, "  ");
+            if (two && (size_t)(two - buf) < n) hang = indent + para_lead + (size_t)(two - buf) + strspn(two, " ");
+        }
+        if (!first) fprintf(f, "\n%*s", (int)(indent + para_lead), "");
+        else if (para_lead) fprintf(f, "%*s", (int)para_lead, "");
+        wrap_words(f, buf, n, col + para_lead, hang, width);
+        first = 0;
+        col = indent;
+        for (;;) {   /* empty lines stay */
+            size_t sp = strspn(p, " ");
+            if (p[sp] != '\n') break;
+            fputc('\n', f);
+            p += sp + 1;
+        }
+    }
+    if (text[0] && text[strlen(text) - 1] == '\n') fputc('\n', f);
+    free(buf);
+    (void)first_lead;
+}
+
 static void print_table(const arg_spec *t, FILE *f)
 {
+    size_t width = help_width(f);
     for (; t->name; t++) {
-        if (t->group) fprintf(f, "\n%s:\n", t->group);
+        if (t->group) {
+            fputc('\n', f);
+            wrap_words(f, t->group, strlen(t->group), 0, 2, width - 1);
+            fputs(":\n", f);
+        }
         char label[192];
         flag_label(t, label, sizeof label);
         const char *h = t->help ? t->help : "";
-        if (strlen(label) > 20) fprintf(f, "  %s\n%24s", label, "");
-        else fprintf(f, "  %-22s", label);
-        for (const char *p = h; *p; p++) {
-            fputc(*p, f);
-            if (*p == '\n') fprintf(f, "%24s", "");
+        if (strlen(label) > 20) {
+            fputs("  ", f);
+            wrap_words(f, label, strlen(label), 2, 6, width);
+            fprintf(f, "\n%24s", "");
+        } else fprintf(f, "  %-22s", label);
+        wrap_text(f, h, 24, 24, width, 1);
+        if (t->old_name) {
+            fprintf(f, "\n%24s", "");
+            char was[128];
+            snprintf(was, sizeof was, "(was %s: accepted until %s)", t->old_name, ARGS_OLD_UNTIL);
+            wrap_text(f, was, 24, 24, width, 1);
         }
         fputc('\n', f);
+    }
+}
+
+/* A command line wider than WIDTH: broken between arguments with the shell's " \\", so that what
+ * is printed still runs when pasted. */
+static void wrap_example(FILE *f, const char *line, size_t width)
+{
+    size_t col = 4;
+    for (const char *w = line; *w;) {
+        /* one group: a flag with its value ("--batch-size 16"), or a word alone */
+        const char *we = w;
+        for (int words = 0; *we && words < 2; words++) {
+            if (words && (*we == '-' || w[0] != '-')) break;
+            if (words) we++;   /* the space between flag and value */
+            char quote = 0;
+            for (; *we && (quote || *we != ' '); we++)
+                if (*we == '\'' || *we == '"') quote = quote == *we ? 0 : quote ? quote : *we;
+            if (*we != ' ') break;
+        }
+        size_t wl = (size_t)(we - w);
+        if (col > 4 && col + 1 + wl + 2 > width) {
+            fputs(" \\\n      ", f);
+            col = 6;
+        } else if (col > 4) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(w, 1, wl, f);
+        col += wl;
+        w = we;
+        while (*w == ' ') w++;
     }
 }
 
@@ -297,20 +520,38 @@ void args_print_examples(const arg_command *c, int markdown, FILE *f)
 {
     if (!c->examples) return;
     fputs(markdown ? "\nExamples:\n\n```sh\n" : "\nexamples:\n", f);
-    for (const arg_example *e = c->examples; e->line; e++)
-        fprintf(f, markdown ? "# %s\n%s\n" : "  # %s\n  $ %s\n", e->what, e->line);
+    for (const arg_example *e = c->examples; e->line; e++) {
+        if (markdown) {
+            fprintf(f, "# %s\n%s\n", e->what, e->line);
+            continue;
+        }
+        fputs("  # ", f);
+        wrap_text(f, e->what, 4, 4, help_width(f), 1);
+        fputs("\n  $ ", f);
+        wrap_example(f, e->line, help_width(f));
+        fputc('\n', f);
+    }
     if (markdown) fputs("```\n", f);
 }
 
 void args_print_help(const arg_command *c, FILE *f)
 {
-    fprintf(f, "usage: instbench%s%s %s\n\n%s\n", c->name[0] ? " " : "", c->name, c->synopsis, c->about);
+    char usage[512];
+    int ul = snprintf(usage, sizeof usage, "usage: instbench%s%s ", c->name[0] ? " " : "", c->name);
+    fputs(usage, f);
+    wrap_words(f, c->synopsis, strlen(c->synopsis), (size_t)ul, (size_t)ul, help_width(f));
+    fputs("\n\n", f);
+    wrap_text(f, c->about, 0, 0, help_width(f), 0);
+    fputc('\n', f);
     if (c->specs[0].name && !c->specs[0].group) fprintf(f, "\noptions:\n");
     print_table(c->specs, f);
     fprintf(f, "\ncommon:\n");
     print_table(args_common, f);
     args_print_examples(c, 0, f);
-    if (c->footer) fprintf(f, "\n%s", c->footer);
+    if (c->footer) {
+        fputc('\n', f);
+        wrap_text(f, c->footer, 0, 0, help_width(f), 0);
+    }
     fprintf(f, "\nexit status: 0 ok, 1 runtime error, 2 usage error\n");
 }
 
@@ -344,6 +585,7 @@ static void md_table(const arg_spec *t, FILE *f)
             fputs(":* ", f);
         }
         md_cell(t->help ? t->help : "", f);
+        if (t->old_name) fprintf(f, " (was `%s`: accepted until %s)", t->old_name, ARGS_OLD_UNTIL);
         fputs(" |\n", f);
     }
 }
@@ -354,6 +596,30 @@ void args_print_markdown(const arg_command *c, FILE *f)
     md_table(c->specs, f);
     args_print_examples(c, 1, f);
     if (c->footer) fprintf(f, "\n%s", c->footer);
+    fputc('\n', f);
+}
+
+void args_print_vocabulary(FILE *f)
+{
+    fprintf(f, "## Flag vocabulary\n\nOne name for one idea in every command that takes it (an old spelling is "
+               "accepted, with a note, until instbench %s).\n\n| flag | idea | commands | old spellings |\n|---|---|---|---|\n",
+            ARGS_OLD_UNTIL);
+    for (const args_word *w = args_vocabulary; w->flag; w++) {
+        fprintf(f, "| `%s` | ", w->flag);
+        md_cell(w->idea, f);
+        fputs(" | ", f);
+        int any = 0;
+        for (size_t i = 0; args_all_commands && args_all_commands[i]; i++)
+            for (const arg_spec *t = args_all_commands[i]->specs; t->name; t++)
+                if (!strcmp(t->name, w->flag)) fprintf(f, "%s%s", any++ ? ", " : "", args_all_commands[i]->name);
+        fputs(" | ", f);
+        any = 0;
+        for (size_t i = 0; args_all_commands && args_all_commands[i]; i++)
+            for (const arg_spec *t = args_all_commands[i]->specs; t->name; t++)
+                if (!strcmp(t->name, w->flag) && t->old_name)
+                    fprintf(f, "%s`%s` (%s)", any++ ? ", " : "", t->old_name, args_all_commands[i]->name);
+        fputs(" |\n", f);
+    }
     fputc('\n', f);
 }
 

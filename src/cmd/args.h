@@ -51,7 +51,22 @@ typedef struct arg_spec {
     int (*fn)(void *dst, const char *flag, const char *value, ib_error *err);
     int *given;            /* set to 1 when the flag appears */
     const char *group;     /* --help: a heading printed before this flag */
+    /* The spelling this flag had before the flag vocabulary (docs/cli.md "Flag vocabulary") made one
+     * name per idea across commands: still accepted, with a note on stderr, until ARGS_OLD_UNTIL. */
+    const char *old_name;
 } arg_spec;
+
+/* The release after which old flag spellings are refused (a note says so each time one is used). */
+#define ARGS_OLD_UNTIL "0.2"
+
+/* The flag vocabulary: each idea that more than one command takes, with its one name.  Checked
+ * against every command's table by tests/cli/cli_vocabulary.py; printed into docs/cli.md. */
+typedef struct args_word {
+    const char *flag;     /* "--region" */
+    const char *idea;     /* "the AWS region(s) to price or work in" */
+} args_word;
+extern const args_word args_vocabulary[];
+void args_print_vocabulary(FILE *f);
 
 /* One entry of a command's examples: a real command line, run by tests/cli/cli_examples.py so it
  * cannot rot (offline: prices from the snapshot, measure as --dry-run, rank on fixture results). */
@@ -72,6 +87,10 @@ typedef struct arg_command {
      * which help to print depends on the command after them (`instbench -h rank`). */
     int help_later;
 } arg_command;
+
+/* Every command's table, for the "did you mean" of a flag that another command has and for the
+ * vocabulary table of docs/cli.md: set by main.c before any parse (NULL-terminated). */
+extern const arg_command *const *args_all_commands;
 
 /* The options every command takes (-h, -q, -v), shown at the end of each help. */
 extern const arg_spec args_common[];

@@ -158,12 +158,13 @@ static const arg_spec prices_specs[] = {
      "SageMaker training prices (default: every instance type in the\n"
      "shipped snapshot).  Listed in natural order (g5.2xlarge before\n"
      "g5.12xlarge)", .check = type_or_pattern_problem, .suggest = prices_suggest_type},
-    {"--regions", 0, ARG_LIST, &O.regions, "LIST", "comma-separated, repeatable, or all (the snapshot's regions; with\n"
+    {"--region", 0, ARG_LIST, &O.regions, "LIST", "comma-separated, repeatable, or all (the snapshot's regions; with\n"
      "live AWS every commercial region instbench knows) (default: the\n"
      "AWS region from AWS_REGION, AWS_DEFAULT_REGION, the profile or\n"
-     "IMDS, else us-east-1)", .check = region_or_all_problem, .suggest = prices_suggest_region},
+     "IMDS, else us-east-1)", .check = region_or_all_problem, .suggest = prices_suggest_region,
+     .old_name = "--regions"},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "on-demand, spot, both (default), or a market bought ahead:\n"
-     "capacity-block (EC2 Capacity Blocks for ML: the offerings for --duration\n"
+     "capacity-block (EC2 Capacity Blocks for ML: the offerings for --block-duration\n"
      "and --nodes instances, their upfront fee and effective $/instance-hour;\n"
      "live only) or savings-plan (the plan's $/instance-hour for --plan,\n"
      "--term and --payment beside on-demand, with its break-even).  instbench\n"
@@ -212,9 +213,9 @@ static const arg_spec prices_specs[] = {
      "on-demand ascending; spot: lowest spot ascending; savings: the row's\n"
      "SAVINGS % (1 - spot / on-demand) descending.  Rows without the figure come last;\n"
      "ties keep the type order", .choices = prices_sort_names},
-    {"--duration", 0, ARG_FN, NULL, "DAYS", "capacity-block: the block's length, 3d or 72h (AWS sells 1-14 days in\n"
+    {"--block-duration", 0, ARG_FN, NULL, "DAYS", "capacity-block: the block's length, 3d or 72h (AWS sells 1-14 days in\n"
      "1-day steps, then 7-day steps up to 182d); required", .fn = duration_flag,
-     .group = "capacity-block and savings-plan (--market)"},
+     .group = "capacity-block and savings-plan (--market)", .old_name = "--duration"},
     {"--start-after", 0, ARG_FN, NULL, "DATE", "capacity-block: offerings starting at or after DATE (UTC, 2026-12-01 or\n"
      "2026-12-01T11:30:00Z; within 8 weeks from now)", .fn = date_flag},
     {"--end-before", 0, ARG_FN, NULL, "DATE", "capacity-block: offerings ending by DATE", .fn = date_flag},
@@ -243,9 +244,9 @@ const arg_command cmd_prices_args = {
     prices_specs, NULL,
     .examples = (const arg_example[]){
         {"four g5.xlarge against one g5.12xlarge: both markets, from the shipped snapshot (no AWS account)",
-         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --regions us-east-1"},
+         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --region us-east-1"},
         {"spot machines with four A10G in two regions, cheapest first",
-         "instbench prices --accelerator A10G:4 --regions us-east-1,us-west-2 --market spot --sort spot"},
+         "instbench prices --accelerator A10G:4 --region us-east-1,us-west-2 --market spot --sort spot"},
         {"every g5 size as CSV for a spreadsheet", "instbench prices --instance-types 'g5.*' --format csv -o g5.csv"},
         {0}},
 };
@@ -319,7 +320,7 @@ static int check_names(const prices_query *q, const price_set *set)
     }
     for (size_t r = 0; r < q->n_regions; r++)
         if (prices_region_state(set, q->regions[r]) == PRICES_NAME_UNKNOWN)
-            return args_usage_error(&cmd_prices_args, "--regions: '%s' is not an AWS region (and no source has a "
+            return args_usage_error(&cmd_prices_args, "--region: '%s' is not an AWS region (and no source has a "
                                     "price there)%s", q->regions[r],
                                     args_did_you_mean(prices_suggest_region(q->regions[r]), dym, sizeof dym));
     return 0;
@@ -597,7 +598,7 @@ static int columns_ask_nodes(void)
 static int check_market_flags(void)
 {
     int block = O.market == PRICES_MARKET_BLOCK, plan = O.market == PRICES_MARKET_PLAN;
-    const char *block_flag = O.duration_hours ? "--duration" : O.started ? "--start-after" : O.ended ? "--end-before" : NULL;
+    const char *block_flag = O.duration_hours ? "--block-duration" : O.started ? "--start-after" : O.ended ? "--end-before" : NULL;
     const char *plan_flag = O.term >= 0 ? "--term" : O.payment >= 0 ? "--payment" : O.plan >= 0 ? "--plan" : NULL;
     if (block_flag && !block)
         return args_usage_error(&cmd_prices_args, "%s prices a Capacity Block: it needs --market capacity-block", block_flag);
@@ -616,7 +617,7 @@ static int check_market_flags(void)
         return args_usage_error(&cmd_prices_args, "--market %s needs --instance-types (one query per type: AWS %s)",
                                 markets[O.market], block ? "quotes blocks per type and count" : "rates plans per type");
     if (block && !O.duration_hours)
-        return args_usage_error(&cmd_prices_args, "--market capacity-block needs --duration (e.g. 3d: AWS quotes a block "
+        return args_usage_error(&cmd_prices_args, "--market capacity-block needs --block-duration (e.g. 3d: AWS quotes a block "
                                 "for a length)");
     for (size_t i = 0; block && i < O.n_nodes; i++)
         if (O.nodes[i] > MARKETS_BLOCK_MAX_INSTANCES)
@@ -784,7 +785,7 @@ int cmd_prices(int argc, char **argv)
     } else if (O.regions.n > 1) {
         for (size_t i = 0; i < O.regions.n; i++)
             if (!strcmp(O.regions.v[i], "all")) {
-                rc = args_usage_error(&cmd_prices_args, "--regions: all stands alone, not in a list of regions");
+                rc = args_usage_error(&cmd_prices_args, "--region: all stands alone, not in a list of regions");
                 goto done;
             }
     }
@@ -793,12 +794,12 @@ int cmd_prices(int argc, char **argv)
         int rr = aws_region_resolve(region_buf, &rerr);
         if (rr != 0 && rerr.code == IB_EXIT_USAGE) {
             /* configured, but not a region: say so rather than quietly show another one */
-            rc = args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --regions", rerr.msg);
+            rc = args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --region", rerr.msg);
             goto done;
         }
         if (rr != 0) {
             snprintf(region_buf, sizeof region_buf, "us-east-1");
-            ib_info("no AWS region configured; showing us-east-1 (use --regions)");
+            ib_info("no AWS region configured; showing us-east-1 (use --region)");
         }
         q.regions = default_region;
         q.n_regions = 1;

@@ -324,7 +324,7 @@ static int run_blocks(const prices_market_args *a, FILE *out, ib_error *err)
         char days[16];
         snprintf(days, sizeof days, "%dd", a->duration_hours / 24);
         return ib_error_set(err, IB_EXIT_RUNTIME, "no Capacity Block of %s is offered for %s%s in %s%s (other dates, "
-                            "another --duration or fewer --nodes may find one)", days,
+                            "another --block-duration or fewer --nodes may find one)", days,
                             a->n_types == 1 ? a->types[0] : "the types asked", "", a->n_regions == 1 ? a->regions[0]
                             : "the regions asked", a->start_after || a->end_before ? " between the dates asked" : "");
     }

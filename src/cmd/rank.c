@@ -24,7 +24,7 @@ typedef struct rank_args {
     const char *format;
     double samples, epochs, dataset_size;
     int top;
-    int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide;   /* choice indexes, flags */
+    int market, spot_mode, sort, format_i, pareto, follow, spot_given, wide, explain;   /* choice indexes, flags */
     int create_dirs;                 /* --create-dirs: make -o's and --plot's missing directories */
     int spot_risk;                   /* index into on_off: 0 on, 1 off */
     int checkpoint_given;            /* --checkpoint-cost */
@@ -114,8 +114,8 @@ static const arg_spec rank_specs[] = {
      "(a machine without one by its hostname, as --price names it);\n"
      "comma-separated, repeatable; one that matches no configuration is a\n"
      "usage error naming the nearest", .check = type_filter_problem},
-    {"--prices", 0, ARG_STRING, &A.prices, "SRC", "auto|live|cache|snapshot, or an instbench.prices/v1 FILE (default auto)",
-     .group = "prices"},
+    {"--source", 0, ARG_STRING, &A.prices, "SRC", "auto|live|cache|snapshot, or an instbench.prices/v1 FILE (default auto)",
+     .group = "prices", .old_name = "--prices"},
     {"--region", 0, ARG_STRING, &A.region, "REGION", "price every configuration in REGION (default: each result's own region)",
      .check = names_region_problem, .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &A.market, NULL, "default both (on-demand and spot); capacity-block and savings-plan\n"
@@ -190,6 +190,9 @@ static const arg_spec rank_specs[] = {
     {"--format", 0, ARG_CHOICE, &A.format_i, NULL, "default: table on a terminal, json otherwise; with -o FILE\n"
      "the file's extension (.csv, .txt for the table), else json", .choices = formats,
      .group = "output"},
+    {"--explain", 0, ARG_FLAG, &A.explain, NULL, "the table's legend in full: how the markets bought ahead, spot risk\n"
+     "and placement figures are made, and every spot row's break-even (default: a\n"
+     "few lines; -v too)"},
     {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h, Pareto frontier drawn"},
     {"--output", 'o', ARG_STRING, &A.out_path, "FILE", "write the table, JSON or CSV to FILE instead of stdout (whole or not\n"
      "at all: a failed run leaves an existing FILE as it was)", .check = args_check_file},
@@ -463,12 +466,16 @@ static void placement_scores(const rank_args *a, const rank_config *configs, ran
     char note[320] = "";
     if (strcmp(src, "auto") != 0 && strcmp(src, "live") != 0) {
         for (size_t i = 0; i < n; i++) asks[i].failed = 1;
-        snprintf(note, sizeof note, "--prices %s: scores for a row's node count or a pool are asked live only", src);
+        snprintf(note, sizeof note, "asked of live AWS only, not with --source %s", src);
     } else {
         prices_placement_live(asks, n, a->placement_pool.v, a->placement_pool.n, 0, note, sizeof note);
     }
     rank_placement_apply(configs, rows, n_rows, asks, n, a->placement_pool.v, a->placement_pool.n);
-    if (note[0]) ib_info("placement scores for %zu multi-node or pooled question%s: %s", n, n == 1 ? "" : "s", note);
+    /* in words a newcomer reads: which rows lack the figure, and why (the mechanics with -v) */
+    if (note[0]) {
+        if (ib_log_level >= 2) ib_debug("spot placement scores for %zu multi-node or pooled ask%s: %s", n, n == 1 ? "" : "s", note);
+        else ib_info("PLACEMENT is ? on multi-node spot rows: %s", note);
+    }
     free(asks);
 }
 
@@ -511,7 +518,7 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
     }
     if (rc != 0 && q.source == PRICES_SOURCE_LIVE) {   /* the message names the flag that asked for live */
         char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "--prices live: %.1000s", err->msg);
+        snprintf(msg, sizeof msg, "--source live: %.1000s", err->msg);
         snprintf(err->msg, sizeof err->msg, "%s", msg);
     }
     free(q.instance_types);
@@ -524,7 +531,7 @@ static int load_prices(const rank_args *a, const rank_config *c, size_t n, price
 
 /* The live quotes of the markets bought ahead, for every configuration that could use one: a
  * Capacity Block offering per (type, nodes, region), a Savings Plan rate per (type, region).
- * Offline (no credentials, --prices other than auto or live) the rows say why they are unpriced. */
+ * Offline (no credentials, --source other than auto or live) the rows say why they are unpriced. */
 static int load_quotes(const rank_args *a, const rank_config *c, size_t n, rank_block_quote **blocks,
                        rank_plan_quote **plans, char *missing, size_t mlen, ib_error *err)
 {
@@ -534,7 +541,7 @@ static int load_quotes(const rank_args *a, const rank_config *c, size_t n, rank_
     missing[0] = '\0';
     if (!want_b && !want_p) return 0;
     if (a->prices && strcmp(a->prices, "auto") && strcmp(a->prices, "live")) {
-        snprintf(missing, mlen, "Capacity Block offerings and Savings Plan rates are live only (--prices %s does "
+        snprintf(missing, mlen, "Capacity Block offerings and Savings Plan rates are live only (--source %s does "
                  "not ask AWS)", a->prices);
         return 0;
     }
@@ -809,7 +816,7 @@ static int az_name_unmapped(const char *az, const char *region, const char *cons
     return args_usage_error(&cmd_rank_args, "--az: %s is a zone name, but these prices name %s's spot zones by ID (%s), "
                             "and which ID a name stands for differs per AWS account, so it cannot be mapped offline: "
                             "give the zone ID (`aws ec2 describe-availability-zones --region %s`, or a result "
-                            "measured there: instance.availability_zone_id) or use --prices live",
+                            "measured there: instance.availability_zone_id) or use --source live",
                             az, region, ids[0] ? ids : "none", region);
 }
 
@@ -903,9 +910,9 @@ static void nothing_priced_hint(const rank_args *a, const rank_config *c, size_t
                            "--region R");
         return;
     }
-    snprintf(out, len, "no configuration could be priced (e.g. %s in %s, with --prices %s): get prices with "
-                       "`instbench prices --instance-types %s --regions %s -o prices.json` (live AWS needs "
-                       "credentials) and pass --prices prices.json, or pick a --region or --market that has them",
+    snprintf(out, len, "no configuration could be priced (e.g. %s in %s, with --source %s): get prices with "
+                       "`instbench prices --instance-types %s --region %s -o prices.json` (live AWS needs "
+                       "credentials) and pass --source prices.json, or pick a --region or --market that has them",
              known->instance_type, known->region, a->prices ? a->prices : "auto", known->instance_type, known->region);
 }
 
@@ -1040,7 +1047,7 @@ int cmd_rank(int argc, char **argv)
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
                        a.samples > 0 ? 0 : a.dataset_size, a.region, origin[0] ? origin : NULL,
                        res.files_read, res.n, res.skipped, res.duplicates, superseded(configs, n_configs),
-                       a.columns.v, a.columns.n, a.wide};
+                       a.columns.v, a.columns.n, a.wide, a.explain || ib_log_level >= 2};
     if (rep.superseded)
         ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
                 rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");

@@ -598,7 +598,7 @@ int cmd_sweep_run(int argc, char **argv)
     output_fmt_usd(ceiling, sizeof ceiling, F.max_cost_usd);
     if (ctx.plan.verdict == SWEEP_UNPRICED) {
         fprintf(stderr, "instbench sweep run: a candidate has no price, so the worst case is unknown: nothing launched "
-                        "(see the plan above; --prices names another source)\n");
+                        "(see the plan above; --source names another source)\n");
         rc = IB_EXIT_USAGE;
     } else if (ctx.plan.verdict != SWEEP_WITHIN) {
         fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", total, ceiling);

@@ -466,7 +466,7 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
         fprintf(out, "worst case %s is OVER --max-cost %s: `sweep run` would refuse (lower --max-minutes or drop "
                      "candidates)\n", m, cap);
     else if (p->verdict == SWEEP_UNPRICED)
-        fprintf(out, "some candidates have no price in %s: `sweep run` would refuse (try --prices snapshot)\n",
+        fprintf(out, "some candidates have no price in %s: `sweep run` would refuse (try --source snapshot)\n",
                 f->region);
 }
 

@@ -78,8 +78,9 @@ int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_err
     {"--max-cost", 0, ARG_DOUBLE, &(F)->max_cost_usd, "USD", "the ceiling on the worst-case total in US dollars\n" \
      "(every node billed for --max-minutes)", 0, 1e7, .want = "an amount of US dollars",                   \
      .given = &(F)->max_cost_given},                                                                     \
-    {"--prices", 0, ARG_CHOICE, &(F)->prices, NULL, "where prices come from (default auto: live AWS, then the\n" \
-     "cache, then the snapshot built in)", .choices = prices_source_names, .group = "output"},          \
+    {"--source", 0, ARG_CHOICE, &(F)->prices, NULL, "where prices come from (default auto: live AWS, then the\n" \
+     "cache, then the snapshot built in)", .choices = prices_source_names, .group = "output",        \
+     .old_name = "--prices"},          \
     {"--efa", 0, ARG_CHOICE, &(F)->efa, NULL, "auto (default): a multi-node candidate of a type with EFA\n"   \
      "gets EFA interfaces as AWS lays them out (docs/usage.md), a\n"                                    \
      "security group open to itself and, with several interfaces, an\n"                                \

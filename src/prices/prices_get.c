@@ -76,8 +76,9 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
         /* strict failures name no flag: each command says which of its flags asked for live */
         if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "%s", cerr.msg);
         if (no_cred) {
-            /* the usual case off AWS, said on every call: one short line, where it looked with -v */
-            ib_warn("no AWS credentials: prices from the cache and the snapshot (-v says where instbench looked)");
+            /* the usual case off AWS: said with -v only (issue 41: a line on every call was noise;
+             * the table's sources line already says each price's source and the snapshot's date) */
+            ib_debug("no AWS credentials: prices from the cache and the snapshot");
             ib_debug("%s", cerr.msg);
         }
         else ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);

@@ -216,7 +216,13 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                 hours ? ", TIME" : "", cost ? (hours ? " and COST" : ", COST") : "", hours || cost ? " to the target" : "",
                 intr ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide)" : "",
                 place ? "; PLACEMENT: EC2 spot placement scores" : "");
-    if (any_market(r, RANK_CAPACITY_BLOCK))
+    /* the markets' and placement's explanations: with --explain (or -v); a few lines by default */
+    const int cb = any_market(r, RANK_CAPACITY_BLOCK), sp = any_market(r, RANK_SAVINGS_PLAN);
+    if (!r->explain && (cb || sp || spot))
+        output_note(out, "--explain (or -v): how the %s%s%s figures are made.", spot ? "spot" : "",
+                    cb ? (spot ? (sp ? ", capacity-block" : " and capacity-block") : "capacity-block") : "",
+                    sp ? (spot || cb ? " and savings-plan" : "savings-plan") : "");
+    if (r->explain && any_market(r, RANK_CAPACITY_BLOCK))
         output_note(out, "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live), paid "
                     "whole up front and never interrupted; $/h is its fee / its hours, %s; WAIT: until it starts (not "
                     "in TIME).  instbench never purchases a block.",
@@ -239,13 +245,16 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     else if (r->opts->target_samples > 0)
         snprintf(plan_cost, sizeof plan_cost, "; COST: the target's hours plus %.4g%% of the commitment for the "
                  "term's other hours (--plan-utilisation %.4g: the rest of your fleet uses the rest)", 100 * (1 - u), u);
-    if (any_market(r, RANK_SAVINGS_PLAN))
+    /* by default the view of COST alone (what --budget judges); the whole story with --explain */
+    if (!r->explain && any_market(r, RANK_SAVINGS_PLAN) && plan_cost[0])
+        output_note(out, "savings-plan rows%s.", plan_cost);
+    if (r->explain && any_market(r, RANK_SAVINGS_PLAN))
         output_note(out, "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
                     "term's %s hours whether the nodes train or not%s; PLAN PAYS vs OD: rate / on-demand, the share of "
                     "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
                     "the spot row's efficiency / its price, the same against spot with its interruptions.  instbench "
                     "never purchases a plan.", r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost);
-    if (place) placement_note(r, out);
+    if (place && r->explain) placement_note(r, out);
     if (!output_table_showed(t, "configuration")) return;   /* the marks ride on the configuration */
     if (extra)
         output_note(out, "^ extrapolated: measured on fewer nodes than the row has (measure --count); its SAMPLES/s is "
@@ -347,7 +356,8 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
     if (vs[0])
         snprintf(against, sizeof against, "; BREAK-EVEN: the per-node rate at which the row falls to %s (%s)", vs,
                  r->opts->versus_config >= 0 ? "--versus" : "the best on-demand row; --versus names another");
-    output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
+    if (r->explain)
+        output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
                      "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
                 rate, delta, so->checkpoint_source, restart, tau,
                 output_table_showed(t, "breakeven_rate_per_node_hour") ? against : "",
@@ -359,14 +369,16 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
     for (size_t i = 0; i < r->n_priced; i++) {
         if (!r->rows[i].risk.valid) continue;
         risky++;
-        if (shown < BREAKEVEN_LINES && r->rows[i].risk.breakeven_against >= 0) {
+        if (shown < (r->explain ? BREAKEVEN_LINES : 1) && r->rows[i].risk.breakeven_against >= 0) {
             write_breakeven(r, &r->rows[i], out);
             shown++;
         }
     }
-    if (risky > shown && shown == BREAKEVEN_LINES)
+    if (risky > shown && r->explain && shown == BREAKEVEN_LINES)
         output_note(out, "(the first %d spot rows; JSON and CSV: breakeven_rate_per_node_hour for every row)",
                     BREAKEVEN_LINES);
+    else if (risky > shown && !r->explain)
+        output_note(out, "(the best spot row; --explain: the next ones, JSON and CSV: every row's)");
 }
 
 static void write_unranked(const rank_report *r, FILE *out)

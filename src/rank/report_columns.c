@@ -416,7 +416,7 @@ static void show_price_source(const rank_report *r, const rank_row *row, char *o
     snprintf(out, len, "%s %s", src, age);
 }
 
-/* Priorities: a narrow terminal keeps rank, configuration, samples/$ and $/h longest
+/* Priorities: a narrow terminal keeps rank, configuration, samples/s, samples/$ and $/h longest
  * (output_fit_set); columns outside the default table show only when --columns asks. */
 enum { L = 0, R = 1, K = OUTPUT_KEEP };
 const rank_column rank_columns[] = {
@@ -442,7 +442,7 @@ const rank_column rank_columns[] = {
     {"accelerators_total", "ACCELERATORS TOTAL", R, 2, get_acc_total, NULL},
     {"usd_per_hour", "$/h", R, 9, get_usd_per_hour, show_usd_per_hour},
     {"usd_per_hour_per_node", "$/h PER NODE", R, 8, get_usd_per_node, show_usd_per_node},
-    {"samples_per_second", "SAMPLES/s", R, 7, get_sps, show_sps},
+    {"samples_per_second", "SAMPLES/s", R, K, get_sps, show_sps},   /* the measurement: kept as long as what is derived from it */
     {"samples_per_dollar", "SAMPLES/$", R, K, get_spd, show_spd},
     {"effective_samples_per_dollar", "EFF. SAMPLES/$", R, K, get_eff_spd, show_eff_spd},
     {"target_samples", "TARGET SAMPLES", R, 2, get_target, NULL},

@@ -76,7 +76,7 @@ def prices(args, e, want):
 
 
 CREDS = dict(AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
-ARGS = ["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--no-placement-scores"]
+ARGS = ["--instance-types", "g5.xlarge", "--region", "us-east-1", "--no-placement-scores"]
 
 # ---- a password in AWS_ENDPOINT_URL; error bodies reduced to code + first line ----
 for source, want in (("live", 1), ("auto", 0)):

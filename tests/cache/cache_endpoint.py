@@ -52,7 +52,7 @@ def env(endpoint=None, creds=False, **extra):
 
 
 def prices(e, *args, rc=0):
-    p = subprocess.run([INSTBENCH, "prices", "--instance-types", T, "--regions", R, "--format", "json", *args],
+    p = subprocess.run([INSTBENCH, "prices", "--instance-types", T, "--region", R, "--format", "json", *args],
                        env=e, capture_output=True, text=True, timeout=120)
     if p.returncode != rc:
         fail("exit %d (wanted %d) for prices %s\n%s" % (p.returncode, rc, " ".join(args), p.stderr[-2000:]))

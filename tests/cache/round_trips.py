@@ -56,7 +56,7 @@ def run(ep, regions, *extra):
                AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
                AWS_ENDPOINT_URL=ep.url, NO_COLOR="1")
     t0 = time.monotonic()
-    p = subprocess.run([INSTBENCH, "prices", "--instance-types", ",".join(TYPES), "--regions", ",".join(regions),
+    p = subprocess.run([INSTBENCH, "prices", "--instance-types", ",".join(TYPES), "--region", ",".join(regions),
                         "--source", "live", "--format", "json", *extra], env=env, capture_output=True, text=True, timeout=120)
     wall = time.monotonic() - t0
     if p.returncode != 0:

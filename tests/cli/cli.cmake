@@ -36,3 +36,6 @@ add_test(NAME cli_commands COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DI
 # expectations from the presets' timm dimensions), valid against schemas/models-v1.json and model-layout-v1.json.
 add_test(NAME cli_models COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_models.py ${INSTBENCH_BIN}
          ${CMAKE_SOURCE_DIR}/schemas)
+# The flag vocabulary: one name per idea across commands (docs/cli.md "Flag vocabulary"), the
+# retired spellings accepted with a note, a flag of another command named as such, help wrapped.
+add_test(NAME cli_vocabulary COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_vocabulary.py ${INSTBENCH_BIN})

@@ -24,9 +24,9 @@ CASES = {
     "measure": {"int": ("--warmup", "3", "-1"), "choice": ("--precision", "fp16"),
                 "tail": ["--steps", "1", "--duration", "1"], "tail_word": "exclude each other"},
     "prices": {"int": ("--page-size", "10", "1001"), "choice": ("--market", "reserved"),
-               "tail": ["--source", "snapshot", "--regions", "us-east-9"], "tail_word": "not an AWS region"},
+               "tail": ["--source", "snapshot", "--region", "us-east-9"], "tail_word": "not an AWS region"},
     "rank": {"int": ("--top", "3", "0"), "choice": ("--sort", "price"),
-             "tail": ["/nonexistent/instbench-result.json", "--prices", "snapshot"], "tail_word": "nonexistent"},
+             "tail": ["/nonexistent/instbench-result.json", "--source", "snapshot"], "tail_word": "nonexistent"},
     "verify": {"int": ("--threads", "1", "5000"), "choice": ("--backend", "tpu"),
                "tail": ["--reference", "/nonexistent/ref.safetensors"], "tail_word": "nonexistent"},
     "models": {"int": ("--depth", "2", "0"), "choice": ("--format", "xml"), "tail": [], "tail_word": None},
@@ -79,8 +79,8 @@ for cmd, c in CASES.items():
               f"{cmd} -- --help: exit {p.returncode}: {p.stderr[-200:]}")
 
 # -o takes its value attached or separate (prices), and the global flags go anywhere
-p1 = run("prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1", "-o", "/dev/stdout")
-p2 = run("prices", "--source=snapshot", "--instance-types=g5.xlarge", "--regions=us-east-1", "-o/dev/stdout")
+p1 = run("prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-east-1", "-o", "/dev/stdout")
+p2 = run("prices", "--source=snapshot", "--instance-types=g5.xlarge", "--region=us-east-1", "-o/dev/stdout")
 check(p1.returncode == 0 and '"g5.xlarge"' in p1.stdout, f"prices -o FILE: exit {p1.returncode}: {p1.stderr[-200:]}")
 check(p2.returncode == 0 and p2.stdout.replace(p2.stdout[p2.stdout.find('"generated_at"'):].split(",")[0], "")
       == p1.stdout.replace(p1.stdout[p1.stdout.find('"generated_at"'):].split(",")[0], ""),
@@ -112,9 +112,9 @@ for args, who in ((["models", "-vq"], "instbench models"), (["-vq", "models"], "
           f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
 
 # Lists (comma-separated): each item checked, none empty or twice
-for args, want in ((["--regions", "us-east-1,us-east-1"], "--regions: 'us-east-1' is listed twice"),
-                   (["--regions=, ,"], "--regions needs a non-empty value"),
-                   (["--regions", "us-east-1,US-WEST-2"], "--regions: 'US-WEST-2' is not a region"),
+for args, want in ((["--region", "us-east-1,us-east-1"], "--region: 'us-east-1' is listed twice"),
+                   (["--region=, ,"], "--region needs a non-empty value"),
+                   (["--region", "us-east-1,US-WEST-2"], "--region: 'US-WEST-2' is not a region"),
                    (["--instance-types=g5.xlarge,G5"], "--instance-types: 'G5' is not an instance type")):
     p = run("prices", "--source", "snapshot", *args)
     check(p.returncode == 2 and p.stderr.startswith("instbench prices: " + want),
@@ -122,7 +122,7 @@ for args, want in ((["--regions", "us-east-1,us-east-1"], "--regions: 'us-east-1
 
 # Lists given again add up, in every command (issue 13, as spotinfo's --region a --region b); an item
 # repeated across the flags is still a typo.  A near miss of a flag or a choice names the real one.
-p1 = run("prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format",
+p1 = run("prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-east-1", "--format",
          "table", "--columns", "type", "--columns", "region,on_demand")
 head = p1.stdout.splitlines()[0].split() if p1.stdout else []
 check(p1.returncode == 0 and head == ["INSTANCE", "TYPE", "REGION", "ON-DEMAND", "$/h"],
@@ -142,9 +142,9 @@ for args, same_as in ((["models", "--format", "JSON"], ["models", "--format", "j
                       (["models", "--format=Csv", "--model", "vit_tiny_patch16_224"],
                        ["models", "--format=csv", "--model", "vit_tiny_patch16_224"]),
                       (["prices", "--source", "SNAPSHOT", "--format", "CSV", "--market", "Spot", "--instance-types",
-                        "g5.xlarge", "--regions", "us-east-1"],
+                        "g5.xlarge", "--region", "us-east-1"],
                        ["prices", "--source", "snapshot", "--format", "csv", "--market", "spot", "--instance-types",
-                        "g5.xlarge", "--regions", "us-east-1"])):
+                        "g5.xlarge", "--region", "us-east-1"])):
     a, b = run(*args), run(*same_as)
     check(a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout and a.stdout,
           f"{' '.join(args)}: exit {a.returncode}, differs from {' '.join(same_as)}: {a.stderr.strip()[-200:]!r}")
@@ -178,7 +178,7 @@ for r in REGIONS + NOT_REGIONS:
     ok = r in REGIONS
     for cmd, args, past in (("measure", ["--region", r, "--steps", "1", "--duration", "1"], "exclude each other"),
                             ("rank", [f"--region={r}", "/nonexistent/instbench-result.json"], "nonexistent"),
-                            ("prices", ["--regions", r, "--source", "cache", "--instance-types", "zz9.nosuch"],
+                            ("prices", ["--region", r, "--source", "cache", "--instance-types", "zz9.nosuch"],
                              "instbench prices: ")):
         p = run(cmd, *args)
         if ok:

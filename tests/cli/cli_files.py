@@ -30,7 +30,7 @@ with open(os.path.join(d, "r.json"), "w") as f:
 env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
 env.update(AWS_EC2_METADATA_DISABLED="true", HOME=d, XDG_CACHE_HOME=os.path.join(d, "cache"), NO_COLOR="1",
            AWS_CONFIG_FILE=os.path.join(d, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"))
-PRICES = ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format",
+PRICES = ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-east-1", "--format",
           "json"]
 
 
@@ -40,7 +40,7 @@ def prices_to(path):
 
 def plot_to(path):
     # the table goes to a pipe; the chart to PATH
-    return subprocess.run([BIN, "rank", os.path.join(d, "r.json"), "--prices", os.path.join(d, "p.json"),
+    return subprocess.run([BIN, "rank", os.path.join(d, "r.json"), "--source", os.path.join(d, "p.json"),
                            "--format", "table", "--plot", path], capture_output=True, text=True, env=env, cwd=d,
                           timeout=60)
 

@@ -42,9 +42,9 @@ for i, (typ, extra) in enumerate((("g5.xlarge", []), ("g5.12xlarge", ["--count",
     check(p.returncode == 0, f"measure {typ}: exit {p.returncode}: {p.stderr[-300:]}")
 
 PRICES = ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge,g5.12xlarge,p4d.24xlarge,g6e.48xlarge",
-          "--regions", "us-east-1,us-west-2"]
+          "--region", "us-east-1,us-west-2"]
 COMMANDS = [["models"], ["models", "--layout"], PRICES,
-            ["rank", "--prices", "snapshot", "--samples", "1e9", results],
+            ["rank", "--source", "snapshot", "--samples", "1e9", results],
             ["verify", "--reference", os.path.join(DATA, "ref_a_adam_bf16.safetensors")],
             ["measure", *TINY, "--output", os.path.join(tmp, "m.json")]]
 for cols in (80, 120, 200):
@@ -62,7 +62,7 @@ for cols in (80, 120, 200):
                 check(all(w == w.upper() for w in words), f"{what}: header not upper case: {lines[i - 1]!r}")
 
 # at 80 columns the prices and rank tables leave columns out and say so; --wide brings them back
-for args in (PRICES, ["rank", "--prices", "snapshot", "--samples", "1e9", results]):
+for args in (PRICES, ["rank", "--source", "snapshot", "--samples", "1e9", results]):
     _, narrow = width_run(args, 80)
     check(any(re.match(r"\(\d+ more columns?: --wide", ln) for ln in narrow), f"{args[0]} at 80: no note: {narrow}")
     _, full = width_run(args + ["--wide"], 80)
@@ -70,6 +70,13 @@ for args in (PRICES, ["rank", "--prices", "snapshot", "--samples", "1e9", result
     piped = subprocess.run([BIN, *args, "--format", "table"], capture_output=True, text=True, env=ENV)
     check(piped.returncode == 0 and "more column" not in piped.stdout and "PLACEMENT" in piped.stdout.upper(),
           f"{args[0]} through a pipe must print every column: {piped.stdout[:300]}")
+# the measured figure outlives the derived ones: at 80 columns rank keeps SAMPLES/s whenever it
+# keeps SAMPLES/$ (issue 41: it dropped the measurement and kept EFF. SAMPLES/$)
+for cols in (60, 80):
+    _, narrow = width_run(["rank", "--source", "snapshot", "--samples", "1e9", "--market", "both", results], cols)
+    head = next((ln for i, ln in enumerate(narrow[:-1]) if narrow[i + 1].startswith("----")), "")
+    check("SAMPLES/s" in head or "SAMPLES/$" not in head, f"rank at {cols}: SAMPLES/s dropped before SAMPLES/$: {head!r}")
+
 # --columns picks and orders; an unknown key is a usage error naming the keys
 _, picked = width_run(PRICES + ["--columns", "spot,type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")

@@ -1,7 +1,7 @@
 /* libFuzzer target: the JSON price parsers.  Input goes to the GetProducts page parser
  * (aws/pricing.c: a JSON document whose PriceList holds JSON documents inside strings, from any
  * server an endpoint override points at) and to the instbench.prices/v1 reader (prices_json.c:
- * cache files and `rank --prices` files on disk).  No input may crash, leak or read out of
+ * cache files and `rank --source` files on disk).  No input may crash, leak or read out of
  * bounds; whatever the v1 reader accepts must survive a write/read round trip. */
 #include <math.h>
 #include <stdint.h>

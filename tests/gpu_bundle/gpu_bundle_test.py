@@ -104,7 +104,7 @@ with tempfile.TemporaryDirectory() as tmp:
     except ValueError:
         check(False, "verify --format json printed no JSON: %s" % r.stdout[:300])
 
-    r = run(["prices", "--source", "snapshot", "--regions", "us-east-1", "--format", "json"])
+    r = run(["prices", "--source", "snapshot", "--region", "us-east-1", "--format", "json"])
     check(r.returncode == 0, "prices --source snapshot exit %d: %s" % (r.returncode, r.stderr[-1500:]))
     snap = json.load(open(os.path.join(ROOT, "configs", "prices-snapshot.json")))
     want = {(x["instance_type"], x["region"]): x["on_demand"]["usd_per_hour"] for x in snap["prices"]

@@ -65,7 +65,7 @@ check(p.returncode == 0 and len(os.listdir(os.path.join(d, "instbench-results"))
 
 # prices -o the same way (the snapshot: no network).
 def prices(args, cwd):
-    return subprocess.run([BIN, "prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--regions",
+    return subprocess.run([BIN, "prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--region",
                            "us-east-1", "--format", "json"] + args, capture_output=True, text=True, cwd=cwd,
                           timeout=60, env=env())
 

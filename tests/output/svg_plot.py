@@ -64,7 +64,7 @@ CLI_CASES = {
 with tempfile.TemporaryDirectory() as d:
     for name, rows in CLI_CASES.items():
         res = os.path.join(d, name)
-        args = [res, "--prices", "snapshot", "--market", "on-demand", "--format", "json",
+        args = [res, "--source", "snapshot", "--market", "on-demand", "--format", "json",
                 "--plot", os.path.join(d, name + ".svg")]
         expected = {}
         for i, (itype, nodes, sps, usd) in enumerate(rows):

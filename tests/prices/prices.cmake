@@ -20,7 +20,7 @@ add_test(NAME prices_snapshot
                  ${CMAKE_SOURCE_DIR} ${INSTBENCH_PRICE_DATA})
 
 # Names: misspelt types and regions are usage errors naming the nearest CSV name, patterns and
-# --regions all expand to what the CSV holds, listings in natural order (expectations from data/).
+# --region all expand to what the CSV holds, listings in natural order (expectations from data/).
 add_test(NAME prices_names
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_names.py ${INSTBENCH_BIN}
                  ${INSTBENCH_PRICE_DATA})

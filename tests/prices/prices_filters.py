@@ -129,7 +129,7 @@ def snap(*args):
 
 
 def region_args(regions):
-    return ["--regions", ",".join(regions)]
+    return ["--region", ",".join(regions)]
 
 
 def listed(p, fmt, what):
@@ -202,7 +202,7 @@ for what, kw in cases:
 # the A10G:4 rows are exactly the 4-GPU sizes
 check({t for t, _ in expect(acc=[("A10G", 4)])} == {"g5.12xlarge", "g5.24xlarge"}, "the test's A10G:4")
 # a repeated --accelerator adds up like the comma list
-same(["--accelerator", "T4", "--accelerator", "V100:8", "--regions", "us-east-1"],
+same(["--accelerator", "T4", "--accelerator", "V100:8", "--region", "us-east-1"],
      expect(acc=[("T4", None), ("V100", 8)]), "repeated --accelerator")
 
 # ---- --max-price and the markets shown ---------------------------------------------------------
@@ -225,18 +225,18 @@ for order in ("type", "price", "spot", "savings"):
     same(cli(kw) + region_args(TWO), expect(regions=TWO, **kw), "--sort %s" % order, fmt="json")
     same(cli(kw) + region_args(TWO), expect(regions=TWO, **kw), "--sort %s" % order, fmt="table")
 # the figures themselves come out ordered in the CSV
-p = snap("--sort", "spot", "--regions", ",".join(TWO), "--format", "csv")
+p = snap("--sort", "spot", "--region", ",".join(TWO), "--format", "csv")
 vals = [r["spot_min_usd_per_hour"] for r in csv.DictReader(p.stdout.splitlines())]
 known = [float(v) for v in vals if v]
 check(known == sorted(known) and all(not v for v in vals[len(known):]), "--sort spot: CSV spot_min not ascending, "
       "or an empty one before a price")
-p = snap("--sort", "savings", "--regions", "all", "--format", "csv")
+p = snap("--sort", "savings", "--region", "all", "--format", "csv")
 vals = [r["spot_min_savings_pct"] for r in csv.DictReader(p.stdout.splitlines())]
 known = [float(v) for v in vals if v]
 check(known == sorted(known, reverse=True) and all(not v for v in vals[len(known):]),
       "--sort savings over all regions: CSV spot_min_savings_pct not descending, or an empty one before a figure")
-same(["--sort", "savings", "--regions", "all"], expect(regions=REGIONS, sort="savings"), "--sort savings, all regions")
-same(["--market", "spot", "--sort", "spot", "--regions", "us-east-1"], expect(market="spot", sort="spot"),
+same(["--sort", "savings", "--region", "all"], expect(regions=REGIONS, sort="savings"), "--sort savings, all regions")
+same(["--market", "spot", "--sort", "spot", "--region", "us-east-1"], expect(market="spot", sort="spot"),
      "--market spot --sort spot")
 
 # ---- combinations --------------------------------------------------------------------------------
@@ -253,10 +253,10 @@ for kw in combos:
     same(cli(kw) + region_args(TWO), want, "combination %s" % kw)
     same(cli(kw) + region_args(TWO), want, "combination %s" % kw, fmt="json")
 # filters after patterns: --instance-types narrows first
-same(["--instance-types", "g6*", "--min-vcpus", "48", "--sort", "price", "--regions", "us-east-1"],
+same(["--instance-types", "g6*", "--min-vcpus", "48", "--sort", "price", "--region", "us-east-1"],
      expect(types=[t for t in NATURAL if t.startswith("g6")], min_vcpus=48, sort="price"), "g6* --min-vcpus 48")
 # the trn1 rows (accelerator memory unknown in the source) are left out, and a warning names them
-p = snap("--min-accelerator-memory", "1", "--regions", "us-east-1", "--format", "csv")
+p = snap("--min-accelerator-memory", "1", "--region", "us-east-1", "--format", "csv")
 check(not [r for r in listed(p, "csv", "trn1") or [] if r[0].startswith("trn1")], "trn1 passed --min-accelerator-memory")
 check("trn1.2xlarge" in p.stderr and "no accelerator memory" in p.stderr, "no warning naming trn1: %s" % p.stderr)
 
@@ -278,59 +278,59 @@ def suggestion(line):
 
 for typo, near in (("A1OG", "A10G"), ("H10O", "H100"), ("L40X:4", "L40S:4"), ("Trainum", "Trainium"),
                    ("V100-32G", "V100-32GB")):
-    line = one_line(snap("--accelerator", typo, "--regions", "us-east-1"), 2, typo)
+    line = one_line(snap("--accelerator", typo, "--region", "us-east-1"), 2, typo)
     check(suggestion(line) == near and "--accelerator" in line, "%s: want 'did you mean %s?': %r" % (typo, near, line))
     check(all(a in line for a in ACCELERATORS), "%s: the line does not list the catalogue's accelerators: %r"
           % (typo, line))
-line = one_line(snap("--accelerator", "B200", "--regions", "us-east-1"), 2, "B200")
+line = one_line(snap("--accelerator", "B200", "--region", "us-east-1"), 2, "B200")
 check("B200" in line, "B200: %r" % line)
 for bad in ("A10G:", "A10G:0", "A10G:-1", "A10G:x", "A10G:4:2", ":4", "A10G:1.5", "A 10G", "A10G:257"):
-    line = one_line(snap("--accelerator", bad, "--regions", "us-east-1"), 2, bad)
+    line = one_line(snap("--accelerator", bad, "--region", "us-east-1"), 2, bad)
     check("--accelerator" in line and bad in line, "%s: the line does not name it: %r" % (bad, line))
 for flag, bad in (("--min-vcpus", "-1"), ("--min-vcpus", "0"), ("--min-vcpus", "4.5"), ("--min-vcpus", "x"),
                   ("--min-memory", "-1"), ("--min-memory", "nan"), ("--min-accelerator-memory", "-2"),
                   ("--min-accelerator-memory", "inf"), ("--max-price", "-0.5"), ("--max-price", "0"),
                   ("--max-price", "one"), ("--max-spot-price", "-1"), ("--sort", "cheapest")):
-    line = one_line(snap(flag, bad, "--regions", "us-east-1"), 2, "%s %s" % (flag, bad))
+    line = one_line(snap(flag, bad, "--region", "us-east-1"), 2, "%s %s" % (flag, bad))
     check(flag in line, "%s %s: the line does not name the flag: %r" % (flag, bad, line))
 line = one_line(snap("--sort", "prise"), 2, "--sort prise")
 check(suggestion(line) == "price", "--sort prise: %r" % line)
 for args in (("--market", "on-demand", "--sort", "spot"), ("--market", "on-demand", "--sort", "savings"),
              ("--market", "on-demand", "--max-spot-price", "1"), ("--market", "spot", "--sort", "price")):
-    line = one_line(snap(*args, "--regions", "us-east-1"), 2, " ".join(args))
+    line = one_line(snap(*args, "--region", "us-east-1"), 2, " ".join(args))
     check(args[2] in line and "--market" in line, "%s: %r" % (args, line))
 
 # ---- filters that leave nothing: exit 1, one line naming the filter, nothing written ----------------
 out = os.path.join(TMP, "out.json")
-p = snap("--min-vcpus", "500", "--regions", "us-east-1", "-o", out)
+p = snap("--min-vcpus", "500", "--region", "us-east-1", "-o", out)
 line = one_line(p, 1, "--min-vcpus 500")
 most = max(HW[t][0] for t in NATURAL)
 check("--min-vcpus 500" in line and "leaves no row" in line and " %d " % most in line,
       "--min-vcpus 500: want the flag and the most vCPUs (%d): %r" % (most, line))
 check(not os.path.exists(out), "-o FILE written though the filters left nothing")
-line = one_line(snap("--min-memory", "100000", "--regions", "us-east-1"), 1, "--min-memory 100000")
+line = one_line(snap("--min-memory", "100000", "--region", "us-east-1"), 1, "--min-memory 100000")
 check("--min-memory" in line and "%g GiB" % max(HW[t][1] for t in NATURAL) in line, "--min-memory: %r" % line)
-line = one_line(snap("--min-accelerator-memory", "500", "--regions", "us-east-1"), 1, "--min-accelerator-memory")
+line = one_line(snap("--min-accelerator-memory", "500", "--region", "us-east-1"), 1, "--min-accelerator-memory")
 best = max(per_accelerator_gib(t) for t in NATURAL if per_accelerator_gib(t) is not None)
 check("--min-accelerator-memory 500" in line and "%.2f GiB" % best in line, "--min-accelerator-memory: %r" % line)
 cheapest = min(min(v for v in (od(t, "us-east-1"), spot(t, "us-east-1")) if v is not None)
                for t in NATURAL if od(t, "us-east-1") is not None or spot(t, "us-east-1") is not None)
-line = one_line(snap("--max-price", "0.001", "--regions", "us-east-1"), 1, "--max-price 0.001")
+line = one_line(snap("--max-price", "0.001", "--region", "us-east-1"), 1, "--max-price 0.001")
 check("--max-price 0.001" in line and "%.4f" % cheapest in line, "--max-price: want the cheapest %.4f: %r"
       % (cheapest, line))
 cheapest_spot = min(spot(t, "us-east-1") for t in NATURAL if spot(t, "us-east-1") is not None)
-line = one_line(snap("--max-spot-price", "0.001", "--regions", "us-east-1", "--format", "json"), 1, "--max-spot-price")
+line = one_line(snap("--max-spot-price", "0.001", "--region", "us-east-1", "--format", "json"), 1, "--max-spot-price")
 check("--max-spot-price" in line and "%.4f" % cheapest_spot in line, "--max-spot-price: %r" % line)
 # an accelerator the catalogue has, in a count it does not come in: the counts it does
-line = one_line(snap("--accelerator", "A10G:2", "--regions", "us-east-1", "--format", "csv"), 1, "A10G:2")
+line = one_line(snap("--accelerator", "A10G:2", "--region", "us-east-1", "--format", "csv"), 1, "A10G:2")
 counts = sorted({HW[t][3] for t in TYPES if HW[t][2] == "A10G"})
 check("A10G:2" in line and all("%d x A10G" % c in line for c in counts), "A10G:2: want the counts %s: %r"
       % (counts, line))
 # the types asked have no such accelerator: the line says what they have
-line = one_line(snap("--instance-types", "g5.*", "--accelerator", "H100", "--regions", "us-east-1"), 1, "g5 H100")
+line = one_line(snap("--instance-types", "g5.*", "--accelerator", "H100", "--region", "us-east-1"), 1, "g5 H100")
 check("--accelerator H100" in line and "A10G" in line, "g5.* --accelerator H100: %r" % line)
 # the first filter that empties the list is the one named, in the order they apply
-line = one_line(snap("--accelerator", "T4", "--min-vcpus", "100", "--max-price", "0.001", "--regions", "us-east-1"),
+line = one_line(snap("--accelerator", "T4", "--min-vcpus", "100", "--max-price", "0.001", "--region", "us-east-1"),
                 1, "T4 + 100 vCPUs")
 check("--min-vcpus 100" in line and "--max-price" not in line, "two filters: %r" % line)
 
@@ -360,7 +360,7 @@ write_cache(root, "c7g.large", "us-east-1", 0.0725, {"us-east-1a": 0.031})
 write_cache(root, "g5.xlarge", "us-east-1", 1.006, {"us-east-1b": 0.45})
 write_cache(root, "g5.12xlarge", "us-east-1", 5.672, {"us-east-1c": 2.1})
 cenv = cache_env(root)
-args = ["--source", "cache", "--instance-types", "c7g.large,g5.xlarge,g5.12xlarge", "--regions", "us-east-1",
+args = ["--source", "cache", "--instance-types", "c7g.large,g5.xlarge,g5.12xlarge", "--region", "us-east-1",
         "--format", "csv"]
 p = run(*args, "--min-vcpus", "2", env=cenv)
 check(listed(p, "csv", "cache --min-vcpus") == [("g5.xlarge", "us-east-1"), ("g5.12xlarge", "us-east-1")],
@@ -380,7 +380,7 @@ p = run(*args, "--sort", "price", env=cenv)
 check(listed(p, "csv", "cache --sort price") == [("c7g.large", "us-east-1"), ("g5.xlarge", "us-east-1"),
                                                  ("g5.12xlarge", "us-east-1")], "cache --sort price: %s" % p.stdout)
 # only types of unknown hardware: the line says the catalogue cannot judge them
-line = one_line(run("--source", "cache", "--instance-types", "c7g.large", "--regions", "us-east-1",
+line = one_line(run("--source", "cache", "--instance-types", "c7g.large", "--region", "us-east-1",
                     "--min-vcpus", "1", env=cenv), 1, "only unknown hardware")
 check("--min-vcpus" in line and "c7g.large" in line and "no hardware" in line, "only unknown hardware: %r" % line)
 
@@ -403,7 +403,7 @@ if ep:
                     AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
                     AWS_ENDPOINT_URL=ep.url, INSTBENCH_AWS_BACKOFF_BASE="0.05")
         live = ["--source", "live", "--no-placement-scores", "--instance-types",
-                "g7x.2xlarge,g5.xlarge,g5.12xlarge,p5.48xlarge", "--regions", "us-east-1"]
+                "g7x.2xlarge,g5.xlarge,g5.12xlarge,p5.48xlarge", "--region", "us-east-1"]
         p = run(*live, "--min-accelerator-memory", "20", "--sort", "spot", "--format", "json", env=lenv)
         check(listed(p, "json", "live") == [("g5.xlarge", "us-east-1"), ("g5.12xlarge", "us-east-1"),
                                             ("p5.48xlarge", "us-east-1")], "live --sort spot: %s" % p.stdout[:600])
@@ -421,13 +421,13 @@ for r in ("us-east-1", "us-west-2"):
     unpriced = [t for t in NATURAL if od(t, r) is None]
     if not unpriced:
         continue
-    p = snap("--regions", r, "--format", "csv")
+    p = snap("--region", r, "--format", "csv")
     check(("no on-demand price from the snapshot" in p.stderr) == bool(unpriced),
           "%s unfiltered: %s lack an on-demand price, stderr: %r" % (r, unpriced, p.stderr[-400:]))
     priced_acc = sorted({HW[t][2] for t in NATURAL if HW[t][2] and od(t, r) is not None and
                          all(od(u, r) is not None for u in NATURAL if HW[u][2] == HW[t][2])})
     if priced_acc:   # an accelerator every type of which is priced: no warning about the others
-        p = snap("--regions", r, "--accelerator", priced_acc[0], "--format", "csv")
+        p = snap("--region", r, "--accelerator", priced_acc[0], "--format", "csv")
         check(p.returncode == 0 and "no on-demand price" not in p.stderr,
               "%s --accelerator %s: warned about rows it left out: %r" % (r, priced_acc[0], p.stderr[-400:]))
     break

@@ -104,7 +104,7 @@ def num(cell):
 def case_json_tools():
     types = ["g5.xlarge", "p5.4xlarge", "p5e.48xlarge", "c7i.large"]
     regions = ["us-east-1", "eu-west-3", "us-east-2"]
-    args = ["--instance-types", ",".join(types), "--regions", ",".join(regions)]
+    args = ["--instance-types", ",".join(types), "--region", ",".join(regions)]
     out = prices([*args, "--format", "json"]).stdout
     doc = json.loads(out)
     pairs = [(t, r) for t in types for r in regions]
@@ -153,7 +153,7 @@ def case_json_tools():
     for what, extra in (("nodes", ["--nodes", "4,1,2,3"]), ("local zones", ["--include-local-zones"]),
                         ("spot", ["--market", "spot"]), ("on-demand", ["--market", "on-demand"])):
         docs[what] = as_json([*args, *extra])
-    docs["us-east-1 all"] = as_json(["--regions", "us-east-1", "--include-local-zones"])
+    docs["us-east-1 all"] = as_json(["--region", "us-east-1", "--include-local-zones"])
     for what, d in docs.items():
         try:
             jsonschema.validate(d, schema)
@@ -171,9 +171,9 @@ def case_json_tools():
 
 def case_local_zones():
     regions = sorted({r for _, r in RECS})
-    doc = as_json(["--regions", ",".join(regions)])
-    rows = {(r["instance_type"], r["region"]): r for r in as_csv(["--regions", ",".join(regions)])}
-    local_doc = as_json(["--regions", ",".join(regions), "--include-local-zones"])
+    doc = as_json(["--region", ",".join(regions)])
+    rows = {(r["instance_type"], r["region"]): r for r in as_csv(["--region", ",".join(regions)])}
+    local_doc = as_json(["--region", ",".join(regions), "--include-local-zones"])
     check(doc.get("include_local_zones") is False and local_doc.get("include_local_zones") is True,
           "the document does not say what spot.min_* range over")
     with_local = {(r["instance_type"], r["region"]): r for r in local_doc["prices"]}
@@ -209,7 +209,7 @@ def case_local_zones():
     check(got_local == atl, f"--include-local-zones: Atlanta lowest for {got_local}, want {atl}")
 
     # the table: a marker where a Local Zone is shown, a note where one is left out
-    args = ["--regions", "us-east-1", "--instance-types", "c7i.xlarge,p5.48xlarge,g5.xlarge", "--format", "table",
+    args = ["--region", "us-east-1", "--instance-types", "c7i.xlarge,p5.48xlarge,g5.xlarge", "--format", "table",
             "--columns", "type,spot,spot_az"]
     p = prices([*args, "--include-local-zones"])
     _, trows = parse_table(p.stdout)
@@ -231,7 +231,7 @@ def case_local_zones():
 
 def case_nodes():
     # the seed question: four g5.xlarge against one g5.12xlarge, in one table
-    args = ["--instance-types", "g5.xlarge,g5.12xlarge", "--nodes", "4,1", "--regions", "us-east-1"]
+    args = ["--instance-types", "g5.xlarge,g5.12xlarge", "--nodes", "4,1", "--region", "us-east-1"]
     want = {"g5.xlarge": 4, "g5.12xlarge": 1}
 
     def expect(t, n):
@@ -262,15 +262,15 @@ def case_nodes():
     check("TOTAL: NODES instances together" in p.stdout, "no legend for the totals")
 
     # one count for every type; a pattern's count for every type it matches
-    for r in as_csv(["--instance-types", "g5.xlarge,g6.xlarge,c7i.large", "--nodes", "3", "--regions", "us-east-1"]):
+    for r in as_csv(["--instance-types", "g5.xlarge,g6.xlarge,c7i.large", "--nodes", "3", "--region", "us-east-1"]):
         check(r["nodes"] == "3" and r["total_accelerators"] == str(3 * HW[r["instance_type"]][2]), f"--nodes 3: {r}")
-    for r in as_csv(["--instance-types", "g5.*,p5.48xlarge", "--nodes", "2,1", "--regions", "us-east-1"]):
+    for r in as_csv(["--instance-types", "g5.*,p5.48xlarge", "--nodes", "2,1", "--region", "us-east-1"]):
         n = 1 if r["instance_type"] == "p5.48xlarge" else 2
         check(r["nodes"] == str(n), f"--instance-types 'g5.*',p5.48xlarge --nodes 2,1: {r['instance_type']} {r['nodes']}")
     # without --nodes: one instance, no node columns in the table
-    for r in as_csv(["--instance-types", "g5.xlarge", "--regions", "us-east-1"]):
+    for r in as_csv(["--instance-types", "g5.xlarge", "--region", "us-east-1"]):
         check(r["nodes"] == "1" and num(r["on_demand_total_usd_per_hour"]) == RECS[("g5.xlarge", "us-east-1")]["od"], f"{r}")
-    headers, _ = parse_table(prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "table"]).stdout)
+    headers, _ = parse_table(prices(["--instance-types", "g5.xlarge", "--region", "us-east-1", "--format", "table"]).stdout)
     check("NODES" not in headers, f"NODES without --nodes: {headers}")
 
     # counts that do not fit: exit 2, one line, nothing on stdout
@@ -280,13 +280,13 @@ def case_nodes():
                       (["--instance-types", "g5.xlarge", "--nodes", "four"], "--nodes"),
                       (["--instance-types", "g5.xlarge", "--nodes", "4,"], "--nodes"),
                       (["--instance-types", "g5.xlarge", "--nodes", "4", "--nodes", "2"], "twice")):
-        p = prices([*bad, "--regions", "us-east-1", "--format", "csv"], rc=2)
+        p = prices([*bad, "--region", "us-east-1", "--format", "csv"], rc=2)
         check(not p.stdout and says in p.stderr and len(p.stderr.strip().splitlines()) == 1, f"{bad}: {p.stderr!r}")
 
 
 def case_per_accelerator():
-    doc = as_json(["--regions", "us-east-1"])
-    rows = {r["instance_type"]: r for r in as_csv(["--regions", "us-east-1"])}
+    doc = as_json(["--region", "us-east-1"])
+    rows = {r["instance_type"]: r for r in as_csv(["--region", "us-east-1"])}
     checked = 0
     for rec in doc["prices"]:
         t = rec["instance_type"]
@@ -300,7 +300,7 @@ def case_per_accelerator():
         close(num(rows[t]["spot_min_usd_per_accelerator_hour"]), want_spot, f"CSV {t} spot per accelerator")
         checked += want_od is not None
     check(checked > 20, f"only {checked} accelerated types checked")
-    _, trows = parse_table(prices(["--regions", "us-east-1", "--format", "table"]).stdout)
+    _, trows = parse_table(prices(["--region", "us-east-1", "--format", "table"]).stdout)
     for row in trows:
         t = row["INSTANCE TYPE"]
         od, lo = RECS.get((t, "us-east-1"), {"od": None})["od"], lowest(t, "us-east-1")
@@ -310,7 +310,7 @@ def case_per_accelerator():
 
 
 def case_snapshot_message():
-    p = prices(["--regions", "eu-west-3", "--instance-types", "c7i.large", "--format", "csv"], rc=1)
+    p = prices(["--region", "eu-west-3", "--instance-types", "c7i.large", "--format", "csv"], rc=1)
     has = sorted(r for (t, r), rec in RECS.items() if t == "c7i.large" and (rec["od"] is not None or rec["spot"]))
     check(len(has) == 7, f"the data prices c7i.large in {has}")
     msg = p.stderr
@@ -318,14 +318,14 @@ def case_snapshot_message():
           all(r in msg for r in has) and len(msg.strip().splitlines()) == 1 and not p.stdout,
           f"the message does not name what is missing ({has}): {msg!r}")
     # a type the snapshot does not have: its families, from the data
-    p = prices(["--regions", "us-east-1", "--instance-types", "x2iedn.large"], rc=2)
+    p = prices(["--region", "us-east-1", "--instance-types", "x2iedn.large"], rc=2)
     families = sorted({t.rsplit(".", 1)[0] for t in HW})
     check("accelerated types only" not in p.stderr and all(f in p.stderr for f in families),
           f"the families of the snapshot ({families}) are not named: {p.stderr!r}")
 
 
 def case_csv_format():
-    args = ["--regions", "us-east-1,us-east-2", "--instance-types", "g5.xlarge,g5.12xlarge,p5.4xlarge,p5e.48xlarge,c7i.large",
+    args = ["--region", "us-east-1,us-east-2", "--instance-types", "g5.xlarge,g5.12xlarge,p5.4xlarge,p5e.48xlarge,c7i.large",
             "--nodes", "4,1,2,1,3"]
     text = prices([*args, "--format", "csv"]).stdout
     rows = list(csv.DictReader(io.StringIO(text)))
@@ -390,7 +390,7 @@ def case_rank_local_zones():
             for mode in ("lowest", "median"):
                 zones = RECS[(t, r)]["spot"] if with_local else regular_zones(RECS[(t, r)]["spot"])
                 want = min(zones.values()) if mode == "lowest" else statistics.median(zones.values())
-                rc, out, err = fx.run(BIN, [path, "--prices", "snapshot", "--market", "spot", "--spot-price", mode,
+                rc, out, err = fx.run(BIN, [path, "--source", "snapshot", "--market", "spot", "--spot-price", mode,
                                             "--format", "json", *extra])
                 check(rc == 0, f"rank {mode} {extra}: exit {rc}: {err[-400:]}")
                 rows = json.loads(out or "{}").get("rows", [])
@@ -406,7 +406,7 @@ def case_survival():
     advisor = json.load(open(os.path.join(DATA, "spot-advisor-data.json")))["spot_advisor"]
     shares = [0.025, 0.075, 0.125, 0.175, 0.25]
     want = {"g5.xlarge": 4, "g5.12xlarge": 1, "g6.xlarge": 2, "p5.48xlarge": 3}
-    args = ["--instance-types", ",".join(want), "--nodes", ",".join(map(str, want.values())), "--regions", "us-east-1"]
+    args = ["--instance-types", ",".join(want), "--nodes", ",".join(map(str, want.values())), "--region", "us-east-1"]
 
     def expect(t):
         b = advisor["us-east-1"]["Linux"].get(t, {}).get("r")
@@ -445,7 +445,7 @@ def case_survival():
     check("P(24 h UNINTERRUPTED): e^(-rate x 24)" in legend and "720 h month" in legend, f"no legend for the columns:\n{p.stdout}")
     check("launch likelihood, not interruption risk" in legend, "the placement score is not labelled a launch likelihood")
     # without --nodes the table keeps its columns (JSON and CSV carry the figures for one node)
-    headers, _ = parse_table(prices(["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--format", "table"]).stdout)
+    headers, _ = parse_table(prices(["--instance-types", "g5.xlarge", "--region", "us-east-1", "--format", "table"]).stdout)
     check("JOB INTERRUPTIONS" not in headers, f"JOB INTERRUPTIONS without --nodes: {headers}")
 
 
@@ -454,7 +454,7 @@ def case_columns():
     """--columns (issue 33): it picks the table's columns, so with --format csv or json, which carry
     every field, it is refused (exit 2, one line, nothing on stdout) instead of silently ignored; with
     no --format it gives the table even into a pipe, with exactly the columns asked for."""
-    base = ["--instance-types", "g5.xlarge", "--regions", "us-east-1", "--columns", "type,on_demand"]
+    base = ["--instance-types", "g5.xlarge", "--region", "us-east-1", "--columns", "type,on_demand"]
     for fmt in ("csv", "json"):
         p = prices([*base, "--format", fmt], rc=2)
         check(not p.stdout and "--columns" in p.stderr and len(p.stderr.strip().splitlines()) == 1,

@@ -132,8 +132,8 @@ def case_blocks():
     fake = FakeAws("--capacity-blocks", path, "--ec2-page-size", "2", "--timeout", "120")
     try:
         e = env(fake)
-        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "3d",
-                 "--regions", "us-east-1", "--format", "json"], e)
+        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--block-duration", "3d",
+                 "--region", "us-east-1", "--format", "json"], e)
         doc = valid(json.loads(p.stdout), "blocks")
         check(doc.get("schema") == "instbench.offerings/v1" and doc.get("market") == "capacity-block",
               "schema/market: %s" % p.stdout[:300])
@@ -172,8 +172,8 @@ def case_blocks():
         # dates: StartDateRange / EndDateRange as botocore sends them; only offerings inside them
         fake.control(reset_stats=True)
         lo, hi = day(2, 0, 0), day(8, 0, 0)
-        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "72h",
-                 "--regions", "us-east-1", "--start-after", iso(lo), "--end-before", iso(hi), "--format", "csv"], e)
+        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--block-duration", "72h",
+                 "--region", "us-east-1", "--start-after", iso(lo), "--end-before", iso(hi), "--format", "csv"], e)
         rows = list(csv.DictReader(p.stdout.splitlines()))
         want_ids = sorted(o["id"] for o in wanted if o["start"] >= iso(lo) and o["end"] <= iso(hi))
         check(sorted(r["offering_id"] for r in rows) == want_ids, "dated: %s, wanted %s" %
@@ -190,15 +190,15 @@ def case_blocks():
         check(log and log[0]["form"] == want, "dated request %s\n  botocore: %s" % (log[:1], want))
 
         # the table: the fee and the effective rate as people read them, the block paid whole
-        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "3d",
-                 "--regions", "us-east-1", "--format", "table", "--wide"], e)
+        p = run(["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--block-duration", "3d",
+                 "--region", "us-east-1", "--format", "table", "--wide"], e)
         first = min(wanted, key=lambda o: o["start"])
         check(testlib.usd(float(first["upfront_fee"]) / (2 * 72)) in p.stdout and testlib.usd(float(first["upfront_fee"]))
               in p.stdout and "never purchases" in p.stdout, "table:\n%s" % p.stdout)
 
         # a type AWS offers no block of now: exit 1, said
-        p = run(["--market", "capacity-block", "--instance-types", "p4de.24xlarge", "--duration", "3d",
-                 "--regions", "us-east-1"], e, rc=1)
+        p = run(["--market", "capacity-block", "--instance-types", "p4de.24xlarge", "--block-duration", "3d",
+                 "--region", "us-east-1"], e, rc=1)
         check("no Capacity Block" in p.stderr, "none offered: %s" % p.stderr)
         check(fake.stats()["signature_failures"] == 0, "signature failures: %s" % fake.stats())
     finally:
@@ -253,7 +253,7 @@ def case_plans():
                    "--sp-page-size", "1", "--timeout", "120")
     try:
         e = env(fake)
-        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--term", "1y",
+        p = run(["--market", "savings-plan", "--instance-types", t, "--region", region, "--term", "1y",
                  "--payment", "partial", "--nodes", "2", "--format", "json"], e)
         doc = valid(json.loads(p.stdout), "plans")
         check(doc.get("market") == "savings-plan" and len(doc.get("rates", [])) == 1, "plans: %s" % p.stdout[:500])
@@ -284,19 +284,19 @@ def case_plans():
                   "request %s %s %s %s\n  botocore: %s %s %s %s" % (r["method"], r["path"], r["json"], r["content_type"],
                                                                     method, path_, body, ctype))
         # the table says how the upfront is amortised
-        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--payment", "partial",
+        p = run(["--market", "savings-plan", "--instance-types", t, "--region", region, "--payment", "partial",
                  "--nodes", "2", "--format", "table", "--wide"], e)
         check(testlib.usd(rate) in p.stdout and testlib.usd(0.5 * 2 * rate * hours) in p.stdout and "8,760" in p.stdout
               and "%.0f%%" % (rate / od * 100) in p.stdout, "table:\n%s" % p.stdout)
         # 3 years all upfront: everything up front, nothing hourly
-        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--term", "3y",
+        p = run(["--market", "savings-plan", "--instance-types", t, "--region", region, "--term", "3y",
                  "--payment", "all", "--format", "json"], e)
         g = json.loads(p.stdout)["rates"][0]
         check(math.isclose(g["upfront_usd"], 8.8 * 3 * 8760, rel_tol=1e-12) and g["recurring_usd_per_hour"] == 0,
               "3y all upfront: %s" % g)
         # a SageMaker plan for an ml.* type: its training rate, asked as botocore asks it
         fake.control(reset_stats=True)
-        p = run(["--market", "savings-plan", "--instance-types", "ml.p4d.24xlarge", "--regions", region,
+        p = run(["--market", "savings-plan", "--instance-types", "ml.p4d.24xlarge", "--region", region,
                  "--format", "json"], e)
         g = valid(json.loads(p.stdout), "sagemaker")["rates"]
         check(len(g) == 1 and g[0]["plan_usd_per_hour"] == 30.25 and json.loads(p.stdout)["query"]["plan_type"] ==
@@ -310,7 +310,7 @@ def case_plans():
         check(log and (log[0]["method"], log[0]["path"], log[0]["json"], log[0]["content_type"]) == want,
               "sagemaker request %s\n  botocore: %s" % (log[:1], want))
         # no rate for the plan asked: exit 1, said
-        p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--plan", "ec2-instance",
+        p = run(["--market", "savings-plan", "--instance-types", t, "--region", region, "--plan", "ec2-instance",
                  "--payment", "all"], e, rc=1)
         check("no EC2 Instance Savings Plan rate" in p.stderr, "no rate: %s" % p.stderr)
         check(fake.stats()["signature_failures"] == 0, "signature failures")
@@ -418,8 +418,8 @@ def case_hostile():
 # ---- offline and usage ---------------------------------------------------------------------------
 
 def case_offline():
-    for market, extra in (("capacity-block", ["--duration", "3d"]), ("savings-plan", [])):
-        base = ["--market", market, "--instance-types", "p5.48xlarge", "--regions", "us-east-1"] + extra
+    for market, extra in (("capacity-block", ["--block-duration", "3d"]), ("savings-plan", [])):
+        base = ["--market", market, "--instance-types", "p5.48xlarge", "--region", "us-east-1"] + extra
         for args, e in ((base + ["--source", "snapshot"], env()), (base + ["--source", "cache"], env()),
                         (base, env(creds=False))):
             p = run(args + ["--format", "table"], e)
@@ -435,35 +435,35 @@ def case_usage():
     e = env(creds=False)
     soon = iso(day(2))
     bad = [
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "15d"], "14d or 21d"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "183d"], "182d"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "36h"], "1d or 2d"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "0d"], "duration"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge"], "needs --duration"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--nodes", "0"], "--nodes"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--nodes", "65"], "1 to 64"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after",
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "15d"], "14d or 21d"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "183d"], "182d"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "36h"], "1d or 2d"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "0d"], "duration"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge"], "needs --block-duration"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--nodes", "0"], "--nodes"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--nodes", "65"], "1 to 64"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--start-after",
           iso(day(-2))], "in the past"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after",
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--start-after",
           iso(day(60))], "8 weeks"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after", soon,
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--start-after", soon,
           "--end-before", iso(day(3))], "less than the block"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--end-before",
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--end-before",
           iso(day(100))], "past 8 weeks"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--start-after",
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--start-after",
           "next week"], "not a date"),
-        (["--market", "capacity-block", "--instance-types", "g5.xlarge", "--duration", "3d"], "no Capacity Block is sold"),
-        (["--market", "capacity-block", "--duration", "3d"], "needs --instance-types"),
-        (["--duration", "3d", "--instance-types", "p5.48xlarge"], "needs --market capacity-block"),
+        (["--market", "capacity-block", "--instance-types", "g5.xlarge", "--block-duration", "3d"], "no Capacity Block is sold"),
+        (["--market", "capacity-block", "--block-duration", "3d"], "needs --instance-types"),
+        (["--block-duration", "3d", "--instance-types", "p5.48xlarge"], "needs --market capacity-block"),
         (["--term", "3y", "--instance-types", "p5.48xlarge"], "needs --market savings-plan"),
         (["--market", "savings-plan", "--instance-types", "p5.48xlarge", "--term", "2y"], "--term"),
         (["--market", "savings-plan", "--instance-types", "ml.p4d.24xlarge", "--plan", "compute"], "--plan compute"),
         (["--market", "savings-plan", "--instance-types", "p5.48xlarge", "--sort", "spot"], "--sort"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--duration", "3d", "--columns", "spot"],
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--columns", "spot"],
          "--columns"),
     ]
     for args, words in bad:
-        p = run(args + ["--regions", "us-east-1"], e, rc=2)
+        p = run(args + ["--region", "us-east-1"], e, rc=2)
         check(words in p.stderr and "Traceback" not in p.stderr and len(p.stderr.splitlines()) <= 3,
               "%s: %r lacks %r" % (args, p.stderr, words))
         check(p.stdout == "", "%s printed %r" % (args, p.stdout))

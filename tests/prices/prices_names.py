@@ -7,7 +7,7 @@ snapshot), against expectations computed here from the vendored CSV (data/), not
 - patterns ('g5.*') expand to exactly the CSV types fnmatch matches, in natural order (family,
   then size: g5.2xlarge before g5.12xlarge), and one that matches nothing is exit 2;
 - every listing of types (the default: all of them) is in that natural order;
-- --regions all is every region of the CSV; repeated --regions / --instance-types add up.
+- --region all is every region of the CSV; repeated --region / --instance-types add up.
 
 usage: prices_names.py INSTBENCH PRICE_DATA_DIR
 """
@@ -98,7 +98,7 @@ for t in TYPES:
     for typo in (t[:-1], family + family[-1] + "." + size):
         if typo in TYPES:
             continue
-        line = one_usage_line(snapshot("--instance-types", typo, "--regions", "us-east-1"), typo)
+        line = one_usage_line(snapshot("--instance-types", typo, "--region", "us-east-1"), typo)
         check(typo in line and "--instance-types" in line, "%s: the line does not name it: %r" % (typo, line))
         close = nearest(typo, TYPES)
         want = [n for n in NATURAL if n in close]
@@ -111,7 +111,7 @@ for t in TYPES:
 print("%d misspelt types checked" % checked)
 
 # a family nobody has, well formed: still exit 2 from the snapshot alone, no suggestion
-line = one_usage_line(snapshot("--instance-types", "zz9.large", "--regions", "us-east-1"), "zz9.large")
+line = one_usage_line(snapshot("--instance-types", "zz9.large", "--region", "us-east-1"), "zz9.large")
 check(suggestion(line) is None and "zz9.large" in line, "zz9.large: %r" % line)
 
 # ---- misspelt regions: two neighbouring letters swapped; the nearest known region suggested ------
@@ -120,12 +120,12 @@ for r in REGIONS:
     typo = r[:i] + r[i + 1] + r[i] + r[i + 2:]
     if typo == r:
         continue
-    line = one_usage_line(snapshot("--instance-types", "g5.xlarge", "--regions", typo), typo)
+    line = one_usage_line(snapshot("--instance-types", "g5.xlarge", "--region", typo), typo)
     want = nearest(typo, REGIONS)
     if want == [r]:   # only where the CSV's own region is the one nearest (no tie with another)
         check(suggestion(line) == r, "%s: suggested %r, want %s" % (typo, suggestion(line), r))
 # an upper-case region: the syntax check names it and suggests the lower-case one
-line = one_usage_line(snapshot("--regions", "US-WEST-2"), "US-WEST-2")
+line = one_usage_line(snapshot("--region", "US-WEST-2"), "US-WEST-2")
 check(suggestion(line) == "us-west-2", "US-WEST-2: %r" % line)
 
 # ---- patterns and the natural order --------------------------------------------------------------
@@ -139,14 +139,14 @@ def listed_types(p, what):
 
 
 for pattern in ("g5.*", "p4*", "*.48xlarge", "g[46]*.xlarge", "trn1?.*"):
-    got = listed_types(snapshot("--instance-types", pattern, "--regions", "us-east-1", "--format", "csv"), pattern)
+    got = listed_types(snapshot("--instance-types", pattern, "--region", "us-east-1", "--format", "csv"), pattern)
     want = [t for t in NATURAL if fnmatch.fnmatchcase(t, pattern)]
     check(got == want, "%s: listed %s, want %s" % (pattern, got, want))
 # a pattern and a name that overlap list each type once
-got = listed_types(snapshot("--instance-types", "g5.*,g5.xlarge", "--regions", "us-east-1", "--format", "csv"), "g5")
+got = listed_types(snapshot("--instance-types", "g5.*,g5.xlarge", "--region", "us-east-1", "--format", "csv"), "g5")
 check(got == [t for t in NATURAL if t.startswith("g5.")], "g5.*,g5.xlarge: %s" % got)
 # the default: every type of the snapshot, in natural order
-got = listed_types(snapshot("--regions", "us-east-1", "--format", "csv"), "default list")
+got = listed_types(snapshot("--region", "us-east-1", "--format", "csv"), "default list")
 check(got == NATURAL, "default listing is not the CSV's types in natural order:\n%s\n%s" % (got, NATURAL))
 check(NATURAL.index("g4dn.2xlarge") < NATURAL.index("g4dn.12xlarge"), "the test's own order")
 # a pattern matching nothing: exit 2, and a near pattern that does match
@@ -155,13 +155,13 @@ check(suggestion(line) == "g5.*", "g5x.*: %r" % line)
 line = one_usage_line(snapshot("--instance-types", "zz*"), "zz*")
 check("matches no instance type" in line and suggestion(line) is None, "zz*: %r" % line)
 
-# ---- --regions all, and repeated flags -----------------------------------------------------------
-p = snapshot("--instance-types", "g5.xlarge", "--regions", "all", "--format", "json")
-check(p.returncode == 0, "--regions all: exit %d: %s" % (p.returncode, p.stderr[-300:]))
+# ---- --region all, and repeated flags -----------------------------------------------------------
+p = snapshot("--instance-types", "g5.xlarge", "--region", "all", "--format", "json")
+check(p.returncode == 0, "--region all: exit %d: %s" % (p.returncode, p.stderr[-300:]))
 if p.returncode == 0:
     got = [r["region"] for r in json.loads(p.stdout)["prices"]]
-    check(got == REGIONS, "--regions all listed %s, want the CSV's %s" % (got, REGIONS))
-one_usage_line(snapshot("--regions", "all,us-east-1"), "all in a list")
+    check(got == REGIONS, "--region all listed %s, want the CSV's %s" % (got, REGIONS))
+one_usage_line(snapshot("--region", "all,us-east-1"), "all in a list")
 
 
 def body(p):
@@ -171,13 +171,13 @@ def body(p):
     return doc
 
 
-joined = body(snapshot("--instance-types", "g5.xlarge,p4d.24xlarge", "--regions", "us-east-1,us-west-2",
+joined = body(snapshot("--instance-types", "g5.xlarge,p4d.24xlarge", "--region", "us-east-1,us-west-2",
                        "--format", "json"))
-repeated = body(snapshot("--instance-types", "g5.xlarge", "--regions", "us-east-1", "--instance-types",
-                         "p4d.24xlarge", "--regions=us-west-2", "--format", "json"))
-check(joined and joined == repeated, "repeated --regions/--instance-types differ from the comma lists")
+repeated = body(snapshot("--instance-types", "g5.xlarge", "--region", "us-east-1", "--instance-types",
+                         "p4d.24xlarge", "--region=us-west-2", "--format", "json"))
+check(joined and joined == repeated, "repeated --region/--instance-types differ from the comma lists")
 check(len(joined.get("prices", [])) == 4, "want 2 x 2 records: %s" % joined.get("prices"))
-line = one_usage_line(snapshot("--regions", "us-east-1", "--regions", "us-east-1"), "twice over two flags")
+line = one_usage_line(snapshot("--region", "us-east-1", "--region", "us-east-1"), "twice over two flags")
 check("listed twice" in line, "a region given in two flags: %r" % line)
 
 print("prices_names: %d failure(s)" % len(failures))

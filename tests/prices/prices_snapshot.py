@@ -90,7 +90,7 @@ types = sorted({t for t, _ in want})
 regions = sorted({r for _, r in want})
 env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent")
 p = subprocess.run([INSTBENCH, "prices", "--source", "snapshot", "--format", "json", "--instance-types",
-                    ",".join(types), "--regions", ",".join(regions)], capture_output=True, text=True, env=env,
+                    ",".join(types), "--region", ",".join(regions)], capture_output=True, text=True, env=env,
                    cwd="/")
 check(p.returncode == 0, "instbench prices --source snapshot failed: " + p.stderr)
 if p.returncode == 0:

@@ -51,7 +51,7 @@ def convert(tmp, name, text, infilter):
 env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
 env.update(AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent")
 # ca-central-1: the advisor's -62 % saving for p5.48xlarge (a negative number must stay a number)
-p = subprocess.run([BIN, "prices", "--source", "snapshot", "--regions", "us-east-1,ca-central-1", "--format", "csv",
+p = subprocess.run([BIN, "prices", "--source", "snapshot", "--region", "us-east-1,ca-central-1", "--format", "csv",
                     "--nodes", "4,1,2", "--instance-types", "g5.xlarge,p5.48xlarge,c7i.*"],
                    capture_output=True, text=True, env=env, timeout=120)
 check(p.returncode == 0, f"prices --format csv: exit {p.returncode}: {p.stderr}")

@@ -50,7 +50,7 @@ def pct(od, spot):
 
 
 def run(args, env):
-    p = subprocess.run([BIN, "prices", "--format", "table", "--regions", REGION, *args], capture_output=True,
+    p = subprocess.run([BIN, "prices", "--format", "table", "--region", REGION, *args], capture_output=True,
                        text=True, env=env, timeout=120)
     check(p.returncode == 0, f"prices {' '.join(args)}: exit {p.returncode}: {p.stderr[-400:]}")
     return p
@@ -145,7 +145,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(row.get("SPOT $/h (LOWEST)") == usd(3.33) and row.get("IN AZ") == "us-east-1a", f"{what}: {row}")
                 want = pct(od if not market else None, 3.33)
                 check(row.get("SAVINGS %") == want, f"{what}: SAVINGS % {row.get('SAVINGS %')!r}, want {want!r}")
-    p = subprocess.run([BIN, "prices", "--source", "cache", "--instance-types", "g5.xlarge", "--regions", REGION,
+    p = subprocess.run([BIN, "prices", "--source", "cache", "--instance-types", "g5.xlarge", "--region", REGION,
                         "--format", "json"], capture_output=True, text=True, env=env)
     check(p.returncode == 0 and STDERR_NOTE not in p.stderr, f"cache json: snapshot note on stderr: {p.stderr}")
 

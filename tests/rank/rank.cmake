@@ -83,3 +83,5 @@ add_test(NAME rank_placement COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
                                      ${INSTBENCH_PRICE_DATA})
 # BUSBW: the runs' allreduce bus bandwidth, for the multi-node rows measured on all their nodes.
 add_test(NAME rank_busbw COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_busbw.py ${INSTBENCH_BIN})
+# The legend stays a few lines; --explain (or -v) says how every figure is made (issue 41).
+add_test(NAME rank_legend COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_legend.py ${INSTBENCH_BIN})

@@ -39,7 +39,7 @@ with tempfile.TemporaryDirectory() as d:
     fx.write_json(prices, fx.prices_doc(PRICES))
 
     def rank(folder, fmt, *extra):
-        return fx.run(BIN, [folder, "--prices", prices, "--market", "on-demand", "--format", fmt, *extra])
+        return fx.run(BIN, [folder, "--source", prices, "--market", "on-demand", "--format", fmt, *extra])
 
     mixed = os.path.join(d, "mixed")
     for i, (t, a, s, att) in enumerate(MIXED):

@@ -86,7 +86,7 @@ with tempfile.TemporaryDirectory() as d:
         fx.write_json(os.path.join(res, "r%d.json" % i), doc)
     prices = os.path.join(d, "prices.json")
     fx.write_json(prices, PRICES)
-    base = [res, "--prices", prices, "--market", "on-demand"]
+    base = [res, "--source", prices, "--market", "on-demand"]
 
     rc, out, err = fx.run(BIN, base + ["--format", "json"])
     if check(rc == 0, "json: exit %d: %s" % (rc, err[-400:])):

@@ -30,7 +30,7 @@ expect() {   # expect CODE WORD args...: exit status CODE and WORD on stderr
 }
 
 R="$T/r.json"
-P="--prices=$T/p.json"
+P="--source=$T/p.json"
 expect 2 "no result files"       "$P"
 expect 2 "unknown option"        "$R" "$P" --frobnicate
 expect 2 "--market"              "$R" "$P" --market cheap
@@ -72,21 +72,21 @@ expect 1 "no usable results"     "$T/p.json" "$P"
 # precise number messages; nothing priced is exit 1 with a line saying how to get prices
 expect 2 "above the maximum"     "$R" "$P" --samples 1e300
 expect 2 "whitespace"            "$R" "$P" --top " 3"
-expect 1 "instbench prices --instance-types g5.xlarge --regions us-west-2" "$R" "$P" --region us-west-2
+expect 1 "instbench prices --instance-types g5.xlarge --region us-west-2" "$R" "$P" --region us-west-2
 expect 1 "instbench prices"      "$R" "$P" --region us-west-2 --format json
-expect 1 "nothere"               "$R" --prices "$T/nothere.json"
+expect 1 "nothere"               "$R" --source "$T/nothere.json"
 "$BIN" rank --help >"$T/out" 2>&1 || { echo "FAIL: --help exit $?"; fail=1; }
-for flag in --workload --prices --region --market --spot-price --az --samples --epochs --dataset-size \
+for flag in --workload --source --region --market --spot-price --az --samples --epochs --dataset-size \
             --deadline --budget --max-hourly --pareto --sort --top --format --plot --price; do
     grep -q -e "$flag" "$T/out" || { echo "FAIL: --help does not document $flag"; fail=1; }
 done
 # Valid runs, both flag spellings; stdout carries only the result.
-"$BIN" rank "$R" --prices "$T/p.json" --format=csv --sort=cost --top 1 >"$T/out" 2>"$T/err" || { echo "FAIL: valid run"; fail=1; }
+"$BIN" rank "$R" --source "$T/p.json" --format=csv --sort=cost --top 1 >"$T/out" 2>"$T/err" || { echo "FAIL: valid run"; fail=1; }
 head -1 "$T/out" | grep -q '^rank,configuration,' || { echo "FAIL: CSV header"; fail=1; }
 # the ranked rows (a rank in the first cell); unpriced rows follow with an empty rank
 [ "$(grep -c "^[0-9]" "$T/out")" = 1 ] || { echo "FAIL: --top 1 gave $(grep -c "^[0-9]" "$T/out") ranked lines"; fail=1; }
 # Prefix match of the workload is case-insensitive; an ambiguous prefix is refused.
-"$BIN" rank "$R" --prices "$T/p.json" --workload ABC --format json >/dev/null 2>&1 || { echo "FAIL: prefix"; fail=1; }
+"$BIN" rank "$R" --source "$T/p.json" --workload ABC --format json >/dev/null 2>&1 || { echo "FAIL: prefix"; fail=1; }
 sed 's/abcdef/abc999/' "$R" > "$T/r2.json"
 expect 2 "ambiguous"             "$R" "$T/r2.json" "$P" --workload abc
 [ $fail = 0 ] && echo "rank cli: all checks passed"

@@ -78,7 +78,7 @@ def same_run_counts_once(d, prices):
         "a hard link in the directory": [hard],
     }
     for what, args in cases.items():
-        rc, doc, err, _ = rank(args + ["--prices", prices])
+        rc, doc, err, _ = rank(args + ["--source", prices])
         if not check(rc == 0, f"{what}: exit {rc}: {err}"):
             continue
         runs = fx.ranked(doc)[0]["runs"] if fx.ranked(doc) else None
@@ -88,15 +88,15 @@ def same_run_counts_once(d, prices):
         check(dups >= 1 and duplicates_said(err) == dups, f"{what}: duplicates {dups}, stderr: {err}")
     # stdin redirected from the file named too
     with open(r, "rb") as f:
-        rc, doc, err, _ = rank(["-", res, "--prices", prices], stdin=f)
+        rc, doc, err, _ = rank(["-", res, "--source", prices], stdin=f)
     check(rc == 0 and doc["inputs"]["results"] == 1 and duplicates_said(err) == 1, f"stdin and dir: {rc} {err}")
     # Without --follow the links are noted, not followed: nothing found, nothing counted twice.
-    rc, doc, err, _ = rank([top, "--prices", prices])
+    rc, doc, err, _ = rank([top, "--source", prices])
     check(rc == 1 and "no usable results" in err and err.count("not followed (--follow") == 2,
           f"links without --follow: exit {rc}: {err}")
     # Two different runs of the configuration stay two.
     fx.write_json(os.path.join(res, "r2.json"), dict(RESULT, timestamp="2026-11-21T11:00:00Z"))
-    rc, doc, err, _ = rank([res, res, "--prices", prices])
+    rc, doc, err, _ = rank([res, res, "--source", prices])
     check(rc == 0 and fx.ranked(doc)[0]["runs"] == 2, f"two runs: {doc and fx.ranked(doc)}")
 
 
@@ -110,12 +110,12 @@ def symlink_fan_out(d, prices):
             os.symlink(dirs[i + 1], os.path.join(dirs[i], name))
     fx.write_json(os.path.join(dirs[0], "top.json"), dict(RESULT, timestamp="2026-11-21T09:00:00Z"))
     fx.write_json(os.path.join(dirs[-1], "deep.json"), RESULT)
-    rc, doc, err, dt = rank([dirs[0], "--prices", prices], timeout=30)
+    rc, doc, err, dt = rank([dirs[0], "--source", prices], timeout=30)
     check(rc == 0 and dt < 1.0, f"fan-out without --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
     if doc:
         check(doc["inputs"]["results"] == 1 and doc["inputs"]["skipped"] == 2,
               f"fan-out without --follow: {doc['inputs']}")
-    rc, doc, err, dt = rank([dirs[0], "--follow", "--prices", prices], timeout=30)
+    rc, doc, err, dt = rank([dirs[0], "--follow", "--source", prices], timeout=30)
     check(rc == 0 and dt < 1.0, f"fan-out with --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
     if doc:
         check(doc["inputs"]["results"] == 2 and fx.ranked(doc)[0]["runs"] == 2,
@@ -126,13 +126,13 @@ def symlink_fan_out(d, prices):
     loop = os.path.join(d, "loop")
     fx.write_json(os.path.join(loop, "r.json"), RESULT)
     os.symlink(loop, os.path.join(loop, "back"))
-    rc, doc, err, dt = rank([loop, "--follow", "--prices", prices], timeout=30)
+    rc, doc, err, dt = rank([loop, "--follow", "--source", prices], timeout=30)
     check(rc == 0 and dt < 1.0 and err.count("symlink loop") == 1, f"loop with --follow: {rc} {dt:.2f} s {err}")
     # Depth is bounded: 40 real levels, the result at the bottom is out of reach, said once.
     deep = os.path.join(d, "deep", *[f"d{i}" for i in range(40)])
     fx.write_json(os.path.join(deep, "r.json"), RESULT)
     fx.write_json(os.path.join(d, "deep", "r.json"), RESULT)
-    rc, doc, err, dt = rank([os.path.join(d, "deep"), "--prices", prices], timeout=30)
+    rc, doc, err, dt = rank([os.path.join(d, "deep"), "--source", prices], timeout=30)
     check(rc == 0 and err.count("nesting too deep") == 1, f"depth: {rc} {err[-500:]}")
 
 
@@ -144,7 +144,7 @@ def backends_apart(d, prices):
             fx.result("g5.xlarge", "us-east-1", 1, 0, "", 12.0, backend="cpu", timestamp="2026-11-21T13:00:00Z")]
     for i, r in enumerate(runs):
         fx.write_json(os.path.join(res, f"{i}.json"), r)
-    rc, doc, err, _ = rank([res, "--prices", prices])
+    rc, doc, err, _ = rank([res, "--source", prices])
     if check(rc == 0, f"mixed backends: exit {rc}: {err}"):
         rows = {r["configuration"]: r for r in fx.ranked(doc)}
         check(sorted(rows) == ["1 x g5.xlarge on-demand (cpu)", "1 x g5.xlarge on-demand (cuda)"],
@@ -155,14 +155,14 @@ def backends_apart(d, prices):
             check(cpu["runs"] == 2 and cpu["samples_per_second"] == 11.0, f"cpu row {cpu}")
             check(cpu["accelerators"] != cuda["accelerators"], "accelerator labels agree")
         # The table's spread stays the runs' own (2% and 18%), not 199% across backends.
-        p = subprocess.run([BIN, "rank", res, "--prices", prices, "--format", "table", "--market", "on-demand"],
+        p = subprocess.run([BIN, "rank", res, "--source", prices, "--format", "table", "--market", "on-demand"],
                            capture_output=True, text=True)
         check("199" not in p.stdout and "2 (2.0%)" in p.stdout and "2 (18.2%)" in p.stdout,
               f"table spreads:\n{p.stdout}")
     # Two GPU models on one type and backend: apart too, named by device.
     fx.write_json(os.path.join(res, "4.json"), fx.result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA L4", 500.0,
                                                          timestamp="2026-11-21T14:00:00Z"))
-    rc, doc, err, _ = rank([res, "--prices", prices])
+    rc, doc, err, _ = rank([res, "--source", prices])
     if check(rc == 0, f"two GPU models: exit {rc}: {err}"):
         names = sorted(r["configuration"] for r in fx.ranked(doc))
         check(names == ["1 x g5.xlarge on-demand (cpu)", "1 x g5.xlarge on-demand (cuda NVIDIA A10G)",
@@ -187,7 +187,7 @@ def duplicate_keys(d, prices):
             f.write(body)
     with open(os.path.join(res, "array.json"), "w") as f:   # in an array, the element is refused
         f.write("[" + cases["sps.json"][0] + "]")
-    rc, doc, err, _ = rank([res, "--prices", prices])
+    rc, doc, err, _ = rank([res, "--source", prices])
     check(rc == 0 and doc and doc["inputs"]["results"] == 1, f"duplicate keys: {rc} {err}")
     for name, (_, key) in cases.items():
         lines = [l for l in err.splitlines() if f"/{name}: " in l]

@@ -38,7 +38,7 @@ with tempfile.TemporaryDirectory() as d:
     prices = fx.prices_doc([fx.price_record(t, "us-east-1", 1.0 + i, {"us-east-1a": 0.4 + i / 10})
                             for i, t in enumerate(TYPES)])
     fx.write_json(os.path.join(d, "prices.json"), prices)
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", os.path.join(d, "prices.json"),
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", os.path.join(d, "prices.json"),
                                 "--format", "csv"])
     check(rc == 0, f"rank csv: exit {rc}: {err}")
     rows = list(csv.reader(io.StringIO(out)))
@@ -60,7 +60,7 @@ with tempfile.TemporaryDirectory() as d:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update(HOME=home, XDG_CACHE_HOME=cache, AWS_EC2_METADATA_DISABLED="true",
                AWS_CONFIG_FILE=os.path.join(d, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"))
-    p = subprocess.run([BIN, "prices", "--instance-types", "g5.xlarge,p5.48xlarge", "--regions",
+    p = subprocess.run([BIN, "prices", "--instance-types", "g5.xlarge,p5.48xlarge", "--region",
                         "us-east-1,ca-central-1", "--format", "csv"], capture_output=True, text=True, env=env)
     check(p.returncode == 0, f"prices csv: exit {p.returncode}: {p.stderr}")
     rows = list(csv.reader(io.StringIO(p.stdout)))

@@ -21,7 +21,7 @@ from testlib import check, failures        # noqa: E402
 BIN = sys.argv[1]
 # --no-rss-bounds: a sanitizer build, whose peaks are its quarantine and shadow memory
 RSS_BOUNDS = "--no-rss-bounds" not in sys.argv[2:]
-RANK = ["--prices", "snapshot", "--format", "json"]
+RANK = ["--source", "snapshot", "--format", "json"]
 
 
 def rank(*args):

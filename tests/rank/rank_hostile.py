@@ -104,7 +104,7 @@ def hostile(d):
         f.write(good2_text + "\n\n{broken\n" + good3_text + "\n")
     fx.write_json(os.path.join(d, "prices.json"), PRICES)
 
-    rc, out, err = fx.run(BIN, [res, "--prices", os.path.join(d, "prices.json"), "--format", "json"])
+    rc, out, err = fx.run(BIN, [res, "--source", os.path.join(d, "prices.json"), "--format", "json"])
     check(rc == 0, f"mixed dir: exit {rc}: {err[-2000:]}")
     skipped = [l for l in err.splitlines() if l.startswith("warning: skipped ")]
     for name, (_, word) in BAD.items():
@@ -126,29 +126,29 @@ def hostile(d):
     check(sum("loop" in l for l in skipped) == 1, "symlink loop not reported exactly once")
 
     # Nothing usable: runtime error with a message, not a crash.
-    rc, out, err = fx.run(BIN, [os.path.join(res, "truncated.json"), "--prices", os.path.join(d, "prices.json")])
+    rc, out, err = fx.run(BIN, [os.path.join(res, "truncated.json"), "--source", os.path.join(d, "prices.json")])
     check(rc == 1 and "no usable results" in err, f"all-bad input: exit {rc}: {err}")
-    rc, out, err = fx.run(BIN, [os.path.join(d, "missing.json"), "--prices", os.path.join(d, "prices.json")])
+    rc, out, err = fx.run(BIN, [os.path.join(d, "missing.json"), "--source", os.path.join(d, "prices.json")])
     check(rc == 1 and "missing.json" in err, f"missing file: exit {rc}: {err}")
     if os.path.exists("/dev/zero"):   # an endless named input is cut off at its first NUL bytes
-        rc, out, err = fx.run(BIN, ["/dev/zero", "--prices", os.path.join(d, "prices.json")])
+        rc, out, err = fx.run(BIN, ["/dev/zero", "--source", os.path.join(d, "prices.json")])
         check(rc == 1 and "/dev/zero: binary data" in err, f"/dev/zero: exit {rc}: {err}")
-    rc, out, err = fx.run(BIN, [os.path.join(d, "nomatch*.json"), "--prices", os.path.join(d, "prices.json")])
+    rc, out, err = fx.run(BIN, [os.path.join(d, "nomatch*.json"), "--source", os.path.join(d, "prices.json")])
     check(rc == 1 and "no files match" in err, f"unmatched glob: exit {rc}: {err}")
 
     # Glob expanded by instbench itself, and stdin (one document, then JSON lines).
-    rc, out, err = fx.run(BIN, [os.path.join(res, "goo*.json"), "--prices", os.path.join(d, "prices.json"),
+    rc, out, err = fx.run(BIN, [os.path.join(res, "goo*.json"), "--source", os.path.join(d, "prices.json"),
                                 "--format", "json"])
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 1, f"glob: exit {rc}: {err}")
-    rc, out, err = fx.run(BIN, ["-", "--prices", os.path.join(d, "prices.json"), "--format", "json"],
+    rc, out, err = fx.run(BIN, ["-", "--source", os.path.join(d, "prices.json"), "--format", "json"],
                           stdin=json.dumps(GOOD, indent=2).encode())
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 1, f"stdin document: exit {rc}: {err}")
-    rc, out, err = fx.run(BIN, ["-", "--prices", os.path.join(d, "prices.json"), "--format", "json"],
+    rc, out, err = fx.run(BIN, ["-", "--source", os.path.join(d, "prices.json"), "--format", "json"],
                           stdin=(good_text + "\n" + good2_text + "\nnope\n").encode())
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 2 and "<stdin>:3" in err, f"stdin lines: {rc}: {err}")
     # An array of results in one file.
     fx.write_json(os.path.join(d, "array.json"), [GOOD, {"schema": "x"}, GOOD2])
-    rc, out, err = fx.run(BIN, [os.path.join(d, "array.json"), "--prices", os.path.join(d, "prices.json"),
+    rc, out, err = fx.run(BIN, [os.path.join(d, "array.json"), "--source", os.path.join(d, "prices.json"),
                                 "--format", "json"])
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 2 and "array.json[1]" in err, f"array: {rc}: {err}")
 
@@ -162,13 +162,13 @@ def hostile(d):
     }.items():
         p = os.path.join(d, "bad-prices.json")
         fx.write_json(p, doc)
-        rc, out, err = fx.run(BIN, [good, "--prices", p])
+        rc, out, err = fx.run(BIN, [good, "--source", p])
         check(rc == 1 and "bad-prices.json" in err, f"prices {name}: exit {rc}: {err}")
     for name, data in {"truncated": json.dumps(PRICES)[:50].encode(), "garbage": os.urandom(2000)}.items():
         p = os.path.join(d, "bad-prices.json")
         with open(p, "wb") as f:
             f.write(data)
-        rc, out, err = fx.run(BIN, [good, "--prices", p])
+        rc, out, err = fx.run(BIN, [good, "--source", p])
         check(rc == 1 and "instbench rank:" in err, f"prices {name}: exit {rc}: {err}")
 
 
@@ -188,7 +188,7 @@ def many(d):
                 # One run each: its own timestamp (runs read twice count once).
                 ts = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1795000000 + 60 * i))
                 json.dump(fx.result(t, "us-east-1", 1, acc, "NVIDIA A10G", 100.0 * acc + i % 7, timestamp=ts), f)
-    rc, out, err = fx.run(BIN, [big, "--prices", os.path.join(d, "prices.json"), "--format", "json"])
+    rc, out, err = fx.run(BIN, [big, "--source", os.path.join(d, "prices.json"), "--format", "json"])
     check(rc == 0, f"10k files: exit {rc}: {err[-500:]}")
     if rc == 0:
         doc = json.loads(out)

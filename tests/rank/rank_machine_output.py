@@ -56,7 +56,7 @@ with tempfile.TemporaryDirectory() as d:
         fx.write_json(os.path.join(res, f"r{i}.json"), r)
     prices = os.path.join(d, "prices.json")
     fx.write_json(prices, PRICES)
-    base = [res, "--prices", prices, "--samples", str(TARGET)]
+    base = [res, "--source", prices, "--samples", str(TARGET)]
     priced, unpriced = fx.expected_rows(RESULTS, PRICES, target=TARGET)
     priced.sort(key=fx.sort_key("samples-per-dollar", TARGET))
 
@@ -168,7 +168,7 @@ with tempfile.TemporaryDirectory() as d:
     before = open(out_json).read()
     rc, out, err = run(base + ["--columns", "nope", "-o", out_json])
     check(rc == 2 and open(out_json).read() == before, "a refused run touched the -o file")
-    rc, out, err = run([os.path.join(d, "nothing-here"), "--prices", prices, "-o", out_json])
+    rc, out, err = run([os.path.join(d, "nothing-here"), "--source", prices, "-o", out_json])
     check(rc == 1 and open(out_json).read() == before, f"a run with nothing to rank touched the -o file: {rc}")
     check(not [f for f in os.listdir(d) if f.startswith(".ranked") or ".tmp" in f], f"temporary files left: {os.listdir(d)}")
 
@@ -184,10 +184,10 @@ with tempfile.TemporaryDirectory() as d:
     # ---- the default input ----
     cwd = os.path.join(d, "work")
     os.makedirs(cwd)
-    rc, out, err = run(["--prices", prices, "--format", "json"], cwd=cwd)
+    rc, out, err = run(["--source", prices, "--format", "json"], cwd=cwd)
     check(rc == 2 and "instbench-results" in err, f"no RESULT and no ./instbench-results/: exit {rc}: {err}")
     shutil.copytree(res, os.path.join(cwd, "instbench-results"))
-    rc, out, err = run(["--prices", prices, "--format", "json", "--samples", str(TARGET)], cwd=cwd)
+    rc, out, err = run(["--source", prices, "--format", "json", "--samples", str(TARGET)], cwd=cwd)
     check(rc == 0 and [r["configuration"] for r in json.loads(out)["rows"]] == [r["configuration"] for r in doc["rows"]],
           f"rank with no RESULT does not read ./instbench-results/: exit {rc}: {err[-300:]}")
 

@@ -146,7 +146,7 @@ def main():
         # offline (no credentials): the rows are kept, unpriced, saying why; exit 0 with the others
         env2 = dict(env)
         del env2["AWS_ACCESS_KEY_ID"], env2["AWS_SECRET_ACCESS_KEY"]
-        rc, out, err = fx.run(BIN, args + ["--format", "json", "--prices", "snapshot"], env=env2)
+        rc, out, err = fx.run(BIN, args + ["--format", "json", "--source", "snapshot"], env=env2)
         doc = json.loads(out) if rc == 0 else {}
         un = [r for r in doc.get("rows", []) if r["market"] in ("capacity-block", "savings-plan")]
         check(rc == 0 and len(un) == 2 and all(r["unpriced_reason"] and "live only" in r["unpriced_reason"] for r in un),

@@ -164,7 +164,7 @@ def compare(case, args, results, prices, kw, sort="samples-per-dollar", d=None):
 for seed in range(1, 5):
     with tempfile.TemporaryDirectory() as d:
         results, prices = scenario(seed, d)
-        base = [os.path.join(d, "results"), "--prices", os.path.join(d, "prices.json"), "--workload", "a1b2"]
+        base = [os.path.join(d, "results"), "--source", os.path.join(d, "prices.json"), "--workload", "a1b2"]
         rnd = random.Random(seed * 7)
         target = rnd.choice([10 ** 6, 1281167 * 90])
         compare(f"seed{seed} default", base, results, prices, {})

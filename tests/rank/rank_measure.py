@@ -41,7 +41,7 @@ with tempfile.TemporaryDirectory() as d:
     check(results[3]["workload"]["fingerprint"] != fp_main, "batch size does not change the fingerprint")
 
     target = 1281167
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", os.path.join(d, "p.json"), "--workload",
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", os.path.join(d, "p.json"), "--workload",
                                 fp_main[:8], "--samples", str(target), "--format", "json"])
     check(rc == 0, f"rank exit {rc}: {err}")
     check("2 workloads found" in err, "the second workload is not listed")

@@ -66,7 +66,7 @@ with tempfile.TemporaryDirectory() as d:
     with open(arr, "w") as f:
         f.write("[" + ",".join(runs(n)) + "]")
     size = os.path.getsize(arr)
-    rc, out, err, rss = run_measured([arr, "--prices", prices, "--format", "json"])
+    rc, out, err, rss = run_measured([arr, "--source", prices, "--format", "json"])
     check(rc == 0, f"60 MiB array: exit {rc}: {err[-300:]}")
     if rc == 0:
         check(json.loads(out)["inputs"]["results"] == n, f"60 MiB array: {json.loads(out)['inputs']} != {n} results")
@@ -78,13 +78,13 @@ with tempfile.TemporaryDirectory() as d:
     n2 = (40 << 20) // (len(one) + 1)
     with open(jl, "w") as f:
         f.write("\n".join(runs(n2)) + "\n")
-    rc, out, err, rss2 = run_measured([jl, "--prices", prices, "--format", "json"])
+    rc, out, err, rss2 = run_measured([jl, "--source", prices, "--format", "json"])
     check(rc == 0 and json.loads(out)["inputs"]["results"] == n2, f"40 MiB jsonl: exit {rc}: {err[-300:]}")
     check(not RSS_BOUNDS or rss2 < 32e6, f"40 MiB jsonl: peak RSS {rss2 / 1e6:.0f} MB >= 32 MB (read whole, not streamed?)")
     print(f"40 MiB jsonl: {n2} results, peak RSS {rss2 / 1e6:.0f} MB")
 
     # endless binary stdin: cut off at once
-    rc, out, err, rss3 = run_measured(["-", "--prices", prices], stdin="/dev/zero")
+    rc, out, err, rss3 = run_measured(["-", "--source", prices], stdin="/dev/zero")
     check(rc == 1 and "binary data" in err, f"rank - < /dev/zero: exit {rc}: {err[-300:]}")
     check(not RSS_BOUNDS or rss3 < 100e6, f"rank - < /dev/zero: peak RSS {rss3 / 1e6:.0f} MB")
 
@@ -92,7 +92,7 @@ with tempfile.TemporaryDirectory() as d:
     junk = os.path.join(d, "junk.json")
     with open(junk, "w") as f:
         f.write("[" + ",".join(["1"] * 1000000) + "," + json.dumps(good) + "]")
-    rc, out, err, _ = run_measured([junk, "--prices", prices, "--format", "json"])
+    rc, out, err, _ = run_measured([junk, "--source", prices, "--format", "json"])
     lines = err.split("\n")
     check(rc == 0 and json.loads(out)["inputs"]["results"] == 1, f"junk array: exit {rc}: {err[-300:]}")
     check(len([x for x in lines if x.startswith("warning: skipped")]) == 20, f"junk array: {len(lines)} stderr lines")

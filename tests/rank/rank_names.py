@@ -41,14 +41,14 @@ with tempfile.TemporaryDirectory() as d:
     fx.write_json(os.path.join(d, "p.json"), fx.prices_doc([fx.price_record(t, "us-east-1", 1.0, None)
                                                             for t in TYPES]))
     fx.write_json(os.path.join(d, "none.json"), fx.prices_doc([]))
-    prices = ["--prices", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand"]
+    prices = ["--source", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand"]
 
     # ties in ranked rows and the unpriced rows, in natural order
     rc, out, err = rank(d, *prices)
     if check(rc == 0, "ranked: exit %d: %s" % (rc, err)):
         got = [r["instance_type"] for r in fx.ranked(json.loads(out))]
         check(got == NATURAL, "tied rows in %s, want %s" % (got, NATURAL))
-    rc, out, err = rank(d, "--prices", os.path.join(d, "none.json"), "--format", "json", "--market", "on-demand")
+    rc, out, err = rank(d, "--source", os.path.join(d, "none.json"), "--format", "json", "--market", "on-demand")
     check(rc == 1, "nothing priced: exit %d" % rc)
     if out:
         got = [r["instance_type"] for r in fx.unpriced(json.loads(out))]
@@ -82,7 +82,7 @@ with tempfile.TemporaryDirectory() as d:
     # a price file naming spot zones by ID, as the snapshot does
     zones = {"use1-az1": 0.50, "use1-az2": 0.40, "use1-az4": 0.45}
     fx.write_json(os.path.join(d, "p.json"), fx.prices_doc([fx.price_record("g5.xlarge", "us-east-1", 1.0, zones)]))
-    spot = ["--prices", os.path.join(d, "p.json"), "--format", "json", "--market", "spot"]
+    spot = ["--source", os.path.join(d, "p.json"), "--format", "json", "--market", "spot"]
 
     def with_pair(name, az, az_id, host):
         doc = fx.result("g5.xlarge", "us-east-1", 1, 1, "A10G", 100.0, host=host)
@@ -103,7 +103,7 @@ with tempfile.TemporaryDirectory() as d:
     # a name no result pairs: one line saying it cannot be mapped offline, and how to fix it
     rc, out, err = rank(d, *spot, "--az", "us-east-1a")
     line = one_line(err, "unmapped name")
-    check(rc == 2 and "cannot be mapped offline" in line and "use1-az2" in line and "--prices live" in line,
+    check(rc == 2 and "cannot be mapped offline" in line and "use1-az2" in line and "--source live" in line,
           "us-east-1a: exit %d, %r" % (rc, line))
     # a second account's result pairs us-east-1c with another ID: the pairs disagree, none is used
     with_pair("b.json", "us-east-1c", "use1-az1", "b")
@@ -132,7 +132,7 @@ with tempfile.TemporaryDirectory() as d:
     for i, (host, sps) in enumerate((("büro", 100.0), ("béro", 300.0), ("bad\u009bhost", 50.0))):
         fx.write_json(os.path.join(d, "res", "%d.json" % i),
                       fx.result(None, None, 1, 1, "NVIDIA RTX A6000", sps, host=host, hourly_cost=None))
-    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand")
+    rc, out, err = rank(d, "--source", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand")
     doc = json.loads(out) if rc in (0, 1) and out.strip().startswith("{") else {"rows": []}
     rows = {r["configuration"]: r for r in doc["rows"]}
     names = sorted(rows)
@@ -149,17 +149,17 @@ with tempfile.TemporaryDirectory() as d:
         want = "--price %s=USD" % host
         check(want in (r.get("unpriced_reason") or ""), "%s: the reason suggests %r: %r" % (host, want, r.get("unpriced_reason")))
     # the suggestion is taken: priced by it, and each at its own price
-    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand",
+    rc, out, err = rank(d, "--source", os.path.join(d, "p.json"), "--format", "json", "--market", "on-demand",
                         "--price", "büro=1.0", "--price", "béro=2.0")
     priced = {r["configuration"]: r for r in fx.ranked(json.loads(out))} if rc == 0 else {}
     got = {h: [r["usd_per_hour"] for n, r in priced.items() if h in n] for h in ("büro", "béro")}
     check(rc == 0 and got == {"büro": [1.0], "béro": [2.0]},
           "--price büro=1.0 --price béro=2.0 prices each: exit %d %s %s" % (rc, got, err[-300:]))
-    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--instance-types", "büro", "--format", "json",
+    rc, out, err = rank(d, "--source", os.path.join(d, "p.json"), "--instance-types", "büro", "--format", "json",
                         "--price", "büro=1.0", "--market", "on-demand")
     check(rc == 0 and [r["configuration"] for r in json.loads(out)["rows"]] == [n for n in names if "büro" in n],
           "--instance-types büro keeps exactly that machine: exit %d %s" % (rc, err[-300:]))
-    rc, out, err = rank(d, "--prices", os.path.join(d, "p.json"), "--format", "table", "--market", "on-demand")
+    rc, out, err = rank(d, "--source", os.path.join(d, "p.json"), "--format", "table", "--market", "on-demand")
     check("\u009b" not in out + err, "no raw C1 control in the table")
 
 print("rank_names: %d failure(s)" % len(failures))

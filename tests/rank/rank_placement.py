@@ -13,7 +13,7 @@ EC2 does not take and records every request it accepted:
   single type;
 - --placement-pool adds the accepted types to every spot row's question (sent once each, the
   row's own type not twice), and the scores follow;
-- without live AWS (--prices snapshot) a multi-node row has no score rather than a 1-instance one;
+- without live AWS (--source snapshot) a multi-node row has no score rather than a 1-instance one;
 - a malformed pool type is a usage error.
 Usage: rank_placement.py INSTBENCH DATA_DIR"""
 import csv
@@ -76,7 +76,7 @@ try:
     zone_id = {z["ZoneName"]: z["ZoneId"] for z in ec2.describe_availability_zones()["AvailabilityZones"]}
 
     def rank(*extra):
-        rc, out, err = fx.run(BIN, [res, "--market", "spot", "--prices", "live", "--format", "json", *extra], env=env)
+        rc, out, err = fx.run(BIN, [res, "--market", "spot", "--source", "live", "--format", "json", *extra], env=env)
         require(rc == 0, "rank %s: exit %d: %s" % (extra, rc, err[-600:]))
         rows = {r["nodes"]: r for r in json.loads(out)["rows"] if r.get("rank")}
         return rows, err
@@ -110,7 +110,7 @@ try:
         check_row(rows[4], [TYPE], 4, "4 nodes")
         check(rows[1].get("placement_target_capacity") in (1, None) and rows[1].get("placement_instance_types") in (1, None),
               "1 node: %s" % rows[1])
-    rc, table, err = fx.run(BIN, [res, "--market", "spot", "--prices", "live", "--format", "table", "--wide"], env=env)
+    rc, table, err = fx.run(BIN, [res, "--market", "spot", "--source", "live", "--format", "table", "--wide"], env=env)
     check(rc == 0 and "always low" in table and "--placement-pool" in table and "one zone" in table,
           "table: the placement caveats missing: %s" % table[-1200:])
 
@@ -126,13 +126,13 @@ try:
             check_request(mine[0], types, cap, "pool, %d node(s)" % cap)
         if cap in rows:
             check_row(rows[cap], types, cap, "pool, %d node(s)" % cap)
-    rc, table, err = fx.run(BIN, [res, "--market", "spot", "--prices", "live", "--format", "table", "--wide",
+    rc, table, err = fx.run(BIN, [res, "--market", "spot", "--source", "live", "--format", "table", "--wide",
                                   "--placement-pool", ",".join(POOL)], env=env)
     check(rc == 0 and "always low" not in table, "table with a pool of 3: still the single-type caveat: %s"
           % table[-800:])
 
     # ---- no live AWS: a multi-node row has no score rather than a 1-instance one ----
-    rc, out, err = fx.run(BIN, [res, "--market", "spot", "--prices", "snapshot", "--format", "json", "-v"], env=env)
+    rc, out, err = fx.run(BIN, [res, "--market", "spot", "--source", "snapshot", "--format", "json", "-v"], env=env)
     if check(rc == 0, "snapshot: exit %d: %s" % (rc, err[-400:])):
         four = [r for r in json.loads(out)["rows"] if r.get("nodes") == 4 and r.get("rank")]
         check(four and four[0]["placement_score"] is None and four[0]["placement_target_capacity"] is None,

@@ -43,7 +43,7 @@ def quality(doc, cv=None, codes=None, texts=None, mfu=None):
 
 
 def rank(d, files, *extra):
-    args = [os.path.join(d, f) for f in files] + ["--prices", os.path.join(d, "prices.json"), *extra]
+    args = [os.path.join(d, f) for f in files] + ["--source", os.path.join(d, "prices.json"), *extra]
     return fx.run(BIN, args)
 
 

@@ -44,7 +44,7 @@ with tempfile.TemporaryDirectory() as d:
     for i, r in enumerate(results):
         fx.write_json(os.path.join(d, "res", f"{i}.json"), r)
     fx.write_json(os.path.join(d, "p.json"), prices)
-    base = [os.path.join(d, "res"), "--prices", os.path.join(d, "p.json"), "--format", "json"]
+    base = [os.path.join(d, "res"), "--source", os.path.join(d, "p.json"), "--format", "json"]
     for extra in ([], ["--samples", "1e7"], ["--epochs", "3", "--dataset-size", "1000"], ["--pareto"],
                   ["--spot-price", "median"], ["--az", "us-east-1a", "--market", "spot"], ["--region", "us-west-2"],
                   ["--max-hourly", "0.001"], ["--workload", "000"], ["--samples", "1e6", "--budget", "1", "--sort", "cost"]):
@@ -61,7 +61,7 @@ with tempfile.TemporaryDirectory() as d:
     # Nothing priced (no price in eu-west-1): exit 1 with one line saying how to get prices, and
     # the document still valid.
     rc, out, err = fx.run(BIN, base + ["--region", "eu-west-1"])
-    if rc != 1 or "--prices" not in err.strip().splitlines()[-1]:
+    if rc != 1 or "--source" not in err.strip().splitlines()[-1]:
         failures.append(f"nothing priced: exit {rc} (want 1), last line {err.strip().splitlines()[-1:]}")
     else:
         try:

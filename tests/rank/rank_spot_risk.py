@@ -66,7 +66,7 @@ def grid_inputs(d):
     for i, r in enumerate(results):
         fx.write_json(os.path.join(d, "grid", f"r{i:02d}.json"), r)
     fx.write_json(os.path.join(d, "grid-prices.json"), fx.prices_doc(records))
-    return [os.path.join(d, "grid"), "--prices", os.path.join(d, "grid-prices.json")]
+    return [os.path.join(d, "grid"), "--source", os.path.join(d, "grid-prices.json")]
 
 
 def expected_risk(row, rate, delta, restart, tau, target):
@@ -171,12 +171,12 @@ def test_off_and_unknown(d):
     fx.write_json(os.path.join(d, "nobucket", "r.json"), r)
     fx.write_json(os.path.join(d, "nobucket.json"),
                   fx.prices_doc([fx.price_record("g6.xlarge", "us-east-1", 0.8, {"use1-az1": 0.3})]))
-    doc = rank_json([os.path.join(d, "nobucket"), "--prices", os.path.join(d, "nobucket.json")])
+    doc = rank_json([os.path.join(d, "nobucket"), "--source", os.path.join(d, "nobucket.json")])
     if doc:
         spot = [r for r in doc["rows"] if r["market"] == "spot"][0]
         check(all(spot[k] is None for k in ALL_RISK), "no bucket: spot-risk values present")
     # the model's figure per node, with --interruption-rate, for the same row
-    doc = rank_json([os.path.join(d, "nobucket"), "--prices", os.path.join(d, "nobucket.json"),
+    doc = rank_json([os.path.join(d, "nobucket"), "--source", os.path.join(d, "nobucket.json"),
                      "--interruption-rate", "100h"])
     if doc:
         spot = [r for r in doc["rows"] if r["market"] == "spot"][0]
@@ -200,7 +200,7 @@ def test_monte_carlo(d):
         fx.write_json(os.path.join(folder, "r.json"), r)
         fx.write_json(os.path.join(d, "mc.json"),
                       fx.prices_doc([fx.price_record("g5.xlarge", "us-east-1", 1.0, {"use1-az1": 0.4}, bucket=4)]))
-        doc = rank_json([folder, "--prices", os.path.join(d, "mc.json"), "--market", "spot",
+        doc = rank_json([folder, "--source", os.path.join(d, "mc.json"), "--market", "spot",
                          "--interruption-rate", repr(rate), "--checkpoint-every", str(tau_min), "--checkpoint-cost",
                          repr(delta_s), "--restart-minutes", str(restart_min), "--samples", repr(sps * 3600 * work_h)])
         if not doc:
@@ -237,7 +237,7 @@ def test_seed_pair(d):
     prices = os.path.join(d, "seed-prices.json")
     fx.write_json(prices, fx.prices_doc([fx.price_record("g5.xlarge", "us-east-1", None, {"use1-az1": 0.45}, bucket=4),
                                          fx.price_record("g5.12xlarge", "us-east-1", 5.672, None)]))
-    base = [folder, "--prices", prices, "--checkpoint-cost", "120", "--restart-minutes", "10"]
+    base = [folder, "--source", prices, "--checkpoint-cost", "120", "--restart-minutes", "10"]
     doc = rank_json(base)
     if not doc:
         return

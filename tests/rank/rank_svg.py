@@ -40,7 +40,7 @@ with tempfile.TemporaryDirectory() as d:
     pfile = os.path.join(d, "p&<x>'\".json")
     fx.write_json(pfile, prices)
     svg = os.path.join(d, "out", "chart.svg")
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--format", "json", "--plot", svg,
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", pfile, "--format", "json", "--plot", svg,
                                 "--create-dirs"])   # out/ does not exist yet
     check(rc == 0, f"exit {rc}: {err}")
     doc = json.loads(out) if rc == 0 else {"rows": []}
@@ -106,7 +106,7 @@ with tempfile.TemporaryDirectory() as d:
 
     # No priced row at all: still a valid chart, and the command says why in the rows.
     empty = os.path.join(d, "empty.svg")
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--max-hourly", "0.01",
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", pfile, "--max-hourly", "0.01",
                                 "--plot", empty, "--format", "csv"])
     check(rc == 0, f"empty chart: exit {rc}: {err}")
     try:
@@ -115,7 +115,7 @@ with tempfile.TemporaryDirectory() as d:
         check(False, f"empty chart is not XML: {e}")
     # An unwritable plot path (its directory exists) is a runtime error with a message, found before
     # the ranking.
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--plot", "/proc/x.svg"])
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", pfile, "--plot", "/proc/x.svg"])
     check(rc == 1 and "x.svg" in err, f"unwritable plot: exit {rc}: {err}")
 
 if failures:

@@ -47,7 +47,7 @@ with tempfile.TemporaryDirectory() as d:
         fx.write_json(os.path.join(d, "res", f"r{i}.json"), r)
     pfile = os.path.join(d, "prices.json")
     fx.write_json(pfile, PRICES)
-    base = [os.path.join(d, "res"), "--prices", pfile]
+    base = [os.path.join(d, "res"), "--source", pfile]
 
     # Targets whose times fall in each unit: days and hours, tenths of an hour, minutes, under one.
     for target in (1e9, 2e6, 1e5, 1e3):

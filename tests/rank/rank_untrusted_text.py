@@ -38,7 +38,7 @@ with tempfile.TemporaryDirectory() as d:
     fx.write_json(pfile, doc)
     svg = os.path.join(d, "chart.svg")
 
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--format", "table", "--plot", svg])
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", pfile, "--format", "table", "--plot", svg])
     check(rc == 0, f"table: exit {rc}: {err}")
     safe(out, "table (stdout)")
     safe(err, "stderr")
@@ -47,7 +47,7 @@ with tempfile.TemporaryDirectory() as d:
     check("prices\\x1b[2J.json" in out, f"the price file's name is not shown escaped:\n{out}")
 
     # JSON: the encoder escapes; the text itself round-trips.
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", pfile, "--format", "json"])
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", pfile, "--format", "json"])
     check(rc == 0, f"json: exit {rc}: {err}")
     check("\x1b" not in out and "\x07" not in out, "raw ESC or BEL in the JSON")
     if rc == 0:
@@ -68,7 +68,7 @@ with tempfile.TemporaryDirectory() as d:
     bad = os.path.join(d, "bad" + OSC52 + ".json")
     with open(bad, "w") as f:
         f.write("{")
-    rc, out, err = fx.run(BIN, [bad, os.path.join(d, "res"), "--prices", pfile, "--format", "json"])
+    rc, out, err = fx.run(BIN, [bad, os.path.join(d, "res"), "--source", pfile, "--format", "json"])
     safe(err, "skip warning")
     check("bad\\x1b]52;c;aGVsbG8=\\x07.json" in err, f"skipped file not named (escaped):\n{err}")
 
@@ -76,7 +76,7 @@ with tempfile.TemporaryDirectory() as d:
     broken = os.path.join(d, "broken" + CLEAR + ".json")
     with open(broken, "w") as f:
         f.write('{"schema": "' + OSC52 + '"}')
-    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", broken])
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", broken])
     check(rc == 1, f"broken prices: exit {rc}")
     safe(err, "price file error")
 
@@ -87,7 +87,7 @@ with tempfile.TemporaryDirectory() as d:
                       "region": fx.price_record("g5.xlarge", "us-east-1" + CLEAR, 1.0, None)}.items():
         p = os.path.join(d, "hostile-prices.json")
         fx.write_json(p, fx.prices_doc([rec]))
-        rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--prices", p, "--format", "table"])
+        rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", p, "--format", "table"])
         field = "region" if name == "region" else "availability_zone"
         check(rc == 1 and field in err and "hostile-prices.json" in err, f"price file with a bad {name}: {rc} {err}")
         safe(out + err, f"price file with a bad {name}")

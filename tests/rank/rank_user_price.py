@@ -130,7 +130,7 @@ def expected(results, prices, flags=(), markets=("on-demand", "spot"), target=No
 
 
 def compare(case, d, flags=(), markets=("on-demand", "spot"), target=None, results=RESULTS):
-    args = [os.path.join(d, "res"), "--prices", os.path.join(d, "p.json")]
+    args = [os.path.join(d, "res"), "--source", os.path.join(d, "p.json")]
     for f in flags:
         args += ["--price", f]
     if len(markets) == 1:
@@ -233,7 +233,7 @@ with tempfile.TemporaryDirectory() as d:
     compare("no flags, spot only", d, markets=("spot",))
 
     # Precedence, spelled out on g6.xlarge on-demand: flag 0.4 > recorded 0.52 > file 0.8048.
-    base = [os.path.join(d, "res"), "--prices", os.path.join(d, "p.json"), "--market", "on-demand",
+    base = [os.path.join(d, "res"), "--source", os.path.join(d, "p.json"), "--market", "on-demand",
             "--format", "json"]
     for extra, results, want, src in [(["--price", "g6.xlarge=0.4"], RESULTS, 0.4, "user"),
                                       ([], RESULTS, 0.52, "user"),
@@ -255,7 +255,7 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and "lab-box" in err and "different hourly costs" in err, f"no conflict warning: {err}")
     check("--price nosuchhost" in err and "workstation" in err, f"no warning for an unknown --price name: {err}")
 
-    # Nothing left for AWS to price: no price lookup at all, so even --prices live works offline.
+    # Nothing left for AWS to price: no price lookup at all, so even --source live works offline.
     only = os.path.join(d, "hosts")
     for i in (5, 6, 7):
         fx.write_json(os.path.join(only, f"h{i}.json"), RESULTS[i])
@@ -264,7 +264,7 @@ with tempfile.TemporaryDirectory() as d:
         os.environ.pop(k, None)
     os.environ.update(AWS_EC2_METADATA_DISABLED="true", AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"),
                       AWS_CONFIG_FILE=os.path.join(d, "none"), XDG_CACHE_HOME=os.path.join(d, "cache"))
-    rc, out, err = fx.run(BIN, [only, "--prices", "live", "--format", "json"])
+    rc, out, err = fx.run(BIN, [only, "--source", "live", "--format", "json"])
     check(rc == 0 and [g["price_source"] for g in fx.ranked(json.loads(out))] == ["user", "user"],
           f"user-priced machines need AWS: exit {rc}: {err[-300:]}")
     os.environ.clear()
@@ -279,7 +279,7 @@ with tempfile.TemporaryDirectory() as d:
                                "0.3"]):
         fx.write_json(os.path.join(bad, f"b{i}.json"), dict(RESULTS[5], price=price))
     fx.write_json(os.path.join(bad, "good.json"), RESULTS[5])
-    rc, out, err = fx.run(BIN, [bad, "--prices", os.path.join(d, "p.json"), "--format", "json"])
+    rc, out, err = fx.run(BIN, [bad, "--source", os.path.join(d, "p.json"), "--format", "json"])
     skipped = [ln for ln in err.splitlines() if "skipped" in ln and "/b" in ln]
     check(rc == 0 and len(skipped) == 5 and all("price" in ln for ln in skipped), f"bad recorded prices: {err}")
     check(rc == 0 and json.loads(out)["inputs"]["skipped"] == 5, "bad recorded prices not counted as skipped")
@@ -291,12 +291,12 @@ with tempfile.TemporaryDirectory() as d:
                        ("x=1e9", "not a price"), ("x=", "not a price"), ("g5.xlarge", "NAME=USD"),
                        ("g5.xlarge:cheap=1", "on-demand or spot"), ("g5.xlarge:=1", "on-demand or spot"),
                        ("my host=1", "not an instance type or hostname"), (":spot=1", "names no machine")]:
-        rc, out, err = fx.run(BIN, [r0, "--prices", os.path.join(d, "p.json"), "--price", spec])
+        rc, out, err = fx.run(BIN, [r0, "--source", os.path.join(d, "p.json"), "--price", spec])
         check(rc == 2 and "--price" in err and word in err and out == "",
               f"--price {spec!r}: exit {rc}, stderr {err.strip()[-200:]!r} (want 2 and {word!r})")
     rc, out, err = fx.run(BIN, [r0, "--price", "x=1", "--price", "X=2"])
     check(rc == 2 and "twice" in err, f"--price given twice for one machine: exit {rc}: {err[-200:]}")
-    rc, out, err = fx.run(BIN, [r0, "--price", "x=1", "--price", "x:spot=2", "--prices", os.path.join(d, "p.json"),
+    rc, out, err = fx.run(BIN, [r0, "--price", "x=1", "--price", "x:spot=2", "--source", os.path.join(d, "p.json"),
                                 "--format", "json"])
     check(rc == 0, f"--price for both markets of one machine refused: {err[-200:]}")
     rc, out, err = fx.run(BIN, [r0, "--price"])

@@ -31,7 +31,7 @@ try:
     prices = os.path.join(d, "prices.json")
     fx.write_json(prices, fx.prices_doc([fx.price_record("g5.xlarge", "us-east-1", 1.006, {"use1-az1": 0.45}, bucket=4),
                                          fx.price_record("g5.12xlarge", "us-east-1", 5.672, None)]))
-    base = [folder, "--prices", prices, "--checkpoint-cost", "120", "--restart-minutes", "10", "--format", "json"]
+    base = [folder, "--source", prices, "--checkpoint-cost", "120", "--restart-minutes", "10", "--format", "json"]
 
     def rows(extra):
         rc, out, err = fx.run(BIN, base + extra)

@@ -21,7 +21,7 @@ from testlib import FakeAws, check, failures    # noqa: E402
 from moto_server import MotoServer              # noqa: E402
 
 BIN = sys.argv[1]
-RANK = ["--prices", "snapshot", "--format", "json"]
+RANK = ["--source", "snapshot", "--format", "json"]
 
 
 def rank(env, cwd, *args):

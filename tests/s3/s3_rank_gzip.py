@@ -20,7 +20,7 @@ BIN = sys.argv[1]
 
 def rank(env, cwd, *args):
     """(rc, stdout, stderr) of `rank ARGS` ranking against the snapshot, as JSON."""
-    return fx.run(BIN, list(args) + ["--prices", "snapshot", "--format", "json"], env=env, cwd=cwd)
+    return fx.run(BIN, list(args) + ["--source", "snapshot", "--format", "json"], env=env, cwd=cwd)
 
 
 with MotoServer() as m, tempfile.TemporaryDirectory() as tmp:

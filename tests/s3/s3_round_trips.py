@@ -45,7 +45,7 @@ try:
                "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "us-east-1",
                "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
                "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
-        args = ["--prices", "snapshot", "--format", "json"]
+        args = ["--source", "snapshot", "--format", "json"]
         t0 = time.monotonic()
         p = subprocess.run([BIN, "rank", "s3://rt-bkt/runs/"] + args, env=env, capture_output=True, text=True,
                            timeout=300)

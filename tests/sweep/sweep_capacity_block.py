@@ -67,7 +67,7 @@ def main():
                    AWS_SHARED_CREDENTIALS_FILE=os.path.join(tmp, "none"), NO_COLOR="1")
 
         def plan(*args):
-            p = subprocess.run([BIN, "sweep", "plan", "--region", "us-east-1", "--prices", "snapshot"] + list(args),
+            p = subprocess.run([BIN, "sweep", "plan", "--region", "us-east-1", "--source", "snapshot"] + list(args),
                                env=env, capture_output=True, text=True, timeout=120)
             if "runtime error:" in p.stderr or "Sanitizer" in p.stderr:
                 fail("sanitizer: %s" % p.stderr[-2000:])

@@ -146,14 +146,14 @@ print(json.dumps(pick))"""))
         cands = ["g5.xlarge:spot", "4 x g5.xlarge:spot", "g5.12xlarge:on-demand", "c7i.large",
                  "p5.4xlarge:spot", "c6i.12xlarge:spot"]
         rc, out, err = run(env, "--region", "us-east-1", "--candidates", ",".join(cands[:3]), "--candidates",
-                           ",".join(cands[3:]), "--prices", "snapshot", "--max-minutes", "20", "--max-cost", "100",
+                           ",".join(cands[3:]), "--source", "snapshot", "--max-minutes", "20", "--max-cost", "100",
                            "--format", "json", "--", "--model", "vit_base_patch16_224", "--duration", "60")
         check(rc == 0, "plan: rc %d %s" % (rc, err))
         p = check_plan(out, cands, "us-east-1", 20, 100, amis, "plan")
         check(instances(m) == 0, "a plan launched instances")
 
         # the table: the same numbers, line by line
-        rc, out, err = run(env, "--region", "us-east-1", "--candidates", ",".join(cands), "--prices", "snapshot",
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", ",".join(cands), "--source", "snapshot",
                            "--max-minutes", "20", "--max-cost", "100", "--format", "table")
         check(rc == 0, "table: rc %d %s" % (rc, err))
         lines = out.splitlines()
@@ -170,31 +170,31 @@ print(json.dumps(pick))"""))
 
         # over the ceiling: exit 1, said so; decimal minutes
         rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.12xlarge,8xg5.xlarge:spot",
-                           "--prices", "snapshot", "--max-minutes", "0.5", "--max-cost", "0.05", "--format", "json")
+                           "--source", "snapshot", "--max-minutes", "0.5", "--max-cost", "0.05", "--format", "json")
         check(rc == 1, "over: rc %d %s" % (rc, err))
         check_plan(out, ["g5.12xlarge", "8xg5.xlarge:spot"], "us-east-1", 0.5, 0.05, amis, "over")
         # a worst case of cents keeps its figures in the table (the one money format, not "$0.00")
-        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--prices", "snapshot",
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--source", "snapshot",
                            "--max-minutes", "0.5", "--max-cost", "0.05", "--format", "table")
         worst = expected("g5.xlarge", "us-east-1", 0.5)[4]
         check(rc == 0 and worst < 0.01 and "$0.00 " not in out and usd(worst) in out and "--max-cost $0.05" in out,
               "cents in the table: rc %d %s %s" % (rc, out, err))
 
         # a region where a spot price is above on-demand: capped (moto serves every region)
-        rc, out, err = run(env, "--region", "ap-northeast-1", "--candidates", "g5.12xlarge:spot", "--prices",
+        rc, out, err = run(env, "--region", "ap-northeast-1", "--candidates", "g5.12xlarge:spot", "--source",
                            "snapshot", "--format", "json")
         check(rc == 0, "capped: rc %d %s" % (rc, err))
         q = check_plan(out, ["g5.12xlarge:spot"], "ap-northeast-1", 30, None, amis, "capped")
         check(q and "capped at on-demand" in q["candidates"][0]["price_source"], "capped: %s" % (q and q["candidates"]))
 
         # --ami: every candidate boots it; an arm64 AMI for x86_64 types is refused (2); unknown: 1
-        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge,c7i.large", "--prices", "snapshot",
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge,c7i.large", "--source", "snapshot",
                            "--ami", x86, "--format", "json")
         check(rc == 0, "--ami: rc %d %s" % (rc, err))
         check_plan(out, ["g5.xlarge", "c7i.large"], "us-east-1", 30, None, {"override": x86}, "--ami")
-        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--prices", "snapshot", "--ami", arm)
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--source", "snapshot", "--ami", arm)
         check(rc == 2 and "is arm64, but g5.xlarge:on-demand needs x86_64" in err, "--ami arm64: rc %d %s" % (rc, err))
-        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--prices", "snapshot",
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--source", "snapshot",
                            "--ami", "ami-0123456789abcdef0")
         check(rc == 1 and "does not exist" in err, "--ami unknown: rc %d %s" % (rc, err))
 
@@ -207,7 +207,7 @@ print(json.dumps(pick))"""))
         fake2 = FakeAws("--credentials", "%s:%s" % tuple(key), "--ssm-parameter", DLAMI + "=" + gpu_ami, "--timeout", "120")
         try:
             denv["AWS_ENDPOINT_URL_SSM"] = fake2.url
-            rc, out, err = run(denv, "--region", "us-east-1", "--candidates", "g5.xlarge:spot", "--prices", "snapshot",
+            rc, out, err = run(denv, "--region", "us-east-1", "--candidates", "g5.xlarge:spot", "--source", "snapshot",
                                "--format", "table")
             check(rc == 1 and "DryRun for g5.xlarge:spot: not permitted" in err and "ec2:RunInstances" in err,
                   "denied: rc %d %s" % (rc, err))
@@ -221,19 +221,19 @@ print(json.dumps(pick))"""))
                                 "--timeout", "120")
                 penv = dict(env, AWS_ACCESS_KEY_ID=key2[0], AWS_SECRET_ACCESS_KEY=key2[1],
                             AWS_ENDPOINT_URL_SSM=fake2.url)
-                rc, out, err = run(penv, "--region", "us-east-1", "--candidates", "g5.xlarge:spot", "--prices",
+                rc, out, err = run(penv, "--region", "us-east-1", "--candidates", "g5.xlarge:spot", "--source",
                                    "snapshot", "--format", "json")
                 check(rc == 0, "the documented policy: rc %d %s" % (rc, err))
         finally:
             fake2.stop()
 
         # a parameter SSM does not have: exit 1 naming it and --ami
-        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "c7i.large", "--prices", "snapshot")
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "c7i.large", "--source", "snapshot")
         check(rc == 0, "CPU type: rc %d %s" % (rc, err))
         fake3 = FakeAws("--credentials", "%s:%s" % (m.access_key, m.secret_key), "--timeout", "120")
         try:
             rc, out, err = run(dict(env, AWS_ENDPOINT_URL_SSM=fake3.url), "--region", "us-east-1", "--candidates",
-                               "c7i.large", "--prices", "snapshot")
+                               "c7i.large", "--source", "snapshot")
             check(rc == 1 and UBUNTU in err and "--ami" in err, "missing parameter: rc %d %s" % (rc, err))
         finally:
             fake3.stop()

@@ -79,7 +79,7 @@ def serialized(m, params):
 
 def sweep_args(ami, specs, *extra):
     return [BIN, "sweep", "run", "--region", REGION, "--s3", "s3://%s/p/" % BUCKET, "--ami", ami,
-            "--candidates", ",".join(specs), "--yes", "--max-cost", "10000", "--prices", "snapshot"] + list(extra)
+            "--candidates", ",".join(specs), "--yes", "--max-cost", "10000", "--source", "snapshot"] + list(extra)
 
 
 def left(m, sid):

@@ -90,7 +90,7 @@ def ranked(result_bytes):
     d = tempfile.mkdtemp(dir=TMP)
     with open(os.path.join(d, "r.json"), "wb") as f:
         f.write(result_bytes)
-    p = subprocess.run([BIN, "rank", d, "--prices", "snapshot", "--format", "json"], capture_output=True, text=True,
+    p = subprocess.run([BIN, "rank", d, "--source", "snapshot", "--format", "json"], capture_output=True, text=True,
                        timeout=120, env=dict(os.environ, HOME=TMP, AWS_EC2_METADATA_DISABLED="true"))
     check(p.returncode == 0, f"rank: {p.stderr[-400:]}")
     return json.loads(p.stdout)["rows"] if p.returncode == 0 else []
