@@ -121,7 +121,7 @@ def main():
               "block and plan columns on other markets: %s" % rows["on-demand"])
 
         # the table: one table with all four rows, the block's whole cost, and the legend for both
-        rc, out, err = fx.run(BIN, args + ["--format", "table", "--wide"], env=env)
+        rc, out, err = fx.run(BIN, args + ["--format", "table", "--wide", "--explain"], env=env)
         import re
         markets = re.findall(r"^ +\d+\*? +2 x p5\.48xlarge (\S+)", out, re.M)
         check(rc == 0 and sorted(markets) == ["capacity-block", "on-demand", "savings-plan", "spot"],

@@ -253,7 +253,7 @@ def test_seed_pair(d):
         if doc:
             top = [r for r in doc["rows"] if r["rank"] == 1][0]
             check(top["market"] == first, f"seed pair at {factor} x break-even: {top['configuration']} ranks first")
-    rc, out, err = fx.run(BIN, base + ["--format", "table", "--interruption-rate", repr(be / 2)])
+    rc, out, err = fx.run(BIN, base + ["--format", "table", "--explain", "--interruption-rate", repr(be / 2)])
     check(rc == 0, f"seed table: exit {rc}: {err}")
     hours = 1 / be
     h = f"{hours:,.0f}" if hours >= 10 else f"{hours:,.1f}"
