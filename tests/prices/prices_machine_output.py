@@ -45,7 +45,7 @@ BIN, DATA, REPO, CASE = sys.argv[1:5]
 
 RECS = {}   # (type, region) -> {"od": float | None, "spot": {zone: usd}}
 HW = {}     # type -> (vcpus, accelerator or "", accelerators per instance)
-for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):
+for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv", "aws-accelerated-prices-2026.csv"):
     with open(os.path.join(DATA, name), newline="") as f:
         for row in csv.DictReader(f):
             t = row["instance_type"]

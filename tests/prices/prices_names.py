@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from testlib import check, failures, natural_key
 
 INSTBENCH, DATA = sys.argv[1:3]
-ROWS = [row for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv")   # what the snapshot is made of
+ROWS = [row for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv", "aws-accelerated-prices-2026.csv")   # what the snapshot is made of
         for row in csv.DictReader(open(os.path.join(DATA, name), newline=""))]
 TYPES = sorted({r["instance_type"] for r in ROWS})
 REGIONS = sorted({r["region"] for r in ROWS})
