@@ -10,6 +10,7 @@
 #include "cmd/cmd.h"
 #include "cmd/prices_market.h"
 #include "instbench/aws.h"
+#include "instbench/instance_type.h"
 #include "instbench/prices.h"
 #include "instbench/output.h"
 
@@ -651,7 +652,7 @@ static int run_market(char **types, size_t n_types, char **regions, size_t n_reg
                             .timeout_s = O.timeout_s, .format = format};
     int sagemaker = 0, ec2 = 0;
     for (size_t i = 0; i < n_types; i++) {
-        if (!strncmp(types[i], "ml.", 3)) sagemaker = 1;
+        if (instance_type_is_sagemaker(types[i])) sagemaker = 1;
         else ec2 = 1;
         if (O.market == PRICES_MARKET_BLOCK && !block_family(types[i])) {
             char fams[160] = "";
