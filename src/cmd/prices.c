@@ -315,6 +315,12 @@ static int check_names(const prices_query *q, const price_set *set)
         else
             snprintf(where, sizeof where, "is not an instance type AWS prices in the regions asked, nor one the "
                      "snapshot knows");
+        /* a type sold only inside UltraServers has no hourly list price in any source: say why */
+        instance_type_facts facts;
+        if (instance_type_facts_get(type, &facts) == 0 && facts.ultraserver)
+            return args_usage_error(&cmd_prices_args, "--instance-types: '%s' has no public on-demand or spot price: "
+                                    "AWS sells it only as part of %s (--market capacity-block quotes those)", type,
+                                    facts.ultraserver);
         return args_usage_error(&cmd_prices_args, "--instance-types: '%s' %s%s", type, where,
                                 args_did_you_mean(near, dym, sizeof dym));
     }
