@@ -9,6 +9,10 @@
  *   EKS  https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-nvidia-ultraserver.html
  *        (p6e-gb200.36xlarge: 4 Blackwell GPUs, sold only inside u-p6e-gb200x36 / x72)
  *   TRN2 https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/trn2-arch.html
+ *   DIT  AWS's own DescribeInstanceTypes answers as recorded in getmoto/moto 5.2.5,
+ *        moto/ec2/resources/instance_types.json (GpuInfo, NetworkInfo.EfaSupported,
+ *        EfaInfo.MaximumEfaInterfaces): the 2026 sizes the pages above do not list yet (g7) and
+ *        the EFA facts of the new sizes
  *   NAME https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html
  *        (the attribute letter 'g' marks AWS Graviton processors: those families are arm64; the
  *        CPU families here are listed by name, never inferred from one)
@@ -41,6 +45,7 @@ typedef struct family_row {
 #define EKS_US "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-nvidia-ultraserver.html"
 #define TRN2 "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/trn2-arch.html"
 #define NAME "https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html"
+#define DIT "https://github.com/getmoto/moto/blob/5.2.5/moto/ec2/resources/instance_types.json"
 #define X86 "x86_64"
 #define ARM "arm64"
 
@@ -62,24 +67,28 @@ static const family_row families[] = {
      {{"xlarge", 1, 48, 0, 0}, {"2xlarge", 1, 48, 0, 0}, {"4xlarge", 1, 48, 0, 0}, {"8xlarge", 1, 48, 1, 0},
       {"12xlarge", 4, 192, 1, 0}, {"16xlarge", 1, 48, 1, 0}, {"24xlarge", 4, 192, 1, 0}, {"48xlarge", 8, 384, 1, 0}}},
     {"gr6", "L4", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"4xlarge", 1, 24, 0, 0}, {"8xlarge", 1, 24, 1, 0}}},
-    /* G7e: NVIDIA RTX PRO 6000 Blackwell Server Edition, 96 GB each (DescribeInstanceTypes names it
-     * "RTX PRO Server 6000"); which sizes take EFA the page leaves to DescribeInstanceTypes */
-    {"g7e", "RTX PRO Server 6000", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL,
-     {{"2xlarge", 1, 96, -1, 0}, {"4xlarge", 1, 96, -1, 0}, {"8xlarge", 1, 96, -1, 0}, {"12xlarge", 2, 192, -1, 0},
-      {"24xlarge", 4, 384, -1, 0}, {"48xlarge", 8, 768, -1, 0}}},
+    /* G7: NVIDIA RTX PRO 4500 Blackwell Server Edition, 32 GiB each; G7e: RTX PRO 6000 Blackwell
+     * Server Edition, 96 GiB each (DescribeInstanceTypes names them "RTX PRO 4500" and "RTX PRO
+     * Server 6000"); EFA from 8xlarge up */
+    {"g7", "RTX PRO 4500", INSTANCE_ACCEL_NVIDIA, X86, DIT, NULL,
+     {{"2xlarge", 1, 32, 0, 0}, {"4xlarge", 1, 32, 0, 0}, {"8xlarge", 1, 32, 1, 1}, {"12xlarge", 2, 64, 1, 1},
+      {"24xlarge", 4, 128, 1, 1}, {"48xlarge", 8, 256, 1, 2}}},
+    {"g7e", "RTX PRO Server 6000", INSTANCE_ACCEL_NVIDIA, X86, DIT, NULL,
+     {{"2xlarge", 1, 96, 0, 0}, {"4xlarge", 1, 96, 0, 0}, {"8xlarge", 1, 96, 1, 1}, {"12xlarge", 2, 192, 1, 1},
+      {"24xlarge", 4, 384, 1, 2}, {"48xlarge", 8, 768, 1, 4}}},
     {"p3", "V100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL,
      {{"2xlarge", 1, 16, 0, 0}, {"8xlarge", 4, 64, 0, 0}, {"16xlarge", 8, 128, 0, 0}}},
     {"p3dn", "V100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"24xlarge", 8, 256, 1, 0}}},
     {"p4d", "A100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"24xlarge", 8, 320, 1, 4}}},
     {"p4de", "A100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"24xlarge", 8, 640, 1, 4}}},
-    /* p5.4xlarge: one H100; whether it takes EFA is DescribeInstanceTypes' to say */
-    {"p5", "H100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"4xlarge", 1, 80, -1, 0}, {"48xlarge", 8, 640, 1, 32}}},
+    /* p5.4xlarge: one H100 and one EFA interface [DIT] */
+    {"p5", "H100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"4xlarge", 1, 80, 1, 1}, {"48xlarge", 8, 640, 1, 32}}},
     {"p5e", "H200", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"48xlarge", 8, 1128, 1, 32}}},
     {"p5en", "H200", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"48xlarge", 8, 1128, 1, 16}}},
-    /* P6-B200: 8 B200, 1,440 GB HBM3e, 3.2 Tbps EFAv4 (more network cards than EFA interfaces:
-     * the count is DescribeInstanceTypes'); P6-B300: 8 B300, 2.1 TB, 6.4 Tbps over 16 EFA cards
-     * beside an ENA-only card 0 (P6 page; EFA guide, "if the network card index 0 supports EFA") */
-    {"p6-b200", "B200", INSTANCE_ACCEL_NVIDIA, X86, P6, NULL, {{"48xlarge", 8, 1440, 1, 0}}},
+    /* P6-B200: 8 B200, 1,440 GB HBM3e, 3.2 Tbps EFAv4 over 8 EFA interfaces [DIT]; P6-B300: 8 B300,
+     * 2.1 TB, 6.4 Tbps over 16 EFA cards beside an ENA-only card 0 (P6 page; [DIT]: 17 cards, 16
+     * EFA; EFA guide, "if the network card index 0 supports EFA") */
+    {"p6-b200", "B200", INSTANCE_ACCEL_NVIDIA, X86, P6, NULL, {{"48xlarge", 8, 1440, 1, 8}}},
     {"p6-b300", "B300", INSTANCE_ACCEL_NVIDIA, X86, P6, NULL, {{"48xlarge", 8, 2100, 1, 16}}},
     /* P6e-GB200: Grace (arm64) hosts, 4 Blackwell GPUs of a GB200 NVL72 each, only inside an
      * UltraServer; the pages give the UltraServer's memory, not the instance's */
@@ -89,7 +98,7 @@ static const family_row families[] = {
     /* ---- AWS Trainium and Inferentia: priced, not measured (AWS Neuron, not CUDA) ---- */
     {"trn1", "Trainium", INSTANCE_ACCEL_TRAINIUM, X86, AC, NULL, {{"2xlarge", 1, 32, 0, 0}, {"32xlarge", 16, 512, 1, 8}}},
     {"trn1n", "Trainium", INSTANCE_ACCEL_TRAINIUM, X86, AC, NULL, {{"32xlarge", 16, 512, 1, 16}}},
-    {"trn2", "Trainium2", INSTANCE_ACCEL_TRAINIUM, X86, TRN2, NULL, {{"3xlarge", 1, 96, -1, 0}, {"48xlarge", 16, 1536, 1, 16}}},
+    {"trn2", "Trainium2", INSTANCE_ACCEL_TRAINIUM, X86, TRN2, NULL, {{"3xlarge", 1, 96, 1, 1}, {"48xlarge", 16, 1536, 1, 16}}},
     {"trn2u", "Trainium2", INSTANCE_ACCEL_TRAINIUM, X86, TRN2, "a Trn2 UltraServer (4 trn2u.48xlarge)",
      {{"48xlarge", 16, 1536, 1, 16}}},
     {"inf1", "Inferentia", INSTANCE_ACCEL_INFERENTIA, X86, AC, NULL,

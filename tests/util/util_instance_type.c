@@ -11,6 +11,9 @@
  *   [EFA] https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa.html#efa-instance-types, as
  *         src/rank/network.c transcribed it before this catalogue replaced it (the list below)
  *   [NAME] instance-type-names.html: the attribute 'g' = AWS Graviton (arm64)
+ *   [DIT] AWS's DescribeInstanceTypes answers as moto 5.2.5 recorded them
+ *         (moto/ec2/resources/instance_types.json, read with python's gzip/json, not with instbench):
+ *         g7 and g7e sizes, GPU counts and MiB, EfaSupported, MaximumEfaInterfaces
  * and against the price snapshot's hardware (SkyPilot's compilation of DescribeInstanceTypes,
  * configs/prices-snapshot.json): every accelerated type priced there is in the catalogue with the
  * same accelerator count and memory within 10% (GB on AWS's pages, MiB in DescribeInstanceTypes). */
@@ -33,11 +36,15 @@ static void documented(void)
         {"p6-b200.48xlarge", "B200", "x86_64", 8, 1440, 1, INSTANCE_ACCEL_NVIDIA},          /* [P6] */
         {"p6-b300.48xlarge", "B300", "x86_64", 8, 2100, 1, INSTANCE_ACCEL_NVIDIA},          /* [P6] 2.1 TB */
         {"p6e-gb200.36xlarge", "B200", "arm64", 4, 0, 1, INSTANCE_ACCEL_NVIDIA},            /* [EKS] */
-        {"p5.4xlarge", "H100", "x86_64", 1, 80, -1, INSTANCE_ACCEL_NVIDIA},                 /* [AC] */
+        {"p5.4xlarge", "H100", "x86_64", 1, 80, 1, INSTANCE_ACCEL_NVIDIA},                  /* [AC], [DIT] */
         {"p5.48xlarge", "H100", "x86_64", 8, 640, 1, INSTANCE_ACCEL_NVIDIA},                /* [AC] */
         {"p5en.48xlarge", "H200", "x86_64", 8, 1128, 1, INSTANCE_ACCEL_NVIDIA},             /* [AC] */
-        {"g7e.2xlarge", "RTX PRO Server 6000", "x86_64", 1, 96, -1, INSTANCE_ACCEL_NVIDIA}, /* [AC] */
-        {"g7e.48xlarge", "RTX PRO Server 6000", "x86_64", 8, 768, -1, INSTANCE_ACCEL_NVIDIA},
+        {"g7e.2xlarge", "RTX PRO Server 6000", "x86_64", 1, 96, 0, INSTANCE_ACCEL_NVIDIA},  /* [DIT] */
+        {"g7e.8xlarge", "RTX PRO Server 6000", "x86_64", 1, 96, 1, INSTANCE_ACCEL_NVIDIA},  /* [DIT] */
+        {"g7e.48xlarge", "RTX PRO Server 6000", "x86_64", 8, 768, 1, INSTANCE_ACCEL_NVIDIA},
+        {"g7.2xlarge", "RTX PRO 4500", "x86_64", 1, 32, 0, INSTANCE_ACCEL_NVIDIA},          /* [DIT] */
+        {"g7.12xlarge", "RTX PRO 4500", "x86_64", 2, 64, 1, INSTANCE_ACCEL_NVIDIA},         /* [DIT] */
+        {"g7.48xlarge", "RTX PRO 4500", "x86_64", 8, 256, 1, INSTANCE_ACCEL_NVIDIA},        /* [DIT] */
         {"g5.xlarge", "A10G", "x86_64", 1, 24, 0, INSTANCE_ACCEL_NVIDIA},                   /* [AC] */
         {"g5g.16xlarge", "T4g", "arm64", 2, 32, 0, INSTANCE_ACCEL_NVIDIA},                  /* [AC], [NAME] */
         {"trn2.48xlarge", "Trainium2", "x86_64", 16, 1536, 1, INSTANCE_ACCEL_TRAINIUM},     /* [TRN2] */
@@ -66,6 +73,13 @@ static void documented(void)
           "p6e-gb200: its UltraServers are not named");
     CHECK(instance_type_facts_get("p6-b300.48xlarge", &f) == 0 && f.max_efa_interfaces == 16,
           "p6-b300: EFA on its 16 cards beside ENA-only card 0, got %d", f.max_efa_interfaces);
+    /* [DIT] MaximumEfaInterfaces */
+    static const struct { const char *type; int max; } max_efa[] = {
+        {"p6-b200.48xlarge", 8}, {"p5.48xlarge", 32}, {"p5.4xlarge", 1}, {"g7e.48xlarge", 4}, {"g7e.24xlarge", 2},
+        {"g7.48xlarge", 2}, {"trn2.48xlarge", 16}};
+    for (size_t i = 0; i < sizeof max_efa / sizeof *max_efa; i++)
+        CHECK(instance_type_facts_get(max_efa[i].type, &f) == 0 && f.max_efa_interfaces == max_efa[i].max,
+              "%s: maximumEfaInterfaces %d, want %d", max_efa[i].type, f.max_efa_interfaces, max_efa[i].max);
     const char *why = instance_type_not_measurable("trn2.48xlarge");
     CHECK(why && strstr(why, "Trainium") && strstr(why, "Neuron"), "trn2: the reason does not say why: %s", why);
     CHECK(!instance_type_not_measurable("p6-b200.48xlarge"), "p6-b200 must be measurable");
