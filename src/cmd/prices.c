@@ -83,10 +83,13 @@ static const char *parse_accelerator(const char *v, char *name, int *count)
     size_t len = colon ? (size_t)(colon - v) : strlen(v);
     *count = 0;
     if (!len) return "has no accelerator name (want NAME or NAME:N, e.g. A10G or A10G:4)";
-    if (len >= 32 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") != len)
+    /* single inner spaces: AWS names some models in words ("RTX PRO Server 6000", g7e) */
+    if (len >= 32 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789- ") != len ||
+        v[0] == ' ' || v[len - 1] == ' ')
         return "is not an accelerator name like A10G or H100 (want NAME or NAME:N, e.g. A10G:4)";
     memcpy(name, v, len);
     name[len] = '\0';
+    if (strstr(name, "  ")) return "is not an accelerator name like A10G or H100 (want NAME or NAME:N, e.g. A10G:4)";
     if (colon) {
         long x;
         char num[96];

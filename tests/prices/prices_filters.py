@@ -285,6 +285,12 @@ for typo, near in (("A1OG", "A10G"), ("H10O", "H100"), ("L40X:4", "L40S:4"), ("T
 # an accelerator no AWS type carries (B200 was the example until the snapshot gained p6-b200)
 line = one_line(snap("--accelerator", "MI300X", "--regions", "us-east-1"), 2, "MI300X")
 check("MI300X" in line, "MI300X: %r" % line)
+# a model AWS names in words (g7e's "RTX PRO Server 6000", DescribeInstanceTypes' name) filters like A10G
+want = sorted({r["instance_type"] for r in ROWS if r["accelerator"] == "RTX PRO Server 6000" and r["region"] == "us-east-1"
+               and int(float(r["accelerator_count"])) == 1})
+p = snap("--accelerator", "RTX PRO Server 6000:1", "--regions", "us-east-1", "--format", "json")
+got = sorted(x["instance_type"] for x in json.loads(p.stdout or "{}").get("prices", [])) if p.returncode == 0 else None
+check(want and got == want, "RTX PRO Server 6000:1: exit %d, %s, want %s: %s" % (p.returncode, got, want, p.stderr[-300:]))
 for bad in ("A10G:", "A10G:0", "A10G:-1", "A10G:x", "A10G:4:2", ":4", "A10G:1.5", "A 10G", "A10G:257"):
     line = one_line(snap("--accelerator", bad, "--regions", "us-east-1"), 2, bad)
     check("--accelerator" in line and bad in line, "%s: the line does not name it: %r" % (bad, line))
