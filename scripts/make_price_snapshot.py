@@ -6,6 +6,8 @@ Inputs (see their SOURCE.md files beside them):
                               on-demand and spot USD/h, from skypilot-org/skypilot-catalog
   aws-cpu-prices.csv          the same for the CPU families the CPU backend runs on (c7i, c7a,
                               m7i, m7a, r7i, c6i, m6i in seven regions), same source and columns
+  aws-accelerated-prices-2026.csv  the 2026 families (p6-b200, p6-b300, g7e, trn2) from a newer
+                              commit of the same compilation, same columns, read on its own date
   spot-advisor-data.json      AWS Spot Instance Advisor feed: interruption bucket and savings
 Outputs:
   configs/prices-snapshot.json  the snapshot, one record per (instance type, region) of the CSV
@@ -18,7 +20,8 @@ memory, accelerator model, count and total accelerator memory; null where the so
 Every (instance type, region) pair of the CSVs becomes a record, even when its on-demand price is
 empty (on_demand: null).  Spot zones are the CSV's availability-zone IDs (use1-az1: AWS's stable
 zone IDs, not the per-account names like us-east-1a).  The snapshot's date is the day the data
-was read; every price in it is stamped with that date at 00:00 UTC.
+was read (the newest input's); every price is stamped with its own input's date at 00:00 UTC, so
+the older rows keep the date they were read on.  A (type, region) pair in two inputs is an error.
 
 Usage: scripts/make_price_snapshot.py [--data DIR] [--json OUT.json] [--check]
   --check  regenerate in memory and exit 1 if the committed file differs (used by the tests).
@@ -33,12 +36,16 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-SNAPSHOT_DATE = "2026-11-21"
+# Each input and the day it was read (its SOURCE.md says from where).
+INPUTS = (("aws-accelerated-prices.csv", "2026-11-21"), ("aws-cpu-prices.csv", "2026-11-21"),
+          ("aws-accelerated-prices-2026.csv", "2026-11-28"))
+SNAPSHOT_DATE = max(d for _, d in INPUTS)
 SNAPSHOT_SOURCE = (
-    "skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv at commit 00148f2a (AWS public price "
-    "list and spot price history as compiled by SkyPilot; not a live quote); interruption buckets "
-    "from the AWS Spot Instance Advisor feed as embedded in alexei-led/spotinfo at commit 05e93313 "
-    "(feed last changed 2025-06-28)"
+    "skypilot-org/skypilot-catalog catalogs/v8/aws/vms.csv at commit 00148f2a, read 2026-11-21, and "
+    "for p6-b200, p6-b300, g7e and trn2 catalogs/v9/aws/vms.csv at commit 3e9a1751, read 2026-11-28 "
+    "(AWS public price list and spot price history as compiled by SkyPilot; not a live quote); "
+    "interruption buckets from the AWS Spot Instance Advisor feed as embedded in alexei-led/spotinfo "
+    "at commit 05e93313 (feed last changed 2025-06-28)"
 )
 AS_OF = SNAPSHOT_DATE + "T00:00:00Z"
 
@@ -59,9 +66,9 @@ def hardware(itype, rows):
 
 def build(data_dir):
     rows = []
-    for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):
+    for name, day in INPUTS:
         with open(os.path.join(data_dir, name), newline="") as f:
-            rows += list(csv.DictReader(f))
+            rows += [dict(r, as_of=day + "T00:00:00Z", input=name) for r in csv.DictReader(f)]
     with open(os.path.join(data_dir, "spot-advisor-data.json")) as f:
         advisor = json.load(f)["spot_advisor"]
 
@@ -71,18 +78,22 @@ def build(data_dir):
 
     records = []
     for (itype, region), rs in sorted(groups.items()):
+        inputs = {r["input"] for r in rs}
+        if len(inputs) > 1:
+            sys.exit(f"{itype} {region}: in more than one input: {sorted(inputs)}")
+        as_of = rs[0]["as_of"]
         ods = {r["on_demand_usd_per_hour"] for r in rs if r["on_demand_usd_per_hour"]}
         if len(ods) > 1:
             sys.exit(f"{itype} {region}: zones disagree on the on-demand price: {sorted(ods)}")
         on_demand = None
         if ods:
-            on_demand = {"usd_per_hour": float(ods.pop()), "source": "snapshot", "as_of": AS_OF}
+            on_demand = {"usd_per_hour": float(ods.pop()), "source": "snapshot", "as_of": as_of}
         zones = [
             {"availability_zone": r["availability_zone"], "usd_per_hour": float(r["spot_usd_per_hour"]),
-             "timestamp": AS_OF}
+             "timestamp": as_of}
             for r in sorted(rs, key=lambda r: r["availability_zone"]) if r["spot_usd_per_hour"]
         ]
-        spot = {"source": "snapshot", "as_of": AS_OF, "zones": zones} if zones else None
+        spot = {"source": "snapshot", "as_of": as_of, "zones": zones} if zones else None
         adv = advisor.get(region, {}).get("Linux", {}).get(itype)
         interruption = None
         if adv is not None:

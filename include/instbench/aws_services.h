@@ -393,6 +393,8 @@ typedef struct ec2_type_network {
     int max_network_cards;          /* maximumNetworkCards (1 when absent) */
     int card_max_interfaces[EC2_CARDS_MAX];   /* networkCards/item: maximumNetworkInterfaces by
                                                  networkCardIndex; 0 when the card is not listed */
+    char arch[16];                  /* processorInfo/supportedArchitectures: "arm64" or "x86_64"
+                                       (i386 alongside counts as x86_64); "" when absent or other */
 } ec2_type_network;
 /* DescribeInstanceTypes for TYPES (InstanceType.N, at most 100): out[i] for types[i].  A type EC2
  * does not answer for is an error naming it (not offered in REGION, or a typo the catalogue let by). */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
+#include "instbench/instance_type.h"
 #include "instbench/util.h"
 
 typedef enum prices_source {
@@ -235,7 +236,7 @@ typedef struct prices_filter_stats {
 static inline int prices_nodes(const price_record *r) { return r->nodes > 0 ? r->nodes : 1; }
 /* A SageMaker instance type (ml.*): priced on-demand from AmazonSageMaker's training component;
  * no EC2 spot market (managed spot training publishes no hourly price). */
-static inline int prices_is_sagemaker(const price_record *r) { return strncmp(r->instance_type, "ml.", 3) == 0; }
+static inline int prices_is_sagemaker(const price_record *r) { return instance_type_is_sagemaker(r->instance_type); }
 /* R's NODES instances as one data-parallel job stopped by the first reclaim: NODES x the node rate
  * (per hour; NAN without a bucket), and the probability of HOURS without one, e^(-rate x HOURS). */
 double prices_job_interruption_rate(const price_record *r);

@@ -428,11 +428,6 @@ typedef struct rank_row {
 int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices,
                const rank_options *o, rank_row **rows, size_t *n_rows, ib_error *err);
 
-/* ---- network.c ---------------------------------------------------------------------------- */
-/* 1 when AWS lists TYPE as supporting EFA (Elastic Fabric Adapter); src/rank/network.c says where
- * the list comes from. */
-int rank_type_has_efa(const char *type);
-
 /* ---- placement.c: placement scores asked as the row needs them --------------------------- */
 /* A price set's placement score asks for one instance of one type; that answers a 1-node row
  * without a pool only (rank_score keeps it there and drops it on multi-node rows).  The asks a
@@ -488,7 +483,6 @@ const char *rank_market_name(rank_market m);
  * "(4 nodes x 1)" when nodes > 1). */
 void rank_config_label(const rank_config *c, rank_market m, char *out, size_t len);
 void rank_accelerator_label(const rank_config *c, char *out, size_t len);
-int rank_is_sagemaker_type(const char *instance_type);
 
 /* ---- report: everything the renderers need (report.c: table/CSV, report_json.c, report_plot.c) ---- */
 

@@ -150,13 +150,13 @@ typedef enum sweep_ami_kind {
 const char *sweep_ami_parameter(sweep_ami_kind kind);
 /* "x86_64" | "arm64" (as DescribeImages names an AMI's architecture) */
 const char *sweep_ami_kind_arch(sweep_ami_kind kind);
-/* TYPE's architecture from its name: arm64 for AWS Graviton families (a 'g' after the
- * generation: c7g, g5g, im4gn; and a1), else x86_64. */
-const char *sweep_type_arch(const char *type);
-/* The kind of AMI TYPE needs, from the catalogue's hardware: IB_EXIT_USAGE with a message for a
- * type instbench cannot measure from an AMI it knows (an accelerator that is not NVIDIA's:
- * Trainium, Inferentia, ...). */
-int sweep_type_ami_kind(const char *type, sweep_ami_kind *kind, ib_error *err);
+/* The kind of AMI TYPE needs: NVIDIA GPU or CPU from the instance-type catalogue (instbench/
+ * instance_type.h; the price catalogue's hardware for a family it lacks), the architecture from
+ * EC2_ARCH (DescribeInstanceTypes' answer; NULL when EC2 was not asked) or else the catalogue;
+ * *arch_source (optional) says which.  IB_EXIT_USAGE with a message for a type instbench does not
+ * measure (Trainium, Inferentia, other accelerators) or whose architecture nobody knows. */
+int sweep_type_ami_kind(const char *type, const char *ec2_arch, sweep_ami_kind *kind, const char **arch_source,
+                        ib_error *err);
 
 typedef struct sweep_ami {
     char id[64];              /* "ami-0abc..." ("" when not resolved) */
@@ -175,12 +175,15 @@ typedef struct sweep_plan_input {
     double max_cost_usd;                /* NAN: no ceiling given (plan without --max-cost) */
     const ec2_type_network *const *nets; /* per candidate: DescribeInstanceTypes' network of its type,
                                             NULL: not asked (one node) */
+    const char *const *ec2_archs;       /* per candidate: DescribeInstanceTypes' architecture of its
+                                           type, NULL (or a NULL array): not asked */
     int efa_off;                        /* --efa off */
 } sweep_plan_input;
 
 typedef struct sweep_plan_line {
     sweep_candidate cand;
     sweep_ami_kind kind;
+    const char *arch_source;            /* "DescribeInstanceTypes" | "instance-type catalogue" */
     sweep_ami ami;
     double usd_per_node_hour;           /* what one node is taken to cost an hour; NAN: unpriced */
     char price_source[160];             /* "snapshot 2026-11-21", "live 2026-11-25, highest of 4 zones" */

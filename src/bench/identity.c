@@ -89,15 +89,17 @@ static int has_word(const char *text, const char *word, size_t len)
     return 0;
 }
 
-/* Parts of a catalogue name ("A100-80GB": 2) when every one is a word of DEVICE, else 0. */
+/* Parts of a catalogue name ("A100-80GB": 2; "RTX PRO Server 6000", g7e's as DescribeInstanceTypes
+ * names it: 4, found in any order in "NVIDIA RTX PRO 6000 Blackwell Server Edition") when every one
+ * is a word of DEVICE, else 0. */
 static int parts_matched(const char *device, const char *name)
 {
     int parts = 0;
     for (const char *p = name; *p;) {
-        size_t n = strcspn(p, "-");
-        if (!has_word(device, p, n)) return 0;
-        parts++;
-        p += n + (p[n] == '-');
+        size_t n = strcspn(p, "- ");
+        if (n && !has_word(device, p, n)) return 0;
+        parts += n > 0;
+        p += n + (p[n] != '\0');
     }
     return parts;
 }

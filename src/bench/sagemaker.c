@@ -10,6 +10,7 @@
  * instance type an ml.* name, the current host one of the hosts; anything else is refused with
  * the field named, never taken as an identity. */
 #include "instbench/bench.h"
+#include "instbench/instance_type.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -38,7 +39,7 @@ static int host_ok(const char *s)
 static int ml_type_ok(const char *s)
 {
     size_t n = strlen(s);
-    if (n < 6 || n > 40 || strncmp(s, "ml.", 3) != 0) return 0;
+    if (n < 6 || n > 40 || !instance_type_is_sagemaker(s)) return 0;
     if (strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789.-") != n) return 0;
     const char *dot = strchr(s + 3, '.');
     return dot && dot > s + 3 && dot[1] && !strchr(dot + 1, '.');

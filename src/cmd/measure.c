@@ -14,6 +14,7 @@
 #include "cmd/args.h"
 #include "cmd/cmd.h"
 #include "instbench/backend.h"
+#include "instbench/instance_type.h"
 #include "instbench/output.h"
 #include "instbench/aws.h"
 #include "instbench/bench.h"
@@ -590,6 +591,13 @@ int cmd_measure(int argc, char **argv)
         return IB_EXIT_RUNTIME;
     }
     if (g_stop) return interrupted_exit();
+    /* Trainium and Inferentia (and other non-NVIDIA accelerators) are priced, but a result measured
+     * on their host CPU would be ranked as if it were the type's training speed */
+    const char *not_ours = id.type[0] ? instance_type_not_measurable(id.type) : NULL;
+    if (not_ours) {
+        fprintf(stderr, "instbench measure: %s: instbench does not measure it: %s\n", id.type, not_ours);
+        return IB_EXIT_USAGE;
+    }
     sagemaker_topology(&id, &rdv);
     if ((prc = check_identity_hardware(&id, backend, &sys, rdv.local_world_size, first_gpu)) != 0) return prc;
     warn_identity(&id, rdv.nnodes, sys.hostname);

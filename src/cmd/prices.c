@@ -10,6 +10,7 @@
 #include "cmd/cmd.h"
 #include "cmd/prices_market.h"
 #include "instbench/aws.h"
+#include "instbench/instance_type.h"
 #include "instbench/prices.h"
 #include "instbench/output.h"
 
@@ -82,10 +83,13 @@ static const char *parse_accelerator(const char *v, char *name, int *count)
     size_t len = colon ? (size_t)(colon - v) : strlen(v);
     *count = 0;
     if (!len) return "has no accelerator name (want NAME or NAME:N, e.g. A10G or A10G:4)";
-    if (len >= 32 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-") != len)
+    /* single inner spaces: AWS names some models in words ("RTX PRO Server 6000", g7e) */
+    if (len >= 32 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789- ") != len ||
+        v[0] == ' ' || v[len - 1] == ' ')
         return "is not an accelerator name like A10G or H100 (want NAME or NAME:N, e.g. A10G:4)";
     memcpy(name, v, len);
     name[len] = '\0';
+    if (strstr(name, "  ")) return "is not an accelerator name like A10G or H100 (want NAME or NAME:N, e.g. A10G:4)";
     if (colon) {
         long x;
         char num[96];
@@ -315,6 +319,12 @@ static int check_names(const prices_query *q, const price_set *set)
         else
             snprintf(where, sizeof where, "is not an instance type AWS prices in the regions asked, nor one the "
                      "snapshot knows");
+        /* a type sold only inside UltraServers has no hourly list price in any source: say why */
+        instance_type_facts facts;
+        if (instance_type_facts_get(type, &facts) == 0 && facts.ultraserver)
+            return args_usage_error(&cmd_prices_args, "--instance-types: '%s' has no public on-demand or spot price: "
+                                    "AWS sells it only as part of %s (--market capacity-block quotes those)", type,
+                                    facts.ultraserver);
         return args_usage_error(&cmd_prices_args, "--instance-types: '%s' %s%s", type, where,
                                 args_did_you_mean(near, dym, sizeof dym));
     }
@@ -652,7 +662,7 @@ static int run_market(char **types, size_t n_types, char **regions, size_t n_reg
                             .timeout_s = O.timeout_s, .format = format};
     int sagemaker = 0, ec2 = 0;
     for (size_t i = 0; i < n_types; i++) {
-        if (!strncmp(types[i], "ml.", 3)) sagemaker = 1;
+        if (instance_type_is_sagemaker(types[i])) sagemaker = 1;
         else ec2 = 1;
         if (O.market == PRICES_MARKET_BLOCK && !block_family(types[i])) {
             char fams[160] = "";

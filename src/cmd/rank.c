@@ -11,6 +11,7 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
+#include "instbench/instance_type.h"
 #include "instbench/names.h"
 #include "instbench/prices.h"
 #include "instbench/rank.h"
@@ -406,7 +407,7 @@ static int user_priced(const rank_config *c, const rank_options *o)
     double p;
     time_t t;
     for (int m = 0; m < 2; m++)
-        if ((o->markets & (1 << m)) && !(m == RANK_SPOT && rank_is_sagemaker_type(c->instance_type)) &&
+        if ((o->markets & (1 << m)) && !(m == RANK_SPOT && instance_type_is_sagemaker(c->instance_type)) &&
             !rank_user_price_for(c, (rank_market)m, o, &p, &t))
             return 0;
     return 1;
@@ -556,7 +557,7 @@ static int load_quotes(const rank_args *a, const rank_config *c, size_t n, rank_
     }
     size_t got_b = 0, got_p = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!c[i].instance_type[0] || !c[i].region[0] || rank_is_sagemaker_type(c[i].instance_type)) continue;
+        if (!c[i].instance_type[0] || !c[i].region[0] || instance_type_is_sagemaker(c[i].instance_type)) continue;
         int dup = 0;
         for (size_t k = 0; k < nq && !dup; k++)
             dup = !strcmp(types[k], c[i].instance_type) && !strcmp(regions[k], c[i].region) && counts[k] == c[i].nodes;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "instbench/instance_type.h"
 #include "instbench/output.h"
 #include "instbench/suggest.h"
 
@@ -152,14 +153,15 @@ static int fetch_prices(const sweep_flags *f, sweep_context *ctx, ib_error *err)
     return 0;
 }
 
-/* --ami: it must exist and suit every candidate's architecture. */
+/* --ami: it must exist and suit every candidate's architecture (EC2's answer, else the catalogue's;
+ * one known to neither is not checked: the image is the user's word). */
 static int check_override(const sweep_flags *f, sweep_context *ctx, ib_error *err)
 {
     char arch[16];
     if (aws_ec2_image_arch(ctx->client, f->region, f->ami, arch, err) != 0) return -1;
     for (size_t i = 0; i < f->n_cands; i++) {
-        const char *want = sweep_type_arch(f->cands[i].type);
-        if (strcmp(arch, want) != 0)
+        const char *want = instance_type_arch(f->cands[i].type, ctx->ec2_arch[i], NULL);
+        if (want && strcmp(arch, want) != 0)
             return ib_error_set(err, IB_EXIT_USAGE, "--ami %s is %s, but %s needs %s", f->ami, arch, f->cands[i].spec,
                                 want);
     }
@@ -223,16 +225,19 @@ static int check_block(const sweep_flags *f, sweep_context *ctx, time_t now, ib_
     return 0;
 }
 
-/* DescribeInstanceTypes for the types of the multi-node candidates (one node has no traffic
- * between nodes: its type is not asked), once per type, unless --efa off. */
+/* DescribeInstanceTypes, once per type, for the types of the multi-node candidates (their network:
+ * one node has no traffic between nodes, and --efa off asks none) and for those whose family the
+ * instance-type catalogue lacks (their architecture). */
 static int describe_networks(const sweep_flags *f, sweep_context *ctx, ib_error *err)
 {
-    if (!(ctx->nets = calloc(f->n_cands, sizeof *ctx->nets)) || !(ctx->net_of = calloc(f->n_cands, sizeof *ctx->net_of)))
+    if (!(ctx->nets = calloc(f->n_cands, sizeof *ctx->nets)) || !(ctx->net_of = calloc(f->n_cands, sizeof *ctx->net_of)) ||
+        !(ctx->ec2_arch = calloc(f->n_cands, sizeof *ctx->ec2_arch)))
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     char *types[SWEEP_MAX_CANDIDATES];
     size_t n = 0;
-    for (size_t i = 0; i < f->n_cands && f->efa != 1; i++) {
-        if (ctx->cands[i].nodes < 2) continue;
+    for (size_t i = 0; i < f->n_cands; i++) {
+        int network = ctx->cands[i].nodes > 1 && f->efa != 1;
+        if (!network && instance_type_arch(ctx->cands[i].type, NULL, NULL)) continue;
         int seen = 0;
         for (size_t k = 0; k < n && !seen; k++) seen = !strcmp(types[k], ctx->cands[i].type);
         if (!seen) types[n++] = ctx->cands[i].type;
@@ -242,9 +247,10 @@ static int describe_networks(const sweep_flags *f, sweep_context *ctx, ib_error 
     if (aws_ec2_type_networks(ctx->client, f->region, types, n, got, err) != 0) return -1;
     for (size_t i = 0; i < f->n_cands; i++)
         for (size_t k = 0; k < n; k++)
-            if (ctx->cands[i].nodes > 1 && !strcmp(types[k], ctx->cands[i].type)) {
+            if (!strcmp(types[k], ctx->cands[i].type)) {
                 ctx->nets[i] = got[k];
-                ctx->net_of[i] = &ctx->nets[i];
+                if (ctx->cands[i].nodes > 1 && f->efa != 1) ctx->net_of[i] = &ctx->nets[i];
+                if (ctx->nets[i].arch[0]) ctx->ec2_arch[i] = ctx->nets[i].arch;
             }
     return 0;
 }
@@ -252,11 +258,16 @@ static int describe_networks(const sweep_flags *f, sweep_context *ctx, ib_error 
 int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
 {
     memset(ctx, 0, sizeof *ctx);
-    /* what the catalogue alone can refuse, before any request */
-    int need[SWEEP_AMI_KINDS] = {0};
+    /* what the catalogue alone can refuse, before any request (a type whose architecture only EC2
+     * can tell is checked once DescribeInstanceTypes has answered) */
     for (size_t i = 0; i < f->n_cands; i++) {
         sweep_ami_kind k;
-        if (sweep_type_ami_kind(f->cands[i].type, &k, err) != 0) return -1;
+        if (!instance_type_arch(f->cands[i].type, NULL, NULL)) {
+            const char *why = instance_type_not_measurable(f->cands[i].type);
+            if (why) return ib_error_set(err, IB_EXIT_USAGE, "%s: instbench does not measure it: %s", f->cands[i].spec, why);
+            continue;
+        }
+        if (sweep_type_ami_kind(f->cands[i].type, NULL, &k, NULL, err) != 0) return -1;
         /* A CPU-only type measures one node: cross-process data parallelism is the CUDA backend's
          * (NCCL); the CPU backend averages between ranks of one process only. */
         if (f->cands[i].nodes > 1 && (k == SWEEP_AMI_CPU_X86_64 || k == SWEEP_AMI_CPU_ARM64))
@@ -264,7 +275,6 @@ int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
                                 "%s: %s has no GPU, and the CPU backend measures one node only (across nodes "
                                 "instbench trains through CUDA's NCCL): give %s alone", f->cands[i].spec,
                                 f->cands[i].type, f->cands[i].type);
-        need[k] = 1;
     }
     if (aws_credentials_resolve(&ctx->cred, err) != 0) return -1;
     /* as many attempts as the executor: throttling (RequestLimitExceeded) backs off, it does not end the sweep */
@@ -274,15 +284,23 @@ int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err)
     memcpy(ctx->cands, f->cands, f->n_cands * sizeof *ctx->cands);
     if (f->capacity_reservation && check_block(f, ctx, time(NULL), err) != 0) return -1;
     if (fetch_prices(f, ctx, err) != 0) return -1;
+    /* EC2's word on the types before the AMIs: its architecture picks the image */
+    if (describe_networks(f, ctx, err) != 0) return -1;
+    int need[SWEEP_AMI_KINDS] = {0};
+    for (size_t i = 0; i < f->n_cands; i++) {
+        sweep_ami_kind k;
+        if (sweep_type_ami_kind(f->cands[i].type, ctx->ec2_arch[i], &k, NULL, err) != 0) return -1;
+        need[k] = 1;
+    }
     if (f->ami ? check_override(f, ctx, err) : resolve_amis(f, ctx, need, err)) return -1;
     if (aws_ec2_default_network(ctx->client, f->region, ctx->vpc_id, ctx->sg_id, &ctx->subnets, &ctx->n_subnets,
                                 err) != 0)
         return -1;
-    if (describe_networks(f, ctx, err) != 0) return -1;
     sweep_plan_input in = {.region = f->region, .cands = ctx->cands, .n = f->n_cands, .prices = ctx->per_cand,
                            .amis = ctx->amis, .ami_override = f->ami ? &ctx->override : NULL,
                            .max_minutes = f->max_minutes, .max_cost_usd = f->max_cost_usd,
-                           .nets = ctx->net_of, .efa_off = f->efa == 1};
+                           .nets = ctx->net_of, .ec2_archs = (const char *const *)ctx->ec2_arch,
+                           .efa_off = f->efa == 1};
     if (sweep_plan_build(&in, &ctx->plan, err) != 0) return -1;
     for (size_t i = 0; i < ctx->plan.n; i++) ctx->efa_wanted |= ctx->plan.lines[i].efa.n > 0;
     if (ctx->efa_wanted) {
@@ -301,6 +319,7 @@ void sweep_context_free(sweep_context *ctx)
     free(ctx->cands);
     free(ctx->nets);
     free(ctx->net_of);
+    free(ctx->ec2_arch);
     prices_free(&ctx->prices);
     aws_client_destroy(ctx->client);
     memset(ctx, 0, sizeof *ctx);
@@ -341,6 +360,7 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
         }
         cJSON_AddBoolToObject(j, "committed", l->committed);
         cJSON_AddStringToObject(j, "architecture", sweep_ami_kind_arch(l->kind));
+        cJSON_AddStringToObject(j, "architecture_source", l->arch_source ? l->arch_source : "instance-type catalogue");
         cJSON_AddStringToObject(j, "ami", l->ami.id);
         cJSON_AddStringToObject(j, "ami_source", l->ami.source);
         if (isnan(l->usd_per_node_hour)) cJSON_AddNullToObject(j, "usd_per_node_hour");

@@ -119,6 +119,9 @@ typedef struct sweep_context {
     ec2_type_network *nets;         /* per candidate: its type's network (DescribeInstanceTypes,
                                        multi-node candidates only; efa_supported 0 otherwise) */
     const ec2_type_network **net_of; /* per candidate: &nets[i] when asked, NULL otherwise */
+    const char **ec2_arch;          /* per candidate: DescribeInstanceTypes' architecture of its type
+                                       (asked for multi-node candidates and for families the
+                                       instance-type catalogue lacks), NULL: not asked */
     int efa_wanted;                 /* some candidate gets EFA interfaces */
     int default_sg_efa_ready;       /* the default group already allows all traffic to and from itself */
 } sweep_context;

@@ -3,6 +3,7 @@
  * best source available and says which one it is. */
 #include "instbench/prices.h"
 #include "prices/internal.h"
+#include "instbench/instance_type.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -170,7 +171,7 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
         r->od_live_answered = st[i].od == 1;
         int need_od = q->want_on_demand && st[i].od != 1;
         /* ml.* (SageMaker) types have no EC2 spot market */
-        int need_spot = q->want_spot && st[i].spot != 1 && strncmp(r->instance_type, "ml.", 3) != 0;
+        int need_spot = q->want_spot && st[i].spot != 1 && !instance_type_is_sagemaker(r->instance_type);
         if ((need_od || need_spot) && (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_CACHE)) {
             int got_od, got_spot;
             prices_cache_lookup(r, need_od, need_spot, ttl, now, &got_od, &got_spot);
@@ -223,7 +224,7 @@ void prices_warn_missing(const prices_query *q, const price_set *out)
         const price_record *r = &out->items[i];
         if (q->want_on_demand && isnan(r->on_demand_usd_per_hour) && !miss_od++)
             snprintf(ex_od, sizeof ex_od, "%s in %s", r->instance_type, r->region);
-        if (q->want_spot && !r->spot_source[0] && strncmp(r->instance_type, "ml.", 3) != 0 && !miss_spot++)
+        if (q->want_spot && !r->spot_source[0] && !instance_type_is_sagemaker(r->instance_type) && !miss_spot++)
             snprintf(ex_spot, sizeof ex_spot, "%s in %s", r->instance_type, r->region);
     }
     static const char *const src_names[] = {"live AWS, the cache or the snapshot", "live AWS",

@@ -5,6 +5,7 @@
  * names).  So a run takes about (longest NextToken chain) x (round-trip time). */
 #include "prices/internal.h"
 #include "instbench/aws_services.h"
+#include "instbench/instance_type.h"
 #include "instbench/names.h"
 
 #include <math.h>
@@ -92,7 +93,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
     /* SageMaker (ml.*) types have no EC2 spot market: spot and scores are for EC2 types only. */
     size_t n_ec2 = 0;
     for (size_t t = 0; t < n_types; t++)
-        if (strncmp(recs[t * n_regions].instance_type, "ml.", 3) != 0) types[n_ec2++] = recs[t * n_regions].instance_type;
+        if (!instance_type_is_sagemaker(recs[t * n_regions].instance_type)) types[n_ec2++] = recs[t * n_regions].instance_type;
     if (n_ec2 == 0) n_sp = n_sc = n_zm = 0;
     else if (n_sc) n_sc = 2 * n_ec2;
     for (size_t r = 0; r < n_regions; r++) regions[r] = recs[r].region;
@@ -169,7 +170,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
     for (size_t r = 0; r < n_sp; r++) {
         for (size_t t = 0; t < n_types; t++) {
             price_record *rec = &recs[t * n_regions + r];
-            if (!strncmp(rec->instance_type, "ml.", 3)) continue;
+            if (instance_type_is_sagemaker(rec->instance_type)) continue;
             if (e_sp[r].code || fill_spot(rec, &sp[r], now) != 0) {
                 st[t * n_regions + r].spot = -1;
                 rep->spot_failed++;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "instbench/instance_type.h"
 #include "instbench/names.h"
 #include "instbench/rank.h"
 #include "rank/internal.h"
@@ -304,7 +305,7 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
                 if (x->measured_nodes != C->nodes || !x->network[0] || !strcmp(x->network, "unknown")) continue;
                 if (!C->network[0] || !strcmp(x->network, "socket")) strcpy(C->network, x->network);
             }
-            C->socket_on_efa = !strcmp(C->network, "socket") && rank_type_has_efa(C->instance_type);
+            C->socket_on_efa = !strcmp(C->network, "socket") && instance_type_efa(C->instance_type) == 1;
         }
         start = i;
     }

@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instbench/instance_type.h"
 static int needs_ask(const rank_config *c, const rank_row *row, size_t n_pool)
 {
     return row->priced && row->market == RANK_SPOT && c->instance_type[0] && c->region[0] &&
-           strncmp(c->instance_type, "ml.", 3) != 0 &&
+           !instance_type_is_sagemaker(c->instance_type) &&
            (c->nodes > 1 || n_pool > 0);
 }
 

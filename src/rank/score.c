@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instbench/instance_type.h"
 #include "instbench/rank.h"
 #include "rank/internal.h"
 
@@ -32,8 +33,6 @@ void rank_options_init(rank_options *o)
     o->spot.interval_s = NAN;
     o->versus_config = -1;
 }
-
-int rank_is_sagemaker_type(const char *t) { return !strncmp(t, "ml.", 3); }
 
 const char *rank_market_name(rank_market m)
 {
@@ -370,7 +369,7 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
                 /* bought ahead from AWS: neither exists for a machine off EC2, and no block is sold
                  * for SageMaker's ml.* types (a SageMaker plan is `prices --market savings-plan`'s) */
                 const rank_config *c = &configs[i];
-                if (!c->instance_type[0] || rank_is_sagemaker_type(c->instance_type)) continue;
+                if (!c->instance_type[0] || instance_type_is_sagemaker(c->instance_type)) continue;
                 rank_row *row = &r[n++];
                 row->config = i;
                 row->market = (rank_market)m;
@@ -381,7 +380,7 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
              * saving after the job): ranked only at the user's --price NAME:spot=USD.  Without
              * one, with both markets the on-demand row stands for the type; asked for spot alone,
              * the row says why it is missing instead of being dropped. */
-            int sagemaker_spot = m == RANK_SPOT && rank_is_sagemaker_type(configs[i].instance_type) &&
+            int sagemaker_spot = m == RANK_SPOT && instance_type_is_sagemaker(configs[i].instance_type) &&
                                  !has_user_price(&configs[i], RANK_SPOT, o);
             if (sagemaker_spot && (o->markets & RANK_MARKETS_ON_DEMAND)) continue;
             const rank_config *c = &configs[i];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instbench/instance_type.h"
 #include "instbench/names.h"
 #include "instbench/suggest.h"
 
@@ -40,7 +41,9 @@ static int parse_count(const char *spec, const char **p, int *nodes, ib_error *e
     return 0;
 }
 
-/* TYPE must be a catalogue type: its hardware picks the AMI, its prices bound the cost. */
+/* TYPE must be a catalogue type: its hardware picks the AMI, its prices bound the cost.  A size
+ * the instance-type catalogue knows passes without a price (p6e-gb200, sold only as UltraServer
+ * Capacity Blocks, has no public one): its plan line is unpriced, and says so. */
 static int check_type(const char *spec, const char *type, ib_error *err)
 {
     char buf[128], list[512];
@@ -48,7 +51,10 @@ static int check_type(const char *spec, const char *type, ib_error *err)
     if (problem)
         return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': '%s' %s%s", spec, type, problem,
                             suggest_did_you_mean(prices_suggest_type(type), buf, sizeof buf));
-    if (prices_catalogue_has_type(type)) return 0;
+    instance_type_facts facts;
+    if (prices_catalogue_has_type(type) || (instance_type_facts_get(type, &facts) == 0 && facts.size_known &&
+                                            facts.accel_kind != INSTANCE_ACCEL_NONE && !facts.sagemaker))
+        return 0;
     const char *near;
     if (prices_catalogue_size_list(type, list, sizeof list, &near))
         return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': '%s' is not one of the sizes the price snapshot "
@@ -138,42 +144,37 @@ static const struct {
 const char *sweep_ami_parameter(sweep_ami_kind kind) { return amis[kind].parameter; }
 const char *sweep_ami_kind_arch(sweep_ami_kind kind) { return amis[kind].arch; }
 
-const char *sweep_type_arch(const char *type)
+int sweep_type_ami_kind(const char *type, const char *ec2_arch, sweep_ami_kind *kind, const char **arch_source,
+                        ib_error *err)
 {
-    /* family = letters, generation digits, attribute letters: the attributes of Graviton
-     * families carry a 'g' (c7g, c6gn, g5g, im4gn, x2gd); a1 is the first Graviton */
-    size_t fam = strcspn(type, ".");
-    if (fam == 2 && !strncmp(type, "a1", 2)) return "arm64";
-    size_t i = 0;
-    while (i < fam && !isdigit((unsigned char)type[i])) i++;
-    while (i < fam && isdigit((unsigned char)type[i])) i++;
-    for (; i < fam && type[i] != '-'; i++)
-        if (type[i] == 'g') return "arm64";
-    return "x86_64";
-}
-
-/* Accelerators of the catalogue that are not NVIDIA GPUs: no CUDA, no DLAMI GPU driver. */
-static int nvidia(const char *accelerator)
-{
-    static const char *const others[] = {"Trainium", "Inferentia", "Gaudi", "Radeon", "Qualcomm", "Xilinx", NULL};
-    for (const char *const *o = others; *o; o++)
-        if (!strncmp(accelerator, *o, strlen(*o))) return 0;
-    return 1;
-}
-
-int sweep_type_ami_kind(const char *type, sweep_ami_kind *kind, ib_error *err)
-{
-    const price_record *hw = prices_catalogue_hardware(type);
-    if (!hw) return ib_error_set(err, IB_EXIT_USAGE, "%s: the price catalogue states no hardware for it", type);
-    int arm = !strcmp(sweep_type_arch(type), "arm64");
-    if (!hw->hw.accelerator[0]) {
-        *kind = arm ? SWEEP_AMI_CPU_ARM64 : SWEEP_AMI_CPU_X86_64;
-        return 0;
+    /* what the type carries: the instance-type catalogue's, else (a type only a live price answer
+     * or the cache knows) the price catalogue's hardware */
+    instance_type_facts f;
+    int gpu;
+    if (instance_type_facts_get(type, &f) == 0) {
+        if (f.not_measurable)
+            return ib_error_set(err, IB_EXIT_USAGE, "%s is priced, but instbench does not measure it: %s; pick an "
+                                "NVIDIA GPU or a CPU type", type, f.not_measurable);
+        gpu = f.accel_kind == INSTANCE_ACCEL_NVIDIA;
+    } else {
+        const price_record *hw = prices_catalogue_hardware(type);
+        if (!hw)
+            return ib_error_set(err, IB_EXIT_USAGE, "%s: neither the instance-type catalogue nor the price catalogue "
+                                "states its hardware", type);
+        if (hw->hw.accelerator[0])
+            return ib_error_set(err, IB_EXIT_USAGE, "%s carries %s accelerators, a family the instance-type "
+                                "catalogue does not know: instbench cannot tell whether its backends (CUDA, CPU) "
+                                "run there", type, hw->hw.accelerator);
+        gpu = 0;
     }
-    if (!nvidia(hw->hw.accelerator))
-        return ib_error_set(err, IB_EXIT_USAGE, "%s carries %s accelerators, which instbench does not measure "
-                            "(its backends are CUDA and CPU); pick an NVIDIA GPU or a CPU type", type,
-                            hw->hw.accelerator);
-    *kind = arm ? SWEEP_AMI_GPU_ARM64 : SWEEP_AMI_GPU_X86_64;
+    const char *src = NULL;
+    const char *arch = instance_type_arch(type, ec2_arch, &src);
+    if (!arch)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: its CPU architecture is not known (the instance-type catalogue "
+                            "lacks its family and EC2 did not say)",
+                            type);
+    if (arch_source) *arch_source = src;
+    int arm = !strcmp(arch, "arm64");
+    *kind = gpu ? (arm ? SWEEP_AMI_GPU_ARM64 : SWEEP_AMI_GPU_X86_64) : (arm ? SWEEP_AMI_CPU_ARM64 : SWEEP_AMI_CPU_X86_64);
     return 0;
 }

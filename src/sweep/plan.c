@@ -84,7 +84,9 @@ int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err)
     for (size_t i = 0; i < in->n; i++) {
         sweep_plan_line *line = &out->lines[i];
         line->cand = in->cands[i];
-        if (sweep_type_ami_kind(line->cand.type, &line->kind, err) != 0) goto fail;
+        if (sweep_type_ami_kind(line->cand.type, in->ec2_archs ? in->ec2_archs[i] : NULL, &line->kind,
+                                &line->arch_source, err) != 0)
+            goto fail;
         const sweep_ami *ami = in->ami_override ? in->ami_override : &in->amis[line->kind];
         if (!ami->id[0]) {
             ib_error_set(err, IB_EXIT_USAGE, "%s: no AMI for %s (%s)", line->cand.spec,

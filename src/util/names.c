@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "instbench/instance_type.h"
+
 static int lower(char c) { return c >= 'a' && c <= 'z'; }
 static int digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -18,7 +20,7 @@ static int word_ok(const char *s, const char *end)
 int names_instance_type_ok(const char *s)
 {
     if (!s || strlen(s) >= 64) return 0;
-    if (!strncmp(s, "ml.", 3)) s += 3;
+    s = instance_type_ec2_name(s);
     const char *dot = strchr(s, '.');
     if (!dot || strchr(dot + 1, '.') || !word_ok(s, dot)) return 0;
     const char *size = dot + 1, *end = size + strlen(size);

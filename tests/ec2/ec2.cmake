@@ -8,3 +8,5 @@ add_test(NAME ec2_calls_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
          $<TARGET_FILE:ec2_probe>)
 add_test(NAME ec2_calls_fake COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ec2_calls.py fake
          $<TARGET_FILE:ec2_probe>)
+# DescribeInstanceTypes' supportedArchitectures (ec2_network.c): the architecture a sweep's AMI follows.
+instbench_add_unit_test(ec2_type_arch ${CMAKE_CURRENT_LIST_DIR}/ec2_type_arch.c)

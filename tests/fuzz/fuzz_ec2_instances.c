@@ -53,6 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             for (int c = 0; c < EC2_CARDS_MAX; c++)
                 if (net[k].card_max_interfaces[c] < 0 || net[k].card_max_interfaces[c] > 1000) abort();
+            /* the architecture picks an AMI: only the two instbench knows, or none */
+            check_text(net[k].arch, sizeof net[k].arch);
+            if (net[k].arch[0] && strcmp(net[k].arch, "x86_64") && strcmp(net[k].arch, "arm64")) abort();
         }
     return 0;
 }

@@ -101,7 +101,8 @@ if other:
     p = run(BASE + ["--instance-type", t] + IDENT + ["--dry-run"])
     check(p.returncode == 2 and f"vcpus: {t} has {HW[t][0]}, this machine has {HERE_VCPUS}" in p.stderr
           and "accelerators:" not in p.stderr, f"{t}: exit {p.returncode}: {p.stderr[-400:]}")
-gpu_same = sorted(t for t, (v, a, n) in HW.items() if n and v == HERE_VCPUS)
+# (NVIDIA types only: a Trainium or Inferentia identity is refused before any comparison, case 8)
+gpu_same = sorted(t for t, (v, a, n) in HW.items() if n and v == HERE_VCPUS and not a.startswith(("Trainium", "Inferentia")))
 if gpu_same:
     t = gpu_same[0]
     p = run(BASE + ["--instance-type", t] + IDENT + ["--dry-run"])
@@ -141,4 +142,12 @@ if check(p.returncode == 0, f"IMDS g5.12xlarge: exit {p.returncode}: {p.stderr[-
     check(inst["type"] == "g5.12xlarge" and inst["source"] == "imds" and inst.get("identity_mismatch") is False
           and inst.get("identity_differences") == [], f"IMDS identity: {inst}")
 srv.shutdown()
+
+# 8. A type whose accelerators are AWS Trainium (data/: trn1.32xlarge carries "Trainium") is priced
+#    but not measured: exit 2 before any work, naming the type and why (AWS Neuron, not CUDA).
+check(HW.get("trn1.32xlarge", (0, ""))[1] == "Trainium", "data/ lacks trn1.32xlarge's Trainium row")
+d = scratch()
+p = run(BASE + ["--instance-type", "trn1.32xlarge"] + IDENT + ["--output", os.path.join(d, "r.json")])
+check(p.returncode == 2 and "trn1.32xlarge" in p.stderr and "Trainium" in p.stderr and "Neuron" in p.stderr
+      and not os.path.exists(os.path.join(d, "r.json")), f"trn1.32xlarge: exit {p.returncode}: {p.stderr[-400:]}")
 finish("measure_cli_identity")

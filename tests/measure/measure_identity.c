@@ -47,6 +47,11 @@ int main(void)
     kind_is("Tesla V100-SXM2-16GB", "V100");
     kind_is("Tesla V100-SXM2-32GB", "V100-32GB");
     kind_is("NVIDIA GeForce RTX 4090", NULL);
+    /* the 2026 families: p6-b200's B200, g7e's GPU (the product's name, NVIDIA RTX PRO 6000 Blackwell
+     * Server Edition, against DescribeInstanceTypes' "RTX PRO Server 6000": every word of it) */
+    kind_is("NVIDIA B200", "B200");
+    kind_is("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO Server 6000");
+    kind_is("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", NULL);   /* no "Server": not g7e's */
     kind_is("", NULL);
 
     /* g5.12xlarge as data/aws-accelerated-prices.csv states it: 4 x A10G, 48 vCPUs */

@@ -23,7 +23,7 @@ gen = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "make_price_s
 check(gen.returncode == 0, "committed snapshot is stale: " + gen.stderr)
 
 rows = []
-for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):   # GPU/accelerator and CPU families
+for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv", "aws-accelerated-prices-2026.csv"):   # accelerator (2021-2025 and 2026 families) and CPU
     rows += list(csv.DictReader(open(os.path.join(DATA, name), newline="")))
 advisor = json.load(open(os.path.join(DATA, "spot-advisor-data.json")))["spot_advisor"]
 want = {}

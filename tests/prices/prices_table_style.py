@@ -25,7 +25,7 @@ STDERR_NOTE = "prices marked 'snapshot'"
 def load_prices():
     """{(type, region): {"od": float | None, "spot": {az: float}}} from both shipped CSVs."""
     recs = {}
-    for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv"):
+    for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv", "aws-accelerated-prices-2026.csv"):
         with open(os.path.join(DATA, name), newline="") as f:
             for row in csv.DictReader(f):
                 r = recs.setdefault((row["instance_type"], row["region"]), {"od": None, "spot": {}})

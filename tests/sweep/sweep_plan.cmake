@@ -3,5 +3,9 @@
 # from the price snapshot; DryRun refused; the documented IAM policy; bad input (exit 2).
 add_test(NAME sweep_plan COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_plan.py ${INSTBENCH_BIN})
 set_tests_properties(sweep_plan PROPERTIES TIMEOUT 900)
-# The pure parts the CLI cannot reach: the arm64 name rule, spec forms, plans over synthetic prices.
+# arm64 types get the arm64 GPU AMI: p6e-gb200 (Grace) from the instance-type catalogue, a multi-node
+# g5g from moto's DescribeInstanceTypes, the plan naming which (architecture_source).
+add_test(NAME sweep_plan_arm64 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_plan_arm64.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_plan_arm64 PROPERTIES TIMEOUT 600)
+# The pure parts the CLI cannot reach: the AMI kind per type, spec forms, plans over synthetic prices.
 instbench_add_unit_test(sweep_plan_test ${CMAKE_CURRENT_LIST_DIR}/sweep_plan_test.c)

@@ -110,8 +110,11 @@ def check_plan(out, cands, region, minutes, max_cost, amis, what):
               (what, spec, line["worst_case_usd"], worst))
         check(line["spot_at_on_demand"] == at_od, "%s: %s spot_at_on_demand %s" % (what, spec, line["spot_at_on_demand"]))
         src = line["price_source"]
+        # each price carries the date its own input was read (the snapshot is dated by its newest)
+        rec = RECORDS[(typ, region)]
+        dated = ((rec.get("spot") if spot and not at_od else None) or rec.get("on_demand") or {}).get("as_of", "?")[:10]
         check(src.startswith("on-demand (no spot price known), snapshot " if at_od else "snapshot ") and
-              SNAP["snapshot"]["date"] in src and (not spot or at_od or "highest of %d zone" % zones in src),
+              dated in src and (not spot or at_od or "highest of %d zone" % zones in src),
               "%s: %s price source %r" % (what, spec, src))
         want_ami = amis.get("override") or amis[DLAMI if gpu(typ) else UBUNTU]
         want_src = "--ami" if "override" in amis else (DLAMI if gpu(typ) else UBUNTU)

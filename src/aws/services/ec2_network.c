@@ -8,7 +8,8 @@
  *                                  networkInfo/efaInfo/maximumEfaInterfaces,
  *                                  networkInfo/maximumNetworkCards,
  *                                  networkInfo/networkCards/item/{networkCardIndex,
- *                                  maximumNetworkInterfaces}}
+ *                                  maximumNetworkInterfaces},
+ *                                  processorInfo/supportedArchitectures/item (the last)}
  *   DescribeSecurityGroupRulesResponse securityGroupRuleSet/item/{groupId, isEgress, ipProtocol,
  *                                  referencedGroupInfo/groupId}, nextToken
  *   CreateSecurityGroupResponse    groupId
@@ -82,6 +83,10 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         (o->max_network_cards = count_field(v[3], 1, EC2_CARDS_MAX, 1, types_what, "maximumNetworkCards", err)) < 0)
         return -1;
     memcpy(o->card_max_interfaces, cards, sizeof cards);
+    /* the reader keeps a list's last item: EC2 lists "i386", "x86_64" for the x86 types that take
+     * both, "arm64" alone for Graviton and Grace; a Mac's "x86_64_mac"/"arm64_mac" is neither */
+    if (!strcmp(v[4], "arm64") || !strcmp(v[4], "x86_64")) snprintf(o->arch, sizeof o->arch, "%s", v[4]);
+    else if (!strcmp(v[4], "i386")) snprintf(o->arch, sizeof o->arch, "x86_64");
     t->seen[k] = 1;
     return 0;
 }
@@ -89,7 +94,7 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 static const ec2_xml_spec types_spec = {
     .root = "DescribeInstanceTypesResponse", .item = "instanceTypeSet/item",
     .fields = {"instanceType", "networkInfo/efaSupported", "networkInfo/efaInfo/maximumEfaInterfaces",
-               "networkInfo/maximumNetworkCards"},
+               "networkInfo/maximumNetworkCards", "processorInfo/supportedArchitectures/item"},
     .on_item = type_item, .sub = "networkInfo/networkCards/item",
     .sub_fields = {"networkCardIndex", "maximumNetworkInterfaces"}, .on_sub = type_card,
     .what = "EC2 DescribeInstanceTypes"};

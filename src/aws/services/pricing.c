@@ -37,10 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instbench/instance_type.h"
 #define PRICING_SIGNING_REGION "us-east-1"
 #define MAX_SANE_USD_PER_HOUR 2000.0
-
-static int is_sagemaker(const char *type) { return strncmp(type, "ml.", 3) == 0; }
 
 static void add_filter(cJSON *filters, const char *field, const char *value)
 {
@@ -56,7 +55,7 @@ char *aws_pricing_request_body(const pricing_item *it, int page_size, const char
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     cJSON *filters;
-    if (is_sagemaker(it->instance_type)) {
+    if (instance_type_is_sagemaker(it->instance_type)) {
         cJSON_AddStringToObject(o, "ServiceCode", "AmazonSageMaker");
         filters = cJSON_AddArrayToObject(o, "Filters");
         add_filter(filters, "instanceName", it->instance_type);
@@ -92,7 +91,7 @@ static int product_matches(const cJSON *attrs, const pricing_item *it)
 {
     const char *region = attr(attrs, "regionCode");
     if (region && strcmp(region, it->region) != 0) return 0;
-    if (is_sagemaker(it->instance_type)) {
+    if (instance_type_is_sagemaker(it->instance_type)) {
         const char *name = attr(attrs, "instanceName"), *comp = attr(attrs, "component");
         if (!name || strcmp(name, it->instance_type) != 0) return 0;
         return !comp || !strcmp(comp, "Training");
