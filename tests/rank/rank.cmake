@@ -79,3 +79,5 @@ add_test(NAME rank_placement COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
                                      ${INSTBENCH_PRICE_DATA})
 # BUSBW: the runs' allreduce bus bandwidth, for the multi-node rows measured on all their nodes.
 add_test(NAME rank_busbw COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_busbw.py ${INSTBENCH_BIN})
+# Nothing priced: one piece of advice on stdout and stderr, naming rank's own flags; followed, it ranks.
+add_test(NAME rank_advice COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_advice.py ${INSTBENCH_BIN})
