@@ -8,9 +8,9 @@ tests/ the repository's (as in a fresh clone: the verify examples name tests/dat
 `measure` runs with --dry-run (every check, no benchmark).  An example that needs a GPU (or more
 memory than here) must fail only for that reason: exit 2 and the message naming it.  Examples that
 need AWS are listed as such: `presign` signs locally, so it runs with example credentials and a
-region (what an AWS user's environment holds) and must print a URL; `sweep` talks to EC2 and may
-fail only for want of credentials (exit 1), after its flags were accepted (tests/sweep/ plays it
-against the fake AWS).  Usage: cli_examples.py INSTBENCH TESTS_DATA"""
+region (what an AWS user's environment holds) and must print a URL; `sweep` talks to EC2: it runs with
+a region but no credentials and may fail only for want of them (exit 1), after its flags were
+accepted (tests/sweep/ plays it against the fake AWS); `sweep status` runs (no sweep here).  Usage: cli_examples.py INSTBENCH TESTS_DATA"""
 import os
 import re
 import shlex
@@ -63,7 +63,9 @@ def run_example(cmd, line, d):
     argv = [BIN] + words[1:]
     if "measure" in words[1:2]:
         argv.append("--dry-run")
-    env = offline_env(d, AWS_USER if words[1:2] == ["presign"] else None)
+    # an AWS user's environment: presign with credentials and a region; sweep with the region alone
+    env = offline_env(d, AWS_USER if words[1:2] == ["presign"] else
+                      {"AWS_REGION": AWS_USER["AWS_REGION"]} if words[1:2] == ["sweep"] else None)
     p = subprocess.run(argv, cwd=d, env=env, capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
     if p.returncode == 2 and NEEDS_GPU.search(p.stderr) and not HAVE_GPU:
@@ -76,7 +78,7 @@ def run_example(cmd, line, d):
     check(p.returncode == 0, f"`{line}`: exit {p.returncode}: {p.stderr.strip()[-400:]}")
     out = [words[k + 1] for k, w in enumerate(words[:-1]) if w in ("-o", "--output", "--plot")]
     if p.returncode == 0 and "measure" not in words[1:2]:
-        check(p.stdout or out, f"`{line}`: printed nothing")
+        check(p.stdout or out or (words[1:2] == ["sweep"] and p.stderr), f"`{line}`: printed nothing")
         for path in out:
             full = os.path.join(d, path)
             check(os.path.getsize(full) > 0 if os.path.exists(full) else False, f"`{line}`: wrote no {path}")
