@@ -2,4 +2,4 @@
 # measurements whose rows say where their throughput and price come from (tests/quickstart/quickstart_test.py).
 add_test(NAME quickstart COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/quickstart_test.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR})
-set_tests_properties(quickstart PROPERTIES TIMEOUT 900)
+set_tests_properties(quickstart PROPERTIES TIMEOUT 900 LABELS slow)   # a real CPU measure: ~1-2 min
