@@ -3,7 +3,7 @@
 # then the bounded fuzz runs.  This is what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh --no-build
+scripts/bootstrap.sh --no-build --test-deps   # the build's packages and the tests' (LibreOffice, Slurm, torch, ...)
 jobs=$(nproc)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

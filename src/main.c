@@ -41,7 +41,7 @@ static const arg_command global_args = {
     global_specs, NULL,
     (const arg_example[]){
         {"what four g5.xlarge and one g5.12xlarge cost, from the shipped snapshot",
-         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --region us-east-1"},
+         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --nodes 4,1 --region us-east-1"},
         {"measure this machine (run on each machine to compare; results go to ./instbench-results/)",
          "instbench measure"},
         {"rank what was measured by samples per dollar", "instbench rank instbench-results/"},

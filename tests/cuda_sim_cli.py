@@ -91,7 +91,7 @@ if CUDNN:
 try:
     import jsonschema
     SCHEMA = json.load(open(os.path.join(ROOT, "schemas", "result-v1.json")))
-except ImportError:   # scripts/bootstrap.sh installs it; without it the fields are still checked
+except ImportError:   # scripts/bootstrap.sh --test-deps installs it; without it the fields are still checked
     jsonschema = SCHEMA = None
 
 

@@ -3,8 +3,8 @@
 a command's output (a `$ ` line followed by what it prints) the output is exactly that.
 
 The commands run in a scratch directory off EC2, without AWS credentials and with an empty cache
-(so `auto` prices come from the shipped snapshot, as the README says), where `results/` holds
-result files of the README's own story (1 x g5.xlarge, a 4-node g5.xlarge run, 1 x g5.12xlarge;
+(so `auto` prices come from the shipped snapshot, as the README says), where `instbench-results/`
+(what the workflow's step 1 writes and step 2 ranks) holds result files of the README's own story (1 x g5.xlarge, a 4-node g5.xlarge run, 1 x g5.12xlarge;
 made by tests/rank/rank_fixtures.py, not by instbench) and `tests/` is the repository's.  Launcher
 wrappers (torchrun, srun, environment assignments) are peeled off; their placeholders ($i, $HEAD)
 become node 0 and 127.0.0.1, and the environment each launcher gives its first process is set
@@ -110,7 +110,7 @@ def launcher_flags(words):
 def scratch_dir():
     d = tempfile.mkdtemp(prefix="readme-")
     os.symlink(os.path.join(REPO, "tests"), os.path.join(d, "tests"))
-    fx.write_seed_results(os.path.join(d, "results"))
+    fx.write_seed_results(os.path.join(d, "instbench-results"))
     return d
 
 

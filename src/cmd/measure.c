@@ -174,7 +174,8 @@ static const arg_spec measure_specs[] = {
      "rank's measured checkpoint cost).  Skipped with a warning when\n"
      "the disk lacks the room; off: not timed", .choices = on_off, .group = "checkpoint"},
     {"--checkpoint-dir", 0, ARG_STRING, &O.checkpoint_dir, "DIR", "where the checkpoint is written (default: the result file's\n"
-     "directory, else ./instbench-results/ when it exists, else .)"},
+     "directory, ./instbench-results/ for the default result; for\n"
+     "stdout or S3, ./instbench-results/ when it exists, else .)"},
     {0},
 };
 
@@ -237,13 +238,18 @@ static int parse_args(int argc, char **argv)
 }
 
 /* Where the checkpoint goes: --checkpoint-dir, else the result file's directory (the result's
- * file system), else ./instbench-results/ when it exists, else the current directory (a result
- * for stdout or S3 has no directory here). */
-static void checkpoint_dir_choose(char *out, size_t n)
+ * file system): ./instbench-results/ for the default result, made for the checkpoint when it is
+ * missing (take_checkpoint); for stdout or S3, ./instbench-results/ when it exists, else the
+ * current directory.  *MADE_ON_DEMAND: 1 when the directory is the default one and may be missing. */
+static void checkpoint_dir_choose(char *out, size_t n, int *made_on_demand)
 {
     struct stat st;
+    *made_on_demand = 0;
     if (O.checkpoint_dir) snprintf(out, n, "%s", O.checkpoint_dir);
-    else if (O.output && strcmp(O.output, "-") != 0 && !result_output_is_remote(O.output)) {
+    else if (!O.output) {
+        snprintf(out, n, "instbench-results");
+        *made_on_demand = 1;
+    } else if (strcmp(O.output, "-") != 0 && !result_output_is_remote(O.output)) {
         const char *slash = strrchr(O.output, '/');
         if (!slash) snprintf(out, n, ".");
         else snprintf(out, n, "%.*s", slash == O.output ? 1 : (int)(slash - O.output), O.output);
@@ -255,6 +261,7 @@ static void checkpoint_dir_choose(char *out, size_t n)
 
 typedef struct checkpoint_job {
     char dir[4096];
+    int make_dir;   /* dir is the default result directory: made if missing, removed after if it was */
     bench_checkpoint result;
 } checkpoint_job;
 
@@ -264,8 +271,17 @@ static void take_checkpoint(void *user, ib_backend *b)
 {
     checkpoint_job *job = user;
     ib_error err = {0};
+    /* The default result's folder may not exist yet (the result makes it when it is written, and
+     * removes it again when that write fails): made here for the checkpoint and removed after, so
+     * the result's own rule decides whether it stays.  Failing that, the checkpoint is not timed. */
+    int made = job->make_dir && mkdir(job->dir, 0777) == 0;
+    if (job->make_dir && !made && errno != EEXIST) {
+        ib_warn("checkpoint not timed: cannot create %s: %s (the result's checkpoint is null)", job->dir, strerror(errno));
+        return;
+    }
     ib_info("checkpoint: timing one save of the training state in %s", job->dir);
     int rc = checkpoint_measure(b, job->dir, &g_stop, &job->result, &err);
+    if (made) rmdir(job->dir);   /* empty again: the checkpoint file is removed */
     if (rc < 0) ib_warn("checkpoint not timed: %s (the result's checkpoint is null)", err.msg);
     else if (rc == 0)
         ib_info("checkpoint: %.1f MiB written in %.3f s, read back in %.3f s (%s)", job->result.bytes / 1048576.0,
@@ -450,7 +466,8 @@ static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *
     else
         printf("  result: written by global rank 0, not here\n");
     char dir[4096];
-    checkpoint_dir_choose(dir, sizeof dir);
+    int on_demand;
+    checkpoint_dir_choose(dir, sizeof dir, &on_demand);
     if (rdv->rank == 0 && O.checkpoint == 0)
         printf("  checkpoint: one save of the training state (%.1f MiB) timed in %s\n",
                checkpoint_state_bytes(model_param_count(&train->model), train->precision) / 1048576.0, dir);
@@ -652,7 +669,7 @@ int cmd_measure(int argc, char **argv)
     checkpoint_job ck;
     memset(&ck, 0, sizeof ck);
     if (rdv.rank == 0 && O.checkpoint == 0) {
-        checkpoint_dir_choose(ck.dir, sizeof ck.dir);
+        checkpoint_dir_choose(ck.dir, sizeof ck.dir, &ck.make_dir);
         rc.after_window = take_checkpoint, rc.after_user = &ck;
     }
     if (data == BENCH_DATA_HOST)

@@ -140,7 +140,13 @@ int cmd_presign(int argc, char **argv)
     rc = IB_EXIT_RUNTIME;
     if (aws_credentials_resolve(&cred, &err) != 0) goto fail;
     if (O.region) snprintf(region, sizeof region, "%s", O.region);
-    else if (aws_region_resolve(region, &err) != 0) goto fail;
+    else if (aws_region_resolve(region, &err) != 0) {
+        /* where it looked says why; the flag says what to do (a URL is signed for one region) */
+        fprintf(stderr, "instbench presign: %s; give the bucket's region with --region REGION (e.g. --region us-east-1)\n",
+                err.msg);
+        rc = err.code ? err.code : IB_EXIT_RUNTIME;
+        goto out;
+    }
     if (aws_client_create(NULL, &cred, &client, &err) != 0 || aws_s3_open(client, region, &s3, &err) != 0) goto fail;
     time_t now = time(NULL);
     if (aws_s3_presign(s3, &cred, methods[O.method], bucket, key, O.expires_s, now, &url, &err) != 0) goto fail;

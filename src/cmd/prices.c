@@ -248,7 +248,7 @@ const arg_command cmd_prices_args = {
     prices_specs, NULL,
     .examples = (const arg_example[]){
         {"four g5.xlarge against one g5.12xlarge: both markets, from the shipped snapshot (no AWS account)",
-         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --region us-east-1"},
+         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --nodes 4,1 --region us-east-1"},
         {"spot machines with four A10G in two regions, cheapest first",
          "instbench prices --accelerator A10G:4 --region us-east-1,us-west-2 --market spot --sort spot"},
         {"every g5 size as CSV for a spreadsheet", "instbench prices --instance-types 'g5.*' --format csv -o g5.csv"},

@@ -194,7 +194,8 @@ static const arg_spec rank_specs[] = {
     {"--explain", 0, ARG_FLAG, &A.explain, NULL, "the table's legend in full: how the markets bought ahead, spot risk\n"
      "and placement figures are made, and every spot row's break-even (default: a\n"
      "few lines; -v too)"},
-    {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h, Pareto frontier drawn"},
+    {"--plot", 0, ARG_STRING, &A.plot, "FILE.svg", "also write a chart: samples/s against $/h of the rows ranked, the\n"
+     "Pareto frontier marked (with --pareto: the frontier's points only)"},
     {"--output", 'o', ARG_STRING, &A.out_path, "FILE", "write the table, JSON or CSV to FILE instead of stdout (whole or not\n"
      "at all: a failed run leaves an existing FILE as it was)", .check = args_check_file},
     {"--create-dirs", 0, ARG_FLAG, &A.create_dirs, NULL, "create the missing directories of -o and --plot (without it: refused,\n"
@@ -903,12 +904,30 @@ static void nothing_priced_hint(const rank_args *a, const rank_config *c, size_t
                  a->opt.az, a->opt.az_alt[0] ? " (" : "", a->opt.az_alt, a->opt.az_alt[0] ? ")" : "");
         return;
     }
-    for (size_t i = 0; i < n && !known; i++)
-        if (c[i].instance_type[0] && c[i].region[0]) known = &c[i];
+    /* One piece of advice, the one that works for the first configuration it applies to (the same
+     * as the report's reason for that row): a machine off EC2 is priced by its hostname, a type
+     * without a region by --region. */
+    const rank_config *off_ec2 = NULL, *no_region = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].instance_type[0] && c[i].region[0] && !known) known = &c[i];
+        if (!c[i].instance_type[0] && c[i].host[0] && !off_ec2) off_ec2 = &c[i];
+        if (c[i].instance_type[0] && !c[i].region[0] && !no_region) no_region = &c[i];
+    }
+    if (!known && off_ec2) {
+        snprintf(out, len, "no configuration could be priced: %s is not an EC2 instance type (measured off EC2), so "
+                           "AWS cannot price it: give its price per hour, rank --price %s=USD (or record it: measure "
+                           "--hourly-cost USD)", off_ec2->host, off_ec2->host);
+        return;
+    }
+    if (!known && no_region) {
+        snprintf(out, len, "no configuration could be priced: no result says which region %s ran in: rank with "
+                           "--region R (e.g. --region us-east-1), or give a price, --price %s=USD",
+                 no_region->instance_type, no_region->instance_type);
+        return;
+    }
     if (!known) {
-        snprintf(out, len, "no configuration could be priced: no result says which instance type and region it ran "
-                           "on; run measure on EC2 (IMDS) or give --instance-type T --region R, or rank with "
-                           "--region R");
+        snprintf(out, len, "no configuration could be priced: no result names its instance type or hostname: record "
+                           "each machine's price per hour when measuring (measure --hourly-cost USD)");
         return;
     }
     snprintf(out, len, "no configuration could be priced (e.g. %s in %s, with --source %s): get prices with "

@@ -60,9 +60,10 @@ const arg_command cmd_verify_args = {
     "PASS exits 0, FAIL 1.\n",
     verify_args, NULL,
     .examples = (const arg_example[]){
-        {"the CPU backend against a reference made by scripts/make_reference.py", "instbench verify --reference ref.safetensors"},
+        {"the CPU backend against a reference shipped in tests/data/ (scripts/make_reference.py makes more)",
+         "instbench verify --reference tests/data/ref_a_adam_fp32.safetensors"},
         {"the CUDA backend against the reference and against the CPU backend",
-         "instbench verify --reference ref.safetensors --backend cuda --compare-backend cpu"},
+         "instbench verify --reference tests/data/ref_a_adam_bf16.safetensors --backend cuda --compare-backend cpu"},
         {0}},
 };
 

@@ -85,6 +85,25 @@ for prec, per_param in (("bf16", 14), ("fp32", 12)):
     check(leftovers(d) == [], f"{prec}: left {leftovers(d)}")
     base_write = doc["checkpoint"]["write_s"] if doc and doc.get("checkpoint") else None
 
+# ---- the default result, in a fresh folder: the checkpoint goes where --help says, the result's
+# folder ./instbench-results/ (made for it), never the current directory; seen on disk while the
+# test hook holds it ----
+d = scratch()
+proc = subprocess.Popen([BIN, "measure"] + TINY + ["--warmup", "1", "--steps", "2"], cwd=d, text=True,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(INSTBENCH_TEST_CHECKPOINT_PAUSE="3"))
+seen, t0 = [], time.time()
+while proc.poll() is None and not seen and time.time() - t0 < 170:
+    seen = leftovers(d)
+    time.sleep(0.02)
+out, err = proc.communicate(timeout=180)
+check(proc.returncode == 0, f"default result: exit {proc.returncode}: {err[-400:]}")
+check(len(seen) == 1 and os.path.dirname(seen[0]) == os.path.join(d, "instbench-results"),
+      f"default result: the checkpoint was written at {seen}, not in {d}/instbench-results/")
+results = os.listdir(os.path.join(d, "instbench-results")) if os.path.isdir(os.path.join(d, "instbench-results")) else []
+check(len(results) == 1 and results[0].endswith(".json"), f"default result: instbench-results/ holds {results}")
+check(sorted(os.listdir(d)) == ["instbench-results"], f"default result: the folder holds {os.listdir(d)}")
+check(leftovers(d) == [], f"default result: left {leftovers(d)}")
+
 # ---- --checkpoint-dir on another file system (/dev/shm is tmpfs where it exists) ----
 if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
     d = scratch()

@@ -160,7 +160,7 @@ def check_topology(name, doc, kind, world, nodes, addr, id_port):
 
 with tempfile.TemporaryDirectory() as tmp:
     have_torchrun = os.path.exists(TORCHRUN)
-    check(have_torchrun, "torchrun not found (scripts/bootstrap.sh installs python3-torch)")
+    check(have_torchrun, "torchrun not found (scripts/bootstrap.sh --test-deps installs python3-torch)")
 
     # ---- real torchrun, static rendezvous (its default): the agent's store holds MASTER_PORT ----
     if have_torchrun:

@@ -16,7 +16,7 @@ NCCL id handed out on MASTER_PORT.
   cluster), writes its result where the page says, a 2-rank slurm run.
 
 Needs root (slurmd starts job steps as the submitting user) and the Debian packages slurmctld,
-slurmd, slurm-client and munge (scripts/bootstrap.sh installs them); without root it is skipped
+slurmd, slurm-client and munge (scripts/bootstrap.sh --test-deps installs them); without root it is skipped
 (exit 77).
 
 Usage: measure_slurm.py INSTBENCH SIM_MODULE SCHEMA USAGE_MD"""
@@ -50,7 +50,7 @@ NEEDED = {"munged": "munge", "mungekey": "munge", "slurmctld": "slurmctld", "slu
           "srun": "slurm-client", "sinfo": "slurm-client"}
 missing = sorted({pkg for exe, pkg in NEEDED.items()
                   if not shutil.which(exe) and not os.path.exists("/usr/sbin/" + exe)})
-require(not missing, "Debian packages missing: %s (scripts/bootstrap.sh installs them)" % " ".join(missing))
+require(not missing, "Debian packages missing: %s (scripts/bootstrap.sh --test-deps installs them)" % " ".join(missing))
 
 
 def exe(name):

@@ -474,7 +474,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 if CASE not in CASES:
     sys.exit(f"unknown case {CASE}; cases: {', '.join(CASES)}")
 if shutil.which("jq") is None and CASE == "json_tools":
-    check(False, "jq is not installed (scripts/bootstrap.sh installs it)")
+    check(False, "jq is not installed (scripts/bootstrap.sh --test-deps installs it)")
 else:
     CASES[CASE]()
 print(f"prices_machine_output {CASE}: {len(failures)} failure(s)")

@@ -185,7 +185,7 @@ print("prices_names: %d failure(s)" % len(failures))
 # and u-p6e-gb200x72 through Capacity Blocks): no source can price it by the hour, so the refusal says
 # why and where its price is, instead of listing the snapshot's families
 check("p6e-gb200.36xlarge" not in TYPES, "the test's premise: the CSVs have no p6e-gb200 row")
-line = one_usage_line(snapshot("--instance-types", "p6e-gb200.36xlarge", "--regions", "us-east-1"), "p6e-gb200")
+line = one_usage_line(snapshot("--instance-types", "p6e-gb200.36xlarge", "--region", "us-east-1"), "p6e-gb200")
 check("u-p6e-gb200x36" in line and "u-p6e-gb200x72" in line and "--market capacity-block" in line,
       "p6e-gb200: %r" % line)
 

@@ -23,7 +23,7 @@ from testlib import check, failures  # noqa: E402
 BIN = sys.argv[1]
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 if not SOFFICE:
-    print("SKIP: LibreOffice (soffice) is not installed; scripts/bootstrap.sh installs libreoffice-calc-nogui")
+    print("SKIP: LibreOffice (soffice) is not installed; scripts/bootstrap.sh --test-deps installs libreoffice-calc-nogui")
     sys.exit(77)
 import openpyxl  # noqa: E402
 

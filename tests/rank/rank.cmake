@@ -85,3 +85,5 @@ add_test(NAME rank_placement COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 add_test(NAME rank_busbw COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_busbw.py ${INSTBENCH_BIN})
 # The legend stays a few lines; --explain (or -v) says how every figure is made (issue 41).
 add_test(NAME rank_legend COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_legend.py ${INSTBENCH_BIN})
+# Nothing priced: one piece of advice on stdout and stderr, naming rank's own flags; followed, it ranks.
+add_test(NAME rank_advice COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_advice.py ${INSTBENCH_BIN})

@@ -102,7 +102,7 @@ with tempfile.TemporaryDirectory() as d:
         with open(png, "rb") as f:
             check(f.read(8) == b"\x89PNG\r\n\x1a\n", "rsvg-convert did not write a PNG")
     else:
-        check(False, "rsvg-convert not installed (Debian librsvg2-bin; scripts/bootstrap.sh installs it)")
+        check(False, "rsvg-convert not installed (Debian librsvg2-bin; scripts/bootstrap.sh --test-deps installs it)")
 
     # No priced row at all: still a valid chart, and the command says why in the rows.
     empty = os.path.join(d, "empty.svg")

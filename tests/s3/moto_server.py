@@ -71,7 +71,7 @@ class MotoServer:
     def start(self):
         exe = os.path.join(VENV, "bin", "moto_server")
         if not os.access(exe, os.X_OK):
-            raise RuntimeError("%s is missing: run scripts/moto_env.sh (scripts/bootstrap.sh does)" % exe)
+            raise RuntimeError("%s is missing: run scripts/moto_env.sh (scripts/bootstrap.sh --test-deps does)" % exe)
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         env = dict(os.environ)

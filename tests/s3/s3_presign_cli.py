@@ -109,6 +109,16 @@ for ok in ("1", "604800", "7d", "168h", "90s"):
     p = presign(env, "s3://bkt-1/k", "--expires", ok)
     check(p.returncode == 0, "--expires %s refused: %s" % (ok, p.stderr))
 
+# no region anywhere: one line that says where it looked and names the flag; the flag, given, works
+noreg = {k: v for k, v in env.items() if k != "AWS_REGION"}
+p = presign(noreg, "s3://bkt-1/k")
+check(p.returncode != 0 and not p.stdout and p.stderr.count("\n") == 1 and "AWS_REGION" in p.stderr
+      and "--region" in p.stderr, "presign without a region: rc %d %r" % (p.returncode, p.stderr))
+advice = re.search(r"(--region [a-z0-9-]+)", p.stderr)
+p = presign(noreg, "s3://bkt-1/k", *(advice.group(1).split() if advice else []))
+check(advice is not None and p.returncode == 0 and p.stdout.startswith("https://"),
+      "presign with the --region the advice names: rc %d %s" % (p.returncode, p.stderr))
+
 # the examples of --help, as written
 helptext = presign(env, "--help").stdout
 # (help wraps at 80 columns: a long example goes on after ' \\', as the shell reads it)

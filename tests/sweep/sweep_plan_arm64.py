@@ -54,7 +54,7 @@ print(json.dumps(out))"""))
               "moto's answers changed: %s" % said)
         cands = ["p6e-gb200.36xlarge", "2xg5g.xlarge", "p6-b200.48xlarge"]
         r = subprocess.run([BIN, "sweep", "plan", "--region", "us-east-1", "--candidates", ",".join(cands),
-                            "--prices", "snapshot", "--format", "json"], env=env, capture_output=True, text=True,
+                            "--source", "snapshot", "--format", "json"], env=env, capture_output=True, text=True,
                            timeout=300)
         check(r.returncode == 0, "plan: rc %d %s" % (r.returncode, r.stderr))
         try:

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""One piece of advice per failure, and it works when followed: `rank` on results nothing can price
+says on stderr (its last line) what to do, naming only flags rank has, and the report on stdout
+(the row's unpriced_reason, JSON) says the same flag; running rank again with that advice applied
+(USD and R filled in) ranks a row.  Cases: a machine off EC2 (hostname, no instance type), an
+instance type without a region.  Offline: the shipped snapshot prices.
+Usage: rank_advice.py INSTBENCH"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]
+import rank_fixtures as fx  # noqa: E402
+from testlib import check, failures, offline_env  # noqa: E402
+
+BIN = sys.argv[1]
+FLAGS = set(re.findall(r"^  (?:-\w, )?(--[a-z-]+)", subprocess.run([BIN, "rank", "--help"], capture_output=True,
+                                                                     text=True).stdout, re.M))
+check("--price" in FLAGS and "--region" in FLAGS, f"rank --help lists {sorted(FLAGS)}")
+
+
+def rank(d, *args):
+    return subprocess.run([BIN, "rank", "--format", "json", *args], cwd=d, env=offline_env(d), capture_output=True,
+                          text=True, timeout=120)
+
+
+def follow(advice):
+    """The flags of the advice's `rank ...` suggestion, placeholders filled in."""
+    m = re.search(r"rank (--price \S+=USD|--region R)", advice) or re.search(r"with (--region R)\b", advice)
+    if not m:
+        return None
+    return m.group(1).replace("=USD", "=0.75").replace("--region R", "--region us-east-1").split()
+
+
+cases = (("off EC2", fx.result(None, None, 1, 1, "NVIDIA A10G", 300.0, host="labbox"), "--price labbox=USD"),
+         ("no region", fx.result("g5.xlarge", None, 1, 1, "NVIDIA A10G", 300.0), "--region"))
+for name, res, want in cases:
+    d = tempfile.mkdtemp(prefix="rank-advice-")
+    try:
+        fx.write_json(os.path.join(d, "r.json"), res)
+        p = rank(d, "r.json")
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        check(p.returncode == 1, f"{name}: exit {p.returncode}, want 1 (nothing priced)")
+        used = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", last)) - {"--hourly-cost"}   # measure's flag, said as such
+        check(used and used <= FLAGS, f"{name}: the advice names flags rank lacks ({used - FLAGS}): {last}")
+        check(want in last, f"{name}: stderr's advice does not say {want}: {last}")
+        try:
+            reasons = [r.get("unpriced_reason") or "" for r in json.loads(p.stdout)["rows"]]
+        except (ValueError, KeyError):
+            reasons = []
+        check(reasons and all(want in r for r in reasons), f"{name}: stdout's reasons disagree with stderr ({want}): {reasons}")
+        flags = follow(last)
+        check(flags is not None, f"{name}: no rank flags to follow in: {last}")
+        if flags:
+            q = rank(d, *flags, "r.json")
+            try:
+                rows = [r for r in json.loads(q.stdout)["rows"] if r.get("rank") == 1 and r.get("usd_per_hour")]
+            except (ValueError, KeyError):
+                rows = []
+            check(q.returncode == 0 and rows, f"{name}: rank {' '.join(flags)} (the advice followed): exit {q.returncode}, "
+                  f"no ranked row: {q.stderr.strip()[-300:]}")
+        print(f"{name}: {last}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+print(f"rank_advice: {len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
