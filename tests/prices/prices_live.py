@@ -802,7 +802,7 @@ def case_zones():
     # --source live with no credentials: the message names the flag as given, and no old spelling
     p = rank([res, "--source", "live"], snap_env, expect_rc=1)
     last = p.stderr.strip().splitlines()[-1]
-    check(last.startswith("instbench rank: --source live:") and "--source" not in p.stderr, "rank --source live: %r"
+    check(last.startswith("instbench rank: --source live:") and "--prices" not in p.stderr, "rank --source live: %r"
           % p.stderr)
 
     # without ec2:DescribeAvailabilityZones, names and IDs stay apart: per-AZ scores absent, with a note
