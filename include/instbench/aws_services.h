@@ -393,7 +393,16 @@ typedef struct ec2_type_network {
     int max_network_cards;          /* maximumNetworkCards (1 when absent) */
     int card_max_interfaces[EC2_CARDS_MAX];   /* networkCards/item: maximumNetworkInterfaces by
                                                  networkCardIndex; 0 when the card is not listed */
+    unsigned card_types[EC2_CARDS_MAX];       /* networkCards/item/interfaceTypeSet: EC2_IF_* bits
+                                                 by networkCardIndex; 0: the answer did not say */
 } ec2_type_network;
+/* The interface types a network card takes (NetworkCardInfo.InterfaceTypes): ENA ("interface"),
+ * EFA with ENA ("efa"), EFA alone ("efa-only"); EC2_IF_STATED: the card's answer listed its types
+ * (a value this list does not know, "secondary", adds only that bit). */
+#define EC2_IF_ENA 1u
+#define EC2_IF_EFA 2u
+#define EC2_IF_EFA_ONLY 4u
+#define EC2_IF_STATED 8u
 /* DescribeInstanceTypes for TYPES (InstanceType.N, at most 100): out[i] for types[i].  A type EC2
  * does not answer for is an error naming it (not offered in REGION, or a typo the catalogue let by). */
 int aws_ec2_type_networks(aws_client *c, const char *region, char *const *types, size_t n,

@@ -546,17 +546,25 @@ def default_network(state, op, region):
 
 
 # DescribeInstanceTypes' networkInfo as AWS states it: (efaSupported, maximumEfaInterfaces,
-# maximumNetworkInterfaces per network card); any other type: no EFA, one card.  tests/sweep/fake_ec2.py
-# serves the same.
-EFA_TYPES = {"p4d.24xlarge": (True, 4, [15] * 4), "p5.48xlarge": (True, 32, [2] * 32), "g5.12xlarge": (True, 1, [15])}
+# maximumNetworkInterfaces per network card[, each card's InterfaceTypes]); any other type: no EFA,
+# one card.  Without the fourth, every card names all three types, as AWS's answer does for these
+# (moto's copy of AWS's data); p6-b300.48xlarge's card 0 takes ENA only (aws-parallelcluster
+# #7143).  tests/sweep/fake_ec2.py serves the same.
+ALL_IF = ["interface", "efa", "efa-only"]
+EFA_TYPES = {"p4d.24xlarge": (True, 4, [15] * 4), "p5.48xlarge": (True, 32, [2] * 32), "g5.12xlarge": (True, 1, [15]),
+             "p6-b300.48xlarge": (True, 16, [4] * 17, [["interface"]] + [ALL_IF] * 16)}
 
 
-def instance_types_xml(types):
+def instance_types_xml(types, table=None):
     items = []
     for t in types:
-        efa, max_efa, cards = EFA_TYPES.get(t, (False, 0, [4]))
+        shape = (table or {}).get(t) or EFA_TYPES.get(t, (False, 0, [4]))
+        efa, max_efa, cards = shape[:3]
+        kinds = shape[3] if len(shape) > 3 else [ALL_IF if efa else ["interface"]] * len(cards)
         card_xml = "".join("<item><networkCardIndex>%d</networkCardIndex><maximumNetworkInterfaces>%d"
-                           "</maximumNetworkInterfaces></item>" % (k, m) for k, m in enumerate(cards))
+                           "</maximumNetworkInterfaces><interfaceTypeSet>%s</interfaceTypeSet></item>" % (
+                               k, m, "".join("<item>%s</item>" % x for x in kinds[k]))
+                           for k, m in enumerate(cards))
         items.append("<item><instanceType>%s</instanceType><networkInfo><maximumNetworkCards>%d</maximumNetworkCards>"
                      "<networkCards>%s</networkCards><efaSupported>%s</efaSupported>%s</networkInfo></item>" % (
                          t, len(cards), card_xml, "true" if efa else "false",

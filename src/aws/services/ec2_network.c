@@ -8,7 +8,7 @@
  *                                  networkInfo/efaInfo/maximumEfaInterfaces,
  *                                  networkInfo/maximumNetworkCards,
  *                                  networkInfo/networkCards/item/{networkCardIndex,
- *                                  maximumNetworkInterfaces}}
+ *                                  maximumNetworkInterfaces, interfaceTypeSet/item}}
  *   DescribeSecurityGroupRulesResponse securityGroupRuleSet/item/{groupId, isEgress, ipProtocol,
  *                                  referencedGroupInfo/groupId}, nextToken
  *   CreateSecurityGroupResponse    groupId
@@ -45,6 +45,7 @@ typedef struct types_ctx {
     ec2_type_network *out;
     int *seen;
     int cards[EC2_CARDS_MAX];        /* this item's cards so far, by index */
+    unsigned card_types[EC2_CARDS_MAX];
 } types_ctx;
 
 static const char *const types_what = "EC2 DescribeInstanceTypes";
@@ -59,6 +60,17 @@ static int type_card(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err)
         return -1;
     }
     t->cards[idx] = max;
+    /* interfaceTypeSet's entries, space-joined by the reader; a type EC2 adds later is skipped */
+    unsigned bits = 0;
+    for (const char *p = sub[2]; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n) bits |= EC2_IF_STATED;
+        if (n == 9 && !strncmp(p, "interface", n)) bits |= EC2_IF_ENA;
+        else if (n == 3 && !strncmp(p, "efa", n)) bits |= EC2_IF_EFA;
+        else if (n == 8 && !strncmp(p, "efa-only", n)) bits |= EC2_IF_EFA_ONLY;
+        p += n + (p[n] == ' ');
+    }
+    t->card_types[idx] = bits;
     return 0;
 }
 
@@ -66,8 +78,11 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     types_ctx *t = ctx;
     int cards[EC2_CARDS_MAX];
+    unsigned card_types[EC2_CARDS_MAX];
     memcpy(cards, t->cards, sizeof cards);
+    memcpy(card_types, t->card_types, sizeof card_types);
     memset(t->cards, 0, sizeof t->cards);
+    memset(t->card_types, 0, sizeof t->card_types);
     size_t k = 0;
     while (k < t->n && strcmp(t->types[k], v[0])) k++;
     if (k == t->n) return 0;   /* not asked: a server's extra is ignored */
@@ -82,6 +97,7 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         (o->max_network_cards = count_field(v[3], 1, EC2_CARDS_MAX, 1, types_what, "maximumNetworkCards", err)) < 0)
         return -1;
     memcpy(o->card_max_interfaces, cards, sizeof cards);
+    memcpy(o->card_types, card_types, sizeof card_types);
     t->seen[k] = 1;
     return 0;
 }
@@ -91,7 +107,7 @@ static const ec2_xml_spec types_spec = {
     .fields = {"instanceType", "networkInfo/efaSupported", "networkInfo/efaInfo/maximumEfaInterfaces",
                "networkInfo/maximumNetworkCards"},
     .on_item = type_item, .sub = "networkInfo/networkCards/item",
-    .sub_fields = {"networkCardIndex", "maximumNetworkInterfaces"}, .on_sub = type_card,
+    .sub_fields = {"networkCardIndex", "maximumNetworkInterfaces", "interfaceTypeSet/item"}, .on_sub = type_card,
     .what = "EC2 DescribeInstanceTypes"};
 
 int aws_ec2_parse_type_networks(const char *xml, size_t len, char *const *types, size_t n, ec2_type_network *out,
