@@ -123,12 +123,17 @@ typedef struct ec2_block_offering {
     int duration_hours, duration_minutes;   /* the block lasts hours + minutes */
     time_t start, end;
     double upfront_fee;
+    char ultraserver_type[64];      /* an UltraServer offering: its type ("u-p6e-gb200x72"), "" none */
+    int ultraserver_count;          /* and how many; instance_count is their instances together */
 } ec2_block_offering;
 
 typedef struct ec2_block_query {
     char region[32];
     const char *instance_type;      /* borrowed */
     int instance_count;             /* 1..64 */
+    const char *ultraserver_type;   /* borrowed; set: UltraserverType + UltraserverCount are asked
+                                       instead of the two above, and only its offerings kept */
+    int ultraserver_count;
     int duration_hours;             /* CapacityDurationHours: 24 x (1..14, or 7-day steps to 182) */
     time_t start_after, end_before; /* StartDateRange / EndDateRange, 0: not sent */
     ec2_block_offering *offerings;  /* out, malloc'd */
