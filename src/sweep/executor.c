@@ -35,6 +35,10 @@ static const char *const quota_codes[] = {"VcpuLimitExceeded", "InstanceLimitExc
 static const char *const account_codes[] = {"AuthFailure", "Blocked", "OptInRequired", "PendingVerification",
                                             "RequestExpired", "ExpiredToken", "InvalidClientTokenId",
                                             "SignatureDoesNotMatch", NULL};
+/* EC2's own failures, after the transport's retries: the launch may have happened unanswered, so
+ * they stop the sweep as a lost answer does (the end's pass by tag finds what was launched). */
+static const char *const server_codes[] = {"InternalError", "InternalFailure", "ServiceUnavailable", "Unavailable",
+                                           "RequestLimitExceeded", NULL};
 
 static int code_in(const char *code, const char *const *list)
 {
@@ -304,8 +308,9 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
                          c->c.spot ? "Spot" : "On-Demand", c->c.type);
             return QUOTA;
         }
-        if (code[0] && !code_in(code, account_codes)) return refused(x, i, code, e.msg);
-        /* no answer (the transport gave up: the next launch would fare no better) or the account's */
+        if (code[0] && !code_in(code, account_codes) && !code_in(code, server_codes)) return refused(x, i, code, e.msg);
+        /* no answer or EC2's own failure (the transport gave up: the next launch would fare no better),
+           or the account's */
         snprintf(c->reason, sizeof c->reason, "launch refused: %.900s", e.msg);
         ib_error_set(err, IB_EXIT_RUNTIME, "%s: RunInstances: %s", c->c.spec, e.msg);
         return LAUNCH_ERROR;
