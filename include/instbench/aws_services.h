@@ -123,12 +123,17 @@ typedef struct ec2_block_offering {
     int duration_hours, duration_minutes;   /* the block lasts hours + minutes */
     time_t start, end;
     double upfront_fee;
+    char ultraserver_type[64];      /* an UltraServer offering: its type ("u-p6e-gb200x72"), "" none */
+    int ultraserver_count;          /* and how many; instance_count is their instances together */
 } ec2_block_offering;
 
 typedef struct ec2_block_query {
     char region[32];
     const char *instance_type;      /* borrowed */
     int instance_count;             /* 1..64 */
+    const char *ultraserver_type;   /* borrowed; set: UltraserverType + UltraserverCount are asked
+                                       instead of the two above, and only its offerings kept */
+    int ultraserver_count;
     int duration_hours;             /* CapacityDurationHours: 24 x (1..14, or 7-day steps to 182) */
     time_t start_after, end_before; /* StartDateRange / EndDateRange, 0: not sent */
     ec2_block_offering *offerings;  /* out, malloc'd */
@@ -395,7 +400,16 @@ typedef struct ec2_type_network {
                                                  networkCardIndex; 0 when the card is not listed */
     char arch[16];                  /* processorInfo/supportedArchitectures: "arm64" or "x86_64"
                                        (i386 alongside counts as x86_64); "" when absent or other */
+    unsigned card_types[EC2_CARDS_MAX];       /* networkCards/item/interfaceTypeSet: EC2_IF_* bits
+                                                 by networkCardIndex; 0: the answer did not say */
 } ec2_type_network;
+/* The interface types a network card takes (NetworkCardInfo.InterfaceTypes): ENA ("interface"),
+ * EFA with ENA ("efa"), EFA alone ("efa-only"); EC2_IF_STATED: the card's answer listed its types
+ * (a value this list does not know, "secondary", adds only that bit). */
+#define EC2_IF_ENA 1u
+#define EC2_IF_EFA 2u
+#define EC2_IF_EFA_ONLY 4u
+#define EC2_IF_STATED 8u
 /* DescribeInstanceTypes for TYPES (InstanceType.N, at most 100): out[i] for types[i].  A type EC2
  * does not answer for is an error naming it (not offered in REGION, or a typo the catalogue let by). */
 int aws_ec2_type_networks(aws_client *c, const char *region, char *const *types, size_t n,

@@ -92,6 +92,14 @@ typedef struct placement_ask {
     size_t n_zones;
     int failed;                       /* the call failed (note says why) */
 } placement_ask;
+/* The question N nodes are (placement_asks.c, pure; rank's rows and `prices --nodes` share it):
+ * N instances of TYPE in one zone of REGION (TargetCapacity=N, SingleAvailabilityZone=true).
+ * find: the index of that ask in ASKS, or N when absent; add: appends it unless there (ASKS has
+ * room for one more) and returns its index. */
+size_t prices_placement_find(const placement_ask *asks, size_t n, const char *region, const char *type, int capacity);
+size_t prices_placement_add(placement_ask *asks, size_t *n, const char *region, const char *type, int capacity);
+/* The zone of A's answer that AZ names (a zone name or a zone ID): its index, -1 when none. */
+int prices_placement_zone(const placement_ask *a, const char *az);
 /* Asks every ask live, in concurrent rounds, with the pool's types added to each (borrowed).
  * Returns 0, or -1 when no call could be made at all (no credentials, no client); NOTE says why
  * scores are missing either way ("" when all came). */
@@ -349,14 +357,19 @@ double markets_break_even_utilisation(double rate, double alt_usd_per_hour);
 typedef struct market_block {
     char instance_type[64], region[32], az[32], offering_id[64];
     int instance_count;
+    char ultraserver_type[64];       /* an UltraServer block: its type ("u-p6e-gb200x72"), "" none */
+    int ultraserver_count;           /* and how many; instance_count counts their instances */
     double hours;                    /* the block's length: EC2's hours + minutes */
     time_t start, end;
     double fee_usd;                  /* upfront, the whole block */
     int accelerators;                /* per instance (the catalogue's), 0 unknown */
     double usd_per_instance_hour, usd_per_accelerator_hour;   /* NAN unknown */
 } market_block;
+/* An EC2 UltraServer type as DescribeCapacityBlockOfferings names one: "u-" FAMILY "x" HOSTS
+ * ("u-p6e-gb200x72", "u-trn2x64"), no size.  Asked by UltraserverType; its count is UltraServers. */
+int prices_ultraserver_type_ok(const char *s);
 typedef struct market_block_query {
-    char *const *types; size_t n_types;
+    char *const *types; size_t n_types;   /* an UltraServer type among them asks for UltraServers */
     char *const *regions; size_t n_regions;
     const int *counts;               /* instances per type (n_types) */
     int hours;

@@ -119,8 +119,11 @@ int sweep_candidates_add(const char *arg, sweep_candidate **v, size_t *n, ib_err
  * AWS's recommendation (docs/usage.md, "EFA between the nodes", has the table and sources): a type
  * with one EFA interface gets one interface of type efa (EFA with ENA) on network card 0, which
  * may keep the public IPv4 address the subnet gives; a type with several (p4d: 4, p5: 32) gets an
- * ENA interface as primary (card 0, device 0), an efa-only interface on card 0 device 1 and one
- * efa-only interface on device 0 of each further card, up to the type's maximum EFA interfaces.
+ * ENA interface as primary (card 0, device 0), an efa-only interface on card 0 device 1 when card 0
+ * takes EFA, and one efa-only interface on device 0 of each further card that takes EFA, up to the
+ * type's maximum EFA interfaces.  Which card takes what is DescribeInstanceTypes' per-card
+ * interface types (P6-B300: card 0 ENA only, EFA on cards 1-16); a card whose answer names none
+ * takes all three.
  * An instance with more than one interface gets no public IPv4 address from EC2: the sweep then
  * gives its primary interface an Elastic IP (released at the end) so it reaches S3. */
 typedef struct sweep_efa {

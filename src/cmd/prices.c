@@ -63,6 +63,7 @@ static const char *const formats[] = {"table", "json", "csv", NULL};
  * pattern over the snapshot's types, made of the characters types and fnmatch use. */
 static const char *type_or_pattern_problem(const char *v)
 {
+    if (prices_ultraserver_type_ok(v)) return NULL;   /* --market capacity-block only (run_market) */
     if (!prices_is_pattern(v)) return names_instance_type_size_problem(v);
     if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789.-*?[]!") != strlen(v))
         return "is not an instance type like g5.xlarge nor a pattern like 'g5.*'";
@@ -170,7 +171,8 @@ static const arg_spec prices_specs[] = {
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "on-demand, spot, both (default), or a market bought ahead:\n"
      "capacity-block (EC2 Capacity Blocks for ML: the offerings for --block-duration\n"
      "and --nodes instances, their upfront fee and effective $/instance-hour;\n"
-     "live only) or savings-plan (the plan's $/instance-hour for --plan,\n"
+     "an UltraServer type such as u-p6e-gb200x72 in --instance-types asks for\n"
+     "--nodes UltraServers; live only) or savings-plan (the plan's $/instance-hour for --plan,\n"
      "--term and --payment beside on-demand, with its break-even).  instbench\n"
      "never purchases a block or a plan", .choices = markets},
     {"--include-local-zones", 0, ARG_FLAG, &O.include_local_zones, NULL, "let Local Zones and Wavelength Zones (use1-atl2-az1, use1-wl1-bos-wlz1:\n"
@@ -593,6 +595,43 @@ static int nodes_of(const char *type)
     return 1;
 }
 
+/* A spot row of N > 1 nodes: its placement score is for N instances in one zone, the question
+ * rank asks of an N-node row (src/prices/placement_asks.c), not the 1-instance scores fetched with
+ * the prices; without live AWS it has none rather than those.  The zone scored in PLACEMENT is the
+ * row's SPOT AZ (its cheapest zone). */
+static void node_scores(const prices_query *q, price_set *set)
+{
+    if (!q->want_spot || !set->n) return;
+    placement_ask *asks = calloc(set->n, sizeof *asks);
+    if (!asks) return;
+    int live = !q->skip_placement_scores && (q->source == PRICES_SOURCE_AUTO || q->source == PRICES_SOURCE_LIVE);
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        price_record *r = &set->items[i];
+        if (r->nodes <= 1 || prices_is_sagemaker(r)) continue;
+        r->placement_score = -1;
+        for (size_t z = 0; z < r->n_spot; z++) r->spot[z].placement_score = -1;
+        if (live && r->n_spot) prices_placement_add(asks, &n, r->region, r->instance_type, r->nodes);
+    }
+    char note[256] = "";
+    if (n) prices_placement_live(asks, n, NULL, 0, q->timeout_s, note, sizeof note);
+    for (size_t i = 0; i < set->n; i++) {
+        price_record *r = &set->items[i];
+        size_t k = r->nodes > 1 ? prices_placement_find(asks, n, r->region, r->instance_type, r->nodes) : n;
+        if (k == n || asks[k].failed) continue;
+        for (size_t z = 0; z < r->n_spot; z++) {
+            int at = prices_placement_zone(&asks[k], r->spot[z].az);
+            if (at >= 0) r->spot[z].placement_score = asks[k].zones[at].score;
+        }
+        const spot_price *cheapest = prices_cheapest_zone(r, set->include_local_zones);
+        if (cheapest && cheapest->placement_score >= 1) r->placement_score = cheapest->placement_score;
+    }
+    if (note[0] && !set->placement_note[0])
+        snprintf(set->placement_note, sizeof set->placement_note, "spot placement scores for --nodes unavailable: %.180s",
+                 note);
+    free(asks);
+}
+
 /* Whether --columns names a column of the N-instance view (then it shows, N = 1 without --nodes). */
 static int columns_ask_nodes(void)
 {
@@ -643,12 +682,18 @@ static int check_market_flags(void)
 static const char *const block_families[] = {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
                                              "trn1", "trn2", NULL};
 
-static int block_family(const char *type)
+static int block_family_of(const char *type, size_t len)
 {
-    size_t len = strcspn(type, ".");
     for (size_t i = 0; block_families[i]; i++)
         if (strlen(block_families[i]) == len && !strncmp(type, block_families[i], len)) return 1;
     return 0;
+}
+
+static int block_family(const char *type)
+{
+    /* an UltraServer "u-p6e-gb200x72" is of the family between "u-" and its "x<hosts>" */
+    if (prices_ultraserver_type_ok(type)) return block_family_of(type + 2, (size_t)(strrchr(type, 'x') - type - 2));
+    return block_family_of(type, strcspn(type, "."));
 }
 
 static int run_market(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
@@ -822,6 +867,12 @@ int cmd_prices(int argc, char **argv)
         rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
         goto done;
     }
+    for (size_t i = 0; O.market != PRICES_MARKET_BLOCK && i < q.n_types; i++)
+        if (prices_ultraserver_type_ok(q.instance_types[i])) {
+            rc = args_usage_error(&cmd_prices_args, "--instance-types: %s is an UltraServer: AWS sells it as a "
+                                  "Capacity Block only (--market capacity-block)", q.instance_types[i]);
+            goto done;
+        }
     if (O.market >= PRICES_MARKET_BLOCK) {
         rc = run_market(q.instance_types, q.n_types, q.regions, q.n_regions, format, out_path);
         goto done;
@@ -843,6 +894,7 @@ int cmd_prices(int argc, char **argv)
     set.include_local_zones = O.include_local_zones;
     set.nodes_asked = O.n_nodes > 0 || columns_ask_nodes();
     for (size_t i = 0; i < set.n; i++) set.items[i].nodes = nodes_of(set.items[i].instance_type);
+    node_scores(&q, &set);
     rc = IB_EXIT_RUNTIME;
     if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);

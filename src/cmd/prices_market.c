@@ -55,8 +55,12 @@ static int blocks_table(const market_block *b, size_t n, time_t now, FILE *out)
     output_table_fit_columns(&t, prices_block_keys, block_priority);
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        char cnt[16], start[32], end[32], dur[32], fee[32], pih[32], pah[32], wait[32];
-        snprintf(cnt, sizeof cnt, "%d", b[i].instance_count);
+        char cnt[96], start[32], end[32], dur[32], fee[32], pih[32], pah[32], wait[32];
+        /* an UltraServer block: its instances, and the UltraServers they make */
+        if (b[i].ultraserver_type[0])
+            snprintf(cnt, sizeof cnt, "%d (%d x %s)", b[i].instance_count, b[i].ultraserver_count, b[i].ultraserver_type);
+        else
+            snprintf(cnt, sizeof cnt, "%d", b[i].instance_count);
         util_utc_iso8601(b[i].start, start);
         util_utc_iso8601(b[i].end, end);
         start[16] = end[16] = '\0';   /* minutes are the block's precision */
@@ -88,12 +92,14 @@ static int blocks_csv(const market_block *b, size_t n, time_t now, FILE *out)
 {
     static const char *const h[] = {"instance_type", "region", "availability_zone", "offering_id", "instance_count",
                                     "start_utc", "end_utc", "duration_hours", "upfront_fee_usd", "accelerators_per_instance",
-                                    "usd_per_instance_hour", "usd_per_accelerator_hour", "wait_hours"};
+                                    "usd_per_instance_hour", "usd_per_accelerator_hour", "wait_hours",
+                                    "ultraserver_type", "ultraserver_count"};
     output_table t;
-    if (output_table_init(&t, 13, h, NULL) != 0) return -1;
+    if (output_table_init(&t, 15, h, NULL) != 0) return -1;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        char cnt[16], start[32], end[32], hours[32], fee[32], acc[16], pih[32], pah[32], wait[32];
+        char cnt[16], start[32], end[32], hours[32], fee[32], acc[16], pih[32], pah[32], wait[32], us[16] = "";
+        if (b[i].ultraserver_type[0]) snprintf(us, sizeof us, "%d", b[i].ultraserver_count);
         snprintf(cnt, sizeof cnt, "%d", b[i].instance_count);
         util_utc_spreadsheet(b[i].start, start);
         util_utc_spreadsheet(b[i].end, end);
@@ -105,7 +111,7 @@ static int blocks_csv(const market_block *b, size_t n, time_t now, FILE *out)
         fmt_num(pah, sizeof pah, b[i].usd_per_accelerator_hour);
         fmt_num(wait, sizeof wait, b[i].start > now ? (b[i].start - now) / 3600.0 : 0);
         const char *cells[] = {b[i].instance_type, b[i].region, b[i].az, b[i].offering_id, cnt, start, end, hours,
-                               fee, acc, pih, pah, wait};
+                               fee, acc, pih, pah, wait, b[i].ultraserver_type, us};
         rc = output_table_add_row(&t, cells);
     }
     if (!rc) rc = output_table_write_csv(&t, out);
@@ -145,6 +151,13 @@ static cJSON *blocks_json(const prices_market_args *a, const market_block *b, si
         cJSON_AddStringToObject(o, "availability_zone", b[i].az);
         cJSON_AddStringToObject(o, "offering_id", b[i].offering_id);
         cJSON_AddNumberToObject(o, "instance_count", b[i].instance_count);
+        if (b[i].ultraserver_type[0]) {
+            cJSON_AddStringToObject(o, "ultraserver_type", b[i].ultraserver_type);
+            cJSON_AddNumberToObject(o, "ultraserver_count", b[i].ultraserver_count);
+        } else {
+            cJSON_AddNullToObject(o, "ultraserver_type");
+            cJSON_AddNullToObject(o, "ultraserver_count");
+        }
         cJSON_AddItemToObject(o, "start", iso_or_null(b[i].start));
         cJSON_AddItemToObject(o, "end", iso_or_null(b[i].end));
         cJSON_AddNumberToObject(o, "duration_hours", b[i].hours);
@@ -331,7 +344,8 @@ static int run_blocks(const prices_market_args *a, FILE *out, ib_error *err)
     /* a type with no offering is said, not silently missing */
     for (size_t t = 0; t < a->n_types; t++) {
         int any = 0;
-        for (size_t i = 0; i < n && !any; i++) any = !strcmp(b[i].instance_type, a->types[t]);
+        for (size_t i = 0; i < n && !any; i++)
+            any = !strcmp(b[i].ultraserver_type[0] ? b[i].ultraserver_type : b[i].instance_type, a->types[t]);
         if (!any) ib_warn("no Capacity Block of %s is offered now for %s", a->types[t], a->n_regions == 1 ? a->regions[0]
                           : "in the regions asked");
     }

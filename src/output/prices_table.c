@@ -270,7 +270,10 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
                "of nodes reclaimed in a 720 h month (-ln(1 - share) / 720 per hour, as rank's spot risk); "
                "P(24 h UNINTERRUPTED): e^(-rate x 24)");
     if (output_table_showed(t, "placement"))
-        clause(line, sizeof line, "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only)");
+        clause(line, sizeof line, s->nodes_asked
+                   ? "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only); "
+                     "for NODES > 1, NODES instances in one zone (SingleAvailabilityZone), that of SPOT AZ"
+                   : "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only)");
     const int snap = prices_shown_from_snapshot(s, want_od, want_spot);
     if (line[0] || snap) fputc('\n', out);
     if (line[0]) output_note(out, "sources: %s.", line);

@@ -34,6 +34,17 @@ static int first_failure(const ib_error *errs, size_t n, ib_error *err)
     return 0;
 }
 
+int prices_ultraserver_type_ok(const char *s)
+{
+    /* u-<family>x<hosts>: the family as instance families are spelt, the hosts a whole number */
+    if (!s || strncmp(s, "u-", 2) || strlen(s) >= 64 || strchr(s, '.')) return 0;
+    const char *x = strrchr(s, 'x');
+    if (!x || x == s + 2 || !x[1] || strspn(x + 1, "0123456789") != strlen(x + 1)) return 0;
+    for (const char *p = s + 2; p < x; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) return 0;
+    return 1;
+}
+
 int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t *n_out, char *why, size_t why_len,
                         ib_error *err)
 {
@@ -55,6 +66,10 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
             snprintf(b->region, sizeof b->region, "%s", q->regions[r]);
             b->instance_type = q->types[t];
             b->instance_count = q->counts[t];
+            if (prices_ultraserver_type_ok(q->types[t])) {
+                b->ultraserver_type = q->types[t];
+                b->ultraserver_count = q->counts[t];
+            }
             b->duration_hours = q->hours;
             b->start_after = q->start_after;
             b->end_before = q->end_before;
@@ -90,6 +105,8 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
             snprintf(m->az, sizeof m->az, "%s", o->az);
             snprintf(m->offering_id, sizeof m->offering_id, "%s", o->id);
             m->instance_count = o->instance_count;
+            snprintf(m->ultraserver_type, sizeof m->ultraserver_type, "%s", o->ultraserver_type);
+            m->ultraserver_count = o->ultraserver_count;
             m->hours = o->duration_hours + o->duration_minutes / 60.0;
             m->start = o->start;
             m->end = o->end;

@@ -19,11 +19,7 @@ static int needs_ask(const rank_config *c, const rank_row *row, size_t n_pool)
 
 static size_t find_ask(const placement_ask *asks, size_t n, const rank_config *c)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(asks[i].region, c->region) && !strcmp(asks[i].instance_type, c->instance_type) &&
-            asks[i].capacity == (int)c->nodes)
-            return i;
-    return n;
+    return prices_placement_find(asks, n, c->region, c->instance_type, (int)c->nodes);
 }
 
 size_t rank_placement_plan(const rank_config *configs, const rank_row *rows, size_t n_rows, size_t n_pool,
@@ -36,12 +32,8 @@ size_t rank_placement_plan(const rank_config *configs, const rank_row *rows, siz
     for (size_t i = 0; i < n_rows; i++) {
         const rank_config *c = &configs[rows[i].config];
         /* AWS takes a TargetCapacity up to 2,000,000,000; a node count is far below */
-        if (!needs_ask(c, &rows[i], n_pool) || c->nodes < 1 || c->nodes > 100000 || find_ask(a, n, c) < n) continue;
-        snprintf(a[n].region, sizeof a[n].region, "%s", c->region);
-        snprintf(a[n].instance_type, sizeof a[n].instance_type, "%s", c->instance_type);
-        a[n].capacity = (int)c->nodes;
-        a[n].single_az = 1;
-        n++;
+        if (!needs_ask(c, &rows[i], n_pool) || c->nodes < 1 || c->nodes > 100000) continue;
+        prices_placement_add(a, &n, c->region, c->instance_type, (int)c->nodes);
     }
     if (n == 0) {
         free(a);
@@ -79,14 +71,10 @@ void rank_placement_apply(const rank_config *configs, rank_row *rows, size_t n_r
         /* the zone the row is priced in (a name, or an ID where prices use IDs); priced over
          * several zones (a median), the zone that scores best, named */
         int best = -1, same = 0;
-        for (size_t z = 0; z < a->n_zones; z++) {
-            if (!strcmp(a->zones[z].name, row->az) || !strcmp(a->zones[z].id, row->az)) {
-                best = (int)z;
-                same = 1;
-                break;
-            }
-            if (!strncmp(row->az, "median", 6) && (best < 0 || a->zones[z].score > a->zones[best].score)) best = (int)z;
-        }
+        if ((best = prices_placement_zone(a, row->az)) >= 0) same = 1;
+        else if (!strncmp(row->az, "median", 6))
+            for (size_t z = 0; z < a->n_zones; z++)
+                if (best < 0 || a->zones[z].score > a->zones[best].score) best = (int)z;
         if (best < 0) continue;
         row->placement_score = a->zones[best].score;
         row->placement_capacity = a->capacity;

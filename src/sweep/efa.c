@@ -17,6 +17,16 @@ static void nic(sweep_efa *e, int card, int device, const char *type, int public
     if (strcmp(type, "interface")) e->devices++;
 }
 
+/* What card C takes (EC2_IF_* bits); LISTED: the answer lists cards, and one it skips is not there.
+ * A card whose answer names no interface types (an answer older than NetworkCardInfo.InterfaceTypes)
+ * takes all three, as every EFA card did before P6-B300. */
+static unsigned card_takes(const ec2_type_network *net, int c, int listed)
+{
+    if (listed && net->card_max_interfaces[c] <= 0) return 0;
+    unsigned t = net->card_types[c];
+    return t & EC2_IF_STATED ? t : EC2_IF_ENA | EC2_IF_EFA | EC2_IF_EFA_ONLY;
+}
+
 void sweep_efa_layout(const ec2_type_network *net, const char *type, int nodes, int off, sweep_efa *out)
 {
     memset(out, 0, sizeof *out);
@@ -36,28 +46,47 @@ void sweep_efa_layout(const ec2_type_network *net, const char *type, int nodes, 
         snprintf(out->why, sizeof out->why, "%s has no EFA (DescribeInstanceTypes)", type);
         return;
     }
-    /* One EFA per network card, as many as the type takes.  When DescribeInstanceTypes lists the
-     * cards, only listed ones are used (a card index it skips is not there). */
+    /* One EFA per network card that takes one, as many as the type allows (AWS's EFA guide,
+     * efa-acc-inst-types: "If the network card index 0 supports EFA, create an EFA-only network
+     * interface for network card index 0, device index 1"; each further one on the next card,
+     * device 0).  P6-B300's card 0 takes ENA alone, its EFA is on cards 1-16. */
     int cards = net->max_network_cards > 0 ? net->max_network_cards : 1;
     if (cards > EC2_CARDS_MAX) cards = EC2_CARDS_MAX;
     int listed = 0;
     for (int c = 0; c < cards; c++) listed |= net->card_max_interfaces[c] > 0;
     int want = net->max_efa_interfaces < cards ? net->max_efa_interfaces : cards;
-    if (want == 1) {
+    unsigned c0 = card_takes(net, 0, listed);
+    if (want == 1 && (c0 & EC2_IF_EFA)) {
         /* one interface: EFA with ENA, and the public IPv4 address EC2 gives a lone interface */
         nic(out, 0, 0, "efa", 1);
         return;
     }
-    /* card 0: an ENA primary (an efa-only interface cannot be primary) and an efa-only beside it,
-       unless the card takes one interface only: then the primary is EFA with ENA */
-    if (!listed || net->card_max_interfaces[0] >= 2) {
+    /* card 0, device 0: the primary, ENA (an efa-only interface cannot be primary) with an efa-only
+       beside it when the card takes one and has room; a card 0 of one interface, or without
+       efa-only, has EFA with ENA as its primary; a card 0 without EFA, its ENA primary alone */
+    int room0 = !listed || net->card_max_interfaces[0] >= 2;
+    if ((c0 & EC2_IF_ENA) && (c0 & EC2_IF_EFA_ONLY) && room0) {
         nic(out, 0, 0, "interface", 0);
         nic(out, 0, 1, "efa-only", 0);
-    } else {
+    } else if (c0 & EC2_IF_EFA) {
         nic(out, 0, 0, "efa", 0);
+    } else if (c0 & EC2_IF_ENA) {
+        nic(out, 0, 0, "interface", 0);
+    } else {
+        snprintf(out->why, sizeof out->why, "%s: network card 0 takes neither an ENA nor an EFA primary interface "
+                 "(DescribeInstanceTypes)", type);
+        return;
     }
-    for (int c = 1; c < cards && out->devices < want; c++)
-        if (!listed || net->card_max_interfaces[c] > 0) nic(out, c, 0, "efa-only", 0);
+    for (int c = 1; c < cards && out->devices < want; c++) {
+        unsigned t = card_takes(net, c, listed);
+        if (t & EC2_IF_EFA_ONLY) nic(out, c, 0, "efa-only", 0);
+        else if (t & EC2_IF_EFA) nic(out, c, 0, "efa", 0);
+    }
+    if (!out->devices) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->why, sizeof out->why, "%s: no network card takes an EFA interface (DescribeInstanceTypes)", type);
+        return;
+    }
     out->elastic_ip = out->n > 1;
 }
 

@@ -28,6 +28,17 @@
 static const char *const capacity_codes[] = {"InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded",
                                              "Unsupported", "SpotMaxPriceTooLow", NULL};
 static const char *const quota_codes[] = {"VcpuLimitExceeded", "InstanceLimitExceeded", NULL};
+/* Refusals that are the account's or its credentials', not the candidate's: every other launch
+ * would be refused the same way, so they stop the sweep.  Any other code refuses this candidate's
+ * request alone (an interface layout its type does not take, an AMI it cannot boot): it fails, and
+ * the others go on. */
+static const char *const account_codes[] = {"AuthFailure", "Blocked", "OptInRequired", "PendingVerification",
+                                            "RequestExpired", "ExpiredToken", "InvalidClientTokenId",
+                                            "SignatureDoesNotMatch", NULL};
+/* EC2's own failures, after the transport's retries: the launch may have happened unanswered, so
+ * they stop the sweep as a lost answer does (the end's pass by tag finds what was launched). */
+static const char *const server_codes[] = {"InternalError", "InternalFailure", "ServiceUnavailable", "Unavailable",
+                                           "RequestLimitExceeded", NULL};
 
 static int code_in(const char *code, const char *const *list)
 {
@@ -168,7 +179,29 @@ static int render(sweep_ctx *x, size_t i, const urls *u, char **script, ib_error
 }
 
 /* Launch outcome of one RunInstances round over the zones. */
-enum { LAUNCHED = 0, NO_CAPACITY = 1, QUOTA = 2, LAUNCH_ERROR = 3, STOPPED = 4 };
+enum { LAUNCHED = 0, NO_CAPACITY = 1, QUOTA = 2, LAUNCH_ERROR = 3, STOPPED = 4, REFUSED = 5 };
+
+/* EC2 refused candidate I's launch for a reason of its own: it failed, its placement group (nothing
+ * else was made for it alone; the instances were never launched) is deleted now, not at the end. */
+static int refused(sweep_ctx *x, size_t i, const char *code, const char *msg)
+{
+    sweep_state_candidate *c = &x->st->cand[i];
+    snprintf(c->reason, sizeof c->reason, "launch refused: %.60s: %.900s", code, msg);
+    c->outcome = SWEEP_FAILED;
+    c->ended = time(NULL);
+    ib_warn("%s: %s (the other candidates go on)", c->c.spec, c->reason);
+    sweep_terminate_candidate(x, (int)i);   /* none launched; a stray one goes with the sweep's tag at the end */
+    ib_error e = {0};
+    if (c->placement_group[0] && !c->placement_group_deleted) {
+        if (aws_ec2_delete_placement_group(x->client, x->st->region, c->placement_group, &e) == 0)
+            c->placement_group_deleted = 1;
+        else
+            ib_warn("%s: placement group %s not deleted yet (tried again at the end): %s", c->c.spec,
+                    c->placement_group, e.msg);
+    }
+    sweep_save_or_warn(x->st);
+    return REFUSED;
+}
 
 static void record_launch(sweep_ctx *x, size_t i, const ec2_instances *got, ib_error *err)
 {
@@ -275,6 +308,9 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
                          c->c.spot ? "Spot" : "On-Demand", c->c.type);
             return QUOTA;
         }
+        if (code[0] && !code_in(code, account_codes) && !code_in(code, server_codes)) return refused(x, i, code, e.msg);
+        /* no answer or EC2's own failure (the transport gave up: the next launch would fare no better),
+           or the account's */
         snprintf(c->reason, sizeof c->reason, "launch refused: %.900s", e.msg);
         ib_error_set(err, IB_EXIT_RUNTIME, "%s: RunInstances: %s", c->c.spec, e.msg);
         return LAUNCH_ERROR;

@@ -23,8 +23,9 @@ Served:
            zones: zoneName, zoneId, regionName; UnauthorizedOperation with --zones-unauthorized).
   EC2      DescribeCapacityBlockOfferings (XML; the offerings of --capacity-blocks FILE, a JSON list of
            {"region", "instance_type", "availability_zone", "instance_count", "start", "end",
-           "duration_hours", "duration_minutes", "upfront_fee", "currency", "id"[, "tenancy"]}
-           in the signing region whose type, count and duration hours equal the request's and
+           "duration_hours", "duration_minutes", "upfront_fee", "currency", "id"[, "tenancy"]
+           [, "ultraserver_type", "ultraserver_count"]} in the signing region whose type and count
+           (UltraserverType and UltraserverCount for an UltraServer's) and duration hours equal the request's and
            whose start/end lie in StartDateRange/EndDateRange; CapacityDurationHours required,
            MaxResults 1..1000 or --ec2-page-size per page, NextToken pagination).
   Savings Plans  POST /DescribeSavingsPlansOfferingRates (REST-JSON, signing name "savingsplans"):
@@ -546,17 +547,25 @@ def default_network(state, op, region):
 
 
 # DescribeInstanceTypes' networkInfo as AWS states it: (efaSupported, maximumEfaInterfaces,
-# maximumNetworkInterfaces per network card); any other type: no EFA, one card.  tests/sweep/fake_ec2.py
-# serves the same.
-EFA_TYPES = {"p4d.24xlarge": (True, 4, [15] * 4), "p5.48xlarge": (True, 32, [2] * 32), "g5.12xlarge": (True, 1, [15])}
+# maximumNetworkInterfaces per network card[, each card's InterfaceTypes]); any other type: no EFA,
+# one card.  Without the fourth, every card names all three types, as AWS's answer does for these
+# (moto's copy of AWS's data); p6-b300.48xlarge's card 0 takes ENA only (aws-parallelcluster
+# #7143).  tests/sweep/fake_ec2.py serves the same.
+ALL_IF = ["interface", "efa", "efa-only"]
+EFA_TYPES = {"p4d.24xlarge": (True, 4, [15] * 4), "p5.48xlarge": (True, 32, [2] * 32), "g5.12xlarge": (True, 1, [15]),
+             "p6-b300.48xlarge": (True, 16, [4] * 17, [["interface"]] + [ALL_IF] * 16)}
 
 
-def instance_types_xml(types):
+def instance_types_xml(types, table=None):
     items = []
     for t in types:
-        efa, max_efa, cards = EFA_TYPES.get(t, (False, 0, [4]))
+        shape = (table or {}).get(t) or EFA_TYPES.get(t, (False, 0, [4]))
+        efa, max_efa, cards = shape[:3]
+        kinds = shape[3] if len(shape) > 3 else [ALL_IF if efa else ["interface"]] * len(cards)
         card_xml = "".join("<item><networkCardIndex>%d</networkCardIndex><maximumNetworkInterfaces>%d"
-                           "</maximumNetworkInterfaces></item>" % (k, m) for k, m in enumerate(cards))
+                           "</maximumNetworkInterfaces><interfaceTypeSet>%s</interfaceTypeSet></item>" % (
+                               k, m, "".join("<item>%s</item>" % x for x in kinds[k]))
+                           for k, m in enumerate(cards))
         items.append("<item><instanceType>%s</instanceType><networkInfo><maximumNetworkCards>%d</maximumNetworkCards>"
                      "<networkCards>%s</networkCards><efaSupported>%s</efaSupported>%s</networkInfo></item>" % (
                          t, len(cards), card_xml, "true" if efa else "false",
@@ -673,7 +682,8 @@ def describe_capacity_block_offerings(state, region, params):
         return ec2_error(400, "MissingParameter", "The request must contain the parameter CapacityDurationHours")
     try:
         hours = int(params["CapacityDurationHours"])
-        count = int(params.get("InstanceCount", "1"))
+        ultra = params.get("UltraserverType")
+        count = int(params.get("UltraserverCount" if ultra else "InstanceCount", "1"))
         lo = parse_ts(params["StartDateRange"]) if "StartDateRange" in params else None
         hi = parse_ts(params["EndDateRange"]) if "EndDateRange" in params else None
         page = int(params.get("MaxResults", state.args.ec2_page_size))
@@ -683,9 +693,14 @@ def describe_capacity_block_offerings(state, region, params):
     if not 1 <= page <= 1000:
         return ec2_error(400, "InvalidParameterValue", "MaxResults must be between 1 and 1000")
     page = min(page, state.args.ec2_page_size)
+    if ultra and ("InstanceType" in params or "InstanceCount" in params):
+        return ec2_error(400, "InvalidParameterCombination", "UltraserverType and InstanceType/InstanceCount together")
+    # an UltraServer is asked by its type and count (an offering of UltraServers answers no other question)
     rows = [b for b in state.blocks
-            if b["region"] == region and b["instance_type"] == params.get("InstanceType") and
-            b["instance_count"] == count and b["duration_hours"] == hours and
+            if b["region"] == region and
+            ((b.get("ultraserver_type") == ultra and b.get("ultraserver_count") == count) if ultra else
+             (not b.get("ultraserver_type") and b["instance_type"] == params.get("InstanceType") and
+              b["instance_count"] == count)) and b["duration_hours"] == hours and
             (lo is None or parse_ts(b["start"]) >= lo) and (hi is None or parse_ts(b["end"]) <= hi)]
     chunk = rows[off:off + page]
     items = "".join(
@@ -693,10 +708,12 @@ def describe_capacity_block_offerings(state, region, params):
         "<availabilityZone>%s</availabilityZone><instanceCount>%d</instanceCount><startDate>%s</startDate>"
         "<endDate>%s</endDate><capacityBlockDurationHours>%d</capacityBlockDurationHours>"
         "<capacityBlockDurationMinutes>%d</capacityBlockDurationMinutes><upfrontFee>%s</upfrontFee>"
-        "<currencyCode>%s</currencyCode><tenancy>%s</tenancy></item>"
+        "<currencyCode>%s</currencyCode><tenancy>%s</tenancy>%s</item>"
         % (b["id"], b["instance_type"], b["availability_zone"], b["instance_count"], b["start"], b["end"],
            b["duration_hours"], b.get("duration_minutes", 0), b["upfront_fee"], b.get("currency", "USD"),
-           b.get("tenancy", "default"))
+           b.get("tenancy", "default"),
+           "<ultraserverType>%s</ultraserverType><ultraserverCount>%d</ultraserverCount>" % (
+               b["ultraserver_type"], b["ultraserver_count"]) if b.get("ultraserver_type") else "")
         for b in chunk)
     nt = "<nextToken>%s</nextToken>" % token_for("cb", off + page) if off + page < len(rows) else ""
     return 200, ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeCapacityBlockOfferingsResponse xmlns="%s">'

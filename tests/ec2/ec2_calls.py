@@ -5,7 +5,8 @@
                             tags on instances AND volumes, user data, subnet and security group; the
                             default VPC; an AMI's architecture; DescribeInstances by id (an unknown
                             id left out) and by tag over several pages; TerminateInstances with an
-                            id EC2 does not know; DryRun; SSM GetParameter and ParameterNotFound.
+                            id EC2 does not know; DryRun; SSM GetParameter and ParameterNotFound;
+                            DescribeInstanceTypes' networks with each card's interface types.
   ec2_calls.py fake PROBE   against the fake AWS (tests/aws/aws_fake_server.py) for what moto 5.2.5 does
                             not have: placement groups (moto answers 500), the public AMI
                             parameters, a retried RunInstances keeping its ClientToken, DryRun
@@ -66,6 +67,28 @@ print(json.dumps({'vpc': vpc, 'sg': sg, 'subnets': sorted([s['SubnetId'], s['Ava
               sorted([s["id"], s["az"]] for s in got.get("subnets", [])) == want["subnets"] and want["subnets"],
               "network: %s vs %s %s" % (got, want, err))
         subnet, sg = want["subnets"][1][0], want["sg"]
+
+        # DescribeInstanceTypes' networks, each card's interface types included (moto's data is
+        # AWS's: P6-B300's card 0 takes ENA only), against boto3's reading of the same answer
+        typs = ["p6-b300.48xlarge", "p6-b200.48xlarge", "p5.48xlarge", "g6e.48xlarge", "g6e.12xlarge", "g5.xlarge"]
+        want = ec2('''
+out = {}
+for t in client.describe_instance_types(InstanceTypes=args)['InstanceTypes']:
+    n = t['NetworkInfo']
+    out[t['InstanceType']] = {'efa': n.get('EfaSupported', False),
+        'max_efa': n.get('EfaInfo', {}).get('MaximumEfaInterfaces', 0), 'cards': n.get('MaximumNetworkCards', 1),
+        'card': sorted(({'index': c['NetworkCardIndex'], 'max': c['MaximumNetworkInterfaces'],
+                         'types': sorted(c.get('InterfaceTypes', []))} for c in n.get('NetworkCards', [])),
+                       key=lambda c: c['index'])}
+print(json.dumps(out))''', *typs)
+        rc, out, err = probe(env, "types", *typs)
+        got = json.loads(out) if rc == 0 else {}
+        for c in (c for t in got.values() for c in t["card"]):
+            c["types"] = sorted(c["types"])
+        check(rc == 0 and got == want and set(got) == set(typs), "types: %s\n  vs boto3 %s %s" % (got, want, err))
+        b300 = want.get("p6-b300.48xlarge", {}).get("card", [])
+        check(b300 and b300[0]["types"] == ["interface"] and all("efa-only" in c["types"] for c in b300[1:]),
+              "moto's p6-b300 as AWS states it: card 0 ENA only: %s" % b300[:2])
 
         # an AMI's architecture (one of each moto has), an unknown AMI
         amis = ec2("""

@@ -14,6 +14,8 @@
  *     pg-tag KEY VALUE                  placement groups by tag: {"groups": [{"name", "state"}]}
  *     network                           the default VPC: {"vpc", "sg", "subnets": [{"id", "az"}]}
  *     arch AMI                          the AMI's architecture
+ *     types TYPE...                     DescribeInstanceTypes' networks: {"TYPE": {"efa", "max_efa",
+ *                                       "cards", "card": [{"index", "max", "types": [...]}]}}
  * Exit 0 when it succeeded, else the error's code (message on stderr, one line). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -144,6 +146,38 @@ static int network(aws_client *c, const char *region, ib_error *err)
     return 0;
 }
 
+static int types(aws_client *c, const char *region, char **names, int n, ib_error *err)
+{
+    ec2_type_network *net = calloc((size_t)n, sizeof *net);
+    if (!net || aws_ec2_type_networks(c, region, names, (size_t)n, net, err) != 0) {
+        free(net);
+        return net ? -1 : 2;
+    }
+    static const struct { unsigned bit; const char *name; } kinds[] = {
+        {EC2_IF_ENA, "interface"}, {EC2_IF_EFA, "efa"}, {EC2_IF_EFA_ONLY, "efa-only"}};
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) {
+        cJSON *t = cJSON_AddObjectToObject(o, names[i]);
+        cJSON_AddBoolToObject(t, "efa", net[i].efa_supported);
+        cJSON_AddNumberToObject(t, "max_efa", net[i].max_efa_interfaces);
+        cJSON_AddNumberToObject(t, "cards", net[i].max_network_cards);
+        cJSON *cards = cJSON_AddArrayToObject(t, "card");
+        for (int k = 0; k < EC2_CARDS_MAX; k++) {
+            if (!net[i].card_max_interfaces[k]) continue;
+            cJSON *card = cJSON_CreateObject();
+            cJSON_AddNumberToObject(card, "index", k);
+            cJSON_AddNumberToObject(card, "max", net[i].card_max_interfaces[k]);
+            cJSON *ty = cJSON_AddArrayToObject(card, "types");
+            for (size_t b = 0; b < sizeof kinds / sizeof *kinds; b++)
+                if (net[i].card_types[k] & kinds[b].bit) cJSON_AddItemToArray(ty, cJSON_CreateString(kinds[b].name));
+            cJSON_AddItemToArray(cards, card);
+        }
+    }
+    print_json(o);
+    free(net);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int a = 1;
@@ -197,6 +231,8 @@ int main(int argc, char **argv)
         char arch[16];
         rc = aws_ec2_image_arch(c, region, args[0], arch, &err);
         if (rc == 0) printf("%s\n", arch);
+    } else if (!strcmp(cmd, "types") && n >= 1) {
+        rc = types(c, region, args, n, &err);
     } else {
         fprintf(stderr, "ec2_probe: bad command\n");
         rc = 2;

@@ -15,6 +15,8 @@ usage: prices_markets.py INSTBENCH PRICE_DATA_DIR CASE
   usage    bad input: exit 2 with a clear message, before any request
   hostile  hex, whitespace, subnormal and impossible-date answers refused naming the field; an
            offering already started left out and said; CSV cells the JSON's text; "never" pays
+  ultraservers  UltraServer offerings (UltraserverType/UltraserverCount) and P6 blocks, priced per
+           instance and per accelerator, botocore's requests
 """
 import csv
 import datetime
@@ -469,9 +471,78 @@ def case_usage():
         check(p.stdout == "", "%s printed %r" % (args, p.stdout))
 
 
+def case_ultraservers():
+    """UltraServer blocks asked by UltraserverType/UltraserverCount (botocore's EC2 model), priced per
+    instance and per accelerator over the UltraServer's instances; P6 blocks of loose instances."""
+    gb200 = {"ultraserver_type": "u-p6e-gb200x72", "ultraserver_count": 1}
+    offers = [
+        # one u-p6e-gb200x72 (18 p6e-gb200.36xlarge, 4 GPUs each: AWS's P6e-GB200 UltraServers) for 2 days
+        offering(21, "us-east-1", "p6e-gb200.36xlarge", "us-east-1-dfw-2a", 18, 4, 2, "123456.78", **gb200),
+        # distractors: two UltraServers; the same instances sold loose; an UltraServer of another type
+        offering(22, "us-east-1", "p6e-gb200.36xlarge", "us-east-1-dfw-2a", 36, 4, 2, "240000",
+                 ultraserver_type="u-p6e-gb200x72", ultraserver_count=2),
+        offering(23, "us-east-1", "p6e-gb200.36xlarge", "us-east-1-dfw-2a", 18, 4, 2, "1"),
+        offering(24, "us-east-1", "p6e-gb200.36xlarge", "us-east-1-dfw-2a", 9, 4, 2, "60000",
+                 ultraserver_type="u-p6e-gb200x36", ultraserver_count=1),
+        # a P6 block of loose instances: 2 x p6-b200.48xlarge (8 GPUs each) for 2 days
+        offering(25, "us-east-1", "p6-b200.48xlarge", "us-east-1a", 2, 2, 2, "5400.96"),
+    ]
+    path = os.path.join(TMP, "blocks.json")
+    with open(path, "w") as f:
+        json.dump(offers, f)
+    gpus = {"p6e-gb200.36xlarge": 4, "p6-b200.48xlarge": 8}
+    fake = FakeAws("--capacity-blocks", path, "--timeout", "120")
+    try:
+        e = env(fake)
+        for what, args, want_id, params in (
+                ("UltraServer", ["u-p6e-gb200x72", "--nodes", "1"], "cb-%017x" % 21,
+                 {"UltraserverType": "u-p6e-gb200x72", "UltraserverCount": 1}),
+                ("P6", ["p6-b200.48xlarge", "--nodes", "2"], "cb-%017x" % 25,
+                 {"InstanceType": "p6-b200.48xlarge", "InstanceCount": 2})):
+            fake.control(reset_stats=True)
+            p = run(["--market", "capacity-block", "--instance-types"] + args + ["--duration", "2d", "--regions",
+                                                                                  "us-east-1", "--format", "json"], e)
+            doc = valid(json.loads(p.stdout), what)
+            got = {o["offering_id"]: o for o in doc["offerings"]}
+            check(sorted(got) == [want_id], "%s: offerings shown %s, wanted %s" % (what, sorted(got), want_id))
+            o = next(x for x in offers if x["id"] == want_id)
+            g = got.get(want_id, {})
+            per_inst = float(o["upfront_fee"]) / (o["instance_count"] * 48.0)
+            check(g.get("instance_type") == o["instance_type"] and g.get("instance_count") == o["instance_count"] and
+                  g.get("ultraserver_type") == o.get("ultraserver_type") and
+                  g.get("ultraserver_count") == o.get("ultraserver_count"), "%s: %s" % (what, g))
+            check(g and math.isclose(g["usd_per_instance_hour"], per_inst, rel_tol=1e-12),
+                  "%s: $/instance-h %s, wanted %s" % (what, g.get("usd_per_instance_hour"), per_inst))
+            pa = g.get("usd_per_accelerator_hour")
+            # the catalogue may not know the type's accelerators: then no figure, never a wrong one
+            check(pa is None or math.isclose(pa, per_inst / gpus[o["instance_type"]], rel_tol=1e-12),
+                  "%s: $/accel-h %s, wanted %s" % (what, pa, per_inst / gpus[o["instance_type"]]))
+            log = [r for r in fake.stats()["requests_log"] if r["op"] == "DescribeCapacityBlockOfferings"]
+            want = botocore_form("DescribeCapacityBlockOfferings",
+                                 dict(params, CapacityDurationHours=48, MaxResults=1000))
+            check(len(log) == 1 and log[0]["form"] == want, "%s: request %s\n  botocore: %s" % (what, log, want))
+        p = run(["--market", "capacity-block", "--instance-types", "u-p6e-gb200x72", "--nodes", "1", "--duration", "2d",
+                 "--regions", "us-east-1", "--format", "csv"], e)
+        rows = list(csv.DictReader(p.stdout.splitlines()))
+        check(len(rows) == 1 and rows[0]["ultraserver_type"] == "u-p6e-gb200x72" and rows[0]["ultraserver_count"] == "1"
+              and rows[0]["instance_count"] == "18", "csv: %s" % rows)
+        p = run(["--market", "capacity-block", "--instance-types", "u-p6e-gb200x72", "--nodes", "1", "--duration", "2d",
+                 "--regions", "us-east-1", "--format", "table", "--wide"], e)
+        check("18 (1 x u-p6e-gb200x72)" in p.stdout, "table:\n%s" % p.stdout)
+        # an UltraServer is sold as a block only; a family AWS sells no block of is refused
+        p = run(["--market", "spot", "--instance-types", "u-p6e-gb200x72", "--regions", "us-east-1"], e, rc=2)
+        check("UltraServer" in p.stderr and "capacity-block" in p.stderr, "spot: %s" % p.stderr)
+        p = run(["--market", "capacity-block", "--instance-types", "u-g6ex8", "--duration", "2d",
+                 "--regions", "us-east-1"], e, rc=2)
+        check("no Capacity Block is sold for u-g6ex8" in p.stderr, "u-g6ex8: %s" % p.stderr)
+    finally:
+        fake.stop()
+
+
 try:
     {"blocks": case_blocks, "plans": case_plans, "offline": case_offline, "usage": case_usage,
-     "hostile": case_hostile}[CASE]()
+     "hostile": case_hostile,
+     "ultraservers": case_ultraservers}[CASE]()
     print("ok [%s]" % CASE)
 finally:
     shutil.rmtree(TMP, ignore_errors=True)

@@ -38,13 +38,21 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
   "eni_late": N                               a new instance's interfaces are missing from its first N
                                               DescribeNetworkInterfaces (AssociateAddress: NotFound)
   "sg_in_use": N                              the next N DeleteSecurityGroup answer DependencyViolation
+  "networks": {"TYPE": [efa, max_efa, [per-card max], [[types]...]]}   DescribeInstanceTypes answers
+              that shape for TYPE (aws_fake_server.EFA_TYPES' form) instead of the table's
+  "refuse": {"TYPE": "CODE"}                  RunInstances of TYPE answers 400 CODE (a refusal that is
+                                              the candidate's, not capacity or a quota)
+RunInstances is refused (400 InvalidParameterValue), as EC2 refuses it, when an interface asks a
+network card for an InterfaceType that card does not take (DescribeInstanceTypes' InterfaceTypes),
+or an efa-only interface is the primary.
   "plant": [{"id", "region", "state", "type", "launched", "ended_at", "tags"}]   instances that exist
               without a RunInstances (launched and ended_at in epoch seconds; ended_at: the time the
               StateTransitionReason names)
 Instances live in the region that launched them: DescribeInstances and TerminateInstances signed
 for another region do not see them, as EC2's regions are apart.  An ending instance's
 StateTransitionReason (<reason>) names when it ended, as EC2's does: "User initiated (... GMT)".
-GET /__sweep: {"instances": [...], "placement_groups": [...], "calls": {op: n}, "launches": [params]}."""
+GET /__sweep: {"instances": [...], "placement_groups": [...], "calls": {op: n}, "launches": [params],
+"refused": [params of each refused RunInstances]}."""
 import json
 import os
 import sys
@@ -72,11 +80,12 @@ class Sweep:
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
                        "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": [],
                        "dry_run_denied": 0, "lose_answers": 0, "default_sg_efa": 0, "eip_limit": 5,
-                       "eni_late": 0, "sg_in_use": 0}
+                       "eni_late": 0, "sg_in_use": 0, "networks": {}, "refuse": {}}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
         self.launches = []
+        self.refused = []
         self.tokens = {}         # ClientToken -> reservation answer
         self.n = 0
         self.sgs = {}            # id -> {"name", "tags", "rules"}
@@ -189,6 +198,24 @@ def advance(i, now):
         i["ended_at"] = now
 
 
+def interfaces_refused(itype, p):
+    """Why EC2 would refuse the interfaces P asks for ITYPE ("" when it would not)."""
+    shape = SWEEP.script["networks"].get(itype) or aws_fake_server.EFA_TYPES.get(itype, (False, 0, [4]))
+    efa, cards = shape[0], shape[2]
+    kinds = shape[3] if len(shape) > 3 else [aws_fake_server.ALL_IF if efa else ["interface"]] * len(cards)
+    n = 1
+    while "NetworkInterface.%d.DeviceIndex" % n in p:
+        card = int(p.get("NetworkInterface.%d.NetworkCardIndex" % n, "0"))
+        dev = int(p["NetworkInterface.%d.DeviceIndex" % n])
+        kind = p.get("NetworkInterface.%d.InterfaceType" % n, "interface")
+        if card >= len(cards) or kind not in kinds[card]:
+            return "Network card %d of %s does not support interface type %s." % (card, itype, kind)
+        if card == 0 and dev == 0 and kind == "efa-only":
+            return "An EFA-only network interface cannot be the primary network interface."
+        n += 1
+    return ""
+
+
 def run_instances(region, p):
     s = SWEEP.script
     token = p.get("ClientToken", "")
@@ -213,6 +240,11 @@ def run_instances(region, p):
     if "NetworkInterface.1.DeviceIndex" in p and ("SubnetId" in p or "SecurityGroupId.1" in p):
         return err(400, "InvalidParameterCombination", "Network interfaces and an instance-level subnet ID or "
                    "security group may not be specified on the same request")
+    why = interfaces_refused(itype, p)
+    code = s["refuse"].get(itype)
+    if why or code:
+        SWEEP.refused.append(dict(p))
+        return err(400, code or "InvalidParameterValue", why or "the fake refuses this launch (scripted)")
     if p.get("InstanceInitiatedShutdownBehavior") != "terminate":
         return err(400, "InvalidParameterValue", "the fake wants InstanceInitiatedShutdownBehavior=terminate")
     spot = p.get("InstanceMarketOptions.MarketType") == "spot"
@@ -369,7 +401,7 @@ def addresses_settle():
 def efa_network(op, p):
     s = SWEEP.script
     if op == "DescribeInstanceTypes":   # aws_fake_server's table (EFA_TYPES)
-        return 200, aws_fake_server.instance_types_xml(numbered(p, "InstanceType"))
+        return 200, aws_fake_server.instance_types_xml(numbered(p, "InstanceType"), s["networks"])
     if op == "DescribeSecurityGroupRules":
         gid = next((v for name, vals in tag_filters(p) if name == "group-id" for v in vals), "")
         rules = [(False, "sg-0fake"), (True, None)]   # the default group: in from itself, out to 0.0.0.0/0
@@ -500,7 +532,7 @@ class SweepHandler(aws_fake_server.Handler):
                        "addresses": [{"allocation_id": k, **a} for k, a in SWEEP.addresses.items()],
                        "security_groups": [{"id": k, "name": g["name"], "tags": g["tags"]} for k, g in SWEEP.sgs.items()],
                        "placement_groups": [{"name": n, **g} for n, g in SWEEP.groups.items()],
-                       "calls": dict(SWEEP.calls), "launches": SWEEP.launches}
+                       "calls": dict(SWEEP.calls), "launches": SWEEP.launches, "refused": SWEEP.refused}
             return self.send_json(200, out, "application/json")
         return super().dispatch(method)
 

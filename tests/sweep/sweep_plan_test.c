@@ -3,7 +3,8 @@
  * Graviton families, written here from AWS's instance type list), spec forms, plans over
  * synthetic prices (unpriced, no spot price, spot above on-demand, an AMI missing), and the EFA
  * layout (efa.c) on network descriptions moto's data and the CLI test never produce: a card 0
- * that takes one interface, cards missing from the list, more EFA interfaces than cards. */
+ * that takes one interface, cards missing from the list, more EFA interfaces than cards; and each
+ * card's interface types on the shapes of P6-B300, P6-B200, P5 and G6e. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,11 +210,102 @@ static void efa_layouts(void)
                                                      "(32 EFA devices, an Elastic IP on the primary)"), "p5: %s", t);
 }
 
+/* A network as DescribeInstanceTypes states it with each card's interface types (NetworkCardInfo.
+ * InterfaceTypes): CARD0 and REST are EC2_IF_* bits of card 0 and of every further card. */
+static ec2_type_network net_typed(int max_efa, int cards, int per_card, unsigned card0, unsigned rest)
+{
+    ec2_type_network n = net(1, max_efa, cards, per_card);
+    for (int c = 0; c < cards && c < EC2_CARDS_MAX; c++) n.card_types[c] = EC2_IF_STATED | (c ? rest : card0);
+    return n;
+}
+
+/* "0/0/interface" then "C/0/efa-only" for cards FIRST..LAST, as AWS's EFA guide lays them out */
+static void efa_only_run(char *out, size_t len, const char *head, int first, int last)
+{
+    size_t k = (size_t)snprintf(out, len, "%s", head);
+    for (int c = first; c <= last && k < len; c++) k += (size_t)snprintf(out + k, len - k, " %d/0/efa-only", c);
+}
+
+/* The 2026 shapes, each as moto's copy of AWS's DescribeInstanceTypes data has it (moto 5.2.5,
+ * instance_types.json), against the layout AWS's EFA guide gives (docs.aws.amazon.com/AWSEC2/
+ * latest/UserGuide/efa-acc-inst-types.html: an ENA primary on card 0 device 0, "if the network card
+ * index 0 supports EFA" an efa-only on card 0 device 1, then efa-only on device 0 of the next
+ * cards; a single-EFA type: one "efa" interface, efa.html). */
+static void efa_card_types(void)
+{
+    const unsigned all = EC2_IF_ENA | EC2_IF_EFA | EC2_IF_EFA_ONLY;
+    sweep_efa e;
+    char t[4096], want[4096];
+    /* P6-B300: 17 cards of 4 interfaces, card 0 ENA only, 16 EFA (aws-parallelcluster #7143) */
+    ec2_type_network n = net_typed(16, 17, 4, EC2_IF_ENA, all);
+    sweep_efa_layout(&n, "p6-b300.48xlarge", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    efa_only_run(want, sizeof want, "0/0/interface", 1, 16);
+    CHECK(!strcmp(t, want) && e.devices == 16 && e.elastic_ip, "p6-b300: %s (%d devices)", t, e.devices);
+    for (int i = 0; i < e.n; i++)
+        CHECK(e.nic[i].card != 0 || !strcmp(e.nic[i].type, "interface"), "p6-b300: an EFA interface on card 0: %s", t);
+    sweep_efa_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "card 0: interface (primary); cards 1-16: efa-only (16 EFA devices, an Elastic IP on the "
+                     "primary)"), "p6-b300 text: %s", t);
+    /* P6-B200: 8 cards of 4, each takes EFA, 8 EFA */
+    n = net_typed(8, 8, 4, all, all);
+    sweep_efa_layout(&n, "p6-b200.48xlarge", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    efa_only_run(want, sizeof want, "0/0/interface 0/1/efa-only", 1, 7);
+    CHECK(!strcmp(t, want) && e.devices == 8, "p6-b200: %s", t);
+    /* more cards than EFA interfaces (the issue's reading of P6-B200; i7ie.48xlarge: 2 cards, 1 EFA) */
+    n = net_typed(4, 10, 4, all, all);
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 1/0/efa-only 2/0/efa-only 3/0/efa-only") && e.devices == 4,
+          "10 cards, 4 EFA: %s", t);
+    n = net_typed(1, 2, 15, all, all);
+    sweep_efa_layout(&n, "i7ie.48xlarge", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/efa+ip") && !e.elastic_ip, "2 cards, 1 EFA: %s", t);
+    /* P5: 32 cards of 2, each takes EFA, 32 EFA (the guide's "EFA configuration for P5") */
+    n = net_typed(32, 32, 2, all, all);
+    sweep_efa_layout(&n, "p5.48xlarge", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    efa_only_run(want, sizeof want, "0/0/interface 0/1/efa-only", 1, 31);
+    CHECK(!strcmp(t, want) && e.devices == 32 && e.n == 33, "p5 typed: %s", t);
+    /* G6e: 48xlarge 4 cards of 10 and 4 EFA; 12xlarge one card, one EFA */
+    n = net_typed(4, 4, 10, all, all);
+    sweep_efa_layout(&n, "g6e.48xlarge", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 1/0/efa-only 2/0/efa-only 3/0/efa-only"), "g6e.48xlarge: %s", t);
+    n = net_typed(1, 1, 10, all, all);
+    sweep_efa_layout(&n, "g6e.12xlarge", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/efa+ip") && e.devices == 1 && !e.elastic_ip, "g6e.12xlarge: %s", t);
+    /* one EFA on a type whose card 0 takes ENA only: the primary there, the EFA on card 1 */
+    n = net_typed(1, 2, 4, EC2_IF_ENA, all);
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/interface 1/0/efa-only") && e.devices == 1 && e.elastic_ip, "one EFA off card 0: %s", t);
+    /* a card that takes EFA with ENA but not efa-only gets "efa"; one without EFA is skipped */
+    n = net_typed(3, 4, 4, all, all);
+    n.card_types[1] = EC2_IF_STATED | EC2_IF_ENA;
+    n.card_types[2] = EC2_IF_STATED | EC2_IF_ENA | EC2_IF_EFA;
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    layout_text(&e, t, sizeof t);
+    CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 2/0/efa 3/0/efa-only") && e.devices == 3, "mixed cards: %s", t);
+    /* no card takes EFA although efaSupported says so: none, with the reason */
+    n = net_typed(4, 4, 4, EC2_IF_ENA, EC2_IF_ENA);
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    CHECK(e.n == 0 && e.devices == 0 && strstr(e.why, "no network card takes an EFA"), "no EFA card: %d %s", e.n, e.why);
+    /* card 0 names only a type this code does not know: no primary it can give, none */
+    n = net_typed(4, 4, 4, 0, all);
+    sweep_efa_layout(&n, "x.test", 2, 0, &e);
+    CHECK(e.n == 0 && strstr(e.why, "card 0"), "card 0 of unknown types: %d %s", e.n, e.why);
+}
+
 int main(void)
 {
     arch_rule();
     specs();
     plans();
     efa_layouts();
+    efa_card_types();
     return failures != 0;
 }

@@ -28,7 +28,10 @@ Python's json, never from instbench's output alone:
      code, its instances terminated, the others go on), interfaces attached late (the association
      is tried again until it takes), the group's deletion refused while EC2 still counts the
      interfaces (tried again): at the end no instance, address or security group is left.
-Usage: sweep_run_faults.py INSTBENCH"""
+  M  a launch EC2 refuses (InvalidParameterValue) fails that candidate alone, once, its placement
+     group deleted, and the others go on; a type whose card 0 takes ENA only (P6-B300's rule, here
+     on p4d.24xlarge's name) is launched with its primary alone on card 0 and EFA on cards 1-4.
+Usage: sweep_run_faults.py INSTBENCH [SCENARIO...]"""
 import glob
 import json
 import os
@@ -503,8 +506,49 @@ def scenario_l():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def scenario_m():
+    fake, home = fresh()
+    try:
+        # p4d.24xlarge served with P6-B300's card rules (card 0 ENA only, EFA on the four cards after
+        # it; the fake refuses an interface a card does not take, as EC2 does); g5.12xlarge's launch
+        # refused outright: first in line, so a refusal that stopped the sweep would leave the others unrun
+        specs = ["2xg5.12xlarge:on-demand", "2xp4d.24xlarge:on-demand", "g5.xlarge:on-demand"]
+        fake.sweep(networks={"p4d.24xlarge": [True, 4, [4] * 5, [["interface"]] + [["interface", "efa", "efa-only"]] * 4]},
+                   refuse={"g5.12xlarge": "InvalidParameterValue"})
+        rc, out, err, sid, rec = sweep(fake, home, specs, "--max-minutes", "0.15", "--max-cost", "1000",
+                                       deliver={specs[2]: ("result", 300.0)})
+        st = state_file(home, sid) if sid else {}
+        cand = {c["spec"]: c for c in st.get("candidates", [])}
+        bad = cand.get(specs[0], {})
+        check(bad.get("outcome") == "failed" and "InvalidParameterValue" in bad.get("reason", ""),
+              "M: the refused candidate fails with EC2's code: %r" % bad)
+        check(len([r for r in rec["refused"] if r.get("InstanceType") == "g5.12xlarge"]) == 1,
+              "M: a refusal is not tried in another zone: %r" % [r.get("SubnetId") for r in rec["refused"]])
+        check(bad.get("placement_group") and bad.get("placement_group_deleted") is True,
+              "M: the refused candidate's placement group deleted: %r" % bad)
+        check(cand.get(specs[2], {}).get("outcome") == "result", "M: the others go on: %r" % cand.get(specs[2]))
+        p4d = [l for l in rec["launches"] if l.get("InstanceType") == "p4d.24xlarge"]
+        nics = sorted((int(l["NetworkInterface.%d.NetworkCardIndex" % k]), int(l["NetworkInterface.%d.DeviceIndex" % k]),
+                       l["NetworkInterface.%d.InterfaceType" % k])
+                      for l in p4d for k in range(1, 20) if "NetworkInterface.%d.DeviceIndex" % k in l)
+        check(len(p4d) == 1 and nics == [(0, 0, "interface"), (1, 0, "efa-only"), (2, 0, "efa-only"), (3, 0, "efa-only"),
+                                         (4, 0, "efa-only")],
+              "M: card 0 ENA only: the primary alone there, EFA on cards 1-4: %r (refused: %r)" % (nics, rec["refused"]))
+        check(cand.get(specs[1], {}).get("outcome") == "timed out", "M: the EFA candidate ran: %r" % cand.get(specs[1]))
+        check(rc == 0, "M: a result ranked: exit 0: %d %s" % (rc, err[-2000:]))
+        check(not alive(rec) and not rec["addresses"] and not rec["security_groups"] and not groups_left(rec),
+              "M: nothing left: %r %r %r" % (alive(rec), rec["addresses"], groups_left(rec)))
+        check(st.get("phase") == "done", "M: done: %r" % st.get("phase"))
+    finally:
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 if __name__ == "__main__":   # tests/sweep/sweep_run_block.py imports the harness above
+    only = sys.argv[2:]   # scenario letters (a, d_h, m, ...): those alone; none: every one
     for s in (scenario_d_h, scenario_a, scenario_b, scenario_c, scenario_e_f, scenario_g, scenario_i, scenario_j,
-              scenario_k, scenario_l):
+              scenario_k, scenario_l, scenario_m):
+        if only and s.__name__[len("scenario_"):] not in only:
+            continue
         s()
     sys.exit(1 if failures else 0)

@@ -8,7 +8,7 @@
  *                                  networkInfo/efaInfo/maximumEfaInterfaces,
  *                                  networkInfo/maximumNetworkCards,
  *                                  networkInfo/networkCards/item/{networkCardIndex,
- *                                  maximumNetworkInterfaces},
+ *                                  maximumNetworkInterfaces, interfaceTypeSet/item},
  *                                  processorInfo/supportedArchitectures/item (the last)}
  *   DescribeSecurityGroupRulesResponse securityGroupRuleSet/item/{groupId, isEgress, ipProtocol,
  *                                  referencedGroupInfo/groupId}, nextToken
@@ -46,6 +46,7 @@ typedef struct types_ctx {
     ec2_type_network *out;
     int *seen;
     int cards[EC2_CARDS_MAX];        /* this item's cards so far, by index */
+    unsigned card_types[EC2_CARDS_MAX];
 } types_ctx;
 
 static const char *const types_what = "EC2 DescribeInstanceTypes";
@@ -60,6 +61,17 @@ static int type_card(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err)
         return -1;
     }
     t->cards[idx] = max;
+    /* interfaceTypeSet's entries, space-joined by the reader; a type EC2 adds later is skipped */
+    unsigned bits = 0;
+    for (const char *p = sub[2]; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n) bits |= EC2_IF_STATED;
+        if (n == 9 && !strncmp(p, "interface", n)) bits |= EC2_IF_ENA;
+        else if (n == 3 && !strncmp(p, "efa", n)) bits |= EC2_IF_EFA;
+        else if (n == 8 && !strncmp(p, "efa-only", n)) bits |= EC2_IF_EFA_ONLY;
+        p += n + (p[n] == ' ');
+    }
+    t->card_types[idx] = bits;
     return 0;
 }
 
@@ -67,8 +79,11 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     types_ctx *t = ctx;
     int cards[EC2_CARDS_MAX];
+    unsigned card_types[EC2_CARDS_MAX];
     memcpy(cards, t->cards, sizeof cards);
+    memcpy(card_types, t->card_types, sizeof card_types);
     memset(t->cards, 0, sizeof t->cards);
+    memset(t->card_types, 0, sizeof t->card_types);
     size_t k = 0;
     while (k < t->n && strcmp(t->types[k], v[0])) k++;
     if (k == t->n) return 0;   /* not asked: a server's extra is ignored */
@@ -83,6 +98,7 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         (o->max_network_cards = count_field(v[3], 1, EC2_CARDS_MAX, 1, types_what, "maximumNetworkCards", err)) < 0)
         return -1;
     memcpy(o->card_max_interfaces, cards, sizeof cards);
+    memcpy(o->card_types, card_types, sizeof card_types);
     /* the reader keeps a list's last item: EC2 lists "i386", "x86_64" for the x86 types that take
      * both, "arm64" alone for Graviton and Grace; a Mac's "x86_64_mac"/"arm64_mac" is neither */
     if (!strcmp(v[4], "arm64") || !strcmp(v[4], "x86_64")) snprintf(o->arch, sizeof o->arch, "%s", v[4]);
@@ -96,7 +112,7 @@ static const ec2_xml_spec types_spec = {
     .fields = {"instanceType", "networkInfo/efaSupported", "networkInfo/efaInfo/maximumEfaInterfaces",
                "networkInfo/maximumNetworkCards", "processorInfo/supportedArchitectures/item"},
     .on_item = type_item, .sub = "networkInfo/networkCards/item",
-    .sub_fields = {"networkCardIndex", "maximumNetworkInterfaces"}, .on_sub = type_card,
+    .sub_fields = {"networkCardIndex", "maximumNetworkInterfaces", "interfaceTypeSet/item"}, .on_sub = type_card,
     .what = "EC2 DescribeInstanceTypes"};
 
 int aws_ec2_parse_type_networks(const char *xml, size_t len, char *const *types, size_t n, ec2_type_network *out,

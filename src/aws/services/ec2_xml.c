@@ -50,8 +50,8 @@ typedef struct reader {
     int in_token;
     char v[EC2_XML_FIELDS][EC2_XML_VALUE_MAX];
     size_t vlen[EC2_XML_FIELDS];
-    char sv[2][EC2_XML_VALUE_MAX];
-    size_t svlen[2];
+    char sv[3][EC2_XML_VALUE_MAX];
+    size_t svlen[3];
     char next_token[4096];
     size_t token_len;
 } reader;
@@ -70,6 +70,8 @@ static int match(const char *const *names, size_t n, const char *s)
     return -1;
 }
 
+static int append(reader *r, char *dst, size_t *len, size_t cap, const char *s, int n, const char *what);
+
 /* Where an element that just opened (path already extended) sits: item, sub entry, field. */
 static void classify(reader *r)
 {
@@ -87,17 +89,25 @@ static void classify(reader *r)
     const char *rel = r->item_len ? p + r->item_len + 1 : p;
     if (r->sub_depth) {
         const char *srel = rel + r->sub_len + 1;
-        if (r->depth == r->sub_depth + 1 && (r->sub_field = match(s->sub_fields, 2, srel)) >= 0) {
+        if (r->sub_field < 0 && (r->sub_field = match(s->sub_fields, 3, srel)) >= 0) {
             r->sub_field_depth = r->depth;
-            r->svlen[r->sub_field] = 0;
-            r->sv[r->sub_field][0] = '\0';
+            size_t n = strlen(srel);
+            if (n >= 5 && !strcmp(srel + n - 5, "/item")) {
+                /* one entry of a list of strings: appended after a space */
+                if (r->svlen[r->sub_field])
+                    append(r, r->sv[r->sub_field], &r->svlen[r->sub_field], EC2_XML_VALUE_MAX, " ", 1,
+                           "value too long in an item");
+            } else {
+                r->svlen[r->sub_field] = 0;
+                r->sv[r->sub_field][0] = '\0';
+            }
         }
         return;
     }
     if (s->sub && !strcmp(rel, s->sub)) {
         r->sub_depth = r->depth;
-        r->svlen[0] = r->svlen[1] = 0;
-        r->sv[0][0] = r->sv[1][0] = '\0';
+        memset(r->svlen, 0, sizeof r->svlen);
+        for (int i = 0; i < 3; i++) r->sv[i][0] = '\0';
         return;
     }
     if (r->field < 0 && (r->field = match(s->fields, EC2_XML_FIELDS, rel)) >= 0) {

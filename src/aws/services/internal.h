@@ -17,7 +17,9 @@ int ec2_request(const char *region, char *body, aws_request *req, char **url, ib
  * The reader calls on_item once per item with the text of each field, named by its path below the
  * item ("instanceId", "instanceState/name"), "" when absent; a field element given twice keeps the
  * last.  One list nested in an item (sub: "tagSet/item") calls on_sub per entry with that entry's
- * sub_fields, before the item's on_item.  An empty item path makes the root the one item (a flat
+ * sub_fields, before the item's on_item; a sub field whose path ends "/item" is itself a list of
+ * strings ("interfaceTypeSet/item"), its entries joined by single spaces (EC2's enum values have
+ * none).  An empty item path makes the root the one item (a flat
  * answer: CreateSecurityGroupResponse/groupId).  Bounded: values of at most EC2_XML_VALUE_MAX-1 bytes (a
  * tag value is 256 characters, up to 1 KiB of UTF-8), nextToken 4 KiB, 32 levels and 512 bytes of
  * path; beyond any bound the answer is an error, never a truncation. */
@@ -30,7 +32,7 @@ typedef struct ec2_xml_spec {
     const char *fields[EC2_XML_FIELDS];        /* NULL-terminated when fewer */
     int (*on_item)(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err);
     const char *sub;                           /* optional list inside an item */
-    const char *sub_fields[2];
+    const char *sub_fields[3];
     int (*on_sub)(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err);
     const char *what;                          /* "EC2 DescribeSpotPriceHistory": error messages */
 } ec2_xml_spec;
