@@ -328,8 +328,8 @@ def json_texts(out):
 
 
 def case_hostile():
-    base = ["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--duration", "3d",
-            "--regions", "us-east-1"]
+    base = ["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--block-duration", "3d",
+            "--region", "us-east-1"]
     path = os.path.join(TMP, "blocks.json")
     # a fee or a date no AWS answer carries fails the answer, naming the field, never read another way
     # ("0x10" would be $16 to strtod, 2026-02-30 would become March 2)
@@ -387,7 +387,7 @@ def case_hostile():
         fake = FakeAws("--prices", os.path.join(DATA, "aws-accelerated-prices.csv"), "--savings-plan-rates", sp,
                        "--timeout", "120")
         try:
-            p = run(["--market", "savings-plan", "--instance-types", t, "--regions", region, "--format", "json"],
+            p = run(["--market", "savings-plan", "--instance-types", t, "--region", region, "--format", "json"],
                     env(fake), rc=1)
             check("rate" in p.stderr and p.stdout == "", "rate %r: %s" % (bad, p.stderr))
         finally:
@@ -400,7 +400,7 @@ def case_hostile():
                    "--timeout", "120")
     try:
         e = env(fake)
-        q = ["--market", "savings-plan", "--instance-types", t, "--regions", region, "--nodes", "3"]
+        q = ["--market", "savings-plan", "--instance-types", t, "--region", region, "--nodes", "3"]
         p = run(q + ["--format", "json"], e)
         g = valid(json.loads(p.stdout), "never")["rates"][0]
         check(g["break_even_utilisation"] == "never", "json break-even %r" % g["break_even_utilisation"])
@@ -500,7 +500,7 @@ def case_ultraservers():
                 ("P6", ["p6-b200.48xlarge", "--nodes", "2"], "cb-%017x" % 25,
                  {"InstanceType": "p6-b200.48xlarge", "InstanceCount": 2})):
             fake.control(reset_stats=True)
-            p = run(["--market", "capacity-block", "--instance-types"] + args + ["--duration", "2d", "--regions",
+            p = run(["--market", "capacity-block", "--instance-types"] + args + ["--block-duration", "2d", "--region",
                                                                                   "us-east-1", "--format", "json"], e)
             doc = valid(json.loads(p.stdout), what)
             got = {o["offering_id"]: o for o in doc["offerings"]}
@@ -521,19 +521,19 @@ def case_ultraservers():
             want = botocore_form("DescribeCapacityBlockOfferings",
                                  dict(params, CapacityDurationHours=48, MaxResults=1000))
             check(len(log) == 1 and log[0]["form"] == want, "%s: request %s\n  botocore: %s" % (what, log, want))
-        p = run(["--market", "capacity-block", "--instance-types", "u-p6e-gb200x72", "--nodes", "1", "--duration", "2d",
-                 "--regions", "us-east-1", "--format", "csv"], e)
+        p = run(["--market", "capacity-block", "--instance-types", "u-p6e-gb200x72", "--nodes", "1", "--block-duration", "2d",
+                 "--region", "us-east-1", "--format", "csv"], e)
         rows = list(csv.DictReader(p.stdout.splitlines()))
         check(len(rows) == 1 and rows[0]["ultraserver_type"] == "u-p6e-gb200x72" and rows[0]["ultraserver_count"] == "1"
               and rows[0]["instance_count"] == "18", "csv: %s" % rows)
-        p = run(["--market", "capacity-block", "--instance-types", "u-p6e-gb200x72", "--nodes", "1", "--duration", "2d",
-                 "--regions", "us-east-1", "--format", "table", "--wide"], e)
+        p = run(["--market", "capacity-block", "--instance-types", "u-p6e-gb200x72", "--nodes", "1", "--block-duration", "2d",
+                 "--region", "us-east-1", "--format", "table", "--wide"], e)
         check("18 (1 x u-p6e-gb200x72)" in p.stdout, "table:\n%s" % p.stdout)
         # an UltraServer is sold as a block only; a family AWS sells no block of is refused
-        p = run(["--market", "spot", "--instance-types", "u-p6e-gb200x72", "--regions", "us-east-1"], e, rc=2)
+        p = run(["--market", "spot", "--instance-types", "u-p6e-gb200x72", "--region", "us-east-1"], e, rc=2)
         check("UltraServer" in p.stderr and "capacity-block" in p.stderr, "spot: %s" % p.stderr)
-        p = run(["--market", "capacity-block", "--instance-types", "u-g6ex8", "--duration", "2d",
-                 "--regions", "us-east-1"], e, rc=2)
+        p = run(["--market", "capacity-block", "--instance-types", "u-g6ex8", "--block-duration", "2d",
+                 "--region", "us-east-1"], e, rc=2)
         check("no Capacity Block is sold for u-g6ex8" in p.stderr, "u-g6ex8: %s" % p.stderr)
     finally:
         fake.stop()

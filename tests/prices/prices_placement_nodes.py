@@ -69,7 +69,7 @@ try:
 
     def prices(*extra):
         args = [BIN, "prices", "--instance-types", "%s,%s" % (FOUR, ONE), "--nodes", "4,1", "--market", "spot",
-                "--regions", REGION] + list(extra)
+                "--region", REGION] + list(extra)
         r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
         return r.returncode, r.stdout, r.stderr
 

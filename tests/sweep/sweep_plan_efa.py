@@ -63,7 +63,7 @@ with MotoServer() as m, tempfile.TemporaryDirectory() as tmp:
         env.update({"AWS_ENDPOINT_URL_SSM": fake.url, "XDG_CACHE_HOME": os.path.join(tmp, "cache"), "HOME": tmp})
         known, missing = [], []
         for t in TYPES:
-            r = subprocess.run([BIN, "prices", "--source", "snapshot", "--instance-types", t, "--regions", "us-east-1",
+            r = subprocess.run([BIN, "prices", "--source", "snapshot", "--instance-types", t, "--region", "us-east-1",
                                 "--format", "json"], env=env, capture_output=True, text=True, timeout=60)
             (known if r.returncode == 0 else missing).append(t)
         if missing:
@@ -72,7 +72,7 @@ with MotoServer() as m, tempfile.TemporaryDirectory() as tmp:
         check(b300 and b300[0].get("InterfaceTypes") == ["interface"],
               "moto's p6-b300.48xlarge is not AWS's (card 0 ENA only): %s" % b300[:1])
         cands = ["2x%s:on-demand" % t for t in known]
-        r = subprocess.run([BIN, "sweep", "plan", "--region", "us-east-1", "--candidates", ",".join(cands), "--prices",
+        r = subprocess.run([BIN, "sweep", "plan", "--region", "us-east-1", "--candidates", ",".join(cands), "--source",
                             "snapshot", "--max-minutes", "10", "--format", "json"], env=env, capture_output=True,
                            text=True, timeout=300)
         plan = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}

@@ -65,7 +65,7 @@ static void documented(void)
         CHECK(f.accel_kind == cases[i].kind, "%s: kind %d", cases[i].type, (int)f.accel_kind);
         CHECK(f.source && !strncmp(f.source, "https://", 8), "%s: no source page", cases[i].type);
         int ours = cases[i].kind == INSTANCE_ACCEL_NVIDIA;
-        CHECK(!f.not_measurable == ours, "%s: measurable %d", cases[i].type, !f.not_measurable);
+        CHECK((!f.not_measurable) == ours, "%s: measurable %d", cases[i].type, !f.not_measurable);
     }
     instance_type_facts f;
     instance_type_facts_get("p6e-gb200.36xlarge", &f);
