@@ -42,7 +42,7 @@ int args_usage_error(const arg_command *c, const char *fmt, ...)
     va_start(ap, fmt);
     const char *sp = c->name[0] ? " " : "";
     fprintf(stderr, "instbench%s%s: ", sp, c->name);
-    vfprintf(stderr, fmt, ap);
+    util_term_vprintf(stderr, fmt, ap);   /* the values quoted came from argv: never raw on a terminal */
     fprintf(stderr, " (try: instbench%s%s --help)\n", sp, c->name);
     va_end(ap);
     return IB_EXIT_USAGE;
@@ -144,11 +144,27 @@ static void join_choices(const char *const *ch, char *out, size_t n)
     }
 }
 
+static int is_space(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
+
+/* The one trimming rule of every flag value: none.  A value (or a list's item) with whitespace
+ * around it is refused, whatever the flag's kind, so ' 3d', '3d ' and ' 2' all get the same answer
+ * (each parser used to decide for itself: strtol skipped it in front, a string kept it). */
+static int space_around(const char *v, int list)
+{
+    size_t n = strlen(v);
+    if (n && (is_space(v[0]) || is_space(v[n - 1]))) return 1;
+    for (const char *comma = list ? strchr(v, ',') : NULL; comma; comma = strchr(comma + 1, ','))
+        if ((comma > v && is_space(comma[-1])) || is_space(comma[1])) return 1;
+    return 0;
+}
+
 static int take_value(const arg_command *c, const arg_spec *s, const char *v)
 {
     char why[256], dym[128];
     const char *p;
     int rc;
+    if (s->kind != ARG_FLAG && v && space_around(v, s->kind == ARG_LIST))
+        return args_usage_error(c, "%s: '%s' has whitespace around it: give the value alone", s->name, v);
     switch (s->kind) {
     case ARG_FLAG:
         *(int *)s->dst = 1;
