@@ -6,6 +6,8 @@ instbench_add_unit_test(util_suggest ${CMAKE_CURRENT_LIST_DIR}/util_suggest.c)
 # Issue 33's readers of untrusted text: \u0000 in JSON strings, UTF-8 machine names, bounded reads of
 # regular files only (a FIFO, a link, /dev/zero, a 300 MB file refused).
 instbench_add_unit_test(util_hostile_text ${CMAKE_CURRENT_LIST_DIR}/util_hostile_text.c)
-foreach(t util_safewrite util_suggest util_hostile_text)
+# Issue 39: the one date parser refuses impossible dates (2026-02-30) instead of rolling them over.
+instbench_add_unit_test(util_dates ${CMAKE_CURRENT_LIST_DIR}/util_dates.c)
+foreach(t util_safewrite util_suggest util_hostile_text util_dates)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
