@@ -61,3 +61,7 @@ foreach(case blocks plans offline usage)
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_markets.py ${INSTBENCH_BIN}
                    ${INSTBENCH_PRICE_DATA} ${case})
 endforeach()
+# Issue 39: a pattern with --market capacity-block means the types sold as blocks ('p*' leaves
+# p3.2xlarge out), against the fake AWS.
+add_test(NAME prices_block_patterns COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_block_patterns.py
+         ${INSTBENCH_BIN})
