@@ -36,7 +36,8 @@ fake = FakeAws("--capacity-blocks", path, "--timeout", "120")
 env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
 env.update(HOME=os.path.join(TMP, "home"), XDG_CACHE_HOME=os.path.join(TMP, "cache"), AWS_EC2_METADATA_DISABLED="true",
            AWS_CONFIG_FILE=os.path.join(TMP, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(TMP, "none"),
-           NO_COLOR="1", AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="x", AWS_ENDPOINT_URL=fake.url)
+           NO_COLOR="1", AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+           AWS_ENDPOINT_URL=fake.url)
 
 
 def run(*args):
