@@ -93,6 +93,9 @@ try:
     rc, out, err, raw = run("rank", "--prices", "snapshot", deep)
     check("nested deeper than 1000 levels" in err and "invalid JSON" not in err and "not a JSON object" not in err,
           "rank on 10,000 levels: its own message: %d %r" % (rc, err[-400:]))
+    rc, out, err, raw = run("rank", "--prices", deep, deep)   # a prices file that deep: named so too
+    check(rc != 0 and "nested deeper than 1000 levels" in err and "not valid JSON" not in err,
+          "rank --prices on 10,000 levels: its own message: %d %r" % (rc, err[-400:]))
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
 sys.exit(1 if failures else 0)
