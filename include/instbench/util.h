@@ -80,7 +80,10 @@ int util_mkdir_p(const char *dir, ib_error *err);
 /* Time. */
 double util_now_seconds(void);                 /* monotonic */
 void util_utc_iso8601(time_t t, char out[32]);  /* 2026-11-22T00:10:45Z */
-int util_parse_iso8601(const char *s, time_t *out); /* accepts ...Z, fractional seconds, +00:00 */
+/* The one date parser: YYYY-MM-DD[THH:MM:SS[.frac]][Z|+HH:MM|-HH:MM], every field a real calendar
+ * date and clock time (2026-02-30 and 2026-11-31 are refused, never rolled over); 0 ok, -1 not. */
+int util_parse_iso8601(const char *s, time_t *out);
+int util_days_in_month(int year, int month);   /* 0 when MONTH is not 1-12 */
 /* 2026-11-22T00:10:45, UTC without the Z: the ISO 8601 form that LibreOffice Calc's default CSV
  * import, Excel and pandas read as a date-time (with the Z, or with a space for the T, Calc keeps
  * the cell as text); the column's name says UTC. */
@@ -134,6 +137,11 @@ int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap);
  * \u0000<script>" reads as "c7i.large") while Python keeps the rest, so readers refuse it as they
  * refuse a duplicate key.  Returns the escape's byte offset + 1, 0 when there is none. */
 size_t util_json_escaped_nul(const char *text, size_t len);
+/* How deeply the JSON TEXT nests arrays and objects (brackets in strings not counted).  cJSON
+ * refuses more than UTIL_JSON_MAX_DEPTH levels as if the text were corrupt: readers check this
+ * first and say "nested deeper than 1000 levels" instead. */
+#define UTIL_JSON_MAX_DEPTH 1000   /* cJSON's CJSON_NESTING_LIMIT */
+size_t util_json_depth(const char *text, size_t len);
 /* The one layout of every JSON document instbench prints or writes: two-space indents, ": " after
  * keys, a final newline.  malloc'd (free it); NULL when out of memory. */
 char *util_json_print(const struct cJSON *doc);

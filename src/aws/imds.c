@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "aws/internal.h"
+#include "instbench/aws_ids.h"
 #include "instbench/imds.h"
 #include "instbench/names.h"
 
@@ -175,13 +176,7 @@ static int lifecycle_ok(const char *s)
     return 1;
 }
 
-static int instance_id_ok(const char *s)
-{
-    if (strncmp(s, "i-", 2) || !s[2]) return 0;
-    for (s += 2; *s; s++)
-        if (!((*s >= 'a' && *s <= 'f') || (*s >= '0' && *s <= '9'))) return 0;
-    return 1;
-}
+static int instance_id_ok(const char *s) { return aws_instance_id_valid(s); }
 
 int aws_imds_identity(aws_instance_identity *out, ib_error *err)
 {

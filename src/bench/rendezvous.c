@@ -15,6 +15,7 @@
  *   list; the master is the list's first host and MASTER_PORT (default 29500) the id's port.
  * - flags: --nnodes --node-rank --master-addr --master-port.
  * Parsed, checked and recorded in the result. */
+#include "instbench/aws_ids.h"
 #include "instbench/bench.h"
 
 #include <stdio.h>
@@ -49,6 +50,17 @@ static void slurm_first_host(const char *list, char *out, size_t out_len)
         while (*p && *p != '-' && *p != ',' && *p != ']' && n + 1 < out_len) out[n++] = *p++;
     }
     out[n] = '\0';
+}
+
+/* Rank 0's address as SOURCE gave it (a flag, MASTER_ADDR, the first Slurm node): a host name
+ * (RFC 1123) or an IP literal, else refused; it is recorded in the result's topology and printed,
+ * so a value with spaces or terminal escapes never goes further than this message. */
+static int take_addr(bench_rendezvous *r, const char *v, const char *source, ib_error *err)
+{
+    if (!aws_host_valid(v))
+        return ib_error_set(err, IB_EXIT_USAGE, "%s '%s' is not a host name or IP address (rank 0's address)", source, v);
+    snprintf(r->master_addr, sizeof r->master_addr, "%s", v);   /* 253 bytes at most: it fits */
+    return 0;
 }
 
 static int check_topology(bench_rendezvous *r, ib_error *err)
@@ -93,7 +105,7 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         if (f->nnodes >= 0) r->nnodes = f->nnodes;
         if (f->node_rank >= 0) r->node_rank = f->node_rank;
         if (f->master_port >= 0) r->master_port = f->master_port;
-        if (f->master_addr) snprintf(r->master_addr, sizeof r->master_addr, "%s", f->master_addr);
+        if (f->master_addr && take_addr(r, f->master_addr, "--master-addr", err)) return -1;
         r->world_size = r->nnodes * ranks;
         r->rank = r->node_rank * ranks;
     } else if ((ws && ws[0]) || (rk && rk[0])) {
@@ -119,7 +131,7 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         if (!nr_present) r->node_rank = r->rank / lws;
         if (env_int(get, "MASTER_PORT", 1, 65535, &r->master_port, &p, err)) return -1;
         const char *ma = get("MASTER_ADDR");
-        if (ma && ma[0]) snprintf(r->master_addr, sizeof r->master_addr, "%s", ma);
+        if (ma && ma[0] && take_addr(r, ma, "MASTER_ADDR", err)) return -1;
         /* In-process ranks multiply each process's share. */
         r->world_size *= ranks;
         r->rank *= ranks;
@@ -142,7 +154,7 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
                                 "or start it under torchrun",
                                 n, ranks, n);
         const char *ma = get("PET_MASTER_ADDR");
-        if (ma && ma[0]) snprintf(r->master_addr, sizeof r->master_addr, "%s", ma);
+        if (ma && ma[0] && take_addr(r, ma, "PET_MASTER_ADDR", err)) return -1;
         r->world_size = r->nnodes * ranks;
         r->rank = r->node_rank * ranks;
     } else if (sp && sp[0]) {
@@ -164,10 +176,13 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         if (!nl || !nl[0]) nl = get("SLURM_NODELIST");
         if (nl && nl[0]) {
             snprintf(r->nodelist, sizeof r->nodelist, "%s", nl);
-            slurm_first_host(nl, r->master_addr, sizeof r->master_addr);
+            char first[sizeof r->master_addr];
+            slurm_first_host(nl, first, sizeof first);
+            const char *ma = get("MASTER_ADDR");   /* given, it is the address: the list's first host is not used */
+            if (!(ma && ma[0]) && take_addr(r, first, "SLURM_JOB_NODELIST's first host", err)) return -1;
         }
         const char *ma = get("MASTER_ADDR");
-        if (ma && ma[0]) snprintf(r->master_addr, sizeof r->master_addr, "%s", ma);
+        if (ma && ma[0] && take_addr(r, ma, "MASTER_ADDR", err)) return -1;
         if (env_int(get, "MASTER_PORT", 1, 65535, &r->master_port, &p, err)) return -1;
         r->world_size = ntasks * ranks;
         r->rank = r->rank * ranks;

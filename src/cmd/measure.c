@@ -17,6 +17,7 @@
 #include "instbench/instance_type.h"
 #include "instbench/output.h"
 #include "instbench/aws.h"
+#include "instbench/aws_ids.h"
 #include "instbench/bench.h"
 #include "instbench/model.h"
 #include "instbench/prices.h"   /* the catalogue the identity flags are checked against */
@@ -84,7 +85,7 @@ static int take_seed(void *dst, const char *flag, const char *v, ib_error *err)
 
 static const char *check_host(const char *v)
 {
-    return strlen(v) <= 253 ? NULL : "is not a host name or address";
+    return aws_host_valid(v) ? NULL : "is not a host name (RFC 1123) or IP address";
 }
 
 static const char *const data_modes[] = {"host", "device", NULL};

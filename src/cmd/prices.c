@@ -696,8 +696,16 @@ static int block_family(const char *type)
     return block_family_of(type, strcspn(type, "."));
 }
 
-static int run_market(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
-                      const char *out_path)
+/* Whether TYPE is an --instance-types item itself, not only a pattern's match. */
+static int named_outright(const char *type)
+{
+    for (size_t i = 0; i < O.types.n; i++)
+        if (!prices_is_pattern(O.types.v[i]) && !strcmp(O.types.v[i], type)) return 1;
+    return 0;
+}
+
+static int run_market_types(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
+                            const char *out_path)
 {
     prices_market_args a = {.market = O.market, .types = types, .n_types = n_types, .regions = regions,
                             .n_regions = n_regions, .nodes_of = nodes_of, .duration_hours = O.duration_hours,
@@ -758,6 +766,27 @@ static int run_market(char **types, size_t n_types, char **regions, size_t n_reg
     }
     free(buf);
     return IB_EXIT_OK;
+}
+
+/* A pattern with a market means the types that market sells: 'p*' with capacity-block is the
+ * p4d, p5... types, p3.2xlarge left out; a type named outright is still refused (run_market_types). */
+static int run_market(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
+                      const char *out_path)
+{
+    if (O.market != PRICES_MARKET_BLOCK) return run_market_types(types, n_types, regions, n_regions, format, out_path);
+    char **kept = malloc((n_types ? n_types : 1) * sizeof *kept);
+    if (!kept) {
+        fprintf(stderr, "instbench prices: out of memory\n");
+        return IB_EXIT_RUNTIME;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n_types; i++)
+        if (block_family(types[i]) || named_outright(types[i])) kept[k++] = types[i];
+    int rc = k ? run_market_types(kept, k, regions, n_regions, format, out_path)
+               : args_usage_error(&cmd_prices_args, "--instance-types: none of the types they match is sold as a "
+                                  "Capacity Block");
+    free(kept);
+    return rc;
 }
 
 int cmd_prices(int argc, char **argv)

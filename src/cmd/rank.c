@@ -38,6 +38,7 @@ typedef struct rank_args {
     rank_options opt;
     rank_load_options load;
     int block_hours, plan, term, payment;    /* the markets bought ahead: --block-duration, --plan, ... */
+    int plan_given, term_given, payment_given;   /* given at all: --plan compute is the default's index, 0 */
     const char *versus;                      /* --versus CONFIG */
     int plan_utilisation_given;              /* --plan-utilisation */
 } rank_args;
@@ -125,10 +126,12 @@ static const arg_spec rank_specs[] = {
      "on-demand only.  instbench never purchases a block or a plan", .choices = markets},
     {"--block-duration", 0, ARG_FN, NULL, "DAYS", "capacity-block: the block's length, 1d (default) to 182d as AWS sells\n"
      "them; a target longer than one block takes several, each paid whole", .fn = block_duration_flag},
-    {"--plan", 0, ARG_CHOICE, &A.plan, NULL, "savings-plan: compute (default) or ec2-instance", .choices = plan_names},
-    {"--term", 0, ARG_CHOICE, &A.term, NULL, "savings-plan: 1y (default) or 3y", .choices = term_names},
+    {"--plan", 0, ARG_CHOICE, &A.plan, NULL, "savings-plan: compute (default) or ec2-instance", .choices = plan_names,
+     .given = &A.plan_given},
+    {"--term", 0, ARG_CHOICE, &A.term, NULL, "savings-plan: 1y (default) or 3y", .choices = term_names,
+     .given = &A.term_given},
     {"--payment", 0, ARG_CHOICE, &A.payment, NULL, "savings-plan: none (default), partial or all upfront",
-     .choices = payment_names},
+     .choices = payment_names, .given = &A.payment_given},
     {"--plan-utilisation", 0, ARG_DOUBLE, &A.opt.plan_utilisation, "F", "savings-plan: the share (0 to 1) of the term's hours the target does\n"
      "not train that the rest of your fleet keeps the plan busy (default 0:\n"
      "nothing else uses it, so COST to a target is the whole term's\n"
@@ -354,9 +357,9 @@ static int parse_args(int argc, char **argv, rank_args *a)
         return args_usage_error(c, "--block-duration prices a Capacity Block: it needs --market capacity-block or all");
     if (a->plan_utilisation_given && !(o->markets & RANK_MARKETS_PLAN))
         return args_usage_error(c, "--plan-utilisation prices a Savings Plan: it needs --market savings-plan or all");
-    if ((a->plan || a->term || a->payment) && !(o->markets & RANK_MARKETS_PLAN))
+    if ((a->plan_given || a->term_given || a->payment_given) && !(o->markets & RANK_MARKETS_PLAN))
         return args_usage_error(c, "%s prices a Savings Plan: it needs --market savings-plan or all",
-                                a->plan ? "--plan" : a->term ? "--term" : "--payment");
+                                a->plan_given ? "--plan" : a->term_given ? "--term" : "--payment");
     a->format = a->format_i >= 0 ? formats[a->format_i] : a->out_path ? format_of_path(a->out_path)
                 : util_isatty_stdout() ? "table" : "json";
     o->spot.off = a->spot_risk == 1;

@@ -10,6 +10,7 @@
 
 #include "cmd/cmd.h"
 #include "instbench/instance_type.h"
+#include "instbench/aws_ids.h"
 #include "instbench/output.h"
 #include "instbench/suggest.h"
 
@@ -95,16 +96,14 @@ int sweep_flags_check(const arg_command *cmd, sweep_flags *f)
         return args_usage_error(cmd, "--region: '%s' is not an AWS region instbench knows%s", f->region,
                                 args_did_you_mean(prices_suggest_region(f->region), dym, sizeof dym));
     if (f->ami) {
-        size_t n = strlen(f->ami), hex = n > 4 ? strspn(f->ami + 4, "0123456789abcdef") : 0;
-        if (strncmp(f->ami, "ami-", 4) != 0 || (hex != 8 && hex != 17) || n != 4 + hex)
+        if (!aws_ami_id_valid(f->ami))
             return args_usage_error(cmd, "--ami: '%s' is not an AMI ID like ami-0123456789abcdef0", f->ami);
     }
     size_t blocks = 0;
     for (size_t i = 0; i < f->n_cands; i++) blocks += f->cands[i].block;
     if (f->capacity_reservation) {
         const char *id = f->capacity_reservation;
-        size_t hex = strlen(id) > 3 ? strspn(id + 3, "0123456789abcdef") : 0;
-        if (strncmp(id, "cr-", 3) != 0 || (hex != 8 && hex != 17) || strlen(id) != 3 + hex)
+        if (!aws_capacity_reservation_id_valid(id))
             return args_usage_error(cmd, "--capacity-reservation: '%s' is not a Capacity Reservation ID like "
                                     "cr-0123456789abcdef0", id);
         if (blocks != 1)

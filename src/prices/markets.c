@@ -18,8 +18,10 @@ const char *markets_block_duration_problem(const char *v, int *hours)
 {
     static char why[256];
     char *end;
-    long n = strtol(v, &end, 10);
+    /* digits first: strtol would also take " 3d" and "+3d", which no other flag takes */
+    long n = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : 0;
     int per = 1;
+    if (n == 0) end = (char *)v;
     if (end == v || n <= 0 || n > 182 * 24 || (*end && strcmp(end, "h") && strcmp(end, "d")))
         return "is not a duration like 3d, 14d or 72h (days, or hours with h or no unit)";
     if (!strcmp(end, "d")) per = 24;

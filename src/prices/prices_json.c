@@ -345,6 +345,9 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
     memset(out, 0, sizeof *out);
     if (util_json_escaped_nul(text, len))
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: \\u0000 in a string (JSON readers disagree on what follows it)", rd.what);
+    if (util_json_depth(text, len) > UTIL_JSON_MAX_DEPTH)   /* valid JSON cJSON will not read: say why */
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: nested deeper than %d levels (a prices file is 4)", rd.what,
+                            UTIL_JSON_MAX_DEPTH);
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: not valid JSON", rd.what);
     int rc = -1;

@@ -389,6 +389,8 @@ int rank_parse_result(const char *json, size_t len, rank_result *out, char *reas
     if (memchr(json, '\0', len)) return fail(reason, rlen, "binary data, not JSON");
     size_t nul = util_json_escaped_nul(json, len);
     if (nul) return fail(reason, rlen, "\\u0000 in a string near byte %zu (JSON readers disagree on what follows it)", nul - 1);
+    if (util_json_depth(json, len) > UTIL_JSON_MAX_DEPTH)
+        return fail(reason, rlen, "nested deeper than %d levels (no result is)", UTIL_JSON_MAX_DEPTH);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root) {

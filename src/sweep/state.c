@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instbench/aws_ids.h"
 #include "instbench/util.h"
 
 #define STATE_MAX_BYTES (4u << 20)      /* 64 candidates x 64 nodes fit with room to spare */
@@ -270,6 +271,14 @@ static double get_num(reader *r, const cJSON *o, const char *key, double lo, dou
     return v->valuedouble;
 }
 
+/* A whole number in [LO, HI]: 1.7 is no network card (a cast would make it card 1 silently). */
+static int get_int(reader *r, const cJSON *o, const char *key, int lo, int hi)
+{
+    double v = get_num(r, o, key, lo, hi, 0);
+    if (!r->bad && v != (double)(int)v) bad(r, key, "is not a whole number");
+    return r->bad ? 0 : (int)v;
+}
+
 static time_t get_time(reader *r, const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -280,14 +289,6 @@ static time_t get_time(reader *r, const cJSON *o, const char *key)
         return 0;
     }
     return t;
-}
-
-/* EC2 instance ids: "i-" and 8 or 17 hex digits (moto's and the fake's have the same shape). */
-static int instance_id_valid(const char *id)
-{
-    size_t n = strlen(id);
-    if (n < 10 || n > 19 || strncmp(id, "i-", 2)) return 0;
-    return strspn(id + 2, "0123456789abcdef") == n - 2;
 }
 
 static int name_valid(const char *s)
@@ -323,8 +324,11 @@ static void read_efa(reader *r, const cJSON *o, sweep_efa *e)
     for (const cJSON *x = ifs->child; x && !r->bad; x = x->next) {
         ec2_nic *n = &e->nic[e->n++];
         if (!cJSON_IsObject(x)) return bad(r, "efa", "has an interface that is not an object");
-        n->card = (int)get_num(r, x, "network_card", 0, EC2_CARDS_MAX - 1, 0);
-        n->device = (int)get_num(r, x, "device_index", 0, 1, 0);
+        n->card = get_int(r, x, "network_card", 0, EC2_CARDS_MAX - 1);
+        n->device = get_int(r, x, "device_index", 0, 1);
+        for (int k = 0; !r->bad && k < e->n - 1; k++)   /* EC2 takes one interface per (card, device) */
+            if (e->nic[k].card == n->card && e->nic[k].device == n->device)
+                return bad(r, "efa", "gives two interfaces the same network_card and device_index");
         get_str(r, x, "interface_type", n->type, sizeof n->type, 0);
         n->public_ip = get_bool(r, x, "public_ip");
         if (!r->bad && strcmp(n->type, "interface") && strcmp(n->type, "efa") && strcmp(n->type, "efa-only"))
@@ -339,7 +343,7 @@ static void read_candidate(reader *r, const cJSON *o, sweep_state_candidate *c)
     char market[16], outcome[24];
     get_str(r, o, "spec", c->c.spec, sizeof c->c.spec, 0);
     get_str(r, o, "instance_type", c->c.type, sizeof c->c.type, 0);
-    c->c.nodes = (int)get_num(r, o, "nodes", 1, SWEEP_NODES_MAX, 0);
+    c->c.nodes = get_int(r, o, "nodes", 1, SWEEP_NODES_MAX);
     get_str(r, o, "market", market, sizeof market, 0);
     c->c.spot = !strcmp(market, "spot");
     c->c.block = !strcmp(market, "capacity-block");
@@ -347,36 +351,44 @@ static void read_candidate(reader *r, const cJSON *o, sweep_state_candidate *c)
         bad(r, "market", "is neither spot, on-demand nor capacity-block");
     if (c->c.block) {
         get_str(r, o, "capacity_reservation", c->c.reservation, sizeof c->c.reservation, 0);
+        if (!r->bad && !aws_capacity_reservation_id_valid(c->c.reservation))
+            bad(r, "capacity_reservation", "is not a Capacity Reservation id like cr-0123456789abcdef0");
         get_str(r, o, "capacity_reservation_az", c->c.reservation_az, sizeof c->c.reservation_az, 0);
+        if (!r->bad && (!c->c.reservation_az[0] || !name_valid(c->c.reservation_az)))
+            bad(r, "capacity_reservation_az", "is not an availability zone");
     }
     get_str(r, o, "ami", c->ami, sizeof c->ami, 1);
+    if (!r->bad && c->ami[0] && !aws_ami_id_valid(c->ami)) bad(r, "ami", "is not an AMI id like ami-0123456789abcdef0");
     c->usd_per_hour = get_num(r, o, "usd_per_hour_per_node", 0, 1e6, 1);
     get_str(r, o, "price_source", c->price_source, sizeof c->price_source, 1);
     get_str(r, o, "outcome", outcome, sizeof outcome, 0);
     if (!r->bad && (c->outcome = outcome_of(outcome)) == SWEEP_OUTCOME_COUNT) bad(r, "outcome", "is not an outcome");
     get_str(r, o, "reason", c->reason, sizeof c->reason, 1);
     get_str(r, o, "placement_group", c->placement_group, sizeof c->placement_group, 1);
+    if (!r->bad && c->placement_group[0] && !aws_placement_group_name_valid(c->placement_group))
+        bad(r, "placement_group", "is not a placement group name");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "placement_group_deleted");
     c->placement_group_deleted = cJSON_IsTrue(d);
     c->launched = get_time(r, o, "launched");
     c->ended = get_time(r, o, "ended");
     get_str(r, o, "result_path", c->result_path, sizeof c->result_path, 1);
     read_efa(r, o, &c->efa);
-    if (!r->bad && (!name_valid(c->c.spec) || !name_valid(c->c.type) || !name_valid(c->placement_group) ||
-                    !name_valid(c->ami)))
-        bad(r, "spec", "has characters no spec, type, AMI or placement group has");
+    if (!r->bad && !name_valid(c->c.spec)) bad(r, "spec", "has characters no candidate spec has");
+    if (!r->bad && !name_valid(c->c.type)) bad(r, "instance_type", "has characters no instance type has");
 }
 
 static void read_instance(reader *r, const cJSON *o, sweep_state_instance *in, size_t n_cand)
 {
     get_str(r, o, "id", in->id, sizeof in->id, 0);
-    if (!r->bad && !instance_id_valid(in->id)) bad(r, "id", "is not an EC2 instance id");
+    if (!r->bad && !aws_instance_id_valid(in->id)) bad(r, "id", "is not an EC2 instance id like i-0123456789abcdef0");
     if (!n_cand) return bad(r, "candidate", "names a candidate but the state has none");
-    in->candidate = (int)get_num(r, o, "candidate", 0, (double)n_cand - 1, 0);
-    in->launch_index = (int)get_num(r, o, "launch_index", 0, SWEEP_NODES_MAX - 1, 0);
+    in->candidate = get_int(r, o, "candidate", 0, (int)n_cand - 1);
+    in->launch_index = get_int(r, o, "launch_index", 0, SWEEP_NODES_MAX - 1);
     get_str(r, o, "state", in->state, sizeof in->state, 0);
     get_str(r, o, "az", in->az, sizeof in->az, 1);
     get_str(r, o, "private_ip", in->private_ip, sizeof in->private_ip, 1);
+    if (!r->bad && in->private_ip[0] && !aws_ipv4_valid(in->private_ip))
+        bad(r, "private_ip", "is not an IPv4 address like 10.0.0.1");
     get_str(r, o, "state_reason", in->state_reason, sizeof in->state_reason, 1);
     in->launched = get_time(r, o, "launched");
     in->ended = get_time(r, o, "ended");
@@ -387,12 +399,46 @@ static void read_instance(reader *r, const cJSON *o, sweep_state_instance *in, s
         get_str(r, e, "public_ip", in->eip_public_ip, sizeof in->eip_public_ip, 1);
         in->eip_associated = get_bool(r, e, "associated");
         in->eip_released = get_bool(r, e, "released");
-        if (!r->bad && (strncmp(in->eip_allocation, "eipalloc-", 9) || !name_valid(in->eip_allocation) ||
-                        strspn(in->eip_public_ip, "0123456789.:abcdef") != strlen(in->eip_public_ip)))
-            bad(r, "elastic_ip", "is not an Elastic IP's allocation and address");
+        if (!r->bad && !aws_eip_allocation_id_valid(in->eip_allocation))
+            bad(r, "elastic_ip.allocation_id", "is not an Elastic IP allocation id like eipalloc-0123456789abcdef0");
+        if (!r->bad && in->eip_public_ip[0] && !aws_ipv4_valid(in->eip_public_ip))
+            bad(r, "elastic_ip.public_ip", "is not an IPv4 address like 203.0.113.7");
     }
-    if (!r->bad && (!name_valid(in->state) || !name_valid(in->az) || !name_valid(in->state_reason)))
-        bad(r, "state", "has characters EC2 never sends");
+    if (!r->bad && !name_valid(in->state)) bad(r, "state", "has characters EC2 never sends");
+    if (!r->bad && !name_valid(in->az)) bad(r, "az", "has characters EC2 never sends");
+    if (!r->bad && !name_valid(in->state_reason)) bad(r, "state_reason", "has characters EC2 never sends");
+}
+
+/* The same id twice would count one instance's cost and addresses twice (five copies of one
+ * instance: five addresses, five times its cost), or release one Elastic IP twice: refused.
+ * Sorted copies keep this O(n log n) for the 16384 instances a state may hold. */
+typedef struct keyed { const char *key; size_t i; } keyed;
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static void refuse_duplicates(reader *r, const sweep_state *st)
+{
+    static const char *const keys[] = {"id", "elastic_ip.allocation_id"};
+    if (st->n_inst < 2) return;
+    keyed *v = malloc(st->n_inst * sizeof *v);
+    if (!v) return bad(r, "instances", "does not fit in memory");
+    for (int f = 0; f < 2 && !r->bad; f++) {
+        for (size_t i = 0; i < st->n_inst; i++) v[i] = (keyed){f ? st->inst[i].eip_allocation : st->inst[i].id, i};
+        qsort(v, st->n_inst, sizeof *v, cmp_keyed);
+        for (size_t k = 1; k < st->n_inst && !r->bad; k++) {
+            if (!v[k].key[0] || strcmp(v[k].key, v[k - 1].key)) continue;
+            char where[96], why[96];
+            snprintf(where, sizeof where, "instances[%zu]", v[k].i);
+            snprintf(why, sizeof why, "is the same as instances[%zu]'s", v[k - 1].i);
+            r->where = where;
+            bad(r, keys[f], why);
+        }
+    }
+    free(v);
 }
 
 int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *err)
@@ -401,6 +447,9 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
     if (len > STATE_MAX_BYTES) return ib_error_set(err, IB_EXIT_RUNTIME, "the state file is over %u bytes", STATE_MAX_BYTES);
     if (util_json_escaped_nul(json, len))
         return ib_error_set(err, IB_EXIT_RUNTIME, "the state file has \\u0000 in a string (readers would disagree on it)");
+    if (util_json_depth(json, len) > UTIL_JSON_MAX_DEPTH)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "the state file is nested deeper than %d levels (a state is 5)",
+                            UTIL_JSON_MAX_DEPTH);
     cJSON *doc = cJSON_ParseWithLength(json, len);
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
@@ -432,11 +481,14 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "security_group");
     if (!r.bad && g && !cJSON_IsNull(g)) {
         if (!cJSON_IsObject(g)) bad(&r, "security_group", "is not an object");
+        r.where = "state.security_group";   /* messages name the field: state.security_group.id */
         get_str(&r, g, "name", st->sg_name, sizeof st->sg_name, 0);
+        if (!r.bad && (!st->sg_name[0] || !name_valid(st->sg_name))) bad(&r, "name", "is not a security group name");
         get_str(&r, g, "id", st->sg_id, sizeof st->sg_id, 1);
+        if (!r.bad && st->sg_id[0] && !aws_security_group_id_valid(st->sg_id))
+            bad(&r, "id", "is not a security group id like sg-0123456789abcdef0");
         st->sg_deleted = get_bool(&r, g, "deleted");
-        if (!r.bad && (!name_valid(st->sg_name) || !name_valid(st->sg_id) || (st->sg_id[0] && strncmp(st->sg_id, "sg-", 3))))
-            bad(&r, "security_group", "is not a security group's name and id");
+        r.where = "state";
     }
     const cJSON *cands = cJSON_GetObjectItemCaseSensitive(doc, "candidates");
     const cJSON *insts = cJSON_GetObjectItemCaseSensitive(doc, "instances");
@@ -462,6 +514,7 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
         else if (!cJSON_IsObject(o)) bad(&r, "", "is not an object");
         else read_instance(&r, o, in, nc);
     }
+    if (!r.bad) refuse_duplicates(&r, st);
     cJSON_Delete(doc);
     if (r.bad) {
         sweep_state_free(st);

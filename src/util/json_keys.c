@@ -84,6 +84,23 @@ int util_json_duplicate_key(const struct cJSON *doc, char *path, size_t cap)
     return find(doc, path, 0, cap);
 }
 
+size_t util_json_depth(const char *text, size_t len)
+{
+    size_t depth = 0, max = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '"') {   /* brackets inside strings do not nest */
+            for (i++; i < len && text[i] != '"'; i++)
+                if (text[i] == '\\') i++;
+        } else if (ch == '[' || ch == '{') {
+            if (++depth > max) max = depth;
+        } else if ((ch == ']' || ch == '}') && depth) {
+            depth--;
+        }
+    }
+    return max;
+}
+
 /* Numbers become raw text in util_fmt_double's form: the printers below then write them as they
  * are.  cJSON frees a raw item's valuestring with free() (its default hooks; instbench sets none). */
 static int numbers_to_raw(cJSON *item)
@@ -103,16 +120,57 @@ static int numbers_to_raw(cJSON *item)
     return 0;
 }
 
+/* The code point a JSON text shows escaped, or 0: cJSON escapes C0 and '"' and '\\' only, but a
+ * terminal obeys DEL's and C1's (U+009B is CSI), the bidirectional controls reorder what is read
+ * (U+202A-202E, U+2066-2069), and U+2028/2029 end a line in JavaScript before ES2019.  They can
+ * only occur inside strings (everything else cJSON writes is ASCII), so the printed text is
+ * rewritten, byte for byte the same elsewhere. */
+static unsigned unsafe_at(const unsigned char *p, size_t *len)
+{
+    if (p[0] == 0x7F) return *len = 1, 0x7F;
+    if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) return *len = 2, p[1];
+    if (p[0] == 0xE2 && p[1] == 0x80 && p[2] >= 0xA8 && p[2] <= 0xAE) return *len = 3, 0x2000u + (p[2] - 0x80u);
+    if (p[0] == 0xE2 && p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9) return *len = 3, 0x2040u + (p[2] - 0x80u);
+    return 0;
+}
+
+/* TXT (cJSON's, freed here) with those escaped as \uNNNN; malloc'd; NULL when out of memory. */
+static char *escape_unsafe(char *txt)
+{
+    if (!txt) return NULL;
+    size_t n = strlen(txt), extra = 0, len;
+    for (const unsigned char *p = (const unsigned char *)txt; *p; p++)
+        if (unsafe_at(p, &len)) extra += 6;
+    char *out = malloc(n + extra + 1);
+    if (out) {
+        static const char hex[] = "0123456789abcdef";
+        size_t o = 0;
+        for (const unsigned char *p = (const unsigned char *)txt; *p;) {
+            unsigned cp = unsafe_at(p, &len);
+            if (!cp) {
+                out[o++] = (char)*p++;
+                continue;
+            }
+            out[o++] = '\\', out[o++] = 'u';
+            for (int i = 0; i < 4; i++) out[o++] = hex[(cp >> (12 - 4 * i)) & 15];
+            p += len;
+        }
+        out[o] = '\0';
+    }
+    cJSON_free(txt);
+    return out;
+}
+
 char *util_json_print_compact(const cJSON *doc)
 {
     if (numbers_to_raw((cJSON *)doc) != 0) return NULL;
-    return cJSON_PrintUnformatted(doc);
+    return escape_unsafe(cJSON_PrintUnformatted(doc));
 }
 
 char *util_json_print(const cJSON *doc)
 {
     if (numbers_to_raw((cJSON *)doc) != 0) return NULL;
-    char *txt = cJSON_Print(doc);
+    char *txt = escape_unsafe(cJSON_Print(doc));
     if (!txt) return NULL;
     /* cJSON indents with tabs and puts a tab after ':'.  Strings escape their tabs (\t), so every
      * raw tab is layout: re-indent with two spaces, ": " after keys, for a diff-friendly file. */
@@ -120,7 +178,7 @@ char *util_json_print(const cJSON *doc)
     for (size_t i = 0; i < n; i++) tabs += txt[i] == '\t';
     char *out = malloc(n + tabs + 2);
     if (!out) {
-        cJSON_free(txt);
+        free(txt);
         return NULL;
     }
     size_t o = 0;
@@ -131,6 +189,6 @@ char *util_json_print(const cJSON *doc)
     }
     out[o++] = '\n';
     out[o] = '\0';
-    cJSON_free(txt);
+    free(txt);
     return out;
 }

@@ -186,29 +186,57 @@ void util_fmt_double(char *out, size_t len, double v)
     }
 }
 
+/* N digits at *P into *V, advancing *P; 0 when there are not N digits. */
+static int digits(const char **p, int n, int *v)
+{
+    *v = 0;
+    for (int i = 0; i < n; i++, (*p)++) {
+        if (**p < '0' || **p > '9') return 0;
+        *v = *v * 10 + (**p - '0');
+    }
+    return 1;
+}
+
+int util_days_in_month(int year, int month)
+{
+    static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (month < 1 || month > 12) return 0;
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return days[month - 1] + (month == 2 && leap);
+}
+
+/* The one reader of dates and times (flags, state files, AWS answers): YYYY-MM-DD, optionally
+ * THH:MM:SS with a fraction, then Z, +HH:MM, -HH:MM or nothing (UTC).  Every field must be a
+ * date the calendar has: timegm would quietly make 2026-02-30 the 2nd of March and 2026-11-31
+ * the 1st of December, so a typo would become another real day. */
 int util_parse_iso8601(const char *s, time_t *out)
 {
-    struct tm tm = {0};
-    if (!s) return -1;
-    const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!rest) {
-        memset(&tm, 0, sizeof tm);
-        rest = strptime(s, "%Y-%m-%d", &tm);
-        if (!rest) return -1;
-    }
-    if (*rest == '.') {
-        rest++;
-        while (*rest >= '0' && *rest <= '9') rest++;
+    int y, mo, d, h = 0, mi = 0, sec = 0;
+    if (!s || !digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' || !digits(&s, 2, &d))
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > util_days_in_month(y, mo)) return -1;
+    if (*s == 'T') {
+        s++;
+        if (!digits(&s, 2, &h) || *s++ != ':' || !digits(&s, 2, &mi) || *s++ != ':' || !digits(&s, 2, &sec))
+            return -1;
+        if (h > 23 || mi > 59 || sec > 59) return -1;
+        if (*s == '.') {
+            s++;
+            if (*s < '0' || *s > '9') return -1;
+            while (*s >= '0' && *s <= '9') s++;
+        }
     }
     long off = 0;
-    if (*rest == 'Z') rest++;
-    else if (*rest == '+' || *rest == '-') {
-        int hh = 0, mm = 0;
-        if (sscanf(rest + 1, "%2d:%2d", &hh, &mm) < 1) return -1;
-        off = (hh * 3600L + mm * 60L) * (*rest == '-' ? -1 : 1);
-        rest += strlen(rest);
+    if (*s == 'Z') s++;
+    else if (*s == '+' || *s == '-') {
+        int sign = *s++ == '-' ? -1 : 1, oh, om = 0;
+        if (!digits(&s, 2, &oh)) return -1;
+        if (*s == ':' && (s++, !digits(&s, 2, &om))) return -1;
+        if (oh > 23 || om > 59) return -1;
+        off = sign * (oh * 3600L + om * 60L);
     }
-    if (*rest != '\0') return -1;
+    if (*s != '\0') return -1;
+    struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec};
     *out = timegm(&tm) - off;
     return 0;
 }
@@ -278,7 +306,8 @@ static int has_space(const char *s)
 static int not_a_number(const char *s)
 {
     if (!s || !*s) return UTIL_NUM_EMPTY;
-    return has_space(s) ? UTIL_NUM_SPACE : 0;
+    if (has_space(s)) return UTIL_NUM_SPACE;
+    return *s == '+' ? UTIL_NUM_SYNTAX : 0;   /* one spelling per number: "+2" is refused as " 2" is */
 }
 
 int util_parse_int(const char *s, long min, long max, long *out)

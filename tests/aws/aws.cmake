@@ -33,3 +33,6 @@ add_test(NAME aws_config_botocore
 # What the client prints: no endpoint password, error bodies reduced to code and first line,
 # invalid regions and unsupported credential sources named.
 add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_hygiene.py ${INSTBENCH_BIN})
+
+# Issue 39: the shapes of AWS identifiers, IPv4 and host names (src/aws/ids.c), hand-worked cases.
+instbench_add_unit_test(aws_ids ${CMAKE_CURRENT_LIST_DIR}/aws_ids.c)

@@ -6,6 +6,9 @@ add_test(NAME cli_stdout COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}
 add_test(NAME cli_files COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_files.py ${INSTBENCH_BIN})
 # One option parser for every command: --flag=value, --, unknown flags, missing values, ranges.
 add_test(NAME cli_args COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_args.py ${INSTBENCH_BIN})
+# Issue 39: one trimming rule for every flag value, argv escaped in every message, impossible dates
+# refused, flags of a market not chosen refused, deep JSON named.
+add_test(NAME cli_flag_rules COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_flag_rules.py ${INSTBENCH_BIN})
 # --version: the build's features (oneDNN, CPU ISA, bf16 mode, CUDA and NCCL built with).
 if(TARGET instbench_cuda)
   set(_cli_cuda ON)

@@ -68,3 +68,7 @@ endforeach()
 add_test(NAME prices_placement_nodes
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_placement_nodes.py ${INSTBENCH_BIN}
                  ${INSTBENCH_PRICE_DATA})
+# Issue 39: a pattern with --market capacity-block means the types sold as blocks ('p*' leaves
+# p3.2xlarge out), against the fake AWS.
+add_test(NAME prices_block_patterns COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_block_patterns.py
+         ${INSTBENCH_BIN})

@@ -62,6 +62,10 @@ add_test(NAME sweep_state_hostile COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_
          ${_sweep_hostile_mode})
 set_tests_properties(sweep_state_hostile PROPERTIES TIMEOUT 600)
 
+# Issue 39: the state file held to AWS's id and address shapes (each refusal names its field), no
+# duplicate instance, no impossible EFA layout or date, deep JSON named; escapes in JSON and messages.
+add_test(NAME sweep_state_shapes COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_state_shapes.py ${INSTBENCH_BIN})
+
 # --- Capacity Blocks (issue 32) ---
 # sweep plan --capacity-reservation against the fake AWS: DescribeCapacityReservations and the
 # RunInstances DryRun into the block compared with botocore's serializer, the block counted as

@@ -65,7 +65,7 @@ def state(sid=SID, region="us-east-1", price=0.5, max_minutes=30, launched=None,
         "max_minutes": max_minutes, "max_cost_usd": 100, "created": iso(launched - 5), "finished": None,
         "phase": phase, "note": "",
         "candidates": [{"spec": "g5.xlarge:on-demand", "instance_type": "g5.xlarge", "nodes": 1, "market": "on-demand",
-                        "ami": "ami-0abc", "usd_per_hour_per_node": price, "price_source": "snapshot",
+                        "ami": "ami-0abc1234", "usd_per_hour_per_node": price, "price_source": "snapshot",
                         "outcome": "running", "reason": "", "placement_group": "", "placement_group_deleted": False,
                         "launched": iso(launched), "ended": None, "result_path": ""}],
         "instances": instances if instances is not None else [

@@ -8,6 +8,8 @@ instbench_add_unit_test(util_suggest ${CMAKE_CURRENT_LIST_DIR}/util_suggest.c)
 instbench_add_unit_test(util_hostile_text ${CMAKE_CURRENT_LIST_DIR}/util_hostile_text.c)
 # The instance-type catalogue (src/util/instance_type.c) against AWS's pages and the price snapshot.
 instbench_add_unit_test(util_instance_type ${CMAKE_CURRENT_LIST_DIR}/util_instance_type.c)
-foreach(t util_safewrite util_suggest util_hostile_text util_instance_type)
+# Issue 39: the one date parser refuses impossible dates (2026-02-30) instead of rolling them over.
+instbench_add_unit_test(util_dates ${CMAKE_CURRENT_LIST_DIR}/util_dates.c)
+foreach(t util_safewrite util_suggest util_hostile_text util_instance_type util_dates)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()

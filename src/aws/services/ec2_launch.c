@@ -16,6 +16,7 @@
  * Errors (XML <Response><Errors><Error><Code>) arrive through the client as aws_response.error_code;
  * a DryRun that would have succeeded is the error DryRunOperation (HTTP 412). */
 #include "internal.h"
+#include "instbench/aws_ids.h"
 
 #include "instbench/aws_values.h"
 
@@ -82,7 +83,11 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     ec2_instance in = {0};
     long idx = 0;
     int rc = 0;
-    if (!v[I_ID][0]) rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: an instance without instanceId", ic->what);
+    /* the ids and addresses the sweep records: held to the shapes its state reader takes */
+    if (!aws_instance_id_valid(v[I_ID]))
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: an instance without an instanceId like i-0123456789abcdef0", ic->what);
+    if (!rc && v[I_IP][0] && !aws_ipv4_valid(v[I_IP]))
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: privateIpAddress \"%.40s\" is not an IPv4 address", ic->what, v[I_IP]);
     if (!rc && v[I_INDEX][0] && util_parse_int(v[I_INDEX], 0, 1000000, &idx) != 0)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: amiLaunchIndex \"%.20s\" is not a count", ic->what, v[I_INDEX]);
     if (!rc && v[I_LAUNCH][0] && util_aws_time(v[I_LAUNCH], &in.launch_time) != 0)

@@ -20,6 +20,7 @@
  *                                  attachment/deviceIndex, attachment/networkCardIndex,
  *                                  privateIpAddress, attachment/status}, nextToken */
 #include "internal.h"
+#include "instbench/aws_ids.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,7 +217,7 @@ int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc
     if (rc == 0) {
         one_ctx o = {.what = what};
         rc = read_flat(resp.body, resp.body_len, "CreateSecurityGroupResponse", "groupId", NULL, &o, err);
-        if (rc == 0 && (strncmp(o.v[0], "sg-", 3) || strlen(o.v[0]) >= 32))
+        if (rc == 0 && !aws_security_group_id_valid(o.v[0]))
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: no group id in the answer", what);
         if (rc == 0) snprintf(id, 32, "%.31s", o.v[0]);   /* length checked above */
     } else if (!strcmp(code, "InvalidGroup.Duplicate")) {
@@ -261,7 +262,7 @@ static int sg_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     groups_ctx *g = ctx;
     const char *what = "EC2 DescribeSecurityGroups";
     if (g->name && strcmp(v[1], g->name)) return 0;
-    if (strncmp(v[0], "sg-", 3) || strlen(v[0]) >= 32) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: a group without a plausible id", what);
+    if (!aws_security_group_id_valid(v[0])) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: a group without a plausible id", what);
     if (g->n == g->cap) {
         size_t nc = g->cap ? 2 * g->cap : 4;
         char (*nv)[32] = realloc(g->ids, nc * sizeof *nv);
@@ -305,7 +306,10 @@ int aws_ec2_security_groups_by_tag(aws_client *c, const char *region, const char
 }
 
 /* ---- Elastic IPs -------------------------------------------------------------------------------- */
-static int alloc_id_valid(const char *s) { return !strncmp(s, "eipalloc-", 9) && strlen(s) < 64 && s[9]; }
+/* An address the sweep records: its allocation id and, when given, an IPv4 public address (the
+ * state file is refused otherwise, so an answer is held to the same shapes). */
+static int alloc_id_valid(const char *s) { return aws_eip_allocation_id_valid(s); }
+static int public_ip_valid(const char *s) { return !s[0] || aws_ipv4_valid(s); }
 
 int aws_ec2_allocate_address(aws_client *c, const char *region, const ec2_tag *tags, size_t n_tags, ec2_address *out,
                              ib_error *err)
@@ -321,9 +325,9 @@ int aws_ec2_allocate_address(aws_client *c, const char *region, const ec2_tag *t
     if (rc == 0) {
         one_ctx o = {.what = what};
         rc = read_flat(resp.body, resp.body_len, "AllocateAddressResponse", "allocationId", "publicIp", &o, err);
-        if (rc == 0 && !alloc_id_valid(o.v[0]))
-            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: no allocation id in the answer (an address may have been "
-                              "allocated: it carries the sweep's tag)", what);
+        if (rc == 0 && (!alloc_id_valid(o.v[0]) || !public_ip_valid(o.v[1])))
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: no allocation id and IPv4 address in the answer (an address "
+                              "may have been allocated: it carries the sweep's tag)", what);
         if (rc == 0) {
             snprintf(out->allocation_id, sizeof out->allocation_id, "%s", o.v[0]);
             snprintf(out->public_ip, sizeof out->public_ip, "%.47s", o.v[1]);
@@ -367,7 +371,8 @@ static int addr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     addr_ctx *a = ctx;
     const char *what = "EC2 DescribeAddresses";
-    if (!alloc_id_valid(v[0])) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: an address without an allocation id", what);
+    if (!alloc_id_valid(v[0]) || !public_ip_valid(v[1]))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: an address without an allocation id and IPv4 address", what);
     if (a->n == a->cap) {
         size_t nc = a->cap ? 2 * a->cap : 4;
         ec2_address *nv = realloc(a->v, nc * sizeof *nv);
