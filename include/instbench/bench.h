@@ -142,7 +142,7 @@ typedef struct bench_sysinfo {
     uint64_t memory_bytes, memory_available_bytes;
     char os[256], kernel[256];
     double loadavg1;
-    char onednn_version[64], onednn_isa[64];   /* isa: "avx512_core_amx", or env override */
+    char onednn_version[64], onednn_isa[64];   /* isa: "avx512_core_amx"; aarch64: "sve_256", "asimd" */
     char onednn_isa_source[16];               /* "runtime" | "env" */
     char onednn_max_isa_env[64];              /* ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA value, "" unset */
     int gpu_count;
@@ -158,6 +158,9 @@ void sysinfo_collect(bench_sysinfo *out);
 void sysinfo_gpus_from_backend(bench_sysinfo *s, const ib_backend_ops *ops);
 /* Only the onednn_* fields (cheap: no files, no GPU library; `instbench --version`). */
 void sysinfo_onednn(bench_sysinfo *out);
+/* An Arm CPU's name from /proc/cpuinfo's text (its first "CPU implementer" and "CPU part": "ARM
+ * Neoverse-V2" on Graviton4 and Grace), "" when the text has neither (x86's has "model name"). */
+void sysinfo_arm_cpu_model(const char *cpuinfo, char *out, size_t out_len);
 
 /* Who else used the machine during the run: CPU time of the whole machine (/proc/stat) and of
  * this process (getrusage), sampled before and after.  Shares are of wall x vCPUs; -1 unknown. */
@@ -181,7 +184,7 @@ typedef struct bench_rendezvous {
     int master_port;
     int id_port;          /* where global rank 0 serves the NCCL unique id: master_port, or the next
                            * one where torchrun's own store already listens on master_port */
-    char nodelist[512];   /* SLURM_JOB_NODELIST, "" otherwise */
+    char nodelist[512];   /* Slurm: the step's node list (SLURM_STEP_NODELIST, else the job's), "" otherwise */
 } bench_rendezvous;
 
 typedef struct bench_rendezvous_flags {
