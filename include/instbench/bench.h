@@ -73,7 +73,7 @@ typedef struct bench_run_config {
     void *after_user;
 } bench_run_config;
 
-enum { BENCH_ALLREDUCE_SIZES = 8, BENCH_ALLREDUCE_ITERS = 5 };
+enum { BENCH_ALLREDUCE_SIZES = 8, BENCH_ALLREDUCE_WARMUP = 2, BENCH_ALLREDUCE_ITERS = 20 };
 typedef struct bench_result {
     int warmup_steps, steps;
     double duration_s;              /* wall time of the timed window (rank 0) */
@@ -87,8 +87,8 @@ typedef struct bench_result {
     int interrupted;                /* stopped by *stop: nothing should be written */
     /* After the window, on the run's own communicator (NCCL, or the in-process comm) when it has
      * more than one rank: allreduces over a size sweep up to the gradient (DDP's 25 MiB buckets
-     * and the whole gradient among them), 2 warm-up calls then BENCH_ALLREDUCE_ITERS timed ones,
-     * each from the host to the device's completion; the median (rank 0's). */
+     * and the whole gradient among them), timed as nccl-tests times them (bench_time_allreduce),
+     * each time averaged over the ranks. */
     size_t n_allreduce;
     struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
     /* multi-node runs over the backend's own comm: the transport NCCL chose between the nodes
@@ -99,6 +99,13 @@ typedef struct bench_result {
  * ranks busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes per second, as nccl-tests prints). */
 double bench_algbw_gbps(double bytes, double time_s);
 double bench_allreduce_busbw_gbps(double bytes, double time_s, int world_size);
+/* One size of the allreduce sweep on this rank, as nccl-tests' BenchTime (src/common.cu) times it:
+ * BENCH_ALLREDUCE_WARMUP allreduces each waited for, a barrier so that every rank starts together,
+ * then BENCH_ALLREDUCE_ITERS allreduces queued back to back and one wait (SYNC: the backend's
+ * synchronize) for all of them; *time_s = that host time / BENCH_ALLREDUCE_ITERS.  Every rank calls
+ * it; the caller averages the ranks' times (comm->mean_host), as nccl-tests does. */
+int bench_time_allreduce(ib_comm *comm, int (*sync)(void *ctx, ib_error *err), void *ctx, float *buf, size_t count,
+                         double *time_s, ib_error *err);
 
 int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 
