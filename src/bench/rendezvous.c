@@ -90,14 +90,14 @@ static int kubeflow_pods(const char *(*get)(const char *), int ranks, bench_rend
 {
     const char *npn = get("PET_NPROC_PER_NODE"), *nn = get("PET_NNODES");
     long n, pods = 0;
-    int p, node_rank = r->rank;
+    int has_rank = 0, node_rank = r->rank;
     /* elastic jobs set PET_NNODES to "min:max": no fixed pod count there, WORLD_SIZE stays */
     if (nn && nn[0] && util_parse_int(nn, 1, 1 << 20, &pods) != 0) pods = 0;
-    if (env_int(get, "PET_NODE_RANK", 0, 1 << 20, &node_rank, &p, err)) return -1;
+    if (env_int(get, "PET_NODE_RANK", 0, 1 << 20, &node_rank, &has_rank, err)) return -1;
     if (!npn || !npn[0] || util_parse_int(npn, 1, 1 << 20, &n) != 0) {
         /* "auto", "gpu", none: WORLD_SIZE is the pod count the operator also gives as PET_NNODES */
         if (pods > 0) r->nnodes = (int)pods;
-        r->node_rank = node_rank;
+        if (has_rank) r->node_rank = node_rank;
         return 0;
     }
     if (!pods) pods = r->world_size / n;

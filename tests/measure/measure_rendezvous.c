@@ -167,6 +167,14 @@ int main(void)
               r.id_port == 29401,
           "torchrun under Trainer v2: %s id port %d", r.kind, r.id_port);
 
+    /* a launcher of its own (no torchrun, no PET_*) with 4 processes a node: node rank from RANK and
+     * LOCAL_WORLD_SIZE, as before the training-operator's variables were read */
+    const char *own[] = {"WORLD_SIZE=8", "RANK=5", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "MASTER_ADDR=h0", NULL};
+    g_env = own;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && r.nnodes == 2 && r.node_rank == 1 &&
+              r.world_size == 8 && r.rank == 5,
+          "own launcher: %s nodes %d node %d ws %d rank %d", err.msg, r.nnodes, r.node_rank, r.world_size, r.rank);
+
     /* NNODES / NODE_RANK given explicitly win over the derived values. */
     const char *tr2[] = {"WORLD_SIZE=4", "RANK=0", "NNODES=4", "NODE_RANK=0", NULL};
     g_env = tr2;
