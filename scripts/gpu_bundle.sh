@@ -38,7 +38,7 @@ out=
 arch=$(uname -m)
 while [ $# -gt 0 ]; do
   case "$1" in
-    --arch) arch=${2:-}; shift 2 ;;
+    --arch) arch=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
     --build-dir) build=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu_bundle: no directory $2" >&2; exit 2; }; shift 2 ;;
     --no-build) do_build=0; shift ;;
     -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
