@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# gpu_bundle.sh [--build-dir DIR] [--no-build] [OUTDIR]: one folder that runs scripts/gpu_check.sh on
+# gpu_bundle.sh [--arch x86_64|aarch64] [--build-dir DIR] [--no-build] [OUTDIR]: one folder that runs scripts/gpu_check.sh on
 # a GPU machine which has the NVIDIA driver and CUDA's libraries (as Python wheels, or a toolkit)
 # but no package registry and none of oneDNN, cJSON, libcurl or expat (issue 25).
 #
 # It builds here (CUDA on, Release, into build-gpu unless --build-dir; --no-build packs that build
-# as it is) and copies into OUTDIR (default build-gpu-bundle/, replaced):
+# as it is) and copies into OUTDIR (default build-gpu-bundle/, replaced).  --arch aarch64 (Grace,
+# Graviton GPU hosts: p6e-gb200, g5g) builds for 64-bit Arm: natively on such a host, or from
+# x86-64 with cmake/aarch64-linux-gnu.cmake (Debian's cross compilers and arm64 libraries, as
+# scripts/check_aarch64.sh installs them) and a CUDA toolkit that has the sbsa-linux target (NVIDIA's
+# cuda-cross-sbsa); into build-gpu-aarch64 and build-gpu-bundle-aarch64/ by default.  The libraries
+# are then listed by the arm64 loader under qemu-aarch64 (ldd cannot run a foreign binary).
+# scripts/check_aarch64.sh checks that the CUDA module's host code cross-compiles for aarch64.
+# The folder:
 #   bin/      instbench, libinstbench-cuda.so beside it (where the loader looks), and
 #             cuda_dp_module when the build has it (gpu_check's dp_equal step, two GPUs)
 #   lib/      every shared library those need that is neither glibc's nor CUDA's (cudart, cuBLAS,
@@ -25,28 +32,59 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-build=$root/build-gpu
+build=
 do_build=1
 out=
+arch=$(uname -m)
 while [ $# -gt 0 ]; do
   case "$1" in
+    --arch) arch=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
     --build-dir) build=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu_bundle: no directory $2" >&2; exit 2; }; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gpu_bundle: unknown option '$1'" >&2; exit 2 ;;
     *) out=$1; shift ;;
   esac
 done
-out=${out:-$root/build-gpu-bundle}
+case "$arch" in
+  x86_64|amd64) arch=x86_64 ;;
+  aarch64|arm64) arch=aarch64 ;;
+  *) echo "gpu_bundle: --arch x86_64 or aarch64, not '$arch'" >&2; exit 2 ;;
+esac
+suffix=
+[ "$arch" = x86_64 ] || suffix=-$arch
+build=${build:-$root/build-gpu$suffix}
+out=${out:-$root/build-gpu-bundle$suffix}
 limit_mib=64
+cross=()       # the cmake flags of a cross build, empty for this machine's own architecture
+ldd_of=(ldd)   # how the libraries of a bundled program are listed
+cc=cc
+if [ "$arch" != "$(uname -m)" ]; then
+  [ "$arch" = aarch64 ] || { echo "gpu_bundle: cross builds are for aarch64 from x86_64 only" >&2; exit 2; }
+  command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 ||
+    { echo "gpu_bundle: no aarch64-linux-gnu-gcc: scripts/check_aarch64.sh installs the cross toolchain" >&2; exit 1; }
+  qemu=$(command -v qemu-aarch64 || command -v qemu-aarch64-static || true)
+  [ -n "$qemu" ] || { echo "gpu_bundle: no qemu-aarch64 to list an aarch64 binary's libraries" >&2; exit 1; }
+  # the arm64 loader lists what it would load when LD_TRACE_LOADED_OBJECTS is set (what ldd does);
+  # -E sets it for the guest alone (in the environment, the host's loader would list qemu's own)
+  ldd_of=("$qemu" -E LD_TRACE_LOADED_OBJECTS=1)
+  cc=aarch64-linux-gnu-gcc
+  cross=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" -DCMAKE_CUDA_HOST_COMPILER=aarch64-linux-gnu-g++)
+fi
 
 if [ $do_build = 1 ]; then
   command -v nvcc >/dev/null 2>&1 || { echo "gpu_bundle: no nvcc on PATH: the CUDA module cannot be built" >&2; exit 1; }
+  if [ ${#cross[@]} -gt 0 ]; then
+    sbsa=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")/targets/sbsa-linux
+    [ -d "$sbsa/lib" ] || { echo "gpu_bundle: the CUDA toolkit has no aarch64 target ($sbsa): install NVIDIA's" \
+                                 "cuda-cross-sbsa package, or run this on the aarch64 host itself" >&2; exit 1; }
+    cross+=(-DCUDAToolkit_ROOT="$sbsa" "-DCMAKE_CUDA_FLAGS=--target-directory sbsa-linux")
+  fi
   launcher=()   # ccache, where there is one: a rebuild for five architectures is slow
   if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S "$root" -B "$build" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >&2
+  cmake -S "$root" -B "$build" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "${cross[@]}" >&2
   cmake --build "$build" -j "${JOBS:-2}" --target instbench instbench_cuda >&2
   # the two-GPU equality check is a test program: built when this configuration has it
   if grep -q '^cuda_dp_module:' "$build/Makefile" 2>/dev/null || [ -f "$build/build.ninja" ]; then
@@ -56,6 +94,11 @@ fi
 for f in instbench libinstbench-cuda.so; do
   [ -f "$build/$f" ] || { echo "gpu_bundle: no $build/$f (a CUDA build is needed)" >&2; exit 1; }
 done
+# --no-build packs what is there: it must be the architecture asked for
+want=X86-64
+[ "$arch" = aarch64 ] && want=AArch64
+readelf -h "$build/instbench" 2>/dev/null | grep -q "Machine:.*$want" ||
+  { echo "gpu_bundle: $build/instbench is not a $want executable (--arch $arch)" >&2; exit 1; }
 
 # glibc's own libraries (present on every Linux the binary can run on) and CUDA's (the GPU
 # machine's, matching its driver) stay out; everything else ldd resolves is copied
@@ -77,7 +120,7 @@ for obj in "$out"/bin/instbench "$out"/bin/*.so "$out"/bin/cuda_dp_module; do
     is_cuda "$name" && continue
     if [ "$path" = not ]; then missing="$missing $name"; continue; fi
     [ -f "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
-  done < <(ldd "$obj")
+  done < <("${ldd_of[@]}" "$obj")
 done
 [ -z "$missing" ] || { echo "gpu_bundle: ldd finds no$missing here: cannot bundle them" >&2; exit 1; }
 
@@ -89,7 +132,7 @@ cupti_inc=
 for d in ${CUDA_HOME:+$CUDA_HOME/include} /usr/local/cuda/include /usr/local/cuda/extras/CUPTI/include; do
   [ -f "$d/cupti.h" ] && { cupti_inc=$d; break; }
 done
-if [ -n "$cupti_inc" ] && cc -shared -fPIC -O2 scripts/kernel_trace/kernel_trace.c -I"$cupti_inc" \
+if [ -n "$cupti_inc" ] && [ "$arch" = "$(uname -m)" ] && "$cc" -shared -fPIC -O2 scripts/kernel_trace/kernel_trace.c -I"$cupti_inc" \
      -L"$cupti_inc/../lib64" -L"$cupti_inc/../lib" -lcupti -o "$out/bin/libkernel_trace.so" 2>&1; then :; else
   echo "gpu_bundle: no CUPTI here: the bundle has no kernel trace (gpu_check's kernels step will SKIP)" >&2
   rm -f "$out/bin/libkernel_trace.so"
@@ -116,7 +159,9 @@ print(":".join(seen))
 EOF
 )
 cuda=
-for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+m=$(uname -m)   # the toolkit's target directory and Debian's multiarch one: this machine's
+case "$m" in aarch64) target=sbsa-linux ;; *) target=$m-linux ;; esac
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/$target/lib; do
   [ -d "$d" ] && cuda="$cuda:$d"
 done
 LD_LIBRARY_PATH="$here/lib${wheels:+:$wheels}$cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -129,7 +174,7 @@ case "${1:-check}" in
         for f in "$here"/bin/*; do echo "--- $f"; ldd "$f"; done
         # cuDNN is loaded at run time (dlopen), so ldd cannot show it: say which one the loader finds
         cudnn=
-        for d in $(echo "$LD_LIBRARY_PATH" | tr ':' ' ') /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64; do
+        for d in $(echo "$LD_LIBRARY_PATH" | tr ':' ' ') /usr/lib/$m-linux-gnu /usr/local/cuda/lib64; do
           [ -e "$d/libcudnn.so.9" ] && { cudnn=$d/libcudnn.so.9; break; }
         done
         if [ -n "$cudnn" ]; then echo "--- cuDNN (loaded at run time): $(readlink -f "$cudnn")"

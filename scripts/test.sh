@@ -16,6 +16,10 @@ cmake --build build -j"$jobs"
 # of PyPI's nvidia-*-cu12 wheels (cached under build/cuda12-wheels; SKIP without network unless CI).
 scripts/check_cuda12.sh build
 
+# arm64 (Graviton, Grace): a cross build with Debian's aarch64 compiler and arm64 libraries, its
+# test programs run under qemu-user (SKIP where the packages cannot be had, unless CI).
+scripts/check_aarch64.sh build-aarch64
+
 # Sanitizers: the same suite with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the
 # sanitizers do not apply to device code and nvcc is not needed for them).
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null

@@ -73,7 +73,7 @@ typedef struct bench_run_config {
     void *after_user;
 } bench_run_config;
 
-enum { BENCH_ALLREDUCE_SIZES = 8, BENCH_ALLREDUCE_ITERS = 5 };
+enum { BENCH_ALLREDUCE_SIZES = 8, BENCH_ALLREDUCE_WARMUP = 2, BENCH_ALLREDUCE_ITERS = 20 };
 typedef struct bench_result {
     int warmup_steps, steps;
     double duration_s;              /* wall time of the timed window (rank 0) */
@@ -87,8 +87,8 @@ typedef struct bench_result {
     int interrupted;                /* stopped by *stop: nothing should be written */
     /* After the window, on the run's own communicator (NCCL, or the in-process comm) when it has
      * more than one rank: allreduces over a size sweep up to the gradient (DDP's 25 MiB buckets
-     * and the whole gradient among them), 2 warm-up calls then BENCH_ALLREDUCE_ITERS timed ones,
-     * each from the host to the device's completion; the median (rank 0's). */
+     * and the whole gradient among them), timed as nccl-tests times them (bench_time_allreduce),
+     * each time averaged over the ranks. */
     size_t n_allreduce;
     struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
     /* multi-node runs over the backend's own comm: the transport NCCL chose between the nodes
@@ -99,6 +99,13 @@ typedef struct bench_result {
  * ranks busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes per second, as nccl-tests prints). */
 double bench_algbw_gbps(double bytes, double time_s);
 double bench_allreduce_busbw_gbps(double bytes, double time_s, int world_size);
+/* One size of the allreduce sweep on this rank, as nccl-tests' BenchTime (src/common.cu) times it:
+ * BENCH_ALLREDUCE_WARMUP allreduces each waited for, a barrier so that every rank starts together,
+ * then BENCH_ALLREDUCE_ITERS allreduces queued back to back and one wait (SYNC: the backend's
+ * synchronize) for all of them; *time_s = that host time / BENCH_ALLREDUCE_ITERS.  Every rank calls
+ * it; the caller averages the ranks' times (comm->mean_host), as nccl-tests does. */
+int bench_time_allreduce(ib_comm *comm, int (*sync)(void *ctx, ib_error *err), void *ctx, float *buf, size_t count,
+                         double *time_s, ib_error *err);
 
 int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 
@@ -142,7 +149,7 @@ typedef struct bench_sysinfo {
     uint64_t memory_bytes, memory_available_bytes;
     char os[256], kernel[256];
     double loadavg1;
-    char onednn_version[64], onednn_isa[64];   /* isa: "avx512_core_amx", or env override */
+    char onednn_version[64], onednn_isa[64];   /* isa: "avx512_core_amx"; aarch64: "sve_256", "asimd" */
     char onednn_isa_source[16];               /* "runtime" | "env" */
     char onednn_max_isa_env[64];              /* ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA value, "" unset */
     int gpu_count;
@@ -158,6 +165,9 @@ void sysinfo_collect(bench_sysinfo *out);
 void sysinfo_gpus_from_backend(bench_sysinfo *s, const ib_backend_ops *ops);
 /* Only the onednn_* fields (cheap: no files, no GPU library; `instbench --version`). */
 void sysinfo_onednn(bench_sysinfo *out);
+/* An Arm CPU's name from /proc/cpuinfo's text (its first "CPU implementer" and "CPU part": "ARM
+ * Neoverse-V2" on Graviton4 and Grace), "" when the text has neither (x86's has "model name"). */
+void sysinfo_arm_cpu_model(const char *cpuinfo, char *out, size_t out_len);
 
 /* Who else used the machine during the run: CPU time of the whole machine (/proc/stat) and of
  * this process (getrusage), sampled before and after.  Shares are of wall x vCPUs; -1 unknown. */
@@ -181,7 +191,7 @@ typedef struct bench_rendezvous {
     int master_port;
     int id_port;          /* where global rank 0 serves the NCCL unique id: master_port, or the next
                            * one where torchrun's own store already listens on master_port */
-    char nodelist[512];   /* SLURM_JOB_NODELIST, "" otherwise */
+    char nodelist[512];   /* Slurm: the step's node list (SLURM_STEP_NODELIST, else the job's), "" otherwise */
 } bench_rendezvous;
 
 typedef struct bench_rendezvous_flags {

@@ -6,6 +6,7 @@
 #include "instbench/util.h"
 
 typedef struct ib_comm ib_comm;
+#define COMM_MEAN_HOST_MAX 64
 struct ib_comm {
     const char *name;      /* "local", "nccl" */
     int rank, world_size;
@@ -14,6 +15,9 @@ struct ib_comm {
     int (*allreduce_mean)(ib_comm *c, float *buf, size_t count, ib_error *err);
     int (*broadcast)(ib_comm *c, float *buf, size_t count, int root, ib_error *err);
     int (*barrier)(ib_comm *c, ib_error *err);
+    /* Host values, at most COMM_MEAN_HOST_MAX: vals[i] = mean over ranks of vals[i] (measure's
+     * per-rank allreduce times, averaged as nccl-tests averages its own).  Every rank calls it. */
+    int (*mean_host)(ib_comm *c, double *vals, size_t n, ib_error *err);
     void (*destroy)(ib_comm *c);
 };
 

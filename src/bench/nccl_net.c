@@ -1,6 +1,7 @@
 /* nccl_net: which network NCCL chose between the nodes, read from NCCL itself.  Once it has picked
  * its net transport NCCL logs, at INFO level, "Using network <name>": "Socket" (TCP), "IB"
- * (InfiniBand verbs), or a plugin's name ("AWS Libfabric" / "Libfabric": aws-ofi-nccl, whose own
+ * (InfiniBand verbs; "IBext"/"IBext_vN": NVIDIA's HPC-X plugin, the same verbs), or a plugin's name
+ * ("AWS Libfabric" / "Libfabric": aws-ofi-nccl, whose own
  * lines say which libfabric provider it selected, "efa" on EFA instances).  measure asks NCCL to
  * write that log to a file of its own (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET,
  * NCCL_DEBUG_FILE in a private directory) when the user set neither NCCL_DEBUG nor
@@ -23,6 +24,20 @@ static const char *find_ci(const char *hay, const char *needle)
     return NULL;
 }
 
+/* NVIDIA's own net plugin (nccl-rdma-sharp-plugins, shipped in HPC-X and NGC's images) is InfiniBand
+ * verbs too: it registers as "IBext", and from its versioned plugin APIs on as "IBext_v<N>" (src/
+ * ib_plugin.c, .name = "IBext_v8" ... "IBext_v11" at Mellanox/nccl-rdma-sharp-plugins 2f5ac02e). */
+static int is_ibext(const char *name)
+{
+    if (strncmp(name, "IBext", 5)) return 0;
+    const char *v = name + 5;
+    if (!*v) return 1;
+    if (strncmp(v, "_v", 2) || !v[2]) return 0;
+    for (v += 2; *v; v++)
+        if (!isdigit((unsigned char)*v)) return 0;
+    return 1;
+}
+
 void nccl_net_from_log(const char *log, char *name, size_t name_len, char *transport, size_t tlen)
 {
     snprintf(name, name_len, "%s", "");
@@ -37,7 +52,7 @@ void nccl_net_from_log(const char *log, char *name, size_t name_len, char *trans
     for (size_t i = 0; i < n; i++) name[i] = isprint((unsigned char)last[i]) ? last[i] : '?';
     name[n] = '\0';
     if (!strcmp(name, "Socket")) snprintf(transport, tlen, "socket");
-    else if (!strcmp(name, "IB")) snprintf(transport, tlen, "infiniband");
+    else if (!strcmp(name, "IB") || is_ibext(name)) snprintf(transport, tlen, "infiniband");
     else if (find_ci(name, "libfabric") || find_ci(name, "ofi"))
         /* aws-ofi-nccl says which provider it took: "Selected Provider is efa" (newer: "provider") */
         snprintf(transport, tlen, "%s", find_ci(log, "selected provider is efa") ? "efa" : "other");

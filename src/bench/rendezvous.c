@@ -8,11 +8,19 @@
  *   pod's index), MASTER_ADDR and MASTER_PORT (the port the job's service exposes) and start the
  *   container's command directly: nothing listens on MASTER_PORT, and it is the one port the job
  *   declared, so the id uses it ("env").  Each such process drives the pod's GPUs (--ranks).
+ *   Kubeflow's training-operator (v1.8+, pkg/controller.v1/pytorch/envvar.go) also sets PET_NNODES
+ *   (the pod count), PET_NODE_RANK (= RANK) and, when the job has nprocPerNode, PET_NPROC_PER_NODE;
+ *   a numeric nprocPerNode makes WORLD_SIZE pods x nprocPerNode (processes torchrun would start),
+ *   while RANK stays the pod's index: the pods, not WORLD_SIZE, are the nodes then.
  * - Kubeflow Trainer v2's torch runtime sets only PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
  *   PET_MASTER_ADDR, PET_MASTER_PORT (torchrun's flags as variables).  Started directly, one process
  *   per node drives its GPUs; the id uses PET_MASTER_PORT ("kubeflow-trainer").
  * - srun sets SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NNODES, SLURM_NODEID and the node
- *   list; the master is the list's first host and MASTER_PORT (default 29500) the id's port.
+ *   lists; the master is the first host of the step's list and MASTER_PORT (default 29500) the id's
+ *   port.  A step may run on a subset of the allocation (srun -w, --exclude, --relative, -N 1 in a
+ *   larger job): SLURM_STEP_NODELIST, SLURM_STEP_NUM_NODES and SLURM_STEP_NUM_TASKS are the step's
+ *   (src/common/env.c, env_array_for_step), SLURM_JOB_NODELIST the allocation's (its first host may
+ *   run no task of the step), and srun -E keeps the allocation's SLURM_NNODES and SLURM_NTASKS.
  * - flags: --nnodes --node-rank --master-addr --master-port.
  * Parsed, checked and recorded in the result. */
 #include "instbench/aws_ids.h"
@@ -84,6 +92,44 @@ static int check_topology(bench_rendezvous *r, ib_error *err)
     return 0;
 }
 
+/* A pod of Kubeflow's training-operator started directly (no torchrun): its PET_* say what WORLD_SIZE
+ * and RANK mean.  With a numeric PET_NPROC_PER_NODE, WORLD_SIZE = PET_NNODES x PET_NPROC_PER_NODE
+ * counts the processes torchrun would have started and RANK is the pod's index; read as processes,
+ * each pod would wait for ranks that never come.  This process drives the pod's GPUs instead, so
+ * r's per-process values become per-pod (world_size = pods, rank = pod index) before the caller
+ * multiplies them by ranks.  Without the variables (Volcano, an older operator) r is left as is. */
+static int kubeflow_pods(const char *(*get)(const char *), int ranks, bench_rendezvous *r, ib_error *err)
+{
+    const char *npn = get("PET_NPROC_PER_NODE"), *nn = get("PET_NNODES");
+    long n, pods = 0;
+    int has_rank = 0, node_rank = r->rank;
+    /* elastic jobs set PET_NNODES to "min:max": no fixed pod count there, WORLD_SIZE stays */
+    if (nn && nn[0] && util_parse_int(nn, 1, 1 << 20, &pods) != 0) pods = 0;
+    if (env_int(get, "PET_NODE_RANK", 0, 1 << 20, &node_rank, &has_rank, err)) return -1;
+    if (!npn || !npn[0] || util_parse_int(npn, 1, 1 << 20, &n) != 0) {
+        /* "auto", "gpu", none: WORLD_SIZE is the pod count the operator also gives as PET_NNODES */
+        if (pods > 0) r->nnodes = (int)pods;
+        if (has_rank) r->node_rank = node_rank;
+        return 0;
+    }
+    if (!pods) pods = r->world_size / n;
+    if (pods < 1 || (long)r->world_size != pods * n)
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "WORLD_SIZE=%d is not PET_NNODES (%ld) x PET_NPROC_PER_NODE (%ld), as Kubeflow's "
+                            "training-operator sets them",
+                            r->world_size, pods, n);
+    if (n != ranks)
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "PET_NPROC_PER_NODE=%ld, but this process drives %d rank(s): started directly, "
+                            "instbench runs one process per pod that drives all of its GPUs (--ranks %ld), "
+                            "or start it under torchrun",
+                            n, ranks, n);
+    r->nnodes = r->world_size = (int)pods;
+    r->rank = r->node_rank = node_rank;
+    r->local_rank = 0;
+    return 0;
+}
+
 int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
                             const char *(*get)(const char *), bench_rendezvous *r, ib_error *err)
 {
@@ -132,6 +178,7 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         if (env_int(get, "MASTER_PORT", 1, 65535, &r->master_port, &p, err)) return -1;
         const char *ma = get("MASTER_ADDR");
         if (ma && ma[0] && take_addr(r, ma, "MASTER_ADDR", err)) return -1;
+        if (!torchrun && kubeflow_pods(get, ranks, r, err)) return -1;
         /* In-process ranks multiply each process's share. */
         r->world_size *= ranks;
         r->rank *= ranks;
@@ -159,27 +206,35 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
         r->rank = r->node_rank * ranks;
     } else if (sp && sp[0]) {
         strcpy(r->kind, "slurm");
-        int ntasks = 1, nodeid = 0, localid = 0, tpn = 0;
+        int ntasks = 1, nodeid = 0, localid = 0, tpn = 0, step_tasks = 0, step_nodes = 0;
         if (env_int(get, "SLURM_PROCID", 0, 1 << 20, &r->rank, &p, err) ||
             env_int(get, "SLURM_NTASKS", 1, 1 << 20, &ntasks, &p, err) ||
             env_int(get, "SLURM_LOCALID", 0, 1 << 20, &localid, &p, err) ||
             env_int(get, "SLURM_NNODES", 1, 1 << 20, &r->nnodes, &p, err) ||
-            env_int(get, "SLURM_NODEID", 0, 1 << 20, &nodeid, &p, err))
+            env_int(get, "SLURM_NODEID", 0, 1 << 20, &nodeid, &p, err) ||
+            env_int(get, "SLURM_STEP_NUM_TASKS", 1, 1 << 20, &step_tasks, &p, err) ||
+            env_int(get, "SLURM_STEP_NUM_NODES", 1, 1 << 20, &step_nodes, &p, err))
             return -1;
+        /* the step's counts over the allocation's (srun -E leaves those as the job's) */
+        if (step_tasks) ntasks = step_tasks;
+        if (step_nodes) r->nnodes = step_nodes;
         /* SLURM_NTASKS_PER_NODE may read "4" or "4(x2)"; only a plain number is used. */
         const char *tpn_s = get("SLURM_NTASKS_PER_NODE");
         long t;
         if (tpn_s && util_parse_int(tpn_s, 1, 1 << 20, &t) == 0) tpn = (int)t;
         if (tpn == 0) tpn = ntasks / r->nnodes > 0 ? ntasks / r->nnodes : 1;
         r->node_rank = nodeid;
-        const char *nl = get("SLURM_JOB_NODELIST");
-        if (!nl || !nl[0]) nl = get("SLURM_NODELIST");
+        const char *nl = get("SLURM_STEP_NODELIST"), *nl_name = "SLURM_STEP_NODELIST";
+        if (!nl || !nl[0]) nl = get("SLURM_JOB_NODELIST"), nl_name = "SLURM_JOB_NODELIST";
+        if (!nl || !nl[0]) nl = get("SLURM_NODELIST"), nl_name = "SLURM_NODELIST";
         if (nl && nl[0]) {
             snprintf(r->nodelist, sizeof r->nodelist, "%s", nl);
             char first[sizeof r->master_addr];
             slurm_first_host(nl, first, sizeof first);
             const char *ma = get("MASTER_ADDR");   /* given, it is the address: the list's first host is not used */
-            if (!(ma && ma[0]) && take_addr(r, first, "SLURM_JOB_NODELIST's first host", err)) return -1;
+            char source[64];
+            snprintf(source, sizeof source, "%s's first host", nl_name);
+            if (!(ma && ma[0]) && take_addr(r, first, source, err)) return -1;
         }
         const char *ma = get("MASTER_ADDR");
         if (ma && ma[0] && take_addr(r, ma, "MASTER_ADDR", err)) return -1;

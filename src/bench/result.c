@@ -226,7 +226,15 @@ char *result_to_json(const bench_report *r, int pretty)
 
     /* the run's own communicator, timed after the window (runner.c): nccl-tests' figures */
     if (m->n_allreduce > 0) {
-        cJSON *ar = cJSON_AddArrayToObject(cJSON_AddObjectToObject(root, "communication"), "allreduce");
+        cJSON *comm = cJSON_AddObjectToObject(root, "communication");
+        /* how the times were taken (runner.c, bench_time_allreduce): results before it timed one
+         * synchronised operation at a time and kept rank 0's median, which reads lower */
+        cJSON *how = cJSON_AddObjectToObject(comm, "timing");
+        cJSON_AddStringToObject(how, "method", "nccl-tests");
+        cJSON_AddNumberToObject(how, "warmup", BENCH_ALLREDUCE_WARMUP);
+        cJSON_AddNumberToObject(how, "operations", BENCH_ALLREDUCE_ITERS);
+        cJSON_AddStringToObject(how, "average", "ranks");
+        cJSON *ar = cJSON_AddArrayToObject(comm, "allreduce");
         for (size_t k = 0; k < m->n_allreduce; k++) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddNumberToObject(e, "bytes", m->allreduce[k].bytes);

@@ -227,28 +227,46 @@ static size_t allreduce_sizes(size_t grad_bytes, double *out)
     return n;
 }
 
+/* nccl-tests' BenchTime (NVIDIA/nccl-tests a0b82b22, src/common.cu): warm-up, one synchronised
+ * operation and a Barrier, then `iters` (its -n, 20) operations launched back to back and one
+ * completeColl; deltaSec = elapsed / iters.  Timing each operation from the host to its completion
+ * instead adds a launch and a host wake-up to every one, which at 256 KiB-1 MiB is most of it. */
+int bench_time_allreduce(ib_comm *comm, int (*sync)(void *ctx, ib_error *err), void *ctx, float *buf, size_t count,
+                         double *time_s, ib_error *err)
+{
+    for (int it = 0; it < BENCH_ALLREDUCE_WARMUP; it++)
+        if (comm->allreduce_mean(comm, buf, count, err) || sync(ctx, err)) return -1;
+    if (comm->barrier(comm, err)) return -1;
+    const double t0 = util_now_seconds();
+    for (int it = 0; it < BENCH_ALLREDUCE_ITERS; it++)
+        if (comm->allreduce_mean(comm, buf, count, err)) return -1;
+    if (sync(ctx, err)) return -1;
+    *time_s = (util_now_seconds() - t0) / BENCH_ALLREDUCE_ITERS;
+    return 0;
+}
+
+static int backend_sync(void *b, ib_error *err) { return ((ib_backend *)b)->ops->synchronize((ib_backend *)b, err); }
+
 /* Every rank of the job calls it together after the window (a collective).  The gradient block is
- * the buffer: the step that needed it is over, and a checkpoint takes weights and moments only. */
+ * the buffer: the step that needed it is over, and a checkpoint takes weights and moments only.
+ * Each size's time is the mean over the ranks (nccl-tests' Allreduce(&deltaSec, average)). */
 static int allreduce_sweep(shared_state *S, rank_state *R)
 {
     ib_backend *b = R->backend;
     float *buf = b->ops->grad_block(b);
-    double sizes[BENCH_ALLREDUCE_SIZES];
+    double sizes[BENCH_ALLREDUCE_SIZES], t[BENCH_ALLREDUCE_SIZES];
     size_t n = allreduce_sizes(b->layout.total * sizeof(float), sizes);
-    for (size_t k = 0; k < n; k++) {
-        size_t count = (size_t)(sizes[k] / sizeof(float));
-        double t[BENCH_ALLREDUCE_ITERS];
-        for (int it = -2; it < BENCH_ALLREDUCE_ITERS; it++) {
-            double t0 = util_now_seconds();
-            if (R->comm->allreduce_mean(R->comm, buf, count, &R->err) || b->ops->synchronize(b, &R->err)) return -1;
-            if (it >= 0) t[it] = util_now_seconds() - t0;
+    for (size_t k = 0; k < n; k++)
+        if (bench_time_allreduce(R->comm, backend_sync, b, buf, (size_t)(sizes[k] / sizeof(float)), &t[k], &R->err))
+            return -1;
+    if (R->comm->mean_host(R->comm, t, n, &R->err)) return -1;
+    if (R->rank == 0) {
+        for (size_t k = 0; k < n; k++) {
+            S->allreduce[k].bytes = (double)(size_t)(sizes[k] / sizeof(float)) * sizeof(float);
+            S->allreduce[k].time_s = t[k];
         }
-        if (R->rank == 0) {
-            S->allreduce[k].bytes = (double)count * sizeof(float);
-            S->allreduce[k].time_s = stats_median(t, BENCH_ALLREDUCE_ITERS);
-        }
+        S->n_allreduce = n;
     }
-    if (R->rank == 0) S->n_allreduce = n;
     return 0;
 }
 

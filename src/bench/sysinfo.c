@@ -14,6 +14,10 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#endif
 
 static void read_first_matching(const char *path, const char *key, char *out, size_t out_len)
 {
@@ -41,7 +45,73 @@ static uint64_t meminfo_kib(const char *key)
     return (uint64_t)strtoull(v, NULL, 10) * 1024ull;
 }
 
-#ifdef INSTBENCH_HAVE_ONEDNN
+/* Arm Linux has no "model name" in /proc/cpuinfo: each core gives "CPU implementer" and "CPU part"
+ * (MIDR_EL1's fields).  The parts AWS's Arm hosts run, from Arm's Neoverse reference manuals (and
+ * the kernel's arch/arm64/include/asm/cputype.h): Graviton (Cortex-A72), Graviton2 (Neoverse N1),
+ * Graviton3 (V1), Graviton4 and NVIDIA Grace (V2); others by their numbers. */
+void sysinfo_arm_cpu_model(const char *cpuinfo, char *out, size_t out_len)
+{
+    static const struct { unsigned part; const char *name; } arm_parts[] = {
+        {0xd08, "Cortex-A72"}, {0xd0c, "Neoverse-N1"}, {0xd40, "Neoverse-V1"}, {0xd49, "Neoverse-N2"},
+        {0xd4f, "Neoverse-V2"}, {0xd84, "Neoverse-V3"}, {0xd8e, "Neoverse-N3"},
+    };
+    snprintf(out, out_len, "%s", "");
+    const char *imp = cpuinfo ? strstr(cpuinfo, "CPU implementer") : NULL;
+    const char *part = cpuinfo ? strstr(cpuinfo, "CPU part") : NULL;
+    if (!imp || !part) return;
+    imp = strchr(imp, ':'), part = strchr(part, ':');
+    if (!imp || !part) return;
+    char *end1, *end2;
+    unsigned long i = strtoul(imp + 1, &end1, 16), p = strtoul(part + 1, &end2, 16);
+    if (end1 == imp + 1 || end2 == part + 1 || i > 0xff || p > 0xfff) return;
+    if (i == 0x41)
+        for (size_t k = 0; k < sizeof arm_parts / sizeof *arm_parts; k++)
+            if (arm_parts[k].part == p) {
+                snprintf(out, out_len, "ARM %s", arm_parts[k].name);
+                return;
+            }
+    snprintf(out, out_len, "Arm implementer 0x%02lx part 0x%03lx", i, p);
+}
+
+/* The CPU's name: x86's "model name"; on Arm (no such line) the first core's implementer and part. */
+static void cpu_model(char *out, size_t out_len)
+{
+    read_first_matching("/proc/cpuinfo", "model name", out, out_len);
+    if (out[0]) return;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    sysinfo_arm_cpu_model(buf, out, out_len);
+}
+
+#if defined(__aarch64__)
+/* oneDNN 2.x's dnnl_cpu_isa_t names x86 levels only, and on Arm its answer ("all") says nothing.  Its
+ * aarch64 kernels dispatch on SVE and the vector length (its own names: sve_512, sve_256, sve_128)
+ * or Advanced SIMD (asimd), which the kernel reports here. */
+static void arm_isa(char *out, size_t out_len)
+{
+#ifndef HWCAP_SVE
+#define HWCAP_SVE (1UL << 22)
+#endif
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1UL << 1)
+#endif
+#ifndef PR_SVE_GET_VL
+#define PR_SVE_GET_VL 51
+#endif
+    unsigned long hw = getauxval(AT_HWCAP);
+    int vl = (hw & HWCAP_SVE) ? prctl(PR_SVE_GET_VL, 0, 0, 0, 0) : -1;
+    if (vl > 0) snprintf(out, out_len, "sve_%d", (vl & 0xffff) * 8);   /* PR_SVE_VL_LEN_MASK: bytes */
+    else if (hw & HWCAP_SVE) snprintf(out, out_len, "sve");
+    else if (hw & HWCAP_ASIMD) snprintf(out, out_len, "asimd");
+    else snprintf(out, out_len, "armv8");
+}
+#endif
+
+#if defined(INSTBENCH_HAVE_ONEDNN) && !defined(__aarch64__)
 static const char *isa_name(dnnl_cpu_isa_t isa)
 {
     switch (isa) {
@@ -155,7 +225,11 @@ void sysinfo_onednn(bench_sysinfo *s)
 #else
     const dnnl_version_t *v = dnnl_version();
     if (v) snprintf(s->onednn_version, sizeof s->onednn_version, "%d.%d.%d", v->major, v->minor, v->patch);
+#if defined(__aarch64__)
+    arm_isa(s->onednn_isa, sizeof s->onednn_isa);
+#else
     snprintf(s->onednn_isa, sizeof s->onednn_isa, "%s", isa_name(dnnl_get_effective_cpu_isa()));
+#endif
     /* ONEDNN_MAX_CPU_ISA (or the older DNNL_ spelling) caps the ISA; say so when it is set. */
     const char *env = getenv("ONEDNN_MAX_CPU_ISA");
     if (!env || !env[0]) env = getenv("DNNL_MAX_CPU_ISA");
@@ -168,7 +242,7 @@ void sysinfo_collect(bench_sysinfo *s)
 {
     memset(s, 0, sizeof *s);
     if (gethostname(s->hostname, sizeof s->hostname - 1) != 0) s->hostname[0] = '\0';
-    read_first_matching("/proc/cpuinfo", "model name", s->cpu_model, sizeof s->cpu_model);
+    cpu_model(s->cpu_model, sizeof s->cpu_model);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     s->vcpus = n > 0 ? (int)n : 1;
     s->memory_bytes = meminfo_kib("MemTotal");

@@ -43,6 +43,16 @@ static int local_allreduce_mean(ib_comm *c, float *buf, size_t count, ib_error *
     return local_barrier(c, err);
 }
 
+static int local_mean_host(ib_comm *c, double *vals, size_t n, ib_error *err)
+{
+    float f[COMM_MEAN_HOST_MAX];
+    if (n > COMM_MEAN_HOST_MAX) return ib_error_set(err, IB_EXIT_RUNTIME, "comm local: %zu host values", n);
+    for (size_t i = 0; i < n; i++) f[i] = (float)vals[i];
+    if (local_allreduce_mean(c, f, n, err)) return -1;
+    for (size_t i = 0; i < n; i++) vals[i] = f[i];
+    return 0;
+}
+
 static int local_broadcast(ib_comm *c, float *buf, size_t count, int root, ib_error *err)
 {
     local_shared *s = shared_of(c);
@@ -100,6 +110,7 @@ int comm_local_create(int world_size, ib_comm **comms, ib_error *err)
         c->allreduce_mean = local_allreduce_mean;
         c->broadcast = local_broadcast;
         c->barrier = local_barrier;
+        c->mean_host = local_mean_host;
         c->destroy = local_destroy;
         comms[r] = c;
     }

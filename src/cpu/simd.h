@@ -1,7 +1,8 @@
 /* cpu/simd: what lets the elementwise ops vectorise.  CPU_KERNEL compiles a function for AVX-512,
- * AVX2 and baseline x86-64 and picks one at load time (the binary stays portable); the ops put
- * their inner loops in such kernels and call them from OpenMP loops.  expf/erff from libm are
- * scalar calls that block vectorisation, so the kernels use the polynomial forms below. */
+ * AVX2 and baseline x86-64 and picks one at load time (the binary stays portable; elsewhere it is
+ * one baseline build, below); the ops put their inner loops in such kernels and call them from
+ * OpenMP loops.  expf/erff from libm are scalar calls that block vectorisation, so the kernels use
+ * the polynomial forms below. */
 #ifndef INSTBENCH_CPU_SIMD_H
 #define INSTBENCH_CPU_SIMD_H
 
@@ -16,6 +17,9 @@
  * clone has no FMA, so its sums round as the baseline's do, not as GCC 12's x86-64-v3 clone's. */
 #define CPU_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
+/* aarch64 (Graviton, Grace) and the rest: one baseline build.  Advanced SIMD is part of every
+ * aarch64 baseline, so the loops vectorise there without clones (GCC before 14 has no
+ * target_clones for aarch64, and an SVE-only build would not start on a Graviton2). */
 #define CPU_KERNEL
 #endif
 

@@ -177,6 +177,32 @@ static int barrier(ib_comm *c, ib_error *err)
     return rc;
 }
 
+/* Host values averaged over the ranks (measure's allreduce times, as nccl-tests' Allreduce(&deltaSec,
+ * average)): through a scratch device buffer on the comm stream, waited for with the usual bound. */
+static int mean_host(ib_comm *c, double *vals, size_t count, ib_error *err)
+{
+    nccl_impl *n = impl(c);
+    float host[COMM_MEAN_HOST_MAX], *dev = NULL;
+    if (n->aborted) return refuse_aborted(c, err);
+    if (count == 0) return 0;
+    if (count > COMM_MEAN_HOST_MAX) return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: %zu host values", count);
+    for (size_t i = 0; i < count; i++) host[i] = (float)vals[i];
+    CUDA_TRY(cudaSetDevice(n->device));
+    CUDA_TRY(cudaMallocAsync((void **)&dev, count * sizeof(float), n->comm_stream));
+    int rc = 0;
+    if (cuda_check(cudaMemcpyAsync(dev, host, count * sizeof(float), cudaMemcpyHostToDevice, n->comm_stream),
+                   "cudaMemcpyAsync", err) ||
+        nccl_check(ncclAllReduce(dev, dev, count, ncclFloat32, ncclAvg, n->comm, n->comm_stream), "ncclAllReduce", err) ||
+        cuda_check(cudaMemcpyAsync(host, dev, count * sizeof(float), cudaMemcpyDeviceToHost, n->comm_stream),
+                   "cudaMemcpyAsync", err) ||
+        comm_nccl_wait(c, n->comm_stream, NULL, err))
+        rc = -1;
+    cudaFreeAsync(dev, n->comm_stream);
+    if (rc == 0)
+        for (size_t i = 0; i < count; i++) vals[i] = host[i];
+    return rc;
+}
+
 static void destroy(ib_comm *c)
 {
     if (!c) return;
@@ -278,6 +304,7 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
         c->allreduce_mean = allreduce_mean;
         c->broadcast = broadcast;
         c->barrier = barrier;
+        c->mean_host = mean_host;
         c->destroy = destroy;
         comms[i] = c;
         n->comm = raw[i];

@@ -110,7 +110,9 @@ if ((EFA_DEVICES > 0)); then
     else
         say "EFA: no $E/bin/fi_info"
     fi
-    dirs=("$R"/opt/amazon/ofi-nccl/lib "$R"/opt/amazon/aws-ofi-nccl/lib "$R"/opt/aws-ofi-nccl/lib) lib=
+    # the .deb put it in lib/<multiarch> up to 1.16 (aws-ofi-nccl 6eb0870a): amd64's and arm64's are uname -m's
+    dirs=("$R"/opt/amazon/ofi-nccl/lib "$R"/opt/amazon/ofi-nccl/lib/"$(uname -m)"-linux-gnu
+          "$R"/opt/amazon/aws-ofi-nccl/lib "$R"/opt/aws-ofi-nccl/lib) lib=
     for d in "${dirs[@]}"; do
         for f in "$d"/libnccl-net.so "$d"/libnccl-net-*.so; do [[ -z $lib && -f $f ]] && lib=$f; done
     done

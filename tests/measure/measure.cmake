@@ -6,10 +6,13 @@ instbench_add_unit_test(measure_runner ${MEASURE_TESTS}/measure_runner.c)
 instbench_add_unit_test(measure_datapipe ${MEASURE_TESTS}/measure_datapipe.c)
 instbench_add_unit_test(measure_rendezvous ${MEASURE_TESTS}/measure_rendezvous.c)
 instbench_add_unit_test(bench_sysinfo_gpus ${MEASURE_TESTS}/bench_sysinfo_gpus.c)
+instbench_add_unit_test(bench_sysinfo_arm ${MEASURE_TESTS}/bench_sysinfo_arm.c)
+instbench_add_unit_test(measure_allreduce_timing ${MEASURE_TESTS}/measure_allreduce_timing.c)
 instbench_add_unit_test(measure_identity ${MEASURE_TESTS}/measure_identity.c)
 instbench_add_unit_test(measure_nccl_net ${MEASURE_TESTS}/measure_nccl_net.c)
 # The C tests include tests/check.h, shared by every area.
-foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus measure_identity measure_nccl_net)
+foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus bench_sysinfo_arm measure_identity
+          measure_nccl_net measure_allreduce_timing)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
 

@@ -7,7 +7,8 @@ PERFORMANCE.md: algbw = bytes / time; allreduce busbw = algbw x 2(n-1)/n, GB/s a
   processes over the NCCL stand-in (each process one rank, PyTorchJob-style variables): the sizes
   ascend, the last is the whole fp32 gradient (4 x workload.params bytes), none is above it, the
   others are the documented sweep (256 KiB, 1, 4, 16 MiB, DDP's 25 MiB) below it; every time is
-  positive; algbw and busbw equal the recomputation for the run's world size; schema-valid;
+  positive; algbw and busbw equal the recomputation for the run's world size; communication.timing
+  says nccl-tests' method (20 back-to-back operations, averaged over the ranks); schema-valid;
 - one rank: no communication figure at all (nothing was communicated).
 Usage: measure_allreduce.py INSTBENCH SCHEMA [SIM_MODULE]"""
 import json
@@ -46,6 +47,11 @@ def check_sweep(name, doc):
     ar = doc.get("communication", {}).get("allreduce")
     if not check(ar, "%s: no communication.allreduce: %s" % (name, doc.get("communication"))):
         return
+    # the method as nccl-tests' BenchTime (NVIDIA/nccl-tests a0b82b22, src/common.cu): its default
+    # iters = 20 operations per timing, deltaSec averaged over the ranks
+    check(doc["communication"].get("timing") == {"method": "nccl-tests", "warmup": 2, "operations": 20,
+                                                 "average": "ranks"},
+          "%s: communication.timing %r" % (name, doc["communication"].get("timing")))
     n = doc["topology"]["world_size"]
     grad = 4 * doc["workload"]["params"]
     sizes = [e["bytes"] for e in ar]

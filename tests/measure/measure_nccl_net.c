@@ -42,6 +42,17 @@ int main(void)
     /* libfabric over its tcp provider is not EFA */
     expect("h:1:1 [0] NCCL INFO NET/OFI Selected Provider is tcp\nh:1:1 [0] NCCL INFO Using network AWS Libfabric\n",
            "AWS Libfabric", "other");
+    /* NVIDIA's HPC-X plugin (nccl-rdma-sharp-plugins, libnccl-net.so): InfiniBand verbs under the names
+     * its src/ib_plugin.c registers, "IBext" (older releases) and "IBext_v<N>" (Mellanox/
+     * nccl-rdma-sharp-plugins 2f5ac02e: IBext_v6 ... IBext_v11) */
+    expect("dgx1:9:9 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)\n"
+           "dgx1:9:9 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB ; OOB ib0:10.2.0.1<0>\n"
+           "dgx1:9:9 [0] NCCL INFO Using network IBext_v8\n",
+           "IBext_v8", "infiniband");
+    expect("h:1:1 [0] NCCL INFO Using network IBext\n", "IBext", "infiniband");
+    expect("h:1:1 [0] NCCL INFO Using network IBext_v11\n", "IBext_v11", "infiniband");
+    expect("h:1:1 [0] NCCL INFO Using network IBextra\n", "IBextra", "other");
+    expect("h:1:1 [0] NCCL INFO Using network IBext_v\n", "IBext_v", "other");
     expect("h:1:1 [0] NCCL INFO Using network MyNet\n", "MyNet", "other");
     expect("h:1:1 [0] NCCL INFO comm 0x55 rank 0 nranks 2 - Init COMPLETE\n", "", "unknown");
     expect("", "", "unknown");

@@ -3,7 +3,8 @@
  * TORCHELASTIC_RUN_ID, TORCHELASTIC_USE_AGENT_STORE (torch/distributed/elastic/agent/server/
  * local_elastic_agent.py); Kubeflow PyTorchJob and Volcano: WORLD_SIZE = pods, RANK = pod index,
  * MASTER_*; Kubeflow Trainer v2: PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_*;
- * Slurm: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NNODES, SLURM_NODEID, node list), and the
+ * training-operator's PET_* beside WORLD_SIZE/RANK; Slurm: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID,
+ * SLURM_NNODES, SLURM_NODEID, SLURM_STEP_*, node lists), and the
  * port each gives the NCCL unique id. */
 #include <stdio.h>
 #include <string.h>
@@ -87,6 +88,52 @@ int main(void)
           "PyTorchJob: ws %d rank %d nodes %d node %d lws %d master %s", r.world_size, r.rank, r.nnodes, r.node_rank,
           r.local_world_size, r.master_addr);
 
+    /* Kubeflow training-operator's PyTorchJob with nprocPerNode "8" (a Master and one Worker, port
+     * 23456), the variables exactly as its controller writes them: kubeflow/training-operator commit
+     * ee1162919408cbca4a899f2916cfcd0ecd562881, pkg/controller.v1/pytorch/envvar.go (setPodEnv:
+     * PYTHONUNBUFFERED=1; WORLD_SIZE = getTotalReplicas x getNprocPerNodeInt; RANK and PET_NODE_RANK =
+     * the replica index, +1 for workers; PET_NPROC_PER_NODE = the spec's string; PET_NNODES = the
+     * replicas outside elastic mode) and master.go (MASTER_PORT, PET_MASTER_PORT, MASTER_ADDR and
+     * PET_MASTER_ADDR = "<job>-master-0").  The worker's process drives its pod's 8 GPUs: 16 ranks on
+     * 2 pods, its first global rank 8; read as 16 pods it would wait for ranks that never come. */
+    const char *to_worker[] = {"PYTHONUNBUFFERED=1", "MASTER_PORT=23456", "PET_MASTER_PORT=23456",
+                               "MASTER_ADDR=vit-master-0", "PET_MASTER_ADDR=vit-master-0", "WORLD_SIZE=16", "RANK=1",
+                               "PET_NODE_RANK=1", "PET_NPROC_PER_NODE=8", "PET_NNODES=2", NULL};
+    g_env = to_worker;
+    CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) == 0, "training-operator worker: %s", err.msg);
+    CHECK(!strcmp(r.kind, "env") && r.id_port == 23456 && !strcmp(r.master_addr, "vit-master-0"),
+          "training-operator: %s id port %d master %s", r.kind, r.id_port, r.master_addr);
+    CHECK(r.world_size == 16 && r.rank == 8 && r.nnodes == 2 && r.node_rank == 1 && r.local_rank == 0 &&
+              r.local_world_size == 8,
+          "training-operator worker: ws %d rank %d nodes %d node %d lr %d lws %d", r.world_size, r.rank, r.nnodes,
+          r.node_rank, r.local_rank, r.local_world_size);
+    const char *to_master[] = {"PYTHONUNBUFFERED=1", "MASTER_PORT=23456", "PET_MASTER_PORT=23456",
+                               "MASTER_ADDR=vit-master-0", "PET_MASTER_ADDR=vit-master-0", "WORLD_SIZE=16", "RANK=0",
+                               "PET_NODE_RANK=0", "PET_NPROC_PER_NODE=8", "PET_NNODES=2", NULL};
+    g_env = to_master;
+    CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) == 0 && r.world_size == 16 && r.rank == 0 &&
+              r.nnodes == 2 && r.node_rank == 0,
+          "training-operator master: %s ws %d rank %d nodes %d", err.msg, r.world_size, r.rank, r.nnodes);
+    /* the pod's process drives 4 GPUs while the job says 8 per node: the pods would disagree */
+    CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+              strstr(err.msg, "PET_NPROC_PER_NODE=8"),
+          "training-operator nprocPerNode 8 with 4 ranks: %s", err.msg);
+    /* nprocPerNode "auto" (getNprocPerNodeInt gives 1): WORLD_SIZE is the pod count, as before */
+    const char *to_auto[] = {"PYTHONUNBUFFERED=1", "MASTER_PORT=23456", "PET_MASTER_PORT=23456",
+                             "MASTER_ADDR=vit-master-0", "PET_MASTER_ADDR=vit-master-0", "WORLD_SIZE=2", "RANK=1",
+                             "PET_NODE_RANK=1", "PET_NPROC_PER_NODE=auto", "PET_NNODES=2", NULL};
+    g_env = to_auto;
+    CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) == 0 && r.world_size == 8 && r.rank == 4 &&
+              r.nnodes == 2 && r.node_rank == 1,
+          "training-operator auto: %s ws %d rank %d nodes %d", err.msg, r.world_size, r.rank, r.nnodes);
+    /* a WORLD_SIZE that is not pods x nprocPerNode is not the operator's: refused, not guessed */
+    const char *to_bad[] = {"WORLD_SIZE=12", "RANK=1", "MASTER_PORT=23456", "PET_NODE_RANK=1", "PET_NPROC_PER_NODE=8",
+                            "PET_NNODES=2", NULL};
+    g_env = to_bad;
+    CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+              strstr(err.msg, "WORLD_SIZE=12"),
+          "WORLD_SIZE 12 with 2 pods x 8: %s", err.msg);
+
     /* Kubeflow Trainer v2's torch runtime, the container's command started directly (no torchrun):
      * only PET_* are set. */
     const char *pet[] = {"PET_NNODES=2", "PET_NPROC_PER_NODE=4", "PET_NODE_RANK=1", "PET_MASTER_ADDR=tj-node-0-0.tj",
@@ -119,6 +166,14 @@ int main(void)
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && !strcmp(r.kind, "torchrun") &&
               r.id_port == 29401,
           "torchrun under Trainer v2: %s id port %d", r.kind, r.id_port);
+
+    /* a launcher of its own (no torchrun, no PET_*) with 4 processes a node: node rank from RANK and
+     * LOCAL_WORLD_SIZE, as before the training-operator's variables were read */
+    const char *own[] = {"WORLD_SIZE=8", "RANK=5", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "MASTER_ADDR=h0", NULL};
+    g_env = own;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && r.nnodes == 2 && r.node_rank == 1 &&
+              r.world_size == 8 && r.rank == 5,
+          "own launcher: %s nodes %d node %d ws %d rank %d", err.msg, r.nnodes, r.node_rank, r.world_size, r.rank);
 
     /* NNODES / NODE_RANK given explicitly win over the derived values. */
     const char *tr2[] = {"WORLD_SIZE=4", "RANK=0", "NNODES=4", "NODE_RANK=0", NULL};
@@ -153,6 +208,34 @@ int main(void)
     g_env = sl2;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
     CHECK(!strcmp(r.master_addr, "alpha"), "master %s", r.master_addr);
+
+    /* A step on part of the allocation: salloc -N 4 (gpu[01-04]), then srun -w gpu[03-04] -n 2 -N 2; the
+     * task on gpu04.  Variables as Slurm writes them (SchedMD/slurm commit
+     * 284c3b95f08a2dc2478499837b03355e1b9c5c75, src/common/env.c: env_array_for_step keeps the job's
+     * SLURM_JOB_NODELIST (append only) and sets SLURM_STEP_NODELIST, SLURM_STEP_NUM_NODES/TASKS and,
+     * without srun -E, SLURM_NNODES/NTASKS to the step's; setup_env sets SLURM_NODEID, SLURM_PROCID,
+     * SLURM_LOCALID, SLURM_JOB_NUM_NODES).  gpu01 runs no task of the step: a master there never answers. */
+    const char *step[] = {"SLURM_JOB_NODELIST=gpu[01-04]", "SLURM_JOB_NUM_NODES=4", "SLURM_NODELIST=gpu[03-04]",
+                          "SLURM_STEP_NODELIST=gpu[03-04]", "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NUM_TASKS=2",
+                          "SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURM_TASKS_PER_NODE=1(x2)", "SLURM_NNODES=2",
+                          "SLURM_NTASKS=2", "SLURM_NPROCS=2", "SLURM_NODEID=1", "SLURM_PROCID=1", "SLURM_LOCALID=0",
+                          "SLURM_STEP_ID=0", NULL};
+    g_env = step;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
+    CHECK(!strcmp(r.master_addr, "gpu03") && !strcmp(r.nodelist, "gpu[03-04]"), "step on gpu[03-04]: master %s list %s",
+          r.master_addr, r.nodelist);
+    CHECK(r.world_size == 2 && r.rank == 1 && r.nnodes == 2 && r.node_rank == 1, "step: ws %d rank %d nodes %d node %d",
+          r.world_size, r.rank, r.nnodes, r.node_rank);
+    /* srun -E (preserve_env): SLURM_NNODES and SLURM_NTASKS stay the allocation's, the step's own
+     * SLURM_STEP_NUM_* say what the step is */
+    const char *step_e[] = {"SLURM_JOB_NODELIST=gpu[01-04]", "SLURM_NODELIST=gpu[01-04]",
+                            "SLURM_STEP_NODELIST=gpu[03-04]", "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NUM_TASKS=2",
+                            "SLURM_NNODES=4", "SLURM_NTASKS=4", "SLURM_NODEID=0", "SLURM_PROCID=0", "SLURM_LOCALID=0",
+                            NULL};
+    g_env = step_e;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && r.world_size == 2 && r.nnodes == 2 &&
+              !strcmp(r.master_addr, "gpu03"),
+          "srun -E step: %s ws %d nodes %d master %s", err.msg, r.world_size, r.nnodes, r.master_addr);
 
     /* Flags win over the environment. */
     g_env = tr;

@@ -10,7 +10,8 @@ NCCL id handed out on MASTER_PORT.
   writes its own environment before exec'ing measure);
 - a real run: both tasks exit 0 (srun's status is the worst task's), and rank 0's result says
   rendezvous slurm, world size SLURM_NTASKS, nodes SLURM_NNODES, the node rank SLURM_NODEID, the
-  master the first host of SLURM_JOB_NODELIST, validated against the schema;
+  master the first host of the step's SLURM_STEP_NODELIST (which srun sets), validated against the
+  schema;
 - the sbatch script docs/usage.md shows, taken from the page as it stands and submitted with
   `sbatch --wait` (its node and task counts overridden on the command line to fit this one-node
   cluster), writes its result where the page says, a 2-rank slurm run.
@@ -222,7 +223,11 @@ if check(os.path.exists(out_path), "rank 0 wrote no result"):
     t = doc["topology"]
     env0 = next((e for e, _, _ in tasks if e.get("SLURM_PROCID") == "0"), {})
     if check(env0, "task 0 saved no environment"):
-        nodelist_first = env0["SLURM_JOB_NODELIST"].split(",")[0].split("[")[0]
+        # srun sets the step's own list (src/common/env.c, env_array_for_step), which instbench reads
+        # before the allocation's SLURM_JOB_NODELIST (a step on part of the allocation); on this
+        # one-node cluster both name this host
+        check(env0.get("SLURM_STEP_NODELIST"), "srun set no SLURM_STEP_NODELIST: %s" % sorted(env0))
+        nodelist_first = (env0.get("SLURM_STEP_NODELIST") or env0["SLURM_JOB_NODELIST"]).split(",")[0].split("[")[0]
         check(t["rendezvous"] == "slurm", "rendezvous %s" % t["rendezvous"])
         check(t["world_size"] == int(env0["SLURM_NTASKS"]), "world %s, SLURM_NTASKS %s" % (t["world_size"],
                                                                                             env0["SLURM_NTASKS"]))

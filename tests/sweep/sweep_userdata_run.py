@@ -33,6 +33,7 @@ Usage: sweep_userdata_run.py INSTBENCH USERDATA_PROBE"""
 import hashlib
 import json
 import os
+import platform
 import re
 import sys
 import time
@@ -194,6 +195,15 @@ with MotoServer() as m:
     check(env is None or env["NCCL_NET_PLUGIN"] == "ofi", f"efa-named: NCCL_NET_PLUGIN: {env}")
     sb.close()
 
+    # aws-ofi-nccl's .deb up to 1.16 installed into lib/<multiarch> (contrib/debian-template/rules before
+    # aws/aws-ofi-nccl commit 6eb0870a8565687b668fb668d70e7f268aa77ce5: dh_auto_configure's libdir,
+    # $(DEB_HOST_MULTIARCH)); this machine's triplet, as the instance's would be its own
+    multiarch = "opt/amazon/ofi-nccl/lib/%s-linux-gnu" % platform.machine()
+    root = fake_efa_root(os.path.join(TMP, "efa-multiarch"), plugin_dir=multiarch)
+    sb, env = efa_run("efa-multiarch", 2, root)
+    efa_ok("efa-multiarch", sb, env, root, multiarch)
+    sb.close()
+
     # EFA not asked: the same root changes nothing
     sb, env = efa_run("efa-none", 0, os.path.join(TMP, "efa-ok"))
     check(sb.rc == 0 and env == {"FI_PROVIDER": "(unset)", "LD_LIBRARY_PATH": os.environ.get("LD_LIBRARY_PATH", "(unset)"),
@@ -201,7 +211,7 @@ with MotoServer() as m:
     check("EFA" not in sb.log_text(), "efa_devices 0: EFA checks ran")
     sb.close()
 
-    dirs = " ".join(os.path.join("@", d) for d in ("opt/amazon/ofi-nccl/lib", "opt/amazon/aws-ofi-nccl/lib",
+    dirs = " ".join(os.path.join("@", d) for d in ("opt/amazon/ofi-nccl/lib", multiarch, "opt/amazon/aws-ofi-nccl/lib",
                                                     "opt/aws-ofi-nccl/lib"))
     for case, root, want in [
             ("efa-short", fake_efa_root(os.path.join(TMP, "efa-short"), efa=1), "EFA: 2 device(s) expected, 1 found"),
