@@ -122,8 +122,7 @@ struct ib_backend_ops {
      * IB_MEMORY_REFUSED. */
     size_t (*memory_estimate)(const ib_train_config *cfg);
     /* How the backend computes attention for cfg: "cudnn" (cuDNN's fused SDPA, what PyTorch runs
-     * on sm_90), "fused" (the CUDA backend's own bf16 flash attention, asked for by name) or
-     * "unfused" (matmuls around a softmax, the scores and probabilities in memory); recorded in
+     * on sm_90) or "unfused" (matmuls around a softmax, the scores and probabilities in memory); recorded in
      * results (hardware.attention) and by verify.  NULL function: "unfused".  Static strings.  The
      * CUDA backend decides on the device (loading cuDNN and checking it once per shape). */
     const char *(*attention_impl)(const ib_train_config *cfg);

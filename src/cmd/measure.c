@@ -615,8 +615,7 @@ int cmd_measure(int argc, char **argv)
         if (!strcmp(a, "cudnn"))
             ib_info("attention: cuDNN %s fused SDPA (%s)", att_lib.version, att_lib.path);
         else
-            ib_info("attention: %s", !strcmp(a, "fused") ? "fused (flash attention on tensor cores: no T x T matrix in GPU memory)"
-                                                         : "unfused (cuBLASLt matmuls around a softmax kernel)");
+            ib_info("attention: unfused (cuBLASLt matmuls around a softmax kernel)");
     }
     if (backend->peak_measure) {
         double t = 0;

@@ -1,8 +1,8 @@
 /* GPU peak lookup: NVML's device names map to the right datasheet column (more specific names
  * first: H100 PCIe is not H100 SXM, L40S is not L4, A10G is not A10 or A100), GPUs without BF16
  * tensor cores have no bf16 peak, and unknown GPUs have none at all.  Expected figures are the
- * dense ones printed in NVIDIA's datasheets.  A100s of either memory size share their peak but
- * not their bandwidth (mem_bw_gbs), so each must land on its own entry (named in the source). */
+ * dense ones printed in NVIDIA's datasheets.  A100s of either memory size share their peak, and
+ * each lands on its own datasheet column (named in the source). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
