@@ -8,7 +8,8 @@ punish before a kernel runs, read from the binary with cuobjdump and readelf (is
     sites in src/cuda/kernels/*.cu (CUK_LAUNCH's third argument, the file's #defines and the
     kernel's template arguments substituted)
   - no local memory (register spills or local arrays: slow, and a sign a tile got too big)
-  - every kernel also as compute_90 PTX (GPUs newer than Hopper JIT-compile it)
+  - every kernel also as compute_90 PTX (GPUs newer than Hopper JIT-compile it), and as PTX of
+    the newest architecture with SASS in the module (compute_120 with nvcc >= 12.8)
   - the module's DT_NEEDED sonames are the documented ones (docs/design.md, "The CUDA module")
 cuobjdump comes from PyPI's nvidia-cuda-cuobjdump (scripts/cuda_tools_env.sh audit) unless
 --cuobjdump names one.  Exit 0 all good, 1 a finding, 77 no cuobjdump could be installed
@@ -172,12 +173,16 @@ def main():
                                                                                   REGFILE))
     if not a.dump:
         ptx = subprocess.run([tool, "--dump-ptx", a.module], capture_output=True, text=True, check=True).stdout
-        entries90 = set()
-        for part in re.split(r"\nFatbin ptx code:", ptx):
-            if re.search(r"arch = sm_90\b", part):
-                entries90 |= set(re.findall(r"\.entry (\w+)\(", part))
-        for fn in sorted({fn for _, fn, _ in rows} - entries90):
-            finding("%s: no compute_90 PTX (GPUs newer than sm_90 could not JIT it)" % fn)
+        # compute_90 PTX for any GPU after Hopper; and, where the build has SASS past 9.0 (Blackwell,
+        # nvcc >= 12.8), PTX of the newest architecture built too, for what comes after it
+        newest = max(archs) if archs else 90
+        for want in sorted({90, newest}):
+            entries = set()
+            for part in re.split(r"\nFatbin ptx code:", ptx):
+                if re.search(r"arch = sm_%d\b" % want, part):
+                    entries |= set(re.findall(r"\.entry (\w+)\(", part))
+            for fn in sorted({fn for _, fn, _ in rows} - entries):
+                finding("%s: no compute_%d PTX (GPUs newer than sm_%d could not JIT it)" % (fn, want, want))
         dyn = subprocess.run(["readelf", "-d", a.module], capture_output=True, text=True, check=True).stdout
         needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
         cuda = ["libcudart.so.%d" % a.cuda_major, "libcublasLt.so.%d" % a.cuda_major, "libcublas.so.%d" % a.cuda_major]

@@ -19,6 +19,10 @@ instbench_test_internals(cuda_gemm_plan cuda)
 instbench_add_unit_test(cuda_bucket cuda_bucket.c ${CMAKE_SOURCE_DIR}/src/cuda/bucket.c)
 instbench_test_internals(cuda_bucket cuda)
 
+# The cuDNN version gates per GPU generation (pure, built into the test so CPU-only builds run it).
+instbench_add_unit_test(cuda_cudnn_gate cuda/cudnn_gate_test.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c)
+instbench_test_internals(cuda_cudnn_gate cuda)
+
 # Index arithmetic of the data-movement kernels (patchify, attention head split/merge), shared
 # with the kernels through src/cuda/layout.h; checked against the CPU backend and nested loops.
 instbench_add_unit_test(cuda_layout cuda_layout.c)
@@ -81,7 +85,7 @@ if(INSTBENCH_CUDA)
       add_test(NAME cuda_cudnn_sdpa COMMAND cuda_cudnn_sdpa WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
       set_tests_properties(cuda_cudnn_sdpa PROPERTIES TIMEOUT 300)
     endif()
-    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c
+    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     instbench_cuda_test_runtime(cuda_vit_host)
     set_tests_properties(cuda_vit_host PROPERTIES ENVIRONMENT INSTBENCH_TEST_CUDNN_RUNS=1)   # fixture a: hd 16
@@ -108,7 +112,7 @@ if(INSTBENCH_CUDA)
       list(APPEND _sim_sources ${_cpp})
     endforeach()
     add_executable(cuda_vit_sim cuda_vit_host.c cuda_cublaslt_standin.c cudasim/cudasim.cpp cudasim/shared.cpp
-                   ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                   ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                    ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
     instbench_cuda_test_runtime(cuda_vit_sim)
@@ -215,7 +219,7 @@ if(INSTBENCH_CUDA)
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
-      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
+      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_dp_host)
@@ -225,7 +229,7 @@ if(INSTBENCH_CUDA)
       # ordered streams whose scheduler runs the comm stream's allreduces as early as their event
       # waits allow: a missing wait averages gradients not yet computed.
       add_executable(cuda_dp_sim cuda_dp_host.c cuda_cublaslt_standin.c cuda_nccl_shim.c
-                     cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
+                     cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
                      ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
                      ${_cuda}/module.c)
       target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
@@ -255,7 +259,7 @@ if(INSTBENCH_CUDA)
                              ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=2")
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
-      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
+      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_runner_host)
@@ -263,7 +267,7 @@ if(INSTBENCH_CUDA)
       instbench_test_internals(cuda_runner_host cpu cuda)
       # ... and across two forked processes joined by the rendezvous: a killed or failing process
       # is named in the other's error within seconds, through the liveness channel.
-      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c
+      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_dp_procs)

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda/cudnn_gate.h"
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/kernels.h"
 #include "instbench/model.h"
@@ -224,6 +225,26 @@ out:
     return rc;
 }
 
+/* DEVICE's compute capability x10 (100 for 10.0); 0 when the runtime cannot say (no floor then:
+ * the self-check still decides). */
+static int device_cc(int device)
+{
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return major * 10 + minor;
+}
+
+/* The backward cudnn_sdpa builds: deterministic unless INSTBENCH_CUDNN_NONDETERMINISTIC=1. */
+static int deterministic_asked(void)
+{
+    const char *nd = getenv("INSTBENCH_CUDNN_NONDETERMINISTIC");
+    return !(nd && !strcmp(nd, "1"));
+}
+
 static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
 {
     const int H = cfg->model.num_heads, D = cfg->model.embed_dim, hd = H > 0 ? D / H : 0;
@@ -262,6 +283,8 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
                      "cuDNN %d.%d.%d is older than 9.15.1, whose SDPA backward is the first that is right where the "
                      "sequence length (%d) is not a multiple of 128 (PyTorch gates the same)",
                      lib.version / 10000, lib.version / 100 % 100, lib.version % 100, T);
+        } else if (cudnn_gate_check(device_cc(cfg->device), lib.version, deterministic_asked(), why, sizeof why)) {
+            /* why names the GPU generation and the cuDNN it needs (cuda/cudnn_gate.h) */
         } else {
             const float scale = 1.0f / sqrtf((float)hd);
             const cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, scale, why, sizeof why);
