@@ -202,6 +202,13 @@ if(INSTBENCH_CUDA)
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_gemm PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm cuda)
+    # cuBLASLt's in-situ GEMM rate (src/cuda/gemm_rate.c) against a stand-in device whose speed
+    # the test sets (CUBLASLT_STANDIN_GFLOPS), its GEMMs against this model's Linear layers.
+    instbench_add_unit_test(cuda_gemm_rate cuda/gemm_rate_test.c cuda_cublaslt_standin.c cuda_host_runtime.c
+                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_rate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    target_include_directories(cuda_gemm_rate PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    instbench_test_internals(cuda_gemm_rate cuda)
     # ... and the coverage of gemm.c that run reaches (every function, 95% of the lines)
     if(_coverage)
       add_executable(cuda_gemm_cov cuda_gemm.c cuda_cublaslt_standin.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
@@ -220,7 +227,7 @@ if(INSTBENCH_CUDA)
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
       instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
-                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
+                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_dp_host)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -230,7 +237,7 @@ if(INSTBENCH_CUDA)
       # waits allow: a missing wait averages gradients not yet computed.
       add_executable(cuda_dp_sim cuda_dp_host.c cuda_cublaslt_standin.c cuda_nccl_shim.c
                      cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
-                     ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
+                     ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
                      ${_cuda}/module.c)
       target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
       instbench_cuda_test_runtime(cuda_dp_sim)
@@ -260,7 +267,7 @@ if(INSTBENCH_CUDA)
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
       instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
-                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
+                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_runner_host)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -268,7 +275,7 @@ if(INSTBENCH_CUDA)
       # ... and across two forked processes joined by the rendezvous: a killed or failing process
       # is named in the other's error within seconds, through the liveness channel.
       instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
-                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/dp.c ${_cuda}/ddp.c
+                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_dp_procs)
       target_include_directories(cuda_dp_procs PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # INSTBENCH_TEST_CUDNN=1: the module carries the cuDNN glue (the build had cudnn-frontend's headers)
 CUDNN = os.environ.get("INSTBENCH_TEST_CUDNN") == "1"
 ENV = dict(os.environ, INSTBENCH_CUDA_MODULE=os.path.abspath(MODULE), AWS_EC2_METADATA_DISABLED="true",
-           NO_COLOR="1")
+           NO_COLOR="1", INSTBENCH_GPU_GEMM_SECONDS="0.05")
 TINY = ["--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size", "16", "--embed-dim", "32",
         "--depth", "1", "--heads", "2", "--classes", "10", "--steps", "5", "--warmup", "3"]
 
@@ -131,6 +131,12 @@ if doc:
                         cd.get("fallback") is None),
           "bf16 measure: hardware.cudnn %r (want the stand-in, 9.19.0)" % cd)
     check(doc["hardware"].get("cuda_graphs") is True, "one rank: cuda_graphs %r" % doc["hardware"].get("cuda_graphs"))
+    # cuBLASLt's rate on the model's GEMMs, measured on the stand-in before the run, and the
+    # step's share of it (model FLOP/s over that rate x the job's GPUs)
+    g, m = doc["hardware"].get("gemm_tflops_measured"), doc["measurement"]
+    check(isinstance(g, float) and g > 0 and isinstance(m.get("gemm_share"), float) and
+          abs(m["gemm_share"] - m["model_tflops"] / (g * doc["topology"]["world_size"])) <= 1e-9 * m["gemm_share"],
+          "gemm_tflops_measured %r, gemm_share %r, model_tflops %r" % (g, m.get("gemm_share"), m["model_tflops"]))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "1", "--cuda-graphs", "off"])
 if doc:
     check(doc["hardware"].get("cuda_graphs") is False, "--cuda-graphs off: %r" % doc["hardware"].get("cuda_graphs"))

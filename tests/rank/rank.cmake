@@ -79,3 +79,5 @@ add_test(NAME rank_placement COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
                                      ${INSTBENCH_PRICE_DATA})
 # BUSBW: the runs' allreduce bus bandwidth, for the multi-node rows measured on all their nodes.
 add_test(NAME rank_busbw COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_busbw.py ${INSTBENCH_BIN})
+# GEMM SHARE: each row's share of the GEMM rate its machine reached in situ (issue 37)
+add_test(NAME rank_gemm_share COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_gemm_share.py ${INSTBENCH_BIN})
