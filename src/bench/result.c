@@ -315,10 +315,10 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  (no known peak: MFU not computed)\n", mt);
     }
     if (r->gemm_tflops > 0 && r->gemm_devices > 0)
-        fprintf(f, "  GEMM rate    %.1f%% of the %.3f TFLOP/s its GEMM library reached here on this model's shapes "
-                   "(x %d device%s)\n",
-                100 * mt / (r->gemm_tflops * r->gemm_devices), r->gemm_tflops, r->gemm_devices,
-                r->gemm_devices == 1 ? "" : "s");
+        output_note(f, "  GEMM share   %.1f%% of %.3f TFLOP/s x %d device%s, what its GEMM library reached here on "
+                       "this model's shapes",
+                    100 * mt / (r->gemm_tflops * r->gemm_devices), r->gemm_tflops, r->gemm_devices,
+                    r->gemm_devices == 1 ? "" : "s");
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);
