@@ -8,9 +8,8 @@ punish before a kernel runs, read from the binary with cuobjdump and readelf (is
     sites in src/cuda/kernels/*.cu (CUK_LAUNCH's third argument, the file's #defines and the
     kernel's template arguments substituted)
   - no local memory (register spills or local arrays: slow, and a sign a tile got too big)
-  - the fused-attention kernels non-empty on every architecture >= sm_80 (shared memory and
-    more than a handful of registers: the bf16 path really is compiled there)
-  - every kernel also as compute_90 PTX (GPUs newer than Hopper JIT-compile it)
+  - every kernel also as compute_90 PTX (GPUs newer than Hopper JIT-compile it), and as PTX of
+    the newest architecture with SASS in the module (compute_120 with nvcc >= 12.8)
   - the module's DT_NEEDED sonames are the documented ones (docs/design.md, "The CUDA module")
 cuobjdump comes from PyPI's nvidia-cuda-cuobjdump (scripts/cuda_tools_env.sh audit) unless
 --cuobjdump names one.  Exit 0 all good, 1 a finding, 77 no cuobjdump could be installed
@@ -29,11 +28,10 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 REGFILE = 65536
-FUSED = ("attn_fwd_kernel", "attn_bwd_dkv_kernel", "attn_bwd_dq_kernel")
 
 
 def demangle_base(mangled):
-    """(name, [int template args]) of an Itanium-mangled free function: _Z15attn_fwd_kernelILi32ELi4EE..."""
+    """(name, [int template args]) of an Itanium-mangled free function: _Z11some_kernelILi32ELi4EE..."""
     m = re.match(r"_Z(\d+)", mangled)
     if not m:
         return mangled, []
@@ -173,23 +171,18 @@ def main():
         elif u["REG"] * bs > REGFILE:
             finding("%s: %d registers x %d threads = %d, over the %d of an SM" % (where, u["REG"], bs, u["REG"] * bs,
                                                                                   REGFILE))
-    for arch in [x for x in archs if x >= 80]:
-        for k in FUSED:
-            got = [u for ar, fn, u in rows if ar == arch and demangle_base(fn)[0] == k]
-            if not got:
-                finding("%s: not in the module for sm_%d" % (k, arch))
-            for u in got:
-                if u["SHARED"] == 0 or u["REG"] <= 8:
-                    finding("%s sm_%d: empty (%d registers, %d bytes shared): the fused path is not compiled there"
-                            % (k, arch, u["REG"], u["SHARED"]))
     if not a.dump:
         ptx = subprocess.run([tool, "--dump-ptx", a.module], capture_output=True, text=True, check=True).stdout
-        entries90 = set()
-        for part in re.split(r"\nFatbin ptx code:", ptx):
-            if re.search(r"arch = sm_90\b", part):
-                entries90 |= set(re.findall(r"\.entry (\w+)\(", part))
-        for fn in sorted({fn for _, fn, _ in rows} - entries90):
-            finding("%s: no compute_90 PTX (GPUs newer than sm_90 could not JIT it)" % fn)
+        # compute_90 PTX for any GPU after Hopper; and, where the build has SASS past 9.0 (Blackwell,
+        # nvcc >= 12.8), PTX of the newest architecture built too, for what comes after it
+        newest = max(archs) if archs else 90
+        for want in sorted({90, newest}):
+            entries = set()
+            for part in re.split(r"\nFatbin ptx code:", ptx):
+                if re.search(r"arch = sm_%d\b" % want, part):
+                    entries |= set(re.findall(r"\.entry (\w+)\(", part))
+            for fn in sorted({fn for _, fn, _ in rows} - entries):
+                finding("%s: no compute_%d PTX (GPUs newer than sm_%d could not JIT it)" % (fn, want, want))
         dyn = subprocess.run(["readelf", "-d", a.module], capture_output=True, text=True, check=True).stdout
         needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
         cuda = ["libcudart.so.%d" % a.cuda_major, "libcublasLt.so.%d" % a.cuda_major, "libcublas.so.%d" % a.cuda_major]

@@ -3,8 +3,9 @@
 # ViT (vit_base_patch16_224 by default), batch 128, bf16 autocast, Adam, synthetic data on the GPU
 # (instbench measure --data device; scripts/bench_torch_gpu_step.py).  Prints samples/s of
 # instbench (and, in bf16, of its unfused attention and of cuDNN's non-deterministic backward for
-# comparison: INSTBENCH_CUDA_ATTENTION, INSTBENCH_CUDNN_NONDETERMINISTIC), of PyTorch eager and of
-# torch.compile, instbench's MFU, and the ratios instbench / PyTorch; with --profile also where
+# comparison: INSTBENCH_CUDA_ATTENTION, INSTBENCH_CUDNN_NONDETERMINISTIC), of PyTorch eager (Adam's
+# defaults) and of torch.compile (Adam(fused=True): PyTorch at its best, issue 37), instbench's MFU
+# and share of cuBLASLt's in-situ GEMM rate, and the ratios instbench / PyTorch; with --profile also where
 # each step's GPU time goes per kernel class, side by side (scripts/kernel_classes.py over a CUPTI
 # trace of instbench, scripts/kernel_trace, and torch.profiler's of PyTorch eager).
 # Run it with nothing else on the GPU.
@@ -104,9 +105,13 @@ cols.append(f"{pc['samples_per_second']:10.1f} {ib_sps / pc['samples_per_second'
 cols.append(f"{unf['measurement']['samples_per_second']:10.1f} " if unf else f"{'-':>10} ")
 cols.append(f"{mfu * 100:5.1f}%" if mfu else f"{'-':>6}")
 print("".join(cols))
-print(f"instbench: attention {ib['hardware'].get('attention')} (cuDNN {ib['hardware'].get('cudnn')}); pytorch: "
+gs = ib["measurement"].get("gemm_share")
+print(f"instbench: attention {ib['hardware'].get('attention')} (cuDNN {ib['hardware'].get('cudnn')}), "
+      f"{'%.0f%%' % (100 * gs) if gs else 'no share'} of cuBLASLt's "
+      f"{ib['hardware'].get('gemm_tflops_measured') or 0:.0f} TFLOP/s on its GEMMs; pytorch: "
       f"torch {pt['torch']}, cuDNN {pt.get('cudnn_version')}, SDPA {pt.get('sdpa_backend', '?')}, model from "
-      f"{pt['model_source']}, peak memory {pt['peak_memory_gib']:.1f} GiB")
+      f"{pt['model_source']}, peak memory {pt['peak_memory_gib']:.1f} GiB, Adam {pt.get('adam')} eager"
+      f"{', %s compiled' % pc.get('adam') if pc else ''}")
 if nd:
     print(f"instbench with cuDNN's non-deterministic backward: {nd['measurement']['samples_per_second']:.1f} samples/s "
           f"(deterministic costs {100 * (1 - ib_sps / nd['measurement']['samples_per_second']):.1f}%)")

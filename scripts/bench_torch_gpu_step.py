@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The PyTorch training step a user would run on a GPU, timed: timm's VisionTransformer (or, when
 timm is not installed, the same architecture defined below with timm's state_dict names and
-F.scaled_dot_product_attention as timm's fused_attn uses), nn.CrossEntropyLoss, torch.optim.Adam
-(defaults), bf16 via torch.autocast('cuda', dtype=torch.bfloat16), synthetic data made once on
-the GPU.  Every step ends with torch.cuda.synchronize(), as instbench's runner does.
+F.scaled_dot_product_attention as timm's fused_attn uses), nn.CrossEntropyLoss, torch.optim.Adam,
+bf16 via torch.autocast('cuda', dtype=torch.bfloat16), synthetic data made once on the GPU.
+PyTorch at its best as a careful user runs it (issue 37): eager with Adam's defaults (foreach),
+torch.compile with Adam(fused=True) (one kernel per step for the optimizer, as instbench's); --adam
+says otherwise, and the JSON line records which ran ("adam").  Every step ends with torch.cuda.synchronize(), as instbench's runner does.
 Prints one JSON line: {"samples_per_second": ..., "step_time_s": [...], ...}.
 Used by scripts/bench_gpu_vs_torch.sh."""
 import argparse
@@ -95,6 +97,9 @@ ap.add_argument("--steps", type=int, default=20)
 ap.add_argument("--warmup", type=int, default=5)
 ap.add_argument("--builtin", action="store_true", help="use the model defined here even if timm is installed")
 ap.add_argument("--compile", action="store_true", help="torch.compile the model (default: eager, as timm runs it)")
+ap.add_argument("--adam", choices=["default", "fused"],
+                help="torch.optim.Adam's implementation: default (foreach on CUDA) or fused=True "
+                     "(default: fused with --compile, default in eager)")
 ap.add_argument("--profile", metavar="TSV",
                 help="after the timed steps, run --profile-steps more under torch.profiler and write every GPU "
                      "kernel, memcpy and memset to TSV (kind, start ns, end ns, name: scripts/kernel_classes.py)")
@@ -121,7 +126,8 @@ num_classes = model.num_classes
 if a.compile:   # compiled during the warm-up steps, which are not timed
     model = torch.compile(model)
 crit = nn.CrossEntropyLoss()
-opt = torch.optim.Adam(model.parameters())
+adam = a.adam or ("fused" if a.compile else "default")
+opt = torch.optim.Adam(model.parameters(), fused=True) if adam == "fused" else torch.optim.Adam(model.parameters())
 images = torch.randn(a.batch_size, 3, 224, 224, device=dev)
 labels = torch.randint(0, num_classes, (a.batch_size,), device=dev)
 
@@ -184,6 +190,7 @@ print(json.dumps({"samples_per_second": a.batch_size * len(times) / sum(times),
                   "median_samples_per_second": a.batch_size / st[len(st) // 2],
                   "step_time_s": times, "last_loss": float(loss), "torch": torch.__version__, "model_source": source,
                   "mode": "compile" if a.compile else "eager",
+                  "adam": adam,
                   "device": torch.cuda.get_device_name(0),
                   "peak_memory_gib": torch.cuda.max_memory_allocated() / 2**30,
                   "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,

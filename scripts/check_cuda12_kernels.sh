@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # check_cuda12_kernels.sh [--kernels DIR] [--out DIR]: every src/cuda/kernels/*.cu compiles with a
-# CUDA 12 toolchain for 75;80;86;89;90, warnings as errors.
+# CUDA 12 toolchain for 75;80;86;89;90;100;120 (Blackwell: CUDA >= 12.8, as the build's default
+# architectures with nvcc >= 12.8), warnings as errors.
 #
 # The module is built here with CUDA 13 (driver >= 580), but AWS's Deep Learning AMIs ship CUDA
 # 12.x with drivers 535-570, where users build with the instance's nvcc 12.x (README, "Which
@@ -25,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kernels=src/cuda/kernels
 out=build-venv/cuda12-kernels
-archs=75,80,86,89,90
+archs=75,80,86,89,90,100,120
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernels) kernels=$2; shift 2 ;;

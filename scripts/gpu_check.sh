@@ -24,9 +24,11 @@
 #              as 2 processes over the rendezvous (SKIP with one GPU)
 #   torchrun   the same as N processes under torchrun (SKIP with one GPU or without torchrun)
 #   torch      scripts/bench_gpu_vs_torch.sh: instbench (cuDNN attention where it runs, and unfused and
-#              cuDNN's non-deterministic backward for comparison) vs PyTorch eager and torch.compile,
-#              samples/s and MFU, and with the bundle's kernel trace the per-kernel-class
-#              side-by-side (bench/kernels.txt, summary.json) (SKIP without torch)
+#              cuDNN's non-deterministic backward for comparison) vs PyTorch eager (Adam's defaults)
+#              and torch.compile (Adam(fused=True)), samples/s, MFU and GEMM share, for ViT-S/16,
+#              ViT-B/16 and ViT-L/16 in the same call (bench/ is ViT-B's, with the bundle's kernel
+#              trace the per-kernel-class side-by-side: bench/kernels.txt; bench-<model>/ the
+#              others'; summary.json "models") (SKIP without torch)
 #
 # usage: scripts/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--bin PATH] [--model NAME]
 #                             [--model-args "..."] [--steps N] [--batch-size N]
@@ -175,11 +177,15 @@ torch_bench() {
     "$PY" -c 'import torch, timm' 2>/dev/null || { echo "PyTorch + timm are not installed"; return $SKIPPED; }
     trace=$(dirname "$BIN")/libkernel_trace.so   # the bundle's (scripts/gpu_bundle.sh): per-kernel-class side-by-side
     if [ -f "$trace" ]; then
-        "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" --profile "$trace"
+        "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" --profile "$trace" || return 1
     else
         echo "no $trace: no per-kernel-class side-by-side"
-        "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench"
+        "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" || return 1
     fi
+    # the other sizes in the same call, against the same PyTorch (one yardstick across models)
+    for m in vit_small_patch16_224 vit_large_patch16_224; do
+        "$here/bench_gpu_vs_torch.sh" --bin "$BIN" --model "$m" --out "$OUTDIR/bench-$m" || return 1
+    done
 }
 step torch torch_bench
 
@@ -235,7 +241,32 @@ def bench_doc(name, last_line=False):
 pt = bench_doc("torch.json", True) or {}
 
 
-json.dump({"steps": steps, "pytorch_samples_per_second": torch_sps("torch"),
+def model_row(folder):   # one model's instbench vs PyTorch from bench_gpu_vs_torch.sh --out FOLDER
+    def last(name):
+        try:
+            return json.loads(open(os.path.join(out, folder, name + ".json")).read().strip().splitlines()[-1])
+        except (OSError, ValueError, IndexError):
+            return None
+    ib, pe, pc = last("instbench"), last("torch"), last("torch_compile")
+    if not ib:
+        return None
+    sps = ib["measurement"]["samples_per_second"]
+    row = {"instbench_samples_per_second": sps, "mfu": ib["measurement"].get("mfu"),
+           "gemm_share": ib["measurement"].get("gemm_share"),
+           "gemm_tflops_measured": ib["hardware"].get("gemm_tflops_measured"),
+           "attention": ib["hardware"].get("attention")}
+    for key, doc in (("pytorch_eager", pe), ("pytorch_compile", pc)):
+        if doc and doc.get("samples_per_second"):
+            row[key + "_samples_per_second"] = doc["samples_per_second"]
+            row[key + "_adam"] = doc.get("adam")
+            row["ratio_vs_" + key] = sps / doc["samples_per_second"]
+    return row
+
+
+models = {m: model_row(f) for m, f in (("vit_small_patch16_224", "bench-vit_small_patch16_224"),
+                                        ("vit_base_patch16_224", "bench"),
+                                        ("vit_large_patch16_224", "bench-vit_large_patch16_224"))}
+json.dump({"steps": steps, "models": {m: r for m, r in models.items() if r}, "pytorch_samples_per_second": torch_sps("torch"),
            "pytorch_compile_samples_per_second": torch_sps("torch_compile"),
            "instbench_samples_per_second": bench_sps("instbench"),
            "instbench_unfused_samples_per_second": bench_sps("instbench_unfused"),

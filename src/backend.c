@@ -200,6 +200,14 @@ static int cuda_attention_library(const ib_train_config *cfg, ib_attention_libra
     return m && m->ops->attention_library ? m->ops->attention_library(cfg, out) : -1;
 }
 
+static int cuda_gemm_rate(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops,
+                          ib_error *err)
+{
+    const ib_cuda_module *m = cuda_module(NULL);
+    if (!m || !m->ops->gemm_rate) return ib_error_set(err, IB_EXIT_RUNTIME, "the CUDA module measures no GEMM rate");
+    return m->ops->gemm_rate(cfg, stop, tflops, err);
+}
+
 static int cuda_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     *out = NULL;
@@ -220,7 +228,7 @@ static const ib_backend_ops cuda_loader_ops = {
     .device_count = cuda_device_count, .device_describe = cuda_device_describe,
     .device_memory_free = cuda_device_memory_free,
     .memory_estimate = cuda_memory_estimate, .attention_impl = cuda_attention_impl,
-    .attention_library = cuda_attention_library, .create = cuda_create,
+    .attention_library = cuda_attention_library, .gemm_rate = cuda_gemm_rate, .create = cuda_create,
     .dp_unavailable_reason = cuda_dp_unavailable_reason,
 };
 

@@ -26,6 +26,7 @@ typedef struct standin_state {
     int lt_create_fails;        /* cublasLtCreate fails */
     /* counters, reset by standin_reset (live_objects: of the process, never reset) */
     int heuristic_calls, lt_matmuls, blas_gemms, blas_handles, live_objects;
+    double lt_flops;            /* 2 m n k batch summed over the cublasLtMatmul calls accepted */
     char violation[256];        /* the first misuse seen (out of bounds, bad layout, ...); "" if none */
 } standin_state;
 

@@ -391,62 +391,6 @@ static void processes_round(const double *mean)
 }
 #endif
 
-#ifdef CUDA_DP_SIM
-#include "cuda/kernels.h"
-#include "cuda/vit.h"
-extern int cudasim_validate_only;
-extern char cudasim_problem[256];
-
-/* Every fused-attention launch a configuration check_config accepts is a legal launch (issue 25:
- * B*H on grid.y overflowed its 65,535 from vit_base at --image-size 32, batch 5,462): every preset
- * x image sizes x every batch up to 8,192 that the backend accepts (its memory estimate is not
- * IB_MEMORY_REFUSED; acceptance only shrinks as the batch grows), forward and backward launched
- * in cudasim's validate-only mode (the launch limits checked, nothing run). */
-static void fused_launch_sweep(void)
-{
-    const int sizes[] = {32, 64, 224, 384};
-    long launches = 0;
-    cudasim_validate_only = 1;
-    setenv("INSTBENCH_CUDA_ATTENTION", "fused", 1);   /* the fused kernels run only when asked for by name */
-    for (size_t i = 0; i < model_preset_count(); i++)
-        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
-            ib_train_config cfg = ref.cfg;
-            cfg.model = *model_preset_at(i);
-            cfg.model.img_size = sizes[s];
-            cfg.precision = IB_PREC_BF16, cfg.device = 0;
-            const int H = cfg.model.num_heads, hd = cfg.model.embed_dim / H, T = (int)model_seq_len(&cfg.model);
-            if (!cuda_vit_attention_fused(&cfg)) continue;
-            int lo = 0, hi = 8192;   /* the largest accepted batch: lo accepted (0: none), hi + 1 not */
-            while (lo < hi) {
-                cfg.batch_size = (lo + hi + 1) / 2;
-                if (cuda_backend_memory_estimate(&cfg) != IB_MEMORY_REFUSED) lo = cfg.batch_size;
-                else hi = cfg.batch_size - 1;
-            }
-            for (int B = 1; B <= lo; B++) {
-                const cudaError_t f = cuk_attention_fused_forward(NULL, NULL, NULL, B, T, H, hd, 0.125f, NULL);
-                const cudaError_t b = cuk_attention_fused_backward(NULL, NULL, NULL, NULL, NULL, NULL, B, T, H, hd,
-                                                                   0.125f, NULL);
-                launches += 4;
-                if (f != cudaSuccess || b != cudaSuccess) {
-                    fprintf(stderr, "FAIL: fused attention of %s at image %d, batch %d (B*H %d, T %d): %s %s\n",
-                            cfg.model.name, sizes[s], B, B * H, T, f ? "forward refused" : "",
-                            b ? "backward refused" : "");
-                    failures++;
-                    break;
-                }
-            }
-        }
-    unsetenv("INSTBENCH_CUDA_ATTENTION");
-    cudasim_validate_only = 0;
-    cudasim_problem[0] = 0;
-    if (launches == 0) {   /* a sweep that launched nothing has checked nothing */
-        fprintf(stderr, "FAIL: fused attention: no configuration was swept\n");
-        failures++;
-    }
-    printf("fused attention: %ld launches of accepted configurations validated\n", launches);
-}
-#endif
-
 int main(void)
 {
     ib_error err;
@@ -475,10 +419,6 @@ int main(void)
         return 77;
     }
     second->ops->destroy(second);
-#endif
-#ifdef CUDA_DP_SIM
-    fused_launch_sweep();
-    if (failures) return 1;
 #endif
     const int B = ref.cfg.batch_size;
     const size_t px = (size_t)ref.cfg.model.in_chans * ref.cfg.model.img_size * ref.cfg.model.img_size;

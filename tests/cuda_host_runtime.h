@@ -48,8 +48,8 @@ void shim_report_async_error(cudaError_t e);
 extern void (*shim_fault_where)(char *buf, size_t n);
 /* With CUDASIM_TRACE=PATH set, one line per call appended to PATH in program order: "launch NAME"
  * for a kernel (cudasim), "gemm batch=.. M=.. N=.. K=.. ab=.. c=.. bias=0|1" for a cuBLASLt matmul in
- * the row-major terms of src/cuda/gemm.h (the stand-in); what scripts/gpu_traffic_model.py
- * --check-trace compares its kernel list with. */
+ * the row-major terms of src/cuda/gemm.h (the stand-in): the order of one step's work, for a
+ * person reading it. */
 void shim_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #ifdef __cplusplus

@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # INSTBENCH_TEST_CUDNN=1: the module carries the cuDNN glue (the build had cudnn-frontend's headers)
 CUDNN = os.environ.get("INSTBENCH_TEST_CUDNN") == "1"
 ENV = dict(os.environ, INSTBENCH_CUDA_MODULE=os.path.abspath(MODULE), AWS_EC2_METADATA_DISABLED="true",
-           NO_COLOR="1")
+           NO_COLOR="1", INSTBENCH_GPU_GEMM_SECONDS="0.05")
 TINY = ["--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size", "16", "--embed-dim", "32",
         "--depth", "1", "--heads", "2", "--classes", "10", "--steps", "5", "--warmup", "3"]
 
@@ -69,14 +69,17 @@ for ref in refs[:2]:   # fixture a, bf16 and fp32
     check(doc.get("attention") == want and doc.get("compare", {}).get("attention") == "unfused",
           "verify --format json %s: attention %r (want %r), cpu's %r" % (os.path.basename(ref), doc.get("attention"),
                                                                          want, doc.get("compare", {}).get("attention")))
-for path in ("unfused", "fused"):   # each built-in path by name, on the bf16 fixture
+# the built-in path by name, on the bf16 fixture
+p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=dict(ENV, INSTBENCH_CUDA_ATTENTION="unfused"))
+check(p.returncode == 0 and "(attention unfused)" in p.stderr,
+      "INSTBENCH_CUDA_ATTENTION=unfused: exit %d, %s" % (p.returncode, p.stderr[-300:]))
+# a path that is not one: refused before anything runs, naming the accepted values; `fused` (the
+# built-in flash-attention kernels, removed in issue 37) is one no longer, and says so
+for path in ("flash", "fused"):
     p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=dict(ENV, INSTBENCH_CUDA_ATTENTION=path))
-    check(p.returncode == 0 and "(attention %s)" % path in p.stderr,
+    check(p.returncode != 0 and "expected cudnn or unfused" in p.stderr
+          and (path != "fused" or "removed" in p.stderr) and "(attention" not in p.stderr,
           "INSTBENCH_CUDA_ATTENTION=%s: exit %d, %s" % (path, p.returncode, p.stderr[-300:]))
-# a path that is not one: refused before anything runs, naming the accepted values
-p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=dict(ENV, INSTBENCH_CUDA_ATTENTION="flash"))
-check(p.returncode != 0 and "expected cudnn, unfused or fused" in p.stderr,
-      "INSTBENCH_CUDA_ATTENTION=flash: exit %d, %s" % (p.returncode, p.stderr[-300:]))
 # no cuDNN to load: bf16 falls back to the unfused path and says why; asked for cuDNN, it refuses
 if CUDNN:
     no_cudnn = dict(ENV, INSTBENCH_CUDNN_LIBRARY="/nonexistent/libcudnn.so.9")
@@ -128,6 +131,12 @@ if doc:
                         cd.get("fallback") is None),
           "bf16 measure: hardware.cudnn %r (want the stand-in, 9.19.0)" % cd)
     check(doc["hardware"].get("cuda_graphs") is True, "one rank: cuda_graphs %r" % doc["hardware"].get("cuda_graphs"))
+    # cuBLASLt's rate on the model's GEMMs, measured on the stand-in before the run, and the
+    # step's share of it (model FLOP/s over that rate x the job's GPUs)
+    g, m = doc["hardware"].get("gemm_tflops_measured"), doc["measurement"]
+    check(isinstance(g, float) and g > 0 and isinstance(m.get("gemm_share"), float) and
+          abs(m["gemm_share"] - m["model_tflops"] / (g * doc["topology"]["world_size"])) <= 1e-9 * m["gemm_share"],
+          "gemm_tflops_measured %r, gemm_share %r, model_tflops %r" % (g, m.get("gemm_share"), m["model_tflops"]))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "1", "--cuda-graphs", "off"])
 if doc:
     check(doc["hardware"].get("cuda_graphs") is False, "--cuda-graphs off: %r" % doc["hardware"].get("cuda_graphs"))

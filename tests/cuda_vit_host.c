@@ -160,94 +160,6 @@ static void run(const char *path)
 extern long cudasim_launches, cudasim_threads_run;
 extern char cudasim_problem[256];
 
-static double rel_l2(const double *want, const float *got, size_t n)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) num += (got[i] - want[i]) * (got[i] - want[i]), den += want[i] * want[i];
-    return sqrt(num / (den > 0 ? den : 1));
-}
-
-/* The fused attention kernels on their own, at shapes the fixtures do not reach (head dims 64 and
- * 72, which pad to 64 and 128 and take the other tile configurations; 197 tokens as ViT-B/16 has;
- * several key and query tiles), against attention computed here in double precision from the same
- * bf16 q, k, v and dO: out and the gradients within bf16 rounding, lse within fp32 rounding. */
-static void attention_kernels_check(int B, int T, int H, int hd)
-{
-    const size_t D = (size_t)H * hd, n3 = (size_t)B * T * 3 * D, n1 = (size_t)B * T * D, nr = (size_t)B * H * T;
-    bf16 *qkv, *att, *datt;
-    float *lse, *dlt, *dqkv;
-    if (cudaMalloc((void **)&qkv, n3 * 2) || cudaMalloc((void **)&att, n1 * 2) || cudaMalloc((void **)&datt, n1 * 2) ||
-        cudaMalloc((void **)&lse, nr * 4) || cudaMalloc((void **)&dlt, nr * 4) || cudaMalloc((void **)&dqkv, n3 * 4)) {
-        fprintf(stderr, "FAIL attention kernels: cudaMalloc\n");
-        failures++;
-        return;
-    }
-    uint64_t x = 0x1234567u + (uint64_t)T * 131 + hd;
-    for (size_t i = 0; i < n3 + n1; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        const float u = (float)((x >> 11) * (1.0 / 9007199254740992.0)) * 4.0f - 2.0f;
-        if (i < n3) qkv[i] = cpu_bf16_from_f32(u);
-        else datt[i - n3] = cpu_bf16_from_f32(u * 0.1f);
-    }
-    const float scale = 1.0f / sqrtf((float)hd);
-    cudaStream_t s;
-    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    int rc = cuk_attention_fused_forward(qkv, att, lse, B, T, H, hd, scale, s) != cudaSuccess ||
-             cuk_attention_fused_backward(qkv, att, datt, lse, dlt, dqkv, B, T, H, hd, scale, s) != cudaSuccess ||
-             cudaStreamSynchronize(s) != cudaSuccess;
-    cudaStreamDestroy(s);
-    /* the reference: softmax(q k^T scale) v and its gradients, in double */
-    double *o = calloc(n1, sizeof *o), *g = calloc(n3, sizeof *g), *L = calloc(nr, sizeof *L);
-    double *p = malloc((size_t)T * sizeof *p), *dp = malloc((size_t)T * sizeof *dp);
-    float *got_o = malloc(n1 * sizeof *got_o);
-#define Q(b, t, w, h, d) (double)cpu_f32_from_bf16(qkv[(((size_t)(b) * T + (t)) * 3 + (w)) * D + (size_t)(h) * hd + (d)])
-#define G(b, t, h, d) (double)cpu_f32_from_bf16(datt[((size_t)(b) * T + (t)) * D + (size_t)(h) * hd + (d)])
-#define GI(b, t, w, h, d) g[(((size_t)(b) * T + (t)) * 3 + (w)) * D + (size_t)(h) * hd + (d)]
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                double mx = -INFINITY, sum = 0, dot = 0;
-                for (int j = 0; j < T; j++) {
-                    double z = 0;
-                    for (int d = 0; d < hd; d++) z += Q(b, t, 0, h, d) * Q(b, j, 1, h, d);
-                    p[j] = z * scale, mx = p[j] > mx ? p[j] : mx;
-                }
-                for (int j = 0; j < T; j++) sum += (p[j] = exp(p[j] - mx));
-                for (int j = 0; j < T; j++) p[j] /= sum;
-                L[((size_t)b * H + h) * T + t] = mx + log(sum);
-                for (int d = 0; d < hd; d++) {
-                    double z = 0;
-                    for (int j = 0; j < T; j++) z += p[j] * Q(b, j, 2, h, d);
-                    o[((size_t)b * T + t) * D + (size_t)h * hd + d] = z;
-                }
-                for (int j = 0; j < T; j++) {
-                    double z = 0;
-                    for (int d = 0; d < hd; d++) z += G(b, t, h, d) * Q(b, j, 2, h, d);
-                    dp[j] = z, dot += p[j] * z;
-                }
-                for (int j = 0; j < T; j++) {
-                    const double ds = p[j] * (dp[j] - dot) * scale;
-                    for (int d = 0; d < hd; d++) {
-                        GI(b, t, 0, h, d) += ds * Q(b, j, 1, h, d);
-                        GI(b, j, 1, h, d) += ds * Q(b, t, 0, h, d);
-                        GI(b, j, 2, h, d) += p[j] * G(b, t, h, d);
-                    }
-                }
-            }
-#undef Q
-#undef G
-#undef GI
-    for (size_t i = 0; i < n1; i++) got_o[i] = cpu_f32_from_bf16(att[i]);
-    const double e_o = rel_l2(o, got_o, n1), e_g = rel_l2(g, dqkv, n3), e_l = rel_l2(L, lse, nr);
-    printf("fused attention B=%d T=%d H=%d hd=%d: out rel L2 %.2g, dq/dk/dv %.2g, lse %.2g\n", B, T, H, hd, e_o, e_g, e_l);
-    if (rc || !(e_o < 1e-2) || !(e_g < 2e-2) || !(e_l < 1e-5)) {
-        fprintf(stderr, "FAIL attention kernels B=%d T=%d H=%d hd=%d: %s out %.3g, grads %.3g, lse %.3g\n", B, T, H, hd,
-                rc ? "launch failed;" : "", e_o, e_g, e_l);
-        failures++;
-    }
-    free(o), free(g), free(L), free(p), free(dp), free(got_o);
-    cudaFree(qkv), cudaFree(att), cudaFree(datt), cudaFree(lse), cudaFree(dlt), cudaFree(dqkv);
-}
 #endif
 
 #ifdef CUDA_VIT_SIM
@@ -328,35 +240,6 @@ static void poison_check(void)
     cudaFree(dev);
     cudaFreeHost(host);
 }
-
-/* cuda_vit_sim --trace FIXTURE OUT: the launches and cuBLASLt matmuls of one training step
- * (forward, backward, optimizer) on FIXTURE's config into OUT (CUDASIM_TRACE's format), for
- * scripts/gpu_traffic_model.py --check-trace. */
-static int trace_step(const char *path, const char *out)
-{
-    verify_reference ref;
-    ib_error err;
-    model_layout layout;
-    cuda_vit v;
-    if (verify_reference_load(path, &ref, &err)) return fprintf(stderr, "%s: %s\n", path, err.msg), 1;
-    if (model_layout_build(&ref.cfg.model, &layout, &err) || cuda_vit_init(&v, &ref.cfg, &layout, &err))
-        return fprintf(stderr, "%s: init: %s\n", path, err.msg), 1;
-    memcpy(v.buf.params, ref.params, layout.total * sizeof(float));
-    memcpy(v.buf.images, ref.images, (size_t)ref.cfg.batch_size * ref.cfg.model.in_chans * ref.cfg.model.img_size *
-                                         ref.cfg.model.img_size * sizeof(float));
-    memcpy(v.buf.labels, ref.labels, (size_t)ref.cfg.batch_size * sizeof(int32_t));
-    v.have_inputs = 1;
-    remove(out);
-    setenv("CUDASIM_TRACE", out, 1);
-    const int rc = cuda_vit_forward(&v, &err) || cuda_vit_backward(&v, NULL, NULL, &err) ||
-                   cuda_vit_optimizer_step(&v, &err) || cudaStreamSynchronize(v.stream) != cudaSuccess;
-    unsetenv("CUDASIM_TRACE");
-    if (rc) fprintf(stderr, "%s: step: %s\n", path, err.msg);
-    cuda_vit_free(&v);
-    model_layout_free(&layout);
-    verify_reference_free(&ref);
-    return rc;
-}
 #endif
 
 #ifdef CUDA_VIT_SIM
@@ -398,42 +281,11 @@ static void bias_act_check(int M, int N)
 }
 #endif
 
-/* The fused path only where the loaded fused kernels were compiled for 8.0+ (issue 25): a build
- * with only compute_75 code JIT-compiled on an A100 has trapping (once: empty) fused kernels, and
- * a GPU of compute capability 8.0+ must not be taken as proof of 8.0+ code. */
-static void fused_needs_sm80_code(void)
-{
-    ib_train_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.precision = IB_PREC_BF16, cfg.model.embed_dim = 64, cfg.model.num_heads = 2, cfg.device = 1;
-    const int want[] = {90, 80, 75, 86};
-    setenv("INSTBENCH_CUDA_ATTENTION", "fused", 1);   /* the fused kernels run only when asked for */
-    for (int i = 0; i < 4; i++) {
-        shim_code_version = want[i];
-        const int fused = cuda_vit_attention_fused(&cfg);
-        if (fused != (want[i] >= 80)) {
-            fprintf(stderr, "FAIL: fused kernels compiled for %d.%d: fused attention %s\n", want[i] / 10, want[i] % 10,
-                    fused ? "chosen" : "refused");
-            failures++;
-        }
-    }
-    int cur = -1;
-    if (cudaGetDevice(&cur) != cudaSuccess || cur != 0) {
-        fprintf(stderr, "FAIL: asking device 1's kernels left device %d current, not 0\n", cur);
-        failures++;
-    }
-    unsetenv("INSTBENCH_CUDA_ATTENTION");
-    shim_code_version = 90;
-}
-
 int main(int argc, char **argv)
 {
 #ifdef CUDA_VIT_SIM
-    if (argc == 4 && !strcmp(argv[1], "--trace")) return trace_step(argv[2], argv[3]);
 #endif
     (void)argc, (void)argv;
-    fused_needs_sm80_code();
-    if (failures && getenv("CUDA_VIT_FAIL_FAST")) return 1;
     const char *refs[] = {"data/ref_a_adam_fp32.safetensors", "data/ref_a_adam_bf16.safetensors",
                           "data/ref_b_adamw_fp32.safetensors", "data/ref_b_adamw_bf16.safetensors"};
 #ifdef CUDA_VIT_SIM
@@ -451,15 +303,11 @@ int main(int argc, char **argv)
             failures++;
         }
     }
-    /* each bf16 attention path by name: unfused (where cuDNN cannot run) and the fused kernels
-     * (INSTBENCH_CUDA_ATTENTION=fused only: slower than unfused at every shape measured) */
-    static const char *const paths[] = {"unfused", "fused"};
-    for (int i = 0; i < 2; i++) {
-        printf("bf16 with %s attention:\n", paths[i]);
-        setenv("INSTBENCH_CUDA_ATTENTION", paths[i], 1);
-        run("data/ref_a_adam_bf16.safetensors");
-        run("data/ref_b_adamw_bf16.safetensors");
-    }
+    /* the bf16 unfused path by name (where cuDNN cannot run) */
+    printf("bf16 with unfused attention:\n");
+    setenv("INSTBENCH_CUDA_ATTENTION", "unfused", 1);
+    run("data/ref_a_adam_bf16.safetensors");
+    run("data/ref_b_adamw_bf16.safetensors");
     unsetenv("INSTBENCH_CUDA_ATTENTION");
     /* CUDA graphs: step 1 eager, step 2 captured and launched, step 3 replayed; the losses of
      * steps 2 and 3 come out of the graph and must match timm's */
@@ -468,9 +316,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
     use_graph = 0;
     bias_act_check(300, 300);
-    attention_kernels_check(1, 197, 1, 64);
-    attention_kernels_check(2, 19, 2, 72);
-    attention_kernels_check(1, 40, 3, 9);
     out_of_bounds_check();
     poison_check();
     if (cudasim_problem[0]) {
@@ -480,10 +325,6 @@ int main(int argc, char **argv)
     printf("%ld kernel launches, %ld thread runs\n", cudasim_launches, cudasim_threads_run);
 #else
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
-    setenv("INSTBENCH_CUDA_ATTENTION", "fused", 1);   /* the fused kernels' shim, asked for by name */
-    run("data/ref_a_adam_bf16.safetensors");
-    run("data/ref_b_adamw_bf16.safetensors");
-    unsetenv("INSTBENCH_CUDA_ATTENTION");
 #endif
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);

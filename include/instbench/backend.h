@@ -122,8 +122,7 @@ struct ib_backend_ops {
      * IB_MEMORY_REFUSED. */
     size_t (*memory_estimate)(const ib_train_config *cfg);
     /* How the backend computes attention for cfg: "cudnn" (cuDNN's fused SDPA, what PyTorch runs
-     * on sm_90), "fused" (the CUDA backend's own bf16 flash attention, asked for by name) or
-     * "unfused" (matmuls around a softmax, the scores and probabilities in memory); recorded in
+     * on sm_90) or "unfused" (matmuls around a softmax, the scores and probabilities in memory); recorded in
      * results (hardware.attention) and by verify.  NULL function: "unfused".  Static strings.  The
      * CUDA backend decides on the device (loading cuDNN and checking it once per shape). */
     const char *(*attention_impl)(const ib_train_config *cfg);
@@ -135,6 +134,11 @@ struct ib_backend_ops {
      * with an error.  NULL function: the peak comes from a datasheet (bench/peak.c's GPU table). */
     int (*peak_measure)(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops,
                         char *source, size_t source_len, ib_error *err);
+    /* The rate the backend's GEMM library reaches on this config's GEMM shapes on cfg->device, in
+     * TFLOP/s, measured now (cuda: cuBLASLt, cuda/gemm_rate.h): the yardstick of
+     * hardware.gemm_tflops_measured beside a datasheet peak.  NULL function: none (the CPU's
+     * peak_measure is already that rate). */
+    int (*gemm_rate)(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops, ib_error *err);
     int (*create)(const ib_train_config *cfg, ib_backend **out, ib_error *err);
 
     /* ---- one created backend's step (NULL in the core's loader entry for the cuda module: a

@@ -346,8 +346,15 @@ typedef struct bench_report {
     double others_share, steal_share;  /* sysinfo_host_load over the run; < 0 unknown */
     double peak_tflops;                /* <= 0: unknown (null) */
     const char *peak_source;           /* NULL when unknown */
+    /* The GEMM library's rate on this model's GEMM shapes, measured in situ on one device (cuda:
+     * cuBLASLt, cuda/gemm_rate.h; cpu: oneDNN on all cores, the same figure as peak_tflops per
+     * node), TFLOP/s: hardware.gemm_tflops_measured; <= 0 unknown (null).  gemm_devices: how many
+     * such devices the job ran on (GPUs in the job; nodes on CPU), so gemm_share =
+     * model_tflops / (gemm_tflops x gemm_devices). */
+    double gemm_tflops;
+    int gemm_devices;
     const char *cpu_bf16;              /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
-    const char *attention;             /* "cudnn" | "fused" | "unfused" (backend_attention); NULL: not recorded */
+    const char *attention;             /* "cudnn" | "unfused" (backend_attention); NULL: not recorded */
     const ib_attention_library *attention_library;   /* GPU: hardware.cudnn; NULL: absent (CPU) */
     int cuda_graphs;                   /* 1 forward + backward replayed as a CUDA graph, 0 not, -1 CPU */
     double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */

@@ -94,7 +94,7 @@ int model_plan_check(const vit_config *c, int batch, ib_precision prec, ib_error
 int model_plan_check_labels(const model_plan *p, const int32_t *labels, ib_error *err);
 /* The shared buffers for (c, batch, prec), each aligned to ALIGN bytes (a power of two), T x T rows
  * at a stride of T rounded up to TT_ALIGN; TT_ALIGN 0: no T x T probabilities at all (blk[l].P
- * NULL, Ts = T), for a backend whose attention keeps none (the CUDA backend's fused attention).  Counts bytes in size_t for any batch model_plan_check
+ * NULL, Ts = T), for a backend whose attention keeps none (the CUDA backend's cuDNN attention).  Counts bytes in size_t for any batch model_plan_check
  * accepts, so estimates stay linear in the batch (up to alignment).  Free with model_plan_free. */
 int model_plan_build(const vit_config *c, int batch, ib_precision prec, int tt_align, size_t align, model_plan *p,
                      ib_error *err);

@@ -65,7 +65,8 @@ typedef struct rank_result {
                                     measuring account's own answer */
     char market[16];             /* the market the run happened on; informational only */
     char backend[8];
-    char attention[16];          /* hardware.attention: "fused", "unfused", "" not said (CPU, older) */
+    char attention[16];          /* hardware.attention: "cudnn", "unfused" ("fused" before issue 37), "" not
+                                    said (CPU, older) */
     char accelerator[64];        /* devices[0].name */
     long accelerator_count;      /* per node, 0 on CPU */
     long vcpus;                  /* per node, -1 unknown */
@@ -79,6 +80,8 @@ typedef struct rank_result {
     char network[16];            /* topology.network.transport ("efa", "socket", ...), "" not recorded */
     double busbw_gbps;           /* communication.allreduce: busbw at the largest size <= DDP's 25 MiB
                                     bucket (else the smallest), NAN none or malformed */
+    double gemm_share;           /* measurement.gemm_share: the step's share of the GEMM rate measured in
+                                    situ (issue 37), NAN none or malformed */
     unsigned warnings;           /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
     time_t timestamp;            /* 0 unknown */
     double user_usd_per_hour;    /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
@@ -205,6 +208,7 @@ typedef struct rank_config {
     int identity_mismatch;       /* 1 when any run's identity contradicted its hardware */
     double cv_max;               /* the worst run's step-time CV, NAN unknown */
     double busbw_gbps;           /* multi-node: the median busbw of its runs on all its nodes, else NAN */
+    double gemm_share;           /* the median gemm_share of its runs that carry one, else NAN */
     char network[16];            /* multi-node: the transport its runs on all its nodes used ("socket" if
                                     any did), "" unknown or one node */
     int socket_on_efa;           /* 1: a multi-node configuration of an EFA-capable type measured over

@@ -133,6 +133,8 @@ char *result_to_json(const bench_report *r, int pretty)
         add_str_or_null(cd, "library", a->path[0] ? a->path : NULL);
         add_str_or_null(cd, "fallback", a->fallback[0] ? a->fallback : NULL);
     }
+    if (r->gemm_tflops > 0) cJSON_AddNumberToObject(hw, "gemm_tflops_measured", r->gemm_tflops);
+    else cJSON_AddNullToObject(hw, "gemm_tflops_measured");
     if (r->cuda_graphs >= 0) cJSON_AddBoolToObject(hw, "cuda_graphs", r->cuda_graphs);
     else cJSON_AddNullToObject(hw, "cuda_graphs");
     cJSON *dn = cJSON_AddObjectToObject(hw, "onednn");
@@ -204,6 +206,12 @@ char *result_to_json(const bench_report *r, int pretty)
         cJSON_AddNullToObject(ms, "peak_source");
         cJSON_AddNullToObject(ms, "mfu");
     }
+    /* the step's share of what the GEMM library reached here on the step's own shapes: a row that
+     * took a slow path shows low even where no datasheet figure is known */
+    if (r->gemm_tflops > 0 && r->gemm_devices > 0)
+        cJSON_AddNumberToObject(ms, "gemm_share", mt / (r->gemm_tflops * r->gemm_devices));
+    else
+        cJSON_AddNullToObject(ms, "gemm_share");
     add_num_or_null(ms, "first_loss", m->first_loss);
     add_num_or_null(ms, "last_loss", m->last_loss);
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
@@ -314,6 +322,11 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     } else {
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  (no known peak: MFU not computed)\n", mt);
     }
+    if (r->gemm_tflops > 0 && r->gemm_devices > 0)
+        output_note(f, "  GEMM share   %.1f%% of %.3f TFLOP/s x %d device%s, what its GEMM library reached here on "
+                       "this model's shapes",
+                    100 * mt / (r->gemm_tflops * r->gemm_devices), r->gemm_tflops, r->gemm_devices,
+                    r->gemm_devices == 1 ? "" : "s");
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);

@@ -641,14 +641,17 @@ int cmd_measure(int argc, char **argv)
         if (!strcmp(a, "cudnn"))
             ib_info("attention: cuDNN %s fused SDPA (%s)", att_lib.version, att_lib.path);
         else
-            ib_info("attention: %s", !strcmp(a, "fused") ? "fused (flash attention on tensor cores: no T x T matrix in GPU memory)"
-                                                         : "unfused (cuBLASLt matmuls around a softmax kernel)");
+            ib_info("attention: unfused (cuBLASLt matmuls around a softmax kernel)");
     }
+    /* the GEMM library's own rate on this model's shapes, measured here: the CPU's peak is that
+     * already; a GPU measures cuBLASLt's on its first device (backend.h gemm_rate) */
+    double gemm = 0;
+    int gemm_devices = 0;
     if (backend->peak_measure) {
         double t = 0;
         ib_error perr = {0};
         if (backend->peak_measure(&train, &g_stop, &t, peak_source, sizeof peak_source, &perr) == 0 && t > 0)
-            peak = t * rdv.nnodes;
+            peak = t * rdv.nnodes, gemm = t, gemm_devices = rdv.nnodes;
         else if (!g_stop)
             ib_warn("no %s peak (%s): MFU not computed", backend->name, perr.msg);
     } else if (sys.gpu_count > 0) {
@@ -658,6 +661,18 @@ int cmd_measure(int argc, char **argv)
         else
             ib_warn("no %s peak known for '%s' in configs/gpu-peak-flops.json: MFU not computed",
                     backend_precision_name(train.precision), sys.gpus[0].name);
+    }
+    if (!is_cpu && backend->gemm_rate && !g_stop) {
+        double t = 0;
+        ib_error gerr = {0};
+        ib_train_config probe = train;   /* this process's first GPU, as the runner assigns them */
+        probe.device = rdv.local_rank > 0 && rdv.local_rank < backend->device_count() ? rdv.local_rank : 0;
+        if (backend->gemm_rate(&probe, &g_stop, &t, &gerr) == 0 && t > 0) {
+            gemm = t, gemm_devices = rdv.world_size;
+            ib_info("cuBLASLt on this model's GEMM shapes: %.1f TFLOP/s on GPU %d", t, probe.device);
+        } else if (!g_stop) {
+            ib_warn("cuBLASLt's GEMM rate not measured (%s): the result carries no gemm_share", gerr.msg);
+        }
     }
     if (g_stop) return interrupted_exit();
 
@@ -706,6 +721,7 @@ int cmd_measure(int argc, char **argv)
         .params = model_param_count(&train.model), .train_flops_per_sample = model_train_flops_per_sample(&train.model),
         .global_batch_size = train.batch_size * rdv.world_size, .topology = rdv, .m = &res, .others_share = others,
         .steal_share = steal, .peak_tflops = peak, .peak_source = peak > 0 ? peak_source : NULL, .cpu_bf16 = cpu_bf16,
+        .gemm_tflops = gemm, .gemm_devices = gemm_devices,
         .attention = backend_attention(backend, &train), .attention_library = have_att_lib ? &att_lib : NULL,
         .cuda_graphs = is_cpu ? -1 : train.cuda_graphs,
         .hourly_cost_usd = O.hourly_cost, .checkpoint = &ck.result};

@@ -211,8 +211,8 @@ static const arg_spec rank_specs[] = {
      "accelerators_total, usd_per_hour, usd_per_hour_per_node, samples_per_second,\n"
      "samples_per_dollar, effective_samples_per_dollar, target_samples,\n"
      "hours_to_target, cost_to_target_usd, runs, samples_per_second_min,\n"
-     "samples_per_second_max, cv, busbw_gbps, network, socket_on_efa, warnings,\n"
-     "identity_mismatch, spot_az,\n"
+     "samples_per_second_max, cv, busbw_gbps, gemm_share, network, socket_on_efa,\n"
+     "warnings, identity_mismatch, spot_az,\n"
      "spot_zone_type, interruption_bucket, interruption_label, placement_score,\n"
      "placement_target_capacity, placement_instance_types, placement_zone,\n"
      "spot_rate_per_node_hour, spot_rate_source, spot_job_rate_per_hour,\n"
@@ -442,21 +442,27 @@ static void check_user_prices(const rank_args *a, const rank_config *c, size_t n
                     rank_config_name(&c[i])[0] ? rank_config_name(&c[i]) : "a machine without a name");
 }
 
-/* Says when the configurations ran attention both ways: the same GPU runs the two paths at
- * different speeds (docs/benchmarks.md), so rows measured differently compare the kernels as much
- * as the hardware. */
+/* Says when the configurations ran attention more than one way (cudnn, unfused, and fused in
+ * results of versions before issue 37): the same GPU runs the paths at different speeds
+ * (docs/benchmarks.md), so rows measured differently compare the kernels as much as the hardware. */
 static void check_attention_paths(const rank_config *c, size_t n)
 {
-    size_t fused = 0, unfused = 0;
-    for (size_t i = 0; i < n; i++) {
-        fused += !strcmp(c[i].attention, "fused");
-        unfused += !strcmp(c[i].attention, "unfused");
-    }
-    if (fused && unfused)
-        ib_warn("%zu configuration%s ran attention fused and %zu unfused (hardware.attention): one GPU runs the two at "
-                "different speeds, so those rows compare kernels as well as hardware; measure every candidate with the "
-                "same INSTBENCH_CUDA_ATTENTION",
-                fused, fused == 1 ? "" : "s", unfused);
+    static const char *const names[] = {"cudnn", "unfused", "fused"};
+    size_t count[3] = {0, 0, 0};
+    int paths = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) count[k] += !strcmp(c[i].attention, names[k]);
+    char how[160] = "";
+    for (int k = 0; k < 3; k++)
+        if (count[k]) {
+            const size_t len = strlen(how);
+            snprintf(how + len, sizeof how - len, "%s%zu %s", paths++ ? ", " : "", count[k], names[k]);
+        }
+    if (paths > 1)
+        ib_warn("configurations ran attention more than one way (%s; hardware.attention): one GPU runs the paths at "
+                "different speeds, so those rows compare kernels as well as hardware; measure every candidate with "
+                "the same INSTBENCH_CUDA_ATTENTION",
+                how);
 }
 
 /* Placement scores for the rows a price set's cannot answer: multi-node rows (TargetCapacity =

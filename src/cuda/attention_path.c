@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda/cudnn_gate.h"
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/kernels.h"
 #include "instbench/model.h"
@@ -25,14 +26,14 @@ int cuda_attention_asked(const char **text)
     const char *e = getenv("INSTBENCH_CUDA_ATTENTION");
     if (text) *text = e;
     if (!e || !*e) return -1;
-    for (int p = CUDA_ATT_UNFUSED; p <= CUDA_ATT_CUDNN; p++)
-        if (!strcmp(e, cuda_attention_name(p))) return p;
+    if (!strcmp(e, "cudnn")) return CUDA_ATT_CUDNN;
+    if (!strcmp(e, "unfused")) return CUDA_ATT_UNFUSED;
     return -2;
 }
 
 const char *cuda_attention_name(int path)
 {
-    return path == CUDA_ATT_CUDNN ? "cudnn" : path == CUDA_ATT_FUSED ? "fused" : "unfused";
+    return path == CUDA_ATT_CUDNN ? "cudnn" : "unfused";
 }
 
 static uint16_t to_bf16(float f)
@@ -224,6 +225,26 @@ out:
     return rc;
 }
 
+/* DEVICE's compute capability x10 (100 for 10.0); 0 when the runtime cannot say (no floor then:
+ * the self-check still decides). */
+static int device_cc(int device)
+{
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return major * 10 + minor;
+}
+
+/* The backward cudnn_sdpa builds: deterministic unless INSTBENCH_CUDNN_NONDETERMINISTIC=1. */
+static int deterministic_asked(void)
+{
+    const char *nd = getenv("INSTBENCH_CUDNN_NONDETERMINISTIC");
+    return !(nd && !strcmp(nd, "1"));
+}
+
 static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
 {
     const int H = cfg->model.num_heads, D = cfg->model.embed_dim, hd = H > 0 ? D / H : 0;
@@ -233,7 +254,10 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
     const int want = cuda_attention_asked(&asked);
     if (want == -2) {
         c->refused = 1;
-        snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s: expected cudnn, unfused or fused", asked);
+        /* fused named the built-in flash-attention kernels, removed (issue 37): slower than cuDNN and
+         * than unfused at every shape measured, so no machine ran them fastest */
+        snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s: expected cudnn or unfused%s", asked,
+                 !strcmp(asked, "fused") ? " (the built-in fused kernels were removed: cudnn is the fast path)" : "");
         return;
     }
     if (cfg->precision != IB_PREC_BF16) {   /* fp32: unfused, op for op as the CPU (verify's exact path) */
@@ -245,18 +269,6 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
     }
     if (want == CUDA_ATT_UNFUSED) {
         snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=unfused");
-        return;
-    }
-    if (want == CUDA_ATT_FUSED) {
-        if (cuk_attention_fused_head_dim(hd) > 0 && cuk_attention_fused_arch() >= 80) {
-            c->path = CUDA_ATT_FUSED;
-            snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=fused");
-        } else {
-            c->refused = 1;
-            snprintf(c->why, sizeof c->why,
-                     "INSTBENCH_CUDA_ATTENTION=fused: the fused kernels need a head dim of at most 128 and code "
-                     "for compute capability 8.0+");
-        }
         return;
     }
     char why[sizeof c->why - 64] = "";
@@ -271,6 +283,8 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
                      "cuDNN %d.%d.%d is older than 9.15.1, whose SDPA backward is the first that is right where the "
                      "sequence length (%d) is not a multiple of 128 (PyTorch gates the same)",
                      lib.version / 10000, lib.version / 100 % 100, lib.version % 100, T);
+        } else if (cudnn_gate_check(device_cc(cfg->device), lib.version, deterministic_asked(), why, sizeof why)) {
+            /* why names the GPU generation and the cuDNN it needs (cuda/cudnn_gate.h) */
         } else {
             const float scale = 1.0f / sqrtf((float)hd);
             const cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, scale, why, sizeof why);

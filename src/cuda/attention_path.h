@@ -1,17 +1,17 @@
 /* cuda/attention_path: which attention the CUDA step runs, decided once per process and shape.
  *   cudnn    cuDNN's fused SDPA (cuda/cudnn_sdpa.h), bf16: the default wherever it passes every gate
  *   unfused  cuBLASLt batched GEMMs around a softmax kernel: fp32 always (exact for verify), and
- *            bf16 wherever cuDNN cannot run (faster than `fused` at every shape measured on the
- *            H100, docs/gpu-runs/2026-11-27-h100/attention_paths.tsv)
- *   fused    the built-in flash-attention kernels (kernels/flash_attention.cu): only when asked
- * INSTBENCH_CUDA_ATTENTION=cudnn|unfused|fused asks for one; a path asked for that cannot run is
- * an error, not a silent fallback (a benchmark must measure what it was told to). */
+ *            bf16 wherever cuDNN cannot run
+ * INSTBENCH_CUDA_ATTENTION=cudnn|unfused asks for one; a path asked for that cannot run is an
+ * error, not a silent fallback (a benchmark must measure what it was told to).  The built-in
+ * flash-attention kernels (`fused`) are gone (issue 37): slower than both at every shape measured
+ * on the H100 (docs/gpu-runs/2026-11-27-h100/attention_paths.tsv); asking for them is an error. */
 #ifndef INSTBENCH_CUDA_ATTENTION_PATH_H
 #define INSTBENCH_CUDA_ATTENTION_PATH_H
 
 #include "instbench/backend.h"
 
-enum { CUDA_ATT_UNFUSED = 0, CUDA_ATT_FUSED = 1, CUDA_ATT_CUDNN = 2 };
+enum { CUDA_ATT_UNFUSED = 0, CUDA_ATT_CUDNN = 2 };
 
 typedef struct cuda_attention_choice {
     int path;                 /* CUDA_ATT_* */

@@ -13,6 +13,7 @@
 
 #include "cuda/attention_path.h"
 #include "cuda/check.h"
+#include "cuda/gemm_rate.h"
 #include "cuda/vit.h"
 #include "instbench/backend_impl.h"
 
@@ -352,6 +353,19 @@ static const char *unavailable_reason(void)
     return probed.why[0] ? probed.why : NULL;
 }
 
+/* cuBLASLt's rate on this config's GEMMs (cuda/gemm_rate.h), over INSTBENCH_GPU_GEMM_SECONDS
+ * (default 0.5 s: a few hundred GEMMs on a datacenter GPU; tests shorten it, which makes the
+ * figure noisier, not biased). */
+static int gemm_rate(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops, ib_error *err)
+{
+    double seconds = 0.5, fps = 0;
+    const char *env = getenv("INSTBENCH_GPU_GEMM_SECONDS");
+    if (env && env[0] && util_parse_double(env, 0.001, 60, &seconds) != 0) seconds = 0.5;
+    if (cuda_gemm_rate(cfg, seconds, stop, &fps, err)) return -1;
+    *tflops = fps / 1e12;
+    return 0;
+}
+
 static const char *dp_unavailable_reason(void)
 {
     return comm_nccl_available() ? NULL : "this CUDA module was built without NCCL (no multi-GPU averaging)";
@@ -361,7 +375,7 @@ const ib_backend_ops cuda_backend_ops = {
     .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = unavailable_reason,
     .device_count = cuda_device_count, .device_describe = device_describe, .device_memory_free = device_memory_free,
     .memory_estimate = cuda_backend_memory_estimate, .attention_impl = cuda_backend_attention,
-    .attention_library = cuda_backend_attention_library,
+    .attention_library = cuda_backend_attention_library, .gemm_rate = gemm_rate,
     .create = cuda_backend_create,
     .set_inputs = set_inputs, .host_alloc = host_alloc, .host_free = host_free, .forward_backward = forward_backward, .forward = forward,
     .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,

@@ -90,25 +90,6 @@ cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t r
 cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, ib_precision dt, size_t rows, int T, int ld,
                                  float scale, cudaStream_t s);
 
-/* ---- flash_attention.cu: attention fused (bf16 only; kernels/flash_attention.cu) ---- */
-/* The padded head dim the fused kernels use for hd (32, 64 or 128), 0 when hd is beyond them. */
-int cuk_attention_fused_head_dim(int hd);
-/* The compute capability (x10) the fused kernels loaded for the current device were compiled for:
- * the smallest ptxVersion or binaryVersion (cudaFuncGetAttributes) over them, -1 when the runtime
- * cannot say.  Below 80 they trap (compiled without bf16 fragments): the fused path needs >= 80.
- * binaryVersion alone is not enough: the driver JIT-compiling compute_75 PTX on an A100 reports
- * binaryVersion 80 for code compiled as 7.5, which ptxVersion (75) gives away. */
-int cuk_attention_fused_arch(void);
-/* qkv bf16 [B,T,3,H,hd] (the qkv GEMM's layout) -> att bf16 [B,T,H*hd] = softmax(q k^T scale) v,
- * lse fp32 [B,H,T] = log sum_j exp(scale q.k_j) per row (saved for backward). */
-cudaError_t cuk_attention_fused_forward(const void *qkv, void *att, float *lse, int B, int T, int H, int hd, float scale,
-                                        cudaStream_t s);
-/* From qkv, att (the forward's output), datt bf16 [B,T,H*hd] and lse: dqkv fp32 [B,T,3,H,hd]
- * (every element of it written).  dlt: scratch fp32 [B,H,T] (rowsum(datt * att)). */
-cudaError_t cuk_attention_fused_backward(const void *qkv, const void *att, const void *datt, const float *lse,
-                                         float *dlt, float *dqkv, int B, int T, int H, int hd, float scale,
-                                         cudaStream_t s);
-
 /* ---- crossentropy.cu (nn.CrossEntropyLoss(), mean over the batch) ---- */
 /* logits [B,C] -> dlogits [B,C] = (softmax - onehot)/B; row_loss [B] double; loss [1] float = mean. */
 cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits, double *row_loss,

@@ -24,66 +24,30 @@
         if (cuda_check((call), #call, err)) return -1;          \
     } while (0)
 
-/* Whether the fused kernels the runtime loads for DEVICE were compiled for 8.0 or newer (see
- * cuk_attention_fused_arch); 1 when it cannot say (no context yet: the memory estimate of a
- * machine being probed), as a real run on that device asks again before it plans anything. */
-static int fused_code_usable(int device)
-{
-    int cur = -1;
-    if (cudaGetDevice(&cur) != cudaSuccess) cur = -1;
-    if (cur != device && cudaSetDevice(device) != cudaSuccess) {
-        cudaGetLastError();
-        return 1;
-    }
-    const int arch = cuk_attention_fused_arch();
-    if (cur >= 0 && cur != device) cudaSetDevice(cur);
-    if (arch < 0 || arch >= 80) return 1;
-    static int warned;   /* once per process: every rank would say the same */
-    if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-        ib_warn("GPU %d runs the fused-attention kernels as compiled for compute capability %d.%d (this build "
-                "has no 8.0+ code for it): attention runs unfused; rebuild with CMAKE_CUDA_ARCHITECTURES "
-                "including this GPU's\n",
-                device, arch / 10, arch % 10);
-    return 0;
-}
-
-/* The path the memory plan assumes, without touching the GPU beyond the fused arch query: cuDNN
- * wherever it may run (its check happens when the backend is created: cuda_vit_attention_choose),
- * whose buffers are the fused path's (no T x T matrix). */
+/* The path the memory plan assumes, without touching the GPU: cuDNN wherever it may run (its
+ * check happens when the backend is created: cuda_vit_attention_choose). */
 static int planned_path(const ib_train_config *cfg)
 {
     const int asked = cuda_attention_asked(NULL);
     if (cfg->precision != IB_PREC_BF16 || cfg->model.num_heads < 1 || asked == CUDA_ATT_UNFUSED) return CUDA_ATT_UNFUSED;
-    if (asked == CUDA_ATT_FUSED)
-        return cuk_attention_fused_head_dim(cfg->model.embed_dim / cfg->model.num_heads) > 0 &&
-                       fused_code_usable(cfg->device)
-                   ? CUDA_ATT_FUSED
-                   : CUDA_ATT_UNFUSED;
     cudnn_sdpa_lib lib;
     char why[64];
     return cudnn_sdpa_load && !cudnn_sdpa_load(&lib, why, sizeof why) ? CUDA_ATT_CUDNN : CUDA_ATT_UNFUSED;
 }
 
-int cuda_vit_attention_fused(const ib_train_config *cfg)
-{
-    return planned_path(cfg) == CUDA_ATT_FUSED;
-}
-
 /* The plan for attention path PATH (CUDA_ATT_*). */
 static int plan_for(const ib_train_config *cfg, int path, model_plan *p, ib_error *err)
 {
-    const int fused = path != CUDA_ATT_UNFUSED;   /* cuDNN keeps what the fused kernels keep */
+    const int cudnn = path == CUDA_ATT_CUDNN;
     /* every buffer on 256 bytes (cuBLASLt's preferred operand alignment), T x T rows at a stride of
-     * T rounded up to 8 (unfused only: fused attention keeps no T x T matrix) */
-    if (model_plan_build(&cfg->model, cfg->batch_size, cfg->precision, fused ? 0 : 8, 256, p, err)) return -1;
+     * T rounded up to 8 (unfused only: cuDNN keeps no T x T matrix) */
+    if (model_plan_build(&cfg->model, cfg->batch_size, cfg->precision, cudnn ? 0 : 8, 256, p, err)) return -1;
     const size_t B = p->B, T = p->T, H = p->H, hd = p->hd, BH = B * H, Ts = p->Ts;
     const int wide = 3 * p->D > p->F ? 3 * p->D : p->F, cd = p->C > p->D ? p->C : p->D;   /* widest column sum */
     const size_t ln = cuk_layernorm_partial_floats(p->D), col = cuk_colsum_partial_floats(wide > cd ? wide : cd);
 #define EXT(name, dt, ...) model_plan_add(p, #name, dt, offsetof(cuda_vit, name), MODEL_DIMS(__VA_ARGS__))
     if (path == CUDA_ATT_CUDNN) {   /* cuDNN's statistics: max + log(sum exp) per row */
         EXT(lse, IB_PREC_FP32, (size_t)p->L, B, H, T);
-    } else if (fused) {
-        EXT(lse, IB_PREC_FP32, (size_t)p->L, B, H, T), EXT(dlt, IB_PREC_FP32, B, H, T);
     } else {
         EXT(heads_act, p->act, B, H, T, hd);
         if (p->act == IB_PREC_BF16) EXT(tt_act, IB_PREC_BF16, BH, T, Ts);
@@ -266,10 +230,9 @@ static int forward_ops(cuda_vit *v, ib_error *err)
     const model_plan *pl = &v->plan;
     const model_layout *o = v->layout;   /* parameter offsets */
     model_buffers *b = &v->buf;
-    const int B = pl->B, T = pl->T, D = pl->D, H = pl->H, hd = pl->hd, F = pl->F, BT = B * T, dt = pl->act;
+    const int B = pl->B, T = pl->T, D = pl->D, H = pl->H, F = pl->F, BT = B * T, dt = pl->act;
     const cudaStream_t s = v->stream;
     const float *W = b->params;
-    const float scale = 1.0f / sqrtf((float)hd);
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
     KTRY(cuk_patchify(b->images, B, c->in_chans, c->img_size, c->patch_size, b->patches, dt, s));
@@ -295,9 +258,6 @@ static int forward_ops(cuda_vit *v, ib_error *err)
                                                 v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;
-        } else if (v->attn_path == CUDA_ATT_FUSED) {   /* saved as bf16 [B,T,3,H,hd] as it lies; att [B,T,D] bf16 and lse out */
-            KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
-            KTRY(cuk_attention_fused_forward(k->qkv, k->att, v->lse + (size_t)l * B * H * T, B, T, H, hd, scale, s));
         } else if (attention_forward_unfused(v, k, err))
             return -1;
         if (linear(v, k->att, p->proj_w, W + p->proj_b, b->f, IB_PREC_FP32, BT, D, D, err)) return -1;
@@ -366,11 +326,6 @@ static int attention_backward(cuda_vit *v, int l, const model_block_acts *k, ib_
     const model_plan *pl = &v->plan;
     const int B = pl->B, T = pl->T, Ts = pl->Ts, D = pl->D, H = pl->H, hd = pl->hd, dt = pl->act, BH = B * H;
     const cudaStream_t s = v->stream;
-    if (v->attn_path == CUDA_ATT_FUSED) {
-        KTRY(cuk_attention_fused_backward(k->qkv, k->att, v->buf.datt, v->lse + (size_t)l * BH * T, v->dlt, v->buf.big,
-                                          B, T, H, hd, 1.0f / sqrtf((float)hd), s));
-        return 0;
-    }
     const size_t plane = (size_t)B * T * D, es = ib_precision_size(dt);
     const float scale = 1.0f / sqrtf((float)hd);
     const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;

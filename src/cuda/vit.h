@@ -20,7 +20,7 @@ typedef struct cuda_vit {
     const model_layout *layout;          /* parameter offsets by role (layout->blk[l].qkv_w, ...) */
     model_plan plan;                     /* dimensions (B, T, Ts = T rounded up to 8, ...) and places */
     model_buffers buf;                   /* the buffers both backends have: device pointers into pool
-                                          * (blk[l].qkv: fused attention: the qkv GEMM's output
+                                          * (blk[l].qkv: cuDNN attention: the qkv GEMM's output
                                           * [B,T,3,H,hd] in bf16; unfused: q, k, v split by head,
                                           * [3][B,H,T,hd]; blk[l].P only unfused) */
     int device;
@@ -40,9 +40,8 @@ typedef struct cuda_vit {
     void *tt_act;                        /* act [B*H,T,Ts]: dS cast for its GEMMs (bf16 only) */
     float *dP;                           /* [B*H,T,Ts] fp32: the scores S in forward (bf16), dP/dS in backward */
     float *dqkvh;                        /* [3][B,H,T,hd] */
-    /* fused attention's */
+    /* cuDNN attention's */
     float *lse;                          /* [L][B,H,T] each block's row log-sum-exps (saved) */
-    float *dlt;                          /* [B,H,T] rowsum(dO * O) in backward */
     float *partial;                      /* column-reduction partial sums */
     double *row_loss;                    /* [B] */
     float *loss_dev;                     /* [1] */
@@ -62,9 +61,6 @@ typedef struct cuda_vit {
 /* The CUDA backend's plan for cfg: the shared buffers, its own, and (plan.outside) the cuBLASLt
  * workspace.  What cuda_vit_init allocates and cuda_backend_memory_estimate reports; no GPU needed. */
 int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err);
-/* 1 when cfg's memory plan is the fused kernels' (INSTBENCH_CUDA_ATTENTION=fused, bf16, a head
- * dim of at most 128, code for 8.0+).  The path a created backend runs is cuda/attention_path.h's. */
-int cuda_vit_attention_fused(const ib_train_config *cfg);
 int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err);
 void cuda_vit_free(cuda_vit *v);
 /* Queue the forward pass (the loss lands in loss_host when loss_ready fires). */

@@ -290,6 +290,17 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         }
         C->extrapolated = C->measured_nodes < C->nodes;
         C->samples_per_second = rank_median(sps, C->runs);
+        /* The share of the in-situ GEMM rate: the median of the runs that measured one (bw is free
+         * until the network's below) */
+        C->gemm_share = NAN;
+        {
+            size_t ng = 0;
+            for (size_t j = start; j < i; j++) {
+                const rank_result *x = &r->items[k[j].result];
+                if (!isnan(x->gemm_share)) bw[ng++] = x->gemm_share;
+            }
+            if (ng) C->gemm_share = rank_median(bw, ng);
+        }
         /* The network between nodes: only runs that spanned all of them say anything about it. */
         C->busbw_gbps = NAN;
         if (C->nodes > 1) {

@@ -139,6 +139,16 @@ static void parse_checkpoint(const cJSON *root, rank_result *r)
     r->checkpoint_s = w->valuedouble < RANK_SPOT_MIN_CHECKPOINT_S ? RANK_SPOT_MIN_CHECKPOINT_S : w->valuedouble;
 }
 
+/* measurement.gemm_share (how close the step came to the GEMM rate measured in situ; absent in
+ * older results).  Descriptive: a bad value leaves it unknown, never rejects the result. */
+static void parse_gemm_share(const cJSON *root, rank_result *r)
+{
+    r->gemm_share = NAN;
+    const cJSON *ms = get_obj(root, "measurement");
+    const cJSON *g = ms ? cJSON_GetObjectItemCaseSensitive(ms, "gemm_share") : NULL;
+    if (cJSON_IsNumber(g) && g->valuedouble >= 0 && g->valuedouble < 100) r->gemm_share = g->valuedouble;
+}
+
 /* The optional "communication" measure timed (allreduce sizes ascending): the bus bandwidth at the
  * largest size a DDP bucket (25 MiB) holds, the figure the gradients' allreduces move at, else at
  * the smallest.  Descriptive: a bad entry leaves it unknown, never rejects the result. */
@@ -379,6 +389,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
         r->timestamp = 0;
     parse_checkpoint(root, r);
     parse_busbw(root, r);
+    parse_gemm_share(root, r);
     run_key(root, r, r->run_key);
     return 0;
 }

@@ -194,11 +194,12 @@ static void placement_note(const rank_report *r, FILE *out)
 
 static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 {
-    int spot = 0, extra = 0, mismatch = 0, noisy = 0, fused = 0, unfused = 0, sockets = 0;
+    int spot = 0, extra = 0, mismatch = 0, noisy = 0, cudnn = 0, fused = 0, unfused = 0, sockets = 0;
     unsigned warned = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_config *c = &r->configs[r->rows[i].config];
-        fused |= !strcmp(c->attention, "fused");
+        cudnn |= !strcmp(c->attention, "cudnn");
+        fused |= !strcmp(c->attention, "fused");   /* results of versions before issue 37 */
         unfused |= !strcmp(c->attention, "unfused");
         spot |= r->rows[i].market == RANK_SPOT;
         extra |= c->extrapolated;
@@ -278,10 +279,12 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                          "quiet machine before trusting it (JSON/CSV: warnings, cv, samples_per_second_min/max).",
                     100 * RANK_SPREAD_LIMIT, codes[0] ? " or carry warnings (" : "", codes, codes[0] ? ")" : "");
     }
-    if (fused && unfused)
-        output_note(out, "attention: these rows ran it two ways, fused and unfused (--columns ...,attention shows "
-                         "which; JSON/CSV: attention), and one GPU runs the two at different speeds: measure every "
-                         "candidate with the same INSTBENCH_CUDA_ATTENTION to compare hardware alone.");
+    if (cudnn + fused + unfused > 1)
+        output_note(out, "attention: these rows ran it more than one way (%s%s%s%s%s; --columns ...,attention shows "
+                         "which; JSON/CSV: attention), and one GPU runs the paths at different speeds: measure every "
+                         "candidate with the same INSTBENCH_CUDA_ATTENTION to compare hardware alone.",
+                    cudnn ? "cudnn" : "", cudnn && unfused ? ", " : "", unfused ? "unfused" : "",
+                    fused && cudnn + unfused ? ", " : "", fused ? "fused" : "");
 }
 
 /* "1 per 310 h" style: once every H hours, H = 1 / RATE. */

@@ -147,6 +147,18 @@ static void show_busbw(const rank_report *r, const rank_row *row, char *out, siz
     if (isnan(bw)) snprintf(out, len, "-");
     else snprintf(out, len, "%.1f GB/s", bw);
 }
+/* The step's share of the GEMM rate its machine reached in situ on the model's shapes (issue 37):
+ * low where the run took a slow path, whatever the datasheet says. */
+static void get_gemm_share(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    if (!isnan(CFG(r, row)->gemm_share)) num(v, CFG(r, row)->gemm_share);
+}
+static void show_gemm_share(const rank_report *r, const rank_row *row, char *out, size_t len)
+{
+    double g = CFG(r, row)->gemm_share;
+    if (isnan(g)) snprintf(out, len, "-");
+    else snprintf(out, len, "%.0f%%", 100 * g);
+}
 /* What a placement score answers: TargetCapacity (instances), how many types, which zone. */
 static void get_placement_capacity(const rank_report *r, const rank_row *row, rank_value *v)
 {
@@ -453,6 +465,7 @@ const rank_column rank_columns[] = {
     {"samples_per_second_max", "SAMPLES/s MAX", R, 2, get_sps_max, NULL},
     {"cv", "WORST CV", R, 2, get_cv, show_cv},
     {"busbw_gbps", "BUSBW", R, 2, get_busbw, show_busbw},
+    {"gemm_share", "GEMM SHARE", R, 2, get_gemm_share, show_gemm_share},
     {"network", "NETWORK", L, 2, get_network, NULL},
     {"socket_on_efa", "SOCKETS ON EFA TYPE", L, 1, get_socket_on_efa, NULL},
     {"warnings", "WARNINGS", L, 2, get_warnings, NULL},

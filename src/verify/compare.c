@@ -28,10 +28,10 @@ void verify_default_tolerance(ib_precision p, verify_tolerance *t)
 }
 
 /* bf16: both backends round to bf16 at autocast's points except that fused attention (the CUDA
- * step, kernels/flash_attention.cu) rounds the probabilities before normalising them, as every
- * flash attention does: the fixtures then differ by about one bf16 rounding in the logits (rel L2
- * 1e-3 to 2.4e-3; 4e-5 with the unfused path), so the limit is 1e-2 (about 4 such roundings),
- * a third of the limit against timm (3e-2). */
+ * step's cuDNN SDPA) rounds the probabilities before normalising them, as every flash attention
+ * does: the fixtures then differ by about one bf16 rounding in the logits (rel L2 1e-3 to 2.4e-3
+ * with the built-in fused kernels that preceded cuDNN's; 4e-5 with the unfused path), so the limit
+ * is 1e-2 (about 4 such roundings), a third of the limit against timm (3e-2). */
 void verify_pair_tolerance(ib_precision p, verify_tolerance *t)
 {
     verify_default_tolerance(p, t);

@@ -16,7 +16,8 @@ from testlib import check, failures  # noqa: E402
 
 ROOT = os.path.abspath(sys.argv[1])
 SCRIPT = os.path.join(ROOT, "scripts", "check_cuda12_kernels.sh")
-ARCHS = ["75", "80", "86", "89", "90"]   # CMAKE_CUDA_ARCHITECTURES' default in CMakeLists.txt
+# CMAKE_CUDA_ARCHITECTURES' default in CMakeLists.txt with nvcc >= 12.8 (Blackwell: 10.0, 12.0)
+ARCHS = ["75", "80", "86", "89", "90", "100", "120"]
 
 with tempfile.TemporaryDirectory() as tmp:
     p = subprocess.run(["bash", SCRIPT, "--out", os.path.join(tmp, "out")], capture_output=True, text=True,
@@ -27,7 +28,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 0, "check_cuda12_kernels.sh exit %d:\n%s\n%s" % (p.returncode, p.stdout[-3000:], p.stderr[-2000:]))
     check("NVRTC 12.9" in p.stdout, "not NVRTC 12.9: %s" % p.stdout[:200])
     cmake = open(os.path.join(ROOT, "CMakeLists.txt")).read()
-    check(re.search(r"set\(CMAKE_CUDA_ARCHITECTURES 75 80 86 89 90\)", cmake) is not None,
+    check(re.search(r"set\(CMAKE_CUDA_ARCHITECTURES 75-real 80-real 86-real 89-real 90 100-real 120\)", cmake)
+          is not None,
           "CMakeLists.txt's default architectures changed: update ARCHS here and in the script")
     for cu in sorted(glob.glob(os.path.join(ROOT, "src", "cuda", "kernels", "*.cu"))):
         rel = os.path.relpath(cu, ROOT)

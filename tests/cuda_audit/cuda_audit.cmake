@@ -1,5 +1,5 @@
 # The static audit of the built CUDA module (scripts/audit_cuda_module.py: shared memory, registers
-# x block size, spills, fused attention compiled on sm_80+, compute_90 PTX, DT_NEEDED), on the
+# x block size, spills, compute_90 PTX, DT_NEEDED), on the
 # module this build made, and shown to report each kind of finding.  cuobjdump comes from PyPI
 # (scripts/cuda_tools_env.sh audit; SKIP offline outside CI).
 if(TARGET instbench_cuda)
@@ -13,7 +13,3 @@ if(TARGET instbench_cuda)
                    $<TARGET_FILE:instbench_cuda> ${CUDAToolkit_VERSION_MAJOR} ${_audit_nccl})
   set_tests_properties(cuda_audit PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
-# Fused attention's score tiles padded against shared-memory bank conflicts (from the source; no
-# CUDA needed): at most 4-way, a legal wmma stride.
-add_test(NAME cuda_bank_conflicts
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/bank_conflicts.py ${CMAKE_SOURCE_DIR})

@@ -68,18 +68,10 @@ struct fiber {
     unsigned linear;   // threadIdx flattened: lane = linear % 32, warp = linear / 32
     wait_kind state;
     float posted;      // the value a shuffle posted
-    const void *mma[3];   // the a, b and c fragments an mma_sync posted
-    unsigned mma_count;   // mma_syncs this thread has reached
-};
-
-struct warp_mma {         // the product of the warp's latest mma_sync, formed by one lane
-    unsigned count;       // which of the warp's mma_syncs it belongs to
-    float d[256];
 };
 
 struct block_run {
     std::vector<fiber> fibers;
-    std::vector<warp_mma> mmas;   // one per warp
     std::vector<char *> stacks;
     context scheduler;
     cudasim_dim block_idx, block_dim, grid_dim;
@@ -203,7 +195,6 @@ bool open_barriers(block_run &r)
 
 void run_block(block_run &r)
 {
-    for (warp_mma &w : r.mmas) w.count = 0;
     const size_t n = r.fibers.size();
     std::vector<unsigned> order(n);
     for (unsigned i = 0; i < n; i++) order[i] = i;
@@ -211,7 +202,6 @@ void run_block(block_run &r)
     for (unsigned i = 0; i < n; i++) {
         fiber &f = r.fibers[i];
         f.state = RUNNING;
-        f.mma_count = 0;
         start_context(f.ctx, r.stacks[i]);
     }
     for (;;) {
@@ -307,82 +297,6 @@ void cudasim_syncwarp(unsigned mask)
 }
 
 namespace {
-// Which element of a 16 x 16 tile lane l holds as x[e], per fragment kind: a seeded permutation of
-// the 256 elements (lane l, element e) -> row * 16 + col, fixed for the process.
-struct frag_maps {
-    int at[3][256];
-    frag_maps()
-    {
-        uint64_t x = 0x9E3779B97F4A7C15ULL;
-        if (const char *s = getenv("CUDASIM_SEED")) x ^= strtoull(s, nullptr, 0) * 0xBF58476D1CE4E5B9ULL;
-        for (int k = 0; k < 3; k++) {
-            for (int i = 0; i < 256; i++) at[k][i] = i;
-            for (int i = 255; i > 0; i--) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                std::swap(at[k][i], at[k][x % (uint64_t)(i + 1)]);
-            }
-        }
-    }
-} maps;
-
-fiber &warp_lane(unsigned lane)
-{
-    block_run *r = run_now;
-    const unsigned base = r->fibers[r->current].linear / 32 * 32;
-    return r->fibers[base + lane];
-}
-}  // namespace
-
-namespace nvcuda {
-namespace wmma {
-int cudasim_frag_index(int kind, unsigned lane, int e) { return maps.at[kind][lane * 8 + e]; }
-unsigned cudasim_lane() { return run_now->fibers[run_now->current].linear % 32; }
-
-void cudasim_check_tile(const void *p, unsigned ldm, unsigned elem_bytes, const char *what)
-{
-    if ((uintptr_t)p % 32) problem("%s: pointer ending 0x%x is not 32-byte aligned (ldm %u)", what, (unsigned)((uintptr_t)p & 0xffff), ldm);
-    if ((size_t)ldm * elem_bytes % 16) problem("%s: ldm %u elements of %u bytes is not a multiple of 16 bytes", what, ldm, elem_bytes);
-}
-
-void cudasim_mma_post(const void *a, const void *b, const void *c)
-{
-    block_run *r = run_now;
-    fiber &me = r->fibers[r->current];
-    const unsigned base = me.linear / 32 * 32;
-    if (base + 32 > r->fibers.size())
-        problem("%s: warp of lanes %u.. is not whole (%u threads in the block)", "mma_sync", base, (unsigned)r->fibers.size());
-    me.mma[0] = a, me.mma[1] = b, me.mma[2] = c;
-    me.mma_count++;
-    wait_at(AT_WARP_BARRIER);
-}
-
-bool cudasim_mma_result(float **d)
-{
-    block_run *r = run_now;
-    fiber &me = r->fibers[r->current];
-    warp_mma &w = r->mmas[me.linear / 32];
-    *d = w.d;
-    if (w.count == me.mma_count) return false;   // another lane of the warp formed it
-    w.count = me.mma_count;
-    return true;
-}
-
-const void *cudasim_mma_peer(unsigned lane, int which)
-{
-    fiber &f = warp_lane(lane);
-    if (f.state == DONE) {
-        problem("%s: lane %u of warp %u has exited before a warp-wide mma_sync", "mma_sync", lane,
-                run_now->fibers[run_now->current].linear / 32);
-        return warp_lane(cudasim_lane()).mma[which];   // its own: the result is wrong, the problem reported
-    }
-    return f.mma[which];
-}
-
-void cudasim_mma_done() { wait_at(AT_WARP_BARRIER); }
-}  // namespace wmma
-}  // namespace nvcuda
-
-namespace {
 
 struct launch {
     const char *kernel;
@@ -399,7 +313,6 @@ void execute(void *p)
     const unsigned long long threads = (unsigned long long)l.block.x * l.block.y * l.block.z;
     block_run r;
     r.fibers.resize(threads);
-    r.mmas.resize((threads + 31) / 32);
     r.stacks.resize(threads);
     for (auto &st : r.stacks) st = static_cast<char *>(malloc(kStack));
     r.block_dim = {l.block.x, l.block.y, l.block.z};

@@ -10,7 +10,7 @@
  *   words (a signalling NaN as fp32 and as bf16, 5.6e306 as fp64), and a read of a byte no thread
  *   of the block has written is reported (initcheck);
  * - races: a byte written by one thread and read or written by another with no barrier between
- *   them (__syncthreads for any two threads; __syncwarp, a shuffle or an mma_sync for two lanes of
+ *   them (__syncthreads for any two threads; __syncwarp or a shuffle for two lanes of
  *   one warp) is reported with the kernel, block, both threads and the object and byte (racecheck);
  * - the 48 KiB limit: a kernel whose __shared__ objects add up to more is reported (ptxas would
  *   refuse it).

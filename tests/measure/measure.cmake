@@ -34,11 +34,6 @@ instbench_add_unit_test(measure_peak ${MEASURE_TESTS}/measure_peak.c)
 set_tests_properties(measure_peak PROPERTIES ENVIRONMENT "INSTBENCH_GPU_PEAK_FLOPS=${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json")
 add_test(NAME measure_peak_table
          COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_peak_table.py ${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json)
-# The GPU traffic model (scripts/gpu_traffic_model.py): FLOPs, bytes and roofline against
-# references computed in the test, and --check-trace against a trace written from vit.c's op order.
-add_test(NAME gpu_traffic_model
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_traffic_model_test.py
-                 ${CMAKE_SOURCE_DIR}/scripts/gpu_traffic_model.py ${CMAKE_SOURCE_DIR}/configs/gpu-peak-flops.json)
 # The schema test's bf16 runs again with oneDNN capped at AVX2 (the emulated bf16 path).
 add_test(NAME measure_cli_schema_avx2
          COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_schema.py ${MEASURE_PY_ARGS})

@@ -1,8 +1,8 @@
 /* GPU peak lookup: NVML's device names map to the right datasheet column (more specific names
  * first: H100 PCIe is not H100 SXM, L40S is not L4, A10G is not A10 or A100), GPUs without BF16
  * tensor cores have no bf16 peak, and unknown GPUs have none at all.  Expected figures are the
- * dense ones printed in NVIDIA's datasheets.  A100s of either memory size share their peak but
- * not their bandwidth (mem_bw_gbs), so each must land on its own entry (named in the source). */
+ * dense ones printed in NVIDIA's datasheets.  A100s of either memory size share their peak, and
+ * each lands on its own datasheet column (named in the source). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +64,15 @@ int main(void)
     expect("Tesla V100-SXM2-16GB", IB_PREC_BF16, -1);
     expect("Tesla V100-SXM2-16GB", IB_PREC_FP32, 15.7);
     expect("Tesla V100-PCIE-16GB", IB_PREC_FP32, 14);
+    /* Blackwell by the names their drivers report (NVML): per-GPU dense figures of the HGX and
+     * NVL72 sheets; GB200 is not taken for B200, whose name it contains */
+    expect("NVIDIA B200", IB_PREC_BF16, 2250);
+    expect("NVIDIA B200", IB_PREC_FP32, 75);
+    expect("NVIDIA B300 SXM6 AC", IB_PREC_BF16, 2250);
+    expect("NVIDIA GB200", IB_PREC_BF16, 2500);
+    expect("NVIDIA GB200", IB_PREC_FP32, 80);
+    expect_source("NVIDIA GB200", "GB200 NVL72 datasheet");
+    expect_source("NVIDIA B200", "HGX B200 datasheet");
     expect("Some Future GPU", IB_PREC_BF16, -1);
     expect("", IB_PREC_BF16, -1);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);

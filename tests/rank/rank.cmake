@@ -87,3 +87,5 @@ add_test(NAME rank_busbw COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}
 add_test(NAME rank_legend COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_legend.py ${INSTBENCH_BIN})
 # Nothing priced: one piece of advice on stdout and stderr, naming rank's own flags; followed, it ranks.
 add_test(NAME rank_advice COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_advice.py ${INSTBENCH_BIN})
+# GEMM SHARE: each row's share of the GEMM rate its machine reached in situ (issue 37)
+add_test(NAME rank_gemm_share COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_gemm_share.py ${INSTBENCH_BIN})

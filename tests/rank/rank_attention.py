@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Results that ran attention two ways (hardware.attention: "fused" / "unfused", the CUDA step's
-two paths; on one H100 the unfused one was 1.2-1.4x faster, docs/benchmarks.md) are the same work
+"""Results that ran attention two ways (hardware.attention: "cudnn" / "unfused", the CUDA step's
+two paths, and "fused" in results of versions before issue 37; on one H100 the unfused one was
+1.2-1.4x faster than fused, docs/benchmarks.md) are the same work
 but not the same measurement of the hardware: `instbench rank` keeps them in separate rows (never
 one median), labels rows that differ only by that, carries the path in the `attention` column
 (JSON, CSV), warns on stderr and in the table's legend when the ranked rows mix the two, says
@@ -19,7 +20,7 @@ import rank_fixtures as fx  # noqa: E402
 from testlib import check, failures  # noqa: E402
 
 BIN = sys.argv[1]
-WARNING = "ran attention fused"
+WARNING = "ran attention more than one way"
 
 
 def res(t, accel, sps, attention, i):
@@ -63,7 +64,7 @@ with tempfile.TemporaryDirectory() as d:
             check("%s attention" % att in r["configuration"], "label %r does not say %s attention" % (r["configuration"], att))
         else:
             check("attention" not in r["configuration"], "label %r names a variant without a twin" % r["configuration"])
-    check(err.count(WARNING) == 1 and "2 configurations ran attention fused and 1 unfused" in err,
+    check(err.count(WARNING) == 1 and "(1 unfused, 2 fused;" in err,
           "mixed: want one warning counting 2 fused and 1 unfused configuration: %r" % err[-600:])
 
     # CSV carries the same column, read back by the csv module
@@ -74,14 +75,23 @@ with tempfile.TemporaryDirectory() as d:
 
     # the table says it under the rows
     rc, out, err = rank(mixed, "table")
-    check(rc == 0 and "ran it two ways, fused and unfused" in out, "table legend: %r" % out[-800:])
+    check(rc == 0 and "ran it more than one way (unfused, fused;" in out, "table legend: %r" % out[-800:])
+
+    # today's two paths, cuDNN's and unfused, mixed: the same warning and legend
+    today = os.path.join(d, "today")
+    for i, (t, a, s, att) in enumerate(MIXED):
+        fx.write_json(os.path.join(today, "r%d.json" % i), res(t, a, s, "cudnn" if att == "fused" else att, i))
+    rc, out, err = rank(today, "table")
+    check(rc == 0 and err.count(WARNING) == 1 and "(2 cudnn, 1 unfused;" in err
+          and "ran it more than one way (cudnn, unfused;" in out,
+          "cudnn and unfused mixed: exit %d, %r %r" % (rc, err[-400:], out[-600:]))
 
     # one path only (and CPU-style results without the field): no warning, no legend line
     same = os.path.join(d, "same")
     for i, (t, a, s, _) in enumerate(MIXED):
         fx.write_json(os.path.join(same, "r%d.json" % i), res(t, a, s, "unfused" if t == "g5.xlarge" else None, i))
     rc, out, err = rank(same, "table")
-    check(rc == 0 and WARNING not in err and "two ways" not in out, "one path: no warning wanted: %r %r" % (err, out[-400:]))
+    check(rc == 0 and WARNING not in err and "more than one way" not in out, "one path: no warning wanted: %r %r" % (err, out[-400:]))
     rc, out, err = rank(same, "json")
     doc = json.loads(out) if rc == 0 else {"rows": []}
     check(sorted((r["instance_type"], r.get("attention")) for r in doc["rows"]) ==
