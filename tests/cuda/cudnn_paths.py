@@ -103,7 +103,7 @@ with tempfile.TemporaryDirectory() as tmp:
               "DLAMI layout, old cuDNN only: attention %r, cudnn %r" % (hw.get("attention"), cd))
     empty = os.path.join(tmp, "empty")
     os.makedirs(empty)
-    p = run(["measure", "--backend", "cuda", *TINY, "--batch-size", "2", "--dry-run"],
+    p = run(["measure", "--backend", "cuda", *TINY, "--batch-size", "2", "--steps", "1", "--output", "-"],
             dict(dlami, INSTBENCH_CUDNN_SEARCH_ROOT=empty, INSTBENCH_CUDA_ATTENTION="cudnn"))
     check(p.returncode != 0 and "no cuDNN 9" in p.stderr and "INSTBENCH_CUDA_ATTENTION=cudnn" in p.stderr,
           "no cuDNN anywhere, cudnn asked for: exit %d: %s" % (p.returncode, p.stderr[-600:]))
@@ -151,7 +151,7 @@ if doc:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "r.json")
         json.dump(doc, open(path, "w"))
-        q = run(["rank", path, "--columns", "type,attention", "--format", "json"], ENV)
+        q = run(["rank", path, "--columns", "instance_type,attention", "--format", "csv"], ENV)
         check("cudnn-nondet" in q.stdout, "rank of a non-deterministic cuDNN run: exit %d: %s %s"
               % (q.returncode, q.stdout[-400:], q.stderr[-400:]))
 
