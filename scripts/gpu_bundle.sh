@@ -13,7 +13,10 @@
 # scripts/check_aarch64.sh checks that the CUDA module's host code cross-compiles for aarch64.
 # The folder:
 #   bin/      instbench, libinstbench-cuda.so beside it (where the loader looks), and
-#             cuda_dp_module when the build has it (gpu_check's dp_equal step, two GPUs)
+#             cuda_dp_module when the build has it (gpu_check's dp_equal step, two GPUs);
+#             bin/cuda12/libinstbench-cuda.so, the module built with a CUDA 12 toolkit, where
+#             CUDA12_HOME names one (for sm_90 only, GPU_CUDA12_ARCH to change: gpu_check's
+#             sanitize12 step runs compute-sanitizer's memcheck on it with cuDNN attention, issue 37)
 #   lib/      every shared library those need that is neither glibc's nor CUDA's (cudart, cuBLAS,
 #             cuBLASLt and NCCL come from the GPU machine: the module must match its driver)
 #   scripts/  gpu_check.sh and the scripts its steps call; tests/data/ the timm fixtures;
@@ -99,6 +102,16 @@ want=X86-64
 [ "$arch" = aarch64 ] && want=AArch64
 readelf -h "$build/instbench" 2>/dev/null | grep -q "Machine:.*$want" ||
   { echo "gpu_bundle: $build/instbench is not a $want executable (--arch $arch)" >&2; exit 1; }
+# the module again with a CUDA 12 toolkit (PyTorch keeps cuDNN's SDPA off below CUDA 12.9 for a
+# memcheck fault: gpu_check's sanitize12 step looks for it on such a build)
+build12=${build}-cuda12
+if [ $do_build = 1 ] && [ -n "${CUDA12_HOME:-}" ]; then
+  [ -x "$CUDA12_HOME/bin/nvcc" ] || { echo "gpu_bundle: CUDA12_HOME=$CUDA12_HOME has no bin/nvcc" >&2; exit 1; }
+  cmake -S "$root" -B "$build12" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DINSTBENCH_TESTS=OFF \
+    -DCMAKE_CUDA_COMPILER="$CUDA12_HOME/bin/nvcc" -DCUDAToolkit_ROOT="$CUDA12_HOME" \
+    -DCMAKE_CUDA_ARCHITECTURES="${GPU_CUDA12_ARCH:-90}" "${launcher[@]}" >&2
+  cmake --build "$build12" -j "${JOBS:-2}" --target instbench_cuda >&2
+fi
 
 # glibc's own libraries (present on every Linux the binary can run on) and CUDA's (the GPU
 # machine's, matching its driver) stay out; everything else ldd resolves is copied
@@ -109,9 +122,13 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/scripts" "$out/tests/data" "$out/configs"
 cp "$build/instbench" "$build/libinstbench-cuda.so" "$out/bin/"
 [ ! -x "$build/tests/cuda_dp_module" ] || cp "$build/tests/cuda_dp_module" "$out/bin/"
+if [ -n "${CUDA12_HOME:-}" ] && [ -f "$build12/libinstbench-cuda.so" ]; then
+  mkdir -p "$out/bin/cuda12"
+  cp "$build12/libinstbench-cuda.so" "$out/bin/cuda12/"
+fi
 
 missing=
-for obj in "$out"/bin/instbench "$out"/bin/*.so "$out"/bin/cuda_dp_module; do
+for obj in "$out"/bin/instbench "$out"/bin/*.so "$out"/bin/cuda12/*.so "$out"/bin/cuda_dp_module; do
   [ -f "$obj" ] || continue
   # "name => path (addr)" or "name => not found"; glibc's loader lines have no "=>"
   while read -r name arrow path _; do

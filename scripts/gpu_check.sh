@@ -13,6 +13,11 @@
 #   realistic  the same on timm references at real shapes (vit_tiny_patch16_224: 197 tokens,
 #              head dim 64), fp32 and bf16, made here by scripts/make_reference.py (SKIP without timm)
 #   sanitize   compute-sanitizer memcheck, racecheck and initcheck over verify of one fixture
+#   sanitize12 memcheck on a CUDA 12 build of the module (--cuda12-module, else the bundle's
+#              bin/cuda12/) with cuDNN attention asked for by name (below CUDA 12.9 it is off by
+#              default, as PyTorch's, for pytorch#169849's out-of-bounds read): verify of one
+#              fixture and ViT-S/16 steps at 197 and 257 tokens (SKIP without such a build, its
+#              CUDA 12 runtime and cuBLASLt on the loader path, or compute-sanitizer)
 #   measure    measure --backend cuda, vit_base_patch16_224, batch 128, bf16, 50 steps, --data device:
 #              samples/s, the loss finite at the first and last step and falling (one batch,
 #              trained on every step)
@@ -31,13 +36,14 @@
 #              others'; summary.json "models") (SKIP without torch)
 #
 # usage: scripts/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--bin PATH] [--model NAME]
-#                             [--model-args "..."] [--steps N] [--batch-size N]
+#                             [--model-args "..."] [--steps N] [--batch-size N] [--cuda12-module PATH]
 #   --out   where logs and JSON go (default: $OUT when set, else build-gpu/check)
 #   --bin   an instbench already built (skips build and ctest); --model, --model-args (extra measure
 #           flags such as "--image-size 32 --depth 1"), --steps and --batch-size (default 128) make
 #           the measure steps small: the gpu_check_sim test runs this script so, on the CUDA
 #           module simulated on the CPU (tests/cudasim), to prove the script itself; a folder made
 #           by scripts/gpu_bundle.sh runs this script so, with no build (its ./run)
+#   --cuda12-module  a libinstbench-cuda.so built with CUDA 12 for sanitize12
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -49,6 +55,7 @@ MODEL=vit_base_patch16_224
 MODEL_ARGS=
 STEPS=50
 BATCH=128
+CUDA12_MODULE=
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) OUTDIR=$2; shift 2 ;;
@@ -59,7 +66,8 @@ while [ $# -gt 0 ]; do
         --model-args) MODEL_ARGS=$2; shift 2 ;;
         --steps) STEPS=$2; shift 2 ;;
         --batch-size) BATCH=$2; shift 2 ;;
-        -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --cuda12-module) CUDA12_MODULE=$2; shift 2 ;;
+        -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -131,6 +139,29 @@ sanitize() {   # every tool over one fixture: out-of-bounds, races in shared mem
     return $rc
 }
 step sanitize sanitize
+
+sanitize12() {   # memcheck with cuDNN attention on a CUDA 12 build (issue 37, D6)
+    command -v compute-sanitizer >/dev/null 2>&1 || { echo "no compute-sanitizer on PATH"; return $SKIPPED; }
+    m=$CUDA12_MODULE
+    [ -n "$m" ] || [ ! -f "$(dirname "$BIN")/cuda12/libinstbench-cuda.so" ] || m=$(dirname "$BIN")/cuda12/libinstbench-cuda.so
+    [ -n "$m" ] || { echo "no CUDA 12 build of the module (--cuda12-module, or gpu_bundle.sh with CUDA12_HOME)"; return $SKIPPED; }
+    if ldd "$m" | grep 'not found'; then
+        echo "$m: its CUDA 12 libraries are not on the loader path (above)"; return $SKIPPED
+    fi
+    rc=0
+    echo "--- verify, bf16 fixture"
+    INSTBENCH_CUDA_MODULE=$m INSTBENCH_CUDA_ATTENTION=cudnn compute-sanitizer --tool memcheck --error-exitcode 3 \
+        "$BIN" verify --backend cuda --reference "$root/tests/data/ref_a_adam_bf16.safetensors" || rc=1
+    for px in 224 256; do   # 197 and 257 tokens, head dim 64 (pytorch#169849's fault was at 261)
+        echo "--- ViT-S/16 at $px px"
+        INSTBENCH_CUDA_MODULE=$m INSTBENCH_CUDA_ATTENTION=cudnn compute-sanitizer --tool memcheck --error-exitcode 3 \
+            "$BIN" measure --backend cuda --model vit_small_patch16_224 --image-size $px --precision bf16 \
+            --batch-size 4 --steps 2 --warmup 1 --cuda-graphs off --format json \
+            --output "$OUTDIR/sanitize12_$px.json" || rc=1
+    done
+    return $rc
+}
+step sanitize12 sanitize12
 
 # measure_check NAME ARGS...: a run whose result must exist with a finite first and last loss;
 # with --data device (one batch made once and trained on every step) the loss must also fall

@@ -88,7 +88,9 @@ mutations+=(
     "cuDNN: the forward's softmax scale dropped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|.set_generate_stats(true).set_attn_scale(
             scale);|.set_generate_stats(true);"
     "cuDNN: the statistics in bf16|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_STATS).set_data_type(fe::DataType_t::FLOAT)|set_uid(UID_STATS).set_data_type(fe::DataType_t::BFLOAT16)"
-    "cuDNN: graphs cached without T (reused across shapes)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale};|const shape_key key{device, B, 0, H, hd, scale};"
+    "cuDNN: graphs cached without T (reused across shapes)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, 0, H, hd, scale, deterministic ? 1 : 0};"
+    "cuDNN: graphs cached without the backward's mode (issue 37, D7)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, T, H, hd, scale, 0};"
+    "cuDNN: the workspace an estimate, not the built graphs' (issue 37, D5)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|a.workspace = (size_t)(ws_f > ws_b ? ws_f : ws_b);|a.workspace = (size_t)B * H * ((T + 127) / 128 * 128) * a.hd * 4 + ((size_t)16 << 20);"
 )
 fi
 

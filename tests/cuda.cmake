@@ -62,6 +62,14 @@ if(INSTBENCH_CUDA)
       target_include_directories(cudnn_standin SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
       target_link_libraries(cudnn_standin PRIVATE instbench_cudart_host m)
       target_link_options(cudnn_standin PRIVATE -Wl,-z,defs)
+      # ... and the same stand-in saying an older release (9.14.0), for the search that must load
+      # the newest of the libcudnn.so.9 it finds (cuda/cudnn_paths.py)
+      add_library(cudnn_standin_old SHARED cuda/cudnn_standin.c)
+      set_target_properties(cudnn_standin_old PROPERTIES OUTPUT_NAME cudnn-standin-old)
+      target_compile_definitions(cudnn_standin_old PRIVATE STANDIN_VERSION=91400)
+      target_include_directories(cudnn_standin_old SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
+      target_link_libraries(cudnn_standin_old PRIVATE instbench_cudart_host m)
+      target_link_options(cudnn_standin_old PRIVATE -Wl,-z,defs)
       add_library(cudnn_standin_env OBJECT cuda/cudnn_standin_env.c)
       target_include_directories(cudnn_standin_env PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cuda)
       target_compile_definitions(cudnn_standin_env PRIVATE INSTBENCH_CUDNN_STANDIN="$<TARGET_FILE:cudnn_standin>")
@@ -175,6 +183,12 @@ if(INSTBENCH_CUDA)
       set_tests_properties(cuda_sim_cli PROPERTIES TIMEOUT 900)
       if(TARGET cudnn_sdpa_glue)   # the module carries the cuDNN glue and loads the stand-in
         set_tests_properties(cuda_sim_cli PROPERTIES ENVIRONMENT INSTBENCH_TEST_CUDNN=1)
+        # the attention path decided once (issue 37): the newest cuDNN of a DLAMI-like layout, a
+        # refusal planned as the unfused path under --batch-size auto, the non-deterministic fallback
+        add_test(NAME cuda_cudnn_paths
+                 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cudnn_paths.py ${INSTBENCH_BIN}
+                         $<TARGET_FILE:instbench_cuda_sim> $<TARGET_FILE:cudnn_standin> $<TARGET_FILE:cudnn_standin_old>)
+        set_tests_properties(cuda_cudnn_paths PROPERTIES TIMEOUT 600)
       endif()
       # ... and as two processes over the real TCP rendezvous (torchrun's variables): a run to the
       # end, and a rank killed mid-run that the other must notice within 30 s

@@ -923,7 +923,14 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *f)
     return f ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 cudaError_t cudaDriverGetVersion(int *v) { *v = 0; return cudaSuccess; }
-cudaError_t cudaRuntimeGetVersion(int *v) { *v = 0; return cudaSuccess; }
+/* 0 (unknown), or CUDASIM_RUNTIME_VERSION (12080 for 12.8: the tests of the CUDA 12.x gate on
+ * cuDNN attention, src/cuda/attention_path.c) */
+cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    const char *e = getenv("CUDASIM_RUNTIME_VERSION");
+    *v = e ? atoi(e) : 0;
+    return cudaSuccess;
+}
 const char *cudaGetErrorString(cudaError_t e) { return "host shim error"; }
 const char *cudaGetErrorName(cudaError_t e) { return "cudaErrorShim"; }
 

@@ -49,6 +49,7 @@ typedef struct ib_attention_library {
     char version[32];     /* "9.15.1"; "" when none was loaded */
     char path[512];       /* the file loaded; "" when none */
     char fallback[640];   /* why attention does not run through it; "" when it does (or fp32) */
+    int deterministic;    /* attention runs through it: 1 its deterministic backward, 0 the other; -1 it does not */
 } ib_attention_library;
 
 typedef struct ib_backend_ops ib_backend_ops;

@@ -132,6 +132,8 @@ char *result_to_json(const bench_report *r, int pretty)
         add_str_or_null(cd, "version", a->version[0] ? a->version : NULL);
         add_str_or_null(cd, "library", a->path[0] ? a->path : NULL);
         add_str_or_null(cd, "fallback", a->fallback[0] ? a->fallback : NULL);
+        if (a->deterministic >= 0) cJSON_AddBoolToObject(cd, "deterministic", a->deterministic);
+        else cJSON_AddNullToObject(cd, "deterministic");
     }
     if (r->gemm_tflops > 0) cJSON_AddNumberToObject(hw, "gemm_tflops_measured", r->gemm_tflops);
     else cJSON_AddNullToObject(hw, "gemm_tflops_measured");

@@ -20,6 +20,14 @@
 
 /* The cuDNN release whose SDPA backward is right where T is not a multiple of 128. */
 #define CUDNN_SDPA_MIN_RAGGED_T 91501
+/* The CUDA runtime from which PyTorch runs cuDNN's SDPA by default (pytorch#171627): below it,
+ * compute-sanitizer's memcheck finds an out-of-bounds read in the backward at T=261, hd=64
+ * (pytorch#169849), so a run there would measure a kernel that may read past its operands. */
+#define CUDA_SDPA_MIN_RUNTIME 12090
+/* The batch the self-check runs at: it checks this library's numbers at the step's T, H and hd on
+ * this GPU (the bugs that gate exists for are per sequence length), once per (T, H, hd, mode),
+ * not at every batch --batch-size auto's search asks about. */
+#define SELF_CHECK_MAX_B 2
 
 int cuda_attention_asked(const char **text)
 {
@@ -115,7 +123,8 @@ static void reference_head(const uint16_t *qkv, const uint16_t *dO, int b, int h
 }
 
 /* The self-check of graphs A for [B,T,H,hd] (see attention_path.h): 0, or -1 with why. */
-static int self_check(const cudnn_sdpa *a, int B, int T, int H, int hd, float scale, char *why, size_t n)
+static int self_check(const cudnn_sdpa *a, int B, int T, int H, int hd, float scale, int deterministic, char *why,
+                      size_t n)
 {
     const size_t nqkv = (size_t)B * T * 3 * H * hd, no = (size_t)B * T * H * hd, nst = (size_t)B * H * T;
     const size_t ws = cudnn_sdpa_workspace(a);
@@ -182,8 +191,7 @@ static int self_check(const cudnn_sdpa *a, int B, int T, int H, int hd, float sc
             snprintf(why, n, "cuDNN self-check: the backward left element %zu of dQKV unwritten or not finite", i);
             goto out;
         }
-    const char *nd = getenv("INSTBENCH_CUDNN_NONDETERMINISTIC");
-    if (!(nd && !strcmp(nd, "1")) && memcmp(hdq, hdq2, nqkv * 2)) {
+    if (deterministic && memcmp(hdq, hdq2, nqkv * 2)) {
         snprintf(why, n, "cuDNN self-check: two backward passes on the same inputs differ (not deterministic)");
         goto out;
     }
@@ -237,12 +245,71 @@ static int device_cc(int device)
     }
     return major * 10 + minor;
 }
+}
 
-/* The backward cudnn_sdpa builds: deterministic unless INSTBENCH_CUDNN_NONDETERMINISTIC=1. */
-static int deterministic_asked(void)
+/* Self-check verdicts per (device, T, H, hd, mode): 1 passed, -1 failed (why kept). */
+enum { CHECKS = 16 };
+static struct {
+    int device, T, H, hd, deterministic, verdict;
+    char why[512];
+} checks[CHECKS];
+static int n_checks;
+
+static int checked(int device, int B, int T, int H, int hd, float scale, int deterministic, char *why, size_t n)
 {
+    for (int i = 0; i < n_checks; i++)
+        if (checks[i].device == device && checks[i].T == T && checks[i].H == H && checks[i].hd == hd &&
+            checks[i].deterministic == deterministic) {
+            if (checks[i].verdict < 0) snprintf(why, n, "%s", checks[i].why);
+            return checks[i].verdict > 0 ? 0 : -1;
+        }
+    const int Bc = B < SELF_CHECK_MAX_B ? B : SELF_CHECK_MAX_B;
+    const cudnn_sdpa *a = cudnn_sdpa_get(Bc, T, H, hd, scale, deterministic, why, n);
+    const int rc = a ? self_check(a, Bc, T, H, hd, scale, deterministic, why, n) : -1;
+    const int slot = n_checks < CHECKS ? n_checks++ : (T + hd) % CHECKS;
+    checks[slot].device = device, checks[slot].T = T, checks[slot].H = H, checks[slot].hd = hd;
+    checks[slot].deterministic = deterministic, checks[slot].verdict = rc ? -1 : 1;
+    snprintf(checks[slot].why, sizeof checks[slot].why, "%s", rc ? why : "");
+    return rc;
+}
+
+/* cuDNN's graphs for the step's shape, deterministic backward first and the non-deterministic
+ * one where that cannot be built or fails its check (PyTorch runs the latter: a GPU whose cuDNN
+ * has no deterministic engine still runs cuDNN, and the result says which); each mode's
+ * self-check once.  0 with c's cuDNN fields set, or -1 with why. */
+static int cudnn_choose_graphs(int B, int T, int H, int hd, float scale, int cc, cuda_attention_choice *c, char *why,
+                               size_t n)
+{
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess) device = -1, cudaGetLastError();
     const char *nd = getenv("INSTBENCH_CUDNN_NONDETERMINISTIC");
-    return !(nd && !strcmp(nd, "1"));
+    char first[sizeof c->why / 2] = "";
+    for (int det = !(nd && !strcmp(nd, "1")); det >= 0; det--) {
+        char w[512] = "";
+        /* a GPU generation whose cuDNN has no deterministic backward yet (10.x below 9.18.1,
+         * cuda/cudnn_gate.h) goes straight to the non-deterministic graph */
+        if (det && cudnn_gate_check(cc, c->cudnn_version, 1, w, sizeof w)) {
+            snprintf(first, sizeof first, "%s", w);
+            continue;
+        }
+        const cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, scale, det, w, sizeof w);
+        if (a && checked(device, B, T, H, hd, scale, det, w, sizeof w) == 0) {
+            c->cudnn_deterministic = det;
+            c->cudnn_workspace = cudnn_sdpa_workspace(a);
+            if (!det && first[0]) {
+                snprintf(c->nondeterministic_why, sizeof c->nondeterministic_why, "%s", first);
+                static int warned;   /* once per process: every rank would say the same */
+                if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+                    ib_warn("cuDNN attention runs its non-deterministic backward (gradients may differ in the last "
+                            "bits between identical runs): %s\n", first);
+            }
+            return 0;
+        }
+        if (det) snprintf(first, sizeof first, "%s", w);
+        else if (first[0]) snprintf(why, n, "%s; %s", first, w);
+        else snprintf(why, n, "%s", w);
+    }
+    return -1;
 }
 
 static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
@@ -273,6 +340,8 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
     }
     char why[sizeof c->why - 64] = "";
     cudnn_sdpa_lib lib;
+    int rt = 0;
+    if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0, cudaGetLastError();
     if (!cudnn_sdpa_load) {
         snprintf(why, sizeof why, "this build has no cuDNN attention (built without the cudnn-frontend headers)");
     } else if (cudnn_sdpa_load(&lib, why, sizeof why) == 0) {
@@ -283,12 +352,18 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
                      "cuDNN %d.%d.%d is older than 9.15.1, whose SDPA backward is the first that is right where the "
                      "sequence length (%d) is not a multiple of 128 (PyTorch gates the same)",
                      lib.version / 10000, lib.version / 100 % 100, lib.version % 100, T);
-        } else if (cudnn_gate_check(device_cc(cfg->device), lib.version, deterministic_asked(), why, sizeof why)) {
-            /* why names the GPU generation and the cuDNN it needs (cuda/cudnn_gate.h) */
+        } else if (rt > 0 && rt < CUDA_SDPA_MIN_RUNTIME && want != CUDA_ATT_CUDNN) {
+            snprintf(why, sizeof why,
+                     "this build's CUDA runtime %d.%d is older than 12.9: cuDNN's SDPA reads out of bounds there at "
+                     "some sequence lengths (PyTorch keeps it off below 12.9, pytorch#169849); "
+                     "INSTBENCH_CUDA_ATTENTION=cudnn runs it anyway",
+                     rt / 1000, rt % 1000 / 10);
+        } else if (cudnn_gate_check(device_cc(cfg->device), lib.version, 0, why, sizeof why)) {
+            /* no cuDNN SDPA on this GPU generation with this cuDNN, in either backward mode: why names
+             * the generation and the cuDNN it needs (cuda/cudnn_gate.h) */
         } else {
             const float scale = 1.0f / sqrtf((float)hd);
-            const cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, scale, why, sizeof why);
-            if (a && self_check(a, B, T, H, hd, scale, why, sizeof why) == 0) {
+            if (cudnn_choose_graphs(B, T, H, hd, scale, device_cc(cfg->device), c, why, sizeof why) == 0) {
                 c->path = CUDA_ATT_CUDNN;
                 return;
             }

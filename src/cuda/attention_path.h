@@ -18,14 +18,21 @@ typedef struct cuda_attention_choice {
     int cudnn_version;        /* cudnnGetVersion() of the library loaded; 0: none loaded */
     char cudnn_library[512];  /* its file */
     char why[640];            /* why not cuDNN (bf16 only; "" when cuDNN runs or fp32 runs) */
+    int cudnn_deterministic;  /* cuDNN runs: 1 its backward is the deterministic one, 0 the other */
+    char nondeterministic_why[320];   /* ... 0: why the deterministic one could not run ("" when asked) */
+    size_t cudnn_workspace;   /* cuDNN runs: the workspace its built graphs need (the memory plan's) */
     int refused;              /* 1: INSTBENCH_CUDA_ATTENTION asked for a path that cannot run (why says why) */
 } cuda_attention_choice;
 
-/* The decision for cfg on cfg->device: loads cuDNN, applies the gates (cuDNN >= 9.15.1 where T is
- * not a multiple of 128: older versions' backward gives wrong gradients there, and PyTorch gates
- * the same; the frontend's check_support), builds the graphs, and runs the start-up self-check
- * (one forward and backward at the real shape on random data, a few heads compared with a float64
- * reference on the host, every output element written, the backward bitwise repeatable).
+/* The decision for cfg on cfg->device, made before any memory is planned (the plan, the fit check
+ * and --batch-size auto all plan for the path this answers): loads cuDNN, applies the gates
+ * (cuDNN >= 9.15.1 where T is not a multiple of 128: older versions' backward gives wrong
+ * gradients there, and PyTorch gates the same; a CUDA runtime >= 12.9 unless cudnn is asked for
+ * by name, as PyTorch; the frontend's check_support), builds the graphs for the real shape
+ * (deterministic backward first, else the non-deterministic one), and runs the start-up self-check
+ * (one forward and backward at the real T, H, hd and a batch of at most 2 on random data, a few
+ * heads compared with a float64 reference on the host, every output element written, a
+ * deterministic backward bitwise repeatable; once per T, H, hd and mode).
  * Cached per (device, B, T, H, hd, precision): every later call for the shape answers at once. */
 void cuda_attention_choose(const ib_train_config *cfg, cuda_attention_choice *out);
 

@@ -300,6 +300,7 @@ static int cuda_backend_attention_library(const ib_train_config *cfg, ib_attenti
                  c.cudnn_version % 100);
     snprintf(out->path, sizeof out->path, "%s", c.cudnn_library);
     snprintf(out->fallback, sizeof out->fallback, "%s", c.path == CUDA_ATT_CUDNN ? "" : c.why);
+    out->deterministic = c.path == CUDA_ATT_CUDNN ? c.cudnn_deterministic : -1;
     return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <cudnn_frontend.h>
 
@@ -66,41 +67,124 @@ void *try_open(const char *path, std::string &tried)
     return h;
 }
 
-/* pip's nvidia-cudnn-cu12/-cu13 wheels (what PyTorch installs), where no libcudnn.so.9 is on the
- * loader's path: the usual places a Python environment lives. */
-void *open_from_site_packages(std::string &tried)
+/* One libcudnn.so.9 found: its version asked of the library itself (a file name can lie). */
+struct candidate {
+    std::string path;
+    size_t version;
+};
+
+/* The folders the search looks in (see cudnn_sdpa.h), each a glob; ROOT prefixes the fixed ones. */
+std::vector<std::string> search_patterns(const std::string &root)
 {
-    static const char *patterns[] = {
-        "/opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
-        "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
-        "/usr/local/lib/python3*/dist-packages/nvidia/cudnn/lib/libcudnn.so.9",
-        "/usr/local/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
-        "/usr/lib/python3/dist-packages/nvidia/cudnn/lib/libcudnn.so.9",
-        "/opt/conda/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
-        "/opt/conda/envs/*/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
-    };
-    std::string venv_pattern;
-    if (const char *venv = getenv("VIRTUAL_ENV"); venv && *venv)
-        venv_pattern = std::string(venv) + "/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9";
-    std::string home_pattern;
-    if (const char *home = getenv("HOME"); home && *home)
-        home_pattern = std::string(home) + "/.local/lib/python3*/site-packages/nvidia/cudnn/lib/libcudnn.so.9";
     std::vector<std::string> all;
-    if (!venv_pattern.empty()) all.push_back(venv_pattern);
-    for (const char *p : patterns) all.push_back(p);
-    if (!home_pattern.empty()) all.push_back(home_pattern);
-    for (const std::string &pat : all) {
-        glob_t g;
-        if (glob(pat.c_str(), 0, nullptr, &g) == 0) {
-            for (size_t i = 0; i < g.gl_pathc; i++)
-                if (void *h = try_open(g.gl_pathv[i], tried)) {
-                    globfree(&g);
-                    return h;
-                }
+    const char *lib = "/libcudnn.so.9";
+    if (const char *ch = getenv("CUDA_HOME"); ch && *ch)
+        all.push_back(std::string(ch) + "/lib64" + lib), all.push_back(std::string(ch) + "/lib" + lib);
+    /* the toolkits: the Deep Learning AMIs keep cuDNN inside each /usr/local/cuda-12.x/lib */
+    static const char *fixed[] = {
+        "/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/local/cuda-*/lib64", "/usr/local/cuda-*/lib",
+        "/usr/local/cuda-*/targets/*-linux/lib",
+        /* the distribution's (Debian's and Ubuntu's nvidia-cudnn, NVIDIA's libcudnn9 packages) */
+        "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+        /* pip's nvidia-cudnn-cu12/-cu13 wheels (what PyTorch installs) */
+        "/opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib",
+        "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib",
+        "/usr/local/lib/python3*/dist-packages/nvidia/cudnn/lib",
+        "/usr/local/lib/python3*/site-packages/nvidia/cudnn/lib",
+        "/usr/lib/python3/dist-packages/nvidia/cudnn/lib",
+        "/opt/conda/lib/python3*/site-packages/nvidia/cudnn/lib",
+        "/opt/conda/envs/*/lib/python3*/site-packages/nvidia/cudnn/lib",
+    };
+    for (const char *f : fixed) all.push_back(root + f + lib);
+    /* beside the CUDA runtime this module runs on (a toolkit's lib64, a wheel's nvidia/cu13/lib) */
+    std::string rt = object_of(reinterpret_cast<const void *>(&cudaGetDevice));
+    if (const size_t slash = rt.rfind('/'); slash != std::string::npos) {
+        rt.resize(slash);
+        all.push_back(rt + lib);
+        all.push_back(rt + "/../../cudnn/lib" + lib);   /* site-packages/nvidia/cuda_runtime/lib's sibling */
+    }
+    if (const char *venv = getenv("VIRTUAL_ENV"); venv && *venv)
+        all.push_back(std::string(venv) + "/lib/python3*/site-packages/nvidia/cudnn/lib" + lib);
+    if (const char *home = getenv("HOME"); home && *home)
+        all.push_back(std::string(home) + "/.local/lib/python3*/site-packages/nvidia/cudnn/lib" + lib);
+    return all;
+}
+
+using version_fn = size_t (*)(void);
+
+/* The path the loader mapped for handle H ("" if it cannot say). */
+std::string mapped_path(void *h)
+{
+    struct link_map *lm = nullptr;
+    std::string path = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name ? lm->l_name : "";
+    if (path.empty())
+        if (void *ver = dlsym(h, "cudnnGetVersion")) path = object_of(ver);
+    return path;
+}
+
+/* cudnnGetVersion() of the library at PATH, opened and closed again; 0 when it cannot be loaded
+ * or is not cuDNN 9 (the reason appended to TRIED). */
+size_t version_of(const std::string &path, std::string &tried)
+{
+    void *h = try_open(path.c_str(), tried);
+    if (!h) return 0;
+    auto ver = reinterpret_cast<version_fn>(dlsym(h, "cudnnGetVersion"));
+    const size_t v = ver ? ver() : 0;
+    dlclose(h);
+    if (v >= 90000 && v <= 999999) return v;
+    if (!tried.empty()) tried += "; ";
+    tried += path + (ver ? ": cuDNN " + std::to_string(v) + ", not 9" : ": no cudnnGetVersion");
+    return 0;
+}
+
+/* The version a toolkit's file name gives (libcudnn.so.9 -> libcudnn.so.9.19.0: 91900), or 0
+ * where it gives none (a wheel's plain libcudnn.so.9). */
+size_t version_of_name(const std::string &real)
+{
+    const size_t slash = real.rfind('/');
+    const std::string name = slash == std::string::npos ? real : real.substr(slash + 1);
+    unsigned major = 0, minor = 0, patch = 0;
+    int end = 0;
+    if (sscanf(name.c_str(), "libcudnn.so.%u.%u.%u%n", &major, &minor, &patch, &end) == 3 &&
+        (size_t)end == name.size() && major == 9 && minor < 100 && patch < 100)
+        return major * 10000 + minor * 100 + patch;
+    return 0;
+}
+
+/* Every cuDNN 9 the search finds, once each (by the file it resolves to): ranked by the version
+ * its real file's name says, else by asking the library (opened, asked, closed: a probe that
+ * loads none of cuDNN's sub-libraries), so that only the one chosen stays loaded. */
+std::vector<candidate> find_candidates(std::string &tried)
+{
+    std::vector<candidate> found;
+    std::vector<std::string> seen;
+    auto consider = [&](const std::string &path) {
+        char real[4096];
+        const std::string id = realpath(path.c_str(), real) ? real : path;
+        for (const std::string &s : seen)
+            if (s == id) return;
+        seen.push_back(id);
+        if (const size_t v = version_of_name(id))
+            found.push_back({path, v});
+        else if (const size_t w = version_of(path, tried))
+            found.push_back({path, w});
+    };
+    const char *root_env = getenv("INSTBENCH_CUDNN_SEARCH_ROOT");
+    const std::string root = root_env && *root_env ? root_env : "";
+    if (root.empty()) {   /* the loader's own pick: LD_LIBRARY_PATH, its cache, the default folders */
+        if (void *h = try_open("libcudnn.so.9", tried)) {
+            const std::string path = mapped_path(h);
+            dlclose(h);
+            if (!path.empty()) consider(path);
         }
+    }
+    for (const std::string &pat : search_patterns(root)) {
+        glob_t g;
+        if (glob(pat.c_str(), 0, nullptr, &g) == 0)
+            for (size_t i = 0; i < g.gl_pathc; i++) consider(g.gl_pathv[i]);
         globfree(&g);
     }
-    return nullptr;
+    return found;
 }
 
 void load_cudnn()
@@ -108,6 +192,7 @@ void load_cudnn()
     std::string tried;
     void *h = nullptr;
     const char *forced = getenv("INSTBENCH_CUDNN_LIBRARY");
+    int candidates = 1;
     if (forced && *forced) {
         h = try_open(forced, tried);
         if (!h) {
@@ -115,26 +200,27 @@ void load_cudnn()
             return;
         }
     } else {
-        h = try_open("libcudnn.so.9", tried);
-        if (!h) h = open_from_site_packages(tried);
+        std::vector<candidate> found = find_candidates(tried);
+        const candidate *best = nullptr;
+        for (const candidate &c : found)   /* the newest; among equals the first found */
+            if (!best || c.version > best->version) best = &c;
+        if (best) h = try_open(best->path.c_str(), tried);
+        candidates = (int)found.size();
         if (!h) {
             say(load_why, sizeof load_why,
-                "no libcudnn.so.9 on the loader's path or in a Python install's site-packages/nvidia/cudnn "
-                "(set INSTBENCH_CUDNN_LIBRARY to one): %s",
-                tried.c_str());
+                "no cuDNN 9 (libcudnn.so.9) on the loader's path, in a CUDA toolkit (CUDA_HOME, /usr/local/cuda*) "
+                "or in a Python install's site-packages/nvidia/cudnn (set INSTBENCH_CUDNN_LIBRARY to one)%s%s",
+                tried.empty() ? "" : ": ", tried.c_str());
             return;
         }
     }
-    using version_fn = size_t (*)(void);
     auto ver = reinterpret_cast<version_fn>(dlsym(h, "cudnnGetVersion"));
     if (!ver) {
         say(load_why, sizeof load_why, "the cuDNN library loaded has no cudnnGetVersion");
         dlclose(h);
         return;
     }
-    struct link_map *lm = nullptr;
-    std::string path = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name ? lm->l_name : "";
-    if (path.empty()) path = object_of(reinterpret_cast<void *>(ver));
+    std::string path = mapped_path(h);
     const size_t v = ver();
     if (v < 90000 || v > 999999) {
         say(load_why, sizeof load_why, "%s reports cuDNN version %zu; cuDNN 9 is needed", path.c_str(), v);
@@ -148,6 +234,7 @@ void load_cudnn()
     }
     fe::cudnn_dlhandle = h;
     loaded.version = (int)v;
+    loaded.candidates = candidates;
     snprintf(loaded.path, sizeof loaded.path, "%s", path.c_str());
 }
 
@@ -155,12 +242,13 @@ void load_cudnn()
 
 enum : int64_t { UID_Q = 1, UID_K, UID_V, UID_O, UID_STATS, UID_DO, UID_DQ, UID_DK, UID_DV };
 
-using shape_key = std::tuple<int, int, int, int, int, float>;   /* device, B, T, H, hd, scale */
+using shape_key = std::tuple<int, int, int, int, int, float, int>;   /* device, B, T, H, hd, scale, deterministic */
 
 }   // namespace
 
 struct cudnn_sdpa {
     int B, T, H, hd;
+    int deterministic;      /* the backward's mode (cudnn_sdpa_get) */
     cudnnHandle_t handle;   /* the device's (shared by its shapes) */
     std::shared_ptr<fe::graph::Graph> fwd, bwd;
     size_t workspace;
@@ -247,12 +335,12 @@ std::string build(cudnn_sdpa &a, float scale)
                                    .set_stride({H * T, T, 1, 1})
                                    .set_data_type(fe::DataType_t::FLOAT));
         /* deterministic: the same inputs give the same gradients bit for bit, run after run (a
-         * benchmark whose loss curve moves between identical runs is not reproducible) */
-        const char *nd = getenv("INSTBENCH_CUDNN_NONDETERMINISTIC");
+         * benchmark whose loss curve moves between identical runs is not reproducible); the
+         * caller falls back to the other mode where this one cannot be built */
         auto opt = fe::graph::SDPA_backward_attributes()
                        .set_name("instbench_sdpa_bwd")
                        .set_attn_scale(scale)
-                       .set_deterministic_algorithm(!(nd && !strcmp(nd, "1")));
+                       .set_deterministic_algorithm(a.deterministic != 0);
         auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dO, stats, opt);
         auto grad = qkv_view("", 0, a);
         dq->set_output(true).set_uid(UID_DQ).set_dim(grad.get_dim()).set_stride(grad.get_stride());
@@ -312,7 +400,8 @@ extern "C" int cudnn_sdpa_load(cudnn_sdpa_lib *lib, char *why, size_t why_len)
     return 0;
 }
 
-extern "C" cudnn_sdpa *cudnn_sdpa_get(int B, int T, int H, int hd, float scale, char *why, size_t why_len)
+extern "C" cudnn_sdpa *cudnn_sdpa_get(int B, int T, int H, int hd, float scale, int deterministic, char *why,
+                                      size_t why_len)
 {
     if (cudnn_sdpa_load(nullptr, why, why_len)) return nullptr;
     if (B < 1 || T < 1 || H < 1 || hd < 1) {
@@ -326,7 +415,7 @@ extern "C" cudnn_sdpa *cudnn_sdpa_get(int B, int T, int H, int hd, float scale, 
         return nullptr;
     }
     std::lock_guard<std::mutex> lock(cache_mu);
-    const shape_key key{device, B, T, H, hd, scale};
+    const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};
     auto it = cache.find(key);
     if (it != cache.end()) return it->second.get();
     try {
@@ -342,10 +431,12 @@ extern "C" cudnn_sdpa *cudnn_sdpa_get(int B, int T, int H, int hd, float scale, 
         }
         auto a = std::make_unique<cudnn_sdpa>();
         a->B = B, a->T = T, a->H = H, a->hd = hd, a->handle = h->second, a->workspace = 0;
+        a->deterministic = deterministic ? 1 : 0;
         const std::string w = build(*a, scale);
         if (!w.empty()) {
-            say(why, why_len, "cuDNN %d.%d.%d cannot run attention at B=%d T=%d H=%d hd=%d: %s", loaded.version / 10000,
-                loaded.version / 100 % 100, loaded.version % 100, B, T, H, hd, w.c_str());
+            say(why, why_len, "cuDNN %d.%d.%d cannot run attention at B=%d T=%d H=%d hd=%d (%s backward): %s",
+                loaded.version / 10000, loaded.version / 100 % 100, loaded.version % 100, B, T, H, hd,
+                deterministic ? "deterministic" : "non-deterministic", w.c_str());
             return nullptr;
         }
         return cache.emplace(key, std::move(a)).first->second.get();

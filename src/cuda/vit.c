@@ -24,19 +24,21 @@
         if (cuda_check((call), #call, err)) return -1;          \
     } while (0)
 
-/* The path the memory plan assumes, without touching the GPU: cuDNN wherever it may run (its
- * check happens when the backend is created: cuda_vit_attention_choose). */
-static int planned_path(const ib_train_config *cfg)
+/* The path the memory plan assumes: the one that will run (cuda_attention_choose decides it once,
+ * gates, graphs and self-check included, before anything is planned), so a fallback to the
+ * unfused path is planned as such and never ends in an out-of-memory failure. */
+static int planned_path(const ib_train_config *cfg, size_t *cudnn_workspace)
 {
     const int asked = cuda_attention_asked(NULL);
     if (cfg->precision != IB_PREC_BF16 || cfg->model.num_heads < 1 || asked == CUDA_ATT_UNFUSED) return CUDA_ATT_UNFUSED;
-    cudnn_sdpa_lib lib;
-    char why[64];
-    return cudnn_sdpa_load && !cudnn_sdpa_load(&lib, why, sizeof why) ? CUDA_ATT_CUDNN : CUDA_ATT_UNFUSED;
+    cuda_attention_choice ch;
+    cuda_attention_choose(cfg, &ch);
+    if (cudnn_workspace) *cudnn_workspace = ch.cudnn_workspace;
+    return ch.refused ? CUDA_ATT_UNFUSED : ch.path;
 }
 
-/* The plan for attention path PATH (CUDA_ATT_*). */
-static int plan_for(const ib_train_config *cfg, int path, model_plan *p, ib_error *err)
+/* The plan for attention path PATH (CUDA_ATT_*); WS: cuDNN's workspace as its built graphs say. */
+static int plan_for(const ib_train_config *cfg, int path, size_t ws, model_plan *p, ib_error *err)
 {
     const int cudnn = path == CUDA_ATT_CUDNN;
     /* every buffer on 256 bytes (cuBLASLt's preferred operand alignment), T x T rows at a stride of
@@ -58,16 +60,18 @@ static int plan_for(const ib_train_config *cfg, int path, model_plan *p, ib_erro
     /* the cuBLASLt workspace cuda_gemm_create allocates, and the workspace cuBLAS takes for itself
      * should a GEMM fall back to it (32 MiB on Hopper) */
     p->outside = (size_t)64 << 20;
-    /* cuDNN's workspace, allocated beside the pool once its graphs say how much: the deterministic
-     * backward accumulates dq in fp32 there ([B,H,T,hd] rounded up to its 128-row tiles), and a
-     * margin for the rest */
-    if (path == CUDA_ATT_CUDNN) p->outside += (size_t)B * H * ((T + 127) / 128 * 128) * hd * 4 + ((size_t)16 << 20);
+    /* cuDNN's workspace, allocated beside the pool: what its graphs, built for this shape before
+     * anything was planned, report (the deterministic backward's dP scratch is B*H*pad64(T)*
+     * pad128(T) bf16, the other's fp32 dq accumulator B*H*T*hd: no estimate fits both) */
+    if (path == CUDA_ATT_CUDNN) p->outside += ws;
     return 0;
 }
 
 int cuda_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
 {
-    return plan_for(cfg, planned_path(cfg), p, err);
+    size_t ws = 0;
+    const int path = planned_path(cfg, &ws);
+    return plan_for(cfg, path, ws, p, err);
 }
 
 int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err)
@@ -81,7 +85,7 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     cuda_attention_choose(cfg, &ch);
     if (ch.refused) return ib_error_set(err, IB_EXIT_USAGE, "%s", ch.why);
     v->attn_path = ch.path;
-    if (plan_for(cfg, v->attn_path, &v->plan, err)) return -1;
+    if (plan_for(cfg, v->attn_path, ch.cudnn_workspace, &v->plan, err)) return -1;
     const size_t bytes = v->plan.bytes, P = layout->total;
     float *host = malloc(P * sizeof(float));
     int rc = -1;
@@ -113,7 +117,8 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     if (v->attn_path == CUDA_ATT_CUDNN) {   /* the graphs the choice built and checked (cached) */
         const model_plan *pl = &v->plan;
         char why[512];
-        v->sdpa = cudnn_sdpa_get(pl->B, pl->T, pl->H, pl->hd, 1.0f / sqrtf((float)pl->hd), why, sizeof why);
+        v->sdpa = cudnn_sdpa_get(pl->B, pl->T, pl->H, pl->hd, 1.0f / sqrtf((float)pl->hd), ch.cudnn_deterministic, why,
+                                 sizeof why);
         if (!v->sdpa) {
             ib_error_set(err, IB_EXIT_RUNTIME, "%s", why);
             goto out;

@@ -377,6 +377,12 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
          * fingerprint leaves them out), but a fused and an unfused run are not one median */
         if (get_str(hw, "attention", "hardware.attention", r->attention, sizeof r->attention, "_-", reason, rlen))
             return -1;
+        /* cuDNN's non-deterministic backward is another kernel than its deterministic one (issue
+         * 37): marked, so the two are never one median and a row says which it ran */
+        const cJSON *cd = cJSON_GetObjectItemCaseSensitive(hw, "cudnn");
+        if (!strcmp(r->attention, "cudnn") && cJSON_IsObject(cd) &&
+            cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cd, "deterministic")))
+            snprintf(r->attention, sizeof r->attention, "cudnn-nondet");
         const cJSON *devs = cJSON_GetObjectItemCaseSensitive(hw, "devices");
         const cJSON *d0 = cJSON_IsArray(devs) ? cJSON_GetArrayItem(devs, 0) : NULL;
         if (cJSON_IsObject(d0) &&

@@ -166,6 +166,12 @@ if ((EFA_DEVICES > 0)); then
     export FI_PROVIDER=efa LD_LIBRARY_PATH=${lib%/*}:$E/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     [[ $lib != */libnccl-net.so ]] && n=${lib##*/libnccl-net-} && export NCCL_NET_PLUGIN=${n%.so}
 fi
+# cuDNN: the Base OSS DLAMI ships it inside each toolkit (/usr/local/cuda-12.x/lib), with no Python
+# environment; instbench loads the newest cuDNN it finds there itself (docs/usage.md), so nothing
+# goes on LD_LIBRARY_PATH; the log says what the machine has, the result which one ran.
+for f in "${INSTBENCH_USERDATA_ROOT:-}"/usr/local/cuda*/lib{,64}/libcudnn.so.9; do
+    if [[ -e $f ]]; then say "cuDNN found: $f -> $(readlink -f "$f")"; fi
+done
 "$BIN" measure "${topology[@]}" "${MEASURE_ARGS[@]}" --output "$WORK/result.json"
 if ((RANK == 0)); then
     put "$WORK/result.json" "$RESULT_URL"

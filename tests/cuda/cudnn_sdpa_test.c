@@ -115,12 +115,13 @@ static double rel(const errsum *e)
 
 static cudnn_standin_get_counts_fn standin_counts;
 
-/* forward and backward at one shape; 0 when every output matches the reference */
-static void check_shape(int B, int T, int H, int hd)
+/* forward and backward at one shape, the backward DET(erministic) or not; 0 when every output
+ * matches the reference */
+static void check_shape(int B, int T, int H, int hd, int det)
 {
     char why[1024] = "";
     const float scale = 1.0f / sqrtf((float)hd);
-    cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, scale, why, sizeof why);
+    cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, scale, det, why, sizeof why);
     if (!a) {
         FAIL("B=%d T=%d H=%d hd=%d: cudnn_sdpa_get: %s\n", B, T, H, hd, why);
         return;
@@ -196,8 +197,8 @@ static void check_shape(int B, int T, int H, int hd)
         }
     /* bf16 outputs (relative rounding 2^-9) of fp32 work; the backward reads the bf16 O back */
     const double tol_o = 6e-3, tol_g = 1e-2, tol_lse = 1e-5;   /* measured: about 2e-3, 2.5e-3, 3e-7 */
-    printf("cudnn sdpa B=%d T=%d H=%d hd=%d: O %.2g, stats %.2g, dQ %.2g, dK %.2g, dV %.2g (rel L2 vs float64)\n", B, T, H,
-           hd, rel(&eo), worst_lse, rel(&edq), rel(&edk), rel(&edv));
+    printf("cudnn sdpa B=%d T=%d H=%d hd=%d %s: O %.2g, stats %.2g, dQ %.2g, dK %.2g, dV %.2g (rel L2 vs float64)\n", B,
+           T, H, hd, det ? "deterministic" : "non-deterministic", rel(&eo), worst_lse, rel(&edq), rel(&edk), rel(&edv));
     if (unwritten) FAIL("B=%d T=%d H=%d hd=%d: %zu output elements unwritten or not finite\n", B, T, H, hd, unwritten);
     if (!(rel(&eo) <= tol_o)) FAIL("B=%d T=%d H=%d hd=%d: O off by %.3g (at most %.3g)\n", B, T, H, hd, rel(&eo), tol_o);
     if (!(worst_lse <= tol_lse))
@@ -227,7 +228,7 @@ static void too_small_output_check(void)
         dup2(fds[1], 2);
         const int B = 2, T = 17, H = 2, hd = 16;
         char why[512];
-        cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, 0.25f, why, sizeof why);
+        cudnn_sdpa *a = cudnn_sdpa_get(B, T, H, hd, 0.25f, 1, why, sizeof why);
         const size_t nqkv = (size_t)B * T * 3 * H * hd, no = (size_t)B * T * H * hd;
         void *qkv, *o, *ws = NULL;
         float *st;
@@ -252,6 +253,35 @@ static void too_small_output_check(void)
                    strstr(out, "reaches 64 bytes past its end");
     printf("output 64 bytes short: %s", ok ? strstr(out, "cudnn stand-in") : "not reported as expected\n");
     if (!ok) FAIL("a too-small output (status 0x%x): wanted the stand-in to stop naming the tensor, got:\n%s\n", status, out);
+}
+
+/* The workspace the glue reports is the built graphs' (issue 37, D5), in both backward modes, at
+ * ViT-B's shapes (H=12, hd=64; T=197 at 224 px, 577 at 384 px) and at B=850 (an H100's
+ * --batch-size auto): built, not run.  Against cuDNN's own sizing, as the frontend documents it:
+ * the deterministic backward's dP scratch is B*H*pad64(T)*pad128(T) bf16, the other's fp32 dQ
+ * accumulator B*H*T*hd floats (both beside a [B,H,T] fp32 row sum). */
+static void workspace_check(void)
+{
+    const int shapes[][2] = {{128, 197}, {850, 197}, {32, 577}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int det = 1; det >= 0; det--) {
+            const int64_t B = shapes[i][0], T = shapes[i][1], H = 12, hd = 64;
+            char why[1024] = "";
+            cudnn_sdpa *a = cudnn_sdpa_get((int)B, (int)T, (int)H, (int)hd, 0.125f, det, why, sizeof why);
+            if (!a) {
+                FAIL("workspace B=%lld T=%lld: cudnn_sdpa_get: %s\n", (long long)B, (long long)T, why);
+                continue;
+            }
+            const int64_t rowsum = B * H * T * 4;
+            const int64_t need = det ? B * H * ((T + 63) / 64 * 64) * ((T + 127) / 128 * 128) * 2 : B * H * T * hd * 4;
+            const int64_t ws = (int64_t)cudnn_sdpa_workspace(a), slack = (int64_t)1 << 20;
+            printf("workspace B=%lld T=%lld %s: %.1f MiB (dP or dQ accumulator %.1f MiB)\n", (long long)B, (long long)T,
+                   det ? "deterministic" : "non-deterministic", ws / 1048576.0, need / 1048576.0);
+            if (ws < need || ws > need + rowsum + slack)
+                FAIL("workspace B=%lld T=%lld %s: %lld bytes, %lld to %lld expected\n", (long long)B, (long long)T,
+                     det ? "deterministic" : "non-deterministic", (long long)ws, (long long)need,
+                     (long long)(need + rowsum + slack));
+        }
 }
 
 int main(void)
@@ -284,14 +314,22 @@ int main(void)
     const size_t n = sizeof shapes / sizeof shapes[0];
     cudnn_standin_counts c0, c1;
     standin_counts(&c0);
-    for (size_t i = 0; i < n; i++) check_shape(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]);
+    for (size_t i = 0; i < n; i++) check_shape(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], 1);
+    /* the non-deterministic backward (the frontend's fp32 dQ accumulator in the workspace): its
+     * own graphs, the cache keyed by the mode (D7) */
+    check_shape(2, 17, 2, 16, 0);
+    check_shape(3, 197, 3, 64, 0);
     standin_counts(&c1);
-    /* two graphs (forward, backward) per distinct shape: built once, then reused */
-    if (c1.graphs - c0.graphs != 2 * (long)(n - 1))
-        FAIL("%ld operation graphs built for %zu distinct shapes (2 each expected)\n", c1.graphs - c0.graphs, n - 1);
+    /* two graphs (forward, backward) per distinct shape and mode: built once, then reused */
+    if (c1.graphs - c0.graphs != 2 * (long)(n - 1 + 2))
+        FAIL("%ld operation graphs built for %zu distinct shapes and modes (2 each expected)\n", c1.graphs - c0.graphs,
+             n - 1 + 2);
     char why2[256];
-    if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, why2, sizeof why2) != cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, why2, sizeof why2))
+    if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2) != cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2))
         FAIL("the same shape asked twice gave two graphs\n");
+    if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2) == cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 0, why2, sizeof why2))
+        FAIL("the deterministic and the non-deterministic backward share one cached graph\n");
+    workspace_check();
     too_small_output_check();
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);

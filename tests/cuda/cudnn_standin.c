@@ -20,6 +20,13 @@
  *   whole extent its dims and strides imply, inside one device allocation (or the workspace), and
  *   every element access is checked against that extent: anything outside stops the program with
  *   the tensor, the offset and the allocation named.
+ * - the plans' workspace as cuDNN's engines size it: the SDPA backward in the frontend's
+ *   dP-workspace form (its deterministic one: dQ written by the dS K matmul itself, no fp32
+ *   accumulator) B*H*pad64(Tq)*pad128(Tkv) bf16 for dP, every other graph PLAN_WORKSPACE bytes
+ *   (the frontend adds its own fp32 dQ accumulator to the non-deterministic form);
+ * - refusals on demand, for the tests of what the glue does when cuDNN says no:
+ *   CUDNN_STANDIN_REFUSE=sdpa refuses every attention graph, =deterministic the SDPA backward in
+ *   its deterministic form (as releases whose engines for it are Hopper-only do elsewhere).
  * It is not cuDNN: no engine knobs, no fp8, no dropout, masks or ragged tensors; anything it does
  * not model it refuses or stops on, loudly, never silently. */
 #define _GNU_SOURCE
@@ -37,7 +44,9 @@
 #include "cuda_host_runtime.h"
 #include "cudnn_standin.h"
 
+#ifndef STANDIN_VERSION   /* a second build of this file (libcudnn-standin-old) says an older release */
 #define STANDIN_VERSION 91900
+#endif
 #define PLAN_WORKSPACE 4096   /* bytes the "engine" uses of the workspace (written and read back) */
 #define MAXD 8
 
@@ -352,6 +361,7 @@ typedef struct op {
 
 typedef struct graph {
     int refs;
+    int64_t workspace;   /* bytes its plans ask for (see the top of the file) */
     tensor *t;
     int nt;
     op *ops;
@@ -724,6 +734,38 @@ static int check_op(graph *g, op *o)
 }
 
 /* Reads the operation graph of descriptor D (CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR). */
+/* The workspace G's plans need, and the refusals asked for (see the top of the file).  The SDPA
+ * backward is the graph with a reduction (rowsum dO * O) whose matmuls write non-virtual tensors
+ * (dQ, dK, dV); it is in the non-deterministic form when one of those is fp32 (the frontend's dQ
+ * accumulator), else in the dP-workspace form, whose dP scratch is sized from the dS K matmul's
+ * A operand [B,H,Tq,Tkv]. */
+static cudnnStatus_t size_workspace(graph *g)
+{
+    int sdpa = 0, reduction = 0, fp32_accumulator = 0;
+    const tensor *ds = NULL;
+    for (int i = 0; i < g->nops; i++) {
+        const op *o = &g->ops[i];
+        sdpa |= o->kind == OP_SDPA_FWD, reduction |= o->kind == OP_REDUCTION;
+        if (o->kind != OP_MATMUL || o->out[0] < 0 || g->t[o->out[0]].is_virtual) continue;
+        if (g->t[o->out[0]].dtype == CUDNN_DATA_FLOAT) fp32_accumulator = 1;
+        if (!ds && g->t[o->in[0]].nd == 4) ds = &g->t[o->in[0]];
+    }
+    const int backward = reduction && ds;
+    const char *refusal = getenv("CUDNN_STANDIN_REFUSE");
+    if (refusal && !strcmp(refusal, "sdpa") && (sdpa || backward))
+        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STANDIN_REFUSE=sdpa: no engine for this attention graph");
+    if (refusal && !strcmp(refusal, "deterministic") && backward && !fp32_accumulator)
+        return refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                      "CUDNN_STANDIN_REFUSE=deterministic: no engine for the SDPA backward's dP-workspace form");
+    g->workspace = PLAN_WORKSPACE;
+    if (backward && !fp32_accumulator) {
+        const int64_t b = ds->dims[0], h = ds->dims[1], tq = (ds->dims[2] + 63) / 64 * 64,
+                      tkv = (ds->dims[3] + 127) / 128 * 128;
+        g->workspace = b * h * tq * tkv * 2;
+    }
+    return CUDNN_STATUS_SUCCESS;
+}
+
 static cudnnStatus_t build_graph(desc *d)
 {
     const attr *ops = get(d, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR);
@@ -796,6 +838,7 @@ static cudnnStatus_t build_graph(desc *d)
         }
     }
     free(done);
+    if ((st = size_workspace(g)) != CUDNN_STATUS_SUCCESS) goto fail;
     d->graph = g;
     if (getenv("CUDNN_STANDIN_DUMP")) {   /* the graph as read, for a person debugging a frontend change */
         static const char *kinds[] = {"pointwise", "matmul", "reduction", "sdpa_fwd", "reshape"};
@@ -961,7 +1004,10 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
         memcpy(out, a->data, (size_t)n * a->esize);
         return CUDNN_STATUS_SUCCESS;
     }
-    const int64_t zero = 0, one = 1, ws = PLAN_WORKSPACE;
+    const graph *wg = d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ? d->graph
+                      : d->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR   ? graph_of_cfg(d)
+                                                                        : NULL;
+    const int64_t zero = 0, one = 1, ws = wg ? wg->workspace : PLAN_WORKSPACE;
     switch ((int)name) {
     case CUDNN_ATTR_ENGINE_GLOBAL_INDEX: return answer(type, CUDNN_TYPE_INT64, requested, count, out, &zero, 1);
     case CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT: return answer(type, CUDNN_TYPE_INT64, requested, count, out, &one, 1);
@@ -1293,8 +1339,8 @@ static void job_run(void *p)
     const graph *g = j->g;
     /* the engine's own scratch: written and read back over the whole size it asked for */
     if (j->workspace) {
-        memset(j->workspace, 0x5a, PLAN_WORKSPACE);
-        if (((unsigned char *)j->workspace)[PLAN_WORKSPACE - 1] != 0x5a) die("workspace not kept");
+        memset(j->workspace, 0x5a, (size_t)g->workspace);
+        if (((unsigned char *)j->workspace)[g->workspace - 1] != 0x5a) die("workspace not kept");
     }
     view *v = calloc((size_t)g->nt, sizeof *v);
     for (int i = 0; i < g->nt; i++) {
@@ -1350,9 +1396,9 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     const char *base;
     size_t size;
     if (!j->workspace || !shim_device_allocation(j->workspace, &base, &size) ||
-        (size_t)((const char *)j->workspace - base) + PLAN_WORKSPACE > size)
-        die("Execute: the workspace %p is not %d bytes of device memory (the plan's workspace size)", j->workspace,
-            PLAN_WORKSPACE);
+        (size_t)((const char *)j->workspace - base) + (size_t)g->workspace > size)
+        die("Execute: the workspace %p is not %lld bytes of device memory (the plan's workspace size)", j->workspace,
+            (long long)g->workspace);
     for (int i = 0; i < g->nt; i++) {
         const tensor *t = &g->t[i];
         if (t->is_virtual) continue;
