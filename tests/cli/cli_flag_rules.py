@@ -41,9 +41,9 @@ try:
     # may still refuse the command; the word checked is the whitespace message's, absent then).
     CB = ["prices", "--market", "capacity-block", "--instance-types", "p5.48xlarge"]
     for args, bad_values, good in (
-            (CB + ["--duration"], [" 3d", "3d ", "+3d", "\t3d"], "3d"),
+            (CB + ["--block-duration"], [" 3d", "3d ", "+3d", "\t3d"], "3d"),
             (["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--nodes"], [" 2", "2 ", "+2"], "2"),
-            (["prices", "--source", "snapshot", "--regions"], [" us-east-1", "us-east-1 ", "us-east-1, us-west-2"],
+            (["prices", "--source", "snapshot", "--region"], [" us-east-1", "us-east-1 ", "us-east-1, us-west-2"],
              "us-east-1,us-west-2"),
             (["prices", "--source", "snapshot", "--format"], [" json", "json "], "json"),
             (["rank", "--top"], [" 3", "+3"], "3"),
@@ -59,7 +59,7 @@ try:
     # Values from argv are escaped in every message.
     for args in (["prices", "--source", "snapshot", "--instance-types", "g5.xl\x1b[2J"],
                  ["prices", "--source", "snapshot", "--market", "savings-plan", "--term", "\x1b[2J1y"],
-                 ["prices", "--source", "snapshot", "--regions", "us-east-1\x1b]52;c;aGk=\x07"],
+                 ["prices", "--source", "snapshot", "--region", "us-east-1\x1b]52;c;aGk=\x07"],
                  ["rank", "--sort", "x\u009b2J"]):
         rc, out, err, raw = run(*args)
         check(rc == 2 and b"\x1b" not in raw and b"\x07" not in raw and b"\xc2\x9b" not in raw and
@@ -73,8 +73,8 @@ try:
         except ValueError:
             pass
         for flag in ("--start-after", "--end-before"):
-            refused(CB + ["--duration", "3d", flag, d], "is not a date", "%s %s" % (flag, d))
-    rc, out, err, raw = run(*(CB + ["--duration", "3d", "--start-after", "2099-12-31"]))
+            refused(CB + ["--block-duration", "3d", flag, d], "is not a date", "%s %s" % (flag, d))
+    rc, out, err, raw = run(*(CB + ["--block-duration", "3d", "--start-after", "2099-12-31"]))
     check("is not a date" not in err, "--start-after 2099-12-31 is a date: %r" % err[-300:])
 
     # Flags of a market not chosen: refused with the reason, the default's own value too.
@@ -90,12 +90,12 @@ try:
         f.write("{\"a\":" * 10000 + "1" + "}" * 10000)
     sys.setrecursionlimit(100000)
     json.load(open(deep))
-    rc, out, err, raw = run("rank", "--prices", "snapshot", deep)
+    rc, out, err, raw = run("rank", "--source", "snapshot", deep)
     check("nested deeper than 1000 levels" in err and "invalid JSON" not in err and "not a JSON object" not in err,
           "rank on 10,000 levels: its own message: %d %r" % (rc, err[-400:]))
-    rc, out, err, raw = run("rank", "--prices", deep, deep)   # a prices file that deep: named so too
+    rc, out, err, raw = run("rank", "--source", deep, deep)   # a prices file that deep: named so too
     check(rc != 0 and "nested deeper than 1000 levels" in err and "not valid JSON" not in err,
-          "rank --prices on 10,000 levels: its own message: %d %r" % (rc, err[-400:]))
+          "rank --source on 10,000 levels: its own message: %d %r" % (rc, err[-400:]))
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
 sys.exit(1 if failures else 0)
