@@ -245,7 +245,6 @@ static int device_cc(int device)
     }
     return major * 10 + minor;
 }
-}
 
 /* Self-check verdicts per (device, T, H, hd, mode): 1 passed, -1 failed (why kept). */
 enum { CHECKS = 16 };
