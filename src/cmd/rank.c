@@ -477,7 +477,7 @@ static void placement_scores(const rank_args *a, const rank_config *configs, ran
     char note[320] = "";
     if (strcmp(src, "auto") != 0 && strcmp(src, "live") != 0) {
         for (size_t i = 0; i < n; i++) asks[i].failed = 1;
-        snprintf(note, sizeof note, "asked of live AWS only, not with --source %s", src);
+        snprintf(note, sizeof note, "asked live only (not with --source %s)", src);
     } else {
         prices_placement_live(asks, n, a->placement_pool.v, a->placement_pool.n, 0, note, sizeof note);
     }

@@ -220,9 +220,10 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     /* the markets' and placement's explanations: with --explain (or -v); a few lines by default */
     const int cb = any_market(r, RANK_CAPACITY_BLOCK), sp = any_market(r, RANK_SAVINGS_PLAN);
     if (!r->explain && (cb || sp || spot))
-        output_note(out, "--explain (or -v): how the %s%s%s figures are made.", spot ? "spot" : "",
+        output_note(out, "--explain (or -v): how the %s%s%s figures are made%s.", spot ? "spot" : "",
                     cb ? (spot ? (sp ? ", capacity-block" : " and capacity-block") : "capacity-block") : "",
-                    sp ? (spot || cb ? " and savings-plan" : "savings-plan") : "");
+                    sp ? (spot || cb ? " and savings-plan" : "savings-plan") : "",
+                    spot ? ", and every spot row's break-even" : "");
     if (r->explain && any_market(r, RANK_CAPACITY_BLOCK))
         output_note(out, "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live), paid "
                     "whole up front and never interrupted; $/h is its fee / its hours, %s; WAIT: until it starts (not "
@@ -368,6 +369,9 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
                         "judge spot rows by the expected figures, interruptions included (JSON/CSV: "
                         "expected_hours_to_target, expected_cost_to_target_usd, p90_hours_to_target; --wide: P90 TIME)"
                       : "");
+    /* what BREAK-EVEN is against, the one thing a reader needs to read that column */
+    if (!r->explain && vs[0] && output_table_showed(t, "breakeven_rate_per_node_hour"))
+        output_note(out, "%s.", against + 2);
     size_t shown = 0, risky = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         if (!r->rows[i].risk.valid) continue;
@@ -380,8 +384,7 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
     if (risky > shown && r->explain && shown == BREAKEVEN_LINES)
         output_note(out, "(the first %d spot rows; JSON and CSV: breakeven_rate_per_node_hour for every row)",
                     BREAKEVEN_LINES);
-    else if (risky > shown && !r->explain)
-        output_note(out, "(the best spot row; --explain: the next ones, JSON and CSV: every row's)");
+
 }
 
 static void write_unranked(const rank_report *r, FILE *out)

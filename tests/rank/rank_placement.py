@@ -110,7 +110,8 @@ try:
         check_row(rows[4], [TYPE], 4, "4 nodes")
         check(rows[1].get("placement_target_capacity") in (1, None) and rows[1].get("placement_instance_types") in (1, None),
               "1 node: %s" % rows[1])
-    rc, table, err = fx.run(BIN, [res, "--market", "spot", "--source", "live", "--format", "table", "--wide"], env=env)
+    rc, table, err = fx.run(BIN, [res, "--market", "spot", "--source", "live", "--format", "table", "--wide", "--explain"],
+                            env=env)
     check(rc == 0 and "always low" in table and "--placement-pool" in table and "one zone" in table,
           "table: the placement caveats missing: %s" % table[-1200:])
 
