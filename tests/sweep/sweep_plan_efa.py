@@ -63,7 +63,7 @@ with MotoServer() as m, tempfile.TemporaryDirectory() as tmp:
         env.update({"AWS_ENDPOINT_URL_SSM": fake.url, "XDG_CACHE_HOME": os.path.join(tmp, "cache"), "HOME": tmp})
         known, missing = [], []
         for t in TYPES:
-            r = subprocess.run([BIN, "prices", "--source", "snapshot", "--instance-types", t, "--region", "us-east-1",
+            r = subprocess.run([BIN, "prices", "--source", "snapshot", "--instance-types", t, "--region", "all",
                                 "--format", "json"], env=env, capture_output=True, text=True, timeout=60)
             (known if r.returncode == 0 else missing).append(t)
         if missing:
