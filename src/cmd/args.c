@@ -100,11 +100,17 @@ static void note_old_name(const arg_spec *s)
             "instbench " ARGS_OLD_UNTIL, s->old_name, s->name);
 }
 
+/* Whether FLAG (may be NULL) is NAME's first LEN characters: "--regions" of "--regions=x". */
+static int flag_is(const char *flag, const char *name, size_t len)
+{
+    return flag && strlen(flag) == len && !strncmp(flag, name, len);
+}
+
 static const arg_spec *find_in(const arg_spec *t, const char *name, size_t len, char short_name)
 {
     for (; t->name; t++) {
-        if (short_name ? t->short_name == short_name : strlen(t->name) == len && !strncmp(t->name, name, len)) return t;
-        if (!short_name && t->old_name && strlen(t->old_name) == len && !strncmp(t->old_name, name, len)) {
+        if (short_name ? t->short_name == short_name : flag_is(t->name, name, len)) return t;
+        if (!short_name && flag_is(t->old_name, name, len)) {
             note_old_name(t);
             return t;
         }
@@ -135,9 +141,7 @@ static const char *nearest_flag(const arg_command *c, const char *name, size_t l
 static int has_flag(const arg_command *c, const char *name, size_t len)
 {
     for (const arg_spec *t = c->specs; t->name; t++)
-        if ((strlen(t->name) == len && !strncmp(t->name, name, len)) ||
-            (t->old_name && strlen(t->old_name) == len && !strncmp(t->old_name, name, len)))
-            return 1;
+        if (flag_is(t->name, name, len) || flag_is(t->old_name, name, len)) return 1;
     return 0;
 }
 
@@ -378,9 +382,6 @@ static size_t help_width(FILE *f)
     return w < 40 ? 40 : w;
 }
 
-/* Writes the words of TEXT[0..LEN) from column COL, breaking before a word that would pass
- * WIDTH and going on at column HANG; returns the column reached.  A word longer than a line stays
- * whole. */
 /* The end of the word at W: the next space, or just after a '|' (a long list of choices,
  * on-demand|spot|..., may break after any of its bars). */
 static const char *word_end(const char *w, const char *end)
@@ -390,6 +391,9 @@ static const char *word_end(const char *w, const char *end)
     return w;
 }
 
+/* Writes the words of TEXT[0..LEN) from column COL, breaking before a word that would pass
+ * WIDTH and going on at column HANG; returns the column reached.  A word longer than a line stays
+ * whole. */
 static size_t wrap_words(FILE *f, const char *text, size_t len, size_t col, size_t hang, size_t width)
 {
     size_t start_col = col;
@@ -419,7 +423,8 @@ static size_t wrap_words(FILE *f, const char *text, size_t len, size_t col, size
 
 /* Writes help TEXT from column COL, its continuation lines at column INDENT, wrapped to WIDTH.
  * The texts are written hand-broken near 100 columns, so a '\n' is read as a space unless it
- * ends a paragraph: before an empty line, after a line ending in ':' (a list follows), or before
+ * ends a paragraph: before an empty line, after a short first line ending in ':' (a list
+ * follows: "commands:"), or before
  * an indented line that is not deeper than the paragraph's first (an item of a list, which
  * keeps its own indentation); a deeper indented line continues its paragraph as a hanging
  * indent.  ALL_SOFT: every '\n' is a space (a flag's help, as docs/cli.md's cells read it). */
@@ -431,13 +436,10 @@ static void wrap_text(FILE *f, const char *text, size_t col, size_t indent, size
         return;
     }
     const char *p = text;
-    size_t first_lead = strspn(p, " "), hang = indent + first_lead + 2;
     int first = 1;
     while (*p) {
         /* one paragraph: lines joined into BUF */
-        size_t n = 0, lead = strspn(p, " ");
-        size_t para_lead = lead;
-        hang = indent + lead;
+        size_t n = 0, para_lead = strspn(p, " "), hang = indent + para_lead;
         for (;;) {
             const char *e = strchr(p, '\n');
             size_t l = e ? (size_t)(e - p) : strlen(p);
@@ -474,7 +476,6 @@ static void wrap_text(FILE *f, const char *text, size_t col, size_t indent, size
     }
     if (text[0] && text[strlen(text) - 1] == '\n') fputc('\n', f);
     free(buf);
-    (void)first_lead;
 }
 
 static void print_table(const arg_spec *t, FILE *f)
