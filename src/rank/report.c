@@ -224,7 +224,7 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     cb ? (spot ? (sp ? ", capacity-block" : " and capacity-block") : "capacity-block") : "",
                     sp ? (spot || cb ? " and savings-plan" : "savings-plan") : "",
                     spot ? ", and every spot row's break-even" : "");
-    if (r->explain && any_market(r, RANK_CAPACITY_BLOCK))
+    if (r->explain && cb)
         output_note(out, "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live), paid "
                     "whole up front and never interrupted; $/h is its fee / its hours, %s; WAIT: until it starts (not "
                     "in TIME).  instbench never purchases a block.",
@@ -248,9 +248,9 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
         snprintf(plan_cost, sizeof plan_cost, "; COST: the target's hours plus %.4g%% of the commitment for the "
                  "term's other hours (--plan-utilisation %.4g: the rest of your fleet uses the rest)", 100 * (1 - u), u);
     /* by default the view of COST alone (what --budget judges); the whole story with --explain */
-    if (!r->explain && any_market(r, RANK_SAVINGS_PLAN) && plan_cost[0])
+    if (!r->explain && sp && plan_cost[0])
         output_note(out, "savings-plan rows%s.", plan_cost);
-    if (r->explain && any_market(r, RANK_SAVINGS_PLAN))
+    if (r->explain && sp)
         output_note(out, "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
                     "term's %s hours whether the nodes train or not%s; PLAN PAYS vs OD: rate / on-demand, the share of "
                     "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
