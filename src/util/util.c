@@ -160,11 +160,19 @@ double util_now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The year is written with four digits by hand: strftime's %Y gives "565" for the year 565, which
+ * util_parse_iso8601 (four digits) would refuse, so a value read from a file would not survive
+ * being written back.  The reader keeps years to 1970-9999, the range this writes exactly. */
 void util_utc_iso8601(time_t t, char out[32])
 {
     struct tm tm;
     gmtime_r(&t, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char buf[96]; /* room for any int fields, so the compiler sees no truncation; 20 chars in practice */
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec);
+    size_t n = strnlen(buf, 31);
+    memcpy(out, buf, n);
+    out[n] = '\0';
 }
 
 void util_utc_spreadsheet(time_t t, char out[32])
@@ -208,13 +216,15 @@ int util_days_in_month(int year, int month)
 /* The one reader of dates and times (flags, state files, AWS answers): YYYY-MM-DD, optionally
  * THH:MM:SS with a fraction, then Z, +HH:MM, -HH:MM or nothing (UTC).  Every field must be a
  * date the calendar has: timegm would quietly make 2026-02-30 the 2nd of March and 2026-11-31
- * the 1st of December, so a typo would become another real day. */
+ * the 1st of December, so a typo would become another real day.  Years before 1970 are refused:
+ * no AWS answer, price or state file dates from then, and a time_t before the epoch is how a
+ * hostile file's "0565-11-21" would otherwise pass as a date. */
 int util_parse_iso8601(const char *s, time_t *out)
 {
     int y, mo, d, h = 0, mi = 0, sec = 0;
     if (!s || !digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' || !digits(&s, 2, &d))
         return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > util_days_in_month(y, mo)) return -1;
+    if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > util_days_in_month(y, mo)) return -1;
     if (*s == 'T') {
         s++;
         if (!digits(&s, 2, &h) || *s++ != ':' || !digits(&s, 2, &mi) || *s++ != ':' || !digits(&s, 2, &sec))
@@ -237,7 +247,9 @@ int util_parse_iso8601(const char *s, time_t *out)
     }
     if (*s != '\0') return -1;
     struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec};
-    *out = timegm(&tm) - off;
+    time_t t = timegm(&tm) - off;
+    if (t < 0) return -1; /* 1970-01-01T00:30:00+01:00 */
+    *out = t;
     return 0;
 }
 

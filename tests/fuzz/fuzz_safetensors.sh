@@ -20,4 +20,6 @@ w("seed_two", {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                "b": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]}}, bytes(16))
 w("seed_bf16", {"x": {"dtype": "BF16", "shape": [1, 3], "data_offsets": [0, 6]}}, bytes(6))
 PY
-"$fuzzer" "$corpus" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 2>&1 | tail -n 20
+# FUZZ_GATE: run_fuzzers.sh's fixed seed and run count when gating (empty when exploring)
+# shellcheck disable=SC2086
+"$fuzzer" "$corpus" ${FUZZ_GATE:-} -max_total_time="$secs" -max_len=65536 -print_final_stats=1 2>&1 | tail -n 20

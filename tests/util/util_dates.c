@@ -27,11 +27,21 @@ int main(void)
         "2026-12-01T24:00:00Z", "2026-12-01T23:60:00Z", "2026-12-01T23:59:60Z", "2026-1-01", "2026-01-1",
         " 2026-12-01", "2026-12-01 ", "+2026-12-01", "2026-12-01T", "2026-12-01T00:00", "2026-12-01T00:00:00.Z",
         "2026-12-01T00:00:00+25:00", "2026-12-01T00:00:00+01:60", "2026-12-01T00:00:00Zjunk", "2026-12-01x", "",
-        "2026-11-30T23:00:00-0100",
+        "2026-11-30T23:00:00-0100", "0565-11-21T23:00:00.000Z" /* a fuzzer's find: before the epoch */,
+        "1969-12-31T23:59:59Z", "1970-01-01T00:30:00+01:00", "0000-01-01",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         time_t t = 0;
         CHECK(util_parse_iso8601(bad[i], &t) != 0, "'%s' must be refused (read as %lld)", bad[i], (long long)t);
+    }
+    /* the writer's four-digit year is what the reader takes back (strftime's %Y is not) */
+    static const char *const round[] = {"1970-01-01T00:00:00Z", "2026-11-22T00:10:45Z", "9999-12-31T23:59:59Z"};
+    for (size_t i = 0; i < sizeof round / sizeof *round; i++) {
+        time_t t = 0;
+        char back[32];
+        CHECK(util_parse_iso8601(round[i], &t) == 0, "%s must parse", round[i]);
+        util_utc_iso8601(t, back);
+        CHECK(strcmp(back, round[i]) == 0, "%s came back as %s", round[i], back);
     }
     CHECK(util_days_in_month(2024, 2) == 29 && util_days_in_month(2100, 2) == 28 && util_days_in_month(2000, 2) == 29 &&
           util_days_in_month(2026, 4) == 30 && util_days_in_month(2026, 13) == 0, "days in month");
