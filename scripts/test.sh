@@ -3,35 +3,66 @@
 # then the bounded fuzz runs.  This is what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh --no-build --test-deps   # the build's packages and the tests' (LibreOffice, Slurm, torch, ...)
 jobs=$(nproc)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+times=$(mktemp)
+suite_start=$(date +%s)
+# Where the time goes: each phase's wall time, printed at the end (on failure too) so a slow
+# suite says which phase grew.
+phase_name="" phase_start=0
+phase() {
+  local now
+  now=$(date +%s)
+  if [ -n "$phase_name" ]; then printf '%s\t%d\n' "$phase_name" $((now - phase_start)) >>"$times"; fi
+  phase_name=$1 phase_start=$now
+  [ -z "$1" ] || echo "== test.sh: $1 ($(date -u +%H:%M:%S))"
+}
+summary() {
+  local rc=$?
+  phase ""
+  echo "== test.sh: time per phase (wall clock, $(nproc) cores)"
+  awk -F'\t' '{printf "  %-34s %4d:%02d\n", $1, $2 / 60, $2 % 60}' "$times"
+  local total=$(( $(date +%s) - suite_start ))
+  printf '  %-34s %4d:%02d%s\n' "total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] || echo "  (failed, exit $rc)")"
+  rm -f "$log" "$times"
+}
+trap summary EXIT
 
+phase "packages (bootstrap --test-deps)"
+scripts/bootstrap.sh --no-build --test-deps   # the build's packages and the tests' (LibreOffice, Slurm, torch, ...)
+
+phase "release build (CUDA on)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
+phase "release ctest"
 (cd build && ctest --output-on-failure -j"$jobs") | tee -a "$log"
 
 # CUDA 12.x compatibility: the CUDA module's host code against the CUDA 12.9 headers and libraries
 # of PyPI's nvidia-*-cu12 wheels (cached under build/cuda12-wheels; SKIP without network unless CI).
+phase "CUDA 12.9 host check"
 scripts/check_cuda12.sh build
 
 # arm64 (Graviton, Grace): a cross build with Debian's aarch64 compiler and arm64 libraries, its
 # test programs run under qemu-user (SKIP where the packages cannot be had, unless CI).
+phase "aarch64 cross build + qemu"
 scripts/check_aarch64.sh build-aarch64
 
 # Sanitizers: the same suite with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the
 # sanitizers do not apply to device code and nvcc is not needed for them).
+phase "ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
+phase "ASan+UBSan ctest"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE slow) | tee -a "$log"
 
 # Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error parsers,
 # safetensors reader, result parser) built with clang's libFuzzer.  Here they gate: a fixed seed and
 # a fixed number of inputs each (the seed corpus holds every input a crash was once found with), so
 # the same tree passes or fails the same way every time; scripts/run_fuzzers.sh SECONDS explores.
+phase "fuzz (build + gate)"
 FUZZ_RUNS=${INSTBENCH_FUZZ_RUNS:-60000} FUZZ_SEED=${INSTBENCH_FUZZ_SEED:-1} \
   scripts/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-60}"
 
+phase ""
 # One closing line over both ctest runs (set -e has stopped us before here on any failure).
 awk '/tests passed, [0-9]+ tests failed out of/ {t += $NF; f += $(NF-4)} END {printf "tests: %d passed, %d failed\n", t - f, f}' "$log"
