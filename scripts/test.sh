@@ -9,19 +9,29 @@ times=$(mktemp)
 suite_start=$(date +%s)
 # Where the time goes: each phase's wall time, printed at the end (on failure too) so a slow
 # suite says which phase grew.
-phase_name="" phase_start=0
+phase_name="" phase_start=0 phase_cpu=""
+cpu_ticks() {   # "busy total" jiffies of all CPUs from /proc/stat (empty where there is none)
+  awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat 2>/dev/null || true
+}
 phase() {
-  local now
-  now=$(date +%s)
-  if [ -n "$phase_name" ]; then printf '%s\t%d\n' "$phase_name" $((now - phase_start)) >>"$times"; fi
-  phase_name=$1 phase_start=$now
+  local now cpu busy=-1
+  now=$(date +%s) cpu=$(cpu_ticks)
+  if [ -n "$phase_name" ]; then
+    if [ -n "$cpu" ] && [ -n "$phase_cpu" ]; then
+      busy=$(echo "$phase_cpu $cpu" | awk '{d = $4 - $2; if (d > 0) printf "%d", 100 * ($3 - $1) / d; else print -1}')
+    fi
+    printf '%s\t%d\t%s\n' "$phase_name" $((now - phase_start)) "$busy" >>"$times"
+  fi
+  phase_name=$1 phase_start=$now phase_cpu=$cpu
   [ -z "$1" ] || echo "== test.sh: $1 ($(date -u +%H:%M:%S))"
 }
+# CPU busy: the share of all cores' time not idle during the phase (the whole machine's, so
+# anything else running counts too); far under 100% means the phase waits more than it computes.
 summary() {
   local rc=$?
   phase ""
-  echo "== test.sh: time per phase (wall clock, $(nproc) cores)"
-  awk -F'\t' '{printf "  %-34s %4d:%02d\n", $1, $2 / 60, $2 % 60}' "$times"
+  echo "== test.sh: time per phase (wall clock; CPU busy of $(nproc) cores)"
+  awk -F'\t' '{printf "  %-34s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, ($3 >= 0 ? $3 "%" : "-")}' "$times"
   local total=$(( $(date +%s) - suite_start ))
   printf '  %-34s %4d:%02d%s\n' "total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] || echo "  (failed, exit $rc)")"
   rm -f "$log" "$times"
