@@ -10,11 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Building (compiler, CMake, the libraries instbench links) and running (CA certificates for
-# HTTPS to AWS; python3: CMake's test tree and scripts/quickstart_rank.py).
+# HTTPS to AWS; python3: CMake's test tree and scripts/quickstart_rank.py; pip: where nvcc is
+# found, the configure step fetches cudnn-frontend's headers with it, cmake/cudnn_frontend.cmake).
 APT_PACKAGES=(
   build-essential cmake pkg-config git ca-certificates
   libcurl4-openssl-dev libcjson-dev libssl-dev libexpat1-dev libdnnl-dev zlib1g-dev
-  python3
+  python3 python3-pip
 )
 # The tests' independent references, installed only with --test-deps:
 # - torch/torchvision (+ timm from PyPI, without its dependencies) make the reference files;
@@ -25,7 +26,7 @@ APT_PACKAGES=(
 # - Slurm (slurmctld, slurmd, srun) and munge: tests/measure/measure_slurm.py starts a real
 #   one-node cluster on loopback; no service is left enabled or running (apt_install below).
 TEST_APT_PACKAGES=(
-  python3-pip python3-venv python3-torch python3-torchvision python3-botocore python3-jsonschema
+  python3-venv python3-torch python3-torchvision python3-botocore python3-jsonschema
   awscli librsvg2-bin clang libclang-rt-14-dev
   jq python3-pandas python3-openpyxl libreoffice-calc-nogui
   slurmctld slurmd slurm-client munge

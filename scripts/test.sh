@@ -38,12 +38,23 @@ summary() {
 }
 trap summary EXIT
 
-phase "packages (bootstrap --test-deps)"
-scripts/bootstrap.sh --no-build --test-deps   # the build's packages and the tests' (LibreOffice, Slurm, torch, ...)
+phase "packages to build"
+scripts/bootstrap.sh --no-build   # the build's packages: what compiling needs, before it starts
 
-phase "release build (CUDA on)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$jobs"
+# The tests' packages (LibreOffice, Slurm, torch, moto's venv, ...) download and unpack while the
+# release build compiles: one waits on the network and dpkg, the other on the CPU.
+phase "release build (CUDA on) + test packages"
+deps_log=$(mktemp)
+scripts/bootstrap.sh --no-build --test-deps >"$deps_log" 2>&1 &
+deps_pid=$!
+build_rc=0
+{ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$jobs"; } || build_rc=$?
+deps_rc=0
+wait "$deps_pid" || deps_rc=$?
+cat "$deps_log" >&2
+rm -f "$deps_log"
+if [ "$deps_rc" != 0 ]; then echo "test.sh: installing the tests' packages failed (exit $deps_rc)" >&2; exit "$deps_rc"; fi
+if [ "$build_rc" != 0 ]; then echo "test.sh: the release build failed (exit $build_rc)" >&2; exit "$build_rc"; fi
 phase "release ctest"
 (cd build && ctest --output-on-failure -j"$jobs") | tee -a "$log"
 
