@@ -8,11 +8,10 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
-#include "cmd/prices_market.h"
 #include "instbench/aws.h"
 #include "instbench/instance_type.h"
-#include "instbench/prices.h"
 #include "instbench/output.h"
+#include "instbench/prices.h"
 
 static struct {
     args_list types, regions, columns;
@@ -188,8 +187,9 @@ static const arg_spec prices_specs[] = {
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
      "snapshot: the shipped snapshot only (its date is printed)", .choices = prices_source_names},
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal or with --columns), json (default\n"
-     "otherwise; schema instbench.prices/v1, readable by `instbench rank --prices`),\n"
-     "csv; json and csv carry every field, so --columns is refused with them", .choices = formats},
+     "otherwise; schema instbench.prices/v1, readable by `instbench rank --source`;\n"
+     "with --columns flat rows, instbench.price-rows/v1, which rank does not read),\n"
+     "csv (every column, or those --columns names)", .choices = formats},
     {"--cache-ttl", 0, ARG_DOUBLE, &O.ttl_hours, "HOURS", "how long cached live prices stay valid (default 24)", 0.001, 24.0 * 366},
     {"--page-size", 0, ARG_INT, &O.page_size, "N", "results per AWS page (MaxResults; default the service maximum)", 1, 1000},
     {"--no-placement-scores", 0, ARG_FLAG, &O.no_scores, NULL, "do not ask EC2 for spot placement scores"},
@@ -230,7 +230,13 @@ static const arg_spec prices_specs[] = {
     {"--term", 0, ARG_CHOICE, &O.term, NULL, "savings-plan: 1y (default) or 3y", .choices = terms},
     {"--payment", 0, ARG_CHOICE, &O.payment, NULL, "savings-plan: none (default), partial or all upfront; the upfront\n"
      "part is shown amortised over the term", .choices = payments},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source, on_demand_per_accelerator, spot_per_accelerator, nodes,\ntotal_accelerators, on_demand_total, spot_total (the last four: --nodes)"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "the CSV header names, the same in\n"
+     "the table, CSV and JSON (`--format csv` lists them; docs/usage.md), e.g.\n"
+     "instance_type, region, accelerator, vcpus, memory_gib,\n"
+     "on_demand_usd_per_hour, spot_min_usd_per_hour, spot_min_savings_pct,\n"
+     "interruption_label, placement_score, nodes, on_demand_total_usd_per_hour;\n"
+     "capacity-block and savings-plan have theirs.  The table's old keys (type,\n"
+     "on_demand, spot, ...) are accepted until " ARGS_OLD_UNTIL " with a note"),
     {0},
 };
 
@@ -632,10 +638,40 @@ static void node_scores(const prices_query *q, price_set *set)
     free(asks);
 }
 
+/* --columns: the market's column keys (the CSV's header names, prices_view.c); an old key (the
+ * table's before) becomes its column's, with one note naming it.  0 or exit 2. */
+static int check_columns(void)
+{
+    const prices_column *cols = O.market == PRICES_MARKET_BLOCK  ? prices_block_columns
+                                : O.market == PRICES_MARKET_PLAN ? prices_plan_columns
+                                                                 : prices_columns;
+    const char *keys[PRICES_MAX_COLUMNS + 1];
+    size_t n = 0;
+    while (cols[n].key && n < PRICES_MAX_COLUMNS) keys[n] = cols[n].key, n++;
+    keys[n] = NULL;
+    for (size_t i = 0; i < O.columns.n; i++) {
+        int old;
+        const char *key = prices_column_key(cols, O.columns.v[i], &old);
+        if (!key || !old) continue;   /* unknown: args_table_fit names the keys */
+        ib_warn("--columns: '%s' is now spelled %s (the name the CSV and JSON carry); the old key is accepted "
+                "until instbench " ARGS_OLD_UNTIL, O.columns.v[i], key);
+        char *k = util_strdup(key);
+        if (!k) return IB_EXIT_RUNTIME;
+        free(O.columns.v[i]);
+        O.columns.v[i] = k;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(O.columns.v[j], k))
+                return args_usage_error(&cmd_prices_args, "--columns: '%s' is listed twice (once by its old key)", k);
+    }
+    return args_table_fit(&cmd_prices_args, O.wide, &O.columns, keys);
+}
+
 /* Whether --columns names a column of the N-instance view (then it shows, N = 1 without --nodes). */
 static int columns_ask_nodes(void)
 {
-    static const char *const keys[] = {"nodes", "total_accelerators", "on_demand_total", "spot_total"};
+    static const char *const keys[] = {"nodes", "total_accelerators", "on_demand_total_usd_per_hour",
+                                       "spot_min_total_usd_per_hour", "interruption_job_rate_per_hour",
+                                       "interruption_p_no_interruption_24h"};
     for (size_t i = 0; i < O.columns.n; i++)
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
             if (!strcmp(O.columns.v[i], keys[k])) return 1;
@@ -712,7 +748,8 @@ static int run_market_types(char **types, size_t n_types, char **regions, size_t
                             .start_after = O.start_after, .end_before = O.end_before,
                             .term_years = O.term == 1 ? 3 : 1, .payment = O.payment < 0 ? MARKETS_PAY_NONE
                             : (markets_payment)O.payment, .source = (prices_source)O.source,
-                            .timeout_s = O.timeout_s, .format = format};
+                            .timeout_s = O.timeout_s, .format = format, .columns = O.columns.v,
+                            .n_columns = O.columns.n};
     int sagemaker = 0, ec2 = 0;
     for (size_t i = 0; i < n_types; i++) {
         if (instance_type_is_sagemaker(types[i])) sagemaker = 1;
@@ -806,14 +843,7 @@ int cmd_prices(int argc, char **argv)
     const char *need_spot = O.sort == PRICES_SORT_SPOT ? "--sort spot" : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
                             : !isnan(O.max_spot_price) ? "--max-spot-price" : NULL;
     rc = check_market_flags();
-    if (!rc) rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, O.market == PRICES_MARKET_BLOCK ? prices_block_keys
-                                 : O.market == PRICES_MARKET_PLAN ? prices_plan_keys : prices_table_keys);
-    /* --columns picks the table's columns, which are not the JSON's or the CSV's fields (those keep
-     * every field, named as the schema names them): refused rather than silently ignored. */
-    if (!rc && O.columns.n && O.format >= 0 && strcmp(formats[O.format], "table"))
-        rc = args_usage_error(&cmd_prices_args, "--columns picks the table's columns; --format %s carries every field "
-                              "(schema instbench.prices/v1): leave --columns out, or use --format table",
-                              formats[O.format]);
+    if (!rc) rc = check_columns();
     if (!rc) rc = check_nodes();
     if (!rc && O.market == 0 && need_spot)
         rc = args_usage_error(&cmd_prices_args, "%s needs spot prices, which --market on-demand does not show",
@@ -933,15 +963,9 @@ int cmd_prices(int argc, char **argv)
     FILE *mem = open_memstream(&buf, &len);
     int wrc = -1;
     if (mem) {
-        if (!strcmp(format, "json")) {
-            char *txt = prices_to_json(&set);
-            wrc = txt && fputs(txt, mem) >= 0 ? 0 : -1;
-            free(txt);
-        } else if (!strcmp(format, "csv")) {
-            wrc = prices_write_csv(&set, mem);
-        } else {
-            wrc = prices_write_table(&set, q.want_on_demand, q.want_spot, time(NULL), mem);
-        }
+        prices_view v = {.format = format, .want_on_demand = q.want_on_demand, .want_spot = q.want_spot,
+                         .now = time(NULL), .columns = O.columns.v, .n_columns = O.columns.n};
+        wrc = prices_write(&set, &v, mem);
         if (fclose(mem) != 0) wrc = -1;
     }
     prices_free(&set);
