@@ -117,6 +117,10 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err);
  * nothing at all was priced: the caller says that in its own words).  Called on what will be
  * shown, after any filter, so a row left out never draws a warning. */
 void prices_warn_missing(const prices_query *q, const price_set *out);
+/* `prices --nodes`: a spot row of N > 1 nodes gets the placement score of N instances in one zone
+ * (live, as rank asks it: placement_asks.c), never the 1-instance scores fetched with the prices;
+ * without live AWS it has none, with a note in SET's placement_note (placement_live.c). */
+void prices_node_scores(const prices_query *q, price_set *set);
 /* Reads an "instbench.prices/v1" JSON file (what `instbench prices --format json` writes). */
 int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);
@@ -297,6 +301,10 @@ double prices_per_accelerator_hour(const price_record *r, double usd_per_hour);
  * S is left holding the records that reached it (for the caller to say why) and st->emptied_by
  * names it.  0, or -1 when out of memory. */
 int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stats *st);
+/* prices_filter_apply, said (shop.c): warnings for the rows hardware filters could not judge,
+ * and when nothing is left one line on stderr naming the flag that emptied the list and what the
+ * rows before it offer; ACCELERATORS: --accelerator as typed.  0, or IB_EXIT_RUNTIME. */
+int prices_shop(price_set *set, const prices_filter *f, const char *accelerators);
 
 /* ---- zone names and IDs (prices_zones.c) ------------------------------------------------------ */
 /* Which zone ID each zone name of REGIONS stands for in the caller's own AWS account (EC2
@@ -481,6 +489,13 @@ typedef struct prices_market_args {
     size_t n_columns;
 } prices_market_args;
 
+/* A's types against its market, and what follows from them: with capacity-block a pattern's
+ * matches AWS sells no block for are left out (NAMED: whether the user named TYPE itself, which is
+ * refused instead; instance_type_capacity_block); with savings-plan the plan (PLAN: 0 compute, 1
+ * ec2-instance, 2 sagemaker, -1 the types' own).  A then points at *KEPT (the caller frees it).
+ * 0; IB_EXIT_USAGE with WHY; IB_EXIT_RUNTIME out of memory. */
+int prices_market_prepare(prices_market_args *a, int plan, int (*named)(const char *type), char ***kept, char *why,
+                          size_t len);
 /* Writes the market's rows to OUT: 0, or -1 with ERR (exit 1: nothing found, AWS failed). */
 int prices_market_run(const prices_market_args *a, FILE *out, ib_error *err);
 

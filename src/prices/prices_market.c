@@ -487,3 +487,53 @@ int prices_market_run(const prices_market_args *a, FILE *out, ib_error *err)
     }
     return a->market == PRICES_MARKET_BLOCK ? run_blocks(a, out, err) : run_plans(a, out, err);
 }
+
+/* `prices --plan`'s choices, in its order, and what AWS calls them. */
+static const char *const plan_flags[] = {"compute", "ec2-instance", "sagemaker"};
+static const char *const plan_api[] = {"Compute", "EC2Instance", "SageMaker"};
+static const char *const plan_labels[] = {"Compute", "EC2 Instance", "SageMaker"};
+
+int prices_market_prepare(prices_market_args *a, int plan, int (*named)(const char *type), char ***kept, char *why,
+                          size_t len)
+{
+    int sagemaker = 0, ec2 = 0;
+    size_t k = 0;
+    *kept = malloc((a->n_types ? a->n_types : 1) * sizeof **kept);
+    if (!*kept) return IB_EXIT_RUNTIME;
+    for (size_t i = 0; i < a->n_types; i++) {
+        const char *t = a->types[i];
+        if (instance_type_is_sagemaker(t)) sagemaker = 1;
+        else ec2 = 1;
+        /* a pattern with capacity-block means the types sold as blocks ('p*': p4d, p5..., not
+         * p3.2xlarge); a type named outright that is not sold so is refused */
+        if (a->market == PRICES_MARKET_BLOCK && !instance_type_capacity_block(t)) {
+            if (!named(t)) continue;
+            char fams[160];
+            instance_type_capacity_block_families(fams, sizeof fams);
+            snprintf(why, len, "--instance-types: no Capacity Block is sold for %s (AWS sells them for %s)", t, fams);
+            return IB_EXIT_USAGE;
+        }
+        (*kept)[k++] = a->types[i];
+    }
+    if (!k) {
+        snprintf(why, len, "--instance-types: none of the types they match is sold as a Capacity Block");
+        return IB_EXIT_USAGE;
+    }
+    a->types = *kept, a->n_types = k;
+    if (a->market != PRICES_MARKET_PLAN) return 0;
+    if (plan < 0) plan = sagemaker ? 2 : 0;
+    if (sagemaker && ec2) {
+        snprintf(why, len, "--market savings-plan: ml.* types take a SageMaker plan and EC2 types another: ask for "
+                 "them apart");
+        return IB_EXIT_USAGE;
+    }
+    if ((plan == 2) != sagemaker) {
+        snprintf(why, len, "--plan %s covers %s, not %s", plan_flags[plan],
+                 plan == 2 ? "SageMaker's ml.* types" : "EC2 instance types",
+                 sagemaker ? "ml.* types (--plan sagemaker)" : "EC2 instance types (--plan compute or ec2-instance)");
+        return IB_EXIT_USAGE;
+    }
+    a->plan_type = plan_api[plan];
+    a->plan_label = plan_labels[plan];
+    return 0;
+}

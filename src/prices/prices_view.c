@@ -159,8 +159,10 @@ int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now,
     for (size_t i = 0; cols && i < k; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(g->cols[idx[i]].key));
     for (size_t r = 0; rows && r < g->n_rows; r++) {
         cJSON *o = cJSON_CreateObject();
-        for (size_t i = 0; o && i < k; i++)
-            cJSON_AddItemToObject(o, g->cols[idx[i]].key, cell_json(&g->cols[idx[i]], g->plain[r * g->n_cols + idx[i]]));
+        for (size_t i = 0; o && i < k; i++) {
+            const prices_column *col = &g->cols[idx[i]];
+            cJSON_AddItemToObject(o, col->key, cell_json(col, g->plain[r * g->n_cols + idx[i]]));
+        }
         cJSON_AddItemToArray(rows, o);
     }
     int rc = -1;
