@@ -214,7 +214,7 @@ def case_local_zones():
 
     # the table: a marker where a Local Zone is shown, a note where one is left out
     args = ["--region", "us-east-1", "--instance-types", "c7i.xlarge,p5.48xlarge,g5.xlarge", "--format", "table",
-            "--columns", "type,spot,spot_az"]
+            "--columns", "instance_type,spot_min_usd_per_hour,spot_min_availability_zone"]
     p = prices([*args, "--include-local-zones"])
     _, trows = parse_table(p.stdout)
     for row in trows:
