@@ -451,9 +451,9 @@ int prices_grid_table(const prices_grid *g, const char *const *defaults, int pic
 /* CSV of the columns KEYS names, in that order (N 0: every column, in CSV order). */
 int prices_grid_write_csv(const prices_grid *g, char *const *keys, size_t n, FILE *out);
 /* The instbench.price-rows/v1 document (schemas/price-rows-v1.json): the columns KEYS names (N 0:
- * all) as flat rows keyed like the CSV, typed by their kind. */
-int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now, char *const *keys, size_t n,
-                           FILE *out);
+ * all) as flat rows keyed like the CSV, typed by their kind; NOTE (or NULL): why there are none. */
+int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now, const char *note, char *const *keys,
+                           size_t n, FILE *out);
 
 /* What `prices` asked to see, for the on-demand and spot writers (prices_table.c). */
 typedef struct prices_view {

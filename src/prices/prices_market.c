@@ -271,14 +271,16 @@ static void plans_legend(const prices_market_args *a, const output_table *t, FIL
 }
 
 /* G in A's format: the table (its default columns or --columns) and LEGEND under it when it has
- * rows, the CSV, or with --columns the JSON rows (the whole offerings document is the caller's). */
+ * rows, the CSV, or with --columns the JSON rows with NOTE (the whole offerings document is the
+ * caller's). */
 static int write_grid(const prices_market_args *a, const prices_grid *g, const char *const *defaults,
-                      void (*legend)(const prices_market_args *, const output_table *, FILE *), FILE *out)
+                      void (*legend)(const prices_market_args *, const output_table *, FILE *), const char *note,
+                      FILE *out)
 {
     if (!strcmp(a->format, "csv")) return prices_grid_write_csv(g, a->columns, a->n_columns, out);
     if (!strcmp(a->format, "json"))
         return prices_grid_write_rows(g, a->market == PRICES_MARKET_BLOCK ? "capacity-block" : "savings-plan",
-                                      time(NULL), a->columns, a->n_columns, out);
+                                      time(NULL), note, a->columns, a->n_columns, out);
     output_table t;
     if (prices_grid_table(g, defaults, a->n_columns > 0, &t) != 0) return -1;
     int rc = output_table_write_text(&t, out);
@@ -301,7 +303,7 @@ static int write_blocks(const prices_market_args *a, const market_block *b, size
     }
     prices_grid g;
     int rc = blocks_grid(b, n, now, &g);
-    if (!rc) rc = write_grid(a, &g, block_defaults, blocks_legend, out);
+    if (!rc) rc = write_grid(a, &g, block_defaults, blocks_legend, note, out);
     prices_grid_free(&g);
     return rc;
 }
@@ -346,7 +348,7 @@ static int write_plans(const prices_market_args *a, const plan_row *p, size_t n,
     }
     prices_grid g;
     int rc = plans_grid(a, p, n, &g);
-    if (!rc) rc = write_grid(a, &g, plan_defaults, plans_legend, out);
+    if (!rc) rc = write_grid(a, &g, plan_defaults, plans_legend, note, out);
     prices_grid_free(&g);
     return rc;
 }

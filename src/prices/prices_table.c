@@ -395,7 +395,7 @@ int prices_write(const price_set *s, const prices_view *v, FILE *out)
     }
     const char *market = v->want_on_demand && v->want_spot ? "both" : v->want_spot ? "spot" : "on-demand";
     if (rc == 0) {
-        if (json) rc = prices_grid_write_rows(&g, market, v->now, v->columns, v->n_columns, out);
+        if (json) rc = prices_grid_write_rows(&g, market, v->now, NULL, v->columns, v->n_columns, out);
         else if (!strcmp(v->format, "csv")) rc = prices_grid_write_csv(&g, v->columns, v->n_columns, out);
         else rc = write_table(s, v, &g, out);
     }

@@ -144,8 +144,8 @@ static cJSON *cell_json(const prices_column *col, const char *v)
     }
 }
 
-int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now, char *const *keys, size_t n,
-                           FILE *out)
+int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now, const char *note, char *const *keys,
+                           size_t n, FILE *out)
 {
     size_t idx[PRICES_MAX_COLUMNS], k = pick(g, keys, n, idx);
     cJSON *d = cJSON_CreateObject(), *cols = cJSON_CreateArray(), *rows = cJSON_CreateArray();
@@ -155,6 +155,7 @@ int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now,
         cJSON_AddStringToObject(d, "schema", PRICES_ROWS_SCHEMA);
         cJSON_AddStringToObject(d, "generated_at", at);
         cJSON_AddStringToObject(d, "market", market);
+        if (note) cJSON_AddStringToObject(d, "note", note);
     }
     for (size_t i = 0; cols && i < k; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(g->cols[idx[i]].key));
     for (size_t r = 0; rows && r < g->n_rows; r++) {

@@ -521,6 +521,14 @@ def case_offline():
             p = run(args + ["--format", "json"], e)
             doc = valid(json.loads(p.stdout), "offline")
             check(doc.get("note") and not doc.get("offerings") and not doc.get("rates"), "offline json %s" % doc)
+            # picked columns: the rows document says why it has none, too
+            p = run(args + ["--format", "json", "--columns", "instance_type,region"], e)
+            rows = json.loads(p.stdout)
+            with open(os.path.join(ROOT_DIR, "schemas", "price-rows-v1.json")) as f:
+                import jsonschema
+                jsonschema.validate(rows, json.load(f))
+            check(rows.get("note") == doc.get("note") and rows.get("rows") == [] and
+                  rows.get("columns") == ["instance_type", "region"], "offline rows %s" % rows)
         p = run(base + ["--source", "live"], env(creds=False), rc=1)
         check("live AWS only" in p.stderr, "--source live without credentials: %s" % p.stderr)
 
