@@ -301,6 +301,9 @@ double prices_per_accelerator_hour(const price_record *r, double usd_per_hour);
  * S is left holding the records that reached it (for the caller to say why) and st->emptied_by
  * names it.  0, or -1 when out of memory. */
 int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stats *st);
+/* Whether SET has a price Q asked for: 0, or IB_EXIT_RUNTIME with one line on stderr saying where
+ * nothing was found and, from the snapshot, the regions it does price the types in (shop.c). */
+int prices_check_found(const prices_query *q, const price_set *set);
 /* prices_filter_apply, said (shop.c): warnings for the rows hardware filters could not judge,
  * and when nothing is left one line on stderr naming the flag that emptied the list and what the
  * rows before it offer; ACCELERATORS: --accelerator as typed.  0, or IB_EXIT_RUNTIME. */

@@ -1,4 +1,5 @@
-/* prices/shop.c: `prices`' shopping list applied and said (prices_filter_apply does the
+/* prices/shop.c: what `prices` found, said.  Nothing found for what was asked: one line saying
+ * where it looked and what it has instead.  The shopping list (prices_filter_apply does the
  * filtering): a warning for rows a hardware filter could not judge, and when a filter leaves no
  * row, one line naming the flag and what the rows that reached it offer instead. */
 #include <math.h>
@@ -6,6 +7,60 @@
 #include <string.h>
 
 #include "instbench/prices.h"
+
+static int wanted_price(const prices_query *q, const price_record *r)
+{
+    /* a spot answer with no zone (live AWS: no such product) is no price */
+    return (q->want_on_demand && !isnan(r->on_demand_usd_per_hour)) || (q->want_spot && r->spot_source[0] && r->n_spot);
+}
+
+/* For a pair the snapshot has no price for: where it does price TYPE in the markets asked
+ * ("c7i.large in ap-northeast-1, ..., us-west-2", or "... in no region"), appended to OUT after a
+ * "; " when OUT holds another type's already. */
+static void snapshot_regions_of(const prices_query *q, const char *type, char *out, size_t len)
+{
+    const char *regions[64];
+    size_t n = prices_catalogue_type_regions(type, q->want_on_demand, q->want_spot, regions, 64), used = strlen(out);
+    used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s in ", used ? "; " : "", type);
+    for (size_t i = 0; i < n && i < 64 && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", regions[i]);
+    if (!n && used < len) snprintf(out + used, len - used, "no region");
+}
+
+int prices_check_found(const prices_query *q, const price_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (wanted_price(q, &set->items[i])) return 0;
+    char types[96], regions[96], cache[512] = "the cache";
+    if (q->n_types == 1) snprintf(types, sizeof types, "%s", q->instance_types[0]);
+    else snprintf(types, sizeof types, "%zu instance types", q->n_types);
+    if (q->n_regions == 1) snprintf(regions, sizeof regions, "%s", q->regions[0]);
+    else snprintf(regions, sizeof regions, "%zu regions", q->n_regions);
+    if (prices_cache_dir(cache, sizeof cache) != 0) snprintf(cache, sizeof cache, "the cache");
+    const char *market = q->want_on_demand && q->want_spot ? "" : q->want_spot ? "spot " : "on-demand ";
+    switch (q->source) {
+    case PRICES_SOURCE_CACHE:
+        fprintf(stderr, "instbench prices: no %sprice for %s in %s in %s younger than the TTL: fill it with "
+                        "--source live (needs AWS credentials) or use --source auto or snapshot\n",
+                market, types, regions, cache);
+        break;
+    case PRICES_SOURCE_SNAPSHOT: {
+        /* every type asked is the snapshot's (the caller checked the names): what is missing is the region */
+        char where[1024] = "";
+        for (size_t t = 0; t < q->n_types && t < 3; t++) snapshot_regions_of(q, q->instance_types[t], where, sizeof where);
+        fprintf(stderr, "instbench prices: the shipped snapshot has no %sprice for %s in %s; it has %s%s: pick one of "
+                        "those regions, or use --source live\n", market, types, regions,
+                where, q->n_types > 3 ? " (and more types)" : "");
+        break;
+    }
+    default:
+        fprintf(stderr, "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
+                        "instance type and region)\n", market, types, regions,
+                q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
+        break;
+    }
+    return IB_EXIT_RUNTIME;
+}
 
 /* The first hardware criterion set: the flag that leaves out a type of unknown hardware. */
 static const char *first_hw_flag(const prices_filter *f)
