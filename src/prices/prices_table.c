@@ -226,13 +226,19 @@ static void clause(char *line, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Whether T showed the column A or B. */
+static int either(const output_table *t, const char *a, const char *b)
+{
+    return output_table_showed(t, a) || output_table_showed(t, b);
+}
+
 /* What the lowest spot price ranges over, when it matters: the rows whose Local or Wavelength
  * Zone prices it leaves out (they need an opt-in), or what the markers of the zones shown mean. */
 static void zone_clause(const price_set *s, const output_table *t, char *line, size_t len)
 {
     size_t rows = 0, marked = 0;
-    const int lowest = output_table_showed(t, "spot_min_usd_per_hour") || output_table_showed(t, "spot_min_usd_per_accelerator_hour") ||
-                       output_table_showed(t, "spot_min_total_usd_per_hour") || output_table_showed(t, "spot_min_savings_pct");
+    const int lowest = either(t, "spot_min_usd_per_hour", "spot_min_usd_per_accelerator_hour") ||
+                       either(t, "spot_min_total_usd_per_hour", "spot_min_savings_pct");
     for (size_t i = 0; i < s->n; i++) {
         const price_record *r = &s->items[i];
         const spot_price *best = prices_cheapest_zone(r, s->include_local_zones);
@@ -254,19 +260,21 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
     int price_len = sep ? (int)(sep - s->snapshot_source) : (int)strlen(s->snapshot_source);
     int advisor = 0;
     for (size_t i = 0; i < s->n; i++) advisor |= want_spot && s->items[i].interruption_bucket >= 0;
-    const int intr = output_table_showed(t, "interruption_label"), adv = output_table_showed(t, "interruption_savings_pct");
+    const int intr = output_table_showed(t, "interruption_label");
+    const int adv = output_table_showed(t, "interruption_savings_pct");
     char line[1024] = "";
     if (output_table_showed(t, "accelerator") || output_table_showed(t, "accelerator_memory_gib") ||
         output_table_showed(t, "vcpus") || output_table_showed(t, "memory_gib"))
         clause(line, sizeof line, "hardware: the catalogue shipped with instbench");
     if (output_table_showed(t, "on_demand_source") || output_table_showed(t, "spot_source"))
         clause(line, sizeof line, "each price: its SOURCE column");
-    else if (output_table_showed(t, "on_demand_usd_per_hour") || output_table_showed(t, "spot_min_usd_per_hour"))
+    else if (either(t, "on_demand_usd_per_hour", "spot_min_usd_per_hour"))
         clause(line, sizeof line, "each price: its SOURCE column (--wide shows it)");
-    if (output_table_showed(t, "spot_min_savings_pct")) clause(line, sizeof line, "SAVINGS %%: 1 - spot / on-demand of the row's own prices");
-    if (output_table_showed(t, "on_demand_usd_per_accelerator_hour") || output_table_showed(t, "spot_min_usd_per_accelerator_hour"))
+    if (output_table_showed(t, "spot_min_savings_pct"))
+        clause(line, sizeof line, "SAVINGS %%: 1 - spot / on-demand of the row's own prices");
+    if (either(t, "on_demand_usd_per_accelerator_hour", "spot_min_usd_per_accelerator_hour"))
         clause(line, sizeof line, "PER ACCEL: the instance's price over its accelerators (the catalogue's count)");
-    if (output_table_showed(t, "on_demand_total_usd_per_hour") || output_table_showed(t, "spot_min_total_usd_per_hour") ||
+    if (either(t, "on_demand_total_usd_per_hour", "spot_min_total_usd_per_hour") ||
         output_table_showed(t, "total_accelerators"))
         clause(line, sizeof line, "TOTAL: NODES instances together (NODES x the price of one)");
     zone_clause(s, t, line, sizeof line);
@@ -279,7 +287,7 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
     if (sagemaker && output_table_showed(t, "spot_min_usd_per_hour"))
         clause(line, sizeof line, "ml.* rows: SageMaker training; its managed spot has no published hourly price "
                "(rank prices it at yours: --price TYPE:spot=USD)");
-    if (output_table_showed(t, "interruption_job_rate_per_hour") || output_table_showed(t, "interruption_p_no_interruption_24h"))
+    if (either(t, "interruption_job_rate_per_hour", "interruption_p_no_interruption_24h"))
         clause(line, sizeof line, "JOB INTERRUPTIONS: NODES x a node's rate, assuming the bucket's midpoint share (>20%%: 25%%) "
                "of nodes reclaimed in a 720 h month (-ln(1 - share) / 720 per hour, as rank's spot risk); "
                "P(24 h UNINTERRUPTED): e^(-rate x 24)");
