@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """The dependency graph the module boundaries promise, read from what the build produced.
 
-usage: module_graph.py SRC_DIR ARCHIVE...   (ARCHIVE: build/libinstbench_<module>.a, one per module)
+usage: module_graph.py SRC_DIR [MODULE=DEP,DEP...]... ARCHIVE...
+  ARCHIVE: build/libinstbench_<module>.a, one per module; MODULE=DEPS: the modules CMakeLists.txt
+  lets MODULE use (its DEPS; "util=" for none)
 
 1. No #include under SRC_DIR names a header by a relative path (".."): with src/ on no include
    path, that is the one way around a module boundary the compiler would not refuse.
-2. Modules: module A depends on B when an object of A uses a symbol defined in B.  The graph
-   must have no cycle (a cycle means two modules are one).
+2. Modules: module A depends on B when an object of A uses a symbol defined in B.  A module uses
+   no module its DEPS do not name (output renders for every domain and knows none: util alone),
+   and the graph has no cycle (a cycle means two modules are one).
 3. Files: the same inside every module, object by object: no two files of a module need each
    other (the AWS client's transport, credential chain, IMDS and plain requests once did).
 Prints the module graph.  Exit 1 on a finding.
@@ -16,7 +19,9 @@ import re
 import subprocess
 import sys
 
-SRC, ARCHIVES = sys.argv[1], sys.argv[2:]
+SRC = sys.argv[1]
+DECLARED = {a.split("=", 1)[0]: {d for d in a.split("=", 1)[1].split(",") if d} for a in sys.argv[2:] if "=" in a}
+ARCHIVES = [a for a in sys.argv[2:] if "=" not in a]
 failures = []
 
 for root, _, files in os.walk(SRC):
@@ -83,6 +88,7 @@ for mod, objs in modules.items():
             owner[s] = (mod, obj)
 
 mod_graph = {m: set() for m in modules}
+uses = {}   # (module, module it uses) -> one symbol and the object using it, for the message
 for mod, objs in modules.items():
     file_graph = {o: set() for o in objs}
     for obj, (_, undef) in objs.items():
@@ -91,11 +97,19 @@ for mod, objs in modules.items():
                 m, o = owner[s]
                 if m != mod:
                     mod_graph[mod].add(m)
+                    uses.setdefault((mod, m), (s, obj))
                 elif o != obj:
                     file_graph[obj].add(o)
     c = cycle(file_graph)
     if c:
         failures.append("files of %s depend on each other in a cycle: %s" % (mod, " -> ".join(c)))
+for mod in sorted(mod_graph):
+    if mod not in DECLARED:
+        continue
+    for m in sorted(mod_graph[mod] - DECLARED[mod]):
+        s, obj = uses[(mod, m)]
+        failures.append("%s uses %s (%s in %s), which its DEPS in CMakeLists.txt do not name (%s)"
+                        % (mod, m, s, obj, ", ".join(sorted(DECLARED[mod])) or "none"))
 c = cycle(mod_graph)
 if c:
     failures.append("modules depend on each other in a cycle: " + " -> ".join(c))

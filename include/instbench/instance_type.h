@@ -45,6 +45,12 @@ int instance_type_is_sagemaker(const char *type);
 /* TYPE without "ml." (the EC2 type a SageMaker type runs on). */
 const char *instance_type_ec2_name(const char *type);
 
+/* Whether AWS sells TYPE as an EC2 Capacity Block: a type of those families (p4d, p5, ..., trn2),
+ * or an UltraServer of one (u-p6e-gb200x72). */
+int instance_type_capacity_block(const char *type);
+/* Those families, "p4d, p4de, ..., trn2", into OUT. */
+void instance_type_capacity_block_families(char *out, size_t len);
+
 /* 1: TYPE takes EFA interfaces, 0: it does not, -1: the catalogue does not know. */
 int instance_type_efa(const char *type);
 

@@ -1,4 +1,4 @@
-/* output: renderers that know nothing of ranking.  A table is a grid of strings (callers format
+/* output: renderers that know no domain (util only: prices and rank keep their own views).  A table is a grid of strings (callers format
  * numbers: units and rounding for people, plain full-precision numbers for CSV), so `rank`,
  * `prices` and others share one aligned-text writer and one RFC 4180 CSV writer. */
 #ifndef INSTBENCH_OUTPUT_H
@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "instbench/prices.h"
 #include "instbench/util.h"
 
 typedef enum output_align { OUTPUT_LEFT = 0, OUTPUT_RIGHT = 1 } output_align;
@@ -106,16 +105,5 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
 /* Appends S to an XML text/attribute context with & < > " ' escaped, control characters dropped
  * and non-ASCII bytes shown as '?' (the document stays valid XML whatever S holds). */
 void output_xml_escape(FILE *out, const char *s);
-
-/* ---- a price_set for people and spreadsheets (prices_table.c); JSON is prices_to_json ---- */
-/* The keys of the table's columns, NULL-terminated: what `prices --columns` names. */
-extern const char *const prices_table_keys[];
-/* want_od / want_spot pick the columns; now dates the "age" column. */
-int prices_write_table(const price_set *s, int want_od, int want_spot, time_t now, FILE *out);
-/* 1 when a price the table or file would show (on-demand with WANT_OD, spot with WANT_SPOT)
- * comes from the snapshot: only then is the snapshot's date and origin worth a note. */
-int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot);
-/* Fixed columns whatever the market (empty cells for what was not asked), plain numbers. */
-int prices_write_csv(const price_set *s, FILE *out);
 
 #endif

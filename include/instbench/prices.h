@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "instbench/instance_type.h"
+#include "instbench/output.h"
 #include "instbench/util.h"
 
 typedef enum prices_source {
@@ -116,6 +117,10 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err);
  * nothing at all was priced: the caller says that in its own words).  Called on what will be
  * shown, after any filter, so a row left out never draws a warning. */
 void prices_warn_missing(const prices_query *q, const price_set *out);
+/* `prices --nodes`: a spot row of N > 1 nodes gets the placement score of N instances in one zone
+ * (live, as rank asks it: placement_asks.c), never the 1-instance scores fetched with the prices;
+ * without live AWS it has none, with a note in SET's placement_note (placement_live.c). */
+void prices_node_scores(const prices_query *q, price_set *set);
 /* Reads an "instbench.prices/v1" JSON file (what `instbench prices --format json` writes). */
 int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);
@@ -296,6 +301,13 @@ double prices_per_accelerator_hour(const price_record *r, double usd_per_hour);
  * S is left holding the records that reached it (for the caller to say why) and st->emptied_by
  * names it.  0, or -1 when out of memory. */
 int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stats *st);
+/* Whether SET has a price Q asked for: 0, or IB_EXIT_RUNTIME with one line on stderr saying where
+ * nothing was found and, from the snapshot, the regions it does price the types in (shop.c). */
+int prices_check_found(const prices_query *q, const price_set *set);
+/* prices_filter_apply, said (shop.c): warnings for the rows hardware filters could not judge,
+ * and when nothing is left one line on stderr naming the flag that emptied the list and what the
+ * rows before it offer; ACCELERATORS: --accelerator as typed.  0, or IB_EXIT_RUNTIME. */
+int prices_shop(price_set *set, const prices_filter *f, const char *accelerators);
 
 /* ---- zone names and IDs (prices_zones.c) ------------------------------------------------------ */
 /* Which zone ID each zone name of REGIONS stands for in the caller's own AWS account (EC2
@@ -389,6 +401,106 @@ typedef struct market_plan_query {
 } market_plan_query;
 /* RATES[t * n_regions + r]: the plan's USD per instance-hour, NAN where AWS has no rate. */
 int prices_fetch_plan_rates(const market_plan_query *q, double *rates, char *why, size_t why_len, ib_error *err);
+
+/* ---- what `prices` writes: one set of column names in every format (prices_view.c) -------- */
+/* `prices --market`'s choices, in its order. */
+enum { PRICES_MARKET_ON_DEMAND, PRICES_MARKET_SPOT, PRICES_MARKET_BOTH, PRICES_MARKET_BLOCK, PRICES_MARKET_PLAN };
+/* What a column's plain text is in JSON rows ("" is null everywhere): a string, a number, a UTC
+ * time (the CSV's YYYY-MM-DDTHH:MM:SS, with its Z in JSON), or a number that may be a word
+ * (break-even "never"). */
+typedef enum prices_kind { PRICES_TEXT, PRICES_NUMBER, PRICES_TIME, PRICES_NUMBER_OR_WORD } prices_kind;
+/* One column: KEY is the CSV header, the JSON row key and what --columns names; HEADER the
+ * table's; OLD_KEY the table's key before the CSV's names became the keys (accepted until
+ * 0.2, with a note), NULL when it had none or the same. */
+typedef struct prices_column {
+    const char *key, *header;
+    output_align align;
+    int priority;                   /* output_table_fit_columns: higher stays longer */
+    prices_kind kind;
+    const char *old_key;
+} prices_column;
+enum { PRICES_MAX_COLUMNS = 40 };
+#define PRICES_ROWS_SCHEMA "instbench.price-rows/v1"
+/* The columns of each market, in CSV order, ended by a NULL key: on-demand and spot
+ * (prices_table.c), capacity-block and savings-plan (prices_market.c). */
+extern const prices_column prices_columns[], prices_block_columns[], prices_plan_columns[];
+/* KEY's column key among COLS: KEY itself, or the column's when KEY is its OLD_KEY (*OLD = 1);
+ * NULL when no column has it. */
+const char *prices_column_key(const prices_column *cols, const char *key, int *old);
+
+/* Rows of a view, each cell twice: PLAIN (CSV, JSON rows: full-precision numbers, "" unknown)
+ * and SHOWN (the table's, for people). */
+typedef struct prices_grid {
+    const prices_column *cols;
+    size_t n_cols;
+    char **plain, **shown;          /* n_rows x n_cols, row-major */
+    size_t n_rows, cap;
+    const char *keys[PRICES_MAX_COLUMNS];
+    int prio[PRICES_MAX_COLUMNS];
+    const char *table_keys[PRICES_MAX_COLUMNS];   /* the last table's (it points at them) */
+    int table_prio[PRICES_MAX_COLUMNS];
+} prices_grid;
+int prices_grid_init(prices_grid *g, const prices_column *cols);
+/* Copies a row: PLAIN and SHOWN hold n_cols cells (NULL: ""); SHOWN, or one of its cells, NULL:
+ * the plain text, "-" when empty. */
+int prices_grid_add(prices_grid *g, const char *const *plain, const char *const *shown);
+void prices_grid_free(prices_grid *g);
+/* KEY's column index, -1 when none. */
+int prices_grid_column(const prices_grid *g, const char *key);
+/* The rows as a table T (output_table_init'd here; G must outlive it): DEFAULTS' columns (keys,
+ * NULL-terminated, in that order), or with PICKED (--columns given) every column, of which the
+ * table's fitting shows those asked. */
+int prices_grid_table(const prices_grid *g, const char *const *defaults, int picked, output_table *t);
+/* CSV of the columns KEYS names, in that order (N 0: every column, in CSV order). */
+int prices_grid_write_csv(const prices_grid *g, char *const *keys, size_t n, FILE *out);
+/* The instbench.price-rows/v1 document (schemas/price-rows-v1.json): the columns KEYS names (N 0:
+ * all) as flat rows keyed like the CSV, typed by their kind; NOTE (or NULL): why there are none. */
+int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now, const char *note, char *const *keys,
+                           size_t n, FILE *out);
+
+/* What `prices` asked to see, for the on-demand and spot writers (prices_table.c). */
+typedef struct prices_view {
+    const char *format;             /* "table", "csv", "json" */
+    int want_on_demand, want_spot;
+    time_t now;                     /* dates the table's ages, the JSON's generated_at */
+    char *const *columns;           /* --columns (column keys, in order), n_columns 0: the format's own */
+    size_t n_columns;
+} prices_view;
+/* S in V's format: the table (default columns, or --columns), the CSV (every column or
+ * --columns), the instbench.prices/v1 document, or with --columns its rows (instbench.price-rows/v1). */
+int prices_write(const price_set *s, const prices_view *v, FILE *out);
+/* 1 when a price the table or file would show (on-demand with WANT_OD, spot with WANT_SPOT)
+ * comes from the snapshot: only then is the snapshot's date and origin worth a note. */
+int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot);
+
+/* ---- prices --market capacity-block | savings-plan (prices_market.c) ----------------------- */
+typedef struct prices_market_args {
+    int market;                                /* PRICES_MARKET_BLOCK or PRICES_MARKET_PLAN */
+    char *const *types; size_t n_types;        /* expanded, natural order */
+    char *const *regions; size_t n_regions;
+    int (*nodes_of)(const char *type);         /* --nodes for TYPE */
+    int duration_hours;                        /* capacity-block */
+    time_t start_after, end_before;            /* capacity-block, 0: not given */
+    int term_years;                            /* savings-plan: 1 or 3 */
+    markets_payment payment;
+    const char *plan_type;                     /* "Compute", "EC2Instance", "SageMaker" */
+    const char *plan_label;                    /* "Compute", "EC2 Instance", "SageMaker" */
+    prices_source source;
+    double timeout_s;
+    const char *format;                        /* "table", "json", "csv" */
+    char *const *columns;                      /* --columns (column keys), n_columns 0: the format's own */
+    size_t n_columns;
+} prices_market_args;
+
+/* A's types against its market, and what follows from them: with capacity-block a pattern's
+ * matches AWS sells no block for are left out (NAMED: whether the user named TYPE itself, which is
+ * refused instead; instance_type_capacity_block); with savings-plan the plan (PLAN: 0 compute, 1
+ * ec2-instance, 2 sagemaker, -1 the types' own).  A then points at *KEPT (the caller frees it).
+ * 0; IB_EXIT_USAGE with WHY; IB_EXIT_RUNTIME out of memory. */
+int prices_market_prepare(prices_market_args *a, int plan, int (*named)(const char *type), char ***kept, char *why,
+                          size_t len);
+/* Writes the market's rows to OUT: 0, or -1 with ERR (exit 1: nothing found, AWS failed). */
+int prices_market_run(const prices_market_args *a, FILE *out, ib_error *err);
 
 /* ---- the instbench.prices/v1 file format (prices_json.c; format documented there) ---------- */
 /* Parses a prices document held in memory; `what` names it in error messages.  Rejects wrong

@@ -8,11 +8,10 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
-#include "cmd/prices_market.h"
 #include "instbench/aws.h"
 #include "instbench/instance_type.h"
-#include "instbench/prices.h"
 #include "instbench/output.h"
+#include "instbench/prices.h"
 
 static struct {
     args_list types, regions, columns;
@@ -188,8 +187,9 @@ static const arg_spec prices_specs[] = {
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
      "snapshot: the shipped snapshot only (its date is printed)", .choices = prices_source_names},
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal or with --columns), json (default\n"
-     "otherwise; schema instbench.prices/v1, readable by `instbench rank --prices`),\n"
-     "csv; json and csv carry every field, so --columns is refused with them", .choices = formats},
+     "otherwise; schema instbench.prices/v1, readable by `instbench rank --source`;\n"
+     "with --columns flat rows, instbench.price-rows/v1, which rank does not read),\n"
+     "csv (every column, or those --columns names)", .choices = formats},
     {"--cache-ttl", 0, ARG_DOUBLE, &O.ttl_hours, "HOURS", "how long cached live prices stay valid (default 24)", 0.001, 24.0 * 366},
     {"--page-size", 0, ARG_INT, &O.page_size, "N", "results per AWS page (MaxResults; default the service maximum)", 1, 1000},
     {"--no-placement-scores", 0, ARG_FLAG, &O.no_scores, NULL, "do not ask EC2 for spot placement scores"},
@@ -230,7 +230,13 @@ static const arg_spec prices_specs[] = {
     {"--term", 0, ARG_CHOICE, &O.term, NULL, "savings-plan: 1y (default) or 3y", .choices = terms},
     {"--payment", 0, ARG_CHOICE, &O.payment, NULL, "savings-plan: none (default), partial or all upfront; the upfront\n"
      "part is shown amortised over the term", .choices = payments},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "type, region, accelerators,\naccelerator_memory, vcpus, memory, on_demand, on_demand_source, spot,\nspot_az, azs, interruption, savings, advisor_savings, placement,\nspot_source, on_demand_per_accelerator, spot_per_accelerator, nodes,\ntotal_accelerators, on_demand_total, spot_total (the last four: --nodes)"),
+    ARGS_TABLE_SPECS(&O.wide, &O.columns, "the CSV header names, the same in\n"
+     "the table, CSV and JSON (`--format csv` lists them; docs/usage.md), e.g.\n"
+     "instance_type, region, accelerator, vcpus, memory_gib,\n"
+     "on_demand_usd_per_hour, spot_min_usd_per_hour, spot_min_savings_pct,\n"
+     "interruption_label, placement_score, nodes, on_demand_total_usd_per_hour;\n"
+     "capacity-block and savings-plan have theirs.  The table's old keys (type,\n"
+     "on_demand, spot, ...) are accepted until " ARGS_OLD_UNTIL " with a note"),
     {0},
 };
 
@@ -266,12 +272,6 @@ static int default_types(char ***types, size_t *n)
     return prices_expand_types((char *const *)cat, k, types, n, &err);
 }
 
-static int wanted_price(const prices_query *q, const price_record *r)
-{
-    /* a spot answer with no zone (live AWS: no such product) is no price */
-    return (q->want_on_demand && !isnan(r->on_demand_usd_per_hour)) || (q->want_spot && r->spot_source[0] && r->n_spot);
-}
-
 /* "c6i, c7a, ..., trn1n": the snapshot's families, what --source snapshot can price. */
 static void snapshot_families(char *out, size_t len)
 {
@@ -280,19 +280,6 @@ static void snapshot_families(char *out, size_t len)
     out[0] = '\0';
     for (size_t i = 0; i < n && used < len; i++)
         used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", fam[i]);
-}
-
-/* For a pair the snapshot has no price for: where it does price TYPE in the markets asked
- * ("c7i.large in ap-northeast-1, ..., us-west-2", or "... in no region"), appended to OUT after a
- * "; " when OUT holds another type's already. */
-static void snapshot_regions_of(const prices_query *q, const char *type, char *out, size_t len)
-{
-    const char *regions[64];
-    size_t n = prices_catalogue_type_regions(type, q->want_on_demand, q->want_spot, regions, 64), used = strlen(out);
-    used += (size_t)snprintf(out + used, used < len ? len - used : 0, "%s%s in ", used ? "; " : "", type);
-    for (size_t i = 0; i < n && i < 64 && used < len; i++)
-        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", regions[i]);
-    if (!n && used < len) snprintf(out + used, len - used, "no region");
 }
 
 /* Names no source knows are usage errors naming the nearest known one; a type live AWS could not
@@ -339,205 +326,15 @@ static int check_names(const prices_query *q, const price_set *set)
 }
 
 /* Exit 2 for a name no source knows (check_names), exit 1 with one line saying why when nothing
- * at all was found for what was asked; 0 when something was. */
+ * at all was found for what was asked (prices_check_found); 0 when something was. */
 static int check_found(const prices_query *q, const price_set *set)
 {
     int rc = check_names(q, set);
-    if (rc) return rc;
-    for (size_t i = 0; i < set->n; i++)
-        if (wanted_price(q, &set->items[i])) return 0;
-    char types[96], regions[96], cache[512] = "the cache";
-    if (q->n_types == 1) snprintf(types, sizeof types, "%s", q->instance_types[0]);
-    else snprintf(types, sizeof types, "%zu instance types", q->n_types);
-    if (q->n_regions == 1) snprintf(regions, sizeof regions, "%s", q->regions[0]);
-    else snprintf(regions, sizeof regions, "%zu regions", q->n_regions);
-    if (prices_cache_dir(cache, sizeof cache) != 0) snprintf(cache, sizeof cache, "the cache");
-    const char *market = q->want_on_demand && q->want_spot ? "" : q->want_spot ? "spot " : "on-demand ";
-    switch (q->source) {
-    case PRICES_SOURCE_CACHE:
-        fprintf(stderr, "instbench prices: no %sprice for %s in %s in %s younger than the TTL: fill it with "
-                        "--source live (needs AWS credentials) or use --source auto or snapshot\n",
-                market, types, regions, cache);
-        break;
-    case PRICES_SOURCE_SNAPSHOT: {
-        /* every type asked is the snapshot's (check_names): what is missing is the region */
-        char where[1024] = "";
-        for (size_t t = 0; t < q->n_types && t < 3; t++) snapshot_regions_of(q, q->instance_types[t], where, sizeof where);
-        fprintf(stderr, "instbench prices: the shipped snapshot has no %sprice for %s in %s; it has %s%s: pick one of "
-                        "those regions, or use --source live\n", market, types, regions,
-                where, q->n_types > 3 ? " (and more types)" : "");
-        break;
-    }
-    default:
-        fprintf(stderr, "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
-                        "instance type and region)\n", market, types, regions,
-                q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
-        break;
-    }
-    return IB_EXIT_RUNTIME;
+    return rc ? rc : prices_check_found(q, set);
 }
 
-/* The first hardware criterion set: the flag that leaves out a type of unknown hardware. */
-static const char *first_hw_flag(const prices_filter *f)
-{
-    return f->n_accelerators ? "--accelerator" : f->min_vcpus > 0 ? "--min-vcpus"
-           : !isnan(f->min_memory_gib) ? "--min-memory" : !isnan(f->min_accelerator_memory_gib) ? "--min-accelerator-memory"
-           : NULL;
-}
-
-/* Up to a few distinct instance types of SET for which WHICH holds, "a, b, c and 2 more". */
-static void some_types(const price_set *set, int (*which)(const price_record *), char *out, size_t len)
-{
-    size_t n = 0, used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < set->n; i++) {
-        const price_record *r = &set->items[i];
-        if (!which(r)) continue;
-        int seen = 0;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = which(&set->items[k]) && !strcmp(set->items[k].instance_type, r->instance_type);
-        if (seen) continue;
-        if (n < 4 && used < len) used += (size_t)snprintf(out + used, len - used, "%s%s", n ? ", " : "", r->instance_type);
-        n++;
-    }
-    if (n > 4 && used < len) snprintf(out + used, len - used, " and %zu more", n - 4);
-}
-
-static int hw_unknown(const price_record *r) { return !prices_hardware_known(r); }
-static int acc_memory_unknown(const price_record *r)
-{
-    return prices_hardware_known(r) && r->hw.accelerator[0] && isnan(r->hw.accelerator_memory_gib);
-}
-
-/* "--min-vcpus 512": the flag that emptied the list, with its value as given. */
-static void criterion_flag(const prices_filter *f, int c, char *out, size_t len)
-{
-    switch (c) {
-    case PRICES_BY_ACCELERATOR: {
-        size_t used = (size_t)snprintf(out, len, "--accelerator ");
-        for (size_t i = 0; i < O.accelerators.n && used < len; i++)
-            used += (size_t)snprintf(out + used, len - used, "%s%s", i ? "," : "", O.accelerators.v[i]);
-        break;
-    }
-    case PRICES_BY_VCPUS: snprintf(out, len, "--min-vcpus %d", f->min_vcpus); break;
-    case PRICES_BY_MEMORY: snprintf(out, len, "--min-memory %g", f->min_memory_gib); break;
-    case PRICES_BY_ACCELERATOR_MEMORY: snprintf(out, len, "--min-accelerator-memory %g", f->min_accelerator_memory_gib); break;
-    case PRICES_BY_MAX_PRICE: snprintf(out, len, "--max-price %g", f->max_usd_per_hour); break;
-    default: snprintf(out, len, "--max-spot-price %g", f->max_spot_usd_per_hour); break;
-    }
-}
-
-/* One line: which filter left no row, and what the rows that reached it offer instead.  SET holds
- * those rows (prices_filter_apply leaves them). */
-static void emptied_line(const prices_filter *f, const price_set *set, const prices_filter_stats *st, char *out,
-                         size_t len)
-{
-    char flag[160], names[320], what[320] = "";
-    int c = st->emptied_by;
-    size_t n = set->n, known = 0;
-    const price_record *best = NULL;
-    double best_v = NAN;
-    const char *best_market = "";
-    criterion_flag(f, c, flag, sizeof flag);
-    for (size_t i = 0; i < n; i++) known += !hw_unknown(&set->items[i]);
-    if (c <= PRICES_BY_ACCELERATOR_MEMORY && !known) {
-        some_types(set, hw_unknown, names, sizeof names);
-        snprintf(out, len, "%s leaves no row: the catalogue has no hardware for the %s before it (%s), and a "
-                 "hardware filter keeps only what it can check", flag, n == 1 ? "row" : "rows", names);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const price_record *r = &set->items[i];
-        double v = NAN;
-        const char *market = "";
-        switch (c) {
-        case PRICES_BY_VCPUS: v = hw_unknown(r) ? NAN : r->hw.vcpus; break;
-        case PRICES_BY_MEMORY: v = hw_unknown(r) ? NAN : r->hw.memory_gib; break;
-        case PRICES_BY_ACCELERATOR_MEMORY: v = prices_per_accelerator_gib(r); break;
-        case PRICES_BY_MAX_PRICE:   /* what --max-price would have to reach; the lowest is best: negated */
-            v = -prices_cheapest_shown(r, f->want_on_demand, f->want_spot, f->include_local_zones, &market);
-            break;
-        case PRICES_BY_MAX_SPOT_PRICE: v = -prices_lowest_spot(r, f->include_local_zones), market = "spot"; break;
-        default: break;
-        }
-        if (!isnan(v) && (!best || v > best_v)) best = r, best_v = v, best_market = market;
-    }
-    switch (c) {
-    case PRICES_BY_ACCELERATOR: {
-        /* the counts the asked accelerators come in ("A10G:2": 1 x A10G, 4 x A10G, 8 x A10G), else
-         * what the rows carry instead */
-        int named = 0;
-        for (size_t i = 0; i < n && !named; i++)
-            for (size_t a = 0; a < f->n_accelerators && !named; a++)
-                named = !hw_unknown(&set->items[i]) && !strcmp(set->items[i].hw.accelerator, f->accelerators[a].name);
-        size_t used = 0, shown = 0, more = 0;
-        for (size_t i = 0; i < n; i++) {
-            const price_record *r = &set->items[i];
-            int asked = 0;
-            for (size_t a = 0; a < f->n_accelerators && !asked; a++)
-                asked = !strcmp(r->hw.accelerator, f->accelerators[a].name);
-            if (hw_unknown(r) || (named && !asked)) continue;
-            int seen = 0;
-            for (size_t k = 0; k < i && !seen; k++) {
-                const price_record *o = &set->items[k];
-                seen = !hw_unknown(o) && !strcmp(o->hw.accelerator, r->hw.accelerator) &&
-                       (!r->hw.accelerator[0] || o->hw.accelerator_count == r->hw.accelerator_count);
-            }
-            if (seen) continue;
-            if (shown == 8 || used + 40 >= sizeof what) {
-                more++;
-                continue;
-            }
-            if (r->hw.accelerator[0])
-                used += (size_t)snprintf(what + used, sizeof what - used, "%s%d x %s", shown ? ", " : "",
-                                         r->hw.accelerator_count, r->hw.accelerator);
-            else used += (size_t)snprintf(what + used, sizeof what - used, "%sno accelerator", shown ? ", " : "");
-            shown++;
-        }
-        if (more) snprintf(what + used, sizeof what - used, " and %zu more", more);
-        if (!named) {
-            snprintf(out, len, "%s leaves no row: the %zu %s before it %s %s", flag, n, n == 1 ? "row" : "rows",
-                     n == 1 ? "has" : "have", what);
-            break;
-        }
-        char asked[128] = "";
-        for (size_t a = 0, u = 0, k = 0; a < f->n_accelerators && u < sizeof asked; a++) {
-            int dup = 0;
-            for (size_t b = 0; b < a && !dup; b++) dup = !strcmp(f->accelerators[b].name, f->accelerators[a].name);
-            if (!dup) u += (size_t)snprintf(asked + u, sizeof asked - u, "%s%s", k++ ? " or " : "", f->accelerators[a].name);
-        }
-        snprintf(out, len, "%s leaves no row: among the %zu %s before it, %s %s only as %s", flag, n,
-                 n == 1 ? "row" : "rows", asked, strstr(asked, " or ") ? "come" : "comes", what);
-        break;
-    }
-    case PRICES_BY_VCPUS:
-        snprintf(out, len, "%s leaves no row: the most among the %zu before it is %.0f (%s)", flag, n, best_v,
-                 best->instance_type);
-        break;
-    case PRICES_BY_MEMORY:
-        snprintf(out, len, "%s leaves no row: the most among the %zu before it is %g GiB (%s)", flag, n, best_v,
-                 best->instance_type);
-        break;
-    case PRICES_BY_ACCELERATOR_MEMORY:
-        if (best)
-            snprintf(out, len, "%s leaves no row: the most per accelerator among the %zu before it is %.2f GiB (%s)",
-                     flag, n, best_v, best->instance_type);
-        else
-            snprintf(out, len, "%s leaves no row: none of the %zu before it has an accelerator of known memory", flag, n);
-        break;
-    default:
-        if (best)
-            snprintf(out, len, "%s leaves no row: the cheapest of the %zu before it is %.4f USD/h %s (%s in %s)", flag, n,
-                     -best_v, best_market, best->instance_type, best->region);
-        else
-            snprintf(out, len, "%s leaves no row: none of the %zu before it has a %sprice", flag, n,
-                     c == PRICES_BY_MAX_SPOT_PRICE ? "spot " : "");
-        break;
-    }
-}
-
-/* The shopping list over SET: filters, then the order.  0, IB_EXIT_RUNTIME with one line when the
- * filters leave nothing (or out of memory). */
+/* The shopping list over SET: filters, then the order (prices/shop.c).  0, or IB_EXIT_RUNTIME with
+ * one line when the filters leave nothing (or out of memory). */
 static int shop(const prices_query *q, const prices_accelerator_want *acc, price_set *set)
 {
     prices_filter f = {.accelerators = acc, .n_accelerators = O.accelerators.n, .min_vcpus = O.min_vcpus,
@@ -545,31 +342,10 @@ static int shop(const prices_query *q, const prices_accelerator_want *acc, price
                        .max_usd_per_hour = O.max_price, .max_spot_usd_per_hour = O.max_spot_price,
                        .want_on_demand = q->want_on_demand, .want_spot = q->want_spot,
                        .include_local_zones = O.include_local_zones, .sort = (prices_sort)O.sort};
-    char unknown[320] = "", unknown_acc[320] = "";
-    const char *hw_flag = first_hw_flag(&f);
-    if (hw_flag) some_types(set, hw_unknown, unknown, sizeof unknown);
-    if (!isnan(f.min_accelerator_memory_gib)) some_types(set, acc_memory_unknown, unknown_acc, sizeof unknown_acc);
-    prices_filter_stats st;
-    if (prices_filter_apply(set, &f, &st) != 0) {
-        fprintf(stderr, "instbench prices: out of memory\n");
-        return IB_EXIT_RUNTIME;
-    }
-    if (st.unknown_hardware && st.emptied_by < 0)
-        ib_warn("%zu row%s left out by %s: the catalogue has no hardware for %s, so hardware filters cannot "
-                "judge %s", st.unknown_hardware, st.unknown_hardware == 1 ? "" : "s", hw_flag, unknown,
-                st.unknown_hardware == 1 ? "it" : "them");
-    if (st.unknown_accelerator_memory && st.emptied_by != PRICES_BY_ACCELERATOR_MEMORY)
-        ib_warn("%zu row%s left out by --min-accelerator-memory: the catalogue gives no accelerator memory for %s",
-                st.unknown_accelerator_memory, st.unknown_accelerator_memory == 1 ? "" : "s", unknown_acc);
-    if (st.emptied_by >= 0) {
-        char line[768];
-        emptied_line(&f, set, &st, line, sizeof line);
-        fprintf(stderr, "instbench prices: %s\n", line);
-        return IB_EXIT_RUNTIME;
-    }
-    size_t out = st.before - set->n;
-    if (out) ib_info("%zu of %zu row%s left out by the filters", out, st.before, st.before == 1 ? "" : "s");
-    return 0;
+    char typed[256] = "";   /* --accelerator as given, for the line that names it */
+    for (size_t i = 0, u = 0; i < O.accelerators.n && u < sizeof typed; i++)
+        u += (size_t)snprintf(typed + u, sizeof typed - u, "%s%s", i ? "," : "", O.accelerators.v[i]);
+    return prices_shop(set, &f, typed);
 }
 
 /* --nodes against --instance-types: one count for all, or one per item given.  0 or exit 2. */
@@ -595,47 +371,40 @@ static int nodes_of(const char *type)
     return 1;
 }
 
-/* A spot row of N > 1 nodes: its placement score is for N instances in one zone, the question
- * rank asks of an N-node row (src/prices/placement_asks.c), not the 1-instance scores fetched with
- * the prices; without live AWS it has none rather than those.  The zone scored in PLACEMENT is the
- * row's SPOT AZ (its cheapest zone). */
-static void node_scores(const prices_query *q, price_set *set)
+/* --columns: the market's column keys (the CSV's header names, prices_view.c); an old key (the
+ * table's before) becomes its column's, with one note naming it.  0 or exit 2. */
+static int check_columns(void)
 {
-    if (!q->want_spot || !set->n) return;
-    placement_ask *asks = calloc(set->n, sizeof *asks);
-    if (!asks) return;
-    int live = !q->skip_placement_scores && (q->source == PRICES_SOURCE_AUTO || q->source == PRICES_SOURCE_LIVE);
+    const prices_column *cols = O.market == PRICES_MARKET_BLOCK  ? prices_block_columns
+                                : O.market == PRICES_MARKET_PLAN ? prices_plan_columns
+                                                                 : prices_columns;
+    const char *keys[PRICES_MAX_COLUMNS + 1];
     size_t n = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        price_record *r = &set->items[i];
-        if (r->nodes <= 1 || prices_is_sagemaker(r)) continue;
-        r->placement_score = -1;
-        for (size_t z = 0; z < r->n_spot; z++) r->spot[z].placement_score = -1;
-        if (live && r->n_spot) prices_placement_add(asks, &n, r->region, r->instance_type, r->nodes);
+    while (cols[n].key && n < PRICES_MAX_COLUMNS) keys[n] = cols[n].key, n++;
+    keys[n] = NULL;
+    for (size_t i = 0; i < O.columns.n; i++) {
+        int old;
+        const char *key = prices_column_key(cols, O.columns.v[i], &old);
+        if (!key || !old) continue;   /* unknown: args_table_fit names the keys */
+        ib_warn("--columns: '%s' is now spelled %s (the name the CSV and JSON carry); the old key is accepted "
+                "until instbench " ARGS_OLD_UNTIL, O.columns.v[i], key);
+        char *k = util_strdup(key);
+        if (!k) return IB_EXIT_RUNTIME;
+        free(O.columns.v[i]);
+        O.columns.v[i] = k;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(O.columns.v[j], k))
+                return args_usage_error(&cmd_prices_args, "--columns: '%s' is listed twice (once by its old key)", k);
     }
-    char note[256] = "";
-    if (n) prices_placement_live(asks, n, NULL, 0, q->timeout_s, note, sizeof note);
-    for (size_t i = 0; i < set->n; i++) {
-        price_record *r = &set->items[i];
-        size_t k = r->nodes > 1 ? prices_placement_find(asks, n, r->region, r->instance_type, r->nodes) : n;
-        if (k == n || asks[k].failed) continue;
-        for (size_t z = 0; z < r->n_spot; z++) {
-            int at = prices_placement_zone(&asks[k], r->spot[z].az);
-            if (at >= 0) r->spot[z].placement_score = asks[k].zones[at].score;
-        }
-        const spot_price *cheapest = prices_cheapest_zone(r, set->include_local_zones);
-        if (cheapest && cheapest->placement_score >= 1) r->placement_score = cheapest->placement_score;
-    }
-    if (note[0] && !set->placement_note[0])
-        snprintf(set->placement_note, sizeof set->placement_note, "spot placement scores for --nodes unavailable: %.180s",
-                 note);
-    free(asks);
+    return args_table_fit(&cmd_prices_args, O.wide, &O.columns, keys);
 }
 
 /* Whether --columns names a column of the N-instance view (then it shows, N = 1 without --nodes). */
 static int columns_ask_nodes(void)
 {
-    static const char *const keys[] = {"nodes", "total_accelerators", "on_demand_total", "spot_total"};
+    static const char *const keys[] = {"nodes", "total_accelerators", "on_demand_total_usd_per_hour",
+                                       "spot_min_total_usd_per_hour", "interruption_job_rate_per_hour",
+                                       "interruption_p_no_interruption_24h"};
     for (size_t i = 0; i < O.columns.n; i++)
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
             if (!strcmp(O.columns.v[i], keys[k])) return 1;
@@ -678,24 +447,6 @@ static int check_market_flags(void)
     return 0;
 }
 
-/* The families AWS sells Capacity Blocks for (EC2 User Guide, "Capacity Blocks for ML"). */
-static const char *const block_families[] = {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
-                                             "trn1", "trn2", NULL};
-
-static int block_family_of(const char *type, size_t len)
-{
-    for (size_t i = 0; block_families[i]; i++)
-        if (strlen(block_families[i]) == len && !strncmp(type, block_families[i], len)) return 1;
-    return 0;
-}
-
-static int block_family(const char *type)
-{
-    /* an UltraServer "u-p6e-gb200x72" is of the family between "u-" and its "x<hosts>" */
-    if (prices_ultraserver_type_ok(type)) return block_family_of(type + 2, (size_t)(strrchr(type, 'x') - type - 2));
-    return block_family_of(type, strcspn(type, "."));
-}
-
 /* Whether TYPE is an --instance-types item itself, not only a pattern's match. */
 static int named_outright(const char *type)
 {
@@ -704,42 +455,10 @@ static int named_outright(const char *type)
     return 0;
 }
 
-static int run_market_types(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
-                            const char *out_path)
+/* WRITE's output (into memory first, so a failure writes nothing) to -o's file, replaced
+ * atomically, or to stdout.  An exit status. */
+static int emit(int (*write)(const void *ctx, FILE *out, ib_error *err), const void *ctx, const char *out_path)
 {
-    prices_market_args a = {.market = O.market, .types = types, .n_types = n_types, .regions = regions,
-                            .n_regions = n_regions, .nodes_of = nodes_of, .duration_hours = O.duration_hours,
-                            .start_after = O.start_after, .end_before = O.end_before,
-                            .term_years = O.term == 1 ? 3 : 1, .payment = O.payment < 0 ? MARKETS_PAY_NONE
-                            : (markets_payment)O.payment, .source = (prices_source)O.source,
-                            .timeout_s = O.timeout_s, .format = format};
-    int sagemaker = 0, ec2 = 0;
-    for (size_t i = 0; i < n_types; i++) {
-        if (instance_type_is_sagemaker(types[i])) sagemaker = 1;
-        else ec2 = 1;
-        if (O.market == PRICES_MARKET_BLOCK && !block_family(types[i])) {
-            char fams[160] = "";
-            for (size_t k = 0, u = 0; block_families[k]; k++)
-                u += (size_t)snprintf(fams + u, sizeof fams - u, "%s%s", k ? ", " : "", block_families[k]);
-            return args_usage_error(&cmd_prices_args, "--instance-types: no Capacity Block is sold for %s (AWS sells "
-                                    "them for %s)", types[i], fams);
-        }
-    }
-    if (O.market == PRICES_MARKET_PLAN) {
-        int plan = O.plan >= 0 ? O.plan : sagemaker ? 2 : 0;
-        if (sagemaker && ec2)
-            return args_usage_error(&cmd_prices_args, "--market savings-plan: ml.* types take a SageMaker plan and EC2 "
-                                    "types another: ask for them apart");
-        if ((plan == 2) != sagemaker)
-            return args_usage_error(&cmd_prices_args, "--plan %s covers %s, not %s", plans[plan],
-                                    plan == 2 ? "SageMaker's ml.* types" : "EC2 instance types",
-                                    sagemaker ? "ml.* types (--plan sagemaker)" : "EC2 instance types (--plan compute or "
-                                    "ec2-instance)");
-        static const char *const api[] = {"Compute", "EC2Instance", "SageMaker"};
-        static const char *const label[] = {"Compute", "EC2 Instance", "SageMaker"};
-        a.plan_type = api[plan];
-        a.plan_label = label[plan];
-    }
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
@@ -748,45 +467,85 @@ static int run_market_types(char **types, size_t n_types, char **regions, size_t
         fprintf(stderr, "instbench prices: out of memory\n");
         return IB_EXIT_RUNTIME;
     }
-    int rc = prices_market_run(&a, mem, &err);
+    int rc = write(ctx, mem, &err);
     if (fclose(mem) != 0 && !rc) rc = ib_error_set(&err, IB_EXIT_RUNTIME, "out of memory");
     if (rc) {
-        fprintf(stderr, "instbench prices: %s\n", err.msg);
+        fprintf(stderr, "instbench prices: %s\n", err.msg[0] ? err.msg : "out of memory");
         free(buf);
         return err.code ? err.code : IB_EXIT_RUNTIME;
     }
-    if (out_path) {
-        if (util_write_file_atomic(out_path, buf, len, &err) != 0) {
-            fprintf(stderr, "instbench prices: %s\n", err.msg);
-            free(buf);
-            return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
-        }
-    } else {
-        fwrite(buf, 1, len, stdout);
+    if (out_path && util_write_file_atomic(out_path, buf, len, &err) != 0) {
+        fprintf(stderr, "instbench prices: %s\n", err.msg);
+        rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+    } else if (!out_path) {
+        fwrite(buf, 1, len, stdout);   /* a failed write to stdout is reported on exit (main.c) */
     }
     free(buf);
-    return IB_EXIT_OK;
+    return rc;
 }
 
-/* A pattern with a market means the types that market sells: 'p*' with capacity-block is the
- * p4d, p5... types, p3.2xlarge left out; a type named outright is still refused (run_market_types). */
+static int write_market(const void *a, FILE *out, ib_error *err) { return prices_market_run(a, out, err); }
+
+/* --market capacity-block or savings-plan (prices/prices_market.c). */
 static int run_market(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
                       const char *out_path)
 {
-    if (O.market != PRICES_MARKET_BLOCK) return run_market_types(types, n_types, regions, n_regions, format, out_path);
-    char **kept = malloc((n_types ? n_types : 1) * sizeof *kept);
-    if (!kept) {
-        fprintf(stderr, "instbench prices: out of memory\n");
-        return IB_EXIT_RUNTIME;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n_types; i++)
-        if (block_family(types[i]) || named_outright(types[i])) kept[k++] = types[i];
-    int rc = k ? run_market_types(kept, k, regions, n_regions, format, out_path)
-               : args_usage_error(&cmd_prices_args, "--instance-types: none of the types they match is sold as a "
-                                  "Capacity Block");
+    prices_market_args a = {.market = O.market, .types = types, .n_types = n_types, .regions = regions,
+                            .n_regions = n_regions, .nodes_of = nodes_of, .duration_hours = O.duration_hours,
+                            .start_after = O.start_after, .end_before = O.end_before,
+                            .term_years = O.term == 1 ? 3 : 1, .payment = O.payment < 0 ? MARKETS_PAY_NONE
+                            : (markets_payment)O.payment, .source = (prices_source)O.source,
+                            .timeout_s = O.timeout_s, .format = format, .columns = O.columns.v,
+                            .n_columns = O.columns.n};
+    char **kept = NULL, why[320];
+    int rc = prices_market_prepare(&a, O.plan, named_outright, &kept, why, sizeof why);
+    if (rc == IB_EXIT_USAGE) rc = args_usage_error(&cmd_prices_args, "%s", why);
+    else if (rc) fprintf(stderr, "instbench prices: out of memory\n");
+    else rc = emit(write_market, &a, out_path);
     free(kept);
     return rc;
+}
+
+typedef struct written_prices {
+    const price_set *set;
+    prices_view view;
+} written_prices;
+
+static int write_prices(const void *ctx, FILE *out, ib_error *err)
+{
+    const written_prices *w = ctx;
+    return prices_write(w->set, &w->view, out) ? ib_error_set(err, IB_EXIT_RUNTIME, "out of memory") : 0;
+}
+
+/* --region into Q: all (the snapshot's regions, and live AWS's), a list, or the one configured
+ * (else us-east-1), written into DEFAULT_REGION[0] (32 bytes).  0, an exit status said, or -1
+ * out of memory. */
+static int resolve_regions(prices_query *q, char **default_region)
+{
+    if (O.regions.n == 1 && !strcmp(O.regions.v[0], "all")) {
+        util_free_strv(O.regions.v, O.regions.n);
+        O.regions.v = NULL, O.regions.n = 0;
+        if (prices_all_regions(q->source == PRICES_SOURCE_AUTO || q->source == PRICES_SOURCE_LIVE, &q->regions,
+                               &q->n_regions) != 0)
+            return -1;
+    } else if (O.regions.n > 1) {
+        for (size_t i = 0; i < O.regions.n; i++)
+            if (!strcmp(O.regions.v[i], "all"))
+                return args_usage_error(&cmd_prices_args, "--region: all stands alone, not in a list of regions");
+    }
+    if (!q->n_regions) {
+        ib_error rerr = {0};
+        int rr = aws_region_resolve(default_region[0], &rerr);
+        if (rr != 0 && rerr.code == IB_EXIT_USAGE)   /* configured, but not a region: say so */
+            return args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --region", rerr.msg);
+        if (rr != 0) {
+            snprintf(default_region[0], 32, "us-east-1");
+            ib_info("no AWS region configured; showing us-east-1 (use --region)");
+        }
+        q->regions = default_region;
+        q->n_regions = 1;
+    }
+    return 0;
 }
 
 int cmd_prices(int argc, char **argv)
@@ -806,14 +565,7 @@ int cmd_prices(int argc, char **argv)
     const char *need_spot = O.sort == PRICES_SORT_SPOT ? "--sort spot" : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
                             : !isnan(O.max_spot_price) ? "--max-spot-price" : NULL;
     rc = check_market_flags();
-    if (!rc) rc = args_table_fit(&cmd_prices_args, O.wide, &O.columns, O.market == PRICES_MARKET_BLOCK ? prices_block_keys
-                                 : O.market == PRICES_MARKET_PLAN ? prices_plan_keys : prices_table_keys);
-    /* --columns picks the table's columns, which are not the JSON's or the CSV's fields (those keep
-     * every field, named as the schema names them): refused rather than silently ignored. */
-    if (!rc && O.columns.n && O.format >= 0 && strcmp(formats[O.format], "table"))
-        rc = args_usage_error(&cmd_prices_args, "--columns picks the table's columns; --format %s carries every field "
-                              "(schema instbench.prices/v1): leave --columns out, or use --format table",
-                              formats[O.format]);
+    if (!rc) rc = check_columns();
     if (!rc) rc = check_nodes();
     if (!rc && O.market == 0 && need_spot)
         rc = args_usage_error(&cmd_prices_args, "%s needs spot prices, which --market on-demand does not show",
@@ -860,33 +612,9 @@ int cmd_prices(int argc, char **argv)
         rc = args_usage_error(&cmd_prices_args, "--instance-types: %s", err.msg);
         goto done;
     }
-    if (O.regions.n == 1 && !strcmp(O.regions.v[0], "all")) {
-        util_free_strv(O.regions.v, O.regions.n);
-        O.regions.v = NULL, O.regions.n = 0;
-        if (prices_all_regions(q.source == PRICES_SOURCE_AUTO || q.source == PRICES_SOURCE_LIVE, &q.regions,
-                               &q.n_regions) != 0)
-            goto oom;
-    } else if (O.regions.n > 1) {
-        for (size_t i = 0; i < O.regions.n; i++)
-            if (!strcmp(O.regions.v[i], "all")) {
-                rc = args_usage_error(&cmd_prices_args, "--region: all stands alone, not in a list of regions");
-                goto done;
-            }
-    }
-    if (!q.n_regions) {
-        ib_error rerr = {0};
-        int rr = aws_region_resolve(region_buf, &rerr);
-        if (rr != 0 && rerr.code == IB_EXIT_USAGE) {
-            /* configured, but not a region: say so rather than quietly show another one */
-            rc = args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --region", rerr.msg);
-            goto done;
-        }
-        if (rr != 0) {
-            snprintf(region_buf, sizeof region_buf, "us-east-1");
-            ib_info("no AWS region configured; showing us-east-1 (use --region)");
-        }
-        q.regions = default_region;
-        q.n_regions = 1;
+    if ((rc = resolve_regions(&q, default_region)) != 0) {
+        if (rc < 0) goto oom;
+        goto done;
     }
 
     price_set set;
@@ -923,44 +651,15 @@ int cmd_prices(int argc, char **argv)
     set.include_local_zones = O.include_local_zones;
     set.nodes_asked = O.n_nodes > 0 || columns_ask_nodes();
     for (size_t i = 0; i < set.n; i++) set.items[i].nodes = nodes_of(set.items[i].instance_type);
-    node_scores(&q, &set);
+    prices_node_scores(&q, &set);
     rc = IB_EXIT_RUNTIME;
     if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
 
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    int wrc = -1;
-    if (mem) {
-        if (!strcmp(format, "json")) {
-            char *txt = prices_to_json(&set);
-            wrc = txt && fputs(txt, mem) >= 0 ? 0 : -1;
-            free(txt);
-        } else if (!strcmp(format, "csv")) {
-            wrc = prices_write_csv(&set, mem);
-        } else {
-            wrc = prices_write_table(&set, q.want_on_demand, q.want_spot, time(NULL), mem);
-        }
-        if (fclose(mem) != 0) wrc = -1;
-    }
+    written_prices w = {&set, {.format = format, .want_on_demand = q.want_on_demand, .want_spot = q.want_spot,
+                               .now = time(NULL), .columns = O.columns.v, .n_columns = O.columns.n}};
+    rc = emit(write_prices, &w, out_path);
     prices_free(&set);
-    if (wrc != 0) {
-        free(buf);
-        goto oom;
-    }
-    if (out_path) {
-        if (util_write_file_atomic(out_path, buf, len, &err) != 0) {
-            fprintf(stderr, "instbench prices: %s\n", err.msg);
-            rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
-            free(buf);
-            goto done;
-        }
-    } else {
-        fwrite(buf, 1, len, stdout);   /* a failed write to stdout is reported on exit (main.c) */
-    }
-    free(buf);
-    rc = IB_EXIT_OK;
     goto done;
 oom:
     fprintf(stderr, "instbench prices: out of memory\n");

@@ -1,5 +1,5 @@
 /* placement_asks: the spot placement question a configuration of N nodes is, shared by rank's rows
- * (src/rank/placement.c) and `prices --nodes` (src/cmd/prices.c).  Pure; the asking is
+ * (src/rank/placement.c) and `prices --nodes` (prices_node_scores).  Pure; the asking is
  * placement_live.c's.  A cluster placement group lives in one Availability Zone, so N nodes need
  * N instances in one zone: TargetCapacity=N with SingleAvailabilityZone=true, per region and type. */
 #include "instbench/prices.h"

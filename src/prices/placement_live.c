@@ -111,3 +111,40 @@ out:
     aws_client_destroy(c);
     return rc;
 }
+
+/* A spot row of N > 1 nodes: its placement score is for N instances in one zone, the question
+ * rank asks of an N-node row (src/prices/placement_asks.c), not the 1-instance scores fetched with
+ * the prices; without live AWS it has none rather than those.  The zone scored in PLACEMENT is the
+ * row's SPOT AZ (its cheapest zone). */
+void prices_node_scores(const prices_query *q, price_set *set)
+{
+    if (!q->want_spot || !set->n) return;
+    placement_ask *asks = calloc(set->n, sizeof *asks);
+    if (!asks) return;
+    int live = !q->skip_placement_scores && (q->source == PRICES_SOURCE_AUTO || q->source == PRICES_SOURCE_LIVE);
+    size_t n = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        price_record *r = &set->items[i];
+        if (r->nodes <= 1 || prices_is_sagemaker(r)) continue;
+        r->placement_score = -1;
+        for (size_t z = 0; z < r->n_spot; z++) r->spot[z].placement_score = -1;
+        if (live && r->n_spot) prices_placement_add(asks, &n, r->region, r->instance_type, r->nodes);
+    }
+    char note[256] = "";
+    if (n) prices_placement_live(asks, n, NULL, 0, q->timeout_s, note, sizeof note);
+    for (size_t i = 0; i < set->n; i++) {
+        price_record *r = &set->items[i];
+        size_t k = r->nodes > 1 ? prices_placement_find(asks, n, r->region, r->instance_type, r->nodes) : n;
+        if (k == n || asks[k].failed) continue;
+        for (size_t z = 0; z < r->n_spot; z++) {
+            int at = prices_placement_zone(&asks[k], r->spot[z].az);
+            if (at >= 0) r->spot[z].placement_score = asks[k].zones[at].score;
+        }
+        const spot_price *cheapest = prices_cheapest_zone(r, set->include_local_zones);
+        if (cheapest && cheapest->placement_score >= 1) r->placement_score = cheapest->placement_score;
+    }
+    if (note[0] && !set->placement_note[0])
+        snprintf(set->placement_note, sizeof set->placement_note, "spot placement scores for --nodes unavailable: %.180s",
+                 note);
+    free(asks);
+}

@@ -361,6 +361,14 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
         bad(&rd, dup, "this key is given twice");
         goto done;
     }
+    if (cJSON_IsString(schema) && !strcmp(schema->valuestring, PRICES_ROWS_SCHEMA)) {
+        /* `prices --format json --columns ...`: picked columns, without the zones and sources a
+         * price is read with */
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: is the rows `prices --columns` picked (\"" PRICES_ROWS_SCHEMA "\"), "
+                     "not a prices document: write one with `instbench prices --format json` without --columns",
+                     rd.what);
+        goto done;
+    }
     if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PRICES_SCHEMA) != 0) {
         ib_error_set(err, IB_EXIT_RUNTIME, "%s: schema is %s%s%s, expected \"" PRICES_SCHEMA "\"",
                      rd.what, cJSON_IsString(schema) ? "\"" : "",

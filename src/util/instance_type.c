@@ -258,3 +258,27 @@ const char *instance_type_family_at(size_t i, const char **source)
     if (source) *source = families[i].source;
     return families[i].family;
 }
+
+/* The families AWS sells Capacity Blocks for (EC2 User Guide, "Capacity Blocks for ML"). */
+static const char *const block_families[] = {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
+                                             "trn1", "trn2", NULL};
+
+int instance_type_capacity_block(const char *type)
+{
+    if (!type) return 0;
+    size_t len = strcspn(type, ".");
+    /* an UltraServer "u-p6e-gb200x72" is of the family between "u-" and its "x<hosts>" */
+    const char *x = strrchr(type, 'x');
+    if (!strncmp(type, "u-", 2) && !strchr(type, '.') && x && x > type + 2) type += 2, len = (size_t)(x - type);
+    for (size_t i = 0; block_families[i]; i++)
+        if (strlen(block_families[i]) == len && !strncmp(type, block_families[i], len)) return 1;
+    return 0;
+}
+
+void instance_type_capacity_block_families(char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; block_families[i] && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", block_families[i]);
+}

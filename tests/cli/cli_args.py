@@ -123,12 +123,12 @@ for args, want in ((["--region", "us-east-1,us-east-1"], "--region: 'us-east-1' 
 # Lists given again add up, in every command (issue 13, as spotinfo's --region a --region b); an item
 # repeated across the flags is still a typo.  A near miss of a flag or a choice names the real one.
 p1 = run("prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-east-1", "--format",
-         "table", "--columns", "type", "--columns", "region,on_demand")
+         "table", "--columns", "instance_type", "--columns", "region,on_demand_usd_per_hour")
 head = p1.stdout.splitlines()[0].split() if p1.stdout else []
 check(p1.returncode == 0 and head == ["INSTANCE", "TYPE", "REGION", "ON-DEMAND", "$/h"],
       f"repeated --columns: exit {p1.returncode}, header {head}: {p1.stderr[-200:]}")
-p = run("prices", "--source", "snapshot", "--columns", "type", "--columns", "type")
-check(p.returncode == 2 and "'type' is listed twice" in p.stderr, f"--columns twice over two flags: {p.stderr[-200:]}")
+p = run("prices", "--source", "snapshot", "--columns", "region", "--columns", "region")
+check(p.returncode == 2 and "'region' is listed twice" in p.stderr, f"--columns twice over two flags: {p.stderr[-200:]}")
 for args, want in ((["prices", "--instance-type", "g5.xlarge"], "did you mean --instance-types?"),
                    (["rank", "--regoin", "us-east-1", "r.json"], "did you mean --region?"),
                    (["prices", "--market", "spto"], "did you mean spot?"),

@@ -78,13 +78,13 @@ for cols in (60, 80):
     check("SAMPLES/s" in head or "SAMPLES/$" not in head, f"rank at {cols}: SAMPLES/s dropped before SAMPLES/$: {head!r}")
 
 # --columns picks and orders; an unknown key is a usage error naming the keys
-_, picked = width_run(PRICES + ["--columns", "spot,type"], 80)
+_, picked = width_run(PRICES + ["--columns", "spot_min_usd_per_hour,instance_type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")
-check(re.match(r"SPOT \$/h \(LOWEST\)\s+INSTANCE TYPE$", header), f"--columns spot,type: header {header!r}")
-p = subprocess.run([BIN, *PRICES, "--columns", "type,nope"], capture_output=True, text=True, env=ENV)
-check(p.returncode == 2 and "'nope' is not a column (columns: type, region, accelerators" in p.stderr,
+check(re.match(r"SPOT \$/h \(LOWEST\)\s+INSTANCE TYPE$", header), f"--columns spot_min_usd_per_hour,instance_type: header {header!r}")
+p = subprocess.run([BIN, *PRICES, "--columns", "instance_type,nope"], capture_output=True, text=True, env=ENV)
+check(p.returncode == 2 and "'nope' is not a column (columns: instance_type, region, on_demand_usd_per_hour" in p.stderr,
       f"--columns nope: {p.stderr}")
-p = subprocess.run([BIN, *PRICES, "--columns", "type,regoin"], capture_output=True, text=True, env=ENV)
+p = subprocess.run([BIN, *PRICES, "--columns", "instance_type,regoin"], capture_output=True, text=True, env=ENV)
 check(p.returncode == 2 and "'regoin' is not a column; did you mean region?" in p.stderr, f"--columns regoin: {p.stderr}")
 
 print("cli_width: " + ("all checks passed" if not failures else f"{len(failures)} failed"))

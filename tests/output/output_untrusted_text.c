@@ -110,7 +110,8 @@ static void test_prices_table(void)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    prices_write_table(&s, 1, 1, 0, f);
+    prices_view v = {.format = "table", .want_on_demand = 1, .want_spot = 1};
+    prices_write(&s, &v, f);
     fclose(f);
     CHECK(safe(buf), "prices table carries control characters:\n%s", buf);
     CHECK(strstr(buf, "\\x1b[2J") && strstr(buf, "\\x1b]52"), "escaped zone or notes missing:\n%s", buf);

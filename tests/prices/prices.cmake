@@ -58,7 +58,7 @@ set_tests_properties(prices_spreadsheet PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 6
 # The markets bought ahead (issue 32): Capacity Block offerings and Savings Plan rates against the
 # fake AWS (moto has neither call), every request compared with botocore's serializer, the money
 # recomputed in Python from the offerings and rates the test wrote; offline and bad input.
-foreach(case blocks plans offline usage hostile ultraservers)
+foreach(case blocks plans offline usage hostile ultraservers columns)
   add_test(NAME prices_markets_${case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_markets.py ${INSTBENCH_BIN}
                    ${INSTBENCH_PRICE_DATA} ${case})

@@ -620,7 +620,7 @@ def case_sagemaker():
         # the table: ml.* rows are their own rows at the training price; their managed spot has
         # no published hourly price, said in the cell and under the table (rank's --price prices it)
         p = prices(["--instance-types", "ml.g5.xlarge,g5.xlarge", "--region", "us-east-1", "--format", "table",
-                    "--columns", "type,on_demand,spot"], base_env(ep))
+                    "--columns", "instance_type,on_demand_usd_per_hour,spot_min_usd_per_hour"], base_env(ep))
         rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith(("ml.", "g5."))}
         check("$1.41" in rows.get("ml.g5.xlarge", "") and "not published" in rows.get("ml.g5.xlarge", ""),
               "ml.g5.xlarge table row %r" % rows.get("ml.g5.xlarge"))

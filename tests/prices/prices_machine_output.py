@@ -16,6 +16,8 @@ and AWS's documented zone forms (testlib.availability_zone), never from instbenc
   csv_format       time columns *_utc as YYYY-MM-DD HH:MM:SS; every number the shortest text that
                    reads back (Python's repr); each CSV column is the JSON field of the same name
   rank_local_zones rank's lowest and median spot leave Local Zones out unless --include-local-zones
+  columns          --columns names the CSV's header in the table, CSV and JSON rows (price-rows/v1),
+                   values against the whole prices/v1 document; old keys with a note; rank refuses rows
 
 Usage: prices_machine_output.py INSTBENCH DATA_DIR REPO CASE"""
 import copy
@@ -212,7 +214,7 @@ def case_local_zones():
 
     # the table: a marker where a Local Zone is shown, a note where one is left out
     args = ["--region", "us-east-1", "--instance-types", "c7i.xlarge,p5.48xlarge,g5.xlarge", "--format", "table",
-            "--columns", "type,spot,spot_az"]
+            "--columns", "instance_type,spot_min_usd_per_hour,spot_min_availability_zone"]
     p = prices([*args, "--include-local-zones"])
     _, trows = parse_table(p.stdout)
     for row in trows:
@@ -452,22 +454,162 @@ def case_survival():
 
 
 
+# The table's keys before they became the CSV's names (instbench 0.1): still accepted until 0.2.
+OLD_KEYS = {"type": "instance_type", "accelerators": "accelerator", "accelerator_memory": "accelerator_memory_gib",
+            "memory": "memory_gib", "on_demand": "on_demand_usd_per_hour", "spot": "spot_min_usd_per_hour",
+            "spot_az": "spot_min_availability_zone", "azs": "spot_zone_count", "interruption": "interruption_label",
+            "savings": "spot_min_savings_pct", "advisor_savings": "interruption_savings_pct",
+            "placement": "placement_score", "on_demand_per_accelerator": "on_demand_usd_per_accelerator_hour",
+            "spot_per_accelerator": "spot_min_usd_per_accelerator_hour", "on_demand_total": "on_demand_total_usd_per_hour",
+            "spot_total": "spot_min_total_usd_per_hour", "job_interruptions": "interruption_job_rate_per_hour",
+            "p_uninterrupted_24h": "interruption_p_no_interruption_24h"}
+
+
+def reference(rec, key):
+    """KEY's value in a record of the whole instbench.prices/v1 document (json_path; the zone count
+    is the length of its list, present where spot has a source)."""
+    if key == "spot_zone_count":
+        return len(rec["spot"]["zones"]) if rec["spot"]["source"] else None
+    v = rec
+    for k in json_path(key) or []:
+        v = v.get(k) if isinstance(v, dict) else None
+    return v
+
+
+def same_cell(cell, v, key, what):
+    """A CSV cell against the document's value: empty for null, the same double, the same text, a
+    time without its Z."""
+    if key.endswith("_utc"):
+        ok = (cell == "" and v is None) or (v is not None and cell + "Z" == v)
+    elif isinstance(v, (int, float)) and not isinstance(v, bool):
+        ok = cell != "" and float(cell) == v
+    else:
+        ok = (cell == "" and v in (None, "")) or cell == str(v)
+    check(ok, f"{what}: {key} {cell!r}, the prices/v1 document has {v!r}")
+
+
+def shown_cell(cell, rec, key, what):
+    """A table cell against the document's value, in docs/usage.md's style: money as usd(), counts
+    as whole numbers, the accelerators as "N x NAME" (per instance; the total for NODES), "-" for
+    unknown."""
+    v = reference(rec, key)
+    if key in ("accelerator", "total_accelerators"):
+        inst = rec["instance"]
+        n = inst["accelerator_count"] if key == "accelerator" else rec["total_accelerators"]
+        want = f"{n} x {inst['accelerator']}" if inst["accelerator"] else "-"
+    elif "usd" in key:
+        want = usd(v) if v is not None else "-"
+    elif key in ("nodes", "vcpus", "spot_zone_count", "placement_score", "interruption_bucket", "accelerator_count"):
+        want = str(v) if v is not None else ("0" if key == "spot_zone_count" else "-")
+    elif key in ("instance_type", "region", "interruption_label", "spot_min_zone_type"):
+        want = v if v else "-"
+    else:
+        check(cell != "", f"{what}: {key} empty")
+        return
+    check(cell == want, f"{what}: {key} {cell!r}, want {want!r} (the prices/v1 document has {v!r})")
+
+
 def case_columns():
-    """--columns (issue 33): it picks the table's columns, so with --format csv or json, which carry
-    every field, it is refused (exit 2, one line, nothing on stdout) instead of silently ignored; with
-    no --format it gives the table even into a pipe, with exactly the columns asked for."""
-    base = ["--instance-types", "g5.xlarge", "--region", "us-east-1", "--columns", "type,on_demand"]
-    for fmt in ("csv", "json"):
-        p = prices([*base, "--format", fmt], rc=2)
-        check(not p.stdout and "--columns" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
-              f"--columns with --format {fmt}: {p.stdout[:200]!r} {p.stderr!r}")
-    p = prices(base)
-    lines = [l for l in p.stdout.splitlines() if l.strip()]
-    header = lines[0].split() if lines else []
-    check(header == ["INSTANCE", "TYPE", "ON-DEMAND", "$/h"] and "g5.xlarge" in lines[2],
-          f"--columns without --format, into a pipe: the table of those columns: {p.stdout[:300]!r}")
-    want = "$%.2f" % RECS[("g5.xlarge", "us-east-1")]["od"]
-    check(len(lines) > 2 and want in lines[2], f"the on-demand price {want} in its column: {lines[:3]}")
+    """--columns (issue 41) names the CSV's header in every format: each key picks that column of
+    the table, the CSV and the JSON rows (instbench.price-rows/v1), in the order asked, the values
+    checked against the whole instbench.prices/v1 document of the same query (its fields, not the
+    picked output); the table's old keys still work, with one note naming the new key, and give
+    what the new key gives; an unknown key lists the keys; rank --source refuses the rows, which
+    lack what a price is read with."""
+    args = ["--region", "us-east-1,eu-west-3", "--instance-types", "g5.xlarge,g5.12xlarge,p5.4xlarge,c7i.large",
+            "--nodes", "4,1,2,3"]
+    doc = as_json(args)
+    ref = {(r["instance_type"], r["region"]): r for r in doc.get("prices", [])}
+    check(len(ref) == 8, f"the case needs 8 rows, the document has {len(ref)}")
+    header = next(csv.reader(io.StringIO(prices([*args, "--format", "csv"]).stdout)))
+    check(all(json_path(k) or k == "spot_zone_count" for k in header), f"a CSV column names no JSON field: {header}")
+
+    # every key at once, in reverse order: the CSV and the JSON rows carry exactly those, in that order
+    keys = list(reversed(header))
+    text = prices([*args, "--format", "csv", "--columns", ",".join(keys)]).stdout
+    check(next(csv.reader(io.StringIO(text)), None) == keys, f"--columns in CSV: header {text.splitlines()[:1]}")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    check(len(rows) == len(ref), f"--columns CSV: {len(rows)} rows, want {len(ref)}")
+    for row in rows:
+        rec = ref.get((row["instance_type"], row["region"]), {})
+        for k in keys:
+            same_cell(row[k], reference(rec, k), k, f"CSV {row['instance_type']} {row['region']}")
+    out = prices([*args, "--format", "json", "--columns", ",".join(keys)]).stdout
+    flat = json.loads(out or "{}")
+    check(flat.get("schema") == "instbench.price-rows/v1" and flat.get("columns") == keys and
+          flat.get("market") == "both", f"--columns JSON head: {out[:300]!r}")
+    with open(os.path.join(REPO, "schemas", "price-rows-v1.json")) as f:
+        try:
+            jsonschema.validate(flat, json.load(f))
+        except jsonschema.ValidationError as e:
+            check(False, f"--columns JSON against schemas/price-rows-v1.json: {e.message}")
+    check(len(flat.get("rows", [])) == len(ref), f"--columns JSON: {len(flat.get('rows', []))} rows")
+    for row in flat.get("rows", []):
+        check(list(row) == keys, f"JSON row keys {list(row)[:4]}..., want {keys[:4]}...")
+        rec = ref.get((row.get("instance_type"), row.get("region")), {})
+        for k in keys:
+            v, got = reference(rec, k), row.get(k)
+            ok = got == v if not isinstance(v, float) else isinstance(got, (int, float)) and float(got) == v
+            check(ok or (v == "" and got is None), f"JSON rows {rec.get('instance_type')}: {k} {got!r}, the prices/v1 document has {v!r}")
+
+    # each key alone, in each format
+    for k in header:
+        c = list(csv.reader(io.StringIO(prices([*args, "--format", "csv", "--columns", k]).stdout)))
+        check(c[:1] == [[k]] and len(c) == len(ref) + 1, f"--columns {k} CSV: {c[:2]}")
+        j = json.loads(prices([*args, "--format", "json", "--columns", k]).stdout or "{}")
+        check(j.get("columns") == [k] and all(list(r) == [k] for r in j.get("rows", [])) and len(j.get("rows", [])) == len(ref),
+              f"--columns {k} JSON: {str(j)[:200]}")
+        pick = "instance_type,region" + ("" if k in ("instance_type", "region") else "," + k)
+        both = prices([*args, "--format", "table", "--columns", pick]).stdout
+        headers, trows = parse_table(both)
+        check(len(headers) == (3 if k not in ("instance_type", "region") else 2) and len(trows) == len(ref),
+              f"--columns {k} table: {headers} {len(trows)} rows")
+        for tr in trows:
+            vals = list(tr.values())
+            rec = ref.get((vals[0], vals[1]), {})
+            if rec and len(vals) == 3:
+                shown_cell(vals[2], rec, k, f"table {vals[0]} {vals[1]}")
+
+    # the old keys: one note naming the new key, the same output as the new key's, in every format
+    for old, new in OLD_KEYS.items():
+        check(new in header, f"old key {old}: {new} is not a CSV column")
+        for fmt in ("table", "csv", "json"):
+            po = prices([*args, "--format", fmt, "--columns", f"region,{old}"])
+            pn = prices([*args, "--format", fmt, "--columns", f"region,{new}"])
+            if fmt == "json":   # generated_at may tick between the runs
+                po_out, pn_out = re.sub(r'"generated_at": "[^"]*"', "", po.stdout), re.sub(r'"generated_at": "[^"]*"', "", pn.stdout)
+            else:
+                po_out, pn_out = po.stdout, pn.stdout
+            check(po_out == pn_out and po_out, f"--columns {old} ({fmt}) differs from {new}")
+            notes = [l for l in po.stderr.splitlines() if f"'{old}'" in l]
+            check(len(notes) == 1 and new in notes[0] and f"'{old}'" not in pn.stderr,
+                  f"--columns {old}: the note naming {new}: {po.stderr!r}")
+    # an unknown key: exit 2, the nearest and every key named
+    for fmt in ("table", "csv", "json"):
+        p = prices([*args, "--format", fmt, "--columns", "region,instance_typ"], rc=2)
+        check(not p.stdout and "instance_type" in p.stderr and all(k in p.stderr for k in header),
+              f"--columns instance_typ ({fmt}): {p.stderr[-400:]!r}")
+    # without --format, --columns is a table even into a pipe
+    lines = [l for l in prices([*args, "--columns", "instance_type,on_demand_usd_per_hour"]).stdout.splitlines() if l.strip()]
+    check(lines[:1] and lines[0].split() == ["INSTANCE", "TYPE", "ON-DEMAND", "$/h"],
+          f"--columns without --format, into a pipe: {lines[:3]}")
+
+    # rank --source reads the whole document, and refuses the rows with a message saying so
+    t, r = "g5.xlarge", "us-east-1"
+    with tempfile.TemporaryDirectory() as d:
+        res, whole, picked = (os.path.join(d, n) for n in ("r.json", "whole.json", "rows.json"))
+        fx.write_json(res, fx.result(t, r, 1, 1, "A10G", 100.0))
+        with open(whole, "w") as f:
+            f.write(prices(["--region", r, "--instance-types", t, "--format", "json"]).stdout)
+        with open(picked, "w") as f:
+            f.write(prices(["--region", r, "--instance-types", t, "--format", "json", "--columns", "instance_type,region,"
+                            "on_demand_usd_per_hour"]).stdout)
+        rc, out, err = fx.run(BIN, [res, "--source", whole, "--market", "on-demand", "--format", "json"])
+        rows = json.loads(out or "{}").get("rows", [])
+        check(rc == 0 and rows and rows[0].get("usd_per_hour") == RECS[(t, r)]["od"], f"rank --source the document: {rc} {err[-300:]}")
+        rc, out, err = fx.run(BIN, [res, "--source", picked, "--market", "on-demand", "--format", "json"])
+        check(rc != 0 and "price-rows" in err and "without --columns" in err and "Traceback" not in err,
+              f"rank --source the rows: exit {rc}: {err[-400:]!r}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -17,12 +17,15 @@ usage: prices_markets.py INSTBENCH PRICE_DATA_DIR CASE
            offering already started left out and said; CSV cells the JSON's text; "never" pays
   ultraservers  UltraServer offerings (UltraserverType/UltraserverCount) and P6 blocks, priced per
            instance and per accelerator, botocore's requests
+  columns  --columns names the CSV's columns in the table, the CSV and the JSON rows, the values
+           against the whole offerings document of the same query; an old key: its note, same output
 """
 import csv
 import datetime
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -417,6 +420,95 @@ def case_hostile():
         fake.stop()
 
 
+# ---- --columns: the CSV's names in every format (issue 41) ----------------------------------------
+
+def market_reference(doc, key, i):
+    """KEY of row I in the whole instbench.offerings/v1 document: the row's field, the query's for
+    the plan's own, the times with their Z, the savings 100 x (1 - break-even)."""
+    rows = doc.get("offerings") or doc.get("rates") or []
+    row = rows[i] if i < len(rows) else {}
+    if key in ("start_utc", "end_utc"):
+        return row.get(key[:-4])
+    if key in ("plan_type", "term_years", "payment_option"):
+        return doc["query"][key]
+    if key == "savings_pct":
+        be = row.get("break_even_utilisation")
+        return None if be is None else "never" if be == "never" else 100 * (1 - be)
+    return row.get(key)
+
+
+def columns_of(base, e, doc, old, new):
+    """Every CSV column of the market, alone and all together reversed, in the CSV, the JSON rows and
+    the table, against DOC (the whole document of the same query); OLD, a key of the table before,
+    gives NEW's output and one note."""
+    header = next(csv.reader(run(base + ["--format", "csv"], e).stdout.splitlines()))
+    n = len(doc.get("offerings") or doc.get("rates") or [])
+    check(n > 0, "the case needs rows: %s" % doc)
+    keys = list(reversed(header))
+    rows = list(csv.DictReader(run(base + ["--format", "csv", "--columns", ",".join(keys)], e).stdout.splitlines()))
+    flat = json.loads(run(base + ["--format", "json", "--columns", ",".join(keys)], e).stdout)
+    check(flat.get("schema") == "instbench.price-rows/v1" and flat.get("columns") == keys, "rows head %s" % flat)
+    check(len(rows) == n and len(flat.get("rows", [])) == n, "%d csv, %d json rows, want %d" % (len(rows), len(flat.get("rows", [])), n))
+    for i in range(min(n, len(rows), len(flat.get("rows", [])))):
+        check(list(rows[i]) == keys and list(flat["rows"][i]) == keys, "row %d keys" % i)
+        for k in keys:
+            v, cell, got = market_reference(doc, k, i), rows[i][k], flat["rows"][i][k]
+            if k == "wait_hours":   # each run's own clock
+                check(abs(float(cell) - v) < 0.01 and abs(got - v) < 0.01, "wait %r %r %r" % (cell, got, v))
+            elif k in ("start_utc", "end_utc"):
+                check(cell + "Z" == v and got == v, "%s csv %r json %r, document %r" % (k, cell, got, v))
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                check(cell != "" and abs(float(cell) - v) <= 1e-9 * max(1, abs(v)) and abs(got - v) <= 1e-9 * max(1, abs(v)),
+                      "%s csv %r json %r, document %r" % (k, cell, got, v))
+            else:
+                check(cell == ("" if v is None else str(v)) and got == v, "%s csv %r json %r, document %r" % (k, cell, got, v))
+    for k in header:
+        c = list(csv.reader(run(base + ["--format", "csv", "--columns", k], e).stdout.splitlines()))
+        check(c[:1] == [[k]] and len(c) == n + 1, "--columns %s csv %s" % (k, c[:2]))
+        j = json.loads(run(base + ["--format", "json", "--columns", k], e).stdout)
+        check(j.get("columns") == [k] and [list(r) for r in j.get("rows", [])] == [[k]] * n, "--columns %s json %s" % (k, j))
+        t = run(base + ["--format", "table", "--columns", k], e).stdout.splitlines()
+        check(len(t) >= n + 2 and set(t[1]) == {"-"} and len(t[1].split()) == 1, "--columns %s table %s" % (k, t[:3]))
+    for fmt in ("table", "csv"):
+        po, pn = run(base + ["--format", fmt, "--columns", old], e), run(base + ["--format", fmt, "--columns", new], e)
+        strip = (lambda x: re.sub(r"STARTS IN.*|[0-9]+d [0-9]+h|[0-9.]+ h\b", "", x)) if "wait" in new else (lambda x: x)
+        check(strip(po.stdout) == strip(pn.stdout) and po.stdout, "--columns %s %s differs from %s" % (old, fmt, new))
+        notes = [x for x in po.stderr.splitlines() if "'%s'" % old in x]
+        check(len(notes) == 1 and new in notes[0], "the note for %s: %r" % (old, po.stderr))
+    p = run(base + ["--columns", "instance_typ"], e, rc=2)
+    check(all(k in p.stderr for k in header) and p.stdout == "", "unknown key: %r" % p.stderr)
+
+
+def case_columns():
+    path = os.path.join(TMP, "blocks-columns.json")
+    with open(path, "w") as f:
+        json.dump([offering(1, "us-east-1", "p5.48xlarge", "us-east-1a", 2, 3, 3, "21345.12"),
+                   offering(2, "us-east-1", "p5.48xlarge", "us-east-1b", 2, 5, 3, "22345.5")], f)
+    fake = FakeAws("--capacity-blocks", path, "--timeout", "120")
+    try:
+        e = env(fake)
+        base = ["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2", "--block-duration",
+                "3d", "--region", "us-east-1"]
+        doc = valid(json.loads(run(base + ["--format", "json"], e).stdout), "blocks")
+        columns_of(base, e, doc, "fee", "upfront_fee_usd")
+    finally:
+        fake.stop()
+    t, region = "p4d.24xlarge", "us-east-1"
+    sp = os.path.join(TMP, "sp-columns.json")
+    with open(sp, "w") as f:
+        json.dump([sp_result(t, region, "Compute", "No Upfront", 1, "%.4f" % (on_demand(t, region) * 0.6))], f)
+    fake = FakeAws("--prices", os.path.join(DATA, "aws-accelerated-prices.csv"), "--savings-plan-rates", sp,
+                   "--timeout", "120")
+    try:
+        e = env(fake)
+        base = ["--market", "savings-plan", "--instance-types", t, "--region", region, "--nodes", "3"]
+        doc = valid(json.loads(run(base + ["--format", "json"], e).stdout), "plans")
+        columns_of(base, e, doc, "break_even", "break_even_utilisation")
+    finally:
+        fake.stop()
+
+
+
 # ---- offline and usage ---------------------------------------------------------------------------
 
 def case_offline():
@@ -429,6 +521,14 @@ def case_offline():
             p = run(args + ["--format", "json"], e)
             doc = valid(json.loads(p.stdout), "offline")
             check(doc.get("note") and not doc.get("offerings") and not doc.get("rates"), "offline json %s" % doc)
+            # picked columns: the rows document says why it has none, too
+            p = run(args + ["--format", "json", "--columns", "instance_type,region"], e)
+            rows = json.loads(p.stdout)
+            with open(os.path.join(ROOT_DIR, "schemas", "price-rows-v1.json")) as f:
+                import jsonschema
+                jsonschema.validate(rows, json.load(f))
+            check(rows.get("note") == doc.get("note") and rows.get("rows") == [] and
+                  rows.get("columns") == ["instance_type", "region"], "offline rows %s" % rows)
         p = run(base + ["--source", "live"], env(creds=False), rc=1)
         check("live AWS only" in p.stderr, "--source live without credentials: %s" % p.stderr)
 
@@ -461,8 +561,8 @@ def case_usage():
         (["--market", "savings-plan", "--instance-types", "p5.48xlarge", "--term", "2y"], "--term"),
         (["--market", "savings-plan", "--instance-types", "ml.p4d.24xlarge", "--plan", "compute"], "--plan compute"),
         (["--market", "savings-plan", "--instance-types", "p5.48xlarge", "--sort", "spot"], "--sort"),
-        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--columns", "spot"],
-         "--columns"),
+        (["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--block-duration", "3d", "--columns",
+          "spot_min_usd_per_hour"], "--columns"),
     ]
     for args, words in bad:
         p = run(args + ["--region", "us-east-1"], e, rc=2)
@@ -542,7 +642,7 @@ def case_ultraservers():
 try:
     {"blocks": case_blocks, "plans": case_plans, "offline": case_offline, "usage": case_usage,
      "hostile": case_hostile,
-     "ultraservers": case_ultraservers}[CASE]()
+     "ultraservers": case_ultraservers, "columns": case_columns}[CASE]()
     print("ok [%s]" % CASE)
 finally:
     shutil.rmtree(TMP, ignore_errors=True)

@@ -101,11 +101,12 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # 1b. The sources line speaks only of the columns shown: picked, a price and savings but no
     # advisor column and no SOURCE column (so it says --wide shows it); every column: all of them.
-    p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns", "type,on_demand,spot,savings"], env)
+    p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns",
+             "instance_type,on_demand_usd_per_hour,spot_min_usd_per_hour,spot_min_savings_pct"], env)
     legend = next((ln for ln in p.stdout.splitlines() if ln.startswith("sources:")), "")
     check("SAVINGS %: 1 - spot" in legend and "--wide" in legend and "Advisor" not in legend and
           "PLACEMENT" not in legend and "hardware" not in legend,
-          f"--columns type,on_demand,spot,savings: the sources line names what is not shown: {legend!r}")
+          f"--columns with a price and savings: the sources line names what is not shown: {legend!r}")
     p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--wide"], env)
     legend = next((ln for ln in p.stdout.splitlines() if ln.startswith("sources:")), "")
     check(all(w in legend for w in ("hardware", "its SOURCE column;", "INTERRUPTION and ADVISOR SAVINGS %",

@@ -8,14 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "cmd/prices_market.h"
-#include "instbench/output.h"
+#include "instbench/prices.h"
 
-const char *const prices_block_keys[] = {"type", "region", "az", "instances", "start", "end", "duration", "fee",
-                                         "per_instance_hour", "per_accelerator_hour", "wait", "offering", NULL};
-const char *const prices_plan_keys[] = {"type", "region", "plan", "term", "payment", "rate", "on_demand", "savings",
-                                        "break_even", "nodes", "commitment", "upfront", "recurring",
-                                        "on_demand_source", NULL};
 
 static int cmp_block(const void *a, const void *b)
 {
@@ -39,66 +33,45 @@ static void fmt_num(char *out, size_t len, double v)
  * reads "never" in every format rather than a share above 100%. */
 static int never_pays(double break_even) { return isfinite(break_even) && break_even > 1; }
 
-static const char *const block_headers[] = {"INSTANCE TYPE", "REGION", "ZONE", "INSTANCES", "START (UTC)", "END (UTC)",
-                                            "DURATION", "UPFRONT FEE", "$/INSTANCE-H", "$/ACCEL-H", "STARTS IN",
-                                            "OFFERING"};
-static const output_align block_align[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_LEFT,
-                                           OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
-                                           OUTPUT_RIGHT, OUTPUT_LEFT};
-static const int block_priority[] = {OUTPUT_KEEP, 60, 50, OUTPUT_KEEP, OUTPUT_KEEP, 40, 45, OUTPUT_KEEP, OUTPUT_KEEP,
-                                     55, 48, 10};
+/* The columns in CSV order (prices_view.c: the keys in every format); the old keys are the
+ * table's before. */
+#define L OUTPUT_LEFT
+#define R OUTPUT_RIGHT
+#define K OUTPUT_KEEP
+#define T PRICES_TEXT
+#define N PRICES_NUMBER
+#define U PRICES_TIME
+const prices_column prices_block_columns[] = {
+    {"instance_type", "INSTANCE TYPE", L, K, T, "type"},
+    {"region", "REGION", L, 60, T, NULL},
+    {"availability_zone", "ZONE", L, 50, T, "az"},
+    {"offering_id", "OFFERING", L, 10, T, "offering"},
+    {"instance_count", "INSTANCES", R, K, N, "instances"},
+    {"start_utc", "START (UTC)", L, K, U, "start"},
+    {"end_utc", "END (UTC)", L, 40, U, "end"},
+    {"duration_hours", "DURATION", R, 45, N, "duration"},
+    {"upfront_fee_usd", "UPFRONT FEE", R, K, N, "fee"},
+    {"accelerators_per_instance", "ACCELERATORS/INSTANCE", R, 1, N, NULL},
+    {"usd_per_instance_hour", "$/INSTANCE-H", R, K, N, "per_instance_hour"},
+    {"usd_per_accelerator_hour", "$/ACCEL-H", R, 55, N, "per_accelerator_hour"},
+    {"wait_hours", "STARTS IN", R, 48, N, "wait"},
+    {"ultraserver_type", "ULTRASERVER TYPE", L, 1, T, NULL},
+    {"ultraserver_count", "ULTRASERVERS", R, 1, N, NULL},
+    {NULL, NULL, 0, 0, 0, NULL},
+};
+static const char *const block_defaults[] = {"instance_type", "region", "availability_zone", "instance_count",
+                                             "start_utc", "end_utc", "duration_hours", "upfront_fee_usd",
+                                             "usd_per_instance_hour", "usd_per_accelerator_hour", "wait_hours",
+                                             "offering_id", NULL};
 
-static int blocks_table(const market_block *b, size_t n, time_t now, FILE *out)
+/* The offerings into G, each cell plain (CSV, JSON rows) and shown (the table). */
+static int blocks_grid(const market_block *b, size_t n, time_t now, prices_grid *g)
 {
-    output_table t;
-    if (output_table_init(&t, 12, block_headers, block_align) != 0) return -1;
-    output_table_fit_columns(&t, prices_block_keys, block_priority);
+    if (prices_grid_init(g, prices_block_columns) != 0) return -1;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        char cnt[96], start[32], end[32], dur[32], fee[32], pih[32], pah[32], wait[32];
-        /* an UltraServer block: its instances, and the UltraServers they make */
-        if (b[i].ultraserver_type[0])
-            snprintf(cnt, sizeof cnt, "%d (%d x %s)", b[i].instance_count, b[i].ultraserver_count, b[i].ultraserver_type);
-        else
-            snprintf(cnt, sizeof cnt, "%d", b[i].instance_count);
-        util_utc_iso8601(b[i].start, start);
-        util_utc_iso8601(b[i].end, end);
-        start[16] = end[16] = '\0';   /* minutes are the block's precision */
-        start[10] = end[10] = ' ';
-        output_fmt_duration(dur, sizeof dur, b[i].hours * 3600);
-        output_fmt_usd(fee, sizeof fee, b[i].fee_usd);
-        output_fmt_usd(pih, sizeof pih, b[i].usd_per_instance_hour);
-        output_fmt_usd(pah, sizeof pah, b[i].usd_per_accelerator_hour);
-        if (b[i].start <= now) snprintf(wait, sizeof wait, "now");
-        else output_fmt_duration(wait, sizeof wait, (double)(b[i].start - now));
-        const char *cells[] = {b[i].instance_type, b[i].region, b[i].az, cnt, start, end, dur, fee, pih, pah, wait,
-                               b[i].offering_id};
-        rc = output_table_add_row(&t, cells);
-    }
-    if (!rc) rc = output_table_write_text(&t, out);
-    if (!rc) {
-        fputc('\n', out);
-        output_note(out, "UPFRONT FEE: the whole block, paid when it is bought, whether it is used or not; a block is "
-                    "never interrupted.  $/INSTANCE-H: the fee / (INSTANCES x the block's hours)%s.  STARTS IN: the "
-                    "wait until the block starts.  instbench never purchases a block.",
-                    output_table_showed(&t, "per_accelerator_hour") ? "; $/ACCEL-H: that / the accelerators of one "
-                    "instance" : "");
-    }
-    output_table_free(&t);
-    return rc;
-}
-
-static int blocks_csv(const market_block *b, size_t n, time_t now, FILE *out)
-{
-    static const char *const h[] = {"instance_type", "region", "availability_zone", "offering_id", "instance_count",
-                                    "start_utc", "end_utc", "duration_hours", "upfront_fee_usd", "accelerators_per_instance",
-                                    "usd_per_instance_hour", "usd_per_accelerator_hour", "wait_hours",
-                                    "ultraserver_type", "ultraserver_count"};
-    output_table t;
-    if (output_table_init(&t, 15, h, NULL) != 0) return -1;
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        char cnt[16], start[32], end[32], hours[32], fee[32], acc[16], pih[32], pah[32], wait[32], us[16] = "";
+        char cnt[16], start[32], end[32], hours[32], fee[32], acc[16] = "", pih[32], pah[32], wait[32], us[16] = "";
+        char scnt[96], sstart[32], send[32], sdur[32], sfee[32], spih[32], spah[32], swait[32];
         if (b[i].ultraserver_type[0]) snprintf(us, sizeof us, "%d", b[i].ultraserver_count);
         snprintf(cnt, sizeof cnt, "%d", b[i].instance_count);
         util_utc_spreadsheet(b[i].start, start);
@@ -106,17 +79,41 @@ static int blocks_csv(const market_block *b, size_t n, time_t now, FILE *out)
         fmt_num(hours, sizeof hours, b[i].hours);
         fmt_num(fee, sizeof fee, b[i].fee_usd);
         if (b[i].accelerators) snprintf(acc, sizeof acc, "%d", b[i].accelerators);
-        else acc[0] = '\0';
         fmt_num(pih, sizeof pih, b[i].usd_per_instance_hour);
         fmt_num(pah, sizeof pah, b[i].usd_per_accelerator_hour);
         fmt_num(wait, sizeof wait, b[i].start > now ? (b[i].start - now) / 3600.0 : 0);
-        const char *cells[] = {b[i].instance_type, b[i].region, b[i].az, b[i].offering_id, cnt, start, end, hours,
+        /* an UltraServer block: its instances, and the UltraServers they make */
+        if (b[i].ultraserver_type[0])
+            snprintf(scnt, sizeof scnt, "%d (%d x %s)", b[i].instance_count, b[i].ultraserver_count, b[i].ultraserver_type);
+        else
+            snprintf(scnt, sizeof scnt, "%d", b[i].instance_count);
+        util_utc_iso8601(b[i].start, sstart);
+        util_utc_iso8601(b[i].end, send);
+        sstart[16] = send[16] = '\0';   /* minutes are the block's precision */
+        sstart[10] = send[10] = ' ';
+        output_fmt_duration(sdur, sizeof sdur, b[i].hours * 3600);
+        output_fmt_usd(sfee, sizeof sfee, b[i].fee_usd);
+        output_fmt_usd(spih, sizeof spih, b[i].usd_per_instance_hour);
+        output_fmt_usd(spah, sizeof spah, b[i].usd_per_accelerator_hour);
+        if (b[i].start <= now) snprintf(swait, sizeof swait, "now");
+        else output_fmt_duration(swait, sizeof swait, (double)(b[i].start - now));
+        const char *plain[] = {b[i].instance_type, b[i].region, b[i].az, b[i].offering_id, cnt, start, end, hours,
                                fee, acc, pih, pah, wait, b[i].ultraserver_type, us};
-        rc = output_table_add_row(&t, cells);
+        const char *shown[] = {NULL, NULL, NULL, NULL, scnt, sstart, send, sdur, sfee, NULL, spih, spah, swait, NULL, NULL};
+        rc = prices_grid_add(g, plain, shown);
     }
-    if (!rc) rc = output_table_write_csv(&t, out);
-    output_table_free(&t);
     return rc;
+}
+
+static void blocks_legend(const prices_market_args *a, const output_table *t, FILE *out)
+{
+    (void)a;
+    fputc('\n', out);
+    output_note(out, "UPFRONT FEE: the whole block, paid when it is bought, whether it is used or not; a block is "
+                "never interrupted.  $/INSTANCE-H: the fee / (INSTANCES x the block's hours)%s.  STARTS IN: the "
+                "wait until the block starts.  instbench never purchases a block.",
+                output_table_showed(t, "usd_per_accelerator_hour") ? "; $/ACCEL-H: that / the accelerators of one "
+                "instance" : "");
 }
 
 static cJSON *iso_or_null(time_t t)
@@ -188,85 +185,126 @@ static const char *payment_name(markets_payment p)
     return p == MARKETS_PAY_ALL ? "All Upfront" : p == MARKETS_PAY_PARTIAL ? "Partial Upfront" : "No Upfront";
 }
 
-static const char *const plan_headers[] = {"INSTANCE TYPE", "REGION", "PLAN", "TERM", "PAYMENT", "PLAN $/h",
-                                           "ON-DEMAND $/h", "SAVINGS %", "BREAK-EVEN", "NODES", "COMMITMENT $/h",
-                                           "UPFRONT", "RECURRING $/h", "ON-DEMAND SOURCE"};
-static const output_align plan_align[] = {OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT, OUTPUT_LEFT,
-                                          OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
-                                          OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_LEFT};
-static const int plan_priority[] = {OUTPUT_KEEP, 60, 30, 35, 32, OUTPUT_KEEP, OUTPUT_KEEP, 50, OUTPUT_KEEP, 45, 40,
-                                    38, 37, 10};
+const prices_column prices_plan_columns[] = {
+    {"instance_type", "INSTANCE TYPE", L, K, T, "type"},
+    {"region", "REGION", L, 60, T, NULL},
+    {"plan_type", "PLAN", L, 30, T, "plan"},
+    {"term_years", "TERM", L, 35, N, "term"},
+    {"payment_option", "PAYMENT", L, 32, T, "payment"},
+    {"plan_usd_per_hour", "PLAN $/h", R, K, N, "rate"},
+    {"on_demand_usd_per_hour", "ON-DEMAND $/h", R, K, N, "on_demand"},
+    {"on_demand_source", "ON-DEMAND SOURCE", L, 10, T, NULL},
+    {"break_even_utilisation", "BREAK-EVEN", R, K, PRICES_NUMBER_OR_WORD, "break_even"},
+    {"nodes", "NODES", R, 45, N, NULL},
+    {"commitment_usd_per_hour", "COMMITMENT $/h", R, 40, N, "commitment"},
+    {"upfront_usd", "UPFRONT", R, 38, N, "upfront"},
+    {"recurring_usd_per_hour", "RECURRING $/h", R, 37, N, "recurring"},
+    {"term_hours", "TERM HOURS", R, 1, N, NULL},
+    /* 100 x (1 - break-even): what the plan saves at full use, below 0 when it never pays */
+    {"savings_pct", "SAVINGS %", R, 50, N, "savings"},
+    {NULL, NULL, 0, 0, 0, NULL},
+};
+#undef L
+#undef R
+#undef K
+#undef T
+#undef N
+#undef U
+static const char *const plan_defaults[] = {"instance_type", "region", "plan_type", "term_years", "payment_option",
+                                            "plan_usd_per_hour", "on_demand_usd_per_hour", "savings_pct",
+                                            "break_even_utilisation", "nodes", "commitment_usd_per_hour",
+                                            "upfront_usd", "recurring_usd_per_hour", "on_demand_source", NULL};
 
-static int plans_table(const prices_market_args *a, const plan_row *p, size_t n, FILE *out)
+static int plans_grid(const prices_market_args *a, const plan_row *p, size_t n, prices_grid *g)
 {
-    output_table t;
-    if (output_table_init(&t, 14, plan_headers, plan_align) != 0) return -1;
-    output_table_fit_columns(&t, prices_plan_keys, plan_priority);
+    if (prices_grid_init(g, prices_plan_columns) != 0) return -1;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        char term[16], rate[32], od[32], sav[16], be[16], nodes[16], com[32], up[32], rec[32];
-        snprintf(term, sizeof term, "%dy", a->term_years);
-        output_fmt_usd(rate, sizeof rate, p[i].rate);
-        output_fmt_usd(od, sizeof od, p[i].on_demand);
-        double u = markets_break_even_utilisation(p[i].rate, p[i].on_demand);
-        if (never_pays(u)) snprintf(sav, sizeof sav, "none"), snprintf(be, sizeof be, "never");
-        else if (isfinite(u)) snprintf(sav, sizeof sav, "%.0f", (1 - u) * 100), snprintf(be, sizeof be, "%.0f%%", u * 100);
-        else snprintf(sav, sizeof sav, "-"), snprintf(be, sizeof be, "-");
-        snprintf(nodes, sizeof nodes, "%d", p[i].nodes);
-        output_fmt_usd(com, sizeof com, p[i].money.commitment_usd_per_hour);
-        output_fmt_usd(up, sizeof up, p[i].money.upfront_usd);
-        output_fmt_usd(rec, sizeof rec, p[i].money.recurring_usd_per_hour);
-        const char *cells[] = {p[i].type, p[i].region, a->plan_label, term, payment_name(a->payment), rate, od, sav, be,
-                               nodes, com, up, rec, p[i].od_source[0] ? p[i].od_source : "-"};
-        rc = output_table_add_row(&t, cells);
-    }
-    if (!rc) rc = output_table_write_text(&t, out);
-    if (!rc && n) {
-        char hours[32];
-        output_fmt_grouped(hours, sizeof hours, p[0].money.term_hours, 0);
-        fputc('\n', out);
-        output_note(out, "PLAN $/h: the plan's rate per instance-hour.  COMMITMENT $/h: NODES x that, owed for every "
-                    "one of the term's %s hours whether the instances run or not; %s pays %s of it UPFRONT and the "
-                    "rest as RECURRING $/h, so amortised over the term UPFRONT / %s h + RECURRING $/h = COMMITMENT "
-                    "$/h.  BREAK-EVEN: PLAN $/h / ON-DEMAND $/h, the share of the term's hours the instances must "
-                    "run for the plan to cost no more than on-demand (never: the rate is above on-demand); SAVINGS %%: 1 - "
-                    "that.  instbench never "
-                    "purchases a plan.", hours, payment_name(a->payment),
-                    a->payment == MARKETS_PAY_ALL ? "all" : a->payment == MARKETS_PAY_PARTIAL ? "half (AWS asks for at "
-                    "least half; instbench assumes half)" : "none", hours);
-    }
-    output_table_free(&t);
-    return rc;
-}
-
-static int plans_csv(const prices_market_args *a, const plan_row *p, size_t n, FILE *out)
-{
-    static const char *const h[] = {"instance_type", "region", "plan_type", "term_years", "payment_option",
-                                    "plan_usd_per_hour", "on_demand_usd_per_hour", "on_demand_source",
-                                    "break_even_utilisation", "nodes", "commitment_usd_per_hour", "upfront_usd",
-                                    "recurring_usd_per_hour", "term_hours"};
-    output_table t;
-    if (output_table_init(&t, 14, h, NULL) != 0) return -1;
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        char term[16], rate[32], od[32], be[32], nodes[16], com[32], up[32], rec[32], th[32];
+        char term[16], rate[32], od[32], be[32], nodes[16], com[32], up[32], rec[32], th[32], sav[32] = "";
+        char sterm[16], srate[32], sod[32], ssav[16], sbe[16], scom[32], sup[32], srec[32];
         snprintf(term, sizeof term, "%d", a->term_years);
         fmt_num(rate, sizeof rate, p[i].rate);
         fmt_num(od, sizeof od, p[i].on_demand);
         double u = markets_break_even_utilisation(p[i].rate, p[i].on_demand);
         if (never_pays(u)) snprintf(be, sizeof be, "never");
         else fmt_num(be, sizeof be, u);
+        if (isfinite(u)) fmt_num(sav, sizeof sav, (1 - u) * 100);
         snprintf(nodes, sizeof nodes, "%d", p[i].nodes);
         fmt_num(com, sizeof com, p[i].money.commitment_usd_per_hour);
         fmt_num(up, sizeof up, p[i].money.upfront_usd);
         fmt_num(rec, sizeof rec, p[i].money.recurring_usd_per_hour);
         fmt_num(th, sizeof th, p[i].money.term_hours);
-        const char *cells[] = {p[i].type, p[i].region, a->plan_type, term, payment_name(a->payment), rate, od,
-                               p[i].od_source, be, nodes, com, up, rec, th};
-        rc = output_table_add_row(&t, cells);
+        snprintf(sterm, sizeof sterm, "%dy", a->term_years);
+        output_fmt_usd(srate, sizeof srate, p[i].rate);
+        output_fmt_usd(sod, sizeof sod, p[i].on_demand);
+        if (never_pays(u)) snprintf(ssav, sizeof ssav, "none"), snprintf(sbe, sizeof sbe, "never");
+        else if (isfinite(u)) snprintf(ssav, sizeof ssav, "%.0f", (1 - u) * 100), snprintf(sbe, sizeof sbe, "%.0f%%", u * 100);
+        else snprintf(ssav, sizeof ssav, "-"), snprintf(sbe, sizeof sbe, "-");
+        output_fmt_usd(scom, sizeof scom, p[i].money.commitment_usd_per_hour);
+        output_fmt_usd(sup, sizeof sup, p[i].money.upfront_usd);
+        output_fmt_usd(srec, sizeof srec, p[i].money.recurring_usd_per_hour);
+        const char *plain[] = {p[i].type, p[i].region, a->plan_type, term, payment_name(a->payment), rate, od,
+                               p[i].od_source, be, nodes, com, up, rec, th, sav};
+        const char *shown[] = {NULL, NULL, a->plan_label, sterm, NULL, srate, sod, NULL, sbe, NULL, scom, sup, srec,
+                               NULL, ssav};
+        rc = prices_grid_add(g, plain, shown);
     }
-    if (!rc) rc = output_table_write_csv(&t, out);
+    return rc;
+}
+
+static void plans_legend(const prices_market_args *a, const output_table *t, FILE *out)
+{
+    (void)t;
+    char hours[32];
+    long long term_hours = a->term_years == 3 ? 26280 : 8760;
+    output_fmt_grouped(hours, sizeof hours, (double)term_hours, 0);
+    fputc('\n', out);
+    output_note(out, "PLAN $/h: the plan's rate per instance-hour.  COMMITMENT $/h: NODES x that, owed for every "
+                "one of the term's %s hours whether the instances run or not; %s pays %s of it UPFRONT and the "
+                "rest as RECURRING $/h, so amortised over the term UPFRONT / %s h + RECURRING $/h = COMMITMENT "
+                "$/h.  BREAK-EVEN: PLAN $/h / ON-DEMAND $/h, the share of the term's hours the instances must "
+                "run for the plan to cost no more than on-demand (never: the rate is above on-demand); SAVINGS %%: 1 - "
+                "that.  instbench never "
+                "purchases a plan.", hours, payment_name(a->payment),
+                a->payment == MARKETS_PAY_ALL ? "all" : a->payment == MARKETS_PAY_PARTIAL ? "half (AWS asks for at "
+                "least half; instbench assumes half)" : "none", hours);
+}
+
+/* G in A's format: the table (its default columns or --columns) and LEGEND under it when it has
+ * rows, the CSV, or with --columns the JSON rows with NOTE (the whole offerings document is the
+ * caller's). */
+static int write_grid(const prices_market_args *a, const prices_grid *g, const char *const *defaults,
+                      void (*legend)(const prices_market_args *, const output_table *, FILE *), const char *note,
+                      FILE *out)
+{
+    if (!strcmp(a->format, "csv")) return prices_grid_write_csv(g, a->columns, a->n_columns, out);
+    if (!strcmp(a->format, "json"))
+        return prices_grid_write_rows(g, a->market == PRICES_MARKET_BLOCK ? "capacity-block" : "savings-plan",
+                                      time(NULL), note, a->columns, a->n_columns, out);
+    output_table t;
+    if (prices_grid_table(g, defaults, a->n_columns > 0, &t) != 0) return -1;
+    int rc = output_table_write_text(&t, out);
+    if (!rc && g->n_rows) legend(a, &t, out);
     output_table_free(&t);
+    return rc;
+}
+
+/* The rows written: the table, the CSV, the JSON rows (--columns) or the whole document (NOTE:
+ * why it is empty, or NULL). */
+static int write_blocks(const prices_market_args *a, const market_block *b, size_t n, time_t now, const char *note,
+                        FILE *out)
+{
+    if (!strcmp(a->format, "json") && !a->n_columns) {
+        cJSON *d = blocks_json(a, b, n, now, note);
+        ib_error err = {0};
+        int rc = d ? output_json_write(out, d, &err) : -1;
+        cJSON_Delete(d);
+        return rc;
+    }
+    prices_grid g;
+    int rc = blocks_grid(b, n, now, &g);
+    if (!rc) rc = write_grid(a, &g, block_defaults, blocks_legend, note, out);
+    prices_grid_free(&g);
     return rc;
 }
 
@@ -298,22 +336,34 @@ static cJSON *plans_json(const prices_market_args *a, const plan_row *p, size_t 
     return d;
 }
 
+static int write_plans(const prices_market_args *a, const plan_row *p, size_t n, time_t now, const char *note,
+                       FILE *out)
+{
+    if (!strcmp(a->format, "json") && !a->n_columns) {
+        cJSON *d = plans_json(a, p, n, now, note);
+        ib_error err = {0};
+        int rc = d ? output_json_write(out, d, &err) : -1;
+        cJSON_Delete(d);
+        return rc;
+    }
+    prices_grid g;
+    int rc = plans_grid(a, p, n, &g);
+    if (!rc) rc = write_grid(a, &g, plan_defaults, plans_legend, note, out);
+    prices_grid_free(&g);
+    return rc;
+}
+
 /* ---- the command --------------------------------------------------------------------------- */
 
 /* Offline (no credentials, or a source that is not live): the one line, on stdout for a table and
- * inside the document otherwise; exit 0, no figure. */
+ * inside the document otherwise (the whole one; the rows and the CSV have only their header); exit
+ * 0, no figure. */
 static int offline(const prices_market_args *a, const char *why, FILE *out)
 {
     ib_warn("%s", why);
     if (!strcmp(a->format, "table")) return fprintf(out, "%s\n", why) < 0 ? -1 : 0;
-    if (!strcmp(a->format, "csv"))
-        return a->market == PRICES_MARKET_BLOCK ? blocks_csv(NULL, 0, 0, out) : plans_csv(a, NULL, 0, out);
-    cJSON *d = a->market == PRICES_MARKET_BLOCK ? blocks_json(a, NULL, 0, time(NULL), why)
-                                                : plans_json(a, NULL, 0, time(NULL), why);
-    ib_error err = {0};
-    int rc = d ? output_json_write(out, d, &err) : -1;
-    cJSON_Delete(d);
-    return rc;
+    return a->market == PRICES_MARKET_BLOCK ? write_blocks(a, NULL, 0, time(NULL), why, out)
+                                            : write_plans(a, NULL, 0, time(NULL), why, out);
 }
 
 static int run_blocks(const prices_market_args *a, FILE *out, ib_error *err)
@@ -350,14 +400,7 @@ static int run_blocks(const prices_market_args *a, FILE *out, ib_error *err)
                           : "in the regions asked");
     }
     qsort(b, n, sizeof *b, cmp_block);
-    int wrc;
-    if (!strcmp(a->format, "table")) wrc = blocks_table(b, n, now, out);
-    else if (!strcmp(a->format, "csv")) wrc = blocks_csv(b, n, now, out);
-    else {
-        cJSON *d = blocks_json(a, b, n, now, NULL);
-        wrc = d ? output_json_write(out, d, err) : -1;
-        cJSON_Delete(d);
-    }
+    int wrc = write_blocks(a, b, n, now, NULL, out);
     free(b);
     return wrc ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
 }
@@ -422,14 +465,7 @@ static int run_plans(const prices_market_args *a, FILE *out, ib_error *err)
                      a->term_years, payment_name(a->payment));
         goto fail;
     }
-    int wrc;
-    if (!strcmp(a->format, "table")) wrc = plans_table(a, rows, m, out);
-    else if (!strcmp(a->format, "csv")) wrc = plans_csv(a, rows, m, out);
-    else {
-        cJSON *d = plans_json(a, rows, m, now, NULL);
-        wrc = d ? output_json_write(out, d, err) : -1;
-        cJSON_Delete(d);
-    }
+    int wrc = write_plans(a, rows, m, now, NULL, out);
     if (wrc == 0 && prices_shown_from_snapshot(&set, 1, 0))
         ib_info("note: on-demand prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
     prices_free(&set);
@@ -452,4 +488,54 @@ int prices_market_run(const prices_market_args *a, FILE *out, ib_error *err)
         return offline(a, why, out) ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
     }
     return a->market == PRICES_MARKET_BLOCK ? run_blocks(a, out, err) : run_plans(a, out, err);
+}
+
+/* `prices --plan`'s choices, in its order, and what AWS calls them. */
+static const char *const plan_flags[] = {"compute", "ec2-instance", "sagemaker"};
+static const char *const plan_api[] = {"Compute", "EC2Instance", "SageMaker"};
+static const char *const plan_labels[] = {"Compute", "EC2 Instance", "SageMaker"};
+
+int prices_market_prepare(prices_market_args *a, int plan, int (*named)(const char *type), char ***kept, char *why,
+                          size_t len)
+{
+    int sagemaker = 0, ec2 = 0;
+    size_t k = 0;
+    *kept = malloc((a->n_types ? a->n_types : 1) * sizeof **kept);
+    if (!*kept) return IB_EXIT_RUNTIME;
+    for (size_t i = 0; i < a->n_types; i++) {
+        const char *t = a->types[i];
+        if (instance_type_is_sagemaker(t)) sagemaker = 1;
+        else ec2 = 1;
+        /* a pattern with capacity-block means the types sold as blocks ('p*': p4d, p5..., not
+         * p3.2xlarge); a type named outright that is not sold so is refused */
+        if (a->market == PRICES_MARKET_BLOCK && !instance_type_capacity_block(t)) {
+            if (!named(t)) continue;
+            char fams[160];
+            instance_type_capacity_block_families(fams, sizeof fams);
+            snprintf(why, len, "--instance-types: no Capacity Block is sold for %s (AWS sells them for %s)", t, fams);
+            return IB_EXIT_USAGE;
+        }
+        (*kept)[k++] = a->types[i];
+    }
+    if (!k) {
+        snprintf(why, len, "--instance-types: none of the types they match is sold as a Capacity Block");
+        return IB_EXIT_USAGE;
+    }
+    a->types = *kept, a->n_types = k;
+    if (a->market != PRICES_MARKET_PLAN) return 0;
+    if (plan < 0) plan = sagemaker ? 2 : 0;
+    if (sagemaker && ec2) {
+        snprintf(why, len, "--market savings-plan: ml.* types take a SageMaker plan and EC2 types another: ask for "
+                 "them apart");
+        return IB_EXIT_USAGE;
+    }
+    if ((plan == 2) != sagemaker) {
+        snprintf(why, len, "--plan %s covers %s, not %s", plan_flags[plan],
+                 plan == 2 ? "SageMaker's ml.* types" : "EC2 instance types",
+                 sagemaker ? "ml.* types (--plan sagemaker)" : "EC2 instance types (--plan compute or ec2-instance)");
+        return IB_EXIT_USAGE;
+    }
+    a->plan_type = plan_api[plan];
+    a->plan_label = plan_labels[plan];
+    return 0;
 }
