@@ -34,7 +34,7 @@ const char *backend_precision_name(ib_precision p) { return backend_precision_na
 const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_names[k == IB_OPT_ADAMW]; }
 
 /* ---- the CUDA module ----
- * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, its .cu kernels in src/cuda/kernels/),
+ * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, its .cu kernels in kernels/),
  * dlopened here on first use, so the executable itself needs no CUDA library: `rank`, `prices` and
  * CPU measurements run on a machine without them, and startup does not pay for loading cuBLAS.
  *

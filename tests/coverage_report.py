@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The coverage a CPU-run CUDA test reaches in the backend's own sources (issue 12: every kernel
-of src/cuda/kernels and every function of src/cuda/gemm.c executes without a GPU).  Reads gcov's
+of kernels/ and every function of src/cuda/gemm.c executes without a GPU).  Reads gcov's
 JSON for the .gcda files a --coverage build of the test left under OBJDIR, prints the line
 coverage of each source whose path contains one of PATHS, and fails when a function defined in
 one of them never ran or a source is below MIN percent of its lines.
-Usage: coverage_report.py OBJDIR MIN PATH...    (e.g. src/cuda/gemm.c src/cuda/kernels/)"""
+Usage: coverage_report.py OBJDIR MIN PATH...    (e.g. src/cuda/gemm.c kernels/)"""
 import json
 import os
 import subprocess

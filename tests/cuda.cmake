@@ -99,7 +99,7 @@ if(INSTBENCH_CUDA)
     set_tests_properties(cuda_vit_host PROPERTIES ENVIRONMENT INSTBENCH_TEST_CUDNN_RUNS=1)   # fixture a: hd 16
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_vit_host cpu cuda)
-    # The real kernels: every src/cuda/kernels/*.cu compiled as C++ for the CPU with tests/cudasim
+    # The real kernels: every kernels/*.cu compiled as C++ for the CPU with tests/cudasim
     # (fibers per thread, barriers, warp shuffles), driving src/cuda/vit.c with the real gemm.c on
     # the cuBLASLt stand-in, against the timm fixtures and the CPU backend.
     enable_language(CXX)
@@ -110,7 +110,7 @@ if(INSTBENCH_CUDA)
         set(_coverage ON)
       endif()
     endif()
-    file(GLOB _kernels CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/kernels/*.cu)
+    file(GLOB _kernels CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/*.cu)
     set(_sim_sources)
     foreach(_cu ${_kernels})
       get_filename_component(_name ${_cu} NAME_WE)
@@ -146,7 +146,7 @@ if(INSTBENCH_CUDA)
       target_link_options(cuda_vit_sim PRIVATE --coverage)
       add_test(NAME cuda_vit_sim
                COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/coverage_run.sh ${Python3_EXECUTABLE} $<TARGET_FILE:cuda_vit_sim>
-                       ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_vit_sim.dir 90 src/cuda/kernels/
+                       ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_vit_sim.dir 90 ${CMAKE_SOURCE_DIR}/kernels/
                WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     else()
       add_test(NAME cuda_vit_sim COMMAND cuda_vit_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})

@@ -1,7 +1,7 @@
 /* cuda_host_runtime: a host-memory stand-in for the CUDA runtime calls the CUDA backend makes
  * (memory, streams, events, devices), for the tests that run src/cuda on a machine without a GPU:
  * with the kernel launchers of cuda_host_shim.c (plain loops), or with the real kernels of
- * src/cuda/kernels compiled for the CPU by tests/cudasim (cuda_vit_sim, cuda_dp_sim, the
+ * kernels/ compiled for the CPU by tests/cudasim (cuda_vit_sim, cuda_dp_sim, the
  * simulated module).
  *
  * Stream order.  Every piece of work a call puts on a stream (a kernel from tests/cudasim, a GEMM

@@ -3,8 +3,9 @@
 
 usage: module_graph.py SRC_DIR ARCHIVE...   (ARCHIVE: build/libinstbench_<module>.a, one per module)
 
-1. No #include under SRC_DIR names a header by a relative path (".."): with src/ on no include
-   path, that is the one way around a module boundary the compiler would not refuse.
+1. No #include under SRC_DIR, or under the kernels/ beside it (the CUDA module's .cu files), names a
+   header by a relative path (".."): with src/ on no include path, that is the one way around a
+   module boundary the compiler would not refuse.
 2. Modules: module A depends on B when an object of A uses a symbol defined in B.  The graph
    must have no cycle (a cycle means two modules are one).
 3. Files: the same inside every module, object by object: no two files of a module need each
@@ -19,14 +20,15 @@ import sys
 SRC, ARCHIVES = sys.argv[1], sys.argv[2:]
 failures = []
 
-for root, _, files in os.walk(SRC):
+TOP = os.path.dirname(os.path.abspath(SRC))
+for root, _, files in [w for top in (SRC, os.path.join(TOP, "kernels")) for w in os.walk(top)]:
     for f in files:
         if f.endswith((".c", ".h", ".cu", ".cuh")):
             path = os.path.join(root, f)
             for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
                 m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
                 if m and ".." in m.group(1).split("/"):
-                    failures.append("%s:%d: relative include %s" % (os.path.relpath(path, SRC), n, m.group(1)))
+                    failures.append("%s:%d: relative include %s" % (os.path.relpath(path, TOP), n, m.group(1)))
 
 
 def symbols(archive):

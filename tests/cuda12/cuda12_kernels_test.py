@@ -31,7 +31,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(re.search(r"set\(CMAKE_CUDA_ARCHITECTURES 75-real 80-real 86-real 89-real 90 100-real 120\)", cmake)
           is not None,
           "CMakeLists.txt's default architectures changed: update ARCHS here and in the script")
-    for cu in sorted(glob.glob(os.path.join(ROOT, "src", "cuda", "kernels", "*.cu"))):
+    for cu in sorted(glob.glob(os.path.join(ROOT, "kernels", "*.cu"))):
         rel = os.path.relpath(cu, ROOT)
         kernels = len(re.findall(r"__global__", open(cu).read()))
         for arch in ARCHS:
@@ -44,8 +44,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # a kernel file with a warning fails the check, naming it
     kdir = os.path.join(tmp, "kernels")
     os.makedirs(kdir)
-    shutil.copy(os.path.join(ROOT, "src", "cuda", "kernels", "common.cuh"), kdir)
-    src = open(os.path.join(ROOT, "src", "cuda", "kernels", "gelu.cu")).read()
+    shutil.copy(os.path.join(ROOT, "kernels", "common.cuh"), kdir)
+    src = open(os.path.join(ROOT, "kernels", "gelu.cu")).read()
     bad = re.sub(r"(__global__[^{]*\{)", r"\1\n    int never_read = 1;", src, count=1)
     check(bad != src, "gelu.cu has no kernel to plant the warning in")
     open(os.path.join(kdir, "gelu.cu"), "w").write(bad)

@@ -49,12 +49,12 @@ with tempfile.TemporaryDirectory() as tmp:
     # 255 registers (the most a thread can have) x 256 threads still fit an SM's 65,536: the
     # register case also launches adam_kernel with 512 threads (a copy of the kernel sources)
     kdir = os.path.join(tmp, "kernels")
-    shutil.copytree(os.path.join(ROOT, "src", "cuda", "kernels"), kdir)
+    shutil.copytree(os.path.join(ROOT, "kernels"), kdir)
     adam = open(os.path.join(kdir, "adam.cu")).read()
     adam512 = re.sub(r"(CUK_LAUNCH\(adam_kernel, cuk_blocks\(n, 256\)), 256,", r"\1, 512,", adam)
     check(adam512 != adam, "adam.cu's launch site changed: update this test")
     open(os.path.join(kdir, "adam.cu"), "w").write(adam512)
-    here = os.path.join(ROOT, "src", "cuda", "kernels")
+    here = os.path.join(ROOT, "kernels")
     cases = [("_Z11adam_kernel", "LOCAL", 64, "local memory", here),
              ("_Z11adam_kernel", "SHARED", 50000, "static shared memory", here),
              ("_Z11adam_kernel", "REG", 255, "registers x 512 threads", kdir)]

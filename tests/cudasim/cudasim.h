@@ -1,4 +1,4 @@
-/* cudasim: runs the CUDA kernels of src/cuda/kernels, unmodified, on the CPU (issue 12).  Each .cu
+/* cudasim: runs the CUDA kernels of kernels/, unmodified, on the CPU (issue 12).  Each .cu
  * file is compiled as C++ by the host compiler with this header force-included (-include); it
  * supplies what nvcc would: the execution-space keywords, threadIdx / blockIdx / blockDim /
  * gridDim, __syncthreads, warp shuffles, block-shared memory and the round-to-nearest intrinsics;
