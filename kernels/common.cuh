@@ -53,7 +53,7 @@ static inline unsigned cuk_blocks(size_t n, unsigned threads)
 }
 
 /* Every launch: CUK_LAUNCH(kernel, grid, block, smem, stream)(args...).  Under nvcc the launch
- * syntax itself; the CPU test build (tests/cudasim) defines it first to run the kernel there. */
+ * syntax itself; the CPU test build (tests/fakes/cudasim) defines it first to run the kernel there. */
 #ifndef CUK_LAUNCH
 #define CUK_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
 #endif

@@ -48,7 +48,7 @@ const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_na
  * core function.  The price of private copies is duplicated global state; the only one the module reads is ib_log_level,
  * which the loader copies into the module (table->log_level).
  *
- * The host-shim tests (tests/cuda.cmake) compile the src/cuda sources, module.c included, into their own
+ * The host-shim tests (tests/cuda/cuda.cmake) compile the src/cuda sources, module.c included, into their own
  * programs: the weak reference below is then already resolved, and no file is loaded. */
 extern const ib_cuda_module *instbench_cuda_module(int abi_version) __attribute__((weak));
 

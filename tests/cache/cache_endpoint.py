@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The price cache is keyed by endpoint (issue 22): what a custom endpoint (AWS_ENDPOINT_URL*, here
-the fake AWS of tests/aws/aws_fake_server.py standing in for moto) answered is never served to a query
+the fake AWS of tests/fakes/aws_fake_server.py standing in for moto) answered is never served to a query
 for AWS's own endpoints, nor the reverse, nor to another custom endpoint.
 
 The fake serves prices unlike the snapshot's (g5.2xlarge in us-west-2: on-demand 9.99 and no spot
@@ -19,7 +19,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."), d)
+                for d in ("lib", "fakes")]
 import testlib  # noqa: E402
 from testlib import FakeAws, check, fail  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """One command's requests in flight together, on reused connections (issue 22), counted by the fake
-AWS (tests/aws/aws_fake_server.py): the connections it accepted, the requests it answered and
+AWS (tests/fakes/aws_fake_server.py): the connections it accepted, the requests it answered and
 "sequential_rounds", the longest chain of requests each sent after the previous one's answer, i.e.
 the round trips instbench made one after another.  Those counts do not depend on the machine's
 load; the wall-time bound is loose on purpose (a loaded 2-core CI machine).
@@ -21,7 +21,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."), d)
+                for d in ("lib", "fakes")]
 import testlib  # noqa: E402
 from testlib import FakeAws, check, fail  # noqa: E402
 

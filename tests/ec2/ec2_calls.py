@@ -7,7 +7,7 @@
                             id left out) and by tag over several pages; TerminateInstances with an
                             id EC2 does not know; DryRun; SSM GetParameter and ParameterNotFound;
                             DescribeInstanceTypes' networks with each card's interface types.
-  ec2_calls.py fake PROBE   against the fake AWS (tests/aws/aws_fake_server.py) for what moto 5.2.5 does
+  ec2_calls.py fake PROBE   against the fake AWS (tests/fakes/aws_fake_server.py) for what moto 5.2.5 does
                             not have: placement groups (moto answers 500), the public AMI
                             parameters, a retried RunInstances keeping its ClientToken, DryRun
                             refused (UnauthorizedOperation).
@@ -24,8 +24,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "s3"))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from testlib import check, failures, FakeAws   # noqa: E402
 
 MODE, PROBE = sys.argv[1], sys.argv[2]

@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "s3")]
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
 from testlib import check, failures, require  # noqa: E402
 
 BIN, PROBE, SRC = (os.path.abspath(a) for a in sys.argv[1:4])

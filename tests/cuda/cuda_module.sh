@@ -37,7 +37,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/alone"
 cp "$bin" "$tmp/alone/instbench"
 ib="$tmp/alone/instbench"
-ref="$here/data/ref_a_adam_bf16.safetensors"
+ref="$here/../data/ref_a_adam_bf16.safetensors"
 TINY=(--model vit_tiny_patch16_224 --depth 2 --image-size 32 --patch-size 8 --embed-dim 64 --heads 2
       --classes 10 --batch-size 4 --steps 2 --warmup 1)
 export INSTBENCH_CPU_PEAK_SECONDS=0.05 NO_COLOR=1

@@ -15,7 +15,7 @@
  * - execution on the CPU: the graph is interpreted generically (operations in dependency order,
  *   virtual tensors in host buffers rounded to their declared type, inputs broadcast over dims
  *   of 1), in float64, queued on the handle's stream of the host CUDA runtime
- *   (tests/cuda_host_runtime.c, shared with the program), so it runs in stream order and inside
+ *   (tests/fakes/cuda_host_runtime.c, shared with the program), so it runs in stream order and inside
  *   captured CUDA graphs like any kernel.  Every tensor a variant pack names must lie, over the
  *   whole extent its dims and strides imply, inside one device allocation (or the workspace), and
  *   every element access is checked against that extent: anything outside stops the program with

@@ -25,7 +25,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "rank"), os.path.dirname(os.path.abspath(__file__))]
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("rank", "lib")]
 import rank_fixtures as fx  # noqa: E402
 from testlib import check, failures, offline_env  # noqa: E402
 

@@ -6,7 +6,7 @@
  * through CUK_LAUNCH (kernels/common.cuh), which is <<<...>>> under nvcc and cudasim_launch here.
  *
  * Execution model (cudasim.cpp): a launch is work on its stream, run when the scheduler of
- * tests/cuda_host_runtime.c lets it (cudasim turns its ordered mode on); the blocks of a grid run
+ * tests/fakes/cuda_host_runtime.c lets it (cudasim turns its ordered mode on); the blocks of a grid run
  * one after another (per launch, in a seeded order); the threads of a block are cooperative fibers (ucontext) that each run until
  * they reach a barrier (__syncthreads, or a warp-synchronous shuffle) or end, and under the
  * default schedule (CUDASIM_SCHEDULE=switch) also give way at random shared-memory accesses.  So
@@ -81,11 +81,11 @@ static inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 typedef void (*cudasim_block_fn)(void *closure);
 /* Checks the launch configuration at the call (a refused launch runs nothing; its error is
  * returned and left for cudaGetLastError, as a real launch does), then queues GRID x BLOCK
- * threads, each calling fn(closure), on stream S (tests/cuda_host_runtime.c decides when they
+ * threads, each calling fn(closure), on stream S (tests/fakes/cuda_host_runtime.c decides when they
  * run); release(closure) once they have. */
 cudaError_t cudasim_run(const char *kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t s, cudasim_block_fn fn,
                         void *closure, void (*release)(void *closure));
-/* CUDASIM_TRACE (tests/cuda_host_runtime.h): "launch NAME", NAME the kernel as CUK_LAUNCH's first
+/* CUDASIM_TRACE (tests/fakes/cuda_host_runtime.h): "launch NAME", NAME the kernel as CUK_LAUNCH's first
  * argument spells it, without parentheses or template arguments. */
 void cudasim_trace_launch(const char *spelled);
 

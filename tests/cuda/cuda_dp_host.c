@@ -1,6 +1,6 @@
 /* cuda_dp_host: the CUDA backend's data parallelism (src/cuda/dp.c, ddp.c, bucket.c, comm_nccl.c,
- * backend_cuda.c) on the CPU: two rank threads on two pretend GPUs (tests/cuda_host_runtime.c) with
- * NCCL's collectives between threads (tests/cuda_nccl_shim.c); the loop launchers of
+ * backend_cuda.c) on the CPU: two rank threads on two pretend GPUs (tests/fakes/cuda_host_runtime.c) with
+ * NCCL's collectives between threads (tests/fakes/cuda_nccl_shim.c); the loop launchers of
  * cuda_host_shim.c, or, built as cuda_dp_sim, the real kernels on ordered streams; built as
  * cuda_dp_module, through whichever CUDA module the loader finds (INSTBENCH_CUDA_MODULE: the real
  * one on a machine with two GPUs, scripts/gpu_check.sh; the simulated one in CI), without the

@@ -1,6 +1,6 @@
 /* cuda_dp_procs: the CUDA data-parallel path (src/cuda/dp.c) across real processes: two forked
  * processes of one rank each meet over the TCP rendezvous on 127.0.0.1 and keep its liveness
- * channel, on the host stand-ins (tests/cuda_host_shim.c), the NCCL stand-in's collectives told
+ * channel, on the host stand-ins (tests/fakes/cuda_host_shim.c), the NCCL stand-in's collectives told
  * never to complete (nccl_shim_dead_peer 2: a peer that hangs, no NCCL error), so only the
  * liveness channel or a deadline can end a step.  With NCCL's deadline at 30 s, a
  * step must still end within 3 s when the other process is SIGKILLed, and its error must name

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The real executable with the whole CUDA module running on the CPU (libinstbench-cuda-sim.so:
-src/cuda/*.c with the kernels through tests/cudasim, gemm.c on the cuBLASLt stand-in, NCCL's
+src/cuda/*.c with the kernels through tests/fakes/cudasim, gemm.c on the cuBLASLt stand-in, NCCL's
 collectives between threads), loaded through INSTBENCH_CUDA_MODULE:
 
 - `verify --backend cuda --compare-backend cpu` passes every timm fixture, fp32 and bf16: the CUDA
   step against timm's reference and against the CPU backend, tensor by tensor, and records which
   attention ran (cuDNN's fused SDPA in bf16, here NVIDIA's cudnn-frontend on the CPU stand-in of
-  libcudnn, tests/cuda/cudnn_standin.c; unfused in fp32 or with INSTBENCH_CUDA_ATTENTION=unfused);
+  libcudnn, tests/fakes/cudnn_standin.c; unfused in fp32 or with INSTBENCH_CUDA_ATTENTION=unfused);
 - `measure --backend cuda` runs end to end and writes a result that validates against
   schemas/result-v1.json: one rank with --data host, two ranks (data parallel over the NCCL
   stand-in) with --data device, and --batch-size auto on a device reporting little free memory
@@ -23,10 +23,11 @@ import subprocess
 import sys
 import tempfile
 
-from testlib import check, failures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from testlib import check, failures  # noqa: E402
 
 BIN, MODULE, DATA = sys.argv[1:4]
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # INSTBENCH_TEST_CUDNN=1: the module carries the cuDNN glue (the build had cudnn-frontend's headers)
 CUDNN = os.environ.get("INSTBENCH_TEST_CUDNN") == "1"
 ENV = dict(os.environ, INSTBENCH_CUDA_MODULE=os.path.abspath(MODULE), AWS_EC2_METADATA_DISABLED="true",

@@ -1,9 +1,9 @@
 /* cuda_vit_host: the CUDA backend's training step (src/cuda/vit.c) run on the CPU through
- * tests/cuda_host_shim.c, against the timm reference fixtures and the CPU backend.  It checks
+ * tests/fakes/cuda_host_shim.c, against the timm reference fixtures and the CPU backend.  It checks
  * everything vit.c decides (which buffer feeds which op, parameter offsets, GEMM shapes,
  * transposes, strides and the padded attention layout, bf16 cast points, op order, the optimizer
  * loop and the gradient-hook ranges) without a GPU.  Built with CUDA_VIT_SIM it is cuda_vit_sim:
- * the same step with the real .cu kernels (tests/cudasim) and the real gemm.c (on the cuBLASLt
+ * the same step with the real .cu kernels (tests/fakes/cudasim) and the real gemm.c (on the cuBLASLt
  * stand-in) instead of the shim's loops. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,7 +151,7 @@ static void run(const char *path)
 }
 
 #ifdef CUDA_VIT_SIM
-/* cuda_vit_sim: the same checks with the real kernels (tests/cudasim) and the real gemm.c on the
+/* cuda_vit_sim: the same checks with the real kernels (tests/fakes/cudasim) and the real gemm.c on the
  * cuBLASLt stand-in, once through cuBLASLt and once with every GEMM falling back to cuBLAS. */
 #include "cuda_cublaslt_standin.h"
 #include "cuda/kernels.h"

@@ -1,5 +1,5 @@
 /* cuda_nccl_shim: NCCL's collectives for the CPU tests of the CUDA data-parallel path
- * (tests/cuda_dp_host.c, cuda_runner_host.c, the simulated module), between the rank threads of
+ * (tests/cuda/cuda_dp_host.c, cuda_runner_host.c, the simulated module), between the rank threads of
  * one process (ncclCommInitAll) or between processes (ncclCommInitRank with the unique id that
  * src/cuda/dp.c hands out over the real TCP rendezvous).  Host memory only.
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/gpu_check.sh, the script the first GPU machine runs, run here on the CUDA module
-simulated on the CPU (libinstbench-cuda-sim.so, tests/cudasim) with a tiny model, so a mistake in
+simulated on the CPU (libinstbench-cuda-sim.so, tests/fakes/cudasim) with a tiny model, so a mistake in
 the script itself cannot cost that machine's time: every step it can take here passes, the steps
 this machine cannot take (no compute-sanitizer, one GPU, no torchrun) are SKIP and not FAIL, and
 summary.json lists every step with the samples/s of the measure steps.  (The real-shape
@@ -12,7 +12,8 @@ import subprocess
 import sys
 import tempfile
 
-from testlib import check, failures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from testlib import check, failures  # noqa: E402
 
 BIN, MODULE, ROOT = [os.path.abspath(a) for a in sys.argv[1:4]]
 STEPS = ["build", "ctest", "verify", "realistic", "sanitize", "sanitize12", "measure", "host_data", "auto_batch", "ranks",

@@ -55,7 +55,7 @@ Served:
            ClientToken is recorded in stats "client_tokens" before any fault is applied.
   S3       requests signed for service "s3" (checked with botocore's S3SigV4Auth): HeadBucket,
            PutObject, GetObject, ListObjectsV2, region redirects and S3's faults, served by
-           tests/s3/fake_s3.py (its docstring says how; --s3-bucket NAME:REGION makes buckets).
+           tests/fakes/fake_s3.py (its docstring says how; --s3-bucket NAME:REGION makes buckets).
   IMDSv2   PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds), then GET
            /latest/meta-data/{instance-id, instance-type, placement/region,
            placement/availability-zone, instance-life-cycle, iam/security-credentials/[ROLE]} and
@@ -133,8 +133,8 @@ import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "s3"))
-import fake_s3  # noqa: E402  (S3, in its own file: tests/s3/fake_s3.py says what it serves)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_s3  # noqa: E402  (S3, in its own file: tests/fakes/fake_s3.py says what it serves)
 
 from botocore.auth import S3SigV4Auth, SigV4Auth
 from botocore.awsrequest import AWSRequest

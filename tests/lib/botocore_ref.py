@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_PY = os.path.join(os.environ.get("INSTBENCH_MOTO_VENV", os.path.join(ROOT, "build-venv", "moto")), "bin", "python")
 SERIALIZE = r"""
 import datetime, json, sys

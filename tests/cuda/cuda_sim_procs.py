@@ -22,7 +22,8 @@ import sys
 import tempfile
 import time
 
-from testlib import check, failures
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from testlib import check, failures  # noqa: E402
 
 BIN, MODULE = sys.argv[1:3]
 BASE = {k: v for k, v in os.environ.items()

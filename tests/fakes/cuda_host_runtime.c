@@ -1,13 +1,13 @@
 /* cuda_host_runtime: a host-memory stand-in for the CUDA runtime calls the CUDA backend makes
  * (memory, streams, events, devices), for the tests that run src/cuda on a machine without a GPU:
  * with the kernel launchers of cuda_host_shim.c (plain loops), or with the real kernels of
- * kernels/ compiled for the CPU by tests/cudasim (cuda_vit_sim, cuda_dp_sim, the
+ * kernels/ compiled for the CPU by tests/fakes/cudasim (cuda_vit_sim, cuda_dp_sim, the
  * simulated module).
  *
- * Stream order.  Every piece of work a call puts on a stream (a kernel from tests/cudasim, a GEMM
+ * Stream order.  Every piece of work a call puts on a stream (a kernel from tests/fakes/cudasim, a GEMM
  * of the cuBLASLt stand-in, a copy, a memset, an event record or wait, a collective of the NCCL
  * stand-in) is an op queued on that stream (shim_enqueue).
- * - Ordered mode (turned on by tests/cudasim, where the real kernels run): an op runs only after
+ * - Ordered mode (turned on by tests/fakes/cudasim, where the real kernels run): an op runs only after
  *   every earlier op of its stream, and only once what it waits for has happened (the record of
  *   an event, every peer of a collective).  Among the ops that may run, a seeded adversarial
  *   scheduler picks which runs next, so a missing cudaStreamWaitEvent shows as wrong numbers
@@ -26,7 +26,7 @@
  *
  * Device memory is guarded: each allocation ends at a page boundary (rounded to 256 bytes, as
  * cudaMalloc's granularity) with an inaccessible page on each side, so a kernel that reads or
- * writes past it traps (the handler below names the allocation, the offset and, under tests/cudasim,
+ * writes past it traps (the handler below names the allocation, the offset and, under tests/fakes/cudasim,
  * the kernel, block and thread), and fresh memory, device or pinned host, is filled with 0x7fa5
  * half words, a signalling NaN in fp32 and in bf16 (compute-sanitizer's initcheck assumes nothing
  * of it either), so a read of memory nobody wrote shows; cudaMemset and copies define it. */
@@ -882,7 +882,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 
 /* ---------------------------------------------------------------- errors and device facts */
 
-/* a launch refused at the call (tests/cudasim), or work that failed as it ran: reported once */
+/* a launch refused at the call (tests/fakes/cudasim), or work that failed as it ran: reported once */
 cudaError_t shim_launch_error;
 cudaError_t cudaGetLastError(void)
 {

@@ -10,7 +10,7 @@ foreach(target ${INSTBENCH_MODULES} instbench)
     set(own cmd)
   endif()
   add_test(NAME boundary_${own}_${target}
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/boundary_check.sh ${CMAKE_C_COMPILER}
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/boundary_check.sh ${CMAKE_C_COMPILER}
                    "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>" ${own} ${_boundary_headers})
 endforeach()
 
@@ -21,4 +21,4 @@ foreach(target ${INSTBENCH_MODULES})
   list(APPEND _archives $<TARGET_FILE:${target}>)
 endforeach()
 add_test(NAME module_graph
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/module_graph.py ${CMAKE_SOURCE_DIR}/src ${_archives})
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/module_graph.py ${CMAKE_SOURCE_DIR}/src ${_archives})

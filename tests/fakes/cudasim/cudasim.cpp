@@ -242,7 +242,7 @@ void cudasim_report(const char *line)
     pthread_mutex_unlock(&m);
 }
 
-// For the guard-page handler of tests/cuda_host_runtime.c (a signal handler: no allocation).
+// For the guard-page handler of tests/fakes/cuda_host_runtime.c (a signal handler: no allocation).
 static void where_now(char *buf, size_t n)
 {
     const block_run *r = run_now;
@@ -352,7 +352,7 @@ void release_launch(void *p)
     delete l;
 }
 
-// The real kernels run in stream order, scheduled adversarially (tests/cuda_host_runtime.c);
+// The real kernels run in stream order, scheduled adversarially (tests/fakes/cuda_host_runtime.c);
 // CUDASIM_STREAMS=immediate runs each launch at its call, CUDASIM_SEED reseeds the scheduler.
 struct ordered_streams {
     ordered_streams()

@@ -2,30 +2,35 @@
 # itself (CUDA builds); their numerics are checked on a GPU machine by scripts/gpu_check.sh
 # (instbench verify --backend cuda --compare-backend cpu against the timm fixtures).  The TCP
 # rendezvous and the liveness channel (src/comm/) are tested in tests/comm/.
+# The test programs and scripts are here (tests/cuda/); the stand-ins they link (the CUDA runtime,
+# cuBLASLt, cuDNN, NCCL, the launchers, cudasim) are in tests/fakes/.  The programs run from tests/
+# (CMAKE_CURRENT_SOURCE_DIR: this file is included from tests/CMakeLists.txt), where they open the
+# fixtures as data/ref_*.safetensors.
+set(_cuda_tests ${CMAKE_CURRENT_LIST_DIR})
 
 # instbench verify --compare-backend (the CUDA-vs-CPU comparison), exercised as cpu vs cpu.
 add_test(NAME cuda_verify_compare
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_verify_compare.py ${INSTBENCH_BIN}
+         COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_verify_compare.py ${INSTBENCH_BIN}
                  ${INSTBENCH_TEST_DATA}/ref_a_adam_bf16.safetensors)
 
 # The row-major -> column-major operand swap every CUDA GEMM goes through (pure arithmetic, built
 # into the test directly so CPU-only builds run it too).
-instbench_add_unit_test(cuda_gemm_plan cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+instbench_add_unit_test(cuda_gemm_plan ${_cuda_tests}/cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
 # These programs compile CUDA backend sources themselves, so they see its private headers (and
 # the CPU backend's, which they compare against).
 instbench_test_internals(cuda_gemm_plan cuda)
 
 # DDP bucketing of the gradient ranges (pure bookkeeping, built into the test directly).
-instbench_add_unit_test(cuda_bucket cuda_bucket.c ${CMAKE_SOURCE_DIR}/src/cuda/bucket.c)
+instbench_add_unit_test(cuda_bucket ${_cuda_tests}/cuda_bucket.c ${CMAKE_SOURCE_DIR}/src/cuda/bucket.c)
 instbench_test_internals(cuda_bucket cuda)
 
 # The cuDNN version gates per GPU generation (pure, built into the test so CPU-only builds run it).
-instbench_add_unit_test(cuda_cudnn_gate cuda/cudnn_gate_test.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c)
+instbench_add_unit_test(cuda_cudnn_gate ${_cuda_tests}/cudnn_gate_test.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c)
 instbench_test_internals(cuda_cudnn_gate cuda)
 
 # Index arithmetic of the data-movement kernels (patchify, attention head split/merge), shared
 # with the kernels through src/cuda/layout.h; checked against the CPU backend and nested loops.
-instbench_add_unit_test(cuda_layout cuda_layout.c)
+instbench_add_unit_test(cuda_layout ${_cuda_tests}/cuda_layout.c)
 instbench_test_internals(cuda_layout cpu cuda)
 
 # The CUDA backend's step (src/cuda/vit.c) on the CPU through a host stand-in for the runtime,
@@ -38,13 +43,13 @@ if(INSTBENCH_CUDA)
     # own dlopen of the CUDA runtime at the object holding cudaGetDevice (src/cuda/cudnn_sdpa.cpp),
     # and the cuDNN stand-in queues its work on the same runtime's streams, so all three must
     # share one instance of it.
-    add_library(instbench_cudart_host SHARED cuda_host_runtime.c)
+    add_library(instbench_cudart_host SHARED ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c)
     set_target_properties(instbench_cudart_host PROPERTIES OUTPUT_NAME instbench-cudart-host)
-    target_include_directories(instbench_cudart_host PUBLIC ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR})
+    target_include_directories(instbench_cudart_host PUBLIC ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES})
     target_link_options(instbench_cudart_host PRIVATE -Wl,-z,defs)
     # cuDNN attention (src/cuda/cudnn_sdpa.cpp with NVIDIA's real cudnn-frontend) wherever the build
     # has the frontend's headers, in every test program that compiles src/cuda/vit.c: it loads the
-    # CPU stand-in of libcudnn (cuda/cudnn_standin.c) unless INSTBENCH_CUDNN_LIBRARY names another.
+    # CPU stand-in of libcudnn (tests/fakes/cudnn_standin.c) unless INSTBENCH_CUDNN_LIBRARY names another.
     # The glue is compiled once (its frontend takes minutes) and linked into each.
     if(INSTBENCH_CUDNN_FRONTEND_INCLUDE AND INSTBENCH_CUDNN_INCLUDE AND EXISTS ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_sdpa.cpp)
       enable_language(CXX)
@@ -57,21 +62,21 @@ if(INSTBENCH_CUDA)
       # rebuilds this file once per mutation of it; what the tests time is the stand-in, not this
       target_compile_options(cudnn_sdpa_glue PRIVATE -std=c++17 -fvisibility=hidden -O0)
       set_target_properties(cudnn_sdpa_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
-      add_library(cudnn_standin SHARED cuda/cudnn_standin.c)
+      add_library(cudnn_standin SHARED ${INSTBENCH_TEST_FAKES}/cudnn_standin.c)
       set_target_properties(cudnn_standin PROPERTIES OUTPUT_NAME cudnn-standin)
       target_include_directories(cudnn_standin SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
       target_link_libraries(cudnn_standin PRIVATE instbench_cudart_host m)
       target_link_options(cudnn_standin PRIVATE -Wl,-z,defs)
       # ... and the same stand-in saying an older release (9.14.0), for the search that must load
-      # the newest of the libcudnn.so.9 it finds (cuda/cudnn_paths.py)
-      add_library(cudnn_standin_old SHARED cuda/cudnn_standin.c)
+      # the newest of the libcudnn.so.9 it finds (cudnn_paths.py)
+      add_library(cudnn_standin_old SHARED ${INSTBENCH_TEST_FAKES}/cudnn_standin.c)
       set_target_properties(cudnn_standin_old PROPERTIES OUTPUT_NAME cudnn-standin-old)
       target_compile_definitions(cudnn_standin_old PRIVATE STANDIN_VERSION=91400)
       target_include_directories(cudnn_standin_old SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
       target_link_libraries(cudnn_standin_old PRIVATE instbench_cudart_host m)
       target_link_options(cudnn_standin_old PRIVATE -Wl,-z,defs)
-      add_library(cudnn_standin_env OBJECT cuda/cudnn_standin_env.c)
-      target_include_directories(cudnn_standin_env PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cuda)
+      add_library(cudnn_standin_env OBJECT ${INSTBENCH_TEST_FAKES}/cudnn_standin_env.c)
+      target_include_directories(cudnn_standin_env PRIVATE ${INSTBENCH_TEST_FAKES})
       target_compile_definitions(cudnn_standin_env PRIVATE INSTBENCH_CUDNN_STANDIN="$<TARGET_FILE:cudnn_standin>")
       set_target_properties(cudnn_standin_env PROPERTIES POSITION_INDEPENDENT_CODE ON)
     endif()
@@ -84,8 +89,8 @@ if(INSTBENCH_CUDA)
       endif()
     endfunction()
     if(TARGET cudnn_sdpa_glue)
-      # the glue's forward and backward at seven shapes against float64 attention (cuda/cudnn_sdpa_test.c)
-      add_executable(cuda_cudnn_sdpa cuda/cudnn_sdpa_test.c)
+      # the glue's forward and backward at seven shapes against float64 attention (cudnn_sdpa_test.c)
+      add_executable(cuda_cudnn_sdpa ${_cuda_tests}/cudnn_sdpa_test.c)
       target_link_libraries(cuda_cudnn_sdpa PRIVATE m)
       instbench_cuda_test_runtime(cuda_cudnn_sdpa)
       instbench_test_internals(cuda_cudnn_sdpa cuda)
@@ -93,13 +98,13 @@ if(INSTBENCH_CUDA)
       add_test(NAME cuda_cudnn_sdpa COMMAND cuda_cudnn_sdpa WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
       set_tests_properties(cuda_cudnn_sdpa PROPERTIES TIMEOUT 300)
     endif()
-    instbench_add_unit_test(cuda_vit_host cuda_vit_host.c cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c
+    instbench_add_unit_test(cuda_vit_host ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     instbench_cuda_test_runtime(cuda_vit_host)
     set_tests_properties(cuda_vit_host PROPERTIES ENVIRONMENT INSTBENCH_TEST_CUDNN_RUNS=1)   # fixture a: hd 16
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_vit_host cpu cuda)
-    # The real kernels: every kernels/*.cu compiled as C++ for the CPU with tests/cudasim
+    # The real kernels: every kernels/*.cu compiled as C++ for the CPU with tests/fakes/cudasim
     # (fibers per thread, barriers, warp shuffles), driving src/cuda/vit.c with the real gemm.c on
     # the cuBLASLt stand-in, against the timm fixtures and the CPU backend.
     enable_language(CXX)
@@ -119,18 +124,18 @@ if(INSTBENCH_CUDA)
       configure_file(${_cpp}.in ${_cpp} COPYONLY)   # rewritten only when it changes
       list(APPEND _sim_sources ${_cpp})
     endforeach()
-    add_executable(cuda_vit_sim cuda_vit_host.c cuda_cublaslt_standin.c cudasim/cudasim.cpp cudasim/shared.cpp
+    add_executable(cuda_vit_sim ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp
                    ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                    ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
     instbench_cuda_test_runtime(cuda_vit_sim)
-    target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
-                               ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
+    target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES}
+                               ${INSTBENCH_TEST_FAKES}/cudasim)
     target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM)
     # ... and ThreadSanitizer's instrumentation without its runtime: every load and store of a
-    # kernel calls tests/cudasim/shared.cpp first, which checks the block-shared memory (not under
+    # kernel calls tests/fakes/cudasim/shared.cpp first, which checks the block-shared memory (not under
     # AddressSanitizer, which compilers refuse to combine with it: there the checks are off)
-    set(_sim_options "-include;${CMAKE_CURRENT_SOURCE_DIR}/cudasim/cudasim.h")
+    set(_sim_options "-include;${INSTBENCH_TEST_FAKES}/cudasim/cudasim.h")
     if(NOT INSTBENCH_SANITIZE)
       list(APPEND _sim_options "-fsanitize=thread")
       if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
@@ -145,7 +150,7 @@ if(INSTBENCH_CUDA)
       target_compile_options(cuda_vit_sim PRIVATE --coverage)
       target_link_options(cuda_vit_sim PRIVATE --coverage)
       add_test(NAME cuda_vit_sim
-               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/coverage_run.sh ${Python3_EXECUTABLE} $<TARGET_FILE:cuda_vit_sim>
+               COMMAND bash ${INSTBENCH_TEST_LIB}/coverage_run.sh ${Python3_EXECUTABLE} $<TARGET_FILE:cuda_vit_sim>
                        ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_vit_sim.dir 90 ${CMAKE_SOURCE_DIR}/kernels/
                WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     else()
@@ -161,16 +166,16 @@ if(INSTBENCH_CUDA)
     # The whole CUDA module on the CPU: src/cuda/*.c with the simulated kernels, the cuBLASLt
     # stand-in, the host runtime and the NCCL stand-in (ranks as threads), built as a module the
     # real executable loads (INSTBENCH_CUDA_MODULE), so `verify --backend cuda` and `measure
-    # --backend cuda` run end to end (tests/cuda_sim_cli.py).
+    # --backend cuda` run end to end (cuda_sim_cli.py).
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       file(GLOB _cuda_c CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.c)
-      add_library(instbench_cuda_sim MODULE ${_cuda_c} cuda_cublaslt_standin.c
-                  cuda_nccl_shim.c cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources})
+      add_library(instbench_cuda_sim MODULE ${_cuda_c} ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c
+                  ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp ${_sim_sources})
       set_target_properties(instbench_cuda_sim PROPERTIES OUTPUT_NAME instbench-cuda-sim PREFIX lib
                             C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden LINKER_LANGUAGE CXX
                             LINK_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/module.map)
-      target_include_directories(instbench_cuda_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
-                                 ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
+      target_include_directories(instbench_cuda_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES}
+                                 ${INSTBENCH_TEST_FAKES}/cudasim)
       instbench_test_internals(instbench_cuda_sim cuda)
       target_compile_options(instbench_cuda_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
       target_link_libraries(instbench_cuda_sim PRIVATE instbench_comm instbench_model instbench_util)
@@ -178,7 +183,7 @@ if(INSTBENCH_CUDA)
       target_link_options(instbench_cuda_sim PRIVATE
         -Wl,--version-script=${CMAKE_SOURCE_DIR}/src/cuda/module.map -Wl,-z,defs)
       add_test(NAME cuda_sim_cli
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim_cli.py ${INSTBENCH_BIN}
+               COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_sim_cli.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim> ${INSTBENCH_TEST_DATA})
       set_tests_properties(cuda_sim_cli PROPERTIES TIMEOUT 900)
       if(TARGET cudnn_sdpa_glue)   # the module carries the cuDNN glue and loads the stand-in
@@ -186,19 +191,19 @@ if(INSTBENCH_CUDA)
         # the attention path decided once (issue 37): the newest cuDNN of a DLAMI-like layout, a
         # refusal planned as the unfused path under --batch-size auto, the non-deterministic fallback
         add_test(NAME cuda_cudnn_paths
-                 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda/cudnn_paths.py ${INSTBENCH_BIN}
+                 COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cudnn_paths.py ${INSTBENCH_BIN}
                          $<TARGET_FILE:instbench_cuda_sim> $<TARGET_FILE:cudnn_standin> $<TARGET_FILE:cudnn_standin_old>)
         set_tests_properties(cuda_cudnn_paths PROPERTIES TIMEOUT 600)
       endif()
       # ... and as two processes over the real TCP rendezvous (torchrun's variables): a run to the
       # end, and a rank killed mid-run that the other must notice within 30 s
       add_test(NAME cuda_sim_procs
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cuda_sim_procs.py ${INSTBENCH_BIN}
+               COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_sim_procs.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim>)
       set_tests_properties(cuda_sim_procs PROPERTIES TIMEOUT 900)
       # scripts/gpu_check.sh itself, on that module with a tiny model (what the first GPU runs)
       add_test(NAME gpu_check_sim
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu_check_sim.py ${INSTBENCH_BIN}
+               COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/gpu_check_sim.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim> ${CMAKE_SOURCE_DIR})
       set_tests_properties(gpu_check_sim PROPERTIES TIMEOUT 1200 LABELS slow)
     endif()
@@ -212,20 +217,20 @@ if(INSTBENCH_CUDA)
     # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
     # heuristic, the three roads to the cuBLAS fallback, the algorithm cache) on a cuBLASLt/cuBLAS
     # stand-in written from their documented semantics, against a row-major reference.
-    instbench_add_unit_test(cuda_gemm cuda_gemm.c cuda_cublaslt_standin.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+    instbench_add_unit_test(cuda_gemm ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_gemm PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm cuda)
     # cuBLASLt's in-situ GEMM rate (src/cuda/gemm_rate.c) against a stand-in device whose speed
     # the test sets (CUBLASLT_STANDIN_GFLOPS), its GEMMs against this model's Linear layers.
-    instbench_add_unit_test(cuda_gemm_rate cuda/gemm_rate_test.c cuda_cublaslt_standin.c cuda_host_runtime.c
+    instbench_add_unit_test(cuda_gemm_rate ${_cuda_tests}/gemm_rate_test.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_rate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_gemm_rate PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm_rate cuda)
     # ... and the coverage of gemm.c that run reaches (every function, 95% of the lines)
     if(_coverage)
-      add_executable(cuda_gemm_cov cuda_gemm.c cuda_cublaslt_standin.c cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+      add_executable(cuda_gemm_cov ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                      ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
       target_link_libraries(cuda_gemm_cov PRIVATE instbench_core)
       target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -233,30 +238,30 @@ if(INSTBENCH_CUDA)
       target_compile_options(cuda_gemm_cov PRIVATE --coverage -O0)
       target_link_options(cuda_gemm_cov PRIVATE --coverage)
       add_test(NAME cuda_gemm_coverage
-               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/coverage_run.sh ${Python3_EXECUTABLE} $<TARGET_FILE:cuda_gemm_cov>
+               COMMAND bash ${INSTBENCH_TEST_LIB}/coverage_run.sh ${Python3_EXECUTABLE} $<TARGET_FILE:cuda_gemm_cov>
                        ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/cuda_gemm_cov.dir 95 src/cuda/gemm.c
                WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     endif()
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
-      instbench_add_unit_test(cuda_dp_host cuda_dp_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
+      instbench_add_unit_test(cuda_dp_host ${_cuda_tests}/cuda_dp_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_dp_host)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_dp_host cpu cuda)
-      # ... and the same with the real kernels and gemm.c (tests/cudasim, the cuBLASLt stand-in) on
+      # ... and the same with the real kernels and gemm.c (tests/fakes/cudasim, the cuBLASLt stand-in) on
       # ordered streams whose scheduler runs the comm stream's allreduces as early as their event
       # waits allow: a missing wait averages gradients not yet computed.
-      add_executable(cuda_dp_sim cuda_dp_host.c cuda_cublaslt_standin.c cuda_nccl_shim.c
-                     cudasim/cudasim.cpp cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
+      add_executable(cuda_dp_sim ${_cuda_tests}/cuda_dp_host.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c
+                     ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp ${_sim_sources} ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
                      ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
                      ${_cuda}/module.c)
       target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
       instbench_cuda_test_runtime(cuda_dp_sim)
-      target_include_directories(cuda_dp_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_CURRENT_SOURCE_DIR}
-                                 ${CMAKE_CURRENT_SOURCE_DIR}/cudasim)
+      target_include_directories(cuda_dp_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES}
+                                 ${INSTBENCH_TEST_FAKES}/cudasim)
       target_compile_definitions(cuda_dp_sim PRIVATE CUDA_DP_SIM)
       target_compile_options(cuda_dp_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
       instbench_test_internals(cuda_dp_sim cpu cuda)
@@ -267,7 +272,7 @@ if(INSTBENCH_CUDA)
       # ... and the same program through the loader and the public backend table alone: here on the
       # simulated module, on a machine with two GPUs on the real one (scripts/gpu_check.sh, dp_equal)
       if(TARGET instbench_cuda_sim)
-        add_executable(cuda_dp_module cuda_dp_host.c)
+        add_executable(cuda_dp_module ${_cuda_tests}/cuda_dp_host.c)
         target_link_libraries(cuda_dp_module PRIVATE instbench_core)
         target_compile_definitions(cuda_dp_module PRIVATE CUDA_DP_MODULE)
         target_include_directories(cuda_dp_module PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -280,7 +285,7 @@ if(INSTBENCH_CUDA)
                              ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=2")
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
-      instbench_add_unit_test(cuda_runner_host cuda_runner_host.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
+      instbench_add_unit_test(cuda_runner_host ${_cuda_tests}/cuda_runner_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_runner_host)
@@ -288,7 +293,7 @@ if(INSTBENCH_CUDA)
       instbench_test_internals(cuda_runner_host cpu cuda)
       # ... and across two forked processes joined by the rendezvous: a killed or failing process
       # is named in the other's error within seconds, through the liveness channel.
-      instbench_add_unit_test(cuda_dp_procs cuda_dp_procs.c cuda_host_shim.c cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
+      instbench_add_unit_test(cuda_dp_procs ${_cuda_tests}/cuda_dp_procs.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
                               ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
                               ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
       instbench_cuda_test_runtime(cuda_dp_procs)
@@ -302,9 +307,9 @@ endif()
 # The CUDA backend is a dlopened module (libinstbench-cuda.so): the executable must run without it
 # (copied alone into an empty directory) and name what is missing when --backend cuda needs it.
 add_test(NAME cuda_module_absent
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_module.sh absent ${INSTBENCH_BIN} ${CMAKE_C_COMPILER})
+         COMMAND bash ${_cuda_tests}/cuda_module.sh absent ${INSTBENCH_BIN} ${CMAKE_C_COMPILER})
 if(TARGET instbench_cuda)
   # ... and the executable links no CUDA library (ELF DT_NEEDED), the module exports one symbol.
   add_test(NAME cuda_module_deps
-           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cuda_module.sh deps ${INSTBENCH_BIN} $<TARGET_FILE:instbench_cuda>)
+           COMMAND bash ${_cuda_tests}/cuda_module.sh deps ${INSTBENCH_BIN} $<TARGET_FILE:instbench_cuda>)
 endif()

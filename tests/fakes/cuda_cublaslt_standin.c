@@ -466,7 +466,7 @@ struct cublasContext {
 enum { TAG_BLAS = 0x424c };
 
 /* cublasCreate allocates device memory (cudaMalloc), so, as on a GPU, it fails inside a stream
- * capture and invalidates it (tests/cuda_host_runtime.c): a handle must exist before capture. */
+ * capture and invalidates it (tests/fakes/cuda_host_runtime.c): a handle must exist before capture. */
 cublasStatus_t cublasCreate_v2(cublasHandle_t *h)
 {
     void *ws = NULL;

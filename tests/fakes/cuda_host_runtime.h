@@ -36,14 +36,14 @@ typedef struct shim_work {
 void shim_enqueue(cudaStream_t s, const shim_work *w);
 /* Drops every queued op of OWNER (ncclCommAbort): what waited behind it runs again. */
 void shim_drop_owner(const void *owner);
-/* Ordered mode with the scheduler seeded by SEED (tests/cudasim turns it on; CUDASIM_STREAMS=
+/* Ordered mode with the scheduler seeded by SEED (tests/fakes/cudasim turns it on; CUDASIM_STREAMS=
  * immediate keeps the immediate mode, CUDASIM_SEED picks another seed). */
 void shim_streams_ordered(unsigned long long seed);
 int shim_streams_are_ordered(void);
 /* An error found while work ran (a kernel's divergent barrier): returned by the next
  * synchronisation and by cudaGetLastError, as a GPU's sticky launch failure is. */
 void shim_report_async_error(cudaError_t e);
-/* Set by tests/cudasim: appends to BUF (N bytes) what runs now on this host thread ("in kernel K,
+/* Set by tests/fakes/cudasim: appends to BUF (N bytes) what runs now on this host thread ("in kernel K,
  * block (x,y,z), thread (x,y,z)"), or nothing; the guard-page handler adds it to its report. */
 extern void (*shim_fault_where)(char *buf, size_t n);
 /* With CUDASIM_TRACE=PATH set, one line per call appended to PATH in program order: "launch NAME"

@@ -1,10 +1,10 @@
 /* cuda_host_shim: host stand-ins for the kernel launchers of src/cuda/kernels.h and cuda_gemm,
  * so src/cuda/vit.c (the CUDA backend's training step: buffer
  * wiring, offsets, GEMM shapes and strides, op order, gradient-hook ranges) runs on a machine
- * without a GPU (tests/cuda_vit_host.c), with the runtime of cuda_host_runtime.c.  Each launcher
+ * without a GPU (tests/cuda/cuda_vit_host.c), with the runtime of cuda_host_runtime.c.  Each launcher
  * here is a plain loop with the semantics documented in kernels.h; GEMMs go through cuda_gemm_plan
  * like the real ones and an emulated column-major BLAS.  The real kernels and gemm.c run in
- * cuda_vit_sim (tests/cudasim, tests/cuda_cublaslt_standin.c) instead. */
+ * cuda_vit_sim (tests/fakes/cudasim, tests/fakes/cuda_cublaslt_standin.c) instead. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* cuda_cublaslt_standin: a host stand-in for the part of cuBLASLt, cuBLAS and the CUDA runtime that
  * src/cuda/gemm.c calls, so gemm.c itself (descriptors, layouts, epilogues, alignment preferences,
  * the heuristic, the cuBLAS fallback, the algorithm cache) runs unmodified on a machine without a
- * GPU (tests/cuda_gemm.c).  Written from cuBLASLt's and cuBLAS's documented semantics (column-major
+ * GPU (tests/cuda/cuda_gemm.c).  Written from cuBLASLt's and cuBLAS's documented semantics (column-major
  * operands, op(A) m x k, op(B) k x n, D = alpha op(A) op(B) + beta C (+ bias[m] per column, per
  * batch), leading dimensions, strided batches, CUBLAS_COMPUTE_32F), independently of gemm_plan.c
  * and of the CPU backend's GEMM.  Device memory comes from cuda_host_runtime.c, which registers

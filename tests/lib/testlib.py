@@ -1,7 +1,7 @@
 """What the Python tests share: check() records a failed expectation and prints it at once (so a
 hung or crashing test still shows what had failed), and `failures` holds them for the test's own
 summary and exit status.  require() is the fatal form, for tests that stop at the first failure.
-FakeAws starts the fake AWS server (tests/aws/aws_fake_server.py).  Every test imports these instead
+FakeAws starts the fake AWS server (tests/fakes/aws_fake_server.py).  Every test imports these instead
 of keeping a copy."""
 import json
 import math
@@ -139,9 +139,10 @@ def parse_table(text):
 
 
 class FakeAws:
-    """tests/aws/aws_fake_server.py on a free port of 127.0.0.1, with ARGS (its --help lists them);
+    """tests/fakes/aws_fake_server.py on a free port of 127.0.0.1, with ARGS (its --help lists them);
     tls_ca: serve https with the server's --tls-cert, trusted through this CA file."""
-    SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "aws", "aws_fake_server.py")
+    SERVER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fakes",
+                          "aws_fake_server.py")
 
     def __init__(self, *args, tls_ca=None):
         self.ctx = ssl.create_default_context(cafile=tls_ca) if tls_ca else None
