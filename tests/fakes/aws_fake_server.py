@@ -48,7 +48,7 @@ Served:
   serializer.
   SSM      POST /  X-Amz-Target: AmazonSSM.GetParameter (AWS JSON 1.1; signing name "ssm"): the
            values given with --ssm-parameter NAME=VALUE, else 400 ParameterNotFound.
-  EC2 (the sweep's calls, tests/ec2/): CreatePlacementGroup (tags from TagSpecification;
+  EC2 (the sweep's calls, tests/aws/ec2_calls.py): CreatePlacementGroup (tags from TagSpecification;
            InvalidPlacementGroup.Duplicate), DeletePlacementGroup (InvalidPlacementGroup.Unknown),
            DescribePlacementGroups (GroupName.N, Filter tag:KEY), and RunInstances, idempotent
            by ClientToken (the same token answers the same instances); every RunInstances'

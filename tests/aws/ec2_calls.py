@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The sweep's EC2 and SSM calls through instbench's client (tests/ec2/ec2_probe).
+"""The sweep's EC2 and SSM calls through instbench's client (tests/aws/ec2_probe.c).
   ec2_calls.py moto PROBE   against moto's server, signatures checked; boto3 (moto's venv) reads
                             back what we created: instances and their market, shutdown behaviour,
                             tags on instances AND volumes, user data, subnet and security group; the

@@ -1,5 +1,5 @@
 /* A driver for the sweep's EC2 and SSM calls (src/aws/services/ec2_launch.c, ssm.c), used by
- * tests/ec2/ec2_calls.py against moto and the fake AWS.  Credentials, region and endpoint come from
+ * tests/aws/ec2_calls.py against moto and the fake AWS.  Credentials, region and endpoint come from
  * the environment as for instbench itself.
  *   ec2_probe [-v] COMMAND ...
  *     ssm NAME                          GetParameter: the value on stdout (exit 4: not found)
