@@ -1,4 +1,6 @@
-# Engine (model/, cpu/, comm/local): tests that compare against independent references.
+# The CPU backend (src/cpu/; with comm/local, engine_dp) against independent references: a
+# double-precision ViT and finite differences, a learning task, a naive GEMM.  The model's own
+# tests (the buffer plan, FLOP counts, `models`) are in tests/model/.
 instbench_add_unit_test(engine_gradcheck ${CMAKE_CURRENT_LIST_DIR}/engine_gradcheck.c)
 # GCC 12's aarch64 loop vectoriser crashes on its four-sum double reduction (internal compiler error
 # in vect_transform_reduction at -O3; Debian 12's gcc-aarch64-linux-gnu, scripts/check_aarch64.sh):
@@ -9,11 +11,6 @@ if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND CMAKE_C_COMPILER_VERSION VERSION_LESS 
 endif()
 instbench_add_unit_test(engine_dp ${CMAKE_CURRENT_LIST_DIR}/engine_dp.c)
 instbench_add_unit_test(engine_learn ${CMAKE_CURRENT_LIST_DIR}/engine_learn.c)
-instbench_add_unit_test(engine_plan ${CMAKE_CURRENT_LIST_DIR}/engine_plan.c)
-add_test(NAME engine_counts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/engine_counts.py ${INSTBENCH_BIN})
-set_tests_properties(engine_counts PROPERTIES SKIP_RETURN_CODE 77)
-set_tests_properties(engine_counts PROPERTIES LABELS slow)   # builds vit_large in timm: ~30 s
-add_test(NAME engine_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/engine_cli.py ${INSTBENCH_BIN})
 
 # bf16 GEMMs against a naive double product, and the engine tests again with oneDNN capped at
 # AVX2, where it has no bf16 matmul: a CPU with bf16 hardware proves the emulated path too.
