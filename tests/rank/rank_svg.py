@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 # this area's helpers, then tests/lib (testlib) and tests/fakes
 sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
-sys.path.insert(1, os.path.join(os.path.dirname(HERE), "output"))  # svg_check
+sys.path.insert(1, os.path.join(os.path.dirname(HERE), "output"))   # svg_check
 import rank_fixtures as fx  # noqa: E402
 import svg_check as svgc  # noqa: E402
 
