@@ -129,7 +129,7 @@ if(INSTBENCH_CUDA)
                    ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
     instbench_cuda_test_runtime(cuda_vit_sim)
-    target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES}
+    target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES}
                                ${INSTBENCH_TEST_FAKES}/cudasim)
     target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM)
     # ... and ThreadSanitizer's instrumentation without its runtime: every load and store of a
@@ -233,7 +233,7 @@ if(INSTBENCH_CUDA)
       add_executable(cuda_gemm_cov ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                      ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
       target_link_libraries(cuda_gemm_cov PRIVATE instbench_core)
-      target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+      target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES})
       instbench_test_internals(cuda_gemm_cov cuda)
       target_compile_options(cuda_gemm_cov PRIVATE --coverage -O0)
       target_link_options(cuda_gemm_cov PRIVATE --coverage)
@@ -260,7 +260,7 @@ if(INSTBENCH_CUDA)
                      ${_cuda}/module.c)
       target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
       instbench_cuda_test_runtime(cuda_dp_sim)
-      target_include_directories(cuda_dp_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES}
+      target_include_directories(cuda_dp_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES}
                                  ${INSTBENCH_TEST_FAKES}/cudasim)
       target_compile_definitions(cuda_dp_sim PRIVATE CUDA_DP_SIM)
       target_compile_options(cuda_dp_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
@@ -275,7 +275,7 @@ if(INSTBENCH_CUDA)
         add_executable(cuda_dp_module ${_cuda_tests}/cuda_dp_host.c)
         target_link_libraries(cuda_dp_module PRIVATE instbench_core)
         target_compile_definitions(cuda_dp_module PRIVATE CUDA_DP_MODULE)
-        target_include_directories(cuda_dp_module PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+        target_include_directories(cuda_dp_module PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES})
         instbench_test_internals(cuda_dp_module cuda)
         add_test(NAME cuda_dp_module COMMAND cuda_dp_module WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
         set_tests_properties(cuda_dp_module PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
