@@ -32,7 +32,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check(re.search(r"set\(CMAKE_CUDA_ARCHITECTURES 75-real 80-real 86-real 89-real 90 100-real 120\)", cmake)
           is not None,
           "CMakeLists.txt's default architectures changed: update ARCHS here and in the script")
-    for cu in sorted(glob.glob(os.path.join(ROOT, "kernels", "*.cu"))):
+    cus = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.cu")))
+    check(len(cus) > 0, "no kernels/*.cu under %s: nothing was checked" % ROOT)
+    for cu in cus:
         rel = os.path.relpath(cu, ROOT)
         kernels = len(re.findall(r"__global__", open(cu).read()))
         for arch in ARCHS:
