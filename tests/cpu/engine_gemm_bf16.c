@@ -1,7 +1,7 @@
 /* engine_gemm_bf16: every bf16 GEMM form the engine uses (transposes, row strides wider than the
  * matrix, batches, bias, accumulate, bf16 and fp32 outputs, all-threads and per-thread paths)
  * against a naive double-precision product of the same bf16 operands.  Run natively and with
- * DNNL_MAX_CPU_ISA=AVX2 (tests/engine/engine.cmake), so a CPU with bf16 hardware proves the emulated
+ * DNNL_MAX_CPU_ISA=AVX2 (tests/cpu/cpu.cmake), so a CPU with bf16 hardware proves the emulated
  * path (bf16 widened to fp32) and one without proves it is the path taken.
  * Tolerance: fp32 accumulation of K exact products, |err| <= K * 2^-23 * sum|a b| (+ one bf16
  * rounding step, 2^-8 relative, for bf16 outputs, where the two roundings may straddle a tie). */
