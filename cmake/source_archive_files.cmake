@@ -8,7 +8,7 @@
 if(NOT SRC)
   set(SRC ${CMAKE_SOURCE_DIR})
 endif()
-set(_globs ${SRC}/src/* ${SRC}/include/* ${SRC}/cmake/* ${SRC}/configs/*)
+set(_globs ${SRC}/src/* ${SRC}/include/* ${SRC}/kernels/* ${SRC}/cmake/* ${SRC}/configs/*)
 if(CMAKE_SCRIPT_MODE_FILE)
   file(GLOB_RECURSE _files LIST_DIRECTORIES false RELATIVE ${SRC} ${_globs})
 else()

@@ -5,7 +5,7 @@ punish before a kernel runs, read from the binary with cuobjdump and readelf (is
     does not link; dynamic memory above it needs an opt-in the launchers do not make)
   - registers x block size <= 65,536 (the register file of one SM on 7.5-9.0: a block that
     needs more fails to launch, "too many resources requested"); block sizes from the launch
-    sites in src/cuda/kernels/*.cu (CUK_LAUNCH's third argument, the file's #defines and the
+    sites in kernels/*.cu (CUK_LAUNCH's third argument, the file's #defines and the
     kernel's template arguments substituted)
   - no local memory (register spills or local arrays: slow, and a sign a tile got too big)
   - every kernel also as compute_90 PTX (GPUs newer than Hopper JIT-compile it), and as PTX of
@@ -135,7 +135,7 @@ def main():
     ap.add_argument("--dump")
     ap.add_argument("--save-dump")
     ap.add_argument("--max-shared", type=int, default=48 * 1024)
-    ap.add_argument("--kernels", default=os.path.join(ROOT, "src", "cuda", "kernels"))
+    ap.add_argument("--kernels", default=os.path.join(ROOT, "kernels"))
     a = ap.parse_args()
     findings = []
 

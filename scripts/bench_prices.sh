@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: on-demand + spot prices for 40 instance types x 4 regions from the local AWS test
-# endpoint (tests/aws/aws_fake_server.py, every signature checked with botocore) with 50 ms added
+# endpoint (tests/fakes/aws_fake_server.py, every signature checked with botocore) with 50 ms added
 # per request, fetched by `instbench prices` and by the AWS CLI scripted as a user would (a loop of
 # `aws pricing get-products` per type and region, one `aws ec2 describe-spot-price-history` per
 # region with every type).  Prints both wall times and the ratio (target: instbench >= 10x faster),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: one `instbench prices --source live` for 10 instance types x 2 regions (on-demand, spot,
 # placement scores: 44 requests, none depending on another) against the fake AWS
-# (tests/aws/aws_fake_server.py, every signature checked with botocore) with 50 ms added per response,
+# (tests/fakes/aws_fake_server.py, every signature checked with botocore) with 50 ms added per response,
 # against the one-round-trip floor.  The half of issue 22's scripts/bench_s3.sh about prices.
 #
 # Prints the median wall time of --runs runs, split into the fake AWS's own time (first request

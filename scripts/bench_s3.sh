@@ -3,7 +3,7 @@
 # the AWS CLI and ranking the copy, side by side in one run, both 50 ms away from the S3 server.
 #
 # S3 is moto's server (build-venv/moto, made by scripts/moto_env.sh) on a free loopback port with
-# signature checking on (an IAM user's keys; tests/s3/moto_server.py), and scripts/delay_proxy.py in
+# signature checking on (an IAM user's keys; tests/fakes/moto_server.py), and scripts/delay_proxy.py in
 # front of it adding --latency-ms to every answer.  N result files (tests/rank/rank_fixtures.py's
 # result(): 24 instance types, 1-8 nodes, 2 regions, varied samples/s) are uploaded straight to
 # moto (boto3, not through the proxy), then, through the proxy and with the same keys:
@@ -90,7 +90,7 @@ INSTBENCH_MOTO_VENV=$venv /usr/bin/python3 - "$bin" "$aws" "$objects" "$latency"
 import json, os, random, resource, signal, statistics, subprocess, sys, time
 binary, aws, n, latency_ms, runs, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), \
     int(sys.argv[5]), sys.argv[6]
-sys.path[:0] = ["tests/s3", "tests/rank"]
+sys.path[:0] = ["tests/fakes", "tests/rank"]
 import rank_fixtures as fx          # noqa: E402
 med = statistics.median
 from moto_server import MotoServer  # noqa: E402

@@ -9,7 +9,7 @@
 # type, enumerator, macro or function (a missing declaration is an error: -Werror=implicit-function-
 # declaration) or any library symbol CUDA 12.9 lacks fails loudly.
 #
-# What it cannot check: src/cuda/kernels/*.cu need nvcc, which the wheels lack.  Their launchers (cuk_*,
+# What it cannot check: kernels/*.cu need nvcc, which the wheels lack.  Their launchers (cuk_*,
 # declared in src/cuda/kernels.h) are the only symbols the C objects need from them; they are
 # stubbed by name from the objects' own undefined symbols (nothing else is ignored: -z defs still
 # rejects every other unresolved symbol, which --unresolved-symbols=ignore-in-object-files would

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_cuda12_kernels.sh [--kernels DIR] [--out DIR]: every src/cuda/kernels/*.cu compiles with a
+# check_cuda12_kernels.sh [--kernels DIR] [--out DIR]: every kernels/*.cu compiles with a
 # CUDA 12 toolchain for 75;80;86;89;90;100;120 (Blackwell: CUDA >= 12.8, as the build's default
 # architectures with nvcc >= 12.8), warnings as errors.
 #
@@ -24,7 +24,7 @@
 # where it fails unless INSTBENCH_SKIP_CUDA12=1 says the CI machine is offline on purpose.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-kernels=src/cuda/kernels
+kernels=kernels
 out=build-venv/cuda12-kernels
 archs=75,80,86,89,90,100,120
 while [ $# -gt 0 ]; do

@@ -3,7 +3,7 @@
 # a free loopback port.
 #   find_instbench NAME       sets $bin, unless given, to build/instbench or the first build*/instbench
 #   fake_aws_workdir          sets $work (mktemp -d) and an EXIT trap removing it and stopping the server
-#   fake_aws_start NAME ARGS  starts tests/aws/aws_fake_server.py ARGS, sets $ep (its URL) and $ep_port;
+#   fake_aws_start NAME ARGS  starts tests/fakes/aws_fake_server.py ARGS, sets $ep (its URL) and $ep_port;
 #                             NAME prefixes the error when it does not start
 ep_pid=""
 
@@ -29,7 +29,7 @@ fake_aws_cleanup() {
 fake_aws_start() {
   local name=$1
   shift
-  /usr/bin/python3 tests/aws/aws_fake_server.py "$@" --port-file "$work/port" >/dev/null 2>"$work/endpoint.log" &
+  /usr/bin/python3 tests/fakes/aws_fake_server.py "$@" --port-file "$work/port" >/dev/null 2>"$work/endpoint.log" &
   ep_pid=$!
   for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
   [ -s "$work/port" ] || { echo "$name: the endpoint did not start" >&2; cat "$work/endpoint.log" >&2; exit 1; }

@@ -24,7 +24,7 @@
 #   host_data  the same with --data host (the default: images made on the CPU, copied each step)
 #   auto_batch --batch-size auto: the batch it picks must run (no out-of-memory)
 #   ranks      one process over every local GPU (--ranks N, NCCL) (SKIP with one GPU)
-#   dp_equal   tests/cuda_dp_module on the real module: 2 ranks' averaged gradients equal the mean
+#   dp_equal   cuda_dp_module (tests/cuda/cuda_dp_host.c) on the real module: 2 ranks' averaged gradients equal the mean
 #              of each alone and 1 rank at twice the batch, parameters identical across ranks, also
 #              as 2 processes over the rendezvous (SKIP with one GPU)
 #   torchrun   the same as N processes under torchrun (SKIP with one GPU or without torchrun)
@@ -41,7 +41,7 @@
 #   --bin   an instbench already built (skips build and ctest); --model, --model-args (extra measure
 #           flags such as "--image-size 32 --depth 1"), --steps and --batch-size (default 128) make
 #           the measure steps small: the gpu_check_sim test runs this script so, on the CUDA
-#           module simulated on the CPU (tests/cudasim), to prove the script itself; a folder made
+#           module simulated on the CPU (tests/fakes/cudasim), to prove the script itself; a folder made
 #           by scripts/gpu_bundle.sh runs this script so, with no build (its ./run)
 #   --cuda12-module  a libinstbench-cuda.so built with CUDA 12 for sanitize12
 set -u

@@ -32,10 +32,10 @@ fi
 
 # name | file | test that must fail | text | replacement   (the text must occur in the file)
 mutations=(
-    "kernel index off by one|src/cuda/kernels/bias.cu|cuda_vit_sim|const size_t i = (size_t)r * N + j;|const size_t i = (size_t)r * N + (j + 1) % N;"
-    "__syncthreads dropped from a block reduction|src/cuda/kernels/crossentropy.cu|cuda_vit_sim|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);
+    "kernel index off by one|kernels/bias.cu|cuda_vit_sim|const size_t i = (size_t)r * N + j;|const size_t i = (size_t)r * N + (j + 1) % N;"
+    "__syncthreads dropped from a block reduction|kernels/crossentropy.cu|cuda_vit_sim|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);
         __syncthreads();|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);"
-    "warp reduction one shuffle short|src/cuda/kernels/common.cuh|cuda_vit_sim|for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync|for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync"
+    "warp reduction one shuffle short|kernels/common.cuh|cuda_vit_sim|for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync|for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync"
     "wrong leading dimension (P v reads P densely)|src/cuda/vit.c|cuda_vit_sim|.c = dt, .lda = Ts,|.c = dt, .lda = T,"
     "wrong epilogue (bias not added)|src/cuda/gemm.c|cuda_gemm|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;"
     "wrong leading dimension in the cuBLAS fallback|src/cuda/gemm.c|cuda_gemm|p.first.ld, p.first.stride, A|p.second.ld, p.first.stride, A"
@@ -50,9 +50,9 @@ mutations=(
     "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
     # --- cudasim's shared-memory checks (issue 25): each must be caught naming the race or the
     # undefined read (must_say below), not only by wrong numbers
-    "block reduction: first __syncthreads of the max dropped|src/cuda/kernels/crossentropy.cu|cuda_vit_sim|    smax[tid] = mx;
+    "block reduction: first __syncthreads of the max dropped|kernels/crossentropy.cu|cuda_vit_sim|    smax[tid] = mx;
     __syncthreads();|    smax[tid] = mx;"
-    "block reduction: first __syncthreads of the sum dropped|src/cuda/kernels/crossentropy.cu|cuda_vit_sim|    ssum[tid] = sum;
+    "block reduction: first __syncthreads of the sum dropped|kernels/crossentropy.cu|cuda_vit_sim|    ssum[tid] = sum;
     __syncthreads();|    ssum[tid] = sum;"
 )
 race='racecheck: shared-memory race|initcheck: read of undefined shared memory'

@@ -34,7 +34,7 @@ const char *backend_precision_name(ib_precision p) { return backend_precision_na
 const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_names[k == IB_OPT_ADAMW]; }
 
 /* ---- the CUDA module ----
- * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, its .cu kernels in src/cuda/kernels/),
+ * The CUDA backend lives in libinstbench-cuda.so (src/cuda/, its .cu kernels in kernels/),
  * dlopened here on first use, so the executable itself needs no CUDA library: `rank`, `prices` and
  * CPU measurements run on a machine without them, and startup does not pay for loading cuBLAS.
  *
@@ -48,7 +48,7 @@ const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_na
  * core function.  The price of private copies is duplicated global state; the only one the module reads is ib_log_level,
  * which the loader copies into the module (table->log_level).
  *
- * The host-shim tests (tests/cuda.cmake) compile the src/cuda sources, module.c included, into their own
+ * The host-shim tests (tests/cuda/cuda.cmake) compile the src/cuda sources, module.c included, into their own
  * programs: the weak reference below is then already resolved, and no file is loaded. */
 extern const ib_cuda_module *instbench_cuda_module(int abi_version) __attribute__((weak));
 

@@ -1,5 +1,5 @@
 /* NVRTC has no C library headers; it predefines size_t and ptrdiff_t itself (its builtin header).
- * Only what src/cuda/kernels/ use of <stddef.h>. (scripts/check_cuda12_kernels.sh) */
+ * Only what kernels/ use of <stddef.h>. (scripts/check_cuda12_kernels.sh) */
 #pragma once
 #ifndef NULL
 #define NULL 0

@@ -1,5 +1,5 @@
 /* cuda/api: the CUDA module's own functions, which its table (src/cuda/module.c) points to.  Only
- * src/cuda/ and the host-shim tests (tests/cuda_dp_host.c, cuda_runner_host.c: they compile the
+ * src/cuda/ and the host-shim tests (tests/cuda/cuda_dp_host.c, cuda_runner_host.c: they compile the
  * src/cuda sources directly) call them; the core reaches them through the module's
  * table (instbench/cuda.h). */
 #ifndef INSTBENCH_CUDA_API_H

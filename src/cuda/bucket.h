@@ -1,5 +1,5 @@
 /* cuda/bucket: DDP's gradient bucketing as pure bookkeeping, free of CUDA so a CPU test can check
- * it (tests/cuda_bucket.c).  Backward reports finished ranges of the gradient block one after
+ * it (tests/cuda/cuda_bucket.c).  Backward reports finished ranges of the gradient block one after
  * another (model_grad_range order: each adjacent to and below the previous one); ranges are
  * merged into a bucket until it holds at least `cap` floats, then the bucket is emitted.  A range
  * that is not adjacent starts a new bucket (the pending one is emitted first), and flush emits

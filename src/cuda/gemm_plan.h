@@ -1,6 +1,6 @@
 /* cuda/gemm_plan: how a row-major GEMM (cuda_gemm_desc) is put to a column-major BLAS: the pure
  * arithmetic of the operand swap, free of CUDA so a CPU test can check it against a plain
- * row-major product (tests/cuda_gemm_plan.c).
+ * row-major product (tests/cuda/cuda_gemm_plan.c).
  * A row-major X (R x C, row stride ld) is the column-major X^T (C x R, leading dimension ld), so
  * C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T: the BLAS's first operand is our B, its
  * second our A, m = N, n = M, k = K. */

@@ -1,6 +1,6 @@
 /* cuda/layout: the index arithmetic of the CUDA backend's data-movement kernels, shared by the
- * kernels (src/cuda/kernels/patch_embed.cu, attention.cu) and a CPU test that checks it against
- * the CPU backend and plain nested loops (tests/cuda_layout.c).  Each maps the flat index of an
+ * kernels (kernels/patch_embed.cu, attention.cu) and a CPU test that checks it against
+ * the CPU backend and plain nested loops (tests/cuda/cuda_layout.c).  Each maps the flat index of an
  * element in one layout to its index in another. */
 #ifndef INSTBENCH_CUDA_LAYOUT_H
 #define INSTBENCH_CUDA_LAYOUT_H

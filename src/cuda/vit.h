@@ -1,5 +1,5 @@
 /* cuda/vit: the ViT training step on one GPU, op for op the step of src/cpu/vit.c (same layout,
- * same op order, same bf16 autocast rounding points, same Adam), over src/cuda/kernels/<op>.cu and
+ * same op order, same bf16 autocast rounding points, same Adam), over kernels/<op>.cu and
  * cuBLASLt.
  * Everything lives in one device allocation laid out by the model's plan (instbench/model_plan.h):
  * the fp32 parameter, gradient, Adam m and v blocks (model_layout order), the bf16 weight copy, and

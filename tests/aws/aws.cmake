@@ -1,5 +1,5 @@
 # AWS client tests: the SigV4 suite, the credential chain, transport faults and IMDS, all
-# against the fake AWS (tests/aws/aws_fake_server.py, started by testlib.FakeAws) that checks every
+# against the fake AWS (tests/fakes/aws_fake_server.py, started by testlib.FakeAws) that checks every
 # signature with botocore.
 
 # AWS's SigV4 test vectors, vendored in tests/data/aws-sigv4-suite (SOURCE.md there); the test

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""AWS client tests against the local AWS test endpoint (tests/aws/aws_fake_server.py).
+"""AWS client tests against the local AWS test endpoint (tests/fakes/aws_fake_server.py).
 
 The endpoint recomputes every request's SigV4 signature with botocore, so any request that
 succeeds here was signed correctly.  The credential chain and region are compared with what
@@ -19,7 +19,8 @@ import unittest
 import urllib.error
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import FakeAws  # noqa: E402
 
 PROBE = None

@@ -18,7 +18,8 @@ import threading
 
 BIN = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="instbench-aws-hygiene-")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures  # noqa: E402
 
 

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 
 BIN, DATA = os.path.abspath(sys.argv[1]), sys.argv[2]
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [TESTS, os.path.join(TESTS, "rank")]   # testlib, rank_fixtures
+sys.path[:0] = [os.path.join(TESTS, d) for d in ("lib", "fakes", "rank")]  # testlib, rank_fixtures
 import rank_fixtures as fx  # noqa: E402
 from testlib import check, failures, offline_env  # noqa: E402
 

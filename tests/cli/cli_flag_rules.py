@@ -18,7 +18,8 @@ import sys
 import tempfile
 
 BIN = os.path.abspath(sys.argv[1])
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures, offline_env  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="instbench-flag-rules-")

@@ -16,7 +16,8 @@ import jsonschema
 import pandas
 
 BIN, SCHEMAS = sys.argv[1], sys.argv[2]
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures, on_pty  # noqa: E402
 
 # timm's ViT presets: (embed_dim, depth, num_heads), patch 16, 224 pixels, MLP ratio 4, 1000

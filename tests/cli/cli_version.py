@@ -11,7 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures  # noqa: E402
 
 BIN, VERSION, CUDA, NCCL_H = sys.argv[1], sys.argv[2], sys.argv[3] == "ON", sys.argv[4]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cuDNN attention path decided once (issue 37), end to end: the real executable with the whole
-CUDA module on the CPU (libinstbench-cuda-sim.so, as tests/cuda_sim_cli.py runs it) and NVIDIA's
-cudnn-frontend on the CPU stand-in of libcudnn (tests/cuda/cudnn_standin.c), whose refusals are
+CUDA module on the CPU (libinstbench-cuda-sim.so, as tests/cuda/cuda_sim_cli.py runs it) and NVIDIA's
+cudnn-frontend on the CPU stand-in of libcudnn (tests/fakes/cudnn_standin.c), whose refusals are
 asked for with CUDNN_STANDIN_REFUSE.
 
 - a Deep-Learning-AMI-like machine (INSTBENCH_CUDNN_SEARCH_ROOT: cuDNN inside two toolkits'
@@ -27,7 +27,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]
 from testlib import check, failures  # noqa: E402
 
 BIN, MODULE, STANDIN, STANDIN_OLD = sys.argv[1:5]

@@ -1,6 +1,6 @@
 /* cuda_cudnn_sdpa: src/cuda/cudnn_sdpa.cpp (the cuDNN attention glue, with NVIDIA's real
  * cudnn-frontend code) forward and backward through the CPU stand-in of libcudnn
- * (tests/cuda/cudnn_standin.c) on the host CUDA runtime, at several shapes in one process, against
+ * (tests/fakes/cudnn_standin.c) on the host CUDA runtime, at several shapes in one process, against
  * attention computed here in float64 from the same bf16 inputs (issue 30, item 7).
  *
  * What it catches that only running the glue can: a wrong stride in the views of q, k, v inside

@@ -18,7 +18,8 @@ import sys
 import tarfile
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."), d)
+                for d in ("lib", "fakes")]
 from testlib import check, failures  # noqa: E402
 
 ROOT, BUILD = [os.path.abspath(a) for a in sys.argv[1:3]]

@@ -11,7 +11,8 @@ import sys
 import tarfile
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]
 from testlib import check, failures, offline_env  # noqa: E402
 
 CMAKE, BUILD = sys.argv[1], os.path.abspath(sys.argv[2])

@@ -10,7 +10,7 @@ instbench_add_unit_test(bench_sysinfo_arm ${MEASURE_TESTS}/bench_sysinfo_arm.c)
 instbench_add_unit_test(measure_allreduce_timing ${MEASURE_TESTS}/measure_allreduce_timing.c)
 instbench_add_unit_test(measure_identity ${MEASURE_TESTS}/measure_identity.c)
 instbench_add_unit_test(measure_nccl_net ${MEASURE_TESTS}/measure_nccl_net.c)
-# The C tests include tests/check.h, shared by every area.
+# The C tests include tests/lib/check.h, shared by every area (instbench_add_unit_test's include path).
 foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus bench_sysinfo_arm measure_identity
           measure_nccl_net measure_allreduce_timing)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
@@ -51,7 +51,7 @@ add_test(NAME measure_cli_checkpoint
                  $<TARGET_FILE:checkpoint_io_shim>)
 set_tests_properties(measure_cli_checkpoint PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
 
-# Every launcher to a finished two-process run on the CUDA module simulated on the CPU (tests/cuda.cmake
+# Every launcher to a finished two-process run on the CUDA module simulated on the CPU (tests/cuda/cuda.cmake
 # builds it in CUDA builds; it is defined before this file, whose folder sorts after it): real
 # torchrun (static and --standalone), a PyTorchJob/Volcano pod's variables and Kubeflow Trainer v2's
 # PET_*, each with the NCCL id on the port that launcher leaves free; and a real Slurm (munge,

@@ -18,7 +18,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                 for d in ("lib", "fakes")]
 from measure_common import BIN, TINY, VALIDATOR, check, env, finish, scratch  # noqa: E402
 
 SHIM = os.path.abspath(sys.argv[3])

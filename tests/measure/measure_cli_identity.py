@@ -13,7 +13,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
+sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib, imds_standin
 from imds_standin import Imds, start  # noqa: E402
 from measure_common import BIN, SCHEMA_PATH, TINY, check, env, finish, run, scratch, validate  # noqa: E402
 

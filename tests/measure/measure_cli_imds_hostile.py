@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib, imds_standin
+sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib, imds_standin
 from imds_standin import start  # noqa: E402
 from imds_standin import Imds  # noqa: E402
 from measure_common import BIN, TINY, check, env, finish, scratch, validate  # noqa: E402

@@ -8,7 +8,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from measure_common import TINY, check, finish, run  # noqa: E402
 
 OSC = "a b\x1b]52;c;aGk=\x07\x1b[2J"

@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                 for d in ("lib", "fakes")]
 from measure_common import BIN, TINY, VALIDATOR, check, env, finish, scratch  # noqa: E402
 
 GOOD = {"current_host": "algo-2", "current_instance_type": "ml.g5.xlarge", "hosts": ["algo-3", "algo-1", "algo-2"],

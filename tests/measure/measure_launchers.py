@@ -29,7 +29,8 @@ import tempfile
 
 import jsonschema
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures  # noqa: E402
 
 BIN, MODULE, SCHEMA = sys.argv[1:4]

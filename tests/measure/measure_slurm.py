@@ -35,7 +35,8 @@ import time
 
 import jsonschema
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures, require  # noqa: E402
 
 BIN, MODULE, SCHEMA, USAGE_MD = (os.path.abspath(a) for a in sys.argv[1:5])

@@ -15,7 +15,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "rank")]   # svg_check, testlib, rank_fixtures
+# svg_check, testlib, rank_fixtures
+sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes", "rank")]
 import rank_fixtures as fx  # noqa: E402
 import svg_check as svgc  # noqa: E402
 from testlib import check, failures  # noqa: E402

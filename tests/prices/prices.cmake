@@ -5,7 +5,7 @@ instbench_add_unit_test(prices_parsers_test ${CMAKE_CURRENT_LIST_DIR}/prices_par
 # AWS answers held to AWS's shapes (issue 39): plain decimals, calendar-valid times, in every answer parser
 instbench_add_unit_test(prices_hostile_answers_test ${CMAKE_CURRENT_LIST_DIR}/prices_hostile_answers_test.c)
 
-# `instbench prices` against the fake AWS, tests/aws/aws_fake_server.py (botocore-verified signatures); expected
+# `instbench prices` against the fake AWS, tests/fakes/aws_fake_server.py (botocore-verified signatures); expected
 # values computed in Python from data/ (the price CSV and the Spot Advisor data).
 foreach(case many_types pagination concurrency cache corrupt_cache hostile_cache cache_trust snapshot_no_credentials faults
         session_token_no_secrets sagemaker usage exit_codes zones names)

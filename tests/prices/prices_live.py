@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`instbench prices` against the local AWS test endpoint (tests/aws/aws_fake_server.py, which checks
+"""`instbench prices` against the local AWS test endpoint (tests/fakes/aws_fake_server.py, which checks
 every request's SigV4 signature with botocore).
 
 Expected values are computed here, in Python, from the same data the endpoint serves (the vendored
@@ -23,7 +23,8 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 import testlib  # noqa: E402
 from testlib import FakeAws, fail, require as check
 

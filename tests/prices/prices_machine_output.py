@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [TESTS, os.path.join(TESTS, "rank")]   # testlib, rank_fixtures
+sys.path[:0] = [os.path.join(TESTS, d) for d in ("lib", "fakes", "rank")]  # testlib, rank_fixtures
 import jsonschema  # noqa: E402
 import pandas as pd  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`instbench prices --market capacity-block | savings-plan` against the fake AWS
-(tests/aws/aws_fake_server.py: signatures checked with botocore).  moto implements neither
+(tests/fakes/aws_fake_server.py: signatures checked with botocore).  moto implements neither
 DescribeCapacityBlockOfferings nor DescribeSavingsPlansOfferingRates, so the fake answers them from
 files written here in the shapes of AWS's API reference, and every request instbench sent is
 compared field by field with what botocore's own serializer makes of the same operation and
@@ -31,7 +31,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 import testlib  # noqa: E402
 from botocore_ref import botocore_request  # noqa: E402
 from testlib import FakeAws, fail, require as check  # noqa: E402

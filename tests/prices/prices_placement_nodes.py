@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`prices --market spot --nodes N` asks the placement question N nodes are (issue 38), against the
-fake AWS (tests/aws/aws_fake_server.py: moto has no GetSpotPlacementScores), which refuses any
+fake AWS (tests/fakes/aws_fake_server.py: moto has no GetSpotPlacementScores), which refuses any
 parameter EC2 does not take and records every request it accepted:
 
 - a type priced for 4 nodes asks TargetCapacity=4, TargetCapacityUnitType=units,
@@ -26,7 +26,7 @@ import botocore.session
 from botocore import serialize
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from testlib import FakeAws, availability_zone, check, failures, require  # noqa: E402
 
 BIN, DATA = (os.path.abspath(a) for a in sys.argv[1:3])

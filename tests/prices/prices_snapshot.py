@@ -14,7 +14,8 @@ import subprocess
 import sys
 
 INSTBENCH, SRC, DATA = [os.path.abspath(a) for a in sys.argv[1:4]]
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures as errors
 
 

@@ -13,7 +13,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import check, failures, parse_table, regular_zones, usd
 
 BIN, DATA = sys.argv[1], sys.argv[2]

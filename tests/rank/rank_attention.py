@@ -15,7 +15,8 @@ import statistics
 import sys
 import tempfile
 
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/testlib.py
+sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                 for d in ("lib", "fakes")]  # tests/lib/testlib.py
 import rank_fixtures as fx  # noqa: E402
 from testlib import check, failures  # noqa: E402
 

@@ -14,7 +14,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
+# this area's helpers, then tests/lib (testlib) and tests/fakes
+sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 
 BIN, PAGE, SNAPSHOT = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`instbench rank --market all`: one configuration (2 x p5.48xlarge) ranked on-demand, spot,
-capacity-block and savings-plan in one table, against the fake AWS (tests/aws/aws_fake_server.py:
+capacity-block and savings-plan in one table, against the fake AWS (tests/fakes/aws_fake_server.py:
 on-demand and spot prices, Capacity Block offerings and Savings Plan rates from files written here).
 Every money figure is recomputed here: the block's whole-block cost (ceil(hours / block hours)
 blocks, each paid whole), its wait, the plan's commitment and its break-even against on-demand
@@ -18,7 +18,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 import spot_model  # noqa: E402
 from testlib import FakeAws, fail, require as check  # noqa: E402

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """rank's PLACEMENT asks AWS the question each row is (issue 31), against the fake AWS
-(tests/aws/aws_fake_server.py: moto has no GetSpotPlacementScores), which refuses any parameter
+(tests/fakes/aws_fake_server.py: moto has no GetSpotPlacementScores), which refuses any parameter
 EC2 does not take and records every request it accepted:
 
 - a 4-node spot row asks TargetCapacity=4, TargetCapacityUnitType=units, SingleAvailabilityZone=
@@ -28,7 +28,7 @@ import botocore.session
 from botocore import serialize
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE)]
+sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 from testlib import FakeAws, check, failures, require  # noqa: E402
 

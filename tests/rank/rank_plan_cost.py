@@ -8,7 +8,7 @@ CSV alike, and the legend says which view is shown.  A plan whose rate is above 
 pays: its PLAN PAYS vs OD reads "never" in every format.
 
 The repro: a Compute plan, 1 year, no upfront, g5.xlarge at $0.60/h, `rank --market all --samples
-1e6 --sort cost --budget 100` against the fake AWS (tests/aws/aws_fake_server.py).  Every figure is
+1e6 --sort cost --budget 100` against the fake AWS (tests/fakes/aws_fake_server.py).  Every figure is
 recomputed here from the rate, the term (AWS: 1 year = 31,536,000 s = 8,760 h) and the throughput.
 usage: rank_plan_cost.py INSTBENCH SCHEMA"""
 import csv
@@ -23,7 +23,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 from testlib import FakeAws, require as check  # noqa: E402
 

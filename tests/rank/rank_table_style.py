@@ -13,7 +13,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
+# this area's helpers, then tests/lib (testlib) and tests/fakes
+sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 from testlib import check, duration, failures, parse_table, usd  # noqa: E402
 

@@ -26,7 +26,8 @@ import tempfile
 import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.dirname(HERE)]   # this area's helpers, then tests/testlib.py
+# this area's helpers, then tests/lib (testlib) and tests/fakes
+sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 
 BIN, RANK_SCHEMA, RESULT_SCHEMA = sys.argv[1:4]

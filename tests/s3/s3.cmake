@@ -1,7 +1,7 @@
-# S3 (src/aws/services/s3.c, `presign`, S3 inputs and outputs): moto's server (tests/s3/moto_server.py,
+# S3 (src/aws/services/s3.c, `presign`, S3 inputs and outputs): moto's server (tests/fakes/moto_server.py,
 # installed by scripts/moto_env.sh) with signature checking on, botocore as the presigning
 # reference, and the fake AWS for the faults moto does not make.
-add_test(NAME s3_moto_selfcheck COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/moto_server.py)
+add_test(NAME s3_moto_selfcheck COMMAND ${Python3_EXECUTABLE} ${INSTBENCH_TEST_FAKES}/moto_server.py)
 # A driver for the S3 calls (presign at a fixed time, put, get, list, bucket region).
 add_executable(s3_probe ${CMAKE_CURRENT_LIST_DIR}/s3_probe.c)
 target_link_libraries(s3_probe PRIVATE instbench_core)
@@ -11,7 +11,7 @@ add_test(NAME s3_presign_botocore COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_
 # Round trips against moto (signatures checked): hostile keys, 1,500 objects across pages, bucket
 # regions, wrong signatures; boto3 is the other side.
 add_test(NAME s3_moto COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_moto.py $<TARGET_FILE:s3_probe>)
-# The faults moto does not make, against the fake AWS's S3 (tests/s3/fake_s3.py): region
+# The faults moto does not make, against the fake AWS's S3 (tests/fakes/fake_s3.py): region
 # redirects, SlowDown/503, cut and truncated answers, an endless listing, the object cap, hostile keys.
 add_test(NAME s3_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_faults.py $<TARGET_FILE:s3_probe>)
 # `instbench presign`: URLs used by a client without credentials (checked with botocore's

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What moto does not do, against the fake AWS's S3 (tests/s3/fake_s3.py; botocore's S3SigV4Auth
+"""What moto does not do, against the fake AWS's S3 (tests/fakes/fake_s3.py; botocore's S3SigV4Auth
 checks every signature): region redirects (301 PermanentRedirect and 400
 AuthorizationHeaderMalformed) followed once and remembered, SlowDown/503 retried with backoff and
 named when they persist, connections cut mid-body retried, a truncated listing refused, a
@@ -12,7 +12,8 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]
 from testlib import FakeAws, check, failures   # noqa: E402
 
 PROBE = sys.argv[1]

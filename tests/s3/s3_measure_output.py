@@ -18,7 +18,7 @@ import time
 import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE]
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
 from testlib import FakeAws, check, failures   # noqa: E402
 from moto_server import MotoServer             # noqa: E402
 

@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 sys.path.insert(0, HERE)
 from testlib import check, failures   # noqa: E402
 from moto_server import MotoServer    # noqa: E402

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`measure --output PRESIGNED-PUT-URL` in both of S3's presigned forms, with URLs made by botocore
-(the reference), against the fake AWS's S3 (tests/s3/fake_s3.py), which recomputes either form's
+(the reference), against the fake AWS's S3 (tests/fakes/fake_s3.py), which recomputes either form's
 signature with botocore (issues 32 and 33):
   - S3's query-string form (AWSAccessKeyId, Signature, Expires: botocore's generate_presigned_url
     with signature_version "s3") is accepted, the result uploaded, and its expiry read from Expires
@@ -21,7 +21,7 @@ import botocore.session
 from botocore.config import Config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE]
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
 from testlib import FakeAws, check, failures   # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])

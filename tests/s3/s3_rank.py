@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "rank")]
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes", "rank")] + [HERE]
 import rank_fixtures as fx                      # noqa: E402
 from testlib import FakeAws, check, failures    # noqa: E402
 from moto_server import MotoServer              # noqa: E402

@@ -10,7 +10,8 @@ import os
 import sys
 import tempfile
 
-sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d) for d in ("", "s3", "rank")]
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes", "rank")]
 import rank_fixtures as fx                      # noqa: E402
 from testlib import check, failures             # noqa: E402
 from moto_server import MotoServer              # noqa: E402

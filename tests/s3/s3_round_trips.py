@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""`rank s3://` pays few round trips (issue 22): counted by the fake AWS's S3 (tests/s3/fake_s3.py)
+"""`rank s3://` pays few round trips (issue 22): counted by the fake AWS's S3 (tests/fakes/fake_s3.py)
 at 500 ms per answer, so a loaded machine's slow accepts still overlap: "sequential_rounds" is the
-longest chain of requests each sent after the answer to the one before (tests/aws/aws_fake_server.py),
+longest chain of requests each sent after the answer to the one before (tests/fakes/aws_fake_server.py),
 i.e. the round trips rank made one after another.
 
 600 results on pages of 200 keys: the first page is listed alone (it also confirms the bucket's
@@ -20,7 +20,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "rank")]
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes", "rank")] + [HERE]
 import rank_fixtures as fx                      # noqa: E402
 from testlib import FakeAws, check, failures    # noqa: E402
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The sweep's fault-injecting fake EC2: tests/aws/aws_fake_server.py (signatures checked with
+"""The sweep's fault-injecting fake EC2: tests/fakes/aws_fake_server.py (signatures checked with
 botocore, its fake S3 with presigned URLs, IMDS, faults) plus the EC2 calls a sweep makes, with the
 failures moto never produces.  Started as the fake AWS is (testlib.FakeAws with SERVER = this file;
 the same command-line options); every other request goes to aws_fake_server's own handler.
@@ -61,7 +61,8 @@ import time
 import urllib.parse
 from xml.sax.saxutils import escape
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "aws"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "fakes"))
 import aws_fake_server  # noqa: E402
 
 NS = 'xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"'

@@ -4,7 +4,7 @@
 It watches moto (EC2 through botocore, signed with moto's test user) for running instances tagged
 instbench:sweep, fetches each one's user data (DescribeInstanceAttribute userData) and runs it, the
 real script as rendered, in a sandbox of its own:
-  - a fake IMDSv2 (tests/imds_standin.py) answering that instance's id, type, region, zone, market
+  - a fake IMDSv2 (tests/fakes/imds_standin.py) answering that instance's id, type, region, zone, market
     (instance-life-cycle), launch index and private IP, reached through INSTBENCH_IMDS_ENDPOINT;
   - stubs for shutdown, poweroff and apt-get first on PATH, each recording its call (calls.log:
     "<unix time> <name> <args>"), so nothing on this machine is ever shut down or installed;
@@ -50,7 +50,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))   # tests/: imds_standin
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: imds_standin
 import imds_standin  # noqa: E402
 
 SWEEP_TAG = "instbench:sweep"

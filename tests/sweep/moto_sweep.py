@@ -1,13 +1,13 @@
 """moto's server for the sweep's tests, with what it lacks: moto 5.2.5 has no placement groups
 (CreatePlacementGroup and the rest answer 500, "not implemented"), and answers a presigned S3
 request with a 500 while it checks signatures.  A router on its own port sends the three
-placement-group actions to the fake AWS (tests/aws/aws_fake_server.py, which serves them and checks
+placement-group actions to the fake AWS (tests/fakes/aws_fake_server.py, which serves them and checks
 their signatures with botocore, given moto's test user's key) and every other request, bytes
 unchanged (Host header included, so signatures still verify), to moto, which checks its signatures
 itself.  With s3_buckets, S3 goes to the fake AWS too (its S3 checks header and presigned
 signatures alike), so instances can use the sweep's presigned URLs.
 
-Use:  with MotoSweep() as m:  m.url (AWS_ENDPOINT_URL for instbench), m.moto (tests/s3/moto_server.MotoServer),
+Use:  with MotoSweep() as m:  m.url (AWS_ENDPOINT_URL for instbench), m.moto (tests/fakes/moto_server.MotoServer),
       m.env(), m.groups() (the placement groups as the fake holds them), m.launches / m.dry_runs (the
       RunInstances forms as sent), m.calls (every EC2 request's form, in order); start_sweep() and
       sweep_ids() run a sweep against it."""
@@ -23,8 +23,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "s3"))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from moto_server import VENV, MotoServer   # noqa: E402
 from testlib import FakeAws   # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`instbench sweep plan --capacity-reservation`: a candidate on the capacity-block market launches
-into a Capacity Block the account already bought.  Against the fake AWS (tests/aws/aws_fake_server.py,
+into a Capacity Block the account already bought.  Against the fake AWS (tests/fakes/aws_fake_server.py,
 signatures checked with botocore; moto has no Capacity Reservations): DescribeCapacityReservations
 and the RunInstances DryRun are compared field by field with botocore's serializer for the same
 operation and parameters; the plan counts the block as committed (nothing in the worst case) and
@@ -19,7 +19,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from testlib import FakeAws, availability_zone, fail, require as check, usd  # noqa: E402
 from botocore_ref import botocore_form  # noqa: E402
 

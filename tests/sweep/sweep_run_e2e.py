@@ -24,7 +24,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from instance_sim import InstanceSim, fake_efa_root   # noqa: E402
 from moto_sweep import MotoSweep   # noqa: E402
 from testlib import check, failures   # noqa: E402

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`instbench sweep run|status|cleanup` against the fault-injecting fake EC2 (tests/sweep/fake_ec2.py:
-tests/aws/aws_fake_server.py's signature checks and S3, plus the sweep's EC2 calls and the faults moto
+tests/fakes/aws_fake_server.py's signature checks and S3, plus the sweep's EC2 calls and the faults moto
 never makes).  The instances' side is played here: a thread watches the fake's instances and, for
 the candidates a scenario says deliver, PUTs a result (tests/rank/rank_fixtures.result, built
 independently of instbench) or a log tail to the keys the sweep's S3 layout names.
@@ -46,7 +46,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "rank"))
 from testlib import FakeAws, check, failures   # noqa: E402
 from rank_fixtures import result   # noqa: E402

@@ -29,7 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from moto_sweep import MotoSweep, sweep_ids   # noqa: E402
 from moto_sweep import start_sweep as start   # noqa: E402
 from testlib import check, failures   # noqa: E402

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The source archive (CMake target instbench_source_archive, cmake/source_archive.cmake) and the
 instance building from it end to end:
-- contents: exactly the tracked files the build needs (git ls-files of src/ include/ cmake/
+- contents: exactly the tracked files the build needs (git ls-files of src/ include/ kernels/ cmake/
   configs/ CMakeLists.txt LICENSE is the reference), each with its working-tree bytes; no tests/,
   data/, docs/, build trees; names sorted, owner 0/0, one fixed mtime; gzip header without name or
   time;
@@ -25,7 +25,7 @@ import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "s3")]
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
 from testlib import check, failures, require  # noqa: E402
 
 BIN, PROBE, SRC = (os.path.abspath(a) for a in sys.argv[1:4])
@@ -36,7 +36,7 @@ data = open(ARCHIVE, "rb").read()
 sha = hashlib.sha256(data).hexdigest()
 
 # -- contents against git's list of tracked files ----------------------------------------------------
-g = subprocess.run(["git", "-C", SRC, "ls-files", "-z", "--", "src", "include", "cmake", "configs",
+g = subprocess.run(["git", "-C", SRC, "ls-files", "-z", "--", "src", "include", "kernels", "cmake", "configs",
                     "CMakeLists.txt", "LICENSE"], capture_output=True, timeout=60)
 require(g.returncode == 0, "git ls-files failed: the test compares the archive with the checkout's tracked files")
 tracked = sorted(n for n in g.stdout.decode().split("\0") if n and os.path.isfile(os.path.join(SRC, n)))

@@ -24,7 +24,7 @@ import tempfile
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from testlib import check, failures  # noqa: E402
 
 PROBE, TEMPLATE = sys.argv[1], sys.argv[2]

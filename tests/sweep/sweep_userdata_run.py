@@ -39,7 +39,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), HERE, os.path.join(os.path.dirname(HERE), "s3")]
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
 from testlib import check, failures  # noqa: E402
 from moto_server import MotoServer  # noqa: E402
 from instance_sim import InstanceSim, Sandbox, fake_efa_root  # noqa: E402

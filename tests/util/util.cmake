@@ -1,5 +1,5 @@
 # util (src/util/): the safe-write rules every file the tool writes goes through.
-# Included from tests/CMakeLists.txt: CMAKE_CURRENT_SOURCE_DIR is tests/ (check.h), the tests are here.
+# Included from tests/CMakeLists.txt; the tests are here, check.h in tests/lib/.
 instbench_add_unit_test(util_safewrite ${CMAKE_CURRENT_LIST_DIR}/util_safewrite.c)
 # "did you mean X?": the edit distance, the instance size grammar and the natural order of type names.
 instbench_add_unit_test(util_suggest ${CMAKE_CURRENT_LIST_DIR}/util_suggest.c)
@@ -10,6 +10,3 @@ instbench_add_unit_test(util_hostile_text ${CMAKE_CURRENT_LIST_DIR}/util_hostile
 instbench_add_unit_test(util_instance_type ${CMAKE_CURRENT_LIST_DIR}/util_instance_type.c)
 # Issue 39: the one date parser refuses impossible dates (2026-02-30) instead of rolling them over.
 instbench_add_unit_test(util_dates ${CMAKE_CURRENT_LIST_DIR}/util_dates.c)
-foreach(t util_safewrite util_suggest util_hostile_text util_instance_type util_dates)
-  target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-endforeach()

@@ -40,4 +40,4 @@ foreach(prec fp32 bf16)
 endforeach()
 
 # The safetensors reader's fuzzer (tests/fuzz/fuzz_safetensors.c, run through its .sh) is one of
-# the tests/fuzz targets tests/fuzz.cmake builds.
+# the tests/fuzz targets tests/fuzz/fuzz.cmake builds.

@@ -1,0 +1,64 @@
+/* kernels/common: what every op family shares: the act-dtype store (fp32, or bf16 round to
+ * nearest even as torch's .to(bfloat16)), warp reductions and the 1-D launch geometry. */
+#ifndef INSTBENCH_KERNELS_COMMON_CUH
+#define INSTBENCH_KERNELS_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+#include "cuda/kernels.h"
+#include "cuda/layout.h"
+
+/* act[i] = x in dtype dt (IB_PREC_FP32 or IB_PREC_BF16). */
+__device__ __forceinline__ void act_store(void *act, int dt, size_t i, float x)
+{
+    if (dt == IB_PREC_BF16) ((__nv_bfloat16 *)act)[i] = __float2bfloat16_rn(x);
+    else ((float *)act)[i] = x;
+}
+
+__device__ __forceinline__ float act_load(const void *act, int dt, size_t i)
+{
+    if (dt == IB_PREC_BF16) return __bfloat162float(((const __nv_bfloat16 *)act)[i]);
+    return ((const float *)act)[i];
+}
+
+/* exact GELU, 0.5 x (1 + erf(x / sqrt 2)) (nn.GELU(), timm's default), and its derivative
+ * Phi(x) + x phi(x); as src/cpu/gelu.c */
+__device__ __forceinline__ float gelu_f(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ __forceinline__ float gelu_grad(float x)
+{
+    return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * expf(-0.5f * x * x) * 0.39894228040143268f;
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+/* Grid-stride elementwise launches: enough blocks to fill any current GPU, capped so the grid
+ * dimension stays far below its limit (the loops stride over the rest). */
+static inline unsigned cuk_blocks(size_t n, unsigned threads)
+{
+    size_t b = (n + threads - 1) / threads;
+    if (b > 65535u * 8u) b = 65535u * 8u;
+    return b ? (unsigned)b : 1u;
+}
+
+/* Every launch: CUK_LAUNCH(kernel, grid, block, smem, stream)(args...).  Under nvcc the launch
+ * syntax itself; the CPU test build (tests/fakes/cudasim) defines it first to run the kernel there. */
+#ifndef CUK_LAUNCH
+#define CUK_LAUNCH(kernel, grid, block, smem, stream) kernel<<<grid, block, smem, stream>>>
+#endif
+
+#define CUK_GRID_STRIDE(i, n) \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+#endif

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Multi-process data parallelism of the real executable, with the CUDA module simulated on the
+CPU (libinstbench-cuda-sim.so, INSTBENCH_CUDA_MODULE): processes launched as torchrun launches
+them (WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), the NCCL unique id handed out over
+the real TCP rendezvous, ncclCommInitRank joining the processes (the NCCL stand-in's shared-memory
+group).
+
+- two processes, one rank each, run `measure --backend cuda` to the end; the result says world
+  size 2;
+- a rank that dies (SIGKILL, mid-run) makes the other exit within 30 s, non-zero, with a message
+  that says a rank's process died, with INSTBENCH_NCCL_TIMEOUT_S at its default of 300 s, so it is
+  the job's liveness channel that tells, not the deadline.  Both ways round: the killed process is
+  rank 0's (which served the rendezvous) or the other one.
+
+Usage: cuda_sim_procs.py INSTBENCH SIM_MODULE"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from testlib import check, failures  # noqa: E402
+
+BIN, MODULE = sys.argv[1:3]
+BASE = {k: v for k, v in os.environ.items()
+        if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                     "INSTBENCH_NCCL_TIMEOUT_S") and not k.startswith("SLURM_")}
+BASE.update(INSTBENCH_CUDA_MODULE=os.path.abspath(MODULE), AWS_EC2_METADATA_DISABLED="true", NO_COLOR="1")
+TINY = ["--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size", "16", "--embed-dim", "32",
+        "--depth", "1", "--heads", "2", "--classes", "10", "--batch-size", "8", "--data", "device"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(tmp, extra, port):
+    """Both processes of a 2-process job, as torchrun starts them; [(proc, stderr path)]."""
+    procs = []
+    for r in range(2):
+        # each rank under its own cudasim seed: both seeds in every run
+        env = dict(BASE, WORLD_SIZE="2", RANK=str(r), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE="2",
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUDASIM_SEED=str(r + 1))
+        err = os.path.join(tmp, "rank%d.err" % r)
+        p = subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, *extra, "--format", "json",
+                              "--output", os.path.join(tmp, "r%d.json" % r)],
+                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+        procs.append((p, err))
+    return procs
+
+
+def text(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+# ---- two processes to the end ---------------------------------------------------------------------
+with tempfile.TemporaryDirectory() as tmp:
+    procs = launch(tmp, ["--steps", "5", "--warmup", "2"], free_port())
+    for r, (p, err) in enumerate(procs):
+        try:
+            rc = p.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = "timeout"
+        check(rc == 0, "2 processes: rank %d: exit %s: %s" % (r, rc, text(err)[-800:]))
+    out = os.path.join(tmp, "r0.json")
+    if os.path.exists(out):
+        doc = json.load(open(out))
+        check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,
+              "2 processes: topology %s, global batch %s" % (doc["topology"], doc["workload"]["global_batch_size"]))
+    else:
+        check(False, "2 processes: rank 0 wrote no result")
+
+
+# ---- a rank dies mid-run --------------------------------------------------------------------------
+def joined(err):
+    """the process has passed the rendezvous (it prints nothing more until the end of the run)"""
+    return "rendezvous:" in text(err)
+
+
+for victim in (1, 0):
+    survivor = 1 - victim
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = launch(tmp, ["--steps", "1000000", "--warmup", "1"], free_port())
+        (pv, ev), (ps, es) = procs[victim], procs[survivor]
+        t0 = time.time()
+        while time.time() - t0 < 120 and not (joined(ev) and joined(es)) and pv.poll() is None and ps.poll() is None:
+            time.sleep(0.2)
+        time.sleep(5)   # NCCL set up, the steps under way (a step of this model takes well under a second)
+        alive = pv.poll() is None and ps.poll() is None
+        check(alive, "kill rank %d: a process ended before the kill: %s / %s" % (victim, text(ev)[-400:], text(es)[-400:]))
+        if not alive:
+            for p, _ in procs:
+                p.kill()
+                p.wait()
+            continue
+        pv.send_signal(signal.SIGKILL)
+        pv.wait()
+        killed_at = time.time()
+        try:
+            rc = ps.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            ps.kill()
+            ps.wait()
+            rc = "still running after 60 s"
+        took = time.time() - killed_at
+        msg = text(es)
+        print("kill rank %d: rank %d exited %s after %.1f s: %s" % (victim, survivor, rc, took,
+                                                                   (msg.strip().splitlines() or [""])[-1]))
+        check(rc not in (0, "still running after 60 s") and took < 30,
+              "kill rank %d: rank %d exited %s after %.1f s (want non-zero within 30 s): %s"
+              % (victim, survivor, rc, took, msg[-600:]))
+        check("died" in msg and "rank %d" % victim in msg,
+              "kill rank %d: rank %d's message does not say rank %d's process died: %s"
+              % (victim, survivor, victim, msg[-600:]))
+
+print("cuda_sim_procs: %d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)

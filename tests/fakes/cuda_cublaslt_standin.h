@@ -1,0 +1,37 @@
+/* cuda_cublaslt_standin: a host stand-in for the part of cuBLASLt, cuBLAS and the CUDA runtime that
+ * src/cuda/gemm.c calls, so gemm.c itself (descriptors, layouts, epilogues, alignment preferences,
+ * the heuristic, the cuBLAS fallback, the algorithm cache) runs unmodified on a machine without a
+ * GPU (tests/cuda/cuda_gemm.c).  Written from cuBLASLt's and cuBLAS's documented semantics (column-major
+ * operands, op(A) m x k, op(B) k x n, D = alpha op(A) op(B) + beta C (+ bias[m] per column, per
+ * batch), leading dimensions, strided batches, CUBLAS_COMPUTE_32F), independently of gemm_plan.c
+ * and of the CPU backend's GEMM.  Device memory comes from cuda_host_runtime.c, which registers
+ * every allocation: an operand that reaches outside its allocation fails the call (a wrong
+ * leading dimension or stride shows) instead of reading a neighbour. */
+#ifndef INSTBENCH_TESTS_CUDA_CUBLASLT_STANDIN_H
+#define INSTBENCH_TESTS_CUDA_CUBLASLT_STANDIN_H
+
+#include <stddef.h>
+
+/* What the heuristic answers (set by the test before a GEMM shape is first seen). */
+typedef enum {
+    STANDIN_HEURISTIC_ALGO,            /* one algorithm, for the alignments asked */
+    STANDIN_HEURISTIC_ZERO,            /* success with zero results */
+    STANDIN_HEURISTIC_NOT_SUPPORTED,   /* CUBLAS_STATUS_NOT_SUPPORTED (what a real arch may return) */
+    STANDIN_HEURISTIC_FAIL             /* CUBLAS_STATUS_INTERNAL_ERROR: a real failure, not a fallback */
+} standin_heuristic;
+
+typedef struct standin_state {
+    standin_heuristic heuristic;
+    int matmul_not_supported;   /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
+    int lt_create_fails;        /* cublasLtCreate fails */
+    /* counters, reset by standin_reset (live_objects: of the process, never reset) */
+    int heuristic_calls, lt_matmuls, blas_gemms, blas_handles, live_objects;
+    double lt_flops;            /* 2 m n k batch summed over the cublasLtMatmul calls accepted */
+    char violation[256];        /* the first misuse seen (out of bounds, bad layout, ...); "" if none */
+} standin_state;
+
+extern standin_state standin;
+
+void standin_reset(void);   /* modes to defaults, counters to zero, violation cleared */
+
+#endif

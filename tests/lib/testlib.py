@@ -1,0 +1,225 @@
+"""What the Python tests share: check() records a failed expectation and prints it at once (so a
+hung or crashing test still shows what had failed), and `failures` holds them for the test's own
+summary and exit status.  require() is the fatal form, for tests that stop at the first failure.
+FakeAws starts the fake AWS server (tests/fakes/aws_fake_server.py).  Every test imports these instead
+of keeping a copy."""
+import json
+import math
+import os
+import re
+import select
+import ssl
+import subprocess
+import struct
+import sys
+import tempfile
+import time
+import urllib.request
+
+failures = []
+label = ""   # a fatal failure's context, e.g. the case a multi-case test runs
+
+
+def check(cond, msg):
+    """Records msg unless cond holds; returns cond, so a test can skip what depended on it."""
+    if not cond:
+        failures.append(msg)
+        print("FAIL:", msg, flush=True)
+    return cond
+
+
+def fail(msg):
+    """Stops the test now, exit status 1."""
+    print("FAIL%s: %s" % (" [%s]" % label if label else "", msg), file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def require(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def on_pty(argv, env, cols=80, rows=50, stderr=None, timeout=120):
+    """Runs argv with stdout (and stderr if stderr == "pty") on a pseudo-terminal COLS wide and
+    returns (exit code, bytes printed there).  The parent keeps its own copy of the terminal's
+    slave side open until the child has exited and then drains what is left: reading until EIO
+    instead loses output on Linux when the child exits before the pty has passed its last
+    bytes on (seen in CI as a table of two lines)."""
+    import fcntl
+    import termios
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave,
+                         stderr=slave if stderr == "pty" else subprocess.DEVNULL, env=env)
+    chunks = []
+
+    def drain(wait):
+        while select.select([master], [], [], wait)[0]:
+            try:
+                b = os.read(master, 65536)
+            except OSError:
+                return
+            if not b:
+                return
+            chunks.append(b)
+
+    try:
+        deadline = time.monotonic() + timeout
+        while p.poll() is None:
+            if time.monotonic() > deadline:
+                p.kill()
+                p.wait()
+                break
+            drain(0.05)
+        drain(0.2)
+    finally:
+        os.close(slave)
+        os.close(master)
+    return p.returncode, b"".join(chunks)
+
+
+def offline_env(d, extra=None):
+    """The environment of a command run as a new user off EC2 would run it, in scratch folder D: no
+    AWS credentials, profile or launcher variables, IMDS off, an empty cache (so `auto` prices come
+    from the shipped snapshot), no colour; EXTRA added last."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and not k.startswith("SLURM_") and
+           k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env.update(HOME=d, XDG_CACHE_HOME=os.path.join(d, "cache"), AWS_EC2_METADATA_DISABLED="true",
+               AWS_CONFIG_FILE=os.path.join(d, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"),
+               NO_COLOR="1", LC_ALL="C.UTF-8")
+    env.update(extra or {})
+    return env
+
+
+def usd(v):
+    """Money as docs/usage.md says tables show it, computed here from the rule, not from instbench:
+    "$" and 2 decimals with thousands separators; below $0.10 three significant digits."""
+    exp10 = int(f"{abs(v):.2e}".split("e")[1]) if v else 0
+    decimals = 2 - exp10 if exp10 < -1 else 2
+    return ("-" if v < 0 else "") + f"${abs(v):,.{decimals}f}"
+
+
+def duration(seconds):
+    """A duration as docs/usage.md says tables show it: whole minutes under an hour ("<1 min",
+    "45 min"), tenths of an hour under 48 h ("5.3 h"), else days and whole hours ("2d 21h")."""
+    def rnd(x):   # half away from zero, as C's round()
+        return math.floor(x + 0.5)
+    minutes, tenths, hours = rnd(seconds / 60), rnd(seconds / 360), rnd(seconds / 3600)
+    if minutes < 1:
+        return "<1 min"
+    if minutes < 60:
+        return f"{minutes} min"
+    if tenths < 480:
+        return f"{tenths // 10}.{tenths % 10} h"
+    days, hours = divmod(hours, 24)
+    return f"{days:,}d" if days >= 100000 else f"{days:,}d {hours}h"
+
+
+def parse_table(text):
+    """The first aligned table in TEXT (a header line, then a rule of dashes): its headers and its
+    rows as {header: cell}, cut by the rule's column spans; it ends at the first blank line."""
+    lines = text.splitlines()
+    at = next((i for i in range(1, len(lines)) if lines[i] and set(lines[i]) <= {"-", " "}), None)
+    if at is None:
+        return [], []
+    spans, col = [], 0
+    for dashes in lines[at].split("  "):
+        spans.append((col, col + len(dashes)))
+        col += len(dashes) + 2
+
+    def cut(line):
+        return [line[a:b].strip() for a, b in spans]
+    headers = cut(lines[at - 1])
+    rows = []
+    for line in lines[at + 1:]:
+        if not line.strip():
+            break
+        rows.append(dict(zip(headers, cut(line))))
+    return headers, rows
+
+
+class FakeAws:
+    """tests/fakes/aws_fake_server.py on a free port of 127.0.0.1, with ARGS (its --help lists them);
+    tls_ca: serve https with the server's --tls-cert, trusted through this CA file."""
+    SERVER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fakes",
+                          "aws_fake_server.py")
+
+    def __init__(self, *args, tls_ca=None):
+        self.ctx = ssl.create_default_context(cafile=tls_ca) if tls_ca else None
+        # its log goes to a file: a pipe nobody reads could fill and stall the server
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([sys.executable, self.SERVER, "--port", "0"] + list(args),
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            self.proc.wait()
+            self.log.seek(0)
+            raise RuntimeError("the fake AWS server did not start: %r %s" % (line, self.log.read()))
+        self.port = int(line)
+        self.url = "%s://127.0.0.1:%d" % ("https" if tls_ca else "http", self.port)
+
+    def call(self, path, obj=None):
+        """POSTs obj as JSON (GET when None) to one of the control paths; the answer, parsed."""
+        data = json.dumps(obj).encode() if obj is not None else None
+        req = urllib.request.Request(self.url + path, data=data)
+        with urllib.request.urlopen(req, timeout=10, context=self.ctx) as r:
+            return json.loads(r.read())
+
+    def stats(self):
+        return self.call("/__stats")
+
+    def control(self, **kw):
+        return self.call("/__control", kw)
+
+    def stop(self):
+        try:
+            self.call("/__shutdown", {})
+        except (OSError, ValueError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+        self.log.close()
+
+
+# The natural order of EC2 instance type names, written from AWS's naming, not from instbench:
+# family with its digits as numbers, then size: nano < ... < large < xlarge < 2xlarge < ... < metal.
+# AWS's zone forms (the Local Zones and Wavelength user guides): an Availability Zone is
+# <region code>-az<N> by ID (use1-az2) or <region><letter> by name (us-east-1a); a Local Zone has a
+# city between them (use1-atl2-az1, us-east-1-atl-2a), a Wavelength Zone -wl<N>-<city>-wlz<N>
+# (use1-wl1-bos-wlz1, us-east-1-wl1-bos-wlz-1).  Only Availability Zones count for a lowest or
+# median spot price unless --include-local-zones.
+AVAILABILITY_ZONE = re.compile(r"[a-z]+[0-9]+-az[0-9]+|[a-z]{2}(-gov)?-[a-z]+-[0-9]+[a-z]")
+
+
+def availability_zone(zone):
+    """ZONE (a name or an ID) is an Availability Zone, not a Local or Wavelength Zone."""
+    return AVAILABILITY_ZONE.fullmatch(zone) is not None
+
+
+def regular_zones(zones):
+    """{zone: price} of the Availability Zones among ZONES ({zone: price})."""
+    return {z: p for z, p in zones.items() if availability_zone(z)}
+
+
+INSTANCE_SIZES = ["nano", "micro", "small", "medium", "large"]
+
+
+def natural_key(t):
+    """Family (digits as numbers), then size: nano < ... < large < xlarge < 2xlarge < ... < metal."""
+    family, size = t.rsplit(".", 1)
+    fam = [(0, int(x), "") if x.isdigit() else (1, 0, x) for x in re.findall(r"\d+|\D+", family)]
+    if size in INSTANCE_SIZES:
+        s = (0, INSTANCE_SIZES.index(size))
+    elif size == "xlarge":
+        s = (1, 1)
+    elif size.endswith("xlarge"):
+        s = (1, int(size[:-6]))
+    elif size == "metal":
+        s = (2, 0)
+    else:
+        s = (2, int(size[6:-2]))   # metal-24xl
+    return fam, s

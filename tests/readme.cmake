@@ -1,7 +1,0 @@
-# cli_docs (docs/cli.md equals `instbench help --markdown`) is in tests/cli/cli.cmake.
-
-# Every instbench command in the README runs as written (measure as --dry-run), and shown output
-# matches (tests/readme_examples.py).
-add_test(NAME readme_examples COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/readme_examples.py
-         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/README.md)
-set_tests_properties(readme_examples PROPERTIES TIMEOUT 600)
