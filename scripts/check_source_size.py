@@ -25,7 +25,7 @@ import tempfile
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 150
 SUFFIXES = (".c", ".h", ".cu", ".cuh", ".cpp")
-MARKER = re.compile(r"\blong:\s*\S")
+MARKER = re.compile(r"\blong:\s*\w")   # a reason: words after it, not the comment's end
 NOT_FUNCTION = re.compile(r"^(typedef|struct|enum|union|namespace|extern\s+\"C\")\b")
 
 
@@ -102,6 +102,8 @@ def self_test():
         "edge.h": ["int a%d;" % i for i in range(MAX_FILE_LINES)],
         "table.c": ["static const int t[] = {"] + ["    1,"] * 200 + ["};"],
         "same_line.cu": ["__global__ void k(int x) {"] + body + ["    x++;", "    x++;", "}"],
+        "no_reason.c": ["/* a long function; long: */", "int n(int x)", "{"] + body + ["    x++;", "}"],
+        "apart.c": ["/* long: a reason, but for nothing below */", "", "int p(int x)", "{"] + body + ["    x++;", "}"],
     }
     with tempfile.TemporaryDirectory() as d:
         for name, lines in cases.items():
@@ -111,15 +113,16 @@ def self_test():
         buf = io.StringIO()
         n = check([d], out=buf)
         text = buf.getvalue()
-        want = ["long.c:2: function of 152 lines", "big.h: 801 lines", "same_line.cu:1: function of 151 lines"]
+        want = ["/long.c:2: function of 152 lines", "big.h: 801 lines", "same_line.cu:1: function of 151 lines",
+                "no_reason.c:2: function of 151 lines", "apart.c:3: function of 151 lines"]
         missing = [w for w in want if w not in text]
         extra = [line for line in text.splitlines() if not any(w in line for w in want)]
         if missing or extra or n != len(want):
             print("self-test FAILED\nmissing: %s\nunexpected: %s\noutput:\n%s" % (missing, extra, text))
             return 1
         buf = io.StringIO()
-        if check([d], excepted={os.path.join(d, "big.h"), os.path.join(d, "long.c"),
-                                os.path.join(d, "same_line.cu")}, out=buf) != 0:
+        if check([d], excepted={os.path.join(d, f) for f in ("big.h", "long.c", "same_line.cu", "no_reason.c",
+                                                              "apart.c")}, out=buf) != 0:
             print("self-test FAILED: --except did not leave the files out:\n" + buf.getvalue())
             return 1
     print("self-test passed")
