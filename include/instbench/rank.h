@@ -465,6 +465,11 @@ void rank_pareto_mark(rank_row *rows, size_t n_priced);
 void rank_pareto_keep(rank_row *rows, size_t *n_priced, size_t *n, rank_filter_stats *st);
 /* Sorts the first N_PRICED rows by KEY and numbers them 1..N_PRICED. */
 void rank_sort(rank_row *rows, size_t n_priced, const rank_config *configs, rank_sort_key key);
+/* select.c: all of the above in order (filter, Pareto mark and --pareto, sort), then TOP > 0 keeps
+ * that many ranked rows (the unpriced follow); says on stderr what each filter removed.  Returns
+ * the number of priced rows; *N_ROWS becomes the total. */
+size_t rank_select(rank_row *rows, size_t *n_rows, const rank_config *configs, const rank_options *o, int top,
+                   rank_filter_stats *st);
 
 /* ---- user prices (user_price.c) ---- */
 

@@ -520,23 +520,7 @@ int cmd_rank(int argc, char **argv)
     if (n_with_price == 0) rank_nothing_priced_hint(a.prices, &a.opt, configs, n_configs, n_rows, no_price, sizeof no_price);
 
     rank_filter_stats st;
-    size_t n_priced = rank_filter(rows, &n_rows, &a.opt, &st);
-    rank_pareto_mark(rows, n_priced);
-    if (a.opt.pareto_only) rank_pareto_keep(rows, &n_priced, &n_rows, &st);
-    rank_sort(rows, n_priced, configs, a.opt.sort);
-    if (st.by_max_hourly) ib_info("%zu row%s over --max-hourly", st.by_max_hourly, st.by_max_hourly == 1 ? "" : "s");
-    if (st.by_deadline) ib_info("%zu row%s miss --deadline", st.by_deadline, st.by_deadline == 1 ? "" : "s");
-    if (st.by_budget) ib_info("%zu row%s over --budget", st.by_budget, st.by_budget == 1 ? "" : "s");
-    if (st.by_pareto) ib_info("%zu row%s off the Pareto frontier", st.by_pareto, st.by_pareto == 1 ? "" : "s");
-    if (n_priced == 0 && (st.by_max_hourly || st.by_deadline || st.by_budget))
-        ib_warn("no configuration meets the constraints");
-
-    /* --top trims the ranked rows only; the unpriced rows still say why they are missing. */
-    if (a.top > 0 && (size_t)a.top < n_priced) {
-        memmove(rows + a.top, rows + n_priced, (n_rows - n_priced) * sizeof *rows);
-        n_rows -= n_priced - (size_t)a.top;
-        n_priced = (size_t)a.top;
-    }
+    size_t n_priced = rank_select(rows, &n_rows, configs, &a.opt, a.top, &st);
 
     rank_report rep = {g,      groups, n_groups,       configs,  n_configs,      rows, n_priced,
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
