@@ -465,6 +465,11 @@ void rank_pareto_mark(rank_row *rows, size_t n_priced);
 void rank_pareto_keep(rank_row *rows, size_t *n_priced, size_t *n, rank_filter_stats *st);
 /* Sorts the first N_PRICED rows by KEY and numbers them 1..N_PRICED. */
 void rank_sort(rank_row *rows, size_t n_priced, const rank_config *configs, rank_sort_key key);
+/* select.c: all of the above in order (filter, Pareto mark and --pareto, sort), then TOP > 0 keeps
+ * that many ranked rows (the unpriced follow); says on stderr what each filter removed.  Returns
+ * the number of priced rows; *N_ROWS becomes the total. */
+size_t rank_select(rank_row *rows, size_t *n_rows, const rank_config *configs, const rank_options *o, int top,
+                   rank_filter_stats *st);
 
 /* ---- user prices (user_price.c) ---- */
 
@@ -563,5 +568,49 @@ const rank_column *rank_column_find(const char *key);
 size_t rank_report_columns(const rank_report *r, const char *const *defaults, const rank_column **out, size_t cap);
 /* 1 when the row's runs disagree by more than RANK_SPREAD_LIMIT or carry a warning. */
 int rank_config_noisy(const rank_config *c);
+
+/* ---- the command's steps between loading and scoring ----------------------------------------
+ * Checks of the names the user gave fail with ERR's code IB_EXIT_USAGE and a message that
+ * `instbench rank` prints in its usage form (the nearest name suggested); anything else is
+ * IB_EXIT_RUNTIME.  SOURCE is --source as given (NULL: auto).  ask.c is the one file of rank/
+ * that asks AWS (through prices/); the rest stays pure. */
+
+/* type_filter.c: --instance-types: keeps the configurations whose name (instance type, else
+ * hostname) one of the N_TYPES names or patterns matches; one that matches none is refused. */
+int rank_filter_types(char *const *types, size_t n_types, rank_config *c, size_t *n, ib_error *err);
+/* versus.c: --versus CONFIG ("N x TYPE MARKET" as rank labels a row, or "[Nx]TYPE[:MARKET]" as
+ * sweep takes a candidate) into O->versus_config and O->versus_market; it must name one
+ * configuration of C and a market O ranks other than spot. */
+int rank_resolve_versus(const char *versus, const rank_config *c, size_t n, rank_options *o, ib_error *err);
+/* az.c: --region: a region no source knows and nothing in PS is priced in is a typo. */
+int rank_check_region(const char *region, const price_set *ps, ib_error *err);
+/* az.c: --az (O->az): finds the zone in its other form (O->az_alt) from the results' own pairs
+ * or, when ASK_LIVE, the account's DescribeAvailabilityZones, and refuses a zone nothing knows
+ * or a name that cannot be mapped to the IDs the prices use. */
+int rank_resolve_az(rank_options *o, int ask_live, const rank_results *res, const rank_config *c, size_t n,
+                    const price_set *ps, ib_error *err);
+/* input_warnings.c: warns about --price flags that name no configuration, configurations whose
+ * runs recorded different prices, and configurations that ran attention different ways. */
+void rank_warn_inputs(const rank_config *c, size_t n, const rank_options *o);
+/* hint.c: nothing could be priced: the one line saying how to get a priced row, into OUT. */
+void rank_nothing_priced_hint(const char *source, const rank_options *o, const rank_config *c, size_t n,
+                              size_t n_rows, char *out, size_t len);
+/* group.c: lists the workloads found on stderr, CHOSEN marked (EXPLICIT: --workload chose it). */
+void rank_groups_list(const rank_group *g, size_t n, size_t chosen, int explicit);
+
+/* ask.c: the prices for the configurations: SOURCE a prices file, or prices_get over the types
+ * and regions no user price covers.  ORIGIN: "file PATH" or "". */
+int rank_load_prices(const char *source, const rank_config *c, size_t n, const rank_options *o, price_set *ps,
+                     char *origin, size_t olen, ib_error *err);
+/* ask.c: the live quotes of the markets bought ahead O ranks (a Capacity Block offering per
+ * (type, nodes, region), a Savings Plan rate of PLAN_TYPE and PAYMENT per (type, region)), into
+ * *BLOCKS and *PLANS (malloc'd, the caller frees) and O; MISSING: "" or why none could be asked. */
+int rank_load_quotes(const char *source, const char *plan_type, const char *payment, const rank_config *c,
+                     size_t n, rank_options *o, rank_block_quote **blocks, rank_plan_quote **plans, char *missing,
+                     size_t mlen, ib_error *err);
+/* ask.c: placement scores for the rows a price set cannot answer (multi-node rows and, with a
+ * pool, every spot row), asked live where SOURCE allows; the rows without one say why (-v). */
+void rank_ask_placement(const char *source, char **pool, size_t n_pool, const rank_config *c, rank_row *rows,
+                        size_t n_rows);
 
 #endif

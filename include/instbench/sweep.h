@@ -223,6 +223,63 @@ typedef struct sweep_plan {
 int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err);
 void sweep_plan_free(sweep_plan *p);
 
+/* ---- before the launch (prepare.c, dry_run.c): what a plan needs from AWS --------------------
+ * `sweep plan` and `sweep run` alike: credentials and the sweep's one client (the executor uses it
+ * too), prices, the block of --capacity-reservation, DescribeInstanceTypes, the AMIs (SSM, or
+ * --ami checked with DescribeImages), the default network, then sweep_plan_build; the DryRun per
+ * candidate; `run`'s bucket.  Nothing here creates anything. */
+typedef struct sweep_prepare_input {
+    const char *region;
+    const sweep_candidate *cands;       /* --candidates, in order */
+    size_t n_cands;
+    prices_source source;               /* --source */
+    const char *ami;                    /* --ami, NULL: SSM's current AMI per kind */
+    const char *capacity_reservation;   /* --capacity-reservation cr-..., NULL: none */
+    double max_minutes, max_cost_usd;   /* --max-minutes; --max-cost (NAN: not given) */
+    int efa_off;                        /* --efa off */
+} sweep_prepare_input;
+
+typedef struct sweep_context {
+    aws_credentials cred;
+    aws_client *client;             /* the sweep's one client: the plan's requests and the executor's */
+    price_set prices;
+    const price_record **per_cand;  /* per candidate: its record in the region, NULL: none */
+    sweep_ami amis[SWEEP_AMI_KINDS];
+    sweep_ami override;             /* --ami, when given */
+    char vpc_id[32], sg_id[32];
+    ec2_subnet *subnets;            /* the default VPC's default subnets, one per zone */
+    size_t n_subnets;
+    sweep_plan plan;
+    sweep_candidate *cands;         /* the input's candidates, the block's checked reservation filled in */
+    ec2_capacity_reservation block; /* --capacity-reservation as EC2 describes it ("" id: none) */
+    ec2_type_network *nets;         /* per candidate: its type's network (DescribeInstanceTypes,
+                                       multi-node candidates only; efa_supported 0 otherwise) */
+    const ec2_type_network **net_of; /* per candidate: &nets[i] when asked, NULL otherwise */
+    const char **ec2_arch;          /* per candidate: DescribeInstanceTypes' architecture of its type
+                                       (asked for multi-node candidates and for families the
+                                       instance-type catalogue lacks), NULL: not asked */
+    int efa_wanted;                 /* some candidate gets EFA interfaces */
+    int default_sg_efa_ready;       /* the default group already allows all traffic to and from itself */
+} sweep_context;
+
+/* Fills CTX from IN (in this order: the catalogue's refusals, credentials and client, the block,
+ * prices, DescribeInstanceTypes, AMIs, the default network, the plan, the default group's rules
+ * when a candidate gets EFA).  0, or -1 with err (IB_EXIT_USAGE for what the user can fix in the
+ * flags, IB_EXIT_RUNTIME for AWS).  sweep_context_free either way. */
+int sweep_prepare(const sweep_prepare_input *in, sweep_context *ctx, ib_error *err);
+void sweep_context_free(sweep_context *ctx);
+
+/* RunInstances with DryRun=true for each candidate of the plan (its type, count, market, AMI, EFA
+ * interfaces in a default subnet with the default group, tags, shutdown behaviour), so a missing
+ * permission shows before anything is spent.  dry[i] (one per candidate) gets "permitted" or AWS's
+ * code.  0 when every one is permitted; -1 with err naming the action and the candidate
+ * (UnauthorizedOperation: the IAM action to grant) otherwise. */
+int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_error *err);
+/* `run`'s bucket, before anything is created: HeadBucket (it exists, these credentials may use it)
+ * in the sweep's REGION.  0; -1 with err: IB_EXIT_USAGE for a bucket in another region,
+ * IB_EXIT_RUNTIME for one that cannot be reached (missing, denied). */
+int sweep_check_bucket(sweep_context *ctx, const char *region, const char *bucket, ib_error *err);
+
 /* ---- the sweep's state file and its execution (EXEC: state.c, executor.c, collect.c,
  * cleanup.c) ------------------------------------------------------------------------------------ */
 /* S3 keys under the sweep's prefix (PREFIX ends with '/' or is ""): a candidate's key name is
@@ -336,6 +393,9 @@ typedef struct sweep_exec_options {
     size_t n_subnets;
     const char *security_group_id;
     const char *vpc_id;            /* the default VPC (where an EFA security group is created) */
+    aws_client *client;            /* the sweep's one client (sweep_prepare's) and its credentials
+                                      (for presigning); NULL: the executor makes its own */
+    const aws_credentials *cred;
 } sweep_exec_options;
 
 /* Launches every candidate of ST, watches until each has an outcome or --max-minutes passed, and

@@ -69,6 +69,9 @@ size_t result_warnings(const bench_report *r, result_warning out[RESULT_MAX_WARN
     return n;
 }
 
+/* long: the instbench.result/v1 document (schemas/result-v1.json) written top to bottom in the
+ * schema's own order, one object after another, so that it reads against the schema line by line;
+ * there is no logic here to split, only the fields. */
 char *result_to_json(const bench_report *r, int pretty)
 {
     const bench_sysinfo *s = r->sys;

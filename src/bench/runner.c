@@ -316,6 +316,105 @@ static void *rank_loop(void *arg)
     return NULL;
 }
 
+/* Each rank's backend (rank r on local device r, or the job's local rank + r) and its input: a
+ * host pipeline, or one batch made once and left on the device.  0; 1 when *c->stop was set
+ * between two of them; -1 with err. */
+static int create_ranks(const bench_run_config *c, rank_state *ranks, ib_comm **comms, int R_n, int own_dp,
+                        ib_error *err)
+{
+    const vit_config *m = &c->train.model;
+    size_t pixels = (size_t)m->in_chans * m->img_size * m->img_size;
+    for (int r = 0; r < R_n; r++) {
+        rank_state *R = &ranks[r];
+        R->rank = r;
+        R->comm = R_n > 1 ? comms[r] : NULL;
+        ib_train_config tc = c->train;
+        tc.device = r;   /* GPU backends: rank r drives local device r (tests' mock backends: rank r) */
+        /* in a multi-process job this process's ranks start at its local rank (torchrun's
+         * LOCAL_RANK), unless the GPUs it sees are already narrowed to its own */
+        if (own_dp && c->rdv && c->rdv->local_rank + R_n <= c->backend->device_count()) tc.device = c->rdv->local_rank + r;
+        if (c->backend->create(&tc, &R->backend, err)) return -1;
+        if (c->stop && *c->stop) return 1;
+        if (c->data == BENCH_DATA_HOST) {
+            if (datapipe_create(c->train.batch_size, m->in_chans, m->img_size, m->num_classes,
+                                c->workers, c->train.seed + 1000003ull * (uint64_t)(r + 1), R->backend,
+                                &R->pipe, err) != 0)
+                return -1;
+            if (c->stop && *c->stop) return 1;
+        } else {
+            R->dev_images = malloc((size_t)c->train.batch_size * pixels * sizeof(float));
+            R->dev_labels = malloc((size_t)c->train.batch_size * sizeof(int32_t));
+            if (!R->dev_images || !R->dev_labels) {
+                ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for the input batch");
+                return -1;
+            }
+            datapipe_fill(R->dev_images, R->dev_labels, pixels, c->train.batch_size, m->num_classes,
+                          c->train.seed + 7919ull * (uint64_t)(r + 1));
+            if (R->backend->ops->set_inputs(R->backend, R->dev_images, R->dev_labels, err) ||
+                R->backend->ops->synchronize(R->backend, err))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The timed window's figures, from what the ranks recorded into S (lockstep: every rank of the
+ * job did S->n_timed steps of batch_size). */
+static void fill_result(const shared_state *S, const bench_run_config *c, const rank_state *ranks, int R_n,
+                        bench_result *out)
+{
+    out->warmup_steps = S->n_warm;
+    out->steps = (int)S->n_timed;
+    out->duration_s = S->window_end - S->window_start;
+    int gb = c->train.batch_size * S->world;   /* every rank of the job steps in lockstep */
+    out->samples_per_second = out->duration_s > 0 ? S->n_timed * (double)gb / out->duration_s : 0;
+    out->samples_per_second_per_device = out->samples_per_second / S->world;
+    stats_compute(S->step_s, S->n_timed, &out->step_time);
+    out->data_s = stats_median(S->data_s, S->n_timed);
+    out->compute_s = stats_median(S->compute_s, S->n_timed);
+    out->comm_s = stats_median(S->comm_s, S->n_timed);
+    out->n_allreduce = S->n_allreduce;
+    for (size_t k = 0; k < S->n_allreduce; k++) {
+        out->allreduce[k].bytes = S->allreduce[k].bytes;
+        out->allreduce[k].time_s = S->allreduce[k].time_s;
+    }
+    out->first_loss = S->first_loss;
+    out->last_loss = S->last_loss;
+    if (c->data == BENCH_DATA_HOST)
+        for (int r = 0; r < R_n; r++) out->pipeline_sps += datapipe_throughput(ranks[r].pipe);
+    if (S->n_timed >= 6) {
+        size_t h = S->n_timed / 2;
+        double m1 = stats_median(S->step_s, h), m2 = stats_median(S->step_s + (S->n_timed - h), h);
+        out->drift = m2 > 1.10 * m1;
+    }
+}
+
+/* The backend's own data parallelism (cuda: NCCL) across this process's ranks and the job's
+ * others, once every rank's backend exists (they own the streams): each rank's comm becomes the
+ * backend's.  0, or -1 with err. */
+static int device_dp_create(shared_state *S, const bench_run_config *c, rank_state *ranks, int R_n, bench_result *out,
+                            ib_error *err)
+{
+    ib_backend **bs = calloc((size_t)R_n, sizeof *bs);
+    if (!bs) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    for (int r = 0; r < R_n; r++) bs[r] = ranks[r].backend;
+    S->dpo = bs[0]->ops;   /* the created backends' own table (a loader entry only forwards) */
+    ib_dp_config dc = {.nlocal = R_n, .world_size = S->world, .first_rank = c->rdv ? c->rdv->rank : 0,
+                       .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
+                       .port = c->rdv ? c->rdv->id_port : 0, .timeout_s = 600};
+    /* between nodes, which network NCCL takes is part of the result: its own log says */
+    const int multi_node = c->rdv && c->rdv->nnodes > 1;
+    bench_nccl_log nlog;
+    if (multi_node) nccl_log_begin(&nlog);
+    int drc = S->dpo->dp_create(&dc, bs, &S->dp, err);
+    free(bs);
+    if (multi_node) nccl_log_end(&nlog, out->nccl_net, sizeof out->nccl_net, out->network, sizeof out->network);
+    if (drc) return -1;
+    S->dp_global = S->world > R_n;
+    for (int r = 0; r < R_n; r++) ranks[r].comm = S->dpo->dp_comm(S->dp, r);
+    return 0;
+}
+
 int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -349,61 +448,10 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
     }
     S.ranks = ranks;
     if (R_n > 1 && !own_dp && comm_local_create(R_n, comms, err) != 0) goto done;
-    const vit_config *m = &c->train.model;
-    size_t pixels = (size_t)m->in_chans * m->img_size * m->img_size;
-    for (int r = 0; r < R_n; r++) {
-        rank_state *R = &ranks[r];
-        R->rank = r;
-        R->comm = R_n > 1 ? comms[r] : NULL;
-        ib_train_config tc = c->train;
-        tc.device = r;   /* GPU backends: rank r drives local device r (tests' mock backends: rank r) */
-        /* in a multi-process job this process's ranks start at its local rank (torchrun's
-         * LOCAL_RANK), unless the GPUs it sees are already narrowed to its own */
-        if (own_dp && c->rdv && c->rdv->local_rank + R_n <= c->backend->device_count()) tc.device = c->rdv->local_rank + r;
-        if (c->backend->create(&tc, &R->backend, err)) goto done;
-        if (c->stop && *c->stop) goto interrupted;
-        if (c->data == BENCH_DATA_HOST) {
-            if (datapipe_create(c->train.batch_size, m->in_chans, m->img_size, m->num_classes,
-                                c->workers, c->train.seed + 1000003ull * (uint64_t)(r + 1), R->backend,
-                                &R->pipe, err) != 0)
-                goto done;
-            if (c->stop && *c->stop) goto interrupted;
-        } else {
-            R->dev_images = malloc((size_t)c->train.batch_size * pixels * sizeof(float));
-            R->dev_labels = malloc((size_t)c->train.batch_size * sizeof(int32_t));
-            if (!R->dev_images || !R->dev_labels) {
-                ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for the input batch");
-                goto done;
-            }
-            datapipe_fill(R->dev_images, R->dev_labels, pixels, c->train.batch_size, m->num_classes,
-                          c->train.seed + 7919ull * (uint64_t)(r + 1));
-            if (R->backend->ops->set_inputs(R->backend, R->dev_images, R->dev_labels, err) ||
-                R->backend->ops->synchronize(R->backend, err))
-                goto done;
-        }
-    }
-    if (own_dp) {
-        ib_backend **bs = calloc((size_t)R_n, sizeof *bs);
-        if (!bs) {
-            ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-            goto done;
-        }
-        for (int r = 0; r < R_n; r++) bs[r] = ranks[r].backend;
-        S.dpo = bs[0]->ops;   /* the created backends' own table (a loader entry only forwards) */
-        ib_dp_config dc = {.nlocal = R_n, .world_size = S.world, .first_rank = c->rdv ? c->rdv->rank : 0,
-                             .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
-                             .port = c->rdv ? c->rdv->id_port : 0, .timeout_s = 600};
-        /* between nodes, which network NCCL takes is part of the result: its own log says */
-        const int multi_node = c->rdv && c->rdv->nnodes > 1;
-        bench_nccl_log nlog;
-        if (multi_node) nccl_log_begin(&nlog);
-        int drc = S.dpo->dp_create(&dc, bs, &S.dp, err);
-        free(bs);
-        if (multi_node) nccl_log_end(&nlog, out->nccl_net, sizeof out->nccl_net, out->network, sizeof out->network);
-        if (drc) goto done;
-        S.dp_global = S.world > R_n;
-        for (int r = 0; r < R_n; r++) ranks[r].comm = S.dpo->dp_comm(S.dp, r);
-    }
+    int made = create_ranks(c, ranks, comms, R_n, own_dp, err);
+    if (made < 0) goto done;
+    if (made > 0) goto interrupted;
+    if (own_dp && device_dp_create(&S, c, ranks, R_n, out, err) != 0) goto done;
     if (R_n > 1) pthread_barrier_init(&S.boundary, NULL, (unsigned)R_n);
 
     rank_arg *args = calloc((size_t)R_n, sizeof *args);
@@ -462,30 +510,7 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         ib_error_set(err, IB_EXIT_RUNTIME, "no timed step completed");
         goto done_barrier;
     }
-    out->warmup_steps = S.n_warm;
-    out->steps = (int)S.n_timed;
-    out->duration_s = S.window_end - S.window_start;
-    int gb = c->train.batch_size * S.world;   /* every rank of the job steps in lockstep */
-    out->samples_per_second = out->duration_s > 0 ? S.n_timed * (double)gb / out->duration_s : 0;
-    out->samples_per_second_per_device = out->samples_per_second / S.world;
-    stats_compute(S.step_s, S.n_timed, &out->step_time);
-    out->data_s = stats_median(S.data_s, S.n_timed);
-    out->compute_s = stats_median(S.compute_s, S.n_timed);
-    out->comm_s = stats_median(S.comm_s, S.n_timed);
-    out->n_allreduce = S.n_allreduce;
-    for (size_t k = 0; k < S.n_allreduce; k++) {
-        out->allreduce[k].bytes = S.allreduce[k].bytes;
-        out->allreduce[k].time_s = S.allreduce[k].time_s;
-    }
-    out->first_loss = S.first_loss;
-    out->last_loss = S.last_loss;
-    if (c->data == BENCH_DATA_HOST)
-        for (int r = 0; r < R_n; r++) out->pipeline_sps += datapipe_throughput(ranks[r].pipe);
-    if (S.n_timed >= 6) {
-        size_t h = S.n_timed / 2;
-        double m1 = stats_median(S.step_s, h), m2 = stats_median(S.step_s + (S.n_timed - h), h);
-        out->drift = m2 > 1.10 * m1;
-    }
+    fill_result(&S, c, ranks, R_n, out);
     rc = 0;
 done_barrier:
     if (R_n > 1) pthread_barrier_destroy(&S.boundary);

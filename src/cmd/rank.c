@@ -1,7 +1,7 @@
 /* cmd/rank.c: `instbench rank` — result files x prices -> configurations ranked by samples per
  * dollar (or throughput, cost, time), as a table, JSON or CSV, with an optional SVG chart.
- * Flags are parsed here; the work is rank/ (pure) and output/ (rendering). */
-#include <fnmatch.h>
+ * Flags are parsed here and rank's steps called in order; the work is rank/'s (pure but for
+ * rank/ask.c, which asks AWS through prices/) and output/'s (rendering). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
-#include "instbench/instance_type.h"
 #include "instbench/names.h"
 #include "instbench/prices.h"
 #include "instbench/rank.h"
@@ -405,544 +404,10 @@ static void on_skip(void *ctx, const char *where, const char *reason)
     ib_warn("skipped %s: %s", where, reason);   /* file names are untrusted too: ib_log escapes them */
 }
 
-/* Every market ranked has a user price for C, so no AWS price is needed for it. */
-static int user_priced(const rank_config *c, const rank_options *o)
-{
-    double p;
-    time_t t;
-    for (int m = 0; m < 2; m++)
-        if ((o->markets & (1 << m)) && !(m == RANK_SPOT && instance_type_is_sagemaker(c->instance_type)) &&
-            !rank_user_price_for(c, (rank_market)m, o, &p, &t))
-            return 0;
-    return 1;
-}
-
-/* Says which --price flags name no configuration of the workload ranked (a typo, or a machine
- * measured on another workload), and which configurations recorded conflicting prices. */
-static void check_user_prices(const rank_args *a, const rank_config *c, size_t n)
-{
-    for (size_t k = 0; k < a->n_prices_given; k++) {
-        const rank_user_price *p = &a->prices_given[k];
-        int used = 0;
-        for (size_t i = 0; i < n && !used; i++) used = !strcasecmp(rank_config_name(&c[i]), p->name);
-        if (used) continue;
-        char names[400] = "";
-        for (size_t i = 0, u = 0; i < n && u + 80 < sizeof names; i++) {
-            const char *nm = rank_config_name(&c[i]);
-            int dup = !nm[0];
-            for (size_t j = 0; j < i && !dup; j++) dup = !strcmp(rank_config_name(&c[j]), nm);
-            if (!dup) u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", u ? ", " : "", nm);
-        }
-        ib_warn("--price %s: no configuration of this workload is named %s (names: %s)", p->name, p->name,
-                names[0] ? names : "none");
-    }
-    for (size_t i = 0; i < n; i++)
-        if (c[i].recorded_prices_differ)
-            ib_warn("%s: its runs recorded different hourly costs (measure --hourly-cost); the newest run's counts",
-                    rank_config_name(&c[i])[0] ? rank_config_name(&c[i]) : "a machine without a name");
-}
-
-/* Says when the configurations ran attention more than one way (cudnn, unfused, and fused in
- * results of versions before issue 37): the same GPU runs the paths at different speeds
- * (docs/benchmarks.md), so rows measured differently compare the kernels as much as the hardware. */
-static void check_attention_paths(const rank_config *c, size_t n)
-{
-    static const char *const names[] = {"cudnn", "unfused", "fused"};
-    size_t count[3] = {0, 0, 0};
-    int paths = 0;
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) count[k] += !strcmp(c[i].attention, names[k]);
-    char how[160] = "";
-    for (int k = 0; k < 3; k++)
-        if (count[k]) {
-            const size_t len = strlen(how);
-            snprintf(how + len, sizeof how - len, "%s%zu %s", paths++ ? ", " : "", count[k], names[k]);
-        }
-    if (paths > 1)
-        ib_warn("configurations ran attention more than one way (%s; hardware.attention): one GPU runs the paths at "
-                "different speeds, so those rows compare kernels as well as hardware; measure every candidate with "
-                "the same INSTBENCH_CUDA_ATTENTION",
-                how);
-}
-
-/* Placement scores for the rows a price set's cannot answer: multi-node rows (TargetCapacity =
- * nodes, one zone) and, with --placement-pool, every spot row.  Asked live where the prices could
- * be (auto, live); elsewhere, or when AWS does not answer, those rows have none, and -v says why. */
-static void placement_scores(const rank_args *a, const rank_config *configs, rank_row *rows, size_t n_rows)
-{
-    const char *src = a->prices ? a->prices : "auto";
-    placement_ask *asks = NULL;
-    size_t n = rank_placement_plan(configs, rows, n_rows, a->placement_pool.n, &asks);
-    if (n == 0) return;
-    char note[320] = "";
-    if (strcmp(src, "auto") != 0 && strcmp(src, "live") != 0) {
-        for (size_t i = 0; i < n; i++) asks[i].failed = 1;
-        snprintf(note, sizeof note, "asked live only (not with --source %s)", src);
-    } else {
-        prices_placement_live(asks, n, a->placement_pool.v, a->placement_pool.n, 0, note, sizeof note);
-    }
-    rank_placement_apply(configs, rows, n_rows, asks, n, a->placement_pool.v, a->placement_pool.n);
-    /* in words a newcomer reads: which rows lack the figure, and why (the mechanics with -v) */
-    if (note[0]) {
-        if (ib_log_level >= 2) ib_debug("spot placement scores for %zu multi-node or pooled ask%s: %s", n, n == 1 ? "" : "s", note);
-        else ib_info("PLACEMENT is ? on multi-node spot rows: %s", note);
-    }
-    free(asks);
-}
-
-/* Prices for the configurations: a file, or prices_get over the types and regions needed. */
-static int load_prices(const rank_args *a, const rank_config *c, size_t n, price_set *ps, char *origin,
-                       size_t olen, ib_error *err)
-{
-    const char *src = a->prices ? a->prices : "auto";
-    int s = 0;
-    while (prices_source_names[s] && strcmp(src, prices_source_names[s])) s++;
-    if (!prices_source_names[s]) {   /* not a source: a prices file */
-        if (prices_load_file(src, ps, err) != 0) return -1;
-        snprintf(origin, olen, "file %s", src);
-        return 0;
-    }
-    prices_query q = {0};
-    q.instance_types = calloc(n + 1, sizeof *q.instance_types);
-    q.regions = calloc(n + 1, sizeof *q.regions);
-    if (!q.instance_types || !q.regions) {
-        free(q.instance_types), free(q.regions);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (user_priced(&c[i], &a->opt)) continue;   /* nothing to fetch for it */
-        int seen_t = !c[i].instance_type[0], seen_r = !c[i].region[0];
-        for (size_t k = 0; k < q.n_types && !seen_t; k++) seen_t = !strcmp(q.instance_types[k], c[i].instance_type);
-        for (size_t k = 0; k < q.n_regions && !seen_r; k++) seen_r = !strcmp(q.regions[k], c[i].region);
-        if (!seen_t) q.instance_types[q.n_types++] = (char *)c[i].instance_type;
-        if (!seen_r) q.regions[q.n_regions++] = (char *)c[i].region;
-    }
-    /* a plan's break-even is against the on-demand price */
-    q.want_on_demand = (a->opt.markets & (RANK_MARKETS_ON_DEMAND | RANK_MARKETS_PLAN)) != 0;
-    q.want_spot = (a->opt.markets & RANK_MARKETS_SPOT) != 0;
-    q.source = (prices_source)s;
-    int rc = 0;
-    memset(ps, 0, sizeof *ps);
-    if (q.n_types && q.n_regions) {
-        rc = prices_get(&q, ps, err);
-        if (rc == 0) prices_warn_missing(&q, ps);
-    }
-    if (rc != 0 && q.source == PRICES_SOURCE_LIVE) {   /* the message names the flag that asked for live */
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "--source live: %.1000s", err->msg);
-        snprintf(err->msg, sizeof err->msg, "%s", msg);
-    }
-    free(q.instance_types);
-    free(q.regions);
-    /* Each row names its price source already; the snapshot's provenance is for -v. */
-    if (rc == 0 && ps->snapshot_note[0]) ib_debug("prices: %s", ps->snapshot_note);
-    if (olen) origin[0] = '\0';
-    return rc;
-}
-
-/* The live quotes of the markets bought ahead, for every configuration that could use one: a
- * Capacity Block offering per (type, nodes, region), a Savings Plan rate per (type, region).
- * Offline (no credentials, --source other than auto or live) the rows say why they are unpriced. */
-static int load_quotes(const rank_args *a, const rank_config *c, size_t n, rank_block_quote **blocks,
-                       rank_plan_quote **plans, char *missing, size_t mlen, ib_error *err)
-{
-    rank_options *o = (rank_options *)&a->opt;
-    int want_b = (o->markets & RANK_MARKETS_BLOCK) != 0, want_p = (o->markets & RANK_MARKETS_PLAN) != 0;
-    *blocks = NULL, *plans = NULL;
-    missing[0] = '\0';
-    if (!want_b && !want_p) return 0;
-    if (a->prices && strcmp(a->prices, "auto") && strcmp(a->prices, "live")) {
-        snprintf(missing, mlen, "Capacity Block offerings and Savings Plan rates are live only (--source %s does "
-                 "not ask AWS)", a->prices);
-        return 0;
-    }
-    /* one query per distinct (type, nodes) in each region: the types and counts, with counts per type */
-    size_t cap = n ? n : 1, nq = 0;
-    char **types = calloc(cap, sizeof *types), **regions = calloc(cap, sizeof *regions);
-    int *counts = calloc(cap, sizeof *counts);
-    int rc = 0;
-    if (!types || !regions || !counts) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
-    size_t got_b = 0, got_p = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!c[i].instance_type[0] || !c[i].region[0] || instance_type_is_sagemaker(c[i].instance_type)) continue;
-        int dup = 0;
-        for (size_t k = 0; k < nq && !dup; k++)
-            dup = !strcmp(types[k], c[i].instance_type) && !strcmp(regions[k], c[i].region) && counts[k] == c[i].nodes;
-        if (dup) continue;
-        types[nq] = (char *)c[i].instance_type;
-        regions[nq] = (char *)c[i].region;
-        counts[nq++] = (int)c[i].nodes;
-    }
-    *blocks = calloc(1, sizeof **blocks);
-    *plans = calloc(nq ? nq : 1, sizeof **plans);
-    if (!*blocks || !*plans) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
-    char why[320] = "";
-    /* one batch per region (its queries go out together, aws_paginate_many): the (type, nodes) pairs
-       for blocks, the distinct types for plans */
-    char **bt = calloc(nq ? nq : 1, sizeof *bt), **pt = calloc(nq ? nq : 1, sizeof *pt);
-    int *bc = calloc(nq ? nq : 1, sizeof *bc);
-    double *rates = calloc(nq ? nq : 1, sizeof *rates);
-    if (!bt || !pt || !bc || !rates) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    for (size_t k = 0; k < nq && !rc; k++) {
-        int first = 1;
-        for (size_t j = 0; j < k && first; j++) first = strcmp(regions[j], regions[k]) != 0;
-        if (!first) continue;   /* this region's batch went out with its first query */
-        char *region[1] = {regions[k]};
-        size_t nbq = 0, npq = 0;
-        for (size_t j = k; j < nq; j++) {
-            if (strcmp(regions[j], regions[k])) continue;
-            if (counts[j] >= 1 && counts[j] <= MARKETS_BLOCK_MAX_INSTANCES) bt[nbq] = types[j], bc[nbq++] = counts[j];
-            int dup = 0;
-            for (size_t i = 0; i < npq && !dup; i++) dup = !strcmp(pt[i], types[j]);
-            if (!dup) pt[npq++] = types[j];
-        }
-        if (want_b && nbq) {
-            market_block_query bq = {bt, nbq, region, 1, bc, (int)o->block_hours, 0, 0, 0};
-            market_block *mb = NULL;
-            size_t nb = 0;
-            int r = prices_fetch_blocks(&bq, &mb, &nb, why, sizeof why, err);
-            if (r < 0) rc = -1;
-            if (r == 1) want_b = 0;
-            rank_block_quote *grown = nb ? realloc(*blocks, (got_b + nb) * sizeof **blocks) : *blocks;
-            if (!grown) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-            else *blocks = grown;
-            for (size_t i = 0; grown && i < nb; i++) {
-                rank_block_quote *q = &(*blocks)[got_b++];
-                memset(q, 0, sizeof *q);
-                snprintf(q->instance_type, sizeof q->instance_type, "%s", mb[i].instance_type);
-                snprintf(q->region, sizeof q->region, "%s", mb[i].region);
-                snprintf(q->az, sizeof q->az, "%s", mb[i].az);
-                q->nodes = mb[i].instance_count;
-                q->hours = mb[i].hours;
-                q->fee_usd = mb[i].fee_usd;
-                q->start = mb[i].start;
-            }
-            free(mb);
-        }
-        if (!rc && want_p && npq) {
-            market_plan_query pq = {pt, npq, region, 1, plan_api[a->plan], payment_api[a->payment],
-                                    a->term == 1 ? 94608000LL : 31536000LL, 0};
-            int r = prices_fetch_plan_rates(&pq, rates, why, sizeof why, err);
-            if (r < 0) rc = -1;
-            if (r == 1) want_p = 0;
-            for (size_t i = 0; r == 0 && i < npq; i++) {
-                if (isnan(rates[i])) continue;
-                rank_plan_quote *q = &(*plans)[got_p++];
-                snprintf(q->instance_type, sizeof q->instance_type, "%s", pt[i]);
-                snprintf(q->region, sizeof q->region, "%s", regions[k]);
-                q->usd_per_hour = rates[i];
-            }
-        }
-        if (why[0] && !missing[0]) snprintf(missing, mlen, "%s", why);
-    }
-    free(bt), free(pt), free(bc), free(rates);
-    o->blocks = *blocks, o->n_blocks = got_b;
-    o->plans = *plans, o->n_plans = got_p;
-out:
-    free(types), free(regions), free(counts);
-    return rc;
-}
-
-/* --versus CONFIG: "N x TYPE MARKET" as rank labels a row, or "[Nx]TYPE[:MARKET]" as sweep takes a
- * candidate (market: on-demand when none).  The configuration must be one of those ranked and the
- * market one a break-even can be against (not spot).  0, or IB_EXIT_USAGE naming the choices. */
-static int resolve_versus(const rank_args *a, const rank_config *c, size_t n, rank_options *o)
-{
-    if (!a->versus) return 0;
-    char name[96] = "", market[32] = "on-demand";
-    long nodes = 1;
-    const char *v = a->versus;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (end != v && x > 0) {   /* "4 x g5.xlarge ..." or "4xg5.xlarge..." */
-        while (*end == ' ') end++;
-        if (*end == 'x' || *end == 'X') nodes = x, v = end + 1;
-        while (*v == ' ') v++;
-    }
-    size_t tl = strcspn(v, " :");
-    if (!tl || tl >= sizeof name)
-        return args_usage_error(&cmd_rank_args, "--versus '%s' names no configuration (e.g. '1 x g5.12xlarge on-demand')",
-                                a->versus);
-    memcpy(name, v, tl);
-    const char *m = v + tl;
-    while (*m == ' ' || *m == ':') m++;
-    if (*m) snprintf(market, sizeof market, "%s", m);
-    int mk = -1;
-    for (int k = 0; k < RANK_N_MARKETS; k++)
-        if (!strcasecmp(market, rank_market_name((rank_market)k))) mk = k;
-    if (mk < 0 || mk == RANK_SPOT)
-        return args_usage_error(&cmd_rank_args, "--versus '%s': %s", a->versus, mk == RANK_SPOT
-                                ? "a spot row cannot be what spot breaks even against (name an on-demand, capacity-block "
-                                "or savings-plan row)" : "the market must be on-demand, capacity-block or savings-plan");
-    if (!(o->markets & (1 << mk)))
-        return args_usage_error(&cmd_rank_args, "--versus '%s': the %s market is not ranked (--market)", a->versus,
-                                market);
-    long hit = -1;
-    size_t hits = 0;
-    for (size_t i = 0; i < n; i++)
-        if (c[i].nodes == nodes && !strcasecmp(rank_config_name(&c[i]), name)) hit = (long)i, hits++;
-    if (hits == 1) {
-        o->versus_config = hit;
-        o->versus_market = (rank_market)mk;
-        return 0;
-    }
-    char list[640] = "";
-    for (size_t i = 0, u = 0; i < n && u < sizeof list - 80; i++) {
-        char l[256];
-        rank_config_label(&c[i], RANK_ON_DEMAND, l, sizeof l);
-        u += (size_t)snprintf(list + u, sizeof list - u, "%s'%s'", i ? ", " : "", l);
-    }
-    return args_usage_error(&cmd_rank_args, "--versus '%s' %s: %s", a->versus,
-                            hits ? "matches several configurations (they differ in variant)" :
-                            "is none of the configurations ranked", list);
-}
-
-/* ---- names the user gave: each must name something, or it is a usage error naming the nearest ---- */
-
-/* --instance-types: keeps the configurations whose name (instance type, else hostname) one of the
- * names or patterns matches.  A name or pattern that matches none is IB_EXIT_USAGE. */
-static int filter_types(const rank_args *a, rank_config *c, size_t *n)
-{
-    if (!a->types.n) return 0;
-    const char **names = calloc(*n ? *n : 1, sizeof *names);
-    unsigned char *keep = calloc(*n ? *n : 1, 1);
-    int rc = 0;
-    if (!names || !keep) {
-        free(names), free(keep);
-        fprintf(stderr, "instbench rank: out of memory\n");
-        return IB_EXIT_RUNTIME;
-    }
-    for (size_t i = 0; i < *n; i++) names[i] = rank_config_name(&c[i]);
-    for (size_t k = 0; k < a->types.n && !rc; k++) {
-        const char *want = a->types.v[k];
-        int hit = 0;
-        for (size_t i = 0; i < *n; i++)
-            if (names[i][0] && (prices_is_pattern(want) ? !fnmatch(want, names[i], 0) : !strcasecmp(want, names[i])))
-                keep[i] = hit = 1;
-        if (hit) continue;
-        /* the names present, in natural order, for the message and the suggestion */
-        size_t m = 0;
-        for (size_t i = 0; i < *n; i++) {
-            int dup = !names[i][0];
-            for (size_t j = 0; j < m && !dup; j++) dup = !strcmp(names[j], names[i]);
-            if (!dup) names[m++] = names[i];
-        }
-        qsort(names, m, sizeof *names, names_instance_type_qsort_cmp);
-        char list[400] = "", dym[128];
-        for (size_t i = 0, u = 0; i < m && u + 80 < sizeof list; i++)
-            u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", names[i]);
-        rc = args_usage_error(&cmd_rank_args, "--instance-types: '%s' matches no configuration of this workload "
-                              "(present: %s)%s", want, m ? list : "none",
-                              args_did_you_mean(suggest_closest(want, names, m), dym, sizeof dym));
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < *n && !rc; i++)
-        if (keep[i]) c[kept++] = c[i];
-    if (!rc) *n = kept;
-    free(names);
-    free(keep);
-    return rc;
-}
-
-/* --region: a region no source knows and nothing is priced in is a typo. */
-static int check_region(const rank_args *a, const price_set *ps)
-{
-    char dym[128];
-    if (!a->region || prices_region_state(ps, a->region) != PRICES_NAME_UNKNOWN) return 0;
-    return args_usage_error(&cmd_rank_args, "--region: '%s' is not an AWS region (and no source has a price there)%s",
-                            a->region, args_did_you_mean(prices_suggest_region(a->region), dym, sizeof dym));
-}
-
-/* The regions the configurations are priced in by AWS (distinct, at most CAP). */
-static size_t priced_regions(const rank_config *c, size_t n, const char **out, size_t cap)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!c[i].instance_type[0] || !c[i].region[0]) continue;
-        int seen = 0;
-        for (size_t j = 0; j < k && !seen; j++) seen = !strcmp(out[j], c[i].region);
-        if (!seen && k < cap) out[k++] = c[i].region;
-    }
-    return k;
-}
-
-/* Every zone the prices and the snapshot know in REGION (both forms as they come), distinct. */
-static size_t zones_known(const price_set *ps, const char *region, const prices_zone *live, size_t n_live,
-                          const char **out, size_t cap)
-{
-    size_t k = prices_catalogue_zones(region, out, cap);
-    if (k > cap) k = cap;
-    for (size_t i = 0; ps && i < ps->n; i++)
-        for (size_t z = 0; z < ps->items[i].n_spot && !strcmp(ps->items[i].region, region); z++) {
-            const char *az = ps->items[i].spot[z].az;
-            int seen = 0;
-            for (size_t j = 0; j < k && !seen; j++) seen = !strcmp(out[j], az);
-            if (!seen && k < cap) out[k++] = az;
-        }
-    for (size_t i = 0; i < n_live && k + 2 <= cap; i++)
-        if (!strcmp(live[i].region, region)) out[k++] = live[i].name, out[k++] = live[i].id;
-    return k;
-}
-
-/* Some ranked region knows --az, as given or in its other form. */
-static int zone_known(const rank_options *o, const price_set *ps, const char *const *regions, size_t n_reg,
-                      const prices_zone *live, size_t n_live)
-{
-    const char *known[256];
-    for (size_t r = 0; r < n_reg; r++) {
-        size_t k = zones_known(ps, regions[r], live, n_live, known, 256);
-        for (size_t i = 0; i < k; i++)
-            if (!strcmp(known[i], o->az) || (o->az_alt[0] && !strcmp(known[i], o->az_alt))) return 1;
-    }
-    return 0;
-}
-
-/* Do the prices name REGION's spot zones by ID only (the snapshot, a cache or file made from it)? */
-static int ids_only(const price_set *ps, const char *region)
-{
-    size_t ids = 0, names = 0;
-    for (size_t i = 0; ps && i < ps->n; i++)
-        for (size_t z = 0; z < ps->items[i].n_spot && !strcmp(ps->items[i].region, region); z++)
-            names_zone_is_id(ps->items[i].spot[z].az) ? ids++ : names++;
-    return ids > 0 && names == 0;
-}
-
+/* --source lets rank ask AWS (auto, live). */
 static int live_wanted(const rank_args *a)
 {
     return !a->prices || !strcmp(a->prices, "auto") || !strcmp(a->prices, "live");
-}
-
-/* --az given as a name the prices cannot be matched to offline: the one line saying how to fix it. */
-static int az_name_unmapped(const char *az, const char *region, const char *const *known, size_t n_known)
-{
-    char ids[160] = "";
-    for (size_t i = 0, u = 0; i < n_known && u + 24 < sizeof ids; i++)
-        if (names_zone_is_id(known[i])) u += (size_t)snprintf(ids + u, sizeof ids - u, "%s%s", u ? ", " : "", known[i]);
-    return args_usage_error(&cmd_rank_args, "--az: %s is a zone name, but these prices name %s's spot zones by ID (%s), "
-                            "and which ID a name stands for differs per AWS account, so it cannot be mapped offline: "
-                            "give the zone ID (`aws ec2 describe-availability-zones --region %s`, or a result "
-                            "measured there: instance.availability_zone_id) or use --source live",
-                            az, region, ids[0] ? ids : "none", region);
-}
-
-/* --az: finds the zone in the other form (name <-> ID) from the results' own pairs or, with live
- * prices, the account's DescribeAvailabilityZones, and refuses a zone nothing knows or a name
- * that cannot be mapped to the IDs the prices use.  0, or the exit code after one line. */
-static int resolve_az(rank_args *a, const rank_results *res, const rank_config *c, size_t n, const price_set *ps)
-{
-    rank_options *o = &a->opt;
-    if (!o->az[0]) return 0;
-    const char *regions[64], *known[256];
-    size_t n_reg = priced_regions(c, n, regions, 64);
-    if (!n_reg) return 0;   /* nothing to price by AWS: the rows say why */
-    char dym[128], zone_region[32] = "";
-    int is_id = names_zone_is_id(o->az);
-    if (!is_id && names_region_of_zone(o->az, zone_region, sizeof zone_region) == 0) {
-        int ranked = 0;
-        for (size_t r = 0; r < n_reg && !ranked; r++) ranked = !strcmp(regions[r], zone_region);
-        if (!ranked) {
-            /* us-esat-1a: suggest the zone of the nearest region; else say where the rows are priced */
-            const char *near = prices_region_state(ps, zone_region) == PRICES_NAME_UNKNOWN
-                                   ? prices_suggest_region(zone_region) : NULL;
-            char fixed[64];
-            snprintf(fixed, sizeof fixed, "%s%s", near ? near : "", o->az + strlen(zone_region));
-            if (near)
-                return args_usage_error(&cmd_rank_args, "--az: '%s' is not a zone of an AWS region%s", o->az,
-                                        args_did_you_mean(fixed, dym, sizeof dym));
-            return args_usage_error(&cmd_rank_args, "--az: %s is a zone of %s, but the configurations are priced in "
-                                    "%s%s; --region %s prices them there", o->az, zone_region, regions[0],
-                                    n_reg > 1 ? " and other regions" : "", zone_region);
-        }
-    }
-    if (rank_zone_alias(res, o->az, o->az_alt, sizeof o->az_alt) < 0)
-        ib_info("--az %s: results from different AWS accounts pair it with different zones; not using them", o->az);
-    prices_zone *live = NULL;
-    size_t n_live = 0;
-    if (!o->az_alt[0] && live_wanted(a)) {
-        ib_error zerr = {0};
-        if (prices_live_zones(regions, n_reg, 0, &live, &n_live, &zerr) != 0)
-            ib_debug("--az: zone names not mapped through live AWS: %s", zerr.msg);
-        for (size_t i = 0; i < n_live && !o->az_alt[0]; i++) {
-            const char *other = !strcmp(live[i].name, o->az) ? live[i].id : !strcmp(live[i].id, o->az) ? live[i].name : NULL;
-            if (other) snprintf(o->az_alt, sizeof o->az_alt, "%s", other);
-        }
-    }
-    int rc = 0;
-    if (!zone_known(o, ps, regions, n_reg, live, n_live)) {
-        /* nothing in any ranked region knows the zone, in either form */
-        const char *region = is_id ? regions[0] : zone_region;
-        size_t k = zones_known(ps, region, live, n_live, known, 256);
-        if (!is_id && !o->az_alt[0] && ids_only(ps, region))
-            rc = az_name_unmapped(o->az, region, known, k);
-        else
-            rc = args_usage_error(&cmd_rank_args, "--az: '%s' is not a zone of %s that the prices know%s", o->az,
-                                  is_id && n_reg > 1 ? "the regions ranked" : region,
-                                  args_did_you_mean(suggest_closest(o->az, known, k), dym, sizeof dym));
-    }
-    free(live);
-    return rc;
-}
-
-static void list_groups(const rank_group *g, size_t n, size_t chosen, int explicit)
-{
-    ib_info("%zu workloads found; results of different workloads are never ranked together:", n);
-    for (size_t i = 0; i < n; i++)
-        ib_info("  %s %.16s  %s %s batch %ld/device: %zu result%s", i == chosen ? "->" : "  ", g[i].fingerprint,
-                g[i].model[0] ? g[i].model : "?", g[i].precision, g[i].batch_per_device, g[i].n, g[i].n == 1 ? "" : "s");
-    if (!explicit) ib_info("ranking the largest group; pick another with --workload FINGERPRINT (a prefix is enough)");
-}
-
-/* Nothing could be priced: one line saying how to get a priced row. */
-static void nothing_priced_hint(const rank_args *a, const rank_config *c, size_t n, size_t n_rows, char *out,
-                                size_t len)
-{
-    const rank_config *known = NULL;
-    if (n_rows == 0) {   /* defensive: every configuration yields a row, priced or with its reason */
-        snprintf(out, len, "no configuration to rank: check the filters (--instance-types, --market)");
-        return;
-    }
-    if (a->opt.spot_mode == RANK_SPOT_AZ && a->opt.markets == RANK_MARKETS_SPOT) {
-        snprintf(out, len, "no configuration could be priced: no spot price in %s%s%s%s for any of them; rank "
-                           "without --az (the lowest spot price across the region's zones), or --market both",
-                 a->opt.az, a->opt.az_alt[0] ? " (" : "", a->opt.az_alt, a->opt.az_alt[0] ? ")" : "");
-        return;
-    }
-    /* One piece of advice, the one that works for the first configuration it applies to (the same
-     * as the report's reason for that row): a machine off EC2 is priced by its hostname, a type
-     * without a region by --region. */
-    const rank_config *off_ec2 = NULL, *no_region = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (c[i].instance_type[0] && c[i].region[0] && !known) known = &c[i];
-        if (!c[i].instance_type[0] && c[i].host[0] && !off_ec2) off_ec2 = &c[i];
-        if (c[i].instance_type[0] && !c[i].region[0] && !no_region) no_region = &c[i];
-    }
-    if (!known && off_ec2) {
-        snprintf(out, len, "no configuration could be priced: %s is not an EC2 instance type (measured off EC2), so "
-                           "AWS cannot price it: give its price per hour, rank --price %s=USD (or record it: measure "
-                           "--hourly-cost USD)", off_ec2->host, off_ec2->host);
-        return;
-    }
-    if (!known && no_region) {
-        snprintf(out, len, "no configuration could be priced: no result says which region %s ran in: rank with "
-                           "--region R (e.g. --region us-east-1), or give a price, --price %s=USD",
-                 no_region->instance_type, no_region->instance_type);
-        return;
-    }
-    if (!known) {
-        snprintf(out, len, "no configuration could be priced: no result names its instance type or hostname: record "
-                           "each machine's price per hour when measuring (measure --hourly-cost USD)");
-        return;
-    }
-    snprintf(out, len, "no configuration could be priced (e.g. %s in %s, with --source %s): get prices with "
-                       "`instbench prices --instance-types %s --region %s -o prices.json` (live AWS needs "
-                       "credentials) and pass --source prices.json, or pick a --region or --market that has them",
-             known->instance_type, known->region, a->prices ? a->prices : "auto", known->instance_type, known->region);
 }
 
 static size_t superseded(const rank_config *c, size_t n)
@@ -1019,7 +484,7 @@ int cmd_rank(int argc, char **argv)
     }
     if (rank_group_by_workload(&res, &groups, &n_groups, &err) != 0) goto fail;
     if (a.workload && rank_group_pick(groups, n_groups, a.workload, &chosen, &err) != 0) goto fail;
-    if (n_groups > 1) list_groups(groups, n_groups, chosen, a.workload != NULL);
+    if (n_groups > 1) rank_groups_list(groups, n_groups, chosen, a.workload != NULL);
     const rank_group *g = &groups[chosen];
 
     if (!a.checkpoint_given) {
@@ -1030,47 +495,32 @@ int cmd_rank(int argc, char **argv)
         if (isfinite(measured)) a.opt.spot.checkpoint_source = "measured";
     }
     if (rank_combine_runs(&res, g, a.region, &configs, &n_configs, &err) != 0) goto fail;
-    if ((rc = filter_types(&a, configs, &n_configs)) != 0) goto done;
-    if ((rc = resolve_versus(&a, configs, n_configs, &a.opt)) != 0) goto done;
-    check_user_prices(&a, configs, n_configs);
-    check_attention_paths(configs, n_configs);
+    if (rank_filter_types(a.types.v, a.types.n, configs, &n_configs, &err) != 0 ||
+        rank_resolve_versus(a.versus, configs, n_configs, &a.opt, &err) != 0)
+        goto refused;
+    rank_warn_inputs(configs, n_configs, &a.opt);
     char origin[320] = "";
-    rc = IB_EXIT_RUNTIME;
-    if (load_prices(&a, configs, n_configs, &ps, origin, sizeof origin, &err) != 0) goto fail;
+    if (rank_load_prices(a.prices, configs, n_configs, &a.opt, &ps, origin, sizeof origin, &err) != 0) goto fail;
     have_prices = 1;
-    if ((rc = check_region(&a, &ps)) != 0 || (rc = resolve_az(&a, &res, configs, n_configs, &ps)) != 0) goto done;
-    rc = IB_EXIT_RUNTIME;
-    if (load_quotes(&a, configs, n_configs, &block_quotes, &plan_quotes, quotes_missing, sizeof quotes_missing, &err) != 0)
+    if (rank_check_region(a.region, &ps, &err) != 0 ||
+        rank_resolve_az(&a.opt, live_wanted(&a), &res, configs, n_configs, &ps, &err) != 0)
+        goto refused;
+    if (rank_load_quotes(a.prices, plan_api[a.plan], payment_api[a.payment], configs, n_configs, &a.opt, &block_quotes,
+                         &plan_quotes, quotes_missing, sizeof quotes_missing, &err) != 0)
         goto fail;
     a.opt.quotes_missing = quotes_missing;
     if (quotes_missing[0]) ib_warn("%s", quotes_missing);
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
     if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
-    placement_scores(&a, configs, rows, n_rows);
+    rank_ask_placement(a.prices, a.placement_pool.v, a.placement_pool.n, configs, rows, n_rows);
 
     size_t n_with_price = 0;
     for (size_t i = 0; i < n_rows; i++) n_with_price += rows[i].priced != 0;
     char no_price[640] = "";
-    if (n_with_price == 0) nothing_priced_hint(&a, configs, n_configs, n_rows, no_price, sizeof no_price);
+    if (n_with_price == 0) rank_nothing_priced_hint(a.prices, &a.opt, configs, n_configs, n_rows, no_price, sizeof no_price);
 
     rank_filter_stats st;
-    size_t n_priced = rank_filter(rows, &n_rows, &a.opt, &st);
-    rank_pareto_mark(rows, n_priced);
-    if (a.opt.pareto_only) rank_pareto_keep(rows, &n_priced, &n_rows, &st);
-    rank_sort(rows, n_priced, configs, a.opt.sort);
-    if (st.by_max_hourly) ib_info("%zu row%s over --max-hourly", st.by_max_hourly, st.by_max_hourly == 1 ? "" : "s");
-    if (st.by_deadline) ib_info("%zu row%s miss --deadline", st.by_deadline, st.by_deadline == 1 ? "" : "s");
-    if (st.by_budget) ib_info("%zu row%s over --budget", st.by_budget, st.by_budget == 1 ? "" : "s");
-    if (st.by_pareto) ib_info("%zu row%s off the Pareto frontier", st.by_pareto, st.by_pareto == 1 ? "" : "s");
-    if (n_priced == 0 && (st.by_max_hourly || st.by_deadline || st.by_budget))
-        ib_warn("no configuration meets the constraints");
-
-    /* --top trims the ranked rows only; the unpriced rows still say why they are missing. */
-    if (a.top > 0 && (size_t)a.top < n_priced) {
-        memmove(rows + a.top, rows + n_priced, (n_rows - n_priced) * sizeof *rows);
-        n_rows -= n_priced - (size_t)a.top;
-        n_priced = (size_t)a.top;
-    }
+    size_t n_priced = rank_select(rows, &n_rows, configs, &a.opt, a.top, &st);
 
     rank_report rep = {g,      groups, n_groups,       configs,  n_configs,      rows, n_priced,
                        n_rows, &a.opt, st,             a.samples > 0 ? 0 : a.epochs,
@@ -1100,6 +550,11 @@ int cmd_rank(int argc, char **argv)
     }
     rc = IB_EXIT_OK;
     goto done;
+refused:   /* a name the user gave names nothing: the usage form, with the nearest */
+    if (err.code == IB_EXIT_USAGE) {
+        rc = args_usage_error(&cmd_rank_args, "%s", err.msg);
+        goto done;
+    }
 fail:
     fprintf(stderr, "instbench rank: %s\n", err.msg[0] ? err.msg : "failed");
     rc = err.code ? err.code : IB_EXIT_RUNTIME;

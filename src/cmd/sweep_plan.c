@@ -47,7 +47,8 @@ int cmd_sweep_plan(int argc, char **argv)
     }
     sweep_context ctx;
     ib_error err = {0};
-    if (sweep_prepare(&F, &ctx, &err) != 0) {
+    sweep_prepare_input in = sweep_flags_input(&F);
+    if (sweep_prepare(&in, &ctx, &err) != 0) {
         fprintf(stderr, "instbench sweep plan: %s\n", err.msg);
         sweep_context_free(&ctx);
         sweep_flags_free(&F);

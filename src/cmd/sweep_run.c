@@ -488,7 +488,7 @@ static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
     ib_info("sweep %s: state in %s; results into %s/", st->id, path, dir);
     sweep_exec_options o = {.measure_args = F.measure_args, .n_measure_args = (size_t)F.n_measure_args, .results_dir = dir,
                             .subnets = ctx->subnets, .n_subnets = ctx->n_subnets, .security_group_id = ctx->sg_id,
-                            .vpc_id = ctx->vpc_id,
+                            .vpc_id = ctx->vpc_id, .client = ctx->client, .cred = &ctx->cred,
                             .poll_s = env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_POLL_S),
                             .terminate_wait_s = env_seconds("INSTBENCH_SWEEP_TERMINATE_WAIT_S", DEFAULT_TERMINATE_WAIT_S),
                             .stop = &stop_signal};
@@ -582,7 +582,8 @@ int cmd_sweep_run(int argc, char **argv)
     sweep_context ctx;
     ib_error err = {0};
     sweep_state st = {0};
-    if (sweep_prepare(&F, &ctx, &err) != 0) {
+    sweep_prepare_input in = sweep_flags_input(&F);
+    if (sweep_prepare(&in, &ctx, &err) != 0) {
         fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
         rc = err.code ? err.code : IB_EXIT_RUNTIME;
         goto out;
@@ -607,7 +608,7 @@ int cmd_sweep_run(int argc, char **argv)
         /* the permission check plan makes, again here: a missing action found before any money is spent */
         fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
         rc = IB_EXIT_RUNTIME;
-    } else if (sweep_check_bucket(&F, &ctx, &err) != 0) {
+    } else if (sweep_check_bucket(&ctx, F.region, F.s3_bucket, &err) != 0) {
         fprintf(stderr, "instbench sweep run: %s: nothing launched\n", err.msg);
         rc = err.code ? err.code : IB_EXIT_RUNTIME;
     } else if (state_from_plan(&ctx, &st, &err) != 0) {

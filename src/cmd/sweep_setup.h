@@ -1,14 +1,15 @@
 /* cmd/sweep_setup: what `sweep plan` and `sweep run` share before anything is launched: their
- * common flags, the measure flags after `--` (checked by measure's own parser), the prices, the
- * AMIs (SSM, or --ami checked with DescribeImages), the default network, the plan, its printing,
- * and the RunInstances DryRun per candidate.  `run` adds its own flags to the same table through
- * SWEEP_COMMON_SPECS and then calls these in order:
+ * common flags, the measure flags after `--` (checked by measure's own parser) and the plan's
+ * printing; the prices, AMIs, default network, plan and DryRun are sweep/prepare.c's and
+ * sweep/dry_run.c's, on the sweep's one client.  `run` adds its own flags to the same table
+ * through SWEEP_COMMON_SPECS and then calls these in order:
  *
  *   sweep_flags f; sweep_flags_init(&f);
  *   int own = sweep_flags_split(argc, argv, &f);          // argv[own..]: after "--"
  *   args_parse(&cmd, own, argv, ...);                      // the table holds SWEEP_COMMON_SPECS(&f)
  *   sweep_flags_check(&cmd, &f);                           // exit 2 on bad input
- *   sweep_context ctx; sweep_prepare(&f, &ctx, &err);      // client, prices, AMIs, network, plan
+ *   sweep_prepare_input in = sweep_flags_input(&f);
+ *   sweep_context ctx; sweep_prepare(&in, &ctx, &err);     // client, prices, AMIs, network, plan
  *   sweep_plan_print(&f, &ctx, stdout);  sweep_dry_run(&ctx, ...);
  *   sweep_context_free(&ctx); sweep_flags_free(&f); */
 #ifndef INSTBENCH_CMD_SWEEP_SETUP_H
@@ -102,50 +103,12 @@ int sweep_flags_split(int argc, char **argv, sweep_flags *f);
  * exit status (2) with the message printed. */
 int sweep_flags_check(const arg_command *cmd, sweep_flags *f);
 
-/* Everything a plan needs from AWS and the catalogue. */
-typedef struct sweep_context {
-    aws_credentials cred;
-    aws_client *client;
-    price_set prices;
-    const price_record **per_cand;  /* per candidate: its record in the region, NULL: none */
-    sweep_ami amis[SWEEP_AMI_KINDS];
-    sweep_ami override;             /* --ami, when given */
-    char vpc_id[32], sg_id[32];
-    ec2_subnet *subnets;            /* the default VPC's default subnets, one per zone */
-    size_t n_subnets;
-    sweep_plan plan;
-    sweep_candidate *cands;         /* the flags' candidates, the block's checked reservation filled in */
-    ec2_capacity_reservation block; /* --capacity-reservation as EC2 describes it ("" id: none) */
-    ec2_type_network *nets;         /* per candidate: its type's network (DescribeInstanceTypes,
-                                       multi-node candidates only; efa_supported 0 otherwise) */
-    const ec2_type_network **net_of; /* per candidate: &nets[i] when asked, NULL otherwise */
-    const char **ec2_arch;          /* per candidate: DescribeInstanceTypes' architecture of its type
-                                       (asked for multi-node candidates and for families the
-                                       instance-type catalogue lacks), NULL: not asked */
-    int efa_wanted;                 /* some candidate gets EFA interfaces */
-    int default_sg_efa_ready;       /* the default group already allows all traffic to and from itself */
-} sweep_context;
-
-/* Credentials, prices (f->prices), AMIs (SSM per kind the candidates need, or --ami with its
- * architecture checked), the default network, then sweep_plan_build.  0, or -1 with err
- * (IB_EXIT_USAGE for what the user can fix in the flags, IB_EXIT_RUNTIME for AWS). */
-int sweep_prepare(const sweep_flags *f, sweep_context *ctx, ib_error *err);
-void sweep_context_free(sweep_context *ctx);
+/* The flags as sweep_prepare takes them (after sweep_flags_check). */
+sweep_prepare_input sweep_flags_input(const sweep_flags *f);
 
 /* The plan as a table (per candidate: instances, AMI and its source, market, price per node-hour
  * and its source, worst case; the total; the verdict when --max-cost was given) or JSON
  * (instbench.sweep-plan/v1, with DRY[i] per candidate when dry-run results are given). */
 void sweep_plan_print(const sweep_flags *f, const sweep_context *ctx, const char (*dry)[64], FILE *out);
-
-/* RunInstances with DryRun=true for each candidate of the plan (its type, count, market, AMI, EFA
- * interfaces in a default subnet with the default group,
- * tags, shutdown behaviour), so a missing permission shows before anything is spent.  dry[i] (one
- * per candidate) gets "permitted" or AWS's code.  0 when every one is permitted; -1 with err naming the action and
- * the candidate (UnauthorizedOperation: the IAM action to grant) otherwise. */
-int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_error *err);
-/* `run`'s bucket, before anything is created: HeadBucket (it exists, these credentials may use it)
- * in the sweep's region.  0; -1 with err: IB_EXIT_USAGE for a bucket in another region,
- * IB_EXIT_RUNTIME for one that cannot be reached (missing, denied). */
-int sweep_check_bucket(const sweep_flags *f, sweep_context *ctx, ib_error *err);
 
 #endif

@@ -266,6 +266,77 @@ static int finite_point(const output_point *q)
     return isfinite(q->x) && isfinite(q->y);
 }
 
+/* Guide rays, clipped to the plot box (px0..px1 x py0..py1): y = k x is increasing, so the part
+ * shown is x in [max(xlo, ylo / k), min(xhi, yhi / k)].  0, or -1 out of memory. */
+static int draw_rays(FILE *f, const output_plot *p, const axis *ax, const axis *ay, double px0, double py0,
+                     double px1, double py1, boxes *placed, const boxes *markers)
+{
+    for (size_t i = 0; i < p->n_rays; i++) {
+        double k = p->rays[i].slope;
+        if (!(isfinite(k) && k > 0)) continue;
+        double xa = fmax(ax->lo, ay->lo / k), xb = fmin(ax->hi, ay->hi / k);
+        if (!(xa < xb) || (ax->log && xa <= 0)) continue;
+        axis sx = *ax;                                /* the x axis restricted to [xa, xb] */
+        sx.lo = xa, sx.hi = xb;
+        int ns = ax->log == ay->log ? 2 : RAY_SAMPLES;
+        fputs("<path class=\"iso\" fill=\"none\" stroke=\"#9ab\" stroke-dasharray=\"5,4\" d=\"", f);
+        for (int s = 0; s < ns; s++) {
+            double x = s == 0 ? xa : s == ns - 1 ? xb : axis_at(&sx, (double)s / (ns - 1));
+            double y = fmin(fmax(k * x, ay->lo), ay->hi);
+            fprintf(f, "%s%.2f,%.2f", s ? " L" : "M", axis_px(ax, x), axis_px(ay, y));
+        }
+        fputs("\"/>\n", f);
+        /* Its label: beside the ray (above-left or below-right of a point on it, so the box never
+         * crosses it), trying points from the top end down. */
+        const char *l = p->rays[i].label;
+        if (!l || !*l) continue;
+        size_t nc = shown_chars(l);
+        for (int c = 0; c < 2 * 19; c++) {
+            double frac = 0.95 - 0.05 * (c / 2);
+            double x = axis_at(&sx, frac), y = k * x, qx = axis_px(ax, x), qy = axis_px(ay, y);
+            box b = c % 2 == 0 ? text_box(qx - 3, qy - 3 - DESCENT * 10, 10, A_END, nc, 0)
+                               : text_box(qx + 3, qy + 3 + ASCENT * 10, 10, A_START, nc, 0);
+            if (!inside(&b, px0 + 1, py0 + 1, px1 - 1, py1 - 1) || hits(&b, placed) || hits(&b, markers)) continue;
+            if (boxes_add(placed, b)) return -1;
+            put_text(f, c % 2 == 0 ? qx - 3 : qx + 3, c % 2 == 0 ? qy - 3 - DESCENT * 10 : qy + 3 + ASCENT * 10, 10,
+                     c % 2 == 0 ? A_END : A_START, "fill=\"#678\" class=\"iso-label\"", l);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Each point's tag: the first candidate place around its marker, at growing distance, that is
+ * inside the plot box and free of texts and markers.  0, or -1 out of memory. */
+static int draw_tags(FILE *f, const output_plot *p, const axis *ax, const axis *ay, double px0, double py0,
+                     double px1, double py1, boxes *placed, const boxes *markers)
+{
+    size_t np = p->n_points;
+    for (size_t i = 0; i < np; i++) {
+        const output_point *q = &p->points[i];
+        if (!finite_point(q)) continue;
+        const char *tag = q->tag ? q->tag : q->label;
+        size_t nc = shown_chars(tag);
+        if (!nc) continue;
+        double cx = axis_px(ax, q->x), cy = axis_px(ay, q->y), r = q->frontier ? 6 : 4, fs = 11;
+        /* (anchor, dx, baseline dy) at distance d from the marker */
+        for (int c = 0; c < 8 * 4; c++) {
+            double d = 2 + 10 * (c / 8), a = r + d;
+            double cand[8][3] = {{A_START, a, 0.35 * fs},           {A_END, -a, 0.35 * fs},
+                                 {A_START, a * 0.7, -a * 0.7},      {A_START, a * 0.7, a * 0.7 + ASCENT * fs},
+                                 {A_END, -a * 0.7, -a * 0.7},       {A_END, -a * 0.7, a * 0.7 + ASCENT * fs},
+                                 {A_MIDDLE, 0, -a - DESCENT * fs}, {A_MIDDLE, 0, a + ASCENT * fs}};
+            const double *o = cand[c % 8];
+            box b = text_box(cx + o[1], cy + o[2], fs, (anchor)o[0], nc, 0);
+            if (!inside(&b, px0 + 1, py0 + 1, px1 - 1, py1 - 1) || hits(&b, placed) || hits(&b, markers)) continue;
+            if (boxes_add(placed, b)) return -1;
+            put_text(f, cx + o[1], cy + o[2], fs, (anchor)o[0], "class=\"tag\"", tag);
+            break;
+        }
+    }
+    return 0;
+}
+
 int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *err)
 {
     char *buf = NULL;
@@ -352,40 +423,7 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
         if (boxes_add(&markers, (box){cx - r, cy - r, cx + r, cy + r})) goto oom;
     }
 
-    /* Guide rays, clipped to the plot box: y = k x is increasing, so the part shown is
-     * x in [max(xlo, ylo / k), min(xhi, yhi / k)]. */
-    for (size_t i = 0; i < p->n_rays && n_drawn; i++) {
-        double k = p->rays[i].slope;
-        if (!(isfinite(k) && k > 0)) continue;
-        double xa = fmax(ax.lo, ay.lo / k), xb = fmin(ax.hi, ay.hi / k);
-        if (!(xa < xb) || (ax.log && xa <= 0)) continue;
-        axis sx = ax;                                 /* the x axis restricted to [xa, xb] */
-        sx.lo = xa, sx.hi = xb;
-        int ns = ax.log == ay.log ? 2 : RAY_SAMPLES;
-        fputs("<path class=\"iso\" fill=\"none\" stroke=\"#9ab\" stroke-dasharray=\"5,4\" d=\"", f);
-        for (int s = 0; s < ns; s++) {
-            double x = s == 0 ? xa : s == ns - 1 ? xb : axis_at(&sx, (double)s / (ns - 1));
-            double y = fmin(fmax(k * x, ay.lo), ay.hi);
-            fprintf(f, "%s%.2f,%.2f", s ? " L" : "M", axis_px(&ax, x), axis_px(&ay, y));
-        }
-        fputs("\"/>\n", f);
-        /* Its label: beside the ray (above-left or below-right of a point on it, so the box never
-         * crosses it), trying points from the top end down. */
-        const char *l = p->rays[i].label;
-        if (!l || !*l) continue;
-        size_t nc = shown_chars(l);
-        for (int c = 0; c < 2 * 19; c++) {
-            double frac = 0.95 - 0.05 * (c / 2);
-            double x = axis_at(&sx, frac), y = k * x, qx = axis_px(&ax, x), qy = axis_px(&ay, y);
-            box b = c % 2 == 0 ? text_box(qx - 3, qy - 3 - DESCENT * 10, 10, A_END, nc, 0)
-                               : text_box(qx + 3, qy + 3 + ASCENT * 10, 10, A_START, nc, 0);
-            if (!inside(&b, px0 + 1, py0 + 1, px1 - 1, py1 - 1) || hits(&b, &placed) || hits(&b, &markers)) continue;
-            if (boxes_add(&placed, b)) goto oom;
-            put_text(f, c % 2 == 0 ? qx - 3 : qx + 3, c % 2 == 0 ? qy - 3 - DESCENT * 10 : qy + 3 + ASCENT * 10, 10,
-                     c % 2 == 0 ? A_END : A_START, "fill=\"#678\" class=\"iso-label\"", l);
-            break;
-        }
-    }
+    if (n_drawn && draw_rays(f, p, &ax, &ay, px0, py0, px1, py1, &placed, &markers)) goto oom;
 
     /* Frontier line through the frontier points in x order. */
     size_t nf = 0;
@@ -410,28 +448,7 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
         output_xml_escape(f, q->label);
         fputs("</title></circle>\n", f);
     }
-    for (size_t i = 0; i < np; i++) {
-        const output_point *q = &p->points[i];
-        if (!finite_point(q)) continue;
-        const char *tag = q->tag ? q->tag : q->label;
-        size_t nc = shown_chars(tag);
-        if (!nc) continue;
-        double cx = axis_px(&ax, q->x), cy = axis_px(&ay, q->y), r = q->frontier ? 6 : 4, fs = 11;
-        /* (anchor, dx, baseline dy) at distance d from the marker */
-        for (int c = 0; c < 8 * 4; c++) {
-            double d = 2 + 10 * (c / 8), a = r + d;
-            double cand[8][3] = {{A_START, a, 0.35 * fs},           {A_END, -a, 0.35 * fs},
-                                 {A_START, a * 0.7, -a * 0.7},      {A_START, a * 0.7, a * 0.7 + ASCENT * fs},
-                                 {A_END, -a * 0.7, -a * 0.7},       {A_END, -a * 0.7, a * 0.7 + ASCENT * fs},
-                                 {A_MIDDLE, 0, -a - DESCENT * fs}, {A_MIDDLE, 0, a + ASCENT * fs}};
-            const double *o = cand[c % 8];
-            box b = text_box(cx + o[1], cy + o[2], fs, (anchor)o[0], nc, 0);
-            if (!inside(&b, px0 + 1, py0 + 1, px1 - 1, py1 - 1) || hits(&b, &placed) || hits(&b, &markers)) continue;
-            if (boxes_add(&placed, b)) goto oom;
-            put_text(f, cx + o[1], cy + o[2], fs, (anchor)o[0], "class=\"tag\"", tag);
-            break;
-        }
-    }
+    if (draw_tags(f, p, &ax, &ay, px0, py0, px1, py1, &placed, &markers)) goto oom;
     fputs("</svg>\n", f);
     goto done;
 oom:

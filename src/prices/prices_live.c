@@ -64,6 +64,9 @@ static const char *zone_name(const ec2_zone_map *maps, size_t n_maps, const char
     return NULL;
 }
 
+/* long: the four kinds of query (pricing, spot history, placement scores, zone names) are built
+ * into buffers, sent together as one aws_paginate_multi batch and read back from the same buffers,
+ * which this one function owns and frees on every path (contract in prices/internal.h). */
 int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t n_regions, int want_od,
                       int want_spot, int want_scores, int page_size, time_t now, live_status *st,
                       live_report *rep)

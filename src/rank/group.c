@@ -100,6 +100,15 @@ void rank_groups_free(rank_group *g, size_t n)
     free(g);
 }
 
+void rank_groups_list(const rank_group *g, size_t n, size_t chosen, int explicit)
+{
+    ib_info("%zu workloads found; results of different workloads are never ranked together:", n);
+    for (size_t i = 0; i < n; i++)
+        ib_info("  %s %.16s  %s %s batch %ld/device: %zu result%s", i == chosen ? "->" : "  ", g[i].fingerprint,
+                g[i].model[0] ? g[i].model : "?", g[i].precision, g[i].batch_per_device, g[i].n, g[i].n == 1 ? "" : "s");
+    if (!explicit) ib_info("ranking the largest group; pick another with --workload FINGERPRINT (a prefix is enough)");
+}
+
 int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *chosen, ib_error *err)
 {
     size_t len = strlen(prefix), hits = 0, which = 0;

@@ -32,4 +32,8 @@ void rank_fmt_every_hours(double rate, char *out, size_t len);
 #include <stdio.h>
 FILE *rank_gz_open(FILE *src, size_t max, char *why, size_t why_len);
 
+/* ask.c: the account's zone names and IDs in REGIONS, live (*LIVE malloc'd, the caller frees;
+ * whatever came back even when AWS did not answer every region: -v says why). */
+size_t rank_ask_zones(const char *const *regions, size_t n_regions, prices_zone **live);
+
 #endif

@@ -55,9 +55,13 @@ static int connect_aws(sweep_ctx *x, ib_error *err)
     /* Throttling (RequestLimitExceeded) is retried by the transport with full-jitter backoff; a
      * sweep may hit it while polling, so it gets more attempts than a one-shot command. */
     aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
-    if (aws_credentials_resolve(&x->cred, err) != 0 || aws_client_create(&opt, &x->cred, &x->client, err) != 0 ||
-        aws_s3_open(x->client, x->st->region, &x->s3, err) != 0)
+    if (x->o->client) {   /* the sweep's one client, whose credentials the plan resolved */
+        x->client = x->o->client;
+        x->cred = *x->o->cred;
+    } else if (aws_credentials_resolve(&x->cred, err) != 0 || aws_client_create(&opt, &x->cred, &x->client, err) != 0) {
         return -1;
+    }
+    if (aws_s3_open(x->client, x->st->region, &x->s3, err) != 0) return -1;
     if (x->o->n_subnets) {
         /* the plan's: one lookup per sweep */
         if (!(x->subnets = malloc(x->o->n_subnets * sizeof *x->subnets)))
@@ -552,7 +556,7 @@ int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err)
     free(x.ended_polls);
     free(x.subnets);
     aws_s3_close(x.s3);
-    aws_client_destroy(x.client);
+    if (x.client != o->client) aws_client_destroy(x.client);
     memset(&x.cred, 0, sizeof x.cred);
     return trc || rc ? -1 : 0;
 }

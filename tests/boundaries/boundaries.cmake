@@ -25,3 +25,12 @@ endforeach()
 add_test(NAME module_graph
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/module_graph.py ${CMAKE_SOURCE_DIR}/src ${_declared}
                  ${_archives})
+
+# Sizes a newcomer can read (check_source_size.py): no source file under src/ over 800 lines, no
+# function over 150 without `long: <reason>` in the comment above it.  The self-test holds the
+# check itself to files made to break each rule.
+add_test(NAME source_size
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_source_size.py
+                 --except ${CMAKE_SOURCE_DIR}/src/cmd/measure.c ${CMAKE_SOURCE_DIR}/src)
+add_test(NAME source_size_self_test
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_source_size.py --self-test)

@@ -23,6 +23,7 @@ Python's json, never from instbench's output alone:
   G  SIGKILL mid-sweep, the state file deleted: `sweep cleanup --all` finds and ends everything by tag;
   H  bad input: no --max-cost, a sweep id that does not exist, a malformed one;
   J  the confirmation: refused without --yes off a terminal, "n" refuses and "y" launches on one;
+     temporary credentials fetched once for the plan and the launch together (one client);
   I  EC2 never confirms an instance terminated: exit 1 naming `sweep cleanup ID`, which then ends it.
   L  EFA: the region's Elastic IPs run out (the candidate that cannot have them fails with the
      code, its instances terminated, the others go on), interfaces attached late (the association
@@ -437,6 +438,11 @@ def scenario_j():
                            capture_output=True, text=True, timeout=120)
         check("sooner than the 60 min the instances' presigned URLs are made for" in r.stderr,
               "J: credentials expiring before the URLs: warned: %d %s" % (r.returncode, r.stderr[-1500:]))
+        # the plan's requests and the launch share the sweep's one client (sweep/prepare.c's, handed
+        # to the executor): the container endpoint is asked once for them (the prices' own client,
+        # src/prices/prices_get.c, once more), never again when the launch starts
+        fetched = len(fake.stats()["minted_secrets"]) // 2
+        check(fetched == 2, "J: credentials fetched once for the sweep's client, once for the prices': %d" % fetched)
     finally:
         fake.stop()
         shutil.rmtree(home, ignore_errors=True)

@@ -82,4 +82,9 @@ char *ec2_form_text(ec2_form *f);
  * cap-1: an error naming FIELD. */
 int ec2_put(char *dst, size_t cap, const char *src, const char *what, const char *field, ib_error *err);
 
+/* s3_list_page.c: S3's own limit on a key's length, in bytes; and appends KEY (malloc'd; L owns
+ * it from here, also on failure) to a listing: 0, or -1 out of memory. */
+#define S3_MAX_KEY 1024
+int s3_listing_push(aws_s3_listing *l, char *key, long long size);
+
 #endif
