@@ -28,9 +28,9 @@ def fail_now(msg):
 
 
 text = open(PAGE, encoding="utf-8").read()
-m = re.search(r"<!-- tests/rank_doc_example\.py.*?-->\s*```sh\n(.*?)```", text, re.S)
+m = re.search(r"<!-- tests/rank/rank_doc_example\.py.*?-->\s*```sh\n(.*?)```", text, re.S)
 if not m:
-    fail_now("no example block marked for tests/rank_doc_example.py")
+    fail_now("no example block marked for tests/rank/rank_doc_example.py")
 lines = m.group(1).splitlines()
 
 ROW = re.compile(r"^#\s+(\d+)(\*?)\s+(\d+ x \S+ (?:on-demand|spot))\s+(\$[\d,.]+)\s+([\d,.]+)\s+([\d,]+)\s+(\w+)\s*$")
