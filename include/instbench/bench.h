@@ -46,6 +46,9 @@ void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, i
                    uint64_t seed);
 
 /* ---- runner.c: warm-up and the timed window --------------------------------------------------- */
+/* The automatic warm-up (--warmup not given): until the step time settles, at least MIN steps, at
+ * most MAX. */
+enum { BENCH_WARMUP_MIN = 3, BENCH_WARMUP_MAX = 30 };
 typedef enum bench_data_mode { BENCH_DATA_HOST = 0, BENCH_DATA_DEVICE = 1 } bench_data_mode;
 
 typedef struct bench_run_config {
@@ -111,6 +114,30 @@ int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 
 /* Settled when the last 3 steps' times are within 10% of their median (used for --warmup auto). */
 int bench_warmup_settled(const double *times, size_t n);
+
+/* ---- probe.c: measure --dry-run's time estimate ----------------------------------------------- */
+typedef struct bench_probe {
+    int batch;                   /* the batch the step was timed at (at most the run's) */
+    double forward_backward_s;   /* forward + backward at that batch: grows with the batch */
+    double optimizer_s;          /* the optimizer step: one pass over the parameters, any batch */
+} bench_probe;
+/* One real training step of TRAIN (its backend OPS, model, precision, optimizer, threads and
+ * device) timed after a warm-up step (the fastest of 3 when a step takes under a second), at
+ * batch 1, then x8 while a step takes under TARGET_S (at most 4 rounds, never past TRAIN's
+ * batch).  Inputs are made once, as --data device does.
+ * -1 with ERR when the model cannot be built or run, or STOP was raised. */
+int bench_probe_step(const ib_backend_ops *ops, const ib_train_config *train, double target_s,
+                     const volatile sig_atomic_t *stop, bench_probe *out, ib_error *err);
+typedef struct bench_estimate {
+    double step_s;      /* forward_backward_s x batch / probe batch + optimizer_s */
+    int warmup_steps;   /* --warmup, else BENCH_WARMUP_MIN */
+    int timed_steps;    /* --steps, else max(min_steps, ceil(duration_s / step_s)) */
+    double total_s;     /* (warmup_steps + timed_steps) x step_s, at least warm-up + duration_s */
+} bench_estimate;
+/* The run's time from probe P: WARMUP -1 automatic, STEPS 0 when DURATION_S (with MIN_STEPS)
+ * sets the window.  Pure arithmetic (docs/usage.md, --dry-run). */
+void bench_estimate_run(const bench_probe *p, int batch, int warmup, int steps, double duration_s, int min_steps,
+                        bench_estimate *out);
 
 /* ---- checkpoint.c: one checkpoint of the training state, timed ------------------------------ */
 typedef struct bench_checkpoint {

@@ -167,7 +167,8 @@ static const arg_spec measure_specs[] = {
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
     {"--dry-run", 0, ARG_FLAG, &O.dry_run, NULL, "check everything a run would check (flags, backend, memory for the\n"
      "batch, the output files, the identity, the rendezvous settings), print\n"
-     "what would run, and exit without measuring"},
+     "what would run and how long, estimated from one timed training step\n"
+     "at a small batch (seconds), and exit without measuring"},
     {"--checkpoint", 0, ARG_CHOICE, &O.checkpoint, NULL, "on (default): after the timed window, time one checkpoint of\n"
      "the state a training job saves (fp32 weights, Adam's two moments,\n"
      "the bf16 copy under bf16; from a GPU with the copy to the host):\n"
@@ -432,10 +433,57 @@ static void say_warning(const result_warning *w, const bench_result *res, const 
         ib_warn("%s", w->text);
 }
 
-/* --dry-run: everything has been checked; say what a run would do and stop. */
+/* SECONDS as "~N s" below a minute and a half, "~N min" below an hour and a half, else "~N.N h". */
+static const char *estimate_text(double seconds, char *buf, size_t n)
+{
+    if (seconds < 90) snprintf(buf, n, "~%.0f s", seconds < 1 ? 1 : seconds);
+    else if (seconds < 90 * 60) snprintf(buf, n, "~%.0f min", seconds / 60);
+    else snprintf(buf, n, "~%.1f h", seconds / 3600);
+    return buf;
+}
+
+/* The dry run's "estimated time" lines: one step of the run's configuration timed (bench_probe_step,
+ * on PROBE's device) and scaled to the run's batch and planned steps (bench_estimate_run).  A probe
+ * that cannot run says why, and the rest of the report stands.  -1: interrupted. */
+static int dry_run_estimate(const ib_backend_ops *backend, const ib_train_config *probe, bench_data_mode data,
+                            const bench_rendezvous *rdv, char *out, size_t n)
+{
+    double target = 0.25;   /* seconds a probe step may reach before its batch stops growing */
+    const char *env = getenv("INSTBENCH_PROBE_SECONDS");
+    if (env && env[0] && util_parse_double(env, 0, 60, &target) != 0) {
+        ib_warn("INSTBENCH_PROBE_SECONDS: '%s' is not a number of seconds from 0 to 60: 0.25 used", env);
+        target = 0.25;
+    }
+    bench_probe p;
+    ib_error err = {0};
+    if (bench_probe_step(backend, probe, target, &g_stop, &p, &err) != 0) {
+        if (g_stop) return -1;
+        snprintf(out, n, "  estimated time: none (the probe step failed: %s)\n", err.msg);
+        return 0;
+    }
+    ib_debug("dry-run probe: batch %d, forward+backward %.9g s, optimizer %.9g s", p.batch, p.forward_backward_s,
+             p.optimizer_s);
+    bench_estimate e;
+    bench_estimate_run(&p, probe->batch_size, O.warmup, O.have_steps ? O.steps : 0, O.duration_s, DEFAULT_MIN_STEPS, &e);
+    char total[32], scaled[48] = "";
+    if (p.batch < probe->batch_size) snprintf(scaled, sizeof scaled, ", scaled to batch %d", probe->batch_size);
+    snprintf(out, n, "  estimated time: %s (%d warm-up + %d timed steps of ~%.3g s, from a probe step at batch %d%s)\n"
+             "    not counted: %sstart-up (building the model, the GEMM-rate measurement)%s%s%s\n",
+             estimate_text(e.total_s, total, sizeof total), e.warmup_steps, e.timed_steps, e.step_s, p.batch, scaled,
+             O.warmup < 0 ? "more warm-up while the step time has not settled (up to 30 steps), " : "",
+             data == BENCH_DATA_HOST ? ", the host data pipeline" : "",
+             rdv->world_size > 1 ? ", averaging the gradients between ranks" : "",
+             rdv->rank == 0 && O.checkpoint == 0 ? ", the checkpoint" : "");
+    return 0;
+}
+
+/* --dry-run: everything has been checked; say what a run would do and stop.  PROBE: the run's
+ * per-rank configuration on this process's first device. */
 static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *train, bench_data_mode data,
                           const bench_rendezvous *rdv, int workers, const bench_identity *id)
 {
+    char estimate[2048];   /* two lines, the second naming what is left out; or why there is none */
+    if (dry_run_estimate(backend, train, data, rdv, estimate, sizeof estimate) != 0) return interrupted_exit();
     const int is_cpu = backend->device == IB_DEVICE_HOST;
     const double gib = (double)memfit_rank_bytes(backend, train, data) * (is_cpu ? O.ranks : 1) / 1073741824.0;
     printf("would measure %s (%s, batch %d per device x %d rank(s) here, %d in all) on backend %s\n",
@@ -472,6 +520,7 @@ static int dry_run_report(const ib_backend_ops *backend, const ib_train_config *
     if (rdv->rank == 0 && O.checkpoint == 0)
         printf("  checkpoint: one save of the training state (%.1f MiB) timed in %s\n",
                checkpoint_state_bytes(model_param_count(&train->model), train->precision) / 1048576.0, dir);
+    fputs(estimate, stdout);
     return IB_EXIT_OK;
 }
 
@@ -619,7 +668,11 @@ int cmd_measure(int argc, char **argv)
     sagemaker_topology(&id, &rdv);
     if ((prc = check_identity_hardware(&id, backend, &sys, rdv.local_world_size, first_gpu)) != 0) return prc;
     warn_identity(&id, rdv.nnodes, sys.hostname);
-    if (O.dry_run) return dry_run_report(backend, &train, data, &rdv, workers, &id);
+    if (O.dry_run) {
+        ib_train_config probe = train;   /* this process's first GPU, as the runner assigns them */
+        probe.device = is_cpu ? 0 : first_gpu;
+        return dry_run_report(backend, &probe, data, &rdv, workers, &id);
+    }
     if (sys.loadavg1 > sys.vcpus)
         ib_warn("load average %.1f is above the %d vCPUs before starting: the machine looks shared; figures may be low",
                 sys.loadavg1, sys.vcpus);

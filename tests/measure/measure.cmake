@@ -23,7 +23,7 @@ add_test(NAME measure_stats
 
 # CLI tests: each gets its own scratch directory; the schema lives in the source tree.
 set(MEASURE_PY_ARGS ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
-foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs sagemaker
+foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs sagemaker estimate
     launcher_addr)
   add_test(NAME measure_cli_${t}
            COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
