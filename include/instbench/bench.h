@@ -435,4 +435,39 @@ int result_upload(const char *output, const char *name, const char *json, char *
  * (result_check_output has refused them unless measure --create-dirs). */
 int result_append_line(const char *path, const char *json, ib_error *err);
 
+/* ---- measure_run.c: the measure command's run (src/cmd/measure.c parses its flags) -------------- */
+typedef struct bench_measure_options {
+    const ib_backend_ops *backend;   /* NULL: a usable GPU backend, else cpu */
+    model_cli model;                 /* resolved and validated by bench_measure_model */
+    ib_precision precision;
+    ib_optimizer optimizer;
+    double lr;                       /* <= 0: the optimizer's default */
+    uint64_t seed;
+    bench_data_mode data;
+    int workers;                     /* data-pipeline threads per rank; 0: vCPUs / local ranks */
+    int cuda_graphs;                 /* 1: a one-rank CUDA run replays its step as a graph */
+    int batch;                       /* per device; 0: the largest that fits */
+    int steps;                       /* timed steps; 0: duration_s sets the window */
+    double duration_s;
+    int min_steps;                   /* with duration_s: at least this many timed steps */
+    int warmup;                      /* -1: until the step time settles */
+    int ranks;                       /* in this process; 0: every local GPU on a GPU backend, 1 on cpu */
+    bench_rendezvous_flags rdv;
+    const char *instance_type, *region, *market;   /* NULL: not given */
+    int count;                       /* nodes the result stands for; 0: the run's */
+    double hourly_cost;              /* USD per node-hour; 0: not given */
+    const char *output, *append;     /* NULL: a new file in ./instbench-results/, no JSON Lines file */
+    int create_dirs;
+    int identity_mismatch_ok;        /* record a type that is not this machine, marked */
+    int dry_run;                     /* check everything, estimate the time, measure nothing */
+    int checkpoint;                  /* 1: time one checkpoint after the window */
+    const char *checkpoint_dir;      /* NULL: the result's directory */
+    int format;                      /* stdout: -1 table on a terminal, else JSON; 0 table; 1 JSON */
+} bench_measure_options;
+/* TRAIN's model from CLI, checked: -1 with a message on stderr when it names none that can be built. */
+int bench_measure_model(const model_cli *cli, vit_config *model);
+/* The whole measure command after its flags: checks, (dry run or) run, result.  An exit status:
+ * 0, 1 (a runtime failure), 2 (refused before measuring), 130 / 143 (interrupted). */
+int bench_measure(const bench_measure_options *o);
+
 #endif
