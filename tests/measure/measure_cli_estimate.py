@@ -12,11 +12,14 @@ import math
 import os
 import re
 import resource
+import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
-from measure_common import TINY, check, finish, run, scratch  # noqa: E402
+from measure_common import BIN, TINY, check, env, finish, run, scratch  # noqa: E402
 
 PROBE = re.compile(r"dry-run probe: batch (\d+), forward\+backward ([0-9.e+-]+) s, optimizer ([0-9.e+-]+) s")
 ESTIMATE = re.compile(r"  estimated time: ~([0-9.]+) (s|min|h) \((\d+) warm-up \+ (\d+) timed steps of "
@@ -98,6 +101,25 @@ for batch, want in ((4, 4), (100, 100), (600, 512)):
         check(int(got[0].group(1)) == want and (got[1].group(7) is None) == (want == batch),
               f"batch {batch}: probe at {got[0].group(1)}, want {want}: {got[1].group(0)}")
 
+# Two ranks sharing the cores: the probe is one rank's step with its share of the threads, and
+# the averaging between the ranks is said to be left out.
+if (os.cpu_count() or 1) >= 2:
+    got = parsed(dry(tiny(4) + ["--ranks", "2"]), "--ranks 2")
+    if got:
+        check("averaging the gradients between ranks" in got[1].group(8), f"--ranks 2: not counted: {got[1].group(8)}")
+
+# Ctrl-C during the probe (ViT-B growing to batch 2 takes well over the 3 s we wait): exit 130, no
+# report half printed.
+d = scratch()
+q = subprocess.Popen([BIN, "measure", "--backend", "cpu", "--batch-size", "2", "--dry-run", "--checkpoint", "off"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d,
+                     env=env(INSTBENCH_PROBE_SECONDS="60"))
+time.sleep(3)
+q.send_signal(signal.SIGINT)
+out, err = q.communicate(timeout=120)
+check(q.returncode == 130 and out == "" and "interrupted; nothing written" in err,
+      f"SIGINT during the probe: exit {q.returncode}, stdout {out[:200]!r}, stderr {err[-300:]!r}")
+
 # A bad INSTBENCH_PROBE_SECONDS: said, and the default used.
 p = dry(tiny(4), INSTBENCH_PROBE_SECONDS="soon")
 check("INSTBENCH_PROBE_SECONDS" in p.stderr and "estimated time: ~" in p.stdout,
@@ -112,8 +134,6 @@ def small_address_space():
 
 
 d = scratch()
-import subprocess  # noqa: E402
-from measure_common import BIN, env  # noqa: E402
 p = subprocess.run([BIN, "measure", "--backend", "cpu", "--batch-size", "2", "--dry-run"], capture_output=True,
                    text=True, cwd=d, timeout=120, env=env(), preexec_fn=small_address_space)
 check(p.returncode == 0 and "would measure vit_base_patch16_224" in p.stdout and "  identity:" in p.stdout and
