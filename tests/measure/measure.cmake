@@ -10,9 +10,10 @@ instbench_add_unit_test(bench_sysinfo_arm ${MEASURE_TESTS}/bench_sysinfo_arm.c)
 instbench_add_unit_test(measure_allreduce_timing ${MEASURE_TESTS}/measure_allreduce_timing.c)
 instbench_add_unit_test(measure_identity ${MEASURE_TESTS}/measure_identity.c)
 instbench_add_unit_test(measure_nccl_net ${MEASURE_TESTS}/measure_nccl_net.c)
+instbench_add_unit_test(measure_probe ${MEASURE_TESTS}/measure_probe.c)
 # The C tests include tests/check.h, shared by every area.
 foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus bench_sysinfo_arm measure_identity
-          measure_nccl_net measure_allreduce_timing)
+          measure_nccl_net measure_allreduce_timing measure_probe)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
 
