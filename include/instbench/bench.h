@@ -464,7 +464,7 @@ typedef struct bench_measure_options {
     const char *checkpoint_dir;      /* NULL: the result's directory */
     int format;                      /* stdout: -1 table on a terminal, else JSON; 0 table; 1 JSON */
 } bench_measure_options;
-/* TRAIN's model from CLI, checked: -1 with a message on stderr when it names none that can be built. */
+/* The model CLI names, checked: -1 with a message on stderr when it names none that can be built. */
 int bench_measure_model(const model_cli *cli, vit_config *model);
 /* The whole measure command after its flags: checks, (dry run or) run, result.  An exit status:
  * 0, 1 (a runtime failure), 2 (refused before measuring), 130 / 143 (interrupted). */

@@ -260,8 +260,12 @@ static int dry_run_estimate(const measure_ctx *c, char *out, size_t n)
     const bench_measure_options *o = c->o;
     double target = 0.25;   /* seconds a probe step may reach before its batch stops growing */
     const char *env = getenv("INSTBENCH_PROBE_SECONDS");
+    if (env && !strcmp(env, "off")) {   /* where one step takes minutes: a simulated GPU */
+        snprintf(out, n, "  estimated time: none (INSTBENCH_PROBE_SECONDS=off: no probe step)\n");
+        return 0;
+    }
     if (env && env[0] && util_parse_double(env, 0, 60, &target) != 0) {
-        ib_warn("INSTBENCH_PROBE_SECONDS: '%s' is not a number of seconds from 0 to 60: 0.25 used", env);
+        ib_warn("INSTBENCH_PROBE_SECONDS: '%s' is neither off nor a number of seconds from 0 to 60: 0.25 used", env);
         target = 0.25;
     }
     ib_train_config probe = c->train;   /* this process's first GPU, as the runner assigns them */

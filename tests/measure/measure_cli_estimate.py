@@ -120,6 +120,11 @@ out, err = q.communicate(timeout=120)
 check(q.returncode == 130 and out == "" and "interrupted; nothing written" in err,
       f"SIGINT during the probe: exit {q.returncode}, stdout {out[:200]!r}, stderr {err[-300:]!r}")
 
+# off: no probe step (a simulated GPU, where one takes minutes), and the dry run says so.
+p = dry(tiny(4), INSTBENCH_PROBE_SECONDS="off")
+check("  estimated time: none (INSTBENCH_PROBE_SECONDS=off: no probe step)\n" in p.stdout and
+      not PROBE.search(p.stderr) and "would measure" in p.stdout, f"INSTBENCH_PROBE_SECONDS=off: {p.stdout}")
+
 # A bad INSTBENCH_PROBE_SECONDS: said, and the default used.
 p = dry(tiny(4), INSTBENCH_PROBE_SECONDS="soon")
 check("INSTBENCH_PROBE_SECONDS" in p.stderr and "estimated time: ~" in p.stdout,
