@@ -46,6 +46,9 @@ void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, i
                    uint64_t seed);
 
 /* ---- runner.c: warm-up and the timed window --------------------------------------------------- */
+/* The automatic warm-up (--warmup not given): until the step time settles, at least MIN steps, at
+ * most MAX. */
+enum { BENCH_WARMUP_MIN = 3, BENCH_WARMUP_MAX = 30 };
 typedef enum bench_data_mode { BENCH_DATA_HOST = 0, BENCH_DATA_DEVICE = 1 } bench_data_mode;
 
 typedef struct bench_run_config {
@@ -111,6 +114,30 @@ int bench_run(const bench_run_config *cfg, bench_result *out, ib_error *err);
 
 /* Settled when the last 3 steps' times are within 10% of their median (used for --warmup auto). */
 int bench_warmup_settled(const double *times, size_t n);
+
+/* ---- probe.c: measure --dry-run's time estimate ----------------------------------------------- */
+typedef struct bench_probe {
+    int batch;                   /* the batch the step was timed at (at most the run's) */
+    double forward_backward_s;   /* forward + backward at that batch: grows with the batch */
+    double optimizer_s;          /* the optimizer step: one pass over the parameters, any batch */
+} bench_probe;
+/* One real training step of TRAIN (its backend OPS, model, precision, optimizer, threads and
+ * device) timed after a warm-up step (the fastest of 3 when a step takes under a second), at
+ * batch 1, then x8 while a step takes under TARGET_S (at most 4 rounds, never past TRAIN's
+ * batch).  Inputs are made once, as --data device does.
+ * -1 with ERR when the model cannot be built or run, or STOP was raised. */
+int bench_probe_step(const ib_backend_ops *ops, const ib_train_config *train, double target_s,
+                     const volatile sig_atomic_t *stop, bench_probe *out, ib_error *err);
+typedef struct bench_estimate {
+    double step_s;      /* forward_backward_s x batch / probe batch + optimizer_s */
+    int warmup_steps;   /* --warmup, else BENCH_WARMUP_MIN */
+    int timed_steps;    /* --steps, else max(min_steps, ceil(duration_s / step_s)) */
+    double total_s;     /* (warmup_steps + timed_steps) x step_s, at least warm-up + duration_s */
+} bench_estimate;
+/* The run's time from probe P: WARMUP -1 automatic, STEPS 0 when DURATION_S (with MIN_STEPS)
+ * sets the window.  Pure arithmetic (docs/usage.md, --dry-run). */
+void bench_estimate_run(const bench_probe *p, int batch, int warmup, int steps, double duration_s, int min_steps,
+                        bench_estimate *out);
 
 /* ---- checkpoint.c: one checkpoint of the training state, timed ------------------------------ */
 typedef struct bench_checkpoint {
@@ -407,5 +434,40 @@ int result_upload(const char *output, const char *name, const char *json, char *
 /* Appends json + '\n' to path (JSON Lines) in one write; creates missing parent directories
  * (result_check_output has refused them unless measure --create-dirs). */
 int result_append_line(const char *path, const char *json, ib_error *err);
+
+/* ---- measure_run.c: the measure command's run (src/cmd/measure.c parses its flags) -------------- */
+typedef struct bench_measure_options {
+    const ib_backend_ops *backend;   /* NULL: a usable GPU backend, else cpu */
+    model_cli model;                 /* resolved and validated by bench_measure_model */
+    ib_precision precision;
+    ib_optimizer optimizer;
+    double lr;                       /* <= 0: the optimizer's default */
+    uint64_t seed;
+    bench_data_mode data;
+    int workers;                     /* data-pipeline threads per rank; 0: vCPUs / local ranks */
+    int cuda_graphs;                 /* 1: a one-rank CUDA run replays its step as a graph */
+    int batch;                       /* per device; 0: the largest that fits */
+    int steps;                       /* timed steps; 0: duration_s sets the window */
+    double duration_s;
+    int min_steps;                   /* with duration_s: at least this many timed steps */
+    int warmup;                      /* -1: until the step time settles */
+    int ranks;                       /* in this process; 0: every local GPU on a GPU backend, 1 on cpu */
+    bench_rendezvous_flags rdv;
+    const char *instance_type, *region, *market;   /* NULL: not given */
+    int count;                       /* nodes the result stands for; 0: the run's */
+    double hourly_cost;              /* USD per node-hour; 0: not given */
+    const char *output, *append;     /* NULL: a new file in ./instbench-results/, no JSON Lines file */
+    int create_dirs;
+    int identity_mismatch_ok;        /* record a type that is not this machine, marked */
+    int dry_run;                     /* check everything, estimate the time, measure nothing */
+    int checkpoint;                  /* 1: time one checkpoint after the window */
+    const char *checkpoint_dir;      /* NULL: the result's directory */
+    int format;                      /* stdout: -1 table on a terminal, else JSON; 0 table; 1 JSON */
+} bench_measure_options;
+/* The model CLI names, checked: -1 with a message on stderr when it names none that can be built. */
+int bench_measure_model(const model_cli *cli, vit_config *model);
+/* The whole measure command after its flags: checks, (dry run or) run, result.  An exit status:
+ * 0, 1 (a runtime failure), 2 (refused before measuring), 130 / 143 (interrupted). */
+int bench_measure(const bench_measure_options *o);
 
 #endif

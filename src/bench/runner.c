@@ -16,7 +16,7 @@
 #include <string.h>
 
 enum { PHASE_WARMUP, PHASE_TIMED, PHASE_DONE };
-enum { WARMUP_MIN = 3, WARMUP_MAX = 30 };
+enum { WARMUP_MIN = BENCH_WARMUP_MIN, WARMUP_MAX = BENCH_WARMUP_MAX };
 
 typedef struct rank_state {
     int rank;

@@ -174,7 +174,7 @@ for rt, asked, want in (("12080", None, "unfused"), ("12080", "cudnn", "cudnn"),
 # (B*H*pad64(T)*pad128(T) bf16) against the fp32 dQ accumulator (B*H*T*hd), which the dry runs'
 # memory must differ by (an estimate the same for both would not).
 VITB = ["--model", "vit_base_patch16_224", "--batch-size", "850", "--precision", "bf16", "--ranks", "1", "--dry-run"]
-big = dict(ENV, CUDASIM_FREE_MIB=str(1 << 20))
+big = dict(ENV, CUDASIM_FREE_MIB=str(1 << 20), INSTBENCH_PROBE_SECONDS="off")   # a simulated ViT-B step: minutes
 gib = {}
 for mode, env in (("deterministic", big), ("non-deterministic", dict(big, INSTBENCH_CUDNN_NONDETERMINISTIC="1"))):
     p = run(["measure", "--backend", "cuda", *VITB], env)

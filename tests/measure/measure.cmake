@@ -10,9 +10,10 @@ instbench_add_unit_test(bench_sysinfo_arm ${MEASURE_TESTS}/bench_sysinfo_arm.c)
 instbench_add_unit_test(measure_allreduce_timing ${MEASURE_TESTS}/measure_allreduce_timing.c)
 instbench_add_unit_test(measure_identity ${MEASURE_TESTS}/measure_identity.c)
 instbench_add_unit_test(measure_nccl_net ${MEASURE_TESTS}/measure_nccl_net.c)
+instbench_add_unit_test(measure_probe ${MEASURE_TESTS}/measure_probe.c)
 # The C tests include tests/lib/check.h, shared by every area (instbench_add_unit_test's include path).
 foreach(t measure_runner measure_datapipe measure_rendezvous bench_sysinfo_gpus bench_sysinfo_arm measure_identity
-          measure_nccl_net measure_allreduce_timing)
+          measure_nccl_net measure_allreduce_timing measure_probe)
   target_include_directories(${t} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
 
@@ -23,7 +24,7 @@ add_test(NAME measure_stats
 
 # CLI tests: each gets its own scratch directory; the schema lives in the source tree.
 set(MEASURE_PY_ARGS ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
-foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs sagemaker
+foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs sagemaker estimate
     launcher_addr)
   add_test(NAME measure_cli_${t}
            COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_${t}.py ${MEASURE_PY_ARGS})

@@ -1,0 +1,165 @@
+"""measure --dry-run's time estimate (issue 41): one real training step of the run's configuration
+timed by a probe and scaled to the run by docs/usage.md's formula, recomputed here from the probe's
+figures (-v prints them) rather than read back from the estimate:
+    step   = forward+backward at probe batch b x (run batch / b) + optimizer step
+    warm-up = --warmup N, else 3;  timed = --steps N, else max(5, ceil(--duration S / step))
+    total  = warm-up x step + max(timed x step, S)
+shown as ~N s below 90 s, ~N min below 90 min, else ~N.N h.  Then: the probe grows its batch by
+eights while a step is short, a probe that cannot build the model leaves the rest of the dry run
+standing, and the estimate is within a factor of 4 of a real run's step time."""
+import json
+import math
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+from measure_common import BIN, TINY, check, env, finish, run, scratch  # noqa: E402
+
+PROBE = re.compile(r"dry-run probe: batch (\d+), forward\+backward ([0-9.e+-]+) s, optimizer ([0-9.e+-]+) s")
+ESTIMATE = re.compile(r"  estimated time: ~([0-9.]+) (s|min|h) \((\d+) warm-up \+ (\d+) timed steps of "
+                      r"~([0-9.e+-]+) s, from a probe step at batch (\d+)(?:, scaled to batch (\d+))?\)\n"
+                      r"    not counted: (.*)\n")
+UNIT = {"s": 1, "min": 60, "h": 3600}
+
+
+def tiny(batch):
+    """TINY at another batch size."""
+    a = list(TINY)
+    a[a.index("--batch-size") + 1] = str(batch)
+    return a
+
+
+def dry(args, **env):
+    d = scratch()
+    p = run(args + ["--dry-run", "-v"], cwd=d, **env)
+    check(p.returncode == 0, f"{args}: exit {p.returncode}: {p.stderr[-400:]}")
+    return p
+
+
+def parsed(p, what):
+    pm, em = PROBE.search(p.stderr), ESTIMATE.search(p.stdout)
+    if not check(pm and em, f"{what}: no probe line on stderr or no estimate on stdout:\n{p.stdout}\n{p.stderr[-600:]}"):
+        return None
+    return pm, em
+
+
+def expect(args, batch, warmup, steps, duration, **env):
+    """The estimate of ARGS against the formula, from the probe's own figures."""
+    p = dry(args, **env)
+    got = parsed(p, args)
+    if not got:
+        return None
+    pm, em = got
+    b, fb, opt = int(pm.group(1)), float(pm.group(2)), float(pm.group(3))
+    step = fb * batch / b + opt
+    w = warmup if warmup is not None else 3
+    timed = steps if steps else max(5, math.ceil(duration / step))
+    total = w * step + max(timed * step, duration or 0)
+    shown, unit = float(em.group(1)), em.group(2)
+    want_unit = "s" if total < 90 else "min" if total < 90 * 60 else "h"
+    check(unit == want_unit, f"{args}: {total:.3f} s shown in {unit}, not {want_unit}: {em.group(0)}")
+    # the printed figure is the total rounded in its unit (the probe's figures carry 9 digits)
+    check(abs(shown - max(total, 1 if unit == "s" else 0) / UNIT[unit]) <= (0.05 if unit == "h" else 0.5) + 1e-6,
+          f"{args}: estimate {shown} {unit}, the formula gives {total:.4f} s (probe b={b} fb={fb} opt={opt})")
+    check((int(em.group(3)), int(em.group(4))) == (w, timed),
+          f"{args}: {em.group(3)} warm-up + {em.group(4)} timed steps, the formula gives {w} + {timed}")
+    check(abs(float(em.group(5)) - step) <= 0.005 * step, f"{args}: step {em.group(5)} s, formula {step:.6g} s")
+    check(int(em.group(6)) == b and (em.group(7) is None) == (b == batch),
+          f"{args}: probe batch {em.group(6)} (scaled to {em.group(7)}), -v says {b}, the run's is {batch}")
+    return pm, em, total
+
+
+# A probe held at batch 1 (a step is never under 0 s), scaled to batch 16: every term of the formula
+# in play: the batch scaling, a fixed warm-up and a fixed step count.
+one = {"INSTBENCH_PROBE_SECONDS": "0"}
+r = expect(tiny(16) + ["--steps", "7", "--warmup", "2"], 16, 2, 7, 0, **one)
+if r:
+    check("the checkpoint" in r[1].group(8) and "host data pipeline" in r[1].group(8),
+          f"not counted: {r[1].group(8)}")
+# the automatic warm-up and a --duration window: at least 5 steps, and the window's own length
+expect(tiny(16) + ["--duration", "0.5", "--checkpoint", "off", "--data", "device"], 16, None, 0, 0.5, **one)
+r = expect(tiny(16) + ["--duration", "0.001", "--checkpoint", "off", "--data", "device"], 16, None, 0, 0.001, **one)
+if r:
+    check(r[1].group(8).startswith("more warm-up") and "checkpoint" not in r[1].group(8) and "data" not in r[1].group(8),
+          f"--checkpoint off --data device still listed as not counted: {r[1].group(8)}")
+# the window's length dominating: minutes, then hours
+expect(tiny(16) + ["--duration", "1200"], 16, None, 0, 1200, **one)
+expect(tiny(16) + ["--duration", "7200", "--warmup", "0"], 16, 0, 0, 7200, **one)
+
+# The probe grows its batch by eights (1, 8, 64, 512: four rounds at most) while a step stays under
+# INSTBENCH_PROBE_SECONDS, never past the run's batch.  At 60 s every tiny step is under it, so the
+# rounds, not the machine's load, decide where it ends.
+for batch, want in ((4, 4), (100, 100), (600, 512)):
+    got = parsed(dry(tiny(batch), INSTBENCH_PROBE_SECONDS="60"), f"batch {batch}")
+    if got:
+        check(int(got[0].group(1)) == want and (got[1].group(7) is None) == (want == batch),
+              f"batch {batch}: probe at {got[0].group(1)}, want {want}: {got[1].group(0)}")
+
+# Two ranks sharing the cores: the probe is one rank's step with its share of the threads, and
+# the averaging between the ranks is said to be left out.
+if (os.cpu_count() or 1) >= 2:
+    got = parsed(dry(tiny(4) + ["--ranks", "2"]), "--ranks 2")
+    if got:
+        check("averaging the gradients between ranks" in got[1].group(8), f"--ranks 2: not counted: {got[1].group(8)}")
+
+# Ctrl-C during the probe (ViT-B growing to batch 2 takes well over the 3 s we wait): exit 130, no
+# report half printed.
+d = scratch()
+q = subprocess.Popen([BIN, "measure", "--backend", "cpu", "--batch-size", "2", "--dry-run", "--checkpoint", "off"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d,
+                     env=env(INSTBENCH_PROBE_SECONDS="60"))
+time.sleep(3)
+q.send_signal(signal.SIGINT)
+out, err = q.communicate(timeout=120)
+check(q.returncode == 130 and out == "" and "interrupted; nothing written" in err,
+      f"SIGINT during the probe: exit {q.returncode}, stdout {out[:200]!r}, stderr {err[-300:]!r}")
+
+# off: no probe step (a simulated GPU, where one takes minutes), and the dry run says so.
+p = dry(tiny(4), INSTBENCH_PROBE_SECONDS="off")
+check("  estimated time: none (INSTBENCH_PROBE_SECONDS=off: no probe step)\n" in p.stdout and
+      not PROBE.search(p.stderr) and "would measure" in p.stdout, f"INSTBENCH_PROBE_SECONDS=off: {p.stdout}")
+
+# A bad INSTBENCH_PROBE_SECONDS: said, and the default used.
+p = dry(tiny(4), INSTBENCH_PROBE_SECONDS="soon")
+check("INSTBENCH_PROBE_SECONDS" in p.stderr and "estimated time: ~" in p.stdout,
+      f"INSTBENCH_PROBE_SECONDS=soon: {p.stderr[-300:]}")
+
+
+# A probe that cannot build the model (ViT-B's weights and Adam's state, 1.4 GB, in 1 GiB of address
+# space; the memory check reads the machine's free memory, so the dry run itself goes on): every
+# other line of the report, and why there is no estimate.
+def small_address_space():
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+d = scratch()
+p = subprocess.run([BIN, "measure", "--backend", "cpu", "--batch-size", "2", "--dry-run"], capture_output=True,
+                   text=True, cwd=d, timeout=120, env=env(), preexec_fn=small_address_space)
+check(p.returncode == 0 and "would measure vit_base_patch16_224" in p.stdout and "  identity:" in p.stdout and
+      re.search(r"  estimated time: none \(the probe step failed: .+\)\n", p.stdout) is not None,
+      f"a probe that cannot build the model: exit {p.returncode}\n{p.stdout}\n{p.stderr[-400:]}")
+
+# Loose sanity against a real run of a small model: the probe's step at the run's own batch (60 s
+# lets it grow there: the scaling is the formula's, checked above) within a factor of 4 of the
+# measured steps (between their p10 and median, as the probe takes its fastest of three).  Loose
+# because a 2-core CI box is shared and a step can stall for a scheduler's period.
+SMALL = ["--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "64",
+         "--patch-size", "8", "--embed-dim", "128", "--heads", "2", "--classes", "10", "--batch-size", "16",
+         "--steps", "10", "--warmup", "3", "--checkpoint", "off", "--data", "device"]
+got = parsed(dry(SMALL, INSTBENCH_PROBE_SECONDS="60"), "small model")
+d = scratch()
+p = run(SMALL + ["--output", "-", "--format", "json"], cwd=d)
+if check(p.returncode == 0, f"the real run: exit {p.returncode}: {p.stderr[-300:]}") and got:
+    t = json.loads(p.stdout)["measurement"]["step_time_s"]
+    estimated = float(got[1].group(5))
+    check(t["p10"] / 4 <= estimated <= t["median"] * 4,
+          f"estimated step {estimated:.4f} s against {t['p10']:.4f} s (p10) to {t['median']:.4f} s (median) "
+          "measured: more than 4x apart")
+
+finish("measure_cli_estimate")
