@@ -18,7 +18,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: testlib
+sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                 for d in ("lib", "fakes")]   # tests/lib: testlib
 from measure_common import BIN, TINY, check, env, finish, run, scratch  # noqa: E402
 
 PROBE = re.compile(r"dry-run probe: batch (\d+), forward\+backward ([0-9.e+-]+) s, optimizer ([0-9.e+-]+) s")
