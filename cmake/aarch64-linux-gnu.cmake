@@ -3,7 +3,7 @@
 # arm64 libraries (dpkg --add-architecture arm64; libcurl4-openssl-dev:arm64, ...), which live in
 # /usr/lib/aarch64-linux-gnu and /usr/include/aarch64-linux-gnu beside the host's own: there is no
 # separate sysroot, the cross compiler already searches those directories before /usr/include.
-# scripts/check_aarch64.sh installs all of it, builds with this file and runs the tests under
+# scripts/ci/check_aarch64.sh installs all of it, builds with this file and runs the tests under
 # qemu-user (CMAKE_CROSSCOMPILING_EMULATOR below: ctest prefixes it to every test program).
 #
 #   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DINSTBENCH_CUDA=OFF

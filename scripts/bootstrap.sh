@@ -111,7 +111,7 @@ if [ "$test_deps" = 1 ]; then
     $SUDO /usr/bin/python3 -m pip install -q --no-deps --break-system-packages "${PIP_PACKAGES[@]}" >&2
   fi
   # moto's server, the S3 the S3 tests talk to, pinned in its own venv (build-venv/moto).
-  scripts/moto_env.sh >/dev/null
+  scripts/ci/moto_env.sh >/dev/null
 fi
 
 if [ "$build" = 1 ]; then

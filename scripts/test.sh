@@ -61,12 +61,12 @@ phase "release ctest"
 # CUDA 12.x compatibility: the CUDA module's host code against the CUDA 12.9 headers and libraries
 # of PyPI's nvidia-*-cu12 wheels (cached under build/cuda12-wheels; SKIP without network unless CI).
 phase "CUDA 12.9 host check"
-scripts/check_cuda12.sh build
+scripts/ci/check_cuda12.sh build
 
 # arm64 (Graviton, Grace): a cross build with Debian's aarch64 compiler and arm64 libraries, its
 # test programs run under qemu-user (SKIP where the packages cannot be had, unless CI).
 phase "aarch64 cross build + qemu"
-scripts/check_aarch64.sh build-aarch64
+scripts/ci/check_aarch64.sh build-aarch64
 
 # Sanitizers: the same suite with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the
 # sanitizers do not apply to device code and nvcc is not needed for them).
@@ -79,10 +79,10 @@ phase "ASan+UBSan ctest"
 # Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error parsers,
 # safetensors reader, result parser) built with clang's libFuzzer.  Here they gate: a fixed seed and
 # a fixed number of inputs each (the seed corpus holds every input a crash was once found with), so
-# the same tree passes or fails the same way every time; scripts/run_fuzzers.sh SECONDS explores.
+# the same tree passes or fails the same way every time; scripts/ci/run_fuzzers.sh SECONDS explores.
 phase "fuzz (build + gate)"
 FUZZ_RUNS=${INSTBENCH_FUZZ_RUNS:-60000} FUZZ_SEED=${INSTBENCH_FUZZ_SEED:-1} \
-  scripts/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-60}"
+  scripts/ci/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-60}"
 
 phase ""
 # One closing line over both ctest runs (set -e has stopped us before here on any failure).

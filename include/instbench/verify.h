@@ -1,5 +1,5 @@
 /* verify: numerics of a backend against a reference (a timm/PyTorch safetensors file written by
- * scripts/make_reference.py), or of one backend against another.
+ * scripts/data/make_reference.py), or of one backend against another.
  *
  * Three steps, each reusable on its own:
  *   verify_reference_load   file -> config, initial weights, batch, expected outputs

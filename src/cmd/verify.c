@@ -1,4 +1,4 @@
-/* instbench verify: this build's backend against a timm reference file (scripts/make_reference.py).
+/* instbench verify: this build's backend against a timm reference file (scripts/data/make_reference.py).
  * Loads the reference, runs the backend from the same weights and batch, compares logits, loss,
  * every gradient and the loss after each optimizer step, prints per-tensor errors and PASS/FAIL.
  * With --compare-backend the reference also runs through a second backend, and the two backends
@@ -49,7 +49,7 @@ static const arg_spec verify_args[] = {
 const arg_command cmd_verify_args = {
     "verify", "--reference FILE [options]",
     "Runs this build's training step from the weights and batch in a reference file written by\n"
-    "scripts/make_reference.py (timm), compares logits, loss, every gradient and the loss at each\n"
+    "scripts/data/make_reference.py (timm), compares logits, loss, every gradient and the loss at each\n"
     "optimizer step, prints per-tensor errors and PASS/FAIL.",
     "tolerances: fp32: logits max|diff|/max|ref| <= 1e-4, each gradient relative L2 <= 1e-3,\n"
     "            each loss relative error <= 1e-4\n"
@@ -60,7 +60,7 @@ const arg_command cmd_verify_args = {
     "PASS exits 0, FAIL 1.\n",
     verify_args, NULL,
     .examples = (const arg_example[]){
-        {"the CPU backend against a reference shipped in tests/data/ (scripts/make_reference.py makes more)",
+        {"the CPU backend against a reference shipped in tests/data/ (scripts/data/make_reference.py makes more)",
          "instbench verify --reference tests/data/ref_a_adam_fp32.safetensors"},
         {"the CUDA backend against the reference and against the CPU backend",
          "instbench verify --reference tests/data/ref_a_adam_bf16.safetensors --backend cuda --compare-backend cpu"},

@@ -1,5 +1,5 @@
 /* prices_snapshot: the price snapshot compiled into the binary (src/prices/snapshot_data.c,
- * generated from configs/prices-snapshot.json by scripts/make_price_snapshot.py), so
+ * generated from configs/prices-snapshot.json by scripts/data/make_price_snapshot.py), so
  * `instbench prices` works from any directory and install location without a data file. */
 #include "prices/internal.h"
 

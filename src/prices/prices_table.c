@@ -210,7 +210,7 @@ static void shown_row(const price_set *s, const price_record *r, time_t now, sho
 
 
 /* The snapshot's source reads "<prices>; interruption buckets from <advisor feed>"
- * (scripts/make_price_snapshot.py): the two halves are told apart so that each is named only
+ * (scripts/data/make_price_snapshot.py): the two halves are told apart so that each is named only
  * where its figures are shown. */
 static const char ADVISOR_SEP[] = "; interruption buckets from ";
 

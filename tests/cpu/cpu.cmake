@@ -3,7 +3,7 @@
 # tests (the buffer plan, FLOP counts, `models`) are in tests/model/.
 instbench_add_unit_test(engine_gradcheck ${CMAKE_CURRENT_LIST_DIR}/engine_gradcheck.c)
 # GCC 12's aarch64 loop vectoriser crashes on its four-sum double reduction (internal compiler error
-# in vect_transform_reduction at -O3; Debian 12's gcc-aarch64-linux-gnu, scripts/check_aarch64.sh):
+# in vect_transform_reduction at -O3; Debian 12's gcc-aarch64-linux-gnu, scripts/ci/check_aarch64.sh):
 # the loop is not timed, so it stays scalar there.
 if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND CMAKE_C_COMPILER_VERSION VERSION_LESS 13 AND
    CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")

@@ -1,5 +1,5 @@
 # CUDA backend area.  That the CUDA sources compile and link for every architecture is the build
-# itself (CUDA builds); their numerics are checked on a GPU machine by scripts/gpu_check.sh
+# itself (CUDA builds); their numerics are checked on a GPU machine by scripts/gpu/gpu_check.sh
 # (instbench verify --backend cuda --compare-backend cpu against the timm fixtures).  The TCP
 # rendezvous and the liveness channel (src/comm/) are tested in tests/comm/.
 # The test programs and scripts are here (tests/cuda/); the stand-ins they link (the CUDA runtime,
@@ -58,7 +58,7 @@ if(INSTBENCH_CUDA)
                                  ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cudnn_sdpa_glue cuda)
       target_compile_definitions(cudnn_sdpa_glue PRIVATE NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING=1)
-      # -O0: the frontend's templates compile in a third of -O3's time, and scripts/mutation_check.sh
+      # -O0: the frontend's templates compile in a third of -O3's time, and tests/cuda/mutation_check.sh
       # rebuilds this file once per mutation of it; what the tests time is the stand-in, not this
       target_compile_options(cudnn_sdpa_glue PRIVATE -std=c++17 -fvisibility=hidden -O0)
       set_target_properties(cudnn_sdpa_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
@@ -201,7 +201,7 @@ if(INSTBENCH_CUDA)
                COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_sim_procs.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim>)
       set_tests_properties(cuda_sim_procs PROPERTIES TIMEOUT 900)
-      # scripts/gpu_check.sh itself, on that module with a tiny model (what the first GPU runs)
+      # scripts/gpu/gpu_check.sh itself, on that module with a tiny model (what the first GPU runs)
       add_test(NAME gpu_check_sim
                COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/gpu_check_sim.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim> ${CMAKE_SOURCE_DIR})
@@ -211,7 +211,7 @@ if(INSTBENCH_CUDA)
     # ... and deliberate bugs in the kernels, vit.c, gemm.c, comm_nccl.c, backend_cuda.c, ddp.c and the cuDNN glue
     # (cudnn_sdpa.cpp, caught by cuda_cudnn_sdpa), each of which one of these tests must catch (on a copy of
     # the tree; a few minutes; MUTATION_FILTER=TEXT runs those whose name contains TEXT).
-    add_test(NAME cuda_mutations COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/mutation_check.sh ${CMAKE_SOURCE_DIR})
+    add_test(NAME cuda_mutations COMMAND bash ${CMAKE_SOURCE_DIR}/tests/cuda/mutation_check.sh ${CMAKE_SOURCE_DIR})
     set_tests_properties(cuda_mutations PROPERTIES TIMEOUT 1800 LABELS slow)
 
     # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
@@ -270,7 +270,7 @@ if(INSTBENCH_CUDA)
       add_test(NAME cuda_dp_sim_seed2 COMMAND cuda_dp_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
       set_tests_properties(cuda_dp_sim_seed2 PROPERTIES TIMEOUT 600 ENVIRONMENT CUDASIM_SEED=2)
       # ... and the same program through the loader and the public backend table alone: here on the
-      # simulated module, on a machine with two GPUs on the real one (scripts/gpu_check.sh, dp_equal)
+      # simulated module, on a machine with two GPUs on the real one (scripts/gpu/gpu_check.sh, dp_equal)
       if(TARGET instbench_cuda_sim)
         add_executable(cuda_dp_module ${_cuda_tests}/cuda_dp_host.c)
         target_link_libraries(cuda_dp_module PRIVATE instbench_core)

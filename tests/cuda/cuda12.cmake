@@ -1,5 +1,5 @@
 # CUDA 12 toolchains (issue 25): every kernel file compiled by NVRTC 12.9 + ptxas 12.9 from PyPI's
-# wheels for 75;80;86;89;90;100;120, warnings as errors (scripts/check_cuda12_kernels.sh), and shown to
+# wheels for 75;80;86;89;90;100;120, warnings as errors (scripts/ci/check_cuda12_kernels.sh), and shown to
 # fail on a kernel with a warning.  Needs no nvcc and no GPU, so every build runs it; it installs
 # the wheels into build-venv/cuda12 itself (SKIP offline outside CI).
 add_test(NAME cuda12_kernels

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/check_cuda12_kernels.sh: the real kernels compile with CUDA 12.9's NVRTC and ptxas for
+"""scripts/ci/check_cuda12_kernels.sh: the real kernels compile with CUDA 12.9's NVRTC and ptxas for
 every architecture the build targets, and the check fails on a kernel file with a warning (an
 unused variable, #177-D, which nvcc --Werror=all-warnings rejects) naming the file.
 Usage: cuda12_kernels_test.py REPO_ROOT"""
@@ -16,7 +16,7 @@ sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file
 from testlib import check, failures  # noqa: E402
 
 ROOT = os.path.abspath(sys.argv[1])
-SCRIPT = os.path.join(ROOT, "scripts", "check_cuda12_kernels.sh")
+SCRIPT = os.path.join(ROOT, "scripts", "ci", "check_cuda12_kernels.sh")
 # CMAKE_CUDA_ARCHITECTURES' default in CMakeLists.txt with nvcc >= 12.8 (Blackwell: 10.0, 12.0)
 ARCHS = ["75", "80", "86", "89", "90", "100", "120"]
 

@@ -1,7 +1,7 @@
-# The static audit of the built CUDA module (scripts/audit_cuda_module.py: shared memory, registers
+# The static audit of the built CUDA module (scripts/ci/audit_cuda_module.py: shared memory, registers
 # x block size, spills, compute_90 PTX, DT_NEEDED), on the
 # module this build made, and shown to report each kind of finding.  cuobjdump comes from PyPI
-# (scripts/cuda_tools_env.sh audit; SKIP offline outside CI).
+# (scripts/ci/cuda_tools_env.sh audit; SKIP offline outside CI).
 if(TARGET instbench_cuda)
   if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
     set(_audit_nccl 1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/audit_cuda_module.py on the module this build made (no finding), then on its own
+"""scripts/ci/audit_cuda_module.py on the module this build made (no finding), then on its own
 resource dump with one planted fault of each kind (must be reported, naming the kernel):
 static shared memory over 48 KiB, local memory (a spill), registers x block size over 65,536.
 The DT_NEEDED list is checked against the sonames docs/design.md documents.
@@ -16,7 +16,7 @@ sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file
 from testlib import check, failures  # noqa: E402
 
 ROOT, MODULE, MAJOR, NCCL = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
-AUDIT = [sys.executable, os.path.join(ROOT, "scripts", "audit_cuda_module.py")]
+AUDIT = [sys.executable, os.path.join(ROOT, "scripts", "ci", "audit_cuda_module.py")]
 
 with tempfile.TemporaryDirectory() as tmp:
     dump = os.path.join(tmp, "usage.txt")

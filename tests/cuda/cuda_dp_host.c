@@ -3,7 +3,7 @@
  * NCCL's collectives between threads (tests/fakes/cuda_nccl_shim.c); the loop launchers of
  * cuda_host_shim.c, or, built as cuda_dp_sim, the real kernels on ordered streams; built as
  * cuda_dp_module, through whichever CUDA module the loader finds (INSTBENCH_CUDA_MODULE: the real
- * one on a machine with two GPUs, scripts/gpu_check.sh; the simulated one in CI), without the
+ * one on a machine with two GPUs, scripts/gpu/gpu_check.sh; the simulated one in CI), without the
  * stand-ins' hooks.  Each DP step must also equal one rank at twice the batch.  With buckets small enough that
  * backward starts many allreduces, the averaged gradients on both ranks must equal the mean of
  * the two ranks' gradients computed separately, the parameters must stay identical after the

@@ -139,7 +139,7 @@ static void run_one(const char *path)
     verify_reference_free(&ref);
 }
 
-/* CUDA_VIT_FAIL_FAST (scripts/mutation_check.sh): stop at the first failure, which is all a
+/* CUDA_VIT_FAIL_FAST (tests/cuda/mutation_check.sh): stop at the first failure, which is all a
  * mutation needs to be caught, instead of running every remaining case. */
 static void run(const char *path)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/gpu_check.sh, the script the first GPU machine runs, run here on the CUDA module
+"""scripts/gpu/gpu_check.sh, the script the first GPU machine runs, run here on the CUDA module
 simulated on the CPU (libinstbench-cuda-sim.so, tests/fakes/cudasim) with a tiny model, so a mistake in
 the script itself cannot cost that machine's time: every step it can take here passes, the steps
 this machine cannot take (no compute-sanitizer, one GPU, no torchrun) are SKIP and not FAIL, and
@@ -25,7 +25,7 @@ with tempfile.TemporaryDirectory() as out:
     # whose workspace the plan holds as its graphs report it)
     env = dict(os.environ, INSTBENCH_CUDA_MODULE=MODULE, CUDASIM_FREE_MIB="100", AWS_EC2_METADATA_DISABLED="true",
                PATH="/usr/bin:/bin")   # no nvidia-smi, compute-sanitizer or torchrun: those steps SKIP
-    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "gpu_check.sh"), "--bin", BIN, "--out", out,
+    p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "gpu", "gpu_check.sh"), "--bin", BIN, "--out", out,
                         "--model", "vit_tiny_patch16_224", "--model-args",
                         "--image-size 32 --patch-size 16 --embed-dim 32 --depth 1 --heads 2 --classes 10",
                         "--steps", "5", "--batch-size", "8",

@@ -1,4 +1,4 @@
-"""moto's server (PyPI moto[server], pinned and installed by scripts/moto_env.sh into
+"""moto's server (PyPI moto[server], pinned and installed by scripts/ci/moto_env.sh into
 build-venv/moto) as the S3 the tests talk to, on a free port of 127.0.0.1, with signature
 checking on.
 
@@ -10,7 +10,7 @@ and a wrong signature is 403 SignatureDoesNotMatch.  `MotoServer.start()` proves
 badly signed request before handing the server out.
 
 Use:  with MotoServer() as m:  m.url, m.access_key, m.secret_key, m.env() (for instbench)
-A test whose moto is missing fails, naming scripts/moto_env.sh (no silent skip)."""
+A test whose moto is missing fails, naming scripts/ci/moto_env.sh (no silent skip)."""
 import json
 import os
 import socket
@@ -71,7 +71,7 @@ class MotoServer:
     def start(self):
         exe = os.path.join(VENV, "bin", "moto_server")
         if not os.access(exe, os.X_OK):
-            raise RuntimeError("%s is missing: run scripts/moto_env.sh (scripts/bootstrap.sh --test-deps does)" % exe)
+            raise RuntimeError("%s is missing: run scripts/ci/moto_env.sh (scripts/bootstrap.sh --test-deps does)" % exe)
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         env = dict(os.environ)

@@ -1,5 +1,5 @@
 # libFuzzer targets: every tests/fuzz/fuzz_*.c becomes a fuzzer linked to instbench_core when
-# configured with clang and -DINSTBENCH_FUZZ=ON; scripts/run_fuzzers.sh builds and runs each for a
+# configured with clang and -DINSTBENCH_FUZZ=ON; scripts/ci/run_fuzzers.sh builds and runs each for a
 # bounded time.  A file only needs LLVMFuzzerTestOneInput.  An area that defines its own target
 # of the same name (e.g. with extra sources) keeps it: the glob runs last and skips those.
 # (INSTBENCH_FUZZ is declared with the other options in the top-level CMakeLists.txt.)

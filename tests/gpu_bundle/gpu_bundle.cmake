@@ -1,4 +1,4 @@
-# scripts/gpu_bundle.sh: the folder the first GPU machine runs (no registry, no -dev packages there).
+# scripts/gpu/gpu_bundle.sh: the folder the first GPU machine runs (no registry, no -dev packages there).
 # Packs this CUDA build (--no-build) and runs its binary with only the bundle's libraries on
 # LD_LIBRARY_PATH: every library ldd or the loader resolves is the bundle's, glibc's or CUDA's,
 # verify and prices run, the cuda backend names the missing driver, gpu_check.sh runs from it.
@@ -8,8 +8,8 @@ if(TARGET instbench_cuda)
                    ${CMAKE_BINARY_DIR})
   set_tests_properties(gpu_bundle PROPERTIES TIMEOUT 300)
 endif()
-# scripts/kernel_classes.py (the per-kernel-class side-by-side of a GPU run) on traces made by the test
+# scripts/gpu/kernel_classes.py (the per-kernel-class side-by-side of a GPU run) on traces made by the test
 add_test(NAME kernel_classes
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/kernel_classes_test.py
-                 ${CMAKE_SOURCE_DIR}/scripts/kernel_classes.py)
+                 ${CMAKE_SOURCE_DIR}/scripts/gpu/kernel_classes.py)
 set_tests_properties(kernel_classes PROPERTIES TIMEOUT 120)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/gpu_bundle.sh on this CUDA build, checked as the GPU machine will use it.
+"""scripts/gpu/gpu_bundle.sh on this CUDA build, checked as the GPU machine will use it.
 
 The GPU machine has glibc, the driver and CUDA's libraries, and none of the -dev packages'
 libraries (oneDNN, cJSON, libcurl and its dependencies, expat, OpenSSL).  No mount namespace here
@@ -38,7 +38,7 @@ def allowed(name, path, bundle):
 
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "bundle")
-    p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu_bundle.sh"), "--build-dir", BUILD, "--no-build", out],
+    p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu", "gpu_bundle.sh"), "--build-dir", BUILD, "--no-build", out],
                        capture_output=True, text=True, timeout=240)
     check(p.returncode == 0, "gpu_bundle.sh exit %d: %s" % (p.returncode, p.stderr[-2000:]))
     if p.returncode:
@@ -61,7 +61,7 @@ with tempfile.TemporaryDirectory() as tmp:
                    for d, _, fs in os.walk(out) for f in fs if not os.path.islink(os.path.join(d, f))}
         check(packed == on_disk, "the archive is not the folder: %s" % sorted(set(packed.items()) ^ set(on_disk.items()))[:5])
     check(size < 2 * LIMIT, "the bundle is %.1f MiB" % (size / 1048576))
-    for f in ["bin/instbench", "bin/libinstbench-cuda.so", "run", "scripts/gpu_check.sh", "configs/gpu-peak-flops.json",
+    for f in ["bin/instbench", "bin/libinstbench-cuda.so", "run", "scripts/gpu/gpu_check.sh", "configs/gpu-peak-flops.json",
               "tests/data/ref_a_adam_bf16.safetensors"]:
         check(os.path.isfile(os.path.join(out, f)), "no %s in the bundle" % f)
 

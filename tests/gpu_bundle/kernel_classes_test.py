@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/kernel_classes.py, the per-kernel-class side-by-side every GPU run writes, on traces made
+"""scripts/gpu/kernel_classes.py, the per-kernel-class side-by-side every GPU run writes, on traces made
 here whose answer is known by construction: an instbench trace (CUPTI's form) of a warm-up and 7
 steps, each ending with the Adam kernel, with kernels of every class at known durations and an
 overlap; a torch.profiler trace of 3 steps with PyTorch's own kernel names.  The expected ms per

@@ -3,7 +3,7 @@ on the wire for OPERATION with PARAMS (method, path, body), for tests to compare
 
 Debian's python3-botocore (1.29) predates some operations (DescribeCapacityBlockOfferings), so
 the first Python whose botocore knows the operation is used: this one, else the moto venv's
-(scripts/moto_env.sh installs a current botocore there with moto)."""
+(scripts/ci/moto_env.sh installs a current botocore there with moto)."""
 import json
 import os
 import subprocess
@@ -41,7 +41,7 @@ def botocore_request(service, op, params):
                            text=True, timeout=60)
         if p.returncode == 0:
             return json.loads(p.stdout)
-    print("FAIL: no botocore here knows %s %s (Debian's python3-botocore, nor %s: run scripts/moto_env.sh)"
+    print("FAIL: no botocore here knows %s %s (Debian's python3-botocore, nor %s: run scripts/ci/moto_env.sh)"
           % (service, op, VENV_PY), file=sys.stderr)
     sys.exit(1)
 

@@ -2,7 +2,7 @@
 """`instbench prices` as a shopping list (issue 13): --accelerator NAME[:N], --min-vcpus,
 --min-memory, --min-accelerator-memory, --max-price, --max-spot-price and --sort, checked against
 expectations computed here from the vendored data (data/*.csv, read the
-way scripts/make_price_snapshot.py documents: one record per (type, region), the lowest spot price
+way scripts/data/make_price_snapshot.py documents: one record per (type, region), the lowest spot price
 of a record is the cheapest of its zones, savings % = 1 - lowest spot / on-demand), never from instbench:
 
 - each filter alone, combinations, every sort order (missing figures last, ties in the natural

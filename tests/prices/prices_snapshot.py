@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The shipped price snapshot: the committed configs/prices-snapshot.json is what
-scripts/make_price_snapshot.py generates today (the build embeds that file as it is); every
+scripts/data/make_price_snapshot.py generates today (the build embeds that file as it is); every
 (instance type, region) of the vendored CSV (data/) is present with the CSV's values (checked here from the
 CSV itself); the interruption buckets are the Spot Advisor's; `instbench prices --source snapshot`
 for every type and region reproduces them (so the embedded copy parses and is complete).
@@ -19,7 +19,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
 from testlib import check, failures as errors
 
 
-gen = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "make_price_snapshot.py"), "--data", DATA,
+gen = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "data", "make_price_snapshot.py"), "--data", DATA,
                       "--check"], capture_output=True, text=True)
 check(gen.returncode == 0, "committed snapshot is stale: " + gen.stderr)
 

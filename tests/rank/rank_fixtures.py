@@ -51,7 +51,7 @@ def result(instance_type, region, nodes, accel_count, accel_name, sps, fingerpri
 
 
 # A made-up sweep's configurations (type, accelerators per node), for the benchmarks
-# (scripts/bench_rank.sh, scripts/bench_s3.sh).
+# (scripts/bench/bench_rank.sh, scripts/bench/bench_s3.sh).
 SWEEP_TYPES = [("g5.xlarge", 1), ("g5.2xlarge", 1), ("g5.4xlarge", 1), ("g5.12xlarge", 4), ("g5.48xlarge", 8),
                ("g6.xlarge", 1), ("g6.12xlarge", 4), ("g6e.xlarge", 1), ("g4dn.xlarge", 1), ("g4dn.12xlarge", 4),
                ("p3.2xlarge", 1), ("p3.8xlarge", 4), ("p3.16xlarge", 8), ("p4d.24xlarge", 8), ("p5.48xlarge", 8),

@@ -1,5 +1,5 @@
 # S3 (src/aws/services/s3.c, `presign`, S3 inputs and outputs): moto's server (tests/fakes/moto_server.py,
-# installed by scripts/moto_env.sh) with signature checking on, botocore as the presigning
+# installed by scripts/ci/moto_env.sh) with signature checking on, botocore as the presigning
 # reference, and the fake AWS for the faults moto does not make.
 add_test(NAME s3_moto_selfcheck COMMAND ${Python3_EXECUTABLE} ${INSTBENCH_TEST_FAKES}/moto_server.py)
 # A driver for the S3 calls (presign at a fixed time, put, get, list, bucket region).

@@ -1,5 +1,5 @@
 /* safetensors_writer: builds safetensors files for the reader's tests (the product only reads
- * them; reference files come from scripts/make_reference.py).  See safetensors_writer.h. */
+ * them; reference files come from scripts/data/make_reference.py).  See safetensors_writer.h. */
 #include "safetensors_writer.h"
 
 #include <cjson/cJSON.h>

@@ -1,5 +1,5 @@
 # instbench verify and the safetensors reader/writer (verification against timm).
-# Fixtures tests/data/ref_*.safetensors were made by scripts/make_reference.py from timm 0.9.16
+# Fixtures tests/data/ref_*.safetensors were made by scripts/data/make_reference.py from timm 0.9.16
 # (tests/verify/verify_make_fixtures.sh regenerates them): configs a (Adam) and b (AdamW), fp32 and bf16.
 
 instbench_add_unit_test(verify_safetensors ${CMAKE_CURRENT_LIST_DIR}/verify_safetensors.c

@@ -16,7 +16,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 tmp = tempfile.TemporaryDirectory(prefix="verify_regen_")
 out = os.path.join(tmp.name, f"tiny_{prec}.safetensors")
 torch_env = {k: v for k, v in os.environ.items() if k != "DNNL_MAX_CPU_ISA"}
-subprocess.run([sys.executable, os.path.join(here, "..", "..", "scripts", "make_reference.py"), "--img-size", "16",
+subprocess.run([sys.executable, os.path.join(here, "..", "..", "scripts", "data", "make_reference.py"), "--img-size", "16",
                 "--patch-size", "4", "--embed-dim", "24", "--depth", "2", "--num-heads", "3", "--mlp-ratio", "2",
                 "--num-classes", "5", "--batch-size", "3", "--steps", "2", "--seed", "7", "--optimizer", "adamw",
                 "--weight-decay", "0.1", "--precision", prec, "--threads", "1", "--output", out],

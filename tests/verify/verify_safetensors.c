@@ -1,5 +1,5 @@
 /* safetensors reader/writer: round trip, a file written by an independent writer (the Python one
- * in scripts/make_reference.py), element conversions against hand-computed values, and a catalogue
+ * in scripts/data/make_reference.py), element conversions against hand-computed values, and a catalogue
  * of hostile files that must be rejected with an error (run under ASan in CI: never a crash). */
 #include <math.h>
 #include <stdio.h>
@@ -266,7 +266,7 @@ static void test_roundtrip_and_truncation(void)
     safetensors_writer_free(&w);
 }
 
-/* A fixture written by the Python writer in scripts/make_reference.py: an independent writer. */
+/* A fixture written by the Python writer in scripts/data/make_reference.py: an independent writer. */
 static void test_python_fixture(const char *dir)
 {
     char path[1024];

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Deliberate bugs in the CUDA backend, each of which the CPU-run CUDA tests must catch (issue 12):
+# a copy of the source tree is configured once, then each mutation is applied to the copy, the
+# test that should catch it is rebuilt and run, and the mutation is undone.  Prints one line per
+# mutation (caught / MISSED) and exits non-zero when one is missed or a test fails unmutated.
+# The tree itself is never touched, so this can run beside the rest of the suite.
+# usage: tests/cuda/mutation_check.sh [SOURCE_DIR]      (needs the CUDA toolkit's headers, cmake, python3)
+#        MUTATION_FILTER=TEXT tests/cuda/mutation_check.sh   only the mutations whose name contains TEXT
+set -euo pipefail
+src=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# the tree without build directories or git metadata
+# (tests running beside this one write __pycache__ and logs into the tree: a file changed while tar read
+# it is no error here, tar's exit 1; anything worse, 2, still stops the check)
+(cd "$src" && { tar --exclude='./build*' --exclude='./.git' --exclude='__pycache__' --warning=no-file-changed -cf - . ||
+  [ $? -eq 1 ]; }) | tar -C "$work" -xf -
+# cudnn-frontend's headers: the ones the source tree's build fetched (build-venv/ is not copied)
+fe_inc=()
+[[ -f "$src/build-venv/cudnn-frontend/include/cudnn_frontend.h" ]] &&
+    fe_inc=(-DINSTBENCH_CUDNN_FRONTEND_INCLUDE="$src/build-venv/cudnn-frontend/include")
+cmake -S "$work" -B "$work/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DINSTBENCH_FUZZ=OFF "${fe_inc[@]}" \
+    >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
+targets="cuda_vit_sim cuda_gemm cuda_dp_host cuda_dp_sim"
+# the cuDNN glue's test (issue 30), where the build has cudnn-frontend's headers
+if [[ -f "$work/b/tests/CMakeFiles/cuda_cudnn_sdpa.dir/build.make" ]]; then
+    targets+=" cuda_cudnn_sdpa"
+else
+    echo "mutation_check: no cudnn-frontend headers: the cuDNN glue's mutations are skipped" >&2
+fi
+
+
+# name | file | test that must fail | text | replacement   (the text must occur in the file)
+mutations=(
+    "kernel index off by one|kernels/bias.cu|cuda_vit_sim|const size_t i = (size_t)r * N + j;|const size_t i = (size_t)r * N + (j + 1) % N;"
+    "__syncthreads dropped from a block reduction|kernels/crossentropy.cu|cuda_vit_sim|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);
+        __syncthreads();|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);"
+    "warp reduction one shuffle short|kernels/common.cuh|cuda_vit_sim|for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync|for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync"
+    "wrong leading dimension (P v reads P densely)|src/cuda/vit.c|cuda_vit_sim|.c = dt, .lda = Ts,|.c = dt, .lda = T,"
+    "wrong epilogue (bias not added)|src/cuda/gemm.c|cuda_gemm|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;"
+    "wrong leading dimension in the cuBLAS fallback|src/cuda/gemm.c|cuda_gemm|p.first.ld, p.first.stride, A|p.second.ld, p.first.stride, A"
+    "heuristic NOT_SUPPORTED taken for an error|src/cuda/gemm.c|cuda_gemm|if (st == CUBLAS_STATUS_NOT_SUPPORTED) found = 0;
+    else if|if"
+    "event wait dropped before a bucket's all-reduce|src/cuda/comm_nccl.c|cuda_dp_sim|    CUDA_TRY(cudaStreamWaitEvent(n->comm_stream, n->ready, 0));
+|"
+    "the step not waiting for its pinned input copy|src/cuda/backend_cuda.c|cuda_dp_sim|    CUDA_TRY(cudaStreamWaitEvent(v->stream, v->inputs_ready, 0));
+|"
+    "the captured step never launched as a graph|src/cuda/vit.c|cuda_vit_sim|    KTRY(cudaGraphLaunch(v->graph, v->stream));
+|"
+    "a gradient bucket skipped|src/cuda/ddp.c|cuda_dp_host|if (comm_nccl_allreduce_async(d->comm, d->grads + offset, count, &d->err)) {|if (d->started > 0 \&\& comm_nccl_allreduce_async(d->comm, d->grads + offset, count, \&d->err)) {"
+    # --- cudasim's shared-memory checks (issue 25): each must be caught naming the race or the
+    # undefined read (must_say below), not only by wrong numbers
+    "block reduction: first __syncthreads of the max dropped|kernels/crossentropy.cu|cuda_vit_sim|    smax[tid] = mx;
+    __syncthreads();|    smax[tid] = mx;"
+    "block reduction: first __syncthreads of the sum dropped|kernels/crossentropy.cu|cuda_vit_sim|    ssum[tid] = sum;
+    __syncthreads();|    ssum[tid] = sum;"
+)
+race='racecheck: shared-memory race|initcheck: read of undefined shared memory'
+declare -A must_say=(
+    ["__syncthreads dropped from a block reduction"]=$race
+    ["block reduction: first __syncthreads of the max dropped"]=$race
+    ["block reduction: first __syncthreads of the sum dropped"]=$race
+)
+# --- end of cudasim's block
+
+# issue 25, defects found by reading (helper GPU): each one's fix undone
+mutations+=(
+    "the cuBLASLt heuristic asked with a NULL bias pointer|src/cuda/gemm.c|cuda_gemm|        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    }|    }"
+    "the plan cache blind to the bias alignment|src/cuda/gemm.c|cuda_gemm|k.alignBias = bias ? alignment(bias, 0, 4, 1) : 0;|k.alignBias = 0;"
+    "an allocation inside the captured step|src/cuda/vit.c|cuda_vit_sim|        KTRY(cudaStreamBeginCapture(v->stream, cudaStreamCaptureModeThreadLocal));|        KTRY(cudaStreamBeginCapture(v->stream, cudaStreamCaptureModeThreadLocal));
+        void *extra = NULL;
+        if (cudaMalloc(\&extra, 256) == cudaSuccess) cudaFree(extra);"
+    "a failing rank aborts its siblings' NCCL communicators|src/cuda/dp.c|cuda_dp_host|    comm_nccl_abort(dp->comms[i]);
+    int idle = 0;|    for (int k = 0; k < dp->nlocal; k++) comm_nccl_abort(dp->comms[k]);
+    int idle = 0;"
+)
+
+# issue 30: the cuDNN attention glue (src/cuda/cudnn_sdpa.cpp, NVIDIA's cudnn-frontend), which
+# only executing it can check: run through the CPU stand-in of libcudnn against float64 attention
+# (tests/cuda/cudnn_sdpa_test.c)
+if [[ $targets == *cuda_cudnn_sdpa* ]]; then
+mutations+=(
+    "cuDNN: q, k, v viewed with o's token stride|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|{T * row, hd, row, 1}|{T * row, hd, H * hd, 1}"
+    "cuDNN: dK and dV swapped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_DK).set_dim(grad.get_dim()).set_stride(grad.get_stride());
+        dv->set_output(true).set_uid(UID_DV)|set_uid(UID_DV).set_dim(grad.get_dim()).set_stride(grad.get_stride());
+        dv->set_output(true).set_uid(UID_DK)"
+    "cuDNN: the forward's softmax scale dropped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|.set_generate_stats(true).set_attn_scale(
+            scale);|.set_generate_stats(true);"
+    "cuDNN: the statistics in bf16|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_STATS).set_data_type(fe::DataType_t::FLOAT)|set_uid(UID_STATS).set_data_type(fe::DataType_t::BFLOAT16)"
+    "cuDNN: graphs cached without T (reused across shapes)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, 0, H, hd, scale, deterministic ? 1 : 0};"
+    "cuDNN: graphs cached without the backward's mode (issue 37, D7)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, T, H, hd, scale, 0};"
+    "cuDNN: the workspace an estimate, not the built graphs' (issue 37, D5)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|a.workspace = (size_t)(ws_f > ws_b ? ws_f : ws_b);|a.workspace = (size_t)B * H * ((T + 127) / 128 * 128) * a.hd * 4 + ((size_t)16 << 20);"
+)
+fi
+
+if [[ -n ${MUTATION_FILTER:-} ]]; then   # those mutations only, and only the tests they need
+    kept=() targets_kept=""
+    for m in "${mutations[@]}"; do
+        [[ ${m%%|*} == *"$MUTATION_FILTER"* ]] || continue
+        kept+=("$m")
+        t=${m#*|*|} t=${t%%|*}
+        [[ " $targets_kept " == *" $t "* ]] || targets_kept+=" $t"
+    done
+    mutations=("${kept[@]}") targets=$targets_kept
+fi
+
+cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
+    { tail -n 40 "$work/build.log" >&2; exit 1; }
+run_test() {   # the test binary, from tests/ as ctest runs it; 0 when it passes
+    (cd "$work/tests" && CUDA_VIT_FAIL_FAST=1 timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
+}
+for t in $targets; do
+    run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }
+done
+
+missed=0
+for m in "${mutations[@]}"; do
+    # the fields (the text may span lines)
+    fields=$(python3 - "$m" <<'EOF'
+import sys
+name, file, test, text, repl = sys.argv[1].split("|", 4)
+print(file); print(test)
+EOF
+)
+    file=$(sed -n 1p <<<"$fields") test=$(sed -n 2p <<<"$fields") name=${m%%|*}
+    cp "$work/$file" "$work/mutation.bak"
+    python3 - "$m" "$work/$file" <<'EOF'
+import sys
+name, file, test, text, repl = sys.argv[1].split("|", 4)
+if "|" in repl:   # a '|' (C's ||) in the text splits the fields wrongly: the mutation would be garbage
+    sys.exit("mutation_check: '%s': its text or replacement holds a '|', the field separator" % name)
+repl = repl.replace("\\&", "&")
+path = sys.argv[2]
+s = open(path).read()
+if text not in s:
+    sys.exit("mutation_check: '%s': its text is no longer in %s (update the script)" % (name, file))
+open(path, "w").write(s.replace(text, repl, 1))
+EOF
+    if ! cmake --build "$work/b" --target "$test" >"$work/build.log" 2>&1; then
+        # every mutation here is meant to build and be caught by running a test: one that does not
+        # build proves nothing (an early one hid a '||' that split its fields)
+        result="MISSED (does not build: the mutation is broken)"
+        missed=$((missed + 1))
+        tail -n 5 "$work/build.log" >&2
+    elif run_test "$test"; then
+        result="MISSED"
+        missed=$((missed + 1))
+    else
+        result="caught by $test"
+    fi
+    if [[ $result == caught\ by* && -n ${must_say[$name]:-} ]] && ! grep -Eq "${must_say[$name]}" "$work/test.log"; then
+        result="MISSED (failed, but its log does not say: ${must_say[$name]})"   # cudasim's block
+        missed=$((missed + 1))
+    fi
+    printf '%-62s %s\n' "$name" "$result"
+    cp "$work/mutation.bak" "$work/$file"
+done
+echo "mutation_check: ${#mutations[@]} mutations, $missed missed"
+exit $((missed > 0))
