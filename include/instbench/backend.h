@@ -1,5 +1,5 @@
 /* backend: the training step for one device.  cpu/ is the reference; cuda/ mirrors it op for op.
- * Contract shared by bench/ (measure), cmd/verify.c and comm/. */
+ * Contract shared by bench/ (measure), cmd/cmd_verify.c and comm/. */
 #ifndef INSTBENCH_BACKEND_H
 #define INSTBENCH_BACKEND_H
 

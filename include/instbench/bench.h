@@ -435,7 +435,7 @@ int result_upload(const char *output, const char *name, const char *json, char *
  * (result_check_output has refused them unless measure --create-dirs). */
 int result_append_line(const char *path, const char *json, ib_error *err);
 
-/* ---- measure_run.c: the measure command's run (src/cmd/measure.c parses its flags) -------------- */
+/* ---- measure_run.c: the measure command's run (src/cmd/cmd_measure.c parses its flags) -------------- */
 typedef struct bench_measure_options {
     const ib_backend_ops *backend;   /* NULL: a usable GPU backend, else cpu */
     model_cli model;                 /* resolved and validated by bench_measure_model */

@@ -132,7 +132,7 @@ int rank_parse_result(const char *json, size_t len, rank_result *out, char *reas
  * either gzip-compressed (*.json.gz, *.jsonl.gz). */
 int rank_is_result_name(const char *name);
 
-/* Inputs the loader does not read itself (s3://BUCKET/PREFIX/, read by cmd/rank_s3.c: rank stays
+/* Inputs the loader does not read itself (s3://BUCKET/PREFIX/, read by cmd/cmd_rank_s3.c: rank stays
  * free of the network).  The source hands each object's bytes, already in memory, to
  * rank_sink_object (WHERE names it in messages; NAME's suffix picks .jsonl or one document, and
  * a .gz suffix decompression, its output capped at 64 MiB as the object is), or reports one that

@@ -1,4 +1,4 @@
-/* measure_run: the measure command's run, from its parsed options (src/cmd/measure.c) to the result
+/* measure_run: the measure command's run, from its parsed options (src/cmd/cmd_measure.c) to the result
  * file (schemas/result-v1.json): resolves the backend, topology and batch size, checks the output
  * and the identity before anything is measured, measures the peak, runs bench_run (runner.c),
  * then writes the result atomically.  --dry-run stops after the checks with a time estimate

@@ -1,4 +1,4 @@
-# measure (src/bench/, src/cmd/measure.c): unit tests with independent references, and
+# measure (src/bench/, src/cmd/cmd_measure.c): unit tests with independent references, and
 # integration tests of the CLI on tiny configs (results validated against schemas/result-v1.json).
 # This file is included from tests/CMakeLists.txt: CMAKE_CURRENT_SOURCE_DIR is tests/, the tests are here.
 set(MEASURE_TESTS ${CMAKE_CURRENT_LIST_DIR})

@@ -1,4 +1,4 @@
-# `instbench sweep plan` (src/sweep/candidates.c, plan.c, src/cmd/sweep_plan.c, sweep_setup.c):
+# `instbench sweep plan` (src/sweep/candidates.c, plan.c, src/cmd/cmd_sweep_plan.c, sweep_setup.c):
 # against moto's EC2 (signatures and IAM checked) and the fake AWS's SSM, every line recomputed
 # from the price snapshot; DryRun refused; the documented IAM policy; bad input (exit 2).
 add_test(NAME sweep_plan COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_plan.py ${INSTBENCH_BIN})

@@ -1,12 +1,12 @@
 /* cmd/sweep_plan: `instbench sweep plan`: what a sweep would launch and its worst-case cost,
- * without launching anything.  The flags, prices, AMIs and plan are cmd/sweep_setup.c's (shared
+ * without launching anything.  The flags, prices, AMIs and plan are cmd/cmd_sweep_setup.c's (shared
  * with `sweep run`); this adds the EC2 DryRun per candidate and the exit status. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
-#include "cmd/sweep_setup.h"
+#include "cmd/cmd_sweep_setup.h"
 
 static sweep_flags F;
 

@@ -1,6 +1,6 @@
 /* cmd/sweep_setup: the flags `sweep plan` and `sweep run` share and the plan's printing (contract
- * in cmd/sweep_setup.h); what they ask AWS before a launch is sweep/prepare.c's. */
-#include "cmd/sweep_setup.h"
+ * in cmd/cmd_sweep_setup.h); what they ask AWS before a launch is sweep/prepare.c's. */
+#include "cmd/cmd_sweep_setup.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>

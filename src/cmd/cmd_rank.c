@@ -1,4 +1,4 @@
-/* cmd/rank.c: `instbench rank` — result files x prices -> configurations ranked by samples per
+/* cmd/cmd_rank.c: `instbench rank` — result files x prices -> configurations ranked by samples per
  * dollar (or throughput, cost, time), as a table, JSON or CSV, with an optional SVG chart.
  * Flags are parsed here and rank's steps called in order; the work is rank/'s (pure but for
  * rank/ask.c, which asks AWS through prices/) and output/'s (rendering). */
@@ -466,7 +466,7 @@ int cmd_rank(int argc, char **argv)
         if (named[i] && (util_output_parent_check(named[i], a.create_dirs, &err) != 0 ||
                          util_check_writable(named[i], 0, &err) != 0))
             goto fail;
-    rank_s3 *s3 = rank_s3_new();   /* s3:// inputs: read into memory by cmd/rank_s3.c */
+    rank_s3 *s3 = rank_s3_new();   /* s3:// inputs: read into memory by cmd/cmd_rank_s3.c */
     a.load.remote = s3 ? rank_s3_read : NULL;
     a.load.remote_ctx = s3;
     int loaded = rank_load(a.paths, a.n_paths, &a.load, &res, on_skip, NULL, &err);

@@ -17,7 +17,7 @@
 #include "instbench/output.h"
 #include "instbench/prices.h"
 #include "instbench/sweep.h"
-#include "cmd/sweep_setup.h"
+#include "cmd/cmd_sweep_setup.h"
 
 #define DEFAULT_POLL_S 15.0
 #define DEFAULT_CLEANUP_POLL_S 5.0   /* cleanup only waits for terminations: it asks more often */
@@ -415,7 +415,7 @@ out:
 
 /* ---- run -------------------------------------------------------------------------------------- */
 /* (run: below) */
-static sweep_flags F;     /* the flags plan and run share (cmd/sweep_setup.h) */
+static sweep_flags F;     /* the flags plan and run share (cmd/cmd_sweep_setup.h) */
 static int yes;           /* --yes */
 
 /* The y/N question on a terminal; anything but y/yes is no. */
