@@ -13,3 +13,6 @@ add_test(NAME kernel_classes
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/kernel_classes_test.py
                  ${CMAKE_SOURCE_DIR}/scripts/gpu/kernel_classes.py)
 set_tests_properties(kernel_classes PROPERTIES TIMEOUT 120)
+# docs/gpu-runs/README.md, the index of the GPU runs, is current and says what the runs' files say
+add_test(NAME gpu_runs_index
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/gpu_runs_index_test.py ${CMAKE_SOURCE_DIR})
