@@ -8,10 +8,10 @@
 #include "common.cuh"
 
 __global__ static void adam_kernel(float *__restrict__ p, const float *__restrict__ g, float *__restrict__ m,
-                                   float *__restrict__ v, __nv_bfloat16 *__restrict__ wbf, size_t n,
-                                   cuk_adam_scalars k)
+                                   float *__restrict__ v, __nv_bfloat16 *__restrict__ wbf, size_t n, cuk_adam_scalars k)
 {
-    CUK_GRID_STRIDE(i, n) {
+    CUK_GRID_STRIDE(i, n)
+    {
         float gi = g[i], pi = p[i];
         if (k.decoupled) pi *= k.decay;
         else gi = __fadd_rn(gi, __fmul_rn(k.wd, pi));

@@ -43,7 +43,8 @@ template <typename TY>
 __global__ static void heads_permute_kernel(const TY *src, TY *dst, int B, int T, int H, int hd, int to_heads)
 {
     const size_t n = (size_t)B * T * H * hd;
-    CUK_GRID_STRIDE(i, n) {
+    CUK_GRID_STRIDE(i, n)
+    {
         const size_t j = cuk_heads_index(i, T, H, hd);
         if (to_heads) dst[j] = src[i];
         else dst[i] = src[j];
@@ -54,16 +55,18 @@ static cudaError_t heads_permute(const void *src, void *dst, int dt, int B, int 
                                  cudaStream_t s)
 {
     const size_t n = (size_t)B * T * H * hd;
-    if (dt == IB_PREC_BF16)
-        CUK_LAUNCH(heads_permute_kernel<uint16_t>, cuk_blocks(n, 256), 256, 0, s)((const uint16_t *)src, (uint16_t *)dst, B,
-                                                                        T, H, hd, to_heads);
-    else
-        CUK_LAUNCH(heads_permute_kernel<float>, cuk_blocks(n, 256), 256, 0, s)((const float *)src, (float *)dst, B, T, H, hd,
-                                                                     to_heads);
+    if (dt == IB_PREC_BF16) {
+        CUK_LAUNCH(heads_permute_kernel<uint16_t>, cuk_blocks(n, 256), 256, 0, s)
+        ((const uint16_t *)src, (uint16_t *)dst, B, T, H, hd, to_heads);
+    } else {
+        CUK_LAUNCH(heads_permute_kernel<float>, cuk_blocks(n, 256), 256, 0, s)
+        ((const float *)src, (float *)dst, B, T, H, hd, to_heads);
+    }
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t cuk_heads_merge(const void *o, void *att, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s)
+extern "C" cudaError_t cuk_heads_merge(const void *o, void *att, ib_precision dt, int B, int T, int H, int hd,
+                                       cudaStream_t s)
 {
     return heads_permute(o, att, dt, B, T, H, hd, 0, s);
 }
@@ -100,8 +103,8 @@ __global__ static void softmax_forward_kernel(float *S, void *p_act, int dt, siz
         for (int j = lane; j < T; j += 32) s[j] *= inv;
 }
 
-extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale,
-                                           cudaStream_t s)
+extern "C" cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld,
+                                           float scale, cudaStream_t s)
 {
     const size_t blocks = (rows + WARPS - 1) / WARPS;
     if (blocks > 0x7fffffffu) return cudaErrorInvalidValue;

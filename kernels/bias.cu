@@ -5,7 +5,7 @@
  * the chunks. */
 #include "common.cuh"
 
-#define COLSUM_CHUNKS 256   /* row chunks: enough blocks to keep every SM streaming */
+#define COLSUM_CHUNKS 256 /* row chunks: enough blocks to keep every SM streaming */
 
 /* partial[c][j] = sum of g[r, j] over chunk c's rows, g = dy (dtype dy_dt; * GELU'(gelu_in) if
  * given), also stored to act (dtype dt; may be dy itself in fp32);  grid (ceil(N/256), chunks) */
@@ -71,7 +71,8 @@ extern "C" cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, fl
 __global__ static void add_bias_kernel(float *C, const float *bias, int M, int N, int ldc)
 {
     const size_t n = (size_t)M * N;
-    CUK_GRID_STRIDE(i, n) {
+    CUK_GRID_STRIDE(i, n)
+    {
         const size_t r = i / N;
         const int j = (int)(i % N);
         C[r * ldc + j] += bias[j];

@@ -49,8 +49,8 @@ __global__ static void ce_mean_kernel(const double *row_loss, int B, float *loss
     *loss = (float)(t / B);
 }
 
-extern "C" cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits,
-                                        double *row_loss, float *loss, int B, int C, cudaStream_t s)
+extern "C" cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits, double *row_loss,
+                                        float *loss, int B, int C, cudaStream_t s)
 {
     CUK_LAUNCH(ce_row_kernel, (unsigned)B, CE_THREADS, 0, s)(logits, labels, dlogits, row_loss, B, C);
     cudaError_t e = cudaGetLastError();

@@ -6,7 +6,7 @@
 #include "common.cuh"
 
 #define LN_EPS 1e-6f
-#define LN_CHUNKS 256   /* row chunks of the dw/db reduction: enough blocks to fill the GPU */
+#define LN_CHUNKS 256 /* row chunks of the dw/db reduction: enough blocks to fill the GPU */
 #define WARPS 8
 
 __global__ static void ln_forward_kernel(const float *x_in, const float *res, float *x_out, const float *w,
@@ -17,7 +17,7 @@ __global__ static void ln_forward_kernel(const float *x_in, const float *res, fl
     const long row = (long)blockIdx.x * WARPS + (threadIdx.x >> 5);
     if (row >= R) return;
     const float *x = x_in + row * x_stride;
-    if (res) {   /* each lane re-reads only the columns it wrote: no cross-lane ordering needed */
+    if (res) { /* each lane re-reads only the columns it wrote: no cross-lane ordering needed */
         const float *r = res + row * x_stride;
         float *xo = x_out + row * x_stride;
         for (int d = lane; d < D; d += 32) xo[d] = x[d] + r[d];
@@ -34,8 +34,8 @@ __global__ static void ln_forward_kernel(const float *x_in, const float *res, fl
 }
 
 extern "C" cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w,
-                                             const float *b, void *y, ib_precision dt, float *mean, float *rstd, int R, int D,
-                                             ptrdiff_t x_stride, cudaStream_t s)
+                                             const float *b, void *y, ib_precision dt, float *mean, float *rstd, int R,
+                                             int D, ptrdiff_t x_stride, cudaStream_t s)
 {
     const unsigned blocks = (unsigned)((R + WARPS - 1) / WARPS);
     CUK_LAUNCH(ln_forward_kernel, blocks, WARPS * 32, 0, s)(x_in, res, x_out, w, b, y, dt, mean, rstd, R, D, x_stride);
@@ -69,9 +69,8 @@ __global__ static void ln_backward_dx_kernel(const float *dy, const float *x, co
 
 /* partial[c][0][d] = sum over chunk c's rows of dy*xhat; partial[c][1][d] = of dy.
  * grid (ceil(D/256), chunks) */
-__global__ static void ln_backward_dwdb_kernel(const float *dy, const float *x, const float *mean,
-                                               const float *rstd, int R, int D, ptrdiff_t x_stride, int rows_per,
-                                               float *partial)
+__global__ static void ln_backward_dwdb_kernel(const float *dy, const float *x, const float *mean, const float *rstd,
+                                               int R, int D, ptrdiff_t x_stride, int rows_per, float *partial)
 {
     const int d = blockIdx.x * blockDim.x + threadIdx.x;
     if (d >= D) return;
@@ -103,10 +102,9 @@ __global__ static void chunk_sum_kernel(const float *partial, int chunks, int N,
 
 extern "C" size_t cuk_layernorm_partial_floats(int D) { return (size_t)LN_CHUNKS * 2 * D; }
 
-extern "C" cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float *mean,
-                                              const float *rstd, const float *w, float *dx, ptrdiff_t dx_stride,
-                                              float *dw, float *db, int R, int D, ptrdiff_t x_stride, float *partial,
-                                              cudaStream_t s)
+extern "C" cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd,
+                                              const float *w, float *dx, ptrdiff_t dx_stride, float *dw, float *db,
+                                              int R, int D, ptrdiff_t x_stride, float *partial, cudaStream_t s)
 {
     const unsigned blocks = (unsigned)((R + WARPS - 1) / WARPS);
     CUK_LAUNCH(ln_backward_dx_kernel, blocks, WARPS * 32, 0, s)(dy, x, mean, rstd, w, dx, dx_stride, R, D, x_stride);

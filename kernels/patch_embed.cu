@@ -23,7 +23,8 @@ __global__ static void tokens_forward_kernel(const float *pe, const float *cls, 
                                              int T, int D)
 {
     const size_t n = (size_t)B * T * D;
-    CUK_GRID_STRIDE(i, n) {
+    CUK_GRID_STRIDE(i, n)
+    {
         const size_t bt = i / D;
         const int d = (int)(i % D), b = (int)(bt / T), t = (int)(bt % T);
         const float src = t == 0 ? cls[d] : pe[((size_t)b * (T - 1) + t - 1) * D + d];
@@ -31,8 +32,8 @@ __global__ static void tokens_forward_kernel(const float *pe, const float *cls, 
     }
 }
 
-extern "C" cudaError_t cuk_tokens_forward(const float *pe, const float *cls, const float *pos, float *x, int B,
-                                          int T, int D, cudaStream_t s)
+extern "C" cudaError_t cuk_tokens_forward(const float *pe, const float *cls, const float *pos, float *x, int B, int T,
+                                          int D, cudaStream_t s)
 {
     const size_t n = (size_t)B * T * D;
     CUK_LAUNCH(tokens_forward_kernel, cuk_blocks(n, 256), 256, 0, s)(pe, cls, pos, x, B, T, D);
@@ -44,7 +45,8 @@ __global__ static void tokens_backward_kernel(const float *dx, float *dcls, floa
                                               int D)
 {
     const size_t n = (size_t)T * D;
-    CUK_GRID_STRIDE(i, n) {
+    CUK_GRID_STRIDE(i, n)
+    {
         const int t = (int)(i / D), d = (int)(i % D);
         float acc = 0;
         for (int b = 0; b < B; b++) {
@@ -57,8 +59,8 @@ __global__ static void tokens_backward_kernel(const float *dx, float *dcls, floa
     }
 }
 
-extern "C" cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float *dpe, int B, int T,
-                                           int D, cudaStream_t s)
+extern "C" cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float *dpe, int B, int T, int D,
+                                           cudaStream_t s)
 {
     const size_t n = (size_t)T * D;
     CUK_LAUNCH(tokens_backward_kernel, cuk_blocks(n, 256), 256, 0, s)(dx, dcls, dpos, dpe, B, T, D);

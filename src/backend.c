@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #ifdef INSTBENCH_HAVE_NCCL
-#include <nccl.h>   /* NCCL_MAJOR/MINOR/PATCH: the version built against (header only, no library) */
+#include <nccl.h> /* NCCL_MAJOR/MINOR/PATCH: the version built against (header only, no library) */
 #endif
 
 #include "instbench/cpu.h"
@@ -28,7 +28,7 @@ void backend_default_optim(ib_optimizer kind, ib_optim_config *out)
 
 const char *const backend_precision_names[] = {"fp32", "bf16", NULL};
 const char *const backend_optimizer_names[] = {"adam", "adamw", NULL};
-const char *const backend_names[] = {"cpu", "cuda", NULL};   /* the registry's order (below) */
+const char *const backend_names[] = {"cpu", "cuda", NULL}; /* the registry's order (below) */
 
 const char *backend_precision_name(ib_precision p) { return backend_precision_names[p == IB_PREC_BF16]; }
 const char *backend_optimizer_name(ib_optimizer k) { return backend_optimizer_names[k == IB_OPT_ADAMW]; }
@@ -58,7 +58,7 @@ extern const ib_cuda_module *instbench_cuda_module(int abi_version) __attribute_
 static struct {
     pthread_once_t load_once;
     const ib_cuda_module *m;
-    char why[8192];         /* why m is NULL */
+    char why[8192]; /* why m is NULL */
 } cuda_state = {PTHREAD_ONCE_INIT, NULL, ""};
 
 /* The module's path: $INSTBENCH_CUDA_MODULE, else beside the executable (/proc/self/exe). */
@@ -86,9 +86,8 @@ static const ib_cuda_module *cuda_module_check(const ib_cuda_module *m, const ch
         return NULL;
     }
     if (m->abi_version != IB_CUDA_MODULE_ABI || m->sizeof_backend != sizeof(ib_backend) ||
-        m->sizeof_backend_ops != sizeof(ib_backend_ops) ||
-        m->sizeof_train_config != sizeof(ib_train_config) || m->sizeof_error != sizeof(ib_error) ||
-        m->sizeof_comm != sizeof(ib_comm)) {
+        m->sizeof_backend_ops != sizeof(ib_backend_ops) || m->sizeof_train_config != sizeof(ib_train_config) ||
+        m->sizeof_error != sizeof(ib_error) || m->sizeof_comm != sizeof(ib_comm)) {
         snprintf(cuda_state.why, sizeof cuda_state.why,
                  "the CUDA module %s does not match this binary (ABI %d, struct sizes differ): use the "
                  "libinstbench-cuda.so built with this binary",
@@ -100,7 +99,7 @@ static const ib_cuda_module *cuda_module_check(const ib_cuda_module *m, const ch
 
 static void cuda_module_load(void)
 {
-    if (instbench_cuda_module) {   /* linked in (host-shim tests) */
+    if (instbench_cuda_module) { /* linked in (host-shim tests) */
         cuda_state.m = cuda_module_check(instbench_cuda_module(IB_CUDA_MODULE_ABI), "(linked in)");
         return;
     }
@@ -171,7 +170,8 @@ static int cuda_device_describe(int device, ib_device_desc *out, ib_error *err)
 {
     const char *why = "";
     const ib_cuda_module *m = cuda_module(&why);
-    return m ? m->ops->device_describe(device, out, err) : ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+    return m ? m->ops->device_describe(device, out, err)
+             : ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
 }
 
 static int cuda_device_memory_free(int device, uint64_t *bytes, ib_error *err)
@@ -179,13 +179,14 @@ static int cuda_device_memory_free(int device, uint64_t *bytes, ib_error *err)
     const char *why = "";
     const ib_cuda_module *m = cuda_module(&why);
     *bytes = 0;
-    return m ? m->ops->device_memory_free(device, bytes, err) : ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+    return m ? m->ops->device_memory_free(device, bytes, err)
+             : ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
 }
 
 static size_t cuda_memory_estimate(const ib_train_config *cfg)
 {
     const ib_cuda_module *m = cuda_module(NULL);
-    return m ? m->ops->memory_estimate(cfg) : IB_MEMORY_REFUSED;   /* no module: never fits */
+    return m ? m->ops->memory_estimate(cfg) : IB_MEMORY_REFUSED; /* no module: never fits */
 }
 
 static const char *cuda_attention_impl(const ib_train_config *cfg)
@@ -200,8 +201,7 @@ static int cuda_attention_library(const ib_train_config *cfg, ib_attention_libra
     return m && m->ops->attention_library ? m->ops->attention_library(cfg, out) : -1;
 }
 
-static int cuda_gemm_rate(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops,
-                          ib_error *err)
+static int cuda_gemm_rate(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops, ib_error *err)
 {
     const ib_cuda_module *m = cuda_module(NULL);
     if (!m || !m->ops->gemm_rate) return ib_error_set(err, IB_EXIT_RUNTIME, "the CUDA module measures no GEMM rate");
@@ -224,11 +224,17 @@ static const char *cuda_dp_unavailable_reason(void)
 }
 
 static const ib_backend_ops cuda_loader_ops = {
-    .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = cuda_unavailable_reason,
-    .device_count = cuda_device_count, .device_describe = cuda_device_describe,
+    .name = "cuda",
+    .device = IB_DEVICE_GPU,
+    .unavailable_reason = cuda_unavailable_reason,
+    .device_count = cuda_device_count,
+    .device_describe = cuda_device_describe,
     .device_memory_free = cuda_device_memory_free,
-    .memory_estimate = cuda_memory_estimate, .attention_impl = cuda_attention_impl,
-    .attention_library = cuda_attention_library, .gemm_rate = cuda_gemm_rate, .create = cuda_create,
+    .memory_estimate = cuda_memory_estimate,
+    .attention_impl = cuda_attention_impl,
+    .attention_library = cuda_attention_library,
+    .gemm_rate = cuda_gemm_rate,
+    .create = cuda_create,
     .dp_unavailable_reason = cuda_dp_unavailable_reason,
 };
 
@@ -295,8 +301,9 @@ void backend_describe_gpu(int probe, char *out, size_t n)
     cuda_versions v = {0};
     if (m) m->versions(&v);
     if (why) snprintf(out + k, n - (size_t)k, "; not usable: %s", why);
-    else snprintf(out + k, n - (size_t)k, "; driver supports CUDA %s, runtime %s, %d GPU(s)", v.driver, v.runtime,
-                  m->ops->device_count());
+    else
+        snprintf(out + k, n - (size_t)k, "; driver supports CUDA %s, runtime %s, %d GPU(s)", v.driver, v.runtime,
+                 m->ops->device_count());
 #else
     (void)probe;
     snprintf(out, n, "cuda: not in this build (configure with -DINSTBENCH_CUDA=ON where nvcc is installed)");

@@ -21,8 +21,10 @@ static const struct {
     {"rank", cmd_rank, &cmd_rank_args, "results x prices -> samples per dollar, time and cost to train"},
     {"verify", cmd_verify, &cmd_verify_args, "check this build's backends against a timm reference file"},
     {"models", cmd_models, &cmd_models_args, "list model presets with parameters and training GFLOPs per sample"},
-    {"presign", cmd_presign, &cmd_presign_args, "a presigned S3 URL: upload or download one object without credentials"},
-    {"sweep", cmd_sweep, &cmd_sweep_args, "launch candidates on EC2, measure, collect, terminate, rank: under a cost ceiling"},
+    {"presign", cmd_presign, &cmd_presign_args,
+     "a presigned S3 URL: upload or download one object without credentials"},
+    {"sweep", cmd_sweep, &cmd_sweep_args,
+     "launch candidates on EC2, measure, collect, terminate, rank: under a cost ceiling"},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -31,14 +33,17 @@ static const arg_spec global_specs[] = {
     {"--version", 0, ARG_FLAG, &show_version, NULL, "print the version and exit"},
     {0},
 };
-static char about[1024];   /* the question, then the commands: filled from commands[] */
+static char about[1024]; /* the question, then the commands: filled from commands[] */
 static const arg_command global_args = {
-    "", "[-v|-q] [--version] [--help] <command> [options]", about,
+    "",
+    "[-v|-q] [--version] [--help] <command> [options]",
+    about,
     "`instbench <command> --help` (or `instbench -h <command>`, `instbench help <command>`) lists a\n"
     "command's options and examples; choice values take any case (--format CSV);\n"
     "`instbench help --markdown` prints the reference of every command and flag (docs/cli.md)\n"
     "from the same tables.\n",
-    global_specs, NULL,
+    global_specs,
+    NULL,
     (const arg_example[]){
         {"what four g5.xlarge and one g5.12xlarge cost, from the shipped snapshot",
          "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --nodes 4,1 --region us-east-1"},
@@ -52,8 +57,9 @@ static const arg_command global_args = {
 
 static void fill_about(void)
 {
-    int n = snprintf(about, sizeof about, "Which instance type, how many, on which market gives the most training "
-                                          "samples per dollar?\n\ncommands:");
+    int n = snprintf(about, sizeof about,
+                     "Which instance type, how many, on which market gives the most training "
+                     "samples per dollar?\n\ncommands:");
     for (size_t i = 0; i < N_COMMANDS && n > 0 && (size_t)n < sizeof about; i++)
         n += snprintf(about + n, sizeof about - (size_t)n, "\n  %-8s  %s", commands[i].name, commands[i].summary);
 }
@@ -108,7 +114,12 @@ static const arg_spec help_specs[] = {
     {0},
 };
 static const arg_command help_args = {
-    "help", "[COMMAND] [--markdown]", "Prints the help of instbench or of COMMAND.", NULL, help_specs, "COMMAND",
+    "help",
+    "[COMMAND] [--markdown]",
+    "Prints the help of instbench or of COMMAND.",
+    NULL,
+    help_specs,
+    "COMMAND",
     (const arg_example[]){{"rank's flags and examples (the same as instbench rank --help)", "instbench help rank"},
                           {"the reference of every command, as docs/cli.md holds it", "instbench help --markdown"},
                           {0}},
@@ -191,11 +202,11 @@ static void fill_all_commands(void)
 static int run(int argc, char **argv)
 {
     fill_all_commands();
-    int i = 1;   /* instbench's own options come before the command */
+    int i = 1; /* instbench's own options come before the command */
     while (i < argc && argv[i][0] == '-' && argv[i][1]) i++;
     fill_about();
     int rc = args_parse(&global_args, i, argv, NULL, NULL);
-    if (rc == ARGS_HELP) return print_help_of(i < argc ? argv[i] : NULL);   /* -h before a command: its help */
+    if (rc == ARGS_HELP) return print_help_of(i < argc ? argv[i] : NULL); /* -h before a command: its help */
     if (rc) return rc;
     if (show_version) return print_version();
     if (i >= argc) {
@@ -208,7 +219,4 @@ static int run(int argc, char **argv)
     return unknown_command(&global_args, argv[i]);
 }
 
-int main(int argc, char **argv)
-{
-    return finish(run(argc, argv));
-}
+int main(int argc, char **argv) { return finish(run(argc, argv)); }

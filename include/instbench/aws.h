@@ -11,9 +11,9 @@
 typedef struct aws_credentials {
     char access_key_id[128];
     char secret_access_key[128];
-    char session_token[4096];        /* "" when none */
-    time_t expiration;               /* 0 when they do not expire */
-    char source[32];                 /* "env" | "profile:NAME" | "container" | "imds" */
+    char session_token[4096]; /* "" when none */
+    time_t expiration;        /* 0 when they do not expire */
+    char source[32];          /* "env" | "profile:NAME" | "container" | "imds" */
 } aws_credentials;
 
 /* The chain, as the AWS CLI resolves it: env -> shared files (AWS_PROFILE) -> container -> IMDS.
@@ -37,38 +37,40 @@ int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err);
 void aws_mask_key_id(const char *key_id, char out[32]);
 
 /* ---- signing (pure function, driven by the AWS SigV4 test suite) -------------------------- */
-typedef struct aws_header { char *name; char *value; } aws_header;
+typedef struct aws_header {
+    char *name;
+    char *value;
+} aws_header;
 
 typedef struct aws_sign_input {
-    const char *method;              /* "GET" */
-    const char *path;                /* raw path as in the request line, without query */
-    const char *query;               /* raw query string after '?', or NULL */
-    const aws_header *headers;       /* as sent (host included); duplicates allowed */
+    const char *method;        /* "GET" */
+    const char *path;          /* raw path as in the request line, without query */
+    const char *query;         /* raw query string after '?', or NULL */
+    const aws_header *headers; /* as sent (host included); duplicates allowed */
     size_t n_headers;
     const void *body;
     size_t body_len;
-    const char *service;             /* signing name: "pricing", "ec2" */
+    const char *service; /* signing name: "pricing", "ec2" */
     const char *region;
-    time_t when;                     /* request time (UTC) */
-    int normalize_path;              /* 1 for every service but S3 */
-    int sign_body;                   /* add x-amz-content-sha256 */
-    int omit_session_token;          /* add X-Amz-Security-Token after signing (suite flag) */
-    int path_encoded;                /* S3: path is already URI-encoded; signed as sent (with
+    time_t when;            /* request time (UTC) */
+    int normalize_path;     /* 1 for every service but S3 */
+    int sign_body;          /* add x-amz-content-sha256 */
+    int omit_session_token; /* add X-Amz-Security-Token after signing (suite flag) */
+    int path_encoded;       /* S3: path is already URI-encoded; signed as sent (with
                                         normalize_path 0), not encoded a second time */
 } aws_sign_input;
 
 typedef struct aws_sign_output {
-    char *canonical_request;         /* malloc'd */
-    char *string_to_sign;            /* malloc'd */
+    char *canonical_request; /* malloc'd */
+    char *string_to_sign;    /* malloc'd */
     char signature[65];
     char authorization[1024];
-    char amz_date[17];               /* 20150830T123600Z */
-    aws_header add[3];               /* headers to add: X-Amz-Date, [X-Amz-Security-Token], [x-amz-content-sha256] */
+    char amz_date[17]; /* 20150830T123600Z */
+    aws_header add[3]; /* headers to add: X-Amz-Date, [X-Amz-Security-Token], [x-amz-content-sha256] */
     size_t n_add;
 } aws_sign_output;
 
-int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_sign_output *out,
-                   ib_error *err);
+int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_sign_output *out, ib_error *err);
 void aws_sign_output_free(aws_sign_output *out);
 
 /* A presigned query-string request (S3's form, as botocore's S3SigV4QueryAuth makes it): only
@@ -77,22 +79,20 @@ void aws_sign_output_free(aws_sign_output *out);
  * -Credential, -Date, -Expires, -SignedHeaders, [-Security-Token], -Signature.  Pure, like
  * aws_sigv4_sign: the time is the caller's. */
 typedef struct aws_presign_input {
-    const char *method;              /* "GET" | "PUT" */
-    const char *host;                /* Host header as sent: "bucket.s3.us-west-2.amazonaws.com", "127.0.0.1:9000" */
-    const char *path;                /* URI-encoded path as sent ("/bucket/my%20key") */
-    const char *service;             /* "s3" */
+    const char *method;  /* "GET" | "PUT" */
+    const char *host;    /* Host header as sent: "bucket.s3.us-west-2.amazonaws.com", "127.0.0.1:9000" */
+    const char *path;    /* URI-encoded path as sent ("/bucket/my%20key") */
+    const char *service; /* "s3" */
     const char *region;
     time_t when;
-    long expires_s;                  /* X-Amz-Expires: 1..604800 */
+    long expires_s; /* X-Amz-Expires: 1..604800 */
 } aws_presign_input;
-int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, char **query_out,
-                      ib_error *err);
+int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, char **query_out, ib_error *err);
 
 /* ---- endpoints ----------------------------------------------------------------------------- */
 /* https://api.pricing.us-east-1.amazonaws.com, https://ec2.REGION.amazonaws.com, unless
  * AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL overrides it (as in the AWS SDKs). */
-int aws_endpoint_url(const char *service_env_id /* "PRICING", "EC2" */, const char *region,
-                     char *out, size_t out_len);
+int aws_endpoint_url(const char *service_env_id /* "PRICING", "EC2" */, const char *region, char *out, size_t out_len);
 /* The override alone: 1 with its URL (trailing '/' trimmed) when AWS_ENDPOINT_URL_<SERVICE> or
  * AWS_ENDPOINT_URL moves the service (and AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is not true), 0 with
  * "" for AWS's own endpoint, -1 when the URL does not fit. */
@@ -109,18 +109,17 @@ const char *aws_url_for_display(const char *url, char *out, size_t len);
 
 /* ---- transport ----------------------------------------------------------------------------- */
 typedef struct aws_client_options {
-    double connect_timeout_s;        /* default 3 */
-    double total_timeout_s;          /* default 30 per attempt */
-    int max_attempts;                /* default 3 (standard retry mode); AWS_MAX_ATTEMPTS overrides */
-    int max_concurrency;             /* requests in flight together, default 16 */
+    double connect_timeout_s; /* default 3 */
+    double total_timeout_s;   /* default 30 per attempt */
+    int max_attempts;         /* default 3 (standard retry mode); AWS_MAX_ATTEMPTS overrides */
+    int max_concurrency;      /* requests in flight together, default 16 */
     /* Asked before each signing and once after an expired-token error; NULL: the credentials
      * are used as given.  A provider, so the transport knows no credential source. */
     aws_credentials_refresh_fn refresh;
 } aws_client_options;
 
 typedef struct aws_client aws_client;
-int aws_client_create(const aws_client_options *opt, const aws_credentials *cred, aws_client **out,
-                      ib_error *err);
+int aws_client_create(const aws_client_options *opt, const aws_credentials *cred, aws_client **out, ib_error *err);
 void aws_client_destroy(aws_client *c);
 
 /* The S3 addressing style configured for the current profile (`s3 =` block, `addressing_style`
@@ -128,35 +127,34 @@ void aws_client_destroy(aws_client *c);
 const char *aws_s3_addressing_style_config(void);
 
 typedef struct aws_request {
-    const char *method;              /* "POST" / "GET" */
-    const char *service;             /* signing name */
-    const char *region;              /* signing region */
-    const char *url;                 /* full URL (endpoint + path + query) */
-    const aws_header *headers;       /* extra headers (Content-Type, X-Amz-Target) */
+    const char *method;        /* "POST" / "GET" */
+    const char *service;       /* signing name */
+    const char *region;        /* signing region */
+    const char *url;           /* full URL (endpoint + path + query) */
+    const aws_header *headers; /* extra headers (Content-Type, X-Amz-Target) */
     size_t n_headers;
     const char *body;
     size_t body_len;
-    int s3;                          /* S3's signing: path signed as sent, x-amz-content-sha256 */
-    int presigned;                   /* the URL carries its own signature (a presigned S3 URL):
+    int s3;          /* S3's signing: path signed as sent, x-amz-content-sha256 */
+    int presigned;   /* the URL carries its own signature (a presigned S3 URL):
                                         sent as is, unsigned; needs no credentials */
-    size_t max_body;                 /* response bytes accepted; 0: 64 MiB */
+    size_t max_body; /* response bytes accepted; 0: 64 MiB */
 } aws_request;
 
 typedef struct aws_response {
-    long status;                     /* HTTP status of the last attempt, 0 on transport failure */
-    char *body;                      /* malloc'd, NUL-terminated */
+    long status; /* HTTP status of the last attempt, 0 on transport failure */
+    char *body;  /* malloc'd, NUL-terminated */
     size_t body_len;
     int attempts;
-    char error_code[128];            /* AWS error code parsed from a 4xx/5xx body, "" if none */
+    char error_code[128]; /* AWS error code parsed from a 4xx/5xx body, "" if none */
     char error_message[512];
-    char bucket_region[32];          /* S3's x-amz-bucket-region header, "" if none */
+    char bucket_region[32]; /* S3's x-amz-bucket-region header, "" if none */
 } aws_response;
 
 /* Sends n independent requests concurrently (bounded by max_concurrency), signing each attempt
  * and retrying throttling/5xx/connection errors with exponential backoff and full jitter.
  * errs[i] says why request i failed (service and reason); returns the number that failed. */
-int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_response *resps,
-                         ib_error *errs);
+int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_response *resps, ib_error *errs);
 int aws_client_send(aws_client *c, const aws_request *req, aws_response *resp, ib_error *err);
 void aws_response_free(aws_response *r);
 

@@ -9,12 +9,12 @@
 
 /* "PREFIX-" and 8 or 17 lowercase hex digits, nothing else (PREFIX without the dash). */
 int aws_id_has_shape(const char *s, const char *prefix);
-int aws_instance_id_valid(const char *s);              /* i-... */
-int aws_security_group_id_valid(const char *s);        /* sg-... */
-int aws_eip_allocation_id_valid(const char *s);        /* eipalloc-... */
-int aws_capacity_reservation_id_valid(const char *s);  /* cr-... */
-int aws_subnet_id_valid(const char *s);                /* subnet-... */
-int aws_ami_id_valid(const char *s);                   /* ami-... */
+int aws_instance_id_valid(const char *s);             /* i-... */
+int aws_security_group_id_valid(const char *s);       /* sg-... */
+int aws_eip_allocation_id_valid(const char *s);       /* eipalloc-... */
+int aws_capacity_reservation_id_valid(const char *s); /* cr-... */
+int aws_subnet_id_valid(const char *s);               /* subnet-... */
+int aws_ami_id_valid(const char *s);                  /* ami-... */
 /* A placement group's name: 1 to 255 of the characters instbench's own names use (letters,
  * digits, '.', '-', '_', ':'); EC2 takes any ASCII, instbench writes only these. */
 int aws_placement_group_name_valid(const char *s);

@@ -15,15 +15,14 @@
 /* ---- batched pagination -------------------------------------------------------------------- */
 typedef struct aws_pager {
     void *ctx;
-    const char *what;   /* "Pricing GetProducts": names the service call in error messages */
+    const char *what; /* "Pricing GetProducts": names the service call in error messages */
     /* The request for query i, page after `token` (NULL: first page).  *url and *body are
      * malloc'd by build and freed by the pager after the send. */
-    int (*build)(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
-                 ib_error *err);
+    int (*build)(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err);
     /* Consumes one page of query i; sets *next (malloc'd) when another page follows. */
     int (*parse)(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err);
-    int max_pages;      /* per query; a token loop past this is an error (0: 200) */
-    const char *(*name_of)(void *ctx, size_t i);   /* optional: `what` per query */
+    int max_pages;                               /* per query; a token loop past this is an error (0: 200) */
+    const char *(*name_of)(void *ctx, size_t i); /* optional: `what` per query */
 } aws_pager;
 
 /* Runs n paginated queries; errs[i].code != 0 says why query i failed.  Returns how many failed. */
@@ -36,11 +35,11 @@ size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *
 
 /* ---- Price List Query API: GetProducts ----------------------------------------------------- */
 typedef struct pricing_item {
-    char instance_type[64];   /* "g5.xlarge" (AmazonEC2) or "ml.g5.xlarge" (AmazonSageMaker training) */
-    char region[32];          /* regionCode */
-    double usd_per_hour;      /* out: on-demand USD/h, NAN when no product matched */
-    int n_products;           /* out: products seen that matched */
-    int pages;                /* out */
+    char instance_type[64]; /* "g5.xlarge" (AmazonEC2) or "ml.g5.xlarge" (AmazonSageMaker training) */
+    char region[32];        /* regionCode */
+    double usd_per_hour;    /* out: on-demand USD/h, NAN when no product matched */
+    int n_products;         /* out: products seen that matched */
+    int pages;              /* out */
 } pricing_item;
 
 /* GetProducts for each item, to combine with other pagers in aws_paginate_multi (page_size:
@@ -62,10 +61,10 @@ typedef struct ec2_spot_entry {
 
 typedef struct ec2_spot_query {
     char region[32];
-    char **instance_types;    /* borrowed */
+    char **instance_types; /* borrowed */
     size_t n_types;
-    time_t start_time;        /* StartTime: AWS then returns the price in effect at that time */
-    ec2_spot_entry *entries;  /* out: the latest price per (instance type, AZ); malloc'd */
+    time_t start_time;       /* StartTime: AWS then returns the price in effect at that time */
+    ec2_spot_entry *entries; /* out: the latest price per (instance type, AZ); malloc'd */
     size_t n_entries, cap;
     int pages;
 } ec2_spot_query;
@@ -77,8 +76,8 @@ void ec2_spot_query_free(ec2_spot_query *q);
 /* ---- EC2 GetSpotPlacementScores ------------------------------------------------------------ */
 typedef struct ec2_score {
     char region[32];
-    char az_id[32];           /* "" for a region-level score */
-    int score;                /* 1..10 */
+    char az_id[32]; /* "" for a region-level score */
+    int score;      /* 1..10 */
 } ec2_score;
 
 typedef struct ec2_score_query {
@@ -88,11 +87,11 @@ typedef struct ec2_score_query {
      * Borrowed; duplicates of instance_type are not sent twice. */
     char **pool;
     size_t n_pool;
-    int target_capacity;      /* TargetCapacity in units (instances): a row's node count; 0 = 1 */
-    char **regions;           /* borrowed */
+    int target_capacity; /* TargetCapacity in units (instances): a row's node count; 0 = 1 */
+    char **regions;      /* borrowed */
     size_t n_regions;
-    int single_az;            /* SingleAvailabilityZone=true: one score per AZ ID */
-    ec2_score *scores;        /* out, malloc'd */
+    int single_az;     /* SingleAvailabilityZone=true: one score per AZ ID */
+    ec2_score *scores; /* out, malloc'd */
     size_t n_scores, cap;
 } ec2_score_query;
 
@@ -104,7 +103,10 @@ void ec2_score_query_free(ec2_score_query *q);
 /* ---- EC2 DescribeAvailabilityZones: zone name <-> zone ID (placement scores use IDs) -------- */
 typedef struct ec2_zone_map {
     char region[32];
-    struct { char name[32]; char id[32]; } zones[64];
+    struct {
+        char name[32];
+        char id[32];
+    } zones[64];
     size_t n;
 } ec2_zone_map;
 size_t aws_ec2_zone_maps(aws_client *c, ec2_zone_map *maps, size_t n, ib_error *errs);
@@ -120,18 +122,18 @@ typedef struct ec2_block_offering {
     char az[32];
     char currency[8];
     int instance_count;
-    int duration_hours, duration_minutes;   /* the block lasts hours + minutes */
+    int duration_hours, duration_minutes; /* the block lasts hours + minutes */
     time_t start, end;
     double upfront_fee;
-    char ultraserver_type[64];      /* an UltraServer offering: its type ("u-p6e-gb200x72"), "" none */
-    int ultraserver_count;          /* and how many; instance_count is their instances together */
+    char ultraserver_type[64]; /* an UltraServer offering: its type ("u-p6e-gb200x72"), "" none */
+    int ultraserver_count;     /* and how many; instance_count is their instances together */
 } ec2_block_offering;
 
 typedef struct ec2_block_query {
     char region[32];
-    const char *instance_type;      /* borrowed */
-    int instance_count;             /* 1..64 */
-    const char *ultraserver_type;   /* borrowed; set: UltraserverType + UltraserverCount are asked
+    const char *instance_type;    /* borrowed */
+    int instance_count;           /* 1..64 */
+    const char *ultraserver_type; /* borrowed; set: UltraserverType + UltraserverCount are asked
                                        instead of the two above, and only its offerings kept */
     int ultraserver_count;
     int duration_hours;             /* CapacityDurationHours: 24 x (1..14, or 7-day steps to 182) */
@@ -152,19 +154,19 @@ void ec2_block_query_free(ec2_block_query *q);
 /* POST /DescribeSavingsPlansOfferingRates to https://savingsplans.amazonaws.com (the service is
  * global; signed for "savingsplans" in us-east-1), or AWS_ENDPOINT_URL[_SAVINGSPLANS]. */
 typedef struct sp_rate {
-    double usd_per_hour;            /* the plan's rate for one instance-hour */
-    long long duration_s;           /* the term: 31536000 (1 year) or 94608000 (3 years) */
+    double usd_per_hour;  /* the plan's rate for one instance-hour */
+    long long duration_s; /* the term: 31536000 (1 year) or 94608000 (3 years) */
     char offering_id[64];
     char usage_type[96];
 } sp_rate;
 
 typedef struct sp_query {
-    const char *instance_type;      /* borrowed: "p5.48xlarge" or "ml.p5.48xlarge" */
-    const char *region;             /* borrowed */
-    const char *plan_type;          /* "Compute", "EC2Instance", "SageMaker" */
-    const char *payment;            /* "No Upfront", "Partial Upfront", "All Upfront" */
-    long long duration_s;           /* only rates of this term are kept */
-    sp_rate *rates;                 /* out: Linux/UNIX, shared tenancy, USD; malloc'd */
+    const char *instance_type; /* borrowed: "p5.48xlarge" or "ml.p5.48xlarge" */
+    const char *region;        /* borrowed */
+    const char *plan_type;     /* "Compute", "EC2Instance", "SageMaker" */
+    const char *payment;       /* "No Upfront", "Partial Upfront", "All Upfront" */
+    long long duration_s;      /* only rates of this term are kept */
+    sp_rate *rates;            /* out: Linux/UNIX, shared tenancy, USD; malloc'd */
     size_t n, cap;
 } sp_query;
 
@@ -198,11 +200,11 @@ int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void
                       const char *content_type, ib_error *err);
 int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_error *err);
 /* The object into memory (malloc'd, NUL-terminated); more than max_bytes is an error. */
-int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
-                      size_t *len, ib_error *err);
+int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body, size_t *len,
+                      ib_error *err);
 
 typedef struct aws_s3_object {
-    char *key;                /* decoded; untrusted (may hold control characters or "../") */
+    char *key; /* decoded; untrusted (may hold control characters or "../") */
     long long size;
 } aws_s3_object;
 typedef struct aws_s3_listing {
@@ -225,12 +227,12 @@ int aws_s3_parse_list_page(const char *xml, size_t len, aws_s3_listing *out, cha
  * one page (up to 1,000 keys), whatever the prefix holds; at most max_pages pages are asked for. */
 typedef struct aws_s3_pager {
     char bucket[64];
-    const char *prefix;       /* the caller's, alive as long as the pager */
+    const char *prefix; /* the caller's, alive as long as the pager */
     int page_size, max_pages, pages;
-    char *token;              /* the next page's continuation token */
-    int more;                 /* a page is still to be listed (0 also once it failed) */
-    aws_s3_listing page;      /* the page listed last; its keys the caller's to take (NULL them) */
-    ib_error err;             /* why the pager ended early, from a page listed along with GETs */
+    char *token;         /* the next page's continuation token */
+    int more;            /* a page is still to be listed (0 also once it failed) */
+    aws_s3_listing page; /* the page listed last; its keys the caller's to take (NULL them) */
+    ib_error err;        /* why the pager ended early, from a page listed along with GETs */
 } aws_s3_pager;
 /* page_size and max_pages as aws_s3_list_objects takes them. */
 void aws_s3_pager_init(aws_s3_pager *p, const char *bucket, const char *prefix, int page_size, int max_pages);
@@ -243,8 +245,8 @@ void aws_s3_pager_free(aws_s3_pager *p);
  * (malloc'd, NUL-terminated) and lens[i], or errs[i].code != 0.  ALONG (NULL: none): a pager whose
  * next page, if any, is listed in the same flight (into along->page; a failure ends the pager,
  * the reason in along->err).  Returns how many GETs failed. */
-size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
-                          char **bodies, size_t *lens, ib_error *errs, aws_s3_pager *along);
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes, char **bodies,
+                          size_t *lens, ib_error *errs, aws_s3_pager *along);
 
 /* HeadBucket: 0 when the bucket exists and these credentials may use it; region gets the
  * bucket's region (x-amz-bucket-region, or the region asked when the server names none). */
@@ -252,18 +254,21 @@ int aws_s3_bucket_region(aws_s3 *s, const char *bucket, char region[32], ib_erro
 
 /* A presigned URL (malloc'd) for METHOD ("GET"/"PUT") on s3://BUCKET/KEY, valid expires_s
  * (1..604800) from `when`, for the bucket's region (the s3 context's, or one learnt). */
-int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, const char *bucket,
-                   const char *key, long expires_s, time_t when, char **url, ib_error *err);
+int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, const char *bucket, const char *key,
+                   long expires_s, time_t when, char **url, ib_error *err);
 
 /* ---- SSM GetParameter (ssm.c; JSON protocol, X-Amz-Target: AmazonSSM.GetParameter) --------- */
 /* The value of parameter NAME in REGION (the sweep's AMI: a public /aws/service/... parameter),
  * endpoint https://ssm.REGION.amazonaws.com or AWS_ENDPOINT_URL[_SSM].
  * 0: found; 1: ParameterNotFound (err says which name); -1: any other failure. */
-int aws_ssm_get_parameter(aws_client *c, const char *region, const char *name, char *value,
-                          size_t value_len, ib_error *err);
+int aws_ssm_get_parameter(aws_client *c, const char *region, const char *name, char *value, size_t value_len,
+                          ib_error *err);
 
 /* ---- EC2 calls of the sweep (ec2_launch.c): launch, watch, terminate, placement groups ------- */
-typedef struct ec2_tag { char key[128]; char value[256]; } ec2_tag;
+typedef struct ec2_tag {
+    char key[128];
+    char value[256];
+} ec2_tag;
 /* The tags an instance's answer is read for (ec2_instance.sweep_tag / candidate_tag); sweep.h's
  * SWEEP_TAG_SWEEP / SWEEP_TAG_CANDIDATE are these. */
 #define EC2_TAG_SWEEP "instbench:sweep"
@@ -273,25 +278,25 @@ typedef struct ec2_launch {
     const char *region;
     const char *instance_type;
     const char *image_id;
-    int count;                      /* MinCount = MaxCount: all N nodes of a candidate or none */
-    int spot;                       /* InstanceMarketOptions: spot, one-time, terminate on
+    int count;                     /* MinCount = MaxCount: all N nodes of a candidate or none */
+    int spot;                      /* InstanceMarketOptions: spot, one-time, terminate on
                                        interruption, no MaxPrice (the on-demand price caps it) */
-    const char *subnet_id;          /* NULL: EC2 picks (default VPC) */
-    const char *security_group_id;  /* NULL: the VPC's default group */
-    const char *placement_group;    /* NULL: none; a cluster group for multi-node candidates */
-    const char *user_data;          /* plain text, base64-encoded by the call */
-    const char *client_token;       /* idempotency token (<= 64 ASCII): a retried request never
+    const char *subnet_id;         /* NULL: EC2 picks (default VPC) */
+    const char *security_group_id; /* NULL: the VPC's default group */
+    const char *placement_group;   /* NULL: none; a cluster group for multi-node candidates */
+    const char *user_data;         /* plain text, base64-encoded by the call */
+    const char *client_token;      /* idempotency token (<= 64 ASCII): a retried request never
                                        launches twice */
-    const ec2_tag *tags;            /* on the instances and their volumes (TagSpecification) */
+    const ec2_tag *tags;           /* on the instances and their volumes (TagSpecification) */
     size_t n_tags;
-    int root_volume_gb;             /* 0: the AMI's default; else /dev/sda1 (the root device of
+    int root_volume_gb;               /* 0: the AMI's default; else /dev/sda1 (the root device of
                                        Ubuntu's and the Deep Learning AMIs), gp3, deleted with
                                        the instance */
-    int dry_run;                    /* DryRun=true: only the permission check */
-    const char *capacity_reservation;  /* cr-...: into this Capacity Block the user bought
+    int dry_run;                      /* DryRun=true: only the permission check */
+    const char *capacity_reservation; /* cr-...: into this Capacity Block the user bought
                                           (InstanceMarketOptions.MarketType=capacity-block and
                                           CapacityReservationSpecification's target); NULL: none */
-    const struct ec2_nic *nics;     /* n_nics > 0: NetworkInterface.N, each in subnet_id with
+    const struct ec2_nic *nics;       /* n_nics > 0: NetworkInterface.N, each in subnet_id with
                                        security_group_id (then neither is sent at the top level,
                                        where EC2 refuses them beside interfaces) */
     size_t n_nics;
@@ -299,33 +304,36 @@ typedef struct ec2_launch {
 /* One network interface asked at launch (NetworkInterface.N): the EFA layout of sweep/efa.c. */
 #define EC2_NICS_MAX 64
 typedef struct ec2_nic {
-    int card;                       /* NetworkCardIndex */
-    int device;                     /* DeviceIndex */
-    char type[12];                  /* InterfaceType: "interface" (ENA), "efa" (EFA with ENA), "efa-only" */
-    int public_ip;                  /* AssociatePublicIpAddress=true (EC2 allows it only on a lone interface) */
+    int card;      /* NetworkCardIndex */
+    int device;    /* DeviceIndex */
+    char type[12]; /* InterfaceType: "interface" (ENA), "efa" (EFA with ENA), "efa-only" */
+    int public_ip; /* AssociatePublicIpAddress=true (EC2 allows it only on a lone interface) */
 } ec2_nic;
 /* Always InstanceInitiatedShutdownBehavior=terminate, so `shutdown -h` on the instance ends it. */
 
 typedef struct ec2_instance {
     char id[32];
     char type[64];
-    char state[24];                 /* pending | running | shutting-down | terminated |
+    char state[24]; /* pending | running | shutting-down | terminated |
                                        stopping | stopped */
     char az[32];
     char subnet_id[32];
     char private_ip[48];
-    int launch_index;               /* amiLaunchIndex: the node's rank within its RunInstances */
-    int spot;                       /* instanceLifecycle = spot */
-    char state_reason_code[64];     /* "Server.SpotInstanceTermination", "Client.UserInitiatedShutdown" */
+    int launch_index;           /* amiLaunchIndex: the node's rank within its RunInstances */
+    int spot;                   /* instanceLifecycle = spot */
+    char state_reason_code[64]; /* "Server.SpotInstanceTermination", "Client.UserInitiatedShutdown" */
     char state_reason_message[256];
     time_t launch_time;
-    time_t transition_time;         /* when it last changed state, from StateTransitionReason ("User
+    time_t transition_time; /* when it last changed state, from StateTransitionReason ("User
                                        initiated (2026-11-25 21:45:00 GMT)"); 0 when it names none */
-    char sweep_tag[64];             /* the instbench:sweep tag's value, "" if none */
-    char candidate_tag[96];         /* the instbench:candidate tag's value */
+    char sweep_tag[64];     /* the instbench:sweep tag's value, "" if none */
+    char candidate_tag[96]; /* the instbench:candidate tag's value */
 } ec2_instance;
 
-typedef struct ec2_instances { ec2_instance *v; size_t n, cap; } ec2_instances;
+typedef struct ec2_instances {
+    ec2_instance *v;
+    size_t n, cap;
+} ec2_instances;
 /* The time a StateTransitionReason names ("... (YYYY-MM-DD HH:MM:SS GMT)"), 0 when none. */
 time_t aws_ec2_transition_time(const char *reason);
 void ec2_instances_free(ec2_instances *l);
@@ -335,14 +343,12 @@ void ec2_instances_free(ec2_instances *l);
  * aws_code gets AWS's error code ("InsufficientInstanceCapacity", "VcpuLimitExceeded",
  * "UnauthorizedOperation", ...; "" for a transport failure) so the caller can tell capacity
  * (try another zone) from quota (stop) from everything else. */
-int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out, char aws_code[64],
-                          ib_error *err);
+int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out, char aws_code[64], ib_error *err);
 /* DescribeInstances, every page: the instances IDS (n_ids > 0; an ID EC2 does not know yet,
  * eventual consistency, is left out rather than an error) or, with n_ids == 0, every instance
  * whose tag TAG_KEY has TAG_VALUE (terminated ones included: the caller filters). */
-int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids,
-                               const char *tag_key, const char *tag_value, ec2_instances *out,
-                               ib_error *err);
+int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids, const char *tag_key,
+                               const char *tag_value, ec2_instances *out, ib_error *err);
 /* MaxResults per DescribeInstances page (5..1000, clamped; default 1000): tests page small. */
 void aws_ec2_set_describe_page_size(int n);
 /* One RunInstances (run_response) or DescribeInstances answer, appended to out; *next (when
@@ -351,38 +357,42 @@ int aws_ec2_parse_instances(const char *xml, size_t len, int run_response, ec2_i
                             ib_error *err);
 /* TerminateInstances for IDS (at most 1000 per call; batched beyond).  An ID already gone
  * (InvalidInstanceID.NotFound) is not a failure. */
-int aws_ec2_terminate_instances(aws_client *c, const char *region, char *const *ids, size_t n,
-                                ib_error *err);
+int aws_ec2_terminate_instances(aws_client *c, const char *region, char *const *ids, size_t n, ib_error *err);
 
 /* Cluster placement groups: created tagged, found by tag, deleted.  Creating one that exists
  * (InvalidPlacementGroup.Duplicate: a retried create) and deleting one that does not
  * (InvalidPlacementGroup.Unknown) are not failures; deleting one still in use is (the caller waits
  * for its instances to be terminated first). */
-int aws_ec2_create_placement_group(aws_client *c, const char *region, const char *name,
-                                   const ec2_tag *tags, size_t n_tags, ib_error *err);
+int aws_ec2_create_placement_group(aws_client *c, const char *region, const char *name, const ec2_tag *tags,
+                                   size_t n_tags, ib_error *err);
 int aws_ec2_delete_placement_group(aws_client *c, const char *region, const char *name, ib_error *err);
-typedef struct ec2_placement_group { char name[256]; char state[16]; } ec2_placement_group;
+typedef struct ec2_placement_group {
+    char name[256];
+    char state[16];
+} ec2_placement_group;
 /* Every placement group whose tag TAG_KEY has TAG_VALUE (*out malloc'd). */
-int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const char *tag_key,
-                                    const char *tag_value, ec2_placement_group **out, size_t *n,
-                                    ib_error *err);
+int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
+                                    ec2_placement_group **out, size_t *n, ib_error *err);
 
 /* The default VPC of REGION: its id, its default security group, and its default subnets (one
  * per zone: the zones a launch can fall back to on InsufficientInstanceCapacity).  *subnets
  * malloc'd.  No default VPC is an error that says so. */
-typedef struct ec2_subnet { char id[32]; char az[32]; } ec2_subnet;
-int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], char sg_id[32],
-                            ec2_subnet **subnets, size_t *n, ib_error *err);
+typedef struct ec2_subnet {
+    char id[32];
+    char az[32];
+} ec2_subnet;
+int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], char sg_id[32], ec2_subnet **subnets,
+                            size_t *n, ib_error *err);
 
 /* One Capacity Reservation as DescribeCapacityReservations states it (CapacityReservationId.1). */
 typedef struct ec2_capacity_reservation {
     char id[32];
     char instance_type[64];
     char az[32];
-    char state[24];                 /* active | scheduled | payment-pending | expired | cancelled | ... */
-    char reservation_type[24];      /* "capacity-block" for a Capacity Block, "default" otherwise */
-    int total, available;           /* instances */
-    time_t start, end;              /* 0: none given */
+    char state[24];            /* active | scheduled | payment-pending | expired | cancelled | ... */
+    char reservation_type[24]; /* "capacity-block" for a Capacity Block, "default" otherwise */
+    int total, available;      /* instances */
+    time_t start, end;         /* 0: none given */
 } ec2_capacity_reservation;
 /* 0, or -1 with ERR (an ID EC2 does not know: InvalidCapacityReservationId.NotFound, named). */
 int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *id, ec2_capacity_reservation *out,
@@ -393,14 +403,14 @@ int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *
 #define EC2_CARDS_MAX 64
 typedef struct ec2_type_network {
     char type[64];
-    int efa_supported;              /* efaSupported */
-    int max_efa_interfaces;         /* efaInfo/maximumEfaInterfaces, 0 when absent */
-    int max_network_cards;          /* maximumNetworkCards (1 when absent) */
-    int card_max_interfaces[EC2_CARDS_MAX];   /* networkCards/item: maximumNetworkInterfaces by
+    int efa_supported;                      /* efaSupported */
+    int max_efa_interfaces;                 /* efaInfo/maximumEfaInterfaces, 0 when absent */
+    int max_network_cards;                  /* maximumNetworkCards (1 when absent) */
+    int card_max_interfaces[EC2_CARDS_MAX]; /* networkCards/item: maximumNetworkInterfaces by
                                                  networkCardIndex; 0 when the card is not listed */
-    char arch[16];                  /* processorInfo/supportedArchitectures: "arm64" or "x86_64"
+    char arch[16];                          /* processorInfo/supportedArchitectures: "arm64" or "x86_64"
                                        (i386 alongside counts as x86_64); "" when absent or other */
-    unsigned card_types[EC2_CARDS_MAX];       /* networkCards/item/interfaceTypeSet: EC2_IF_* bits
+    unsigned card_types[EC2_CARDS_MAX];     /* networkCards/item/interfaceTypeSet: EC2_IF_* bits
                                                  by networkCardIndex; 0: the answer did not say */
 } ec2_type_network;
 /* The interface types a network card takes (NetworkCardInfo.InterfaceTypes): ENA ("interface"),
@@ -412,11 +422,11 @@ typedef struct ec2_type_network {
 #define EC2_IF_STATED 8u
 /* DescribeInstanceTypes for TYPES (InstanceType.N, at most 100): out[i] for types[i].  A type EC2
  * does not answer for is an error naming it (not offered in REGION, or a typo the catalogue let by). */
-int aws_ec2_type_networks(aws_client *c, const char *region, char *const *types, size_t n,
-                          ec2_type_network *out, ib_error *err);
+int aws_ec2_type_networks(aws_client *c, const char *region, char *const *types, size_t n, ec2_type_network *out,
+                          ib_error *err);
 /* One DescribeInstanceTypes answer into out (types given: which slot each belongs in); fuzzed. */
-int aws_ec2_parse_type_networks(const char *xml, size_t len, char *const *types, size_t n,
-                                ec2_type_network *out, int *seen, ib_error *err);
+int aws_ec2_parse_type_networks(const char *xml, size_t len, char *const *types, size_t n, ec2_type_network *out,
+                                int *seen, ib_error *err);
 
 /* DescribeSecurityGroupRules of group SG_ID: *in_self / *out_self 1 when it has a rule of every
  * protocol (-1) from / to itself (referencedGroupInfo = SG_ID): what EFA needs. */
@@ -426,12 +436,10 @@ int aws_ec2_group_self_rules(aws_client *c, const char *region, const char *sg_i
  * (AuthorizeSecurityGroupIngress/Egress; a rule already there is not a failure).  A retried
  * create (InvalidGroup.Duplicate) finds the group by name.  id: the group's sg-... */
 int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc_id, const char *name,
-                              const char *description, const ec2_tag *tags, size_t n_tags, char id[32],
-                              ib_error *err);
+                              const char *description, const ec2_tag *tags, size_t n_tags, char id[32], ib_error *err);
 /* DeleteSecurityGroup.  0: gone (InvalidGroup.NotFound counts); -1: code gets AWS's code
  * ("DependencyViolation" while a terminated instance's interfaces still hold it). */
-int aws_ec2_delete_security_group(aws_client *c, const char *region, const char *id, char code[64],
-                                  ib_error *err);
+int aws_ec2_delete_security_group(aws_client *c, const char *region, const char *id, char code[64], ib_error *err);
 /* The ids of every security group whose tag TAG_KEY has TAG_VALUE (*ids malloc'd, [n][32]). */
 int aws_ec2_security_groups_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
                                    char (**ids)[32], size_t *n, ib_error *err);
@@ -441,18 +449,17 @@ int aws_ec2_security_groups_by_tag(aws_client *c, const char *region, const char
 typedef struct ec2_address {
     char allocation_id[64];
     char public_ip[48];
-    char association_id[64];        /* "" when not associated */
+    char association_id[64]; /* "" when not associated */
 } ec2_address;
 /* AllocateAddress (Domain vpc), tagged (TagSpecification elastic-ip). */
-int aws_ec2_allocate_address(aws_client *c, const char *region, const ec2_tag *tags, size_t n_tags,
-                             ec2_address *out, ib_error *err);
+int aws_ec2_allocate_address(aws_client *c, const char *region, const ec2_tag *tags, size_t n_tags, ec2_address *out,
+                             ib_error *err);
 /* AssociateAddress of ALLOCATION_ID to network interface ENI_ID; code gets AWS's code on failure. */
 int aws_ec2_associate_address(aws_client *c, const char *region, const char *allocation_id, const char *eni_id,
                               char code[64], ib_error *err);
 /* ReleaseAddress.  0: released or already gone (InvalidAllocationID.NotFound); -1: code gets AWS's
  * code (InvalidIPAddress.InUse while the address is still associated). */
-int aws_ec2_release_address(aws_client *c, const char *region, const char *allocation_id, char code[64],
-                            ib_error *err);
+int aws_ec2_release_address(aws_client *c, const char *region, const char *allocation_id, char code[64], ib_error *err);
 /* DisassociateAddress (an association already gone is not a failure). */
 int aws_ec2_disassociate_address(aws_client *c, const char *region, const char *association_id, ib_error *err);
 /* Every Elastic IP whose tag TAG_KEY has TAG_VALUE (*out malloc'd). */
@@ -465,8 +472,7 @@ int aws_ec2_primary_interface(aws_client *c, const char *region, const char *ins
                               char eni[32], ib_error *err);
 
 /* The architecture of an AMI (DescribeImages): "x86_64" or "arm64". */
-int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, char arch[16],
-                       ib_error *err);
+int aws_ec2_image_arch(aws_client *c, const char *region, const char *image_id, char arch[16], ib_error *err);
 
 /* application/x-www-form-urlencoded value encoding as the EC2 query API wants it (RFC 3986
  * unreserved kept, everything else %XX).  Appends to a growing buffer; -1 on out of memory. */

@@ -14,18 +14,18 @@ typedef enum ib_optimizer { IB_OPT_ADAM = 0, IB_OPT_ADAMW = 1 } ib_optimizer;
 
 typedef struct ib_optim_config {
     ib_optimizer kind;
-    float lr, beta1, beta2, eps, weight_decay;   /* torch defaults: 1e-3, 0.9, 0.999, 1e-8, 0 (adamw 1e-2) */
+    float lr, beta1, beta2, eps, weight_decay; /* torch defaults: 1e-3, 0.9, 0.999, 1e-8, 0 (adamw 1e-2) */
 } ib_optim_config;
 
 typedef struct ib_train_config {
     vit_config model;
-    int batch_size;            /* per device */
+    int batch_size; /* per device */
     ib_precision precision;
     ib_optim_config optim;
-    int threads;               /* CPU: worker threads, 0 = all cores */
-    int device;                /* CUDA: device ordinal */
-    uint64_t seed;             /* parameter initialisation (timm-like init) */
-    int cuda_graphs;           /* CUDA, one rank without data parallelism: replay forward + backward as
+    int threads;     /* CPU: worker threads, 0 = all cores */
+    int device;      /* CUDA: device ordinal */
+    uint64_t seed;   /* parameter initialisation (timm-like init) */
+    int cuda_graphs; /* CUDA, one rank without data parallelism: replay forward + backward as
                                 * a CUDA graph from the second step on (measure --cuda-graphs) */
 } ib_train_config;
 
@@ -46,10 +46,10 @@ typedef int (*ib_grad_ready_fn)(void *user, size_t offset, size_t count);
 typedef struct ib_backend ib_backend;
 /* A GPU backend's attention library (cuDNN): what was loaded and, where it is not used, why. */
 typedef struct ib_attention_library {
-    char version[32];     /* "9.15.1"; "" when none was loaded */
-    char path[512];       /* the file loaded; "" when none */
-    char fallback[640];   /* why attention does not run through it; "" when it does (or fp32) */
-    int deterministic;    /* attention runs through it: 1 its deterministic backward, 0 the other; -1 it does not */
+    char version[32];   /* "9.15.1"; "" when none was loaded */
+    char path[512];     /* the file loaded; "" when none */
+    char fallback[640]; /* why attention does not run through it; "" when it does (or fp32) */
+    int deterministic;  /* attention runs through it: 1 its deterministic backward, 0 the other; -1 it does not */
 } ib_attention_library;
 
 typedef struct ib_backend_ops ib_backend_ops;
@@ -57,13 +57,17 @@ typedef struct ib_backend_ops ib_backend_ops;
 /* The blocks of training state a checkpoint saves, each [P] in model_layout order: the fp32 master
  * weights, Adam's two fp32 moments, and the bf16 working copy of the weights (bf16 runs only). */
 typedef enum ib_state_block {
-    IB_STATE_PARAMS = 0, IB_STATE_ADAM_M, IB_STATE_ADAM_V, IB_STATE_WEIGHTS_BF16, IB_STATE_BLOCKS
+    IB_STATE_PARAMS = 0,
+    IB_STATE_ADAM_M,
+    IB_STATE_ADAM_V,
+    IB_STATE_WEIGHTS_BF16,
+    IB_STATE_BLOCKS
 } ib_state_block;
-typedef struct ib_comm ib_comm;   /* instbench/comm.h */
+typedef struct ib_comm ib_comm; /* instbench/comm.h */
 
 /* One created backend: one device's model, optimizer state and activations. */
 struct ib_backend {
-    const ib_backend_ops *ops;   /* its backend's table: every call goes through it */
+    const ib_backend_ops *ops; /* its backend's table: every call goes through it */
     ib_train_config cfg;
     model_layout layout;
     void *impl;
@@ -91,22 +95,22 @@ typedef enum ib_device_kind { IB_DEVICE_HOST = 0, IB_DEVICE_GPU = 1 } ib_device_
  * device with its own memory (what NVML, which sees whole boards, cannot say). */
 typedef struct ib_device_desc {
     char name[256];
-    uint64_t memory_bytes;   /* total */
-    int cc_major, cc_minor;  /* compute capability */
+    uint64_t memory_bytes;  /* total */
+    int cc_major, cc_minor; /* compute capability */
 } ib_device_desc;
 
 /* A backend: each exports one const table (cpu: cpu_backend_ops; cuda: its module's table, reached
  * through the core's loader entry in src/backend.c).  Nothing outside a backend and the registry
  * (src/backend.c) names one; callers ask the table. */
 struct ib_backend_ops {
-    const char *name;            /* "cpu", "cuda": the --backend choice and the result's backend */
+    const char *name; /* "cpu", "cuda": the --backend choice and the result's backend */
     ib_device_kind device;
 
     /* ---- the backend on this machine ---- */
     /* NULL when usable here; else why not (static storage): the module or a CUDA library that
      * cannot be loaded (dlerror's text), no GPU, a driver older than the runtime. */
     const char *(*unavailable_reason)(void);
-    int (*device_count)(void);   /* devices a rank can take (HOST: 1) */
+    int (*device_count)(void); /* devices a rank can take (HOST: 1) */
     /* Device i < device_count(), without making it current (no context opened); NULL function for
      * HOST backends. */
     int (*device_describe)(int device, ib_device_desc *out, ib_error *err);
@@ -133,8 +137,8 @@ struct ib_backend_ops {
     /* The MFU denominator measured on this machine: FLOP/s reached on this config's GEMM shapes,
      * and a sentence saying so for the result's peak source.  STOP (may be NULL) ends it early
      * with an error.  NULL function: the peak comes from a datasheet (bench/peak.c's GPU table). */
-    int (*peak_measure)(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops,
-                        char *source, size_t source_len, ib_error *err);
+    int (*peak_measure)(const ib_train_config *cfg, const volatile sig_atomic_t *stop, double *tflops, char *source,
+                        size_t source_len, ib_error *err);
     /* The rate the backend's GEMM library reaches on this config's GEMM shapes on cfg->device, in
      * TFLOP/s, measured now (cuda: cuBLASLt, cuda/gemm_rate.h): the yardstick of
      * hardware.gemm_tflops_measured beside a datasheet peak.  NULL function: none (the CPU's
@@ -154,16 +158,15 @@ struct ib_backend_ops {
     void (*host_free)(ib_backend *b, void *p);
     /* Forward (mean cross-entropy into *loss if non-NULL) then backward into the gradient block,
      * overwriting it.  on_grad_ready may be NULL. */
-    int (*forward_backward)(ib_backend *b, float *loss, ib_grad_ready_fn on_grad_ready, void *user,
-                            ib_error *err);
+    int (*forward_backward)(ib_backend *b, float *loss, ib_grad_ready_fn on_grad_ready, void *user, ib_error *err);
     int (*forward)(ib_backend *b, float *loss, ib_error *err);
-    int (*optimizer_step)(ib_backend *b, ib_error *err);   /* uses the (averaged) gradient block */
-    int (*synchronize)(ib_backend *b, ib_error *err);      /* wait for queued device work */
-    float *(*grad_block)(ib_backend *b);                   /* device pointer on GPU backends */
-    int (*get_params)(ib_backend *b, float *host, ib_error *err);   /* fp32 master block */
+    int (*optimizer_step)(ib_backend *b, ib_error *err);          /* uses the (averaged) gradient block */
+    int (*synchronize)(ib_backend *b, ib_error *err);             /* wait for queued device work */
+    float *(*grad_block)(ib_backend *b);                          /* device pointer on GPU backends */
+    int (*get_params)(ib_backend *b, float *host, ib_error *err); /* fp32 master block */
     int (*set_params)(ib_backend *b, const float *host, ib_error *err);
     int (*get_grads)(ib_backend *b, float *host, ib_error *err);
-    int (*get_logits)(ib_backend *b, float *host, ib_error *err);   /* [B, classes] fp32 */
+    int (*get_logits)(ib_backend *b, float *host, ib_error *err); /* [B, classes] fp32 */
     /* One state block into host memory (fp32 blocks: P floats; IB_STATE_WEIGHTS_BF16: P uint16),
      * synchronously, the device-to-host copy included on GPU backends: what a checkpoint fetches.
      * A block the run does not have (the bf16 copy of an fp32 run) is an error. */
@@ -189,10 +192,10 @@ struct ib_backend_ops {
      * over the liveness channel, comm.h).  Without this call dp_destroy reports an early stop.
      * NULL-safe. */
     void (*dp_finish)(ib_dp *dp, const ib_error *failure);
-    void (*dp_destroy)(ib_dp *dp);   /* NULL-safe */
+    void (*dp_destroy)(ib_dp *dp); /* NULL-safe */
 };
 
-#define IB_MEMORY_REFUSED ((size_t)1 << 62)   /* huge enough never to fit, small enough not to wrap */
+#define IB_MEMORY_REFUSED ((size_t)1 << 62) /* huge enough never to fit, small enough not to wrap */
 
 /* ---- the registry (src/backend.c) ---- */
 /* The table named NAME ("cpu", "cuda"), usable or not; NULL for an unknown name. */

@@ -41,10 +41,11 @@ static inline ib_backend *backend_impl_new(const ib_backend_ops *ops, const ib_t
  * has no such block (the bf16 copy of an fp32 run). */
 static inline const void *backend_state_block(const model_buffers *buf, ib_state_block which, size_t P, size_t *bytes)
 {
-    const void *src = which == IB_STATE_PARAMS ? (const void *)buf->params
-                      : which == IB_STATE_ADAM_M ? (const void *)buf->m
-                      : which == IB_STATE_ADAM_V ? (const void *)buf->v
-                      : which == IB_STATE_WEIGHTS_BF16 ? (const void *)buf->wbf : NULL;
+    const void *src = which == IB_STATE_PARAMS         ? (const void *)buf->params
+                      : which == IB_STATE_ADAM_M       ? (const void *)buf->m
+                      : which == IB_STATE_ADAM_V       ? (const void *)buf->v
+                      : which == IB_STATE_WEIGHTS_BF16 ? (const void *)buf->wbf
+                                                       : NULL;
     *bytes = P * (which == IB_STATE_WEIGHTS_BF16 ? sizeof(uint16_t) : sizeof(float));
     return src;
 }

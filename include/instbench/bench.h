@@ -13,13 +13,13 @@
 
 /* ---- stats.c: summary of per-step times ------------------------------------------------------ */
 typedef struct bench_stats {
-    double median, p10, p90, mean, stdev, cv;   /* cv = stdev / mean (sample stdev, n-1) */
+    double median, p10, p90, mean, stdev, cv; /* cv = stdev / mean (sample stdev, n-1) */
 } bench_stats;
 
 /* Percentiles by linear interpolation between order statistics (numpy's default "linear"). */
 int stats_compute(const double *x, size_t n, bench_stats *out);
-double stats_percentile(const double *sorted, size_t n, double q);   /* q in [0,100] */
-double stats_median(const double *x, size_t n);                      /* copies, does not reorder x */
+double stats_percentile(const double *sorted, size_t n, double q); /* q in [0,100] */
+double stats_median(const double *x, size_t n);                    /* copies, does not reorder x */
 
 /* ---- datapipe.c: PyTorch's FakeDataset on worker threads -------------------------------------- */
 /* Every batch is new: images N(0,1) float32 [B,3,H,W] and labels uniform in [0, classes), made by
@@ -29,12 +29,11 @@ typedef struct bench_datapipe bench_datapipe;
 
 /* Slots from backend->ops->host_alloc where it has one (pinned memory for cuda), so set_inputs
  * copies straight from them; backend NULL or without it: malloc.  Destroy before the backend. */
-int datapipe_create(int batch, int channels, int img_size, int num_classes, int workers,
-                    uint64_t seed, ib_backend *backend, bench_datapipe **out, ib_error *err);
+int datapipe_create(int batch, int channels, int img_size, int num_classes, int workers, uint64_t seed,
+                    ib_backend *backend, bench_datapipe **out, ib_error *err);
 /* Blocks until a batch is ready; *wait_s is the time spent waiting (the exposed data time).
  * The batch stays valid until datapipe_release(). */
-int datapipe_acquire(bench_datapipe *p, const float **images, const int32_t **labels,
-                     double *wait_s, ib_error *err);
+int datapipe_acquire(bench_datapipe *p, const float **images, const int32_t **labels, double *wait_s, ib_error *err);
 void datapipe_release(bench_datapipe *p);
 /* Samples/s the producers sustained while busy (batches made x batch / busy wall time). */
 double datapipe_throughput(const bench_datapipe *p);
@@ -42,8 +41,7 @@ void datapipe_destroy(bench_datapipe *p);
 
 /* One batch of the same distribution made synchronously (the --data device mode on CPU, where the
  * device is the host: made once, outside the timed loop, like inputs made on the accelerator). */
-void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, int num_classes,
-                   uint64_t seed);
+void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, int num_classes, uint64_t seed);
 
 /* ---- runner.c: warm-up and the timed window --------------------------------------------------- */
 /* The automatic warm-up (--warmup not given): until the step time settles, at least MIN steps, at
@@ -52,9 +50,9 @@ enum { BENCH_WARMUP_MIN = 3, BENCH_WARMUP_MAX = 30 };
 typedef enum bench_data_mode { BENCH_DATA_HOST = 0, BENCH_DATA_DEVICE = 1 } bench_data_mode;
 
 typedef struct bench_run_config {
-    ib_train_config train;       /* per-rank config (threads already divided between ranks) */
-    const ib_backend_ops *backend;   /* backend_find(name); its create makes every rank's backend */
-    int ranks;                   /* data-parallel ranks in this process */
+    ib_train_config train;         /* per-rank config (threads already divided between ranks) */
+    const ib_backend_ops *backend; /* backend_find(name); its create makes every rank's backend */
+    int ranks;                     /* data-parallel ranks in this process */
     bench_data_mode data;
     int workers;                 /* data-pipeline threads per rank */
     int warmup;                  /* fixed warm-up steps, or -1: until the step time settles */
@@ -79,21 +77,23 @@ typedef struct bench_run_config {
 enum { BENCH_ALLREDUCE_SIZES = 8, BENCH_ALLREDUCE_WARMUP = 2, BENCH_ALLREDUCE_ITERS = 20 };
 typedef struct bench_result {
     int warmup_steps, steps;
-    double duration_s;              /* wall time of the timed window (rank 0) */
-    double samples_per_second;      /* global: steps x global batch / duration */
+    double duration_s;         /* wall time of the timed window (rank 0) */
+    double samples_per_second; /* global: steps x global batch / duration */
     double samples_per_second_per_device;
-    bench_stats step_time;          /* rank 0, seconds */
-    double data_s, compute_s, comm_s;   /* per-step medians, rank 0 */
-    double first_loss, last_loss;   /* rank 0, first warm-up step and last timed step */
-    double pipeline_sps;            /* data pipeline capacity (all ranks), 0 when not measured */
-    int drift;                      /* 1 when the second half of the window is >10% slower */
-    int interrupted;                /* stopped by *stop: nothing should be written */
+    bench_stats step_time;            /* rank 0, seconds */
+    double data_s, compute_s, comm_s; /* per-step medians, rank 0 */
+    double first_loss, last_loss;     /* rank 0, first warm-up step and last timed step */
+    double pipeline_sps;              /* data pipeline capacity (all ranks), 0 when not measured */
+    int drift;                        /* 1 when the second half of the window is >10% slower */
+    int interrupted;                  /* stopped by *stop: nothing should be written */
     /* After the window, on the run's own communicator (NCCL, or the in-process comm) when it has
      * more than one rank: allreduces over a size sweep up to the gradient (DDP's 25 MiB buckets
      * and the whole gradient among them), timed as nccl-tests times them (bench_time_allreduce),
      * each time averaged over the ranks. */
     size_t n_allreduce;
-    struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
+    struct {
+        double bytes, time_s;
+    } allreduce[BENCH_ALLREDUCE_SIZES];
     /* multi-node runs over the backend's own comm: the transport NCCL chose between the nodes
      * (nccl_net.c), "" when not a multi-node run */
     char network[16], nccl_net[64];
@@ -117,9 +117,9 @@ int bench_warmup_settled(const double *times, size_t n);
 
 /* ---- probe.c: measure --dry-run's time estimate ----------------------------------------------- */
 typedef struct bench_probe {
-    int batch;                   /* the batch the step was timed at (at most the run's) */
-    double forward_backward_s;   /* forward + backward at that batch: grows with the batch */
-    double optimizer_s;          /* the optimizer step: one pass over the parameters, any batch */
+    int batch;                 /* the batch the step was timed at (at most the run's) */
+    double forward_backward_s; /* forward + backward at that batch: grows with the batch */
+    double optimizer_s;        /* the optimizer step: one pass over the parameters, any batch */
 } bench_probe;
 /* One real training step of TRAIN (its backend OPS, model, precision, optimizer, threads and
  * device) timed after a warm-up step (the fastest of 3 when a step takes under a second), at
@@ -129,10 +129,10 @@ typedef struct bench_probe {
 int bench_probe_step(const ib_backend_ops *ops, const ib_train_config *train, double target_s,
                      const volatile sig_atomic_t *stop, bench_probe *out, ib_error *err);
 typedef struct bench_estimate {
-    double step_s;      /* forward_backward_s x batch / probe batch + optimizer_s */
-    int warmup_steps;   /* --warmup, else BENCH_WARMUP_MIN */
-    int timed_steps;    /* --steps, else max(min_steps, ceil(duration_s / step_s)) */
-    double total_s;     /* (warmup_steps + timed_steps) x step_s, at least warm-up + duration_s */
+    double step_s;    /* forward_backward_s x batch / probe batch + optimizer_s */
+    int warmup_steps; /* --warmup, else BENCH_WARMUP_MIN */
+    int timed_steps;  /* --steps, else max(min_steps, ceil(duration_s / step_s)) */
+    double total_s;   /* (warmup_steps + timed_steps) x step_s, at least warm-up + duration_s */
 } bench_estimate;
 /* The run's time from probe P: WARMUP -1 automatic, STEPS 0 when DURATION_S (with MIN_STEPS)
  * sets the window.  Pure arithmetic (docs/usage.md, --dry-run). */
@@ -141,11 +141,11 @@ void bench_estimate_run(const bench_probe *p, int batch, int warmup, int steps, 
 
 /* ---- checkpoint.c: one checkpoint of the training state, timed ------------------------------ */
 typedef struct bench_checkpoint {
-    int measured;              /* 1: the figures below hold */
-    uint64_t bytes;            /* written: checkpoint_state_bytes of the run */
-    double write_s;            /* fetching every block (device-to-host included), writing, fsync */
-    double read_s;             /* reading the file back after dropping its cached pages (best effort) */
-    char dir_fs[32];           /* the directory's file system (statfs f_type): "ext4", "tmpfs", "nfs", ... */
+    int measured;    /* 1: the figures below hold */
+    uint64_t bytes;  /* written: checkpoint_state_bytes of the run */
+    double write_s;  /* fetching every block (device-to-host included), writing, fsync */
+    double read_s;   /* reading the file back after dropping its cached pages (best effort) */
+    char dir_fs[32]; /* the directory's file system (statfs f_type): "ext4", "tmpfs", "nfs", ... */
 } bench_checkpoint;
 
 /* The bytes one checkpoint holds: fp32 weights + Adam's m and v (12 per parameter), + the bf16
@@ -156,7 +156,8 @@ int checkpoint_check_dir(const char *dir, ib_error *err);
 /* Writes B's state to a new file in DIR with fsync, reads it back, removes it, and fills OUT.
  * 0 measured; 1 stopped by *STOP (nothing left behind); -1 not measured, ERR says why (too little
  * free space, an I/O error): the run's figures stand without it. */
-int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *stop, bench_checkpoint *out, ib_error *err);
+int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *stop, bench_checkpoint *out,
+                       ib_error *err);
 /* From a signal handler about to let the process die: removes the file being written, if any. */
 void checkpoint_remove_pending(void);
 /* DIR's file system by name (statfs f_type), "0x<magic>" for one the list lacks, "unknown". */
@@ -166,7 +167,7 @@ void checkpoint_fs_name(const char *dir, char *out, size_t n);
 typedef struct bench_gpu {
     char name[128];
     uint64_t memory_bytes;
-    char compute_capability[16];    /* "9.0" */
+    char compute_capability[16]; /* "9.0" */
 } bench_gpu;
 
 typedef struct bench_sysinfo {
@@ -176,12 +177,12 @@ typedef struct bench_sysinfo {
     uint64_t memory_bytes, memory_available_bytes;
     char os[256], kernel[256];
     double loadavg1;
-    char onednn_version[64], onednn_isa[64];   /* isa: "avx512_core_amx"; aarch64: "sve_256", "asimd" */
-    char onednn_isa_source[16];               /* "runtime" | "env" */
-    char onednn_max_isa_env[64];              /* ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA value, "" unset */
+    char onednn_version[64], onednn_isa[64]; /* isa: "avx512_core_amx"; aarch64: "sve_256", "asimd" */
+    char onednn_isa_source[16];              /* "runtime" | "env" */
+    char onednn_max_isa_env[64];             /* ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA value, "" unset */
     int gpu_count;
     bench_gpu gpus[16];
-    char driver[64], cuda[32], nccl[32];      /* "" when unknown */
+    char driver[64], cuda[32], nccl[32]; /* "" when unknown */
 } bench_sysinfo;
 
 /* Never fails: unknown facts stay empty/0.  GPUs through NVML when libnvidia-ml can be loaded. */
@@ -203,8 +204,8 @@ typedef struct bench_cpu_sample {
     int ok;
 } bench_cpu_sample;
 void sysinfo_cpu_sample(bench_cpu_sample *out);
-void sysinfo_host_load(const bench_cpu_sample *before, const bench_cpu_sample *after, int vcpus,
-                       double *others_share, double *steal_share);
+void sysinfo_host_load(const bench_cpu_sample *before, const bench_cpu_sample *after, int vcpus, double *others_share,
+                       double *steal_share);
 
 /* ---- rendezvous.c ----------------------------------------------------------------------- */
 typedef struct bench_rendezvous {
@@ -216,26 +217,24 @@ typedef struct bench_rendezvous {
     int world_size, rank, local_rank, local_world_size;
     char master_addr[256];
     int master_port;
-    int id_port;          /* where global rank 0 serves the NCCL unique id: master_port, or the next
+    int id_port;        /* where global rank 0 serves the NCCL unique id: master_port, or the next
                            * one where torchrun's own store already listens on master_port */
-    char nodelist[512];   /* Slurm: the step's node list (SLURM_STEP_NODELIST, else the job's), "" otherwise */
+    char nodelist[512]; /* Slurm: the step's node list (SLURM_STEP_NODELIST, else the job's), "" otherwise */
 } bench_rendezvous;
 
 typedef struct bench_rendezvous_flags {
-    int nnodes, node_rank, master_port;   /* -1 when not given */
-    const char *master_addr;              /* NULL when not given */
+    int nnodes, node_rank, master_port; /* -1 when not given */
+    const char *master_addr;            /* NULL when not given */
 } bench_rendezvous_flags;
 
 /* Resolution order: flags (when any is given), torchrun's variables (WORLD_SIZE or RANK set; "torchrun"
  * when torchrun itself started the process, "env" otherwise), Kubeflow Trainer v2's PET_* (PET_NNODES
  * set, no WORLD_SIZE), Slurm env (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or
  * inconsistent values are usage errors. */
-int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out,
-                       ib_error *err);
+int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out, ib_error *err);
 /* Same, reading variables through `getenv_fn` (tests). */
-int rendezvous_resolve_with(const bench_rendezvous_flags *flags, int ranks,
-                            const char *(*getenv_fn)(const char *name), bench_rendezvous *out,
-                            ib_error *err);
+int rendezvous_resolve_with(const bench_rendezvous_flags *flags, int ranks, const char *(*getenv_fn)(const char *name),
+                            bench_rendezvous *out, ib_error *err);
 
 /* ---- nccl_net.c: the network NCCL chose, from NCCL's own log --------------------------------- */
 typedef struct bench_nccl_log {
@@ -272,8 +271,7 @@ void fingerprint_compute(const bench_workload *w, char out_hex[65]);
 /* ---- peak.c: peak TFLOP/s for MFU ------------------------------------------------------------ */
 /* Looks the GPU name up in configs/gpu-peak-flops.json (path: $INSTBENCH_GPU_PEAK_FLOPS, else
  * the source tree's configs/).  Returns 0 and fills tflops and source, -1 when unknown. */
-int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source,
-                    size_t source_len);
+int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source, size_t source_len);
 
 /* ---- memfit.c: will a batch fit? (before allocating) ---------------------------------------- */
 /* Bytes one rank needs of the memory the backend runs in: its estimate, plus the host input
@@ -288,16 +286,16 @@ size_t memfit_rank_bytes(const ib_backend_ops *backend, const ib_train_config *t
 uint64_t memfit_device_available(const ib_backend_ops *backend, const bench_sysinfo *sys, int first, int n,
                                  int averaging);
 /* Largest per-device batch in [0, max_batch] whose `ranks` copies fit in `avail` bytes. */
-int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
-                         int max_batch);
+int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks,
+                         uint64_t avail, int max_batch);
 
 /* ---- sagemaker.c: a SageMaker training job's node, from its resource config -------------------- */
 typedef struct bench_sagemaker {
-    char instance_type[48];    /* current_instance_type: "ml.g5.xlarge" */
-    char current_host[64];     /* "algo-2" */
-    char master_host[64];      /* the first of the sorted hosts: node rank 0 */
-    int node_rank;             /* current_host's place among the sorted hosts */
-    int nodes;                 /* hosts in the job; 0: no SageMaker identity */
+    char instance_type[48]; /* current_instance_type: "ml.g5.xlarge" */
+    char current_host[64];  /* "algo-2" */
+    char master_host[64];   /* the first of the sorted hosts: node rank 0 */
+    int node_rank;          /* current_host's place among the sorted hosts */
+    int nodes;              /* hosts in the job; 0: no SageMaker identity */
 } bench_sagemaker;
 /* /opt/ml/input/config/resourceconfig.json, or $INSTBENCH_SAGEMAKER_RESOURCE_CONFIG (tests). */
 const char *sagemaker_resource_config_path(void);
@@ -307,13 +305,13 @@ const char *sagemaker_resource_config_path(void);
 int sagemaker_identity(bench_sagemaker *out, ib_error *err);
 
 /* ---- identity.c ----------------------------------------------------------------------------- */
-enum { IDENTITY_MAX_DIFFERENCES = 2 };   /* accelerators, vcpus */
+enum { IDENTITY_MAX_DIFFERENCES = 2 }; /* accelerators, vcpus */
 typedef struct bench_identity {
-    char type[64], region[32], availability_zone[32], market[16];   /* "" = unknown (null) */
-    char availability_zone_id[32];   /* use1-az2, from IMDS beside the zone name; "" = unknown */
-    char source[16];     /* "imds" | "sagemaker" | "flag" | "unknown" */
+    char type[64], region[32], availability_zone[32], market[16]; /* "" = unknown (null) */
+    char availability_zone_id[32]; /* use1-az2, from IMDS beside the zone name; "" = unknown */
+    char source[16];               /* "imds" | "sagemaker" | "flag" | "unknown" */
     int count;
-    bench_sagemaker sagemaker;   /* nodes > 0: read from SageMaker's resource config (no IMDS there) */
+    bench_sagemaker sagemaker; /* nodes > 0: read from SageMaker's resource config (no IMDS there) */
     /* A type the user gave against what this run has (identity_check): 1 it contradicts it, 0 it
      * agrees or came from instance metadata (the machine itself), -1 not checked (no type, or one
      * the catalogue has no hardware for).  Each difference is one line, "vcpus: g5.12xlarge has 48,
@@ -333,7 +331,7 @@ int identity_resolve(const char *type, const char *region, const char *market, i
 /* What the catalogue states for an instance type (cmd looks it up: bench does not read prices). */
 typedef struct bench_type_hardware {
     int vcpus;
-    const char *accelerator;         /* the catalogue's name: "A10G", "A100-80GB"; NULL or "": none */
+    const char *accelerator; /* the catalogue's name: "A10G", "A100-80GB"; NULL or "": none */
     int accelerator_count;
     /* Every accelerator name of the catalogue: a device is the most specific of them it matches,
      * so an "NVIDIA A100-SXM4-80GB" is an A100-80GB, not an A100. */
@@ -342,10 +340,10 @@ typedef struct bench_type_hardware {
 } bench_type_hardware;
 /* What this run has on this node. */
 typedef struct bench_run_hardware {
-    const char *backend;             /* "cpu", "cuda" */
-    int accelerators;                /* devices the job drives on this node; 0 on a host backend */
-    const char *device_name;         /* the first of them as the backend names it ("NVIDIA A10G") */
-    int vcpus;                       /* online CPUs of the machine (sysinfo) */
+    const char *backend;     /* "cpu", "cuda" */
+    int accelerators;        /* devices the job drives on this node; 0 on a host backend */
+    const char *device_name; /* the first of them as the backend names it ("NVIDIA A10G") */
+    int vcpus;               /* online CPUs of the machine (sysinfo) */
 } bench_run_hardware;
 /* Checks a type given by flag against HW (NULL: the catalogue does not know the type: -1,
  * unchecked) and sets id->mismatch and id->differences; an identity from instance metadata is the
@@ -359,20 +357,20 @@ const char *identity_device_kind(const char *device, const char *const *known, s
 /* ---- result.c ------------------------------------------------------------------------------ */
 
 typedef struct bench_report {
-    const char *timestamp;             /* ISO 8601 UTC */
+    const char *timestamp; /* ISO 8601 UTC */
     bench_identity identity;
     const bench_sysinfo *sys;
     const char *backend;
-    int accelerator_count;             /* GPUs per node used; 0 on CPU */
+    int accelerator_count; /* GPUs per node used; 0 on CPU */
     bench_workload workload;
     size_t params;
     double train_flops_per_sample;
     int global_batch_size;
     bench_rendezvous topology;
     const bench_result *m;
-    double others_share, steal_share;  /* sysinfo_host_load over the run; < 0 unknown */
-    double peak_tflops;                /* <= 0: unknown (null) */
-    const char *peak_source;           /* NULL when unknown */
+    double others_share, steal_share; /* sysinfo_host_load over the run; < 0 unknown */
+    double peak_tflops;               /* <= 0: unknown (null) */
+    const char *peak_source;          /* NULL when unknown */
     /* The GEMM library's rate on this model's GEMM shapes, measured in situ on one device (cuda:
      * cuBLASLt, cuda/gemm_rate.h; cpu: oneDNN on all cores, the same figure as peak_tflops per
      * node), TFLOP/s: hardware.gemm_tflops_measured; <= 0 unknown (null).  gemm_devices: how many
@@ -380,12 +378,12 @@ typedef struct bench_report {
      * model_tflops / (gemm_tflops x gemm_devices). */
     double gemm_tflops;
     int gemm_devices;
-    const char *cpu_bf16;              /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
-    const char *attention;             /* "cudnn" | "unfused" (backend_attention); NULL: not recorded */
-    const ib_attention_library *attention_library;   /* GPU: hardware.cudnn; NULL: absent (CPU) */
-    int cuda_graphs;                   /* 1 forward + backward replayed as a CUDA graph, 0 not, -1 CPU */
-    double hourly_cost_usd;            /* measure --hourly-cost: USD per node-hour; 0 = not given */
-    const bench_checkpoint *checkpoint;   /* NULL or not measured: "checkpoint": null */
+    const char *cpu_bf16;                          /* CPU bf16 runs: "native" | "emulated" (cpu.h); else NULL */
+    const char *attention;                         /* "cudnn" | "unfused" (backend_attention); NULL: not recorded */
+    const ib_attention_library *attention_library; /* GPU: hardware.cudnn; NULL: absent (CPU) */
+    int cuda_graphs;                               /* 1 forward + backward replayed as a CUDA graph, 0 not, -1 CPU */
+    double hourly_cost_usd;                        /* measure --hourly-cost: USD per node-hour; 0 = not given */
+    const bench_checkpoint *checkpoint;            /* NULL or not measured: "checkpoint": null */
 } bench_report;
 
 /* The run-quality warnings of a result, in the order measurement.warnings lists them: CODE is
@@ -429,40 +427,39 @@ int result_check_remote(const char *output, ib_error *err);
 /* PUT to S3 (a KEY ending in '/', or none, gets NAME, the generated result name, under it) or to
  * the presigned URL.  0: uploaded, SAVED names where (a URL without its signature); -1: err says
  * why (result_save then keeps the result locally and returns 1). */
-int result_upload(const char *output, const char *name, const char *json, char *saved, size_t saved_len,
-                  ib_error *err);
+int result_upload(const char *output, const char *name, const char *json, char *saved, size_t saved_len, ib_error *err);
 /* Appends json + '\n' to path (JSON Lines) in one write; creates missing parent directories
  * (result_check_output has refused them unless measure --create-dirs). */
 int result_append_line(const char *path, const char *json, ib_error *err);
 
 /* ---- measure_run.c: the measure command's run (src/cmd/cmd_measure.c parses its flags) -------------- */
 typedef struct bench_measure_options {
-    const ib_backend_ops *backend;   /* NULL: a usable GPU backend, else cpu */
-    model_cli model;                 /* resolved and validated by bench_measure_model */
+    const ib_backend_ops *backend; /* NULL: a usable GPU backend, else cpu */
+    model_cli model;               /* resolved and validated by bench_measure_model */
     ib_precision precision;
     ib_optimizer optimizer;
-    double lr;                       /* <= 0: the optimizer's default */
+    double lr; /* <= 0: the optimizer's default */
     uint64_t seed;
     bench_data_mode data;
-    int workers;                     /* data-pipeline threads per rank; 0: vCPUs / local ranks */
-    int cuda_graphs;                 /* 1: a one-rank CUDA run replays its step as a graph */
-    int batch;                       /* per device; 0: the largest that fits */
-    int steps;                       /* timed steps; 0: duration_s sets the window */
+    int workers;     /* data-pipeline threads per rank; 0: vCPUs / local ranks */
+    int cuda_graphs; /* 1: a one-rank CUDA run replays its step as a graph */
+    int batch;       /* per device; 0: the largest that fits */
+    int steps;       /* timed steps; 0: duration_s sets the window */
     double duration_s;
-    int min_steps;                   /* with duration_s: at least this many timed steps */
-    int warmup;                      /* -1: until the step time settles */
-    int ranks;                       /* in this process; 0: every local GPU on a GPU backend, 1 on cpu */
+    int min_steps; /* with duration_s: at least this many timed steps */
+    int warmup;    /* -1: until the step time settles */
+    int ranks;     /* in this process; 0: every local GPU on a GPU backend, 1 on cpu */
     bench_rendezvous_flags rdv;
-    const char *instance_type, *region, *market;   /* NULL: not given */
-    int count;                       /* nodes the result stands for; 0: the run's */
-    double hourly_cost;              /* USD per node-hour; 0: not given */
-    const char *output, *append;     /* NULL: a new file in ./instbench-results/, no JSON Lines file */
+    const char *instance_type, *region, *market; /* NULL: not given */
+    int count;                                   /* nodes the result stands for; 0: the run's */
+    double hourly_cost;                          /* USD per node-hour; 0: not given */
+    const char *output, *append;                 /* NULL: a new file in ./instbench-results/, no JSON Lines file */
     int create_dirs;
-    int identity_mismatch_ok;        /* record a type that is not this machine, marked */
-    int dry_run;                     /* check everything, estimate the time, measure nothing */
-    int checkpoint;                  /* 1: time one checkpoint after the window */
-    const char *checkpoint_dir;      /* NULL: the result's directory */
-    int format;                      /* stdout: -1 table on a terminal, else JSON; 0 table; 1 JSON */
+    int identity_mismatch_ok;   /* record a type that is not this machine, marked */
+    int dry_run;                /* check everything, estimate the time, measure nothing */
+    int checkpoint;             /* 1: time one checkpoint after the window */
+    const char *checkpoint_dir; /* NULL: the result's directory */
+    int format;                 /* stdout: -1 table on a terminal, else JSON; 0 table; 1 JSON */
 } bench_measure_options;
 /* The model CLI names, checked: -1 with a message on stderr when it names none that can be built. */
 int bench_measure_model(const model_cli *cli, vit_config *model);

@@ -8,7 +8,7 @@
 typedef struct ib_comm ib_comm;
 #define COMM_MEAN_HOST_MAX 64
 struct ib_comm {
-    const char *name;      /* "local", "nccl" */
+    const char *name; /* "local", "nccl" */
     int rank, world_size;
     void *impl;
     /* In place: buf[i] = mean over ranks of buf[i].  Every rank calls it with the same count. */
@@ -32,7 +32,7 @@ int comm_local_create(int world_size, ib_comm **comms, ib_error *err);
  * magic or length is dropped and not counted.  Every wait is bounded by timeout_s. */
 typedef struct rendezvous_tcp_server {
     int fd;
-    int port;   /* the bound port (the one asked for, or the kernel's pick for 0) */
+    int port; /* the bound port (the one asked for, or the kernel's pick for 0) */
 } rendezvous_tcp_server;
 int rendezvous_tcp_listen(int port, rendezvous_tcp_server *s, ib_error *err);
 int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob, size_t len, double timeout_s,
@@ -59,8 +59,8 @@ int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, dou
  * comm/tcp.h, 13 s, for a node that vanished without closing it) without a goodbye means that
  * process died.  A frame with another magic, type or a longer text is a failure of its sender.
  * Received text is escaped (util_term_escape) before it is shown. */
-#define LIVENESS_TEXT_MAX 480   /* bytes of a frame's text */
-#define LIVENESS_CAUSE_MAX 640  /* enough for any cause liveness_check reports */
+#define LIVENESS_TEXT_MAX 480  /* bytes of a frame's text */
+#define LIVENESS_CAUSE_MAX 640 /* enough for any cause liveness_check reports */
 typedef struct liveness liveness;
 /* Rank 0's process (ranks [0, nlocal) of world_size): serves BLOB to npeers peer processes as
  * rendezvous_tcp_serve does and keeps their connections in *out. */

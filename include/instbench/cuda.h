@@ -19,18 +19,18 @@
 typedef struct cuda_device_info {
     char name[256];
     uint64_t memory_bytes, free_bytes;
-    int cc_major, cc_minor;            /* compute capability */
+    int cc_major, cc_minor; /* compute capability */
     int sm_count;
 } cuda_device_info;
 
 typedef struct cuda_versions {
-    char driver[32];    /* CUDA version the driver supports, "12.4"; "" when unknown */
-    char runtime[32];   /* CUDA runtime linked in */
-    char nccl[32];      /* "2.21.5"; "" without NCCL */
+    char driver[32];  /* CUDA version the driver supports, "12.4"; "" when unknown */
+    char runtime[32]; /* CUDA runtime linked in */
+    char nccl[32];    /* "2.21.5"; "" without NCCL */
 } cuda_versions;
 
-#define CUDA_NCCL_ID_BYTES 128   /* NCCL_UNIQUE_ID_BYTES */
-#define CUDA_DDP_BUCKET_BYTES ((size_t)25 << 20)   /* DDP's default bucket_cap_mb */
+#define CUDA_NCCL_ID_BYTES 128                   /* NCCL_UNIQUE_ID_BYTES */
+#define CUDA_DDP_BUCKET_BYTES ((size_t)25 << 20) /* DDP's default bucket_cap_mb */
 
 /* ---- the module's table ---- */
 #define IB_CUDA_MODULE_ABI 8
@@ -38,16 +38,16 @@ typedef struct cuda_versions {
 #define IB_CUDA_MODULE_FILE "libinstbench-cuda.so"
 
 typedef struct ib_cuda_module {
-    int abi_version;            /* IB_CUDA_MODULE_ABI the module was built with */
+    int abi_version; /* IB_CUDA_MODULE_ABI the module was built with */
     /* sizes of the structs passed across, as the module was compiled (a second ABI guard) */
     size_t sizeof_backend, sizeof_backend_ops, sizeof_train_config, sizeof_error, sizeof_comm;
-    int cudart_version;         /* CUDART_VERSION the module was built against: 13000 */
+    int cudart_version; /* CUDART_VERSION the module was built against: 13000 */
     /* The module's copy of the core's log level (it links its own copy of src/util): the loader
      * writes the executable's ib_log_level here so -v reaches the module's messages too. */
     int *log_level;
 
     int (*device_info)(int device, cuda_device_info *out, ib_error *err);
-    void (*versions)(cuda_versions *out);   /* never fails: unknown facts stay "" */
+    void (*versions)(cuda_versions *out); /* never fails: unknown facts stay "" */
 
     /* The CUDA backend's own table (instbench/backend.h): what the core's loader entry forwards to,
      * and what every backend it creates carries. */

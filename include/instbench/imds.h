@@ -9,8 +9,8 @@ typedef struct aws_instance_identity {
     char instance_type[64];
     char region[32];
     char availability_zone[32];
-    char availability_zone_id[32];   /* use1-az2; "" when IMDS has no placement/availability-zone-id */
-    char lifecycle[16];      /* "spot" | "on-demand" | another word (e.g. "scheduled") | "" unknown */
+    char availability_zone_id[32]; /* use1-az2; "" when IMDS has no placement/availability-zone-id */
+    char lifecycle[16];            /* "spot" | "on-demand" | another word (e.g. "scheduled") | "" unknown */
 } aws_instance_identity;
 
 /* Honours AWS_EC2_METADATA_SERVICE_ENDPOINT and AWS_EC2_METADATA_DISABLED=true.  Off EC2 it fails

@@ -12,28 +12,28 @@
 #include <stddef.h>
 
 typedef enum instance_accel_kind {
-    INSTANCE_ACCEL_NONE = 0,    /* CPU only */
-    INSTANCE_ACCEL_NVIDIA,      /* NVIDIA GPUs: the CUDA backend */
-    INSTANCE_ACCEL_TRAINIUM,    /* AWS Trainium: AWS Neuron, not CUDA */
-    INSTANCE_ACCEL_INFERENTIA,  /* AWS Inferentia: AWS Neuron, not CUDA */
-    INSTANCE_ACCEL_OTHER        /* Gaudi, Qualcomm, AMD Radeon, Xilinx: no backend of ours */
+    INSTANCE_ACCEL_NONE = 0,   /* CPU only */
+    INSTANCE_ACCEL_NVIDIA,     /* NVIDIA GPUs: the CUDA backend */
+    INSTANCE_ACCEL_TRAINIUM,   /* AWS Trainium: AWS Neuron, not CUDA */
+    INSTANCE_ACCEL_INFERENTIA, /* AWS Inferentia: AWS Neuron, not CUDA */
+    INSTANCE_ACCEL_OTHER       /* Gaudi, Qualcomm, AMD Radeon, Xilinx: no backend of ours */
 } instance_accel_kind;
 
 typedef struct instance_type_facts {
-    char family[40];                 /* "p6-b200", "g5" (no "ml.") */
-    int sagemaker;                   /* the name has SageMaker's "ml." prefix */
-    int known;                       /* 1: the catalogue has this family; 0: nothing below is known */
-    int size_known;                  /* 1: and this size (accelerator count and memory hold) */
-    const char *accelerator;         /* "B200", "A10G"; NULL for CPU-only types (or not known) */
+    char family[40];         /* "p6-b200", "g5" (no "ml.") */
+    int sagemaker;           /* the name has SageMaker's "ml." prefix */
+    int known;               /* 1: the catalogue has this family; 0: nothing below is known */
+    int size_known;          /* 1: and this size (accelerator count and memory hold) */
+    const char *accelerator; /* "B200", "A10G"; NULL for CPU-only types (or not known) */
     instance_accel_kind accel_kind;
-    int accelerator_count;           /* per instance; 0 for CPU-only or a size not known */
-    double accelerator_memory_gib;   /* total per instance; 0 when not known */
-    const char *arch;                /* "x86_64" | "arm64" (as EC2 and DescribeImages name them) */
-    int efa;                         /* 1 EFA supported, 0 not, -1 not known for this size */
-    int max_efa_interfaces;          /* DescribeInstanceTypes' maximumEfaInterfaces; 0 when not known */
-    const char *ultraserver;         /* "u-p6e-gb200x36 (9 instances), ..." for UltraServer-only types */
-    const char *not_measurable;      /* NULL: instbench measures it; else why not (a phrase) */
-    const char *source;              /* the AWS page the family's facts come from */
+    int accelerator_count;         /* per instance; 0 for CPU-only or a size not known */
+    double accelerator_memory_gib; /* total per instance; 0 when not known */
+    const char *arch;              /* "x86_64" | "arm64" (as EC2 and DescribeImages name them) */
+    int efa;                       /* 1 EFA supported, 0 not, -1 not known for this size */
+    int max_efa_interfaces;        /* DescribeInstanceTypes' maximumEfaInterfaces; 0 when not known */
+    const char *ultraserver;       /* "u-p6e-gb200x36 (9 instances), ..." for UltraServer-only types */
+    const char *not_measurable;    /* NULL: instbench measures it; else why not (a phrase) */
+    const char *source;            /* the AWS page the family's facts come from */
 } instance_type_facts;
 
 /* The facts of TYPE ("g5.xlarge", "ml.p5.48xlarge"): 0 when its family is in the catalogue, 1

@@ -8,16 +8,16 @@
 #include "instbench/util.h"
 
 typedef struct vit_config {
-    char name[64];     /* preset name (timm's), or "custom" once a flag changed a preset's dimension */
-    int img_size;      /* 224 */
-    int patch_size;    /* 16 */
-    int in_chans;      /* 3 */
-    int embed_dim;     /* D */
-    int depth;         /* L blocks */
-    int num_heads;     /* H, head_dim = D / H */
-    double mlp_ratio;  /* hidden = (int)(D * mlp_ratio), as timm */
-    int num_classes;   /* 1000 */
-    char preset[64];   /* the preset it was built from (== name unless overridden; "" by hand) */
+    char name[64];    /* preset name (timm's), or "custom" once a flag changed a preset's dimension */
+    int img_size;     /* 224 */
+    int patch_size;   /* 16 */
+    int in_chans;     /* 3 */
+    int embed_dim;    /* D */
+    int depth;        /* L blocks */
+    int num_heads;    /* H, head_dim = D / H */
+    double mlp_ratio; /* hidden = (int)(D * mlp_ratio), as timm */
+    int num_classes;  /* 1000 */
+    char preset[64];  /* the preset it was built from (== name unless overridden; "" by hand) */
 } vit_config;
 
 /* Presets: vit_tiny_patch16_224, vit_small_patch16_224, vit_base_patch16_224, vit_large_patch16_224. */
@@ -26,8 +26,8 @@ const vit_config *model_preset_at(size_t i);
 int model_preset(const char *name, vit_config *out, ib_error *err);
 int model_validate(const vit_config *c, ib_error *err);
 
-int model_num_patches(const vit_config *c);   /* (img/patch)^2 */
-int model_seq_len(const vit_config *c);       /* patches + 1 (class token) */
+int model_num_patches(const vit_config *c); /* (img/patch)^2 */
+int model_seq_len(const vit_config *c);     /* patches + 1 (class token) */
 int model_mlp_hidden(const vit_config *c);
 size_t model_param_count(const vit_config *c);
 /* Exact training FLOPs per sample: forward matmuls + attention (QK^T, AV) times 3 for fwd+bwd. */
@@ -36,7 +36,7 @@ double model_train_flops_per_sample(const vit_config *c);
 /* Parameter layout: every tensor by its timm state_dict name, offsets into one fp32 block. */
 typedef struct model_tensor {
     char name[64];
-    size_t offset;      /* in elements */
+    size_t offset; /* in elements */
     size_t numel;
     int ndim;
     int64_t shape[4];
@@ -50,11 +50,11 @@ typedef struct model_block_params {
 typedef struct model_layout {
     model_tensor *tensors;
     size_t count;
-    size_t total;       /* elements in the block */
+    size_t total; /* elements in the block */
     /* The same offsets by role, resolved with the layout, for the training steps (which never
      * look a name up): cls_token, pos_embed, patch_embed.proj.*, norm.*, head.*, and per block. */
     size_t cls, pos, patch_w, patch_b, norm_w, norm_b, head_w, head_b;
-    model_block_params *blk;   /* [depth] */
+    model_block_params *blk; /* [depth] */
 } model_layout;
 
 int model_layout_build(const vit_config *c, model_layout *out, ib_error *err);
@@ -95,8 +95,8 @@ void model_init_params(const vit_config *c, const model_layout *l, float *params
  *         then model_cli_resolve(&m, &cfg, err) (unknown preset / invalid combination -> -1). */
 typedef struct model_cli {
     char preset[64];
-    int img_size, patch_size, embed_dim, depth, num_heads, num_classes;   /* 0 = not given */
-    double mlp_ratio;                                                     /* 0 = not given */
+    int img_size, patch_size, embed_dim, depth, num_heads, num_classes; /* 0 = not given */
+    double mlp_ratio;                                                   /* 0 = not given */
 } model_cli;
 void model_cli_init(model_cli *m, const char *default_preset);
 int model_cli_parse(model_cli *m, const char *flag, const char *value, ib_error *err);

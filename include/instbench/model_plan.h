@@ -18,42 +18,42 @@
 /* Saved activations of one block (B batch, T tokens, D width, F mlp hidden, H heads, hd = D/H).
  * "act" buffers feed GEMMs and hold the plan's act dtype (fp32, or bf16 under autocast). */
 typedef struct model_block_acts {
-    float *x_in;            /* [B,T,D] residual stream entering the block */
-    void *ln1;              /* act [B,T,D] */
-    float *mean1, *rstd1;   /* [B*T] */
-    void *qkv;              /* act [B,T,3D]: the CPU keeps the qkv Linear's output [B,T,3,H,hd]; the
+    float *x_in;          /* [B,T,D] residual stream entering the block */
+    void *ln1;            /* act [B,T,D] */
+    float *mean1, *rstd1; /* [B*T] */
+    void *qkv;            /* act [B,T,3D]: the CPU keeps the qkv Linear's output [B,T,3,H,hd]; the
                              * CUDA backend q, k, v split by head, [3][B,H,T,hd] */
-    void *P;                /* act [B,H,T,Ts] softmax probabilities (T valid columns of Ts per row);
+    void *P;              /* act [B,H,T,Ts] softmax probabilities (T valid columns of Ts per row);
                              * NULL without them (model_plan_build's tt_align 0) */
-    void *att;              /* act [B,T,D] attention output, heads merged (proj input) */
-    float *x_mid;           /* [B,T,D] after the attention residual */
-    void *ln2;              /* act [B,T,D] */
-    float *mean2, *rstd2;   /* [B*T] */
-    float *h;               /* [B,T,F] fc1 output (+ bias) before GELU */
-    void *a;                /* act [B,T,F] GELU output (fc2 input) */
+    void *att;            /* act [B,T,D] attention output, heads merged (proj input) */
+    float *x_mid;         /* [B,T,D] after the attention residual */
+    void *ln2;            /* act [B,T,D] */
+    float *mean2, *rstd2; /* [B*T] */
+    float *h;             /* [B,T,F] fc1 output (+ bias) before GELU */
+    void *a;              /* act [B,T,F] GELU output (fc2 input) */
 } model_block_acts;
 
 /* The buffers both backends have, where model_plan_carve put them (P parameters, C classes,
  * N patches, K = 3*P*P patch length). */
 typedef struct model_buffers {
-    float *params, *grads, *m, *v;   /* [P] fp32 each, model_layout order */
-    uint16_t *wbf;                   /* [P] bf16 copy of params (the GEMM weights) under autocast, else NULL */
-    float *images;                   /* [B,3,S,S] */
-    int32_t *labels;                 /* [B] */
-    model_block_acts *blk;           /* [L] (a host array) */
-    float *x_final;                  /* [B,T,D] (only the class-token rows are used) */
-    void *patches;                   /* act [B*N,K] */
-    float *meanf, *rstdf;            /* [B] */
-    void *lnf;                       /* act [B,D] */
-    float *logits, *dlogits;         /* [B,C] */
-    void *dlogits_act;               /* act [B,C] */
-    float *dlnf;                     /* [B,D] */
+    float *params, *grads, *m, *v; /* [P] fp32 each, model_layout order */
+    uint16_t *wbf;                 /* [P] bf16 copy of params (the GEMM weights) under autocast, else NULL */
+    float *images;                 /* [B,3,S,S] */
+    int32_t *labels;               /* [B] */
+    model_block_acts *blk;         /* [L] (a host array) */
+    float *x_final;                /* [B,T,D] (only the class-token rows are used) */
+    void *patches;                 /* act [B*N,K] */
+    float *meanf, *rstdf;          /* [B] */
+    void *lnf;                     /* act [B,D] */
+    float *logits, *dlogits;       /* [B,C] */
+    void *dlogits_act;             /* act [B,C] */
+    float *dlnf;                   /* [B,D] */
     /* scratch shared by all blocks */
-    float *big;                      /* [B*T, max(3D,F)] GEMM outputs */
-    void *big_act;                   /* act [B*T, max(3D,F)] */
-    float *f;                        /* [B*T,D] */
-    float *dx;                       /* [B*T,D] gradient of the residual stream */
-    void *datt;                      /* act [B*T,D] gradient of the attention output */
+    float *big;    /* [B*T, max(3D,F)] GEMM outputs */
+    void *big_act; /* act [B*T, max(3D,F)] */
+    float *f;      /* [B*T,D] */
+    float *dx;     /* [B*T,D] gradient of the residual stream */
+    void *datt;    /* act [B*T,D] gradient of the attention output */
 } model_buffers;
 
 /* dtypes of planned buffers besides the number formats of ib_precision */
@@ -65,27 +65,27 @@ size_t model_dtype_size(int dtype);
 enum { MODEL_AT_BUFFERS = -1, MODEL_AT_EXT = -2 };
 
 typedef struct model_plan_entry {
-    char name[32];          /* "params", "blocks.3.qkv", "logits", a backend's "dP", ... */
-    int dtype;              /* IB_PREC_FP32, IB_PREC_BF16 or MODEL_DT_* */
+    char name[32]; /* "params", "blocks.3.qkv", "logits", a backend's "dP", ... */
+    int dtype;     /* IB_PREC_FP32, IB_PREC_BF16 or MODEL_DT_* */
     int ndim;
     size_t shape[4];
-    size_t offset, bytes;   /* in the arena; offset a multiple of the plan's alignment */
-    int block;              /* where its address goes (above) */
-    size_t field;           /* offsetof of that pointer in its struct */
+    size_t offset, bytes; /* in the arena; offset a multiple of the plan's alignment */
+    int block;            /* where its address goes (above) */
+    size_t field;         /* offsetof of that pointer in its struct */
 } model_plan_entry;
 
 typedef struct model_plan {
-    int B, T, N, D, H, hd, F, C, K, L;   /* batch, tokens, patches, width, heads, D/H, mlp hidden,
+    int B, T, N, D, H, hd, F, C, K, L; /* batch, tokens, patches, width, heads, D/H, mlp hidden,
                                           * classes, patch length, blocks */
-    int Ts;                 /* row stride of the T x T attention matrices: T rounded up to tt_align */
-    ib_precision act;       /* dtype of the act buffers */
-    size_t P;               /* parameters */
-    size_t align;           /* of every buffer */
+    int Ts;                            /* row stride of the T x T attention matrices: T rounded up to tt_align */
+    ib_precision act;                  /* dtype of the act buffers */
+    size_t P;                          /* parameters */
+    size_t align;                      /* of every buffer */
     model_plan_entry *entries;
     size_t count, cap;
-    int failed;             /* an entry could not be stored (out of memory): carving fails */
-    size_t bytes;           /* the arena: every entry, aligned */
-    size_t outside;         /* bytes the backend allocates apart from the arena (counted in estimates) */
+    int failed;     /* an entry could not be stored (out of memory): carving fails */
+    size_t bytes;   /* the arena: every entry, aligned */
+    size_t outside; /* bytes the backend allocates apart from the arena (counted in estimates) */
 } model_plan;
 
 /* What every backend requires of a config: a valid model, batch in [1, 2^20], a known precision. */
@@ -101,7 +101,8 @@ int model_plan_build(const vit_config *c, int batch, ib_precision prec, int tt_a
 /* A backend's own buffer, its address stored at offset FIELD of carve's ext struct.  Shape as
  * MODEL_DIMS(d0, ...). */
 void model_plan_add(model_plan *p, const char *name, int dtype, size_t field, int ndim, const size_t *shape);
-#define MODEL_DIMS(...) (int)(sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t)), (const size_t[]){__VA_ARGS__}
+#define MODEL_DIMS(...) \
+    (int)(sizeof((size_t[]){__VA_ARGS__}) / sizeof(size_t)), (const size_t[]) { __VA_ARGS__ }
 /* Stores every entry's address in BASE (plan.bytes of memory) into buf (allocating buf->blk) and
  * ext.  -1 when the plan failed or out of memory. */
 int model_plan_carve(const model_plan *p, void *base, model_buffers *buf, void *ext, ib_error *err);

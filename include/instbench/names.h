@@ -30,7 +30,7 @@ int names_region_of_zone(const char *zone, char *out, size_t len);
  * AWS account, so the two are told apart by shape and mapped only through AWS
  * (DescribeAvailabilityZones) or an instance's own metadata. */
 int names_zone_is_id(const char *zone);
-const char *names_zone_problem(const char *s);   /* the phrase for messages, as above */
+const char *names_zone_problem(const char *s); /* the phrase for messages, as above */
 
 /* The size of an instance type (the part after its last '.') is one AWS uses: nano, micro, small,
  * medium, large, xlarge, <N>xlarge, metal or metal-<N>xl.  A syntactically fine "g5.xlarg" fails
@@ -44,6 +44,6 @@ const char *names_instance_type_size_problem(const char *type);
  * small < medium < large < xlarge < 2xlarge < ... < 48xlarge < metal < metal-24xl), so
  * g4dn.2xlarge comes before g4dn.12xlarge.  A qsort comparator over char * is below. */
 int names_instance_type_cmp(const char *a, const char *b);
-int names_instance_type_qsort_cmp(const void *a, const void *b);   /* a, b: char *const * */
+int names_instance_type_qsort_cmp(const void *a, const void *b); /* a, b: char *const * */
 
 #endif

@@ -13,13 +13,13 @@ typedef enum output_align { OUTPUT_LEFT = 0, OUTPUT_RIGHT = 1 } output_align;
 
 typedef struct output_table {
     size_t n_cols;
-    char **headers;              /* n_cols */
-    output_align *align;         /* n_cols */
-    const char *const *keys;     /* n_cols or NULL: what --columns names (output_table_fit_columns) */
-    const int *priority;         /* n_cols or NULL: higher stays longer when the terminal is narrow */
-    char **cells;                /* row-major n_rows x n_cols, never NULL ("" when empty) */
+    char **headers;          /* n_cols */
+    output_align *align;     /* n_cols */
+    const char *const *keys; /* n_cols or NULL: what --columns names (output_table_fit_columns) */
+    const int *priority;     /* n_cols or NULL: higher stays longer when the terminal is narrow */
+    char **cells;            /* row-major n_rows x n_cols, never NULL ("" when empty) */
     size_t n_rows, cap_rows;
-    unsigned char *written;      /* n_cols: 1 for the columns the last output_table_write_text showed */
+    unsigned char *written; /* n_cols: 1 for the columns the last output_table_write_text showed */
 } output_table;
 
 /* ALIGN may be NULL (all left). */
@@ -76,14 +76,14 @@ int output_json_write(FILE *out, const struct cJSON *doc, ib_error *err);
 /* SVG scatter plot. */
 typedef struct output_point {
     double x, y;
-    const char *label;           /* full text: tooltip and the key beside the plot */
-    const char *tag;             /* short text drawn next to the point ("#3"); NULL: draw LABEL */
-    int frontier;                /* drawn on the connecting frontier line, emphasised */
-    int hollow;                  /* drawn as a ring with a dashed outline: a figure not measured as shown
+    const char *label; /* full text: tooltip and the key beside the plot */
+    const char *tag;   /* short text drawn next to the point ("#3"); NULL: draw LABEL */
+    int frontier;      /* drawn on the connecting frontier line, emphasised */
+    int hollow;        /* drawn as a ring with a dashed outline: a figure not measured as shown
                                     (rank: an extrapolated row) */
 } output_point;
 
-typedef struct output_ray {      /* guide line y = slope * x through the origin */
+typedef struct output_ray { /* guide line y = slope * x through the origin */
     double slope;
     const char *label;
 } output_ray;
@@ -96,8 +96,8 @@ typedef struct output_plot {
     size_t n_points;
     const output_ray *rays;
     size_t n_rays;
-    const char *legend;          /* one line under the plot, or NULL */
-    const char *key_title;       /* heading of the key listing every point's label, NULL: no key */
+    const char *legend;    /* one line under the plot, or NULL */
+    const char *key_title; /* heading of the key listing every point's label, NULL: no key */
 } output_plot;
 
 /* Renders a standalone SVG document (text escaped, valid XML). *SVG is malloc'd. */

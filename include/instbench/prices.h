@@ -11,7 +11,10 @@
 #include "instbench/util.h"
 
 typedef enum prices_source {
-    PRICES_SOURCE_AUTO = 0, PRICES_SOURCE_LIVE, PRICES_SOURCE_CACHE, PRICES_SOURCE_SNAPSHOT
+    PRICES_SOURCE_AUTO = 0,
+    PRICES_SOURCE_LIVE,
+    PRICES_SOURCE_CACHE,
+    PRICES_SOURCE_SNAPSHOT
 } prices_source;
 /* "auto", "live", "cache", "snapshot": in prices_source order, NULL-terminated (the one spelling
  * `prices --source` and `rank --prices` accept). */
@@ -20,46 +23,46 @@ extern const char *const prices_source_names[];
 typedef struct spot_price {
     char az[32];
     double usd_per_hour;
-    time_t timestamp;           /* AWS's timestamp for that price */
-    int placement_score;        /* per-AZ spot placement score 1..10, -1 unknown (JSON: optional) */
+    time_t timestamp;    /* AWS's timestamp for that price */
+    int placement_score; /* per-AZ spot placement score 1..10, -1 unknown (JSON: optional) */
 } spot_price;
 
 typedef struct price_record {
     char instance_type[64];
     char region[32];
-    double on_demand_usd_per_hour;   /* NAN when unknown */
-    char on_demand_source[16];       /* "live" | "cache" | "snapshot" | "file" */
+    double on_demand_usd_per_hour; /* NAN when unknown */
+    char on_demand_source[16];     /* "live" | "cache" | "snapshot" | "file" */
     time_t on_demand_as_of;
-    spot_price *spot;                /* one per AZ, latest price each */
+    spot_price *spot; /* one per AZ, latest price each */
     size_t n_spot;
     char spot_source[16];
     time_t spot_as_of;
-    int interruption_bucket;         /* 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%), -1 unknown */
-    int savings_pct;                 /* advisor's savings vs on-demand, -1 unknown (may be < -1:
+    int interruption_bucket; /* 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%), -1 unknown */
+    int savings_pct;         /* advisor's savings vs on-demand, -1 unknown (may be < -1:
                                         spot dearer than on-demand) */
-    int placement_score;             /* region-level 1..10, -1 unknown */
+    int placement_score;     /* region-level 1..10, -1 unknown */
     /* The type's hardware as a catalogue states it (the snapshot's "instance"); vcpus -1: unknown. */
     struct {
         int vcpus;
         double memory_gib;
-        char accelerator[32];            /* "A10G"; "" for none */
+        char accelerator[32]; /* "A10G"; "" for none */
         int accelerator_count;
-        double accelerator_memory_gib;   /* all accelerators together; NAN unknown */
+        double accelerator_memory_gib; /* all accelerators together; NAN unknown */
     } hw;
-    int od_live_answered;            /* 1: live AWS answered the on-demand query (then NAN means AWS
+    int od_live_answered; /* 1: live AWS answered the on-demand query (then NAN means AWS
                                         has no such product there); not part of the file format */
-    int nodes;                       /* instances priced together (`prices --nodes`), >= 1: the
+    int nodes;            /* instances priced together (`prices --nodes`), >= 1: the
                                         totals are nodes x the per-instance prices; written, never read */
 } price_record;
 
 typedef struct price_set {
     price_record *items;
     size_t n;
-    char snapshot_note[256];         /* "snapshot of 2026-11-21 (skypilot-catalog ...)" when used */
-    char snapshot_date[16];          /* "2026-11-21" when any price came from the snapshot, else "" */
-    char snapshot_source[512];       /* where the snapshot's numbers came from, else "" */
-    time_t generated_at;             /* when this set was made (0: unknown) */
-    char placement_note[256];        /* why placement scores are absent ("" when present/not asked) */
+    char snapshot_note[256];   /* "snapshot of 2026-11-21 (skypilot-catalog ...)" when used */
+    char snapshot_date[16];    /* "2026-11-21" when any price came from the snapshot, else "" */
+    char snapshot_source[512]; /* where the snapshot's numbers came from, else "" */
+    time_t generated_at;       /* when this set was made (0: unknown) */
+    char placement_note[256];  /* why placement scores are absent ("" when present/not asked) */
     /* How the set is shown (`prices` sets them; 0 elsewhere): whether Local and Wavelength Zones
      * count for the lowest spot price (they need an opt-in, so by default they do not), and whether
      * tables show the N-instance columns (--nodes given). */
@@ -68,14 +71,16 @@ typedef struct price_set {
 } price_set;
 
 typedef struct prices_query {
-    char **instance_types; size_t n_types;
-    char **regions; size_t n_regions;
+    char **instance_types;
+    size_t n_types;
+    char **regions;
+    size_t n_regions;
     int want_on_demand, want_spot;
     prices_source source;
-    int cache_ttl_seconds;           /* 0 = default 24 h */
-    int page_size;                   /* MaxResults per AWS page, 0 = the service maximum */
-    int skip_placement_scores;       /* 1: do not ask EC2 for spot placement scores */
-    double timeout_s;                /* per AWS request attempt, 0 = default 20 s */
+    int cache_ttl_seconds;     /* 0 = default 24 h */
+    int page_size;             /* MaxResults per AWS page, 0 = the service maximum */
+    int skip_placement_scores; /* 1: do not ask EC2 for spot placement scores */
+    double timeout_s;          /* per AWS request attempt, 0 = default 20 s */
 } prices_query;
 
 /* ---- placement scores for a configuration (placement_live.c) ------------------------------ */
@@ -88,10 +93,14 @@ typedef struct placement_ask {
     int capacity;
     int single_az;
     /* out */
-    int region_score;                 /* 1..10, -1 none */
-    struct { char name[32]; char id[32]; int score; } zones[32];
+    int region_score; /* 1..10, -1 none */
+    struct {
+        char name[32];
+        char id[32];
+        int score;
+    } zones[32];
     size_t n_zones;
-    int failed;                       /* the call failed (note says why) */
+    int failed; /* the call failed (note says why) */
 } placement_ask;
 /* The question N nodes are (placement_asks.c, pure; rank's rows and `prices --nodes` share it):
  * N instances of TYPE in one zone of REGION (TargetCapacity=N, SingleAvailabilityZone=true).
@@ -104,8 +113,8 @@ int prices_placement_zone(const placement_ask *a, const char *az);
 /* Asks every ask live, in concurrent rounds, with the pool's types added to each (borrowed).
  * Returns 0, or -1 when no call could be made at all (no credentials, no client); NOTE says why
  * scores are missing either way ("" when all came). */
-int prices_placement_live(placement_ask *asks, size_t n, char **pool, size_t n_pool, double timeout_s,
-                          char *note, size_t note_len);
+int prices_placement_live(placement_ask *asks, size_t n, char **pool, size_t n_pool, double timeout_s, char *note,
+                          size_t note_len);
 
 /* Resolves every (type, region) of q, each market from live AWS -> cache -> snapshot as q->source
  * allows (auto: all three; live: AWS only, failing if it fails; cache / snapshot: only that one).
@@ -126,9 +135,9 @@ int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);
 const char *prices_interruption_label(int bucket);
 /* ---- interruption.c: the Advisor bucket as a rate (the one mapping; rank's spot risk uses it) ---- */
-#define PRICES_ADVISOR_WINDOW_H 720.0   /* the Advisor's trailing month, hours */
-#define PRICES_SURVIVAL_HOURS 24.0      /* prices' "P(24 h UNINTERRUPTED)": a day-long run */
-extern const double prices_interruption_share[5];   /* the share each bucket stands for: its midpoint */
+#define PRICES_ADVISOR_WINDOW_H 720.0             /* the Advisor's trailing month, hours */
+#define PRICES_SURVIVAL_HOURS 24.0                /* prices' "P(24 h UNINTERRUPTED)": a day-long run */
+extern const double prices_interruption_share[5]; /* the share each bucket stands for: its midpoint */
 /* A node's reclaim rate per hour for BUCKET, -ln(1 - share) / 720; NAN when unknown (< 0, > 4). */
 double prices_interruption_rate(int bucket);
 void prices_free(price_set *s);
@@ -185,7 +194,9 @@ int prices_all_regions(int with_live, char ***out, size_t *n_out);
  * answering "no such product" in every region asked); UNDECIDED when live AWS was wanted but did
  * not answer, so a type newer than the snapshot cannot be ruled out. */
 typedef enum prices_name_state {
-    PRICES_NAME_UNDECIDED = -1, PRICES_NAME_UNKNOWN = 0, PRICES_NAME_KNOWN = 1
+    PRICES_NAME_UNDECIDED = -1,
+    PRICES_NAME_UNKNOWN = 0,
+    PRICES_NAME_KNOWN = 1
 } prices_name_state;
 prices_name_state prices_type_state(const prices_query *q, const price_set *set, const char *type);
 prices_name_state prices_region_state(const price_set *set, const char *region);
@@ -204,45 +215,50 @@ const char *prices_suggest_accelerator(const char *name);
  * per instance. */
 typedef struct prices_accelerator_want {
     char name[32];
-    int count;                       /* 0: any count */
+    int count; /* 0: any count */
 } prices_accelerator_want;
 
 typedef enum prices_sort {
-    PRICES_SORT_TYPE = 0,            /* the natural order of types, then regions as asked (as fetched) */
-    PRICES_SORT_PRICE,               /* on-demand $/h ascending */
-    PRICES_SORT_SPOT,                /* lowest spot $/h over the record's zones, ascending */
-    PRICES_SORT_SAVINGS,             /* the row's own spot savings % descending */
+    PRICES_SORT_TYPE = 0, /* the natural order of types, then regions as asked (as fetched) */
+    PRICES_SORT_PRICE,    /* on-demand $/h ascending */
+    PRICES_SORT_SPOT,     /* lowest spot $/h over the record's zones, ascending */
+    PRICES_SORT_SAVINGS,  /* the row's own spot savings % descending */
 } prices_sort;
 /* "type", "price", "spot", "savings": in prices_sort order, NULL-terminated. */
 extern const char *const prices_sort_names[];
 
 /* The criteria, in the order they apply (a record must meet every one that is set). */
 typedef enum prices_criterion {
-    PRICES_BY_ACCELERATOR = 0, PRICES_BY_VCPUS, PRICES_BY_MEMORY, PRICES_BY_ACCELERATOR_MEMORY,
-    PRICES_BY_MAX_PRICE, PRICES_BY_MAX_SPOT_PRICE, PRICES_N_CRITERIA
+    PRICES_BY_ACCELERATOR = 0,
+    PRICES_BY_VCPUS,
+    PRICES_BY_MEMORY,
+    PRICES_BY_ACCELERATOR_MEMORY,
+    PRICES_BY_MAX_PRICE,
+    PRICES_BY_MAX_SPOT_PRICE,
+    PRICES_N_CRITERIA
 } prices_criterion;
 
 typedef struct prices_filter {
-    const prices_accelerator_want *accelerators;   /* any of these; n_accelerators 0: no filter */
+    const prices_accelerator_want *accelerators; /* any of these; n_accelerators 0: no filter */
     size_t n_accelerators;
-    int min_vcpus;                   /* 0: no filter */
-    double min_memory_gib;           /* instance (host) memory; NAN: no filter */
-    double min_accelerator_memory_gib;   /* memory of EACH accelerator (the record's total / count); NAN: none */
-    double max_usd_per_hour;         /* on-demand or lowest spot, of the markets shown, <= this; NAN: none */
-    double max_spot_usd_per_hour;    /* lowest spot <= this; NAN: none */
-    int want_on_demand, want_spot;   /* the markets shown (what --max-price looks at) */
-    int include_local_zones;         /* Local and Wavelength Zones count for the lowest spot price */
+    int min_vcpus;                     /* 0: no filter */
+    double min_memory_gib;             /* instance (host) memory; NAN: no filter */
+    double min_accelerator_memory_gib; /* memory of EACH accelerator (the record's total / count); NAN: none */
+    double max_usd_per_hour;           /* on-demand or lowest spot, of the markets shown, <= this; NAN: none */
+    double max_spot_usd_per_hour;      /* lowest spot <= this; NAN: none */
+    int want_on_demand, want_spot;     /* the markets shown (what --max-price looks at) */
+    int include_local_zones;           /* Local and Wavelength Zones count for the lowest spot price */
     prices_sort sort;
 } prices_filter;
 
 typedef struct prices_filter_stats {
-    size_t before;                           /* records in */
-    size_t removed[PRICES_N_CRITERIA];       /* records each criterion left out (in order) */
+    size_t before;                     /* records in */
+    size_t removed[PRICES_N_CRITERIA]; /* records each criterion left out (in order) */
     /* Records a hardware criterion left out because the catalogue has no hardware for their type
      * (never silently kept nor silently dropped: the caller says so), or because it lacks just the
      * accelerator memory (trn1: the source gives none). */
     size_t unknown_hardware, unknown_accelerator_memory;
-    int emptied_by;                          /* the criterion that left nothing, -1 when none did */
+    int emptied_by; /* the criterion that left nothing, -1 when none did */
 } prices_filter_stats;
 
 /* How many instances R prices together (its nodes, 1 when unset). */
@@ -264,7 +280,9 @@ double prices_per_accelerator_gib(const price_record *r);
  * Wavelength Zone (use1-wl1-bos-wlz1, us-east-1-wl1-bos-wlz-1).  Local and Wavelength Zones need an
  * opt-in per account and sit in one city, so they are no region's "lowest" unless asked for. */
 typedef enum prices_zone_kind {
-    PRICES_ZONE_AVAILABILITY = 0, PRICES_ZONE_LOCAL, PRICES_ZONE_WAVELENGTH
+    PRICES_ZONE_AVAILABILITY = 0,
+    PRICES_ZONE_LOCAL,
+    PRICES_ZONE_WAVELENGTH
 } prices_zone_kind;
 prices_zone_kind prices_zone_kind_of(const char *zone);
 /* "availability-zone", "local-zone", "wavelength-zone" (EC2 DescribeAvailabilityZones' ZoneType). */
@@ -317,8 +335,8 @@ int prices_shop(price_set *set, const prices_filter *f, const char *accelerators
 typedef struct prices_zone {
     char region[32], name[32], id[32];
 } prices_zone;
-int prices_live_zones(const char *const *regions, size_t n_regions, double timeout_s, prices_zone **out,
-                      size_t *n_out, ib_error *err);
+int prices_live_zones(const char *const *regions, size_t n_regions, double timeout_s, prices_zone **out, size_t *n_out,
+                      ib_error *err);
 
 /* ---- Capacity Blocks for ML and Savings Plans: the arithmetic (markets.c, pure) ------------ */
 /* AWS sells a Capacity Block of 1..64 instances for 1-14 days in 1-day steps, then 7-day steps up
@@ -350,11 +368,11 @@ double markets_block_usd_per_accelerator_hour(double fee, int instances, int acc
 typedef enum markets_payment { MARKETS_PAY_NONE = 0, MARKETS_PAY_PARTIAL, MARKETS_PAY_ALL } markets_payment;
 typedef struct markets_plan_money {
     double term_hours;
-    double commitment_usd_per_hour;   /* RATE x NODES */
-    double upfront_usd;               /* paid at the start */
-    double recurring_usd_per_hour;    /* billed every hour of the term */
-    double amortised_usd_per_hour;    /* upfront / term_hours + recurring */
-    double term_usd;                  /* everything the term costs */
+    double commitment_usd_per_hour; /* RATE x NODES */
+    double upfront_usd;             /* paid at the start */
+    double recurring_usd_per_hour;  /* billed every hour of the term */
+    double amortised_usd_per_hour;  /* upfront / term_hours + recurring */
+    double term_usd;                /* everything the term costs */
 } markets_plan_money;
 void markets_plan_money_of(double rate, long long duration_s, markets_payment pay, int nodes, markets_plan_money *out);
 /* The share of the term's hours a team must run for the plan to cost no more than paying
@@ -369,33 +387,37 @@ double markets_break_even_utilisation(double rate, double alt_usd_per_hour);
 typedef struct market_block {
     char instance_type[64], region[32], az[32], offering_id[64];
     int instance_count;
-    char ultraserver_type[64];       /* an UltraServer block: its type ("u-p6e-gb200x72"), "" none */
-    int ultraserver_count;           /* and how many; instance_count counts their instances */
-    double hours;                    /* the block's length: EC2's hours + minutes */
+    char ultraserver_type[64]; /* an UltraServer block: its type ("u-p6e-gb200x72"), "" none */
+    int ultraserver_count;     /* and how many; instance_count counts their instances */
+    double hours;              /* the block's length: EC2's hours + minutes */
     time_t start, end;
-    double fee_usd;                  /* upfront, the whole block */
-    int accelerators;                /* per instance (the catalogue's), 0 unknown */
-    double usd_per_instance_hour, usd_per_accelerator_hour;   /* NAN unknown */
+    double fee_usd;                                         /* upfront, the whole block */
+    int accelerators;                                       /* per instance (the catalogue's), 0 unknown */
+    double usd_per_instance_hour, usd_per_accelerator_hour; /* NAN unknown */
 } market_block;
 /* An EC2 UltraServer type as DescribeCapacityBlockOfferings names one: "u-" FAMILY "x" HOSTS
  * ("u-p6e-gb200x72", "u-trn2x64"), no size.  Asked by UltraserverType; its count is UltraServers. */
 int prices_ultraserver_type_ok(const char *s);
 typedef struct market_block_query {
-    char *const *types; size_t n_types;   /* an UltraServer type among them asks for UltraServers */
-    char *const *regions; size_t n_regions;
-    const int *counts;               /* instances per type (n_types) */
+    char *const *types;
+    size_t n_types; /* an UltraServer type among them asks for UltraServers */
+    char *const *regions;
+    size_t n_regions;
+    const int *counts; /* instances per type (n_types) */
     int hours;
-    time_t start_after, end_before;  /* 0: not given */
+    time_t start_after, end_before; /* 0: not given */
     double timeout_s;
 } market_block_query;
 int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t *n, char *why, size_t why_len,
                         ib_error *err);
 
 typedef struct market_plan_query {
-    char *const *types; size_t n_types;
-    char *const *regions; size_t n_regions;
-    const char *plan_type;           /* "Compute", "EC2Instance", "SageMaker" */
-    const char *payment;             /* "No Upfront", "Partial Upfront", "All Upfront" */
+    char *const *types;
+    size_t n_types;
+    char *const *regions;
+    size_t n_regions;
+    const char *plan_type; /* "Compute", "EC2Instance", "SageMaker" */
+    const char *payment;   /* "No Upfront", "Partial Upfront", "All Upfront" */
     long long duration_s;
     double timeout_s;
 } market_plan_query;
@@ -415,7 +437,7 @@ typedef enum prices_kind { PRICES_TEXT, PRICES_NUMBER, PRICES_TIME, PRICES_NUMBE
 typedef struct prices_column {
     const char *key, *header;
     output_align align;
-    int priority;                   /* output_table_fit_columns: higher stays longer */
+    int priority; /* output_table_fit_columns: higher stays longer */
     prices_kind kind;
     const char *old_key;
 } prices_column;
@@ -433,11 +455,11 @@ const char *prices_column_key(const prices_column *cols, const char *key, int *o
 typedef struct prices_grid {
     const prices_column *cols;
     size_t n_cols;
-    char **plain, **shown;          /* n_rows x n_cols, row-major */
+    char **plain, **shown; /* n_rows x n_cols, row-major */
     size_t n_rows, cap;
     const char *keys[PRICES_MAX_COLUMNS];
     int prio[PRICES_MAX_COLUMNS];
-    const char *table_keys[PRICES_MAX_COLUMNS];   /* the last table's (it points at them) */
+    const char *table_keys[PRICES_MAX_COLUMNS]; /* the last table's (it points at them) */
     int table_prio[PRICES_MAX_COLUMNS];
 } prices_grid;
 int prices_grid_init(prices_grid *g, const prices_column *cols);
@@ -460,10 +482,10 @@ int prices_grid_write_rows(const prices_grid *g, const char *market, time_t now,
 
 /* What `prices` asked to see, for the on-demand and spot writers (prices_table.c). */
 typedef struct prices_view {
-    const char *format;             /* "table", "csv", "json" */
+    const char *format; /* "table", "csv", "json" */
     int want_on_demand, want_spot;
-    time_t now;                     /* dates the table's ages, the JSON's generated_at */
-    char *const *columns;           /* --columns (column keys, in order), n_columns 0: the format's own */
+    time_t now;           /* dates the table's ages, the JSON's generated_at */
+    char *const *columns; /* --columns (column keys, in order), n_columns 0: the format's own */
     size_t n_columns;
 } prices_view;
 /* S in V's format: the table (default columns, or --columns), the CSV (every column or
@@ -475,20 +497,22 @@ int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot);
 
 /* ---- prices --market capacity-block | savings-plan (prices_market.c) ----------------------- */
 typedef struct prices_market_args {
-    int market;                                /* PRICES_MARKET_BLOCK or PRICES_MARKET_PLAN */
-    char *const *types; size_t n_types;        /* expanded, natural order */
-    char *const *regions; size_t n_regions;
-    int (*nodes_of)(const char *type);         /* --nodes for TYPE */
-    int duration_hours;                        /* capacity-block */
-    time_t start_after, end_before;            /* capacity-block, 0: not given */
-    int term_years;                            /* savings-plan: 1 or 3 */
+    int market; /* PRICES_MARKET_BLOCK or PRICES_MARKET_PLAN */
+    char *const *types;
+    size_t n_types; /* expanded, natural order */
+    char *const *regions;
+    size_t n_regions;
+    int (*nodes_of)(const char *type); /* --nodes for TYPE */
+    int duration_hours;                /* capacity-block */
+    time_t start_after, end_before;    /* capacity-block, 0: not given */
+    int term_years;                    /* savings-plan: 1 or 3 */
     markets_payment payment;
-    const char *plan_type;                     /* "Compute", "EC2Instance", "SageMaker" */
-    const char *plan_label;                    /* "Compute", "EC2 Instance", "SageMaker" */
+    const char *plan_type;  /* "Compute", "EC2Instance", "SageMaker" */
+    const char *plan_label; /* "Compute", "EC2 Instance", "SageMaker" */
     prices_source source;
     double timeout_s;
-    const char *format;                        /* "table", "json", "csv" */
-    char *const *columns;                      /* --columns (column keys), n_columns 0: the format's own */
+    const char *format;   /* "table", "json", "csv" */
+    char *const *columns; /* --columns (column keys), n_columns 0: the format's own */
     size_t n_columns;
 } prices_market_args;
 

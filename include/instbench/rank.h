@@ -33,7 +33,7 @@
  * overflow the money arithmetic long before any real machine gets near it). */
 #define RANK_RESULT_SCHEMA "instbench.result/v1"
 #define RANK_MAX_SAMPLES_PER_SECOND 1e12
-#define RANK_MIN_SAMPLES_PER_SECOND 1e-6   /* below: time to any target overflows into nonsense */
+#define RANK_MIN_SAMPLES_PER_SECOND 1e-6 /* below: time to any target overflows into nonsense */
 #define RANK_MAX_NODES 100000
 /* A usable price per node-hour, whoever gives it (AWS, a prices file, the user's --price or
  * measure --hourly-cost): the floor keeps samples per dollar finite for any accepted throughput,
@@ -43,9 +43,14 @@
 
 /* The markets bought ahead (capacity-block, savings-plan) are priced from live quotes the command
  * fetches (rank_options.blocks / .plans); a user price or a recorded one is for the first two. */
-typedef enum rank_market { RANK_ON_DEMAND = 0, RANK_SPOT = 1, RANK_CAPACITY_BLOCK = 2, RANK_SAVINGS_PLAN = 3 } rank_market;
+typedef enum rank_market {
+    RANK_ON_DEMAND = 0,
+    RANK_SPOT = 1,
+    RANK_CAPACITY_BLOCK = 2,
+    RANK_SAVINGS_PLAN = 3
+} rank_market;
 #define RANK_N_MARKETS 4
-#define RANK_KEY_BYTES 32   /* SHA-256 */
+#define RANK_KEY_BYTES 32 /* SHA-256 */
 
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
 typedef struct rank_result {
@@ -53,39 +58,39 @@ typedef struct rank_result {
     char model[64];
     char precision[16];
     char data[16];
-    long batch_per_device;       /* -1 unknown */
-    long global_batch;           /* -1 unknown */
-    long params;                 /* workload.params: model parameters, -1 unknown */
-    double checkpoint_s;         /* checkpoint.write_s (measure's timed checkpoint), NAN when not measured */
-    char instance_type[64];      /* "" when the run could not tell (no IMDS, no flag) */
-    char host[72];               /* instance.hostname: names the machine when the type is "" */
+    long batch_per_device;  /* -1 unknown */
+    long global_batch;      /* -1 unknown */
+    long params;            /* workload.params: model parameters, -1 unknown */
+    double checkpoint_s;    /* checkpoint.write_s (measure's timed checkpoint), NAN when not measured */
+    char instance_type[64]; /* "" when the run could not tell (no IMDS, no flag) */
+    char host[72];          /* instance.hostname: names the machine when the type is "" */
     char region[32];
-    char az[32], az_id[32];      /* the run's zone name and ID, both or neither ("" unknown): which ID
+    char az[32], az_id[32]; /* the run's zone name and ID, both or neither ("" unknown): which ID
                                     a name stands for differs per account, and this pair is the
                                     measuring account's own answer */
-    char market[16];             /* the market the run happened on; informational only */
+    char market[16];        /* the market the run happened on; informational only */
     char backend[8];
-    char attention[16];          /* hardware.attention: "cudnn", "unfused" ("fused" before issue 37), "" not
+    char attention[16];        /* hardware.attention: "cudnn", "unfused" ("fused" before issue 37), "" not
                                     said (CPU, older) */
-    char accelerator[64];        /* devices[0].name */
-    long accelerator_count;      /* per node, 0 on CPU */
-    long vcpus;                  /* per node, -1 unknown */
-    long nodes;                  /* max(topology.nodes, instance.count) */
-    long measured_nodes;         /* topology.nodes: the nodes that really ran (nodes > measured_nodes:
+    char accelerator[64];      /* devices[0].name */
+    long accelerator_count;    /* per node, 0 on CPU */
+    long vcpus;                /* per node, -1 unknown */
+    long nodes;                /* max(topology.nodes, instance.count) */
+    long measured_nodes;       /* topology.nodes: the nodes that really ran (nodes > measured_nodes:
                                     measure --count N on fewer nodes, an extrapolation) */
-    double samples_per_second;   /* global, > 0, finite, as measured on measured_nodes */
-    int identity_mismatch;       /* instance.identity_mismatch: 1 the user kept a type that contradicts
+    double samples_per_second; /* global, > 0, finite, as measured on measured_nodes */
+    int identity_mismatch;     /* instance.identity_mismatch: 1 the user kept a type that contradicts
                                     the hardware (measure --identity-mismatch ok), 0 checked, -1 unknown */
-    double cv;                   /* measurement.step_time_s.cv, NAN unknown */
-    char network[16];            /* topology.network.transport ("efa", "socket", ...), "" not recorded */
-    double busbw_gbps;           /* communication.allreduce: busbw at the largest size <= DDP's 25 MiB
+    double cv;                 /* measurement.step_time_s.cv, NAN unknown */
+    char network[16];          /* topology.network.transport ("efa", "socket", ...), "" not recorded */
+    double busbw_gbps;         /* communication.allreduce: busbw at the largest size <= DDP's 25 MiB
                                     bucket (else the smallest), NAN none or malformed */
-    double gemm_share;           /* measurement.gemm_share: the step's share of the GEMM rate measured in
+    double gemm_share;         /* measurement.gemm_share: the step's share of the GEMM rate measured in
                                     situ (issue 37), NAN none or malformed */
-    unsigned warnings;           /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
-    time_t timestamp;            /* 0 unknown */
-    double user_usd_per_hour;    /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
-    rank_market user_market;     /* the market that price is for */
+    unsigned warnings;         /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
+    time_t timestamp;          /* 0 unknown */
+    double user_usd_per_hour;  /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
+    rank_market user_market;   /* the market that price is for */
     /* What identifies the run (SHA-256 over fingerprint, timestamp, host, instance, nodes, backend,
      * device, samples/s, steps and duration): the same run read twice (a copy, the --append line
      * beside the file) has the same key and counts once. */
@@ -95,13 +100,13 @@ typedef struct rank_result {
 /* Run-quality warnings, one bit each; rank_warning_codes[bit] is the short code results carry in
  * measurement.warning_codes and rank prints (JSON arrays, CSV joined with ';'). */
 enum {
-    RANK_WARN_CV_HIGH = 1u << 0,          /* step-time CV above 5% */
-    RANK_WARN_DRIFT = 1u << 1,            /* step time drifted up during the window */
-    RANK_WARN_MFU_OVER_100 = 1u << 2,     /* model FLOP/s above the peak: the peak or the timing is wrong */
-    RANK_WARN_OTHER_PROCESSES = 1u << 3,  /* other processes took CPU during the run */
-    RANK_WARN_STEAL = 1u << 4,            /* hypervisor steal */
-    RANK_WARN_SHARED_MACHINE = 1u << 5,   /* load average above the vCPUs before the run */
-    RANK_WARN_OTHER = 1u << 6,            /* a warning this build has no code for */
+    RANK_WARN_CV_HIGH = 1u << 0,         /* step-time CV above 5% */
+    RANK_WARN_DRIFT = 1u << 1,           /* step time drifted up during the window */
+    RANK_WARN_MFU_OVER_100 = 1u << 2,    /* model FLOP/s above the peak: the peak or the timing is wrong */
+    RANK_WARN_OTHER_PROCESSES = 1u << 3, /* other processes took CPU during the run */
+    RANK_WARN_STEAL = 1u << 4,           /* hypervisor steal */
+    RANK_WARN_SHARED_MACHINE = 1u << 5,  /* load average above the vCPUs before the run */
+    RANK_WARN_OTHER = 1u << 6,           /* a warning this build has no code for */
     RANK_WARN_N = 7
 };
 extern const char *const rank_warning_codes[RANK_WARN_N];
@@ -112,9 +117,9 @@ extern const char *const rank_warning_codes[RANK_WARN_N];
 typedef struct rank_results {
     rank_result *items;
     size_t n, cap;
-    size_t files_read;           /* files (or stdin) opened */
-    size_t skipped;              /* files or lines rejected, each reported through on_skip */
-    size_t duplicates;           /* files, directories or runs reached again, ignored */
+    size_t files_read; /* files (or stdin) opened */
+    size_t skipped;    /* files or lines rejected, each reported through on_skip */
+    size_t duplicates; /* files, directories or runs reached again, ignored */
 } rank_results;
 
 /* Called once per rejected file or line: WHERE is "path" or "path:line", REASON one line. */
@@ -143,8 +148,8 @@ void rank_sink_skip(rank_sink *s, const char *where, const char *reason);
 typedef void (*rank_remote_fn)(void *ctx, const char *uri, rank_sink *sink);
 
 typedef struct rank_load_options {
-    int follow;                  /* follow symbolic links to directories found while walking */
-    rank_remote_fn remote;       /* reads "s3://" inputs; NULL: they are skipped as unreadable */
+    int follow;            /* follow symbolic links to directories found while walking */
+    rank_remote_fn remote; /* reads "s3://" inputs; NULL: they are skipped as unreadable */
     void *remote_ctx;
 } rank_load_options;
 
@@ -158,8 +163,8 @@ typedef struct rank_load_options {
  * ignored and counted in out->duplicates.  Symbolic links to directories met in a walk are
  * skipped (reported) unless OPT->follow; directories nest at most RANK_MAX_DEPTH deep. */
 #define RANK_MAX_DEPTH 32
-int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out,
-              rank_skip_fn on_skip, void *ctx, ib_error *err);
+int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out, rank_skip_fn on_skip,
+              void *ctx, ib_error *err);
 void rank_results_free(rank_results *r);
 
 /* ---- grouping ---- */
@@ -172,7 +177,7 @@ typedef struct rank_group {
     char data[16];
     long batch_per_device;
     long global_batch;
-    long params;                 /* model parameters, -1 unknown (sizes the default checkpoint) */
+    long params; /* model parameters, -1 unknown (sizes the default checkpoint) */
     size_t *idx;
     size_t n;
     time_t newest;
@@ -189,37 +194,37 @@ int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *c
 /* A configuration: NODES x INSTANCE_TYPE priced in REGION; repeated runs combined.  Without an
  * instance type (off EC2) the machine is named by its hostname. */
 typedef struct rank_config {
-    char instance_type[64];      /* "" unknown */
-    char host[72];               /* the runs' hostname when instance_type is "", else "" */
-    char region[32];             /* effective region (--region wins), "" unknown */
+    char instance_type[64]; /* "" unknown */
+    char host[72];          /* the runs' hostname when instance_type is "", else "" */
+    char region[32];        /* effective region (--region wins), "" unknown */
     long nodes;
     char accelerator[64];
-    long accelerator_count;      /* per node */
+    long accelerator_count; /* per node */
     long vcpus;
     char backend[8];
-    char attention[16];          /* how its runs ran attention (they share it: part of the key) */
-    double samples_per_second;   /* median of the runs, scaled to NODES when extrapolated */
-    double sps_min, sps_max;     /* the runs' extremes, scaled alike */
+    char attention[16];        /* how its runs ran attention (they share it: part of the key) */
+    double samples_per_second; /* median of the runs, scaled to NODES when extrapolated */
+    double sps_min, sps_max;   /* the runs' extremes, scaled alike */
     size_t runs;
-    long measured_nodes;         /* the fewest nodes any of its runs really ran on */
-    int extrapolated;            /* 1: nodes > measured_nodes; samples/s = measured x nodes / measured_nodes
+    long measured_nodes;   /* the fewest nodes any of its runs really ran on */
+    int extrapolated;      /* 1: nodes > measured_nodes; samples/s = measured x nodes / measured_nodes
                                     (linear scaling: no communication cost assumed) */
-    size_t superseded;           /* extrapolated runs left out because a real NODES-node run exists */
-    int identity_mismatch;       /* 1 when any run's identity contradicted its hardware */
-    double cv_max;               /* the worst run's step-time CV, NAN unknown */
-    double busbw_gbps;           /* multi-node: the median busbw of its runs on all its nodes, else NAN */
-    double gemm_share;           /* the median gemm_share of its runs that carry one, else NAN */
-    char network[16];            /* multi-node: the transport its runs on all its nodes used ("socket" if
+    size_t superseded;     /* extrapolated runs left out because a real NODES-node run exists */
+    int identity_mismatch; /* 1 when any run's identity contradicted its hardware */
+    double cv_max;         /* the worst run's step-time CV, NAN unknown */
+    double busbw_gbps;     /* multi-node: the median busbw of its runs on all its nodes, else NAN */
+    double gemm_share;     /* the median gemm_share of its runs that carry one, else NAN */
+    char network[16];      /* multi-node: the transport its runs on all its nodes used ("socket" if
                                     any did), "" unknown or one node */
-    int socket_on_efa;           /* 1: a multi-node configuration of an EFA-capable type measured over
+    int socket_on_efa;     /* 1: a multi-node configuration of an EFA-capable type measured over
                                     TCP sockets (marked #: its network was not the one it pays for) */
-    unsigned warnings;           /* union of the runs' RANK_WARN_* */
+    unsigned warnings;     /* union of the runs' RANK_WARN_* */
     /* Per market (rank_market): the hourly cost per node the runs recorded (measure
      * --hourly-cost), from the newest run that recorded one; NAN when none did. */
     double recorded_usd_per_hour[2];
-    time_t recorded_as_of[2];    /* that run's timestamp */
-    int recorded_prices_differ;  /* 1: runs recorded different costs for one market */
-    char variant[96];            /* "" unless another configuration has the same type, nodes, region */
+    time_t recorded_as_of[2];   /* that run's timestamp */
+    int recorded_prices_differ; /* 1: runs recorded different costs for one market */
+    char variant[96];           /* "" unless another configuration has the same type, nodes, region */
 } rank_config;
 
 /* Combines the group's runs by (instance type, nodes, effective region, backend, device name):
@@ -227,13 +232,19 @@ typedef struct rank_config {
  * unknown instance type are also kept apart by hostname, accelerator count and vCPUs, so
  * different machines never merge.  Configurations that share type, nodes and region get a
  * VARIANT ("cpu", "cuda NVIDIA A10G") for their labels. */
-int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
-                      rank_config **configs, size_t *n_configs, ib_error *err);
+int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override, rank_config **configs,
+                      size_t *n_configs, ib_error *err);
 
 /* ---- scoring ---- */
 
-enum { RANK_MARKETS_ON_DEMAND = 1, RANK_MARKETS_SPOT = 2, RANK_MARKETS_BOTH = 3, RANK_MARKETS_BLOCK = 4,
-       RANK_MARKETS_PLAN = 8, RANK_MARKETS_ALL = 15 };
+enum {
+    RANK_MARKETS_ON_DEMAND = 1,
+    RANK_MARKETS_SPOT = 2,
+    RANK_MARKETS_BOTH = 3,
+    RANK_MARKETS_BLOCK = 4,
+    RANK_MARKETS_PLAN = 8,
+    RANK_MARKETS_ALL = 15
+};
 
 /* A Capacity Block offering for NODES x INSTANCE_TYPE in REGION (prices_fetch_blocks): the whole
  * block, HOURS long from START, costs FEE_USD up front, used or not, never interrupted. */
@@ -250,14 +261,17 @@ typedef struct rank_plan_quote {
 } rank_plan_quote;
 typedef enum rank_spot_mode { RANK_SPOT_LOWEST = 0, RANK_SPOT_MEDIAN, RANK_SPOT_AZ } rank_spot_mode;
 typedef enum rank_sort_key {
-    RANK_SORT_SAMPLES_PER_DOLLAR = 0, RANK_SORT_THROUGHPUT, RANK_SORT_COST, RANK_SORT_TIME
+    RANK_SORT_SAMPLES_PER_DOLLAR = 0,
+    RANK_SORT_THROUGHPUT,
+    RANK_SORT_COST,
+    RANK_SORT_TIME
 } rank_sort_key;
 
 /* A price the user gives on the command line (rank --price NAME[:MARKET]=USD). */
 typedef struct rank_user_price {
-    char name[72];               /* an instance type, or the hostname of results without one */
-    rank_market market;          /* plain NAME=USD: on-demand */
-    double usd_per_hour;         /* per node, in [RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR] */
+    char name[72];       /* an instance type, or the hostname of results without one */
+    rank_market market;  /* plain NAME=USD: on-demand */
+    double usd_per_hour; /* per node, in [RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR] */
 } rank_user_price;
 
 /* ---- spot risk (spot_risk.c): spot priced with its interruptions ----
@@ -273,10 +287,10 @@ typedef struct rank_user_price {
  *   RANK_SPOT_CHECKPOINT_S_UNKNOWN when the results do not give the parameter count;
  * - a restart (new instance, boot, load the checkpoint) costs R = 10 minutes;
  * - the checkpoint interval is Daly's higher-order optimum (Daly 2006, FGCS 22(3)). */
-#define RANK_SPOT_ADVISOR_WINDOW_H PRICES_ADVISOR_WINDOW_H   /* the bucket's mapping lives in prices/interruption.c */
+#define RANK_SPOT_ADVISOR_WINDOW_H PRICES_ADVISOR_WINDOW_H /* the bucket's mapping lives in prices/interruption.c */
 #define RANK_SPOT_RESTART_S 600.0
 #define RANK_SPOT_DISK_BYTES_PER_S 125e6
-#define RANK_SPOT_STATE_BYTES_PER_PARAM 12.0   /* fp32 weights + Adam m and v */
+#define RANK_SPOT_STATE_BYTES_PER_PARAM 12.0    /* fp32 weights + Adam m and v */
 #define RANK_SPOT_HALF_COPY_BYTES_PER_PARAM 2.0 /* the bf16/fp16 working copy, where one exists */
 #define RANK_SPOT_CHECKPOINT_S_UNKNOWN 60.0
 /* The quantile reported as "P90": z of the standard normal at 0.9. */
@@ -292,34 +306,34 @@ typedef struct rank_user_price {
 #define RANK_SPOT_MAX_CHECKPOINT_S 86400.0
 
 typedef struct rank_spot_options {
-    int off;                     /* --spot-risk off: spot ranks at its raw price */
-    double rate_per_node_hour;   /* --interruption-rate, NAN: from each row's Advisor bucket */
-    double checkpoint_s;         /* delta, > 0 (the command fills the default) */
-    const char *checkpoint_source;   /* "default" or "user" ("measured" once measure times one) */
-    double restart_s;            /* R, >= 0 */
-    double interval_s;           /* --checkpoint-every, NAN: Daly's optimum */
+    int off;                       /* --spot-risk off: spot ranks at its raw price */
+    double rate_per_node_hour;     /* --interruption-rate, NAN: from each row's Advisor bucket */
+    double checkpoint_s;           /* delta, > 0 (the command fills the default) */
+    const char *checkpoint_source; /* "default" or "user" ("measured" once measure times one) */
+    double restart_s;              /* R, >= 0 */
+    double interval_s;             /* --checkpoint-every, NAN: Daly's optimum */
 } rank_spot_options;
 
 /* A spot row's figures under the model; VALID 0 (on-demand, --spot-risk off, no rate known)
  * leaves every other field unset and the row ranked at its raw price. */
 typedef struct rank_spot_risk {
     int valid;
-    double rate_per_node_hour;   /* lambda */
-    const char *rate_source;     /* "advisor" or "user" */
-    double job_rate_per_hour;    /* Lambda = nodes x lambda */
-    double checkpoint_s, restart_s, interval_s;   /* delta, R, tau */
+    double rate_per_node_hour;                  /* lambda */
+    const char *rate_source;                    /* "advisor" or "user" */
+    double job_rate_per_hour;                   /* Lambda = nodes x lambda */
+    double checkpoint_s, restart_s, interval_s; /* delta, R, tau */
     const char *checkpoint_source;
-    double efficiency;           /* T_s / T_w, in (0, 1) */
-    double samples_per_second;   /* measured x efficiency */
-    double samples_per_dollar;   /* effective samples/s x 3600 / usd_per_hour */
-    double expected_hours, p90_hours, expected_cost, p90_cost;   /* NAN without a target */
-    double p_no_interruption;    /* NAN without a target */
+    double efficiency;                                         /* T_s / T_w, in (0, 1) */
+    double samples_per_second;                                 /* measured x efficiency */
+    double samples_per_dollar;                                 /* effective samples/s x 3600 / usd_per_hour */
+    double expected_hours, p90_hours, expected_cost, p90_cost; /* NAN without a target */
+    double p_no_interruption;                                  /* NAN without a target */
     /* The per-node rate at which samples_per_dollar falls to the best on-demand row's: NAN
      * "never" (ahead up to RANK_SPOT_BREAKEVEN_MAX_RATE), 0 when behind at any rate; only
      * when BREAKEVEN_AGAINST names that on-demand row (the configs index, else -1). */
     double breakeven_rate;
     long breakeven_against;
-    rank_market breakeven_against_market;   /* that row's market (on-demand unless --versus says) */
+    rank_market breakeven_against_market; /* that row's market (on-demand unless --versus says) */
 } rank_spot_risk;
 
 /* lambda per node-hour for an Advisor bucket 0..4 (NAN otherwise): prices_interruption_rate. */
@@ -334,7 +348,9 @@ double rank_spot_efficiency(double job_rate, double delta_h, double restart_h, d
 /* Mean (h), variance (h^2) and third cumulant (h^3) of the wall time one segment of S_H hours
  * (work + checkpoint) takes: failed attempts lose their time and each costs a restart of
  * RESTART_H that itself restarts when interrupted (the renewal process whose mean is Daly's). */
-typedef struct rank_spot_moments { double mean, var, k3; } rank_spot_moments;
+typedef struct rank_spot_moments {
+    double mean, var, k3;
+} rank_spot_moments;
 rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double restart_h);
 /* How many checkpoint segments WORK_H hours of work take at interval TAU_H: ceil(work / tau), >= 1. */
 double rank_spot_segments(double work_h, double tau_h);
@@ -353,37 +369,37 @@ double rank_spot_measured_checkpoint_s(const rank_results *res, const rank_group
 int rank_spot_parse_rate(const char *s, double *rate, char *why, size_t len);
 
 typedef struct rank_options {
-    int markets;                 /* RANK_MARKETS_* */
+    int markets; /* RANK_MARKETS_* */
     rank_spot_mode spot_mode;
-    char az[32];                 /* for RANK_SPOT_AZ: a zone name (us-east-1a) or ID (use1-az2) */
-    char az_alt[32];             /* the same zone in the other form, when known (the results' own
+    char az[32];             /* for RANK_SPOT_AZ: a zone name (us-east-1a) or ID (use1-az2) */
+    char az_alt[32];         /* the same zone in the other form, when known (the results' own
                                     pairs, or the account's DescribeAvailabilityZones), else "" */
-    int include_local_zones;     /* Local and Wavelength Zones count for lowest and median spot
+    int include_local_zones; /* Local and Wavelength Zones count for lowest and median spot
                                     (prices_zone_counts); an --az names its zone whatever it is */
-    double target_samples;       /* 0 = no target: time/cost columns are NAN */
-    double deadline_hours;       /* NAN = none; the rest likewise */
+    double target_samples;   /* 0 = no target: time/cost columns are NAN */
+    double deadline_hours;   /* NAN = none; the rest likewise */
     double budget_usd;
     double max_hourly_usd;
     rank_sort_key sort;
     int pareto_only;
-    time_t now;                  /* for price age */
-    const rank_user_price *user_prices;   /* --price flags; they beat every other price */
+    time_t now;                         /* for price age */
+    const rank_user_price *user_prices; /* --price flags; they beat every other price */
     size_t n_user_prices;
     rank_spot_options spot;
     /* The markets bought ahead: their live quotes (NULL/0: none could be asked, and
      * QUOTES_MISSING says why for the rows' reasons). */
     const rank_block_quote *blocks;
     size_t n_blocks;
-    double block_hours;                   /* --block-duration, hours */
+    double block_hours; /* --block-duration, hours */
     const rank_plan_quote *plans;
     size_t n_plans;
-    double plan_term_hours;               /* 8760 or 26280 */
+    double plan_term_hours; /* 8760 or 26280 */
     /* --plan-utilisation: the share of the term's hours outside the target's that other work keeps
      * the plan busy; the rest of the commitment counts in a savings-plan row's cost to target
      * (0, the default: the whole term is owed to the target) */
     double plan_utilisation;
-    const char *plan_label;               /* "Compute 1y No Upfront" */
-    const char *quotes_missing;           /* "" or why no quote could be asked (offline) */
+    const char *plan_label;     /* "Compute 1y No Upfront" */
+    const char *quotes_missing; /* "" or why no quote could be asked (offline) */
     /* --versus: the row every spot row's break-even is against (configs index and market); -1:
      * the best on-demand row */
     long versus_config;
@@ -393,27 +409,27 @@ typedef struct rank_options {
 void rank_options_init(rank_options *o);
 
 typedef struct rank_row {
-    size_t config;               /* index into the configs */
+    size_t config; /* index into the configs */
     rank_market market;
-    int priced;                  /* 0: UNPRICED_REASON says why */
-    char unpriced_reason[320];   /* room for a hostname twice and the --price that would fix it */
-    double price_per_node;       /* $/h of one instance */
-    double usd_per_hour;         /* nodes x price_per_node */
-    char az[40];                 /* spot: the AZ priced, or "median of N AZs" */
+    int priced;                /* 0: UNPRICED_REASON says why */
+    char unpriced_reason[320]; /* room for a hostname twice and the --price that would fix it */
+    double price_per_node;     /* $/h of one instance */
+    double usd_per_hour;       /* nodes x price_per_node */
+    char az[40];               /* spot: the AZ priced, or "median of N AZs" */
     double samples_per_second;
     double samples_per_dollar;
-    double hours_to_target;      /* NAN without a target */
+    double hours_to_target; /* NAN without a target */
     double cost_to_target;
-    int interruption_bucket;     /* spot only, -1 unknown */
-    int placement_score;         /* spot only, -1 unknown */
+    int interruption_bucket; /* spot only, -1 unknown */
+    int placement_score;     /* spot only, -1 unknown */
     /* What the score answers (spot rows with a score): GetSpotPlacementScores for this many
      * instances (TargetCapacity) of this many types (the row's and --placement-pool's), for one
      * zone (placement_zone, the priced one) or the whole region (""). */
     int placement_capacity, placement_types;
     char placement_zone[40];
     char price_source[16];
-    time_t price_as_of;          /* 0 unknown */
-    rank_spot_risk risk;         /* spot rows: the interruption-aware figures */
+    time_t price_as_of;  /* 0 unknown */
+    rank_spot_risk risk; /* spot rows: the interruption-aware figures */
     /* The figures the row is ranked, filtered and Pareto-marked by: the risk-adjusted ones on a
      * spot row with a valid risk, else the raw ones above. */
     double rank_samples_per_second, rank_samples_per_dollar, rank_hours_to_target, rank_cost_to_target;
@@ -424,13 +440,13 @@ typedef struct rank_row {
      * of the term's hours the nodes must train for the plan to cost no more than on-demand, and
      * than spot at its risk-adjusted (Daly) efficiency; NAN elsewhere or when unknown */
     double plan_commitment_usd_per_hour, plan_term_usd, plan_break_even_on_demand, plan_break_even_spot;
-    int pareto;                  /* 1: no other row is at least as fast AND as cheap, better in one */
-    int rank;                    /* 1-based after sorting; 0 for unpriced */
+    int pareto; /* 1: no other row is at least as fast AND as cheap, better in one */
+    int rank;   /* 1-based after sorting; 0 for unpriced */
 } rank_row;
 
 /* One row per configuration and requested market (ml.* SageMaker types: on-demand only). */
-int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices,
-               const rank_options *o, rank_row **rows, size_t *n_rows, ib_error *err);
+int rank_score(const rank_config *configs, size_t n_configs, const price_set *prices, const rank_options *o,
+               rank_row **rows, size_t *n_rows, ib_error *err);
 
 /* ---- placement.c: placement scores asked as the row needs them --------------------------- */
 /* A price set's placement score asks for one instance of one type; that answers a 1-node row
@@ -483,7 +499,7 @@ const char *rank_config_name(const rank_config *c);
 int rank_user_price_for(const rank_config *c, rank_market m, const rank_options *o, double *usd, time_t *as_of);
 
 /* Parsing of flag values; -1 when unknown. */
-extern const char *const rank_sort_names[];   /* in rank_sort_key order, NULL-terminated */
+extern const char *const rank_sort_names[]; /* in rank_sort_key order, NULL-terminated */
 const char *rank_sort_key_name(rank_sort_key k);
 const char *rank_market_name(rank_market m);
 
@@ -496,24 +512,24 @@ void rank_accelerator_label(const rank_config *c, char *out, size_t len);
 /* ---- report: everything the renderers need (report.c: table/CSV, report_json.c, report_plot.c) ---- */
 
 typedef struct rank_report {
-    const rank_group *group;             /* the workload ranked */
-    const rank_group *groups;            /* every workload found, for "which groups exist" */
+    const rank_group *group;  /* the workload ranked */
+    const rank_group *groups; /* every workload found, for "which groups exist" */
     size_t n_groups;
     const rank_config *configs;
     size_t n_configs;
-    const rank_row *rows;                /* priced rows (ranked) first, then unpriced */
+    const rank_row *rows; /* priced rows (ranked) first, then unpriced */
     size_t n_priced, n_rows;
     const rank_options *opts;
     rank_filter_stats removed;
-    double epochs, dataset_size;         /* 0 when the target came from --samples or is absent */
-    const char *region_override;         /* NULL or the --region value */
-    const char *prices_origin;           /* "snapshot of 2026-11-21 (...)", "file prices.json", "live" */
+    double epochs, dataset_size; /* 0 when the target came from --samples or is absent */
+    const char *region_override; /* NULL or the --region value */
+    const char *prices_origin;   /* "snapshot of 2026-11-21 (...)", "file prices.json", "live" */
     size_t files_read, results, skipped, duplicates;
-    size_t superseded;                   /* extrapolated runs left out for a real run of their nodes */
-    char *const *columns;                /* --columns: the keys to show, in order (every format) */
-    size_t n_columns;                    /* 0: each format's default (table: what fits; CSV, JSON: all) */
-    int wide;                            /* --wide: the table adds P90 time and P(no interruption) */
-    int explain;                         /* --explain (or -v): the legend says how every figure is made */
+    size_t superseded;    /* extrapolated runs left out for a real run of their nodes */
+    char *const *columns; /* --columns: the keys to show, in order (every format) */
+    size_t n_columns;     /* 0: each format's default (table: what fits; CSV, JSON: all) */
+    int wide;             /* --wide: the table adds P90 time and P(no interruption) */
+    int explain;          /* --explain (or -v): the legend says how every figure is made */
 } rank_report;
 
 /* "snapshot 2026-11-21" style summary of the prices the rows used: sources and as-of dates. */
@@ -535,30 +551,37 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
 
 /* TIME: NUMBER holds a time_t; JSON writes ISO 8601 ("2026-11-21T00:00:00Z", what jq's fromdate
  * reads), CSV "2026-11-21T00:00:00" (what a spreadsheet reads as a date-time; the key says UTC). */
-typedef enum rank_value_kind { RANK_V_NONE = 0, RANK_V_NUMBER, RANK_V_TEXT, RANK_V_BOOL, RANK_V_LIST, RANK_V_TIME } rank_value_kind;
+typedef enum rank_value_kind {
+    RANK_V_NONE = 0,
+    RANK_V_NUMBER,
+    RANK_V_TEXT,
+    RANK_V_BOOL,
+    RANK_V_LIST,
+    RANK_V_TIME
+} rank_value_kind;
 /* One cell before it is formatted: NONE is an empty CSV cell, JSON null, "-" in the table. */
 typedef struct rank_value {
     rank_value_kind kind;
     double number;
     int flag;
-    const char *text;                    /* TEXT: points into BUF or at a string that outlives the row */
-    const char *items[RANK_WARN_N];      /* LIST */
+    const char *text;               /* TEXT: points into BUF or at a string that outlives the row */
+    const char *items[RANK_WARN_N]; /* LIST */
     size_t n_items;
     char buf[320];
 } rank_value;
 
 typedef struct rank_column {
-    const char *key;                     /* CSV header, JSON key, --columns name */
-    const char *header;                  /* the table's header */
-    int right;                           /* right-aligned in the table */
-    int priority;                        /* table: higher stays longer on a narrow terminal */
+    const char *key;    /* CSV header, JSON key, --columns name */
+    const char *header; /* the table's header */
+    int right;          /* right-aligned in the table */
+    int priority;       /* table: higher stays longer on a narrow terminal */
     void (*get)(const rank_report *r, const rank_row *row, rank_value *v);
     /* the table's text when it differs from the plain value (money, durations, grouping) */
     void (*show)(const rank_report *r, const rank_row *row, char *out, size_t len);
 } rank_column;
 
-extern const rank_column rank_columns[];  /* CSV/JSON order; ends with a NULL key */
-#define RANK_MAX_COLUMNS 96                  /* at least how many rank_columns holds (every buffer of them) */
+extern const rank_column rank_columns[]; /* CSV/JSON order; ends with a NULL key */
+#define RANK_MAX_COLUMNS 96              /* at least how many rank_columns holds (every buffer of them) */
 /* The table's columns when --columns is not given, in its order, NULL-terminated. */
 extern const char *const rank_table_keys[];
 /* The column named KEY (or one of the names before version 2: samples_per_usd, config, ...). */
@@ -593,8 +616,8 @@ int rank_resolve_az(rank_options *o, int ask_live, const rank_results *res, cons
  * runs recorded different prices, and configurations that ran attention different ways. */
 void rank_warn_inputs(const rank_config *c, size_t n, const rank_options *o);
 /* hint.c: nothing could be priced: the one line saying how to get a priced row, into OUT. */
-void rank_nothing_priced_hint(const char *source, const rank_options *o, const rank_config *c, size_t n,
-                              size_t n_rows, char *out, size_t len);
+void rank_nothing_priced_hint(const char *source, const rank_options *o, const rank_config *c, size_t n, size_t n_rows,
+                              char *out, size_t len);
 /* group.c: lists the workloads found on stderr, CHOSEN marked (EXPLICIT: --workload chose it). */
 void rank_groups_list(const rank_group *g, size_t n, size_t chosen, int explicit);
 
@@ -605,9 +628,9 @@ int rank_load_prices(const char *source, const rank_config *c, size_t n, const r
 /* ask.c: the live quotes of the markets bought ahead O ranks (a Capacity Block offering per
  * (type, nodes, region), a Savings Plan rate of PLAN_TYPE and PAYMENT per (type, region)), into
  * *BLOCKS and *PLANS (malloc'd, the caller frees) and O; MISSING: "" or why none could be asked. */
-int rank_load_quotes(const char *source, const char *plan_type, const char *payment, const rank_config *c,
-                     size_t n, rank_options *o, rank_block_quote **blocks, rank_plan_quote **plans, char *missing,
-                     size_t mlen, ib_error *err);
+int rank_load_quotes(const char *source, const char *plan_type, const char *payment, const rank_config *c, size_t n,
+                     rank_options *o, rank_block_quote **blocks, rank_plan_quote **plans, char *missing, size_t mlen,
+                     ib_error *err);
 /* ask.c: placement scores for the rows a price set cannot answer (multi-node rows and, with a
  * pool, every spot row), asked live where SOURCE allows; the rows without one say why (-v). */
 void rank_ask_placement(const char *source, char **pool, size_t n_pool, const rank_config *c, rank_row *rows,

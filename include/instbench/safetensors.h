@@ -18,30 +18,42 @@
 #define ST_MAX_HEADER_BYTES (100u * 1000u * 1000u)
 
 typedef enum st_dtype {
-    ST_BOOL, ST_U8, ST_I8, ST_I16, ST_U16, ST_F16, ST_BF16, ST_I32, ST_U32, ST_F32, ST_I64, ST_U64,
-    ST_F64, ST_DTYPE_COUNT
+    ST_BOOL,
+    ST_U8,
+    ST_I8,
+    ST_I16,
+    ST_U16,
+    ST_F16,
+    ST_BF16,
+    ST_I32,
+    ST_U32,
+    ST_F32,
+    ST_I64,
+    ST_U64,
+    ST_F64,
+    ST_DTYPE_COUNT
 } st_dtype;
 
-const char *safetensors_dtype_name(st_dtype d);        /* "F32", "BF16", ... */
-size_t safetensors_dtype_size(st_dtype d);             /* bytes per element */
+const char *safetensors_dtype_name(st_dtype d); /* "F32", "BF16", ... */
+size_t safetensors_dtype_size(st_dtype d);      /* bytes per element */
 int safetensors_dtype_parse(const char *s, st_dtype *out);
 
 typedef struct st_tensor {
     char *name;
     st_dtype dtype;
-    int ndim;                  /* 0 for a scalar */
+    int ndim; /* 0 for a scalar */
     int64_t shape[ST_MAX_DIMS];
-    size_t numel;              /* 1 for a scalar */
+    size_t numel; /* 1 for a scalar */
     size_t nbytes;
     const unsigned char *data; /* into the file's buffer; not aligned, little-endian */
 } st_tensor;
 
 typedef struct st_file {
-    unsigned char *buf;        /* whole file, owned */
+    unsigned char *buf; /* whole file, owned */
     size_t len;
-    st_tensor *tensors;        /* in data-offset order */
+    st_tensor *tensors; /* in data-offset order */
     size_t count;
-    size_t *by_name;           /* indices into tensors, sorted by name (binary search) */
+    size_t *by_name; /* indices into tensors, sorted by name (binary search) */
     char **meta_keys, **meta_values;
     size_t meta_count;
 } st_file;
@@ -52,7 +64,7 @@ int safetensors_read_file(const char *path, st_file *out, ib_error *err);
 void safetensors_free(st_file *f);
 
 const st_tensor *safetensors_find_tensor(const st_file *f, const char *name);
-const char *safetensors_get_meta(const st_file *f, const char *key);   /* NULL if absent */
+const char *safetensors_get_meta(const st_file *f, const char *key); /* NULL if absent */
 /* "[2, 3, 4]" into OUT (always NUL-terminated). */
 void safetensors_format_shape(int ndim, const int64_t *shape, char *out, size_t out_size);
 

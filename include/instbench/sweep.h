@@ -23,10 +23,10 @@
 #include "instbench/prices.h"
 #include "instbench/util.h"
 
-#define SWEEP_TAG_SWEEP EC2_TAG_SWEEP            /* "instbench:sweep" */
-#define SWEEP_TAG_CANDIDATE EC2_TAG_CANDIDATE    /* "instbench:candidate" */
-#define SWEEP_ID_MAX 32                  /* "20261125-213005-9f3a" + NUL, with room */
-#define SWEEP_USERDATA_MAX 16384         /* EC2's limit on user data before base64 */
+#define SWEEP_TAG_SWEEP EC2_TAG_SWEEP         /* "instbench:sweep" */
+#define SWEEP_TAG_CANDIDATE EC2_TAG_CANDIDATE /* "instbench:candidate" */
+#define SWEEP_ID_MAX 32                       /* "20261125-213005-9f3a" + NUL, with room */
+#define SWEEP_USERDATA_MAX 16384              /* EC2's limit on user data before base64 */
 
 /* A new sweep id: "YYYYMMDD-HHMMSS-xxxx" (UTC of `now`, 4 random hex digits).  It is a valid EC2
  * tag value, file name and S3 key segment, and sorts by start time. */
@@ -64,27 +64,27 @@ typedef struct sweep_candidate {
  * too, naming it), and drops the others; a node without a log URL says so in its own log and
  * powers off as the others do.  Only when the script with node 0's log URL alone does not fit is
  * rendering refused (the measure flags or URLs are too long). */
-#define SWEEP_NODES_MAX 64               /* the largest candidate the user data is sized for */
+#define SWEEP_NODES_MAX 64 /* the largest candidate the user data is sized for */
 /* The source archive's file name, beside the instbench executable (build dir, or install bindir). */
 #define SWEEP_SOURCE_ARCHIVE_NAME "instbench-src.tar.gz"
 
 typedef struct sweep_userdata_vars {
-    const char *sweep_id;           /* sweep_id_valid */
-    const char *candidate_spec;     /* "4xg5.xlarge:spot" (logged, not interpreted) */
-    int nodes;                      /* 1..SWEEP_NODES_MAX */
-    double max_minutes;             /* the instance's own timer: `shutdown -h +ceil(M)` set first */
+    const char *sweep_id;       /* sweep_id_valid */
+    const char *candidate_spec; /* "4xg5.xlarge:spot" (logged, not interpreted) */
+    int nodes;                  /* 1..SWEEP_NODES_MAX */
+    double max_minutes;         /* the instance's own timer: `shutdown -h +ceil(M)` set first */
     const char *region;
-    const char *market;             /* "spot" | "on-demand" (logged; measure reads IMDS's) */
-    const char *source_url;         /* presigned GET of the source archive */
-    const char *source_sha256;      /* 64 hex digits; the script checks the download against it */
-    const char *result_url;         /* presigned PUT: node 0 (launch index 0) delivers the result */
-    const char *const *log_urls;    /* NODES presigned PUTs, by launch index: the last 64 KiB of the
+    const char *market;          /* "spot" | "on-demand" (logged; measure reads IMDS's) */
+    const char *source_url;      /* presigned GET of the source archive */
+    const char *source_sha256;   /* 64 hex digits; the script checks the download against it */
+    const char *result_url;      /* presigned PUT: node 0 (launch index 0) delivers the result */
+    const char *const *log_urls; /* NODES presigned PUTs, by launch index: the last 64 KiB of the
                                        log on any failure (see "Room" above for which are kept) */
-    const char *rendezvous_url;     /* presigned GET of the object holding node 0's private IP, one
+    const char *rendezvous_url;  /* presigned GET of the object holding node 0's private IP, one
                                        line (multi-node only; NULL for 1 node) */
-    char *const *measure_args;      /* the flags after `--`, each quoted by the renderer */
+    char *const *measure_args;   /* the flags after `--`, each quoted by the renderer */
     size_t n_measure_args;
-    int efa_devices;   /* EFA devices each node must see before measuring (the interfaces the launch attached
+    int efa_devices; /* EFA devices each node must see before measuring (the interfaces the launch attached
                           whose type is efa or efa-only); 0: no EFA asked, no check */
 } sweep_userdata_vars;
 
@@ -103,7 +103,7 @@ int sweep_userdata_log_nodes(const sweep_userdata_vars *v, ib_error *err);
  * to build it (`cmake --build BUILD --target instbench_source_archive`). */
 int sweep_source_archive(char *path, size_t path_len, char sha256_hex[65], ib_error *err);
 /* ---- candidates (candidates.c) -------------------------------------------------------------- */
-#define SWEEP_MAX_NODES 64       /* N of "Nx": one cluster placement group's worth */
+#define SWEEP_MAX_NODES 64 /* N of "Nx": one cluster placement group's worth */
 #define SWEEP_MAX_CANDIDATES 32
 
 /* One SPEC, "[N x]TYPE[:on-demand|spot]": "4xg5.xlarge:spot", "4 x g5.xlarge" (as rank prints a
@@ -127,11 +127,11 @@ int sweep_candidates_add(const char *arg, sweep_candidate **v, size_t *n, ib_err
  * An instance with more than one interface gets no public IPv4 address from EC2: the sweep then
  * gives its primary interface an Elastic IP (released at the end) so it reaches S3. */
 typedef struct sweep_efa {
-    int n;                          /* interfaces per node; 0: no EFA (launched as a single-NIC node) */
+    int n; /* interfaces per node; 0: no EFA (launched as a single-NIC node) */
     ec2_nic nic[EC2_NICS_MAX];
-    int devices;                    /* EFA devices per node: interfaces of type efa or efa-only */
-    int elastic_ip;                 /* 1: more than one interface: an Elastic IP per node */
-    char why[160];                  /* n == 0: why not ("one node", "g5.xlarge has no EFA", "--efa off") */
+    int devices;    /* EFA devices per node: interfaces of type efa or efa-only */
+    int elastic_ip; /* 1: more than one interface: an Elastic IP per node */
+    char why[160];  /* n == 0: why not ("one node", "g5.xlarge has no EFA", "--efa off") */
 } sweep_efa;
 /* The layout of NODES nodes of the type NET describes (NULL: not described), or none with the
  * reason when OFF (--efa off), one node, or a type without EFA. */
@@ -147,7 +147,11 @@ void sweep_efa_text(const sweep_efa *e, char *out, size_t len);
  * named by an SSM public parameter, for the type's architecture.  Ubuntu 22.04 for both (GCC 11,
  * the release the instance's build is checked against). */
 typedef enum sweep_ami_kind {
-    SWEEP_AMI_GPU_X86_64 = 0, SWEEP_AMI_GPU_ARM64, SWEEP_AMI_CPU_X86_64, SWEEP_AMI_CPU_ARM64, SWEEP_AMI_KINDS
+    SWEEP_AMI_GPU_X86_64 = 0,
+    SWEEP_AMI_GPU_ARM64,
+    SWEEP_AMI_CPU_X86_64,
+    SWEEP_AMI_CPU_ARM64,
+    SWEEP_AMI_KINDS
 } sweep_ami_kind;
 /* "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id", ... */
 const char *sweep_ami_parameter(sweep_ami_kind kind);
@@ -162,8 +166,8 @@ int sweep_type_ami_kind(const char *type, const char *ec2_arch, sweep_ami_kind *
                         ib_error *err);
 
 typedef struct sweep_ami {
-    char id[64];              /* "ami-0abc..." ("" when not resolved) */
-    char source[200];         /* the SSM parameter it came from, or "--ami" */
+    char id[64];      /* "ami-0abc..." ("" when not resolved) */
+    char source[200]; /* the SSM parameter it came from, or "--ami" */
 } sweep_ami;
 
 /* ---- the plan (plan.c): a pure function, no I/O ---------------------------------------------- */
@@ -171,47 +175,47 @@ typedef struct sweep_plan_input {
     const char *region;
     const sweep_candidate *cands;
     size_t n;
-    const price_record *const *prices;  /* per candidate: its type's record in region, NULL: none */
-    const sweep_ami *amis;              /* [SWEEP_AMI_KINDS], resolved for the kinds the candidates need */
-    const sweep_ami *ami_override;      /* --ami: every candidate boots it; NULL: none */
-    double max_minutes;                 /* > 0: each instance's life, what every node is billed */
-    double max_cost_usd;                /* NAN: no ceiling given (plan without --max-cost) */
+    const price_record *const *prices;   /* per candidate: its type's record in region, NULL: none */
+    const sweep_ami *amis;               /* [SWEEP_AMI_KINDS], resolved for the kinds the candidates need */
+    const sweep_ami *ami_override;       /* --ami: every candidate boots it; NULL: none */
+    double max_minutes;                  /* > 0: each instance's life, what every node is billed */
+    double max_cost_usd;                 /* NAN: no ceiling given (plan without --max-cost) */
     const ec2_type_network *const *nets; /* per candidate: DescribeInstanceTypes' network of its type,
                                             NULL: not asked (one node) */
-    const char *const *ec2_archs;       /* per candidate: DescribeInstanceTypes' architecture of its
+    const char *const *ec2_archs;        /* per candidate: DescribeInstanceTypes' architecture of its
                                            type, NULL (or a NULL array): not asked */
-    int efa_off;                        /* --efa off */
+    int efa_off;                         /* --efa off */
 } sweep_plan_input;
 
 typedef struct sweep_plan_line {
     sweep_candidate cand;
     sweep_ami_kind kind;
-    const char *arch_source;            /* "DescribeInstanceTypes" | "instance-type catalogue" */
+    const char *arch_source; /* "DescribeInstanceTypes" | "instance-type catalogue" */
     sweep_ami ami;
-    double usd_per_node_hour;           /* what one node is taken to cost an hour; NAN: unpriced */
-    char price_source[160];             /* "snapshot 2026-11-21", "live 2026-11-25, highest of 4 zones" */
-    int spot_at_on_demand;              /* a spot row priced at on-demand: no spot price known */
-    double worst_case_usd;              /* nodes x usd_per_node_hour x max_minutes / 60; NAN: unpriced */
-    int committed;                      /* a Capacity Block candidate: its fee is already paid (committed
+    double usd_per_node_hour; /* what one node is taken to cost an hour; NAN: unpriced */
+    char price_source[160];   /* "snapshot 2026-11-21", "live 2026-11-25, highest of 4 zones" */
+    int spot_at_on_demand;    /* a spot row priced at on-demand: no spot price known */
+    double worst_case_usd;    /* nodes x usd_per_node_hour x max_minutes / 60; NAN: unpriced */
+    int committed;            /* a Capacity Block candidate: its fee is already paid (committed
                                            spend), so it adds nothing to the sweep's own worst case */
-    sweep_efa efa;                      /* the interfaces each node gets (efa.n == 0: no EFA, efa.why) */
+    sweep_efa efa;            /* the interfaces each node gets (efa.n == 0: no EFA, efa.why) */
 } sweep_plan_line;
 
 typedef enum sweep_verdict {
-    SWEEP_NO_CEILING = 0,               /* no --max-cost: nothing to judge */
-    SWEEP_WITHIN,                       /* total <= --max-cost */
-    SWEEP_OVER,                         /* total > --max-cost */
-    SWEEP_UNPRICED                      /* a line has no price: the total is unknown, never within */
+    SWEEP_NO_CEILING = 0, /* no --max-cost: nothing to judge */
+    SWEEP_WITHIN,         /* total <= --max-cost */
+    SWEEP_OVER,           /* total > --max-cost */
+    SWEEP_UNPRICED        /* a line has no price: the total is unknown, never within */
 } sweep_verdict;
 
 typedef struct sweep_plan {
-    sweep_plan_line *lines;             /* one per candidate, in the order given (malloc'd) */
+    sweep_plan_line *lines; /* one per candidate, in the order given (malloc'd) */
     size_t n;
-    int instances;                      /* sum of nodes */
+    int instances; /* sum of nodes */
     double max_minutes, max_cost_usd;
-    double total_usd;                   /* sum of worst cases; NAN when a line is unpriced */
+    double total_usd; /* sum of worst cases; NAN when a line is unpriced */
     sweep_verdict verdict;
-    int elastic_ips;                    /* Elastic IPs the sweep will hold at once (EFA nodes with several
+    int elastic_ips; /* Elastic IPs the sweep will hold at once (EFA nodes with several
                                            interfaces): more than SWEEP_EIP_DEFAULT_QUOTA is warned of */
 } sweep_plan;
 
@@ -230,36 +234,36 @@ void sweep_plan_free(sweep_plan *p);
  * candidate; `run`'s bucket.  Nothing here creates anything. */
 typedef struct sweep_prepare_input {
     const char *region;
-    const sweep_candidate *cands;       /* --candidates, in order */
+    const sweep_candidate *cands; /* --candidates, in order */
     size_t n_cands;
-    prices_source source;               /* --source */
-    const char *ami;                    /* --ami, NULL: SSM's current AMI per kind */
-    const char *capacity_reservation;   /* --capacity-reservation cr-..., NULL: none */
-    double max_minutes, max_cost_usd;   /* --max-minutes; --max-cost (NAN: not given) */
-    int efa_off;                        /* --efa off */
+    prices_source source;             /* --source */
+    const char *ami;                  /* --ami, NULL: SSM's current AMI per kind */
+    const char *capacity_reservation; /* --capacity-reservation cr-..., NULL: none */
+    double max_minutes, max_cost_usd; /* --max-minutes; --max-cost (NAN: not given) */
+    int efa_off;                      /* --efa off */
 } sweep_prepare_input;
 
 typedef struct sweep_context {
     aws_credentials cred;
-    aws_client *client;             /* the sweep's one client: the plan's requests and the executor's */
+    aws_client *client; /* the sweep's one client: the plan's requests and the executor's */
     price_set prices;
-    const price_record **per_cand;  /* per candidate: its record in the region, NULL: none */
+    const price_record **per_cand; /* per candidate: its record in the region, NULL: none */
     sweep_ami amis[SWEEP_AMI_KINDS];
-    sweep_ami override;             /* --ami, when given */
+    sweep_ami override; /* --ami, when given */
     char vpc_id[32], sg_id[32];
-    ec2_subnet *subnets;            /* the default VPC's default subnets, one per zone */
+    ec2_subnet *subnets; /* the default VPC's default subnets, one per zone */
     size_t n_subnets;
     sweep_plan plan;
-    sweep_candidate *cands;         /* the input's candidates, the block's checked reservation filled in */
-    ec2_capacity_reservation block; /* --capacity-reservation as EC2 describes it ("" id: none) */
-    ec2_type_network *nets;         /* per candidate: its type's network (DescribeInstanceTypes,
+    sweep_candidate *cands;          /* the input's candidates, the block's checked reservation filled in */
+    ec2_capacity_reservation block;  /* --capacity-reservation as EC2 describes it ("" id: none) */
+    ec2_type_network *nets;          /* per candidate: its type's network (DescribeInstanceTypes,
                                        multi-node candidates only; efa_supported 0 otherwise) */
     const ec2_type_network **net_of; /* per candidate: &nets[i] when asked, NULL otherwise */
-    const char **ec2_arch;          /* per candidate: DescribeInstanceTypes' architecture of its type
+    const char **ec2_arch;           /* per candidate: DescribeInstanceTypes' architecture of its type
                                        (asked for multi-node candidates and for families the
                                        instance-type catalogue lacks), NULL: not asked */
-    int efa_wanted;                 /* some candidate gets EFA interfaces */
-    int default_sg_efa_ready;       /* the default group already allows all traffic to and from itself */
+    int efa_wanted;                  /* some candidate gets EFA interfaces */
+    int default_sg_efa_ready;        /* the default group already allows all traffic to and from itself */
 } sweep_context;
 
 /* Fills CTX from IN (in this order: the catalogue's refusals, credentials and client, the block,
@@ -292,45 +296,45 @@ int sweep_check_bucket(sweep_context *ctx, const char *region, const char *bucke
 
 /* A candidate's outcome.  Only RESULT delivered a measurement; the rest say why not. */
 typedef enum sweep_outcome {
-    SWEEP_PENDING = 0,      /* not launched yet */
-    SWEEP_RUNNING,          /* launched, no result yet */
-    SWEEP_RESULT,           /* node 0's result is in S3 (and downloaded) */
-    SWEEP_FAILED,           /* a node delivered its log (build or measure failed), or ended without a result */
-    SWEEP_INTERRUPTED,      /* spot reclaimed (Server.SpotInstanceTermination): not a failure of the code */
-    SWEEP_NO_CAPACITY,      /* every zone tried answered a capacity error */
-    SWEEP_TIMED_OUT,        /* --max-minutes passed without a result */
-    SWEEP_NOT_RUN,          /* the sweep stopped before launching it (quota, launch error, signal) */
+    SWEEP_PENDING = 0, /* not launched yet */
+    SWEEP_RUNNING,     /* launched, no result yet */
+    SWEEP_RESULT,      /* node 0's result is in S3 (and downloaded) */
+    SWEEP_FAILED,      /* a node delivered its log (build or measure failed), or ended without a result */
+    SWEEP_INTERRUPTED, /* spot reclaimed (Server.SpotInstanceTermination): not a failure of the code */
+    SWEEP_NO_CAPACITY, /* every zone tried answered a capacity error */
+    SWEEP_TIMED_OUT,   /* --max-minutes passed without a result */
+    SWEEP_NOT_RUN,     /* the sweep stopped before launching it (quota, launch error, signal) */
     SWEEP_OUTCOME_COUNT
 } sweep_outcome;
-const char *sweep_outcome_name(sweep_outcome o);   /* "running", "no capacity", ... */
+const char *sweep_outcome_name(sweep_outcome o); /* "running", "no capacity", ... */
 
 typedef struct sweep_state_candidate {
     sweep_candidate c;
     char ami[64];
-    double usd_per_hour;           /* per node, the price the worst case used; NAN unknown */
-    char price_source[160];        /* the plan's: "snapshot 2026-11-21", "live ..., highest of 4 zones" */
+    double usd_per_hour;    /* per node, the price the worst case used; NAN unknown */
+    char price_source[160]; /* the plan's: "snapshot 2026-11-21", "live ..., highest of 4 zones" */
     sweep_outcome outcome;
-    char reason[1024];             /* why not a result: zones tried, the log's last lines, ... */
-    char placement_group[256];     /* "" for one node; recorded before it is created */
+    char reason[1024];         /* why not a result: zones tried, the log's last lines, ... */
+    char placement_group[256]; /* "" for one node; recorded before it is created */
     int placement_group_deleted;
-    time_t launched, ended;        /* 0: not yet */
-    char result_path[512];         /* the downloaded result, "" until then */
-    sweep_efa efa;                 /* the plan's interfaces per node (efa.n == 0: none) */
+    time_t launched, ended; /* 0: not yet */
+    char result_path[512];  /* the downloaded result, "" until then */
+    sweep_efa efa;          /* the plan's interfaces per node (efa.n == 0: none) */
 } sweep_state_candidate;
 
 typedef struct sweep_state_instance {
     char id[32];
-    int candidate;                 /* index into candidates */
-    int launch_index;              /* the node's rank */
-    char state[24];                /* EC2's state name, "unknown" until DescribeInstances answers */
+    int candidate;    /* index into candidates */
+    int launch_index; /* the node's rank */
+    char state[24];   /* EC2's state name, "unknown" until DescribeInstances answers */
     char az[32];
     char private_ip[48];
-    char state_reason[64];         /* EC2's StateReason code when it ended */
+    char state_reason[64]; /* EC2's StateReason code when it ended */
     time_t launched;
-    time_t ended;                  /* its real end: the time EC2's StateTransitionReason gives, else
+    time_t ended;            /* its real end: the time EC2's StateTransitionReason gives, else
                                       when our TerminateInstances was accepted; 0 while unknown */
-    time_t terminate_sent;         /* not saved: when this process's TerminateInstances took it */
-    char eip_allocation[64];       /* its Elastic IP (EFA nodes with several interfaces), "" none */
+    time_t terminate_sent;   /* not saved: when this process's TerminateInstances took it */
+    char eip_allocation[64]; /* its Elastic IP (EFA nodes with several interfaces), "" none */
     char eip_public_ip[48];
     int eip_associated, eip_released;
 } sweep_state_instance;
@@ -340,11 +344,11 @@ typedef struct sweep_state {
     char id[SWEEP_ID_MAX];
     char region[32];
     char s3_bucket[64];
-    char s3_prefix[512];           /* ends with '/' or "" */
+    char s3_prefix[512]; /* ends with '/' or "" */
     double max_minutes, max_cost_usd;
-    time_t created, finished;      /* finished 0: still running (or the process died) */
-    char phase[16];                /* "launching" | "watching" | "terminating" | "done" | "needs-cleanup" */
-    char note[512];                /* why the sweep stopped early, "" if it did not */
+    time_t created, finished; /* finished 0: still running (or the process died) */
+    char phase[16];           /* "launching" | "watching" | "terminating" | "done" | "needs-cleanup" */
+    char note[512];           /* why the sweep stopped early, "" if it did not */
     sweep_state_candidate *cand;
     size_t n_cand;
     sweep_state_instance *inst;
@@ -365,7 +369,7 @@ int sweep_state_save(const sweep_state *st, ib_error *err);
  * does not exist (err says so), -1 for any other problem. */
 int sweep_state_load(const char *id, sweep_state *st, ib_error *err);
 int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *err);
-char *sweep_state_json(const sweep_state *st);     /* malloc'd; NULL when out of memory */
+char *sweep_state_json(const sweep_state *st); /* malloc'd; NULL when out of memory */
 /* The ids of every state file, oldest first (*ids malloc'd, free with util_free_strv). */
 int sweep_state_list(char ***ids, size_t *n, ib_error *err);
 void sweep_state_free(sweep_state *st);
@@ -381,19 +385,19 @@ void sweep_candidate_key_name(const sweep_state *st, size_t i, char *out, size_t
 /* What `sweep run` needs besides the state (the candidates, region, S3 place and bounds live in
  * the state it is given). */
 typedef struct sweep_exec_options {
-    char *const *measure_args;     /* the flags after `--`, already checked by measure's parser */
+    char *const *measure_args; /* the flags after `--`, already checked by measure's parser */
     size_t n_measure_args;
-    const char *results_dir;       /* where results are downloaded: instbench-results/sweep-<id> */
-    double poll_s;                 /* INSTBENCH_SWEEP_POLL_S, default 15 */
-    double terminate_wait_s;       /* how long to wait for "terminated" at the end (default 600) */
-    volatile int *stop;            /* set to the signal's number by the command's handlers */
-    const ec2_subnet *subnets;     /* the default subnets the plan found (one per zone, tried in
+    const char *results_dir;   /* where results are downloaded: instbench-results/sweep-<id> */
+    double poll_s;             /* INSTBENCH_SWEEP_POLL_S, default 15 */
+    double terminate_wait_s;   /* how long to wait for "terminated" at the end (default 600) */
+    volatile int *stop;        /* set to the signal's number by the command's handlers */
+    const ec2_subnet *subnets; /* the default subnets the plan found (one per zone, tried in
                                       turn on capacity errors) and its security group; NULL / "":
                                       the executor looks them up */
     size_t n_subnets;
     const char *security_group_id;
-    const char *vpc_id;            /* the default VPC (where an EFA security group is created) */
-    aws_client *client;            /* the sweep's one client (sweep_prepare's) and its credentials
+    const char *vpc_id; /* the default VPC (where an EFA security group is created) */
+    aws_client *client; /* the sweep's one client (sweep_prepare's) and its credentials
                                       (for presigning); NULL: the executor makes its own */
     const aws_credentials *cred;
 } sweep_exec_options;

@@ -13,14 +13,13 @@ enum { IB_EXIT_OK = 0, IB_EXIT_RUNTIME = 1, IB_EXIT_USAGE = 2 };
 
 /* Errors travel up as a return code (0 ok, -1 failure) plus this message; only cmd/ exits. */
 typedef struct ib_error {
-    int code;        /* IB_EXIT_RUNTIME or IB_EXIT_USAGE */
+    int code; /* IB_EXIT_RUNTIME or IB_EXIT_USAGE */
     char msg[1024];
 } ib_error;
 
 /* Always returns -1.  The message is terminal-safe (util_term_escape): arguments quoting untrusted
  * text (file names, AWS answers) cannot put control characters on the screen. */
-int ib_error_set(ib_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int ib_error_set(ib_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ib_error_clear(ib_error *err);
 
 /* Logging to stderr.  Level is global: 0 quiet (errors only), 1 normal, 2 verbose (-v).  Each
@@ -28,8 +27,8 @@ void ib_error_clear(ib_error *err);
 enum { IB_LOG_ERROR = 0, IB_LOG_WARN = 1, IB_LOG_INFO = 1, IB_LOG_DEBUG = 2 };
 extern int ib_log_level;
 void ib_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define ib_warn(...)  ib_log(IB_LOG_WARN, "warning: " __VA_ARGS__)
-#define ib_info(...)  ib_log(IB_LOG_INFO, __VA_ARGS__)
+#define ib_warn(...) ib_log(IB_LOG_WARN, "warning: " __VA_ARGS__)
+#define ib_info(...) ib_log(IB_LOG_INFO, __VA_ARGS__)
 #define ib_debug(...) ib_log(IB_LOG_DEBUG, __VA_ARGS__)
 /* Colour only when stderr is a terminal and NO_COLOR is unset. */
 int util_stderr_color(void);
@@ -79,11 +78,11 @@ int util_mkdir_p(const char *dir, ib_error *err);
 
 /* Time. */
 double util_now_seconds(void);                 /* monotonic */
-void util_utc_iso8601(time_t t, char out[32]);  /* 2026-11-22T00:10:45Z */
+void util_utc_iso8601(time_t t, char out[32]); /* 2026-11-22T00:10:45Z */
 /* The one date parser: YYYY-MM-DD[THH:MM:SS[.frac]][Z|+HH:MM|-HH:MM], every field a real calendar
  * date and clock time (2026-02-30 and 2026-11-31 are refused, never rolled over); 0 ok, -1 not. */
 int util_parse_iso8601(const char *s, time_t *out);
-int util_days_in_month(int year, int month);   /* 0 when MONTH is not 1-12 */
+int util_days_in_month(int year, int month); /* 0 when MONTH is not 1-12 */
 /* 2026-11-22T00:10:45, UTC without the Z: the ISO 8601 form that LibreOffice Calc's default CSV
  * import, Excel and pandas read as a date-time (with the Z, or with a space for the T, Calc keeps
  * the cell as text); the column's name says UTC. */
@@ -104,8 +103,15 @@ void util_free_strv(char **items, size_t n);
  * whitespace anywhere.  0 ok (*out set), else one of UTIL_NUM_* (negative) saying what is wrong;
  * util_number_error turns that into a phrase ("' 4' has whitespace in it...", "'1e300' is above
  * the maximum, 1e+18") for the caller's "FLAG: <phrase>" message. */
-enum { UTIL_NUM_EMPTY = -1, UTIL_NUM_SPACE = -2, UTIL_NUM_SYNTAX = -3, UTIL_NUM_FRACTION = -4,
-       UTIL_NUM_NONFINITE = -5, UTIL_NUM_LOW = -6, UTIL_NUM_HIGH = -7 };
+enum {
+    UTIL_NUM_EMPTY = -1,
+    UTIL_NUM_SPACE = -2,
+    UTIL_NUM_SYNTAX = -3,
+    UTIL_NUM_FRACTION = -4,
+    UTIL_NUM_NONFINITE = -5,
+    UTIL_NUM_LOW = -6,
+    UTIL_NUM_HIGH = -7
+};
 int util_parse_int(const char *s, long min, long max, long *out);
 int util_parse_double(const char *s, double min, double max, double *out);
 const char *util_number_error(const char *s, int code, double min, double max, char *buf, size_t len);
@@ -116,7 +122,7 @@ const char *util_number_error(const char *s, int code, double min, double max, c
  * util_term_escape writes at most CAP bytes (NUL included, never half an escape) and returns the
  * length the whole escaped text needs. */
 size_t util_term_escape(const char *s, char *out, size_t cap);
-char *util_term_escape_dup(const char *s);   /* malloc'd; NULL on out-of-memory */
+char *util_term_escape_dup(const char *s); /* malloc'd; NULL on out-of-memory */
 void util_term_fputs(const char *s, FILE *f);
 /* printf whose whole output is escaped, except a newline that ends FMT itself. */
 void util_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -140,7 +146,7 @@ size_t util_json_escaped_nul(const char *text, size_t len);
 /* How deeply the JSON TEXT nests arrays and objects (brackets in strings not counted).  cJSON
  * refuses more than UTIL_JSON_MAX_DEPTH levels as if the text were corrupt: readers check this
  * first and say "nested deeper than 1000 levels" instead. */
-#define UTIL_JSON_MAX_DEPTH 1000   /* cJSON's CJSON_NESTING_LIMIT */
+#define UTIL_JSON_MAX_DEPTH 1000 /* cJSON's CJSON_NESTING_LIMIT */
 size_t util_json_depth(const char *text, size_t len);
 /* The one layout of every JSON document instbench prints or writes: two-space indents, ": " after
  * keys, a final newline.  malloc'd (free it); NULL when out of memory. */

@@ -17,20 +17,20 @@
 
 /* What one training run produces, in the model layout's order. */
 typedef struct verify_outputs {
-    float *logits;      /* [B, classes] at the initial weights */
-    float loss;         /* mean cross-entropy at the initial weights */
-    float *grads;       /* fp32 gradient block [layout.total], gradients of that loss */
-    float *losses;      /* [steps]: loss before each of `steps` optimizer updates on the same batch */
+    float *logits; /* [B, classes] at the initial weights */
+    float loss;    /* mean cross-entropy at the initial weights */
+    float *grads;  /* fp32 gradient block [layout.total], gradients of that loss */
+    float *losses; /* [steps]: loss before each of `steps` optimizer updates on the same batch */
     int steps;
 } verify_outputs;
 
 typedef struct verify_reference {
-    ib_train_config cfg;       /* model, batch, optimizer and precision from __metadata__ */
+    ib_train_config cfg; /* model, batch, optimizer and precision from __metadata__ */
     int steps;
     model_layout layout;
-    float *params;             /* initial fp32 parameter block [layout.total] */
-    float *images;             /* [B, 3, H, W] */
-    int32_t *labels;           /* [B] in [0, classes) */
+    float *params;   /* initial fp32 parameter block [layout.total] */
+    float *images;   /* [B, 3, H, W] */
+    int32_t *labels; /* [B] in [0, classes) */
     verify_outputs expected;
     char timm_version[32], torch_version[32];
 } verify_reference;
@@ -40,8 +40,8 @@ void verify_reference_free(verify_reference *r);
 
 /* Runs BACKEND ("cpu", "cuda") at PRECISION from the reference's weights and batch: forward +
  * backward (logits, loss, grads), then ref->steps optimizer steps recording each loss. */
-int verify_run_backend(const char *backend, const verify_reference *ref, ib_precision precision,
-                       int threads, verify_outputs *out, double *seconds, ib_error *err);
+int verify_run_backend(const char *backend, const verify_reference *ref, ib_precision precision, int threads,
+                       verify_outputs *out, double *seconds, ib_error *err);
 void verify_outputs_free(verify_outputs *o);
 
 /* Error metrics between an observed tensor and its expected value (double accumulation).
@@ -63,7 +63,7 @@ const char *verify_metric_name(verify_metric m);
  * <= 1e-4.  bf16: logits rel_l2 <= 3e-2, grads cosine >= 0.99, losses max_rel <= 2e-2. */
 typedef struct verify_tolerance {
     verify_metric logits_metric, grads_metric;
-    double logits_limit, grads_limit, losses_limit;   /* cosine limits are lower bounds */
+    double logits_limit, grads_limit, losses_limit; /* cosine limits are lower bounds */
 } verify_tolerance;
 void verify_default_tolerance(ib_precision p, verify_tolerance *out);
 /* Two backends of this build against each other (verify --compare-backend): in bf16 they round
@@ -74,7 +74,7 @@ void verify_default_tolerance(ib_precision p, verify_tolerance *out);
 void verify_pair_tolerance(ib_precision p, verify_tolerance *out);
 
 typedef struct verify_check {
-    char name[80];             /* "logits", "loss", "grad.<param>", "losses[i]" */
+    char name[80]; /* "logits", "loss", "grad.<param>", "losses[i]" */
     int ndim;
     int64_t shape[4];
     verify_errors err;

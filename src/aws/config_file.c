@@ -121,12 +121,12 @@ aws_config_file *aws_config_parse(const char *text, size_t len, int is_config_fi
 {
     aws_config_file *f = calloc(1, sizeof *f);
     if (!f) return NULL;
-    char *profile = NULL;   /* current section's profile; NULL when it is not one */
-    int in_section = 0;     /* lines before the first header are ignored (configparser: an error) */
-    int have_option = 0;    /* an option line since the header: indented lines continue it */
-    long entry = -1;        /* its entry, -1 when its section is not a profile */
+    char *profile = NULL; /* current section's profile; NULL when it is not one */
+    int in_section = 0;   /* lines before the first header are ignored (configparser: an error) */
+    int have_option = 0;  /* an option line since the header: indented lines continue it */
+    long entry = -1;      /* its entry, -1 when its section is not a profile */
     size_t opt_indent = 0;
-    int blanks = 0;         /* blank lines since, kept only if a continuation follows */
+    int blanks = 0; /* blank lines since, kept only if a continuation follows */
     size_t i = 0;
     while (i < len) {
         /* lines end at \n, \r\n or \r (Python's universal newlines) */
@@ -249,8 +249,7 @@ aws_config_file *aws_config_load(int is_config_file, char *path_out, size_t path
     if (env && env[0]) {
         if (env[0] == '~' && env[1] == '/' && getenv("HOME"))
             snprintf(path, sizeof path, "%s%s", getenv("HOME"), env + 1);
-        else
-            snprintf(path, sizeof path, "%s", env);
+        else snprintf(path, sizeof path, "%s", env);
     } else {
         const char *home = getenv("HOME");
         snprintf(path, sizeof path, "%s/.aws/%s", home ? home : "", is_config_file ? "config" : "credentials");

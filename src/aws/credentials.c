@@ -13,7 +13,7 @@
 
 #include "aws/internal.h"
 #include "instbench/imds.h"
-#include "instbench/names.h"   /* one rule for what a region looks like */
+#include "instbench/names.h" /* one rule for what a region looks like */
 
 #define REFRESH_MARGIN_S 300 /* refresh temporary credentials this long before they expire */
 
@@ -66,8 +66,8 @@ static int from_profile(aws_credentials *out, ib_error *err)
         const char *tok = aws_config_get(files[i], name, "aws_session_token");
         if (!ak && !sk) continue;
         if (!ak || !sk || !ak[0] || !sk[0]) {
-            rc = ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s has %s but not %s", name,
-                              i ? cpath : kpath, ak ? "aws_access_key_id" : "aws_secret_access_key",
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s has %s but not %s", name, i ? cpath : kpath,
+                              ak ? "aws_access_key_id" : "aws_secret_access_key",
                               ak ? "aws_secret_access_key" : "aws_access_key_id");
             break;
         }
@@ -83,7 +83,7 @@ static int from_profile(aws_credentials *out, ib_error *err)
         } else {
             /* A profile (the default one too) that gets its credentials some way instbench does not
              * implement: the AWS CLI would use that way, so name it instead of "no credentials". */
-            static const char *const unsupported[] = {"role_arn", "credential_process", "sso_start_url",
+            static const char *const unsupported[] = {"role_arn",    "credential_process",      "sso_start_url",
                                                       "sso_session", "web_identity_token_file", NULL};
             for (int k = 0; unsupported[k]; k++)
                 if (aws_config_get(cf, name, unsupported[k]) || aws_config_get(kf, name, unsupported[k])) {
@@ -133,7 +133,8 @@ int aws_container_credentials_url(char *out, size_t out_len, ib_error *err)
         } else {
             ib_error_set(err, IB_EXIT_RUNTIME,
                          "AWS_CONTAINER_CREDENTIALS_FULL_URI host '%s' is not allowed over http (loopback, "
-                         "169.254.170.2, 169.254.170.23 or https only)", host);
+                         "169.254.170.2, 169.254.170.23 or https only)",
+                         host);
         }
     } else {
         ib_error_set(err, IB_EXIT_RUNTIME, "AWS_CONTAINER_CREDENTIALS_FULL_URI is not a URL");
@@ -249,7 +250,8 @@ int aws_region_resolve(char out[32], ib_error *err)
     for (int i = 0; i < 2; i++) {
         const char *v = getenv(vars[i]);
         if (!v || !v[0]) continue;
-        if (!names_region_ok(v)) return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' %s", vars[i], v, names_region_problem(v));
+        if (!names_region_ok(v))
+            return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' %s", vars[i], v, names_region_problem(v));
         snprintf(out, 32, "%s", v);
         return 0;
     }
@@ -259,8 +261,9 @@ int aws_region_resolve(char out[32], ib_error *err)
     const char *v = aws_config_get(cf, name, "region");
     int rc = 1;
     if (v && v[0]) {
-        rc = names_region_ok(v) ? 0 : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s %s", v, name, cpath,
-                                                   names_region_problem(v));
+        rc = names_region_ok(v) ? 0
+                                : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s %s", v, name,
+                                               cpath, names_region_problem(v));
         if (rc == 0) snprintf(out, 32, "%s", v);
     }
     aws_config_free(cf);
@@ -271,7 +274,8 @@ int aws_region_resolve(char out[32], ib_error *err)
         snprintf(out, 32, "%s", id.region);
         return 0;
     }
-    return ib_error_set(err, IB_EXIT_RUNTIME,
-                        "no AWS region (tried AWS_REGION, AWS_DEFAULT_REGION, `region` of profile '%s' in %s, IMDS: %s)",
-                        name, cpath, ierr.msg);
+    return ib_error_set(
+        err, IB_EXIT_RUNTIME,
+        "no AWS region (tried AWS_REGION, AWS_DEFAULT_REGION, `region` of profile '%s' in %s, IMDS: %s)", name, cpath,
+        ierr.msg);
 }

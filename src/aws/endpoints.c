@@ -61,8 +61,8 @@ int aws_endpoint_url(const char *service_env_id, const char *region, char *out, 
 static int presign_secret_param(const char *p)
 {
     /* SigV4's query form, and S3's query-string form (AWSAccessKeyId, Signature, x-amz-security-token) */
-    static const char *const names[] = {"X-Amz-Signature=", "X-Amz-Security-Token=", "X-Amz-Credential=",
-                                        "Signature=", "AWSAccessKeyId="};
+    static const char *const names[] = {
+        "X-Amz-Signature=", "X-Amz-Security-Token=", "X-Amz-Credential=", "Signature=", "AWSAccessKeyId="};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!strncasecmp(p, names[i], strlen(names[i]))) return 1;
     return 0;
@@ -77,9 +77,9 @@ const char *aws_url_for_display(const char *url, char *out, size_t len)
     size_t alen = strcspn(auth, "/?#");
     const char *at = NULL;
     for (const char *p = auth; p < auth + alen; p++)
-        if (*p == '@') at = p;   /* the last '@' ends the userinfo, as in curl */
+        if (*p == '@') at = p; /* the last '@' ends the userinfo, as in curl */
     size_t o = 0;
-    const char *query = strpbrk(auth + alen, "?#");   /* where parameters may start: query or fragment */
+    const char *query = strpbrk(auth + alen, "?#"); /* where parameters may start: query or fragment */
     for (const char *p = url; *p && o + 1 < len; p++) {
         if (at && p == auth) {
             const char *mask = "***@";
@@ -125,7 +125,7 @@ int aws_endpoints_identity(const char *const *service_env_ids, size_t n, char *o
     unsigned int mdlen = 0;
     char hex[2 * EVP_MAX_MD_SIZE + 1];
     if (!EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL)) return -1;
-    util_hex(md, 8, hex);   /* 64 bits: a name per endpoint, not a secret */
+    util_hex(md, 8, hex); /* 64 bits: a name per endpoint, not a secret */
     memcpy(out, hex, 16);
     out[16] = '\0';
     return 1;

@@ -84,8 +84,8 @@ static void XMLCALL x_text(void *ud, const XML_Char *txt, int len)
     if (s->in_msg) append_capped(s->msg, &s->msg_len, s->msg_cap, txt, len);
 }
 
-void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type, char *code,
-                     size_t code_len, char *msg, size_t msg_len)
+void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type, char *code, size_t code_len,
+                     char *msg, size_t msg_len)
 {
     code[0] = msg[0] = '\0';
     if (x_amzn_error_type && x_amzn_error_type[0]) set_code(code, code_len, x_amzn_error_type);
@@ -143,19 +143,33 @@ static int in_list(const char *code, const char *const *list)
 
 int aws_error_is_throttling(const char *code)
 {
-    static const char *const l[] = {"Throttling", "ThrottlingException", "ThrottledException",
-                                    "RequestThrottledException", "TooManyRequestsException",
-                                    "ProvisionedThroughputExceededException", "TransactionInProgressException",
-                                    "RequestLimitExceeded", "BandwidthLimitExceeded", "LimitExceededException",
-                                    "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
-                                    "EC2ThrottledException", NULL};
+    static const char *const l[] = {"Throttling",
+                                    "ThrottlingException",
+                                    "ThrottledException",
+                                    "RequestThrottledException",
+                                    "TooManyRequestsException",
+                                    "ProvisionedThroughputExceededException",
+                                    "TransactionInProgressException",
+                                    "RequestLimitExceeded",
+                                    "BandwidthLimitExceeded",
+                                    "LimitExceededException",
+                                    "RequestThrottled",
+                                    "SlowDown",
+                                    "PriorRequestNotComplete",
+                                    "EC2ThrottledException",
+                                    NULL};
     return in_list(code, l);
 }
 
 int aws_error_is_transient(const char *code)
 {
-    static const char *const l[] = {"RequestTimeout", "RequestTimeoutException", "InternalError",
-                                    "InternalFailure", "ServiceUnavailable", "InternalServerError", NULL};
+    static const char *const l[] = {"RequestTimeout",
+                                    "RequestTimeoutException",
+                                    "InternalError",
+                                    "InternalFailure",
+                                    "ServiceUnavailable",
+                                    "InternalServerError",
+                                    NULL};
     return in_list(code, l);
 }
 

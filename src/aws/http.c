@@ -18,7 +18,7 @@
 
 #include "aws/internal.h"
 
-#define AWS_MAX_BODY (64u << 20)     /* a Pricing page is ~100 KB; anything this big is wrong */
+#define AWS_MAX_BODY (64u << 20) /* a Pricing page is ~100 KB; anything this big is wrong */
 #define AWS_MAX_BACKOFF_S 20.0
 /* Standard mode's retry quota: a client-wide bucket that retries draw from (more for timeouts)
  * and successes refill, so a failing service is not hammered by every request's retries. */
@@ -31,7 +31,7 @@ struct aws_client {
     aws_client_options opt;
     aws_credentials cred;
     CURLM *multi;
-    CURLSH *share;   /* DNS cache and TLS sessions across requests (one thread: no locks needed) */
+    CURLSH *share; /* DNS cache and TLS sessions across requests (one thread: no locks needed) */
     /* curl's socket interface: epoll holds the sockets curl waits on (on_socket keeps it in step)
      * and timer_at is the moment curl next wants CURL_SOCKET_TIMEOUT (< 0: none), so a wake-up
      * costs the sockets that are ready, not a poll() of every one of up to max_concurrency */
@@ -74,14 +74,14 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
     (void)socketp;
     aws_client *c = userp;
     if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(c->epfd, EPOLL_CTL_DEL, s, NULL);   /* ENOENT/EBADF: already gone with its close */
+        epoll_ctl(c->epfd, EPOLL_CTL_DEL, s, NULL); /* ENOENT/EBADF: already gone with its close */
         return 0;
     }
     struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u)};
     ev.data.fd = s;
     if (epoll_ctl(c->epfd, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT &&
         epoll_ctl(c->epfd, EPOLL_CTL_ADD, s, &ev) != 0)
-        return -1;   /* curl fails the transfers on this socket, which then retry or report */
+        return -1; /* curl fails the transfers on this socket, which then retry or report */
     return 0;
 }
 
@@ -94,8 +94,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
     return 0;
 }
 
-int aws_client_create(const aws_client_options *opt, const aws_credentials *cred, aws_client **out,
-                      ib_error *err)
+int aws_client_create(const aws_client_options *opt, const aws_credentials *cred, aws_client **out, ib_error *err)
 {
     *out = NULL;
     aws_curl_global_init();
@@ -165,7 +164,7 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
 void aws_client_destroy(aws_client *c)
 {
     if (!c) return;
-    curl_multi_cleanup(c->multi);   /* closes the cached connections through on_socket */
+    curl_multi_cleanup(c->multi); /* closes the cached connections through on_socket */
     if (c->share) curl_share_cleanup(c->share);
     close(c->epfd);
     /* the credentials copy includes the secret: wipe it before the memory goes back */
@@ -189,9 +188,9 @@ typedef struct xfer {
     ib_error *err;
     CURL *easy;
     struct curl_slist *hdrs;
-    aws_body body;              /* this attempt's response body */
+    aws_body body; /* this attempt's response body */
     char amzn_error_type[160];
-    char bucket_region[32];     /* S3's x-amz-bucket-region (redirects, HeadBucket) */
+    char bucket_region[32]; /* S3's x-amz-bucket-region (redirects, HeadBucket) */
     char errbuf[CURL_ERROR_SIZE];
     double started, next_at;
     int attempt, in_flight, done, failed, refreshed;
@@ -306,7 +305,8 @@ static int presigned_headers(xfer *x)
     curl_slist_free_all(x->hdrs);
     x->hdrs = NULL;
     int ok = 1;
-    for (size_t i = 0; i < r->n_headers; i++) ok = ok && append_header(&x->hdrs, r->headers[i].name, r->headers[i].value) == 0;
+    for (size_t i = 0; i < r->n_headers; i++)
+        ok = ok && append_header(&x->hdrs, r->headers[i].name, r->headers[i].value) == 0;
     ok = ok && (x->hdrs = curl_slist_append(x->hdrs, "Expect:")) != NULL;
     return ok ? 0 : ib_error_set(x->err, IB_EXIT_RUNTIME, "out of memory");
 }
@@ -320,9 +320,7 @@ static int sign_headers(aws_client *c, xfer *x, char *hostport, const char *path
 
     size_t nh = r->n_headers + 1;
     aws_header *hs = calloc(nh, sizeof *hs);
-    if (!hs) {
-        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    }
+    if (!hs) { return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory"); }
     hs[0].name = "Host";
     hs[0].value = hostport;
     for (size_t i = 0; i < r->n_headers; i++) hs[i + 1] = r->headers[i];
@@ -429,7 +427,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     snprintf(resp->bucket_region, sizeof resp->bucket_region, "%s", x->bucket_region);
     char key[32], url[1024];
     aws_mask_key_id(c->cred.access_key_id, key);
-    aws_url_for_display(r->url, url, sizeof url);   /* never the userinfo of AWS_ENDPOINT_URL */
+    aws_url_for_display(r->url, url, sizeof url); /* never the userinfo of AWS_ENDPOINT_URL */
 
     int retryable = 0;
     char reason[768];
@@ -440,8 +438,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         if (x->body.too_big)
             snprintf(reason, sizeof reason, "response larger than %zu bytes",
                      r->max_body ? r->max_body : (size_t)AWS_MAX_BODY);
-        else
-            snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
+        else snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
         ib_debug("aws: %s %s -> %s (attempt %d/%d, %.3f s, key %s)", r->method, url, reason, x->attempt,
                  c->opt.max_attempts, elapsed, key);
     } else {
@@ -471,8 +468,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         if (resp->error_code[0])
             snprintf(reason, sizeof reason, "HTTP %ld %s%s%s", status, resp->error_code,
                      resp->error_message[0] ? ": " : "", resp->error_message);
-        else
-            snprintf(reason, sizeof reason, "HTTP %ld", status);
+        else snprintf(reason, sizeof reason, "HTTP %ld", status);
     }
     int cost = cc == CURLE_OPERATION_TIMEDOUT ? RETRY_COST_TIMEOUT : RETRY_COST;
     if (retryable && x->attempt < c->opt.max_attempts && c->retry_quota < cost) {
@@ -502,12 +498,11 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     else if (!strcmp(resp->error_code, "UnauthorizedOperation") || !strcmp(resp->error_code, "AccessDeniedException") ||
              !strcmp(resp->error_code, "AccessDenied"))
         hint = " (the credentials lack this permission)";
-    ib_error_set(x->err, IB_EXIT_RUNTIME, "AWS %s request failed: %s%s (%s %s, %d attempt%s)", r->service, reason,
-                 hint, r->method, url, x->attempt, x->attempt == 1 ? "" : "s");
+    ib_error_set(x->err, IB_EXIT_RUNTIME, "AWS %s request failed: %s%s (%s %s, %d attempt%s)", r->service, reason, hint,
+                 r->method, url, x->attempt, x->attempt == 1 ? "" : "s");
 }
 
-int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_response *resps,
-                         ib_error *errs)
+int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_response *resps, ib_error *errs)
 {
     if (n == 0) return 0;
     xfer *xs = calloc(n, sizeof *xs);
@@ -575,7 +570,7 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
                 curl_multi_socket_action(c->multi, evs[k].data.fd, flags, &running);
             }
             if (c->timer_at >= 0 && util_now_seconds() >= c->timer_at) {
-                c->timer_at = -1;   /* fired: curl sets the next one through on_timer */
+                c->timer_at = -1; /* fired: curl sets the next one through on_timer */
                 curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
             }
         } else if (wait_ms > 0) {
@@ -593,7 +588,7 @@ int aws_client_send_many(aws_client *c, const aws_request *reqs, size_t n, aws_r
             in_flight--;
             finish_attempt(c, x, cc);
             if (x->done) remaining--;
-            else waiting++;   /* a retry, due at x->next_at */
+            else waiting++; /* a retry, due at x->next_at */
         }
     }
     int failed = 0;

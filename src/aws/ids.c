@@ -23,8 +23,7 @@ int aws_ami_id_valid(const char *s) { return aws_id_has_shape(s, "ami"); }
 int aws_placement_group_name_valid(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    return n >= 1 && n <= 255 &&
-           strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:") == n;
+    return n >= 1 && n <= 255 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:") == n;
 }
 
 int aws_ipv4_valid(const char *s)
@@ -33,7 +32,7 @@ int aws_ipv4_valid(const char *s)
     for (int octet = 0; octet < 4; octet++) {
         if (octet && *s++ != '.') return 0;
         size_t d = strspn(s, "0123456789");
-        if (d < 1 || d > 3 || (d > 1 && s[0] == '0')) return 0;   /* "010" reads as octal to inet_aton */
+        if (d < 1 || d > 3 || (d > 1 && s[0] == '0')) return 0; /* "010" reads as octal to inet_aton */
         int v = 0;
         for (size_t i = 0; i < d; i++) v = v * 10 + (s[i] - '0');
         if (v > 255) return 0;
@@ -50,7 +49,7 @@ int aws_host_valid(const char *s)
         unsigned char a[16];
         return inet_pton(AF_INET6, s, a) == 1;
     }
-    if (strspn(s, "0123456789.") == n) return aws_ipv4_valid(s);   /* 999.999.999.999 is no name */
+    if (strspn(s, "0123456789.") == n) return aws_ipv4_valid(s); /* 999.999.999.999 is no name */
     for (const char *label = s;;) {
         size_t len = strspn(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-");
         if (len < 1 || len > 63 || label[0] == '-' || label[len - 1] == '-') return 0;

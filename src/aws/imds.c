@@ -183,7 +183,7 @@ int aws_imds_identity(aws_instance_identity *out, ib_error *err)
     memset(out, 0, sizeof *out);
     aws_imds_session *s;
     if (aws_imds_open(&s, err) != 0) return -1;
-    ib_error opt;   /* optional fields: no answer falls back, a malformed one still fails */
+    ib_error opt; /* optional fields: no answer falls back, a malformed one still fails */
     int rc = get_checked(s, "meta-data/instance-type", out->instance_type, sizeof out->instance_type,
                          names_instance_type_ok, "an instance type", err);
     if (rc == 0)
@@ -203,16 +203,17 @@ int aws_imds_identity(aws_instance_identity *out, ib_error *err)
                        out->availability_zone, out->region);
     /* The zone's ID (use1-az2): the same physical zone in every account, where the name is this
      * account's own label for it.  Optional; a malformed answer still fails like the others. */
-    if (rc == 0 && get_checked(s, "meta-data/placement/availability-zone-id", out->availability_zone_id,
-                               sizeof out->availability_zone_id, names_zone_is_id, "an availability zone ID",
-                               &opt) == -2)
+    if (rc == 0 &&
+        get_checked(s, "meta-data/placement/availability-zone-id", out->availability_zone_id,
+                    sizeof out->availability_zone_id, names_zone_is_id, "an availability zone ID", &opt) == -2)
         rc = malformed(err, "%s", opt.msg);
     /* The instance id is informational (never stored in a result): a malformed one is just unknown. */
-    if (rc == 0) get_checked(s, "meta-data/instance-id", out->instance_id, sizeof out->instance_id, instance_id_ok,
-                             "an instance id", &opt);
+    if (rc == 0)
+        get_checked(s, "meta-data/instance-id", out->instance_id, sizeof out->instance_id, instance_id_ok,
+                    "an instance id", &opt);
     /* "spot" or "on-demand"; another word (e.g. "scheduled") is kept here and priced by no market */
-    if (rc == 0 && get_checked(s, "meta-data/instance-life-cycle", out->lifecycle, sizeof out->lifecycle,
-                               lifecycle_ok, "a lifecycle (spot or on-demand)", &opt) == -2)
+    if (rc == 0 && get_checked(s, "meta-data/instance-life-cycle", out->lifecycle, sizeof out->lifecycle, lifecycle_ok,
+                               "a lifecycle (spot or on-demand)", &opt) == -2)
         rc = malformed(err, "%s", opt.msg);
     aws_imds_close(s);
     if (rc != 0) memset(out, 0, sizeof *out);

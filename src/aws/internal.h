@@ -8,8 +8,8 @@
 /* AWS error bodies: JSON protocols {"__type": "[ns#]Code", "message"|"Message": ...}, query/EC2
  * XML <Code>/<Message> (first pair wins).  x_amzn_error_type is the x-amzn-ErrorType header
  * ("Code:..." form) or NULL.  code/msg are "" when nothing is recognised. */
-void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type, char *code,
-                     size_t code_len, char *msg, size_t msg_len);
+void aws_error_parse(const char *body, size_t len, const char *x_amzn_error_type, char *code, size_t code_len,
+                     char *msg, size_t msg_len);
 
 /* Throttling and transient error codes of the SDKs' standard retry mode. */
 int aws_error_is_throttling(const char *code);
@@ -29,8 +29,7 @@ typedef struct aws_plain_request {
     double connect_timeout_s;
     double total_timeout_s;
 } aws_plain_request;
-int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len,
-                   ib_error *err);
+int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len, ib_error *err);
 
 /* A response body growing as curl delivers it, NUL-terminated, refused past max bytes.  Shared by
  * the signed transport and the plain requests (curl_util.c); returns n (taken) or 0 (curl then aborts). */

@@ -13,8 +13,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
     return aws_body_append(ud, ptr, size * nmemb, PLAIN_MAX_BODY);
 }
 
-int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len,
-                   ib_error *err)
+int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len, ib_error *err)
 {
     *status = 0;
     *body = NULL;
@@ -53,7 +52,10 @@ int aws_plain_http(const aws_plain_request *req, long *status, char **body, size
     CURLcode cc = curl_easy_perform(e);
     int rc = 0;
     if (cc != CURLE_OK) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s", b.too_big ? "response too large" : errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s",
+                          b.too_big   ? "response too large"
+                          : errbuf[0] ? errbuf
+                                      : curl_easy_strerror(cc));
         free(b.p);
     } else {
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);

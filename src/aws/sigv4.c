@@ -49,10 +49,7 @@ static void sb_putn(sbuf *b, const char *s, size_t n)
 static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
 static void sb_putc(sbuf *b, char c) { sb_putn(b, &c, 1); }
 
-static int is_unreserved(unsigned char c)
-{
-    return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
+static int is_unreserved(unsigned char c) { return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
 
 /* RFC 3986 percent-encoding with upper-case hex: everything but unreserved (and '/' in paths). */
 static void sb_put_encoded(sbuf *b, const char *s, size_t n, int keep_slash)
@@ -82,8 +79,7 @@ static size_t percent_decode(char *s, size_t n)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval((unsigned char)s[i + 1]) >= 0 &&
-            hexval((unsigned char)s[i + 2]) >= 0) {
+        if (s[i] == '%' && i + 2 < n && hexval((unsigned char)s[i + 1]) >= 0 && hexval((unsigned char)s[i + 2]) >= 0) {
             s[o++] = (char)(hexval((unsigned char)s[i + 1]) * 16 + hexval((unsigned char)s[i + 2]));
             i += 2;
         } else {
@@ -284,8 +280,8 @@ static int amz_time(time_t when, char amz_date[17], ib_error *err)
  * to sign (algorithm, time, SCOPE = date/region/service/aws4_request, the canonical request's
  * hash) into STS (the caller's, freed by it), then the signing key (HMAC chain over "AWS4"+secret,
  * date, region, service, "aws4_request") applied to it; hex into OUT.  -1 when out of memory. */
-static int sign_canonical(const aws_credentials *cred, const char *amz_date, const char *region,
-                          const char *service, const char *scope, const sbuf *cr, sbuf *sts, char out[65])
+static int sign_canonical(const aws_credentials *cred, const char *amz_date, const char *region, const char *service,
+                          const char *scope, const sbuf *cr, sbuf *sts, char out[65])
 {
     char cr_hash[65], date[9];
     sha256_hex(cr->p, cr->len, cr_hash);
@@ -331,8 +327,7 @@ static int set_add(aws_sign_output *out, const char *name, const char *value)
     return 0;
 }
 
-int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_sign_output *out,
-                   ib_error *err)
+int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_sign_output *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!in || !cred || !in->method || !in->service || !in->region || !in->service[0] || !in->region[0])
@@ -367,7 +362,10 @@ int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_si
         nh++;
         if (!hs[nh - 1].value) goto oom;
     }
-    struct { const char *n, *v; int on; } own[] = {
+    struct {
+        const char *n, *v;
+        int on;
+    } own[] = {
         {"x-amz-date", out->amz_date, 1},
         {"x-amz-content-sha256", payload_hash, in->sign_body},
         {"x-amz-security-token", cred->session_token, with_token && !in->omit_session_token},
@@ -410,12 +408,11 @@ int aws_sigv4_sign(const aws_sign_input *in, const aws_credentials *cred, aws_si
 
     char scope[256];
     snprintf(scope, sizeof scope, "%.8s/%s/%s/aws4_request", out->amz_date, in->region, in->service);
-    if (sign_canonical(cred, out->amz_date, in->region, in->service, scope, &cr, &sts, out->signature) != 0)
-        goto oom;
+    if (sign_canonical(cred, out->amz_date, in->region, in->service, scope, &cr, &sts, out->signature) != 0) goto oom;
 
     int w = snprintf(out->authorization, sizeof out->authorization,
-                     "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s",
-                     cred->access_key_id, scope, sh.p, out->signature);
+                     "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s", cred->access_key_id, scope,
+                     sh.p, out->signature);
     if (w < 0 || (size_t)w >= sizeof out->authorization) {
         ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: too many signed headers for the Authorization header");
         goto fail;
@@ -469,12 +466,10 @@ static void sb_put_param(sbuf *b, const char *name, const char *value)
     sb_put_encoded(b, value, strlen(value), 0);
 }
 
-int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, char **query_out,
-                      ib_error *err)
+int aws_sigv4_presign(const aws_presign_input *in, const aws_credentials *cred, char **query_out, ib_error *err)
 {
     *query_out = NULL;
-    if (!in || !cred || !in->method || !in->host || !in->path || !in->service || !in->region ||
-        !in->region[0])
+    if (!in || !cred || !in->method || !in->host || !in->path || !in->service || !in->region || !in->region[0])
         return ib_error_set(err, IB_EXIT_RUNTIME, "sigv4: method, host, path and region are required");
     if (in->expires_s < 1 || in->expires_s > 604800)
         return ib_error_set(err, IB_EXIT_USAGE, "a presigned URL lasts 1 s to 7 days (604800 s); got %ld s",

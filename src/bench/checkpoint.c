@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CHUNK = 16 << 20 };   /* bytes per write()/read(): the stop flag is looked at between chunks */
-static const double MARGIN_SHARE = 0.10;   /* free space kept beyond the state: 10% of it ... */
-static const uint64_t MARGIN_MIN = 1ull << 30;   /* ... and at least 1 GiB */
+enum { CHUNK = 16 << 20 };                     /* bytes per write()/read(): the stop flag is looked at between chunks */
+static const double MARGIN_SHARE = 0.10;       /* free space kept beyond the state: 10% of it ... */
+static const uint64_t MARGIN_MIN = 1ull << 30; /* ... and at least 1 GiB */
 
 /* The file being written, for checkpoint_remove_pending from a signal handler ("" when none). */
 static char g_pending[4096];
@@ -39,7 +39,7 @@ static volatile sig_atomic_t g_have_pending;
 
 void checkpoint_remove_pending(void)
 {
-    if (g_have_pending) unlink(g_pending);   /* async-signal-safe */
+    if (g_have_pending) unlink(g_pending); /* async-signal-safe */
 }
 
 uint64_t checkpoint_state_bytes(uint64_t params, ib_precision precision)
@@ -52,13 +52,13 @@ static const struct {
     unsigned long magic;
     const char *name;
 } fs_names[] = {
-    {0xEF53, "ext4"},   /* ext2, ext3 and ext4 share the magic; ext4 is what they are today */
-    {0x58465342, "xfs"}, {0x9123683E, "btrfs"}, {0x01021994, "tmpfs"}, {0x858458F6, "ramfs"},
-    {0x6969, "nfs"},   /* Amazon EFS mounts as NFS 4 */
-    {0x0BD00BD0, "lustre"},   /* FSx for Lustre */
-    {0x794C7630, "overlayfs"}, {0x65735546, "fuse"}, {0x2FC12FC1, "zfs"}, {0x00C36400, "ceph"},
-    {0xFF534D42, "cifs"}, {0xFE534D42, "smb2"}, {0x4D44, "vfat"}, {0x2011BAB0, "exfat"}, {0xF2F52010, "f2fs"},
-    {0x73717368, "squashfs"}, {0x47504653, "gpfs"}, {0x5346414F, "afs"},
+    {0xEF53, "ext4"}, /* ext2, ext3 and ext4 share the magic; ext4 is what they are today */
+    {0x58465342, "xfs"},       {0x9123683E, "btrfs"},    {0x01021994, "tmpfs"}, {0x858458F6, "ramfs"},
+    {0x6969, "nfs"},        /* Amazon EFS mounts as NFS 4 */
+    {0x0BD00BD0, "lustre"}, /* FSx for Lustre */
+    {0x794C7630, "overlayfs"}, {0x65735546, "fuse"},     {0x2FC12FC1, "zfs"},   {0x00C36400, "ceph"},
+    {0xFF534D42, "cifs"},      {0xFE534D42, "smb2"},     {0x4D44, "vfat"},      {0x2011BAB0, "exfat"},
+    {0xF2F52010, "f2fs"},      {0x73717368, "squashfs"}, {0x47504653, "gpfs"},  {0x5346414F, "afs"},
 };
 
 void checkpoint_fs_name(const char *dir, char *out, size_t n)
@@ -74,14 +74,13 @@ void checkpoint_fs_name(const char *dir, char *out, size_t n)
             snprintf(out, n, "%s", fs_names[i].name);
             return;
         }
-    snprintf(out, n, "0x%lx", t);   /* a file system this list lacks: its magic, as statfs gives it */
+    snprintf(out, n, "0x%lx", t); /* a file system this list lacks: its magic, as statfs gives it */
 }
 
 int checkpoint_check_dir(const char *dir, ib_error *err)
 {
     struct stat st;
-    if (stat(dir, &st) != 0)
-        return ib_error_set(err, IB_EXIT_USAGE, "--checkpoint-dir %s: %s", dir, strerror(errno));
+    if (stat(dir, &st) != 0) return ib_error_set(err, IB_EXIT_USAGE, "--checkpoint-dir %s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode)) return ib_error_set(err, IB_EXIT_USAGE, "--checkpoint-dir %s is not a directory", dir);
     if (access(dir, W_OK | X_OK) != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "--checkpoint-dir %s is not writable: %s", dir, strerror(errno));
@@ -148,7 +147,8 @@ static int read_back(const char *path, char *buf, size_t buf_len, volatile sig_a
     return rc;
 }
 
-int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *stop, bench_checkpoint *out, ib_error *err)
+int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *stop, bench_checkpoint *out,
+                       ib_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!b->ops->get_state)
@@ -161,8 +161,8 @@ int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *st
     if (margin < MARGIN_MIN) margin = MARGIN_MIN;
     if (free_bytes < bytes + margin)
         return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "%s has %.2f GiB free; the state (%.2f GiB) would not fit with a %.2f GiB margin",
-                            dir, free_bytes / 1073741824.0, bytes / 1073741824.0, margin / 1073741824.0);
+                            "%s has %.2f GiB free; the state (%.2f GiB) would not fit with a %.2f GiB margin", dir,
+                            free_bytes / 1073741824.0, bytes / 1073741824.0, margin / 1073741824.0);
     float *buf = malloc(b->layout.total * sizeof(float));
     if (!buf) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for a %zu-float buffer", b->layout.total);
 
@@ -172,7 +172,7 @@ int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *st
         free(buf);
         return ib_error_set(err, IB_EXIT_RUNTIME, "the directory's name is too long");
     }
-    g_have_pending = 1;   /* before the file exists: a signal right after open() still removes it */
+    g_have_pending = 1; /* before the file exists: a signal right after open() still removes it */
     int fd = open(g_pending, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         g_have_pending = 0;
@@ -197,8 +197,7 @@ int checkpoint_measure(ib_backend *b, const char *dir, volatile sig_atomic_t *st
     }
     if (rc == 0 && stop && *stop) rc = 1;
     g_have_pending = 0;
-    if (unlink(g_pending) != 0 && rc == 0)
-        ib_warn("checkpoint: could not remove %s: %s", g_pending, strerror(errno));
+    if (unlink(g_pending) != 0 && rc == 0) ib_warn("checkpoint: could not remove %s: %s", g_pending, strerror(errno));
     free(buf);
     if (rc) return rc > 0 ? 1 : -1;
     out->measured = 1;

@@ -2,7 +2,7 @@
  * fill one (samples split between them) while the training step holds the other, so the step
  * waits only when the producers are slower than it.  Each batch is new random data:
  * images float32 [B,3,H,W] ~ N(0,1), labels int32 [B] uniform in [0, classes). */
-#define _GNU_SOURCE   /* sincosf */
+#define _GNU_SOURCE /* sincosf */
 #include "instbench/bench.h"
 
 #include <math.h>
@@ -16,17 +16,17 @@ typedef struct slot {
     float *images;
     int32_t *labels;
     int state;
-    uint64_t batch_index;     /* seeds the batch: reproducible, and different every step */
+    uint64_t batch_index; /* seeds the batch: reproducible, and different every step */
 } slot;
 
 struct bench_datapipe {
-    ib_backend *mem;          /* whose host_alloc made the slots (NULL: malloc) */
+    ib_backend *mem; /* whose host_alloc made the slots (NULL: malloc) */
     int batch, num_classes, n_workers;
-    size_t sample_pixels;     /* 3*H*W */
+    size_t sample_pixels; /* 3*H*W */
     uint64_t seed;
     slot slots[2];
-    int consume;              /* slot the consumer takes next */
-    int filling;              /* slot being filled, -1 none */
+    int consume; /* slot the consumer takes next */
+    int filling; /* slot being filled, -1 none */
     int next_sample, samples_done;
     uint64_t batches_started;
     double fill_start, busy_s;
@@ -59,8 +59,8 @@ static inline uint64_t xs64(uint64_t *s)
 }
 
 /* One sample: n pixels by Box-Muller (two normals per pair of uniforms), and its label. */
-static void fill_sample(float *img, int32_t *label, size_t n, int num_classes, uint64_t seed,
-                        uint64_t batch_index, uint64_t sample)
+static void fill_sample(float *img, int32_t *label, size_t n, int num_classes, uint64_t seed, uint64_t batch_index,
+                        uint64_t sample)
 {
     uint64_t s = seed ^ (batch_index * 0xD1B54A32D192ED03ull) ^ (sample * 0xABC98388FB8FAC03ull);
     uint64_t st = splitmix64(&s) | 1;
@@ -86,12 +86,10 @@ static void fill_sample(float *img, int32_t *label, size_t n, int num_classes, u
     *label = (int32_t)(xs64(&st) % (uint64_t)num_classes);
 }
 
-void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, int num_classes,
-                   uint64_t seed)
+void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, int num_classes, uint64_t seed)
 {
     for (int b = 0; b < batch; b++)
-        fill_sample(images + (size_t)b * n_pixels, labels + b, n_pixels, num_classes, seed, 0,
-                    (uint64_t)b);
+        fill_sample(images + (size_t)b * n_pixels, labels + b, n_pixels, num_classes, seed, 0, (uint64_t)b);
 }
 
 /* Starts filling an empty slot if none is being filled.  Caller holds mu. */
@@ -121,8 +119,7 @@ static void *worker_main(void *arg)
     if (chunk < 1) chunk = 1;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && (p->filling < 0 || p->next_sample >= p->batch))
-            pthread_cond_wait(&p->work_cv, &p->mu);
+        while (!p->stop && (p->filling < 0 || p->next_sample >= p->batch)) pthread_cond_wait(&p->work_cv, &p->mu);
         if (p->stop) break;
         int si = p->filling;
         slot *s = &p->slots[si];
@@ -132,8 +129,8 @@ static void *worker_main(void *arg)
         uint64_t bi = s->batch_index;
         pthread_mutex_unlock(&p->mu);
         for (int b = first; b < first + count; b++)
-            fill_sample(s->images + (size_t)b * p->sample_pixels, s->labels + b, p->sample_pixels,
-                        p->num_classes, p->seed, bi, (uint64_t)b);
+            fill_sample(s->images + (size_t)b * p->sample_pixels, s->labels + b, p->sample_pixels, p->num_classes,
+                        p->seed, bi, (uint64_t)b);
         pthread_mutex_lock(&p->mu);
         p->samples_done += count;
         if (p->samples_done == p->batch) {
@@ -162,8 +159,8 @@ static void slot_free(bench_datapipe *p, void *m)
     else free(m);
 }
 
-int datapipe_create(int batch, int channels, int img_size, int num_classes, int workers,
-                    uint64_t seed, ib_backend *backend, bench_datapipe **out, ib_error *err)
+int datapipe_create(int batch, int channels, int img_size, int num_classes, int workers, uint64_t seed,
+                    ib_backend *backend, bench_datapipe **out, ib_error *err)
 {
     *out = NULL;
     if (batch < 1 || channels < 1 || img_size < 1 || num_classes < 1 || workers < 1)
@@ -185,8 +182,7 @@ int datapipe_create(int batch, int channels, int img_size, int num_classes, int 
         p->slots[k].labels = slot_alloc(p, (size_t)batch * sizeof(int32_t));
         if (!p->slots[k].images || !p->slots[k].labels) {
             datapipe_destroy(p);
-            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for the data pipeline (2 x %d images)",
-                                batch);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for the data pipeline (2 x %d images)", batch);
         }
     }
     p->threads = calloc((size_t)workers, sizeof *p->threads);
@@ -208,8 +204,7 @@ int datapipe_create(int batch, int channels, int img_size, int num_classes, int 
     return 0;
 }
 
-int datapipe_acquire(bench_datapipe *p, const float **images, const int32_t **labels,
-                     double *wait_s, ib_error *err)
+int datapipe_acquire(bench_datapipe *p, const float **images, const int32_t **labels, double *wait_s, ib_error *err)
 {
     double t0 = util_now_seconds();
     pthread_mutex_lock(&p->mu);

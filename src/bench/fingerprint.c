@@ -17,11 +17,10 @@ void fingerprint_canonical(const bench_workload *w, char *out, size_t out_len)
              "precision=%s\n"
              "optimizer=%s\nlr=%.9g\nbeta1=%.9g\nbeta2=%.9g\neps=%.9g\nweight_decay=%.9g\n"
              "batch_size_per_device=%d\ndata=%s\n",
-             m->img_size, m->patch_size, m->in_chans, m->embed_dim, m->depth, m->num_heads,
-             m->mlp_ratio, m->num_classes, w->precision == IB_PREC_BF16 ? "bf16" : "fp32",
-             w->optim.kind == IB_OPT_ADAMW ? "adamw" : "adam", (double)w->optim.lr,
-             (double)w->optim.beta1, (double)w->optim.beta2, (double)w->optim.eps,
-             (double)w->optim.weight_decay, w->batch_size_per_device,
+             m->img_size, m->patch_size, m->in_chans, m->embed_dim, m->depth, m->num_heads, m->mlp_ratio,
+             m->num_classes, w->precision == IB_PREC_BF16 ? "bf16" : "fp32",
+             w->optim.kind == IB_OPT_ADAMW ? "adamw" : "adam", (double)w->optim.lr, (double)w->optim.beta1,
+             (double)w->optim.beta2, (double)w->optim.eps, (double)w->optim.weight_decay, w->batch_size_per_device,
              w->data == BENCH_DATA_DEVICE ? "device" : "host");
 }
 

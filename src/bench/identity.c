@@ -45,8 +45,10 @@ int identity_resolve(const char *type, const char *region, const char *market, i
         int rc = aws_imds_identity(&imds, &ierr);
         /* A malformed answer is not "off EC2": a result must not carry, nor rank later reject, it. */
         if (rc == -2)
-            return ib_error_set(err, IB_EXIT_RUNTIME, "instance identity: %s (--instance-type, --region and "
-                                "--market together skip instance metadata)", ierr.msg);
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "instance identity: %s (--instance-type, --region and "
+                                "--market together skip instance metadata)",
+                                ierr.msg);
         if (rc == 0) {
             ib_debug("identity: instance metadata answered in %.2f s", util_now_seconds() - t0);
             snprintf(id->type, sizeof id->type, "%s", imds.instance_type);
@@ -139,7 +141,9 @@ static void check_accelerators(bench_identity *id, const bench_type_hardware *hw
     if (type_has) snprintf(has, sizeof has, "%d x %s", hw->accelerator_count, hw->accelerator);
     else snprintf(has, sizeof has, "none");
     if (run->accelerators == 0) snprintf(runs, sizeof runs, "none (%s backend)", run->backend);
-    else snprintf(runs, sizeof runs, "%d x %s", run->accelerators, run->device_name ? run->device_name : "unnamed device");
+    else
+        snprintf(runs, sizeof runs, "%d x %s", run->accelerators,
+                 run->device_name ? run->device_name : "unnamed device");
     add_difference(id, "accelerators: %s has %s, this run has %s", id->type, has, runs);
 }
 

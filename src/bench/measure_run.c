@@ -18,7 +18,7 @@
 #include "instbench/instance_type.h"
 #include "instbench/model.h"
 #include "instbench/output.h"
-#include "instbench/prices.h"   /* the catalogue the identity is checked against */
+#include "instbench/prices.h" /* the catalogue the identity is checked against */
 #include "instbench/util.h"
 
 enum { AUTO_BATCH_MAX = 8192 };
@@ -30,7 +30,7 @@ static volatile sig_atomic_t g_stop;
 static void on_signal(int sig)
 {
     if (g_stop) {
-        checkpoint_remove_pending();   /* a checkpoint file being written goes with the process */
+        checkpoint_remove_pending(); /* a checkpoint file being written goes with the process */
         signal(sig, SIG_DFL);
         raise(sig);
         return;
@@ -42,15 +42,15 @@ static void on_signal(int sig)
 typedef struct measure_ctx {
     const bench_measure_options *o;
     const ib_backend_ops *backend;
-    ib_train_config train;       /* per rank: threads divided between the ranks */
+    ib_train_config train; /* per rank: threads divided between the ranks */
     bench_sysinfo sys;
-    int is_cpu;                  /* ranks share the cores and host memory */
-    int ranks;                   /* in this process */
-    int gpu_dp;                  /* GPU ranks average over the backend's own comm (NCCL) */
-    const char *no_dp;           /* why they cannot */
+    int is_cpu;        /* ranks share the cores and host memory */
+    int ranks;         /* in this process */
+    int gpu_dp;        /* GPU ranks average over the backend's own comm (NCCL) */
+    const char *no_dp; /* why they cannot */
     bench_rendezvous rdv;
-    int workers;                 /* data-pipeline threads per rank */
-    int first_gpu;               /* this process's first device */
+    int workers;   /* data-pipeline threads per rank */
+    int first_gpu; /* this process's first device */
     bench_identity id;
 } measure_ctx;
 
@@ -80,15 +80,13 @@ static void checkpoint_dir_choose(const bench_measure_options *o, char *out, siz
         const char *slash = strrchr(o->output, '/');
         if (!slash) snprintf(out, n, ".");
         else snprintf(out, n, "%.*s", slash == o->output ? 1 : (int)(slash - o->output), o->output);
-    } else if (stat("instbench-results", &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(out, n, "instbench-results");
-    else
-        snprintf(out, n, ".");
+    } else if (stat("instbench-results", &st) == 0 && S_ISDIR(st.st_mode)) snprintf(out, n, "instbench-results");
+    else snprintf(out, n, ".");
 }
 
 typedef struct checkpoint_job {
     char dir[4096];
-    int make_dir;   /* dir is the default result directory: made if missing, removed after if it was */
+    int make_dir; /* dir is the default result directory: made if missing, removed after if it was */
     bench_checkpoint result;
 } checkpoint_job;
 
@@ -103,12 +101,13 @@ static void take_checkpoint(void *user, ib_backend *b)
      * the result's own rule decides whether it stays.  Failing that, the checkpoint is not timed. */
     int made = job->make_dir && mkdir(job->dir, 0777) == 0;
     if (job->make_dir && !made && errno != EEXIST) {
-        ib_warn("checkpoint not timed: cannot create %s: %s (the result's checkpoint is null)", job->dir, strerror(errno));
+        ib_warn("checkpoint not timed: cannot create %s: %s (the result's checkpoint is null)", job->dir,
+                strerror(errno));
         return;
     }
     ib_info("checkpoint: timing one save of the training state in %s", job->dir);
     int rc = checkpoint_measure(b, job->dir, &g_stop, &job->result, &err);
-    if (made) rmdir(job->dir);   /* empty again: the checkpoint file is removed */
+    if (made) rmdir(job->dir); /* empty again: the checkpoint file is removed */
     if (rc < 0) ib_warn("checkpoint not timed: %s (the result's checkpoint is null)", err.msg);
     else if (rc == 0)
         ib_info("checkpoint: %.1f MiB written in %.3f s, read back in %.3f s (%s)", job->result.bytes / 1048576.0,
@@ -131,8 +130,8 @@ static const char *memory_text(double bytes, char *buf, size_t n)
 
 /* Not even batch 1 fits: say why in terms of the flags (a tiny --patch-size makes the sequence
  * long; unfused attention's memory grows with its square), not "the largest batch is 0". */
-static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_config *train, bench_data_mode data, int ranks,
-                              uint64_t avail)
+static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_config *train, bench_data_mode data,
+                              int ranks, uint64_t avail)
 {
     ib_train_config one = *train;
     one.batch_size = 1;
@@ -161,11 +160,13 @@ static void warn_identity(const measure_ctx *c)
                 id->type, id->type);
     if (!id->type[0] && c->o->hourly_cost <= 0)
         ib_warn("this result names no instance type (no instance metadata here, no --instance-type): rank can "
-                "price it only at a price you give (--hourly-cost now, or rank --price %s=USD)", c->sys.hostname);
+                "price it only at a price you give (--hourly-cost now, or rank --price %s=USD)",
+                c->sys.hostname);
     if (id->count > nnodes)
         ib_warn("--count %d with %d node(s) running: rank will price the result as %d nodes at the throughput "
                 "measured on %d (cost x %d, throughput not scaled); start the run on every node (--nnodes) to "
-                "measure theirs", id->count, nnodes, id->count, nnodes, id->count);
+                "measure theirs",
+                id->count, nnodes, id->count, nnodes, id->count);
 }
 
 /* A SageMaker job's node: the result stands for all of its hosts (as --count would say) unless
@@ -206,9 +207,9 @@ static int check_identity_hardware(measure_ctx *c)
     const size_t n_known = prices_catalogue_accelerators(&known);
     const bench_type_hardware hw = {rec ? rec->hw.vcpus : 0, rec ? rec->hw.accelerator : NULL,
                                     rec ? rec->hw.accelerator_count : 0, known, n_known};
-    const bench_run_hardware run = {c->backend->name, c->is_cpu ? 0 : c->rdv.local_world_size,
-                                    !c->is_cpu && c->first_gpu < c->sys.gpu_count ? c->sys.gpus[c->first_gpu].name : NULL,
-                                    c->sys.vcpus};
+    const bench_run_hardware run = {
+        c->backend->name, c->is_cpu ? 0 : c->rdv.local_world_size,
+        !c->is_cpu && c->first_gpu < c->sys.gpu_count ? c->sys.gpus[c->first_gpu].name : NULL, c->sys.vcpus};
     const int m = identity_check(id, rec ? &hw : NULL, &run);
     if (m < 0 && id->type[0])
         ib_debug("identity: the price snapshot has no hardware for %s: recorded as given, not checked", id->type);
@@ -216,8 +217,10 @@ static int check_identity_hardware(measure_ctx *c)
     char diff[sizeof id->differences + 16];
     differences_text(id, diff, sizeof diff);
     if (!c->o->identity_mismatch_ok) {
-        util_term_printf(stderr, "instbench measure: --instance-type %s is not this machine: %s (--identity-mismatch ok "
-                         "records the result under %s anyway, marked as a mismatch)\n", id->type, diff, id->type);
+        util_term_printf(stderr,
+                         "instbench measure: --instance-type %s is not this machine: %s (--identity-mismatch ok "
+                         "records the result under %s anyway, marked as a mismatch)\n",
+                         id->type, diff, id->type);
         return IB_EXIT_USAGE;
     }
     ib_warn("--instance-type %s is not this machine (%s); the result records it as a mismatch", id->type, diff);
@@ -231,15 +234,14 @@ static void say_warning(const result_warning *w, const bench_result *res, const 
     const bench_stats *t = &res->step_time;
     if (!strcmp(w->code, "cv_high"))
         ib_warn("step time varies: CV %.1f%% > 5%% (median %.4f s, p10 %.4f, p90 %.4f); the machine may be shared "
-                "or throttled", 100 * t->cv, t->median, t->p10, t->p90);
+                "or throttled",
+                100 * t->cv, t->median, t->p10, t->p90);
     else if (!strcmp(w->code, "drift"))
         ib_warn("step time drifted up by more than 10%% during the timed window (throttling?)");
     else if (!strcmp(w->code, "mfu_over_100"))
         ib_warn("MFU above 100%%: the peak figure (%s) is too low; measured while the machine was busy?", peak_source);
-    else if (!strcmp(w->code, "other_processes"))
-        ib_warn("%s: the machine is shared; figures may be low", w->text);
-    else if (strcmp(w->code, "shared_machine") != 0)
-        ib_warn("%s", w->text);
+    else if (!strcmp(w->code, "other_processes")) ib_warn("%s: the machine is shared; figures may be low", w->text);
+    else if (strcmp(w->code, "shared_machine") != 0) ib_warn("%s", w->text);
 }
 
 /* SECONDS as "~N s" below a minute and a half, "~N min" below an hour and a half, else "~N.N h". */
@@ -258,9 +260,9 @@ static const char *estimate_text(double seconds, char *buf, size_t n)
 static int dry_run_estimate(const measure_ctx *c, char *out, size_t n)
 {
     const bench_measure_options *o = c->o;
-    double target = 0.25;   /* seconds a probe step may reach before its batch stops growing */
+    double target = 0.25; /* seconds a probe step may reach before its batch stops growing */
     const char *env = getenv("INSTBENCH_PROBE_SECONDS");
-    if (env && !strcmp(env, "off")) {   /* where one step takes minutes: a simulated GPU */
+    if (env && !strcmp(env, "off")) { /* where one step takes minutes: a simulated GPU */
         snprintf(out, n, "  estimated time: none (INSTBENCH_PROBE_SECONDS=off: no probe step)\n");
         return 0;
     }
@@ -268,7 +270,7 @@ static int dry_run_estimate(const measure_ctx *c, char *out, size_t n)
         ib_warn("INSTBENCH_PROBE_SECONDS: '%s' is neither off nor a number of seconds from 0 to 60: 0.25 used", env);
         target = 0.25;
     }
-    ib_train_config probe = c->train;   /* this process's first GPU, as the runner assigns them */
+    ib_train_config probe = c->train; /* this process's first GPU, as the runner assigns them */
     probe.device = c->is_cpu ? 0 : c->first_gpu;
     bench_probe p;
     ib_error err = {0};
@@ -283,7 +285,8 @@ static int dry_run_estimate(const measure_ctx *c, char *out, size_t n)
     bench_estimate_run(&p, probe.batch_size, o->warmup, o->steps, o->duration_s, o->min_steps, &e);
     char total[32], scaled[48] = "";
     if (p.batch < probe.batch_size) snprintf(scaled, sizeof scaled, ", scaled to batch %d", probe.batch_size);
-    snprintf(out, n, "  estimated time: %s (%d warm-up + %d timed steps of ~%.3g s, from a probe step at batch %d%s)\n"
+    snprintf(out, n,
+             "  estimated time: %s (%d warm-up + %d timed steps of ~%.3g s, from a probe step at batch %d%s)\n"
              "    not counted: %sstart-up (building the model, the GEMM-rate measurement)%s%s%s\n",
              estimate_text(e.total_s, total, sizeof total), e.warmup_steps, e.timed_steps, e.step_s, p.batch, scaled,
              o->warmup < 0 ? "more warm-up while the step time has not settled (up to 30 steps), " : "",
@@ -301,13 +304,12 @@ static int dry_run_report(const measure_ctx *c)
     const ib_train_config *train = &c->train;
     const bench_rendezvous *rdv = &c->rdv;
     const bench_identity *id = &c->id;
-    char estimate[2048];   /* two lines, the second naming what is left out; or why there is none */
+    char estimate[2048]; /* two lines, the second naming what is left out; or why there is none */
     if (dry_run_estimate(c, estimate, sizeof estimate) != 0) return interrupted_exit();
     const double gib =
         (double)memfit_rank_bytes(c->backend, train, o->data) * (c->is_cpu ? c->ranks : 1) / 1073741824.0;
-    printf("would measure %s (%s, batch %d per device x %d rank(s) here, %d in all) on backend %s\n",
-           train->model.name, backend_precision_name(train->precision), train->batch_size, c->ranks, rdv->world_size,
-           c->backend->name);
+    printf("would measure %s (%s, batch %d per device x %d rank(s) here, %d in all) on backend %s\n", train->model.name,
+           backend_precision_name(train->precision), train->batch_size, c->ranks, rdv->world_size, c->backend->name);
     printf("  memory: about %.2f GiB %s\n", gib, c->is_cpu ? "of host memory" : "per GPU");
     printf("  data: %s", o->data == BENCH_DATA_HOST ? "host, " : "device\n");
     if (o->data == BENCH_DATA_HOST) printf("%d worker thread(s) per rank\n", c->workers);
@@ -327,12 +329,14 @@ static int dry_run_report(const measure_ctx *c)
         printf("  identity check: %s has this run's accelerators and vCPUs\n", id->type);
     else if (id->mismatch < 0 && id->type[0])
         printf("  identity check: none (the price snapshot has no hardware for %s)\n", id->type);
-    char shown[1024];   /* a presigned --output's signature is never printed */
+    char shown[1024]; /* a presigned --output's signature is never printed */
     if (rdv->rank == 0)
-        printf("  result: %s%s%s\n", !o->output ? "a new file in ./instbench-results/" : !strcmp(o->output, "-") ? "stdout"
-               : aws_url_for_display(o->output, shown, sizeof shown), o->append ? ", appended to " : "", o->append ? o->append : "");
-    else
-        printf("  result: written by global rank 0, not here\n");
+        printf("  result: %s%s%s\n",
+               !o->output                ? "a new file in ./instbench-results/"
+               : !strcmp(o->output, "-") ? "stdout"
+                                         : aws_url_for_display(o->output, shown, sizeof shown),
+               o->append ? ", appended to " : "", o->append ? o->append : "");
+    else printf("  result: written by global rank 0, not here\n");
     char dir[4096];
     int on_demand;
     checkpoint_dir_choose(o, dir, sizeof dir, &on_demand);
@@ -375,7 +379,7 @@ static int resolve_workload(measure_ctx *c)
     sysinfo_collect(sys);
     if (g_stop) return interrupted_exit();
     const int is_cpu = c->is_cpu = backend->device == IB_DEVICE_HOST;
-    if (!is_cpu) sysinfo_gpus_from_backend(sys, backend);   /* the devices it will use, not NVML's list */
+    if (!is_cpu) sysinfo_gpus_from_backend(sys, backend); /* the devices it will use, not NVML's list */
     c->ranks = o->ranks;
     if (c->ranks == 0) {
         /* docs/design.md: data-parallel over every local GPU.  One process drives them all unless a launcher
@@ -389,7 +393,7 @@ static int resolve_workload(measure_ctx *c)
                 c->ranks, sys->vcpus);
         return IB_EXIT_USAGE;
     }
-    c->gpu_dp = backend_dp_usable(backend, &c->no_dp);   /* GPU ranks average over NCCL */
+    c->gpu_dp = backend_dp_usable(backend, &c->no_dp); /* GPU ranks average over NCCL */
     if (!is_cpu && c->ranks > 1 && !c->gpu_dp) {
         /* The in-process comm averages host memory; GPU gradients need the backend's own. */
         fprintf(stderr, "instbench measure: --ranks %d with --backend %s: %s\n", c->ranks, backend->name, c->no_dp);
@@ -443,7 +447,7 @@ static int resolve_batch(measure_ctx *c)
     c->first_gpu = c->gpu_dp && c->rdv.local_rank + c->ranks <= c->sys.gpu_count ? c->rdv.local_rank : 0;
     uint64_t avail = is_cpu ? c->sys.memory_available_bytes
                             : memfit_device_available(backend, &c->sys, c->first_gpu, c->ranks, c->rdv.world_size > 1);
-    if (avail > 0) avail = avail / 10 * 9;   /* headroom for the OS, allocator slack, the driver */
+    if (avail > 0) avail = avail / 10 * 9; /* headroom for the OS, allocator slack, the driver */
     if (o->batch == 0) {
         if (avail == 0) {
             fprintf(stderr, "instbench measure: --batch-size auto: cannot tell how much memory the device has\n");
@@ -483,7 +487,8 @@ static int check_before_run(measure_ctx *c)
     if (g_stop) return interrupted_exit();
 
     bench_identity *id = &c->id;
-    if (identity_resolve(o->instance_type, o->region, o->market, o->count > 0 ? o->count : c->rdv.nnodes, id, &err) != 0) {
+    if (identity_resolve(o->instance_type, o->region, o->market, o->count > 0 ? o->count : c->rdv.nnodes, id, &err) !=
+        0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return IB_EXIT_RUNTIME;
     }
@@ -504,10 +509,10 @@ static int check_before_run(measure_ctx *c)
 
 /* The MFU denominator and the GEMM yardstick, measured (or looked up) before the run. */
 typedef struct measure_peaks {
-    double peak;                 /* TFLOP/s of the whole job; 0: MFU not computed */
+    double peak; /* TFLOP/s of the whole job; 0: MFU not computed */
     char source[512];
-    const char *cpu_bf16;        /* "native" / "emulated" on a bf16 CPU run, else NULL */
-    double gemm;                 /* the GEMM library's rate on this model's shapes, per device */
+    const char *cpu_bf16; /* "native" / "emulated" on a bf16 CPU run, else NULL */
+    double gemm;          /* the GEMM library's rate on this model's shapes, per device */
     int gemm_devices;
     ib_attention_library att_lib;
     int have_att_lib;
@@ -523,17 +528,15 @@ static void measure_peak(const measure_ctx *c, measure_peaks *pk)
     pk->cpu_bf16 = train->precision == IB_PREC_BF16 && backend->bf16_mode ? backend->bf16_mode() : NULL;
     const int bf16_emulated = pk->cpu_bf16 && !strcmp(pk->cpu_bf16, "emulated");
     if (pk->cpu_bf16)
-        ib_info("bf16 on this CPU: %s", !bf16_emulated
-                                            ? "native (oneDNN bf16 matmuls)"
-                                            : "emulated (no bf16 matmul in oneDNN on this CPU: bf16 operands widened to "
-                                              "fp32 for fp32 GEMMs, fp32 accumulation, autocast's rounding)");
+        ib_info("bf16 on this CPU: %s",
+                !bf16_emulated ? "native (oneDNN bf16 matmuls)"
+                               : "emulated (no bf16 matmul in oneDNN on this CPU: bf16 operands widened to "
+                                 "fp32 for fp32 GEMMs, fp32 accumulation, autocast's rounding)");
     pk->have_att_lib = !is_cpu && backend_attention_library(backend, train, &pk->att_lib) == 0;
     if (!is_cpu) {
         const char *a = backend_attention(backend, train);
-        if (!strcmp(a, "cudnn"))
-            ib_info("attention: cuDNN %s fused SDPA (%s)", pk->att_lib.version, pk->att_lib.path);
-        else
-            ib_info("attention: unfused (cuBLASLt matmuls around a softmax kernel)");
+        if (!strcmp(a, "cudnn")) ib_info("attention: cuDNN %s fused SDPA (%s)", pk->att_lib.version, pk->att_lib.path);
+        else ib_info("attention: unfused (cuBLASLt matmuls around a softmax kernel)");
     }
     /* the GEMM library's own rate on this model's shapes, measured here: the CPU's peak is that
      * already; a GPU measures cuBLASLt's on its first device (backend.h gemm_rate) */
@@ -542,8 +545,7 @@ static void measure_peak(const measure_ctx *c, measure_peaks *pk)
         ib_error perr = {0};
         if (backend->peak_measure(train, &g_stop, &t, pk->source, sizeof pk->source, &perr) == 0 && t > 0)
             pk->peak = t * rdv->nnodes, pk->gemm = t, pk->gemm_devices = rdv->nnodes;
-        else if (!g_stop)
-            ib_warn("no %s peak (%s): MFU not computed", backend->name, perr.msg);
+        else if (!g_stop) ib_warn("no %s peak (%s): MFU not computed", backend->name, perr.msg);
     } else if (c->sys.gpu_count > 0) {
         double t = 0;
         if (peak_gpu_lookup(c->sys.gpus[0].name, train->precision, &t, pk->source, sizeof pk->source) == 0)
@@ -555,7 +557,7 @@ static void measure_peak(const measure_ctx *c, measure_peaks *pk)
     if (!is_cpu && backend->gemm_rate && !g_stop) {
         double t = 0;
         ib_error gerr = {0};
-        ib_train_config probe = *train;   /* this process's first GPU, as the runner assigns them */
+        ib_train_config probe = *train; /* this process's first GPU, as the runner assigns them */
         probe.device = rdv->local_rank > 0 && rdv->local_rank < backend->device_count() ? rdv->local_rank : 0;
         if (backend->gemm_rate(&probe, &g_stop, &t, &gerr) == 0 && t > 0) {
             pk->gemm = t, pk->gemm_devices = rdv->world_size;
@@ -589,7 +591,8 @@ static int write_result(const measure_ctx *c, const bench_report *rep, const str
     int exit_code = IB_EXIT_OK;
     char path[4096] = "";
     int to_stdout = o->output && !strcmp(o->output, "-");
-    int saved = to_stdout ? 0 : result_save(o->output, c->id.type, c->sys.hostname, now, pretty, path, sizeof path, &err);
+    int saved =
+        to_stdout ? 0 : result_save(o->output, c->id.type, c->sys.hostname, now, pretty, path, sizeof path, &err);
     if (saved != 0) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         exit_code = IB_EXIT_RUNTIME;
@@ -626,10 +629,20 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
     const bench_data_mode data = o->data;
     ib_error err = {0};
     /* cuda ranks: NCCL across this process's GPUs and, with a rendezvous, other processes (rdv) */
-    bench_run_config rc = {.train = *train, .backend = c->backend, .ranks = c->ranks, .data = data,
-                           .workers = c->workers, .warmup = o->warmup, .steps = o->steps, .duration_s = o->duration_s,
-                           .min_steps = o->min_steps, .progress = ib_log_level >= 1 && util_isatty_stderr(),
-                           .color = util_stderr_color(), .markers = ib_log_level >= 2, .stop = &g_stop, .rdv = rdv};
+    bench_run_config rc = {.train = *train,
+                           .backend = c->backend,
+                           .ranks = c->ranks,
+                           .data = data,
+                           .workers = c->workers,
+                           .warmup = o->warmup,
+                           .steps = o->steps,
+                           .duration_s = o->duration_s,
+                           .min_steps = o->min_steps,
+                           .progress = ib_log_level >= 1 && util_isatty_stderr(),
+                           .color = util_stderr_color(),
+                           .markers = ib_log_level >= 2,
+                           .stop = &g_stop,
+                           .rdv = rdv};
     checkpoint_job ck;
     memset(&ck, 0, sizeof ck);
     if (rdv->rank == 0 && o->checkpoint) {
@@ -637,9 +650,8 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
         rc.after_window = take_checkpoint, rc.after_user = &ck;
     }
     if (data == BENCH_DATA_HOST)
-        ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s",
-                train->model.name, backend_precision_name(train->precision), train->batch_size, c->ranks, c->workers,
-                c->backend->name);
+        ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s", train->model.name,
+                backend_precision_name(train->precision), train->batch_size, c->ranks, c->workers, c->backend->name);
     else
         ib_info("measuring %s (%s, batch %d x %d rank(s), device data) on %s", train->model.name,
                 backend_precision_name(train->precision), train->batch_size, c->ranks, c->backend->name);
@@ -662,22 +674,37 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
     char ts[32];
     util_utc_iso8601(now.tv_sec, ts);
     const int is_cpu = c->is_cpu;
-    bench_report rep = {
-        .timestamp = ts, .identity = c->id, .sys = &c->sys, .backend = c->backend->name,
-        .accelerator_count = is_cpu ? 0 : c->ranks,
-        .workload = {.model = train->model, .precision = train->precision, .optim = train->optim,
-                     .batch_size_per_device = train->batch_size, .data = data},
-        .params = model_param_count(&train->model), .train_flops_per_sample = model_train_flops_per_sample(&train->model),
-        .global_batch_size = train->batch_size * rdv->world_size, .topology = *rdv, .m = &res, .others_share = others,
-        .steal_share = steal, .peak_tflops = pk->peak, .peak_source = pk->peak > 0 ? pk->source : NULL,
-        .cpu_bf16 = pk->cpu_bf16, .gemm_tflops = pk->gemm, .gemm_devices = pk->gemm_devices,
-        .attention = backend_attention(c->backend, train), .attention_library = pk->have_att_lib ? &pk->att_lib : NULL,
-        .cuda_graphs = is_cpu ? -1 : train->cuda_graphs,
-        .hourly_cost_usd = o->hourly_cost, .checkpoint = &ck.result};
+    bench_report rep = {.timestamp = ts,
+                        .identity = c->id,
+                        .sys = &c->sys,
+                        .backend = c->backend->name,
+                        .accelerator_count = is_cpu ? 0 : c->ranks,
+                        .workload = {.model = train->model,
+                                     .precision = train->precision,
+                                     .optim = train->optim,
+                                     .batch_size_per_device = train->batch_size,
+                                     .data = data},
+                        .params = model_param_count(&train->model),
+                        .train_flops_per_sample = model_train_flops_per_sample(&train->model),
+                        .global_batch_size = train->batch_size * rdv->world_size,
+                        .topology = *rdv,
+                        .m = &res,
+                        .others_share = others,
+                        .steal_share = steal,
+                        .peak_tflops = pk->peak,
+                        .peak_source = pk->peak > 0 ? pk->source : NULL,
+                        .cpu_bf16 = pk->cpu_bf16,
+                        .gemm_tflops = pk->gemm,
+                        .gemm_devices = pk->gemm_devices,
+                        .attention = backend_attention(c->backend, train),
+                        .attention_library = pk->have_att_lib ? &pk->att_lib : NULL,
+                        .cuda_graphs = is_cpu ? -1 : train->cuda_graphs,
+                        .hourly_cost_usd = o->hourly_cost,
+                        .checkpoint = &ck.result};
     result_warning warnings[RESULT_MAX_WARNINGS];
     for (size_t i = 0, n = result_warnings(&rep, warnings); i < n; i++) say_warning(&warnings[i], &res, pk->source);
 
-    if (rdv->rank != 0) return IB_EXIT_OK;   /* only rank 0 writes */
+    if (rdv->rank != 0) return IB_EXIT_OK; /* only rank 0 writes */
     return write_result(c, &rep, &now);
 }
 

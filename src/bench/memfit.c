@@ -24,15 +24,15 @@ uint64_t memfit_device_available(const ib_backend_ops *backend, const bench_sysi
             if (backend->device_memory_free) ib_debug("GPU %d: free memory unknown (%s): using its total", d, err.msg);
             bytes = d >= 0 && d < sys->gpu_count ? sys->gpus[d].memory_bytes : 0;
         }
-        if (bytes == 0) return 0;   /* one device unknown: the whole answer is */
+        if (bytes == 0) return 0; /* one device unknown: the whole answer is */
         if (d == first || bytes < least) least = bytes;
     }
     if (averaging) least = least > MEMFIT_NCCL_BYTES ? least - MEMFIT_NCCL_BYTES : 0;
     return least;
 }
 
-int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks, uint64_t avail,
-                         int max_batch)
+int memfit_largest_batch(const ib_backend_ops *backend, ib_train_config t, bench_data_mode data, int ranks,
+                         uint64_t avail, int max_batch)
 {
     /* Memory grows with the batch, so the largest batch that fits is found by bisection. */
     int lo = 0, hi = max_batch;

@@ -19,8 +19,7 @@ static int contains_ci(const char *hay, const char *needle)
     return 0;
 }
 
-int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source,
-                    size_t source_len)
+int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *source, size_t source_len)
 {
     const char *path = getenv("INSTBENCH_GPU_PEAK_FLOPS");
     char def[4096];
@@ -36,7 +35,8 @@ int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *
     int rc = -1;
     cJSON *gpus = cJSON_GetObjectItemCaseSensitive(root, "gpus");
     cJSON *g;
-    cJSON_ArrayForEach(g, gpus) {
+    cJSON_ArrayForEach(g, gpus)
+    {
         cJSON *match = cJSON_GetObjectItemCaseSensitive(g, "match"), *m;
         int hit = 0;
         cJSON_ArrayForEach(m, match) if (cJSON_IsString(m) && contains_ci(gpu_name, m->valuestring)) hit = 1;
@@ -48,7 +48,7 @@ int peak_gpu_lookup(const char *gpu_name, ib_precision p, double *tflops, char *
             snprintf(source, source_len, "%s", cJSON_IsString(src) ? src->valuestring : "configs/gpu-peak-flops.json");
             rc = 0;
         }
-        break;   /* first match decides, even when it has no figure for this precision */
+        break; /* first match decides, even when it has no figure for this precision */
     }
     cJSON_Delete(root);
     return rc;

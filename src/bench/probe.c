@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 enum { PROBE_ROUNDS = 4, PROBE_GROWTH = 8, PROBE_STEPS = 3 };
-static const double PROBE_SHORT_S = 1.0;   /* a step this short is timed PROBE_STEPS times */
+static const double PROBE_SHORT_S = 1.0; /* a step this short is timed PROBE_STEPS times */
 
 /* One step, its two halves each timed to the device's completion. */
 static int timed_step(ib_backend *b, double *forward_backward_s, double *optimizer_s, ib_error *err)
@@ -41,7 +41,7 @@ static int probe_at(const ib_backend_ops *ops, const ib_train_config *train, int
     int32_t *labels = malloc((size_t)batch * sizeof *labels);
     ib_backend *b = NULL;
     int rc = -1;
-    double fb = 0, opt = 0;   /* the warm-up step's, not used */
+    double fb = 0, opt = 0; /* the warm-up step's, not used */
     if (!images || !labels) {
         ib_error_set(err, IB_EXIT_RUNTIME, "out of memory for the probe's batch of %d", batch);
         goto done;

@@ -33,16 +33,16 @@
 static const char *env_default(const char *name) { return getenv(name); }
 
 /* Reads an integer variable; absent -> *out untouched and 0; malformed -> usage error. */
-static int env_int(const char *(*get)(const char *), const char *name, long min, long max,
-                   int *out, int *present, ib_error *err)
+static int env_int(const char *(*get)(const char *), const char *name, long min, long max, int *out, int *present,
+                   ib_error *err)
 {
     const char *v = get(name);
     if (present) *present = v && v[0];
     if (!v || !v[0]) return 0;
     long x;
     if (util_parse_int(v, min, max, &x) != 0)
-        return ib_error_set(err, IB_EXIT_USAGE, "environment variable %s='%s' is not an integer in [%ld, %ld]",
-                            name, v, min, max);
+        return ib_error_set(err, IB_EXIT_USAGE, "environment variable %s='%s' is not an integer in [%ld, %ld]", name, v,
+                            min, max);
     *out = (int)x;
     return 0;
 }
@@ -66,8 +66,9 @@ static void slurm_first_host(const char *list, char *out, size_t out_len)
 static int take_addr(bench_rendezvous *r, const char *v, const char *source, ib_error *err)
 {
     if (!aws_host_valid(v))
-        return ib_error_set(err, IB_EXIT_USAGE, "%s '%s' is not a host name or IP address (rank 0's address)", source, v);
-    snprintf(r->master_addr, sizeof r->master_addr, "%s", v);   /* 253 bytes at most: it fits */
+        return ib_error_set(err, IB_EXIT_USAGE, "%s '%s' is not a host name or IP address (rank 0's address)", source,
+                            v);
+    snprintf(r->master_addr, sizeof r->master_addr, "%s", v); /* 253 bytes at most: it fits */
     return 0;
 }
 
@@ -75,18 +76,16 @@ static int check_topology(bench_rendezvous *r, ib_error *err)
 {
     if (r->nnodes < 1) return ib_error_set(err, IB_EXIT_USAGE, "number of nodes must be >= 1");
     if (r->node_rank < 0 || r->node_rank >= r->nnodes)
-        return ib_error_set(err, IB_EXIT_USAGE, "node rank %d is outside [0, %d) nodes", r->node_rank,
-                            r->nnodes);
+        return ib_error_set(err, IB_EXIT_USAGE, "node rank %d is outside [0, %d) nodes", r->node_rank, r->nnodes);
     if (r->world_size < 1) return ib_error_set(err, IB_EXIT_USAGE, "world size must be >= 1");
     if (r->rank < 0 || r->rank >= r->world_size)
-        return ib_error_set(err, IB_EXIT_USAGE, "rank %d is outside [0, %d) (world size)", r->rank,
-                            r->world_size);
+        return ib_error_set(err, IB_EXIT_USAGE, "rank %d is outside [0, %d) (world size)", r->rank, r->world_size);
     if (r->local_world_size < 1 || r->local_rank < 0 || r->local_rank >= r->local_world_size)
-        return ib_error_set(err, IB_EXIT_USAGE, "local rank %d is outside [0, %d) (local world size)",
-                            r->local_rank, r->local_world_size);
+        return ib_error_set(err, IB_EXIT_USAGE, "local rank %d is outside [0, %d) (local world size)", r->local_rank,
+                            r->local_world_size);
     if (r->world_size < r->nnodes)
-        return ib_error_set(err, IB_EXIT_USAGE, "world size %d is smaller than the number of nodes %d",
-                            r->world_size, r->nnodes);
+        return ib_error_set(err, IB_EXIT_USAGE, "world size %d is smaller than the number of nodes %d", r->world_size,
+                            r->nnodes);
     if (r->master_port < 0 || r->master_port > 65535)
         return ib_error_set(err, IB_EXIT_USAGE, "master port %d is outside [1, 65535]", r->master_port);
     return 0;
@@ -130,8 +129,8 @@ static int kubeflow_pods(const char *(*get)(const char *), int ranks, bench_rend
     return 0;
 }
 
-int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
-                            const char *(*get)(const char *), bench_rendezvous *r, ib_error *err)
+int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks, const char *(*get)(const char *),
+                            bench_rendezvous *r, ib_error *err)
 {
     memset(r, 0, sizeof *r);
     if (ranks < 1) ranks = 1;
@@ -231,7 +230,7 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
             snprintf(r->nodelist, sizeof r->nodelist, "%s", nl);
             char first[sizeof r->master_addr];
             slurm_first_host(nl, first, sizeof first);
-            const char *ma = get("MASTER_ADDR");   /* given, it is the address: the list's first host is not used */
+            const char *ma = get("MASTER_ADDR"); /* given, it is the address: the list's first host is not used */
             char source[64];
             snprintf(source, sizeof source, "%s's first host", nl_name);
             if (!(ma && ma[0]) && take_addr(r, first, source, err)) return -1;
@@ -246,14 +245,14 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks,
     }
     if (check_topology(r, err)) return -1;
     if (store_listens && r->master_port == 65535)
-        return ib_error_set(err, IB_EXIT_USAGE,
-                            "MASTER_PORT=65535 is torchrun's store; the NCCL id needs the next port, and there is none");
+        return ib_error_set(
+            err, IB_EXIT_USAGE,
+            "MASTER_PORT=65535 is torchrun's store; the NCCL id needs the next port, and there is none");
     r->id_port = store_listens ? r->master_port + 1 : r->master_port;
     return 0;
 }
 
-int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out,
-                       ib_error *err)
+int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out, ib_error *err)
 {
     return rendezvous_resolve_with(flags, ranks, env_default, out, err);
 }

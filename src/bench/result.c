@@ -18,11 +18,11 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v)
 
 /* Runs of plain numeric fields, in the schema's order: keys[i] = the i-th value (as many values
  * as keys, checked at compile time). */
-#define ADD_NUMBERS(o, keys, ...)                                                                         \
-    do {                                                                                                  \
+#define ADD_NUMBERS(o, keys, ...)                                                                               \
+    do {                                                                                                        \
         _Static_assert(sizeof((const double[]){__VA_ARGS__}) / sizeof(double) == sizeof(keys) / sizeof *(keys), \
-                       "one value per key");                                                              \
-        add_numbers((o), (keys), (const double[]){__VA_ARGS__}, sizeof(keys) / sizeof *(keys));          \
+                       "one value per key");                                                                    \
+        add_numbers((o), (keys), (const double[]){__VA_ARGS__}, sizeof(keys) / sizeof *(keys));                 \
     } while (0)
 static void add_numbers(cJSON *o, const char *const *keys, const double *vals, size_t n)
 {
@@ -58,7 +58,7 @@ size_t result_warnings(const bench_report *r, result_warning out[RESULT_MAX_WARN
     if (m->drift) RESULT_WARN("drift", "step time drifted up >10%% during the window");
     if (r->peak_tflops > 0 && model_tflops(r) > r->peak_tflops)
         RESULT_WARN("mfu_over_100", "MFU above 100%%: the peak figure is too low (a measured peak disturbed by "
-                    "other load?)");
+                                    "other load?)");
     if (r->others_share > 0.10)
         RESULT_WARN("other_processes", "other processes used %.0f%% of the CPUs during the run", 100 * r->others_share);
     if (r->steal_share > 0.05)
@@ -129,7 +129,7 @@ char *result_to_json(const bench_report *r, int pretty)
     add_str_or_null(hw, "kernel", s->kernel);
     add_str_or_null(hw, "cpu_bf16", r->cpu_bf16);
     if (r->attention) cJSON_AddStringToObject(hw, "attention", r->attention);
-    if (r->attention_library) {   /* what cuDNN was loaded, and why attention does not use it if not */
+    if (r->attention_library) { /* what cuDNN was loaded, and why attention does not use it if not */
         const ib_attention_library *a = r->attention_library;
         cJSON *cd = cJSON_AddObjectToObject(hw, "cudnn");
         add_str_or_null(cd, "version", a->version[0] ? a->version : NULL);
@@ -150,8 +150,9 @@ char *result_to_json(const bench_report *r, int pretty)
 
     cJSON *wl = cJSON_AddObjectToObject(root, "workload");
     cJSON_AddStringToObject(wl, "model", mc->name);
-    static const char *const model_keys[] = {"img_size", "patch_size", "in_chans", "embed_dim", "depth",
-                                             "num_heads", "mlp_ratio", "num_classes", "params", "train_flops_per_sample"};
+    static const char *const model_keys[] = {
+        "img_size",  "patch_size", "in_chans",    "embed_dim", "depth",
+        "num_heads", "mlp_ratio",  "num_classes", "params",    "train_flops_per_sample"};
     ADD_NUMBERS(wl, model_keys, mc->img_size, mc->patch_size, mc->in_chans, mc->embed_dim, mc->depth, mc->num_heads,
                 mc->mlp_ratio, mc->num_classes, (double)r->params, r->train_flops_per_sample);
     cJSON_AddStringToObject(wl, "precision", r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32");
@@ -215,14 +216,12 @@ char *result_to_json(const bench_report *r, int pretty)
      * took a slow path shows low even where no datasheet figure is known */
     if (r->gemm_tflops > 0 && r->gemm_devices > 0)
         cJSON_AddNumberToObject(ms, "gemm_share", mt / (r->gemm_tflops * r->gemm_devices));
-    else
-        cJSON_AddNullToObject(ms, "gemm_share");
+    else cJSON_AddNullToObject(ms, "gemm_share");
     add_num_or_null(ms, "first_loss", m->first_loss);
     add_num_or_null(ms, "last_loss", m->last_loss);
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         cJSON_AddNumberToObject(ms, "data_pipeline_samples_per_second", m->pipeline_sps);
-    else
-        cJSON_AddNullToObject(ms, "data_pipeline_samples_per_second");
+    else cJSON_AddNullToObject(ms, "data_pipeline_samples_per_second");
     cJSON *hl = cJSON_AddObjectToObject(ms, "host_load");
     cJSON_AddNumberToObject(hl, "loadavg_1m_before", r->sys->loadavg1);
     if (r->others_share >= 0) cJSON_AddNumberToObject(hl, "other_processes_cpu_share", r->others_share);
@@ -253,8 +252,9 @@ char *result_to_json(const bench_report *r, int pretty)
             cJSON_AddNumberToObject(e, "bytes", m->allreduce[k].bytes);
             cJSON_AddNumberToObject(e, "time_s", m->allreduce[k].time_s);
             cJSON_AddNumberToObject(e, "algbw_gbps", bench_algbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s));
-            cJSON_AddNumberToObject(e, "busbw_gbps", bench_allreduce_busbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s,
-                                                                             r->topology.world_size));
+            cJSON_AddNumberToObject(
+                e, "busbw_gbps",
+                bench_allreduce_busbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s, r->topology.world_size));
             cJSON_AddItemToArray(ar, e);
         }
     }
@@ -295,11 +295,9 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
         output_note(f, "  machine      %s x%d  %s  %s  (identity: %s)", id->type, id->count,
                     id->region[0] ? id->region : "region unknown", id->market[0] ? id->market : "market unknown",
                     id->source);
-    else
-        output_note(f, "  machine      host %s (type unknown: not EC2, no --instance-type)",
-                    r->sys->hostname);
+    else output_note(f, "  machine      host %s (type unknown: not EC2, no --instance-type)", r->sys->hostname);
     for (int i = 0; i < id->n_differences; i++)
-        output_note(f, "  %-12s %s", i ? "" : "mismatch", id->differences[i]);   /* --identity-mismatch ok */
+        output_note(f, "  %-12s %s", i ? "" : "mismatch", id->differences[i]); /* --identity-mismatch ok */
     if (r->hourly_cost_usd > 0) {
         char usd[64];
         output_fmt_usd(usd, sizeof usd, r->hourly_cost_usd);
@@ -307,8 +305,7 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     }
     output_note(f, "  workload     %s  %s  batch %d/device x %d = %d  data %s  %s", r->workload.model.name,
                 r->workload.precision == IB_PREC_BF16 ? "bf16" : "fp32", r->workload.batch_size_per_device,
-                r->topology.world_size, r->global_batch_size,
-                r->workload.data == BENCH_DATA_DEVICE ? "device" : "host",
+                r->topology.world_size, r->global_batch_size, r->workload.data == BENCH_DATA_DEVICE ? "device" : "host",
                 r->workload.optim.kind == IB_OPT_ADAMW ? "adamw" : "adam");
     fprintf(f, "  throughput   %s%.2f samples/s%s  (%.2f per device)\n", b, m->samples_per_second, n,
             m->samples_per_second_per_device);
@@ -328,15 +325,16 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
         fprintf(f, "  model FLOPs  %.3f TFLOP/s  (no known peak: MFU not computed)\n", mt);
     }
     if (r->gemm_tflops > 0 && r->gemm_devices > 0)
-        output_note(f, "  GEMM share   %.1f%% of %.3f TFLOP/s x %d device%s, what its GEMM library reached here on "
-                       "this model's shapes",
+        output_note(f,
+                    "  GEMM share   %.1f%% of %.3f TFLOP/s x %d device%s, what its GEMM library reached here on "
+                    "this model's shapes",
                     100 * mt / (r->gemm_tflops * r->gemm_devices), r->gemm_tflops, r->gemm_devices,
                     r->gemm_devices == 1 ? "" : "s");
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);
     if (m->n_allreduce > 0) {
-        const size_t k = m->n_allreduce - 1;   /* the whole gradient */
+        const size_t k = m->n_allreduce - 1; /* the whole gradient */
         fprintf(f, "  allreduce    %.1f MiB in %.3f ms: busbw %.2f GB/s, algbw %.2f GB/s (%d ranks)\n",
                 m->allreduce[k].bytes / 1048576.0, 1e3 * m->allreduce[k].time_s,
                 bench_allreduce_busbw_gbps(m->allreduce[k].bytes, m->allreduce[k].time_s, r->topology.world_size),

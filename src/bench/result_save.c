@@ -46,10 +46,11 @@ int result_check_output(const char *output, const char *append, int create_dirs,
 {
     if (result_output_is_remote(output)) {
         if (result_check_remote(output, err) != 0) return -1;
-        output = "-";   /* nothing local to check for it */
+        output = "-"; /* nothing local to check for it */
     }
     /* the directories the user named exist (the default one is the tool's own: made when written) */
-    if (!create_dirs && (util_output_parent_check(output, 0, err) != 0 || util_output_parent_check(append, 0, err) != 0))
+    if (!create_dirs &&
+        (util_output_parent_check(output, 0, err) != 0 || util_output_parent_check(append, 0, err) != 0))
         return -1;
     if (output && strcmp(output, "-") && util_check_writable(output, 0, err) != 0) return -1;
     if (!output && util_check_writable(RESULT_DIR "/result.json", 0, err) != 0) return -1;
@@ -66,7 +67,7 @@ static int write_new(const char *prefix, const char *type, const char *host, con
         int r = util_write_file_new(path, json, strlen(json), err);
         if (r != 1) return r;
     }
-    return -1;   /* err says the last name was taken */
+    return -1; /* err says the last name was taken */
 }
 
 int result_save(const char *output, const char *instance_type, const char *host, const struct timespec *when,
@@ -90,7 +91,7 @@ int result_save(const char *output, const char *instance_type, const char *host,
         struct stat st;
         const int had_dir = stat(RESULT_DIR, &st) == 0;
         rc = write_new(RESULT_DIR "/", instance_type, host, when, json, saved, saved_len, err);
-        if (rc != 0 && !had_dir) rmdir(RESULT_DIR);   /* made for this result and left empty */
+        if (rc != 0 && !had_dir) rmdir(RESULT_DIR); /* made for this result and left empty */
     }
     if (rc == 0) return upload_failed;
 

@@ -6,7 +6,7 @@
  * by its shape and its expiry time.  After the run, when the upload still fails, result_save
  * keeps the result locally as without --output, so a long measurement is never lost to the
  * network.  A presigned URL's signature is never printed (aws_url_for_display). */
-#define _GNU_SOURCE   /* strptime, timegm */
+#define _GNU_SOURCE /* strptime, timegm */
 #include "instbench/bench.h"
 
 #include <stdlib.h>
@@ -18,7 +18,8 @@
 
 int result_output_is_remote(const char *output)
 {
-    return output && (!strncmp(output, "s3://", 5) || !strncmp(output, "https://", 8) || !strncmp(output, "http://", 7));
+    return output &&
+           (!strncmp(output, "s3://", 5) || !strncmp(output, "https://", 8) || !strncmp(output, "http://", 7));
 }
 
 /* The value of query parameter NAME in URL's query (between '?' and '#': a fragment is never sent)
@@ -89,12 +90,16 @@ static int check_presigned(const char *url, ib_error *err)
     const char *frag = strchr(url, '#');
     if (!form && frag && strstr(frag, "Signature="))
         /* curl never sends the fragment: S3 would see no signature and answer 403 after the run */
-        return ib_error_set(err, IB_EXIT_USAGE, "--output %s: the signature is in the URL's fragment (after '#'), which "
-                            "is never sent; the presigned parameters belong in the query (after '?')", shown);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "--output %s: the signature is in the URL's fragment (after '#'), which "
+                            "is never sent; the presigned parameters belong in the query (after '?')",
+                            shown);
     if (!form)
-        return ib_error_set(err, IB_EXIT_USAGE, "--output %s is not a presigned S3 URL (neither X-Amz-Signature, "
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "--output %s is not a presigned S3 URL (neither X-Amz-Signature, "
                             "X-Amz-Date and X-Amz-Expires nor AWSAccessKeyId, Signature and Expires; make one with "
-                            "`instbench presign --method PUT`)", shown);
+                            "`instbench presign --method PUT`)",
+                            shown);
     time_t ends = presigned_expiry(url, form, shown, err), now = time(NULL);
     if (!ends) return -1;
     if (ends <= now)
@@ -190,8 +195,7 @@ int result_check_remote(const char *output, ib_error *err)
     return rc;
 }
 
-int result_upload(const char *output, const char *name, const char *json, char *saved, size_t saved_len,
-                  ib_error *err)
+int result_upload(const char *output, const char *name, const char *json, char *saved, size_t saved_len, ib_error *err)
 {
     if (strncmp(output, "s3://", 5) != 0) {
         aws_client *c = NULL;
@@ -199,9 +203,16 @@ int result_upload(const char *output, const char *name, const char *json, char *
         /* the SigV4 form signs only the host; the query-string form signs the Content-Type too */
         char type[256] = "application/json";
         if (presigned_form(output) == PRESIGNED_V2) v2_content_type(output, type, sizeof type);
-        aws_header ct = {"Content-Type", type};   /* "": curl sends none */
-        aws_request req = {.method = "PUT", .service = "s3", .region = "-", .url = output, .headers = &ct,
-                           .n_headers = 1, .body = json, .body_len = strlen(json), .presigned = 1};
+        aws_header ct = {"Content-Type", type}; /* "": curl sends none */
+        aws_request req = {.method = "PUT",
+                           .service = "s3",
+                           .region = "-",
+                           .url = output,
+                           .headers = &ct,
+                           .n_headers = 1,
+                           .body = json,
+                           .body_len = strlen(json),
+                           .presigned = 1};
         aws_response resp;
         int rc = aws_client_send(c, &req, &resp, err);
         aws_response_free(&resp);
@@ -219,4 +230,3 @@ int result_upload(const char *output, const char *name, const char *json, char *
     s3_dest_close(&d);
     return rc;
 }
-

@@ -23,7 +23,7 @@ typedef struct rank_state {
     ib_backend *backend;
     ib_comm *comm;
     bench_datapipe *pipe;
-    float *dev_images;           /* --data device: one batch, set once */
+    float *dev_images; /* --data device: one batch, set once */
     int32_t *dev_labels;
     ib_error err;
     int failed;
@@ -35,21 +35,23 @@ typedef struct shared_state {
     pthread_barrier_t boundary;
     /* Written by rank 0 before the boundary barrier, read by all after it. */
     int phase;
-    atomic_int abort;      /* any rank failed: set mid-step, so atomic rather than barrier-fenced */
+    atomic_int abort; /* any rank failed: set mid-step, so atomic rather than barrier-fenced */
     /* Rank 0's record. */
-    double *step_s, *data_s, *compute_s, *comm_s;   /* timed steps */
-    size_t n_allreduce;                               /* allreduce_sweep's, rank 0's figures */
-    struct { double bytes, time_s; } allreduce[BENCH_ALLREDUCE_SIZES];
+    double *step_s, *data_s, *compute_s, *comm_s; /* timed steps */
+    size_t n_allreduce;                           /* allreduce_sweep's, rank 0's figures */
+    struct {
+        double bytes, time_s;
+    } allreduce[BENCH_ALLREDUCE_SIZES];
     size_t n_timed, cap;
-    double warm_times[WARMUP_MAX + 1];   /* the latest warm-up step times (a fixed --warmup may be longer) */
+    double warm_times[WARMUP_MAX + 1]; /* the latest warm-up step times (a fixed --warmup may be longer) */
     int n_stored, n_warm;
     double window_start, window_end;
     double first_loss, last_loss;
     double last_progress;
-    int world;             /* ranks of the whole job (this process's ranks unless rdv says more) */
-    const ib_backend_ops *dpo;  /* the backend, when its ranks average through it (cuda: NCCL) */
-    ib_dp *dp;             /* its comms, buckets overlapped with backward */
-    int dp_global;         /* ranks in other processes too: phases follow global rank 0 */
+    int world;                 /* ranks of the whole job (this process's ranks unless rdv says more) */
+    const ib_backend_ops *dpo; /* the backend, when its ranks average through it (cuda: NCCL) */
+    ib_dp *dp;                 /* its comms, buckets overlapped with backward */
+    int dp_global;             /* ranks in other processes too: phases follow global rank 0 */
 } shared_state;
 
 int bench_warmup_settled(const double *t, size_t n)
@@ -78,8 +80,9 @@ static void progress_line(shared_state *S, double now)
         /* the warm-up just ended and the window has not started: its length, not a count of
          * nothing and a time left from a clock that is not running yet */
         if (c->steps > 0) fprintf(stderr, "\r%stimed%s window starting: %d steps   \033[K", on, off, c->steps);
-        else fprintf(stderr, "\r%stimed%s window starting: %.*f s   \033[K", on, off, c->duration_s < 10 ? 1 : 0,
-                     c->duration_s);
+        else
+            fprintf(stderr, "\r%stimed%s window starting: %.*f s   \033[K", on, off, c->duration_s < 10 ? 1 : 0,
+                    c->duration_s);
     } else {
         double el = now - S->window_start;
         double sps = el > 0 ? S->n_timed * (double)gb / el : 0;
@@ -101,8 +104,8 @@ static void progress_line(shared_state *S, double now)
 }
 
 /* Rank 0 at a step boundary: record the step, choose the next phase. */
-static void rank0_boundary(shared_state *S, double step, double data, double compute, double comm,
-                           float loss, double t_end)
+static void rank0_boundary(shared_state *S, double step, double data, double compute, double comm, float loss,
+                           double t_end)
 {
     const bench_run_config *c = S->cfg;
     if (S->phase == PHASE_WARMUP) {
@@ -116,11 +119,12 @@ static void rank0_boundary(shared_state *S, double step, double data, double com
         S->n_warm++;
         int done;
         if (c->warmup >= 0) done = S->n_warm >= c->warmup;
-        else done = (S->n_warm >= WARMUP_MIN && bench_warmup_settled(S->warm_times, S->n_stored)) ||
-                    S->n_warm >= WARMUP_MAX;
+        else
+            done = (S->n_warm >= WARMUP_MIN && bench_warmup_settled(S->warm_times, S->n_stored)) ||
+                   S->n_warm >= WARMUP_MAX;
         if (done) {
             if (c->warmup < 0 && !bench_warmup_settled(S->warm_times, S->n_stored)) {
-                if (c->progress) fputs("\r\033[K", stderr);   /* the warning replaces the progress line */
+                if (c->progress) fputs("\r\033[K", stderr); /* the warning replaces the progress line */
                 ib_warn("step time did not settle in %d warm-up steps; the machine may be shared or throttled",
                         S->n_warm);
             }
@@ -148,7 +152,7 @@ static void rank0_boundary(shared_state *S, double step, double data, double com
         S->compute_s[S->n_timed] = compute;
         S->comm_s[S->n_timed] = comm;
         S->n_timed++;
-        if (isnan(S->first_loss)) S->first_loss = loss;   /* no warm-up: the first timed step's */
+        if (isnan(S->first_loss)) S->first_loss = loss; /* no warm-up: the first timed step's */
         S->last_loss = loss;
         S->window_end = t_end;
         if ((c->steps > 0 && (int)S->n_timed >= c->steps) ||
@@ -160,8 +164,7 @@ static void rank0_boundary(shared_state *S, double step, double data, double com
     progress_line(S, t_end);
 }
 
-static int one_step(shared_state *S, rank_state *R, double *data, double *compute, double *comm,
-                    float *loss)
+static int one_step(shared_state *S, rank_state *R, double *data, double *compute, double *comm, float *loss)
 {
     const bench_run_config *c = S->cfg;
     ib_backend *b = R->backend;
@@ -169,12 +172,11 @@ static int one_step(shared_state *S, rank_state *R, double *data, double *comput
     if (c->data == BENCH_DATA_HOST) {
         const float *img;
         const int32_t *lab;
-        if (datapipe_acquire(R->pipe, &img, &lab, &wait, &R->err) ||
-            b->ops->set_inputs(b, img, lab, &R->err))
+        if (datapipe_acquire(R->pipe, &img, &lab, &wait, &R->err) || b->ops->set_inputs(b, img, lab, &R->err))
             return -1;
     }
     double t1 = util_now_seconds();
-    if (S->dp) {   /* allreduces overlap backward; comm = what remains after the compute stream ends */
+    if (S->dp) { /* allreduces overlap backward; comm = what remains after the compute stream ends */
         double t_compute = 0;
         if (S->dpo->dp_step(S->dp, R->rank, b, loss, &t_compute, &R->err)) return -1;
         if (c->data == BENCH_DATA_HOST) datapipe_release(R->pipe);
@@ -329,16 +331,16 @@ static int create_ranks(const bench_run_config *c, rank_state *ranks, ib_comm **
         R->rank = r;
         R->comm = R_n > 1 ? comms[r] : NULL;
         ib_train_config tc = c->train;
-        tc.device = r;   /* GPU backends: rank r drives local device r (tests' mock backends: rank r) */
+        tc.device = r; /* GPU backends: rank r drives local device r (tests' mock backends: rank r) */
         /* in a multi-process job this process's ranks start at its local rank (torchrun's
          * LOCAL_RANK), unless the GPUs it sees are already narrowed to its own */
-        if (own_dp && c->rdv && c->rdv->local_rank + R_n <= c->backend->device_count()) tc.device = c->rdv->local_rank + r;
+        if (own_dp && c->rdv && c->rdv->local_rank + R_n <= c->backend->device_count())
+            tc.device = c->rdv->local_rank + r;
         if (c->backend->create(&tc, &R->backend, err)) return -1;
         if (c->stop && *c->stop) return 1;
         if (c->data == BENCH_DATA_HOST) {
-            if (datapipe_create(c->train.batch_size, m->in_chans, m->img_size, m->num_classes,
-                                c->workers, c->train.seed + 1000003ull * (uint64_t)(r + 1), R->backend,
-                                &R->pipe, err) != 0)
+            if (datapipe_create(c->train.batch_size, m->in_chans, m->img_size, m->num_classes, c->workers,
+                                c->train.seed + 1000003ull * (uint64_t)(r + 1), R->backend, &R->pipe, err) != 0)
                 return -1;
             if (c->stop && *c->stop) return 1;
         } else {
@@ -366,7 +368,7 @@ static void fill_result(const shared_state *S, const bench_run_config *c, const 
     out->warmup_steps = S->n_warm;
     out->steps = (int)S->n_timed;
     out->duration_s = S->window_end - S->window_start;
-    int gb = c->train.batch_size * S->world;   /* every rank of the job steps in lockstep */
+    int gb = c->train.batch_size * S->world; /* every rank of the job steps in lockstep */
     out->samples_per_second = out->duration_s > 0 ? S->n_timed * (double)gb / out->duration_s : 0;
     out->samples_per_second_per_device = out->samples_per_second / S->world;
     stats_compute(S->step_s, S->n_timed, &out->step_time);
@@ -398,10 +400,13 @@ static int device_dp_create(shared_state *S, const bench_run_config *c, rank_sta
     ib_backend **bs = calloc((size_t)R_n, sizeof *bs);
     if (!bs) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (int r = 0; r < R_n; r++) bs[r] = ranks[r].backend;
-    S->dpo = bs[0]->ops;   /* the created backends' own table (a loader entry only forwards) */
-    ib_dp_config dc = {.nlocal = R_n, .world_size = S->world, .first_rank = c->rdv ? c->rdv->rank : 0,
+    S->dpo = bs[0]->ops; /* the created backends' own table (a loader entry only forwards) */
+    ib_dp_config dc = {.nlocal = R_n,
+                       .world_size = S->world,
+                       .first_rank = c->rdv ? c->rdv->rank : 0,
                        .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
-                       .port = c->rdv ? c->rdv->id_port : 0, .timeout_s = 600};
+                       .port = c->rdv ? c->rdv->id_port : 0,
+                       .timeout_s = 600};
     /* between nodes, which network NCCL takes is part of the result: its own log says */
     const int multi_node = c->rdv && c->rdv->nnodes > 1;
     bench_nccl_log nlog;
@@ -437,7 +442,8 @@ int bench_run(const bench_run_config *c, bench_result *out, ib_error *err)
         if (why) return ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s': %s", c->backend->name, why);
     }
     if (!own_dp && S.world > R_n)
-        return ib_error_set(err, IB_EXIT_USAGE, "ranks in other processes need a backend that averages across "
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "ranks in other processes need a backend that averages across "
                             "processes itself (cuda: NCCL)");
     rank_state *ranks = calloc((size_t)R_n, sizeof *ranks);
     ib_comm **comms = calloc((size_t)R_n, sizeof *comms);
@@ -522,7 +528,7 @@ done:
     if (S.dp) {
         /* the other processes of the job learn whether this one finished or why it stops */
         if (S.dpo->dp_finish) S.dpo->dp_finish(S.dp, rc == 0 ? NULL : err);
-        S.dpo->dp_destroy(S.dp);   /* its comms first: they reference the backends' streams */
+        S.dpo->dp_destroy(S.dp); /* its comms first: they reference the backends' streams */
         for (int r = 0; r < R_n; r++) ranks[r].comm = NULL;
     }
     /* after the goodbye: a slow checkpoint here must not look like a dead rank to the others */

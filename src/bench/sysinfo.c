@@ -51,8 +51,11 @@ static uint64_t meminfo_kib(const char *key)
  * Graviton3 (V1), Graviton4 and NVIDIA Grace (V2); others by their numbers. */
 void sysinfo_arm_cpu_model(const char *cpuinfo, char *out, size_t out_len)
 {
-    static const struct { unsigned part; const char *name; } arm_parts[] = {
-        {0xd08, "Cortex-A72"}, {0xd0c, "Neoverse-N1"}, {0xd40, "Neoverse-V1"}, {0xd49, "Neoverse-N2"},
+    static const struct {
+        unsigned part;
+        const char *name;
+    } arm_parts[] = {
+        {0xd08, "Cortex-A72"},  {0xd0c, "Neoverse-N1"}, {0xd40, "Neoverse-V1"}, {0xd49, "Neoverse-N2"},
         {0xd4f, "Neoverse-V2"}, {0xd84, "Neoverse-V3"}, {0xd8e, "Neoverse-N3"},
     };
     snprintf(out, out_len, "%s", "");
@@ -104,7 +107,7 @@ static void arm_isa(char *out, size_t out_len)
 #endif
     unsigned long hw = getauxval(AT_HWCAP);
     int vl = (hw & HWCAP_SVE) ? prctl(PR_SVE_GET_VL, 0, 0, 0, 0) : -1;
-    if (vl > 0) snprintf(out, out_len, "sve_%d", (vl & 0xffff) * 8);   /* PR_SVE_VL_LEN_MASK: bytes */
+    if (vl > 0) snprintf(out, out_len, "sve_%d", (vl & 0xffff) * 8); /* PR_SVE_VL_LEN_MASK: bytes */
     else if (hw & HWCAP_SVE) snprintf(out, out_len, "sve");
     else if (hw & HWCAP_ASIMD) snprintf(out, out_len, "asimd");
     else snprintf(out, out_len, "armv8");
@@ -132,7 +135,9 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
 #endif
 
 /* NVML through dlopen: only the handful of calls needed, declared here by their C ABI. */
-typedef struct nvml_memory { unsigned long long total, free, used; } nvml_memory;
+typedef struct nvml_memory {
+    unsigned long long total, free, used;
+} nvml_memory;
 typedef int (*nvml_void_fn)(void);
 typedef int (*nvml_count_fn)(unsigned int *);
 typedef int (*nvml_handle_fn)(unsigned int, void **);
@@ -176,7 +181,7 @@ static void collect_gpus(bench_sysinfo *s)
     }
     if (driver) driver(s->driver, sizeof s->driver);
     int cv = 0;
-    if (cuda && cuda(&cv) == 0 && cv > 0)   /* 12040 -> "12.4" */
+    if (cuda && cuda(&cv) == 0 && cv > 0) /* 12040 -> "12.4" */
         snprintf(s->cuda, sizeof s->cuda, "%d.%d", cv / 1000, (cv % 1000) / 10);
     if (shutdown) shutdown();
     dlclose(h);
@@ -194,12 +199,13 @@ void sysinfo_gpus_from_backend(bench_sysinfo *s, const ib_backend_ops *ops)
         bench_gpu *g = &s->gpus[s->gpu_count++];
         memset(g, 0, sizeof *g);
         if (ops->device_describe(i, &d, &err)) {
-            ib_debug("GPU %d: %s", i, err.msg);   /* counted (the backend sees it), facts unknown */
+            ib_debug("GPU %d: %s", i, err.msg); /* counted (the backend sees it), facts unknown */
             continue;
         }
         snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof g->name - 1, d.name);
         g->memory_bytes = d.memory_bytes;
-        if (d.cc_major > 0) snprintf(g->compute_capability, sizeof g->compute_capability, "%d.%d", d.cc_major, d.cc_minor);
+        if (d.cc_major > 0)
+            snprintf(g->compute_capability, sizeof g->compute_capability, "%d.%d", d.cc_major, d.cc_minor);
     }
 }
 
@@ -273,8 +279,8 @@ void sysinfo_cpu_sample(bench_cpu_sample *out)
     if (!f) return;
     /* cpu  user nice system idle iowait irq softirq steal ... (USER_HZ ticks; guest is in user) */
     unsigned long long v[8] = {0};
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                   &v[6], &v[7]);
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                   &v[7]);
     fclose(f);
     long hz = sysconf(_SC_CLK_TCK);
     if (n < 7 || hz <= 0) return;
@@ -283,8 +289,7 @@ void sysinfo_cpu_sample(bench_cpu_sample *out)
     out->ok = 1;
 }
 
-void sysinfo_host_load(const bench_cpu_sample *a, const bench_cpu_sample *b, int vcpus, double *others,
-                       double *steal)
+void sysinfo_host_load(const bench_cpu_sample *a, const bench_cpu_sample *b, int vcpus, double *others, double *steal)
 {
     *others = *steal = -1;
     double cap = (b->wall_s - a->wall_s) * (vcpus > 0 ? vcpus : 1);

@@ -42,7 +42,7 @@ int args_usage_error(const arg_command *c, const char *fmt, ...)
     va_start(ap, fmt);
     const char *sp = c->name[0] ? " " : "";
     fprintf(stderr, "instbench%s%s: ", sp, c->name);
-    util_term_vprintf(stderr, fmt, ap);   /* the values quoted came from argv: never raw on a terminal */
+    util_term_vprintf(stderr, fmt, ap); /* the values quoted came from argv: never raw on a terminal */
     fprintf(stderr, " (try: instbench%s%s --help)\n", sp, c->name);
     va_end(ap);
     return IB_EXIT_USAGE;
@@ -65,7 +65,8 @@ const arg_command *const *args_all_commands;
  * and `rank --region`, `prices --source` and `rank --prices`, `prices --duration` (days of a
  * block) beside `measure --duration` (seconds) had split them). */
 const args_word args_vocabulary[] = {
-    {"--region", "the AWS region(s): to price in, to run in, where a bucket is (a list where the command takes several)"},
+    {"--region",
+     "the AWS region(s): to price in, to run in, where a bucket is (a list where the command takes several)"},
     {"--source", "where prices come from: auto, live, cache, snapshot (rank: or an instbench.prices/v1 file)"},
     {"--instance-types", "the instance types to price, rank or consider: names or patterns"},
     {"--market", "on-demand, spot, capacity-block, savings-plan"},
@@ -97,7 +98,8 @@ const args_word args_vocabulary[] = {
 static void note_old_name(const arg_spec *s)
 {
     ib_warn("%s is now spelled %s (the flag vocabulary, docs/cli.md); the old spelling is accepted until "
-            "instbench " ARGS_OLD_UNTIL, s->old_name, s->name);
+            "instbench " ARGS_OLD_UNTIL,
+            s->old_name, s->name);
 }
 
 /* Whether FLAG (may be NULL) is NAME's first LEN characters: "--regions" of "--regions=x". */
@@ -167,10 +169,7 @@ static size_t count_choices(const char *const *ch)
 }
 
 /* A refused value of S: the spec's own suggestion, if it has one. */
-static const char *nearest_value(const arg_spec *s, const char *v)
-{
-    return s->suggest ? s->suggest(v) : NULL;
-}
+static const char *nearest_value(const arg_spec *s, const char *v) { return s->suggest ? s->suggest(v) : NULL; }
 
 static int is_space(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
 
@@ -198,7 +197,7 @@ static int add_to_list(const arg_command *c, const arg_spec *s, args_list *l, co
         free(items);
         return args_usage_error(c, "%s needs a non-empty value", s->name);
     }
-    if (space_around(v, 1)) {   /* the one trimming rule (take_value), item by item */
+    if (space_around(v, 1)) { /* the one trimming rule (take_value), item by item */
         util_free_strv(items, n);
         return args_usage_error(c, "%s: '%s' has whitespace around it or an item: give the values alone", s->name, v);
     }
@@ -207,7 +206,7 @@ static int add_to_list(const arg_command *c, const arg_spec *s, args_list *l, co
         if (s->check && (p = s->check(items[i])) != NULL)
             rc = args_usage_error(c, "%s: '%s' %s%s", s->name, items[i], p,
                                   args_did_you_mean(nearest_value(s, items[i]), dym, sizeof dym));
-        for (size_t k = 0; k < l->n + i && !rc; k++) {   /* a name twice would only repeat rows: a typo */
+        for (size_t k = 0; k < l->n + i && !rc; k++) { /* a name twice would only repeat rows: a typo */
             const char *other = k < l->n ? l->v[k] : items[k - l->n];
             if (!strcmp(items[i], other)) rc = args_usage_error(c, "%s: '%s' is listed twice", s->name, items[i]);
         }
@@ -243,9 +242,7 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
     if (s->kind != ARG_FLAG && s->kind != ARG_LIST && v && space_around(v, 0))
         return args_usage_error(c, "%s: '%s' has whitespace around it: give the value alone", s->name, v);
     switch (s->kind) {
-    case ARG_FLAG:
-        *(int *)s->dst = 1;
-        return 0;
+    case ARG_FLAG: *(int *)s->dst = 1; return 0;
     case ARG_INT: {
         long x;
         if (s->word && !strcmp(v, s->word)) {
@@ -265,19 +262,20 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
                                     util_number_error(v, rc, s->min, s->max, why, sizeof why),
                                     s->want ? s->want : "a number", s->min, s->max);
         return 0;
-    case ARG_CHOICE:   /* any case: --format CSV is csv (choices are lower case and differ by more) */
+    case ARG_CHOICE: /* any case: --format CSV is csv (choices are lower case and differ by more) */
         for (int i = 0; s->choices[i]; i++)
             if (!strcasecmp(v, s->choices[i])) {
                 *(int *)s->dst = i;
                 return 0;
             }
-        if (count_choices(s->choices) == 1)   /* "'yes' is not ok" reads as a verdict, not as the one word taken */
+        if (count_choices(s->choices) == 1) /* "'yes' is not ok" reads as a verdict, not as the one word taken */
             return args_usage_error(c, "%s: '%s' is not accepted: the one value %s takes is '%s'", s->name, v, s->name,
                                     s->choices[0]);
         join_choices(s->choices, why, sizeof why);
-        return args_usage_error(c, "%s: '%s' is not %s%s", s->name, v, why,
-                                args_did_you_mean(suggest_closest(v, (const char *const *)s->choices,
-                                                                  count_choices(s->choices)), dym, sizeof dym));
+        return args_usage_error(
+            c, "%s: '%s' is not %s%s", s->name, v, why,
+            args_did_you_mean(suggest_closest(v, (const char *const *)s->choices, count_choices(s->choices)), dym,
+                              sizeof dym));
     case ARG_STRING:
         if (!v[0]) return args_usage_error(c, "%s needs a non-empty value", s->name);
         if (s->check && (p = s->check(v)) != NULL)
@@ -285,7 +283,7 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
                                     args_did_you_mean(nearest_value(s, v), dym, sizeof dym));
         *(const char **)s->dst = v;
         return 0;
-    case ARG_LIST:   /* given again, it adds to the list (spotinfo's --region a --region b) */
+    case ARG_LIST: /* given again, it adds to the list (spotinfo's --region a --region b) */
         return add_to_list(c, s, s->dst, v);
     case ARG_FN: {
         ib_error err = {0};
@@ -305,7 +303,7 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
     help_flag = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (options_done || a[0] != '-' || !a[1]) {   /* "-" alone is a positional (stdin) */
+        if (options_done || a[0] != '-' || !a[1]) { /* "-" alone is a positional (stdin) */
             if (!c->positional) return args_usage_error(c, "unexpected argument '%s'", a);
             pos[n++] = argv[i];
             continue;
@@ -316,7 +314,7 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
         }
         const arg_spec *s;
         const char *v = NULL;
-        if (a[1] == '-') {   /* --name or --name=value */
+        if (a[1] == '-') { /* --name or --name=value */
             const char *eq = strchr(a, '=');
             size_t len = eq ? (size_t)(eq - a) : strlen(a);
             if (!(s = find(c, a, len, 0))) {
@@ -332,7 +330,7 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
                 if (!takes_value(s)) return args_usage_error(c, "%s takes no value", s->name);
                 v = eq + 1;
             }
-        } else {             /* -o value, -ovalue, or flags that take no value run together: -vv, -qv */
+        } else { /* -o value, -ovalue, or flags that take no value run together: -vv, -qv */
             if (!(s = find(c, NULL, 0, a[1]))) return args_usage_error(c, "unknown option '-%c'", a[1]);
             for (; a[2] && !takes_value(s); a++) {
                 if (s->given) *s->given = 1;
@@ -412,7 +410,7 @@ static size_t wrap_words(FILE *f, const char *text, size_t len, size_t col, size
         if (col + gap + nl > width && col > start_col) {
             fprintf(f, "\n%*s", (int)hang, "");
             col = start_col = hang;
-        } else {   /* the text's own spacing ("measure  run ...") is kept within a line */
+        } else { /* the text's own spacing ("measure  run ...") is kept within a line */
             fprintf(f, "%*s", (int)gap, "");
             col += gap;
         }
@@ -450,7 +448,7 @@ static void wrap_text(FILE *f, const char *text, size_t col, size_t indent, size
             n += l - skip;
             p += l;
             if (!*p) break;
-            p++;   /* the '\n' */
+            p++; /* the '\n' */
             size_t next_lead = strspn(p, " ");
             int empty = p[next_lead] == '\n' || !p[next_lead];
             /* "commands:", "environment:": a short first line ending in ':' heads a list */
@@ -458,7 +456,7 @@ static void wrap_text(FILE *f, const char *text, size_t col, size_t indent, size
             if (!all_soft && (empty || heading || (next_lead > 0 && next_lead <= para_lead))) break;
             if (!all_soft && next_lead > para_lead) hang = indent + next_lead;
         }
-        if (!all_soft && para_lead) {   /* "  measure  run the ...": continue under "run" */
+        if (!all_soft && para_lead) { /* "  measure  run the ...": continue under "run" */
             const char *two = strstr(buf, "  ");
             if (two && (size_t)(two - buf) < n) hang = indent + para_lead + (size_t)(two - buf) + strspn(two, " ");
         }
@@ -467,7 +465,7 @@ static void wrap_text(FILE *f, const char *text, size_t col, size_t indent, size
         wrap_words(f, buf, n, col + para_lead, hang, width);
         first = 0;
         col = indent;
-        for (;;) {   /* empty lines stay */
+        for (;;) { /* empty lines stay */
             size_t sp = strspn(p, " ");
             if (p[sp] != '\n') break;
             fputc('\n', f);
@@ -516,7 +514,7 @@ static void wrap_example(FILE *f, const char *line, size_t width)
         const char *we = w;
         for (int words = 0; *we && words < 2; words++) {
             if (words && (*we == '-' || w[0] != '-')) break;
-            if (words) we++;   /* the space between flag and value */
+            if (words) we++; /* the space between flag and value */
             char quote = 0;
             for (; *we && (quote || *we != ' '); we++)
                 if (*we == '\'' || *we == '"') quote = quote == *we ? 0 : quote ? quote : *we;
@@ -622,8 +620,10 @@ void args_print_markdown(const arg_command *c, FILE *f)
 
 void args_print_vocabulary(FILE *f)
 {
-    fprintf(f, "## Flag vocabulary\n\nOne name for one idea in every command that takes it (an old spelling is "
-               "accepted, with a note, until instbench %s).\n\n| flag | idea | commands | old spellings |\n|---|---|---|---|\n",
+    fprintf(f,
+            "## Flag vocabulary\n\nOne name for one idea in every command that takes it (an old spelling is "
+            "accepted, with a note, until instbench %s).\n\n| flag | idea | commands | old spellings "
+            "|\n|---|---|---|---|\n",
             ARGS_OLD_UNTIL);
     for (const args_word *w = args_vocabulary; w->flag; w++) {
         fprintf(f, "| `%s` | ", w->flag);
@@ -649,10 +649,7 @@ int args_model_flag(void *m, const char *flag, const char *value, ib_error *err)
     return model_cli_parse(m, flag, value, err) < 0 ? -1 : 0;
 }
 
-const char *args_check_file(const char *v)
-{
-    return strcmp(v, "-") ? NULL : "needs a file name";
-}
+const char *args_check_file(const char *v) { return strcmp(v, "-") ? NULL : "needs a file name"; }
 
 int args_table_fit(const arg_command *c, int wide, const args_list *cols, const char *const *keys)
 {

@@ -14,7 +14,7 @@
 #include "instbench/aws_ids.h"
 #include "instbench/bench.h"
 #include "instbench/model.h"
-#include "instbench/prices.h"   /* the catalogue the identity flags are checked against */
+#include "instbench/prices.h" /* the catalogue the identity flags are checked against */
 #include "instbench/rank.h"   /* RANK_MIN/MAX_USD_PER_HOUR: what rank accepts as a price */
 #include "instbench/suggest.h"
 #include "instbench/util.h"
@@ -28,24 +28,24 @@ static const int DEFAULT_MIN_STEPS = 5;
 static struct {
     model_cli model;
     int backend, precision, optimizer, data, market, format;
-    int cuda_graphs;           /* index into on_off: 0 on (default), 1 off */
-    int batch;                 /* 0 = auto */
-    double lr;                 /* < 0: optimizer default */
+    int cuda_graphs; /* index into on_off: 0 on (default), 1 off */
+    int batch;       /* 0 = auto */
+    double lr;       /* < 0: optimizer default */
     int steps, have_steps, have_duration, model_given;
     double duration_s;
-    int warmup;                /* -1 auto */
-    int workers;               /* 0 = default */
-    int ranks;                 /* 0 = auto: every local GPU on cuda, 1 on cpu */
+    int warmup;  /* -1 auto */
+    int workers; /* 0 = default */
+    int ranks;   /* 0 = auto: every local GPU on cuda, 1 on cpu */
     bench_rendezvous_flags rdv;
     const char *instance_type, *region;
-    int count;                 /* 0 = nodes */
-    double hourly_cost;        /* --hourly-cost, USD per node-hour; 0 = not given */
+    int count;          /* 0 = nodes */
+    double hourly_cost; /* --hourly-cost, USD per node-hour; 0 = not given */
     const char *output, *append;
-    int create_dirs;           /* --create-dirs: make missing directories of --output / --append */
-    int identity_mismatch;     /* --identity-mismatch ok: 0; not given: -1 (a contradiction refuses) */
+    int create_dirs;       /* --create-dirs: make missing directories of --output / --append */
+    int identity_mismatch; /* --identity-mismatch ok: 0; not given: -1 (a contradiction refuses) */
     int dry_run;
     uint64_t seed;
-    int checkpoint;            /* index into on_off: 0 on (default), 1 off */
+    int checkpoint; /* index into on_off: 0 on (default), 1 off */
     const char *checkpoint_dir;
 } O;
 
@@ -57,7 +57,8 @@ static int take_seed(void *dst, const char *flag, const char *v, ib_error *err)
     long long s = strtoll(v, &end, 10);
     if (strpbrk(v, " \t\n\v\f\r"))
         return ib_error_set(err, IB_EXIT_USAGE, "--seed: '%s' has whitespace in it, which is not part of a number", v);
-    if (errno || *end || !v[0] || s < 0) return ib_error_set(err, IB_EXIT_USAGE, "--seed: '%s' is not a whole number >= 0", v);
+    if (errno || *end || !v[0] || s < 0)
+        return ib_error_set(err, IB_EXIT_USAGE, "--seed: '%s' is not a whole number >= 0", v);
     *(uint64_t *)dst = (uint64_t)s;
     return 0;
 }
@@ -77,42 +78,57 @@ static const arg_spec measure_specs[] = {
     {"--backend", 0, ARG_CHOICE, &O.backend, NULL, "training backend (default: cuda when available, else cpu)",
      .choices = backend_names, .group = "workload"},
     ARGS_MODEL_SPECS(&O.model, &O.model_given, NULL),
-    {"--batch-size", 0, ARG_INT, &O.batch, "N|auto", "per-device batch (default 128); auto = the largest that fits in memory",
-     1, 1 << 20, .word = "auto", .word_value = 0},
+    {"--batch-size", 0, ARG_INT, &O.batch, "N|auto",
+     "per-device batch (default 128); auto = the largest that fits in memory", 1, 1 << 20, .word = "auto",
+     .word_value = 0},
     {"--precision", 0, ARG_CHOICE, &O.precision, NULL, "bf16 (default: bf16 matmuls, fp32 master weights) or fp32",
      .choices = backend_precision_names},
-    {"--optimizer", 0, ARG_CHOICE, &O.optimizer, NULL, "adam (default) or adamw (torch defaults: lr 1e-3, betas 0.9/0.999,\n"
-     "eps 1e-8, weight decay 0 / 1e-2)", .choices = backend_optimizer_names},
+    {"--optimizer", 0, ARG_CHOICE, &O.optimizer, NULL,
+     "adam (default) or adamw (torch defaults: lr 1e-3, betas 0.9/0.999,\n"
+     "eps 1e-8, weight decay 0 / 1e-2)",
+     .choices = backend_optimizer_names},
     {"--lr", 0, ARG_DOUBLE, &O.lr, "X", "learning rate (default 1e-3)", 1e-12, 1e3},
-    {"--data", 0, ARG_CHOICE, &O.data, NULL, "host (default): fresh random images made by CPU worker threads every\n"
+    {"--data", 0, ARG_CHOICE, &O.data, NULL,
+     "host (default): fresh random images made by CPU worker threads every\n"
      "step and handed to the backend, as PyTorch's FakeDataset;\n"
-     "device: inputs made once where the model runs (pure compute)", .choices = data_modes},
-    {"--workers", 0, ARG_INT, &O.workers, "N", "data-pipeline threads per rank (default: vCPUs / local ranks)", 1, 1024},
-    {"--cuda-graphs", 0, ARG_CHOICE, &O.cuda_graphs, NULL, "on (default): a one-rank CUDA run replays forward and\n"
+     "device: inputs made once where the model runs (pure compute)",
+     .choices = data_modes},
+    {"--workers", 0, ARG_INT, &O.workers, "N", "data-pipeline threads per rank (default: vCPUs / local ranks)", 1,
+     1024},
+    {"--cuda-graphs", 0, ARG_CHOICE, &O.cuda_graphs, NULL,
+     "on (default): a one-rank CUDA run replays forward and\n"
      "backward as one CUDA graph from its second step (no per-kernel launch cost);\n"
      "off: every kernel launched each step.  Data-parallel runs launch eagerly\n"
-     "(the gradient buckets' hooks); the result records which ran", .choices = on_off},
+     "(the gradient buckets' hooks); the result records which ran",
+     .choices = on_off},
     {"--seed", 0, ARG_FN, &O.seed, "N", "seed of the weights and data (default 0)", .fn = take_seed},
     {"--steps", 0, ARG_INT, &O.steps, "N", "timed steps", 1, 100000000, .given = &O.have_steps, .group = "measurement"},
     {"--duration", 0, ARG_DOUBLE, &O.duration_s, "S", "timed window in seconds (default 30, at least 5 steps)", 1e-3,
      7 * 86400.0, .want = "seconds", .given = &O.have_duration},
-    {"--warmup", 0, ARG_INT, &O.warmup, "N", "warm-up steps (default: until the step time settles, at least 3)", 0, 100000},
-    {"--ranks", 0, ARG_INT, &O.ranks, "N", "data-parallel ranks in this process (CPU: the cores are split\n"
+    {"--warmup", 0, ARG_INT, &O.warmup, "N", "warm-up steps (default: until the step time settles, at least 3)", 0,
+     100000},
+    {"--ranks", 0, ARG_INT, &O.ranks, "N",
+     "data-parallel ranks in this process (CPU: the cores are split\n"
      "between them; CUDA: one GPU each, NCCL); gradients averaged\n"
      "every step. Default: every local GPU on cuda (one per process\n"
-     "under a per-GPU launcher), 1 on cpu", 1, 256, .group = "topology"},
-    {"--nnodes", 0, ARG_INT, &O.rdv.nnodes, "N", "multi-node rendezvous, recorded in the result (without flags,\n"
+     "under a per-GPU launcher), 1 on cpu",
+     1, 256, .group = "topology"},
+    {"--nnodes", 0, ARG_INT, &O.rdv.nnodes, "N",
+     "multi-node rendezvous, recorded in the result (without flags,\n"
      "the environment of torchrun, a PyTorchJob or Volcano pod\n"
      "(WORLD_SIZE/RANK/MASTER_*), Kubeflow Trainer v2 (PET_*) or srun\n"
-     "(SLURM_*) is read: docs/usage.md, Launchers)", 1, 100000},
+     "(SLURM_*) is read: docs/usage.md, Launchers)",
+     1, 100000},
     {"--node-rank", 0, ARG_INT, &O.rdv.node_rank, "N", "this node's rank, 0 to nnodes-1", 0, 99999},
     {"--master-addr", 0, ARG_STRING, &O.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
     {"--master-port", 0, ARG_INT, &O.rdv.master_port, "N", "its port", 1, 65535},
-    {"--instance-type", 0, ARG_STRING, &O.instance_type, "T", "e.g. g5.xlarge (a type of a family the price snapshot covers\n"
-     "must be one of its sizes; other families, e.g. c5.large, as given)", .check = names_instance_type_size_problem,
-     .suggest = prices_suggest_type, .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
-    {"--region", 0, ARG_STRING, &O.region, "R", "e.g. us-east-1: an AWS region instbench knows", .check = names_region_problem,
-     .suggest = prices_suggest_region},
+    {"--instance-type", 0, ARG_STRING, &O.instance_type, "T",
+     "e.g. g5.xlarge (a type of a family the price snapshot covers\n"
+     "must be one of its sizes; other families, e.g. c5.large, as given)",
+     .check = names_instance_type_size_problem, .suggest = prices_suggest_type,
+     .group = "identity (read from EC2 instance metadata, IMDSv2, unless all three are given)"},
+    {"--region", 0, ARG_STRING, &O.region, "R", "e.g. us-east-1: an AWS region instbench knows",
+     .check = names_region_problem, .suggest = prices_suggest_region},
     {"--market", 0, ARG_CHOICE, &O.market, NULL, "the market this instance runs on", .choices = markets},
     {"--count", 0, ARG_INT, &O.count, "N", "nodes in the cluster this result stands for (default: nodes)", 1, 100000},
     {"--identity-mismatch", 0, ARG_CHOICE, &O.identity_mismatch, NULL,
@@ -121,58 +137,71 @@ static const arg_spec measure_specs[] = {
      "them, differ from this run's; the result says so\n"
      "(instance.identity_mismatch).  Without it such a run is refused\n"
      "(exit 2) before measuring.  An identity from instance metadata is\n"
-     "this machine's own and is never refused", .choices = mismatch_ok},
+     "this machine's own and is never refused",
+     .choices = mismatch_ok},
     /* The bounds rank accepts: a price it would refuse must not be recorded either. */
     {"--hourly-cost", 0, ARG_DOUBLE, &O.hourly_cost, "USD",
      "what one node of this configuration costs per hour, in US dollars\n"
      "(the whole machine with all its GPUs, not per GPU); recorded in\n"
      "the result for the run's market (--market, else on-demand), and\n"
-     "`rank` prices the result with it: nodes x USD per hour", RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR,
-     .want = "a price in US dollars per node-hour",
+     "`rank` prices the result with it: nodes x USD per hour",
+     RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR, .want = "a price in US dollars per node-hour",
      .group = "price (for machines AWS cannot price: your own hardware, another cloud, a discount)"},
-    {"--output", 'o', ARG_STRING, &O.output, "FILE", "result file, replaced if it exists (default: a new file\n"
+    {"--output", 'o', ARG_STRING, &O.output, "FILE",
+     "result file, replaced if it exists (default: a new file\n"
      "./instbench-results/<instance type or hostname>-<random>-<UTC time\n"
      "to the millisecond>.json, never overwriting); - writes the JSON to\n"
      "stdout; s3://BUCKET/KEY uploads it (a KEY ending in / gets the\n"
      "generated name); a presigned PUT URL (instbench presign) uploads it\n"
      "without credentials.  Checked before the run; if the write still\n"
      "fails, the result is saved to ./instbench-result-*.json (else\n"
-     "$TMPDIR; an upload: as without --output) and the exit status is 1", .group = "output"},
+     "$TMPDIR; an upload: as without --output) and the exit status is 1",
+     .group = "output"},
     {"--append", 0, ARG_STRING, &O.append, "FILE", "also append the result as one line to FILE (JSON Lines)",
      .check = args_check_file},
-    {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL, "create the missing directories of --output and --append\n"
+    {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL,
+     "create the missing directories of --output and --append\n"
      "(without it a missing one is refused, exit 2, as cp does;\n"
      "./instbench-results/ is always made when a result goes there)"},
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
-    {"--dry-run", 0, ARG_FLAG, &O.dry_run, NULL, "check everything a run would check (flags, backend, memory for the\n"
+    {"--dry-run", 0, ARG_FLAG, &O.dry_run, NULL,
+     "check everything a run would check (flags, backend, memory for the\n"
      "batch, the output files, the identity, the rendezvous settings), print\n"
      "what would run and how long, estimated from one timed training step\n"
      "at a small batch (seconds), and exit without measuring"},
-    {"--checkpoint", 0, ARG_CHOICE, &O.checkpoint, NULL, "on (default): after the timed window, time one checkpoint of\n"
+    {"--checkpoint", 0, ARG_CHOICE, &O.checkpoint, NULL,
+     "on (default): after the timed window, time one checkpoint of\n"
      "the state a training job saves (fp32 weights, Adam's two moments,\n"
      "the bf16 copy under bf16; from a GPU with the copy to the host):\n"
      "written with fsync, read back, removed (the result's checkpoint;\n"
      "rank's measured checkpoint cost).  Skipped with a warning when\n"
-     "the disk lacks the room; off: not timed", .choices = on_off, .group = "checkpoint"},
-    {"--checkpoint-dir", 0, ARG_STRING, &O.checkpoint_dir, "DIR", "where the checkpoint is written (default: the result file's\n"
+     "the disk lacks the room; off: not timed",
+     .choices = on_off, .group = "checkpoint"},
+    {"--checkpoint-dir", 0, ARG_STRING, &O.checkpoint_dir, "DIR",
+     "where the checkpoint is written (default: the result file's\n"
      "directory, ./instbench-results/ for the default result; for\n"
      "stdout or S3, ./instbench-results/ when it exists, else .)"},
     {0},
 };
 
 const arg_command cmd_measure_args = {
-    "measure", "[options]",
+    "measure",
+    "[options]",
     "Runs the ViT training benchmark here (warm-up, then a timed window) and writes a result\n"
     "JSON (schema instbench.result/v1) that `instbench rank` reads.",
     "Progress goes to stderr when it is a terminal (NO_COLOR honoured).\n"
     "Interrupted (Ctrl-C, SIGTERM): nothing is written, exit 130 / 143.\n",
-    measure_specs, NULL,
-    .examples = (const arg_example[]){
-        {"the default run on this machine (every GPU; the result goes to ./instbench-results/)", "instbench measure"},
-        {"a quick CPU run of a small model", "instbench measure --backend cpu --model vit_tiny_patch16_224 --batch-size 16 --duration 10"},
-        {"a machine AWS cannot price (your own hardware): record what it costs an hour",
-         "instbench measure --hourly-cost 1.20 -o workstation.json"},
-        {0}},
+    measure_specs,
+    NULL,
+    .examples =
+        (const arg_example[]){
+            {"the default run on this machine (every GPU; the result goes to ./instbench-results/)",
+             "instbench measure"},
+            {"a quick CPU run of a small model",
+             "instbench measure --backend cpu --model vit_tiny_patch16_224 --batch-size 16 --duration 10"},
+            {"a machine AWS cannot price (your own hardware): record what it costs an hour",
+             "instbench measure --hourly-cost 1.20 -o workstation.json"},
+            {0}},
 };
 
 /* The identity flags name what `rank` will price: offline, the snapshot and AWS's region list
@@ -185,9 +214,10 @@ static int check_identity_names(void)
         char list[512];
         const char *near;
         if (prices_catalogue_size_list(O.instance_type, list, sizeof list, &near))
-            return args_usage_error(&cmd_measure_args, "--instance-type: '%s' is not one of the sizes the price "
-                                    "snapshot lists for its family (%s)%s", O.instance_type, list,
-                                    args_did_you_mean(near, dym, sizeof dym));
+            return args_usage_error(&cmd_measure_args,
+                                    "--instance-type: '%s' is not one of the sizes the price "
+                                    "snapshot lists for its family (%s)%s",
+                                    O.instance_type, list, args_did_you_mean(near, dym, sizeof dym));
     }
     if (O.region && !aws_region_known(O.region) && !prices_catalogue_has_region(O.region))
         return args_usage_error(&cmd_measure_args, "--region: '%s' is not an AWS region instbench knows%s", O.region,
@@ -208,7 +238,8 @@ static int parse_args(int argc, char **argv)
     int rc = args_parse(&cmd_measure_args, argc, argv, NULL, NULL);
     if (rc) return rc;
     if ((rc = check_identity_names()) != 0) return rc;
-    if (O.have_steps && O.have_duration) return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
+    if (O.have_steps && O.have_duration)
+        return args_usage_error(&cmd_measure_args, "--steps and --duration exclude each other");
     if (!O.have_steps && !O.have_duration) O.duration_s = DEFAULT_DURATION_S;
     if (O.checkpoint_dir && O.checkpoint == 1)
         return args_usage_error(&cmd_measure_args, "--checkpoint-dir with --checkpoint off: nothing is written there");
@@ -231,15 +262,34 @@ int cmd_measure(int argc, char **argv)
 {
     int rc = parse_args(argc, argv);
     if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
-    const bench_measure_options o = {
-        .backend = O.backend >= 0 ? backend_find(backend_names[O.backend]) : NULL, .model = O.model,
-        .precision = (ib_precision)O.precision, .optimizer = (ib_optimizer)O.optimizer, .lr = O.lr, .seed = O.seed,
-        .data = (bench_data_mode)O.data, .workers = O.workers, .cuda_graphs = O.cuda_graphs == 0, .batch = O.batch,
-        .steps = O.have_steps ? O.steps : 0, .duration_s = O.duration_s, .min_steps = DEFAULT_MIN_STEPS,
-        .warmup = O.warmup, .ranks = O.ranks, .rdv = O.rdv, .instance_type = O.instance_type, .region = O.region,
-        .market = O.market >= 0 ? markets[O.market] : NULL, .count = O.count, .hourly_cost = O.hourly_cost,
-        .output = O.output, .append = O.append, .create_dirs = O.create_dirs,
-        .identity_mismatch_ok = O.identity_mismatch == 0, .dry_run = O.dry_run, .checkpoint = O.checkpoint == 0,
-        .checkpoint_dir = O.checkpoint_dir, .format = O.format};
+    const bench_measure_options o = {.backend = O.backend >= 0 ? backend_find(backend_names[O.backend]) : NULL,
+                                     .model = O.model,
+                                     .precision = (ib_precision)O.precision,
+                                     .optimizer = (ib_optimizer)O.optimizer,
+                                     .lr = O.lr,
+                                     .seed = O.seed,
+                                     .data = (bench_data_mode)O.data,
+                                     .workers = O.workers,
+                                     .cuda_graphs = O.cuda_graphs == 0,
+                                     .batch = O.batch,
+                                     .steps = O.have_steps ? O.steps : 0,
+                                     .duration_s = O.duration_s,
+                                     .min_steps = DEFAULT_MIN_STEPS,
+                                     .warmup = O.warmup,
+                                     .ranks = O.ranks,
+                                     .rdv = O.rdv,
+                                     .instance_type = O.instance_type,
+                                     .region = O.region,
+                                     .market = O.market >= 0 ? markets[O.market] : NULL,
+                                     .count = O.count,
+                                     .hourly_cost = O.hourly_cost,
+                                     .output = O.output,
+                                     .append = O.append,
+                                     .create_dirs = O.create_dirs,
+                                     .identity_mismatch_ok = O.identity_mismatch == 0,
+                                     .dry_run = O.dry_run,
+                                     .checkpoint = O.checkpoint == 0,
+                                     .checkpoint_dir = O.checkpoint_dir,
+                                     .format = O.format};
     return bench_measure(&o);
 }

@@ -12,7 +12,7 @@
 #include "instbench/output.h"
 
 static struct {
-    int format;   /* index into formats; -1: table on a terminal, json otherwise (as prices and rank) */
+    int format; /* index into formats; -1: table on a terminal, json otherwise (as prices and rank) */
     int layout, custom, wide;
     model_cli model;
     args_list columns;
@@ -24,43 +24,82 @@ static const char *const formats[] = {"table", "json", "csv", NULL};
  * presets table's columns, the --layout table's, and the old short keys of the table, still read
  * (aliases). */
 enum { TABLE_KEYS = 11 };
-static const char *const table_keys[] = {"name", "img_size", "patch_size", "embed_dim", "depth", "num_heads",
-                                         "mlp_ratio", "num_classes", "params", "forward_flops_per_sample",
-                                         "train_flops_per_sample", NULL};
+static const char *const table_keys[] = {"name",
+                                         "img_size",
+                                         "patch_size",
+                                         "embed_dim",
+                                         "depth",
+                                         "num_heads",
+                                         "mlp_ratio",
+                                         "num_classes",
+                                         "params",
+                                         "forward_flops_per_sample",
+                                         "train_flops_per_sample",
+                                         NULL};
 static const char *const layout_keys[] = {"name", "shape", "offset", "numel", NULL};
-static const char *const aliases[][2] = {{"model", "name"}, {"img", "img_size"}, {"patch", "patch_size"},
-                                         {"dim", "embed_dim"}, {"heads", "num_heads"}, {"mlp", "mlp_ratio"},
-                                         {"classes", "num_classes"}, {"fwd_gflop", "forward_flops_per_sample"},
-                                         {"train_gflop", "train_flops_per_sample"}, {"tensor", "name"}};
+static const char *const aliases[][2] = {{"model", "name"},
+                                         {"img", "img_size"},
+                                         {"patch", "patch_size"},
+                                         {"dim", "embed_dim"},
+                                         {"heads", "num_heads"},
+                                         {"mlp", "mlp_ratio"},
+                                         {"classes", "num_classes"},
+                                         {"fwd_gflop", "forward_flops_per_sample"},
+                                         {"train_gflop", "train_flops_per_sample"},
+                                         {"tensor", "name"}};
 
 static const arg_spec models_args[] = {
-    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal), json (default otherwise; schema\n"
+    {"--format", 0, ARG_CHOICE, &O.format, NULL,
+     "table (default on a terminal), json (default otherwise; schema\n"
      "instbench.models/v1, with --layout instbench.model-layout/v1),\n"
-     "csv (the JSON's fields, a header row, plain numbers)", .choices = formats},
-    {"--layout", 0, ARG_FLAG, &O.layout, NULL, "list the parameter tensors of one config (default vit_base_patch16_224):\n"
-                                                "timm state_dict name, shape, offset into the parameter block"},
+     "csv (the JSON's fields, a header row, plain numbers)",
+     .choices = formats},
+    {"--layout", 0, ARG_FLAG, &O.layout, NULL,
+     "list the parameter tensors of one config (default vit_base_patch16_224):\n"
+     "timm state_dict name, shape, offset into the parameter block"},
     ARGS_MODEL_SPECS(&O.model, &O.custom, "model (any of these describes that one configuration)"),
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "the JSON and CSV field names, in every\nformat: name, preset, img_size, patch_size, in_chans, embed_dim, depth,\nnum_heads, mlp_ratio, mlp_hidden, num_classes, seq_len, params,\nforward_flops_per_sample, train_flops_per_sample (the table has all but\npreset, in_chans, mlp_hidden, seq_len); with --layout: name, shape, offset,\nnumel.  Without it: the table what fits, csv and json every field"),
+    ARGS_TABLE_SPECS(
+        &O.wide, &O.columns,
+        "the JSON and CSV field names, in every\nformat: name, preset, img_size, patch_size, in_chans, embed_dim, "
+        "depth,\nnum_heads, mlp_ratio, mlp_hidden, num_classes, seq_len, params,\nforward_flops_per_sample, "
+        "train_flops_per_sample (the table has all but\npreset, in_chans, mlp_hidden, seq_len); with --layout: name, "
+        "shape, offset,\nnumel.  Without it: the table what fits, csv and json every field"),
     {0},
 };
 
 const arg_command cmd_models_args = {
-    "models", "[--format table|json|csv] [--layout] [model flags]",
+    "models",
+    "[--format table|json|csv] [--layout] [model flags]",
     "Lists the model presets with parameter count and FLOPs per sample (training = 3 x forward;\n"
     "every matmul counted as 2*M*N*K, attention QK^T and AV included, head on the class token).\n"
     "With any model flag, describes that one configuration instead.",
-    NULL, models_args, NULL,
-    .examples = (const arg_example[]){
-        {"every preset with its parameters and GFLOPs per sample", "instbench models"},
-        {"one smaller configuration, as JSON for jq", "instbench models --model vit_small_patch16_224 --depth 6 --format json"},
-        {"the parameter tensors of ViT-Tiny, as CSV", "instbench models --layout --model vit_tiny_patch16_224 --format csv"},
-        {0}},
+    NULL,
+    models_args,
+    NULL,
+    .examples = (const arg_example[]){{"every preset with its parameters and GFLOPs per sample", "instbench models"},
+                                      {"one smaller configuration, as JSON for jq",
+                                       "instbench models --model vit_small_patch16_224 --depth 6 --format json"},
+                                      {"the parameter tensors of ViT-Tiny, as CSV",
+                                       "instbench models --layout --model vit_tiny_patch16_224 --format csv"},
+                                      {0}},
 };
 
 /* The fields of one configuration, in JSON and CSV order (JSON: the object's keys; CSV: the header). */
-static const char *const config_keys[] = {"name", "preset", "img_size", "patch_size", "in_chans", "embed_dim", "depth",
-                                          "num_heads", "mlp_ratio", "mlp_hidden", "num_classes", "seq_len", "params",
-                                          "forward_flops_per_sample", "train_flops_per_sample"};
+static const char *const config_keys[] = {"name",
+                                          "preset",
+                                          "img_size",
+                                          "patch_size",
+                                          "in_chans",
+                                          "embed_dim",
+                                          "depth",
+                                          "num_heads",
+                                          "mlp_ratio",
+                                          "mlp_hidden",
+                                          "num_classes",
+                                          "seq_len",
+                                          "params",
+                                          "forward_flops_per_sample",
+                                          "train_flops_per_sample"};
 enum { CONFIG_FIELDS = sizeof config_keys / sizeof *config_keys, CONFIG_NAMES = 2 };
 
 /* v[k] for config_keys[CONFIG_NAMES + k]: the numbers of C (FLOPs per sample, not GFLOPs). */
@@ -68,9 +107,19 @@ static void config_numbers(const vit_config *c, double v[CONFIG_FIELDS - CONFIG_
 {
     model_flops f;
     model_flops_per_sample(c, &f);
-    const double all[] = {c->img_size, c->patch_size, c->in_chans, c->embed_dim, c->depth, c->num_heads,
-                          c->mlp_ratio, model_mlp_hidden(c), c->num_classes, model_seq_len(c),
-                          (double)model_param_count(c), f.forward, f.train};
+    const double all[] = {c->img_size,
+                          c->patch_size,
+                          c->in_chans,
+                          c->embed_dim,
+                          c->depth,
+                          c->num_heads,
+                          c->mlp_ratio,
+                          model_mlp_hidden(c),
+                          c->num_classes,
+                          model_seq_len(c),
+                          (double)model_param_count(c),
+                          f.forward,
+                          f.train};
     _Static_assert(sizeof all / sizeof *all == CONFIG_FIELDS - CONFIG_NAMES, "a value per numeric key");
     memcpy(v, all, sizeof all);
 }
@@ -129,7 +178,7 @@ static int write_configs_csv(const vit_config *const *cs, size_t n)
         const char *all[CONFIG_FIELDS] = {cs[i]->name, cs[i]->preset}, *cells[CONFIG_FIELDS];
         config_numbers(cs[i], v);
         for (size_t k = CONFIG_NAMES; k < CONFIG_FIELDS; k++) {
-            util_fmt_double(text[k], sizeof text[k], v[k - CONFIG_NAMES]);   /* the JSON's very text */
+            util_fmt_double(text[k], sizeof text[k], v[k - CONFIG_NAMES]); /* the JSON's very text */
             all[k] = text[k];
         }
         for (size_t k = 0; k < m; k++) cells[k] = all[idx[k]];
@@ -248,13 +297,13 @@ static int configs_json(const vit_config *const *cs, size_t n)
 
 static int configs_table(const vit_config *const *cs, size_t n)
 {
-    static const char *const hdr[] = {"MODEL", "IMG", "PATCH", "DIM", "DEPTH", "HEADS", "MLP", "CLASSES", "PARAMS",
-                                      "FWD GFLOP", "TRAIN GFLOP"};
+    static const char *const hdr[] = {"MODEL", "IMG",     "PATCH",  "DIM",       "DEPTH",      "HEADS",
+                                      "MLP",   "CLASSES", "PARAMS", "FWD GFLOP", "TRAIN GFLOP"};
     static const int prio[] = {OUTPUT_KEEP, 2, 3, 5, 5, 4, 1, 1, OUTPUT_KEEP, 6, OUTPUT_KEEP};
     enum { NC = sizeof hdr / sizeof hdr[0] };
-    static const output_align al[NC] = {OUTPUT_LEFT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
-                                        OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
-                                        OUTPUT_RIGHT};
+    static const output_align al[NC] = {OUTPUT_LEFT,  OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                        OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT,
+                                        OUTPUT_RIGHT, OUTPUT_RIGHT, OUTPUT_RIGHT};
     output_table t;
     if (output_table_init(&t, NC, hdr, al)) return IB_EXIT_RUNTIME;
     output_table_fit_columns(&t, table_keys, prio);
@@ -307,8 +356,10 @@ static int check_columns(int format)
         int in_json = 0;
         for (size_t k = 0; k < CONFIG_FIELDS && !in_json; k++) in_json = !strcmp(O.columns.v[i], config_keys[k]);
         if (in_json && !O.layout)
-            return args_usage_error(&cmd_models_args, "--columns: '%s' is a field of --format json and csv, not a column "
-                                    "of the table", O.columns.v[i]);
+            return args_usage_error(&cmd_models_args,
+                                    "--columns: '%s' is a field of --format json and csv, not a column "
+                                    "of the table",
+                                    O.columns.v[i]);
         char list[512] = "";
         for (size_t k = 0, u = 0; k < nk && u < sizeof list; k++)
             u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", k ? ", " : "", keys[k]);
@@ -339,6 +390,7 @@ int cmd_models(int argc, char **argv)
     const size_t n = custom ? 1 : model_preset_count();
     const vit_config *cs[n];
     for (size_t i = 0; i < n; i++) cs[i] = custom ? &one : model_preset_at(i);
-    return format == FORMAT_JSON ? configs_json(cs, n) : format == FORMAT_CSV ? write_configs_csv(cs, n)
-                                                                              : configs_table(cs, n);
+    return format == FORMAT_JSON  ? configs_json(cs, n)
+           : format == FORMAT_CSV ? write_configs_csv(cs, n)
+                                  : configs_table(cs, n);
 }

@@ -13,7 +13,7 @@
 #include "instbench/aws_services.h"
 #include "instbench/prices.h"
 
-#define PRESIGN_MAX_S 604800L   /* S3's limit for SigV4 presigned URLs: 7 days */
+#define PRESIGN_MAX_S 604800L /* S3's limit for SigV4 presigned URLs: 7 days */
 
 static struct {
     int method;
@@ -43,26 +43,31 @@ static int parse_expires(void *dst, const char *flag, const char *value, ib_erro
     if (!end || end == value || *end || !(v == v) || v * unit < 1 || v * unit > PRESIGN_MAX_S ||
         v * unit != (double)(long)(v * unit))
         return ib_error_set(err, IB_EXIT_USAGE,
-                            "%s: '%s' is not a duration from 1 s to 7 days (604800 s), like 90, 30m, 6h or 7d",
-                            flag, value);
+                            "%s: '%s' is not a duration from 1 s to 7 days (604800 s), like 90, 30m, 6h or 7d", flag,
+                            value);
     *(long *)dst = (long)(v * unit);
     return 0;
 }
 
 static const arg_spec presign_args[] = {
-    {"--method", 0, ARG_CHOICE, &O.method, NULL, "GET (default: download) or PUT (upload, e.g. curl -T FILE URL)", .choices = methods},
-    {"--expires", 0, ARG_FN, &O.expires_s, "DURATION", "how long the URL works: 90 (seconds), 30m, 6h, 7d; 1 s to\n"
+    {"--method", 0, ARG_CHOICE, &O.method, NULL, "GET (default: download) or PUT (upload, e.g. curl -T FILE URL)",
+     .choices = methods},
+    {"--expires", 0, ARG_FN, &O.expires_s, "DURATION",
+     "how long the URL works: 90 (seconds), 30m, 6h, 7d; 1 s to\n"
      "7 days (default 1h).  A URL made with temporary credentials (a session\n"
      "token: SSO, an assumed role, an instance role) stops working when they\n"
      "expire, whatever --expires says; instbench warns when it knows that is sooner",
      .fn = parse_expires},
-    {"--region", 0, ARG_STRING, &O.region, "R", "the bucket's region (default: AWS_REGION, the profile's region, IMDS);\n"
-     "nothing is sent to look it up", .check = names_region_problem},
+    {"--region", 0, ARG_STRING, &O.region, "R",
+     "the bucket's region (default: AWS_REGION, the profile's region, IMDS);\n"
+     "nothing is sent to look it up",
+     .check = names_region_problem},
     {0},
 };
 
 const arg_command cmd_presign_args = {
-    "presign", "s3://BUCKET/KEY [--method GET|PUT] [--expires DURATION] [--region R]",
+    "presign",
+    "s3://BUCKET/KEY [--method GET|PUT] [--expires DURATION] [--region R]",
     "Prints a presigned URL for one S3 object: anyone holding it may GET (download) or PUT\n"
     "(upload) that object until it expires, without AWS credentials of their own.  Computed\n"
     "locally from your credentials (SigV4 query signing, UNSIGNED-PAYLOAD); nothing is sent.\n"
@@ -73,12 +78,15 @@ const arg_command cmd_presign_args = {
     "AWS_REGION, ...), AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL.\n"
     "exit status: 0 the URL is printed, 1 no credentials, 2 bad input (no bucket, an invalid bucket\n"
     "name, no key, --expires out of range).\n",
-    presign_args, "s3://BUCKET/KEY",
-    .examples = (const arg_example[]){
-        {"an upload URL for one result, valid 6 hours (the machine holding it runs curl -T FILE URL)",
-         "instbench presign s3://my-results/sweep-1/g5.xlarge.json --method PUT --expires 6h"},
-        {"a download link for a colleague, valid 7 days", "instbench presign s3://my-results/sweep-1/rank.csv --expires 7d"},
-        {0}},
+    presign_args,
+    "s3://BUCKET/KEY",
+    .examples =
+        (const arg_example[]){
+            {"an upload URL for one result, valid 6 hours (the machine holding it runs curl -T FILE URL)",
+             "instbench presign s3://my-results/sweep-1/g5.xlarge.json --method PUT --expires 6h"},
+            {"a download link for a colleague, valid 7 days",
+             "instbench presign s3://my-results/sweep-1/rank.csv --expires 7d"},
+            {0}},
 };
 
 /* Temporary credentials end the URL's life with theirs: say so, with the time when it is known. */
@@ -91,10 +99,12 @@ static void warn_temporary(const aws_credentials *cred, time_t now, long expires
         gmtime_r(&cred->expiration, &tm);
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
         ib_warn("the credentials (%s) are temporary and expire at %s, in %ld min: the URL stops working then, "
-                "not after --expires", cred->source, when, (long)(cred->expiration - now) / 60);
+                "not after --expires",
+                cred->source, when, (long)(cred->expiration - now) / 60);
     } else if (cred->expiration <= 0) {
         ib_warn("the credentials (%s) are temporary (a session token): the URL stops working when they expire, "
-                "whatever --expires says", cred->source);
+                "whatever --expires says",
+                cred->source);
     }
 }
 
@@ -142,7 +152,8 @@ int cmd_presign(int argc, char **argv)
     if (O.region) snprintf(region, sizeof region, "%s", O.region);
     else if (aws_region_resolve(region, &err) != 0) {
         /* where it looked says why; the flag says what to do (a URL is signed for one region) */
-        fprintf(stderr, "instbench presign: %s; give the bucket's region with --region REGION (e.g. --region us-east-1)\n",
+        fprintf(stderr,
+                "instbench presign: %s; give the bucket's region with --region REGION (e.g. --region us-east-1)\n",
                 err.msg);
         rc = err.code ? err.code : IB_EXIT_RUNTIME;
         goto out;

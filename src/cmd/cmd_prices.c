@@ -17,20 +17,20 @@ static struct {
     args_list types, regions, columns;
     int wide;
     const char *out_path;
-    int create_dirs;   /* --create-dirs: make -o's missing directories */
-    int market, source, format;   /* choice indexes; format -1: by stdout */
+    int create_dirs;            /* --create-dirs: make -o's missing directories */
+    int market, source, format; /* choice indexes; format -1: by stdout */
     double ttl_hours, timeout_s;
     int page_size, no_scores;
     /* the shopping list: filters and order over what was fetched (prices/filter.c) */
     args_list accelerators;
     int min_vcpus, sort;
-    double min_memory, min_acc_memory, max_price, max_spot_price;   /* NAN: not given */
+    double min_memory, min_acc_memory, max_price, max_spot_price; /* NAN: not given */
     int include_local_zones;
     /* --nodes: one count for every type, or one per --instance-types item (in its order) */
     int nodes[256];
     size_t n_nodes;
     /* the markets bought ahead (prices_market.c) */
-    int duration_hours, term, payment, plan;   /* term, payment, plan: -1 not given */
+    int duration_hours, term, payment, plan; /* term, payment, plan: -1 not given */
     time_t start_after, end_before;
     int started, ended;
 } O;
@@ -62,17 +62,14 @@ static const char *const formats[] = {"table", "json", "csv", NULL};
  * pattern over the snapshot's types, made of the characters types and fnmatch use. */
 static const char *type_or_pattern_problem(const char *v)
 {
-    if (prices_ultraserver_type_ok(v)) return NULL;   /* --market capacity-block only (run_market) */
+    if (prices_ultraserver_type_ok(v)) return NULL; /* --market capacity-block only (run_market) */
     if (!prices_is_pattern(v)) return names_instance_type_size_problem(v);
     if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789.-*?[]!") != strlen(v))
         return "is not an instance type like g5.xlarge nor a pattern like 'g5.*'";
     return NULL;
 }
 
-static const char *region_or_all_problem(const char *v)
-{
-    return strcmp(v, "all") ? names_region_problem(v) : NULL;
-}
+static const char *region_or_all_problem(const char *v) { return strcmp(v, "all") ? names_region_problem(v) : NULL; }
 
 /* --accelerator NAME[:N]: NAME's shape and N, into NAME (32 bytes) and *COUNT (0: none given);
  * NULL, or why the value is malformed. */
@@ -95,8 +92,10 @@ static const char *parse_accelerator(const char *v, char *name, int *count)
         char num[96];
         int rc = util_parse_int(colon + 1, 1, 256, &x);
         if (rc) {
-            snprintf(why, sizeof why, "has a bad count: %s (want NAME:N with N accelerators per instance, a "
-                     "whole number in [1, 256])", util_number_error(colon + 1, rc, 1, 256, num, sizeof num));
+            snprintf(why, sizeof why,
+                     "has a bad count: %s (want NAME:N with N accelerators per instance, a "
+                     "whole number in [1, 256])",
+                     util_number_error(colon + 1, rc, 1, 256, num, sizeof num));
             return why;
         }
         *count = (int)x;
@@ -145,9 +144,12 @@ static int nodes_flag(void *dst, const char *flag, const char *value, ib_error *
         int rc = len < sizeof item ? 0 : 1;
         if (!rc) memcpy(item, p, len), item[len] = '\0';
         if (rc || (rc = util_parse_int(item, 1, 10000, &x)) != 0)
-            return ib_error_set(err, IB_EXIT_USAGE, "%s: %s (want instances per type: N or N,N,... in "
-                                "--instance-types order, each a whole number in [1, 10000])", flag,
-                                len < sizeof item ? util_number_error(item, rc, 1, 10000, num, sizeof num) : "a count is too long");
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "%s: %s (want instances per type: N or N,N,... in "
+                                "--instance-types order, each a whole number in [1, 10000])",
+                                flag,
+                                len < sizeof item ? util_number_error(item, rc, 1, 10000, num, sizeof num)
+                                                  : "a count is too long");
         if (O.n_nodes == sizeof O.nodes / sizeof *O.nodes)
             return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %zu counts", flag, sizeof O.nodes / sizeof *O.nodes);
         O.nodes[O.n_nodes++] = (int)x;
@@ -157,91 +159,122 @@ static int nodes_flag(void *dst, const char *flag, const char *value, ib_error *
 }
 
 static const arg_spec prices_specs[] = {
-    {"--instance-types", 0, ARG_LIST, &O.types, "LIST", "comma-separated, repeatable, e.g. g5.xlarge,p4d.24xlarge; patterns\n"
+    {"--instance-types", 0, ARG_LIST, &O.types, "LIST",
+     "comma-separated, repeatable, e.g. g5.xlarge,p4d.24xlarge; patterns\n"
      "such as 'g5.*' or 'p4*' match the snapshot's types; ml.* types give\n"
      "SageMaker training prices (default: every instance type in the\n"
      "shipped snapshot).  Listed in natural order (g5.2xlarge before\n"
-     "g5.12xlarge)", .check = type_or_pattern_problem, .suggest = prices_suggest_type},
-    {"--region", 0, ARG_LIST, &O.regions, "LIST", "comma-separated, repeatable, or all (the snapshot's regions; with\n"
+     "g5.12xlarge)",
+     .check = type_or_pattern_problem, .suggest = prices_suggest_type},
+    {"--region", 0, ARG_LIST, &O.regions, "LIST",
+     "comma-separated, repeatable, or all (the snapshot's regions; with\n"
      "live AWS every commercial region instbench knows) (default: the\n"
      "AWS region from AWS_REGION, AWS_DEFAULT_REGION, the profile or\n"
-     "IMDS, else us-east-1)", .check = region_or_all_problem, .suggest = prices_suggest_region,
-     .old_name = "--regions"},
-    {"--market", 0, ARG_CHOICE, &O.market, NULL, "on-demand, spot, both (default), or a market bought ahead:\n"
+     "IMDS, else us-east-1)",
+     .check = region_or_all_problem, .suggest = prices_suggest_region, .old_name = "--regions"},
+    {"--market", 0, ARG_CHOICE, &O.market, NULL,
+     "on-demand, spot, both (default), or a market bought ahead:\n"
      "capacity-block (EC2 Capacity Blocks for ML: the offerings for --block-duration\n"
      "and --nodes instances, their upfront fee and effective $/instance-hour;\n"
      "an UltraServer type such as u-p6e-gb200x72 in --instance-types asks for\n"
      "--nodes UltraServers; live only) or savings-plan (the plan's $/instance-hour for --plan,\n"
      "--term and --payment beside on-demand, with its break-even).  instbench\n"
-     "never purchases a block or a plan", .choices = markets},
-    {"--include-local-zones", 0, ARG_FLAG, &O.include_local_zones, NULL, "let Local Zones and Wavelength Zones (use1-atl2-az1, use1-wl1-bos-wlz1:\n"
+     "never purchases a block or a plan",
+     .choices = markets},
+    {"--include-local-zones", 0, ARG_FLAG, &O.include_local_zones, NULL,
+     "let Local Zones and Wavelength Zones (use1-atl2-az1, use1-wl1-bos-wlz1:\n"
      "one city each, opt-in per account) give the lowest spot price; by default\n"
      "it is the lowest over the region's Availability Zones (the zones stay\n"
      "listed in JSON, marked by zone_type)"},
-    {"--nodes", 0, ARG_FN, NULL, "N[,N...]", "price N instances of each type together: one N for every type, or one\n"
+    {"--nodes", 0, ARG_FN, NULL, "N[,N...]",
+     "price N instances of each type together: one N for every type, or one\n"
      "per --instance-types item in its order (--instance-types\n"
      "g5.xlarge,g5.12xlarge --nodes 4,1: four against one); adds NODES, TOTAL\n"
      "ACCELERATORS and the TOTAL $/h of each market (CSV, JSON: nodes,\n"
-     "total_accelerators, *_total_usd_per_hour)", .fn = nodes_flag},
-    {"--source", 0, ARG_CHOICE, &O.source, NULL, "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
+     "total_accelerators, *_total_usd_per_hour)",
+     .fn = nodes_flag},
+    {"--source", 0, ARG_CHOICE, &O.source, NULL,
+     "auto (default): live AWS, then the cache, then the snapshot, per price;\n"
      "live: AWS only, fail if it fails; cache: the on-disk cache only;\n"
-     "snapshot: the shipped snapshot only (its date is printed)", .choices = prices_source_names},
-    {"--format", 0, ARG_CHOICE, &O.format, NULL, "table (default on a terminal or with --columns), json (default\n"
+     "snapshot: the shipped snapshot only (its date is printed)",
+     .choices = prices_source_names},
+    {"--format", 0, ARG_CHOICE, &O.format, NULL,
+     "table (default on a terminal or with --columns), json (default\n"
      "otherwise; schema instbench.prices/v1, readable by `instbench rank --source`;\n"
      "with --columns flat rows, instbench.price-rows/v1, which rank does not read),\n"
-     "csv (every column, or those --columns names)", .choices = formats},
-    {"--cache-ttl", 0, ARG_DOUBLE, &O.ttl_hours, "HOURS", "how long cached live prices stay valid (default 24)", 0.001, 24.0 * 366},
-    {"--page-size", 0, ARG_INT, &O.page_size, "N", "results per AWS page (MaxResults; default the service maximum)", 1, 1000},
+     "csv (every column, or those --columns names)",
+     .choices = formats},
+    {"--cache-ttl", 0, ARG_DOUBLE, &O.ttl_hours, "HOURS", "how long cached live prices stay valid (default 24)", 0.001,
+     24.0 * 366},
+    {"--page-size", 0, ARG_INT, &O.page_size, "N", "results per AWS page (MaxResults; default the service maximum)", 1,
+     1000},
     {"--no-placement-scores", 0, ARG_FLAG, &O.no_scores, NULL, "do not ask EC2 for spot placement scores"},
-    {"--timeout", 0, ARG_DOUBLE, &O.timeout_s, "SECONDS", "limit per AWS request attempt (default 20; 3 attempts, AWS_MAX_ATTEMPTS)",
-     0.1, 600},
-    {"--output", 'o', ARG_STRING, &O.out_path, "FILE", "write there instead of stdout (checked before any request; a file is\n"
+    {"--timeout", 0, ARG_DOUBLE, &O.timeout_s, "SECONDS",
+     "limit per AWS request attempt (default 20; 3 attempts, AWS_MAX_ATTEMPTS)", 0.1, 600},
+    {"--output", 'o', ARG_STRING, &O.out_path, "FILE",
+     "write there instead of stdout (checked before any request; a file is\n"
      "replaced atomically, a device or FIFO written through)"},
-    {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL, "create -o's missing directories (without it: refused, exit 2)"},
-    {"--accelerator", 0, ARG_LIST, &O.accelerators, "NAME[:N]", "only types with this accelerator (A10G, H100, ...: the catalogue's\n"
+    {"--create-dirs", 0, ARG_FLAG, &O.create_dirs, NULL,
+     "create -o's missing directories (without it: refused, exit 2)"},
+    {"--accelerator", 0, ARG_LIST, &O.accelerators, "NAME[:N]",
+     "only types with this accelerator (A10G, H100, ...: the catalogue's\n"
      "names, any case; A100 is not A100-80GB), with :N exactly N of them per\n"
      "instance (A10G:4, H100:8); comma-separated or repeated: any of them",
      .check = accelerator_problem, .suggest = accelerator_suggest,
      .group = "shopping list (applied to the prices fetched, from every source, in every format)"},
     {"--min-vcpus", 0, ARG_INT, &O.min_vcpus, "N", "only types with at least N vCPUs", 1, 4096},
-    {"--min-memory", 0, ARG_DOUBLE, &O.min_memory, "GIB", "only types with at least GIB GiB of instance (host) memory", 0.001,
-     1048576, .want = "GiB of instance memory"},
-    {"--min-accelerator-memory", 0, ARG_DOUBLE, &O.min_acc_memory, "GIB", "only types whose EACH accelerator has at least GIB GiB of memory\n"
+    {"--min-memory", 0, ARG_DOUBLE, &O.min_memory, "GIB", "only types with at least GIB GiB of instance (host) memory",
+     0.001, 1048576, .want = "GiB of instance memory"},
+    {"--min-accelerator-memory", 0, ARG_DOUBLE, &O.min_acc_memory, "GIB",
+     "only types whose EACH accelerator has at least GIB GiB of memory\n"
      "(the ACCEL GiB column is all of them together: 4 x A10G shows 89,\n"
      "22.35 each); types without an accelerator never qualify",
      0.001, 1048576, .want = "GiB per accelerator"},
-    {"--max-price", 0, ARG_DOUBLE, &O.max_price, "USD", "only rows costing at most USD per instance-hour in a market shown:\n"
+    {"--max-price", 0, ARG_DOUBLE, &O.max_price, "USD",
+     "only rows costing at most USD per instance-hour in a market shown:\n"
      "the on-demand price or the lowest spot price (--market both: either)",
      0.0001, 100000, .want = "a price in USD per instance-hour"},
-    {"--max-spot-price", 0, ARG_DOUBLE, &O.max_spot_price, "USD", "only rows whose lowest spot price is at most USD per instance-hour",
-     0.0001, 100000, .want = "a price in USD per instance-hour"},
-    {"--sort", 0, ARG_CHOICE, &O.sort, NULL, "type (default): natural type order, then the regions as listed; price:\n"
+    {"--max-spot-price", 0, ARG_DOUBLE, &O.max_spot_price, "USD",
+     "only rows whose lowest spot price is at most USD per instance-hour", 0.0001, 100000,
+     .want = "a price in USD per instance-hour"},
+    {"--sort", 0, ARG_CHOICE, &O.sort, NULL,
+     "type (default): natural type order, then the regions as listed; price:\n"
      "on-demand ascending; spot: lowest spot ascending; savings: the row's\n"
      "SAVINGS % (1 - spot / on-demand) descending.  Rows without the figure come last;\n"
-     "ties keep the type order", .choices = prices_sort_names},
-    {"--block-duration", 0, ARG_FN, NULL, "DAYS", "capacity-block: the block's length, 3d or 72h (AWS sells 1-14 days in\n"
-     "1-day steps, then 7-day steps up to 182d); required", .fn = duration_flag,
-     .group = "capacity-block and savings-plan (--market)", .old_name = "--duration"},
-    {"--start-after", 0, ARG_FN, NULL, "DATE", "capacity-block: offerings starting at or after DATE (UTC, 2026-12-01 or\n"
-     "2026-12-01T11:30:00Z; within 8 weeks from now)", .fn = date_flag},
+     "ties keep the type order",
+     .choices = prices_sort_names},
+    {"--block-duration", 0, ARG_FN, NULL, "DAYS",
+     "capacity-block: the block's length, 3d or 72h (AWS sells 1-14 days in\n"
+     "1-day steps, then 7-day steps up to 182d); required",
+     .fn = duration_flag, .group = "capacity-block and savings-plan (--market)", .old_name = "--duration"},
+    {"--start-after", 0, ARG_FN, NULL, "DATE",
+     "capacity-block: offerings starting at or after DATE (UTC, 2026-12-01 or\n"
+     "2026-12-01T11:30:00Z; within 8 weeks from now)",
+     .fn = date_flag},
     {"--end-before", 0, ARG_FN, NULL, "DATE", "capacity-block: offerings ending by DATE", .fn = date_flag},
-    {"--plan", 0, ARG_CHOICE, &O.plan, NULL, "savings-plan: compute (default for EC2 types), ec2-instance (one\n"
-     "family in one region, the lower rate) or sagemaker (ml.* types; their default)", .choices = plans},
+    {"--plan", 0, ARG_CHOICE, &O.plan, NULL,
+     "savings-plan: compute (default for EC2 types), ec2-instance (one\n"
+     "family in one region, the lower rate) or sagemaker (ml.* types; their default)",
+     .choices = plans},
     {"--term", 0, ARG_CHOICE, &O.term, NULL, "savings-plan: 1y (default) or 3y", .choices = terms},
-    {"--payment", 0, ARG_CHOICE, &O.payment, NULL, "savings-plan: none (default), partial or all upfront; the upfront\n"
-     "part is shown amortised over the term", .choices = payments},
-    ARGS_TABLE_SPECS(&O.wide, &O.columns, "the CSV header names, the same in\n"
-     "the table, CSV and JSON (`--format csv` lists them; docs/usage.md), e.g.\n"
-     "instance_type, region, accelerator, vcpus, memory_gib,\n"
-     "on_demand_usd_per_hour, spot_min_usd_per_hour, spot_min_savings_pct,\n"
-     "interruption_label, placement_score, nodes, on_demand_total_usd_per_hour;\n"
-     "capacity-block and savings-plan have theirs.  The table's old keys (type,\n"
-     "on_demand, spot, ...) are accepted until " ARGS_OLD_UNTIL " with a note"),
+    {"--payment", 0, ARG_CHOICE, &O.payment, NULL,
+     "savings-plan: none (default), partial or all upfront; the upfront\n"
+     "part is shown amortised over the term",
+     .choices = payments},
+    ARGS_TABLE_SPECS(&O.wide, &O.columns,
+                     "the CSV header names, the same in\n"
+                     "the table, CSV and JSON (`--format csv` lists them; docs/usage.md), e.g.\n"
+                     "instance_type, region, accelerator, vcpus, memory_gib,\n"
+                     "on_demand_usd_per_hour, spot_min_usd_per_hour, spot_min_savings_pct,\n"
+                     "interruption_label, placement_score, nodes, on_demand_total_usd_per_hour;\n"
+                     "capacity-block and savings-plan have theirs.  The table's old keys (type,\n"
+                     "on_demand, spot, ...) are accepted until " ARGS_OLD_UNTIL " with a note"),
     {0},
 };
 
 const arg_command cmd_prices_args = {
-    "prices", "[options]",
+    "prices",
+    "[options]",
     "On-demand (Linux, shared tenancy) and spot prices in USD per instance-hour, per instance type\n"
     "and region, with the Spot Advisor's interruption bucket and EC2 spot placement scores.",
     "Credentials and endpoints are resolved as the AWS CLI does (AWS_PROFILE, AWS_ENDPOINT_URL_PRICING,\n"
@@ -253,14 +286,18 @@ const arg_command cmd_prices_args = {
     "Hardware filters (--accelerator, --min-vcpus, --min-memory, --min-accelerator-memory) judge a\n"
     "type by the catalogue (the snapshot's hardware); a type it has no hardware for is left out by\n"
     "them, with a warning naming it.  Filters that leave no row exit 1 with a line naming the filter.\n",
-    prices_specs, NULL,
-    .examples = (const arg_example[]){
-        {"four g5.xlarge against one g5.12xlarge: both markets, from the shipped snapshot (no AWS account)",
-         "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --nodes 4,1 --region us-east-1"},
-        {"spot machines with four A10G in two regions, cheapest first",
-         "instbench prices --accelerator A10G:4 --region us-east-1,us-west-2 --market spot --sort spot"},
-        {"every g5 size as CSV for a spreadsheet", "instbench prices --instance-types 'g5.*' --format csv -o g5.csv"},
-        {0}},
+    prices_specs,
+    NULL,
+    .examples =
+        (const arg_example[]){
+            {"four g5.xlarge against one g5.12xlarge: both markets, from the shipped snapshot (no AWS account)",
+             "instbench prices --source snapshot --instance-types g5.xlarge,g5.12xlarge --nodes 4,1 --region "
+             "us-east-1"},
+            {"spot machines with four A10G in two regions, cheapest first",
+             "instbench prices --accelerator A10G:4 --region us-east-1,us-west-2 --market spot --sort spot"},
+            {"every g5 size as CSV for a spreadsheet",
+             "instbench prices --instance-types 'g5.*' --format csv -o g5.csv"},
+            {0}},
 };
 
 /* Every instance type of the snapshot, in natural order. */
@@ -292,8 +329,9 @@ static int check_names(const prices_query *q, const price_set *set)
         prices_name_state st = prices_type_state(q, set, type);
         const char *near = prices_suggest_type(type);
         if (st == PRICES_NAME_UNDECIDED) {
-            if (near) ib_warn("no source knows '%s' (live AWS could not be asked)%s", type,
-                              args_did_you_mean(near, dym, sizeof dym));
+            if (near)
+                ib_warn("no source knows '%s' (live AWS could not be asked)%s", type,
+                        args_did_you_mean(near, dym, sizeof dym));
             continue;
         }
         if (st == PRICES_NAME_KNOWN) continue;
@@ -303,24 +341,29 @@ static int check_names(const prices_query *q, const price_set *set)
             snprintf(where, sizeof where, "is not in the price snapshot (its families: %s; others need --source live)",
                      fams);
         else if (q->source == PRICES_SOURCE_CACHE)
-            snprintf(where, sizeof where, "is in neither the price snapshot nor the cache (fill the cache with "
+            snprintf(where, sizeof where,
+                     "is in neither the price snapshot nor the cache (fill the cache with "
                      "--source live)");
         else
-            snprintf(where, sizeof where, "is not an instance type AWS prices in the regions asked, nor one the "
+            snprintf(where, sizeof where,
+                     "is not an instance type AWS prices in the regions asked, nor one the "
                      "snapshot knows");
         /* a type sold only inside UltraServers has no hourly list price in any source: say why */
         instance_type_facts facts;
         if (instance_type_facts_get(type, &facts) == 0 && facts.ultraserver)
-            return args_usage_error(&cmd_prices_args, "--instance-types: '%s' has no public on-demand or spot price: "
-                                    "AWS sells it only as part of %s (--market capacity-block quotes those)", type,
-                                    facts.ultraserver);
+            return args_usage_error(&cmd_prices_args,
+                                    "--instance-types: '%s' has no public on-demand or spot price: "
+                                    "AWS sells it only as part of %s (--market capacity-block quotes those)",
+                                    type, facts.ultraserver);
         return args_usage_error(&cmd_prices_args, "--instance-types: '%s' %s%s", type, where,
                                 args_did_you_mean(near, dym, sizeof dym));
     }
     for (size_t r = 0; r < q->n_regions; r++)
         if (prices_region_state(set, q->regions[r]) == PRICES_NAME_UNKNOWN)
-            return args_usage_error(&cmd_prices_args, "--region: '%s' is not an AWS region (and no source has a "
-                                    "price there)%s", q->regions[r],
+            return args_usage_error(&cmd_prices_args,
+                                    "--region: '%s' is not an AWS region (and no source has a "
+                                    "price there)%s",
+                                    q->regions[r],
                                     args_did_you_mean(prices_suggest_region(q->regions[r]), dym, sizeof dym));
     return 0;
 }
@@ -337,12 +380,18 @@ static int check_found(const prices_query *q, const price_set *set)
  * one line when the filters leave nothing (or out of memory). */
 static int shop(const prices_query *q, const prices_accelerator_want *acc, price_set *set)
 {
-    prices_filter f = {.accelerators = acc, .n_accelerators = O.accelerators.n, .min_vcpus = O.min_vcpus,
-                       .min_memory_gib = O.min_memory, .min_accelerator_memory_gib = O.min_acc_memory,
-                       .max_usd_per_hour = O.max_price, .max_spot_usd_per_hour = O.max_spot_price,
-                       .want_on_demand = q->want_on_demand, .want_spot = q->want_spot,
-                       .include_local_zones = O.include_local_zones, .sort = (prices_sort)O.sort};
-    char typed[256] = "";   /* --accelerator as given, for the line that names it */
+    prices_filter f = {.accelerators = acc,
+                       .n_accelerators = O.accelerators.n,
+                       .min_vcpus = O.min_vcpus,
+                       .min_memory_gib = O.min_memory,
+                       .min_accelerator_memory_gib = O.min_acc_memory,
+                       .max_usd_per_hour = O.max_price,
+                       .max_spot_usd_per_hour = O.max_spot_price,
+                       .want_on_demand = q->want_on_demand,
+                       .want_spot = q->want_spot,
+                       .include_local_zones = O.include_local_zones,
+                       .sort = (prices_sort)O.sort};
+    char typed[256] = ""; /* --accelerator as given, for the line that names it */
     for (size_t i = 0, u = 0; i < O.accelerators.n && u < sizeof typed; i++)
         u += (size_t)snprintf(typed + u, sizeof typed - u, "%s%s", i ? "," : "", O.accelerators.v[i]);
     return prices_shop(set, &f, typed);
@@ -353,10 +402,14 @@ static int check_nodes(void)
 {
     if (O.n_nodes <= 1 || O.n_nodes == O.types.n) return 0;
     if (!O.types.n)
-        return args_usage_error(&cmd_prices_args, "--nodes gives %zu counts but no --instance-types: one count prices "
-                                "every type, several need the types they go with", O.n_nodes);
-    return args_usage_error(&cmd_prices_args, "--nodes gives %zu counts for %zu --instance-types: give one for all, or "
-                            "one per type in their order", O.n_nodes, O.types.n);
+        return args_usage_error(&cmd_prices_args,
+                                "--nodes gives %zu counts but no --instance-types: one count prices "
+                                "every type, several need the types they go with",
+                                O.n_nodes);
+    return args_usage_error(&cmd_prices_args,
+                            "--nodes gives %zu counts for %zu --instance-types: give one for all, or "
+                            "one per type in their order",
+                            O.n_nodes, O.types.n);
 }
 
 /* The count --nodes gives TYPE: the one for all, or that of the --instance-types item naming it
@@ -385,9 +438,10 @@ static int check_columns(void)
     for (size_t i = 0; i < O.columns.n; i++) {
         int old;
         const char *key = prices_column_key(cols, O.columns.v[i], &old);
-        if (!key || !old) continue;   /* unknown: args_table_fit names the keys */
+        if (!key || !old) continue; /* unknown: args_table_fit names the keys */
         ib_warn("--columns: '%s' is now spelled %s (the name the CSV and JSON carry); the old key is accepted "
-                "until instbench " ARGS_OLD_UNTIL, O.columns.v[i], key);
+                "until instbench " ARGS_OLD_UNTIL,
+                O.columns.v[i], key);
         char *k = util_strdup(key);
         if (!k) return IB_EXIT_RUNTIME;
         free(O.columns.v[i]);
@@ -402,8 +456,11 @@ static int check_columns(void)
 /* Whether --columns names a column of the N-instance view (then it shows, N = 1 without --nodes). */
 static int columns_ask_nodes(void)
 {
-    static const char *const keys[] = {"nodes", "total_accelerators", "on_demand_total_usd_per_hour",
-                                       "spot_min_total_usd_per_hour", "interruption_job_rate_per_hour",
+    static const char *const keys[] = {"nodes",
+                                       "total_accelerators",
+                                       "on_demand_total_usd_per_hour",
+                                       "spot_min_total_usd_per_hour",
+                                       "interruption_job_rate_per_hour",
                                        "interruption_p_no_interruption_24h"};
     for (size_t i = 0; i < O.columns.n; i++)
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
@@ -416,18 +473,29 @@ static int columns_ask_nodes(void)
 static int check_market_flags(void)
 {
     int block = O.market == PRICES_MARKET_BLOCK, plan = O.market == PRICES_MARKET_PLAN;
-    const char *block_flag = O.duration_hours ? "--block-duration" : O.started ? "--start-after" : O.ended ? "--end-before" : NULL;
+    const char *block_flag = O.duration_hours ? "--block-duration"
+                             : O.started      ? "--start-after"
+                             : O.ended        ? "--end-before"
+                                              : NULL;
     const char *plan_flag = O.term >= 0 ? "--term" : O.payment >= 0 ? "--payment" : O.plan >= 0 ? "--plan" : NULL;
     if (block_flag && !block)
-        return args_usage_error(&cmd_prices_args, "%s prices a Capacity Block: it needs --market capacity-block", block_flag);
+        return args_usage_error(&cmd_prices_args, "%s prices a Capacity Block: it needs --market capacity-block",
+                                block_flag);
     if (plan_flag && !plan)
-        return args_usage_error(&cmd_prices_args, "%s prices a Savings Plan: it needs --market savings-plan", plan_flag);
+        return args_usage_error(&cmd_prices_args, "%s prices a Savings Plan: it needs --market savings-plan",
+                                plan_flag);
     if (!block && !plan) return 0;
-    const char *other = O.accelerators.n ? "--accelerator" : O.min_vcpus ? "--min-vcpus" : !isnan(O.min_memory) ? "--min-memory"
-                        : !isnan(O.min_acc_memory) ? "--min-accelerator-memory" : !isnan(O.max_price) ? "--max-price"
-                        : !isnan(O.max_spot_price) ? "--max-spot-price" : O.sort ? "--sort"
-                        : O.include_local_zones ? "--include-local-zones" : O.no_scores ? "--no-placement-scores"
-                        : O.page_size ? "--page-size" : NULL;
+    const char *other = O.accelerators.n           ? "--accelerator"
+                        : O.min_vcpus              ? "--min-vcpus"
+                        : !isnan(O.min_memory)     ? "--min-memory"
+                        : !isnan(O.min_acc_memory) ? "--min-accelerator-memory"
+                        : !isnan(O.max_price)      ? "--max-price"
+                        : !isnan(O.max_spot_price) ? "--max-spot-price"
+                        : O.sort                   ? "--sort"
+                        : O.include_local_zones    ? "--include-local-zones"
+                        : O.no_scores              ? "--no-placement-scores"
+                        : O.page_size              ? "--page-size"
+                                                   : NULL;
     if (other)
         return args_usage_error(&cmd_prices_args, "%s applies to on-demand and spot prices, not to --market %s", other,
                                 markets[O.market]);
@@ -435,7 +503,8 @@ static int check_market_flags(void)
         return args_usage_error(&cmd_prices_args, "--market %s needs --instance-types (one query per type: AWS %s)",
                                 markets[O.market], block ? "quotes blocks per type and count" : "rates plans per type");
     if (block && !O.duration_hours)
-        return args_usage_error(&cmd_prices_args, "--market capacity-block needs --block-duration (e.g. 3d: AWS quotes a block "
+        return args_usage_error(&cmd_prices_args,
+                                "--market capacity-block needs --block-duration (e.g. 3d: AWS quotes a block "
                                 "for a length)");
     for (size_t i = 0; block && i < O.n_nodes; i++)
         if (O.nodes[i] > MARKETS_BLOCK_MAX_INSTANCES)
@@ -478,7 +547,7 @@ static int emit(int (*write)(const void *ctx, FILE *out, ib_error *err), const v
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
     } else if (!out_path) {
-        fwrite(buf, 1, len, stdout);   /* a failed write to stdout is reported on exit (main.c) */
+        fwrite(buf, 1, len, stdout); /* a failed write to stdout is reported on exit (main.c) */
     }
     free(buf);
     return rc;
@@ -490,12 +559,21 @@ static int write_market(const void *a, FILE *out, ib_error *err) { return prices
 static int run_market(char **types, size_t n_types, char **regions, size_t n_regions, const char *format,
                       const char *out_path)
 {
-    prices_market_args a = {.market = O.market, .types = types, .n_types = n_types, .regions = regions,
-                            .n_regions = n_regions, .nodes_of = nodes_of, .duration_hours = O.duration_hours,
-                            .start_after = O.start_after, .end_before = O.end_before,
-                            .term_years = O.term == 1 ? 3 : 1, .payment = O.payment < 0 ? MARKETS_PAY_NONE
-                            : (markets_payment)O.payment, .source = (prices_source)O.source,
-                            .timeout_s = O.timeout_s, .format = format, .columns = O.columns.v,
+    prices_market_args a = {.market = O.market,
+                            .types = types,
+                            .n_types = n_types,
+                            .regions = regions,
+                            .n_regions = n_regions,
+                            .nodes_of = nodes_of,
+                            .duration_hours = O.duration_hours,
+                            .start_after = O.start_after,
+                            .end_before = O.end_before,
+                            .term_years = O.term == 1 ? 3 : 1,
+                            .payment = O.payment < 0 ? MARKETS_PAY_NONE : (markets_payment)O.payment,
+                            .source = (prices_source)O.source,
+                            .timeout_s = O.timeout_s,
+                            .format = format,
+                            .columns = O.columns.v,
                             .n_columns = O.columns.n};
     char **kept = NULL, why[320];
     int rc = prices_market_prepare(&a, O.plan, named_outright, &kept, why, sizeof why);
@@ -536,7 +614,7 @@ static int resolve_regions(prices_query *q, char **default_region)
     if (!q->n_regions) {
         ib_error rerr = {0};
         int rr = aws_region_resolve(default_region[0], &rerr);
-        if (rr != 0 && rerr.code == IB_EXIT_USAGE)   /* configured, but not a region: say so */
+        if (rr != 0 && rerr.code == IB_EXIT_USAGE) /* configured, but not a region: say so */
             return args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --region", rerr.msg);
         if (rr != 0) {
             snprintf(default_region[0], 32, "us-east-1");
@@ -562,8 +640,10 @@ int cmd_prices(int argc, char **argv)
         return rc == ARGS_HELP ? IB_EXIT_OK : rc;
     }
     /* what the markets shown cannot answer is a usage error, not an empty or unordered list */
-    const char *need_spot = O.sort == PRICES_SORT_SPOT ? "--sort spot" : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
-                            : !isnan(O.max_spot_price) ? "--max-spot-price" : NULL;
+    const char *need_spot = O.sort == PRICES_SORT_SPOT      ? "--sort spot"
+                            : O.sort == PRICES_SORT_SAVINGS ? "--sort savings"
+                            : !isnan(O.max_spot_price)      ? "--max-spot-price"
+                                                            : NULL;
     rc = check_market_flags();
     if (!rc) rc = check_columns();
     if (!rc) rc = check_nodes();
@@ -572,12 +652,12 @@ int cmd_prices(int argc, char **argv)
                               need_spot);
     if (!rc && O.market == 1 && O.sort == PRICES_SORT_PRICE)
         rc = args_usage_error(&cmd_prices_args, "--sort price orders by the on-demand price, which --market spot does "
-                              "not show (--sort spot orders by the lowest spot price)");
+                                                "not show (--sort spot orders by the lowest spot price)");
     if (!rc && O.accelerators.n && !(acc = calloc(O.accelerators.n, sizeof *acc))) {
         fprintf(stderr, "instbench prices: out of memory\n");
         rc = IB_EXIT_RUNTIME;
     }
-    for (size_t i = 0; !rc && i < O.accelerators.n; i++) {   /* args_parse checked each */
+    for (size_t i = 0; !rc && i < O.accelerators.n; i++) { /* args_parse checked each */
         parse_accelerator(O.accelerators.v[i], acc[i].name, &acc[i].count);
         snprintf(acc[i].name, sizeof acc[i].name, "%s", prices_catalogue_accelerator(acc[i].name));
     }
@@ -590,14 +670,20 @@ int cmd_prices(int argc, char **argv)
         return rc;
     }
     const char *out_path = O.out_path;
-    prices_query q = {.instance_types = O.types.v, .n_types = O.types.n, .regions = O.regions.v,
-                      .n_regions = O.regions.n, .want_on_demand = O.market != 1, .want_spot = O.market != 0,
-                      .source = (prices_source)O.source, .page_size = O.page_size, .timeout_s = O.timeout_s,
+    prices_query q = {.instance_types = O.types.v,
+                      .n_types = O.types.n,
+                      .regions = O.regions.v,
+                      .n_regions = O.regions.n,
+                      .want_on_demand = O.market != 1,
+                      .want_spot = O.market != 0,
+                      .source = (prices_source)O.source,
+                      .page_size = O.page_size,
+                      .timeout_s = O.timeout_s,
                       .skip_placement_scores = O.no_scores};
-    const char *format = O.format >= 0               ? formats[O.format]
-                         : O.columns.n                 ? "table"   /* the columns asked for are a table's */
+    const char *format = O.format >= 0                       ? formats[O.format]
+                         : O.columns.n                       ? "table" /* the columns asked for are a table's */
                          : util_isatty_stdout() && !out_path ? "table"
-                                                       : "json";
+                                                             : "json";
     if (O.ttl_hours > 0) q.cache_ttl_seconds = (int)ceil(O.ttl_hours * 3600);
 
     rc = IB_EXIT_RUNTIME;
@@ -619,15 +705,17 @@ int cmd_prices(int argc, char **argv)
 
     price_set set;
     if (out_path && (util_output_parent_check(out_path, O.create_dirs, &err) != 0 ||
-                     util_check_writable(out_path, 0, &err) != 0)) {   /* before any AWS request */
+                     util_check_writable(out_path, 0, &err) != 0)) { /* before any AWS request */
         fprintf(stderr, "instbench prices: %s\n", err.msg);
         rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
         goto done;
     }
     for (size_t i = 0; O.market != PRICES_MARKET_BLOCK && i < q.n_types; i++)
         if (prices_ultraserver_type_ok(q.instance_types[i])) {
-            rc = args_usage_error(&cmd_prices_args, "--instance-types: %s is an UltraServer: AWS sells it as a "
-                                  "Capacity Block only (--market capacity-block)", q.instance_types[i]);
+            rc = args_usage_error(&cmd_prices_args,
+                                  "--instance-types: %s is an UltraServer: AWS sells it as a "
+                                  "Capacity Block only (--market capacity-block)",
+                                  q.instance_types[i]);
             goto done;
         }
     if (O.market >= PRICES_MARKET_BLOCK) {
@@ -656,8 +744,13 @@ int cmd_prices(int argc, char **argv)
     if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
 
-    written_prices w = {&set, {.format = format, .want_on_demand = q.want_on_demand, .want_spot = q.want_spot,
-                               .now = time(NULL), .columns = O.columns.v, .n_columns = O.columns.n}};
+    written_prices w = {&set,
+                        {.format = format,
+                         .want_on_demand = q.want_on_demand,
+                         .want_spot = q.want_spot,
+                         .now = time(NULL),
+                         .columns = O.columns.v,
+                         .n_columns = O.columns.n}};
     rc = emit(write_prices, &w, out_path);
     prices_free(&set);
     goto done;

@@ -15,7 +15,7 @@
 #include "instbench/aws_services.h"
 #include "instbench/rank.h"
 
-#define RANK_S3_MAX_OBJECT (64u << 20)         /* as a local result file */
+#define RANK_S3_MAX_OBJECT (64u << 20) /* as a local result file */
 /* GETs in flight: objects of a few KiB are latency-bound, so a round trip should carry many (1,000
  * objects take 8 round trips at 128, the AWS CLI's 10 at a time take 100).  Memory: the bodies of
  * one batch, at most RANK_S3_BATCH_BYTES of listed sizes (or one object of up to 64 MiB), plus two
@@ -26,7 +26,7 @@
 struct rank_s3 {
     aws_client *client;
     aws_s3 *s3;
-    ib_error open_err;   /* why no client could be made (every s3:// input is skipped with it) */
+    ib_error open_err; /* why no client could be made (every s3:// input is skipped with it) */
     int opened;
 };
 
@@ -135,7 +135,7 @@ void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
     rank_s3 *r = ctx;
     char bucket[64], *prefix = NULL;
     ib_error err;
-    if (aws_s3_parse_uri(uri, bucket, &prefix, &err) != 0) {   /* checked before: only a bug lands here */
+    if (aws_s3_parse_uri(uri, bucket, &prefix, &err) != 0) { /* checked before: only a bug lands here */
         rank_sink_skip(sink, uri, err.msg);
         return;
     }
@@ -149,7 +149,7 @@ void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
     size_t found = 0;
     int failed = aws_s3_pager_next(r->s3, &pg, &err) != 0;
     while (!failed) {
-        aws_s3_listing page = pg.page;   /* taken: the next page may land in pg.page meanwhile */
+        aws_s3_listing page = pg.page; /* taken: the next page may land in pg.page meanwhile */
         memset(&pg.page, 0, sizeof pg.page);
         int pages = pg.pages;
         found += read_page(r, bucket, prefix, &page, &pg, sink);
@@ -157,7 +157,7 @@ void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
         if (pg.err.code) {
             err = pg.err;
             failed = 1;
-        } else if (pg.pages == pages) {   /* no batch took the next page along */
+        } else if (pg.pages == pages) { /* no batch took the next page along */
             if (!pg.more) break;
             failed = aws_s3_pager_next(r->s3, &pg, &err) != 0;
         }

@@ -20,13 +20,14 @@ static const struct {
 };
 enum { N_SUBS = sizeof subs / sizeof subs[0] };
 
-const arg_command *const cmd_sweep_subcommands[N_SUBS + 1] = {
-    &cmd_sweep_plan_args, &cmd_sweep_run_args, &cmd_sweep_status_args, &cmd_sweep_cleanup_args, NULL};
+const arg_command *const cmd_sweep_subcommands[N_SUBS + 1] = {&cmd_sweep_plan_args, &cmd_sweep_run_args,
+                                                              &cmd_sweep_status_args, &cmd_sweep_cleanup_args, NULL};
 
 static const arg_spec sweep_specs[] = {{0}};
 
 const arg_command cmd_sweep_args = {
-    "sweep", "plan|run|status|cleanup [options]",
+    "sweep",
+    "plan|run|status|cleanup [options]",
     "Launches every candidate configuration on EC2, measures it there, collects the results from\n"
     "S3, terminates everything it launched and ranks, under a hard cost ceiling.\n\n"
     "subcommands:\n"
@@ -35,12 +36,12 @@ const arg_command cmd_sweep_args = {
     "  status    the sweeps started here, with each instance's state and result\n"
     "  cleanup   terminate every instance a sweep left and remove its groups and addresses, found by tag\n",
     "`instbench sweep SUBCOMMAND --help` lists a subcommand's options.\n",
-    sweep_specs, "SUBCOMMAND",
-    (const arg_example[]){
-        {"what a three-candidate sweep would launch and cost",
-         "instbench sweep plan --region us-east-1 --s3 s3://my-bucket/instbench/ "
-         "--candidates g5.xlarge:spot,4xg5.xlarge:spot,g5.12xlarge:on-demand"},
-        {0}},
+    sweep_specs,
+    "SUBCOMMAND",
+    (const arg_example[]){{"what a three-candidate sweep would launch and cost",
+                           "instbench sweep plan --region us-east-1 --s3 s3://my-bucket/instbench/ "
+                           "--candidates g5.xlarge:spot,4xg5.xlarge:spot,g5.12xlarge:on-demand"},
+                          {0}},
 };
 
 int cmd_sweep(int argc, char **argv)

@@ -13,7 +13,8 @@ static sweep_flags F;
 static const arg_spec plan_specs[] = {SWEEP_COMMON_SPECS(&F), {0}};
 
 const arg_command cmd_sweep_plan_args = {
-    "sweep plan", "--candidates SPEC[,SPEC...] [options] [-- MEASURE-FLAGS]",
+    "sweep plan",
+    "--candidates SPEC[,SPEC...] [options] [-- MEASURE-FLAGS]",
     "Prints what `sweep run` would launch, without launching anything: per candidate its\n"
     "instances, AMI (and the SSM parameter it came from), market, price per node-hour\n"
     "and its source, and worst case (every node billed for --max-minutes; spot at the\n"
@@ -25,7 +26,8 @@ const arg_command cmd_sweep_plan_args = {
     "Needs AWS credentials (SSM for the AMIs, EC2 for the network and the DryRun).\n"
     "Exit status: 0 the plan (within --max-cost when given); 1 over --max-cost or\n"
     "unpriced, a DryRun refused, or an AWS failure; 2 bad input.\n",
-    plan_specs, NULL,
+    plan_specs,
+    NULL,
     (const arg_example[]){
         {"what a three-candidate sweep would launch and cost, at most 20 minutes each",
          "instbench sweep plan --region us-east-1 --candidates g5.xlarge:spot,4xg5.xlarge:spot,g5.12xlarge "
@@ -40,7 +42,8 @@ int cmd_sweep_plan(int argc, char **argv)
     int rc = args_parse(&cmd_sweep_plan_args, own, argv, NULL, NULL);
     if (!rc) rc = sweep_flags_check(&cmd_sweep_plan_args, &F);
     if (!rc && F.format == 2)
-        rc = args_usage_error(&cmd_sweep_plan_args, "--format csv is for `sweep run`'s ranking; a plan prints as table or json");
+        rc = args_usage_error(&cmd_sweep_plan_args,
+                              "--format csv is for `sweep run`'s ranking; a plan prints as table or json");
     if (rc) {
         sweep_flags_free(&F);
         return rc == ARGS_HELP ? IB_EXIT_OK : rc;
@@ -56,7 +59,7 @@ int cmd_sweep_plan(int argc, char **argv)
     }
     char dry[SWEEP_MAX_CANDIDATES][64] = {{0}};
     int drc = sweep_dry_run(&ctx, F.region, dry, &err);
-    sweep_plan_print(&F, &ctx, (const char (*)[64])dry, stdout);
+    sweep_plan_print(&F, &ctx, (const char(*)[64])dry, stdout);
     rc = IB_EXIT_OK;
     if (drc != 0) {
         fprintf(stderr, "instbench sweep plan: %s\n", err.msg);

@@ -20,10 +20,10 @@
 #include "cmd/cmd_sweep_setup.h"
 
 #define DEFAULT_POLL_S 15.0
-#define DEFAULT_CLEANUP_POLL_S 5.0   /* cleanup only waits for terminations: it asks more often */
+#define DEFAULT_CLEANUP_POLL_S 5.0 /* cleanup only waits for terminations: it asks more often */
 #define DEFAULT_TERMINATE_WAIT_S 600.0
 
-static volatile int stop_signal;   /* the signal that asked the sweep to stop; 0: none */
+static volatile int stop_signal; /* the signal that asked the sweep to stop; 0: none */
 
 /* First signal: stop launching and watching, terminate everything, exit 128+N.  Later ones while
  * terminating are only noted: dying then would leave instances running. */
@@ -50,7 +50,7 @@ static void install_handlers(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);   /* a closed terminal must not leave instances either */
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal must not leave instances either */
 }
 
 static double env_seconds(const char *name, double dflt)
@@ -97,13 +97,17 @@ static void print_cost(const sweep_state *st, FILE *f)
     fprintf(f, "  cost of the sweep's instances: %s (instance-seconds x price per node-hour%s)\n", money,
             unpriced ? "; some instances have no known price and are not counted" : "");
     if (estimated)
-        fprintf(f, "  %zu instance%s end is not known from EC2: counted until now, at most launch + --max-minutes "
-                   "(%g min)\n", estimated, estimated == 1 ? "'s" : "s'", st->max_minutes);
+        fprintf(f,
+                "  %zu instance%s end is not known from EC2: counted until now, at most launch + --max-minutes "
+                "(%g min)\n",
+                estimated, estimated == 1 ? "'s" : "s'", st->max_minutes);
     /* a block's fee was paid before the sweep: committed, said apart, never in the sweep's cost */
     for (size_t i = 0; i < st->n_cand; i++)
         if (st->cand[i].c.block)
-            util_term_printf(f, "  committed: %s ran in Capacity Block %s, whose fee was paid when it was bought "
-                             "(not in the sweep's cost)\n", st->cand[i].c.spec, st->cand[i].c.reservation);
+            util_term_printf(f,
+                             "  committed: %s ran in Capacity Block %s, whose fee was paid when it was bought "
+                             "(not in the sweep's cost)\n",
+                             st->cand[i].c.spec, st->cand[i].c.reservation);
 }
 
 /* What an EFA candidate added besides instances, and whether it is gone. */
@@ -123,26 +127,30 @@ static void print_network(const sweep_state *st, FILE *f)
 /* ---- status ----------------------------------------------------------------------------------- */
 static struct {
     int refresh;
-    int format;   /* 0 table, 1 json */
+    int format; /* 0 table, 1 json */
 } S;
 static const char *const status_formats[] = {"table", "json", NULL};
 
 static const arg_spec status_specs[] = {
-    {"--refresh", 0, ARG_FLAG, &S.refresh, NULL, "ask EC2 for each instance's state now (DescribeInstances) and update\n"
+    {"--refresh", 0, ARG_FLAG, &S.refresh, NULL,
+     "ask EC2 for each instance's state now (DescribeInstances) and update\n"
      "the state file; without it the states are the last ones recorded"},
-    {"--format", 0, ARG_CHOICE, &S.format, NULL, "table (default) or json: the state file itself", .choices = status_formats},
+    {"--format", 0, ARG_CHOICE, &S.format, NULL, "table (default) or json: the state file itself",
+     .choices = status_formats},
     {0},
 };
 
 const arg_command cmd_sweep_status_args = {
-    "sweep status", "[ID] [--refresh] [--format table|json]",
+    "sweep status",
+    "[ID] [--refresh] [--format table|json]",
     "Lists the sweeps started from this machine (their state files, $XDG_STATE_HOME/instbench/sweeps,\n"
     "else ~/.local/state/instbench/sweeps): id, region, phase, each candidate's outcome; with ID,\n"
     "every instance too, with its state, zone and the reason EC2 gave when it ended, and the sweep's\n"
     "cost so far.",
     "exit status: 0 listed, 1 a state file that cannot be read or EC2 unreachable (--refresh), 2 an\n"
     "ID that is not a sweep's (no state file).\n",
-    status_specs, "ID",
+    status_specs,
+    "ID",
     .examples = (const arg_example[]){{"every sweep started here", "instbench sweep status"}, {0}},
 };
 
@@ -155,7 +163,8 @@ static void status_line(const sweep_state *st)
     size_t k = 0;
     for (int o = 0; o < SWEEP_OUTCOME_COUNT; o++)
         if (counts[o] && k < sizeof outcomes)
-            k += (size_t)snprintf(outcomes + k, sizeof outcomes - k, "%s%zu %s", k ? ", " : "", counts[o], sweep_outcome_name(o));
+            k += (size_t)snprintf(outcomes + k, sizeof outcomes - k, "%s%zu %s", k ? ", " : "", counts[o],
+                                  sweep_outcome_name(o));
     /* the phase and region came from a file: escaped as every such string is (C1 controls too) */
     util_term_printf(stdout, "%-20s  %-14s  %-13s  %2zu candidates (%s); %zu instance%s not known terminated\n", st->id,
                      st->region, st->phase, st->n_cand, outcomes, alive, alive == 1 ? "" : "s");
@@ -172,7 +181,8 @@ int cmd_sweep_status(int argc, char **argv)
     sweep_state st;
     if (npos == 1) {
         if (!sweep_id_valid(pos[0]))
-            return args_usage_error(&cmd_sweep_status_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
+            return args_usage_error(&cmd_sweep_status_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)",
+                                    pos[0]);
         if ((rc = sweep_state_load(pos[0], &st, &err)) != 0) {
             fprintf(stderr, "instbench sweep status: %s\n", err.msg);
             return err.code ? err.code : IB_EXIT_RUNTIME;
@@ -206,7 +216,7 @@ int cmd_sweep_status(int argc, char **argv)
     if (!n) ib_info("no sweeps started here");
     rc = IB_EXIT_OK;
     if (S.format == 1) printf("[");
-    size_t printed = 0;   /* the separator follows what was printed: a skipped file prints nothing */
+    size_t printed = 0; /* the separator follows what was printed: a skipped file prints nothing */
     for (size_t i = 0; i < n; i++) {
         if (sweep_state_load(ids[i], &st, &err) != 0) {
             fprintf(stderr, "instbench sweep status: %s\n", err.msg);
@@ -239,30 +249,38 @@ static struct {
 } C;
 
 static const arg_spec cleanup_specs[] = {
-    {"--all", 0, ARG_FLAG, &C.all, NULL, "every sweep's instances, placement groups, Elastic IPs and\n"
+    {"--all", 0, ARG_FLAG, &C.all, NULL,
+     "every sweep's instances, placement groups, Elastic IPs and\n"
      "security groups (any value of the\n"
      "instbench:sweep tag) in the regions of the state files here and --region"},
-    {"--region", 0, ARG_STRING, &C.region, "R", "look in R too (the state file's region, where the sweep ran, is always\n"
-     "searched; without a state file: R, else AWS_REGION / the profile's region)", .check = names_region_problem,
-     .suggest = prices_suggest_region},
-    {"--wait", 0, ARG_DOUBLE, &C.wait_s, "SECONDS", "how long to wait for EC2 to confirm each instance terminated\n"
-     "(default 600)", 1, 86400},
+    {"--region", 0, ARG_STRING, &C.region, "R",
+     "look in R too (the state file's region, where the sweep ran, is always\n"
+     "searched; without a state file: R, else AWS_REGION / the profile's region)",
+     .check = names_region_problem, .suggest = prices_suggest_region},
+    {"--wait", 0, ARG_DOUBLE, &C.wait_s, "SECONDS",
+     "how long to wait for EC2 to confirm each instance terminated\n"
+     "(default 600)",
+     1, 86400},
     {0},
 };
 
 const arg_command cmd_sweep_cleanup_args = {
-    "sweep cleanup", "ID|--all [--region R]",
+    "sweep cleanup",
+    "ID|--all [--region R]",
     "Terminates every instance tagged instbench:sweep=ID, waits until EC2 confirms each terminated,\n"
-    "then releases every Elastic IP and deletes every security group and placement group with that tag.  Instances are found by their tag\n"
+    "then releases every Elastic IP and deletes every security group and placement group with that tag.  Instances are "
+    "found by their tag\n"
     "(DescribeInstances), not from the state file, so it works after a crash or with the state file\n"
     "gone; `sweep run` names this command when it could not confirm everything ended.  The state\n"
     "file gets only what EC2 showed: an instance it records that EC2 shows nowhere is left as recorded.",
     "exit status: 0 nothing of the sweep is left running, 1 something could not be confirmed\n"
     "terminated or deleted, an instance of the state file not seen ended, or a state file that cannot\n"
     "be read (run it again, with --region where it ran), 2 an ID that is not a sweep's.\n",
-    cleanup_specs, "ID",
-    .examples = (const arg_example[]){{"whatever any sweep left in us-east-1", "instbench sweep cleanup --all --region us-east-1"},
-                                      {0}},
+    cleanup_specs,
+    "ID",
+    .examples =
+        (const arg_example[]){
+            {"whatever any sweep left in us-east-1", "instbench sweep cleanup --all --region us-east-1"}, {0}},
 };
 
 /* The state files the cleanup is about (every one with --all, else ID's, when it has one), loaded
@@ -322,8 +340,10 @@ static size_t cleanup_record(sweep_state *states, size_t n_states, int all_clean
         for (size_t i = 0; i < st->n_inst; i++) {
             if (!strcmp(st->inst[i].state, "terminated")) continue;
             left++;
-            util_term_printf(stderr, "instbench sweep cleanup: %s: instance %s (recorded %s) was not seen in %s%s: "
-                             "left as recorded\n", st->id, st->inst[i].id, st->inst[i].state, regions[0],
+            util_term_printf(stderr,
+                             "instbench sweep cleanup: %s: instance %s (recorded %s) was not seen in %s%s: "
+                             "left as recorded\n",
+                             st->id, st->inst[i].id, st->inst[i].state, regions[0],
                              n_regions > 1 ? " or the other regions searched" : "");
         }
         unseen += left;
@@ -350,11 +370,11 @@ int cmd_sweep_cleanup(int argc, char **argv)
         return args_usage_error(&cmd_sweep_cleanup_args, "give one sweep ID or --all");
     if (npos == 1 && !sweep_id_valid(pos[0]))
         return args_usage_error(&cmd_sweep_cleanup_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
-    install_handlers();   /* a Ctrl-C must not cut a cleanup short: it is noted, the cleanup goes on */
+    install_handlers(); /* a Ctrl-C must not cut a cleanup short: it is noted, the cleanup goes on */
     sweep_state *states = NULL;
     int unreadable = 0;
     size_t n_states = cleanup_states(C.all ? NULL : pos[0], &states, &unreadable);
-    char regions[64][32];   /* distinct regions: AWS has fewer */
+    char regions[64][32]; /* distinct regions: AWS has fewer */
     size_t n_regions = cleanup_regions(states, n_states, regions, 64);
     if (!n_regions) {
         fprintf(stderr, "instbench sweep cleanup: no region to look in: give --region R\n");
@@ -371,36 +391,40 @@ int cmd_sweep_cleanup(int argc, char **argv)
         size_t found = 0;
         ib_info("looking for %s's instances in %s", C.all ? "every sweep" : pos[0], regions[r]);
         if (sweep_cleanup_region(NULL, regions[r], C.all ? "*" : pos[0], C.wait_s,
-                                 env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_CLEANUP_POLL_S), states, n_states, &found,
-                                 &err) != 0) {
+                                 env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_CLEANUP_POLL_S), states, n_states,
+                                 &found, &err) != 0) {
             util_term_printf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
             rc = IB_EXIT_RUNTIME;
         }
         total += found;
     }
     if (rc == IB_EXIT_OK && !C.all && unreadable && total == 0) {
-        fprintf(stderr, "instbench sweep cleanup: nothing tagged %s=%s in %s, and its state file cannot be read (above): "
-                        "whatever it records is unknown\n", SWEEP_TAG_SWEEP, pos[0], regions[0]);
+        fprintf(stderr,
+                "instbench sweep cleanup: nothing tagged %s=%s in %s, and its state file cannot be read (above): "
+                "whatever it records is unknown\n",
+                SWEEP_TAG_SWEEP, pos[0], regions[0]);
         rc = IB_EXIT_RUNTIME;
         goto out;
     }
     if (rc == IB_EXIT_OK && !C.all && !n_states && total == 0) {
-        fprintf(stderr, "instbench sweep cleanup: no sweep %s: no state file here and nothing tagged %s=%s in %s\n", pos[0],
-                SWEEP_TAG_SWEEP, pos[0], regions[0]);
+        fprintf(stderr, "instbench sweep cleanup: no sweep %s: no state file here and nothing tagged %s=%s in %s\n",
+                pos[0], SWEEP_TAG_SWEEP, pos[0], regions[0]);
         rc = IB_EXIT_USAGE;
         goto out;
     }
     size_t unseen = cleanup_record(states, n_states, rc == IB_EXIT_OK, regions, n_regions);
     if (rc == IB_EXIT_OK && C.all && unreadable) {
         /* its region is unknown, so "nothing left" cannot be said for its sweep */
-        fprintf(stderr, "instbench sweep cleanup: %d state file%s could not be read (above): %s sweep%s may have run "
-                        "in a region not searched (give --region)\n", unreadable, unreadable == 1 ? "" : "s",
-                unreadable == 1 ? "its" : "their", unreadable == 1 ? "" : "s");
+        fprintf(stderr,
+                "instbench sweep cleanup: %d state file%s could not be read (above): %s sweep%s may have run "
+                "in a region not searched (give --region)\n",
+                unreadable, unreadable == 1 ? "" : "s", unreadable == 1 ? "its" : "their", unreadable == 1 ? "" : "s");
         rc = IB_EXIT_RUNTIME;
     }
     if (rc == IB_EXIT_OK && unseen) {
-        fprintf(stderr, "instbench sweep cleanup: %zu instance%s recorded in the state file%s not seen ended: not "
-                        "marked terminated (give --region where it ran, or look in the EC2 console)\n",
+        fprintf(stderr,
+                "instbench sweep cleanup: %zu instance%s recorded in the state file%s not seen ended: not "
+                "marked terminated (give --region where it ran, or look in the EC2 console)\n",
                 unseen, unseen == 1 ? "" : "s", C.all ? "s" : "");
         rc = IB_EXIT_RUNTIME;
     }
@@ -415,8 +439,8 @@ out:
 
 /* ---- run -------------------------------------------------------------------------------------- */
 /* (run: below) */
-static sweep_flags F;     /* the flags plan and run share (cmd/cmd_sweep_setup.h) */
-static int yes;           /* --yes */
+static sweep_flags F; /* the flags plan and run share (cmd/cmd_sweep_setup.h) */
+static int yes;       /* --yes */
 
 /* The y/N question on a terminal; anything but y/yes is no. */
 static int confirmed(const sweep_state *st, double worst)
@@ -486,11 +510,18 @@ static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
     char path[1200] = "";
     sweep_state_path(st->id, path, sizeof path, &err);
     ib_info("sweep %s: state in %s; results into %s/", st->id, path, dir);
-    sweep_exec_options o = {.measure_args = F.measure_args, .n_measure_args = (size_t)F.n_measure_args, .results_dir = dir,
-                            .subnets = ctx->subnets, .n_subnets = ctx->n_subnets, .security_group_id = ctx->sg_id,
-                            .vpc_id = ctx->vpc_id, .client = ctx->client, .cred = &ctx->cred,
+    sweep_exec_options o = {.measure_args = F.measure_args,
+                            .n_measure_args = (size_t)F.n_measure_args,
+                            .results_dir = dir,
+                            .subnets = ctx->subnets,
+                            .n_subnets = ctx->n_subnets,
+                            .security_group_id = ctx->sg_id,
+                            .vpc_id = ctx->vpc_id,
+                            .client = ctx->client,
+                            .cred = &ctx->cred,
                             .poll_s = env_seconds("INSTBENCH_SWEEP_POLL_S", DEFAULT_POLL_S),
-                            .terminate_wait_s = env_seconds("INSTBENCH_SWEEP_TERMINATE_WAIT_S", DEFAULT_TERMINATE_WAIT_S),
+                            .terminate_wait_s =
+                                env_seconds("INSTBENCH_SWEEP_TERMINATE_WAIT_S", DEFAULT_TERMINATE_WAIT_S),
                             .stop = &stop_signal};
     install_handlers();
     int xrc = sweep_execute(st, &o, &err);
@@ -502,7 +533,8 @@ static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
         else if (!stop_signal) rc = IB_EXIT_RUNTIME;
     }
     if (!strcmp(st->phase, "needs-cleanup"))
-        fprintf(stderr, "instbench sweep run: something may still be running: run `instbench sweep cleanup %s`\n", st->id);
+        fprintf(stderr, "instbench sweep run: something may still be running: run `instbench sweep cleanup %s`\n",
+                st->id);
     if (stop_signal) return 128 + stop_signal;
     return rc;
 }
@@ -510,13 +542,15 @@ static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
 
 static const arg_spec run_specs[] = {
     SWEEP_COMMON_SPECS(&F),
-    {"--yes", 'y', ARG_FLAG, &yes, NULL, "launch without asking (on a terminal the plan is shown and y/N asked;\n"
+    {"--yes", 'y', ARG_FLAG, &yes, NULL,
+     "launch without asking (on a terminal the plan is shown and y/N asked;\n"
      "without a terminal, nothing is launched without --yes)"},
     {0},
 };
 
 const arg_command cmd_sweep_run_args = {
-    "sweep run", "--candidates SPEC[,SPEC...] --s3 s3://BUCKET/PREFIX/ --max-cost USD [options] [-- MEASURE FLAGS]",
+    "sweep run",
+    "--candidates SPEC[,SPEC...] --s3 s3://BUCKET/PREFIX/ --max-cost USD [options] [-- MEASURE FLAGS]",
     "Launches every candidate on EC2 (tagged instbench:sweep=ID), measures it there, collects the results\n"
     "from S3 into instbench-results/sweep-ID/, terminates everything it launched whatever happens\n"
     "(results in, --max-minutes, a launch error, a quota, Ctrl-C or SIGTERM), waits until EC2 confirms\n"
@@ -531,11 +565,13 @@ const arg_command cmd_sweep_run_args = {
     "something not confirmed terminated (the message names `instbench sweep cleanup ID`), 2 bad input,\n"
     "no --max-cost, a worst case over it or not confirmed (nothing launched), 130/143 stopped by\n"
     "SIGINT/SIGTERM after terminating everything.\n",
-    run_specs, "MEASURE FLAGS",
-    .examples = (const arg_example[]){
-        {"four small spot nodes against one big on-demand one, at most $20",
-         "instbench sweep run --s3 s3://my-bucket/sweeps/ --max-cost 20 --candidates 4xg5.xlarge:spot,g5.12xlarge"},
-        {0}},
+    run_specs,
+    "MEASURE FLAGS",
+    .examples =
+        (const arg_example[]){
+            {"four small spot nodes against one big on-demand one, at most $20",
+             "instbench sweep run --s3 s3://my-bucket/sweeps/ --max-cost 20 --candidates 4xg5.xlarge:spot,g5.12xlarge"},
+            {0}},
 };
 
 /* The state of a new sweep: the plan's lines, nothing launched yet. */
@@ -543,7 +579,8 @@ static int state_from_plan(const sweep_context *ctx, sweep_state *st, ib_error *
 {
     memset(st, 0, sizeof *st);
     const sweep_plan *p = &ctx->plan;
-    if (!(st->cand = calloc(p->n ? p->n : 1, sizeof *st->cand))) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (!(st->cand = calloc(p->n ? p->n : 1, sizeof *st->cand)))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     st->n_cand = p->n;
     for (size_t i = 0; i < p->n; i++) {
         sweep_state_candidate *c = &st->cand[i];
@@ -573,7 +610,8 @@ int cmd_sweep_run(int argc, char **argv)
     if (!rc && !F.max_cost_given)
         rc = args_usage_error(&cmd_sweep_run_args, "--max-cost USD is required: the most the sweep may cost at worst "
                                                    "(there is no default)");
-    if (!rc && !F.s3) rc = args_usage_error(&cmd_sweep_run_args, "--s3 s3://BUCKET/PREFIX/ is required: where results come back");
+    if (!rc && !F.s3)
+        rc = args_usage_error(&cmd_sweep_run_args, "--s3 s3://BUCKET/PREFIX/ is required: where results come back");
     if (!rc) rc = sweep_flags_check(&cmd_sweep_run_args, &F);
     if (rc) {
         sweep_flags_free(&F);
@@ -602,7 +640,8 @@ int cmd_sweep_run(int argc, char **argv)
                         "(see the plan above; --source names another source)\n");
         rc = IB_EXIT_USAGE;
     } else if (ctx.plan.verdict != SWEEP_WITHIN) {
-        fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", total, ceiling);
+        fprintf(stderr, "instbench sweep run: the worst case, %s, exceeds --max-cost %s: nothing launched\n", total,
+                ceiling);
         rc = IB_EXIT_USAGE;
     } else if (sweep_dry_run(&ctx, F.region, dry, &err) != 0) {
         /* the permission check plan makes, again here: a missing action found before any money is spent */

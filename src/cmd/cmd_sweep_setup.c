@@ -14,7 +14,7 @@
 #include "instbench/output.h"
 #include "instbench/suggest.h"
 
-const char *const sweep_formats[] = {"table", "json", "csv", NULL};   /* csv: run's ranking only */
+const char *const sweep_formats[] = {"table", "json", "csv", NULL}; /* csv: run's ranking only */
 const char *const sweep_efa_modes[] = {"auto", "off", NULL};
 
 int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_error *err)
@@ -54,9 +54,9 @@ int sweep_flags_split(int argc, char **argv, sweep_flags *f)
 
 /* measure flags the sweep sets itself on each instance: who it is (instance metadata), the
  * cluster's shape (the rendezvous), where the result goes (a presigned URL). */
-static const char *const sweep_sets[] = {"--instance-type", "--region", "--market", "--count", "--nnodes",
-                                         "--node-rank", "--master-addr", "--master-port", "--output", "-o",
-                                         "--append", "--create-dirs", "--dry-run", "--format", NULL};
+static const char *const sweep_sets[] = {"--instance-type", "--region",      "--market",      "--count",  "--nnodes",
+                                         "--node-rank",     "--master-addr", "--master-port", "--output", "-o",
+                                         "--append",        "--create-dirs", "--dry-run",     "--format", NULL};
 
 static int check_measure_args(const arg_command *cmd, const sweep_flags *f)
 {
@@ -66,9 +66,11 @@ static int check_measure_args(const arg_command *cmd, const sweep_flags *f)
             size_t n = strlen(*s);
             int short_flag = (*s)[1] != '-';
             if (!strncmp(a, *s, n) && (a[n] == '\0' || a[n] == '=' || short_flag))
-                return args_usage_error(cmd, "measure flag %s after --: the sweep sets it on each instance itself "
+                return args_usage_error(cmd,
+                                        "measure flag %s after --: the sweep sets it on each instance itself "
                                         "(identity from instance metadata, the cluster from the candidate, the "
-                                        "result to S3)", *s);
+                                        "result to S3)",
+                                        *s);
         }
     }
     /* measure's own parser, as measure would run it on the instance: its message, exit 2 */
@@ -86,7 +88,8 @@ int sweep_flags_check(const arg_command *cmd, sweep_flags *f)
 {
     char dym[128];
     ib_error err = {0};
-    if (f->n_cands == 0) return args_usage_error(cmd, "give the configurations to measure: --candidates SPEC[,SPEC...]");
+    if (f->n_cands == 0)
+        return args_usage_error(cmd, "give the configurations to measure: --candidates SPEC[,SPEC...]");
     if (!f->region) {
         if (aws_region_resolve(f->region_buf, &err) != 0)
             return args_usage_error(cmd, "give --region (no region is configured: %s)", err.msg);
@@ -104,20 +107,24 @@ int sweep_flags_check(const arg_command *cmd, sweep_flags *f)
     if (f->capacity_reservation) {
         const char *id = f->capacity_reservation;
         if (!aws_capacity_reservation_id_valid(id))
-            return args_usage_error(cmd, "--capacity-reservation: '%s' is not a Capacity Reservation ID like "
-                                    "cr-0123456789abcdef0", id);
+            return args_usage_error(cmd,
+                                    "--capacity-reservation: '%s' is not a Capacity Reservation ID like "
+                                    "cr-0123456789abcdef0",
+                                    id);
         if (blocks != 1)
-            return args_usage_error(cmd, "--capacity-reservation needs exactly one candidate on the capacity-block "
-                                    "market (e.g. 2xp5.48xlarge:capacity-block), %zu given", blocks);
+            return args_usage_error(cmd,
+                                    "--capacity-reservation needs exactly one candidate on the capacity-block "
+                                    "market (e.g. 2xp5.48xlarge:capacity-block), %zu given",
+                                    blocks);
     } else if (blocks) {
         return args_usage_error(cmd, "a :capacity-block candidate launches into a block the account already bought: "
-                                "name it with --capacity-reservation cr-... (instbench never purchases one)");
+                                     "name it with --capacity-reservation cr-... (instbench never purchases one)");
     }
     if (f->s3) {
         if (aws_s3_parse_uri(f->s3, f->s3_bucket, &f->s3_prefix, &err) != 0)
             return args_usage_error(cmd, "--s3: %s", err.msg);
         size_t pl = strlen(f->s3_prefix);
-        if (pl && f->s3_prefix[pl - 1] != '/') {   /* a prefix is a folder: the sweep adds keys below it */
+        if (pl && f->s3_prefix[pl - 1] != '/') { /* a prefix is a folder: the sweep adds keys below it */
             char *p = realloc(f->s3_prefix, pl + 2);
             if (!p) return IB_EXIT_RUNTIME;
             memcpy(p + pl, "/", 2);
@@ -129,10 +136,15 @@ int sweep_flags_check(const arg_command *cmd, sweep_flags *f)
 
 sweep_prepare_input sweep_flags_input(const sweep_flags *f)
 {
-    return (sweep_prepare_input){.region = f->region, .cands = f->cands, .n_cands = f->n_cands,
-                                 .source = (prices_source)f->prices, .ami = f->ami,
-                                 .capacity_reservation = f->capacity_reservation, .max_minutes = f->max_minutes,
-                                 .max_cost_usd = f->max_cost_usd, .efa_off = f->efa == 1};
+    return (sweep_prepare_input){.region = f->region,
+                                 .cands = f->cands,
+                                 .n_cands = f->n_cands,
+                                 .source = (prices_source)f->prices,
+                                 .ami = f->ami,
+                                 .capacity_reservation = f->capacity_reservation,
+                                 .max_minutes = f->max_minutes,
+                                 .max_cost_usd = f->max_cost_usd,
+                                 .efa_off = f->efa == 1};
 }
 
 /* ---- printing -------------------------------------------------------------------------------- */
@@ -208,13 +220,14 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
     cJSON_AddStringToObject(net, "security_group", ctx->sg_id);
     /* EFA candidates: "default" (it already allows all traffic to and from itself), "created" (the
        run creates one, tagged, and deletes it at the end), null when no candidate gets EFA */
-    if (ctx->efa_wanted) cJSON_AddStringToObject(net, "efa_security_group", ctx->default_sg_efa_ready ? "default" : "created");
+    if (ctx->efa_wanted)
+        cJSON_AddStringToObject(net, "efa_security_group", ctx->default_sg_efa_ready ? "default" : "created");
     else cJSON_AddNullToObject(net, "efa_security_group");
     cJSON_AddNumberToObject(net, "elastic_ips", p->elastic_ips);
     cJSON *zones = cJSON_AddArrayToObject(net, "zones");
     for (size_t i = 0; i < ctx->n_subnets; i++) cJSON_AddItemToArray(zones, cJSON_CreateString(ctx->subnets[i].az));
     ib_error err = {0};
-    if (output_json_write(out, o, &err) != 0) ib_warn("sweep plan: %s", err.msg);   /* the project's one JSON layout */
+    if (output_json_write(out, o, &err) != 0) ib_warn("sweep plan: %s", err.msg); /* the project's one JSON layout */
     cJSON_Delete(o);
 }
 
@@ -238,8 +251,10 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
         money(l->worst_case_usd, m, sizeof m);
         money(l->usd_per_node_hour, h, sizeof h);
         fprintf(out, "%-26s %9d  %-9s  %-21s  %10s  %-10s  %s\n", l->cand.spec, l->cand.nodes,
-                l->cand.block ? "block" : l->cand.spot ? "spot" : "on-demand", l->ami.id, h, m,
-                l->price_source[0] ? l->price_source : "-");
+                l->cand.block  ? "block"
+                : l->cand.spot ? "spot"
+                               : "on-demand",
+                l->ami.id, h, m, l->price_source[0] ? l->price_source : "-");
     }
     money(p->total_usd, m, sizeof m);
     fprintf(out, "%-26s %9d  %-9s  %-21s  %10s  %-10s\n", "TOTAL", p->instances, "", "", "", m);
@@ -247,7 +262,8 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
     for (size_t i = 0; i < p->n; i++) {
         int first = 1;
         for (size_t k = 0; k < i && first; k++)
-            first = strcmp(p->lines[k].ami.id, p->lines[i].ami.id) || strcmp(p->lines[k].ami.source, p->lines[i].ami.source);
+            first = strcmp(p->lines[k].ami.id, p->lines[i].ami.id) ||
+                    strcmp(p->lines[k].ami.source, p->lines[i].ami.source);
         if (first)
             fprintf(out, "  %s  %s (%s)\n", p->lines[i].ami.id, p->lines[i].ami.source,
                     sweep_ami_kind_arch(p->lines[i].kind));
@@ -263,20 +279,24 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
         fprintf(out, "interfaces per node of %s: %s\n", p->lines[i].cand.spec, text);
     }
     if (ctx->efa_wanted)
-        fprintf(out, "EFA security group: %s\n", ctx->default_sg_efa_ready
-                ? "the default one (it allows all traffic to and from itself)"
-                : "created by the run (all traffic to and from itself; the default one does not allow it), tagged, "
-                  "deleted at the end");
+        fprintf(out, "EFA security group: %s\n",
+                ctx->default_sg_efa_ready
+                    ? "the default one (it allows all traffic to and from itself)"
+                    : "created by the run (all traffic to and from itself; the default one does not allow it), tagged, "
+                      "deleted at the end");
     if (p->elastic_ips > SWEEP_EIP_DEFAULT_QUOTA)
-        fprintf(out, "note: %d Elastic IPs at once (one per EFA node with several interfaces): a region's default "
-                "quota is %d (Service Quotas, EC2, \"EC2-VPC Elastic IPs\")\n", p->elastic_ips, SWEEP_EIP_DEFAULT_QUOTA);
+        fprintf(out,
+                "note: %d Elastic IPs at once (one per EFA node with several interfaces): a region's default "
+                "quota is %d (Service Quotas, EC2, \"EC2-VPC Elastic IPs\")\n",
+                p->elastic_ips, SWEEP_EIP_DEFAULT_QUOTA);
     for (size_t i = 0; i < p->n; i++)
         if (p->lines[i].committed) {
             char end[32];
             util_utc_iso8601(ctx->block.end, end);
-            fprintf(out, "committed: %s runs in Capacity Block %s (%s, ends %s): its fee is already paid, counted as "
-                    "committed spend, not in the worst case\n", p->lines[i].cand.spec, p->lines[i].cand.reservation,
-                    p->lines[i].cand.reservation_az, end);
+            fprintf(out,
+                    "committed: %s runs in Capacity Block %s (%s, ends %s): its fee is already paid, counted as "
+                    "committed spend, not in the worst case\n",
+                    p->lines[i].cand.spec, p->lines[i].cand.reservation, p->lines[i].cand.reservation_az, end);
         }
     for (size_t i = 0; i < p->n; i++)
         if (p->lines[i].spot_at_on_demand)
@@ -290,11 +310,12 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
     }
     char cap[32];
     money(p->max_cost_usd, cap, sizeof cap);
-    if (p->verdict == SWEEP_WITHIN)
-        fprintf(out, "worst case %s is within --max-cost %s\n", m, cap);
+    if (p->verdict == SWEEP_WITHIN) fprintf(out, "worst case %s is within --max-cost %s\n", m, cap);
     else if (p->verdict == SWEEP_OVER)
-        fprintf(out, "worst case %s is OVER --max-cost %s: `sweep run` would refuse (lower --max-minutes or drop "
-                     "candidates)\n", m, cap);
+        fprintf(out,
+                "worst case %s is OVER --max-cost %s: `sweep run` would refuse (lower --max-minutes or drop "
+                "candidates)\n",
+                m, cap);
     else if (p->verdict == SWEEP_UNPRICED)
         fprintf(out, "some candidates have no price in %s: `sweep run` would refuse (try --source snapshot)\n",
                 f->region);

@@ -19,15 +19,15 @@
 
 static struct {
     const char *reference;
-    int backend, compare, format;   /* indexes into backend_names / formats */
-    int precision;                  /* index into backend_precision_names; -1: the reference's */
+    int backend, compare, format; /* indexes into backend_names / formats */
+    int precision;                /* index into backend_precision_names; -1: the reference's */
     int threads, wide;
     args_list columns;
 } A;
 
 static const char *const formats[] = {"table", "json", NULL};
-static const char *const verify_keys[] = {"tensor", "shape", "max_abs", "max_rel", "rel_l2", "cosine", "check", "result",
-                                          NULL};
+static const char *const verify_keys[] = {"tensor", "shape", "max_abs", "max_rel", "rel_l2",
+                                          "cosine", "check", "result",  NULL};
 
 static const arg_spec verify_args[] = {
     {"--reference", 0, ARG_STRING, &A.reference, "FILE", "safetensors reference (required)"},
@@ -36,18 +36,22 @@ static const arg_spec verify_args[] = {
      "also run this backend and compare the two backends tensor by\n"
      "tensor, each also against the reference; PASS needs all three\n"
      "comparisons within tolerance (the same backend twice checks that it\n"
-     "is deterministic)", .choices = backend_names},
+     "is deterministic)",
+     .choices = backend_names},
     {"--precision", 0, ARG_CHOICE, &A.precision, NULL, "default: the precision the reference was made in",
      .choices = backend_precision_names},
-    {"--format", 0, ARG_CHOICE, &A.format, NULL, "table (default on a terminal) or json (default otherwise),\n"
-     "on stdout, as every command of instbench", .choices = formats},
+    {"--format", 0, ARG_CHOICE, &A.format, NULL,
+     "table (default on a terminal) or json (default otherwise),\n"
+     "on stdout, as every command of instbench",
+     .choices = formats},
     {"--threads", 0, ARG_INT, &A.threads, "N", "CPU worker threads (default 0: all cores)", 0, 4096},
     ARGS_TABLE_SPECS(&A.wide, &A.columns, "tensor, shape, max_abs, max_rel,\nrel_l2, cosine, check, result"),
     {0},
 };
 
 const arg_command cmd_verify_args = {
-    "verify", "--reference FILE [options]",
+    "verify",
+    "--reference FILE [options]",
     "Runs this build's training step from the weights and batch in a reference file written by\n"
     "scripts/data/make_reference.py (timm), compares logits, loss, every gradient and the loss at each\n"
     "optimizer step, prints per-tensor errors and PASS/FAIL.",
@@ -58,13 +62,16 @@ const arg_command cmd_verify_args = {
     "            autocast's points, fused attention before normalising): logits relative L2 <=\n"
     "            1e-2, each gradient relative L2 <= 2e-2, losses <= 1e-3\n"
     "PASS exits 0, FAIL 1.\n",
-    verify_args, NULL,
-    .examples = (const arg_example[]){
-        {"the CPU backend against a reference shipped in tests/data/ (scripts/data/make_reference.py makes more)",
-         "instbench verify --reference tests/data/ref_a_adam_fp32.safetensors"},
-        {"the CUDA backend against the reference and against the CPU backend",
-         "instbench verify --reference tests/data/ref_a_adam_bf16.safetensors --backend cuda --compare-backend cpu"},
-        {0}},
+    verify_args,
+    NULL,
+    .examples =
+        (const arg_example[]){
+            {"the CPU backend against a reference shipped in tests/data/ (scripts/data/make_reference.py makes more)",
+             "instbench verify --reference tests/data/ref_a_adam_fp32.safetensors"},
+            {"the CUDA backend against the reference and against the CPU backend",
+             "instbench verify --reference tests/data/ref_a_adam_bf16.safetensors --backend cuda --compare-backend "
+             "cpu"},
+            {0}},
 };
 
 static void print_table(const verify_report *r)
@@ -138,15 +145,15 @@ static void add_checks(cJSON *parent, const verify_report *r)
 /* The second backend of --compare-backend: its outputs and both of its comparisons. */
 typedef struct verify_second {
     const char *backend;
-    const char *attention;   /* backend_attention of it */
+    const char *attention; /* backend_attention of it */
     verify_outputs got;
     double seconds;
-    verify_report vs_reference, vs_backend;   /* vs_backend: expected = the second backend */
+    verify_report vs_reference, vs_backend; /* vs_backend: expected = the second backend */
 } verify_second;
 
 static int print_json(const char *path, const char *backend, const char *attention, ib_precision prec,
-                      const verify_reference *ref,
-                      const verify_outputs *got, double seconds, const verify_report *r, const verify_second *second)
+                      const verify_reference *ref, const verify_outputs *got, double seconds, const verify_report *r,
+                      const verify_second *second)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "schema", "instbench.verify/v1");
@@ -159,9 +166,10 @@ static int print_json(const char *path, const char *backend, const char *attenti
     cJSON_AddStringToObject(root, "precision", backend_precision_name(prec));
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     const vit_config *c = &ref->cfg.model;
-    static const char *const model_keys[] = {"img_size", "patch_size", "embed_dim", "depth", "num_heads", "mlp_ratio",
-                                             "num_classes"};
-    const double dims[] = {c->img_size, c->patch_size, c->embed_dim, c->depth, c->num_heads, c->mlp_ratio, c->num_classes};
+    static const char *const model_keys[] = {"img_size",  "patch_size", "embed_dim",  "depth",
+                                             "num_heads", "mlp_ratio",  "num_classes"};
+    const double dims[] = {c->img_size,  c->patch_size, c->embed_dim,  c->depth,
+                           c->num_heads, c->mlp_ratio,  c->num_classes};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) cJSON_AddNumberToObject(m, model_keys[i], dims[i]);
     cJSON_AddNumberToObject(root, "batch_size", ref->cfg.batch_size);
     cJSON_AddStringToObject(root, "optimizer", backend_optimizer_name(ref->cfg.optim.kind));
@@ -248,7 +256,7 @@ int cmd_verify(int argc, char **argv)
         verify_reference_free(&ref);
         return IB_EXIT_RUNTIME;
     }
-    ib_train_config run_cfg = ref.cfg;   /* as verify_run_backend runs it: the reference's config at prec */
+    ib_train_config run_cfg = ref.cfg; /* as verify_run_backend runs it: the reference's config at prec */
     run_cfg.precision = prec;
     const char *attention = backend_attention(backend_find(backend), &run_cfg);
     ib_info("verify: backend %s %s ran %d steps in %.3f s (attention %s)\n", backend, backend_precision_name(prec),

@@ -23,12 +23,12 @@
 #define HELLO_MAGIC "IBRV0002"
 #define HELLO_V1 "IBRV0001"
 #define MAGIC_LEN 8
-#define HELLO_LEN (MAGIC_LEN + 16)   /* magic, blob length, world size, first rank, rank count */
+#define HELLO_LEN (MAGIC_LEN + 16) /* magic, blob length, world size, first rank, rank count */
 #define FRAME_MAGIC "IBL1"
-#define FRAME_HDR 8                  /* magic, type, 0, 16-bit payload length */
+#define FRAME_HDR 8 /* magic, type, 0, 16-bit payload length */
 #define MAX_BLOB (1u << 20)
-#define FRAMES_PER_CHECK 16          /* a peer flooding frames cannot keep one check busy */
-#define SEND_BOUND_S 0.2             /* a frame is tiny: a peer that cannot take it is given up on */
+#define FRAMES_PER_CHECK 16 /* a peer flooding frames cannot keep one check busy */
+#define SEND_BOUND_S 0.2    /* a frame is tiny: a peer that cannot take it is given up on */
 
 enum { FRAME_GOODBYE = 'G', FRAME_FAIL = 'F', FRAME_RELAY = 'R' };
 
@@ -38,16 +38,16 @@ typedef struct conn {
     char addr[64];          /* its numeric address */
     int said_goodbye;
     unsigned char buf[FRAME_HDR + LIVENESS_TEXT_MAX];
-    size_t have;            /* bytes of the frame being read */
+    size_t have; /* bytes of the frame being read */
 } conn;
 
 struct liveness {
-    pthread_mutex_t mu;     /* the watcher checks while a failing rank may send its reason */
-    int is_root;            /* rank 0's process: conns are the peers; else conns[0] is rank 0's */
+    pthread_mutex_t mu; /* the watcher checks while a failing rank may send its reason */
+    int is_root;        /* rank 0's process: conns are the peers; else conns[0] is rank 0's */
     int nconn;
     conn *conns;
-    int done;               /* this process said goodbye or sent its failure: nothing more is sent */
-    int tripped;            /* another process died or failed: cause says which */
+    int done;    /* this process said goodbye or sent its failure: nothing more is sent */
+    int tripped; /* another process died or failed: cause says which */
     char cause[LIVENESS_CAUSE_MAX];
 };
 
@@ -90,10 +90,8 @@ static void conn_close(conn *c)
 /* "the process of ranks 2-3 on 10.0.0.5" */
 static void describe(const conn *c, char *out, size_t cap)
 {
-    if (c->nranks == 1)
-        snprintf(out, cap, "the process of rank %d on %s", c->first_rank, c->addr);
-    else
-        snprintf(out, cap, "the process of ranks %d-%d on %s", c->first_rank, c->first_rank + c->nranks - 1, c->addr);
+    if (c->nranks == 1) snprintf(out, cap, "the process of rank %d on %s", c->first_rank, c->addr);
+    else snprintf(out, cap, "the process of ranks %d-%d on %s", c->first_rank, c->first_rank + c->nranks - 1, c->addr);
 }
 
 /* One frame to C, bounded in time; a peer that cannot take it is closed (it will see EOF). */
@@ -188,7 +186,7 @@ static int drain(liveness *l, conn *c)
         int e = errno;
         if (k < 0 && e == EINTR) continue;
         if (k < 0 && (e == EAGAIN || e == EWOULDBLOCK)) return 0;
-        if (c->said_goodbye) {   /* it finished and left */
+        if (c->said_goodbye) { /* it finished and left */
             conn_close(c);
             return 0;
         }
@@ -293,7 +291,8 @@ static const char *peer_misfit(const liveness *l, const hello *h, size_t len, in
         snprintf(buf, cap, "it counts %u ranks in the job, this process %d", h->world, world);
         return buf;
     }
-    if (h->nranks < 1 || h->first < (uint32_t)nlocal || h->first >= (uint32_t)world || h->nranks > (uint32_t)world - h->first) {
+    if (h->nranks < 1 || h->first < (uint32_t)nlocal || h->first >= (uint32_t)world ||
+        h->nranks > (uint32_t)world - h->first) {
         snprintf(buf, cap, "its ranks (first %u, %u of them) are not in [%d, %d)", h->first, h->nranks, nlocal, world);
         return buf;
     }
@@ -318,7 +317,9 @@ static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned
     unsigned char h[HELLO_LEN];
     hello v;
     char buf[160];
-    const char *why = tcp_io_all(fd, h, HELLO_LEN, 0, peer_deadline) ? "no complete hello (it closed, or said nothing for 5 s)" : get_hello(h, &v);
+    const char *why = tcp_io_all(fd, h, HELLO_LEN, 0, peer_deadline)
+                          ? "no complete hello (it closed, or said nothing for 5 s)"
+                          : get_hello(h, &v);
     if (!why) why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf);
     if (!why && tcp_io_all(fd, (void *)reply, HELLO_LEN + len, 1, peer_deadline)) why = "it did not take the reply";
     if (why) {
@@ -358,10 +359,8 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
     while (served < npeers) {
         int fd = tcp_accept(s->fd, deadline, addr, sizeof addr);
         if (fd < 0) break;
-        if (admit(l, served, fd, addr, reply, len, nlocal, world_size, deadline) == 0)
-            served++;
-        else
-            close(fd);
+        if (admit(l, served, fd, addr, reply, len, nlocal, world_size, deadline) == 0) served++;
+        else close(fd);
     }
     free(reply);
     if (served < npeers) {
@@ -380,7 +379,7 @@ typedef struct fetch_ctx {
     void *blob;
     double deadline;
     int root_nranks;
-    char problem[160];   /* why the last answer was refused */
+    char problem[160]; /* why the last answer was refused */
 } fetch_ctx;
 
 static int handshake(int fd, void *arg)
@@ -394,8 +393,8 @@ static int handshake(int fd, void *arg)
         return -1;
     }
     const char *bad = get_hello(h, &v);
-    if (!bad && (v.len != f->mine.len || v.world != f->mine.world || v.first != 0 || v.nranks < 1 ||
-                 v.nranks > f->mine.first))
+    if (!bad &&
+        (v.len != f->mine.len || v.world != f->mine.world || v.first != 0 || v.nranks < 1 || v.nranks > f->mine.first))
         bad = "its answer does not fit this job";
     if (bad || tcp_io_all(fd, f->blob, f->mine.len, 0, f->deadline)) {
         snprintf(f->problem, sizeof f->problem, "%s", bad ? bad : "rank 0 closed the connection during the reply");
@@ -410,13 +409,17 @@ int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int w
 {
     *out = NULL;
     if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
-    if (port < 1 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
+    if (port < 1 || port > 65535)
+        return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
     if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
     if (first_rank < 1 || nlocal < 1 || first_rank > world_size - nlocal)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: ranks %d..%d outside the job's %d", first_rank,
                             first_rank + nlocal - 1, world_size);
-    fetch_ctx f = {{(uint32_t)len, (uint32_t)world_size, (uint32_t)first_rank, (uint32_t)nlocal}, blob,
-                   util_now_seconds() + timeout_s, 0, ""};
+    fetch_ctx f = {{(uint32_t)len, (uint32_t)world_size, (uint32_t)first_rank, (uint32_t)nlocal},
+                   blob,
+                   util_now_seconds() + timeout_s,
+                   0,
+                   ""};
     int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &resolved);
     if (fd < 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %s %s:%d within %.0f s%s%s",

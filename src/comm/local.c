@@ -12,7 +12,7 @@ typedef struct local_shared {
     int world, refs;
     pthread_barrier_t barrier;
     pthread_mutex_t lock;
-    float **bufs;       /* [world] buffer published by each rank for the current collective */
+    float **bufs; /* [world] buffer published by each rank for the current collective */
 } local_shared;
 
 static local_shared *shared_of(ib_comm *c) { return (local_shared *)c->impl; }
@@ -96,7 +96,7 @@ int comm_local_create(int world_size, ib_comm **comms, ib_error *err)
     for (int r = 0; r < world_size; r++) {
         ib_comm *c = calloc(1, sizeof *c);
         if (!c) {
-            s->refs = r;   /* destroy the ones made so far; the last frees the shared state */
+            s->refs = r; /* destroy the ones made so far; the last frees the shared state */
             for (int q = 0; q < r; q++) local_destroy(comms[q]);
             if (r == 0) {
                 pthread_barrier_destroy(&s->barrier);

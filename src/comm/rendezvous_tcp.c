@@ -2,7 +2,7 @@
  * of a multi-node job over one TCP port (see comm.h for the wire format).  Plain POSIX sockets;
  * every blocking step is a poll() bounded by the caller's deadline, so a missing node ends in an
  * error naming the address, never a hang. */
-#define _GNU_SOURCE   /* accept4 */
+#define _GNU_SOURCE /* accept4 */
 #include "instbench/comm.h"
 #include "comm/tcp.h"
 
@@ -82,10 +82,8 @@ void tcp_peer_address(int fd, char *addr, size_t cap)
     socklen_t al = sizeof a;
     char host[INET6_ADDRSTRLEN] = "?";
     if (getpeername(fd, (struct sockaddr *)&a, &al) == 0) {
-        if (a.ss_family == AF_INET6)
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr, host, sizeof host);
-        else if (a.ss_family == AF_INET)
-            inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, host, sizeof host);
+        if (a.ss_family == AF_INET6) inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr, host, sizeof host);
+        else if (a.ss_family == AF_INET) inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, host, sizeof host);
     }
     /* an IPv4 peer of a dual-stack socket: show the address people typed */
     const char *shown = !strncmp(host, "::ffff:", 7) && strchr(host + 7, '.') ? host + 7 : host;
@@ -118,7 +116,8 @@ int rendezvous_tcp_listen(int port, rendezvous_tcp_server *s, ib_error *err)
 {
     s->fd = -1;
     s->port = 0;
-    if (port < 0 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [0, 65535]", port);
+    if (port < 0 || port > 65535)
+        return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [0, 65535]", port);
     /* IPv6 socket accepting IPv4 too where the host allows it; plain IPv4 otherwise */
     int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1, zero = 0;
@@ -179,7 +178,7 @@ int tcp_accept(int lfd, double deadline, char *addr, size_t cap)
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) return -1;
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0) continue;   /* the peer went away between poll and accept */
+        if (c < 0) continue; /* the peer went away between poll and accept */
         int one = 1;
         setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (set_nonblocking(c) != 0) {
@@ -240,7 +239,7 @@ static int connect_once(const struct addrinfo *ai, double deadline)
     }
     struct pollfd pf = {fd, POLLOUT, 0};
     int ms = tcp_remaining_ms(deadline);
-    if (ms > 2000) ms = 2000;   /* an unreachable host: retry rather than hang in one attempt */
+    if (ms > 2000) ms = 2000; /* an unreachable host: retry rather than hang in one attempt */
     int so = 0;
     socklen_t sl = sizeof so;
     if (poll(&pf, 1, ms) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0 || so != 0) {
@@ -302,7 +301,8 @@ static int handshake_v1(int fd, void *arg)
 int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err)
 {
     if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
-    if (port < 1 || port > 65535) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
+    if (port < 1 || port > 65535)
+        return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
     if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
     fetch_v1 f = {blob, len, util_now_seconds() + timeout_s};
     int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake_v1, &f, &resolved);

@@ -17,10 +17,9 @@ typedef struct adam_scalars {
 
 /* The loop body with the branches as compile-time constants, so each instance vectorises. */
 static inline __attribute__((always_inline)) void adam_body(float *restrict p, const float *restrict g,
-                                                            float *restrict m, float *restrict v,
-                                                            bf16 *restrict wbf, size_t n, const adam_scalars *s,
-                                                            const int decoupled, const int weight_decay,
-                                                            const int bf)
+                                                            float *restrict m, float *restrict v, bf16 *restrict wbf,
+                                                            size_t n, const adam_scalars *s, const int decoupled,
+                                                            const int weight_decay, const int bf)
 {
     const adam_scalars k = *s;
     for (size_t i = 0; i < n; i++) {
@@ -32,7 +31,7 @@ static inline __attribute__((always_inline)) void adam_body(float *restrict p, c
         const float mi = m[i] * k.beta1 + gi * k.omb1;
         const float vi = v[i] * k.beta2 + k.omb2 * gi * gi;
         const float denom = __builtin_sqrtf(vi) / k.bc2_sqrt + k.eps;
-        pi = pi + (-k.step_size * mi) / denom;   /* addcdiv_(m, denom, value=-step_size) */
+        pi = pi + (-k.step_size * mi) / denom; /* addcdiv_(m, denom, value=-step_size) */
         m[i] = mi, v[i] = vi, p[i] = pi;
         if (bf) wbf[i] = cpu_bf16_rne(pi);
     }
@@ -53,8 +52,8 @@ CPU_KERNEL static void adam_chunk(float *restrict p, const float *restrict g, fl
     }
 }
 
-void cpu_adam_step(float *p, const float *g, float *m, float *v, bf16 *wbf, size_t n, int step, float lr,
-                   float beta1, float beta2, float eps, float weight_decay, int decoupled)
+void cpu_adam_step(float *p, const float *g, float *m, float *v, bf16 *wbf, size_t n, int step, float lr, float beta1,
+                   float beta2, float eps, float weight_decay, int decoupled)
 {
     const double bc1 = 1.0 - pow((double)beta1, step), bc2 = 1.0 - pow((double)beta2, step);
     adam_scalars s;

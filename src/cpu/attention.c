@@ -52,18 +52,20 @@ size_t cpu_attention_scratch_bytes(int T, int hd, int nthreads) { return task_by
  * twice as fast on dense small operands as the strided GEMM oneDNN otherwise picks. */
 static void gather(void *dst, const void *src, int T, int hd, int ld, size_t es)
 {
-    for (int i = 0; i < T; i++) memcpy((char *)dst + (size_t)i * hd * es, (const char *)src + (size_t)i * ld * es, hd * es);
+    for (int i = 0; i < T; i++)
+        memcpy((char *)dst + (size_t)i * hd * es, (const char *)src + (size_t)i * ld * es, hd * es);
 }
-static void scatter(void *dst, const void *src, int T, int hd, int ld, size_t es)   /* same dtype */
+static void scatter(void *dst, const void *src, int T, int hd, int ld, size_t es) /* same dtype */
 {
-    for (int i = 0; i < T; i++) memcpy((char *)dst + (size_t)i * ld * es, (const char *)src + (size_t)i * hd * es, hd * es);
+    for (int i = 0; i < T; i++)
+        memcpy((char *)dst + (size_t)i * ld * es, (const char *)src + (size_t)i * hd * es, hd * es);
 }
 
 typedef struct task_buf {
-    float *S;           /* [T,T] scores, or dP in backward */
-    void *pa, *dsa;     /* act [T,T]: bf16 copies of P and dS */
-    void *q, *k, *v, *o;/* act [T,hd] dense */
-    float *dq, *dk, *dv;/* fp32 [T,hd] dense */
+    float *S;            /* [T,T] scores, or dP in backward */
+    void *pa, *dsa;      /* act [T,T]: bf16 copies of P and dS */
+    void *q, *k, *v, *o; /* act [T,hd] dense */
+    float *dq, *dk, *dv; /* fp32 [T,hd] dense */
 } task_buf;
 
 static task_buf task_scratch(void *scratch, int T, int hd)
@@ -91,8 +93,8 @@ int cpu_attention_forward(cpu_gemm *g, ib_precision dt, const void *qkv, void *P
     const size_t es = ib_precision_size(dt);
     const float scale = 1.0f / sqrtf((float)hd);
     int h_s, h_o;
-    const cpu_gemm_desc ds = {1, T, T, hd, dt, IB_PREC_FP32, 0, 1, 0, 0, 0, 0, 0};   /* S = q k^T */
-    const cpu_gemm_desc dout = {1, T, hd, T, dt, dt, 0, 0, 0, 0, 0, 0, 0};      /* o = P v */
+    const cpu_gemm_desc ds = {1, T, T, hd, dt, IB_PREC_FP32, 0, 1, 0, 0, 0, 0, 0}; /* S = q k^T */
+    const cpu_gemm_desc dout = {1, T, hd, T, dt, dt, 0, 0, 0, 0, 0, 0, 0};         /* o = P v */
     if (cpu_gemm_prepare_local(g, &ds, &h_s, err) || cpu_gemm_prepare_local(g, &dout, &h_o, err)) return -1;
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
@@ -132,19 +134,19 @@ CPU_KERNEL static void scatter_sum(void *dst, ib_precision dt, const float *rest
     }
 }
 
-int cpu_attention_backward(cpu_gemm *g, ib_precision dt, const void *qkv, const void *P, const void *datt,
-                           void *dqkv, float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err)
+int cpu_attention_backward(cpu_gemm *g, ib_precision dt, const void *qkv, const void *P, const void *datt, void *dqkv,
+                           float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err)
 {
-    float *part = calloc((size_t)B * 3 * H * hd, sizeof *part);   /* [B, 3D] bias-grad partials */
+    float *part = calloc((size_t)B * 3 * H * hd, sizeof *part); /* [B, 3D] bias-grad partials */
     if (!part) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     const int D = H * hd;
     const size_t es = ib_precision_size(dt);
     const float scale = 1.0f / sqrtf((float)hd);
     int h_dp, h_dv, h_dq, h_dk;
-    const cpu_gemm_desc d_dp = {1, T, T, hd, dt, IB_PREC_FP32, 0, 1, 0, 0, 0, 0, 0};   /* dP = dO v^T */
-    const cpu_gemm_desc d_dv = {1, T, hd, T, dt, IB_PREC_FP32, 1, 0, 0, 0, 0, 0, 0};   /* dv = P^T dO */
-    const cpu_gemm_desc d_dq = {1, T, hd, T, dt, IB_PREC_FP32, 0, 0, 0, 0, 0, 0, 0};   /* dq = dS k */
-    const cpu_gemm_desc d_dk = {1, T, hd, T, dt, IB_PREC_FP32, 1, 0, 0, 0, 0, 0, 0};   /* dk = dS^T q */
+    const cpu_gemm_desc d_dp = {1, T, T, hd, dt, IB_PREC_FP32, 0, 1, 0, 0, 0, 0, 0}; /* dP = dO v^T */
+    const cpu_gemm_desc d_dv = {1, T, hd, T, dt, IB_PREC_FP32, 1, 0, 0, 0, 0, 0, 0}; /* dv = P^T dO */
+    const cpu_gemm_desc d_dq = {1, T, hd, T, dt, IB_PREC_FP32, 0, 0, 0, 0, 0, 0, 0}; /* dq = dS k */
+    const cpu_gemm_desc d_dk = {1, T, hd, T, dt, IB_PREC_FP32, 1, 0, 0, 0, 0, 0, 0}; /* dk = dS^T q */
     if (cpu_gemm_prepare_local(g, &d_dp, &h_dp, err) || cpu_gemm_prepare_local(g, &d_dv, &h_dv, err) ||
         cpu_gemm_prepare_local(g, &d_dq, &h_dq, err) || cpu_gemm_prepare_local(g, &d_dk, &h_dk, err)) {
         free(part);
@@ -160,9 +162,9 @@ int cpu_attention_backward(cpu_gemm *g, ib_precision dt, const void *qkv, const 
         gather(t.q, q, T, hd, 3 * D, es);
         gather(t.k, q + (size_t)D * es, T, hd, 3 * D, es);
         gather(t.v, q + (size_t)2 * D * es, T, hd, 3 * D, es);
-        gather(t.o, (const char *)datt + (tok0 * D + (size_t)h * hd) * es, T, hd, D, es);   /* dO */
+        gather(t.o, (const char *)datt + (tok0 * D + (size_t)h * hd) * es, T, hd, D, es); /* dO */
         const char *Pbh = (const char *)P + (size_t)bh * T * T * es;
-        float *dP = t.S, *prow = (float *)t.pa;   /* pa: one fp32 row of P under bf16 */
+        float *dP = t.S, *prow = (float *)t.pa; /* pa: one fp32 row of P under bf16 */
         failed |= cpu_gemm_run_local(g, h_dp, t.o, t.v, dP, NULL) != 0;
         failed |= cpu_gemm_run_local(g, h_dv, Pbh, t.o, t.dv, NULL) != 0;
         for (int i = 0; i < T; i++) {

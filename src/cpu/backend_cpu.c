@@ -83,8 +83,10 @@ static int check_config(const ib_train_config *cfg, ib_error *err)
     const double T = model_seq_len(&cfg->model), D = cfg->model.embed_dim, F = model_mlp_hidden(&cfg->model);
     const double widest = (double)cfg->batch_size * T * (3 * D > F ? 3 * D : F);
     if (widest > 2147483647.0 || (double)cfg->batch_size * cfg->model.num_heads * T * T > 2147483647.0)
-        return ib_error_set(err, IB_EXIT_USAGE, "batch size %d is too large for this model on the CPU backend "
-                            "(an activation would exceed 2^31 elements)", cfg->batch_size);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "batch size %d is too large for this model on the CPU backend "
+                            "(an activation would exceed 2^31 elements)",
+                            cfg->batch_size);
     return 0;
 }
 
@@ -103,7 +105,7 @@ int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *e
     if (check_config(cfg, err)) return -1;
     ib_backend *b = backend_impl_new(&cpu_backend_ops, cfg, sizeof(cpu_vit), err);
     if (!b || cpu_vit_init(impl(b), cfg, &b->layout, err)) {
-        backend_impl_free(b);   /* a failed cpu_vit_init leaves nothing behind */
+        backend_impl_free(b); /* a failed cpu_vit_init leaves nothing behind */
         return -1;
     }
     *out = b;
@@ -141,11 +143,24 @@ static const char *bf16_mode(void) { return cpu_bf16_native() ? "native" : "emul
 
 /* No dp_*: CPU ranks average through src/comm's in-process allreduce. */
 const ib_backend_ops cpu_backend_ops = {
-    .name = "cpu", .device = IB_DEVICE_HOST, .unavailable_reason = unavailable_reason,
-    .device_count = device_count, .bf16_mode = bf16_mode, .memory_estimate = cpu_backend_memory_estimate,
-    .peak_measure = peak_measure, .create = cpu_backend_create,
-    .set_inputs = set_inputs, .forward_backward = forward_backward, .forward = forward,
-    .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
-    .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
-    .get_state = get_state, .destroy = destroy,
+    .name = "cpu",
+    .device = IB_DEVICE_HOST,
+    .unavailable_reason = unavailable_reason,
+    .device_count = device_count,
+    .bf16_mode = bf16_mode,
+    .memory_estimate = cpu_backend_memory_estimate,
+    .peak_measure = peak_measure,
+    .create = cpu_backend_create,
+    .set_inputs = set_inputs,
+    .forward_backward = forward_backward,
+    .forward = forward,
+    .optimizer_step = optimizer_step,
+    .synchronize = synchronize,
+    .grad_block = grad_block,
+    .get_params = get_params,
+    .set_params = set_params,
+    .get_grads = get_grads,
+    .get_logits = get_logits,
+    .get_state = get_state,
+    .destroy = destroy,
 };

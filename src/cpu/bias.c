@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#define CB 256   /* columns per task */
+#define CB 256 /* columns per task */
 
 /* A cpu_colsum_block_fn: column sums of dy (y unused) and under bf16 its act copy. */
 CPU_KERNEL static void colsum_block(const float *restrict dy, float *restrict y, bf16 *restrict act,
@@ -30,7 +30,7 @@ void cpu_colsum_tasks(cpu_colsum_block_fn block, const float *x, float *y, bf16 
     const int nblk = (N + CB - 1) / CB;
     const long rows_per = (M + RB - 1) / RB;
     float *part = calloc((size_t)RB * N, sizeof *part);
-    const int rb_n = part ? RB : 1;   /* out of memory: one row block summing straight into out */
+    const int rb_n = part ? RB : 1; /* out of memory: one row block summing straight into out */
     if (!part) memset(out, 0, (size_t)N * sizeof *out);
 #pragma omp parallel for schedule(static) collapse(2)
     for (int rb = 0; rb < rb_n; rb++)

@@ -26,7 +26,7 @@ CPU_KERNEL static void gelu_bwd_block(const float *restrict h, float *restrict g
         const float *hr = h + (size_t)r * ld;
         float *gr = g + (size_t)r * ld;
         for (int j = 0; j < w; j++) {
-            const float x = hr[j], z = x * 0.70710678118654752f, e = cpu_expf(-z * z);   /* e = exp(-x^2/2) */
+            const float x = hr[j], z = x * 0.70710678118654752f, e = cpu_expf(-z * z); /* e = exp(-x^2/2) */
             const float cdf = 0.5f * (1.0f + cpu_erff_e(z, e));
             const float pdf = e * 0.39894228040143268f;
             const float d = gr[j] * (cdf + x * pdf);

@@ -23,8 +23,8 @@
 typedef struct gemm_entry {
     cpu_gemm_desc key;
     int local;
-    int widen;                /* bf16 operands widened to fp32 (no native bf16 matmul here) */
-    size_t na, nb, nc;        /* widened extents of A, B and (bf16 output only) C, in elements */
+    int widen;         /* bf16 operands widened to fp32 (no native bf16 matmul here) */
+    size_t na, nb, nc; /* widened extents of A, B and (bf16 output only) C, in elements */
     dnnl_primitive_t prim;
     /* [nthreads] for local entries, [1] otherwise */
     dnnl_memory_t *a, *b, *c, *bias, *scratch;
@@ -32,14 +32,14 @@ typedef struct gemm_entry {
 
 struct cpu_gemm {
     dnnl_engine_t engine;
-    dnnl_stream_t *streams;   /* [nthreads]; streams[0] for the all-threads path */
+    dnnl_stream_t *streams; /* [nthreads]; streams[0] for the all-threads path */
     int nthreads;
     gemm_entry *e;
     int n, cap;
-    void **scratch;           /* [nthreads] per-thread scratchpads of local entries */
+    void **scratch; /* [nthreads] per-thread scratchpads of local entries */
     size_t scratch_bytes;
-    float **wide;             /* [nthreads] widened operands of bf16 GEMMs (slot 0: all-threads path) */
-    size_t *wide_cap;         /* [nthreads] their capacity in elements */
+    float **wide;     /* [nthreads] widened operands of bf16 GEMMs (slot 0: all-threads path) */
+    size_t *wide_cap; /* [nthreads] their capacity in elements */
     char impl[160];
 };
 
@@ -112,11 +112,11 @@ static int wide_reserve(cpu_gemm *g, int n, size_t need)
     return 0;
 }
 
-#define CHECK(call, what)                                                                                  \
-    do {                                                                                                   \
-        dnnl_status_t st_ = (call);                                                                        \
-        if (st_ != dnnl_success) return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: %s failed (status %d)", \
-                                                     what, (int)st_);                                       \
+#define CHECK(call, what)                                                                               \
+    do {                                                                                                \
+        dnnl_status_t st_ = (call);                                                                     \
+        if (st_ != dnnl_success)                                                                        \
+            return ib_error_set(err, IB_EXIT_RUNTIME, "oneDNN: %s failed (status %d)", what, (int)st_); \
     } while (0)
 
 int cpu_gemm_create(cpu_gemm **out, int nthreads, ib_error *err)
@@ -129,7 +129,8 @@ int cpu_gemm_create(cpu_gemm **out, int nthreads, ib_error *err)
     g->scratch = calloc(g->nthreads, sizeof *g->scratch);
     g->wide = calloc(g->nthreads, sizeof *g->wide);
     g->wide_cap = calloc(g->nthreads, sizeof *g->wide_cap);
-    if (!g->streams || !g->scratch || !g->wide || !g->wide_cap) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (!g->streams || !g->scratch || !g->wide || !g->wide_cap)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     CHECK(dnnl_engine_create(&g->engine, dnnl_cpu, 0), "engine create");
     for (int t = 0; t < g->nthreads; t++)
         CHECK(dnnl_stream_create(&g->streams[t], g->engine, dnnl_stream_default_flags), "stream create");
@@ -179,7 +180,7 @@ static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_ent
     const int nd = k->batch > 1 ? 3 : 2, o = nd - 2;
     dnnl_dims_t ad = {0}, as = {0}, bd = {0}, bs = {0}, cd = {0}, cs = {0};
     const dnnl_dim_t lda = k->lda, ldb = k->ldb, ldc = k->ldc;
-    if (nd == 3) {   /* batches packed back to back */
+    if (nd == 3) { /* batches packed back to back */
         ad[0] = bd[0] = cd[0] = k->batch;
         as[0] = (k->transA ? k->K : k->M) * lda;
         bs[0] = (k->transB ? k->N : k->K) * ldb;
@@ -293,7 +294,7 @@ static int find_or_create(cpu_gemm *g, const cpu_gemm_desc *d, int local, int *i
     gemm_entry *e = &g->e[g->n];
     memset(e, 0, sizeof *e);
     if (entry_create(g, &k, local, e, err)) {
-        gemm_entry tmp = *e;   /* keep partial objects reachable for destroy */
+        gemm_entry tmp = *e; /* keep partial objects reachable for destroy */
         g->e[g->n++] = tmp;
         return -1;
     }
@@ -309,7 +310,7 @@ static int execute(cpu_gemm *g, gemm_entry *e, int t, const void *A, const void 
         float *wa = g->wide[t], *wb = wa + pad16(e->na), *wc = wb + pad16(e->nb);
         widen(wa, A, e->na, par), widen(wb, B, e->nb, par);
         A = wa, B = wb;
-        if (e->nc) {   /* bf16 output: the fp32 result lands in wc and is rounded into C below */
+        if (e->nc) { /* bf16 output: the fp32 result lands in wc and is rounded into C below */
             if (e->key.accumulate) widen(wc, C, e->nc, par);
             C = wc;
         }
@@ -356,8 +357,8 @@ int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, vo
     return execute(g, &g->e[handle], t, A, B, C, bias);
 }
 
-int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA,
-                 const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err)
+int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA, const void *B,
+                 int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err)
 {
     cpu_gemm_desc d = {batch, M, N, K, dt, IB_PREC_FP32, transA, transB, 0, 0, ldc, bias != NULL, accumulate};
     return cpu_gemm_exec(g, &d, A, B, C, bias, err);

@@ -33,8 +33,8 @@ CPU_KERNEL static void ln_fwd_row(const float *restrict x_in, const float *restr
     *rstd = rs;
 }
 
-void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
-                           void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride)
+void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b, void *y,
+                           ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride)
 {
 #pragma omp parallel
     {
@@ -54,8 +54,8 @@ void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, co
  * dw += dy * xhat, db += dy (per-thread partial sums); then, when asked, the finished dx row's
  * act copy and its sum into pcol (the bias gradient of the Linear whose output dx is). */
 CPU_KERNEL static void ln_bwd_row(const float *restrict g, const float *restrict x, float m, float rs,
-                                  const float *restrict w, float *restrict dx, float *restrict pdw,
-                                  float *restrict pdb, float *restrict pcol, int D)
+                                  const float *restrict w, float *restrict dx, float *restrict pdw, float *restrict pdb,
+                                  float *restrict pcol, int D)
 {
     float sg = 0, sgx = 0;
 #pragma omp simd reduction(+ : sg, sgx)
@@ -80,7 +80,7 @@ void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, 
                             void *dx_act, ib_precision dt, float *dx_colsum)
 {
     const int nt = omp_get_max_threads(), np = dx_colsum ? 3 : 2;
-    float *part = calloc((size_t)nt * np * D, sizeof *part);   /* per-thread dw, db (, colsum) partials */
+    float *part = calloc((size_t)nt * np * D, sizeof *part); /* per-thread dw, db (, colsum) partials */
 #pragma omp parallel num_threads(nt)
     {
         const int tid = omp_get_thread_num();

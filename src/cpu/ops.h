@@ -34,9 +34,9 @@ static inline float cpu_f32_from_bf16(bf16 h)
 }
 /* dst[i] = src[i] in dtype dt (dst is an act buffer; element offset applies to dst). */
 void cpu_store(void *dst, ib_precision dt, size_t dst_off, const float *src, size_t n);
-void cpu_convert_bf16(bf16 *dst, const float *src, size_t n);   /* parallel */
-void cpu_load_bf16(float *dst, const bf16 *src, size_t n);       /* bf16 -> fp32, exact */
-void cpu_widen_bf16(float *dst, const bf16 *src, size_t n);      /* the same, parallel */
+void cpu_convert_bf16(bf16 *dst, const float *src, size_t n); /* parallel */
+void cpu_load_bf16(float *dst, const bf16 *src, size_t n);    /* bf16 -> fp32, exact */
+void cpu_widen_bf16(float *dst, const bf16 *src, size_t n);   /* the same, parallel */
 
 /* ---- gemm: oneDNN matmul, primitives created once per shape and cached ----
  * C[b] (M x N, fp32, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
@@ -47,7 +47,7 @@ typedef struct cpu_gemm cpu_gemm;
  * elements) of the matrices as stored (0 = dense).  ab: dtype of A and B; c: dtype of C. */
 typedef struct cpu_gemm_desc {
     int batch, M, N, K;
-    int ab, c;                /* ib_precision */
+    int ab, c; /* ib_precision */
     int transA, transB;
     int lda, ldb, ldc;
     int bias, accumulate;
@@ -65,8 +65,8 @@ void cpu_gemm_destroy(cpu_gemm *g);
 /* NULL in a build with oneDNN (gemm.c); else why there are no GEMMs (gemm_none.c), which the
  * backend reports as its unavailable_reason. */
 const char *cpu_gemm_unavailable(void);
-int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA,
-                 const void *B, int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err);
+int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA, const void *B,
+                 int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err);
 
 /* ---- patch_embed ---- */
 /* images [B,C,S,S] fp32 -> patches [B*N, C*P*P] act, columns ordered (c, kh, kw) like the conv weight. */
@@ -79,8 +79,8 @@ void cpu_tokens_backward(const float *dx, float *dcls, float *dpos, float *dpe, 
 /* ---- layernorm (eps 1e-6, as timm), statistics in fp32 ---- */
 /* If res != NULL: x = x_in + res is written to x_out first (fused residual add), then
  * y [R,D] act = LN(x) * w + b; mean, rstd [R]. */
-void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
-                           void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride);
+void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b, void *y,
+                           ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride);
 /* dx [R,D] += dLN/dx (dy [R,D] fp32); dw, db [D] overwritten. x rows at x_stride elements.
  * Fused for the Linear that produced this norm's input (dx is its output gradient): if dx_colsum,
  * it gets the column sums of the finished dx (that Linear's bias grad), and if dx_act (bf16 only)
@@ -115,8 +115,8 @@ void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, ib_pre
 size_t cpu_attention_scratch_bytes(int T, int hd, int nthreads);
 int cpu_attention_forward(cpu_gemm *g, ib_precision dt, const void *qkv, void *P, void *att, void *scratch, int B,
                           int T, int H, int hd, ib_error *err);
-int cpu_attention_backward(cpu_gemm *g, ib_precision dt, const void *qkv, const void *P, const void *datt,
-                           void *dqkv, float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err);
+int cpu_attention_backward(cpu_gemm *g, ib_precision dt, const void *qkv, const void *P, const void *datt, void *dqkv,
+                           float *dbias, void *scratch, int B, int T, int H, int hd, ib_error *err);
 
 /* ---- crossentropy (mean over the batch) ---- */
 /* logits [B,C] -> loss (mean), dlogits [B,C] = (softmax - onehot) / B (if non-NULL). */
@@ -125,7 +125,7 @@ double cpu_crossentropy(const float *logits, const int32_t *labels, float *dlogi
 /* ---- adam / adamw (torch.optim semantics, single-tensor path) ----
  * step is the 1-based step count after increment.  If wbf != NULL the updated params are also
  * written as bf16 there (the GEMM copy of the weights). */
-void cpu_adam_step(float *p, const float *g, float *m, float *v, bf16 *wbf, size_t n, int step, float lr,
-                   float beta1, float beta2, float eps, float weight_decay, int decoupled);
+void cpu_adam_step(float *p, const float *g, float *m, float *v, bf16 *wbf, size_t n, int step, float lr, float beta1,
+                   float beta2, float eps, float weight_decay, int decoupled);
 
 #endif

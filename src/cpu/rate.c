@@ -6,7 +6,9 @@
 
 #include "cpu/ops.h"
 
-typedef struct shape { int batch, M, N, K, tA, tB; } shape;
+typedef struct shape {
+    int batch, M, N, K, tA, tB;
+} shape;
 
 /* Attention as the engine runs it (attention.c): one (batch, head) per thread, dense [T,hd]
  * operands, single-threaded oneDNN GEMMs: S = q k^T, o = P v, and in backward dP = dO v^T,
@@ -22,8 +24,8 @@ static int attention_round(cpu_gemm *g, ib_precision dt, int BH, int T, int hd, 
     for (int bh = 0; bh < BH; bh++) {
         const int t = omp_get_thread_num();
         for (int i = 0; i < 6; i++)
-            failed |= cpu_gemm_run_local(g, handles[i], (char *)A + t * tt * es, (char *)Bm + t * tt * es,
-                                         C + t * tt, NULL) != 0;
+            failed |= cpu_gemm_run_local(g, handles[i], (char *)A + t * tt * es, (char *)Bm + t * tt * es, C + t * tt,
+                                         NULL) != 0;
     }
     *flops += 6.0 * 2.0 * BH * (double)T * T * hd;
     return failed ? -1 : 0;
@@ -36,20 +38,20 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
     const vit_config *c = &cfg->model;
     if (model_validate(c, err)) return -1;
     if (cfg->batch_size < 1) return ib_error_set(err, IB_EXIT_USAGE, "batch size must be positive");
-    const int keep = omp_get_max_threads();   /* the caller's setting, given back at the end */
+    const int keep = omp_get_max_threads(); /* the caller's setting, given back at the end */
     const int B = cfg->batch_size, T = model_seq_len(c), N = model_num_patches(c), D = c->embed_dim;
     const int H = c->num_heads, hd = D / H, F = model_mlp_hidden(c), C = c->num_classes;
     const int K = c->in_chans * c->patch_size * c->patch_size, BT = B * T, BH = B * H;
     /* Linear layers (M rows, out, in): forward y = x W^T, backward dW = dy^T x and dx = dy W. */
-    const int lin[][4] = {{B * N, D, K, 1}, {BT, 3 * D, D, c->depth}, {BT, D, D, c->depth},
-                          {BT, F, D, c->depth}, {BT, D, F, c->depth}, {B, C, D, 1}};
+    const int lin[][4] = {{B * N, D, K, 1},     {BT, 3 * D, D, c->depth}, {BT, D, D, c->depth},
+                          {BT, F, D, c->depth}, {BT, D, F, c->depth},     {B, C, D, 1}};
     shape s[32];
     int reps[32], ns = 0;
     for (int i = 0; i < 6; i++) {
         const int M = lin[i][0], o = lin[i][1], in = lin[i][2];
         s[ns] = (shape){1, M, o, in, 0, 1}, reps[ns++] = lin[i][3];
         s[ns] = (shape){1, o, in, M, 1, 0}, reps[ns++] = lin[i][3];
-        if (i > 0) s[ns] = (shape){1, M, in, o, 0, 0}, reps[ns++] = lin[i][3];   /* no dx for the images */
+        if (i > 0) s[ns] = (shape){1, M, in, o, 0, 0}, reps[ns++] = lin[i][3]; /* no dx for the images */
     }
     /* attention (per head, see attention_round) */
     const shape att[] = {{1, T, T, hd, 0, 1}, {1, T, hd, T, 0, 0}, {1, T, T, hd, 0, 1},
@@ -58,7 +60,7 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
     const ib_precision dt = cfg->precision == IB_PREC_BF16 ? IB_PREC_BF16 : IB_PREC_FP32;
     const int nt = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
     const int cfg_nt = cfg->threads > 0 ? cfg->threads : nt;
-    size_t amax = (size_t)cfg_nt * tile_elems(T, hd), bmax = amax, cmax = amax;   /* per-thread attention tiles */
+    size_t amax = (size_t)cfg_nt * tile_elems(T, hd), bmax = amax, cmax = amax; /* per-thread attention tiles */
     for (int i = 0; i < ns; i++) {
         size_t a = (size_t)s[i].batch * s[i].M * s[i].K, b = (size_t)s[i].batch * s[i].K * s[i].N,
                cc = (size_t)s[i].batch * s[i].M * s[i].N;
@@ -82,7 +84,8 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
     if (cpu_gemm_create(&g, 0, err)) goto done;
     int handles[6];
     for (int i = 0; i < 6; i++) {
-        const cpu_gemm_desc d = {1, att[i].M, att[i].N, att[i].K, dt, IB_PREC_FP32, att[i].tA, att[i].tB, 0, 0, 0, 0, 0};
+        const cpu_gemm_desc d = {1, att[i].M, att[i].N, att[i].K, dt, IB_PREC_FP32, att[i].tA, att[i].tB,
+                                 0, 0,        0,        0,        0};
         if (cpu_gemm_prepare_local(g, &d, &handles[i], err)) goto done;
     }
     double flops = 0, t0 = 0;

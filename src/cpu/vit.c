@@ -74,8 +74,8 @@ int cpu_vit_init(cpu_vit *v, const ib_train_config *cfg, const model_layout *lay
 void cpu_vit_free(cpu_vit *v)
 {
     if (v->profile) {
-        static const char *names[PROF_COUNT] = {"linear gemm", "layernorm", "attention", "gelu", "bias",
-                                                "patch_embed", "adam"};
+        static const char *names[PROF_COUNT] = {"linear gemm", "layernorm",   "attention", "gelu",
+                                                "bias",        "patch_embed", "adam"};
         double total = 0;
         for (int i = 0; i < PROF_COUNT; i++) total += v->prof[i];
         fprintf(stderr, "cpu profile (%d optimizer steps), seconds per op family:\n", v->step);
@@ -95,18 +95,18 @@ void cpu_vit_refresh_bf16(cpu_vit *v)
 }
 
 /* Per-op-family wall time, printed at destroy when INSTBENCH_CPU_PROFILE is set. */
-#define TIMED(fam, stmt)                                      \
-    do {                                                      \
-        double t0_ = v->profile ? util_now_seconds() : 0;     \
-        stmt;                                                 \
+#define TIMED(fam, stmt)                                          \
+    do {                                                          \
+        double t0_ = v->profile ? util_now_seconds() : 0;         \
+        stmt;                                                     \
         if (v->profile) v->prof[fam] += util_now_seconds() - t0_; \
     } while (0)
 
-#define GEMM(...)                                                                            \
-    do {                                                                                     \
-        int rc_;                                                                             \
-        TIMED(PROF_GEMM, rc_ = cpu_gemm_run(v->gemm, v->plan.act, __VA_ARGS__, err));              \
-        if (rc_) return -1;                                                                  \
+#define GEMM(...)                                                                     \
+    do {                                                                              \
+        int rc_;                                                                      \
+        TIMED(PROF_GEMM, rc_ = cpu_gemm_run(v->gemm, v->plan.act, __VA_ARGS__, err)); \
+        if (rc_) return -1;                                                           \
     } while (0)
 
 /* Every entry point runs with the calling thread's OpenMP team size pinned to the one fixed at
@@ -140,7 +140,7 @@ static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
     if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
     const vit_config *c = &v->cfg.model;
     const model_plan *pl = &v->plan;
-    const model_layout *o = v->layout;   /* parameter offsets */
+    const model_layout *o = v->layout; /* parameter offsets */
     model_buffers *b = &v->buf;
     const int B = pl->B, T = pl->T, D = pl->D, H = pl->H, hd = pl->hd, F = pl->F, C = pl->C, BT = B * T;
     const ib_precision dt = pl->act;
@@ -157,10 +157,10 @@ static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
         if (l == 0)
             TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, NULL, NULL, W + p->norm1_w, W + p->norm1_b, k->ln1, dt,
                                                         k->mean1, k->rstd1, BT, D, D));
-        else   /* x_in = previous x_mid + previous fc2 output (still in f) */
+        else /* x_in = previous x_mid + previous fc2 output (still in f) */
             TIMED(PROF_LAYERNORM, cpu_layernorm_forward(b->blk[l - 1].x_mid, b->f, k->x_in, W + p->norm1_w,
                                                         W + p->norm1_b, k->ln1, dt, k->mean1, k->rstd1, BT, D, D));
-        {   /* qkv written straight in the act dtype: attention only ever reads it as GEMM input */
+        { /* qkv written straight in the act dtype: attention only ever reads it as GEMM input */
             const cpu_gemm_desc d = {1, BT, 3 * D, D, dt, dt, 0, 1, 0, 0, 0, 1, 0};
             int rc_;
             TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, k->ln1, wgt(v, p->qkv_w), k->qkv, W + p->qkv_b, err));
@@ -168,8 +168,8 @@ static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
         }
         {
             int rc_;
-            TIMED(PROF_ATTENTION, rc_ = cpu_attention_forward(v->gemm, dt, k->qkv, k->P, k->att, v->attn_scratch, B, T,
-                                                              H, hd, err));
+            TIMED(PROF_ATTENTION,
+                  rc_ = cpu_attention_forward(v->gemm, dt, k->qkv, k->P, k->att, v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
         }
         GEMM(1, BT, D, D, k->att, 0, wgt(v, p->proj_w), 1, b->f, D, W + p->proj_b, 0);
@@ -212,7 +212,7 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
 {
     const vit_config *c = &v->cfg.model;
     const model_plan *pl = &v->plan;
-    const model_layout *o = v->layout;   /* parameter offsets */
+    const model_layout *o = v->layout; /* parameter offsets */
     model_buffers *b = &v->buf;
     const int B = pl->B, T = pl->T, D = pl->D, H = pl->H, hd = pl->hd, F = pl->F, BT = B * T, L = pl->L;
     const ib_precision dt = pl->act;
@@ -223,9 +223,9 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
     if (linear_backward(v, b->dlogits, b->lnf, o->head_w, o->head_b, 0, b->dlnf, 0, B, pl->C, D, b->dlogits_act, err))
         return -1;
     memset(b->dx, 0, (size_t)BT * D * sizeof(float));
-    TIMED(PROF_LAYERNORM, cpu_layernorm_backward(b->dlnf, b->x_final, b->meanf, b->rstdf, W + o->norm_w, b->dx,
-                                                 (ptrdiff_t)T * D, G + o->norm_w, G + o->norm_b, B, D, (ptrdiff_t)T * D,
-                                                 NULL, dt, NULL));
+    TIMED(PROF_LAYERNORM,
+          cpu_layernorm_backward(b->dlnf, b->x_final, b->meanf, b->rstdf, W + o->norm_w, b->dx, (ptrdiff_t)T * D,
+                                 G + o->norm_w, G + o->norm_b, B, D, (ptrdiff_t)T * D, NULL, dt, NULL));
     if (model_grad_range_ready(o, c, 0, cb, user, err)) return -1;
 
     for (int l = L - 1; l >= 0; l--) {
@@ -233,7 +233,7 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
         const model_block_params *p = &o->blk[l];
         /* Each LayerNorm backward also finishes the gradient of the Linear before it (its output
          * is the norm's input): bias grad and act copy of dx come out of the same pass. */
-        void *dxa = v->dx_act;   /* NULL under fp32 */
+        void *dxa = v->dx_act; /* NULL under fp32 */
         /* MLP: dx -> fc2 -> GELU (+ fc1 bias) -> fc1 -> LN2 (+ proj bias), accumulated into dx */
         if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, l < L - 1, b->big, 0, BT, D, F, dxa, err)) return -1;
         TIMED(PROF_GELU, cpu_gelu_backward(k->h, b->big, b->big_act, G + p->fc1_b, dt, BT, F));
@@ -251,11 +251,12 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
                                                                G + p->qkv_b, v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
         }
-        if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, 1, b->f, 0, BT, 3 * D, D, b->big_act, err)) return -1;
+        if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, 1, b->f, 0, BT, 3 * D, D, b->big_act, err))
+            return -1;
         float *prev_fc2_bias = l > 0 ? G + o->blk[l - 1].fc2_b : NULL;
-        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(b->f, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D,
-                                                     G + p->norm1_w, G + p->norm1_b, BT, D, D, l > 0 ? dxa : NULL, dt,
-                                                     prev_fc2_bias));
+        TIMED(PROF_LAYERNORM,
+              cpu_layernorm_backward(b->f, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
+                                     G + p->norm1_b, BT, D, D, l > 0 ? dxa : NULL, dt, prev_fc2_bias));
         if (model_grad_range_ready(o, c, L - l, cb, user, err)) return -1;
     }
     /* embeddings: dx -> cls, pos, and the patch GEMM */

@@ -13,20 +13,20 @@ enum { PROF_GEMM, PROF_LAYERNORM, PROF_ATTENTION, PROF_GELU, PROF_BIAS, PROF_PAT
 
 typedef struct cpu_vit {
     ib_train_config cfg;
-    const model_layout *layout;          /* parameter offsets by role (layout->blk[l].qkv_w, ...) */
-    model_plan plan;                     /* dimensions (B, T, D, ...) and the place of every buffer */
-    model_buffers buf;                   /* the buffers both backends have (params, activations, ...) */
-    void *arena;                         /* the one host allocation they are carved from */
-    int nthreads;                        /* OpenMP team size of every op (cfg.threads or all cores) */
-    int step;                            /* optimizer steps taken */
+    const model_layout *layout; /* parameter offsets by role (layout->blk[l].qkv_w, ...) */
+    model_plan plan;            /* dimensions (B, T, D, ...) and the place of every buffer */
+    model_buffers buf;          /* the buffers both backends have (params, activations, ...) */
+    void *arena;                /* the one host allocation they are carved from */
+    int nthreads;               /* OpenMP team size of every op (cfg.threads or all cores) */
+    int step;                   /* optimizer steps taken */
     cpu_gemm *gemm;
     int have_inputs;
     /* the CPU backend's own plan entries */
-    void *dx_act;                        /* act [B*T,D] bf16 copy of dx for the GEMMs (bf16 only) */
-    void *attn_scratch;                  /* per-thread T x T buffers of the attention tasks */
+    void *dx_act;       /* act [B*T,D] bf16 copy of dx for the GEMMs (bf16 only) */
+    void *attn_scratch; /* per-thread T x T buffers of the attention tasks */
     float last_loss;
-    int profile;                         /* INSTBENCH_CPU_PROFILE set: time op families */
-    double prof[PROF_COUNT];             /* seconds per op family */
+    int profile;             /* INSTBENCH_CPU_PROFILE set: time op families */
+    double prof[PROF_COUNT]; /* seconds per op family */
 } cpu_vit;
 
 /* The CPU backend's plan for cfg: the shared buffers, its own, and (plan.outside) what cpu/gemm

@@ -12,10 +12,10 @@
 extern const ib_backend_ops cuda_backend_ops;
 int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
 size_t cuda_backend_memory_estimate(const ib_train_config *cfg);
-const char *cuda_backend_attention(const ib_train_config *cfg);   /* the table's attention_impl */
-int cuda_device_count(void);   /* 0 when there is no driver or no GPU */
+const char *cuda_backend_attention(const ib_train_config *cfg); /* the table's attention_impl */
+int cuda_device_count(void);                                    /* 0 when there is no driver or no GPU */
 int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err);
-void cuda_versions_get(cuda_versions *out);   /* never fails: unknown facts stay "" */
+void cuda_versions_get(cuda_versions *out); /* never fails: unknown facts stay "" */
 
 /* The cudaStream_t (as void *) and device ordinal of a backend made by cuda_backend_ops. */
 void *cuda_backend_stream(ib_backend *b);
@@ -57,12 +57,12 @@ double comm_nccl_timeout_s(void);
  * Use: forward_backward(b, &loss, cuda_ddp_on_grad_ready, ddp, err); cuda_ddp_finish(ddp, err). */
 typedef struct cuda_ddp cuda_ddp;
 int cuda_ddp_create(ib_comm *c, float *grad_block, size_t bucket_bytes, cuda_ddp **out, ib_error *err);
-int cuda_ddp_on_grad_ready(void *ddp, size_t offset, size_t count);   /* an ib_grad_ready_fn */
+int cuda_ddp_on_grad_ready(void *ddp, size_t offset, size_t count); /* an ib_grad_ready_fn */
 /* Flushes the last bucket, joins the compute stream to the comm stream, reports hook errors. */
 int cuda_ddp_finish(cuda_ddp *d, ib_error *err);
 /* Flushes the last bucket and reports hook errors, without the join (runner: to time exposed comm). */
 int cuda_ddp_flush(cuda_ddp *d, ib_error *err);
-size_t cuda_ddp_buckets(const cuda_ddp *d);   /* allreduces started in the last step */
+size_t cuda_ddp_buckets(const cuda_ddp *d); /* allreduces started in the last step */
 void cuda_ddp_destroy(cuda_ddp *d);
 
 /* backends[i] ("cuda", created already) is local rank i. */

@@ -39,16 +39,13 @@ int cuda_attention_asked(const char **text)
     return -2;
 }
 
-const char *cuda_attention_name(int path)
-{
-    return path == CUDA_ATT_CUDNN ? "cudnn" : "unfused";
-}
+const char *cuda_attention_name(int path) { return path == CUDA_ATT_CUDNN ? "cudnn" : "unfused"; }
 
 static uint16_t to_bf16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);   /* round to nearest even (finite inputs only here) */
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even (finite inputs only here) */
     return (uint16_t)(u >> 16);
 }
 
@@ -100,14 +97,15 @@ static void reference_head(const uint16_t *qkv, const uint16_t *dO, int b, int h
             o[(size_t)i * hd + d] = a;
         }
     }
-    memset(dq, 0, sizeof(double) * T * hd), memset(dk, 0, sizeof(double) * T * hd), memset(dv, 0, sizeof(double) * T * hd);
+    memset(dq, 0, sizeof(double) * T * hd), memset(dk, 0, sizeof(double) * T * hd),
+        memset(dv, 0, sizeof(double) * T * hd);
     for (int i = 0; i < T; i++) {
-        double rowdot = 0;   /* <dO_i, o_i> = sum_j P_ij dP_ij */
+        double rowdot = 0; /* <dO_i, o_i> = sum_j P_ij dP_ij */
         for (int d = 0; d < hd; d++) rowdot += G(i, d) * o[(size_t)i * hd + d];
         for (int j = 0; j < T; j++) {
             double s = 0;
             for (int d = 0; d < hd; d++) s += G(i, d) * V(j, d);
-            dP[j] = P[(size_t)i * T + j] * (s - rowdot) * scale;   /* dS_ij */
+            dP[j] = P[(size_t)i * T + j] * (s - rowdot) * scale; /* dS_ij */
         }
         for (int j = 0; j < T; j++)
             for (int d = 0; d < hd; d++) {
@@ -140,7 +138,7 @@ static int self_check(const cudnn_sdpa *a, int B, int T, int H, int hd, float sc
         snprintf(why, n, "cuDNN self-check: out of host memory");
         goto out;
     }
-    uint64_t x = 0x9e3779b97f4a7c15ull;   /* xorshift: values in [-2, 2), never all zero */
+    uint64_t x = 0x9e3779b97f4a7c15ull; /* xorshift: values in [-2, 2), never all zero */
     for (size_t i = 0; i < nqkv + no; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         const float r = (float)((x >> 11) * (1.0 / 9007199254740992.0)) * 4.0f - 2.0f;
@@ -151,7 +149,8 @@ static int self_check(const cudnn_sdpa *a, int B, int T, int H, int hd, float sc
     if ((e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) != cudaSuccess ||
         (e = cudaMalloc(&dqkv_in, nqkv * 2)) != cudaSuccess || (e = cudaMalloc(&d_o, no * 2)) != cudaSuccess ||
         (e = cudaMalloc(&d_do, no * 2)) != cudaSuccess || (e = cudaMalloc(&d_dqkv, nqkv * 2)) != cudaSuccess ||
-        (e = cudaMalloc((void **)&d_st, nst * 4)) != cudaSuccess || (ws && (e = cudaMalloc(&d_ws, ws)) != cudaSuccess)) {
+        (e = cudaMalloc((void **)&d_st, nst * 4)) != cudaSuccess ||
+        (ws && (e = cudaMalloc(&d_ws, ws)) != cudaSuccess)) {
         cudaGetLastError();
         snprintf(why, n, "cuDNN self-check: %s", cudaGetErrorString(e));
         goto out;
@@ -297,10 +296,11 @@ static int cudnn_choose_graphs(int B, int T, int H, int hd, float scale, int cc,
             c->cudnn_workspace = cudnn_sdpa_workspace(a);
             if (!det && first[0]) {
                 snprintf(c->nondeterministic_why, sizeof c->nondeterministic_why, "%s", first);
-                static int warned;   /* once per process: every rank would say the same */
+                static int warned; /* once per process: every rank would say the same */
                 if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
                     ib_warn("cuDNN attention runs its non-deterministic backward (gradients may differ in the last "
-                            "bits between identical runs): %s\n", first);
+                            "bits between identical runs): %s\n",
+                            first);
             }
             return 0;
         }
@@ -326,7 +326,7 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
                  !strcmp(asked, "fused") ? " (the built-in fused kernels were removed: cudnn is the fast path)" : "");
         return;
     }
-    if (cfg->precision != IB_PREC_BF16) {   /* fp32: unfused, op for op as the CPU (verify's exact path) */
+    if (cfg->precision != IB_PREC_BF16) { /* fp32: unfused, op for op as the CPU (verify's exact path) */
         if (want >= 0 && want != CUDA_ATT_UNFUSED) {
             c->refused = 1;
             snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s needs --precision bf16", asked);
@@ -375,7 +375,7 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
     }
     c->path = CUDA_ATT_UNFUSED;
     snprintf(c->why, sizeof c->why, "%s", why);
-    static int warned;   /* once per process: every rank would say the same */
+    static int warned; /* once per process: every rank would say the same */
     if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         ib_warn("attention runs unfused, not through cuDNN: %s\n", why);
 }
@@ -394,14 +394,15 @@ void cuda_attention_choose(const ib_train_config *cfg, cuda_attention_choice *ou
     int slot = -1;
     for (int i = 0; i < CHOICES; i++) {
         if (choices[i].used && choices[i].device == cfg->device && choices[i].B == cfg->batch_size &&
-            choices[i].T == T && choices[i].H == H && choices[i].hd == hd && choices[i].precision == (int)cfg->precision) {
+            choices[i].T == T && choices[i].H == H && choices[i].hd == hd &&
+            choices[i].precision == (int)cfg->precision) {
             *out = choices[i].c;
             pthread_mutex_unlock(&choices_mu);
             return;
         }
         if (slot < 0 && !choices[i].used) slot = i;
     }
-    if (slot < 0) slot = (int)(((unsigned)cfg->batch_size * 31u + (unsigned)T) % CHOICES);   /* evict one */
+    if (slot < 0) slot = (int)(((unsigned)cfg->batch_size * 31u + (unsigned)T) % CHOICES); /* evict one */
     cuda_attention_choice *c = &choices[slot].c;
     memset(c, 0, sizeof *c);
     int cur = -1;

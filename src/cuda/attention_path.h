@@ -14,14 +14,14 @@
 enum { CUDA_ATT_UNFUSED = 0, CUDA_ATT_CUDNN = 2 };
 
 typedef struct cuda_attention_choice {
-    int path;                 /* CUDA_ATT_* */
-    int cudnn_version;        /* cudnnGetVersion() of the library loaded; 0: none loaded */
-    char cudnn_library[512];  /* its file */
-    char why[640];            /* why not cuDNN (bf16 only; "" when cuDNN runs or fp32 runs) */
-    int cudnn_deterministic;  /* cuDNN runs: 1 its backward is the deterministic one, 0 the other */
-    char nondeterministic_why[320];   /* ... 0: why the deterministic one could not run ("" when asked) */
-    size_t cudnn_workspace;   /* cuDNN runs: the workspace its built graphs need (the memory plan's) */
-    int refused;              /* 1: INSTBENCH_CUDA_ATTENTION asked for a path that cannot run (why says why) */
+    int path;                       /* CUDA_ATT_* */
+    int cudnn_version;              /* cudnnGetVersion() of the library loaded; 0: none loaded */
+    char cudnn_library[512];        /* its file */
+    char why[640];                  /* why not cuDNN (bf16 only; "" when cuDNN runs or fp32 runs) */
+    int cudnn_deterministic;        /* cuDNN runs: 1 its backward is the deterministic one, 0 the other */
+    char nondeterministic_why[320]; /* ... 0: why the deterministic one could not run ("" when asked) */
+    size_t cudnn_workspace;         /* cuDNN runs: the workspace its built graphs need (the memory plan's) */
+    int refused;                    /* 1: INSTBENCH_CUDA_ATTENTION asked for a path that cannot run (why says why) */
 } cuda_attention_choice;
 
 /* The decision for cfg on cfg->device, made before any memory is planned (the plan, the fit check

@@ -23,7 +23,7 @@ int cuda_device_count(void)
 {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        cudaGetLastError();   /* no driver / no device: not an error for the caller */
+        cudaGetLastError(); /* no driver / no device: not an error for the caller */
         return 0;
     }
     return n;
@@ -39,7 +39,7 @@ int cuda_device_info_get(int device, cuda_device_info *out, ib_error *err)
     CUDA_TRY(cudaDeviceGetAttribute(&out->cc_major, cudaDevAttrComputeCapabilityMajor, device));
     CUDA_TRY(cudaDeviceGetAttribute(&out->cc_minor, cudaDevAttrComputeCapabilityMinor, device));
     CUDA_TRY(cudaDeviceGetAttribute(&out->sm_count, cudaDevAttrMultiProcessorCount, device));
-    struct cudaDeviceProp p;   /* the name and total memory: driver queries, no context */
+    struct cudaDeviceProp p; /* the name and total memory: driver queries, no context */
     CUDA_TRY(cudaGetDeviceProperties(&p, device));
     snprintf(out->name, sizeof out->name, "%s", p.name);
     out->memory_bytes = p.totalGlobalMem;
@@ -67,7 +67,7 @@ static int device_memory_free(int device, uint64_t *bytes, ib_error *err)
     size_t fr = 0, tot = 0;
     *bytes = 0;
     CUDA_TRY(cudaSetDevice(device));
-    CUDA_TRY(cudaFree(NULL));   /* the context exists from here on (lazy before CUDA 12) */
+    CUDA_TRY(cudaFree(NULL)); /* the context exists from here on (lazy before CUDA 12) */
     CUDA_TRY(cudaMemGetInfo(&fr, &tot));
     *bytes = fr;
     return 0;
@@ -75,7 +75,7 @@ static int device_memory_free(int device, uint64_t *bytes, ib_error *err)
 
 static void version_str(int v, char *out, size_t n)
 {
-    snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);   /* 12040 -> "12.4" */
+    snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10); /* 12040 -> "12.4" */
 }
 
 /* Whether a GPU is usable, and if not why.  A driver older than the runtime this module was built
@@ -88,7 +88,7 @@ static int probe(char *why, size_t why_size)
     int n = 0, drv = 0, rt = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     cudaGetLastError();
-    if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0;   /* 0: no driver installed */
+    if (cudaDriverGetVersion(&drv) != cudaSuccess) drv = 0; /* 0: no driver installed */
     if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = 0;
     cudaGetLastError();
     char dv[32] = "", rv[32] = "";
@@ -97,7 +97,8 @@ static int probe(char *why, size_t why_size)
     if (e == cudaSuccess && n > 0) {
         if (drv > 0 && rt > 0 && drv < rt)
             ib_debug("cuda: the driver supports CUDA %s, older than this build's runtime %s (minor version "
-                     "compatibility)", dv, rv);
+                     "compatibility)",
+                     dv, rv);
         return 1;
     }
     if (e == cudaErrorInsufficientDriver && drv == 0)
@@ -107,8 +108,7 @@ static int probe(char *why, size_t why_size)
                  dv, rv);
     else if (e != cudaSuccess)
         snprintf(why, why_size, "no usable GPU found (%s: %s)", cudaGetErrorName(e), cudaGetErrorString(e));
-    else
-        snprintf(why, why_size, "no usable GPU found (the driver sees no device)");
+    else snprintf(why, why_size, "no usable GPU found (the driver sees no device)");
     return 0;
 }
 
@@ -143,7 +143,8 @@ static int set_inputs(ib_backend *b, const float *images, const int32_t *labels,
         /* pageable: stream-ordered after the previous step; the call returns once the host buffer
          * has been staged, so the caller may reuse it */
         CUDA_TRY(cudaMemcpyAsync(v->buf.images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->stream));
-        CUDA_TRY(cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->stream));
+        CUDA_TRY(
+            cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->stream));
         v->have_inputs = 1;
         return 0;
     }
@@ -152,7 +153,8 @@ static int set_inputs(ib_backend *b, const float *images, const int32_t *labels,
     CUDA_TRY(cudaEventRecord(v->inputs_free, v->stream));
     CUDA_TRY(cudaStreamWaitEvent(v->copy_stream, v->inputs_free, 0));
     CUDA_TRY(cudaMemcpyAsync(v->buf.images, images, px * sizeof(float), cudaMemcpyHostToDevice, v->copy_stream));
-    CUDA_TRY(cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->copy_stream));
+    CUDA_TRY(
+        cudaMemcpyAsync(v->buf.labels, labels, (size_t)B * sizeof(int32_t), cudaMemcpyHostToDevice, v->copy_stream));
     CUDA_TRY(cudaEventRecord(v->inputs_ready, v->copy_stream));
     CUDA_TRY(cudaStreamWaitEvent(v->stream, v->inputs_ready, 0));
     v->have_inputs = 1;
@@ -164,7 +166,7 @@ static int pinned(const void *p)
 {
     struct cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        cudaGetLastError();   /* an unregistered pointer may leave an error behind on old runtimes */
+        cudaGetLastError(); /* an unregistered pointer may leave an error behind on old runtimes */
         return 0;
     }
     return a.type == cudaMemoryTypeHost;
@@ -189,7 +191,7 @@ static void host_free(ib_backend *b, void *p)
 static int forward_backward(ib_backend *b, float *loss, ib_grad_ready_fn cb, void *user, ib_error *err)
 {
     cuda_vit *v = impl(b);
-    if (v->cfg.cuda_graphs && !cb) {   /* data parallelism's bucket hooks run eagerly */
+    if (v->cfg.cuda_graphs && !cb) { /* data parallelism's bucket hooks run eagerly */
         if (cuda_vit_forward_backward_graph(v, err)) return -1;
     } else if (cuda_vit_forward(v, err) || cuda_vit_backward(v, cb, user, err)) {
         return -1;
@@ -275,8 +277,8 @@ static int check_config(const ib_train_config *cfg, ib_error *err)
     if (cfg->device < 0) return ib_error_set(err, IB_EXIT_USAGE, "device ordinal %d is negative", cfg->device);
     /* GEMM dimensions and batch counts are 32-bit in cuBLASLt and in the kernels' launch math */
     const double BT = (double)cfg->batch_size * model_seq_len(&cfg->model);
-    const double widest = BT * (model_mlp_hidden(&cfg->model) > 3 * cfg->model.embed_dim
-                                    ? model_mlp_hidden(&cfg->model) : 3 * cfg->model.embed_dim);
+    const double widest = BT * (model_mlp_hidden(&cfg->model) > 3 * cfg->model.embed_dim ? model_mlp_hidden(&cfg->model)
+                                                                                         : 3 * cfg->model.embed_dim);
     if (widest > 2147483647.0 || BT * model_seq_len(&cfg->model) * cfg->model.num_heads > 1e12)
         return ib_error_set(err, IB_EXIT_USAGE, "batch %d is too large for this model on the CUDA backend",
                             cfg->batch_size);
@@ -331,7 +333,7 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
     }
     ib_backend *b = backend_impl_new(&cuda_backend_ops, cfg, sizeof(cuda_vit), err);
     if (!b || cuda_vit_init(impl(b), cfg, &b->layout, err)) {
-        backend_impl_free(b);   /* a failed cuda_vit_init leaves nothing behind */
+        backend_impl_free(b); /* a failed cuda_vit_init leaves nothing behind */
         return -1;
     }
     *out = b;
@@ -340,7 +342,7 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
 
 static struct {
     pthread_once_t once;
-    char why[1024];   /* "" when a GPU is usable */
+    char why[1024]; /* "" when a GPU is usable */
 } probed = {PTHREAD_ONCE_INIT, ""};
 
 static void probe_once(void)
@@ -373,16 +375,36 @@ static const char *dp_unavailable_reason(void)
 }
 
 const ib_backend_ops cuda_backend_ops = {
-    .name = "cuda", .device = IB_DEVICE_GPU, .unavailable_reason = unavailable_reason,
-    .device_count = cuda_device_count, .device_describe = device_describe, .device_memory_free = device_memory_free,
-    .memory_estimate = cuda_backend_memory_estimate, .attention_impl = cuda_backend_attention,
-    .attention_library = cuda_backend_attention_library, .gemm_rate = gemm_rate,
+    .name = "cuda",
+    .device = IB_DEVICE_GPU,
+    .unavailable_reason = unavailable_reason,
+    .device_count = cuda_device_count,
+    .device_describe = device_describe,
+    .device_memory_free = device_memory_free,
+    .memory_estimate = cuda_backend_memory_estimate,
+    .attention_impl = cuda_backend_attention,
+    .attention_library = cuda_backend_attention_library,
+    .gemm_rate = gemm_rate,
     .create = cuda_backend_create,
-    .set_inputs = set_inputs, .host_alloc = host_alloc, .host_free = host_free, .forward_backward = forward_backward, .forward = forward,
-    .optimizer_step = optimizer_step, .synchronize = synchronize, .grad_block = grad_block,
-    .get_params = get_params, .set_params = set_params, .get_grads = get_grads, .get_logits = get_logits,
-    .get_state = get_state, .destroy = destroy,
-    .dp_unavailable_reason = dp_unavailable_reason, .dp_create = cuda_dp_create, .dp_step = cuda_dp_step,
-    .dp_agree = cuda_dp_agree, .dp_comm = cuda_dp_comm,
-    .dp_finish = cuda_dp_finish, .dp_destroy = cuda_dp_destroy,
+    .set_inputs = set_inputs,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
+    .forward_backward = forward_backward,
+    .forward = forward,
+    .optimizer_step = optimizer_step,
+    .synchronize = synchronize,
+    .grad_block = grad_block,
+    .get_params = get_params,
+    .set_params = set_params,
+    .get_grads = get_grads,
+    .get_logits = get_logits,
+    .get_state = get_state,
+    .destroy = destroy,
+    .dp_unavailable_reason = dp_unavailable_reason,
+    .dp_create = cuda_dp_create,
+    .dp_step = cuda_dp_step,
+    .dp_agree = cuda_dp_agree,
+    .dp_comm = cuda_dp_comm,
+    .dp_finish = cuda_dp_finish,
+    .dp_destroy = cuda_dp_destroy,
 };

@@ -20,7 +20,7 @@ int cuda_bucketer_flush(cuda_bucketer *b)
 int cuda_bucketer_add(cuda_bucketer *b, size_t offset, size_t count)
 {
     if (count == 0) return 0;
-    if (b->hi > b->lo && offset + count != b->lo) {   /* not just below the pending bucket */
+    if (b->hi > b->lo && offset + count != b->lo) { /* not just below the pending bucket */
         int rc = cuda_bucketer_flush(b);
         if (rc) return rc;
     }

@@ -12,8 +12,8 @@
 typedef int (*cuda_bucket_emit_fn)(void *user, size_t offset, size_t count);
 
 typedef struct cuda_bucketer {
-    size_t cap;          /* floats per bucket (>= 1) */
-    size_t lo, hi;       /* pending bucket [lo, hi); empty when lo == hi */
+    size_t cap;    /* floats per bucket (>= 1) */
+    size_t lo, hi; /* pending bucket [lo, hi); empty when lo == hi */
     cuda_bucket_emit_fn emit;
     void *user;
 } cuda_bucketer;

@@ -22,13 +22,13 @@ static inline int cublaslt_check(cublasStatus_t st, const char *what, ib_error *
 }
 
 /* In functions taking `ib_error *err` and returning int: return -1 on failure. */
-#define CUDA_TRY(call)                                             \
-    do {                                                           \
-        if (cuda_check((call), #call, err)) return -1;             \
+#define CUDA_TRY(call)                                 \
+    do {                                               \
+        if (cuda_check((call), #call, err)) return -1; \
     } while (0)
-#define CUBLASLT_TRY(call)                                         \
-    do {                                                           \
-        if (cublaslt_check((call), #call, err)) return -1;         \
+#define CUBLASLT_TRY(call)                                 \
+    do {                                                   \
+        if (cublaslt_check((call), #call, err)) return -1; \
     } while (0)
 
 #endif

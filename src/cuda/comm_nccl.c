@@ -19,10 +19,10 @@ _Static_assert(sizeof(ncclUniqueId) == CUDA_NCCL_ID_BYTES, "NCCL unique id size"
 
 typedef struct nccl_impl {
     ncclComm_t comm;
-    int aborted;                         /* ncclCommAbort ran: comm is gone, nothing may wait on it */
+    int aborted; /* ncclCommAbort ran: comm is gone, nothing may wait on it */
     int device;
-    cudaStream_t compute, comm_stream;   /* compute: the backend's; comm_stream: ours */
-    cudaEvent_t ready, done;             /* compute -> comm, comm -> compute */
+    cudaStream_t compute, comm_stream; /* compute: the backend's; comm_stream: ours */
+    cudaEvent_t ready, done;           /* compute -> comm, comm -> compute */
 } nccl_impl;
 
 static int nccl_check(ncclResult_t r, const char *what, ib_error *err)
@@ -30,9 +30,9 @@ static int nccl_check(ncclResult_t r, const char *what, ib_error *err)
     if (r == ncclSuccess) return 0;
     return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: %s failed: %s", what, ncclGetErrorString(r));
 }
-#define NCCL_TRY(call)                                      \
-    do {                                                    \
-        if (nccl_check((call), #call, err)) return -1;      \
+#define NCCL_TRY(call)                                 \
+    do {                                               \
+        if (nccl_check((call), #call, err)) return -1; \
     } while (0)
 
 static nccl_impl *impl(ib_comm *c) { return (nccl_impl *)c->impl; }
@@ -105,7 +105,7 @@ double comm_nccl_timeout_s(void)
     char *end = NULL;
     double t = v ? strtod(v, &end) : 0;
     if (v && end != v && *end == '\0' && t > 0 && t < 1e7) return t;
-    static int warned;   /* read at every wait: said once */
+    static int warned; /* read at every wait: said once */
     if (v && !__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
         ib_warn("INSTBENCH_NCCL_TIMEOUT_S='%.40s' is not a number of seconds in (0, 1e7): using 300\n", v);
     return 300.0;
@@ -116,7 +116,7 @@ void comm_nccl_abort(ib_comm *c)
     nccl_impl *n = c ? impl(c) : NULL;
     if (!n || n->aborted || !n->comm) return;
     cudaSetDevice(n->device);
-    ncclCommAbort(n->comm);   /* frees the comm; its kernels return */
+    ncclCommAbort(n->comm); /* frees the comm; its kernels return */
     n->comm = NULL;
     n->aborted = 1;
 }
@@ -125,7 +125,7 @@ int comm_nccl_wait(ib_comm *c, void *stream, const volatile int *stop, ib_error 
 {
     nccl_impl *n = impl(c);
     const double limit = comm_nccl_timeout_s(), t0 = util_now_seconds();
-    const struct timespec nap = {0, 200 * 1000};   /* 0.2 ms: a step's end is seen late by at most that */
+    const struct timespec nap = {0, 200 * 1000}; /* 0.2 ms: a step's end is seen late by at most that */
     CUDA_TRY(cudaSetDevice(n->device));
     for (;;) {
         cudaError_t q = cudaStreamQuery((cudaStream_t)stream);
@@ -146,8 +146,9 @@ int comm_nccl_wait(ib_comm *c, void *stream, const volatile int *stop, ib_error 
         }
         if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
             comm_nccl_abort(c);
-            return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: rank %d of %d: stopped: another rank of this process failed",
-                                c->rank, c->world_size);
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "NCCL: rank %d of %d: stopped: another rank of this process failed", c->rank,
+                                c->world_size);
         }
         if (util_now_seconds() - t0 > limit) {
             comm_nccl_abort(c);
@@ -192,7 +193,8 @@ static int mean_host(ib_comm *c, double *vals, size_t count, ib_error *err)
     int rc = 0;
     if (cuda_check(cudaMemcpyAsync(dev, host, count * sizeof(float), cudaMemcpyHostToDevice, n->comm_stream),
                    "cudaMemcpyAsync", err) ||
-        nccl_check(ncclAllReduce(dev, dev, count, ncclFloat32, ncclAvg, n->comm, n->comm_stream), "ncclAllReduce", err) ||
+        nccl_check(ncclAllReduce(dev, dev, count, ncclFloat32, ncclAvg, n->comm, n->comm_stream), "ncclAllReduce",
+                   err) ||
         cuda_check(cudaMemcpyAsync(host, dev, count * sizeof(float), cudaMemcpyDeviceToHost, n->comm_stream),
                    "cudaMemcpyAsync", err) ||
         comm_nccl_wait(c, n->comm_stream, NULL, err))
@@ -211,8 +213,7 @@ static void destroy(ib_comm *c)
         cudaSetDevice(n->device);
         /* the communication still queued, waited for with the same bound (peers gone: aborted) */
         ib_error ignored;
-        if (n->comm && n->comm_stream && comm_nccl_wait(c, n->comm_stream, NULL, &ignored))
-            ib_debug("%s", ignored.msg);
+        if (n->comm && n->comm_stream && comm_nccl_wait(c, n->comm_stream, NULL, &ignored)) ib_debug("%s", ignored.msg);
         if (n->comm) ncclCommDestroy(n->comm);
         if (n->ready) cudaEventDestroy(n->ready);
         if (n->done) cudaEventDestroy(n->done);
@@ -243,8 +244,10 @@ static int init_wait(ncclComm_t *raw, int nlocal, const int *devices, int world_
         }
         if (!pending) return 0;
         if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
-            return ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: initialising ranks %d-%d of %d: stopped: another rank "
-                                "failed", first_rank, first_rank + nlocal - 1, world_size);
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "NCCL: initialising ranks %d-%d of %d: stopped: another rank "
+                                "failed",
+                                first_rank, first_rank + nlocal - 1, world_size);
         if (util_now_seconds() - t0 > limit)
             return ib_error_set(err, IB_EXIT_RUNTIME,
                                 "NCCL: initialising ranks %d-%d of %d: not every rank joined within %.0f s: a process "
@@ -279,7 +282,8 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
         int bad = 0;
         for (int i = 0; i < nlocal && !bad; i++) {
             if (cuda_check(cudaSetDevice(devices[i]), "cudaSetDevice", err)) bad = 1;
-            ncclResult_t r = bad ? ncclSuccess : ncclCommInitRankConfig(&raw[i], world_size, u, first_rank + i, &config);
+            ncclResult_t r =
+                bad ? ncclSuccess : ncclCommInitRankConfig(&raw[i], world_size, u, first_rank + i, &config);
             if (r != ncclInProgress && nccl_check(r, "ncclCommInitRankConfig", err)) bad = 1;
         }
         ib_error e2;
@@ -315,7 +319,8 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
         int lo = 0, hi = 0;
         if (cuda_check(cudaSetDevice(n->device), "cudaSetDevice", err) ||
             cuda_check(cudaDeviceGetStreamPriorityRange(&lo, &hi), "cudaDeviceGetStreamPriorityRange", err) ||
-            cuda_check(cudaStreamCreateWithPriority(&n->comm_stream, cudaStreamNonBlocking, hi), "cudaStreamCreate", err) ||
+            cuda_check(cudaStreamCreateWithPriority(&n->comm_stream, cudaStreamNonBlocking, hi), "cudaStreamCreate",
+                       err) ||
             cuda_check(cudaEventCreateWithFlags(&n->ready, cudaEventDisableTiming), "cudaEventCreate", err) ||
             cuda_check(cudaEventCreateWithFlags(&n->done, cudaEventDisableTiming), "cudaEventCreate", err))
             goto fail;
@@ -324,7 +329,7 @@ int comm_nccl_create(int nlocal, const int *devices, void *const *streams, int w
 fail:
     if (rc) {
         for (int i = 0; i < nlocal; i++) {
-            if (raw[i]) ncclCommAbort(raw[i]);   /* whatever state its init reached */
+            if (raw[i]) ncclCommAbort(raw[i]); /* whatever state its init reached */
             if (comms[i]) destroy(comms[i]);
             comms[i] = NULL;
         }
@@ -333,7 +338,7 @@ fail:
     return rc;
 }
 
-#else   /* built without NCCL */
+#else /* built without NCCL */
 
 static int no_nccl(ib_error *err)
 {

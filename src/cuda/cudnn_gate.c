@@ -12,7 +12,7 @@ int cudnn_gate_min_version(int cc, int deterministic)
 
 int cudnn_gate_check(int cc, int version, int deterministic, char *why, size_t n)
 {
-    if (cc <= 0) return 0;   /* the runtime could not say: no floor; check_support and the self-check decide */
+    if (cc <= 0) return 0; /* the runtime could not say: no floor; check_support and the self-check decide */
     const int need = cudnn_gate_min_version(cc, deterministic);
     if (need < 0) {
         snprintf(why, n, "cuDNN's SDPA needs compute capability 8.0 or newer; this GPU is %d.%d", cc / 10, cc % 10);

@@ -15,8 +15,8 @@
 #include <stddef.h>
 
 /* cuDNN releases as cudnnGetVersion() numbers them (major * 10000 + minor * 100 + patch) */
-#define CUDNN_GATE_SM100_SDPA 90700            /* first SDPA on 10.x */
-#define CUDNN_GATE_SM100_DETERMINISTIC 91801   /* first deterministic SDPA backward on 10.x */
+#define CUDNN_GATE_SM100_SDPA 90700          /* first SDPA on 10.x */
+#define CUDNN_GATE_SM100_DETERMINISTIC 91801 /* first deterministic SDPA backward on 10.x */
 
 /* The oldest cuDNN whose SDPA runs a bf16 training step on compute capability CC (major * 10 +
  * minor: 100 for 10.0) with a deterministic backward (DETERMINISTIC 1) or not (0); 0: no floor

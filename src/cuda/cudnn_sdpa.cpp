@@ -26,7 +26,7 @@
 #include <cudnn_frontend.h>
 
 namespace cudnn_frontend {
-void *cudnn_dlhandle = nullptr;   /* the frontend's dynamic-loading handle (declared extern there) */
+void *cudnn_dlhandle = nullptr; /* the frontend's dynamic-loading handle (declared extern there) */
 }
 
 namespace fe = cudnn_frontend;
@@ -82,10 +82,16 @@ std::vector<std::string> search_patterns(const std::string &root)
         all.push_back(std::string(ch) + "/lib64" + lib), all.push_back(std::string(ch) + "/lib" + lib);
     /* the toolkits: the Deep Learning AMIs keep cuDNN inside each /usr/local/cuda-12.x/lib */
     static const char *fixed[] = {
-        "/usr/local/cuda/lib64", "/usr/local/cuda/lib", "/usr/local/cuda-*/lib64", "/usr/local/cuda-*/lib",
+        "/usr/local/cuda/lib64",
+        "/usr/local/cuda/lib",
+        "/usr/local/cuda-*/lib64",
+        "/usr/local/cuda-*/lib",
         "/usr/local/cuda-*/targets/*-linux/lib",
         /* the distribution's (Debian's and Ubuntu's nvidia-cudnn, NVIDIA's libcudnn9 packages) */
-        "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
         /* pip's nvidia-cudnn-cu12/-cu13 wheels (what PyTorch installs) */
         "/opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib",
         "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib",
@@ -101,7 +107,7 @@ std::vector<std::string> search_patterns(const std::string &root)
     if (const size_t slash = rt.rfind('/'); slash != std::string::npos) {
         rt.resize(slash);
         all.push_back(rt + lib);
-        all.push_back(rt + "/../../cudnn/lib" + lib);   /* site-packages/nvidia/cuda_runtime/lib's sibling */
+        all.push_back(rt + "/../../cudnn/lib" + lib); /* site-packages/nvidia/cuda_runtime/lib's sibling */
     }
     if (const char *venv = getenv("VIRTUAL_ENV"); venv && *venv)
         all.push_back(std::string(venv) + "/lib/python3*/site-packages/nvidia/cudnn/lib" + lib);
@@ -164,14 +170,12 @@ std::vector<candidate> find_candidates(std::string &tried)
         for (const std::string &s : seen)
             if (s == id) return;
         seen.push_back(id);
-        if (const size_t v = version_of_name(id))
-            found.push_back({path, v});
-        else if (const size_t w = version_of(path, tried))
-            found.push_back({path, w});
+        if (const size_t v = version_of_name(id)) found.push_back({path, v});
+        else if (const size_t w = version_of(path, tried)) found.push_back({path, w});
     };
     const char *root_env = getenv("INSTBENCH_CUDNN_SEARCH_ROOT");
     const std::string root = root_env && *root_env ? root_env : "";
-    if (root.empty()) {   /* the loader's own pick: LD_LIBRARY_PATH, its cache, the default folders */
+    if (root.empty()) { /* the loader's own pick: LD_LIBRARY_PATH, its cache, the default folders */
         if (void *h = try_open("libcudnn.so.9", tried)) {
             const std::string path = mapped_path(h);
             dlclose(h);
@@ -202,7 +206,7 @@ void load_cudnn()
     } else {
         std::vector<candidate> found = find_candidates(tried);
         const candidate *best = nullptr;
-        for (const candidate &c : found)   /* the newest; among equals the first found */
+        for (const candidate &c : found) /* the newest; among equals the first found */
             if (!best || c.version > best->version) best = &c;
         if (best) h = try_open(best->path.c_str(), tried);
         candidates = (int)found.size();
@@ -242,14 +246,14 @@ void load_cudnn()
 
 enum : int64_t { UID_Q = 1, UID_K, UID_V, UID_O, UID_STATS, UID_DO, UID_DQ, UID_DK, UID_DV };
 
-using shape_key = std::tuple<int, int, int, int, int, float, int>;   /* device, B, T, H, hd, scale, deterministic */
+using shape_key = std::tuple<int, int, int, int, int, float, int>; /* device, B, T, H, hd, scale, deterministic */
 
-}   // namespace
+} // namespace
 
 struct cudnn_sdpa {
     int B, T, H, hd;
-    int deterministic;      /* the backward's mode (cudnn_sdpa_get) */
-    cudnnHandle_t handle;   /* the device's (shared by its shapes) */
+    int deterministic;    /* the backward's mode (cudnn_sdpa_get) */
+    cudnnHandle_t handle; /* the device's (shared by its shapes) */
     std::shared_ptr<fe::graph::Graph> fwd, bwd;
     size_t workspace;
 };
@@ -269,16 +273,22 @@ std::string why_of(const fe::error_t &e, const char *stage)
 fe::graph::Tensor_attributes qkv_view(const char *name, int64_t uid, const cudnn_sdpa &a)
 {
     const int64_t B = a.B, T = a.T, H = a.H, hd = a.hd, row = 3 * H * hd;
-    return fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim({B, H, T, hd}).set_stride(
-        {T * row, hd, row, 1});
+    return fe::graph::Tensor_attributes()
+        .set_name(name)
+        .set_uid(uid)
+        .set_dim({B, H, T, hd})
+        .set_stride({T * row, hd, row, 1});
 }
 
 /* o, dO [B,T,H,hd] seen as [B,H,T,hd] */
 fe::graph::Tensor_attributes heads_view(const char *name, int64_t uid, const cudnn_sdpa &a)
 {
     const int64_t B = a.B, T = a.T, H = a.H, hd = a.hd;
-    return fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim({B, H, T, hd}).set_stride(
-        {T * H * hd, hd, H * hd, 1});
+    return fe::graph::Tensor_attributes()
+        .set_name(name)
+        .set_uid(uid)
+        .set_dim({B, H, T, hd})
+        .set_stride({T * H * hd, hd, H * hd, 1});
 }
 
 void io_types(fe::graph::Graph &g)
@@ -310,14 +320,19 @@ std::string build(cudnn_sdpa &a, float scale)
         io_types(*g);
         auto q = g->tensor(qkv_view("Q", UID_Q, a)), k = g->tensor(qkv_view("K", UID_K, a)),
              v = g->tensor(qkv_view("V", UID_V, a));
-        auto opt = fe::graph::SDPA_attributes().set_name("instbench_sdpa_fwd").set_generate_stats(true).set_attn_scale(
-            scale);
+        auto opt =
+            fe::graph::SDPA_attributes().set_name("instbench_sdpa_fwd").set_generate_stats(true).set_attn_scale(scale);
         auto [o, stats] = g->sdpa(q, k, v, opt);
-        o->set_output(true).set_uid(UID_O).set_dim({B, H, T, (int64_t)a.hd}).set_stride(
-            {T * H * a.hd, (int64_t)a.hd, H * a.hd, 1});
+        o->set_output(true)
+            .set_uid(UID_O)
+            .set_dim({B, H, T, (int64_t)a.hd})
+            .set_stride({T * H * a.hd, (int64_t)a.hd, H * a.hd, 1});
         /* the statistics stay fp32: the backward recomputes the probabilities from them */
-        stats->set_output(true).set_uid(UID_STATS).set_data_type(fe::DataType_t::FLOAT).set_dim({B, H, T, 1}).set_stride(
-            {H * T, T, 1, 1});
+        stats->set_output(true)
+            .set_uid(UID_STATS)
+            .set_data_type(fe::DataType_t::FLOAT)
+            .set_dim({B, H, T, 1})
+            .set_stride({H * T, T, 1, 1});
         std::string why = finish(*g, a.handle, ws_f);
         if (!why.empty()) return "forward " + why;
         a.fwd = g;
@@ -380,7 +395,7 @@ int run(const cudnn_sdpa *a, const std::shared_ptr<fe::graph::Graph> &g, std::un
     return 0;
 }
 
-}   // namespace
+} // namespace
 
 extern "C" int cudnn_sdpa_load(cudnn_sdpa_lib *lib, char *why, size_t why_len)
 {
@@ -446,17 +461,16 @@ extern "C" cudnn_sdpa *cudnn_sdpa_get(int B, int T, int H, int hd, float scale, 
     }
 }
 
-extern "C" size_t cudnn_sdpa_workspace(const cudnn_sdpa *a)
-{
-    return a ? a->workspace : 0;
-}
+extern "C" size_t cudnn_sdpa_workspace(const cudnn_sdpa *a) { return a ? a->workspace : 0; }
 
 extern "C" int cudnn_sdpa_forward(const cudnn_sdpa *a, const void *qkv, void *o, float *stats, void *workspace,
                                   cudaStream_t s, char *why, size_t why_len)
 {
-    std::unordered_map<int64_t, void *> pack = {
-        {UID_Q, const_cast<char *>(part(qkv, 0, a))}, {UID_K, const_cast<char *>(part(qkv, 1, a))},
-        {UID_V, const_cast<char *>(part(qkv, 2, a))}, {UID_O, o}, {UID_STATS, stats}};
+    std::unordered_map<int64_t, void *> pack = {{UID_Q, const_cast<char *>(part(qkv, 0, a))},
+                                                {UID_K, const_cast<char *>(part(qkv, 1, a))},
+                                                {UID_V, const_cast<char *>(part(qkv, 2, a))},
+                                                {UID_O, o},
+                                                {UID_STATS, stats}};
     return run(a, a->fwd, pack, workspace, s, why, why_len, "attention forward");
 }
 

@@ -34,9 +34,9 @@ extern "C" {
 #endif
 
 typedef struct cudnn_sdpa_lib {
-    int version;          /* cudnnGetVersion(): 91501 for 9.15.1; 0 when not loaded */
-    char path[512];       /* the file the loader mapped */
-    int candidates;       /* cuDNN 9 libraries found (the one loaded among them) */
+    int version;    /* cudnnGetVersion(): 91501 for 9.15.1; 0 when not loaded */
+    char path[512]; /* the file the loader mapped */
+    int candidates; /* cuDNN 9 libraries found (the one loaded among them) */
 } cudnn_sdpa_lib;
 
 /* Loads cuDNN once per process: INSTBENCH_CUDNN_LIBRARY names a file; else every libcudnn.so.9
@@ -63,10 +63,11 @@ CUDNN_SDPA_FN cudnn_sdpa *cudnn_sdpa_get(int B, int T, int H, int hd, float scal
 /* Workspace bytes the larger of the two graphs needs (one buffer serves both), as the built graphs
  * report it (the plans' own and the frontend's dQ accumulator). */
 CUDNN_SDPA_FN size_t cudnn_sdpa_workspace(const cudnn_sdpa *a);
-CUDNN_SDPA_FN int cudnn_sdpa_forward(const cudnn_sdpa *a, const void *qkv, void *o, float *stats, void *workspace, cudaStream_t s,
-                       char *why, size_t why_len);
-CUDNN_SDPA_FN int cudnn_sdpa_backward(const cudnn_sdpa *a, const void *qkv, const void *o, const void *dO, const float *stats,
-                        void *dqkv, void *workspace, cudaStream_t s, char *why, size_t why_len);
+CUDNN_SDPA_FN int cudnn_sdpa_forward(const cudnn_sdpa *a, const void *qkv, void *o, float *stats, void *workspace,
+                                     cudaStream_t s, char *why, size_t why_len);
+CUDNN_SDPA_FN int cudnn_sdpa_backward(const cudnn_sdpa *a, const void *qkv, const void *o, const void *dO,
+                                      const float *stats, void *dqkv, void *workspace, cudaStream_t s, char *why,
+                                      size_t why_len);
 
 #ifdef __cplusplus
 }

@@ -12,12 +12,12 @@
 
 struct cuda_ddp {
     ib_comm *comm;
-    float *grads;          /* device gradient block */
+    float *grads; /* device gradient block */
     cuda_bucketer bucket;
-    size_t started;        /* allreduces started this step */
-    size_t last;           /* ... and in the last finished step */
+    size_t started; /* allreduces started this step */
+    size_t last;    /* ... and in the last finished step */
     int failed;
-    ib_error err;          /* first failure, reported by flush/finish */
+    ib_error err; /* first failure, reported by flush/finish */
 };
 
 static int start_allreduce(void *user, size_t offset, size_t count)

@@ -23,24 +23,24 @@
 
 struct ib_dp {
     int nlocal;
-    ib_comm **comms;       /* [nlocal] */
-    cuda_ddp **ddp;        /* [nlocal] */
-    float **flag;          /* [nlocal] one device float each, for cuda_dp_agree */
-    float *flag_host;      /* [nlocal] pinned */
-    int *device;           /* [nlocal] */
-    cudaStream_t *stream;  /* [nlocal] the backends' compute streams */
+    ib_comm **comms;      /* [nlocal] */
+    cuda_ddp **ddp;       /* [nlocal] */
+    float **flag;         /* [nlocal] one device float each, for cuda_dp_agree */
+    float *flag_host;     /* [nlocal] pinned */
+    int *device;          /* [nlocal] */
+    cudaStream_t *stream; /* [nlocal] the backends' compute streams */
     /* The stop flag every host wait polls (comm_nccl_wait, and the init): FAILED_LOCAL when a rank
      * of this process failed (each rank then aborts its own comm as it sees the flag), FAILED_REMOTE when the watcher learnt that
      * another process died or failed (each rank aborts its own comm as it sees the flag). */
     volatile int failed;
     /* multi-process only */
-    liveness *live;        /* the connections to the other processes */
+    liveness *live; /* the connections to the other processes */
     pthread_t watcher;
-    int watching;          /* the watcher thread runs */
+    int watching; /* the watcher thread runs */
     volatile int stop_watching;
-    char remote_why[LIVENESS_CAUSE_MAX];   /* written by the watcher before FAILED_REMOTE */
-    int finished;          /* cuda_dp_finish said every rank of this process finished the run */
-    char finish_why[sizeof ((ib_error *)0)->msg];   /* else why it stops early, for the others */
+    char remote_why[LIVENESS_CAUSE_MAX];         /* written by the watcher before FAILED_REMOTE */
+    int finished;                                /* cuda_dp_finish said every rank of this process finished the run */
+    char finish_why[sizeof((ib_error *)0)->msg]; /* else why it stops early, for the others */
 };
 
 enum { FAILED_LOCAL = 1, FAILED_REMOTE = 2 };
@@ -72,7 +72,7 @@ static void stop_watcher(ib_dp *dp)
 {
     if (!dp->watching) return;
     __atomic_store_n(&dp->stop_watching, 1, __ATOMIC_RELEASE);
-    pthread_join(dp->watcher, NULL);   /* within one period */
+    pthread_join(dp->watcher, NULL); /* within one period */
     dp->watching = 0;
 }
 
@@ -131,10 +131,8 @@ static void say_farewell(ib_dp *dp)
 {
     if (!dp->live) return;
     stop_watcher(dp);
-    if (dp->finished && __atomic_load_n(&dp->failed, __ATOMIC_ACQUIRE) != FAILED_LOCAL)
-        liveness_goodbye(dp->live);
-    else
-        liveness_fail(dp->live, dp->finish_why[0] ? dp->finish_why : "it stopped before the end of the run");
+    if (dp->finished && __atomic_load_n(&dp->failed, __ATOMIC_ACQUIRE) != FAILED_LOCAL) liveness_goodbye(dp->live);
+    else liveness_fail(dp->live, dp->finish_why[0] ? dp->finish_why : "it stopped before the end of the run");
     liveness_close(dp->live);
     dp->live = NULL;
 }
@@ -168,8 +166,8 @@ static int share_id(const ib_dp_config *c, unsigned char id[CUDA_NCCL_ID_BYTES],
         if (comm_nccl_unique_id(id, err) || rendezvous_tcp_listen(c->port, &srv, err)) return -1;
         ib_info("rendezvous: waiting for %d other process%s on port %d\n", nproc - 1, nproc - 1 == 1 ? "" : "es",
                 srv.port);
-        int rc = liveness_serve(&srv, c->nlocal, c->world_size, nproc - 1, id, CUDA_NCCL_ID_BYTES, c->timeout_s, live,
-                                err);
+        int rc =
+            liveness_serve(&srv, c->nlocal, c->world_size, nproc - 1, id, CUDA_NCCL_ID_BYTES, c->timeout_s, live, err);
         rendezvous_tcp_close(&srv);
         return rc;
     }
@@ -199,8 +197,9 @@ int cuda_dp_create(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib
 {
     *out = NULL;
     if (c->nlocal < 1 || c->world_size < c->nlocal || c->world_size % c->nlocal || c->first_rank % c->nlocal)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "data parallel: %d ranks per process do not divide %d ranks (first %d)",
-                            c->nlocal, c->world_size, c->first_rank);
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "data parallel: %d ranks per process do not divide %d ranks (first %d)", c->nlocal,
+                            c->world_size, c->first_rank);
     if (!comm_nccl_available()) {
         ib_comm *none = NULL;
         return comm_nccl_create(c->nlocal, NULL, NULL, c->world_size, c->first_rank, NULL, NULL, &none, err);
@@ -270,14 +269,16 @@ int cuda_dp_step(ib_dp *dp, int i, ib_backend *b, float *loss, double *compute_e
 
 int cuda_dp_agree(ib_dp *dp, int i, int *value, ib_error *err)
 {
-    dp->flag_host[i] = (float)*value;   /* small integers are exact in a float */
+    dp->flag_host[i] = (float)*value; /* small integers are exact in a float */
     ib_comm *c = dp->comms[i];
     if (cuda_check(cudaSetDevice(dp->device[i]), "cudaSetDevice", err) ||
-        cuda_check(cudaMemcpyAsync(dp->flag[i], &dp->flag_host[i], sizeof(float), cudaMemcpyHostToDevice, dp->stream[i]),
-                   "cudaMemcpyAsync", err) ||
+        cuda_check(
+            cudaMemcpyAsync(dp->flag[i], &dp->flag_host[i], sizeof(float), cudaMemcpyHostToDevice, dp->stream[i]),
+            "cudaMemcpyAsync", err) ||
         c->broadcast(c, dp->flag[i], 1, 0, err) ||
-        cuda_check(cudaMemcpyAsync(&dp->flag_host[i], dp->flag[i], sizeof(float), cudaMemcpyDeviceToHost, dp->stream[i]),
-                   "cudaMemcpyAsync", err))
+        cuda_check(
+            cudaMemcpyAsync(&dp->flag_host[i], dp->flag[i], sizeof(float), cudaMemcpyDeviceToHost, dp->stream[i]),
+            "cudaMemcpyAsync", err))
         return fail(dp, i, err);
     if (dp_wait(dp, i, err)) return -1;
     *value = (int)dp->flag_host[i];

@@ -16,22 +16,22 @@
 
 typedef struct gemm_key {
     cuda_gemm_desc d;
-    unsigned alignA, alignB, alignC;   /* bytes, power of two <= 256, of our (row-major) operands */
-    unsigned alignBias;                /* the same of the epilogue's bias vector (0: no bias epilogue):
+    unsigned alignA, alignB, alignC; /* bytes, power of two <= 256, of our (row-major) operands */
+    unsigned alignBias;              /* the same of the epilogue's bias vector (0: no bias epilogue):
                                         * the heuristic chose for it (see entry_build) */
 } gemm_key;
 
 typedef struct gemm_entry {
     gemm_key key;
     cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t la, lb, lc;   /* cuBLASLt's A (our B), B (our A), C = D */
+    cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (our B), B (our A), C = D */
     cublasLtMatmulAlgo_t algo;
-    int fallback;                        /* 1: no cuBLASLt algorithm, run through cuBLAS */
+    int fallback; /* 1: no cuBLASLt algorithm, run through cuBLAS */
 } gemm_entry;
 
 struct cuda_gemm {
     cublasLtHandle_t handle;
-    cublasHandle_t blas;                 /* the fallback, created on first need */
+    cublasHandle_t blas; /* the fallback, created on first need */
     void *workspace;
     size_t workspace_bytes;
     gemm_entry *entries;
@@ -59,7 +59,8 @@ int cuda_gemm_create(cuda_gemm **out, size_t workspace_bytes, ib_error *err)
         return -1;
     }
     g->workspace_bytes = workspace_bytes;
-    if (workspace_bytes && cuda_check(cudaMalloc(&g->workspace, workspace_bytes), "cudaMalloc(cuBLASLt workspace)", err)) {
+    if (workspace_bytes &&
+        cuda_check(cudaMalloc(&g->workspace, workspace_bytes), "cudaMalloc(cuBLASLt workspace)", err)) {
         cublasLtDestroy(g->handle);
         free(g);
         return -1;
@@ -114,7 +115,7 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const float *bias, gemm_
     CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
     CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB));
     if (d->bias) {
-        const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;   /* bias[m] = our bias[N], fp32 like D */
+        const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS; /* bias[m] = our bias[N], fp32 like D */
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
         /* before the heuristic: cublasLt.h says it uses the pointer's value to know its alignment
          * (a NULL there, as the matmul's own pointer set only at launch left it, can pick an
@@ -131,7 +132,8 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const float *bias, gemm_
     uint32_t al_a = k->alignB, al_b = k->alignA, al_c = k->alignC;
     cublasLtMatmulHeuristicResult_t res;
     int found = 0;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublasStatus_t st =
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a);
     if (st == CUBLAS_STATUS_SUCCESS)
@@ -173,7 +175,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
                    cudaStream_t s, ib_error *err)
 {
     gemm_key k;
-    memset(&k, 0, sizeof k);   /* the key is compared with memcmp: copy fields, never padding */
+    memset(&k, 0, sizeof k); /* the key is compared with memcmp: copy fields, never padding */
     cuda_gemm_desc *d = &k.d;
     d->batch = in->batch, d->M = in->M, d->N = in->N, d->K = in->K, d->ab = in->ab, d->c = in->c;
     d->transA = in->transA, d->transB = in->transB, d->lda = in->lda, d->ldb = in->ldb, d->ldc = in->ldc;
@@ -208,15 +210,15 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         g->n++;
     }
     const float alpha = 1.0f, beta = d->accumulate ? 1.0f : 0.0f;
-    if (e->fallback) {   /* the same plan: cuBLAS's A = our B, its B = our A */
+    if (e->fallback) { /* the same plan: cuBLAS's A = our B, its B = our A */
         cuda_gemm_plan p;
         cuda_gemm_plan_make(d, &p);
         CUBLASLT_TRY(cublasSetStream(g->blas, s));
-        CUBLASLT_TRY(cublasGemmStridedBatchedEx(
-            g->blas, p.first.trans ? CUBLAS_OP_T : CUBLAS_OP_N, p.second.trans ? CUBLAS_OP_T : CUBLAS_OP_N, p.m, p.n,
-            p.k, &alpha, B, dtype_of(d->ab), p.first.ld, p.first.stride, A, dtype_of(d->ab), p.second.ld,
-            p.second.stride, &beta, C, dtype_of(d->c), p.out.ld, p.out.stride, p.batch, CUBLAS_COMPUTE_32F,
-            CUBLAS_GEMM_DEFAULT));
+        CUBLASLT_TRY(cublasGemmStridedBatchedEx(g->blas, p.first.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                                p.second.trans ? CUBLAS_OP_T : CUBLAS_OP_N, p.m, p.n, p.k, &alpha, B,
+                                                dtype_of(d->ab), p.first.ld, p.first.stride, A, dtype_of(d->ab),
+                                                p.second.ld, p.second.stride, &beta, C, dtype_of(d->c), p.out.ld,
+                                                p.out.stride, p.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return bias || late_bias ? add_bias_per_batch(d, C, bias ? bias : late_bias, s, err) : 0;
     }
     if (bias)
@@ -224,7 +226,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     /* cuBLASLt's A = our B, its B = our A; C and D are the same buffer */
     cublasStatus_t st = cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc,
                                        &e->algo, g->workspace, g->workspace_bytes, s);
-    if (st == CUBLAS_STATUS_NOT_SUPPORTED) {   /* the heuristic's pick refused at launch: use cuBLAS */
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) { /* the heuristic's pick refused at launch: use cuBLAS */
         if (!g->blas && cublaslt_check(cublasCreate(&g->blas), "cublasCreate", err)) return -1;
         e->fallback = 1;
         return cuda_gemm_exec(g, in, A, B, C, bias ? bias : late_bias, s, err);

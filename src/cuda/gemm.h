@@ -16,7 +16,7 @@
 
 #include "instbench/util.h"
 
-#include "cuda/gemm_plan.h"   /* cuda_gemm_desc */
+#include "cuda/gemm_plan.h" /* cuda_gemm_desc */
 
 typedef struct cuda_gemm cuda_gemm;
 

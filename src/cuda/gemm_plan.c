@@ -4,8 +4,8 @@
 void cuda_gemm_desc_defaults(cuda_gemm_desc *d)
 {
     if (d->batch < 1) d->batch = 1;
-    if (!d->lda) d->lda = d->transA ? d->M : d->K;   /* A stored M x K, or K x M when transA */
-    if (!d->ldb) d->ldb = d->transB ? d->K : d->N;   /* B stored K x N, or N x K when transB */
+    if (!d->lda) d->lda = d->transA ? d->M : d->K; /* A stored M x K, or K x M when transA */
+    if (!d->ldb) d->ldb = d->transB ? d->K : d->N; /* B stored K x N, or N x K when transB */
     if (!d->ldc) d->ldc = d->N;
     if (!d->strideA) d->strideA = (long long)d->M * d->K;
     if (!d->strideB) d->strideB = (long long)d->K * d->N;

@@ -9,11 +9,11 @@
 
 typedef struct cuda_gemm_desc {
     int batch, M, N, K;
-    int ab, c;                 /* IB_PREC_FP32 / IB_PREC_BF16 */
+    int ab, c; /* IB_PREC_FP32 / IB_PREC_BF16 */
     int transA, transB;
-    int lda, ldb, ldc;         /* row strides as stored, 0 = dense */
-    long long strideA, strideB, strideC;   /* batch strides in elements, 0 = dense */
-    int bias, accumulate;      /* bias: fp32 [N] added in the epilogue (C must be fp32) */
+    int lda, ldb, ldc;                   /* row strides as stored, 0 = dense */
+    long long strideA, strideB, strideC; /* batch strides in elements, 0 = dense */
+    int bias, accumulate;                /* bias: fp32 [N] added in the epilogue (C must be fp32) */
 } cuda_gemm_desc;
 
 /* One column-major operand as the BLAS sees it: stored rows x cols with leading dimension ld,
@@ -26,9 +26,9 @@ typedef struct cuda_blas_operand {
 
 typedef struct cuda_gemm_plan {
     int m, n, k, batch;
-    cuda_blas_operand first;    /* our B */
-    cuda_blas_operand second;   /* our A */
-    cuda_blas_operand out;      /* our C, never transposed */
+    cuda_blas_operand first;  /* our B */
+    cuda_blas_operand second; /* our A */
+    cuda_blas_operand out;    /* our C, never transposed */
 } cuda_gemm_plan;
 
 /* Fills the defaults of d in place (batch >= 1, dense ld and strides), then the plan. */

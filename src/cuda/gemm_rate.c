@@ -13,7 +13,7 @@
 
 typedef struct probe {
     cuda_gemm_desc d;
-    int reps;   /* how many times one step runs it (depth for the blocks' layers) */
+    int reps; /* how many times one step runs it (depth for the blocks' layers) */
 } probe;
 
 /* Operands filled with small non-zero values (zeros would let a GPU clock higher than on real
@@ -28,7 +28,7 @@ static int fill(void *dev, size_t elems, ib_precision dt, cudaStream_t s, ib_err
         if (dt == IB_PREC_BF16) {
             uint32_t u;
             memcpy(&u, &v, 4);
-            ((uint16_t *)h)[i] = (uint16_t)(u >> 16);   /* truncated: any small value will do */
+            ((uint16_t *)h)[i] = (uint16_t)(u >> 16); /* truncated: any small value will do */
         } else {
             ((float *)h)[i] = v;
         }
@@ -64,7 +64,8 @@ int cuda_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatil
         const int M = lin[i][0], o = lin[i][1], in = lin[i][2], reps = lin[i][3];
         /* y [M,o] = x [M,in] W^T (+ bias); dW [o,in] = dy^T x; dx [M,in] = dy W (vit.c's linear and
          * linear_backward_gemms) */
-        p[np++] = (probe){{.batch = 1, .M = M, .N = o, .K = in, .ab = dt, .c = IB_PREC_FP32, .transB = 1, .bias = 1}, reps};
+        p[np++] =
+            (probe){{.batch = 1, .M = M, .N = o, .K = in, .ab = dt, .c = IB_PREC_FP32, .transB = 1, .bias = 1}, reps};
         p[np++] = (probe){{.batch = 1, .M = o, .N = in, .K = M, .ab = dt, .c = IB_PREC_FP32, .transA = 1}, reps};
         if (lin[i][4]) p[np++] = (probe){{.batch = 1, .M = M, .N = in, .K = o, .ab = dt, .c = IB_PREC_FP32}, reps};
     }
@@ -114,6 +115,6 @@ done:
     cuda_gemm_destroy(g);
     if (s) cudaStreamSynchronize(s), cudaStreamDestroy(s);
     cudaFree(A), cudaFree(Bm), cudaFree(Cm), cudaFree(bias);
-    cudaGetLastError();   /* a failed allocation must not stay sticky for the run after it */
+    cudaGetLastError(); /* a failed allocation must not stay sticky for the run after it */
     return rc;
 }

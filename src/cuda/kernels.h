@@ -24,7 +24,8 @@ cudaError_t cuk_store_act(void *dst, ib_precision dt, const float *src, size_t n
 
 /* ---- patch_embed.cu ---- */
 /* images [B,C,S,S] -> patches act [B*N, C*P*P], columns ordered (c, ky, kx) like the conv weight. */
-cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt, cudaStream_t s);
+cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt,
+                         cudaStream_t s);
 /* x [B,T,D] = concat(cls [D], pe [B,N,D]) + pos [T,D]   (N = T-1). */
 cudaError_t cuk_tokens_forward(const float *pe, const float *cls, const float *pos, float *x, int B, int T, int D,
                                cudaStream_t s);
@@ -92,8 +93,8 @@ cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, ib_preci
 
 /* ---- crossentropy.cu (nn.CrossEntropyLoss(), mean over the batch) ---- */
 /* logits [B,C] -> dlogits [B,C] = (softmax - onehot)/B; row_loss [B] double; loss [1] float = mean. */
-cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits, double *row_loss,
-                             float *loss, int B, int C, cudaStream_t s);
+cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits, double *row_loss, float *loss,
+                             int B, int C, cudaStream_t s);
 
 /* ---- adam.cu (torch.optim.Adam / AdamW, single-tensor path; scalars as src/cpu/adam.c) ---- */
 typedef struct cuk_adam_scalars {

@@ -19,9 +19,9 @@
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/kernels.h"
 
-#define KTRY(call)                                              \
-    do {                                                        \
-        if (cuda_check((call), #call, err)) return -1;          \
+#define KTRY(call)                                     \
+    do {                                               \
+        if (cuda_check((call), #call, err)) return -1; \
     } while (0)
 
 /* The path the memory plan assumes: the one that will run (cuda_attention_choose decides it once,
@@ -30,7 +30,8 @@
 static int planned_path(const ib_train_config *cfg, size_t *cudnn_workspace)
 {
     const int asked = cuda_attention_asked(NULL);
-    if (cfg->precision != IB_PREC_BF16 || cfg->model.num_heads < 1 || asked == CUDA_ATT_UNFUSED) return CUDA_ATT_UNFUSED;
+    if (cfg->precision != IB_PREC_BF16 || cfg->model.num_heads < 1 || asked == CUDA_ATT_UNFUSED)
+        return CUDA_ATT_UNFUSED;
     cuda_attention_choice ch;
     cuda_attention_choose(cfg, &ch);
     if (cudnn_workspace) *cudnn_workspace = ch.cudnn_workspace;
@@ -45,10 +46,10 @@ static int plan_for(const ib_train_config *cfg, int path, size_t ws, model_plan 
      * T rounded up to 8 (unfused only: cuDNN keeps no T x T matrix) */
     if (model_plan_build(&cfg->model, cfg->batch_size, cfg->precision, cudnn ? 0 : 8, 256, p, err)) return -1;
     const size_t B = p->B, T = p->T, H = p->H, hd = p->hd, BH = B * H, Ts = p->Ts;
-    const int wide = 3 * p->D > p->F ? 3 * p->D : p->F, cd = p->C > p->D ? p->C : p->D;   /* widest column sum */
+    const int wide = 3 * p->D > p->F ? 3 * p->D : p->F, cd = p->C > p->D ? p->C : p->D; /* widest column sum */
     const size_t ln = cuk_layernorm_partial_floats(p->D), col = cuk_colsum_partial_floats(wide > cd ? wide : cd);
 #define EXT(name, dt, ...) model_plan_add(p, #name, dt, offsetof(cuda_vit, name), MODEL_DIMS(__VA_ARGS__))
-    if (path == CUDA_ATT_CUDNN) {   /* cuDNN's statistics: max + log(sum exp) per row */
+    if (path == CUDA_ATT_CUDNN) { /* cuDNN's statistics: max + log(sum exp) per row */
         EXT(lse, IB_PREC_FP32, (size_t)p->L, B, H, T);
     } else {
         EXT(heads_act, p->act, B, H, T, hd);
@@ -80,7 +81,7 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     v->cfg = *cfg;
     v->layout = layout;
     v->device = cfg->device;
-    if (cudaSetDevice(v->device) != cudaSuccess) cudaGetLastError();   /* reported below */
+    if (cudaSetDevice(v->device) != cudaSuccess) cudaGetLastError(); /* reported below */
     cuda_attention_choice ch;
     cuda_attention_choose(cfg, &ch);
     if (ch.refused) return ib_error_set(err, IB_EXIT_USAGE, "%s", ch.why);
@@ -97,7 +98,7 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
     cudaError_t e = cudaMalloc(&v->pool, bytes);
     if (e != cudaSuccess) {
         size_t fr = 0, tot = 0;
-        cudaGetLastError();   /* clear the sticky-free allocation error before asking */
+        cudaGetLastError(); /* clear the sticky-free allocation error before asking */
         cudaMemGetInfo(&fr, &tot);
         v->pool = NULL;
         ib_error_set(err, IB_EXIT_RUNTIME,
@@ -114,7 +115,7 @@ int cuda_vit_init(cuda_vit *v, const ib_train_config *cfg, const model_layout *l
         cuda_check(cudaMallocHost((void **)&v->loss_host, sizeof(float)), "cudaMallocHost", err) ||
         cuda_gemm_create(&v->gemm, (size_t)32 << 20, err))
         goto out;
-    if (v->attn_path == CUDA_ATT_CUDNN) {   /* the graphs the choice built and checked (cached) */
+    if (v->attn_path == CUDA_ATT_CUDNN) { /* the graphs the choice built and checked (cached) */
         const model_plan *pl = &v->plan;
         char why[512];
         v->sdpa = cudnn_sdpa_get(pl->B, pl->T, pl->H, pl->hd, 1.0f / sqrtf((float)pl->hd), ch.cudnn_deterministic, why,
@@ -196,22 +197,39 @@ static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error 
     const cudaStream_t s = v->stream;
     const float scale = 1.0f / sqrtf((float)hd);
     const long long tt = (long long)T * Ts, th = (long long)T * hd;
-    const size_t plane = (size_t)BT * D;   /* one of q, k, v in the split qkv */
+    const size_t plane = (size_t)BT * D; /* one of q, k, v in the split qkv */
     const size_t es = ib_precision_size(dt);
     KTRY(cuk_qkv_split(v->buf.big, k->qkv, dt, B, T, H, hd, s));
     const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;
     /* scores and softmax in fp32: in place in the saved P under fp32; under bf16 in the dP
      * scratch, with P saved as the bf16 copy the P v GEMM reads */
     float *S = dt == IB_PREC_BF16 ? v->dP : (float *)k->P;
-    {   /* S [B*H,T,T] fp32 = q k^T  (rows at stride Ts) */
-        const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = T, .K = hd, .ab = dt, .c = IB_PREC_FP32, .transB = 1,
-                                  .ldc = Ts, .strideA = th, .strideB = th, .strideC = tt};
+    { /* S [B*H,T,T] fp32 = q k^T  (rows at stride Ts) */
+        const cuda_gemm_desc d = {.batch = B * H,
+                                  .M = T,
+                                  .N = T,
+                                  .K = hd,
+                                  .ab = dt,
+                                  .c = IB_PREC_FP32,
+                                  .transB = 1,
+                                  .ldc = Ts,
+                                  .strideA = th,
+                                  .strideB = th,
+                                  .strideC = tt};
         if (cuda_gemm_exec(v->gemm, &d, q, kk, S, NULL, s, err)) return -1;
     }
     KTRY(cuk_softmax_forward(S, dt == IB_PREC_BF16 ? k->P : NULL, dt, (size_t)B * H * T, T, Ts, scale, s));
-    {   /* o [B*H,T,hd] act = P v */
-        const cuda_gemm_desc d = {.batch = B * H, .M = T, .N = hd, .K = T, .ab = dt, .c = dt, .lda = Ts,
-                                  .strideA = tt, .strideB = th, .strideC = th};
+    { /* o [B*H,T,hd] act = P v */
+        const cuda_gemm_desc d = {.batch = B * H,
+                                  .M = T,
+                                  .N = hd,
+                                  .K = T,
+                                  .ab = dt,
+                                  .c = dt,
+                                  .lda = Ts,
+                                  .strideA = tt,
+                                  .strideB = th,
+                                  .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, k->P, vv, v->heads_act, NULL, s, err)) return -1;
     }
     KTRY(cuk_heads_merge(v->heads_act, k->att, dt, B, T, H, hd, s));
@@ -233,7 +251,7 @@ static int forward_ops(cuda_vit *v, ib_error *err)
     KTRY(cudaSetDevice(v->device));
     const vit_config *c = &v->cfg.model;
     const model_plan *pl = &v->plan;
-    const model_layout *o = v->layout;   /* parameter offsets */
+    const model_layout *o = v->layout; /* parameter offsets */
     model_buffers *b = &v->buf;
     const int B = pl->B, T = pl->T, D = pl->D, H = pl->H, F = pl->F, BT = B * T, dt = pl->act;
     const cudaStream_t s = v->stream;
@@ -250,21 +268,21 @@ static int forward_ops(cuda_vit *v, ib_error *err)
         if (l == 0)
             KTRY(cuk_layernorm_forward(k->x_in, NULL, NULL, W + p->norm1_w, W + p->norm1_b, k->ln1, dt, k->mean1,
                                        k->rstd1, BT, D, D, s));
-        else   /* x_in = previous x_mid + previous fc2 output (still in f) */
-            KTRY(cuk_layernorm_forward(b->blk[l - 1].x_mid, b->f, k->x_in, W + p->norm1_w, W + p->norm1_b, k->ln1,
-                                       dt, k->mean1, k->rstd1, BT, D, D, s));
+        else /* x_in = previous x_mid + previous fc2 output (still in f) */
+            KTRY(cuk_layernorm_forward(b->blk[l - 1].x_mid, b->f, k->x_in, W + p->norm1_w, W + p->norm1_b, k->ln1, dt,
+                                       k->mean1, k->rstd1, BT, D, D, s));
         /* qkv [BT,3D] fp32 (+ bias) */
         if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, b->big, IB_PREC_FP32, BT, 3 * D, D, err)) return -1;
         if (v->attn_path == CUDA_ATT_CUDNN) {
             /* saved as bf16 [B,T,3,H,hd] as it lies (the point where autocast rounds it); att
              * [B,T,D] bf16 and the statistics out */
             KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
-            if (sdpa_call(v, cudnn_sdpa_forward(v->sdpa, k->qkv, k->att, v->lse + (size_t)l * B * H * T, v->sdpa_ws, s,
-                                                v->sdpa_why, sizeof v->sdpa_why),
+            if (sdpa_call(v,
+                          cudnn_sdpa_forward(v->sdpa, k->qkv, k->att, v->lse + (size_t)l * B * H * T, v->sdpa_ws, s,
+                                             v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;
-        } else if (attention_forward_unfused(v, k, err))
-            return -1;
+        } else if (attention_forward_unfused(v, k, err)) return -1;
         if (linear(v, k->att, p->proj_w, W + p->proj_b, b->f, IB_PREC_FP32, BT, D, D, err)) return -1;
         KTRY(cuk_layernorm_forward(k->x_in, b->f, k->x_mid, W + p->norm2_w, W + p->norm2_b, k->ln2, dt, k->mean2,
                                    k->rstd2, BT, D, D, s));
@@ -336,29 +354,64 @@ static int attention_backward(cuda_vit *v, int l, const model_block_acts *k, ib_
     const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;
     float *dq = v->dqkvh, *dk = dq + plane, *dv = dq + 2 * plane;
     const long long tt = (long long)T * Ts, th = (long long)T * hd;
-    KTRY(cuk_heads_split(v->buf.datt, v->heads_act, dt, B, T, H, hd, s));   /* dO [B,H,T,hd] */
-    {   /* dP [BH,T,T] = dO v^T  (rows at stride Ts) */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = T, .K = hd, .ab = dt, .c = IB_PREC_FP32, .transB = 1,
-                                  .ldc = Ts, .strideA = th, .strideB = th, .strideC = tt};
+    KTRY(cuk_heads_split(v->buf.datt, v->heads_act, dt, B, T, H, hd, s)); /* dO [B,H,T,hd] */
+    { /* dP [BH,T,T] = dO v^T  (rows at stride Ts) */
+        const cuda_gemm_desc d = {.batch = BH,
+                                  .M = T,
+                                  .N = T,
+                                  .K = hd,
+                                  .ab = dt,
+                                  .c = IB_PREC_FP32,
+                                  .transB = 1,
+                                  .ldc = Ts,
+                                  .strideA = th,
+                                  .strideB = th,
+                                  .strideC = tt};
         if (cuda_gemm_exec(v->gemm, &d, v->heads_act, vv, v->dP, NULL, s, err)) return -1;
     }
-    {   /* dv [BH,T,hd] = P^T dO  (P saved in the act dtype) */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = IB_PREC_FP32, .transA = 1,
-                                  .lda = Ts, .strideA = tt, .strideB = th, .strideC = th};
+    { /* dv [BH,T,hd] = P^T dO  (P saved in the act dtype) */
+        const cuda_gemm_desc d = {.batch = BH,
+                                  .M = T,
+                                  .N = hd,
+                                  .K = T,
+                                  .ab = dt,
+                                  .c = IB_PREC_FP32,
+                                  .transA = 1,
+                                  .lda = Ts,
+                                  .strideA = tt,
+                                  .strideB = th,
+                                  .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, k->P, v->heads_act, dv, NULL, s, err)) return -1;
     }
     /* dS = P * (dP - <P, dP>) * scale: in place in dP (P read back exactly from its act copy), and
      * cast to bf16 for the dq, dk GEMMs */
     KTRY(cuk_softmax_backward(k->P, v->dP, v->tt_act, dt, (size_t)BH * T, T, Ts, scale, s));
     const void *dS = dt == IB_PREC_BF16 ? v->tt_act : (const void *)v->dP;
-    {   /* dq = dS k */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = IB_PREC_FP32, .lda = Ts,
-                                  .strideA = tt, .strideB = th, .strideC = th};
+    { /* dq = dS k */
+        const cuda_gemm_desc d = {.batch = BH,
+                                  .M = T,
+                                  .N = hd,
+                                  .K = T,
+                                  .ab = dt,
+                                  .c = IB_PREC_FP32,
+                                  .lda = Ts,
+                                  .strideA = tt,
+                                  .strideB = th,
+                                  .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, dS, kk, dq, NULL, s, err)) return -1;
     }
-    {   /* dk = dS^T q */
-        const cuda_gemm_desc d = {.batch = BH, .M = T, .N = hd, .K = T, .ab = dt, .c = IB_PREC_FP32, .transA = 1,
-                                  .lda = Ts, .strideA = tt, .strideB = th, .strideC = th};
+    { /* dk = dS^T q */
+        const cuda_gemm_desc d = {.batch = BH,
+                                  .M = T,
+                                  .N = hd,
+                                  .K = T,
+                                  .ab = dt,
+                                  .c = IB_PREC_FP32,
+                                  .transA = 1,
+                                  .lda = Ts,
+                                  .strideA = tt,
+                                  .strideB = th,
+                                  .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, dS, q, dk, NULL, s, err)) return -1;
     }
     KTRY(cuk_qkv_merge(v->dqkvh, v->buf.big, B, T, H, hd, s));
@@ -370,7 +423,7 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
     KTRY(cudaSetDevice(v->device));
     const vit_config *c = &v->cfg.model;
     const model_plan *pl = &v->plan;
-    const model_layout *o = v->layout;   /* parameter offsets */
+    const model_layout *o = v->layout; /* parameter offsets */
     model_buffers *b = &v->buf;
     const int B = pl->B, T = pl->T, D = pl->D, F = pl->F, BT = B * T, L = pl->L, dt = pl->act;
     const cudaStream_t s = v->stream;
@@ -402,8 +455,9 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
         if (v->attn_path == CUDA_ATT_CUDNN) {
             /* dq, dk, dv bf16 into big_act in the qkv layout: the qkv Linear's dy as its GEMMs read
              * it; its bias gradient sums those bf16 values (as PyTorch's, after SDPA's backward) */
-            if (sdpa_call(v, cudnn_sdpa_backward(v->sdpa, k->qkv, k->att, b->datt, v->lse + (size_t)l * pl->B * pl->H * T,
-                                                 b->big_act, v->sdpa_ws, s, v->sdpa_why, sizeof v->sdpa_why),
+            if (sdpa_call(v,
+                          cudnn_sdpa_backward(v->sdpa, k->qkv, k->att, b->datt, v->lse + (size_t)l * pl->B * pl->H * T,
+                                              b->big_act, v->sdpa_ws, s, v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;
             KTRY(cuk_bias_backward_act(b->big_act, dt, G + p->qkv_b, BT, 3 * D, v->partial, s));

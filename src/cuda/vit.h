@@ -17,35 +17,35 @@
 
 typedef struct cuda_vit {
     ib_train_config cfg;
-    const model_layout *layout;          /* parameter offsets by role (layout->blk[l].qkv_w, ...) */
-    model_plan plan;                     /* dimensions (B, T, Ts = T rounded up to 8, ...) and places */
-    model_buffers buf;                   /* the buffers both backends have: device pointers into pool
+    const model_layout *layout; /* parameter offsets by role (layout->blk[l].qkv_w, ...) */
+    model_plan plan;            /* dimensions (B, T, Ts = T rounded up to 8, ...) and places */
+    model_buffers buf;          /* the buffers both backends have: device pointers into pool
                                           * (blk[l].qkv: cuDNN attention: the qkv GEMM's output
                                           * [B,T,3,H,hd] in bf16; unfused: q, k, v split by head,
                                           * [3][B,H,T,hd]; blk[l].P only unfused) */
     int device;
     cudaStream_t stream;
     cuda_gemm *gemm;
-    void *pool;                          /* the one device allocation, plan.bytes */
+    void *pool; /* the one device allocation, plan.bytes */
     int step;
     int have_inputs;
-    int attn_path;                       /* CUDA_ATT_* (cuda/attention_path.h), chosen at init */
+    int attn_path; /* CUDA_ATT_* (cuda/attention_path.h), chosen at init */
     /* cuDNN attention's (cuda/cudnn_sdpa.h): the shape's graphs, their workspace (beside the pool),
      * and the reason of a failed call */
     struct cudnn_sdpa *sdpa;
     void *sdpa_ws;
     char sdpa_why[512];
     /* the CUDA backend's own plan entries: scratch shared by all blocks (unfused attention) */
-    void *heads_act;                     /* act [B,H,T,hd]: o in forward, dO in backward */
-    void *tt_act;                        /* act [B*H,T,Ts]: dS cast for its GEMMs (bf16 only) */
-    float *dP;                           /* [B*H,T,Ts] fp32: the scores S in forward (bf16), dP/dS in backward */
-    float *dqkvh;                        /* [3][B,H,T,hd] */
+    void *heads_act; /* act [B,H,T,hd]: o in forward, dO in backward */
+    void *tt_act;    /* act [B*H,T,Ts]: dS cast for its GEMMs (bf16 only) */
+    float *dP;       /* [B*H,T,Ts] fp32: the scores S in forward (bf16), dP/dS in backward */
+    float *dqkvh;    /* [3][B,H,T,hd] */
     /* cuDNN attention's */
-    float *lse;                          /* [L][B,H,T] each block's row log-sum-exps (saved) */
-    float *partial;                      /* column-reduction partial sums */
-    double *row_loss;                    /* [B] */
-    float *loss_dev;                     /* [1] */
-    float *loss_host;                    /* pinned [1] */
+    float *lse;       /* [L][B,H,T] each block's row log-sum-exps (saved) */
+    float *partial;   /* column-reduction partial sums */
+    double *row_loss; /* [B] */
+    float *loss_dev;  /* [1] */
+    float *loss_host; /* pinned [1] */
     cudaEvent_t loss_ready;
     /* inputs from pinned memory (backend_cuda.c set_inputs): copied on copy_stream once the
      * compute stream has done with the previous batch (inputs_free), the step waiting for the

@@ -11,8 +11,8 @@ void model_cli_init(model_cli *m, const char *default_preset)
     snprintf(m->preset, sizeof m->preset, "%s", default_preset ? default_preset : "vit_base_patch16_224");
 }
 
-static const char *const int_flags[] = {"--image-size", "--patch-size", "--embed-dim", "--depth", "--heads",
-                                        "--classes"};
+static const char *const int_flags[] = {"--image-size", "--patch-size", "--embed-dim",
+                                        "--depth",      "--heads",      "--classes"};
 
 static int is_flag(const char *flag)
 {

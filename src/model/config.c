@@ -57,8 +57,7 @@ int model_validate(const vit_config *c, ib_error *err)
     if (c->depth < 1 || c->depth > MAX_DEPTH)
         return ib_error_set(err, IB_EXIT_USAGE, "depth %d out of range [1, %d]", c->depth, MAX_DEPTH);
     if (c->num_heads < 1 || c->num_heads > c->embed_dim)
-        return ib_error_set(err, IB_EXIT_USAGE, "heads %d out of range [1, embed dim %d]", c->num_heads,
-                            c->embed_dim);
+        return ib_error_set(err, IB_EXIT_USAGE, "heads %d out of range [1, embed dim %d]", c->num_heads, c->embed_dim);
     if (c->embed_dim % c->num_heads)
         return ib_error_set(err, IB_EXIT_USAGE, "embed dim %d is not divisible by heads %d", c->embed_dim,
                             c->num_heads);

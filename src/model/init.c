@@ -5,9 +5,11 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct rng { uint64_t s; } rng;
+typedef struct rng {
+    uint64_t s;
+} rng;
 
-static uint64_t rng_next(rng *r)   /* splitmix64 */
+static uint64_t rng_next(rng *r) /* splitmix64 */
 {
     uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -17,7 +19,7 @@ static uint64_t rng_next(rng *r)   /* splitmix64 */
 
 static double rng_uniform(rng *r) { return ((rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
 
-static double rng_normal(rng *r)   /* Box-Muller */
+static double rng_normal(rng *r) /* Box-Muller */
 {
     double u = rng_uniform(r), v = rng_uniform(r);
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
@@ -55,9 +57,9 @@ void model_init_params(const vit_config *c, const model_layout *l, float *params
             for (size_t j = 0; j < t->numel; j++) p[j] = (float)((2.0 * rng_uniform(&r) - 1.0) * conv_bound);
         } else if (strstr(t->name, "norm") && ends_with(t->name, ".weight")) {
             for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;
-        } else if (ends_with(t->name, ".weight")) {   /* every Linear */
+        } else if (ends_with(t->name, ".weight")) { /* every Linear */
             fill_trunc_normal(&r, p, t->numel, 0.02);
-        } else {                                      /* Linear and LayerNorm biases */
+        } else { /* Linear and LayerNorm biases */
             memset(p, 0, t->numel * sizeof *p);
         }
     }

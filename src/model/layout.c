@@ -37,7 +37,7 @@ int model_layout_build(const vit_config *c, model_layout *out, ib_error *err)
     }
     out->cls = add(out, "cls_token", 3, 1, 1, D, 0);
     out->pos = add(out, "pos_embed", 3, 1, T, D, 0);
-    out->patch_w = add(out, "patch_embed.proj.weight", 4, D, c->in_chans, P, P);   /* conv weight [D, C, P, P] */
+    out->patch_w = add(out, "patch_embed.proj.weight", 4, D, c->in_chans, P, P); /* conv weight [D, C, P, P] */
     out->patch_b = add(out, "patch_embed.proj.bias", 1, D, 0, 0, 0);
     char n[64];
     for (int i = 0; i < c->depth; i++) {
@@ -45,7 +45,7 @@ int model_layout_build(const vit_config *c, model_layout *out, ib_error *err)
 #define B(suffix, ...) (snprintf(n, sizeof n, "blocks.%d." suffix, i), add(out, n, __VA_ARGS__))
         b->norm1_w = B("norm1.weight", 1, D, 0, 0, 0);
         b->norm1_b = B("norm1.bias", 1, D, 0, 0, 0);
-        b->qkv_w = B("attn.qkv.weight", 2, 3 * D, D, 0, 0);   /* Linear weights are [out, in] */
+        b->qkv_w = B("attn.qkv.weight", 2, 3 * D, D, 0, 0); /* Linear weights are [out, in] */
         b->qkv_b = B("attn.qkv.bias", 1, 3 * D, 0, 0, 0);
         b->proj_w = B("attn.proj.weight", 2, D, D, 0, 0);
         b->proj_b = B("attn.proj.bias", 1, D, 0, 0, 0);
@@ -90,7 +90,7 @@ int model_grad_range_count(const vit_config *c) { return c->depth + 2; }
 void model_grad_range(const model_layout *l, const vit_config *c, int i, size_t *offset, size_t *count)
 {
     /* 4 embedding tensors, then 12 per block, then norm.weight/bias and head.weight/bias. */
-    size_t first, last;   /* tensor indices, inclusive */
+    size_t first, last; /* tensor indices, inclusive */
     if (i == 0) {
         first = 4 + 12 * (size_t)c->depth;
         last = first + 3;

@@ -11,7 +11,7 @@ size_t model_dtype_size(int dtype)
     case IB_PREC_BF16: return 2;
     case MODEL_DT_F64: return 8;
     case MODEL_DT_BYTE: return 1;
-    default: return 4;   /* IB_PREC_FP32, MODEL_DT_I32 */
+    default: return 4; /* IB_PREC_FP32, MODEL_DT_I32 */
     }
 }
 
@@ -91,7 +91,8 @@ int model_plan_build(const vit_config *c, int batch, ib_precision prec, int tt_a
     BUF(lnf, act, B, D), BUF(logits, f32, B, p->C), BUF(dlogits, f32, B, p->C), BUF(dlogits_act, act, B, p->C);
     BUF(dlnf, f32, B, D);
     const size_t wide = 3 * D > F ? 3 * D : F;
-    BUF(big, f32, BT, wide), BUF(big_act, act, BT, wide), BUF(f, f32, BT, D), BUF(dx, f32, BT, D), BUF(datt, act, BT, D);
+    BUF(big, f32, BT, wide), BUF(big_act, act, BT, wide), BUF(f, f32, BT, D), BUF(dx, f32, BT, D),
+        BUF(datt, act, BT, D);
 #undef BUF
     return 0;
 }
@@ -103,10 +104,11 @@ int model_plan_carve(const model_plan *p, void *base, model_buffers *buf, void *
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory (buffer plan)");
     for (size_t i = 0; i < p->count; i++) {
         const model_plan_entry *e = &p->entries[i];
-        char *at = e->block == MODEL_AT_EXT ? (char *)ext : e->block == MODEL_AT_BUFFERS ? (char *)buf
-                                                                                           : (char *)&buf->blk[e->block];
+        char *at = e->block == MODEL_AT_EXT       ? (char *)ext
+                   : e->block == MODEL_AT_BUFFERS ? (char *)buf
+                                                  : (char *)&buf->blk[e->block];
         void *addr = (char *)base + e->offset;
-        memcpy(at + e->field, &addr, sizeof addr);   /* the field is a typed pointer: same representation */
+        memcpy(at + e->field, &addr, sizeof addr); /* the field is a typed pointer: same representation */
     }
     return 0;
 }

@@ -21,15 +21,9 @@ static const struct {
     [ST_F64] = {"F64", 8},
 };
 
-const char *safetensors_dtype_name(st_dtype d)
-{
-    return (unsigned)d < ST_DTYPE_COUNT ? dtype_info[d].name : "?";
-}
+const char *safetensors_dtype_name(st_dtype d) { return (unsigned)d < ST_DTYPE_COUNT ? dtype_info[d].name : "?"; }
 
-size_t safetensors_dtype_size(st_dtype d)
-{
-    return (unsigned)d < ST_DTYPE_COUNT ? dtype_info[d].size : 0;
-}
+size_t safetensors_dtype_size(st_dtype d) { return (unsigned)d < ST_DTYPE_COUNT ? dtype_info[d].size : 0; }
 
 int safetensors_dtype_parse(const char *s, st_dtype *out)
 {
@@ -77,26 +71,20 @@ static int cmp_index_name(const void *a, const void *b)
     return strcmp(sort_base[*(const size_t *)a].name, sort_base[*(const size_t *)b].name);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int parse_metadata(const cJSON *meta, st_file *f, ib_error *err)
 {
-    if (!cJSON_IsObject(meta))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: __metadata__ is not an object");
+    if (!cJSON_IsObject(meta)) return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: __metadata__ is not an object");
     size_t n = (size_t)cJSON_GetArraySize(meta);
     f->meta_keys = calloc(n ? n : 1, sizeof *f->meta_keys);
     f->meta_values = calloc(n ? n : 1, sizeof *f->meta_values);
-    if (!f->meta_keys || !f->meta_values)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: out of memory");
+    if (!f->meta_keys || !f->meta_values) return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: out of memory");
     const cJSON *e;
     cJSON_ArrayForEach(e, meta)
     {
         if (!cJSON_IsString(e) || !e->valuestring)
-            return ib_error_set(err, IB_EXIT_RUNTIME,
-                                "safetensors: __metadata__ value of '%.100s' is not a string",
+            return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: __metadata__ value of '%.100s' is not a string",
                                 e->string ? e->string : "");
         f->meta_keys[f->meta_count] = util_strdup(e->string ? e->string : "");
         f->meta_values[f->meta_count] = util_strdup(e->valuestring);
@@ -111,8 +99,7 @@ static int parse_metadata(const cJSON *meta, st_file *f, ib_error *err)
         qsort(keys, n, sizeof *keys, cmp_str);
         for (size_t i = 1; i < n; i++)
             if (!strcmp(keys[i - 1], keys[i])) {
-                ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: duplicate __metadata__ key '%.100s'",
-                             keys[i]);
+                ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: duplicate __metadata__ key '%.100s'", keys[i]);
                 free(keys);
                 return -1;
             }
@@ -122,8 +109,7 @@ static int parse_metadata(const cJSON *meta, st_file *f, ib_error *err)
 }
 
 /* One header entry: {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}. */
-static int parse_entry(const cJSON *e, const unsigned char *data, uint64_t data_len, st_tensor *t,
-                       ib_error *err)
+static int parse_entry(const cJSON *e, const unsigned char *data, uint64_t data_len, st_tensor *t, ib_error *err)
 {
     const char *name = e->string ? e->string : "";
     if (!*name) return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: empty tensor name");
@@ -133,24 +119,22 @@ static int parse_entry(const cJSON *e, const unsigned char *data, uint64_t data_
     cJSON_ArrayForEach(k, e)
     {
         const char *key = k->string ? k->string : "";
-        const cJSON **slot = !strcmp(key, "dtype") ? &dt : !strcmp(key, "shape") ? &sh
-                             : !strcmp(key, "data_offsets") ? &off : NULL;
+        const cJSON **slot = !strcmp(key, "dtype")          ? &dt
+                             : !strcmp(key, "shape")        ? &sh
+                             : !strcmp(key, "data_offsets") ? &off
+                                                            : NULL;
         if (!slot)
-            return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' has unknown field '%.40s'",
-                                name, key);
-        if (*slot)
-            return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' repeats field '%s'", name, key);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' has unknown field '%.40s'", name, key);
+        if (*slot) return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' repeats field '%s'", name, key);
         *slot = k;
     }
     if (!dt || !sh || !off)
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "safetensors: '%.100s' lacks dtype, shape or data_offsets", name);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' lacks dtype, shape or data_offsets", name);
     if (!cJSON_IsString(dt) || safetensors_dtype_parse(dt->valuestring, &t->dtype))
         return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' has an unknown dtype", name);
     if (!cJSON_IsArray(sh) || cJSON_GetArraySize(sh) > ST_MAX_DIMS)
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "safetensors: '%.100s' shape is not an array of at most %d dims", name,
-                            ST_MAX_DIMS);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' shape is not an array of at most %d dims",
+                            name, ST_MAX_DIMS);
     uint64_t numel = 1, esize = safetensors_dtype_size(t->dtype);
     int zero = 0;
     t->ndim = 0;
@@ -159,8 +143,8 @@ static int parse_entry(const cJSON *e, const unsigned char *data, uint64_t data_
     {
         uint64_t v;
         if (json_to_u64(d, &v))
-            return ib_error_set(err, IB_EXIT_RUNTIME,
-                                "safetensors: '%.100s' shape has a non-integer or negative dim", name);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' shape has a non-integer or negative dim",
+                                name);
         t->shape[t->ndim++] = (int64_t)v;
         zero |= v == 0;
     }
@@ -174,22 +158,19 @@ static int parse_entry(const cJSON *e, const unsigned char *data, uint64_t data_
     }
     if (zero) numel = 0;
     if (numel > data_len / esize)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' shape is larger than the file",
-                            name);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' shape is larger than the file", name);
     uint64_t begin, end;
-    if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2 ||
-        json_to_u64(cJSON_GetArrayItem(off, 0), &begin) || json_to_u64(cJSON_GetArrayItem(off, 1), &end))
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "safetensors: '%.100s' data_offsets is not two non-negative integers", name);
+    if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2 || json_to_u64(cJSON_GetArrayItem(off, 0), &begin) ||
+        json_to_u64(cJSON_GetArrayItem(off, 1), &end))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' data_offsets is not two non-negative integers",
+                            name);
     if (begin > end || end > data_len)
         return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "safetensors: '%.100s' data_offsets [%llu, %llu] outside the %llu data bytes",
-                            name, (unsigned long long)begin, (unsigned long long)end,
-                            (unsigned long long)data_len);
+                            "safetensors: '%.100s' data_offsets [%llu, %llu] outside the %llu data bytes", name,
+                            (unsigned long long)begin, (unsigned long long)end, (unsigned long long)data_len);
     if (end - begin != numel * esize)
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "safetensors: '%.100s' has %llu bytes but shape x %s needs %llu", name,
-                            (unsigned long long)(end - begin), safetensors_dtype_name(t->dtype),
+        return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' has %llu bytes but shape x %s needs %llu",
+                            name, (unsigned long long)(end - begin), safetensors_dtype_name(t->dtype),
                             (unsigned long long)(numel * esize));
     t->numel = (size_t)numel;
     t->nbytes = (size_t)(end - begin);
@@ -212,8 +193,7 @@ static int parse_owned(unsigned char *buf, size_t len, st_file *f, ib_error *err
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | buf[i];
     if (hlen < 2 || hlen > ST_MAX_HEADER_BYTES || hlen > len - 8) {
-        ib_error_set(err, IB_EXIT_RUNTIME,
-                     "safetensors: header length %llu is not sane for a %zu-byte file",
+        ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: header length %llu is not sane for a %zu-byte file",
                      (unsigned long long)hlen, len);
         safetensors_free(f);
         return -1;
@@ -234,7 +214,7 @@ static int parse_owned(unsigned char *buf, size_t len, st_file *f, ib_error *err
                      end ? (long long)(end - hdr) : -1LL);
         goto done;
     }
-    for (const char *p = end; p && p < hdr + hlen; p++)   /* only padding may follow the object */
+    for (const char *p = end; p && p < hdr + hlen; p++) /* only padding may follow the object */
         if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
             ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: junk after the JSON header");
             goto done;
@@ -265,8 +245,8 @@ static int parse_owned(unsigned char *buf, size_t len, st_file *f, ib_error *err
     for (size_t i = 0; i < f->count; i++) {
         const st_tensor *t = &f->tensors[i];
         if (t->data != expect) {
-            ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' %s the previous tensor's data",
-                         t->name, t->data < expect ? "overlaps" : "leaves a hole after");
+            ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' %s the previous tensor's data", t->name,
+                         t->data < expect ? "overlaps" : "leaves a hole after");
             goto done;
         }
         expect += t->nbytes;
@@ -370,7 +350,7 @@ static float f16_to_f32(uint16_t h)
 {
     int sign = h >> 15, exp = (h >> 10) & 31, man = h & 1023;
     float v;
-    if (exp == 0) v = ldexpf((float)man, -24);                  /* zero / subnormal */
+    if (exp == 0) v = ldexpf((float)man, -24); /* zero / subnormal */
     else if (exp == 31) v = man ? NAN : INFINITY;
     else v = ldexpf((float)(man | 1024), exp - 25);
     return sign ? -v : v;
@@ -386,7 +366,7 @@ int safetensors_tensor_to_f32(const st_tensor *t, float *out, ib_error *err)
             memcpy(&out[i], &u, 4);
         }
         return 0;
-    case ST_BF16:   /* bf16 is the top half of an fp32 */
+    case ST_BF16: /* bf16 is the top half of an fp32 */
         for (size_t i = 0; i < t->numel; i++) {
             uint32_t u = (uint32_t)load_le(p + 2 * i, 2) << 16;
             memcpy(&out[i], &u, 4);
@@ -404,8 +384,8 @@ int safetensors_tensor_to_f32(const st_tensor *t, float *out, ib_error *err)
         }
         return 0;
     default:
-        return ib_error_set(err, IB_EXIT_RUNTIME, "tensor '%s' is %s, not a floating-point dtype",
-                            t->name, safetensors_dtype_name(t->dtype));
+        return ib_error_set(err, IB_EXIT_RUNTIME, "tensor '%s' is %s, not a floating-point dtype", t->name,
+                            safetensors_dtype_name(t->dtype));
     }
 }
 
@@ -414,15 +394,22 @@ int safetensors_tensor_to_i64(const st_tensor *t, int64_t *out, ib_error *err)
     size_t es = safetensors_dtype_size(t->dtype);
     int is_signed;
     switch (t->dtype) {
-    case ST_I8: case ST_I16: case ST_I32: case ST_I64: is_signed = 1; break;
-    case ST_BOOL: case ST_U8: case ST_U16: case ST_U32: case ST_U64: is_signed = 0; break;
+    case ST_I8:
+    case ST_I16:
+    case ST_I32:
+    case ST_I64: is_signed = 1; break;
+    case ST_BOOL:
+    case ST_U8:
+    case ST_U16:
+    case ST_U32:
+    case ST_U64: is_signed = 0; break;
     default:
         return ib_error_set(err, IB_EXIT_RUNTIME, "tensor '%s' is %s, not an integer dtype", t->name,
                             safetensors_dtype_name(t->dtype));
     }
     for (size_t i = 0; i < t->numel; i++) {
         uint64_t u = load_le(t->data + es * i, es);
-        if (is_signed && es < 8 && (u >> (8 * es - 1)) & 1) u |= ~0ull << (8 * es);   /* sign-extend */
+        if (is_signed && es < 8 && (u >> (8 * es - 1)) & 1) u |= ~0ull << (8 * es); /* sign-extend */
         if (!is_signed && u > (uint64_t)INT64_MAX)
             return ib_error_set(err, IB_EXIT_RUNTIME, "tensor '%s' has a value beyond int64", t->name);
         out[i] = (int64_t)u;

@@ -35,13 +35,26 @@
 
 #include "instbench/output.h"
 
-enum { W = 1300, H = 660, ML = 90, MR = 470, MT = 76, MB = 70, KEY_MAX = 34, KEY_LINE = 15, MAX_TICKS = 64, RAY_SAMPLES = 48 };
-#define CHAR_EM 0.62       /* estimated advance per character, in font sizes */
+enum {
+    W = 1300,
+    H = 660,
+    ML = 90,
+    MR = 470,
+    MT = 76,
+    MB = 70,
+    KEY_MAX = 34,
+    KEY_LINE = 15,
+    MAX_TICKS = 64,
+    RAY_SAMPLES = 48
+};
+#define CHAR_EM 0.62 /* estimated advance per character, in font sizes */
 #define CHAR_EM_BOLD 0.7
-#define ASCENT 1.0         /* box above the baseline, in font sizes */
-#define DESCENT 0.3        /* box below the baseline */
+#define ASCENT 1.0  /* box above the baseline, in font sizes */
+#define DESCENT 0.3 /* box below the baseline */
 
-typedef struct box { double x0, y0, x1, y1; } box;
+typedef struct box {
+    double x0, y0, x1, y1;
+} box;
 
 typedef struct boxes {
     box *b;
@@ -132,8 +145,8 @@ static void put_text(FILE *f, double x, double y, double fs, anchor a, const cha
 }
 
 /* A fixed text: trimmed to end by X_MAX (start anchor), always drawn, its box recorded. */
-static int fixed_text(FILE *f, boxes *placed, double x, double y, double fs, int bold, double x_max,
-                      const char *attrs, const char *s)
+static int fixed_text(FILE *f, boxes *placed, double x, double y, double fs, int bold, double x_max, const char *attrs,
+                      const char *s)
 {
     size_t max = (size_t)fmax(4, floor((x_max - x) / ((bold ? CHAR_EM_BOLD : CHAR_EM) * fs)));
     char *t = fit_text(s, max);
@@ -148,11 +161,11 @@ static int fixed_text(FILE *f, boxes *placed, double x, double y, double fs, int
 
 typedef struct axis {
     int log;
-    double lo, hi;             /* data range shown */
-    double p0, p1;             /* pixels of lo and hi */
+    double lo, hi; /* data range shown */
+    double p0, p1; /* pixels of lo and hi */
     double ticks[MAX_TICKS];
     int n_ticks;
-    int prec;                  /* significant digits of the tick labels */
+    int prec; /* significant digits of the tick labels */
 } axis;
 
 static double axis_px(const axis *a, double v)
@@ -180,7 +193,7 @@ static void axis_fit(axis *a, const double *v, size_t n, double p0, double p1)
     for (size_t i = 0; i < n; i++)
         if (isfinite(v[i])) mn = fmin(mn, v[i]), mx = fmax(mx, v[i]);
     *a = (axis){.p0 = p0, .p1 = p1, .prec = 6};
-    if (!(mn <= mx)) mn = 0, mx = 1;  /* no values: a plain 0..1 */
+    if (!(mn <= mx)) mn = 0, mx = 1; /* no values: a plain 0..1 */
     if (mn > 0 && mx / mn > 10 && isfinite(mx / mn)) {
         double l0 = log10(mn), l1 = log10(mx), m = 0.05 * (l1 - l0);
         a->log = 1;
@@ -232,8 +245,7 @@ static void fmt_tick(char *buf, size_t n, double v, int prec)
 /* One axis's group: per tick its grid line across the plot box [px0, px1] x [py0, py1] and its
  * label (x: centred under the box; y: right-aligned left of it), the label dropped, its line kept,
  * when it would collide with a text already placed.  -1: out of memory. */
-static int draw_ticks(FILE *f, const axis *a, int x_axis, double px0, double px1, double py0, double py1,
-                      boxes *placed)
+static int draw_ticks(FILE *f, const axis *a, int x_axis, double px0, double px1, double py0, double py1, boxes *placed)
 {
     char t[48];
     fprintf(f, "<g class=\"%s\" data-scale=\"%s\">\n", x_axis ? "x-axis" : "y-axis", a->log ? "log" : "linear");
@@ -261,22 +273,19 @@ static int cmp_x(const void *a, const void *b)
     return (p->x > q->x) - (p->x < q->x);
 }
 
-static int finite_point(const output_point *q)
-{
-    return isfinite(q->x) && isfinite(q->y);
-}
+static int finite_point(const output_point *q) { return isfinite(q->x) && isfinite(q->y); }
 
 /* Guide rays, clipped to the plot box (px0..px1 x py0..py1): y = k x is increasing, so the part
  * shown is x in [max(xlo, ylo / k), min(xhi, yhi / k)].  0, or -1 out of memory. */
-static int draw_rays(FILE *f, const output_plot *p, const axis *ax, const axis *ay, double px0, double py0,
-                     double px1, double py1, boxes *placed, const boxes *markers)
+static int draw_rays(FILE *f, const output_plot *p, const axis *ax, const axis *ay, double px0, double py0, double px1,
+                     double py1, boxes *placed, const boxes *markers)
 {
     for (size_t i = 0; i < p->n_rays; i++) {
         double k = p->rays[i].slope;
         if (!(isfinite(k) && k > 0)) continue;
         double xa = fmax(ax->lo, ay->lo / k), xb = fmin(ax->hi, ay->hi / k);
         if (!(xa < xb) || (ax->log && xa <= 0)) continue;
-        axis sx = *ax;                                /* the x axis restricted to [xa, xb] */
+        axis sx = *ax; /* the x axis restricted to [xa, xb] */
         sx.lo = xa, sx.hi = xb;
         int ns = ax->log == ay->log ? 2 : RAY_SAMPLES;
         fputs("<path class=\"iso\" fill=\"none\" stroke=\"#9ab\" stroke-dasharray=\"5,4\" d=\"", f);
@@ -308,8 +317,8 @@ static int draw_rays(FILE *f, const output_plot *p, const axis *ax, const axis *
 
 /* Each point's tag: the first candidate place around its marker, at growing distance, that is
  * inside the plot box and free of texts and markers.  0, or -1 out of memory. */
-static int draw_tags(FILE *f, const output_plot *p, const axis *ax, const axis *ay, double px0, double py0,
-                     double px1, double py1, boxes *placed, const boxes *markers)
+static int draw_tags(FILE *f, const output_plot *p, const axis *ax, const axis *ay, double px0, double py0, double px1,
+                     double py1, boxes *placed, const boxes *markers)
 {
     size_t np = p->n_points;
     for (size_t i = 0; i < np; i++) {
@@ -322,9 +331,9 @@ static int draw_tags(FILE *f, const output_plot *p, const axis *ax, const axis *
         /* (anchor, dx, baseline dy) at distance d from the marker */
         for (int c = 0; c < 8 * 4; c++) {
             double d = 2 + 10 * (c / 8), a = r + d;
-            double cand[8][3] = {{A_START, a, 0.35 * fs},           {A_END, -a, 0.35 * fs},
-                                 {A_START, a * 0.7, -a * 0.7},      {A_START, a * 0.7, a * 0.7 + ASCENT * fs},
-                                 {A_END, -a * 0.7, -a * 0.7},       {A_END, -a * 0.7, a * 0.7 + ASCENT * fs},
+            double cand[8][3] = {{A_START, a, 0.35 * fs},          {A_END, -a, 0.35 * fs},
+                                 {A_START, a * 0.7, -a * 0.7},     {A_START, a * 0.7, a * 0.7 + ASCENT * fs},
+                                 {A_END, -a * 0.7, -a * 0.7},      {A_END, -a * 0.7, a * 0.7 + ASCENT * fs},
                                  {A_MIDDLE, 0, -a - DESCENT * fs}, {A_MIDDLE, 0, a + ASCENT * fs}};
             const double *o = cand[c % 8];
             box b = text_box(cx + o[1], cy + o[2], fs, (anchor)o[0], nc, 0);
@@ -361,9 +370,10 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
     axis_fit(&ax, xs, np, px0, px1);
     axis_fit(&ay, ys, np, py1, py0);
 
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
             W, H, W, H);
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
 
@@ -381,7 +391,8 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
         t = fit_text(p->y_label, (size_t)(ph / (CHAR_EM * 13)));
         if (!t) goto oom;
         double cy = MT + ph / 2, w = CHAR_EM * 13 * (double)shown_chars(t);
-        fprintf(f, "<text x=\"22\" y=\"%.2f\" font-size=\"13\" text-anchor=\"middle\" transform=\"rotate(-90 22 %.2f)\">",
+        fprintf(f,
+                "<text x=\"22\" y=\"%.2f\" font-size=\"13\" text-anchor=\"middle\" transform=\"rotate(-90 22 %.2f)\">",
                 cy, cy);
         output_xml_escape(f, t);
         fputs("</text>\n", f);
@@ -400,7 +411,8 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
         if (np > KEY_MAX) {
             char more[64];
             snprintf(more, sizeof more, "... and %zu more", np - KEY_MAX);
-            if (fixed_text(f, &placed, kx, ky + 16 + (double)KEY_LINE * KEY_MAX, 11, 0, W - 4, "class=\"key\"", more)) goto oom;
+            if (fixed_text(f, &placed, kx, ky + 16 + (double)KEY_LINE * KEY_MAX, 11, 0, W - 4, "class=\"key\"", more))
+                goto oom;
         }
     }
     size_t n_drawn = 0;
@@ -413,8 +425,8 @@ int output_svg_scatter(const output_plot *p, char **svg, size_t *len, ib_error *
     /* Grid and ticks; a tick label that would collide with another is dropped. */
     if (draw_ticks(f, &ax, 1, px0, px1, py0, py1, &placed) || draw_ticks(f, &ay, 0, px0, px1, py0, py1, &placed))
         goto oom;
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n", ML, MT,
-            pw, ph);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n", ML, MT, pw,
+            ph);
 
     /* Point markers are obstacles for the labels placed inside the plot. */
     for (size_t i = 0; i < np; i++) {

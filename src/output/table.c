@@ -1,6 +1,6 @@
 /* output/table.c: a grid of strings and its aligned plain-text rendering (cells escaped for the
  * terminal: they may quote files and services instbench does not control). */
-#define _GNU_SOURCE   /* vasprintf */
+#define _GNU_SOURCE /* vasprintf */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -116,7 +116,7 @@ void output_note(FILE *out, const char *fmt, ...)
     free(raw);
     if (!text) return;
     /* Word-wrapped at the fitted width; continuation lines indented as the first line is, plus 2. */
-    size_t indent = strspn(text, " "), col = 0, pending = 0;   /* spaces written only before a word */
+    size_t indent = strspn(text, " "), col = 0, pending = 0; /* spaces written only before a word */
     /* continuation lines hang under the value of a "label   value" line, else 2 in */
     size_t hang = indent + 2;
     const char *gap = strstr(text + indent, "  ");
@@ -155,7 +155,7 @@ static size_t visible_columns(const output_table *t, const size_t *w, size_t *vi
         for (size_t k = 0; k < fit.n_columns; k++)
             for (size_t c = 0; c < t->n_cols; c++)
                 if (!strcmp(t->keys[c], fit.columns[k])) vis[n++] = c;
-        if (n) return n;   /* none of them here (another table of the command): show it whole */
+        if (n) return n; /* none of them here (another table of the command): show it whole */
     }
     for (size_t c = 0; c < t->n_cols; c++) vis[n++] = c;
     for (;;) {
@@ -166,7 +166,7 @@ static size_t visible_columns(const output_table *t, const size_t *w, size_t *vi
             int p = t->priority ? t->priority[vis[i]] : OUTPUT_KEEP;
             if (p < OUTPUT_KEEP && (drop == n || p <= t->priority[vis[drop]])) drop = i;
         }
-        if (drop == n) return n;   /* only columns that must stay: the lines stay long */
+        if (drop == n) return n; /* only columns that must stay: the lines stay long */
         memmove(vis + drop, vis + drop + 1, (n - drop - 1) * sizeof *vis);
         n--;
         (*hidden)++;
@@ -193,7 +193,7 @@ int output_table_write_text(const output_table *t, FILE *out)
         for (size_t v = 0; v < nv; v++) {
             const size_t c = vis[v];
             int last = v + 1 == nv;
-            if (r == 1) {   /* the rule under the header */
+            if (r == 1) { /* the rule under the header */
                 for (size_t i = 0; i < w[c]; i++) fputc('-', out);
                 if (!last) fputs("  ", out);
                 continue;
@@ -260,7 +260,7 @@ void output_fmt_usd(char *out, size_t len, double usd)
     snprintf(sig, sizeof sig, "%.2e", fabs(usd));
     const char *e = strchr(sig, 'e');
     int exp10 = e && usd != 0 ? atoi(e + 1) : 0, decimals = exp10 < -1 ? 2 - exp10 : 2;
-    if (decimals > 12) decimals = 12;   /* below any price AWS has: the figure is not the point */
+    if (decimals > 12) decimals = 12; /* below any price AWS has: the figure is not the point */
     char num[64];
     output_fmt_grouped(num, sizeof num, fabs(usd), decimals);
     snprintf(out, len, "%s$%s", usd < 0 ? "-" : "", num);

@@ -22,12 +22,12 @@
 
 /* Unique names of the snapshot, built once; the strings are the snapshot's own. */
 static struct {
-    int state;                 /* 0 not built, 1 built, -1 no snapshot or out of memory */
-    const char **types;        /* natural order */
+    int state;          /* 0 not built, 1 built, -1 no snapshot or out of memory */
+    const char **types; /* natural order */
     size_t n_types;
-    const char **families;     /* "g5", "p4d": the types' part before the size, natural order */
+    const char **families; /* "g5", "p4d": the types' part before the size, natural order */
     size_t n_families;
-    const char **regions;      /* name order */
+    const char **regions; /* name order */
     size_t n_regions;
     const char **accelerators; /* name order; types without one add none */
     size_t n_accelerators;
@@ -66,7 +66,7 @@ static int build(void)
     cat.state = -1;
     if (!snap) return -1;
     size_t n = snap->n ? snap->n : 1;
-    static char (*fam_store)[64];
+    static char(*fam_store)[64];
     cat.types = calloc(n, sizeof *cat.types);
     cat.families = calloc(n, sizeof *cat.families);
     cat.regions = calloc(n, sizeof *cat.regions);
@@ -107,17 +107,15 @@ static int listed(const char *const *v, size_t n, const char *name)
     return 0;
 }
 
-int prices_catalogue_has_type(const char *type)
-{
-    return build() > 0 && listed(cat.types, cat.n_types, type);
-}
+int prices_catalogue_has_type(const char *type) { return build() > 0 && listed(cat.types, cat.n_types, type); }
 
 const price_record *prices_catalogue_hardware(const char *type)
 {
     ib_error err = {0};
     const price_set *snap = type ? prices_snapshot(&err) : NULL;
     for (size_t i = 0; snap && i < snap->n; i++)
-        if (!strcmp(snap->items[i].instance_type, type) && prices_hardware_known(&snap->items[i])) return &snap->items[i];
+        if (!strcmp(snap->items[i].instance_type, type) && prices_hardware_known(&snap->items[i]))
+            return &snap->items[i];
     return NULL;
 }
 
@@ -162,7 +160,8 @@ size_t prices_catalogue_type_regions(const char *type, int want_od, int want_spo
     size_t n = 0;
     for (size_t i = 0; snap && i < snap->n; i++) {
         const price_record *r = &snap->items[i];
-        if (strcmp(r->instance_type, type) || !((want_od && !isnan(r->on_demand_usd_per_hour)) || (want_spot && r->n_spot)))
+        if (strcmp(r->instance_type, type) ||
+            !((want_od && !isnan(r->on_demand_usd_per_hour)) || (want_spot && r->n_spot)))
             continue;
         if (n < cap) out[n] = r->region;
         n++;
@@ -229,10 +228,7 @@ const char *prices_suggest_region(const char *name)
     return suggest_closest(name, all, n);
 }
 
-int prices_is_pattern(const char *name)
-{
-    return strpbrk(name, "*?[") != NULL;
-}
+int prices_is_pattern(const char *name) { return strpbrk(name, "*?[") != NULL; }
 
 /* A pattern that matches nothing, as a family typo: "g5x.*" -> "g5.*" (the whole pattern is
  * compared, as families alone are too short to guess from), when that one matches. */
@@ -355,8 +351,7 @@ prices_name_state prices_type_state(const prices_query *q, const price_set *set,
     if (q->source == PRICES_SOURCE_SNAPSHOT || q->source == PRICES_SOURCE_CACHE) return PRICES_NAME_UNKNOWN;
     /* live: unknown only when AWS itself said "no such product" in every region asked */
     for (size_t i = 0; i < set->n; i++)
-        if (!strcmp(set->items[i].instance_type, type) && !set->items[i].od_live_answered)
-            return PRICES_NAME_UNDECIDED;
+        if (!strcmp(set->items[i].instance_type, type) && !set->items[i].od_live_answered) return PRICES_NAME_UNDECIDED;
     return PRICES_NAME_UNKNOWN;
 }
 

@@ -40,7 +40,8 @@ double prices_highest_spot(const price_record *r, int with_local)
 {
     double hi = NAN;
     for (size_t i = 0; r->spot_source[0] && i < r->n_spot; i++)
-        if (prices_zone_counts(r->spot[i].az, with_local) && !(r->spot[i].usd_per_hour <= hi)) hi = r->spot[i].usd_per_hour;
+        if (prices_zone_counts(r->spot[i].az, with_local) && !(r->spot[i].usd_per_hour <= hi))
+            hi = r->spot[i].usd_per_hour;
     return hi;
 }
 
@@ -56,14 +57,14 @@ double prices_cheapest_shown(const price_record *r, int want_on_demand, int want
     const double od = want_on_demand ? r->on_demand_usd_per_hour : NAN,
                  spot = want_spot ? prices_lowest_spot(r, with_local) : NAN;
     const double v = isnan(od) || (!isnan(spot) && spot < od) ? spot : od;
-    if (market) *market = isnan(v) ? "" : v == spot ? "spot" : "on-demand";   /* a tie reads spot */
+    if (market) *market = isnan(v) ? "" : v == spot ? "spot" : "on-demand"; /* a tie reads spot */
     return v;
 }
 
 double prices_per_accelerator_gib(const price_record *r)
 {
     if (!prices_hardware_known(r) || !r->hw.accelerator[0] || r->hw.accelerator_count < 1) return NAN;
-    return r->hw.accelerator_memory_gib / r->hw.accelerator_count;   /* NAN stays NAN */
+    return r->hw.accelerator_memory_gib / r->hw.accelerator_count; /* NAN stays NAN */
 }
 
 double prices_spot_savings_pct(const price_record *r, int with_local)
@@ -103,25 +104,25 @@ static int meets(const price_record *r, const prices_filter *f, prices_criterion
     case PRICES_BY_ACCELERATOR_MEMORY:
         if (isnan(f->min_accelerator_memory_gib)) return 1;
         if (!prices_hardware_known(r)) return -1;
-        if (!r->hw.accelerator[0] || r->hw.accelerator_count < 1) return 0;   /* no accelerator: none */
-        if (isnan(r->hw.accelerator_memory_gib)) return -2;                     /* one, of unknown memory */
+        if (!r->hw.accelerator[0] || r->hw.accelerator_count < 1) return 0; /* no accelerator: none */
+        if (isnan(r->hw.accelerator_memory_gib)) return -2;                 /* one, of unknown memory */
         return prices_per_accelerator_gib(r) + GIB_SLACK >= f->min_accelerator_memory_gib;
     case PRICES_BY_MAX_PRICE:
         if (isnan(f->max_usd_per_hour)) return 1;
-        return prices_cheapest_shown(r, f->want_on_demand, f->want_spot, f->include_local_zones, NULL) <= f->max_usd_per_hour;   /* NAN: 0 */
+        return prices_cheapest_shown(r, f->want_on_demand, f->want_spot, f->include_local_zones, NULL) <=
+               f->max_usd_per_hour; /* NAN: 0 */
     case PRICES_BY_MAX_SPOT_PRICE: {
         if (isnan(f->max_spot_usd_per_hour)) return 1;
         double spot = prices_lowest_spot(r, f->include_local_zones);
         return !isnan(spot) && spot <= f->max_spot_usd_per_hour;
     }
-    default:
-        return 1;
+    default: return 1;
     }
 }
 
 typedef struct keyed {
-    double key;      /* ascending; NAN last */
-    size_t index;    /* the order the record came in: the tie-break */
+    double key;   /* ascending; NAN last */
+    size_t index; /* the order the record came in: the tie-break */
 } keyed;
 
 static int cmp_keyed(const void *pa, const void *pb)
@@ -181,7 +182,7 @@ int prices_filter_apply(price_set *s, const prices_filter *f, prices_filter_stat
             st->unknown_accelerator_memory += ok[i] == -2;
         }
         st->removed[c] = n - kept;
-        if (n && !kept) {   /* leave the records that reached it, for the caller to say why */
+        if (n && !kept) { /* leave the records that reached it, for the caller to say why */
             st->emptied_by = c;
             free(ok);
             return 0;

@@ -41,15 +41,14 @@ const char *markets_block_duration_problem(const char *v, int *hours)
     char near[64];
     if (below && above) snprintf(near, sizeof near, "%ldd or %ldd", below, above);
     else snprintf(near, sizeof near, "%ldd", below ? below : above);
-    snprintf(why, sizeof why, "is %ld hours, not a duration AWS sells (1 to 14 days in 1-day steps, then "
-             "7-day steps up to 182 days): %s", h, near);
+    snprintf(why, sizeof why,
+             "is %ld hours, not a duration AWS sells (1 to 14 days in 1-day steps, then "
+             "7-day steps up to 182 days): %s",
+             h, near);
     return why;
 }
 
-static void day_of(time_t t, char out[32])
-{
-    util_utc_iso8601(t, out);
-}
+static void day_of(time_t t, char out[32]) { util_utc_iso8601(t, out); }
 
 int markets_block_window_check(time_t now, time_t start_after, time_t end_before, int hours, char *why, size_t len)
 {

@@ -16,8 +16,10 @@ static int client(double timeout_s, aws_client **c, const char *what, char *why,
     ib_error cerr = {0};
     if (prices_live_client(timeout_s, c, &no_cred, &cerr) == 0) return 0;
     if (no_cred) {
-        snprintf(why, why_len, "%s come from live AWS only and no AWS credentials were found (-v says where "
-                 "instbench looked)", what);
+        snprintf(why, why_len,
+                 "%s come from live AWS only and no AWS credentials were found (-v says where "
+                 "instbench looked)",
+                 what);
         return 1;
     }
     *err = cerr;
@@ -96,7 +98,8 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
                 char when[32];
                 util_utc_iso8601(o->start, when);
                 ib_warn("Capacity Block offering %s in %s started at %s, before now: left out (its fee is for the "
-                        "whole block, hours already past included)", o->id, o->az, when);
+                        "whole block, hours already past included)",
+                        o->id, o->az, when);
                 continue;
             }
             market_block *m = &rows[(*n_out)++];
@@ -118,7 +121,8 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
                 markets_block_usd_per_accelerator_hour(m->fee_usd, m->instance_count, m->accelerators, m->hours);
             /* a block quoted in another currency would print as dollars: left out, said */
             if (strcmp(o->currency, "USD") != 0) {
-                ib_warn("Capacity Block offering %s in %s is quoted in %s, not USD: left out", o->id, o->az, o->currency);
+                ib_warn("Capacity Block offering %s in %s is quoted in %s, not USD: left out", o->id, o->az,
+                        o->currency);
                 (*n_out)--;
             }
         }

@@ -27,13 +27,14 @@ static void take_scores(placement_ask *a, const ec2_score_query *q, const ec2_zo
         for (size_t m = 0; m < n_zm; m++)
             if (!strcmp(zm[m].region, a->region))
                 for (size_t i = 0; i < zm[m].n; i++)
-                    if (!strcmp(zm[m].zones[i].id, s->az_id)) snprintf(z->name, sizeof z->name, "%s", zm[m].zones[i].name);
+                    if (!strcmp(zm[m].zones[i].id, s->az_id))
+                        snprintf(z->name, sizeof z->name, "%s", zm[m].zones[i].name);
         z->score = s->score;
     }
 }
 
-int prices_placement_live(placement_ask *asks, size_t n, char **pool, size_t n_pool, double timeout_s,
-                          char *note, size_t note_len)
+int prices_placement_live(placement_ask *asks, size_t n, char **pool, size_t n_pool, double timeout_s, char *note,
+                          size_t note_len)
 {
     if (note_len) note[0] = '\0';
     for (size_t i = 0; i < n; i++) {
@@ -55,7 +56,7 @@ int prices_placement_live(placement_ask *asks, size_t n, char **pool, size_t n_p
     ec2_zone_map *zm = calloc(n, sizeof *zm);
     ec2_score_query *sq = calloc(n, sizeof *sq);
     ib_error *e_sc = calloc(n, sizeof *e_sc), *e_zm = calloc(n, sizeof *e_zm);
-    char (*regions)[32] = calloc(n, sizeof *regions);
+    char(*regions)[32] = calloc(n, sizeof *regions);
     char **region_ptr = calloc(n, sizeof *region_ptr);
     int rc = -1;
     if (!zm || !sq || !e_sc || !e_zm || !regions || !region_ptr) {
@@ -144,7 +145,7 @@ void prices_node_scores(const prices_query *q, price_set *set)
         if (cheapest && cheapest->placement_score >= 1) r->placement_score = cheapest->placement_score;
     }
     if (note[0] && !set->placement_note[0])
-        snprintf(set->placement_note, sizeof set->placement_note, "spot placement scores for --nodes unavailable: %.180s",
-                 note);
+        snprintf(set->placement_note, sizeof set->placement_note,
+                 "spot placement scores for --nodes unavailable: %.180s", note);
     free(asks);
 }

@@ -29,7 +29,7 @@
 
 #include "instbench/names.h"
 
-#define CACHE_MAX_BYTES (1 << 20)   /* one record is a few KiB */
+#define CACHE_MAX_BYTES (1 << 20) /* one record is a few KiB */
 
 /* The services whose answers the cache keeps: on-demand from Pricing, spot from EC2. */
 static const char *const cache_services[] = {"PRICING", "EC2"};
@@ -41,7 +41,7 @@ static int cache_dir(char *out, size_t len, int *made)
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     char id[32];
     int custom = aws_endpoints_identity(cache_services, 2, id, sizeof id);
-    if (custom < 0) return -1;   /* an endpoint URL too long to tell apart: no cache */
+    if (custom < 0) return -1; /* an endpoint URL too long to tell apart: no cache */
     const char *sep = custom ? "/endpoint-" : "";
     int w;
     /* XDG says a relative XDG_CACHE_HOME is invalid and must be ignored. */
@@ -181,8 +181,7 @@ static int fresh(time_t as_of, int ttl_s, time_t now)
     return as_of <= now + 300 && now - as_of <= ttl_s;
 }
 
-void prices_cache_lookup(price_record *r, int want_od, int want_spot, int ttl_s, time_t now, int *got_od,
-                         int *got_spot)
+void prices_cache_lookup(price_record *r, int want_od, int want_spot, int ttl_s, time_t now, int *got_od, int *got_spot)
 {
     char path[PATH_MAX];
     int up;
@@ -237,7 +236,7 @@ void prices_cache_store(const price_record *r, int has_od, int has_spot)
     if (cache_file(r, path, sizeof path, &up) != 0) return;
     price_set old;
     const price_record *c = NULL;
-    int have_old = cache_read(r, path, up, 1, &old, &c) == 0;   /* an untrusted file is replaced */
+    int have_old = cache_read(r, path, up, 1, &old, &c) == 0; /* an untrusted file is replaced */
 
     price_record rec;
     price_record_init(&rec);
@@ -251,7 +250,7 @@ void prices_cache_store(const price_record *r, int has_od, int has_spot)
         strcpy(rec.on_demand_source, "live");
     }
     if (sp && sp->spot_source[0]) {
-        rec.spot = sp->spot;           /* borrowed for the write below */
+        rec.spot = sp->spot; /* borrowed for the write below */
         rec.n_spot = sp->n_spot;
         rec.spot_as_of = sp->spot_as_of;
         rec.placement_score = sp->placement_score;
@@ -266,10 +265,9 @@ void prices_cache_store(const price_record *r, int has_od, int has_spot)
     if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && unlink(path) != 0)
         ib_warn("price cache: cannot remove the symbolic link %s: %s", path, strerror(errno));
     if (!txt) ib_warn("price cache: out of memory");
-    else if (util_write_file_replaceable(path, txt, strlen(txt), &err) != 0)   /* validated when read */
+    else if (util_write_file_replaceable(path, txt, strlen(txt), &err) != 0) /* validated when read */
         ib_warn("price cache not written (%s); prices still come from AWS", err.msg);
-    else
-        tighten(path, up);
+    else tighten(path, up);
     free(txt);
     if (have_old) prices_free(&old);
 }

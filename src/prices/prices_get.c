@@ -34,7 +34,8 @@ static int copy_snapshot_spot(price_record *r, const price_record *s)
 static const price_record *snapshot_hardware(const price_set *snap, const char *type)
 {
     for (size_t i = 0; snap && i < snap->n; i++)
-        if (prices_hardware_known(&snap->items[i]) && !strcmp(snap->items[i].instance_type, type)) return &snap->items[i];
+        if (prices_hardware_known(&snap->items[i]) && !strcmp(snap->items[i].instance_type, type))
+            return &snap->items[i];
     return NULL;
 }
 
@@ -58,11 +59,13 @@ int prices_live_client(double timeout_s, aws_client **c, int *no_credentials, ib
     /* 64 in flight: a 10-type x 2-region run is 44 independent requests (20 GetProducts, 20
      * placement scores, 2 spot histories, 2 zone lists), all in one round trip; a 40 x 4 run is
      * ~330, so ~6 rounds.  Connections are kept for the NextToken pages that follow. */
-    aws_client_options opt = {.connect_timeout_s = 3, .total_timeout_s = timeout_s > 0 ? timeout_s : 20,
-                              .max_attempts = 0, .max_concurrency = 64,
+    aws_client_options opt = {.connect_timeout_s = 3,
+                              .total_timeout_s = timeout_s > 0 ? timeout_s : 20,
+                              .max_attempts = 0,
+                              .max_concurrency = 64,
                               .refresh = aws_credentials_refresh};
     int rc = aws_client_create(&opt, &cred, c, err);
-    memset(&cred, 0, sizeof cred);   /* the client keeps its own copy */
+    memset(&cred, 0, sizeof cred); /* the client keeps its own copy */
     return rc;
 }
 
@@ -81,8 +84,7 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
              * the table's sources line already says each price's source and the snapshot's date) */
             ib_debug("no AWS credentials: prices from the cache and the snapshot");
             ib_debug("%s", cerr.msg);
-        }
-        else ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
+        } else ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
         return 0;
     }
     live_report rep;
@@ -97,11 +99,12 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     if (strict && (rep.od_failed || rep.spot_failed))
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s", rep.od_failed ? rep.od_error : rep.spot_error);
     if (rep.od_failed)
-        ib_warn("%zu of %zu on-demand queries failed (%s); using the cache or the snapshot for those",
-                rep.od_failed, rep.od_asked, rep.od_error);
+        ib_warn("%zu of %zu on-demand queries failed (%s); using the cache or the snapshot for those", rep.od_failed,
+                rep.od_asked, rep.od_error);
     if (rep.spot_failed)
         ib_warn("spot prices failed for %zu of %zu (type, region) pairs (%s); using the cache or the snapshot "
-                "for those", rep.spot_failed, rep.spot_asked, rep.spot_error);
+                "for those",
+                rep.spot_failed, rep.spot_asked, rep.spot_error);
     if (rep.placement_note[0]) {
         snprintf(out->placement_note, sizeof out->placement_note, "%s", rep.placement_note);
         ib_info("note: %s", rep.placement_note);
@@ -164,7 +167,7 @@ int prices_get(const prices_query *q, price_set *out, ib_error *err)
     ib_error serr = {0};
     const price_set *snap = prices_snapshot(&serr);
     if (!snap && (src == PRICES_SOURCE_AUTO || src == PRICES_SOURCE_SNAPSHOT))
-        ib_warn("%s", serr.msg);   /* a build defect; say so rather than pretend */
+        ib_warn("%s", serr.msg); /* a build defect; say so rather than pretend */
 
     for (size_t i = 0; i < n; i++) {
         price_record *r = &out->items[i];
@@ -231,8 +234,8 @@ void prices_warn_missing(const prices_query *q, const price_set *out)
                                             "the cache (younger than the TTL)", "the snapshot"};
     if (!found) miss_od = miss_spot = 0;
     if (miss_od)
-        ib_warn("no on-demand price from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_od,
-                n, ex_od);
+        ib_warn("no on-demand price from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_od, n,
+                ex_od);
     if (miss_spot)
         ib_warn("no spot prices from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_spot, n,
                 ex_spot);

@@ -96,7 +96,7 @@ const price_record *prices_find(const price_set *s, const char *instance_type, c
 /* ---- reading ------------------------------------------------------------------------------ */
 
 typedef struct reader {
-    const char *what;   /* file name or "cache", for messages */
+    const char *what; /* file name or "cache", for messages */
     ib_error *err;
 } reader;
 
@@ -106,8 +106,7 @@ static int bad(reader *rd, const char *path, const char *why)
 }
 
 /* Copies a required string member into dst; rejects absent, non-string, empty or too long. */
-static int get_string(reader *rd, const cJSON *obj, const char *key, const char *path, char *dst,
-                      size_t cap)
+static int get_string(reader *rd, const cJSON *obj, const char *key, const char *path, char *dst, size_t cap)
 {
     char p[160];
     snprintf(p, sizeof p, "%s.%s", path, key);
@@ -165,8 +164,7 @@ static int get_price(reader *rd, const cJSON *obj, const char *key, const char *
 }
 
 /* An optional integer in [lo, hi]: absent or null leaves *out untouched. */
-static int get_opt_int(reader *rd, const cJSON *obj, const char *key, const char *path, int lo, int hi,
-                       int *out)
+static int get_opt_int(reader *rd, const cJSON *obj, const char *key, const char *path, int lo, int hi, int *out)
 {
     char p[160], why[64];
     snprintf(p, sizeof p, "%s.%s", path, key);
@@ -197,10 +195,9 @@ static int absent(const cJSON *obj, const char *key)
 static int read_on_demand(reader *rd, const cJSON *od, const char *path, price_record *r)
 {
     if (!cJSON_IsObject(od)) return bad(rd, path, "must be an object or null");
-    if (absent(od, "usd_per_hour")) return 0;   /* no price: source and as_of say nothing */
+    if (absent(od, "usd_per_hour")) return 0; /* no price: source and as_of say nothing */
     if (get_price(rd, od, "usd_per_hour", path, &r->on_demand_usd_per_hour) != 0) return -1;
-    if (get_string(rd, od, "source", path, r->on_demand_source, sizeof r->on_demand_source) != 0)
-        return -1;
+    if (get_string(rd, od, "source", path, r->on_demand_source, sizeof r->on_demand_source) != 0) return -1;
     if (!valid_source(r->on_demand_source)) return bad(rd, path, "source must be live|cache|snapshot|file");
     return get_time(rd, od, "as_of", path, &r->on_demand_as_of);
 }
@@ -209,7 +206,7 @@ static int read_spot(reader *rd, const cJSON *sp, const char *path, price_record
 {
     char p[160];
     if (!cJSON_IsObject(sp)) return bad(rd, path, "must be an object or null");
-    if (absent(sp, "source")) {   /* not asked, or nothing known: no zone may claim a price */
+    if (absent(sp, "source")) { /* not asked, or nothing known: no zone may claim a price */
         const cJSON *zones = cJSON_GetObjectItemCaseSensitive(sp, "zones");
         snprintf(p, sizeof p, "%s.zones", path);
         if (zones && !cJSON_IsArray(zones)) return bad(rd, p, "must be an array");
@@ -229,7 +226,8 @@ static int read_spot(reader *rd, const cJSON *sp, const char *path, price_record
     r->spot = calloc((size_t)nz, sizeof *r->spot);
     if (!r->spot) return bad(rd, p, "out of memory");
     const cJSON *z;
-    cJSON_ArrayForEach(z, zones) {
+    cJSON_ArrayForEach(z, zones)
+    {
         snprintf(p, sizeof p, "%s.zones[%zu]", path, r->n_spot);
         spot_price *s = &r->spot[r->n_spot++];
         s->placement_score = -1;
@@ -252,7 +250,7 @@ static int read_interruption(reader *rd, const cJSON *in, const char *path, pric
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(in, "bucket");
     snprintf(p, sizeof p, "%s.bucket", path);
     if (!b) return bad(rd, p, "missing");
-    if (cJSON_IsNull(b)) {   /* unknown bucket: nothing else of the advisor's is known */
+    if (cJSON_IsNull(b)) { /* unknown bucket: nothing else of the advisor's is known */
         const cJSON *label = cJSON_GetObjectItemCaseSensitive(in, "label");
         snprintf(p, sizeof p, "%s.label", path);
         if (label && !cJSON_IsNull(label)) return bad(rd, p, "given without a bucket");
@@ -260,8 +258,8 @@ static int read_interruption(reader *rd, const cJSON *in, const char *path, pric
     }
     if (get_opt_int(rd, in, "bucket", path, 0, 4, &r->interruption_bucket) != 0) return -1;
     const cJSON *label = cJSON_GetObjectItemCaseSensitive(in, "label");
-    if (label && !(cJSON_IsString(label) && !strcmp(label->valuestring,
-                                                      prices_interruption_label(r->interruption_bucket)))) {
+    if (label &&
+        !(cJSON_IsString(label) && !strcmp(label->valuestring, prices_interruption_label(r->interruption_bucket)))) {
         snprintf(p, sizeof p, "%s.label", path);
         return bad(rd, p, "does not match the bucket");
     }
@@ -276,7 +274,8 @@ static int get_opt_size(reader *rd, const cJSON *obj, const char *key, const cha
     snprintf(p, sizeof p, "%s.%s", path, key);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) return 0;
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > hi) return bad(rd, p, "must be a positive size");
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || v->valuedouble > hi)
+        return bad(rd, p, "must be a positive size");
     *out = v->valuedouble;
     return 0;
 }
@@ -344,8 +343,9 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
     reader rd = {what ? what : "prices", err};
     memset(out, 0, sizeof *out);
     if (util_json_escaped_nul(text, len))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: \\u0000 in a string (JSON readers disagree on what follows it)", rd.what);
-    if (util_json_depth(text, len) > UTIL_JSON_MAX_DEPTH)   /* valid JSON cJSON will not read: say why */
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: \\u0000 in a string (JSON readers disagree on what follows it)",
+                            rd.what);
+    if (util_json_depth(text, len) > UTIL_JSON_MAX_DEPTH) /* valid JSON cJSON will not read: say why */
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: nested deeper than %d levels (a prices file is 4)", rd.what,
                             UTIL_JSON_MAX_DEPTH);
     cJSON *root = cJSON_ParseWithLength(text, len);
@@ -357,22 +357,22 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
         bad(&rd, "$", "must be a JSON object");
         goto done;
     }
-    if (util_json_duplicate_key(root, dup, sizeof dup)) {   /* readers would disagree on its value */
+    if (util_json_duplicate_key(root, dup, sizeof dup)) { /* readers would disagree on its value */
         bad(&rd, dup, "this key is given twice");
         goto done;
     }
     if (cJSON_IsString(schema) && !strcmp(schema->valuestring, PRICES_ROWS_SCHEMA)) {
         /* `prices --format json --columns ...`: picked columns, without the zones and sources a
          * price is read with */
-        ib_error_set(err, IB_EXIT_RUNTIME, "%s: is the rows `prices --columns` picked (\"" PRICES_ROWS_SCHEMA "\"), "
+        ib_error_set(err, IB_EXIT_RUNTIME,
+                     "%s: is the rows `prices --columns` picked (\"" PRICES_ROWS_SCHEMA "\"), "
                      "not a prices document: write one with `instbench prices --format json` without --columns",
                      rd.what);
         goto done;
     }
     if (!cJSON_IsString(schema) || strcmp(schema->valuestring, PRICES_SCHEMA) != 0) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "%s: schema is %s%s%s, expected \"" PRICES_SCHEMA "\"",
-                     rd.what, cJSON_IsString(schema) ? "\"" : "",
-                     cJSON_IsString(schema) ? schema->valuestring : "missing",
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: schema is %s%s%s, expected \"" PRICES_SCHEMA "\"", rd.what,
+                     cJSON_IsString(schema) ? "\"" : "", cJSON_IsString(schema) ? schema->valuestring : "missing",
                      cJSON_IsString(schema) ? "\"" : "");
         goto done;
     }
@@ -385,20 +385,18 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
             goto done;
         }
         if (get_string(&rd, snap, "date", "$.snapshot", out->snapshot_date, sizeof out->snapshot_date) != 0 ||
-            get_string(&rd, snap, "source", "$.snapshot", out->snapshot_source,
-                       sizeof out->snapshot_source) != 0)
+            get_string(&rd, snap, "source", "$.snapshot", out->snapshot_source, sizeof out->snapshot_source) != 0)
             goto done;
         time_t t;
         if (util_parse_iso8601(out->snapshot_date, &t) != 0) {
             bad(&rd, "$.snapshot.date", "not a date (YYYY-MM-DD)");
             goto done;
         }
-        snprintf(out->snapshot_note, sizeof out->snapshot_note, "snapshot of %s (%.200s)",
-                 out->snapshot_date, out->snapshot_source);
+        snprintf(out->snapshot_note, sizeof out->snapshot_note, "snapshot of %s (%.200s)", out->snapshot_date,
+                 out->snapshot_source);
     }
     const cJSON *pn = cJSON_GetObjectItemCaseSensitive(root, "placement_note");
-    if (cJSON_IsString(pn))
-        snprintf(out->placement_note, sizeof out->placement_note, "%s", pn->valuestring);
+    if (cJSON_IsString(pn)) snprintf(out->placement_note, sizeof out->placement_note, "%s", pn->valuestring);
 
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "prices");
     if (!arr) {
@@ -418,14 +416,14 @@ int prices_parse_json(const char *text, size_t len, const char *what, price_set 
         }
     }
     const cJSON *it;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         price_record *r = &out->items[out->n];
         price_record_init(r);
-        out->n++;   /* counted before filling so prices_free releases a half-read record */
+        out->n++; /* counted before filling so prices_free releases a half-read record */
         if (read_record(&rd, it, out->n - 1, r) != 0) goto done;
         for (size_t k = 0; k + 1 < out->n; k++)
-            if (!strcmp(out->items[k].instance_type, r->instance_type) &&
-                !strcmp(out->items[k].region, r->region)) {
+            if (!strcmp(out->items[k].instance_type, r->instance_type) && !strcmp(out->items[k].region, r->region)) {
                 char p[64];
                 snprintf(p, sizeof p, "prices[%zu]", out->n - 1);
                 bad(&rd, p, "instance type and region listed twice");
@@ -544,7 +542,8 @@ static cJSON *record_to_json(const price_record *r, int with_local)
     cJSON_AddStringToObject(o, "instance_type", r->instance_type);
     cJSON_AddStringToObject(o, "region", r->region);
     cJSON_AddNumberToObject(o, "nodes", prices_nodes(r));
-    add_number(o, "total_accelerators", prices_hardware_known(r) ? (double)prices_nodes(r) * r->hw.accelerator_count : NAN);
+    add_number(o, "total_accelerators",
+               prices_hardware_known(r) ? (double)prices_nodes(r) * r->hw.accelerator_count : NAN);
     add_on_demand(o, r);
     add_spot(o, r, with_local);
     add_interruption(o, r);
@@ -563,13 +562,13 @@ char *prices_to_json(const price_set *s)
         cJSON *sn = cJSON_AddObjectToObject(root, "snapshot");
         cJSON_AddStringToObject(sn, "date", s->snapshot_date);
         cJSON_AddStringToObject(sn, "source", s->snapshot_source);
-    } else {   /* an object either way: null only for the unknown scalars */
+    } else { /* an object either way: null only for the unknown scalars */
         cJSON *sn = cJSON_AddObjectToObject(root, "snapshot");
         cJSON_AddNullToObject(sn, "date");
         cJSON_AddNullToObject(sn, "source");
     }
     if (s->placement_note[0]) cJSON_AddStringToObject(root, "placement_note", s->placement_note);
-    cJSON_AddBoolToObject(root, "include_local_zones", s->include_local_zones != 0);   /* what spot.min_* range over */
+    cJSON_AddBoolToObject(root, "include_local_zones", s->include_local_zones != 0); /* what spot.min_* range over */
     cJSON *arr = cJSON_AddArrayToObject(root, "prices");
     for (size_t i = 0; i < s->n; i++) cJSON_AddItemToArray(arr, record_to_json(&s->items[i], s->include_local_zones));
     char *txt = util_json_print(root);

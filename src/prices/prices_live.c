@@ -37,7 +37,7 @@ static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now)
         for (size_t i = 0; i < q->n_entries; i++) {
             const ec2_spot_entry *e = &q->entries[i];
             if (strcmp(e->instance_type, r->instance_type) != 0) continue;
-            if (!names_zone_ok(e->az)) {   /* the price files and the cache would refuse it */
+            if (!names_zone_ok(e->az)) { /* the price files and the cache would refuse it */
                 ib_debug("prices: ignoring a spot price in zone '%s' (not a zone name)", e->az);
                 continue;
             }
@@ -67,9 +67,8 @@ static const char *zone_name(const ec2_zone_map *maps, size_t n_maps, const char
 /* long: the four kinds of query (pricing, spot history, placement scores, zone names) are built
  * into buffers, sent together as one aws_paginate_multi batch and read back from the same buffers,
  * which this one function owns and frees on every path (contract in prices/internal.h). */
-int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t n_regions, int want_od,
-                      int want_spot, int want_scores, int page_size, time_t now, live_status *st,
-                      live_report *rep)
+int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t n_regions, int want_od, int want_spot,
+                      int want_scores, int page_size, time_t now, live_status *st, live_report *rep)
 {
     size_t n = n_types * n_regions;
     memset(rep, 0, sizeof *rep);
@@ -84,7 +83,8 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
     ec2_zone_map *zm = calloc(n_zm ? n_zm : 1, sizeof *zm);
     ib_error *e_od = calloc(n_od ? n_od : 1, sizeof *e_od), *e_sp = calloc(n_sp ? n_sp : 1, sizeof *e_sp);
     ib_error *e_sc = calloc(n_sc ? n_sc : 1, sizeof *e_sc), *e_zm = calloc(n_zm ? n_zm : 1, sizeof *e_zm);
-    char **types = calloc(n_types ? n_types : 1, sizeof *types), **regions = calloc(n_regions ? n_regions : 1, sizeof *regions);
+    char **types = calloc(n_types ? n_types : 1, sizeof *types),
+         **regions = calloc(n_regions ? n_regions : 1, sizeof *regions);
     aws_pager pagers[4];
     size_t counts[4], np = 0;
     ib_error *errs[4];
@@ -96,7 +96,8 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
     /* SageMaker (ml.*) types have no EC2 spot market: spot and scores are for EC2 types only. */
     size_t n_ec2 = 0;
     for (size_t t = 0; t < n_types; t++)
-        if (!instance_type_is_sagemaker(recs[t * n_regions].instance_type)) types[n_ec2++] = recs[t * n_regions].instance_type;
+        if (!instance_type_is_sagemaker(recs[t * n_regions].instance_type))
+            types[n_ec2++] = recs[t * n_regions].instance_type;
     if (n_ec2 == 0) n_sp = n_sc = n_zm = 0;
     else if (n_sc) n_sc = 2 * n_ec2;
     for (size_t r = 0; r < n_regions; r++) regions[r] = recs[r].region;
@@ -161,7 +162,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
             continue;
         }
         st[i].od = 1;
-        recs[i].on_demand_usd_per_hour = od[i].usd_per_hour;   /* NAN: no such product there */
+        recs[i].on_demand_usd_per_hour = od[i].usd_per_hour; /* NAN: no such product there */
         strcpy(recs[i].on_demand_source, "live");
         recs[i].on_demand_as_of = now;
         if (od[i].n_products > 1)
@@ -177,7 +178,8 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
             if (e_sp[r].code || fill_spot(rec, &sp[r], now) != 0) {
                 st[t * n_regions + r].spot = -1;
                 rep->spot_failed++;
-                if (!e_sp[r].code) ib_error_set(&e_sp[r], IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
+                if (!e_sp[r].code)
+                    ib_error_set(&e_sp[r], IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
                 first_error(rep->spot_error, sizeof rep->spot_error, &e_sp[r]);
             } else {
                 st[t * n_regions + r].spot = 1;
@@ -218,8 +220,8 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
      * DescribeAvailabilityZones the two cannot be joined: say why those scores are missing. */
     for (size_t r = 0; r < n_zm && unmatched && !rep->placement_note[0]; r++)
         if (e_zm[r].code)
-            snprintf(rep->placement_note, sizeof rep->placement_note,
-                     "per-AZ spot placement scores not shown: %.200s", e_zm[r].msg);
+            snprintf(rep->placement_note, sizeof rep->placement_note, "per-AZ spot placement scores not shown: %.200s",
+                     e_zm[r].msg);
     rc = 0;
 out:
     for (size_t k = 0; k < np; k++)

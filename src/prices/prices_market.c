@@ -18,16 +18,14 @@ static int cmp_block(const void *a, const void *b)
     if (c) return c;
     if ((c = strcmp(x->region, y->region))) return c;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->usd_per_instance_hour != y->usd_per_instance_hour) return x->usd_per_instance_hour < y->usd_per_instance_hour ? -1 : 1;
+    if (x->usd_per_instance_hour != y->usd_per_instance_hour)
+        return x->usd_per_instance_hour < y->usd_per_instance_hour ? -1 : 1;
     return strcmp(x->az, y->az);
 }
 
 /* The JSON's very text (util_fmt_double: the shortest that reads back), so a CSV cell and the
  * JSON number are equal strings; "" when not finite. */
-static void fmt_num(char *out, size_t len, double v)
-{
-    util_fmt_double(out, len, v);
-}
+static void fmt_num(char *out, size_t len, double v) { util_fmt_double(out, len, v); }
 
 /* A plan whose rate is above on-demand never pays, however many hours it is used: its break-even
  * reads "never" in every format rather than a share above 100%. */
@@ -59,10 +57,19 @@ const prices_column prices_block_columns[] = {
     {"ultraserver_count", "ULTRASERVERS", R, 1, N, NULL},
     {NULL, NULL, 0, 0, 0, NULL},
 };
-static const char *const block_defaults[] = {"instance_type", "region", "availability_zone", "instance_count",
-                                             "start_utc", "end_utc", "duration_hours", "upfront_fee_usd",
-                                             "usd_per_instance_hour", "usd_per_accelerator_hour", "wait_hours",
-                                             "offering_id", NULL};
+static const char *const block_defaults[] = {"instance_type",
+                                             "region",
+                                             "availability_zone",
+                                             "instance_count",
+                                             "start_utc",
+                                             "end_utc",
+                                             "duration_hours",
+                                             "upfront_fee_usd",
+                                             "usd_per_instance_hour",
+                                             "usd_per_accelerator_hour",
+                                             "wait_hours",
+                                             "offering_id",
+                                             NULL};
 
 /* The offerings into G, each cell plain (CSV, JSON rows) and shown (the table). */
 static int blocks_grid(const market_block *b, size_t n, time_t now, prices_grid *g)
@@ -84,12 +91,12 @@ static int blocks_grid(const market_block *b, size_t n, time_t now, prices_grid 
         fmt_num(wait, sizeof wait, b[i].start > now ? (b[i].start - now) / 3600.0 : 0);
         /* an UltraServer block: its instances, and the UltraServers they make */
         if (b[i].ultraserver_type[0])
-            snprintf(scnt, sizeof scnt, "%d (%d x %s)", b[i].instance_count, b[i].ultraserver_count, b[i].ultraserver_type);
-        else
-            snprintf(scnt, sizeof scnt, "%d", b[i].instance_count);
+            snprintf(scnt, sizeof scnt, "%d (%d x %s)", b[i].instance_count, b[i].ultraserver_count,
+                     b[i].ultraserver_type);
+        else snprintf(scnt, sizeof scnt, "%d", b[i].instance_count);
         util_utc_iso8601(b[i].start, sstart);
         util_utc_iso8601(b[i].end, send);
-        sstart[16] = send[16] = '\0';   /* minutes are the block's precision */
+        sstart[16] = send[16] = '\0'; /* minutes are the block's precision */
         sstart[10] = send[10] = ' ';
         output_fmt_duration(sdur, sizeof sdur, b[i].hours * 3600);
         output_fmt_usd(sfee, sizeof sfee, b[i].fee_usd);
@@ -97,9 +104,23 @@ static int blocks_grid(const market_block *b, size_t n, time_t now, prices_grid 
         output_fmt_usd(spah, sizeof spah, b[i].usd_per_accelerator_hour);
         if (b[i].start <= now) snprintf(swait, sizeof swait, "now");
         else output_fmt_duration(swait, sizeof swait, (double)(b[i].start - now));
-        const char *plain[] = {b[i].instance_type, b[i].region, b[i].az, b[i].offering_id, cnt, start, end, hours,
-                               fee, acc, pih, pah, wait, b[i].ultraserver_type, us};
-        const char *shown[] = {NULL, NULL, NULL, NULL, scnt, sstart, send, sdur, sfee, NULL, spih, spah, swait, NULL, NULL};
+        const char *plain[] = {b[i].instance_type,
+                               b[i].region,
+                               b[i].az,
+                               b[i].offering_id,
+                               cnt,
+                               start,
+                               end,
+                               hours,
+                               fee,
+                               acc,
+                               pih,
+                               pah,
+                               wait,
+                               b[i].ultraserver_type,
+                               us};
+        const char *shown[] = {NULL, NULL, NULL, NULL, scnt,  sstart, send, sdur,
+                               sfee, NULL, spih, spah, swait, NULL,   NULL};
         rc = prices_grid_add(g, plain, shown);
     }
     return rc;
@@ -109,11 +130,13 @@ static void blocks_legend(const prices_market_args *a, const output_table *t, FI
 {
     (void)a;
     fputc('\n', out);
-    output_note(out, "UPFRONT FEE: the whole block, paid when it is bought, whether it is used or not; a block is "
+    output_note(out,
+                "UPFRONT FEE: the whole block, paid when it is bought, whether it is used or not; a block is "
                 "never interrupted.  $/INSTANCE-H: the fee / (INSTANCES x the block's hours)%s.  STARTS IN: the "
                 "wait until the block starts.  instbench never purchases a block.",
                 output_table_showed(t, "usd_per_accelerator_hour") ? "; $/ACCEL-H: that / the accelerators of one "
-                "instance" : "");
+                                                                     "instance"
+                                                                   : "");
 }
 
 static cJSON *iso_or_null(time_t t)
@@ -210,10 +233,21 @@ const prices_column prices_plan_columns[] = {
 #undef T
 #undef N
 #undef U
-static const char *const plan_defaults[] = {"instance_type", "region", "plan_type", "term_years", "payment_option",
-                                            "plan_usd_per_hour", "on_demand_usd_per_hour", "savings_pct",
-                                            "break_even_utilisation", "nodes", "commitment_usd_per_hour",
-                                            "upfront_usd", "recurring_usd_per_hour", "on_demand_source", NULL};
+static const char *const plan_defaults[] = {"instance_type",
+                                            "region",
+                                            "plan_type",
+                                            "term_years",
+                                            "payment_option",
+                                            "plan_usd_per_hour",
+                                            "on_demand_usd_per_hour",
+                                            "savings_pct",
+                                            "break_even_utilisation",
+                                            "nodes",
+                                            "commitment_usd_per_hour",
+                                            "upfront_usd",
+                                            "recurring_usd_per_hour",
+                                            "on_demand_source",
+                                            NULL};
 
 static int plans_grid(const prices_market_args *a, const plan_row *p, size_t n, prices_grid *g)
 {
@@ -238,15 +272,29 @@ static int plans_grid(const prices_market_args *a, const plan_row *p, size_t n, 
         output_fmt_usd(srate, sizeof srate, p[i].rate);
         output_fmt_usd(sod, sizeof sod, p[i].on_demand);
         if (never_pays(u)) snprintf(ssav, sizeof ssav, "none"), snprintf(sbe, sizeof sbe, "never");
-        else if (isfinite(u)) snprintf(ssav, sizeof ssav, "%.0f", (1 - u) * 100), snprintf(sbe, sizeof sbe, "%.0f%%", u * 100);
+        else if (isfinite(u))
+            snprintf(ssav, sizeof ssav, "%.0f", (1 - u) * 100), snprintf(sbe, sizeof sbe, "%.0f%%", u * 100);
         else snprintf(ssav, sizeof ssav, "-"), snprintf(sbe, sizeof sbe, "-");
         output_fmt_usd(scom, sizeof scom, p[i].money.commitment_usd_per_hour);
         output_fmt_usd(sup, sizeof sup, p[i].money.upfront_usd);
         output_fmt_usd(srec, sizeof srec, p[i].money.recurring_usd_per_hour);
-        const char *plain[] = {p[i].type, p[i].region, a->plan_type, term, payment_name(a->payment), rate, od,
-                               p[i].od_source, be, nodes, com, up, rec, th, sav};
-        const char *shown[] = {NULL, NULL, a->plan_label, sterm, NULL, srate, sod, NULL, sbe, NULL, scom, sup, srec,
-                               NULL, ssav};
+        const char *plain[] = {p[i].type,
+                               p[i].region,
+                               a->plan_type,
+                               term,
+                               payment_name(a->payment),
+                               rate,
+                               od,
+                               p[i].od_source,
+                               be,
+                               nodes,
+                               com,
+                               up,
+                               rec,
+                               th,
+                               sav};
+        const char *shown[] = {NULL, NULL, a->plan_label, sterm, NULL, srate, sod, NULL,
+                               sbe,  NULL, scom,          sup,   srec, NULL,  ssav};
         rc = prices_grid_add(g, plain, shown);
     }
     return rc;
@@ -259,15 +307,20 @@ static void plans_legend(const prices_market_args *a, const output_table *t, FIL
     long long term_hours = a->term_years == 3 ? 26280 : 8760;
     output_fmt_grouped(hours, sizeof hours, (double)term_hours, 0);
     fputc('\n', out);
-    output_note(out, "PLAN $/h: the plan's rate per instance-hour.  COMMITMENT $/h: NODES x that, owed for every "
+    output_note(out,
+                "PLAN $/h: the plan's rate per instance-hour.  COMMITMENT $/h: NODES x that, owed for every "
                 "one of the term's %s hours whether the instances run or not; %s pays %s of it UPFRONT and the "
                 "rest as RECURRING $/h, so amortised over the term UPFRONT / %s h + RECURRING $/h = COMMITMENT "
                 "$/h.  BREAK-EVEN: PLAN $/h / ON-DEMAND $/h, the share of the term's hours the instances must "
                 "run for the plan to cost no more than on-demand (never: the rate is above on-demand); SAVINGS %%: 1 - "
                 "that.  instbench never "
-                "purchases a plan.", hours, payment_name(a->payment),
-                a->payment == MARKETS_PAY_ALL ? "all" : a->payment == MARKETS_PAY_PARTIAL ? "half (AWS asks for at "
-                "least half; instbench assumes half)" : "none", hours);
+                "purchases a plan.",
+                hours, payment_name(a->payment),
+                a->payment == MARKETS_PAY_ALL       ? "all"
+                : a->payment == MARKETS_PAY_PARTIAL ? "half (AWS asks for at "
+                                                      "least half; instbench assumes half)"
+                                                    : "none",
+                hours);
 }
 
 /* G in A's format: the table (its default columns or --columns) and LEGEND under it when it has
@@ -324,7 +377,8 @@ static cJSON *plans_json(const prices_market_args *a, const plan_row *p, size_t 
         if (p[i].od_source[0]) cJSON_AddStringToObject(o, "on_demand_source", p[i].od_source);
         else cJSON_AddNullToObject(o, "on_demand_source");
         double u = markets_break_even_utilisation(p[i].rate, p[i].on_demand);
-        cJSON_AddItemToObject(o, "break_even_utilisation", never_pays(u) ? cJSON_CreateString("never") : output_json_number(u));
+        cJSON_AddItemToObject(o, "break_even_utilisation",
+                              never_pays(u) ? cJSON_CreateString("never") : output_json_number(u));
         cJSON_AddNumberToObject(o, "nodes", p[i].nodes);
         cJSON_AddItemToObject(o, "commitment_usd_per_hour", output_json_number(p[i].money.commitment_usd_per_hour));
         cJSON_AddItemToObject(o, "upfront_usd", output_json_number(p[i].money.upfront_usd));
@@ -372,8 +426,8 @@ static int run_blocks(const prices_market_args *a, FILE *out, ib_error *err)
     int *counts = calloc(a->n_types ? a->n_types : 1, sizeof *counts);
     if (!counts) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; i < a->n_types; i++) counts[i] = a->nodes_of(a->types[i]);
-    market_block_query q = {a->types, a->n_types, a->regions, a->n_regions, counts, a->duration_hours,
-                            a->start_after, a->end_before, a->timeout_s};
+    market_block_query q = {a->types,          a->n_types,     a->regions,    a->n_regions, counts,
+                            a->duration_hours, a->start_after, a->end_before, a->timeout_s};
     market_block *b = NULL;
     size_t n = 0;
     char why[320];
@@ -386,18 +440,21 @@ static int run_blocks(const prices_market_args *a, FILE *out, ib_error *err)
         free(b);
         char days[16];
         snprintf(days, sizeof days, "%dd", a->duration_hours / 24);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "no Capacity Block of %s is offered for %s%s in %s%s (other dates, "
-                            "another --block-duration or fewer --nodes may find one)", days,
-                            a->n_types == 1 ? a->types[0] : "the types asked", "", a->n_regions == 1 ? a->regions[0]
-                            : "the regions asked", a->start_after || a->end_before ? " between the dates asked" : "");
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "no Capacity Block of %s is offered for %s%s in %s%s (other dates, "
+                            "another --block-duration or fewer --nodes may find one)",
+                            days, a->n_types == 1 ? a->types[0] : "the types asked", "",
+                            a->n_regions == 1 ? a->regions[0] : "the regions asked",
+                            a->start_after || a->end_before ? " between the dates asked" : "");
     }
     /* a type with no offering is said, not silently missing */
     for (size_t t = 0; t < a->n_types; t++) {
         int any = 0;
         for (size_t i = 0; i < n && !any; i++)
             any = !strcmp(b[i].ultraserver_type[0] ? b[i].ultraserver_type : b[i].instance_type, a->types[t]);
-        if (!any) ib_warn("no Capacity Block of %s is offered now for %s", a->types[t], a->n_regions == 1 ? a->regions[0]
-                          : "in the regions asked");
+        if (!any)
+            ib_warn("no Capacity Block of %s is offered now for %s", a->types[t],
+                    a->n_regions == 1 ? a->regions[0] : "in the regions asked");
     }
     qsort(b, n, sizeof *b, cmp_block);
     int wrc = write_blocks(a, b, n, now, NULL, out);
@@ -417,8 +474,8 @@ static int run_plans(const prices_market_args *a, FILE *out, ib_error *err)
         free(rows);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
-    market_plan_query q = {a->types, a->n_types, a->regions, a->n_regions, a->plan_type,
-                           payment_name(a->payment), duration_s, a->timeout_s};
+    market_plan_query q = {a->types,   a->n_types,  a->regions, a->n_regions, a->plan_type, payment_name(a->payment),
+                           duration_s, a->timeout_s};
     char why[320];
     int rc = prices_fetch_plan_rates(&q, rates, why, sizeof why, err);
     if (rc == 1 && a->source == PRICES_SOURCE_LIVE) {
@@ -432,9 +489,14 @@ static int run_plans(const prices_market_args *a, FILE *out, ib_error *err)
     }
     if (rc) goto fail;
     /* the on-demand price beside it: live, else the cache, else the snapshot, its source shown */
-    prices_query pq = {.instance_types = (char **)a->types, .n_types = a->n_types, .regions = (char **)a->regions,
-                       .n_regions = a->n_regions, .want_on_demand = 1, .source = a->source,
-                       .skip_placement_scores = 1, .timeout_s = a->timeout_s};
+    prices_query pq = {.instance_types = (char **)a->types,
+                       .n_types = a->n_types,
+                       .regions = (char **)a->regions,
+                       .n_regions = a->n_regions,
+                       .want_on_demand = 1,
+                       .source = a->source,
+                       .skip_placement_scores = 1,
+                       .timeout_s = a->timeout_s};
     price_set set;
     if (prices_get(&pq, &set, err) != 0) goto fail;
     size_t m = 0;
@@ -455,19 +517,21 @@ static int run_plans(const prices_market_args *a, FILE *out, ib_error *err)
             for (size_t i = 0; i < set.n; i++)
                 if (!strcmp(set.items[i].instance_type, p->type) && !strcmp(set.items[i].region, p->region)) {
                     p->on_demand = set.items[i].on_demand_usd_per_hour;
-                    if (!isnan(p->on_demand)) snprintf(p->od_source, sizeof p->od_source, "%s", set.items[i].on_demand_source);
+                    if (!isnan(p->on_demand))
+                        snprintf(p->od_source, sizeof p->od_source, "%s", set.items[i].on_demand_source);
                 }
             markets_plan_money_of(rate, duration_s, a->payment, p->nodes, &p->money);
         }
     if (!m) {
         prices_free(&set);
-        ib_error_set(err, IB_EXIT_RUNTIME, "AWS has no %s Savings Plan rate (%dy, %s) for what was asked", a->plan_label,
-                     a->term_years, payment_name(a->payment));
+        ib_error_set(err, IB_EXIT_RUNTIME, "AWS has no %s Savings Plan rate (%dy, %s) for what was asked",
+                     a->plan_label, a->term_years, payment_name(a->payment));
         goto fail;
     }
     int wrc = write_plans(a, rows, m, now, NULL, out);
     if (wrc == 0 && prices_shown_from_snapshot(&set, 1, 0))
-        ib_info("note: on-demand prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
+        ib_info("note: on-demand prices marked 'snapshot' are from the snapshot of %s, not live AWS",
+                set.snapshot_date);
     prices_free(&set);
     free(rates);
     free(rows);
@@ -482,7 +546,8 @@ int prices_market_run(const prices_market_args *a, FILE *out, ib_error *err)
 {
     if (a->source == PRICES_SOURCE_CACHE || a->source == PRICES_SOURCE_SNAPSHOT) {
         char why[256];
-        snprintf(why, sizeof why, "%s come from live AWS only: they are in neither the snapshot nor the cache, and "
+        snprintf(why, sizeof why,
+                 "%s come from live AWS only: they are in neither the snapshot nor the cache, and "
                  "instbench shows no stale figure (--source auto or live with AWS credentials)",
                  a->market == PRICES_MARKET_BLOCK ? "Capacity Block offerings" : "Savings Plan rates");
         return offline(a, why, out) ? ib_error_set(err, IB_EXIT_RUNTIME, "cannot write the output") : 0;
@@ -525,7 +590,8 @@ int prices_market_prepare(prices_market_args *a, int plan, int (*named)(const ch
     if (a->market != PRICES_MARKET_PLAN) return 0;
     if (plan < 0) plan = sagemaker ? 2 : 0;
     if (sagemaker && ec2) {
-        snprintf(why, len, "--market savings-plan: ml.* types take a SageMaker plan and EC2 types another: ask for "
+        snprintf(why, len,
+                 "--market savings-plan: ml.* types take a SageMaker plan and EC2 types another: ask for "
                  "them apart");
         return IB_EXIT_USAGE;
     }

@@ -10,7 +10,7 @@ extern const char prices_snapshot_json[];
 extern const size_t prices_snapshot_json_len;
 
 static price_set snap;
-static int state;   /* 1 ok, -1 broken */
+static int state; /* 1 ok, -1 broken */
 static ib_error saved;
 /* Parsed once, from whichever thread asks first: prices_get parses it while live requests are in
  * flight, and a later call waits for that parse instead of repeating it. */
@@ -18,8 +18,10 @@ static pthread_once_t parsed = PTHREAD_ONCE_INIT;
 
 static void parse(void)
 {
-    state = prices_parse_json(prices_snapshot_json, prices_snapshot_json_len, "embedded price snapshot", &snap,
-                              &saved) == 0 ? 1 : -1;
+    state =
+        prices_parse_json(prices_snapshot_json, prices_snapshot_json_len, "embedded price snapshot", &snap, &saved) == 0
+            ? 1
+            : -1;
 }
 
 const price_set *prices_snapshot(ib_error *err)

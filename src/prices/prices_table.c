@@ -41,7 +41,8 @@ static void hardware_cells(const price_record *r, int nodes, char acc[64], char 
 {
     const int known = prices_hardware_known(r);
     if (!known) strcpy(acc, "?");
-    else if (r->hw.accelerator[0]) snprintf(acc, 64, "%ld x %s", (long)r->hw.accelerator_count * nodes, r->hw.accelerator);
+    else if (r->hw.accelerator[0])
+        snprintf(acc, 64, "%ld x %s", (long)r->hw.accelerator_count * nodes, r->hw.accelerator);
     else strcpy(acc, "-");
     if (known && !isnan(r->hw.accelerator_memory_gib)) snprintf(accm, 16, "%.0f", r->hw.accelerator_memory_gib);
     else strcpy(accm, known ? "-" : "?");
@@ -111,7 +112,7 @@ const prices_column prices_columns[] = {
     {"placement_score", "PLACEMENT 1-10", R, 2, N, "placement"},
     {"vcpus", "vCPUs", R, 5, N, NULL},
     {"memory_gib", "MEM GiB", R, 2, N, "memory"},
-    {"accelerator", "ACCELERATORS", L, 7, T, "accelerators"},   /* the table shows "4 x A10G" */
+    {"accelerator", "ACCELERATORS", L, 7, T, "accelerators"}, /* the table shows "4 x A10G" */
     {"accelerator_count", "ACCELERATOR COUNT", R, 1, N, NULL},
     {"accelerator_memory_gib", "ACCEL GiB", R, 4, N, "accelerator_memory"},
     {"spot_min_savings_pct", "SAVINGS %", R, 4, N, "savings"},
@@ -119,7 +120,7 @@ const prices_column prices_columns[] = {
     {"on_demand_usd_per_accelerator_hour", "ON-DEMAND $/h PER ACCEL", R, 4, N, "on_demand_per_accelerator"},
     {"spot_min_usd_per_accelerator_hour", "SPOT $/h PER ACCEL", R, 4, N, "spot_per_accelerator"},
     {"nodes", "NODES", R, K, N, NULL},
-    {"total_accelerators", "TOTAL ACCELERATORS", L, K, N, NULL},   /* the table shows "16 x A10G" */
+    {"total_accelerators", "TOTAL ACCELERATORS", L, K, N, NULL}, /* the table shows "16 x A10G" */
     {"on_demand_total_usd_per_hour", "ON-DEMAND $/h TOTAL", R, K, N, "on_demand_total"},
     {"spot_min_total_usd_per_hour", "SPOT $/h TOTAL", R, K, N, "spot_total"},
     {"interruption_job_rate_per_hour", "JOB INTERRUPTIONS", R, K, N, "job_interruptions"},
@@ -133,9 +134,37 @@ const prices_column prices_columns[] = {
 #undef N
 #undef U
 enum {
-    C_TYPE, C_REGION, C_OD, C_OD_SOURCE, C_OD_AS_OF, C_SPOT, C_SPOT_AZ, C_SPOT_MAX, C_AZS, C_SPOT_SOURCE, C_SPOT_AS_OF,
-    C_BUCKET, C_INTERRUPTION, C_ADVISOR, C_PLACEMENT, C_VCPUS, C_MEMORY, C_ACC, C_ACC_COUNT, C_ACC_MEMORY, C_SAVINGS,
-    C_ZONE_TYPE, C_OD_ACC, C_SPOT_ACC, C_NODES, C_ACC_TOTAL, C_OD_TOTAL, C_SPOT_TOTAL, C_JOB, C_P24, NC
+    C_TYPE,
+    C_REGION,
+    C_OD,
+    C_OD_SOURCE,
+    C_OD_AS_OF,
+    C_SPOT,
+    C_SPOT_AZ,
+    C_SPOT_MAX,
+    C_AZS,
+    C_SPOT_SOURCE,
+    C_SPOT_AS_OF,
+    C_BUCKET,
+    C_INTERRUPTION,
+    C_ADVISOR,
+    C_PLACEMENT,
+    C_VCPUS,
+    C_MEMORY,
+    C_ACC,
+    C_ACC_COUNT,
+    C_ACC_MEMORY,
+    C_SAVINGS,
+    C_ZONE_TYPE,
+    C_OD_ACC,
+    C_SPOT_ACC,
+    C_NODES,
+    C_ACC_TOTAL,
+    C_OD_TOTAL,
+    C_SPOT_TOTAL,
+    C_JOB,
+    C_P24,
+    NC
 };
 
 /* The table's columns without --columns: a narrow terminal keeps type, region and the prices
@@ -246,8 +275,10 @@ static void zone_clause(const price_set *s, const output_table *t, char *line, s
         marked += best && prices_zone_kind_of(best->az) != PRICES_ZONE_AVAILABILITY;
     }
     if (rows && lowest)
-        clause(line, len, "the lowest spot price leaves out Local and Wavelength Zones, which need an opt-in (%zu %s "
-               "some; --include-local-zones counts them)", rows, rows == 1 ? "row has" : "rows have");
+        clause(line, len,
+               "the lowest spot price leaves out Local and Wavelength Zones, which need an opt-in (%zu %s "
+               "some; --include-local-zones counts them)",
+               rows, rows == 1 ? "row has" : "rows have");
     if (marked && output_table_showed(t, "spot_min_availability_zone"))
         clause(line, len, "(LZ) a Local Zone, (WLZ) a Wavelength Zone: each needs an opt-in per account");
 }
@@ -279,23 +310,27 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
         clause(line, sizeof line, "TOTAL: NODES instances together (NODES x the price of one)");
     zone_clause(s, t, line, sizeof line);
     if (advisor && (intr || adv))
-        clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "", intr && adv ? " and " : "",
-               adv ? "ADVISOR SAVINGS %" : "",
+        clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "",
+               intr && adv ? " and " : "", adv ? "ADVISOR SAVINGS %" : "",
                sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench");
     int sagemaker = 0;
     for (size_t i = 0; i < s->n; i++) sagemaker |= prices_is_sagemaker(&s->items[i]);
     if (sagemaker && output_table_showed(t, "spot_min_usd_per_hour"))
-        clause(line, sizeof line, "ml.* rows: SageMaker training; its managed spot has no published hourly price "
+        clause(line, sizeof line,
+               "ml.* rows: SageMaker training; its managed spot has no published hourly price "
                "(rank prices it at yours: --price TYPE:spot=USD)");
     if (either(t, "interruption_job_rate_per_hour", "interruption_p_no_interruption_24h"))
-        clause(line, sizeof line, "JOB INTERRUPTIONS: NODES x a node's rate, assuming the bucket's midpoint share (>20%%: 25%%) "
+        clause(line, sizeof line,
+               "JOB INTERRUPTIONS: NODES x a node's rate, assuming the bucket's midpoint share (>20%%: 25%%) "
                "of nodes reclaimed in a 720 h month (-ln(1 - share) / 720 per hour, as rank's spot risk); "
                "P(24 h UNINTERRUPTED): e^(-rate x 24)");
     if (output_table_showed(t, "placement_score"))
-        clause(line, sizeof line, s->nodes_asked
-                   ? "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only); "
-                     "for NODES > 1, NODES instances in one zone (SingleAvailabilityZone), that of SPOT AZ"
-                   : "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only)");
+        clause(
+            line, sizeof line,
+            s->nodes_asked
+                ? "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only); "
+                  "for NODES > 1, NODES instances in one zone (SingleAvailabilityZone), that of SPOT AZ"
+                : "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only)");
     const int snap = prices_shown_from_snapshot(s, want_od, want_spot);
     if (line[0] || snap) fputc('\n', out);
     if (line[0]) output_note(out, "sources: %s.", line);
@@ -359,10 +394,36 @@ static void plain_row(const price_set *s, const price_record *r, cell_text *b, c
     snprintf(b->nodes, sizeof b->nodes, "%d", nodes);
     num(prices_job_interruption_rate(r), b->job, sizeof b->job);
     num(prices_p_uninterrupted(r, PRICES_SURVIVAL_HOURS), b->p24, sizeof b->p24);
-    const char *v[NC] = {r->instance_type, r->region, b->od, isnan(od) ? "" : r->on_demand_source, b->odt, b->mn,
-                             az, b->mx, b->nz, r->spot_source, b->spt, b->ib, label, b->sav, b->pl, b->cpu, b->mem,
-                             r->hw.accelerator, b->accn, b->accm, b->rsav, kind, b->odacc, b->spacc, b->nodes,
-                             b->acctot, b->odtot, b->sptot, b->job, b->p24};
+    const char *v[NC] = {r->instance_type,
+                         r->region,
+                         b->od,
+                         isnan(od) ? "" : r->on_demand_source,
+                         b->odt,
+                         b->mn,
+                         az,
+                         b->mx,
+                         b->nz,
+                         r->spot_source,
+                         b->spt,
+                         b->ib,
+                         label,
+                         b->sav,
+                         b->pl,
+                         b->cpu,
+                         b->mem,
+                         r->hw.accelerator,
+                         b->accn,
+                         b->accm,
+                         b->rsav,
+                         kind,
+                         b->odacc,
+                         b->spacc,
+                         b->nodes,
+                         b->acctot,
+                         b->odtot,
+                         b->sptot,
+                         b->job,
+                         b->p24};
     memcpy(cells, v, sizeof v);
 }
 
@@ -384,7 +445,7 @@ static int write_table(const price_set *s, const prices_view *v, const prices_gr
 int prices_write(const price_set *s, const prices_view *v, FILE *out)
 {
     const int json = !strcmp(v->format, "json");
-    if (json && !v->n_columns) {   /* the whole document, what rank --source reads back */
+    if (json && !v->n_columns) { /* the whole document, what rank --source reads back */
         char *txt = prices_to_json(s);
         int rc = txt && fputs(txt, out) >= 0 ? 0 : -1;
         free(txt);

@@ -72,7 +72,7 @@ int prices_grid_table(const prices_grid *g, const char *const *defaults, int pic
     }
     const char *headers[PRICES_MAX_COLUMNS];
     output_align align[PRICES_MAX_COLUMNS];
-    prices_grid *mut = (prices_grid *)g;   /* the table keeps pointers to keys and priorities */
+    prices_grid *mut = (prices_grid *)g; /* the table keeps pointers to keys and priorities */
     for (size_t i = 0; i < n; i++) {
         const prices_column *col = &g->cols[idx[i]];
         headers[i] = col->header, align[i] = col->align;

@@ -29,8 +29,8 @@ static size_t keep_pairs(const ec2_zone_map *m, prices_zone *out, size_t n)
     return n;
 }
 
-int prices_live_zones(const char *const *regions, size_t n_regions, double timeout_s, prices_zone **out,
-                      size_t *n_out, ib_error *err)
+int prices_live_zones(const char *const *regions, size_t n_regions, double timeout_s, prices_zone **out, size_t *n_out,
+                      ib_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -38,7 +38,7 @@ int prices_live_zones(const char *const *regions, size_t n_regions, double timeo
     aws_client *c = NULL;
     int no_cred;
     if (prices_live_client(timeout_s, &c, &no_cred, err) != 0) return -1;
-    size_t cap_zones = sizeof ((ec2_zone_map *)0)->zones / sizeof ((ec2_zone_map *)0)->zones[0];
+    size_t cap_zones = sizeof((ec2_zone_map *)0)->zones / sizeof((ec2_zone_map *)0)->zones[0];
     ec2_zone_map *maps = calloc(n_regions, sizeof *maps);
     ib_error *errs = calloc(n_regions, sizeof *errs);
     prices_zone *zones = calloc(n_regions * cap_zones, sizeof *zones);
@@ -57,7 +57,7 @@ int prices_live_zones(const char *const *regions, size_t n_regions, double timeo
         }
         n = keep_pairs(&maps[r], zones, n);
     }
-    if (failed == n_regions) goto out;   /* ERR holds the first failure */
+    if (failed == n_regions) goto out; /* ERR holds the first failure */
     if (failed) ib_warn("zone names of %zu of %zu regions unavailable (%s)", failed, n_regions, err->msg);
     *out = zones;
     *n_out = n;

@@ -40,23 +40,27 @@ int prices_check_found(const prices_query *q, const price_set *set)
     const char *market = q->want_on_demand && q->want_spot ? "" : q->want_spot ? "spot " : "on-demand ";
     switch (q->source) {
     case PRICES_SOURCE_CACHE:
-        fprintf(stderr, "instbench prices: no %sprice for %s in %s in %s younger than the TTL: fill it with "
-                        "--source live (needs AWS credentials) or use --source auto or snapshot\n",
+        fprintf(stderr,
+                "instbench prices: no %sprice for %s in %s in %s younger than the TTL: fill it with "
+                "--source live (needs AWS credentials) or use --source auto or snapshot\n",
                 market, types, regions, cache);
         break;
     case PRICES_SOURCE_SNAPSHOT: {
         /* every type asked is the snapshot's (the caller checked the names): what is missing is the region */
         char where[1024] = "";
-        for (size_t t = 0; t < q->n_types && t < 3; t++) snapshot_regions_of(q, q->instance_types[t], where, sizeof where);
-        fprintf(stderr, "instbench prices: the shipped snapshot has no %sprice for %s in %s; it has %s%s: pick one of "
-                        "those regions, or use --source live\n", market, types, regions,
-                where, q->n_types > 3 ? " (and more types)" : "");
+        for (size_t t = 0; t < q->n_types && t < 3; t++)
+            snapshot_regions_of(q, q->instance_types[t], where, sizeof where);
+        fprintf(stderr,
+                "instbench prices: the shipped snapshot has no %sprice for %s in %s; it has %s%s: pick one of "
+                "those regions, or use --source live\n",
+                market, types, regions, where, q->n_types > 3 ? " (and more types)" : "");
         break;
     }
     default:
-        fprintf(stderr, "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
-                        "instance type and region)\n", market, types, regions,
-                q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
+        fprintf(stderr,
+                "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
+                "instance type and region)\n",
+                market, types, regions, q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
         break;
     }
     return IB_EXIT_RUNTIME;
@@ -65,9 +69,11 @@ int prices_check_found(const prices_query *q, const price_set *set)
 /* The first hardware criterion set: the flag that leaves out a type of unknown hardware. */
 static const char *first_hw_flag(const prices_filter *f)
 {
-    return f->n_accelerators ? "--accelerator" : f->min_vcpus > 0 ? "--min-vcpus"
-           : !isnan(f->min_memory_gib) ? "--min-memory" : !isnan(f->min_accelerator_memory_gib) ? "--min-accelerator-memory"
-           : NULL;
+    return f->n_accelerators                       ? "--accelerator"
+           : f->min_vcpus > 0                      ? "--min-vcpus"
+           : !isnan(f->min_memory_gib)             ? "--min-memory"
+           : !isnan(f->min_accelerator_memory_gib) ? "--min-accelerator-memory"
+                                                   : NULL;
 }
 
 /* Up to a few distinct instance types of SET for which WHICH holds, "a, b, c and 2 more". */
@@ -82,7 +88,8 @@ static void some_types(const price_set *set, int (*which)(const price_record *),
         for (size_t k = 0; k < i && !seen; k++)
             seen = which(&set->items[k]) && !strcmp(set->items[k].instance_type, r->instance_type);
         if (seen) continue;
-        if (n < 4 && used < len) used += (size_t)snprintf(out + used, len - used, "%s%s", n ? ", " : "", r->instance_type);
+        if (n < 4 && used < len)
+            used += (size_t)snprintf(out + used, len - used, "%s%s", n ? ", " : "", r->instance_type);
         n++;
     }
     if (n > 4 && used < len) snprintf(out + used, len - used, " and %zu more", n - 4);
@@ -101,7 +108,9 @@ static void criterion_flag(const prices_filter *f, int c, const char *accelerato
     case PRICES_BY_ACCELERATOR: snprintf(out, len, "--accelerator %s", accelerators); break;
     case PRICES_BY_VCPUS: snprintf(out, len, "--min-vcpus %d", f->min_vcpus); break;
     case PRICES_BY_MEMORY: snprintf(out, len, "--min-memory %g", f->min_memory_gib); break;
-    case PRICES_BY_ACCELERATOR_MEMORY: snprintf(out, len, "--min-accelerator-memory %g", f->min_accelerator_memory_gib); break;
+    case PRICES_BY_ACCELERATOR_MEMORY:
+        snprintf(out, len, "--min-accelerator-memory %g", f->min_accelerator_memory_gib);
+        break;
     case PRICES_BY_MAX_PRICE: snprintf(out, len, "--max-price %g", f->max_usd_per_hour); break;
     default: snprintf(out, len, "--max-spot-price %g", f->max_spot_usd_per_hour); break;
     }
@@ -122,8 +131,10 @@ static void emptied_line(const prices_filter *f, const price_set *set, const pri
     for (size_t i = 0; i < n; i++) known += !hw_unknown(&set->items[i]);
     if (c <= PRICES_BY_ACCELERATOR_MEMORY && !known) {
         some_types(set, hw_unknown, names, sizeof names);
-        snprintf(out, len, "%s leaves no row: the catalogue has no hardware for the %s before it (%s), and a "
-                 "hardware filter keeps only what it can check", flag, n == 1 ? "row" : "rows", names);
+        snprintf(out, len,
+                 "%s leaves no row: the catalogue has no hardware for the %s before it (%s), and a "
+                 "hardware filter keeps only what it can check",
+                 flag, n == 1 ? "row" : "rows", names);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -134,7 +145,7 @@ static void emptied_line(const prices_filter *f, const price_set *set, const pri
         case PRICES_BY_VCPUS: v = hw_unknown(r) ? NAN : r->hw.vcpus; break;
         case PRICES_BY_MEMORY: v = hw_unknown(r) ? NAN : r->hw.memory_gib; break;
         case PRICES_BY_ACCELERATOR_MEMORY: v = prices_per_accelerator_gib(r); break;
-        case PRICES_BY_MAX_PRICE:   /* what --max-price would have to reach; the lowest is best: negated */
+        case PRICES_BY_MAX_PRICE: /* what --max-price would have to reach; the lowest is best: negated */
             v = -prices_cheapest_shown(r, f->want_on_demand, f->want_spot, f->include_local_zones, &market);
             break;
         case PRICES_BY_MAX_SPOT_PRICE: v = -prices_lowest_spot(r, f->include_local_zones), market = "spot"; break;
@@ -184,7 +195,8 @@ static void emptied_line(const prices_filter *f, const price_set *set, const pri
         for (size_t a = 0, u = 0, k = 0; a < f->n_accelerators && u < sizeof asked; a++) {
             int dup = 0;
             for (size_t b = 0; b < a && !dup; b++) dup = !strcmp(f->accelerators[b].name, f->accelerators[a].name);
-            if (!dup) u += (size_t)snprintf(asked + u, sizeof asked - u, "%s%s", k++ ? " or " : "", f->accelerators[a].name);
+            if (!dup)
+                u += (size_t)snprintf(asked + u, sizeof asked - u, "%s%s", k++ ? " or " : "", f->accelerators[a].name);
         }
         snprintf(out, len, "%s leaves no row: among the %zu %s before it, %s %s only as %s", flag, n,
                  n == 1 ? "row" : "rows", asked, strstr(asked, " or ") ? "come" : "comes", what);
@@ -203,12 +215,13 @@ static void emptied_line(const prices_filter *f, const price_set *set, const pri
             snprintf(out, len, "%s leaves no row: the most per accelerator among the %zu before it is %.2f GiB (%s)",
                      flag, n, best_v, best->instance_type);
         else
-            snprintf(out, len, "%s leaves no row: none of the %zu before it has an accelerator of known memory", flag, n);
+            snprintf(out, len, "%s leaves no row: none of the %zu before it has an accelerator of known memory", flag,
+                     n);
         break;
     default:
         if (best)
-            snprintf(out, len, "%s leaves no row: the cheapest of the %zu before it is %.4f USD/h %s (%s in %s)", flag, n,
-                     -best_v, best_market, best->instance_type, best->region);
+            snprintf(out, len, "%s leaves no row: the cheapest of the %zu before it is %.4f USD/h %s (%s in %s)", flag,
+                     n, -best_v, best_market, best->instance_type, best->region);
         else
             snprintf(out, len, "%s leaves no row: none of the %zu before it has a %sprice", flag, n,
                      c == PRICES_BY_MAX_SPOT_PRICE ? "spot " : "");
@@ -229,7 +242,8 @@ int prices_shop(price_set *set, const prices_filter *f, const char *accelerators
     }
     if (st.unknown_hardware && st.emptied_by < 0)
         ib_warn("%zu row%s left out by %s: the catalogue has no hardware for %s, so hardware filters cannot "
-                "judge %s", st.unknown_hardware, st.unknown_hardware == 1 ? "" : "s", hw_flag, unknown,
+                "judge %s",
+                st.unknown_hardware, st.unknown_hardware == 1 ? "" : "s", hw_flag, unknown,
                 st.unknown_hardware == 1 ? "it" : "them");
     if (st.unknown_accelerator_memory && st.emptied_by != PRICES_BY_ACCELERATOR_MEMORY)
         ib_warn("%zu row%s left out by --min-accelerator-memory: the catalogue gives no accelerator memory for %s",

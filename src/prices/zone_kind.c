@@ -29,7 +29,9 @@ prices_zone_kind prices_zone_kind_of(const char *zone)
 
 const char *prices_zone_kind_name(prices_zone_kind k)
 {
-    return k == PRICES_ZONE_LOCAL ? "local-zone" : k == PRICES_ZONE_WAVELENGTH ? "wavelength-zone" : "availability-zone";
+    return k == PRICES_ZONE_LOCAL        ? "local-zone"
+           : k == PRICES_ZONE_WAVELENGTH ? "wavelength-zone"
+                                         : "availability-zone";
 }
 
 const char *prices_zone_marker(const char *zone)

@@ -12,10 +12,7 @@
 #include "instbench/rank.h"
 #include "rank/internal.h"
 
-static int asks_live(const char *source)
-{
-    return !source || !strcmp(source, "auto") || !strcmp(source, "live");
-}
+static int asks_live(const char *source) { return !source || !strcmp(source, "auto") || !strcmp(source, "live"); }
 
 /* Every market ranked has a user price for C, so no AWS price is needed for it. */
 static int user_priced(const rank_config *c, const rank_options *o)
@@ -35,7 +32,7 @@ int rank_load_prices(const char *source, const rank_config *c, size_t n, const r
     const char *src = source ? source : "auto";
     int s = 0;
     while (prices_source_names[s] && strcmp(src, prices_source_names[s])) s++;
-    if (!prices_source_names[s]) {   /* not a source: a prices file */
+    if (!prices_source_names[s]) { /* not a source: a prices file */
         if (prices_load_file(src, ps, err) != 0) return -1;
         snprintf(origin, olen, "file %s", src);
         return 0;
@@ -48,7 +45,7 @@ int rank_load_prices(const char *source, const rank_config *c, size_t n, const r
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        if (user_priced(&c[i], o)) continue;   /* nothing to fetch for it */
+        if (user_priced(&c[i], o)) continue; /* nothing to fetch for it */
         int seen_t = !c[i].instance_type[0], seen_r = !c[i].region[0];
         for (size_t k = 0; k < q.n_types && !seen_t; k++) seen_t = !strcmp(q.instance_types[k], c[i].instance_type);
         for (size_t k = 0; k < q.n_regions && !seen_r; k++) seen_r = !strcmp(q.regions[k], c[i].region);
@@ -65,7 +62,7 @@ int rank_load_prices(const char *source, const rank_config *c, size_t n, const r
         rc = prices_get(&q, ps, err);
         if (rc == 0) prices_warn_missing(&q, ps);
     }
-    if (rc != 0 && q.source == PRICES_SOURCE_LIVE) {   /* the message names the flag that asked for live */
+    if (rc != 0 && q.source == PRICES_SOURCE_LIVE) { /* the message names the flag that asked for live */
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "--source live: %.1000s", err->msg);
         snprintf(err->msg, sizeof err->msg, "%s", msg);
@@ -96,17 +93,19 @@ static size_t quote_keys(const rank_config *c, size_t n, char **types, char **re
     return nq;
 }
 
-int rank_load_quotes(const char *source, const char *plan_type, const char *payment, const rank_config *c,
-                     size_t n, rank_options *o, rank_block_quote **blocks, rank_plan_quote **plans, char *missing,
-                     size_t mlen, ib_error *err)
+int rank_load_quotes(const char *source, const char *plan_type, const char *payment, const rank_config *c, size_t n,
+                     rank_options *o, rank_block_quote **blocks, rank_plan_quote **plans, char *missing, size_t mlen,
+                     ib_error *err)
 {
     int want_b = (o->markets & RANK_MARKETS_BLOCK) != 0, want_p = (o->markets & RANK_MARKETS_PLAN) != 0;
     *blocks = NULL, *plans = NULL;
     missing[0] = '\0';
     if (!want_b && !want_p) return 0;
     if (source && !asks_live(source)) {
-        snprintf(missing, mlen, "Capacity Block offerings and Savings Plan rates are live only (--source %s does "
-                 "not ask AWS)", source);
+        snprintf(missing, mlen,
+                 "Capacity Block offerings and Savings Plan rates are live only (--source %s does "
+                 "not ask AWS)",
+                 source);
         return 0;
     }
     /* one query per distinct (type, nodes) in each region: the types and counts, with counts per type */
@@ -136,7 +135,7 @@ int rank_load_quotes(const char *source, const char *plan_type, const char *paym
     for (size_t k = 0; k < nq && !rc; k++) {
         int first = 1;
         for (size_t j = 0; j < k && first; j++) first = strcmp(regions[j], regions[k]) != 0;
-        if (!first) continue;   /* this region's batch went out with its first query */
+        if (!first) continue; /* this region's batch went out with its first query */
         char *region[1] = {regions[k]};
         size_t nbq = 0, npq = 0;
         for (size_t j = k; j < nq; j++) {
@@ -210,7 +209,8 @@ void rank_ask_placement(const char *source, char **pool, size_t n_pool, const ra
     rank_placement_apply(c, rows, n_rows, asks, n, pool, n_pool);
     /* in words a newcomer reads: which rows lack the figure, and why (the mechanics with -v) */
     if (note[0]) {
-        if (ib_log_level >= 2) ib_debug("spot placement scores for %zu multi-node or pooled ask%s: %s", n, n == 1 ? "" : "s", note);
+        if (ib_log_level >= 2)
+            ib_debug("spot placement scores for %zu multi-node or pooled ask%s: %s", n, n == 1 ? "" : "s", note);
         else ib_info("PLACEMENT is ? on multi-node spot rows: %s", note);
     }
     free(asks);

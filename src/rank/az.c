@@ -74,13 +74,13 @@ static int ids_only(const price_set *ps, const char *region)
 }
 
 /* --az given as a name the prices cannot be matched to offline: the one line saying how to fix it. */
-static int az_name_unmapped(const char *az, const char *region, const char *const *known, size_t n_known,
-                            ib_error *err)
+static int az_name_unmapped(const char *az, const char *region, const char *const *known, size_t n_known, ib_error *err)
 {
     char ids[160] = "";
     for (size_t i = 0, u = 0; i < n_known && u + 24 < sizeof ids; i++)
         if (names_zone_is_id(known[i])) u += (size_t)snprintf(ids + u, sizeof ids - u, "%s%s", u ? ", " : "", known[i]);
-    return ib_error_set(err, IB_EXIT_USAGE, "--az: %s is a zone name, but these prices name %s's spot zones by ID "
+    return ib_error_set(err, IB_EXIT_USAGE,
+                        "--az: %s is a zone name, but these prices name %s's spot zones by ID "
                         "(%s), and which ID a name stands for differs per AWS account, so it cannot be mapped "
                         "offline: give the zone ID (`aws ec2 describe-availability-zones --region %s`, or a result "
                         "measured there: instance.availability_zone_id) or use --source live",
@@ -93,15 +93,16 @@ static int zone_elsewhere(const char *az, const char *zone_region, const char *c
                           const price_set *ps, ib_error *err)
 {
     char dym[128], fixed[64];
-    const char *near = prices_region_state(ps, zone_region) == PRICES_NAME_UNKNOWN
-                           ? prices_suggest_region(zone_region) : NULL;
+    const char *near =
+        prices_region_state(ps, zone_region) == PRICES_NAME_UNKNOWN ? prices_suggest_region(zone_region) : NULL;
     snprintf(fixed, sizeof fixed, "%s%s", near ? near : "", az + strlen(zone_region));
     if (near)
         return ib_error_set(err, IB_EXIT_USAGE, "--az: '%s' is not a zone of an AWS region%s", az,
                             suggest_did_you_mean(fixed, dym, sizeof dym));
-    return ib_error_set(err, IB_EXIT_USAGE, "--az: %s is a zone of %s, but the configurations are priced in "
-                        "%s%s; --region %s prices them there", az, zone_region, regions[0],
-                        n_reg > 1 ? " and other regions" : "", zone_region);
+    return ib_error_set(err, IB_EXIT_USAGE,
+                        "--az: %s is a zone of %s, but the configurations are priced in "
+                        "%s%s; --region %s prices them there",
+                        az, zone_region, regions[0], n_reg > 1 ? " and other regions" : "", zone_region);
 }
 
 int rank_resolve_az(rank_options *o, int ask_live, const rank_results *res, const rank_config *c, size_t n,
@@ -110,7 +111,7 @@ int rank_resolve_az(rank_options *o, int ask_live, const rank_results *res, cons
     if (!o->az[0]) return 0;
     const char *regions[64], *known[256];
     size_t n_reg = priced_regions(c, n, regions, 64);
-    if (!n_reg) return 0;   /* nothing to price by AWS: the rows say why */
+    if (!n_reg) return 0; /* nothing to price by AWS: the rows say why */
     char dym[128], zone_region[32] = "";
     int is_id = names_zone_is_id(o->az);
     if (!is_id && names_region_of_zone(o->az, zone_region, sizeof zone_region) == 0) {
@@ -125,7 +126,9 @@ int rank_resolve_az(rank_options *o, int ask_live, const rank_results *res, cons
     if (!o->az_alt[0] && ask_live) {
         n_live = rank_ask_zones(regions, n_reg, &live);
         for (size_t i = 0; i < n_live && !o->az_alt[0]; i++) {
-            const char *other = !strcmp(live[i].name, o->az) ? live[i].id : !strcmp(live[i].id, o->az) ? live[i].name : NULL;
+            const char *other = !strcmp(live[i].name, o->az) ? live[i].id
+                                : !strcmp(live[i].id, o->az) ? live[i].name
+                                                             : NULL;
             if (other) snprintf(o->az_alt, sizeof o->az_alt, "%s", other);
         }
     }
@@ -134,8 +137,7 @@ int rank_resolve_az(rank_options *o, int ask_live, const rank_results *res, cons
         /* nothing in any ranked region knows the zone, in either form */
         const char *region = is_id ? regions[0] : zone_region;
         size_t k = zones_known(ps, region, live, n_live, known, 256);
-        if (!is_id && !o->az_alt[0] && ids_only(ps, region))
-            rc = az_name_unmapped(o->az, region, known, k, err);
+        if (!is_id && !o->az_alt[0] && ids_only(ps, region)) rc = az_name_unmapped(o->az, region, known, k, err);
         else
             rc = ib_error_set(err, IB_EXIT_USAGE, "--az: '%s' is not a zone of %s that the prices know%s", o->az,
                               is_id && n_reg > 1 ? "the regions ranked" : region,

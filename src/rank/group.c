@@ -105,7 +105,8 @@ void rank_groups_list(const rank_group *g, size_t n, size_t chosen, int explicit
     ib_info("%zu workloads found; results of different workloads are never ranked together:", n);
     for (size_t i = 0; i < n; i++)
         ib_info("  %s %.16s  %s %s batch %ld/device: %zu result%s", i == chosen ? "->" : "  ", g[i].fingerprint,
-                g[i].model[0] ? g[i].model : "?", g[i].precision, g[i].batch_per_device, g[i].n, g[i].n == 1 ? "" : "s");
+                g[i].model[0] ? g[i].model : "?", g[i].precision, g[i].batch_per_device, g[i].n,
+                g[i].n == 1 ? "" : "s");
     if (!explicit) ib_info("ranking the largest group; pick another with --workload FINGERPRINT (a prefix is enough)");
 }
 
@@ -114,7 +115,7 @@ int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *c
     size_t len = strlen(prefix), hits = 0, which = 0;
     if (len == 0) return ib_error_set(err, IB_EXIT_USAGE, "--workload needs a fingerprint (or a prefix of one)");
     for (size_t i = 0; i < n; i++) {
-        if (!strcasecmp(g[i].fingerprint, prefix)) {   /* an exact match wins over longer ones */
+        if (!strcasecmp(g[i].fingerprint, prefix)) { /* an exact match wins over longer ones */
             *chosen = i;
             return 0;
         }
@@ -142,10 +143,12 @@ int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *c
             char list[700] = "";
             for (size_t i = 0, used = 0; i < n && used + 80 < sizeof list; i++)
                 if (!strcmp(g[i].model, prefix))
-                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%.16s (%s %s, batch %ld)", used ? ", " : "",
-                                             g[i].fingerprint, g[i].model, g[i].precision, g[i].batch_per_device);
-            return ib_error_set(err, IB_EXIT_USAGE, "--workload %s: %zu workloads use that model, pick a fingerprint: %s",
-                                prefix, hits, list);
+                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%.16s (%s %s, batch %ld)",
+                                             used ? ", " : "", g[i].fingerprint, g[i].model, g[i].precision,
+                                             g[i].batch_per_device);
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "--workload %s: %zu workloads use that model, pick a fingerprint: %s", prefix, hits,
+                                list);
         }
     }
     char list[700] = "";
@@ -154,8 +157,7 @@ int rank_group_pick(const rank_group *g, size_t n, const char *prefix, size_t *c
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s (%s)", used ? ", " : "", g[i].fingerprint,
                                  g[i].model[0] ? g[i].model : "?");
     }
-    if (hits)
-        return ib_error_set(err, IB_EXIT_USAGE, "--workload %s is ambiguous: matches %s", prefix, list);
+    if (hits) return ib_error_set(err, IB_EXIT_USAGE, "--workload %s is ambiguous: matches %s", prefix, list);
     return ib_error_set(err, IB_EXIT_USAGE, "--workload %s matches no workload; present: %s", prefix,
                         n ? list : "none");
 }
@@ -219,14 +221,14 @@ static void name_variants(rank_config *c, size_t n)
             snprintf(c[i].variant, sizeof c[i].variant, "%s, %s attention", backend,
                      c[i].attention[0] ? c[i].attention : "unrecorded");
         else if (same_backend)
-            snprintf(c[i].variant, sizeof c[i].variant, "%s %s", backend, c[i].accelerator[0] ? c[i].accelerator : "device?");
-        else
-            snprintf(c[i].variant, sizeof c[i].variant, "%s", backend);
+            snprintf(c[i].variant, sizeof c[i].variant, "%s %s", backend,
+                     c[i].accelerator[0] ? c[i].accelerator : "device?");
+        else snprintf(c[i].variant, sizeof c[i].variant, "%s", backend);
     }
 }
 
-int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override,
-                      rank_config **configs, size_t *n_configs, ib_error *err)
+int rank_combine_runs(const rank_results *r, const rank_group *g, const char *region_override, rank_config **configs,
+                      size_t *n_configs, ib_error *err)
 {
     *configs = NULL;
     *n_configs = 0;
@@ -246,8 +248,8 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
          * and what the run saw too, so two workstations, or an A10G box and a CPU box, never share
          * a median (nor a price: --price names the hostname). */
         if (x->instance_type[0])
-            snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s|%s|%s|%s", x->instance_type, x->nodes,
-                     ovr ? ovr : x->region, x->backend, x->accelerator, x->attention);
+            snprintf(k[i].key, sizeof k[i].key, "%s|%ld|%s|%s|%s|%s", x->instance_type, x->nodes, ovr ? ovr : x->region,
+                     x->backend, x->accelerator, x->attention);
         else
             snprintf(k[i].key, sizeof k[i].key, "?|%ld|%s|%s|%s|%s|%ld|%ld|%s", x->nodes, ovr ? ovr : x->region,
                      x->host, x->backend, x->accelerator, x->accelerator_count, x->vcpus, x->attention);

@@ -8,7 +8,7 @@
  * ends inside a compressed stream (truncated), a read fails (ferror) and WHY says which: the
  * loader skips the input with that reason.  Members one after another (`cat a.gz b.gz`) are one
  * stream, and zero bytes after a member are padding, as gzip(1) and Python's gzip module read them. */
-#define _GNU_SOURCE   /* fopencookie */
+#define _GNU_SOURCE /* fopencookie */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@ typedef struct gz_stream {
     FILE *src;
     z_stream z;
     unsigned char in[1 << 16];
-    size_t max, out;               /* the cap and the bytes yielded so far */
+    size_t max, out; /* the cap and the bytes yielded so far */
     int src_eof, in_member, failed;
     char *why;
     size_t why_len;
@@ -58,15 +58,16 @@ static ssize_t gz_read(void *cookie, char *buf, size_t size)
     if (size > (1u << 30)) size = 1u << 30;
     g->z.next_out = (unsigned char *)buf;
     g->z.avail_out = (uInt)size;
-    while (g->z.avail_out == size) {   /* until something came out, or the end */
+    while (g->z.avail_out == size) { /* until something came out, or the end */
         int in = gz_have_input(g);
         if (in < 0) return gz_fail(g, "read error");
         if (in == 0) {
             if (g->in_member) return gz_fail(g, "truncated gzip data (it ends inside the compressed stream)");
-            break;                     /* end of the last member (or an empty file) */
+            break; /* end of the last member (or an empty file) */
         }
-        if (!g->in_member) {           /* a member starts: a fresh header, a fresh window */
-            while (g->z.avail_in && !*g->z.next_in) g->z.next_in++, g->z.avail_in--;   /* zero padding, as gzip(1) allows */
+        if (!g->in_member) { /* a member starts: a fresh header, a fresh window */
+            while (g->z.avail_in && !*g->z.next_in)
+                g->z.next_in++, g->z.avail_in--; /* zero padding, as gzip(1) allows */
             if (!g->z.avail_in) continue;
             if (g->z.next_in[0] != 0x1f || (g->z.avail_in > 1 && g->z.next_in[1] != 0x8b))
                 return gz_fail(g, "not gzip data (no gzip header where a member starts)");
@@ -86,8 +87,10 @@ static ssize_t gz_read(void *cookie, char *buf, size_t size)
     g->out += got;
     if (g->out > g->max) {
         char why[160];
-        snprintf(why, sizeof why, "decompresses to more than %zu MiB: too large to be a result file "
-                 "(a gzip bomb?)", g->max >> 20);
+        snprintf(why, sizeof why,
+                 "decompresses to more than %zu MiB: too large to be a result file "
+                 "(a gzip bomb?)",
+                 g->max >> 20);
         return gz_fail(g, why);
     }
     return (ssize_t)got;
@@ -111,7 +114,7 @@ FILE *rank_gz_open(FILE *src, size_t max, char *why, size_t why_len)
     g->why = why;
     g->why_len = why_len;
     why[0] = '\0';
-    if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) {   /* 16+: gzip framing only, not zlib's */
+    if (inflateInit2(&g->z, 16 + MAX_WBITS) != Z_OK) { /* 16+: gzip framing only, not zlib's */
         free(g);
         return NULL;
     }

@@ -4,17 +4,18 @@
 
 #include "instbench/rank.h"
 
-void rank_nothing_priced_hint(const char *source, const rank_options *o, const rank_config *c, size_t n,
-                              size_t n_rows, char *out, size_t len)
+void rank_nothing_priced_hint(const char *source, const rank_options *o, const rank_config *c, size_t n, size_t n_rows,
+                              char *out, size_t len)
 {
     const rank_config *known = NULL;
-    if (n_rows == 0) {   /* defensive: every configuration yields a row, priced or with its reason */
+    if (n_rows == 0) { /* defensive: every configuration yields a row, priced or with its reason */
         snprintf(out, len, "no configuration to rank: check the filters (--instance-types, --market)");
         return;
     }
     if (o->spot_mode == RANK_SPOT_AZ && o->markets == RANK_MARKETS_SPOT) {
-        snprintf(out, len, "no configuration could be priced: no spot price in %s%s%s%s for any of them; rank "
-                           "without --az (the lowest spot price across the region's zones), or --market both",
+        snprintf(out, len,
+                 "no configuration could be priced: no spot price in %s%s%s%s for any of them; rank "
+                 "without --az (the lowest spot price across the region's zones), or --market both",
                  o->az, o->az_alt[0] ? " (" : "", o->az_alt, o->az_alt[0] ? ")" : "");
         return;
     }
@@ -28,24 +29,29 @@ void rank_nothing_priced_hint(const char *source, const rank_options *o, const r
         if (c[i].instance_type[0] && !c[i].region[0] && !no_region) no_region = &c[i];
     }
     if (!known && off_ec2) {
-        snprintf(out, len, "no configuration could be priced: %s is not an EC2 instance type (measured off EC2), so "
-                           "AWS cannot price it: give its price per hour, rank --price %s=USD (or record it: measure "
-                           "--hourly-cost USD)", off_ec2->host, off_ec2->host);
+        snprintf(out, len,
+                 "no configuration could be priced: %s is not an EC2 instance type (measured off EC2), so "
+                 "AWS cannot price it: give its price per hour, rank --price %s=USD (or record it: measure "
+                 "--hourly-cost USD)",
+                 off_ec2->host, off_ec2->host);
         return;
     }
     if (!known && no_region) {
-        snprintf(out, len, "no configuration could be priced: no result says which region %s ran in: rank with "
-                           "--region R (e.g. --region us-east-1), or give a price, --price %s=USD",
+        snprintf(out, len,
+                 "no configuration could be priced: no result says which region %s ran in: rank with "
+                 "--region R (e.g. --region us-east-1), or give a price, --price %s=USD",
                  no_region->instance_type, no_region->instance_type);
         return;
     }
     if (!known) {
-        snprintf(out, len, "no configuration could be priced: no result names its instance type or hostname: record "
-                           "each machine's price per hour when measuring (measure --hourly-cost USD)");
+        snprintf(out, len,
+                 "no configuration could be priced: no result names its instance type or hostname: record "
+                 "each machine's price per hour when measuring (measure --hourly-cost USD)");
         return;
     }
-    snprintf(out, len, "no configuration could be priced (e.g. %s in %s, with --source %s): get prices with "
-                       "`instbench prices --instance-types %s --region %s -o prices.json` (live AWS needs "
-                       "credentials) and pass --source prices.json, or pick a --region or --market that has them",
+    snprintf(out, len,
+             "no configuration could be priced (e.g. %s in %s, with --source %s): get prices with "
+             "`instbench prices --instance-types %s --region %s -o prices.json` (live AWS needs "
+             "credentials) and pass --source prices.json, or pick a --region or --market that has them",
              known->instance_type, known->region, source ? source : "auto", known->instance_type, known->region);
 }

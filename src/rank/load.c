@@ -39,7 +39,7 @@ typedef struct loader {
     ib_error *err;
     int oom;
     int follow;
-    rank_seen seen;          /* files and directories by (device, inode), runs by run_key */
+    rank_seen seen; /* files and directories by (device, inode), runs by run_key */
     /* Directories being walked (the current path from the root): a link back to one of them is a
      * loop, reported as such. */
     dev_t dev[RANK_MAX_DEPTH + 1];
@@ -126,7 +126,7 @@ static const char *skip_ws(const char *p, const char *end)
 /* End of the JSON value starting at P (not whitespace), or NULL when the text ends first. */
 static const char *value_end(const char *p, const char *end)
 {
-    if (*p != '{' && *p != '[' && *p != '"') {   /* number, literal: up to a delimiter */
+    if (*p != '{' && *p != '[' && *p != '"') { /* number, literal: up to a delimiter */
         while (p < end && !strchr(",]}", *p) && !isspace((unsigned char)*p)) p++;
         return p;
     }
@@ -196,8 +196,8 @@ typedef struct line_reader {
     size_t pos, end;
     char *line;
     size_t len, cap;
-    size_t total;   /* bytes consumed */
-    const char *why;   /* a gzip stream's reason for a failed read ("" or NULL: none) */
+    size_t total;    /* bytes consumed */
+    const char *why; /* a gzip stream's reason for a failed read ("" or NULL: none) */
 } line_reader;
 
 /* Next line into r->line (NUL-terminated, without '\n').  1 a line, 0 end of input, -1 a line
@@ -211,7 +211,7 @@ static int next_line(line_reader *r, size_t max)
             r->end = fread(r->blk, 1, sizeof r->blk, r->f);
             if (r->end == 0) {
                 if (ferror(r->f)) return -2;
-                return r->len > 0;   /* a last line without '\n' */
+                return r->len > 0; /* a last line without '\n' */
             }
         }
         const char *s = r->blk + r->pos;
@@ -295,9 +295,11 @@ static int read_bounded(FILE *f, size_t max, const char *why, char **data, size_
     }
     int bad = ferror(f);
     if (!buf || bad || n > max || binary) {
-        snprintf(reason, rlen, "%s", !buf ? "out of memory" : bad ? (why && why[0] ? why : "read error")
-                                     : binary ? "binary data (NUL bytes): not a result file"
-                                              : "too large to be a result file");
+        snprintf(reason, rlen, "%s",
+                 !buf     ? "out of memory"
+                 : bad    ? (why && why[0] ? why : "read error")
+                 : binary ? "binary data (NUL bytes): not a result file"
+                          : "too large to be a result file");
         free(buf);
         return -1;
     }
@@ -358,7 +360,7 @@ static void load_file(loader *L, const char *path, const struct stat *st)
 {
     off_t size = st ? st->st_size : -1;
     if (st && !first_inode(L, 'f', st)) return;
-    const int lines = is_lines(path);   /* streamed: no whole-file buffer */
+    const int lines = is_lines(path); /* streamed: no whole-file buffer */
     const size_t max = lines ? MAX_JSONL_BYTES : MAX_DOC_BYTES;
     if (size >= 0 && (unsigned long long)size > max) {
         skip(L, path, lines ? "too large to be a result file (more than 1 GiB)" : "too large to be a result file");
@@ -383,7 +385,7 @@ static void load_file(loader *L, const char *path, const struct stat *st)
 static void load_stdin(loader *L)
 {
     const char *where = "<stdin>";
-    struct stat st;   /* stdin redirected from a file also given by name counts once */
+    struct stat st; /* stdin redirected from a file also given by name counts once */
     if (fstat(0, &st) == 0 && S_ISREG(st.st_mode) && !first_inode(L, 'f', &st)) return;
     line_reader *r = calloc(1, sizeof *r);
     if (!r) {
@@ -403,7 +405,7 @@ static void load_stdin(loader *L)
         const char *e = value_end(a, r->line + r->len);
         if (e && *skip_ws(e, r->line + r->len) == '\0') {
             add_lines(L, where, r, 1);
-        } else {   /* a document over many lines: gather it, bounded */
+        } else { /* a document over many lines: gather it, bounded */
             size_t cap = r->len + 2, n = 0;
             char *doc = malloc(cap);
             for (; doc && rc == 1; rc = next_line(r, MAX_DOC_BYTES)) {
@@ -445,7 +447,7 @@ static void load_dir(loader *L, const char *dir, const struct stat *st)
         skip(L, dir, "directory nesting too deep");
         return;
     }
-    if (!first_inode(L, 'd', st)) return;   /* read already, by another name */
+    if (!first_inode(L, 'd', st)) return; /* read already, by another name */
     DIR *d = opendir(dir);
     if (!d) {
         char reason[256];
@@ -503,9 +505,8 @@ static void load_path(loader *L, const char *path, int named)
         skip(L, path, "a symbolic link to a directory: not followed (--follow follows them)");
     else if (S_ISDIR(st.st_mode)) load_dir(L, path, &st);
     else if (!S_ISREG(st.st_mode)) {
-        if (named) load_file(L, path, NULL);   /* a pipe or /dev/stdin given on purpose */
-    } else if (named || rank_is_result_name(path))
-        load_file(L, path, &st);
+        if (named) load_file(L, path, NULL); /* a pipe or /dev/stdin given on purpose */
+    } else if (named || rank_is_result_name(path)) load_file(L, path, &st);
 }
 
 /* ---- objects read by the caller (s3://) ---------------------------------------------------------- */
@@ -520,7 +521,7 @@ void rank_sink_object(rank_sink *s, const char *where, const char *name, const c
 {
     loader *L = s->L;
     if (L->oom) return;
-    if (len == 0) {   /* fmemopen refuses a zero-length buffer */
+    if (len == 0) { /* fmemopen refuses a zero-length buffer */
         L->out->files_read++;
         skip(L, where, "empty object");
         return;
@@ -537,8 +538,8 @@ void rank_sink_object(rank_sink *s, const char *where, const char *name, const c
     fclose(f);
 }
 
-int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out,
-              rank_skip_fn on_skip, void *ctx, ib_error *err)
+int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out, rank_skip_fn on_skip,
+              void *ctx, ib_error *err)
 {
     loader L = {.out = out, .on_skip = on_skip, .ctx = ctx, .err = err, .follow = opt && opt->follow};
     rank_sink sink = {&L};

@@ -45,8 +45,8 @@ static int ident_ok(const char *s, const char *extra)
 
 /* Optional string field: absent or null -> "" (ok).  Wrong type, too long or (with EXTRA) odd
  * characters -> -1 with a reason naming PATH. */
-static int get_str(const cJSON *obj, const char *key, const char *path, char *dst, size_t cap,
-                   const char *extra, char *reason, size_t rlen)
+static int get_str(const cJSON *obj, const char *key, const char *path, char *dst, size_t cap, const char *extra,
+                   char *reason, size_t rlen)
 {
     dst[0] = '\0';
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -80,8 +80,8 @@ static int get_host(const cJSON *inst, char *dst, size_t cap)
 }
 
 /* Optional integer field in [MIN, MAX]: absent or null -> *out = DFLT. */
-static int get_long(const cJSON *obj, const char *key, const char *path, long min, long max, long dflt,
-                    long *out, char *reason, size_t rlen)
+static int get_long(const cJSON *obj, const char *key, const char *path, long min, long max, long dflt, long *out,
+                    char *reason, size_t rlen)
 {
     *out = dflt;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -160,7 +160,8 @@ static void parse_busbw(const cJSON *root, rank_result *r)
     if (!cJSON_IsArray(ar) || cJSON_GetArraySize(ar) > 64) return;
     double pick = NAN, pick_bytes = 0, small = NAN, small_bytes = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, ar) {
+    cJSON_ArrayForEach(e, ar)
+    {
         const cJSON *b = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "bytes") : NULL;
         const cJSON *bw = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "busbw_gbps") : NULL;
         if (!cJSON_IsNumber(b) || !cJSON_IsNumber(bw) || !(b->valuedouble > 0) || !isfinite(b->valuedouble) ||
@@ -200,13 +201,19 @@ static void run_key(const cJSON *root, const rank_result *r, unsigned char key[R
     char nums[160];
     snprintf(nums, sizeof nums, "%ld\n%.17g\n%.17g\n%.17g", r->nodes, r->samples_per_second, num_at(ms, "steps"),
              num_at(ms, "duration_s"));
-    const char *fields[] = {r->fingerprint, str_at(root, "timestamp"), str_at(inst, "hostname"), r->instance_type,
-                            r->region, r->backend, r->accelerator, nums};
+    const char *fields[] = {r->fingerprint,
+                            str_at(root, "timestamp"),
+                            str_at(inst, "hostname"),
+                            r->instance_type,
+                            r->region,
+                            r->backend,
+                            r->accelerator,
+                            nums};
     unsigned int n = 0;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
     for (size_t i = 0; ok && i < sizeof fields / sizeof *fields; i++)
-        ok = EVP_DigestUpdate(ctx, fields[i], strlen(fields[i]) + 1) == 1;   /* the NUL separates */
+        ok = EVP_DigestUpdate(ctx, fields[i], strlen(fields[i]) + 1) == 1; /* the NUL separates */
     ok = ok && EVP_DigestFinal_ex(ctx, key, &n) == 1 && n == RANK_KEY_BYTES;
     EVP_MD_CTX_free(ctx);
     if (!ok) memset(key, 0, RANK_KEY_BYTES);
@@ -228,14 +235,17 @@ static void zone_pair(const cJSON *inst, rank_result *r)
     }
 }
 
-const char *const rank_warning_codes[RANK_WARN_N] = {"cv_high", "drift", "mfu_over_100", "other_processes",
-                                                     "steal", "shared_machine", "other"};
+const char *const rank_warning_codes[RANK_WARN_N] = {"cv_high", "drift",          "mfu_over_100", "other_processes",
+                                                     "steal",   "shared_machine", "other"};
 
 /* Results older than measurement.warning_codes carry only the texts: their fixed openings (as
  * src/bench/result.c has always written them) map to the codes. */
 static unsigned warning_from_text(const char *t)
 {
-    static const struct { const char *prefix; unsigned bit; } map[] = {
+    static const struct {
+        const char *prefix;
+        unsigned bit;
+    } map[] = {
         {"step-time CV", RANK_WARN_CV_HIGH},        {"step time drifted", RANK_WARN_DRIFT},
         {"MFU above 100%", RANK_WARN_MFU_OVER_100}, {"other processes used", RANK_WARN_OTHER_PROCESSES},
         {"hypervisor steal", RANK_WARN_STEAL},      {"load average above", RANK_WARN_SHARED_MACHINE},
@@ -265,9 +275,11 @@ static void quality(const cJSON *ms, rank_result *r)
     const cJSON *texts = cJSON_GetObjectItemCaseSensitive(ms, "warnings");
     const cJSON *w;
     if (cJSON_IsArray(codes)) {
-        cJSON_ArrayForEach(w, codes) if (cJSON_IsString(w) && w->valuestring) r->warnings |= warning_from_code(w->valuestring);
+        cJSON_ArrayForEach(w, codes) if (cJSON_IsString(w) && w->valuestring) r->warnings |=
+            warning_from_code(w->valuestring);
     } else if (cJSON_IsArray(texts)) {
-        cJSON_ArrayForEach(w, texts) if (cJSON_IsString(w) && w->valuestring) r->warnings |= warning_from_text(w->valuestring);
+        cJSON_ArrayForEach(w, texts) if (cJSON_IsString(w) && w->valuestring) r->warnings |=
+            warning_from_text(w->valuestring);
     }
     const cJSON *mfu = cJSON_GetObjectItemCaseSensitive(ms, "mfu");
     if (cJSON_IsNumber(mfu) && mfu->valuedouble > 1) r->warnings |= RANK_WARN_MFU_OVER_100;
@@ -303,10 +315,10 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     if (get_str(wl, "model", "workload.model", r->model, sizeof r->model, "._-", reason, rlen) ||
         get_str(wl, "precision", "workload.precision", r->precision, sizeof r->precision, "._-", reason, rlen) ||
         get_str(wl, "data", "workload.data", r->data, sizeof r->data, "._-", reason, rlen) ||
-        get_long(wl, "batch_size_per_device", "workload.batch_size_per_device", 1, 1L << 40, -1,
-                 &r->batch_per_device, reason, rlen) ||
-        get_long(wl, "global_batch_size", "workload.global_batch_size", 1, 1L << 50, -1, &r->global_batch,
-                 reason, rlen))
+        get_long(wl, "batch_size_per_device", "workload.batch_size_per_device", 1, 1L << 40, -1, &r->batch_per_device,
+                 reason, rlen) ||
+        get_long(wl, "global_batch_size", "workload.global_batch_size", 1, 1L << 50, -1, &r->global_batch, reason,
+                 rlen))
         return -1;
     /* the parameter count only sizes rank's default checkpoint cost: a bad one is unknown, not fatal */
     char ignored[128];
@@ -369,8 +381,8 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
     const cJSON *hw = get_obj(root, "hardware");
     if (hw) {
         if (get_str(hw, "backend", "hardware.backend", r->backend, sizeof r->backend, "_-", reason, rlen) ||
-            get_long(hw, "accelerator_count", "hardware.accelerator_count", 0, 4096, 0, &r->accelerator_count,
-                     reason, rlen) ||
+            get_long(hw, "accelerator_count", "hardware.accelerator_count", 0, 4096, 0, &r->accelerator_count, reason,
+                     rlen) ||
             get_long(hw, "vcpus", "hardware.vcpus", 1, 1L << 20, -1, &r->vcpus, reason, rlen))
             return -1;
         /* the attention kernels are the same work done differently, not other work (the
@@ -405,7 +417,9 @@ int rank_parse_result(const char *json, size_t len, rank_result *out, char *reas
     if (len == 0) return fail(reason, rlen, "empty");
     if (memchr(json, '\0', len)) return fail(reason, rlen, "binary data, not JSON");
     size_t nul = util_json_escaped_nul(json, len);
-    if (nul) return fail(reason, rlen, "\\u0000 in a string near byte %zu (JSON readers disagree on what follows it)", nul - 1);
+    if (nul)
+        return fail(reason, rlen, "\\u0000 in a string near byte %zu (JSON readers disagree on what follows it)",
+                    nul - 1);
     if (util_json_depth(json, len) > UTIL_JSON_MAX_DEPTH)
         return fail(reason, rlen, "nested deeper than %d levels (no result is)", UTIL_JSON_MAX_DEPTH);
     const char *end = NULL;
@@ -423,4 +437,3 @@ int rank_parse_result(const char *json, size_t len, rank_result *out, char *reas
     cJSON_Delete(root);
     return rc;
 }
-

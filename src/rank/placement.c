@@ -13,8 +13,7 @@
 static int needs_ask(const rank_config *c, const rank_row *row, size_t n_pool)
 {
     return row->priced && row->market == RANK_SPOT && c->instance_type[0] && c->region[0] &&
-           !instance_type_is_sagemaker(c->instance_type) &&
-           (c->nodes > 1 || n_pool > 0);
+           !instance_type_is_sagemaker(c->instance_type) && (c->nodes > 1 || n_pool > 0);
 }
 
 static size_t find_ask(const placement_ask *asks, size_t n, const rank_config *c)
@@ -81,6 +80,8 @@ void rank_placement_apply(const rank_config *configs, rank_row *rows, size_t n_r
         row->placement_types = types_sent(c->instance_type, pool, n_pool);
         /* the zone as SPOT AZ names it (an ID where the prices use IDs) */
         snprintf(row->placement_zone, sizeof row->placement_zone, "%s",
-                 same ? row->az : a->zones[best].name[0] ? a->zones[best].name : a->zones[best].id);
+                 same                     ? row->az
+                 : a->zones[best].name[0] ? a->zones[best].name
+                                          : a->zones[best].id);
     }
 }

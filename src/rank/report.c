@@ -47,8 +47,8 @@ static void workload_line(const rank_report *r, char *out, size_t len)
     const rank_group *g = r->group;
     char batch[64] = "";
     if (g->batch_per_device > 0) snprintf(batch, sizeof batch, ", batch %ld/device", g->batch_per_device);
-    snprintf(out, len, "workload %.12s: %s %s%s%s%s", g->fingerprint, g->model[0] ? g->model : "(model?)",
-             g->precision, batch, g->data[0] ? ", data " : "", g->data);
+    snprintf(out, len, "workload %.12s: %s %s%s%s%s", g->fingerprint, g->model[0] ? g->model : "(model?)", g->precision,
+             batch, g->data[0] ? ", data " : "", g->data);
 }
 
 /* The lines above the table: workload, results, prices, target, order. */
@@ -65,7 +65,8 @@ static void write_header(const rank_report *r, FILE *out)
     util_term_printf(out, "%zu result%s in %zu configuration%s%s%s\n", r->group->n, r->group->n == 1 ? "" : "s",
                      r->n_configs, r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region);
     /* The origin (snapshot note, file name) only when it says more than the summary does. */
-    int say_origin = r->prices_origin && strcmp(r->prices_origin, "auto") && strncmp(prices, r->prices_origin, strlen(r->prices_origin));
+    int say_origin = r->prices_origin && strcmp(r->prices_origin, "auto") &&
+                     strncmp(prices, r->prices_origin, strlen(r->prices_origin));
     util_term_printf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "",
                      say_origin ? ")" : "");
     if (o->target_samples > 0) {
@@ -97,9 +98,7 @@ static void join(const char *const *items, size_t n, const char *sep, char *out,
 static void people_text(const rank_value *v, char *out, size_t len)
 {
     switch (v->kind) {
-    case RANK_V_NUMBER:
-        output_fmt_grouped(out, len, v->number, v->number == floor(v->number) ? 0 : 2);
-        break;
+    case RANK_V_NUMBER: output_fmt_grouped(out, len, v->number, v->number == floor(v->number) ? 0 : 2); break;
     case RANK_V_TEXT: snprintf(out, len, "%s", v->text); break;
     case RANK_V_BOOL: snprintf(out, len, "%s", v->flag ? "yes" : "no"); break;
     case RANK_V_TIME: util_utc_spreadsheet((time_t)v->number, out); break;
@@ -149,17 +148,17 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
     for (size_t i = 0; i < n; i++) {
         const char *key = all[i]->key;
         if (one_region && !strcmp(key, "region")) continue;
-        if (!target && (!strcmp(key, "hours_to_target") || !strcmp(key, "cost_to_target_usd")))
-            continue;
+        if (!target && (!strcmp(key, "hours_to_target") || !strcmp(key, "cost_to_target_usd"))) continue;
         if (!risk && !strcmp(key, "effective_samples_per_dollar")) continue;
         if (!any_breakeven(r) && !strcmp(key, "breakeven_rate_per_node_hour")) continue;
         /* the markets bought ahead: their columns only when such a row is ranked */
         if (!any_market(r, RANK_CAPACITY_BLOCK) && (!strcmp(key, "blocks_to_target") || !strcmp(key, "wait_hours")))
             continue;
-        if (!any_market(r, RANK_SAVINGS_PLAN) && (!strcmp(key, "plan_break_even_on_demand") ||
-                                                  !strcmp(key, "plan_break_even_spot")))
+        if (!any_market(r, RANK_SAVINGS_PLAN) &&
+            (!strcmp(key, "plan_break_even_on_demand") || !strcmp(key, "plan_break_even_spot")))
             continue;
-        if ((!risk || !target || !r->wide) && (!strcmp(key, "p90_hours_to_target") || !strcmp(key, "p_no_interruption")))
+        if ((!risk || !target || !r->wide) &&
+            (!strcmp(key, "p90_hours_to_target") || !strcmp(key, "p_no_interruption")))
             continue;
         cols[k++] = all[i];
     }
@@ -183,13 +182,16 @@ static void placement_note(const rank_report *r, FILE *out)
         pooled |= row->placement_types > 2;
     }
     if (multi)
-        output_note(out, "PLACEMENT of an N-node row: the score for N instances in one zone (SingleAvailabilityZone: "
-                         "its cluster placement group lives in one), the zone it is priced in%s.",
+        output_note(out,
+                    "PLACEMENT of an N-node row: the score for N instances in one zone (SingleAvailabilityZone: "
+                    "its cluster placement group lives in one), the zone it is priced in%s.",
                     multi_unknown ? "; ? where it could not be asked (live AWS only: -v says why)" : "");
     if (single_type)
-        output_note(out, "PLACEMENT asked for %s: AWS says a score for one or two instance types is always low; "
-                         "--placement-pool TYPES asks together with the types you would accept (AWS recommends at "
-                         "least three).", pooled ? "one or two types on some rows" : "the row's instance type alone");
+        output_note(out,
+                    "PLACEMENT asked for %s: AWS says a score for one or two instance types is always low; "
+                    "--placement-pool TYPES asks together with the types you would accept (AWS recommends at "
+                    "least three).",
+                    pooled ? "one or two types on some rows" : "the row's instance type alone");
 }
 
 static void write_legend(const rank_report *r, const output_table *t, FILE *out)
@@ -199,7 +201,7 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_config *c = &r->configs[r->rows[i].config];
         cudnn |= !strcmp(c->attention, "cudnn");
-        fused |= !strcmp(c->attention, "fused");   /* results of versions before issue 37 */
+        fused |= !strcmp(c->attention, "fused"); /* results of versions before issue 37 */
         unfused |= !strcmp(c->attention, "unfused");
         spot |= r->rows[i].market == RANK_SPOT;
         extra |= c->extrapolated;
@@ -213,8 +215,9 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     const int intr = spot && output_table_showed(t, "interruption_label");
     const int place = spot && output_table_showed(t, "placement_score");
     output_note(out, "sources: SAMPLES/s measured%s; $/h (all nodes) from %s; SAMPLES/$%s%s%s computed from those%s%s.",
-                runs ? " (the median of RUNS)" : "", price ? "PRICE SOURCE" : "each row's price source (--wide shows it)",
-                hours ? ", TIME" : "", cost ? (hours ? " and COST" : ", COST") : "", hours || cost ? " to the target" : "",
+                runs ? " (the median of RUNS)" : "",
+                price ? "PRICE SOURCE" : "each row's price source (--wide shows it)", hours ? ", TIME" : "",
+                cost ? (hours ? " and COST" : ", COST") : "", hours || cost ? " to the target" : "",
                 intr ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide)" : "",
                 place ? "; PLACEMENT: EC2 spot placement scores" : "");
     /* the markets' and placement's explanations: with --explain (or -v); a few lines by default */
@@ -225,12 +228,14 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     sp ? (spot || cb ? " and savings-plan" : "savings-plan") : "",
                     spot ? ", and every spot row's break-even" : "");
     if (r->explain && cb)
-        output_note(out, "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live), paid "
+        output_note(out,
+                    "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live), paid "
                     "whole up front and never interrupted; $/h is its fee / its hours, %s; WAIT: until it starts (not "
                     "in TIME).  instbench never purchases a block.",
                     r->opts->target_samples > 0 ? "COST the fee of every block the target needs (BLOCKS: how many, "
-                    "each paid whole however little of the last one is used)" : "SAMPLES/$ as if every hour of it "
-                    "trains");
+                                                  "each paid whole however little of the last one is used)"
+                                                : "SAMPLES/$ as if every hour of it "
+                                                  "trains");
     char term_h[32];
     output_fmt_grouped(term_h, sizeof term_h, r->opts->plan_term_hours, 0);
     /* which view of a plan's COST is shown: the commitment the target leaves idle is owed too, less
@@ -238,34 +243,40 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     char plan_cost[320] = "";
     double u = isfinite(r->opts->plan_utilisation) ? r->opts->plan_utilisation : 0;
     if (r->opts->target_samples > 0 && u <= 0)
-        snprintf(plan_cost, sizeof plan_cost, "; COST: the whole term's commitment (x terms the target needs), as "
+        snprintf(plan_cost, sizeof plan_cost,
+                 "; COST: the whole term's commitment (x terms the target needs), as "
                  "nothing else uses the plan (--plan-utilisation F: the share of the other hours the rest of your "
                  "fleet uses)");
     else if (r->opts->target_samples > 0 && u >= 1)
-        snprintf(plan_cost, sizeof plan_cost, "; COST: the target's own hours only (--plan-utilisation 1: the rest "
+        snprintf(plan_cost, sizeof plan_cost,
+                 "; COST: the target's own hours only (--plan-utilisation 1: the rest "
                  "of your fleet uses every other hour of the term)");
     else if (r->opts->target_samples > 0)
-        snprintf(plan_cost, sizeof plan_cost, "; COST: the target's hours plus %.4g%% of the commitment for the "
-                 "term's other hours (--plan-utilisation %.4g: the rest of your fleet uses the rest)", 100 * (1 - u), u);
+        snprintf(plan_cost, sizeof plan_cost,
+                 "; COST: the target's hours plus %.4g%% of the commitment for the "
+                 "term's other hours (--plan-utilisation %.4g: the rest of your fleet uses the rest)",
+                 100 * (1 - u), u);
     /* by default the view of COST alone (what --budget judges); the whole story with --explain */
-    if (!r->explain && sp && plan_cost[0])
-        output_note(out, "savings-plan rows%s.", plan_cost);
+    if (!r->explain && sp && plan_cost[0]) output_note(out, "savings-plan rows%s.", plan_cost);
     if (r->explain && sp)
-        output_note(out, "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
+        output_note(out,
+                    "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
                     "term's %s hours whether the nodes train or not%s; PLAN PAYS vs OD: rate / on-demand, the share of "
                     "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
                     "the spot row's efficiency / its price, the same against spot with its interruptions.  instbench "
-                    "never purchases a plan.", r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost);
+                    "never purchases a plan.",
+                    r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost);
     if (place && r->explain) placement_note(r, out);
-    if (!output_table_showed(t, "configuration")) return;   /* the marks ride on the configuration */
+    if (!output_table_showed(t, "configuration")) return; /* the marks ride on the configuration */
     if (extra)
         output_note(out, "^ extrapolated: measured on fewer nodes than the row has (measure --count); its SAMPLES/s is "
                          "the measured figure x nodes / measured nodes, which assumes linear scaling (no "
                          "communication cost). Measure on all nodes for the real figure.");
     if (sockets)
-        output_note(out, "# sockets on an EFA type: NCCL carried the gradients between the nodes over TCP sockets "
-                         "(topology.network), not the EFA this instance type pays for; launched with EFA interfaces and "
-                         "NCCL's aws-ofi-nccl plugin it can do better (docs/usage.md, EFA between the nodes).");
+        output_note(out,
+                    "# sockets on an EFA type: NCCL carried the gradients between the nodes over TCP sockets "
+                    "(topology.network), not the EFA this instance type pays for; launched with EFA interfaces and "
+                    "NCCL's aws-ofi-nccl plugin it can do better (docs/usage.md, EFA between the nodes).");
     if (mismatch)
         output_note(out, "! identity mismatch: the result names an instance type its hardware contradicts (kept with "
                          "measure --identity-mismatch ok); the price is that type's, the throughput this machine's.");
@@ -276,14 +287,16 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
             if (warned & (1u << b)) names[n++] = rank_warning_codes[b];
         char codes[160];
         join(names, n, ", ", codes, sizeof codes);
-        output_note(out, "~ run quality: its runs differ by more than %.0f%% of their median%s%s%s; re-measure on a "
-                         "quiet machine before trusting it (JSON/CSV: warnings, cv, samples_per_second_min/max).",
+        output_note(out,
+                    "~ run quality: its runs differ by more than %.0f%% of their median%s%s%s; re-measure on a "
+                    "quiet machine before trusting it (JSON/CSV: warnings, cv, samples_per_second_min/max).",
                     100 * RANK_SPREAD_LIMIT, codes[0] ? " or carry warnings (" : "", codes, codes[0] ? ")" : "");
     }
     if (cudnn + fused + unfused > 1)
-        output_note(out, "attention: these rows ran it more than one way (%s%s%s%s%s; --columns ...,attention shows "
-                         "which; JSON/CSV: attention), and one GPU runs the paths at different speeds: measure every "
-                         "candidate with the same INSTBENCH_CUDA_ATTENTION to compare hardware alone.",
+        output_note(out,
+                    "attention: these rows ran it more than one way (%s%s%s%s%s; --columns ...,attention shows "
+                    "which; JSON/CSV: attention), and one GPU runs the paths at different speeds: measure every "
+                    "candidate with the same INSTBENCH_CUDA_ATTENTION to compare hardware alone.",
                     cudnn ? "cudnn" : "", cudnn && unfused ? ", " : "", unfused ? "unfused" : "",
                     fused && cudnn + unfused ? ", " : "", fused ? "fused" : "");
 }
@@ -316,11 +329,13 @@ static void write_breakeven(const rank_report *r, const rank_row *row, FILE *out
     }
     once_every(k->breakeven_rate, be, sizeof be);
     if (k->breakeven_rate > k->rate_per_node_hour)
-        output_note(out, "%s stays ahead of %s unless a node is reclaimed more often than %s (assumed: %s).", spot,
-                    od, be, at);
+        output_note(out, "%s stays ahead of %s unless a node is reclaimed more often than %s (assumed: %s).", spot, od,
+                    be, at);
     else
-        output_note(out, "%s falls behind %s: a node reclaimed more often than %s puts it behind, and the assumed "
-                         "rate is %s.", spot, od, be, at);
+        output_note(out,
+                    "%s falls behind %s: a node reclaimed more often than %s puts it behind, and the assumed "
+                    "rate is %s.",
+                    spot, od, be, at);
 }
 
 enum { BREAKEVEN_LINES = 4 };
@@ -337,8 +352,9 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
         size_t u = strlen(rate);
         snprintf(rate + u, sizeof rate - u, " per node (--interruption-rate)");
     } else {
-        snprintf(rate, sizeof rate, "from the Advisor bucket's midpoint (<5%% -> 2.5%%, ..., >20%% -> 25%% of nodes "
-                                    "a month; assumed)");
+        snprintf(rate, sizeof rate,
+                 "from the Advisor bucket's midpoint (<5%% -> 2.5%%, ..., >20%% -> 25%% of nodes "
+                 "a month; assumed)");
     }
     if (so->checkpoint_s < 60) snprintf(delta, sizeof delta, "%.3g s", so->checkpoint_s);
     else output_fmt_duration(delta, sizeof delta, so->checkpoint_s);
@@ -361,14 +377,16 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
         snprintf(against, sizeof against, "; BREAK-EVEN: the per-node rate at which the row falls to %s (%s)", vs,
                  r->opts->versus_config >= 0 ? "--versus" : "the best on-demand row; --versus names another");
     if (r->explain)
-        output_note(out, "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
-                     "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
-                rate, delta, so->checkpoint_source, restart, tau,
-                output_table_showed(t, "breakeven_rate_per_node_hour") ? against : "",
-                times ? "; TIME and COST are without interruptions, while --deadline, --budget and --sort time|cost "
-                        "judge spot rows by the expected figures, interruptions included (JSON/CSV: "
-                        "expected_hours_to_target, expected_cost_to_target_usd, p90_hours_to_target; --wide: P90 TIME)"
-                      : "");
+        output_note(
+            out,
+            "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
+            "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
+            rate, delta, so->checkpoint_source, restart, tau,
+            output_table_showed(t, "breakeven_rate_per_node_hour") ? against : "",
+            times ? "; TIME and COST are without interruptions, while --deadline, --budget and --sort time|cost "
+                    "judge spot rows by the expected figures, interruptions included (JSON/CSV: "
+                    "expected_hours_to_target, expected_cost_to_target_usd, p90_hours_to_target; --wide: P90 TIME)"
+                  : "");
     /* what BREAK-EVEN is against, the one thing a reader needs to read that column */
     if (!r->explain && vs[0] && output_table_showed(t, "breakeven_rate_per_node_hour"))
         output_note(out, "%s.", against + 2);
@@ -384,7 +402,6 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
     if (risky > shown && r->explain && shown == BREAKEVEN_LINES)
         output_note(out, "(the first %d spot rows; JSON and CSV: breakeven_rate_per_node_hour for every row)",
                     BREAKEVEN_LINES);
-
 }
 
 static void write_unranked(const rank_report *r, FILE *out)

@@ -28,34 +28,67 @@ static int is_spot(const rank_row *row) { return row->market == RANK_SPOT; }
 
 /* ---- what each column reads ---- */
 
-static void get_rank(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->rank); }
+static void get_rank(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->rank);
+}
 static void get_configuration(const rank_report *r, const rank_row *row, rank_value *v)
 {
     rank_config_label(CFG(r, row), row->market, v->buf, sizeof v->buf);
     text(v, v->buf);
 }
-static void get_instance_type(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->instance_type); }
+static void get_instance_type(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    text(v, CFG(r, row)->instance_type);
+}
 static void get_host(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->host); }
 static void get_nodes(const rank_report *r, const rank_row *row, rank_value *v) { num(v, (double)CFG(r, row)->nodes); }
 static void get_measured_nodes(const rank_report *r, const rank_row *row, rank_value *v)
 {
     num(v, (double)CFG(r, row)->measured_nodes);
 }
-static void get_extrapolated(const rank_report *r, const rank_row *row, rank_value *v) { flag(v, CFG(r, row)->extrapolated); }
-static void get_market(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; text(v, rank_market_name(row->market)); }
+static void get_extrapolated(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    flag(v, CFG(r, row)->extrapolated);
+}
+static void get_market(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    text(v, rank_market_name(row->market));
+}
 static void get_region(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->region); }
-static void get_model(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->model); }
-static void get_precision(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->precision); }
+static void get_model(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)row;
+    text(v, r->group->model);
+}
+static void get_precision(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)row;
+    text(v, r->group->precision);
+}
 static void get_batch(const rank_report *r, const rank_row *row, rank_value *v)
 {
     (void)row;
     if (r->group->batch_per_device > 0) num(v, (double)r->group->batch_per_device);
 }
-static void get_data(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->data); }
-static void get_fingerprint(const rank_report *r, const rank_row *row, rank_value *v) { (void)row; text(v, r->group->fingerprint); }
+static void get_data(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)row;
+    text(v, r->group->data);
+}
+static void get_fingerprint(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)row;
+    text(v, r->group->fingerprint);
+}
 static void get_backend(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->backend); }
 static void get_attention(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->attention); }
-static void get_accelerator(const rank_report *r, const rank_row *row, rank_value *v) { text(v, CFG(r, row)->accelerator); }
+static void get_accelerator(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    text(v, CFG(r, row)->accelerator);
+}
 static void get_acc_per_node(const rank_report *r, const rank_row *row, rank_value *v)
 {
     num(v, (double)CFG(r, row)->accelerator_count);
@@ -69,17 +102,41 @@ static void get_accelerators(const rank_report *r, const rank_row *row, rank_val
     rank_accelerator_label(CFG(r, row), v->buf, sizeof v->buf);
     text(v, v->buf);
 }
-static void get_usd_per_hour(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->usd_per_hour); }
-static void get_usd_per_node(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->price_per_node); }
-static void get_sps(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; num(v, row->samples_per_second); }
-static void get_spd(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->samples_per_dollar); }
+static void get_usd_per_hour(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->usd_per_hour);
+}
+static void get_usd_per_node(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->price_per_node);
+}
+static void get_sps(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    num(v, row->samples_per_second);
+}
+static void get_spd(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->samples_per_dollar);
+}
 static void get_target(const rank_report *r, const rank_row *row, rank_value *v)
 {
     (void)row;
     if (r->opts->target_samples > 0) num(v, r->opts->target_samples);
 }
-static void get_hours(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->hours_to_target); }
-static void get_cost(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->cost_to_target); }
+static void get_hours(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->hours_to_target);
+}
+static void get_cost(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->cost_to_target);
+}
 static void get_runs(const rank_report *r, const rank_row *row, rank_value *v) { num(v, (double)CFG(r, row)->runs); }
 static void get_sps_min(const rank_report *r, const rank_row *row, rank_value *v) { num(v, CFG(r, row)->sps_min); }
 static void get_sps_max(const rank_report *r, const rank_row *row, rank_value *v) { num(v, CFG(r, row)->sps_max); }
@@ -94,7 +151,11 @@ static void get_identity_mismatch(const rank_report *r, const rank_row *row, ran
 {
     flag(v, CFG(r, row)->identity_mismatch);
 }
-static void get_spot_az(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (is_spot(row)) text(v, row->az); }
+static void get_spot_az(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (is_spot(row)) text(v, row->az);
+}
 /* The kind of zone priced (a Local or Wavelength Zone only with --include-local-zones): EC2's
  * ZoneType words; null for a median or a user's price, which name no zone. */
 static void get_zone_type(const rank_report *r, const rank_row *row, rank_value *v)
@@ -179,11 +240,11 @@ static void get_placement_zone(const rank_report *r, const rank_row *row, rank_v
  * (--spot-risk off, no Advisor bucket and no --interruption-rate). */
 static const rank_spot_risk *risk_of(const rank_row *row) { return row->priced && row->risk.valid ? &row->risk : NULL; }
 #define RISK(row) risk_of(row)
-#define RISK_NUM(name, field)                                                                     \
-    static void name(const rank_report *r, const rank_row *row, rank_value *v)                   \
-    {                                                                                             \
-        (void)r;                                                                                  \
-        if (RISK(row)) num(v, RISK(row)->field);                                                  \
+#define RISK_NUM(name, field)                                                  \
+    static void name(const rank_report *r, const rank_row *row, rank_value *v) \
+    {                                                                          \
+        (void)r;                                                               \
+        if (RISK(row)) num(v, RISK(row)->field);                               \
     }
 RISK_NUM(get_spot_rate, rate_per_node_hour)
 RISK_NUM(get_job_rate, job_rate_per_hour)
@@ -221,26 +282,58 @@ static void get_breakeven_against(const rank_report *r, const rank_row *row, ran
                       sizeof v->buf);
     text(v, v->buf);
 }
-static void get_price_source(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) text(v, row->price_source); }
+static void get_price_source(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) text(v, row->price_source);
+}
 static void get_price_as_of(const rank_report *r, const rank_row *row, rank_value *v)
 {
     (void)r;
     if (row->priced && row->price_as_of > 0) v->kind = RANK_V_TIME, v->number = (double)row->price_as_of;
 }
-static void get_pareto(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) flag(v, row->pareto); }
-static void get_unpriced(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (!row->priced) text(v, row->unpriced_reason); }
+static void get_pareto(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) flag(v, row->pareto);
+}
+static void get_unpriced(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (!row->priced) text(v, row->unpriced_reason);
+}
 
 /* The markets bought ahead: NONE on the other markets' rows. */
-static void get_block_hours(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->block_hours); }
-static void get_block_fee(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->block_fee_usd); }
-static void get_blocks(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->blocks_to_target); }
-static void get_wait(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->wait_hours); }
+static void get_block_hours(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->block_hours);
+}
+static void get_block_fee(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->block_fee_usd);
+}
+static void get_blocks(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->blocks_to_target);
+}
+static void get_wait(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->wait_hours);
+}
 static void get_commitment(const rank_report *r, const rank_row *row, rank_value *v)
 {
     (void)r;
     if (row->priced) num(v, row->plan_commitment_usd_per_hour);
 }
-static void get_term_usd(const rank_report *r, const rank_row *row, rank_value *v) { (void)r; if (row->priced) num(v, row->plan_term_usd); }
+static void get_term_usd(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    (void)r;
+    if (row->priced) num(v, row->plan_term_usd);
+}
 /* A plan's break-even share: above 1 (the rate above the alternative's) the plan never pays, and
  * says so in every format rather than as a share above 100%. */
 static void plan_share(const rank_row *row, double x, rank_value *v)
@@ -274,8 +367,8 @@ static void show_configuration(const rank_report *r, const rank_row *row, char *
     char label[256];
     rank_config_label(c, row->market, label, sizeof label);
     int any = c->extrapolated || c->identity_mismatch || rank_config_noisy(c) || c->socket_on_efa;
-    snprintf(out, len, "%s%s%s%s%s%s", label, any ? " " : "", c->extrapolated ? "^" : "", c->identity_mismatch ? "!" : "",
-             rank_config_noisy(c) ? "~" : "", c->socket_on_efa ? "#" : "");
+    snprintf(out, len, "%s%s%s%s%s%s", label, any ? " " : "", c->extrapolated ? "^" : "",
+             c->identity_mismatch ? "!" : "", rank_config_noisy(c) ? "~" : "", c->socket_on_efa ? "#" : "");
 }
 static void show_rank(const rank_report *r, const rank_row *row, char *out, size_t len)
 {
@@ -313,7 +406,8 @@ static void show_hours(const rank_report *r, const rank_row *row, char *out, siz
 static void show_runs(const rank_report *r, const rank_row *row, char *out, size_t len)
 {
     const rank_config *c = CFG(r, row);
-    if (c->runs > 1) snprintf(out, len, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
+    if (c->runs > 1)
+        snprintf(out, len, "%zu (%.1f%%)", c->runs, 100.0 * (c->sps_max - c->sps_min) / c->samples_per_second);
     else snprintf(out, len, "%zu", c->runs);
 }
 static void show_cv(const rank_report *r, const rank_row *row, char *out, size_t len)
@@ -369,7 +463,8 @@ static void show_p90_hours(const rank_report *r, const rank_row *row, char *out,
 static void show_p_none(const rank_report *r, const rank_row *row, char *out, size_t len)
 {
     (void)r;
-    if (RISK(row) && isfinite(RISK(row)->p_no_interruption)) snprintf(out, len, "%.1f%%", 100 * RISK(row)->p_no_interruption);
+    if (RISK(row) && isfinite(RISK(row)->p_no_interruption))
+        snprintf(out, len, "%.1f%%", 100 * RISK(row)->p_no_interruption);
     else snprintf(out, len, "-");
 }
 
@@ -454,7 +549,8 @@ const rank_column rank_columns[] = {
     {"accelerators_total", "ACCELERATORS TOTAL", R, 2, get_acc_total, NULL},
     {"usd_per_hour", "$/h", R, 9, get_usd_per_hour, show_usd_per_hour},
     {"usd_per_hour_per_node", "$/h PER NODE", R, 8, get_usd_per_node, show_usd_per_node},
-    {"samples_per_second", "SAMPLES/s", R, K, get_sps, show_sps},   /* the measurement: kept as long as what is derived from it */
+    {"samples_per_second", "SAMPLES/s", R, K, get_sps,
+     show_sps}, /* the measurement: kept as long as what is derived from it */
     {"samples_per_dollar", "SAMPLES/$", R, K, get_spd, show_spd},
     {"effective_samples_per_dollar", "EFF. SAMPLES/$", R, K, get_eff_spd, show_eff_spd},
     {"target_samples", "TARGET SAMPLES", R, 2, get_target, NULL},
@@ -509,19 +605,41 @@ const rank_column rank_columns[] = {
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 
-const char *const rank_table_keys[] = {"rank", "configuration", "region", "accelerators", "usd_per_hour",
-                                       "samples_per_second", "samples_per_dollar", "effective_samples_per_dollar",
-                                       "hours_to_target", "cost_to_target_usd", "p90_hours_to_target",
-                                       "p_no_interruption", "spot_az", "interruption_label",
-                                       "breakeven_rate_per_node_hour", "blocks_to_target", "wait_hours",
-                                       "plan_break_even_on_demand", "plan_break_even_spot", "placement_score",
-                                       "price_source", "runs", NULL};
+const char *const rank_table_keys[] = {"rank",
+                                       "configuration",
+                                       "region",
+                                       "accelerators",
+                                       "usd_per_hour",
+                                       "samples_per_second",
+                                       "samples_per_dollar",
+                                       "effective_samples_per_dollar",
+                                       "hours_to_target",
+                                       "cost_to_target_usd",
+                                       "p90_hours_to_target",
+                                       "p_no_interruption",
+                                       "spot_az",
+                                       "interruption_label",
+                                       "breakeven_rate_per_node_hour",
+                                       "blocks_to_target",
+                                       "wait_hours",
+                                       "plan_break_even_on_demand",
+                                       "plan_break_even_spot",
+                                       "placement_score",
+                                       "price_source",
+                                       "runs",
+                                       NULL};
 
 /* The table's keys before version 2 named the same columns differently: still accepted. */
 static const char *const aliases[][2] = {
-    {"config", "configuration"},     {"samples_per_s", "samples_per_second"}, {"samples_per_usd", "samples_per_dollar"},
-    {"hours", "hours_to_target"},    {"cost", "cost_to_target_usd"},         {"interruption", "interruption_label"},
-    {"placement", "placement_score"}, {"price", "price_source"},             {"price_as_of", "price_as_of_utc"},
+    {"config", "configuration"},
+    {"samples_per_s", "samples_per_second"},
+    {"samples_per_usd", "samples_per_dollar"},
+    {"hours", "hours_to_target"},
+    {"cost", "cost_to_target_usd"},
+    {"interruption", "interruption_label"},
+    {"placement", "placement_score"},
+    {"price", "price_source"},
+    {"price_as_of", "price_as_of_utc"},
 };
 
 const rank_column *rank_column_find(const char *key)

@@ -135,9 +135,13 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
         cJSON_AddNullToObject(doc, "target");
     }
     cJSON *f = cJSON_AddObjectToObject(doc, "filters");
-    cJSON_AddStringToObject(f, "markets", op->markets == RANK_MARKETS_ALL ? "all" : op->markets == RANK_MARKETS_BOTH ? "both"
-                                          : op->markets == RANK_MARKETS_SPOT ? "spot" : op->markets == RANK_MARKETS_BLOCK
-                                          ? "capacity-block" : op->markets == RANK_MARKETS_PLAN ? "savings-plan" : "on-demand");
+    cJSON_AddStringToObject(f, "markets",
+                            op->markets == RANK_MARKETS_ALL     ? "all"
+                            : op->markets == RANK_MARKETS_BOTH  ? "both"
+                            : op->markets == RANK_MARKETS_SPOT  ? "spot"
+                            : op->markets == RANK_MARKETS_BLOCK ? "capacity-block"
+                            : op->markets == RANK_MARKETS_PLAN  ? "savings-plan"
+                                                                : "on-demand");
     cJSON_AddItemToObject(f, "deadline_hours", limit(op->deadline_hours));
     cJSON_AddItemToObject(f, "budget_usd", limit(op->budget_usd));
     cJSON_AddItemToObject(f, "max_hourly_usd", limit(op->max_hourly_usd));
@@ -148,7 +152,8 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
         cJSON *sp = cJSON_AddObjectToObject(doc, "savings_plan");
         cJSON_AddItemToObject(sp, "plan", str_or_null(op->plan_label));
         cJSON_AddItemToObject(sp, "term_hours", output_json_number(op->plan_term_hours));
-        cJSON_AddItemToObject(sp, "utilisation", output_json_number(isfinite(op->plan_utilisation) ? op->plan_utilisation : 0));
+        cJSON_AddItemToObject(sp, "utilisation",
+                              output_json_number(isfinite(op->plan_utilisation) ? op->plan_utilisation : 0));
     } else {
         cJSON_AddNullToObject(doc, "savings_plan");
     }
@@ -161,7 +166,7 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(rm, "pareto", (double)r->removed.by_pareto);
 
     const rank_column *cols[RANK_MAX_COLUMNS];
-    size_t nc = rank_report_columns(r, NULL, cols, RANK_MAX_COLUMNS);   /* the CSV's choice */
+    size_t nc = rank_report_columns(r, NULL, cols, RANK_MAX_COLUMNS); /* the CSV's choice */
     cJSON *keys = cJSON_AddArrayToObject(doc, "columns");
     for (size_t c = 0; c < nc; c++) cJSON_AddItemToArray(keys, cJSON_CreateString(cols[c]->key));
     cJSON *rows = cJSON_AddArrayToObject(doc, "rows");

@@ -31,8 +31,8 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
 {
     size_t n = r->n_priced;
     output_point *pts = calloc(n ? n : 1, sizeof *pts);
-    char (*labels)[320] = calloc(n ? n : 1, sizeof *labels);
-    char (*tags)[16] = calloc(n ? n : 1, sizeof *tags);
+    char(*labels)[320] = calloc(n ? n : 1, sizeof *labels);
+    char(*tags)[16] = calloc(n ? n : 1, sizeof *tags);
     if (!pts || !labels || !tags) {
         free(pts), free(labels), free(tags);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
@@ -44,7 +44,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         char l[256];
         rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
         /* A figure that is not finite reads "-": the chart never says nan or inf. */
-        char usd[32], sps[32];   /* the tables' number style ("-" when not finite) */
+        char usd[32], sps[32]; /* the tables' number style ("-" when not finite) */
         output_fmt_usd(usd, sizeof usd, row->usd_per_hour);
         output_fmt_grouped(sps, sizeof sps, row->rank_samples_per_second, 1);
         const rank_config *c = &r->configs[row->config];
@@ -62,7 +62,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
     size_t nr = 0;
     if (best > 0 && isfinite(best))
         for (int k = 0; k < 3; k++) {
-            double v = round2(best / (1 << (2 * k)));   /* best, best/4, best/16 */
+            double v = round2(best / (1 << (2 * k))); /* best, best/4, best/16 */
             fmt_spd(rl[k], sizeof rl[k], v);
             rays[nr++] = (output_ray){v / 3600.0, rl[k]};
         }
@@ -73,7 +73,14 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
     snprintf(title, sizeof title, "%s %s: samples/s against $/h", g->model[0] ? g->model : "workload", g->precision);
     snprintf(subtitle, sizeof subtitle, "workload %.12s; prices: %s%s%s; %zu configuration%s ranked", g->fingerprint,
              prices, r->prices_origin ? " - " : "", r->prices_origin ? r->prices_origin : "", n, n == 1 ? "" : "s");
-    output_plot plot = {title, subtitle, "cost ($/h, all nodes)", "training throughput (samples/s)", pts, n, rays, nr,
+    output_plot plot = {title,
+                        subtitle,
+                        "cost ($/h, all nodes)",
+                        "training throughput (samples/s)",
+                        pts,
+                        n,
+                        rays,
+                        nr,
                         extrapolated ? "red: Pareto frontier (no other configuration is both faster and cheaper per "
                                        "sample); dashed lines: equal samples per dollar; hollow dashed rings: "
                                        "extrapolated from fewer nodes (linear scaling assumed)"

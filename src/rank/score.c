@@ -56,10 +56,8 @@ void rank_accelerator_label(const rank_config *c, char *out, size_t len)
     if (c->accelerator_count > 0) {
         long total = c->nodes * c->accelerator_count;
         const char *name = c->accelerator[0] ? c->accelerator : "GPU";
-        if (c->nodes > 1)
-            snprintf(out, len, "%ld x %s (%ld nodes x %ld)", total, name, c->nodes, c->accelerator_count);
-        else
-            snprintf(out, len, "%ld x %s", total, name);
+        if (c->nodes > 1) snprintf(out, len, "%ld x %s (%ld nodes x %ld)", total, name, c->nodes, c->accelerator_count);
+        else snprintf(out, len, "%ld x %s", total, name);
     } else if (c->vcpus > 0) {
         snprintf(out, len, "%ld x %ld vCPU", c->nodes, c->vcpus);
     } else {
@@ -102,13 +100,15 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
                 snprintf(az, azlen, "%s", pr->spot[i].az);
                 return 0;
             }
-        snprintf(reason, rlen, "no spot price for %s in %s%s%s%s", pr->instance_type, o->az,
-                 o->az_alt[0] ? " (" : "", o->az_alt, o->az_alt[0] ? ")" : "");
+        snprintf(reason, rlen, "no spot price for %s in %s%s%s%s", pr->instance_type, o->az, o->az_alt[0] ? " (" : "",
+                 o->az_alt, o->az_alt[0] ? ")" : "");
         return -1;
     }
     if (counted == 0) {
-        snprintf(reason, rlen, "spot prices for %s in %s only in Local or Wavelength Zones (--include-local-zones "
-                 "counts them)", pr->instance_type, pr->region);
+        snprintf(reason, rlen,
+                 "spot prices for %s in %s only in Local or Wavelength Zones (--include-local-zones "
+                 "counts them)",
+                 pr->instance_type, pr->region);
         return -1;
     }
     if (o->spot_mode == RANK_SPOT_MEDIAN) {
@@ -143,12 +143,14 @@ static int pick_spot(const price_record *pr, const rank_options *o, double *pric
 static void unnamed_reason(const rank_config *c, rank_market m, char *why, size_t wl)
 {
     if (c->host[0])
-        snprintf(why, wl, "not an EC2 instance type (no IMDS, no --instance-type), so AWS cannot price it: "
-                          "give its price per hour with --price %s%s=USD (or measure --hourly-cost USD)", c->host,
-                 m == RANK_SPOT ? ":spot" : "");
+        snprintf(why, wl,
+                 "not an EC2 instance type (no IMDS, no --instance-type), so AWS cannot price it: "
+                 "give its price per hour with --price %s%s=USD (or measure --hourly-cost USD)",
+                 c->host, m == RANK_SPOT ? ":spot" : "");
     else
-        snprintf(why, wl, "instance type and hostname unknown: record its price per hour with measure "
-                          "--hourly-cost USD");
+        snprintf(why, wl,
+                 "instance type and hostname unknown: record its price per hour with measure "
+                 "--hourly-cost USD");
 }
 
 /* An AWS price for the row's market; 0 ok (P, source, as-of and spot details set), -1 with WHY. */
@@ -185,14 +187,16 @@ static int aws_price(const rank_config *c, const price_set *prices, const rank_o
         snprintf(row->price_source, sizeof row->price_source, "%s", pr->spot_source);
         row->price_as_of = pr->spot_as_of;
         /* Interruption frequency and placement score describe the spot market only. */
-        row->interruption_bucket = pr->interruption_bucket >= 0 && pr->interruption_bucket <= 4 ? pr->interruption_bucket : -1;
+        row->interruption_bucket =
+            pr->interruption_bucket >= 0 && pr->interruption_bucket <= 4 ? pr->interruption_bucket : -1;
         /* The priced AZ's own placement score when known, else the region's.  Those ask for one
          * instance: they answer a 1-node row only (rank_placement_plan asks for the others). */
         int score = az_score >= 1 && az_score <= 10 ? az_score : pr->placement_score;
         row->placement_score = score >= 1 && score <= 10 && c->nodes == 1 ? score : -1;
         if (row->placement_score > 0) {
             row->placement_capacity = row->placement_types = 1;
-            if (az_score >= 1 && az_score <= 10) snprintf(row->placement_zone, sizeof row->placement_zone, "%s", row->az);
+            if (az_score >= 1 && az_score <= 10)
+                snprintf(row->placement_zone, sizeof row->placement_zone, "%s", row->az);
         }
     }
     return 0;
@@ -214,13 +218,17 @@ static int block_price(const rank_config *c, const rank_options *o, rank_row *ro
     }
     if (!best) {
         if (c->nodes > MARKETS_BLOCK_MAX_INSTANCES)
-            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "a Capacity Block holds 1 to %d instances, not "
-                     "%ld", MARKETS_BLOCK_MAX_INSTANCES, c->nodes);
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
+                     "a Capacity Block holds 1 to %d instances, not "
+                     "%ld",
+                     MARKETS_BLOCK_MAX_INSTANCES, c->nodes);
         else if (o->quotes_missing && o->quotes_missing[0])
             snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", o->quotes_missing);
         else
-            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "no Capacity Block of %.0f days is offered now "
-                     "for %ld x %s in %s", o->block_hours / 24, c->nodes, c->instance_type, c->region);
+            snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
+                     "no Capacity Block of %.0f days is offered now "
+                     "for %ld x %s in %s",
+                     o->block_hours / 24, c->nodes, c->instance_type, c->region);
         return -1;
     }
     row->block_hours = best->hours;
@@ -399,15 +407,16 @@ int rank_score(const rank_config *configs, size_t n_configs, const price_set *pr
                 const char *name = rank_config_name(c), *mine = rank_market_name((rank_market)m);
                 snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
                          "%s has a user price for %s only (give one for %s: --price %s:%s=USD)",
-                         name[0] ? name : "this machine",
-                         rank_market_name((rank_market)!m), mine, name[0] ? name : "NAME", mine);
+                         name[0] ? name : "this machine", rank_market_name((rank_market)!m), mine,
+                         name[0] ? name : "NAME", mine);
             }
             if (sagemaker_spot) {
                 row->priced = 0;
                 row->interruption_bucket = row->placement_score = -1;
-                snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
-                         "SageMaker managed spot for %s is not published per hour (give your rate: --price %s:spot=USD)",
-                         configs[i].instance_type, configs[i].instance_type);
+                snprintf(
+                    row->unpriced_reason, sizeof row->unpriced_reason,
+                    "SageMaker managed spot for %s is not published per hour (give your rate: --price %s:spot=USD)",
+                    configs[i].instance_type, configs[i].instance_type);
             }
         }
     }

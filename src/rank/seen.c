@@ -7,7 +7,7 @@
 
 static size_t hash(const unsigned char k[RANK_KEY_BYTES])
 {
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a: inode keys are mostly zero bytes */
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: inode keys are mostly zero bytes */
     for (int i = 0; i < RANK_KEY_BYTES; i++) h = (h ^ k[i]) * 1099511628211ull;
     return (size_t)(h ^ (h >> 29));
 }
@@ -15,7 +15,7 @@ static size_t hash(const unsigned char k[RANK_KEY_BYTES])
 static int grow(rank_seen *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 1024;
-    unsigned char (*keys)[RANK_KEY_BYTES] = calloc(cap, sizeof *keys);
+    unsigned char(*keys)[RANK_KEY_BYTES] = calloc(cap, sizeof *keys);
     unsigned char *used = calloc(cap, 1);
     if (!keys || !used) {
         free(keys), free(used);
@@ -38,7 +38,7 @@ static int grow(rank_seen *s)
 
 int rank_seen_add(rank_seen *s, const unsigned char key[RANK_KEY_BYTES])
 {
-    if ((s->n + 1) * 2 > s->cap && grow(s) != 0) return -1;   /* at most half full */
+    if ((s->n + 1) * 2 > s->cap && grow(s) != 0) return -1; /* at most half full */
     size_t j = hash(key) & (s->cap - 1);
     for (; s->used[j]; j = (j + 1) & (s->cap - 1))
         if (!memcmp(s->keys[j], key, RANK_KEY_BYTES)) return 0;

@@ -15,7 +15,7 @@
 
 typedef struct sort_item {
     rank_row row;
-    const char *type;   /* the configuration's instance type, or hostname */
+    const char *type; /* the configuration's instance type, or hostname */
     char label[320];
 } sort_item;
 
@@ -33,14 +33,15 @@ static int cmp_items(const void *pa, const void *pb)
     case RANK_SORT_SAMPLES_PER_DOLLAR: c = cmp_desc(x->rank_samples_per_dollar, y->rank_samples_per_dollar); break;
     case RANK_SORT_THROUGHPUT: c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second); break;
     case RANK_SORT_COST:
-        c = isnan(x->rank_cost_to_target) || isnan(y->rank_cost_to_target) ? cmp_asc(x->usd_per_hour, y->usd_per_hour)
-                                                                 : cmp_asc(x->rank_cost_to_target, y->rank_cost_to_target);
+        c = isnan(x->rank_cost_to_target) || isnan(y->rank_cost_to_target)
+                ? cmp_asc(x->usd_per_hour, y->usd_per_hour)
+                : cmp_asc(x->rank_cost_to_target, y->rank_cost_to_target);
         break;
     case RANK_SORT_TIME: c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second); break;
     }
     if (!c) c = cmp_desc(x->rank_samples_per_dollar, y->rank_samples_per_dollar);
     if (!c) c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second);
-    if (!c) c = names_instance_type_cmp(a->type, b->type);   /* g5.2xlarge before g5.12xlarge */
+    if (!c) c = names_instance_type_cmp(a->type, b->type); /* g5.2xlarge before g5.12xlarge */
     if (!c) c = strcmp(a->label, b->label);
     if (!c) c = (x->market > y->market) - (x->market < y->market);
     return c;

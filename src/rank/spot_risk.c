@@ -62,7 +62,7 @@ static rank_spot_moments truncated_exp(double rate, double s)
  * k1 = f1 z1, k2 = f1 z2 + f2 z1^2, k3 = f1 z3 + 3 f2 z1 z2 + f3 z1^3. */
 static rank_spot_moments window_time(double rate, double len, rank_spot_moments cost)
 {
-    double f1 = expm1(rate * len), f2 = f1 * (f1 + 1), f3 = f2 * (2 * f1 + 1);   /* 1/p = f1 + 1 */
+    double f1 = expm1(rate * len), f2 = f1 * (f1 + 1), f3 = f2 * (2 * f1 + 1); /* 1/p = f1 + 1 */
     rank_spot_moments l = truncated_exp(rate, len);
     double z1 = l.mean + cost.mean, z2 = l.var + cost.var, z3 = l.k3 + cost.k3;
     return (rank_spot_moments){len + f1 * z1, f1 * z2 + f2 * z1 * z1, f1 * z3 + 3 * f2 * z1 * z2 + f3 * z1 * z1 * z1};
@@ -76,7 +76,7 @@ rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double 
 
 double rank_spot_segments(double work_h, double tau_h)
 {
-    double n = ceil(work_h / tau_h * (1 - 1e-12));   /* 200 intervals stay 200 through rounding */
+    double n = ceil(work_h / tau_h * (1 - 1e-12)); /* 200 intervals stay 200 through rounding */
     return n < 1 ? 1 : n;
 }
 
@@ -167,8 +167,9 @@ static void fill_one(rank_row *row, const rank_config *c, const rank_options *o)
 {
     const rank_spot_options *so = &o->spot;
     rank_spot_risk *k = &row->risk;
-    double lambda = isfinite(so->rate_per_node_hour) ? so->rate_per_node_hour : rank_spot_bucket_rate(row->interruption_bucket);
-    if (!isfinite(lambda)) return;   /* no Advisor bucket and no --interruption-rate: raw price */
+    double lambda =
+        isfinite(so->rate_per_node_hour) ? so->rate_per_node_hour : rank_spot_bucket_rate(row->interruption_bucket);
+    if (!isfinite(lambda)) return; /* no Advisor bucket and no --interruption-rate: raw price */
     k->valid = 1;
     k->rate_per_node_hour = lambda;
     k->rate_source = isfinite(so->rate_per_node_hour) ? "user" : "advisor";
@@ -183,7 +184,7 @@ static void fill_one(rank_row *row, const rank_config *c, const rank_options *o)
     k->samples_per_dollar = k->samples_per_second * 3600 / row->usd_per_hour;
     k->expected_hours = k->p90_hours = k->expected_cost = k->p90_cost = k->p_no_interruption = NAN;
     if (o->target_samples > 0) {
-        double work = o->target_samples / row->samples_per_second / 3600;   /* hours of useful work */
+        double work = o->target_samples / row->samples_per_second / 3600; /* hours of useful work */
         k->expected_hours = work / k->efficiency;
         k->p90_hours = rank_spot_p90_hours(k->job_rate_per_hour, work, tau, delta, r);
         k->expected_cost = k->expected_hours * row->usd_per_hour;

@@ -40,8 +40,10 @@ int rank_filter_types(char *const *types, size_t n_types, rank_config *c, size_t
         char list[400] = "", dym[128];
         for (size_t i = 0, u = 0; i < m && u + 80 < sizeof list; i++)
             u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", names[i]);
-        rc = ib_error_set(err, IB_EXIT_USAGE, "--instance-types: '%s' matches no configuration of this workload "
-                          "(present: %s)%s", want, m ? list : "none",
+        rc = ib_error_set(err, IB_EXIT_USAGE,
+                          "--instance-types: '%s' matches no configuration of this workload "
+                          "(present: %s)%s",
+                          want, m ? list : "none",
                           suggest_did_you_mean(suggest_closest(want, names, m), dym, sizeof dym));
     }
     size_t kept = 0;

@@ -55,7 +55,8 @@ int rank_parse_user_price(const char *spec, rank_user_price *out, char *why, siz
         }
     }
     if (util_parse_double(eq + 1, RANK_MIN_USD_PER_HOUR, RANK_MAX_USD_PER_HOUR, &out->usd_per_hour) != 0) {
-        snprintf(why, len, "--price %s: '%.40s' is not a price in US dollars per node-hour (a number from 0.000001 to 100000)",
+        snprintf(why, len,
+                 "--price %s: '%.40s' is not a price in US dollars per node-hour (a number from 0.000001 to 100000)",
                  out->name, eq + 1);
         return -1;
     }
@@ -67,7 +68,7 @@ const char *rank_config_name(const rank_config *c) { return c->instance_type[0] 
 int rank_user_price_for(const rank_config *c, rank_market m, const rank_options *o, double *usd, time_t *as_of)
 {
     const char *name = rank_config_name(c);
-    if (m != RANK_ON_DEMAND && m != RANK_SPOT) return 0;   /* blocks and plans: AWS's quotes only */
+    if (m != RANK_ON_DEMAND && m != RANK_SPOT) return 0; /* blocks and plans: AWS's quotes only */
     /* Hostnames are case-insensitive; instance types are lower case anyway. */
     for (size_t i = 0; name[0] && i < o->n_user_prices; i++)
         if (o->user_prices[i].market == m && !strcasecmp(o->user_prices[i].name, name)) {

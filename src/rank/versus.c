@@ -17,15 +17,17 @@ int rank_resolve_versus(const char *versus, const rank_config *c, size_t n, rank
     const char *v = versus;
     char *end;
     long x = strtol(v, &end, 10);
-    if (end != v && x > 0) {   /* "4 x g5.xlarge ..." or "4xg5.xlarge..." */
+    if (end != v && x > 0) { /* "4 x g5.xlarge ..." or "4xg5.xlarge..." */
         while (*end == ' ') end++;
         if (*end == 'x' || *end == 'X') nodes = x, v = end + 1;
         while (*v == ' ') v++;
     }
     size_t tl = strcspn(v, " :");
     if (!tl || tl >= sizeof name)
-        return ib_error_set(err, IB_EXIT_USAGE, "--versus '%s' names no configuration (e.g. '1 x g5.12xlarge "
-                            "on-demand')", versus);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "--versus '%s' names no configuration (e.g. '1 x g5.12xlarge "
+                            "on-demand')",
+                            versus);
     memcpy(name, v, tl);
     const char *m = v + tl;
     while (*m == ' ' || *m == ':') m++;
@@ -34,9 +36,11 @@ int rank_resolve_versus(const char *versus, const rank_config *c, size_t n, rank
     for (int k = 0; k < RANK_N_MARKETS; k++)
         if (!strcasecmp(market, rank_market_name((rank_market)k))) mk = k;
     if (mk < 0 || mk == RANK_SPOT)
-        return ib_error_set(err, IB_EXIT_USAGE, "--versus '%s': %s", versus, mk == RANK_SPOT
-                            ? "a spot row cannot be what spot breaks even against (name an on-demand, capacity-block "
-                            "or savings-plan row)" : "the market must be on-demand, capacity-block or savings-plan");
+        return ib_error_set(
+            err, IB_EXIT_USAGE, "--versus '%s': %s", versus,
+            mk == RANK_SPOT ? "a spot row cannot be what spot breaks even against (name an on-demand, capacity-block "
+                              "or savings-plan row)"
+                            : "the market must be on-demand, capacity-block or savings-plan");
     if (!(o->markets & (1 << mk)))
         return ib_error_set(err, IB_EXIT_USAGE, "--versus '%s': the %s market is not ranked (--market)", versus,
                             market);
@@ -56,6 +60,7 @@ int rank_resolve_versus(const char *versus, const rank_config *c, size_t n, rank
         u += (size_t)snprintf(list + u, sizeof list - u, "%s'%s'", i ? ", " : "", l);
     }
     return ib_error_set(err, IB_EXIT_USAGE, "--versus '%s' %s: %s", versus,
-                        hits ? "matches several configurations (they differ in variant)" :
-                        "is none of the configurations ranked", list);
+                        hits ? "matches several configurations (they differ in variant)"
+                             : "is none of the configurations ranked",
+                        list);
 }

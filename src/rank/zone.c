@@ -14,7 +14,7 @@ int rank_zone_alias(const rank_results *r, const char *zone, char *alt, size_t l
         const rank_result *x = &r->items[i];
         const char *other = !strcmp(x->az, zone) ? x->az_id : !strcmp(x->az_id, zone) ? x->az : NULL;
         if (!other || !other[0]) continue;
-        if (found && strcmp(found, other)) return -1;   /* two accounts, two answers: neither is "the" one */
+        if (found && strcmp(found, other)) return -1; /* two accounts, two answers: neither is "the" one */
         found = other;
     }
     if (!found) return 0;

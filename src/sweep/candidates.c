@@ -27,15 +27,20 @@ static int parse_count(const char *spec, const char **p, int *nodes, ib_error *e
     while (isdigit((unsigned char)*s) && v <= 100000) v = v * 10 + (*s++ - '0');
     while (*s == ' ') s++;
     if (*s != 'x' && *s != 'X')
-        return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': a count is written Nx before the type "
-                            "(4xg5.xlarge or 4 x g5.xlarge)", spec);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "candidate '%s': a count is written Nx before the type "
+                            "(4xg5.xlarge or 4 x g5.xlarge)",
+                            spec);
     s++;
     while (*s == ' ') s++;
-    if (v < 1) return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': 0 nodes (a candidate has 1 to %d)", spec,
-                                   SWEEP_MAX_NODES);
+    if (v < 1)
+        return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': 0 nodes (a candidate has 1 to %d)", spec,
+                            SWEEP_MAX_NODES);
     if (v > SWEEP_MAX_NODES)
-        return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': %ld nodes is more than the %d a sweep launches "
-                            "per candidate", spec, v, SWEEP_MAX_NODES);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "candidate '%s': %ld nodes is more than the %d a sweep launches "
+                            "per candidate",
+                            spec, v, SWEEP_MAX_NODES);
     *nodes = (int)v;
     *p = s;
     return 0;
@@ -57,11 +62,14 @@ static int check_type(const char *spec, const char *type, ib_error *err)
         return 0;
     const char *near;
     if (prices_catalogue_size_list(type, list, sizeof list, &near))
-        return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': '%s' is not one of the sizes the price snapshot "
-                            "lists for its family (%s)%s", spec, type, list, suggest_did_you_mean(near, buf, sizeof buf));
-    return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': '%s' is not in the price catalogue (a sweep needs the "
-                        "type's hardware and price: `instbench prices` lists the types it knows)%s", spec, type,
-                        suggest_did_you_mean(prices_suggest_type(type), buf, sizeof buf));
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "candidate '%s': '%s' is not one of the sizes the price snapshot "
+                            "lists for its family (%s)%s",
+                            spec, type, list, suggest_did_you_mean(near, buf, sizeof buf));
+    return ib_error_set(err, IB_EXIT_USAGE,
+                        "candidate '%s': '%s' is not in the price catalogue (a sweep needs the "
+                        "type's hardware and price: `instbench prices` lists the types it knows)%s",
+                        spec, type, suggest_did_you_mean(prices_suggest_type(type), buf, sizeof buf));
 }
 
 int sweep_candidate_parse(const char *spec, sweep_candidate *out, ib_error *err)
@@ -89,9 +97,10 @@ int sweep_candidate_parse(const char *spec, sweep_candidate *out, ib_error *err)
         else if (!strcmp(m, "capacity-block")) out->block = 1;
         else if (strcmp(m, "on-demand") != 0) {
             char buf[64];
-            return ib_error_set(err, IB_EXIT_USAGE, "candidate '%s': unknown market '%s' (on-demand, spot, or "
-                                "capacity-block with --capacity-reservation)%s", spec,
-                                m, suggest_did_you_mean(suggest_closest(m, markets, 3), buf, sizeof buf));
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "candidate '%s': unknown market '%s' (on-demand, spot, or "
+                                "capacity-block with --capacity-reservation)%s",
+                                spec, m, suggest_did_you_mean(suggest_closest(m, markets, 3), buf, sizeof buf));
         }
     }
     if (check_type(spec, out->type, err) != 0) return -1;
@@ -131,10 +140,10 @@ int sweep_candidates_add(const char *arg, sweep_candidate **v, size_t *n, ib_err
 static const struct {
     const char *parameter, *arch;
 } amis[SWEEP_AMI_KINDS] = {
-    [SWEEP_AMI_GPU_X86_64] = {"/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id",
-                              "x86_64"},
-    [SWEEP_AMI_GPU_ARM64] = {"/aws/service/deeplearning/ami/arm64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id",
-                             "arm64"},
+    [SWEEP_AMI_GPU_X86_64] =
+        {"/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id", "x86_64"},
+    [SWEEP_AMI_GPU_ARM64] =
+        {"/aws/service/deeplearning/ami/arm64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id", "arm64"},
     [SWEEP_AMI_CPU_X86_64] = {"/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id",
                               "x86_64"},
     [SWEEP_AMI_CPU_ARM64] = {"/aws/service/canonical/ubuntu/server/22.04/stable/current/arm64/hvm/ebs-gp2/ami-id",
@@ -153,28 +162,36 @@ int sweep_type_ami_kind(const char *type, const char *ec2_arch, sweep_ami_kind *
     int gpu;
     if (instance_type_facts_get(type, &f) == 0) {
         if (f.not_measurable)
-            return ib_error_set(err, IB_EXIT_USAGE, "%s is priced, but instbench does not measure it: %s; pick an "
-                                "NVIDIA GPU or a CPU type", type, f.not_measurable);
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "%s is priced, but instbench does not measure it: %s; pick an "
+                                "NVIDIA GPU or a CPU type",
+                                type, f.not_measurable);
         gpu = f.accel_kind == INSTANCE_ACCEL_NVIDIA;
     } else {
         const price_record *hw = prices_catalogue_hardware(type);
         if (!hw)
-            return ib_error_set(err, IB_EXIT_USAGE, "%s: neither the instance-type catalogue nor the price catalogue "
-                                "states its hardware", type);
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "%s: neither the instance-type catalogue nor the price catalogue "
+                                "states its hardware",
+                                type);
         if (hw->hw.accelerator[0])
-            return ib_error_set(err, IB_EXIT_USAGE, "%s carries %s accelerators, a family the instance-type "
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "%s carries %s accelerators, a family the instance-type "
                                 "catalogue does not know: instbench cannot tell whether its backends (CUDA, CPU) "
-                                "run there", type, hw->hw.accelerator);
+                                "run there",
+                                type, hw->hw.accelerator);
         gpu = 0;
     }
     const char *src = NULL;
     const char *arch = instance_type_arch(type, ec2_arch, &src);
     if (!arch)
-        return ib_error_set(err, IB_EXIT_USAGE, "%s: its CPU architecture is not known (the instance-type catalogue "
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "%s: its CPU architecture is not known (the instance-type catalogue "
                             "lacks its family and EC2 did not say)",
                             type);
     if (arch_source) *arch_source = src;
     int arm = !strcmp(arch, "arm64");
-    *kind = gpu ? (arm ? SWEEP_AMI_GPU_ARM64 : SWEEP_AMI_GPU_X86_64) : (arm ? SWEEP_AMI_CPU_ARM64 : SWEEP_AMI_CPU_X86_64);
+    *kind =
+        gpu ? (arm ? SWEEP_AMI_GPU_ARM64 : SWEEP_AMI_GPU_X86_64) : (arm ? SWEEP_AMI_CPU_ARM64 : SWEEP_AMI_CPU_X86_64);
     return 0;
 }

@@ -19,10 +19,7 @@ void sweep_save_or_warn(const sweep_state *st)
     if (sweep_state_save(st, &err) != 0) ib_warn("the sweep's state file could not be written: %s", err.msg);
 }
 
-int sweep_instance_ending(const char *state)
-{
-    return !strcmp(state, "terminated") || !strcmp(state, "shutting-down");
-}
+int sweep_instance_ending(const char *state) { return !strcmp(state, "terminated") || !strcmp(state, "shutting-down"); }
 
 void sweep_sleep(double seconds, const volatile int *stop)
 {
@@ -32,7 +29,7 @@ void sweep_sleep(double seconds, const volatile int *stop)
         if (left <= 0) break;
         double slice = left < 0.05 ? left : 0.05;
         struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
-        nanosleep(&ts, NULL);   /* a signal cuts it short: the caller looks at *stop */
+        nanosleep(&ts, NULL); /* a signal cuts it short: the caller looks at *stop */
     }
 }
 
@@ -105,18 +102,19 @@ size_t sweep_terminate_confirm(aws_client *c, const char *region, sweep_state_in
          * call or a slow EC2 left (TerminateInstances of a terminating instance is harmless). */
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
-            if (strcmp(v[i].state, "terminated") && (round == 0 || strcmp(v[i].state, "shutting-down"))) ids[k++] = v[i].id;
+            if (strcmp(v[i].state, "terminated") && (round == 0 || strcmp(v[i].state, "shutting-down")))
+                ids[k++] = v[i].id;
         ib_error err = {0};
         if (k && aws_ec2_terminate_instances(c, region, ids, k, &err) != 0)
             ib_warn("TerminateInstances failed (tried again): %s", err.msg);
-        else if (k)
-            mark_terminate_sent(v, n, ids, k);
-        if (sweep_instances_refresh(c, region, v, n, &err) != 0) ib_warn("DescribeInstances failed (tried again): %s", err.msg);
+        else if (k) mark_terminate_sent(v, n, ids, k);
+        if (sweep_instances_refresh(c, region, v, n, &err) != 0)
+            ib_warn("DescribeInstances failed (tried again): %s", err.msg);
         left = 0;
         for (size_t i = 0; i < n; i++) left += strcmp(v[i].state, "terminated") != 0;
         if (changed) changed(ctx);
         if (!left || util_now_seconds() >= end) break;
-        sweep_sleep(poll_s, NULL);   /* signals do not cut the wait short: the instances matter more */
+        sweep_sleep(poll_s, NULL); /* signals do not cut the wait short: the instances matter more */
     }
     free(ids);
     return left;
@@ -133,8 +131,7 @@ void sweep_terminate_candidate(sweep_ctx *x, int cand)
     ib_error err = {0};
     if (k && aws_ec2_terminate_instances(x->client, st->region, ids, k, &err) != 0)
         ib_warn("TerminateInstances for %s failed (tried again at the end): %s", st->cand[cand].c.spec, err.msg);
-    else if (k)
-        mark_terminate_sent(st->inst, st->n_inst, ids, k);
+    else if (k) mark_terminate_sent(st->inst, st->n_inst, ids, k);
     free(ids);
 }
 
@@ -212,13 +209,14 @@ size_t sweep_network_cleanup_region(aws_client *c, const char *region, const cha
         if (sweep_release_address(c, region, a[i].allocation_id, poll_s, &e) == 0) {
             ib_info("released Elastic IP %s (%s)", a[i].public_ip, a[i].allocation_id);
         } else {
-            if (!left) ib_error_set(err, IB_EXIT_RUNTIME, "Elastic IP %s (%s) not released: %s", a[i].public_ip,
-                                    a[i].allocation_id, e.msg);
+            if (!left)
+                ib_error_set(err, IB_EXIT_RUNTIME, "Elastic IP %s (%s) not released: %s", a[i].public_ip,
+                             a[i].allocation_id, e.msg);
             left++;
         }
     }
     free(a);
-    char (*g)[32] = NULL;
+    char(*g)[32] = NULL;
     size_t ng = 0;
     ib_error e = {0};
     if (aws_ec2_security_groups_by_tag(c, region, SWEEP_TAG_SWEEP, id, &g, &ng, &e) != 0) {
@@ -271,7 +269,7 @@ int sweep_cleanup_region(aws_client *client, const char *region, const char *id,
     size_t n = 0;
     if (rc == 0 && all.n && !(v = calloc(all.n, sizeof *v))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; rc == 0 && i < all.n; i++) {
-        sweep_states_note(states, n_states, &all.v[i]);   /* an end EC2 shows, terminated ones included */
+        sweep_states_note(states, n_states, &all.v[i]); /* an end EC2 shows, terminated ones included */
         if (!strcmp(all.v[i].state, "terminated")) continue;
         snprintf(v[n].id, sizeof v[n].id, "%s", all.v[i].id);
         sweep_instance_update(&v[n], &all.v[i]);
@@ -288,8 +286,9 @@ int sweep_cleanup_region(aws_client *client, const char *region, const char *id,
             note_seen(states, n_states, &v[i]);
         }
         if (left)
-            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s in %s not confirmed terminated yet; run the cleanup again",
-                              left, left == 1 ? "" : "s", region);
+            rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                              "%zu instance%s in %s not confirmed terminated yet; run the cleanup again", left,
+                              left == 1 ? "" : "s", region);
     }
     /* Elastic IPs, security groups and placement groups only once their instances are gone: EC2
        refuses to delete a group an interface or an instance still holds. */

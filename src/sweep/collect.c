@@ -13,8 +13,8 @@
 #include "instbench/util.h"
 
 #define RESULT_MAX_BYTES (4u << 20)
-#define LOG_MAX_BYTES (128u << 10)     /* the script sends 64 KiB; room for a slightly larger tail */
-#define LOG_LINES 8                    /* the last lines quoted as the reason */
+#define LOG_MAX_BYTES (128u << 10) /* the script sends 64 KiB; room for a slightly larger tail */
+#define LOG_LINES 8                /* the last lines quoted as the reason */
 
 void sweep_key(const sweep_state *st, const char *kind, const char *rest, char *out, size_t len)
 {
@@ -91,7 +91,8 @@ static void take_log(sweep_ctx *x, size_t i, const char *key, int node)
     char *body = NULL, tail[700] = "";
     size_t len = 0;
     ib_error err = {0};
-    if (aws_s3_get_object(x->s3, x->st->s3_bucket, key, LOG_MAX_BYTES, &body, &len, &err) == 0) log_tail(body, len, tail, sizeof tail);
+    if (aws_s3_get_object(x->s3, x->st->s3_bucket, key, LOG_MAX_BYTES, &body, &len, &err) == 0)
+        log_tail(body, len, tail, sizeof tail);
     else snprintf(tail, sizeof tail, "(its log could not be read: %.600s)", err.msg);
     free(body);
     snprintf(c->reason, sizeof c->reason, "failed on node %d: %s", node, tail);

@@ -20,8 +20,14 @@ int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_er
         snprintf(tags[0].value, sizeof tags[0].value, "plan");
         snprintf(tags[1].key, sizeof tags[1].key, "%s", SWEEP_TAG_CANDIDATE);
         snprintf(tags[1].value, sizeof tags[1].value, "%s", l->cand.spec);
-        ec2_launch launch = {.region = region, .instance_type = l->cand.type, .image_id = l->ami.id,
-                             .count = l->cand.nodes, .spot = l->cand.spot, .tags = tags, .n_tags = 2, .dry_run = 1,
+        ec2_launch launch = {.region = region,
+                             .instance_type = l->cand.type,
+                             .image_id = l->ami.id,
+                             .count = l->cand.nodes,
+                             .spot = l->cand.spot,
+                             .tags = tags,
+                             .n_tags = 2,
+                             .dry_run = 1,
                              .capacity_reservation = l->cand.block ? l->cand.reservation : NULL};
         if (l->efa.n && ctx->n_subnets) {
             /* the interfaces as run sends them, in a default subnet (the block's zone for a block) and
@@ -51,9 +57,11 @@ int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_er
     const char *spec = p->lines[refused].cand.spec;
     /* UnauthorizedOperation is EC2's word; AccessDenied what IAM-enforcing stand-ins (moto) answer */
     if (!strcmp(dry[refused], "UnauthorizedOperation") || !strcmp(dry[refused], "AccessDenied"))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: not permitted (%s): these "
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "EC2 RunInstances DryRun for %s: not permitted (%s): these "
                             "credentials need ec2:RunInstances and ec2:CreateTags (docs/usage.md, \"Sweep\", lists "
-                            "the whole policy)", spec, dry[refused]);
+                            "the whole policy)",
+                            spec, dry[refused]);
     return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 RunInstances DryRun for %s: %s", spec, first.msg);
 }
 
@@ -69,6 +77,7 @@ int sweep_check_bucket(sweep_context *ctx, const char *sweep_region, const char 
         return ib_error_set(err, IB_EXIT_USAGE,
                             "--s3: bucket %s is in %s, the sweep runs in %s: give a bucket in %s (the instances "
                             "would pay cross-region transfer for the sources and results, and their URLs would "
-                            "be signed for another region)", bucket, region, sweep_region, sweep_region);
+                            "be signed for another region)",
+                            bucket, region, sweep_region, sweep_region);
     return 0;
 }

@@ -73,8 +73,10 @@ void sweep_efa_layout(const ec2_type_network *net, const char *type, int nodes, 
     } else if (c0 & EC2_IF_ENA) {
         nic(out, 0, 0, "interface", 0);
     } else {
-        snprintf(out->why, sizeof out->why, "%s: network card 0 takes neither an ENA nor an EFA primary interface "
-                 "(DescribeInstanceTypes)", type);
+        snprintf(out->why, sizeof out->why,
+                 "%s: network card 0 takes neither an ENA nor an EFA primary interface "
+                 "(DescribeInstanceTypes)",
+                 type);
         return;
     }
     for (int c = 1; c < cards && out->devices < want; c++) {
@@ -113,15 +115,15 @@ void sweep_efa_text(const sweep_efa *e, char *out, size_t len)
         int next = j;
         /* extend over following cards with exactly one interface of the same single type */
         if (j - i == 1)
-            while (next < e->n && e->nic[next].card == last + 1 && (next + 1 >= e->n || e->nic[next + 1].card != last + 1) &&
+            while (next < e->n && e->nic[next].card == last + 1 &&
+                   (next + 1 >= e->n || e->nic[next + 1].card != last + 1) &&
                    !strcmp(e->nic[next].type, e->nic[i].type) && e->nic[next].device == e->nic[i].device) {
                 last++;
                 next++;
             }
         if (last > card)
             k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%scards %d-%d: %s", k ? "; " : "", card, last, what);
-        else
-            k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%scard %d: %s", k ? "; " : "", card, what);
+        else k += (size_t)snprintf(out + k, k < len ? len - k : 0, "%scard %d: %s", k ? "; " : "", card, what);
         if (k >= len) return;
         i = next;
     }

@@ -23,7 +23,7 @@
 #include "instbench/prices.h"
 #include "instbench/util.h"
 
-#define URL_MARGIN_S 3600   /* presigned URLs outlive the instance's own timer by an hour */
+#define URL_MARGIN_S 3600 /* presigned URLs outlive the instance's own timer by an hour */
 
 static const char *const capacity_codes[] = {"InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded",
                                              "Unsupported", "SpotMaxPriceTooLow", NULL};
@@ -32,13 +32,19 @@ static const char *const quota_codes[] = {"VcpuLimitExceeded", "InstanceLimitExc
  * would be refused the same way, so they stop the sweep.  Any other code refuses this candidate's
  * request alone (an interface layout its type does not take, an AMI it cannot boot): it fails, and
  * the others go on. */
-static const char *const account_codes[] = {"AuthFailure", "Blocked", "OptInRequired", "PendingVerification",
-                                            "RequestExpired", "ExpiredToken", "InvalidClientTokenId",
-                                            "SignatureDoesNotMatch", NULL};
+static const char *const account_codes[] = {"AuthFailure",
+                                            "Blocked",
+                                            "OptInRequired",
+                                            "PendingVerification",
+                                            "RequestExpired",
+                                            "ExpiredToken",
+                                            "InvalidClientTokenId",
+                                            "SignatureDoesNotMatch",
+                                            NULL};
 /* EC2's own failures, after the transport's retries: the launch may have happened unanswered, so
  * they stop the sweep as a lost answer does (the end's pass by tag finds what was launched). */
-static const char *const server_codes[] = {"InternalError", "InternalFailure", "ServiceUnavailable", "Unavailable",
-                                           "RequestLimitExceeded", NULL};
+static const char *const server_codes[] = {"InternalError", "InternalFailure",      "ServiceUnavailable",
+                                           "Unavailable",   "RequestLimitExceeded", NULL};
 
 static int code_in(const char *code, const char *const *list)
 {
@@ -55,7 +61,7 @@ static int connect_aws(sweep_ctx *x, ib_error *err)
     /* Throttling (RequestLimitExceeded) is retried by the transport with full-jitter backoff; a
      * sweep may hit it while polling, so it gets more attempts than a one-shot command. */
     aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
-    if (x->o->client) {   /* the sweep's one client, whose credentials the plan resolved */
+    if (x->o->client) { /* the sweep's one client, whose credentials the plan resolved */
         x->client = x->o->client;
         x->cred = *x->o->cred;
     } else if (aws_credentials_resolve(&x->cred, err) != 0 || aws_client_create(&opt, &x->cred, &x->client, err) != 0) {
@@ -132,8 +138,8 @@ static int presign(sweep_ctx *x, const char *method, const char *key, char **url
         warned = 1;
         ib_warn("the credentials (%s) expire in %ld min, sooner than the %ld min the instances' presigned URLs "
                 "are made for (--max-minutes and an hour): what an instance delivers after that, S3 refuses "
-                "(use credentials that last longer)", x->cred.source, (long)(x->cred.expiration - now) / 60,
-                expires / 60);
+                "(use credentials that last longer)",
+                x->cred.source, (long)(x->cred.expiration - now) / 60, expires / 60);
     }
     return aws_s3_presign(x->s3, &x->cred, method, x->st->s3_bucket, key, expires, time(NULL), url, err);
 }
@@ -194,7 +200,7 @@ static int refused(sweep_ctx *x, size_t i, const char *code, const char *msg)
     c->outcome = SWEEP_FAILED;
     c->ended = time(NULL);
     ib_warn("%s: %s (the other candidates go on)", c->c.spec, c->reason);
-    sweep_terminate_candidate(x, (int)i);   /* none launched; a stray one goes with the sweep's tag at the end */
+    sweep_terminate_candidate(x, (int)i); /* none launched; a stray one goes with the sweep's tag at the end */
     ib_error e = {0};
     if (c->placement_group[0] && !c->placement_group_deleted) {
         if (aws_ec2_delete_placement_group(x->client, x->st->region, c->placement_group, &e) == 0)
@@ -255,26 +261,40 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
         /* a Capacity Block lives in one zone: only that zone's subnet can take it */
         if (c->c.block && sn && strcmp(sn->az, c->c.reservation_az) != 0) continue;
         snprintf(token, sizeof token, "%s-%u-%u", x->st->id, (unsigned)i, (unsigned)z);
-        ec2_launch l = {.region = x->st->region, .instance_type = c->c.type, .image_id = c->ami, .count = c->c.nodes,
-                        .spot = c->c.spot, .subnet_id = sn ? sn->id : NULL,
+        ec2_launch l = {.region = x->st->region,
+                        .instance_type = c->c.type,
+                        .image_id = c->ami,
+                        .count = c->c.nodes,
+                        .spot = c->c.spot,
+                        .subnet_id = sn ? sn->id : NULL,
                         .capacity_reservation = c->c.block ? c->c.reservation : NULL,
-                        .security_group_id = c->efa.n && x->efa_sg[0] ? x->efa_sg : x->sg_id[0] ? x->sg_id : NULL,
-                        .nics = c->efa.n ? c->efa.nic : NULL, .n_nics = (size_t)c->efa.n,
+                        .security_group_id = c->efa.n && x->efa_sg[0] ? x->efa_sg
+                                             : x->sg_id[0]            ? x->sg_id
+                                                                      : NULL,
+                        .nics = c->efa.n ? c->efa.nic : NULL,
+                        .n_nics = (size_t)c->efa.n,
                         .placement_group = c->placement_group[0] ? c->placement_group : NULL,
-                        .user_data = user_data, .client_token = token, .tags = tags, .n_tags = n_tags};
+                        .user_data = user_data,
+                        .client_token = token,
+                        .tags = tags,
+                        .n_tags = n_tags};
         ec2_instances got = {0};
         ib_error e = {0};
         code[0] = '\0';
         ib_info("%s: launching %d x %s (%s)%s%s", c->c.spec, c->c.nodes, c->c.type,
-                c->c.block ? "capacity-block" : c->c.spot ? "spot" : "on-demand",
+                c->c.block  ? "capacity-block"
+                : c->c.spot ? "spot"
+                            : "on-demand",
                 sn ? " in " : "", sn ? sn->az : "");
         if (aws_ec2_run_instances(x->client, &l, &got, code, &e) == 0) {
             record_launch(x, i, &got, err);
             sweep_save_or_warn(x->st);
             int rc = LAUNCHED;
             if (c->efa.elastic_ip && sweep_eips_allocate(x, i, &e) != 0) {
-                snprintf(c->reason, sizeof c->reason, "its nodes have several network interfaces, so no public "
-                         "address, and an Elastic IP could not be had: %.850s", e.msg);
+                snprintf(c->reason, sizeof c->reason,
+                         "its nodes have several network interfaces, so no public "
+                         "address, and an Elastic IP could not be had: %.850s",
+                         e.msg);
                 c->outcome = SWEEP_FAILED;
                 c->ended = time(NULL);
                 ib_warn("%s: %s", c->c.spec, c->reason);
@@ -283,7 +303,8 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
                 return rc;
             }
             if (c->c.nodes > 1 && put_rendezvous(x, i, &got, &e) != 0) {
-                snprintf(c->reason, sizeof c->reason, "node 0's address could not be handed to the others: %.900s", e.msg);
+                snprintf(c->reason, sizeof c->reason, "node 0's address could not be handed to the others: %.900s",
+                         e.msg);
                 c->outcome = SWEEP_FAILED;
                 c->ended = time(NULL);
                 sweep_terminate_candidate(x, (int)i);
@@ -398,8 +419,8 @@ static void watch_instances(sweep_ctx *x)
         if (++x->ended_polls[ci] < 3) continue;
         c->outcome = SWEEP_FAILED;
         c->ended = now;
-        snprintf(c->reason, sizeof c->reason, "node 0 (%s) ended (%s%s%s) without a result or a log", n0->id,
-                 n0->state, n0->state_reason[0] ? ", " : "", n0->state_reason);
+        snprintf(c->reason, sizeof c->reason, "node 0 (%s) ended (%s%s%s) without a result or a log", n0->id, n0->state,
+                 n0->state_reason[0] ? ", " : "", n0->state_reason);
         ib_warn("%s: %s", c->c.spec, c->reason);
         sweep_terminate_candidate(x, (int)ci);
     }
@@ -434,7 +455,8 @@ static void watch(sweep_ctx *x)
         sweep_sleep(x->o->poll_s, x->o->stop);
         if (sweep_stopped(x->o->stop)) break;
         ib_error err = {0};
-        if (sweep_collect(x, &err) < 0) ib_warn("listing the sweep's results failed (tried again next poll): %s", err.msg);
+        if (sweep_collect(x, &err) < 0)
+            ib_warn("listing the sweep's results failed (tried again next poll): %s", err.msg);
         watch_instances(x);
         sweep_eips_associate(x);
         check_timeouts(x);
@@ -459,7 +481,8 @@ static int delete_placement_groups(sweep_ctx *x, ib_error *err)
             sweep_sleep(x->o->poll_s, NULL);
         }
         if (!c->placement_group_deleted) {
-            if (!rc) ib_error_set(err, IB_EXIT_RUNTIME, "placement group %s not deleted: %s", c->placement_group, e.msg);
+            if (!rc)
+                ib_error_set(err, IB_EXIT_RUNTIME, "placement group %s not deleted: %s", c->placement_group, e.msg);
             rc = -1;
         }
     }
@@ -487,8 +510,9 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
     }
     int rc = 0;
     if (left) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%zu instance%s not confirmed terminated: run `instbench sweep cleanup %s`",
-                          left, left == 1 ? "" : "s", st->id);
+        rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                          "%zu instance%s not confirmed terminated: run `instbench sweep cleanup %s`", left,
+                          left == 1 ? "" : "s", st->id);
     } else {
         /* Then by tag: an instance EC2 launched but whose RunInstances answer never arrived (every
          * retry lost) is in no list of ours, yet carries the sweep's tag; EC2's eventual consistency
@@ -502,7 +526,8 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: run `instbench sweep cleanup %s`", e.msg, st->id);
         else if (strays)
             ib_warn("%zu instance%s tagged with sweep %s that no launch answer named (an answer lost on the "
-                    "way): terminated", strays, strays == 1 ? "" : "s", st->id);
+                    "way): terminated",
+                    strays, strays == 1 ? "" : "s", st->id);
         /* what the state records that the pass by tag did not show (it marks what it removed) */
         if (!rc && (sweep_eips_release(x, &e) != 0 || sweep_efa_group_delete(x, &e) != 0 ||
                     delete_placement_groups(x, &e) != 0))

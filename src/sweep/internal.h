@@ -12,15 +12,15 @@ typedef struct sweep_ctx {
     const sweep_exec_options *o;
     aws_client *client;
     aws_s3 *s3;
-    aws_credentials cred;          /* for presigning only; wiped at the end */
-    ec2_subnet *subnets;           /* the default VPC's, one per zone */
+    aws_credentials cred; /* for presigning only; wiped at the end */
+    ec2_subnet *subnets;  /* the default VPC's, one per zone */
     size_t n_subnets;
-    char sg_id[32];                /* the default VPC's default group */
+    char sg_id[32]; /* the default VPC's default group */
     char vpc_id[32];
-    char efa_sg[32];               /* the group EFA candidates launch in ("" until decided) */
-    char source_key[600];          /* PREFIX/sources/<sha256>.tar.gz */
+    char efa_sg[32];      /* the group EFA candidates launch in ("" until decided) */
+    char source_key[600]; /* PREFIX/sources/<sha256>.tar.gz */
     char source_sha256[65];
-    int *ended_polls;              /* per candidate: polls since node 0 ended without a result */
+    int *ended_polls; /* per candidate: polls since node 0 ended without a result */
 } sweep_ctx;
 
 /* The EC2 states that mean the instance is gone or going. */

@@ -27,7 +27,7 @@ int sweep_efa_group(sweep_ctx *x, ib_error *err)
 {
     sweep_state *st = x->st;
     if (x->efa_sg[0]) return 0;
-    if (st->sg_id[0] && !st->sg_deleted) {   /* created earlier in this sweep */
+    if (st->sg_id[0] && !st->sg_deleted) { /* created earlier in this sweep */
         snprintf(x->efa_sg, sizeof x->efa_sg, "%s", st->sg_id);
         return 0;
     }
@@ -55,8 +55,8 @@ int sweep_efa_group(sweep_ctx *x, ib_error *err)
     snprintf(st->sg_id, sizeof st->sg_id, "%s", id);
     sweep_save_or_warn(st);
     snprintf(x->efa_sg, sizeof x->efa_sg, "%s", id);
-    ib_info("EFA: created security group %s (%s): the default one %s does not allow all traffic to and from itself",
-            id, st->sg_name, x->sg_id);
+    ib_info("EFA: created security group %s (%s): the default one %s does not allow all traffic to and from itself", id,
+            st->sg_name, x->sg_id);
     return 0;
 }
 
@@ -73,8 +73,10 @@ int sweep_eips_allocate(sweep_ctx *x, size_t i, ib_error *err)
         if (aws_ec2_allocate_address(x->client, st->region, tags, n, &a, err) != 0) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
-            return ib_error_set(err, IB_EXIT_RUNTIME, "%s (a region holds 5 Elastic IPs unless its quota, \"EC2-VPC "
-                                "Elastic IPs\", was raised)", msg);
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "%s (a region holds 5 Elastic IPs unless its quota, \"EC2-VPC "
+                                "Elastic IPs\", was raised)",
+                                msg);
         }
         snprintf(in->eip_allocation, sizeof in->eip_allocation, "%s", a.allocation_id);
         snprintf(in->eip_public_ip, sizeof in->eip_public_ip, "%s", a.public_ip);
@@ -98,7 +100,8 @@ void sweep_eips_associate(sweep_ctx *x)
         if (r < 0) ib_warn("%s: its network interfaces could not be listed (tried again next poll): %s", in->id, e.msg);
         if (r != 0) continue;
         if (aws_ec2_associate_address(x->client, st->region, in->eip_allocation, eni, code, &e) != 0) {
-            ib_warn("%s: Elastic IP %s not associated yet (tried again next poll): %s", in->id, in->eip_public_ip, e.msg);
+            ib_warn("%s: Elastic IP %s not associated yet (tried again next poll): %s", in->id, in->eip_public_ip,
+                    e.msg);
             continue;
         }
         in->eip_associated = 1;
@@ -119,8 +122,9 @@ int sweep_eips_release(sweep_ctx *x, ib_error *err)
                                                  x->o->poll_s > 0 ? x->o->poll_s : 1, &e) == 0;
         sweep_save_or_warn(st);
         if (!in->eip_released) {
-            if (!rc) ib_error_set(err, IB_EXIT_RUNTIME, "Elastic IP %s (%s) not released: %s", in->eip_public_ip,
-                                  in->eip_allocation, e.msg);
+            if (!rc)
+                ib_error_set(err, IB_EXIT_RUNTIME, "Elastic IP %s (%s) not released: %s", in->eip_public_ip,
+                             in->eip_allocation, e.msg);
             rc = -1;
         }
     }
@@ -135,7 +139,8 @@ int sweep_efa_group_delete(sweep_ctx *x, ib_error *err)
     st->sg_deleted = sweep_delete_group(x->client, st->region, st->sg_id, x->o->poll_s > 0 ? x->o->poll_s : 1, &e) == 0;
     sweep_save_or_warn(st);
     if (!st->sg_deleted)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "security group %s (%s) not deleted: %s", st->sg_id, st->sg_name, e.msg);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "security group %s (%s) not deleted: %s", st->sg_id, st->sg_name,
+                            e.msg);
     ib_info("deleted security group %s", st->sg_id);
     return 0;
 }

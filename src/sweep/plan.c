@@ -104,8 +104,8 @@ int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err)
         else out->total_usd += line->worst_case_usd;
     }
     if (unpriced) out->total_usd = NAN;
-    out->verdict = isnan(in->max_cost_usd) ? SWEEP_NO_CEILING
-                   : unpriced ? SWEEP_UNPRICED
+    out->verdict = isnan(in->max_cost_usd)              ? SWEEP_NO_CEILING
+                   : unpriced                           ? SWEEP_UNPRICED
                    : out->total_usd <= in->max_cost_usd ? SWEEP_WITHIN
                                                         : SWEEP_OVER;
     return 0;

@@ -63,8 +63,10 @@ static int resolve_amis(const sweep_prepare_input *f, sweep_context *ctx, const 
         sweep_ami *a = &ctx->amis[k];
         int rc = aws_ssm_get_parameter(ctx->client, f->region, param, a->id, sizeof a->id, err);
         if (rc == 1)
-            return ib_error_set(err, IB_EXIT_RUNTIME, "%s: no current %s AMI there (SSM parameter %s not found); "
-                                "pass --ami", f->region, sweep_ami_kind_arch((sweep_ami_kind)k), param);
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "%s: no current %s AMI there (SSM parameter %s not found); "
+                                "pass --ami",
+                                f->region, sweep_ami_kind_arch((sweep_ami_kind)k), param);
         if (rc != 0) return -1;
         snprintf(a->source, sizeof a->source, "%s", param);
     }
@@ -87,23 +89,27 @@ static int check_block(const sweep_prepare_input *f, sweep_context *ctx, time_t 
     util_utc_iso8601(b->start, when);
     util_utc_iso8601(b->end, end);
     if (strcmp(b->reservation_type, "capacity-block") != 0)
-        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s is not a Capacity Block (its reservation "
-                            "type is %s): instbench launches only into a Capacity Block for ML", id,
-                            b->reservation_type[0] ? b->reservation_type : "not given");
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "--capacity-reservation %s is not a Capacity Block (its reservation "
+                            "type is %s): instbench launches only into a Capacity Block for ML",
+                            id, b->reservation_type[0] ? b->reservation_type : "not given");
     if (!strcmp(b->state, "scheduled") || !strcmp(b->state, "payment-pending") || (b->start && b->start > now))
-        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s is not active yet: it starts at %s (%s)",
-                            id, b->start ? when : "a time EC2 did not give", b->state);
+        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s is not active yet: it starts at %s (%s)", id,
+                            b->start ? when : "a time EC2 did not give", b->state);
     if (strcmp(b->state, "active") != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s is %s, not active", id, b->state);
     if (strcmp(b->instance_type, c->type) != 0)
-        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s holds %s, not %s (%s)", id,
-                            b->instance_type, c->type, c->spec);
+        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s holds %s, not %s (%s)", id, b->instance_type,
+                            c->type, c->spec);
     if (b->available < c->nodes)
-        return ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s has %d of its %d instances free, %s needs %d",
-                            id, b->available, b->total, c->spec, c->nodes);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "--capacity-reservation %s has %d of its %d instances free, %s needs %d", id, b->available,
+                            b->total, c->spec, c->nodes);
     if (b->end && now + (time_t)ceil(f->max_minutes * 60) > b->end)
-        return ib_error_set(err, IB_EXIT_USAGE, "--max-minutes %g runs past the end of Capacity Block %s at %s: at "
-                            "most %.0f minutes are left", f->max_minutes, id, end, floor(difftime(b->end, now) / 60));
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "--max-minutes %g runs past the end of Capacity Block %s at %s: at "
+                            "most %.0f minutes are left",
+                            f->max_minutes, id, end, floor(difftime(b->end, now) / 60));
     snprintf(c->reservation, sizeof c->reservation, "%s", b->id);
     snprintf(c->reservation_az, sizeof c->reservation_az, "%s", b->az);
     return 0;
@@ -114,7 +120,8 @@ static int check_block(const sweep_prepare_input *f, sweep_context *ctx, time_t 
  * instance-type catalogue lacks (their architecture). */
 static int describe_networks(const sweep_prepare_input *f, sweep_context *ctx, ib_error *err)
 {
-    if (!(ctx->nets = calloc(f->n_cands, sizeof *ctx->nets)) || !(ctx->net_of = calloc(f->n_cands, sizeof *ctx->net_of)) ||
+    if (!(ctx->nets = calloc(f->n_cands, sizeof *ctx->nets)) ||
+        !(ctx->net_of = calloc(f->n_cands, sizeof *ctx->net_of)) ||
         !(ctx->ec2_arch = calloc(f->n_cands, sizeof *ctx->ec2_arch)))
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     char *types[SWEEP_MAX_CANDIDATES];
@@ -148,7 +155,8 @@ int sweep_prepare(const sweep_prepare_input *f, sweep_context *ctx, ib_error *er
         sweep_ami_kind k;
         if (!instance_type_arch(f->cands[i].type, NULL, NULL)) {
             const char *why = instance_type_not_measurable(f->cands[i].type);
-            if (why) return ib_error_set(err, IB_EXIT_USAGE, "%s: instbench does not measure it: %s", f->cands[i].spec, why);
+            if (why)
+                return ib_error_set(err, IB_EXIT_USAGE, "%s: instbench does not measure it: %s", f->cands[i].spec, why);
             continue;
         }
         if (sweep_type_ami_kind(f->cands[i].type, NULL, &k, NULL, err) != 0) return -1;
@@ -157,14 +165,15 @@ int sweep_prepare(const sweep_prepare_input *f, sweep_context *ctx, ib_error *er
         if (f->cands[i].nodes > 1 && (k == SWEEP_AMI_CPU_X86_64 || k == SWEEP_AMI_CPU_ARM64))
             return ib_error_set(err, IB_EXIT_USAGE,
                                 "%s: %s has no GPU, and the CPU backend measures one node only (across nodes "
-                                "instbench trains through CUDA's NCCL): give %s alone", f->cands[i].spec,
-                                f->cands[i].type, f->cands[i].type);
+                                "instbench trains through CUDA's NCCL): give %s alone",
+                                f->cands[i].spec, f->cands[i].type, f->cands[i].type);
     }
     if (aws_credentials_resolve(&ctx->cred, err) != 0) return -1;
     /* as many attempts as the executor: throttling (RequestLimitExceeded) backs off, it does not end the sweep */
     aws_client_options opt = {.refresh = aws_credentials_refresh, .max_attempts = 8};
     if (aws_client_create(&opt, &ctx->cred, &ctx->client, err) != 0) return -1;
-    if (!(ctx->cands = calloc(f->n_cands, sizeof *ctx->cands))) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    if (!(ctx->cands = calloc(f->n_cands, sizeof *ctx->cands)))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     memcpy(ctx->cands, f->cands, f->n_cands * sizeof *ctx->cands);
     if (f->capacity_reservation && check_block(f, ctx, time(NULL), err) != 0) return -1;
     if (fetch_prices(f, ctx, err) != 0) return -1;
@@ -177,13 +186,19 @@ int sweep_prepare(const sweep_prepare_input *f, sweep_context *ctx, ib_error *er
         need[k] = 1;
     }
     if (f->ami ? check_override(f, ctx, err) : resolve_amis(f, ctx, need, err)) return -1;
-    if (aws_ec2_default_network(ctx->client, f->region, ctx->vpc_id, ctx->sg_id, &ctx->subnets, &ctx->n_subnets,
-                                err) != 0)
+    if (aws_ec2_default_network(ctx->client, f->region, ctx->vpc_id, ctx->sg_id, &ctx->subnets, &ctx->n_subnets, err) !=
+        0)
         return -1;
-    sweep_plan_input in = {.region = f->region, .cands = ctx->cands, .n = f->n_cands, .prices = ctx->per_cand,
-                           .amis = ctx->amis, .ami_override = f->ami ? &ctx->override : NULL,
-                           .max_minutes = f->max_minutes, .max_cost_usd = f->max_cost_usd,
-                           .nets = ctx->net_of, .ec2_archs = (const char *const *)ctx->ec2_arch,
+    sweep_plan_input in = {.region = f->region,
+                           .cands = ctx->cands,
+                           .n = f->n_cands,
+                           .prices = ctx->per_cand,
+                           .amis = ctx->amis,
+                           .ami_override = f->ami ? &ctx->override : NULL,
+                           .max_minutes = f->max_minutes,
+                           .max_cost_usd = f->max_cost_usd,
+                           .nets = ctx->net_of,
+                           .ec2_archs = (const char *const *)ctx->ec2_arch,
                            .efa_off = f->efa_off};
     if (sweep_plan_build(&in, &ctx->plan, err) != 0) return -1;
     for (size_t i = 0; i < ctx->plan.n; i++) ctx->efa_wanted |= ctx->plan.lines[i].efa.n > 0;

@@ -18,16 +18,13 @@
 #include "instbench/aws_ids.h"
 #include "instbench/util.h"
 
-#define STATE_MAX_BYTES (4u << 20)      /* 64 candidates x 64 nodes fit with room to spare */
-#define STATE_MAX_INSTANCES (SWEEP_MAX_CANDIDATES * SWEEP_NODES_MAX * 4)   /* relaunches in other zones */
+#define STATE_MAX_BYTES (4u << 20) /* 64 candidates x 64 nodes fit with room to spare */
+#define STATE_MAX_INSTANCES (SWEEP_MAX_CANDIDATES * SWEEP_NODES_MAX * 4) /* relaunches in other zones */
 
-static const char *const outcome_names[SWEEP_OUTCOME_COUNT] = {
-    "pending", "running", "result", "failed", "interrupted", "no capacity", "timed out", "not run"};
+static const char *const outcome_names[SWEEP_OUTCOME_COUNT] = {"pending",     "running",     "result",    "failed",
+                                                               "interrupted", "no capacity", "timed out", "not run"};
 
-const char *sweep_outcome_name(sweep_outcome o)
-{
-    return o >= 0 && o < SWEEP_OUTCOME_COUNT ? outcome_names[o] : "?";
-}
+const char *sweep_outcome_name(sweep_outcome o) { return o >= 0 && o < SWEEP_OUTCOME_COUNT ? outcome_names[o] : "?"; }
 
 int sweep_state_dir(char *out, size_t len, ib_error *err)
 {
@@ -36,18 +33,23 @@ int sweep_state_dir(char *out, size_t len, ib_error *err)
     /* XDG: a relative XDG_STATE_HOME is invalid and must be ignored. */
     if (xdg && xdg[0] == '/') n = snprintf(out, len, "%s/instbench/sweeps", xdg);
     else if (home && home[0]) n = snprintf(out, len, "%s/.local/state/instbench/sweeps", home);
-    else return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: neither XDG_STATE_HOME nor HOME is set: nowhere to keep the state file");
-    if (n < 0 || (size_t)n >= len) return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: the state directory's path is too long");
+    else
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "sweep: neither XDG_STATE_HOME nor HOME is set: nowhere to keep the state file");
+    if (n < 0 || (size_t)n >= len)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: the state directory's path is too long");
     return 0;
 }
 
 int sweep_state_path(const char *id, char *out, size_t len, ib_error *err)
 {
-    if (!sweep_id_valid(id)) return ib_error_set(err, IB_EXIT_USAGE, "'%s' is not a sweep id (like 20261125-213005-9f3a)", id);
+    if (!sweep_id_valid(id))
+        return ib_error_set(err, IB_EXIT_USAGE, "'%s' is not a sweep id (like 20261125-213005-9f3a)", id);
     char dir[1024];
     if (sweep_state_dir(dir, sizeof dir, err) != 0) return -1;
     int n = snprintf(out, len, "%s/%s.json", dir, id);
-    if (n < 0 || (size_t)n >= len) return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: the state file's path is too long");
+    if (n < 0 || (size_t)n >= len)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: the state file's path is too long");
     return 0;
 }
 
@@ -150,7 +152,7 @@ char *sweep_state_json(const sweep_state *st)
         cJSON_AddStringToObject(g, "name", st->sg_name);
         cJSON_AddStringToObject(g, "id", st->sg_id);
         cJSON_AddBoolToObject(g, "deleted", st->sg_deleted);
-    }   /* absent when the sweep made none: a state file of an older sweep reads and writes the same */
+    } /* absent when the sweep made none: a state file of an older sweep reads and writes the same */
     cJSON *cands = cJSON_AddArrayToObject(doc, "candidates");
     for (size_t i = 0; cands && i < st->n_cand; i++) {
         const sweep_state_candidate *c = &st->cand[i];
@@ -231,7 +233,7 @@ int sweep_state_save(const sweep_state *st, ib_error *err)
 /* ---- reading (hostile input) ------------------------------------------------------------------ */
 typedef struct reader {
     ib_error *err;
-    const char *where;   /* "candidates[2]" for messages */
+    const char *where; /* "candidates[2]" for messages */
     int bad;
 } reader;
 
@@ -253,8 +255,7 @@ static void get_str(reader *r, const cJSON *o, const char *key, char *out, size_
     if (!cJSON_IsString(v)) return bad(r, key, "is not a string");
     size_t n = strlen(v->valuestring);
     if (n >= cap) return bad(r, key, "is too long");
-    for (size_t i = 0; i < n; i++)
-        /* the reason and note may quote a log's lines; they are escaped when shown */
+    for (size_t i = 0; i < n; i++) /* the reason and note may quote a log's lines; they are escaped when shown */
         if ((unsigned char)v->valuestring[i] < 0x20 && strcmp(key, "reason") && strcmp(key, "note"))
             return bad(r, key, "has control characters");
     memcpy(out, v->valuestring, n + 1);
@@ -326,7 +327,7 @@ static void read_efa(reader *r, const cJSON *o, sweep_efa *e)
         if (!cJSON_IsObject(x)) return bad(r, "efa", "has an interface that is not an object");
         n->card = get_int(r, x, "network_card", 0, EC2_CARDS_MAX - 1);
         n->device = get_int(r, x, "device_index", 0, 1);
-        for (int k = 0; !r->bad && k < e->n - 1; k++)   /* EC2 takes one interface per (card, device) */
+        for (int k = 0; !r->bad && k < e->n - 1; k++) /* EC2 takes one interface per (card, device) */
             if (e->nic[k].card == n->card && e->nic[k].device == n->device)
                 return bad(r, "efa", "gives two interfaces the same network_card and device_index");
         get_str(r, x, "interface_type", n->type, sizeof n->type, 0);
@@ -412,7 +413,10 @@ static void read_instance(reader *r, const cJSON *o, sweep_state_instance *in, s
 /* The same id twice would count one instance's cost and addresses twice (five copies of one
  * instance: five addresses, five times its cost), or release one Elastic IP twice: refused.
  * Sorted copies keep this O(n log n) for the 16384 instances a state may hold. */
-typedef struct keyed { const char *key; size_t i; } keyed;
+typedef struct keyed {
+    const char *key;
+    size_t i;
+} keyed;
 static int cmp_keyed(const void *a, const void *b)
 {
     const keyed *x = a, *y = b;
@@ -444,9 +448,11 @@ static void refuse_duplicates(reader *r, const sweep_state *st)
 int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *err)
 {
     memset(st, 0, sizeof *st);
-    if (len > STATE_MAX_BYTES) return ib_error_set(err, IB_EXIT_RUNTIME, "the state file is over %u bytes", STATE_MAX_BYTES);
+    if (len > STATE_MAX_BYTES)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "the state file is over %u bytes", STATE_MAX_BYTES);
     if (util_json_escaped_nul(json, len))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "the state file has \\u0000 in a string (readers would disagree on it)");
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "the state file has \\u0000 in a string (readers would disagree on it)");
     if (util_json_depth(json, len) > UTIL_JSON_MAX_DEPTH)
         return ib_error_set(err, IB_EXIT_RUNTIME, "the state file is nested deeper than %d levels (a state is 5)",
                             UTIL_JSON_MAX_DEPTH);
@@ -481,7 +487,7 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "security_group");
     if (!r.bad && g && !cJSON_IsNull(g)) {
         if (!cJSON_IsObject(g)) bad(&r, "security_group", "is not an object");
-        r.where = "state.security_group";   /* messages name the field: state.security_group.id */
+        r.where = "state.security_group"; /* messages name the field: state.security_group.id */
         get_str(&r, g, "name", st->sg_name, sizeof st->sg_name, 0);
         if (!r.bad && (!st->sg_name[0] || !name_valid(st->sg_name))) bad(&r, "name", "is not a security group name");
         get_str(&r, g, "id", st->sg_id, sizeof st->sg_id, 1);
@@ -494,7 +500,8 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
     const cJSON *insts = cJSON_GetObjectItemCaseSensitive(doc, "instances");
     if (!r.bad && (!cJSON_IsArray(cands) || !cJSON_IsArray(insts))) bad(&r, "candidates", "or instances is not a list");
     size_t nc = r.bad ? 0 : (size_t)cJSON_GetArraySize(cands), ni = r.bad ? 0 : (size_t)cJSON_GetArraySize(insts);
-    if (!r.bad && (nc > SWEEP_MAX_CANDIDATES || ni > STATE_MAX_INSTANCES)) bad(&r, "candidates", "or instances has too many entries");
+    if (!r.bad && (nc > SWEEP_MAX_CANDIDATES || ni > STATE_MAX_INSTANCES))
+        bad(&r, "candidates", "or instances has too many entries");
     if (!r.bad && nc && !(st->cand = calloc(nc, sizeof *st->cand))) bad(&r, "candidates", "does not fit in memory");
     char where[64];
     size_t k = 0;
@@ -532,7 +539,8 @@ int sweep_state_load(const char *id, sweep_state *st, ib_error *err)
     size_t len = 0;
     if (util_read_regular_file(path, STATE_MAX_BYTES, &text, &len, err) != 0) {
         if (errno == ENOENT) {
-            ib_error_set(err, IB_EXIT_USAGE, "no sweep %s here (no %s); `instbench sweep status` lists the sweeps", id, path);
+            ib_error_set(err, IB_EXIT_USAGE, "no sweep %s here (no %s); `instbench sweep status` lists the sweeps", id,
+                         path);
             return 1;
         }
         return -1;
@@ -580,6 +588,6 @@ int sweep_state_list(char ***ids, size_t *n, ib_error *err)
         (*n)++;
     }
     closedir(d);
-    if (*n) qsort(*ids, *n, sizeof **ids, cmp_str);   /* ids start with the UTC time: oldest first */
+    if (*n) qsort(*ids, *n, sizeof **ids, cmp_str); /* ids start with the UTC time: oldest first */
     return 0;
 }

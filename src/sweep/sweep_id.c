@@ -12,9 +12,9 @@ int sweep_id_new(time_t now, char out[SWEEP_ID_MAX], ib_error *err)
     util_random_hex(rnd, 4);
     /* UTC first so `ls` and `sweep status` list sweeps in the order they started. */
     char id[64];
-    int n = snprintf(id, sizeof id, "%04d%02d%02d-%02d%02d%02d-%s", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd);
-    if (n < 0 || n >= SWEEP_ID_MAX || !sweep_id_valid(id))   /* a year past 9999 */
+    int n = snprintf(id, sizeof id, "%04d%02d%02d-%02d%02d%02d-%s", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec, rnd);
+    if (n < 0 || n >= SWEEP_ID_MAX || !sweep_id_valid(id)) /* a year past 9999 */
         return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: the clock is unusable");
     memcpy(out, id, (size_t)n + 1);
     return 0;

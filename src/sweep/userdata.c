@@ -161,7 +161,8 @@ static int render_fitting(const sweep_userdata_vars *v, char **out, ib_error *er
     }
     return ib_error_set(err, IB_EXIT_USAGE,
                         "sweep user data: %zu bytes with node 0's log URL alone, EC2 takes at most %d "
-                        "(shorter measure flags or S3 prefix)", len, SWEEP_USERDATA_MAX);
+                        "(shorter measure flags or S3 prefix)",
+                        len, SWEEP_USERDATA_MAX);
 }
 
 int sweep_userdata_render(const sweep_userdata_vars *v, char **out, ib_error *err)
@@ -207,6 +208,7 @@ int sweep_source_archive(char *path, size_t path_len, char sha256_hex[65], ib_er
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "sweep: no source archive at %s (the instances build from it): build it with "
                             "`cmake --build BUILD --target instbench_source_archive`, or install instbench "
-                            "with `cmake --install BUILD`", path);
+                            "with `cmake --install BUILD`",
+                            path);
     return file_sha256(path, sha256_hex, err);
 }

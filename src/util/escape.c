@@ -27,7 +27,7 @@ static size_t utf8_decode(const unsigned char *p, unsigned *cp)
     else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000, c &= 0x07;
     else return 0;
     for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;   /* also stops at the terminating NUL */
+        if ((p[i] & 0xC0) != 0x80) return 0; /* also stops at the terminating NUL */
         c = (c << 6) | (p[i] & 0x3F);
     }
     if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
@@ -76,7 +76,7 @@ static size_t next_unit(const unsigned char **p, char unit[8])
         *p += n;
         return n;
     }
-    if (n) {   /* "\u009b" */
+    if (n) { /* "\u009b" */
         unit[0] = '\\', unit[1] = 'u';
         for (int i = 0; i < 4; i++) unit[2 + i] = hex[(cp >> (12 - 4 * i)) & 15];
         unit[6] = '\0';

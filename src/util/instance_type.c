@@ -37,7 +37,7 @@ typedef struct family_row {
     const char *family, *accelerator;
     instance_accel_kind kind;
     const char *arch, *source, *ultraserver;
-    size_row sizes[SIZES_MAX];   /* empty: a CPU-only family, every size without accelerators */
+    size_row sizes[SIZES_MAX]; /* empty: a CPU-only family, every size without accelerators */
 } family_row;
 
 #define AC "https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html"
@@ -51,32 +51,107 @@ typedef struct family_row {
 
 static const family_row families[] = {
     /* ---- NVIDIA GPUs ---- */
-    {"g4dn", "T4", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL,
-     {{"xlarge", 1, 16, 0, 0}, {"2xlarge", 1, 16, 0, 0}, {"4xlarge", 1, 16, 0, 0}, {"8xlarge", 1, 16, 1, 0},
-      {"12xlarge", 4, 64, 1, 0}, {"16xlarge", 1, 16, 1, 0}, {"metal", 8, 128, 1, 0}}},
-    {"g5", "A10G", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL,
-     {{"xlarge", 1, 24, 0, 0}, {"2xlarge", 1, 24, 0, 0}, {"4xlarge", 1, 24, 0, 0}, {"8xlarge", 1, 24, 1, 0},
-      {"12xlarge", 4, 96, 1, 0}, {"16xlarge", 1, 24, 1, 0}, {"24xlarge", 4, 96, 1, 0}, {"48xlarge", 8, 192, 1, 0}}},
-    {"g5g", "T4g", INSTANCE_ACCEL_NVIDIA, ARM, AC, NULL,
-     {{"xlarge", 1, 16, 0, 0}, {"2xlarge", 1, 16, 0, 0}, {"4xlarge", 1, 16, 0, 0}, {"8xlarge", 1, 16, 0, 0},
-      {"16xlarge", 2, 32, 0, 0}, {"metal", 2, 32, 0, 0}}},
-    {"g6", "L4", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL,
-     {{"xlarge", 1, 24, 0, 0}, {"2xlarge", 1, 24, 0, 0}, {"4xlarge", 1, 24, 0, 0}, {"8xlarge", 1, 24, 1, 0},
-      {"12xlarge", 4, 96, 1, 0}, {"16xlarge", 1, 24, 1, 0}, {"24xlarge", 4, 96, 1, 0}, {"48xlarge", 8, 192, 1, 0}}},
-    {"g6e", "L40S", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL,
-     {{"xlarge", 1, 48, 0, 0}, {"2xlarge", 1, 48, 0, 0}, {"4xlarge", 1, 48, 0, 0}, {"8xlarge", 1, 48, 1, 0},
-      {"12xlarge", 4, 192, 1, 0}, {"16xlarge", 1, 48, 1, 0}, {"24xlarge", 4, 192, 1, 0}, {"48xlarge", 8, 384, 1, 0}}},
+    {"g4dn",
+     "T4",
+     INSTANCE_ACCEL_NVIDIA,
+     X86,
+     AC,
+     NULL,
+     {{"xlarge", 1, 16, 0, 0},
+      {"2xlarge", 1, 16, 0, 0},
+      {"4xlarge", 1, 16, 0, 0},
+      {"8xlarge", 1, 16, 1, 0},
+      {"12xlarge", 4, 64, 1, 0},
+      {"16xlarge", 1, 16, 1, 0},
+      {"metal", 8, 128, 1, 0}}},
+    {"g5",
+     "A10G",
+     INSTANCE_ACCEL_NVIDIA,
+     X86,
+     AC,
+     NULL,
+     {{"xlarge", 1, 24, 0, 0},
+      {"2xlarge", 1, 24, 0, 0},
+      {"4xlarge", 1, 24, 0, 0},
+      {"8xlarge", 1, 24, 1, 0},
+      {"12xlarge", 4, 96, 1, 0},
+      {"16xlarge", 1, 24, 1, 0},
+      {"24xlarge", 4, 96, 1, 0},
+      {"48xlarge", 8, 192, 1, 0}}},
+    {"g5g",
+     "T4g",
+     INSTANCE_ACCEL_NVIDIA,
+     ARM,
+     AC,
+     NULL,
+     {{"xlarge", 1, 16, 0, 0},
+      {"2xlarge", 1, 16, 0, 0},
+      {"4xlarge", 1, 16, 0, 0},
+      {"8xlarge", 1, 16, 0, 0},
+      {"16xlarge", 2, 32, 0, 0},
+      {"metal", 2, 32, 0, 0}}},
+    {"g6",
+     "L4",
+     INSTANCE_ACCEL_NVIDIA,
+     X86,
+     AC,
+     NULL,
+     {{"xlarge", 1, 24, 0, 0},
+      {"2xlarge", 1, 24, 0, 0},
+      {"4xlarge", 1, 24, 0, 0},
+      {"8xlarge", 1, 24, 1, 0},
+      {"12xlarge", 4, 96, 1, 0},
+      {"16xlarge", 1, 24, 1, 0},
+      {"24xlarge", 4, 96, 1, 0},
+      {"48xlarge", 8, 192, 1, 0}}},
+    {"g6e",
+     "L40S",
+     INSTANCE_ACCEL_NVIDIA,
+     X86,
+     AC,
+     NULL,
+     {{"xlarge", 1, 48, 0, 0},
+      {"2xlarge", 1, 48, 0, 0},
+      {"4xlarge", 1, 48, 0, 0},
+      {"8xlarge", 1, 48, 1, 0},
+      {"12xlarge", 4, 192, 1, 0},
+      {"16xlarge", 1, 48, 1, 0},
+      {"24xlarge", 4, 192, 1, 0},
+      {"48xlarge", 8, 384, 1, 0}}},
     {"gr6", "L4", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"4xlarge", 1, 24, 0, 0}, {"8xlarge", 1, 24, 1, 0}}},
     /* G7: NVIDIA RTX PRO 4500 Blackwell Server Edition, 32 GiB each; G7e: RTX PRO 6000 Blackwell
      * Server Edition, 96 GiB each (DescribeInstanceTypes names them "RTX PRO 4500" and "RTX PRO
      * Server 6000"); EFA from 8xlarge up */
-    {"g7", "RTX PRO 4500", INSTANCE_ACCEL_NVIDIA, X86, DIT, NULL,
-     {{"2xlarge", 1, 32, 0, 0}, {"4xlarge", 1, 32, 0, 0}, {"8xlarge", 1, 32, 1, 1}, {"12xlarge", 2, 64, 1, 1},
-      {"24xlarge", 4, 128, 1, 1}, {"48xlarge", 8, 256, 1, 2}}},
-    {"g7e", "RTX PRO Server 6000", INSTANCE_ACCEL_NVIDIA, X86, DIT, NULL,
-     {{"2xlarge", 1, 96, 0, 0}, {"4xlarge", 1, 96, 0, 0}, {"8xlarge", 1, 96, 1, 1}, {"12xlarge", 2, 192, 1, 1},
-      {"24xlarge", 4, 384, 1, 2}, {"48xlarge", 8, 768, 1, 4}}},
-    {"p3", "V100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL,
+    {"g7",
+     "RTX PRO 4500",
+     INSTANCE_ACCEL_NVIDIA,
+     X86,
+     DIT,
+     NULL,
+     {{"2xlarge", 1, 32, 0, 0},
+      {"4xlarge", 1, 32, 0, 0},
+      {"8xlarge", 1, 32, 1, 1},
+      {"12xlarge", 2, 64, 1, 1},
+      {"24xlarge", 4, 128, 1, 1},
+      {"48xlarge", 8, 256, 1, 2}}},
+    {"g7e",
+     "RTX PRO Server 6000",
+     INSTANCE_ACCEL_NVIDIA,
+     X86,
+     DIT,
+     NULL,
+     {{"2xlarge", 1, 96, 0, 0},
+      {"4xlarge", 1, 96, 0, 0},
+      {"8xlarge", 1, 96, 1, 1},
+      {"12xlarge", 2, 192, 1, 1},
+      {"24xlarge", 4, 384, 1, 2},
+      {"48xlarge", 8, 768, 1, 4}}},
+    {"p3",
+     "V100",
+     INSTANCE_ACCEL_NVIDIA,
+     X86,
+     AC,
+     NULL,
      {{"2xlarge", 1, 16, 0, 0}, {"8xlarge", 4, 64, 0, 0}, {"16xlarge", 8, 128, 0, 0}}},
     {"p3dn", "V100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"24xlarge", 8, 256, 1, 0}}},
     {"p4d", "A100", INSTANCE_ACCEL_NVIDIA, X86, AC, NULL, {{"24xlarge", 8, 320, 1, 4}}},
@@ -92,18 +167,49 @@ static const family_row families[] = {
     {"p6-b300", "B300", INSTANCE_ACCEL_NVIDIA, X86, P6, NULL, {{"48xlarge", 8, 2100, 1, 16}}},
     /* P6e-GB200: Grace (arm64) hosts, 4 Blackwell GPUs of a GB200 NVL72 each, only inside an
      * UltraServer; the pages give the UltraServer's memory, not the instance's */
-    {"p6e-gb200", "B200", INSTANCE_ACCEL_NVIDIA, ARM, EKS_US,
+    {"p6e-gb200",
+     "B200",
+     INSTANCE_ACCEL_NVIDIA,
+     ARM,
+     EKS_US,
      "u-p6e-gb200x36 (9 instances) or u-p6e-gb200x72 (18 instances), through Capacity Blocks for ML",
      {{"36xlarge", 4, 0, 1, 0}}},
     /* ---- AWS Trainium and Inferentia: priced, not measured (AWS Neuron, not CUDA) ---- */
-    {"trn1", "Trainium", INSTANCE_ACCEL_TRAINIUM, X86, AC, NULL, {{"2xlarge", 1, 32, 0, 0}, {"32xlarge", 16, 512, 1, 8}}},
+    {"trn1",
+     "Trainium",
+     INSTANCE_ACCEL_TRAINIUM,
+     X86,
+     AC,
+     NULL,
+     {{"2xlarge", 1, 32, 0, 0}, {"32xlarge", 16, 512, 1, 8}}},
     {"trn1n", "Trainium", INSTANCE_ACCEL_TRAINIUM, X86, AC, NULL, {{"32xlarge", 16, 512, 1, 16}}},
-    {"trn2", "Trainium2", INSTANCE_ACCEL_TRAINIUM, X86, TRN2, NULL, {{"3xlarge", 1, 96, 1, 1}, {"48xlarge", 16, 1536, 1, 16}}},
-    {"trn2u", "Trainium2", INSTANCE_ACCEL_TRAINIUM, X86, TRN2, "a Trn2 UltraServer (4 trn2u.48xlarge)",
+    {"trn2",
+     "Trainium2",
+     INSTANCE_ACCEL_TRAINIUM,
+     X86,
+     TRN2,
+     NULL,
+     {{"3xlarge", 1, 96, 1, 1}, {"48xlarge", 16, 1536, 1, 16}}},
+    {"trn2u",
+     "Trainium2",
+     INSTANCE_ACCEL_TRAINIUM,
+     X86,
+     TRN2,
+     "a Trn2 UltraServer (4 trn2u.48xlarge)",
      {{"48xlarge", 16, 1536, 1, 16}}},
-    {"inf1", "Inferentia", INSTANCE_ACCEL_INFERENTIA, X86, AC, NULL,
+    {"inf1",
+     "Inferentia",
+     INSTANCE_ACCEL_INFERENTIA,
+     X86,
+     AC,
+     NULL,
      {{"xlarge", 1, 8, 0, 0}, {"2xlarge", 1, 8, 0, 0}, {"6xlarge", 4, 32, 0, 0}, {"24xlarge", 16, 128, -1, 0}}},
-    {"inf2", "Inferentia2", INSTANCE_ACCEL_INFERENTIA, X86, AC, NULL,
+    {"inf2",
+     "Inferentia2",
+     INSTANCE_ACCEL_INFERENTIA,
+     X86,
+     AC,
+     NULL,
      {{"xlarge", 1, 32, 0, 0}, {"8xlarge", 1, 32, 0, 0}, {"24xlarge", 6, 192, 0, 0}, {"48xlarge", 12, 384, 1, 0}}},
     /* ---- other accelerators: no backend of ours ---- */
     {"dl1", "Gaudi", INSTANCE_ACCEL_OTHER, X86, AC, NULL, {{"24xlarge", 8, 256, 1, 0}}},
@@ -156,10 +262,7 @@ static const family_row families[] = {
 
 int instance_type_is_sagemaker(const char *type) { return type && !strncmp(type, "ml.", 3); }
 
-const char *instance_type_ec2_name(const char *type)
-{
-    return instance_type_is_sagemaker(type) ? type + 3 : type;
-}
+const char *instance_type_ec2_name(const char *type) { return instance_type_is_sagemaker(type) ? type + 3 : type; }
 
 static const family_row *find_family(const char *type, const char **size)
 {
@@ -182,10 +285,8 @@ static const char *why_not(instance_accel_kind kind)
     case INSTANCE_ACCEL_INFERENTIA:
         return "its AWS Inferentia accelerators are programmed through AWS Neuron, and instbench's backends are "
                "CUDA and CPU";
-    case INSTANCE_ACCEL_OTHER:
-        return "its accelerators are not NVIDIA GPUs, and instbench's backends are CUDA and CPU";
-    default:
-        return NULL;
+    case INSTANCE_ACCEL_OTHER: return "its accelerators are not NVIDIA GPUs, and instbench's backends are CUDA and CPU";
+    default: return NULL;
     }
 }
 
@@ -210,7 +311,7 @@ int instance_type_facts_get(const char *type, instance_type_facts *out)
     out->ultraserver = f->ultraserver;
     out->not_measurable = why_not(f->kind);
     if (f->kind == INSTANCE_ACCEL_NONE) {
-        out->size_known = 1;   /* no accelerator at any size */
+        out->size_known = 1; /* no accelerator at any size */
         return 0;
     }
     for (size_t i = 0; i < SIZES_MAX && f->sizes[i].size; i++)
@@ -260,8 +361,8 @@ const char *instance_type_family_at(size_t i, const char **source)
 }
 
 /* The families AWS sells Capacity Blocks for (EC2 User Guide, "Capacity Blocks for ML"). */
-static const char *const block_families[] = {"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p6e-gb200",
-                                             "trn1", "trn2", NULL};
+static const char *const block_families[] = {"p4d",     "p4de",      "p5",   "p5e",  "p5en", "p6-b200",
+                                             "p6-b300", "p6e-gb200", "trn1", "trn2", NULL};
 
 int instance_type_capacity_block(const char *type)
 {

@@ -20,7 +20,7 @@ size_t util_json_escaped_nul(const char *text, size_t len)
             in_string = 0;
         } else if (c == '\\' && i + 1 < len) {
             if (text[i + 1] == 'u' && i + 5 < len && !memcmp(text + i + 2, "0000", 4)) return i + 1;
-            i++;   /* the escaped character: \" does not end the string */
+            i++; /* the escaped character: \" does not end the string */
         }
     }
     return 0;
@@ -89,7 +89,7 @@ size_t util_json_depth(const char *text, size_t len)
     size_t depth = 0, max = 0;
     for (size_t i = 0; i < len; i++) {
         char ch = text[i];
-        if (ch == '"') {   /* brackets inside strings do not nest */
+        if (ch == '"') { /* brackets inside strings do not nest */
             for (i++; i < len && text[i] != '"'; i++)
                 if (text[i] == '\\') i++;
         } else if (ch == '[' || ch == '{') {

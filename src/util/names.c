@@ -35,7 +35,7 @@ int names_region_ok(const char *s)
     if (!s || strlen(s) >= 32) return 0;
     size_t words = 0;
     const char *p = s;
-    while (lower(*p)) {   /* word- word- ... */
+    while (lower(*p)) { /* word- word- ... */
         while (lower(*p)) p++;
         if (*p != '-') return 0;
         p++;
@@ -51,10 +51,7 @@ const char *names_instance_type_problem(const char *s)
     return names_instance_type_ok(s) ? NULL : "is not an instance type like g5.xlarge or ml.g5.xlarge";
 }
 
-const char *names_region_problem(const char *s)
-{
-    return names_region_ok(s) ? NULL : "is not a region like us-east-1";
-}
+const char *names_region_problem(const char *s) { return names_region_ok(s) ? NULL : "is not a region like us-east-1"; }
 
 int names_zone_ok(const char *s)
 {
@@ -170,7 +167,7 @@ static int natural_cmp(const char *a, size_t la, const char *b, size_t lb)
     size_t i = 0, j = 0;
     while (i < la && j < lb) {
         if (digit(a[i]) && digit(b[j])) {
-            while (i < la && a[i] == '0') i++;   /* leading zeros do not make a number bigger */
+            while (i < la && a[i] == '0') i++; /* leading zeros do not make a number bigger */
             while (j < lb && b[j] == '0') j++;
             size_t si = i, sj = j;
             while (i < la && digit(a[i])) i++;
@@ -193,7 +190,7 @@ int names_instance_type_cmp(const char *a, const char *b)
     int c = natural_cmp(a, fa, b, fb);
     if (c) return c;
     size_order sa = size_of(da ? da + 1 : ""), sb = size_of(db ? db + 1 : "");
-    int ca = sa.cls < 0 ? 3 : sa.cls, cb = sb.cls < 0 ? 3 : sb.cls;   /* unknown sizes last */
+    int ca = sa.cls < 0 ? 3 : sa.cls, cb = sb.cls < 0 ? 3 : sb.cls; /* unknown sizes last */
     if (ca != cb) return ca < cb ? -1 : 1;
     if (ca != 3 && sa.rank != sb.rank) return sa.rank < sb.rank ? -1 : 1;
     return strcmp(a, b);

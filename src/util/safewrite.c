@@ -7,7 +7,7 @@
  *  - a directory is refused;
  *  - "new" files are linked into place without ever replacing an existing one;
  *  - appends are one write(2) on an O_APPEND|O_NOFOLLOW descriptor. */
-#define _GNU_SOURCE   /* renameat2, RENAME_NOREPLACE */
+#define _GNU_SOURCE /* renameat2, RENAME_NOREPLACE */
 #include "instbench/util.h"
 
 #include <errno.h>
@@ -32,8 +32,8 @@ void util_random_hex(char *out, size_t nchars)
         /* no entropy yet (early boot): time and pid still separate concurrent runs */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        unsigned long long x = (unsigned long long)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (unsigned long long)getpid() << 32 ^
-                               (unsigned long long)ts.tv_sec;
+        unsigned long long x = (unsigned long long)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^
+                               (unsigned long long)getpid() << 32 ^ (unsigned long long)ts.tv_sec;
         for (size_t i = 0; i < nb; i++) {
             x ^= x >> 33, x *= 0xff51afd7ed558ccdull, x ^= x >> 29;
             b[i] = (unsigned char)x;
@@ -141,8 +141,8 @@ static int temp_create(const char *dir, const char *base, char *tmp, size_t tlen
 
 /* The temporary fully written (and flushed to disk when DURABLE), with its final mode; removed on
  * failure. */
-static int temp_write(const char *dir, const char *base, const char *shown, const void *data, size_t len,
-                      int durable, char *tmp, size_t tlen, ib_error *err)
+static int temp_write(const char *dir, const char *base, const char *shown, const void *data, size_t len, int durable,
+                      char *tmp, size_t tlen, ib_error *err)
 {
     int fd = temp_create(dir, base, tmp, tlen, err);
     if (fd < 0) return -1;
@@ -160,7 +160,7 @@ static int temp_write(const char *dir, const char *base, const char *shown, cons
 static int fsync_dir(const char *dir, ib_error *err)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return 0;   /* a directory we may write but not read: the entry is there all the same */
+    if (fd < 0) return 0; /* a directory we may write but not read: the entry is there all the same */
     int rc = fsync(fd);
     int e = errno;
     close(fd);
@@ -223,7 +223,7 @@ static int write_atomic(const char *path, const void *data, size_t len, int dura
             if (!S_ISREG(st.st_mode)) {
                 int r = write_through(path, data, len, err);
                 if (r <= 0) return r;
-                continue;   /* it became a regular file: look again */
+                continue; /* it became a regular file: look again */
             }
             /* A symbolic link to a regular file: the file is replaced and the link stays. */
             struct stat lst;
@@ -269,7 +269,7 @@ int util_write_file_new(const char *path, const void *data, size_t len, ib_error
     if (rc != 0 && e != EEXIST) {
         rc = renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
         if (rc == 0) return fsync_dir(dir, err);
-        if (errno != EINVAL && errno != ENOSYS) e = errno;   /* else link's reason is the better one */
+        if (errno != EINVAL && errno != ENOSYS) e = errno; /* else link's reason is the better one */
     }
     unlink(tmp);
     if (rc == 0) return fsync_dir(dir, err);
@@ -287,8 +287,10 @@ int util_append_file(const char *path, const void *data, size_t len, ib_error *e
     int fd = open_nowait(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
     if (fd < 0) {
         if (errno == ELOOP)
-            return ib_error_set(err, IB_EXIT_USAGE, "%s is a symbolic link: appends never follow links; name the "
-                                "file itself", path);
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "%s is a symbolic link: appends never follow links; name the "
+                                "file itself",
+                                path);
         if (errno == EISDIR) return ib_error_set(err, IB_EXIT_USAGE, "%s is a directory: name a file", path);
         return open_error("append to", path, errno, err);
     }
@@ -326,11 +328,11 @@ static int nearest_existing_dir(const char *dir, char *out, size_t cap, const ch
         if (errno != ENOENT)
             return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s: %s", shown, out, strerror(errno));
         char *slash = strrchr(out, '/');
-        while (slash && slash > out && slash[-1] == '/') slash--;   /* "a//b" */
-        if (!strcmp(out, ".") || !strcmp(out, "/"))   /* nothing above (the working directory was removed) */
+        while (slash && slash > out && slash[-1] == '/') slash--; /* "a//b" */
+        if (!strcmp(out, ".") || !strcmp(out, "/")) /* nothing above (the working directory was removed) */
             return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s is gone", shown, out);
         if (!slash) snprintf(out, cap, ".");
-        else slash[slash == out] = '\0';   /* "/x" -> "/" */
+        else slash[slash == out] = '\0'; /* "/x" -> "/" */
     }
 }
 
@@ -358,8 +360,10 @@ int util_check_writable(const char *path, int append, ib_error *err)
     int se = errno;
     int is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
     if (append && is_link)
-        return ib_error_set(err, IB_EXIT_USAGE, "%s is a symbolic link: appends never follow links; name the file "
-                            "itself", path);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "%s is a symbolic link: appends never follow links; name the file "
+                            "itself",
+                            path);
     if (have && S_ISDIR(st.st_mode)) return ib_error_set(err, IB_EXIT_USAGE, "%s is a directory: name a file", path);
     if (have && S_ISSOCK(st.st_mode)) return ib_error_set(err, IB_EXIT_USAGE, "%s is a socket: name a file", path);
     if (have && !S_ISREG(st.st_mode)) {
@@ -400,7 +404,9 @@ int util_output_parent_check(const char *path, int create, ib_error *err)
     if (nearest_existing_dir(dir, exists, sizeof exists, path, err) != 0) return -1;
     if (!strcmp(exists, dir)) return 0;
     if (!create)
-        return ib_error_set(err, IB_EXIT_USAGE, "cannot write %s: directory %s does not exist (--create-dirs "
-                            "creates it)", path, dir);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "cannot write %s: directory %s does not exist (--create-dirs "
+                            "creates it)",
+                            path, dir);
     return util_mkdir_p(dir, err);
 }

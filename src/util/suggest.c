@@ -18,11 +18,11 @@ size_t suggest_distance(const char *a, const char *b)
     for (size_t i = 1; i <= la; i++) {
         cur[0] = i;
         for (size_t j = 1; j <= lb; j++) {
-            size_t best = back1[j - 1] + !same(a[i - 1], b[j - 1]);   /* keep or substitute */
-            if (back1[j] + 1 < best) best = back1[j] + 1;             /* delete a[i-1] */
-            if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;         /* insert b[j-1] */
+            size_t best = back1[j - 1] + !same(a[i - 1], b[j - 1]); /* keep or substitute */
+            if (back1[j] + 1 < best) best = back1[j] + 1;           /* delete a[i-1] */
+            if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;       /* insert b[j-1] */
             if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) && back2[j - 2] + 1 < best)
-                best = back2[j - 2] + 1;                              /* swap two neighbours */
+                best = back2[j - 2] + 1; /* swap two neighbours */
             cur[j] = best;
         }
         size_t *t = back2;
@@ -33,10 +33,7 @@ size_t suggest_distance(const char *a, const char *b)
     return back1[lb];
 }
 
-size_t suggest_max_distance(size_t len)
-{
-    return len < 4 ? 0 : len < 8 ? 1 : 2;
-}
+size_t suggest_max_distance(size_t len) { return len < 4 ? 0 : len < 8 ? 1 : 2; }
 
 const char *suggest_closest(const char *word, const char *const *candidates, size_t n)
 {
@@ -45,7 +42,7 @@ const char *suggest_closest(const char *word, const char *const *candidates, siz
     const char *best = NULL;
     for (size_t i = 0; i < n; i++) {
         if (!candidates[i]) continue;
-        if (!strcmp(word, candidates[i])) return NULL;   /* known: nothing to suggest */
+        if (!strcmp(word, candidates[i])) return NULL; /* known: nothing to suggest */
         size_t d = suggest_distance(word, candidates[i]);
         if (d < best_d) {
             best_d = d;

@@ -1,5 +1,5 @@
 /* util: errors, logging, files, time, strings.  See include/instbench/util.h. */
-#define _GNU_SOURCE   /* strptime, timegm: without it strptime is implicitly declared and its pointer truncated */
+#define _GNU_SOURCE /* strptime, timegm: without it strptime is implicitly declared and its pointer truncated */
 #include "instbench/util.h"
 
 #include <errno.h>
@@ -62,7 +62,8 @@ int util_read_regular_file(const char *path, size_t cap, char **data, size_t *le
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
-        ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, e == ELOOP ? "it is a symbolic link" : strerror(e));
+        ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path,
+                     e == ELOOP ? "it is a symbolic link" : strerror(e));
         errno = e;
         return -1;
     }
@@ -88,8 +89,7 @@ int util_read_regular_file(const char *path, size_t cap, char **data, size_t *le
         free(buf);
         if (!strcmp(why, "it is too large"))
             ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: it is over %zu bytes", path, cap);
-        else
-            ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: %s", path, why);
+        else ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: %s", path, why);
         errno = EINVAL;
         return -1;
     }
@@ -222,13 +222,11 @@ int util_days_in_month(int year, int month)
 int util_parse_iso8601(const char *s, time_t *out)
 {
     int y, mo, d, h = 0, mi = 0, sec = 0;
-    if (!s || !digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' || !digits(&s, 2, &d))
-        return -1;
+    if (!s || !digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' || !digits(&s, 2, &d)) return -1;
     if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > util_days_in_month(y, mo)) return -1;
     if (*s == 'T') {
         s++;
-        if (!digits(&s, 2, &h) || *s++ != ':' || !digits(&s, 2, &mi) || *s++ != ':' || !digits(&s, 2, &sec))
-            return -1;
+        if (!digits(&s, 2, &h) || *s++ != ':' || !digits(&s, 2, &mi) || *s++ != ':' || !digits(&s, 2, &sec)) return -1;
         if (h > 23 || mi > 59 || sec > 59) return -1;
         if (*s == '.') {
             s++;
@@ -319,7 +317,7 @@ static int not_a_number(const char *s)
 {
     if (!s || !*s) return UTIL_NUM_EMPTY;
     if (has_space(s)) return UTIL_NUM_SPACE;
-    return *s == '+' ? UTIL_NUM_SYNTAX : 0;   /* one spelling per number: "+2" is refused as " 2" is */
+    return *s == '+' ? UTIL_NUM_SYNTAX : 0; /* one spelling per number: "+2" is refused as " 2" is */
 }
 
 int util_parse_int(const char *s, long min, long max, long *out)
@@ -350,8 +348,8 @@ int util_parse_double(const char *s, double min, double max, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end != '\0') return UTIL_NUM_SYNTAX;
-    if (!isfinite(v) && errno != ERANGE) return UTIL_NUM_NONFINITE;   /* nan, inf */
-    if (errno == ERANGE && fabs(v) > 1) return v < 0 ? UTIL_NUM_LOW : UTIL_NUM_HIGH;   /* 1e999 */
+    if (!isfinite(v) && errno != ERANGE) return UTIL_NUM_NONFINITE;                  /* nan, inf */
+    if (errno == ERANGE && fabs(v) > 1) return v < 0 ? UTIL_NUM_LOW : UTIL_NUM_HIGH; /* 1e999 */
     if (v < min) return UTIL_NUM_LOW;
     if (v > max) return UTIL_NUM_HIGH;
     *out = v;
@@ -367,7 +365,9 @@ const char *util_number_error(const char *s, int code, double min, double max, c
     if (s && s[i]) snprintf(safe + i, sizeof safe - i, "...");
     switch (code) {
     case UTIL_NUM_EMPTY: snprintf(buf, len, "an empty value is not a number"); break;
-    case UTIL_NUM_SPACE: snprintf(buf, len, "'%s' has whitespace in it, which is not part of a number: give the number alone", safe); break;
+    case UTIL_NUM_SPACE:
+        snprintf(buf, len, "'%s' has whitespace in it, which is not part of a number: give the number alone", safe);
+        break;
     case UTIL_NUM_FRACTION: snprintf(buf, len, "'%s' is not a whole number", safe); break;
     case UTIL_NUM_NONFINITE: snprintf(buf, len, "'%s' is not a finite number", safe); break;
     case UTIL_NUM_LOW: snprintf(buf, len, "'%s' is below the minimum, %.15g", safe, min); break;

@@ -19,11 +19,17 @@ const char *verify_metric_name(verify_metric m)
 void verify_default_tolerance(ib_precision p, verify_tolerance *t)
 {
     if (p == IB_PREC_BF16) {
-        *t = (verify_tolerance){.logits_metric = VERIFY_REL_L2, .logits_limit = 3e-2,
-                                .grads_metric = VERIFY_COSINE, .grads_limit = 0.99, .losses_limit = 2e-2};
+        *t = (verify_tolerance){.logits_metric = VERIFY_REL_L2,
+                                .logits_limit = 3e-2,
+                                .grads_metric = VERIFY_COSINE,
+                                .grads_limit = 0.99,
+                                .losses_limit = 2e-2};
     } else {
-        *t = (verify_tolerance){.logits_metric = VERIFY_MAX_REL, .logits_limit = 1e-4,
-                                .grads_metric = VERIFY_REL_L2, .grads_limit = 1e-3, .losses_limit = 1e-4};
+        *t = (verify_tolerance){.logits_metric = VERIFY_MAX_REL,
+                                .logits_limit = 1e-4,
+                                .grads_metric = VERIFY_REL_L2,
+                                .grads_limit = 1e-3,
+                                .losses_limit = 1e-4};
     }
 }
 
@@ -36,8 +42,11 @@ void verify_pair_tolerance(ib_precision p, verify_tolerance *t)
 {
     verify_default_tolerance(p, t);
     if (p == IB_PREC_BF16)
-        *t = (verify_tolerance){.logits_metric = VERIFY_REL_L2, .logits_limit = 1e-2,
-                                .grads_metric = VERIFY_REL_L2, .grads_limit = 2e-2, .losses_limit = 1e-3};
+        *t = (verify_tolerance){.logits_metric = VERIFY_REL_L2,
+                                .logits_limit = 1e-2,
+                                .grads_metric = VERIFY_REL_L2,
+                                .grads_limit = 2e-2,
+                                .losses_limit = 1e-3};
 }
 
 /* num / den where a zero denominator means "exact match required". */
@@ -106,8 +115,8 @@ int verify_compare(const verify_reference *ref, const verify_outputs *exp, const
     if (!out->checks) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
 
     const int64_t lshape[2] = {ref->cfg.batch_size, ref->cfg.model.num_classes};
-    add_check(out, "logits", 2, lshape, got->logits, exp->logits, (size_t)(lshape[0] * lshape[1]),
-              tol->logits_metric, tol->logits_limit);
+    add_check(out, "logits", 2, lshape, got->logits, exp->logits, (size_t)(lshape[0] * lshape[1]), tol->logits_metric,
+              tol->logits_limit);
     add_check(out, "loss", 0, NULL, &got->loss, &exp->loss, 1, VERIFY_MAX_REL, tol->losses_limit);
     char name[80];
     for (size_t i = 0; i < l->count; i++) {

@@ -29,8 +29,8 @@ static int meta_float(const st_file *f, const char *key, double min, double max,
     const char *v = safetensors_get_meta(f, key);
     if (!v) return ib_error_set(err, IB_EXIT_RUNTIME, "reference __metadata__ lacks '%s'", key);
     if (util_parse_double(v, min, max, out))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "reference __metadata__ %s='%.40s' is not a number in [%g, %g]",
-                            key, v, min, max);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "reference __metadata__ %s='%.40s' is not a number in [%g, %g]", key,
+                            v, min, max);
     return 0;
 }
 
@@ -42,16 +42,13 @@ static int config_from_meta(const st_file *f, verify_reference *r, ib_error *err
     m->in_chans = 3;
     if (meta_int(f, "img_size", 1, 1 << 16, &m->img_size, err) ||
         meta_int(f, "patch_size", 1, 1 << 16, &m->patch_size, err) ||
-        meta_int(f, "embed_dim", 1, 1 << 20, &m->embed_dim, err) ||
-        meta_int(f, "depth", 1, 1 << 12, &m->depth, err) ||
-        meta_int(f, "num_heads", 1, 1 << 20, &m->num_heads, err) ||
-        meta_float(f, "mlp_ratio", 1e-6, 1e6, &mlp, err) ||
+        meta_int(f, "embed_dim", 1, 1 << 20, &m->embed_dim, err) || meta_int(f, "depth", 1, 1 << 12, &m->depth, err) ||
+        meta_int(f, "num_heads", 1, 1 << 20, &m->num_heads, err) || meta_float(f, "mlp_ratio", 1e-6, 1e6, &mlp, err) ||
         meta_int(f, "num_classes", 1, 1 << 24, &m->num_classes, err) ||
         meta_int(f, "batch_size", 1, 1 << 20, &r->cfg.batch_size, err) ||
-        meta_int(f, "steps", 1, 1 << 20, &r->steps, err) ||
-        meta_float(f, "lr", 0, 1e6, &lr, err) || meta_float(f, "beta1", 0, 1, &b1, err) ||
-        meta_float(f, "beta2", 0, 1, &b2, err) || meta_float(f, "eps", 0, 1, &eps, err) ||
-        meta_float(f, "weight_decay", 0, 1e6, &wd, err))
+        meta_int(f, "steps", 1, 1 << 20, &r->steps, err) || meta_float(f, "lr", 0, 1e6, &lr, err) ||
+        meta_float(f, "beta1", 0, 1, &b1, err) || meta_float(f, "beta2", 0, 1, &b2, err) ||
+        meta_float(f, "eps", 0, 1, &eps, err) || meta_float(f, "weight_decay", 0, 1e6, &wd, err))
         return -1;
     m->mlp_ratio = mlp;
     ib_error verr;
@@ -91,8 +88,8 @@ static int load_f32(const st_file *f, const char *name, int ndim, const int64_t 
     if (!same) {
         safetensors_format_shape(ndim, shape, want, sizeof want);
         safetensors_format_shape(t->ndim, t->shape, have, sizeof have);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "reference tensor '%s' has shape %s, the model needs %s", name,
-                            have, want);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "reference tensor '%s' has shape %s, the model needs %s", name, have,
+                            want);
     }
     return safetensors_tensor_to_f32(t, out, err);
 }
@@ -137,7 +134,8 @@ static int load_tensors(const st_file *f, verify_reference *r, ib_error *err)
     }
     const int64_t in_shape[4] = {B, 3, m->img_size, m->img_size}, lg_shape[2] = {B, C};
     const int64_t steps_shape[1] = {r->steps};
-    if (load_f32(f, "input", 4, in_shape, r->images, err) || load_f32(f, "logits", 2, lg_shape, r->expected.logits, err) ||
+    if (load_f32(f, "input", 4, in_shape, r->images, err) ||
+        load_f32(f, "logits", 2, lg_shape, r->expected.logits, err) ||
         load_f32(f, "losses", 1, steps_shape, r->expected.losses, err) ||
         load_f32(f, "loss", 0, NULL, &r->expected.loss, err))
         return -1;
@@ -179,7 +177,7 @@ done:
     safetensors_free(&f);
     if (rc) {
         verify_reference_free(r);
-        if (err) err->code = IB_EXIT_RUNTIME;   /* a bad file is a runtime error, not a usage one */
+        if (err) err->code = IB_EXIT_RUNTIME; /* a bad file is a runtime error, not a usage one */
     }
     return rc;
 }

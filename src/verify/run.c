@@ -43,7 +43,7 @@ int verify_run_backend(const char *backend, const verify_reference *ref, ib_prec
     if (b->layout.total != ref->layout.total) {
         ib_error_set(err, IB_EXIT_RUNTIME, "backend '%s' has %zu parameters, the reference %zu", backend,
                      b->layout.total, ref->layout.total);
-        b->ops->destroy(b);   /* after the message: it reads b->layout */
+        b->ops->destroy(b); /* after the message: it reads b->layout */
         verify_outputs_free(out);
         return -1;
     }

@@ -57,7 +57,9 @@ static char *pricing_body(const char *service_code, char **types, int n, const c
         if (i) strcat(any, ",");
         strcat(any, types[i]);
     }
-    struct { const char *type, *field, *value; } f[] = {
+    struct {
+        const char *type, *field, *value;
+    } f[] = {
         {"ANY_OF", !strcmp(service_code, "AmazonSageMaker") ? "instanceName" : "instanceType", any},
         {"TERM_MATCH", "operatingSystem", "Linux"},
         {"TERM_MATCH", "tenancy", "Shared"},
@@ -162,8 +164,9 @@ static int cmd_spot(int argc, char **argv)
     int pages = 0, bytes = 0, rc = 0;
     do {
         char q[8192];
-        int w = snprintf(q, sizeof q, "%s/?Action=DescribeSpotPriceHistory&Version=2016-11-15&"
-                                      "ProductDescription.1=Linux%%2FUNIX&MaxResults=5",
+        int w = snprintf(q, sizeof q,
+                         "%s/?Action=DescribeSpotPriceHistory&Version=2016-11-15&"
+                         "ProductDescription.1=Linux%%2FUNIX&MaxResults=5",
                          ep);
         for (int i = 1; i < argc; i++) w += snprintf(q + w, sizeof q - w, "&InstanceType.%d=%s", i, argv[i]);
         if (next) w += snprintf(q + w, sizeof q - w, "&NextToken=%s", next);
@@ -188,10 +191,8 @@ static int cmd_spot(int argc, char **argv)
             if (e) {
                 next = calloc(3 * (size_t)(e - b) + 1, 1);
                 for (char *p = b, *o = next; p < e; p++) {
-                    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
-                        *o++ = *p;
-                    else
-                        o += sprintf(o, "%%%02X", (unsigned char)*p);
+                    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')) *o++ = *p;
+                    else o += sprintf(o, "%%%02X", (unsigned char)*p);
                 }
             }
         }

@@ -153,8 +153,10 @@ static int types(aws_client *c, const char *region, char **names, int n, ib_erro
         free(net);
         return net ? -1 : 2;
     }
-    static const struct { unsigned bit; const char *name; } kinds[] = {
-        {EC2_IF_ENA, "interface"}, {EC2_IF_EFA, "efa"}, {EC2_IF_EFA_ONLY, "efa-only"}};
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } kinds[] = {{EC2_IF_ENA, "interface"}, {EC2_IF_EFA, "efa"}, {EC2_IF_EFA_ONLY, "efa-only"}};
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; i < n; i++) {
         cJSON *t = cJSON_AddObjectToObject(o, names[i]);

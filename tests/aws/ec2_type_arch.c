@@ -18,7 +18,8 @@ static void one(const char *archs_xml, const char *want, const char *what)
              "<DescribeInstanceTypesResponse xmlns=\"" NS "\"><requestId>r</requestId><instanceTypeSet><item>"
              "<instanceType>t.large</instanceType>%s"
              "<networkInfo><efaSupported>false</efaSupported><maximumNetworkCards>1</maximumNetworkCards>"
-             "</networkInfo></item></instanceTypeSet></DescribeInstanceTypesResponse>", archs_xml);
+             "</networkInfo></item></instanceTypeSet></DescribeInstanceTypesResponse>",
+             archs_xml);
     char *types[] = {"t.large"};
     ec2_type_network out[1];
     int seen[1] = {0};
@@ -31,14 +32,17 @@ static void one(const char *archs_xml, const char *want, const char *what)
 int main(void)
 {
     one("<processorInfo><supportedArchitectures><item>arm64</item></supportedArchitectures>"
-        "<sustainedClockSpeedInGhz>2.6</sustainedClockSpeedInGhz></processorInfo>", "arm64", "Graviton");
-    one("<processorInfo><supportedArchitectures><item>x86_64</item></supportedArchitectures></processorInfo>",
-        "x86_64", "x86_64 alone");
+        "<sustainedClockSpeedInGhz>2.6</sustainedClockSpeedInGhz></processorInfo>",
+        "arm64", "Graviton");
+    one("<processorInfo><supportedArchitectures><item>x86_64</item></supportedArchitectures></processorInfo>", "x86_64",
+        "x86_64 alone");
     /* older x86 types list both: still an x86_64 machine, whichever order EC2 sends */
     one("<processorInfo><supportedArchitectures><item>i386</item><item>x86_64</item></supportedArchitectures>"
-        "</processorInfo>", "x86_64", "i386 then x86_64");
+        "</processorInfo>",
+        "x86_64", "i386 then x86_64");
     one("<processorInfo><supportedArchitectures><item>x86_64</item><item>i386</item></supportedArchitectures>"
-        "</processorInfo>", "x86_64", "x86_64 then i386");
+        "</processorInfo>",
+        "x86_64", "x86_64 then i386");
     /* a Mac's architectures are neither: no answer, the catalogue (or a refusal) decides */
     one("<processorInfo><supportedArchitectures><item>arm64_mac</item></supportedArchitectures></processorInfo>", "",
         "arm64_mac");

@@ -28,9 +28,9 @@
 
 typedef struct child {
     pid_t pid;
-    int cmd;      /* parent -> child: one command byte */
-    int out;      /* child -> parent: lines */
-    int err;      /* the child's stderr (-1 when not captured) */
+    int cmd; /* parent -> child: one command byte */
+    int out; /* child -> parent: lines */
+    int err; /* the child's stderr (-1 when not captured) */
     char line[1024];
 } child;
 
@@ -87,7 +87,7 @@ static child start(int is_root, rendezvous_tcp_server *srv, int port, int first_
     fflush(stdout), fflush(stderr);
     ch.pid = fork();
     if (ch.pid == 0) {
-        alarm(15);   /* a child that somehow hangs dies */
+        alarm(15); /* a child that somehow hangs dies */
         close(c[1]), close(o[0]);
         if (capture_err) dup2(e[1], 2), close(e[0]), close(e[1]);
         ib_error err;
@@ -126,7 +126,8 @@ static int reap(child *ch)
     if (ch->pid <= 0) return -100;
     int st = 0;
     char x = 'x';
-    if (write(ch->cmd, &x, 1) < 0) { /* it has left already */ }
+    if (write(ch->cmd, &x, 1) < 0) { /* it has left already */
+    }
     for (int i = 0; i < 50 && waitpid(ch->pid, &st, WNOHANG) == 0; i++) usleep(10 * 1000);
     if (waitpid(ch->pid, &st, WNOHANG) == 0) {
         kill(ch->pid, SIGKILL);
@@ -184,7 +185,7 @@ static void expect_silence(child *ch, const char *who, int ms)
  * SIGKILLed: both others report it, naming its ranks, within 2 s. */
 static void test_killed(int victim)
 {
-    child c[3];   /* rank 0's process, peer 1, peer 2 */
+    child c[3]; /* rank 0's process, peer 1, peer 2 */
     if (job(&c[0], &c[1], &c[2], 0)) goto out;
     kill(c[victim].pid, SIGKILL);
     const char *w[] = {victim == 0 ? "ranks 0-1" : "ranks 2-3", "127.0.0.1", "died", NULL};
@@ -281,15 +282,15 @@ static void test_hostile_handshakes(void)
     fds[0] = dial(port);
     send_all(fds[0], "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
     fds[1] = dial(port);
-    hello(h, "IBRV0002", 0xffffffffu, WORLD, 2, 2);   /* a 4 GiB blob */
+    hello(h, "IBRV0002", 0xffffffffu, WORLD, 2, 2); /* a 4 GiB blob */
     send_all(fds[1], h, sizeof h);
     fds[2] = dial(port);
     hello(h, "IBRV0001", BLOB, 0, 0, 0);
     send_all(fds[2], h, sizeof h);
     fds[3] = dial(port);
-    hello(h, "IBRV0002", BLOB, WORLD, 0, 0x7fffffff);   /* claims rank 0's ranks and more */
+    hello(h, "IBRV0002", BLOB, WORLD, 0, 0x7fffffff); /* claims rank 0's ranks and more */
     send_all(fds[3], h, sizeof h);
-    fds[4] = dial(port);   /* says nothing and leaves */
+    fds[4] = dial(port); /* says nothing and leaves */
     if (fds[4] >= 0) close(fds[4]);
     child r = start(1, &srv, 0, 0, 2, 1);
     rendezvous_tcp_close(&srv);
@@ -306,7 +307,7 @@ static void test_hostile_handshakes(void)
     char warn[8192];
     size_t n = 0;
     for (ssize_t k; r.err >= 0 && n + 1 < sizeof warn && (k = read(r.err, warn + n, sizeof warn - 1 - n)) > 0;)
-        n += (size_t)k;   /* ends at EOF: rank 0 exits after its goodbye */
+        n += (size_t)k; /* ends at EOF: rank 0 exits after its goodbye */
     warn[n] = '\0';
     CHECK(reap(&r) == 0, "rank 0 did not exit cleanly");
     reap(&a), reap(&b);
@@ -379,7 +380,7 @@ static void test_hostile_root(void)
 
 int main(void)
 {
-    alarm(60);   /* the whole test, whatever hangs */
+    alarm(60); /* the whole test, whatever hangs */
     signal(SIGPIPE, SIG_IGN);
     for (int i = 0; i < BLOB; i++) blob[i] = (unsigned char)(i * 37 + 11);
     const double t0 = util_now_seconds();

@@ -49,7 +49,7 @@ static void *foreign_thread(void *arg)
         if (send(fd, junk, sizeof junk, 0) == (ssize_t)sizeof junk) {
             char buf[16];
             ssize_t k = recv(fd, buf, sizeof buf, 0);
-            p->rc = (int)k;   /* expected 0: closed without a reply */
+            p->rc = (int)k; /* expected 0: closed without a reply */
         }
     }
     if (fd >= 0) close(fd);
@@ -105,7 +105,7 @@ static void test_peer_before_server(void)
     peer p = {.port = port, .len = BLOB, .timeout = 10};
     pthread_t th;
     pthread_create(&th, NULL, fetch_thread, &p);
-    usleep(500 * 1000);   /* the peer's first attempts are refused */
+    usleep(500 * 1000); /* the peer's first attempts are refused */
     CHECK(rendezvous_tcp_listen(port, &s, &err) == 0, "listen again on %d: %s", port, err.msg);
     CHECK(rendezvous_tcp_serve(&s, 1, blob, BLOB, 10, &err) == 0, "serve: %s", err.msg);
     rendezvous_tcp_close(&s);

@@ -13,14 +13,21 @@
 enum { WORLD = 2, B = 4, STEPS = 3 };
 
 static ib_train_config cfg;
-static float *images;     /* [WORLD*B, 3, S, S] */
-static int32_t *labels;   /* [WORLD*B] */
-static size_t img_elems;  /* per sample */
+static float *images;    /* [WORLD*B, 3, S, S] */
+static int32_t *labels;  /* [WORLD*B] */
+static size_t img_elems; /* per sample */
 static float *result[WORLD];
 static size_t hook_floats[WORLD];
 
-typedef struct rank_arg { ib_comm *comm; int failed; } rank_arg;
-typedef struct hook_ctx { ib_comm *comm; float *grads; int rank; } hook_ctx;
+typedef struct rank_arg {
+    ib_comm *comm;
+    int failed;
+} rank_arg;
+typedef struct hook_ctx {
+    ib_comm *comm;
+    float *grads;
+    int rank;
+} hook_ctx;
 
 static int on_grad_ready(void *user, size_t offset, size_t count)
 {
@@ -37,7 +44,7 @@ static void *rank_main(void *p)
     ib_error err;
     ib_backend *be;
     ib_train_config rc = cfg;
-    rc.seed = 100 + c->rank;   /* different init per rank: the broadcast below must fix it */
+    rc.seed = 100 + c->rank; /* different init per rank: the broadcast below must fix it */
     if (backend_create("cpu", &rc, &be, &err)) goto fail;
     float *params = malloc(be->layout.total * sizeof *params);
     if (be->ops->get_params(be, params, &err) || c->broadcast(c, params, be->layout.total, 0, &err) ||
@@ -47,7 +54,8 @@ static void *rank_main(void *p)
     hook_ctx h = {c, be->ops->grad_block(be), c->rank};
     for (int s = 0; s < STEPS; s++) {
         float loss;
-        if (be->ops->forward_backward(be, &loss, on_grad_ready, &h, &err) || be->ops->optimizer_step(be, &err)) goto fail;
+        if (be->ops->forward_backward(be, &loss, on_grad_ready, &h, &err) || be->ops->optimizer_step(be, &err))
+            goto fail;
     }
     result[c->rank] = malloc(be->layout.total * sizeof(float));
     be->ops->get_params(be, result[c->rank], &err);
@@ -126,8 +134,8 @@ int main(void)
             dn += d * d, pn += (double)p1[i] * p1[i], un += u * u;
         }
         const double rel = sqrt(dn / pn), rel_upd = sqrt(dn / un);
-        printf("rank %d: parameter relative error %.3e (of the update itself: %.3e); hook saw %zu of %zu floats\n",
-               r, rel, rel_upd, hook_floats[r] / STEPS, P);
+        printf("rank %d: parameter relative error %.3e (of the update itself: %.3e); hook saw %zu of %zu floats\n", r,
+               rel, rel_upd, hook_floats[r] / STEPS, P);
         if (!(rel <= 1e-5)) fail = 1, fprintf(stderr, "FAIL: rank %d parameters differ (%.3e > 1e-5)\n", r, rel);
         if (!(rel_upd <= 1e-3)) fail = 1, fprintf(stderr, "FAIL: rank %d updates differ (%.3e > 1e-3)\n", r, rel_upd);
         if (hook_floats[r] != STEPS * P)

@@ -23,7 +23,9 @@ static float urand(void)
     return (float)(((lcg >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
-typedef struct gcase { int batch, M, N, K, tA, tB, lda, ldb, ldc, bias, acc, cbf, local; } gcase;
+typedef struct gcase {
+    int batch, M, N, K, tA, tB, lda, ldb, ldc, bias, acc, cbf, local;
+} gcase;
 
 /* element (r, c) of op(X) where X is stored rows x ld (transposed: op(X)[r][c] = X[c][r]) */
 static double at(const bf16 *X, size_t base, int t, int ld, int r, int c)
@@ -44,13 +46,14 @@ static void run_case(cpu_gemm *g, const gcase *k)
     for (size_t i = 0; i < na; i++) A[i] = cpu_bf16_from_f32(urand());
     for (size_t i = 0; i < nb; i++) B[i] = cpu_bf16_from_f32(urand());
     for (int i = 0; i < k->N; i++) bias[i] = urand();
-    for (size_t i = 0; i < nc; i++) {   /* prior C: what accumulate adds to, and what gaps must keep */
+    for (size_t i = 0; i < nc; i++) { /* prior C: what accumulate adds to, and what gaps must keep */
         C0[i] = cpu_f32_from_bf16(cpu_bf16_from_f32(urand()));
         if (k->cbf) ((bf16 *)C)[i] = cpu_bf16_from_f32(C0[i]);
         else ((float *)C)[i] = C0[i];
     }
-    const cpu_gemm_desc d = {k->batch, k->M, k->N, k->K, IB_PREC_BF16, k->cbf ? IB_PREC_BF16 : IB_PREC_FP32, k->tA, k->tB,
-                             k->lda, k->ldb, k->ldc, k->bias, k->acc};
+    const cpu_gemm_desc d = {k->batch, k->M,  k->N,   k->K,   IB_PREC_BF16, k->cbf ? IB_PREC_BF16 : IB_PREC_FP32,
+                             k->tA,    k->tB, k->lda, k->ldb, k->ldc,       k->bias,
+                             k->acc};
     ib_error err = {0};
     int rc;
     if (k->local) {
@@ -59,9 +62,8 @@ static void run_case(cpu_gemm *g, const gcase *k)
         if (!rc) {
             int failed = 0;
 #pragma omp parallel reduction(| : failed)
-            {   /* every thread runs it on its own copy would race on C: thread 0 alone */
-                if (omp_get_thread_num() == 0)
-                    failed |= cpu_gemm_run_local(g, h, A, B, C, k->bias ? bias : NULL) != 0;
+            { /* every thread runs it on its own copy would race on C: thread 0 alone */
+                if (omp_get_thread_num() == 0) failed |= cpu_gemm_run_local(g, h, A, B, C, k->bias ? bias : NULL) != 0;
             }
             rc = failed;
         }
@@ -76,7 +78,7 @@ static void run_case(cpu_gemm *g, const gcase *k)
             for (int j = 0; j < ldc; j++) {
                 const size_t ci = ((size_t)b * k->M + i) * ldc + j;
                 const double got = k->cbf ? cpu_f32_from_bf16(((bf16 *)C)[ci]) : ((float *)C)[ci];
-                if (j >= k->N) {   /* columns between rows belong to someone else */
+                if (j >= k->N) { /* columns between rows belong to someone else */
                     gap_changed |= got != C0[ci];
                     continue;
                 }
@@ -93,9 +95,10 @@ static void run_case(cpu_gemm *g, const gcase *k)
                 const double e = fabs(got - ref) / tol;
                 worst = e > worst ? e : worst;
             }
-    CHECK(worst <= 1.0, "batch %d %dx%dx%d tA %d tB %d ld %d/%d/%d bias %d acc %d bf16-out %d local %d: error %.3g "
-          "of the tolerance", k->batch, k->M, k->N, k->K, k->tA, k->tB, lda, ldb, ldc, k->bias, k->acc, k->cbf,
-          k->local, worst);
+    CHECK(worst <= 1.0,
+          "batch %d %dx%dx%d tA %d tB %d ld %d/%d/%d bias %d acc %d bf16-out %d local %d: error %.3g "
+          "of the tolerance",
+          k->batch, k->M, k->N, k->K, k->tA, k->tB, lda, ldb, ldc, k->bias, k->acc, k->cbf, k->local, worst);
     CHECK(!gap_changed, "case %dx%dx%d: a strided C changed between its rows", k->M, k->N, k->K);
     free(A), free(B), free(bias), free(C0), free(C);
 }

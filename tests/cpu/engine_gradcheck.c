@@ -76,8 +76,8 @@ int main(void)
             lmax = fmax(lmax, fabs(ref_logits[i]));
             lerr = fmax(lerr, fabs(logits[i] - ref_logits[i]));
         }
-        printf("%s: loss %.7f (reference %.7f), logits max error %.2e of max |logit| %.3f\n", pn, loss, ref_loss,
-               lerr, lmax);
+        printf("%s: loss %.7f (reference %.7f), logits max error %.2e of max |logit| %.3f\n", pn, loss, ref_loss, lerr,
+               lmax);
         CHECK(fabs(loss - ref_loss) <= (prec ? 2e-2 : 1e-5) * fabs(ref_loss), "%s loss %g vs %g", pn, loss, ref_loss);
         CHECK(lerr <= (prec ? 3e-2 : 1e-5) * lmax, "%s logits max error %g", pn, lerr);
 
@@ -100,10 +100,8 @@ int main(void)
             const double rel = sqrt(num / (den + 1e-30)), cosv = dot / sqrt(na * den + 1e-60);
             if (prec == 0)
                 CHECK(rel <= 1e-3 || sqrt(num) < 1e-7, "fp32 grad %s: relative L2 error %.3e", mt->name, rel);
-            else
-                CHECK(cosv >= 0.99 || sqrt(den) < 1e-7, "bf16 grad %s: cosine %.5f", mt->name, cosv);
-            if (ib_log_level > 1 || rel > 1e-3)
-                printf("  %s %-28s rel %.2e cos %.6f\n", pn, mt->name, rel, cosv);
+            else CHECK(cosv >= 0.99 || sqrt(den) < 1e-7, "bf16 grad %s: cosine %.5f", mt->name, cosv);
+            if (ib_log_level > 1 || rel > 1e-3) printf("  %s %-28s rel %.2e cos %.6f\n", pn, mt->name, rel, cosv);
         }
         free(grads);
         be->ops->destroy(be);

@@ -42,7 +42,7 @@ static int run(ib_precision prec)
     m->mlp_ratio = 2, m->num_classes = CLASSES;
     cfg.batch_size = B, cfg.precision = prec, cfg.seed = 1;
     backend_default_optim(IB_OPT_ADAMW, &cfg.optim);
-    cfg.optim.lr = 3e-3f;   /* a tiny model on a simple task: a few dozen steps at 3e-3 suffice */
+    cfg.optim.lr = 3e-3f; /* a tiny model on a simple task: a few dozen steps at 3e-3 suffice */
     ib_error err;
     ib_backend *be;
     if (backend_create("cpu", &cfg, &be, &err)) {
@@ -65,7 +65,8 @@ static int run(ib_precision prec)
     float logits[B * CLASSES];
     make_batch(img, lab);
     int right = 0;
-    if (be->ops->set_inputs(be, img, lab, &err) || be->ops->forward(be, &loss, &err) || be->ops->get_logits(be, logits, &err)) {
+    if (be->ops->set_inputs(be, img, lab, &err) || be->ops->forward(be, &loss, &err) ||
+        be->ops->get_logits(be, logits, &err)) {
         fprintf(stderr, "eval: %s\n", err.msg);
         return 1;
     }
@@ -79,7 +80,8 @@ static int run(ib_precision prec)
     printf("%s: loss %.3f at step 1, %.3f over the last 5 of %d steps (chance %.3f); held-out accuracy %d/%d\n", pn,
            first, last5, STEPS, log(CLASSES), right, B);
     int fail = 0;
-    if (!(last5 < 0.5 * log(CLASSES))) fail = 1, fprintf(stderr, "FAIL: %s loss did not fall below half of chance\n", pn);
+    if (!(last5 < 0.5 * log(CLASSES)))
+        fail = 1, fprintf(stderr, "FAIL: %s loss did not fall below half of chance\n", pn);
     if (right < B * 3 / 4) fail = 1, fprintf(stderr, "FAIL: %s held-out accuracy %d/%d < 75%%\n", pn, right, B);
     free(img);
     be->ops->destroy(be);

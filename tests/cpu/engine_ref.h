@@ -16,7 +16,7 @@
 typedef struct ref_ctx {
     const vit_config *c;
     const model_layout *l;
-    const double *p;   /* parameters in double, layout order */
+    const double *p; /* parameters in double, layout order */
 } ref_ctx;
 
 static const double *ref_t(const ref_ctx *r, const char *fmt, int i)
@@ -67,15 +67,14 @@ static double ref_forward(const ref_ctx *r, const double *images, const int *lab
         const double *cw = ref_t(r, "patch_embed.proj.weight", 0), *cb = ref_t(r, "patch_embed.proj.bias", 0);
         const double *pos = ref_t(r, "pos_embed", 0), *cls = ref_t(r, "cls_token", 0);
         for (int d = 0; d < D; d++) x[d] = cls[d] + pos[d];
-        for (int n = 0; n < N; n++) {   /* conv: kernel P, stride P, weight [D, Ch, P, P] */
+        for (int n = 0; n < N; n++) { /* conv: kernel P, stride P, weight [D, Ch, P, P] */
             const int gy = n / G, gx = n % G;
             for (int d = 0; d < D; d++) {
                 double s = cb[d];
                 for (int ch = 0; ch < Ch; ch++)
                     for (int ky = 0; ky < P; ky++)
                         for (int kx = 0; kx < P; kx++)
-                            s += cw[((d * Ch + ch) * P + ky) * P + kx] *
-                                 img[(ch * S + gy * P + ky) * S + gx * P + kx];
+                            s += cw[((d * Ch + ch) * P + ky) * P + kx] * img[(ch * S + gy * P + ky) * S + gx * P + kx];
                 x[(n + 1) * D + d] = s + pos[(n + 1) * D + d];
             }
         }
@@ -112,12 +111,12 @@ static double ref_forward(const ref_ctx *r, const double *images, const int *lab
                 ref_linear(y + t * D, ref_t(r, "blocks.%d.mlp.fc1.weight", l), ref_t(r, "blocks.%d.mlp.fc1.bias", l),
                            hid, D, F);
                 for (int f = 0; f < F; f++) hid[f] = 0.5 * hid[f] * (1 + erf(hid[f] / sqrt(2.0)));
-                ref_linear(hid, ref_t(r, "blocks.%d.mlp.fc2.weight", l), ref_t(r, "blocks.%d.mlp.fc2.bias", l), tmp,
-                           F, D);
+                ref_linear(hid, ref_t(r, "blocks.%d.mlp.fc2.weight", l), ref_t(r, "blocks.%d.mlp.fc2.bias", l), tmp, F,
+                           D);
                 for (int d = 0; d < D; d++) x[t * D + d] += tmp[d];
             }
         }
-        ref_layernorm(x, ref_t(r, "norm.weight", 0), ref_t(r, "norm.bias", 0), y, D);   /* class token */
+        ref_layernorm(x, ref_t(r, "norm.weight", 0), ref_t(r, "norm.bias", 0), y, D); /* class token */
         ref_linear(y, ref_t(r, "head.weight", 0), ref_t(r, "head.bias", 0), tmp, D, C);
         double mx = -1e300, sum = 0;
         for (int k = 0; k < C; k++) mx = tmp[k] > mx ? tmp[k] : mx;

@@ -51,8 +51,10 @@ static void walk_preset(const char *name, size_t cap)
     for (int k = 0; k < r->n; k++) {
         for (size_t e = r->off[k]; e < r->off[k] + r->cnt[k] && e < l.total; e++) seen[e]++;
         covered += r->cnt[k];
-        if (k > 0) CHECK(r->off[k] + r->cnt[k] == r->off[k - 1], "%s: bucket %d not just below bucket %d", name, k, k - 1);
-        if (k + 1 < r->n) CHECK(r->cnt[k] >= cap, "%s: bucket %d of %zu floats is below the cap %zu", name, k, r->cnt[k], cap);
+        if (k > 0)
+            CHECK(r->off[k] + r->cnt[k] == r->off[k - 1], "%s: bucket %d not just below bucket %d", name, k, k - 1);
+        if (k + 1 < r->n)
+            CHECK(r->cnt[k] >= cap, "%s: bucket %d of %zu floats is below the cap %zu", name, k, r->cnt[k], cap);
         CHECK(r->cnt[k] < cap + max_range, "%s: bucket %d of %zu floats overshoots", name, k, r->cnt[k]);
     }
     CHECK(covered == l.total, "%s: buckets cover %zu of %zu floats", name, covered, l.total);
@@ -67,11 +69,11 @@ static void walk_preset(const char *name, size_t cap)
 
 int main(void)
 {
-    const size_t cap25 = ((size_t)25 << 20) / 4;   /* DDP's 25 MiB in floats */
+    const size_t cap25 = ((size_t)25 << 20) / 4; /* DDP's 25 MiB in floats */
     walk_preset("vit_base_patch16_224", cap25);
     walk_preset("vit_large_patch16_224", cap25);
-    walk_preset("vit_tiny_patch16_224", cap25);    /* smaller than one bucket: a single allreduce */
-    walk_preset("vit_small_patch16_224", 1);       /* every range its own bucket */
+    walk_preset("vit_tiny_patch16_224", cap25); /* smaller than one bucket: a single allreduce */
+    walk_preset("vit_small_patch16_224", 1);    /* every range its own bucket */
 
     /* by hand: adjacency, a gap, flush of an empty bucketer, a failing emit */
     rec *r = calloc(1, sizeof *r);
@@ -79,16 +81,16 @@ int main(void)
     cuda_bucketer b;
     cuda_bucketer_init(&b, 100, record, r);
     CHECK(cuda_bucketer_flush(&b) == 0 && r->n == 0, "empty flush emitted");
-    cuda_bucketer_add(&b, 90, 10);   /* [90,100) */
-    cuda_bucketer_add(&b, 50, 40);   /* [50,100) */
-    cuda_bucketer_add(&b, 10, 20);   /* gap: emits [50,100), pending [10,30) */
+    cuda_bucketer_add(&b, 90, 10); /* [90,100) */
+    cuda_bucketer_add(&b, 50, 40); /* [50,100) */
+    cuda_bucketer_add(&b, 10, 20); /* gap: emits [50,100), pending [10,30) */
     CHECK(r->n == 1 && r->off[0] == 50 && r->cnt[0] == 50, "gap: got %d buckets, first [%zu,+%zu)", r->n, r->off[0],
           r->cnt[0]);
-    cuda_bucketer_add(&b, 0, 10);    /* [0,30) */
+    cuda_bucketer_add(&b, 0, 10); /* [0,30) */
     cuda_bucketer_flush(&b);
     CHECK(r->n == 2 && r->off[1] == 0 && r->cnt[1] == 30, "flush: got [%zu,+%zu)", r->off[1], r->cnt[1]);
     r->fail_at = r->n;
-    cuda_bucketer_add(&b, 0, 200);   /* over the cap: emits at once, and the emit fails */
+    cuda_bucketer_add(&b, 0, 200); /* over the cap: emits at once, and the emit fails */
     CHECK(r->n == 2, "a failed emit was recorded");
     CHECK(cuda_bucketer_add(&b, 0, 200) == 7, "emit failure not returned");
     free(r);

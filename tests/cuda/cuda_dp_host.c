@@ -29,7 +29,7 @@ static int32_t *labels[2];
 typedef struct rank_arg {
     ib_dp *dp;
     ib_backend *b;
-    const float *img;     /* the batch, in the backend's host memory (pinned: the async copy) */
+    const float *img; /* the batch, in the backend's host memory (pinned: the async copy) */
     const int32_t *lab;
     int rank, agreed, rc;
     ib_error err;
@@ -41,8 +41,8 @@ static void *rank_main(void *p)
     float loss;
     double tc;
     a->rc = a->b->ops->set_inputs(a->b, a->img, a->lab, &a->err) ||
-            a->b->ops->dp_step(a->dp, a->rank, a->b, &loss, &tc, &a->err) ||
-            a->b->ops->optimizer_step(a->b, &a->err) || a->b->ops->synchronize(a->b, &a->err);
+            a->b->ops->dp_step(a->dp, a->rank, a->b, &loss, &tc, &a->err) || a->b->ops->optimizer_step(a->b, &a->err) ||
+            a->b->ops->synchronize(a->b, &a->err);
     a->agreed = a->rank == 0 ? 2 : 7;
     if (!a->rc) a->rc = a->b->ops->dp_agree(a->dp, a->rank, &a->agreed, &a->err);
     return NULL;
@@ -165,10 +165,10 @@ static void dp_round(size_t bucket_bytes, const double *mean, const double *doub
     free(got), free(p0), free(p1);
 }
 
-#ifndef CUDA_DP_MODULE   /* the stand-ins' hooks: a peer that dies */
-extern int shim_touched_devices;   /* cuda_host_shim.c */
+#ifndef CUDA_DP_MODULE           /* the stand-ins' hooks: a peer that dies */
+extern int shim_touched_devices; /* cuda_host_shim.c */
 extern int shim_unbounded_waits;
-extern int nccl_shim_dead_peer, nccl_shim_aborts;   /* cuda_nccl_shim.c */
+extern int nccl_shim_dead_peer, nccl_shim_aborts; /* cuda_nccl_shim.c */
 extern char nccl_shim_violation[256];
 
 static void *step_main(void *p)
@@ -229,7 +229,7 @@ static void dead_peer_round(int mode)
               "mode %d: the message does not name the rank and the cause: %s", mode, a[r].err.msg);
     }
 #ifdef CUDA_DP_SIM
-    const double slack = 10.0;   /* both ranks' forward and backward on the simulated kernels first */
+    const double slack = 10.0; /* both ranks' forward and backward on the simulated kernels first */
 #else
     const double slack = 0.0;
 #endif
@@ -240,8 +240,10 @@ static void dead_peer_round(int mode)
     cuda_dp_destroy(dp);
     for (int r = 0; r < 2; r++) bs[r]->ops->destroy(bs[r]);
     CHECK(util_now_seconds() - t1 < 2.0, "mode %d: teardown took %.1f s", mode, util_now_seconds() - t1);
-    CHECK(shim_unbounded_waits == 0, "mode %d: %d unbounded waits (cudaStreamSynchronize / cudaEventSynchronize) "
-          "while the peer was gone", mode, shim_unbounded_waits);
+    CHECK(shim_unbounded_waits == 0,
+          "mode %d: %d unbounded waits (cudaStreamSynchronize / cudaEventSynchronize) "
+          "while the peer was gone",
+          mode, shim_unbounded_waits);
     nccl_shim_dead_peer = 0;
     unsetenv("INSTBENCH_NCCL_TIMEOUT_S");
 }
@@ -275,7 +277,7 @@ static void init_peer_never_arrives(void)
               "init %s: the message does not say why: %s", stopped ? "stopped" : "timed", err.msg);
         CHECK(nccl_shim_aborts == 1, "init %s: %d comms aborted, want the one begun", stopped ? "stopped" : "timed",
               nccl_shim_aborts);
-        comm_nccl_unique_id(id, &err);   /* a fresh group for the next try */
+        comm_nccl_unique_id(id, &err); /* a fresh group for the next try */
     }
     unsetenv("INSTBENCH_NCCL_TIMEOUT_S");
     cudaStreamDestroy(s);
@@ -310,14 +312,19 @@ static int process_rank(int r, int port, int fd)
     ib_error err;
     ib_backend *b;
     ib_train_config c = ref.cfg;
-    c.device = r;   /* a GPU each */
+    c.device = r; /* a GPU each */
     if (backend_create("cuda", &c, &b, &err) || b->ops->set_params(b, ref.params, &err)) {
         fprintf(stderr, "rank %d: backend: %s\n", r, err.msg);
         return 1;
     }
     ib_dp *dp;
-    ib_dp_config dc = {.nlocal = 1, .world_size = 2, .first_rank = r, .master_addr = "127.0.0.1", .port = port,
-                       .timeout_s = 30, .bucket_bytes = 4096};
+    ib_dp_config dc = {.nlocal = 1,
+                       .world_size = 2,
+                       .first_rank = r,
+                       .master_addr = "127.0.0.1",
+                       .port = port,
+                       .timeout_s = 30,
+                       .bucket_bytes = 4096};
     float loss;
     double tc;
     const size_t P = ref.layout.total;
@@ -359,11 +366,11 @@ static void processes_round(const double *mean)
             CHECK(0, "pipe");
             return;
         }
-        fflush(NULL);   /* nothing buffered is written twice */
+        fflush(NULL); /* nothing buffered is written twice */
         pid[r] = fork();
         if (pid[r] == 0) {
             close(fds[r][0]);
-            alarm(120);   /* a hang fails the test instead of stalling it */
+            alarm(120); /* a hang fails the test instead of stalling it */
             _exit(process_rank(r, port, fds[r][1]));
         }
         close(fds[r][1]);
@@ -431,7 +438,8 @@ int main(void)
     memcpy(images[0], ref.images, (size_t)B * px * 4);
     memcpy(labels[0], ref.labels, (size_t)B * 4);
     for (int i = 0; i < B; i++) {
-        for (size_t k = 0; k < px; k++) images[1][(size_t)i * px + k] = ref.images[(size_t)(B - 1 - i) * px + k] * 1.5f + 0.1f;
+        for (size_t k = 0; k < px; k++)
+            images[1][(size_t)i * px + k] = ref.images[(size_t)(B - 1 - i) * px + k] * 1.5f + 0.1f;
         labels[1][i] = ref.labels[B - 1 - i];
     }
     float *g0 = malloc(P * 4), *g1 = malloc(P * 4), *g2 = malloc(P * 4);

@@ -39,7 +39,7 @@ static void say(int fd, const char *fmt, const char *a)
 
 /* One process of the job (global rank RANK of 2): joins, then steps (the step can only end in an
  * error) or leaves at once with a goodbye; tells the parent each stage on OUT. */
-extern int nccl_shim_dead_peer;   /* cuda_nccl_shim.c */
+extern int nccl_shim_dead_peer; /* cuda_nccl_shim.c */
 
 static void rank_process(int rank, int port, const char *timeout_s, int action, int out)
 {
@@ -55,8 +55,13 @@ static void rank_process(int rank, int port, const char *timeout_s, int action, 
         say(out, "ERR %s", err.msg);
         _exit(1);
     }
-    ib_dp_config dc = {.nlocal = 1, .world_size = 2, .first_rank = rank, .master_addr = "127.0.0.1", .port = port,
-                       .timeout_s = 10, .bucket_bytes = 4096};
+    ib_dp_config dc = {.nlocal = 1,
+                       .world_size = 2,
+                       .first_rank = rank,
+                       .master_addr = "127.0.0.1",
+                       .port = port,
+                       .timeout_s = 10,
+                       .bucket_bytes = 4096};
     if (cuda_dp_create(&dc, &b, &dp, &err)) {
         say(out, "ERR %s", err.msg);
         _exit(1);
@@ -126,7 +131,7 @@ static const char *round_trip(proc p[2], const char *timeout0, const char *timeo
         CHECK(!strcmp(l, "UP"), "process of rank %d did not join: '%s'", r, l);
         if (strcmp(l, "UP")) return "";
     }
-    usleep(200 * 1000);   /* the survivor is waiting in its step */
+    usleep(200 * 1000); /* the survivor is waiting in its step */
     const double t0 = util_now_seconds();
     if (victim >= 0) kill(p[victim].pid, SIGKILL);
     const char *l = next_line(&p[watched], ms);
@@ -164,8 +169,8 @@ int main(void)
 
     /* the peer gives up on its own (its deadline, 1 s): rank 0 reports the peer's reason */
     l = round_trip(p, "30", "1", STEP, -1, 0, 8000, &took);
-    const char *failed1[] = {"rank 0 of 2", "the process of rank 1 on 127.0.0.1 failed", "rank 1 of 2: no progress for 1 s",
-                             NULL};
+    const char *failed1[] = {"rank 0 of 2", "the process of rank 1 on 127.0.0.1 failed",
+                             "rank 1 of 2: no progress for 1 s", NULL};
     expect(l, failed1, "peer failed");
     CHECK(took < 4.5, "peer failed: rank 0 took %.1f s", took);
     const char *own = next_line(&p[1], 3000);

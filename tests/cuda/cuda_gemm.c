@@ -39,7 +39,7 @@ static float bf16_to_f(uint16_t h)
     memcpy(&f, &u, sizeof f);
     return f;
 }
-static uint16_t f_to_bf16_trunc(float f)   /* inputs only: any bf16 value will do */
+static uint16_t f_to_bf16_trunc(float f) /* inputs only: any bf16 value will do */
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
@@ -48,7 +48,11 @@ static uint16_t f_to_bf16_trunc(float f)   /* inputs only: any bf16 value will d
 
 /* One operand in device memory sized exactly for what the contract lets the GEMM touch, at a byte
  * offset (to vary alignment) inside its allocation. */
-typedef struct { char *alloc; void *p; size_t bytes; } buf;
+typedef struct {
+    char *alloc;
+    void *p;
+    size_t bytes;
+} buf;
 
 static buf make(size_t elems, size_t es, size_t offset_elems)
 {
@@ -68,9 +72,9 @@ static float get(const void *p, int dt, long long i)
 }
 
 typedef struct {
-    cuda_gemm_desc d;             /* as given to cuda_gemm_exec (zeros = defaults) */
+    cuda_gemm_desc d; /* as given to cuda_gemm_exec (zeros = defaults) */
     int M, N, K, batch, lda, ldb, ldc;
-    long long sA, sB, sC;         /* the effective values the reference uses */
+    long long sA, sB, sC; /* the effective values the reference uses */
     int bias_misaligned, offA, offB, offC;
 } gemm_case;
 
@@ -146,11 +150,11 @@ static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
         for (long long i = 0; i < c->M; i++)
             for (long long j = 0; j < c->ldc && !bad; j++) {
                 long long at = b * c->sC + i * c->ldc + j;
-                if (i == c->M - 1 && j >= c->N) break;   /* past the last row: not part of the extent */
+                if (i == c->M - 1 && j >= c->N) break; /* past the last row: not part of the extent */
                 float got = get(C.p, d->c, at);
-                if (j >= c->N) {   /* padding between rows: untouched */
-                    CHECK(memcmp(&got, &before[at], sizeof got) == 0, "%s: padding C[%d][%lld][%lld] written", road,
-                          b, i, j);
+                if (j >= c->N) { /* padding between rows: untouched */
+                    CHECK(memcmp(&got, &before[at], sizeof got) == 0, "%s: padding C[%d][%lld][%lld] written", road, b,
+                          i, j);
                     bad |= memcmp(&got, &before[at], sizeof got) != 0;
                     continue;
                 }
@@ -164,10 +168,11 @@ static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
                 if (d->accumulate) ref += before[at], mag += fabs(before[at]);
                 double tol = (d->c == IB_PREC_BF16 ? ldexp(fabs(ref), -8) : 0) + 1e-6 * mag + 1e-30;
                 if (!(fabs(got - ref) <= tol)) {
-                    CHECK(0, "%s: C[%d][%lld][%lld] = %.8g, want %.8g (M %d N %d K %d batch %d trans %d%d ab %d c %d "
-                          "ld %d/%d/%d bias %d%s acc %d)", road, b, i, j, got, ref, c->M, c->N, c->K, c->batch,
-                          d->transA, d->transB, d->ab, d->c, c->lda, c->ldb, c->ldc, d->bias,
-                          c->bias_misaligned ? " misaligned" : "", d->accumulate);
+                    CHECK(0,
+                          "%s: C[%d][%lld][%lld] = %.8g, want %.8g (M %d N %d K %d batch %d trans %d%d ab %d c %d "
+                          "ld %d/%d/%d bias %d%s acc %d)",
+                          road, b, i, j, got, ref, c->M, c->N, c->K, c->batch, d->transA, d->transB, d->ab, d->c,
+                          c->lda, c->ldb, c->ldc, d->bias, c->bias_misaligned ? " misaligned" : "", d->accumulate);
                     bad = 1;
                 }
             }
@@ -192,7 +197,12 @@ cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cud
     return cudaSuccess;
 }
 
-typedef struct { const char *name; standin_heuristic h; int refuse; int want_lt, want_blas; } road;
+typedef struct {
+    const char *name;
+    standin_heuristic h;
+    int refuse;
+    int want_lt, want_blas;
+} road;
 
 int main(void)
 {
@@ -249,7 +259,7 @@ int main(void)
         float *b256 = (float *)(bias.alloc + ((256 - ((uintptr_t)bias.alloc & 255)) & 255));
         for (int i = 0; i < 16; i++) b256[i] = uniform();
         cuda_gemm_desc d = {.M = 4, .N = 8, .K = 4, .ab = IB_PREC_FP32, .c = IB_PREC_FP32};
-        const float *biases[2] = {b256, b256 + 4};   /* 256-byte, then 16-byte aligned */
+        const float *biases[2] = {b256, b256 + 4}; /* 256-byte, then 16-byte aligned */
         for (int i = 0; i < 2; i++) {
             CHECK(cuda_gemm_exec(gb, &d, A.p, B.p, C.p, biases[i], NULL, &e2) == 0, "bias GEMM %d: %s", i, e2.msg);
             CHECK(!standin.violation[0], "bias GEMM %d: %s", i, standin.violation);
@@ -277,11 +287,19 @@ int main(void)
         cudaEvent_t ev;
         void *held = NULL, *p = NULL;
         CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking) == cudaSuccess &&
-              cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess && cudaMalloc(&held, 64) == cudaSuccess,
+                  cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess &&
+                  cudaMalloc(&held, 64) == cudaSuccess,
               "capture test setup");
-        const char *calls[] = {"cudaMalloc", "cudaFree", "cudaMallocHost", "cudaStreamQuery", "cudaEventQuery",
-                               "cudaEventSynchronize", "cudaStreamSynchronize (another stream)", "cudaDeviceSynchronize",
-                               "cublasCreate", NULL};
+        const char *calls[] = {"cudaMalloc",
+                               "cudaFree",
+                               "cudaMallocHost",
+                               "cudaStreamQuery",
+                               "cudaEventQuery",
+                               "cudaEventSynchronize",
+                               "cudaStreamSynchronize (another stream)",
+                               "cudaDeviceSynchronize",
+                               "cublasCreate",
+                               NULL};
         for (int i = 0; i <= 9; i++) {
             cudaGraph_t graph = NULL;
             CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) == cudaSuccess, "begin capture %d", i);
@@ -297,20 +315,20 @@ int main(void)
             case 6: refused = cudaStreamSynchronize(NULL) != cudaSuccess; break;
             case 7: refused = cudaDeviceSynchronize() != cudaSuccess; break;
             case 8: refused = cublasCreate(&bh) != CUBLAS_STATUS_SUCCESS; break;
-            default:   /* nothing unsafe: stream-ordered allocation is captured, not refused */
+            default: /* nothing unsafe: stream-ordered allocation is captured, not refused */
                 CHECK(cudaMallocAsync(&p, 64, cs) == cudaSuccess, "cudaMallocAsync in a capture");
             }
             const cudaError_t end = cudaStreamEndCapture(cs, &graph);
             if (calls[i]) {
                 CHECK(refused && end == cudaErrorStreamCaptureInvalidated && !graph,
-                      "%s inside a capture: %s, and the capture ended with %d", calls[i], refused ? "refused" : "allowed",
-                      (int)end);
+                      "%s inside a capture: %s, and the capture ended with %d", calls[i],
+                      refused ? "refused" : "allowed", (int)end);
             } else {
                 CHECK(end == cudaSuccess && graph, "a capture with nothing unsafe ended with %d", (int)end);
             }
             if (graph) cudaGraphDestroy(graph);
             if (bh) cublasDestroy(bh);
-            if (!calls[i]) cudaFree(p);   /* the graph, never launched, would have freed it */
+            if (!calls[i]) cudaFree(p); /* the graph, never launched, would have freed it */
         }
         CHECK(cudaMalloc(&p, 64) == cudaSuccess && cudaFree(p) == cudaSuccess, "cudaMalloc after the captures");
         cudaFree(held), cudaEventDestroy(ev), cudaStreamDestroy(cs);
@@ -325,7 +343,8 @@ int main(void)
     CHECK(cuda_gemm_create(&g, 1 << 20, &err) == 0, "create: %s", err.msg);
     buf A = make(4096, 4, 0), B = make(4096, 4, 0), C = make(4096, 4, 0);
     cuda_gemm_desc d = {.M = 4, .N = 4, .K = 4, .ab = IB_PREC_FP32, .c = IB_PREC_FP32};
-    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, NULL, &err) == -1 && strstr(err.msg, "cublasLtMatmulAlgoGetHeuristic"),
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, NULL, &err) == -1 &&
+              strstr(err.msg, "cublasLtMatmulAlgoGetHeuristic"),
           "a failing heuristic: rc/message %s", err.msg);
     CHECK(standin.blas_gemms == 0, "a failing heuristic fell back to cuBLAS");
     d.c = IB_PREC_BF16;

@@ -24,7 +24,8 @@ static void blas_gemm(const cuda_gemm_plan *p, const float *X, const float *Y, f
                 double s = 0;
                 for (int l = 0; l < p->k; l++) {
                     const float xv = p->first.trans ? x[l + (size_t)i * p->first.ld] : x[i + (size_t)l * p->first.ld];
-                    const float yv = p->second.trans ? y[j + (size_t)l * p->second.ld] : y[l + (size_t)j * p->second.ld];
+                    const float yv =
+                        p->second.trans ? y[j + (size_t)l * p->second.ld] : y[l + (size_t)j * p->second.ld];
                     s += (double)xv * yv;
                 }
                 c[i + (size_t)j * p->out.ld] = (float)s;
@@ -75,7 +76,7 @@ static void check(const char *what, cuda_gemm_desc d)
     for (size_t i = 0; i < na; i++) A[i] = (float)(rand() % 17 - 8) / 8;
     for (size_t i = 0; i < nb; i++) B[i] = (float)(rand() % 13 - 6) / 4;
     rowmajor_ref(&d, A, B, C1);
-    blas_gemm(&p, B, A, C2);   /* the BLAS's first operand is our B */
+    blas_gemm(&p, B, A, C2); /* the BLAS's first operand is our B */
     for (size_t i = 0; i < nc; i++)
         if (C1[i] != C2[i]) {
             fprintf(stderr, "FAIL %s: batch %d M %d N %d K %d tA %d tB %d: element %zu %g != %g\n", what, d.batch, d.M,
@@ -95,18 +96,25 @@ int main(void)
     check("linear dW", (cuda_gemm_desc){.M = F, .N = D, .K = BT, .transA = 1});
     check("linear dx", (cuda_gemm_desc){.M = BT, .N = D, .K = F});
     const long long tt = (long long)T * T, th = (long long)T * hd;
-    check("S = q k^T", (cuda_gemm_desc){.batch = B * H, .M = T, .N = T, .K = hd, .transB = 1, .strideA = th,
-                                        .strideB = th, .strideC = tt});
-    check("o = P v", (cuda_gemm_desc){.batch = B * H, .M = T, .N = hd, .K = T, .strideA = tt, .strideB = th,
-                                      .strideC = th});
-    check("dv = P^T dO", (cuda_gemm_desc){.batch = B * H, .M = T, .N = hd, .K = T, .transA = 1, .strideA = tt,
-                                          .strideB = th, .strideC = th});
-    check("dk = dS^T q", (cuda_gemm_desc){.batch = B * H, .M = T, .N = hd, .K = T, .transA = 1, .strideA = tt,
-                                          .strideB = th, .strideC = th});
+    check("S = q k^T",
+          (cuda_gemm_desc){
+              .batch = B * H, .M = T, .N = T, .K = hd, .transB = 1, .strideA = th, .strideB = th, .strideC = tt});
+    check("o = P v",
+          (cuda_gemm_desc){.batch = B * H, .M = T, .N = hd, .K = T, .strideA = tt, .strideB = th, .strideC = th});
+    check("dv = P^T dO",
+          (cuda_gemm_desc){
+              .batch = B * H, .M = T, .N = hd, .K = T, .transA = 1, .strideA = tt, .strideB = th, .strideC = th});
+    check("dk = dS^T q",
+          (cuda_gemm_desc){
+              .batch = B * H, .M = T, .N = hd, .K = T, .transA = 1, .strideA = tt, .strideB = th, .strideC = th});
     /* random shapes, transposes, padded strides and batch strides */
     for (int it = 0; it < 300; it++) {
-        cuda_gemm_desc d = {.batch = 1 + rand() % 3, .M = 1 + rand() % 9, .N = 1 + rand() % 9, .K = 1 + rand() % 9,
-                            .transA = rand() % 2, .transB = rand() % 2};
+        cuda_gemm_desc d = {.batch = 1 + rand() % 3,
+                            .M = 1 + rand() % 9,
+                            .N = 1 + rand() % 9,
+                            .K = 1 + rand() % 9,
+                            .transA = rand() % 2,
+                            .transB = rand() % 2};
         if (rand() % 2) d.lda = (d.transA ? d.M : d.K) + rand() % 3;
         if (rand() % 2) d.ldb = (d.transB ? d.K : d.N) + rand() % 3;
         if (rand() % 2) d.ldc = d.N + rand() % 3;

@@ -14,7 +14,7 @@ static void check_patch(int B, int C, int S, int P)
 {
     const size_t npix = (size_t)B * C * S * S, n = (size_t)B * (S / P) * (S / P) * C * P * P;
     float *img = malloc(npix * 4), *ref = malloc(n * 4);
-    for (size_t i = 0; i < npix; i++) img[i] = (float)i;   /* each pixel names its own index */
+    for (size_t i = 0; i < npix; i++) img[i] = (float)i; /* each pixel names its own index */
     cpu_patchify(img, B, C, S, P, ref, IB_PREC_FP32);
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) bad += img[cuk_patch_src(i, C, S, P)] != ref[i];
@@ -56,17 +56,18 @@ static void check_heads(int B, int T, int H, int hd)
                 }
     once = 0;
     for (size_t k = 0; k < n; k++) once += hit[k] == 1;
-    CHECK(bad == 0 && once == n, "heads B%d T%d H%d hd%d: %zu misplaced, %zu of %zu hit once", B, T, H, hd, bad, once, n);
+    CHECK(bad == 0 && once == n, "heads B%d T%d H%d hd%d: %zu misplaced, %zu of %zu hit once", B, T, H, hd, bad, once,
+          n);
     free(hit);
 }
 
 int main(void)
 {
     check_patch(2, 3, 32, 8);
-    check_patch(1, 3, 224, 16);   /* ViT-B/16's patches */
+    check_patch(1, 3, 224, 16); /* ViT-B/16's patches */
     check_patch(3, 2, 12, 4);
     check_heads(2, 5, 3, 4);
-    check_heads(2, 197, 12, 64);  /* ViT-B/16's attention */
+    check_heads(2, 197, 12, 64); /* ViT-B/16's attention */
     check_heads(1, 17, 2, 16);
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);

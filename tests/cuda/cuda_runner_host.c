@@ -32,13 +32,18 @@ int main(void)
         fprintf(stderr, "FAIL: bench_run: %s\n", err.msg);
         return 1;
     }
-    if (r.steps != 3 || r.warmup_steps != 1) fprintf(stderr, "FAIL: %d timed / %d warm-up steps\n", r.steps, r.warmup_steps), failures++;
+    if (r.steps != 3 || r.warmup_steps != 1)
+        fprintf(stderr, "FAIL: %d timed / %d warm-up steps\n", r.steps, r.warmup_steps), failures++;
     if (nccl_shim_allreduces < 4)
-        fprintf(stderr, "FAIL: %d NCCL allreduces for 4 steps: the ranks did not average over NCCL\n", nccl_shim_allreduces),
+        fprintf(stderr, "FAIL: %d NCCL allreduces for 4 steps: the ranks did not average over NCCL\n",
+                nccl_shim_allreduces),
             failures++;
-    if (!(r.samples_per_second > 0) || fabs(r.samples_per_second_per_device * 2 - r.samples_per_second) > 1e-9 * r.samples_per_second)
-        fprintf(stderr, "FAIL: samples/s %g, per device %g\n", r.samples_per_second, r.samples_per_second_per_device), failures++;
-    if (!isfinite(r.first_loss) || !isfinite(r.last_loss)) fprintf(stderr, "FAIL: losses %g %g\n", r.first_loss, r.last_loss), failures++;
+    if (!(r.samples_per_second > 0) ||
+        fabs(r.samples_per_second_per_device * 2 - r.samples_per_second) > 1e-9 * r.samples_per_second)
+        fprintf(stderr, "FAIL: samples/s %g, per device %g\n", r.samples_per_second, r.samples_per_second_per_device),
+            failures++;
+    if (!isfinite(r.first_loss) || !isfinite(r.last_loss))
+        fprintf(stderr, "FAIL: losses %g %g\n", r.first_loss, r.last_loss), failures++;
     if (failures) return 1;
     printf("cuda_runner_host: all passed (%d allreduces)\n", nccl_shim_allreduces);
     return 0;

@@ -14,10 +14,10 @@
 #include "instbench/verify.h"
 
 static int failures;
-static int use_graph;   /* steps through cuda_vit_forward_backward_graph (eager, captured, replayed) */
+static int use_graph; /* steps through cuda_vit_forward_backward_graph (eager, captured, replayed) */
 
 typedef struct hook_log {
-    size_t next_end;   /* the previous range's start: ranges must descend without gaps */
+    size_t next_end; /* the previous range's start: ranges must descend without gaps */
     int calls, bad;
 } hook_log;
 
@@ -56,21 +56,21 @@ static void run_one(const char *path)
            (size_t)cfg.batch_size * cfg.model.in_chans * cfg.model.img_size * cfg.model.img_size * sizeof(float));
     memcpy(v.buf.labels, ref.labels, (size_t)cfg.batch_size * sizeof(int32_t));
     v.have_inputs = 1;
-    verify_outputs got = {.logits = malloc(BC * 4), .grads = malloc(P * 4), .losses = malloc(ref.steps * 4),
-                          .steps = ref.steps};
+    verify_outputs got = {
+        .logits = malloc(BC * 4), .grads = malloc(P * 4), .losses = malloc(ref.steps * 4), .steps = ref.steps};
     int rc = 0;
     for (int s = 0; s < ref.steps && !rc; s++) {
         hook_log h = {P, 0, 0};
         float loss = 0;
-        if (use_graph)   /* no gradient hook: the ranges are not reported */
+        if (use_graph) /* no gradient hook: the ranges are not reported */
             rc = (s > 0 && cuda_vit_optimizer_step(&v, &err)) || cuda_vit_forward_backward_graph(&v, &err) ||
                  cuda_vit_read_loss(&v, &loss, &err);
         else
             rc = (s > 0 && cuda_vit_optimizer_step(&v, &err)) || cuda_vit_forward(&v, &err) ||
                  cuda_vit_backward(&v, on_ready, &h, &err) || cuda_vit_read_loss(&v, &loss, &err);
         if (!use_graph && (h.calls != model_grad_range_count(&cfg.model) || h.bad || h.next_end != 0)) {
-            fprintf(stderr, "FAIL %s: gradient hook: %d calls (want %d), %d out of order, ends at %zu\n", path,
-                    h.calls, model_grad_range_count(&cfg.model), h.bad, h.next_end);
+            fprintf(stderr, "FAIL %s: gradient hook: %d calls (want %d), %d out of order, ends at %zu\n", path, h.calls,
+                    model_grad_range_count(&cfg.model), h.bad, h.next_end);
             failures++;
         }
         /* the loss is read once forward is done; backward may still be queued (ordered streams) */
@@ -117,8 +117,8 @@ static void run_one(const char *path)
             if (verify_compare(&ref, &cpu, &got, &tight, &rep, &err) == 0) {
                 if (getenv("CUDA_VIT_HOST_VERBOSE"))
                     for (size_t i = 0; i < rep.count; i++)
-                        fprintf(stderr, "  %-32s rel_l2 %.3g max_rel %.3g\n", rep.checks[i].name, rep.checks[i].err.rel_l2,
-                                rep.checks[i].err.max_rel);
+                        fprintf(stderr, "  %-32s rel_l2 %.3g max_rel %.3g\n", rep.checks[i].name,
+                                rep.checks[i].err.rel_l2, rep.checks[i].err.max_rel);
                 if (!rep.pass) {
                     fprintf(stderr, "FAIL %s: %zu checks against the CPU backend out of tolerance\n", path, rep.failed);
                     failures++;
@@ -184,7 +184,7 @@ static void out_of_bounds_check(void)
         cudaMemsetAsync(src, 0, 1000 * sizeof(float), s);
         cuk_store_act(dst, IB_PREC_FP32, src, 2048, s);
         cudaStreamSynchronize(s);
-        _exit(0);   /* not reached: the read past src faults */
+        _exit(0); /* not reached: the read past src faults */
     }
     close(fds[1]);
     char out[4096];
@@ -201,8 +201,10 @@ static void out_of_bounds_check(void)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) ok = ok && strstr(out, want[i]);
     printf("out-of-bounds read: %s", ok ? out : "not reported as expected\n");
     if (!ok) {
-        fprintf(stderr, "FAIL out-of-bounds read (status 0x%x): wanted the allocation, offset, kernel, block and thread in:\n%s\n",
-                status, out);
+        fprintf(
+            stderr,
+            "FAIL out-of-bounds read (status 0x%x): wanted the allocation, offset, kernel, block and thread in:\n%s\n",
+            status, out);
         failures++;
     }
 }
@@ -233,7 +235,8 @@ static void poison_check(void)
     for (int i = 0; i < 256; i++) bad += dev[i] != 0;
     printf("fresh device and pinned memory: %s\n", bad ? "not poisoned" : "signalling NaNs, defined by cudaMemset");
     if (bad) {
-        fprintf(stderr, "FAIL poison: %d words of fresh memory are not signalling NaNs (or not zero after cudaMemset)\n", bad);
+        fprintf(stderr,
+                "FAIL poison: %d words of fresh memory are not signalling NaNs (or not zero after cudaMemset)\n", bad);
         failures++;
     }
     cudaStreamDestroy(s);
@@ -274,7 +277,8 @@ static void bias_act_check(int M, int N)
     }
     printf("bias gradient of a bf16 dy, %d x %d: worst error %.2g\n", M, N, worst);
     if (rc || !(worst < 1e-5)) {
-        fprintf(stderr, "FAIL bias_act %d x %d: %s, worst error %.3g\n", M, N, rc ? "launch failed" : "wrong sums", worst);
+        fprintf(stderr, "FAIL bias_act %d x %d: %s, worst error %.3g\n", M, N, rc ? "launch failed" : "wrong sums",
+                worst);
         failures++;
     }
     cudaFree(dy), cudaFree(db), cudaFree(partial);

@@ -31,7 +31,7 @@ int main(void)
     expect("GB200", 100, 91501, 1, 0, "cuDNN 9.15.1 on compute capability 10.0");
     expect("B300", 103, 91800, 1, 0, "9.18.1");
     expect("B300", 103, 91801, 1, 1, NULL);
-    expect("B200", 100, 91501, 0, 1, NULL);       /* non-deterministic: there since 9.7.0 */
+    expect("B200", 100, 91501, 0, 1, NULL); /* non-deterministic: there since 9.7.0 */
     expect("B200", 100, 90700, 0, 1, NULL);
     expect("B200", 100, 90600, 0, 0, "9.7.0");
     /* no floor here elsewhere (the 9.15.1 ragged-T gate is the caller's) */

@@ -11,7 +11,7 @@
  * differ from the first in one of B, T, H, hd each, and the first is asked for again at the end).
  * And the stand-in's own bounds check: an output allocation 64 bytes short stops the program
  * naming the tensor. */
-#define _GNU_SOURCE   /* dladdr */
+#define _GNU_SOURCE /* dladdr */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,7 +49,7 @@ static double from_bf16(uint16_t h)
 }
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
-static double uniform(void)   /* [-1, 1) */
+static double uniform(void) /* [-1, 1) */
 {
     rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
     return (double)(rng >> 11) / 4503599627370496.0 - 1.0;
@@ -87,9 +87,10 @@ static void reference(int T, int hd, double scale, const double *q, const double
             dP[i * T + j] = s;
             row += P[i * T + j] * s;
         }
-        for (int j = 0; j < T; j++) dP[i * T + j] = P[i * T + j] * (dP[i * T + j] - row);   /* dS */
+        for (int j = 0; j < T; j++) dP[i * T + j] = P[i * T + j] * (dP[i * T + j] - row); /* dS */
     }
-    memset(dq, 0, sizeof(double) * T * hd), memset(dk, 0, sizeof(double) * T * hd), memset(dv, 0, sizeof(double) * T * hd);
+    memset(dq, 0, sizeof(double) * T * hd), memset(dk, 0, sizeof(double) * T * hd),
+        memset(dv, 0, sizeof(double) * T * hd);
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++)
             for (int d = 0; d < hd; d++) {
@@ -103,15 +104,9 @@ typedef struct errsum {
     double num, den;
 } errsum;
 
-static void acc(errsum *e, double got, double want)
-{
-    e->num += (got - want) * (got - want), e->den += want * want;
-}
+static void acc(errsum *e, double got, double want) { e->num += (got - want) * (got - want), e->den += want * want; }
 
-static double rel(const errsum *e)
-{
-    return e->den > 0 ? sqrt(e->num / e->den) : sqrt(e->num);
-}
+static double rel(const errsum *e) { return e->den > 0 ? sqrt(e->num / e->den) : sqrt(e->num); }
 
 static cudnn_standin_get_counts_fn standin_counts;
 
@@ -135,9 +130,9 @@ static void check_shape(int B, int T, int H, int hd, int det)
     void *dqkv_in, *d_o, *d_do, *d_dqkv, *d_ws = NULL;
     float *d_st;
     cudaStream_t s;
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) || cudaMalloc(&dqkv_in, nqkv * 2) || cudaMalloc(&d_o, no * 2) ||
-        cudaMalloc(&d_do, no * 2) || cudaMalloc(&d_dqkv, nqkv * 2) || cudaMalloc((void **)&d_st, nst * 4) ||
-        (ws && cudaMalloc(&d_ws, ws))) {
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) || cudaMalloc(&dqkv_in, nqkv * 2) ||
+        cudaMalloc(&d_o, no * 2) || cudaMalloc(&d_do, no * 2) || cudaMalloc(&d_dqkv, nqkv * 2) ||
+        cudaMalloc((void **)&d_st, nst * 4) || (ws && cudaMalloc(&d_ws, ws))) {
         FAIL("cudaMalloc\n");
         exit(1);
     }
@@ -145,7 +140,7 @@ static void check_shape(int B, int T, int H, int hd, int det)
     standin_counts(&before);
     cudaMemcpyAsync(dqkv_in, hqkv, nqkv * 2, cudaMemcpyHostToDevice, s);
     cudaMemcpyAsync(d_do, hdo, no * 2, cudaMemcpyHostToDevice, s);
-    cudaMemsetAsync(d_o, 0xff, no * 2, s);   /* all-ones: NaN in bf16 and fp32, so what is not written shows */
+    cudaMemsetAsync(d_o, 0xff, no * 2, s); /* all-ones: NaN in bf16 and fp32, so what is not written shows */
     cudaMemsetAsync(d_dqkv, 0xff, nqkv * 2, s);
     cudaMemsetAsync(d_st, 0xff, nst * 4, s);
     if (cudnn_sdpa_forward(a, dqkv_in, d_o, d_st, d_ws, s, why, sizeof why) ||
@@ -196,11 +191,12 @@ static void check_shape(int B, int T, int H, int hd, int det)
             }
         }
     /* bf16 outputs (relative rounding 2^-9) of fp32 work; the backward reads the bf16 O back */
-    const double tol_o = 6e-3, tol_g = 1e-2, tol_lse = 1e-5;   /* measured: about 2e-3, 2.5e-3, 3e-7 */
+    const double tol_o = 6e-3, tol_g = 1e-2, tol_lse = 1e-5; /* measured: about 2e-3, 2.5e-3, 3e-7 */
     printf("cudnn sdpa B=%d T=%d H=%d hd=%d %s: O %.2g, stats %.2g, dQ %.2g, dK %.2g, dV %.2g (rel L2 vs float64)\n", B,
            T, H, hd, det ? "deterministic" : "non-deterministic", rel(&eo), worst_lse, rel(&edq), rel(&edk), rel(&edv));
     if (unwritten) FAIL("B=%d T=%d H=%d hd=%d: %zu output elements unwritten or not finite\n", B, T, H, hd, unwritten);
-    if (!(rel(&eo) <= tol_o)) FAIL("B=%d T=%d H=%d hd=%d: O off by %.3g (at most %.3g)\n", B, T, H, hd, rel(&eo), tol_o);
+    if (!(rel(&eo) <= tol_o))
+        FAIL("B=%d T=%d H=%d hd=%d: O off by %.3g (at most %.3g)\n", B, T, H, hd, rel(&eo), tol_o);
     if (!(worst_lse <= tol_lse))
         FAIL("B=%d T=%d H=%d hd=%d: stats off by %.3g (at most %.3g)\n", B, T, H, hd, worst_lse, tol_lse);
     const struct {
@@ -209,7 +205,8 @@ static void check_shape(int B, int T, int H, int hd, int det)
     } grads[3] = {{"dQ", &edq}, {"dK", &edk}, {"dV", &edv}};
     for (int c = 0; c < 3; c++)
         if (!(rel(grads[c].e) <= tol_g))
-            FAIL("B=%d T=%d H=%d hd=%d: %s off by %.3g (at most %.3g)\n", B, T, H, hd, grads[c].name, rel(grads[c].e), tol_g);
+            FAIL("B=%d T=%d H=%d hd=%d: %s off by %.3g (at most %.3g)\n", B, T, H, hd, grads[c].name, rel(grads[c].e),
+                 tol_g);
     cudaStreamDestroy(s);
     cudaFree(dqkv_in), cudaFree(d_o), cudaFree(d_do), cudaFree(d_dqkv), cudaFree(d_st), cudaFree(d_ws);
     free(hqkv), free(hdo), free(ho), free(hdqkv), free(hst), free(q), free(o), free(lse), free(P), free(dP);
@@ -232,13 +229,13 @@ static void too_small_output_check(void)
         const size_t nqkv = (size_t)B * T * 3 * H * hd, no = (size_t)B * T * H * hd;
         void *qkv, *o, *ws = NULL;
         float *st;
-        if (!a || cudaMalloc(&qkv, nqkv * 2) || cudaMalloc(&o, no * 2 - 64) || cudaMalloc((void **)&st, (size_t)B * H * T * 4) ||
-            cudaMalloc(&ws, cudnn_sdpa_workspace(a) + 1))
+        if (!a || cudaMalloc(&qkv, nqkv * 2) || cudaMalloc(&o, no * 2 - 64) ||
+            cudaMalloc((void **)&st, (size_t)B * H * T * 4) || cudaMalloc(&ws, cudnn_sdpa_workspace(a) + 1))
             _exit(3);
         cudaMemsetAsync(qkv, 0, nqkv * 2, NULL);
         cudnn_sdpa_forward(a, qkv, o, st, ws, NULL, why, sizeof why);
         cudaDeviceSynchronize();
-        _exit(0);   /* not reached */
+        _exit(0); /* not reached */
     }
     close(fds[1]);
     char out[4096];
@@ -252,7 +249,9 @@ static void too_small_output_check(void)
     const int ok = WIFSIGNALED(status) && strstr(out, "cudnn stand-in: FATAL: Execute: tensor uid 4 (bf16)") &&
                    strstr(out, "reaches 64 bytes past its end");
     printf("output 64 bytes short: %s", ok ? strstr(out, "cudnn stand-in") : "not reported as expected\n");
-    if (!ok) FAIL("a too-small output (status 0x%x): wanted the stand-in to stop naming the tensor, got:\n%s\n", status, out);
+    if (!ok)
+        FAIL("a too-small output (status 0x%x): wanted the stand-in to stop naming the tensor, got:\n%s\n", status,
+             out);
 }
 
 /* The workspace the glue reports is the built graphs' (issue 37, D5), in both backward modes, at
@@ -306,10 +305,10 @@ int main(void)
     if (!dladdr((void *)&cudaGetDevice, &info) || !rt || strcmp(rt, info.dli_fname))
         FAIL("CUDNN_FRONTEND_CUDART_LIB_NAME is %s, not the runtime holding cudaGetDevice\n", rt ? rt : "unset");
     const int shapes[][4] = {
-        {2, 17, 2, 16},    /* the first shape; each of the next four differs from it in one dim */
-        {3, 17, 2, 16},  {2, 128, 2, 16}, {2, 17, 3, 16}, {2, 17, 2, 32},
-        {3, 197, 3, 64},   /* ViT-B/16's sequence at 224 px, a head dim of 64 */
-        {2, 17, 2, 16},    /* the first again: from the cache */
+        {2, 17, 2, 16}, /* the first shape; each of the next four differs from it in one dim */
+        {3, 17, 2, 16}, {2, 128, 2, 16}, {2, 17, 3, 16},
+        {2, 17, 2, 32}, {3, 197, 3, 64}, /* ViT-B/16's sequence at 224 px, a head dim of 64 */
+        {2, 17, 2, 16},                  /* the first again: from the cache */
     };
     const size_t n = sizeof shapes / sizeof shapes[0];
     cudnn_standin_counts c0, c1;
@@ -325,9 +324,11 @@ int main(void)
         FAIL("%ld operation graphs built for %zu distinct shapes and modes (2 each expected)\n", c1.graphs - c0.graphs,
              n - 1 + 2);
     char why2[256];
-    if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2) != cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2))
+    if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2) !=
+        cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2))
         FAIL("the same shape asked twice gave two graphs\n");
-    if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2) == cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 0, why2, sizeof why2))
+    if (cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 1, why2, sizeof why2) ==
+        cudnn_sdpa_get(2, 17, 2, 16, 1.0f / 4, 0, why2, sizeof why2))
         FAIL("the deterministic and the non-deterministic backward share one cached graph\n");
     workspace_check();
     too_small_output_check();

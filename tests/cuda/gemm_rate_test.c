@@ -28,13 +28,13 @@ cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cud
     return cudaErrorInvalidValue;
 }
 
-#define CHECK(cond, ...)                          \
-    do {                                          \
-        if (!(cond)) {                            \
+#define CHECK(cond, ...)                           \
+    do {                                           \
+        if (!(cond)) {                             \
             fprintf(stderr, "FAIL: " __VA_ARGS__); \
-            fputc('\n', stderr);                  \
-            failures++;                           \
-        }                                         \
+            fputc('\n', stderr);                   \
+            failures++;                            \
+        }                                          \
     } while (0)
 
 /* FLOPs of one step's Linear GEMMs (forward, dW, dx) for vit_tiny_patch16_224 (T 197 tokens, N 196
@@ -81,16 +81,20 @@ int main(void)
      * timed), nothing else */
     const int B = cfg.batch_size;
     const double per = step_flops(B * 197.0, B * 196.0, B), rounds = c1 / per;
-    CHECK(rounds >= 2 && fabs(rounds - round(rounds)) < 1e-9, "the probe ran %.4f steps' worth of GEMM FLOPs (%.6g "
-          "of %.6g per step): not this model's Linear layers", rounds, c1, per);
+    CHECK(rounds >= 2 && fabs(rounds - round(rounds)) < 1e-9,
+          "the probe ran %.4f steps' worth of GEMM FLOPs (%.6g "
+          "of %.6g per step): not this model's Linear layers",
+          rounds, c1, per);
 
     /* rows past the cap are neither allocated nor run: a huge batch runs capped steps */
-    cfg.batch_size = 4096;   /* B*T = 806,912 token rows, B*N = 802,816 patch rows */
+    cfg.batch_size = 4096; /* B*T = 806,912 token rows, B*N = 802,816 patch rows */
     double c3 = 0;
     rate_at(&cfg, "100000", &c3);
     const double cap = CUDA_GEMM_RATE_MAX_ROWS, capped = step_flops(cap, cap, 4096), r3 = c3 / capped;
-    CHECK(r3 >= 2 && fabs(r3 - round(r3)) < 1e-9, "batch 4096: %.6g FLOPs run, not whole steps of %.6g (rows capped "
-          "at %.0f)", c3, capped, cap);
+    CHECK(r3 >= 2 && fabs(r3 - round(r3)) < 1e-9,
+          "batch 4096: %.6g FLOPs run, not whole steps of %.6g (rows capped "
+          "at %.0f)",
+          c3, capped, cap);
 
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     else printf("cuda_gemm_rate: all checks passed\n");

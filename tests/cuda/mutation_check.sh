@@ -36,7 +36,9 @@ mutations=(
     "__syncthreads dropped from a block reduction|kernels/crossentropy.cu|cuda_vit_sim|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);
         __syncthreads();|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);"
     "warp reduction one shuffle short|kernels/common.cuh|cuda_vit_sim|for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync|for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync"
-    "wrong leading dimension (P v reads P densely)|src/cuda/vit.c|cuda_vit_sim|.c = dt, .lda = Ts,|.c = dt, .lda = T,"
+    "wrong leading dimension (P v reads P densely)|src/cuda/vit.c|cuda_vit_sim|.c = dt,
+                                  .lda = Ts,|.c = dt,
+                                  .lda = T,"
     "wrong epilogue (bias not added)|src/cuda/gemm.c|cuda_gemm|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;"
     "wrong leading dimension in the cuBLAS fallback|src/cuda/gemm.c|cuda_gemm|p.first.ld, p.first.stride, A|p.second.ld, p.first.stride, A"
     "heuristic NOT_SUPPORTED taken for an error|src/cuda/gemm.c|cuda_gemm|if (st == CUBLAS_STATUS_NOT_SUPPORTED) found = 0;
@@ -85,9 +87,10 @@ mutations+=(
     "cuDNN: dK and dV swapped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_DK).set_dim(grad.get_dim()).set_stride(grad.get_stride());
         dv->set_output(true).set_uid(UID_DV)|set_uid(UID_DV).set_dim(grad.get_dim()).set_stride(grad.get_stride());
         dv->set_output(true).set_uid(UID_DK)"
-    "cuDNN: the forward's softmax scale dropped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|.set_generate_stats(true).set_attn_scale(
-            scale);|.set_generate_stats(true);"
-    "cuDNN: the statistics in bf16|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_STATS).set_data_type(fe::DataType_t::FLOAT)|set_uid(UID_STATS).set_data_type(fe::DataType_t::BFLOAT16)"
+    "cuDNN: the forward's softmax scale dropped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|.set_generate_stats(true).set_attn_scale(scale);|.set_generate_stats(true);"
+    "cuDNN: the statistics in bf16|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_STATS)
+            .set_data_type(fe::DataType_t::FLOAT)|set_uid(UID_STATS)
+            .set_data_type(fe::DataType_t::BFLOAT16)"
     "cuDNN: graphs cached without T (reused across shapes)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, 0, H, hd, scale, deterministic ? 1 : 0};"
     "cuDNN: graphs cached without the backward's mode (issue 37, D7)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, T, H, hd, scale, 0};"
     "cuDNN: the workspace an estimate, not the built graphs' (issue 37, D5)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|a.workspace = (size_t)(ws_f > ws_b ? ws_f : ws_b);|a.workspace = (size_t)B * H * ((T + 127) / 128 * 128) * a.hd * 4 + ((size_t)16 << 20);"

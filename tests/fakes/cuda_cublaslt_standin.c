@@ -33,7 +33,7 @@ void standin_reset(void)
 {
     int objects = standin.live_objects;
     memset(&standin, 0, sizeof standin);
-    standin.live_objects = objects;   /* tracks the process */
+    standin.live_objects = objects; /* tracks the process */
 }
 
 /* Is [p + lo, p + hi) inside one cudaMalloc allocation (cuda_host_runtime.c registers them)? */
@@ -72,8 +72,8 @@ static void store(void *p, cudaDataType_t t, long long i, float v)
     }
     uint32_t u;
     memcpy(&u, &v, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) u = 0x7fc00000u;   /* NaN stays NaN */
-    else u += 0x7fffu + ((u >> 16) & 1u);                    /* round to nearest even */
+    if ((u & 0x7fffffffu) > 0x7f800000u) u = 0x7fc00000u; /* NaN stays NaN */
+    else u += 0x7fffu + ((u >> 16) & 1u);                 /* round to nearest even */
     ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
 }
 
@@ -166,11 +166,32 @@ static cublasStatus_t queue_gemm(cudaStream_t s, const gemm_op *g)
 /* ---- cuBLASLt objects ---- */
 enum { TAG_HANDLE = 0x4c54, TAG_DESC, TAG_LAYOUT, TAG_PREF, TAG_ALGO, TAG_DEAD = 0xdead };
 
-struct cublasLtContext { int tag; };
-typedef struct { int tag; cublasComputeType_t compute; cudaDataType_t scale; int32_t transa, transb;
-                 uint32_t epilogue; const void *bias; int64_t bias_stride; int32_t bias_type; } lt_desc;
-typedef struct { int tag; cudaDataType_t t; uint64_t rows, cols; int64_t ld; int32_t batch; int64_t stride; } lt_layout;
-typedef struct { int tag; uint64_t workspace; uint32_t align[4]; } lt_pref;
+struct cublasLtContext {
+    int tag;
+};
+typedef struct {
+    int tag;
+    cublasComputeType_t compute;
+    cudaDataType_t scale;
+    int32_t transa, transb;
+    uint32_t epilogue;
+    const void *bias;
+    int64_t bias_stride;
+    int32_t bias_type;
+} lt_desc;
+typedef struct {
+    int tag;
+    cudaDataType_t t;
+    uint64_t rows, cols;
+    int64_t ld;
+    int32_t batch;
+    int64_t stride;
+} lt_layout;
+typedef struct {
+    int tag;
+    uint64_t workspace;
+    uint32_t align[4];
+} lt_pref;
 
 static void *object(size_t size, int tag)
 {
@@ -191,12 +212,12 @@ static cublasStatus_t destroy(void *o, int tag)
     return CUBLAS_STATUS_SUCCESS;
 }
 
-#define LIVE(o, tag, what)                                                        \
-    do {                                                                          \
-        if (!(o) || *(const int *)(o) != (tag)) {                                 \
-            violation("%s: not a live object of its kind", what);                 \
-            return CUBLAS_STATUS_INVALID_VALUE;                                   \
-        }                                                                         \
+#define LIVE(o, tag, what)                                        \
+    do {                                                          \
+        if (!(o) || *(const int *)(o) != (tag)) {                 \
+            violation("%s: not a live object of its kind", what); \
+            return CUBLAS_STATUS_INVALID_VALUE;                   \
+        }                                                         \
     } while (0)
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
@@ -219,14 +240,14 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *out, cublasCompute
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) { return destroy(d, TAG_DESC); }
 
 /* Attribute setters check the size as the library does: a wrong type is INVALID_VALUE. */
-#define SET(dst, buf, size)                                                            \
-    do {                                                                               \
-        if ((size) != sizeof(dst)) {                                                   \
+#define SET(dst, buf, size)                                                                                  \
+    do {                                                                                                     \
+        if ((size) != sizeof(dst)) {                                                                         \
             violation("attribute %d set with %zu bytes, wants %zu", (int)attr, (size_t)(size), sizeof(dst)); \
-            return CUBLAS_STATUS_INVALID_VALUE;                                        \
-        }                                                                              \
-        memcpy(&(dst), (buf), sizeof(dst));                                            \
-        return CUBLAS_STATUS_SUCCESS;                                                  \
+            return CUBLAS_STATUS_INVALID_VALUE;                                                              \
+        }                                                                                                    \
+        memcpy(&(dst), (buf), sizeof(dst));                                                                  \
+        return CUBLAS_STATUS_SUCCESS;                                                                        \
     } while (0)
 
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
@@ -272,7 +293,7 @@ cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *out)
 {
     lt_pref *p = object(sizeof *p, TAG_PREF);
     if (!p) return CUBLAS_STATUS_ALLOC_FAILED;
-    for (int i = 0; i < 4; i++) p->align[i] = 256;   /* the documented default: pointers 256-byte aligned */
+    for (int i = 0; i < 4; i++) p->align[i] = 256; /* the documented default: pointers 256-byte aligned */
     *out = (cublasLtMatmulPreference_t)p;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -296,15 +317,16 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
 
 /* The problem the four layouts and the descriptor describe: D m x n, op(A) m x k, op(B) k x n, one
  * batch count and type rules (A, B one type; C, D one type; fp32 compute and scale). */
-static int problem_ok(const lt_desc *d, const lt_layout *a, const lt_layout *b, const lt_layout *c,
-                      const lt_layout *dd, long long *m, long long *n, long long *k)
+static int problem_ok(const lt_desc *d, const lt_layout *a, const lt_layout *b, const lt_layout *c, const lt_layout *dd,
+                      long long *m, long long *n, long long *k)
 {
     if (d->compute != CUBLAS_COMPUTE_32F || d->scale != CUDA_R_32F) {
         violation("compute type %d / scale type %d: only CUBLAS_COMPUTE_32F with fp32 scale is emulated",
                   (int)d->compute, (int)d->scale);
         return 0;
     }
-    if ((d->transa != CUBLAS_OP_N && d->transa != CUBLAS_OP_T) || (d->transb != CUBLAS_OP_N && d->transb != CUBLAS_OP_T)) {
+    if ((d->transa != CUBLAS_OP_N && d->transa != CUBLAS_OP_T) ||
+        (d->transb != CUBLAS_OP_N && d->transb != CUBLAS_OP_T)) {
         violation("transpose mode %d/%d", d->transa, d->transb);
         return 0;
     }
@@ -330,7 +352,8 @@ static int problem_ok(const lt_desc *d, const lt_layout *a, const lt_layout *b, 
         violation("epilogue %u is not emulated", d->epilogue);
         return 0;
     }
-    if (d->epilogue == CUBLASLT_EPILOGUE_BIAS && (d->bias_type == -1 ? dd->t : (cudaDataType_t)d->bias_type) != CUDA_R_32F) {
+    if (d->epilogue == CUBLASLT_EPILOGUE_BIAS &&
+        (d->bias_type == -1 ? dd->t : (cudaDataType_t)d->bias_type) != CUDA_R_32F) {
         violation("bias epilogue with a non-fp32 bias (type %d, D %d)", d->bias_type, (int)dd->t);
         return 0;
     }
@@ -421,7 +444,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
         unsigned have = ptr_alignment(ptrs[i], lay[i]->stride * (long long)type_size(lay[i]->t), lay[i]->batch);
         if (have < algo->data[1 + i]) {
             violation("operand %c is %u-byte aligned, the algorithm was chosen for %llu", "ABCD"[i], have,
-                      (unsigned long long)algo->data[1 + i]);
+                      (unsigned long long)algo -> data[1 + i]);
             return CUBLAS_STATUS_INVALID_VALUE;
         }
     }
@@ -430,8 +453,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
     operand oc = {C, c->t, (long long)c->rows, (long long)c->cols, c->ld, c->stride};
     operand od = {D, dd->t, (long long)dd->rows, (long long)dd->cols, dd->ld, dd->stride};
     const float fa = *(const float *)alpha, fb = *(const float *)beta;
-    if (!operand_ok(&oa, a->batch, "A") || !operand_ok(&ob, a->batch, "B") || (fb != 0 && !operand_ok(&oc, a->batch, "C")) ||
-        !operand_ok(&od, a->batch, "D"))
+    if (!operand_ok(&oa, a->batch, "A") || !operand_ok(&ob, a->batch, "B") ||
+        (fb != 0 && !operand_ok(&oc, a->batch, "C")) || !operand_ok(&od, a->batch, "D"))
         return CUBLAS_STATUS_INVALID_VALUE;
     const float *bias = NULL;
     if (d->epilogue == CUBLASLT_EPILOGUE_BIAS) {
@@ -460,8 +483,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
 /* ---- cuBLAS: the fallback's one call ---- */
 struct cublasContext {
     int tag;
-    cudaStream_t stream;   /* cublasSetStream's: where its GEMMs run */
-    void *workspace;       /* device memory, as cuBLAS allocates its default workspace in cublasCreate */
+    cudaStream_t stream; /* cublasSetStream's: where its GEMMs run */
+    void *workspace;     /* device memory, as cuBLAS allocates its default workspace in cublasCreate */
 };
 enum { TAG_BLAS = 0x424c };
 
@@ -517,6 +540,6 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
     const float fa = *(const float *)alpha, fb = *(const float *)beta;
     if (!operand_ok(&oa, batch, "A") || !operand_ok(&ob, batch, "B") || !operand_ok(&oc, batch, "C"))
         return CUBLAS_STATUS_INVALID_VALUE;
-    return queue_gemm(h->stream, &(gemm_op){ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, batch, m, n, k, 0, fa, fb, oa, ob,
-                                            oc, oc, NULL});
+    return queue_gemm(
+        h->stream, &(gemm_op){ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, batch, m, n, k, 0, fa, fb, oa, ob, oc, oc, NULL});
 }

@@ -14,24 +14,24 @@
 
 /* What the heuristic answers (set by the test before a GEMM shape is first seen). */
 typedef enum {
-    STANDIN_HEURISTIC_ALGO,            /* one algorithm, for the alignments asked */
-    STANDIN_HEURISTIC_ZERO,            /* success with zero results */
-    STANDIN_HEURISTIC_NOT_SUPPORTED,   /* CUBLAS_STATUS_NOT_SUPPORTED (what a real arch may return) */
-    STANDIN_HEURISTIC_FAIL             /* CUBLAS_STATUS_INTERNAL_ERROR: a real failure, not a fallback */
+    STANDIN_HEURISTIC_ALGO,          /* one algorithm, for the alignments asked */
+    STANDIN_HEURISTIC_ZERO,          /* success with zero results */
+    STANDIN_HEURISTIC_NOT_SUPPORTED, /* CUBLAS_STATUS_NOT_SUPPORTED (what a real arch may return) */
+    STANDIN_HEURISTIC_FAIL           /* CUBLAS_STATUS_INTERNAL_ERROR: a real failure, not a fallback */
 } standin_heuristic;
 
 typedef struct standin_state {
     standin_heuristic heuristic;
-    int matmul_not_supported;   /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
-    int lt_create_fails;        /* cublasLtCreate fails */
+    int matmul_not_supported; /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
+    int lt_create_fails;      /* cublasLtCreate fails */
     /* counters, reset by standin_reset (live_objects: of the process, never reset) */
     int heuristic_calls, lt_matmuls, blas_gemms, blas_handles, live_objects;
-    double lt_flops;            /* 2 m n k batch summed over the cublasLtMatmul calls accepted */
-    char violation[256];        /* the first misuse seen (out of bounds, bad layout, ...); "" if none */
+    double lt_flops;     /* 2 m n k batch summed over the cublasLtMatmul calls accepted */
+    char violation[256]; /* the first misuse seen (out of bounds, bad layout, ...); "" if none */
 } standin_state;
 
 extern standin_state standin;
 
-void standin_reset(void);   /* modes to defaults, counters to zero, violation cleared */
+void standin_reset(void); /* modes to defaults, counters to zero, violation cleared */
 
 #endif

@@ -31,7 +31,7 @@
  * half words, a signalling NaN in fp32 and in bf16 (compute-sanitizer's initcheck assumes nothing
  * of it either), so a read of memory nobody wrote shows; cudaMemset and copies define it. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* REG_ERR: whether a fault was a read or a write */
+#define _GNU_SOURCE /* REG_ERR: whether a fault was a read or a write */
 #endif
 #include <pthread.h>
 #include <stdarg.h>
@@ -68,11 +68,11 @@ cudaError_t cudaSetDevice(int d)
  * library can check an operand's extent (shim_device_allocation), a copy can tell pinned from
  * pageable host memory, and a test can count what was not freed. */
 typedef struct allocation {
-    char *base;       /* what the caller got */
-    size_t size;      /* what the caller asked for */
-    char *map;        /* the mapping: guard page, data, guard page */
+    char *base;  /* what the caller got */
+    size_t size; /* what the caller asked for */
+    char *map;   /* the mapping: guard page, data, guard page */
     size_t map_size;
-    int pinned;       /* cudaMallocHost (host memory), not device memory */
+    int pinned; /* cudaMallocHost (host memory), not device memory */
 } allocation;
 static allocation *allocs;
 static size_t n_allocs, cap_allocs;
@@ -119,7 +119,7 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
     (void)ctx;
 #endif
     int len = snprintf(msg, sizeof msg, "cuda_host_runtime: out-of-bounds device memory %s at %p", kind, si->si_addr);
-    for (size_t i = 0; i < n_allocs; i++)   /* no lock: the process is about to die */
+    for (size_t i = 0; i < n_allocs; i++) /* no lock: the process is about to die */
         if (a >= allocs[i].map && a < allocs[i].map + allocs[i].map_size && !allocs[i].pinned) {
             len += snprintf(msg + len, sizeof msg - (size_t)len,
                             ", byte offset %td of the %zu-byte allocation at %p (%td bytes %s)", a - allocs[i].base,
@@ -160,7 +160,7 @@ static cudaError_t allocate(void **p, size_t n, int pinned)
     if (m == MAP_FAILED) return cudaErrorMemoryAllocation;
     mprotect(m, pg, PROT_NONE);
     mprotect(m + map_size - pg, pg, PROT_NONE);
-    char *base = m + map_size - pg - data;   /* 256-byte aligned, its rounded end on the guard */
+    char *base = m + map_size - pg - data; /* 256-byte aligned, its rounded end on the guard */
     poison(base, data);
     pthread_mutex_lock(&allocs_lock);
     if (n_allocs == cap_allocs) {
@@ -194,7 +194,7 @@ static cudaError_t release_allocation(void *p, int pinned)
             return cudaSuccess;
         }
     pthread_mutex_unlock(&allocs_lock);
-    return cudaErrorInvalidValue;   /* not a pointer this kind of allocation returned */
+    return cudaErrorInvalidValue; /* not a pointer this kind of allocation returned */
 }
 
 int shim_device_allocation(const void *p, const char **base, size_t *size)
@@ -220,7 +220,7 @@ struct shim_graph {
     shim_work *ops;
     size_t n, cap;
     int refs;
-    cudaError_t invalid;   /* what invalidated the capture (cudaSuccess: nothing) */
+    cudaError_t invalid; /* what invalidated the capture (cudaSuccess: nothing) */
 };
 
 typedef struct shim_op {
@@ -232,10 +232,10 @@ typedef struct shim_graph shim_graph;
 
 typedef struct shim_stream {
     shim_op *head, *tail;
-    shim_graph *capture;   /* between cudaStreamBeginCapture and End: its ops are recorded here */
-    int busy;     /* its head op is running on some thread: the next one waits */
-    int device;   /* current when it was made: cudaFree and cudaDeviceSynchronize wait for its work */
-    int made;     /* creation order: the priority under seeds 1 and 2 */
+    shim_graph *capture; /* between cudaStreamBeginCapture and End: its ops are recorded here */
+    int busy;            /* its head op is running on some thread: the next one waits */
+    int device;          /* current when it was made: cudaFree and cudaDeviceSynchronize wait for its work */
+    int made;            /* creation order: the priority under seeds 1 and 2 */
 } shim_stream;
 
 /* One lock over every queue; ops run without it (so they may take their own locks, and two
@@ -243,9 +243,9 @@ typedef struct shim_stream {
 static pthread_mutex_t sched_lock = PTHREAD_MUTEX_INITIALIZER;
 #define MAX_STREAMS 128
 static shim_stream *streams[MAX_STREAMS];
-static shim_stream default_stream;   /* the NULL stream */
+static shim_stream default_stream; /* the NULL stream */
 static int ordered;
-static int strict;   /* seeds 1 and 2: +1 the newest stream first, -1 the oldest; 0 at random */
+static int strict; /* seeds 1 and 2: +1 the newest stream first, -1 the oldest; 0 at random */
 static int streams_made;
 static unsigned long long sched_seed = 0x9E3779B97F4A7C15ULL;
 static cudaError_t async_error;
@@ -258,7 +258,7 @@ void shim_streams_ordered(unsigned long long seed)
 }
 int shim_streams_are_ordered(void) { return ordered; }
 
-static unsigned long long next_random(void)   /* under sched_lock */
+static unsigned long long next_random(void) /* under sched_lock */
 {
     sched_seed ^= sched_seed << 13, sched_seed ^= sched_seed >> 7, sched_seed ^= sched_seed << 17;
     return sched_seed;
@@ -378,7 +378,7 @@ void shim_enqueue(cudaStream_t s, const shim_work *w)
         fprintf(stderr, "cuda_host_runtime: work queued on a stream that was destroyed or never created\n");
         abort();
     }
-    if (st->capture) {   /* recorded, not run */
+    if (st->capture) { /* recorded, not run */
         shim_graph *g = st->capture;
         if (g->n == g->cap) {
             size_t cap = g->cap ? 2 * g->cap : 64;
@@ -401,11 +401,10 @@ void shim_enqueue(cudaStream_t s, const shim_work *w)
     int early = ordered && !strict ? (next_random() % 2 ? (int)(next_random() % 4) + 1 : 0) : 0;
     pthread_mutex_unlock(&sched_lock);
     if (!ordered) {
-        drive_until(stream_idle, st);   /* -1: stuck behind a dead peer; it stays queued */
+        drive_until(stream_idle, st); /* -1: stuck behind a dead peer; it stays queued */
         return;
     }
-    while (early-- > 0 && step_one(NULL)) {
-    }
+    while (early-- > 0 && step_one(NULL)) {}
 }
 
 void shim_drop_owner(const void *owner)
@@ -434,7 +433,7 @@ void shim_drop_owner(const void *owner)
         finish(dropped);
         dropped = next;
     }
-    if (!ordered) drive_until(device_idle, NULL);   /* what waited behind them runs now */
+    if (!ordered) drive_until(device_idle, NULL); /* what waited behind them runs now */
 }
 
 void shim_report_async_error(cudaError_t e)
@@ -477,7 +476,11 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned f, int prio)
     (void)prio;
     return cudaStreamCreateWithFlags(s, f);
 }
-cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi) { *lo = *hi = 0; return cudaSuccess; }
+cudaError_t cudaDeviceGetStreamPriorityRange(int *lo, int *hi)
+{
+    *lo = *hi = 0;
+    return cudaSuccess;
+}
 
 /* The work queued before the destroy still runs (CUDA completes it); a stream stuck behind a
  * dead peer has its work dropped, as the abort that must come would. */
@@ -552,8 +555,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 cudaError_t cudaStreamQuery(cudaStream_t s)
 {
     if (unsafe_call()) return cudaErrorStreamCaptureUnsupported;
-    while (step_one(NULL)) {
-    }
+    while (step_one(NULL)) {}
     if (sticky() != cudaSuccess) return sticky();
     return stream_idle(stream_of(s)) ? cudaSuccess : cudaErrorNotReady;
 }
@@ -611,8 +613,7 @@ static void record_run(void *p)
     event_op *o = p;
     unsigned long cur = __atomic_load_n(&o->e->completed, __ATOMIC_ACQUIRE);
     while (cur < o->gen &&
-           !__atomic_compare_exchange_n(&o->e->completed, &cur, o->gen, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    }
+           !__atomic_compare_exchange_n(&o->e->completed, &cur, o->gen, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
 }
 static int wait_ready(void *p)
 {
@@ -649,7 +650,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t ev, unsigned f)
     if (!e) return cudaErrorInvalidResourceHandle;
     if (capture_refuses(stream_of(s))) return cudaErrorStreamCaptureUnsupported;
     unsigned long gen = __atomic_load_n(&e->recorded, __ATOMIC_ACQUIRE);
-    if (gen == 0) return cudaSuccess;   /* never recorded: no wait (CUDA's rule) */
+    if (gen == 0) return cudaSuccess; /* never recorded: no wait (CUDA's rule) */
     shim_enqueue(s, &(shim_work){nothing, wait_ready, event_op_release, event_op_new(e, gen), NULL});
     return cudaSuccess;
 }
@@ -671,14 +672,16 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
 cudaError_t cudaEventQuery(cudaEvent_t ev)
 {
     if (unsafe_call()) return cudaErrorStreamCaptureUnsupported;
-    while (step_one(NULL)) {
-    }
+    while (step_one(NULL)) {}
     return event_done(ev) ? sticky() : cudaErrorNotReady;
 }
 
 /* ---------------------------------------------------------------- allocation calls */
 
-cudaError_t cudaMalloc(void **p, size_t n) { return unsafe_call() ? cudaErrorStreamCaptureUnsupported : allocate(p, n, 0); }
+cudaError_t cudaMalloc(void **p, size_t n)
+{
+    return unsafe_call() ? cudaErrorStreamCaptureUnsupported : allocate(p, n, 0);
+}
 /* cudaFree waits for the device's queued work (CUDA synchronises), then unmaps: a later access
  * through the pointer traps. */
 cudaError_t cudaFree(void *p)
@@ -738,8 +741,8 @@ typedef struct copy_op {
     void *dst;
     const void *src;
     size_t n;
-    int value;      /* memset: the byte; copy: -1 */
-    void *staged;   /* the pageable source, copied at the call */
+    int value;    /* memset: the byte; copy: -1 */
+    void *staged; /* the pageable source, copied at the call */
 } copy_op;
 
 static void copy_run(void *p)
@@ -775,7 +778,7 @@ cudaError_t cudaMemcpyAsync(void *d, const void *src, size_t n, enum cudaMemcpyK
         free(c);
         return cudaErrorStreamCaptureUnsupported;
     }
-    if (from_host && !is_pinned(src)) {   /* pageable: staged now, the caller may reuse it */
+    if (from_host && !is_pinned(src)) { /* pageable: staged now, the caller may reuse it */
         c->staged = malloc(n ? n : 1);
         if (!c->staged) {
             free(c);
@@ -784,7 +787,7 @@ cudaError_t cudaMemcpyAsync(void *d, const void *src, size_t n, enum cudaMemcpyK
         memcpy(c->staged, src, n);
     }
     shim_enqueue(s, &(shim_work){copy_run, NULL, copy_release, c, NULL});
-    if (to_host && !is_pinned(d))   /* into pageable memory: the call returns once it is done */
+    if (to_host && !is_pinned(d)) /* into pageable memory: the call returns once it is done */
         return cudaStreamSynchronize(s);
     return cudaSuccess;
 }
@@ -803,7 +806,7 @@ static void graph_unref(shim_graph *g)
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode mode)
 {
     shim_stream *st = stream_of(s);
-    if (!s) return cudaErrorStreamCaptureUnsupported;   /* the legacy stream cannot be captured */
+    if (!s) return cudaErrorStreamCaptureUnsupported; /* the legacy stream cannot be captured */
     if (st->capture) return cudaErrorIllegalState;
     shim_graph *g = calloc(1, sizeof *g);
     if (!g) return cudaErrorMemoryAllocation;
@@ -900,8 +903,16 @@ cudaError_t cudaMemGetInfo(size_t *f, size_t *t)
     return cudaSuccess;
 }
 /* two pretend GPUs, compute capability 9.0, so backend_create("cuda") and multi-rank paths run */
-cudaError_t cudaGetDeviceCount(int *n) { *n = 2; return cudaSuccess; }
-cudaError_t cudaGetDevice(int *d) { *d = shim_current; return cudaSuccess; }
+cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 2;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int *d)
+{
+    *d = shim_current;
+    return cudaSuccess;
+}
 cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d)
 {
     *v = a == cudaDevAttrComputeCapabilityMajor ? 9 : a == cudaDevAttrMultiProcessorCount ? 1 : 0;
@@ -922,7 +933,11 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *f)
     a->ptxVersion = a->binaryVersion = shim_code_version, a->maxThreadsPerBlock = 1024;
     return f ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
-cudaError_t cudaDriverGetVersion(int *v) { *v = 0; return cudaSuccess; }
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    *v = 0;
+    return cudaSuccess;
+}
 /* 0 (unknown), or CUDASIM_RUNTIME_VERSION (12080 for 12.8: the tests of the CUDA 12.x gate on
  * cuDNN attention, src/cuda/attention_path.c) */
 cudaError_t cudaRuntimeGetVersion(int *v)
@@ -940,7 +955,7 @@ void shim_trace(const char *fmt, ...)
     static FILE *f;
     static int opened;
     pthread_mutex_lock(&mu);
-    if (!opened) {   /* looked up until set: a test may set it after its setup */
+    if (!opened) { /* looked up until set: a test may set it after its setup */
         const char *path = getenv("CUDASIM_TRACE");
         f = path && *path ? fopen(path, "a") : NULL;
         opened = f != NULL;

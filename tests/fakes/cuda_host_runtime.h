@@ -13,8 +13,8 @@ extern "C" {
 
 /* The cudaMalloc allocation P points into (its end included): 1 with its base and exact size, or 0. */
 int shim_device_allocation(const void *p, const char **base, size_t *size);
-extern int shim_malloc_fails;       /* test hook: cudaMalloc fails while set */
-extern int shim_live_allocations;   /* cudaMalloc'd and not yet freed */
+extern int shim_malloc_fails;     /* test hook: cudaMalloc fails while set */
+extern int shim_live_allocations; /* cudaMalloc'd and not yet freed */
 /* test hook: the architecture (x10) cudaFuncGetAttributes says the loaded kernels were compiled
  * for, ptxVersion and binaryVersion alike (default 90; 75: a build without 8.0+ code) */
 extern int shim_code_version;
@@ -28,7 +28,7 @@ typedef struct shim_work {
     int (*ready)(void *arg);
     void (*release)(void *arg);
     void *arg;
-    const void *owner;   /* the communicator whose abort drops it, or NULL */
+    const void *owner; /* the communicator whose abort drops it, or NULL */
 } shim_work;
 
 /* Queues W on stream S (NULL: the default stream).  Ordered mode: W runs when the scheduler

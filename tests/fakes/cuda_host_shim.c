@@ -32,7 +32,8 @@ cudaError_t cuk_store_act(void *dst, ib_precision dt, const float *src, size_t n
     return cudaSuccess;
 }
 
-cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt, cudaStream_t s)
+cudaError_t cuk_patchify(const float *images, int B, int C, int S, int P, void *patches, ib_precision dt,
+                         cudaStream_t s)
 {
     const size_t n = (size_t)B * (S / P) * (S / P) * C * P * P;
     for (size_t i = 0; i < n; i++) st(patches, dt, i, images[cuk_patch_src(i, C, S, P)]);
@@ -45,7 +46,8 @@ cudaError_t cuk_tokens_forward(const float *pe, const float *cls, const float *p
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++)
             for (int d = 0; d < D; d++)
-                x[((size_t)b * T + t) * D + d] = (t ? pe[((size_t)b * (T - 1) + t - 1) * D + d] : cls[d]) + pos[(size_t)t * D + d];
+                x[((size_t)b * T + t) * D + d] =
+                    (t ? pe[((size_t)b * (T - 1) + t - 1) * D + d] : cls[d]) + pos[(size_t)t * D + d];
     return cudaSuccess;
 }
 
@@ -67,7 +69,8 @@ cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float
 }
 
 cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
-                                  void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t xs, cudaStream_t s)
+                                  void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t xs,
+                                  cudaStream_t s)
 {
     for (long r = 0; r < R; r++) {
         const float *x = x_in + r * xs;
@@ -148,8 +151,8 @@ cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, float *db, vo
     for (int j = 0; j < F; j++) db[j] = 0;
     for (size_t i = 0; i < (size_t)M * F; i++) {
         const float x = h[i];
-        const float v = g[i] * (0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
-                                x * expf(-0.5f * x * x) * 0.39894228040143268f);
+        const float v =
+            g[i] * (0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * expf(-0.5f * x * x) * 0.39894228040143268f);
         db[i % F] += v;
         st(dh, dt, i, v);
     }
@@ -180,7 +183,8 @@ cudaError_t cuk_heads_split(const void *datt, void *dO, ib_precision dt, int B, 
     return cudaSuccess;
 }
 
-cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale, cudaStream_t s)
+cudaError_t cuk_softmax_forward(float *S, void *p_act, ib_precision dt, size_t rows, int T, int ld, float scale,
+                                cudaStream_t s)
 {
     for (size_t r = 0; r < rows; r++) {
         float *x = S + r * ld, mx = -INFINITY, sum = 0;
@@ -208,8 +212,8 @@ cudaError_t cuk_softmax_backward(const void *P, float *g, void *ds_act, ib_preci
     return cudaSuccess;
 }
 
-cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits, double *row_loss,
-                             float *loss, int B, int C, cudaStream_t s)
+cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *dlogits, double *row_loss, float *loss,
+                             int B, int C, cudaStream_t s)
 {
     double t = 0;
     for (int b = 0; b < B; b++) {
@@ -221,7 +225,8 @@ cudaError_t cuk_crossentropy(const float *logits, const int32_t *labels, float *
         const double lse = mx + log(sum);
         row_loss[b] = lse - z[labels[b]];
         t += row_loss[b];
-        for (int c = 0; c < C; c++) dlogits[(size_t)b * C + c] = (float)(exp((double)z[c] - lse) / B) - (c == labels[b] ? 1.0f / B : 0.0f);
+        for (int c = 0; c < C; c++)
+            dlogits[(size_t)b * C + c] = (float)(exp((double)z[c] - lse) / B) - (c == labels[b] ? 1.0f / B : 0.0f);
     }
     *loss = (float)(t / B);
     return cudaSuccess;
@@ -243,8 +248,14 @@ cudaError_t cuk_adam_step(float *p, const float *g, float *m, float *v, uint16_t
 }
 
 /* ---- GEMM through the plan and an emulated column-major BLAS ---- */
-struct cuda_gemm { int calls; };
-int cuda_gemm_create(cuda_gemm **g, size_t ws, ib_error *err) { *g = calloc(1, sizeof **g); return 0; }
+struct cuda_gemm {
+    int calls;
+};
+int cuda_gemm_create(cuda_gemm **g, size_t ws, ib_error *err)
+{
+    *g = calloc(1, sizeof **g);
+    return 0;
+}
 void cuda_gemm_destroy(cuda_gemm *g) { free(g); }
 
 int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const float *bias,
@@ -258,13 +269,15 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         return ib_error_set(err, IB_EXIT_RUNTIME, "shim: leading dimension below rows");
     g->calls++;
     for (int b = 0; b < p.batch; b++)
-        for (int i = 0; i < p.m; i++)       /* rows of the column-major output = our columns */
+        for (int i = 0; i < p.m; i++) /* rows of the column-major output = our columns */
             for (int j = 0; j < p.n; j++) {
                 float acc = 0;
                 for (int l = 0; l < p.k; l++) {
-                    const size_t xi = b * p.first.stride + (p.first.trans ? l + (size_t)i * p.first.ld : i + (size_t)l * p.first.ld);
-                    const size_t yi = b * p.second.stride + (p.second.trans ? j + (size_t)l * p.second.ld : l + (size_t)j * p.second.ld);
-                    acc += ld_(B, d.ab, xi) * ld_(A, d.ab, yi);   /* first = our B, second = our A */
+                    const size_t xi =
+                        b * p.first.stride + (p.first.trans ? l + (size_t)i * p.first.ld : i + (size_t)l * p.first.ld);
+                    const size_t yi = b * p.second.stride +
+                                      (p.second.trans ? j + (size_t)l * p.second.ld : l + (size_t)j * p.second.ld);
+                    acc += ld_(B, d.ab, xi) * ld_(A, d.ab, yi); /* first = our B, second = our A */
                 }
                 const size_t ci = b * p.out.stride + i + (size_t)j * p.out.ld;
                 if (d.accumulate) acc += ld_(C, d.c, ci);

@@ -32,19 +32,19 @@
 #include "cuda_host_runtime.h"
 
 #define MAX_RANKS 8
-#define SLOTS 8                      /* collectives in flight per communicator */
-#define SLOT_FLOATS ((size_t)8 << 20)   /* 32 MiB per rank per collective (DDP's 25 MiB buckets fit) */
+#define SLOTS 8                       /* collectives in flight per communicator */
+#define SLOT_FLOATS ((size_t)8 << 20) /* 32 MiB per rank per collective (DDP's 25 MiB buckets fit) */
 
 typedef struct slot {
-    unsigned long seq;   /* which collective (0: free) */
-    int arrived, ran;    /* ranks that posted their data / that ran it */
+    unsigned long seq; /* which collective (0: free) */
+    int arrived, ran;  /* ranks that posted their data / that ran it */
     int posted[MAX_RANKS];
 } slot;
 
 typedef struct shared_group {
-    int state;   /* 0 fresh, 1 being set up, 2 ready */
+    int state; /* 0 fresh, 1 being set up, 2 ready */
     int n, attached;
-    pthread_mutex_t lock;   /* robust, process-shared */
+    pthread_mutex_t lock; /* robust, process-shared */
     slot slots[SLOTS];
 } shared_group;
 #define HEADER_BYTES ((sizeof(shared_group) + 4095) / 4096 * 4096)
@@ -53,10 +53,10 @@ typedef struct shared_group {
 struct ncclComm {
     shared_group *g;
     int rank;
-    unsigned long issued;   /* collectives this rank has called */
-    int *maps;              /* this process's comms on g's mapping: the last to go unmaps it */
-    int entered;            /* threads inside a call on this comm now (NCCL allows one) */
-    char name[64];          /* the shared-memory object, while not every rank has joined ("" after) */
+    unsigned long issued; /* collectives this rank has called */
+    int *maps;            /* this process's comms on g's mapping: the last to go unmaps it */
+    int entered;          /* threads inside a call on this comm now (NCCL allows one) */
+    char name[64];        /* the shared-memory object, while not every rank has joined ("" after) */
 };
 
 /* NCCL forbids concurrent calls on one communicator (an abort from one thread while another is in
@@ -78,7 +78,7 @@ static float *slot_data(shared_group *g, unsigned long seq, int rank)
 
 static void group_lock(shared_group *g)
 {
-    if (pthread_mutex_lock(&g->lock) == EOWNERDEAD) pthread_mutex_consistent(&g->lock);   /* its owner died */
+    if (pthread_mutex_lock(&g->lock) == EOWNERDEAD) pthread_mutex_consistent(&g->lock); /* its owner died */
 }
 
 /* Sets up a fresh mapping once, whoever gets there first; the others wait for it. */
@@ -100,12 +100,9 @@ static void group_setup(shared_group *g, int n)
     while (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != 2) nanosleep(&nap, NULL);
 }
 
-static void group_unmap(shared_group *g)
-{
-    munmap(g, MAP_BYTES);
-}
+static void group_unmap(shared_group *g) { munmap(g, MAP_BYTES); }
 
-int nccl_shim_allreduces;   /* calls so far (rank 0's), for tests that a path really used NCCL */
+int nccl_shim_allreduces; /* calls so far (rank 0's), for tests that a path really used NCCL */
 /* A peer that is gone (test hook): 1, collectives are queued and never complete (their streams
  * are stuck) and the async error reports ncclRemoteError, as NCCL does when a peer's connection
  * drops; 2, the same without any error (a peer that hangs: only a deadline helps). */
@@ -133,7 +130,8 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comms, int n, const int *devs)
 static void object_name(const ncclUniqueId *id, char name[64])
 {
     int len = snprintf(name, 64, "/instbench-nccl-shim-");
-    for (int i = 0; i < 16; i++) len += snprintf(name + len, (size_t)(64 - len), "%02x", (unsigned char)id->internal[i]);
+    for (int i = 0; i < 16; i++)
+        len += snprintf(name + len, (size_t)(64 - len), "%02x", (unsigned char)id->internal[i]);
 }
 
 /* The ranks of C's group that have joined (ncclCommInitRank* calls made so far, over all processes). */
@@ -158,8 +156,10 @@ ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int rank)
     const struct timespec nap = {0, 1000 * 1000};
     for (long waited = 0; joined(*c) < n; waited++) {
         if (waited > INIT_BLOCK_S * 1000L) {
-            fprintf(stderr, "nccl shim: ncclCommInitRank (rank %d of %d) blocked %d s for ranks that never joined: "
-                            "NCCL would block for ever here\n", rank, n, INIT_BLOCK_S);
+            fprintf(stderr,
+                    "nccl shim: ncclCommInitRank (rank %d of %d) blocked %d s for ranks that never joined: "
+                    "NCCL would block for ever here\n",
+                    rank, n, INIT_BLOCK_S);
             ncclCommAbort(*c);
             *c = NULL;
             return ncclSystemError;
@@ -202,9 +202,9 @@ static ncclResult_t init_rank(ncclComm_t *c, int n, ncclUniqueId id, int rank)
     pthread_mutex_unlock(&g->lock);
     if (!ok) {
         group_unmap(g);
-        return ncclInvalidUsage;   /* another world size under the same id, or one rank too many */
+        return ncclInvalidUsage; /* another world size under the same id, or one rank too many */
     }
-    if (all) shm_unlink(name);   /* everyone has it mapped: nothing left behind from here on */
+    if (all) shm_unlink(name); /* everyone has it mapped: nothing left behind from here on */
     *c = calloc(1, sizeof **c);
     int *maps = malloc(sizeof *maps);
     if (!*c || !maps) {
@@ -215,7 +215,7 @@ static ncclResult_t init_rank(ncclComm_t *c, int n, ncclUniqueId id, int rank)
     }
     *maps = 1;
     (*c)->g = g, (*c)->rank = rank, (*c)->maps = maps;
-    if (!all) snprintf((*c)->name, sizeof (*c)->name, "%s", name);   /* unlinked by an abort if no one else does */
+    if (!all) snprintf((*c)->name, sizeof(*c)->name, "%s", name); /* unlinked by an abort if no one else does */
     return ncclSuccess;
 }
 
@@ -233,7 +233,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t c)
 typedef enum { ALLREDUCE_SUM, ALLREDUCE_AVG, BROADCAST } coll_kind;
 typedef struct coll_op {
     ncclComm_t c;
-    unsigned long seq;   /* 1-based */
+    unsigned long seq; /* 1-based */
     coll_kind kind;
     int root;
     const float *send;
@@ -257,7 +257,7 @@ static slot *slot_of(shared_group *g, unsigned long seq)
 static int coll_ready(void *p)
 {
     coll_op *o = p;
-    if (nccl_shim_dead_peer) return -1;   /* the peer never joins */
+    if (nccl_shim_dead_peer) return -1; /* the peer never joins */
     shared_group *g = o->c->g;
     const int me = o->c->rank;
     group_lock(g);
@@ -265,7 +265,8 @@ static int coll_ready(void *p)
     int ready = 0;
     if (s) {
         if (!s->posted[me]) {
-            if (o->kind != BROADCAST || me == o->root) memcpy(slot_data(g, o->seq, me), o->send, o->count * sizeof(float));
+            if (o->kind != BROADCAST || me == o->root)
+                memcpy(slot_data(g, o->seq, me), o->send, o->count * sizeof(float));
             s->posted[me] = 1;
             s->arrived++;
         }
@@ -281,8 +282,7 @@ static void coll_run(void *p)
     coll_op *o = p;
     shared_group *g = o->c->g;
     const int n = g->n;
-    if (o->kind == BROADCAST)
-        memcpy(o->recv, slot_data(g, o->seq, o->root), o->count * sizeof(float));
+    if (o->kind == BROADCAST) memcpy(o->recv, slot_data(g, o->seq, o->root), o->count * sizeof(float));
     else
         for (size_t i = 0; i < o->count; i++) {
             float a = 0;
@@ -291,7 +291,7 @@ static void coll_run(void *p)
         }
     group_lock(g);
     slot *s = &g->slots[o->seq % SLOTS];
-    if (++s->ran == n) s->seq = 0;   /* every rank has its result: the slot is free */
+    if (++s->ran == n) s->seq = 0; /* every rank has its result: the slot is free */
     pthread_mutex_unlock(&g->lock);
 }
 
@@ -312,8 +312,8 @@ static ncclResult_t collective(coll_kind kind, const void *send, void *recv, siz
     return ncclSuccess;
 }
 
-ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t dt, ncclRedOp_t op,
-                           ncclComm_t c, cudaStream_t s)
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataType_t dt, ncclRedOp_t op, ncclComm_t c,
+                           cudaStream_t s)
 {
     if (op != ncclSum && op != ncclAvg) return ncclInvalidArgument;
     if (c && c->rank == 0) __atomic_add_fetch(&nccl_shim_allreduces, 1, __ATOMIC_SEQ_CST);
@@ -342,8 +342,8 @@ ncclResult_t ncclCommAbort(ncclComm_t c)
      * thread polling the same comm meanwhile is seen */
     const struct timespec nap = {0, 2 * 1000 * 1000};
     nanosleep(&nap, NULL);
-    shim_drop_owner(c);   /* its queued collectives end: what waited on them runs */
-    if (c->name[0]) shm_unlink(c->name);   /* a group that never completed leaves nothing behind */
+    shim_drop_owner(c);                  /* its queued collectives end: what waited on them runs */
+    if (c->name[0]) shm_unlink(c->name); /* a group that never completed leaves nothing behind */
     leave(c);
     return ncclCommDestroy(c);
 }
@@ -359,5 +359,9 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 }
 ncclResult_t ncclGroupStart(void) { return ncclSuccess; }
 ncclResult_t ncclGroupEnd(void) { return ncclSuccess; }
-ncclResult_t ncclGetVersion(int *v) { *v = 0; return ncclSuccess; }
+ncclResult_t ncclGetVersion(int *v)
+{
+    *v = 0;
+    return ncclSuccess;
+}
 const char *ncclGetErrorString(ncclResult_t r) { return "nccl shim error"; }

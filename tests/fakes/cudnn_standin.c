@@ -44,10 +44,10 @@
 #include "cuda_host_runtime.h"
 #include "cudnn_standin.h"
 
-#ifndef STANDIN_VERSION   /* a second build of this file (libcudnn-standin-old) says an older release */
+#ifndef STANDIN_VERSION /* a second build of this file (libcudnn-standin-old) says an older release */
 #define STANDIN_VERSION 91900
 #endif
-#define PLAN_WORKSPACE 4096   /* bytes the "engine" uses of the workspace (written and read back) */
+#define PLAN_WORKSPACE 4096 /* bytes the "engine" uses of the workspace (written and read back) */
 #define MAXD 8
 
 static __thread char last_error[1024];
@@ -109,8 +109,9 @@ void cudnnGetLastErrorString(char *message, size_t max_size)
 cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value)
 {
     if (!value) return CUDNN_STATUS_BAD_PARAM;
-    *value = type == MAJOR_VERSION ? STANDIN_VERSION / 10000 : type == MINOR_VERSION ? STANDIN_VERSION / 100 % 100
-                                                                                    : STANDIN_VERSION % 100;
+    *value = type == MAJOR_VERSION   ? STANDIN_VERSION / 10000
+             : type == MINOR_VERSION ? STANDIN_VERSION / 100 % 100
+                                     : STANDIN_VERSION % 100;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -181,8 +182,8 @@ typedef struct desc {
     int finalized;
     attr *attrs;
     int nattrs;
-    struct desc *owned;       /* a descriptor made here for it (the engine of a heuristic's config) */
-    struct graph *graph;      /* operation graph and plan: the graph read from the attributes */
+    struct desc *owned;  /* a descriptor made here for it (the engine of a heuristic's config) */
+    struct graph *graph; /* operation graph and plan: the graph read from the attributes */
 } desc;
 
 static size_t type_size(cudnnBackendAttributeType_t t)
@@ -198,7 +199,7 @@ static size_t type_size(cudnnBackendAttributeType_t t)
     case CUDNN_TYPE_INT32: return 4;
     case CUDNN_TYPE_CHAR: return 1;
     case CUDNN_TYPE_FRACTION: return sizeof(cudnnFraction_t);
-    default: return sizeof(int);   /* the enumerations */
+    default: return sizeof(int); /* the enumerations */
     }
 }
 
@@ -277,7 +278,8 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t dd, cudnnBackend
                                        cudnnBackendAttributeType_t type, int64_t n, const void *values)
 {
     desc *d = desc_of(dd);
-    if (d->finalized) return refuse(CUDNN_STATUS_NOT_INITIALIZED, "attribute %d set on a finalized descriptor", (int)name);
+    if (d->finalized)
+        return refuse(CUDNN_STATUS_NOT_INITIALIZED, "attribute %d set on a finalized descriptor", (int)name);
     if (n < 0 || (n > 0 && !values)) return CUDNN_STATUS_BAD_PARAM;
     if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
         for (int64_t i = 0; i < n; i++) (void)desc_of(((void *const *)values)[i]);
@@ -331,15 +333,15 @@ typedef struct tensor {
     int64_t uid;
     int nd;
     int64_t dims[MAXD], strides[MAXD];
-    int64_t sstrides[MAXD];   /* where the elements are: the strides in memory; a virtual tensor's
+    int64_t sstrides[MAXD]; /* where the elements are: the strides in memory; a virtual tensor's
                                  strides are a layout hint only (the frontend gives some that overlap),
                                  so the interpreter keeps it packed, row-major */
     cudnnDataType_t dtype;
     int is_virtual, by_value;
-    int64_t extent;       /* elements from offset 0 to the farthest one the dims and sstrides reach, plus one */
-    int64_t dext;         /* ... and by the declared strides */
-    double value;         /* by value: the scalar (read at finalize from the descriptor, if given there) */
-    int producer;         /* index of the op that writes it, or -1 */
+    int64_t extent; /* elements from offset 0 to the farthest one the dims and sstrides reach, plus one */
+    int64_t dext;   /* ... and by the declared strides */
+    double value;   /* by value: the scalar (read at finalize from the descriptor, if given there) */
+    int producer;   /* index of the op that writes it, or -1 */
     char name[32];
 } tensor;
 
@@ -347,12 +349,12 @@ enum op_kind { OP_POINTWISE, OP_MATMUL, OP_REDUCTION, OP_SDPA_FWD, OP_RESHAPE };
 
 typedef struct op {
     enum op_kind kind;
-    int in[4], nin;       /* tensor indexes: pointwise X, B, T; matmul A, B; reduction X; sdpa Q, K, V, scale */
-    int out[2], nout;     /* pointwise Y; matmul C; reduction Y; sdpa O, stats (-1: none) */
-    int mode;             /* pointwise mode, reduction operator */
-    int axis;             /* pointwise GEN_INDEX */
+    int in[4], nin;   /* tensor indexes: pointwise X, B, T; matmul A, B; reduction X; sdpa Q, K, V, scale */
+    int out[2], nout; /* pointwise Y; matmul C; reduction Y; sdpa O, stats (-1: none) */
+    int mode;         /* pointwise mode, reduction operator */
+    int axis;         /* pointwise GEN_INDEX */
     double alpha1, alpha2;
-    int in_map[4];        /* pointwise, reshape: how an input element is found from the output's coordinates:
+    int in_map[4]; /* pointwise, reshape: how an input element is found from the output's coordinates:
                              0 broadcast over the input's dims of 1, 1 a permutation of the dims (the
                              input's dim k is the output's perm[k]: a transposed view of the same memory
                              order), 2 the same position in memory (both dense) */
@@ -361,12 +363,12 @@ typedef struct op {
 
 typedef struct graph {
     int refs;
-    int64_t workspace;   /* bytes its plans ask for (see the top of the file) */
+    int64_t workspace; /* bytes its plans ask for (see the top of the file) */
     tensor *t;
     int nt;
     op *ops;
     int nops;
-    int *order;   /* ops in dependency order */
+    int *order; /* ops in dependency order */
 } graph;
 
 static void graph_unref(graph *g)
@@ -412,7 +414,8 @@ static void describe(const tensor *t, char *buf, size_t n)
 {
     int k = snprintf(buf, n, "tensor uid %lld (%s%s%s) dims [", (long long)t->uid, dtype_name(t->dtype),
                      t->is_virtual ? ", virtual" : "", t->by_value ? ", by value" : "");
-    for (int i = 0; i < t->nd && k < (int)n; i++) k += snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+    for (int i = 0; i < t->nd && k < (int)n; i++)
+        k += snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)t->dims[i]);
     k += k < (int)n ? snprintf(buf + k, n - k, "] strides [") : 0;
     for (int i = 0; i < t->nd && k < (int)n; i++)
         k += snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)t->strides[i]);
@@ -460,8 +463,9 @@ static int merge_tensor(graph *g, const tensor *tp)
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].uid == t.uid) {
             const tensor *o = &g->t[i];
-            if (o->nd != t.nd || memcmp(o->dims, t.dims, 8 * (size_t)t.nd) || memcmp(o->strides, t.strides, 8 * (size_t)t.nd) ||
-                o->dtype != t.dtype || o->is_virtual != t.is_virtual) {
+            if (o->nd != t.nd || memcmp(o->dims, t.dims, 8 * (size_t)t.nd) ||
+                memcmp(o->strides, t.strides, 8 * (size_t)t.nd) || o->dtype != t.dtype ||
+                o->is_virtual != t.is_virtual) {
                 refuse(CUDNN_STATUS_BAD_PARAM, "two tensors with uid %lld differ", (long long)t.uid);
                 return -1;
             }
@@ -490,8 +494,8 @@ static cudnnStatus_t check_tensor(desc *d)
             return refuse(CUDNN_STATUS_BAD_PARAM, "tensor: a dim below 1 or a negative stride");
     if (get_i64(d, CUDNN_ATTR_TENSOR_VECTOR_COUNT, 1) != 1 || find(d, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC))
         return refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: vectorized or ragged tensors are not modelled");
-    if (get_enum(d, CUDNN_ATTR_TENSOR_REORDERING_MODE, CUDNN_TYPE_TENSOR_REORDERING_MODE, CUDNN_TENSOR_REORDERING_NONE) !=
-        CUDNN_TENSOR_REORDERING_NONE)
+    if (get_enum(d, CUDNN_ATTR_TENSOR_REORDERING_MODE, CUDNN_TYPE_TENSOR_REORDERING_MODE,
+                 CUDNN_TENSOR_REORDERING_NONE) != CUDNN_TENSOR_REORDERING_NONE)
         return refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: reordered layouts are not modelled");
     return CUDNN_STATUS_SUCCESS;
 }
@@ -499,7 +503,7 @@ static cudnnStatus_t check_tensor(desc *d)
 static int64_t elements(const tensor *t);
 static int broadcasts(const tensor *in, const tensor *out)
 {
-    if (elements(in) == 1) return 1;   /* a scalar, of any rank */
+    if (elements(in) == 1) return 1; /* a scalar, of any rank */
     if (in->nd != out->nd) return 0;
     for (int i = 0; i < in->nd; i++)
         if (in->dims[i] != out->dims[i] && in->dims[i] != 1) return 0;
@@ -514,10 +518,7 @@ static int64_t elements(const tensor *t)
 }
 
 /* a tensor whose elements exactly fill its extent (no gaps, no overlap) */
-static int dense(const tensor *t)
-{
-    return elements(t) == t->dext;
-}
+static int dense(const tensor *t) { return elements(t) == t->dext; }
 
 /* How X's elements are the same as Y's, element for element, where X does not broadcast to Y:
  * 1 when Y's dims and strides are a permutation of X's (a transposed view of the same memory;
@@ -539,12 +540,12 @@ static int same_elements(const tensor *x, const tensor *y, int *perm)
 }
 
 static const int known_pointwise[] = {
-    CUDNN_POINTWISE_ADD,       CUDNN_POINTWISE_SUB,        CUDNN_POINTWISE_MUL,        CUDNN_POINTWISE_DIV,
-    CUDNN_POINTWISE_MAX,       CUDNN_POINTWISE_MIN,        CUDNN_POINTWISE_EXP,        CUDNN_POINTWISE_LOG,
-    CUDNN_POINTWISE_NEG,       CUDNN_POINTWISE_ABS,        CUDNN_POINTWISE_SQRT,       CUDNN_POINTWISE_RSQRT,
-    CUDNN_POINTWISE_IDENTITY,  CUDNN_POINTWISE_RECIPROCAL, CUDNN_POINTWISE_CMP_EQ,     CUDNN_POINTWISE_CMP_NEQ,
-    CUDNN_POINTWISE_CMP_GT,    CUDNN_POINTWISE_CMP_GE,     CUDNN_POINTWISE_CMP_LT,     CUDNN_POINTWISE_CMP_LE,
-    CUDNN_POINTWISE_LOGICAL_AND, CUDNN_POINTWISE_LOGICAL_OR, CUDNN_POINTWISE_LOGICAL_NOT, CUDNN_POINTWISE_GEN_INDEX,
+    CUDNN_POINTWISE_ADD,           CUDNN_POINTWISE_SUB,        CUDNN_POINTWISE_MUL,         CUDNN_POINTWISE_DIV,
+    CUDNN_POINTWISE_MAX,           CUDNN_POINTWISE_MIN,        CUDNN_POINTWISE_EXP,         CUDNN_POINTWISE_LOG,
+    CUDNN_POINTWISE_NEG,           CUDNN_POINTWISE_ABS,        CUDNN_POINTWISE_SQRT,        CUDNN_POINTWISE_RSQRT,
+    CUDNN_POINTWISE_IDENTITY,      CUDNN_POINTWISE_RECIPROCAL, CUDNN_POINTWISE_CMP_EQ,      CUDNN_POINTWISE_CMP_NEQ,
+    CUDNN_POINTWISE_CMP_GT,        CUDNN_POINTWISE_CMP_GE,     CUDNN_POINTWISE_CMP_LT,      CUDNN_POINTWISE_CMP_LE,
+    CUDNN_POINTWISE_LOGICAL_AND,   CUDNN_POINTWISE_LOGICAL_OR, CUDNN_POINTWISE_LOGICAL_NOT, CUDNN_POINTWISE_GEN_INDEX,
     CUDNN_POINTWISE_BINARY_SELECT,
 };
 
@@ -581,8 +582,10 @@ static int add_op(graph *g, desc *d)
         o.mode = get_enum(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, -1);
         o.axis = (int)get_i64(pw, CUDNN_ATTR_POINTWISE_AXIS, -1);
         int known = 0;
-        for (size_t i = 0; i < sizeof known_pointwise / sizeof known_pointwise[0]; i++) known |= known_pointwise[i] == o.mode;
-        if (!known) return refuse(CUDNN_STATUS_NOT_SUPPORTED, "pointwise mode %d is not modelled by the stand-in", o.mode), -1;
+        for (size_t i = 0; i < sizeof known_pointwise / sizeof known_pointwise[0]; i++)
+            known |= known_pointwise[i] == o.mode;
+        if (!known)
+            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "pointwise mode %d is not modelled by the stand-in", o.mode), -1;
         const int arity = pointwise_arity(o.mode);
         o.nin = arity;
         o.in[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC));
@@ -600,10 +603,12 @@ static int add_op(graph *g, desc *d)
         o.in[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_ADESC));
         o.in[1] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_BDESC));
         o.out[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_CDESC));
-        if (find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC) || find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC) ||
+        if (find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC) ||
+            find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC) ||
             find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC))
             return refuse(CUDNN_STATUS_NOT_SUPPORTED, "matmul: M/N/K overrides are not modelled"), -1;
-        if (!get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_DESC)) return refuse(CUDNN_STATUS_BAD_PARAM, "matmul: no matmul descriptor"), -1;
+        if (!get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_DESC))
+            return refuse(CUDNN_STATUS_BAD_PARAM, "matmul: no matmul descriptor"), -1;
         break;
     }
     case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: {
@@ -611,8 +616,9 @@ static int add_op(graph *g, desc *d)
         if (!rd) return refuse(CUDNN_STATUS_BAD_PARAM, "reduction: no reduction descriptor"), -1;
         o.kind = OP_REDUCTION, o.nin = 1, o.nout = 1;
         o.mode = get_enum(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, -1);
-        if (o.mode != CUDNN_REDUCE_TENSOR_ADD && o.mode != CUDNN_REDUCE_TENSOR_MAX && o.mode != CUDNN_REDUCE_TENSOR_MIN &&
-            o.mode != CUDNN_REDUCE_TENSOR_MUL && o.mode != CUDNN_REDUCE_TENSOR_AMAX && o.mode != CUDNN_REDUCE_TENSOR_AVG)
+        if (o.mode != CUDNN_REDUCE_TENSOR_ADD && o.mode != CUDNN_REDUCE_TENSOR_MAX &&
+            o.mode != CUDNN_REDUCE_TENSOR_MIN && o.mode != CUDNN_REDUCE_TENSOR_MUL &&
+            o.mode != CUDNN_REDUCE_TENSOR_AMAX && o.mode != CUDNN_REDUCE_TENSOR_AVG)
             return refuse(CUDNN_STATUS_NOT_SUPPORTED, "reduction operator %d is not modelled", o.mode), -1;
         o.in[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_REDUCTION_XDESC));
         o.out[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_REDUCTION_YDESC));
@@ -629,24 +635,30 @@ static int add_op(graph *g, desc *d)
         o.in[1] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC));
         o.in[2] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC));
         desc *sc = get_desc(d, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC);
-        o.in[3] = sc ? add_tensor(g, sc) : -2;   /* none: a scale of 1, as cuDNN */
+        o.in[3] = sc ? add_tensor(g, sc) : -2; /* none: a scale of 1, as cuDNN */
         o.out[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC));
         desc *st = get_desc(d, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC);
         o.out[1] = st ? add_tensor(g, st) : -2;
         for (int i = 0; i < d->nattrs; i++) {
             const int n = (int)d->attrs[i].name;
-            if (n < CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC || n > CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC) known_attrs_only = 0;
+            if (n < CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC || n > CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC)
+                known_attrs_only = 0;
         }
         if (!known_attrs_only)
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "SDPA forward: masks, paging and sequence lengths are not modelled"), -1;
+            return refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                          "SDPA forward: masks, paging and sequence lengths are not modelled"),
+                   -1;
         break;
     }
-    default: return refuse(CUDNN_STATUS_NOT_SUPPORTED, "operation descriptor type %d is not modelled", (int)d->type), -1;
+    default:
+        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "operation descriptor type %d is not modelled", (int)d->type), -1;
     }
     for (int i = 0; i < o.nin; i++)
-        if (o.in[i] == -1) return refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): input %d missing", (int)d->type, i), -1;
+        if (o.in[i] == -1)
+            return refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): input %d missing", (int)d->type, i), -1;
     for (int i = 0; i < o.nout; i++)
-        if (o.out[i] == -1) return refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): output %d missing", (int)d->type, i), -1;
+        if (o.out[i] == -1)
+            return refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): output %d missing", (int)d->type, i), -1;
     op *grown = realloc(g->ops, (size_t)(g->nops + 1) * sizeof *grown);
     if (!grown) return -1;
     g->ops = grown;
@@ -667,7 +679,9 @@ static int check_op(graph *g, op *o)
             if (broadcasts(x, y)) o->in_map[i] = 0;
             else if ((o->in_map[i] = same_elements(x, y, o->perm[i])) < 0) {
                 describe(x, a, sizeof a), describe(y, b, sizeof b);
-                return refuse(CUDNN_STATUS_BAD_PARAM, "pointwise mode %d: input %s does not broadcast to output %s", o->mode, a, b), -1;
+                return refuse(CUDNN_STATUS_BAD_PARAM, "pointwise mode %d: input %s does not broadcast to output %s",
+                              o->mode, a, b),
+                       -1;
             }
         }
         if (o->mode == CUDNN_POINTWISE_GEN_INDEX && (o->axis < 0 || o->axis >= y->nd))
@@ -678,8 +692,9 @@ static int check_op(graph *g, op *o)
         const tensor *x = &t[o->in[0]], *y = &t[o->out[0]];
         if ((o->in_map[0] = same_elements(x, y, o->perm[0])) < 0) {
             describe(x, a, sizeof a), describe(y, b, sizeof b);
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "reshape of %s into %s: only transposed views and dense reshapes are modelled",
-                          a, b), -1;
+            return refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                          "reshape of %s into %s: only transposed views and dense reshapes are modelled", a, b),
+                   -1;
         }
         return 0;
     }
@@ -690,11 +705,14 @@ static int check_op(graph *g, op *o)
             A->dims[n - 1] != B->dims[n - 2])
             goto bad_matmul;
         for (int i = 0; i < n - 2; i++)
-            if ((A->dims[i] != C->dims[i] && A->dims[i] != 1) || (B->dims[i] != C->dims[i] && B->dims[i] != 1)) goto bad_matmul;
+            if ((A->dims[i] != C->dims[i] && A->dims[i] != 1) || (B->dims[i] != C->dims[i] && B->dims[i] != 1))
+                goto bad_matmul;
         return 0;
     bad_matmul:
         describe(A, a, sizeof a), describe(B, b, sizeof b);
-        return refuse(CUDNN_STATUS_BAD_PARAM, "matmul: A %s and B %s do not give C of uid %lld", a, b, (long long)C->uid), -1;
+        return refuse(CUDNN_STATUS_BAD_PARAM, "matmul: A %s and B %s do not give C of uid %lld", a, b,
+                      (long long)C->uid),
+               -1;
     }
     case OP_REDUCTION: {
         const tensor *x = &t[o->in[0]], *y = &t[o->out[0]];
@@ -706,14 +724,16 @@ static int check_op(graph *g, op *o)
     }
     case OP_SDPA_FWD: {
         const tensor *q = &t[o->in[0]], *k = &t[o->in[1]], *v = &t[o->in[2]], *out = &t[o->out[0]];
-        if (q->nd != 4 || k->nd != 4 || v->nd != 4 || out->nd != 4 || k->dims[0] != q->dims[0] || v->dims[0] != q->dims[0] ||
-            k->dims[1] != q->dims[1] || v->dims[1] != q->dims[1] || k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] ||
-            out->dims[0] != q->dims[0] || out->dims[1] != q->dims[1] || out->dims[2] != q->dims[2] || out->dims[3] != v->dims[3]) {
+        if (q->nd != 4 || k->nd != 4 || v->nd != 4 || out->nd != 4 || k->dims[0] != q->dims[0] ||
+            v->dims[0] != q->dims[0] || k->dims[1] != q->dims[1] || v->dims[1] != q->dims[1] ||
+            k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] || out->dims[0] != q->dims[0] ||
+            out->dims[1] != q->dims[1] || out->dims[2] != q->dims[2] || out->dims[3] != v->dims[3]) {
             describe(q, a, sizeof a), describe(k, b, sizeof b);
             return refuse(CUDNN_STATUS_BAD_PARAM, "SDPA forward: Q %s, K %s, V, O do not fit", a, b), -1;
         }
         const cudnnDataType_t io = q->dtype;
-        if ((io != CUDNN_DATA_BFLOAT16 && io != CUDNN_DATA_HALF) || k->dtype != io || v->dtype != io || out->dtype != io)
+        if ((io != CUDNN_DATA_BFLOAT16 && io != CUDNN_DATA_HALF) || k->dtype != io || v->dtype != io ||
+            out->dtype != io)
             return refuse(CUDNN_STATUS_NOT_SUPPORTED, "SDPA forward: Q, K, V and O must all be bf16 or all fp16"), -1;
         if (o->out[1] >= 0) {
             const tensor *st = &t[o->out[1]];
@@ -774,7 +794,7 @@ static cudnnStatus_t build_graph(desc *d)
     if (!g) return CUDNN_STATUS_ALLOC_FAILED;
     g->refs = 1;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-    for (int64_t i = 0; i < ops->count; i++) {   /* each operation as its finalize read it */
+    for (int64_t i = 0; i < ops->count; i++) { /* each operation as its finalize read it */
         desc *od = desc_of(((void **)ops->data)[i]);
         if (!od->finalized) {
             st = refuse(CUDNN_STATUS_BAD_PARAM, "operation graph: operation %lld not finalized", (long long)i);
@@ -813,7 +833,8 @@ static cudnnStatus_t build_graph(desc *d)
     }
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].is_virtual && g->t[i].producer < 0) {
-            st = refuse(CUDNN_STATUS_BAD_PARAM, "virtual tensor uid %lld is read but never written", (long long)g->t[i].uid);
+            st = refuse(CUDNN_STATUS_BAD_PARAM, "virtual tensor uid %lld is read but never written",
+                        (long long)g->t[i].uid);
             goto fail;
         }
     /* dependency order (Kahn): an op runs once every tensor it reads that an op writes is written */
@@ -840,7 +861,7 @@ static cudnnStatus_t build_graph(desc *d)
     free(done);
     if ((st = size_workspace(g)) != CUDNN_STATUS_SUCCESS) goto fail;
     d->graph = g;
-    if (getenv("CUDNN_STANDIN_DUMP")) {   /* the graph as read, for a person debugging a frontend change */
+    if (getenv("CUDNN_STANDIN_DUMP")) { /* the graph as read, for a person debugging a frontend change */
         static const char *kinds[] = {"pointwise", "matmul", "reduction", "sdpa_fwd", "reshape"};
         fprintf(stderr, "cudnn stand-in: operation graph of %d operations\n", g->nops);
         for (int k = 0; k < g->nops; k++) {
@@ -928,7 +949,8 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t dd)
     case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR:
     case CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR:
     case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR: st = read_op(d); break;
-    default: break;   /* pointwise, matmul, reduction descriptors, variant packs: read where used; other
+    default:
+        break; /* pointwise, matmul, reduction descriptors, variant packs: read where used; other
                          operations: refused by the operation graph that names them */
     }
     if (st == CUDNN_STATUS_SUCCESS) d->finalized = 1;
@@ -952,13 +974,14 @@ static cudnnStatus_t copy_into(desc *dst, const desc *src)
 static cudnnStatus_t answer(cudnnBackendAttributeType_t type, cudnnBackendAttributeType_t want, int64_t requested,
                             int64_t *count, void *out, const void *value, int64_t n)
 {
-    if (type == CUDNN_TYPE_INT32 && want == CUDNN_TYPE_INT64) {   /* an integer asked as 32 bits */
+    if (type == CUDNN_TYPE_INT32 && want == CUDNN_TYPE_INT64) { /* an integer asked as 32 bits */
         int32_t v32 = n > 0 ? (int32_t) * (const int64_t *)value : 0;
         if (count) *count = n;
         if (out && n > 0 && requested > 0) memcpy(out, &v32, 4);
         return CUDNN_STATUS_SUCCESS;
     }
-    if (type != want) return refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute with type %d, %d expected", (int)type, (int)want);
+    if (type != want)
+        return refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute with type %d, %d expected", (int)type, (int)want);
     if (count) *count = n;
     if (out && n > 0 && requested > 0) memcpy(out, value, (size_t)(requested < n ? requested : n) * type_size(type));
     return CUDNN_STATUS_SUCCESS;
@@ -973,7 +996,8 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
         if (count) *count = 1;
         if (requested < 1 || !out) return CUDNN_STATUS_SUCCESS;
         desc *cfg = desc_of(((void **)out)[0]);
-        if (cfg->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR) return refuse(CUDNN_STATUS_BAD_PARAM, "heuristic results into a non-config");
+        if (cfg->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
+            return refuse(CUDNN_STATUS_BAD_PARAM, "heuristic results into a non-config");
         cudnnBackendDescriptor_t e;
         if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &e)) return CUDNN_STATUS_ALLOC_FAILED;
         void *og = get_desc(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
@@ -990,7 +1014,9 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
     }
     const attr *a = find(d, name);
     if (a) {
-        if (a->type != type) return refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute %d: type %d, set as %d", (int)name, (int)type, (int)a->type);
+        if (a->type != type)
+            return refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute %d: type %d, set as %d", (int)name, (int)type,
+                          (int)a->type);
         if (count) *count = a->count;
         if (!out || requested < 1) return CUDNN_STATUS_SUCCESS;
         const int64_t n = requested < a->count ? requested : a->count;
@@ -1005,12 +1031,13 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
         return CUDNN_STATUS_SUCCESS;
     }
     const graph *wg = d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ? d->graph
-                      : d->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR   ? graph_of_cfg(d)
-                                                                        : NULL;
+                      : d->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR    ? graph_of_cfg(d)
+                                                                         : NULL;
     const int64_t zero = 0, one = 1, ws = wg ? wg->workspace : PLAN_WORKSPACE;
     switch ((int)name) {
     case CUDNN_ATTR_ENGINE_GLOBAL_INDEX: return answer(type, CUDNN_TYPE_INT64, requested, count, out, &zero, 1);
-    case CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT: return answer(type, CUDNN_TYPE_INT64, requested, count, out, &one, 1);
+    case CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT:
+        return answer(type, CUDNN_TYPE_INT64, requested, count, out, &one, 1);
     case CUDNN_ATTR_ENGINE_KNOB_INFO:
     case CUDNN_ATTR_ENGINE_NUMERICAL_NOTE:
     case CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE:
@@ -1020,21 +1047,23 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
     case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE:
         if (!d->finalized) return refuse(CUDNN_STATUS_NOT_INITIALIZED, "workspace of a descriptor not finalized");
         return answer(type, CUDNN_TYPE_INT64, requested, count, out, &ws, 1);
-    case CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED: return answer(type, CUDNN_TYPE_INT64, requested, count, out, &zero, 1);
+    case CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED:
+        return answer(type, CUDNN_TYPE_INT64, requested, count, out, &zero, 1);
     default: break;
     }
     fprintf(stderr, "cudnn stand-in: GetAttribute of attribute %d (type %d) on descriptor type %d is not modelled\n",
             (int)name, (int)type, (int)d->type);
-    return refuse(CUDNN_STATUS_NOT_SUPPORTED, "GetAttribute %d of descriptor type %d is not modelled", (int)name, (int)d->type);
+    return refuse(CUDNN_STATUS_NOT_SUPPORTED, "GetAttribute %d of descriptor type %d is not modelled", (int)name,
+                  (int)d->type);
 }
 
 /* ---------------------------------------------------------------- execution */
 
 typedef struct job {
     graph *g;
-    char **ptr;          /* per tensor: its memory (non-virtual) */
-    double *value;       /* per tensor: the by-value scalars, read at Execute */
-    const char **alloc;  /* per tensor: the allocation it lies in, and its size (for the report) */
+    char **ptr;         /* per tensor: its memory (non-virtual) */
+    double *value;      /* per tensor: the by-value scalars, read at Execute */
+    const char **alloc; /* per tensor: the allocation it lies in, and its size (for the report) */
     size_t *alloc_size;
     void *workspace;
 } job;
@@ -1051,7 +1080,7 @@ static uint16_t f_to_bf16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
-    if ((u & 0x7f800000u) == 0x7f800000u) return (uint16_t)((u >> 16) | ((u & 0xffffu) ? 0x40u : 0));   /* inf, NaN */
+    if ((u & 0x7f800000u) == 0x7f800000u) return (uint16_t)((u >> 16) | ((u & 0xffffu) ? 0x40u : 0)); /* inf, NaN */
     u += 0x7fffu + ((u >> 16) & 1u);
     return (uint16_t)(u >> 16);
 }
@@ -1107,9 +1136,9 @@ static void store_mem(char *p, cudnnDataType_t t, double v)
 /* One tensor as the interpreter sees it during a run. */
 typedef struct view {
     const tensor *t;
-    char *mem;       /* non-virtual: device memory */
-    double *buf;     /* virtual: this run's host buffer of t->extent elements */
-    double value;    /* by value */
+    char *mem;    /* non-virtual: device memory */
+    double *buf;  /* virtual: this run's host buffer of t->extent elements */
+    double value; /* by value */
     size_t esize;
 } view;
 
@@ -1117,7 +1146,8 @@ static void out_of_bounds(const view *v, int64_t off)
 {
     char d[256];
     describe(v->t, d, sizeof d);
-    die("access at element offset %lld of %s, whose extent is %lld elements", (long long)off, d, (long long)v->t->extent);
+    die("access at element offset %lld of %s, whose extent is %lld elements", (long long)off, d,
+        (long long)v->t->extent);
 }
 
 static inline double vload(const view *v, int64_t off)
@@ -1141,8 +1171,9 @@ static inline int64_t offset_bcast(const tensor *t, const int64_t *c)
     int64_t off = 0;
     for (int i = 0; i < t->nd; i++) {
         const int64_t ci = t->dims[i] == 1 ? 0 : c[i];
-        if (ci < 0 || ci >= t->dims[i]) die("coordinate %lld of dim %d (of %lld) of tensor uid %lld", (long long)ci, i,
-                                            (long long)t->dims[i], (long long)t->uid);
+        if (ci < 0 || ci >= t->dims[i])
+            die("coordinate %lld of dim %d (of %lld) of tensor uid %lld", (long long)ci, i, (long long)t->dims[i],
+                (long long)t->uid);
         off += ci * t->sstrides[i];
     }
     return off;
@@ -1250,7 +1281,7 @@ static void run_matmul(const op *o, view *v)
     const int n = ct->nd;
     const int64_t M = ct->dims[n - 2], N = ct->dims[n - 1], K = A->t->dims[n - 1];
     int64_t c[MAXD] = {0};
-    do {   /* over C's elements; the batch dims of A and B broadcast */
+    do { /* over C's elements; the batch dims of A and B broadcast */
         int64_t ca[MAXD], cb[MAXD];
         memcpy(ca, c, sizeof ca), memcpy(cb, c, sizeof cb);
         ca[n - 1] = 0, cb[n - 2] = 0;
@@ -1272,7 +1303,10 @@ static void run_reduction(const op *o, view *v)
     int64_t *cnt = calloc((size_t)ny, sizeof(int64_t));
     const int add = o->mode == CUDNN_REDUCE_TENSOR_ADD || o->mode == CUDNN_REDUCE_TENSOR_AVG;
     for (int64_t i = 0; i < ny; i++)
-        acc[i] = add ? 0 : o->mode == CUDNN_REDUCE_TENSOR_MUL ? 1 : o->mode == CUDNN_REDUCE_TENSOR_MIN ? INFINITY : -INFINITY;
+        acc[i] = add                                  ? 0
+                 : o->mode == CUDNN_REDUCE_TENSOR_MUL ? 1
+                 : o->mode == CUDNN_REDUCE_TENSOR_MIN ? INFINITY
+                                                      : -INFINITY;
     int64_t c[MAXD] = {0};
     do {
         const double e = vload(x, offset_bcast(x->t, c));
@@ -1322,7 +1356,8 @@ static void run_sdpa_fwd(const op *o, view *v)
                 for (int64_t j = 0; j < Skv; j++) z += s[j] = exp(s[j] - mx);
                 for (int64_t d = 0; d < Dv; d++) {
                     double acc = 0;
-                    for (int64_t j = 0; j < Skv; j++) acc += s[j] * vload(val, b * vs[0] + h * vs[1] + j * vs[2] + d * vs[3]);
+                    for (int64_t j = 0; j < Skv; j++)
+                        acc += s[j] * vload(val, b * vs[0] + h * vs[1] + j * vs[2] + d * vs[3]);
                     vstore(out, b * os[0] + h * os[1] + i * os[2] + d * os[3], acc / z);
                 }
                 if (st) {
@@ -1347,7 +1382,7 @@ static void job_run(void *p)
         v[i].t = &g->t[i], v[i].esize = dtype_size(g->t[i].dtype), v[i].value = j->value[i], v[i].mem = j->ptr[i];
         if (g->t[i].is_virtual) {
             v[i].buf = malloc(sizeof(double) * (size_t)g->t[i].extent);
-            for (int64_t e = 0; e < g->t[i].extent; e++) v[i].buf[e] = NAN;   /* what no op wrote reads as NaN */
+            for (int64_t e = 0; e < g->t[i].extent; e++) v[i].buf[e] = NAN; /* what no op wrote reads as NaN */
         }
     }
     for (int k = 0; k < g->nops; k++) {
@@ -1386,7 +1421,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     const attr *uids = get(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64),
                *ptrs = get(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR);
     const attr *wsa = get(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR);
-    if (!uids || !ptrs || uids->count != ptrs->count) return refuse(CUDNN_STATUS_BAD_PARAM, "Execute: uids and pointers differ in number");
+    if (!uids || !ptrs || uids->count != ptrs->count)
+        return refuse(CUDNN_STATUS_BAD_PARAM, "Execute: uids and pointers differ in number");
     graph *g = p->graph;
     job *j = calloc(1, sizeof *j);
     j->g = g, j->ptr = calloc((size_t)g->nt, sizeof *j->ptr), j->value = calloc((size_t)g->nt, sizeof *j->value);
@@ -1409,13 +1445,12 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
         char d[256];
         describe(t, d, sizeof d);
         if (!found || !ptr) die("Execute: the variant pack has no pointer for %s", d);
-        if (t->by_value) {   /* host memory, read now (a captured graph keeps the value of its capture) */
+        if (t->by_value) { /* host memory, read now (a captured graph keeps the value of its capture) */
             j->value[i] = load_mem(ptr, t->dtype);
             continue;
         }
         const size_t bytes = (size_t)t->extent * dtype_size(t->dtype);
-        if (!shim_device_allocation(ptr, &base, &size))
-            die("Execute: %s at %p is not in device memory", d, ptr);
+        if (!shim_device_allocation(ptr, &base, &size)) die("Execute: %s at %p is not in device memory", d, ptr);
         if ((size_t)((const char *)ptr - base) + bytes > size)
             die("Execute: %s at byte %zu of a %zu-byte allocation reaches %zu bytes past its end", d,
                 (size_t)((const char *)ptr - base), size, (size_t)((const char *)ptr - base) + bytes - size);
@@ -1438,6 +1473,6 @@ void cudnn_standin_get_counts(cudnn_standin_counts *out)
 __attribute__((destructor)) static void say_counts(void)
 {
     if (getenv("CUDNN_STANDIN_VERBOSE"))
-        fprintf(stderr, "cudnn stand-in: %ld graphs, %ld plans, %ld executions queued, %ld run\n", counts.graphs, counts.plans,
-                counts.executions, counts.executions_run);
+        fprintf(stderr, "cudnn stand-in: %ld graphs, %ld plans, %ld executions queued, %ld run\n", counts.graphs,
+                counts.plans, counts.executions, counts.executions_run);
 }

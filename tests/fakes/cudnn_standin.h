@@ -4,12 +4,12 @@
 #define INSTBENCH_TESTS_CUDNN_STANDIN_H
 
 typedef struct cudnn_standin_counts {
-    long handles;          /* live cudnnHandle_t */
-    long descriptors;      /* live backend descriptors */
-    long graphs;           /* operation graphs finalized (read, checked) */
-    long plans;            /* execution plans finalized */
-    long executions;       /* cudnnBackendExecute calls (queued) */
-    long executions_run;   /* ... of which ran on their stream (a captured one runs once per launch) */
+    long handles;        /* live cudnnHandle_t */
+    long descriptors;    /* live backend descriptors */
+    long graphs;         /* operation graphs finalized (read, checked) */
+    long plans;          /* execution plans finalized */
+    long executions;     /* cudnnBackendExecute calls (queued) */
+    long executions_run; /* ... of which ran on their stream (a captured one runs once per launch) */
 } cudnn_standin_counts;
 
 typedef void (*cudnn_standin_get_counts_fn)(cudnn_standin_counts *out);

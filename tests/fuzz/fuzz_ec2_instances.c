@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int k = 0; k < 2; k++) {
             if (!seen[k]) continue;
             if (net[k].max_efa_interfaces < 0 || net[k].max_efa_interfaces > EC2_CARDS_MAX ||
-                net[k].max_network_cards < 1 || net[k].max_network_cards > EC2_CARDS_MAX || strcmp(net[k].type, types[k]))
+                net[k].max_network_cards < 1 || net[k].max_network_cards > EC2_CARDS_MAX ||
+                strcmp(net[k].type, types[k]))
                 abort();
             for (int c = 0; c < EC2_CARDS_MAX; c++)
                 if (net[k].card_max_interfaces[c] < 0 || net[k].card_max_interfaces[c] > 1000) abort();

@@ -47,8 +47,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     static const char *const plans[] = {"Compute", "SageMaker"};
     for (int k = 0; k < 2; k++) {
-        sp_query s = {.instance_type = k ? "ml.p5.48xlarge" : "p5.48xlarge", .region = "us-east-1",
-                      .plan_type = plans[k], .payment = "No Upfront", .duration_s = 31536000};
+        sp_query s = {.instance_type = k ? "ml.p5.48xlarge" : "p5.48xlarge",
+                      .region = "us-east-1",
+                      .plan_type = plans[k],
+                      .payment = "No Upfront",
+                      .duration_s = 31536000};
         next = NULL;
         if (aws_savingsplans_parse_page(text, size, &s, &next, &err) == 0) {
             for (size_t i = 0; i < s.n; i++)

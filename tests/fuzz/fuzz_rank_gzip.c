@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rank_load_options opt = {.remote = remote, .remote_ctx = &in};
     rank_results res = {0};
     ib_error err;
-    if (rank_load(paths, 1, &opt, &res, on_skip, NULL, &err) != 0) __builtin_trap();   /* only out of memory fails */
+    if (rank_load(paths, 1, &opt, &res, on_skip, NULL, &err) != 0) __builtin_trap(); /* only out of memory fails */
     if (res.files_read > 1) __builtin_trap();
     for (size_t i = 0; i < res.n; i++)
         if (res.items[i].nodes < 1 || !(res.items[i].samples_per_second > 0)) __builtin_trap();

@@ -14,8 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int page = 0; page < 2; page++) {
         char *next = NULL;
         ib_error err = {0};
-        if (aws_s3_parse_list_page((const char *)data, size, &l, &next, &err) == 0 && next)
-            (void)strlen(next);
+        if (aws_s3_parse_list_page((const char *)data, size, &l, &next, &err) == 0 && next) (void)strlen(next);
         free(next);
     }
     for (size_t i = 0; i < l.n; i++)

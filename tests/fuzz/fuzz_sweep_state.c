@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = sweep_state_json(&st);
     if (text) {
         sweep_state again;
-        if (sweep_state_parse(text, strlen(text), &again, &err) != 0) abort();   /* what it writes, it reads */
+        if (sweep_state_parse(text, strlen(text), &again, &err) != 0) abort(); /* what it writes, it reads */
         char *text2 = sweep_state_json(&again);
         if (!text2 || strcmp(text, text2)) abort();
         free(text2);

@@ -42,8 +42,8 @@ int main(void)
     sysinfo_gpus_from_backend(&s, &host);
     CHECK(s.gpu_count == 8, "a backend without device_describe changed the list: %d", s.gpu_count);
 
-    const ib_backend_ops gpu = {.name = "gpu-like", .device = IB_DEVICE_GPU, .device_count = two,
-                                .device_describe = describe};
+    const ib_backend_ops gpu = {
+        .name = "gpu-like", .device = IB_DEVICE_GPU, .device_count = two, .device_describe = describe};
     sysinfo_gpus_from_backend(&s, &gpu);
     CHECK(s.gpu_count == 2, "%d GPUs, the backend sees 2", s.gpu_count);
     CHECK(s.gpus[0].memory_bytes == (uint64_t)10 << 30, "device 0: %llu bytes, the slice has 10 GiB",
@@ -57,8 +57,8 @@ int main(void)
     /* memory: free per device as the backend reads it; this process drives devices 2 and 3 */
     s.gpu_count = 4;
     for (int i = 0; i < 4; i++) s.gpus[i].memory_bytes = (uint64_t)80 << 30;
-    const ib_backend_ops freeing = {.name = "gpu-like", .device = IB_DEVICE_GPU, .device_count = two,
-                                    .device_memory_free = free_of};
+    const ib_backend_ops freeing = {
+        .name = "gpu-like", .device = IB_DEVICE_GPU, .device_count = two, .device_memory_free = free_of};
     uint64_t got = memfit_device_available(&freeing, &s, 2, 2, 0);
     CHECK(got == (uint64_t)60 << 30, "devices 2-3: %llu, want the least free of them (60 GiB, not device 0's)",
           (unsigned long long)got);

@@ -26,7 +26,7 @@ static int is_checkpoint(int fd)
 ssize_t write(int fd, const void *buf, size_t count)
 {
     static ssize_t (*real)(int, const void *, size_t);
-    if (!real) real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    if (!real) real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
     const char *bps = getenv("CHECKPOINT_SHIM_WRITE_BPS");
     if (bps && is_checkpoint(fd)) {
         double s = (double)count / atof(bps);
@@ -50,4 +50,3 @@ int statvfs(const char *path, struct statvfs *st)
     if (rc == 0) fake_free(st);
     return rc;
 }
-

@@ -22,7 +22,7 @@
 
 static char calls[256];
 static size_t ncalls;
-static double busy_until;   /* the simulated device's queue ends then */
+static double busy_until; /* the simulated device's queue ends then */
 
 static void note(char c)
 {
@@ -71,8 +71,8 @@ static void *mean_thread(void *p)
 
 int main(void)
 {
-    ib_comm fake = {.name = "fake", .rank = 0, .world_size = 2, .allreduce_mean = fake_allreduce,
-                    .barrier = fake_barrier};
+    ib_comm fake = {
+        .name = "fake", .rank = 0, .world_size = 2, .allreduce_mean = fake_allreduce, .barrier = fake_barrier};
     ib_error err = {0};
     float buf[4] = {0};
     double t = -1;

@@ -36,13 +36,13 @@ int main(void)
     CHECK(n_known >= 5, "the snapshot names %zu accelerators", n_known);
 
     kind_is("NVIDIA A10G", "A10G");
-    kind_is("nvidia a10g", "A10G");                 /* case ignored */
-    kind_is("NVIDIA A100-SXM4-40GB", "A100");       /* p4d */
-    kind_is("NVIDIA A100-SXM4-80GB", "A100-80GB");  /* p4de: the more specific name */
+    kind_is("nvidia a10g", "A10G");                /* case ignored */
+    kind_is("NVIDIA A100-SXM4-40GB", "A100");      /* p4d */
+    kind_is("NVIDIA A100-SXM4-80GB", "A100-80GB"); /* p4de: the more specific name */
     kind_is("NVIDIA H100 80GB HBM3", "H100");
     kind_is("NVIDIA H200", "H200");
     kind_is("NVIDIA L4", "L4");
-    kind_is("NVIDIA L40S", "L40S");                 /* not L4: a name is a whole word */
+    kind_is("NVIDIA L40S", "L40S"); /* not L4: a name is a whole word */
     kind_is("Tesla T4", "T4");
     kind_is("Tesla V100-SXM2-16GB", "V100");
     kind_is("Tesla V100-SXM2-32GB", "V100-32GB");
@@ -51,7 +51,7 @@ int main(void)
      * Server Edition, against DescribeInstanceTypes' "RTX PRO Server 6000": every word of it) */
     kind_is("NVIDIA B200", "B200");
     kind_is("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO Server 6000");
-    kind_is("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", NULL);   /* no "Server": not g7e's */
+    kind_is("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", NULL); /* no "Server": not g7e's */
     kind_is("", NULL);
 
     /* g5.12xlarge as data/aws-accelerated-prices.csv states it: 4 x A10G, 48 vCPUs */

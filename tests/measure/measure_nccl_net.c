@@ -23,7 +23,8 @@ static void expect(const char *log, const char *want_name, const char *want_tran
 int main(void)
 {
     expect("ip-10-0-0-5:4121:4121 [0] NCCL INFO Bootstrap : Using ens5:10.0.0.5<0>\n"
-           "ip-10-0-0-5:4121:4121 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.\n"
+           "ip-10-0-0-5:4121:4121 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network "
+           "plugin.\n"
            "ip-10-0-0-5:4121:4121 [0] NCCL INFO NET/Socket : Using [0]ens5:10.0.0.5<0>\n"
            "ip-10-0-0-5:4121:4121 [0] NCCL INFO Using network Socket\n",
            "Socket", "socket");
@@ -75,7 +76,8 @@ int main(void)
         CHECK(f != NULL, "cannot write %s", path);
         if (f) {
             fputs("h:2:2 [0] NCCL INFO NET/OFI Selected Provider is efa (found 1 nics)\n"
-                  "h:2:2 [0] NCCL INFO Using network AWS Libfabric\n", f);
+                  "h:2:2 [0] NCCL INFO Using network AWS Libfabric\n",
+                  f);
             fclose(f);
         }
     }

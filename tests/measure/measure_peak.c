@@ -60,7 +60,7 @@ int main(void)
     expect("NVIDIA L40", IB_PREC_BF16, 181.05);
     expect("NVIDIA L4", IB_PREC_BF16, 121);
     expect("Tesla T4", IB_PREC_FP32, 8.1);
-    expect("Tesla T4", IB_PREC_BF16, -1);          /* Turing: no BF16 tensor cores */
+    expect("Tesla T4", IB_PREC_BF16, -1); /* Turing: no BF16 tensor cores */
     expect("Tesla V100-SXM2-16GB", IB_PREC_BF16, -1);
     expect("Tesla V100-SXM2-16GB", IB_PREC_FP32, 15.7);
     expect("Tesla V100-PCIE-16GB", IB_PREC_FP32, 14);

@@ -14,11 +14,11 @@
 
 static struct {
     double per_sample_s, opt_s;
-    int stall_call;        /* this forward+backward call of a backend (1 = its warm-up) stalls */
+    int stall_call; /* this forward+backward call of a backend (1 = its warm-up) stalls */
     double stall_s;
     int creates, destroys, fail_create_at_batch;
-    int fb_calls, opt_calls;   /* over every backend */
-    int batches[8];        /* the batch of each backend created */
+    int fb_calls, opt_calls; /* over every backend */
+    int batches[8];          /* the batch of each backend created */
 } M;
 
 typedef struct mock_impl {
@@ -29,8 +29,7 @@ typedef struct mock_impl {
 static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    while (nanosleep(&ts, &ts) != 0) {}
 }
 
 static int m_set_inputs(ib_backend *b, const float *img, const int32_t *lab, ib_error *e) { return 0; }
@@ -56,9 +55,14 @@ static void m_destroy(ib_backend *b)
     free(b);
 }
 static int m_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
-static const ib_backend_ops mock_ops = {.name = "mock", .device = IB_DEVICE_HOST, .create = m_create,
-                                        .set_inputs = m_set_inputs, .forward_backward = m_fb,
-                                        .optimizer_step = m_opt, .synchronize = m_sync, .destroy = m_destroy};
+static const ib_backend_ops mock_ops = {.name = "mock",
+                                        .device = IB_DEVICE_HOST,
+                                        .create = m_create,
+                                        .set_inputs = m_set_inputs,
+                                        .forward_backward = m_fb,
+                                        .optimizer_step = m_opt,
+                                        .synchronize = m_sync,
+                                        .destroy = m_destroy};
 static int m_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     if (cfg->batch_size == M.fail_create_at_batch)
@@ -101,8 +105,9 @@ static void test_growth(void)
     ib_error err = {0};
     CHECK(bench_probe_step(&mock_ops, &t, 1e9, NULL, &p, &err) == 0, "growth: %s", err.msg);
     CHECK(p.batch == 512 && M.creates == 4 && M.batches[0] == 1 && M.batches[1] == 8 && M.batches[2] == 64 &&
-          M.batches[3] == 512, "rounds: batch %d after %d creates (%d, %d, %d, %d)", p.batch, M.creates, M.batches[0],
-          M.batches[1], M.batches[2], M.batches[3]);
+              M.batches[3] == 512,
+          "rounds: batch %d after %d creates (%d, %d, %d, %d)", p.batch, M.creates, M.batches[0], M.batches[1],
+          M.batches[2], M.batches[3]);
     CHECK(M.destroys == M.creates, "%d backends created, %d destroyed", M.creates, M.destroys);
     /* never past the run's batch: 1, 8, then 20 */
     reset(0.0001, 0);
@@ -127,7 +132,8 @@ static void test_timing(void)
     ib_error err = {0};
     CHECK(bench_probe_step(&mock_ops, &t, 0, NULL, &p, &err) == 0, "%s", err.msg);
     CHECK(p.batch == 1 && p.forward_backward_s >= 0.01 && p.forward_backward_s < 0.04 && p.optimizer_s >= 0.05 &&
-          p.optimizer_s < 0.2, "fb %.4f s (slept 0.01), opt %.4f s (slept 0.05)", p.forward_backward_s, p.optimizer_s);
+              p.optimizer_s < 0.2,
+          "fb %.4f s (slept 0.01), opt %.4f s (slept 0.05)", p.forward_backward_s, p.optimizer_s);
     /* one warm-up step, then three timed ones (a step under a second): whole steps, optimizer included */
     CHECK(M.fb_calls == 4 && M.opt_calls == 4, "%d forward+backward and %d optimizer calls, want 4 and 4", M.fb_calls,
           M.opt_calls);
@@ -157,31 +163,32 @@ static void test_failures(void)
     volatile sig_atomic_t stop = SIGINT;
     memset(&err, 0, sizeof err);
     CHECK(bench_probe_step(&mock_ops, &t, 1e9, &stop, &p, &err) == -1 && strstr(err.msg, "interrupted") &&
-          M.creates == 1 && M.destroys == 1, "stop raised: '%s', %d created", err.msg, M.creates);
+              M.creates == 1 && M.destroys == 1,
+          "stop raised: '%s', %d created", err.msg, M.creates);
 }
 
-static void estimate_is(bench_probe p, int batch, int warmup, int steps, double duration, double step, int w,
-                        int timed, double total)
+static void estimate_is(bench_probe p, int batch, int warmup, int steps, double duration, double step, int w, int timed,
+                        double total)
 {
     bench_estimate e;
     bench_estimate_run(&p, batch, warmup, steps, duration, 5, &e);
     CHECK(fabs(e.step_s - step) < 1e-9 && e.warmup_steps == w && e.timed_steps == timed &&
-          fabs(e.total_s - total) < 1e-6 * (total > 1 ? total : 1),
+              fabs(e.total_s - total) < 1e-6 * (total > 1 ? total : 1),
           "batch %d warmup %d steps %d duration %g: step %.9g (want %g), %d + %d steps (want %d + %d), total %.9g "
-          "(want %g)", batch, warmup, steps, duration, e.step_s, step, e.warmup_steps, e.timed_steps, w, timed,
-          e.total_s, total);
+          "(want %g)",
+          batch, warmup, steps, duration, e.step_s, step, e.warmup_steps, e.timed_steps, w, timed, e.total_s, total);
 }
 
 static void test_estimate(void)
 {
-    const bench_probe p = {2, 0.5, 0.1};   /* step at batch 8: 0.5 x 8/2 + 0.1 = 2.1 s */
-    estimate_is(p, 8, -1, 0, 10, 2.1, 3, 5, 3 * 2.1 + 5 * 2.1);      /* ceil(10/2.1) = 5 = the minimum */
-    estimate_is(p, 8, -1, 0, 100, 2.1, 3, 48, 3 * 2.1 + 48 * 2.1);   /* ceil(47.6) */
+    const bench_probe p = {2, 0.5, 0.1};                           /* step at batch 8: 0.5 x 8/2 + 0.1 = 2.1 s */
+    estimate_is(p, 8, -1, 0, 10, 2.1, 3, 5, 3 * 2.1 + 5 * 2.1);    /* ceil(10/2.1) = 5 = the minimum */
+    estimate_is(p, 8, -1, 0, 100, 2.1, 3, 48, 3 * 2.1 + 48 * 2.1); /* ceil(47.6) */
     estimate_is(p, 8, 2, 7, 0, 2.1, 2, 7, 9 * 2.1);
-    estimate_is(p, 2, 0, 0, 1, 0.6, 0, 5, 5 * 0.6);                   /* unscaled; 5 steps outlast 1 s */
-    const bench_probe zero = {1, 0, 0};   /* a step too short to time: the window still lasts */
+    estimate_is(p, 2, 0, 0, 1, 0.6, 0, 5, 5 * 0.6); /* unscaled; 5 steps outlast 1 s */
+    const bench_probe zero = {1, 0, 0};             /* a step too short to time: the window still lasts */
     estimate_is(zero, 8, -1, 0, 30, 0, 3, 5, 30);
-    const bench_probe tiny = {1, 1e-12, 0};   /* a week of 8e-12 s steps: the count saturates */
+    const bench_probe tiny = {1, 1e-12, 0}; /* a week of 8e-12 s steps: the count saturates */
     estimate_is(tiny, 8, 0, 0, 7 * 86400.0, 8e-12, 0, INT_MAX, 7 * 86400.0);
 }
 

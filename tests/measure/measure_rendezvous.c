@@ -13,7 +13,7 @@
 
 #include "check.h"
 
-static const char *const *g_env;   /* NULL-terminated "NAME=value" list */
+static const char *const *g_env; /* NULL-terminated "NAME=value" list */
 
 static const char *fake_getenv(const char *name)
 {
@@ -44,22 +44,36 @@ int main(void)
 
     /* torchrun --nnodes 2 --nproc-per-node 4, the process with global rank 5 on node 1; its agent's
      * store listens on MASTER_PORT, so the id goes to the next port. */
-    const char *tr[] = {"WORLD_SIZE=8", "RANK=5", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "GROUP_RANK=1",
-                        "MASTER_ADDR=10.0.0.7", "MASTER_PORT=29400", "TORCHELASTIC_RUN_ID=job7",
-                        "TORCHELASTIC_USE_AGENT_STORE=True", NULL};
+    const char *tr[] = {"WORLD_SIZE=8",
+                        "RANK=5",
+                        "LOCAL_RANK=1",
+                        "LOCAL_WORLD_SIZE=4",
+                        "GROUP_RANK=1",
+                        "MASTER_ADDR=10.0.0.7",
+                        "MASTER_PORT=29400",
+                        "TORCHELASTIC_RUN_ID=job7",
+                        "TORCHELASTIC_USE_AGENT_STORE=True",
+                        NULL};
     g_env = tr;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
     CHECK(!strcmp(r.kind, "torchrun"), "%s", r.kind);
     CHECK(r.id_port == 29401, "torchrun with its agent's store: id port %d", r.id_port);
-    CHECK(r.world_size == 8 && r.rank == 5 && r.local_rank == 1 && r.local_world_size == 4, "ws %d rank %d lr %d lws %d",
-          r.world_size, r.rank, r.local_rank, r.local_world_size);
+    CHECK(r.world_size == 8 && r.rank == 5 && r.local_rank == 1 && r.local_world_size == 4,
+          "ws %d rank %d lr %d lws %d", r.world_size, r.rank, r.local_rank, r.local_world_size);
     CHECK(r.nnodes == 2 && r.node_rank == 1, "nodes %d node rank %d", r.nnodes, r.node_rank);
     CHECK(!strcmp(r.master_addr, "10.0.0.7") && r.master_port == 29400, "%s:%d", r.master_addr, r.master_port);
 
     /* torchrun whose agent keeps no store (c10d rendezvous, TORCHELASTIC_USE_AGENT_STORE=False): it
      * picked MASTER_PORT free for the workers, and the id uses it. */
-    const char *tr_c10d[] = {"WORLD_SIZE=2", "RANK=0", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=h0",
-                             "MASTER_PORT=41000", "TORCHELASTIC_RUN_ID=x", "TORCHELASTIC_USE_AGENT_STORE=False", NULL};
+    const char *tr_c10d[] = {"WORLD_SIZE=2",
+                             "RANK=0",
+                             "LOCAL_RANK=0",
+                             "LOCAL_WORLD_SIZE=2",
+                             "MASTER_ADDR=h0",
+                             "MASTER_PORT=41000",
+                             "TORCHELASTIC_RUN_ID=x",
+                             "TORCHELASTIC_USE_AGENT_STORE=False",
+                             NULL};
     g_env = tr_c10d;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
     CHECK(!strcmp(r.kind, "torchrun") && r.id_port == 41000, "torchrun without a store: %s id port %d", r.kind,
@@ -78,7 +92,7 @@ int main(void)
     /* Kubeflow PyTorchJob (a master and two workers, container started directly): WORLD_SIZE is the
      * pod count, RANK the pod's index, MASTER_PORT the job's declared port where nothing listens yet.
      * This pod's process drives its 4 GPUs. */
-    const char *pj[] = {"WORLD_SIZE=3", "RANK=2", "MASTER_ADDR=bench-master-0", "MASTER_PORT=23456",
+    const char *pj[] = {"WORLD_SIZE=3",       "RANK=2", "MASTER_ADDR=bench-master-0", "MASTER_PORT=23456",
                         "PYTHONUNBUFFERED=0", NULL};
     g_env = pj;
     CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) == 0, "%s", err.msg);
@@ -96,9 +110,17 @@ int main(void)
      * replicas outside elastic mode) and master.go (MASTER_PORT, PET_MASTER_PORT, MASTER_ADDR and
      * PET_MASTER_ADDR = "<job>-master-0").  The worker's process drives its pod's 8 GPUs: 16 ranks on
      * 2 pods, its first global rank 8; read as 16 pods it would wait for ranks that never come. */
-    const char *to_worker[] = {"PYTHONUNBUFFERED=1", "MASTER_PORT=23456", "PET_MASTER_PORT=23456",
-                               "MASTER_ADDR=vit-master-0", "PET_MASTER_ADDR=vit-master-0", "WORLD_SIZE=16", "RANK=1",
-                               "PET_NODE_RANK=1", "PET_NPROC_PER_NODE=8", "PET_NNODES=2", NULL};
+    const char *to_worker[] = {"PYTHONUNBUFFERED=1",
+                               "MASTER_PORT=23456",
+                               "PET_MASTER_PORT=23456",
+                               "MASTER_ADDR=vit-master-0",
+                               "PET_MASTER_ADDR=vit-master-0",
+                               "WORLD_SIZE=16",
+                               "RANK=1",
+                               "PET_NODE_RANK=1",
+                               "PET_NPROC_PER_NODE=8",
+                               "PET_NNODES=2",
+                               NULL};
     g_env = to_worker;
     CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) == 0, "training-operator worker: %s", err.msg);
     CHECK(!strcmp(r.kind, "env") && r.id_port == 23456 && !strcmp(r.master_addr, "vit-master-0"),
@@ -107,9 +129,17 @@ int main(void)
               r.local_world_size == 8,
           "training-operator worker: ws %d rank %d nodes %d node %d lr %d lws %d", r.world_size, r.rank, r.nnodes,
           r.node_rank, r.local_rank, r.local_world_size);
-    const char *to_master[] = {"PYTHONUNBUFFERED=1", "MASTER_PORT=23456", "PET_MASTER_PORT=23456",
-                               "MASTER_ADDR=vit-master-0", "PET_MASTER_ADDR=vit-master-0", "WORLD_SIZE=16", "RANK=0",
-                               "PET_NODE_RANK=0", "PET_NPROC_PER_NODE=8", "PET_NNODES=2", NULL};
+    const char *to_master[] = {"PYTHONUNBUFFERED=1",
+                               "MASTER_PORT=23456",
+                               "PET_MASTER_PORT=23456",
+                               "MASTER_ADDR=vit-master-0",
+                               "PET_MASTER_ADDR=vit-master-0",
+                               "WORLD_SIZE=16",
+                               "RANK=0",
+                               "PET_NODE_RANK=0",
+                               "PET_NPROC_PER_NODE=8",
+                               "PET_NNODES=2",
+                               NULL};
     g_env = to_master;
     CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) == 0 && r.world_size == 16 && r.rank == 0 &&
               r.nnodes == 2 && r.node_rank == 0,
@@ -119,16 +149,24 @@ int main(void)
               strstr(err.msg, "PET_NPROC_PER_NODE=8"),
           "training-operator nprocPerNode 8 with 4 ranks: %s", err.msg);
     /* nprocPerNode "auto" (getNprocPerNodeInt gives 1): WORLD_SIZE is the pod count, as before */
-    const char *to_auto[] = {"PYTHONUNBUFFERED=1", "MASTER_PORT=23456", "PET_MASTER_PORT=23456",
-                             "MASTER_ADDR=vit-master-0", "PET_MASTER_ADDR=vit-master-0", "WORLD_SIZE=2", "RANK=1",
-                             "PET_NODE_RANK=1", "PET_NPROC_PER_NODE=auto", "PET_NNODES=2", NULL};
+    const char *to_auto[] = {"PYTHONUNBUFFERED=1",
+                             "MASTER_PORT=23456",
+                             "PET_MASTER_PORT=23456",
+                             "MASTER_ADDR=vit-master-0",
+                             "PET_MASTER_ADDR=vit-master-0",
+                             "WORLD_SIZE=2",
+                             "RANK=1",
+                             "PET_NODE_RANK=1",
+                             "PET_NPROC_PER_NODE=auto",
+                             "PET_NNODES=2",
+                             NULL};
     g_env = to_auto;
     CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) == 0 && r.world_size == 8 && r.rank == 4 &&
               r.nnodes == 2 && r.node_rank == 1,
           "training-operator auto: %s ws %d rank %d nodes %d", err.msg, r.world_size, r.rank, r.nnodes);
     /* a WORLD_SIZE that is not pods x nprocPerNode is not the operator's: refused, not guessed */
     const char *to_bad[] = {"WORLD_SIZE=12", "RANK=1", "MASTER_PORT=23456", "PET_NODE_RANK=1", "PET_NPROC_PER_NODE=8",
-                            "PET_NNODES=2", NULL};
+                            "PET_NNODES=2",  NULL};
     g_env = to_bad;
     CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
               strstr(err.msg, "WORLD_SIZE=12"),
@@ -136,7 +174,8 @@ int main(void)
 
     /* Kubeflow Trainer v2's torch runtime, the container's command started directly (no torchrun):
      * only PET_* are set. */
-    const char *pet[] = {"PET_NNODES=2", "PET_NPROC_PER_NODE=4", "PET_NODE_RANK=1", "PET_MASTER_ADDR=tj-node-0-0.tj",
+    const char *pet[] = {"PET_NNODES=2",          "PET_NPROC_PER_NODE=4",
+                         "PET_NODE_RANK=1",       "PET_MASTER_ADDR=tj-node-0-0.tj",
                          "PET_MASTER_PORT=29400", NULL};
     g_env = pet;
     CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) == 0, "%s", err.msg);
@@ -150,8 +189,8 @@ int main(void)
     CHECK(rendezvous_resolve_with(&f, 2, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
               strstr(err.msg, "PET_NPROC_PER_NODE"),
           "PET_NPROC_PER_NODE=4 with 2 ranks: %s", err.msg);
-    const char *pet_auto[] = {"PET_NNODES=2", "PET_NPROC_PER_NODE=auto", "PET_NODE_RANK=0", "PET_MASTER_ADDR=h",
-                              "PET_MASTER_PORT=29400", NULL};
+    const char *pet_auto[] = {"PET_NNODES=2",      "PET_NPROC_PER_NODE=auto", "PET_NODE_RANK=0",
+                              "PET_MASTER_ADDR=h", "PET_MASTER_PORT=29400",   NULL};
     g_env = pet_auto;
     CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) == 0 && r.world_size == 16 && r.rank == 0,
           "PET auto: %s ws %d", err.msg, r.world_size);
@@ -160,8 +199,15 @@ int main(void)
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE,
           "PET node rank 2 of 2");
     /* torchrun inside a Trainer v2 pod: torchrun's variables win over the PET_* it read */
-    const char *pet_tr[] = {"PET_NNODES=2", "PET_NODE_RANK=1", "PET_MASTER_PORT=29400", "WORLD_SIZE=2", "RANK=1",
-                            "MASTER_PORT=29400", "TORCHELASTIC_RUN_ID=tj", "TORCHELASTIC_USE_AGENT_STORE=True", NULL};
+    const char *pet_tr[] = {"PET_NNODES=2",
+                            "PET_NODE_RANK=1",
+                            "PET_MASTER_PORT=29400",
+                            "WORLD_SIZE=2",
+                            "RANK=1",
+                            "MASTER_PORT=29400",
+                            "TORCHELASTIC_RUN_ID=tj",
+                            "TORCHELASTIC_USE_AGENT_STORE=True",
+                            NULL};
     g_env = pet_tr;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && !strcmp(r.kind, "torchrun") &&
               r.id_port == 29401,
@@ -193,13 +239,19 @@ int main(void)
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE, "port range");
 
     /* srun -N 3 --ntasks-per-node 2: task 3 is local task 1 on node 1; master = first node. */
-    const char *sl[] = {"SLURM_PROCID=3", "SLURM_NTASKS=6", "SLURM_LOCALID=1", "SLURM_NNODES=3", "SLURM_NODEID=1",
-                        "SLURM_NTASKS_PER_NODE=2", "SLURM_JOB_NODELIST=gpu[07-09]", NULL};
+    const char *sl[] = {"SLURM_PROCID=3",
+                        "SLURM_NTASKS=6",
+                        "SLURM_LOCALID=1",
+                        "SLURM_NNODES=3",
+                        "SLURM_NODEID=1",
+                        "SLURM_NTASKS_PER_NODE=2",
+                        "SLURM_JOB_NODELIST=gpu[07-09]",
+                        NULL};
     g_env = sl;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
     CHECK(!strcmp(r.kind, "slurm"), "%s", r.kind);
-    CHECK(r.world_size == 6 && r.rank == 3 && r.local_rank == 1 && r.local_world_size == 2, "ws %d rank %d lr %d lws %d",
-          r.world_size, r.rank, r.local_rank, r.local_world_size);
+    CHECK(r.world_size == 6 && r.rank == 3 && r.local_rank == 1 && r.local_world_size == 2,
+          "ws %d rank %d lr %d lws %d", r.world_size, r.rank, r.local_rank, r.local_world_size);
     CHECK(r.nnodes == 3 && r.node_rank == 1, "nodes %d node %d", r.nnodes, r.node_rank);
     CHECK(!strcmp(r.master_addr, "gpu07"), "master %s", r.master_addr);
     CHECK(!strcmp(r.nodelist, "gpu[07-09]"), "nodelist %s", r.nodelist);
@@ -215,11 +267,22 @@ int main(void)
      * SLURM_JOB_NODELIST (append only) and sets SLURM_STEP_NODELIST, SLURM_STEP_NUM_NODES/TASKS and,
      * without srun -E, SLURM_NNODES/NTASKS to the step's; setup_env sets SLURM_NODEID, SLURM_PROCID,
      * SLURM_LOCALID, SLURM_JOB_NUM_NODES).  gpu01 runs no task of the step: a master there never answers. */
-    const char *step[] = {"SLURM_JOB_NODELIST=gpu[01-04]", "SLURM_JOB_NUM_NODES=4", "SLURM_NODELIST=gpu[03-04]",
-                          "SLURM_STEP_NODELIST=gpu[03-04]", "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NUM_TASKS=2",
-                          "SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURM_TASKS_PER_NODE=1(x2)", "SLURM_NNODES=2",
-                          "SLURM_NTASKS=2", "SLURM_NPROCS=2", "SLURM_NODEID=1", "SLURM_PROCID=1", "SLURM_LOCALID=0",
-                          "SLURM_STEP_ID=0", NULL};
+    const char *step[] = {"SLURM_JOB_NODELIST=gpu[01-04]",
+                          "SLURM_JOB_NUM_NODES=4",
+                          "SLURM_NODELIST=gpu[03-04]",
+                          "SLURM_STEP_NODELIST=gpu[03-04]",
+                          "SLURM_STEP_NUM_NODES=2",
+                          "SLURM_STEP_NUM_TASKS=2",
+                          "SLURM_STEP_TASKS_PER_NODE=1(x2)",
+                          "SLURM_TASKS_PER_NODE=1(x2)",
+                          "SLURM_NNODES=2",
+                          "SLURM_NTASKS=2",
+                          "SLURM_NPROCS=2",
+                          "SLURM_NODEID=1",
+                          "SLURM_PROCID=1",
+                          "SLURM_LOCALID=0",
+                          "SLURM_STEP_ID=0",
+                          NULL};
     g_env = step;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0, "%s", err.msg);
     CHECK(!strcmp(r.master_addr, "gpu03") && !strcmp(r.nodelist, "gpu[03-04]"), "step on gpu[03-04]: master %s list %s",
@@ -228,9 +291,16 @@ int main(void)
           r.world_size, r.rank, r.nnodes, r.node_rank);
     /* srun -E (preserve_env): SLURM_NNODES and SLURM_NTASKS stay the allocation's, the step's own
      * SLURM_STEP_NUM_* say what the step is */
-    const char *step_e[] = {"SLURM_JOB_NODELIST=gpu[01-04]", "SLURM_NODELIST=gpu[01-04]",
-                            "SLURM_STEP_NODELIST=gpu[03-04]", "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NUM_TASKS=2",
-                            "SLURM_NNODES=4", "SLURM_NTASKS=4", "SLURM_NODEID=0", "SLURM_PROCID=0", "SLURM_LOCALID=0",
+    const char *step_e[] = {"SLURM_JOB_NODELIST=gpu[01-04]",
+                            "SLURM_NODELIST=gpu[01-04]",
+                            "SLURM_STEP_NODELIST=gpu[03-04]",
+                            "SLURM_STEP_NUM_NODES=2",
+                            "SLURM_STEP_NUM_TASKS=2",
+                            "SLURM_NNODES=4",
+                            "SLURM_NTASKS=4",
+                            "SLURM_NODEID=0",
+                            "SLURM_PROCID=0",
+                            "SLURM_LOCALID=0",
                             NULL};
     g_env = step_e;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && r.world_size == 2 && r.nnodes == 2 &&

@@ -14,10 +14,10 @@
 enum { GRAD_N = 1000 };
 
 typedef struct mock_ctl {
-    double fb_s, opt_s;                 /* sleep in forward_backward / optimizer_step */
+    double fb_s, opt_s; /* sleep in forward_backward / optimizer_step */
     volatile sig_atomic_t *stop;
-    int stop_after;                     /* set *stop during this fb call (1-based); 0 never */
-    int fail_at;                        /* fb call that fails (1-based); 0 never */
+    int stop_after; /* set *stop during this fb call (1-based); 0 never */
+    int fail_at;    /* fb call that fails (1-based); 0 never */
     int fb_calls[8], opt_calls[8], inputs[8], bad_grads[8];
 } mock_ctl;
 
@@ -30,8 +30,7 @@ typedef struct mock_impl {
 static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    while (nanosleep(&ts, &ts) != 0) {}
 }
 
 static int m_set_inputs(ib_backend *b, const float *img, const int32_t *lab, ib_error *e)
@@ -48,7 +47,7 @@ static int m_fb(ib_backend *b, float *loss, ib_grad_ready_fn fn, void *u, ib_err
     int n = ++c->fb_calls[m->rank];
     if (c->fail_at && n == c->fail_at) return ib_error_set(e, IB_EXIT_RUNTIME, "mock failure at step %d", n);
     sleep_s(c->fb_s);
-    for (int i = 0; i < GRAD_N; i++) m->grads[i] = (float)(m->rank + 1);   /* mean over 2 ranks: 1.5 */
+    for (int i = 0; i < GRAD_N; i++) m->grads[i] = (float)(m->rank + 1); /* mean over 2 ranks: 1.5 */
     if (loss) *loss = (float)n;
     if (c->stop_after && n == c->stop_after && m->rank == 0) *c->stop = SIGINT;
     return 0;
@@ -91,16 +90,30 @@ static mock_ctl *g_ctl;
 
 static int mock_create(const ib_train_config *cfg, ib_backend **out, ib_error *err);
 static const ib_backend_ops mock_ops = {
-    .name = "mock", .device = IB_DEVICE_HOST, .create = mock_create, .set_inputs = m_set_inputs,
-    .forward_backward = m_fb, .forward = m_fwd, .optimizer_step = m_opt, .synchronize = m_sync,
-    .grad_block = m_grad_block, .destroy = m_destroy,
+    .name = "mock",
+    .device = IB_DEVICE_HOST,
+    .create = mock_create,
+    .set_inputs = m_set_inputs,
+    .forward_backward = m_fb,
+    .forward = m_fwd,
+    .optimizer_step = m_opt,
+    .synchronize = m_sync,
+    .grad_block = m_grad_block,
+    .destroy = m_destroy,
 };
 /* the same, with an optimizer step that checks the gradients were averaged */
 static int mock_create_checking(const ib_train_config *cfg, ib_backend **out, ib_error *err);
 static const ib_backend_ops mock_checking_ops = {
-    .name = "mock", .device = IB_DEVICE_HOST, .create = mock_create_checking, .set_inputs = m_set_inputs,
-    .forward_backward = m_fb, .forward = m_fwd, .optimizer_step = m_opt_check, .synchronize = m_sync,
-    .grad_block = m_grad_block, .destroy = m_destroy,
+    .name = "mock",
+    .device = IB_DEVICE_HOST,
+    .create = mock_create_checking,
+    .set_inputs = m_set_inputs,
+    .forward_backward = m_fb,
+    .forward = m_fwd,
+    .optimizer_step = m_opt_check,
+    .synchronize = m_sync,
+    .grad_block = m_grad_block,
+    .destroy = m_destroy,
 };
 
 static int mock_create_with(const ib_backend_ops *ops, const ib_train_config *cfg, ib_backend **out)
@@ -184,8 +197,8 @@ int main(void)
     rc.steps = 1000;
     CHECK(bench_run(&rc, &r, &err) == 0, "%s", err.msg);
     CHECK(r.interrupted, "interrupted flag");
-    CHECK(ctl.fb_calls[0] == 5 && ctl.opt_calls[0] == 5, "stopped at the boundary: fb %d opt %d",
-          ctl.fb_calls[0], ctl.opt_calls[0]);
+    CHECK(ctl.fb_calls[0] == 5 && ctl.opt_calls[0] == 5, "stopped at the boundary: fb %d opt %d", ctl.fb_calls[0],
+          ctl.opt_calls[0]);
     stop = 0;
 
     /* 3. Two ranks: gradients averaged before every optimizer step, both ranks in lockstep. */
@@ -211,7 +224,8 @@ int main(void)
     rc.min_steps = 3;
     CHECK(bench_run(&rc, &r, &err) == 0, "%s", err.msg);
     CHECK(r.duration_s >= 0.3 && r.duration_s < 0.3 + 0.2, "duration %g", r.duration_s);
-    CHECK(r.steps >= 3 && r.steps <= 15 && r.duration_s >= r.steps * 0.020, "steps %d in 0.3 s of 20 ms steps", r.steps);
+    CHECK(r.steps >= 3 && r.steps <= 15 && r.duration_s >= r.steps * 0.020, "steps %d in 0.3 s of 20 ms steps",
+          r.steps);
 
     /* 5. Auto warm-up on steady steps settles, from the minimum of 3 on.  The steps are real
      * sleeps, which a loaded machine stretches unevenly (7 and 9 steps were seen with the other
@@ -242,8 +256,7 @@ int main(void)
     CHECK(r.pipeline_sps > 0, "pipeline throughput recorded");
     /* The step is data-bound, so the pipeline's capacity bounds the throughput (slack for the one
      * batch that may be ready before the window opens: 1/24). */
-    CHECK(r.samples_per_second <= 1.15 * r.pipeline_sps, "sps %g > pipeline %g", r.samples_per_second,
-          r.pipeline_sps);
+    CHECK(r.samples_per_second <= 1.15 * r.pipeline_sps, "sps %g > pipeline %g", r.samples_per_second, r.pipeline_sps);
 
     /* 7. A backend error mid-run ends the run with that error, no result. */
     memset(&ctl, 0, sizeof ctl);
@@ -252,8 +265,8 @@ int main(void)
     ib_error_clear(&err);
     CHECK(bench_run(&rc, &r, &err) != 0, "error not reported");
     CHECK(strstr(err.msg, "mock failure at step 4") != NULL && err.code == IB_EXIT_RUNTIME, "message '%s'", err.msg);
-    CHECK(ctl.fb_calls[0] == 4 && ctl.opt_calls[0] == 3, "no step after the failure: fb %d opt %d",
-          ctl.fb_calls[0], ctl.opt_calls[0]);
+    CHECK(ctl.fb_calls[0] == 4 && ctl.opt_calls[0] == 3, "no step after the failure: fb %d opt %d", ctl.fb_calls[0],
+          ctl.opt_calls[0]);
 
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     else printf("measure_runner: all checks passed\n");

@@ -20,7 +20,8 @@ static size_t expected_bytes(const vit_config *c, size_t B, size_t a, size_t Ts)
     const size_t T = model_seq_len(c), N = model_num_patches(c), D = c->embed_dim, H = c->num_heads;
     const size_t F = model_mlp_hidden(c), C = c->num_classes, K = 3 * c->patch_size * c->patch_size, BT = B * T;
     const size_t P = model_param_count(c), S = c->img_size, W = 3 * D > F ? 3 * D : F;
-    const size_t block = BT * D * (4 + a + a + 4 + a) + 4 * BT * 4 + BT * 3 * D * a + B * H * T * Ts * a + BT * F * (4 + a);
+    const size_t block =
+        BT * D * (4 + a + a + 4 + a) + 4 * BT * 4 + BT * 3 * D * a + B * H * T * Ts * a + BT * F * (4 + a);
     return 16 * P + (a == 2 ? 2 * P : 0) + B * 3 * S * S * 4 + B * 4 + c->depth * block + BT * D * 4 + B * N * K * a +
            2 * B * 4 + B * D * (a + 4) + B * C * (8 + a) + BT * W * (4 + a) + BT * D * (8 + a);
 }
@@ -64,10 +65,22 @@ static void check_plan(const vit_config *c, int batch, ib_precision prec, int tt
         model_plan_free(&p, NULL);
         return;
     }
-    struct { const char *name; const void *got; } at[] = {
-        {"params", buf.params}, {"grads", buf.grads}, {"m", buf.m}, {"v", buf.v}, {"images", buf.images},
-        {"labels", buf.labels}, {"logits", buf.logits}, {"datt", buf.datt}, {"blocks.0.x_in", buf.blk[0].x_in},
-        {"blocks.0.qkv", buf.blk[0].qkv}, {"blocks.0.P", buf.blk[0].P}, {"blocks.0.a", buf.blk[0].a},
+    struct {
+        const char *name;
+        const void *got;
+    } at[] = {
+        {"params", buf.params},
+        {"grads", buf.grads},
+        {"m", buf.m},
+        {"v", buf.v},
+        {"images", buf.images},
+        {"labels", buf.labels},
+        {"logits", buf.logits},
+        {"datt", buf.datt},
+        {"blocks.0.x_in", buf.blk[0].x_in},
+        {"blocks.0.qkv", buf.blk[0].qkv},
+        {"blocks.0.P", buf.blk[0].P},
+        {"blocks.0.a", buf.blk[0].a},
     };
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
         const model_plan_entry *e = find(&p, at[i].name);
@@ -104,8 +117,8 @@ int main(void)
 {
     for (size_t i = 0; i < model_preset_count(); i++)
         for (int prec = IB_PREC_FP32; prec <= IB_PREC_BF16; prec++) {
-            check_plan(model_preset_at(i), 3, (ib_precision)prec, 1, 4096);   /* the CPU backend's */
-            check_plan(model_preset_at(i), 5, (ib_precision)prec, 8, 256);    /* the CUDA backend's */
+            check_plan(model_preset_at(i), 3, (ib_precision)prec, 1, 4096); /* the CPU backend's */
+            check_plan(model_preset_at(i), 5, (ib_precision)prec, 8, 256);  /* the CUDA backend's */
         }
 
     ib_train_config cfg;
@@ -122,7 +135,8 @@ int main(void)
         CHECK(created, "create: %s", err.msg);
         if (created) {
             const size_t used = allocated() - before;
-            CHECK(!GLIBC_COUNTS || (used <= est && used > est / 2), "%s: creating the backend allocated %zu bytes, the estimate is %zu",
+            CHECK(!GLIBC_COUNTS || (used <= est && used > est / 2),
+                  "%s: creating the backend allocated %zu bytes, the estimate is %zu",
                   backend_precision_name(cfg.precision), used, est);
             b->ops->destroy(b);
         }

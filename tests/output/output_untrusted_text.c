@@ -14,8 +14,8 @@
 
 #include "check.h"
 
-static const char *const OSC52 = "\x1b]52;c;aGVsbG8=\x07";   /* writes the clipboard */
-static const char *const CLEAR = "\x1b[2J";                   /* clears the screen */
+static const char *const OSC52 = "\x1b]52;c;aGVsbG8=\x07"; /* writes the clipboard */
+static const char *const CLEAR = "\x1b[2J";                /* clears the screen */
 
 static int safe(const char *s)
 {
@@ -31,11 +31,15 @@ static void test_escape(void)
         {"\x1b]52;c;aGVsbG8=\x07", "\\x1b]52;c;aGVsbG8=\\x07"},
         {"\x1b[2J", "\\x1b[2J"},
         {"tab\there\nnl\rcr\x7f", "tab\\x09here\\x0anl\\x0dcr\\x7f"},
-        {"c1 \xc2\x9b" "31m", "c1 \\u009b31m"},                  /* CSI as a UTF-8 C1 control */
-        {"bidi \xe2\x80\xae" "gnp.exe", "bidi \\u202egnp.exe"},    /* right-to-left override */
-        {"NVIDIA A10G \xe2\x84\xa2 \xc3\xa9", "NVIDIA A10G \xe2\x84\xa2 \xc3\xa9"},   /* real UTF-8 stays */
+        {"c1 \xc2\x9b"
+         "31m",
+         "c1 \\u009b31m"}, /* CSI as a UTF-8 C1 control */
+        {"bidi \xe2\x80\xae"
+         "gnp.exe",
+         "bidi \\u202egnp.exe"},                                                    /* right-to-left override */
+        {"NVIDIA A10G \xe2\x84\xa2 \xc3\xa9", "NVIDIA A10G \xe2\x84\xa2 \xc3\xa9"}, /* real UTF-8 stays */
         {"bad \xff\xfe", "bad \\xff\\xfe"},
-        {"raw c1 \x9b", "raw c1 \\x9b"},                          /* an 8-bit C1 byte alone */
+        {"raw c1 \x9b", "raw c1 \\x9b"}, /* an 8-bit C1 byte alone */
         {"overlong \xc0\xaf", "overlong \\xc0\\xaf"},
         {"cut \xe2\x84", "cut \\xe2\\x84"},
         {"surrogate \xed\xa0\x80", "surrogate \\xed\\xa0\\x80"},
@@ -53,7 +57,9 @@ static void test_escape(void)
     }
     /* A short buffer holds whole units only: never half of "\x1b". */
     char small[6];
-    util_term_escape("ab\x1b" "cd", small, sizeof small);
+    util_term_escape("ab\x1b"
+                     "cd",
+                     small, sizeof small);
     CHECK(!strcmp(small, "ab"), "truncated: [%s]", small);
     char *d = util_term_escape_dup(OSC52);
     CHECK(d && safe(d) && strstr(d, "\\x1b]52"), "dup: [%s]", d ? d : "(null)");
@@ -193,7 +199,7 @@ static void test_summary(void)
     }
     /* A host name is not a file name either. */
     char path[256];
-    const struct timespec when = {1763719200, 0};   /* 2025-11-21T10:00:00Z */
+    const struct timespec when = {1763719200, 0}; /* 2025-11-21T10:00:00Z */
     result_default_path("", "h\x1b[2J/../x", &when, path, sizeof path);
     CHECK(!strncmp(path, "instbench-results/h__2J_.._x-", 29) && strstr(path, "-20251121T100000.000Z.json") &&
               !strchr(path + 18, '/'),

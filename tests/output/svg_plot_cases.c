@@ -12,7 +12,7 @@
 static int write_case(const char *dir, const char *name, const output_point *pts, size_t n, int rays)
 {
     output_ray r[3] = {{1.0, "iso 1"}, {100.0, "iso 100"}, {INFINITY, "iso inf"}};
-    output_plot p = {"degenerate: " , "subtitle", "x", "y", pts, n, r, rays ? 3 : 0, "legend", "key"};
+    output_plot p = {"degenerate: ", "subtitle", "x", "y", pts, n, r, rays ? 3 : 0, "legend", "key"};
     char *svg = NULL, path[4096];
     size_t len = 0;
     ib_error err = {0};
@@ -39,7 +39,10 @@ static int write_case(const char *dir, const char *name, const output_point *pts
     return fclose(f) != 0;
 }
 
-#define P(x, y, l, fr) {x, y, l, "#" l, fr}
+#define P(x, y, l, fr)     \
+    {                      \
+        x, y, l, "#" l, fr \
+    }
 
 int main(int argc, char **argv)
 {

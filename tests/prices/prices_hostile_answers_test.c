@@ -15,12 +15,18 @@
 #include "instbench/aws_values.h"
 
 static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#define CHECK(c)                                                                  \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+            failures++;                                                           \
+        }                                                                         \
+    } while (0)
 
 /* ---- Capacity Block offerings (EC2 XML) ---- */
 
-static int block(const char *fee, const char *count, const char *start, const char *end, double *out_fee,
-                 char *msg, size_t msglen)
+static int block(const char *fee, const char *count, const char *start, const char *end, double *out_fee, char *msg,
+                 size_t msglen)
 {
     char xml[2048];
     snprintf(xml, sizeof xml,
@@ -31,7 +37,8 @@ static int block(const char *fee, const char *count, const char *start, const ch
              "<capacityBlockDurationHours>72</capacityBlockDurationHours>"
              "<capacityBlockDurationMinutes>0</capacityBlockDurationMinutes><upfrontFee>%s</upfrontFee>"
              "<currencyCode>USD</currencyCode><tenancy>default</tenancy></item></capacityBlockOfferingSet>"
-             "</DescribeCapacityBlockOfferingsResponse>", count, start, end, fee);
+             "</DescribeCapacityBlockOfferingsResponse>",
+             count, start, end, fee);
     ec2_block_query q = {.instance_type = "p5.48xlarge", .instance_count = 2, .duration_hours = 72};
     strcpy(q.region, "us-east-1");
     char *next = NULL;
@@ -52,9 +59,9 @@ static void blocks(void)
     char msg[1024];
     CHECK(block("21345.12", "2", S, E, &fee, msg, sizeof msg) == 0 && fee == 21345.12);
     CHECK(block("16", "2", S, E, &fee, msg, sizeof msg) == 0 && fee == 16);
-    static const char *const bad_fees[] = {"0x10", " 100", "100 ", "\t100", "+100", "-100", "1e-300", "1E3",
-                                           "inf", "nan", "0", "0.00", "0.001", ".5", "5.", "1,000", "١٠٠", "1e9999",
-                                           "0x1p4", "100\n", "1000000001"};
+    static const char *const bad_fees[] = {"0x10", " 100",  "100 ", "\t100",  "+100",  "-100",  "1e-300",
+                                           "1E3",  "inf",   "nan",  "0",      "0.00",  "0.001", ".5",
+                                           "5.",   "1,000", "١٠٠",  "1e9999", "0x1p4", "100\n", "1000000001"};
     for (size_t i = 0; i < sizeof bad_fees / sizeof *bad_fees; i++) {
         msg[0] = '\0';
         int rc = block(bad_fees[i], "2", S, E, NULL, msg, sizeof msg);
@@ -67,10 +74,10 @@ static void blocks(void)
         CHECK(block("100.00", bad_counts[i], S, E, NULL, msg, sizeof msg) == -1 && strstr(msg, "instanceCount"));
     }
     /* dates: each impossible one refused, not moved to the next month */
-    static const char *const bad_dates[] = {"2026-02-30T11:30:00Z", "2026-11-31T11:30:00Z", "2025-02-29T11:30:00Z",
-                                            "2026-13-01T11:30:00Z", "2026-12-01T24:00:00Z", "2026-12-01T11:60:00Z",
+    static const char *const bad_dates[] = {"2026-02-30T11:30:00Z", "2026-11-31T11:30:00Z",  "2025-02-29T11:30:00Z",
+                                            "2026-13-01T11:30:00Z", "2026-12-01T24:00:00Z",  "2026-12-01T11:60:00Z",
                                             "2026-12-01T11:30:60Z", " 2026-12-01T11:30:00Z", "2026-12-01",
-                                            "2026-12-1T11:30:00Z", "2026-12-01T11:30:00", "2026-12-01T11:30:00Zjunk",
+                                            "2026-12-1T11:30:00Z",  "2026-12-01T11:30:00",   "2026-12-01T11:30:00Zjunk",
                                             "2026-00-10T11:30:00Z", "2026-12-00T11:30:00Z"};
     for (size_t i = 0; i < sizeof bad_dates / sizeof *bad_dates; i++) {
         msg[0] = '\0';
@@ -88,15 +95,20 @@ static void blocks(void)
 static int plan_rate(const char *rate, double *out)
 {
     char body[2048];
-    snprintf(body, sizeof body,
-             "{\"searchResults\": [{\"savingsPlanOffering\": {\"offeringId\": \"x\", \"paymentOption\": \"No Upfront\", "
-             "\"planType\": \"Compute\", \"durationSeconds\": 31536000, \"currency\": \"USD\"}, \"rate\": \"%s\", "
-             "\"unit\": \"Hrs\", \"usageType\": \"USE1-BoxUsage:g5.xlarge\", \"operation\": \"RunInstances\", "
-             "\"properties\": [{\"name\": \"region\", \"value\": \"us-east-1\"}, {\"name\": \"instanceType\", "
-             "\"value\": \"g5.xlarge\"}, {\"name\": \"tenancy\", \"value\": \"shared\"}, {\"name\": "
-             "\"productDescription\", \"value\": \"Linux/UNIX\"}]}]}", rate);
-    sp_query s = {.instance_type = "g5.xlarge", .region = "us-east-1", .plan_type = "Compute",
-                  .payment = "No Upfront", .duration_s = 31536000};
+    snprintf(
+        body, sizeof body,
+        "{\"searchResults\": [{\"savingsPlanOffering\": {\"offeringId\": \"x\", \"paymentOption\": \"No Upfront\", "
+        "\"planType\": \"Compute\", \"durationSeconds\": 31536000, \"currency\": \"USD\"}, \"rate\": \"%s\", "
+        "\"unit\": \"Hrs\", \"usageType\": \"USE1-BoxUsage:g5.xlarge\", \"operation\": \"RunInstances\", "
+        "\"properties\": [{\"name\": \"region\", \"value\": \"us-east-1\"}, {\"name\": \"instanceType\", "
+        "\"value\": \"g5.xlarge\"}, {\"name\": \"tenancy\", \"value\": \"shared\"}, {\"name\": "
+        "\"productDescription\", \"value\": \"Linux/UNIX\"}]}]}",
+        rate);
+    sp_query s = {.instance_type = "g5.xlarge",
+                  .region = "us-east-1",
+                  .plan_type = "Compute",
+                  .payment = "No Upfront",
+                  .duration_s = 31536000};
     char *next = NULL;
     ib_error err = {0};
     int rc = aws_savingsplans_parse_page(body, strlen(body), &s, &next, &err);
@@ -113,8 +125,8 @@ static void plans(void)
     double v = 0;
     CHECK(plan_rate("0.6", &v) == 0 && v == 0.6);
     CHECK(plan_rate("0.4410000000", &v) == 0 && v == 0.441);
-    static const char *const bad[] = {"0x1", " 100", "100 ", "1e-300", "1E1", "+0.6", "-0.6", "inf", "NaN", "",
-                                      "0", "0.0000001", ".6", "0.6\\n", "0x1p-2", "2000.01"};
+    static const char *const bad[] = {"0x1", " 100", "100 ", "1e-300",    "1E1", "+0.6",   "-0.6",   "inf",
+                                      "NaN", "",     "0",    "0.0000001", ".6",  "0.6\\n", "0x1p-2", "2000.01"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = plan_rate(bad[i], &v);
         if (rc != -1) fprintf(stderr, "rate \"%s\": rc %d\n", bad[i], rc);
@@ -127,14 +139,16 @@ static void plans(void)
 static int list_price(const char *usd, double *out)
 {
     char body[4096];
-    snprintf(body, sizeof body,
-             "{\"FormatVersion\": \"aws_v1\", \"PriceList\": [\"{\\\"product\\\": {\\\"productFamily\\\": \\\"Compute "
-             "Instance\\\", \\\"attributes\\\": {\\\"instanceType\\\": \\\"g5.xlarge\\\", \\\"regionCode\\\": "
-             "\\\"us-east-1\\\", \\\"operatingSystem\\\": \\\"Linux\\\", \\\"tenancy\\\": \\\"Shared\\\", "
-             "\\\"preInstalledSw\\\": \\\"NA\\\", \\\"capacitystatus\\\": \\\"Used\\\", \\\"operation\\\": "
-             "\\\"RunInstances\\\", \\\"marketoption\\\": \\\"OnDemand\\\"}, \\\"sku\\\": \\\"LNX1\\\"}, \\\"terms\\\": "
-             "{\\\"OnDemand\\\": {\\\"LNX1.JRTCKXETXF\\\": {\\\"priceDimensions\\\": {\\\"LNX1.JRTCKXETXF.6YS6EN2CT7\\\": "
-             "{\\\"unit\\\": \\\"Hrs\\\", \\\"pricePerUnit\\\": {\\\"USD\\\": \\\"%s\\\"}}}}}}}\"]}", usd);
+    snprintf(
+        body, sizeof body,
+        "{\"FormatVersion\": \"aws_v1\", \"PriceList\": [\"{\\\"product\\\": {\\\"productFamily\\\": \\\"Compute "
+        "Instance\\\", \\\"attributes\\\": {\\\"instanceType\\\": \\\"g5.xlarge\\\", \\\"regionCode\\\": "
+        "\\\"us-east-1\\\", \\\"operatingSystem\\\": \\\"Linux\\\", \\\"tenancy\\\": \\\"Shared\\\", "
+        "\\\"preInstalledSw\\\": \\\"NA\\\", \\\"capacitystatus\\\": \\\"Used\\\", \\\"operation\\\": "
+        "\\\"RunInstances\\\", \\\"marketoption\\\": \\\"OnDemand\\\"}, \\\"sku\\\": \\\"LNX1\\\"}, \\\"terms\\\": "
+        "{\\\"OnDemand\\\": {\\\"LNX1.JRTCKXETXF\\\": {\\\"priceDimensions\\\": {\\\"LNX1.JRTCKXETXF.6YS6EN2CT7\\\": "
+        "{\\\"unit\\\": \\\"Hrs\\\", \\\"pricePerUnit\\\": {\\\"USD\\\": \\\"%s\\\"}}}}}}}\"]}",
+        usd);
     pricing_item it = {.instance_type = "g5.xlarge", .region = "us-east-1", .usd_per_hour = NAN};
     char *next = NULL;
     ib_error err = {0};
@@ -149,9 +163,9 @@ static void price_list(void)
 {
     double v = 0;
     CHECK(list_price("1.0060000000", &v) == 0 && v == 1.006);
-    CHECK(list_price("0.0000000000", &v) == 0 && isnan(v));   /* a $0 row is no price, not an error */
-    static const char *const bad[] = {"0x1", " 1.006", "1.006 ", "1e-300", "1.006E0", "+1.006", "-1", "inf", "nan",
-                                      "0.0000000001"};
+    CHECK(list_price("0.0000000000", &v) == 0 && isnan(v)); /* a $0 row is no price, not an error */
+    static const char *const bad[] = {"0x1",    " 1.006", "1.006 ", "1e-300", "1.006E0",
+                                      "+1.006", "-1",     "inf",    "nan",    "0.0000000001"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = list_price(bad[i], &v);
         if (rc != -1) fprintf(stderr, "list price \"%s\": rc %d\n", bad[i], rc);
@@ -164,11 +178,13 @@ static void price_list(void)
 static int spot_price(const char *price, const char *when, double *out)
 {
     char xml[1024];
-    snprintf(xml, sizeof xml,
-             "<DescribeSpotPriceHistoryResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><spotPriceHistorySet>"
-             "<item><instanceType>g5.xlarge</instanceType><productDescription>Linux/UNIX</productDescription>"
-             "<spotPrice>%s</spotPrice><timestamp>%s</timestamp><availabilityZone>us-east-1a</availabilityZone></item>"
-             "</spotPriceHistorySet></DescribeSpotPriceHistoryResponse>", price, when);
+    snprintf(
+        xml, sizeof xml,
+        "<DescribeSpotPriceHistoryResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><spotPriceHistorySet>"
+        "<item><instanceType>g5.xlarge</instanceType><productDescription>Linux/UNIX</productDescription>"
+        "<spotPrice>%s</spotPrice><timestamp>%s</timestamp><availabilityZone>us-east-1a</availabilityZone></item>"
+        "</spotPriceHistorySet></DescribeSpotPriceHistoryResponse>",
+        price, when);
     char *types[] = {"g5.xlarge"};
     ec2_spot_query q = {.region = "us-east-1", .instance_types = types, .n_types = 1};
     char *next = NULL;
@@ -201,7 +217,8 @@ static int launch_time(const char *when, time_t *out)
              "<DescribeInstancesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\"><reservationSet><item>"
              "<instancesSet><item><instanceId>i-0123456789abcdef0</instanceId><instanceType>g5.xlarge</instanceType>"
              "<instanceState><code>16</code><name>running</name></instanceState><launchTime>%s</launchTime></item>"
-             "</instancesSet></item></reservationSet></DescribeInstancesResponse>", when);
+             "</instancesSet></item></reservationSet></DescribeInstancesResponse>",
+             when);
     ec2_instances l = {0};
     char *next = NULL;
     ib_error err = {0};
@@ -233,11 +250,11 @@ static void values(void)
     CHECK(util_aws_decimal("007", 0, 100, &v) == 0 && v == 7);
     CHECK(util_aws_decimal("12.5", 13, 100, &v) == -1 && util_aws_decimal("12.5", 0, 12, &v) == -1);
     CHECK(util_aws_time("1970-01-01T00:00:00Z", &t) == 0 && t == 0);
-    CHECK(util_aws_time("2028-02-29T12:00:00Z", &t) == 0 && t == 1835438400);   /* date -u -d 2028-02-29T12:00Z +%s */
+    CHECK(util_aws_time("2028-02-29T12:00:00Z", &t) == 0 && t == 1835438400); /* date -u -d 2028-02-29T12:00Z +%s */
     CHECK(util_aws_time("2026-11-21T23:00:00.123Z", &t) == 0 && t == 1795302000);
     CHECK(util_aws_time("2026-11-22T00:30:00+01:30", &t) == 0 && t == 1795302000);
-    CHECK(util_aws_time("2000-02-29T00:00:00Z", &t) == 0);    /* divisible by 400: a leap year */
-    CHECK(util_aws_time("2100-02-29T00:00:00Z", &t) == -1);   /* by 100, not 400: not one */
+    CHECK(util_aws_time("2000-02-29T00:00:00Z", &t) == 0);  /* divisible by 400: a leap year */
+    CHECK(util_aws_time("2100-02-29T00:00:00Z", &t) == -1); /* by 100, not 400: not one */
     CHECK(util_aws_time("2026-04-31T00:00:00Z", &t) == -1);
     CHECK(util_aws_time("2026-11-21T23:00:00.Z", &t) == -1);
     CHECK(util_aws_time("2026-11-21T23:00:00+1:30", &t) == -1);

@@ -10,7 +10,13 @@
 #include "instbench/prices.h"
 
 static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#define CHECK(c)                                                                  \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+            failures++;                                                           \
+        }                                                                         \
+    } while (0)
 
 static const char *valid =
     "{\"schema\": \"instbench.prices/v1\", \"generated_at\": \"2026-11-22T00:10:45Z\",\n"
@@ -20,7 +26,8 @@ static const char *valid =
     "   \"on_demand\": {\"usd_per_hour\": 1.006, \"source\": \"live\", \"as_of\": \"2026-11-22T00:00:00Z\"},\n"
     "   \"spot\": {\"source\": \"live\", \"as_of\": \"2026-11-22T00:00:01Z\", \"zones\": [\n"
     "      {\"availability_zone\": \"us-east-1a\", \"usd_per_hour\": 0.41, \"timestamp\": \"2026-11-21T23:00:00Z\"},\n"
-    "      {\"availability_zone\": \"us-east-1b\", \"usd_per_hour\": 0.3921, \"timestamp\": \"2026-11-21T22:00:00.000Z\", \"placement_score\": 9}]},\n"
+    "      {\"availability_zone\": \"us-east-1b\", \"usd_per_hour\": 0.3921, \"timestamp\": "
+    "\"2026-11-21T22:00:00.000Z\", \"placement_score\": 9}]},\n"
     "   \"interruption\": {\"bucket\": 0, \"label\": \"<5%\", \"savings_pct\": 70},\n"
     "   \"placement_score\": 7},\n"
     "  {\"instance_type\": \"p5.48xlarge\", \"region\": \"eu-west-1\", \"on_demand\": null, \"spot\": null,\n"
@@ -33,7 +40,8 @@ static const char *written =
     " \"snapshot\": {\"date\": null, \"source\": null},\n"
     " \"prices\": [\n"
     "  {\"instance_type\": \"p5.4xlarge\", \"region\": \"us-east-1\", \"nodes\": 3, \"total_accelerators\": null,\n"
-    "   \"on_demand\": {\"usd_per_hour\": null, \"source\": null, \"as_of\": null, \"usd_per_accelerator_hour\": null,\n"
+    "   \"on_demand\": {\"usd_per_hour\": null, \"source\": null, \"as_of\": null, \"usd_per_accelerator_hour\": "
+    "null,\n"
     "                 \"total_usd_per_hour\": null},\n"
     "   \"spot\": {\"source\": null, \"as_of\": null, \"min_usd_per_hour\": null, \"min_availability_zone\": null,\n"
     "            \"max_usd_per_hour\": null, \"zones\": []},\n"
@@ -48,7 +56,8 @@ static const char *written =
     "            \"min_availability_zone\": \"use1-az9\", \"zones\": [\n"
     "      {\"availability_zone\": \"use1-atl2-az1\", \"zone_type\": \"availability-zone\", \"usd_per_hour\": 0.2,\n"
     "       \"timestamp\": \"2026-11-21T00:00:00Z\", \"placement_score\": null},\n"
-    "      {\"availability_zone\": \"use1-az2\", \"usd_per_hour\": 0.4246, \"timestamp\": \"2026-11-21T00:00:00Z\"}]},\n"
+    "      {\"availability_zone\": \"use1-az2\", \"usd_per_hour\": 0.4246, \"timestamp\": "
+    "\"2026-11-21T00:00:00Z\"}]},\n"
     "   \"interruption\": {\"bucket\": 4, \"label\": \">20%\", \"savings_pct\": 59},\n"
     "   \"placement_score\": null,\n"
     "   \"instance\": {\"vcpus\": 4, \"memory_gib\": 16, \"accelerator\": \"A10G\", \"accelerator_count\": 1,\n"
@@ -59,7 +68,11 @@ static const char *written =
 static void expect_reject_in(const char *base, const char *from, const char *to, const char *why)
 {
     const char *at = strstr(base, from);
-    if (!at) { fprintf(stderr, "bad test: %s not in document\n", from); failures++; return; }
+    if (!at) {
+        fprintf(stderr, "bad test: %s not in document\n", from);
+        failures++;
+        return;
+    }
     size_t n = strlen(base) - strlen(from) + strlen(to) + 1;
     char *doc = malloc(n);
     snprintf(doc, n, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
@@ -90,7 +103,8 @@ static void check_written_form(void)
     if (g) {
         /* the Local Zone is cheaper, but not the lowest unless Local Zones count */
         CHECK(prices_lowest_spot(g, 0) == 0.4246 && !strcmp(prices_cheapest_zone(g, 0)->az, "use1-az2"));
-        CHECK(prices_lowest_spot(g, 1) == 0.2 && prices_highest_spot(g, 0) == 0.4246 && prices_highest_spot(g, 1) == 0.4246);
+        CHECK(prices_lowest_spot(g, 1) == 0.2 && prices_highest_spot(g, 0) == 0.4246 &&
+              prices_highest_spot(g, 1) == 0.4246);
         CHECK(prices_zones_left_out(g, 0) == 1 && prices_zones_left_out(g, 1) == 0);
         CHECK(fabs(prices_spot_savings_pct(g, 0) - 100 * (1 - 0.4246 / 1.006)) < 1e-12);
         CHECK(prices_per_accelerator_hour(g, 1.006) == 1.006);
@@ -104,22 +118,26 @@ static void check_written_form(void)
         CHECK(!strstr(txt, "\"spot\": null") && !strstr(txt, "\"on_demand\": null") &&
               !strstr(txt, "\"interruption\": null") && !strstr(txt, "\"instance\": null"));
         CHECK(strstr(txt, "\"zone_type\": \"local-zone\"") && strstr(txt, "\"min_availability_zone\": \"use1-az2\""));
-        const price_record *g2 = prices_find(&s2, "g5.xlarge", "us-east-1"), *p2 = prices_find(&s2, "p5.4xlarge", "us-east-1");
+        const price_record *g2 = prices_find(&s2, "g5.xlarge", "us-east-1"),
+                           *p2 = prices_find(&s2, "p5.4xlarge", "us-east-1");
         CHECK(g2 && g2->n_spot == 2 && g2->spot[0].usd_per_hour == 0.2 && g2->hw.accelerator_count == 1);
-        CHECK(p2 && isnan(p2->on_demand_usd_per_hour) && p2->n_spot == 0 && !p2->spot_source[0] && !prices_hardware_known(p2));
+        CHECK(p2 && isnan(p2->on_demand_usd_per_hour) && p2->n_spot == 0 && !p2->spot_source[0] &&
+              !prices_hardware_known(p2));
         prices_free(&s2);
     }
     free(txt);
     prices_free(&s);
     /* hostile: a price claimed where the form says there is none */
-    expect_reject_in(written, "\"zones\": []", "\"zones\": [{\"availability_zone\": \"use1-az1\", \"usd_per_hour\": 1, "
-                     "\"timestamp\": \"2026-11-21T00:00:00Z\"}]", "zones without a spot source");
+    expect_reject_in(written, "\"zones\": []",
+                     "\"zones\": [{\"availability_zone\": \"use1-az1\", \"usd_per_hour\": 1, "
+                     "\"timestamp\": \"2026-11-21T00:00:00Z\"}]",
+                     "zones without a spot source");
     expect_reject_in(written, "\"zones\": []", "\"zones\": 5", "must be an array");
     expect_reject_in(written, "\"bucket\": null, \"label\": null", "\"bucket\": null, \"label\": \"<5%\"",
                      "given without a bucket");
     expect_reject_in(written, "\"savings_pct\": null}", "\"savings_pct\": 500}", "savings_pct");
-    expect_reject_in(written, "\"usd_per_hour\": 1.006, \"source\": \"snapshot\"", "\"usd_per_hour\": 1.006, \"source\": null",
-                     "on_demand.source");
+    expect_reject_in(written, "\"usd_per_hour\": 1.006, \"source\": \"snapshot\"",
+                     "\"usd_per_hour\": 1.006, \"source\": null", "on_demand.source");
     /* \u0000 ends cJSON's string ("snapshot") where Python keeps the rest: refused (issue 33) */
     expect_reject_in(written, "\"source\": \"snapshot\"", "\"source\": \"snapshot\\u0000<x>\"", "\\u0000");
 }
@@ -127,19 +145,30 @@ static void check_written_form(void)
 /* AWS's forms (Local Zones and Wavelength user guides): names and IDs of each kind. */
 static void check_zone_kinds(void)
 {
-    static const struct { const char *zone; prices_zone_kind kind; } cases[] = {
-        {"use1-az2", PRICES_ZONE_AVAILABILITY}, {"us-east-1a", PRICES_ZONE_AVAILABILITY},
-        {"usw2-az4", PRICES_ZONE_AVAILABILITY}, {"us-gov-west-1a", PRICES_ZONE_AVAILABILITY},
-        {"apne1-az1", PRICES_ZONE_AVAILABILITY}, {"eu-central-1c", PRICES_ZONE_AVAILABILITY},
-        {"use1-atl2-az1", PRICES_ZONE_LOCAL}, {"usw2-lax1-az2", PRICES_ZONE_LOCAL},
-        {"us-east-1-atl-2a", PRICES_ZONE_LOCAL}, {"us-west-2-lax-1a", PRICES_ZONE_LOCAL},
-        {"use1-qro1-az1", PRICES_ZONE_LOCAL}, {"use1-wl1-bos-wlz1", PRICES_ZONE_WAVELENGTH},
-        {"us-east-1-wl1-bos-wlz-1", PRICES_ZONE_WAVELENGTH}, {"apne1-wl1-nrt-wlz1", PRICES_ZONE_WAVELENGTH},
+    static const struct {
+        const char *zone;
+        prices_zone_kind kind;
+    } cases[] = {
+        {"use1-az2", PRICES_ZONE_AVAILABILITY},
+        {"us-east-1a", PRICES_ZONE_AVAILABILITY},
+        {"usw2-az4", PRICES_ZONE_AVAILABILITY},
+        {"us-gov-west-1a", PRICES_ZONE_AVAILABILITY},
+        {"apne1-az1", PRICES_ZONE_AVAILABILITY},
+        {"eu-central-1c", PRICES_ZONE_AVAILABILITY},
+        {"use1-atl2-az1", PRICES_ZONE_LOCAL},
+        {"usw2-lax1-az2", PRICES_ZONE_LOCAL},
+        {"us-east-1-atl-2a", PRICES_ZONE_LOCAL},
+        {"us-west-2-lax-1a", PRICES_ZONE_LOCAL},
+        {"use1-qro1-az1", PRICES_ZONE_LOCAL},
+        {"use1-wl1-bos-wlz1", PRICES_ZONE_WAVELENGTH},
+        {"us-east-1-wl1-bos-wlz-1", PRICES_ZONE_WAVELENGTH},
+        {"apne1-wl1-nrt-wlz1", PRICES_ZONE_WAVELENGTH},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         prices_zone_kind k = prices_zone_kind_of(cases[i].zone);
         if (k != cases[i].kind) {
-            fprintf(stderr, "%s: %s, want %s\n", cases[i].zone, prices_zone_kind_name(k), prices_zone_kind_name(cases[i].kind));
+            fprintf(stderr, "%s: %s, want %s\n", cases[i].zone, prices_zone_kind_name(k),
+                    prices_zone_kind_name(cases[i].kind));
             failures++;
         }
         CHECK(prices_zone_counts(cases[i].zone, 0) == (cases[i].kind == PRICES_ZONE_AVAILABILITY));
@@ -149,10 +178,7 @@ static void check_zone_kinds(void)
 
 /* Replaces the first occurrence of `from` in the valid document by `to`, and expects rejection
  * with a message containing `why`. */
-static void expect_reject(const char *from, const char *to, const char *why)
-{
-    expect_reject_in(valid, from, to, why);
-}
+static void expect_reject(const char *from, const char *to, const char *why) { expect_reject_in(valid, from, to, why); }
 
 int main(void)
 {
@@ -167,7 +193,7 @@ int main(void)
     if (g) {
         CHECK(fabs(g->on_demand_usd_per_hour - 1.006) < 1e-12);
         CHECK(!strcmp(g->on_demand_source, "live"));
-        CHECK(g->on_demand_as_of == 1795305600);   /* date -u -d 2026-11-22T00:00:00Z +%s */
+        CHECK(g->on_demand_as_of == 1795305600); /* date -u -d 2026-11-22T00:00:00Z +%s */
         CHECK(g->n_spot == 2);
         CHECK(!strcmp(g->spot[1].az, "us-east-1b") && fabs(g->spot[1].usd_per_hour - 0.3921) < 1e-12);
         CHECK(g->spot[1].placement_score == 9 && g->spot[0].placement_score == -1);
@@ -208,7 +234,8 @@ int main(void)
     expect_reject("\"placement_score\": 7", "\"placement_score\": 11", "placement_score");
     expect_reject("\"source\": \"live\"", "\"source\": \"guess\"", "source must be");
     expect_reject("us-east-1b", "us-east-1a", "listed twice");
-    expect_reject("\"p5.48xlarge\", \"region\": \"eu-west-1\"", "\"g5.xlarge\", \"region\": \"us-east-1\"", "listed twice");
+    expect_reject("\"p5.48xlarge\", \"region\": \"eu-west-1\"", "\"g5.xlarge\", \"region\": \"us-east-1\"",
+                  "listed twice");
     expect_reject("\"on_demand\": null, ", "", "on_demand: missing");
     expect_reject("null}]}", "null}]", "not valid JSON");
     expect_reject("\"prices\": [", "\"prices\": 5, \"x\": [", "$.prices: must be an array");

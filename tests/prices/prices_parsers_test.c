@@ -11,7 +11,13 @@
 #include "instbench/aws_services.h"
 
 static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+#define CHECK(c)                                                                  \
+    do {                                                                          \
+        if (!(c)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
+            failures++;                                                           \
+        }                                                                         \
+    } while (0)
 
 static char *load(const char *name, size_t *len)
 {
@@ -33,13 +39,13 @@ static void pricing(void)
     ib_error err = {0};
     char *p1 = load("get_products_page1.json", &n);
     CHECK(aws_pricing_parse_page(p1, n, &it, &next, &err) == 0);
-    CHECK(it.usd_per_hour == 1.006);          /* the Windows distractor comes first and is skipped */
+    CHECK(it.usd_per_hour == 1.006); /* the Windows distractor comes first and is skipped */
     CHECK(it.n_products == 1);
     CHECK(next && !strcmp(next, "eyJwYWdlIjoyfQ==:tok2"));
     free(next);
     char *p2 = load("get_products_page2.json", &n);
     CHECK(aws_pricing_parse_page(p2, n, &it, &next, &err) == 0);
-    CHECK(next == NULL && it.n_products == 1 && it.usd_per_hour == 1.006);   /* unused reservation, capacity block */
+    CHECK(next == NULL && it.n_products == 1 && it.usd_per_hour == 1.006); /* unused reservation, capacity block */
     CHECK(it.pages == 2);
     /* a different region in the document than asked: not ours */
     pricing_item other = {.instance_type = "g5.xlarge", .region = "eu-west-1", .usd_per_hour = NAN};
@@ -52,8 +58,10 @@ static void pricing(void)
 
     /* request bodies carry the documented filters */
     char *body = aws_pricing_request_body(&it, 10, "tok");
-    CHECK(body && strstr(body, "\"ServiceCode\":\"AmazonEC2\"") && strstr(body, "\"Field\":\"capacitystatus\",\"Value\":\"Used\"") &&
-          strstr(body, "\"Field\":\"preInstalledSw\",\"Value\":\"NA\"") && strstr(body, "\"Field\":\"tenancy\",\"Value\":\"Shared\"") &&
+    CHECK(body && strstr(body, "\"ServiceCode\":\"AmazonEC2\"") &&
+          strstr(body, "\"Field\":\"capacitystatus\",\"Value\":\"Used\"") &&
+          strstr(body, "\"Field\":\"preInstalledSw\",\"Value\":\"NA\"") &&
+          strstr(body, "\"Field\":\"tenancy\",\"Value\":\"Shared\"") &&
           strstr(body, "\"Field\":\"operatingSystem\",\"Value\":\"Linux\"") && strstr(body, "\"NextToken\":\"tok\"") &&
           strstr(body, "\"MaxResults\":10"));
     free(body);
@@ -63,10 +71,16 @@ static void pricing(void)
     free(body);
 
     /* broken: not JSON, entry not a string, implausible price */
-    const char *bad[] = {"", "{", "[]", "{\"PriceList\": 5}", "{\"PriceList\": [5]}", "{\"PriceList\": [\"{oops\"]}",
-                         "{\"PriceList\": [\"{\\\"product\\\":{\\\"attributes\\\":{\\\"instanceType\\\":\\\"g5.xlarge\\\"}},"
-                         "\\\"terms\\\":{\\\"OnDemand\\\":{\\\"a\\\":{\\\"priceDimensions\\\":{\\\"b\\\":{\\\"unit\\\":\\\"Hrs\\\","
-                         "\\\"pricePerUnit\\\":{\\\"USD\\\":\\\"-1\\\"}}}}}}}\"]}"};
+    const char *bad[] = {
+        "",
+        "{",
+        "[]",
+        "{\"PriceList\": 5}",
+        "{\"PriceList\": [5]}",
+        "{\"PriceList\": [\"{oops\"]}",
+        "{\"PriceList\": [\"{\\\"product\\\":{\\\"attributes\\\":{\\\"instanceType\\\":\\\"g5.xlarge\\\"}},"
+        "\\\"terms\\\":{\\\"OnDemand\\\":{\\\"a\\\":{\\\"priceDimensions\\\":{\\\"b\\\":{\\\"unit\\\":\\\"Hrs\\\","
+        "\\\"pricePerUnit\\\":{\\\"USD\\\":\\\"-1\\\"}}}}}}}\"]}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         pricing_item b = {.instance_type = "g5.xlarge", .region = "us-east-1", .usd_per_hour = NAN};
         err.msg[0] = '\0';
@@ -97,7 +111,8 @@ static void spot(void)
     for (size_t i = 0; i < q.n_entries; i++) {
         const ec2_spot_entry *e = &q.entries[i];
         CHECK(!strcmp(e->instance_type, "g5.xlarge"));
-        if (!strcmp(e->az, "us-east-1a")) CHECK(e->usd_per_hour == 0.4105 && e->timestamp == 1795302000); /* 2026-11-21T23:00Z */
+        if (!strcmp(e->az, "us-east-1a"))
+            CHECK(e->usd_per_hour == 0.4105 && e->timestamp == 1795302000); /* 2026-11-21T23:00Z */
         else CHECK(!strcmp(e->az, "us-east-1b") && e->usd_per_hour == 0.3921);
     }
     CHECK(next && !strcmp(next, "AAEAAQ+nextpage/token=="));
@@ -112,13 +127,14 @@ static void spot(void)
         CHECK(aws_ec2_parse_spot_page(xml, cut, &b, &next, &err) != 0);
         ec2_spot_query_free(&b);
     }
-    const char *bad[] = {"<Response><Errors/></Response>", "<DescribeSpotPriceHistoryResponse>",
-                         "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet><item><instanceType>g5.xlarge</instanceType>"
-                         "<spotPrice>abc</spotPrice><timestamp>2026-11-21T23:00:00Z</timestamp><availabilityZone>a</availabilityZone>"
-                         "</item></spotPriceHistorySet></DescribeSpotPriceHistoryResponse>",
-                         "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet><item><instanceType>g5.xlarge</instanceType>"
-                         "<spotPrice>NaN</spotPrice><timestamp>2026-11-21T23:00:00Z</timestamp><availabilityZone>a</availabilityZone>"
-                         "</item></spotPriceHistorySet></DescribeSpotPriceHistoryResponse>"};
+    const char *bad[] = {
+        "<Response><Errors/></Response>", "<DescribeSpotPriceHistoryResponse>",
+        "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet><item><instanceType>g5.xlarge</instanceType>"
+        "<spotPrice>abc</spotPrice><timestamp>2026-11-21T23:00:00Z</timestamp><availabilityZone>a</availabilityZone>"
+        "</item></spotPriceHistorySet></DescribeSpotPriceHistoryResponse>",
+        "<DescribeSpotPriceHistoryResponse><spotPriceHistorySet><item><instanceType>g5.xlarge</instanceType>"
+        "<spotPrice>NaN</spotPrice><timestamp>2026-11-21T23:00:00Z</timestamp><availabilityZone>a</availabilityZone>"
+        "</item></spotPriceHistorySet></DescribeSpotPriceHistoryResponse>"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ec2_spot_query b = {.region = "us-east-1", .instance_types = types, .n_types = 1};
         err.msg[0] = '\0';
@@ -139,7 +155,8 @@ static void scores_and_zones(void)
     CHECK(aws_ec2_parse_scores_page(xml, n, &q, &next, &err) == 0 && next == NULL);
     CHECK(q.n_scores == 3);
     if (q.n_scores == 3) {
-        CHECK(!strcmp(q.scores[0].region, "us-east-1") && !strcmp(q.scores[0].az_id, "use1-az1") && q.scores[0].score == 9);
+        CHECK(!strcmp(q.scores[0].region, "us-east-1") && !strcmp(q.scores[0].az_id, "use1-az1") &&
+              q.scores[0].score == 9);
         CHECK(!strcmp(q.scores[2].region, "eu-west-1") && q.scores[2].az_id[0] == '\0' && q.scores[2].score == 7);
     }
     ec2_score_query_free(&q);

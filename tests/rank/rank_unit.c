@@ -26,8 +26,12 @@ static void csv_one(FILE *f, const void *s) { output_csv_field(f, s); }
 static void test_csv(void)
 {
     static const char *const cases[][2] = {
-        {"plain", "plain"},          {"a,b", "\"a,b\""},        {"say \"hi\"", "\"say \"\"hi\"\"\""},
-        {"two\nlines", "\"two\nlines\""}, {"cr\r", "\"cr\r\""}, {"", ""},
+        {"plain", "plain"},
+        {"a,b", "\"a,b\""},
+        {"say \"hi\"", "\"say \"\"hi\"\"\""},
+        {"two\nlines", "\"two\nlines\""},
+        {"cr\r", "\"cr\r\""},
+        {"", ""},
         {"1234.5", "1234.5"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -66,9 +70,10 @@ static void test_parse(void)
 {
     rank_result r;
     char why[256];
-    const char *ok = "{\"schema\":\"instbench.result/v1\",\"instance\":{\"type\":\"g5.xlarge\",\"region\":\"us-east-1\","
-                     "\"count\":4},\"workload\":{\"fingerprint\":\"ab\"},\"topology\":{\"nodes\":2},"
-                     "\"measurement\":{\"samples_per_second\":12.5},\"extra\":[1,2,{\"x\":null}]}";
+    const char *ok =
+        "{\"schema\":\"instbench.result/v1\",\"instance\":{\"type\":\"g5.xlarge\",\"region\":\"us-east-1\","
+        "\"count\":4},\"workload\":{\"fingerprint\":\"ab\"},\"topology\":{\"nodes\":2},"
+        "\"measurement\":{\"samples_per_second\":12.5},\"extra\":[1,2,{\"x\":null}]}";
     CHECK(rank_parse_result(ok, strlen(ok), &r, why, sizeof why) == 0, "valid result rejected: %s", why);
     CHECK(r.nodes == 4, "nodes = max(topology.nodes, instance.count): got %ld", r.nodes);
     CHECK(r.samples_per_second == 12.5 && !strcmp(r.instance_type, "g5.xlarge"), "fields");
@@ -93,15 +98,24 @@ static void test_user_price(void)
     rank_user_price p;
     char why[256];
     CHECK(rank_parse_user_price("g5.xlarge=0.8", &p, why, sizeof why) == 0 && !strcmp(p.name, "g5.xlarge") &&
-              p.market == RANK_ON_DEMAND && p.usd_per_hour == 0.8, "plain NAME=USD is on-demand: %s", why);
+              p.market == RANK_ON_DEMAND && p.usd_per_hour == 0.8,
+          "plain NAME=USD is on-demand: %s", why);
     CHECK(rank_parse_user_price("my-box_1:spot=1e-2", &p, why, sizeof why) == 0 && !strcmp(p.name, "my-box_1") &&
-              p.market == RANK_SPOT && p.usd_per_hour == 0.01, "NAME:spot=USD: %s", why);
+              p.market == RANK_SPOT && p.usd_per_hour == 0.01,
+          "NAME:spot=USD: %s", why);
     CHECK(rank_parse_user_price("h:on-demand=100000", &p, why, sizeof why) == 0 && p.market == RANK_ON_DEMAND,
           "NAME:on-demand at the ceiling: %s", why);
     static const char *const bad[][2] = {
-        {"g5.xlarge=abc", "not a price"}, {"=3", "names no machine"}, {"x=-1", "not a price"},
-        {"x=nan", "not a price"}, {"x=0", "not a price"}, {"x=100001", "not a price"}, {"x", "NAME=USD"},
-        {"x:Spot=1", "on-demand or spot"}, {"a b=1", "not an instance type"}, {"x=1=2", "not a price"},
+        {"g5.xlarge=abc", "not a price"},
+        {"=3", "names no machine"},
+        {"x=-1", "not a price"},
+        {"x=nan", "not a price"},
+        {"x=0", "not a price"},
+        {"x=100001", "not a price"},
+        {"x", "NAME=USD"},
+        {"x:Spot=1", "on-demand or spot"},
+        {"a b=1", "not an instance type"},
+        {"x=1=2", "not a price"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = rank_parse_user_price(bad[i][0], &p, why, sizeof why);
@@ -116,10 +130,12 @@ static void test_user_price(void)
     char doc[512];
     snprintf(doc, sizeof doc, "%s}", head);
     CHECK(rank_parse_result(doc, strlen(doc), &r, why, sizeof why) == 0 && isnan(r.user_usd_per_hour) &&
-              !strcmp(r.host, "ws1"), "no price: NAN, host read: %s", why);
+              !strcmp(r.host, "ws1"),
+          "no price: NAN, host read: %s", why);
     snprintf(doc, sizeof doc, "%s,\"price\":{\"usd_per_hour\":0.35,\"market\":\"spot\",\"source\":\"user\"}}", head);
     CHECK(rank_parse_result(doc, strlen(doc), &r, why, sizeof why) == 0 && r.user_usd_per_hour == 0.35 &&
-              r.user_market == RANK_SPOT, "recorded spot price: %s", why);
+              r.user_market == RANK_SPOT,
+          "recorded spot price: %s", why);
     snprintf(doc, sizeof doc, "%s,\"price\":{\"usd_per_hour\":0}}", head);
     CHECK(rank_parse_result(doc, strlen(doc), &r, why, sizeof why) == -1 && strstr(why, "price.usd_per_hour"),
           "zero price accepted: [%s]", why);
@@ -144,7 +160,7 @@ static void test_user_price(void)
     o.n_user_prices = 2;
     CHECK(rank_user_price_for(&c, RANK_ON_DEMAND, &o, &usd, &t) == 1 && usd == 0.25 && t == 0,
           "the flag beats the recorded price (hostnames match in any case)");
-    strcpy(c.instance_type, "g5.xlarge");   /* a typed configuration is named by its type only */
+    strcpy(c.instance_type, "g5.xlarge"); /* a typed configuration is named by its type only */
     CHECK(rank_user_price_for(&c, RANK_ON_DEMAND, &o, &usd, &t) == 1 && usd == 0.5, "host flag on a typed config");
 }
 
@@ -186,10 +202,10 @@ static void test_filter(void)
     o.max_hourly_usd = 2;
     o.deadline_hours = 10;
     rank_row r[4] = {row(1, 1), row(1, 1), row(1, 1), row(1, 1)};
-    r[0].usd_per_hour = 1, r[0].rank_hours_to_target = 10;   /* kept: limits are inclusive */
-    r[1].usd_per_hour = 3, r[1].rank_hours_to_target = 1;    /* over max-hourly */
-    r[2].priced = 0;                                         /* unpriced: kept at the end */
-    r[3].usd_per_hour = 1, r[3].rank_hours_to_target = 11;   /* misses the deadline: the ranking figure
+    r[0].usd_per_hour = 1, r[0].rank_hours_to_target = 10; /* kept: limits are inclusive */
+    r[1].usd_per_hour = 3, r[1].rank_hours_to_target = 1;  /* over max-hourly */
+    r[2].priced = 0;                                       /* unpriced: kept at the end */
+    r[3].usd_per_hour = 1, r[3].rank_hours_to_target = 11; /* misses the deadline: the ranking figure
                                                                 (a spot row's expected time) counts */
     r[3].hours_to_target = 9;
     size_t n = 4;
@@ -211,7 +227,8 @@ static void test_spot_model(void)
     /* no restart, tau + delta = 1, Lambda = 1: tau / (e - 1) */
     CHECK(fabs(rank_spot_efficiency(1, 0.5, 0, 0.5) - 0.5 / (exp(1) - 1)) < 1e-15, "efficiency");
     /* the series and the closed form meet at x = 0.1 (both sides of the switch) */
-    rank_spot_moments a = rank_spot_segment_moments(1, 0.1 - 1e-15, 0), b = rank_spot_segment_moments(1, 0.1 + 1e-15, 0);
+    rank_spot_moments a = rank_spot_segment_moments(1, 0.1 - 1e-15, 0),
+                      b = rank_spot_segment_moments(1, 0.1 + 1e-15, 0);
     CHECK(fabs(a.var - b.var) < 1e-12 * b.var && fabs(a.k3 - b.k3) < 1e-9 * b.k3,
           "moments continuous at the switch: %.17g %.17g, %.17g %.17g", a.var, b.var, a.k3, b.k3);
     double r;

@@ -45,8 +45,8 @@ int main(int argc, char **argv)
     int rc = 0;
     if (!strcmp(cmd, "presign") && argc - a == 5) {
         char *url = NULL;
-        rc = aws_s3_presign(s, &cred, argv[a], argv[a + 1], argv[a + 2], atol(argv[a + 3]),
-                            (time_t)atoll(argv[a + 4]), &url, &err);
+        rc = aws_s3_presign(s, &cred, argv[a], argv[a + 1], argv[a + 2], atol(argv[a + 3]), (time_t)atoll(argv[a + 4]),
+                            &url, &err);
         if (rc == 0) printf("%s\n", url);
         free(url);
     } else if (!strcmp(cmd, "put") && argc - a == 3) {

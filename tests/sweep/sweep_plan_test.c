@@ -22,7 +22,7 @@ static price_record record(const char *type, double od, const double *spot, size
     r.on_demand_usd_per_hour = od;
     snprintf(r.on_demand_source, sizeof r.on_demand_source, "live");
     snprintf(r.spot_source, sizeof r.spot_source, "live");
-    r.on_demand_as_of = r.spot_as_of = 1764028800;   /* 2025-11-25 */
+    r.on_demand_as_of = r.spot_as_of = 1764028800; /* 2025-11-25 */
     for (size_t i = 0; i < n_spot; i++) {
         snprintf(zones[i].az, sizeof zones[i].az, "us-east-1%c", (char)('a' + i));
         zones[i].usd_per_hour = spot[i];
@@ -37,14 +37,18 @@ static price_record record(const char *type, double od, const double *spot, size
  * the old name rule read as x86_64); types instbench does not measure are refused with the reason. */
 static void arch_rule(void)
 {
-    static const struct { const char *type, *ec2; sweep_ami_kind kind; const char *src; } ok[] = {
+    static const struct {
+        const char *type, *ec2;
+        sweep_ami_kind kind;
+        const char *src;
+    } ok[] = {
         {"p6e-gb200.36xlarge", NULL, SWEEP_AMI_GPU_ARM64, "instance-type catalogue"},
         {"p6e-gb200.36xlarge", "arm64", SWEEP_AMI_GPU_ARM64, "DescribeInstanceTypes"},
         {"p6-b200.48xlarge", NULL, SWEEP_AMI_GPU_X86_64, "instance-type catalogue"},
         {"g5g.xlarge", NULL, SWEEP_AMI_GPU_ARM64, "instance-type catalogue"},
         {"c7g.large", NULL, SWEEP_AMI_CPU_ARM64, "instance-type catalogue"},
         {"c7i.large", NULL, SWEEP_AMI_CPU_X86_64, "instance-type catalogue"},
-        {"c7i.large", "arm64", SWEEP_AMI_CPU_ARM64, "DescribeInstanceTypes"},   /* EC2's word wins */
+        {"c7i.large", "arm64", SWEEP_AMI_CPU_ARM64, "DescribeInstanceTypes"}, /* EC2's word wins */
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         sweep_ami_kind k = SWEEP_AMI_KINDS;
@@ -54,9 +58,13 @@ static void arch_rule(void)
         CHECK(rc == 0 && k == ok[i].kind && src && !strcmp(src, ok[i].src), "%s (EC2 %s): rc %d kind %d from %s: %s",
               ok[i].type, ok[i].ec2 ? ok[i].ec2 : "-", rc, (int)k, src ? src : "?", err.msg);
     }
-    static const struct { const char *type, *ec2, *says; } bad[] = {
-        {"trn2.48xlarge", NULL, "Trainium"}, {"inf2.48xlarge", "x86_64", "Inferentia"},
-        {"dl1.24xlarge", NULL, "not NVIDIA"}, {"x2idn.16xlarge", NULL, "x2idn.16xlarge"},
+    static const struct {
+        const char *type, *ec2, *says;
+    } bad[] = {
+        {"trn2.48xlarge", NULL, "Trainium"},
+        {"inf2.48xlarge", "x86_64", "Inferentia"},
+        {"dl1.24xlarge", NULL, "not NVIDIA"},
+        {"x2idn.16xlarge", NULL, "x2idn.16xlarge"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sweep_ami_kind k;
@@ -69,7 +77,10 @@ static void arch_rule(void)
 
 static void specs(void)
 {
-    static const struct { const char *in, *spec; int nodes, spot; } ok[] = {
+    static const struct {
+        const char *in, *spec;
+        int nodes, spot;
+    } ok[] = {
         {"4xg5.xlarge:spot", "4xg5.xlarge:spot", 4, 1},
         {"4 x g5.xlarge", "4xg5.xlarge:on-demand", 4, 0},
         {" 2X g5.12xlarge : on-demand ", "2xg5.12xlarge:on-demand", 2, 0},
@@ -83,8 +94,9 @@ static void specs(void)
         CHECK(rc == 0 && !strcmp(c.spec, ok[i].spec) && c.nodes == ok[i].nodes && c.spot == ok[i].spot,
               "'%s': rc %d spec %s (%s)", ok[i].in, rc, c.spec, err.msg);
     }
-    static const char *const bad[] = {"0xg5.xlarge", "65xg5.xlarge", "4g5.xlarge", "x", "g5.xlarge:", "g5.xlarge:spots",
-                                      ":spot", "4x", "999999999999xg5.xlarge"};
+    static const char *const bad[] = {"0xg5.xlarge", "65xg5.xlarge", "4g5.xlarge",
+                                      "x",           "g5.xlarge:",   "g5.xlarge:spots",
+                                      ":spot",       "4x",           "999999999999xg5.xlarge"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sweep_candidate c;
         ib_error err = {0};
@@ -103,10 +115,10 @@ static void plans(void)
 {
     spot_price z1[3], z2[2], z3[1];
     const double s1[] = {0.40, 0.55, 0.45}, s2[] = {1.5, 2.5}, s3[] = {0.3};
-    price_record g5 = record("g5.xlarge", 1.0, s1, 3, z1);        /* spot: highest 0.55 */
-    price_record g12 = record("g5.12xlarge", 2.0, s2, 2, z2);     /* spot 2.5 > on-demand: capped */
-    price_record p5 = record("p5.4xlarge", 7.0, NULL, 0, NULL);   /* no spot: on-demand, said so */
-    price_record c7 = record("c7i.large", NAN, s3, 1, z3);        /* no on-demand */
+    price_record g5 = record("g5.xlarge", 1.0, s1, 3, z1);      /* spot: highest 0.55 */
+    price_record g12 = record("g5.12xlarge", 2.0, s2, 2, z2);   /* spot 2.5 > on-demand: capped */
+    price_record p5 = record("p5.4xlarge", 7.0, NULL, 0, NULL); /* no spot: on-demand, said so */
+    price_record c7 = record("c7i.large", NAN, s3, 1, z3);      /* no on-demand */
     sweep_candidate c[5];
     ib_error err = {0};
     sweep_candidate_parse("4xg5.xlarge:spot", &c[0], &err);
@@ -119,14 +131,18 @@ static void plans(void)
     sweep_plan_input in = {"us-east-1", c, 4, prices, amis, NULL, 45, 100};
     sweep_plan p;
     CHECK(sweep_plan_build(&in, &p, &err) == 0, "%s", err.msg);
-    CHECK(fabs(p.lines[0].usd_per_node_hour - 0.55) < 1e-12 && fabs(p.lines[0].worst_case_usd - 4 * 0.55 * 0.75) < 1e-12,
+    CHECK(fabs(p.lines[0].usd_per_node_hour - 0.55) < 1e-12 &&
+              fabs(p.lines[0].worst_case_usd - 4 * 0.55 * 0.75) < 1e-12,
           "highest zone: %g %g", p.lines[0].usd_per_node_hour, p.lines[0].worst_case_usd);
-    CHECK(strstr(p.lines[0].price_source, "live 2025-11-25, highest of 3 zones") != NULL, "%s", p.lines[0].price_source);
-    CHECK(p.lines[1].usd_per_node_hour == 2.0 && strstr(p.lines[1].price_source, "capped at on-demand"), "capped: %g %s",
-          p.lines[1].usd_per_node_hour, p.lines[1].price_source);
-    CHECK(p.lines[2].usd_per_node_hour == 7.0 && p.lines[2].spot_at_on_demand && p.lines[2].worst_case_usd == 2 * 7.0 * 0.75,
+    CHECK(strstr(p.lines[0].price_source, "live 2025-11-25, highest of 3 zones") != NULL, "%s",
+          p.lines[0].price_source);
+    CHECK(p.lines[1].usd_per_node_hour == 2.0 && strstr(p.lines[1].price_source, "capped at on-demand"),
+          "capped: %g %s", p.lines[1].usd_per_node_hour, p.lines[1].price_source);
+    CHECK(p.lines[2].usd_per_node_hour == 7.0 && p.lines[2].spot_at_on_demand &&
+              p.lines[2].worst_case_usd == 2 * 7.0 * 0.75,
           "no spot: %g %d", p.lines[2].usd_per_node_hour, p.lines[2].spot_at_on_demand);
-    CHECK(p.lines[3].usd_per_node_hour == 0.3 && !strcmp(p.lines[3].ami.id, "ami-cpu") && !strcmp(p.lines[0].ami.id, "ami-gpu"),
+    CHECK(p.lines[3].usd_per_node_hour == 0.3 && !strcmp(p.lines[3].ami.id, "ami-cpu") &&
+              !strcmp(p.lines[0].ami.id, "ami-gpu"),
           "cpu spot without on-demand: %g %s", p.lines[3].usd_per_node_hour, p.lines[3].ami.id);
     double total = 4 * 0.55 * 0.75 + 2.0 * 0.75 + 2 * 7.0 * 0.75 + 0.3 * 0.75;
     CHECK(fabs(p.total_usd - total) < 1e-12 && p.verdict == SWEEP_WITHIN && p.instances == 8, "total %g verdict %d",
@@ -135,9 +151,10 @@ static void plans(void)
     in.max_cost_usd = total - 0.01;
     CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_OVER, "over: %d", p.verdict);
     sweep_plan_free(&p);
-    in.n = 5;   /* c7i.large on-demand has no price: the total is unknown, never within */
+    in.n = 5; /* c7i.large on-demand has no price: the total is unknown, never within */
     CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_UNPRICED && isnan(p.total_usd) &&
-          isnan(p.lines[4].worst_case_usd), "unpriced: %d %g", p.verdict, p.total_usd);
+              isnan(p.lines[4].worst_case_usd),
+          "unpriced: %d %g", p.verdict, p.total_usd);
     sweep_plan_free(&p);
     in.max_cost_usd = NAN;
     CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_NO_CEILING, "no ceiling: %d", p.verdict);
@@ -173,41 +190,45 @@ static void efa_layouts(void)
 {
     sweep_efa e;
     char t[2048];
-    ec2_type_network n = net(1, 4, 4, 15);   /* p4d.24xlarge as DescribeInstanceTypes states it */
+    ec2_type_network n = net(1, 4, 4, 15); /* p4d.24xlarge as DescribeInstanceTypes states it */
     sweep_efa_layout(&n, "p4d.24xlarge", 2, 0, &e);
     layout_text(&e, t, sizeof t);
     CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 1/0/efa-only 2/0/efa-only 3/0/efa-only") && e.devices == 4 &&
-          e.elastic_ip, "p4d: %s (%d devices)", t, e.devices);
+              e.elastic_ip,
+          "p4d: %s (%d devices)", t, e.devices);
     sweep_efa_layout(&n, "p4d.24xlarge", 1, 0, &e);
     CHECK(e.n == 0 && strstr(e.why, "one node"), "one node gets no EFA: %d %s", e.n, e.why);
     sweep_efa_layout(&n, "p4d.24xlarge", 2, 1, &e);
     CHECK(e.n == 0 && strstr(e.why, "--efa off"), "--efa off: %d %s", e.n, e.why);
-    n = net(1, 1, 1, 15);                     /* g5.12xlarge */
+    n = net(1, 1, 1, 15); /* g5.12xlarge */
     sweep_efa_layout(&n, "g5.12xlarge", 4, 0, &e);
     layout_text(&e, t, sizeof t);
     CHECK(!strcmp(t, "0/0/efa+ip") && e.devices == 1 && !e.elastic_ip, "one EFA: %s", t);
-    n = net(0, 0, 1, 4);                      /* g5.xlarge */
+    n = net(0, 0, 1, 4); /* g5.xlarge */
     sweep_efa_layout(&n, "g5.xlarge", 4, 0, &e);
     CHECK(e.n == 0 && strstr(e.why, "has no EFA"), "no EFA: %s", e.why);
     sweep_efa_layout(NULL, "g5.xlarge", 4, 0, &e);
     CHECK(e.n == 0, "a type not described gets none");
-    n = net(1, 2, 2, 1);                      /* card 0 takes one interface: EFA with ENA is the primary */
+    n = net(1, 2, 2, 1); /* card 0 takes one interface: EFA with ENA is the primary */
     sweep_efa_layout(&n, "x.test", 2, 0, &e);
     layout_text(&e, t, sizeof t);
     CHECK(!strcmp(t, "0/0/efa 1/0/efa-only") && e.devices == 2 && e.elastic_ip, "card 0 of one interface: %s", t);
     n = net(1, 4, 4, 15);
-    n.card_max_interfaces[2] = 0;            /* a card the answer does not list is not there */
+    n.card_max_interfaces[2] = 0; /* a card the answer does not list is not there */
     sweep_efa_layout(&n, "x.test", 2, 0, &e);
     layout_text(&e, t, sizeof t);
-    CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 1/0/efa-only 3/0/efa-only") && e.devices == 3, "card 2 unlisted: %s", t);
-    n = net(1, 8, 2, 15);                     /* more EFA interfaces than cards: one per card */
+    CHECK(!strcmp(t, "0/0/interface 0/1/efa-only 1/0/efa-only 3/0/efa-only") && e.devices == 3, "card 2 unlisted: %s",
+          t);
+    n = net(1, 8, 2, 15); /* more EFA interfaces than cards: one per card */
     sweep_efa_layout(&n, "x.test", 2, 0, &e);
     CHECK(e.devices == 2 && e.n == 3, "one EFA per card: %d devices, %d interfaces", e.devices, e.n);
-    n = net(1, 32, 32, 2);                    /* p5.48xlarge */
+    n = net(1, 32, 32, 2); /* p5.48xlarge */
     sweep_efa_layout(&n, "p5.48xlarge", 2, 0, &e);
     sweep_efa_text(&e, t, sizeof t);
-    CHECK(e.n == 33 && e.devices == 32 && !strcmp(t, "card 0: interface (primary) + efa-only; cards 1-31: efa-only "
-                                                     "(32 EFA devices, an Elastic IP on the primary)"), "p5: %s", t);
+    CHECK(e.n == 33 && e.devices == 32 &&
+              !strcmp(t, "card 0: interface (primary) + efa-only; cards 1-31: efa-only "
+                         "(32 EFA devices, an Elastic IP on the primary)"),
+          "p5: %s", t);
 }
 
 /* A network as DescribeInstanceTypes states it with each card's interface types (NetworkCardInfo.
@@ -246,7 +267,8 @@ static void efa_card_types(void)
         CHECK(e.nic[i].card != 0 || !strcmp(e.nic[i].type, "interface"), "p6-b300: an EFA interface on card 0: %s", t);
     sweep_efa_text(&e, t, sizeof t);
     CHECK(!strcmp(t, "card 0: interface (primary); cards 1-16: efa-only (16 EFA devices, an Elastic IP on the "
-                     "primary)"), "p6-b300 text: %s", t);
+                     "primary)"),
+          "p6-b300 text: %s", t);
     /* P6-B200: 8 cards of 4, each takes EFA, 8 EFA */
     n = net_typed(8, 8, 4, all, all);
     sweep_efa_layout(&n, "p6-b200.48xlarge", 2, 0, &e);
@@ -293,7 +315,8 @@ static void efa_card_types(void)
     /* no card takes EFA although efaSupported says so: none, with the reason */
     n = net_typed(4, 4, 4, EC2_IF_ENA, EC2_IF_ENA);
     sweep_efa_layout(&n, "x.test", 2, 0, &e);
-    CHECK(e.n == 0 && e.devices == 0 && strstr(e.why, "no network card takes an EFA"), "no EFA card: %d %s", e.n, e.why);
+    CHECK(e.n == 0 && e.devices == 0 && strstr(e.why, "no network card takes an EFA"), "no EFA card: %d %s", e.n,
+          e.why);
     /* card 0 names only a type this code does not know: no primary it can give, none */
     n = net_typed(4, 4, 4, 0, all);
     sweep_efa_layout(&n, "x.test", 2, 0, &e);

@@ -61,13 +61,19 @@ int main(int argc, char **argv)
     size_t n_logs, n_args;
     char **logs = strs(j, "log_urls", &n_logs), **args = strs(j, "measure_args", &n_args);
     sweep_userdata_vars v = {
-        .sweep_id = str(j, "sweep_id"), .candidate_spec = str(j, "candidate_spec"),
+        .sweep_id = str(j, "sweep_id"),
+        .candidate_spec = str(j, "candidate_spec"),
         .nodes = cJSON_IsNumber(nodes) ? nodes->valueint : 0,
         .max_minutes = cJSON_IsNumber(minutes) ? minutes->valuedouble : 0,
-        .region = str(j, "region"), .market = str(j, "market"), .source_url = str(j, "source_url"),
-        .source_sha256 = str(j, "source_sha256"), .result_url = str(j, "result_url"),
-        .log_urls = (const char *const *)logs, .rendezvous_url = str(j, "rendezvous_url"),
-        .measure_args = args, .n_measure_args = n_args,
+        .region = str(j, "region"),
+        .market = str(j, "market"),
+        .source_url = str(j, "source_url"),
+        .source_sha256 = str(j, "source_sha256"),
+        .result_url = str(j, "result_url"),
+        .log_urls = (const char *const *)logs,
+        .rendezvous_url = str(j, "rendezvous_url"),
+        .measure_args = args,
+        .n_measure_args = n_args,
         .efa_devices = cJSON_IsNumber(efa) ? efa->valueint : 0,
     };
     /* every path frees what it read: the ASan build's leak check would turn exit 2 into 1 */

@@ -15,16 +15,19 @@
 
 static void escaped_nul(void)
 {
-    static const struct { const char *json; size_t at; } cases[] = {
-        {"{\"a\": \"x\\u0000y\"}", 9},         /* in a value: the offset of its backslash, + 1 */
-        {"{\"a\\u0000b\": 1}", 4},              /* in a key */
-        {"{\"a\": \"x\\\\u0000\"}", 0},         /* an escaped backslash, then the text u0000 */
-        {"{\"a\": \"\\\\\\u0000\"}", 10},       /* \\ then \u0000: the second is an escape */
-        {"{\"a\": \"\\\"\\u0000\"}", 10},        /* \" does not end the string */
-        {"{\"a\": \"x\\u00001\"}", 9},          /* \u0000 followed by a digit */
-        {"{\"a\": \"\\u0001 \\u00e9\"}", 0},    /* other escapes pass */
-        {"{\"a\": 1} \\u0000", 0},              /* outside any string: not this rule's (invalid JSON) */
-        {"{\"a\": \"\\u000", 0},                /* cut short */
+    static const struct {
+        const char *json;
+        size_t at;
+    } cases[] = {
+        {"{\"a\": \"x\\u0000y\"}", 9},       /* in a value: the offset of its backslash, + 1 */
+        {"{\"a\\u0000b\": 1}", 4},           /* in a key */
+        {"{\"a\": \"x\\\\u0000\"}", 0},      /* an escaped backslash, then the text u0000 */
+        {"{\"a\": \"\\\\\\u0000\"}", 10},    /* \\ then \u0000: the second is an escape */
+        {"{\"a\": \"\\\"\\u0000\"}", 10},    /* \" does not end the string */
+        {"{\"a\": \"x\\u00001\"}", 9},       /* \u0000 followed by a digit */
+        {"{\"a\": \"\\u0001 \\u00e9\"}", 0}, /* other escapes pass */
+        {"{\"a\": 1} \\u0000", 0},           /* outside any string: not this rule's (invalid JSON) */
+        {"{\"a\": \"\\u000", 0},             /* cut short */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         size_t got = util_json_escaped_nul(cases[i].json, strlen(cases[i].json));
@@ -34,15 +37,29 @@ static void escaped_nul(void)
 
 static void names(void)
 {
-    static const struct { const char *s; int ok; } cases[] = {
-        {"g5.xlarge", 1}, {"lab-box_2", 1}, {"b\xc3\xbcro", 1} /* büro */, {"b\xc3\xa9ro", 1} /* béro */,
+    static const struct {
+        const char *s;
+        int ok;
+    } cases[] = {
+        {"g5.xlarge", 1},
+        {"lab-box_2", 1},
+        {"b\xc3\xbcro", 1} /* büro */,
+        {"b\xc3\xa9ro", 1} /* béro */,
         {"\xe6\x9d\xb1\xe4\xba\xac", 1} /* 東京 */,
-        {"my host", 0}, {"a=b", 0}, {"a:spot", 0}, {"tab\t", 0}, {"del\x7f", 0},
-        {"c1\xc2\x9b", 0} /* U+009B, CSI */, {"bidi\xe2\x80\xae", 0} /* U+202E */,
-        {"bad\xc3", 0} /* cut sequence */, {"over\xc0\xaf", 0} /* overlong '/' */, {"\xff", 0},
+        {"my host", 0},
+        {"a=b", 0},
+        {"a:spot", 0},
+        {"tab\t", 0},
+        {"del\x7f", 0},
+        {"c1\xc2\x9b", 0} /* U+009B, CSI */,
+        {"bidi\xe2\x80\xae", 0} /* U+202E */,
+        {"bad\xc3", 0} /* cut sequence */,
+        {"over\xc0\xaf", 0} /* overlong '/' */,
+        {"\xff", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        CHECK(util_utf8_name(cases[i].s, strlen(cases[i].s)) == cases[i].ok, "name [%s]: want %d", cases[i].s, cases[i].ok);
+        CHECK(util_utf8_name(cases[i].s, strlen(cases[i].s)) == cases[i].ok, "name [%s]: want %d", cases[i].s,
+              cases[i].ok);
     CHECK(util_utf8_name_char("\xc3\xbc") == 2 && util_utf8_name_char("a") == 1 && util_utf8_name_char("") == 0,
           "one character's length");
 }

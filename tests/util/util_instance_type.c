@@ -29,27 +29,27 @@ static void documented(void)
     static const struct {
         const char *type, *accel, *arch;
         int count;
-        double gib;   /* 0: the page gives none for the instance */
+        double gib; /* 0: the page gives none for the instance */
         int efa;
         instance_accel_kind kind;
     } cases[] = {
-        {"p6-b200.48xlarge", "B200", "x86_64", 8, 1440, 1, INSTANCE_ACCEL_NVIDIA},          /* [P6] */
-        {"p6-b300.48xlarge", "B300", "x86_64", 8, 2100, 1, INSTANCE_ACCEL_NVIDIA},          /* [P6] 2.1 TB */
-        {"p6e-gb200.36xlarge", "B200", "arm64", 4, 0, 1, INSTANCE_ACCEL_NVIDIA},            /* [EKS] */
-        {"p5.4xlarge", "H100", "x86_64", 1, 80, 1, INSTANCE_ACCEL_NVIDIA},                  /* [AC], [DIT] */
-        {"p5.48xlarge", "H100", "x86_64", 8, 640, 1, INSTANCE_ACCEL_NVIDIA},                /* [AC] */
-        {"p5en.48xlarge", "H200", "x86_64", 8, 1128, 1, INSTANCE_ACCEL_NVIDIA},             /* [AC] */
-        {"g7e.2xlarge", "RTX PRO Server 6000", "x86_64", 1, 96, 0, INSTANCE_ACCEL_NVIDIA},  /* [DIT] */
-        {"g7e.8xlarge", "RTX PRO Server 6000", "x86_64", 1, 96, 1, INSTANCE_ACCEL_NVIDIA},  /* [DIT] */
+        {"p6-b200.48xlarge", "B200", "x86_64", 8, 1440, 1, INSTANCE_ACCEL_NVIDIA},         /* [P6] */
+        {"p6-b300.48xlarge", "B300", "x86_64", 8, 2100, 1, INSTANCE_ACCEL_NVIDIA},         /* [P6] 2.1 TB */
+        {"p6e-gb200.36xlarge", "B200", "arm64", 4, 0, 1, INSTANCE_ACCEL_NVIDIA},           /* [EKS] */
+        {"p5.4xlarge", "H100", "x86_64", 1, 80, 1, INSTANCE_ACCEL_NVIDIA},                 /* [AC], [DIT] */
+        {"p5.48xlarge", "H100", "x86_64", 8, 640, 1, INSTANCE_ACCEL_NVIDIA},               /* [AC] */
+        {"p5en.48xlarge", "H200", "x86_64", 8, 1128, 1, INSTANCE_ACCEL_NVIDIA},            /* [AC] */
+        {"g7e.2xlarge", "RTX PRO Server 6000", "x86_64", 1, 96, 0, INSTANCE_ACCEL_NVIDIA}, /* [DIT] */
+        {"g7e.8xlarge", "RTX PRO Server 6000", "x86_64", 1, 96, 1, INSTANCE_ACCEL_NVIDIA}, /* [DIT] */
         {"g7e.48xlarge", "RTX PRO Server 6000", "x86_64", 8, 768, 1, INSTANCE_ACCEL_NVIDIA},
-        {"g7.2xlarge", "RTX PRO 4500", "x86_64", 1, 32, 0, INSTANCE_ACCEL_NVIDIA},          /* [DIT] */
-        {"g7.12xlarge", "RTX PRO 4500", "x86_64", 2, 64, 1, INSTANCE_ACCEL_NVIDIA},         /* [DIT] */
-        {"g7.48xlarge", "RTX PRO 4500", "x86_64", 8, 256, 1, INSTANCE_ACCEL_NVIDIA},        /* [DIT] */
-        {"g5.xlarge", "A10G", "x86_64", 1, 24, 0, INSTANCE_ACCEL_NVIDIA},                   /* [AC] */
-        {"g5g.16xlarge", "T4g", "arm64", 2, 32, 0, INSTANCE_ACCEL_NVIDIA},                  /* [AC], [NAME] */
-        {"trn2.48xlarge", "Trainium2", "x86_64", 16, 1536, 1, INSTANCE_ACCEL_TRAINIUM},     /* [TRN2] */
-        {"trn1.32xlarge", "Trainium", "x86_64", 16, 512, 1, INSTANCE_ACCEL_TRAINIUM},       /* [AC] */
-        {"inf2.48xlarge", "Inferentia2", "x86_64", 12, 384, 1, INSTANCE_ACCEL_INFERENTIA},  /* [AC] */
+        {"g7.2xlarge", "RTX PRO 4500", "x86_64", 1, 32, 0, INSTANCE_ACCEL_NVIDIA},         /* [DIT] */
+        {"g7.12xlarge", "RTX PRO 4500", "x86_64", 2, 64, 1, INSTANCE_ACCEL_NVIDIA},        /* [DIT] */
+        {"g7.48xlarge", "RTX PRO 4500", "x86_64", 8, 256, 1, INSTANCE_ACCEL_NVIDIA},       /* [DIT] */
+        {"g5.xlarge", "A10G", "x86_64", 1, 24, 0, INSTANCE_ACCEL_NVIDIA},                  /* [AC] */
+        {"g5g.16xlarge", "T4g", "arm64", 2, 32, 0, INSTANCE_ACCEL_NVIDIA},                 /* [AC], [NAME] */
+        {"trn2.48xlarge", "Trainium2", "x86_64", 16, 1536, 1, INSTANCE_ACCEL_TRAINIUM},    /* [TRN2] */
+        {"trn1.32xlarge", "Trainium", "x86_64", 16, 512, 1, INSTANCE_ACCEL_TRAINIUM},      /* [AC] */
+        {"inf2.48xlarge", "Inferentia2", "x86_64", 12, 384, 1, INSTANCE_ACCEL_INFERENTIA}, /* [AC] */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         instance_type_facts f;
@@ -59,7 +59,8 @@ static void documented(void)
         CHECK(f.accelerator && !strcmp(f.accelerator, cases[i].accel), "%s: accelerator %s", cases[i].type,
               f.accelerator ? f.accelerator : "(none)");
         CHECK(f.accelerator_count == cases[i].count, "%s: %d accelerators", cases[i].type, f.accelerator_count);
-        CHECK(fabs(f.accelerator_memory_gib - cases[i].gib) < 0.5, "%s: %g GiB", cases[i].type, f.accelerator_memory_gib);
+        CHECK(fabs(f.accelerator_memory_gib - cases[i].gib) < 0.5, "%s: %g GiB", cases[i].type,
+              f.accelerator_memory_gib);
         CHECK(!strcmp(f.arch, cases[i].arch), "%s: arch %s", cases[i].type, f.arch);
         CHECK(f.efa == cases[i].efa, "%s: efa %d", cases[i].type, f.efa);
         CHECK(f.accel_kind == cases[i].kind, "%s: kind %d", cases[i].type, (int)f.accel_kind);
@@ -74,9 +75,11 @@ static void documented(void)
     CHECK(instance_type_facts_get("p6-b300.48xlarge", &f) == 0 && f.max_efa_interfaces == 16,
           "p6-b300: EFA on its 16 cards beside ENA-only card 0, got %d", f.max_efa_interfaces);
     /* [DIT] MaximumEfaInterfaces */
-    static const struct { const char *type; int max; } max_efa[] = {
-        {"p6-b200.48xlarge", 8}, {"p5.48xlarge", 32}, {"p5.4xlarge", 1}, {"g7e.48xlarge", 4}, {"g7e.24xlarge", 2},
-        {"g7.48xlarge", 2}, {"trn2.48xlarge", 16}};
+    static const struct {
+        const char *type;
+        int max;
+    } max_efa[] = {{"p6-b200.48xlarge", 8}, {"p5.48xlarge", 32}, {"p5.4xlarge", 1},    {"g7e.48xlarge", 4},
+                   {"g7e.24xlarge", 2},     {"g7.48xlarge", 2},  {"trn2.48xlarge", 16}};
     for (size_t i = 0; i < sizeof max_efa / sizeof *max_efa; i++)
         CHECK(instance_type_facts_get(max_efa[i].type, &f) == 0 && f.max_efa_interfaces == max_efa[i].max,
               "%s: maximumEfaInterfaces %d, want %d", max_efa[i].type, f.max_efa_interfaces, max_efa[i].max);
@@ -90,11 +93,13 @@ static void sagemaker(void)
 {
     instance_type_facts f;
     CHECK(instance_type_is_sagemaker("ml.g5.xlarge") && !instance_type_is_sagemaker("g5.xlarge") &&
-          !instance_type_is_sagemaker("mlg5.xlarge") && !instance_type_is_sagemaker(NULL), "the ml. prefix");
+              !instance_type_is_sagemaker("mlg5.xlarge") && !instance_type_is_sagemaker(NULL),
+          "the ml. prefix");
     CHECK(!strcmp(instance_type_ec2_name("ml.p5.48xlarge"), "p5.48xlarge"), "ml. stripped");
     CHECK(!strcmp(instance_type_ec2_name("p5.48xlarge"), "p5.48xlarge"), "an EC2 name is itself");
     CHECK(instance_type_facts_get("ml.p5.48xlarge", &f) == 0 && f.sagemaker && !strcmp(f.family, "p5") &&
-          f.accelerator_count == 8, "ml.p5.48xlarge: the EC2 type's facts, marked SageMaker");
+              f.accelerator_count == 8,
+          "ml.p5.48xlarge: the EC2 type's facts, marked SageMaker");
     /* what is not a type at all */
     static const char *const bad[] = {"", "ml.", "g5", "ml.x", ".xlarge", "g5."};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
@@ -105,11 +110,12 @@ static void sagemaker(void)
 static void architectures(void)
 {
     /* [NAME]: Graviton families are arm64; [EKS]: p6e-gb200 is Grace (arm64); the x86 ones Intel/AMD */
-    static const char *const arm[] = {"a1.large", "c6g.xlarge", "c6gn.16xlarge", "c7g.large", "c8g.large",
-                                      "g5g.xlarge", "im4gn.large", "m7gd.large", "r8g.large", "t4g.micro",
+    static const char *const arm[] = {"a1.large",   "c6g.xlarge",    "c6gn.16xlarge",     "c7g.large", "c8g.large",
+                                      "g5g.xlarge", "im4gn.large",   "m7gd.large",        "r8g.large", "t4g.micro",
                                       "x2gd.large", "hpc7g.4xlarge", "p6e-gb200.36xlarge"};
-    static const char *const x86[] = {"g5.xlarge", "g4dn.xlarge", "g6e.xlarge", "p4d.24xlarge", "p5en.48xlarge",
-                                      "p6-b200.48xlarge", "c7i.large", "m7a.large", "trn1n.32xlarge", "dl1.24xlarge"};
+    static const char *const x86[] = {"g5.xlarge",      "g4dn.xlarge",      "g6e.xlarge", "p4d.24xlarge",
+                                      "p5en.48xlarge",  "p6-b200.48xlarge", "c7i.large",  "m7a.large",
+                                      "trn1n.32xlarge", "dl1.24xlarge"};
     const char *src;
     for (size_t i = 0; i < sizeof arm / sizeof *arm; i++) {
         const char *a = instance_type_arch(arm[i], NULL, &src);
@@ -136,11 +142,11 @@ static void efa_list(void)
 {
     /* [EFA] as src/rank/network.c had it: every one takes EFA */
     static const char *const efa[] = {
-        "dl1.24xlarge",  "dl2q.24xlarge", "g4dn.8xlarge",   "g4dn.12xlarge",  "g4dn.16xlarge",  "g4dn.metal",
-        "g5.8xlarge",    "g5.12xlarge",   "g5.16xlarge",    "g5.24xlarge",    "g5.48xlarge",    "g6.8xlarge",
-        "g6.12xlarge",   "g6.16xlarge",   "g6.24xlarge",    "g6.48xlarge",    "g6e.8xlarge",    "g6e.12xlarge",
-        "g6e.16xlarge",  "g6e.24xlarge",  "g6e.48xlarge",   "gr6.8xlarge",    "inf2.48xlarge",  "p3dn.24xlarge",
-        "p4d.24xlarge",  "p4de.24xlarge", "p5.48xlarge",    "p5e.48xlarge",   "p5en.48xlarge",  "trn1.32xlarge",
+        "dl1.24xlarge",   "dl2q.24xlarge", "g4dn.8xlarge", "g4dn.12xlarge", "g4dn.16xlarge", "g4dn.metal",
+        "g5.8xlarge",     "g5.12xlarge",   "g5.16xlarge",  "g5.24xlarge",   "g5.48xlarge",   "g6.8xlarge",
+        "g6.12xlarge",    "g6.16xlarge",   "g6.24xlarge",  "g6.48xlarge",   "g6e.8xlarge",   "g6e.12xlarge",
+        "g6e.16xlarge",   "g6e.24xlarge",  "g6e.48xlarge", "gr6.8xlarge",   "inf2.48xlarge", "p3dn.24xlarge",
+        "p4d.24xlarge",   "p4de.24xlarge", "p5.48xlarge",  "p5e.48xlarge",  "p5en.48xlarge", "trn1.32xlarge",
         "trn1n.32xlarge", "trn2.48xlarge"};
     for (size_t i = 0; i < sizeof efa / sizeof *efa; i++)
         CHECK(instance_type_efa(efa[i]) == 1, "%s: EFA %d", efa[i], instance_type_efa(efa[i]));
@@ -170,8 +176,8 @@ static void snapshot_agrees(void)
             continue;
         }
         checked++;
-        CHECK(f.accelerator_count == r->hw.accelerator_count, "%s: %d accelerators, the snapshot %d",
-              r->instance_type, f.accelerator_count, r->hw.accelerator_count);
+        CHECK(f.accelerator_count == r->hw.accelerator_count, "%s: %d accelerators, the snapshot %d", r->instance_type,
+              f.accelerator_count, r->hw.accelerator_count);
         if (f.accelerator_memory_gib > 0 && r->hw.accelerator_memory_gib > 0)
             CHECK(fabs(f.accelerator_memory_gib / r->hw.accelerator_memory_gib - 1) < 0.10,
                   "%s: %g GiB, the snapshot %g", r->instance_type, f.accelerator_memory_gib,

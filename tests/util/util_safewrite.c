@@ -173,7 +173,7 @@ static void devices(void)
     CHECK(pipe(sync) == 0, "pipe");
     pid_t child = fork();
     if (child == 0) {
-        alarm(10);   /* a writer that never opens the FIFO (it replaced it) must not hang the test */
+        alarm(10); /* a writer that never opens the FIFO (it replaced it) must not hang the test */
         char buf[64] = "";
         int fd = open(P("fifo"), O_RDWR);
         if (write(sync[1], "r", 1) != 1) _exit(2);

@@ -10,14 +10,21 @@
 
 static void distances(void)
 {
-    static const struct { const char *a, *b; size_t d; } cases[] = {
-        {"", "", 0},          {"", "abc", 3},          {"abc", "", 3},
-        {"kitten", "sitting", 3},                     /* k->s, e->i, +g */
-        {"us-esat-1", "us-east-1", 1},                /* one swap of neighbours */
-        {"ca", "abc", 3},     /* optimal string alignment: a swapped pair is not edited again */
-        {"g5.xlarg", "g5.xlarge", 1},   {"g55.xlarge", "g5.xlarge", 1},
-        {"G5.XLARGE", "g5.xlarge", 0},  /* case does not count */
-        {"us-east-9", "us-east-1", 1},  {"mars-1", "me-south-1", 6},
+    static const struct {
+        const char *a, *b;
+        size_t d;
+    } cases[] = {
+        {"", "", 0},
+        {"", "abc", 3},
+        {"abc", "", 3},
+        {"kitten", "sitting", 3},      /* k->s, e->i, +g */
+        {"us-esat-1", "us-east-1", 1}, /* one swap of neighbours */
+        {"ca", "abc", 3},              /* optimal string alignment: a swapped pair is not edited again */
+        {"g5.xlarg", "g5.xlarge", 1},
+        {"g55.xlarge", "g5.xlarge", 1},
+        {"G5.XLARGE", "g5.xlarge", 0}, /* case does not count */
+        {"us-east-9", "us-east-1", 1},
+        {"mars-1", "me-south-1", 6},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         size_t d = suggest_distance(cases[i].a, cases[i].b), back = suggest_distance(cases[i].b, cases[i].a);
@@ -49,16 +56,18 @@ static void closest(void)
     CHECK((s = suggest_closest("spto", markets, 3)) && !strcmp(s, "spot"), "spto -> %s", s ? s : "NULL");
     CHECK(!suggest_closest("sp", markets, 3), "two letters are too short to guess from");
     CHECK(suggest_max_distance(3) == 0 && suggest_max_distance(4) == 1 && suggest_max_distance(7) == 1 &&
-              suggest_max_distance(8) == 2, "thresholds");
+              suggest_max_distance(8) == 2,
+          "thresholds");
     CHECK(!suggest_closest(NULL, types, 4) && !suggest_closest("g5.xlarg", NULL, 0), "no word, no candidates");
 }
 
 static void sizes(void)
 {
-    const char *ok[] = {"t3.nano", "t3.micro", "t3.small", "t3.medium", "g5.large", "g5.xlarge", "g5.2xlarge",
-                        "u7i-12tb.224xlarge", "g4dn.metal", "m7i.metal-24xl", "ml.p4d.24xlarge", "mac2-m2.metal"};
-    const char *bad[] = {"g5.xlarg", "g5.1xlarge", "g5.02xlarge", "g5.xlargee", "g5.metal-xl", "g5.metal-0xl",
-                         "g5.huge", "g5", "g5.", "g5.1234567xlarge"};
+    const char *ok[] = {"t3.nano",    "t3.micro",       "t3.small",        "t3.medium",
+                        "g5.large",   "g5.xlarge",      "g5.2xlarge",      "u7i-12tb.224xlarge",
+                        "g4dn.metal", "m7i.metal-24xl", "ml.p4d.24xlarge", "mac2-m2.metal"};
+    const char *bad[] = {"g5.xlarg",     "g5.1xlarge", "g5.02xlarge", "g5.xlargee", "g5.metal-xl",
+                         "g5.metal-0xl", "g5.huge",    "g5",          "g5.",        "g5.1234567xlarge"};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         CHECK(names_instance_size_ok(ok[i]), "%s has a size AWS uses", ok[i]);
         CHECK(!names_instance_type_size_problem(ok[i]), "%s: %s", ok[i], names_instance_type_size_problem(ok[i]));
@@ -72,12 +81,12 @@ static void sizes(void)
 static void natural_order(void)
 {
     /* the order a person expects, written out by hand */
-    const char *want[] = {"g4dn.xlarge", "g4dn.2xlarge", "g4dn.4xlarge", "g4dn.12xlarge", "g4dn.metal",
-                          "g5.large",    "g5.xlarge",    "g5.2xlarge",   "g5.12xlarge",   "g5.48xlarge",
-                          "g5g.medium",  "g6.xlarge",    "g6e.xlarge",   "m7i.metal",     "m7i.metal-24xl",
-                          "m7i.metal-48xl", "ml.g5.xlarge", "p3.2xlarge", "p3dn.24xlarge",  "p4d.24xlarge",
-                          "p5.4xlarge",  "p5.48xlarge",  "p5e.48xlarge", "p5en.48xlarge",  "t3.nano",
-                          "t3.micro",    "t3.small",     "t3.medium",    "trn1.2xlarge",   "trn1.32xlarge",
+    const char *want[] = {"g4dn.xlarge",    "g4dn.2xlarge", "g4dn.4xlarge", "g4dn.12xlarge", "g4dn.metal",
+                          "g5.large",       "g5.xlarge",    "g5.2xlarge",   "g5.12xlarge",   "g5.48xlarge",
+                          "g5g.medium",     "g6.xlarge",    "g6e.xlarge",   "m7i.metal",     "m7i.metal-24xl",
+                          "m7i.metal-48xl", "ml.g5.xlarge", "p3.2xlarge",   "p3dn.24xlarge", "p4d.24xlarge",
+                          "p5.4xlarge",     "p5.48xlarge",  "p5e.48xlarge", "p5en.48xlarge", "t3.nano",
+                          "t3.micro",       "t3.small",     "t3.medium",    "trn1.2xlarge",  "trn1.32xlarge",
                           "trn1n.32xlarge"};
     enum { N = sizeof want / sizeof *want };
     const char *v[N];

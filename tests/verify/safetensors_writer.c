@@ -8,8 +8,8 @@
 
 void safetensors_writer_init(st_writer *w) { memset(w, 0, sizeof *w); }
 
-int safetensors_writer_add_tensor(st_writer *w, const char *name, st_dtype dtype, int ndim,
-                                  const int64_t *shape, const void *data, ib_error *err)
+int safetensors_writer_add_tensor(st_writer *w, const char *name, st_dtype dtype, int ndim, const int64_t *shape,
+                                  const void *data, ib_error *err)
 {
     if (!name || !*name || !strcmp(name, "__metadata__"))
         return ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: invalid tensor name");

@@ -12,7 +12,7 @@ typedef struct st_writer_entry {
     st_dtype dtype;
     int ndim;
     int64_t shape[ST_MAX_DIMS];
-    const void *data;          /* host little-endian bytes, numel * dtype size */
+    const void *data; /* host little-endian bytes, numel * dtype size */
     size_t nbytes;
 } st_writer_entry;
 
@@ -24,12 +24,11 @@ typedef struct st_writer {
 } st_writer;
 
 void safetensors_writer_init(st_writer *w);
-int safetensors_writer_add_tensor(st_writer *w, const char *name, st_dtype dtype, int ndim,
-                                  const int64_t *shape, const void *data, ib_error *err);
+int safetensors_writer_add_tensor(st_writer *w, const char *name, st_dtype dtype, int ndim, const int64_t *shape,
+                                  const void *data, ib_error *err);
 int safetensors_writer_add_meta(st_writer *w, const char *key, const char *value, ib_error *err);
 /* Serialise to a malloc'd buffer (free it). */
-int safetensors_writer_serialize(const st_writer *w, unsigned char **out, size_t *out_len,
-                                 ib_error *err);
+int safetensors_writer_serialize(const st_writer *w, unsigned char **out, size_t *out_len, ib_error *err);
 void safetensors_writer_free(st_writer *w);
 
 #endif

@@ -51,8 +51,14 @@ int main(void)
 
     /* verify_compare on a 1-block model: a perturbed gradient tensor fails, the rest pass */
     verify_reference ref = {0};
-    ref.cfg.model = (vit_config){.img_size = 8, .patch_size = 4, .in_chans = 3, .embed_dim = 4, .depth = 1,
-                                 .num_heads = 2, .mlp_ratio = 4, .num_classes = 3};
+    ref.cfg.model = (vit_config){.img_size = 8,
+                                 .patch_size = 4,
+                                 .in_chans = 3,
+                                 .embed_dim = 4,
+                                 .depth = 1,
+                                 .num_heads = 2,
+                                 .mlp_ratio = 4,
+                                 .num_classes = 3};
     ref.cfg.batch_size = 2;
     ib_error err;
     if (model_layout_build(&ref.cfg.model, &ref.layout, &err)) {

@@ -71,26 +71,28 @@ static void test_hostile(void)
         {"entry not object", "{\"a\":[1,2]}", 0},
         {"overlap",
          "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8},
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8},
         {"same range twice",
          "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+         4},
         {"hole",
          "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12},
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+         12},
         {"trailing bytes", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 5},
         {"duplicate name",
          "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
-         "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8},
+         "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8},
         {"empty name", "{\"\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4},
         {"metadata not object", "{\"__metadata__\":\"x\"}", 0},
         {"metadata non-string value", "{\"__metadata__\":{\"a\":1}}", 0},
         {"metadata nested", "{\"__metadata__\":{\"a\":{\"b\":\"c\"}}}", 0},
         {"metadata twice", "{\"__metadata__\":{\"a\":\"1\"},\"__metadata__\":{\"b\":\"2\"}}", 0},
         {"metadata duplicate key", "{\"__metadata__\":{\"a\":\"1\",\"a\":\"2\"}}", 0},
-        {"deep nesting",
-         "{\"a\":{\"dtype\":\"F32\",\"shape\":[[[[[1]]]]],\"data_offsets\":[0,4]}}",
-         4},
+        {"deep nesting", "{\"a\":{\"dtype\":\"F32\",\"shape\":[[[[[1]]]]],\"data_offsets\":[0,4]}}", 4},
     };
     ib_error err;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -117,7 +119,8 @@ static void test_hostile(void)
     /* NUL inside the header (cJSON would stop reading the name there) */
     {
         size_t len;
-        unsigned char *b = make_file("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, ~0ull, &len);
+        unsigned char *b =
+            make_file("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, ~0ull, &len);
         b[10] = 0;
         st_file f;
         CHECK(safetensors_parse_buffer(b, len, &f, &err) == -1, "NUL in header accepted");
@@ -228,8 +231,7 @@ static void test_roundtrip_and_truncation(void)
     t = safetensors_find_tensor(&f, "empty");
     CHECK(t && t->numel == 0 && t->nbytes == 0, "zero-size tensor");
     t = safetensors_find_tensor(&f, "loss");
-    CHECK(t && t->ndim == 0 && t->numel == 1 && !safetensors_tensor_to_f32(t, out, &err) && out[0] == 42.0f,
-          "scalar");
+    CHECK(t && t->ndim == 0 && t->numel == 1 && !safetensors_tensor_to_f32(t, out, &err) && out[0] == 42.0f, "scalar");
     CHECK(!safetensors_find_tensor(&f, "nope"), "found a tensor that is not there");
     CHECK(safetensors_get_meta(&f, "img_size") && !strcmp(safetensors_get_meta(&f, "img_size"), "32"), "meta");
     CHECK(safetensors_get_meta(&f, "note") && !strcmp(safetensors_get_meta(&f, "note"), "quotes \" and \\ survive"),
@@ -300,7 +302,7 @@ int main(int argc, char **argv)
 {
     test_hostile();
     test_roundtrip_and_truncation();
-    test_python_fixture(argc > 1 ? argv[1] : "data"   /* ctest runs unit tests in tests/ */);
+    test_python_fixture(argc > 1 ? argv[1] : "data" /* ctest runs unit tests in tests/ */);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     else printf("verify_safetensors: all checks passed\n");
     return failures ? 1 : 0;

@@ -50,8 +50,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
                     (unsigned long long)m->end, (unsigned long long)m->bytes);
             break;
         }
-        default:
-            break;
+        default: break;
         }
     }
     free(buffer);

@@ -25,10 +25,7 @@
 #define MAX_SANE_USD_PER_HOUR 2000.0
 
 /* A spot price as EC2 writes it ("1.234500"): a plain decimal, at least rank's floor of $1e-6. */
-static int parse_price(const char *s, double *out)
-{
-    return util_aws_decimal(s, 1e-6, MAX_SANE_USD_PER_HOUR, out);
-}
+static int parse_price(const char *s, double *out) { return util_aws_decimal(s, 1e-6, MAX_SANE_USD_PER_HOUR, out); }
 
 /* ---- DescribeSpotPriceHistory ---------------------------------------------------------------- */
 
@@ -40,7 +37,8 @@ static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     double price;
     time_t ts;
     if (!v[SP_TYPE][0] || !v[SP_AZ][0])
-        return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: item without instanceType/availabilityZone");
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "EC2 DescribeSpotPriceHistory: item without instanceType/availabilityZone");
     if (parse_price(v[SP_PRICE], &price) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: implausible spotPrice \"%.40s\"",
                             v[SP_PRICE]);
@@ -81,9 +79,11 @@ static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 int aws_ec2_parse_spot_page(const char *xml, size_t len, ec2_spot_query *q, char **next, ib_error *err)
 {
     static const ec2_xml_spec spec = {
-        .root = "DescribeSpotPriceHistoryResponse", .item = "spotPriceHistorySet/item",
+        .root = "DescribeSpotPriceHistoryResponse",
+        .item = "spotPriceHistorySet/item",
         .fields = {"instanceType", "productDescription", "spotPrice", "timestamp", "availabilityZone"},
-        .on_item = spot_item, .what = "EC2 DescribeSpotPriceHistory"};
+        .on_item = spot_item,
+        .what = "EC2 DescribeSpotPriceHistory"};
     if (ec2_xml_parse(&spec, q, xml, len, next, err) != 0) return -1;
     q->pages++;
     return 0;
@@ -101,8 +101,7 @@ typedef struct spot_ctx {
     int page_size;
 } spot_ctx;
 
-static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
-                      ib_error *err)
+static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err)
 {
     spot_ctx *sc = ctx;
     ec2_spot_query *q = &sc->qs[i];
@@ -177,10 +176,11 @@ static int score_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 
 int aws_ec2_parse_scores_page(const char *xml, size_t len, ec2_score_query *q, char **next, ib_error *err)
 {
-    static const ec2_xml_spec spec = {
-        .root = "GetSpotPlacementScoresResponse", .item = "spotPlacementScoreSet/item",
-        .fields = {"region", "availabilityZoneId", "score", "regionName"},
-        .on_item = score_item, .what = "EC2 GetSpotPlacementScores"};
+    static const ec2_xml_spec spec = {.root = "GetSpotPlacementScoresResponse",
+                                      .item = "spotPlacementScoreSet/item",
+                                      .fields = {"region", "availabilityZoneId", "score", "regionName"},
+                                      .on_item = score_item,
+                                      .what = "EC2 GetSpotPlacementScores"};
     return ec2_xml_parse(&spec, q, xml, len, next, err);
 }
 
@@ -196,8 +196,7 @@ typedef struct score_ctx {
     const char *via_region;
 } score_ctx;
 
-static int score_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
-                       ib_error *err)
+static int score_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err)
 {
     score_ctx *sc = ctx;
     ec2_score_query *q = &sc->qs[i];
@@ -217,9 +216,9 @@ static int score_build(void *ctx, size_t i, const char *token, aws_request *req,
         bad = aws_query_append(body, &len, &cap, name, q->pool[k]);
     }
     bad = bad || aws_query_append(body, &len, &cap, "TargetCapacity", capacity) ||
-              aws_query_append(body, &len, &cap, "TargetCapacityUnitType", "units") ||
-              aws_query_append(body, &len, &cap, "SingleAvailabilityZone", q->single_az ? "true" : "false") ||
-              aws_query_append(body, &len, &cap, "MaxResults", "1000");
+          aws_query_append(body, &len, &cap, "TargetCapacityUnitType", "units") ||
+          aws_query_append(body, &len, &cap, "SingleAvailabilityZone", q->single_az ? "true" : "false") ||
+          aws_query_append(body, &len, &cap, "MaxResults", "1000");
     for (size_t r = 0; r < q->n_regions && !bad; r++) {
         snprintf(name, sizeof name, "RegionName.%zu", r + 1);
         bad = aws_query_append(body, &len, &cap, name, q->regions[r]);
@@ -262,14 +261,15 @@ static int zone_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 
 int aws_ec2_parse_zones(const char *xml, size_t len, ec2_zone_map *m, ib_error *err)
 {
-    static const ec2_xml_spec spec = {
-        .root = "DescribeAvailabilityZonesResponse", .item = "availabilityZoneInfo/item",
-        .fields = {"zoneName", "zoneId"}, .on_item = zone_item, .what = "EC2 DescribeAvailabilityZones"};
+    static const ec2_xml_spec spec = {.root = "DescribeAvailabilityZonesResponse",
+                                      .item = "availabilityZoneInfo/item",
+                                      .fields = {"zoneName", "zoneId"},
+                                      .on_item = zone_item,
+                                      .what = "EC2 DescribeAvailabilityZones"};
     return ec2_xml_parse(&spec, m, xml, len, NULL, err);
 }
 
-static int zones_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
-                       ib_error *err)
+static int zones_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err)
 {
     ec2_zone_map *m = &((ec2_zone_map *)ctx)[i];
     size_t len = 0, cap = 0;
@@ -290,7 +290,7 @@ static int zones_parse(void *ctx, size_t i, const char *body, size_t len, char *
 int aws_ec2_zones_pager(ec2_zone_map *maps, aws_pager *out, ib_error *err)
 {
     aws_pager p = {maps, "EC2 DescribeAvailabilityZones", zones_build, zones_parse, 1, NULL};
-    *out = p;   /* ctx is the caller's array: nothing to free */
+    *out = p; /* ctx is the caller's array: nothing to free */
     return 0;
 }
 

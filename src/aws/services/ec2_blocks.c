@@ -30,13 +30,26 @@
 #define MAX_SANE_FEE 1e9
 #define MIN_SANE_FEE 0.01
 
-enum { CB_ID, CB_TYPE, CB_AZ, CB_COUNT, CB_START, CB_END, CB_HOURS, CB_MINUTES, CB_FEE, CB_CURRENCY, CB_TENANCY,
-       CB_US_TYPE, CB_US_COUNT };
+enum {
+    CB_ID,
+    CB_TYPE,
+    CB_AZ,
+    CB_COUNT,
+    CB_START,
+    CB_END,
+    CB_HOURS,
+    CB_MINUTES,
+    CB_FEE,
+    CB_CURRENCY,
+    CB_TENANCY,
+    CB_US_TYPE,
+    CB_US_COUNT
+};
 
 /* The most instances an UltraServer offering may hold: 64 UltraServers of 72 hosts, far above any
  * sold (a u-p6e-gb200x72 is 18 instances). */
 #define MAX_ULTRASERVER_INSTANCES (64 * 72)
-#define MAX_BLOCK_INSTANCES 64   /* a block of loose instances (prices.h: MARKETS_BLOCK_MAX_INSTANCES) */
+#define MAX_BLOCK_INSTANCES 64 /* a block of loose instances (prices.h: MARKETS_BLOCK_MAX_INSTANCES) */
 
 /* A count or a duration: digits only ("+2", " 2" and "0x2" are no count AWS writes). */
 static int whole(const char *s, long lo, long hi, int *out)
@@ -55,12 +68,14 @@ static int block_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     const char *what = "EC2 DescribeCapacityBlockOfferings";
     if (!v[CB_TYPE][0] || !v[CB_AZ][0] || strlen(v[CB_TYPE]) >= sizeof o.instance_type ||
         strlen(v[CB_AZ]) >= sizeof o.az || strlen(v[CB_ID]) >= sizeof o.id)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: an offering without a plausible instanceType/availabilityZone", what);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: an offering without a plausible instanceType/availabilityZone",
+                            what);
     int ultra = v[CB_US_TYPE][0] != '\0';
     if (ultra && (strlen(v[CB_US_TYPE]) >= sizeof o.ultraserver_type ||
                   whole(v[CB_US_COUNT], 1, MAX_BLOCK_INSTANCES, &o.ultraserver_count) != 0))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible ultraserverType/ultraserverCount \"%.40s\" x \"%.20s\"",
-                            what, v[CB_US_TYPE], v[CB_US_COUNT]);
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "%s: implausible ultraserverType/ultraserverCount \"%.40s\" x \"%.20s\"", what,
+                            v[CB_US_TYPE], v[CB_US_COUNT]);
     if (whole(v[CB_COUNT], 1, ultra ? MAX_ULTRASERVER_INSTANCES : MAX_BLOCK_INSTANCES, &o.instance_count) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible instanceCount \"%.40s\"", what, v[CB_COUNT]);
     if (util_aws_time(v[CB_START], &o.start) != 0 || util_aws_time(v[CB_END], &o.end) != 0 || o.end <= o.start)
@@ -82,7 +97,7 @@ static int block_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
             return 0;
         snprintf(o.ultraserver_type, sizeof o.ultraserver_type, "%s", v[CB_US_TYPE]);
     } else if (ultra || strcmp(v[CB_TYPE], q->instance_type) != 0 || o.instance_count != q->instance_count) {
-        return 0;   /* an UltraServer's offering answers no question for loose instances */
+        return 0; /* an UltraServer's offering answers no question for loose instances */
     }
     snprintf(o.id, sizeof o.id, "%s", v[CB_ID]);
     snprintf(o.instance_type, sizeof o.instance_type, "%s", v[CB_TYPE]);
@@ -102,12 +117,14 @@ static int block_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 
 int aws_ec2_parse_blocks_page(const char *xml, size_t len, ec2_block_query *q, char **next, ib_error *err)
 {
-    static const ec2_xml_spec spec = {
-        .root = "DescribeCapacityBlockOfferingsResponse", .item = "capacityBlockOfferingSet/item",
-        .fields = {"capacityBlockOfferingId", "instanceType", "availabilityZone", "instanceCount", "startDate",
-                   "endDate", "capacityBlockDurationHours", "capacityBlockDurationMinutes", "upfrontFee",
-                   "currencyCode", "tenancy", "ultraserverType", "ultraserverCount"},
-        .on_item = block_item, .what = "EC2 DescribeCapacityBlockOfferings"};
+    static const ec2_xml_spec spec = {.root = "DescribeCapacityBlockOfferingsResponse",
+                                      .item = "capacityBlockOfferingSet/item",
+                                      .fields = {"capacityBlockOfferingId", "instanceType", "availabilityZone",
+                                                 "instanceCount", "startDate", "endDate", "capacityBlockDurationHours",
+                                                 "capacityBlockDurationMinutes", "upfrontFee", "currencyCode",
+                                                 "tenancy", "ultraserverType", "ultraserverCount"},
+                                      .on_item = block_item,
+                                      .what = "EC2 DescribeCapacityBlockOfferings"};
     return ec2_xml_parse(&spec, q, xml, len, next, err);
 }
 

@@ -49,8 +49,8 @@ void ec2_tag_spec(ec2_form *f, int n, const char *resource_type, const ec2_tag *
 
 /* One request, sent.  0: resp holds the answer; -1: err says why and aws_code (when given) gets
  * AWS's error code ("" for a transport failure).  Takes f's body. */
-int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, aws_response *resp,
-                char aws_code[64], ib_error *err)
+int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, aws_response *resp, char aws_code[64],
+             ib_error *err)
 {
     memset(resp, 0, sizeof *resp);
     if (aws_code) aws_code[0] = '\0';
@@ -69,8 +69,8 @@ int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, a
     return rc;
 }
 
-int ec2_send(aws_client *c, const char *region, const char *what, ec2_form *f, const char *const *done,
-             char code[64], ib_error *err)
+int ec2_send(aws_client *c, const char *region, const char *what, ec2_form *f, const char *const *done, char code[64],
+             ib_error *err)
 {
     aws_response resp;
     char own[64];
@@ -113,8 +113,8 @@ static int describe_parse(void *ctx, size_t i, const char *body, size_t len, cha
     return ec2_xml_parse(d->spec, d->out, body, len, next, err);
 }
 
-int ec2_describe_all(aws_client *c, const char *region, char *const *bodies, size_t n,
-                        const ec2_xml_spec *spec, void *out, ib_error *err)
+int ec2_describe_all(aws_client *c, const char *region, char *const *bodies, size_t n, const ec2_xml_spec *spec,
+                     void *out, ib_error *err)
 {
     if (n == 0) return 0;
     ib_error *errs = calloc(n, sizeof *errs);

@@ -29,14 +29,11 @@
  * per TerminateInstances (AWS's limit is 1000). */
 #define IDS_PER_DESCRIBE 200
 #define IDS_PER_TERMINATE 1000
-#define MAX_TAGS 50          /* EC2's limit per resource */
+#define MAX_TAGS 50 /* EC2's limit per resource */
 
-static int describe_page_size = 1000;   /* MaxResults of DescribeInstances, 5..1000 */
+static int describe_page_size = 1000; /* MaxResults of DescribeInstances, 5..1000 */
 
-void aws_ec2_set_describe_page_size(int n)
-{
-    describe_page_size = n < 5 ? 5 : n > 1000 ? 1000 : n;
-}
+void aws_ec2_set_describe_page_size(int n) { describe_page_size = n < 5 ? 5 : n > 1000 ? 1000 : n; }
 
 /* ---- instances ------------------------------------------------------------------------------ */
 
@@ -58,13 +55,25 @@ time_t aws_ec2_transition_time(const char *reason)
     return t;
 }
 
-enum { I_ID, I_TYPE, I_STATE, I_AZ, I_SUBNET, I_IP, I_INDEX, I_LIFECYCLE, I_REASON_CODE, I_REASON_MSG,
-       I_LAUNCH, I_TRANSITION };
+enum {
+    I_ID,
+    I_TYPE,
+    I_STATE,
+    I_AZ,
+    I_SUBNET,
+    I_IP,
+    I_INDEX,
+    I_LIFECYCLE,
+    I_REASON_CODE,
+    I_REASON_MSG,
+    I_LAUNCH,
+    I_TRANSITION
+};
 
 typedef struct instances_ctx {
     ec2_instances *out;
     const char *what;
-    char sweep[EC2_XML_VALUE_MAX], candidate[EC2_XML_VALUE_MAX];   /* this item's tags so far */
+    char sweep[EC2_XML_VALUE_MAX], candidate[EC2_XML_VALUE_MAX]; /* this item's tags so far */
 } instances_ctx;
 
 static int instance_tag(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err)
@@ -85,9 +94,11 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     int rc = 0;
     /* the ids and addresses the sweep records: held to the shapes its state reader takes */
     if (!aws_instance_id_valid(v[I_ID]))
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: an instance without an instanceId like i-0123456789abcdef0", ic->what);
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: an instance without an instanceId like i-0123456789abcdef0",
+                          ic->what);
     if (!rc && v[I_IP][0] && !aws_ipv4_valid(v[I_IP]))
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: privateIpAddress \"%.40s\" is not an IPv4 address", ic->what, v[I_IP]);
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: privateIpAddress \"%.40s\" is not an IPv4 address", ic->what,
+                          v[I_IP]);
     if (!rc && v[I_INDEX][0] && util_parse_int(v[I_INDEX], 0, 1000000, &idx) != 0)
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: amiLaunchIndex \"%.20s\" is not a count", ic->what, v[I_INDEX]);
     if (!rc && v[I_LAUNCH][0] && util_aws_time(v[I_LAUNCH], &in.launch_time) != 0)
@@ -98,10 +109,11 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
          ec2_put(in.az, sizeof in.az, v[I_AZ], ic->what, "availabilityZone", err) ||
          ec2_put(in.subnet_id, sizeof in.subnet_id, v[I_SUBNET], ic->what, "subnetId", err) ||
          ec2_put(in.private_ip, sizeof in.private_ip, v[I_IP], ic->what, "privateIpAddress", err) ||
-         ec2_put(in.state_reason_code, sizeof in.state_reason_code, v[I_REASON_CODE], ic->what, "stateReason code", err) ||
+         ec2_put(in.state_reason_code, sizeof in.state_reason_code, v[I_REASON_CODE], ic->what, "stateReason code",
+                 err) ||
          ec2_put(in.sweep_tag, sizeof in.sweep_tag, ic->sweep, ic->what, "the " EC2_TAG_SWEEP " tag", err) ||
          ec2_put(in.candidate_tag, sizeof in.candidate_tag, ic->candidate, ic->what, "the " EC2_TAG_CANDIDATE " tag",
-             err);
+                 err);
     ic->sweep[0] = ic->candidate[0] = '\0';
     if (rc) return -1;
     /* a long message is only shown: cut rather than refused */
@@ -121,19 +133,29 @@ static int instance_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     return 0;
 }
 
-#define INSTANCE_FIELDS                                                                              \
-    {"instanceId", "instanceType", "instanceState/name", "placement/availabilityZone", "subnetId",    \
-     "privateIpAddress", "amiLaunchIndex", "instanceLifecycle", "stateReason/code",                   \
-     "stateReason/message", "launchTime", "reason"}
+#define INSTANCE_FIELDS                                                                                           \
+    {                                                                                                             \
+        "instanceId", "instanceType", "instanceState/name", "placement/availabilityZone", "subnetId",             \
+            "privateIpAddress", "amiLaunchIndex", "instanceLifecycle", "stateReason/code", "stateReason/message", \
+            "launchTime", "reason"                                                                                \
+    }
 
-static const ec2_xml_spec run_spec = {
-    .root = "RunInstancesResponse", .item = "instancesSet/item", .fields = INSTANCE_FIELDS,
-    .on_item = instance_item, .sub = "tagSet/item", .sub_fields = {"key", "value"}, .on_sub = instance_tag,
-    .what = "EC2 RunInstances"};
-static const ec2_xml_spec describe_spec = {
-    .root = "DescribeInstancesResponse", .item = "reservationSet/item/instancesSet/item",
-    .fields = INSTANCE_FIELDS, .on_item = instance_item, .sub = "tagSet/item", .sub_fields = {"key", "value"},
-    .on_sub = instance_tag, .what = "EC2 DescribeInstances"};
+static const ec2_xml_spec run_spec = {.root = "RunInstancesResponse",
+                                      .item = "instancesSet/item",
+                                      .fields = INSTANCE_FIELDS,
+                                      .on_item = instance_item,
+                                      .sub = "tagSet/item",
+                                      .sub_fields = {"key", "value"},
+                                      .on_sub = instance_tag,
+                                      .what = "EC2 RunInstances"};
+static const ec2_xml_spec describe_spec = {.root = "DescribeInstancesResponse",
+                                           .item = "reservationSet/item/instancesSet/item",
+                                           .fields = INSTANCE_FIELDS,
+                                           .on_item = instance_item,
+                                           .sub = "tagSet/item",
+                                           .sub_fields = {"key", "value"},
+                                           .on_sub = instance_tag,
+                                           .what = "EC2 DescribeInstances"};
 
 int aws_ec2_parse_instances(const char *xml, size_t len, int run_response, ec2_instances *out, char **next,
                             ib_error *err)
@@ -159,7 +181,8 @@ static int launch_valid(const ec2_launch *l, ib_error *err)
     if (l->client_token && (strlen(l->client_token) > 64 || !l->client_token[0]))
         return ib_error_set(err, IB_EXIT_USAGE, "%s: a client token is 1..64 characters", what);
     if (l->n_tags > MAX_TAGS) return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d tags", what, MAX_TAGS);
-    if (l->n_nics > EC2_NICS_MAX) return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d network interfaces", what, EC2_NICS_MAX);
+    if (l->n_nics > EC2_NICS_MAX)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d network interfaces", what, EC2_NICS_MAX);
     for (size_t i = 0; i < l->n_nics; i++) {
         const ec2_nic *n = &l->nics[i];
         if (n->card < 0 || n->card >= EC2_CARDS_MAX || n->device < 0 || n->device > 1 ||
@@ -195,7 +218,8 @@ static ec2_form launch_form(const ec2_launch *l)
             ec2_addf(&f, v, "NetworkInterface.%zu.DeviceIndex", i + 1);
             ec2_addf(&f, n->type, "NetworkInterface.%zu.InterfaceType", i + 1);
             if (l->subnet_id) ec2_addf(&f, l->subnet_id, "NetworkInterface.%zu.SubnetId", i + 1);
-            if (l->security_group_id) ec2_addf(&f, l->security_group_id, "NetworkInterface.%zu.SecurityGroupId.1", i + 1);
+            if (l->security_group_id)
+                ec2_addf(&f, l->security_group_id, "NetworkInterface.%zu.SecurityGroupId.1", i + 1);
             ec2_addf(&f, "true", "NetworkInterface.%zu.DeleteOnTermination", i + 1);
             if (n->public_ip) ec2_addf(&f, "true", "NetworkInterface.%zu.AssociatePublicIpAddress", i + 1);
         }
@@ -207,7 +231,7 @@ static ec2_form launch_form(const ec2_launch *l)
     if (l->capacity_reservation) {
         ec2_add(&f, "InstanceMarketOptions.MarketType", "capacity-block");
         ec2_add(&f, "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId",
-            l->capacity_reservation);
+                l->capacity_reservation);
     } else if (l->spot) {
         ec2_add(&f, "InstanceMarketOptions.MarketType", "spot");
         ec2_add(&f, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
@@ -265,8 +289,8 @@ int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out
     return rc;
 }
 
-int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids,
-                               const char *tag_key, const char *tag_value, ec2_instances *out, ib_error *err)
+int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids, const char *tag_key,
+                               const char *tag_value, ec2_instances *out, ib_error *err)
 {
     /* By a filter on instance-id rather than InstanceId.N: an ID EC2 does not know yet is then left
      * out, where InstanceId.N would fail the whole call with InvalidInstanceID.NotFound. */
@@ -287,7 +311,8 @@ int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *i
             snprintf(tag, sizeof tag, "tag:%s", tag_key);
             ec2_filter(&f, 1, tag, tag_value);
         }
-        if (!(bodies[q] = ec2_form_text(&f))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeInstances: out of memory");
+        if (!(bodies[q] = ec2_form_text(&f)))
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeInstances: out of memory");
     }
     instances_ctx ic = {.out = out, .what = describe_spec.what};
     if (!rc) rc = ec2_describe_all(c, region, bodies, n, &describe_spec, &ic, err);
@@ -297,8 +322,7 @@ int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *i
 }
 
 /* One TerminateInstances call for IDS[0..n). */
-static int terminate_batch(aws_client *c, const char *region, char *const *ids, size_t n, char code[64],
-                           ib_error *err)
+static int terminate_batch(aws_client *c, const char *region, char *const *ids, size_t n, char code[64], ib_error *err)
 {
     ec2_form f = ec2_action("TerminateInstances");
     for (size_t i = 0; i < n; i++) ec2_addf(&f, ids[i], "InstanceId.%zu", i + 1);
@@ -328,7 +352,8 @@ int aws_ec2_terminate_instances(aws_client *c, const char *region, char *const *
 int aws_ec2_create_placement_group(aws_client *c, const char *region, const char *name, const ec2_tag *tags,
                                    size_t n_tags, ib_error *err)
 {
-    if (n_tags > MAX_TAGS) return ib_error_set(err, IB_EXIT_USAGE, "EC2 CreatePlacementGroup: more than %d tags", MAX_TAGS);
+    if (n_tags > MAX_TAGS)
+        return ib_error_set(err, IB_EXIT_USAGE, "EC2 CreatePlacementGroup: more than %d tags", MAX_TAGS);
     ec2_form f = ec2_action("CreatePlacementGroup");
     ec2_add(&f, "GroupName", name);
     ec2_add(&f, "Strategy", "cluster");
@@ -374,8 +399,10 @@ static int group_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 int aws_ec2_placement_groups_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
                                     ec2_placement_group **out, size_t *n, ib_error *err)
 {
-    static const ec2_xml_spec spec = {.root = "DescribePlacementGroupsResponse", .item = "placementGroupSet/item",
-                                      .fields = {"groupName", "state"}, .on_item = group_item,
+    static const ec2_xml_spec spec = {.root = "DescribePlacementGroupsResponse",
+                                      .item = "placementGroupSet/item",
+                                      .fields = {"groupName", "state"},
+                                      .on_item = group_item,
                                       .what = "EC2 DescribePlacementGroups"};
     groups_ctx g = {0};
     if (ec2_describe_tagged(c, region, "DescribePlacementGroups", tag_key, tag_value, &spec, &g, err) != 0) {
@@ -399,8 +426,9 @@ typedef struct rows_ctx {
 static int row_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     rows_ctx *r = ctx;
-    if (!v[0][0] || r->n >= r->cap) return 0;   /* beyond CAP: more zones than any region has */
-    if (ec2_put(r->v[r->n][0], 64, v[0], r->what, "an id", err) || ec2_put(r->v[r->n][1], 64, v[1], r->what, "a name", err))
+    if (!v[0][0] || r->n >= r->cap) return 0; /* beyond CAP: more zones than any region has */
+    if (ec2_put(r->v[r->n][0], 64, v[0], r->what, "an id", err) ||
+        ec2_put(r->v[r->n][1], 64, v[1], r->what, "a name", err))
         return -1;
     r->n++;
     return 0;
@@ -408,8 +436,8 @@ static int row_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 
 /* One describe call with FILTERS (name, value pairs), its items' two FIELDS into rows. */
 static int describe_rows(aws_client *c, const char *region, const char *act, const char *root, const char *item,
-                         const char *f1, const char *f2, const char *const *filters, size_t n_filters,
-                         rows_ctx *rows, ib_error *err)
+                         const char *f1, const char *f2, const char *const *filters, size_t n_filters, rows_ctx *rows,
+                         ib_error *err)
 {
     char what[64];
     snprintf(what, sizeof what, "EC2 %s", act);
@@ -430,8 +458,9 @@ int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], 
     if (rows.n == 0 || strlen(rowbuf[0][0]) >= 32)
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "%s has no default VPC: create one (aws ec2 create-default-vpc --region %s) or use "
-                            "another region", region, region);
-    snprintf(vpc_id, 32, "%.31s", rowbuf[0][0]);   /* length checked above */
+                            "another region",
+                            region, region);
+    snprintf(vpc_id, 32, "%.31s", rowbuf[0][0]); /* length checked above */
 
     const char *sg_filter[] = {"vpc-id", vpc_id, "group-name", "default"};
     rows = (rows_ctx){rowbuf, 0, 1, NULL};
@@ -441,7 +470,7 @@ int aws_ec2_default_network(aws_client *c, const char *region, char vpc_id[32], 
     if (rows.n == 0 || strlen(rowbuf[0][0]) >= 32)
         return ib_error_set(err, IB_EXIT_RUNTIME, "the default VPC %s of %s has no default security group", vpc_id,
                             region);
-    snprintf(sg_id, 32, "%.31s", rowbuf[0][0]);   /* length checked above */
+    snprintf(sg_id, 32, "%.31s", rowbuf[0][0]); /* length checked above */
 
     const char *sn_filter[] = {"vpc-id", vpc_id, "default-for-az", "true"};
     rows = (rows_ctx){rowbuf, 0, 64, NULL};
@@ -498,7 +527,7 @@ static int cr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     cr_ctx *r = ctx;
     const char *what = "EC2 DescribeCapacityReservations";
-    if (strcmp(v[CR_ID], r->want) != 0) return 0;   /* only the one asked */
+    if (strcmp(v[CR_ID], r->want) != 0) return 0; /* only the one asked */
     ec2_capacity_reservation *o = r->out;
     memset(o, 0, sizeof *o);
     char *end;
@@ -508,8 +537,8 @@ static int cr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     int avail_ok = v[CR_AVAIL][0] && !*end && avail >= 0 && avail <= total;
     if (ec2_put(o->id, sizeof o->id, v[CR_ID], what, "an id", err) ||
         ec2_put(o->instance_type, sizeof o->instance_type, v[CR_TYPE], what, "an instance type", err) ||
-        ec2_put(o->az, sizeof o->az, v[CR_AZ], what, "a zone", err) || ec2_put(o->state, sizeof o->state, v[CR_STATE], what,
-                                                                         "a state", err) ||
+        ec2_put(o->az, sizeof o->az, v[CR_AZ], what, "a zone", err) ||
+        ec2_put(o->state, sizeof o->state, v[CR_STATE], what, "a state", err) ||
         ec2_put(o->reservation_type, sizeof o->reservation_type, v[CR_KIND], what, "a reservation type", err))
         return -1;
     if (!total_ok || !avail_ok || !o->instance_type[0] || !o->az[0])
@@ -527,11 +556,13 @@ static int cr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *id, ec2_capacity_reservation *out,
                                  ib_error *err)
 {
-    static const ec2_xml_spec spec = {
-        .root = "DescribeCapacityReservationsResponse", .item = "capacityReservationSet/item",
-        .fields = {"capacityReservationId", "instanceType", "availabilityZone", "totalInstanceCount",
-                   "availableInstanceCount", "state", "reservationType", "startDate", "endDate"},
-        .on_item = cr_item, .what = "EC2 DescribeCapacityReservations"};
+    static const ec2_xml_spec spec = {.root = "DescribeCapacityReservationsResponse",
+                                      .item = "capacityReservationSet/item",
+                                      .fields = {"capacityReservationId", "instanceType", "availabilityZone",
+                                                 "totalInstanceCount", "availableInstanceCount", "state",
+                                                 "reservationType", "startDate", "endDate"},
+                                      .on_item = cr_item,
+                                      .what = "EC2 DescribeCapacityReservations"};
     ec2_form f = ec2_action("DescribeCapacityReservations");
     ec2_add(&f, "CapacityReservationId.1", id);
     aws_response resp;
@@ -539,7 +570,8 @@ int aws_ec2_capacity_reservation(aws_client *c, const char *region, const char *
     int rc = ec2_call(c, region, spec.what, &f, &resp, code, err);
     cr_ctx ctx = {out, id, 0};
     if (rc != 0) {
-        if (!strcmp(code, "InvalidCapacityReservationId.NotFound") || !strcmp(code, "InvalidCapacityReservationId.Malformed"))
+        if (!strcmp(code, "InvalidCapacityReservationId.NotFound") ||
+            !strcmp(code, "InvalidCapacityReservationId.Malformed"))
             ib_error_set(err, IB_EXIT_USAGE, "--capacity-reservation %s: EC2 knows no such reservation in %s (%s)", id,
                          region, code);
     } else if ((rc = ec2_xml_parse(&spec, &ctx, resp.body, resp.body_len, NULL, err)) == 0 && !ctx.found) {

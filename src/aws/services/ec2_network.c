@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TYPES_PER_CALL 100   /* DescribeInstanceTypes' InstanceType.N limit */
+#define TYPES_PER_CALL 100 /* DescribeInstanceTypes' InstanceType.N limit */
 
 /* "12" -> 12 within [lo, hi]; "" -> dflt; anything else -1 with err. */
 static int count_field(const char *v, int lo, int hi, int dflt, const char *what, const char *field, ib_error *err)
@@ -46,7 +46,7 @@ typedef struct types_ctx {
     size_t n;
     ec2_type_network *out;
     int *seen;
-    int cards[EC2_CARDS_MAX];        /* this item's cards so far, by index */
+    int cards[EC2_CARDS_MAX]; /* this item's cards so far, by index */
     unsigned card_types[EC2_CARDS_MAX];
 } types_ctx;
 
@@ -58,7 +58,8 @@ static int type_card(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err)
     int idx = count_field(sub[0], 0, EC2_CARDS_MAX - 1, -1, types_what, "networkCardIndex", err);
     int max = count_field(sub[1], 1, 1000, -1, types_what, "maximumNetworkInterfaces", err);
     if (idx < 0 || max < 0) {
-        if (!err->code) ib_error_set(err, IB_EXIT_RUNTIME, "%s: a network card without its index or interfaces", types_what);
+        if (!err->code)
+            ib_error_set(err, IB_EXIT_RUNTIME, "%s: a network card without its index or interfaces", types_what);
         return -1;
     }
     t->cards[idx] = max;
@@ -87,7 +88,7 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     memset(t->card_types, 0, sizeof t->card_types);
     size_t k = 0;
     while (k < t->n && strcmp(t->types[k], v[0])) k++;
-    if (k == t->n) return 0;   /* not asked: a server's extra is ignored */
+    if (k == t->n) return 0; /* not asked: a server's extra is ignored */
     ec2_type_network *o = &t->out[k];
     memset(o, 0, sizeof *o);
     snprintf(o->type, sizeof o->type, "%s", t->types[k]);
@@ -109,11 +110,14 @@ static int type_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 }
 
 static const ec2_xml_spec types_spec = {
-    .root = "DescribeInstanceTypesResponse", .item = "instanceTypeSet/item",
+    .root = "DescribeInstanceTypesResponse",
+    .item = "instanceTypeSet/item",
     .fields = {"instanceType", "networkInfo/efaSupported", "networkInfo/efaInfo/maximumEfaInterfaces",
                "networkInfo/maximumNetworkCards", "processorInfo/supportedArchitectures/item"},
-    .on_item = type_item, .sub = "networkInfo/networkCards/item",
-    .sub_fields = {"networkCardIndex", "maximumNetworkInterfaces", "interfaceTypeSet/item"}, .on_sub = type_card,
+    .on_item = type_item,
+    .sub = "networkInfo/networkCards/item",
+    .sub_fields = {"networkCardIndex", "maximumNetworkInterfaces", "interfaceTypeSet/item"},
+    .on_sub = type_card,
     .what = "EC2 DescribeInstanceTypes"};
 
 int aws_ec2_parse_type_networks(const char *xml, size_t len, char *const *types, size_t n, ec2_type_network *out,
@@ -127,7 +131,8 @@ int aws_ec2_type_networks(aws_client *c, const char *region, char *const *types,
                           ib_error *err)
 {
     if (n == 0) return 0;
-    if (n > TYPES_PER_CALL) return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d types", types_what, TYPES_PER_CALL);
+    if (n > TYPES_PER_CALL)
+        return ib_error_set(err, IB_EXIT_USAGE, "%s: more than %d types", types_what, TYPES_PER_CALL);
     int *seen = calloc(n, sizeof *seen);
     if (!seen) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", types_what);
     ec2_form f = ec2_action("DescribeInstanceTypes");
@@ -164,10 +169,11 @@ static int rule_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 int aws_ec2_group_self_rules(aws_client *c, const char *region, const char *sg_id, int *in_self, int *out_self,
                              ib_error *err)
 {
-    static const ec2_xml_spec spec = {
-        .root = "DescribeSecurityGroupRulesResponse", .item = "securityGroupRuleSet/item",
-        .fields = {"groupId", "isEgress", "ipProtocol", "referencedGroupInfo/groupId"}, .on_item = rule_item,
-        .what = "EC2 DescribeSecurityGroupRules"};
+    static const ec2_xml_spec spec = {.root = "DescribeSecurityGroupRulesResponse",
+                                      .item = "securityGroupRuleSet/item",
+                                      .fields = {"groupId", "isEgress", "ipProtocol", "referencedGroupInfo/groupId"},
+                                      .on_item = rule_item,
+                                      .what = "EC2 DescribeSecurityGroupRules"};
     const char *filter[] = {"group-id", sg_id};
     rules_ctx r = {sg_id, 0, 0};
     int rc = ec2_describe_where(c, region, "DescribeSecurityGroupRules", filter, 1, &spec, &r, err);
@@ -201,8 +207,7 @@ static int ids_by_name(aws_client *c, const char *region, const char *vpc_id, co
                        ib_error *err);
 
 int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc_id, const char *name,
-                              const char *description, const ec2_tag *tags, size_t n_tags, char id[32],
-                              ib_error *err)
+                              const char *description, const ec2_tag *tags, size_t n_tags, char id[32], ib_error *err)
 {
     const char *what = "EC2 CreateSecurityGroup";
     ec2_form f = ec2_action("CreateSecurityGroup");
@@ -219,7 +224,7 @@ int aws_ec2_create_self_group(aws_client *c, const char *region, const char *vpc
         rc = read_flat(resp.body, resp.body_len, "CreateSecurityGroupResponse", "groupId", NULL, &o, err);
         if (rc == 0 && !aws_security_group_id_valid(o.v[0]))
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: no group id in the answer", what);
-        if (rc == 0) snprintf(id, 32, "%.31s", o.v[0]);   /* length checked above */
+        if (rc == 0) snprintf(id, 32, "%.31s", o.v[0]); /* length checked above */
     } else if (!strcmp(code, "InvalidGroup.Duplicate")) {
         /* a retried create whose first attempt succeeded (the name is the sweep's own) */
         ib_error_clear(err);
@@ -254,7 +259,7 @@ int aws_ec2_delete_security_group(aws_client *c, const char *region, const char 
 typedef struct groups_ctx {
     char (*ids)[32];
     size_t n, cap;
-    const char *name;               /* only the group of this name; NULL: every one */
+    const char *name; /* only the group of this name; NULL: every one */
 } groups_ctx;
 
 static int sg_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
@@ -262,10 +267,11 @@ static int sg_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     groups_ctx *g = ctx;
     const char *what = "EC2 DescribeSecurityGroups";
     if (g->name && strcmp(v[1], g->name)) return 0;
-    if (!aws_security_group_id_valid(v[0])) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: a group without a plausible id", what);
+    if (!aws_security_group_id_valid(v[0]))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: a group without a plausible id", what);
     if (g->n == g->cap) {
         size_t nc = g->cap ? 2 * g->cap : 4;
-        char (*nv)[32] = realloc(g->ids, nc * sizeof *nv);
+        char(*nv)[32] = realloc(g->ids, nc * sizeof *nv);
         if (!nv) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);
         g->ids = nv;
         g->cap = nc;
@@ -274,8 +280,10 @@ static int sg_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     return 0;
 }
 
-static const ec2_xml_spec groups_spec = {.root = "DescribeSecurityGroupsResponse", .item = "securityGroupInfo/item",
-                                         .fields = {"groupId", "groupName"}, .on_item = sg_item,
+static const ec2_xml_spec groups_spec = {.root = "DescribeSecurityGroupsResponse",
+                                         .item = "securityGroupInfo/item",
+                                         .fields = {"groupId", "groupName"},
+                                         .on_item = sg_item,
                                          .what = "EC2 DescribeSecurityGroups"};
 
 static int ids_by_name(aws_client *c, const char *region, const char *vpc_id, const char *name, char id[32],
@@ -326,8 +334,10 @@ int aws_ec2_allocate_address(aws_client *c, const char *region, const ec2_tag *t
         one_ctx o = {.what = what};
         rc = read_flat(resp.body, resp.body_len, "AllocateAddressResponse", "allocationId", "publicIp", &o, err);
         if (rc == 0 && (!alloc_id_valid(o.v[0]) || !public_ip_valid(o.v[1])))
-            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: no allocation id and IPv4 address in the answer (an address "
-                              "may have been allocated: it carries the sweep's tag)", what);
+            rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                              "%s: no allocation id and IPv4 address in the answer (an address "
+                              "may have been allocated: it carries the sweep's tag)",
+                              what);
         if (rc == 0) {
             snprintf(out->allocation_id, sizeof out->allocation_id, "%s", o.v[0]);
             snprintf(out->public_ip, sizeof out->public_ip, "%.47s", o.v[1]);
@@ -392,8 +402,10 @@ static int addr_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 int aws_ec2_addresses_by_tag(aws_client *c, const char *region, const char *tag_key, const char *tag_value,
                              ec2_address **out, size_t *n, ib_error *err)
 {
-    static const ec2_xml_spec spec = {.root = "DescribeAddressesResponse", .item = "addressesSet/item",
-                                      .fields = {"allocationId", "publicIp", "associationId"}, .on_item = addr_item,
+    static const ec2_xml_spec spec = {.root = "DescribeAddressesResponse",
+                                      .item = "addressesSet/item",
+                                      .fields = {"allocationId", "publicIp", "associationId"},
+                                      .on_item = addr_item,
                                       .what = "EC2 DescribeAddresses"};
     addr_ctx a = {0};
     if (ec2_describe_tagged(c, region, "DescribeAddresses", tag_key, tag_value, &spec, &a, err) != 0) {
@@ -418,8 +430,7 @@ static int eni_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     (void)err;
     /* network card 0 (absent on a one-card type), device 0; several such (a stand-in that keeps no
        card index) are told apart by the primary private address, which only the primary holds */
-    if (strcmp(v[1], "0") || (v[2][0] && strcmp(v[2], "0")) || strncmp(v[0], "eni-", 4) || strlen(v[0]) >= 32)
-        return 0;
+    if (strcmp(v[1], "0") || (v[2][0] && strcmp(v[2], "0")) || strncmp(v[0], "eni-", 4) || strlen(v[0]) >= 32) return 0;
     int holds_ip = e->private_ip && e->private_ip[0] && !strcmp(v[3], e->private_ip);
     if (!e->found || holds_ip) {
         if (e->found && !holds_ip) e->ambiguous = 1;
@@ -435,13 +446,15 @@ int aws_ec2_primary_interface(aws_client *c, const char *region, const char *ins
                               char eni[32], ib_error *err)
 {
     static const ec2_xml_spec spec = {
-        .root = "DescribeNetworkInterfacesResponse", .item = "networkInterfaceSet/item",
+        .root = "DescribeNetworkInterfacesResponse",
+        .item = "networkInterfaceSet/item",
         .fields = {"networkInterfaceId", "attachment/deviceIndex", "attachment/networkCardIndex", "privateIpAddress"},
-        .on_item = eni_item, .what = "EC2 DescribeNetworkInterfaces"};
+        .on_item = eni_item,
+        .what = "EC2 DescribeNetworkInterfaces"};
     const char *filter[] = {"attachment.instance-id", instance_id};
     eni_ctx e = {.private_ip = private_ip};
     if (ec2_describe_where(c, region, "DescribeNetworkInterfaces", filter, 1, &spec, &e, err) != 0) return -1;
-    if (!e.found || (e.found == 1 && e.ambiguous)) return 1;   /* not attached (or not told apart) yet */
+    if (!e.found || (e.found == 1 && e.ambiguous)) return 1; /* not attached (or not told apart) yet */
     snprintf(eni, 32, "%s", e.best);
     return 0;
 }

@@ -41,11 +41,11 @@ typedef struct reader {
     XML_Parser parser;
     ib_error *err;
     int depth, failed, saw_root;
-    char path[PATH_MAX_LEN];           /* element names below the root joined by '/' */
-    size_t plen[MAX_DEPTH + 1];        /* path length at each depth */
-    size_t item_len, sub_len;          /* strlen(spec->item), strlen(spec->sub) */
-    int item_depth, sub_depth;         /* 0: not inside one */
-    int field, field_depth;            /* field being read in the item (-1: none) */
+    char path[PATH_MAX_LEN];    /* element names below the root joined by '/' */
+    size_t plen[MAX_DEPTH + 1]; /* path length at each depth */
+    size_t item_len, sub_len;   /* strlen(spec->item), strlen(spec->sub) */
+    int item_depth, sub_depth;  /* 0: not inside one */
+    int field, field_depth;     /* field being read in the item (-1: none) */
     int sub_field, sub_field_depth;
     int in_token;
     char v[EC2_XML_FIELDS][EC2_XML_VALUE_MAX];
@@ -137,7 +137,7 @@ static void XMLCALL on_start(void *ud, const XML_Char *name, const XML_Char **at
         r->saw_root = 1;
         r->plen[1] = 0;
         r->path[0] = '\0';
-        if (!r->spec->item[0]) {   /* a flat answer: the root is the one item */
+        if (!r->spec->item[0]) { /* a flat answer: the root is the one item */
             r->item_depth = 1;
             memset(r->vlen, 0, sizeof r->vlen);
             for (int i = 0; i < EC2_XML_FIELDS; i++) r->v[i][0] = '\0';
@@ -207,8 +207,7 @@ static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
     if (r->depth == 2 && r->in_token)
         append(r, r->next_token, &r->token_len, sizeof r->next_token, s, len, "nextToken too long");
     else if (r->sub_field >= 0 && r->depth == r->sub_field_depth)
-        append(r, r->sv[r->sub_field], &r->svlen[r->sub_field], EC2_XML_VALUE_MAX, s, len,
-               "value too long in an item");
+        append(r, r->sv[r->sub_field], &r->svlen[r->sub_field], EC2_XML_VALUE_MAX, s, len, "value too long in an item");
     else if (r->field >= 0 && r->depth == r->field_depth)
         append(r, r->v[r->field], &r->vlen[r->field], EC2_XML_VALUE_MAX, s, len, "value too long in an item");
 }
@@ -246,8 +245,7 @@ int ec2_xml_parse(const ec2_xml_spec *spec, void *ctx, const char *xml, size_t l
     } while (off < len);
     if (!ok && !r->failed)
         ib_error_set(err, IB_EXIT_RUNTIME, "%s: malformed XML response (%s at line %lu)", spec->what,
-                     XML_ErrorString(XML_GetErrorCode(r->parser)),
-                     (unsigned long)XML_GetCurrentLineNumber(r->parser));
+                     XML_ErrorString(XML_GetErrorCode(r->parser)), (unsigned long)XML_GetCurrentLineNumber(r->parser));
     XML_ParserFree(r->parser);
     int rc = 0;
     if (!ok || r->failed) rc = -1;

@@ -27,14 +27,14 @@ int ec2_request(const char *region, char *body, aws_request *req, char **url, ib
 #define EC2_XML_VALUE_MAX 1024
 
 typedef struct ec2_xml_spec {
-    const char *root;                          /* expected root element */
-    const char *item;                          /* path of each item below the root */
-    const char *fields[EC2_XML_FIELDS];        /* NULL-terminated when fewer */
+    const char *root;                   /* expected root element */
+    const char *item;                   /* path of each item below the root */
+    const char *fields[EC2_XML_FIELDS]; /* NULL-terminated when fewer */
     int (*on_item)(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err);
-    const char *sub;                           /* optional list inside an item */
+    const char *sub; /* optional list inside an item */
     const char *sub_fields[3];
     int (*on_sub)(void *ctx, char sub[][EC2_XML_VALUE_MAX], ib_error *err);
-    const char *what;                          /* "EC2 DescribeSpotPriceHistory": error messages */
+    const char *what; /* "EC2 DescribeSpotPriceHistory": error messages */
 } ec2_xml_spec;
 
 /* Parses a whole answer; *next (malloc'd) gets nextToken when next is given and one is present.
@@ -46,7 +46,7 @@ int ec2_xml_parse(const ec2_xml_spec *spec, void *ctx, const char *xml, size_t l
 typedef struct ec2_form {
     char *s;
     size_t len, cap;
-    int bad;              /* out of memory: reported once, at the end */
+    int bad; /* out of memory: reported once, at the end */
 } ec2_form;
 /* A form with Action=NAME and the API version. */
 ec2_form ec2_action(const char *name);
@@ -59,17 +59,17 @@ void ec2_filter(ec2_form *f, int n, const char *name, const char *value);
 void ec2_tag_spec(ec2_form *f, int n, const char *resource_type, const ec2_tag *tags, size_t n_tags);
 /* One request, sent.  0: resp holds the answer; -1: err says why and aws_code (when given) gets
  * AWS's error code ("" for a transport failure).  Takes f's body. */
-int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, aws_response *resp,
-             char aws_code[64], ib_error *err);
+int ec2_call(aws_client *c, const char *region, const char *what, ec2_form *f, aws_response *resp, char aws_code[64],
+             ib_error *err);
 /* Every page of N queries (bodies[i]: the form without NextToken), each page read by SPEC into
  * out.  The first failure's message goes to err. */
-int ec2_describe_all(aws_client *c, const char *region, char *const *bodies, size_t n,
-                     const ec2_xml_spec *spec, void *out, ib_error *err);
+int ec2_describe_all(aws_client *c, const char *region, char *const *bodies, size_t n, const ec2_xml_spec *spec,
+                     void *out, ib_error *err);
 /* One request whose answer is not read.  0: EC2 took it, or answered a code of DONE (NULL-terminated,
  * may be NULL: the codes that mean "already so", InvalidGroup.NotFound for a delete); -1: err says
  * why and code (may be NULL) gets AWS's code ("" for a transport failure).  Takes f's body. */
-int ec2_send(aws_client *c, const char *region, const char *what, ec2_form *f, const char *const *done,
-             char code[64], ib_error *err);
+int ec2_send(aws_client *c, const char *region, const char *what, ec2_form *f, const char *const *done, char code[64],
+             ib_error *err);
 /* ACTION with N filters (FILTERS: name, value pairs as Filter.1..N), every page read by SPEC into out. */
 int ec2_describe_where(aws_client *c, const char *region, const char *action, const char *const *filters, size_t n,
                        const ec2_xml_spec *spec, void *out, ib_error *err);

@@ -11,10 +11,10 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
     size_t failed = 0;
     if (n == 0) return 0;
     int max_pages = p->max_pages > 0 ? p->max_pages : 200;
-    char **token = calloc(n, sizeof *token);      /* NextToken of query i, NULL before page 1 */
+    char **token = calloc(n, sizeof *token); /* NextToken of query i, NULL before page 1 */
     int *active = calloc(n, sizeof *active);
     int *pages = calloc(n, sizeof *pages);
-    size_t *idx = calloc(n, sizeof *idx);         /* round slot -> query index */
+    size_t *idx = calloc(n, sizeof *idx); /* round slot -> query index */
     aws_request *reqs = calloc(n, sizeof *reqs);
     aws_response *resps = calloc(n, sizeof *resps);
     ib_error *rerr = calloc(n, sizeof *rerr);
@@ -58,8 +58,7 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
                 else if (resps[k].error_code[0])
                     ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld %s: %s", what, resps[k].status,
                                  resps[k].error_code, resps[k].error_message);
-                else
-                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld", what, resps[k].status);
+                else ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld", what, resps[k].status);
                 if (!errs[i].code) errs[i].code = IB_EXIT_RUNTIME;
                 active[i] = 0;
                 failed++;
@@ -71,8 +70,8 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
             } else if (next && next[0]) {
                 /* A token equal to the one just used would loop forever. */
                 if ((token[i] && !strcmp(token[i], next)) || ++pages[i] >= max_pages) {
-                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages",
-                                 what, pages[i] + 1);
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages", what,
+                                 pages[i] + 1);
                     free(next);
                     active[i] = 0;
                     failed++;
@@ -118,8 +117,7 @@ static const aws_pager *multi_pick(const multi_ctx *m, size_t *i)
     return NULL;
 }
 
-static int multi_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body,
-                       ib_error *err)
+static int multi_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err)
 {
     const aws_pager *p = multi_pick(ctx, &i);
     return p->build(p->ctx, i, token, req, url, body, err);
@@ -166,8 +164,8 @@ size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *
 
 static int unreserved(unsigned char ch)
 {
-    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
-           ch == '_' || ch == '.' || ch == '~';
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+           ch == '.' || ch == '~';
 }
 
 /* Room for `more` bytes plus the NUL. */

@@ -115,10 +115,12 @@ static int on_demand_hourly(const cJSON *doc, double *out, ib_error *err)
     const cJSON *terms = cJSON_GetObjectItemCaseSensitive(doc, "terms");
     const cJSON *od = cJSON_GetObjectItemCaseSensitive(terms, "OnDemand");
     const cJSON *offer;
-    cJSON_ArrayForEach(offer, od) {
+    cJSON_ArrayForEach(offer, od)
+    {
         const cJSON *dims = cJSON_GetObjectItemCaseSensitive(offer, "priceDimensions");
         const cJSON *dim;
-        cJSON_ArrayForEach(dim, dims) {
+        cJSON_ArrayForEach(dim, dims)
+        {
             const cJSON *unit = cJSON_GetObjectItemCaseSensitive(dim, "unit");
             if (!cJSON_IsString(unit) || strcmp(unit->valuestring, "Hrs") != 0) continue;
             const cJSON *ppu = cJSON_GetObjectItemCaseSensitive(dim, "pricePerUnit");
@@ -130,7 +132,7 @@ static int on_demand_hourly(const cJSON *doc, double *out, ib_error *err)
             if (util_aws_decimal(usd->valuestring, 0, MAX_SANE_USD_PER_HOUR, &v) != 0 || (v > 0 && v < 1e-6))
                 return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: implausible price \"%.40s\" USD/h",
                                     usd->valuestring);
-            if (v > 0) {   /* $0 rows exist for reservations' covered hours; they are not a price */
+            if (v > 0) { /* $0 rows exist for reservations' covered hours; they are not a price */
                 *out = v;
                 return 0;
             }
@@ -154,7 +156,8 @@ int aws_pricing_parse_page(const char *body, size_t len, pricing_item *it, char 
         goto done;
     }
     const cJSON *entry;
-    cJSON_ArrayForEach(entry, list) {
+    cJSON_ArrayForEach(entry, list)
+    {
         /* Each entry is a JSON document serialised into a string. */
         if (!cJSON_IsString(entry)) {
             ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: PriceList entry is not a string");
@@ -165,8 +168,8 @@ int aws_pricing_parse_page(const char *body, size_t len, pricing_item *it, char 
             ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: PriceList entry is not valid JSON");
             goto done;
         }
-        const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "product"),
-                                                              "attributes");
+        const cJSON *attrs =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "product"), "attributes");
         double v = NAN;
         int bad = 0;
         if (cJSON_IsObject(attrs) && product_matches(attrs, it)) bad = on_demand_hourly(doc, &v, err);
@@ -251,4 +254,3 @@ int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *o
     *out = p;
     return 0;
 }
-

@@ -18,16 +18,19 @@
 #include <string.h>
 #include <strings.h>
 
-#define S3_MAX_KNOWN 32            /* bucket regions remembered per command */
+#define S3_MAX_KNOWN 32 /* bucket regions remembered per command */
 #define S3_DEFAULT_MAX_PAGES 10000
 #define S3_DEFAULT_MAX_OBJECTS 1000000
 
 struct aws_s3 {
     aws_client *c;
     char region[32];
-    char style[8];                 /* "path" | "virtual" | "auto" (config) */
-    int custom_endpoint;           /* AWS_ENDPOINT_URL[_S3] names a host that is not AWS's */
-    struct { char bucket[64]; char region[32]; } known[S3_MAX_KNOWN];
+    char style[8];       /* "path" | "virtual" | "auto" (config) */
+    int custom_endpoint; /* AWS_ENDPOINT_URL[_S3] names a host that is not AWS's */
+    struct {
+        char bucket[64];
+        char region[32];
+    } known[S3_MAX_KNOWN];
     size_t n_known;
 };
 
@@ -48,7 +51,7 @@ int aws_s3_bucket_name_valid(const char *b)
         if (b[i] == '.') dots++;
         else if (!isdigit((unsigned char)b[i])) digits_only = 0;
     }
-    return !(dots == 3 && digits_only);   /* "192.168.5.4" is refused by S3 */
+    return !(dots == 3 && digits_only); /* "192.168.5.4" is refused by S3 */
 }
 
 int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err)
@@ -66,7 +69,8 @@ int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err
     if (!aws_s3_bucket_name_valid(bucket)) {
         ib_error_set(err, IB_EXIT_USAGE,
                      "'%s' is not a valid bucket name (3-63 of a-z, 0-9, '.', '-', starting and ending "
-                     "with a letter or digit)", bucket);
+                     "with a letter or digit)",
+                     bucket);
         bucket[0] = '\0';
         return -1;
     }
@@ -169,8 +173,8 @@ static int use_virtual(const aws_s3 *s, const char *bucket)
 
 /* The URL of bucket/key (key NULL: the bucket itself) in region, with query appended when given;
  * host_out (when not NULL) gets the Host header it implies, path_out the encoded path. */
-static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const char *region,
-                  const char *query, char **url, char *host_out, size_t host_len, ib_error *err)
+static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const char *region, const char *query,
+                  char **url, char *host_out, size_t host_len, ib_error *err)
 {
     char ep[1024];
     *url = NULL;
@@ -185,10 +189,9 @@ static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const ch
     char scheme_host[1200];
     if (virt)
         snprintf(scheme_host, sizeof scheme_host, "%.*s%s.%.*s", (int)(sep + 3 - ep), ep, bucket, (int)authn, sep + 3);
-    else
-        snprintf(scheme_host, sizeof scheme_host, "%.*s", (int)(sep + 3 - ep + authn), ep);
+    else snprintf(scheme_host, sizeof scheme_host, "%.*s", (int)(sep + 3 - ep + authn), ep);
     ok = ok && aws_str_append(&u, &len, &cap, scheme_host) == 0;
-    ok = ok && aws_str_append(&u, &len, &cap, sep + 3 + authn) == 0;   /* an endpoint's own base path */
+    ok = ok && aws_str_append(&u, &len, &cap, sep + 3 + authn) == 0; /* an endpoint's own base path */
     if (!virt) {
         ok = ok && aws_str_append(&u, &len, &cap, "/") == 0;
         ok = ok && aws_uri_append(&u, &len, &cap, bucket, 0) == 0;
@@ -220,13 +223,13 @@ static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const ch
 typedef struct s3_call {
     const char *method;
     const char *bucket;
-    const char *key;               /* NULL: the bucket */
+    const char *key; /* NULL: the bucket */
     const char *query;
     const char *body;
     size_t body_len;
     const char *content_type;
     size_t max_body;
-    const char *what;              /* "PutObject" */
+    const char *what; /* "PutObject" */
 } s3_call;
 
 /* "s3://bucket/key" for messages (ib_error_set escapes control characters when shown). */
@@ -249,12 +252,13 @@ static int s3_fail(const s3_call *k, const aws_response *r, const ib_error *terr
     if (!strcmp(code, "AccessDenied") || (st == 403 && !code[0]))
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "S3 %s %s: access denied (the credentials lack the permission, or the bucket "
-                            "is another account's)%s%s", k->what, where, r->error_message[0] ? ": " : "",
-                            r->error_message);
+                            "is another account's)%s%s",
+                            k->what, where, r->error_message[0] ? ": " : "", r->error_message);
     if (!strcmp(code, "SlowDown") || st == 503)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: S3 asks to slow down (%s) after %d attempt%s: "
-                            "try again later", k->what, where, code[0] ? code : "HTTP 503", r->attempts,
-                            r->attempts == 1 ? "" : "s");
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "S3 %s %s: S3 asks to slow down (%s) after %d attempt%s: "
+                            "try again later",
+                            k->what, where, code[0] ? code : "HTTP 503", r->attempts, r->attempts == 1 ? "" : "s");
     if (code[0])
         return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s%s%s (HTTP %ld)", k->what, where, code,
                             r->error_message[0] ? ": " : "", r->error_message, st);
@@ -279,16 +283,23 @@ static int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *er
         const char *region = bucket_region(s, k->bucket);
         char *url = NULL;
         if (s3_url(s, k->bucket, k->key, region, k->query, &url, NULL, 0, err) != 0) return -1;
-        aws_request req = {.method = k->method, .service = "s3", .region = region, .url = url,
-                           .headers = hs, .n_headers = nh, .body = k->body, .body_len = k->body_len,
-                           .s3 = 1, .max_body = k->max_body};
+        aws_request req = {.method = k->method,
+                           .service = "s3",
+                           .region = region,
+                           .url = url,
+                           .headers = hs,
+                           .n_headers = nh,
+                           .body = k->body,
+                           .body_len = k->body_len,
+                           .s3 = 1,
+                           .max_body = k->max_body};
         ib_error terr = {0};
         memset(resp, 0, sizeof *resp);
         int rc = aws_client_send(s->c, &req, resp, &terr);
         free(url);
         if (rc == 0 && resp->status >= 200 && resp->status < 300) {
             if (k->bucket && k->bucket[0] && !region_confirmed(s, k->bucket)) {
-                char here[sizeof s->region];   /* REGION may point into the table remember_region writes */
+                char here[sizeof s->region]; /* REGION may point into the table remember_region writes */
                 snprintf(here, sizeof here, "%s", region);
                 remember_region(s, k->bucket, here);
             }
@@ -312,8 +323,13 @@ static int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *er
 int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,
                       const char *content_type, ib_error *err)
 {
-    s3_call k = {.method = "PUT", .bucket = bucket, .key = key, .body = body ? body : "", .body_len = len,
-                 .content_type = content_type ? content_type : "application/octet-stream", .what = "PutObject"};
+    s3_call k = {.method = "PUT",
+                 .bucket = bucket,
+                 .key = key,
+                 .body = body ? body : "",
+                 .body_len = len,
+                 .content_type = content_type ? content_type : "application/octet-stream",
+                 .what = "PutObject"};
     aws_response r;
     if (s3_send(s, &k, &r, err) != 0) return -1;
     aws_response_free(&r);
@@ -329,8 +345,8 @@ int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_erro
     return 0;
 }
 
-int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body,
-                      size_t *len, ib_error *err)
+int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body, size_t *len,
+                      ib_error *err)
 {
     *body = NULL;
     *len = 0;
@@ -347,8 +363,8 @@ static int pager_stop(aws_s3_pager *p);
 static int list_page_in_flight(aws_s3 *s, aws_s3_pager *p, aws_request *req, char **url, ib_error *err);
 static void list_page_answered(aws_s3 *s, aws_s3_pager *p, aws_response *r, const ib_error *terr);
 
-size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes,
-                          char **bodies, size_t *lens, ib_error *errs, aws_s3_pager *along)
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes, char **bodies,
+                          size_t *lens, ib_error *errs, aws_s3_pager *along)
 {
     if (n == 0 && !(along && along->more)) return 0;
     memset(errs, 0, n * sizeof *errs);
@@ -364,7 +380,7 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
     aws_response *resps = calloc(n + 1, sizeof *resps);
     ib_error *terrs = calloc(n + 1, sizeof *terrs);
     char **urls = calloc(n + 1, sizeof *urls);
-    size_t *idx = calloc(n + 1, sizeof *idx);   /* request slot -> key index */
+    size_t *idx = calloc(n + 1, sizeof *idx); /* request slot -> key index */
     size_t m = 0;
     int oom = !reqs || !resps || !terrs || !urls || !idx;
     for (size_t i = first; i < n; i++) {
@@ -374,8 +390,8 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
         } else if (s3_url(s, bucket, keys[i], region, NULL, &urls[m], NULL, 0, &errs[i]) != 0) {
             failed++;
         } else {
-            reqs[m] = (aws_request){.method = "GET", .service = "s3", .region = region, .url = urls[m], .s3 = 1,
-                                    .max_body = max_bytes};
+            reqs[m] = (aws_request){
+                .method = "GET", .service = "s3", .region = region, .url = urls[m], .s3 = 1, .max_body = max_bytes};
             idx[m++] = i;
         }
     }
@@ -438,7 +454,8 @@ static char *list_query(const aws_s3_pager *p)
     size_t ql = 0, qc = 0;
     int ok = 1;
     if (p->token) {
-        ok = ok && aws_str_append(&q, &ql, &qc, "continuation-token=") == 0 && aws_uri_append(&q, &ql, &qc, p->token, 0) == 0;
+        ok = ok && aws_str_append(&q, &ql, &qc, "continuation-token=") == 0 &&
+             aws_uri_append(&q, &ql, &qc, p->token, 0) == 0;
         ok = ok && aws_str_append(&q, &ql, &qc, "&") == 0;
     }
     ok = ok && aws_str_append(&q, &ql, &qc, "encoding-type=url&list-type=2") == 0;
@@ -483,8 +500,10 @@ static int pager_stop(aws_s3_pager *p)
 static int pager_may_ask(aws_s3_pager *p, ib_error *err)
 {
     if (p->pages < p->max_pages) return 0;
-    ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2 s3://%s/%.1000s: still more after %d pages: "
-                 "stopped (a continuation token that never ends?)", p->bucket, p->prefix, p->max_pages);
+    ib_error_set(err, IB_EXIT_RUNTIME,
+                 "S3 ListObjectsV2 s3://%s/%.1000s: still more after %d pages: "
+                 "stopped (a continuation token that never ends?)",
+                 p->bucket, p->prefix, p->max_pages);
     return pager_stop(p);
 }
 
@@ -568,12 +587,14 @@ int aws_s3_list_objects(aws_s3 *s, const char *bucket, const char *prefix, int p
             return -1;
         }
         out->pages = p.pages;
-        for (size_t i = 0; i < p.page.n; i++) {   /* the keys move to OUT */
+        for (size_t i = 0; i < p.page.n; i++) { /* the keys move to OUT */
             if (out->n >= max_objects) {
                 aws_s3_pager_free(&p);
                 aws_s3_listing_free(out);
-                return ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2 s3://%s/%.1000s: more than %zu "
-                                    "objects: stopped", bucket, prefix ? prefix : "", max_objects);
+                return ib_error_set(err, IB_EXIT_RUNTIME,
+                                    "S3 ListObjectsV2 s3://%s/%.1000s: more than %zu "
+                                    "objects: stopped",
+                                    bucket, prefix ? prefix : "", max_objects);
             }
             int rc = s3_listing_push(out, p.page.objs[i].key, p.page.objs[i].size);
             p.page.objs[i].key = NULL;
@@ -590,8 +611,8 @@ int aws_s3_list_objects(aws_s3 *s, const char *bucket, const char *prefix, int p
 
 /* ---- presigned URLs ------------------------------------------------------------------------ */
 
-int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, const char *bucket,
-                   const char *key, long expires_s, time_t when, char **url, ib_error *err)
+int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, const char *bucket, const char *key,
+                   long expires_s, time_t when, char **url, ib_error *err)
 {
     *url = NULL;
     if (strcmp(method, "GET") && strcmp(method, "PUT"))
@@ -601,8 +622,13 @@ int aws_s3_presign(aws_s3 *s, const aws_credentials *cred, const char *method, c
     if (s3_url(s, bucket, key, region, NULL, &base, host, sizeof host, err) != 0) return -1;
     const char *path = strstr(base, "://") + 3;
     path += strcspn(path, "/");
-    aws_presign_input in = {.method = method, .host = host, .path = path, .service = "s3", .region = region,
-                            .when = when, .expires_s = expires_s};
+    aws_presign_input in = {.method = method,
+                            .host = host,
+                            .path = path,
+                            .service = "s3",
+                            .region = region,
+                            .when = when,
+                            .expires_s = expires_s};
     if (aws_sigv4_presign(&in, cred, &query, err) != 0) {
         free(base);
         return -1;

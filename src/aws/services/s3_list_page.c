@@ -61,8 +61,7 @@ static void XMLCALL list_start(void *ud, const XML_Char *name, const XML_Char **
     }
 }
 
-static void field_append(list_parse *lp, char *buf, size_t cap, size_t *len, const char *s, int n,
-                         const char *what)
+static void field_append(list_parse *lp, char *buf, size_t cap, size_t *len, const char *s, int n, const char *what)
 {
     if (*len + (size_t)n >= cap) {
         char why[64];
@@ -134,7 +133,10 @@ static void XMLCALL list_end(void *ud, const XML_Char *name)
 
 static int hexv(int c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* encoding-type=url: keys arrive as form-urlencoded (%XX, and '+' for space as S3 writes it). */
@@ -178,7 +180,8 @@ int aws_s3_parse_list_page(const char *xml, size_t len, aws_s3_listing *out, cha
     if (rc == 0 && !strcmp(lp->encoding, "url"))
         for (size_t i = lp->first; i < out->n; i++) url_decode_inplace(out->objs[i].key);
     if (rc == 0 && !strcmp(lp->truncated, "true")) {
-        if (!lp->token_len) rc = ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2: truncated listing without a continuation token");
+        if (!lp->token_len)
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "S3 ListObjectsV2: truncated listing without a continuation token");
         else if (!(*next = strdup(lp->token))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
     XML_ParserFree(lp->p);

@@ -29,10 +29,7 @@
 
 static const aws_header sp_headers[] = {{"Content-Type", "application/json"}};
 
-static int is_sagemaker(const sp_query *q)
-{
-    return !strcmp(q->plan_type, "SageMaker");
-}
+static int is_sagemaker(const sp_query *q) { return !strcmp(q->plan_type, "SageMaker"); }
 
 static cJSON *one_of(const char *v)
 {
@@ -59,18 +56,20 @@ char *aws_savingsplans_request_body(const sp_query *q, const char *token)
 {
     int sm = is_sagemaker(q);
     cJSON *o = cJSON_CreateObject(), *filters = cJSON_CreateArray();
-    int bad = !o || !filters || !cJSON_AddItemToObject(o, "savingsPlanTypes", one_of(q->plan_type)) ||
-              !cJSON_AddItemToObject(o, "savingsPlanPaymentOptions", one_of(q->payment)) ||
-              !cJSON_AddItemToObject(o, "products", one_of(sm ? "SageMaker" : "EC2")) ||
-              !cJSON_AddItemToObject(o, "serviceCodes", one_of(sm ? "AmazonSageMaker" : "AmazonEC2")) ||
-              (!sm && !cJSON_AddItemToObject(o, "operations", one_of("RunInstances"))) ||
-              add_filter(filters, "instanceType", q->instance_type) || add_filter(filters, "region", q->region) ||
-              (!sm && (add_filter(filters, "tenancy", "shared") || add_filter(filters, "productDescription", "Linux/UNIX")));
+    int bad =
+        !o || !filters || !cJSON_AddItemToObject(o, "savingsPlanTypes", one_of(q->plan_type)) ||
+        !cJSON_AddItemToObject(o, "savingsPlanPaymentOptions", one_of(q->payment)) ||
+        !cJSON_AddItemToObject(o, "products", one_of(sm ? "SageMaker" : "EC2")) ||
+        !cJSON_AddItemToObject(o, "serviceCodes", one_of(sm ? "AmazonSageMaker" : "AmazonEC2")) ||
+        (!sm && !cJSON_AddItemToObject(o, "operations", one_of("RunInstances"))) ||
+        add_filter(filters, "instanceType", q->instance_type) || add_filter(filters, "region", q->region) ||
+        (!sm && (add_filter(filters, "tenancy", "shared") || add_filter(filters, "productDescription", "Linux/UNIX")));
     if (!bad) {
         bad = !cJSON_AddItemToObject(o, "filters", filters);
         filters = NULL;
     }
-    bad = bad || !cJSON_AddNumberToObject(o, "maxResults", 1000) || (token && !cJSON_AddStringToObject(o, "nextToken", token));
+    bad = bad || !cJSON_AddNumberToObject(o, "maxResults", 1000) ||
+          (token && !cJSON_AddStringToObject(o, "nextToken", token));
     char *body = bad ? NULL : cJSON_PrintUnformatted(o);
     cJSON_Delete(filters);
     cJSON_Delete(o);
@@ -86,8 +85,7 @@ static const char *str(const cJSON *o, const char *key)
 static const char *property(const cJSON *props, const char *name)
 {
     const cJSON *p;
-    cJSON_ArrayForEach(p, props)
-        if (!strcmp(str(p, "name"), name)) return str(p, "value");
+    cJSON_ArrayForEach(p, props) if (!strcmp(str(p, "name"), name)) return str(p, "value");
     return NULL;
 }
 
@@ -118,7 +116,8 @@ static int take(sp_query *q, const cJSON *r, ib_error *err)
      * any instance-hour costs (rank's own floor and ceiling) */
     double v;
     if (util_aws_decimal(rate, 1e-6, 2000, &v) != 0)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible rate \"%.40s\" for %s", SP_WHAT, rate, q->instance_type);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: implausible rate \"%.40s\" for %s", SP_WHAT, rate,
+                            q->instance_type);
     if (q->n == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 4;
         if (nc > 4096) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: more than 4096 matching rates", SP_WHAT);
@@ -147,11 +146,11 @@ int aws_savingsplans_parse_page(const char *body, size_t len, sp_query *q, char 
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: the answer is not JSON with searchResults", SP_WHAT);
     } else {
         const cJSON *r;
-        cJSON_ArrayForEach(r, results)
-            if (take(q, r, err) < 0) {
-                rc = -1;
-                break;
-            }
+        cJSON_ArrayForEach(r, results) if (take(q, r, err) < 0)
+        {
+            rc = -1;
+            break;
+        }
     }
     const char *t = cJSON_GetStringValue(tok);
     if (!rc && t && t[0]) {

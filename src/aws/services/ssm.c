@@ -31,10 +31,9 @@ static int parse_value(const char *body, size_t len, const char *name, char *val
     if (!v || !v[0])
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "SSM GetParameter %s: answer without Parameter.Value", name);
     else if (strlen(v) >= value_len)
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "SSM GetParameter %s: value longer than %zu bytes", name,
-                          value_len - 1);
-    else
-        memcpy(value, v, strlen(v) + 1);
+        rc =
+            ib_error_set(err, IB_EXIT_RUNTIME, "SSM GetParameter %s: value longer than %zu bytes", name, value_len - 1);
+    else memcpy(value, v, strlen(v) + 1);
     cJSON_Delete(j);
     return rc;
 }
@@ -54,8 +53,14 @@ int aws_ssm_get_parameter(aws_client *c, const char *region, const char *name, c
     char *body = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "SSM GetParameter: out of memory");
-    aws_request req = {.method = "POST", .service = "ssm", .region = region, .url = url,
-                       .headers = ssm_headers, .n_headers = 2, .body = body, .body_len = strlen(body),
+    aws_request req = {.method = "POST",
+                       .service = "ssm",
+                       .region = region,
+                       .url = url,
+                       .headers = ssm_headers,
+                       .n_headers = 2,
+                       .body = body,
+                       .body_len = strlen(body),
                        .max_body = SSM_MAX_BODY};
     aws_response resp;
     int rc = aws_client_send(c, &req, &resp, err);

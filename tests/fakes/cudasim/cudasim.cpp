@@ -20,7 +20,7 @@
 #include <cstring>
 #include <vector>
 
-extern "C" cudaError_t shim_launch_error;   // cuda_host_runtime.c: what cudaGetLastError returns
+extern "C" cudaError_t shim_launch_error; // cuda_host_runtime.c: what cudaGetLastError returns
 
 // Counters and the first problem seen, for the tests.
 extern "C" {
@@ -65,9 +65,9 @@ enum wait_kind { RUNNING, AT_BLOCK_BARRIER, AT_WARP_BARRIER, DONE };
 struct fiber {
     context ctx;
     cudasim_dim tid;
-    unsigned linear;   // threadIdx flattened: lane = linear % 32, warp = linear / 32
+    unsigned linear; // threadIdx flattened: lane = linear % 32, warp = linear / 32
     wait_kind state;
-    float posted;      // the value a shuffle posted
+    float posted; // the value a shuffle posted
 };
 
 struct block_run {
@@ -82,7 +82,7 @@ struct block_run {
     bool broken;
 };
 
-thread_local block_run *run_now;   // the block this OS thread is running
+thread_local block_run *run_now; // the block this OS thread is running
 const size_t kStack = 64 * 1024;
 const cudasim_dim kZero = {0, 0, 0};
 // per host thread: ranks of a data-parallel test launch from threads of their own, and one
@@ -131,7 +131,7 @@ void fiber_main()
     block_run *r = run_now;
     r->fn(r->closure);
     r->fibers[r->current].state = DONE;
-    switch_to(r->fibers[r->current].ctx, r->scheduler);   // never resumed
+    switch_to(r->fibers[r->current].ctx, r->scheduler); // never resumed
 }
 
 // A fiber about to run fiber_main on STACK from its first switch_to.
@@ -198,7 +198,7 @@ void run_block(block_run &r)
     const size_t n = r.fibers.size();
     std::vector<unsigned> order(n);
     for (unsigned i = 0; i < n; i++) order[i] = i;
-    for (size_t i = n; i > 1; i--) std::swap(order[i - 1], order[next_random() % i]);   // seeded order
+    for (size_t i = n; i > 1; i--) std::swap(order[i - 1], order[next_random() % i]); // seeded order
     for (unsigned i = 0; i < n; i++) {
         fiber &f = r.fibers[i];
         f.state = RUNNING;
@@ -226,12 +226,12 @@ void run_block(block_run &r)
                     "warp barrier diverge)",
                     "__syncthreads/__shfl_xor_sync", blk, thr);
             r.broken = true;
-            return;   // the fibers' stacks are reused; their contexts are simply dropped
+            return; // the fibers' stacks are reused; their contexts are simply dropped
         }
     }
 }
 
-}  // namespace
+} // namespace
 
 void cudasim_report(const char *line)
 {
@@ -260,7 +260,7 @@ void cudasim_maybe_switch()
     switch_rng ^= switch_rng << 13, switch_rng ^= switch_rng >> 7, switch_rng ^= switch_rng << 17;
     if (switch_rng % kSwitchOdds) return;
     block_run *r = run_now;
-    switch_to(r->fibers[r->current].ctx, r->scheduler);   // still RUNNING: resumed in its turn
+    switch_to(r->fibers[r->current].ctx, r->scheduler); // still RUNNING: resumed in its turn
 }
 
 const cudasim_dim &cudasim_thread_idx() { return run_now ? run_now->fibers[run_now->current].tid : kZero; }
@@ -277,14 +277,14 @@ float cudasim_shfl_xor(unsigned mask, float v, int lane_mask)
     const unsigned lane = me.linear % 32, base = me.linear - lane, src = lane ^ (unsigned)lane_mask;
     if (!(mask >> lane & 1u)) problem("%s: lane %u is not in its own mask (0x%x)", "__shfl_xor_sync", lane, mask);
     me.posted = v;
-    wait_at(AT_WARP_BARRIER);   // every live lane has posted
+    wait_at(AT_WARP_BARRIER); // every live lane has posted
     float got = v;
     if (base + src < r->fibers.size() && (mask >> src & 1u)) {
         const fiber &other = r->fibers[base + src];
         if (other.state == DONE) problem("%s: lane %u reads lane %u, which has exited", "__shfl_xor_sync", lane, src);
         else got = other.posted;
     }
-    wait_at(AT_WARP_BARRIER);   // every lane has read before any posts again
+    wait_at(AT_WARP_BARRIER); // every lane has read before any posts again
     return got;
 }
 
@@ -326,23 +326,24 @@ void execute(void *p)
     run_now = &r;
     cudasim_shared::thread_begin();
     shim_fault_where = where_now;
-    if (!switch_rng) {   // this host thread's first launch: its schedule and block order from the seed
+    if (!switch_rng) { // this host thread's first launch: its schedule and block order from the seed
         switch_rng = sched.start * 0x9E3779B97F4A7C15ULL;
         seed ^= sched.start * 0xBF58476D1CE4E5B9ULL;
     }
     const unsigned long long blocks = (unsigned long long)l.grid.x * l.grid.y * l.grid.z;
     bool failed = false;
     for (unsigned long long b = 0; b < blocks && !r.broken; b++) {
-        r.block_idx = {(unsigned)(b % l.grid.x), (unsigned)(b / l.grid.x % l.grid.y), (unsigned)(b / l.grid.x / l.grid.y)};
+        r.block_idx = {(unsigned)(b % l.grid.x), (unsigned)(b / l.grid.x % l.grid.y),
+                       (unsigned)(b / l.grid.x / l.grid.y)};
         cudasim_shared::block_begin(l.kernel, r.block_idx, (unsigned)threads);
         run_block(r);
         cudasim_shared::block_end();
         failed |= cudasim_shared::block_failed();
     }
     run_now = outer;
-    if (failed) r.broken = true;   // a race or an undefined read: the launch fails, as under compute-sanitizer
+    if (failed) r.broken = true; // a race or an undefined read: the launch fails, as under compute-sanitizer
     for (auto st : r.stacks) free(st);
-    if (r.broken) shim_report_async_error(cudaErrorLaunchFailure);   // seen at the next synchronisation
+    if (r.broken) shim_report_async_error(cudaErrorLaunchFailure); // seen at the next synchronisation
 }
 
 void release_launch(void *p)
@@ -363,7 +364,7 @@ struct ordered_streams {
     }
 } turn_on;
 
-}  // namespace
+} // namespace
 
 void cudasim_trace_launch(const char *spelled)
 {
@@ -384,8 +385,7 @@ cudaError_t cudasim_run(const char *kernel, dim3 grid, dim3 block, size_t smem, 
     if (!threads || !grid.x || !grid.y || !grid.z || threads > 1024 || block.z > 64 || grid.y > 65535 ||
         grid.z > 65535 || grid.x > 0x7fffffffu)
         e = cudaErrorInvalidConfiguration;
-    else if (smem > 48 * 1024)
-        e = cudaErrorInvalidValue;
+    else if (smem > 48 * 1024) e = cudaErrorInvalidValue;
     if (e != cudaSuccess) {
         problem("%s: grid %u x block %u refused", "launch", grid.x, (unsigned)threads);
         shim_launch_error = e;

@@ -21,21 +21,21 @@
 
 namespace {
 
-const uint16_t kPoison = 0x7fa5;   // sNaN as bf16; two of them, sNaN as fp32
+const uint16_t kPoison = 0x7fa5; // sNaN as bf16; two of them, sNaN as fp32
 const size_t kSharedLimit = 48 * 1024;
 
 struct object {
-    size_t off, size;   // in the TLS image
-    std::string name;   // demangled: kernel(args)::name
+    size_t off, size; // in the TLS image
+    std::string name; // demangled: kernel(args)::name
 };
 
 // What every host thread shares: the module's TLS image and which of its bytes are __shared__.
 struct image {
     bool ok = false;
-    bool over_limit = false;   // a kernel over 48 KiB: the module would not build, every launch fails
+    bool over_limit = false; // a kernel over 48 KiB: the module would not build, every launch fails
     size_t tls_size = 0;
     std::vector<object> objects;
-    std::vector<int32_t> unit_object;   // per 2-byte unit of the image: an index into objects, or -1
+    std::vector<int32_t> unit_object; // per 2-byte unit of the image: an index into objects, or -1
 } img;
 std::once_flag img_once;
 
@@ -44,7 +44,7 @@ struct module_info {
     uintptr_t addr;
     std::string path;
     size_t tls_size;
-    void *tls_data;   // this thread's block
+    void *tls_data; // this thread's block
     bool found;
 };
 
@@ -55,7 +55,8 @@ int find_module(struct dl_phdr_info *info, size_t, void *p)
     size_t tls = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) &ph = info->dlpi_phdr[i];
-        if (ph.p_type == PT_LOAD && m.addr >= info->dlpi_addr + ph.p_vaddr && m.addr < info->dlpi_addr + ph.p_vaddr + ph.p_memsz)
+        if (ph.p_type == PT_LOAD && m.addr >= info->dlpi_addr + ph.p_vaddr &&
+            m.addr < info->dlpi_addr + ph.p_vaddr + ph.p_memsz)
             mine = true;
         if (ph.p_type == PT_TLS) tls = ph.p_memsz;
     }
@@ -125,7 +126,8 @@ void check_static_limit()
     for (const auto &s : sizes)
         if (s.second > kSharedLimit) {
             char line[512];
-            snprintf(line, sizeof line, "static shared memory: %s declares %zu bytes of __shared__ objects, over the 48 KiB limit",
+            snprintf(line, sizeof line,
+                     "static shared memory: %s declares %zu bytes of __shared__ objects, over the 48 KiB limit",
                      s.first.c_str(), s.second);
             cudasim_report(line);
             img.over_limit = true;
@@ -145,7 +147,7 @@ void load_image()
         for (size_t u = o.off / 2; u < (o.off + o.size + 1) / 2; u++) img.unit_object[u] = (int32_t)i;
     }
     img.ok = true;
-    if (img.objects.empty())   // crossentropy's always exist: a stripped binary, nothing would be checked
+    if (img.objects.empty()) // crossentropy's always exist: a stripped binary, nothing would be checked
         cudasim_report("shared memory: no __shared__ objects in the symbol table of the module (stripped?): unchecked");
     if (!getenv("CUDASIM_RACECHECK") || strcmp(getenv("CUDASIM_RACECHECK"), "0")) check_static_limit();
 }
@@ -155,11 +157,11 @@ void load_image()
 // access is ordered after an earlier one when a block barrier lies between them (a later epoch)
 // or, for two lanes of one warp, a warp barrier does.
 struct unit {
-    uint32_t block;      // the block (serial) that last touched it: older means undefined, unordered with nothing
-    uint32_t w_epoch;    // the last write: epoch, the writer's warp epoch, the writer
+    uint32_t block;   // the block (serial) that last touched it: older means undefined, unordered with nothing
+    uint32_t w_epoch; // the last write: epoch, the writer's warp epoch, the writer
     uint32_t w_wepoch;
-    uint32_t r_epoch;    // the reads since epoch r_epoch: warps that read (a mask), and of warp r_warp
-    uint32_t r_warps;    // at its epoch r_wepoch, the lanes that read
+    uint32_t r_epoch; // the reads since epoch r_epoch: warps that read (a mask), and of warp r_warp
+    uint32_t r_warps; // at its epoch r_wepoch, the lanes that read
     uint32_t r_wepoch;
     uint32_t r_lanes;
     uint16_t w_tid, r_tid, r_warp;
@@ -167,11 +169,11 @@ struct unit {
 
 // One host thread's block-shared memory state (each runs one block at a time).
 struct thread_state {
-    bool active;              // a block runs on this host thread now
-    char *lo;                 // this thread's TLS block
+    bool active; // a block runs on this host thread now
+    char *lo;    // this thread's TLS block
     std::vector<unit> units;
     uint32_t serial, epoch, block_epoch, warp_clock;
-    std::vector<uint32_t> wep;   // per warp
+    std::vector<uint32_t> wep; // per warp
     const char *kernel;
     cudasim_dim block;
     bool failed, quiet;
@@ -197,8 +199,8 @@ void report(const char *kind, unsigned me, int other, size_t u, const char *what
     const std::string obj = o.name.substr(o.name.rfind("::") + 2), fn = owner(o.name);
     char line[768], other_s[32] = "";
     if (other >= 0) snprintf(other_s, sizeof other_s, " and thread %d", other);
-    snprintf(line, sizeof line, "%s: %s block (%u,%u,%u): thread %u%s: %s %s byte %zu (%s)", kind, ts.kernel, ts.block.x,
-             ts.block.y, ts.block.z, me, other_s, what, obj.c_str(), u * 2 - o.off, fn.c_str());
+    snprintf(line, sizeof line, "%s: %s block (%u,%u,%u): thread %u%s: %s %s byte %zu (%s)", kind, ts.kernel,
+             ts.block.x, ts.block.y, ts.block.z, me, other_s, what, obj.c_str(), u * 2 - o.off, fn.c_str());
     cudasim_report(line);
 }
 
@@ -212,7 +214,8 @@ void on_write(unit &c, size_t u, unsigned me)
 {
     const unsigned warp = me / 32, lane = me % 32;
     if (c.w_epoch >= ts.block_epoch && c.w_tid != me && !ordered_after(c.w_epoch, c.w_tid, c.w_wepoch, me))
-        report("racecheck: shared-memory race (write after write)", me, c.w_tid, u, "writes what the other wrote, no barrier between:");
+        report("racecheck: shared-memory race (write after write)", me, c.w_tid, u,
+               "writes what the other wrote, no barrier between:");
     else if (c.r_epoch == ts.epoch) {
         const bool other_warp = c.r_warps & ~(1u << warp);
         const bool other_lane = c.r_warp == warp && c.r_wepoch == ts.wep[warp] && (c.r_lanes & ~(1u << lane));
@@ -227,12 +230,15 @@ void on_read(unit &c, size_t u, unsigned me)
 {
     const unsigned warp = me / 32, lane = me % 32;
     if (c.w_epoch < ts.block_epoch)
-        report("initcheck: read of undefined shared memory", me, -1, u, "reads, before any thread of the block wrote it,");
+        report("initcheck: read of undefined shared memory", me, -1, u,
+               "reads, before any thread of the block wrote it,");
     else if (c.w_tid != me && !ordered_after(c.w_epoch, c.w_tid, c.w_wepoch, me))
-        report("racecheck: shared-memory race (read after write)", me, c.w_tid, u, "reads what the other wrote, no barrier between:");
+        report("racecheck: shared-memory race (read after write)", me, c.w_tid, u,
+               "reads what the other wrote, no barrier between:");
     if (c.r_epoch != ts.epoch) c.r_epoch = ts.epoch, c.r_warps = 0, c.r_lanes = 0, c.r_wepoch = 0;
     c.r_warps |= 1u << warp;
-    if (c.r_warp != warp || c.r_wepoch != ts.wep[warp]) c.r_warp = (uint16_t)warp, c.r_wepoch = ts.wep[warp], c.r_lanes = 0;
+    if (c.r_warp != warp || c.r_wepoch != ts.wep[warp])
+        c.r_warp = (uint16_t)warp, c.r_wepoch = ts.wep[warp], c.r_lanes = 0;
     c.r_lanes |= 1u << lane;
     c.r_tid = (uint16_t)me;
 }
@@ -253,13 +259,13 @@ void check_access(const void *p, size_t n, bool write)
     const size_t first = off / 2, last = (off + n - 1) / 2;
     bool any = false;
     for (size_t u = first; u <= last && u < img.unit_object.size(); u++) any |= img.unit_object[u] >= 0;
-    if (!any) return;   // a guard variable of a local static, or the runtime's own thread-locals
+    if (!any) return; // a guard variable of a local static, or the runtime's own thread-locals
     cudasim_maybe_switch();
     const unsigned me = cudasim_running_thread();
     for (size_t u = first; u <= last && u < img.unit_object.size(); u++) {
         if (img.unit_object[u] < 0) continue;
         unit &c = ts.units[u];
-        if (c.block != ts.serial) {   // undefined at block start: poisoned at its first touch
+        if (c.block != ts.serial) { // undefined at block start: poisoned at its first touch
             memcpy(ts.lo + u * 2, &kPoison, 2);
             c.block = ts.serial, c.w_epoch = 0, c.r_epoch = 0;
         }
@@ -268,14 +274,14 @@ void check_access(const void *p, size_t n, bool write)
     }
 }
 
-}  // namespace
+} // namespace
 
 namespace cudasim_shared {
 void thread_begin()
 {
     std::call_once(img_once, load_image);
     if (!img.ok || ts.lo) return;
-    ts.lo = static_cast<char *>(this_module().tls_data);   // ts itself is in it: allocated by now
+    ts.lo = static_cast<char *>(this_module().tls_data); // ts itself is in it: allocated by now
     ts.units.assign(img.unit_object.size(), unit{});
     const char *rc = getenv("CUDASIM_RACECHECK");
     ts.quiet = rc && !strcmp(rc, "0");
@@ -294,15 +300,15 @@ void block_end() { ts.active = false; }
 bool block_failed() { return (ts.failed || img.over_limit) && !ts.quiet; }
 void block_barrier() { ts.epoch++; }
 void warp_barrier(unsigned w) { ts.wep[w] = ++ts.warp_clock; }
-}  // namespace cudasim_shared
+} // namespace cudasim_shared
 
 // The calls -fsanitize=thread puts before the kernels' loads and stores (and nothing else of
 // ThreadSanitizer's runtime: it is not linked).
 extern "C" {
-#define CUDASIM_TSAN_SIZE(n)                                                          \
-    void __tsan_read##n(void *p) { check_access(p, n, false); }                             \
-    void __tsan_write##n(void *p) { check_access(p, n, true); }                             \
-    void __tsan_unaligned_read##n(void *p) { check_access(p, n, false); }                   \
+#define CUDASIM_TSAN_SIZE(n)                                              \
+    void __tsan_read##n(void *p) { check_access(p, n, false); }           \
+    void __tsan_write##n(void *p) { check_access(p, n, true); }           \
+    void __tsan_unaligned_read##n(void *p) { check_access(p, n, false); } \
     void __tsan_unaligned_write##n(void *p) { check_access(p, n, true); }
 CUDASIM_TSAN_SIZE(1)
 CUDASIM_TSAN_SIZE(2)

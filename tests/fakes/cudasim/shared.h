@@ -33,7 +33,7 @@ bool block_failed();
 /* barriers that opened: every thread of the block, or the lanes of warp W */
 void block_barrier();
 void warp_barrier(unsigned w);
-}  // namespace cudasim_shared
+} // namespace cudasim_shared
 
 /* cudasim.cpp, for shared.cpp: the running thread (threadIdx flattened), a switch to another
  * thread when the schedule asks for one at a shared-memory access, and a reported problem. */
