@@ -22,12 +22,12 @@ APT_PACKAGES=(
 #   botocore and awscli are the AWS references, jsonschema checks the schemas;
 # - jq, pandas, openpyxl and LibreOffice Calc (headless) read the JSON and CSV that `rank` and
 #   `prices` write, as a user would; rsvg-convert renders the SVG;
-# - clang with its runtime builds the libFuzzer targets;
+# - clang with its runtime builds the libFuzzer targets; clang-format checks the one style;
 # - Slurm (slurmctld, slurmd, srun) and munge: tests/measure/measure_slurm.py starts a real
 #   one-node cluster on loopback; no service is left enabled or running (apt_install below).
 TEST_APT_PACKAGES=(
   python3-venv python3-torch python3-torchvision python3-botocore python3-jsonschema
-  awscli librsvg2-bin clang libclang-rt-14-dev
+  awscli librsvg2-bin clang libclang-rt-14-dev clang-format
   jq python3-pandas python3-openpyxl libreoffice-calc-nogui
   slurmctld slurmd slurm-client munge
 )

@@ -55,6 +55,9 @@ cat "$deps_log" >&2
 rm -f "$deps_log"
 if [ "$deps_rc" != 0 ]; then echo "test.sh: installing the tests' packages failed (exit $deps_rc)" >&2; exit "$deps_rc"; fi
 if [ "$build_rc" != 0 ]; then echo "test.sh: the release build failed (exit $build_rc)" >&2; exit "$build_rc"; fi
+# The one style (.clang-format), before anything long: a misformatted file fails in seconds.
+phase "format check"
+scripts/ci/check_format.sh
 phase "release ctest"
 (cd build && ctest --output-on-failure -j"$jobs") | tee -a "$log"
 
