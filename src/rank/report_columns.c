@@ -526,6 +526,8 @@ static void show_price_source(const rank_report *r, const rank_row *row, char *o
 /* Priorities: a narrow terminal keeps rank, configuration, samples/s, samples/$ and $/h longest
  * (output_fit_set); columns outside the default table show only when --columns asks. */
 enum { L = 0, R = 1, K = OUTPUT_KEEP };
+/* a table, laid out by hand: */
+/* clang-format off */
 const rank_column rank_columns[] = {
     {"rank", "RANK", R, K, get_rank, show_rank},
     {"configuration", "CONFIGURATION", L, K, get_configuration, show_configuration},
@@ -549,8 +551,7 @@ const rank_column rank_columns[] = {
     {"accelerators_total", "ACCELERATORS TOTAL", R, 2, get_acc_total, NULL},
     {"usd_per_hour", "$/h", R, 9, get_usd_per_hour, show_usd_per_hour},
     {"usd_per_hour_per_node", "$/h PER NODE", R, 8, get_usd_per_node, show_usd_per_node},
-    {"samples_per_second", "SAMPLES/s", R, K, get_sps,
-     show_sps}, /* the measurement: kept as long as what is derived from it */
+    {"samples_per_second", "SAMPLES/s", R, K, get_sps, show_sps},   /* the measurement: kept as long as what is derived from it */
     {"samples_per_dollar", "SAMPLES/$", R, K, get_spd, show_spd},
     {"effective_samples_per_dollar", "EFF. SAMPLES/$", R, K, get_eff_spd, show_eff_spd},
     {"target_samples", "TARGET SAMPLES", R, 2, get_target, NULL},
@@ -604,6 +605,7 @@ const rank_column rank_columns[] = {
     {"unpriced_reason", "UNPRICED REASON", L, 1, get_unpriced, NULL},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
+/* clang-format on */
 
 const char *const rank_table_keys[] = {"rank",
                                        "configuration",
