@@ -323,6 +323,9 @@ static int check_columns(const arg_command *c, args_list *cols)
         if (col) {
             /* an older name becomes the key, which every format and the table's fitting use */
             if (strcmp(col->key, cols->v[i])) {
+                ib_warn("--columns: '%s' is now spelled %s (the name the CSV and JSON carry); the old key is "
+                        "accepted until instbench " ARGS_OLD_UNTIL,
+                        cols->v[i], col->key);
                 char *key = util_strdup(col->key);
                 if (!key) return IB_EXIT_RUNTIME;
                 free(cols->v[i]);
@@ -576,29 +579,13 @@ int cmd_rank(int argc, char **argv)
     rank_filter_stats st;
     size_t n_priced = rank_select(rows, &n_rows, configs, &a.opt, a.top, &st);
 
-    rank_report rep = {g,
-                       groups,
-                       n_groups,
-                       configs,
-                       n_configs,
-                       rows,
-                       n_priced,
-                       n_rows,
-                       &a.opt,
-                       st,
-                       a.samples > 0 ? 0 : a.epochs,
-                       a.samples > 0 ? 0 : a.dataset_size,
-                       a.region,
-                       origin[0] ? origin : NULL,
-                       res.files_read,
-                       res.n,
-                       res.skipped,
-                       res.duplicates,
-                       superseded(configs, n_configs),
-                       a.columns.v,
-                       a.columns.n,
-                       a.wide,
+    /* clang-format off */
+    rank_report rep = {g, groups, n_groups, configs, n_configs, rows, n_priced, n_rows, &a.opt, st,
+                       a.samples > 0 ? 0 : a.epochs, a.samples > 0 ? 0 : a.dataset_size, a.region,
+                       origin[0] ? origin : NULL, res.files_read, res.n, res.skipped, res.duplicates,
+                       superseded(configs, n_configs), a.columns.v, a.columns.n, a.wide,
                        a.explain || ib_log_level >= 2};
+    /* clang-format on */
     if (rep.superseded)
         ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
                 rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");

@@ -89,6 +89,8 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run(base + ["--format", "csv", "--columns", "configuration,samples_per_usd"])
     check(rc == 0 and out.splitlines()[0] == "configuration,samples_per_dollar",
           f"an old key is not written as today's: {out[:80]!r}")
+    check("'samples_per_usd' is now spelled samples_per_dollar" in err and "accepted until" in err,
+          f"an old key without its note: {err!r}")
     rc, out, err = run(base + ["--format", "json", "--columns", "configuration,samples_per_dolar"])
     check(rc == 2 and "did you mean samples_per_dollar?" in err, f"unknown column: exit {rc}: {err}")
 
