@@ -11,9 +11,10 @@ instance building from it end to end:
   hashlib computes; absent, an error naming the target that builds it (exit 1); `cmake --install`
   puts the archive beside the installed executable;
 - end to end: the rendered user data, with no prebuilt binary, downloads the archive from moto
-  through its presigned URL, checks it, configures and builds it (CPU-only: no nvcc here; ccache
-  through CMAKE_C_COMPILER_LAUNCHER in the environment, as CMake reads it), measures, and delivers
-  a result that `instbench rank` ranks.
+  through its presigned URL, checks it, configures and builds it (where nvcc is here, the CUDA
+  module for the one architecture a stand-in nvidia-smi reports, as an instance builds for its GPU;
+  ccache through CMAKE_C_COMPILER_LAUNCHER in the environment, as CMake reads it), measures, and
+  delivers a result that `instbench rank` ranks.
 Usage: sweep_userdata_archive.py INSTBENCH USERDATA_PROBE SOURCE_DIR"""
 import hashlib
 import json
@@ -112,9 +113,19 @@ with MotoServer() as m:
                    CCACHE_DIR=os.environ.get("CCACHE_DIR") or cache)
     sb = Sandbox(run.render(run.vars_for(s3, "built", f"p/sources/{sha}.tar.gz", sha)), run.meta(),
                  root=os.path.join(TMP, "node"), env=env)
+    # The instance's GPU as nvidia-smi reports it (an A10G, g5's): the user data builds the CUDA
+    # module for that one architecture, as on an instance, where nvcc is here (without an answer
+    # it would build all seven, minutes of nvcc that no instance spends)
+    smi = os.path.join(sb.root, "bin", "nvidia-smi")
+    with open(smi, "w") as f:
+        f.write('#!/bin/sh\ncase "$*" in *compute_cap*) echo 8.6 ;; *) echo "nvidia-smi stand-in: $*" >&2; exit 9 ;; esac\n')
+    os.chmod(smi, 0o755)
     rc = sb.run(timeout=1500)
     log = sb.log_text()
     check(rc == 0, f"build from the archive: exit {rc}: {log[-3000:]}")
+    if "CUDA " in log and ": code for " in log:   # where nvcc is here: the GPU's one architecture
+        check(": code for 86\n" in log, "the CUDA module not built for the instance's GPU (8.6) alone: %s" %
+              [ln for ln in log.splitlines() if ": code for " in ln])
     check("-- Build files have been written to" in log,
           "the log shows no configure from the archive")
     work = [d for d in os.listdir(sb.tmp) if d.startswith("instbench-sweep.")]
