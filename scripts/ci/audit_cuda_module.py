@@ -118,7 +118,7 @@ def parse_usage(text):
 
 
 def find_cuobjdump():
-    p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "cuda_tools_env.sh"), "audit"], capture_output=True,
+    p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "ci", "cuda_tools_env.sh"), "audit"], capture_output=True,
                        text=True)
     if p.returncode != 0:
         return None
