@@ -4,6 +4,7 @@
  * then writes the result atomically.  --dry-run stops after the checks with a time estimate
  * (probe.c).  Ctrl-C / SIGTERM stop at the next step boundary and leave no file: exit 130 / 143. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,18 +25,64 @@
 enum { AUTO_BATCH_MAX = 8192 };
 
 static volatile sig_atomic_t g_stop;
+/* Held by the result writes; the watcher takes it before it kills the process. */
+static pthread_mutex_t g_write_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* First signal: stop at the next step boundary.  Second: the user insists, die now (nothing is
- * half-written: result writes happen with the signals blocked). */
-static void on_signal(int sig)
+/* Ctrl-C and SIGTERM are taken by one thread waiting in sigwait(), never by a handler that
+ * interrupts whatever a thread is running.  With a handler, a signal landing on an
+ * OpenMP thread inside a oneDNN kernel was followed, in about one interrupted run in 25 here, by a
+ * corrupted heap (glibc's "corrupted size vs. prev_size while consolidating", or SIGSEGV in
+ * oneDNN's exit handlers) where a clean exit 143 was due; runs that were not interrupted never
+ * showed it.  First signal: stop at the next step boundary.  Second: the user insists, die now,
+ * after any result write in progress (g_write_mu), so nothing is half-written. */
+static void *signal_watch(void *arg)
 {
-    if (g_stop) {
+    const sigset_t *set = arg;
+    for (;;) {
+        int sig = 0;
+        if (sigwait(set, &sig) != 0) continue;
+        if (!g_stop) {
+            g_stop = sig;
+            continue;
+        }
+        pthread_mutex_lock(&g_write_mu);
         checkpoint_remove_pending(); /* a checkpoint file being written goes with the process */
         signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
         raise(sig);
-        return;
+        _exit(128 + sig); /* not reached: the default action ends the process */
     }
-    g_stop = sig;
+    return NULL;
+}
+
+/* SIGINT and SIGTERM blocked in this thread, and so in every thread created after (OpenMP's pool,
+ * the data pipeline's workers, the rank threads inherit the mask), then the watcher started.
+ * Before any other thread exists: a thread that does not block them would take them with the
+ * default action.  Once per process (measure runs once); -1 when the watcher cannot start (the
+ * signals then keep their default action: Ctrl-C still stops the run, without the clean exit). */
+static int watch_signals(void)
+{
+    static sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigset_t old;
+    if (pthread_sigmask(SIG_BLOCK, &set, &old) != 0) return -1;
+    pthread_t th;
+    pthread_attr_t attr;
+    int ok = pthread_attr_init(&attr) == 0;
+    ok = ok && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0;
+    ok = ok && pthread_attr_setstacksize(&attr, 64 * 1024) == 0;
+    ok = ok && pthread_create(&th, &attr, signal_watch, &set) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 /* What one run has resolved, handed from step to step. */
@@ -568,7 +615,7 @@ static void measure_peak(const measure_ctx *c, measure_peaks *pk)
     }
 }
 
-/* Rank 0's result: the file (or S3, or stdout) and --append, with the signals held so that a
+/* Rank 0's result: the file (or S3, or stdout) and --append, under g_write_mu so that a second
  * Ctrl-C cannot leave half of them done; then the summary or the JSON on stdout. */
 static int write_result(const measure_ctx *c, const bench_report *rep, const struct timespec *now)
 {
@@ -582,12 +629,8 @@ static int write_result(const measure_ctx *c, const bench_report *rep, const str
         fprintf(stderr, "instbench measure: out of memory\n");
         return IB_EXIT_RUNTIME;
     }
-    /* A signal during the writes must not leave half of them done: hold it until they finish. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigprocmask(SIG_BLOCK, &block, &old);
+    /* A second Ctrl-C during the writes must not leave half of them done: the watcher waits for this. */
+    pthread_mutex_lock(&g_write_mu);
     int exit_code = IB_EXIT_OK;
     char path[4096] = "";
     int to_stdout = o->output && !strcmp(o->output, "-");
@@ -603,7 +646,7 @@ static int write_result(const measure_ctx *c, const bench_report *rep, const str
                 saved == 0 && !to_stdout ? path : "");
         exit_code = IB_EXIT_RUNTIME;
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_unlock(&g_write_mu);
     int json = o->format >= 0 ? o->format == 1 : !util_isatty_stdout();
     if (to_stdout || json || saved < 0) {
         /* saved nowhere: stdout is the last place the measurement can go */
@@ -712,13 +755,7 @@ int bench_measure(const bench_measure_options *o)
 {
     /* From here on, Ctrl-C means "stop and write nothing".  Start-up (the peak probe, the model
      * build) looks at the flag as often as the run does. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    if (watch_signals() != 0) ib_warn("cannot start the signal watcher: Ctrl-C will stop the run without its clean exit");
 
     measure_ctx c;
     memset(&c, 0, sizeof c);

@@ -108,17 +108,22 @@ if [[ -n ${MUTATION_FILTER:-} ]]; then   # those mutations only, and only the te
     mutations=("${kept[@]}") targets=$targets_kept
 fi
 
+t0=$SECONDS
 cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
     { tail -n 40 "$work/build.log" >&2; exit 1; }
+echo "mutation_check: the copy built in $((SECONDS - t0))s"
 run_test() {   # the test binary, from tests/ as ctest runs it; 0 when it passes
     (cd "$work/tests" && CUDA_VIT_FAIL_FAST=1 timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
 }
 for t in $targets; do
+    t0=$SECONDS
     run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }
+    echo "mutation_check: $t passes unmutated ($((SECONDS - t0))s)"
 done
 
 missed=0
 for m in "${mutations[@]}"; do
+    t0=$SECONDS
     # the fields (the text may span lines)
     fields=$(python3 - "$m" <<'EOF'
 import sys
@@ -156,7 +161,7 @@ EOF
         result="MISSED (failed, but its log does not say: ${must_say[$name]})"   # cudasim's block
         missed=$((missed + 1))
     fi
-    printf '%-62s %s\n' "$name" "$result"
+    printf '%-62s %-28s %4ds\n' "$name" "$result" $((SECONDS - t0))   # the seconds: what each costs the suite
     cp "$work/mutation.bak" "$work/$file"
 done
 echo "mutation_check: ${#mutations[@]} mutations, $missed missed"

@@ -1,6 +1,8 @@
 """Ctrl-C / SIGTERM in the middle of a run: exit 130 / 143, no result file, no temp file, no
 --append line, and no directory made for them (--create-dirs' nor the default
-./instbench-results/); the same in the warm-up phase."""
+./instbench-results/); the same in the warm-up phase.  A second Ctrl-C inside a long step ends
+the process at once, by the signal itself, leaving nothing.  Each timed case runs twice: a
+signal that lands inside a oneDNN kernel once corrupted the heap in about one run in 25."""
 import os
 import signal
 import subprocess
@@ -51,8 +53,36 @@ def interrupt(sig, when, want, default_output=False):
     check("interrupted" in rest_err, f"{what}: no 'interrupted' message on stderr")
 
 
-interrupt(signal.SIGINT, "timed", 130)
-interrupt(signal.SIGTERM, "timed", 143)
+def insist():
+    """Two Ctrl-Cs 0.2 s apart inside a step of about a second (batch 2048): the second one ends the
+    process by SIGINT itself (the first alone ends it with exit 130 at the step's end)."""
+    d = scratch()
+    args = TINY[:-1] + ["2048", "--warmup", "1", "--steps", "1000", "--append", os.path.join(d, "r.jsonl"),
+                        "--output", os.path.join(d, "sub", "r.json"), "--create-dirs"]
+    p = subprocess.Popen([BIN, "-v", "measure"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env(INSTBENCH_CPU_PEAK_SECONDS="off"), cwd=d)
+    seen = False
+    for line in p.stderr:
+        if line.startswith("instbench: timed window start"):
+            seen = True
+            break
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    try:
+        p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+    check(seen, "second Ctrl-C: never saw the timed window start")
+    check(p.returncode == -signal.SIGINT, f"second Ctrl-C: exit {p.returncode}, want death by SIGINT")
+    check(os.listdir(d) == [], f"second Ctrl-C: left {os.listdir(d)} in the working directory")
+
+
+for _ in range(2):
+    interrupt(signal.SIGINT, "timed", 130)
+    interrupt(signal.SIGTERM, "timed", 143)
 interrupt(signal.SIGINT, "warm-up", 130)
 interrupt(signal.SIGINT, "timed", 130, default_output=True)
+insist()
 finish("measure_cli_signal")
