@@ -755,7 +755,8 @@ int bench_measure(const bench_measure_options *o)
 {
     /* From here on, Ctrl-C means "stop and write nothing".  Start-up (the peak probe, the model
      * build) looks at the flag as often as the run does. */
-    if (watch_signals() != 0) ib_warn("cannot start the signal watcher: Ctrl-C will stop the run without its clean exit");
+    if (watch_signals() != 0)
+        ib_warn("cannot start the signal watcher: Ctrl-C will stop the run without its clean exit");
 
     measure_ctx c;
     memset(&c, 0, sizeof c);
