@@ -72,12 +72,13 @@ phase "aarch64 cross build + qemu"
 scripts/ci/check_aarch64.sh build-aarch64
 
 # Sanitizers: the same suite with AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the
-# sanitizers do not apply to device code and nvcc is not needed for them).
+# sanitizers do not apply to device code and nvcc is not needed for them), less the tests labelled
+# slow or release_only, which the release ctest has run (tests/README.md).
 phase "ASan+UBSan build"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 phase "ASan+UBSan ctest"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE slow) | tee -a "$log"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE 'slow|release_only') | tee -a "$log"
 
 # Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error parsers,
 # safetensors reader, result parser) built with clang's libFuzzer.  Here they gate: a fixed seed and

@@ -16,9 +16,11 @@ add_test(NAME sweep_userdata_run COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_L
 set_tests_properties(sweep_userdata_run PROPERTIES TIMEOUT 900)
 # The source archive: the tracked sources the build needs (git ls-files as reference), reproducible,
 # found beside the executable; and the instance building from it end to end (CPU-only, ccache).
+# Label release_only: nearly all of its four minutes is that build, which is the same whichever
+# instbench runs the test, so the ASan+UBSan ctest (scripts/test.sh) leaves it to the release one.
 add_test(NAME sweep_userdata_archive COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_userdata_archive.py
          ${INSTBENCH_BIN} $<TARGET_FILE:userdata_probe> ${CMAKE_SOURCE_DIR})
-set_tests_properties(sweep_userdata_archive PROPERTIES TIMEOUT 1800)
+set_tests_properties(sweep_userdata_archive PROPERTIES TIMEOUT 1800 LABELS release_only)
 
 # --- launch, watch, terminate, status, cleanup (EXEC) ---
 # sweep run|status|cleanup against the fault-injecting fake EC2 (tests/sweep/fake_ec2.py): capacity
