@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Deliberate bugs in the CUDA backend, each of which the CPU-run CUDA tests must catch (issue 12):
 # a copy of the source tree is configured once, then each mutation is applied to the copy, the
-# test that should catch it is rebuilt and run, and the mutation is undone.  Prints one line per
-# mutation (caught / MISSED) and exits non-zero when one is missed or a test fails unmutated.
+# test that should catch it is rebuilt and run, and the mutation is undone; the cuDNN glue's, whose
+# compile is the costly one, are mutant schemata (one build, the mutant chosen at run time).
+# Prints one line per mutation (caught / MISSED, and its seconds) and exits non-zero when one is
+# missed or a test fails unmutated.
 # The tree itself is never touched, so this can run beside the rest of the suite.
 # usage: tests/cuda/mutation_check.sh [SOURCE_DIR]      (needs the CUDA toolkit's headers, cmake, python3)
 #        MUTATION_FILTER=TEXT tests/cuda/mutation_check.sh   only the mutations whose name contains TEXT
@@ -80,20 +82,27 @@ mutations+=(
 
 # issue 30: the cuDNN attention glue (src/cuda/cudnn_sdpa.cpp, NVIDIA's cudnn-frontend), which
 # only executing it can check: run through the CPU stand-in of libcudnn against float64 attention
-# (tests/cuda/cudnn_sdpa_test.c)
+# (tests/cuda/cudnn_sdpa_test.c).  Compiling the glue takes a minute (the frontend's headers), so
+# these are mutant schemata: every site is rewritten at once, MUTANT standing for "mutant k is the
+# one chosen" (INSTBENCH_MUTANT=k at run time); the copy is built once and the test runs once per
+# mutant, and once with none chosen, where the rewritten glue must pass as the original does.
+# name | file | test | text | the text with MUTANT   (each text must occur once in the file)
+schemata=()
 if [[ $targets == *cuda_cudnn_sdpa* ]]; then
-mutations+=(
-    "cuDNN: q, k, v viewed with o's token stride|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|{T * row, hd, row, 1}|{T * row, hd, H * hd, 1}"
+schemata+=(
+    "cuDNN: q, k, v viewed with o's token stride|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|{T * row, hd, row, 1}|{T * row, hd, MUTANT ? H * hd : row, 1}"
     "cuDNN: dK and dV swapped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_DK).set_dim(grad.get_dim()).set_stride(grad.get_stride());
-        dv->set_output(true).set_uid(UID_DV)|set_uid(UID_DV).set_dim(grad.get_dim()).set_stride(grad.get_stride());
-        dv->set_output(true).set_uid(UID_DK)"
-    "cuDNN: the forward's softmax scale dropped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|.set_generate_stats(true).set_attn_scale(scale);|.set_generate_stats(true);"
+        dv->set_output(true).set_uid(UID_DV)|set_uid(MUTANT ? UID_DV : UID_DK).set_dim(grad.get_dim()).set_stride(grad.get_stride());
+        dv->set_output(true).set_uid(MUTANT ? UID_DK : UID_DV)"
+    "cuDNN: the forward's softmax scale dropped|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|.set_generate_stats(true).set_attn_scale(scale);|.set_generate_stats(true);
+        if (!(MUTANT)) opt.set_attn_scale(scale);"
     "cuDNN: the statistics in bf16|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|set_uid(UID_STATS)
             .set_data_type(fe::DataType_t::FLOAT)|set_uid(UID_STATS)
-            .set_data_type(fe::DataType_t::BFLOAT16)"
-    "cuDNN: graphs cached without T (reused across shapes)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, 0, H, hd, scale, deterministic ? 1 : 0};"
-    "cuDNN: graphs cached without the backward's mode (issue 37, D7)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|const shape_key key{device, B, T, H, hd, scale, deterministic ? 1 : 0};|const shape_key key{device, B, T, H, hd, scale, 0};"
-    "cuDNN: the workspace an estimate, not the built graphs' (issue 37, D5)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|a.workspace = (size_t)(ws_f > ws_b ? ws_f : ws_b);|a.workspace = (size_t)B * H * ((T + 127) / 128 * 128) * a.hd * 4 + ((size_t)16 << 20);"
+            .set_data_type(MUTANT ? fe::DataType_t::BFLOAT16 : fe::DataType_t::FLOAT)"
+    "cuDNN: graphs cached without T (reused across shapes)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|key{device, B, T, H|key{device, B, MUTANT ? 0 : T, H"
+    "cuDNN: graphs cached without the backward's mode (issue 37, D7)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|scale, deterministic ? 1 : 0};|scale, (MUTANT) ? 0 : (deterministic ? 1 : 0)};"
+    "cuDNN: the workspace an estimate, not the built graphs' (issue 37, D5)|src/cuda/cudnn_sdpa.cpp|cuda_cudnn_sdpa|a.workspace = (size_t)(ws_f > ws_b ? ws_f : ws_b);|a.workspace = (MUTANT) ? (size_t)B * H * ((T + 127) / 128 * 128) * a.hd * 4 + ((size_t)16 << 20)
+                                : (size_t)(ws_f > ws_b ? ws_f : ws_b);"
 )
 fi
 
@@ -105,15 +114,23 @@ if [[ -n ${MUTATION_FILTER:-} ]]; then   # those mutations only, and only the te
         t=${m#*|*|} t=${t%%|*}
         [[ " $targets_kept " == *" $t "* ]] || targets_kept+=" $t"
     done
-    mutations=("${kept[@]}") targets=$targets_kept
+    kept_s=()
+    for m in "${schemata[@]}"; do
+        [[ ${m%%|*} == *"$MUTATION_FILTER"* ]] || continue
+        kept_s+=("$m")
+        t=${m#*|*|} t=${t%%|*}
+        [[ " $targets_kept " == *" $t "* ]] || targets_kept+=" $t"
+    done
+    mutations=("${kept[@]}") schemata=("${kept_s[@]}") targets=$targets_kept
 fi
 
 t0=$SECONDS
 cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
     { tail -n 40 "$work/build.log" >&2; exit 1; }
 echo "mutation_check: the copy built in $((SECONDS - t0))s"
-run_test() {   # the test binary, from tests/ as ctest runs it; 0 when it passes
-    (cd "$work/tests" && CUDA_VIT_FAIL_FAST=1 timeout 600 "$work/b/tests/$1" >"$work/test.log" 2>&1)
+run_test() {   # the test binary, from tests/ as ctest runs it, mutant ${2:-0} chosen; 0 when it passes
+    (cd "$work/tests" && CUDA_VIT_FAIL_FAST=1 INSTBENCH_MUTANT=${2:-0} timeout 600 "$work/b/tests/$1" \
+        >"$work/test.log" 2>&1)
 }
 for t in $targets; do
     t0=$SECONDS
@@ -164,5 +181,61 @@ EOF
     printf '%-62s %-28s %4ds\n' "$name" "$result" $((SECONDS - t0))   # the seconds: what each costs the suite
     cp "$work/mutation.bak" "$work/$file"
 done
-echo "mutation_check: ${#mutations[@]} mutations, $missed missed"
+# the schemata: every site of a file rewritten at once, one build, one run per mutant
+declare -A schema_files=()
+for m in "${schemata[@]}"; do f=${m#*|} f=${f%%|*}; schema_files[$f]=1; done
+for file in "${!schema_files[@]}"; do
+    t0=$SECONDS
+    cp "$work/$file" "$work/mutation.bak"
+    # the mutant chosen at run time (read once; 0: none), then each site with MUTANT replaced
+    python3 - "$work/$file" "$file" "${schemata[@]}" <<'PY' || exit 1
+import sys
+path, rel, entries = sys.argv[1], sys.argv[2], sys.argv[3:]
+s = open(path).read()
+for k, m in enumerate(entries, 1):
+    name, file, test, text, repl = m.split("|", 4)
+    if file != rel:
+        continue
+    if "|" in repl or "MUTANT" not in repl:
+        sys.exit("mutation_check: '%s': its schema text holds a '|' or no MUTANT" % name)
+    if s.count(text) != 1:
+        sys.exit("mutation_check: '%s': its text occurs %d times in %s, not once (update the script)"
+                 % (name, s.count(text), file))
+    s = s.replace(text, repl.replace("MUTANT", "(instbench_mutant_() == %d)" % k))
+open(path, "w").write("#include <stdlib.h>\n"
+                      "static int instbench_mutant_(void)\n{\n"
+                      "    static int m = -1;\n"
+                      "    if (m < 0) m = getenv(\"INSTBENCH_MUTANT\") ? atoi(getenv(\"INSTBENCH_MUTANT\")) : 0;\n"
+                      "    return m;\n}\n" + s)
+PY
+    tests=""
+    for m in "${schemata[@]}"; do
+        f=${m#*|} f=${f%%|*} t=${m#*|*|} t=${t%%|*}
+        [[ $f == "$file" && " $tests " != *" $t "* ]] && tests+=" $t"
+    done
+    if ! cmake --build "$work/b" --target $tests >"$work/build.log" 2>&1; then
+        tail -n 20 "$work/build.log" >&2
+        echo "mutation_check: the schemata of $file do not build" >&2
+        exit 1
+    fi
+    for t in $tests; do
+        run_test "$t" 0 || { echo "mutation_check: $t fails with the schemata of $file and no mutant chosen:" >&2
+                             tail -n 20 "$work/test.log" >&2; exit 1; }
+    done
+    echo "mutation_check: the schemata of $file built and pass with no mutant chosen ($((SECONDS - t0))s)"
+    for k in "${!schemata[@]}"; do
+        m=${schemata[$k]} name=${m%%|*} f=${m#*|} f=${f%%|*} t=${m#*|*|} t=${t%%|*}
+        [[ $f == "$file" ]] || continue
+        t0=$SECONDS
+        if run_test "$t" $((k + 1)); then
+            result="MISSED"
+            missed=$((missed + 1))
+        else
+            result="caught by $t"
+        fi
+        printf '%-62s %-28s %4ds\n' "$name" "$result" $((SECONDS - t0))
+    done
+    cp "$work/mutation.bak" "$work/$file"
+done
+echo "mutation_check: $((${#mutations[@]} + ${#schemata[@]})) mutations, $missed missed"
 exit $((missed > 0))
