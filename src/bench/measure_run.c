@@ -30,7 +30,7 @@ static pthread_mutex_t g_write_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Ctrl-C and SIGTERM are taken by one thread waiting in sigwait(), never by a handler that
  * interrupts whatever a thread is running.  With a handler, a signal landing on an
- * OpenMP thread inside a oneDNN kernel was followed, in about one interrupted run in 25 here, by a
+ * OpenMP thread inside a oneDNN kernel was followed, in about one interrupted run in 30 here, by a
  * corrupted heap (glibc's "corrupted size vs. prev_size while consolidating", or SIGSEGV in
  * oneDNN's exit handlers) where a clean exit 143 was due; runs that were not interrupted never
  * showed it.  First signal: stop at the next step boundary.  Second: the user insists, die now,

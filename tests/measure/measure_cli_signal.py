@@ -2,7 +2,7 @@
 --append line, and no directory made for them (--create-dirs' nor the default
 ./instbench-results/); the same in the warm-up phase.  A second Ctrl-C inside a long step ends
 the process at once, by the signal itself, leaving nothing.  Each timed case runs twice: a
-signal that lands inside a oneDNN kernel once corrupted the heap in about one run in 25."""
+signal that lands inside a oneDNN kernel once corrupted the heap in about one run in 30."""
 import os
 import signal
 import subprocess
