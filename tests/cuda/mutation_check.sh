@@ -106,22 +106,22 @@ schemata+=(
 )
 fi
 
-if [[ -n ${MUTATION_FILTER:-} ]]; then   # those mutations only, and only the tests they need
-    kept=() targets_kept=""
-    for m in "${mutations[@]}"; do
+keep_filtered() {   # array $1 cut to the entries whose name holds MUTATION_FILTER; their tests join targets_kept
+    local -n entries=$1
+    local kept=() m t
+    for m in "${entries[@]}"; do
         [[ ${m%%|*} == *"$MUTATION_FILTER"* ]] || continue
         kept+=("$m")
         t=${m#*|*|} t=${t%%|*}
         [[ " $targets_kept " == *" $t "* ]] || targets_kept+=" $t"
     done
-    kept_s=()
-    for m in "${schemata[@]}"; do
-        [[ ${m%%|*} == *"$MUTATION_FILTER"* ]] || continue
-        kept_s+=("$m")
-        t=${m#*|*|} t=${t%%|*}
-        [[ " $targets_kept " == *" $t "* ]] || targets_kept+=" $t"
-    done
-    mutations=("${kept[@]}") schemata=("${kept_s[@]}") targets=$targets_kept
+    entries=("${kept[@]}")
+}
+if [[ -n ${MUTATION_FILTER:-} ]]; then   # those mutations only, and only the tests they need
+    targets_kept=""
+    keep_filtered mutations
+    keep_filtered schemata
+    targets=$targets_kept
 fi
 
 t0=$SECONDS
