@@ -75,7 +75,10 @@ scripts/ci/check_aarch64.sh build-aarch64
 # sanitizers do not apply to device code and nvcc is not needed for them), less the tests labelled
 # slow or release_only, which the release ctest has run (tests/README.md).
 phase "ASan+UBSan build"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=OFF >/dev/null
+# -O1, as AddressSanitizer's documentation advises: -O0 ran 38 of the tests 1.4x slower here
+# (246 s against 173 s; cli_examples 232 s against 142 s).
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DINSTBENCH_SANITIZE=ON \
+  -DINSTBENCH_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 phase "ASan+UBSan ctest"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE 'slow|release_only') | tee -a "$log"
