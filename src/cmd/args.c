@@ -102,6 +102,18 @@ static void note_old_name(const arg_spec *s)
             s->old_name, s->name);
 }
 
+int args_column_renamed(args_list *cols, size_t i, const char *key)
+{
+    ib_warn("--columns: '%s' is now spelled %s (the name the CSV and JSON carry); the old key is accepted until "
+            "instbench " ARGS_OLD_UNTIL,
+            cols->v[i], key);
+    char *k = util_strdup(key);
+    if (!k) return -1;
+    free(cols->v[i]);
+    cols->v[i] = k;
+    return 0;
+}
+
 /* Whether FLAG (may be NULL) is NAME's first LEN characters: "--regions" of "--regions=x". */
 static int flag_is(const char *flag, const char *name, size_t len)
 {

@@ -181,6 +181,10 @@ int args_model_flag(void *model_cli, const char *flag, const char *value, ib_err
  * when the command has checked them itself) and fits the text tables this command writes to
  * stdout (output_fit_set).  0, or IB_EXIT_USAGE. */
 int args_table_fit(const arg_command *c, int wide, const args_list *cols, const char *const *keys);
+/* --columns' entry I is an old name of column KEY: a one-line note (accepted until ARGS_OLD_UNTIL)
+ * and the entry replaced by KEY, which every format and the table's fitting use.  0; -1 out of
+ * memory. */
+int args_column_renamed(args_list *cols, size_t i, const char *key);
 
 /* For ARG_STRING's check: a file name, not "-" (regions and instance types: instbench/names.h). */
 const char *args_check_file(const char *v);

@@ -439,16 +439,11 @@ static int check_columns(void)
         int old;
         const char *key = prices_column_key(cols, O.columns.v[i], &old);
         if (!key || !old) continue; /* unknown: args_table_fit names the keys */
-        ib_warn("--columns: '%s' is now spelled %s (the name the CSV and JSON carry); the old key is accepted "
-                "until instbench " ARGS_OLD_UNTIL,
-                O.columns.v[i], key);
-        char *k = util_strdup(key);
-        if (!k) return IB_EXIT_RUNTIME;
-        free(O.columns.v[i]);
-        O.columns.v[i] = k;
+        if (args_column_renamed(&O.columns, i, key)) return IB_EXIT_RUNTIME;
         for (size_t j = 0; j < i; j++)
-            if (!strcmp(O.columns.v[j], k))
-                return args_usage_error(&cmd_prices_args, "--columns: '%s' is listed twice (once by its old key)", k);
+            if (!strcmp(O.columns.v[j], O.columns.v[i]))
+                return args_usage_error(&cmd_prices_args, "--columns: '%s' is listed twice (once by its old key)",
+                                        O.columns.v[i]);
     }
     return args_table_fit(&cmd_prices_args, O.wide, &O.columns, keys);
 }

@@ -322,15 +322,7 @@ static int check_columns(const arg_command *c, args_list *cols)
         const rank_column *col = rank_column_find(cols->v[i]);
         if (col) {
             /* an older name becomes the key, which every format and the table's fitting use */
-            if (strcmp(col->key, cols->v[i])) {
-                ib_warn("--columns: '%s' is now spelled %s (the name the CSV and JSON carry); the old key is "
-                        "accepted until instbench " ARGS_OLD_UNTIL,
-                        cols->v[i], col->key);
-                char *key = util_strdup(col->key);
-                if (!key) return IB_EXIT_RUNTIME;
-                free(cols->v[i]);
-                cols->v[i] = key;
-            }
+            if (strcmp(col->key, cols->v[i]) && args_column_renamed(cols, i, col->key)) return IB_EXIT_RUNTIME;
             continue;
         }
         const char *keys[RANK_MAX_COLUMNS];
