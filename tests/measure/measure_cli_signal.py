@@ -14,6 +14,19 @@ sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__
                  for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib, imds_standin
 from measure_common import BIN, TINY, check, env, finish, scratch  # noqa: E402
 
+TIMED = "instbench: timed window start"
+
+
+def start(args, d, marker, **envs):
+    """`instbench -v measure ARGS` in D, read until a stderr line starts with MARKER: (the process,
+    whether the marker came)."""
+    p = subprocess.Popen([BIN, "-v", "measure"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env(**envs), cwd=d)
+    for line in p.stderr:
+        if line.startswith(marker):
+            return p, True
+    return p, False
+
 
 def interrupt(sig, when, want, default_output=False):
     d = scratch()
@@ -21,15 +34,9 @@ def interrupt(sig, when, want, default_output=False):
     where = [] if default_output else ["--output", os.path.join(d, "sub", "r.json"), "--create-dirs"]
     jsonl = os.path.join(d, "r.jsonl")
     warm = ["--warmup", "100000"] if when == "warm-up" else ["--warmup", "1"]
-    p = subprocess.Popen([BIN, "-v", "measure"] + TINY + warm + ["--steps", "10000000", "--append", jsonl] + where,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=d)
     # Wait for the phase to begin: the timed-window marker, or the "measuring" line before warm-up.
-    marker = "instbench: timed window start" if when == "timed" else "measuring "
-    seen = False
-    for line in p.stderr:
-        if line.startswith(marker):
-            seen = True
-            break
+    marker = TIMED if when == "timed" else "measuring "
+    p, seen = start(TINY + warm + ["--steps", "10000000", "--append", jsonl] + where, d, marker)
     time.sleep(0.3)
     t0 = time.monotonic()
     p.send_signal(sig)
@@ -59,13 +66,7 @@ def insist():
     d = scratch()
     args = TINY[:-1] + ["2048", "--warmup", "1", "--steps", "1000", "--append", os.path.join(d, "r.jsonl"),
                         "--output", os.path.join(d, "sub", "r.json"), "--create-dirs"]
-    p = subprocess.Popen([BIN, "-v", "measure"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env(INSTBENCH_CPU_PEAK_SECONDS="off"), cwd=d)
-    seen = False
-    for line in p.stderr:
-        if line.startswith("instbench: timed window start"):
-            seen = True
-            break
+    p, seen = start(args, d, TIMED, INSTBENCH_CPU_PEAK_SECONDS="off")
     p.send_signal(signal.SIGINT)
     time.sleep(0.2)
     p.send_signal(signal.SIGINT)
