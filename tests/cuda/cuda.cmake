@@ -50,18 +50,8 @@ if(INSTBENCH_CUDA)
     # cuDNN attention (src/cuda/cudnn_sdpa.cpp with NVIDIA's real cudnn-frontend) wherever the build
     # has the frontend's headers, in every test program that compiles src/cuda/vit.c: it loads the
     # CPU stand-in of libcudnn (tests/fakes/cudnn_standin.c) unless INSTBENCH_CUDNN_LIBRARY names another.
-    # The glue is compiled once (its frontend takes minutes) and linked into each.
-    if(INSTBENCH_CUDNN_FRONTEND_INCLUDE AND INSTBENCH_CUDNN_INCLUDE AND EXISTS ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_sdpa.cpp)
-      enable_language(CXX)
-      add_library(cudnn_sdpa_glue OBJECT ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_sdpa.cpp)
-      target_include_directories(cudnn_sdpa_glue SYSTEM PRIVATE ${INSTBENCH_CUDNN_FRONTEND_INCLUDE} ${INSTBENCH_CUDNN_INCLUDE}
-                                 ${CUDAToolkit_INCLUDE_DIRS})
-      instbench_test_internals(cudnn_sdpa_glue cuda)
-      target_compile_definitions(cudnn_sdpa_glue PRIVATE NV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING=1)
-      # -O0: the frontend's templates compile in a third of -O3's time, and tests/cuda/mutation_check.sh
-      # rebuilds this file once per mutation of it; what the tests time is the stand-in, not this
-      target_compile_options(cudnn_sdpa_glue PRIVATE -std=c++17 -fvisibility=hidden -O0)
-      set_target_properties(cudnn_sdpa_glue PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    # The glue is the module's own object (instbench_cudnn_glue, CMakeLists.txt), compiled once.
+    if(TARGET instbench_cudnn_glue)
       add_library(cudnn_standin SHARED ${INSTBENCH_TEST_FAKES}/cudnn_standin.c)
       set_target_properties(cudnn_standin PROPERTIES OUTPUT_NAME cudnn-standin)
       target_include_directories(cudnn_standin SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
@@ -82,13 +72,13 @@ if(INSTBENCH_CUDA)
     endif()
     function(instbench_cuda_test_runtime target)
       target_link_libraries(${target} PRIVATE instbench_cudart_host)
-      if(TARGET cudnn_sdpa_glue)
-        target_link_libraries(${target} PRIVATE cudnn_sdpa_glue cudnn_standin_env ${CMAKE_DL_LIBS})
+      if(TARGET instbench_cudnn_glue)
+        target_link_libraries(${target} PRIVATE instbench_cudnn_glue cudnn_standin_env ${CMAKE_DL_LIBS})
         set_target_properties(${target} PROPERTIES LINKER_LANGUAGE CXX)
         add_dependencies(${target} cudnn_standin)
       endif()
     endfunction()
-    if(TARGET cudnn_sdpa_glue)
+    if(TARGET instbench_cudnn_glue)
       # the glue's forward and backward at seven shapes against float64 attention (cudnn_sdpa_test.c)
       add_executable(cuda_cudnn_sdpa ${_cuda_tests}/cudnn_sdpa_test.c)
       target_link_libraries(cuda_cudnn_sdpa PRIVATE m)
@@ -186,7 +176,7 @@ if(INSTBENCH_CUDA)
                COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_sim_cli.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim> ${INSTBENCH_TEST_DATA})
       set_tests_properties(cuda_sim_cli PROPERTIES TIMEOUT 900)
-      if(TARGET cudnn_sdpa_glue)   # the module carries the cuDNN glue and loads the stand-in
+      if(TARGET instbench_cudnn_glue)   # the module carries the cuDNN glue and loads the stand-in
         set_tests_properties(cuda_sim_cli PROPERTIES ENVIRONMENT INSTBENCH_TEST_CUDNN=1)
         # the attention path decided once (issue 37): the newest cuDNN of a DLAMI-like layout, a
         # refusal planned as the unfused path under --batch-size auto, the non-deterministic fallback

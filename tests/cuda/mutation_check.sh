@@ -2,7 +2,10 @@
 # Deliberate bugs in the CUDA backend, each of which the CPU-run CUDA tests must catch (issue 12):
 # a copy of the source tree is configured once, then each mutation is applied to the copy, the
 # test that should catch it is rebuilt and run, and the mutation is undone; the cuDNN glue's, whose
-# compile is the costly one, are mutant schemata (one build, the mutant chosen at run time).
+# compile is the costly one, are mutant schemata (written into the copy before it is built, the
+# mutant chosen at run time: the glue compiles once).  With ccache on the PATH the copy builds
+# through it (scripts/test.sh's release build fills the cache it shares: the copy's layout, src and
+# b/, is the checkout's, so only the mutated files compile).
 # Prints one line per mutation (caught / MISSED, and its seconds) and exits non-zero when one is
 # missed or a test fails unmutated.
 # The tree itself is never touched, so this can run beside the rest of the suite.
@@ -21,8 +24,16 @@ trap 'rm -rf "$work"' EXIT
 fe_inc=()
 [[ -f "$src/build-venv/cudnn-frontend/include/cudnn_frontend.h" ]] &&
     fe_inc=(-DINSTBENCH_CUDNN_FRONTEND_INCLUDE="$src/build-venv/cudnn-frontend/include")
-cmake -S "$work" -B "$work/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DINSTBENCH_FUZZ=OFF "${fe_inc[@]}" \
-    >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
+launcher=()
+if command -v ccache >/dev/null; then
+    # paths under the copy are hashed relative to the build directory, so objects built in a
+    # checkout's build/ (the same flags, the same relative paths) are hits here
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=true
+fi
+# the glue at -O0: compiled here mutated (its schemata), where -O2 costs a minute more
+cmake -S "$work" -B "$work/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=80 -DINSTBENCH_FUZZ=OFF \
+    -DINSTBENCH_CUDNN_GLUE_OPT=-O0 "${fe_inc[@]}" "${launcher[@]}" >"$work/configure.log" 2>&1 || { cat "$work/configure.log" >&2; exit 1; }
 targets="cuda_vit_sim cuda_gemm cuda_dp_host cuda_dp_sim"
 # the cuDNN glue's test (issue 30), where the build has cudnn-frontend's headers
 if [[ -f "$work/b/tests/CMakeFiles/cuda_cudnn_sdpa.dir/build.make" ]]; then
@@ -124,6 +135,33 @@ if [[ -n ${MUTATION_FILTER:-} ]]; then   # those mutations only, and only the te
     targets=$targets_kept
 fi
 
+# The schemata, written into the copy before it is built: every site of a file at once, the
+# mutant chosen at run time (read once; 0: none).  Built unmutated, the copy's glue is this one.
+declare -A schema_files=()
+for m in "${schemata[@]}"; do f=${m#*|} f=${f%%|*}; schema_files[$f]=1; done
+for file in "${!schema_files[@]}"; do
+    python3 - "$work/$file" "$file" "${schemata[@]}" <<'PY' || exit 1
+import sys
+path, rel, entries = sys.argv[1], sys.argv[2], sys.argv[3:]
+s = open(path).read()
+for k, m in enumerate(entries, 1):
+    name, file, test, text, repl = m.split("|", 4)
+    if file != rel:
+        continue
+    if "|" in repl or "MUTANT" not in repl:
+        sys.exit("mutation_check: '%s': its schema text holds a '|' or no MUTANT" % name)
+    if s.count(text) != 1:
+        sys.exit("mutation_check: '%s': its text occurs %d times in %s, not once (update the script)"
+                 % (name, s.count(text), file))
+    s = s.replace(text, repl.replace("MUTANT", "(instbench_mutant_() == %d)" % k))
+open(path, "w").write("#include <stdlib.h>\n"
+                      "static int instbench_mutant_(void)\n{\n"
+                      "    static int m = -1;\n"
+                      "    if (m < 0) m = getenv(\"INSTBENCH_MUTANT\") ? atoi(getenv(\"INSTBENCH_MUTANT\")) : 0;\n"
+                      "    return m;\n}\n" + s)
+PY
+done
+
 t0=$SECONDS
 cmake --build "$work/b" -j"$(nproc)" --target $targets >"$work/build.log" 2>&1 ||
     { tail -n 40 "$work/build.log" >&2; exit 1; }
@@ -135,7 +173,9 @@ run_test() {   # the test binary, from tests/ as ctest runs it, mutant ${2:-0} c
 for t in $targets; do
     t0=$SECONDS
     run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }
-    echo "mutation_check: $t passes unmutated ($((SECONDS - t0))s)"
+    how="unmutated"
+    for f in "${!schema_files[@]}"; do [[ " ${schemata[*]} " == *"|$f|$t|"* ]] && how+=" ($f: its schemata, no mutant chosen)"; done
+    echo "mutation_check: $t passes $how ($((SECONDS - t0))s)"
 done
 
 missed=0
@@ -181,61 +221,17 @@ EOF
     printf '%-62s %-28s %4ds\n' "$name" "$result" $((SECONDS - t0))   # the seconds: what each costs the suite
     cp "$work/mutation.bak" "$work/$file"
 done
-# the schemata: every site of a file rewritten at once, one build, one run per mutant
-declare -A schema_files=()
-for m in "${schemata[@]}"; do f=${m#*|} f=${f%%|*}; schema_files[$f]=1; done
-for file in "${!schema_files[@]}"; do
+# the schemata: one run per mutant of the copy built above
+for k in "${!schemata[@]}"; do
+    m=${schemata[$k]} name=${m%%|*} t=${m#*|*|} t=${t%%|*}
     t0=$SECONDS
-    cp "$work/$file" "$work/mutation.bak"
-    # the mutant chosen at run time (read once; 0: none), then each site with MUTANT replaced
-    python3 - "$work/$file" "$file" "${schemata[@]}" <<'PY' || exit 1
-import sys
-path, rel, entries = sys.argv[1], sys.argv[2], sys.argv[3:]
-s = open(path).read()
-for k, m in enumerate(entries, 1):
-    name, file, test, text, repl = m.split("|", 4)
-    if file != rel:
-        continue
-    if "|" in repl or "MUTANT" not in repl:
-        sys.exit("mutation_check: '%s': its schema text holds a '|' or no MUTANT" % name)
-    if s.count(text) != 1:
-        sys.exit("mutation_check: '%s': its text occurs %d times in %s, not once (update the script)"
-                 % (name, s.count(text), file))
-    s = s.replace(text, repl.replace("MUTANT", "(instbench_mutant_() == %d)" % k))
-open(path, "w").write("#include <stdlib.h>\n"
-                      "static int instbench_mutant_(void)\n{\n"
-                      "    static int m = -1;\n"
-                      "    if (m < 0) m = getenv(\"INSTBENCH_MUTANT\") ? atoi(getenv(\"INSTBENCH_MUTANT\")) : 0;\n"
-                      "    return m;\n}\n" + s)
-PY
-    tests=""
-    for m in "${schemata[@]}"; do
-        f=${m#*|} f=${f%%|*} t=${m#*|*|} t=${t%%|*}
-        [[ $f == "$file" && " $tests " != *" $t "* ]] && tests+=" $t"
-    done
-    if ! cmake --build "$work/b" --target $tests >"$work/build.log" 2>&1; then
-        tail -n 20 "$work/build.log" >&2
-        echo "mutation_check: the schemata of $file do not build" >&2
-        exit 1
+    if run_test "$t" $((k + 1)); then
+        result="MISSED"
+        missed=$((missed + 1))
+    else
+        result="caught by $t"
     fi
-    for t in $tests; do
-        run_test "$t" 0 || { echo "mutation_check: $t fails with the schemata of $file and no mutant chosen:" >&2
-                             tail -n 20 "$work/test.log" >&2; exit 1; }
-    done
-    echo "mutation_check: the schemata of $file built and pass with no mutant chosen ($((SECONDS - t0))s)"
-    for k in "${!schemata[@]}"; do
-        m=${schemata[$k]} name=${m%%|*} f=${m#*|} f=${f%%|*} t=${m#*|*|} t=${t%%|*}
-        [[ $f == "$file" ]] || continue
-        t0=$SECONDS
-        if run_test "$t" $((k + 1)); then
-            result="MISSED"
-            missed=$((missed + 1))
-        else
-            result="caught by $t"
-        fi
-        printf '%-62s %-28s %4ds\n' "$name" "$result" $((SECONDS - t0))
-    done
-    cp "$work/mutation.bak" "$work/$file"
+    printf '%-62s %-28s %4ds\n' "$name" "$result" $((SECONDS - t0))
 done
 echo "mutation_check: $((${#mutations[@]} + ${#schemata[@]})) mutations, $missed missed"
 exit $((missed > 0))
