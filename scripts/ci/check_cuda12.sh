@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # check_cuda12.sh [BUILD_DIR]: the CUDA module's host code still builds against CUDA 12.x.
+# check_cuda12.sh --fetch [BUILD_DIR]: only download and unpack the wheels (scripts/test.sh does
+# it while the release build compiles).
 #
 # The machines that build instbench have CUDA 13, but many GPU instances (older AMIs, drivers)
 # run CUDA 12.  PyPI's nvidia-cuda-runtime-cu12, nvidia-cublas-cu12 and nvidia-nccl-cu12 wheels
@@ -21,6 +23,8 @@
 # INSTBENCH_SKIP_CUDA12=1 says the CI machine is offline on purpose.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+fetch_only=0
+if [ "${1:-}" = --fetch ]; then fetch_only=1; shift; fi   # download and unpack the wheels, no more
 build=${1:-build}
 cache=$build/cuda12-wheels
 pins=(nvidia-cuda-runtime-cu12==12.9.79 nvidia-cublas-cu12==12.9.1.4 nvidia-nccl-cu12==2.27.3)
@@ -37,7 +41,7 @@ skip() {
 
 core=("$build/libinstbench_comm.a" "$build/libinstbench_model.a" "$build/libinstbench_util.a")
 for a in "${core[@]}"; do
-  [ -f "$a" ] || { echo "FAIL: check_cuda12: no $a (build first)" >&2; exit 1; }
+  [ "$fetch_only" = 1 ] || [ -f "$a" ] || { echo "FAIL: check_cuda12: no $a (build first)" >&2; exit 1; }
 done
 
 # ---- the wheels: download once, unpack once ----
@@ -63,6 +67,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "${pins[*]}" ]; then
   done
   echo "${pins[*]}" > "$stamp"
 fi
+[ "$fetch_only" = 0 ] || exit 0
 nv=$root/nvidia
 inc=(-I"$nv/cuda_runtime/include" -I"$nv/cublas/include" -I"$nv/nccl/include")
 libs=(-L"$nv/cuda_runtime/lib" -L"$nv/cublas/lib" -L"$nv/nccl/lib"
@@ -89,6 +94,25 @@ int check_cuda12_versions;
 C
 "$cc" -c "${inc[@]}" "$work/version.c" -o "$work/version.o"
 
+# ---- the cuDNN glue (the module's one C++ file) against the same CUDA 12.9 headers, with the
+# cudnn-frontend headers the build fetched and the system's cudnn.h (its API is CUDA-version free);
+# a minute of one core, so it compiles in the background while the C sources do on the other
+fe=$(scripts/ci/cudnn_frontend_env.sh 2>/dev/null || true)
+cudnn_h=
+for d in /usr/local/cuda/include /usr/include /usr/include/x86_64-linux-gnu; do [ -f "$d/cudnn.h" ] && { cudnn_h=$d; break; }; done
+cxx=${CXX:-c++}
+glue_pid=
+if [ -n "$fe" ] && [ -f "$fe/cudnn_frontend.h" ] && [ -n "$cudnn_h" ]; then
+  # CUDA 12.9's headers first: cudnn.h's own #include <cuda_runtime_api.h> must find them, not 13's
+  "$cxx" -std=c++17 -O0 -fPIC -fvisibility=hidden -DNV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING=1 -Iinclude \
+      -I"$work/private" "${inc[@]}" -isystem "$fe" -idirafter "$cudnn_h" -c src/cuda/cudnn_sdpa.cpp \
+      -o "$work/cudnn_sdpa.o" &
+  glue_pid=$!
+  trap 'kill "$glue_pid" 2>/dev/null || true' EXIT   # a C source that fails ends it too
+else
+  echo "check_cuda12: no cudnn-frontend or cudnn.h here: src/cuda/cudnn_sdpa.cpp not checked"
+fi
+
 # ---- compile the module's C sources as CMake does, with declarations enforced ----
 flags=(-std=gnu11 -O1 -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
        -Werror=implicit-function-declaration -Werror=int-conversion -Werror=incompatible-pointer-types
@@ -101,22 +125,11 @@ for src in src/cuda/*.c; do
   objs+=("$obj")
 done
 
-# ---- the cuDNN glue (the module's one C++ file) against the same CUDA 12.9 headers, with the
-# cudnn-frontend headers the build fetched and the system's cudnn.h (its API is CUDA-version free)
-fe=$(scripts/ci/cudnn_frontend_env.sh 2>/dev/null || true)
-cudnn_h=
-for d in /usr/local/cuda/include /usr/include /usr/include/x86_64-linux-gnu; do [ -f "$d/cudnn.h" ] && { cudnn_h=$d; break; }; done
-cxx=${CXX:-c++}
-if [ -n "$fe" ] && [ -f "$fe/cudnn_frontend.h" ] && [ -n "$cudnn_h" ]; then
-  # CUDA 12.9's headers first: cudnn.h's own #include <cuda_runtime_api.h> must find them, not 13's
-  "$cxx" -std=c++17 -O0 -fPIC -fvisibility=hidden -DNV_CUDNN_FRONTEND_USE_DYNAMIC_LOADING=1 -Iinclude \
-      -I"$work/private" "${inc[@]}" -isystem "$fe" -idirafter "$cudnn_h" -c src/cuda/cudnn_sdpa.cpp \
-      -o "$work/cudnn_sdpa.o" || { echo "FAIL: check_cuda12: src/cuda/cudnn_sdpa.cpp does not compile against CUDA 12.9" >&2; exit 1; }
+extra_libs=()
+if [ -n "$glue_pid" ]; then
+  wait "$glue_pid" || { echo "FAIL: check_cuda12: src/cuda/cudnn_sdpa.cpp does not compile against CUDA 12.9" >&2; exit 1; }
   objs+=("$work/cudnn_sdpa.o")
   extra_libs=(-lstdc++ -ldl)
-else
-  echo "check_cuda12: no cudnn-frontend or cudnn.h here: src/cuda/cudnn_sdpa.cpp not checked"
-  extra_libs=()
 fi
 
 # ---- stubs for the nvcc-built kernel launchers, by name ----

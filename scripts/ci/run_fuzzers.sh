@@ -3,7 +3,8 @@
 # a bounded time.  usage: scripts/ci/run_fuzzers.sh [SECONDS_EACH (default 30)] [NAME...]
 # A fuzzer with a runner script tests/fuzz/<name>.sh is run through it (FUZZER SECONDS); otherwise
 # its seeds are tests/fuzz/corpus/<name>/ (copied to a temp dir, so runs never write into the
-# tree).  Exit status: 0 when no fuzzer found a crash, leak or sanitizer report, 1 otherwise.
+# tree).  FUZZ_JOBS (default: the number of CPUs) fuzzers run at once.  Exit status: 0 when no
+# fuzzer found a crash, leak or sanitizer report, 1 otherwise.
 #
 # Two ways to run.  Exploring (the default): a random seed and SECONDS each, to find new bugs.
 # Gating (FUZZ_RUNS=N, as scripts/test.sh does): seed FUZZ_SEED (default 1) and N executions each,
@@ -35,17 +36,17 @@ else
 fi
 cmake --build "$build" -j"$jobs" --target "${names[@]}"
 
-failed=()
-for name in "${names[@]}"; do
+# One fuzzer, its report on stdout; exit 1 when it found something.
+fuzz_one() {
+  local name=$1 bin corpus art
   bin=$(find "$build" -type f -name "$name" -perm -u+x | head -n 1)
   if [ -z "$bin" ]; then
-    echo "run_fuzzers: $name was not built" >&2
-    failed+=("$name")
-    continue
+    echo "run_fuzzers: $name was not built"
+    return 1
   fi
   echo "== $name (${secs}s)"
   if [ -x "tests/fuzz/$name.sh" ]; then
-    if ! "tests/fuzz/$name.sh" "$bin" "$secs"; then failed+=("$name"); fi
+    "tests/fuzz/$name.sh" "$bin" "$secs" || return 1
   else
     corpus=$(mktemp -d)
     if [ -d "tests/fuzz/corpus/$name" ]; then cp -r "tests/fuzz/corpus/$name"/. "$corpus"/; fi
@@ -53,14 +54,29 @@ for name in "${names[@]}"; do
     if ! "$bin" "$corpus" ${gate[@]+"${gate[@]}"} -max_total_time="$secs" -max_len=65536 -artifact_prefix="$art/" \
          -print_final_stats=1 >"$art/log" 2>&1; then
       tail -n 40 "$art/log"
-      echo "run_fuzzers: $name FAILED; reproducer(s) kept in $art" >&2
-      failed+=("$name")
-    else
-      grep -E "^(stat::number_of_executed_units|Done)" "$art/log" || true
-      rm -rf "$art"
+      echo "run_fuzzers: $name FAILED; reproducer(s) kept in $art"
+      rm -rf "$corpus"
+      return 1
     fi
-    rm -rf "$corpus"
+    grep -E "^(stat::number_of_executed_units|Done)" "$art/log" || true
+    rm -rf "$art" "$corpus"
   fi
+}
+
+# $jobs fuzzers at a time (each is one process on one core), each one's report printed whole when
+# it ends; a fuzzer's exit status is kept in its own file beside its report.
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+running=0
+for name in "${names[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+  ( rc=0; fuzz_one "$name" >"$out/$name.log" 2>&1 || rc=$?; echo "$rc" >"$out/$name.rc"; cat "$out/$name.log" ) &
+  running=$((running + 1))
+done
+wait
+failed=()
+for name in "${names[@]}"; do
+  [ "$(cat "$out/$name.rc" 2>/dev/null)" = 0 ] || failed+=("$name")
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "run_fuzzers: failed: ${failed[*]}" >&2
