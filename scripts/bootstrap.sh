@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and running instbench need on a fresh Debian (12) machine, then builds
 # build/.  Safe to re-run: installs only what is missing.
-# Usage: scripts/bootstrap.sh [--no-build] [--prefix DIR] [--test-deps] [--list]
+# Usage: scripts/bootstrap.sh [--no-build] [--prefix DIR] [--test-deps] [--build-cache] [--list]
 #   --prefix DIR  also install it: cmake --install build --prefix DIR (DIR/bin/instbench, with the
 #                 CUDA module and the source archive sweep uploads beside it); put DIR/bin on PATH
 #   --test-deps   also what the test suite needs (scripts/test.sh passes it): see TEST_APT_PACKAGES
+#   --build-cache also ccache (BUILD_CACHE_PACKAGES; --test-deps includes it)
 #   --list        print the Debian packages these flags need, one a line, and exit
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,11 +32,14 @@ TEST_APT_PACKAGES=(
   jq python3-pandas python3-openpyxl libreoffice-calc-nogui
   slurmctld slurmd slurm-client munge
 )
+# ccache: scripts/test.sh installs it before its first build, through which the suite's builds (the
+# release build, the mutation check's copy, the build from the source archive) share their objects.
+BUILD_CACHE_PACKAGES=(ccache)
 # The daemons of TEST_APT_PACKAGES: the tests start their own; none may run as a service.
 TEST_DAEMON_UNITS=(slurmctld.service slurmd.service munge.service)
 PIP_PACKAGES=(timm==0.9.16)
 
-build=1 prefix="" test_deps=0 list=0
+build=1 prefix="" test_deps=0 build_cache=0 list=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0 ;;
@@ -43,14 +47,16 @@ while [ $# -gt 0 ]; do
               prefix=$2; shift ;;
     --prefix=*) prefix=${1#--prefix=}; [ -n "$prefix" ] || { echo "bootstrap: --prefix needs a directory" >&2; exit 2; } ;;
     --test-deps) test_deps=1 ;;
+    --build-cache) build_cache=1 ;;
     --list) list=1 ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bootstrap: unknown option '$1' (see scripts/bootstrap.sh --help)" >&2; exit 2 ;;
   esac
   shift
 done
 wanted=("${APT_PACKAGES[@]}")
 [ "$test_deps" = 1 ] && wanted+=("${TEST_APT_PACKAGES[@]}")
+if [ "$test_deps" = 1 ] || [ "$build_cache" = 1 ]; then wanted+=("${BUILD_CACHE_PACKAGES[@]}"); fi
 if [ "$list" = 1 ]; then printf '%s\n' "${wanted[@]}"; exit 0; fi
 
 SUDO=""

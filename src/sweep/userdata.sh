@@ -139,10 +139,12 @@ else
     flags=(-DCMAKE_BUILD_TYPE=Release -DINSTBENCH_TESTS=OFF)
     cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d .) || cap=
     [[ $cap =~ ^[0-9]+$ ]] && flags+=("-DCMAKE_CUDA_ARCHITECTURES=$cap")
-    cmake -S "$WORK/src" -B "$WORK/build" "${flags[@]}"
+    # build/ inside the sources, as in a checkout: a compiler cache given through CMake's
+    # CMAKE_<LANG>_COMPILER_LAUNCHER then shares its objects with a checkout's build
+    cmake -S "$WORK/src" -B "$WORK/src/build" "${flags[@]}"
     export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
-    cmake --build "$WORK/build"
-    BIN=$WORK/build/instbench
+    cmake --build "$WORK/src/build"
+    BIN=$WORK/src/build/instbench
 fi
 "$BIN" --version
 

@@ -106,11 +106,13 @@ with MotoServer() as m:
     s3.put(f"p/sources/{sha}.tar.gz", data)
     env = {"INSTBENCH_USERDATA_SKIP_PACKAGES": "1", "CMAKE_BUILD_PARALLEL_LEVEL": "2"}
     if shutil.which("ccache"):
-        # the sandbox's HOME is its own: the cache is named, so every run shares it; the node's
-        # work directory differs each run, its layout (src/, build/) does not, hence the base dir
+        # the sandbox's HOME is its own: the cache is named, so every run shares it.  Paths under
+        # the base dir are hashed relative to the build directory, and the node's layout (src/,
+        # src/build/) is a checkout's: where scripts/test.sh's release build filled the cache
+        # (CCACHE_DIR), its objects are hits here and only what differs compiles.
         cache = subprocess.run(["ccache", "-k", "cache_dir"], capture_output=True, text=True).stdout.strip()
-        env.update(CMAKE_C_COMPILER_LAUNCHER="ccache", CCACHE_BASEDIR=TMP, CCACHE_NOHASHDIR="true",
-                   CCACHE_DIR=os.environ.get("CCACHE_DIR") or cache)
+        env.update(CMAKE_C_COMPILER_LAUNCHER="ccache", CMAKE_CXX_COMPILER_LAUNCHER="ccache", CCACHE_BASEDIR=TMP,
+                   CCACHE_NOHASHDIR="true", CCACHE_DIR=os.environ.get("CCACHE_DIR") or cache)
     sb = Sandbox(run.render(run.vars_for(s3, "built", f"p/sources/{sha}.tar.gz", sha)), run.meta(),
                  root=os.path.join(TMP, "node"), env=env)
     # The instance's GPU as nvidia-smi reports it (an A10G, g5's): the user data builds the CUDA
@@ -129,7 +131,7 @@ with MotoServer() as m:
     check("-- Build files have been written to" in log,
           "the log shows no configure from the archive")
     work = [d for d in os.listdir(sb.tmp) if d.startswith("instbench-sweep.")]
-    check(work and os.access(os.path.join(sb.tmp, work[0], "build", "instbench"), os.X_OK),
+    check(work and os.access(os.path.join(sb.tmp, work[0], "src", "build", "instbench"), os.X_OK),
           "no instbench built in the instance's work directory")
     got = s3.get(f"p/sweep-{run.SWEEP}/results/built.json")
     if check(got is not None, "the archive-built instbench delivered no result"):
