@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 log=$(mktemp)
 times=$(mktemp)
+subrows=$(mktemp)
 suite_start=$(date +%s)
 # Where the time goes: each phase's wall time, printed at the end (on failure too) so a slow
 # suite says which phase grew.
@@ -21,6 +22,7 @@ phase() {
       busy=$(echo "$phase_cpu $cpu" | awk '{d = $4 - $2; if (d > 0) printf "%d", 100 * ($3 - $1) / d; else print -1}')
     fi
     printf '%s\t%d\t%s\n' "$phase_name" $((now - phase_start)) "$busy" >>"$times"
+    cat "$subrows" >>"$times" 2>/dev/null && : >"$subrows"   # rows the phase left for beneath its own
   fi
   phase_name=$1 phase_start=$now phase_cpu=$cpu
   [ -z "$1" ] || echo "== test.sh: $1 ($(date -u +%H:%M:%S))"
@@ -34,7 +36,7 @@ summary() {
   awk -F'\t' '{printf "  %-34s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, ($3 >= 0 ? $3 "%" : "-")}' "$times"
   local total=$(( $(date +%s) - suite_start ))
   printf '  %-34s %4d:%02d%s\n' "total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] || echo "  (failed, exit $rc)")"
-  rm -f "$log" "$times"
+  rm -f "$log" "$times" "$subrows"
 }
 trap summary EXIT
 
@@ -76,15 +78,46 @@ if [ "$build_rc" != 0 ]; then echo "test.sh: the release build failed (exit $bui
 phase "format check"
 scripts/ci/check_format.sh
 
-# CUDA 12.x compatibility: the CUDA module's host code against the CUDA 12.9 headers and libraries
-# of PyPI's nvidia-*-cu12 wheels (cached under build/cuda12-wheels; SKIP without network unless CI).
-phase "CUDA 12.9 host check"
-scripts/ci/check_cuda12.sh build
-
-# arm64 (Graviton, Grace): a cross build with Debian's aarch64 compiler and arm64 libraries, its
-# test programs run under qemu-user (SKIP where the packages cannot be had, unless CI).
-phase "aarch64 cross build + qemu"
-scripts/ci/check_aarch64.sh build-aarch64
+# Three checks, run at once: each alone leaves a core idle much of its time (the CUDA 12 check
+# compiles the glue on one core; the fuzzers and the arm64 tests under qemu are single processes
+# in turn).  Each one's output is printed whole when all three have ended.
+# - CUDA 12.x compatibility: the CUDA module's host code against the CUDA 12.9 headers and
+#   libraries of PyPI's nvidia-*-cu12 wheels (cached under build/cuda12-wheels; SKIP without
+#   network unless CI).
+# - arm64 (Graviton, Grace): a cross build with Debian's aarch64 compiler and arm64 libraries, its
+#   test programs run under qemu-user (SKIP where the packages cannot be had, unless CI).
+# - Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error
+#   parsers, safetensors reader, result parser) built with clang's libFuzzer.  Here they gate: a
+#   fixed seed and a fixed number of inputs each (the seed corpus holds every input a crash was once
+#   found with), so the same tree passes or fails the same way every time; the seconds are only a
+#   cap for a slow machine, generous because the three share the cores (a fuzzer stopped by the cap
+#   would have run fewer inputs); scripts/ci/run_fuzzers.sh SECONDS explores.
+phase "checks: CUDA 12.9, aarch64, fuzz"
+checks=$(mktemp -d)
+check_bg() {   # KEY COMMAND...: in the background; its output, exit status and seconds in $checks
+  local key=$1
+  shift
+  ( t0=$(date +%s) rc=0
+    "$@" >"$checks/$key.log" 2>&1 || rc=$?
+    echo "$rc $(($(date +%s) - t0))" >"$checks/$key.rc" ) &
+}
+check_bg cuda12 scripts/ci/check_cuda12.sh build
+check_bg aarch64 scripts/ci/check_aarch64.sh build-aarch64
+check_bg fuzz env FUZZ_RUNS="${INSTBENCH_FUZZ_RUNS:-60000}" FUZZ_SEED="${INSTBENCH_FUZZ_SEED:-1}" \
+  scripts/ci/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-300}"
+wait
+checks_failed=()
+declare -A check_name=([cuda12]="CUDA 12.9 host check" [aarch64]="aarch64 cross build + qemu"
+                       [fuzz]="fuzz (build + gate)")
+for key in cuda12 aarch64 fuzz; do
+  echo "== test.sh: ${check_name[$key]}"
+  cat "$checks/$key.log"
+  read -r rc secs <"$checks/$key.rc" || { rc=1 secs=0; }
+  [ "$rc" = 0 ] || checks_failed+=("${check_name[$key]} (exit $rc)")
+  printf '  %s\t%d\t-1\n' "${check_name[$key]}" "$secs" >>"$subrows"   # each one's own time
+done
+rm -rf "$checks"
+if [ ${#checks_failed[@]} -gt 0 ]; then echo "test.sh: failed: ${checks_failed[*]}" >&2; exit 1; fi
 
 # Sanitizers: an AddressSanitizer + UndefinedBehaviorSanitizer build (CUDA off: the sanitizers do
 # not apply to device code and nvcc is not needed for them).
@@ -111,14 +144,6 @@ echo "test.sh: the release ctest runs $(tr '|' ' ' <<<"$release_tests")"
 (cd build && ctest --output-on-failure -j"$jobs" -R "^($release_tests)\$") | tee -a "$log"
 phase "ASan+UBSan ctest"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE "$asan_skip") | tee -a "$log"
-
-# Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error parsers,
-# safetensors reader, result parser) built with clang's libFuzzer.  Here they gate: a fixed seed and
-# a fixed number of inputs each (the seed corpus holds every input a crash was once found with), so
-# the same tree passes or fails the same way every time; scripts/ci/run_fuzzers.sh SECONDS explores.
-phase "fuzz (build + gate)"
-FUZZ_RUNS=${INSTBENCH_FUZZ_RUNS:-60000} FUZZ_SEED=${INSTBENCH_FUZZ_SEED:-1} \
-  scripts/ci/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-60}"
 
 phase ""
 # One closing line over both ctest runs (set -e has stopped us before here on any failure).
