@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: dependencies, a release build and an ASan+UBSan build, ctest on both,
-# then the bounded fuzz runs.  This is what .ci/run calls.
+# The whole test suite: dependencies, a release build (through ccache), the style check, the CUDA
+# 12.9, aarch64 and fuzz checks at once, an ASan+UBSan build, then every test once: under the
+# sanitizers where that build has it, in the release build otherwise.  This is what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
