@@ -127,7 +127,10 @@ done
 
 extra_libs=()
 if [ -n "$glue_pid" ]; then
-  wait "$glue_pid" || { echo "FAIL: check_cuda12: src/cuda/cudnn_sdpa.cpp does not compile against CUDA 12.9" >&2; exit 1; }
+  glue_rc=0
+  wait "$glue_pid" || glue_rc=$?
+  trap - EXIT   # reaped: its pid is no longer ours to kill
+  [ "$glue_rc" = 0 ] || { echo "FAIL: check_cuda12: src/cuda/cudnn_sdpa.cpp does not compile against CUDA 12.9" >&2; exit 1; }
   objs+=("$work/cudnn_sdpa.o")
   extra_libs=(-lstdc++ -ldl)
 fi

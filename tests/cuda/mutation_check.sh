@@ -137,8 +137,11 @@ fi
 
 # The schemata, written into the copy before it is built: every site of a file at once, the
 # mutant chosen at run time (read once; 0: none).  Built unmutated, the copy's glue is this one.
-declare -A schema_files=()
-for m in "${schemata[@]}"; do f=${m#*|} f=${f%%|*}; schema_files[$f]=1; done
+declare -A schema_files=() schema_test_file=()   # the files rewritten; each test's file
+for m in "${schemata[@]}"; do
+    f=${m#*|} f=${f%%|*} t=${m#*|*|} t=${t%%|*}
+    schema_files[$f]=1 schema_test_file[$t]=$f
+done
 for file in "${!schema_files[@]}"; do
     python3 - "$work/$file" "$file" "${schemata[@]}" <<'PY' || exit 1
 import sys
@@ -174,7 +177,7 @@ for t in $targets; do
     t0=$SECONDS
     run_test "$t" || { echo "mutation_check: $t fails without any mutation:" >&2; tail -n 20 "$work/test.log" >&2; exit 1; }
     how="unmutated"
-    for f in "${!schema_files[@]}"; do [[ " ${schemata[*]} " == *"|$f|$t|"* ]] && how+=" ($f: its schemata, no mutant chosen)"; done
+    [[ -z ${schema_test_file[$t]:-} ]] || how+=" (${schema_test_file[$t]}: its schemata, no mutant chosen)"
     echo "mutation_check: $t passes $how ($((SECONDS - t0))s)"
 done
 
