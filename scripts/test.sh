@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The whole test suite: dependencies, a release build (through ccache), the style check, the CUDA
-# 12.9, aarch64 and fuzz checks at once, an ASan+UBSan build, then every test once: under the
-# sanitizers where that build has it, in the release build otherwise.  This is what .ci/run calls.
+# The whole test suite: dependencies, a release build (through ccache) with an ASan+UBSan build
+# beside it, the style check, the CUDA 12.9, aarch64 and fuzz checks at once, then every test once:
+# under the sanitizers where that build has it, in the release build otherwise, the CPU-bound ones
+# a core each and those that mostly wait beside them.  This is what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 log=$(mktemp)
 times=$(mktemp)
 subrows=$(mktemp)
+asan_log=$(mktemp)   # the ASan+UBSan build's output, shown when it fails
+spec=$(mktemp)       # ctest's resource specification (the ctest phases)
 suite_start=$(date +%s)
 # Where the time goes: each phase's wall time, printed at the end (on failure too) so a slow
 # suite says which phase grew.
@@ -37,7 +40,7 @@ summary() {
   awk -F'\t' '{printf "  %-34s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, ($3 >= 0 ? $3 "%" : "-")}' "$times"
   local total=$(( $(date +%s) - suite_start ))
   printf '  %-34s %4d:%02d%s\n' "total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] || echo "  (failed, exit $rc)")"
-  rm -f "$log" "$times" "$subrows"
+  rm -f "$log" "$times" "$subrows" "$asan_log" "$spec"
 }
 trap summary EXIT
 
@@ -55,7 +58,7 @@ fi
 
 # The tests' packages (LibreOffice, Slurm, torch, moto's venv, ...) download and unpack while the
 # release build compiles: one waits on the network and dpkg, the other on the CPU.
-phase "release build (CUDA on) + test packages"
+phase "release + ASan+UBSan builds, test packages"
 deps_log=$(mktemp)
 scripts/bootstrap.sh --no-build --test-deps >"$deps_log" 2>&1 &
 deps_pid=$!
@@ -63,9 +66,19 @@ deps_pid=$!
 fetch_log=$(mktemp)
 scripts/ci/check_cuda12.sh --fetch build >"$fetch_log" 2>&1 &
 fetch_pid=$!
+# ... and so does the ASan+UBSan build (CUDA off: the sanitizers do not apply to device code and
+# nvcc is not needed for them), at a lower priority: it takes the cores the release build leaves
+# idle (its long cuDNN glue compile on one core, the packages' waits) without slowing it.
+# -O1, as AddressSanitizer's documentation advises: -O0 ran 38 of the tests 1.4x slower here
+# (246 s against 173 s; cli_examples 232 s against 142 s).
+{ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DINSTBENCH_SANITIZE=ON \
+    -DINSTBENCH_CUDA=OFF && nice -n 10 cmake --build build-asan -j"$jobs"; } >"$asan_log" 2>&1 &
+asan_pid=$!
 build_rc=0
 { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null && cmake --build build -j"$jobs"; } ||
   build_rc=$?
+asan_rc=0
+wait "$asan_pid" || asan_rc=$?
 deps_rc=0
 wait "$deps_pid" || deps_rc=$?
 cat "$deps_log" >&2
@@ -75,6 +88,12 @@ cat "$fetch_log" >&2
 rm -f "$fetch_log"
 if [ "$deps_rc" != 0 ]; then echo "test.sh: installing the tests' packages failed (exit $deps_rc)" >&2; exit "$deps_rc"; fi
 if [ "$build_rc" != 0 ]; then echo "test.sh: the release build failed (exit $build_rc)" >&2; exit "$build_rc"; fi
+if [ "$asan_rc" != 0 ]; then
+  tail -n 60 "$asan_log" >&2
+  echo "test.sh: the ASan+UBSan build failed (exit $asan_rc)" >&2
+  exit "$asan_rc"
+fi
+echo "test.sh: the ASan+UBSan build is in build-asan/"
 # The one style (.clang-format), before anything long: a misformatted file fails in seconds.
 phase "format check"
 scripts/ci/check_format.sh
@@ -95,12 +114,17 @@ scripts/ci/check_format.sh
 #   would have run fewer inputs); scripts/ci/run_fuzzers.sh SECONDS explores.
 phase "checks: CUDA 12.9, aarch64, fuzz"
 checks=$(mktemp -d)
-check_bg() {   # KEY COMMAND...: in the background; its output, exit status and seconds in $checks
+check_bg() {   # KEY COMMAND...: in the background; its output, exit status, seconds and CPU seconds in $checks
   local key=$1
   shift
   ( t0=$(date +%s) rc=0
     "$@" >"$checks/$key.log" 2>&1 || rc=$?
-    echo "$rc $(($(date +%s) - t0))" >"$checks/$key.rc" ) &
+    # `times`' second line: the user and system time of this subshell's children, "1m2.5s 0m3.0s"
+    # (into a file: in a $(...) it would be the command substitution's own, none)
+    times >"$checks/$key.times"
+    cpu=$(awk 'NR == 2 {for (i = 1; i <= 2; i++) {split($i, a, /[ms]/); t += 60 * a[1] + a[2]}; printf "%d", t}' \
+      "$checks/$key.times")
+    echo "$rc $(($(date +%s) - t0)) $cpu" >"$checks/$key.rc" ) &
 }
 check_bg cuda12 scripts/ci/check_cuda12.sh build
 check_bg aarch64 scripts/ci/check_aarch64.sh build-aarch64
@@ -113,21 +137,14 @@ declare -A check_name=([cuda12]="CUDA 12.9 host check" [aarch64]="aarch64 cross 
 for key in cuda12 aarch64 fuzz; do
   echo "== test.sh: ${check_name[$key]}"
   cat "$checks/$key.log"
-  read -r rc secs <"$checks/$key.rc" || { rc=1 secs=0; }
+  read -r rc secs cpu <"$checks/$key.rc" || { rc=1 secs=0 cpu=0; }
   [ "$rc" = 0 ] || checks_failed+=("${check_name[$key]} (exit $rc)")
-  printf '  %s\t%d\t-1\n' "${check_name[$key]}" "$secs" >>"$subrows"   # each one's own time
+  # each one's own time, and its own share of the cores over that time (its CPU seconds)
+  printf '  %s\t%d\t%d\n' "${check_name[$key]}" "$secs" $((secs > 0 ? 100 * cpu / (secs * jobs) : -1)) >>"$subrows"
 done
 rm -rf "$checks"
 if [ ${#checks_failed[@]} -gt 0 ]; then echo "test.sh: failed: ${checks_failed[*]}" >&2; exit 1; fi
 
-# Sanitizers: an AddressSanitizer + UndefinedBehaviorSanitizer build (CUDA off: the sanitizers do
-# not apply to device code and nvcc is not needed for them).
-phase "ASan+UBSan build"
-# -O1, as AddressSanitizer's documentation advises: -O0 ran 38 of the tests 1.4x slower here
-# (246 s against 173 s; cli_examples 232 s against 142 s).
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DINSTBENCH_SANITIZE=ON \
-  -DINSTBENCH_CUDA=OFF >/dev/null
-cmake --build build-asan -j"$jobs"
 
 # Each test runs once (tests/README.md): under the sanitizers where the ASan+UBSan build has it
 # (they check all that a release run checks, and every read and write besides), in the release
@@ -140,11 +157,16 @@ names() {   # the tests ctest would run in build dir $1 with the options that fo
 }
 release_only=$(comm -23 <(names build | sort) <(names build-asan -LE "$asan_skip" | sort))
 release_tests=$(printf '%s\n' $release_only $(names build -L release_too) | sort -u | paste -sd'|')
+# One slot of "cores" per core (tests/CMakeLists.txt): every test holds one but those labelled
+# waits, which spend most of their time on the timers they test (33-88 s each for 16-26 s of CPU)
+# and run beside the others, in the jobs above the core count, instead of idling in a core's slot.
+printf '{"version": {"major": 1, "minor": 0}, "local": [{"cores": [{"id": "0", "slots": %d}]}]}\n' "$jobs" >"$spec"
+ctest_all=(ctest --output-on-failure -j$((jobs + 4)) --resource-spec-file "$spec")
 phase "release ctest"
 echo "test.sh: the release ctest runs $(tr '|' ' ' <<<"$release_tests")"
-(cd build && ctest --output-on-failure -j"$jobs" -R "^($release_tests)\$") | tee -a "$log"
+(cd build && "${ctest_all[@]}" -R "^($release_tests)\$") | tee -a "$log"
 phase "ASan+UBSan ctest"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE "$asan_skip") | tee -a "$log"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 "${ctest_all[@]}" -LE "$asan_skip") | tee -a "$log"
 
 phase ""
 # One closing line over both ctest runs (set -e has stopped us before here on any failure).
