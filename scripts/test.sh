@@ -9,7 +9,6 @@ jobs=$(nproc)
 log=$(mktemp)
 times=$(mktemp)
 subrows=$(mktemp)
-asan_log=$(mktemp)   # the ASan+UBSan build's output, shown when it fails
 spec=$(mktemp)       # ctest's resource specification (the ctest phases)
 suite_start=$(date +%s)
 # Where the time goes: each phase's wall time, printed at the end (on failure too) so a slow
@@ -40,9 +39,31 @@ summary() {
   awk -F'\t' '{printf "  %-34s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, ($3 >= 0 ? $3 "%" : "-")}' "$times"
   local total=$(( $(date +%s) - suite_start ))
   printf '  %-34s %4d:%02d%s\n' "total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] || echo "  (failed, exit $rc)")"
-  rm -f "$log" "$times" "$subrows" "$asan_log" "$spec"
+  rm -f "$log" "$times" "$subrows" "$spec"
+  rm -rf "$bg"
 }
 trap summary EXIT
+# Jobs run side by side: each one's output, exit status, seconds and CPU seconds under $bg, and a
+# row of its own beneath its phase in the summary (its share of the cores while it ran).
+bg=$(mktemp -d)
+bg_run() {   # KEY COMMAND...: COMMAND in the background
+  local key=$1
+  shift
+  ( t0=$(date +%s) rc=0
+    "$@" >"$bg/$key.log" 2>&1 || rc=$?
+    # `times`' second line: the user and system time of this subshell's children, "1m2.5s 0m3.0s"
+    # (into a file: in a $(...) it would be the command substitution's own, none)
+    times >"$bg/$key.times"
+    cpu=$(awk 'NR == 2 {for (i = 1; i <= 2; i++) {split($i, a, /[ms]/); t += 60 * a[1] + a[2]}; printf "%d", t}' \
+      "$bg/$key.times")
+    echo "$rc $(($(date +%s) - t0)) $cpu" >"$bg/$key.rc" ) &
+}
+bg_end() {   # KEY NAME, once it has ended: its summary row; its exit status is the function's
+  local rc secs cpu
+  read -r rc secs cpu <"$bg/$1.rc" || { rc=1 secs=0 cpu=0; }
+  printf '  %s\t%d\t%d\n' "$2" "$secs" $((secs > 0 ? 100 * cpu / (secs * jobs) : -1)) >>"$subrows"
+  return "$rc"
+}
 
 phase "packages to build"
 # the build's packages and ccache: what compiling needs, before it starts
@@ -57,43 +78,34 @@ if command -v ccache >/dev/null; then
 fi
 
 # The tests' packages (LibreOffice, Slurm, torch, moto's venv, ...) download and unpack while the
-# release build compiles: one waits on the network and dpkg, the other on the CPU.
+# release build compiles: one waits on the network and dpkg, the other on the CPU; and so do the
+# CUDA 12.9 wheels of the CUDA 12 check (its own phase below retries or reports).
 phase "release + ASan+UBSan builds, test packages"
-deps_log=$(mktemp)
-scripts/bootstrap.sh --no-build --test-deps >"$deps_log" 2>&1 &
-deps_pid=$!
-# ... and so do the CUDA 12.9 wheels of the CUDA 12 check (its own phase below retries or reports)
-fetch_log=$(mktemp)
-scripts/ci/check_cuda12.sh --fetch build >"$fetch_log" 2>&1 &
-fetch_pid=$!
-# ... and so does the ASan+UBSan build (CUDA off: the sanitizers do not apply to device code and
-# nvcc is not needed for them), at a lower priority: it takes the cores the release build leaves
-# idle (its long cuDNN glue compile on one core, the packages' waits) without slowing it.
+bg_run packages scripts/bootstrap.sh --no-build --test-deps
+bg_run wheels scripts/ci/check_cuda12.sh --fetch build
+# The ASan+UBSan build (CUDA off: the sanitizers do not apply to device code and nvcc is not needed
+# for them) beside it too, at a lower priority: it takes the cores the release build leaves idle
+# (the packages' waits, the cuDNN glue's long compile on one core) without slowing it.
 # -O1, as AddressSanitizer's documentation advises: -O0 ran 38 of the tests 1.4x slower here
 # (246 s against 173 s; cli_examples 232 s against 142 s).
-{ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DINSTBENCH_SANITIZE=ON \
-    -DINSTBENCH_CUDA=OFF && nice -n 10 cmake --build build-asan -j"$jobs"; } >"$asan_log" 2>&1 &
-asan_pid=$!
-build_rc=0
-{ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null && cmake --build build -j"$jobs"; } ||
-  build_rc=$?
-asan_rc=0
-wait "$asan_pid" || asan_rc=$?
-deps_rc=0
-wait "$deps_pid" || deps_rc=$?
-cat "$deps_log" >&2
-rm -f "$deps_log"
-wait "$fetch_pid" || true
-cat "$fetch_log" >&2
-rm -f "$fetch_log"
-if [ "$deps_rc" != 0 ]; then echo "test.sh: installing the tests' packages failed (exit $deps_rc)" >&2; exit "$deps_rc"; fi
-if [ "$build_rc" != 0 ]; then echo "test.sh: the release build failed (exit $build_rc)" >&2; exit "$build_rc"; fi
-if [ "$asan_rc" != 0 ]; then
-  tail -n 60 "$asan_log" >&2
-  echo "test.sh: the ASan+UBSan build failed (exit $asan_rc)" >&2
-  exit "$asan_rc"
-fi
-echo "test.sh: the ASan+UBSan build is in build-asan/"
+asan_build() {
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DINSTBENCH_SANITIZE=ON \
+    -DINSTBENCH_CUDA=OFF >/dev/null && nice -n 10 cmake --build build-asan -j"$jobs"
+}
+release_build() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null && cmake --build build -j"$jobs"
+}
+bg_run asan asan_build
+bg_run release release_build
+wait
+cat "$bg/packages.log" "$bg/wheels.log" "$bg/release.log" >&2
+failed=()
+bg_end release "release build (CUDA on)" || failed+=("the release build (exit $?)")
+bg_end asan "ASan+UBSan build (niced)" || { tail -n 60 "$bg/asan.log" >&2; failed+=("the ASan+UBSan build (exit $?)"); }
+bg_end packages "test packages" || failed+=("installing the tests' packages (exit $?)")
+bg_end wheels "CUDA 12.9 wheels" || true
+if [ ${#failed[@]} -gt 0 ]; then echo "test.sh: failed: ${failed[*]}" >&2; exit 1; fi
+echo "test.sh: the release build is in build/, the ASan+UBSan build in build-asan/"
 # The one style (.clang-format), before anything long: a misformatted file fails in seconds.
 phase "format check"
 scripts/ci/check_format.sh
@@ -113,37 +125,19 @@ scripts/ci/check_format.sh
 #   cap for a slow machine, generous because the three share the cores (a fuzzer stopped by the cap
 #   would have run fewer inputs); scripts/ci/run_fuzzers.sh SECONDS explores.
 phase "checks: CUDA 12.9, aarch64, fuzz"
-checks=$(mktemp -d)
-check_bg() {   # KEY COMMAND...: in the background; its output, exit status, seconds and CPU seconds in $checks
-  local key=$1
-  shift
-  ( t0=$(date +%s) rc=0
-    "$@" >"$checks/$key.log" 2>&1 || rc=$?
-    # `times`' second line: the user and system time of this subshell's children, "1m2.5s 0m3.0s"
-    # (into a file: in a $(...) it would be the command substitution's own, none)
-    times >"$checks/$key.times"
-    cpu=$(awk 'NR == 2 {for (i = 1; i <= 2; i++) {split($i, a, /[ms]/); t += 60 * a[1] + a[2]}; printf "%d", t}' \
-      "$checks/$key.times")
-    echo "$rc $(($(date +%s) - t0)) $cpu" >"$checks/$key.rc" ) &
-}
-check_bg cuda12 scripts/ci/check_cuda12.sh build
-check_bg aarch64 scripts/ci/check_aarch64.sh build-aarch64
-check_bg fuzz env FUZZ_RUNS="${INSTBENCH_FUZZ_RUNS:-60000}" FUZZ_SEED="${INSTBENCH_FUZZ_SEED:-1}" \
+bg_run cuda12 scripts/ci/check_cuda12.sh build
+bg_run aarch64 scripts/ci/check_aarch64.sh build-aarch64
+bg_run fuzz env FUZZ_RUNS="${INSTBENCH_FUZZ_RUNS:-60000}" FUZZ_SEED="${INSTBENCH_FUZZ_SEED:-1}" \
   scripts/ci/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-300}"
 wait
-checks_failed=()
-declare -A check_name=([cuda12]="CUDA 12.9 host check" [aarch64]="aarch64 cross build + qemu"
-                       [fuzz]="fuzz (build + gate)")
-for key in cuda12 aarch64 fuzz; do
-  echo "== test.sh: ${check_name[$key]}"
-  cat "$checks/$key.log"
-  read -r rc secs cpu <"$checks/$key.rc" || { rc=1 secs=0 cpu=0; }
-  [ "$rc" = 0 ] || checks_failed+=("${check_name[$key]} (exit $rc)")
-  # each one's own time, and its own share of the cores over that time (its CPU seconds)
-  printf '  %s\t%d\t%d\n' "${check_name[$key]}" "$secs" $((secs > 0 ? 100 * cpu / (secs * jobs) : -1)) >>"$subrows"
+failed=()
+for check in "cuda12 CUDA 12.9 host check" "aarch64 aarch64 cross build + qemu" "fuzz fuzz (build + gate)"; do
+  key=${check%% *} name=${check#* }
+  echo "== test.sh: $name"
+  cat "$bg/$key.log"
+  bg_end "$key" "$name" || failed+=("$name (exit $?)")
 done
-rm -rf "$checks"
-if [ ${#checks_failed[@]} -gt 0 ]; then echo "test.sh: failed: ${checks_failed[*]}" >&2; exit 1; fi
+if [ ${#failed[@]} -gt 0 ]; then echo "test.sh: failed: ${failed[*]}" >&2; exit 1; fi
 
 
 # Each test runs once (tests/README.md): under the sanitizers where the ASan+UBSan build has it
