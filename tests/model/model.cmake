@@ -4,5 +4,4 @@
 instbench_add_unit_test(engine_plan ${CMAKE_CURRENT_LIST_DIR}/engine_plan.c)
 add_test(NAME engine_counts COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/engine_counts.py ${INSTBENCH_BIN})
 set_tests_properties(engine_counts PROPERTIES SKIP_RETURN_CODE 77)
-set_tests_properties(engine_counts PROPERTIES LABELS slow)   # builds vit_large in timm: ~30 s
 add_test(NAME engine_cli COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/engine_cli.py ${INSTBENCH_BIN})
