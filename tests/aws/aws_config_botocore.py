@@ -13,6 +13,7 @@ usage: aws_config_botocore.py PROBE [CASES] [SEED]
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,7 +104,10 @@ def main():
     if compared < n // 2:
         print("too few files compared")
         sys.exit(1)
-    sys.exit(1 if failures else 0)
+    if failures:
+        print("the files are in %s" % tmp)   # kept for whoever looks into the difference
+        sys.exit(1)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

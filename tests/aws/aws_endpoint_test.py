@@ -10,6 +10,7 @@ usage: aws_endpoint_test.py PROBE [unittest args]
 """
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -66,6 +67,10 @@ class Endpoint(FakeAws):
             args += ["--tls-cert", tls[0], "--tls-key", tls[1]]
         super().__init__(*args, tls_ca=tls[0] if tls else None)
 
+    def stop(self):
+        super().stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
 
 def clean_env(home, **kw):
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
@@ -91,6 +96,7 @@ class AwsTestCase(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.ep.stop()
+        shutil.rmtree(cls.home, ignore_errors=True)
 
     def env(self, **kw):
         base = {"AWS_ACCESS_KEY_ID": AK, "AWS_SECRET_ACCESS_KEY": SK, "AWS_ENDPOINT_URL": self.ep.url}
@@ -126,6 +132,7 @@ class AwsTestCase(unittest.TestCase):
 class SigningAndChain(AwsTestCase):
     def write_files(self, creds=None, config=None):
         d = tempfile.mkdtemp(prefix="awsfiles")
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         paths = {}
         for name, text in (("credentials", creds), ("config", config)):
             if text is not None:
@@ -458,6 +465,11 @@ class Tls(AwsTestCase):
                        check=True, capture_output=True)
         cls.ep = Endpoint(tls=(cls.cert, cls.key))
         cls.home = tempfile.mkdtemp(prefix="awshome")
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        shutil.rmtree(cls.certdir, ignore_errors=True)
 
     def test_ca_bundle_honoured(self):
         res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_CA_BUNDLE=self.cert))

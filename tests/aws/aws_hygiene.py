@@ -13,14 +13,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 
 BIN = sys.argv[1]
-TMP = tempfile.mkdtemp(prefix="instbench-aws-hygiene-")
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, scratch_dir  # noqa: E402
+
+TMP = scratch_dir("instbench-aws-hygiene-")
 
 
 LONG = "first line of the message " + "A" * 1000

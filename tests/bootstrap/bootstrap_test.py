@@ -17,7 +17,7 @@ import tempfile
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, scratch_dir  # noqa: E402
 
 REPO = os.path.abspath(sys.argv[1])
 SCRIPT = os.path.join(REPO, "scripts", "bootstrap.sh")
@@ -43,7 +43,7 @@ check(not [p for p in build if p.startswith(TEST_ONLY)], f"the first command ins
 check(set(build) <= set(full) and set(TESTS_NEED) <= set(full), f"--test-deps lacks {set(TESTS_NEED) - set(full)}")
 
 # --- 2: an install played with stubs
-d = tempfile.mkdtemp(prefix="bootstrap-")
+d = scratch_dir("bootstrap-")
 stubs, state, policy = os.path.join(d, "bin"), os.path.join(d, "state"), os.path.join(d, "policy-rc.d")
 os.makedirs(stubs)
 os.makedirs(state)

@@ -8,7 +8,6 @@ import os
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -19,8 +18,8 @@ from fifo_reader import read_fifo_into  # noqa: E402
 
 
 BIN = sys.argv[1]
-from testlib import check, failures
-d = tempfile.mkdtemp(prefix="instbench-files-")
+from testlib import check, failures, scratch_dir
+d = scratch_dir("instbench-files-")
 
 
 result = {"schema": "instbench.result/v1", "instance": {"type": "g5.xlarge", "region": "us-east-1"},

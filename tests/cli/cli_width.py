@@ -8,11 +8,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures, on_pty  # noqa: E402
+from testlib import check, failures, on_pty, scratch_dir  # noqa: E402
 
 BIN, DATA = sys.argv[1], sys.argv[2]
 ESC = re.compile(r"\x1b\[[0-9;]*m")
@@ -31,7 +30,7 @@ def width_run(args, cols):
     return rc, text.split("\n")
 
 
-tmp = tempfile.mkdtemp()
+tmp = scratch_dir("instbench-width-")
 results = os.path.join(tmp, "results")
 os.makedirs(results)
 # two results the snapshot prices (identity given by flags) and one priced by the user

@@ -3,11 +3,13 @@ hung or crashing test still shows what had failed), and `failures` holds them fo
 summary and exit status.  require() is the fatal form, for tests that stop at the first failure.
 FakeAws starts the fake AWS server (tests/fakes/aws_fake_server.py).  Every test imports these instead
 of keeping a copy."""
+import atexit
 import json
 import math
 import os
 import re
 import select
+import shutil
 import ssl
 import subprocess
 import struct
@@ -18,6 +20,34 @@ import urllib.request
 
 failures = []
 label = ""   # a fatal failure's context, e.g. the case a multi-case test runs
+_scratch = []   # scratch_dir()'s folders
+_stopped = []   # a fail() or an uncaught exception: the scratch folders are kept
+
+
+def scratch_dir(prefix):
+    """A new folder under the system's temporary one, removed when the test ends without a failure
+    (check, fail, require or an uncaught exception); a failing test keeps it and names it on stderr,
+    for whoever looks into the failure.  (Tests that made theirs with tempfile.mkdtemp alone left
+    about 50 MB in /tmp a suite run: a source archive's build, the instance sandboxes.)"""
+    d = tempfile.mkdtemp(prefix=prefix)
+    if not _scratch:
+        atexit.register(_remove_scratch)
+        hook = sys.excepthook
+
+        def note_exception(*exc):
+            _stopped.append(exc[0].__name__)
+            hook(*exc)
+        sys.excepthook = note_exception
+    _scratch.append(d)
+    return d
+
+
+def _remove_scratch():
+    if failures or _stopped:
+        print("kept for inspection: " + " ".join(_scratch), file=sys.stderr, flush=True)
+        return
+    for d in _scratch:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def check(cond, msg):
@@ -31,6 +61,7 @@ def check(cond, msg):
 def fail(msg):
     """Stops the test now, exit status 1."""
     print("FAIL%s: %s" % (" [%s]" % label if label else "", msg), file=sys.stderr, flush=True)
+    _stopped.append("fail")
     sys.exit(1)
 
 

@@ -16,16 +16,15 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."), d)
                 for d in ("lib", "fakes")]
 import testlib  # noqa: E402
-from testlib import FakeAws, check, fail  # noqa: E402
+from testlib import FakeAws, check, fail, scratch_dir  # noqa: E402
 
 INSTBENCH, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-TMP = tempfile.mkdtemp(prefix="instbench-cache-endpoint-")
+TMP = scratch_dir("instbench-cache-endpoint-")
 AK, SK = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 T, R = "g5.2xlarge", "us-west-2"
 FAKE_OD = 9.99

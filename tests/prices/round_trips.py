@@ -18,17 +18,16 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."), d)
                 for d in ("lib", "fakes")]
 import testlib  # noqa: E402
-from testlib import FakeAws, check, fail  # noqa: E402
+from testlib import FakeAws, check, fail, scratch_dir  # noqa: E402
 
 INSTBENCH, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 CSV = os.path.join(DATA, "aws-accelerated-prices.csv")
-TMP = tempfile.mkdtemp(prefix="instbench-round-trips-")
+TMP = scratch_dir("instbench-round-trips-")
 REGIONS = ["us-east-1", "us-west-2"]
 
 

@@ -11,11 +11,10 @@ import datetime as real_datetime
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]
-from testlib import check, failures   # noqa: E402
+from testlib import check, failures, scratch_dir   # noqa: E402
 
 import botocore.auth                   # noqa: E402
 import botocore.session                # noqa: E402
@@ -60,7 +59,7 @@ TOKEN = "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD+/=abc"
 KEYS = ["result.json", "a b/c d.json", "dir/sub/ü-ñ-日本.json", "x+y=z&q?#frag.json",
         "~t/(p)*!'@:$,;.json", "trailing/", "sp  two//double.json"]
 
-cfgdir = tempfile.mkdtemp()
+cfgdir = scratch_dir("instbench-presign-")
 virtual_cfg = os.path.join(cfgdir, "config")
 with open(virtual_cfg, "w") as f:
     f.write("[default]\ns3 =\n    addressing_style = virtual\n")

@@ -15,12 +15,11 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
-from testlib import FakeAws, availability_zone, fail, require as check, usd  # noqa: E402
+from testlib import FakeAws, availability_zone, fail, require as check, scratch_dir, usd  # noqa: E402
 from botocore_ref import botocore_form  # noqa: E402
 
 BIN = sys.argv[1]
@@ -54,7 +53,7 @@ def main():
          "reservation_type": "capacity-block", "start": iso(now - datetime.timedelta(hours=1)),
          "end": iso(now + datetime.timedelta(days=1))},
     ]
-    tmp = tempfile.mkdtemp(prefix="instbench-sweep-cb-")
+    tmp = scratch_dir("instbench-sweep-cb-")
     path = os.path.join(tmp, "reservations.json")
     with open(path, "w") as f:
         json.dump(res, f)

@@ -23,15 +23,14 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import check, failures, require  # noqa: E402
+from testlib import check, failures, require, scratch_dir  # noqa: E402
 
 BIN, PROBE, SRC = (os.path.abspath(a) for a in sys.argv[1:4])
 ARCHIVE = os.path.join(os.path.dirname(BIN), "instbench-src.tar.gz")
-TMP = tempfile.mkdtemp(prefix="ud-archive-")
+TMP = scratch_dir("ud-archive-")
 require(os.path.isfile(ARCHIVE), f"{ARCHIVE} is missing: the default build makes it")
 data = open(ARCHIVE, "rb").read()
 sha = hashlib.sha256(data).hexdigest()

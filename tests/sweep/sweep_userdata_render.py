@@ -20,17 +20,16 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, scratch_dir  # noqa: E402
 
 PROBE, TEMPLATE = sys.argv[1], sys.argv[2]
 MAX = 16384
 SHA = "ab" * 32
-TMP = tempfile.mkdtemp(prefix="ud-render-")
+TMP = scratch_dir("ud-render-")
 
 
 def base(**kw):

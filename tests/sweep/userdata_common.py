@@ -13,13 +13,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import check, require  # noqa: E402
+from testlib import check, require, scratch_dir  # noqa: E402
 import botocore.config  # noqa: E402
 import botocore.session  # noqa: E402
 
 BIN, PROBE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BUCKET = "sweep-bkt"
-TMP = tempfile.mkdtemp(prefix="ud-")
+TMP = scratch_dir("ud-")
 TINY = ["--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "32",
         "--patch-size", "8", "--embed-dim", "64", "--heads", "2", "--classes", "10", "--batch-size", "4",
         "--steps", "2", "--warmup", "0"]

@@ -17,6 +17,7 @@ CASE:
 """
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -169,6 +170,7 @@ def main():
     else:
         sys.exit(f"unknown case {case}")
     print(f"verify_cases {case}: ok")
+    shutil.rmtree(tmp, ignore_errors=True)   # a failed case exits above and keeps it
 
 
 if __name__ == "__main__":
