@@ -10,6 +10,7 @@ log=$(mktemp)
 times=$(mktemp)
 subrows=$(mktemp)
 spec=$(mktemp)       # ctest's resource specification (the ctest phases)
+bg=$(mktemp -d)      # the jobs run side by side (bg_run below)
 suite_start=$(date +%s)
 # Where the time goes: each phase's wall time, printed at the end (on failure too) so a slow
 # suite says which phase grew.
@@ -45,7 +46,6 @@ summary() {
 trap summary EXIT
 # Jobs run side by side: each one's output, exit status, seconds and CPU seconds under $bg, and a
 # row of its own beneath its phase in the summary (its share of the cores while it ran).
-bg=$(mktemp -d)
 bg_run() {   # KEY COMMAND...: COMMAND in the background
   local key=$1
   shift

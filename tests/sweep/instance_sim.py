@@ -478,7 +478,14 @@ class InstanceSim:
         # EC2 first, then the record: wait_idle() reads node.end, and a test that then asks EC2
         # must find the instance already ending
         if terminate:
-            self.ec2.terminate_instances(InstanceIds=[node.id])
+            try:
+                self.ec2.terminate_instances(InstanceIds=[node.id])
+            except self.ec2.exceptions.ClientError as e:
+                # the sweep terminated it first: EC2 takes a second termination as a no-op, moto
+                # 5.2.5 answers InvalidNetworkInterfaceID.NotFound (its interface is gone)
+                if e.response.get("Error", {}).get("Code") not in ("InvalidNetworkInterfaceID.NotFound",
+                                                                      "InvalidInstanceID.NotFound"):
+                    raise
         node.end, node.ended = how, time.time()
 
     # -- for tests -----------------------------------------------------------------------------
