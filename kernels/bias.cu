@@ -1,8 +1,8 @@
 /* kernels/bias: a Linear layer's bias gradient (column sums of dy) fused with the cast of dy to
  * the GEMM input dtype, so dy is read once for both; for fc1 also with GELU's backward (dy =
  * incoming gradient * GELU'(h)), so the fp32 dh is never stored.  Mirrors src/cpu/bias.c.  One
- * thread per column over a chunk of rows (coalesced across the warp), then a fixed-order sum of
- * the chunks. */
+ * thread per column (four adjacent columns with 16-byte accesses where N and the buffers allow)
+ * over a chunk of rows (coalesced across the warp), then a fixed-order sum of the chunks. */
 #include "common.cuh"
 
 #define COLSUM_CHUNKS 256 /* row chunks: enough blocks to keep every SM streaming */
@@ -26,6 +26,43 @@ __global__ static void colsum_kernel(const void *dy, int dy_dt, const float *gel
     partial[(size_t)blockIdx.y * N + j] = acc;
 }
 
+/* The same with four adjacent columns a thread (16-byte loads and stores; N a multiple of 4, every
+ * buffer 16-byte aligned); grid (ceil(N/(4*COLSUM_VEC_THREADS)), chunks).  The rows are taken
+ * COLSUM_VEC_UNROLL at a time, every load of the group issued before the first store: act may
+ * alias dy (in place under fp32), so the compiler would otherwise keep each row's loads behind the
+ * previous row's store, one row in flight per thread.  The sum still runs row by row. */
+#define COLSUM_VEC_THREADS 64 /* 256 columns a block: ViT's 768, 2304 and 3072 split evenly */
+#define COLSUM_VEC_UNROLL 4
+__global__ static void colsum_vec_kernel(const void *dy, int dy_dt, const float *gelu_in, void *act, int dt, int M,
+                                         int N, int rows_per, float *partial)
+{
+    const int j = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (j >= N) return;
+    const long r0 = (long)blockIdx.y * rows_per, r1 = r0 + rows_per < M ? r0 + rows_per : M;
+    float4 acc = make_float4(0, 0, 0, 0);
+    for (long r = r0; r < r1; r += COLSUM_VEC_UNROLL) {
+        const int n = r1 - r < COLSUM_VEC_UNROLL ? (int)(r1 - r) : COLSUM_VEC_UNROLL;
+        float4 g[COLSUM_VEC_UNROLL], h[COLSUM_VEC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < COLSUM_VEC_UNROLL; u++) {
+            if (u >= n) break;
+            const size_t i = (size_t)(r + u) * N + j;
+            g[u] = act_load4(dy, dy_dt, i);
+            if (gelu_in) h[u] = *(const float4 *)(gelu_in + i);
+        }
+#pragma unroll
+        for (int u = 0; u < COLSUM_VEC_UNROLL; u++) {
+            if (u >= n) break;
+            if (gelu_in)
+                g[u] = make_float4(g[u].x * gelu_grad(h[u].x), g[u].y * gelu_grad(h[u].y), g[u].z * gelu_grad(h[u].z),
+                                   g[u].w * gelu_grad(h[u].w));
+            acc.x += g[u].x, acc.y += g[u].y, acc.z += g[u].z, acc.w += g[u].w;
+            if (act) act_store4(act, dt, (size_t)(r + u) * N + j, g[u]);
+        }
+    }
+    *(float4 *)(partial + (size_t)blockIdx.y * N + j) = acc;
+}
+
 __global__ static void colsum_finish_kernel(const float *partial, int chunks, int N, float *db)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -41,8 +78,14 @@ static cudaError_t colsum(const void *dy, ib_precision dy_dt, const float *gelu_
                           ib_precision dt, int M, int N, float *partial, cudaStream_t s)
 {
     const int chunks = M < COLSUM_CHUNKS ? M : COLSUM_CHUNKS, rows_per = (M + chunks - 1) / chunks;
-    const dim3 grid((unsigned)((N + 255) / 256), (unsigned)chunks);
-    CUK_LAUNCH(colsum_kernel, grid, 256, 0, s)(dy, dy_dt, gelu_in, act, dt, M, N, rows_per, partial);
+    if (N % 4 == 0 && aligned16(dy, gelu_in, act, partial)) {
+        const dim3 grid((unsigned)((N + 4 * COLSUM_VEC_THREADS - 1) / (4 * COLSUM_VEC_THREADS)), (unsigned)chunks);
+        CUK_LAUNCH(colsum_vec_kernel, grid, COLSUM_VEC_THREADS, 0, s)
+        (dy, dy_dt, gelu_in, act, dt, M, N, rows_per, partial);
+    } else {
+        const dim3 grid((unsigned)((N + 255) / 256), (unsigned)chunks);
+        CUK_LAUNCH(colsum_kernel, grid, 256, 0, s)(dy, dy_dt, gelu_in, act, dt, M, N, rows_per, partial);
+    }
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     CUK_LAUNCH(colsum_finish_kernel, (unsigned)((N + 255) / 256), 256, 0, s)(partial, chunks, N, db);

@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cuda/kernels.h"
 #include "cuda/layout.h"
@@ -21,6 +22,41 @@ __device__ __forceinline__ float act_load(const void *act, int dt, size_t i)
 {
     if (dt == IB_PREC_BF16) return __bfloat162float(((const __nv_bfloat16 *)act)[i]);
     return ((const float *)act)[i];
+}
+
+/* The 16-byte forms (i a multiple of 4, the buffer 16-byte aligned): one float4, or four bf16 in
+ * one 8-byte access; each element rounded as act_store rounds it. */
+union act_bf16x4 {
+    __nv_bfloat162 h[2];
+    uint2 u;
+};
+
+__device__ __forceinline__ void act_store4(void *act, int dt, size_t i, float4 v)
+{
+    if (dt == IB_PREC_BF16) {
+        act_bf16x4 p;
+        p.h[0] = __floats2bfloat162_rn(v.x, v.y);
+        p.h[1] = __floats2bfloat162_rn(v.z, v.w);
+        *(uint2 *)((__nv_bfloat16 *)act + i) = p.u;
+    } else *(float4 *)((float *)act + i) = v;
+}
+
+__device__ __forceinline__ float4 act_load4(const void *act, int dt, size_t i)
+{
+    if (dt == IB_PREC_BF16) {
+        act_bf16x4 p;
+        p.u = *(const uint2 *)((const __nv_bfloat16 *)act + i);
+        const float2 lo = __bfloat1622float2(p.h[0]), hi = __bfloat1622float2(p.h[1]);
+        return make_float4(lo.x, lo.y, hi.x, hi.y);
+    }
+    return *(const float4 *)((const float *)act + i);
+}
+
+/* whether every pointer given is 16-byte aligned (the float4 paths' condition, with sizes and
+ * strides multiples of 4 elements) */
+static inline bool aligned16(const void *a, const void *b = 0, const void *c = 0, const void *d = 0)
+{
+    return (((uintptr_t)a | (uintptr_t)b | (uintptr_t)c | (uintptr_t)d) & 15) == 0;
 }
 
 /* exact GELU, 0.5 x (1 + erf(x / sqrt 2)) (nn.GELU(), timm's default), and its derivative

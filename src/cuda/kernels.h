@@ -39,12 +39,16 @@ cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float
 cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
                                   void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride,
                                   cudaStream_t s);
-/* dx [R rows at dx_stride] += dLN/dx for dy [R,D] (dense); dw, db [D] overwritten.
+/* dx [R rows at dx_stride] += dLN/dx for dy [R,D] (dense); dw, db [D] overwritten.  When dx is
+ * the output of a Linear (dense, dx_stride D), the same pass finishes that Linear's dy as
+ * src/cpu/layernorm.c does: next_db [D] (if not NULL) = column sums of the new dx, next_act [R,D]
+ * (if not NULL, dtype dt) = the new dx.
  * partial: scratch of cuk_layernorm_partial_floats(D) floats. */
 size_t cuk_layernorm_partial_floats(int D);
 cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd,
                                    const float *w, float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D,
-                                   ptrdiff_t x_stride, float *partial, cudaStream_t s);
+                                   ptrdiff_t x_stride, void *next_act, ib_precision dt, float *next_db, float *partial,
+                                   cudaStream_t s);
 
 /* ---- bias.cu ---- */
 /* db [N] = column sums of dy [M,N]; if dy_act != NULL also dy_act [M,N] (dtype dt) = dy.

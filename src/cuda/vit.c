@@ -435,23 +435,32 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
         return -1;
     KTRY(cudaMemsetAsync(b->dx, 0, (size_t)BT * D * sizeof(float), s));
     KTRY(cuk_layernorm_backward(b->dlnf, b->x_final, b->meanf, b->rstdf, W + o->norm_w, b->dx, (ptrdiff_t)T * D,
-                                G + o->norm_w, G + o->norm_b, B, D, (ptrdiff_t)T * D, v->partial, s));
+                                G + o->norm_w, G + o->norm_b, B, D, (ptrdiff_t)T * D, NULL, dt, NULL, v->partial, s));
     if (model_grad_range_ready(o, c, 0, cb, user, err)) return -1;
 
     for (int l = L - 1; l >= 0; l--) {
         const model_block_acts *k = &b->blk[l];
         const model_block_params *p = &o->blk[l];
-        /* MLP: dx -> fc2 -> GELU -> fc1 -> LN2, accumulated into dx.  GELU's backward is fused with
-         * fc1's bias gradient and the cast for fc1's GEMMs: dh (act dtype; in place in big under
-         * fp32) = big * GELU'(h), the fp32 dh never stored under bf16 */
-        if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, b->big, 0, BT, D, F, b->big_act, err)) return -1;
+        /* Each LayerNorm backward also finishes the gradient of the Linear before it (its output is
+         * the norm's input, dx): that Linear's bias gradient and, under bf16, the act copy of dx
+         * (into big_act) come out of the norm's pass, as on the CPU.  The last block's fc2 follows
+         * the final norm, which covers the class-token rows only: its dy is finished here.
+         * MLP: dx -> fc2 -> GELU -> fc1 -> LN2 (+ proj's dy), accumulated into dx.  GELU's backward
+         * is fused with fc1's bias gradient and the cast for fc1's GEMMs: dh (act dtype; in place in
+         * big under fp32) = big * GELU'(h), the fp32 dh never stored under bf16 */
+        void *dxa = dt == IB_PREC_BF16 ? b->big_act : NULL;
+        if (l == L - 1) {
+            if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, b->big, 0, BT, D, F, b->big_act, err)) return -1;
+        } else if (linear_backward_gemms(v, dxa ? dxa : (const void *)b->dx, k->a, p->fc2_w, b->big, 0, BT, D, F, err))
+            return -1;
         void *dh = dt == IB_PREC_BF16 ? b->big_act : (void *)b->big;
         KTRY(cuk_gelu_bias_backward(k->h, b->big, G + p->fc1_b, dh, dt, BT, F, v->partial, s));
         if (linear_backward_gemms(v, dh, k->ln2, p->fc1_w, b->f, 0, BT, F, D, err)) return -1;
         KTRY(cuk_layernorm_backward(b->f, k->x_mid, k->mean2, k->rstd2, W + p->norm2_w, b->dx, D, G + p->norm2_w,
-                                    G + p->norm2_b, BT, D, D, v->partial, s));
+                                    G + p->norm2_b, BT, D, D, dxa, dt, G + p->proj_b, v->partial, s));
         /* attention: dx -> proj (datt in the act dtype: attention reads it only as GEMM input) */
-        if (linear_backward(v, b->dx, k->att, p->proj_w, p->proj_b, b->datt, 1, BT, D, D, b->big_act, err)) return -1;
+        if (linear_backward_gemms(v, dxa ? dxa : (const void *)b->dx, k->att, p->proj_w, b->datt, 1, BT, D, D, err))
+            return -1;
         if (v->attn_path == CUDA_ATT_CUDNN) {
             /* dq, dk, dv bf16 into big_act in the qkv layout: the qkv Linear's dy as its GEMMs read
              * it; its bias gradient sums those bf16 values (as PyTorch's, after SDPA's backward) */
@@ -467,8 +476,10 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
             if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, b->f, 0, BT, 3 * D, D, b->big_act, err))
                 return -1;
         }
+        /* LN1 (+ the previous block's fc2 dy; block 0's dx goes to the embeddings, no Linear) */
         KTRY(cuk_layernorm_backward(b->f, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
-                                    G + p->norm1_b, BT, D, D, v->partial, s));
+                                    G + p->norm1_b, BT, D, D, l > 0 ? dxa : NULL, dt,
+                                    l > 0 ? G + o->blk[l - 1].fc2_b : NULL, v->partial, s));
         if (model_grad_range_ready(o, c, L - l, cb, user, err)) return -1;
     }
     /* embeddings: dx -> cls, pos, and the patch GEMM */

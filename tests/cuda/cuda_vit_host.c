@@ -182,7 +182,7 @@ static void out_of_bounds_check(void)
             cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking))
             _exit(3);
         cudaMemsetAsync(src, 0, 1000 * sizeof(float), s);
-        cuk_store_act(dst, IB_PREC_FP32, src, 2048, s);
+        cuk_store_act(dst, IB_PREC_FP32, src, 2048, s); /* 16-byte accesses: store_act_vec_kernel */
         cudaStreamSynchronize(s);
         _exit(0); /* not reached: the read past src faults */
     }
@@ -196,7 +196,7 @@ static void out_of_bounds_check(void)
     int status = 0;
     waitpid(pid, &status, 0);
     const char *want[] = {"out-of-bounds device memory read", "of the 4000-byte allocation", "bytes past its end",
-                          "in kernel store_act_kernel, block (", "thread ("};
+                          "in kernel store_act_vec_kernel, block (", "thread ("};
     int ok = WIFSIGNALED(status);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) ok = ok && strstr(out, want[i]);
     printf("out-of-bounds read: %s", ok ? out : "not reported as expected\n");
@@ -283,6 +283,148 @@ static void bias_act_check(int M, int N)
     }
     cudaFree(dy), cudaFree(db), cudaFree(partial);
 }
+
+/* n floats uniform in [-1, 1) from the state *x (xorshift) */
+static void fill_uniform(float *a, size_t n, uint64_t *x)
+{
+    for (size_t i = 0; i < n; i++) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        a[i] = (float)((*x >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+    }
+}
+
+/* max |got - want| over max |want| (0 for two zero vectors), N elements at stride ld */
+static double rel_err(const float *got, const float *want, int rows, int N, ptrdiff_t ld)
+{
+    double e = 0, m = 1e-30;
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < N; j++) {
+            const double g = got[r * ld + j], w = want[r * ld + j];
+            if (!(fabs(g - w) <= e)) e = fabs(g - w);
+            if (fabs(w) > m) m = fabs(w);
+        }
+    return e / m;
+}
+
+/* The LayerNorm kernels (forward with the residual add; backward with dw, db and the next Linear's
+ * dy: bias column sums and act copy) against src/cpu/layernorm.c, the CPU backend's: every float4
+ * width (D = 36 ... 900 take 1 ... 8 float4 per lane), the scalar kernels (D not a multiple of 4,
+ * D over 1024), padded rows (the final norm's class-token rows lie T*D apart), fp32 and bf16. */
+static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
+{
+    const ptrdiff_t xs = D + pad; /* x rows; dx rows dense when the Linear's dy is finished here */
+    const ptrdiff_t dxs = next ? D : xs;
+    const size_t nx = (size_t)R * xs, es = ib_precision_size(dt);
+    float *x_in, *res, *x_out, *w, *b, *mean, *rstd, *dy, *dx, *dw, *db, *ndb, *partial;
+    void *y, *nact;
+    const size_t part = cuk_layernorm_partial_floats(D);
+    if (cudaMalloc((void **)&x_in, nx * 4) || cudaMalloc((void **)&res, nx * 4) ||
+        cudaMalloc((void **)&x_out, nx * 4) || cudaMalloc((void **)&w, D * 4) || cudaMalloc((void **)&b, D * 4) ||
+        cudaMalloc((void **)&mean, R * 4) || cudaMalloc((void **)&rstd, R * 4) ||
+        cudaMalloc((void **)&dy, (size_t)R * D * 4) || cudaMalloc((void **)&dx, nx * 4) ||
+        cudaMalloc((void **)&dw, D * 4) || cudaMalloc((void **)&db, D * 4) || cudaMalloc((void **)&ndb, D * 4) ||
+        cudaMalloc((void **)&partial, part * 4) || cudaMalloc(&y, (size_t)R * D * es) ||
+        cudaMalloc(&nact, (size_t)R * D * es)) {
+        fprintf(stderr, "FAIL layernorm: cudaMalloc\n");
+        failures++;
+        return;
+    }
+    uint64_t st = 0x51ed27u + (uint64_t)R * 131 + (uint64_t)D * 7 + (uint64_t)pad + 2u * (uint64_t)dt + (uint64_t)next;
+    fill_uniform(x_in, nx, &st), fill_uniform(res, nx, &st), fill_uniform(w, D, &st), fill_uniform(b, D, &st);
+    fill_uniform(dy, (size_t)R * D, &st), fill_uniform(dx, nx, &st);
+    for (int d = 0; d < D; d++) w[d] += 1.0f; /* as timm's init: weights near 1 */
+    /* the CPU's copies: same inputs, its own outputs */
+    float *cx = malloc(nx * 4), *cy = malloc((size_t)R * D * 4), *cm = malloc(R * 4), *cr = malloc(R * 4),
+          *cdx = malloc(nx * 4), *cdw = malloc(D * 4), *cdb = malloc(D * 4), *cndb = malloc(D * 4),
+          *cact = malloc((size_t)R * D * 4), *gy = malloc((size_t)R * D * 4), *gact = malloc((size_t)R * D * 4);
+    void *cyraw = malloc((size_t)R * D * es), *cactraw = malloc((size_t)R * D * es);
+    memcpy(cdx, dx, nx * 4);
+    cpu_layernorm_forward(x_in, res, cx, w, b, cyraw, dt, cm, cr, R, D, xs);
+    cpu_layernorm_backward(dy, cx, cm, cr, w, cdx, dxs, cdw, cdb, R, D, xs, next && dt == IB_PREC_BF16 ? cactraw : NULL,
+                           dt, next ? cndb : NULL);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    int rc = cuk_layernorm_forward(x_in, res, x_out, w, b, y, dt, mean, rstd, R, D, xs, s) != cudaSuccess ||
+             cuk_layernorm_backward(dy, x_out, mean, rstd, w, dx, dxs, dw, db, R, D, xs,
+                                    next && dt == IB_PREC_BF16 ? nact : NULL, dt, next ? ndb : NULL, partial,
+                                    s) != cudaSuccess ||
+             cudaStreamSynchronize(s) != cudaSuccess;
+    cudaStreamDestroy(s);
+    double worst = 0;
+    const char *what = "";
+#define WORST(name, e)                               \
+    do {                                             \
+        const double e_ = (e);                       \
+        if (!(e_ <= worst)) worst = e_, what = name; \
+    } while (0)
+    if (!rc) {
+        for (size_t i = 0; i < (size_t)R * D; i++) {
+            gy[i] = dt == IB_PREC_BF16 ? cpu_f32_from_bf16(((bf16 *)y)[i]) : ((float *)y)[i];
+            cy[i] = dt == IB_PREC_BF16 ? cpu_f32_from_bf16(((bf16 *)cyraw)[i]) : ((float *)cyraw)[i];
+        }
+        WORST("x_out", rel_err(x_out, cx, R, D, xs));
+        WORST("mean", rel_err(mean, cm, 1, R, 0));
+        WORST("rstd", rel_err(rstd, cr, 1, R, 0));
+        /* bf16: a value next to a rounding boundary may round either way, one bf16 step (2^-8) */
+        WORST("y", rel_err(gy, cy, R, D, D) / (dt == IB_PREC_BF16 ? 8e2 : 1));
+        WORST("dx", rel_err(dx, cdx, R, D, dxs));
+        WORST("dw", rel_err(dw, cdw, 1, D, 0));
+        WORST("db", rel_err(db, cdb, 1, D, 0));
+        if (next) WORST("next db", rel_err(ndb, cndb, 1, D, 0));
+        if (next && dt == IB_PREC_BF16) {
+            for (size_t i = 0; i < (size_t)R * D; i++)
+                gact[i] = cpu_f32_from_bf16(((bf16 *)nact)[i]), cact[i] = cpu_f32_from_bf16(((bf16 *)cactraw)[i]);
+            WORST("next act", rel_err(gact, cact, R, D, D) / 8e2);
+        }
+    }
+#undef WORST
+    printf("layernorm R=%d D=%d%s %s%s: worst error %.2g (%s)\n", R, D, pad ? " padded rows" : "",
+           dt == IB_PREC_BF16 ? "bf16" : "fp32", next ? ", next Linear's dy" : "", worst, what);
+    if (rc || !(worst < 1e-5)) {
+        fprintf(stderr, "FAIL layernorm R=%d D=%d: %s, worst error %.3g in %s\n", R, D,
+                rc ? "launch failed" : "differs from the CPU backend", worst, what);
+        failures++;
+    }
+    free(cx), free(cy), free(cm), free(cr), free(cdx), free(cdw), free(cdb), free(cndb), free(cact), free(gy),
+        free(gact), free(cyraw), free(cactraw);
+    cudaFree(x_in), cudaFree(res), cudaFree(x_out), cudaFree(w), cudaFree(b), cudaFree(mean), cudaFree(rstd);
+    cudaFree(dy), cudaFree(dx), cudaFree(dw), cudaFree(db), cudaFree(ndb), cudaFree(partial), cudaFree(y),
+        cudaFree(nact);
+}
+
+/* GELU forward on a length the float4 kernel does not take (n % 4 != 0) and one it does, against
+ * the CPU backend's. */
+static void gelu_check(size_t n)
+{
+    float *h;
+    bf16 *a;
+    if (cudaMalloc((void **)&h, n * 4) || cudaMalloc((void **)&a, n * 2)) {
+        fprintf(stderr, "FAIL gelu: cudaMalloc\n");
+        failures++;
+        return;
+    }
+    uint64_t st = 0xbadc0ffeu + n;
+    fill_uniform(h, n, &st);
+    for (size_t i = 0; i < n; i++) h[i] *= 4.0f;
+    bf16 *want = malloc(n * 2);
+    cpu_gelu_forward(h, want, IB_PREC_BF16, n);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    const int rc = cuk_gelu_forward(h, a, IB_PREC_BF16, n, s) != cudaSuccess || cudaStreamSynchronize(s) != cudaSuccess;
+    cudaStreamDestroy(s);
+    size_t off = 0; /* elements more than one bf16 step from the CPU's */
+    for (size_t i = 0; i < n && !rc; i++) {
+        const float g = cpu_f32_from_bf16(a[i]), w = cpu_f32_from_bf16(want[i]);
+        off += !(fabsf(g - w) <= fabsf(w) * (1.0f / 128) + 1e-30f);
+    }
+    printf("gelu forward, %zu elements: %zu off by more than one bf16 step\n", n, off);
+    if (rc || off) {
+        fprintf(stderr, "FAIL gelu %zu: %s\n", n, rc ? "launch failed" : "differs from the CPU backend");
+        failures++;
+    }
+    free(want);
+    cudaFree(h), cudaFree(a);
+}
 #endif
 
 int main(int argc, char **argv)
@@ -320,6 +462,17 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
     use_graph = 0;
     bias_act_check(300, 300);
+    bias_act_check(1100, 300); /* 5 rows a chunk: a full group of the float4 kernel's unrolled rows and a tail */
+    /* 1 ... 8 float4 per lane (every instance of the float4 kernels), then the scalar kernels */
+    const int widths[] = {36, 132, 260, 388, 516, 644, 772, 900, 30, 1028};
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+        layernorm_check(37, widths[i], 0, i % 2 ? IB_PREC_FP32 : IB_PREC_BF16, 1);
+        layernorm_check(5, widths[i], 8, IB_PREC_BF16, 0);
+    }
+    layernorm_check(600, 36, 0, IB_PREC_BF16, 1); /* more rows than chunks * warps */
+    layernorm_check(600, 36, 4, IB_PREC_FP32, 0);
+    gelu_check(1002);
+    gelu_check(1000);
     out_of_bounds_check();
     poison_check();
     if (cudasim_problem[0]) {

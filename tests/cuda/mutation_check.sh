@@ -69,12 +69,17 @@ mutations=(
     __syncthreads();|    smax[tid] = mx;"
     "block reduction: first __syncthreads of the sum dropped|kernels/crossentropy.cu|cuda_vit_sim|    ssum[tid] = sum;
     __syncthreads();|    ssum[tid] = sum;"
+    "LayerNorm backward: the barrier before the next column sum's writes dropped|kernels/layernorm.cu|cuda_vit_sim|            partial[((size_t)blockIdx.x * nacc + a) * D + d] = t;
+        }
+        __syncthreads();|            partial[((size_t)blockIdx.x * nacc + a) * D + d] = t;
+        }"
 )
 race='racecheck: shared-memory race|initcheck: read of undefined shared memory'
 declare -A must_say=(
     ["__syncthreads dropped from a block reduction"]=$race
     ["block reduction: first __syncthreads of the max dropped"]=$race
     ["block reduction: first __syncthreads of the sum dropped"]=$race
+    ["LayerNorm backward: the barrier before the next column sum's writes dropped"]=$race
 )
 # --- end of cudasim's block
 

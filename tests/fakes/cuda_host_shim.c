@@ -92,8 +92,10 @@ cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_
 size_t cuk_layernorm_partial_floats(int D) { return (size_t)2 * D; }
 cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd,
                                    const float *w, float *dx, ptrdiff_t dxs, float *dw, float *db, int R, int D,
-                                   ptrdiff_t xs, float *partial, cudaStream_t s)
+                                   ptrdiff_t xs, void *next_act, ib_precision dt, float *next_db, float *partial,
+                                   cudaStream_t s)
 {
+    if ((next_act || next_db) && dxs != D) return cudaErrorInvalidValue;
     for (int d = 0; d < D; d++) dw[d] = db[d] = 0;
     for (long r = 0; r < R; r++) {
         const float *g = dy + (size_t)r * D, *xr = x + r * xs;
@@ -109,7 +111,7 @@ cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float 
             dx[r * dxs + d] += rstd[r] * (g[d] * w[d] - sg - xh * sgx);
         }
     }
-    return cudaSuccess;
+    return next_db ? cuk_bias_backward(dx, next_db, next_act, dt, R, D, partial, s) : cudaSuccess;
 }
 
 size_t cuk_colsum_partial_floats(int N) { return (size_t)N; }

@@ -38,6 +38,8 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#undef __launch_bounds__
+#define __launch_bounds__(...) /* an occupancy hint to ptxas: nothing to do on the CPU */
 /* block-shared memory: one copy per OS thread running blocks, which runs one block at a time;
  * every access is checked (shared.h), so the kernels' sources keep CUDA's declarations */
 #define __shared__ static thread_local
