@@ -133,7 +133,13 @@ sanitize() {   # every tool over one fixture: out-of-bounds, races in shared mem
     rc=0
     for tool in memcheck racecheck initcheck; do
         echo "--- $tool"
-        compute-sanitizer --tool $tool --error-exitcode 3 "$BIN" verify --backend cuda \
+        # racecheck does not model the mbarriers through which cuDNN's Hopper SDPA kernels
+        # synchronise (55 hazards inside them on every H100/H200 run, docs/benchmarks.md): it
+        # checks ours, with cuDNN's left out
+        excl=
+        [ $tool = racecheck ] && excl="--kernel-name-exclude kns=cudnn"
+        # shellcheck disable=SC2086  # excl is a flag and its value
+        compute-sanitizer --tool $tool $excl --error-exitcode 3 "$BIN" verify --backend cuda \
             --reference "$root/tests/data/ref_a_adam_bf16.safetensors" || rc=1
     done
     return $rc

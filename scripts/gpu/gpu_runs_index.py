@@ -47,8 +47,8 @@ def row(root, rel):
     mfu = m.get("mfu")
     return "| [%s](%s/) | %s | %s b%s %s | %s | %s | %s | %s | %s | %s | %s |" % (
         rel, rel, gpu, w.get("model", "?"), w.get("batch_size_per_device", "?"), w.get("precision", "?"),
-        cell(mine, "%.0f"), cell(r_e, "%.0f"), cell(mine / r_e if mine and r_e else None, "%.2fx"),
-        cell(r_c, "%.0f"), cell(mine / r_c if mine and r_c else None, "%.2fx"), hw.get("attention", "?"),
+        cell(mine, "%.0f"), cell(r_e, "%.0f"), cell(mine / r_e if mine and r_e else None, "%.3fx"),
+        cell(r_c, "%.0f"), cell(mine / r_c if mine and r_c else None, "%.3fx"), hw.get("attention", "?"),
         cell(mfu * 100 if isinstance(mfu, (int, float)) else None, "%.1f%%"))
 
 

@@ -47,7 +47,7 @@ with tempfile.TemporaryDirectory() as d:
         eager = os.path.join(copy, r, "bench_torch.json")
         if os.path.exists(eager):
             e = json.load(open(eager))["samples_per_second"]
-            check(cells[5] == "%.2fx" % (mine / e), "%s: eager ratio %s, %.1f / %.1f" % (r, cells[5], mine, e))
+            check(cells[5] == "%.3fx" % (mine / e), "%s: eager ratio %s, %.1f / %.1f" % (r, cells[5], mine, e))
             check(cells[1] == json.load(open(eager))["device"], "%s: GPU %s" % (r, cells[1]))
     # a new run, the index not rewritten: --check fails; rewritten: passes and lists it
     new = os.path.join(copy, "2099-01-01-test")
