@@ -11,6 +11,7 @@ times=$(mktemp)
 subrows=$(mktemp)
 spec=$(mktemp)       # ctest's resource specification (the ctest phases)
 bg=$(mktemp -d)      # the jobs run side by side (bg_run below)
+declare -A bg_pid=() # their subshells, by key
 suite_start=$(date +%s)
 # Where the time goes: each phase's wall time, printed at the end (on failure too) so a slow
 # suite says which phase grew.
@@ -40,6 +41,7 @@ summary() {
   awk -F'\t' '{printf "  %-34s %4d:%02d  %s\n", $1, $2 / 60, $2 % 60, ($3 >= 0 ? $3 "%" : "-")}' "$times"
   local total=$(( $(date +%s) - suite_start ))
   printf '  %-34s %4d:%02d%s\n' "total" $((total / 60)) $((total % 60)) "$([ $rc -eq 0 ] || echo "  (failed, exit $rc)")"
+  for p in "${bg_pid[@]}"; do kill_tree "$p"; done   # a job still running when a phase failed
   rm -f "$log" "$times" "$subrows" "$spec"
   rm -rf "$bg"
 }
@@ -57,6 +59,23 @@ bg_run() {   # KEY COMMAND...: COMMAND in the background
     cpu=$(awk 'NR == 2 {for (i = 1; i <= 2; i++) {split($i, a, /[ms]/); t += 60 * a[1] + a[2]}; printf "%d", t}' \
       "$bg/$key.times")
     echo "$rc $(($(date +%s) - t0)) $cpu" >"$bg/$key.rc" ) &
+  bg_pid[$key]=$!
+}
+# after KEY COMMAND...: COMMAND once the job KEY has ended, if it succeeded (a job started with
+# bg_run that needs what KEY installs)
+after() {
+  local key=$1 rc
+  shift
+  while [ ! -s "$bg/$key.rc" ]; do sleep 1; done
+  read -r rc _ <"$bg/$key.rc"
+  [ "$rc" = 0 ] || { echo "not run: $key failed (exit $rc)"; return 1; }
+  "$@"
+}
+# A job's subshell and everything under it (on an early exit: nothing may run on unnoticed)
+kill_tree() {
+  local c
+  for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done
+  kill "$1" 2>/dev/null || true
 }
 bg_end() {   # KEY NAME, once it has ended: its summary row; its exit status is the function's
   local rc secs cpu
@@ -97,7 +116,14 @@ release_build() {
 }
 bg_run asan asan_build
 bg_run release release_build
-wait
+# Two of the checks below need nothing the release build makes: the aarch64 cross build and the
+# fuzzers (clang is one of the test packages).  They start once the packages are in, niced like
+# the ASan+UBSan build, on the cores the builds leave idle (a third of the phase's), and run on
+# into the next phases; the checks phase collects them.
+bg_run aarch64 after packages nice -n 10 scripts/ci/check_aarch64.sh build-aarch64
+bg_run fuzz after packages nice -n 10 env FUZZ_RUNS="${INSTBENCH_FUZZ_RUNS:-60000}" \
+  FUZZ_SEED="${INSTBENCH_FUZZ_SEED:-1}" scripts/ci/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-300}"
+wait "${bg_pid[asan]}" "${bg_pid[release]}" "${bg_pid[packages]}" "${bg_pid[wheels]}" || true
 cat "$bg/packages.log" "$bg/wheels.log" "$bg/release.log" >&2
 failed=()
 bg_end release "release build (CUDA on)" || failed+=("the release build (exit $?)")
@@ -126,10 +152,7 @@ scripts/ci/check_format.sh
 #   would have run fewer inputs); scripts/ci/run_fuzzers.sh SECONDS explores.
 phase "checks: CUDA 12.9, aarch64, fuzz"
 bg_run cuda12 scripts/ci/check_cuda12.sh build
-bg_run aarch64 scripts/ci/check_aarch64.sh build-aarch64
-bg_run fuzz env FUZZ_RUNS="${INSTBENCH_FUZZ_RUNS:-60000}" FUZZ_SEED="${INSTBENCH_FUZZ_SEED:-1}" \
-  scripts/ci/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-300}"
-wait
+wait   # the aarch64 and fuzz checks too, started with the builds
 failed=()
 for check in "cuda12 CUDA 12.9 host check" "aarch64 aarch64 cross build + qemu" "fuzz fuzz (build + gate)"; do
   key=${check%% *} name=${check#* }
