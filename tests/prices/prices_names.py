@@ -91,12 +91,18 @@ def suggestion(line):
     return m.group(1) if m else None
 
 
-# ---- misspelt instance types: each CSV type with its size cut short, and with its family doubled
-# in one letter: exit 2 and the nearest CSV type (the first of equals in natural order) --------------
+# ---- misspelt instance types: each CSV type with its size cut short, and each family with its last
+# letter doubled (once a family, on its first type: the size after it is what the first kind of
+# typo already varies): exit 2 and the nearest CSV type (the first of equals in natural order) -----
 checked = 0
+families_done = set()
 for t in TYPES:
     family, size = t.rsplit(".", 1)
-    for typo in (t[:-1], family + family[-1] + "." + size):
+    typos = [t[:-1]]
+    if family not in families_done:
+        families_done.add(family)
+        typos.append(family + family[-1] + "." + size)
+    for typo in typos:
         if typo in TYPES:
             continue
         line = one_usage_line(snapshot("--instance-types", typo, "--region", "us-east-1"), typo)
