@@ -251,6 +251,19 @@ static void poison_check(void)
 #endif
 
 #ifdef CUDA_VIT_SIM
+/* A float uniform in [-1, 1) from the state *x (xorshift) */
+static float next_uniform(uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return (float)((*x >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+/* n floats of next_uniform */
+static void fill_uniform(float *a, size_t n, uint64_t *x)
+{
+    for (size_t i = 0; i < n; i++) a[i] = next_uniform(x);
+}
+
 /* The qkv bias gradient of the cuDNN path, column sums of a bf16 dy (cuk_bias_backward_act), at a
  * width that is no multiple of the block and more rows than chunks, against a double sum here. */
 static void bias_act_check(int M, int N)
@@ -264,10 +277,7 @@ static void bias_act_check(int M, int N)
         return;
     }
     uint64_t x = 0x9e3779b9u + (uint64_t)M * 7 + N;
-    for (size_t i = 0; i < (size_t)M * N; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        dy[i] = cpu_bf16_from_f32((float)((x >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f);
-    }
+    for (size_t i = 0; i < (size_t)M * N; i++) dy[i] = cpu_bf16_from_f32(next_uniform(&x));
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     const int rc = cuk_bias_backward_act(dy, IB_PREC_BF16, db, M, N, partial, s) != cudaSuccess ||
@@ -287,15 +297,6 @@ static void bias_act_check(int M, int N)
         failures++;
     }
     cudaFree(dy), cudaFree(db), cudaFree(partial);
-}
-
-/* n floats uniform in [-1, 1) from the state *x (xorshift) */
-static void fill_uniform(float *a, size_t n, uint64_t *x)
-{
-    for (size_t i = 0; i < n; i++) {
-        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
-        a[i] = (float)((*x >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-    }
 }
 
 /* max |got - want| over max |want| (0 for two zero vectors), N elements at stride ld */
