@@ -297,7 +297,7 @@ extern "C" cudaError_t cuk_layernorm_backward(const float *dy, const float *x, c
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     CUK_LAUNCH(chunk_sum_kernel, (unsigned)((D + 255) / 256), 256, 0, s)(partial, chunks, 2, D, dw, db, nullptr);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    /* the next Linear's bias gradient (and act copy) from the finished dx, in a pass of its own */
+    /* the next Linear's bias gradient and act copy from the finished dx, in a pass of their own */
     if (next_db) return cuk_bias_backward(dx, next_db, next_act, dt, R, D, partial, s);
-    return cudaSuccess;
+    return next_act ? cuk_store_act(next_act, dt, dx, (size_t)R * D, s) : cudaSuccess;
 }

@@ -315,7 +315,8 @@ static double rel_err(const float *got, const float *want, int rows, int N, ptrd
 /* The LayerNorm kernels (forward with the residual add; backward with dw, db and the next Linear's
  * dy: bias column sums and act copy) against src/cpu/layernorm.c, the CPU backend's: every float4
  * width (D = 36 ... 900 take 1 ... 8 float4 per lane), the scalar kernels (D not a multiple of 4,
- * D over 1024), padded rows (the final norm's class-token rows lie T*D apart), fp32 and bf16. */
+ * D over 1024), padded rows (the final norm's class-token rows lie T*D apart), fp32 and bf16.
+ * NEXT: 0 nothing of the next Linear, 1 its bias sums and (bf16) act copy, 2 the act copy alone. */
 static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
 {
     const ptrdiff_t xs = D + pad; /* x rows; dx rows dense when the Linear's dy is finished here */
@@ -347,12 +348,12 @@ static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
     memcpy(cdx, dx, nx * 4);
     cpu_layernorm_forward(x_in, res, cx, w, b, cyraw, dt, cm, cr, R, D, xs);
     cpu_layernorm_backward(dy, cx, cm, cr, w, cdx, dxs, cdw, cdb, R, D, xs, next && dt == IB_PREC_BF16 ? cactraw : NULL,
-                           dt, next ? cndb : NULL);
+                           dt, next == 1 ? cndb : NULL);
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     int rc = cuk_layernorm_forward(x_in, res, x_out, w, b, y, dt, mean, rstd, R, D, xs, s) != cudaSuccess ||
              cuk_layernorm_backward(dy, x_out, mean, rstd, w, dx, dxs, dw, db, R, D, xs,
-                                    next && dt == IB_PREC_BF16 ? nact : NULL, dt, next ? ndb : NULL, partial,
+                                    next && dt == IB_PREC_BF16 ? nact : NULL, dt, next == 1 ? ndb : NULL, partial,
                                     s) != cudaSuccess ||
              cudaStreamSynchronize(s) != cudaSuccess;
     cudaStreamDestroy(s);
@@ -376,7 +377,7 @@ static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
         WORST("dx", rel_err(dx, cdx, R, D, dxs));
         WORST("dw", rel_err(dw, cdw, 1, D, 0));
         WORST("db", rel_err(db, cdb, 1, D, 0));
-        if (next) WORST("next db", rel_err(ndb, cndb, 1, D, 0));
+        if (next == 1) WORST("next db", rel_err(ndb, cndb, 1, D, 0));
         if (next && dt == IB_PREC_BF16) {
             for (size_t i = 0; i < (size_t)R * D; i++)
                 gact[i] = cpu_f32_from_bf16(((bf16 *)nact)[i]), cact[i] = cpu_f32_from_bf16(((bf16 *)cactraw)[i]);
@@ -385,7 +386,11 @@ static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
     }
 #undef WORST
     printf("layernorm R=%d D=%d%s %s%s: worst error %.2g (%s)\n", R, D, pad ? " padded rows" : "",
-           dt == IB_PREC_BF16 ? "bf16" : "fp32", next ? ", next Linear's dy" : "", worst, what);
+           dt == IB_PREC_BF16 ? "bf16" : "fp32",
+           next == 1 ? ", next Linear's dy"
+           : next    ? ", next Linear's act copy alone"
+                     : "",
+           worst, what);
     if (rc || !(worst < 1e-5)) {
         fprintf(stderr, "FAIL layernorm R=%d D=%d: %s, worst error %.3g in %s\n", R, D,
                 rc ? "launch failed" : "differs from the CPU backend", worst, what);
@@ -454,6 +459,8 @@ int main(int argc, char **argv)
     /* more rows than chunks x warps: each warp strides over several rows (ViT-B b128: 99 rows a
      * chunk, 12 or 13 a warp), its column sums carried from row to row */
     layernorm_check(2400, 36, 0, IB_PREC_BF16, 1);
+    layernorm_check(37, 36, 0, IB_PREC_BF16, 2); /* the act copy without the bias sums: float4 */
+    layernorm_check(37, 30, 0, IB_PREC_BF16, 2); /* and scalar */
     gelu_check(1002);
     gelu_check(1000);
     fail_fast();

@@ -111,7 +111,8 @@ cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float 
             dx[r * dxs + d] += rstd[r] * (g[d] * w[d] - sg - xh * sgx);
         }
     }
-    return next_db ? cuk_bias_backward(dx, next_db, next_act, dt, R, D, partial, s) : cudaSuccess;
+    if (next_db) return cuk_bias_backward(dx, next_db, next_act, dt, R, D, partial, s);
+    return next_act ? cuk_store_act(next_act, dt, dx, (size_t)R * D, s) : cudaSuccess;
 }
 
 size_t cuk_colsum_partial_floats(int N) { return (size_t)N; }
