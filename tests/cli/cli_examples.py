@@ -24,7 +24,7 @@ BIN, DATA = os.path.abspath(sys.argv[1]), sys.argv[2]
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(TESTS, d) for d in ("lib", "fakes", "rank")]  # testlib, rank_fixtures
 import rank_fixtures as fx  # noqa: E402
-from testlib import check, failures, offline_env  # noqa: E402
+from testlib import check, failures, offline_env, probe_once  # noqa: E402
 
 COMMANDS = ["measure", "prices", "rank", "verify", "models", "presign", "sweep", "sweep plan", "sweep run",
             "sweep status", "sweep cleanup"]
@@ -75,7 +75,8 @@ def run_example(cmd, line, d):
         argv.append("--dry-run")
     # an AWS user's environment: presign with credentials and a region; sweep with the region alone
     env = offline_env(d, AWS_USER if words[1:2] == ["presign"] else
-                      {"AWS_REGION": AWS_USER["AWS_REGION"]} if words[1:2] == ["sweep"] else None)
+                      {"AWS_REGION": AWS_USER["AWS_REGION"]} if words[1:2] == ["sweep"] else
+                      probe_once(argv, probed) if words[1:2] == ["measure"] else None)
     p = subprocess.run(argv, cwd=d, env=env, capture_output=True, text=True, timeout=300,
                        stdin=subprocess.DEVNULL)
     if p.returncode == 2 and NEEDS_GPU.search(p.stderr) and not HAVE_GPU:
@@ -98,6 +99,7 @@ def run_example(cmd, line, d):
 
 
 d = scratch()
+probed = set()   # the step configurations whose dry-run probe has run (testlib.probe_once)
 helps = {None: subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout,
          "help": subprocess.run([BIN, "help", "--help"], capture_output=True, text=True).stdout}
 for cmd in COMMANDS:

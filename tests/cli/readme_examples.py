@@ -28,7 +28,7 @@ import xml.etree.ElementTree as ET
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("rank", "lib")]
 import rank_fixtures as fx  # noqa: E402
-from testlib import check, failures, offline_env  # noqa: E402
+from testlib import check, failures, offline_env, probe_once  # noqa: E402
 
 BIN, README = os.path.abspath(sys.argv[1]), sys.argv[2]
 REPO = os.path.dirname(os.path.abspath(README))
@@ -130,6 +130,7 @@ def after(argv, redirect, out, d, line):
 
 
 ran = 0
+probed = set()   # the step configurations whose dry-run probe has run (testlib.probe_once)
 text = open(README, encoding="utf-8").read()
 for cmds in blocks(text):
     for line, shown in cmds:
@@ -139,6 +140,7 @@ for cmds in blocks(text):
         argv, redirect, extra = parsed
         if len(argv) > 1 and argv[1] == "measure":
             argv = argv + ["--dry-run"]
+            extra = dict(extra or {}, **probe_once(argv, probed))
         d = scratch_dir()
         try:
             p = subprocess.run(argv, cwd=d, env=offline_env(d, extra), capture_output=True, text=True, timeout=300)

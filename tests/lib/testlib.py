@@ -122,6 +122,33 @@ def offline_env(d, extra=None):
     return env
 
 
+# The flags that shape the training step measure --dry-run's probe times.
+STEP_FLAGS = ("--backend", "--model", "--image-size", "--patch-size", "--embed-dim", "--depth", "--heads", "--mlp-ratio",
+              "--classes", "--batch-size", "--precision", "--optimizer", "--data", "--ranks")
+
+
+def probe_once(argv, probed):
+    """The environment's addition for `measure --dry-run` ARGV in a test that runs several: the
+    probe (one real training step at batch 1 to estimate the run's time; a ViT-B one is 17 CPU
+    seconds under ASan) runs for the first dry run of each step configuration, PROBED the set of
+    those seen, and the others skip it (INSTBENCH_PROBE_SECONDS=off), since it would time the same
+    step again.  The estimate itself is tests/measure/measure_cli_estimate.py's."""
+    shape, i = [], 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        if name in STEP_FLAGS:
+            if not eq:
+                i += 1
+                value = argv[i] if i < len(argv) else ""
+            shape.append((name, value))
+        i += 1
+    key = tuple(sorted(shape))
+    if key in probed:
+        return {"INSTBENCH_PROBE_SECONDS": "off"}
+    probed.add(key)
+    return {}
+
+
 def usd(v):
     """Money as docs/usage.md says tables show it, computed here from the rule, not from instbench:
     "$" and 2 decimals with thousands separators; below $0.10 three significant digits."""
