@@ -107,9 +107,10 @@ bg_run wheels scripts/ci/check_cuda12.sh --fetch build
 # (the packages' waits, the cuDNN glue's long compile on one core) without slowing it.
 # -O2: the sanitizers instrument every load, store and undefined operation whatever the level
 # (AddressSanitizer's documentation asks for -O1 or more, for speed), and -O2 inlines and
-# vectorises the CPU engine's loops, which -O1 leaves as calls: its ASan+UBSan ctest took 852
-# CPU-seconds against 1,097 at -O1 on 2 cores (600 s to 479 s; a ViT-B dry run 39 to 17 CPU-s),
-# for a build of 134 CPU-seconds.  (-O0 had run 38 of the tests 1.4x slower than -O1.)
+# vectorises the CPU engine's loops, which -O1 leaves as instrumented calls: a ViT-B dry run took
+# 17 CPU-seconds against 39 at -O1.  Over the whole ASan+UBSan ctest of a clean clone the gain is
+# smaller (942 to 897 CPU-seconds), about what the build costs more (152 against 120).  (-O0 had
+# run 38 of the tests 1.4x slower than -O1.)
 asan_build() {
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O2 -g" -DINSTBENCH_SANITIZE=ON \
     -DINSTBENCH_CUDA=OFF >/dev/null && nice -n 10 cmake --build build-asan -j"$jobs"
