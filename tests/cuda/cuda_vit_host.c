@@ -264,6 +264,15 @@ static void fill_uniform(float *a, size_t n, uint64_t *x)
     for (size_t i = 0; i < n; i++) a[i] = next_uniform(x);
 }
 
+/* A rule the cuBLASLt stand-in saw broken since its last reset is a failure. */
+static void standin_violation_check(void)
+{
+    if (standin.violation[0]) {
+        fprintf(stderr, "FAIL: cuBLASLt stand-in: %s\n", standin.violation);
+        failures++;
+    }
+}
+
 /* The qkv bias gradient of the cuDNN path, column sums of a bf16 dy (cuk_bias_backward_act), at a
  * width that is no multiple of the block and more rows than chunks, against a double sum here. */
 static void bias_act_check(int M, int N)
@@ -473,20 +482,14 @@ int main(int argc, char **argv)
     use_graph = 1;
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
     use_graph = 0;
-    if (standin.violation[0]) {
-        fprintf(stderr, "FAIL: cuBLASLt stand-in: %s\n", standin.violation);
-        failures++;
-    }
+    standin_violation_check();
     fail_fast();
     for (int road = 0; road < 2; road++) {
         standin_reset();
         standin.heuristic = road ? STANDIN_HEURISTIC_NOT_SUPPORTED : STANDIN_HEURISTIC_ALGO;
         printf("GEMMs through %s:\n", road ? "the cuBLAS fallback" : "cuBLASLt");
         for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
-        if (standin.violation[0]) {
-            fprintf(stderr, "FAIL: cuBLASLt stand-in: %s\n", standin.violation);
-            failures++;
-        }
+        standin_violation_check();
         if ((road ? standin.blas_gemms : standin.lt_matmuls) == 0) {
             fprintf(stderr, "FAIL: no GEMM went through %s\n", road ? "cuBLAS" : "cuBLASLt");
             failures++;
