@@ -11,10 +11,14 @@
  *     ec2 REGION QUERY                 one EC2 query API GET (QUERY already encoded), body out
  *     container-url                    the container credentials URL the environment names
  *     config FILE 0|1 PROFILE KEY ...  values the config (1) / credentials (0) file parser gives
- *     sign                             sign the JSON request on stdin (differential tests):
+ *     config -                         the same for each line of stdin, a JSON array of those
+ *                                      arguments: one array of values a line
+ *     sign                             sign each JSON request on stdin, one a line (differential tests):
  *         {"method","path","query","headers":[[n,v],...],"body","service","region","when",
  *          "ak","sk","token","normalize","sign_body"} -> canonical_request, string_to_sign,
- *          signature, authorization
+ *          signature, authorization; or {"error": why} for a request that does not sign
+ * The differential tests send all their cases to one process: a process each cost them more than
+ * the comparisons (most of aws_config_botocore's time under the sanitizers was 500 starts).
  * Exit 0 when everything succeeded, 1 on a failure, 2 on usage. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -234,15 +238,16 @@ static int cmd_ec2(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
-static int cmd_config(int argc, char **argv)
+/* One line of values for `config FILE 0|1 PROFILE KEY ...` (ARGV without the command); -1 when
+ * the file cannot be read. */
+static int config_values(int argc, char **argv)
 {
-    if (argc < 2 || (argc - 2) % 2) return usage();
     char *data = NULL;
     size_t len = 0;
     ib_error err;
     if (util_read_file(argv[0], &data, &len, &err) != 0) {
         fprintf(stderr, "probe: %s\n", err.msg);
-        return 1;
+        return -1;
     }
     aws_config_file *f = aws_config_parse(data, len, !strcmp(argv[1], "1"));
     cJSON *o = cJSON_CreateArray();
@@ -257,6 +262,39 @@ static int cmd_config(int argc, char **argv)
     aws_config_free(f);
     free(data);
     return 0;
+}
+
+/* Each line of stdin a JSON array of strings, the arguments of one `config`. */
+static int config_lines(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (getline(&line, &cap, stdin) > 0) {
+        cJSON *a = cJSON_Parse(line);
+        const int n = cJSON_GetArraySize(a);
+        char **argv = calloc((size_t)n + 1, sizeof *argv);
+        int ok = cJSON_IsArray(a) && n >= 2 && n % 2 == 0 && argv;
+        for (int i = 0; ok && i < n; i++) ok = (argv[i] = cJSON_GetStringValue(cJSON_GetArrayItem(a, i))) != NULL;
+        if (!ok) {
+            fprintf(stderr, "probe: config -: not an array of FILE 0|1 PROFILE KEY ...: %s", line);
+            rc = 2;
+        } else if (config_values(n, argv) != 0) {
+            rc = 1;
+        }
+        free(argv);
+        cJSON_Delete(a);
+        if (rc) break;
+    }
+    free(line);
+    return rc;
+}
+
+static int cmd_config(int argc, char **argv)
+{
+    if (argc == 1 && !strcmp(argv[0], "-")) return config_lines();
+    if (argc < 2 || (argc - 2) % 2) return usage();
+    return config_values(argc, argv) ? 1 : 0;
 }
 
 static int cmd_many(int argc, char **argv)
@@ -299,14 +337,10 @@ static const char *jstr(cJSON *j, const char *k)
     return v ? v : "";
 }
 
-static int cmd_sign(void)
+/* Signs request J, printing the result (or {"error": why}) as one line; 0 signed. */
+static int sign_one(cJSON *j)
 {
-    char *in = NULL;
     ib_error err;
-    if (util_read_file("-", &in, NULL, &err) != 0) return 1;
-    cJSON *j = cJSON_Parse(in);
-    free(in);
-    if (!j) return 2;
     cJSON *hs = cJSON_GetObjectItem(j, "headers");
     int nh = cJSON_GetArraySize(hs);
     aws_header *h = calloc((size_t)nh + 1, sizeof *h);
@@ -337,23 +371,43 @@ static int cmd_sign(void)
     };
     aws_sign_output so;
     int rc = aws_sigv4_sign(&si, &cred, &so, &err);
+    cJSON *o = cJSON_CreateObject();
     if (rc == 0) {
-        cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "canonical_request", so.canonical_request);
         cJSON_AddStringToObject(o, "string_to_sign", so.string_to_sign);
         cJSON_AddStringToObject(o, "signature", so.signature);
         cJSON_AddStringToObject(o, "authorization", so.authorization);
-        char *s = cJSON_PrintUnformatted(o);
-        printf("%s\n", s);
-        free(s);
-        cJSON_Delete(o);
         aws_sign_output_free(&so);
     } else {
-        fprintf(stderr, "probe: %s\n", err.msg);
+        cJSON_AddStringToObject(o, "error", err.msg);
     }
+    char *s = cJSON_PrintUnformatted(o);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
     free(h);
-    cJSON_Delete(j);
-    return rc ? 1 : 0;
+    return rc;
+}
+
+static int cmd_sign(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (getline(&line, &cap, stdin) > 0) {
+        if (!line[strspn(line, " \t\r\n")]) continue;
+        cJSON *j = cJSON_Parse(line);
+        if (!cJSON_IsObject(j)) {
+            fprintf(stderr, "probe: sign: not a JSON object: %s", line);
+            cJSON_Delete(j);
+            rc = 2;
+            break;
+        }
+        if (sign_one(j) != 0) rc = 1;
+        cJSON_Delete(j);
+    }
+    free(line);
+    return rc;
 }
 
 int main(int argc, char **argv)

@@ -76,6 +76,8 @@ def main():
     rng = random.Random(seed)
     tmp = tempfile.mkdtemp(prefix="awscfg")
     compared = skipped = failures = 0
+    pairs = [(p, k) for p in PROFILES for k in KEYS]
+    cases = []   # (file number, text, is_config, botocore's values), each compared once the probe has run
     for i in range(n):
         text = make_file(rng)
         path = os.path.join(tmp, "f%d" % i)
@@ -87,19 +89,26 @@ def main():
             except ConfigParseError:
                 skipped += 1
                 continue
-            pairs = [(p, k) for p in PROFILES for k in KEYS]
-            args = [probe, "config", path, str(is_config)] + [x for pk in pairs for x in pk]
-            got = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
             want = []
             for p, k in pairs:
                 v = view.get(p, {}).get(k)
                 want.append(v if isinstance(v, str) else None)
-            compared += 1
-            if got != want:
-                failures += 1
-                diffs = [(p, k, w, g) for (p, k), w, g in zip(pairs, want, got) if w != g]
-                print("file %d (%s) differs: %r\n%s\n" % (i, "config" if is_config else "credentials", text,
-                                                          "\n".join("  [%r] %s: botocore %r, ours %r" % d for d in diffs[:6])))
+            cases.append((i, text, is_config, [path, str(is_config)] + [x for pk in pairs for x in pk], want))
+    # every case to one probe process (`config -`): its arguments a line, its values a line
+    p = subprocess.run([probe, "config", "-"], input="".join(json.dumps(c[3]) + "\n" for c in cases),
+                       capture_output=True, text=True, timeout=300)
+    results = p.stdout.splitlines()
+    if p.returncode != 0 or len(results) != len(cases):
+        print("probe: exit %d, %d answers for %d files: %s" % (p.returncode, len(results), len(cases), p.stderr[-2000:]))
+        sys.exit(1)
+    for (i, text, is_config, _, want), line in zip(cases, results):
+        got = json.loads(line)
+        compared += 1
+        if got != want:
+            failures += 1
+            diffs = [(p, k, w, g) for (p, k), w, g in zip(pairs, want, got) if w != g]
+            print("file %d (%s) differs: %r\n%s\n" % (i, "config" if is_config else "credentials", text,
+                                                      "\n".join("  [%r] %s: botocore %r, ours %r" % d for d in diffs[:6])))
     print("%d/%d parses agree with botocore (%d rejected by botocore, skipped)" % (compared - failures, compared, skipped))
     if compared < n // 2:
         print("too few files compared")

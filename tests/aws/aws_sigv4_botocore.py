@@ -91,14 +91,20 @@ def main():
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 20261122
     rng = random.Random(seed)
     failures = 0
-    for i in range(n):
-        c = make_case(rng)
-        p = subprocess.run([probe, "sign"], input=json.dumps(c), capture_output=True, text=True, timeout=30)
-        if p.returncode != 0:
-            print("case %d: probe failed: %s" % (i, p.stderr))
+    cases = [make_case(rng) for _ in range(n)]
+    # every case to one probe process, a request a line, a result a line
+    p = subprocess.run([probe, "sign"], input="".join(json.dumps(c) + "\n" for c in cases), capture_output=True,
+                       text=True, timeout=300)
+    results = p.stdout.splitlines()
+    if p.returncode not in (0, 1) or len(results) != n:
+        print("probe: exit %d, %d results for %d requests: %s" % (p.returncode, len(results), n, p.stderr[-2000:]))
+        sys.exit(1)
+    for i, (c, line) in enumerate(zip(cases, results)):
+        got = json.loads(line)
+        if "error" in got:
+            print("case %d: probe failed: %s" % (i, got["error"]))
             failures += 1
             continue
-        got = json.loads(p.stdout)
         cr, sts, sig = botocore_sign(c)
         if (got["canonical_request"], got["string_to_sign"], got["signature"]) != (cr, sts, sig):
             failures += 1
