@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,10 @@ int rank_is_result_name(const char *name)
 
 static const char *skip_ws(const char *p, const char *end)
 {
+    /* Eight spaces at a time while they last: a .jsonl of blank lines is read to its 1 GiB cap,
+     * and byte by byte that took 1.5 s (12 under AddressSanitizer, which checks every load). */
+    uint64_t w;
+    while (end - p >= 8 && (memcpy(&w, p, 8), w == 0x2020202020202020u)) p += 8;
     while (p < end && isspace((unsigned char)*p)) p++;
     return p;
 }
