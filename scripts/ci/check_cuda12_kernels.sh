@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# check_cuda12_kernels.sh [--kernels DIR] [--out DIR]: every kernels/*.cu compiles with a
-# CUDA 12 toolchain for 75;80;86;89;90;100;120 (Blackwell: CUDA >= 12.8, as the build's default
-# architectures with nvcc >= 12.8), warnings as errors.
+# check_cuda12_kernels.sh [--kernels DIR] [--out DIR] [--arch LIST]: every kernels/*.cu compiles
+# with a CUDA 12 toolchain for 75,80,86,89,90,100,120 (Blackwell: CUDA >= 12.8, as the build's
+# default architectures with nvcc >= 12.8), or the architectures LIST names, warnings as errors.
 #
 # The module is built here with CUDA 13 (driver >= 580), but AWS's Deep Learning AMIs ship CUDA
 # 12.x with drivers 535-570, where users build with the instance's nvcc 12.x (README, "Which
@@ -31,7 +31,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --kernels) kernels=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: scripts/ci/check_cuda12_kernels.sh [--kernels DIR] [--out DIR]" >&2; exit 2 ;;
+    --arch) archs=$2; shift 2 ;;
+    *) echo "usage: scripts/ci/check_cuda12_kernels.sh [--kernels DIR] [--out DIR] [--arch 80,90,...]" >&2; exit 2 ;;
   esac
 done
 
