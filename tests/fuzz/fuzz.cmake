@@ -18,7 +18,7 @@ function(instbench_add_globbed_fuzzers)
       continue()
     endif()
     add_executable(${name} ${src})
-    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(${name} PRIVATE ${INSTBENCH_FUZZED_MODULES})
     # the AWS parsers below the client's API (error bodies, config files) are fuzzed directly
