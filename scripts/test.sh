@@ -2,14 +2,15 @@
 # The whole test suite: dependencies, a release build (through ccache) with an ASan+UBSan build
 # beside it, the style check, the CUDA 12.9, aarch64 and fuzz checks at once, then every test once:
 # under the sanitizers where that build has it, in the release build otherwise, the CPU-bound ones
-# a core each and those that mostly wait beside them.  This is what .ci/run calls.
+# a core each and those that mostly wait beside them, both builds' tests in one ctest queue.  This
+# is what .ci/run calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 log=$(mktemp)
 times=$(mktemp)
 subrows=$(mktemp)
-spec=$(mktemp)       # ctest's resource specification (the ctest phases)
+spec=$(mktemp)       # ctest's resource specification (the ctest phase)
 bg=$(mktemp -d)      # the jobs run side by side (bg_run below)
 declare -A bg_pid=() # their subshells, by key
 suite_start=$(date +%s)
@@ -179,18 +180,28 @@ names() {   # the tests ctest would run in build dir $1 with the options that fo
   (cd "$1" && shift && ctest -N "$@") | sed -n 's/^ *Test *#[0-9]*: //p'
 }
 release_only=$(comm -23 <(names build | sort) <(names build-asan -LE "$asan_skip" | sort))
-release_tests=$(printf '%s\n' $release_only $(names build -L release_too) | sort -u | paste -sd'|')
-# One slot of "cores" per core (tests/CMakeLists.txt): every test holds one but those labelled
-# waits, which spend most of their time on the timers they test (33-88 s each for 16-26 s of CPU)
-# and run beside the others, in the jobs above the core count, instead of idling in a core's slot.
-printf '{"version": {"major": 1, "minor": 0}, "local": [{"cores": [{"id": "0", "slots": %d}]}]}\n' "$jobs" >"$spec"
+queue=build/all-tests   # both builds' tests, named release/NAME and asan/NAME (scripts/ci/one_ctest.py)
+mkdir -p "$queue"
+printf '%s\n' $release_only $(names build -L release_too) | sort -u >"$queue/release.txt"
+names build-asan -LE "$asan_skip" >"$queue/asan.txt"
+python3 scripts/ci/one_ctest.py "$queue" --suite build release "$queue/release.txt" \
+  --suite build-asan asan "$queue/asan.txt" --env asan ASAN_OPTIONS=detect_leaks=1
+# Slots of "cores" (tests/CMakeLists.txt): every test holds one but those labelled waits, which
+# spend most of their time on the timers they test (33-88 s each for 16-26 s of CPU) and run beside
+# the others, in the jobs above the core count, instead of idling in a core's slot.  One slot more
+# than the cores: the tests that hold one still wait a tenth of their time (a server starting,
+# their processes' start and exit, a signal's delay), and with a slot a core the cores were idle
+# 10% of the ctest; with one more, 4% (the same tests on 2 cores: 706 s against 576).
+printf '{"version": {"major": 1, "minor": 0}, "local": [{"cores": [{"id": "0", "slots": %d}]}]}\n' "$((jobs + 1))" >"$spec"
+# One queue, not a ctest per build one after the other, each of which ended on its longest test with
+# a core idle.  A test in both (release_too) never runs beside itself.  To run one again:
+# (cd build/all-tests && ctest -R asan/NAME).
 ctest_all=(ctest --output-on-failure -j$((jobs + 4)) --resource-spec-file "$spec")
-phase "release ctest"
-echo "test.sh: the release ctest runs $(tr '|' ' ' <<<"$release_tests")"
-(cd build && "${ctest_all[@]}" -R "^($release_tests)\$") | tee -a "$log"
-phase "ASan+UBSan ctest"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 "${ctest_all[@]}" -LE "$asan_skip") | tee -a "$log"
+phase "ctest: release and ASan+UBSan tests in one queue"
+echo "test.sh: $(wc -l <"$queue/release.txt") tests in the release build: $(paste -sd' ' "$queue/release.txt")"
+echo "test.sh: $(wc -l <"$queue/asan.txt") tests in the ASan+UBSan build"
+(cd "$queue" && "${ctest_all[@]}") | tee -a "$log"
 
 phase ""
-# One closing line over both ctest runs (set -e has stopped us before here on any failure).
+# One closing line (set -e has stopped us before here on any failure).
 awk '/tests passed, [0-9]+ tests failed out of/ {t += $NF; f += $(NF-4)} END {printf "tests: %d passed, %d failed\n", t - f, f}' "$log"
