@@ -191,7 +191,8 @@ python3 scripts/ci/one_ctest.py "$queue" --suite build release "$queue/release.t
 # the others, in the jobs above the core count, instead of idling in a core's slot.  One slot more
 # than the cores: the tests that hold one still wait a tenth of their time (a server starting,
 # their processes' start and exit, a signal's delay), and with a slot a core the cores were idle
-# 10% of the ctest; with one more, 4% (the same tests on 2 cores: 706 s against 576).
+# 10% of the ctest; with one more, 4% (the same tests on 2 cores, one after the other; 2% in a
+# clean clone's run).
 printf '{"version": {"major": 1, "minor": 0}, "local": [{"cores": [{"id": "0", "slots": %d}]}]}\n' "$((jobs + 1))" >"$spec"
 # One queue, not a ctest per build one after the other, each of which ended on its longest test with
 # a core idle.  A test in both (release_too) never runs beside itself.  To run one again:

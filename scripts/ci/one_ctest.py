@@ -2,10 +2,12 @@
 """one_ctest.py OUT_DIR --suite BUILD_DIR PREFIX NAMES_FILE [--env PREFIX VAR=VALUE] ...
 
 Writes OUT_DIR/CTestTestfile.cmake: the tests of several build directories in one ctest queue,
-each named PREFIX/name, with all its properties, so one `ctest -j` keeps every core busy to the
-end (two ctest runs one after the other each ended on its longest test with a core idle: about
-a minute of scripts/test.sh on 2 cores).  NAMES_FILE lists the tests of BUILD_DIR to take, a name
-a line; --env adds VAR=VALUE to the environment of every test of PREFIX's suite.
+each named PREFIX/name, with all its properties, so one `ctest -j` runs them all and no build's
+tests wait for another's to end (two ctest runs one after the other each ended on its longest
+test with a core idle; on 2 cores the one queue alone was about as busy, 89.6%, and the slot
+scripts/test.sh adds to its resource specification is what filled the cores).  NAMES_FILE lists
+the tests of BUILD_DIR to take, a name a line; --env adds VAR=VALUE to the environment of every
+test of PREFIX's suite.
 
 Each suite is read from `ctest --show-only=json-v1` in its build directory (ctest's documented
 machine-readable form: commands, working directories and properties), not from CMake's generated
@@ -57,18 +59,14 @@ def suite_lines(build, prefix, names, env, shared):
         full = "%s/%s" % (prefix, name)
         lines.append("add_test(%s %s)" % (quote(full), " ".join(quote(a) for a in t["command"])))
         props = []
-        seen_env = seen_lock = False
-        # a test in more than one suite never runs beside itself: the two ran in turn before, and
-        # may share a path or a port in the source tree
-        lock = ["same test %s" % name] if name in shared else []
+        # list properties this script adds to, whether or not the test has them: the suite's
+        # environment, and a lock for a test in more than one suite, which never runs beside
+        # itself (the two ran in turn before, and may share a path or a port in the source tree)
+        added = {"ENVIRONMENT": env, "RESOURCE_LOCK": ["same test %s" % name] if name in shared else []}
         for prop in t.get("properties", []):
             key, value = prop["name"], prop["value"]
-            if key == "ENVIRONMENT":
-                value = list(value) + env
-                seen_env = True
-            if key == "RESOURCE_LOCK":
-                value = list(value) + lock
-                seen_lock = True
+            if key in added:
+                value = list(value) + added.pop(key)
             if key == "RESOURCE_GROUPS":
                 props.append("%s %s" % (key, quote(resource_groups(value))))
             elif key in PLAIN:
@@ -77,10 +75,7 @@ def suite_lines(build, prefix, names, env, shared):
             else:
                 sys.exit("one_ctest: %s in %s has property %s, which this script does not carry over"
                          % (name, build, key))
-        if env and not seen_env:
-            props.append("ENVIRONMENT %s" % quote(listed(env)))
-        if lock and not seen_lock:
-            props.append("RESOURCE_LOCK %s" % quote(listed(lock)))
+        props += ["%s %s" % (key, quote(listed(value))) for key, value in added.items() if value]
         if props:
             lines.append("set_tests_properties(%s PROPERTIES %s)" % (quote(full), " ".join(props)))
     return lines

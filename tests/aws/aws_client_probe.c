@@ -264,14 +264,26 @@ static int config_values(int argc, char **argv)
     return 0;
 }
 
+/* The next line of stdin that is not blank, parsed as JSON into *J (NULL when it is not JSON;
+ * *LINE keeps its text); 0 at the end of the input.  The line-a-case commands read theirs so. */
+static int next_json_line(char **line, size_t *cap, cJSON **j)
+{
+    while (getline(line, cap, stdin) > 0) {
+        if (!(*line)[strspn(*line, " \t\r\n")]) continue;
+        *j = cJSON_Parse(*line);
+        return 1;
+    }
+    return 0;
+}
+
 /* Each line of stdin a JSON array of strings, the arguments of one `config`. */
 static int config_lines(void)
 {
     char *line = NULL;
     size_t cap = 0;
     int rc = 0;
-    while (getline(&line, &cap, stdin) > 0) {
-        cJSON *a = cJSON_Parse(line);
+    cJSON *a;
+    while (next_json_line(&line, &cap, &a)) {
         const int n = cJSON_GetArraySize(a);
         char **argv = calloc((size_t)n + 1, sizeof *argv);
         int ok = cJSON_IsArray(a) && n >= 2 && n % 2 == 0 && argv;
@@ -394,9 +406,8 @@ static int cmd_sign(void)
     char *line = NULL;
     size_t cap = 0;
     int rc = 0;
-    while (getline(&line, &cap, stdin) > 0) {
-        if (!line[strspn(line, " \t\r\n")]) continue;
-        cJSON *j = cJSON_Parse(line);
+    cJSON *j;
+    while (next_json_line(&line, &cap, &j)) {
         if (!cJSON_IsObject(j)) {
             fprintf(stderr, "probe: sign: not a JSON object: %s", line);
             cJSON_Delete(j);

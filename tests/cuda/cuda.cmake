@@ -136,13 +136,16 @@ if(INSTBENCH_CUDA)
     # The simulated kernels and cudasim itself once for the simulated module and cuda_dp_sim (built
     # as the module needs them, position-independent with hidden symbols, which the executable
     # takes as well): 15 CPU-seconds of the build.  cuda_vit_sim compiles its own, with gcov.
-    add_library(cudasim_kernels OBJECT ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp
-                ${_sim_sources})
-    set_target_properties(cudasim_kernels PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden)
-    target_include_directories(cudasim_kernels PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES}
-                               ${INSTBENCH_TEST_FAKES}/cudasim ${CMAKE_SOURCE_DIR}/include)
-    instbench_test_internals(cudasim_kernels cuda)
-    target_compile_options(cudasim_kernels PRIVATE -std=c++17 -ffp-contract=off)
+    # Both users need NCCL (below); without it nothing would link these objects.
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      add_library(cudasim_kernels OBJECT ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp
+                  ${_sim_sources})
+      set_target_properties(cudasim_kernels PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden)
+      target_include_directories(cudasim_kernels PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES}
+                                 ${INSTBENCH_TEST_FAKES}/cudasim ${CMAKE_SOURCE_DIR}/include)
+      instbench_test_internals(cudasim_kernels cuda)
+      target_compile_options(cudasim_kernels PRIVATE -std=c++17 -ffp-contract=off)
+    endif()
     target_compile_options(cuda_vit_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
     instbench_test_internals(cuda_vit_sim cpu cuda)
     # with gcc, the run also says how much of the kernels it executed: every kernel must run
