@@ -10,13 +10,13 @@
 #define WARPS 8
 
 /* i over [B,T,3,H,hd] (source order: coalesced reads) */
-__global__ static void qkv_split_kernel(const float *qkv, void *qkvh, int dt, int B, int T, int H, int hd)
+__global__ static void qkv_split_kernel(const void *qkv, void *qkvh, int dt, int B, int T, int H, int hd)
 {
     const size_t n = (size_t)B * T * 3 * H * hd;
-    CUK_GRID_STRIDE(i, n) act_store(qkvh, dt, cuk_qkv_split_index(i, B, T, H, hd), qkv[i]);
+    CUK_GRID_STRIDE(i, n) act_store(qkvh, dt, cuk_qkv_split_index(i, B, T, H, hd), act_load(qkv, dt, i));
 }
 
-extern "C" cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd,
+extern "C" cudaError_t cuk_qkv_split(const void *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd,
                                      cudaStream_t s)
 {
     const size_t n = (size_t)B * T * 3 * H * hd;

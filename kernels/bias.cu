@@ -1,6 +1,6 @@
 /* kernels/bias: a Linear layer's bias gradient (column sums of dy) fused with the cast of dy to
  * the GEMM input dtype, so dy is read once for both; for fc1 also with GELU's backward (dy =
- * incoming gradient * GELU'(h)), so the fp32 dh is never stored.  Mirrors src/cpu/bias.c.  One
+ * incoming gradient * GELU'(h), in place in the act dtype).  Mirrors src/cpu/bias.c.  One
  * thread per column (four adjacent columns with 16-byte accesses where N and the buffers allow)
  * over a chunk of rows (coalesced across the warp), then a fixed-order sum of the chunks. */
 #include "common.cuh"
@@ -8,8 +8,9 @@
 #define COLSUM_CHUNKS 256 /* row chunks: enough blocks to keep every SM streaming */
 
 /* partial[c][j] = sum of g[r, j] over chunk c's rows, g = dy (dtype dy_dt; * GELU'(gelu_in) if
- * given), also stored to act (dtype dt; may be dy itself in fp32);  grid (ceil(N/256), chunks) */
-__global__ static void colsum_kernel(const void *dy, int dy_dt, const float *gelu_in, void *act, int dt, int M, int N,
+ * given, gelu_in in dtype dy_dt too), also stored to act (dtype dt; may be dy itself, in place);
+ * grid (ceil(N/256), chunks) */
+__global__ static void colsum_kernel(const void *dy, int dy_dt, const void *gelu_in, void *act, int dt, int M, int N,
                                      int rows_per, float *partial)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -19,7 +20,7 @@ __global__ static void colsum_kernel(const void *dy, int dy_dt, const float *gel
     for (long r = r0; r < r1; r++) {
         const size_t i = (size_t)r * N + j;
         const float d = act_load(dy, dy_dt, i);
-        const float g = gelu_in ? d * gelu_grad(gelu_in[i]) : d;
+        const float g = gelu_in ? d * gelu_grad(act_load(gelu_in, dy_dt, i)) : d;
         acc += g;
         if (act) act_store(act, dt, i, g);
     }
@@ -33,7 +34,7 @@ __global__ static void colsum_kernel(const void *dy, int dy_dt, const float *gel
  * previous row's store, one row in flight per thread.  The sum still runs row by row. */
 #define COLSUM_VEC_THREADS 64 /* 256 columns a block: ViT's 768, 2304 and 3072 split evenly */
 #define COLSUM_VEC_UNROLL 4
-__global__ static void colsum_vec_kernel(const void *dy, int dy_dt, const float *gelu_in, void *act, int dt, int M,
+__global__ static void colsum_vec_kernel(const void *dy, int dy_dt, const void *gelu_in, void *act, int dt, int M,
                                          int N, int rows_per, float *partial)
 {
     const int j = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
@@ -48,7 +49,7 @@ __global__ static void colsum_vec_kernel(const void *dy, int dy_dt, const float 
             if (u >= n) break;
             const size_t i = (size_t)(r + u) * N + j;
             g[u] = act_load4(dy, dy_dt, i);
-            if (gelu_in) h[u] = *(const float4 *)(gelu_in + i);
+            if (gelu_in) h[u] = act_load4(gelu_in, dy_dt, i);
         }
 #pragma unroll
         for (int u = 0; u < COLSUM_VEC_UNROLL; u++) {
@@ -74,7 +75,7 @@ __global__ static void colsum_finish_kernel(const float *partial, int chunks, in
 
 extern "C" size_t cuk_colsum_partial_floats(int N) { return (size_t)COLSUM_CHUNKS * N; }
 
-static cudaError_t colsum(const void *dy, ib_precision dy_dt, const float *gelu_in, float *db, void *act,
+static cudaError_t colsum(const void *dy, ib_precision dy_dt, const void *gelu_in, float *db, void *act,
                           ib_precision dt, int M, int N, float *partial, cudaStream_t s)
 {
     const int chunks = M < COLSUM_CHUNKS ? M : COLSUM_CHUNKS, rows_per = (M + chunks - 1) / chunks;
@@ -104,28 +105,29 @@ extern "C" cudaError_t cuk_bias_backward_act(const void *dy, ib_precision dy_dt,
     return colsum(dy, dy_dt, NULL, db, NULL, IB_PREC_FP32, M, N, partial, s);
 }
 
-extern "C" cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, float *db, void *dh, ib_precision dt,
-                                              int M, int F, float *partial, cudaStream_t s)
+extern "C" cudaError_t cuk_gelu_bias_backward(const void *h, void *g, float *db, ib_precision dt, int M, int F,
+                                              float *partial, cudaStream_t s)
 {
-    return colsum(g, IB_PREC_FP32, h, db, dh, dt, M, F, partial, s);
+    return colsum(g, dt, h, db, g, dt, M, F, partial, s);
 }
 
-/* C [M,N] (row stride ldc) += bias [N]: the epilogue of the cuBLAS fallback GEMM in src/cuda/gemm.c. */
-__global__ static void add_bias_kernel(float *C, const float *bias, int M, int N, int ldc)
+/* C [M,N] (row stride ldc) = bias [N] in every row, C and bias in dtype dt: what the GEMMs of
+ * src/cuda/gemm.c accumulate onto (beta 1) when cuBLASLt's bias epilogue cannot run. */
+__global__ static void fill_bias_kernel(void *C, int dt, const void *bias, int M, int N, int ldc)
 {
     const size_t n = (size_t)M * N;
     CUK_GRID_STRIDE(i, n)
     {
         const size_t r = i / N;
         const int j = (int)(i % N);
-        C[r * ldc + j] += bias[j];
+        act_store(C, dt, r * ldc + j, act_load(bias, dt, j));
     }
 }
 
-extern "C" cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s)
+extern "C" cudaError_t cuk_fill_bias(void *C, ib_precision dt, const void *bias, int M, int N, int ldc, cudaStream_t s)
 {
     const size_t n = (size_t)M * N;
     if (n == 0) return cudaSuccess;
-    CUK_LAUNCH(add_bias_kernel, cuk_blocks(n, 256), 256, 0, s)(C, bias, M, N, ldc);
+    CUK_LAUNCH(fill_bias_kernel, cuk_blocks(n, 256), 256, 0, s)(C, dt, bias, M, N, ldc);
     return cudaGetLastError();
 }

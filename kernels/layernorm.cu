@@ -5,6 +5,8 @@
  * sums), as the CPU backend does: each block owns a chunk of rows, its warps stride over them,
  * and the column sums are reduced in a fixed order (per block, then over the chunks: deterministic,
  * no atomics).
+ * The residual added in forward (the Linear's output before the norm) is in the act dtype, as the
+ * dy of the backward (the Linear after it's dgrad) may be: both read and widened to fp32 exactly.
  * The float4 paths (a lane owns columns 4*lane + 128*j, the row in registers) take D a multiple of
  * 4 up to 128 * LN_MAX_NV and 16-byte aligned rows; other shapes take the scalar kernels. */
 #include "common.cuh"
@@ -14,7 +16,7 @@
 #define WARPS 8
 #define LN_MAX_NV 8 /* float4 per lane: D <= 1024 on the vector paths (ViT-L's 1024 included) */
 
-__global__ static void ln_forward_kernel(const float *x_in, const float *res, float *x_out, const float *w,
+__global__ static void ln_forward_kernel(const float *x_in, const void *res, float *x_out, const float *w,
                                          const float *b, void *y, int dt, float *mean, float *rstd, int R, int D,
                                          ptrdiff_t x_stride)
 {
@@ -23,9 +25,8 @@ __global__ static void ln_forward_kernel(const float *x_in, const float *res, fl
     if (row >= R) return;
     const float *x = x_in + row * x_stride;
     if (res) { /* each lane re-reads only the columns it wrote: no cross-lane ordering needed */
-        const float *r = res + row * x_stride;
         float *xo = x_out + row * x_stride;
-        for (int d = lane; d < D; d += 32) xo[d] = x[d] + r[d];
+        for (int d = lane; d < D; d += 32) xo[d] = x[d] + act_load(res, dt, (size_t)(row * x_stride + d));
         x = xo;
     }
     float s = 0;
@@ -40,7 +41,7 @@ __global__ static void ln_forward_kernel(const float *x_in, const float *res, fl
 
 /* The same with each lane's NV float4 of the row held in registers (x read once). */
 template <int NV>
-__global__ static void ln_forward_vec_kernel(const float *x_in, const float *res, float *x_out, const float *w,
+__global__ static void ln_forward_vec_kernel(const float *x_in, const void *res, float *x_out, const float *w,
                                              const float *b, void *y, int dt, float *mean, float *rstd, int R, int D,
                                              ptrdiff_t x_stride)
 {
@@ -55,7 +56,7 @@ __global__ static void ln_forward_vec_kernel(const float *x_in, const float *res
         if (d >= D) continue;
         v[j] = *(const float4 *)(x_in + row * x_stride + d);
         if (res) {
-            const float4 r = *(const float4 *)(res + row * x_stride + d);
+            const float4 r = act_load4(res, dt, (size_t)(row * x_stride + d));
             v[j] = make_float4(v[j].x + r.x, v[j].y + r.y, v[j].z + r.z, v[j].w + r.w);
             *(float4 *)(x_out + row * x_stride + d) = v[j];
         }
@@ -103,7 +104,7 @@ static int ln_vec_nv(int D, ptrdiff_t stride_a, ptrdiff_t stride_b)
     }
 
 template <int NV>
-static void ln_forward_vec(unsigned blocks, cudaStream_t s, const float *x_in, const float *res, float *x_out,
+static void ln_forward_vec(unsigned blocks, cudaStream_t s, const float *x_in, const void *res, float *x_out,
                            const float *w, const float *b, void *y, int dt, float *mean, float *rstd, int R, int D,
                            ptrdiff_t x_stride)
 {
@@ -111,7 +112,7 @@ static void ln_forward_vec(unsigned blocks, cudaStream_t s, const float *x_in, c
     (x_in, res, x_out, w, b, y, dt, mean, rstd, R, D, x_stride);
 }
 
-extern "C" cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w,
+extern "C" cudaError_t cuk_layernorm_forward(const float *x_in, const void *res, float *x_out, const float *w,
                                              const float *b, void *y, ib_precision dt, float *mean, float *rstd, int R,
                                              int D, ptrdiff_t x_stride, cudaStream_t s)
 {
@@ -126,20 +127,21 @@ extern "C" cudaError_t cuk_layernorm_forward(const float *x_in, const float *res
     return cudaGetLastError();
 }
 
-/* dx[r] += rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat)),  g = dy[r] */
-__global__ static void ln_backward_dx_kernel(const float *dy, const float *x, const float *mean, const float *rstd,
-                                             const float *w, float *dx, ptrdiff_t dx_stride, int R, int D,
-                                             ptrdiff_t x_stride)
+/* dx[r] += rstd * (g*w - mean(g*w) - xhat * mean(g*w*xhat)),  g = dy[r] (dtype gdt) */
+__global__ static void ln_backward_dx_kernel(const void *dy, int gdt, const float *x, const float *mean,
+                                             const float *rstd, const float *w, float *dx, ptrdiff_t dx_stride, int R,
+                                             int D, ptrdiff_t x_stride)
 {
     const int lane = threadIdx.x & 31;
     const long row = (long)blockIdx.x * WARPS + (threadIdx.x >> 5);
     if (row >= R) return;
-    const float *g = dy + (size_t)row * D, *xr = x + row * x_stride;
+    const float *xr = x + row * x_stride;
+    const size_t g0 = (size_t)row * D;
     float *o = dx + row * dx_stride;
     const float m = mean[row], rs = rstd[row];
     float sg = 0, sgx = 0;
     for (int d = lane; d < D; d += 32) {
-        const float xh = (xr[d] - m) * rs, gw = g[d] * w[d];
+        const float xh = (xr[d] - m) * rs, gw = act_load(dy, gdt, g0 + d) * w[d];
         sg += gw;
         sgx += gw * xh;
     }
@@ -147,21 +149,22 @@ __global__ static void ln_backward_dx_kernel(const float *dy, const float *x, co
     sgx = warp_sum(sgx) / D;
     for (int d = lane; d < D; d += 32) {
         const float xh = (xr[d] - m) * rs;
-        o[d] += rs * (g[d] * w[d] - sg - xh * sgx);
+        o[d] += rs * (act_load(dy, gdt, g0 + d) * w[d] - sg - xh * sgx);
     }
 }
 
 /* partial[c][0][d] = sum over chunk c's rows of dy*xhat; partial[c][1][d] = of dy.
  * grid (ceil(D/256), chunks) */
-__global__ static void ln_backward_dwdb_kernel(const float *dy, const float *x, const float *mean, const float *rstd,
-                                               int R, int D, ptrdiff_t x_stride, int rows_per, float *partial)
+__global__ static void ln_backward_dwdb_kernel(const void *dy, int gdt, const float *x, const float *mean,
+                                               const float *rstd, int R, int D, ptrdiff_t x_stride, int rows_per,
+                                               float *partial)
 {
     const int d = blockIdx.x * blockDim.x + threadIdx.x;
     if (d >= D) return;
     const long r0 = (long)blockIdx.y * rows_per, r1 = r0 + rows_per < R ? r0 + rows_per : R;
     float aw = 0, ab = 0;
     for (long r = r0; r < r1; r++) {
-        const float g = dy[(size_t)r * D + d];
+        const float g = act_load(dy, gdt, (size_t)r * D + d);
         aw += g * (x[r * x_stride + d] - mean[r]) * rstd[r];
         ab += g;
     }
@@ -178,9 +181,9 @@ __global__ static void ln_backward_dwdb_kernel(const float *dy, const float *x, 
  * added in warp order through shared memory into partial[c][a][D] (a: dw, db, next). */
 template <int NV>
 __global__ static void __launch_bounds__(WARPS * 32)
-    ln_backward_vec_kernel(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
-                           float *dx, ptrdiff_t dx_stride, int R, int D, ptrdiff_t x_stride, int rows_per,
-                           void *next_act, int dt, int want_next, float *partial)
+    ln_backward_vec_kernel(const void *dy, int gdt, const float *x, const float *mean, const float *rstd,
+                           const float *w, float *dx, ptrdiff_t dx_stride, int R, int D, ptrdiff_t x_stride,
+                           int rows_per, void *next_act, int dt, int want_next, float *partial)
 {
     __shared__ float red[WARPS * NV * 128];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -196,7 +199,7 @@ __global__ static void __launch_bounds__(WARPS * 32)
         for (int j = 0; j < NV; j++) {
             const int d = (j * 32 + lane) * 4;
             if (d >= D) continue;
-            g[j] = *(const float4 *)(dy + (size_t)row * D + d);
+            g[j] = act_load4(dy, gdt, (size_t)row * D + d);
             const float4 xv = *(const float4 *)(x + row * x_stride + d);
             o[j] = *(const float4 *)(dx + row * dx_stride + d);
             xh[j] = make_float4((xv.x - m) * rs, (xv.y - m) * rs, (xv.z - m) * rs, (xv.w - m) * rs);
@@ -240,12 +243,12 @@ __global__ static void __launch_bounds__(WARPS * 32)
 }
 
 template <int NV>
-static void ln_backward_vec(unsigned chunks, cudaStream_t s, const float *dy, const float *x, const float *mean,
+static void ln_backward_vec(unsigned chunks, cudaStream_t s, const void *dy, int gdt, const float *x, const float *mean,
                             const float *rstd, const float *w, float *dx, ptrdiff_t dx_stride, int R, int D,
                             ptrdiff_t x_stride, int rows_per, void *next_act, int dt, int want_next, float *partial)
 {
     CUK_LAUNCH(ln_backward_vec_kernel<NV>, chunks, WARPS * 32, 0, s)
-    (dy, x, mean, rstd, w, dx, dx_stride, R, D, x_stride, rows_per, next_act, dt, want_next, partial);
+    (dy, gdt, x, mean, rstd, w, dx, dx_stride, R, D, x_stride, rows_per, next_act, dt, want_next, partial);
 }
 
 /* out_a[j] = sum_c partial[c][a][j] for a < nacc (chunks in order; out2 only with nacc 3) */
@@ -272,28 +275,30 @@ extern "C" size_t cuk_layernorm_partial_floats(int D)
     return (size_t)LN_CHUNKS * 3 * D > c ? (size_t)LN_CHUNKS * 3 * D : c;
 }
 
-extern "C" cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd,
-                                              const float *w, float *dx, ptrdiff_t dx_stride, float *dw, float *db,
-                                              int R, int D, ptrdiff_t x_stride, void *next_act, ib_precision dt,
-                                              float *next_db, float *partial, cudaStream_t s)
+extern "C" cudaError_t cuk_layernorm_backward(const void *dy, ib_precision dy_dt, const float *x, const float *mean,
+                                              const float *rstd, const float *w, float *dx, ptrdiff_t dx_stride,
+                                              float *dw, float *db, int R, int D, ptrdiff_t x_stride, void *next_act,
+                                              ib_precision dt, float *next_db, float *partial, cudaStream_t s)
 {
     if ((next_act || next_db) && dx_stride != D) return cudaErrorInvalidValue; /* the Linear's dy is dense */
     const int chunks = R < LN_CHUNKS ? R : LN_CHUNKS, rows_per = (R + chunks - 1) / chunks;
     const int nv = aligned16(dy, x, dx, next_act) ? ln_vec_nv(D, x_stride, dx_stride) : 0;
     cudaError_t e;
     if (nv) {
-        LN_NV_SWITCH(nv, ln_backward_vec, (unsigned)chunks, s, dy, x, mean, rstd, w, dx, dx_stride, R, D, x_stride,
-                     rows_per, next_act, (int)dt, next_db != NULL, partial);
+        LN_NV_SWITCH(nv, ln_backward_vec, (unsigned)chunks, s, dy, (int)dy_dt, x, mean, rstd, w, dx, dx_stride, R, D,
+                     x_stride, rows_per, next_act, (int)dt, next_db != NULL, partial);
         if ((e = cudaGetLastError()) != cudaSuccess) return e;
         const int nacc = next_db ? 3 : 2;
         CUK_LAUNCH(chunk_sum_kernel, (unsigned)((D + 255) / 256), 256, 0, s)(partial, chunks, nacc, D, dw, db, next_db);
         return cudaGetLastError();
     }
     const unsigned blocks = (unsigned)((R + WARPS - 1) / WARPS);
-    CUK_LAUNCH(ln_backward_dx_kernel, blocks, WARPS * 32, 0, s)(dy, x, mean, rstd, w, dx, dx_stride, R, D, x_stride);
+    CUK_LAUNCH(ln_backward_dx_kernel, blocks, WARPS * 32, 0, s)
+    (dy, (int)dy_dt, x, mean, rstd, w, dx, dx_stride, R, D, x_stride);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     const dim3 grid((unsigned)((D + 255) / 256), (unsigned)chunks);
-    CUK_LAUNCH(ln_backward_dwdb_kernel, grid, 256, 0, s)(dy, x, mean, rstd, R, D, x_stride, rows_per, partial);
+    CUK_LAUNCH(ln_backward_dwdb_kernel, grid, 256, 0, s)
+    (dy, (int)dy_dt, x, mean, rstd, R, D, x_stride, rows_per, partial);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     CUK_LAUNCH(chunk_sum_kernel, (unsigned)((D + 255) / 256), 256, 0, s)(partial, chunks, 2, D, dw, db, nullptr);
     if ((e = cudaGetLastError()) != cudaSuccess) return e;

@@ -29,7 +29,7 @@ typedef struct model_block_acts {
     float *x_mid;         /* [B,T,D] after the attention residual */
     void *ln2;            /* act [B,T,D] */
     float *mean2, *rstd2; /* [B*T] */
-    float *h;             /* [B,T,F] fc1 output (+ bias) before GELU */
+    void *h;              /* act [B,T,F] fc1 output (+ bias) before GELU */
     void *a;              /* act [B,T,F] GELU output (fc2 input) */
 } model_block_acts;
 
@@ -48,12 +48,17 @@ typedef struct model_buffers {
     float *logits, *dlogits;       /* [B,C] */
     void *dlogits_act;             /* act [B,C] */
     float *dlnf;                   /* [B,D] */
-    /* scratch shared by all blocks */
-    float *big;    /* [B*T, max(3D,F)] GEMM outputs */
+    /* scratch shared by all blocks.  Every block Linear writes its output in the act dtype, as
+     * autocast does: forward, proj's and fc2's into big_act (the residual add reads them there);
+     * backward, fc2's dgrad into big_act (GELU's backward works on it in place), fc1's and qkv's
+     * into dln (f under fp32), the LayerNorm backward's dy; the attention backward's dqkv into
+     * big_act too (the CUDA backend's unfused path merges it in fp32 first, a buffer of its own) */
     void *big_act; /* act [B*T, max(3D,F)] */
-    float *f;      /* [B*T,D] */
+    float *f;      /* [B*T,D] the patch embedding's output and gradient; fc1's, qkv's dgrads under fp32 */
     float *dx;     /* [B*T,D] gradient of the residual stream */
     void *datt;    /* act [B*T,D] gradient of the attention output */
+    void *dx_act;  /* bf16 [B*T,D] dx as the GEMMs after it read it (fc2's, proj's dy); bf16 only */
+    void *dln;     /* bf16 [B*T,D] fc1's and qkv's dgrads (the LayerNorms' dy); bf16 only */
 } model_buffers;
 
 /* dtypes of planned buffers besides the number formats of ib_precision */

@@ -5,13 +5,12 @@
 
 #include <stdlib.h>
 
-#define CB 256 /* columns per task */
+#define CB CPU_COLSUM_COLS /* columns per task */
 
-/* A cpu_colsum_block_fn: column sums of dy (y unused) and under bf16 its act copy. */
-CPU_KERNEL static void colsum_block(const float *restrict dy, float *restrict y, bf16 *restrict act,
-                                    float *restrict acc, size_t ld, long r0, long r1, int w)
+/* Column sums of dy and, if act, its bf16 copy (rows at stride ld, w columns). */
+CPU_KERNEL static void colsum_rows(const float *restrict dy, bf16 *restrict act, float *restrict acc, size_t ld,
+                                   long r0, long r1, int w)
 {
-    (void)y;
     for (long r = r0; r < r1; r++) {
         const float *row = dy + (size_t)r * ld;
         for (int j = 0; j < w; j++) acc[j] += row[j];
@@ -22,7 +21,14 @@ CPU_KERNEL static void colsum_block(const float *restrict dy, float *restrict y,
     }
 }
 
-void cpu_colsum_tasks(cpu_colsum_block_fn block, const float *x, float *y, bf16 *act, int M, int N, float *out)
+/* A cpu_colsum_block_fn: fp32 dy (y unused) from column c0. */
+static void colsum_block(const void *dy, void *y, bf16 *act, float *acc, size_t ld, long r0, long r1, int c0, int w)
+{
+    (void)y;
+    colsum_rows((const float *)dy + c0, act ? act + c0 : NULL, acc, ld, r0, r1, w);
+}
+
+void cpu_colsum_tasks(cpu_colsum_block_fn block, const void *x, void *y, bf16 *act, int M, int N, float *out)
 {
     /* Tasks are (row block, column block); row blocks give every thread work even when N is
      * narrow, and their partial sums are added in a fixed order (deterministic). */
@@ -37,9 +43,7 @@ void cpu_colsum_tasks(cpu_colsum_block_fn block, const float *x, float *y, bf16 
         for (int blk = 0; blk < nblk; blk++) {
             const int c0 = blk * CB, w = c0 + CB < N ? CB : N - c0;
             const long r0 = part ? rb * rows_per : 0, r1 = !part ? M : r0 + rows_per < M ? r0 + rows_per : M;
-            if (r0 < r1)
-                block(x + c0, y ? y + c0 : NULL, act ? act + c0 : NULL, (part ? part + (size_t)rb * N : out) + c0,
-                      (size_t)N, r0, r1, w);
+            if (r0 < r1) block(x, y, act, (part ? part + (size_t)rb * N : out) + c0, (size_t)N, r0, r1, c0, w);
         }
     if (!part) return;
     for (int j = 0; j < N; j++) {

@@ -25,6 +25,7 @@ typedef struct gemm_entry {
     int local;
     int widen;         /* bf16 operands widened to fp32 (no native bf16 matmul here) */
     size_t na, nb, nc; /* widened extents of A, B and (bf16 output only) C, in elements */
+    size_t nbias;      /* the bias's (bf16 output with a bias only; it has C's dtype) */
     dnnl_primitive_t prim;
     /* [nthreads] for local entries, [1] otherwise */
     dnnl_memory_t *a, *b, *c, *bias, *scratch;
@@ -198,7 +199,8 @@ static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_ent
     if (k->bias) {
         dnnl_dims_t bb = {1, 1, 1};
         bb[nd - 1] = k->N;
-        CHECK(dnnl_memory_desc_init_by_tag(&bias_md, nd, bb, dnnl_f32, nd == 3 ? dnnl_abc : dnnl_ab), "bias desc");
+        /* the bias has C's dtype (widened with it where C is) */
+        CHECK(dnnl_memory_desc_init_by_tag(&bias_md, nd, bb, c_dt, nd == 3 ? dnnl_abc : dnnl_ab), "bias desc");
     }
     dnnl_matmul_desc_t md;
     CHECK(dnnl_matmul_desc_init(&md, &a_md, &b_md, k->bias ? &bias_md : NULL, &c_md), "matmul desc");
@@ -235,7 +237,8 @@ static int entry_create(cpu_gemm *g, const cpu_gemm_desc *k, int local, gemm_ent
         e->na = extent(k->batch, k->transA ? k->K : k->M, k->transA ? k->M : k->K, k->lda);
         e->nb = extent(k->batch, k->transB ? k->N : k->K, k->transB ? k->K : k->N, k->ldb);
         e->nc = k->c == IB_PREC_BF16 ? extent(k->batch, k->M, k->N, k->ldc) : 0;
-        if (wide_reserve(g, nm, pad16(e->na) + pad16(e->nb) + pad16(e->nc)))
+        e->nbias = k->c == IB_PREC_BF16 && k->bias ? (size_t)k->N : 0;
+        if (wide_reserve(g, nm, pad16(e->na) + pad16(e->nb) + pad16(e->nc) + pad16(e->nbias)))
             return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory (bf16 GEMM operands widened to fp32)");
     }
     e->a = calloc(nm, sizeof *e->a), e->b = calloc(nm, sizeof *e->b), e->c = calloc(nm, sizeof *e->c);
@@ -302,14 +305,18 @@ static int find_or_create(cpu_gemm *g, const cpu_gemm_desc *d, int local, int *i
     return 0;
 }
 
-static int execute(cpu_gemm *g, gemm_entry *e, int t, const void *A, const void *B, void *C, const float *bias)
+static int execute(cpu_gemm *g, gemm_entry *e, int t, const void *A, const void *B, void *C, const void *bias)
 {
     void *C_out = C;
     if (e->widen) {
         const int par = !e->local;
-        float *wa = g->wide[t], *wb = wa + pad16(e->na), *wc = wb + pad16(e->nb);
+        float *wa = g->wide[t], *wb = wa + pad16(e->na), *wc = wb + pad16(e->nb), *wbias = wc + pad16(e->nc);
         widen(wa, A, e->na, par), widen(wb, B, e->nb, par);
         A = wa, B = wb;
+        if (e->nbias && bias) { /* a bf16 bias, exact in fp32 as the operands are */
+            cpu_load_bf16(wbias, (const bf16 *)bias, e->nbias);
+            bias = wbias;
+        }
         if (e->nc) { /* bf16 output: the fp32 result lands in wc and is rounded into C below */
             if (e->key.accumulate) widen(wc, C, e->nc, par);
             C = wc;
@@ -335,7 +342,7 @@ static int execute(cpu_gemm *g, gemm_entry *e, int t, const void *A, const void 
     return 0;
 }
 
-int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
+int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const void *bias,
                   ib_error *err)
 {
     int i;
@@ -350,7 +357,7 @@ int cpu_gemm_prepare_local(cpu_gemm *g, const cpu_gemm_desc *d, int *handle, ib_
     return find_or_create(g, d, 1, handle, err);
 }
 
-int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const float *bias)
+int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const void *bias)
 {
     const int t = omp_get_thread_num();
     if (handle < 0 || handle >= g->n || t >= g->nthreads) return -1;

@@ -18,7 +18,7 @@ int cpu_gemm_create(cpu_gemm **g, int nthreads, ib_error *err)
 
 void cpu_gemm_destroy(cpu_gemm *g) {}
 
-int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
+int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const void *bias,
                   ib_error *err)
 {
     return ib_error_set(err, IB_EXIT_RUNTIME, "cpu backend: %s", WHY);
@@ -29,7 +29,7 @@ int cpu_gemm_prepare_local(cpu_gemm *g, const cpu_gemm_desc *d, int *handle, ib_
     return ib_error_set(err, IB_EXIT_RUNTIME, "cpu backend: %s", WHY);
 }
 
-int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const float *bias) { return -1; }
+int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const void *bias) { return -1; }
 
 int cpu_gemm_run(cpu_gemm *g, ib_precision dt, int batch, int M, int N, int K, const void *A, int transA, const void *B,
                  int transB, float *C, int ldc, const float *bias, int accumulate, ib_error *err)

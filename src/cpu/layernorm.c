@@ -33,18 +33,22 @@ CPU_KERNEL static void ln_fwd_row(const float *restrict x_in, const float *restr
     *rstd = rs;
 }
 
-void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b, void *y,
+void cpu_layernorm_forward(const float *x_in, const void *res, float *x_out, const float *w, const float *b, void *y,
                            ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride)
 {
+    const int bf = dt != IB_PREC_FP32;
 #pragma omp parallel
     {
-        float *row = dt == IB_PREC_FP32 ? NULL : aligned_alloc(64, ((size_t)D * 4 + 63) / 64 * 64);
+        /* under bf16: the output row before its rounding, and the residual (a Linear's bf16 output)
+         * widened to fp32, exactly */
+        float *row = bf ? aligned_alloc(64, ((size_t)D * 8 + 63) / 64 * 64) : NULL, *rrow = row ? row + D : NULL;
 #pragma omp for schedule(static)
         for (long r = 0; r < R; r++) {
-            float *out = dt == IB_PREC_FP32 ? (float *)y + (size_t)r * D : row;
-            ln_fwd_row(x_in + r * x_stride, res ? res + r * x_stride : NULL, res ? x_out + r * x_stride : NULL, w, b,
-                       out, mean + r, rstd + r, D);
-            if (dt != IB_PREC_FP32) cpu_store(y, dt, (size_t)r * D, row, D);
+            float *out = bf ? row : (float *)y + (size_t)r * D;
+            const float *rr = !res ? NULL : bf ? rrow : (const float *)res + r * x_stride;
+            if (res && bf) cpu_load_bf16(rrow, (const bf16 *)res + r * x_stride, D);
+            ln_fwd_row(x_in + r * x_stride, rr, res ? x_out + r * x_stride : NULL, w, b, out, mean + r, rstd + r, D);
+            if (bf) cpu_store(y, dt, (size_t)r * D, row, D);
         }
         free(row);
     }
@@ -75,27 +79,31 @@ CPU_KERNEL static void ln_bwd_row(const float *restrict g, const float *restrict
         for (int d = 0; d < D; d++) pcol[d] += dx[d];
 }
 
-void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
-                            float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride,
-                            void *dx_act, ib_precision dt, float *dx_colsum)
+void cpu_layernorm_backward(const void *dy, ib_precision dy_dt, const float *x, const float *mean, const float *rstd,
+                            const float *w, float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D,
+                            ptrdiff_t x_stride, void *dx_act, ib_precision dt, float *dx_colsum)
 {
-    const int nt = omp_get_max_threads(), np = dx_colsum ? 3 : 2;
-    float *part = calloc((size_t)nt * np * D, sizeof *part); /* per-thread dw, db (, colsum) partials */
+    const int nt = omp_get_max_threads(), np = dx_colsum ? 3 : 2, gbf = dy_dt != IB_PREC_FP32;
+    /* per-thread dw, db (, colsum) partials, and (dy in bf16) the thread's dy row widened to fp32 */
+    const size_t per = (size_t)np * D + (gbf ? (size_t)D : 0);
+    float *part = calloc((size_t)nt * per, sizeof *part);
 #pragma omp parallel num_threads(nt)
     {
         const int tid = omp_get_thread_num();
-        float *pdw = part + (size_t)tid * np * D, *pdb = pdw + D, *pcol = dx_colsum ? pdb + D : NULL;
+        float *pdw = part + (size_t)tid * per, *pdb = pdw + D, *pcol = dx_colsum ? pdb + D : NULL;
+        float *grow = gbf ? pdw + (size_t)np * D : NULL;
 #pragma omp for schedule(static)
         for (long r = 0; r < R; r++) {
-            ln_bwd_row(dy + (size_t)r * D, x + r * x_stride, mean[r], rstd[r], w, dx + r * dx_stride, pdw, pdb, pcol,
-                       D);
+            if (gbf) cpu_load_bf16(grow, (const bf16 *)dy + (size_t)r * D, D);
+            ln_bwd_row(gbf ? grow : (const float *)dy + (size_t)r * D, x + r * x_stride, mean[r], rstd[r], w,
+                       dx + r * dx_stride, pdw, pdb, pcol, D);
             if (dx_act && dt != IB_PREC_FP32) cpu_store(dx_act, dt, (size_t)r * D, dx + r * dx_stride, D);
         }
     }
     for (int d = 0; d < D; d++) {
         float a = 0, c = 0, e = 0;
         for (int t = 0; t < nt; t++) {
-            const float *pt = part + (size_t)t * np * D;
+            const float *pt = part + (size_t)t * per;
             a += pt[d], c += pt[D + d];
             if (dx_colsum) e += pt[2 * D + d];
         }

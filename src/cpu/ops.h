@@ -39,8 +39,10 @@ void cpu_load_bf16(float *dst, const bf16 *src, size_t n);    /* bf16 -> fp32, e
 void cpu_widen_bf16(float *dst, const bf16 *src, size_t n);   /* the same, parallel */
 
 /* ---- gemm: oneDNN matmul, primitives created once per shape and cached ----
- * C[b] (M x N, fp32, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
- * A, B in dtype dt.  transA: A stored K x M; transB: B stored N x K.  Batched operands are
+ * C[b] (M x N, row stride ldc) = op(A[b]) (M x K) * op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
+ * A, B in dtype dt; the fp32 sum rounded once into C's dtype.  The bias has C's dtype (as cuBLASLt's
+ * bias epilogue, and autocast's F.linear, which casts the bias with the weight): a bf16 output adds
+ * the bf16 copy of the bias.  transA: A stored K x M; transB: B stored N x K.  Batched operands are
  * contiguous (stride M*K, K*N, M*ldc). */
 typedef struct cpu_gemm cpu_gemm;
 /* General form: op(A) is M x K, op(B) is K x N, C is M x N; lda/ldb/ldc are the row strides (in
@@ -55,12 +57,12 @@ typedef struct cpu_gemm_desc {
 /* nthreads: the most OpenMP threads that will call cpu_gemm_run_local (<= 0: omp_get_max_threads()). */
 int cpu_gemm_create(cpu_gemm **g, int nthreads, ib_error *err);
 /* All threads (oneDNN parallelises the one GEMM). */
-int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
+int cpu_gemm_exec(cpu_gemm *g, const cpu_gemm_desc *d, const void *A, const void *B, void *C, const void *bias,
                   ib_error *err);
 /* One GEMM per thread inside an OpenMP parallel region: prepare outside the region (creates and
  * caches the primitive and per-thread resources), then run_local from any thread of the region. */
 int cpu_gemm_prepare_local(cpu_gemm *g, const cpu_gemm_desc *d, int *handle, ib_error *err);
-int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const float *bias);
+int cpu_gemm_run_local(cpu_gemm *g, int handle, const void *A, const void *B, void *C, const void *bias);
 void cpu_gemm_destroy(cpu_gemm *g);
 /* NULL in a build with oneDNN (gemm.c); else why there are no GEMMs (gemm_none.c), which the
  * backend reports as its unavailable_reason. */
@@ -77,33 +79,39 @@ void cpu_tokens_forward(const float *pe, const float *cls, const float *pos, flo
 void cpu_tokens_backward(const float *dx, float *dcls, float *dpos, float *dpe, int B, int T, int D);
 
 /* ---- layernorm (eps 1e-6, as timm), statistics in fp32 ---- */
-/* If res != NULL: x = x_in + res is written to x_out first (fused residual add), then
+/* If res != NULL: x = x_in + res is written to x_out first (fused residual add; res is the output
+ * of the Linear before it, in the act dtype dt, rows at x_stride as x's), then
  * y [R,D] act = LN(x) * w + b; mean, rstd [R]. */
-void cpu_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b, void *y,
+void cpu_layernorm_forward(const float *x_in, const void *res, float *x_out, const float *w, const float *b, void *y,
                            ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride);
-/* dx [R,D] += dLN/dx (dy [R,D] fp32); dw, db [D] overwritten. x rows at x_stride elements.
+/* dx [R,D] += dLN/dx (dy [R,D] in dtype dy_dt: the bf16 dgrad of the Linear after the norm under
+ * autocast, fp32 for the head's); dw, db [D] overwritten. x rows at x_stride elements.
  * Fused for the Linear that produced this norm's input (dx is its output gradient): if dx_colsum,
  * it gets the column sums of the finished dx (that Linear's bias grad), and if dx_act (bf16 only)
  * the act copy of dx [R,D] for its GEMMs. */
-void cpu_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd, const float *w,
-                            float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D, ptrdiff_t x_stride,
-                            void *dx_act, ib_precision dt, float *dx_colsum);
+void cpu_layernorm_backward(const void *dy, ib_precision dy_dt, const float *x, const float *mean, const float *rstd,
+                            const float *w, float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D,
+                            ptrdiff_t x_stride, void *dx_act, ib_precision dt, float *dx_colsum);
 
 /* ---- bias: db [N] = column sums of dy [M,N]; optionally dy -> act copy for the next GEMMs ---- */
 void cpu_bias_backward(const float *dy, float *db, void *dy_act, ib_precision dt, int M, int N);
 /* The task grid of a column reduction over rows [M, N] (bias.c; the bias and GELU backward share
- * it): BLOCK gets x, y and act at column c0 (row stride N), adds the column sums of rows [r0, r1)
- * and columns [c0, c0 + w) into acc[0..w), and does its own elementwise work on the way; out [N]
- * gets the sums, added over row blocks in a fixed order (deterministic for any thread count). */
-typedef void (*cpu_colsum_block_fn)(const float *x, float *y, bf16 *act, float *acc, size_t ld, long r0, long r1,
+ * it): BLOCK gets the whole x, y and act (row stride N; their dtypes are the block's to know), adds
+ * the column sums of rows [r0, r1) and columns [c0, c0 + w) into acc[0..w) (w <= CPU_COLSUM_COLS),
+ * and does its own elementwise work on the way; out [N] gets the sums, added over row blocks in a
+ * fixed order (deterministic for any thread count). */
+#define CPU_COLSUM_COLS 256
+typedef void (*cpu_colsum_block_fn)(const void *x, void *y, bf16 *act, float *acc, size_t ld, long r0, long r1, int c0,
                                     int w);
-void cpu_colsum_tasks(cpu_colsum_block_fn block, const float *x, float *y, bf16 *act, int M, int N, float *out);
+void cpu_colsum_tasks(cpu_colsum_block_fn block, const void *x, void *y, bf16 *act, int M, int N, float *out);
 
 /* ---- gelu (exact erf) ---- */
-void cpu_gelu_forward(const float *h, void *a, ib_precision dt, size_t n);
-/* g [M,F]: in da, out dh = da * GELU'(h) in fp32 (and under bf16 also in dh_act), and
- * db [F] = column sums of dh (fc1's bias grad), fused so dh is made in one pass. */
-void cpu_gelu_backward(const float *h, float *g, void *dh_act, float *db, ib_precision dt, int M, int F);
+/* a [n] = GELU(h), h (fc1's output) and a in the act dtype dt, computed in fp32. */
+void cpu_gelu_forward(const void *h, void *a, ib_precision dt, size_t n);
+/* g [M,F] in place, in the act dtype dt as h: in da, out dh = da * GELU'(h) (fp32, rounded once
+ * under bf16), and db [F] = column sums of dh's fp32 values (fc1's bias grad), fused so dh is made
+ * in one pass. */
+void cpu_gelu_backward(const void *h, void *g, float *db, ib_precision dt, int M, int F);
 
 /* ---- attention core: softmax(q k^T * scale) v per (batch, head) ----
  * qkv: act [B,T,3,H,hd] (the qkv Linear's output); P: act [B,H,T,T] softmax probabilities, saved

@@ -2,11 +2,12 @@
  * Per block:  x_mid = x + proj(attn(LN1(x)));  x_out = x_mid + fc2(GELU(fc1(LN2(x_mid))))
  * The residual add is fused into the LayerNorm that follows it (LN1 of the next block, or the
  * final norm), and the final norm and head run on the class token only (the only row timm's
- * token pooling reads).  Under bf16 autocast every GEMM reads bf16 operands (weights from a bf16
- * copy refreshed by the optimizer) and accumulates in fp32; it writes fp32 except where its output
- * only ever feeds other GEMMs (qkv, the attention output and its gradient), which it writes in
- * bf16 directly, as the cast autocast would make next.  LayerNorm, softmax, GELU, the loss and
- * Adam run in fp32 on fp32 master weights. */
+ * token pooling reads).  Under bf16 autocast every GEMM reads bf16 operands (weights and biases
+ * from a bf16 copy refreshed by the optimizer) and accumulates in fp32.  Every block Linear writes
+ * its output in bf16 with the bf16 bias added in its epilogue, as autocast's F.linear does (qkv,
+ * proj, fc1's h, fc2 forward; the dgrads backward); the residual stream and its gradient, the
+ * patch embedding and the head stay fp32.  LayerNorm, softmax, GELU, the loss and Adam compute in
+ * fp32 (bf16 inputs widened exactly) on fp32 master weights. */
 #include "cpu/vit.h"
 #include "instbench/cpu.h"
 
@@ -30,7 +31,6 @@ int cpu_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
     /* every buffer page-aligned, as when each was an allocation of its own */
     if (model_plan_build(&cfg->model, cfg->batch_size, cfg->precision, 1, 4096, p, err)) return -1;
     const size_t B = p->B, T = p->T, D = p->D, F = p->F, BT = B * T, nt = team_size(cfg);
-    if (p->act == IB_PREC_BF16) model_plan_add(p, "dx_act", IB_PREC_BF16, offsetof(cpu_vit, dx_act), MODEL_DIMS(BT, D));
     model_plan_add(p, "attn_scratch", MODEL_DT_BYTE, offsetof(cpu_vit, attn_scratch),
                    MODEL_DIMS(cpu_attention_scratch_bytes(p->T, p->hd, (int)nt)));
     /* host bookkeeping besides the arena: the layout, the block pointer array, oneDNN's primitives
@@ -40,7 +40,7 @@ int cpu_vit_plan(const ib_train_config *cfg, model_plan *p, ib_error *err)
         /* cpu/gemm widens bf16 operands into fp32 buffers it owns: the largest Linear's A + B (+ a
          * bf16 output) on the all-threads path, and per thread the attention tiles' T x T + two
          * T x hd.  Counted so the memory check sees them. */
-        const size_t Wd = 3 * D > F ? 3 * D : F, BN = B * p->N, K = p->K, lin1 = BT * (Wd + D) + Wd * D;
+        const size_t Wd = 3 * D > F ? 3 * D : F, BN = B * p->N, K = p->K, lin1 = BT * (Wd + D) + Wd * D + Wd;
         const size_t lin = lin1 > BN * K + D * K ? lin1 : BN * K + D * K;
         p->outside += 4 * (lin + nt * (T * T + 2 * T * (size_t)p->hd + 48));
     }
@@ -135,6 +135,17 @@ int cpu_vit_backward(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *err)
     return rc;
 }
 
+/* A block Linear's forward: y [M,out] act = x [M,in] W^T + b, the bias in the act dtype too (the
+ * bf16 copy under autocast, added to the fp32 sum before the one rounding, as F.linear's epilogue). */
+static int linear(cpu_vit *v, const void *x, size_t w_off, size_t b_off, void *y, int M, int out, int in, ib_error *err)
+{
+    const ib_precision dt = v->plan.act;
+    const cpu_gemm_desc d = {1, M, out, in, dt, dt, 0, 1, 0, 0, 0, 1, 0};
+    int rc_;
+    TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, x, wgt(v, w_off), y, wgt(v, b_off), err));
+    return rc_ ? -1 : 0;
+}
+
 static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
 {
     if (!v->have_inputs) return ib_error_set(err, IB_EXIT_RUNTIME, "forward before set_inputs");
@@ -157,47 +168,47 @@ static int forward_impl(cpu_vit *v, float *loss, ib_error *err)
         if (l == 0)
             TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, NULL, NULL, W + p->norm1_w, W + p->norm1_b, k->ln1, dt,
                                                         k->mean1, k->rstd1, BT, D, D));
-        else /* x_in = previous x_mid + previous fc2 output (still in f) */
-            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(b->blk[l - 1].x_mid, b->f, k->x_in, W + p->norm1_w,
+        else /* x_in = previous x_mid + previous fc2 output (still in big_act) */
+            TIMED(PROF_LAYERNORM, cpu_layernorm_forward(b->blk[l - 1].x_mid, b->big_act, k->x_in, W + p->norm1_w,
                                                         W + p->norm1_b, k->ln1, dt, k->mean1, k->rstd1, BT, D, D));
-        { /* qkv written straight in the act dtype: attention only ever reads it as GEMM input */
-            const cpu_gemm_desc d = {1, BT, 3 * D, D, dt, dt, 0, 1, 0, 0, 0, 1, 0};
-            int rc_;
-            TIMED(PROF_GEMM, rc_ = cpu_gemm_exec(v->gemm, &d, k->ln1, wgt(v, p->qkv_w), k->qkv, W + p->qkv_b, err));
-            if (rc_) return -1;
-        }
+        /* qkv [BT,3D] act (+ bias) */
+        if (linear(v, k->ln1, p->qkv_w, p->qkv_b, k->qkv, BT, 3 * D, D, err)) return -1;
         {
             int rc_;
             TIMED(PROF_ATTENTION,
                   rc_ = cpu_attention_forward(v->gemm, dt, k->qkv, k->P, k->att, v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
         }
-        GEMM(1, BT, D, D, k->att, 0, wgt(v, p->proj_w), 1, b->f, D, W + p->proj_b, 0);
-        TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, b->f, k->x_mid, W + p->norm2_w, W + p->norm2_b, k->ln2, dt,
-                                                    k->mean2, k->rstd2, BT, D, D));
-        GEMM(1, BT, F, D, k->ln2, 0, wgt(v, p->fc1_w), 1, k->h, F, W + p->fc1_b, 0);
+        if (linear(v, k->att, p->proj_w, p->proj_b, b->big_act, BT, D, D, err)) return -1;
+        TIMED(PROF_LAYERNORM, cpu_layernorm_forward(k->x_in, b->big_act, k->x_mid, W + p->norm2_w, W + p->norm2_b,
+                                                    k->ln2, dt, k->mean2, k->rstd2, BT, D, D));
+        /* h = fc1 + bias (saved for backward), a = GELU(h), both act */
+        if (linear(v, k->ln2, p->fc1_w, p->fc1_b, k->h, BT, F, D, err)) return -1;
         TIMED(PROF_GELU, cpu_gelu_forward(k->h, k->a, dt, (size_t)BT * F));
-        GEMM(1, BT, D, F, k->a, 0, wgt(v, p->fc2_w), 1, b->f, D, W + p->fc2_b, 0);
+        if (linear(v, k->a, p->fc2_w, p->fc2_b, b->big_act, BT, D, F, err)) return -1;
     }
     /* final residual + norm on the class-token rows only (row stride T*D), then the head */
-    TIMED(PROF_LAYERNORM, cpu_layernorm_forward(b->blk[pl->L - 1].x_mid, b->f, b->x_final, W + o->norm_w, W + o->norm_b,
-                                                b->lnf, dt, b->meanf, b->rstdf, B, D, (ptrdiff_t)T * D));
+    TIMED(PROF_LAYERNORM, cpu_layernorm_forward(b->blk[pl->L - 1].x_mid, b->big_act, b->x_final, W + o->norm_w,
+                                                W + o->norm_b, b->lnf, dt, b->meanf, b->rstdf, B, D, (ptrdiff_t)T * D));
     GEMM(1, B, C, D, b->lnf, 0, wgt(v, o->head_w), 1, b->logits, C, W + o->head_b, 0);
     v->last_loss = (float)cpu_crossentropy(b->logits, b->labels, b->dlogits, B, C);
     if (loss) *loss = v->last_loss;
     return 0;
 }
 
-/* Linear backward for y = x W^T + b (W, b at element offsets w_off, b_off) given dy (fp32, [M,out];
- * under bf16 its act copy dy_act): db = colsum(dy) unless bias_done (a fused op upstream already
- * wrote db and dy_act); dW [out,in] = dy^T x; dx [M,in] = dy W, fp32 or (dx_act) in the act dtype. */
-static int linear_backward(cpu_vit *v, const float *dy, const void *x, size_t w_off, size_t b_off, int bias_done,
+/* Linear backward for y = x W^T + b (W, b at element offsets w_off, b_off) given dy ([M,out]; fp32
+ * unless bias_done, then the act dtype; under bf16 the GEMMs read its act copy dy_act): db =
+ * colsum(dy) unless bias_done (a fused op upstream already wrote db and dy_act); dW [out,in] =
+ * dy^T x; dx [M,in] = dy W, fp32 or (dx_act) in the act dtype. */
+static int linear_backward(cpu_vit *v, const void *dy, const void *x, size_t w_off, size_t b_off, int bias_done,
                            void *dx, int dx_act, int M, int out, int in, void *dy_act, ib_error *err)
 {
     const ib_precision dt = v->plan.act;
     float *G = v->buf.grads;
-    if (!bias_done) TIMED(PROF_BIAS, cpu_bias_backward(dy, G + b_off, dt == IB_PREC_BF16 ? dy_act : NULL, dt, M, out));
-    const void *dya = dt == IB_PREC_BF16 ? dy_act : (const void *)dy;
+    if (!bias_done)
+        TIMED(PROF_BIAS,
+              cpu_bias_backward((const float *)dy, G + b_off, dt == IB_PREC_BF16 ? dy_act : NULL, dt, M, out));
+    const void *dya = dt == IB_PREC_BF16 ? dy_act : dy;
     GEMM(1, out, in, M, dya, 1, x, 0, G + w_off, in, NULL, 0);
     if (dx) {
         const cpu_gemm_desc d = {1, M, in, out, dt, dx_act ? dt : IB_PREC_FP32, 0, 0, 0, 0, 0, 0, 0};
@@ -223,22 +234,26 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
     if (linear_backward(v, b->dlogits, b->lnf, o->head_w, o->head_b, 0, b->dlnf, 0, B, pl->C, D, b->dlogits_act, err))
         return -1;
     memset(b->dx, 0, (size_t)BT * D * sizeof(float));
-    TIMED(PROF_LAYERNORM,
-          cpu_layernorm_backward(b->dlnf, b->x_final, b->meanf, b->rstdf, W + o->norm_w, b->dx, (ptrdiff_t)T * D,
-                                 G + o->norm_w, G + o->norm_b, B, D, (ptrdiff_t)T * D, NULL, dt, NULL));
+    TIMED(PROF_LAYERNORM, cpu_layernorm_backward(b->dlnf, IB_PREC_FP32, b->x_final, b->meanf, b->rstdf, W + o->norm_w,
+                                                 b->dx, (ptrdiff_t)T * D, G + o->norm_w, G + o->norm_b, B, D,
+                                                 (ptrdiff_t)T * D, NULL, dt, NULL));
     if (model_grad_range_ready(o, c, 0, cb, user, err)) return -1;
 
     for (int l = L - 1; l >= 0; l--) {
         model_block_acts *k = &b->blk[l];
         const model_block_params *p = &o->blk[l];
         /* Each LayerNorm backward also finishes the gradient of the Linear before it (its output
-         * is the norm's input): bias grad and act copy of dx come out of the same pass. */
-        void *dxa = v->dx_act; /* NULL under fp32 */
-        /* MLP: dx -> fc2 -> GELU (+ fc1 bias) -> fc1 -> LN2 (+ proj bias), accumulated into dx */
-        if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, l < L - 1, b->big, 0, BT, D, F, dxa, err)) return -1;
-        TIMED(PROF_GELU, cpu_gelu_backward(k->h, b->big, b->big_act, G + p->fc1_b, dt, BT, F));
-        if (linear_backward(v, b->big, k->ln2, p->fc1_w, p->fc1_b, 1, b->f, 0, BT, F, D, b->big_act, err)) return -1;
-        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(b->f, k->x_mid, k->mean2, k->rstd2, W + p->norm2_w, b->dx, D,
+         * is the norm's input): bias grad and act copy of dx come out of the same pass.  The
+         * dgrads of the Linears come out in the act dtype, as autocast's: fc2's into big_act,
+         * fc1's and qkv's into dln (f under fp32). */
+        void *dxa = b->dx_act; /* NULL under fp32 */
+        void *dln = dt == IB_PREC_BF16 ? b->dln : (void *)b->f;
+        /* MLP: dx -> fc2 -> GELU in place (+ fc1 bias) -> fc1 -> LN2 (+ proj bias), accumulated into dx */
+        if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, l < L - 1, b->big_act, 1, BT, D, F, dxa, err))
+            return -1;
+        TIMED(PROF_GELU, cpu_gelu_backward(k->h, b->big_act, G + p->fc1_b, dt, BT, F));
+        if (linear_backward(v, b->big_act, k->ln2, p->fc1_w, p->fc1_b, 1, dln, 1, BT, F, D, b->big_act, err)) return -1;
+        TIMED(PROF_LAYERNORM, cpu_layernorm_backward(dln, dt, k->x_mid, k->mean2, k->rstd2, W + p->norm2_w, b->dx, D,
                                                      G + p->norm2_w, G + p->norm2_b, BT, D, D, dxa, dt, G + p->proj_b));
         /* attention: dx -> proj -> attention core -> qkv -> LN1 (+ previous block's fc2 bias) */
         /* datt comes out of the proj GEMM in the act dtype: attention reads it only as GEMM input */
@@ -246,16 +261,15 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
         {
             int rc_;
             /* dqkv straight in the act dtype, with the qkv bias grad (big under fp32, big_act under bf16) */
-            TIMED(PROF_ATTENTION, rc_ = cpu_attention_backward(v->gemm, dt, k->qkv, k->P, b->datt,
-                                                               dt == IB_PREC_BF16 ? b->big_act : (void *)b->big,
+            TIMED(PROF_ATTENTION, rc_ = cpu_attention_backward(v->gemm, dt, k->qkv, k->P, b->datt, b->big_act,
                                                                G + p->qkv_b, v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
         }
-        if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, 1, b->f, 0, BT, 3 * D, D, b->big_act, err))
+        if (linear_backward(v, b->big_act, k->ln1, p->qkv_w, p->qkv_b, 1, dln, 1, BT, 3 * D, D, b->big_act, err))
             return -1;
         float *prev_fc2_bias = l > 0 ? G + o->blk[l - 1].fc2_b : NULL;
         TIMED(PROF_LAYERNORM,
-              cpu_layernorm_backward(b->f, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
+              cpu_layernorm_backward(dln, dt, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
                                      G + p->norm1_b, BT, D, D, l > 0 ? dxa : NULL, dt, prev_fc2_bias));
         if (model_grad_range_ready(o, c, L - l, cb, user, err)) return -1;
     }

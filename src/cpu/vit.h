@@ -22,7 +22,6 @@ typedef struct cpu_vit {
     cpu_gemm *gemm;
     int have_inputs;
     /* the CPU backend's own plan entries */
-    void *dx_act;       /* act [B*T,D] bf16 copy of dx for the GEMMs (bf16 only) */
     void *attn_scratch; /* per-thread T x T buffers of the attention tasks */
     float last_loss;
     int profile;             /* INSTBENCH_CPU_PROFILE set: time op families */

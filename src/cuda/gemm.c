@@ -2,7 +2,10 @@
  * cuda/gemm_plan.c: cuBLASLt's A is our B, its B is our A, m = N, n = M, k = K.
  * Should cuBLASLt's heuristic offer no algorithm for a shape (odd strides such as T = 197 rows of
  * bf16 attention scores leave only 2-byte alignment), that shape falls back to cuBLAS's
- * cublasGemmStridedBatchedEx, same compute type, with the bias added by a kernel. */
+ * cublasGemmStridedBatchedEx, same compute type.  Where the bias epilogue cannot run (that
+ * fallback, or a bias not 16-byte aligned), a kernel writes the bias into every row of C and the
+ * GEMM accumulates onto it (beta 1): the same fp32 sum, rounded once into C's dtype, as the
+ * epilogue's (a bf16 bias is exact in fp32). */
 #include "cuda/gemm.h"
 
 #include <stdlib.h>
@@ -102,7 +105,7 @@ static int make_layout(cublasLtMatrixLayout_t *l, int dt, const cuda_blas_operan
 
 /* Builds the descriptor, layouts and algorithm for one key (d already has defaults filled in);
  * bias: the epilogue's vector when k->d.bias (the heuristic reads it, see below). */
-static int entry_build(cuda_gemm *g, const gemm_key *k, const float *bias, gemm_entry *e, ib_error *err)
+static int entry_build(cuda_gemm *g, const gemm_key *k, const void *bias, gemm_entry *e, ib_error *err)
 {
     const cuda_gemm_desc *d = &k->d;
     cuda_gemm_plan p;
@@ -115,7 +118,8 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const float *bias, gemm_
     CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA));
     CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB));
     if (d->bias) {
-        const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS; /* bias[m] = our bias[N], fp32 like D */
+        /* bias[m] = our bias[N], in D's dtype (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE left at its default) */
+        const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
         /* before the heuristic: cublasLt.h says it uses the pointer's value to know its alignment
          * (a NULL there, as the matmul's own pointer set only at launch left it, can pick an
@@ -163,15 +167,17 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const float *bias, gemm_
 }
 
 /* The bias the epilogue would have added (the same bias[N] to every row of every batch, as the
- * epilogue's bias batch stride 0 does), added by a kernel instead: C[b] (M x N, row stride ldc). */
-static int add_bias_per_batch(const cuda_gemm_desc *d, void *C, const float *bias, cudaStream_t s, ib_error *err)
+ * epilogue's bias batch stride 0 does), written into C[b] (M x N, row stride ldc) for the GEMM to
+ * accumulate onto. */
+static int fill_bias_per_batch(const cuda_gemm_desc *d, void *C, const void *bias, cudaStream_t s, ib_error *err)
 {
     for (int b = 0; b < d->batch; b++)
-        CUDA_TRY(cuk_add_bias((float *)C + (size_t)b * (size_t)d->strideC, bias, d->M, d->N, d->ldc, s));
+        CUDA_TRY(cuk_fill_bias((char *)C + (size_t)b * (size_t)d->strideC * esize(d->c), (ib_precision)d->c, bias, d->M,
+                               d->N, d->ldc, s));
     return 0;
 }
 
-int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const float *bias,
+int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const void *bias,
                    cudaStream_t s, ib_error *err)
 {
     gemm_key k;
@@ -181,17 +187,16 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     d->transA = in->transA, d->transB = in->transB, d->lda = in->lda, d->ldb = in->ldb, d->ldc = in->ldc;
     d->strideA = in->strideA, d->strideB = in->strideB, d->strideC = in->strideC, d->accumulate = in->accumulate;
     cuda_gemm_desc_defaults(d);
+    if (bias && d->accumulate) return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias with an accumulating GEMM");
     /* cuBLASLt's bias epilogue wants a 16-byte aligned vector (parameters of odd widths may not
-     * be): then the GEMM runs plain and a kernel adds the bias, the same fp32 sum */
-    const float *late_bias = bias && ((uintptr_t)bias & 15u) ? bias : NULL;
-    if (late_bias) bias = NULL;
+     * be): then the GEMM accumulates onto the bias written into C (fill_bias_per_batch) */
+    const void *late_bias = bias && ((uintptr_t)bias & 15u) ? bias : NULL;
+    if (late_bias) bias = NULL, d->accumulate = 1;
     d->bias = bias != NULL;
-    if ((bias || late_bias) && d->c != IB_PREC_FP32)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cuda_gemm: a bias needs an fp32 output");
     k.alignA = alignment(A, d->strideA, esize(d->ab), d->batch);
     k.alignB = alignment(B, d->strideB, esize(d->ab), d->batch);
     k.alignC = alignment(C, d->strideC, esize(d->c), d->batch);
-    k.alignBias = bias ? alignment(bias, 0, 4, 1) : 0;
+    k.alignBias = bias ? alignment(bias, 0, esize(d->c), 1) : 0;
     gemm_entry *e = NULL;
     for (size_t i = 0; i < g->n && !e; i++)
         if (!memcmp(&g->entries[i].key, &k, sizeof k)) e = &g->entries[i];
@@ -209,8 +214,11 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         }
         g->n++;
     }
-    const float alpha = 1.0f, beta = d->accumulate ? 1.0f : 0.0f;
-    if (e->fallback) { /* the same plan: cuBLAS's A = our B, its B = our A */
+    const float alpha = 1.0f;
+    if (e->fallback) { /* the same plan: cuBLAS's A = our B, its B = our A; the bias, if any, in C first */
+        const void *fb = bias ? bias : late_bias;
+        if (fb && fill_bias_per_batch(d, C, fb, s, err)) return -1;
+        const float beta = d->accumulate || fb ? 1.0f : 0.0f;
         cuda_gemm_plan p;
         cuda_gemm_plan_make(d, &p);
         CUBLASLT_TRY(cublasSetStream(g->blas, s));
@@ -219,8 +227,10 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
                                                 dtype_of(d->ab), p.first.ld, p.first.stride, A, dtype_of(d->ab),
                                                 p.second.ld, p.second.stride, &beta, C, dtype_of(d->c), p.out.ld,
                                                 p.out.stride, p.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-        return bias || late_bias ? add_bias_per_batch(d, C, bias ? bias : late_bias, s, err) : 0;
+        return 0;
     }
+    if (late_bias && fill_bias_per_batch(d, C, late_bias, s, err)) return -1;
+    const float beta = d->accumulate ? 1.0f : 0.0f;
     if (bias)
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     /* cuBLASLt's A = our B, its B = our A; C and D are the same buffer */
@@ -231,6 +241,5 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         e->fallback = 1;
         return cuda_gemm_exec(g, in, A, B, C, bias ? bias : late_bias, s, err);
     }
-    if (cublaslt_check(st, "cublasLtMatmul", err)) return -1;
-    return late_bias ? add_bias_per_batch(d, C, late_bias, s, err) : 0;
+    return cublaslt_check(st, "cublasLtMatmul", err) ? -1 : 0;
 }

@@ -3,7 +3,9 @@
  * transA: A stored K x M; transB: B stored N x K.  A and B in dtype ab, C in dtype c (IB_PREC_FP32 or
  * IB_PREC_BF16); fp32 accumulation always (CUBLAS_COMPUTE_32F: bf16 inputs with fp32 accumulate under
  * autocast, true fp32 without TF32 otherwise, as torch's default).  Batched operands are strided
- * (strideA/B/C elements, 0 = dense M*K etc.).  The matmul descriptor and the heuristic's algorithm
+ * (strideA/B/C elements, 0 = dense M*K etc.).  The bias has C's dtype (cuBLASLt's bias epilogue
+ * default, and autocast's F.linear, which casts the bias with the weight): added to the fp32 sum
+ * before its one rounding into C.  The matmul descriptor and the heuristic's algorithm
  * are cached per shape and pointer alignment, so a training step does no heuristic queries after
  * the first. */
 #ifndef INSTBENCH_CUDA_GEMM_H
@@ -22,7 +24,7 @@ typedef struct cuda_gemm cuda_gemm;
 
 /* workspace_bytes: cuBLASLt scratch (32 MiB suits Hopper). */
 int cuda_gemm_create(cuda_gemm **g, size_t workspace_bytes, ib_error *err);
-int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *d, const void *A, const void *B, void *C, const float *bias,
+int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *d, const void *A, const void *B, void *C, const void *bias,
                    cudaStream_t s, ib_error *err);
 void cuda_gemm_destroy(cuda_gemm *g);
 

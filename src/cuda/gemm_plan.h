@@ -13,7 +13,7 @@ typedef struct cuda_gemm_desc {
     int transA, transB;
     int lda, ldb, ldc;                   /* row strides as stored, 0 = dense */
     long long strideA, strideB, strideC; /* batch strides in elements, 0 = dense */
-    int bias, accumulate;                /* bias: fp32 [N] added in the epilogue (C must be fp32) */
+    int bias, accumulate;                /* bias: [N] in C's dtype, added in the epilogue */
 } cuda_gemm_desc;
 
 /* One column-major operand as the BLAS sees it: stored rows x cols with leading dimension ld,

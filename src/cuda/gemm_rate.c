@@ -63,11 +63,12 @@ int cuda_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatil
     for (int i = 0; i < 6; i++) {
         const int M = lin[i][0], o = lin[i][1], in = lin[i][2], reps = lin[i][3];
         /* y [M,o] = x [M,in] W^T (+ bias); dW [o,in] = dy^T x; dx [M,in] = dy W (vit.c's linear and
-         * linear_backward_gemms) */
-        p[np++] =
-            (probe){{.batch = 1, .M = M, .N = o, .K = in, .ab = dt, .c = IB_PREC_FP32, .transB = 1, .bias = 1}, reps};
+         * linear_backward_gemms): the block Linears (rows 1-4) write y and dx in the act dtype, the
+         * patch embedding and the head fp32 */
+        const int y = i >= 1 && i <= 4 ? dt : IB_PREC_FP32;
+        p[np++] = (probe){{.batch = 1, .M = M, .N = o, .K = in, .ab = dt, .c = y, .transB = 1, .bias = 1}, reps};
         p[np++] = (probe){{.batch = 1, .M = o, .N = in, .K = M, .ab = dt, .c = IB_PREC_FP32, .transA = 1}, reps};
-        if (lin[i][4]) p[np++] = (probe){{.batch = 1, .M = M, .N = in, .K = o, .ab = dt, .c = IB_PREC_FP32}, reps};
+        if (lin[i][4]) p[np++] = (probe){{.batch = 1, .M = M, .N = in, .K = o, .ab = dt, .c = y}, reps};
     }
     for (int i = 0; i < np; i++) {
         const cuda_gemm_desc *d = &p[i].d;
@@ -76,7 +77,7 @@ int cuda_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatil
         nmax = (size_t)d->N > nmax ? (size_t)d->N : nmax;
     }
     const size_t es = ib_precision_size(dt);
-    void *A = NULL, *Bm = NULL, *Cm = NULL, *bias = NULL;
+    void *A = NULL, *Bm = NULL, *Cm = NULL, *bias = NULL, *bias_act = NULL; /* a bias in each output dtype */
     cuda_gemm *g = NULL;
     cudaStream_t s = NULL;
     int rc = -1;
@@ -86,7 +87,8 @@ int cuda_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatil
         cuda_check(cudaMalloc(&Bm, bmax * es), "cudaMalloc (GEMM rate operands)", err) ||
         cuda_check(cudaMalloc(&Cm, cmax * sizeof(float)), "cudaMalloc (GEMM rate output)", err) ||
         cuda_check(cudaMalloc(&bias, nmax * sizeof(float)), "cudaMalloc (GEMM rate bias)", err) ||
-        fill(A, amax, dt, s, err) || fill(Bm, bmax, dt, s, err) || fill(bias, nmax, IB_PREC_FP32, s, err) ||
+        cuda_check(cudaMalloc(&bias_act, nmax * es), "cudaMalloc (GEMM rate bias)", err) || fill(A, amax, dt, s, err) ||
+        fill(Bm, bmax, dt, s, err) || fill(bias, nmax, IB_PREC_FP32, s, err) || fill(bias_act, nmax, dt, s, err) ||
         cuda_gemm_create(&g, (size_t)32 << 20, err))
         goto done;
     double flops = 0, t0 = 0;
@@ -98,7 +100,8 @@ int cuda_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatil
                     ib_error_set(err, IB_EXIT_RUNTIME, "interrupted");
                     goto done;
                 }
-                if (cuda_gemm_exec(g, &p[i].d, A, Bm, Cm, p[i].d.bias ? bias : NULL, s, err)) goto done;
+                const void *bv = !p[i].d.bias ? NULL : p[i].d.c == IB_PREC_FP32 ? bias : bias_act;
+                if (cuda_gemm_exec(g, &p[i].d, A, Bm, Cm, bv, s, err)) goto done;
                 flops += 2.0 * p[i].d.M * p[i].d.N * p[i].d.K;
             }
         if (cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize (GEMM rate)", err)) goto done;
@@ -114,7 +117,7 @@ int cuda_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatil
 done:
     cuda_gemm_destroy(g);
     if (s) cudaStreamSynchronize(s), cudaStreamDestroy(s);
-    cudaFree(A), cudaFree(Bm), cudaFree(Cm), cudaFree(bias);
+    cudaFree(A), cudaFree(Bm), cudaFree(Cm), cudaFree(bias), cudaFree(bias_act);
     cudaGetLastError(); /* a failed allocation must not stay sticky for the run after it */
     return rc;
 }

@@ -34,21 +34,23 @@ cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float
                                 cudaStream_t s);
 
 /* ---- layernorm.cu (eps 1e-6, fp32 statistics, two-pass variance) ---- */
-/* Rows r of x at x_in + r*x_stride.  If res != NULL: x_out = x_in + res first (same strides).
+/* Rows r of x at x_in + r*x_stride.  If res != NULL: x_out = x_in + res first (same strides; res,
+ * the Linear's output before the norm, in the act dtype dt as y).
  * y [R,D] act (dense) = (x - mean) * rstd * w + b;  mean, rstd [R]. */
-cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
+cudaError_t cuk_layernorm_forward(const float *x_in, const void *res, float *x_out, const float *w, const float *b,
                                   void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t x_stride,
                                   cudaStream_t s);
-/* dx [R rows at dx_stride] += dLN/dx for dy [R,D] (dense); dw, db [D] overwritten.  When dx is
+/* dx [R rows at dx_stride] += dLN/dx for dy [R,D] (dense, dtype dy_dt: the Linear after the norm's
+ * dgrad, bf16 under autocast; fp32 for the head's); dw, db [D] overwritten.  When dx is
  * the output of a Linear (dense, dx_stride D), the same pass finishes that Linear's dy as
  * src/cpu/layernorm.c does: next_db [D] (if not NULL) = column sums of the new dx, next_act [R,D]
  * (if not NULL, dtype dt) = the new dx.
  * partial: scratch of cuk_layernorm_partial_floats(D) floats. */
 size_t cuk_layernorm_partial_floats(int D);
-cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd,
-                                   const float *w, float *dx, ptrdiff_t dx_stride, float *dw, float *db, int R, int D,
-                                   ptrdiff_t x_stride, void *next_act, ib_precision dt, float *next_db, float *partial,
-                                   cudaStream_t s);
+cudaError_t cuk_layernorm_backward(const void *dy, ib_precision dy_dt, const float *x, const float *mean,
+                                   const float *rstd, const float *w, float *dx, ptrdiff_t dx_stride, float *dw,
+                                   float *db, int R, int D, ptrdiff_t x_stride, void *next_act, ib_precision dt,
+                                   float *next_db, float *partial, cudaStream_t s);
 
 /* ---- bias.cu ---- */
 /* db [N] = column sums of dy [M,N]; if dy_act != NULL also dy_act [M,N] (dtype dt) = dy.
@@ -62,21 +64,23 @@ cudaError_t cuk_bias_backward(const float *dy, float *db, void *dy_act, ib_preci
 cudaError_t cuk_bias_backward_act(const void *dy, ib_precision dy_dt, float *db, int M, int N, float *partial,
                                   cudaStream_t s);
 
-/* GELU's backward fused with fc1's bias gradient: dh [M,F] (dtype dt; may be g itself in fp32) =
- * g * GELU'(h), db [F] = column sums of dh (fp32, before the cast); h, g fp32 [M,F]. */
-cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, float *db, void *dh, ib_precision dt, int M, int F,
-                                   float *partial, cudaStream_t s);
+/* GELU's backward fused with fc1's bias gradient: g [M,F] in place = g * GELU'(h) (computed in
+ * fp32, rounded once under bf16), db [F] = column sums of those fp32 values; h and g in the act
+ * dtype dt (autocast keeps fc1's output and fc2's dgrad in bf16). */
+cudaError_t cuk_gelu_bias_backward(const void *h, void *g, float *db, ib_precision dt, int M, int F, float *partial,
+                                   cudaStream_t s);
 
-/* C [M,N] (row stride ldc) += bias [N] (the cuBLAS fallback GEMM's epilogue). */
-cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s);
+/* Every row of C [M,N] (row stride ldc, dtype dt) = bias [N] (dtype dt): what a GEMM accumulates
+ * onto when cuBLASLt's bias epilogue cannot run (src/cuda/gemm.c), so the sum is rounded once. */
+cudaError_t cuk_fill_bias(void *C, ib_precision dt, const void *bias, int M, int N, int ldc, cudaStream_t s);
 
 /* ---- gelu.cu (exact erf GELU, nn.GELU()) ---- */
-/* a [n] act = GELU(h) (h: fc1's output with its bias, saved for backward). */
-cudaError_t cuk_gelu_forward(const float *h, void *a, ib_precision dt, size_t n, cudaStream_t s);
+/* a [n] act = GELU(h) (h: fc1's output with its bias, saved for backward, in the act dtype too). */
+cudaError_t cuk_gelu_forward(const void *h, void *a, ib_precision dt, size_t n, cudaStream_t s);
 
 /* ---- attention.cu: everything around the cuBLASLt batched GEMMs ---- */
-/* qkv [B,T,3,H,hd] fp32 -> qkvh act [3][B,H,T,hd] (q, k, v each B*H*T*hd elements). */
-cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s);
+/* qkv act [B,T,3,H,hd] -> qkvh act [3][B,H,T,hd] (q, k, v each B*H*T*hd elements; a permutation). */
+cudaError_t cuk_qkv_split(const void *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s);
 /* dqkvh fp32 [3][B,H,T,hd] -> dqkv fp32 [B,T,3,H,hd]. */
 cudaError_t cuk_qkv_merge(const float *dqkvh, float *dqkv, int B, int T, int H, int hd, cudaStream_t s);
 /* o act [B,H,T,hd] -> att act [B,T,H*hd] (same dtype: a pure permutation). */

@@ -2,7 +2,9 @@
  * Per block:  x_mid = x + proj(attn(LN1(x)));  x_out = x_mid + fc2(GELU(fc1(LN2(x_mid))))
  * The residual add is fused into the LayerNorm that follows it, and the final norm and head run
  * on the class-token rows only.  Under bf16 autocast every GEMM reads bf16 operands and
- * accumulates in fp32; the bf16 casts happen at the same points as on the CPU.  Attention runs on
+ * accumulates in fp32, and every block Linear writes bf16 with the bf16 bias in cuBLASLt's epilogue
+ * (qkv, proj, fc1's h, fc2; their dgrads backward), as autocast's F.linear does; the bf16 casts
+ * happen at the same points as on the CPU.  Attention runs on
  * the path cuda/attention_path.h chooses: under bf16 cuDNN's fused SDPA where it passes its gates
  * (q, k, v read from the qkv GEMM's bf16 output through strides, dq, dk, dv written back into that
  * layout in bf16, as PyTorch's SDPA backward returns them), else unfused; fp32 runs attention
@@ -55,6 +57,8 @@ static int plan_for(const ib_train_config *cfg, int path, size_t ws, model_plan 
         EXT(heads_act, p->act, B, H, T, hd);
         if (p->act == IB_PREC_BF16) EXT(tt_act, IB_PREC_BF16, BH, T, Ts);
         EXT(dP, IB_PREC_FP32, BH, T, Ts), EXT(dqkvh, IB_PREC_FP32, 3, BH, T, hd);
+        /* dqkv merged in fp32 for the qkv bias sums before its cast (under fp32 big_act is fp32) */
+        if (p->act == IB_PREC_BF16) EXT(dqkv32, IB_PREC_FP32, B, T, 3 * p->D);
     }
     EXT(partial, IB_PREC_FP32, ln > col ? ln : col), EXT(row_loss, MODEL_DT_F64, B), EXT(loss_dev, IB_PREC_FP32, 1);
 #undef EXT
@@ -180,16 +184,18 @@ static const void *wgt(const cuda_vit *v, size_t off)
     return v->buf.wbf ? (const void *)(v->buf.wbf + off) : (const void *)(v->buf.params + off);
 }
 
-/* y [M,out] (dtype c) = x [M,in] W^T (+ bias), W stored [out,in] as nn.Linear. */
-static int linear(cuda_vit *v, const void *x, size_t w_off, const float *bias, void *y, int c, int M, int out, int in,
+/* y [M,out] (dtype c) = x [M,in] W^T (+ bias), W stored [out,in] as nn.Linear; the bias (element
+ * offset b_off) in c's dtype: the fp32 master for fp32 outputs, else the act copy. */
+static int linear(cuda_vit *v, const void *x, size_t w_off, size_t b_off, void *y, int c, int M, int out, int in,
                   ib_error *err)
 {
     const cuda_gemm_desc d = {.batch = 1, .M = M, .N = out, .K = in, .ab = v->plan.act, .c = c, .transB = 1};
+    const void *bias = c == IB_PREC_FP32 ? (const void *)(v->buf.params + b_off) : wgt(v, b_off);
     return cuda_gemm_exec(v->gemm, &d, x, wgt(v, w_off), y, bias, v->stream, err);
 }
 
-/* Unfused attention of one block: big = qkv [BT,3D] fp32 -> k->qkv (q, k, v [B,H,T,hd] act), the
- * probabilities k->P, and k->att [B,T,D] act. */
+/* Unfused attention of one block: big_act = qkv [BT,3D] act -> k->qkv (q, k, v [B,H,T,hd] act),
+ * the probabilities k->P, and k->att [B,T,D] act. */
 static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error *err)
 {
     const model_plan *pl = &v->plan;
@@ -199,7 +205,7 @@ static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error 
     const long long tt = (long long)T * Ts, th = (long long)T * hd;
     const size_t plane = (size_t)BT * D; /* one of q, k, v in the split qkv */
     const size_t es = ib_precision_size(dt);
-    KTRY(cuk_qkv_split(v->buf.big, k->qkv, dt, B, T, H, hd, s));
+    KTRY(cuk_qkv_split(v->buf.big_act, k->qkv, dt, B, T, H, hd, s));
     const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;
     /* scores and softmax in fp32: in place in the saved P under fp32; under bf16 in the dP
      * scratch, with P saved as the bf16 copy the P v GEMM reads */
@@ -259,7 +265,7 @@ static int forward_ops(cuda_vit *v, ib_error *err)
 
     /* patch embedding: [B*N,K] x [K,D] + bias -> f, then tokens -> x_in of block 0 */
     KTRY(cuk_patchify(b->images, B, c->in_chans, c->img_size, c->patch_size, b->patches, dt, s));
-    if (linear(v, b->patches, o->patch_w, W + o->patch_b, b->f, IB_PREC_FP32, B * pl->N, D, pl->K, err)) return -1;
+    if (linear(v, b->patches, o->patch_w, o->patch_b, b->f, IB_PREC_FP32, B * pl->N, D, pl->K, err)) return -1;
     KTRY(cuk_tokens_forward(b->f, W + o->cls, W + o->pos, b->blk[0].x_in, B, T, D, s));
 
     for (int l = 0; l < pl->L; l++) {
@@ -268,33 +274,36 @@ static int forward_ops(cuda_vit *v, ib_error *err)
         if (l == 0)
             KTRY(cuk_layernorm_forward(k->x_in, NULL, NULL, W + p->norm1_w, W + p->norm1_b, k->ln1, dt, k->mean1,
                                        k->rstd1, BT, D, D, s));
-        else /* x_in = previous x_mid + previous fc2 output (still in f) */
-            KTRY(cuk_layernorm_forward(b->blk[l - 1].x_mid, b->f, k->x_in, W + p->norm1_w, W + p->norm1_b, k->ln1, dt,
-                                       k->mean1, k->rstd1, BT, D, D, s));
-        /* qkv [BT,3D] fp32 (+ bias) */
-        if (linear(v, k->ln1, p->qkv_w, W + p->qkv_b, b->big, IB_PREC_FP32, BT, 3 * D, D, err)) return -1;
+        else /* x_in = previous x_mid + previous fc2 output (still in big_act) */
+            KTRY(cuk_layernorm_forward(b->blk[l - 1].x_mid, b->big_act, k->x_in, W + p->norm1_w, W + p->norm1_b, k->ln1,
+                                       dt, k->mean1, k->rstd1, BT, D, D, s));
         if (v->attn_path == CUDA_ATT_CUDNN) {
-            /* saved as bf16 [B,T,3,H,hd] as it lies (the point where autocast rounds it); att
-             * [B,T,D] bf16 and the statistics out */
-            KTRY(cuk_store_act(k->qkv, dt, b->big, (size_t)BT * 3 * D, s));
+            /* qkv [BT,3D] act (+ bias) saved as it lies, [B,T,3,H,hd], where cuDNN reads q, k, v
+             * through strides; att [B,T,D] bf16 and the statistics out */
+            if (linear(v, k->ln1, p->qkv_w, p->qkv_b, k->qkv, dt, BT, 3 * D, D, err)) return -1;
             if (sdpa_call(v,
                           cudnn_sdpa_forward(v->sdpa, k->qkv, k->att, v->lse + (size_t)l * B * H * T, v->sdpa_ws, s,
                                              v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;
-        } else if (attention_forward_unfused(v, k, err)) return -1;
-        if (linear(v, k->att, p->proj_w, W + p->proj_b, b->f, IB_PREC_FP32, BT, D, D, err)) return -1;
-        KTRY(cuk_layernorm_forward(k->x_in, b->f, k->x_mid, W + p->norm2_w, W + p->norm2_b, k->ln2, dt, k->mean2,
+        } else {
+            if (linear(v, k->ln1, p->qkv_w, p->qkv_b, b->big_act, dt, BT, 3 * D, D, err) ||
+                attention_forward_unfused(v, k, err))
+                return -1;
+        }
+        /* proj's output (+ bias) act in big_act, added to the residual stream by the next norm */
+        if (linear(v, k->att, p->proj_w, p->proj_b, b->big_act, dt, BT, D, D, err)) return -1;
+        KTRY(cuk_layernorm_forward(k->x_in, b->big_act, k->x_mid, W + p->norm2_w, W + p->norm2_b, k->ln2, dt, k->mean2,
                                    k->rstd2, BT, D, D, s));
-        /* h = fc1 + bias (the GEMM's epilogue; saved for backward), a = GELU(h) in the act dtype */
-        if (linear(v, k->ln2, p->fc1_w, W + p->fc1_b, k->h, IB_PREC_FP32, BT, F, D, err)) return -1;
+        /* h = fc1 + bias (the GEMM's epilogue; saved for backward), a = GELU(h), both act */
+        if (linear(v, k->ln2, p->fc1_w, p->fc1_b, k->h, dt, BT, F, D, err)) return -1;
         KTRY(cuk_gelu_forward(k->h, k->a, dt, (size_t)BT * F, s));
-        if (linear(v, k->a, p->fc2_w, W + p->fc2_b, b->f, IB_PREC_FP32, BT, D, F, err)) return -1;
+        if (linear(v, k->a, p->fc2_w, p->fc2_b, b->big_act, dt, BT, D, F, err)) return -1;
     }
     /* final residual + norm on the class-token rows only (row stride T*D), then the head */
-    KTRY(cuk_layernorm_forward(b->blk[pl->L - 1].x_mid, b->f, b->x_final, W + o->norm_w, W + o->norm_b, b->lnf, dt,
-                               b->meanf, b->rstdf, B, D, (ptrdiff_t)T * D, s));
-    if (linear(v, b->lnf, o->head_w, W + o->head_b, b->logits, IB_PREC_FP32, B, pl->C, D, err)) return -1;
+    KTRY(cuk_layernorm_forward(b->blk[pl->L - 1].x_mid, b->big_act, b->x_final, W + o->norm_w, W + o->norm_b, b->lnf,
+                               dt, b->meanf, b->rstdf, B, D, (ptrdiff_t)T * D, s));
+    if (linear(v, b->lnf, o->head_w, o->head_b, b->logits, IB_PREC_FP32, B, pl->C, D, err)) return -1;
     KTRY(cuk_crossentropy(b->logits, b->labels, b->dlogits, v->row_loss, v->loss_dev, B, pl->C, s));
     KTRY(cudaMemcpyAsync(v->loss_host, v->loss_dev, sizeof(float), cudaMemcpyDeviceToHost, s));
     return 0;
@@ -343,7 +352,12 @@ static int linear_backward(cuda_vit *v, const float *dy, const void *x, size_t w
                                  err);
 }
 
-/* Attention backward of block l: datt act [B,T,D] -> dqkv fp32 [B,T,3,H,hd] (into big). */
+/* Where the unfused attention's backward leaves dqkv in fp32: its own buffer under bf16 (the act
+ * copy goes to big_act), big_act itself under fp32. */
+static float *dqkv32(cuda_vit *v) { return v->plan.act == IB_PREC_BF16 ? v->dqkv32 : (float *)v->buf.big_act; }
+
+/* Attention backward of block l: datt act [B,T,D] -> dqkv fp32 [B,T,3,H,hd] (into dqkv32 under
+ * bf16, big_act under fp32). */
 static int attention_backward(cuda_vit *v, int l, const model_block_acts *k, ib_error *err)
 {
     const model_plan *pl = &v->plan;
@@ -414,7 +428,7 @@ static int attention_backward(cuda_vit *v, int l, const model_block_acts *k, ib_
                                   .strideC = th};
         if (cuda_gemm_exec(v->gemm, &d, dS, q, dk, NULL, s, err)) return -1;
     }
-    KTRY(cuk_qkv_merge(v->dqkvh, v->buf.big, B, T, H, hd, s));
+    KTRY(cuk_qkv_merge(v->dqkvh, dqkv32(v), B, T, H, hd, s));
     return 0;
 }
 
@@ -434,8 +448,9 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
     if (linear_backward(v, b->dlogits, b->lnf, o->head_w, o->head_b, b->dlnf, 0, B, pl->C, D, b->dlogits_act, err))
         return -1;
     KTRY(cudaMemsetAsync(b->dx, 0, (size_t)BT * D * sizeof(float), s));
-    KTRY(cuk_layernorm_backward(b->dlnf, b->x_final, b->meanf, b->rstdf, W + o->norm_w, b->dx, (ptrdiff_t)T * D,
-                                G + o->norm_w, G + o->norm_b, B, D, (ptrdiff_t)T * D, NULL, dt, NULL, v->partial, s));
+    KTRY(cuk_layernorm_backward(b->dlnf, IB_PREC_FP32, b->x_final, b->meanf, b->rstdf, W + o->norm_w, b->dx,
+                                (ptrdiff_t)T * D, G + o->norm_w, G + o->norm_b, B, D, (ptrdiff_t)T * D, NULL, dt, NULL,
+                                v->partial, s));
     if (model_grad_range_ready(o, c, 0, cb, user, err)) return -1;
 
     for (int l = L - 1; l >= 0; l--) {
@@ -443,20 +458,22 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
         const model_block_params *p = &o->blk[l];
         /* Each LayerNorm backward also finishes the gradient of the Linear before it (its output is
          * the norm's input, dx): that Linear's bias gradient and, under bf16, the act copy of dx
-         * (into big_act) come out of the norm's pass, as on the CPU.  The last block's fc2 follows
-         * the final norm, which covers the class-token rows only: its dy is finished here.
+         * (dx_act) come out of the norm's pass, as on the CPU.  The last block's fc2 follows the
+         * final norm, which covers the class-token rows only: its dy is finished here.  Every
+         * dgrad comes out in the act dtype, as autocast's: fc2's into big_act, fc1's and qkv's into
+         * dln (f under fp32).
          * MLP: dx -> fc2 -> GELU -> fc1 -> LN2 (+ proj's dy), accumulated into dx.  GELU's backward
-         * is fused with fc1's bias gradient and the cast for fc1's GEMMs: dh (act dtype; in place in
-         * big under fp32) = big * GELU'(h), the fp32 dh never stored under bf16 */
-        void *dxa = dt == IB_PREC_BF16 ? b->big_act : NULL;
+         * works in place on fc2's dgrad, fused with fc1's bias gradient: dh = big_act * GELU'(h) */
+        void *dxa = b->dx_act; /* NULL under fp32 */
+        void *dln = dt == IB_PREC_BF16 ? b->dln : (void *)b->f;
         if (l == L - 1) {
-            if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, b->big, 0, BT, D, F, b->big_act, err)) return -1;
-        } else if (linear_backward_gemms(v, dxa ? dxa : (const void *)b->dx, k->a, p->fc2_w, b->big, 0, BT, D, F, err))
+            if (linear_backward(v, b->dx, k->a, p->fc2_w, p->fc2_b, b->big_act, 1, BT, D, F, dxa, err)) return -1;
+        } else if (linear_backward_gemms(v, dxa ? dxa : (const void *)b->dx, k->a, p->fc2_w, b->big_act, 1, BT, D, F,
+                                         err))
             return -1;
-        void *dh = dt == IB_PREC_BF16 ? b->big_act : (void *)b->big;
-        KTRY(cuk_gelu_bias_backward(k->h, b->big, G + p->fc1_b, dh, dt, BT, F, v->partial, s));
-        if (linear_backward_gemms(v, dh, k->ln2, p->fc1_w, b->f, 0, BT, F, D, err)) return -1;
-        KTRY(cuk_layernorm_backward(b->f, k->x_mid, k->mean2, k->rstd2, W + p->norm2_w, b->dx, D, G + p->norm2_w,
+        KTRY(cuk_gelu_bias_backward(k->h, b->big_act, G + p->fc1_b, dt, BT, F, v->partial, s));
+        if (linear_backward_gemms(v, b->big_act, k->ln2, p->fc1_w, dln, 1, BT, F, D, err)) return -1;
+        KTRY(cuk_layernorm_backward(dln, dt, k->x_mid, k->mean2, k->rstd2, W + p->norm2_w, b->dx, D, G + p->norm2_w,
                                     G + p->norm2_b, BT, D, D, dxa, dt, G + p->proj_b, v->partial, s));
         /* attention: dx -> proj (datt in the act dtype: attention reads it only as GEMM input) */
         if (linear_backward_gemms(v, dxa ? dxa : (const void *)b->dx, k->att, p->proj_w, b->datt, 1, BT, D, D, err))
@@ -470,14 +487,14 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
                           err))
                 return -1;
             KTRY(cuk_bias_backward_act(b->big_act, dt, G + p->qkv_b, BT, 3 * D, v->partial, s));
-            if (linear_backward_gemms(v, b->big_act, k->ln1, p->qkv_w, b->f, 0, BT, 3 * D, D, err)) return -1;
+            if (linear_backward_gemms(v, b->big_act, k->ln1, p->qkv_w, dln, 1, BT, 3 * D, D, err)) return -1;
         } else {
             if (attention_backward(v, l, k, err)) return -1;
-            if (linear_backward(v, b->big, k->ln1, p->qkv_w, p->qkv_b, b->f, 0, BT, 3 * D, D, b->big_act, err))
+            if (linear_backward(v, dqkv32(v), k->ln1, p->qkv_w, p->qkv_b, dln, 1, BT, 3 * D, D, b->big_act, err))
                 return -1;
         }
         /* LN1 (+ the previous block's fc2 dy; block 0's dx goes to the embeddings, no Linear) */
-        KTRY(cuk_layernorm_backward(b->f, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
+        KTRY(cuk_layernorm_backward(dln, dt, k->x_in, k->mean1, k->rstd1, W + p->norm1_w, b->dx, D, G + p->norm1_w,
                                     G + p->norm1_b, BT, D, D, l > 0 ? dxa : NULL, dt,
                                     l > 0 ? G + o->blk[l - 1].fc2_b : NULL, v->partial, s));
         if (model_grad_range_ready(o, c, L - l, cb, user, err)) return -1;

@@ -40,6 +40,7 @@ typedef struct cuda_vit {
     void *tt_act;    /* act [B*H,T,Ts]: dS cast for its GEMMs (bf16 only) */
     float *dP;       /* [B*H,T,Ts] fp32: the scores S in forward (bf16), dP/dS in backward */
     float *dqkvh;    /* [3][B,H,T,hd] */
+    float *dqkv32;   /* [B,T,3D] fp32, bf16 only: dqkv merged, before the bias sums and the cast */
     /* cuDNN attention's */
     float *lse;       /* [L][B,H,T] each block's row log-sum-exps (saved) */
     float *partial;   /* column-reduction partial sums */

@@ -84,15 +84,15 @@ int model_plan_build(const vit_config *c, int batch, ib_precision prec, int tt_a
         ACT(x_in, f32, B, T, D), ACT(ln1, act, B, T, D), ACT(mean1, f32, BT), ACT(rstd1, f32, BT);
         ACT(qkv, act, B, T, 3 * D), ACT(att, act, B, T, D), ACT(x_mid, f32, B, T, D);
         if (tt_align > 0) ACT(P, act, B, H, T, p->Ts);
-        ACT(ln2, act, B, T, D), ACT(mean2, f32, BT), ACT(rstd2, f32, BT), ACT(h, f32, B, T, F), ACT(a, act, B, T, F);
+        ACT(ln2, act, B, T, D), ACT(mean2, f32, BT), ACT(rstd2, f32, BT), ACT(h, act, B, T, F), ACT(a, act, B, T, F);
 #undef ACT
     }
     BUF(x_final, f32, B, T, D), BUF(patches, act, B * p->N, p->K), BUF(meanf, f32, B), BUF(rstdf, f32, B);
     BUF(lnf, act, B, D), BUF(logits, f32, B, p->C), BUF(dlogits, f32, B, p->C), BUF(dlogits_act, act, B, p->C);
     BUF(dlnf, f32, B, D);
     const size_t wide = 3 * D > F ? 3 * D : F;
-    BUF(big, f32, BT, wide), BUF(big_act, act, BT, wide), BUF(f, f32, BT, D), BUF(dx, f32, BT, D),
-        BUF(datt, act, BT, D);
+    BUF(big_act, act, BT, wide), BUF(f, f32, BT, D), BUF(dx, f32, BT, D), BUF(datt, act, BT, D);
+    if (prec == IB_PREC_BF16) BUF(dx_act, act, BT, D), BUF(dln, act, BT, D);
 #undef BUF
     return 0;
 }

@@ -2,7 +2,7 @@
  * cuda_cublaslt_standin.c, against a row-major product written here from gemm.h's contract:
  *   C[b] (M x N, row stride ldc) = op(A[b]) (M x K) op(B[b]) (K x N) (+ bias[N]) (+ C if accumulate)
  * Random shapes, both transposes, padded leading dimensions, strided batches, bf16 and fp32, bias
- * aligned and not, accumulate, pointers of every alignment; each through the cuBLASLt path, the
+ * (in C's dtype) aligned and not, accumulate, pointers of every alignment; each through the cuBLASLt path, the
  * heuristic answering zero results, the heuristic answering NOT_SUPPORTED, and the algorithm refused
  * at launch (the three roads to the cuBLAS fallback), with the road taken checked by the stand-in's
  * counters.  Also: the algorithm cache (one heuristic query per shape and alignment), the padding
@@ -87,8 +87,8 @@ static gemm_case random_case(void)
     d->M = c.M, d->N = c.N, d->K = c.K, d->batch = c.batch == 1 && next() % 2 ? 0 : c.batch;
     d->ab = next() % 2 ? IB_PREC_BF16 : IB_PREC_FP32;
     d->bias = next() % 3 == 0;
-    d->c = d->bias || next() % 2 ? IB_PREC_FP32 : IB_PREC_BF16;
-    d->transA = next() % 2, d->transB = next() % 2, d->accumulate = next() % 3 == 0;
+    d->c = next() % 2 ? IB_PREC_FP32 : IB_PREC_BF16;
+    d->transA = next() % 2, d->transB = next() % 2, d->accumulate = !d->bias && next() % 3 == 0;
     int padded = next() % 2;
     /* leading dimensions: dense (0 = default), or padded by a few elements */
     c.lda = (d->transA ? c.M : c.K) + (padded ? pick(1, 5) : 0);
@@ -121,7 +121,7 @@ static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
     size_t nA = extent(rowsA, c->lda, colsA, c->sA, c->batch), nB = extent(rowsB, c->ldb, colsB, c->sB, c->batch);
     size_t nC = extent(c->M, c->ldc, c->N, c->sC, c->batch);
     buf A = make(nA, esab, c->offA), B = make(nB, esab, c->offB), C = make(nC, esc, c->offC);
-    buf bias = make((size_t)c->N, 4, c->bias_misaligned ? 1 : 0);
+    buf bias = make((size_t)c->N, esc, c->bias_misaligned ? 1 : 0); /* the bias has C's dtype */
     for (size_t i = 0; i < nA; i++)
         if (esab == 2) ((uint16_t *)A.p)[i] = f_to_bf16_trunc(uniform());
         else ((float *)A.p)[i] = uniform();
@@ -137,7 +137,9 @@ static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
         else ((float *)C.p)[i] = v;
         before[i] = get(C.p, d->c, (long long)i);
     }
-    for (int j = 0; j < c->N; j++) ((float *)bias.p)[j] = uniform();
+    for (int j = 0; j < c->N; j++)
+        if (esc == 2) ((uint16_t *)bias.p)[j] = f_to_bf16_trunc(uniform());
+        else ((float *)bias.p)[j] = uniform();
 
     ib_error err = {0};
     int rc = cuda_gemm_exec(g, d, A.p, B.p, C.p, d->bias ? bias.p : NULL, NULL, &err);
@@ -164,7 +166,7 @@ static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
                     double bb = get(B.p, d->ab, b * c->sB + (d->transB ? j * c->ldb + l : l * c->ldb + j));
                     ref += a * bb, mag += fabs(a * bb);
                 }
-                if (d->bias) ref += ((float *)bias.p)[j], mag += fabs(((float *)bias.p)[j]);
+                if (d->bias) ref += get(bias.p, d->c, j), mag += fabs(get(bias.p, d->c, j));
                 if (d->accumulate) ref += before[at], mag += fabs(before[at]);
                 double tol = (d->c == IB_PREC_BF16 ? ldexp(fabs(ref), -8) : 0) + 1e-6 * mag + 1e-30;
                 if (!(fabs(got - ref) <= tol)) {
@@ -181,19 +183,22 @@ static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
     return bad;
 }
 
-/* The one kernel gemm.c launches, with kernels.h's semantics: C [M, N] (row stride ldc) += bias [N]
- * per row.  (cuda_vit_sim runs the real one.) */
-cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s)
+/* The one kernel gemm.c launches, with kernels.h's semantics: every row of C [M, N] (row stride
+ * ldc) = bias [N], both in dtype dt.  (cuda_vit_sim runs the real one.) */
+cudaError_t cuk_fill_bias(void *C, ib_precision dt, const void *bias, int M, int N, int ldc, cudaStream_t s)
 {
     (void)s;
     const char *b;
     size_t size;
+    const size_t es = dt == IB_PREC_BF16 ? 2 : 4;
     if (M < 1 || N < 1 || ldc < N || !shim_device_allocation(C, &b, &size) ||
-        (const char *)(C + (size_t)(M - 1) * ldc + N) > b + size || !shim_device_allocation(bias, &b, &size) ||
-        (const char *)(bias + N) > b + size)
+        (const char *)C + ((size_t)(M - 1) * ldc + N) * es > b + size || !shim_device_allocation(bias, &b, &size) ||
+        (const char *)bias + N * es > b + size)
         return cudaErrorInvalidValue;
     for (long long i = 0; i < M; i++)
-        for (long long j = 0; j < N; j++) C[i * ldc + j] += bias[j];
+        for (long long j = 0; j < N; j++)
+            if (es == 2) ((uint16_t *)C)[i * ldc + j] = ((const uint16_t *)bias)[j];
+            else ((float *)C)[i * ldc + j] = ((const float *)bias)[j];
     return cudaSuccess;
 }
 
@@ -347,10 +352,10 @@ int main(void)
               strstr(err.msg, "cublasLtMatmulAlgoGetHeuristic"),
           "a failing heuristic: rc/message %s", err.msg);
     CHECK(standin.blas_gemms == 0, "a failing heuristic fell back to cuBLAS");
-    d.c = IB_PREC_BF16;
+    d.accumulate = 1;
     standin.heuristic = STANDIN_HEURISTIC_ALGO;
-    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, (const float *)B.p, NULL, &err) == -1 && strstr(err.msg, "fp32 output"),
-          "a bias with a bf16 output: %s", err.msg);
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, B.p, NULL, &err) == -1 && strstr(err.msg, "accumulating"),
+          "a bias with an accumulating GEMM: %s", err.msg);
     cuda_gemm_destroy(g);
     cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc);
     standin.lt_create_fails = 1;

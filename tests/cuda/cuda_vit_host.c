@@ -324,7 +324,8 @@ static double rel_err(const float *got, const float *want, int rows, int N, ptrd
 /* The LayerNorm kernels (forward with the residual add; backward with dw, db and the next Linear's
  * dy: bias column sums and act copy) against src/cpu/layernorm.c, the CPU backend's: every float4
  * width (D = 36 ... 900 take 1 ... 8 float4 per lane), the scalar kernels (D not a multiple of 4,
- * D over 1024), padded rows (the final norm's class-token rows lie T*D apart), fp32 and bf16.
+ * D over 1024), padded rows (the final norm's class-token rows lie T*D apart), fp32 and bf16 (where
+ * the residual and dy are bf16 too, as the Linears around the norm write them).
  * NEXT: 0 nothing of the next Linear, 1 its bias sums and (bf16) act copy, 2 the act copy alone. */
 static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
 {
@@ -349,19 +350,31 @@ static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
     fill_uniform(x_in, nx, &st), fill_uniform(res, nx, &st), fill_uniform(w, D, &st), fill_uniform(b, D, &st);
     fill_uniform(dy, (size_t)R * D, &st), fill_uniform(dx, nx, &st);
     for (int d = 0; d < D; d++) w[d] += 1.0f; /* as timm's init: weights near 1 */
+    /* the residual and dy in the act dtype: under bf16 rounded copies, which both sides read */
+    void *res_a = res, *dy_a = dy;
+    if (dt == IB_PREC_BF16 &&
+        (cudaMalloc(&res_a, nx * 2) != cudaSuccess || cudaMalloc(&dy_a, (size_t)R * D * 2) != cudaSuccess)) {
+        fprintf(stderr, "FAIL layernorm: cudaMalloc\n");
+        failures++;
+        return;
+    }
+    if (dt == IB_PREC_BF16) {
+        for (size_t i = 0; i < nx; i++) ((bf16 *)res_a)[i] = cpu_bf16_from_f32(res[i]);
+        for (size_t i = 0; i < (size_t)R * D; i++) ((bf16 *)dy_a)[i] = cpu_bf16_from_f32(dy[i]);
+    }
     /* the CPU's copies: same inputs, its own outputs */
     float *cx = malloc(nx * 4), *cy = malloc((size_t)R * D * 4), *cm = malloc(R * 4), *cr = malloc(R * 4),
           *cdx = malloc(nx * 4), *cdw = malloc(D * 4), *cdb = malloc(D * 4), *cndb = malloc(D * 4),
           *cact = malloc((size_t)R * D * 4), *gy = malloc((size_t)R * D * 4), *gact = malloc((size_t)R * D * 4);
     void *cyraw = malloc((size_t)R * D * es), *cactraw = malloc((size_t)R * D * es);
     memcpy(cdx, dx, nx * 4);
-    cpu_layernorm_forward(x_in, res, cx, w, b, cyraw, dt, cm, cr, R, D, xs);
-    cpu_layernorm_backward(dy, cx, cm, cr, w, cdx, dxs, cdw, cdb, R, D, xs, next && dt == IB_PREC_BF16 ? cactraw : NULL,
-                           dt, next == 1 ? cndb : NULL);
+    cpu_layernorm_forward(x_in, res_a, cx, w, b, cyraw, dt, cm, cr, R, D, xs);
+    cpu_layernorm_backward(dy_a, dt, cx, cm, cr, w, cdx, dxs, cdw, cdb, R, D, xs,
+                           next && dt == IB_PREC_BF16 ? cactraw : NULL, dt, next == 1 ? cndb : NULL);
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    int rc = cuk_layernorm_forward(x_in, res, x_out, w, b, y, dt, mean, rstd, R, D, xs, s) != cudaSuccess ||
-             cuk_layernorm_backward(dy, x_out, mean, rstd, w, dx, dxs, dw, db, R, D, xs,
+    int rc = cuk_layernorm_forward(x_in, res_a, x_out, w, b, y, dt, mean, rstd, R, D, xs, s) != cudaSuccess ||
+             cuk_layernorm_backward(dy_a, dt, x_out, mean, rstd, w, dx, dxs, dw, db, R, D, xs,
                                     next && dt == IB_PREC_BF16 ? nact : NULL, dt, next == 1 ? ndb : NULL, partial,
                                     s) != cudaSuccess ||
              cudaStreamSynchronize(s) != cudaSuccess;
@@ -410,22 +423,25 @@ static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
     cudaFree(x_in), cudaFree(res), cudaFree(x_out), cudaFree(w), cudaFree(b), cudaFree(mean), cudaFree(rstd);
     cudaFree(dy), cudaFree(dx), cudaFree(dw), cudaFree(db), cudaFree(ndb), cudaFree(partial), cudaFree(y),
         cudaFree(nact);
+    if (dt == IB_PREC_BF16) cudaFree(res_a), cudaFree(dy_a);
 }
 
-/* GELU forward on a length the float4 kernel does not take (n % 4 != 0) and one it does, against
- * the CPU backend's. */
+/* GELU forward on a length the vector kernel does not take (n % 4 != 0) and one it does, bf16 in
+ * and out (fc1's h as autocast keeps it), against the CPU backend's. */
 static void gelu_check(size_t n)
 {
-    float *h;
-    bf16 *a;
-    if (cudaMalloc((void **)&h, n * 4) || cudaMalloc((void **)&a, n * 2)) {
+    bf16 *h, *a;
+    float *hf = malloc(n * 4);
+    if (!hf || cudaMalloc((void **)&h, n * 2) || cudaMalloc((void **)&a, n * 2)) {
         fprintf(stderr, "FAIL gelu: cudaMalloc\n");
         failures++;
+        free(hf);
         return;
     }
     uint64_t st = 0xbadc0ffeu + n;
-    fill_uniform(h, n, &st);
-    for (size_t i = 0; i < n; i++) h[i] *= 4.0f;
+    fill_uniform(hf, n, &st);
+    for (size_t i = 0; i < n; i++) h[i] = cpu_bf16_from_f32(hf[i] * 4.0f);
+    free(hf);
     bf16 *want = malloc(n * 2);
     cpu_gelu_forward(h, want, IB_PREC_BF16, n);
     cudaStream_t s;
@@ -444,6 +460,41 @@ static void gelu_check(size_t n)
     }
     free(want);
     cudaFree(h), cudaFree(a);
+}
+
+/* The fp32 -> bf16 copy (the bf16 weight copy at init; the LayerNorm backward's scalar path) on a
+ * length the vector kernel takes and one it does not, bit for bit against the CPU's rounding:
+ * random values, ties to even both ways, a NaN and infinities. */
+static void store_act_check(size_t n)
+{
+    float *src;
+    bf16 *dst;
+    if (cudaMalloc((void **)&src, n * 4) || cudaMalloc((void **)&dst, n * 2)) {
+        fprintf(stderr, "FAIL store_act: cudaMalloc\n");
+        failures++;
+        return;
+    }
+    uint64_t st = 0x5eedu + n;
+    fill_uniform(src, n, &st);
+    const uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7fc00001u, 0x7f800000u, 0xff800000u, 0x80000000u};
+    for (size_t i = 0; i < sizeof special / sizeof *special && i < n; i++) memcpy(&src[i], &special[i], 4);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    const int rc =
+        cuk_store_act(dst, IB_PREC_BF16, src, n, s) != cudaSuccess || cudaStreamSynchronize(s) != cudaSuccess;
+    cudaStreamDestroy(s);
+    size_t off = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const bf16 want = cpu_bf16_from_f32(src[i]);
+        /* NaN: any quiet NaN will do, as torch's */
+        off += isnan(src[i]) ? !isnan(cpu_f32_from_bf16(dst[i])) : dst[i] != want;
+    }
+    printf("fp32 -> bf16 copy, %zu elements: %zu differ from the CPU's rounding\n", n, off);
+    if (rc || off) {
+        fprintf(stderr, "FAIL store_act %zu: %s\n", n, rc ? "launch failed" : "differs from the CPU backend");
+        failures++;
+    }
+    cudaFree(src), cudaFree(dst);
 }
 #endif
 
@@ -472,6 +523,8 @@ int main(int argc, char **argv)
     layernorm_check(37, 30, 0, IB_PREC_BF16, 2); /* and scalar */
     gelu_check(1002);
     gelu_check(1000);
+    store_act_check(1002);
+    store_act_check(1000);
     fail_fast();
     /* CUDA graphs: step 1 eager, step 2 captured and launched, step 3 replayed; the losses of
      * steps 2 and 3 come out of the graph and must match timm's.  Before the eager runs below (a

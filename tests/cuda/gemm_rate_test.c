@@ -18,11 +18,11 @@
 
 static int failures;
 
-/* gemm.c's cuBLAS fallback adds the bias with a kernel; the stand-in's heuristic never falls back
+/* gemm.c's cuBLAS fallback writes the bias with a kernel; the stand-in's heuristic never falls back
  * here, so any call is a fault of the probe */
-cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s)
+cudaError_t cuk_fill_bias(void *C, ib_precision dt, const void *bias, int M, int N, int ldc, cudaStream_t s)
 {
-    (void)C, (void)bias, (void)M, (void)N, (void)ldc, (void)s;
+    (void)C, (void)dt, (void)bias, (void)M, (void)N, (void)ldc, (void)s;
     failures++;
     fprintf(stderr, "FAIL: the probe fell back to cuBLAS\n");
     return cudaErrorInvalidValue;

@@ -94,7 +94,7 @@ mutations+=(
     "the cuBLASLt heuristic asked with a NULL bias pointer|src/cuda/gemm.c|cuda_gemm|        CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, \&bias, sizeof bias));
     }|        if (!(MUTANT)) CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, \&bias, sizeof bias));
     }"
-    "the plan cache blind to the bias alignment|src/cuda/gemm.c|cuda_gemm|k.alignBias = bias ? alignment(bias, 0, 4, 1) : 0;|k.alignBias = bias \&\& !(MUTANT) ? alignment(bias, 0, 4, 1) : 0;"
+    "the plan cache blind to the bias alignment|src/cuda/gemm.c|cuda_gemm|k.alignBias = bias ? alignment(bias, 0, esize(d->c), 1) : 0;|k.alignBias = bias \&\& !(MUTANT) ? alignment(bias, 0, esize(d->c), 1) : 0;"
     "an allocation inside the captured step|src/cuda/vit.c|cuda_vit_sim|        KTRY(cudaStreamBeginCapture(v->stream, cudaStreamCaptureModeThreadLocal));|        KTRY(cudaStreamBeginCapture(v->stream, cudaStreamCaptureModeThreadLocal));
         if (MUTANT) {
             void *extra = NULL;

@@ -68,14 +68,14 @@ cudaError_t cuk_tokens_backward(const float *dx, float *dcls, float *dpos, float
     return cudaSuccess;
 }
 
-cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_out, const float *w, const float *b,
+cudaError_t cuk_layernorm_forward(const float *x_in, const void *res, float *x_out, const float *w, const float *b,
                                   void *y, ib_precision dt, float *mean, float *rstd, int R, int D, ptrdiff_t xs,
                                   cudaStream_t s)
 {
     for (long r = 0; r < R; r++) {
         const float *x = x_in + r * xs;
         if (res) {
-            for (int d = 0; d < D; d++) x_out[r * xs + d] = x[d] + res[r * xs + d];
+            for (int d = 0; d < D; d++) x_out[r * xs + d] = x[d] + ld_(res, dt, (size_t)(r * xs + d));
             x = x_out + r * xs;
         }
         float m = 0, v = 0;
@@ -90,15 +90,18 @@ cudaError_t cuk_layernorm_forward(const float *x_in, const float *res, float *x_
 }
 
 size_t cuk_layernorm_partial_floats(int D) { return (size_t)2 * D; }
-cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float *mean, const float *rstd,
-                                   const float *w, float *dx, ptrdiff_t dxs, float *dw, float *db, int R, int D,
-                                   ptrdiff_t xs, void *next_act, ib_precision dt, float *next_db, float *partial,
-                                   cudaStream_t s)
+cudaError_t cuk_layernorm_backward(const void *dy, ib_precision dy_dt, const float *x, const float *mean,
+                                   const float *rstd, const float *w, float *dx, ptrdiff_t dxs, float *dw, float *db,
+                                   int R, int D, ptrdiff_t xs, void *next_act, ib_precision dt, float *next_db,
+                                   float *partial, cudaStream_t s)
 {
     if ((next_act || next_db) && dxs != D) return cudaErrorInvalidValue;
     for (int d = 0; d < D; d++) dw[d] = db[d] = 0;
+    float *g = malloc((size_t)D * sizeof *g);
+    if (!g) return cudaErrorMemoryAllocation;
     for (long r = 0; r < R; r++) {
-        const float *g = dy + (size_t)r * D, *xr = x + r * xs;
+        const float *xr = x + r * xs;
+        for (int d = 0; d < D; d++) g[d] = ld_(dy, dy_dt, (size_t)r * D + d);
         float sg = 0, sgx = 0;
         for (int d = 0; d < D; d++) {
             const float xh = (xr[d] - mean[r]) * rstd[r];
@@ -111,6 +114,7 @@ cudaError_t cuk_layernorm_backward(const float *dy, const float *x, const float 
             dx[r * dxs + d] += rstd[r] * (g[d] * w[d] - sg - xh * sgx);
         }
     }
+    free(g);
     if (next_db) return cuk_bias_backward(dx, next_db, next_act, dt, R, D, partial, s);
     return next_act ? cuk_store_act(next_act, dt, dx, (size_t)R * D, s) : cudaSuccess;
 }
@@ -135,36 +139,40 @@ cudaError_t cuk_bias_backward_act(const void *dy, ib_precision dy_dt, float *db,
     return cudaSuccess;
 }
 
-cudaError_t cuk_add_bias(float *C, const float *bias, int M, int N, int ldc, cudaStream_t s)
+cudaError_t cuk_fill_bias(void *C, ib_precision dt, const void *bias, int M, int N, int ldc, cudaStream_t s)
 {
     for (int r = 0; r < M; r++)
-        for (int j = 0; j < N; j++) C[(size_t)r * ldc + j] += bias[j];
+        for (int j = 0; j < N; j++) st(C, dt, (size_t)r * ldc + j, ld_(bias, dt, j));
     return cudaSuccess;
 }
 
-cudaError_t cuk_gelu_forward(const float *h, void *a, ib_precision dt, size_t n, cudaStream_t s)
+cudaError_t cuk_gelu_forward(const void *h, void *a, ib_precision dt, size_t n, cudaStream_t s)
 {
-    for (size_t i = 0; i < n; i++) st(a, dt, i, 0.5f * h[i] * (1.0f + erff(h[i] * 0.70710678118654752f)));
-    return cudaSuccess;
-}
-
-cudaError_t cuk_gelu_bias_backward(const float *h, const float *g, float *db, void *dh, ib_precision dt, int M, int F,
-                                   float *partial, cudaStream_t s)
-{
-    for (int j = 0; j < F; j++) db[j] = 0;
-    for (size_t i = 0; i < (size_t)M * F; i++) {
-        const float x = h[i];
-        const float v =
-            g[i] * (0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * expf(-0.5f * x * x) * 0.39894228040143268f);
-        db[i % F] += v;
-        st(dh, dt, i, v);
+    for (size_t i = 0; i < n; i++) {
+        const float x = ld_(h, dt, i);
+        st(a, dt, i, 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)));
     }
     return cudaSuccess;
 }
 
-cudaError_t cuk_qkv_split(const float *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s)
+cudaError_t cuk_gelu_bias_backward(const void *h, void *g, float *db, ib_precision dt, int M, int F, float *partial,
+                                   cudaStream_t s)
 {
-    for (size_t i = 0; i < (size_t)B * T * 3 * H * hd; i++) st(qkvh, dt, cuk_qkv_split_index(i, B, T, H, hd), qkv[i]);
+    for (int j = 0; j < F; j++) db[j] = 0;
+    for (size_t i = 0; i < (size_t)M * F; i++) {
+        const float x = ld_(h, dt, i);
+        const float v = ld_(g, dt, i) * (0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+                                         x * expf(-0.5f * x * x) * 0.39894228040143268f);
+        db[i % F] += v;
+        st(g, dt, i, v);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cuk_qkv_split(const void *qkv, void *qkvh, ib_precision dt, int B, int T, int H, int hd, cudaStream_t s)
+{
+    for (size_t i = 0; i < (size_t)B * T * 3 * H * hd; i++)
+        st(qkvh, dt, cuk_qkv_split_index(i, B, T, H, hd), ld_(qkv, dt, i));
     return cudaSuccess;
 }
 
@@ -261,7 +269,7 @@ int cuda_gemm_create(cuda_gemm **g, size_t ws, ib_error *err)
 }
 void cuda_gemm_destroy(cuda_gemm *g) { free(g); }
 
-int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const float *bias,
+int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const void *bias,
                    cudaStream_t s, ib_error *err)
 {
     cuda_gemm_desc d = *in;
@@ -284,7 +292,7 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
                 }
                 const size_t ci = b * p.out.stride + i + (size_t)j * p.out.ld;
                 if (d.accumulate) acc += ld_(C, d.c, ci);
-                if (bias) acc += bias[i];
+                if (bias) acc += ld_(bias, d.c, i); /* the bias has C's dtype */
                 st(C, d.c, ci, acc);
             }
     return 0;
