@@ -16,7 +16,8 @@
 #include "instbench/util.h"
 
 /* Saved activations of one block (B batch, T tokens, D width, F mlp hidden, H heads, hd = D/H).
- * "act" buffers feed GEMMs and hold the plan's act dtype (fp32, or bf16 under autocast). */
+ * "act" buffers are GEMM inputs or block Linear outputs and hold the plan's act dtype (fp32, or
+ * bf16 under autocast). */
 typedef struct model_block_acts {
     float *x_in;          /* [B,T,D] residual stream entering the block */
     void *ln1;            /* act [B,T,D] */

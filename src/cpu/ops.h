@@ -2,8 +2,8 @@
  * gelu, crossentropy, adam, patch_embed, bias).  The CUDA backend mirrors these op for op.
  * Tensors are row-major; shapes in comments use B batch, T tokens (patches + class token),
  * D embed dim, H heads, hd = D/H, F mlp hidden, C classes, K = 3*P*P.
- * "act" buffers feed a GEMM and hold ib_precision elements (fp32, or bf16 under autocast);
- * everything else is fp32. */
+ * "act" buffers are a GEMM's inputs or a block Linear's outputs and hold ib_precision elements
+ * (fp32, or bf16 under autocast); everything else is fp32. */
 #ifndef INSTBENCH_CPU_OPS_H
 #define INSTBENCH_CPU_OPS_H
 

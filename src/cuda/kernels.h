@@ -2,8 +2,9 @@
  * mirroring src/cpu/ops.h).  Every launcher enqueues on `s` and returns cudaGetLastError()'s
  * result, so a bad launch configuration is reported at the call that made it.
  * Tensors are row-major; shapes use B batch, T tokens, D embed dim, H heads, hd = D/H,
- * F mlp hidden, C classes, K = 3*P*P.  "act" buffers feed a GEMM and hold fp32 (dt IB_PREC_FP32) or
- * bf16 (IB_PREC_BF16, torch's autocast dtype, round to nearest even); everything else is fp32. */
+ * F mlp hidden, C classes, K = 3*P*P.  "act" buffers are a GEMM's inputs or a block Linear's
+ * outputs and hold fp32 (dt IB_PREC_FP32) or bf16 (IB_PREC_BF16, torch's autocast dtype, round to
+ * nearest even); everything else is fp32. */
 #ifndef INSTBENCH_CUDA_KERNELS_H
 #define INSTBENCH_CUDA_KERNELS_H
 
