@@ -37,6 +37,7 @@
 #
 # usage: scripts/gpu/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--bin PATH] [--model NAME]
 #                             [--model-args "..."] [--steps N] [--batch-size N] [--cuda12-module PATH]
+#                             [--torch-models NAME,...]
 #   --out   where logs and JSON go (default: $OUT when set, else build-gpu/check)
 #   --bin   an instbench already built (skips build and ctest); --model, --model-args (extra measure
 #           flags such as "--image-size 32 --depth 1"), --steps and --batch-size (default 128) make
@@ -44,6 +45,10 @@
 #           module simulated on the CPU (tests/fakes/cudasim), to prove the script itself; a folder made
 #           by scripts/gpu/gpu_bundle.sh runs this script so, with no build (its ./run)
 #   --cuda12-module  a libinstbench-cuda.so built with CUDA 12 for sanitize12
+#   --torch-models   the models of the torch step, in this order (default vit_base_patch16_224,
+#           vit_small_patch16_224,vit_large_patch16_224): a device call of 10 minutes holds ViT-B
+#           and not always all three, so a session may run `--torch-models vit_base_patch16_224`
+#           and the others in a call of their own (ViT-B's in bench/, the others' in bench-<model>/)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -56,6 +61,7 @@ MODEL_ARGS=
 STEPS=50
 BATCH=128
 CUDA12_MODULE=
+TORCH_MODELS=vit_base_patch16_224,vit_small_patch16_224,vit_large_patch16_224
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) OUTDIR=$2; shift 2 ;;
@@ -67,11 +73,15 @@ while [ $# -gt 0 ]; do
         --steps) STEPS=$2; shift 2 ;;
         --batch-size) BATCH=$2; shift 2 ;;
         --cuda12-module) CUDA12_MODULE=$2; shift 2 ;;
-        -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --torch-models) TORCH_MODELS=$2; shift 2 ;;
+        -h|--help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
 case "$STEPS$BATCH" in ''|*[!0-9]*) echo "gpu_check.sh: --steps and --batch-size take whole numbers" >&2; exit 2 ;; esac
+case ",$TORCH_MODELS," in
+    *,,*|*[!a-z0-9_,]*) echo "gpu_check.sh: --torch-models takes model names separated by commas" >&2; exit 2 ;;
+esac
 mkdir -p "$OUTDIR"
 BUILD=$root/build-gpu
 if [ -n "$BIN" ]; then SKIP="build,ctest,$SKIP"; else BIN=$BUILD/instbench; fi
@@ -219,15 +229,17 @@ step torchrun many torchrun_check
 torch_bench() {
     "$PY" -c 'import torch, timm' 2>/dev/null || { echo "PyTorch + timm are not installed"; return $SKIPPED; }
     trace=$(dirname "$BIN")/libkernel_trace.so   # the bundle's (scripts/gpu/gpu_bundle.sh): per-kernel-class side-by-side
-    if [ -f "$trace" ]; then
-        "$here/../bench/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" --profile "$trace" || return 1
-    else
-        echo "no $trace: no per-kernel-class side-by-side"
-        "$here/../bench/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" || return 1
-    fi
-    # the other sizes in the same call, against the same PyTorch (one yardstick across models)
-    for m in vit_small_patch16_224 vit_large_patch16_224; do
-        "$here/../bench/bench_gpu_vs_torch.sh" --bin "$BIN" --model "$m" --out "$OUTDIR/bench-$m" || return 1
+    # every size against the same PyTorch in one call (one yardstick across models), ViT-B (the
+    # default workload) with the per-kernel-class side-by-side
+    for m in $(echo "$TORCH_MODELS" | tr ',' ' '); do
+        if [ "$m" != vit_base_patch16_224 ]; then
+            "$here/../bench/bench_gpu_vs_torch.sh" --bin "$BIN" --model "$m" --out "$OUTDIR/bench-$m" || return 1
+        elif [ -f "$trace" ]; then
+            "$here/../bench/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" --profile "$trace" || return 1
+        else
+            echo "no $trace: no per-kernel-class side-by-side"
+            "$here/../bench/bench_gpu_vs_torch.sh" --bin "$BIN" --out "$OUTDIR/bench" || return 1
+        fi
     done
 }
 step torch torch_bench

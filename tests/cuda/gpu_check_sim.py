@@ -4,10 +4,13 @@ simulated on the CPU (libinstbench-cuda-sim.so, tests/fakes/cudasim) with a tiny
 the script itself cannot cost that machine's time: every step it can take here passes, the steps
 this machine cannot take (no compute-sanitizer, one GPU, no torchrun) are SKIP and not FAIL, and
 summary.json lists every step with the samples/s of the measure steps.  (The real-shape
-references and the PyTorch benchmark are skipped by flag: hours on the simulator.)
+references and the PyTorch benchmark are skipped by flag: hours on the simulator.)  The torch
+step's models (--torch-models) are checked apart, against a bench_gpu_vs_torch.sh that records
+what it is asked.
 Usage: gpu_check_sim.py INSTBENCH SIM_MODULE REPO_ROOT"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,5 +51,46 @@ with tempfile.TemporaryDirectory() as out:
     for name in ["build", "ctest", "realistic", "sanitize", "sanitize12", "ranks", "dp_equal", "torchrun", "torch"]:
         check(got.get(name, {}).get("result") == "SKIP", "%s should be SKIP here: %s" % (name, got.get(name)))
     check(doc.get("passed") is True, "summary.json passed: %s" % doc.get("passed"))
+
+# --torch-models: the torch step runs the models named, in that order, ViT-B/16 into bench/ with the
+# kernel trace where the bundle has one (a file beside the binary), the others into bench-<model>/.
+# The script is copied beside a bench_gpu_vs_torch.sh that logs its arguments, every other step is
+# skipped, and PYTHON answers the step's "import torch, timm" probe itself.
+with tempfile.TemporaryDirectory() as tree:
+    for d in ("scripts/gpu", "scripts/bench", "bin", "out"):
+        os.makedirs(os.path.join(tree, d))
+    shutil.copy(os.path.join(ROOT, "scripts", "gpu", "gpu_check.sh"), os.path.join(tree, "scripts", "gpu"))
+    log = os.path.join(tree, "bench.log")
+    fake = os.path.join(tree, "scripts", "bench", "bench_gpu_vs_torch.sh")
+    with open(fake, "w") as f:
+        f.write('#!/bin/sh\necho "$*" >> "%s"\n' % log)
+    py = os.path.join(tree, "python")
+    with open(py, "w") as f:
+        f.write('#!/bin/sh\n[ "$1 $2" = "-c import torch, timm" ] && exit 0\nexec %s "$@"\n' % sys.executable)
+    os.chmod(fake, 0o755), os.chmod(py, 0o755)
+    os.symlink(BIN, os.path.join(tree, "bin", "instbench"))
+    open(os.path.join(tree, "bin", "libkernel_trace.so"), "w").close()
+    bin_, out = os.path.join(tree, "bin", "instbench"), os.path.join(tree, "out")
+    others = ",".join(s for s in STEPS if s != "torch")
+    env = dict(os.environ, PYTHON=py, PATH="/usr/bin:/bin")
+    run = ["sh", os.path.join(tree, "scripts", "gpu", "gpu_check.sh"), "--bin", bin_, "--out", out, "--skip", others]
+    p = subprocess.run(run + ["--torch-models", "vit_large_patch16_224,vit_base_patch16_224"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    check(p.returncode == 0, "torch step alone: exit %d:\n%s\n%s" % (p.returncode, p.stdout[-2000:], p.stderr[-2000:]))
+    calls = open(log).read().splitlines() if os.path.exists(log) else []
+    want = ["--bin %s --model vit_large_patch16_224 --out %s/bench-vit_large_patch16_224" % (bin_, out),
+            "--bin %s --out %s/bench --profile %s/libkernel_trace.so" % (bin_, out, os.path.dirname(bin_))]
+    check(calls == want, "--torch-models: bench_gpu_vs_torch.sh called %s, want %s" % (calls, want))
+    # the default: all three, ViT-B first (a call cut short keeps the figure that decides)
+    os.remove(log)
+    p = subprocess.run(run, capture_output=True, text=True, env=env, timeout=120)
+    calls = open(log).read().splitlines() if os.path.exists(log) else []
+    models = [c.split("--model ")[1].split()[0] if "--model " in c else "vit_base_patch16_224" for c in calls]
+    check(p.returncode == 0 and models == ["vit_base_patch16_224", "vit_small_patch16_224", "vit_large_patch16_224"],
+          "default torch models: exit %d, %s" % (p.returncode, models))
+    for bad in ("vit_base_patch16_224,,x", "a;b", ""):
+        p = subprocess.run(run + ["--torch-models", bad], capture_output=True, text=True, env=env, timeout=60)
+        check(p.returncode == 2 and "--torch-models" in p.stderr, "--torch-models %r: exit %d, %s" % (
+            bad, p.returncode, p.stderr.strip()))
 print("gpu_check_sim: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
