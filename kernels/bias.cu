@@ -30,7 +30,7 @@ __global__ static void colsum_kernel(const void *dy, int dy_dt, const void *gelu
 /* The same with four adjacent columns a thread (16-byte loads and stores; N a multiple of 4, every
  * buffer 16-byte aligned); grid (ceil(N/(4*COLSUM_VEC_THREADS)), chunks).  The rows are taken
  * COLSUM_VEC_UNROLL at a time, every load of the group issued before the first store: act may
- * alias dy (in place under fp32), so the compiler would otherwise keep each row's loads behind the
+ * alias dy (GELU's backward works in place), so the compiler would otherwise keep each row's loads behind the
  * previous row's store, one row in flight per thread.  The sum still runs row by row. */
 #define COLSUM_VEC_THREADS 64 /* 256 columns a block: ViT's 768, 2304 and 3072 split evenly */
 #define COLSUM_VEC_UNROLL 4

@@ -260,7 +260,7 @@ static int backward_impl(cpu_vit *v, ib_grad_ready_fn cb, void *user, ib_error *
         if (linear_backward(v, b->dx, k->att, p->proj_w, p->proj_b, 1, b->datt, 1, BT, D, D, dxa, err)) return -1;
         {
             int rc_;
-            /* dqkv straight in the act dtype, with the qkv bias grad (big under fp32, big_act under bf16) */
+            /* dqkv straight in the act dtype into big_act, with the qkv bias grad */
             TIMED(PROF_ATTENTION, rc_ = cpu_attention_backward(v->gemm, dt, k->qkv, k->P, b->datt, b->big_act,
                                                                G + p->qkv_b, v->attn_scratch, B, T, H, hd, err));
             if (rc_) return -1;
