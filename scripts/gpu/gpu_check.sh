@@ -35,10 +35,12 @@
 #              trace the per-kernel-class side-by-side: bench/kernels.txt; bench-<model>/ the
 #              others'; summary.json "models") (SKIP without torch)
 #
-# usage: scripts/gpu/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--bin PATH] [--model NAME]
-#                             [--model-args "..."] [--steps N] [--batch-size N] [--cuda12-module PATH]
-#                             [--torch-models NAME,...]
+# usage: scripts/gpu/gpu_check.sh [--out DIR] [--jobs N] [--skip STEP,...] [--only STEP,...] [--bin PATH]
+#                             [--model NAME] [--model-args "..."] [--steps N] [--batch-size N]
+#                             [--cuda12-module PATH] [--torch-models NAME,...]
 #   --out   where logs and JSON go (default: $OUT when set, else build-gpu/check)
+#   --skip, --only  steps left out, or the only steps run (names as above; an unknown name is an
+#           error, so a misspelt step never runs on a GPU's scarce minutes)
 #   --bin   an instbench already built (skips build and ctest); --model, --model-args (extra measure
 #           flags such as "--image-size 32 --depth 1"), --steps and --batch-size (default 128) make
 #           the measure steps small: the gpu_check_sim test runs this script so, on the CUDA
@@ -55,6 +57,7 @@ root=$(cd "$here/../.." && pwd)
 OUTDIR=${OUT:-$root/build-gpu/check}
 JOBS=$(nproc 2>/dev/null || echo 4)
 SKIP=
+ONLY=
 BIN=
 MODEL=vit_base_patch16_224
 MODEL_ARGS=
@@ -67,6 +70,7 @@ while [ $# -gt 0 ]; do
         --out) OUTDIR=$2; shift 2 ;;
         --jobs) JOBS=$2; shift 2 ;;
         --skip) SKIP=$2; shift 2 ;;
+        --only) ONLY=$2; shift 2 ;;
         --bin) BIN=$2; shift 2 ;;
         --model) MODEL=$2; shift 2 ;;
         --model-args) MODEL_ARGS=$2; shift 2 ;;
@@ -74,7 +78,7 @@ while [ $# -gt 0 ]; do
         --batch-size) BATCH=$2; shift 2 ;;
         --cuda12-module) CUDA12_MODULE=$2; shift 2 ;;
         --torch-models) TORCH_MODELS=$2; shift 2 ;;
-        -h|--help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -82,6 +86,21 @@ case "$STEPS$BATCH" in ''|*[!0-9]*) echo "gpu_check.sh: --steps and --batch-size
 case ",$TORCH_MODELS," in
     *,,*|*[!a-z0-9_,]*) echo "gpu_check.sh: --torch-models takes model names separated by commas" >&2; exit 2 ;;
 esac
+ALL_STEPS="build ctest verify realistic sanitize sanitize12 measure host_data auto_batch ranks dp_equal torchrun torch"
+for list in "$SKIP" "$ONLY"; do
+    for s in $(echo "$list" | tr ',' ' '); do
+        case " $ALL_STEPS " in
+            *" $s "*) ;;
+            *) echo "gpu_check.sh: no step '$s' (steps: $ALL_STEPS)" >&2; exit 2 ;;
+        esac
+    done
+done
+if [ -n "$ONLY" ]; then
+    [ -z "$SKIP" ] || { echo "gpu_check.sh: --skip and --only together: give one" >&2; exit 2; }
+    for s in $ALL_STEPS; do
+        case ",$ONLY," in *",$s,"*) ;; *) SKIP="$SKIP,$s" ;; esac
+    done
+fi
 mkdir -p "$OUTDIR"
 BUILD=$root/build-gpu
 if [ -n "$BIN" ]; then SKIP="build,ctest,$SKIP"; else BIN=$BUILD/instbench; fi

@@ -92,5 +92,19 @@ with tempfile.TemporaryDirectory() as tree:
         p = subprocess.run(run + ["--torch-models", bad], capture_output=True, text=True, env=env, timeout=60)
         check(p.returncode == 2 and "--torch-models" in p.stderr, "--torch-models %r: exit %d, %s" % (
             bad, p.returncode, p.stderr.strip()))
+    # --only: the same run named by the one step it keeps; a misspelt step is an error, not a step run
+    base = run[:-2]
+    os.remove(log)
+    p = subprocess.run(base + ["--only", "torch", "--torch-models", "vit_base_patch16_224"], capture_output=True,
+                       text=True, env=env, timeout=120)
+    calls = open(log).read().splitlines() if os.path.exists(log) else []
+    ran = {l.split()[1] for l in p.stdout.splitlines() if l.startswith(("PASS", "FAIL"))}
+    check(p.returncode == 0 and ran == {"torch"} and calls == want[1:],
+          "--only torch: exit %d, steps run %s, bench calls %s" % (p.returncode, ran, calls))
+    for args, msg in ((["--skip", "torch,sanitise"], "no step 'sanitise'"), (["--only", "verfy"], "no step 'verfy'"),
+                      (["--skip", "verify", "--only", "torch"], "--skip and --only")):
+        p = subprocess.run(base + args, capture_output=True, text=True, env=env, timeout=60)
+        check(p.returncode == 2 and msg in p.stderr,
+              "%s: exit %d, %s" % (" ".join(args), p.returncode, p.stderr.strip()))
 print("gpu_check_sim: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
