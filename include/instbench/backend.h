@@ -52,6 +52,14 @@ typedef struct ib_attention_library {
     int deterministic;  /* attention runs through it: 1 its deterministic backward, 0 the other; -1 it does not */
 } ib_attention_library;
 
+/* How a created GPU backend's GEMMs ran (hardware.gemm in results), over the distinct GEMM shapes
+ * its steps issued (dimensions, layout, dtypes and pointer alignment): in all, how many cuBLASLt
+ * offered no algorithm for (cuBLAS ran them), and how many had their bias written into the output
+ * by a kernel first (no bias epilogue).  The last two are slower roads than the library's own. */
+typedef struct ib_gemm_paths {
+    int shapes, cublas_fallback, bias_kernel;
+} ib_gemm_paths;
+
 typedef struct ib_backend_ops ib_backend_ops;
 
 /* The blocks of training state a checkpoint saves, each [P] in model_layout order: the fp32 master
@@ -171,6 +179,9 @@ struct ib_backend_ops {
      * synchronously, the device-to-host copy included on GPU backends: what a checkpoint fetches.
      * A block the run does not have (the bf16 copy of an fp32 run) is an error. */
     int (*get_state)(ib_backend *b, ib_state_block which, void *host, ib_error *err);
+    /* The roads its GEMMs took so far (ib_gemm_paths): 0 with *out filled; NULL function where the
+     * question does not arise (CPU: oneDNN has one road). */
+    int (*gemm_paths)(ib_backend *b, ib_gemm_paths *out);
     void (*destroy)(ib_backend *b);
 
     /* ---- data parallelism the backend does itself.  dp_unavailable_reason NULL: it has none, its

@@ -97,6 +97,9 @@ typedef struct bench_result {
     /* multi-node runs over the backend's own comm: the transport NCCL chose between the nodes
      * (nccl_net.c), "" when not a multi-node run */
     char network[16], nccl_net[64];
+    /* rank 0's backend after the run (every rank issues the same GEMMs): hardware.gemm */
+    int have_gemm_paths;
+    ib_gemm_paths gemm_paths;
 } bench_result;
 /* nccl-tests' definitions (its PERFORMANCE.md): algbw = bytes / time; for an allreduce over n
  * ranks busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes per second, as nccl-tests prints). */
@@ -389,7 +392,7 @@ typedef struct bench_report {
 /* The run-quality warnings of a result, in the order measurement.warnings lists them: CODE is
  * what measurement.warning_codes carries (docs/formats.md lists them: cv_high, drift, mfu_over_100,
  * other_processes, steal, shared_machine), TEXT the sentence (kept as results have always said it). */
-enum { RESULT_MAX_WARNINGS = 6 };
+enum { RESULT_MAX_WARNINGS = 7 };
 typedef struct result_warning {
     const char *code;
     char text[160];

@@ -106,8 +106,9 @@ enum {
     RANK_WARN_OTHER_PROCESSES = 1u << 3, /* other processes took CPU during the run */
     RANK_WARN_STEAL = 1u << 4,           /* hypervisor steal */
     RANK_WARN_SHARED_MACHINE = 1u << 5,  /* load average above the vCPUs before the run */
-    RANK_WARN_OTHER = 1u << 6,           /* a warning this build has no code for */
-    RANK_WARN_N = 7
+    RANK_WARN_GEMM_FALLBACK = 1u << 6,   /* GEMM shapes off cuBLASLt's algorithms or bias epilogue */
+    RANK_WARN_OTHER = 1u << 7,           /* a warning this build has no code for */
+    RANK_WARN_N = 8
 };
 extern const char *const rank_warning_codes[RANK_WARN_N];
 /* Runs of one configuration whose fastest and slowest differ by more than this share of their

@@ -2,9 +2,9 @@
 # What a session with a GPU runs in one go to prove the CUDA backend (first passed on one H100,
 # 2026-11-27: docs/benchmarks.md).  Each step logs to OUT/<step>.log; the run ends with a PASS /
 # FAIL / SKIP line per step and OUT/summary.json (every step, its result and seconds, samples/s,
-# MFU and attention of the measure steps, the data-parallel scaling of ranks over measure, PyTorch
-# eager's and torch.compile's samples/s, and instbench's with unfused attention from the torch
-# step); the exit status is 1 if any step failed.  SKIP is for what this machine cannot do (timm,
+# MFU, attention and GEMM roads of the measure steps, the data-parallel scaling of ranks over
+# measure, PyTorch eager's and torch.compile's samples/s, and instbench's with unfused attention
+# from the torch step); the exit status is 1 if any step failed.  SKIP is for what this machine cannot do (timm,
 # torchrun, compute-sanitizer or a second GPU missing), never for a failure.  Steps:
 #   build      configure + build with CUDA (-DINSTBENCH_CUDA=ON) into build-gpu
 #   ctest      the whole test suite of that build
@@ -280,6 +280,7 @@ for line in open(os.path.join(out, "steps.tsv")):
         s["mfu"] = doc["measurement"].get("mfu")
         s["attention"] = doc["hardware"].get("attention")
         s["cudnn"] = doc["hardware"].get("cudnn")
+        s["gemm"] = doc["hardware"].get("gemm")   # the GEMM roads: cuBLAS fallbacks, bias kernels
     steps.append(s)
 
 

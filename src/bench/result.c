@@ -65,6 +65,12 @@ size_t result_warnings(const bench_report *r, result_warning out[RESULT_MAX_WARN
         RESULT_WARN("steal", "hypervisor steal %.0f%% of the CPUs during the run", 100 * r->steal_share);
     if (r->sys->loadavg1 > r->sys->vcpus)
         RESULT_WARN("shared_machine", "load average above vCPUs before the run (shared machine?)");
+    const ib_gemm_paths *g = &m->gemm_paths;
+    if (m->have_gemm_paths && (g->cublas_fallback > 0 || g->bias_kernel > 0))
+        RESULT_WARN("gemm_fallback",
+                    "GEMM shapes off cuBLASLt's fast road: %d of %d ran through cuBLAS, %d added their bias by a "
+                    "kernel (hardware.gemm)",
+                    g->cublas_fallback, g->shapes, g->bias_kernel);
 #undef RESULT_WARN
     return n;
 }
@@ -140,6 +146,11 @@ char *result_to_json(const bench_report *r, int pretty)
     }
     if (r->gemm_tflops > 0) cJSON_AddNumberToObject(hw, "gemm_tflops_measured", r->gemm_tflops);
     else cJSON_AddNullToObject(hw, "gemm_tflops_measured");
+    if (m->have_gemm_paths) { /* the roads the step's GEMMs took (cuda/gemm.h cuda_gemm_paths) */
+        cJSON *gp = cJSON_AddObjectToObject(hw, "gemm");
+        static const char *const gemm_keys[] = {"shapes", "cublas_fallback", "bias_kernel"};
+        ADD_NUMBERS(gp, gemm_keys, m->gemm_paths.shapes, m->gemm_paths.cublas_fallback, m->gemm_paths.bias_kernel);
+    }
     if (r->cuda_graphs >= 0) cJSON_AddBoolToObject(hw, "cuda_graphs", r->cuda_graphs);
     else cJSON_AddNullToObject(hw, "cuda_graphs");
     cJSON *dn = cJSON_AddObjectToObject(hw, "onednn");

@@ -218,6 +218,12 @@ static int synchronize(ib_backend *b, ib_error *err)
 
 static float *grad_block(ib_backend *b) { return impl(b)->buf.grads; }
 
+static int gemm_paths(ib_backend *b, ib_gemm_paths *out)
+{
+    cuda_gemm_paths(impl(b)->gemm, &out->shapes, &out->cublas_fallback, &out->bias_kernel);
+    return 0;
+}
+
 /* Copies ride the compute stream (it is non-blocking: the legacy stream would not order them). */
 static int copy_out(ib_backend *b, float *host, const float *dev, size_t n, ib_error *err)
 {
@@ -399,6 +405,7 @@ const ib_backend_ops cuda_backend_ops = {
     .get_grads = get_grads,
     .get_logits = get_logits,
     .get_state = get_state,
+    .gemm_paths = gemm_paths,
     .destroy = destroy,
     .dp_unavailable_reason = dp_unavailable_reason,
     .dp_create = cuda_dp_create,

@@ -29,7 +29,8 @@ typedef struct gemm_entry {
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (our B), B (our A), C = D */
     cublasLtMatmulAlgo_t algo;
-    int fallback; /* 1: no cuBLASLt algorithm, run through cuBLAS */
+    int fallback;    /* 1: no cuBLASLt algorithm, run through cuBLAS */
+    int bias_kernel; /* 1: a bias of this shape was written into C by a kernel (no epilogue) */
 } gemm_entry;
 
 struct cuda_gemm {
@@ -215,6 +216,12 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
         g->n++;
     }
     const float alpha = 1.0f;
+    if ((late_bias || (bias && e->fallback)) && !e->bias_kernel) {
+        e->bias_kernel = 1;
+        ib_debug("cuBLASLt: the bias of the GEMM batch %d M %d N %d K %d written by a kernel (%s), then accumulated "
+                 "onto\n",
+                 d->batch, d->M, d->N, d->K, late_bias ? "not 16-byte aligned" : "no epilogue on cuBLAS");
+    }
     if (e->fallback) { /* the same plan: cuBLAS's A = our B, its B = our A; the bias, if any, in C first */
         const void *fb = bias ? bias : late_bias;
         if (fb && fill_bias_per_batch(d, C, fb, s, err)) return -1;
@@ -237,9 +244,21 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     cublasStatus_t st = cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc,
                                        &e->algo, g->workspace, g->workspace_bytes, s);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED) { /* the heuristic's pick refused at launch: use cuBLAS */
+        ib_debug("cuBLASLt: its algorithm for the GEMM batch %d M %d N %d K %d refused at launch: using cuBLAS\n",
+                 d->batch, d->M, d->N, d->K);
         if (!g->blas && cublaslt_check(cublasCreate(&g->blas), "cublasCreate", err)) return -1;
         e->fallback = 1;
         return cuda_gemm_exec(g, in, A, B, C, bias ? bias : late_bias, s, err);
     }
     return cublaslt_check(st, "cublasLtMatmul", err) ? -1 : 0;
+}
+
+void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel)
+{
+    *shapes = *cublas_fallback = *bias_kernel = 0;
+    for (size_t i = 0; g && i < g->n; i++) {
+        ++*shapes;
+        *cublas_fallback += g->entries[i].fallback;
+        *bias_kernel += g->entries[i].bias_kernel;
+    }
 }

@@ -26,6 +26,12 @@ typedef struct cuda_gemm cuda_gemm;
 int cuda_gemm_create(cuda_gemm **g, size_t workspace_bytes, ib_error *err);
 int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *d, const void *A, const void *B, void *C, const void *bias,
                    cudaStream_t s, ib_error *err);
+/* The roads the GEMMs run so far took, counted over the distinct shapes cached (dimensions, layout,
+ * dtypes and pointer alignment: one entry each): *shapes in all; *cublas_fallback, those cuBLASLt
+ * offered no algorithm for or refused at launch (cuBLAS ran them); *bias_kernel, those whose bias
+ * a kernel wrote into C before the GEMM accumulated onto it (the fallback, or a bias not 16-byte
+ * aligned).  Both slower roads than the epilogue's: measure records them (hardware.gemm). */
+void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel);
 void cuda_gemm_destroy(cuda_gemm *g);
 
 #endif

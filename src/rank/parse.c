@@ -235,8 +235,8 @@ static void zone_pair(const cJSON *inst, rank_result *r)
     }
 }
 
-const char *const rank_warning_codes[RANK_WARN_N] = {"cv_high", "drift",          "mfu_over_100", "other_processes",
-                                                     "steal",   "shared_machine", "other"};
+const char *const rank_warning_codes[RANK_WARN_N] = {"cv_high", "drift",          "mfu_over_100",  "other_processes",
+                                                     "steal",   "shared_machine", "gemm_fallback", "other"};
 
 /* Results older than measurement.warning_codes carry only the texts: their fixed openings (as
  * src/bench/result.c has always written them) map to the codes. */

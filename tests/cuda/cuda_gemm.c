@@ -184,10 +184,13 @@ static int run_case(cuda_gemm *g, const gemm_case *c, const char *road)
 }
 
 /* The one kernel gemm.c launches, with kernels.h's semantics: every row of C [M, N] (row stride
- * ldc) = bias [N], both in dtype dt.  (cuda_vit_sim runs the real one.) */
+ * ldc) = bias [N], both in dtype dt.  (cuda_vit_sim runs the real one.)  Counted: the shapes whose
+ * bias it wrote are what cuda_gemm_paths must report as bias_kernel. */
+static int fill_bias_calls;
 cudaError_t cuk_fill_bias(void *C, ib_precision dt, const void *bias, int M, int N, int ldc, cudaStream_t s)
 {
     (void)s;
+    fill_bias_calls++;
     const char *b;
     size_t size;
     const size_t es = dt == IB_PREC_BF16 ? 2 : 4;
@@ -227,10 +230,12 @@ int main(void)
             CHECK(0, "%s: cuda_gemm_create: %s", roads[r].name, err.msg);
             continue;
         }
+        int shapes = 0, filled = 0; /* the random shapes are all distinct: each is a new plan */
         for (int i = 0; i < 150; i++) {
             gemm_case c = random_case();
-            int lt = standin.lt_matmuls, blas = standin.blas_gemms;
+            int lt = standin.lt_matmuls, blas = standin.blas_gemms, fills = fill_bias_calls;
             if (run_case(g, &c, roads[r].name)) break;
+            shapes++, filled += fill_bias_calls > fills;
             /* the road: the fallback only once a shape has fallen back, then cuBLAS alone */
             int used_lt = standin.lt_matmuls > lt, used_blas = standin.blas_gemms > blas;
             /* refused at launch: cuBLASLt tried once per new shape, a shape seen before goes straight to cuBLAS */
@@ -238,6 +243,13 @@ int main(void)
                   "%s: case %d went through cuBLASLt %d, cuBLAS %d", roads[r].name, i, used_lt, used_blas);
             cases++;
         }
+        /* what measure records (hardware.gemm): every shape counted once, on the road it took */
+        int n_shapes, n_blas, n_fill;
+        cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill);
+        CHECK(n_shapes == shapes && n_blas == (roads[r].want_blas ? shapes : 0) && n_fill == filled,
+              "%s: cuda_gemm_paths %d shapes, %d through cuBLAS, %d bias kernels; want %d, %d, %d", roads[r].name,
+              n_shapes, n_blas, n_fill, shapes, roads[r].want_blas ? shapes : 0, filled);
+        CHECK(filled > 0, "%s: no case wrote its bias by a kernel: the count is untested", roads[r].name);
         /* the cache: the same shape and alignments again asks the heuristic nothing */
         gemm_case c = random_case();
         run_case(g, &c, roads[r].name);

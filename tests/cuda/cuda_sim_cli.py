@@ -138,9 +138,33 @@ if doc:
     check(isinstance(g, float) and g > 0 and isinstance(m.get("gemm_share"), float) and
           abs(m["gemm_share"] - m["model_tflops"] / (g * doc["topology"]["world_size"])) <= 1e-9 * m["gemm_share"],
           "gemm_tflops_measured %r, gemm_share %r, model_tflops %r" % (g, m.get("gemm_share"), m["model_tflops"]))
+    # the roads the step's GEMMs took: every shape on cuBLASLt's algorithms, every bias in the epilogue
+    gp = doc["hardware"].get("gemm") or {}
+    check(gp.get("shapes", 0) > 6 and gp.get("cublas_fallback") == 0 and gp.get("bias_kernel") == 0
+          and "gemm_fallback" not in m.get("warning_codes", []),
+          "hardware.gemm %r, warnings %r: want every shape on cuBLASLt" % (gp, m.get("warning_codes")))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "1", "--cuda-graphs", "off"])
 if doc:
     check(doc["hardware"].get("cuda_graphs") is False, "--cuda-graphs off: %r" % doc["hardware"].get("cuda_graphs"))
+# a cuBLASLt that offers no algorithm (the stand-in told so): every shape through cuBLAS, and the
+# bias of each of the six Linears with one (patch embedding, qkv, proj, fc1, fc2, head: distinct
+# shapes at depth 1) written by a kernel; the result says so and warns, and rank carries the code
+doc, p = measure(["--batch-size", "8", "--data", "device", "--ranks", "1"],
+                 env=dict(ENV, CUBLASLT_STANDIN_HEURISTIC="zero"))
+if doc:
+    gp, m = doc["hardware"].get("gemm") or {}, doc["measurement"]
+    check(gp.get("shapes", 0) > 6 and gp.get("cublas_fallback") == gp.get("shapes") and gp.get("bias_kernel") == 6,
+          "no cuBLASLt algorithm: hardware.gemm %r, want every shape through cuBLAS, 6 bias kernels" % gp)
+    check("gemm_fallback" in m.get("warning_codes", []) and "gemm_fallback" not in p.stderr
+          and "ran through cuBLAS" in p.stderr, "no cuBLASLt algorithm: warning codes %r, stderr %s"
+          % (m.get("warning_codes"), p.stderr[-600:]))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        json.dump(doc, open(out, "w"))
+        r = run(["rank", out, "--price", "%s=1.0" % doc["instance"]["hostname"], "--format", "json"])
+        rows = json.loads(r.stdout).get("rows", []) if r.returncode == 0 and r.stdout.strip() else []
+        check(len(rows) == 1 and "gemm_fallback" in (rows[0].get("warnings") or []),
+              "rank of that result: exit %d, rows %r, %s" % (r.returncode, rows, r.stderr[-400:]))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "2"])
 if doc:
     check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,

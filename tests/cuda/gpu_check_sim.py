@@ -46,6 +46,9 @@ with tempfile.TemporaryDirectory() as out:
         check(got.get(name, {}).get("result") == "PASS", "%s: %s" % (name, got.get(name)))
     for name in MEASURED:
         check(got.get(name, {}).get("samples_per_second", 0) > 0, "%s: no samples/s in the summary" % name)
+        gemm = got.get(name, {}).get("gemm") or {}
+        check(gemm.get("shapes", 0) > 0 and gemm.get("cublas_fallback") == 0,
+              "%s: the GEMM roads in the summary: %r" % (name, gemm))
     check(got.get("auto_batch", {}).get("batch_size_per_device", 0) > 8,
           "auto_batch picked %s" % got.get("auto_batch", {}).get("batch_size_per_device"))
     for name in ["build", "ctest", "realistic", "sanitize", "sanitize12", "ranks", "dp_equal", "torchrun", "torch"]:

@@ -259,8 +259,11 @@ cudaError_t cuk_adam_step(float *p, const float *g, float *m, float *v, uint16_t
 }
 
 /* ---- GEMM through the plan and an emulated column-major BLAS ---- */
+#define SHIM_GEMM_SHAPES 64
 struct cuda_gemm {
     int calls;
+    int n; /* distinct shapes seen (the emulated BLAS takes every one: no slower road) */
+    cuda_gemm_desc seen[SHIM_GEMM_SHAPES];
 };
 int cuda_gemm_create(cuda_gemm **g, size_t ws, ib_error *err)
 {
@@ -268,6 +271,10 @@ int cuda_gemm_create(cuda_gemm **g, size_t ws, ib_error *err)
     return 0;
 }
 void cuda_gemm_destroy(cuda_gemm *g) { free(g); }
+void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel)
+{
+    *shapes = g ? g->n : 0, *cublas_fallback = *bias_kernel = 0;
+}
 
 int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const void *bias,
                    cudaStream_t s, ib_error *err)
@@ -279,6 +286,9 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     if (p.first.ld < p.first.rows || p.second.ld < p.second.rows || p.out.ld < p.out.rows)
         return ib_error_set(err, IB_EXIT_RUNTIME, "shim: leading dimension below rows");
     g->calls++;
+    int known = 0;
+    for (int i = 0; i < g->n && !known; i++) known = !memcmp(&g->seen[i], &d, sizeof d);
+    if (!known && g->n < SHIM_GEMM_SHAPES) g->seen[g->n++] = d;
     for (int b = 0; b < p.batch; b++)
         for (int i = 0; i < p.m; i++) /* rows of the column-major output = our columns */
             for (int j = 0; j < p.n; j++) {
