@@ -291,6 +291,10 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     "~ run quality: its runs differ by more than %.0f%% of their median%s%s%s; re-measure on a "
                     "quiet machine before trusting it (JSON/CSV: warnings, cv, samples_per_second_min/max).",
                     100 * RANK_SPREAD_LIMIT, codes[0] ? " or carry warnings (" : "", codes, codes[0] ? ")" : "");
+        if (warned & RANK_WARN_GEMM_FALLBACK) /* not noise: re-measuring alone will not change it */
+            output_note(out, "gemm_fallback: some of the step's GEMM shapes ran off cuBLASLt's own road (through "
+                             "cuBLAS, or their bias added by a kernel: hardware.gemm), so the row is below what its "
+                             "GPU can do; measure -v names the shapes.");
     }
     if (cudnn + fused + unfused > 1)
         output_note(out,

@@ -165,6 +165,9 @@ if doc:
         rows = json.loads(r.stdout).get("rows", []) if r.returncode == 0 and r.stdout.strip() else []
         check(len(rows) == 1 and "gemm_fallback" in (rows[0].get("warnings") or []),
               "rank of that result: exit %d, rows %r, %s" % (r.returncode, rows, r.stderr[-400:]))
+        r = run(["rank", out, "--price", "%s=1.0" % doc["instance"]["hostname"], "--format", "table"])
+        check(r.returncode == 0 and "gemm_fallback: some of the step's GEMM shapes" in r.stdout,
+              "rank --format table: no note on the GEMM roads: exit %d\n%s" % (r.returncode, r.stdout[-800:]))
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "2"])
 if doc:
     check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,
