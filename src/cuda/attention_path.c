@@ -281,9 +281,10 @@ static int cudnn_choose_graphs(int B, int T, int H, int hd, float scale, int cc,
     int device = -1;
     if (cudaGetDevice(&device) != cudaSuccess) device = -1, cudaGetLastError();
     const char *nd = getenv("INSTBENCH_CUDNN_NONDETERMINISTIC");
-    char first[sizeof c->why / 2] = "";
+    /* first and w, with "; " between, fit decide()'s why (sizeof c->why - 64) untruncated */
+    char first[(sizeof c->why - 64) / 2 - 1] = "";
     for (int det = !(nd && !strcmp(nd, "1")); det >= 0; det--) {
-        char w[512] = "";
+        char w[sizeof first] = "";
         /* a GPU generation whose cuDNN has no deterministic backward yet (10.x below 9.18.1,
          * cuda/cudnn_gate.h) goes straight to the non-deterministic graph */
         if (det && cudnn_gate_check(cc, c->cudnn_version, 1, w, sizeof w)) {
