@@ -391,7 +391,8 @@ typedef struct bench_report {
 
 /* The run-quality warnings of a result, in the order measurement.warnings lists them: CODE is
  * what measurement.warning_codes carries (docs/formats.md lists them: cv_high, drift, mfu_over_100,
- * other_processes, steal, shared_machine), TEXT the sentence (kept as results have always said it). */
+ * other_processes, steal, shared_machine, gemm_fallback), TEXT the sentence (kept as results have
+ * always said it). */
 enum { RESULT_MAX_WARNINGS = 7 };
 typedef struct result_warning {
     const char *code;

@@ -4,8 +4,8 @@
 # FAIL / SKIP line per step and OUT/summary.json (every step, its result and seconds, samples/s,
 # MFU, attention and GEMM roads of the measure steps, the data-parallel scaling of ranks over
 # measure, PyTorch eager's and torch.compile's samples/s, and instbench's with unfused attention
-# from the torch step); the exit status is 1 if any step failed.  SKIP is for what this machine cannot do (timm,
-# torchrun, compute-sanitizer or a second GPU missing), never for a failure.  Steps:
+# from the torch step); the exit status is 1 if any step failed.  SKIP is for what this machine
+# cannot do (timm, torchrun, compute-sanitizer or a second GPU missing), never for a failure.  Steps:
 #   build      configure + build with CUDA (-DINSTBENCH_CUDA=ON) into build-gpu
 #   ctest      the whole test suite of that build
 #   verify     instbench verify --backend cuda --compare-backend cpu on every tests/data fixture
