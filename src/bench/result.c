@@ -341,6 +341,16 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
                     "this model's shapes",
                     100 * mt / (r->gemm_tflops * r->gemm_devices), r->gemm_tflops, r->gemm_devices,
                     r->gemm_devices == 1 ? "" : "s");
+    if (m->have_gemm_paths) {
+        const ib_gemm_paths *g = &m->gemm_paths;
+        if (g->cublas_fallback == 0 && g->bias_kernel == 0)
+            fprintf(f, "  GEMM roads   %d shapes, all on cuBLASLt's own algorithms (biases in its epilogue)\n",
+                    g->shapes);
+        else
+            fprintf(f,
+                    "  GEMM roads   %d shapes: %d through cuBLAS, %d with a bias kernel (slower roads: measure -v)\n",
+                    g->shapes, g->cublas_fallback, g->bias_kernel);
+    }
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);
     fprintf(f, "  loss         %.4f -> %.4f\n", m->first_loss, m->last_loss);

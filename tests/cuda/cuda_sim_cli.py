@@ -159,6 +159,10 @@ if doc:
           and "ran through cuBLAS" in p.stderr, "no cuBLASLt algorithm: warning codes %r, stderr %s"
           % (m.get("warning_codes"), p.stderr[-600:]))
     with tempfile.TemporaryDirectory() as tmp:
+        r = run(["measure", "--backend", "cuda", *TINY, "--batch-size", "8", "--ranks", "1", "--output",
+                 os.path.join(tmp, "t.json"), "--format", "table"], env=dict(ENV, CUBLASLT_STANDIN_HEURISTIC="zero"))
+        want = "GEMM roads   %d shapes: %d through cuBLAS, 6 with a bias kernel" % (gp.get("shapes"), gp.get("shapes"))
+        check(r.returncode == 0 and want in r.stdout, "measure's table: no %r line:\n%s" % (want, r.stdout[-900:]))
         out = os.path.join(tmp, "r.json")
         json.dump(doc, open(out, "w"))
         r = run(["rank", out, "--price", "%s=1.0" % doc["instance"]["hostname"], "--format", "json"])
