@@ -95,12 +95,7 @@ for list in "$SKIP" "$ONLY"; do
         esac
     done
 done
-if [ -n "$ONLY" ]; then
-    [ -z "$SKIP" ] || { echo "gpu_check.sh: --skip and --only together: give one" >&2; exit 2; }
-    for s in $ALL_STEPS; do
-        case ",$ONLY," in *",$s,"*) ;; *) SKIP="$SKIP,$s" ;; esac
-    done
-fi
+[ -z "$ONLY" ] || [ -z "$SKIP" ] || { echo "gpu_check.sh: --skip and --only together: give one" >&2; exit 2; }
 mkdir -p "$OUTDIR"
 BUILD=$root/build-gpu
 if [ -n "$BIN" ]; then SKIP="build,ctest,$SKIP"; else BIN=$BUILD/instbench; fi
@@ -112,7 +107,12 @@ steps_tsv=$OUTDIR/steps.tsv
 status=0
 SKIPPED=77   # a step's exit status for "this machine cannot do it"
 
-skipped() { case ",$SKIP," in *",$1,"*) return 0 ;; esac; return 1; }
+skipped() {   # skipped NAME: named by --skip (or left out of --only; build and ctest under --bin)
+    case ",$SKIP," in *",$1,"*) return 0 ;; esac
+    [ -n "$ONLY" ] || return 1
+    case ",$ONLY," in *",$1,"*) return 1 ;; esac
+    return 0
+}
 record() {   # record NAME RESULT SECONDS
     echo "$2  $1 ($3 s)" | tee -a "$summary"
     printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$steps_tsv"
@@ -120,6 +120,8 @@ record() {   # record NAME RESULT SECONDS
 # step NAME COMMAND...: runs it with its output in OUT/NAME.log, records PASS/FAIL/SKIP and the time.
 step() {
     name=$1; shift
+    # the names --skip and --only accept: a step missing there could be neither left out nor chosen
+    case " $ALL_STEPS " in *" $name "*) ;; *) echo "gpu_check.sh: step '$name' is not in ALL_STEPS" >&2; exit 2 ;; esac
     if skipped "$name"; then record "$name" SKIP 0; return 0; fi
     echo "== $name: $*" >&2
     t0=$(date +%s)

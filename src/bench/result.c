@@ -49,6 +49,12 @@ static double model_tflops(const bench_report *r)
 
 /* The thresholds: a CV above 5% and other processes above 10% of the CPUs mean a noisy figure;
  * steal above 5% a busy host; a load average above the vCPUs a shared machine before the start. */
+/* Some GEMM shape of the step left cuBLASLt's own road (hardware.gemm): the gemm_fallback warning. */
+static int gemm_off_road(const bench_result *m)
+{
+    return m->have_gemm_paths && (m->gemm_paths.cublas_fallback > 0 || m->gemm_paths.bias_kernel > 0);
+}
+
 size_t result_warnings(const bench_report *r, result_warning out[RESULT_MAX_WARNINGS])
 {
     const bench_result *m = r->m;
@@ -65,12 +71,11 @@ size_t result_warnings(const bench_report *r, result_warning out[RESULT_MAX_WARN
         RESULT_WARN("steal", "hypervisor steal %.0f%% of the CPUs during the run", 100 * r->steal_share);
     if (r->sys->loadavg1 > r->sys->vcpus)
         RESULT_WARN("shared_machine", "load average above vCPUs before the run (shared machine?)");
-    const ib_gemm_paths *g = &m->gemm_paths;
-    if (m->have_gemm_paths && (g->cublas_fallback > 0 || g->bias_kernel > 0))
+    if (gemm_off_road(m))
         RESULT_WARN("gemm_fallback",
                     "GEMM shapes off cuBLASLt's fast road: %d of %d ran through cuBLAS, %d added their bias by a "
                     "kernel (hardware.gemm)",
-                    g->cublas_fallback, g->shapes, g->bias_kernel);
+                    m->gemm_paths.cublas_fallback, m->gemm_paths.shapes, m->gemm_paths.bias_kernel);
 #undef RESULT_WARN
     return n;
 }
@@ -343,7 +348,7 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
                     r->gemm_devices == 1 ? "" : "s");
     if (m->have_gemm_paths) {
         const ib_gemm_paths *g = &m->gemm_paths;
-        if (g->cublas_fallback == 0 && g->bias_kernel == 0)
+        if (!gemm_off_road(m))
             fprintf(f, "  GEMM roads   %d shapes, all on cuBLASLt's own algorithms (biases in its epilogue)\n",
                     g->shapes);
         else

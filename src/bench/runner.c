@@ -400,8 +400,8 @@ static void fill_result(const shared_state *S, const bench_run_config *c, const 
         double m1 = stats_median(S->step_s, h), m2 = stats_median(S->step_s + (S->n_timed - h), h);
         out->drift = m2 > 1.10 * m1;
     }
-    const ib_backend *b0 = ranks[0].backend;
-    out->have_gemm_paths = b0 && b0->ops->gemm_paths && b0->ops->gemm_paths(ranks[0].backend, &out->gemm_paths) == 0;
+    ib_backend *b0 = ranks[0].backend;
+    out->have_gemm_paths = b0 && b0->ops->gemm_paths && b0->ops->gemm_paths(b0, &out->gemm_paths) == 0;
 }
 
 /* The backend's own data parallelism (cuda: NCCL) across this process's ranks and the job's

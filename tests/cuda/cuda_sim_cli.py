@@ -99,10 +99,11 @@ except ImportError:   # scripts/bootstrap.sh --test-deps installs it; without it
     jsonschema = SCHEMA = None
 
 
-def measure(extra, env=ENV):
+def measure(extra, env=ENV, fmt="json"):
+    """the result written to --output and the run (FMT: what it printed, json or the table)"""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
-        p = run(["measure", "--backend", "cuda", *TINY, *extra, "--output", out, "--format", "json"], env=env)
+        p = run(["measure", "--backend", "cuda", *TINY, *extra, "--output", out, "--format", fmt], env=env)
         check(p.returncode == 0, "measure %s: exit %d: %s" % (" ".join(extra), p.returncode, p.stderr[-800:]))
         if p.returncode:
             return None, p
@@ -150,7 +151,7 @@ if doc:
 # bias of each of the six Linears with one (patch embedding, qkv, proj, fc1, fc2, head: distinct
 # shapes at depth 1) written by a kernel; the result says so and warns, and rank carries the code
 doc, p = measure(["--batch-size", "8", "--data", "device", "--ranks", "1"],
-                 env=dict(ENV, CUBLASLT_STANDIN_HEURISTIC="zero"))
+                 env=dict(ENV, CUBLASLT_STANDIN_HEURISTIC="zero"), fmt="table")
 if doc:
     gp, m = doc["hardware"].get("gemm") or {}, doc["measurement"]
     check(gp.get("shapes", 0) > 6 and gp.get("cublas_fallback") == gp.get("shapes") and gp.get("bias_kernel") == 6,
@@ -158,11 +159,9 @@ if doc:
     check("gemm_fallback" in m.get("warning_codes", []) and "gemm_fallback" not in p.stderr
           and "ran through cuBLAS" in p.stderr, "no cuBLASLt algorithm: warning codes %r, stderr %s"
           % (m.get("warning_codes"), p.stderr[-600:]))
+    want = "GEMM roads   %d shapes: %d through cuBLAS, 6 with a bias kernel" % (gp.get("shapes"), gp.get("shapes"))
+    check(want in p.stdout, "measure's table: no %r line:\n%s" % (want, p.stdout[-900:]))
     with tempfile.TemporaryDirectory() as tmp:
-        r = run(["measure", "--backend", "cuda", *TINY, "--batch-size", "8", "--ranks", "1", "--output",
-                 os.path.join(tmp, "t.json"), "--format", "table"], env=dict(ENV, CUBLASLT_STANDIN_HEURISTIC="zero"))
-        want = "GEMM roads   %d shapes: %d through cuBLAS, 6 with a bias kernel" % (gp.get("shapes"), gp.get("shapes"))
-        check(r.returncode == 0 and want in r.stdout, "measure's table: no %r line:\n%s" % (want, r.stdout[-900:]))
         out = os.path.join(tmp, "r.json")
         json.dump(doc, open(out, "w"))
         r = run(["rank", out, "--price", "%s=1.0" % doc["instance"]["hostname"], "--format", "json"])
