@@ -210,10 +210,10 @@ static void warn_identity(const measure_ctx *c)
                 "price it only at a price you give (--hourly-cost now, or rank --price %s=USD)",
                 c->sys.hostname);
     if (id->count > nnodes)
-        ib_warn("--count %d with %d node(s) running: rank will price the result as %d nodes at the throughput "
-                "measured on %d (cost x %d, throughput not scaled); start the run on every node (--nnodes) to "
-                "measure theirs",
-                id->count, nnodes, id->count, nnodes, id->count);
+        ib_warn("--count %d with %d node(s) running: rank will price the result as %d nodes (cost x %d) with "
+                "the throughput measured on %d scaled linearly to them (throughput x %.4g), marked extrapolated "
+                "('^'); start the run on every node (--nnodes) to measure theirs",
+                id->count, nnodes, id->count, id->count, nnodes, (double)id->count / nnodes);
 }
 
 /* A SageMaker job's node: the result stands for all of its hosts (as --count would say) unless

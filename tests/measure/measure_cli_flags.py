@@ -153,7 +153,8 @@ check(p.returncode == 0 and "without --region" in p.stderr and "--price g5.xlarg
       f"--instance-type without --region: {p.stderr[-300:]}")
 p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge", "--region", "us-east-1", "--count", "4"] + OK, cwd=d,
         **noimds)
-check(p.returncode == 0 and "--count 4 with 1 node" in p.stderr and "throughput not scaled" in p.stderr and
+check(p.returncode == 0 and "--count 4 with 1 node" in p.stderr and "(throughput x 4)" in p.stderr and
+      "marked extrapolated" in p.stderr and "not scaled" not in p.stderr and
       "without --region" not in p.stderr, f"--count 4 on one node: {p.stderr[-300:]}")
 p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge", "--region", "us-east-1"] + OK, cwd=d, **noimds)
 identity_warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warning: --") and "is not this machine" not in ln]
