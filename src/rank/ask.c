@@ -14,13 +14,16 @@
 
 static int asks_live(const char *source) { return !source || !strcmp(source, "auto") || !strcmp(source, "live"); }
 
-/* Every market ranked has a user price for C, so no AWS price is needed for it. */
+/* Every market whose price C needs has a user price, so no AWS price is needed for it.  A savings
+ * plan needs the on-demand price too (its break-even, PLAN PAYS vs OD), ranked or not. */
 static int user_priced(const rank_config *c, const rank_options *o)
 {
     double p;
     time_t t;
+    const int wanted[2] = {(o->markets & (RANK_MARKETS_ON_DEMAND | RANK_MARKETS_PLAN)) != 0,
+                           (o->markets & RANK_MARKETS_SPOT) != 0};
     for (int m = 0; m < 2; m++)
-        if ((o->markets & (1 << m)) && !(m == RANK_SPOT && instance_type_is_sagemaker(c->instance_type)) &&
+        if (wanted[m] && !(m == RANK_SPOT && instance_type_is_sagemaker(c->instance_type)) &&
             !rank_user_price_for(c, (rank_market)m, o, &p, &t))
             return 0;
     return 1;

@@ -263,9 +263,10 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
                     "term's %s hours whether the nodes train or not%s; PLAN PAYS vs OD: rate / on-demand, the share of "
                     "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
-                    "the spot row's efficiency / its price, the same against spot with its interruptions.  instbench "
-                    "never purchases a plan.",
-                    r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost);
+                    "the spot row's efficiency / its price, the same against spot with its interruptions%s.  "
+                    "instbench never purchases a plan.",
+                    r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost,
+                    r->opts->markets & RANK_MARKETS_SPOT ? "" : " (no spot row ranked here: --market all)");
     if (place && r->explain) placement_note(r, out);
     if (!output_table_showed(t, "configuration")) return; /* the marks ride on the configuration */
     if (extra)

@@ -262,8 +262,13 @@ static int plan_price(const rank_config *c, const price_set *prices, const rank_
     row->usd_per_hour = (double)c->nodes * q->usd_per_hour;
     row->plan_commitment_usd_per_hour = row->usd_per_hour;
     row->plan_term_usd = row->usd_per_hour * o->plan_term_hours;
-    const price_record *pr = prices ? prices_find(prices, c->instance_type, c->region) : NULL;
-    double od = pr ? pr->on_demand_usd_per_hour : NAN;
+    /* against the on-demand price the on-demand row would pay: the user's, else AWS's */
+    double od = NAN;
+    time_t od_as_of;
+    if (!rank_user_price_for(c, RANK_ON_DEMAND, o, &od, &od_as_of)) {
+        const price_record *pr = prices ? prices_find(prices, c->instance_type, c->region) : NULL;
+        od = pr ? pr->on_demand_usd_per_hour : NAN;
+    }
     row->plan_break_even_on_demand = price_ok(od) ? markets_break_even_utilisation(q->usd_per_hour, od) : NAN;
     snprintf(row->price_source, sizeof row->price_source, "live");
     row->price_as_of = o->now;

@@ -143,6 +143,17 @@ def main():
               "quotes asked: %s" % ops)
         os.remove(os.path.join(TMP, "results", "one.json"))
 
+        # the plan ranked alone: its break-even against on-demand still asks for the on-demand price
+        # (no on-demand row to take it from); against spot there is no spot row, and the legend says so
+        alone = ["--market", "savings-plan"] + args[4:]
+        rc, out, err = fx.run(BIN, alone + ["--format", "json"], env=env)
+        rows1 = json.loads(out)["rows"] if rc == 0 else []
+        check(len(rows1) == 1 and rows1[0]["market"] == "savings-plan" and rows1[0]["plan_break_even_on_demand"] is not None
+              and math.isclose(rows1[0]["plan_break_even_on_demand"], PLAN_RATE / od, rel_tol=1e-9)
+              and rows1[0]["plan_break_even_spot"] is None, "--market savings-plan: %s %s" % (rows1, err[-500:]))
+        rc, out, err = fx.run(BIN, alone + ["--format", "table", "--explain"], env=env)
+        check(rc == 0 and "no spot row ranked here: --market all" in out, "--market savings-plan legend:\n%s" % out)
+
         # offline (no credentials): the rows are kept, unpriced, saying why; exit 0 with the others
         env2 = dict(env)
         del env2["AWS_ACCESS_KEY_ID"], env2["AWS_SECRET_ACCESS_KEY"]
