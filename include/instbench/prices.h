@@ -63,6 +63,10 @@ typedef struct price_set {
     char snapshot_source[512]; /* where the snapshot's numbers came from, else "" */
     time_t generated_at;       /* when this set was made (0: unknown) */
     char placement_note[256];  /* why placement scores are absent ("" when present/not asked) */
+    /* prices_get with --source auto: that live AWS was not asked, or did not answer, and why
+     * ("live AWS was not asked (no AWS credentials)"); "" when it answered */
+    char live_missing[256];
+    int live_no_credentials; /* 1: no AWS credentials (the fix: give some) */
     /* How the set is shown (`prices` sets them; 0 elsewhere): whether Local and Wavelength Zones
      * count for the lowest spot price (they need an opt-in, so by default they do not), and whether
      * tables show the N-instance columns (--nodes given). */

@@ -84,7 +84,13 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
              * the table's sources line already says each price's source and the snapshot's date) */
             ib_debug("no AWS credentials: prices from the cache and the snapshot");
             ib_debug("%s", cerr.msg);
-        } else ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
+            snprintf(out->live_missing, sizeof out->live_missing, "live AWS was not asked (no AWS credentials)");
+            out->live_no_credentials = 1;
+        } else {
+            ib_warn("AWS client unavailable (%s); using the cache and the price snapshot", cerr.msg);
+            snprintf(out->live_missing, sizeof out->live_missing,
+                     "live AWS was not asked (AWS client unavailable: %.160s)", cerr.msg);
+        }
         return 0;
     }
     live_report rep;
@@ -94,13 +100,18 @@ static int from_live(const prices_query *q, price_set *out, live_status *st, tim
     if (rc != 0) {
         if (strict) return ib_error_set(err, IB_EXIT_RUNTIME, "live prices: %s", rep.od_error);
         ib_warn("live prices unavailable (%s); using the cache and the price snapshot", rep.od_error);
+        snprintf(out->live_missing, sizeof out->live_missing, "live AWS did not answer (%.160s)", rep.od_error);
         return 0;
     }
     if (strict && (rep.od_failed || rep.spot_failed))
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s", rep.od_failed ? rep.od_error : rep.spot_error);
-    if (rep.od_failed)
+    if (rep.od_failed) {
         ib_warn("%zu of %zu on-demand queries failed (%s); using the cache or the snapshot for those", rep.od_failed,
                 rep.od_asked, rep.od_error);
+        snprintf(out->live_missing, sizeof out->live_missing,
+                 "live AWS did not answer %zu of %zu on-demand queries (%.160s)", rep.od_failed, rep.od_asked,
+                 rep.od_error);
+    }
     if (rep.spot_failed)
         ib_warn("spot prices failed for %zu of %zu (type, region) pairs (%s); using the cache or the snapshot "
                 "for those",
@@ -233,10 +244,13 @@ void prices_warn_missing(const prices_query *q, const price_set *out)
     static const char *const src_names[] = {"live AWS, the cache or the snapshot", "live AWS",
                                             "the cache (younger than the TTL)", "the snapshot"};
     if (!found) miss_od = miss_spot = 0;
+    /* auto without live AWS's answer: say which sources were asked, and why live AWS was not */
+    const int unasked = src == PRICES_SOURCE_AUTO && out->live_missing[0];
+    const char *from = unasked ? "the cache or the snapshot" : src_names[src];
     if (miss_od)
-        ib_warn("no on-demand price from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_od, n,
-                ex_od);
+        ib_warn("no on-demand price from %s for %zu of %zu (type, region) pairs (e.g. %s)%s%s", from, miss_od, n, ex_od,
+                unasked ? "; " : "", unasked ? out->live_missing : "");
     if (miss_spot)
-        ib_warn("no spot prices from %s for %zu of %zu (type, region) pairs (e.g. %s)", src_names[src], miss_spot, n,
-                ex_spot);
+        ib_warn("no spot prices from %s for %zu of %zu (type, region) pairs (e.g. %s)%s%s", from, miss_spot, n, ex_spot,
+                unasked ? "; " : "", unasked ? out->live_missing : "");
 }

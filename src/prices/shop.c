@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "instbench/instance_type.h"
 #include "instbench/prices.h"
 
 static int wanted_price(const prices_query *q, const price_record *r)
@@ -56,12 +57,27 @@ int prices_check_found(const prices_query *q, const price_set *set)
                 market, types, regions, where, q->n_types > 3 ? " (and more types)" : "");
         break;
     }
-    default:
+    default: {
+        /* auto without an answer from live AWS: it never said "no such product", so do not claim it */
+        int answered = 0, sagemaker = 0;
+        for (size_t i = 0; i < set->n; i++) answered |= set->items[i].od_live_answered;
+        for (size_t t = 0; t < q->n_types; t++) sagemaker |= instance_type_is_sagemaker(q->instance_types[t]);
+        if (q->source == PRICES_SOURCE_AUTO && !answered && set->live_missing[0]) {
+            fprintf(stderr, "instbench prices: no %sprice for %s in %s in the cache or the snapshot, and %s%s; %s\n",
+                    market, types, regions, set->live_missing,
+                    sagemaker ? ": SageMaker ml.* prices come from live AWS only" : "",
+                    set->live_no_credentials ? "give instbench AWS credentials (a profile, AWS_ACCESS_KEY_ID and "
+                                               "AWS_SECRET_ACCESS_KEY, an instance role; -v says where it looked) "
+                                               "and run it again"
+                                             : "run it again when AWS answers (the warning above says why it did not)");
+            break;
+        }
         fprintf(stderr,
                 "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
                 "instance type and region)\n",
                 market, types, regions, q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
         break;
+    }
     }
     return IB_EXIT_RUNTIME;
 }

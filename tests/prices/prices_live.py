@@ -693,6 +693,20 @@ def case_exit_codes():
         check(st["by_operation"].get("GetProducts", 0) >= 2, "AWS was not asked: %r" % st)
     finally:
         ep.stop()
+    # auto without credentials: live AWS was never asked, so nothing may claim it has "no such
+    # product"; ml.* prices are live AWS's alone, so the line says so and names the fix
+    noaws = dict(env, XDG_CACHE_HOME=os.path.join(TMP, "cache-never-filled"))
+    for types, ml in (("ml.g5.xlarge", True), ("zz9.large", False)):
+        p = prices(["--instance-types", types, "--region", "us-east-1"], noaws, expect_rc=1)
+        line = last_line(p)
+        want = ("instbench prices: no price for %s in us-east-1 in the cache or the snapshot, and live AWS was not "
+                "asked (no AWS credentials)%s; give instbench AWS credentials" %
+                (types, ": SageMaker ml.* prices come from live AWS only" if ml else ""))
+        check(line.startswith(want) and "no such product" not in p.stderr, "%s, no credentials: %r" % (types, p.stderr))
+    p = prices(["--instance-types", "g5.xlarge,ml.g5.xlarge", "--region", "us-east-1", "--format", "json"], noaws)
+    check("warning: no on-demand price from the cache or the snapshot for 1 of 2 (type, region) pairs (e.g. "
+          "ml.g5.xlarge in us-east-1); live AWS was not asked (no AWS credentials)" in p.stderr,
+          "ml.* beside a snapshot type, no credentials: %r" % p.stderr)
     # something found is still exit 0
     prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-east-1"], env)
 
