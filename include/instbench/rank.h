@@ -294,10 +294,11 @@ typedef struct rank_user_price {
 #define RANK_SPOT_STATE_BYTES_PER_PARAM 12.0    /* fp32 weights + Adam m and v */
 #define RANK_SPOT_HALF_COPY_BYTES_PER_PARAM 2.0 /* the bf16/fp16 working copy, where one exists */
 #define RANK_SPOT_CHECKPOINT_S_UNKNOWN 60.0
-/* The quantile reported as "P90": z of the standard normal at 0.9. */
-#define RANK_SPOT_P90_Z 1.2815515655446004
+/* The quantile reported as "P90". */
+#define RANK_SPOT_P90 0.9
 /* The break-even search's range, per node-hour: beyond the upper end a node would not survive
- * an hour, and "never" is said instead. */
+ * an hour, and "never" is said instead (the top is the row's own rate where a user's
+ * --interruption-rate is above it). */
 #define RANK_SPOT_BREAKEVEN_MIN_RATE 1e-12
 #define RANK_SPOT_BREAKEVEN_MAX_RATE 1.0
 /* What --interruption-rate, --checkpoint-cost, --restart-minutes, --checkpoint-every accept. */
@@ -330,7 +331,8 @@ typedef struct rank_spot_risk {
     double expected_hours, p90_hours, expected_cost, p90_cost; /* NAN without a target */
     double p_no_interruption;                                  /* NAN without a target */
     /* The per-node rate at which samples_per_dollar falls to the best on-demand row's: NAN
-     * "never" (ahead up to RANK_SPOT_BREAKEVEN_MAX_RATE), 0 when behind at any rate; only
+     * "never" (ahead up to RANK_SPOT_BREAKEVEN_MAX_RATE, or the row's rate if higher), 0 when
+     * behind at any rate; only
      * when BREAKEVEN_AGAINST names that on-demand row (the configs index, else -1). */
     double breakeven_rate;
     long breakeven_against;
@@ -355,9 +357,13 @@ typedef struct rank_spot_moments {
 rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double restart_h);
 /* How many checkpoint segments WORK_H hours of work take at interval TAU_H: ceil(work / tau), >= 1. */
 double rank_spot_segments(double work_h, double tau_h);
-/* The 90th percentile of the wall time (h) to WORK_H hours of work in rank_spot_segments segments
- * (each TAU_H of work, the last the rest, each + DELTA_H): Cornish-Fisher to the skewness term
- * from the exact cumulants of their sum.  The expected time stays work / efficiency (Daly's). */
+/* The expected wall time (h) to WORK_H hours of work in rank_spot_segments segments (each TAU_H of
+ * work, the last the rest, each + DELTA_H): the sum of the segments' exact means (work /
+ * efficiency when the work is whole intervals). */
+double rank_spot_expected_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h);
+/* Its 90th percentile: the uninterrupted time when that has a 90% chance, else that time plus
+ * the delay given an interruption at the matching quantile, Cornish-Fisher to the skewness term
+ * from the exact cumulants of the segments' sum. */
 double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h);
 /* The default checkpoint cost in seconds for a model of PARAMS parameters (<= 0 unknown) trained
  * in PRECISION ("bf16", "fp16" add the half copy). */

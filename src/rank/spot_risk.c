@@ -8,12 +8,13 @@
  *   T_w/T_s = M e^(R/M) (e^((tau + delta)/M) - 1) / tau            (Daly 2006, FGCS 22(3))
  * The job is a renewal process: the work runs in segments of tau work + delta checkpoint; an
  * interruption loses the segment's time so far and costs a restart of R, itself lost and redone
- * when interrupted.  The mean of one segment's wall time is Daly's formula per segment; the P90
- * time to a target is a closed form over its ceil(W / tau) independent segments (the last one
- * holding the rest of the work, each ending in a checkpoint): the Cornish-Fisher
- * expansion to the skewness term, mean + sd (z + (z^2 - 1) skew / 6), from the segments' exact
- * mean, variance and third cumulant (a plain normal approximation misses the right skew that a
- * few long interruptions give). */
+ * when interrupted.  The mean of one segment's wall time is Daly's formula per segment.  The time
+ * to a target is the sum of its ceil(W / tau) independent segments (the last one holding the rest
+ * of the work, each ending in a checkpoint): its expected value is the sum of their exact means
+ * (not W / efficiency, which charges a short last segment a whole interval's overhead), its P90 a
+ * closed form from their exact mean, variance and third cumulant: the uninterrupted time when a
+ * clean run has a 90% chance, else that time plus the Cornish-Fisher expansion to the skewness
+ * term of the delay given an interruption (rank_spot_p90_hours says why). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -80,14 +81,60 @@ double rank_spot_segments(double work_h, double tau_h)
     return n < 1 ? 1 : n;
 }
 
-double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
+/* The job's wall time to WORK_H hours of work: the cumulants of its segments' sum, and how long
+ * it takes uninterrupted (the work and its checkpoints back to back). */
+typedef struct job_time {
+    rank_spot_moments sum;
+    double clean;
+} job_time;
+
+static job_time job_moments(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
 {
     double n = rank_spot_segments(work_h, tau_h), last = work_h - (n - 1) * tau_h;
     rank_spot_moments full = rank_spot_segment_moments(job_rate, tau_h + delta_h, restart_h);
     rank_spot_moments tail = rank_spot_segment_moments(job_rate, last + delta_h, restart_h);
-    double mean = (n - 1) * full.mean + tail.mean, var = (n - 1) * full.var + tail.var;
-    double sd = sqrt(var), skew = ((n - 1) * full.k3 + tail.k3) / (var * sd), z = RANK_SPOT_P90_Z;
-    return mean + sd * (z + (z * z - 1) * skew / 6);
+    return (job_time){{(n - 1) * full.mean + tail.mean, (n - 1) * full.var + tail.var, (n - 1) * full.k3 + tail.k3},
+                      work_h + n * delta_h};
+}
+
+double rank_spot_expected_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
+{
+    return job_moments(job_rate, work_h, tau_h, delta_h, restart_h).sum.mean;
+}
+
+/* The standard normal's quantile at Q in (0, 1): bisection on its distribution function, which
+ * erfc keeps exact in the lower tail. */
+static double normal_quantile(double q)
+{
+    double lo = -40, hi = 40;
+    for (int i = 0; i < 200 && hi - lo > 1e-15 * (1 + fabs(lo)); i++) {
+        double mid = 0.5 * (lo + hi);
+        if (0.5 * erfc(-mid / 1.4142135623730951) < q) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* The wall time is the uninterrupted time C with chance p0 = e^(-Lambda C), else C plus a delay:
+ * an atom, then a right-skewed tail.  When p0 >= 0.9 the 90th percentile is C itself.  Below, it
+ * is C + the (0.9 - p0) / (1 - p0) quantile of the delay given an interruption, by Cornish-Fisher
+ * from that delay's cumulants (the delay's raw moments, divided by 1 - p0).  A plain
+ * Cornish-Fisher over the whole time smears the atom into the tail (a job that most likely runs
+ * clean got a P90 hours above its clean time); as p0 -> 0 the two agree. */
+double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
+{
+    job_time j = job_moments(job_rate, work_h, tau_h, delta_h, restart_h);
+    double p0 = exp(-job_rate * j.clean), w = -expm1(-job_rate * j.clean);
+    if (p0 >= RANK_SPOT_P90) return j.clean;
+    double e = j.sum.mean - j.clean, v = j.sum.var, k = j.sum.k3;
+    double c1 = e / w, c2 = (v + e * e) / w, c3 = (k + 3 * e * v + e * e * e) / w;
+    double var = c2 - c1 * c1, k3 = c3 - 3 * c1 * c2 + 2 * c1 * c1 * c1;
+    if (!(var > 0)) return j.clean + (c1 > 0 ? c1 : 0);
+    double sd = sqrt(var), skew = k3 / (var * sd), z = normal_quantile((RANK_SPOT_P90 - p0) / w);
+    /* the expansion is a quantile function only where it rises: z > -3 / skew */
+    if (skew > 0 && z < -3 / skew) z = -3 / skew;
+    double x = c1 + sd * (z + (z * z - 1) * skew / 6);
+    return j.clean + (x > 0 ? x : 0);
 }
 
 double rank_spot_default_checkpoint_s(long params, const char *precision)
@@ -152,7 +199,11 @@ static double effective_spd(const rank_row *row, long nodes, const rank_spot_opt
  * range, 0 when behind at its bottom. */
 static double breakeven(const rank_row *row, long nodes, const rank_spot_options *so, double target_spd)
 {
-    double lo = log(RANK_SPOT_BREAKEVEN_MIN_RATE), hi = log(RANK_SPOT_BREAKEVEN_MAX_RATE);
+    /* up to the rate the row was priced at, where the user's is above the range: a row behind
+     * at its own rate has a break-even below it, never a "never" */
+    double top = row->risk.rate_per_node_hour > RANK_SPOT_BREAKEVEN_MAX_RATE ? row->risk.rate_per_node_hour
+                                                                             : RANK_SPOT_BREAKEVEN_MAX_RATE;
+    double lo = log(RANK_SPOT_BREAKEVEN_MIN_RATE), hi = log(top);
     if (effective_spd(row, nodes, so, exp(hi)) > target_spd) return NAN;
     if (effective_spd(row, nodes, so, exp(lo)) <= target_spd) return 0;
     for (int i = 0; i < 200 && hi - lo > 1e-15; i++) {
@@ -185,7 +236,7 @@ static void fill_one(rank_row *row, const rank_config *c, const rank_options *o)
     k->expected_hours = k->p90_hours = k->expected_cost = k->p90_cost = k->p_no_interruption = NAN;
     if (o->target_samples > 0) {
         double work = o->target_samples / row->samples_per_second / 3600; /* hours of useful work */
-        k->expected_hours = work / k->efficiency;
+        k->expected_hours = rank_spot_expected_hours(k->job_rate_per_hour, work, tau, delta, r);
         k->p90_hours = rank_spot_p90_hours(k->job_rate_per_hour, work, tau, delta, r);
         k->expected_cost = k->expected_hours * row->usd_per_hour;
         k->p90_cost = k->p90_hours * row->usd_per_hour;

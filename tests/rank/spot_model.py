@@ -7,19 +7,22 @@ instbench's code or output.
   tau     = Daly's higher-order optimum (delta < 2M: sqrt(2 delta M)(1 + sqrt(delta/2M)/3
             + (delta/2M)/9) - delta; else M), unless given
   eff     = tau / (M e^(R/M) (e^((tau + delta)/M) - 1))
-  P90     = mean + sd (z90 + (z90^2 - 1) skew / 6) (Cornish-Fisher) of the sum of ceil(W / tau)
-            segments (the last the rest of the work), each segment's cumulants from the renewal
-            process (a compound geometric sum)
+  time    = the sum of ceil(W / tau) segments (the last the rest of the work), each segment's
+            cumulants from the renewal process (a compound geometric sum); expected = its mean
+  P90     = C, the uninterrupted time, when P(no interruption) p0 >= 0.9; else C + the
+            (0.9 - p0) / (1 - p0) quantile of the delay given an interruption, by Cornish-Fisher
+            (mean + sd (z + (z^2 - 1) skew / 6), z held where the expansion still rises) from
+            that conditional delay's cumulants
 Times in hours unless named _s."""
 import math
 from decimal import Decimal as D, getcontext
+from statistics import NormalDist
 
 getcontext().prec = 60
 
 SHARES = [D("0.025"), D("0.075"), D("0.125"), D("0.175"), D("0.25")]
 DEFAULT_RESTART_S = 600.0
 DISK_BYTES_PER_S = 125e6
-Z90 = D("1.2815515655446004")   # the standard normal's 0.9 quantile, to float precision
 
 
 def bucket_rate(bucket):
@@ -78,14 +81,37 @@ def segments(work_h, tau_h):
     return max(n, 1)
 
 
-def p90_hours(job_rate, work_h, tau_h, delta_h, restart_h):
+def _total(job_rate, work_h, tau_h, delta_h, restart_h):
+    """Cumulants of the whole job's wall time, and its uninterrupted length."""
     n = segments(work_h, tau_h)
     last = D(work_h) - (n - 1) * D(tau_h)
     full = segment_cumulants(job_rate, D(tau_h) + D(delta_h), restart_h)
     tail = segment_cumulants(job_rate, last + D(delta_h), restart_h)
-    mean, var, k3 = [(n - 1) * f + t for f, t in zip(full, tail)]
-    sd = var.sqrt()
-    return mean + sd * (Z90 + (Z90 * Z90 - 1) * (k3 / sd ** 3) / 6)
+    return [(n - 1) * f + t for f, t in zip(full, tail)], D(work_h) + n * D(delta_h)
+
+
+def expected_hours(job_rate, work_h, tau_h, delta_h, restart_h):
+    return _total(job_rate, work_h, tau_h, delta_h, restart_h)[0][0]
+
+
+def p90_hours(job_rate, work_h, tau_h, delta_h, restart_h):
+    """The time T is C with probability p0 and C + X otherwise (X > 0, the delay).  The delay
+    E = T - C has raw moments E[E^k] = (1 - p0) E[X^k]: X's cumulants follow, and its quantile at
+    (0.9 - p0) / (1 - p0) is T's 0.9 quantile."""
+    (mean, var, k3), clean = _total(job_rate, work_h, tau_h, delta_h, restart_h)
+    p0 = (-D(job_rate) * clean).exp()
+    if p0 >= D("0.9"):
+        return clean
+    e = mean - clean
+    raw = [e, var + e * e, k3 + 3 * e * var + e ** 3]            # E[E], E[E^2], E[E^3]
+    x1, x2, x3 = [m / (1 - p0) for m in raw]                    # E[X^k]
+    kv, kk = x2 - x1 * x1, x3 - 3 * x1 * x2 + 2 * x1 ** 3        # X's variance, third cumulant
+    sd = kv.sqrt()
+    skew = kk / sd ** 3
+    z = D(NormalDist().inv_cdf(float((D("0.9") - p0) / (1 - p0))))
+    if skew > 0 and z < -3 / skew:                              # the expansion's lowest point
+        z = -3 / skew
+    return clean + max(x1 + sd * (z + (z * z - 1) * skew / 6), D(0))
 
 
 def spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s=None, target=None):
@@ -103,7 +129,7 @@ def spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s=None,
            "p90_cost_to_target_usd": None, "p_no_interruption": None}
     if target:
         work = D(target) / D(sps) / 3600
-        exp_h = work / eff
+        exp_h = expected_hours(job, work, tau, delta_h, restart_h)
         p90 = p90_hours(job, work, tau, delta_h, restart_h)
         out.update({"expected_hours_to_target": float(exp_h), "p90_hours_to_target": float(p90),
                     "expected_cost_to_target_usd": float(exp_h * D(usd_per_hour)),
@@ -112,13 +138,15 @@ def spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s=None,
     return out
 
 
-def breakeven(sps, usd_per_hour, nodes, delta_s, restart_s, tau_s, target_spd):
+def breakeven(sps, usd_per_hour, nodes, delta_s, restart_s, tau_s, target_spd, rate=None):
     """The per-node rate where the effective samples/$ meets TARGET_SPD: None when still ahead at
-    1 per node-hour, 0.0 when behind at 1e-12.  Bisection on the rate's logarithm."""
+    1 per node-hour (or at RATE, the row's own, when that is higher), 0.0 when behind at 1e-12.
+    Bisection on the rate's logarithm."""
     def spd(rate):
         return spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s)["effective_samples_per_dollar"]
-    lo, hi = math.log(1e-12), 0.0
-    if spd(1.0) > target_spd:
+    top = max(1.0, rate or 0.0)
+    lo, hi = math.log(1e-12), math.log(top)
+    if spd(top) > target_spd:
         return None
     if spd(1e-12) <= target_spd:
         return 0.0
