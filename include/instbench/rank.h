@@ -225,7 +225,7 @@ typedef struct rank_config {
     double recorded_usd_per_hour[2];
     time_t recorded_as_of[2];   /* that run's timestamp */
     int recorded_prices_differ; /* 1: runs recorded different costs for one market */
-    char variant[96];           /* "" unless another configuration has the same type, nodes, region */
+    char variant[128];          /* "" unless another configuration has the same type, nodes, region */
 } rank_config;
 
 /* Combines the group's runs by (instance type, nodes, effective region, backend, device name):

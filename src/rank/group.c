@@ -203,27 +203,27 @@ static int same_place(const rank_config *a, const rank_config *b)
 }
 
 /* Configurations of one type, nodes and region differ by backend, device or attention kernels:
- * say which in their labels ("cpu", "cuda NVIDIA A10G" when another one has the same backend,
- * "cuda, unfused attention" when another one differs only by that). */
+ * say what tells each apart from every other in their labels ("cpu", "cuda NVIDIA A10G" when
+ * another one has the same backend on another device, "cuda, unfused attention" when another one
+ * differs only by that, "cuda NVIDIA H200, cudnn attention" when both). */
 static void name_variants(rank_config *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        int clash = 0, same_backend = 0, same_device = 0;
+        int clash = 0, other_device = 0, same_device = 0;
         for (size_t j = 0; j < n; j++)
             if (j != i && same_place(&c[i], &c[j])) {
                 clash = 1;
-                same_backend |= !strcmp(c[i].backend, c[j].backend);
-                same_device |= !strcmp(c[i].backend, c[j].backend) && !strcmp(c[i].accelerator, c[j].accelerator);
+                if (strcmp(c[i].backend, c[j].backend)) continue;
+                if (strcmp(c[i].accelerator, c[j].accelerator)) other_device = 1;
+                else same_device = 1;
             }
         if (!clash) continue;
-        const char *backend = c[i].backend[0] ? c[i].backend : "backend?";
+        char device[80] = "", attention[48] = "";
+        if (other_device) snprintf(device, sizeof device, " %s", c[i].accelerator[0] ? c[i].accelerator : "device?");
         if (same_device)
-            snprintf(c[i].variant, sizeof c[i].variant, "%s, %s attention", backend,
-                     c[i].attention[0] ? c[i].attention : "unrecorded");
-        else if (same_backend)
-            snprintf(c[i].variant, sizeof c[i].variant, "%s %s", backend,
-                     c[i].accelerator[0] ? c[i].accelerator : "device?");
-        else snprintf(c[i].variant, sizeof c[i].variant, "%s", backend);
+            snprintf(attention, sizeof attention, ", %s attention", c[i].attention[0] ? c[i].attention : "unrecorded");
+        snprintf(c[i].variant, sizeof c[i].variant, "%s%s%s", c[i].backend[0] ? c[i].backend : "backend?", device,
+                 attention);
     }
 }
 

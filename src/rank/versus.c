@@ -1,5 +1,6 @@
 /* rank/versus.c: --versus CONFIG, the row every spot row's break-even is against.  CONFIG is
- * "N x TYPE MARKET" as rank labels a row, or "[Nx]TYPE[:MARKET]" as sweep takes a candidate
+ * "N x TYPE MARKET" as rank labels a row (with its "(variant)" where configurations of one type
+ * differ by backend, device or attention), or "[Nx]TYPE[:MARKET]" as sweep takes a candidate
  * (market: on-demand when none); the configuration must be one of those ranked and the market
  * one a break-even can be against (not spot). */
 #include <stdio.h>
@@ -12,6 +13,16 @@
 int rank_resolve_versus(const char *versus, const rank_config *c, size_t n, rank_options *o, ib_error *err)
 {
     if (!versus) return 0;
+    /* a label as the table prints it, variant and all ("1 x vm on-demand (cuda, unfused attention)") */
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < RANK_N_MARKETS; k++) {
+            char l[256];
+            rank_config_label(&c[i], (rank_market)k, l, sizeof l);
+            if (k == RANK_SPOT || !(o->markets & (1 << k)) || strcasecmp(l, versus)) continue;
+            o->versus_config = (long)i;
+            o->versus_market = (rank_market)k;
+            return 0;
+        }
     char name[96] = "", market[32] = "on-demand";
     long nodes = 1;
     const char *v = versus;
@@ -60,7 +71,7 @@ int rank_resolve_versus(const char *versus, const rank_config *c, size_t n, rank
         u += (size_t)snprintf(list + u, sizeof list - u, "%s'%s'", i ? ", " : "", l);
     }
     return ib_error_set(err, IB_EXIT_USAGE, "--versus '%s' %s: %s", versus,
-                        hits ? "matches several configurations (they differ in variant)"
+                        hits ? "matches several configurations (they differ in variant: name one as labelled)"
                              : "is none of the configurations ranked",
                         list);
 }

@@ -110,5 +110,29 @@ with tempfile.TemporaryDirectory() as d:
     check(err.count("hardware.attention") == 3 and "\x1b" not in err,
           "hostile: want 3 skips naming hardware.attention, no raw escape: %r" % err[-800:])
 
+    # one machine name across two GPUs and two paths (docs/gpu-runs' "vm"): every label tells its
+    # row from every other (device where another GPU ran the same backend, path where the same GPU
+    # ran another), and --versus takes a label as printed
+    vm = os.path.join(d, "vm")
+    VM = [("NVIDIA H100 80GB HBM3", 2600.0, "cudnn"), ("NVIDIA H100 80GB HBM3", 1700.0, "unfused"),
+          ("NVIDIA H200", 3200.0, "cudnn")]
+    for i, (a, s, att) in enumerate(VM):
+        doc = res("g5.xlarge", a, s, att, i)
+        doc["instance"]["type"], doc["instance"]["hostname"] = None, "vm"
+        fx.write_json(os.path.join(vm, "r%d.json" % i), doc)
+    base = [vm, "--source", prices, "--price", "vm=3.93", "--price", "vm:spot=1.5", "--market", "both",
+            "--interruption-rate", "0.01", "--format", "json"]
+    rc, out, err = fx.run(BIN, base)
+    labels = {(r["accelerator"], r["attention"]): r["configuration"] for r in json.loads(out)["rows"]
+              if r["market"] == "on-demand"} if rc == 0 else {}
+    check(labels == {("NVIDIA H100 80GB HBM3", "cudnn"): "1 x vm on-demand (cuda NVIDIA H100 80GB HBM3, cudnn attention)",
+                     ("NVIDIA H100 80GB HBM3", "unfused"): "1 x vm on-demand (cuda NVIDIA H100 80GB HBM3, unfused attention)",
+                     ("NVIDIA H200", "cudnn"): "1 x vm on-demand (cuda NVIDIA H200)"},
+          "one name, two GPUs, two paths: labels %s (exit %d, %s)" % (labels, rc, err[-300:]))
+    for want in labels.values():
+        rc, out, err = fx.run(BIN, base + ["--versus", want.upper()])
+        against = {r["breakeven_against"] for r in json.loads(out)["rows"] if r["market"] == "spot"} if rc == 0 else set()
+        check(against == {want}, "--versus %r: against %s (exit %d, %s)" % (want.upper(), against, rc, err[-300:]))
+
 print("rank_attention: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
