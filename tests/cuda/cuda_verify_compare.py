@@ -2,16 +2,21 @@
 
 The same backend twice (cpu vs cpu) must give bit-identical outputs (the CPU backend is
 deterministic at a fixed thread count), both runs must match the timm reference within the usual
-tolerances, backend vs backend is held to the tighter pair tolerance in bf16, and the JSON/table reports must carry all three comparisons.  On a machine without a
+tolerances, backend vs backend is held to the tighter pair tolerance in bf16, and the JSON/table reports must carry all three comparisons (the JSON valid against schemas/verify-v1.json).  On a machine without a
 usable GPU, --compare-backend cuda fails with a clear message (exit 1); bad values exit 2.
 usage: cuda_verify_compare.py INSTBENCH REFERENCE
 """
 import json
+import os
 import subprocess
 import sys
 
+import jsonschema
+
 exe, ref = sys.argv[1], sys.argv[2]
 fails = []
+SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schemas",
+                                     "verify-v1.json")))
 
 
 def run(*args):
@@ -23,6 +28,9 @@ if r.returncode != 0:
     fails.append(f"cpu vs cpu exit {r.returncode}: {r.stderr[-500:]}")
 else:
     doc = json.loads(r.stdout)
+    for e in jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc):   # with "compare": schemas/verify-v1.json
+        fails.append(f"not valid against schemas/verify-v1.json: {list(e.absolute_path)}: {e.message}")
+        break
     cmp = doc.get("compare") or {}
     if cmp.get("backend") != "cpu":
         fails.append(f"compare.backend = {cmp.get('backend')!r}")

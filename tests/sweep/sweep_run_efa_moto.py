@@ -35,6 +35,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")
 from moto_sweep import MotoSweep, sweep_ids   # noqa: E402
 from moto_sweep import start_sweep as start   # noqa: E402
 from testlib import check, failures   # noqa: E402
+from state_schema import load_state   # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 BUCKET, REGION = "sweep-efa", "us-east-1"
@@ -112,7 +113,7 @@ with MotoSweep() as m:
     sid = (sweep_ids(home) or [None])[0]
     check(p.returncode == 1 and err.count("timed out") >= 4, "A: every candidate timed out: %d %s" % (
         p.returncode, err[-3000:]))
-    st = json.load(open(os.path.join(home, "state", "instbench", "sweeps", sid + ".json"))) if sid else {}
+    st = load_state(home, sid) if sid else {}
     creates = [c for c in m.calls if c["Action"] == "CreateSecurityGroup"]
     sg = st.get("security_group") or {}
     check(len(creates) == 1 and sg.get("id") and sg.get("deleted") is True and

@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "rank"))
 from testlib import FakeAws, check, failures   # noqa: E402
 from rank_fixtures import result   # noqa: E402
 from fake_ec2 import tag_specs   # noqa: E402
+from state_schema import load_state   # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 BUCKET, PREFIX, REGION = "sweep-bkt", "bench/", "us-east-1"
@@ -155,8 +156,7 @@ def groups_left(rec):
 
 
 def state_file(home, sweep_id):
-    with open(os.path.join(home, "state", "instbench", "sweeps", sweep_id + ".json")) as f:
-        return json.load(f)
+    return load_state(home, sweep_id)   # valid against schemas/sweep-state-v1.json
 
 
 def all_running(n):

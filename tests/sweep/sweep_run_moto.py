@@ -17,7 +17,6 @@ end-to-end test deliver them).
 Usage: sweep_run_moto.py INSTBENCH"""
 import base64
 import glob
-import json
 import os
 import re
 import shutil
@@ -33,6 +32,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")
 from moto_sweep import MotoSweep, sweep_ids   # noqa: E402
 from moto_sweep import start_sweep as start   # noqa: E402
 from testlib import check, failures   # noqa: E402
+from state_schema import load_state   # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 BUCKET, REGION = "sweep-moto", "us-east-1"
@@ -109,7 +109,7 @@ with MotoSweep() as m:
         check(set(behaviours) == {"terminate"}, "2: InstanceInitiatedShutdownBehavior: %r" % behaviours)
         texts = [base64.b64decode(d).decode("utf-8", "replace") for d in datas]
         check(all(t.startswith("#!") and secret not in t for t in texts), "2: user data present, no secret in it")
-    st = json.load(open(os.path.join(home, "state", "instbench", "sweeps", sid + ".json"))) if sid else {}
+    st = load_state(home, sid) if sid else {}
     pgs = [c["placement_group"] for c in st.get("candidates", []) if c["placement_group"]]
     asked = [(l.get("MinCount"), l.get("Placement.GroupName")) for l in m.launches]
     check(len(pgs) == 1 and sorted(asked, key=str) == sorted([("1", None), ("2", pgs[0])], key=str),
@@ -167,7 +167,7 @@ with MotoSweep() as m:
         r.returncode, alive(m), r.stderr[-1500:]))
     ended = ec2(m, "out = {i['InstanceId']: i.get('StateTransitionReason', '') "
                    "for r in client.describe_instances()['Reservations'] for i in r['Instances']}")
-    st = json.load(open(os.path.join(home, "state", "instbench", "sweeps", sid + ".json")))
+    st = load_state(home, sid)
     for rec in st["instances"]:
         reason = ended.get(rec["id"], "")
         mt = re.search(r"\((\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d) (?:UTC|GMT)\)", reason)

@@ -22,6 +22,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from testlib import check, failures   # noqa: E402
+from state_schema import valid_state   # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 SID = "20261125-213005-9f3a"
@@ -81,7 +82,7 @@ try:
     cost = 15 * 60 * 0.5 / 3600 + 2 * (10 * 60 * 1.006 / 3600)
     check("$%.3g" % cost in out or "$%.2f" % cost in out, "the cost %.4f: %s" % (cost, out))
     rc, out, err = status(home, SID, "--format", "json")
-    back = json.loads(out) if rc == 0 else {}
+    back = valid_state(json.loads(out), "status --format json") if rc == 0 else {}
     check(back == GOOD, "--format json gives back what was written: %s" % json.dumps(back)[:600])
     # with what an EFA candidate adds (issue 31): its interfaces, each node's Elastic IP, the group
     efa = copy.deepcopy(GOOD)
@@ -94,7 +95,7 @@ try:
                            "associated": True, "released": k == 0}
     write(home, efa)
     rc, out, err = status(home, SID, "--format", "json")
-    back = json.loads(out) if rc == 0 else {}
+    back = valid_state(json.loads(out), "status --format json, EFA") if rc == 0 else {}
     check(back == efa, "--format json gives back the EFA fields written: %s %s" % (json.dumps(back)[:900], err))
     rc, out, err = status(home, SID)
     check(rc == 0 and "2 allocated, 1 released" in out and "releases the others" in out and

@@ -5,6 +5,7 @@ committed timm fixture, plus the JSON report of a passing run.
 usage: verify_cases.py INSTBENCH FIXTURE CASE
 CASE:
   json          the fixture passes; the JSON report names every parameter's gradient and passes
+                (every JSON report, here and below, is validated against schemas/verify-v1.json)
   grad          one gradient entry in the reference changed: exactly that grad.* check fails, exit 1
   weight        one weight (a LayerNorm bias) changed: logits/gradients no longer match, exit 1
   losses        the last entry of `losses` changed by 5%: only that losses[i] check fails, exit 1
@@ -23,8 +24,15 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "data"))
+import jsonschema
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "scripts", "data"))
 from make_reference import write_safetensors  # noqa: E402  (the same independent writer)
+
+SCHEMA = json.load(open(os.path.join(ROOT, "schemas", "verify-v1.json")))
+jsonschema.Draft202012Validator.check_schema(SCHEMA)
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 def read_safetensors(path):
@@ -67,6 +75,11 @@ def verify_json(bin_, path):
         rep = json.loads(out)
     except ValueError:
         fail(f"exit {rc} and no JSON report", out, err)
+    # every report, passing or failing, is what schemas/verify-v1.json says
+    errors = sorted(VALIDATOR.iter_errors(rep), key=lambda e: list(e.absolute_path))
+    if errors:
+        fail(f"the report is not valid against schemas/verify-v1.json: {list(errors[0].absolute_path)}: "
+             f"{errors[0].message}", out, err)
     return rc, rep, out, err
 
 
