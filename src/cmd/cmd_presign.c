@@ -76,15 +76,18 @@ const arg_command cmd_presign_args = {
     "the bucket name has dots: then path style.",
     "environment: AWS credentials and region as for `prices` (AWS_ACCESS_KEY_ID, AWS_PROFILE,\n"
     "AWS_REGION, ...), AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL.\n"
-    "exit status: 0 the URL is printed, 1 no credentials, 2 bad input (no bucket, an invalid bucket\n"
-    "name, no key, --expires out of range).\n",
+    "exit status: 0 the URL is printed; 1 no credentials, or no region (no --region, and none from\n"
+    "AWS_REGION, AWS_DEFAULT_REGION, the profile or instance metadata); 2 bad input (no bucket, an\n"
+    "invalid bucket name, no key, an unknown --region, --expires out of range).\n",
     presign_args,
     "s3://BUCKET/KEY",
     .examples =
         (const arg_example[]){
-            {"an upload URL for one result, valid 6 hours (the machine holding it runs curl -T FILE URL)",
-             "instbench presign s3://my-results/sweep-1/g5.xlarge.json --method PUT --expires 6h"},
-            {"a download link for a colleague, valid 7 days",
+            {"an upload URL for one result in a us-east-1 bucket, valid 6 hours (the machine holding it runs "
+             "curl -T FILE URL)",
+             "instbench presign s3://my-results/sweep-1/g5.xlarge.json --method PUT --expires 6h --region us-east-1"},
+            {"a download link for a colleague, valid 7 days, signed for the region AWS_REGION or the profile names "
+             "(none: exit 1; give --region when the bucket lives in another)",
              "instbench presign s3://my-results/sweep-1/rank.csv --expires 7d"},
             {0}},
 };

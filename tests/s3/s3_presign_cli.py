@@ -112,21 +112,35 @@ for ok in ("1", "604800", "7d", "168h", "90s"):
 # no region anywhere: one line that says where it looked and names the flag; the flag, given, works
 noreg = {k: v for k, v in env.items() if k != "AWS_REGION"}
 p = presign(noreg, "s3://bkt-1/k")
-check(p.returncode != 0 and not p.stdout and p.stderr.count("\n") == 1 and "AWS_REGION" in p.stderr
-      and "--region" in p.stderr, "presign without a region: rc %d %r" % (p.returncode, p.stderr))
+check(p.returncode == 1 and not p.stdout and p.stderr.count("\n") == 1 and
+      p.stderr.startswith("instbench presign: no AWS region (tried AWS_REGION, AWS_DEFAULT_REGION") and
+      "give the bucket's region with --region REGION" in p.stderr,
+      "presign without a region: rc %d (want 1, as --help's exit status says) %r" % (p.returncode, p.stderr))
 advice = re.search(r"(--region [a-z0-9-]+)", p.stderr)
 p = presign(noreg, "s3://bkt-1/k", *(advice.group(1).split() if advice else []))
 check(advice is not None and p.returncode == 0 and p.stdout.startswith("https://"),
       "presign with the --region the advice names: rc %d %s" % (p.returncode, p.stderr))
 
-# the examples of --help, as written
+# --help's exit statuses name each of those
 helptext = presign(env, "--help").stdout
-# (help wraps at 80 columns: a long example goes on after ' \\', as the shell reads it)
-lines = re.findall(r"^  \$ (.*)$", re.sub(r" \\\n +", " ", helptext), re.M)
-check(len(lines) >= 2, "presign --help has examples")
-for line in lines:
+flat = " ".join(helptext.split())
+check("1 no credentials, or no region (no --region, and none from AWS_REGION" in flat and
+      "2 bad input (" in flat and "an unknown --region" in flat, "presign --help's exit statuses: %r" % flat[-600:])
+
+# the examples of --help, as written: with credentials alone when the example gives --region;
+# one without it says it needs the region from elsewhere (and exits 1 without one)
+# (help wraps at 80 columns: a description goes on under '    ', a long example after ' \\')
+pairs = re.findall(r"^  # (.*(?:\n    .*)*)\n  \$ (.*)$", re.sub(r" \\\n +", " ", helptext), re.M)
+check(len(pairs) >= 2, "presign --help has examples")
+for what, line in pairs:
     words = shlex.split(line)
-    p = subprocess.run([BIN] + words[1:], env=env, capture_output=True, text=True, timeout=60)
+    given = "--region" in words
+    p = subprocess.run([BIN] + words[1:], env=noreg if given else env, capture_output=True, text=True, timeout=60)
     check(p.returncode == 0 and p.stdout.startswith("https://"), "example `%s`: rc %d %s" % (line, p.returncode, p.stderr))
+    if not given:
+        p = subprocess.run([BIN] + words[1:], env=noreg, capture_output=True, text=True, timeout=60)
+        check(p.returncode == 1 and "no AWS region" in p.stderr and "--region" in " ".join(what.split()),
+              "example `%s` without a region: rc %d, and its description must say it needs one: %r" % (
+                  line, p.returncode, what))
 
 sys.exit(1 if failures else 0)
