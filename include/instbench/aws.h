@@ -21,6 +21,9 @@ typedef struct aws_credentials {
 int aws_credentials_resolve(aws_credentials *out, ib_error *err);
 /* AWS_REGION, AWS_DEFAULT_REGION, profile `region`, IMDS.  -1 when none. */
 int aws_region_resolve(char out[32], ib_error *err);
+/* The same, and where the region came from into FROM (LEN bytes), for messages about its value:
+ * "AWS_REGION", "AWS_DEFAULT_REGION", "the region of profile 'NAME' in PATH", "instance metadata". */
+int aws_region_resolve_from(char out[32], char *from, size_t len, ib_error *err);
 /* 1 when REGION is an AWS region instbench knows by name (src/aws/regions.c), else 0. */
 int aws_region_known(const char *region);
 /* Those regions, in name order, into OUT (up to CAP; returns how many there are): every one, or

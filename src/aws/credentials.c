@@ -243,9 +243,12 @@ int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
     return 0;
 }
 
-int aws_region_resolve(char out[32], ib_error *err)
+int aws_region_resolve(char out[32], ib_error *err) { return aws_region_resolve_from(out, NULL, 0, err); }
+
+int aws_region_resolve_from(char out[32], char *from, size_t len, ib_error *err)
 {
     out[0] = '\0';
+    if (len) from[0] = '\0';
     const char *vars[] = {"AWS_REGION", "AWS_DEFAULT_REGION"};
     for (int i = 0; i < 2; i++) {
         const char *v = getenv(vars[i]);
@@ -253,6 +256,7 @@ int aws_region_resolve(char out[32], ib_error *err)
         if (!names_region_ok(v))
             return ib_error_set(err, IB_EXIT_USAGE, "%s='%s' %s", vars[i], v, names_region_problem(v));
         snprintf(out, 32, "%s", v);
+        if (len) snprintf(from, len, "%s", vars[i]);
         return 0;
     }
     const char *name = aws_profile_name(NULL);
@@ -264,7 +268,10 @@ int aws_region_resolve(char out[32], ib_error *err)
         rc = names_region_ok(v) ? 0
                                 : ib_error_set(err, IB_EXIT_USAGE, "region '%s' in profile '%s' of %s %s", v, name,
                                                cpath, names_region_problem(v));
-        if (rc == 0) snprintf(out, 32, "%s", v);
+        if (rc == 0) {
+            snprintf(out, 32, "%s", v);
+            if (len) snprintf(from, len, "the region of profile '%s' in %s", name, cpath);
+        }
     }
     aws_config_free(cf);
     if (rc != 1) return rc;
@@ -272,6 +279,7 @@ int aws_region_resolve(char out[32], ib_error *err)
     ib_error ierr;
     if (aws_imds_identity(&id, &ierr) == 0 && names_region_ok(id.region)) {
         snprintf(out, 32, "%s", id.region);
+        if (len) snprintf(from, len, "instance metadata");
         return 0;
     }
     return ib_error_set(

@@ -319,6 +319,10 @@ static void snapshot_families(char *out, size_t len)
         used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", fam[i]);
 }
 
+/* Where the region came from when no --region was given ("AWS_REGION", the profile, ...; "" when
+ * --region named it or none was found): what a message about that region's name names. */
+static char region_from[4200];
+
 /* Names no source knows are usage errors naming the nearest known one; a type live AWS could not
  * be asked about only gets the suggestion as a warning.  0 when every name is known. */
 static int check_names(const prices_query *q, const price_set *set)
@@ -363,9 +367,10 @@ static int check_names(const prices_query *q, const price_set *set)
     for (size_t r = 0; r < q->n_regions; r++)
         if (prices_region_state(set, q->regions[r]) == PRICES_NAME_UNKNOWN)
             return args_usage_error(&cmd_prices_args,
-                                    "--region: '%s' is not an AWS region (and no source has a "
-                                    "price there)%s",
-                                    q->regions[r],
+                                    "%s: '%s' is not an AWS region (and no source has a "
+                                    "price there%s)%s",
+                                    region_from[0] ? region_from : "--region", q->regions[r],
+                                    region_from[0] ? "; fix it or name regions with --region" : "",
                                     args_did_you_mean(prices_suggest_region(q->regions[r]), dym, sizeof dym));
     return 0;
 }
@@ -608,9 +613,10 @@ static int resolve_regions(prices_query *q, char **default_region)
             if (!strcmp(O.regions.v[i], "all"))
                 return args_usage_error(&cmd_prices_args, "--region: all stands alone, not in a list of regions");
     }
+    region_from[0] = '\0';
     if (!q->n_regions) {
         ib_error rerr = {0};
-        int rr = aws_region_resolve(default_region[0], &rerr);
+        int rr = aws_region_resolve_from(default_region[0], region_from, sizeof region_from, &rerr);
         if (rr != 0 && rerr.code == IB_EXIT_USAGE) /* configured, but not a region: say so */
             return args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --region", rerr.msg);
         if (rr != 0) {

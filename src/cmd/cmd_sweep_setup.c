@@ -90,13 +90,15 @@ int sweep_flags_check(const arg_command *cmd, sweep_flags *f)
     ib_error err = {0};
     if (f->n_cands == 0)
         return args_usage_error(cmd, "give the configurations to measure: --candidates SPEC[,SPEC...]");
+    char from[4200] = ""; /* where the region came from without --region: what a message about it names */
     if (!f->region) {
-        if (aws_region_resolve(f->region_buf, &err) != 0)
+        if (aws_region_resolve_from(f->region_buf, from, sizeof from, &err) != 0)
             return args_usage_error(cmd, "give --region (no region is configured: %s)", err.msg);
         f->region = f->region_buf;
     }
     if (!aws_region_known(f->region) && !prices_catalogue_has_region(f->region))
-        return args_usage_error(cmd, "--region: '%s' is not an AWS region instbench knows%s", f->region,
+        return args_usage_error(cmd, "%s: '%s' is not an AWS region instbench knows%s%s", from[0] ? from : "--region",
+                                f->region, from[0] ? " (fix it or give --region)" : "",
                                 args_did_you_mean(prices_suggest_region(f->region), dym, sizeof dym));
     if (f->ami) {
         if (!aws_ami_id_valid(f->ami))

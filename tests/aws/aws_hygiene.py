@@ -112,6 +112,22 @@ for var, value in (("AWS_REGION", "not a region!"), ("AWS_REGION", "useast1"), (
           f"{var}={value!r}: no message saying it is invalid: {p.stderr[-400:]}")
     check("no AWS region configured" not in p.stderr, f"{var}={value!r}: reported as not configured")
 
+# ---- a region of the right shape that AWS does not have, from the environment or a profile: the
+# message names where the value came from (no --region was given), never --region ----
+profile = os.path.join(TMP, "region-config")
+with open(profile, "w") as f:
+    f.write("[default]\nregion = us-esat-1\n")
+for kw, source in (({"AWS_REGION": "us-esat-1"}, "AWS_REGION"), ({"AWS_DEFAULT_REGION": "us-esat-1"}, "AWS_DEFAULT_REGION"),
+                   ({"AWS_CONFIG_FILE": profile}, "the region of profile 'default' in " + profile)):
+    p, out = prices(["--source", "snapshot", "--instance-types", "g5.xlarge"], env(**kw), 2)
+    check(p.stderr.startswith("instbench prices: %s: 'us-esat-1' is not an AWS region (and no source has a price "
+                              "there; fix it or name regions with --region); did you mean us-east-1?" % source)
+          and "--region:" not in p.stderr and p.stderr.count("\n") == 1, f"{source}=us-esat-1: {p.stderr[-400:]}")
+# given with --region, the flag is what is named
+p, out = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-esat-1"],
+                env(AWS_REGION="us-east-1"), 2)
+check(p.stderr.startswith("instbench prices: --region: 'us-esat-1' is not an AWS region"), f"--region: {p.stderr[-400:]}")
+
 # ---- a [default] profile whose credentials come from a source instbench lacks ----
 for fname, text, word in (("config", "[default]\ncredential_process = /bin/echo {}\nregion = us-east-1\n",
                            "credential_process"),

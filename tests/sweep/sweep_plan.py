@@ -268,6 +268,11 @@ print(json.dumps(pick))"""))
             full = (["--region", "us-east-1"] if "--region" not in args else []) + args
             rc, out, err = run(env, *full)
             check(rc == 2 and want in err and out == "", "%s: rc %d, %r" % (args, rc, err))
+        # a region from AWS_REGION that AWS does not have: the message names the variable, not --region
+        rc, out, err = run(dict(env, AWS_REGION="us-esat-1"), "--candidates", "g5.xlarge")
+        check(rc == 2 and out == "" and err.startswith(
+            "instbench sweep plan: AWS_REGION: 'us-esat-1' is not an AWS region instbench knows (fix it or give "
+            "--region); did you mean us-east-1?"), "AWS_REGION=us-esat-1: rc %d, %r" % (rc, err))
         st = fake.stats()
         check(st["requests"] == 0, "bad input reached the fake AWS: %s" % st["by_operation"])
         check(instances(m) == 0, "bad input launched instances")
