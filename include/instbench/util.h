@@ -46,7 +46,8 @@ int util_isatty_stderr(void);
  * util_write_file_new: the same temporary, then linked to PATH only if PATH does not exist:
  *   0 written, 1 PATH exists (nothing changed, err says so), -1 error.
  * util_append_file: DATA appended with one write(2) on an O_APPEND|O_NOFOLLOW descriptor (a
- *   symbolic link is refused), creating PATH (mode 0666 & ~umask) and its directories.
+ *   symbolic link is refused), creating PATH (mode 0666 & ~umask) and its directories.  DATA
+ *   ending in a newline is a line: after a file whose last byte is not one, a newline goes first.
  * util_check_writable: whether a later write (or append) to PATH can succeed, checked before
  *   anything long runs: creates and removes a temporary file in PATH's directory, or in the
  *   nearest existing one above it when it is missing (the write creates the rest; the check

@@ -284,7 +284,13 @@ int util_append_file(const char *path, const void *data, size_t len, ib_error *e
 {
     if (!path || !path[0]) return ib_error_set(err, IB_EXIT_USAGE, "no file name given");
     if (make_parent(path, err) != 0) return -1;
-    int fd = open_nowait(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+    /* read too, for the last byte (below), on a regular file only: a FIFO opened for reading and
+     * writing never says that nothing reads it.  One we may only write is appended to as it is. */
+    const int flags = O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+    int fd = open_nowait(path, O_RDWR | flags, 0666);
+    struct stat st0;
+    if (fd >= 0 && (fstat(fd, &st0) != 0 || !S_ISREG(st0.st_mode))) close(fd), fd = -1, errno = EACCES;
+    if (fd < 0 && errno == EACCES) fd = open_nowait(path, O_WRONLY | flags, 0666);
     if (fd < 0) {
         if (errno == ELOOP)
             return ib_error_set(err, IB_EXIT_USAGE,
@@ -294,6 +300,19 @@ int util_append_file(const char *path, const void *data, size_t len, ib_error *e
         if (errno == EISDIR) return ib_error_set(err, IB_EXIT_USAGE, "%s is a directory: name a file", path);
         return open_error("append to", path, errno, err);
     }
+    /* A line appended to a file whose last line has no newline (written by hand, or by a tool
+     * that leaves it off) would be glued onto it, and both lines lost to a JSON Lines reader:
+     * then the newline goes first, in the same write. */
+    char *joined = NULL;
+    struct stat st;
+    if (len && ((const char *)data)[len - 1] == '\n' && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        char last = '\n';
+        if (pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n' && (joined = malloc(len + 1))) {
+            joined[0] = '\n';
+            memcpy(joined + 1, data, len);
+            data = joined, len++;
+        }
+    }
     /* One write on an O_APPEND descriptor: lines of runs appending together never interleave.
      * EINTR before anything is written is retried; a short write is an error (the disk is full),
      * not continued, since another writer's line may already follow it. */
@@ -301,8 +320,8 @@ int util_append_file(const char *path, const void *data, size_t len, ib_error *e
     do w = write(fd, data, len);
     while (w < 0 && errno == EINTR);
     int e = w < 0 ? errno : ENOSPC;
+    free(joined);
     int ok = w == (ssize_t)len;
-    struct stat st;
     if (ok && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(fd) != 0) ok = 0, e = errno;
     if (close(fd) != 0 && ok) ok = 0, e = errno;
     if (!ok) {

@@ -69,7 +69,12 @@ for args, want, word in ((["--output", os.path.join(d, "adir")], 2, "directory")
                          (["--output", "/proc/instbench-nope/r.json", "--create-dirs"], 1, "/proc/instbench-nope"),
                          (["--append", os.path.join(d, "adir")], 2, "directory"),
                          (["--append", os.path.join(d, "link.jsonl")], 2, "link"),
-                         (["-o", os.path.join(d, "adir")], 2, "directory")):
+                         (["-o", os.path.join(d, "adir")], 2, "directory"),
+                         # one file as both: a JSON document with a JSON Lines line after it
+                         (["-o", os.path.join(d, "same.json"), "--append", os.path.join(d, "same.json")], 2,
+                          "name one file"),
+                         (["-o", "same.json", "--append", os.path.join(d, "adir", "..", "same.json")], 2,
+                          "name one file")):
     what = " ".join(args)
     t0 = time.monotonic()
     try:
@@ -85,6 +90,17 @@ for args, want, word in ((["--output", os.path.join(d, "adir")], 2, "directory")
 check(files_under(d) == ["file", "link.jsonl"], f"the checks left files: {files_under(d)}")
 check(os.path.islink(os.path.join(d, "link.jsonl")) and open(os.path.join(d, "file")).read() == "x",
       "the --append link or its file changed")
+
+# ---- --append after a last line without its newline: the new line starts a line of its own ----
+d = scratch()
+log = os.path.join(d, "runs.jsonl")
+with open(log, "w") as f:
+    f.write('{"schema": "written by hand"}')
+p = run(SMALL + ["--append", log, "--output", os.path.join(d, "r.json")], cwd=d, timeout=120)
+lines = open(log).read().split("\n")
+check(p.returncode == 0 and len(lines) == 3 and lines[0] == '{"schema": "written by hand"}' and lines[2] == "" and
+      json.loads(lines[1]).get("schema") == "instbench.result/v1",
+      f"--append after a line without a newline: exit {p.returncode}, lines {[l[:40] for l in lines]}")
 
 # ---- /dev/full through a link: the error is seen, the result saved elsewhere, exit 1 ----
 d = scratch()

@@ -232,6 +232,12 @@ static void appends(void)
     CHECK(util_check_writable(P("a/link.jsonl"), 1, &err) != 0, "check: append through a link accepted");
     CHECK(util_check_writable(f, 1, &err) == 0, "check: existing append target: %s", err.msg);
     CHECK(same(f, "{\"a\":1}\n{\"a\":2}\n"), "the check changed the file");
+    /* a file whose last line lacks its newline: the appended line starts on a line of its own */
+    const char *g = P("a/bare.jsonl");
+    CHECK(util_write_file_atomic(g, "{\"a\":1}", 7, &err) == 0, "%s", err.msg);
+    CHECK(util_append_file(g, "{\"a\":2}\n", 8, &err) == 0, "%s", err.msg);
+    CHECK(same(g, "{\"a\":1}\n{\"a\":2}\n"), "a line glued onto a last line without a newline");
+    CHECK(util_append_file(g, "tail", 4, &err) == 0 && same(g, "{\"a\":1}\n{\"a\":2}\ntail"), "bytes, not a line");
 }
 
 static void checks(void)
