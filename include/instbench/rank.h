@@ -148,10 +148,20 @@ void rank_sink_object(rank_sink *s, const char *where, const char *name, const c
 void rank_sink_skip(rank_sink *s, const char *where, const char *reason);
 typedef void (*rank_remote_fn)(void *ctx, const char *uri, rank_sink *sink);
 
+/* A file the command will write (-o, --plot), by device and inode, and what named it. */
+typedef struct rank_written {
+    unsigned long long dev, ino;
+    const char *what; /* "-o FILE", ... */
+} rank_written;
+
 typedef struct rank_load_options {
     int follow;            /* follow symbolic links to directories found while walking */
     rank_remote_fn remote; /* reads "s3://" inputs; NULL: they are skipped as unreadable */
     void *remote_ctx;
+    /* Files the command will replace: reading one as an input fails the load (IB_EXIT_USAGE),
+     * since the ranking would overwrite a result it read. */
+    const rank_written *writes;
+    size_t n_writes;
 } rank_load_options;
 
 /* Loads PATHS: files (.jsonl read line by line, anything else as one JSON document or an array of
@@ -162,7 +172,8 @@ typedef struct rank_load_options {
  * Each result counts once: a file or directory reached again (same device and inode: given
  * twice, inside a directory also given, through a link) and a run read again (same run_key) are
  * ignored and counted in out->duplicates.  Symbolic links to directories met in a walk are
- * skipped (reported) unless OPT->follow; directories nest at most RANK_MAX_DEPTH deep. */
+ * skipped (reported) unless OPT->follow; directories nest at most RANK_MAX_DEPTH deep.  It fails
+ * too when an input is one of OPT->writes. */
 #define RANK_MAX_DEPTH 32
 int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out, rank_skip_fn on_skip,
               void *ctx, ib_error *err);

@@ -67,6 +67,9 @@ int util_write_file_new(const char *path, const void *data, size_t len, ib_error
 int util_append_file(const char *path, const void *data, size_t len, ib_error *err);
 int util_check_writable(const char *path, int append, ib_error *err);
 int util_output_parent_check(const char *path, int create, ib_error *err);
+/* Whether paths A and B name one file: one device and inode when both exist, else one name once
+ * their directories are resolved (symbolic links, "..", "./"). */
+int util_same_file(const char *a, const char *b);
 /* NCHARS random hex digits (getrandom), NUL-terminated: out holds nchars + 1 (nchars <= 128). */
 void util_random_hex(char *out, size_t nchars);
 int util_read_file(const char *path, char **data, size_t *len, ib_error *err); /* NUL-terminated */

@@ -42,35 +42,10 @@ void result_default_path(const char *instance_type, const char *host, const stru
     file_name(RESULT_DIR "/", instance_type, host, when, out, len);
 }
 
-/* PATH's directory resolved (symbolic links and "..") and its last name: one spelling per file
- * whether or not it exists yet; PATH as given when its directory does not exist. */
-static void canonical(const char *path, char *out, size_t len)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? (slash == path ? "/" : path) : ".");
-    char *real = realpath(dir, NULL);
-    if (real) snprintf(out, len, "%s/%s", real, base);
-    else snprintf(out, len, "%s", path);
-    free(real);
-}
-
-/* Whether A and B name one file: one inode when both exist, else one canonical name. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    char ca[8192], cb[8192];
-    canonical(a, ca, sizeof ca);
-    canonical(b, cb, sizeof cb);
-    return !strcmp(ca, cb);
-}
-
 int result_check_output(const char *output, const char *append, int create_dirs, ib_error *err)
 {
     /* the result document replaced, then a line appended to it: neither JSON nor JSON Lines */
-    if (output && append && strcmp(output, "-") && !result_output_is_remote(output) && same_file(output, append))
+    if (output && append && strcmp(output, "-") && !result_output_is_remote(output) && util_same_file(output, append))
         return ib_error_set(err, IB_EXIT_USAGE,
                             "--output and --append name one file (%s): the result would be a JSON document "
                             "followed by a JSON Lines line, which no reader takes; name two files",

@@ -465,20 +465,19 @@ static size_t superseded(const rank_config *c, size_t n)
 
 /* The report in its format, to stdout or, with -o, to a file written whole (through memory, then
  * util_write_file_atomic: a failure leaves what was there). */
-static int write_report(const rank_args *a, const rank_report *rep, ib_error *err)
+/* The report in the chosen format, to stdout, or with -o into *BUF (malloc'd) for the caller to
+ * write once everything else has succeeded. */
+static int write_report(const rank_args *a, const rank_report *rep, char **buf, size_t *len, ib_error *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = a->out_path ? open_memstream(&buf, &len) : stdout;
+    *buf = NULL, *len = 0;
+    FILE *out = a->out_path ? open_memstream(buf, len) : stdout;
     if (!out) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     int rc = !strcmp(a->format, "json")  ? rank_report_write_json(rep, out, err)
              : !strcmp(a->format, "csv") ? rank_report_write_csv(rep, out, err)
                                          : rank_report_write_table(rep, out, err);
     if (!a->out_path) return rc;
     if (fclose(out) != 0 && rc == 0) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    if (rc == 0 && util_write_file_atomic(a->out_path, buf, len, err) == 0) ib_info("wrote %s", a->out_path);
-    else rc = -1;
-    free(buf);
+    if (rc != 0) free(*buf), *buf = NULL;
     return rc;
 }
 
@@ -503,20 +502,38 @@ int cmd_rank(int argc, char **argv)
     rank_block_quote *block_quotes = NULL;
     rank_plan_quote *plan_quotes = NULL;
     char quotes_missing[320] = "";
+    char *report = NULL; /* -o's content, written last */
+    size_t report_len = 0;
     rc = IB_EXIT_RUNTIME;
 
     /* The files the user named are checked before any work: a typo in a directory is refused,
      * not made into a stray tree, and an unwritable place is found before the ranking. */
     const char *named[2] = {a.out_path, a.plot};
+    if (a.out_path && a.plot && util_same_file(a.out_path, a.plot)) {
+        rc = args_usage_error(&cmd_rank_args, "-o and --plot name one file (%s): the chart would replace the report",
+                              a.plot);
+        goto done;
+    }
     for (int i = 0; i < 2; i++)
         if (named[i] && (util_output_parent_check(named[i], a.create_dirs, &err) != 0 ||
                          util_check_writable(named[i], 0, &err) != 0))
             goto fail;
+    /* and they are not among the inputs: a result read, then replaced by the ranking, is lost */
+    rank_written writes[2];
+    size_t n_writes = 0;
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        if (named[i] && stat(named[i], &st) == 0 && S_ISREG(st.st_mode))
+            writes[n_writes++] = (rank_written){st.st_dev, st.st_ino, i ? "--plot" : "-o"};
+    }
+    a.load.writes = writes;
+    a.load.n_writes = n_writes;
     rank_s3 *s3 = rank_s3_new(); /* s3:// inputs: read into memory by cmd/cmd_rank_s3.c */
     a.load.remote = s3 ? rank_s3_read : NULL;
     a.load.remote_ctx = s3;
     int loaded = rank_load(a.paths, a.n_paths, &a.load, &res, on_skip, NULL, &err);
     rank_s3_free(s3);
+    if (loaded != 0 && err.code == IB_EXIT_USAGE) goto refused;
     if (loaded != 0) goto fail;
     skip_summary();
     ib_info("read %zu input%s: %zu result%s, %zu skipped", res.files_read, res.files_read == 1 ? "" : "s", res.n,
@@ -581,8 +598,10 @@ int cmd_rank(int argc, char **argv)
     if (rep.superseded)
         ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
                 rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");
-    if (write_report(&a, &rep, &err) != 0) goto fail;
-    if (!strcmp(a.format, "csv"))
+    if (write_report(&a, &rep, &report, &report_len, &err) != 0) goto fail;
+    /* -o's file: the report of a run that fails (nothing priced, or the chart not written) leaves
+     * an existing one as it was; the rows' reasons are said on stderr instead */
+    if (!strcmp(a.format, "csv") || (a.out_path && no_price[0]))
         for (size_t i = n_priced; i < n_rows; i++) {
             char label[256];
             rank_config_label(&configs[rows[i].config], rows[i].market, label, sizeof label);
@@ -592,8 +611,13 @@ int cmd_rank(int argc, char **argv)
         if (rank_report_write_svg(&rep, a.plot, &err) != 0) goto fail;
         ib_info("wrote %s", a.plot);
     }
+    if (a.out_path && !no_price[0]) {
+        if (util_write_file_atomic(a.out_path, report, report_len, &err) != 0) goto fail;
+        ib_info("wrote %s", a.out_path);
+    }
     /* a failed write to stdout is reported on exit (main.c) */
     if (no_price[0]) {
+        if (a.out_path) ib_warn("%s not written: nothing was ranked", a.out_path);
         /* the report above lists each configuration's reason; this says how to get a priced row */
         fprintf(stderr, "instbench rank: %s\n", no_price);
         rc = IB_EXIT_RUNTIME;
@@ -610,6 +634,7 @@ fail:
     fprintf(stderr, "instbench rank: %s\n", err.msg[0] ? err.msg : "failed");
     rc = err.code ? err.code : IB_EXIT_RUNTIME;
 done:
+    free(report);
     free(rows);
     free(block_quotes);
     free(plan_quotes);

@@ -38,8 +38,10 @@ typedef struct loader {
     rank_skip_fn on_skip;
     void *ctx;
     ib_error *err;
-    int oom;
+    int oom; /* set too when an input is a file the command will write (err says which) */
     int follow;
+    const rank_written *writes;
+    size_t n_writes;
     rank_seen seen; /* files and directories by (device, inode), runs by run_key */
     /* Directories being walked (the current path from the root): a link back to one of them is a
      * loop, reported as such. */
@@ -67,6 +69,21 @@ static int first_time(loader *L, const unsigned char key[RANK_KEY_BYTES])
     if (r < 0) out_of_memory(L);
     if (r == 0) L->out->duplicates++;
     return r > 0;
+}
+
+/* 0, or -1 with the load failed when ST is a file the command will write: read as an input and
+ * then replaced by the ranking, a result would be lost. */
+static int written_later(loader *L, const char *path, const struct stat *st)
+{
+    for (size_t i = 0; i < L->n_writes; i++)
+        if (L->writes[i].dev == (unsigned long long)st->st_dev && L->writes[i].ino == (unsigned long long)st->st_ino) {
+            L->oom = 1;
+            ib_error_set(L->err, IB_EXIT_USAGE,
+                         "%s names %s, an input: the ranking would replace it; name another file", L->writes[i].what,
+                         path);
+            return -1;
+        }
+    return 0;
 }
 
 static int first_inode(loader *L, char kind, const struct stat *st)
@@ -364,7 +381,7 @@ static FILE *maybe_gunzip(loader *L, FILE *f, const char *name, size_t max, char
 static void load_file(loader *L, const char *path, const struct stat *st)
 {
     off_t size = st ? st->st_size : -1;
-    if (st && !first_inode(L, 'f', st)) return;
+    if (st && (written_later(L, path, st) != 0 || !first_inode(L, 'f', st))) return;
     const int lines = is_lines(path); /* streamed: no whole-file buffer */
     const size_t max = lines ? MAX_JSONL_BYTES : MAX_DOC_BYTES;
     if (size >= 0 && (unsigned long long)size > max) {
@@ -391,7 +408,8 @@ static void load_stdin(loader *L)
 {
     const char *where = "<stdin>";
     struct stat st; /* stdin redirected from a file also given by name counts once */
-    if (fstat(0, &st) == 0 && S_ISREG(st.st_mode) && !first_inode(L, 'f', &st)) return;
+    if (fstat(0, &st) == 0 && S_ISREG(st.st_mode) && (written_later(L, where, &st) != 0 || !first_inode(L, 'f', &st)))
+        return;
     line_reader *r = calloc(1, sizeof *r);
     if (!r) {
         out_of_memory(L);
@@ -546,7 +564,13 @@ void rank_sink_object(rank_sink *s, const char *where, const char *name, const c
 int rank_load(char *const *paths, size_t n_paths, const rank_load_options *opt, rank_results *out, rank_skip_fn on_skip,
               void *ctx, ib_error *err)
 {
-    loader L = {.out = out, .on_skip = on_skip, .ctx = ctx, .err = err, .follow = opt && opt->follow};
+    loader L = {.out = out,
+                .on_skip = on_skip,
+                .ctx = ctx,
+                .err = err,
+                .follow = opt && opt->follow,
+                .writes = opt ? opt->writes : NULL,
+                .n_writes = opt ? opt->n_writes : 0};
     rank_sink sink = {&L};
     for (size_t i = 0; i < n_paths && !L.oom; i++) {
         const char *p = paths[i];

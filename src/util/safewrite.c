@@ -280,6 +280,30 @@ int util_write_file_new(const char *path, const void *data, size_t len, ib_error
     return ib_error_set(err, IB_EXIT_RUNTIME, "cannot write %s: %s", path, strerror(e));
 }
 
+/* PATH's directory resolved (symbolic links and "..") and its last name: one spelling per file
+ * whether or not it exists yet; PATH as given when its directory does not exist. */
+static void canonical(const char *path, char *out, size_t len)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? (slash == path ? "/" : path) : ".");
+    char *real = realpath(dir, NULL);
+    if (real) snprintf(out, len, "%s/%s", real, base);
+    else snprintf(out, len, "%s", path);
+    free(real);
+}
+
+int util_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ca[8192], cb[8192];
+    canonical(a, ca, sizeof ca);
+    canonical(b, cb, sizeof cb);
+    return !strcmp(ca, cb);
+}
+
 int util_append_file(const char *path, const void *data, size_t len, ib_error *err)
 {
     if (!path || !path[0]) return ib_error_set(err, IB_EXIT_USAGE, "no file name given");

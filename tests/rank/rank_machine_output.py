@@ -173,6 +173,27 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 2 and open(out_json).read() == before, "a refused run touched the -o file")
     rc, out, err = run([os.path.join(d, "nothing-here"), "--source", prices, "-o", out_json])
     check(rc == 1 and open(out_json).read() == before, f"a run with nothing to rank touched the -o file: {rc}")
+    # a run that fails after the ranking (the chart cannot be written, nothing priced) leaves it too
+    before = '{"a file the user had": true}\n'
+    with open(out_json, "w") as f:
+        f.write(before)
+    rc, out, err = run(base + ["-o", out_json, "--plot", "/dev/full"])
+    check(rc == 1 and open(out_json).read() == before, f"a failed chart: exit {rc}, the -o file touched: {err[-200:]}")
+    box = json.load(open(next(os.path.join(res, f) for f in sorted(os.listdir(res)) if f.endswith(".json"))))
+    box["instance"]["type"], box["instance"]["hostname"] = None, "box"
+    fx.write_json(os.path.join(d, "box", "box.json"), box)
+    rc, out, err = run([os.path.join(d, "box"), "--source", prices, "-o", out_json])
+    check(rc == 1 and open(out_json).read() == before and "not ranked: " in err and "--price box=USD" in err,
+          f"nothing priced: exit {rc}, the -o file touched or the reasons not said: {err[-300:]}")
+    # the ranking never replaces a result it read, nor the report with its chart
+    victim = os.path.join(d, "box", "box.json")
+    kept = open(victim).read()
+    rc, out, err = run([os.path.join(d, "box"), "--source", prices, "--price", "box=1", "-o", victim])
+    check(rc == 2 and open(victim).read() == kept and "an input" in err, f"-o naming an input: exit {rc}: {err[-200:]}")
+    rc, out, err = run([os.path.join(d, "box"), "--source", prices, "--price", "box=1", "--plot", victim])
+    check(rc == 2 and open(victim).read() == kept, f"--plot naming an input: exit {rc}: {err[-200:]}")
+    rc, out, err = run(base + ["-o", out_json, "--plot", os.path.join(d, "box", "..", "ranked.json")])
+    check(rc == 2 and open(out_json).read() == before and "name one file" in err, f"-o and --plot one file: exit {rc}")
     check(not [f for f in os.listdir(d) if f.startswith(".ranked") or ".tmp" in f], f"temporary files left: {os.listdir(d)}")
 
     missing = os.path.join(d, "no-such-dir", "rank.csv")
