@@ -259,17 +259,22 @@ enum {
 };
 
 /* A Capacity Block offering for NODES x INSTANCE_TYPE in REGION (prices_fetch_blocks): the whole
- * block, HOURS long from START, costs FEE_USD up front, used or not, never interrupted. */
+ * block, HOURS long from START, costs FEE_USD up front, used or not, never interrupted.  An entry
+ * with WHY set is no offering but a gap: no offering could be asked for REGION ("" every region),
+ * and WHY says why (offline, no credentials, the request failed); the rows there carry it. */
 typedef struct rank_block_quote {
     char instance_type[64], region[32], az[32];
     long nodes;
     double hours, fee_usd;
     time_t start;
+    char why[320];
 } rank_block_quote;
-/* A Savings Plan's rate for INSTANCE_TYPE in REGION (prices_fetch_plan_rates), per node-hour. */
+/* A Savings Plan's rate for INSTANCE_TYPE in REGION (prices_fetch_plan_rates), per node-hour; with
+ * WHY set, a gap as in rank_block_quote. */
 typedef struct rank_plan_quote {
     char instance_type[64], region[32];
     double usd_per_hour;
+    char why[320];
 } rank_plan_quote;
 typedef enum rank_spot_mode { RANK_SPOT_LOWEST = 0, RANK_SPOT_MEDIAN, RANK_SPOT_AZ } rank_spot_mode;
 typedef enum rank_sort_key {
@@ -404,8 +409,8 @@ typedef struct rank_options {
     const rank_user_price *user_prices; /* --price flags; they beat every other price */
     size_t n_user_prices;
     rank_spot_options spot;
-    /* The markets bought ahead: their live quotes (NULL/0: none could be asked, and
-     * QUOTES_MISSING says why for the rows' reasons). */
+    /* The markets bought ahead: their live quotes, and the gaps where none could be asked
+     * (rank_block_quote: a gap's WHY is the reason its rows give). */
     const rank_block_quote *blocks;
     size_t n_blocks;
     double block_hours; /* --block-duration, hours */
@@ -417,7 +422,8 @@ typedef struct rank_options {
      * (0, the default: the whole term is owed to the target) */
     double plan_utilisation;
     const char *plan_label;     /* "Compute 1y No Upfront" */
-    const char *quotes_missing; /* "" or why no quote could be asked (offline) */
+    const char *quotes_missing; /* "" or why no quote could be asked, for rows without a gap of
+                                   their own in BLOCKS or PLANS (rank_block_quote) */
     /* --versus: the row every spot row's break-even is against (configs index and market); -1:
      * the best on-demand row */
     long versus_config;
@@ -645,7 +651,11 @@ int rank_load_prices(const char *source, const rank_config *c, size_t n, const r
                      char *origin, size_t olen, ib_error *err);
 /* ask.c: the live quotes of the markets bought ahead O ranks (a Capacity Block offering per
  * (type, nodes, region), a Savings Plan rate of PLAN_TYPE and PAYMENT per (type, region)), into
- * *BLOCKS and *PLANS (malloc'd, the caller frees) and O; MISSING: "" or why none could be asked. */
+ * *BLOCKS and *PLANS (malloc'd, the caller frees) and O.  What could not be asked is a gap in them
+ * (rank_block_quote), said once on stderr here: offline, without credentials, or (SOURCE auto) a
+ * request that failed, whose rows are then unpriced with the reason while the rest are ranked.
+ * With SOURCE live a failed request is an error naming the market and --source live.  MISSING is
+ * left "" (each row carries its own market's reason). */
 int rank_load_quotes(const char *source, const char *plan_type, const char *payment, const rank_config *c, size_t n,
                      rank_options *o, rank_block_quote **blocks, rank_plan_quote **plans, char *missing, size_t mlen,
                      ib_error *err);

@@ -96,45 +96,126 @@ static size_t quote_keys(const rank_config *c, size_t n, char **types, char **re
     return nq;
 }
 
+/* The quotes asked so far: the offerings and rates found, and the gaps where none could be asked. */
+typedef struct quotes {
+    rank_block_quote *b;
+    size_t nb, cap_b;
+    rank_plan_quote *p;
+    size_t np, cap_p;
+} quotes;
+
+static void *grown(void *v, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return v;
+    size_t c = *cap ? *cap : 4;
+    while (c < need) c *= 2;
+    void *g = realloc(v, c * size);
+    if (g) *cap = c;
+    return g;
+}
+
+static rank_block_quote *new_block(quotes *q)
+{
+    rank_block_quote *g = grown(q->b, &q->cap_b, q->nb + 1, sizeof *q->b);
+    if (!g) return NULL;
+    q->b = g;
+    memset(&g[q->nb], 0, sizeof *g);
+    return &g[q->nb++];
+}
+
+static rank_plan_quote *new_plan(quotes *q)
+{
+    rank_plan_quote *g = grown(q->p, &q->cap_p, q->np + 1, sizeof *q->p);
+    if (!g) return NULL;
+    q->p = g;
+    memset(&g[q->np], 0, sizeof *g);
+    return &g[q->np++];
+}
+
+static const char *const quote_market[2] = {"Capacity Block offerings", "Savings Plan rates"};
+static const char *const quote_flag[2] = {"capacity-block", "savings-plan"};
+
+/* A gap of market M (0 blocks, 1 plans) for REGION ("" every region), WHY its rows' reason. */
+static int add_gap(quotes *q, int m, const char *region, const char *why, ib_error *err)
+{
+    char *r, *w;
+    size_t rl, wl;
+    if (m == 0) {
+        rank_block_quote *b = new_block(q);
+        if (!b) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        r = b->region, rl = sizeof b->region, w = b->why, wl = sizeof b->why;
+    } else {
+        rank_plan_quote *p = new_plan(q);
+        if (!p) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+        r = p->region, rl = sizeof p->region, w = p->why, wl = sizeof p->why;
+        p->usd_per_hour = NAN;
+    }
+    snprintf(r, rl, "%s", region);
+    snprintf(w, wl, "%s", why);
+    return 0;
+}
+
+/* A live request of market M in REGION failed with ERR: with --source live an error naming the
+ * market and the flag (-1); else a gap its rows give as their reason, said once here (0). */
+static int quote_failed(quotes *q, int m, const char *region, int strict, ib_error *err)
+{
+    char why[320];
+    if (strict) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "--source live: %s in %s (--market %s) could not be asked: %.900s", quote_market[m],
+                 region, quote_flag[m], err->msg);
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
+        if (!err->code) err->code = IB_EXIT_RUNTIME;
+        return -1;
+    }
+    snprintf(why, sizeof why, "%s in %s not known: the live request failed (%.220s)", quote_market[m], region,
+             err->msg);
+    ib_warn("%s; those rows are unpriced (--source live would make this an error)", why);
+    ib_error ok = {0};
+    *err = ok;
+    return add_gap(q, m, region, why, err);
+}
+
 int rank_load_quotes(const char *source, const char *plan_type, const char *payment, const rank_config *c, size_t n,
                      rank_options *o, rank_block_quote **blocks, rank_plan_quote **plans, char *missing, size_t mlen,
                      ib_error *err)
 {
     int want_b = (o->markets & RANK_MARKETS_BLOCK) != 0, want_p = (o->markets & RANK_MARKETS_PLAN) != 0;
+    int strict = source && !strcmp(source, "live");
+    quotes qs = {0};
     *blocks = NULL, *plans = NULL;
-    missing[0] = '\0';
+    if (mlen) missing[0] = '\0';
+    o->blocks = NULL, o->n_blocks = 0;
+    o->plans = NULL, o->n_plans = 0;
     if (!want_b && !want_p) return 0;
+    int rc = 0;
     if (source && !asks_live(source)) {
-        snprintf(missing, mlen,
-                 "Capacity Block offerings and Savings Plan rates are live only (--source %s does "
-                 "not ask AWS)",
-                 source);
-        return 0;
+        char why[320];
+        for (int m = 0; m < 2 && !rc; m++) {
+            if (!(m == 0 ? want_b : want_p)) continue;
+            snprintf(why, sizeof why, "%s are live only (--source %s does not ask AWS)", quote_market[m], source);
+            rc = add_gap(&qs, m, "", why, err);
+        }
+        if (!rc)
+            ib_warn("%s%s%s are live only (--source %s does not ask AWS): those rows are unpriced",
+                    want_b ? quote_market[0] : "", want_b && want_p ? " and " : "", want_p ? quote_market[1] : "",
+                    source);
+        goto out;
     }
     /* one query per distinct (type, nodes) in each region: the types and counts, with counts per type */
     size_t cap = n ? n : 1, nq = 0;
     char **types = calloc(cap, sizeof *types), **regions = calloc(cap, sizeof *regions);
     int *counts = calloc(cap, sizeof *counts);
-    int rc = 0;
-    if (!types || !regions || !counts) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
-    size_t got_b = 0, got_p = 0;
-    nq = quote_keys(c, n, types, regions, counts);
-    *blocks = calloc(1, sizeof **blocks);
-    *plans = calloc(nq ? nq : 1, sizeof **plans);
-    if (!*blocks || !*plans) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-        goto out;
-    }
-    char why[320] = "";
     /* one batch per region (its queries go out together, aws_paginate_many): the (type, nodes) pairs
        for blocks, the distinct types for plans */
-    char **bt = calloc(nq ? nq : 1, sizeof *bt), **pt = calloc(nq ? nq : 1, sizeof *pt);
-    int *bc = calloc(nq ? nq : 1, sizeof *bc);
-    double *rates = calloc(nq ? nq : 1, sizeof *rates);
-    if (!bt || !pt || !bc || !rates) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    char **bt = calloc(cap, sizeof *bt), **pt = calloc(cap, sizeof *pt);
+    int *bc = calloc(cap, sizeof *bc);
+    double *rates = calloc(cap, sizeof *rates);
+    if (!types || !regions || !counts || !bt || !pt || !bc || !rates)
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    else nq = quote_keys(c, n, types, regions, counts);
+    /* no credentials: one reason per market, for every region, said once (offline is the usual case) */
+    char no_cred[2][320] = {"", ""};
     for (size_t k = 0; k < nq && !rc; k++) {
         int first = 1;
         for (size_t j = 0; j < k && first; j++) first = strcmp(regions[j], regions[k]) != 0;
@@ -152,15 +233,15 @@ int rank_load_quotes(const char *source, const char *plan_type, const char *paym
             market_block_query bq = {bt, nbq, region, 1, bc, (int)o->block_hours, 0, 0, 0};
             market_block *mb = NULL;
             size_t nb = 0;
-            int r = prices_fetch_blocks(&bq, &mb, &nb, why, sizeof why, err);
-            if (r < 0) rc = -1;
+            int r = prices_fetch_blocks(&bq, &mb, &nb, no_cred[0], sizeof no_cred[0], err);
+            if (r < 0) rc = quote_failed(&qs, 0, regions[k], strict, err);
             if (r == 1) want_b = 0;
-            rank_block_quote *grown = nb ? realloc(*blocks, (got_b + nb) * sizeof **blocks) : *blocks;
-            if (!grown) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-            else *blocks = grown;
-            for (size_t i = 0; grown && i < nb; i++) {
-                rank_block_quote *q = &(*blocks)[got_b++];
-                memset(q, 0, sizeof *q);
+            for (size_t i = 0; !rc && i < nb; i++) {
+                rank_block_quote *q = new_block(&qs);
+                if (!q) {
+                    rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+                    break;
+                }
                 snprintf(q->instance_type, sizeof q->instance_type, "%s", mb[i].instance_type);
                 snprintf(q->region, sizeof q->region, "%s", mb[i].region);
                 snprintf(q->az, sizeof q->az, "%s", mb[i].az);
@@ -174,25 +255,41 @@ int rank_load_quotes(const char *source, const char *plan_type, const char *paym
         if (!rc && want_p && npq) {
             /* the term in seconds: 1y 31536000, 3y 94608000 (8760 and 26280 hours) */
             market_plan_query pq = {pt, npq, region, 1, plan_type, payment, (long long)o->plan_term_hours * 3600, 0};
-            int r = prices_fetch_plan_rates(&pq, rates, why, sizeof why, err);
-            if (r < 0) rc = -1;
+            int r = prices_fetch_plan_rates(&pq, rates, no_cred[1], sizeof no_cred[1], err);
+            if (r < 0) rc = quote_failed(&qs, 1, regions[k], strict, err);
             if (r == 1) want_p = 0;
-            for (size_t i = 0; r == 0 && i < npq; i++) {
+            for (size_t i = 0; r == 0 && !rc && i < npq; i++) {
                 if (isnan(rates[i])) continue;
-                rank_plan_quote *q = &(*plans)[got_p++];
+                rank_plan_quote *q = new_plan(&qs);
+                if (!q) {
+                    rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+                    break;
+                }
                 snprintf(q->instance_type, sizeof q->instance_type, "%s", pt[i]);
                 snprintf(q->region, sizeof q->region, "%s", regions[k]);
                 q->usd_per_hour = rates[i];
             }
         }
-        if (why[0] && !missing[0]) snprintf(missing, mlen, "%s", why);
     }
-    free(bt), free(pt), free(bc), free(rates);
-    o->blocks = *blocks, o->n_blocks = got_b;
-    o->plans = *plans, o->n_plans = got_p;
-out:
+    for (int m = 0; m < 2 && !rc; m++)
+        if (no_cred[m][0]) rc = add_gap(&qs, m, "", no_cred[m], err);
+    if (!rc && no_cred[0][0] && no_cred[1][0])
+        ib_warn("%s and %s come from live AWS only and no AWS credentials were found (-v says where instbench "
+                "looked): those rows are unpriced",
+                quote_market[0], quote_market[1]);
+    else if (!rc && (no_cred[0][0] || no_cred[1][0]))
+        ib_warn("%s: those rows are unpriced", no_cred[0][0] ? no_cred[0] : no_cred[1]);
     free(types), free(regions), free(counts);
-    return rc;
+    free(bt), free(pt), free(bc), free(rates);
+out:
+    if (rc) {
+        free(qs.b), free(qs.p);
+        return rc;
+    }
+    *blocks = qs.b, *plans = qs.p;
+    o->blocks = qs.b, o->n_blocks = qs.nb;
+    o->plans = qs.p, o->n_plans = qs.np;
+    return 0;
 }
 
 void rank_ask_placement(const char *source, char **pool, size_t n_pool, const rank_config *c, rank_row *rows,

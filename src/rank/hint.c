@@ -49,6 +49,16 @@ void rank_nothing_priced_hint(const char *source, const rank_options *o, const r
                  "each machine's price per hour when measuring (measure --hourly-cost USD)");
         return;
     }
+    if (!(o->markets & (RANK_MARKETS_ON_DEMAND | RANK_MARKETS_SPOT))) {
+        /* a prices file cannot help: the markets bought ahead are quoted by live AWS only */
+        const int b = (o->markets & RANK_MARKETS_BLOCK) != 0, p = (o->markets & RANK_MARKETS_PLAN) != 0;
+        snprintf(out, len,
+                 "no configuration could be priced: %s%s%s come from live AWS only and none was found here (each row "
+                 "says why): rank again with AWS reachable and credentials, or --market all for on-demand and spot "
+                 "beside them",
+                 b ? "Capacity Block offerings" : "", b && p ? " and " : "", p ? "Savings Plan rates" : "");
+        return;
+    }
     snprintf(out, len,
              "no configuration could be priced (e.g. %s in %s, with --source %s): get prices with "
              "`instbench prices --instance-types %s --region %s -o prices.json` (live AWS needs "

@@ -202,6 +202,23 @@ static int aws_price(const rank_config *c, const price_set *prices, const rank_o
     return 0;
 }
 
+/* Why no quote of a market bought ahead reached row C: the gap rank_load_quotes left for its
+ * region, else the one for every region, else the caller's QUOTES_MISSING; NULL when it was asked. */
+static const char *quote_gap(const rank_config *c, const rank_options *o, rank_market m)
+{
+    const char *any = NULL;
+    size_t n = m == RANK_CAPACITY_BLOCK ? o->n_blocks : o->n_plans;
+    for (size_t i = 0; i < n; i++) {
+        const char *why = m == RANK_CAPACITY_BLOCK ? o->blocks[i].why : o->plans[i].why;
+        const char *region = m == RANK_CAPACITY_BLOCK ? o->blocks[i].region : o->plans[i].region;
+        if (!why[0]) continue;
+        if (!strcmp(region, c->region)) return why;
+        if (!region[0] && !any) any = why;
+    }
+    if (any) return any;
+    return o->quotes_missing && o->quotes_missing[0] ? o->quotes_missing : NULL;
+}
+
 /* A capacity-block row: the cheapest offering per hour for exactly this many nodes of this type in
  * this region (ties: the earliest start).  The block is paid whole: the target takes as many
  * blocks as its hours need, each paid in full, and the wait until it starts is shown apart. */
@@ -210,20 +227,20 @@ static int block_price(const rank_config *c, const rank_options *o, rank_row *ro
     const rank_block_quote *best = NULL;
     for (size_t i = 0; i < o->n_blocks; i++) {
         const rank_block_quote *q = &o->blocks[i];
-        if (strcmp(q->instance_type, c->instance_type) || strcmp(q->region, c->region) || q->nodes != c->nodes ||
-            !(q->hours > 0) || !price_ok(q->fee_usd / q->hours / (double)c->nodes))
+        if (q->why[0] || strcmp(q->instance_type, c->instance_type) || strcmp(q->region, c->region) ||
+            q->nodes != c->nodes || !(q->hours > 0) || !price_ok(q->fee_usd / q->hours / (double)c->nodes))
             continue;
         double a = q->fee_usd / q->hours, b = best ? best->fee_usd / best->hours : 0;
         if (!best || a < b || (a == b && q->start < best->start)) best = q;
     }
     if (!best) {
+        const char *gap = quote_gap(c, o, RANK_CAPACITY_BLOCK);
         if (c->nodes > MARKETS_BLOCK_MAX_INSTANCES)
             snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
                      "a Capacity Block holds 1 to %d instances, not "
                      "%ld",
                      MARKETS_BLOCK_MAX_INSTANCES, c->nodes);
-        else if (o->quotes_missing && o->quotes_missing[0])
-            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", o->quotes_missing);
+        else if (gap) snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", gap);
         else
             snprintf(row->unpriced_reason, sizeof row->unpriced_reason,
                      "no Capacity Block of %.0f days is offered now "
@@ -247,12 +264,12 @@ static int plan_price(const rank_config *c, const price_set *prices, const rank_
 {
     const rank_plan_quote *q = NULL;
     for (size_t i = 0; i < o->n_plans && !q; i++)
-        if (!strcmp(o->plans[i].instance_type, c->instance_type) && !strcmp(o->plans[i].region, c->region) &&
-            price_ok(o->plans[i].usd_per_hour))
+        if (!o->plans[i].why[0] && !strcmp(o->plans[i].instance_type, c->instance_type) &&
+            !strcmp(o->plans[i].region, c->region) && price_ok(o->plans[i].usd_per_hour))
             q = &o->plans[i];
     if (!q) {
-        if (o->quotes_missing && o->quotes_missing[0])
-            snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", o->quotes_missing);
+        const char *gap = quote_gap(c, o, RANK_SAVINGS_PLAN);
+        if (gap) snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "%s", gap);
         else
             snprintf(row->unpriced_reason, sizeof row->unpriced_reason, "AWS has no %s Savings Plan rate for %s in %s",
                      o->plan_label ? o->plan_label : "", c->instance_type, c->region);

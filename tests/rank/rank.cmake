@@ -89,3 +89,7 @@ add_test(NAME rank_legend COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR
 add_test(NAME rank_advice COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_advice.py ${INSTBENCH_BIN})
 # GEMM SHARE: each row's share of the GEMM rate its machine reached in situ (issue 37)
 add_test(NAME rank_gemm_share COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_gemm_share.py ${INSTBENCH_BIN})
+# A Capacity Block or Savings Plan quote that fails (the fake's faults, no endpoint): --source auto
+# ranks the rest with those rows unpriced and saying why, --source live refuses naming the market;
+# without credentials or offline each row names its own market.
+add_test(NAME rank_quote_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_quote_faults.py ${INSTBENCH_BIN})
