@@ -1,6 +1,7 @@
 /* rank/hint.c: when no configuration could be priced, the one line saying how to get a priced
  * row (the report above it gives each configuration's own reason). */
 #include <stdio.h>
+#include <time.h>
 
 #include "instbench/rank.h"
 
@@ -27,6 +28,24 @@ void rank_nothing_priced_hint(const char *source, const rank_options *o, const r
         if (c[i].instance_type[0] && c[i].region[0] && !known) known = &c[i];
         if (!c[i].instance_type[0] && c[i].host[0] && !off_ec2) off_ec2 = &c[i];
         if (c[i].instance_type[0] && !c[i].region[0] && !no_region) no_region = &c[i];
+    }
+    if (!known && off_ec2 && !(o->markets & RANK_MARKETS_ON_DEMAND)) {
+        /* its rows are spot rows: a plain --price NAME=USD is on-demand's and would not price them */
+        double usd;
+        time_t as_of;
+        if (rank_user_price_for(off_ec2, RANK_ON_DEMAND, o, &usd, &as_of))
+            snprintf(out, len,
+                     "no configuration could be priced: %s has a price for on-demand only, and it is not an EC2 "
+                     "instance type (measured off EC2), so AWS has no spot price for it: give its spot price, "
+                     "rank --price %s:spot=USD, or rank it on-demand (--market on-demand)",
+                     off_ec2->host, off_ec2->host);
+        else
+            snprintf(out, len,
+                     "no configuration could be priced: %s is not an EC2 instance type (measured off EC2), so AWS "
+                     "cannot price it: give its spot price per hour, rank --price %s:spot=USD (or record it: "
+                     "measure --market spot --hourly-cost USD)",
+                     off_ec2->host, off_ec2->host);
+        return;
     }
     if (!known && off_ec2) {
         snprintf(out, len,

@@ -37,13 +37,20 @@ def follow(advice):
     return m.group(1).replace("=USD", "=0.75").replace("--region R", "--region us-east-1").split()
 
 
-cases = (("off EC2", fx.result(None, None, 1, 1, "NVIDIA A10G", 300.0, host="labbox"), "--price labbox=USD"),
-         ("no region", fx.result("g5.xlarge", None, 1, 1, "NVIDIA A10G", 300.0), "--region"))
-for name, res, want in cases:
+# (name, result, rank's flags, the advice); spot rows of a machine off EC2 are priced by NAME:spot=USD
+# (rank --help's --price), whether or not it has an on-demand price (measure --hourly-cost records one)
+cases = (("off EC2", fx.result(None, None, 1, 1, "NVIDIA A10G", 300.0, host="labbox"), [], "--price labbox=USD"),
+         ("no region", fx.result("g5.xlarge", None, 1, 1, "NVIDIA A10G", 300.0), [], "--region"),
+         ("off EC2, spot", fx.result(None, None, 1, 1, "NVIDIA A10G", 300.0, host="labbox"),
+          ["--source", "snapshot", "--market", "spot"], "--price labbox:spot=USD"),
+         ("off EC2 with an on-demand price, spot", fx.result(None, None, 1, 1, "NVIDIA A10G", 300.0, host="vm",
+                                                             hourly_cost=(1.5, "on-demand")),
+          ["--source", "snapshot", "--market", "spot"], "--price vm:spot=USD"))
+for name, res, extra, want in cases:
     d = tempfile.mkdtemp(prefix="rank-advice-")
     try:
         fx.write_json(os.path.join(d, "r.json"), res)
-        p = rank(d, "r.json")
+        p = rank(d, *extra, "r.json")
         last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
         check(p.returncode == 1, f"{name}: exit {p.returncode}, want 1 (nothing priced)")
         used = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", last)) - {"--hourly-cost"}   # measure's flag, said as such
@@ -57,7 +64,7 @@ for name, res, want in cases:
         flags = follow(last)
         check(flags is not None, f"{name}: no rank flags to follow in: {last}")
         if flags:
-            q = rank(d, *flags, "r.json")
+            q = rank(d, *extra, *flags, "r.json")
             try:
                 rows = [r for r in json.loads(q.stdout)["rows"] if r.get("rank") == 1 and r.get("usd_per_hour")]
             except (ValueError, KeyError):
