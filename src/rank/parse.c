@@ -65,16 +65,36 @@ static int get_str(const cJSON *obj, const char *key, const char *path, char *ds
     return 0;
 }
 
+/* A hostname --price could not take (a space, a control character, malformed UTF-8, too long):
+ * its name characters kept, each other byte '_', then '-' and 8 hex digits of the raw name's
+ * SHA-256, so two such machines stay two configurations ("my laptop" and "gpu box" were one
+ * "(unknown type)" row, one median over both) and --price can name each ("my_laptop-688692c4"). */
+static int host_stand_in(const char *raw, char *dst, size_t cap)
+{
+    unsigned char md[32];
+    unsigned int n = 0;
+    if (cap < 16 || EVP_Digest(raw, strlen(raw), md, &n, EVP_sha256(), NULL) != 1 || n != sizeof md) return -1;
+    size_t i = 0, room = cap - 10; /* '-', 8 hex digits, NUL */
+    for (const char *p = raw; *p && i < room;) {
+        size_t k = util_utf8_name_char(p);
+        if (k && i + k <= room) memcpy(dst + i, p, k), i += k, p += k;
+        else if (k) break;
+        else dst[i++] = '_', p++;
+    }
+    snprintf(dst + i, cap - i, "-%02x%02x%02x%02x", md[0], md[1], md[2], md[3]);
+    return 0;
+}
+
 /* instance.hostname as it is: a configuration's key and its --price name, so never a lossy
  * rendering ("büro" and "béro" are two machines, not one "b??ro"); shown escaped.  A name --price
- * could not take (a control character, a space, malformed UTF-8) leaves the machine unnamed. */
+ * could not take gets host_stand_in's; an absent or empty one leaves the machine unnamed. */
 static int get_host(const cJSON *inst, char *dst, size_t cap)
 {
     dst[0] = '\0';
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(inst, "hostname");
-    if (!cJSON_IsString(v) || !v->valuestring) return -1;
+    if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0]) return -1;
     size_t n = strlen(v->valuestring);
-    if (n >= cap || !util_utf8_name(v->valuestring, n)) return -1;
+    if (n >= cap || !util_utf8_name(v->valuestring, n)) return host_stand_in(v->valuestring, dst, cap);
     memcpy(dst, v->valuestring, n + 1);
     return 0;
 }
@@ -362,8 +382,8 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
             get_str(inst, "market", "instance.market", r->market, sizeof r->market, "-", reason, rlen) ||
             get_long(inst, "count", "instance.count", 1, RANK_MAX_NODES, 1, &count, reason, rlen))
             return -1;
-        /* Descriptive (it names machines off EC2): an odd or overlong hostname leaves the
-         * machine unnamed instead of losing the result. */
+        /* Descriptive (it names machines off EC2): an odd or overlong hostname is renamed, an
+         * absent one leaves the machine unnamed, instead of losing the result. */
         if (get_host(inst, r->host, sizeof r->host)) r->host[0] = '\0';
         zone_pair(inst, r);
     }

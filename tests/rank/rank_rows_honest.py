@@ -5,6 +5,7 @@ are computed here from the fixtures (the rule: samples/s x nodes / measured node
 back from instbench.
 Usage: rank_rows_honest.py INSTBENCH"""
 import csv
+import hashlib
 import io
 import json
 import os
@@ -190,6 +191,27 @@ with tempfile.TemporaryDirectory() as d:
     check(not any("1 x g5.12xlarge on-demand ~" in ln for ln in lines), f"table: runs 4% apart marked:\n{out}")
     qleg = [ln for ln in lines if ln.startswith("~ run quality")]
     check(len(qleg) == 1 and "10%" in qleg[0], f"table: no legend line for '~':\n{out}")
+
+    # two machines off EC2 whose hostnames --price cannot take (a space, an escape): two rows, each
+    # under a name --price can give (its name characters, '_' for the rest, and a hash of the raw
+    # name), never one median over both
+    odd = []
+    for i, (host, sps) in enumerate((("my laptop", 100.0), ("gpu box\x1b[31m", 5.0), ("gpu box\x1b[32m", 7.0))):
+        doc_ = R(None, "us-east-1", 1, 1, "NVIDIA A10G", sps, host=host)
+        fx.write_json(os.path.join(d, f"odd{i}.json"), doc_)
+        odd.append(f"odd{i}.json")
+    rc, out, err = rank(d, odd, "--format", "json", "--market", "on-demand")
+    hosts = sorted((r["host"], r["samples_per_second"]) for r in json.loads(out)["rows"]) if out else []  # unpriced: exit 1
+    check(len(hosts) == 3 and [h[1] for h in hosts] == [5.0, 7.0, 100.0] and
+          all(h is not None and " " not in h and "\x1b" not in h for h, _ in hosts) and
+          hosts[0][0].startswith("gpu_box") and hosts[0][0] != hosts[1][0] and
+          hosts[2][0] == "my_laptop-" + hashlib.sha256(b"my laptop").hexdigest()[:8],
+          f"odd hostnames: rows {hosts} (exit {rc}, {err[-300:]})")
+    if len(hosts) == 3:
+        rc, out, err = rank(d, odd, "--format", "json", "--market", "on-demand", "--price", f"{hosts[2][0]}=0.2")
+        priced = [r for r in json.loads(out)["rows"] if r["rank"] is not None] if rc in (0, 1) else []
+        check(len(priced) == 1 and priced[0]["usd_per_hour"] == 0.2 and priced[0]["samples_per_second"] == 100.0,
+              f"--price {hosts[2][0]}=0.2: {priced} ({rc}, {err[-300:]})")
 
 print("rank_rows_honest: " + ("all checks passed" if not failures else f"{len(failures)} failed"))
 sys.exit(1 if failures else 0)
