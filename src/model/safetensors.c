@@ -240,13 +240,53 @@ static int parse_owned(unsigned char *buf, size_t len, st_file *f, ib_error *err
         if (parse_entry(e, data, data_len, &f->tensors[f->count], err)) goto done;
         f->count++;
     }
+    /* A key given twice is said as such before the tiling check, which would see the second copy's
+     * bytes as overlapping the first's (or a hole) and name neither as a duplicate. */
+    char **names = malloc((f->count ? f->count : 1) * sizeof *names);
+    if (!names) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < f->count; i++) names[i] = f->tensors[i].name;
+    qsort(names, f->count, sizeof *names, cmp_str);
+    for (size_t i = 1; i < f->count; i++)
+        if (!strcmp(names[i - 1], names[i])) {
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "safetensors: duplicate key '%.100s' in the header (two tensors of "
+                         "that name)",
+                         names[i]);
+            free(names);
+            goto done;
+        }
+    free(names);
     qsort(f->tensors, f->count, sizeof *f->tensors, cmp_tensor_offset);
+    /* sorted by offset, each tensor must begin where the one before it ends: one that begins
+     * earlier lies (in part) inside that one's bytes, one that begins later leaves bytes unowned */
     const unsigned char *expect = data;
     for (size_t i = 0; i < f->count; i++) {
         const st_tensor *t = &f->tensors[i];
+        unsigned long long from = (unsigned long long)(t->data - data), to = from + t->nbytes;
+        if (t->data != expect && i == 0) {
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "safetensors: the first %llu data bytes belong to no tensor ('%.100s', the first, starts "
+                         "at byte %llu)",
+                         from, t->name, from);
+            goto done;
+        }
         if (t->data != expect) {
-            ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: '%.100s' %s the previous tensor's data", t->name,
-                         t->data < expect ? "overlaps" : "leaves a hole after");
+            const st_tensor *p = &f->tensors[i - 1];
+            unsigned long long pfrom = (unsigned long long)(p->data - data), pto = pfrom + p->nbytes;
+            if (t->data < expect)
+                ib_error_set(err, IB_EXIT_RUNTIME,
+                             "safetensors: tensors '%.100s' (data bytes %llu to %llu) and '%.100s' (bytes %llu to "
+                             "%llu) overlap",
+                             t->name, from, to, p->name, pfrom, pto);
+            else
+                ib_error_set(
+                    err, IB_EXIT_RUNTIME,
+                    "safetensors: data bytes %llu to %llu belong to no tensor ('%.100s' ends at %llu, '%.100s' "
+                    "starts at %llu)",
+                    pto, from, p->name, pto, t->name, from);
             goto done;
         }
         expect += t->nbytes;
@@ -263,13 +303,7 @@ static int parse_owned(unsigned char *buf, size_t len, st_file *f, ib_error *err
     }
     for (size_t i = 0; i < f->count; i++) f->by_name[i] = i;
     sort_base = f->tensors;
-    qsort(f->by_name, f->count, sizeof *f->by_name, cmp_index_name);
-    for (size_t i = 1; i < f->count; i++)
-        if (!strcmp(f->tensors[f->by_name[i - 1]].name, f->tensors[f->by_name[i]].name)) {
-            ib_error_set(err, IB_EXIT_RUNTIME, "safetensors: duplicate tensor '%.100s'",
-                         f->tensors[f->by_name[i]].name);
-            goto done;
-        }
+    qsort(f->by_name, f->count, sizeof *f->by_name, cmp_index_name); /* names are distinct: checked above */
     rc = 0;
 done:
     cJSON_Delete(root);

@@ -147,6 +147,61 @@ static void test_hostile(void)
     }
 }
 
+/* The message names the tensors at fault: a key given twice as a duplicate (not as overlapping
+ * itself), an extra tensor over others by its name and the one it overlaps, a gap by the tensors
+ * around it.  The header strings are what the message must contain, in any order. */
+static void test_messages(void)
+{
+    static const struct {
+        const char *why, *header;
+        size_t data_len;
+        const char *want[3];
+    } cases[] = {
+        {"duplicate key, the same bytes",
+         "{\"cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+         4,
+         {"duplicate key", "'cls_token'", NULL}},
+        {"duplicate key, other bytes",
+         "{\"cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"pos_embed\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]},"
+         "\"cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+         12,
+         {"duplicate key", "'cls_token'", NULL}},
+        {"an extra tensor over two others",
+         "{\"cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"pos_embed\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]},"
+         "\"extra\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]}}",
+         12,
+         {"overlap", "'extra'", "'cls_token'"}},
+        {"an extra tensor inside another",
+         "{\"cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"pos_embed\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]},"
+         "\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+         12,
+         {"overlap", "'extra'", "'pos_embed'"}},
+        {"a gap between two",
+         "{\"cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"pos_embed\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}",
+         12,
+         {"bytes 4 to 8", "'cls_token'", "'pos_embed'"}},
+        {"a gap before the first",
+         "{\"pos_embed\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8,
+         {"first 4 data bytes", "'pos_embed'", NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ib_error err;
+        ib_error_clear(&err);
+        int rc = parses(cases[i].header, cases[i].data_len, ~0ull, &err);
+        CHECK(rc == -1, "%s: accepted", cases[i].why);
+        for (int k = 0; k < 3 && cases[i].want[k]; k++)
+            CHECK(strstr(err.msg, cases[i].want[k]) != NULL, "%s: the message lacks %s: %s", cases[i].why,
+                  cases[i].want[k], err.msg);
+        CHECK(strstr(err.msg, "the previous tensor") == NULL, "%s: names no tensor: %s", cases[i].why, err.msg);
+    }
+}
+
 static uint16_t bf16_of(float x)
 {
     uint32_t u;
@@ -301,6 +356,7 @@ static void test_python_fixture(const char *dir)
 int main(int argc, char **argv)
 {
     test_hostile();
+    test_messages();
     test_roundtrip_and_truncation();
     test_python_fixture(argc > 1 ? argv[1] : "data" /* ctest runs unit tests in tests/ */);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
