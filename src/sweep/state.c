@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instbench/aws.h"
 #include "instbench/aws_ids.h"
+#include "instbench/names.h"
+#include "instbench/prices.h"
 #include "instbench/util.h"
 
 #define STATE_MAX_BYTES (4u << 20) /* 64 candidates x 64 nodes fit with room to spare */
@@ -280,13 +283,21 @@ static int get_int(reader *r, const cJSON *o, const char *key, int lo, int hi)
     return r->bad ? 0 : (int)v;
 }
 
+/* The earliest time a state file may hold: instbench wrote none before it (0, the epoch, is how
+ * the state says "not yet", written as null, so a time there is no time it wrote either). */
+#define STATE_EARLIEST_TIME 1577836800 /* 2020-01-01T00:00:00Z */
+
 static time_t get_time(reader *r, const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v || cJSON_IsNull(v)) return 0;
     time_t t;
-    if (!cJSON_IsString(v) || util_parse_iso8601(v->valuestring, &t) != 0 || t <= 0) {
-        bad(r, key, "is not a UTC time");
+    if (!cJSON_IsString(v) || util_parse_iso8601(v->valuestring, &t) != 0) {
+        bad(r, key, "is not a UTC time like 2026-11-25T21:30:05Z");
+        return 0;
+    }
+    if (t < STATE_EARLIEST_TIME) {
+        bad(r, key, "is before 2020: not a time instbench wrote (a time not known yet is null)");
         return 0;
     }
     return t;
@@ -474,7 +485,13 @@ int sweep_state_parse(const char *json, size_t len, sweep_state *st, ib_error *e
     get_str(&r, doc, "id", st->id, sizeof st->id, 0);
     if (!r.bad && !sweep_id_valid(st->id)) bad(&r, "id", "is not a sweep id");
     get_str(&r, doc, "region", st->region, sizeof st->region, 0);
-    if (!r.bad && (!st->region[0] || !name_valid(st->region))) bad(&r, "region", "is not a region");
+    /* the check --region has (sweep_flags_check): cleanup asks EC2 there, status names it */
+    if (!r.bad &&
+        (!names_region_ok(st->region) || (!aws_region_known(st->region) && !prices_catalogue_has_region(st->region)))) {
+        char why[128];
+        snprintf(why, sizeof why, "'%s' is not an AWS region instbench knows (--region refuses it too)", st->region);
+        bad(&r, "region", why);
+    }
     get_str(&r, doc, "s3_bucket", st->s3_bucket, sizeof st->s3_bucket, 1);
     get_str(&r, doc, "s3_prefix", st->s3_prefix, sizeof st->s3_prefix, 1);
     st->max_minutes = get_num(&r, doc, "max_minutes", 0, 1e7, 0);

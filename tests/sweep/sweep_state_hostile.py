@@ -16,6 +16,8 @@ figure is computed here.
      `sweep status ID`, `--format json`, `sweep cleanup ID` and `sweep cleanup --all`, each under a
      10-second timeout and a 1 GiB address-space limit: an answer, never a hang, crash or
      unescaped control, and the file left as it was;
+  5  a region --region would refuse ("x") and a time before 2020 (the epoch) refused by status and
+     cleanup, the message naming the field and why, EC2 never asked;
   6  `sweep status --format json` with an unreadable state file among good ones: json.load reads it;
  10  a C1 control (U+009B, CSI) in a state's phase or note never reaches the terminal raw.
 Usage: sweep_state_hostile.py INSTBENCH [--sanitized]"""
@@ -264,6 +266,8 @@ def hostile_files(home):
         "a security group that is not an object": mutate(lambda d: d.update(security_group="sg-0123")),
         "a security group id that is not one": mutate(lambda d: d.update(security_group={
             "name": "instbench-efa-x", "id": "vpc-0123", "deleted": False})),
+        "a region AWS does not have": mutate(lambda d: d.update(region="x")),
+        "a launch at the epoch": mutate(lambda d: d["instances"][0].update(launched="1970-01-01T00:00:00Z")),
         "a FIFO": fifo,
         "a symbolic link to /dev/zero": zero,
         "a 300 MB file": big,
@@ -316,6 +320,43 @@ def test_hostile(fake, home):
     check(rc == 0 and "\u009b" not in out and "\\u009b2J" in out, "a C1 control in the note shown escaped: %r" % out)
 
 
+def test_refused_values(fake, home):
+    """A state file's region checked as --region is (cleanup searched a region "x"), and a time at
+    the epoch refused saying why (it is a UTC time, but none instbench wrote): the messages name the
+    field and the value's fault; cleanup, as for any state it cannot read, looks by tag in the
+    configured region (us-east-1 here), never in the state's."""
+    cases = (("region x", lambda d: d.update(region="x"), ["state.region", "'x'", "not an AWS region"]),
+             ("region us-fake-1", lambda d: d.update(region="us-fake-1"), ["state.region", "'us-fake-1'"]),
+             ("created at the epoch", lambda d: d.update(created="1970-01-01T00:00:00Z"),
+              ["state.created", "before 2020"]),
+             ("launched at the epoch", lambda d: d["candidates"][0].update(launched="1970-01-01T00:00:00Z"),
+              ["launched", "before 2020"]),
+             ("ended at the epoch", lambda d: d["instances"][0].update(ended="1970-01-01T00:00:00Z"),
+              ["ended", "before 2020"]),
+             ("not a time", lambda d: d["instances"][0].update(launched="yesterday"),
+              ["launched", "is not a UTC time like"]))
+    for what, change, words in cases:
+        shutil.rmtree(os.path.join(home, "state"), ignore_errors=True)
+        doc = state()
+        change(doc)
+        write(home, doc)
+        rc, out, err = run(home, fake, "status", SID)
+        check(rc == 1 and all(w in err for w in words) and (what == "not a time" or "is not a UTC time" not in err),
+              "%s: sweep status refuses it saying %s: %d %r" % (what, words, rc, err[-400:]))
+        rc, out, err = run(home, fake, "cleanup", SID, "--wait", "2")
+        searched_its_region = doc["region"] != "us-east-1" and "instances in %s\n" % doc["region"] in err
+        check(rc == 1 and all(w in err for w in words) and "instances in us-east-1" in err and not searched_its_region,
+              "%s: sweep cleanup refuses the state, looks by tag in us-east-1: %d %r" % (what, rc, err[-400:]))
+    # the bounds: 2020-01-01T00:00:00Z read, a second earlier refused
+    for t, ok in (("2020-01-01T00:00:00Z", True), ("2019-12-31T23:59:59Z", False)):
+        shutil.rmtree(os.path.join(home, "state"), ignore_errors=True)
+        doc = state()
+        doc["created"] = t
+        write(home, doc)
+        rc, out, err = run(home, fake, "status", SID)
+        check((rc == 0) == ok, "created %s: %s: %d %r" % (t, "read" if ok else "refused", rc, err[-300:]))
+
+
 def test_json_list(fake, home):
     """Defect 6: an unreadable state file first, a good one after: still one JSON list."""
     shutil.rmtree(os.path.join(home, "state"), ignore_errors=True)
@@ -336,6 +377,7 @@ try:
     test_cleanup_region(fake, home)
     test_cost(fake, home)
     test_hostile(fake, home)
+    test_refused_values(fake, home)
     test_json_list(fake, home)
 finally:
     fake.stop()
