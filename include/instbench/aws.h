@@ -100,6 +100,11 @@ int aws_endpoint_url(const char *service_env_id /* "PRICING", "EC2" */, const ch
  * AWS_ENDPOINT_URL moves the service (and AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is not true), 0 with
  * "" for AWS's own endpoint, -1 when the URL does not fit. */
 int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len);
+/* Why aws_endpoint_url or aws_endpoint_override found no URL for SERVICE_ENV_ID in REGION that fits
+ * OUT_LEN bytes, into WHY (returned), for a message: the variable actually set, named, and its
+ * length against the limit ("AWS_ENDPOINT_URL is too long: 70000 bytes, over the limit of 511 ..."). */
+const char *aws_endpoint_problem(const char *service_env_id, const char *region, size_t out_len, char *why,
+                                 size_t why_len);
 /* Who answers for these services, for caches that must not mix AWS's answers with another
  * endpoint's (a moto or LocalStack server): 0 and "" when every one is AWS's own endpoint, else 1
  * and 16 lower-case hex digits, the start of SHA-256("ID1=URL1\nID2=URL2\n...") over the

@@ -1,6 +1,7 @@
 /* aws/endpoints: where each service lives, and the SDKs' endpoint overrides.  The override only
  * moves the URL; callers keep signing with the real service name and region. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,22 +17,50 @@ static int env_true(const char *name)
     return v && !strcasecmp(v, "true");
 }
 
+/* The variable that moves SERVICE_ENV_ID ("AWS_ENDPOINT_URL_EC2" or "AWS_ENDPOINT_URL") into VAR,
+ * its value returned; NULL when none does. */
+static const char *override_var(const char *service_env_id, char *var, size_t len)
+{
+    if (env_true("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) return NULL;
+    snprintf(var, len, "AWS_ENDPOINT_URL_%s", service_env_id);
+    const char *v = getenv(var);
+    if (v && v[0]) return v;
+    snprintf(var, len, "AWS_ENDPOINT_URL");
+    v = getenv(var);
+    return v && v[0] ? v : NULL;
+}
+
 int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len)
 {
     if (!service_env_id || !out || out_len == 0) return -1;
     out[0] = '\0';
-    if (env_true("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) return 0;
     char var[96];
-    snprintf(var, sizeof var, "AWS_ENDPOINT_URL_%s", service_env_id);
-    const char *v = getenv(var);
-    if (!v || !v[0]) v = getenv("AWS_ENDPOINT_URL");
-    if (!v || !v[0]) return 0;
+    const char *v = override_var(service_env_id, var, sizeof var);
+    if (!v) return 0;
     size_t n = strlen(v);
     while (n > 1 && v[n - 1] == '/') n--; /* the path is the caller's to add */
     if (n >= out_len) return -1;
     memcpy(out, v, n);
     out[n] = '\0';
     return 1;
+}
+
+const char *aws_endpoint_problem(const char *service_env_id, const char *region, size_t out_len, char *why,
+                                 size_t why_len)
+{
+    char var[96];
+    if (!why || !why_len) return "";
+    const char *v = service_env_id ? override_var(service_env_id, var, sizeof var) : NULL;
+    size_t n = v ? strlen(v) : 0;
+    while (n > 1 && v[n - 1] == '/') n--;
+    if (v && n >= out_len) {
+        snprintf(why, why_len, "%s is too long: %zu bytes, over the limit of %zu for an endpoint URL", var, n,
+                 out_len ? out_len - 1 : 0);
+    } else {
+        snprintf(why, why_len, "no endpoint URL for region '%.40s' fits in %zu bytes", region ? region : "",
+                 out_len ? out_len - 1 : 0);
+    }
+    return why;
 }
 
 int aws_endpoint_url(const char *service_env_id, const char *region, char *out, size_t out_len)

@@ -2,6 +2,8 @@
 """What the AWS client prints about endpoints, errors, regions and credential sources:
 - a password in AWS_ENDPOINT_URL / the IMDS or container endpoint (https://user:pw@host) never
   reaches stdout, stderr or -v logs: the URL is shown as http://***@host;
+- an endpoint URL too long for the client names the variable set (AWS_ENDPOINT_URL or
+  AWS_ENDPOINT_URL_EC2), its length and the limit, never a variable that is not set;
 - a server's error body is reduced to its code and the first line of its message, cut short;
   other fields and further lines never appear;
 - an invalid AWS_REGION / AWS_DEFAULT_REGION is a usage error saying so, not "no region";
@@ -92,6 +94,26 @@ for source, want in (("live", 1), ("auto", 0)):
     for leak in ("SECOND-LINE-SECRET", "INTERNAL-FIELD-XYZ", "EC2-SECOND-LINE", "EC2-DETAIL-FIELD",
                  "EC2-REQUEST-ID-FIELD", "\x1b", "A" * 250):
         check(leak not in out, f"--source {source}: the server's body was echoed ({leak[:20]!r} printed)")
+
+# ---- an endpoint URL over the client's limit: the variable set is named, and why ----
+LONG_URL = f"http://127.0.0.1:{PORT}/" + "a" * 70000
+# (Pricing stays on this test's server when only EC2's URL is too long: its error comes first with
+# --source live, so that case is asked with auto)
+for kw, var, services, sources in (
+        ({"AWS_ENDPOINT_URL": LONG_URL}, "AWS_ENDPOINT_URL", ("Pricing", "EC2"), (("live", 1), ("auto", 0))),
+        ({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{PORT}", "AWS_ENDPOINT_URL_EC2": LONG_URL}, "AWS_ENDPOINT_URL_EC2",
+         ("EC2",), (("auto", 0),))):
+    for source, want in sources:
+        p, out = prices(["--instance-types", "g5.xlarge", "--region", "us-east-1", "--source", source],
+                        env(**kw, **CREDS), want)
+        said = [line for line in p.stderr.splitlines() if "no endpoint" in line]
+        check(said and all(f"{var} is too long: {len(LONG_URL)} bytes, over the limit of" in line for line in said),
+              f"{var} of {len(LONG_URL)} bytes, --source {source}: not named as too long: {p.stderr[-800:]}")
+        check("AWS_ENDPOINT_URL_PRICING" not in out and "a" * 200 not in out,
+              f"{var}, --source {source}: names a variable not set, or echoes the URL: {out[-800:]}")
+        if source == "auto":
+            check(all(any(line.startswith("warning: ") and svc in line for line in said) for svc in services),
+                  f"{var}, --source auto: a warning for each of {services}: {said}")
 
 # ---- the IMDS and container endpoints: same rule ----
 e = env(AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT="http://imdsuser:imdspw123@127.0.0.1:9",

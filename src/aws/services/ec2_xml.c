@@ -17,8 +17,10 @@ static const aws_header form_headers[] = {
 int ec2_request(const char *region, char *body, aws_request *req, char **url, ib_error *err, const char *what)
 {
     char ep[512];
+    char why[200];
     if (aws_endpoint_url("EC2", region, ep, sizeof ep) != 0 || !ep[0])
-        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: no endpoint for region %s", what, region);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: no endpoint for region %s: %s", what, region,
+                            aws_endpoint_problem("EC2", region, sizeof ep, why, sizeof why));
     size_t n = strlen(ep) + 2;
     *url = malloc(n);
     if (!*url) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: out of memory", what);

@@ -247,8 +247,11 @@ int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *o
     }
     if (aws_endpoint_url("PRICING", PRICING_SIGNING_REGION, pc->endpoint, sizeof pc->endpoint) != 0 ||
         !pc->endpoint[0]) {
+        char why[200];
         free(pc);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "Pricing GetProducts: no endpoint (bad AWS_ENDPOINT_URL_PRICING?)");
+        return ib_error_set(
+            err, IB_EXIT_RUNTIME, "Pricing GetProducts: no endpoint: %s",
+            aws_endpoint_problem("PRICING", PRICING_SIGNING_REGION, sizeof pc->endpoint, why, sizeof why));
     }
     aws_pager p = {pc, "Pricing GetProducts", pricing_build, pricing_parse, 0, NULL};
     *out = p;

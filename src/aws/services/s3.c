@@ -107,8 +107,11 @@ int aws_s3_open(aws_client *c, const char *region, aws_s3 **out, ib_error *err)
     snprintf(s->style, sizeof s->style, "%s", aws_s3_addressing_style_config());
     char ep[1024];
     if (aws_endpoint_url("S3", s->region, ep, sizeof ep) != 0) {
+        char why[200];
+        ib_error_set(err, IB_EXIT_USAGE, "no S3 endpoint: %s",
+                     aws_endpoint_problem("S3", s->region, sizeof ep, why, sizeof why));
         free(s);
-        return ib_error_set(err, IB_EXIT_USAGE, "the S3 endpoint URL is too long");
+        return -1;
     }
     s->custom_endpoint = !is_aws_host(ep);
     *out = s;
@@ -178,8 +181,10 @@ static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const ch
 {
     char ep[1024];
     *url = NULL;
+    char why[200];
     if (aws_endpoint_url("S3", region, ep, sizeof ep) != 0)
-        return ib_error_set(err, IB_EXIT_USAGE, "the S3 endpoint URL is too long");
+        return ib_error_set(err, IB_EXIT_USAGE, "no S3 endpoint: %s",
+                            aws_endpoint_problem("S3", region, sizeof ep, why, sizeof why));
     const char *sep = strstr(ep, "://");
     if (!sep) return ib_error_set(err, IB_EXIT_USAGE, "the S3 endpoint URL has no scheme");
     size_t authn = strcspn(sep + 3, "/");

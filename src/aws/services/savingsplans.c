@@ -166,7 +166,10 @@ static int sp_build(void *ctx, size_t i, const char *token, aws_request *req, ch
     sp_query *q = &((sp_query *)ctx)[i];
     char ep[512];
     int over = aws_endpoint_override("SAVINGSPLANS", ep, sizeof ep);
-    if (over < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "%s: the endpoint URL is too long", SP_WHAT);
+    char why[200];
+    if (over < 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: no endpoint: %s", SP_WHAT,
+                            aws_endpoint_problem("SAVINGSPLANS", "us-east-1", sizeof ep, why, sizeof why));
     if (!over) snprintf(ep, sizeof ep, "https://savingsplans.amazonaws.com");
     size_t n = strlen(ep) + 40;
     if (!(*url = malloc(n)) || !(*body = aws_savingsplans_request_body(q, token)))

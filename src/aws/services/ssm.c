@@ -42,8 +42,10 @@ int aws_ssm_get_parameter(aws_client *c, const char *region, const char *name, c
                           ib_error *err)
 {
     char ep[512], url[520];
+    char why[200];
     if (aws_endpoint_url("SSM", region, ep, sizeof ep) != 0 || !ep[0])
-        return ib_error_set(err, IB_EXIT_RUNTIME, "SSM GetParameter: no endpoint for region %s", region);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "SSM GetParameter: no endpoint for region %s: %s", region,
+                            aws_endpoint_problem("SSM", region, sizeof ep, why, sizeof why));
     snprintf(url, sizeof url, "%s%s", ep, ep[strlen(ep) - 1] == '/' ? "" : "/");
     cJSON *o = cJSON_CreateObject();
     if (!o || !cJSON_AddStringToObject(o, "Name", name)) {
