@@ -58,12 +58,14 @@ int aws_imds_open(aws_imds_session **out, ib_error *err)
     char *body = NULL;
     size_t blen = 0;
     ib_error perr;
-    if (aws_plain_http(&pr, &status, &body, &blen, &perr) != 0) {
+    int hr = aws_plain_http(&pr, &status, &body, &blen, &perr);
+    if (hr != 0) {
         char shown[600];
-        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS not reachable at %s (%s): not on EC2?",
-                     aws_url_for_display(s->base, shown, sizeof shown), perr.msg);
+        aws_url_for_display(s->base, shown, sizeof shown);
+        if (hr == -2) ib_error_set(err, IB_EXIT_RUNTIME, "IMDS token request to %s: %s", shown, perr.msg);
+        else ib_error_set(err, IB_EXIT_RUNTIME, "IMDS not reachable at %s (%s): not on EC2?", shown, perr.msg);
         free(s);
-        return -1;
+        return hr;
     }
     if (status == 200 && blen > 0 && blen < 120 && !strpbrk(body, "\r\n")) {
         snprintf(s->token_header, sizeof s->token_header, "X-aws-ec2-metadata-token: %s", body);
@@ -93,8 +95,11 @@ int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *e
     long status = 0;
     size_t blen = 0;
     ib_error perr;
-    if (aws_plain_http(&pr, &status, body, &blen, &perr) != 0)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "IMDS %s: %s", path, perr.msg);
+    int hr = aws_plain_http(&pr, &status, body, &blen, &perr);
+    if (hr != 0) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS %s: %s", path, perr.msg);
+        return hr;
+    }
     if (status != 200) {
         free(*body);
         *body = NULL;
@@ -150,7 +155,8 @@ static int get_checked(aws_imds_session *s, const char *path, char *dst, size_t 
                        const char *what, ib_error *err)
 {
     char *b = NULL;
-    if (aws_imds_get(s, path, &b, err) != 0) return -1;
+    int r = aws_imds_get(s, path, &b, err);
+    if (r != 0) return r; /* -2: an answer over the cap is a malformed one */
     size_t n = strcspn(b, "\r\n");
     int one_line = b[n + strspn(b + n, "\r\n")] == '\0';
     int rc = 0;
@@ -182,7 +188,8 @@ int aws_imds_identity(aws_instance_identity *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);
     aws_imds_session *s;
-    if (aws_imds_open(&s, err) != 0) return -1;
+    int open_rc = aws_imds_open(&s, err);
+    if (open_rc != 0) return open_rc;
     ib_error opt; /* optional fields: no answer falls back, a malformed one still fails */
     int rc = get_checked(s, "meta-data/instance-type", out->instance_type, sizeof out->instance_type,
                          names_instance_type_ok, "an instance type", err);

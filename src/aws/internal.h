@@ -29,6 +29,8 @@ typedef struct aws_plain_request {
     double connect_timeout_s;
     double total_timeout_s;
 } aws_plain_request;
+/* 0 with the status and body; -1 with ERR when no answer came (no server, a timeout); -2 with ERR
+ * when one came over the 1 MiB cap (an answer, but not one the endpoint should give). */
 int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len, ib_error *err);
 
 /* A response body growing as curl delivers it, NUL-terminated, refused past max bytes.  Shared by
@@ -42,6 +44,8 @@ size_t aws_body_append(aws_body *b, const char *data, size_t n, size_t max);
 
 /* IMDSv2: a session token, then GET PATH below /latest/.  Used by identity and role credentials. */
 typedef struct aws_imds_session aws_imds_session;
+/* Both: 0 ok; -1 no answer (off EC2, HTTP errors); -2 an answer over aws_plain_http's cap, which is
+ * a malformed answer (aws_imds_identity fails on it rather than taking it for "not on EC2"). */
 int aws_imds_open(aws_imds_session **out, ib_error *err);
 int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *err);
 void aws_imds_close(aws_imds_session *s);

@@ -51,11 +51,13 @@ int aws_plain_http(const aws_plain_request *req, long *status, char **body, size
     }
     CURLcode cc = curl_easy_perform(e);
     int rc = 0;
-    if (cc != CURLE_OK) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s",
-                          b.too_big   ? "response too large"
-                          : errbuf[0] ? errbuf
-                                      : curl_easy_strerror(cc));
+    if (cc != CURLE_OK && b.too_big) {
+        /* an answer came, one no metadata or credentials endpoint gives: said apart from no answer */
+        ib_error_set(err, IB_EXIT_RUNTIME, "the answer is over %u MiB, more than any it gives", PLAIN_MAX_BODY >> 20);
+        rc = -2;
+        free(b.p);
+    } else if (cc != CURLE_OK) {
+        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
         free(b.p);
     } else {
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);

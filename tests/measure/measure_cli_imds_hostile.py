@@ -1,7 +1,8 @@
 """Instance metadata is checked before it is printed or stored: an instance type, zone, region or
 lifecycle that is not one (control characters, markup, several lines, too long, a zone of another
-region) makes `measure` exit 1 with a message naming the metadata path, shown escaped, and writes
-no result, instead of a result that `rank` would later reject.  Well-formed answers still work,
+region, an answer over the client's 1 MiB cap) makes `measure` exit 1 with a message naming the
+metadata path, shown escaped, and writes no result, instead of a result that `rank` would later
+reject (or, for the oversized answer, a result measured as if off EC2).  Well-formed answers still work,
 local zones included (us-west-2-lax-1a, whose region is us-west-2 when IMDS lacks placement/region).
 The IMDS stand-in is imds_standin.py."""
 import json
@@ -58,12 +59,19 @@ BAD = [  # (override, the metadata path the message must name)
     ({"lifecycle": "Spot Instance"}, "meta-data/instance-life-cycle"),
     ({"az_id": "us-west-2b"}, "meta-data/placement/availability-zone-id"),   # a name, not an ID
     ({"az_id": "usw2-az2\x1b[2J"}, "meta-data/placement/availability-zone-id"),
+    # answers over the client's 1 MiB cap: an answer came, so it is malformed, not "off EC2"
+    # (a required field, and the optional ones whose malformed answers fail too)
+    ({"type": "g5." + "x" * (2 << 20)}, "meta-data/instance-type"),
+    ({"region": "u" * (2 << 20)}, "meta-data/placement/region"),
+    ({"az_id": "a" * (2 << 20)}, "meta-data/placement/availability-zone-id"),
+    ({"lifecycle": "s" * (2 << 20)}, "meta-data/instance-life-cycle"),
 ]
 for over, path in BAD:
     p, out = measure(meta(**over))
-    what = f"IMDS {over!r}"
+    what = f"IMDS {over!r}"[:120]
     check(p.returncode == 1, f"{what}: exit {p.returncode} (want 1): {p.stderr[-300:]}")
     check(path in p.stderr, f"{what}: message does not name {path}: {p.stderr[-300:]}")
+    check(len(p.stderr) < 4000, f"{what}: the answer echoed: {len(p.stderr)} bytes on stderr")
     check(not CONTROL.search(p.stderr + p.stdout), f"{what}: raw control characters on the terminal: {p.stderr!r}")
     check(not os.path.exists(out), f"{what}: a result was written")
 
