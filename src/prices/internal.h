@@ -7,6 +7,10 @@
 
 /* The snapshot (prices_snapshot()) and the cache's directory are in instbench/prices.h. */
 
+/* How far ahead of this clock a time read from a file (the cache's, a prices file's) may be and
+ * still be taken for a time prices were read: a few minutes of skew between machines. */
+#define PRICES_CLOCK_SKEW_S 300
+
 /* ---- cache (prices_cache.c): one instbench.prices/v1 file per (region, type) ------------- */
 /* Fills r's on-demand/spot from the cache when younger than ttl_s (as of now); sets *got_od /
  * *got_spot.  A missing file is a quiet miss; a corrupt one a warning and a miss. */

@@ -178,7 +178,7 @@ int prices_cache_has(const char *type, const char *region)
 static int fresh(time_t as_of, int ttl_s, time_t now)
 {
     /* A time in the future (clock skew, edited file) is not trusted as fresh. */
-    return as_of <= now + 300 && now - as_of <= ttl_s;
+    return as_of <= now + PRICES_CLOCK_SKEW_S && now - as_of <= ttl_s;
 }
 
 void prices_cache_lookup(price_record *r, int want_od, int want_spot, int ttl_s, time_t now, int *got_od, int *got_spot)

@@ -42,6 +42,7 @@
  * null).  A (instance_type, region) pair appears at most once. */
 #include "instbench/prices.h"
 #include "instbench/names.h"
+#include "prices/internal.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -49,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PRICES_SCHEMA "instbench.prices/v1"
 
@@ -437,6 +439,31 @@ done:
     return rc;
 }
 
+/* A prices file's times say when its prices were read: one ahead of this clock by more than the
+ * skew the cache allows (prices_cache.c) is no such time (an edited file's 9999-12-31, which would
+ * show as "<1 min" old), so the file is refused naming it, as the cache ignores such a record. */
+static int future_time(const price_set *s, time_t now, const char *path, ib_error *err)
+{
+    const time_t limit = now + PRICES_CLOCK_SKEW_S;
+    char field[96] = "", when[32], clock[32];
+    time_t t = 0;
+    if (s->generated_at > limit) t = s->generated_at, snprintf(field, sizeof field, "generated_at");
+    for (size_t i = 0; i < s->n && !field[0]; i++) {
+        const price_record *r = &s->items[i];
+        if (!isnan(r->on_demand_usd_per_hour) && r->on_demand_as_of > limit)
+            t = r->on_demand_as_of, snprintf(field, sizeof field, "prices[%zu].on_demand.as_of", i);
+        else if (r->spot_source[0] && r->spot_as_of > limit)
+            t = r->spot_as_of, snprintf(field, sizeof field, "prices[%zu].spot.as_of", i);
+    }
+    if (!field[0]) return 0;
+    util_utc_iso8601(t, when);
+    util_utc_iso8601(now, clock);
+    return ib_error_set(err, IB_EXIT_RUNTIME,
+                        "%s: %s: %s is in the future (this clock says %s; up to %d minutes ahead pass as clock "
+                        "skew): not a time prices were read",
+                        path, field, when, clock, PRICES_CLOCK_SKEW_S / 60);
+}
+
 int prices_load_file(const char *path, price_set *out, ib_error *err)
 {
     char *text = NULL;
@@ -445,6 +472,10 @@ int prices_load_file(const char *path, price_set *out, ib_error *err)
     if (util_read_file(path, &text, &len, err) != 0) return -1;
     int rc = prices_parse_json(text, len, path, out, err);
     free(text);
+    if (rc == 0 && future_time(out, time(NULL), path, err) != 0) {
+        prices_free(out);
+        rc = -1;
+    }
     return rc;
 }
 
