@@ -19,7 +19,9 @@ typedef struct aws_credentials {
 /* The chain, as the AWS CLI resolves it: env -> shared files (AWS_PROFILE) -> container -> IMDS.
  * Returns -1 with a message naming what was tried when none is found. */
 int aws_credentials_resolve(aws_credentials *out, ib_error *err);
-/* AWS_REGION, AWS_DEFAULT_REGION, profile `region`, IMDS.  -1 when none. */
+/* AWS_REGION, AWS_DEFAULT_REGION, profile `region`, IMDS.  0 found; 1 none anywhere (ERR says
+ * where it looked); -1 a source is wrong (a value that is no region, IB_EXIT_USAGE; the config
+ * file refused: aws_config_load). */
 int aws_region_resolve(char out[32], ib_error *err);
 /* The same, and where the region came from into FROM (LEN bytes), for messages about its value:
  * "AWS_REGION", "AWS_DEFAULT_REGION", "the region of profile 'NAME' in PATH", "instance metadata". */
@@ -131,8 +133,9 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
 void aws_client_destroy(aws_client *c);
 
 /* The S3 addressing style configured for the current profile (`s3 =` block, `addressing_style`
- * key, as botocore reads it): "path", "virtual" or "auto" (also when unset or unknown). */
-const char *aws_s3_addressing_style_config(void);
+ * key, as botocore reads it): "path", "virtual" or "auto" (also when unset or unknown); NULL with
+ * ERR set when the config file is refused (not a regular file, too large: aws_config_load). */
+const char *aws_s3_addressing_style_config(ib_error *err);
 
 typedef struct aws_request {
     const char *method;        /* "POST" / "GET" */

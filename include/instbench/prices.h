@@ -134,7 +134,11 @@ void prices_warn_missing(const prices_query *q, const price_set *out);
  * (live, as rank asks it: placement_asks.c), never the 1-instance scores fetched with the prices;
  * without live AWS it has none, with a note in SET's placement_note (placement_live.c). */
 void prices_node_scores(const prices_query *q, price_set *set);
-/* Reads an "instbench.prices/v1" JSON file (what `instbench prices --format json` writes). */
+/* Reads an "instbench.prices/v1" JSON file (what `instbench prices --format json` writes): a
+ * regular file of at most PRICES_FILE_MAX_BYTES (util_read_file).  The snapshot's every type in
+ * every region is 4.3 MB of it; live prices of every type AWS sells in every region, zones and all,
+ * some tens of MB. */
+#define PRICES_FILE_MAX_BYTES ((size_t)256 << 20)
 int prices_load_file(const char *path, price_set *out, ib_error *err);
 const price_record *prices_find(const price_set *s, const char *instance_type, const char *region);
 const char *prices_interruption_label(int bucket);

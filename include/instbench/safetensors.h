@@ -60,7 +60,8 @@ typedef struct st_file {
 
 /* Parse a whole file held in memory.  The bytes are copied, so DATA may be freed afterwards. */
 int safetensors_parse_buffer(const void *data, size_t len, st_file *out, ib_error *err);
-int safetensors_read_file(const char *path, st_file *out, ib_error *err);
+/* Reads and parses the file at PATH: a regular file of at most MAX_BYTES (util_read_file). */
+int safetensors_read_file(const char *path, size_t max_bytes, st_file *out, ib_error *err);
 void safetensors_free(st_file *f);
 
 const st_tensor *safetensors_find_tensor(const st_file *f, const char *name);

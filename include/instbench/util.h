@@ -72,11 +72,16 @@ int util_output_parent_check(const char *path, int create, ib_error *err);
 int util_same_file(const char *a, const char *b);
 /* NCHARS random hex digits (getrandom), NUL-terminated: out holds nchars + 1 (nchars <= 128). */
 void util_random_hex(char *out, size_t nchars);
-int util_read_file(const char *path, char **data, size_t *len, ib_error *err); /* NUL-terminated */
-/* A file instbench keeps for itself (a sweep's state) read as hostile: a regular file only (a
- * symbolic link, FIFO or device is refused, opened O_NOFOLLOW|O_NONBLOCK so nothing blocks), and
- * never more than CAP + 1 bytes read, whatever its size says.  NUL-terminated.  On failure errno
- * is kept (ENOENT: there is no such file). */
+/* A whole file someone named (a prices file, a verify reference, an AWS config file), into memory,
+ * NUL-terminated: a regular file only (a FIFO, device, directory or socket is refused, opened
+ * O_NONBLOCK so nothing blocks; a symbolic link is followed), at most CAP bytes: a longer one is
+ * refused ("cannot read PATH: it is over 16 MiB"), and never more than CAP + 1 bytes are read or
+ * held, whatever its size says; the buffer is the file's size, not CAP.  Every caller passes the
+ * cap its kind of file needs.  On failure errno is kept from open (ENOENT: there is no such file),
+ * else EINVAL. */
+int util_read_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err);
+/* The same for a file instbench keeps for itself (a sweep's state), read as hostile: a symbolic
+ * link is refused too (opened O_NOFOLLOW). */
 int util_read_regular_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err);
 int util_mkdir_p(const char *dir, ib_error *err);
 

@@ -1,5 +1,6 @@
 /* aws/config_file: the AWS CLI's shared config and credentials files (~/.aws/config, ~/.aws/credentials). */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,9 +243,11 @@ void aws_config_free(aws_config_file *f)
     free(f);
 }
 
-aws_config_file *aws_config_load(int is_config_file, char *path_out, size_t path_len)
+int aws_config_load(int is_config_file, char *path_out, size_t path_len, aws_config_file **out, ib_error *err)
 {
-    const char *env = getenv(is_config_file ? "AWS_CONFIG_FILE" : "AWS_SHARED_CREDENTIALS_FILE");
+    const char *var = is_config_file ? "AWS_CONFIG_FILE" : "AWS_SHARED_CREDENTIALS_FILE";
+    const char *env = getenv(var);
+    *out = NULL;
     char path[PATH_MAX];
     if (env && env[0]) {
         if (env[0] == '~' && env[1] == '/' && getenv("HOME"))
@@ -257,13 +260,22 @@ aws_config_file *aws_config_load(int is_config_file, char *path_out, size_t path
     if (path_out) snprintf(path_out, path_len, "%s", path);
     char *data = NULL;
     size_t len = 0;
-    ib_error err;
-    if (util_read_file(path, &data, &len, &err) != 0) return aws_config_parse("", 0, is_config_file);
-    aws_config_file *f = aws_config_parse(data, len, is_config_file);
+    ib_error rerr;
+    if (util_read_file(path, AWS_CONFIG_MAX_BYTES, &data, &len, &rerr) != 0) {
+        /* A file that is not there or cannot be opened configures nothing, as for the AWS CLI, and
+         * so does /dev/null, the usual way of saying "no file".  One that opens but is no file of
+         * settings (a device, a FIFO, a directory) or is too large is named, not read to the end. */
+        if (errno != EINVAL || !strcmp(path, "/dev/null")) {
+            *out = aws_config_parse("", 0, is_config_file);
+            return 0;
+        }
+        return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", env && env[0] ? var : "the shared AWS file", rerr.msg);
+    }
+    *out = aws_config_parse(data, len, is_config_file);
     volatile char *v = data;
     for (size_t k = 0; k < len; k++) v[k] = 0;
     free(data);
-    return f;
+    return 0;
 }
 
 const char *aws_profile_name(int *explicit_profile)
@@ -307,9 +319,10 @@ static int nested_get(const char *block, const char *key, char *out, size_t out_
     return -1;
 }
 
-const char *aws_s3_addressing_style_config(void)
+const char *aws_s3_addressing_style_config(ib_error *err)
 {
-    aws_config_file *f = aws_config_load(1, NULL, 0);
+    aws_config_file *f;
+    if (aws_config_load(1, NULL, 0, &f, err) != 0) return NULL;
     const char *profile = aws_profile_name(NULL);
     const char *style = "auto";
     if (f && aws_config_has_profile(f, profile)) {

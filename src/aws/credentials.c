@@ -16,6 +16,9 @@
 #include "instbench/names.h" /* one rule for what a region looks like */
 
 #define REFRESH_MARGIN_S 300 /* refresh temporary credentials this long before they expire */
+/* AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE: an EKS Pod Identity token is a JWT of 1-2 KiB, and what
+ * goes into the Authorization header is cut at 4 KiB anyway (auth[] below) */
+#define CONTAINER_TOKEN_MAX_BYTES ((size_t)64 << 10)
 
 static void wipe(void *p, size_t n)
 {
@@ -56,8 +59,12 @@ static int from_profile(aws_credentials *out, ib_error *err)
     int explicit_profile = 0;
     const char *name = aws_profile_name(&explicit_profile);
     char cpath[4096], kpath[4096];
-    aws_config_file *kf = aws_config_load(0, kpath, sizeof kpath);
-    aws_config_file *cf = aws_config_load(1, cpath, sizeof cpath);
+    aws_config_file *kf = NULL, *cf = NULL;
+    if (aws_config_load(0, kpath, sizeof kpath, &kf, err) != 0 ||
+        aws_config_load(1, cpath, sizeof cpath, &cf, err) != 0) {
+        aws_config_free(kf);
+        return -1;
+    }
     int rc = 0;
     const aws_config_file *files[2] = {kf, cf};
     for (int i = 0; i < 2 && rc == 0; i++) {
@@ -156,7 +163,7 @@ static int from_container(aws_credentials *out, ib_error *err)
     if (tok_file && tok_file[0]) {
         char *data = NULL;
         ib_error ferr;
-        if (util_read_file(tok_file, &data, NULL, &ferr) != 0)
+        if (util_read_file(tok_file, CONTAINER_TOKEN_MAX_BYTES, &data, NULL, &ferr) != 0)
             return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: %s", ferr.msg);
         data[strcspn(data, "\r\n")] = '\0';
         snprintf(auth, sizeof auth, "Authorization: %s", data);
@@ -261,7 +268,8 @@ int aws_region_resolve_from(char out[32], char *from, size_t len, ib_error *err)
     }
     const char *name = aws_profile_name(NULL);
     char cpath[4096];
-    aws_config_file *cf = aws_config_load(1, cpath, sizeof cpath);
+    aws_config_file *cf;
+    if (aws_config_load(1, cpath, sizeof cpath, &cf, err) != 0) return -1;
     const char *v = aws_config_get(cf, name, "region");
     int rc = 1;
     if (v && v[0]) {
@@ -282,8 +290,8 @@ int aws_region_resolve_from(char out[32], char *from, size_t len, ib_error *err)
         if (len) snprintf(from, len, "instance metadata");
         return 0;
     }
-    return ib_error_set(
-        err, IB_EXIT_RUNTIME,
-        "no AWS region (tried AWS_REGION, AWS_DEFAULT_REGION, `region` of profile '%s' in %s, IMDS: %s)", name, cpath,
-        ierr.msg);
+    ib_error_set(err, IB_EXIT_RUNTIME,
+                 "no AWS region (tried AWS_REGION, AWS_DEFAULT_REGION, `region` of profile '%s' in %s, IMDS: %s)", name,
+                 cpath, ierr.msg);
+    return 1;
 }

@@ -65,8 +65,11 @@ const char *aws_config_get(const aws_config_file *f, const char *profile, const 
 int aws_config_has_profile(const aws_config_file *f, const char *profile);
 void aws_config_free(aws_config_file *f);
 /* Reads one of the files named by env (AWS_CONFIG_FILE / AWS_SHARED_CREDENTIALS_FILE) or its
- * default under ~/.aws; a missing file gives an empty result; *path_out names the file read. */
-aws_config_file *aws_config_load(int is_config_file, char *path_out, size_t path_len);
+ * default under ~/.aws into *OUT; *path_out names the file read.  A file that is not there (or
+ * cannot be opened, or is /dev/null) gives an empty result; one that is not a regular file or is
+ * over AWS_CONFIG_MAX_BYTES is -1 with ERR naming it (util_read_file), never read to its end. */
+#define AWS_CONFIG_MAX_BYTES ((size_t)16 << 20) /* a real one is a few KiB, with hundreds of profiles ~100 KiB */
+int aws_config_load(int is_config_file, char *path_out, size_t path_len, aws_config_file **out, ib_error *err);
 /* AWS_PROFILE, else "default"; *explicit says whether the user named it. */
 const char *aws_profile_name(int *explicit_profile);
 

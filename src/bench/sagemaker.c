@@ -110,7 +110,7 @@ int sagemaker_identity(bench_sagemaker *out, ib_error *err)
     char *data = NULL;
     size_t len = 0;
     ib_error rerr = {0};
-    if (util_read_file(path, &data, &len, &rerr) != 0) return refuse(path, err, rerr.msg);
+    if (util_read_file(path, MAX_FILE, &data, &len, &rerr) != 0) return refuse(path, err, rerr.msg);
     if (len > MAX_FILE) {
         free(data);
         return refuse(path, err, "larger than 1 MiB");

@@ -617,8 +617,12 @@ static int resolve_regions(prices_query *q, char **default_region)
     if (!q->n_regions) {
         ib_error rerr = {0};
         int rr = aws_region_resolve_from(default_region[0], region_from, sizeof region_from, &rerr);
-        if (rr != 0 && rerr.code == IB_EXIT_USAGE) /* configured, but not a region: say so */
+        if (rr < 0 && rerr.code == IB_EXIT_USAGE) /* configured, but not a region: say so */
             return args_usage_error(&cmd_prices_args, "%s: fix it or name regions with --region", rerr.msg);
+        if (rr < 0) { /* the config file refused (a device, too large): never "no region" */
+            fprintf(stderr, "instbench prices: %s\n", rerr.msg);
+            return rerr.code ? rerr.code : IB_EXIT_RUNTIME;
+        }
         if (rr != 0) {
             snprintf(default_region[0], 32, "us-east-1");
             ib_info("no AWS region configured; showing us-east-1 (use --region)");

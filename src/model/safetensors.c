@@ -320,12 +320,12 @@ int safetensors_parse_buffer(const void *data, size_t len, st_file *out, ib_erro
     return parse_owned(buf, len, out, err);
 }
 
-int safetensors_read_file(const char *path, st_file *out, ib_error *err)
+int safetensors_read_file(const char *path, size_t max_bytes, st_file *out, ib_error *err)
 {
     memset(out, 0, sizeof *out);
     char *buf;
     size_t len;
-    if (util_read_file(path, &buf, &len, err)) return -1;
+    if (util_read_file(path, max_bytes, &buf, &len, err)) return -1;
     if (parse_owned((unsigned char *)buf, len, out, err)) {
         /* keep the reason, name the file */
         char msg[sizeof err->msg];

@@ -469,7 +469,7 @@ int prices_load_file(const char *path, price_set *out, ib_error *err)
     char *text = NULL;
     size_t len = 0;
     memset(out, 0, sizeof *out);
-    if (util_read_file(path, &text, &len, err) != 0) return -1;
+    if (util_read_file(path, PRICES_FILE_MAX_BYTES, &text, &len, err) != 0) return -1;
     int rc = prices_parse_json(text, len, path, out, err);
     free(text);
     if (rc == 0 && future_time(out, time(NULL), path, err) != 0) {

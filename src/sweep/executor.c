@@ -82,7 +82,9 @@ static int connect_aws(sweep_ctx *x, ib_error *err)
 }
 
 /* The source archive under PREFIX/sources/<sha256>.tar.gz, uploaded only when the key is not there
- * (content-addressed: the same source is uploaded once across sweeps). */
+ * (content-addressed: the same source is uploaded once across sweeps).  It is the build's
+ * instbench-src.tar.gz, some 600 KB; one that is hundreds of MiB is not that archive. */
+#define SOURCE_ARCHIVE_MAX_BYTES ((size_t)256 << 20)
 static int upload_source(sweep_ctx *x, ib_error *err)
 {
     char path[1024];
@@ -103,7 +105,7 @@ static int upload_source(sweep_ctx *x, ib_error *err)
     }
     char *data = NULL;
     size_t len = 0;
-    if (util_read_file(path, &data, &len, err) != 0) return -1;
+    if (util_read_file(path, SOURCE_ARCHIVE_MAX_BYTES, &data, &len, err) != 0) return -1;
     int rc = aws_s3_put_object(x->s3, x->st->s3_bucket, x->source_key, data, len, "application/gzip", err);
     free(data);
     if (rc == 0) ib_info("uploaded the source archive (%zu bytes) to s3://%s/%s", len, x->st->s3_bucket, x->source_key);

@@ -57,38 +57,67 @@ int util_stderr_color(void)
     return util_isatty_stderr();
 }
 
-int util_read_regular_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err)
+/* CAP as people read it: "8 GiB", "16 MiB", "64 KiB", else "N bytes". */
+static void size_text(size_t cap, char *out, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (cap >= (1u << 30) && cap % (1u << 30) == 0) snprintf(out, len, "%zu GiB", cap >> 30);
+    else if (cap >= (1u << 20) && cap % (1u << 20) == 0) snprintf(out, len, "%zu MiB", cap >> 20);
+    else if (cap >= 1024 && cap % 1024 == 0) snprintf(out, len, "%zu KiB", cap >> 10);
+    else snprintf(out, len, "%zu bytes", cap);
+}
+
+/* The one bounded reader of whole files (util_read_file, util_read_regular_file).  The buffer is
+ * sized from what fstat says (a 300 KB file under an 8 GiB cap takes 300 KB), grown only if the
+ * file grows while read, and never past CAP + 1 bytes: a file longer than CAP is refused, however
+ * it got that long. */
+static int read_capped(const char *path, size_t cap, int nofollow, char **data, size_t *len, ib_error *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
     if (fd < 0) {
         int e = errno;
         ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path,
-                     e == ELOOP ? "it is a symbolic link" : strerror(e));
+                     nofollow && e == ELOOP ? "it is a symbolic link" : strerror(e));
         errno = e;
         return -1;
     }
     struct stat st;
     const char *why = NULL;
+    int too_large = 0;
     if (fstat(fd, &st) != 0) why = strerror(errno);
-    else if (!S_ISREG(st.st_mode)) why = "it is not a regular file";
-    else if ((unsigned long long)st.st_size > cap) why = "it is too large";
-    char *buf = why ? NULL : malloc(cap + 2);
-    if (!why && !buf) why = "out of memory";
-    size_t n = 0;
-    /* At most CAP + 1 bytes, whatever st_size said: a file that grows while read is still bounded. */
-    while (!why && n <= cap) {
-        ssize_t got = read(fd, buf + n, cap + 1 - n);
+    else if (S_ISDIR(st.st_mode)) why = "it is a directory";
+    else if (!S_ISREG(st.st_mode)) why = "it is not a regular file"; /* a FIFO, device or socket */
+    else if ((unsigned long long)st.st_size > cap) too_large = 1;
+    /* room: what may be read before the buffer grows (the size, plus one byte that shows growth) */
+    size_t room = !why && !too_large ? (size_t)st.st_size + 1 : 0, n = 0;
+    char *buf = room ? malloc(room + 1) : NULL;
+    if (room && !buf) why = "out of memory";
+    while (buf && !why && !too_large) {
+        if (n == room) { /* the file grew while read */
+            if (room > cap) {
+                too_large = 1;
+                break;
+            }
+            size_t grown = room <= cap / 2 ? room * 2 : cap + 1;
+            char *nb = realloc(buf, grown + 1);
+            if (!nb) {
+                why = "out of memory";
+                break;
+            }
+            buf = nb, room = grown;
+        }
+        ssize_t got = read(fd, buf + n, room - n);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) why = strerror(errno);
         if (got <= 0) break;
         n += (size_t)got;
+        if (n > cap) too_large = 1;
     }
-    if (!why && n > cap) why = "it is too large";
     close(fd);
-    if (why) {
+    if (why || too_large) {
         free(buf);
-        if (!strcmp(why, "it is too large"))
-            ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: it is over %zu bytes", path, cap);
+        char limit[48];
+        size_text(cap, limit, sizeof limit);
+        if (too_large) ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: it is over %s", path, limit);
         else ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s: %s", path, why);
         errno = EINVAL;
         return -1;
@@ -97,6 +126,16 @@ int util_read_regular_file(const char *path, size_t cap, char **data, size_t *le
     *data = buf;
     if (len) *len = n;
     return 0;
+}
+
+int util_read_regular_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err)
+{
+    return read_capped(path, cap, 1, data, len, err);
+}
+
+int util_read_file(const char *path, size_t cap, char **data, size_t *len, ib_error *err)
+{
+    return read_capped(path, cap, 0, data, len, err);
 }
 
 int util_mkdir_p(const char *dir, ib_error *err)
@@ -114,42 +153,6 @@ int util_mkdir_p(const char *dir, ib_error *err)
     }
     if (mkdir(buf, 0777) != 0 && errno != EEXIST)
         return ib_error_set(err, IB_EXIT_RUNTIME, "cannot create directory %s: %s", buf, strerror(errno));
-    return 0;
-}
-
-int util_read_file(const char *path, char **data, size_t *len, ib_error *err)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) return ib_error_set(err, IB_EXIT_RUNTIME, "cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        if (f != stdin) fclose(f);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory reading %s", path);
-    }
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                if (f != stdin) fclose(f);
-                return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory reading %s", path);
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    if (f != stdin) fclose(f);
-    if (bad) {
-        free(buf);
-        return ib_error_set(err, IB_EXIT_RUNTIME, "cannot read %s", path);
-    }
-    buf[n] = '\0';
-    *data = buf;
-    if (len) *len = n;
     return 0;
 }
 

@@ -12,6 +12,11 @@
 
 static const char *const io_names[] = {"input", "labels", "logits", "loss", "losses"};
 
+/* The largest reference file read: make_reference.py's vit_large_patch16_224 holds its weights and
+ * their gradients in fp32, 2 x 1.2 GB, and a batch of 128 images 77 MB more; 8 GiB leaves room for
+ * bigger batches and shapes, and refuses a device or a wrong file before it fills the memory. */
+#define REFERENCE_MAX_BYTES ((size_t)8 << 30)
+
 static int meta_int(const st_file *f, const char *key, long min, long max, int *out, ib_error *err)
 {
     const char *v = safetensors_get_meta(f, key);
@@ -167,7 +172,7 @@ int verify_reference_load(const char *path, verify_reference *r, ib_error *err)
 {
     memset(r, 0, sizeof *r);
     st_file f;
-    if (safetensors_read_file(path, &f, err)) return -1;
+    if (safetensors_read_file(path, REFERENCE_MAX_BYTES, &f, err)) return -1;
     int rc = -1;
     if (config_from_meta(&f, r, err)) goto done;
     if (model_layout_build(&r->cfg.model, &r->layout, err)) goto done;

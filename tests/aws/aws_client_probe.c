@@ -245,7 +245,7 @@ static int config_values(int argc, char **argv)
     char *data = NULL;
     size_t len = 0;
     ib_error err;
-    if (util_read_file(argv[0], &data, &len, &err) != 0) {
+    if (util_read_file(argv[0], (size_t)16 << 20, &data, &len, &err) != 0) {
         fprintf(stderr, "probe: %s\n", err.msg);
         return -1;
     }

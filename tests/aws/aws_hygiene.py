@@ -8,7 +8,12 @@
   other fields and further lines never appear;
 - an invalid AWS_REGION / AWS_DEFAULT_REGION is a usage error saying so, not "no region";
 - a [default] profile with credential_process or role_arn names that source instead of a
-  generic "no credentials".
+  generic "no credentials";
+- the shared config and credentials files (and the container token file) are read bounded: one
+  that is no regular file (/dev/zero, a FIFO, a directory) or is over its cap (16 MiB; the token
+  64 KiB) is exit 1 naming the variable, the file and the cap, at once (the old reader read
+  /dev/zero until the memory ran out, and took a FIFO as empty only after a writer came); a
+  missing file or /dev/null configures nothing, as before.
 usage: aws_hygiene.py INSTBENCH"""
 import http.server
 import json
@@ -162,6 +167,49 @@ for fname, text, word in (("config", "[default]\ncredential_process = /bin/echo 
     e = env(AWS_CONFIG_FILE=path)
     p, out = prices(ARGS + ["--source", "live"], e, 1)
     check(word in p.stderr and "default" in p.stderr, f"[default] with {word}: not named: {p.stderr[-400:]}")
+
+# ---- the shared files, bounded: what is no file of settings, or too large, is named ----
+fifo, big, bigtok = os.path.join(TMP, "fifo"), os.path.join(TMP, "big-config"), os.path.join(TMP, "big-token")
+os.mkfifo(fifo)
+with open(big, "wb") as f:
+    f.truncate((16 << 20) + 1)   # sparse: one byte over the cap
+with open(bigtok, "wb") as f:
+    f.write(b"x" * ((64 << 10) + 1))
+PRESIGN = ["presign", "s3://bucket/key"]
+for var, path, word, extra in (
+        ("AWS_CONFIG_FILE", "/dev/zero", "not a regular file", {}),
+        ("AWS_SHARED_CREDENTIALS_FILE", "/dev/zero", "not a regular file", {}),
+        ("AWS_CONFIG_FILE", fifo, "not a regular file", {}),
+        ("AWS_SHARED_CREDENTIALS_FILE", TMP, "is a directory", {}),
+        ("AWS_CONFIG_FILE", big, "over 16 MiB", {}),
+        # with credentials and a region in the environment, the config file is still read (S3's
+        # addressing style), and refused as well
+        ("AWS_CONFIG_FILE", "/dev/zero", "not a regular file", dict(CREDS, AWS_REGION="us-east-1")),
+        ("AWS_CONFIG_FILE", big, "over 16 MiB", dict(CREDS, AWS_REGION="us-east-1")),
+        ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/dev/zero", "not a regular file",
+         dict(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:9/creds")),
+        ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", bigtok, "over 64 KiB",
+         dict(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:9/creds"))):
+    try:
+        p = subprocess.run([BIN] + PRESIGN, capture_output=True, text=True, env=env(**{var: path}, **extra),
+                           timeout=30, cwd=TMP)
+    except subprocess.TimeoutExpired:
+        check(False, f"{var}={path}: still running after 30 s")
+        continue
+    check(p.returncode == 1 and path in p.stderr and word in p.stderr and not p.stdout and
+          (var in p.stderr or "container credentials" in p.stderr),
+          f"{var}={path}: exit 1 naming it and {word!r}: {p.returncode} {p.stderr[-400:]!r}")
+# prices, whose region may come from the config file: refused too, not "no region configured"
+p = subprocess.run([BIN, "prices", "--source", "snapshot", "--instance-types", "g5.xlarge"], capture_output=True,
+                   text=True, env=env(AWS_CONFIG_FILE="/dev/zero"), timeout=30, cwd=TMP)
+check(p.returncode == 1 and "AWS_CONFIG_FILE" in p.stderr and "/dev/zero" in p.stderr and
+      "no AWS region" not in p.stderr, f"prices with AWS_CONFIG_FILE=/dev/zero: {p.returncode} {p.stderr[-400:]!r}")
+# /dev/null and a missing file configure nothing: presign signs with the environment's credentials
+for path in ("/dev/null", os.path.join(TMP, "missing")):
+    p = subprocess.run([BIN] + PRESIGN + ["--region", "us-east-1"], capture_output=True, text=True,
+                       env=env(AWS_CONFIG_FILE=path, AWS_SHARED_CREDENTIALS_FILE=path, **CREDS), timeout=30, cwd=TMP)
+    check(p.returncode == 0 and p.stdout.startswith("https://"), f"AWS_CONFIG_FILE={path}: {p.returncode} "
+          f"{p.stderr[-400:]!r}")
 
 server.shutdown()
 subprocess.run(["rm", "-rf", TMP])

@@ -18,7 +18,7 @@ static char *read_case_file(const char *dir, const char *name, size_t *len)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     char *data = NULL;
     ib_error err;
-    if (util_read_file(path, &data, len, &err) != 0) return NULL;
+    if (util_read_file(path, 1 << 20, &data, len, &err) != 0) return NULL;
     return data;
 }
 

@@ -91,7 +91,7 @@ static int run(aws_client *c, const char *region, char **argv, int argc, ib_erro
         else if (!strncmp(o, "volume=", 7)) l.root_volume_gb = atoi(o + 7);
         else if (!strncmp(o, "user-data=", 10)) {
             size_t len;
-            if (util_read_file(o + 10, &user_data, &len, err) != 0) return -1;
+            if (util_read_file(o + 10, 1 << 20, &user_data, &len, err) != 0) return -1;
             l.user_data = user_data;
         } else if (!strncmp(o, "tag=", 4) && l.n_tags < 8 && parse_tag(o + 4, &tags[l.n_tags]) == 0) l.n_tags++;
         else return ib_error_set(err, 2, "unknown option %s", o);

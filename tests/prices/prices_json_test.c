@@ -1,11 +1,15 @@
 /* prices_json: the instbench.prices/v1 reader accepts the documented format (the objects-with-null
  * form instbench writes and the null objects of older files and the snapshot), rejects each kind
  * of malformed input with a reason naming the offending field, and survives a write/read round
- * trip; zones are typed by AWS's documented forms. */
+ * trip; zones are typed by AWS's documented forms.  A prices file (`rank --source FILE`) is read
+ * bounded: /dev/zero, a FIFO or a directory is refused at once, a file over PRICES_FILE_MAX_BYTES
+ * from its size (the old reader read /dev/zero until the memory ran out). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "instbench/prices.h"
 
@@ -180,6 +184,39 @@ static void check_zone_kinds(void)
  * with a message containing `why`. */
 static void expect_reject(const char *from, const char *to, const char *why) { expect_reject_in(valid, from, to, why); }
 
+static void check_load_bounds(void)
+{
+    char dir[] = "/tmp/prices-load-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char ok[256], fifo[256], big[256];
+    snprintf(ok, sizeof ok, "%s/p.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(big, sizeof big, "%s/big.json", dir);
+    FILE *f = fopen(ok, "w");
+    fputs(valid, f);
+    fclose(f);
+    price_set s;
+    ib_error err = {0};
+    CHECK(prices_load_file(ok, &s, &err) == 0 && s.n == 2);
+    if (s.n == 2) prices_free(&s);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    f = fopen(big, "w");
+    CHECK(f && ftruncate(fileno(f), (off_t)PRICES_FILE_MAX_BYTES + 1) == 0); /* sparse */
+    fclose(f);
+    const struct {
+        const char *path, *why;
+    } refused[] = {{"/dev/zero", "not a regular file"},
+                   {fifo, "not a regular file"},
+                   {dir, "is a directory"},
+                   {big, "over 256 MiB"}};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        int rc = prices_load_file(refused[i].path, &s, &err);
+        CHECK(rc != 0 && strstr(err.msg, refused[i].path) && strstr(err.msg, refused[i].why));
+        if (rc == 0) prices_free(&s);
+    }
+    unlink(ok), unlink(fifo), unlink(big), rmdir(dir);
+}
+
 int main(void)
 {
     price_set s;
@@ -242,6 +279,7 @@ int main(void)
 
     check_written_form();
     check_zone_kinds();
+    check_load_bounds();
 
     /* truncated at every length: never crashes, never accepted */
     size_t n = strlen(valid);

@@ -24,7 +24,7 @@ static char *load(const char *name, size_t *len)
     char path[256], *text = NULL;
     ib_error err = {0};
     snprintf(path, sizeof path, "data/prices/%s", name);
-    if (util_read_file(path, &text, len, &err) != 0) {
+    if (util_read_file(path, (size_t)64 << 20, &text, len, &err) != 0) {
         fprintf(stderr, "%s\n", err.msg);
         exit(1);
     }

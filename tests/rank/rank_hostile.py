@@ -171,6 +171,17 @@ def hostile(d):
             f.write(data)
         rc, out, err = fx.run(BIN, [good, "--source", p])
         check(rc == 1 and "instbench rank:" in err, f"prices {name}: exit {rc}: {err}")
+    # A price file that is no file, or too large: refused at once, naming it (and the 256 MiB cap),
+    # never read to its end (/dev/zero made the ASan build abort, out of memory, and the release
+    # build grow past 12 GB).
+    fifo, sparse = os.path.join(d, "prices-fifo"), os.path.join(d, "prices-big.json")
+    os.mkfifo(fifo)
+    with open(sparse, "wb") as f:
+        f.truncate((256 << 20) + 1)
+    for p, word in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"), (d, "is a directory"),
+                    (sparse, "over 256 MiB")):
+        rc, out, err = fx.run(BIN, [good, "--source", p])
+        check(rc == 1 and p in err and word in err and not out, f"--source {p}: exit {rc}: {err[-400:]}")
 
 
 

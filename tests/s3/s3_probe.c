@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(cmd, "put") && argc - a == 3) {
         char *data = NULL;
         size_t len = 0;
-        rc = util_read_file(argv[a + 2], &data, &len, &err);
+        rc = util_read_file(argv[a + 2], (size_t)1 << 30, &data, &len, &err);
         if (rc == 0) rc = aws_s3_put_object(s, argv[a], argv[a + 1], data, len, "application/json", &err);
         free(data);
     } else if (!strcmp(cmd, "put-many") && argc - a == 3) {

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     if (argc != 3) return 2;
     char *text;
     size_t len;
-    if (util_read_file(argv[2], &text, &len, &err) != 0) return die(&err);
+    if (util_read_file(argv[2], (size_t)16 << 20, &text, &len, &err) != 0) return die(&err);
     cJSON *j = cJSON_Parse(text);
     if (!j) {
         free(text);

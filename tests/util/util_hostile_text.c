@@ -1,8 +1,9 @@
 /* util_hostile_text: the three rules issue 33 gave every reader of untrusted text (src/util/):
  * util_json_escaped_nul (a \u0000 escape inside a JSON string or key, which cJSON cuts and Python
  * keeps), util_utf8_name (a machine's name as --price takes it: UTF-8 kept, controls refused) and
- * util_read_regular_file (a regular file only, never more than its cap read).  Expected values are
- * worked out by hand here. */
+ * util_read_regular_file (a regular file only, never more than its cap read); util_read_file, the
+ * same bound for the files people name (a prices file, a reference, AWS's config), where the old
+ * reader read /dev/zero until the memory ran out.  Expected values are worked out by hand here. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -103,11 +104,86 @@ static void regular_files(void)
     unlink(path), unlink(fifo), unlink(link), unlink(big), rmdir(dir);
 }
 
+/* util_read_file: the files people name.  Links are followed; anything but a regular file is
+ * refused at once; a file over the cap is refused from its size, and never held whole. */
+static void named_files(void)
+{
+    char dir[] = "/tmp/util-named-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char path[256], fifo[256], link[256], big[256], empty[256];
+    snprintf(path, sizeof path, "%s/f.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    snprintf(big, sizeof big, "%s/big", dir);
+    snprintf(empty, sizeof empty, "%s/empty", dir);
+    FILE *f = fopen(path, "w");
+    fputs("0123456789", f);
+    fclose(f);
+    fclose(fopen(empty, "w"));
+    char *data = NULL;
+    size_t len = 0;
+    ib_error err = {0};
+    CHECK(util_read_file(path, 10, &data, &len, &err) == 0 && len == 10 && !strcmp(data, "0123456789"),
+          "a file of exactly the cap is read whole: %s", err.msg);
+    free(data);
+    data = NULL;
+    CHECK(util_read_file(path, 9, &data, &len, &err) != 0 && strstr(err.msg, path) && strstr(err.msg, "over 9 bytes") &&
+              !data,
+          "one byte over the cap is refused, naming the file and the cap: %s", err.msg);
+    CHECK(symlink(path, link) == 0, "symlink");
+    CHECK(util_read_file(link, 100, &data, &len, &err) == 0 && len == 10, "a link to a file is followed: %s", err.msg);
+    free(data);
+    data = NULL;
+    CHECK(util_read_file(empty, 100, &data, &len, &err) == 0 && len == 0 && data && !data[0], "an empty file: %s",
+          err.msg);
+    free(data);
+    data = NULL;
+    /* /dev/zero never ends: the old reader doubled its buffer until malloc failed (32 GiB asked) */
+    CHECK(util_read_file("/dev/zero", (size_t)8 << 30, &data, &len, &err) != 0 && strstr(err.msg, "/dev/zero") &&
+              strstr(err.msg, "not a regular file") && !data,
+          "/dev/zero is refused: %s", err.msg);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    CHECK(util_read_file(fifo, 100, &data, &len, &err) != 0 && strstr(err.msg, "not a regular file"),
+          "a FIFO is refused without waiting for a writer: %s", err.msg);
+    CHECK(util_read_file(dir, 100, &data, &len, &err) != 0 && strstr(err.msg, "is a directory"),
+          "a directory is refused: %s", err.msg);
+    int fd = open(big, O_WRONLY | O_CREAT, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, (16L << 20) + 1) == 0, "a sparse file one byte over 16 MiB");
+    close(fd);
+    CHECK(util_read_file(big, (size_t)16 << 20, &data, &len, &err) != 0 && strstr(err.msg, "over 16 MiB"),
+          "over 16 MiB is refused from its size, the cap named: %s", err.msg);
+    CHECK(util_read_file(big, (size_t)8 << 30, &data, &len, &err) == 0 && len == (16u << 20) + 1,
+          "under a cap of 8 GiB it is read: %s", err.msg);
+    free(data);
+    data = NULL;
+    CHECK(util_read_file(path, (size_t)64 << 10, &data, &len, &err) == 0, "%s", err.msg);
+    free(data);
+    data = NULL;
+    CHECK(util_read_file(big, (size_t)64 << 10, &data, &len, &err) != 0 && strstr(err.msg, "over 64 KiB"),
+          "KiB caps are named in KiB: %s", err.msg);
+    /* a file whose size says 0 but that has content (/proc): the buffer grows as it is read */
+    CHECK(util_read_file("/proc/self/status", 1 << 20, &data, &len, &err) == 0 && len > 100 && strstr(data, "Pid:"),
+          "/proc/self/status is read whole although its size is 0: %s", err.msg);
+    free(data);
+    data = NULL;
+    CHECK(util_read_file("/proc/self/status", 10, &data, &len, &err) != 0 && strstr(err.msg, "over 10 bytes"),
+          "and refused past the cap, however it grows: %s", err.msg);
+    errno = 0;
+    CHECK(util_read_file("/nonexistent/x.json", 100, &data, &len, &err) != 0 && errno == ENOENT &&
+              strstr(err.msg, "/nonexistent/x.json"),
+          "a missing file keeps ENOENT (errno %d): %s", errno, err.msg);
+    errno = 0;
+    CHECK(util_read_file("/dev/zero", 100, &data, &len, &err) != 0 && errno == EINVAL,
+          "a refused file is EINVAL (errno %d)", errno);
+    unlink(path), unlink(fifo), unlink(link), unlink(big), unlink(empty), rmdir(dir);
+}
+
 int main(void)
 {
     escaped_nul();
     names();
     regular_files();
+    named_files();
     if (!failures) printf("util_hostile_text: ok\n");
     return failures != 0;
 }

@@ -31,7 +31,7 @@ static char *slurp(const char *path)
 {
     char *d = NULL;
     ib_error e;
-    return util_read_file(path, &d, NULL, &e) == 0 ? d : NULL;
+    return util_read_file(path, 1 << 20, &d, NULL, &e) == 0 ? d : NULL;
 }
 
 static int same(const char *path, const char *want)

@@ -14,7 +14,9 @@ CASE:
   extra         an unknown tensor added (a timm option instbench lacks): exit 1
   labels        a label outside [0, classes): exit 1
   truncated     the file cut short: exit 1, no crash
-  usage         bad flags: exit 2; missing file: exit 1; cuda in a CPU-only build: exit 1 or a verdict
+  usage         bad flags: exit 2; missing file: exit 1; cuda in a CPU-only build: exit 1 or a verdict;
+                a reference that is not a regular file (/dev/zero, a FIFO, a directory) or is over the
+                8 GiB cap (a sparse file) refused at once, exit 1, naming the file (and the cap)
 """
 import json
 import os
@@ -170,6 +172,21 @@ def main():
             rc, out, err = run(bin_, *args)
             if rc != want or not err.strip():
                 fail(f"{args}: expected exit {want} with a message, got {rc}", out, err)
+        # Not a reference: refused at once (the old reader grew a buffer until the memory ran out on
+        # /dev/zero, and waited for a writer on a FIFO), never read whole first.
+        fifo, big = os.path.join(tmp, "fifo"), os.path.join(tmp, "big.safetensors")
+        os.mkfifo(fifo)
+        with open(big, "wb") as f:
+            f.truncate((8 << 30) + 1)   # sparse: one byte over the cap, none of it on disk
+        for path, word in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"),
+                           (tmp, "a directory"), (big, "over 8 GiB")):
+            try:
+                p = subprocess.run([bin_, "verify", "--reference", path], capture_output=True, text=True,
+                                   timeout=60)
+            except subprocess.TimeoutExpired:
+                fail(f"--reference {path}: still running after 60 s")
+            if p.returncode != 1 or path not in p.stderr or word not in p.stderr or p.stdout:
+                fail(f"--reference {path}: want exit 1 naming it and {word!r}, got {p.returncode}", p.stdout, p.stderr)
         rc, out, err = run(bin_, "--help")
         if rc != 0 or "--reference" not in out:
             fail("--help", out, err)

@@ -330,7 +330,7 @@ static void test_python_fixture(const char *dir)
     snprintf(path, sizeof path, "%s/ref_a_adam_fp32.safetensors", dir);
     st_file f;
     ib_error err;
-    if (safetensors_read_file(path, &f, &err)) {
+    if (safetensors_read_file(path, 1 << 20, &f, &err)) {
         CHECK(0, "read %s: %s", path, err.msg);
         return;
     }

@@ -104,7 +104,12 @@ int aws_s3_open(aws_client *c, const char *region, aws_s3 **out, ib_error *err)
     if (!s) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     s->c = c;
     snprintf(s->region, sizeof s->region, "%s", region && region[0] ? region : "us-east-1");
-    snprintf(s->style, sizeof s->style, "%s", aws_s3_addressing_style_config());
+    const char *style = aws_s3_addressing_style_config(err);
+    if (!style) {
+        free(s);
+        return -1;
+    }
+    snprintf(s->style, sizeof s->style, "%s", style);
     char ep[1024];
     if (aws_endpoint_url("S3", s->region, ep, sizeof ep) != 0) {
         char why[200];
