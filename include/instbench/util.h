@@ -121,6 +121,11 @@ enum {
     UTIL_NUM_LOW = -6,
     UTIL_NUM_HIGH = -7
 };
+/* Numbers are plain decimals, one spelling each: an optional '-', digits with at most one '.', an
+ * optional exponent (e or E, a sign, digits); no '+', no whitespace, no hex ("0x10", "0x1p4"), no
+ * "inf" or "nan", which strtod alone would take.  util_decimal_prefix: how long the plain decimal
+ * at the start of S is (0: none), for values with a unit after the number ("500h", "7d"). */
+size_t util_decimal_prefix(const char *s);
 int util_parse_int(const char *s, long min, long max, long *out);
 int util_parse_double(const char *s, double min, double max, double *out);
 const char *util_number_error(const char *s, int code, double min, double max, char *buf, size_t len);

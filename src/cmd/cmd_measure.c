@@ -57,7 +57,7 @@ static int take_seed(void *dst, const char *flag, const char *v, ib_error *err)
     long long s = strtoll(v, &end, 10);
     if (strpbrk(v, " \t\n\v\f\r"))
         return ib_error_set(err, IB_EXIT_USAGE, "--seed: '%s' has whitespace in it, which is not part of a number", v);
-    if (errno || *end || !v[0] || s < 0)
+    if (errno || *end || !v[0] || s < 0 || strspn(v, "0123456789") != strlen(v)) /* "+5" too */
         return ib_error_set(err, IB_EXIT_USAGE, "--seed: '%s' is not a whole number >= 0", v);
     *(uint64_t *)dst = (uint64_t)s;
     return 0;

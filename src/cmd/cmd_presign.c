@@ -27,8 +27,9 @@ static const char *const methods[] = {"GET", "PUT", NULL};
 /* "90", "90s", "30m", "6h", "7d": whole seconds, 1 s to 7 days. */
 static int parse_expires(void *dst, const char *flag, const char *value, ib_error *err)
 {
-    char *end = NULL;
-    double v = strtod(value, &end);
+    /* a plain decimal, then the unit: strtod alone would take "+90", "0x5A" and " 90" */
+    char *end = (char *)value + util_decimal_prefix(value);
+    double v = end != value ? strtod(value, NULL) : 0;
     double unit = 1;
     if (end && *end && !end[1]) {
         switch (*end) {

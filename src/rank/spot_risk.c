@@ -158,10 +158,12 @@ double rank_spot_measured_checkpoint_s(const rank_results *res, const rank_group
 int rank_spot_parse_rate(const char *s, double *rate, char *why, size_t len)
 {
     const char *form = "a rate per node-hour (0.002), or once per N hours (500h) or days (20d)";
-    char *end;
+    /* a plain decimal, then the unit: strtod alone would take "+0.002", "0x10h" and " 5h" */
+    size_t n = util_decimal_prefix(s);
+    const char *end = s + n;
     errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || (*end && end[1]) || (*end && *end != 'h' && *end != 'd')) {
+    double v = n ? strtod(s, NULL) : NAN;
+    if (!n || errno || !isfinite(v) || (*end && end[1]) || (*end && *end != 'h' && *end != 'd')) {
         snprintf(why, len, "--interruption-rate '%s' is not %s", s, form);
         return -1;
     }

@@ -27,7 +27,8 @@ int rank_resolve_versus(const char *versus, const rank_config *c, size_t n, rank
     long nodes = 1;
     const char *v = versus;
     char *end;
-    long x = strtol(v, &end, 10);
+    long x = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : 0; /* a count in digits ("+4 x" is no count) */
+    if (!x) end = (char *)v;
     if (end != v && x > 0) { /* "4 x g5.xlarge ..." or "4xg5.xlarge..." */
         while (*end == ' ') end++;
         if (*end == 'x' || *end == 'X') nodes = x, v = end + 1;

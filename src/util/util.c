@@ -315,27 +315,46 @@ static int has_space(const char *s)
     return 0;
 }
 
+size_t util_decimal_prefix(const char *s)
+{
+    size_t i = s[0] == '-', digits = 0;
+    for (; s[i] >= '0' && s[i] <= '9'; i++) digits++;
+    if (s[i] == '.')
+        for (i++; s[i] >= '0' && s[i] <= '9'; i++) digits++;
+    if (!digits) return 0;
+    if (s[i] == 'e' || s[i] == 'E') { /* an exponent only with its digits: "5e" is 5 then "e" */
+        size_t k = i + 1 + (s[i + 1] == '+' || s[i + 1] == '-');
+        if (s[k] >= '0' && s[k] <= '9') {
+            while (s[k] >= '0' && s[k] <= '9') k++;
+            i = k;
+        }
+    }
+    return i;
+}
+
 /* What makes any text no number before it is parsed: 0, or the UTIL_NUM_* code. */
 static int not_a_number(const char *s)
 {
     if (!s || !*s) return UTIL_NUM_EMPTY;
     if (has_space(s)) return UTIL_NUM_SPACE;
-    return *s == '+' ? UTIL_NUM_SYNTAX : 0; /* one spelling per number: "+2" is refused as " 2" is */
+    if (*s == '+') return UTIL_NUM_SYNTAX; /* one spelling per number: "+2" is refused as " 2" is */
+    if (util_decimal_prefix(s) == strlen(s)) return 0;
+    /* what strtod alone takes: "inf", "nan" (not finite), hex "0x10" and "0x1p4" (not decimal) */
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    return *end == '\0' && !isfinite(v) && errno != ERANGE ? UTIL_NUM_NONFINITE : UTIL_NUM_SYNTAX;
 }
 
 int util_parse_int(const char *s, long min, long max, long *out)
 {
     int bad = not_a_number(s);
     if (bad) return bad;
+    if (strspn(s + (s[0] == '-'), "0123456789") != strlen(s + (s[0] == '-')))
+        return UTIL_NUM_FRACTION; /* "4.5", "1e3": a number, but not a whole one written in digits */
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0') {
-        /* "4.5", "1e3": a number, but not a whole one written in digits */
-        double d = strtod(s, &end);
-        (void)d;
-        return end != s && *end == '\0' ? UTIL_NUM_FRACTION : UTIL_NUM_SYNTAX;
-    }
     if (errno == ERANGE) return v < 0 ? UTIL_NUM_LOW : UTIL_NUM_HIGH;
     if (v < min) return UTIL_NUM_LOW;
     if (v > max) return UTIL_NUM_HIGH;
@@ -351,7 +370,6 @@ int util_parse_double(const char *s, double min, double max, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end != '\0') return UTIL_NUM_SYNTAX;
-    if (!isfinite(v) && errno != ERANGE) return UTIL_NUM_NONFINITE;                  /* nan, inf */
     if (errno == ERANGE && fabs(v) > 1) return v < 0 ? UTIL_NUM_LOW : UTIL_NUM_HIGH; /* 1e999 */
     if (v < min) return UTIL_NUM_LOW;
     if (v > max) return UTIL_NUM_HIGH;
@@ -375,7 +393,16 @@ const char *util_number_error(const char *s, int code, double min, double max, c
     case UTIL_NUM_NONFINITE: snprintf(buf, len, "'%s' is not a finite number", safe); break;
     case UTIL_NUM_LOW: snprintf(buf, len, "'%s' is below the minimum, %.15g", safe, min); break;
     case UTIL_NUM_HIGH: snprintf(buf, len, "'%s' is above the maximum, %.15g", safe, max); break;
-    default: snprintf(buf, len, "'%s' is not a number", safe); break;
+    default: {
+        /* hex ("0x10", "0x1p4") reads as a number to strtod, and to people who write C: say why not */
+        char *end;
+        double v = s ? strtod(s, &end) : 0;
+        (void)v;
+        if (s && s[0] && s[0] != '+' && end != s && *end == '\0')
+            snprintf(buf, len, "'%s' is not a plain decimal number", safe);
+        else snprintf(buf, len, "'%s' is not a number", safe);
+        break;
+    }
     }
     return buf;
 }

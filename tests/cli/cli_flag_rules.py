@@ -3,6 +3,11 @@
   - one trimming rule: a value (or a list's item) with whitespace around it is refused, exit 2,
     whatever the flag's kind, and so is a number or duration written with a '+'; the bare value is
     the control (accepted);
+  - numbers are plain decimals (docs/usage.md: numbers are strict): every numeric flag of every
+    command (the table below; `help --markdown` lists them, and a numeric flag missing from the
+    table fails) refuses what strtod alone would take, hex (0x10), hex floats (0x1p4), a leading
+    '+' or space, inf and nan, in the number before a unit too (0x10h, +90), exit 2 naming the
+    flag (a sweep candidate: the value); the plain value, and the suffixes the docs allow (500h, 20d, 7d, 1e9), are accepted;
   - values from argv are escaped in every message (no ESC, BEL or C1 byte on stderr);
   - impossible dates are refused, never rolled over (Python's calendar says which are impossible);
   - flags of a market not chosen are refused with the reason (rank --plan/--term/--payment without
@@ -56,6 +61,78 @@ try:
         rc, out, err, raw = run(*args, good)
         check("whitespace" not in err and "is not a duration" not in err and "is not a number" not in err,
               "%s %r: the bare value passes the parser: %d %r" % (args[-1], good, rc, err[-300:]))
+
+    # Numbers are plain decimals.  Each value is parsed and nothing run: `CMD FLAG VALUE --help`
+    # prints the help (exit 0) once every value before --help is taken, and is exit 2 otherwise.
+    HEX = ["0x10", "0X10", "0x1p4", "-0x10", "inf", "nan", "1e", "1_0"]
+    N, R = (lambda g: HEX + ["+" + g, " " + g]), ["rank"]
+    NUMERIC = [  # (command, flag, accepted values, refused values)
+        *[(c, f, ["3"], N("3")) for c in (["measure"], ["models"])
+          for f in ("--image-size", "--patch-size", "--embed-dim", "--depth", "--heads", "--classes")],
+        *[(c, "--mlp-ratio", ["4", "2.5", "4e0"], N("4")) for c in (["measure"], ["models"])],
+        (["measure"], "--batch-size", ["16", "auto"], N("16")),
+        (["measure"], "--lr", ["1e-3", "0.001", "1E-3"], N("1e-3")),
+        *[(["measure"], f, ["2"], N("2")) for f in ("--workers", "--steps", "--warmup", "--ranks", "--nnodes",
+                                                    "--node-rank", "--master-port", "--count")],
+        (["measure"], "--seed", ["5", "0"], N("5") + ["-5"]),
+        (["measure"], "--duration", ["16", "0.5", "1e1"], N("16")),
+        (["measure"], "--hourly-cost", ["1", "0.25"], N("1") + ["0x1"]),
+        (["prices"], "--nodes", ["2", "4,1"], N("2") + ["2,0x2", "2,+2"]),
+        *[(["prices"], f, ["24", "0.5", "1e1"], N("24")) for f in ("--cache-ttl", "--timeout")],
+        (["prices"], "--page-size", ["100"], N("100")),
+        (["prices"], "--accelerator", ["A10G", "A10G:4"], ["A10G:" + v for v in N("4")]),
+        (["prices"], "--min-vcpus", ["4"], N("4")),
+        *[(["prices"], f, ["16", "22.35", "1e1"], N("16")) for f in ("--min-memory", "--min-accelerator-memory")],
+        *[(["prices"], f, ["1", "0.5", "3e0"], N("1") + ["0x1"]) for f in ("--max-price", "--max-spot-price")],
+        (["prices", "--market", "capacity-block"], "--block-duration", ["3d", "72h", "72"],
+         ["+3d", "0x3d", "0x48", "0x1p6h", "3e0d"]),
+        (["rank", "--market", "capacity-block"], "--block-duration", ["3d", "72h"], ["+3d", "0x3d", "0x48"]),
+        (["rank", "--market", "savings-plan"], "--plan-utilisation", ["0.5", "1", "5e-1"], N("0.5")),
+        (R, "--price", ["vm=1", "vm:spot=0.5", "g5.xlarge=1e0"], ["vm=" + v for v in N("1")]),
+        (R, "--samples", ["1e6", "1000000", "1.5e6"], N("1e6") + ["0x1p4"]),
+        (R, "--epochs", ["300", "1.5"], N("300")),
+        (R, "--dataset-size", ["1281167", "1e6"], N("1e6")),
+        (R, "--interruption-rate", ["0.002", "500h", "20d", "2e-3", "1e3h"],
+         N("0.002") + ["0x10h", "+500h", "0x1p-9", "0x14d", " 500h", "infh", "5eh", "h"]),
+        (R, "--checkpoint-cost", ["60", "1.5"], N("60")),
+        *[(R, f, ["10", "2.5"], N("10")) for f in ("--restart-minutes", "--checkpoint-every")],
+        (R, "--deadline", ["48", "0.5"], N("48")),
+        (R, "--budget", ["5000", "1e4"], N("5000") + ["0x1p40"]),
+        (R, "--max-hourly", ["10", "2.5"], N("10")),
+        (R, "--top", ["10"], N("10")),
+        (["verify"], "--threads", ["4", "0"], N("4")),
+        (["presign"], "--expires", ["90", "90s", "30m", "1.5m", "6h", "7d", "9e1"],
+         ["+90", "0x5A", "0x5As", "0x1p4m", " 90", "+1h", "inf", "nan", "1e", "h"]),
+        *[(["sweep", c], "--candidates", ["g5.xlarge", "4xg5.xlarge", "2 x g5.xlarge:spot"],
+           ["0x2xg5.xlarge", "+2xg5.xlarge", "0x2 x g5.xlarge"]) for c in ("plan", "run")],
+        *[(["sweep", c], f, ["30", "2.5", "1e2"], N("30")) for c in ("plan", "run") for f in ("--max-minutes", "--max-cost")],
+        (["sweep", "cleanup"], "--wait", ["600", "1.5"], N("600")),
+    ]
+    for cmd, flag, good, bad in NUMERIC:
+        for v in good:
+            rc, out, err, raw = run(*cmd, flag, v, "--help")
+            check(rc == 0 and "usage:" in out, "%s %s %r: a number the docs allow is refused: %d %r" %
+                  (" ".join(cmd), flag, v, rc, err[-300:]))
+        for v in bad:
+            rc, out, err, raw = run(*cmd, flag, v, "--help")
+            check(rc == 2 and out == "" and (flag in err or v in err) and len(err.strip().splitlines()) == 1,
+                  "%s %s %r: exit 2, one line naming the flag or the value: %d %r" %
+                  (" ".join(cmd), flag, v, rc, err[-300:]))
+    # every numeric flag `help --markdown` lists is in the table (a new one cannot be missed)
+    rc, md, err, raw = run("help", "--markdown")
+    numeric_meta = {"N", "N\\|auto", "N[,N...]", "NAME[:N]", "NAME=USD", "X", "S", "E", "F", "M", "USD", "GIB",
+                    "SECONDS", "MINUTES", "HOURS", "DAYS", "RATE", "DURATION", "SPEC[,SPEC...]"}
+    listed, section = set(), None
+    for line in md.splitlines():
+        if line.startswith("## instbench "):
+            section = line[len("## instbench "):]
+        elif line.startswith("| `--") and section:
+            name, _, meta = line[3:].split("`")[0].partition(" ")
+            if meta in numeric_meta:
+                listed.add((section, name))
+    tabled = {(" ".join(c for c in cmd if not c.startswith("-") and c not in ("capacity-block", "savings-plan")), flag)
+              for cmd, flag, _, _ in NUMERIC}
+    check(len(listed) > 50 and not listed - tabled, "numeric flags missing from the table: %s" % sorted(listed - tabled))
 
     # Values from argv are escaped in every message.
     for args in (["prices", "--source", "snapshot", "--instance-types", "g5.xl\x1b[2J"],

@@ -3,7 +3,9 @@
  * keeps), util_utf8_name (a machine's name as --price takes it: UTF-8 kept, controls refused) and
  * util_read_regular_file (a regular file only, never more than its cap read); util_read_file, the
  * same bound for the files people name (a prices file, a reference, AWS's config), where the old
- * reader read /dev/zero until the memory ran out.  Expected values are worked out by hand here. */
+ * reader read /dev/zero until the memory ran out; and the numbers every flag takes, plain
+ * decimals only (strtod's hex, "+" and "inf" refused).  Expected values are worked out by hand
+ * here. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -178,12 +180,81 @@ static void named_files(void)
     unlink(path), unlink(fifo), unlink(link), unlink(big), unlink(empty), rmdir(dir);
 }
 
+/* Numbers as docs/usage.md has them: plain decimals, one spelling each.  strtod also takes hex
+ * ("0x10" = 16, "0x1p4" = 16), a leading '+', "inf"/"nan" and leading whitespace. */
+static void numbers(void)
+{
+    static const struct {
+        const char *s;
+        int dbl, in; /* util_parse_double's and util_parse_int's codes over [-1e18, 1e18] */
+    } cases[] = {
+        {"16", 0, 0},
+        {"-3", 0, 0},
+        {"0", 0, 0},
+        {"1.5", 0, UTIL_NUM_FRACTION},
+        {".5", 0, UTIL_NUM_FRACTION},
+        {"5.", 0, UTIL_NUM_FRACTION},
+        {"1e6", 0, UTIL_NUM_FRACTION},
+        {"1E+6", 0, UTIL_NUM_FRACTION},
+        {"2.5e-3", 0, UTIL_NUM_FRACTION},
+        {"0x10", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"0X10", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"0x1p4", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"-0x10", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"0x", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"+2", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"+0.5", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {" 4", UTIL_NUM_SPACE, UTIL_NUM_SPACE},
+        {"4 ", UTIL_NUM_SPACE, UTIL_NUM_SPACE},
+        {"\t4", UTIL_NUM_SPACE, UTIL_NUM_SPACE},
+        {"inf", UTIL_NUM_NONFINITE, UTIL_NUM_NONFINITE},
+        {"-Infinity", UTIL_NUM_NONFINITE, UTIL_NUM_NONFINITE},
+        {"nan", UTIL_NUM_NONFINITE, UTIL_NUM_NONFINITE},
+        {"nan(1)", UTIL_NUM_NONFINITE, UTIL_NUM_NONFINITE},
+        {"1e", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"1e+", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"1.2.3", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {".", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"-", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"--1", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"1_000", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"10h", UTIL_NUM_SYNTAX, UTIL_NUM_SYNTAX},
+        {"", UTIL_NUM_EMPTY, UTIL_NUM_EMPTY},
+        {"1e300", UTIL_NUM_HIGH, UTIL_NUM_FRACTION},
+        {"1e999", UTIL_NUM_HIGH, UTIL_NUM_FRACTION},
+        {"99999999999999999999", UTIL_NUM_HIGH, UTIL_NUM_HIGH},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        double d = -1;
+        long l = -1;
+        int rd = util_parse_double(cases[i].s, -1e18, 1e18, &d),
+            ri = util_parse_int(cases[i].s, -1000000000000000000L, 1000000000000000000L, &l);
+        CHECK(rd == cases[i].dbl, "util_parse_double(\"%s\") = %d, want %d", cases[i].s, rd, cases[i].dbl);
+        CHECK(ri == cases[i].in, "util_parse_int(\"%s\") = %d, want %d", cases[i].s, ri, cases[i].in);
+        if (!cases[i].dbl) CHECK(d == strtod(cases[i].s, NULL), "util_parse_double(\"%s\") = %g", cases[i].s, d);
+    }
+    char buf[160];
+    CHECK(strstr(util_number_error("0x10", UTIL_NUM_SYNTAX, 0, 1, buf, sizeof buf), "not a plain decimal"),
+          "hex is named as not decimal: %s", buf);
+    CHECK(strstr(util_number_error("abc", UTIL_NUM_SYNTAX, 0, 1, buf, sizeof buf), "'abc' is not a number"), "%s", buf);
+    /* the number before a unit ("500h", "7d"): its length */
+    static const struct {
+        const char *s;
+        size_t n;
+    } prefixes[] = {{"500h", 3}, {"20d", 2}, {"1.5m", 3}, {"1e3h", 3}, {"5eh", 1}, {"5e", 1}, {"0x10h", 1},
+                    {"+90", 0},  {" 90", 0}, {"h", 0},    {"-2d", 2},  {".5h", 2}, {"", 0}};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        CHECK(util_decimal_prefix(prefixes[i].s) == prefixes[i].n, "util_decimal_prefix(\"%s\") = %zu, want %zu",
+              prefixes[i].s, util_decimal_prefix(prefixes[i].s), prefixes[i].n);
+}
+
 int main(void)
 {
     escaped_nul();
     names();
     regular_files();
     named_files();
+    numbers();
     if (!failures) printf("util_hostile_text: ok\n");
     return failures != 0;
 }
