@@ -1,7 +1,9 @@
 /* instbench: which instance type, how many, on which market gives the most samples per dollar. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/args.h"
 #include "cmd/cmd.h"
@@ -64,8 +66,23 @@ static void fill_about(void)
         n += snprintf(about + n, sizeof about - (size_t)n, "\n  %-8s  %s", commands[i].name, commands[i].summary);
 }
 
+/* A standard descriptor closed by the caller (`>&-`, `2>&-`, `<&-`) is held by /dev/null opened the
+ * other way round (stdin write-only, stdout and stderr read-only): reading or writing it still
+ * fails with EBADF as on the closed descriptor, but the next file opened (a result read, the
+ * temporary of -o FILE) cannot become fd 1 or 2 and take in what is printed.  So closing stdout
+ * makes a command fail only if it writes there (finish); `rank -o f.json >&-` succeeds. */
+static void hold_closed_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int got = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+        if (got >= 0 && got != fd) close(got); /* not the lowest free one: cannot happen, but never leak */
+    }
+}
+
 /* Everything a command printed must reach stdout: a full disk or a closed descriptor is an error
- * (exit 1 with a message), not a silent success.  A closed pipe ends the process by SIGPIPE first. */
+ * (exit 1 with a message), not a silent success; a command that printed nothing there (its output
+ * went to -o FILE) does not fail for a closed one.  A closed pipe ends the process by SIGPIPE first. */
 static int finish(int rc)
 {
     int bad = ferror(stdout);
@@ -219,4 +236,8 @@ static int run(int argc, char **argv)
     return unknown_command(&global_args, argv[i]);
 }
 
-int main(int argc, char **argv) { return finish(run(argc, argv)); }
+int main(int argc, char **argv)
+{
+    hold_closed_std_fds();
+    return finish(run(argc, argv));
+}

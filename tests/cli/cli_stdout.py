@@ -1,5 +1,8 @@
 """Every command that prints exits 1 with a message when stdout cannot be written (a full disk:
-/dev/full), and 0 when it can; a usage error keeps its exit 2.
+/dev/full, or a closed descriptor: >&-), and 0 when it can; a usage error keeps its exit 2.  A
+command whose output goes to -o FILE and that prints nothing on stdout succeeds with stdout closed
+(it used to write the file, then exit 1 "cannot write to stdout: Bad file descriptor"), and a file
+it opens never takes over the closed descriptor.
 usage: cli_stdout.py INSTBENCH TEST_DATA_DIR"""
 import json
 import os
@@ -60,6 +63,47 @@ for args in COMMANDS:
         failures.append(f"{what}: sanitizer report: {p.stderr[-2000:]}")
     bad_commands += len(failures) > before
 
+
+def closed_stdout(args):
+    """ARGS run with file descriptor 1 closed, as `instbench ARGS >&-` runs it."""
+    return subprocess.run([BIN] + args, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                          cwd=tmp, timeout=300, preexec_fn=lambda: os.close(1))
+
+
+# Closed stdout: what prints there fails, saying so ...
+for args in (["models"], ["--version"],
+             ["rank", os.path.join(tmp, "r.json"), "--source", os.path.join(tmp, "p.json"), "--format", "json"],
+             ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-east-1"]):
+    p = closed_stdout(args)
+    if p.returncode != 1 or "cannot write to stdout" not in p.stderr:
+        failures.append(f"{args} >&-: exit {p.returncode}, want 1 saying stdout failed: {p.stderr[-300:]!r}")
+        bad_commands += 1
+# ... and what writes its output to -o FILE, printing nothing on stdout, succeeds and writes FILE whole
+out = os.path.join(tmp, "out")
+for args, check_file in (
+        (["rank", os.path.join(tmp, "r.json"), "--source", os.path.join(tmp, "p.json"), "--format", "json", "-o", out],
+         lambda d: json.loads(d)["schema"].startswith("instbench.rank")),
+        (["rank", os.path.join(tmp, "r.json"), "--source", "snapshot", "--format", "csv", "-o", out],
+         lambda d: d.startswith("rank,")),
+        (["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--region", "us-east-1", "-o", out],
+         lambda d: json.loads(d)["schema"] == "instbench.prices/v1"),
+        (["prices", "--source", "snapshot", "--region", "all", "--format", "csv", "-o", out],
+         lambda d: d.startswith("instance_type,"))):
+    if os.path.exists(out):
+        os.unlink(out)
+    p = closed_stdout(args)
+    try:
+        with open(out) as f:
+            ok = check_file(f.read())
+    except (OSError, ValueError, KeyError):
+        ok = False
+    if p.returncode != 0 or "cannot write to stdout" in p.stderr or not ok:
+        failures.append(f"{args} >&-: exit {p.returncode}, file whole: {ok}, want 0: {p.stderr[-300:]!r}")
+        bad_commands += 1
+if os.path.exists(out):
+    os.unlink(out)
+CLOSED_RUNS = 8  # the runs above, for the count below
+
 with open("/dev/full", "w") as full:
     p = subprocess.run([BIN, "models", "--format", "yaml"], stdout=full, stderr=subprocess.PIPE, env=env)
 if p.returncode != 2:
@@ -71,5 +115,5 @@ if leftover:
 subprocess.run(["rm", "-rf", tmp])
 for f in failures:
     print("FAIL:", f)
-print(f"cli_stdout: {len(COMMANDS) + 1 - bad_commands} command(s) ok, {bad_commands} failed")
+print(f"cli_stdout: {len(COMMANDS) + 1 + CLOSED_RUNS - bad_commands} command(s) ok, {bad_commands} failed")
 sys.exit(1 if failures else 0)
