@@ -481,6 +481,53 @@ static int write_report(const rank_args *a, const rank_report *rep, char **buf, 
     return rc;
 }
 
+/* The files the user named are checked before any work: a typo in a directory is refused, not
+ * made into a stray tree, an unwritable place is found before the ranking, and neither may be an
+ * input (a result read, then replaced by the ranking, is lost) or the other: a->load is told
+ * WRITES (room for 2). */
+static int check_outputs(rank_args *a, rank_written *writes, ib_error *err)
+{
+    const char *named[2] = {a->out_path, a->plot};
+    if (a->out_path && a->plot && util_same_file(a->out_path, a->plot))
+        return ib_error_set(err, IB_EXIT_USAGE, "-o and --plot name one file (%s): the chart would replace the report",
+                            a->plot);
+    size_t n = 0;
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        if (!named[i]) continue;
+        if (util_output_parent_check(named[i], a->create_dirs, err) != 0 || util_check_writable(named[i], 0, err) != 0)
+            return -1;
+        if (stat(named[i], &st) == 0 && S_ISREG(st.st_mode))
+            writes[n++] = (rank_written){st.st_dev, st.st_ino, i ? "--plot" : "-o"};
+    }
+    a->load.writes = writes;
+    a->load.n_writes = n;
+    return 0;
+}
+
+/* The report (stdout, or -o), the rows not ranked (CSV, or -o of a run that ranked nothing: said on
+ * stderr), the chart.  -o's file is written last and only when NOTHING_RANKED is 0, so a run that
+ * fails (nothing priced, the chart not written) leaves an existing one as it was. */
+static int emit(const rank_args *a, const rank_report *rep, int nothing_ranked, ib_error *err)
+{
+    char *report = NULL;
+    size_t len = 0;
+    if (write_report(a, rep, &report, &len, err) != 0) return -1;
+    if (!strcmp(a->format, "csv") || (a->out_path && nothing_ranked))
+        for (size_t i = rep->n_priced; i < rep->n_rows; i++) {
+            char label[256];
+            rank_config_label(&rep->configs[rep->rows[i].config], rep->rows[i].market, label, sizeof label);
+            ib_warn("not ranked: %s: %s", label, rep->rows[i].unpriced_reason);
+        }
+    int rc = 0;
+    if (a->plot && (rc = rank_report_write_svg(rep, a->plot, err)) == 0) ib_info("wrote %s", a->plot);
+    if (rc == 0 && a->out_path && !nothing_ranked && (rc = util_write_file_atomic(a->out_path, report, len, err)) == 0)
+        ib_info("wrote %s", a->out_path);
+    if (rc == 0 && a->out_path && nothing_ranked) ib_warn("%s not written: nothing was ranked", a->out_path);
+    free(report);
+    return rc;
+}
+
 int cmd_rank(int argc, char **argv)
 {
     rank_args a;
@@ -501,33 +548,10 @@ int cmd_rank(int argc, char **argv)
     int have_prices = 0;
     rank_block_quote *block_quotes = NULL;
     rank_plan_quote *plan_quotes = NULL;
-    char quotes_missing[320] = "";
-    char *report = NULL; /* -o's content, written last */
-    size_t report_len = 0;
     rc = IB_EXIT_RUNTIME;
 
-    /* The files the user named are checked before any work: a typo in a directory is refused,
-     * not made into a stray tree, and an unwritable place is found before the ranking. */
-    const char *named[2] = {a.out_path, a.plot};
-    if (a.out_path && a.plot && util_same_file(a.out_path, a.plot)) {
-        rc = args_usage_error(&cmd_rank_args, "-o and --plot name one file (%s): the chart would replace the report",
-                              a.plot);
-        goto done;
-    }
-    for (int i = 0; i < 2; i++)
-        if (named[i] && (util_output_parent_check(named[i], a.create_dirs, &err) != 0 ||
-                         util_check_writable(named[i], 0, &err) != 0))
-            goto fail;
-    /* and they are not among the inputs: a result read, then replaced by the ranking, is lost */
     rank_written writes[2];
-    size_t n_writes = 0;
-    for (int i = 0; i < 2; i++) {
-        struct stat st;
-        if (named[i] && stat(named[i], &st) == 0 && S_ISREG(st.st_mode))
-            writes[n_writes++] = (rank_written){st.st_dev, st.st_ino, i ? "--plot" : "-o"};
-    }
-    a.load.writes = writes;
-    a.load.n_writes = n_writes;
+    if (check_outputs(&a, writes, &err) != 0) goto refused;
     rank_s3 *s3 = rank_s3_new(); /* s3:// inputs: read into memory by cmd/cmd_rank_s3.c */
     a.load.remote = s3 ? rank_s3_read : NULL;
     a.load.remote_ctx = s3;
@@ -571,10 +595,8 @@ int cmd_rank(int argc, char **argv)
         rank_resolve_az(&a.opt, live_wanted(&a), &res, configs, n_configs, &ps, &err) != 0)
         goto refused;
     if (rank_load_quotes(a.prices, plan_api[a.plan], payment_api[a.payment], configs, n_configs, &a.opt, &block_quotes,
-                         &plan_quotes, quotes_missing, sizeof quotes_missing, &err) != 0)
+                         &plan_quotes, NULL, 0, &err) != 0) /* each gap says its reason */
         goto fail;
-    a.opt.quotes_missing = quotes_missing;
-    if (quotes_missing[0]) ib_warn("%s", quotes_missing);
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
     if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
     rank_ask_placement(a.prices, a.placement_pool.v, a.placement_pool.n, configs, rows, n_rows);
@@ -598,26 +620,9 @@ int cmd_rank(int argc, char **argv)
     if (rep.superseded)
         ib_info("%zu extrapolated result%s left out: a run measured on all of %s nodes exists", rep.superseded,
                 rep.superseded == 1 ? "" : "s", rep.superseded == 1 ? "its" : "their");
-    if (write_report(&a, &rep, &report, &report_len, &err) != 0) goto fail;
-    /* -o's file: the report of a run that fails (nothing priced, or the chart not written) leaves
-     * an existing one as it was; the rows' reasons are said on stderr instead */
-    if (!strcmp(a.format, "csv") || (a.out_path && no_price[0]))
-        for (size_t i = n_priced; i < n_rows; i++) {
-            char label[256];
-            rank_config_label(&configs[rows[i].config], rows[i].market, label, sizeof label);
-            ib_warn("not ranked: %s: %s", label, rows[i].unpriced_reason);
-        }
-    if (a.plot) {
-        if (rank_report_write_svg(&rep, a.plot, &err) != 0) goto fail;
-        ib_info("wrote %s", a.plot);
-    }
-    if (a.out_path && !no_price[0]) {
-        if (util_write_file_atomic(a.out_path, report, report_len, &err) != 0) goto fail;
-        ib_info("wrote %s", a.out_path);
-    }
+    if (emit(&a, &rep, no_price[0] != 0, &err) != 0) goto fail;
     /* a failed write to stdout is reported on exit (main.c) */
     if (no_price[0]) {
-        if (a.out_path) ib_warn("%s not written: nothing was ranked", a.out_path);
         /* the report above lists each configuration's reason; this says how to get a priced row */
         fprintf(stderr, "instbench rank: %s\n", no_price);
         rc = IB_EXIT_RUNTIME;
@@ -634,7 +639,6 @@ fail:
     fprintf(stderr, "instbench rank: %s\n", err.msg[0] ? err.msg : "failed");
     rc = err.code ? err.code : IB_EXIT_RUNTIME;
 done:
-    free(report);
     free(rows);
     free(block_quotes);
     free(plan_quotes);
