@@ -280,7 +280,10 @@ typedef struct ec2_launch {
     const char *image_id;
     int count;                     /* MinCount = MaxCount: all N nodes of a candidate or none */
     int spot;                      /* InstanceMarketOptions: spot, one-time, terminate on
-                                       interruption, no MaxPrice (the on-demand price caps it) */
+                                       interruption */
+    double spot_max_price;         /* spot: SpotOptions.MaxPrice in USD per hour (> 0; written
+                                       rounded down to 1e-6, so EC2 never bills above it); 0 or
+                                       NAN: none (EC2 then caps at on-demand) */
     const char *subnet_id;         /* NULL: EC2 picks (default VPC) */
     const char *security_group_id; /* NULL: the VPC's default group */
     const char *placement_group;   /* NULL: none; a cluster group for multi-node candidates */
@@ -349,6 +352,11 @@ int aws_ec2_run_instances(aws_client *c, const ec2_launch *l, ec2_instances *out
  * whose tag TAG_KEY has TAG_VALUE (terminated ones included: the caller filters). */
 int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *ids, size_t n_ids, const char *tag_key,
                                const char *tag_value, ec2_instances *out, ib_error *err);
+/* DescribeInstances of the instances a RunInstances with CLIENT_TOKEN launched (filter
+ * client-token) that also carry the tag TAG_KEY=TAG_VALUE (terminated ones included): a launch
+ * whose answer was lost is found by the token it was sent with. */
+int aws_ec2_instances_by_client_token(aws_client *c, const char *region, const char *client_token, const char *tag_key,
+                                      const char *tag_value, ec2_instances *out, ib_error *err);
 /* MaxResults per DescribeInstances page (5..1000, clamped; default 1000): tests page small. */
 void aws_ec2_set_describe_page_size(int n);
 /* One RunInstances (run_response) or DescribeInstances answer, appended to out; *next (when

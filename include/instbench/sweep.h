@@ -72,7 +72,8 @@ typedef struct sweep_userdata_vars {
     const char *sweep_id;       /* sweep_id_valid */
     const char *candidate_spec; /* "4xg5.xlarge:spot" (logged, not interpreted) */
     int nodes;                  /* 1..SWEEP_NODES_MAX */
-    double max_minutes;         /* the instance's own timer: `shutdown -h +ceil(M)` set first */
+    double max_minutes;         /* the instance's own timer: `shutdown -h +T` set first, T =
+                                       sweep_timer_minutes(M) */
     const char *region;
     const char *market;          /* "spot" | "on-demand" (logged; measure reads IMDS's) */
     const char *source_url;      /* presigned GET of the source archive */
@@ -170,6 +171,20 @@ typedef struct sweep_ami {
     char source[200]; /* the SSM parameter it came from, or "--ami" */
 } sweep_ami;
 
+/* ---- what an instance can cost at most (plan.c) ----------------------------------------------
+ * When the process that started a sweep is gone, each instance is ended by its own timer only:
+ * `shutdown -h +T` (shutdown(8) takes whole minutes: T = --max-minutes rounded up), which its user
+ * data sets first, once the instance has booted far enough to run it.  EC2 bills from "running",
+ * so the minutes before cloud-init runs the user data, and the halt after the timer, are billed
+ * too: SWEEP_BOOT_ALLOWANCE_MINUTES covers both.  EC2 bills at least 60 seconds an instance.  The
+ * plan's worst case, the --max-cost check and the cost of an instance whose end is not known all
+ * use this one bound; the sweep's own watch still ends a candidate at --max-minutes itself. */
+#define SWEEP_BOOT_ALLOWANCE_MINUTES 5
+/* T: the instance's own timer, --max-minutes rounded up to whole minutes (at least 1). */
+int sweep_timer_minutes(double max_minutes);
+/* The most minutes one instance can be billed: T + SWEEP_BOOT_ALLOWANCE_MINUTES, at least 1. */
+double sweep_billed_minutes_max(double max_minutes);
+
 /* ---- the plan (plan.c): a pure function, no I/O ---------------------------------------------- */
 typedef struct sweep_plan_input {
     const char *region;
@@ -178,7 +193,8 @@ typedef struct sweep_plan_input {
     const price_record *const *prices;   /* per candidate: its type's record in region, NULL: none */
     const sweep_ami *amis;               /* [SWEEP_AMI_KINDS], resolved for the kinds the candidates need */
     const sweep_ami *ami_override;       /* --ami: every candidate boots it; NULL: none */
-    double max_minutes;                  /* > 0: each instance's life, what every node is billed */
+    double max_minutes;                  /* > 0: each instance's life; every node is billed at most
+                                            sweep_billed_minutes_max(max_minutes) */
     double max_cost_usd;                 /* NAN: no ceiling given (plan without --max-cost) */
     const ec2_type_network *const *nets; /* per candidate: DescribeInstanceTypes' network of its type,
                                             NULL: not asked (one node) */
@@ -195,7 +211,11 @@ typedef struct sweep_plan_line {
     double usd_per_node_hour; /* what one node is taken to cost an hour; NAN: unpriced */
     char price_source[160];   /* "snapshot 2026-11-21", "live 2026-11-25, highest of 4 zones" */
     int spot_at_on_demand;    /* a spot row priced at on-demand: no spot price known */
-    double worst_case_usd;    /* nodes x usd_per_node_hour x max_minutes / 60; NAN: unpriced */
+    double worst_case_usd;    /* nodes x usd_per_node_hour x sweep_billed_minutes_max / 60;
+                                 NAN: unpriced */
+    double spot_max_price;    /* spot rows: the MaxPrice the launch sets (usd_per_node_hour, so
+                                 EC2 never bills a node-hour above what the worst case used);
+                                 NAN otherwise */
     int committed;            /* a Capacity Block candidate: its fee is already paid (committed
                                            spend), so it adds nothing to the sweep's own worst case */
     sweep_efa efa;            /* the interfaces each node gets (efa.n == 0: no EFA, efa.why) */
@@ -213,7 +233,8 @@ typedef struct sweep_plan {
     size_t n;
     int instances; /* sum of nodes */
     double max_minutes, max_cost_usd;
-    double total_usd; /* sum of worst cases; NAN when a line is unpriced */
+    double billed_minutes_max; /* sweep_billed_minutes_max(max_minutes): what each node may cost */
+    double total_usd;          /* sum of worst cases; NAN when a line is unpriced */
     sweep_verdict verdict;
     int elastic_ips; /* Elastic IPs the sweep will hold at once (EFA nodes with several
                                            interfaces): more than SWEEP_EIP_DEFAULT_QUOTA is warned of */
@@ -222,8 +243,9 @@ typedef struct sweep_plan {
 /* The plan of IN: per candidate its AMI (the override, else amis[kind]; an unresolved one is an
  * error), market, price per node-hour and its source, and worst case; the total and the verdict.
  * Spot rows take the highest spot price of the region's Availability Zones (a launch may land in
- * any, and no MaxPrice is set), capped at on-demand (spot never bills above it); with no spot
- * price known, on-demand, said so.  -1 (IB_EXIT_USAGE) for bad bounds or an AMI missing. */
+ * any), capped at on-demand (spot never bills above it); with no spot price known, on-demand, said
+ * so.  That price is also the spot row's MaxPrice, so what EC2 bills stays within it.  -1
+ * (IB_EXIT_USAGE) for bad bounds or an AMI missing. */
 int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err);
 void sweep_plan_free(sweep_plan *p);
 
@@ -358,6 +380,10 @@ typedef struct sweep_state {
     char sg_name[64];
     char sg_id[32];
     int sg_deleted;
+    /* Not saved: set by sweep_save_or_warn when a save failed (the file on disk is then behind what
+     * the sweep did), with the first failure's message.  `run` launches nothing more after it. */
+    int save_failed;
+    char save_error[256];
 } sweep_state;
 
 /* $XDG_STATE_HOME/instbench/sweeps (an absolute XDG_STATE_HOME; else ~/.local/state/...). */
@@ -365,6 +391,18 @@ int sweep_state_dir(char *out, size_t len, ib_error *err);
 int sweep_state_path(const char *id, char *out, size_t len, ib_error *err);
 /* Written whole through util_write_file_atomic: a reader never sees half a state. */
 int sweep_state_save(const sweep_state *st, ib_error *err);
+/* The state file's advisory lock: flock(2) on <state dir>/<ID>.lock (beside the state file, which
+ * is replaced by rename at every save and so cannot carry a lock itself).  Whoever writes the state
+ * file holds it: `sweep run` for its whole life, `status --refresh` and `cleanup` while they work.
+ * WHO ("sweep run", ...) and the pid are written into the lock file, so a refusal can name the
+ * holder.  Waits up to WAIT_S seconds for a holder to let go.  0: locked, *fd holds it (closing it,
+ * or the process ending, releases it); 1: another process holds it (err names it); -1: the lock
+ * file cannot be opened or created (err says why; a read-only directory, say). */
+#define SWEEP_LOCK_WAIT_S 5.0
+int sweep_state_lock(const char *id, const char *who, double wait_s, int *fd, ib_error *err);
+void sweep_state_unlock(int fd);
+/* 1 when a live process holds ID's lock (HOLDER, when given, gets "sweep run, pid 1234"), else 0. */
+int sweep_state_locked(const char *id, char *holder, size_t len);
 /* Read back as hostile input: sizes bounded, every id, name and number checked; 1 when the file
  * does not exist (err says so), -1 for any other problem. */
 int sweep_state_load(const char *id, sweep_state *st, ib_error *err);
@@ -376,8 +414,8 @@ void sweep_state_free(sweep_state *st);
 sweep_state_instance *sweep_state_add_instance(sweep_state *st, ib_error *err);
 /* The sweep's own cost so far: every instance's seconds from launch to its end x its candidate's
  * price per node-hour.  An instance whose end is not known (no end from EC2) counts up to NOW but
- * never past launch + max_minutes, the most its own shutdown timer allows; those are counted in
- * *estimated (may be NULL), instances of unknown price in *unpriced. */
+ * never past launch + sweep_billed_minutes_max(max_minutes), the most its own shutdown timer
+ * allows; those are counted in *estimated (may be NULL), instances of unknown price in *unpriced. */
 double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced, size_t *estimated);
 /* "<index>-<spec with ':' as '-'>": a candidate's name in S3 keys and result files. */
 void sweep_candidate_key_name(const sweep_state *st, size_t i, char *out, size_t len);
@@ -400,6 +438,11 @@ typedef struct sweep_exec_options {
     aws_client *client; /* the sweep's one client (sweep_prepare's) and its credentials
                                       (for presigning); NULL: the executor makes its own */
     const aws_credentials *cred;
+    double lookup_s;     /* a launch whose answer never came: how long its instances are looked
+                            for by ClientToken (EC2's eventual consistency; default 60) */
+    double node_grace_s; /* a node other than node 0 ended before its candidate's outcome: how long
+                            node 0's result or a log may still take to arrive (default 30) */
+    void (*tick)(void);  /* called at every poll (NULL: none): the command checks its outputs */
 } sweep_exec_options;
 
 /* Launches every candidate of ST, watches until each has an outcome or --max-minutes passed, and
@@ -410,19 +453,27 @@ typedef struct sweep_exec_options {
  * (st->phase is then "needs-cleanup"). */
 int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err);
 
-/* `sweep status --refresh`: each instance's state as EC2 says now, saved. */
-int sweep_state_refresh(sweep_state *st, ib_error *err);
+/* `sweep status --refresh`: each instance's state as EC2 says now, and every instance tagged with
+ * the sweep that the file does not record (a launch whose answer or save was lost: kill -9, a
+ * read-only disk) recorded from EC2's answer; saved when SAVE.  *found (may be NULL) counts those
+ * newly recorded. */
+int sweep_state_refresh(sweep_state *st, int save, size_t *found, ib_error *err);
 
 /* `sweep cleanup`, and the end of `sweep run`: every instance tagged instbench:sweep=ID (ID "*":
  * any sweep) in REGION terminated and confirmed (asking EC2 every POLL_S seconds for up to WAIT_S;
  * a signal does not cut it short), then every placement group with that tag deleted.  Found by tag
  * alone, so it works when the state file is gone.  CLIENT: the caller's, or NULL for one of its
- * own.  *found counts the instances not already terminated; 0 when everything is gone, -1 with
- * err otherwise. */
+ * own.  What EC2 showed is written into STATES (the sweep's own, matched by id and region): an
+ * instance one of them does not record is recorded.  *found counts the instances not already
+ * terminated; 0 when everything is gone, -1 with err otherwise. */
 int sweep_cleanup_region(aws_client *client, const char *region, const char *id, double wait_s, double poll_s,
                          sweep_state *states, size_t n_states, size_t *found, ib_error *err);
 /* What EC2 said of instance E, found in REGION, written into whichever of STATES records it: its
  * state, reason and (when it ended) its end.  Returns 1 when one did. */
 int sweep_states_note(sweep_state *states, size_t n_states, const ec2_instance *e);
+/* E, found by ST's tag, recorded in ST when ST does not record it yet (its candidate from its
+ * instbench:candidate tag; a candidate still "pending" becomes "running").  1 recorded, 0 already
+ * there, -1 not recordable (no candidate of ST by that name, out of memory: warned). */
+int sweep_state_adopt(sweep_state *st, const ec2_instance *e);
 
 #endif

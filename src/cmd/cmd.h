@@ -19,8 +19,8 @@ int cmd_presign(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);         /* dispatches to the four below (cmd/cmd_sweep.c) */
 int cmd_sweep_plan(int argc, char **argv);    /* cmd/cmd_sweep_plan.c */
 int cmd_sweep_run(int argc, char **argv);     /* cmd/cmd_sweep_run.c */
-int cmd_sweep_status(int argc, char **argv);  /* cmd/cmd_sweep_run.c */
-int cmd_sweep_cleanup(int argc, char **argv); /* cmd/cmd_sweep_run.c */
+int cmd_sweep_status(int argc, char **argv);  /* cmd/cmd_sweep_status.c */
+int cmd_sweep_cleanup(int argc, char **argv); /* cmd/cmd_sweep_status.c */
 
 /* rank_s3.c: the s3:// inputs of rank (rank_load_options.remote). */
 typedef struct rank_s3 rank_s3;

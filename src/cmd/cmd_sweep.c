@@ -1,6 +1,7 @@
 /* cmd/sweep: `instbench sweep plan|run|status|cleanup`, one command with subcommands.  This file
- * only dispatches; `plan` is cmd/cmd_sweep_plan.c, `run`, `status` and `cleanup` cmd/cmd_sweep_run.c, each
- * with its own flag table (so each has its own --help and its own section in docs/cli.md). */
+ * only dispatches; `plan` is cmd/cmd_sweep_plan.c, `run` cmd/cmd_sweep_run.c, `status` and `cleanup`
+ * cmd/cmd_sweep_status.c, each with its own flag table (so each has its own --help and its own
+ * section in docs/cli.md). */
 #include <string.h>
 #include <strings.h>
 

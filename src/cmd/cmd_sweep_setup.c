@@ -168,6 +168,8 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
     cJSON_AddStringToObject(o, "schema", "instbench.sweep-plan/v1");
     cJSON_AddStringToObject(o, "region", f->region);
     cJSON_AddNumberToObject(o, "max_minutes", p->max_minutes);
+    cJSON_AddNumberToObject(o, "timer_minutes", sweep_timer_minutes(p->max_minutes));
+    cJSON_AddNumberToObject(o, "billed_minutes_max", p->billed_minutes_max);
     if (isnan(p->max_cost_usd)) cJSON_AddNullToObject(o, "max_cost_usd");
     else cJSON_AddNumberToObject(o, "max_cost_usd", p->max_cost_usd);
     cJSON *a = cJSON_AddArrayToObject(o, "candidates");
@@ -191,6 +193,8 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
         else cJSON_AddNumberToObject(j, "usd_per_node_hour", l->usd_per_node_hour);
         cJSON_AddStringToObject(j, "price_source", l->price_source);
         cJSON_AddBoolToObject(j, "spot_at_on_demand", l->spot_at_on_demand);
+        if (isnan(l->spot_max_price)) cJSON_AddNullToObject(j, "spot_max_price_usd");
+        else cJSON_AddNumberToObject(j, "spot_max_price_usd", floor(l->spot_max_price * 1e6) / 1e6);
         if (isnan(l->worst_case_usd)) cJSON_AddNullToObject(j, "worst_case_usd");
         else cJSON_AddNumberToObject(j, "worst_case_usd", l->worst_case_usd);
         if (l->efa.n) {
@@ -244,8 +248,11 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
 {
     const sweep_plan *p = &ctx->plan;
     char m[32], h[32];
-    fprintf(out, "sweep plan: %zu candidate%s, %d instance%s in %s, each at most %g min\n\n", p->n,
-            p->n == 1 ? "" : "s", p->instances, p->instances == 1 ? "" : "s", f->region, p->max_minutes);
+    fprintf(out,
+            "sweep plan: %zu candidate%s, %d instance%s in %s, each at most %g min; its own timer %d min, billed at "
+            "most %g min (with %d for boot and halt)\n\n",
+            p->n, p->n == 1 ? "" : "s", p->instances, p->instances == 1 ? "" : "s", f->region, p->max_minutes,
+            sweep_timer_minutes(p->max_minutes), p->billed_minutes_max, SWEEP_BOOT_ALLOWANCE_MINUTES);
     fprintf(out, "%-26s %9s  %-9s  %-21s  %10s  %-10s  %s\n", "CANDIDATE", "INSTANCES", "MARKET", "AMI", "$/NODE-H",
             "WORST CASE", "PRICE SOURCE");
     for (size_t i = 0; i < p->n; i++) {
@@ -299,6 +306,14 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
                     "committed: %s runs in Capacity Block %s (%s, ends %s): its fee is already paid, counted as "
                     "committed spend, not in the worst case\n",
                     p->lines[i].cand.spec, p->lines[i].cand.reservation, p->lines[i].cand.reservation_az, end);
+        }
+    for (size_t i = 0; i < p->n; i++)
+        if (!isnan(p->lines[i].spot_max_price)) {
+            money(floor(p->lines[i].spot_max_price * 1e6) / 1e6, h, sizeof h);
+            fprintf(out,
+                    "spot: %s launches with MaxPrice %s/h, the price its worst case uses (EC2 interrupts or refuses "
+                    "the launch rather than bill more)\n",
+                    p->lines[i].cand.spec, h);
         }
     for (size_t i = 0; i < p->n; i++)
         if (p->lines[i].spot_at_on_demand)

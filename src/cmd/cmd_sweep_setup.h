@@ -101,9 +101,11 @@ int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_err
          ARG_DOUBLE,                                                                                                \
          &(F)->max_minutes,                                                                                         \
          "M",                                                                                                       \
-         "each instance's whole life, from launch to\n"                                                             \
-         "termination (default 30; fractions allowed); what every node is\n"                                        \
-         "billed at worst",                                                                                         \
+         "each instance's life, from launch to termination\n"                                                       \
+         "(default 30).  A fraction is rounded up to whole minutes for the\n"                                       \
+         "instance's own timer (shutdown -h +M) and for the worst case, which\n"                                    \
+         "adds 5 minutes for its boot and halt (the sweep itself still stops\n"                                     \
+         "watching at M)",                                                                                          \
          0.01,                                                                                                      \
          7 * 24 * 60.0,                                                                                             \
          .want = "minutes",                                                                                         \
@@ -114,7 +116,8 @@ int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_err
          &(F)->max_cost_usd,                                                                                        \
          "USD",                                                                                                     \
          "the ceiling on the worst-case total in US dollars\n"                                                      \
-         "(every node billed for --max-minutes)",                                                                   \
+         "(every node billed for --max-minutes rounded up + 5 minutes,\n"                                           \
+         "spot nodes at most at the price used, set as their MaxPrice)",                                            \
          0,                                                                                                         \
          1e7,                                                                                                       \
          .want = "an amount of US dollars",                                                                         \

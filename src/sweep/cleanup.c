@@ -13,13 +13,62 @@
 
 static int ec2_client(aws_client **c, ib_error *err);
 
-void sweep_save_or_warn(const sweep_state *st)
+void sweep_save_or_warn(sweep_state *st)
 {
     ib_error err = {0};
-    if (sweep_state_save(st, &err) != 0) ib_warn("the sweep's state file could not be written: %s", err.msg);
+    if (sweep_state_save(st, &err) == 0) return;
+    if (!st->save_failed) {
+        snprintf(st->save_error, sizeof st->save_error, "%.250s", err.msg);
+        ib_warn("the sweep's state file could not be written: %s: nothing more is launched, and what runs is "
+                "terminated (the file would not know it)",
+                err.msg);
+    }
+    st->save_failed = 1;
 }
 
 int sweep_instance_ending(const char *state) { return !strcmp(state, "terminated") || !strcmp(state, "shutting-down"); }
+
+int sweep_instance_down(const char *state)
+{
+    return sweep_instance_ending(state) || !strcmp(state, "stopping") || !strcmp(state, "stopped");
+}
+
+int sweep_state_adopt(sweep_state *st, const ec2_instance *e)
+{
+    for (size_t i = 0; i < st->n_inst; i++)
+        if (!strcmp(st->inst[i].id, e->id)) return 0;
+    int cand = -1;
+    for (size_t k = 0; k < st->n_cand && cand < 0; k++)
+        if (!strcmp(st->cand[k].c.spec, e->candidate_tag)) cand = (int)k;
+    if (cand < 0 || e->launch_index < 0 || e->launch_index >= SWEEP_NODES_MAX) {
+        util_term_printf(stderr,
+                         "warning: instance %s carries sweep %s's tag but names no candidate of it (%s): not "
+                         "recorded (`instbench sweep cleanup %s` ends it all the same)\n",
+                         e->id, st->id, e->candidate_tag, st->id);
+        return -1;
+    }
+    ib_error err = {0};
+    sweep_state_instance *in = sweep_state_add_instance(st, &err);
+    if (!in) {
+        ib_warn("instance %s of sweep %s not recorded: %s", e->id, st->id, err.msg);
+        return -1;
+    }
+    snprintf(in->id, sizeof in->id, "%s", e->id);
+    in->candidate = cand;
+    in->launch_index = e->launch_index;
+    in->launched = e->launch_time > 0 ? e->launch_time : time(NULL);
+    sweep_instance_update(in, e);
+    sweep_state_candidate *c = &st->cand[cand];
+    if (c->outcome == SWEEP_PENDING) {
+        /* its launch happened but was never written down (the process killed before its save, or
+           the file could not be written): the instance says it was launched */
+        c->outcome = SWEEP_RUNNING;
+        if (!c->launched || c->launched > in->launched) c->launched = in->launched;
+        snprintf(c->reason, sizeof c->reason,
+                 "launched, found by the sweep's tag: the sweep's process never recorded the launch");
+    }
+    return 1;
+}
 
 void sweep_sleep(double seconds, const volatile int *stop)
 {
@@ -269,6 +318,12 @@ int sweep_cleanup_region(aws_client *client, const char *region, const char *id,
     size_t n = 0;
     if (rc == 0 && all.n && !(v = calloc(all.n, sizeof *v))) rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     for (size_t i = 0; rc == 0 && i < all.n; i++) {
+        /* an instance of a sweep whose state does not record it (its launch answer or its save was
+           lost) is recorded there first: what the cleanup ends and what it cost is then on file */
+        for (size_t k = 0; k < n_states; k++)
+            if (!strcmp(states[k].region, region) && !strcmp(states[k].id, all.v[i].sweep_tag) &&
+                sweep_state_adopt(&states[k], &all.v[i]) == 1)
+                ib_info("%s: %s was not in sweep %s's state file: recorded", region, all.v[i].id, states[k].id);
         sweep_states_note(states, n_states, &all.v[i]); /* an end EC2 shows, terminated ones included */
         if (!strcmp(all.v[i].state, "terminated")) continue;
         snprintf(v[n].id, sizeof v[n].id, "%s", all.v[i].id);
@@ -315,12 +370,24 @@ static int ec2_client(aws_client **c, ib_error *err)
     return rc;
 }
 
-int sweep_state_refresh(sweep_state *st, ib_error *err)
+int sweep_state_refresh(sweep_state *st, int save, size_t *found, ib_error *err)
 {
     aws_client *c = NULL;
+    size_t adopted = 0;
+    if (found) *found = 0;
     if (ec2_client(&c, err) != 0) return -1;
     int rc = sweep_instances_refresh(c, st->region, st->inst, st->n_inst, err);
+    /* and by the sweep's tag, as cleanup looks: an instance whose launch the file never got */
+    ec2_instances tagged = {0};
+    if (rc == 0) rc = aws_ec2_describe_instances(c, st->region, NULL, 0, SWEEP_TAG_SWEEP, st->id, &tagged, err);
+    for (size_t i = 0; rc == 0 && i < tagged.n; i++) {
+        if (strcmp(tagged.v[i].sweep_tag, st->id)) continue;
+        if (sweep_state_adopt(st, &tagged.v[i]) == 1) adopted++;
+        else sweep_states_note(st, 1, &tagged.v[i]);
+    }
+    ec2_instances_free(&tagged);
     aws_client_destroy(c);
-    if (rc == 0 && sweep_state_save(st, err) != 0) rc = -1;
+    if (found) *found = adopted;
+    if (rc == 0 && save && sweep_state_save(st, err) != 0) rc = -1;
     return rc;
 }

@@ -25,6 +25,7 @@ int sweep_dry_run(sweep_context *ctx, const char *region, char (*dry)[64], ib_er
                              .image_id = l->ami.id,
                              .count = l->cand.nodes,
                              .spot = l->cand.spot,
+                             .spot_max_price = l->cand.spot ? l->spot_max_price : 0, /* as run sends it */
                              .tags = tags,
                              .n_tags = 2,
                              .dry_run = 1,

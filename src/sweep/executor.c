@@ -24,6 +24,7 @@
 #include "instbench/util.h"
 
 #define URL_MARGIN_S 3600 /* presigned URLs outlive the instance's own timer by an hour */
+#define ENDED_POLLS 3     /* polls that see a node ended before its candidate fails (S3 may lag) */
 
 static const char *const capacity_codes[] = {"InsufficientInstanceCapacity", "MaxSpotInstanceCountExceeded",
                                              "Unsupported", "SpotMaxPriceTooLow", NULL};
@@ -191,7 +192,7 @@ static int render(sweep_ctx *x, size_t i, const urls *u, char **script, ib_error
 }
 
 /* Launch outcome of one RunInstances round over the zones. */
-enum { LAUNCHED = 0, NO_CAPACITY = 1, QUOTA = 2, LAUNCH_ERROR = 3, STOPPED = 4, REFUSED = 5 };
+enum { LAUNCHED = 0, NO_CAPACITY = 1, QUOTA = 2, LAUNCH_ERROR = 3, STOPPED = 4, REFUSED = 5, SAVE_FAILED = 6 };
 
 /* EC2 refused candidate I's launch for a reason of its own: it failed, its placement group (nothing
  * else was made for it alone; the instances were never launched) is deleted now, not at the end. */
@@ -217,8 +218,12 @@ static int refused(sweep_ctx *x, size_t i, const char *code, const char *msg)
 
 static void record_launch(sweep_ctx *x, size_t i, const ec2_instances *got, ib_error *err)
 {
+    /* (a launch found by its ClientToken may be seen in several looks: each instance once) */
     time_t now = time(NULL);
     for (size_t k = 0; k < got->n; k++) {
+        int known = 0;
+        for (size_t j = 0; j < x->st->n_inst && !known; j++) known = !strcmp(x->st->inst[j].id, got->v[k].id);
+        if (known) continue;
         sweep_state_instance *in = sweep_state_add_instance(x->st, err);
         if (!in) return;
         snprintf(in->id, sizeof in->id, "%s", got->v[k].id);
@@ -246,6 +251,50 @@ static int put_rendezvous(sweep_ctx *x, size_t i, const ec2_instances *got, ib_e
     return aws_s3_put_object(x->s3, x->st->s3_bucket, key, line, (size_t)n, "text/plain", err);
 }
 
+static size_t instances_of(const sweep_state *st, size_t cand)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < st->n_inst; k++) n += st->inst[k].candidate == (int)cand;
+    return n;
+}
+
+/* A RunInstances whose answer never came (the transport gave up, or EC2 answered a failure of its
+ * own): EC2 may have launched it all the same, and nothing of ours names those instances.  They
+ * carry the ClientToken the launch was sent with and the sweep's tag, so they are looked for by
+ * both (DescribeInstances, filter client-token) until all of the candidate's nodes are seen or
+ * o->lookup_s passed: a new instance can stay out of DescribeInstances' answers for a while (EC2's
+ * eventual consistency).  A signal does not cut this short: what it finds is what the end
+ * terminates.  What is found is recorded as the launch; returns how many of its nodes are known. */
+static size_t find_lost_launch(sweep_ctx *x, size_t i, const char *token)
+{
+    sweep_state *st = x->st;
+    const sweep_state_candidate *c = &st->cand[i];
+    double end = util_now_seconds() + x->o->lookup_s;
+    double step = x->o->poll_s > 0 && x->o->poll_s < 5 ? x->o->poll_s : 5;
+    ib_warn("%s: RunInstances got no answer: EC2 may have launched it; looking for its instances by their "
+            "ClientToken %s for up to %g s",
+            c->c.spec, token, x->o->lookup_s);
+    for (;;) {
+        ec2_instances got = {0};
+        ib_error e = {0};
+        if (aws_ec2_instances_by_client_token(x->client, st->region, token, SWEEP_TAG_SWEEP, st->id, &got, &e) == 0) {
+            size_t before = st->n_inst;
+            if (got.n) record_launch(x, i, &got, &e);
+            if (st->n_inst != before) {
+                ib_warn("%s: found %zu instance%s launched by the unanswered RunInstances: recorded", c->c.spec,
+                        st->n_inst - before, st->n_inst - before == 1 ? "" : "s");
+                sweep_save_or_warn(st);
+            }
+        } else {
+            ib_warn("%s: DescribeInstances (client-token %s) failed (tried again): %s", c->c.spec, token, e.msg);
+        }
+        ec2_instances_free(&got);
+        if (instances_of(st, i) >= (size_t)c->c.nodes || util_now_seconds() >= end) break;
+        sweep_sleep(step, NULL);
+    }
+    return instances_of(st, i);
+}
+
 /* RunInstances in each default subnet in turn until one has capacity.  Every attempt has its own
  * ClientToken (the same token in another subnet would be an IdempotentParameterMismatch); the
  * transport's retries of one attempt reuse it, so a retried request never launches twice. */
@@ -257,8 +306,10 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
     sweep_tags(x->st, c->c.spec, tags, &n_tags);
     char zones[512] = "", token[64], code[64];
     size_t zl = 0;
+    int price_low = 0; /* a zone answered SpotMaxPriceTooLow: its spot price is above our MaxPrice */
     for (size_t z = 0; z < (x->n_subnets ? x->n_subnets : 1); z++) {
         if (sweep_stopped(x->o->stop)) return STOPPED;
+        if (x->st->save_failed) return SAVE_FAILED; /* what it would launch could not be recorded */
         const ec2_subnet *sn = x->n_subnets ? &x->subnets[z] : NULL;
         /* a Capacity Block lives in one zone: only that zone's subnet can take it */
         if (c->c.block && sn && strcmp(sn->az, c->c.reservation_az) != 0) continue;
@@ -268,6 +319,8 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
                         .image_id = c->ami,
                         .count = c->c.nodes,
                         .spot = c->c.spot,
+                        /* the price the worst case used: EC2 interrupts or refuses rather than bill more */
+                        .spot_max_price = c->c.spot ? c->usd_per_hour : 0,
                         .subnet_id = sn ? sn->id : NULL,
                         .capacity_reservation = c->c.block ? c->c.reservation : NULL,
                         .security_group_id = c->efa.n && x->efa_sg[0] ? x->efa_sg
@@ -317,6 +370,7 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
         ec2_instances_free(&got);
         if (code_in(code, capacity_codes)) {
             ib_info("%s: %s in %s", c->c.spec, code, sn ? sn->az : "the region");
+            price_low |= !strcmp(code, "SpotMaxPriceTooLow");
             zl += (size_t)snprintf(zones + zl, zl < sizeof zones ? sizeof zones - zl : 0, "%s%s", zl ? ", " : "",
                                    sn ? sn->az : x->st->region);
             if (zl >= sizeof zones) zl = sizeof zones - 1;
@@ -340,11 +394,38 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
            or the account's */
         snprintf(c->reason, sizeof c->reason, "launch refused: %.900s", e.msg);
         ib_error_set(err, IB_EXIT_RUNTIME, "%s: RunInstances: %s", c->c.spec, e.msg);
+        if (!code_in(code, account_codes) && e.code != IB_EXIT_USAGE) {
+            /* the request may have reached EC2: whatever it launched is found and recorded, or said */
+            size_t found = find_lost_launch(x, i, token);
+            /* the sweep stops on it (EC2 failed this request after every retry): what was found of
+               it is terminated with the rest, and the candidate says what became of its launch */
+            c->outcome = SWEEP_NOT_RUN;
+            c->ended = time(NULL);
+            if (found >= (size_t)c->c.nodes) {
+                snprintf(c->reason, sizeof c->reason,
+                         "RunInstances got no answer (%.600s), but EC2 had launched its %d instance%s (found by "
+                         "their ClientToken): stopped with the sweep",
+                         e.msg, c->c.nodes, c->c.nodes == 1 ? "" : "s");
+            } else {
+                x->lost[i] = 1;
+                snprintf(c->reason, sizeof c->reason,
+                         "RunInstances got no answer (%.500s); %zu of its %d instance%s found by their ClientToken "
+                         "%s within %g s: one may still appear (EC2's eventual consistency): run `instbench sweep "
+                         "cleanup %s`",
+                         e.msg, found, c->c.nodes, c->c.nodes == 1 ? "" : "s", token, x->o->lookup_s, x->st->id);
+                ib_warn("%s: %s", c->c.spec, c->reason);
+            }
+        }
         return LAUNCH_ERROR;
     }
     char when[32];
     util_utc_iso8601(time(NULL), when);
-    snprintf(c->reason, sizeof c->reason, "no capacity at %s in %s", when, zones[0] ? zones : x->st->region);
+    if (price_low)
+        snprintf(c->reason, sizeof c->reason,
+                 "no capacity at %s in %s (SpotMaxPriceTooLow: the spot price is above the MaxPrice $%.6g/h that the "
+                 "worst case used; --source live fetches the current prices)",
+                 when, zones[0] ? zones : x->st->region, c->usd_per_hour);
+    else snprintf(c->reason, sizeof c->reason, "no capacity at %s in %s", when, zones[0] ? zones : x->st->region);
     c->outcome = SWEEP_NO_CAPACITY;
     c->ended = time(NULL);
     ib_warn("%s: %s", c->c.spec, c->reason);
@@ -371,6 +452,12 @@ static int launch_candidate(sweep_ctx *x, size_t i, ib_error *err)
         /* recorded before it exists: a crash between the two leaves a name cleanup can try */
         snprintf(c->placement_group, sizeof c->placement_group, "instbench-%s-%zu", x->st->id, i);
         sweep_save_or_warn(x->st);
+        if (x->st->save_failed) { /* its name is not on file: it is not created */
+            snprintf(c->reason, sizeof c->reason, "not launched: the state file could not be written: %.850s",
+                     x->st->save_error);
+            rc = SAVE_FAILED;
+            goto out;
+        }
         ec2_tag tags[2];
         size_t n_tags;
         sweep_tags(x->st, NULL, tags, &n_tags);
@@ -409,20 +496,38 @@ static void watch_instances(sweep_ctx *x)
             sweep_terminate_candidate(x, in->candidate);
         }
     }
-    /* Node 0 ended without a result: its result may still be on its way through S3's listing,
-     * so one more poll is given before the candidate counts as failed. */
+    /* A node ended (terminated, shutting-down, stopping or stopped: a hardware failure, a click in
+     * the console, its own power-off after a failure whose log never came) before its candidate
+     * had an outcome: the candidate cannot finish, and its other nodes would wait for it until
+     * --max-minutes.  It fails, naming the node, and its other nodes are terminated, unless its
+     * outcome is still on the way: node 0 PUT its result or log before it powered off, so one more
+     * look at S3 is all it needs (ENDED_POLLS); another node's end says nothing of node 0's result,
+     * which may be seconds behind it (every node powers off when measure ends), so that waits
+     * o->node_grace_s too. */
     for (size_t ci = 0; ci < st->n_cand; ci++) {
         sweep_state_candidate *c = &st->cand[ci];
         if (c->outcome != SWEEP_RUNNING) continue;
-        const sweep_state_instance *n0 = NULL;
-        for (size_t i = 0; i < st->n_inst; i++)
-            if (st->inst[i].candidate == (int)ci && st->inst[i].launch_index == 0) n0 = &st->inst[i];
-        if (!n0 || !sweep_instance_ending(n0->state)) continue;
-        if (++x->ended_polls[ci] < 3) continue;
+        const sweep_state_instance *down = NULL;
+        for (size_t i = 0; i < st->n_inst; i++) {
+            const sweep_state_instance *in = &st->inst[i];
+            if (in->candidate == (int)ci && sweep_instance_down(in->state) &&
+                (!down || in->launch_index < down->launch_index))
+                down = in;
+        }
+        if (!down) continue;
+        if (!x->ended_since[ci]) x->ended_since[ci] = util_now_seconds();
+        if (++x->ended_polls[ci] < ENDED_POLLS) continue;
+        if (down->launch_index != 0 && util_now_seconds() - x->ended_since[ci] < x->o->node_grace_s) continue;
         c->outcome = SWEEP_FAILED;
         c->ended = now;
-        snprintf(c->reason, sizeof c->reason, "node 0 (%s) ended (%s%s%s) without a result or a log", n0->id, n0->state,
-                 n0->state_reason[0] ? ", " : "", n0->state_reason);
+        if (down->launch_index == 0)
+            snprintf(c->reason, sizeof c->reason, "node 0 (%s) ended (%s%s%s) without a result or a log", down->id,
+                     down->state, down->state_reason[0] ? ", " : "", down->state_reason);
+        else
+            snprintf(c->reason, sizeof c->reason,
+                     "node %d of %d (%s) ended (%s%s%s) before a result or a log: its other nodes terminated",
+                     down->launch_index, c->c.nodes, down->id, down->state, down->state_reason[0] ? ", " : "",
+                     down->state_reason);
         ib_warn("%s: %s", c->c.spec, c->reason);
         sweep_terminate_candidate(x, (int)ci);
     }
@@ -453,7 +558,9 @@ static void watch(sweep_ctx *x)
 {
     snprintf(x->st->phase, sizeof x->st->phase, "watching");
     sweep_save_or_warn(x->st);
-    while (running(x->st) && !sweep_stopped(x->o->stop)) {
+    /* a state file that cannot be written stops the sweep: what it does next would be on no file */
+    while (running(x->st) && !sweep_stopped(x->o->stop) && !x->st->save_failed) {
+        if (x->o->tick) x->o->tick();
         sweep_sleep(x->o->poll_s, x->o->stop);
         if (sweep_stopped(x->o->stop)) break;
         ib_error err = {0};
@@ -535,6 +642,22 @@ static int terminate_everything(sweep_ctx *x, ib_error *err)
                     delete_placement_groups(x, &e) != 0))
             rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s: run `instbench sweep cleanup %s`", e.msg, st->id);
     }
+    /* A launch that got no answer and whose instances were not all found (by ClientToken, then by
+     * the pass by tag, which records what it finds): nothing says they do not exist. */
+    for (size_t i = 0; !rc && i < st->n_cand; i++)
+        if (x->lost[i] && instances_of(st, i) < (size_t)st->cand[i].c.nodes)
+            rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                              "%s: RunInstances got no answer, and %zu of its %d instance%s could be found (by its "
+                              "ClientToken, then by the sweep's tag): one may still be starting, unseen yet: run "
+                              "`instbench sweep cleanup %s` in a few minutes",
+                              st->cand[i].c.spec, instances_of(st, i), st->cand[i].c.nodes,
+                              st->cand[i].c.nodes == 1 ? "" : "s", st->id);
+    if (!rc && st->save_failed)
+        rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                          "the state file could not be written (%s): the sweep launched nothing more and terminated "
+                          "what it had launched, but the file on disk is behind: once it can be written, run "
+                          "`instbench sweep cleanup %s` (it looks by tag and records what it finds)",
+                          st->save_error, st->id);
     st->finished = time(NULL);
     snprintf(st->phase, sizeof st->phase, "%s", rc ? "needs-cleanup" : "done");
     sweep_save_or_warn(st);
@@ -546,21 +669,37 @@ int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err)
     sweep_ctx x = {.st = st, .o = o};
     int rc = 0;
     ib_error stop_err = {0};
-    if (!(x.ended_polls = calloc(st->n_cand ? st->n_cand : 1, sizeof *x.ended_polls))) {
+    size_t nc = st->n_cand ? st->n_cand : 1;
+    x.ended_polls = calloc(nc, sizeof *x.ended_polls);
+    x.ended_since = calloc(nc, sizeof *x.ended_since);
+    x.lost = calloc(nc, sizeof *x.lost);
+    if (!x.ended_polls || !x.ended_since || !x.lost) {
+        free(x.ended_polls);
+        free(x.ended_since);
+        free(x.lost);
         ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
         return -1;
     }
     snprintf(st->phase, sizeof st->phase, "launching");
     sweep_save_or_warn(st);
-    if (connect_aws(&x, &stop_err) != 0 || upload_source(&x, &stop_err) != 0) {
+    if (st->save_failed) {
+        rc = ib_error_set(&stop_err, IB_EXIT_RUNTIME, "the state file could not be written: %s", st->save_error);
+    } else if (connect_aws(&x, &stop_err) != 0 || upload_source(&x, &stop_err) != 0) {
         rc = -1;
     } else {
         for (size_t i = 0; i < st->n_cand && !rc; i++) {
             if (sweep_stopped(o->stop)) break;
-            int l = launch_candidate(&x, i, &stop_err);
+            /* a launch the file could not record would be invisible to `status` and to this sweep's
+               own record: none is made once a save failed */
+            int l = st->save_failed ? SAVE_FAILED : launch_candidate(&x, i, &stop_err);
             if (l == QUOTA || l == LAUNCH_ERROR) rc = -1;
+            if (l == SAVE_FAILED)
+                rc = ib_error_set(&stop_err, IB_EXIT_RUNTIME,
+                                  "the state file could not be written: %s: nothing more launched", st->save_error);
         }
         if (!rc && !sweep_stopped(o->stop)) watch(&x);
+        if (!rc && st->save_failed)
+            rc = ib_error_set(&stop_err, IB_EXIT_RUNTIME, "the state file could not be written: %s", st->save_error);
     }
     if (rc) snprintf(st->note, sizeof st->note, "%.500s", stop_err.msg);
     else if (sweep_stopped(o->stop)) snprintf(st->note, sizeof st->note, "stopped by signal %d", *o->stop);
@@ -581,6 +720,8 @@ int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err)
     if (trc) *err = term_err;
     else if (rc) *err = stop_err;
     free(x.ended_polls);
+    free(x.ended_since);
+    free(x.lost);
     free(x.subnets);
     aws_s3_close(x.s3);
     if (x.client != o->client) aws_client_destroy(x.client);

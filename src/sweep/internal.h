@@ -20,11 +20,16 @@ typedef struct sweep_ctx {
     char efa_sg[32];      /* the group EFA candidates launch in ("" until decided) */
     char source_key[600]; /* PREFIX/sources/<sha256>.tar.gz */
     char source_sha256[65];
-    int *ended_polls; /* per candidate: polls since node 0 ended without a result */
+    int *ended_polls;    /* per candidate: polls since a node of it was seen ended without an outcome */
+    double *ended_since; /* per candidate: when that was first seen (0: not) */
+    char *lost;          /* per candidate: 1 when a launch got no answer and not all its nodes were
+                             found by ClientToken (the end then says needs-cleanup) */
 } sweep_ctx;
 
 /* The EC2 states that mean the instance is gone or going. */
 int sweep_instance_ending(const char *state);
+/* The same, or stopping / stopped: a node in any of them no longer runs its candidate's measure. */
+int sweep_instance_down(const char *state);
 /* 1 when *stop is set (a signal arrived). */
 static inline int sweep_stopped(const volatile int *stop) { return stop && *stop; }
 /* Sleeps SECONDS in short slices, returning early when *stop is set. */
@@ -34,8 +39,9 @@ void sweep_instance_update(sweep_state_instance *in, const ec2_instance *e);
 /* DescribeInstances of the instances of V not known terminated (an id EC2 does not know yet is
  * left as it was: eventual consistency); V updated from the answer.  -1 when the call failed. */
 int sweep_instances_refresh(aws_client *c, const char *region, sweep_state_instance *v, size_t n, ib_error *err);
-/* Saves ST; a failure is warned about (the sweep goes on: its instances matter more than the file). */
-void sweep_save_or_warn(const sweep_state *st);
+/* Saves ST; a failure is warned about (once) and marks st->save_failed: the file on disk is then
+ * behind what the sweep does, so `run` launches nothing more and ends what it launched. */
+void sweep_save_or_warn(sweep_state *st);
 
 /* collect.c: one look at S3 under the sweep's prefix: results downloaded into o->results_dir,
  * failures' log tails read; candidates' outcomes set.  Returns how many candidates changed. */

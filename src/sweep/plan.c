@@ -1,19 +1,36 @@
 /* sweep/plan: what a sweep launches and what it can cost at most.  Pure: the caller fetched the
  * prices and resolved the AMIs; this only decides and adds up.
  *
- * Worst case of a candidate = nodes x (USD per node-hour) x max_minutes / 60: every node billed
- * for its whole allowed life (EC2 bills per second; the instance's own timer and the executor both
- * end it by then).  USD per node-hour: on-demand rows the on-demand price; spot rows the highest
- * spot price among the region's Availability Zones (the launch may land in any zone, and no
- * MaxPrice is set, so EC2 caps what it bills at on-demand: so do we), or on-demand when no spot
- * price is known, said so.  Local and Wavelength Zones are left out: the default subnets a sweep
- * launches into are Availability Zones. */
+ * Worst case of a candidate = nodes x (USD per node-hour) x sweep_billed_minutes_max / 60: every
+ * node billed for the whole life it can have when nothing but its own timer ends it (the sweep's
+ * process gone): the timer's whole minutes, the boot before the user data sets it and the halt
+ * after it (sweep.h).  USD per node-hour: on-demand rows the on-demand price; spot rows the
+ * highest spot price among the region's Availability Zones (the launch may land in any zone),
+ * capped at on-demand, or on-demand when no spot price is known, said so.  The launch sets that
+ * price as the spot request's MaxPrice, so EC2 interrupts (or refuses) rather than bill more.
+ * Local and Wavelength Zones are left out: the default subnets a sweep launches into are
+ * Availability Zones. */
 #include "instbench/sweep.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int sweep_timer_minutes(double max_minutes)
+{
+    /* shutdown(8) takes whole minutes: rounded up, the instance never ends before the sweep's bound */
+    if (!(max_minutes > 0)) return 1;
+    if (max_minutes > 7 * 24 * 60) max_minutes = 7 * 24 * 60;
+    int t = (int)ceil(max_minutes);
+    return t < 1 ? 1 : t;
+}
+
+double sweep_billed_minutes_max(double max_minutes)
+{
+    double m = sweep_timer_minutes(max_minutes) + SWEEP_BOOT_ALLOWANCE_MINUTES;
+    return m < 1 ? 1 : m; /* EC2 bills at least 60 seconds */
+}
 
 /* "snapshot 2026-11-21" / "live 2026-11-25": a price's source and the UTC day it is of. */
 static void source_text(const char *source, time_t as_of, char *out, size_t len)
@@ -36,6 +53,7 @@ static void price_line(sweep_plan_line *line, const price_record *r)
         source_text(r->spot_source, r->spot_as_of, spot_src, sizeof spot_src);
     }
     line->usd_per_node_hour = NAN;
+    line->spot_max_price = NAN;
     line->price_source[0] = '\0';
     if (line->cand.block) {
         /* the block's fee was paid when it was bought: committed, not this sweep's to spend */
@@ -64,6 +82,7 @@ static void price_line(sweep_plan_line *line, const price_record *r)
         line->spot_at_on_demand = 1;
         snprintf(line->price_source, sizeof line->price_source, "on-demand (no spot price known), %s", od_src);
     }
+    line->spot_max_price = line->usd_per_node_hour; /* what the launch lets EC2 bill at most */
 }
 
 int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err)
@@ -79,6 +98,7 @@ int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err)
     out->n = in->n;
     out->max_minutes = in->max_minutes;
     out->max_cost_usd = in->max_cost_usd;
+    out->billed_minutes_max = sweep_billed_minutes_max(in->max_minutes);
     out->total_usd = 0;
     int unpriced = 0;
     for (size_t i = 0; i < in->n; i++) {
@@ -98,7 +118,7 @@ int sweep_plan_build(const sweep_plan_input *in, sweep_plan *out, ib_error *err)
         sweep_efa_layout(in->nets ? in->nets[i] : NULL, line->cand.type, line->cand.nodes, in->efa_off, &line->efa);
         if (line->efa.elastic_ip) out->elastic_ips += line->cand.nodes;
         price_line(line, in->prices[i]);
-        line->worst_case_usd = line->cand.nodes * line->usd_per_node_hour * in->max_minutes / 60.0;
+        line->worst_case_usd = line->cand.nodes * line->usd_per_node_hour * out->billed_minutes_max / 60.0;
         out->instances += line->cand.nodes;
         if (isnan(line->worst_case_usd)) unpriced = 1;
         else out->total_usd += line->worst_case_usd;

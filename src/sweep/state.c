@@ -10,10 +10,15 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "instbench/aws.h"
 #include "instbench/aws_ids.h"
@@ -103,8 +108,10 @@ double sweep_state_cost(const sweep_state *st, time_t now, size_t *unpriced, siz
             s = in->ended > in->launched ? (double)(in->ended - in->launched) : 0;
         } else {
             /* The end is unknown (the process died, EC2 forgot the instance): its own shutdown
-             * timer ended it by launch + max_minutes, so the cost is never counted past that. */
-            double cap = isfinite(st->max_minutes) && st->max_minutes >= 0 ? st->max_minutes * 60 : 0;
+             * timer ended it by launch + the bound the plan used (its timer's whole minutes and the
+             * boot allowance), so the cost is never counted past that. */
+            double cap =
+                isfinite(st->max_minutes) && st->max_minutes > 0 ? sweep_billed_minutes_max(st->max_minutes) * 60 : 0;
             s = now > in->launched ? (double)(now - in->launched) : 0;
             if (s > cap) s = cap;
             ne++;
@@ -231,6 +238,99 @@ int sweep_state_save(const sweep_state *st, ib_error *err)
     int rc = util_write_file_atomic(path, text, strlen(text), err);
     free(text);
     return rc;
+}
+
+/* ---- the lock --------------------------------------------------------------------------------- */
+static int lock_path(const char *id, char *out, size_t len, ib_error *err)
+{
+    char dir[1024];
+    if (!sweep_id_valid(id))
+        return ib_error_set(err, IB_EXIT_USAGE, "'%s' is not a sweep id (like 20261125-213005-9f3a)", id);
+    if (sweep_state_dir(dir, sizeof dir, err) != 0) return -1;
+    int n = snprintf(out, len, "%s/%s.lock", dir, id);
+    if (n < 0 || (size_t)n >= len) return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: the lock file's path is too long");
+    return 0;
+}
+
+/* What the holder wrote into the lock file ("sweep run 1234"), as "sweep run, pid 1234": only the
+ * letters, spaces and digits of its first line (the file is ours, but read as any file is). */
+static void read_holder(int fd, char *out, size_t len)
+{
+    char buf[96] = "", who[64] = "";
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    long pid = 0;
+    size_t k = 0;
+    for (ssize_t i = 0; i < (n > 0 ? n : 0) && buf[i] != '\n'; i++) {
+        char ch = buf[i];
+        if (ch >= '0' && ch <= '9') pid = pid < 100000000 ? pid * 10 + (ch - '0') : pid;
+        else if (((ch >= 'a' && ch <= 'z') || ch == ' ' || ch == '-') && !pid && k + 1 < sizeof who) who[k++] = ch;
+    }
+    while (k && who[k - 1] == ' ') k--;
+    who[k] = '\0';
+    if (pid > 0 && who[0]) snprintf(out, len, "`instbench %s`, pid %ld", who, pid);
+    else if (pid > 0) snprintf(out, len, "pid %ld", pid);
+    else snprintf(out, len, "another instbench process");
+}
+
+int sweep_state_lock(const char *id, const char *who, double wait_s, int *fd, ib_error *err)
+{
+    char path[1200], dir[1024];
+    *fd = -1;
+    if (lock_path(id, path, sizeof path, err) != 0) return -1;
+    if (sweep_state_dir(dir, sizeof dir, err) != 0) return -1;
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (f < 0 && errno == ENOENT && util_mkdir_p(dir, err) == 0)
+        f = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    int writable = f >= 0;
+    if (f < 0) f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* a read-only directory: flock still works */
+    if (f < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "the sweep's lock file %s: %s", path, strerror(errno));
+    double end = util_now_seconds() + (wait_s > 0 ? wait_s : 0);
+    for (;;) {
+        if (flock(f, LOCK_EX | LOCK_NB) == 0) break;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int e = errno;
+            close(f);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "the sweep's lock file %s: %s", path, strerror(e));
+        }
+        if (util_now_seconds() >= end) {
+            char holder[128];
+            read_holder(f, holder, sizeof holder);
+            close(f);
+            ib_error_set(err, IB_EXIT_RUNTIME, "sweep %s is held by %s, which writes its state file", id, holder);
+            return 1;
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (writable && who) {
+        char line[96];
+        int n = snprintf(line, sizeof line, "%s %ld\n", who, (long)getpid());
+        if (ftruncate(f, 0) == 0) { /* the name is only for messages: a failed write changes nothing */
+            ssize_t w = pwrite(f, line, (size_t)n, 0);
+            (void)w;
+        }
+    }
+    *fd = f;
+    return 0;
+}
+
+void sweep_state_unlock(int fd)
+{
+    if (fd >= 0) close(fd); /* the lock goes with the descriptor; the file stays (removing it would race) */
+}
+
+int sweep_state_locked(const char *id, char *holder, size_t len)
+{
+    char path[1200];
+    ib_error err = {0};
+    if (lock_path(id, path, sizeof path, &err) != 0) return 0;
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (f < 0) return 0;
+    struct stat sb;
+    int held = fstat(f, &sb) == 0 && S_ISREG(sb.st_mode) && flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (held && holder) read_holder(f, holder, len);
+    close(f); /* a shared lock taken to look is released here */
+    return held;
 }
 
 /* ---- reading (hostile input) ------------------------------------------------------------------ */

@@ -120,8 +120,8 @@ static char *render(const sweep_userdata_vars *v, const char *mark, int log_node
     put_var(f, "SWEEP_ID", v->sweep_id);
     put_var(f, "CANDIDATE", v->candidate_spec);
     fprintf(f, "NODES=%d\n", v->nodes);
-    /* shutdown(8) takes whole minutes: rounded up, the instance never ends before the sweep's bound. */
-    fprintf(f, "MAX_MINUTES=%d\n", (int)ceil(v->max_minutes));
+    /* shutdown(8) takes whole minutes: rounded up (sweep_timer_minutes, the plan's bound too). */
+    fprintf(f, "MAX_MINUTES=%d\n", sweep_timer_minutes(v->max_minutes));
     put_var(f, "REGION", v->region);
     put_var(f, "MARKET", v->market);
     put_var(f, "SOURCE_URL", v->source_url);

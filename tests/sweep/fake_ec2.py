@@ -5,7 +5,8 @@ failures moto never produces.  Started as the fake AWS is (testlib.FakeAws with 
 the same command-line options); every other request goes to aws_fake_server's own handler.
 
 EC2 calls served (query API, signing name "ec2", the region is the signing region):
-  RunInstances, DescribeInstances (InstanceId.N or Filter tag:KEY = VALUE, '*' matching any value),
+  RunInstances, DescribeInstances (InstanceId.N or Filter tag:KEY = VALUE, '*' matching any value, or
+  client-token = the ClientToken of the RunInstances that launched it),
   TerminateInstances, CreatePlacementGroup / DeletePlacementGroup / DescribePlacementGroups (tag
   filter), DescribeVpcs / DescribeSubnets / DescribeSecurityGroups (one default VPC, one default
   subnet per zone REGIONa, REGIONb, REGIONc), DescribeImages (x86_64; an AMI starting "ami-arm"
@@ -42,6 +43,11 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
               that shape for TYPE (aws_fake_server.EFA_TYPES' form) instead of the table's
   "refuse": {"TYPE": "CODE"}                  RunInstances of TYPE answers 400 CODE (a refusal that is
                                               the candidate's, not capacity or a quota)
+  "end": {"INSTANCE-ID": "REASON"}            that instance ends now, as if from outside the sweep (a
+                                              failure, the console): shutting-down with REASON, then
+                                              terminated
+  "stop": ["INSTANCE-ID", ...]                those instances stop (stopping, then stopped), as
+                                              StopInstances or a stop from the console does
 RunInstances is refused (400 InvalidParameterValue), as EC2 refuses it, when an interface asks a
 network card for an InterfaceType that card does not take (DescribeInstanceTypes' InterfaceTypes),
 or an efa-only interface is the primary.
@@ -147,7 +153,7 @@ def tagset(tags):
                                            for k, v in tags.items())
 
 
-STATE_CODES = {"pending": 0, "running": 16, "shutting-down": 32, "terminated": 48}
+STATE_CODES = {"pending": 0, "running": 16, "shutting-down": 32, "terminated": 48, "stopping": 64, "stopped": 80}
 
 
 def instance_xml(i):
@@ -185,6 +191,8 @@ def zones(region):
 def advance(i, now):
     """An instance's life between two looks at it."""
     s = SWEEP.script
+    if i["state"] == "stopping":
+        i["state"] = "stopped"
     if i["state"] == "shutting-down" and i["seen_ending"] and i["type"] not in s["stuck"]:
         i["state"] = "terminated"
     if i["state"] == "shutting-down":
@@ -259,7 +267,7 @@ def run_instances(region, p):
         inst = {"id": iid, "image": p.get("ImageId", ""), "state": "pending", "ip": "10.0.%d.%d" % (SWEEP.n // 250, SWEEP.n % 250 + 1),
                 "index": k, "type": itype, "launched": now, "az": az, "group": group, "subnet": subnet or "subnet-" + az,
                 "spot": spot, "reason": "", "tags": tags, "seen": 0, "hidden": s["hide_new"], "seen_ending": False,
-                "volume_tags": tag_specs(p, "volume"), "region": region, "ended_at": None,
+                "volume_tags": tag_specs(p, "volume"), "region": region, "ended_at": None, "token": token,
                 "sg": p.get("NetworkInterface.1.SecurityGroupId.1") or p.get("SecurityGroupId.1", "sg-0fake"),
                 "enis": [], "eni_hidden": s["eni_late"]}
         n = 1
@@ -285,12 +293,15 @@ def run_instances(region, p):
 def describe_instances(region, p):
     filters = tag_filters(p)
     ids = numbered(p, "InstanceId") + [v for name, vals in filters if name == "instance-id" for v in vals]
+    tokens = [v for name, vals in filters if name == "client-token" for v in vals]
     now = time.time()
     items = []
     for i in SWEEP.instances.values():
         if i.get("region", region) != region:
             continue
         if ids and i["id"] not in ids:
+            continue
+        if any(name == "client-token" for name, _ in filters) and i.get("token") not in tokens:
             continue
         if not matches(i["tags"], filters):
             continue
@@ -528,6 +539,11 @@ class SweepHandler(aws_fake_server.Handler):
                     script = json.loads(body or b"{}")
                     for p in script.pop("plant", []):
                         plant(p)
+                    for iid, reason in script.pop("end", {}).items():
+                        i = SWEEP.instances[iid]
+                        i.update(state="shutting-down", seen_ending=False, reason=reason, ended_at=time.time())
+                    for iid in script.pop("stop", []):
+                        SWEEP.instances[iid].update(state="stopping", reason="Client.UserInitiatedShutdown")
                     SWEEP.script.update(script)
                 out = {"instances": [instance_view(i) for i in SWEEP.instances.values()],
                        "addresses": [{"allocation_id": k, **a} for k, a in SWEEP.addresses.items()],

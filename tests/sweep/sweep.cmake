@@ -48,6 +48,14 @@ set_tests_properties(sweep_run_efa_moto PROPERTIES TIMEOUT 600 LABELS waits)
 # ranked, the rendezvous read by all four nodes, zero instances and placement groups left.
 add_test(NAME sweep_run_e2e COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_e2e.py ${INSTBENCH_BIN})
 set_tests_properties(sweep_run_e2e PROPERTIES TIMEOUT 600)
+# The fourth audit's money findings against the fake EC2: a terminal or pipe that goes away (SIGPIPE
+# ignored; SIGINT, SIGHUP, SIGQUIT after a closed stderr; `| less` quit; cleanup with a closed
+# stderr), a node other than node 0 ending or stopping, a lost RunInstances answer found by its
+# ClientToken (or needs-cleanup), a state file that cannot be written (no more launches; status
+# --refresh and cleanup record what EC2 shows by tag), EFA leftovers in the status list, the worst
+# case from the instance's own timer plus the boot allowance and the spot MaxPrice, the state lock.
+add_test(NAME sweep_run_money COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_money.py ${INSTBENCH_BIN})
+set_tests_properties(sweep_run_money PROPERTIES TIMEOUT 600 LABELS waits)
 # sweep status and the state file read back as hostile input (files written by Python): listing,
 # details with the cost recomputed, JSON round trip, a dozen hostile files refused in one line.
 add_test(NAME sweep_status COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_status.py ${INSTBENCH_BIN})

@@ -12,6 +12,7 @@ IAM policy of docs/usage.md is enough for a plan; --ami with its architecture ch
 exits 2 before any AWS request, with nothing launched.
 Usage: sweep_plan.py INSTBENCH"""
 import json
+import math
 import os
 import re
 import subprocess
@@ -45,7 +46,9 @@ def expected(spec, region, minutes):
         price = min(max(zones), od) if od is not None else max(zones)
     else:
         price, at_od = od, True
-    return typ, nodes, spot, price, nodes * price * minutes / 60.0, at_od, len(zones)
+    # every node billed for what its own timer allows: --max-minutes rounded up (shutdown -h takes whole
+    # minutes) and the 5 minutes of boot and halt around it (SWEEP_BOOT_ALLOWANCE_MINUTES)
+    return typ, nodes, spot, price, nodes * price * (math.ceil(minutes) + 5) / 60.0, at_od, len(zones)
 
 
 def gpu(typ):
@@ -94,8 +97,10 @@ def check_plan(out, cands, region, minutes, max_cost, amis, what):
     except (ValueError, jsonschema.ValidationError) as e:
         check(False, "%s: not a valid instbench.sweep-plan/v1: %s %r" % (what, str(e)[:300], out[:300]))
         return None
-    check(p["schema"] == "instbench.sweep-plan/v1" and p["region"] == region and p["max_minutes"] == minutes,
-          "%s: header %s" % (what, {k: p.get(k) for k in ("schema", "region", "max_minutes")}))
+    check(p["schema"] == "instbench.sweep-plan/v1" and p["region"] == region and p["max_minutes"] == minutes and
+          p["timer_minutes"] == math.ceil(minutes) and p["billed_minutes_max"] == math.ceil(minutes) + 5,
+          "%s: header %s" % (what, {k: p.get(k) for k in ("schema", "region", "max_minutes", "timer_minutes",
+                                                          "billed_minutes_max")}))
     check(len(p["candidates"]) == len(cands), "%s: %d lines for %d candidates" % (what, len(p["candidates"]), len(cands)))
     total = 0.0
     for spec, line in zip(cands, p["candidates"]):
@@ -108,6 +113,10 @@ def check_plan(out, cands, region, minutes, max_cost, amis, what):
         check(abs(line["worst_case_usd"] - worst) < 1e-9, "%s: %s worst case %s, expected %s" %
               (what, spec, line["worst_case_usd"], worst))
         check(line["spot_at_on_demand"] == at_od, "%s: %s spot_at_on_demand %s" % (what, spec, line["spot_at_on_demand"]))
+        # a spot row's MaxPrice is the price its worst case used (rounded down to 1e-6); none otherwise
+        want_max = math.floor(price * 1e6) / 1e6 if spot else None
+        check(line["spot_max_price_usd"] == want_max, "%s: %s MaxPrice %s, expected %s" % (
+            what, spec, line["spot_max_price_usd"], want_max))
         src = line["price_source"]
         # each price carries the date its own input was read (the snapshot is dated by its newest)
         rec = RECORDS[(typ, region)]
@@ -176,9 +185,9 @@ print(json.dumps(pick))"""))
         check(rc == 1, "over: rc %d %s" % (rc, err))
         check_plan(out, ["g5.12xlarge", "8xg5.xlarge:spot"], "us-east-1", 0.5, 0.05, amis, "over")
         # a worst case of cents keeps its figures in the table (the one money format, not "$0.00")
-        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g5.xlarge", "--source", "snapshot",
+        rc, out, err = run(env, "--region", "us-east-1", "--candidates", "c6i.large", "--source", "snapshot",
                            "--max-minutes", "0.5", "--max-cost", "0.05", "--format", "table")
-        worst = expected("g5.xlarge", "us-east-1", 0.5)[4]
+        worst = expected("c6i.large", "us-east-1", 0.5)[4]
         check(rc == 0 and worst < 0.01 and "$0.00 " not in out and usd(worst) in out and "--max-cost $0.05" in out,
               "cents in the table: rc %d %s %s" % (rc, out, err))
 

@@ -130,21 +130,27 @@ static void plans(void)
     sweep_ami amis[SWEEP_AMI_KINDS] = {{"ami-gpu", "gpu-param"}, {"", ""}, {"ami-cpu", "cpu-param"}, {"", ""}};
     sweep_plan_input in = {"us-east-1", c, 4, prices, amis, NULL, 45, 100};
     sweep_plan p;
+    /* 45 minutes: the instance's own timer 45, billed at most 45 + the boot allowance (5) = 50 */
+    const double H = (45.0 + SWEEP_BOOT_ALLOWANCE_MINUTES) / 60;
     CHECK(sweep_plan_build(&in, &p, &err) == 0, "%s", err.msg);
-    CHECK(fabs(p.lines[0].usd_per_node_hour - 0.55) < 1e-12 &&
-              fabs(p.lines[0].worst_case_usd - 4 * 0.55 * 0.75) < 1e-12,
+    CHECK(p.billed_minutes_max == 50 && sweep_timer_minutes(45) == 45, "billed %g", p.billed_minutes_max);
+    CHECK(p.lines[0].spot_max_price == p.lines[0].usd_per_node_hour && p.lines[1].spot_max_price == 2.0 &&
+              p.lines[2].spot_max_price == 7.0 && p.lines[3].spot_max_price == 0.3,
+          "MaxPrice: the price the worst case used: %g %g %g %g", p.lines[0].spot_max_price, p.lines[1].spot_max_price,
+          p.lines[2].spot_max_price, p.lines[3].spot_max_price);
+    CHECK(fabs(p.lines[0].usd_per_node_hour - 0.55) < 1e-12 && fabs(p.lines[0].worst_case_usd - 4 * 0.55 * H) < 1e-12,
           "highest zone: %g %g", p.lines[0].usd_per_node_hour, p.lines[0].worst_case_usd);
     CHECK(strstr(p.lines[0].price_source, "live 2025-11-25, highest of 3 zones") != NULL, "%s",
           p.lines[0].price_source);
     CHECK(p.lines[1].usd_per_node_hour == 2.0 && strstr(p.lines[1].price_source, "capped at on-demand"),
           "capped: %g %s", p.lines[1].usd_per_node_hour, p.lines[1].price_source);
     CHECK(p.lines[2].usd_per_node_hour == 7.0 && p.lines[2].spot_at_on_demand &&
-              p.lines[2].worst_case_usd == 2 * 7.0 * 0.75,
+              fabs(p.lines[2].worst_case_usd - 2 * 7.0 * H) < 1e-12,
           "no spot: %g %d", p.lines[2].usd_per_node_hour, p.lines[2].spot_at_on_demand);
     CHECK(p.lines[3].usd_per_node_hour == 0.3 && !strcmp(p.lines[3].ami.id, "ami-cpu") &&
               !strcmp(p.lines[0].ami.id, "ami-gpu"),
           "cpu spot without on-demand: %g %s", p.lines[3].usd_per_node_hour, p.lines[3].ami.id);
-    double total = 4 * 0.55 * 0.75 + 2.0 * 0.75 + 2 * 7.0 * 0.75 + 0.3 * 0.75;
+    double total = 4 * 0.55 * H + 2.0 * H + 2 * 7.0 * H + 0.3 * H;
     CHECK(fabs(p.total_usd - total) < 1e-12 && p.verdict == SWEEP_WITHIN && p.instances == 8, "total %g verdict %d",
           p.total_usd, p.verdict);
     sweep_plan_free(&p);
@@ -153,11 +159,24 @@ static void plans(void)
     sweep_plan_free(&p);
     in.n = 5; /* c7i.large on-demand has no price: the total is unknown, never within */
     CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_UNPRICED && isnan(p.total_usd) &&
-              isnan(p.lines[4].worst_case_usd),
+              isnan(p.lines[4].worst_case_usd) && isnan(p.lines[4].spot_max_price),
           "unpriced: %d %g", p.verdict, p.total_usd);
     sweep_plan_free(&p);
     in.max_cost_usd = NAN;
     CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.verdict == SWEEP_NO_CEILING, "no ceiling: %d", p.verdict);
+    /* a fraction of a minute: the timer rounds it up, and the bound is that plus the boot allowance */
+    sweep_plan_free(&p);
+    in.n = 1;
+    in.max_minutes = 0.5;
+    CHECK(sweep_plan_build(&in, &p, &err) == 0 && p.billed_minutes_max == 1 + SWEEP_BOOT_ALLOWANCE_MINUTES &&
+              fabs(p.lines[0].worst_case_usd - 4 * 0.55 * 6 / 60) < 1e-12,
+          "0.5 min: billed %g, worst %g", p.billed_minutes_max, p.lines[0].worst_case_usd);
+    CHECK(sweep_timer_minutes(0.01) == 1 && sweep_timer_minutes(30) == 30 && sweep_timer_minutes(30.0001) == 31 &&
+              sweep_billed_minutes_max(44.2) == 50,
+          "timer minutes: %d %d %d %g", sweep_timer_minutes(0.01), sweep_timer_minutes(30),
+          sweep_timer_minutes(30.0001), sweep_billed_minutes_max(44.2));
+    in.max_minutes = 45;
+    in.n = 5;
     sweep_plan_free(&p);
     amis[SWEEP_AMI_CPU_X86_64].id[0] = '\0';
     CHECK(sweep_plan_build(&in, &p, &err) != 0 && strstr(err.msg, "no AMI for CPU types"), "AMI missing: %s", err.msg);

@@ -14,7 +14,8 @@ Python's json, never from instbench's output alone:
      terminated;
   B  no capacity in any zone, a spot interruption, a build failure: each reported with its reason;
   C  a quota stops the sweep naming the quota and the vCPUs; what was launched is terminated;
-  K  every RunInstances answer lost after EC2 launched: found by its tag and terminated;
+  K  every RunInstances answer lost after EC2 launched: found by its ClientToken, recorded and
+     terminated;
   D  --max-cost below the worst case: exit 2, no RunInstances at all, no state file; a refused
      RunInstances DryRun: exit 1, nothing launched; a bucket in another region (exit 2) or a missing
      one (exit 1): nothing launched; `plan --format csv` refused;
@@ -471,7 +472,8 @@ def scenario_g():
 
 def scenario_k():
     """K: EC2 launched, but every RunInstances answer was lost (retries with the same ClientToken
-    too): the sweep stops on the launch error, and still finds the instance by its tag and ends it."""
+    too): the sweep stops on the launch error, and still finds the instance by that ClientToken,
+    records it and ends it."""
     fake, home = fresh()
     try:
         fake.sweep(lose_answers=100)
@@ -479,7 +481,10 @@ def scenario_k():
         check(rc == 1, "K: the lost launch answer stops the sweep: exit %d %s" % (rc, err[-1500:]))
         check(len(rec["instances"]) == 1 and not alive(rec),
               "K: the instance no answer named is terminated: %r" % [(i["id"], i["state"]) for i in rec["instances"]])
-        check("no launch answer named" in err, "K: says so: %s" % err[-1500:])
+        st = state_file(home, sid)
+        check("found 1 instance launched by the unanswered RunInstances" in err and
+              [i["id"] for i in st["instances"]] == [rec["instances"][0]["id"]] and st["phase"] == "done",
+              "K: says so and records it: %s %r" % (err[-1500:], st["instances"]))
     finally:
         fake.stop()
         shutil.rmtree(home, ignore_errors=True)

@@ -7,9 +7,10 @@ figure is computed here.
      running there: the instance is found and terminated in us-east-1, and the state file records
      the end EC2 gave.  An instance the state records that EC2 shows nowhere: exit 1, left as
      recorded, never written "terminated", the sweep not "done";
-  2  the cost: an instance whose end is unknown counts at most launch + max_minutes (a 2-day-old
-     state of a $0.50/h 30-minute candidate, and a killed `--max-minutes 0.2` run of a $55.04/h
-     type); `--refresh` records the end EC2 names, not the refresh's time;
+  2  the cost: an instance whose end is unknown counts at most launch + what its own timer allows,
+     max_minutes rounded up + 5 minutes of boot and halt (a 2-day-old state of a $0.50/h 30-minute
+     candidate: 35 minutes; a killed `--max-minutes 0.2` run of a $55.04/h type: 6 minutes);
+     `--refresh` records the end EC2 names, not the refresh's time;
   3  "candidates": [] with an instance of candidate 0: refused, no crash;
   4  every hostile state file (the sweep_status.py ones plus a FIFO, a symbolic link to /dev/zero,
      a 300 MB file, a link to a good file, empty candidates, C1 controls) given to `sweep status`,
@@ -170,30 +171,35 @@ def test_cleanup_region(fake, home):
 def test_cost(fake, home):
     """Defect 2."""
     now = time.time()
-    # two days old, $0.50/h, 30 minutes, nothing known of its end: at most 30 minutes billed
+    # two days old, $0.50/h, 30 minutes, nothing known of its end: at most its timer's 30 minutes and
+    # the 5 of boot and halt billed
     write(home, state(price=0.5, max_minutes=30, launched=now - 2 * 86400))
     rc, out, err = run(home, fake, "status", SID)
-    usd = 0.5 * 30 / 60
+    usd = 0.5 * 35 / 60
     check(rc == 0 and cost_shown(out, usd) and "end is not known" in out,
-          "a 2-day-old state, end unknown: cost %.4f (launch + max_minutes), said so: %s" % (usd, out))
-    # `run --max-minutes 0.2` of a $55.04/h type killed; the instance's own timer ended it
-    launched = int(now) - 60
+          "a 2-day-old state, end unknown: cost %.4f (launch + 30 + 5 min), said so: %s" % (usd, out))
+    # `run --max-minutes 0.2` of a $55.04/h type killed; the instance's own timer ended it: `shutdown
+    # -h +1` (0.2 rounded up) once it had booted, so at most 1 + 5 minutes.  (Sweep SID2: the fake still
+    # holds SID's instance of test_cleanup_region, which --refresh would find by its tag and record.)
+    launched = int(now) - 2 * 86400
     iid = "i-0123456789abcdef1"
-    doc = state(price=55.04, max_minutes=0.2, launched=launched)
+    doc = state(sid=SID2, price=55.04, max_minutes=0.2, launched=launched)
     doc["instances"][0]["id"] = iid
-    write(home, doc)
-    rc, out, err = run(home, fake, "status", SID)
-    usd = 55.04 * 12 / 3600
-    check(rc == 0 and cost_shown(out, usd), "a killed 0.2-minute run a minute later: %.4f, not more: %s" % (usd, out))
+    write(home, doc, sid=SID2)
+    rc, out, err = run(home, fake, "status", SID2)
+    usd = 55.04 * 6 / 60
+    check(rc == 0 and cost_shown(out, usd), "a killed 0.2-minute run two days later: %.4f, not more: %s" % (usd, out))
     # --refresh: EC2 says it ended 12 s after launch; that end is recorded, not the refresh's time
     fake.sweep(plant=[{"id": iid, "region": "us-east-1", "state": "terminated", "launched": launched,
                        "ended_at": launched + 12, "reason": "Client.InstanceInitiatedShutdown",
-                       "tags": {"instbench:sweep": SID}}])
-    rc, out, err = run(home, fake, "status", SID, "--refresh")
-    rec = read(home)["instances"][0]
+                       "tags": {"instbench:sweep": SID2}}])
+    rc, out, err = run(home, fake, "status", SID2, "--refresh")
+    rec = read(home, SID2)["instances"][0]
     check(rc == 0 and rec["state"] == "terminated" and rec["ended"] == iso(launched + 12),
           "--refresh records EC2's end %s: %s %s" % (iso(launched + 12), rec, err))
+    usd = 55.04 * 12 / 3600
     check(cost_shown(out, usd) and "end is not known" not in out, "... and the cost from it: %s" % out)
+    os.unlink(os.path.join(sweeps_dir(home), SID2 + ".json"))
 
 
 def hostile_files(home):

@@ -20,6 +20,7 @@
 
 #include "instbench/aws_values.h"
 
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,13 @@ static ec2_form launch_form(const ec2_launch *l)
         ec2_add(&f, "InstanceMarketOptions.MarketType", "spot");
         ec2_add(&f, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
         ec2_add(&f, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior", "terminate");
+        if (l->spot_max_price > 0 && isfinite(l->spot_max_price)) {
+            /* rounded down to a millionth of a dollar: what EC2 may bill never exceeds the price the
+               caller bounded its cost with */
+            char price[32];
+            snprintf(price, sizeof price, "%.6f", floor(l->spot_max_price * 1e6) / 1e6);
+            ec2_add(&f, "InstanceMarketOptions.SpotOptions.MaxPrice", price);
+        }
     }
     if (l->root_volume_gb > 0) {
         /* /dev/sda1: the root device of Ubuntu's and the Deep Learning AMIs */
@@ -318,6 +326,26 @@ int aws_ec2_describe_instances(aws_client *c, const char *region, char *const *i
     if (!rc) rc = ec2_describe_all(c, region, bodies, n, &describe_spec, &ic, err);
     for (size_t q = 0; q < n; q++) free(bodies[q]);
     free(bodies);
+    return rc;
+}
+
+int aws_ec2_instances_by_client_token(aws_client *c, const char *region, const char *client_token, const char *tag_key,
+                                      const char *tag_value, ec2_instances *out, ib_error *err)
+{
+    if (!client_token || !client_token[0] || strlen(client_token) > 64)
+        return ib_error_set(err, IB_EXIT_USAGE, "EC2 DescribeInstances: a client token is 1..64 characters");
+    char page[16], tag[160];
+    snprintf(page, sizeof page, "%d", describe_page_size);
+    snprintf(tag, sizeof tag, "tag:%s", tag_key);
+    ec2_form f = ec2_action("DescribeInstances");
+    ec2_add(&f, "MaxResults", page);
+    ec2_filter(&f, 1, "client-token", client_token);
+    ec2_filter(&f, 2, tag, tag_value);
+    char *body = ec2_form_text(&f);
+    if (!body) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeInstances: out of memory");
+    instances_ctx ic = {.out = out, .what = describe_spec.what};
+    int rc = ec2_describe_all(c, region, &body, 1, &describe_spec, &ic, err);
+    free(body);
     return rc;
 }
 

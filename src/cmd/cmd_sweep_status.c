@@ -1,0 +1,466 @@
+/* cmd/sweep_status: `instbench sweep status` and `sweep cleanup`.  The flags are read here; the
+ * work is src/sweep/ (state.c: the state file and its lock; cleanup.c: refreshing from EC2, and
+ * ending a sweep's resources by tag).  Both take the state file's lock before they write it, so
+ * a live `sweep run`'s file is left to it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/args.h"
+#include "cmd/cmd.h"
+#include "cmd/cmd_sweep_report.h"
+#include "instbench/aws.h"
+#include "instbench/names.h"
+#include "instbench/prices.h"
+#include "instbench/sweep.h"
+
+/* ---- status ----------------------------------------------------------------------------------- */
+static struct {
+    int refresh;
+    int format; /* 0 table, 1 json */
+} S;
+static const char *const status_formats[] = {"table", "json", NULL};
+
+static const arg_spec status_specs[] = {
+    {"--refresh", 0, ARG_FLAG, &S.refresh, NULL,
+     "ask EC2 for each instance's state now (DescribeInstances), find the\n"
+     "instances tagged with the sweep that the file does not record, and\n"
+     "update the state file; without it the states are the last ones\n"
+     "recorded.  A sweep whose `sweep run` is still alive is not refreshed:\n"
+     "its state file is that process's (it holds the file's lock)"},
+    {"--format", 0, ARG_CHOICE, &S.format, NULL, "table (default) or json: the state file itself",
+     .choices = status_formats},
+    {0},
+};
+
+const arg_command cmd_sweep_status_args = {
+    "sweep status",
+    "[ID] [--refresh] [--format table|json]",
+    "Lists the sweeps started from this machine (their state files, $XDG_STATE_HOME/instbench/sweeps,\n"
+    "else ~/.local/state/instbench/sweeps): id, region, phase, each candidate's outcome, and what the\n"
+    "sweep may have left (instances not known terminated, Elastic IPs not known released, security\n"
+    "and placement groups not known deleted: `sweep cleanup ID` removes them); with ID, every\n"
+    "instance too, with its state, zone and the reason EC2 gave when it ended, and the sweep's cost\n"
+    "so far.",
+    "exit status: 0 listed, 1 a state file that cannot be read or written, EC2 unreachable, or\n"
+    "(--refresh ID) a sweep whose `sweep run` is still alive, 2 an ID that is not a sweep's (no\n"
+    "state file).\n",
+    status_specs,
+    "ID",
+    .examples = (const arg_example[]){{"every sweep started here", "instbench sweep status"}, {0}},
+};
+
+static void status_line(const sweep_state *st)
+{
+    size_t counts[SWEEP_OUTCOME_COUNT] = {0};
+    for (size_t i = 0; i < st->n_cand; i++) counts[st->cand[i].outcome]++;
+    sweep_leftovers l = sweep_leftovers_of(st);
+    size_t alive = l.instances;
+    char outcomes[256] = "", left[256] = "", holder[128] = "";
+    int k2 = 0;
+    if (l.eips)
+        k2 += snprintf(left + k2, sizeof left - (size_t)k2, "%s%zu Elastic IP%s", k2 ? ", " : "", l.eips,
+                       l.eips == 1 ? "" : "s");
+    if (l.groups) k2 += snprintf(left + k2, sizeof left - (size_t)k2, "%s%zu security group", k2 ? ", " : "", l.groups);
+    if (l.placement)
+        k2 += snprintf(left + k2, sizeof left - (size_t)k2, "%s%zu placement group%s", k2 ? ", " : "", l.placement,
+                       l.placement == 1 ? "" : "s");
+    int live = sweep_state_locked(st->id, holder, sizeof holder);
+    size_t k = 0;
+    for (int o = 0; o < SWEEP_OUTCOME_COUNT; o++)
+        if (counts[o] && k < sizeof outcomes)
+            k += (size_t)snprintf(outcomes + k, sizeof outcomes - k, "%s%zu %s", k ? ", " : "", counts[o],
+                                  sweep_outcome_name(o));
+    /* the phase and region came from a file: escaped as every such string is (C1 controls too) */
+    util_term_printf(stdout, "%-20s  %-14s  %-13s  %2zu candidates (%s); %zu instance%s not known terminated%s%s%s",
+                     st->id, st->region, st->phase, st->n_cand, outcomes, alive, alive == 1 ? "" : "s",
+                     left[0] ? "; not known removed: " : "", left, live ? "; live: " : "");
+    if (live) util_term_printf(stdout, "%s", holder);
+    else if (alive || left[0]) util_term_printf(stdout, ": `instbench sweep cleanup %s`", st->id);
+    fputc('\n', stdout);
+}
+
+/* `status --refresh` of one loaded sweep, under its lock: EC2 asked, what it shows recorded and
+ * saved.  A live `sweep run` holding the lock is left alone.  0 refreshed; 1 not (held: said);
+ * -1 an error (said). */
+static int refresh_one(sweep_state *st, double wait_s)
+{
+    ib_error err = {0};
+    int fd = -1;
+    int l = sweep_state_lock(st->id, "sweep status --refresh", wait_s, &fd, &err);
+    if (l == 1) {
+        util_term_printf(stderr,
+                         "instbench sweep status: %s: not refreshed (its state file is that process's to write; "
+                         "shown as it recorded)\n",
+                         err.msg);
+        return 1;
+    }
+    if (l < 0) ib_warn("%s: refreshing without it", err.msg);
+    /* the file as it is now that the lock is ours (a run that just ended wrote it last) */
+    sweep_state fresh;
+    if (sweep_state_load(st->id, &fresh, &err) == 0) {
+        sweep_state_free(st);
+        *st = fresh;
+    }
+    size_t found = 0;
+    int rc = 0;
+    if (sweep_state_refresh(st, 0, &found, &err) != 0) {
+        util_term_printf(stderr, "instbench sweep status: %s: %s\n", st->id, err.msg);
+        rc = -1;
+    } else {
+        if (found)
+            ib_warn("%s: %zu instance%s tagged with the sweep that its state file did not record (a launch its "
+                    "process never wrote down): recorded now",
+                    st->id, found, found == 1 ? "" : "s");
+        if (sweep_state_save(st, &err) != 0) {
+            util_term_printf(stderr, "instbench sweep status: %s: what EC2 showed could not be written: %s\n", st->id,
+                             err.msg);
+            rc = -1;
+        }
+    }
+    sweep_state_unlock(fd);
+    return rc;
+}
+
+int cmd_sweep_status(int argc, char **argv)
+{
+    memset(&S, 0, sizeof S);
+    char *pos[argc + 1];
+    int npos = 0, rc = args_parse(&cmd_sweep_status_args, argc, argv, pos, &npos);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (npos > 1) return args_usage_error(&cmd_sweep_status_args, "at most one sweep ID (got %d)", npos);
+    ib_error err = {0};
+    sweep_state st;
+    if (npos == 1) {
+        if (!sweep_id_valid(pos[0]))
+            return args_usage_error(&cmd_sweep_status_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)",
+                                    pos[0]);
+        if ((rc = sweep_state_load(pos[0], &st, &err)) != 0) {
+            fprintf(stderr, "instbench sweep status: %s\n", err.msg);
+            return err.code ? err.code : IB_EXIT_RUNTIME;
+        }
+        int refreshed = S.refresh ? refresh_one(&st, SWEEP_LOCK_WAIT_S) : 0;
+        if (refreshed == 1) { /* a live run's: refused, the recorded state is what plain status shows */
+            fprintf(stderr,
+                    "instbench sweep status: `instbench sweep status %s` (without --refresh) shows what it has "
+                    "recorded\n",
+                    st.id);
+            sweep_state_free(&st);
+            return IB_EXIT_RUNTIME;
+        }
+        rc = refreshed < 0 ? IB_EXIT_RUNTIME : IB_EXIT_OK;
+        if (S.format == 1) {
+            char *json = sweep_state_json(&st);
+            if (json) fputs(json, stdout);
+            free(json);
+        } else {
+            status_line(&st);
+            if (st.note[0]) util_term_printf(stdout, "  stopped early: %s\n", st.note);
+            sweep_print_candidates(&st, stdout);
+            sweep_print_instances(&st, stdout);
+            sweep_print_network(&st, stdout);
+            sweep_print_cost(&st, stdout);
+        }
+        sweep_state_free(&st);
+        return rc;
+    }
+    char **ids = NULL;
+    size_t n = 0;
+    if (sweep_state_list(&ids, &n, &err) != 0) {
+        fprintf(stderr, "instbench sweep status: %s\n", err.msg);
+        return IB_EXIT_RUNTIME;
+    }
+    if (!n) ib_info("no sweeps started here");
+    rc = IB_EXIT_OK;
+    if (S.format == 1) printf("[");
+    size_t printed = 0; /* the separator follows what was printed: a skipped file prints nothing */
+    for (size_t i = 0; i < n; i++) {
+        if (sweep_state_load(ids[i], &st, &err) != 0) {
+            fprintf(stderr, "instbench sweep status: %s\n", err.msg);
+            rc = IB_EXIT_RUNTIME;
+            continue;
+        }
+        if (S.refresh && refresh_one(&st, 1.0) < 0) rc = IB_EXIT_RUNTIME;
+        if (S.format == 1) {
+            char *json = sweep_state_json(&st);
+            if (json) printf("%s%s", printed++ ? "," : "", json);
+            free(json);
+        } else {
+            status_line(&st);
+        }
+        sweep_state_free(&st);
+    }
+    if (S.format == 1) printf("]\n");
+    util_free_strv(ids, n);
+    return rc;
+}
+
+/* ---- cleanup ---------------------------------------------------------------------------------- */
+static struct {
+    int all;
+    const char *region;
+    double wait_s;
+    int force;
+} C;
+
+static const arg_spec cleanup_specs[] = {
+    {"--all", 0, ARG_FLAG, &C.all, NULL,
+     "every sweep's instances, placement groups, Elastic IPs and\n"
+     "security groups (any value of the\n"
+     "instbench:sweep tag) in the regions of the state files here and --region"},
+    {"--region", 0, ARG_STRING, &C.region, "R",
+     "look in R too (the state file's region, where the sweep ran, is always\n"
+     "searched; without a state file: R, else AWS_REGION / the profile's region)",
+     .check = names_region_problem, .suggest = prices_suggest_region},
+    {"--wait", 0, ARG_DOUBLE, &C.wait_s, "SECONDS",
+     "how long to wait for EC2 to confirm each instance terminated\n"
+     "(default 600)",
+     1, 86400},
+    {"--force", 0, ARG_FLAG, &C.force, NULL,
+     "end the instances of a sweep whose `sweep run` is still alive here\n"
+     "(it holds its state file's lock; without --force that sweep is refused,\n"
+     "and --all refuses, before anything is ended).  Its state file is left to\n"
+     "it: the run sees its instances end and finishes"},
+    {0},
+};
+
+const arg_command cmd_sweep_cleanup_args = {
+    "sweep cleanup",
+    "ID|--all [--region R] [--force]",
+    "Terminates every instance tagged instbench:sweep=ID, waits until EC2 confirms each terminated,\n"
+    "then releases every Elastic IP and deletes every security group and placement group with that tag.  Instances are "
+    "found by their tag\n"
+    "(DescribeInstances), not from the state file, so it works after a crash or with the state file\n"
+    "gone; `sweep run` names this command when it could not confirm everything ended.  The state\n"
+    "file gets what EC2 showed, an instance found by tag that it did not record included (then its\n"
+    "cost counts); an instance it records that EC2 shows nowhere is left as recorded.  A sweep whose\n"
+    "`sweep run` is still alive (it holds the state file's lock) is refused unless --force.\n"
+    "Ctrl-C does not cut it short; a closed terminal or pipe does not stop it.",
+    "exit status: 0 nothing of the sweep is left running, 1 something could not be confirmed\n"
+    "terminated or deleted, an instance of the state file not seen ended, a state file that cannot\n"
+    "be read (run it again, with --region where it ran), or a sweep whose `sweep run` is alive\n"
+    "(without --force; nothing ended), 2 an ID that is not a sweep's.\n",
+    cleanup_specs,
+    "ID",
+    .examples =
+        (const arg_example[]){
+            {"whatever any sweep left in us-east-1", "instbench sweep cleanup --all --region us-east-1"}, {0}},
+};
+
+/* The state files the cleanup is about (every one with --all, else ID's, when it has one), each
+ * locked first and then loaded (so what it reads is what the last writer left), before anything is
+ * asked of AWS, so what EC2 says can be written into them.  OWNED[k]: 1 when this cleanup may
+ * write states[k] (its lock is ours, or no lock file can exist there), 0 when a live `sweep run`
+ * holds it (--force).  Unreadable ones are warned about, counted in *UNREADABLE and left alone.
+ * *N_STATES gets how many were loaded.  -1 after saying so when a live run holds one and --force
+ * is not given (nothing is to be ended then), else 0.  *states, *owned and *fds are malloc'd. */
+static int cleanup_states(const char *id, sweep_state **states, int **owned, int **fds, size_t *n_states,
+                          int *unreadable)
+{
+    size_t n = 0;
+    ib_error err = {0};
+    *states = NULL;
+    *owned = *fds = NULL;
+    *unreadable = 0;
+    char **ids = NULL;
+    size_t nid = 0;
+    if (!id && sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
+    size_t want = id ? 1 : nid;
+    if (want && (!(*states = calloc(want, sizeof **states)) || !(*owned = calloc(want, sizeof **owned)) ||
+                 !(*fds = calloc(want, sizeof **fds)))) {
+        ib_warn("out of memory reading the state files (looking by tag only)");
+        *unreadable = (int)want;
+        want = 0;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < want; i++) {
+        const char *sid = id ? id : ids[i];
+        int fd = -1;
+        /* --all looks at many: a holder that lets go within a second is waited for, a live run is not */
+        int l = sweep_state_lock(sid, "sweep cleanup", id ? SWEEP_LOCK_WAIT_S : 1.0, &fd, &err);
+        if (l == 1 && !C.force) {
+            util_term_printf(stderr,
+                             "instbench sweep cleanup: %s: it ends its instances itself; ending them under it needs "
+                             "--force%s: nothing ended\n",
+                             err.msg, id ? "" : " (--all would end them too)");
+            rc = -1;
+            continue;
+        }
+        if (l == 1)
+            util_term_printf(stderr,
+                             "warning: %s: --force: its instances are ended by tag; its state file is left to it\n",
+                             err.msg);
+        if (l < 0) ib_warn("%s: going on without it", err.msg);
+        int ld = sweep_state_load(sid, &(*states)[n], &err);
+        if (ld == 0) {
+            (*owned)[n] = l != 1;
+            (*fds)[n] = fd;
+            n++;
+            continue;
+        }
+        sweep_state_unlock(fd);
+        if (ld < 0) ib_warn("%s%s", err.msg, id ? " (looking by tag only)" : ""), (*unreadable)++;
+    }
+    util_free_strv(ids, nid);
+    *n_states = n;
+    return rc;
+}
+
+/* Where to look: every loaded state file's region (where its sweep ran) and --region, once each;
+ * with neither, AWS_REGION / the profile's. */
+static size_t cleanup_regions(const sweep_state *states, size_t n_states, char regions[][32], size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i <= n_states && n < cap; i++) {
+        const char *r = i < n_states ? states[i].region : C.region;
+        if (!r || !r[0]) continue;
+        int seen = 0;
+        for (size_t k = 0; k < n; k++) seen |= !strcmp(regions[k], r);
+        if (!seen) snprintf(regions[n++], 32, "%s", r);
+    }
+    ib_error err = {0};
+    if (!n && aws_region_resolve(regions[0], &err) == 0) n = 1;
+    return n;
+}
+
+/* After the regions were searched: each state file gets what EC2 showed, and only that.  An instance
+ * it records that was seen neither running nor ended is left as recorded and named: the cleanup
+ * cannot say it is gone (another region, another account, or EC2 forgot it).  A sweep found all
+ * clean is done: its candidates that never got an outcome (its process died) get "not run".  A
+ * state file a live run holds (OWNED 0) is not written.  Returns how many were unseen. */
+static size_t cleanup_record(sweep_state *states, const int *owned, size_t n_states, int all_clean, char regions[][32],
+                             size_t n_regions)
+{
+    size_t unseen = 0;
+    time_t now = time(NULL);
+    for (size_t k = 0; k < n_states; k++) {
+        sweep_state *st = &states[k];
+        size_t left = 0;
+        for (size_t i = 0; i < st->n_inst; i++) {
+            if (!strcmp(st->inst[i].state, "terminated")) continue;
+            left++;
+            util_term_printf(stderr,
+                             "instbench sweep cleanup: %s: instance %s (recorded %s) was not seen in %s%s: "
+                             "left as recorded\n",
+                             st->id, st->inst[i].id, st->inst[i].state, regions[0],
+                             n_regions > 1 ? " or the other regions searched" : "");
+        }
+        unseen += left;
+        if (!owned[k]) {
+            ib_info("sweep %s: its state file is its live `sweep run`'s: not written", st->id);
+            continue;
+        }
+        if (!left && all_clean) {
+            for (size_t i = 0; i < st->n_cand; i++) {
+                sweep_state_candidate *c = &st->cand[i];
+                if (c->placement_group[0]) c->placement_group_deleted = 1;
+                if (c->outcome != SWEEP_PENDING && c->outcome != SWEEP_RUNNING) continue;
+                snprintf(
+                    c->reason, sizeof c->reason, "%s",
+                    c->outcome == SWEEP_PENDING
+                        ? "not launched: the sweep's process ended first"
+                        : "stopped before a result: the sweep's process ended; `sweep cleanup` ended its instances");
+                c->outcome = SWEEP_NOT_RUN;
+                if (!c->ended) c->ended = now;
+            }
+            snprintf(st->phase, sizeof st->phase, "done");
+            if (!st->finished) st->finished = now;
+        }
+        ib_error err = {0};
+        if (sweep_state_save(st, &err) != 0)
+            util_term_printf(stderr,
+                             "warning: sweep %s: what the cleanup found and ended could not be written into its state "
+                             "file (%s): the file still shows the sweep as it was; what EC2 showed is above\n",
+                             st->id, err.msg);
+    }
+    return unseen;
+}
+
+int cmd_sweep_cleanup(int argc, char **argv)
+{
+    memset(&C, 0, sizeof C);
+    C.wait_s = SWEEP_DEFAULT_TERMINATE_WAIT_S;
+    char *pos[argc + 1];
+    int npos = 0, rc = args_parse(&cmd_sweep_cleanup_args, argc, argv, pos, &npos);
+    if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    if (C.all == (npos == 1) || npos > 1)
+        return args_usage_error(&cmd_sweep_cleanup_args, "give one sweep ID or --all");
+    if (npos == 1 && !sweep_id_valid(pos[0]))
+        return args_usage_error(&cmd_sweep_cleanup_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
+    sweep_install_handlers(); /* a Ctrl-C must not cut a cleanup short, nor a closed pipe: noted, the cleanup goes on */
+    sweep_state *states = NULL;
+    int unreadable = 0, *owned = NULL, *fds = NULL;
+    size_t n_states = 0;
+    if (cleanup_states(C.all ? NULL : pos[0], &states, &owned, &fds, &n_states, &unreadable) != 0) {
+        rc = IB_EXIT_RUNTIME;
+        goto out;
+    }
+    char regions[64][32]; /* distinct regions: AWS has fewer */
+    size_t n_regions = cleanup_regions(states, n_states, regions, 64);
+    if (!n_regions) {
+        fprintf(stderr, "instbench sweep cleanup: no region to look in: give --region R\n");
+        rc = IB_EXIT_USAGE;
+        goto out;
+    }
+    /* With a state file, its region is searched whatever --region says: the sweep ran there. */
+    if (!C.all && n_states && C.region && strcmp(C.region, states[0].region))
+        ib_warn("sweep %s ran in %s (its state file), not %s: looking in both", pos[0], states[0].region, C.region);
+    size_t total = 0;
+    rc = IB_EXIT_OK;
+    ib_error err = {0};
+    for (size_t r = 0; r < n_regions; r++) {
+        size_t found = 0;
+        ib_info("looking for %s's instances in %s", C.all ? "every sweep" : pos[0], regions[r]);
+        if (sweep_cleanup_region(NULL, regions[r], C.all ? "*" : pos[0], C.wait_s,
+                                 sweep_env_seconds("INSTBENCH_SWEEP_POLL_S", SWEEP_DEFAULT_CLEANUP_POLL_S), states, n_states,
+                                 &found, &err) != 0) {
+            util_term_printf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
+            rc = IB_EXIT_RUNTIME;
+        }
+        total += found;
+    }
+    if (rc == IB_EXIT_OK && !C.all && unreadable && total == 0) {
+        fprintf(stderr,
+                "instbench sweep cleanup: nothing tagged %s=%s in %s, and its state file cannot be read (above): "
+                "whatever it records is unknown\n",
+                SWEEP_TAG_SWEEP, pos[0], regions[0]);
+        rc = IB_EXIT_RUNTIME;
+        goto out;
+    }
+    if (rc == IB_EXIT_OK && !C.all && !n_states && total == 0) {
+        fprintf(stderr, "instbench sweep cleanup: no sweep %s: no state file here and nothing tagged %s=%s in %s\n",
+                pos[0], SWEEP_TAG_SWEEP, pos[0], regions[0]);
+        rc = IB_EXIT_USAGE;
+        goto out;
+    }
+    sweep_drop_dead_outputs();
+    size_t unseen = cleanup_record(states, owned, n_states, rc == IB_EXIT_OK, regions, n_regions);
+    if (rc == IB_EXIT_OK && C.all && unreadable) {
+        /* its region is unknown, so "nothing left" cannot be said for its sweep */
+        fprintf(stderr,
+                "instbench sweep cleanup: %d state file%s could not be read (above): %s sweep%s may have run "
+                "in a region not searched (give --region)\n",
+                unreadable, unreadable == 1 ? "" : "s", unreadable == 1 ? "its" : "their", unreadable == 1 ? "" : "s");
+        rc = IB_EXIT_RUNTIME;
+    }
+    if (rc == IB_EXIT_OK && unseen) {
+        fprintf(stderr,
+                "instbench sweep cleanup: %zu instance%s recorded in the state file%s not seen ended: not "
+                "marked terminated (give --region where it ran, or look in the EC2 console)\n",
+                unseen, unseen == 1 ? "" : "s", C.all ? "s" : "");
+        rc = IB_EXIT_RUNTIME;
+    }
+    if (rc == IB_EXIT_OK)
+        ib_info("%zu instance%s terminated; nothing of %s is left running", total, total == 1 ? "" : "s",
+                C.all ? "any sweep" : pos[0]);
+out:
+    for (size_t i = 0; i < n_states; i++) {
+        sweep_state_free(&states[i]);
+        sweep_state_unlock(fds[i]);
+    }
+    free(states);
+    free(owned);
+    free(fds);
+    return rc;
+}
