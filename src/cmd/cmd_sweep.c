@@ -30,11 +30,15 @@ const arg_command cmd_sweep_args = {
     "sweep",
     "plan|run|status|cleanup [options]",
     "Launches every candidate configuration on EC2, measures it there, collects the results from\n"
-    "S3, terminates everything it launched and ranks, under a hard cost ceiling.\n\n"
+    "S3, terminates everything it launched and ranks, under a hard cost ceiling: what the instances\n"
+    "can cost if the sweep's process dies (each one's own timer, --max-minutes rounded up, + 5\n"
+    "minutes of boot and halt; spot capped by its MaxPrice).  Ctrl-C, SIGTERM, SIGHUP, SIGQUIT or a\n"
+    "closed terminal or pipe never leave an instance running unnoticed.\n\n"
     "subcommands:\n"
     "  plan      what a sweep would launch and its worst-case cost; launches nothing (EC2 DryRun)\n"
     "  run       launch, measure, collect, terminate, rank (needs --max-cost)\n"
-    "  status    the sweeps started here, with each instance's state and result\n"
+    "  status    the sweeps started here, with each instance's state and result, and what each may\n"
+    "            have left (instances, Elastic IPs, groups)\n"
     "  cleanup   terminate every instance a sweep left and remove its groups and addresses, found by tag\n",
     "`instbench sweep SUBCOMMAND --help` lists a subcommand's options.\n",
     sweep_specs,

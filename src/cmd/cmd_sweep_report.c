@@ -18,7 +18,7 @@
 #include "instbench/util.h"
 
 volatile sig_atomic_t sweep_stop_signal; /* the signal that asked the sweep to stop; 0: none */
-static int devnull_fd = -1;      /* /dev/null, put in place of an output whose reader is gone */
+static int devnull_fd = -1;              /* /dev/null, put in place of an output whose reader is gone */
 volatile sig_atomic_t sweep_stdout_lost; /* stdout's reader went away: the ranking is not printed there */
 
 /* Standard output or error whose reader is gone (the read end of its pipe closed: `| tee log`

@@ -413,8 +413,8 @@ int cmd_sweep_cleanup(int argc, char **argv)
         size_t found = 0;
         ib_info("looking for %s's instances in %s", C.all ? "every sweep" : pos[0], regions[r]);
         if (sweep_cleanup_region(NULL, regions[r], C.all ? "*" : pos[0], C.wait_s,
-                                 sweep_env_seconds("INSTBENCH_SWEEP_POLL_S", SWEEP_DEFAULT_CLEANUP_POLL_S), states, n_states,
-                                 &found, &err) != 0) {
+                                 sweep_env_seconds("INSTBENCH_SWEEP_POLL_S", SWEEP_DEFAULT_CLEANUP_POLL_S), states,
+                                 n_states, &found, &err) != 0) {
             util_term_printf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
             rc = IB_EXIT_RUNTIME;
         }
