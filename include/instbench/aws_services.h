@@ -38,7 +38,9 @@ typedef struct pricing_item {
     char instance_type[64]; /* "g5.xlarge" (AmazonEC2) or "ml.g5.xlarge" (AmazonSageMaker training) */
     char region[32];        /* regionCode */
     double usd_per_hour;    /* out: on-demand USD/h, NAN when no product matched */
-    int n_products;         /* out: products seen that matched */
+    int n_products;         /* out: products seen that matched, with a price (all at usd_per_hour) */
+    int n_zero;             /* out: products that matched with an hourly price of $0 only (no price) */
+    char sku[64];           /* out: the SKU usd_per_hour was read from */
     int pages;              /* out */
 } pricing_item;
 
@@ -47,8 +49,9 @@ typedef struct pricing_item {
 int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *out, ib_error *err);
 /* Request body for one page (exposed for tests); malloc'd. */
 char *aws_pricing_request_body(const pricing_item *it, int page_size, const char *token);
-/* Parses one GetProducts response into it (keeping the best matching price); *next gets the
- * NextToken (malloc'd) or NULL.  Never crashes on malformed input (fuzzed). */
+/* Parses one GetProducts response into it (the matching product's price; -1 when two matching
+ * products differ in price: ambiguous, err names both SKUs); *next gets the NextToken (malloc'd)
+ * or NULL.  Never crashes on malformed input (fuzzed). */
 int aws_pricing_parse_page(const char *body, size_t len, pricing_item *it, char **next, ib_error *err);
 
 /* ---- EC2 DescribeSpotPriceHistory ---------------------------------------------------------- */

@@ -51,6 +51,7 @@ typedef struct price_record {
     } hw;
     int od_live_answered; /* 1: live AWS answered the on-demand query (then NAN means AWS
                                         has no such product there); not part of the file format */
+    int od_live_zero;     /* 1: ... and AWS lists the product there only at $0/h (no price) */
     int nodes;            /* instances priced together (`prices --nodes`), >= 1: the
                                         totals are nodes x the per-instance prices; written, never read */
 } price_record;

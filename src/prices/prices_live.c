@@ -163,11 +163,13 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
         }
         st[i].od = 1;
         recs[i].on_demand_usd_per_hour = od[i].usd_per_hour; /* NAN: no such product there */
+        /* ... or one AWS lists only at $0/h, which is no price either, and is said as such */
+        recs[i].od_live_zero = isnan(od[i].usd_per_hour) && od[i].n_zero > 0;
         strcpy(recs[i].on_demand_source, "live");
         recs[i].on_demand_as_of = now;
-        if (od[i].n_products > 1)
-            ib_debug("prices: %zu products matched %s in %s; kept the first", (size_t)od[i].n_products,
-                     od[i].instance_type, od[i].region);
+        if (od[i].n_products > 1) /* a different price would have failed the query (pricing.c) */
+            ib_debug("prices: %zu products matched %s in %s, all at $%.10g/h", (size_t)od[i].n_products,
+                     od[i].instance_type, od[i].region, od[i].usd_per_hour);
     }
     /* spot */
     rep->spot_asked = n_sp ? n_ec2 * n_regions : 0;

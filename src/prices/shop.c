@@ -8,6 +8,7 @@
 
 #include "instbench/instance_type.h"
 #include "instbench/prices.h"
+#include "prices/internal.h"
 
 static int wanted_price(const prices_query *q, const price_record *r)
 {
@@ -72,10 +73,28 @@ int prices_check_found(const prices_query *q, const price_set *set)
                                              : "run it again when AWS answers (the warning above says why it did not)");
             break;
         }
-        fprintf(stderr,
-                "instbench prices: no %sprice for %s in %s from %s: no such product there (check the "
-                "instance type and region)\n",
-                market, types, regions, q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot");
+        /* AWS's answer is final (docs/usage.md, prices): with auto it overrides what the cache and
+         * the snapshot hold, and the line says so; a product listed only at $0/h is said as such */
+        size_t zero = 0, held = 0, ans = 0;
+        const price_set *snap = q->source == PRICES_SOURCE_AUTO ? prices_snapshot(NULL) : NULL;
+        for (size_t i = 0; i < set->n; i++) {
+            const price_record *r = &set->items[i];
+            if (!r->od_live_answered || !q->want_on_demand) continue;
+            ans++;
+            zero += r->od_live_zero;
+            const price_record *s = snap ? prices_find(snap, r->instance_type, r->region) : NULL;
+            held += q->source == PRICES_SOURCE_AUTO &&
+                    ((s && !isnan(s->on_demand_usd_per_hour)) || prices_cache_has(r->instance_type, r->region));
+        }
+        const char *what = !ans          ? "no such product there (check the instance type and region)"
+                           : zero == 0   ? "AWS answered that it has no such product there (check the instance type "
+                                           "and region)"
+                           : zero == ans ? "AWS lists that product there only at $0/h, which is no price"
+                                         : "AWS answered that it has no such product there, or lists it only at $0/h, "
+                                           "which is no price";
+        fprintf(stderr, "instbench prices: no %sprice for %s in %s from %s: %s%s\n", market, types, regions,
+                q->source == PRICES_SOURCE_LIVE ? "AWS" : "AWS, the cache or the snapshot", what,
+                held ? "; AWS's answer overrides the older price the cache or the snapshot holds" : "");
         break;
     }
     }

@@ -68,10 +68,12 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
                 active[i] = 0;
                 failed++;
             } else if (next && next[0]) {
-                /* A token equal to the one just used would loop forever. */
-                if ((token[i] && !strcmp(token[i], next)) || ++pages[i] >= max_pages) {
-                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages", what,
-                                 pages[i] + 1);
+                /* A token equal to the one just used would loop forever.  pages[i]: the pages
+                 * answered so far, this one included (as many as requests sent). */
+                const int again = token[i] && !strcmp(token[i], next);
+                if (++pages[i] >= max_pages || again) {
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages%s", what,
+                                 pages[i], again ? " (the same NextToken twice)" : "");
                     free(next);
                     active[i] = 0;
                     failed++;

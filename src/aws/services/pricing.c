@@ -13,6 +13,9 @@
  *   and "AllocatedCapacityReservation" rows of the same SKU family).  Products whose attributes say
  *   marketoption other than OnDemand (capacity blocks) or an operation other than RunInstances
  *   (RunInstances is plain Linux/UNIX; suffixed operations are licensed variants) are skipped.
+ *   Two products left after all of that at different prices are an ambiguity the answer cannot
+ *   settle: the query fails naming both SKUs (so nothing is cached, and auto falls back to the
+ *   cache or the snapshot) rather than taking whichever the server listed first.
  * SageMaker (service code AmazonSageMaker, types "ml.*"): products of productFamily "ML Instance"
  *   carry attributes instanceName ("ml.g5.xlarge"), regionCode and component ("Training",
  *   "Hosting", "Notebook", "Processing", ...; usagetype reads e.g. "USE1-Train:ml.g5.xlarge").
@@ -108,10 +111,12 @@ static int product_matches(const cJSON *attrs, const pricing_item *it)
     return !op || !strcmp(op, "RunInstances");
 }
 
-/* The hourly USD price in terms.OnDemand, or NAN.  Returns -1 on a malformed price string. */
-static int on_demand_hourly(const cJSON *doc, double *out, ib_error *err)
+/* The hourly USD price in terms.OnDemand, or NAN (*zero set when an hourly price of $0 was all
+ * there was).  Returns -1 on a malformed price string. */
+static int on_demand_hourly(const cJSON *doc, double *out, int *zero, ib_error *err)
 {
     *out = NAN;
+    *zero = 0;
     const cJSON *terms = cJSON_GetObjectItemCaseSensitive(doc, "terms");
     const cJSON *od = cJSON_GetObjectItemCaseSensitive(terms, "OnDemand");
     const cJSON *offer;
@@ -134,8 +139,10 @@ static int on_demand_hourly(const cJSON *doc, double *out, ib_error *err)
                                     usd->valuestring);
             if (v > 0) { /* $0 rows exist for reservations' covered hours; they are not a price */
                 *out = v;
+                *zero = 0;
                 return 0;
             }
+            *zero = 1;
         }
     }
     return 0;
@@ -171,13 +178,29 @@ int aws_pricing_parse_page(const char *body, size_t len, pricing_item *it, char 
         const cJSON *attrs =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "product"), "attributes");
         double v = NAN;
-        int bad = 0;
-        if (cJSON_IsObject(attrs) && product_matches(attrs, it)) bad = on_demand_hourly(doc, &v, err);
+        int bad = 0, zero = 0;
+        if (cJSON_IsObject(attrs) && product_matches(attrs, it)) bad = on_demand_hourly(doc, &v, &zero, err);
+        const cJSON *sku = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "product"), "sku");
+        char sku_s[sizeof it->sku];
+        snprintf(sku_s, sizeof sku_s, "%s", cJSON_IsString(sku) && sku->valuestring[0] ? sku->valuestring : "?");
         cJSON_Delete(doc);
         if (bad) goto done;
-        if (!isnan(v)) {
-            it->n_products++;
-            if (isnan(it->usd_per_hour)) it->usd_per_hour = v;
+        it->n_zero += zero;
+        if (isnan(v)) continue;
+        it->n_products++;
+        if (isnan(it->usd_per_hour)) {
+            it->usd_per_hour = v;
+            snprintf(it->sku, sizeof it->sku, "%s", sku_s);
+        } else if (v != it->usd_per_hour) {
+            /* Two products pass every filter (instance type, region, Linux, shared tenancy, no
+             * pre-installed software, capacity Used, on-demand, RunInstances) at different prices:
+             * nothing left tells which one a launch is billed at, and the server's order must not
+             * decide.  The query fails (so nothing is cached) naming both. */
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "Pricing GetProducts: %s in %s: two products pass every filter at different prices "
+                         "(SKU %.60s at $%.10g/h, SKU %.60s at $%.10g/h): ambiguous, so AWS's price is not used",
+                         it->instance_type, it->region, it->sku, it->usd_per_hour, sku_s, v);
+            goto done;
         }
     }
     const cJSON *tok = cJSON_GetObjectItemCaseSensitive(root, "NextToken");
@@ -243,7 +266,8 @@ int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *o
     pc->page_size = page_size;
     for (size_t i = 0; i < n; i++) {
         items[i].usd_per_hour = NAN;
-        items[i].n_products = items[i].pages = 0;
+        items[i].n_products = items[i].n_zero = items[i].pages = 0;
+        items[i].sku[0] = '\0';
     }
     if (aws_endpoint_url("PRICING", PRICING_SIGNING_REGION, pc->endpoint, sizeof pc->endpoint) != 0 ||
         !pc->endpoint[0]) {
