@@ -146,6 +146,9 @@ int rank_is_result_name(const char *name);
 typedef struct rank_sink rank_sink;
 void rank_sink_object(rank_sink *s, const char *where, const char *name, const char *data, size_t len);
 void rank_sink_skip(rank_sink *s, const char *where, const char *reason);
+/* The input could be read only in part (a listing that stopped after some pages): the load fails
+ * with "WHERE: REASON", nothing is ranked, for a ranking of part of it would look whole. */
+void rank_sink_fail(rank_sink *s, const char *where, const char *reason);
 typedef void (*rank_remote_fn)(void *ctx, const char *uri, rank_sink *sink);
 
 /* A file the command will write (-o, --plot), by device and inode, and what named it. */

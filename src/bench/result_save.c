@@ -64,12 +64,15 @@ int result_check_output(const char *output, const char *append, int create_dirs,
     return 0;
 }
 
-/* A new file named by PREFIX (directory and leading name part): retried with new random parts. */
-static int write_new(const char *prefix, const char *type, const char *host, const struct timespec *when,
-                     const char *json, char *path, size_t plen, ib_error *err)
+/* A new file named by PREFIX (directory and leading name part) and NAME when given (the name an
+ * upload that failed used, so that uploading the file again gives the intended key), else a
+ * generated name: retried with new random parts when taken. */
+static int write_new(const char *prefix, const char *name, const char *type, const char *host,
+                     const struct timespec *when, const char *json, char *path, size_t plen, ib_error *err)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
-        file_name(prefix, type, host, when, path, plen);
+        if (attempt == 0 && name) snprintf(path, plen, "%s%s", prefix, name);
+        else file_name(prefix, type, host, when, path, plen);
         int r = util_write_file_new(path, json, strlen(json), err);
         if (r != 1) return r;
     }
@@ -81,9 +84,10 @@ int result_save(const char *output, const char *instance_type, const char *host,
 {
     int rc, upload_failed = 0;
     ib_error local_err;
+    char name[320], *same = NULL; /* the generated name an upload used, kept for the local copy */
     if (result_output_is_remote(output)) {
-        char name[320];
         file_name("", instance_type, host, when, name, sizeof name);
+        same = name;
         if (result_upload(output, name, json, saved, saved_len, err) == 0) return 0;
         /* the measurement stays: saved locally as without --output; err keeps the upload's reason */
         upload_failed = 1;
@@ -96,7 +100,7 @@ int result_save(const char *output, const char *instance_type, const char *host,
     } else {
         struct stat st;
         const int had_dir = stat(RESULT_DIR, &st) == 0;
-        rc = write_new(RESULT_DIR "/", instance_type, host, when, json, saved, saved_len, err);
+        rc = write_new(RESULT_DIR "/", same, instance_type, host, when, json, saved, saved_len, err);
         if (rc != 0 && !had_dir) rmdir(RESULT_DIR); /* made for this result and left empty */
     }
     if (rc == 0) return upload_failed;
@@ -108,7 +112,7 @@ int result_save(const char *output, const char *instance_type, const char *host,
         char prefix[4200];
         ib_error ferr = {0};
         snprintf(prefix, sizeof prefix, "%s/instbench-result-", dirs[i]);
-        if (write_new(prefix, instance_type, host, when, json, saved, saved_len, &ferr) == 0) return 1;
+        if (write_new(prefix, same, instance_type, host, when, json, saved, saved_len, &ferr) == 0) return 1;
     }
     saved[0] = '\0';
     return -1;

@@ -147,8 +147,9 @@ void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
     aws_s3_pager pg;
     aws_s3_pager_init(&pg, bucket, prefix, 0, 0);
     size_t found = 0;
-    int failed = aws_s3_pager_next(r->s3, &pg, &err) != 0;
+    int failed = aws_s3_pager_next(r->s3, &pg, &err) != 0, listed = 0;
     while (!failed) {
+        listed = 1;                    /* a page of the listing was read: a failure now leaves it partial */
         aws_s3_listing page = pg.page; /* taken: the next page may land in pg.page meanwhile */
         memset(&pg.page, 0, sizeof pg.page);
         int pages = pg.pages;
@@ -162,7 +163,14 @@ void rank_s3_read(void *ctx, const char *uri, rank_sink *sink)
             failed = aws_s3_pager_next(r->s3, &pg, &err) != 0;
         }
     }
-    if (failed) rank_sink_skip(sink, uri, err.msg);
+    /* A listing that fails before its first page is an input that cannot be read (skipped, as an
+     * unreadable directory is); one that stops after some pages (the page bound, a failure later
+     * on) has listed part of the prefix, and ranking that part would look like the whole. */
+    if (failed && listed) {
+        char why[sizeof err.msg + 96];
+        snprintf(why, sizeof why, "listed only in part, so nothing is ranked: %s", err.msg);
+        rank_sink_fail(sink, uri, why);
+    } else if (failed) rank_sink_skip(sink, uri, err.msg);
     else if (!found) rank_sink_skip(sink, uri, "no .json or .jsonl objects (plain or .gz) under this prefix");
     aws_s3_pager_free(&pg);
     free(prefix);

@@ -38,7 +38,8 @@ typedef struct loader {
     rank_skip_fn on_skip;
     void *ctx;
     ib_error *err;
-    int oom; /* set too when an input is a file the command will write (err says which) */
+    int oom; /* set too when an input is a file the command will write, or was read only in part
+              * (rank_sink_fail): err says which */
     int follow;
     const rank_written *writes;
     size_t n_writes;
@@ -539,6 +540,12 @@ struct rank_sink {
 };
 
 void rank_sink_skip(rank_sink *s, const char *where, const char *reason) { skip(s->L, where, reason); }
+
+void rank_sink_fail(rank_sink *s, const char *where, const char *reason)
+{
+    s->L->oom = 1; /* the load stops and fails with err */
+    ib_error_set(s->L->err, IB_EXIT_RUNTIME, "%s: %s", where, reason);
+}
 
 void rank_sink_object(rank_sink *s, const char *where, const char *name, const char *data, size_t len)
 {

@@ -5,7 +5,8 @@ them), no write-check marker left behind, a missing bucket refused before the ru
 URL (made by `instbench presign`, checked by the fake AWS's S3 with botocore) consumed with no
 credentials at all; an expired URL or one that is not presigned refused before the run (exit 2);
 an upload that fails at the end (a tampered signature) saves the result locally, prints the path,
-S3's error code on one line, exit 1; the signature never printed.
+S3's error code on one line, exit 1, under the name the upload would have given the object (a
+late AccessDenied to s3://BUCKET/PREFIX/); the signature never printed.
 Usage: s3_measure_output.py INSTBENCH RESULT_SCHEMA"""
 import json
 import os
@@ -109,6 +110,25 @@ try:
         if m2:
             path = os.path.join(cwd, m2.group(1))
             check(os.path.exists(path) and valid(open(path).read(), "the local fallback"), "no local file %s" % path)
+        # fails late with credentials (denied once the write check has passed): the local copy
+        # has the basename of the key it was meant for, so uploading it again gives that key
+        fake.control(reset_stats=True)
+        run = subprocess.Popen([BIN, "measure"] + TINY + ["--steps", "400", "--output", "s3://sweep-bkt/late/"],
+                               env=signer, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while run.poll() is None and time.time() < deadline and \
+                not fake.stats()["by_operation"].get("DeleteObject"):   # the write check's marker removed
+            time.sleep(0.01)
+        fake.control(faults=[{"kind": "denied", "count": 100, "service": "s3"}])
+        out, err = run.communicate(timeout=300)
+        fake.control(clear_faults=True)
+        meant = re.search(r"s3://sweep-bkt/late/(g5\.xlarge-[0-9a-f]{6}-\d{8}T\d{6}\.\d{3}Z\.json)", err)
+        m2 = re.search(r"saved to (\S+) instead", err)
+        check(run.returncode == 1 and meant and m2 and os.path.basename(m2.group(1)) == meant.group(1),
+              "a late upload failure: the local copy's name is not the key's: rc %d %s" % (run.returncode, err[-600:]))
+        if m2:
+            path = os.path.join(cwd, m2.group(1))
+            check(os.path.exists(path) and valid(open(path).read(), "the late fallback"), "no local file %s" % path)
 finally:
     fake.stop()
 sys.exit(1 if failures else 0)

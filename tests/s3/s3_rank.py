@@ -6,7 +6,8 @@ inputs.  moto (signatures checked) holds the objects, uploaded by boto3; the ref
 files ranked from a local directory (the rows: configuration, samples/s, $/h) and the fixtures' own
 count of results.  The fake AWS's S3 shows an object over the cap skipped from its listed size
 without being fetched, and keys a misbehaving listing names outside the prefix ("other/x.json",
-"/etc/passwd.json") dropped with a reason, never fetched.  `rank s3://` with no bucket or an invalid one exits 2.
+"/etc/passwd.json") dropped with a reason, never fetched; a listing that never ends stops at its
+page bound and fails the command (exit 1, nothing ranked): part of a prefix is no ranking of it.  `rank s3://` with no bucket or an invalid one exits 2.
 Usage: s3_rank.py INSTBENCH"""
 import json
 import os
@@ -111,6 +112,18 @@ try:
         check(ranked is not None and not any("g4dn" in r for r in ranked), "... and not ranked: %s" % ranked)
         check(fake.stats()["by_operation"].get("GetObject") == 3, "... nor fetched (only p/'s three): %r"
               % fake.stats()["by_operation"])
+        # a listing that never ends: stopped at the page bound (10,000 pages, as the listing
+        # itself, tests/s3/s3_faults.py, stops), and what it listed is not ranked as if it were all
+        fake.control(s3_objects={"big-bkt/p/r.json": open(os.path.join(tmp, "r.json")).read()},
+                     s3_list_any_prefix=False, s3_endless=True, reset_stats=True)
+        p = rank(env, tmp, "s3://big-bkt/p/")
+        lines = [ln for ln in p.stderr.splitlines() if ln.startswith("instbench rank:")]
+        check(p.returncode == 1 and p.stdout == "" and len(lines) == 1 and "s3://big-bkt/p/" in lines[0]
+              and "10000 pages" in lines[0] and "nothing is ranked" in lines[0],
+              "endless listing: rc %d, stdout %r, %s" % (p.returncode, p.stdout[:200], p.stderr[-600:]))
+        check(fake.stats()["by_operation"].get("ListObjectsV2") == 10000, "endless listing: %r"
+              % fake.stats()["by_operation"])
+        fake.control(s3_endless=False)
 finally:
     fake.stop()
 sys.exit(1 if failures else 0)
