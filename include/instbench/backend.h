@@ -85,13 +85,14 @@ struct ib_backend {
  * Opaque; each backend that has one defines it. */
 typedef struct ib_dp ib_dp;
 typedef struct ib_dp_config {
-    int nlocal;              /* ranks (devices) in this process */
-    int world_size;          /* all ranks of the job */
-    int first_rank;          /* global rank of this process's first rank (0: it serves the rendezvous) */
-    const char *master_addr; /* where global rank 0's process listens (multi-process only) */
-    int port;                /* its rendezvous port */
-    double timeout_s;        /* for the whole rendezvous */
-    size_t bucket_bytes;     /* 0: the backend's default (cuda: DDP's 25 MiB) */
+    int nlocal;                        /* ranks (devices) in this process */
+    int world_size;                    /* all ranks of the job */
+    int first_rank;                    /* global rank of this process's first rank (0: it serves the rendezvous) */
+    const char *master_addr;           /* where global rank 0's process listens (multi-process only) */
+    int port;                          /* its rendezvous port */
+    double timeout_s;                  /* for the whole rendezvous */
+    size_t bucket_bytes;               /* 0: the backend's default (cuda: DDP's 25 MiB) */
+    const volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM: the rendezvous gives up (NULL: none) */
 } ib_dp_config;
 
 /* Where a backend's ranks run, which decides how measure shares the machine between them:

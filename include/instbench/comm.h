@@ -2,6 +2,7 @@
 #ifndef INSTBENCH_COMM_H
 #define INSTBENCH_COMM_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "instbench/util.h"
 
@@ -39,6 +40,11 @@ int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob,
                          ib_error *err);
 void rendezvous_tcp_close(rendezvous_tcp_server *s);
 int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err);
+/* Once *STOP is set (SIGINT/SIGTERM), every rendezvous wait of this copy of src/comm (accept,
+ * connect, reads and writes of the handshake) ends within about a quarter of a second as if its
+ * deadline had passed; comm_stopped() says why.  NULL: no stop flag. */
+void comm_set_stop(const volatile sig_atomic_t *stop);
+int comm_stopped(void);
 
 /* Liveness (comm/liveness.c): the same rendezvous, but every connection stays open for the whole
  * job, so the death of any process is seen by all the others within about a second: rank 0's

@@ -703,6 +703,7 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
     sysinfo_cpu_sample(&load0);
     int run_rc = bench_run(&rc, &res, &err);
     sysinfo_cpu_sample(&load1);
+    if (run_rc && g_stop) return interrupted_exit(); /* e.g. a signal during the rendezvous */
     if (run_rc) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;

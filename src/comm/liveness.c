@@ -365,6 +365,9 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
     free(reply);
     if (served < npeers) {
         liveness_close(l);
+        if (comm_stopped())
+            return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: stopped by a signal (%d of %d peers connected)",
+                                served, npeers);
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "rendezvous: only %d of %d peers connected to port %d within %.0f s (are the other "
                             "nodes started with the same MASTER_ADDR/MASTER_PORT and world size?)",
@@ -421,6 +424,9 @@ int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int w
                    0,
                    ""};
     int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &resolved);
+    if (fd < 0 && comm_stopped())
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: stopped by a signal while fetching from %s:%d", addr,
+                            port);
     if (fd < 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %s %s:%d within %.0f s%s%s",
                             resolved ? "no answer from rank 0 at" : "cannot resolve", addr, port, timeout_s,

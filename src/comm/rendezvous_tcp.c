@@ -25,8 +25,20 @@
 #define HDR_LEN (MAGIC_LEN + 4)
 #define MAX_BLOB (1u << 20)
 
+#define STOP_POLL_MS 250 /* how often a wait looks at the stop flag */
+
+static const volatile sig_atomic_t *g_comm_stop;
+
+void comm_set_stop(const volatile sig_atomic_t *stop) { g_comm_stop = stop; }
+
+int comm_stopped(void) { return g_comm_stop && *g_comm_stop; }
+
+/* One poll() of at most STOP_POLL_MS: a timeout (0) means look at the deadline and the stop flag again. */
+static int poll_slice(struct pollfd *pf, int ms) { return poll(pf, 1, ms > STOP_POLL_MS ? STOP_POLL_MS : ms); }
+
 int tcp_remaining_ms(double deadline)
 {
+    if (comm_stopped()) return 0;
     double left = deadline - util_now_seconds();
     if (left <= 0) return 0;
     return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
@@ -45,9 +57,9 @@ int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline)
         struct pollfd pf = {fd, (short)(writing ? POLLOUT : POLLIN), 0};
         int ms = tcp_remaining_ms(deadline);
         if (ms == 0) return -1;
-        int r = poll(&pf, 1, ms);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
+        int r = poll_slice(&pf, ms);
+        if ((r < 0 && errno == EINTR) || r == 0) continue;
+        if (r < 0) return -1;
         ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
         if (k <= 0) return -1;
@@ -174,9 +186,10 @@ int tcp_accept(int lfd, double deadline, char *addr, size_t cap)
     for (;;) {
         struct pollfd pf = {lfd, POLLIN, 0};
         int ms = tcp_remaining_ms(deadline);
-        int r = ms ? poll(&pf, 1, ms) : 0;
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return -1;
+        if (ms == 0) return -1;
+        int r = poll_slice(&pf, ms);
+        if ((r < 0 && errno == EINTR) || r == 0) continue;
+        if (r < 0) return -1;
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) continue; /* the peer went away between poll and accept */
         int one = 1;
@@ -240,9 +253,11 @@ static int connect_once(const struct addrinfo *ai, double deadline)
     struct pollfd pf = {fd, POLLOUT, 0};
     int ms = tcp_remaining_ms(deadline);
     if (ms > 2000) ms = 2000; /* an unreachable host: retry rather than hang in one attempt */
-    int so = 0;
+    const double until = util_now_seconds() + ms / 1000.0;
+    int r = 0, so = 0;
     socklen_t sl = sizeof so;
-    if (poll(&pf, 1, ms) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0 || so != 0) {
+    while ((ms = tcp_remaining_ms(until)) > 0 && ((r = poll_slice(&pf, ms)) == 0 || (r < 0 && errno == EINTR))) r = 0;
+    if (r != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0 || so != 0) {
         close(fd);
         return -1;
     }

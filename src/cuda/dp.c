@@ -161,6 +161,7 @@ void cuda_dp_destroy(ib_dp *dp)
 static int share_id(const ib_dp_config *c, unsigned char id[CUDA_NCCL_ID_BYTES], liveness **live, ib_error *err)
 {
     const int nproc = c->world_size / c->nlocal;
+    comm_set_stop(c->stop); /* this module's copy of src/comm: a signal ends its waits */
     if (c->first_rank == 0) {
         rendezvous_tcp_server srv;
         if (comm_nccl_unique_id(id, err) || rendezvous_tcp_listen(c->port, &srv, err)) return -1;

@@ -10,7 +10,10 @@ group).
 - a rank that dies (SIGKILL, mid-run) makes the other exit within 30 s, non-zero, with a message
   that says a rank's process died, with INSTBENCH_NCCL_TIMEOUT_S at its default of 300 s, so it is
   the job's liveness channel that tells, not the deadline.  Both ways round: the killed process is
-  rank 0's (which served the rendezvous) or the other one.
+  rank 0's (which served the rendezvous) or the other one;
+- a signal during the rendezvous (rank 0 alone, waiting for its peer; rank 1 alone, fetching from
+  an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
+  "interrupted; nothing written", no result, and no false "peers connected" timeout.
 
 Usage: cuda_sim_procs.py INSTBENCH SIM_MODULE"""
 import json
@@ -77,6 +80,46 @@ with tempfile.TemporaryDirectory() as tmp:
               "2 processes: topology %s, global batch %s" % (doc["topology"], doc["workload"]["global_batch_size"]))
     else:
         check(False, "2 processes: rank 0 wrote no result")
+
+
+# ---- a signal while waiting at the rendezvous ------------------------------------------------------
+def launch_one(tmp, rank, port):
+    env = dict(BASE, WORLD_SIZE="2", RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               CUDASIM_SEED="1")
+    err = os.path.join(tmp, "alone%d.err" % rank)
+    p = subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, "--steps", "2", "--warmup", "1",
+                          "--checkpoint", "off", "--ranks", "1", "--format", "json",
+                          "--output", os.path.join(tmp, "alone.json")],
+                         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+    return p, err
+
+
+for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, signal.SIGTERM, 143),
+                        (1, signal.SIGINT, 130)):
+    name = "rank %d alone, %s at the rendezvous" % (rank, sig.name)
+    with tempfile.TemporaryDirectory() as tmp:
+        p, err = launch_one(tmp, rank, free_port())
+        t0 = time.time()
+        while time.time() - t0 < 60 and "rendezvous:" not in text(err) and p.poll() is None:
+            time.sleep(0.1)
+        time.sleep(1)
+        if not check(p.poll() is None, "%s: ended before the signal: %s" % (name, text(err)[-400:])):
+            continue
+        p.send_signal(sig)
+        sent = time.time()
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            rc = "still running after 20 s"
+        took = time.time() - sent
+        msg = text(err)
+        check(rc == want and took < 3, "%s: exit %s after %.1f s (want %d within 3 s): %s"
+              % (name, rc, took, want, msg[-400:]))
+        check("nothing written" in msg and "peers connected" not in msg and "no answer" not in msg,
+              "%s: message: %s" % (name, msg[-400:]))
+        check(not os.path.exists(os.path.join(tmp, "alone.json")), "%s: a result was written" % name)
 
 
 # ---- a rank dies mid-run --------------------------------------------------------------------------
