@@ -93,6 +93,7 @@ typedef struct ib_dp_config {
     double timeout_s;                  /* for the whole rendezvous */
     size_t bucket_bytes;               /* 0: the backend's default (cuda: DDP's 25 MiB) */
     const volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM: the rendezvous gives up (NULL: none) */
+    const char *workload;              /* "key=value" lines every process of the job must agree on (NULL: none) */
 } ib_dp_config;
 
 /* Where a backend's ranks run, which decides how measure shares the machine between them:

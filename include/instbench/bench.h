@@ -63,6 +63,9 @@ typedef struct bench_run_config {
     int color;                   /* progress in colour */
     int markers;                 /* 1: print "instbench: timed window start/end" lines on stderr */
     volatile sig_atomic_t *stop; /* set asynchronously (SIGINT/SIGTERM): stop at the next step */
+    /* Optional: "key=value" lines of what every process of a multi-process job must be given alike
+     * (the workload fingerprint's fields, steps, warm-up, seed); the rendezvous compares them. */
+    const char *workload_id;
     /* Optional (NULL: this process is the whole job).  With the cuda backend the ranks average
      * over NCCL: world_size, rank (this process's first global rank), local_rank (its first GPU)
      * and master_addr/master_port (the NCCL id rendezvous) are used from it. */

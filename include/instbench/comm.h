@@ -50,12 +50,15 @@ int comm_stopped(void);
  * job, so the death of any process is seen by all the others within about a second: rank 0's
  * process holds one socket per peer process, each peer its socket to rank 0.
  *
- * Wire format (version 2; a version-1 peer is dropped with a message naming it), big-endian:
- *   hello, both directions: "IBRV0002", u32 blob length, u32 world size, u32 first rank, u32 rank
- *     count (the sender's ranks: [first, first + count)).  Rank 0's process answers a peer whose
- *     hello fits the job (same length and world size, ranks inside [its count, world) and not
- *     overlapping another peer's) with its own hello (first rank 0) and the blob; any other
- *     connection is closed and named in a warning, and not counted.
+ * Wire format (version 3; a version-1 or -2 peer is dropped with a message naming it), big-endian:
+ *   hello, both directions: "IBRV0003", u32 blob length, u32 world size, u32 first rank, u32 rank
+ *     count (the sender's ranks: [first, first + count)), u32 workload length (<=
+ *     LIVENESS_WORKLOAD_MAX), then the workload: the sender's "key=value" lines of everything the
+ *     processes of one job must agree on.  Rank 0's process answers a peer whose hello fits the
+ *     job (same length and world size, ranks inside [its count, world) and not overlapping another
+ *     peer's) with its own hello (first rank 0), its workload and the blob; any other connection
+ *     is closed and named in a warning, and not counted.  When the two workloads differ, both
+ *     ends fail at once (IB_EXIT_USAGE) naming the first line that differs.
  *   then frames, either direction: "IBL1", u8 type, u8 0, u16 text length (<= LIVENESS_TEXT_MAX),
  *     the text (UTF-8, not NUL-terminated).  'G' goodbye (no text): the sender finished normally
  *     and is about to close.  'F' fail: the sender stops because of the error in the text.
@@ -65,17 +68,18 @@ int comm_stopped(void);
  * comm/tcp.h, 13 s, for a node that vanished without closing it) without a goodbye means that
  * process died.  A frame with another magic, type or a longer text is a failure of its sender.
  * Received text is escaped (util_term_escape) before it is shown. */
-#define LIVENESS_TEXT_MAX 480  /* bytes of a frame's text */
-#define LIVENESS_CAUSE_MAX 640 /* enough for any cause liveness_check reports */
+#define LIVENESS_TEXT_MAX 480      /* bytes of a frame's text */
+#define LIVENESS_WORKLOAD_MAX 4096 /* bytes of a hello's workload */
+#define LIVENESS_CAUSE_MAX 640     /* enough for any cause liveness_check reports */
 typedef struct liveness liveness;
 /* Rank 0's process (ranks [0, nlocal) of world_size): serves BLOB to npeers peer processes as
  * rendezvous_tcp_serve does and keeps their connections in *out. */
 int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npeers, const void *blob, size_t len,
-                   double timeout_s, liveness **out, ib_error *err);
+                   const char *workload, double timeout_s, liveness **out, ib_error *err);
 /* A peer process (ranks [first_rank, first_rank + nlocal)): fetches BLOB as rendezvous_tcp_fetch
  * does and keeps the connection to rank 0's process in *out. */
 int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int world_size, void *blob, size_t len,
-                   double timeout_s, liveness **out, ib_error *err);
+                   const char *workload, double timeout_s, liveness **out, ib_error *err);
 /* Never blocks (poll with no timeout).  0: every other process is alive (or finished with a
  * goodbye).  1: one died, failed or broke the protocol; WHY (CAP bytes, LIVENESS_CAUSE_MAX is
  * enough) says which, terminal-safe: "the process of ranks 2-3 on 10.0.0.5 died (connection

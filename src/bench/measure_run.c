@@ -671,6 +671,19 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
     const bench_rendezvous *rdv = &c->rdv;
     const bench_data_mode data = o->data;
     ib_error err = {0};
+    /* what every process of the job must agree on: the result's workload (its fingerprint's
+     * fields) and everything else one step or the window depends on */
+    const bench_workload wl = {.model = train->model,
+                               .precision = train->precision,
+                               .optim = train->optim,
+                               .batch_size_per_device = train->batch_size,
+                               .data = data};
+    char workload_id[2048];
+    fingerprint_canonical(&wl, workload_id, sizeof workload_id);
+    const size_t wn = strlen(workload_id);
+    snprintf(workload_id + wn, sizeof workload_id - wn,
+             "seed=%llu\nwarmup=%d\nsteps=%d\nduration_s=%.9g\nmin_steps=%d\n", (unsigned long long)train->seed,
+             o->warmup, o->steps, o->duration_s, o->min_steps);
     /* cuda ranks: NCCL across this process's GPUs and, with a rendezvous, other processes (rdv) */
     bench_run_config rc = {.train = *train,
                            .backend = c->backend,
@@ -685,6 +698,7 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
                            .color = util_stderr_color(),
                            .markers = ib_log_level >= 2,
                            .stop = &g_stop,
+                           .workload_id = workload_id,
                            .rdv = rdv};
     checkpoint_job ck;
     memset(&ck, 0, sizeof ck);

@@ -420,7 +420,8 @@ static int device_dp_create(shared_state *S, const bench_run_config *c, rank_sta
                        .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
                        .port = c->rdv ? c->rdv->id_port : 0,
                        .timeout_s = 600,
-                       .stop = c->stop};
+                       .stop = c->stop,
+                       .workload = c->workload_id};
     /* between nodes, which network NCCL takes is part of the result: its own log says */
     const int multi_node = c->rdv && c->rdv->nnodes > 1;
     bench_nccl_log nlog;

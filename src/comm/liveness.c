@@ -20,10 +20,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define HELLO_MAGIC "IBRV0002"
+#define HELLO_MAGIC "IBRV0003"
 #define HELLO_V1 "IBRV0001"
+#define HELLO_V2 "IBRV0002"
 #define MAGIC_LEN 8
-#define HELLO_LEN (MAGIC_LEN + 16) /* magic, blob length, world size, first rank, rank count */
+#define HELLO_LEN (MAGIC_LEN + 20) /* magic, blob length, world size, first rank, rank count, workload length */
 #define FRAME_MAGIC "IBL1"
 #define FRAME_HDR 8 /* magic, type, 0, 16-bit payload length */
 #define MAX_BLOB (1u << 20)
@@ -63,22 +64,51 @@ static uint32_t get_u32(const unsigned char *p)
 }
 
 typedef struct hello {
-    uint32_t len, world, first, nranks;
+    uint32_t len, world, first, nranks, wlen;
 } hello;
 
 static void put_hello(unsigned char *h, const hello *v)
 {
     memcpy(h, HELLO_MAGIC, MAGIC_LEN);
     put_u32(h + 8, v->len), put_u32(h + 12, v->world), put_u32(h + 16, v->first), put_u32(h + 20, v->nranks);
+    put_u32(h + 24, v->wlen);
 }
 
 /* Parses a hello; NULL when it is one, else what is wrong with it (for the message). */
 static const char *get_hello(const unsigned char *h, hello *v)
 {
     if (!memcmp(h, HELLO_V1, MAGIC_LEN)) return "it runs an older instbench (rendezvous IBRV0001)";
+    if (!memcmp(h, HELLO_V2, MAGIC_LEN)) return "it runs an older instbench (rendezvous IBRV0002)";
     if (memcmp(h, HELLO_MAGIC, MAGIC_LEN)) return "not an instbench rendezvous";
     v->len = get_u32(h + 8), v->world = get_u32(h + 12), v->first = get_u32(h + 16), v->nranks = get_u32(h + 20);
+    v->wlen = get_u32(h + 24);
+    if (v->wlen > LIVENESS_WORKLOAD_MAX) return "its workload description is too long";
     return NULL;
+}
+
+/* The first line where workloads MINE and THEIRS (THEIRS from the network, WLEN bytes) differ, as
+ * a message in OUT; 0 when they are the same. */
+static int workload_differs(const char *mine, const char *theirs, size_t wlen, const char *who, char *out, size_t cap)
+{
+    const size_t mlen = strlen(mine);
+    if (mlen == wlen && !memcmp(mine, theirs, wlen)) return 0;
+    size_t i = 0, line = 0; /* start of the first line that differs */
+    while (i < mlen && i < wlen && mine[i] == theirs[i])
+        if (mine[i++] == '\n') line = i;
+    size_t me = line, te = line;
+    while (me < mlen && mine[me] != '\n') me++;
+    while (te < wlen && theirs[te] != '\n') te++;
+    char a[256], b[256], ea[512], eb[512];
+    snprintf(a, sizeof a, "%.*s", (int)(me - line), mine + line);
+    snprintf(b, sizeof b, "%.*s", (int)(te - line), theirs + line);
+    util_term_escape(a[0] ? a : "(nothing)", ea, sizeof ea);
+    util_term_escape(b[0] ? b : "(nothing)", eb, sizeof eb);
+    snprintf(out, cap,
+             "rendezvous: the processes of the job were given different workloads: this process has %s, %s %s "
+             "(give every process the same model, precision, optimizer, batch, data, steps, warm-up and seed "
+             "flags)",
+             ea, who, eb);
+    return 1;
 }
 
 static void conn_close(conn *c)
@@ -307,9 +337,10 @@ static const char *peer_misfit(const liveness *l, const hello *h, size_t len, in
     return NULL;
 }
 
-/* One accepted connection: its hello checked, the blob sent; 0 when it joined as conns[slot]. */
-static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned char *reply, size_t len, int nlocal,
-                 int world, double deadline)
+/* One accepted connection: its hello checked, the blob sent; 0 when it joined as conns[slot], -1
+ * when it was dropped, -2 when its workload differs from WORKLOAD (MISMATCH says how). */
+static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned char *reply, size_t rlen,
+                 const char *workload, size_t len, int nlocal, int world, double deadline, char *mismatch, size_t mcap)
 {
     /* one peer may take at most 5 s of the budget, so a stuck one cannot block the rest */
     double peer_deadline = util_now_seconds() + 5.0;
@@ -317,15 +348,25 @@ static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned
     unsigned char h[HELLO_LEN];
     hello v;
     char buf[160];
-    const char *why = tcp_io_all(fd, h, HELLO_LEN, 0, peer_deadline)
+    /* the length of an older hello first, so an older peer or a stranger is named, not waited on */
+    const char *why = tcp_io_all(fd, h, HELLO_LEN - 4, 0, peer_deadline)
+                          ? "no complete hello (it closed, or said nothing for 5 s)"
+                      : memcmp(h, HELLO_MAGIC, MAGIC_LEN) ? get_hello(h, &v)
+                      : tcp_io_all(fd, h + HELLO_LEN - 4, 4, 0, peer_deadline)
                           ? "no complete hello (it closed, or said nothing for 5 s)"
                           : get_hello(h, &v);
+    char theirs[LIVENESS_WORKLOAD_MAX];
+    if (!why && v.wlen && tcp_io_all(fd, theirs, v.wlen, 0, peer_deadline))
+        why = "no complete hello (it closed, or said nothing for 5 s)";
     if (!why) why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf);
-    if (!why && tcp_io_all(fd, (void *)reply, HELLO_LEN + len, 1, peer_deadline)) why = "it did not take the reply";
+    if (!why && tcp_io_all(fd, (void *)reply, rlen, 1, peer_deadline)) why = "it did not take the reply";
     if (why) {
         ib_warn("rendezvous: dropped a connection from %s: %s\n", addr, why);
         return -1;
     }
+    char who[128];
+    snprintf(who, sizeof who, "the process of rank %u on %s", v.first, addr);
+    if (workload_differs(workload, theirs, v.wlen, who, mismatch, mcap)) return -2;
     conn *c = &l->conns[slot];
     c->fd = fd, c->first_rank = (int)v.first, c->nranks = (int)v.nranks;
     snprintf(c->addr, sizeof c->addr, "%s", addr);
@@ -334,35 +375,48 @@ static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned
 }
 
 int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npeers, const void *blob, size_t len,
-                   double timeout_s, liveness **out, ib_error *err)
+                   const char *workload, double timeout_s, liveness **out, ib_error *err)
 {
+    if (!workload) workload = "";
+    const size_t wlen = strlen(workload);
     *out = NULL;
     if (s->fd < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: server not listening");
     if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
+    if (wlen > LIVENESS_WORKLOAD_MAX)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: workload of %zu bytes too long", wlen);
     if (nlocal < 1 || world_size < nlocal || npeers < 0 || npeers > world_size - nlocal)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %d peers for %d ranks beyond this process's %d", npeers,
                             world_size - nlocal, nlocal);
-    unsigned char *reply = malloc(HELLO_LEN + len);
+    const size_t rlen = HELLO_LEN + wlen + len;
+    unsigned char *reply = malloc(rlen);
     liveness *l = liveness_new(1, npeers);
     if (!reply || !l) {
         free(reply);
         liveness_close(l);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     }
-    hello mine = {(uint32_t)len, (uint32_t)world_size, 0, (uint32_t)nlocal};
+    hello mine = {(uint32_t)len, (uint32_t)world_size, 0, (uint32_t)nlocal, (uint32_t)wlen};
     put_hello(reply, &mine);
-    memcpy(reply + HELLO_LEN, blob, len);
+    memcpy(reply + HELLO_LEN, workload, wlen);
+    memcpy(reply + HELLO_LEN + wlen, blob, len);
     const double deadline = util_now_seconds() + timeout_s;
     l->nconn = npeers;
     int served = 0;
-    char addr[64];
+    char addr[64], mismatch[1400] = "";
     while (served < npeers) {
         int fd = tcp_accept(s->fd, deadline, addr, sizeof addr);
         if (fd < 0) break;
-        if (admit(l, served, fd, addr, reply, len, nlocal, world_size, deadline) == 0) served++;
+        int a = admit(l, served, fd, addr, reply, rlen, workload, len, nlocal, world_size, deadline, mismatch,
+                      sizeof mismatch);
+        if (a == 0) served++;
         else close(fd);
+        if (a == -2) break;
     }
     free(reply);
+    if (mismatch[0]) {
+        liveness_close(l);
+        return ib_error_set(err, IB_EXIT_USAGE, "%s", mismatch);
+    }
     if (served < npeers) {
         liveness_close(l);
         if (comm_stopped())
@@ -379,6 +433,8 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
 
 typedef struct fetch_ctx {
     hello mine;
+    const char *workload;
+    char mismatch[1400]; /* set: the workloads differ (the handshake still returns 0, to stop retrying) */
     void *blob;
     double deadline;
     int root_nranks;
@@ -391,7 +447,9 @@ static int handshake(int fd, void *arg)
     unsigned char h[HELLO_LEN];
     hello v;
     put_hello(h, &f->mine);
-    if (tcp_io_all(fd, h, HELLO_LEN, 1, f->deadline) || tcp_io_all(fd, h, HELLO_LEN, 0, f->deadline)) {
+    if (tcp_io_all(fd, h, HELLO_LEN, 1, f->deadline) ||
+        tcp_io_all(fd, (void *)f->workload, f->mine.wlen, 1, f->deadline) ||
+        tcp_io_all(fd, h, HELLO_LEN, 0, f->deadline)) {
         snprintf(f->problem, sizeof f->problem, "rank 0 closed the connection (another job size or instbench build?)");
         return -1;
     }
@@ -399,17 +457,20 @@ static int handshake(int fd, void *arg)
     if (!bad &&
         (v.len != f->mine.len || v.world != f->mine.world || v.first != 0 || v.nranks < 1 || v.nranks > f->mine.first))
         bad = "its answer does not fit this job";
-    if (bad || tcp_io_all(fd, f->blob, f->mine.len, 0, f->deadline)) {
+    char theirs[LIVENESS_WORKLOAD_MAX];
+    if (bad || tcp_io_all(fd, theirs, v.wlen, 0, f->deadline) || tcp_io_all(fd, f->blob, f->mine.len, 0, f->deadline)) {
         snprintf(f->problem, sizeof f->problem, "%s", bad ? bad : "rank 0 closed the connection during the reply");
         return -1;
     }
+    workload_differs(f->workload, theirs, v.wlen, "rank 0's process", f->mismatch, sizeof f->mismatch);
     f->root_nranks = (int)v.nranks;
     return 0;
 }
 
 int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int world_size, void *blob, size_t len,
-                   double timeout_s, liveness **out, ib_error *err)
+                   const char *workload, double timeout_s, liveness **out, ib_error *err)
 {
+    if (!workload) workload = "";
     *out = NULL;
     if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
     if (port < 1 || port > 65535)
@@ -418,12 +479,21 @@ int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int w
     if (first_rank < 1 || nlocal < 1 || first_rank > world_size - nlocal)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: ranks %d..%d outside the job's %d", first_rank,
                             first_rank + nlocal - 1, world_size);
-    fetch_ctx f = {{(uint32_t)len, (uint32_t)world_size, (uint32_t)first_rank, (uint32_t)nlocal},
-                   blob,
-                   util_now_seconds() + timeout_s,
-                   0,
-                   ""};
+    if (strlen(workload) > LIVENESS_WORKLOAD_MAX)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: workload of %zu bytes too long", strlen(workload));
+    fetch_ctx f = {
+        {(uint32_t)len, (uint32_t)world_size, (uint32_t)first_rank, (uint32_t)nlocal, (uint32_t)strlen(workload)},
+        workload,
+        "",
+        blob,
+        util_now_seconds() + timeout_s,
+        0,
+        ""};
     int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &resolved);
+    if (fd >= 0 && f.mismatch[0]) {
+        close(fd);
+        return ib_error_set(err, IB_EXIT_USAGE, "%s", f.mismatch);
+    }
     if (fd < 0 && comm_stopped())
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: stopped by a signal while fetching from %s:%d", addr,
                             port);

@@ -167,14 +167,14 @@ static int share_id(const ib_dp_config *c, unsigned char id[CUDA_NCCL_ID_BYTES],
         if (comm_nccl_unique_id(id, err) || rendezvous_tcp_listen(c->port, &srv, err)) return -1;
         ib_info("rendezvous: waiting for %d other process%s on port %d\n", nproc - 1, nproc - 1 == 1 ? "" : "es",
                 srv.port);
-        int rc =
-            liveness_serve(&srv, c->nlocal, c->world_size, nproc - 1, id, CUDA_NCCL_ID_BYTES, c->timeout_s, live, err);
+        int rc = liveness_serve(&srv, c->nlocal, c->world_size, nproc - 1, id, CUDA_NCCL_ID_BYTES, c->workload,
+                                c->timeout_s, live, err);
         rendezvous_tcp_close(&srv);
         return rc;
     }
     ib_info("rendezvous: fetching the NCCL id from %s:%d\n", c->master_addr, c->port);
     return liveness_fetch(c->master_addr, c->port, c->first_rank, c->nlocal, c->world_size, id, CUDA_NCCL_ID_BYTES,
-                          c->timeout_s, live, err);
+                          c->workload, c->timeout_s, live, err);
 }
 
 /* The watcher runs from the rendezvous on, so a process that dies while the others create their

@@ -93,8 +93,8 @@ static child start(int is_root, rendezvous_tcp_server *srv, int port, int first_
         ib_error err;
         liveness *l = NULL;
         unsigned char got[BLOB] = {0};
-        int rc = is_root ? liveness_serve(srv, NLOCAL, WORLD, npeers, blob, BLOB, 5, &l, &err)
-                         : liveness_fetch("127.0.0.1", port, first_rank, NLOCAL, WORLD, got, BLOB, 5, &l, &err);
+        int rc = is_root ? liveness_serve(srv, NLOCAL, WORLD, npeers, blob, BLOB, NULL, 5, &l, &err)
+                         : liveness_fetch("127.0.0.1", port, first_rank, NLOCAL, WORLD, got, BLOB, NULL, 5, &l, &err);
         if (is_root) rendezvous_tcp_close(srv);
         if (rc) {
             say(o[1], "ERR ", err.msg);
@@ -256,10 +256,11 @@ static void put_u32(unsigned char *p, uint32_t v)
     p[3] = (unsigned char)v;
 }
 
-static void hello(unsigned char h[24], const char *magic, uint32_t len, uint32_t world, uint32_t first, uint32_t n)
+static void hello(unsigned char h[28], const char *magic, uint32_t len, uint32_t world, uint32_t first, uint32_t n)
 {
     memcpy(h, magic, 8);
     put_u32(h + 8, len), put_u32(h + 12, world), put_u32(h + 16, first), put_u32(h + 20, n);
+    put_u32(h + 24, 0); /* no workload text */
 }
 
 static void send_all(int fd, const void *p, size_t n)
@@ -278,17 +279,17 @@ static void test_hostile_handshakes(void)
     }
     const int port = srv.port;
     int fds[5];
-    unsigned char h[24];
+    unsigned char h[28];
     fds[0] = dial(port);
     send_all(fds[0], "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
     fds[1] = dial(port);
-    hello(h, "IBRV0002", 0xffffffffu, WORLD, 2, 2); /* a 4 GiB blob */
+    hello(h, "IBRV0003", 0xffffffffu, WORLD, 2, 2); /* a 4 GiB blob */
     send_all(fds[1], h, sizeof h);
     fds[2] = dial(port);
     hello(h, "IBRV0001", BLOB, 0, 0, 0);
     send_all(fds[2], h, sizeof h);
     fds[3] = dial(port);
-    hello(h, "IBRV0002", BLOB, WORLD, 0, 0x7fffffff); /* claims rank 0's ranks and more */
+    hello(h, "IBRV0003", BLOB, WORLD, 0, 0x7fffffff); /* claims rank 0's ranks and more */
     send_all(fds[3], h, sizeof h);
     fds[4] = dial(port); /* says nothing and leaves */
     if (fds[4] >= 0) close(fds[4]);
@@ -332,13 +333,13 @@ static void test_hostile_frame(void)
     child r = start(1, &srv, 0, 0, 1, 0);
     rendezvous_tcp_close(&srv);
     int fd = dial(port);
-    unsigned char h[24], reply[24 + BLOB];
-    hello(h, "IBRV0002", BLOB, WORLD, 2, 4);
+    unsigned char h[28], reply[28 + BLOB];
+    hello(h, "IBRV0003", BLOB, WORLD, 2, 4);
     send_all(fd, h, sizeof h);
     size_t got = 0;
     for (ssize_t k; fd >= 0 && got < sizeof reply && (k = recv(fd, reply + got, sizeof reply - got, 0)) > 0;)
         got += (size_t)k;
-    CHECK(got == sizeof reply && !memcmp(reply + 24, blob, BLOB), "handshake: %zu bytes", got);
+    CHECK(got == sizeof reply && !memcmp(reply + 28, blob, BLOB), "handshake: %zu bytes", got);
     CHECK(!strcmp(next_line(&r, 5000), "UP"), "rank 0 did not start: '%s'", r.line);
     const unsigned char frame[] = {'I', 'B', 'L', '1', 'F', 0, 0xff, 0xff, 'x', 'x'};
     send_all(fd, frame, sizeof frame);
@@ -364,11 +365,11 @@ static void test_hostile_root(void)
     int fd = poll(&pf, 1, 5000) == 1 ? accept(srv.fd, NULL, NULL) : -1;
     rendezvous_tcp_close(&srv);
     CHECK(fd >= 0, "the peer never connected");
-    unsigned char h[24], reply[24 + BLOB];
+    unsigned char h[28], reply[28 + BLOB];
     size_t got = 0;
     for (ssize_t k; fd >= 0 && got < sizeof h && (k = recv(fd, h + got, sizeof h - got, 0)) > 0;) got += (size_t)k;
-    hello(reply, "IBRV0002", BLOB, WORLD, 0, 2);
-    memcpy(reply + 24, blob, BLOB);
+    hello(reply, "IBRV0003", BLOB, WORLD, 0, 2);
+    memcpy(reply + 28, blob, BLOB);
     send_all(fd, reply, sizeof reply);
     CHECK(!strcmp(next_line(&a, 5000), "UP"), "the peer did not join: '%s'", a.line);
     send_all(fd, "\xff\xfe\x1b]52;c;AAAA\x07garbage", 20);

@@ -13,7 +13,9 @@ group).
   rank 0's (which served the rendezvous) or the other one;
 - a signal during the rendezvous (rank 0 alone, waiting for its peer; rank 1 alone, fetching from
   an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
-  "interrupted; nothing written", no result, and no false "peers connected" timeout.
+  "interrupted; nothing written", no result, and no false "peers connected" timeout;
+- the two processes given different workloads (rank 1 with another --batch-size, --precision,
+  --seed or --steps): both exit 2 promptly, each naming the field that differs, no result.
 
 Usage: cuda_sim_procs.py INSTBENCH SIM_MODULE"""
 import json
@@ -120,6 +122,40 @@ for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, s
         check("nothing written" in msg and "peers connected" not in msg and "no answer" not in msg,
               "%s: message: %s" % (name, msg[-400:]))
         check(not os.path.exists(os.path.join(tmp, "alone.json")), "%s: a result was written" % name)
+
+
+# ---- ranks given different workloads ---------------------------------------------------------------
+for flag, val, field in (("--batch-size", "4", "batch_size_per_device"), ("--precision", "fp32", "precision"),
+                         ("--seed", "3", "seed"), ("--steps", "5", "steps")):
+    name = "rank 1 with %s %s" % (flag, val)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        procs = []
+        for r in range(2):
+            env = dict(BASE, WORLD_SIZE="2", RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       CUDASIM_SEED=str(r + 1))
+            args = ["--steps", "2", "--warmup", "1", "--checkpoint", "off", "--ranks", "1"]
+            args = [a if not (r == 1 and i > 0 and args[i - 1] == flag) else val for i, a in enumerate(args)]
+            if r == 1 and flag not in args:
+                args += [flag, val]
+            tiny = [a if not (r == 1 and i > 0 and TINY[i - 1] == flag) else val for i, a in enumerate(TINY)]
+            err = os.path.join(tmp, "rank%d.err" % r)
+            procs.append((subprocess.Popen([BIN, "measure", "--backend", "cuda", *tiny, *args, "--format", "json",
+                                            "--output", os.path.join(tmp, "r%d.json" % r)],
+                                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=open(err, "w")), err))
+        for r, (p, err) in enumerate(procs):
+            try:
+                rc = p.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                rc = "still running after 120 s"
+            msg = text(err)
+            check(rc == 2, "%s: rank %d exited %s (want 2): %s" % (name, r, rc, msg[-500:]))
+            check("different workloads" in msg and field + "=" in msg,
+                  "%s: rank %d does not name %s: %s" % (name, r, field, msg[-500:]))
+        check(not os.path.exists(os.path.join(tmp, "r0.json")), "%s: rank 0 wrote a result" % name)
 
 
 # ---- a rank dies mid-run --------------------------------------------------------------------------
