@@ -57,8 +57,9 @@ int comm_stopped(void);
  *     processes of one job must agree on.  Rank 0's process answers a peer whose hello fits the
  *     job (same length and world size, ranks inside [its count, world) and not overlapping another
  *     peer's) with its own hello (first rank 0), its workload and the blob; any other connection
- *     is closed and named in a warning, and not counted.  When the two workloads differ, both
- *     ends fail at once (IB_EXIT_USAGE) naming the first line that differs.
+ *     is closed and named in a warning, and not counted.  When the two workloads differ, or the
+ *     world sizes (the same blob length, another world size: the same build, misconfigured), both
+ *     ends fail at once (IB_EXIT_USAGE) naming the difference.
  *   then frames, either direction: "IBL1", u8 type, u8 0, u16 text length (<= LIVENESS_TEXT_MAX),
  *     the text (UTF-8, not NUL-terminated).  'G' goodbye (no text): the sender finished normally
  *     and is about to close.  'F' fail: the sender stops because of the error in the text.

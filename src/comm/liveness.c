@@ -358,6 +358,15 @@ static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned
     char theirs[LIVENESS_WORKLOAD_MAX];
     if (!why && v.wlen && tcp_io_all(fd, theirs, v.wlen, 0, peer_deadline))
         why = "no complete hello (it closed, or said nothing for 5 s)";
+    if (!why && v.len == len && v.world != (uint32_t)world) {
+        /* the same build told another job size: both ends fail now rather than wait out the deadline */
+        tcp_io_all(fd, (void *)reply, rlen, 1, peer_deadline); /* it sees the size in the reply */
+        snprintf(mismatch, mcap,
+                 "rendezvous: the processes of the job were given different world sizes: this process %d, the "
+                 "process of rank %u on %s %u (give every process the same WORLD_SIZE / node count)",
+                 world, v.first, addr, v.world);
+        return -2;
+    }
     if (!why) why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf);
     if (!why && tcp_io_all(fd, (void *)reply, rlen, 1, peer_deadline)) why = "it did not take the reply";
     if (why) {
@@ -454,6 +463,13 @@ static int handshake(int fd, void *arg)
         return -1;
     }
     const char *bad = get_hello(h, &v);
+    if (!bad && v.len == f->mine.len && v.world != f->mine.world) {
+        snprintf(f->mismatch, sizeof f->mismatch,
+                 "rendezvous: the processes of the job were given different world sizes: this process %u, rank 0's "
+                 "process %u (give every process the same WORLD_SIZE / node count)",
+                 f->mine.world, v.world);
+        return 0; /* fatal: no more attempts */
+    }
     if (!bad &&
         (v.len != f->mine.len || v.world != f->mine.world || v.first != 0 || v.nranks < 1 || v.nranks > f->mine.first))
         bad = "its answer does not fit this job";

@@ -15,7 +15,8 @@ group).
   an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
   "interrupted; nothing written", no result, and no false "peers connected" timeout;
 - the two processes given different workloads (rank 1 with another --batch-size, --precision,
-  --seed or --steps): both exit 2 promptly, each naming the field that differs, no result.
+  --seed or --steps): both exit 2 promptly, each naming the field that differs, no result; the
+  same for different world sizes (rank 0 WORLD_SIZE=2, rank 1 WORLD_SIZE=3), within 30 s.
 
 Usage: cuda_sim_procs.py INSTBENCH SIM_MODULE"""
 import json
@@ -156,6 +157,33 @@ for flag, val, field in (("--batch-size", "4", "batch_size_per_device"), ("--pre
             check("different workloads" in msg and field + "=" in msg,
                   "%s: rank %d does not name %s: %s" % (name, r, field, msg[-500:]))
         check(not os.path.exists(os.path.join(tmp, "r0.json")), "%s: rank 0 wrote a result" % name)
+
+
+# ---- ranks given different world sizes ------------------------------------------------------------
+with tempfile.TemporaryDirectory() as tmp:
+    port = free_port()
+    procs = []
+    t0 = time.time()
+    for r, world in ((0, "2"), (1, "3")):
+        env = dict(BASE, WORLD_SIZE=world, RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   CUDASIM_SEED="1")
+        err = os.path.join(tmp, "rank%d.err" % r)
+        procs.append((subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, "--steps", "2", "--warmup", "1",
+                                        "--checkpoint", "off", "--ranks", "1", "--format", "json",
+                                        "--output", os.path.join(tmp, "r%d.json" % r)],
+                                       env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=open(err, "w")), err))
+    for r, (p, err) in enumerate(procs):
+        try:
+            rc = p.wait(timeout=max(1, 30 - (time.time() - t0)))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            rc = "still running after 30 s"
+        msg = text(err)
+        check(rc == 2 and "different world sizes" in msg,
+              "world sizes 2 and 3: rank %d exited %s (want 2, naming the world sizes): %s" % (r, rc, msg[-500:]))
+    check(not os.path.exists(os.path.join(tmp, "r0.json")), "world sizes 2 and 3: rank 0 wrote a result")
 
 
 # ---- a rank dies mid-run --------------------------------------------------------------------------
