@@ -376,14 +376,16 @@ typedef struct rank_spot_moments {
 rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double restart_h);
 /* How many checkpoint segments WORK_H hours of work take at interval TAU_H: ceil(work / tau), >= 1. */
 double rank_spot_segments(double work_h, double tau_h);
-/* The expected wall time (h) to WORK_H hours of work in rank_spot_segments segments (each TAU_H of
- * work, the last the rest, each + DELTA_H): the sum of the segments' exact means (work /
- * efficiency when the work is whole intervals). */
-double rank_spot_expected_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h);
-/* Its 90th percentile: the uninterrupted time when that has a 90% chance, else that time plus
- * the delay given an interruption at the matching quantile, Cornish-Fisher to the skewness term
- * from the exact cumulants of the segments' sum. */
-double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h);
+/* A target of WORK_H hours of work in rank_spot_segments segments (each TAU_H of work, the last the
+ * rest, each + DELTA_H), from one pass over the segments' exact cumulants: the expected wall time
+ * (h; the sum of their means, work / efficiency when the work is whole intervals); its 90th
+ * percentile (the uninterrupted time when that has a 90% chance, else that time plus the delay
+ * given an interruption at the matching quantile, Cornish-Fisher to the skewness term); and the
+ * chance of no interruption (e^(-Lambda x the uninterrupted time)). */
+typedef struct rank_spot_target {
+    double expected_hours, p90_hours, p_no_interruption;
+} rank_spot_target;
+rank_spot_target rank_spot_to_target(double job_rate, double work_h, double tau_h, double delta_h, double restart_h);
 /* The default checkpoint cost in seconds for a model of PARAMS parameters (<= 0 unknown) trained
  * in PRECISION ("bf16", "fp16" add the half copy). */
 double rank_spot_default_checkpoint_s(long params, const char *precision);

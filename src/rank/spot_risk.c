@@ -14,7 +14,7 @@
  * (not W / efficiency, which charges a short last segment a whole interval's overhead), its P90 a
  * closed form from their exact mean, variance and third cumulant: the uninterrupted time when a
  * clean run has a 90% chance, else that time plus the Cornish-Fisher expansion to the skewness
- * term of the delay given an interruption (rank_spot_p90_hours says why). */
+ * term of the delay given an interruption (p90_hours says why). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -97,10 +97,6 @@ static job_time job_moments(double job_rate, double work_h, double tau_h, double
                       work_h + n * delta_h};
 }
 
-double rank_spot_expected_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
-{
-    return job_moments(job_rate, work_h, tau_h, delta_h, restart_h).sum.mean;
-}
 
 /* The standard normal's quantile at Q in (0, 1): bisection on its distribution function, which
  * erfc keeps exact in the lower tail. */
@@ -121,10 +117,9 @@ static double normal_quantile(double q)
  * from that delay's cumulants (the delay's raw moments, divided by 1 - p0).  A plain
  * Cornish-Fisher over the whole time smears the atom into the tail (a job that most likely runs
  * clean got a P90 hours above its clean time); as p0 -> 0 the two agree. */
-double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
+static double p90_hours(double job_rate, job_time j, double p0)
 {
-    job_time j = job_moments(job_rate, work_h, tau_h, delta_h, restart_h);
-    double p0 = exp(-job_rate * j.clean), w = -expm1(-job_rate * j.clean);
+    double w = -expm1(-job_rate * j.clean);
     if (p0 >= RANK_SPOT_P90) return j.clean;
     double e = j.sum.mean - j.clean, v = j.sum.var, k = j.sum.k3;
     double c1 = e / w, c2 = (v + e * e) / w, c3 = (k + 3 * e * v + e * e * e) / w;
@@ -135,6 +130,13 @@ double rank_spot_p90_hours(double job_rate, double work_h, double tau_h, double 
     if (skew > 0 && z < -3 / skew) z = -3 / skew;
     double x = c1 + sd * (z + (z * z - 1) * skew / 6);
     return j.clean + (x > 0 ? x : 0);
+}
+
+rank_spot_target rank_spot_to_target(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
+{
+    job_time j = job_moments(job_rate, work_h, tau_h, delta_h, restart_h);
+    double p0 = exp(-job_rate * j.clean); /* never interrupted: the work and its checkpoints back to back */
+    return (rank_spot_target){j.sum.mean, p90_hours(job_rate, j, p0), p0};
 }
 
 double rank_spot_default_checkpoint_s(long params, const char *precision)
@@ -238,12 +240,12 @@ static void fill_one(rank_row *row, const rank_config *c, const rank_options *o)
     k->expected_hours = k->p90_hours = k->expected_cost = k->p90_cost = k->p_no_interruption = NAN;
     if (o->target_samples > 0) {
         double work = o->target_samples / row->samples_per_second / 3600; /* hours of useful work */
-        k->expected_hours = rank_spot_expected_hours(k->job_rate_per_hour, work, tau, delta, r);
-        k->p90_hours = rank_spot_p90_hours(k->job_rate_per_hour, work, tau, delta, r);
+        rank_spot_target t = rank_spot_to_target(k->job_rate_per_hour, work, tau, delta, r);
+        k->expected_hours = t.expected_hours;
+        k->p90_hours = t.p90_hours;
+        k->p_no_interruption = t.p_no_interruption;
         k->expected_cost = k->expected_hours * row->usd_per_hour;
         k->p90_cost = k->p90_hours * row->usd_per_hour;
-        /* never interrupted: the work and its checkpoints back to back */
-        k->p_no_interruption = exp(-k->job_rate_per_hour * (work + rank_spot_segments(work, tau) * delta));
     }
 }
 
