@@ -58,6 +58,9 @@ typedef struct rank_result {
     char model[64];
     char precision[16];
     char data[16];
+    char optimizer[64];     /* workload.optimizer as "adamw lr 0.0003 wd 0.05" (wd when not 0),
+                               "" when not said: a workload's fingerprint hashes it, so two groups
+                               that differ only there are told apart by it */
     long batch_per_device;  /* -1 unknown */
     long global_batch;      /* -1 unknown */
     long params;            /* workload.params: model parameters, -1 unknown */
@@ -190,6 +193,7 @@ typedef struct rank_group {
     char model[64];
     char precision[16];
     char data[16];
+    char optimizer[64];
     long batch_per_device;
     long global_batch;
     long params; /* model parameters, -1 unknown (sizes the default checkpoint) */

@@ -71,6 +71,7 @@ int rank_group_by_workload(const rank_results *r, rank_group **groups, size_t *n
         strcpy(G->model, first->model);
         strcpy(G->precision, first->precision);
         strcpy(G->data, first->data);
+        strcpy(G->optimizer, first->optimizer);
         G->batch_per_device = first->batch_per_device;
         G->global_batch = first->global_batch;
         G->params = first->params;
@@ -100,13 +101,28 @@ void rank_groups_free(rank_group *g, size_t n)
     free(g);
 }
 
+/* One group's line in the list: every workload dimension a result names (the model's own
+ * dimensions under "custom" and Adam's betas and eps are hashed too but not named). */
+static void group_label(const rank_group *g, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s %s batch %ld/device%s%s%s%s", g->model[0] ? g->model : "?", g->precision,
+             g->batch_per_device, g->data[0] ? ", data " : "", g->data, g->optimizer[0] ? ", " : "", g->optimizer);
+}
+
 void rank_groups_list(const rank_group *g, size_t n, size_t chosen, int explicit)
 {
     ib_info("%zu workloads found; results of different workloads are never ranked together:", n);
-    for (size_t i = 0; i < n; i++)
-        ib_info("  %s %.16s  %s %s batch %ld/device: %zu result%s", i == chosen ? "->" : "  ", g[i].fingerprint,
-                g[i].model[0] ? g[i].model : "?", g[i].precision, g[i].batch_per_device, g[i].n,
+    for (size_t i = 0; i < n; i++) {
+        char label[256], other[256];
+        group_label(&g[i], label, sizeof label);
+        /* two lines alike would read as one workload split in two: say that more differs */
+        int alike = 0;
+        for (size_t j = 0; j < n && !alike; j++)
+            if (j != i) group_label(&g[j], other, sizeof other), alike = !strcmp(label, other);
+        ib_info("  %s %.16s  %s%s: %zu result%s", i == chosen ? "->" : "  ", g[i].fingerprint, label,
+                alike ? " (and settings the line does not name: see workload in the files)" : "", g[i].n,
                 g[i].n == 1 ? "" : "s");
+    }
     if (!explicit) ib_info("ranking the largest group; pick another with --workload FINGERPRINT (a prefix is enough)");
 }
 

@@ -120,6 +120,25 @@ static const cJSON *get_obj(const cJSON *root, const char *key)
     return cJSON_IsObject(v) ? v : NULL;
 }
 
+/* workload.optimizer -> "adam lr 0.001" (" wd X" when X is not 0) for the workload list; only a
+ * label (the fingerprint decides what is comparable), so anything odd leaves it "" or unsaid. */
+static void describe_optimizer(const cJSON *opt, char *dst, size_t cap)
+{
+    dst[0] = '\0';
+    if (!opt) return;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(opt, "name");
+    const cJSON *lr = cJSON_GetObjectItemCaseSensitive(opt, "lr");
+    const cJSON *wd = cJSON_GetObjectItemCaseSensitive(opt, "weight_decay");
+    if (!cJSON_IsString(name) || !name->valuestring || !name->valuestring[0] || strlen(name->valuestring) > 16 ||
+        !ident_ok(name->valuestring, "_-"))
+        return;
+    size_t n = (size_t)snprintf(dst, cap, "%s", name->valuestring);
+    if (cJSON_IsNumber(lr) && isfinite(lr->valuedouble) && n < cap)
+        n += (size_t)snprintf(dst + n, cap - n, " lr %.6g", lr->valuedouble);
+    if (cJSON_IsNumber(wd) && isfinite(wd->valuedouble) && wd->valuedouble != 0 && n < cap)
+        snprintf(dst + n, cap - n, " wd %.6g", wd->valuedouble);
+}
+
 /* The optional "price" the user recorded with measure --hourly-cost.  It enters the money
  * arithmetic, so it is held to what rank accepts of any price; a bad one rejects the file. */
 static int parse_price(const cJSON *root, rank_result *r, char *reason, size_t rlen)
@@ -340,6 +359,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
         get_long(wl, "global_batch_size", "workload.global_batch_size", 1, 1L << 50, -1, &r->global_batch, reason,
                  rlen))
         return -1;
+    describe_optimizer(get_obj(wl, "optimizer"), r->optimizer, sizeof r->optimizer);
     /* the parameter count only sizes rank's default checkpoint cost: a bad one is unknown, not fatal */
     char ignored[128];
     if (get_long(wl, "params", "workload.params", 1, 1L << 50, -1, &r->params, ignored, sizeof ignored)) r->params = -1;

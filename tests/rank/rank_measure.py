@@ -18,11 +18,11 @@ BIN = sys.argv[1]
 from testlib import check, failures
 
 
-def measure(out, itype, market, batch):
+def measure(out, itype, market, batch, extra=()):
     cmd = [BIN, "-q", "measure", "--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "1",
            "--image-size", "32", "--batch-size", str(batch), "--steps", "2", "--warmup", "1", "--workers", "1",
            "--instance-type", itype, "--region", "us-east-1", "--market", market, "--output", out,
-           "--identity-mismatch", "ok", "--create-dirs"]   # a CPU run recorded under a GPU type on purpose
+           "--identity-mismatch", "ok", "--create-dirs", *extra]   # a CPU run recorded under a GPU type on purpose
     p = subprocess.run(cmd, capture_output=True, timeout=300)
     if p.returncode != 0:
         sys.exit(f"measure failed ({p.returncode}): {p.stderr.decode()[-1500:]}")
@@ -69,6 +69,30 @@ with tempfile.TemporaryDirectory() as d:
             codes = {c for r in group if r["instance"]["type"] == g["instance_type"]
                      for c in r["measurement"]["warning_codes"]}
             check(set(g["warnings"]) == codes, f"{g['configuration']}: warnings {g['warnings']} != {sorted(codes)}")
+
+# The workload list tells apart groups that differ only where the fingerprint looks beyond model,
+# precision and batch: each line names the data mode and optimizer its results recorded, and two
+# groups that still read alike (--depth 1 and 2 are both "custom") say that more differs.
+with tempfile.TemporaryDirectory() as d:
+    variants = [(), ("--data", "device"), ("--optimizer", "adamw", "--lr", "0.0003"),
+                ("--depth", "2")]
+    res = [measure(os.path.join(d, "res", f"v{i}.json"), "g5.xlarge", "on-demand", 2, v)
+           for i, v in enumerate(variants)]
+    check(len({r["workload"]["fingerprint"] for r in res}) == 4, "the variants are not four workloads")
+    rc, out, err = fx.run(BIN, [os.path.join(d, "res"), "--source", "snapshot", "--format", "json"])
+    check(rc == 0 and "4 workloads found" in err, f"rank exit {rc}: {err}")
+    lines = {r["workload"]["fingerprint"]: next((ln for ln in err.splitlines()
+                                                 if r["workload"]["fingerprint"][:16] in ln), "") for r in res}
+    for r in res:
+        w, ln = r["workload"], lines[r["workload"]["fingerprint"]]
+        o = w["optimizer"]
+        want = f"data {w['data']}, {o['name']} lr {o['lr']:.6g}" + (f" wd {o['weight_decay']:.6g}"
+                                                                    if o["weight_decay"] else "")
+        check(want in ln, f"workload line {ln!r} does not name {want!r}")
+    alike = [lines[r["workload"]["fingerprint"]] for r in (res[0], res[3])]
+    check(all("settings the line does not name" in ln for ln in alike), f"lines alike not marked: {alike}")
+    check(all("settings the line does not name" not in lines[r["workload"]["fingerprint"]] for r in res[1:3]),
+          "a line told apart by what it names is marked as alike")
 
 if failures:
     sys.exit(1)
