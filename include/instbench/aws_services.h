@@ -196,7 +196,11 @@ int aws_s3_connect(int max_concurrency, aws_client **client, aws_s3 **s3, ib_err
 /* "s3://BUCKET[/KEY]": bucket into bucket (validated), the rest (possibly "") into key (malloc'd).
  * Exit 2 with a message for a missing or invalid bucket. */
 int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err);
-/* S3's bucket naming rules (3-63 of a-z 0-9 . -, alphanumeric at both ends, no "..", not an IP). */
+/* S3's bucket naming rules for general purpose buckets (3-63 of a-z 0-9 . -, alphanumeric at
+ * both ends, no "..", not an IP, none of the reserved prefixes and suffixes: xn--, sthree-,
+ * amzn-s3-demo-, -s3alias, --ol-s3, .mrap, --table-s3, and --x-s3, a directory bucket, which is
+ * not supported): the rule BUCKET breaks, as a clause for a message, or NULL when it is valid. */
+const char *aws_s3_bucket_name_problem(const char *bucket);
 int aws_s3_bucket_name_valid(const char *bucket);
 
 int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,

@@ -3,8 +3,10 @@
 credentials (with and without a session token), time (frozen for both: the probe takes it as an
 argument, botocore's clock is patched), region, bucket, key (spaces, unicode, '/', reserved
 characters) and expiry, for GET and PUT, path style (a custom endpoint) and virtual-hosted style
-(`s3 = addressing_style = virtual` in the config file, read as botocore reads it).  Expiries
-outside 1..604800 are refused with exit 2.  Nothing is sent anywhere: both only make URLs.
+(`s3 = addressing_style = virtual` in the config file, read as botocore reads it), bucket names
+at the edges of S3's naming rules (near a reserved prefix or suffix); the reserved names and
+directory buckets refused with exit 2 naming the rule.  Expiries outside 1..604800 are refused
+with exit 2.  Nothing is sent anywhere: both only make URLs.
 Usage: s3_presign_botocore.py S3_PROBE"""
 import calendar
 import datetime as real_datetime
@@ -125,6 +127,28 @@ for style, endpoint, cfg in (("path", "http://127.0.0.1:9", empty_cfg),
                         crt_ran += crt != want   # its parameter order: the CRT signer, not the cached Python one
 
 check(not CRT_QUERY_AUTH or crt_ran == cases, "the CRT signer signed %d of %d cases" % (crt_ran, cases))
+
+# bucket names at the edges of S3's naming rules (docs.aws.amazon.com/AmazonS3/latest/userguide/
+# bucketnamingrules.html): near a reserved prefix or suffix but clear of it, taken and signed as
+# botocore signs them; the reserved ones and a directory bucket refused (exit 2) naming the rule
+EDGE_OK = ["xn-a1", "x-xn--b", "sthree", "asthree-b", "amzn-s3-demo", "my-s3alias-x", "s3alias", "a-ol-s3",
+           "b--ol-s3x", "mrap", "a-x-s3", "dir--x-s3a", "table-s3", "bucket-111122223333-us-west-2-an"]
+for style, endpoint, cfg in (("path", "http://127.0.0.1:9", empty_cfg),
+                             ("virtual", "http://s3.example.test:9000", virtual_cfg)):
+    for bucket in EDGE_OK + (["a.mrapx", "x.s3alias.y"] if style == "path" else []):
+        want = botocore_url("PUT", bucket, "r.json", 3600, "us-west-2", endpoint, style, None, PY_QUERY_AUTH)
+        rc, got, err = probe("PUT", bucket, "r.json", 3600, "us-west-2", endpoint, cfg, None)
+        cases += 1
+        check(rc == 0 and got == want, "bucket %r (%s): rc %d\n  ours:     %s\n  botocore: %s\n  %s"
+              % (bucket, style, rc, got, want, err.strip()))
+EDGE_BAD = [("xn--bucket", "prefix 'xn--'"), ("sthree-bucket", "prefix 'sthree-'"),
+            ("sthree-configurator-x", "prefix 'sthree-'"), ("amzn-s3-demo-bucket", "prefix 'amzn-s3-demo-'"),
+            ("my-ap-abcdef-s3alias", "suffix '-s3alias'"), ("my-olap--ol-s3", "suffix '--ol-s3'"),
+            ("mfzwi23gnjvgw.mrap", "suffix '.mrap'"), ("my-tables--table-s3", "suffix '--table-s3'"),
+            ("b--usw2-az1--x-s3", "directory buckets (S3 Express One Zone) are not supported")]
+for bucket, rule in EDGE_BAD:
+    rc, got, err = probe("GET", bucket, "k", 60, "us-west-2", "http://127.0.0.1:9", empty_cfg, None)
+    check(rc == 2 and not got and rule in err and bucket in err, "bucket %r: rc %d out %r err %r" % (bucket, rc, got, err))
 
 # expiry bounds: S3's 1..604800, usage errors
 for bad in (0, -5, 604801):

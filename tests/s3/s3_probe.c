@@ -1,7 +1,8 @@
 /* A driver for src/aws/services/s3.c, used by the S3 tests (moto, the fake AWS, botocore).
  * Credentials, region and endpoint come from the environment as for instbench itself.
  *   s3_probe [-v] COMMAND ...
- *     presign METHOD BUCKET KEY EXPIRES_S WHEN   the presigned URL at time WHEN (Unix seconds)
+ *     presign METHOD BUCKET KEY EXPIRES_S WHEN   the presigned URL of s3://BUCKET/KEY at time WHEN (Unix
+ *                                                seconds); the URI checked as `presign` checks it
  *     put BUCKET KEY FILE                        PutObject with FILE's bytes
  *     put-many BUCKET PREFIX N                   N small objects PREFIX00000.json ... (one each)
  *     get BUCKET KEY MAX_BYTES                   GetObject; the body on stdout
@@ -44,11 +45,17 @@ int main(int argc, char **argv)
     if (aws_s3_open(c, region, &s, &err) != 0) return die(&err);
     int rc = 0;
     if (!strcmp(cmd, "presign") && argc - a == 5) {
-        char *url = NULL;
-        rc = aws_s3_presign(s, &cred, argv[a], argv[a + 1], argv[a + 2], atol(argv[a + 3]), (time_t)atoll(argv[a + 4]),
-                            &url, &err);
+        char *url = NULL, *uri = malloc(strlen(argv[a + 1]) + strlen(argv[a + 2]) + 7), bucket[64], *key = NULL;
+        if (!uri) return 1;
+        sprintf(uri, "s3://%s/%s", argv[a + 1], argv[a + 2]);
+        rc = aws_s3_parse_uri(uri, bucket, &key, &err);
+        if (rc == 0)
+            rc = aws_s3_presign(s, &cred, argv[a], bucket, key, atol(argv[a + 3]), (time_t)atoll(argv[a + 4]), &url,
+                                &err);
         if (rc == 0) printf("%s\n", url);
         free(url);
+        free(key);
+        free(uri);
     } else if (!strcmp(cmd, "put") && argc - a == 3) {
         char *data = NULL;
         size_t len = 0;

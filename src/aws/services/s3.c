@@ -36,23 +36,53 @@ struct aws_s3 {
 
 /* ---- names and URLs ------------------------------------------------------------------------ */
 
-int aws_s3_bucket_name_valid(const char *b)
+/* S3's naming rules for general purpose buckets (docs.aws.amazon.com/AmazonS3/latest/userguide/
+ * bucketnamingrules.html): the rule B breaks, or NULL.  The reserved prefixes and suffixes name
+ * no bucket at all (access point aliases, Multi-Region Access Points, directory and table buckets,
+ * punycode labels); the "-an" suffix of the account regional namespace is a bucket, and allowed. */
+#define DIRECTORY_BUCKET                                                                                 \
+    "a directory bucket (its name ends with '--x-s3'): directory buckets (S3 Express One Zone) are not " \
+    "supported, use a general purpose bucket"
+static const char *const reserved_prefix[][2] = {
+    {"xn--", "S3's naming rules forbid the prefix 'xn--'"},
+    {"sthree-", "S3's naming rules reserve the prefix 'sthree-'"},
+    {"amzn-s3-demo-", "S3's naming rules reserve the prefix 'amzn-s3-demo-' for AWS's examples"},
+};
+static const char *const reserved_suffix[][2] = {
+    {"-s3alias", "S3's naming rules reserve the suffix '-s3alias' for access point aliases"},
+    {"--ol-s3", "S3's naming rules reserve the suffix '--ol-s3' for Object Lambda access point aliases"},
+    {".mrap", "S3's naming rules reserve the suffix '.mrap' for Multi-Region Access Points"},
+    {"--x-s3", DIRECTORY_BUCKET},
+    {"--table-s3", "S3's naming rules reserve the suffix '--table-s3' for table buckets"},
+};
+
+const char *aws_s3_bucket_name_problem(const char *b)
 {
     size_t n = b ? strlen(b) : 0;
-    if (n < 3 || n > 63) return 0;
+    if (n < 3 || n > 63) return "a bucket name has 3 to 63 characters";
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)b[i];
-        if (!(islower(c) || isdigit(c) || c == '.' || c == '-')) return 0;
-        if (c == '.' && b[i + 1] == '.') return 0;
+        if (!(islower(c) || isdigit(c) || c == '.' || c == '-')) return "a bucket name has only a-z, 0-9, '.' and '-'";
+        if (c == '.' && b[i + 1] == '.') return "a bucket name has no two dots in a row";
     }
-    if (!isalnum((unsigned char)b[0]) || !isalnum((unsigned char)b[n - 1])) return 0;
+    if (!isalnum((unsigned char)b[0]) || !isalnum((unsigned char)b[n - 1]))
+        return "a bucket name starts and ends with a letter or digit";
     int dots = 0, digits_only = 1;
     for (size_t i = 0; i < n; i++) {
         if (b[i] == '.') dots++;
         else if (!isdigit((unsigned char)b[i])) digits_only = 0;
     }
-    return !(dots == 3 && digits_only); /* "192.168.5.4" is refused by S3 */
+    if (dots == 3 && digits_only) return "a bucket name is not an IP address"; /* "192.168.5.4" */
+    for (size_t i = 0; i < sizeof reserved_prefix / sizeof *reserved_prefix; i++)
+        if (!strncmp(b, reserved_prefix[i][0], strlen(reserved_prefix[i][0]))) return reserved_prefix[i][1];
+    for (size_t i = 0; i < sizeof reserved_suffix / sizeof *reserved_suffix; i++) {
+        size_t sn = strlen(reserved_suffix[i][0]);
+        if (n >= sn && !strcmp(b + n - sn, reserved_suffix[i][0])) return reserved_suffix[i][1];
+    }
+    return NULL;
 }
+
+int aws_s3_bucket_name_valid(const char *b) { return aws_s3_bucket_name_problem(b) == NULL; }
 
 int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err)
 {
@@ -66,11 +96,10 @@ int aws_s3_parse_uri(const char *uri, char bucket[64], char **key, ib_error *err
     if (bn > 63) return ib_error_set(err, IB_EXIT_USAGE, "'%s': a bucket name has at most 63 characters", uri);
     memcpy(bucket, b, bn);
     bucket[bn] = '\0';
-    if (!aws_s3_bucket_name_valid(bucket)) {
-        ib_error_set(err, IB_EXIT_USAGE,
-                     "'%s' is not a valid bucket name (3-63 of a-z, 0-9, '.', '-', starting and ending "
-                     "with a letter or digit)",
-                     bucket);
+    const char *problem = aws_s3_bucket_name_problem(bucket);
+    if (problem) {
+        if (!strcmp(problem, DIRECTORY_BUCKET)) ib_error_set(err, IB_EXIT_USAGE, "'%s' is %s", bucket, problem);
+        else ib_error_set(err, IB_EXIT_USAGE, "'%s' is not a valid bucket name: %s", bucket, problem);
         bucket[0] = '\0';
         return -1;
     }
