@@ -79,7 +79,8 @@ const arg_command cmd_presign_args = {
     "AWS_REGION, ...), AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL.\n"
     "exit status: 0 the URL is printed; 1 no credentials, or no region (no --region, and none from\n"
     "AWS_REGION, AWS_DEFAULT_REGION, the profile or instance metadata); 2 bad input (no bucket, an\n"
-    "invalid bucket name, no key, an unknown --region, --expires out of range).\n",
+    "invalid bucket name, no key, a region instbench does not know (--region's or theirs), --expires\n"
+    "out of range).\n",
     presign_args,
     "s3://BUCKET/KEY",
     .examples =
@@ -154,13 +155,31 @@ int cmd_presign(int argc, char **argv)
     rc = IB_EXIT_RUNTIME;
     if (aws_credentials_resolve(&cred, &err) != 0) goto fail;
     if (O.region) snprintf(region, sizeof region, "%s", O.region);
-    else if (aws_region_resolve(region, &err) != 0) {
-        /* where it looked says why; the flag says what to do (a URL is signed for one region) */
-        fprintf(stderr,
-                "instbench presign: %s; give the bucket's region with --region REGION (e.g. --region us-east-1)\n",
-                err.msg);
-        rc = err.code ? err.code : IB_EXIT_RUNTIME;
-        goto out;
+    else {
+        char from[4200]; /* where the region came from: what a message about its value names */
+        int rr = aws_region_resolve_from(region, from, sizeof from, &err);
+        if (rr < 0 && err.code == IB_EXIT_USAGE) { /* configured, but not shaped like a region */
+            rc = args_usage_error(&cmd_presign_args, "%s: fix it or give --region", err.msg);
+            goto out;
+        }
+        if (rr != 0) {
+            /* where it looked says why; the flag says what to do (a URL is signed for one region) */
+            fprintf(stderr,
+                    "instbench presign: %s; give the bucket's region with --region REGION (e.g. --region "
+                    "us-east-1)\n",
+                    err.msg);
+            rc = err.code ? err.code : IB_EXIT_RUNTIME;
+            goto out;
+        }
+        /* the same check as --region's, whichever source named it: a URL signed for a region that
+         * does not exist works nowhere */
+        if (!aws_region_known(region) && !prices_catalogue_has_region(region)) {
+            rc = args_usage_error(&cmd_presign_args,
+                                  "%s: '%s' is not an AWS region instbench knows (fix it or give "
+                                  "--region)%s",
+                                  from, region, args_did_you_mean(prices_suggest_region(region), dym, sizeof dym));
+            goto out;
+        }
     }
     if (aws_client_create(NULL, &cred, &client, &err) != 0 || aws_s3_open(client, region, &s3, &err) != 0) goto fail;
     time_t now = time(NULL);

@@ -2,14 +2,17 @@
 """`instbench presign`: its URLs work for a client holding no credentials (a plain HTTP PUT then
 GET, checked by the fake AWS's S3 with botocore's S3SigV4QueryAuth), a tampered, moved or expired
 URL is refused, the temporary-credentials warning (with the expiry time when the source
-names one: container credentials from the fake AWS), bad input exits 2 with one line, and the
-examples of --help run as written.
+names one: container credentials from the fake AWS), bad input exits 2 with one line (a region
+instbench does not know as well from AWS_REGION, AWS_DEFAULT_REGION or the config file as from
+--region, the source named), and the examples of --help run as written.
 Usage: s3_presign_cli.py INSTBENCH"""
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -123,11 +126,28 @@ p = presign(noreg, "s3://bkt-1/k", *(advice.group(1).split() if advice else []))
 check(advice is not None and p.returncode == 0 and p.stdout.startswith("https://"),
       "presign with the --region the advice names: rc %d %s" % (p.returncode, p.stderr))
 
+# a region shaped like one but unknown is refused whichever source names it, as --region's is: exit
+# 2, one line naming the source (the variable, the config file) and the value, nothing printed
+cfgdir = tempfile.mkdtemp(prefix="presign-cfg")
+cfg = os.path.join(cfgdir, "config")
+with open(cfg, "w") as f:
+    f.write("[default]\nregion = ap-southeast-99\n")
+for src, extra, value in (("AWS_REGION", {"AWS_REGION": "us-east-9"}, "us-east-9"),
+                          ("AWS_DEFAULT_REGION", {"AWS_DEFAULT_REGION": "eu-wst-1"}, "eu-wst-1"),
+                          (cfg, {"AWS_CONFIG_FILE": cfg}, "ap-southeast-99")):
+    p = presign(dict(noreg, **extra), "s3://bkt-1/k")
+    check(p.returncode == 2 and not p.stdout and p.stderr.count("\n") == 1 and src in p.stderr and
+          "'%s'" % value in p.stderr and "--region" in p.stderr,
+          "presign with %s=%s: rc %d, want 2 naming the source: %r" % (src, value, p.returncode, p.stderr))
+p = presign(dict(noreg, AWS_CONFIG_FILE=cfg), "s3://bkt-1/k", "--region", "us-west-2")
+check(p.returncode == 0 and "us-west-2" in p.stdout, "--region over a wrong configured one: %r" % p.stderr)
+shutil.rmtree(cfgdir)
+
 # --help's exit statuses name each of those
 helptext = presign(env, "--help").stdout
 flat = " ".join(helptext.split())
 check("1 no credentials, or no region (no --region, and none from AWS_REGION" in flat and
-      "2 bad input (" in flat and "an unknown --region" in flat, "presign --help's exit statuses: %r" % flat[-600:])
+      "2 bad input (" in flat and "a region instbench does not know (--region's or theirs)" in flat, "presign --help's exit statuses: %r" % flat[-600:])
 
 # the examples of --help, as written: with credentials alone when the example gives --region;
 # one without it says it needs the region from elsewhere (and exits 1 without one)
