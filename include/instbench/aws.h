@@ -107,6 +107,10 @@ int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len)
  * length against the limit ("AWS_ENDPOINT_URL is too long: 70000 bytes, over the limit of 511 ..."). */
 const char *aws_endpoint_problem(const char *service_env_id, const char *region, size_t out_len, char *why,
                                  size_t why_len);
+/* The variable (AWS_ENDPOINT_URL_<SERVICE> or AWS_ENDPOINT_URL, the one in force) whose endpoint
+ * URL is URL's start, into VAR (returned), for messages about where a request went; NULL when
+ * none (AWS's own endpoint, a presigned URL given as such).  SERVICE is the signing name ("s3"). */
+const char *aws_endpoint_var_of(const char *service, const char *url, char *var, size_t len);
 /* Who answers for these services, for caches that must not mix AWS's answers with another
  * endpoint's (a moto or LocalStack server): 0 and "" when every one is AWS's own endpoint, else 1
  * and 16 lower-case hex digits, the start of SHA-256("ID1=URL1\nID2=URL2\n...") over the

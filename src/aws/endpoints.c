@@ -45,6 +45,23 @@ int aws_endpoint_override(const char *service_env_id, char *out, size_t out_len)
     return 1;
 }
 
+const char *aws_endpoint_var_of(const char *service, const char *url, char *var, size_t len)
+{
+    if (!service || !url || !var || len < 2) return NULL;
+    char id[64];
+    size_t k = 0;
+    for (; service[k] && k < sizeof id - 1; k++)
+        id[k] = service[k] == '-' ? '_' : (char)toupper((unsigned char)service[k]);
+    id[k] = '\0';
+    const char *v = override_var(id, var, len);
+    if (!v) return NULL;
+    size_t n = strlen(v);
+    while (n > 1 && v[n - 1] == '/') n--;
+    /* the URL starts with the variable's (scheme and host case-blind): it is what the variable named */
+    if (strncasecmp(url, v, n) || (url[n] && url[n] != '/' && url[n] != '?' && url[n] != '#')) return NULL;
+    return var;
+}
+
 const char *aws_endpoint_problem(const char *service_env_id, const char *region, size_t out_len, char *why,
                                  size_t why_len)
 {

@@ -10,11 +10,13 @@ usage: aws_endpoint_test.py PROBE [unittest args]
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.error
@@ -483,6 +485,53 @@ class Tls(AwsTestCase):
         _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_CA_BUNDLE="/nonexistent/ca.pem"),
                                expect_rc=1)
         self.assertIn("AWS_CA_BUNDLE", err)
+
+
+    def test_scheme_mismatch_named(self):
+        """An endpoint URL whose scheme the server does not speak is said so, naming the variable
+        that set it and its origin, curl's own words after; not retried (it answers the same)."""
+        plain = Endpoint()
+        try:
+            url = "https://127.0.0.1:%s" % plain.url.rsplit(":", 1)[1]
+            _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_ENDPOINT_URL=url), expect_rc=1)
+            self.assertRegex(err, re.escape("AWS_ENDPOINT_URL %s: the server did not speak TLS (is it http://?): " % url)
+                             + r"\S")
+            self.assertIn("1 attempt)", err)
+        finally:
+            plain.stop()
+        url = self.ep.url.replace("https://", "http://")
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"],
+                               self.env(AWS_ENDPOINT_URL_PRICING=url, AWS_CA_BUNDLE=self.cert), expect_rc=1)
+        self.assertRegex(err, re.escape("AWS_ENDPOINT_URL_PRICING %s: the server speaks TLS (is it https://?): " % url)
+                         + r"\S")
+        self.assertIn("1 attempt)", err)
+        # a plain server that closes without answering is not said to speak TLS: a dropped
+        # connection, retried as before
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(16)
+        stop = threading.Event()
+
+        def drop():
+            srv.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    conn, _ = srv.accept()
+                    conn.recv(1)
+                    conn.close()
+                except OSError:
+                    pass
+        t = threading.Thread(target=drop, daemon=True)
+        t.start()
+        try:
+            url = "http://127.0.0.1:%d" % srv.getsockname()[1]
+            _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_ENDPOINT_URL=url), expect_rc=1)
+            self.assertNotIn("TLS", err)
+            self.assertIn("3 attempts)", err)
+        finally:
+            stop.set()
+            t.join()
+            srv.close()
 
 
 class Imds(AwsTestCase):
