@@ -164,6 +164,7 @@ typedef struct aws_response {
     char error_code[128]; /* AWS error code parsed from a 4xx/5xx body, "" if none */
     char error_message[512];
     char bucket_region[32]; /* S3's x-amz-bucket-region header, "" if none */
+    char location[1024];    /* a 3xx answer's Location header, never followed; "" if none */
 } aws_response;
 
 /* Sends n independent requests concurrently (bounded by max_concurrency), signing each attempt

@@ -192,6 +192,10 @@ void aws_s3_close(aws_s3 *s);
  * redirect then names the bucket's own), MAX_CONCURRENCY requests in flight (0: the client's
  * default).  On failure nothing is left open. */
 int aws_s3_connect(int max_concurrency, aws_client **client, aws_s3 **s3, ib_error *err);
+/* The variable that sets the session's region (aws_s3_connect: AWS_REGION, or AWS_DEFAULT_REGION
+ * where that gave it), named in a message about a bucket in another region that was not
+ * followed ("set AWS_REGION=eu-west-1"); none (NULL or ""): the caller's own region, not named. */
+void aws_s3_set_region_var(aws_s3 *s, const char *variable);
 
 /* "s3://BUCKET[/KEY]": bucket into bucket (validated), the rest (possibly "") into key (malloc'd).
  * Exit 2 with a message for a missing or invalid bucket. */

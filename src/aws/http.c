@@ -194,6 +194,7 @@ typedef struct xfer {
     aws_body body; /* this attempt's response body */
     char amzn_error_type[160];
     char bucket_region[32]; /* S3's x-amz-bucket-region (redirects, HeadBucket) */
+    char location[1024];    /* a redirect's Location, shown, never followed */
     char errbuf[CURL_ERROR_SIZE];
     double started, next_at;
     int attempt, in_flight, done, failed, refreshed;
@@ -230,6 +231,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
     header_value(ptr, n, "x-amzn-errortype:", x->amzn_error_type, sizeof x->amzn_error_type);
     header_value(ptr, n, "x-amz-bucket-region:", x->bucket_region, sizeof x->bucket_region);
+    header_value(ptr, n, "location:", x->location, sizeof x->location);
     return n;
 }
 
@@ -373,6 +375,7 @@ static int setup_easy(aws_client *c, xfer *x)
     x->body.too_big = 0;
     x->amzn_error_type[0] = '\0';
     x->bucket_region[0] = '\0';
+    x->location[0] = '\0';
     x->errbuf[0] = '\0';
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
@@ -512,6 +515,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     resp->attempts = x->attempt;
     resp->error_code[0] = resp->error_message[0] = '\0';
     snprintf(resp->bucket_region, sizeof resp->bucket_region, "%s", x->bucket_region);
+    snprintf(resp->location, sizeof resp->location, "%s", status >= 300 && status < 400 ? x->location : "");
     char key[32], url[1024];
     aws_mask_key_id(c->cred.access_key_id, key);
     aws_url_for_display(r->url, url, sizeof url); /* never the userinfo of AWS_ENDPOINT_URL */
@@ -567,6 +571,11 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
             snprintf(reason, sizeof reason, "HTTP %ld %s%s%s", status, resp->error_code,
                      resp->error_message[0] ? ": " : "", resp->error_message);
         else snprintf(reason, sizeof reason, "HTTP %ld", status);
+        if (resp->location[0]) { /* where it points, as it may be printed; a signed request stays put */
+            char to[512];
+            aws_url_for_display(resp->location, to, sizeof to);
+            snprintf(reason + strlen(reason), sizeof reason - strlen(reason), "; redirected to %s, not followed", to);
+        }
     }
     int cost = cc == CURLE_OPERATION_TIMEDOUT ? RETRY_COST_TIMEOUT : RETRY_COST;
     if (retryable && x->attempt < c->opt.max_attempts && c->retry_quota < cost) {

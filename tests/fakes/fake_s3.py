@@ -21,7 +21,10 @@ Control (POST /__control): "s3_objects": {"BUCKET/KEY": "text" | {"size": N}} st
 (a size makes N bytes of 'x'); "s3_endless": true makes every listing page truncated with a fresh
 continuation token; "s3_redirect": "301" | "400"; "s3_max_keys": N, the page size when a listing
 asks for none (S3's is 1000; moto's MOTO_S3_DEFAULT_MAX_KEYS does the same); "s3_list_any_prefix":
-true, a misbehaving endpoint whose listings name every key of the bucket whatever the prefix.
+true, a misbehaving endpoint whose listings name every key of the bucket whatever the prefix;
+"s3_moved": {"BUCKET": {"status": 301 | 302 | 307, "location": URL, "region": REGION}} answers every
+request to BUCKET with that redirect (Location and x-amz-bucket-region when given, S3's error
+body but for HEAD), whatever region it was signed for, counted as "moved".
 Faults (kinds of aws_fake_server.py, service "s3"): throttle (503 SlowDown), 500, 503, denied
 (403 AccessDenied), truncate / cut / malformed (applied to a 200 answer)."""
 import datetime
@@ -42,6 +45,7 @@ def setup(state, args):
     state.s3_redirect = "301"
     state.s3_max_keys = 1000
     state.s3_list_any_prefix = False
+    state.s3_moved = {}
     for spec in getattr(args, "s3_bucket", None) or []:
         name, _, region = spec.partition(":")
         state.s3_buckets[name] = region or "us-east-1"
@@ -64,6 +68,8 @@ def control(state, c):
         state.s3_max_keys = int(c["s3_max_keys"])
     if "s3_list_any_prefix" in c:
         state.s3_list_any_prefix = bool(c["s3_list_any_prefix"])
+    if "s3_moved" in c:
+        state.s3_moved = dict(c["s3_moved"])
 
 
 def error_xml(code, msg):
@@ -124,6 +130,16 @@ def serve(handler, method, body, region, fault, presigned=False):
         return fail(503, "ServiceUnavailable", "Service is unable to handle request.")
     if fault == "denied":
         return fail(403, "AccessDenied", "Access Denied")
+    moved = st.s3_moved.get(bucket)
+    if moved:
+        st.count("by_operation", "moved")
+        extra = {k: moved[h] for k, h in (("Location", "location"), ("x-amz-bucket-region", "region")) if h in moved}
+        status = int(moved.get("status", 301))
+        code = {301: "PermanentRedirect", 307: "TemporaryRedirect"}.get(status, "Found")
+        return fail(status, code, "Please re-send this request to the specified temporary endpoint. Continue to "
+                    "use the original request endpoint for future requests." if status == 307 else
+                    "The bucket you are attempting to access must be addressed using the specified endpoint.",
+                    extra)
     if bucket not in st.s3_buckets:
         return fail(404, "NoSuchBucket", "The specified bucket does not exist")
     home = st.s3_buckets[bucket]

@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """What moto does not do, against the fake AWS's S3 (tests/fakes/fake_s3.py; botocore's S3SigV4Auth
 checks every signature): region redirects (301 PermanentRedirect and 400
-AuthorizationHeaderMalformed) followed once and remembered, SlowDown/503 retried with backoff and
-named when they persist, connections cut mid-body retried, a truncated listing refused, a
+AuthorizationHeaderMalformed) followed once and remembered, or (a region instbench does not know)
+not followed and named with what to set; a redirect's Location shown, never followed;
+SlowDown/503 retried with backoff and named when they persist, connections cut mid-body retried, a truncated listing refused, a
 continuation token that never ends stopped at the page bound, an object over the cap refused,
 keys with control characters and "../" returned as the same bytes and escaped in messages,
 AccessDenied / NoSuchBucket messages.
 Usage: s3_faults.py S3_PROBE"""
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -51,6 +53,52 @@ try:
               "%s redirect: one redirect then eu-west-1 twice: %r %r" % (style, st["by_operation"], st["regions"]))
     rc, out, err = run(fake, "region", "eu-bkt")
     check(rc == 0 and out.decode().strip() == "eu-west-1", "HeadBucket across regions: %r %s" % (out, err))
+
+    # a bucket in a region instbench does not know: not followed; one request, and the message
+    # names the bucket's region, the one asked and what to set, which then works
+    fake.control(s3_buckets={"far-bkt": "ap-future-9"}, s3_objects={"far-bkt/obj.json": "{\"far\": 1}"})
+    for style, cs in (("301", "PermanentRedirect, HTTP 301"), ("400", "AuthorizationHeaderMalformed, HTTP 400")):
+        fake.control(s3_redirect=style)
+        for cmd in (["get", "far-bkt", "obj.json", "100"], ["region", "far-bkt"], ["list", "far-bkt", "", "0", "10"]):
+            fake.control(reset_stats=True)
+            rc, out, err = run(fake, *cmd)
+            want = cs if cmd[0] != "region" else "HTTP " + style   # a HEAD answer has no body, no code
+            check(rc == 1 and not out and "the bucket is in ap-future-9, not us-east-1" in err and want in err
+                  and "set AWS_REGION=ap-future-9" in err and ops(fake).get("redirect") == 1,
+                  "%s, bucket in an unknown region: rc %d %s %r" % (cmd[0], rc, err, ops(fake)))
+    rc, out, err = run(fake, "get", "far-bkt", "obj.json", "100", region="ap-future-9")
+    check(rc == 0 and out == b"{\"far\": 1}", "with the region the message names: rc %d %s" % (rc, err))
+    fake.control(s3_redirect="301")
+
+    # a redirect to a Location: shown (a signature in it masked), never followed: nothing reaches
+    # the target, whose socket listens but never accepts (a connection would wait in its queue)
+    target = socket.socket()
+    target.bind(("127.0.0.1", 0))
+    target.listen(16)
+    target.setblocking(False)
+    there = "http://127.0.0.1:%d/moved-bkt/obj.json" % target.getsockname()[1]
+    cases = ((307, {"location": there + "?X-Amz-Signature=feedface", "region": "us-east-1"},
+              ["the bucket is in us-east-1, the region asked, yet S3 redirects",
+               "redirected to %s?X-Amz-Signature=***, not followed (TemporaryRedirect, HTTP 307)" % there]),
+             (301, {"location": there}, ["redirected to %s, not followed (PermanentRedirect, HTTP 301)" % there]),
+             (302, {}, ["redirected (Found, HTTP 302) with neither a Location nor the bucket's region"]))
+    for status, how, words in cases:
+        fake.control(s3_moved={"moved-bkt": dict(how, status=status)}, reset_stats=True)
+        for cmd in (["get", "moved-bkt", "obj.json", "100"], ["region", "moved-bkt"]):
+            rc, out, err = run(fake, *cmd)
+            if cmd[0] == "region":
+                words = [w.replace("(TemporaryRedirect, ", "(").replace("(PermanentRedirect, ", "(")
+                         .replace("(Found, ", "(") for w in words]
+            check(rc == 1 and not out and all(w in err for w in words) and "feedface" not in err,
+                  "%s, HTTP %d redirect: rc %d %s" % (cmd[0], status, rc, err))
+        check(ops(fake).get("moved") == 2, "one request per call, nothing followed: %r" % ops(fake))
+    try:
+        target.accept()
+        check(False, "a request was sent to the redirect's target")
+    except BlockingIOError:
+        pass
+    target.close()
+    fake.control(s3_moved={})
 
     # SlowDown and 503: retried with backoff; named when they outlast the attempts
     for kind in ("throttle", "503", "500"):

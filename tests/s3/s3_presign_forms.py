@@ -8,9 +8,11 @@ signature with botocore (issues 32 and 33):
   - a URL whose signature is only in the fragment ("...r.json#?X-Amz-Signature=...") is refused
     before anything is measured (exit 2), where it used to be measured and then refused by S3;
   - the signature, the access key id, the credential scope and the session token are never printed,
-    whatever the form (query, fragment) and whether the URL is accepted or refused.
+    whatever the form (query, fragment) and whether the URL is accepted or refused;
+  - an upload answered with a redirect names its Location (masked) and is not sent there.
 Usage: s3_presign_forms.py INSTBENCH"""
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -118,6 +120,29 @@ try:
             check(p.returncode == 2 and "not a presigned S3 URL" in p.stderr,
                   "an incomplete presigned URL refused, exit 2: %d %s" % (p.returncode, p.stderr[-300:]))
             no_secret(p, bad, "an incomplete presigned URL")
+
+        # 5. the upload answered with a redirect: where it points is said (its signature masked),
+        # and the request is not sent there (the target listens but never accepts: a connection
+        # would wait in its queue); the result is saved locally, exit 1
+        target = socket.socket()
+        target.bind(("127.0.0.1", 0))
+        target.listen(16)
+        target.setblocking(False)
+        there = "http://127.0.0.1:%d/sweep-bkt/inst/moved.json" % target.getsockname()[1]
+        moved = presign(fake, "inst/moved.json", "s3v4", 7200)
+        fake.control(s3_moved={"sweep-bkt": {"status": 307, "location": there + "?" + moved.split("?", 1)[1]}})
+        p, _ = measure(cwd, moved)
+        fake.control(s3_moved={})
+        check(p.returncode == 1 and "HTTP 307 TemporaryRedirect" in p.stderr and "redirected to %s?" % there in p.stderr
+              and ", not followed" in p.stderr and "saved to" in p.stderr,
+              "a redirected upload: rc %d %s" % (p.returncode, p.stderr[-600:]))
+        no_secret(p, moved, "a redirected upload")
+        try:
+            target.accept()
+            check(False, "the upload was sent to the redirect's target")
+        except BlockingIOError:
+            pass
+        target.close()
 finally:
     fake.stop()
 print("%d failure(s)" % len(failures))

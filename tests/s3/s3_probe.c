@@ -35,14 +35,15 @@ int main(int argc, char **argv)
     const char *cmd = argv[a++];
     ib_error err = {0};
     aws_credentials cred;
-    char region[32];
+    char region[32], from[4200];
     if (aws_credentials_resolve(&cred, &err) != 0) return die(&err);
-    if (aws_region_resolve(region, &err) != 0) return die(&err);
+    if (aws_region_resolve_from(region, from, sizeof from, &err) != 0) return die(&err);
     aws_client *c = NULL;
     aws_client_options opt = {.refresh = aws_credentials_refresh};
     if (aws_client_create(&opt, &cred, &c, &err) != 0) return die(&err);
     aws_s3 *s = NULL;
     if (aws_s3_open(c, region, &s, &err) != 0) return die(&err);
+    aws_s3_set_region_var(s, !strcmp(from, "AWS_DEFAULT_REGION") ? from : "AWS_REGION"); /* as aws_s3_connect */
     int rc = 0;
     if (!strcmp(cmd, "presign") && argc - a == 5) {
         char *url = NULL, *uri = malloc(strlen(argv[a + 1]) + strlen(argv[a + 2]) + 7), bucket[64], *key = NULL;

@@ -7,7 +7,8 @@ files ranked from a local directory (the rows: configuration, samples/s, $/h) an
 count of results.  The fake AWS's S3 shows an object over the cap skipped from its listed size
 without being fetched, and keys a misbehaving listing names outside the prefix ("other/x.json",
 "/etc/passwd.json") dropped with a reason, never fetched; a listing that never ends stops at its
-page bound and fails the command (exit 1, nothing ranked): part of a prefix is no ranking of it.  `rank s3://` with no bucket or an invalid one exits 2.
+page bound and fails the command (exit 1, nothing ranked): part of a prefix is no ranking of it; a
+bucket in a region instbench does not know is named with the variable to set.  `rank s3://` with no bucket or an invalid one exits 2.
 Usage: s3_rank.py INSTBENCH"""
 import json
 import os
@@ -124,6 +125,15 @@ try:
         check(fake.stats()["by_operation"].get("ListObjectsV2") == 10000, "endless listing: %r"
               % fake.stats()["by_operation"])
         fake.control(s3_endless=False)
+        # a bucket in a region instbench does not know: not followed, and the message says what
+        # to set, naming the variable that gave the region
+        fake.control(s3_buckets={"far-bkt": "ap-future-9"}, s3_objects={"far-bkt/p/r.json": "{}"})
+        for var in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+            e = {k: v for k, v in env.items() if k != "AWS_REGION"}
+            e[var] = "us-east-1"
+            p = rank(e, tmp, "s3://far-bkt/p/")
+            check(p.returncode == 1 and "the bucket is in ap-future-9, not us-east-1" in p.stderr and
+                  "set %s=ap-future-9" % var in p.stderr, "%s, a bucket elsewhere: %s" % (var, p.stderr[-400:]))
 finally:
     fake.stop()
 sys.exit(1 if failures else 0)

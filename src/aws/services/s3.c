@@ -6,10 +6,13 @@
  * the wire percent-encoded byte by byte (RFC 3986 unreserved and '/' kept), as botocore sends them.
  * A request to the wrong region is answered 301 PermanentRedirect (or 400
  * AuthorizationHeaderMalformed for a wrong signing region) with x-amz-bucket-region: it is sent once
- * more there, and the bucket's region is remembered for the rest of the command.
+ * more there (to the endpoint built for that region, signed afresh), and the bucket's region is
+ * remembered for the rest of the command.  A Location is never followed; what is not followed (a
+ * region not known, a second redirect, other 3xx) fails saying where it points and what to set.
  * ListObjectsV2 asks for encoding-type=url, so keys with characters XML 1.0 cannot carry arrive
  * percent-encoded; s3_list_page.c decodes them, and they stay untrusted bytes for the caller. */
 #include "instbench/aws_services.h"
+#include "instbench/names.h"
 #include "internal.h"
 
 #include <ctype.h>
@@ -27,6 +30,7 @@ struct aws_s3 {
     char region[32];
     char style[8];       /* "path" | "virtual" | "auto" (config) */
     int custom_endpoint; /* AWS_ENDPOINT_URL[_S3] names a host that is not AWS's */
+    char region_var[24]; /* what sets REGION, named when a bucket is elsewhere ("": the caller's) */
     struct {
         char bucket[64];
         char region[32];
@@ -161,15 +165,25 @@ int aws_s3_connect(int max_concurrency, aws_client **client, aws_s3 **s3, ib_err
     aws_credentials cred;
     char region[32];
     ib_error rerr;
+    char from[4200];
     if (aws_credentials_resolve(&cred, err) != 0) return -1;
-    if (aws_region_resolve(region, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");
+    if (aws_region_resolve_from(region, from, sizeof from, &rerr) != 0) snprintf(region, sizeof region, "us-east-1");
     aws_client_options opt = {.refresh = aws_credentials_refresh, .max_concurrency = max_concurrency};
     int rc = aws_client_create(&opt, &cred, client, err);
     memset(&cred, 0, sizeof cred);
-    if (rc == 0 && aws_s3_open(*client, region, s3, err) == 0) return 0;
+    if (rc == 0 && aws_s3_open(*client, region, s3, err) == 0) {
+        /* AWS_REGION overrides every other source (and us-east-1, the default) */
+        aws_s3_set_region_var(*s3, !strcmp(from, "AWS_DEFAULT_REGION") ? from : "AWS_REGION");
+        return 0;
+    }
     aws_client_destroy(*client);
     *client = NULL;
     return -1;
+}
+
+void aws_s3_set_region_var(aws_s3 *s, const char *variable)
+{
+    snprintf(s->region_var, sizeof s->region_var, "%s", variable ? variable : "");
 }
 
 static const char *bucket_region(const aws_s3 *s, const char *bucket)
@@ -277,13 +291,43 @@ static void s3_uri(const s3_call *k, char *out, size_t n)
     snprintf(out, n, "s3://%s%s%.900s", k->bucket, k->key ? "/" : "", k->key ? k->key : "");
 }
 
+static int is_region_redirect(const aws_response *r);
+
+/* A redirect or a wrong-region answer that s3_send did not follow (it follows once a region it
+ * knows, to the endpoint it builds itself, never a Location): where it points, and what to set. */
+static int s3_redirect_fail(const aws_s3 *s, const s3_call *k, const char *where, const char *region,
+                            const aws_response *r, ib_error *err)
+{
+    char cs[160], to[512] = "", elsewhere[160] = "", fix[96] = "";
+    if (r->error_code[0]) snprintf(cs, sizeof cs, "%s, HTTP %ld", r->error_code, r->status);
+    else snprintf(cs, sizeof cs, "HTTP %ld", r->status);
+    if (r->location[0]) aws_url_for_display(r->location, to, sizeof to);
+    const char *br = names_region_ok(r->bucket_region) ? r->bucket_region : "";
+    if (br[0] && strcmp(br, region)) {
+        snprintf(elsewhere, sizeof elsewhere, "the bucket is in %s, not %s", br, region);
+        if (s->region_var[0]) snprintf(fix, sizeof fix, ": set %s=%s", s->region_var, br);
+    } else if (br[0]) {
+        snprintf(elsewhere, sizeof elsewhere, "the bucket is in %s, the region asked, yet S3 redirects", br);
+    }
+    if (!elsewhere[0] && !to[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "S3 %s %s: redirected (%s) with neither a Location nor the bucket's region: check the "
+                            "endpoint URL and the region (%s)",
+                            k->what, where, cs, region);
+    return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s%s%s%s%s (%s)%s", k->what, where, elsewhere,
+                        elsewhere[0] && to[0] ? "; " : "", to[0] ? "redirected to " : "", to,
+                        to[0] ? ", not followed" : "", cs, fix);
+}
+
 /* One message per failure a user can act on; the transport's message otherwise. */
-static int s3_fail(const s3_call *k, const aws_response *r, const ib_error *terr, ib_error *err)
+static int s3_fail(const aws_s3 *s, const s3_call *k, const char *region, const aws_response *r, const ib_error *terr,
+                   ib_error *err)
 {
     char where[1024];
     s3_uri(k, where, sizeof where);
     const char *code = r->error_code;
     long st = r->status;
+    if ((st >= 300 && st < 400) || is_region_redirect(r)) return s3_redirect_fail(s, k, where, region, r, err);
     if (!strcmp(code, "NoSuchBucket") || (st == 404 && !code[0] && !k->key))
         return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: no such bucket (NoSuchBucket)", k->what, where);
     if (!strcmp(code, "NoSuchKey") || (st == 404 && !code[0]))
@@ -352,7 +396,7 @@ static int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *er
             aws_response_free(resp);
             continue;
         }
-        s3_fail(k, resp, &terr, err);
+        s3_fail(s, k, region, resp, &terr, err);
         aws_response_free(resp);
         return -1;
     }
@@ -455,7 +499,7 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
             failed += aws_s3_get_object(s, bucket, keys[i], max_bytes, &bodies[i], &lens[i], &errs[i]) != 0;
         } else {
             s3_call call = {.method = "GET", .bucket = bucket, .key = keys[i], .what = "GetObject"};
-            s3_fail(&call, &resps[j], &terrs[j], &errs[i]);
+            s3_fail(s, &call, region, &resps[j], &terrs[j], &errs[i]);
             failed++;
         }
         aws_response_free(&resps[j]);
@@ -608,7 +652,7 @@ static void list_page_answered(aws_s3 *s, aws_s3_pager *p, aws_response *r, cons
         aws_s3_pager_next(s, p, &p->err);
     } else {
         s3_call k = {.method = "GET", .bucket = p->bucket, .what = "ListObjectsV2"};
-        s3_fail(&k, r, terr, &p->err);
+        s3_fail(s, &k, bucket_region(s, p->bucket), r, terr, &p->err);
         pager_stop(p);
     }
 }
