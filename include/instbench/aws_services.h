@@ -210,6 +210,11 @@ int aws_s3_bucket_name_valid(const char *bucket);
 int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,
                       const char *content_type, ib_error *err);
 int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_error *err);
+/* The write check before a run: an empty object MARKER put into BUCKET, whose failure is said
+ * about SHOWN (the s3:// URI the user gave), not about the marker, no object the user named:
+ * "S3 write check (PutObject) s3://b/dir/: access denied (AccessDenied, HTTP 403): ...".  The
+ * caller removes the marker (aws_s3_delete_object). */
+int aws_s3_write_check(aws_s3 *s, const char *bucket, const char *marker, const char *shown, ib_error *err);
 /* The object into memory (malloc'd, NUL-terminated); more than max_bytes is an error. */
 int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body, size_t *len,
                       ib_error *err);

@@ -175,22 +175,26 @@ int result_check_remote(const char *output, ib_error *err)
     s3_dest d;
     if (s3_dest_open(output, &d, err) != 0) return -1;
     /* a marker beside the result: proves PutObject is allowed there, then removed */
-    char rnd[13], *marker = NULL;
+    char rnd[13], *marker = NULL, *shown = NULL;
     util_random_hex(rnd, 12);
     const char *slash = strrchr(d.key, '/');
     size_t dir = slash ? (size_t)(slash - d.key + 1) : 0;
     marker = malloc(dir + 64);
+    shown = malloc(strlen(d.bucket) + strlen(d.key) + 7);
     int rc = -1;
-    if (!marker) {
+    if (!marker || !shown) {
         ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     } else {
         snprintf(marker, dir + 64, "%.*s.instbench-write-check-%s", (int)dir, d.key, rnd);
-        rc = aws_s3_put_object(d.s3, d.bucket, marker, "", 0, "text/plain", err);
+        /* a failure names what the user gave, not the marker */
+        sprintf(shown, "s3://%s/%s", d.bucket, d.key);
+        rc = aws_s3_write_check(d.s3, d.bucket, marker, shown, err);
         ib_error derr;
         if (rc == 0 && aws_s3_delete_object(d.s3, d.bucket, marker, &derr) != 0)
             ib_warn("the write check's marker s3://%s/%s could not be removed: %s", d.bucket, marker, derr.msg);
     }
     free(marker);
+    free(shown);
     s3_dest_close(&d);
     return rc;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """`measure --output` to S3: s3://BUCKET/PREFIX/ (the generated name under it) and
 s3://BUCKET/KEY against moto (signatures checked; boto3 reads the objects and jsonschema checks
-them), no write-check marker left behind, a missing bucket refused before the run; a presigned PUT
+them), no write-check marker left behind, a missing bucket or a denied PutObject refused before the
+run (the message naming what the user gave, S3's code and the status, not the marker); a presigned PUT
 URL (made by `instbench presign`, checked by the fake AWS's S3 with botocore) consumed with no
 credentials at all; an expired URL or one that is not presigned refused before the run (exit 2);
 an upload that fails at the end (a tampered signature) saves the result locally, prints the path,
@@ -62,8 +63,12 @@ with MotoServer() as m, tempfile.TemporaryDirectory() as cwd:
         valid(m.s3("print(s3.get_object(Bucket='results-bkt', Key='exact/r.json')['Body'].read().decode())"), "exact/r.json")
     t0 = time.time()
     p = measure(env, cwd, "--output", "s3://no-such-bkt/r.json", "--steps", "200")
-    check(p.returncode == 1 and "no such bucket" in p.stderr and "s3://no-such-bkt" in p.stderr and time.time() - t0 < 30,
+    check(p.returncode == 1 and "no such bucket" in p.stderr and time.time() - t0 < 30,
           "a missing bucket, refused before the run: rc %d %s" % (p.returncode, p.stderr[-300:]))
+    # the write check's failure speaks of what the user gave, with S3's code and the status, not
+    # of the marker object it used
+    check("s3://no-such-bkt/r.json:" in p.stderr and "NoSuchBucket" in p.stderr and "HTTP 404" in p.stderr
+          and "write-check" not in p.stderr, "the write check's message: %s" % p.stderr[-300:])
     for bad, word in (("s3://", "names no bucket"), ("s3://Bad_Bkt/r.json", "not a valid bucket name")):
         p = measure(env, cwd, "--output", bad)
         check(p.returncode == 2 and word in p.stderr, "--output %s: rc %d %s" % (bad, p.returncode, p.stderr[-200:]))
@@ -110,6 +115,15 @@ try:
         if m2:
             path = os.path.join(cwd, m2.group(1))
             check(os.path.exists(path) and valid(open(path).read(), "the local fallback"), "no local file %s" % path)
+        # denied at the write check: refused before the run, naming the prefix the user gave, S3's
+        # code and the status, not the marker
+        fake.control(faults=[{"kind": "denied", "count": 1, "service": "s3"}])
+        t0 = time.time()
+        p = measure(signer, cwd, "--output", "s3://sweep-bkt/denied/", "--steps", "200")
+        fake.control(clear_faults=True)
+        check(p.returncode == 1 and "s3://sweep-bkt/denied/:" in p.stderr and "AccessDenied" in p.stderr and
+              "HTTP 403" in p.stderr and "write-check" not in p.stderr and time.time() - t0 < 30,
+              "denied at the write check: rc %d %s" % (p.returncode, p.stderr[-400:]))
         # fails late with credentials (denied once the write check has passed): the local copy
         # has the basename of the key it was meant for, so uploading it again gives that key
         fake.control(reset_stats=True)

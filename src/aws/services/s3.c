@@ -282,13 +282,23 @@ typedef struct s3_call {
     size_t body_len;
     const char *content_type;
     size_t max_body;
-    const char *what; /* "PutObject" */
+    const char *what;  /* "PutObject" */
+    const char *shown; /* the URI messages name when not s3://bucket/key (the write check's) */
 } s3_call;
 
 /* "s3://bucket/key" for messages (ib_error_set escapes control characters when shown). */
 static void s3_uri(const s3_call *k, char *out, size_t n)
 {
-    snprintf(out, n, "s3://%s%s%.900s", k->bucket, k->key ? "/" : "", k->key ? k->key : "");
+    if (k->shown) snprintf(out, n, "%.1000s", k->shown);
+    else snprintf(out, n, "s3://%s%s%.900s", k->bucket, k->key ? "/" : "", k->key ? k->key : "");
+}
+
+/* "NoSuchBucket, HTTP 404", or "HTTP 404" when the answer had no code (HEAD has no body). */
+static const char *code_status(const aws_response *r, char *out, size_t n)
+{
+    if (r->error_code[0]) snprintf(out, n, "%s, HTTP %ld", r->error_code, r->status);
+    else snprintf(out, n, "HTTP %ld", r->status);
+    return out;
 }
 
 static int is_region_redirect(const aws_response *r);
@@ -299,8 +309,7 @@ static int s3_redirect_fail(const aws_s3 *s, const s3_call *k, const char *where
                             const aws_response *r, ib_error *err)
 {
     char cs[160], to[512] = "", elsewhere[160] = "", fix[96] = "";
-    if (r->error_code[0]) snprintf(cs, sizeof cs, "%s, HTTP %ld", r->error_code, r->status);
-    else snprintf(cs, sizeof cs, "HTTP %ld", r->status);
+    code_status(r, cs, sizeof cs);
     if (r->location[0]) aws_url_for_display(r->location, to, sizeof to);
     const char *br = names_region_ok(r->bucket_region) ? r->bucket_region : "";
     if (br[0] && strcmp(br, region)) {
@@ -323,25 +332,28 @@ static int s3_redirect_fail(const aws_s3 *s, const s3_call *k, const char *where
 static int s3_fail(const aws_s3 *s, const s3_call *k, const char *region, const aws_response *r, const ib_error *terr,
                    ib_error *err)
 {
-    char where[1024];
+    char where[1024], cs[160];
     s3_uri(k, where, sizeof where);
     const char *code = r->error_code;
     long st = r->status;
+    code_status(r, cs, sizeof cs);
     if ((st >= 300 && st < 400) || is_region_redirect(r)) return s3_redirect_fail(s, k, where, region, r, err);
     if (!strcmp(code, "NoSuchBucket") || (st == 404 && !code[0] && !k->key))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: no such bucket (NoSuchBucket)", k->what, where);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: no such bucket (%s)", k->what, where,
+                            code[0] ? cs : "NoSuchBucket, HTTP 404");
     if (!strcmp(code, "NoSuchKey") || (st == 404 && !code[0]))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: no such object (NoSuchKey)", k->what, where);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: no such object (%s)", k->what, where,
+                            code[0] ? cs : "NoSuchKey, HTTP 404");
     if (!strcmp(code, "AccessDenied") || (st == 403 && !code[0]))
         return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "S3 %s %s: access denied (the credentials lack the permission, or the bucket "
-                            "is another account's)%s%s",
-                            k->what, where, r->error_message[0] ? ": " : "", r->error_message);
+                            "S3 %s %s: access denied (%s): the credentials lack the permission, or the bucket "
+                            "is another account's%s%s",
+                            k->what, where, cs, r->error_message[0] ? ": " : "", r->error_message);
     if (!strcmp(code, "SlowDown") || st == 503)
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "S3 %s %s: S3 asks to slow down (%s) after %d attempt%s: "
                             "try again later",
-                            k->what, where, code[0] ? code : "HTTP 503", r->attempts, r->attempts == 1 ? "" : "s");
+                            k->what, where, cs, r->attempts, r->attempts == 1 ? "" : "s");
     if (code[0])
         return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s%s%s (HTTP %ld)", k->what, where, code,
                             r->error_message[0] ? ": " : "", r->error_message, st);
@@ -413,6 +425,21 @@ int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void
                  .body_len = len,
                  .content_type = content_type ? content_type : "application/octet-stream",
                  .what = "PutObject"};
+    aws_response r;
+    if (s3_send(s, &k, &r, err) != 0) return -1;
+    aws_response_free(&r);
+    return 0;
+}
+
+int aws_s3_write_check(aws_s3 *s, const char *bucket, const char *marker, const char *shown, ib_error *err)
+{
+    s3_call k = {.method = "PUT",
+                 .bucket = bucket,
+                 .key = marker,
+                 .body = "",
+                 .content_type = "text/plain",
+                 .what = "write check (PutObject)",
+                 .shown = shown};
     aws_response r;
     if (s3_send(s, &k, &r, err) != 0) return -1;
     aws_response_free(&r);
