@@ -99,7 +99,7 @@ env["AWS_SESSION_TOKEN"] = ""
 for args, word in ((["s3://"], "names no bucket"), (["s3:///key"], "names no bucket"),
                    (["s3://Bad_Bucket/k"], "not a valid bucket name"), (["s3://ab/k"], "not a valid bucket name"),
                    (["s3://a..b/k"], "not a valid bucket name"), (["s3://bkt-1"], "names no object"),
-                   (["s3://xn--bkt/k"], "prefix 'xn--'"), (["s3://res-s3alias/k"], "suffix '-s3alias'"),
+                   (["s3://xn--bkt/k"], "prefix 'xn--'"), (["s3://res.mrap/k"], "suffix '.mrap'"),
                    (["s3://res--use1-az4--x-s3/k"], "directory buckets (S3 Express One Zone) are not supported"),
                    (["https://bkt-1.s3.amazonaws.com/k"], "not an S3 URI"), ([], "one s3://BUCKET/KEY"),
                    (["s3://bkt-1/a", "s3://bkt-1/b"], "one s3://BUCKET/KEY"),

@@ -41,9 +41,12 @@ struct aws_s3 {
 /* ---- names and URLs ------------------------------------------------------------------------ */
 
 /* S3's naming rules for general purpose buckets (docs.aws.amazon.com/AmazonS3/latest/userguide/
- * bucketnamingrules.html): the rule B breaks, or NULL.  The reserved prefixes and suffixes name
- * no bucket at all (access point aliases, Multi-Region Access Points, directory and table buckets,
- * punycode labels); the "-an" suffix of the account regional namespace is a bucket, and allowed. */
+ * bucketnamingrules.html): the rule B breaks, or NULL.  The reserved prefixes and suffixes refused
+ * here name nothing this client can reach (punycode labels, Multi-Region Access Points, which need
+ * SigV4A, directory and table buckets).  Access point aliases ('-s3alias', Object Lambda's
+ * '--ol-s3') are taken: S3 accepts one wherever a bucket name goes in an object request, signed
+ * as for a bucket (botocore does the same), and a user may be given only the alias.  The "-an"
+ * suffix of the account regional namespace is a bucket, and allowed. */
 #define DIRECTORY_BUCKET                                                                                 \
     "a directory bucket (its name ends with '--x-s3'): directory buckets (S3 Express One Zone) are not " \
     "supported, use a general purpose bucket"
@@ -53,9 +56,8 @@ static const char *const reserved_prefix[][2] = {
     {"amzn-s3-demo-", "S3's naming rules reserve the prefix 'amzn-s3-demo-' for AWS's examples"},
 };
 static const char *const reserved_suffix[][2] = {
-    {"-s3alias", "S3's naming rules reserve the suffix '-s3alias' for access point aliases"},
-    {"--ol-s3", "S3's naming rules reserve the suffix '--ol-s3' for Object Lambda access point aliases"},
-    {".mrap", "S3's naming rules reserve the suffix '.mrap' for Multi-Region Access Points"},
+    {".mrap", "S3's naming rules reserve the suffix '.mrap' for Multi-Region Access Points (signed with SigV4A, "
+              "which instbench does not do)"},
     {"--x-s3", DIRECTORY_BUCKET},
     {"--table-s3", "S3's naming rules reserve the suffix '--table-s3' for table buckets"},
 };
