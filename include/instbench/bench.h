@@ -226,11 +226,17 @@ typedef struct bench_rendezvous {
     int id_port;        /* where global rank 0 serves the NCCL unique id: master_port, or the next
                            * one where torchrun's own store already listens on master_port */
     char nodelist[512]; /* Slurm: the step's node list (SLURM_STEP_NODELIST, else the job's), "" otherwise */
+    double timeout_s;   /* how long the processes wait for each other there (--rendezvous-timeout) */
 } bench_rendezvous;
+
+/* The rendezvous's limit without --rendezvous-timeout: long enough for the slowest node of a job
+ * to load its libraries and plan its memory, short enough that a node that never comes ends the job. */
+#define BENCH_RENDEZVOUS_TIMEOUT_S 600.0
 
 typedef struct bench_rendezvous_flags {
     int nnodes, node_rank, master_port; /* -1 when not given */
     const char *master_addr;            /* NULL when not given */
+    double timeout_s;                   /* <= 0 when not given (BENCH_RENDEZVOUS_TIMEOUT_S) */
 } bench_rendezvous_flags;
 
 /* Resolution order: flags (when any is given), torchrun's variables (WORLD_SIZE or RANK set; "torchrun"

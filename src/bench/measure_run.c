@@ -364,8 +364,9 @@ static int dry_run_report(const measure_ctx *c)
     else printf("  timing: %g s window after warm-up (at least %d steps)\n", o->duration_s, o->min_steps);
     printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, rdv->kind, rdv->node_rank);
     if (strcmp(rdv->kind, "none") != 0)
-        printf("  rendezvous: global rank %d of %d; rank 0 serves the NCCL unique id on %s:%d\n", rdv->rank,
-               rdv->world_size, rdv->master_addr, rdv->id_port);
+        printf("  rendezvous: global rank %d of %d; rank 0 serves the NCCL unique id on %s:%d (waiting at most %g s "
+               "for the others)\n",
+               rdv->rank, rdv->world_size, rdv->master_addr, rdv->id_port, rdv->timeout_s);
     printf("  identity: %s, region %s, market %s, count %d (from %s)\n", id->type[0] ? id->type : "unknown type",
            id->region[0] ? id->region : "unknown", id->market[0] ? id->market : "unknown", id->count, id->source);
     char diff[sizeof id->differences + 16];

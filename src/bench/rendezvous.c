@@ -140,6 +140,7 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks, const ch
     r->master_port = 29500;
     strcpy(r->kind, "none");
     strcpy(r->master_addr, "127.0.0.1");
+    r->timeout_s = f && f->timeout_s > 0 ? f->timeout_s : BENCH_RENDEZVOUS_TIMEOUT_S;
 
     int flags_given = f && (f->nnodes >= 0 || f->node_rank >= 0 || f->master_port >= 0 || f->master_addr);
     const char *ws = get("WORLD_SIZE"), *rk = get("RANK"), *sp = get("SLURM_PROCID"), *pet = get("PET_NNODES");

@@ -419,7 +419,7 @@ static int device_dp_create(shared_state *S, const bench_run_config *c, rank_sta
                        .first_rank = c->rdv ? c->rdv->rank : 0,
                        .master_addr = c->rdv ? c->rdv->master_addr : "127.0.0.1",
                        .port = c->rdv ? c->rdv->id_port : 0,
-                       .timeout_s = 600,
+                       .timeout_s = c->rdv && c->rdv->timeout_s > 0 ? c->rdv->timeout_s : BENCH_RENDEZVOUS_TIMEOUT_S,
                        .stop = c->stop,
                        .workload = c->workload_id};
     /* between nodes, which network NCCL takes is part of the result: its own log says */

@@ -122,6 +122,11 @@ static const arg_spec measure_specs[] = {
     {"--node-rank", 0, ARG_INT, &O.rdv.node_rank, "N", "this node's rank, 0 to nnodes-1", 0, 99999},
     {"--master-addr", 0, ARG_STRING, &O.rdv.master_addr, "HOST", "where rank 0 listens", .check = check_host},
     {"--master-port", 0, ARG_INT, &O.rdv.master_port, "N", "its port", 1, 65535},
+    {"--rendezvous-timeout", 0, ARG_DOUBLE, &O.rdv.timeout_s, "S",
+     "how long the processes of a multi-process job wait for each other\n"
+     "at the rendezvous, in seconds (default 600); past it a process\n"
+     "that never came fails the job (exit 1)",
+     1, 86400.0, .want = "seconds"},
     {"--instance-type", 0, ARG_STRING, &O.instance_type, "T",
      "e.g. g5.xlarge (a type of a family the price snapshot covers\n"
      "must be one of its sizes; other families, e.g. c5.large, as given)",

@@ -76,6 +76,7 @@ try:
                                                     "--node-rank", "--master-port", "--count")],
         (["measure"], "--seed", ["5", "0"], N("5") + ["-5"]),
         (["measure"], "--duration", ["16", "0.5", "1e1"], N("16")),
+        (["measure"], "--rendezvous-timeout", ["30", "2.5", "1e2"], N("30")),
         (["measure"], "--hourly-cost", ["1", "0.25"], N("1") + ["0x1"]),
         (["prices"], "--nodes", ["2", "4,1"], N("2") + ["2,0x2", "2,+2"]),
         *[(["prices"], f, ["24", "0.5", "1e1"], N("24")) for f in ("--cache-ttl", "--timeout")],

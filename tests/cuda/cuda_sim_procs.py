@@ -14,6 +14,8 @@ group).
 - a signal during the rendezvous (rank 0 alone, waiting for its peer; rank 1 alone, fetching from
   an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
   "interrupted; nothing written", no result, and no false "peers connected" timeout;
+- --rendezvous-timeout 2 ends a rank 1 whose rank 0 never comes after about 2 s (exit 1, the limit
+  named), not the default 600 s;
 - the two processes given different workloads (rank 1 with another --batch-size, --precision,
   --seed or --steps): both exit 2 promptly, each naming the field that differs, no result; the
   same for different world sizes (rank 0 WORLD_SIZE=2, rank 1 WORLD_SIZE=3), within 30 s.
@@ -66,6 +68,36 @@ def text(path):
         return f.read()
 
 
+def launch_one(tmp, rank, port, extra=(), name=None, **env_extra):
+    env = dict(BASE, WORLD_SIZE="2", RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               CUDASIM_SEED="1")
+    env.update(env_extra)
+    err = os.path.join(tmp, "%s.err" % (name or "alone%d" % rank))
+    p = subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, "--steps", "2", "--warmup", "1",
+                          "--checkpoint", "off", "--ranks", "1", "--format", "json", *extra,
+                          "--output", os.path.join(tmp, "%s.json" % (name or "alone"))],
+                         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
+    return p, err
+
+
+def at_rendezvous(p, err, limit=60):
+    """waits until P says it is at the rendezvous (or ends); the time it did"""
+    t0 = time.time()
+    while time.time() - t0 < limit and "rendezvous:" not in text(err) and p.poll() is None:
+        time.sleep(0.05)
+    return time.time()
+
+
+def ended(p, limit):
+    """P's exit status within LIMIT seconds, else a word saying it ran on (and it is killed)"""
+    try:
+        return p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return "still running after %g s" % limit
+
+
 # ---- two processes to the end ---------------------------------------------------------------------
 with tempfile.TemporaryDirectory() as tmp:
     procs = launch(tmp, ["--steps", "5", "--warmup", "2"], free_port())
@@ -86,17 +118,6 @@ with tempfile.TemporaryDirectory() as tmp:
 
 
 # ---- a signal while waiting at the rendezvous ------------------------------------------------------
-def launch_one(tmp, rank, port):
-    env = dict(BASE, WORLD_SIZE="2", RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-               CUDASIM_SEED="1")
-    err = os.path.join(tmp, "alone%d.err" % rank)
-    p = subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, "--steps", "2", "--warmup", "1",
-                          "--checkpoint", "off", "--ranks", "1", "--format", "json",
-                          "--output", os.path.join(tmp, "alone.json")],
-                         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
-    return p, err
-
-
 for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, signal.SIGTERM, 143),
                         (1, signal.SIGINT, 130)):
     name = "rank %d alone, %s at the rendezvous" % (rank, sig.name)
@@ -123,6 +144,17 @@ for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, s
         check("nothing written" in msg and "peers connected" not in msg and "no answer" not in msg,
               "%s: message: %s" % (name, msg[-400:]))
         check(not os.path.exists(os.path.join(tmp, "alone.json")), "%s: a result was written" % name)
+
+
+# ---- --rendezvous-timeout: the limit of the wait, not a hard-coded 600 s ------------------------------
+with tempfile.TemporaryDirectory() as tmp:
+    p, err = launch_one(tmp, 1, free_port(), ["--rendezvous-timeout", "2"])  # nothing listens on the port
+    waiting = at_rendezvous(p, err)
+    rc = ended(p, 30)
+    took, msg = time.time() - waiting, text(err)
+    check(rc == 1 and 1.5 < took < 8, "--rendezvous-timeout 2, rank 0 absent: exit %s after %.1f s at the rendezvous "
+          "(want 1 after about 2 s): %s" % (rc, took, msg[-400:]))
+    check("within 2 s" in msg, "--rendezvous-timeout 2: the message does not say the limit: %s" % msg[-400:])
 
 
 # ---- ranks given different workloads ---------------------------------------------------------------
