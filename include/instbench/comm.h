@@ -56,10 +56,18 @@ int comm_stopped(void);
  *     LIVENESS_WORKLOAD_MAX), then the workload: the sender's "key=value" lines of everything the
  *     processes of one job must agree on.  Rank 0's process answers a peer whose hello fits the
  *     job (same length and world size, ranks inside [its count, world) and not overlapping another
- *     peer's) with its own hello (first rank 0), its workload and the blob; any other connection
- *     is closed and named in a warning, and not counted.  When the two workloads differ, or the
- *     world sizes (the same blob length, another world size: the same build, misconfigured), both
- *     ends fail at once (IB_EXIT_USAGE) naming the difference.
+ *     peer's) with its own hello (first rank 0), its workload and the blob.  A hello of this
+ *     version that does not fit is answered with an 'F' frame (below) in place of rank 0's hello,
+ *     saying why, so that process stops at once (IB_EXIT_USAGE); any other connection is closed.
+ *     Both are named in a warning and not counted.  When the two workloads differ, or the world
+ *     sizes (the same blob length, another world size: the same build, misconfigured), or two
+ *     peers claim the same ranks (a duplicate RANK: a rank the job needs is missing), every
+ *     process fails at once (IB_EXIT_USAGE) naming the difference: rank 0's process sends its
+ *     failure to the peers already joined and refuses those waiting in its backlog.  A peer stops
+ *     as soon as what answers cannot be rank 0's process (garbage, an older or other build:
+ *     IB_EXIT_USAGE, naming the address), after 10 s of silence or of connections closed
+ *     unanswered, and after 30 s of the resolver saying rank 0's name does not exist
+ *     (IB_EXIT_USAGE; a temporary failure is asked again until the deadline).
  *   then frames, either direction: "IBL1", u8 type, u8 0, u16 text length (<= LIVENESS_TEXT_MAX),
  *     the text (UTF-8, not NUL-terminated).  'G' goodbye (no text): the sender finished normally
  *     and is about to close.  'F' fail: the sender stops because of the error in the text.

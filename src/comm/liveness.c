@@ -11,8 +11,10 @@
 #include "comm/tcp.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,13 @@
 #define MAX_BLOB (1u << 20)
 #define FRAMES_PER_CHECK 16 /* a peer flooding frames cannot keep one check busy */
 #define SEND_BOUND_S 0.2    /* a frame is tiny: a peer that cannot take it is given up on */
+#define PEER_HELLO_S 5.0    /* one peer may take at most this long, so a stuck one cannot block the rest */
+/* How long a peer waits for rank 0's answer once connected, and how long rank 0 may keep closing
+ * its connections unanswered: rank 0's process answers a connection within milliseconds of taking
+ * it, and gives one at most PEER_HELLO_S, one at a time; 10 s leaves room for a stuck one ahead of
+ * this one.  A listener silent for longer is not instbench's rank 0. */
+#define ANSWER_WAIT_S 10.0
+#define REFUSE_LINGER_S 0.5 /* a refused instbench process closes one round trip after the refusal */
 
 enum { FRAME_GOODBYE = 'G', FRAME_FAIL = 'F', FRAME_RELAY = 'R' };
 
@@ -135,6 +144,39 @@ static void send_frame(conn *c, int type, const char *text)
     f[4] = (unsigned char)type, f[5] = 0, f[6] = (unsigned char)(n >> 8), f[7] = (unsigned char)n;
     if (n) memcpy(f + FRAME_HDR, text, n);
     if (tcp_io_all(c->fd, f, FRAME_HDR + n, 1, util_now_seconds() + SEND_BOUND_S)) conn_close(c);
+}
+
+/* Refuses connection FD: an 'F' frame saying WHY in place of rank 0's hello (comm.h), so the
+ * process at the other end fails at once instead of trying again until its deadline.  Then a
+ * lingering close: the peer's hello, if unread, would turn the close into a reset, which may
+ * discard the frame before the peer reads it.  The caller closes FD. */
+static void refuse(int fd, const char *why, double until)
+{
+    conn c = {.fd = fd};
+    char text[LIVENESS_TEXT_MAX];
+    util_term_escape(why, text, sizeof text);
+    send_frame(&c, FRAME_FAIL, text);
+    if (c.fd < 0 || shutdown(fd, SHUT_WR) != 0) return;
+    const double linger = util_now_seconds() + REFUSE_LINGER_S;
+    char sink[512];
+    size_t got;
+    while (tcp_read_within(fd, sink, sizeof sink, linger < until ? linger : until, &got) == 0) {
+    } /* to its EOF: it read the frame and closed */
+}
+
+/* Connections waiting in rank 0's backlog when the rendezvous fails: each is told WHY at once. */
+static void refuse_waiting(int lfd, const char *why)
+{
+    char addr[64];
+    const double until = util_now_seconds() + 2.0; /* the failing process does not linger for strangers */
+    while (util_now_seconds() < until) {
+        int fd = tcp_accept_pending(lfd, addr, sizeof addr);
+        if (fd == -2) continue;
+        if (fd < 0) return;
+        const double t = util_now_seconds() + SEND_BOUND_S;
+        refuse(fd, why, t < until ? t : until);
+        close(fd);
+    }
 }
 
 /* Network text made safe to print: bounded, cut at a NUL, control characters escaped. */
@@ -326,15 +368,34 @@ static const char *peer_misfit(const liveness *l, const hello *h, size_t len, in
         snprintf(buf, cap, "its ranks (first %u, %u of them) are not in [%d, %d)", h->first, h->nranks, nlocal, world);
         return buf;
     }
+    return NULL;
+}
+
+/* The joined peer that holds some of the ranks hello H claims, or NULL. */
+static const conn *rank_holder(const liveness *l, const hello *h)
+{
     for (int i = 0; i < l->nconn; i++) {
         const conn *c = &l->conns[i];
-        if (c->fd >= 0 && (int)h->first < c->first_rank + c->nranks && c->first_rank < (int)(h->first + h->nranks)) {
-            snprintf(buf, cap, "its ranks %u-%u overlap those of the process on %s", h->first, h->first + h->nranks - 1,
-                     c->addr);
-            return buf;
-        }
+        if (c->fd >= 0 && (int)h->first < c->first_rank + c->nranks && c->first_rank < (int)(h->first + h->nranks))
+            return c;
     }
     return NULL;
+}
+
+/* Two processes claim the same ranks: the launcher gave two of them one RANK (or node rank), and
+ * a rank the job needs is missing, so no one may wait for it. */
+static void say_duplicate(const conn *holder, const hello *h, const char *addr, char *out, size_t cap)
+{
+    const unsigned lo = h->first > (unsigned)holder->first_rank ? h->first : (unsigned)holder->first_rank;
+    const unsigned hi_a = h->first + h->nranks - 1, hi_b = (unsigned)(holder->first_rank + holder->nranks - 1);
+    const unsigned hi = hi_a < hi_b ? hi_a : hi_b;
+    char ranks[32];
+    if (lo == hi) snprintf(ranks, sizeof ranks, "rank %u", lo);
+    else snprintf(ranks, sizeof ranks, "ranks %u-%u", lo, hi);
+    snprintf(out, cap,
+             "rendezvous: two processes claim %s of the job: the process on %s and the process on %s (give every "
+             "process its own RANK / node rank)",
+             ranks, holder->addr, addr);
 }
 
 /* One accepted connection: its hello checked, the blob sent; 0 when it joined as conns[slot], -1
@@ -342,8 +403,7 @@ static const char *peer_misfit(const liveness *l, const hello *h, size_t len, in
 static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned char *reply, size_t rlen,
                  const char *workload, size_t len, int nlocal, int world, double deadline, char *mismatch, size_t mcap)
 {
-    /* one peer may take at most 5 s of the budget, so a stuck one cannot block the rest */
-    double peer_deadline = util_now_seconds() + 5.0;
+    double peer_deadline = util_now_seconds() + PEER_HELLO_S;
     if (peer_deadline > deadline) peer_deadline = deadline;
     unsigned char h[HELLO_LEN];
     hello v;
@@ -367,7 +427,18 @@ static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned
                  world, v.first, addr, v.world);
         return -2;
     }
-    if (!why) why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf);
+    const conn *holder = why || v.len != len ? NULL : rank_holder(l, &v);
+    if (holder) {
+        say_duplicate(holder, &v, addr, mismatch, mcap);
+        refuse(fd, mismatch, peer_deadline);
+        return -2;
+    }
+    if (!why && (why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf)) != NULL) {
+        /* an instbench process that does not fit: told why, so it stops rather than tries again */
+        char text[LIVENESS_TEXT_MAX];
+        snprintf(text, sizeof text, "rank 0's process refused it: %s", why);
+        refuse(fd, text, peer_deadline);
+    }
     if (!why && tcp_io_all(fd, (void *)reply, rlen, 1, peer_deadline)) why = "it did not take the reply";
     if (why) {
         ib_warn("rendezvous: dropped a connection from %s: %s\n", addr, why);
@@ -422,63 +493,170 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
         if (a == -2) break;
     }
     free(reply);
-    if (mismatch[0]) {
-        liveness_close(l);
-        return ib_error_set(err, IB_EXIT_USAGE, "%s", mismatch);
+    if (!mismatch[0] && served == npeers) {
+        *out = l;
+        return 0;
     }
-    if (served < npeers) {
-        liveness_close(l);
-        if (comm_stopped())
-            return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: stopped by a signal (%d of %d peers connected)",
-                                served, npeers);
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "rendezvous: only %d of %d peers connected to port %d within %.0f s (are the other "
-                            "nodes started with the same MASTER_ADDR/MASTER_PORT and world size?)",
-                            served, npeers, s->port, timeout_s);
-    }
-    *out = l;
-    return 0;
+    if (mismatch[0]) ib_error_set(err, IB_EXIT_USAGE, "%s", mismatch);
+    else if (comm_stopped())
+        ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: stopped by a signal (%d of %d peers connected)", served,
+                     npeers);
+    else
+        ib_error_set(err, IB_EXIT_RUNTIME,
+                     "rendezvous: only %d of %d peers connected to port %d within %.0f s (are the other "
+                     "nodes started with the same MASTER_ADDR/MASTER_PORT and world size?)",
+                     served, npeers, s->port, timeout_s);
+    /* the job will not form: the peers that joined, and those waiting to, learn why now */
+    liveness_fail(l, err->msg);
+    refuse_waiting(s->fd, err->msg);
+    liveness_close(l);
+    return -1;
 }
 
 typedef struct fetch_ctx {
     hello mine;
-    const char *workload;
-    char mismatch[1400]; /* set: the workloads differ (the handshake still returns 0, to stop retrying) */
+    const char *workload, *addr;
+    int port;
     void *blob;
     double deadline;
+    double unanswered_since; /* when a connection first closed without an answer; 0: none has */
     int root_nranks;
-    char problem[160]; /* why the last answer was refused */
+    int fatal_code;    /* with fatal set: no more attempts, the fetch fails with it */
+    char fatal[1400];  /* (the handshake returns 0 then, to stop tcp_connect_until) */
+    char problem[160]; /* why the last attempt failed */
 } fetch_ctx;
+
+/* The attempts end: the fetch fails with CODE and the message. */
+static int give_up(fetch_ctx *f, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int give_up(fetch_ctx *f, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->fatal, sizeof f->fatal, fmt, ap);
+    va_end(ap);
+    f->fatal_code = code;
+    return 0;
+}
+
+/* Whether the first N (< 8) bytes of an answer may begin one rank 0's process gives: a hello of
+ * some version, or a refusal frame. */
+static int could_be_rank0(const unsigned char *h, size_t n)
+{
+    return !memcmp(h, HELLO_MAGIC, n < 7 ? n : 7) || !memcmp(h, FRAME_MAGIC, n < 4 ? n : 4);
+}
+
+/* Something that is not instbench's rank 0 took the connection and answered H (N bytes). */
+static int stranger(fetch_ctx *f, const unsigned char *h, size_t n)
+{
+    char raw[HELLO_LEN + 1], shown[4 * HELLO_LEN + 1];
+    memcpy(raw, h, n);
+    raw[n] = '\0'; /* a NUL ends what is shown */
+    util_term_escape(raw, shown, sizeof shown);
+    return give_up(f, IB_EXIT_USAGE,
+                   "rendezvous: something other than instbench's rank 0 listens on %s:%d: it answered \"%s\" (check "
+                   "MASTER_ADDR and MASTER_PORT: under torchrun's agent store the id takes MASTER_PORT + 1)",
+                   f->addr, f->port, shown);
+}
+
+/* Rank 0's process refused this one with a frame (H, its header) saying why. */
+static int refused(int fd, fetch_ctx *f, const unsigned char *h, double until)
+{
+    const char *bad = bad_header(h);
+    if (bad || h[4] != FRAME_FAIL) return stranger(f, h, FRAME_HDR);
+    unsigned char text[LIVENESS_TEXT_MAX];
+    const size_t n = (size_t)h[6] << 8 | h[7];
+    char why[LIVENESS_TEXT_MAX];
+    if (tcp_io_all(fd, text, n, 0, until)) {
+        snprintf(f->problem, sizeof f->problem, "rank 0 closed the connection during its answer");
+        return -1;
+    }
+    clean_text(text, n, why, sizeof why);
+    const char *w = strncmp(why, "rendezvous: ", 12) ? why : why + 12;
+    return give_up(f, IB_EXIT_USAGE, "rendezvous: rank 0's process at %s:%d refused this process: %s", f->addr, f->port,
+                   w);
+}
+
+/* A connection that ended before any answer: another try, unless they have all ended so for
+ * ANSWER_WAIT_S (rank 0 would have answered one by then). */
+static int unanswered(fetch_ctx *f)
+{
+    const double now = util_now_seconds();
+    if (!f->unanswered_since) f->unanswered_since = now;
+    if (now - f->unanswered_since >= ANSWER_WAIT_S)
+        return give_up(f, IB_EXIT_RUNTIME,
+                       "rendezvous: %s:%d has closed every connection without an answer for %.0f s: something other "
+                       "than instbench's rank 0 listens there, or rank 0 keeps stopping (check MASTER_ADDR and "
+                       "MASTER_PORT)",
+                       f->addr, f->port, ANSWER_WAIT_S);
+    snprintf(f->problem, sizeof f->problem, "rank 0 closed the connection without an answer");
+    return -1;
+}
+
+/* Rank 0's hello V (BAD: what get_hello found wrong) against this job: 0 and f->fatal when it can
+ * never fit, -1 to try again, 1 when it fits (then the rest of the answer is read). */
+static int check_root_hello(fetch_ctx *f, const hello *v, const char *bad)
+{
+    if (bad) return give_up(f, IB_EXIT_USAGE, "rendezvous: rank 0 at %s:%d: %s", f->addr, f->port, bad);
+    if (v->len != f->mine.len)
+        return give_up(f, IB_EXIT_USAGE,
+                       "rendezvous: rank 0's process at %s:%d runs another instbench build (a %u-byte id, this one "
+                       "%u): run the same build on every node",
+                       f->addr, f->port, v->len, f->mine.len);
+    if (v->world != f->mine.world)
+        return give_up(f, IB_EXIT_USAGE,
+                       "rendezvous: the processes of the job were given different world sizes: this process %u, "
+                       "rank 0's process %u (give every process the same WORLD_SIZE / node count)",
+                       f->mine.world, v->world);
+    if (v->first != 0 || v->nranks < 1 || v->nranks > f->mine.first)
+        return give_up(f, IB_EXIT_USAGE,
+                       "rendezvous: something other than rank 0's process answers on %s:%d (it says it holds ranks "
+                       "from %u, %u of them; check MASTER_ADDR and MASTER_PORT)",
+                       f->addr, f->port, v->first, v->nranks);
+    return 1;
+}
 
 static int handshake(int fd, void *arg)
 {
     fetch_ctx *f = arg;
     unsigned char h[HELLO_LEN];
     hello v;
+    size_t got = 0;
     put_hello(h, &f->mine);
-    if (tcp_io_all(fd, h, HELLO_LEN, 1, f->deadline) ||
-        tcp_io_all(fd, (void *)f->workload, f->mine.wlen, 1, f->deadline) ||
-        tcp_io_all(fd, h, HELLO_LEN, 0, f->deadline)) {
-        snprintf(f->problem, sizeof f->problem, "rank 0 closed the connection (another job size or instbench build?)");
+    const double now = util_now_seconds(),
+                 answer_by = now + ANSWER_WAIT_S < f->deadline ? now + ANSWER_WAIT_S : f->deadline;
+    int r = tcp_io_all(fd, h, HELLO_LEN, 1, f->deadline) ||
+                    tcp_io_all(fd, (void *)f->workload, f->mine.wlen, 1, f->deadline)
+                ? -1
+                : tcp_read_within(fd, h, MAGIC_LEN, answer_by, &got);
+    if (got && !could_be_rank0(h, got < 7 ? got : 7)) return stranger(f, h, got);
+    if (r == -2 && !got && answer_by < f->deadline && !comm_stopped())
+        return give_up(f, IB_EXIT_RUNTIME,
+                       "rendezvous: %s:%d took the connection but answered nothing for %.0f s: something other than "
+                       "instbench's rank 0 listens there? (check MASTER_ADDR and MASTER_PORT)",
+                       f->addr, f->port, ANSWER_WAIT_S);
+    if (r == -1 && !got) return unanswered(f);
+    if (r) {
+        snprintf(f->problem, sizeof f->problem, "%s",
+                 !got      ? "the connection was taken, but nothing answered"
+                 : r == -1 ? "rank 0 closed the connection during its answer"
+                           : "rank 0 went silent during its answer");
         return -1;
     }
-    const char *bad = get_hello(h, &v);
-    if (!bad && v.len == f->mine.len && v.world != f->mine.world) {
-        snprintf(f->mismatch, sizeof f->mismatch,
-                 "rendezvous: the processes of the job were given different world sizes: this process %u, rank 0's "
-                 "process %u (give every process the same WORLD_SIZE / node count)",
-                 f->mine.world, v.world);
-        return 0; /* fatal: no more attempts */
+    if (!memcmp(h, FRAME_MAGIC, 4)) return refused(fd, f, h, answer_by);
+    if (memcmp(h, HELLO_V1, MAGIC_LEN) && memcmp(h, HELLO_V2, MAGIC_LEN) && memcmp(h, HELLO_MAGIC, MAGIC_LEN))
+        return stranger(f, h, MAGIC_LEN);
+    if (!memcmp(h, HELLO_MAGIC, MAGIC_LEN) && tcp_io_all(fd, h + MAGIC_LEN, HELLO_LEN - MAGIC_LEN, 0, answer_by)) {
+        snprintf(f->problem, sizeof f->problem, "rank 0 closed the connection during its answer");
+        return -1;
     }
-    if (!bad &&
-        (v.len != f->mine.len || v.world != f->mine.world || v.first != 0 || v.nranks < 1 || v.nranks > f->mine.first))
-        bad = "its answer does not fit this job";
+    if ((r = check_root_hello(f, &v, get_hello(h, &v))) != 1) return r;
     char theirs[LIVENESS_WORKLOAD_MAX];
-    if (bad || tcp_io_all(fd, theirs, v.wlen, 0, f->deadline) || tcp_io_all(fd, f->blob, f->mine.len, 0, f->deadline)) {
-        snprintf(f->problem, sizeof f->problem, "%s", bad ? bad : "rank 0 closed the connection during the reply");
+    if (tcp_io_all(fd, theirs, v.wlen, 0, f->deadline) || tcp_io_all(fd, f->blob, f->mine.len, 0, f->deadline)) {
+        snprintf(f->problem, sizeof f->problem, "rank 0 closed the connection during its answer");
         return -1;
     }
-    workload_differs(f->workload, theirs, v.wlen, "rank 0's process", f->mismatch, sizeof f->mismatch);
+    if (workload_differs(f->workload, theirs, v.wlen, "rank 0's process", f->fatal, sizeof f->fatal))
+        f->fatal_code = IB_EXIT_USAGE;
     f->root_nranks = (int)v.nranks;
     return 0;
 }
@@ -498,25 +676,33 @@ int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int w
     if (strlen(workload) > LIVENESS_WORKLOAD_MAX)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: workload of %zu bytes too long", strlen(workload));
     fetch_ctx f = {
-        {(uint32_t)len, (uint32_t)world_size, (uint32_t)first_rank, (uint32_t)nlocal, (uint32_t)strlen(workload)},
-        workload,
-        "",
-        blob,
-        util_now_seconds() + timeout_s,
-        0,
-        ""};
-    int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &resolved);
-    if (fd >= 0 && f.mismatch[0]) {
+        .mine = {(uint32_t)len, (uint32_t)world_size, (uint32_t)first_rank, (uint32_t)nlocal,
+                 (uint32_t)strlen(workload)},
+        .workload = workload,
+        .addr = addr,
+        .port = port,
+        .blob = blob,
+        .deadline = util_now_seconds() + timeout_s,
+    };
+    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &gai);
+    if (fd >= 0 && f.fatal[0]) {
         close(fd);
-        return ib_error_set(err, IB_EXIT_USAGE, "%s", f.mismatch);
+        return ib_error_set(err, f.fatal_code, "%s", f.fatal);
     }
     if (fd < 0 && comm_stopped())
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: stopped by a signal while fetching from %s:%d", addr,
                             port);
+    if (fd == -2)
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "rendezvous: rank 0's address '%s' does not resolve: %s (still so after %.0f s: is it "
+                            "the name of rank 0's node?)",
+                            addr, gai_strerror(gai), TCP_NAME_WAIT_S);
+    if (fd < 0 && gai)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: cannot resolve rank 0's address '%s' within %.0f s: %s",
+                            addr, timeout_s, gai_strerror(gai));
     if (fd < 0)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %s %s:%d within %.0f s%s%s",
-                            resolved ? "no answer from rank 0 at" : "cannot resolve", addr, port, timeout_s,
-                            f.problem[0] ? "; last attempt: " : "", f.problem);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: no answer from rank 0 at %s:%d within %.0f s%s%s", addr,
+                            port, timeout_s, f.problem[0] ? "; last attempt: " : "", f.problem);
     liveness *l = liveness_new(0, 1);
     if (!l) {
         close(fd);

@@ -69,6 +69,25 @@ int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline)
     return 0;
 }
 
+int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got)
+{
+    char *p = buf;
+    *got = 0;
+    while (*got < n) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        int ms = tcp_remaining_ms(deadline);
+        if (ms == 0) return -2;
+        int r = poll_slice(&pf, ms);
+        if ((r < 0 && errno == EINTR) || r == 0) continue;
+        if (r < 0) return -1;
+        ssize_t k = recv(fd, p + *got, n - *got, 0);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (k <= 0) return -1;
+        *got += (size_t)k;
+    }
+    return 0;
+}
+
 static void put_header(unsigned char *h, size_t len)
 {
     memcpy(h, MAGIC, MAGIC_LEN);
@@ -159,7 +178,9 @@ int rendezvous_tcp_listen(int port, rendezvous_tcp_server *s, ib_error *err)
             int e = errno;
             close(fd);
             return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: cannot listen on port %d: %s%s", port, strerror(e),
-                                e == EADDRINUSE ? " (another process holds it: pick another --master-port)" : "");
+                                e == EADDRINUSE ? " (another process holds it: another rank 0, two processes given "
+                                                  "RANK 0, or another program; pick another --master-port)"
+                                                : "");
         }
     }
     struct sockaddr_storage bound;
@@ -181,6 +202,19 @@ void rendezvous_tcp_close(rendezvous_tcp_server *s)
     s->fd = -1;
 }
 
+int tcp_accept_pending(int lfd, char *addr, size_t cap)
+{
+    for (;;) {
+        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (c < 0 && errno == EINTR) continue;
+        if (c < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2; /* -2: it went away, or no fd */
+        int one = 1;
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        tcp_peer_address(c, addr, cap);
+        return c;
+    }
+}
+
 int tcp_accept(int lfd, double deadline, char *addr, size_t cap)
 {
     for (;;) {
@@ -190,16 +224,8 @@ int tcp_accept(int lfd, double deadline, char *addr, size_t cap)
         int r = poll_slice(&pf, ms);
         if ((r < 0 && errno == EINTR) || r == 0) continue;
         if (r < 0) return -1;
-        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0) continue; /* the peer went away between poll and accept */
-        int one = 1;
-        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (set_nonblocking(c) != 0) {
-            close(c);
-            continue;
-        }
-        tcp_peer_address(c, addr, cap);
-        return c;
+        int c = tcp_accept_pending(lfd, addr, cap);
+        if (c >= 0) return c; /* else the peer went away between poll and accept */
     }
 }
 
@@ -264,19 +290,41 @@ static int connect_once(const struct addrinfo *ai, double deadline)
     return fd;
 }
 
+/* A name the resolver says does not exist (EAI_NONAME, EAI_FAIL) is asked again for TCP_NAME_WAIT_S:
+ * cluster DNS can lag at a job's start (Kubernetes' DNS has a pod's name once the pod is ready and
+ * caches a "no such name" for 5 s; a new node's name may reach a site's DNS a little late), but
+ * not by half a minute, and a name mistyped would otherwise hold the job for the whole limit.  A
+ * temporary failure (EAI_AGAIN: no DNS server answered) is asked again until the deadline. */
+
+static int name_unknown(int gai)
+{
+#ifdef EAI_NODATA /* glibc's "no address for this name", under _GNU_SOURCE */
+    if (gai == EAI_NODATA) return 1;
+#endif
+    return gai == EAI_NONAME || gai == EAI_FAIL;
+}
+
 int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg), void *arg,
-                      int *resolved)
+                      int *gai)
 {
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
-    *resolved = 0;
+    *gai = EAI_AGAIN; /* not resolved yet */
+    double unknown_since = 0;
     for (;;) {
         struct addrinfo hints, *res = NULL;
         memset(&hints, 0, sizeof hints);
         hints.ai_family = AF_UNSPEC;
         hints.ai_socktype = SOCK_STREAM;
-        if (getaddrinfo(addr, ps, &hints, &res) == 0) {
-            *resolved = 1;
+        const int rc = getaddrinfo(addr, ps, &hints, &res);
+        if (rc != 0) *gai = rc;
+        if (name_unknown(rc)) {
+            const double now = util_now_seconds();
+            if (!unknown_since) unknown_since = now;
+            if (now - unknown_since >= TCP_NAME_WAIT_S) return -2;
+        }
+        if (rc == 0) {
+            *gai = 0;
             for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
                 int fd = connect_once(ai, deadline);
                 if (fd < 0) continue;
@@ -320,11 +368,14 @@ int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, dou
         return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
     if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
     fetch_v1 f = {blob, len, util_now_seconds() + timeout_s};
-    int resolved = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake_v1, &f, &resolved);
+    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake_v1, &f, &gai);
     if (fd >= 0) {
         close(fd);
         return 0;
     }
-    return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: %s %s:%d within %.0f s",
-                        resolved ? "no answer from rank 0 at" : "cannot resolve", addr, port, timeout_s);
+    if (gai)
+        return ib_error_set(err, fd == -2 ? IB_EXIT_USAGE : IB_EXIT_RUNTIME, "rendezvous: cannot resolve %s: %s", addr,
+                            gai_strerror(gai));
+    return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: no answer from rank 0 at %s:%d within %.0f s", addr, port,
+                        timeout_s);
 }

@@ -10,14 +10,22 @@
 int tcp_remaining_ms(double deadline);
 /* Full read (writing 0) or write (1) of N bytes before DEADLINE: 0, or -1 (deadline, error, EOF). */
 int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline);
+/* Reads N bytes before DEADLINE, *GOT saying how many came: 0 (all of them), -1 (the other end
+ * closed, or an error), -2 (the deadline, or the stop flag). */
+int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got);
 /* The next connection on listening socket LFD before DEADLINE, non-blocking with TCP_NODELAY, its
  * numeric peer address in ADDR (never empty): the socket, or -1 at the deadline. */
 int tcp_accept(int lfd, double deadline, char *addr, size_t cap);
+/* The same without waiting: a connection already waiting on LFD, or -1 when none does (-2 when
+ * one went away before it was taken: ask again). */
+int tcp_accept_pending(int lfd, char *addr, size_t cap);
 /* Connects to ADDR:PORT until DEADLINE, retrying (the listener may start later), and runs
  * HANDSHAKE on each connected socket; the first socket whose handshake returns 0 is returned,
- * the others closed.  -1 at the deadline; *resolved says whether ADDR ever resolved. */
+ * the others closed.  -1 at the deadline; -2 before it when the resolver has said for TCP_NAME_WAIT_S
+ * that ADDR does not exist.  *GAI: 0 once ADDR resolved, else getaddrinfo's last error. */
 int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg), void *arg,
-                      int *resolved);
+                      int *gai);
+#define TCP_NAME_WAIT_S 30.0 /* why: rendezvous_tcp.c, above tcp_connect_until */
 /* The numeric address of FD's other end ("10.0.0.5", "::1"; an IPv4-mapped one without its
  * "::ffff:"), "?" when unknown. */
 void tcp_peer_address(int fd, char *addr, size_t cap);

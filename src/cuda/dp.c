@@ -235,6 +235,11 @@ int cuda_dp_create(const ib_dp_config *c, ib_backend **backends, ib_dp **out, ib
              comm_nccl_create(c->nlocal, dp->device, streams, c->world_size, c->first_rank, multi ? id : NULL,
                               &dp->failed, dp->comms, err);
     free(streams);
+    if (rc && __atomic_load_n(&dp->failed, __ATOMIC_ACQUIRE) == FAILED_REMOTE)
+        /* the init stopped because another process died or failed: which, and why (the watcher
+         * wrote it before raising the flag) */
+        ib_error_set(err, IB_EXIT_RUNTIME, "NCCL: initialising ranks %d-%d of %d: stopped: %s", c->first_rank,
+                     c->first_rank + c->nlocal - 1, c->world_size, dp->remote_why);
     if (rc) {
         fail_create(dp, err);
         return -1;

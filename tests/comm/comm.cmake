@@ -7,3 +7,8 @@ set_tests_properties(comm_rendezvous PROPERTIES TIMEOUT 60)
 # and broken frames are named without crashing or hanging anything.
 instbench_add_unit_test(comm_liveness ${CMAKE_CURRENT_LIST_DIR}/comm_liveness.c)
 set_tests_properties(comm_liveness PROPERTIES TIMEOUT 60)
+# ... and a misconfigured job failing at once instead of at the limit: a duplicate rank, a stranger
+# on the port, a silent listener, a name that does not exist (the last two wait out their own
+# bounds, 10 s and 30 s, side by side: `waits`).
+instbench_add_unit_test(comm_rendezvous_errors ${CMAKE_CURRENT_LIST_DIR}/comm_rendezvous_errors.c)
+set_tests_properties(comm_rendezvous_errors PROPERTIES TIMEOUT 120 LABELS waits)

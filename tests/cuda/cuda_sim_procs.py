@@ -14,6 +14,9 @@ group).
 - a signal during the rendezvous (rank 0 alone, waiting for its peer; rank 1 alone, fetching from
   an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
   "interrupted; nothing written", no result, and no false "peers connected" timeout;
+- a duplicate RANK (world 3: rank 0 and two processes given RANK 1): every process stops at once,
+  rank 0 and the refused one with 2, naming rank 1 and the addresses; an HTTP server on
+  MASTER_PORT: rank 1 stops at once with 2, naming the address and port;
 - --rendezvous-timeout 2 ends a rank 1 whose rank 0 never comes after about 2 s (exit 1, the limit
   named), not the default 600 s;
 - the two processes given different workloads (rank 1 with another --batch-size, --precision,
@@ -155,6 +158,53 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 1 and 1.5 < took < 8, "--rendezvous-timeout 2, rank 0 absent: exit %s after %.1f s at the rendezvous "
           "(want 1 after about 2 s): %s" % (rc, took, msg[-400:]))
     check("within 2 s" in msg, "--rendezvous-timeout 2: the message does not say the limit: %s" % msg[-400:])
+
+
+# ---- two processes given one RANK, a stranger on the port: at once, not at the limit -------------------
+with tempfile.TemporaryDirectory() as tmp:
+    port = free_port()
+    # world 3: rank 0 and two processes given RANK 1, so rank 2 never comes; nobody may wait for it
+    procs = [launch_one(tmp, r, port, name="p%d" % i, WORLD_SIZE="3", CUDASIM_SEED=str(i % 2 + 1))
+             for i, r in enumerate((0, 1, 1))]
+    for p, err in procs:
+        at_rendezvous(p, err)
+    t0 = time.time()
+    rcs = [ended(p, 30) for p, _ in procs]
+    took, msgs = time.time() - t0, [text(err) for _, err in procs]
+    refused = [i for i in (1, 2) if "refused" in msgs[i]]
+    check(rcs[0] == 2 and len(refused) == 1 and rcs[refused[0]] == 2 and rcs[3 - refused[0]] not in (0, None)
+          and took < 20, "a duplicate RANK 1: exits %s after %.1f s (want 2 for rank 0 and the refused one, "
+          "non-zero for the other, at once): %s" % (rcs, took, [m[-300:] for m in msgs]))
+    check(all("rank 1" in m and "127.0.0.1" in m for m in msgs),
+          "a duplicate RANK 1: not every process names rank 1 and the addresses: %s" % [m[-300:] for m in msgs])
+    check(not os.path.exists(os.path.join(tmp, "p0.json")), "a duplicate RANK 1: rank 0 wrote a result")
+
+with tempfile.TemporaryDirectory() as tmp:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    p, err = launch_one(tmp, 1, port)
+    waiting = at_rendezvous(p, err)
+    while p.poll() is None and time.time() - waiting < 30:  # an HTTP server's answer to whatever comes
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            continue
+        with conn:
+            conn.settimeout(2)
+            try:
+                conn.recv(4096)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            except OSError:
+                pass
+    rc = ended(p, 5)
+    took, msg = time.time() - waiting, text(err)
+    listener.close()
+    check(rc == 2 and took < 10 and "127.0.0.1:%d" % port in msg,
+          "an HTTP server on MASTER_PORT: exit %s after %.1f s (want 2 at once, naming 127.0.0.1:%d): %s"
+          % (rc, took, port, msg[-400:]))
 
 
 # ---- ranks given different workloads ---------------------------------------------------------------
