@@ -227,6 +227,7 @@ typedef struct bench_rendezvous {
                            * one where torchrun's own store already listens on master_port */
     char nodelist[512]; /* Slurm: the step's node list (SLURM_STEP_NODELIST, else the job's), "" otherwise */
     double timeout_s;   /* how long the processes wait for each other there (--rendezvous-timeout) */
+    char note[320];     /* "" or which launcher's variables are followed when another's are set too */
 } bench_rendezvous;
 
 /* The rendezvous's limit without --rendezvous-timeout: long enough for the slowest node of a job

@@ -465,6 +465,7 @@ static int resolve_topology(measure_ctx *c)
         fprintf(stderr, "instbench measure: %s\n", err.msg);
         return IB_EXIT_USAGE;
     }
+    if (rdv->note[0]) ib_info("note: %s", rdv->note);
     if (rdv->world_size > c->ranks && !c->gpu_dp) {
         /* Only the backend's own comm reaches other processes; src/comm averages within this one. */
         fprintf(stderr,

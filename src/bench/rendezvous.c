@@ -72,6 +72,39 @@ static int take_addr(bench_rendezvous *r, const char *v, const char *source, ib_
     return 0;
 }
 
+/* A rank given without the count it is a rank of (RANK=1 and no WORLD_SIZE): the checks below
+ * would blame the rank ("rank 1 is outside [0, 1)") when the count is what is missing.  Every
+ * launcher sets both; a script standing in for one may not.  ALT: a second name for the count. */
+static int count_missing(const char *(*get)(const char *), const char *rank_var, int rank, const char *count_var,
+                         const char *alt_var, const char *what, ib_error *err)
+{
+    const char *c = get(count_var), *a = alt_var ? get(alt_var) : NULL;
+    if (rank < 1 || (c && c[0]) || (a && a[0])) return 0;
+    return ib_error_set(err, IB_EXIT_USAGE, "%s=%d is set, but %s (%s) is not: set both, as launchers do", rank_var,
+                        rank, count_var, what);
+}
+
+/* Whose variables the rendezvous follows when another launcher's are set too (`srun torchrun`, a
+ * script that exports both, flags under a launcher): the order in bench.h picks one, and the
+ * user is told which in R->note.  PET_* beside torchrun's are not named: torchrun inside a
+ * Kubeflow Trainer pod is the documented case, and the env kind reads them itself. */
+static void note_ignored(const char *(*get)(const char *), bench_rendezvous *r)
+{
+    const char *ws = get("WORLD_SIZE"), *rk = get("RANK"), *pet = get("PET_NNODES"), *sp = get("SLURM_PROCID");
+    const int has_torch = (ws && ws[0]) || (rk && rk[0]), has_pet = pet && pet[0], has_slurm = sp && sp[0];
+    const int flags = !strcmp(r->kind, "flags");
+    char ignored[160] = "";
+    if (flags && has_torch) strcat(ignored, ", WORLD_SIZE/RANK/MASTER_*");
+    if (flags && has_pet) strcat(ignored, ", Kubeflow Trainer's PET_*");
+    if (strcmp(r->kind, "slurm") && has_slurm) strcat(ignored, ", Slurm's SLURM_*");
+    if (!ignored[0]) return;
+    const char *used = flags                          ? "the --nnodes/--node-rank/--master-* flags"
+                       : !strcmp(r->kind, "torchrun") ? "torchrun's variables (WORLD_SIZE/RANK/MASTER_*)"
+                       : !strcmp(r->kind, "env")      ? "WORLD_SIZE/RANK/MASTER_*"
+                                                      : "Kubeflow Trainer's PET_* variables";
+    snprintf(r->note, sizeof r->note, "the rendezvous follows %s; also set and ignored: %s", used, ignored + 2);
+}
+
 static int check_topology(bench_rendezvous *r, ib_error *err)
 {
     if (r->nnodes < 1) return ib_error_set(err, IB_EXIT_USAGE, "number of nodes must be >= 1");
@@ -163,11 +196,19 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks, const ch
         store_listens = torchrun && !(agent_store && !strcmp(agent_store, "False"));
         int lws = 1;
         r->world_size = 1;
+        int rank_present = 0;
         if (env_int(get, "WORLD_SIZE", 1, 1 << 20, &r->world_size, &p, err) ||
-            env_int(get, "RANK", 0, 1 << 20, &r->rank, &p, err) ||
+            env_int(get, "RANK", 0, 1 << 20, &r->rank, &rank_present, err) ||
             env_int(get, "LOCAL_RANK", 0, 1 << 20, &r->local_rank, &p, err) ||
-            env_int(get, "LOCAL_WORLD_SIZE", 1, 1 << 20, &lws, &p, err))
+            env_int(get, "LOCAL_WORLD_SIZE", 1, 1 << 20, &lws, &p, err) ||
+            count_missing(get, "RANK", r->rank, "WORLD_SIZE", NULL, "the job's process count", err) ||
+            count_missing(get, "LOCAL_RANK", r->local_rank, "LOCAL_WORLD_SIZE", NULL, "this node's process count", err))
             return -1;
+        if (!rank_present && r->world_size > 1)
+            return ib_error_set(err, IB_EXIT_USAGE,
+                                "WORLD_SIZE=%d is set, but RANK (this process's place in the job) is not: set both, "
+                                "as launchers do",
+                                r->world_size);
         int nn_present = 0, nr_present = 0;
         r->nnodes = 0;
         if (env_int(get, "NNODES", 1, 1 << 20, &r->nnodes, &nn_present, err)) return -1;
@@ -213,7 +254,10 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks, const ch
             env_int(get, "SLURM_NNODES", 1, 1 << 20, &r->nnodes, &p, err) ||
             env_int(get, "SLURM_NODEID", 0, 1 << 20, &nodeid, &p, err) ||
             env_int(get, "SLURM_STEP_NUM_TASKS", 1, 1 << 20, &step_tasks, &p, err) ||
-            env_int(get, "SLURM_STEP_NUM_NODES", 1, 1 << 20, &step_nodes, &p, err))
+            env_int(get, "SLURM_STEP_NUM_NODES", 1, 1 << 20, &step_nodes, &p, err) ||
+            count_missing(get, "SLURM_PROCID", r->rank, "SLURM_NTASKS", "SLURM_STEP_NUM_TASKS", "the task count",
+                          err) ||
+            count_missing(get, "SLURM_NODEID", nodeid, "SLURM_NNODES", "SLURM_STEP_NUM_NODES", "the node count", err))
             return -1;
         /* the step's counts over the allocation's (srun -E leaves those as the job's) */
         if (step_tasks) ntasks = step_tasks;
@@ -245,6 +289,7 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks, const ch
         r->local_world_size = tpn * ranks;
     }
     if (check_topology(r, err)) return -1;
+    note_ignored(get, r);
     if (store_listens && r->master_port == 65535)
         return ib_error_set(
             err, IB_EXIT_USAGE,

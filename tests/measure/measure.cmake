@@ -25,7 +25,7 @@ add_test(NAME measure_stats
 # CLI tests: each gets its own scratch directory; the schema lives in the source tree.
 set(MEASURE_PY_ARGS ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
 foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty price output startup identity dirs sagemaker estimate
-    launcher_addr)
+    launcher_addr launcher_vars)
   add_test(NAME measure_cli_${t}
            COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_${t}.py ${MEASURE_PY_ARGS})
   set_tests_properties(measure_cli_${t} PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")

@@ -321,6 +321,42 @@ int main(void)
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE,
           "node rank >= nodes");
 
+    /* A rank without the count it is a rank of: the missing variable is named, not the rank. */
+    f = no_flags();
+    struct {
+        const char *env[4], *missing;
+    } partial[] = {{{"RANK=1", NULL}, "WORLD_SIZE"},
+                   {{"WORLD_SIZE=2", NULL}, "RANK"},
+                   {{"WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1", NULL}, "LOCAL_WORLD_SIZE"},
+                   {{"SLURM_PROCID=1", NULL}, "SLURM_NTASKS"},
+                   {{"SLURM_PROCID=1", "SLURM_NTASKS=2", "SLURM_NODEID=1", NULL}, "SLURM_NNODES"}};
+    for (size_t i = 0; i < sizeof partial / sizeof partial[0]; i++) {
+        g_env = partial[i].env;
+        err.msg[0] = '\0';
+        CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+                  strstr(err.msg, partial[i].missing),
+              "%s alone: want a usage error naming %s: '%s'", partial[i].env[0], partial[i].missing, err.msg);
+    }
+
+    /* Two launchers' variables (srun torchrun): torchrun's are followed and Slurm's named as
+     * ignored; flags over a launcher's the same; one launcher alone, no note. */
+    const char *both[] = {"WORLD_SIZE=2",   "RANK=1",         "MASTER_ADDR=h0",        "TORCHELASTIC_RUN_ID=j",
+                          "SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_JOB_NODELIST=h0", NULL};
+    g_env = both;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && !strcmp(r.kind, "torchrun") &&
+              strstr(r.note, "SLURM") && strstr(r.note, "torchrun"),
+          "torchrun and Slurm: %s, note '%s'", r.kind, r.note);
+    g_env = tr;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && !r.note[0], "torchrun alone: note '%s'",
+          r.note);
+    g_env = sl2;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && !r.note[0], "Slurm alone: note '%s'", r.note);
+    g_env = both;
+    f.nnodes = 1;
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) == 0 && !strcmp(r.kind, "flags") &&
+              strstr(r.note, "WORLD_SIZE") && strstr(r.note, "SLURM"),
+          "flags over both: %s, note '%s'", r.kind, r.note);
+
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);
     else printf("measure_rendezvous: all checks passed\n");
     return failures ? 1 : 0;
