@@ -49,6 +49,20 @@ void datapipe_fill(float *images, int32_t *labels, size_t n_pixels, int batch, i
 enum { BENCH_WARMUP_MIN = 3, BENCH_WARMUP_MAX = 30 };
 typedef enum bench_data_mode { BENCH_DATA_HOST = 0, BENCH_DATA_DEVICE = 1 } bench_data_mode;
 
+/* A sample of the machine's CPU time (sysinfo.c, job_procs.c). */
+#define BENCH_JOB_PEERS_MAX 64
+typedef struct bench_cpu_sample {
+    double wall_s, busy_s, steal_s, self_s;
+    double peers_s; /* CPU time of the job's other processes here (peer[]), summed */
+    int ok;
+    int npeers;
+    struct {
+        int pid;
+        unsigned long long started; /* its start time: a pid reused is not the peer */
+        double cpu_s;
+    } peer[BENCH_JOB_PEERS_MAX];
+} bench_cpu_sample;
+
 typedef struct bench_run_config {
     ib_train_config train;         /* per-rank config (threads already divided between ranks) */
     const ib_backend_ops *backend; /* backend_find(name); its create makes every rank's backend */
@@ -103,6 +117,9 @@ typedef struct bench_result {
     /* rank 0's backend after the run (every rank issues the same GEMMs): hardware.gemm */
     int have_gemm_paths;
     ib_gemm_paths gemm_paths;
+    /* the machine's CPU at the timed window's start and end (sysinfo_cpu_sample_job): the host
+     * load over the window, the job's other processes here subtracted */
+    bench_cpu_sample load_start, load_end;
 } bench_result;
 /* nccl-tests' definitions (its PERFORMANCE.md): algbw = bytes / time; for an allreduce over n
  * ranks busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes per second, as nccl-tests prints). */
@@ -203,13 +220,14 @@ void sysinfo_onednn(bench_sysinfo *out);
  * Neoverse-V2" on Graviton4 and Grace), "" when the text has neither (x86's has "model name"). */
 void sysinfo_arm_cpu_model(const char *cpuinfo, char *out, size_t out_len);
 
-/* Who else used the machine during the run: CPU time of the whole machine (/proc/stat) and of
- * this process (getrusage), sampled before and after.  Shares are of wall x vCPUs; -1 unknown. */
-typedef struct bench_cpu_sample {
-    double wall_s, busy_s, steal_s, self_s;
-    int ok;
-} bench_cpu_sample;
+/* Who else used the machine during the timed window (sampled at its start and end by the runner,
+ * bench_result.load_*): CPU time of the whole machine (/proc/stat), of this process (getrusage)
+ * and of the job's other processes here (job_procs.c).  Shares are of wall x vCPUs; -1 unknown. */
 void sysinfo_cpu_sample(bench_cpu_sample *out);
+/* The same, with the CPU time of this job's other processes on this machine (peers_s): BEFORE
+ * NULL finds them (job_procs.c says how), else BEFORE's are read again. */
+void sysinfo_cpu_sample_job(bench_cpu_sample *out, const struct bench_rendezvous *rdv, const bench_cpu_sample *before);
+/* others: the machine's CPU less this process's and its job's, between the two samples. */
 void sysinfo_host_load(const bench_cpu_sample *before, const bench_cpu_sample *after, int vcpus, double *others_share,
                        double *steal_share);
 

@@ -715,10 +715,7 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
         ib_info("measuring %s (%s, batch %d x %d rank(s), device data) on %s", train->model.name,
                 backend_precision_name(train->precision), train->batch_size, c->ranks, c->backend->name);
     bench_result res;
-    bench_cpu_sample load0, load1;
-    sysinfo_cpu_sample(&load0);
     int run_rc = bench_run(&rc, &res, &err);
-    sysinfo_cpu_sample(&load1);
     if (run_rc && g_stop) return interrupted_exit(); /* e.g. a signal during the rendezvous */
     if (run_rc) {
         fprintf(stderr, "instbench measure: %s\n", err.msg);
@@ -727,7 +724,7 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
     if (res.interrupted || g_stop) return interrupted_exit();
 
     double others = -1, steal = -1;
-    sysinfo_host_load(&load0, &load1, c->sys.vcpus, &others, &steal);
+    sysinfo_host_load(&res.load_start, &res.load_end, c->sys.vcpus, &others, &steal);
 
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);

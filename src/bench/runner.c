@@ -46,6 +46,7 @@ typedef struct shared_state {
     double warm_times[WARMUP_MAX + 1]; /* the latest warm-up step times (a fixed --warmup may be longer) */
     int n_stored, n_warm;
     double window_start, window_end;
+    bench_cpu_sample load_start, load_end; /* the machine's CPU at the window's ends (host load) */
     double first_loss, last_loss;
     double last_progress;
     int progress_ended;        /* the progress line already ended by the window's end marker */
@@ -286,6 +287,7 @@ static void *rank_loop(void *arg)
                 fprintf(stderr, "instbench: timed window start\n");
                 fflush(stderr);
             }
+            sysinfo_cpu_sample_job(&S->load_start, c->rdv, NULL); /* finding the peers: before the clock */
             S->window_start = util_now_seconds();
         }
         double t0 = util_now_seconds(), data = 0, compute = 0, comm = 0;
@@ -310,6 +312,10 @@ static void *rank_loop(void *arg)
         if (multi) pthread_barrier_wait(&S->boundary);
         if (R->rank == 0) S->phase = phase;
         if (stop) {
+            /* the host load's end, while every process of the job is still here (they leave at
+             * different times after the window) */
+            if (R->rank == 0 && !S->abort && S->n_timed > 0)
+                sysinfo_cpu_sample_job(&S->load_end, c->rdv, &S->load_start);
             /* the window ended with this step: the marker goes out now, before the communicator's
              * own timing below, so it brackets what samples/s divides by (after the sweep it came
              * about 10 ms late at 2 CPU ranks, 7% of a 0.16-s window) */
@@ -378,6 +384,8 @@ static void fill_result(const shared_state *S, const bench_run_config *c, const 
 {
     out->warmup_steps = S->n_warm;
     out->steps = (int)S->n_timed;
+    out->load_start = S->load_start;
+    out->load_end = S->load_end;
     out->duration_s = S->window_end - S->window_start;
     int gb = c->train.batch_size * S->world; /* every rank of the job steps in lockstep */
     out->samples_per_second = out->duration_s > 0 ? S->n_timed * (double)gb / out->duration_s : 0;

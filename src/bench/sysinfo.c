@@ -294,7 +294,7 @@ void sysinfo_host_load(const bench_cpu_sample *a, const bench_cpu_sample *b, int
     *others = *steal = -1;
     double cap = (b->wall_s - a->wall_s) * (vcpus > 0 ? vcpus : 1);
     if (!a->ok || !b->ok || cap <= 0) return;
-    double o = ((b->busy_s - a->busy_s) - (b->self_s - a->self_s)) / cap;
+    double o = ((b->busy_s - a->busy_s) - (b->self_s - a->self_s) - (b->peers_s - a->peers_s)) / cap;
     /* Tick granularity (10 ms per CPU) makes small negative values possible. */
     *others = o < 0 ? 0 : (o > 1 ? 1 : o);
     double st = (b->steal_s - a->steal_s) / cap;

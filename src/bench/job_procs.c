@@ -1,0 +1,153 @@
+/* job_procs: the other processes of this job on this machine, and their CPU time.  Under a
+ * per-GPU launcher (torchrun --nproc-per-node, srun with several tasks a node) the job's local
+ * ranks are separate processes; the host load of a result subtracts their CPU as it subtracts this
+ * process's own, or a machine running nothing but the job would read as shared.
+ *
+ * A peer is found by what makes it one, not by ancestry (torchrun's agent, slurmstepd and a shell
+ * script parent their workers differently): a process of this user running this executable whose
+ * launcher environment (/proc/PID/environ, fixed at its exec) resolves to the same rendezvous
+ * (kind, rank 0's address and port, node count) with the same job ids (TORCHELASTIC_RUN_ID,
+ * SLURM_JOB_ID, SLURM_STEP_ID).  Flags are not in the environment: a job started with
+ * --nnodes/--node-rank finds no peers, and their CPU counts as other processes'.  Linux only (no
+ * /proc: no peers). */
+#include "instbench/bench.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ENVIRON_MAX (256 * 1024) /* a launcher's variables come early; a longer environment is cut */
+
+/* PID's CPU time (user + system) and start time (clock ticks since boot: a reused pid differs). */
+static int proc_cpu(int pid, double *cpu_s, unsigned long long *started)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* "pid (comm) state ..." with comm free text: the fields start after the last ')' */
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime, stime, start;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
+                     &utime, &stime, &start) != 3)
+        return -1;
+    const long hz = sysconf(_SC_CLK_TCK);
+    *cpu_s = (double)(utime + stime) / (hz > 0 ? hz : 100);
+    *started = start;
+    return 0;
+}
+
+/* The environment block being read, for resolve_get (rendezvous_resolve_with takes no context). */
+static __thread const char *g_env;
+static __thread size_t g_env_len;
+
+static const char *env_get(const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *e = g_env; e < g_env + g_env_len; e += strlen(e) + 1)
+        if (!strncmp(e, name, n) && e[n] == '=') return e + n + 1;
+    return NULL;
+}
+
+static int same_value(const char *name)
+{
+    const char *mine = getenv(name), *theirs = env_get(name);
+    return !strcmp(mine ? mine : "", theirs ? theirs : "");
+}
+
+/* Whether PID's environment (ENV, LEN bytes of NUL-ended "NAME=value") puts it in MINE's job. */
+static int in_job(const char *env, size_t len, const bench_rendezvous *mine)
+{
+    g_env = env, g_env_len = len;
+    bench_rendezvous theirs;
+    const bench_rendezvous_flags none = {-1, -1, -1, NULL, 0};
+    ib_error err = {0};
+    const int same = rendezvous_resolve_with(&none, 1, env_get, &theirs, &err) == 0 &&
+                     !strcmp(theirs.kind, mine->kind) && !strcmp(theirs.master_addr, mine->master_addr) &&
+                     theirs.id_port == mine->id_port && theirs.nnodes == mine->nnodes &&
+                     same_value("TORCHELASTIC_RUN_ID") && same_value("SLURM_JOB_ID") && same_value("SLURM_STEP_ID");
+    g_env = NULL, g_env_len = 0;
+    return same;
+}
+
+/* Reads /proc/PID/environ into BUF (CAP bytes, the last one left NUL): its length, or -1. */
+static long read_environ(int pid, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t n = 0;
+    for (ssize_t k; n + 1 < cap && (k = read(fd, buf + n, cap - 1 - n)) > 0;) n += (size_t)k;
+    close(fd);
+    buf[n] = '\0';
+    return (long)n;
+}
+
+static int is_peer(int pid, const char *self_exe, const bench_rendezvous *rdv, char *env)
+{
+    char path[64], exe[4096];
+    snprintf(path, sizeof path, "/proc/%d/exe", pid);
+    ssize_t n = readlink(path, exe, sizeof exe - 1); /* another user's process: EACCES, and skipped */
+    if (n <= 0) return 0;
+    exe[n] = '\0';
+    if (strcmp(exe, self_exe)) return 0;
+    long len = read_environ(pid, env, ENVIRON_MAX);
+    return len > 0 && in_job(env, (size_t)len, rdv);
+}
+
+/* Finds this job's other processes here into S->peer[] with their CPU time now. */
+static void find_peers(bench_cpu_sample *s, const bench_rendezvous *rdv)
+{
+    char self_exe[4096];
+    ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+    DIR *d = n > 0 ? opendir("/proc") : NULL;
+    char *env = d ? malloc(ENVIRON_MAX) : NULL;
+    if (!env) {
+        if (d) closedir(d);
+        return;
+    }
+    self_exe[n] = '\0';
+    const int self = (int)getpid();
+    for (struct dirent *e; (e = readdir(d)) != NULL && s->npeers < BENCH_JOB_PEERS_MAX;) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == self || !is_peer((int)pid, self_exe, rdv, env)) continue;
+        double cpu;
+        unsigned long long started;
+        if (proc_cpu((int)pid, &cpu, &started)) continue; /* it just left */
+        s->peer[s->npeers].pid = (int)pid, s->peer[s->npeers].started = started, s->peer[s->npeers].cpu_s = cpu;
+        s->peers_s += cpu;
+        s->npeers++;
+    }
+    free(env);
+    closedir(d);
+}
+
+void sysinfo_cpu_sample_job(bench_cpu_sample *out, const bench_rendezvous *rdv, const bench_cpu_sample *before)
+{
+    sysinfo_cpu_sample(out);
+    if (!before) {
+        /* a launcher's job with more than one rank here (flags are not in the environment, and
+         * without a launcher every instbench process would look alike) */
+        if (rdv && rdv->local_world_size > 1 && strcmp(rdv->kind, "none") && strcmp(rdv->kind, "flags"))
+            find_peers(out, rdv);
+        return;
+    }
+    out->npeers = before->npeers;
+    for (int i = 0; i < before->npeers; i++) {
+        out->peer[i] = before->peer[i];
+        double cpu;
+        unsigned long long started;
+        /* one that left (or whose pid was reused) adds nothing after its first sample */
+        if (proc_cpu(before->peer[i].pid, &cpu, &started) == 0 && started == before->peer[i].started)
+            out->peer[i].cpu_s = cpu;
+        out->peers_s += out->peer[i].cpu_s;
+    }
+}
