@@ -63,7 +63,10 @@ int comm_stopped(void);
  *     sizes (the same blob length, another world size: the same build, misconfigured), or two
  *     peers claim the same ranks (a duplicate RANK: a rank the job needs is missing), every
  *     process fails at once (IB_EXIT_USAGE) naming the difference: rank 0's process sends its
- *     failure to the peers already joined and refuses those waiting in its backlog.  A peer stops
+ *     failure to the peers already joined and refuses those waiting in its backlog.  Once the job
+ *     has formed, rank 0's process keeps the port: a process connecting then (a process too
+ *     many, one of another job) is refused the same way, and one claiming ranks a peer holds
+ *     fails the job as during the rendezvous (liveness_check reports it).  A peer stops
  *     as soon as what answers cannot be rank 0's process (garbage, an older or other build:
  *     IB_EXIT_USAGE, naming the address), after 10 s of silence or of connections closed
  *     unanswered, and after 30 s of the resolver saying rank 0's name does not exist
@@ -82,7 +85,8 @@ int comm_stopped(void);
 #define LIVENESS_CAUSE_MAX 640     /* enough for any cause liveness_check reports */
 typedef struct liveness liveness;
 /* Rank 0's process (ranks [0, nlocal) of world_size): serves BLOB to npeers peer processes as
- * rendezvous_tcp_serve does and keeps their connections in *out. */
+ * rendezvous_tcp_serve does and keeps their connections in *out, and on success the listening
+ * socket too (s->fd becomes -1: rendezvous_tcp_close then does nothing). */
 int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npeers, const void *blob, size_t len,
                    const char *workload, double timeout_s, liveness **out, ib_error *err);
 /* A peer process (ranks [first_rank, first_rank + nlocal)): fetches BLOB as rendezvous_tcp_fetch

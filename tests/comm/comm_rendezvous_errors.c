@@ -3,7 +3,8 @@
  * over 127.0.0.1:
  * - two processes given the same ranks (a duplicate RANK): rank 0's process, the duplicate and the
  *   process already joined all stop within a few seconds, exit 2 for the first two, naming the
- *   ranks and both addresses;
+ *   ranks and both addresses; and when the duplicate comes after the job formed (a process too
+ *   many), it is refused at once and every process of the job hears of it;
  * - something else listening on the port, answering garbage: the peer stops within a few seconds,
  *   exit 2, naming the address and port;
  * - a listener that takes the connection and says nothing: the peer stops after the handshake's
@@ -144,6 +145,36 @@ static void test_duplicate_rank(void)
     reap(&root), reap(&a), reap(&b);
 }
 
+/* The job formed (rank 0's process, ranks 2-3, ranks 4-5), then a process too many claims ranks
+ * 2-3: it is refused at once, and the job fails everywhere, naming the ranks. */
+static void test_late_duplicate(void)
+{
+    rendezvous_tcp_server srv;
+    ib_error err;
+    if (rendezvous_tcp_listen(0, &srv, &err)) {
+        CHECK(0, "listen: %s", err.msg);
+        return;
+    }
+    proc root = start(&srv, NULL, 0, 0);
+    rendezvous_tcp_close(&srv);
+    proc a = start(NULL, "127.0.0.1", srv.port, 2), b = start(NULL, "127.0.0.1", srv.port, 4);
+    CHECK(!strcmp(next_line(&root, 5000), "UP") && !strcmp(next_line(&a, 5000), "UP") &&
+              !strcmp(next_line(&b, 5000), "UP"),
+          "the job did not form");
+    proc late = start(NULL, "127.0.0.1", srv.port, 2);
+    const char *w[] = {"refused", "ranks 2-3", NULL};
+    expect_err(&late, "a late duplicate", 3000, IB_EXIT_USAGE, w);
+    proc *joined[] = {&root, &a, &b};
+    for (int i = 0; i < 3; i++) {
+        const char *l = next_line(joined[i], 3000);
+        CHECK(!strncmp(l, "REPORT ", 7) && strstr(l, "ranks 2-3"),
+              "process %d of the job: no report naming the "
+              "duplicate: '%s'",
+              i, l);
+    }
+    reap(&root), reap(&a), reap(&b), reap(&late);
+}
+
 /* A listener (LFD) that reads what comes and answers REPLY, for up to three connections. */
 static void serve_stranger(int lfd, const char *reply)
 {
@@ -220,6 +251,7 @@ int main(void)
     for (int i = 0; i < BLOB; i++) blob[i] = (unsigned char)(i * 29 + 7);
     const double t0 = util_now_seconds();
     test_duplicate_rank();
+    test_late_duplicate();
     test_foreign_listener();
     test_silence_and_no_such_name();
     if (failures) {

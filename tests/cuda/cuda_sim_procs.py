@@ -15,7 +15,8 @@ group).
   an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
   "interrupted; nothing written", no result, and no false "peers connected" timeout;
 - a duplicate RANK (world 3: rank 0 and two processes given RANK 1): every process stops at once,
-  rank 0 and the refused one with 2, naming rank 1 and the addresses; an HTTP server on
+  rank 0 and the refused one with 2, naming rank 1 and the addresses; the same in a world of 2,
+  where the job forms and the duplicate comes after it (the refused one 2, the others non-zero); an HTTP server on
   MASTER_PORT: rank 1 stops at once with 2, naming the address and port;
 - --rendezvous-timeout 2 ends a rank 1 whose rank 0 never comes after about 2 s (exit 1, the limit
   named), not the default 600 s;
@@ -161,23 +162,28 @@ with tempfile.TemporaryDirectory() as tmp:
 
 
 # ---- two processes given one RANK, a stranger on the port: at once, not at the limit -------------------
-with tempfile.TemporaryDirectory() as tmp:
-    port = free_port()
-    # world 3: rank 0 and two processes given RANK 1, so rank 2 never comes; nobody may wait for it
-    procs = [launch_one(tmp, r, port, name="p%d" % i, WORLD_SIZE="3", CUDASIM_SEED=str(i % 2 + 1))
-             for i, r in enumerate((0, 1, 1))]
-    for p, err in procs:
-        at_rendezvous(p, err)
-    t0 = time.time()
-    rcs = [ended(p, 30) for p, _ in procs]
-    took, msgs = time.time() - t0, [text(err) for _, err in procs]
-    refused = [i for i in (1, 2) if "refused" in msgs[i]]
-    check(rcs[0] == 2 and len(refused) == 1 and rcs[refused[0]] == 2 and rcs[3 - refused[0]] not in (0, None)
-          and took < 20, "a duplicate RANK 1: exits %s after %.1f s (want 2 for rank 0 and the refused one, "
-          "non-zero for the other, at once): %s" % (rcs, took, [m[-300:] for m in msgs]))
-    check(all("rank 1" in m and "127.0.0.1" in m for m in msgs),
-          "a duplicate RANK 1: not every process names rank 1 and the addresses: %s" % [m[-300:] for m in msgs])
-    check(not os.path.exists(os.path.join(tmp, "p0.json")), "a duplicate RANK 1: rank 0 wrote a result")
+# world 3: rank 0 and two processes given RANK 1, so rank 2 never comes and nobody may wait for it;
+# world 2: the job forms with one of them, and the other, a process too many, comes after it
+for world, steps in (("3", "2"), ("2", "1000000")):
+    name = "a duplicate RANK 1 in a world of %s" % world
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        procs = [launch_one(tmp, r, port, ["--steps", steps], name="p%d" % i, WORLD_SIZE=world,
+                            CUDASIM_SEED=str(i % 2 + 1)) for i, r in enumerate((0, 1, 1))]
+        for p, err in procs:
+            at_rendezvous(p, err)
+        t0 = time.time()
+        rcs = [ended(p, 30) for p, _ in procs]
+        took, msgs = time.time() - t0, [text(err) for _, err in procs]
+        refused = [i for i in (1, 2) if "refused" in msgs[i]]
+        check(rcs[0] not in (0, None) and len(refused) == 1 and rcs[refused[0]] == 2 and
+              rcs[3 - refused[0]] not in (0, None) and took < 20,
+              "%s: exits %s after %.1f s (want 2 for the refused one, non-zero for the others, at once): %s"
+              % (name, rcs, took, [m[-300:] for m in msgs]))
+        check(world != "3" or rcs[0] == 2, "%s: rank 0 exited %s, want 2" % (name, rcs[0]))
+        check(all("rank 1" in m and "127.0.0.1" in m for m in msgs),
+              "%s: not every process names rank 1 and the addresses: %s" % (name, [m[-300:] for m in msgs]))
+        check(not os.path.exists(os.path.join(tmp, "p0.json")), "%s: rank 0 wrote a result" % name)
 
 with tempfile.TemporaryDirectory() as tmp:
     listener = socket.socket()
