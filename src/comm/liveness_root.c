@@ -95,7 +95,8 @@ static void say_duplicate(const conn *holder, const hello *h, const char *addr, 
 }
 
 /* One accepted connection: its hello checked, the blob sent; 0 when it joined as conns[slot], -1
- * when it was dropped, -2 when its workload differs from WORKLOAD (MISMATCH says how). */
+ * when it was dropped, -2 when the job cannot form: its workload or world size differs from this
+ * process's, or it claims ranks a joined peer holds (MISMATCH says how). */
 static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned char *reply, size_t rlen,
                  const char *workload, size_t len, int nlocal, int world, double deadline, char *mismatch, size_t mcap)
 {
@@ -129,12 +130,8 @@ static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned
         refuse(fd, mismatch, peer_deadline);
         return -2;
     }
-    if (!why && (why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf)) != NULL) {
-        /* an instbench process that does not fit: told why, so it stops rather than tries again */
-        char text[LIVENESS_TEXT_MAX];
-        snprintf(text, sizeof text, "rank 0's process refused it: %s", why);
-        refuse(fd, text, peer_deadline);
-    }
+    /* an instbench process that does not fit: told why, so it stops rather than tries again */
+    if (!why && (why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf)) != NULL) refuse(fd, why, peer_deadline);
     if (!why && tcp_io_all(fd, (void *)reply, rlen, 1, peer_deadline)) why = "it did not take the reply";
     if (why) {
         ib_warn("rendezvous: dropped a connection from %s: %s\n", addr, why);
