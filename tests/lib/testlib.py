@@ -112,10 +112,12 @@ def on_pty(argv, env, cols=80, rows=50, stderr=None, timeout=120):
 def offline_env(d, extra=None):
     """The environment of a command run as a new user off EC2 would run it, in scratch folder D: no
     AWS credentials, profile or launcher variables, IMDS off, an empty cache (so `auto` prices come
-    from the shipped snapshot), no colour; EXTRA added last."""
+    from the shipped snapshot) and no sweeps on file (XDG_STATE_HOME: the caller's would be read,
+    since it outranks HOME), no colour; EXTRA added last."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and not k.startswith("SLURM_") and
            k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env.update(HOME=d, XDG_CACHE_HOME=os.path.join(d, "cache"), AWS_EC2_METADATA_DISABLED="true",
+    env.update(HOME=d, XDG_CACHE_HOME=os.path.join(d, "cache"), XDG_STATE_HOME=os.path.join(d, "state"),
+               AWS_EC2_METADATA_DISABLED="true",
                AWS_CONFIG_FILE=os.path.join(d, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(d, "none"),
                NO_COLOR="1", LC_ALL="C.UTF-8")
     env.update(extra or {})
