@@ -11,13 +11,20 @@ test of PREFIX's suite.
 
 Each suite is read from `ctest --show-only=json-v1` in its build directory (ctest's documented
 machine-readable form: commands, working directories and properties), not from CMake's generated
-files.  A property this script does not know stops it, so nothing a test declares is dropped."""
+files.  A property this script does not know stops it, so nothing a test declares is dropped.
+
+ENVIRONMENT_MODIFICATION is tests/lib/caller_env.cmake's (it takes the caller's AWS_*, INSTBENCH_*,
+... away from every test, by name, each time ctest reads the tests; tests/CMakeLists.txt refuses a
+test that sets its own): what json-v1 shows is what this script's caller had set, so the queue runs
+caller_env.cmake again instead, when ctest reads it."""
 import argparse
 import json
 import os
 import subprocess
 import sys
 
+CALLER_ENV = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests", "lib",
+                          "caller_env.cmake")
 # Properties copied as they are: a scalar, or a list joined with ';'.
 PLAIN = {"ENVIRONMENT", "WORKING_DIRECTORY", "TIMEOUT", "COST", "LABELS", "SKIP_RETURN_CODE",
          "PASS_REGULAR_EXPRESSION", "FAIL_REGULAR_EXPRESSION", "WILL_FAIL", "PROCESSORS", "RUN_SERIAL",
@@ -51,7 +58,7 @@ def suite_lines(build, prefix, names, env, shared):
     missing = sorted(set(names) - set(tests))
     if missing:
         sys.exit("one_ctest: %s has no test named %s" % (build, ", ".join(missing)))
-    lines = []
+    lines, scrub = [], []
     for name in names:
         t = tests[name]
         if not t.get("command"):
@@ -63,8 +70,13 @@ def suite_lines(build, prefix, names, env, shared):
         # environment, and a lock for a test in more than one suite, which never runs beside
         # itself (the two ran in turn before, and may share a path or a port in the source tree)
         added = {"ENVIRONMENT": env, "RESOURCE_LOCK": ["same test %s" % name] if name in shared else []}
+        own = list(env)   # the variables the test sets itself, which caller_env.cmake leaves
         for prop in t.get("properties", []):
             key, value = prop["name"], prop["value"]
+            if key == "ENVIRONMENT_MODIFICATION":   # caller_env.cmake's, run again below
+                continue
+            if key == "ENVIRONMENT":
+                own += value
             if key in added:
                 value = list(value) + added.pop(key)
             if key == "RESOURCE_GROUPS":
@@ -78,7 +90,9 @@ def suite_lines(build, prefix, names, env, shared):
         props += ["%s %s" % (key, quote(listed(value))) for key, value in added.items() if value]
         if props:
             lines.append("set_tests_properties(%s PROPERTIES %s)" % (quote(full), " ".join(props)))
-    return lines
+        scrub.append("instbench_scrub_caller_env(%s)" % " ".join(quote(a) for a in
+                                                                  [full] + [v.split("=", 1)[0] for v in own]))
+    return lines, scrub
 
 
 def main():
@@ -97,9 +111,13 @@ def main():
     for _, _, names in suites:
         shared |= seen & set(names)
         seen |= set(names)
+    scrub = ["include(%s)" % quote(CALLER_ENV)]   # after the tests: it sets their properties
     for build, prefix, names in suites:
         env = [v for p, v in a.env if p == prefix]
-        lines += suite_lines(build, prefix, names, env, shared)
+        more, more_scrub = suite_lines(build, prefix, names, env, shared)
+        lines += more
+        scrub += more_scrub
+    lines += scrub
     os.makedirs(a.out, exist_ok=True)
     tmp = os.path.join(a.out, "CTestTestfile.cmake.tmp")
     with open(tmp, "w") as f:
