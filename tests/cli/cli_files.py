@@ -8,12 +8,10 @@ import os
 import stat
 import subprocess
 import sys
-import threading
-import time
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: fifo_reader, testlib
-from fifo_reader import read_fifo_into  # noqa: E402
+from fifo_reader import start_fifo_reader  # noqa: E402
 
 
 
@@ -70,9 +68,7 @@ for name, write, word in (("prices -o", prices_to, "instbench prices"), ("rank -
     fifo = os.path.join(sub, "fifo")
     os.mkfifo(fifo)
     got = []
-    t = threading.Thread(target=read_fifo_into, args=(fifo, got, 20), daemon=True)
-    t.start()
-    time.sleep(0.2)   # the reader has the FIFO open before the command starts
+    t = start_fifo_reader(fifo, got, 20)   # the reader has the FIFO open before the command starts
     p = write(fifo)
     t.join(30)
     check(p.returncode == 0, f"{name} FIFO: exit {p.returncode}: {p.stderr[-300:]}")

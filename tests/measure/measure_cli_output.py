@@ -14,14 +14,13 @@ import re
 import stat
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                  for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib, imds_standin
 from measure_common import BIN, check, env, finish, run, scratch, validate  # noqa: E402
-from fifo_reader import read_fifo_into  # noqa: E402
+from fifo_reader import start_fifo_reader  # noqa: E402
 
 
 
@@ -126,9 +125,7 @@ d = scratch()
 fifo = os.path.join(d, "fifo")
 os.mkfifo(fifo)
 got = []
-t = threading.Thread(target=read_fifo_into, args=(fifo, got, 60), daemon=True)
-t.start()
-time.sleep(0.2)   # the reader has the FIFO open before the run starts
+t = start_fifo_reader(fifo, got, 60)   # the reader has the FIFO open before the command starts
 p = run(SMALL + ["--output", fifo], cwd=d, timeout=120, INSTBENCH_CPU_PEAK_SECONDS="0.05")
 t.join(70)
 check(p.returncode == 0, f"--output FIFO: exit {p.returncode}: {p.stderr[-300:]}")
