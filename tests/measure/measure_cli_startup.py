@@ -1,6 +1,7 @@
-"""Ctrl-C / SIGTERM during start-up (the CPU peak probe, which INSTBENCH_CPU_PEAK_SECONDS=20 makes
-last 20 s): exit 130 / 143 within 2 s of the signal, a message, no result file, nothing on
-stdout."""
+"""Ctrl-C / SIGTERM during start-up (the CPU peak probe, which INSTBENCH_CPU_PEAK_SECONDS=30 makes
+last 30 s): exit 130 / 143 at once, not once the probe ends (within 10 s of the signal: room for a
+loaded machine, as measure_cli_signal.py gives, and far from the 29 s left of the probe), a
+message, no result file, nothing on stdout."""
 import os
 import signal
 import subprocess
@@ -17,26 +18,29 @@ SMALL = ["--backend", "cpu", "--precision", "fp32", "--model", "vit_tiny_patch16
          "--batch-size", "2", "--steps", "2", "--warmup", "1"]
 
 
+STOP_S = 10   # it stops in well under a second; 2 s left a loaded machine little room
+
+
 def interrupt(sig, want, output):
     d = scratch()
     args = SMALL + (["--output", os.path.join(d, "r.json")] if output else []) + ["--append", os.path.join(d, "r.jsonl")]
     p = subprocess.Popen([BIN, "measure"] + args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env(INSTBENCH_CPU_PEAK_SECONDS="20"))
+                         env=env(INSTBENCH_CPU_PEAK_SECONDS="30"))
     time.sleep(1.0)
     what = f"{sig.name} 1 s into start-up"
     check(p.poll() is None, f"{what}: the run had already ended (exit {p.returncode})")
     t0 = time.monotonic()
     p.send_signal(sig)
     try:
-        out, err = p.communicate(timeout=2)
+        out, err = p.communicate(timeout=STOP_S)
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()
-        check(False, f"{what}: still running 2 s after the signal")
+        check(False, f"{what}: still running {STOP_S} s after the signal")
         return
     took = time.monotonic() - t0
     check(p.returncode == want, f"{what}: exit {p.returncode}, want {want}: {err[-300:]}")
-    check(took < 2, f"{what}: took {took:.1f} s to stop")
+    check(took < STOP_S, f"{what}: took {took:.1f} s to stop")
     check("interrupted" in err, f"{what}: no 'interrupted' message: {err[-300:]}")
     check(out == "", f"{what}: printed {out[:200]!r}")
     left = [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs]

@@ -2,9 +2,10 @@
 - the same file or run reached twice (a directory given twice, `dir` and `dir/r.json`, a symlinked
   directory, a hard link, a copy, the --append line beside the file, stdin redirected from it) is
   one run, and stderr says "N duplicates ignored";
-- a tree of directory symlinks (24 levels of two links each: 2^24 paths) is walked in well under
-  a second: links to directories are not followed without --follow, and with it each directory
-  is read once; loops and depth are bounded;
+- a tree of directory symlinks (24 levels of two links each: 2^24 paths) is walked in a tenth of a
+  second (the bound is 10 s, room for a loaded machine: the 2^24 paths would take minutes): links
+  to directories are not followed without --follow, and with it each directory is read once;
+  loops and depth are bounded;
 - CPU and CUDA runs (or two GPU models) on one instance type are separate configurations, never
   one median;
 - a result file with a key given twice is refused, naming the key.
@@ -101,6 +102,12 @@ def same_run_counts_once(d, prices):
     check(rc == 0 and fx.ranked(doc)[0]["runs"] == 2, f"two runs: {doc and fx.ranked(doc)}")
 
 
+# A rank of the symlink trees below takes about 0.1 s, as any small rank does (ASan build, 2 cores
+# at load 6); the 1 s bound left a loaded machine little room, and 2^24 paths walked one by one
+# would take minutes (rank() times out first, which fails the check as well).
+WALK_S = 10
+
+
 def symlink_fan_out(d, prices):
     levels = 24
     dirs = [os.path.join(d, "fan", f"l{i:02d}") for i in range(levels + 1)]
@@ -112,12 +119,12 @@ def symlink_fan_out(d, prices):
     fx.write_json(os.path.join(dirs[0], "top.json"), dict(RESULT, timestamp="2026-11-21T09:00:00Z"))
     fx.write_json(os.path.join(dirs[-1], "deep.json"), RESULT)
     rc, doc, err, dt = rank([dirs[0], "--source", prices], timeout=30)
-    check(rc == 0 and dt < 1.0, f"fan-out without --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
+    check(rc == 0 and dt < WALK_S, f"fan-out without --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
     if doc:
         check(doc["inputs"]["results"] == 1 and doc["inputs"]["skipped"] == 2,
               f"fan-out without --follow: {doc['inputs']}")
     rc, doc, err, dt = rank([dirs[0], "--follow", "--source", prices], timeout=30)
-    check(rc == 0 and dt < 1.0, f"fan-out with --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
+    check(rc == 0 and dt < WALK_S, f"fan-out with --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
     if doc:
         check(doc["inputs"]["results"] == 2 and fx.ranked(doc)[0]["runs"] == 2,
               f"fan-out with --follow: {doc['inputs']}, runs {fx.ranked(doc)[0]['runs']}")
@@ -128,7 +135,7 @@ def symlink_fan_out(d, prices):
     fx.write_json(os.path.join(loop, "r.json"), RESULT)
     os.symlink(loop, os.path.join(loop, "back"))
     rc, doc, err, dt = rank([loop, "--follow", "--source", prices], timeout=30)
-    check(rc == 0 and dt < 1.0 and err.count("symlink loop") == 1, f"loop with --follow: {rc} {dt:.2f} s {err}")
+    check(rc == 0 and dt < WALK_S and err.count("symlink loop") == 1, f"loop with --follow: {rc} {dt:.2f} s {err}")
     # Depth is bounded: 40 real levels, the result at the bottom is out of reach, said once.
     deep = os.path.join(d, "deep", *[f"d{i}" for i in range(40)])
     fx.write_json(os.path.join(deep, "r.json"), RESULT)
