@@ -2,8 +2,10 @@
 """A fake AWS for instbench's tests and benchmark (tests start it through testlib.FakeAws).
 
 Runs on 127.0.0.1 (port 0 picks a free port; the port is printed as the first stdout line and
-written to --port-file) and exits on its own after --timeout seconds.  Every service request's
-SigV4 signature is recomputed with botocore's SigV4Auth over the received request (the headers
+written to --port-file) and exits on its own once --timeout seconds pass without a request (what a
+test or benchmark left running when it ended without stopping it; a bound on its whole life could
+end it under a test still running on a loaded machine).  Every service request's SigV4 signature is
+recomputed with botocore's SigV4Auth over the received request (the headers
 named in SignedHeaders, the body, the X-Amz-Date time) and the known credentials: a difference is
 answered 403 SignatureDoesNotMatch in the service's error format.
 
@@ -837,6 +839,10 @@ class Handler(BaseHTTPRequestHandler):
             pass
         self.server.state.count("connections")
 
+    def handle_one_request(self):
+        self.server.state.last_request = time.monotonic()   # --timeout counts from the last one
+        super().handle_one_request()
+
     def log_message(self, fmt, *args):
         if self.server.state.args.verbose:
             sys.stderr.write("endpoint: " + (fmt % args) + "\n")
@@ -1216,7 +1222,7 @@ def main():
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--port-file")
-    ap.add_argument("--timeout", type=float, default=300, help="exit after this many seconds")
+    ap.add_argument("--timeout", type=float, default=300, help="exit after this many seconds without a request")
     ap.add_argument("--prices", help="JSON list (or CSV) of price records")
     ap.add_argument("--page-size", type=int, default=100, help="GetProducts entries per page")
     ap.add_argument("--ec2-page-size", type=int, default=1000, help="spot history entries per page")
@@ -1273,9 +1279,13 @@ def main():
             f.write("%d\n" % port)
         os.replace(tmp, args.port_file)
     print(port, flush=True)
-    timer = threading.Timer(args.timeout, lambda: os._exit(0))
-    timer.daemon = True
-    timer.start()
+    server.state.last_request = time.monotonic()
+
+    def idle_exit():
+        while time.monotonic() - server.state.last_request < args.timeout:
+            time.sleep(min(1.0, args.timeout))
+        os._exit(0)
+    threading.Thread(target=idle_exit, daemon=True).start()
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
