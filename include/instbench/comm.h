@@ -42,7 +42,11 @@ void rendezvous_tcp_close(rendezvous_tcp_server *s);
 int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err);
 /* Once *STOP is set (SIGINT/SIGTERM), every rendezvous wait of this copy of src/comm (accept,
  * connect, reads and writes of the handshake) ends within about a quarter of a second as if its
- * deadline had passed; comm_stopped() says why.  NULL: no stop flag. */
+ * deadline had passed; comm_stopped() says why: *STOP's value (measure sets the signal's number),
+ * 0 while unset.  What a stopping process still sends is bounded by its own short limits: its 'F'
+ * frames (0.2 s each) and, for rank 0's process stopped during the rendezvous, the refusal of the
+ * connections in its backlog (1 s in all), so every other process of the job hears that rank 0's
+ * process was interrupted instead of waiting until its own limit.  NULL: no stop flag. */
 void comm_set_stop(const volatile sig_atomic_t *stop);
 int comm_stopped(void);
 

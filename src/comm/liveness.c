@@ -97,7 +97,8 @@ void liveness_send_frame(conn *c, int type, const char *text)
     memcpy(f, FRAME_MAGIC, 4);
     f[4] = (unsigned char)type, f[5] = 0, f[6] = (unsigned char)(n >> 8), f[7] = (unsigned char)n;
     if (n) memcpy(f + FRAME_HDR, text, n);
-    if (tcp_io_all(c->fd, f, FRAME_HDR + n, 1, util_now_seconds() + SEND_BOUND_S)) conn_close(c);
+    /* sent even after a signal stopped this process: the others learn why it leaves */
+    if (tcp_send_final(c->fd, f, FRAME_HDR + n, util_now_seconds() + SEND_BOUND_S)) conn_close(c);
 }
 
 void liveness_clean_text(const unsigned char *p, size_t n, char *out, size_t cap)

@@ -69,6 +69,8 @@ static int refused(int fd, fetch_ctx *f, const unsigned char *h, double until)
         return -1;
     }
     liveness_clean_text(text, n, why, sizeof why);
+    if (!strncmp(why, LIVENESS_ROOT_INTERRUPTED, strlen(LIVENESS_ROOT_INTERRUPTED)))
+        return give_up(f, IB_EXIT_RUNTIME, "rendezvous: %s (%s:%d)", why, f->addr, f->port);
     const char *w = strncmp(why, "rendezvous: ", 12) ? why : why + 12;
     return give_up(f, IB_EXIT_USAGE, "rendezvous: rank 0's process at %s:%d refused this process: %s", f->addr, f->port,
                    w);

@@ -7,6 +7,7 @@
 #include "comm/tcp.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +28,16 @@ static void refuse(int fd, const char *why, double until)
     const double linger = util_now_seconds() + REFUSE_LINGER_S;
     char sink[512];
     size_t got;
-    while (tcp_read_within(fd, sink, sizeof sink, linger < until ? linger : until, &got) == 0) {
-    } /* to its EOF: it read the frame and closed */
+    /* to its EOF (it read the frame and closed), even once a signal has stopped this process */
+    while (tcp_read_final(fd, sink, sizeof sink, linger < until ? linger : until, &got) == 0) {}
 }
 
-/* Connections waiting in rank 0's backlog when the rendezvous fails: each is told WHY at once. */
-static void refuse_waiting(int lfd, const char *why)
+/* Connections waiting in rank 0's backlog when the rendezvous fails: each is told WHY at once,
+ * for at most BOUND_S in all (the failing process does not linger for strangers). */
+static void refuse_waiting(int lfd, const char *why, double bound_s)
 {
     char addr[64];
-    const double until = util_now_seconds() + 2.0; /* the failing process does not linger for strangers */
+    const double until = util_now_seconds() + bound_s;
     while (util_now_seconds() < until) {
         int fd = tcp_accept_pending(lfd, addr, sizeof addr);
         if (fd == -2) continue;
@@ -96,7 +98,8 @@ static void say_duplicate(const conn *holder, const hello *h, const char *addr, 
 
 /* One accepted connection: its hello checked, the blob sent; 0 when it joined as conns[slot], -1
  * when it was dropped, -2 when the job cannot form: its workload or world size differs from this
- * process's, or it claims ranks a joined peer holds (MISMATCH says how). */
+ * process's, or it claims ranks a joined peer holds (MISMATCH says how); -3 when a signal stopped
+ * this process during it (the caller tells the peer so). */
 static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned char *reply, size_t rlen,
                  const char *workload, size_t len, int nlocal, int world, double deadline, char *mismatch, size_t mcap)
 {
@@ -133,6 +136,7 @@ static int admit(liveness *l, int slot, int fd, const char *addr, const unsigned
     /* an instbench process that does not fit: told why, so it stops rather than tries again */
     if (!why && (why = peer_misfit(l, &v, len, nlocal, world, buf, sizeof buf)) != NULL) refuse(fd, why, peer_deadline);
     if (!why && tcp_io_all(fd, (void *)reply, rlen, 1, peer_deadline)) why = "it did not take the reply";
+    if (why && comm_stopped()) return -3;
     if (why) {
         ib_warn("rendezvous: dropped a connection from %s: %s\n", addr, why);
         return -1;
@@ -265,7 +269,7 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
     memcpy(reply + HELLO_LEN + wlen, blob, len);
     const double deadline = util_now_seconds() + timeout_s;
     l->nconn = npeers;
-    int served = 0;
+    int served = 0, admitting = -1; /* the connection a signal interrupted */
     char addr[64], mismatch[1400] = "";
     while (served < npeers) {
         int fd = tcp_accept(s->fd, deadline, addr, sizeof addr);
@@ -273,8 +277,9 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
         int a = admit(l, served, fd, addr, reply, rlen, workload, len, nlocal, world_size, deadline, mismatch,
                       sizeof mismatch);
         if (a == 0) served++;
+        else if (a == -3) admitting = fd;
         else close(fd);
-        if (a == -2) break;
+        if (a == -2 || a == -3) break;
     }
     free(reply);
     if (!mismatch[0] && served == npeers) {
@@ -285,18 +290,30 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
         *out = l;
         return 0;
     }
+    /* the job will not form: the peers that joined, and those waiting to, learn why now (told
+     * even after a signal, within about a second, so the whole job stops within seconds) */
+    const int stopped = !mismatch[0] && comm_stopped();
+    char told[160] = "";
     if (mismatch[0]) ib_error_set(err, IB_EXIT_USAGE, "%s", mismatch);
-    else if (comm_stopped())
+    else if (stopped) {
         ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: stopped by a signal (%d of %d peers connected)", served,
                      npeers);
-    else
+        snprintf(told, sizeof told, "%s (%s) at the rendezvous, %d of %d peers connected", LIVENESS_ROOT_INTERRUPTED,
+                 comm_stopped() == SIGTERM  ? "SIGTERM"
+                 : comm_stopped() == SIGINT ? "SIGINT"
+                                            : "a signal",
+                 served, npeers);
+    } else
         ib_error_set(err, IB_EXIT_RUNTIME,
                      "rendezvous: only %d of %d peers connected to port %d within %.0f s (are the other "
                      "nodes started with the same MASTER_ADDR/MASTER_PORT and world size?)",
                      served, npeers, s->port, timeout_s);
-    /* the job will not form: the peers that joined, and those waiting to, learn why now */
-    liveness_fail(l, err->msg);
-    refuse_waiting(s->fd, err->msg);
+    liveness_fail(l, told[0] ? told : err->msg);
+    if (admitting >= 0) {
+        refuse(admitting, told, util_now_seconds() + SEND_BOUND_S);
+        close(admitting);
+    }
+    refuse_waiting(s->fd, told[0] ? told : err->msg, stopped ? 1.0 : 2.0);
     liveness_close(l);
     return -1;
 }

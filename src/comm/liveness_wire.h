@@ -28,6 +28,9 @@
  * it, and gives one at most PEER_HELLO_S, one at a time; 10 s leaves room for a stuck one ahead of
  * this one.  A listener silent for longer is not instbench's rank 0. */
 #define ANSWER_WAIT_S 10.0
+/* How the 'F' frame of rank 0's process stopped by a signal at the rendezvous begins: a peer
+ * refused with it reports the interruption (a runtime failure), not a refusal of itself. */
+#define LIVENESS_ROOT_INTERRUPTED "rank 0's process was interrupted"
 #define REFUSE_LINGER_S 0.5 /* a refused instbench process closes one round trip after the refusal */
 
 enum { FRAME_GOODBYE = 'G', FRAME_FAIL = 'F', FRAME_RELAY = 'R' };

@@ -31,18 +31,21 @@ static const volatile sig_atomic_t *g_comm_stop;
 
 void comm_set_stop(const volatile sig_atomic_t *stop) { g_comm_stop = stop; }
 
-int comm_stopped(void) { return g_comm_stop && *g_comm_stop; }
+int comm_stopped(void) { return g_comm_stop ? *g_comm_stop : 0; }
 
 /* One poll() of at most STOP_POLL_MS: a timeout (0) means look at the deadline and the stop flag again. */
 static int poll_slice(struct pollfd *pf, int ms) { return poll(pf, 1, ms > STOP_POLL_MS ? STOP_POLL_MS : ms); }
 
-int tcp_remaining_ms(double deadline)
+/* HEED_STOP 0: a stopping process's last words (tcp_send_final), bounded by DEADLINE alone. */
+static int remaining_ms(double deadline, int heed_stop)
 {
-    if (comm_stopped()) return 0;
+    if (heed_stop && comm_stopped()) return 0;
     double left = deadline - util_now_seconds();
     if (left <= 0) return 0;
     return left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
 }
+
+int tcp_remaining_ms(double deadline) { return remaining_ms(deadline, 1); }
 
 static void sleep_ms(int ms)
 {
@@ -50,12 +53,12 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline)
+static int io_all(int fd, void *buf, size_t n, int writing, double deadline, int heed_stop)
 {
     char *p = buf;
     while (n > 0) {
         struct pollfd pf = {fd, (short)(writing ? POLLOUT : POLLIN), 0};
-        int ms = tcp_remaining_ms(deadline);
+        int ms = remaining_ms(deadline, heed_stop);
         if (ms == 0) return -1;
         int r = poll_slice(&pf, ms);
         if ((r < 0 && errno == EINTR) || r == 0) continue;
@@ -69,13 +72,23 @@ int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline)
     return 0;
 }
 
-int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got)
+int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline)
+{
+    return io_all(fd, buf, n, writing, deadline, 1);
+}
+
+int tcp_send_final(int fd, const void *buf, size_t n, double deadline)
+{
+    return io_all(fd, (void *)buf, n, 1, deadline, 0);
+}
+
+static int read_within(int fd, void *buf, size_t n, double deadline, size_t *got, int heed_stop)
 {
     char *p = buf;
     *got = 0;
     while (*got < n) {
         struct pollfd pf = {fd, POLLIN, 0};
-        int ms = tcp_remaining_ms(deadline);
+        int ms = remaining_ms(deadline, heed_stop);
         if (ms == 0) return -2;
         int r = poll_slice(&pf, ms);
         if ((r < 0 && errno == EINTR) || r == 0) continue;
@@ -86,6 +99,16 @@ int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got)
         *got += (size_t)k;
     }
     return 0;
+}
+
+int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got)
+{
+    return read_within(fd, buf, n, deadline, got, 1);
+}
+
+int tcp_read_final(int fd, void *buf, size_t n, double deadline, size_t *got)
+{
+    return read_within(fd, buf, n, deadline, got, 0);
 }
 
 static void put_header(unsigned char *h, size_t len)

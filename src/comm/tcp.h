@@ -13,6 +13,11 @@ int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline);
 /* Reads N bytes before DEADLINE, *GOT saying how many came: 0 (all of them), -1 (the other end
  * closed, or an error), -2 (the deadline, or the stop flag). */
 int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got);
+/* A stopping process's last words (an 'F' frame, a refusal and the wait for its reader to close):
+ * tcp_io_all's write and tcp_read_within, bounded by DEADLINE alone instead of ending at once when
+ * the stop flag is set, so that a process stopped by a signal still tells the others why. */
+int tcp_send_final(int fd, const void *buf, size_t n, double deadline);
+int tcp_read_final(int fd, void *buf, size_t n, double deadline, size_t *got);
 /* The next connection on listening socket LFD before DEADLINE, non-blocking with TCP_NODELAY, its
  * numeric peer address in ADDR (never empty): the socket, or -1 at the deadline. */
 int tcp_accept(int lfd, double deadline, char *addr, size_t cap);

@@ -10,7 +10,10 @@
  * - a listener that takes the connection and says nothing: the peer stops after the handshake's
  *   own bound (10 s), naming the address;
  * - a name the resolver says does not exist: the peer stops after the name's bound (30 s), exit 2,
- *   naming the host and the resolver's own message.
+ *   naming the host and the resolver's own message;
+ * - rank 0's process interrupted (SIGINT) while the job forms: the peer already joined and the one
+ *   waiting in its backlog both hear within a few seconds that rank 0's process was interrupted,
+ *   instead of the first seeing a death and the second trying again until its limit.
  * Each process reports "ERR <exit code> <seconds> <message>" or "UP" on a pipe; every wait is
  * bounded (poll deadlines, alarm()). */
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +39,8 @@
 #define LIMIT_S 60.0 /* the rendezvous's limit: every failure here must come long before it */
 
 static unsigned char blob[BLOB];
+static volatile sig_atomic_t stop_flag; /* rank 0's process: set by SIGINT, as measure's is */
+static void on_stop(int sig) { stop_flag = sig; }
 
 typedef struct proc {
     pid_t pid;
@@ -70,6 +76,10 @@ static proc start(rendezvous_tcp_server *srv, const char *addr, int port, int fi
     if (p.pid == 0) {
         alarm(90);
         close(o[0]);
+        if (srv) {
+            signal(SIGINT, on_stop);
+            comm_set_stop(&stop_flag);
+        }
         ib_error err = {0};
         liveness *l = NULL;
         unsigned char got[BLOB];
@@ -244,6 +254,64 @@ static void test_silence_and_no_such_name(void)
     reap(&silent), reap(&nameless);
 }
 
+/* Connections waiting in listening socket LFD's backlog (Linux reports it as tcpi_unacked), or -1. */
+static int backlog(int lfd)
+{
+    struct tcp_info ti;
+    socklen_t tl = sizeof ti;
+    return getsockopt(lfd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 ? (int)ti.tcpi_unacked : -1;
+}
+
+/* Waits up to MS for LFD's backlog to hold N connections. */
+static int backlog_reaches(int lfd, int n, int ms)
+{
+    const double until = util_now_seconds() + ms / 1000.0;
+    while (backlog(lfd) != n && util_now_seconds() < until) usleep(5 * 1000);
+    return backlog(lfd) == n;
+}
+
+/* Rank 0's process interrupted while the job forms (ranks 2-3 joined; ranks 4-5 connected but
+ * waiting in its backlog, while rank 0's process waits on a silent connection's hello): both peers
+ * hear of the interruption within a few seconds. */
+static void test_root_interrupted(void)
+{
+    rendezvous_tcp_server srv;
+    ib_error err;
+    if (rendezvous_tcp_listen(0, &srv, &err)) {
+        CHECK(0, "listen: %s", err.msg);
+        return;
+    }
+    proc root = start(&srv, NULL, 0, 0); /* srv.fd stays open here too: its backlog is watched */
+    proc a = start(NULL, "127.0.0.1", srv.port, 2), b = {.pid = -1, .out = -1};
+    CHECK(!strcmp(next_line(&a, 5000), "UP"), "the process of ranks 2-3 did not join: '%s'", a.line);
+    /* a connection that says nothing holds rank 0's process in its hello (for up to 5 s) */
+    int silent = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int taken =
+        silent >= 0 && connect(silent, (struct sockaddr *)&to, sizeof to) == 0 && backlog_reaches(srv.fd, 0, 3000);
+    CHECK(taken, "rank 0's process did not take a silent connection (backlog %d)", backlog(srv.fd));
+    if (!taken) goto out;
+    b = start(NULL, "127.0.0.1", srv.port, 4);
+    const int waiting = backlog_reaches(srv.fd, 1, 3000);
+    CHECK(waiting, "ranks 4-5 never waited in rank 0's backlog (backlog %d)", backlog(srv.fd));
+    if (!waiting) goto out;
+    kill(root.pid, SIGINT);
+    const double t0 = util_now_seconds();
+    const char *w_root[] = {"stopped by a signal", NULL}, *w_b[] = {"rank 0's process was interrupted", "SIGINT", NULL};
+    expect_err(&root, "rank 0's process", 3000, IB_EXIT_RUNTIME, w_root);
+    const char *l = next_line(&a, 3000);
+    CHECK(!strncmp(l, "REPORT ", 7) && strstr(l, "rank 0's process was interrupted (SIGINT)"),
+          "the joined process did not hear that rank 0's process was interrupted: '%s'", l);
+    expect_err(&b, "the process in rank 0's backlog", 3000, IB_EXIT_RUNTIME, w_b);
+    const double took = util_now_seconds() - t0;
+    CHECK(took < 4, "the job took %.1f s to stop after rank 0's interruption", took);
+out:
+    if (silent >= 0) close(silent);
+    rendezvous_tcp_close(&srv);
+    reap(&root), reap(&a), reap(&b);
+}
+
 int main(void)
 {
     alarm(100); /* the whole test, whatever hangs */
@@ -253,6 +321,7 @@ int main(void)
     test_duplicate_rank();
     test_late_duplicate();
     test_foreign_listener();
+    test_root_interrupted();
     test_silence_and_no_such_name();
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
