@@ -184,7 +184,8 @@ int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int w
         .blob = blob,
         .deadline = util_now_seconds() + timeout_s,
     };
-    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &gai);
+    double refused_s;
+    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &gai, &refused_s);
     if (fd >= 0 && f.fatal[0]) {
         close(fd);
         return ib_error_set(err, f.fatal_code, "%s", f.fatal);
@@ -200,6 +201,13 @@ int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int w
     if (fd < 0 && gai)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: cannot resolve rank 0's address '%s' within %.0f s: %s",
                             addr, timeout_s, gai_strerror(gai));
+    /* nothing listens there (rank 0's process not started, or gone): the attempts cannot tell which */
+    if (fd < 0 && refused_s > 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "rendezvous: no answer from rank 0 at %s:%d within %.0f s: connection refused there for "
+                            "the last %.*f s (is rank 0's process running, and did it start with the same "
+                            "MASTER_ADDR and MASTER_PORT?)",
+                            addr, port, timeout_s, refused_s < 10 ? 1 : 0, refused_s);
     if (fd < 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: no answer from rank 0 at %s:%d within %.0f s%s%s", addr,
                             port, timeout_s, f.problem[0] ? "; last attempt: " : "", f.problem);

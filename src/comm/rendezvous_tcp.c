@@ -285,9 +285,12 @@ int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob,
     return 0;
 }
 
-/* One non-blocking connect attempt bounded by the deadline: the socket, or -1. */
-static int connect_once(const struct addrinfo *ai, double deadline)
+/* One non-blocking connect attempt bounded by the deadline: the socket, or -1 with *REFUSED 1 when
+ * the other end refused the connection (nothing listens on the port), -1 when the deadline (or
+ * the stop flag) came first, else 0. */
+static int connect_once(const struct addrinfo *ai, double deadline, int *refused)
 {
+    *refused = 0;
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) return -1;
     if (set_nonblocking(fd) != 0) {
@@ -296,6 +299,7 @@ static int connect_once(const struct addrinfo *ai, double deadline)
     }
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) return fd;
     if (errno != EINPROGRESS) {
+        *refused = errno == ECONNREFUSED;
         close(fd);
         return -1;
     }
@@ -307,6 +311,7 @@ static int connect_once(const struct addrinfo *ai, double deadline)
     socklen_t sl = sizeof so;
     while ((ms = tcp_remaining_ms(until)) > 0 && ((r = poll_slice(&pf, ms)) == 0 || (r < 0 && errno == EINTR))) r = 0;
     if (r != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0 || so != 0) {
+        *refused = r == 1 ? so == ECONNREFUSED : r == 0 && tcp_remaining_ms(deadline) == 0 ? -1 : 0;
         close(fd);
         return -1;
     }
@@ -328,12 +333,13 @@ static int name_unknown(int gai)
 }
 
 int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg), void *arg,
-                      int *gai)
+                      int *gai, double *refused_s)
 {
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
     *gai = EAI_AGAIN; /* not resolved yet */
-    double unknown_since = 0;
+    *refused_s = 0;
+    double unknown_since = 0, refused_since = 0;
     for (;;) {
         struct addrinfo hints, *res = NULL;
         memset(&hints, 0, sizeof hints);
@@ -348,8 +354,10 @@ int tcp_connect_until(const char *addr, int port, double deadline, int (*handsha
         }
         if (rc == 0) {
             *gai = 0;
+            int all_refused = 1; /* an attempt the deadline cut short says nothing */
             for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-                int fd = connect_once(ai, deadline);
+                int refused, fd = connect_once(ai, deadline, &refused);
+                all_refused = all_refused && refused != 0;
                 if (fd < 0) continue;
                 int one = 1;
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -360,7 +368,10 @@ int tcp_connect_until(const char *addr, int port, double deadline, int (*handsha
                 close(fd);
             }
             freeaddrinfo(res);
+            if (!all_refused) refused_since = 0;
+            else if (!refused_since) refused_since = util_now_seconds();
         }
+        *refused_s = refused_since ? util_now_seconds() - refused_since : 0;
         int left = tcp_remaining_ms(deadline);
         if (left == 0) return -1;
         sleep_ms(left < 200 ? left : 200);
@@ -391,7 +402,8 @@ int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, dou
         return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
     if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
     fetch_v1 f = {blob, len, util_now_seconds() + timeout_s};
-    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake_v1, &f, &gai);
+    double refused_s;
+    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake_v1, &f, &gai, &refused_s);
     if (fd >= 0) {
         close(fd);
         return 0;
