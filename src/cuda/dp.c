@@ -173,8 +173,11 @@ static int share_id(const ib_dp_config *c, unsigned char id[CUDA_NCCL_ID_BYTES],
         return rc;
     }
     ib_info("rendezvous: fetching the NCCL id from %s:%d\n", c->master_addr, c->port);
-    return liveness_fetch(c->master_addr, c->port, c->first_rank, c->nlocal, c->world_size, id, CUDA_NCCL_ID_BYTES,
-                          c->workload, c->timeout_s, live, err);
+    const int rc = liveness_fetch(c->master_addr, c->port, c->first_rank, c->nlocal, c->world_size, id,
+                                  CUDA_NCCL_ID_BYTES, c->workload, c->timeout_s, live, err);
+    /* -v: the moment this process is in the job (tests/cuda/cuda_sim_procs.py waits for it) */
+    if (!rc) ib_debug("rendezvous: joined rank 0's process at %s:%d", c->master_addr, c->port);
+    return rc;
 }
 
 /* The watcher runs from the rendezvous on, so a process that dies while the others create their

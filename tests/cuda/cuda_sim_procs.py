@@ -7,22 +7,32 @@ group).
 
 - two processes, one rank each, run `measure --backend cuda` to the end; the result says world
   size 2;
-- a rank that dies (SIGKILL, mid-run) makes the other exit within 30 s, non-zero, with a message
-  that says a rank's process died, with INSTBENCH_NCCL_TIMEOUT_S at its default of 300 s, so it is
-  the job's liveness channel that tells, not the deadline.  Both ways round: the killed process is
-  rank 0's (which served the rendezvous) or the other one;
+- a rank that dies (SIGKILL, mid-run: once both processes say, under -v, that their timed window
+  has started, so NCCL is set up and the steps are under way) makes the other exit within 30 s,
+  non-zero, with a message that says a rank's process died, with INSTBENCH_NCCL_TIMEOUT_S at its
+  default of 300 s, so it is the job's liveness channel that tells, not the deadline.  Both ways
+  round: the killed process is rank 0's (which served the rendezvous) or the other one;
 - a signal during the rendezvous (rank 0 alone, waiting for its peer; rank 1 alone, fetching from
   an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
   "interrupted; nothing written", no result, and no false "peers connected" timeout;
+- rank 0's process interrupted (SIGINT) while a peer that has joined waits for a third process
+  (world 3; the peer says under -v when it has joined): the peer exits non-zero within 5 s, saying
+  that rank 0's process was interrupted, not at its own limit nor as if rank 0 had crashed;
 - a duplicate RANK (world 3: rank 0 and two processes given RANK 1): every process stops at once,
   rank 0 and the refused one with 2, naming rank 1 and the addresses; the same in a world of 2,
   where the job forms and the duplicate comes after it (the refused one 2, the others non-zero); an HTTP server on
   MASTER_PORT: rank 1 stops at once with 2, naming the address and port;
 - --rendezvous-timeout 2 ends a rank 1 whose rank 0 never comes after about 2 s (exit 1, the limit
-  named), not the default 600 s;
+  and the refused connections named), not the default 600 s;
 - the two processes given different workloads (rank 1 with another --batch-size, --precision,
   --seed or --steps): both exit 2 promptly, each naming the field that differs, no result; the
   same for different world sizes (rank 0 WORLD_SIZE=2, rank 1 WORLD_SIZE=3), within 30 s.
+
+Ports: where rank 0's process listens, the port is one the kernel just gave free_port(), released
+before rank 0 binds it; another program may take it in between, and then (only then: rank 0 says
+"Address already in use") the case runs again on another port (on_free_port).  Where nothing may
+listen (a rank 1 alone), the port stays bound by this test, not listening, so every connection to
+it is refused and no one else can take it (held_port).
 
 Usage: cuda_sim_procs.py INSTBENCH SIM_MODULE"""
 import json
@@ -50,6 +60,31 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def held_port():
+    """A socket bound to a port of the kernel's choice and never listening: connections to the port
+    are refused, and nobody else can bind it while the socket is open (it has no SO_REUSEADDR)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+TAKEN = "Address already in use"
+
+
+def on_free_port(case, tries=3):
+    """CASE(port) runs a case whose rank 0's process listens on PORT and returns what that process
+    wrote on stderr (a list of texts).  When rank 0 could not bind the port (taken after free_port()
+    released it), the case's failures are dropped and it runs again on another port; any other
+    failure stands."""
+    for attempt in range(tries):
+        mark = len(failures)
+        said = case(free_port())
+        if attempt + 1 == tries or not any(TAKEN in t for t in said):
+            return
+        print("the port was taken before rank 0's process bound it: the case again on another port")
+        del failures[mark:]
 
 
 def launch(tmp, extra, port):
@@ -103,44 +138,41 @@ def ended(p, limit):
 
 
 # ---- two processes to the end ---------------------------------------------------------------------
-with tempfile.TemporaryDirectory() as tmp:
-    procs = launch(tmp, ["--steps", "5", "--warmup", "2"], free_port())
-    for r, (p, err) in enumerate(procs):
-        try:
-            rc = p.wait(timeout=600)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = "timeout"
-        check(rc == 0, "2 processes: rank %d: exit %s: %s" % (r, rc, text(err)[-800:]))
-    out = os.path.join(tmp, "r0.json")
-    if os.path.exists(out):
-        doc = json.load(open(out))
-        check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,
-              "2 processes: topology %s, global batch %s" % (doc["topology"], doc["workload"]["global_batch_size"]))
-    else:
-        check(False, "2 processes: rank 0 wrote no result")
+def two_to_the_end(port):
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = launch(tmp, ["--steps", "5", "--warmup", "2"], port)
+        for r, (p, err) in enumerate(procs):
+            try:
+                rc = p.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = "timeout"
+            check(rc == 0, "2 processes: rank %d: exit %s: %s" % (r, rc, text(err)[-800:]))
+        out = os.path.join(tmp, "r0.json")
+        if os.path.exists(out):
+            doc = json.load(open(out))
+            check(doc["topology"]["world_size"] == 2 and doc["workload"]["global_batch_size"] == 16,
+                  "2 processes: topology %s, global batch %s" % (doc["topology"], doc["workload"]["global_batch_size"]))
+        else:
+            check(False, "2 processes: rank 0 wrote no result")
+        return [text(procs[0][1])]
+
+
+on_free_port(two_to_the_end)
 
 
 # ---- a signal while waiting at the rendezvous ------------------------------------------------------
-for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, signal.SIGTERM, 143),
-                        (1, signal.SIGINT, 130)):
+def signal_alone(rank, sig, want, port):
     name = "rank %d alone, %s at the rendezvous" % (rank, sig.name)
     with tempfile.TemporaryDirectory() as tmp:
-        p, err = launch_one(tmp, rank, free_port())
-        t0 = time.time()
-        while time.time() - t0 < 60 and "rendezvous:" not in text(err) and p.poll() is None:
-            time.sleep(0.1)
-        time.sleep(1)
+        p, err = launch_one(tmp, rank, port)
+        at_rendezvous(p, err)
+        time.sleep(1)   # well inside the wait (a signal before it is seen as soon as the wait begins)
         if not check(p.poll() is None, "%s: ended before the signal: %s" % (name, text(err)[-400:])):
-            continue
+            return [text(err)]
         p.send_signal(sig)
         sent = time.time()
-        try:
-            rc = p.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            rc = "still running after 20 s"
+        rc = ended(p, 20)
         took = time.time() - sent
         msg = text(err)
         check(rc == want and took < 3, "%s: exit %s after %.1f s (want %d within 3 s): %s"
@@ -148,26 +180,73 @@ for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, s
         check("nothing written" in msg and "peers connected" not in msg and "no answer" not in msg,
               "%s: message: %s" % (name, msg[-400:]))
         check(not os.path.exists(os.path.join(tmp, "alone.json")), "%s: a result was written" % name)
+        return [msg]
+
+
+for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, signal.SIGTERM, 143),
+                        (1, signal.SIGINT, 130)):
+    if rank == 0:
+        on_free_port(lambda port: signal_alone(rank, sig, want, port))
+    else:
+        with held_port() as held:   # nothing listens there, and nothing can
+            signal_alone(rank, sig, want, held.getsockname()[1])
+
+
+# ---- rank 0's process interrupted while a joined peer waits ------------------------------------------
+# world 3: rank 0 and rank 1, rank 2 never comes; rank 1 has joined (-v says so) and waits in NCCL's
+# set-up, rank 0 for rank 2
+def root_interrupted(port):
+    name = "rank 0 interrupted while rank 1 waits"
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = [launch_one(tmp, r, port, ["-v"], name="p%d" % r, WORLD_SIZE="3", CUDASIM_SEED=str(r + 1))
+                 for r in (0, 1)]
+        (p0, e0), (p1, e1) = procs
+        t0 = time.time()
+        while time.time() - t0 < 60 and "rendezvous: joined" not in text(e1) and p0.poll() is None \
+                and p1.poll() is None:
+            time.sleep(0.05)
+        if not check(p0.poll() is None and p1.poll() is None and "rendezvous: joined" in text(e1),
+                     "%s: rank 1 never joined, or a process ended: %s / %s" % (name, text(e0)[-400:], text(e1)[-400:])):
+            for p, _ in procs:
+                ended(p, 0.1)
+            return [text(e0)]
+        p0.send_signal(signal.SIGINT)
+        sent = time.time()
+        rc0, rc1 = ended(p0, 20), ended(p1, 20)
+        took, m0, m1 = time.time() - sent, text(e0), text(e1)
+        print("%s: rank 1 exited %s after %.1f s: %s" % (name, rc1, took, (m1.strip().splitlines() or [""])[-1]))
+        check(rc0 == 130, "%s: rank 0 exited %s, want 130: %s" % (name, rc0, m0[-400:]))
+        check(rc1 not in (0, "still running after 20 s") and took < 5,
+              "%s: rank 1 exited %s %.1f s after the signal (want non-zero within 5 s): %s"
+              % (name, rc1, took, m1[-600:]))
+        check("rank 0's process was interrupted (SIGINT)" in m1,
+              "%s: rank 1 does not say that rank 0's process was interrupted: %s" % (name, m1[-600:]))
+        return [m0]
+
+
+on_free_port(root_interrupted)
 
 
 # ---- --rendezvous-timeout: the limit of the wait, not a hard-coded 600 s ------------------------------
-with tempfile.TemporaryDirectory() as tmp:
-    p, err = launch_one(tmp, 1, free_port(), ["--rendezvous-timeout", "2"])  # nothing listens on the port
+with tempfile.TemporaryDirectory() as tmp, held_port() as held:   # nothing listens on the port, nor can
+    port = held.getsockname()[1]
+    p, err = launch_one(tmp, 1, port, ["--rendezvous-timeout", "2"])
     waiting = at_rendezvous(p, err)
     rc = ended(p, 30)
     took, msg = time.time() - waiting, text(err)
     check(rc == 1 and 1.5 < took < 8, "--rendezvous-timeout 2, rank 0 absent: exit %s after %.1f s at the rendezvous "
           "(want 1 after about 2 s): %s" % (rc, took, msg[-400:]))
     check("within 2 s" in msg, "--rendezvous-timeout 2: the message does not say the limit: %s" % msg[-400:])
+    check("127.0.0.1:%d" % port in msg and "connection refused" in msg and "is rank 0's process running" in msg,
+          "--rendezvous-timeout 2: the message does not say the connections were refused: %s" % msg[-400:])
 
 
 # ---- two processes given one RANK, a stranger on the port: at once, not at the limit -------------------
 # world 3: rank 0 and two processes given RANK 1, so rank 2 never comes and nobody may wait for it;
 # world 2: the job forms with one of them, and the other, a process too many, comes after it
-for world, steps in (("3", "2"), ("2", "1000000")):
+def duplicate_rank(world, steps, port):
     name = "a duplicate RANK 1 in a world of %s" % world
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
         procs = [launch_one(tmp, r, port, ["--steps", steps], name="p%d" % i, WORLD_SIZE=world,
                             CUDASIM_SEED=str(i % 2 + 1)) for i, r in enumerate((0, 1, 1))]
         for p, err in procs:
@@ -184,6 +263,11 @@ for world, steps in (("3", "2"), ("2", "1000000")):
         check(all("rank 1" in m and "127.0.0.1" in m for m in msgs),
               "%s: not every process names rank 1 and the addresses: %s" % (name, [m[-300:] for m in msgs]))
         check(not os.path.exists(os.path.join(tmp, "p0.json")), "%s: rank 0 wrote a result" % name)
+        return msgs[:1]
+
+
+for world, steps in (("3", "2"), ("2", "1000000")):
+    on_free_port(lambda port: duplicate_rank(world, steps, port))
 
 with tempfile.TemporaryDirectory() as tmp:
     listener = socket.socket()
@@ -214,11 +298,9 @@ with tempfile.TemporaryDirectory() as tmp:
 
 
 # ---- ranks given different workloads ---------------------------------------------------------------
-for flag, val, field in (("--batch-size", "4", "batch_size_per_device"), ("--precision", "fp32", "precision"),
-                         ("--seed", "3", "seed"), ("--steps", "5", "steps")):
+def different_workloads(flag, val, field, port):
     name = "rank 1 with %s %s" % (flag, val)
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
         procs = []
         for r in range(2):
             env = dict(BASE, WORLD_SIZE="2", RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
@@ -245,57 +327,66 @@ for flag, val, field in (("--batch-size", "4", "batch_size_per_device"), ("--pre
             check("different workloads" in msg and field + "=" in msg,
                   "%s: rank %d does not name %s: %s" % (name, r, field, msg[-500:]))
         check(not os.path.exists(os.path.join(tmp, "r0.json")), "%s: rank 0 wrote a result" % name)
+        return [text(procs[0][1])]
+
+
+for flag, val, field in (("--batch-size", "4", "batch_size_per_device"), ("--precision", "fp32", "precision"),
+                         ("--seed", "3", "seed"), ("--steps", "5", "steps")):
+    on_free_port(lambda port: different_workloads(flag, val, field, port))
 
 
 # ---- ranks given different world sizes ------------------------------------------------------------
-with tempfile.TemporaryDirectory() as tmp:
-    port = free_port()
-    procs = []
-    t0 = time.time()
-    for r, world in ((0, "2"), (1, "3")):
-        env = dict(BASE, WORLD_SIZE=world, RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   CUDASIM_SEED="1")
-        err = os.path.join(tmp, "rank%d.err" % r)
-        procs.append((subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, "--steps", "2", "--warmup", "1",
-                                        "--checkpoint", "off", "--ranks", "1", "--format", "json",
-                                        "--output", os.path.join(tmp, "r%d.json" % r)],
-                                       env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=open(err, "w")), err))
-    for r, (p, err) in enumerate(procs):
-        try:
-            rc = p.wait(timeout=max(1, 30 - (time.time() - t0)))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            rc = "still running after 30 s"
-        msg = text(err)
-        check(rc == 2 and "different world sizes" in msg,
-              "world sizes 2 and 3: rank %d exited %s (want 2, naming the world sizes): %s" % (r, rc, msg[-500:]))
-    check(not os.path.exists(os.path.join(tmp, "r0.json")), "world sizes 2 and 3: rank 0 wrote a result")
+def different_world_sizes(port):
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = []
+        t0 = time.time()
+        for r, world in ((0, "2"), (1, "3")):
+            env = dict(BASE, WORLD_SIZE=world, RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       CUDASIM_SEED="1")
+            err = os.path.join(tmp, "rank%d.err" % r)
+            procs.append((subprocess.Popen([BIN, "measure", "--backend", "cuda", *TINY, "--steps", "2", "--warmup", "1",
+                                            "--checkpoint", "off", "--ranks", "1", "--format", "json",
+                                            "--output", os.path.join(tmp, "r%d.json" % r)],
+                                           env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=open(err, "w")), err))
+        for r, (p, err) in enumerate(procs):
+            try:
+                rc = p.wait(timeout=max(1, 30 - (time.time() - t0)))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                rc = "still running after 30 s"
+            msg = text(err)
+            check(rc == 2 and "different world sizes" in msg,
+                  "world sizes 2 and 3: rank %d exited %s (want 2, naming the world sizes): %s" % (r, rc, msg[-500:]))
+        check(not os.path.exists(os.path.join(tmp, "r0.json")), "world sizes 2 and 3: rank 0 wrote a result")
+        return [text(procs[0][1])]
+
+
+on_free_port(different_world_sizes)
 
 
 # ---- a rank dies mid-run --------------------------------------------------------------------------
-def joined(err):
-    """the process has passed the rendezvous (it prints nothing more until the end of the run)"""
-    return "rendezvous:" in text(err)
+TIMED = "instbench: timed window start"   # -v: NCCL set up, the warm-up step's allreduce done
 
 
-for victim in (1, 0):
+def rank_dies(victim, port):
     survivor = 1 - victim
     with tempfile.TemporaryDirectory() as tmp:
-        procs = launch(tmp, ["--steps", "1000000", "--warmup", "1"], free_port())
+        procs = launch(tmp, ["--steps", "1000000", "--warmup", "1", "-v"], port)
         (pv, ev), (ps, es) = procs[victim], procs[survivor]
         t0 = time.time()
-        while time.time() - t0 < 120 and not (joined(ev) and joined(es)) and pv.poll() is None and ps.poll() is None:
-            time.sleep(0.2)
-        time.sleep(5)   # NCCL set up, the steps under way (a step of this model takes well under a second)
+        while time.time() - t0 < 300 and not (TIMED in text(ev) and TIMED in text(es)) and pv.poll() is None \
+                and ps.poll() is None:
+            time.sleep(0.1)
         alive = pv.poll() is None and ps.poll() is None
-        check(alive, "kill rank %d: a process ended before the kill: %s / %s" % (victim, text(ev)[-400:], text(es)[-400:]))
+        check(alive and TIMED in text(ev) and TIMED in text(es),
+              "kill rank %d: a process ended, or did not start its timed steps, before the kill: %s / %s"
+              % (victim, text(ev)[-400:], text(es)[-400:]))
         if not alive:
             for p, _ in procs:
-                p.kill()
-                p.wait()
-            continue
+                ended(p, 0.1)
+            return [text(procs[0][1])]
         pv.send_signal(signal.SIGKILL)
         pv.wait()
         killed_at = time.time()
@@ -315,6 +406,11 @@ for victim in (1, 0):
         check("died" in msg and "rank %d" % victim in msg,
               "kill rank %d: rank %d's message does not say rank %d's process died: %s"
               % (victim, survivor, victim, msg[-600:]))
+        return [text(procs[0][1])]
+
+
+for victim in (1, 0):
+    on_free_port(lambda port: rank_dies(victim, port))
 
 print("cuda_sim_procs: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
