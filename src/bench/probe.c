@@ -87,6 +87,8 @@ int bench_probe_step(const ib_backend_ops *ops, const ib_train_config *train, do
      * already linear in the batch at 1. */
     int batch = 1;
     for (int round = 1;; round++) {
+        /* -v: when the probe runs (tests/measure/measure_cli_estimate.py interrupts it then) */
+        ib_debug("dry-run probe: timing a step at batch %d", batch);
         if (probe_at(ops, train, batch, stop, out, err)) return -1;
         if (stop && *stop) return ib_error_set(err, IB_EXIT_RUNTIME, "interrupted");
         if (batch >= train->batch_size || round == PROBE_ROUNDS ||

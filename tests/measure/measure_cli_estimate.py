@@ -109,15 +109,24 @@ if (os.cpu_count() or 1) >= 2:
     if got:
         check("averaging the gradients between ranks" in got[1].group(8), f"--ranks 2: not counted: {got[1].group(8)}")
 
-# Ctrl-C during the probe (ViT-B growing to batch 2 takes well over the 3 s we wait): exit 130, no
-# report half printed.
+# Ctrl-C during the probe: exit 130, no report half printed.  The signal goes once -v says the probe
+# has begun (its first round, ViT-B at batch 1; a second at batch 2 follows, together well over a
+# second on any CPU), not after a fixed wait a slow start could outlast or a fast probe end within;
+# had the probe ended first, -v's figures line says so.
 d = scratch()
-q = subprocess.Popen([BIN, "measure", "--backend", "cpu", "--batch-size", "2", "--dry-run", "--checkpoint", "off"],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=d,
-                     env=env(INSTBENCH_PROBE_SECONDS="60"))
-time.sleep(3)
-q.send_signal(signal.SIGINT)
-out, err = q.communicate(timeout=120)
+errf = os.path.join(d, "probe.err")
+with open(errf, "w") as ef:
+    q = subprocess.Popen([BIN, "measure", "--backend", "cpu", "--batch-size", "2", "--dry-run", "--checkpoint", "off",
+                          "-v"], stdout=subprocess.PIPE, stderr=ef, text=True, cwd=d,
+                         env=env(INSTBENCH_PROBE_SECONDS="60"))
+    t0 = time.monotonic()
+    while q.poll() is None and time.monotonic() - t0 < 120 and "dry-run probe: timing" not in open(errf).read():
+        time.sleep(0.02)
+    q.send_signal(signal.SIGINT)
+    out, _ = q.communicate(timeout=120)
+err = open(errf).read()
+check("dry-run probe: timing" in err and not PROBE.search(err),
+      f"SIGINT during the probe: the probe had not begun, or had ended, when the signal came: {err[-300:]!r}")
 check(q.returncode == 130 and out == "" and "interrupted; nothing written" in err,
       f"SIGINT during the probe: exit {q.returncode}, stdout {out[:200]!r}, stderr {err[-300:]!r}")
 
