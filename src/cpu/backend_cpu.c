@@ -124,6 +124,8 @@ static int peak_measure(const ib_train_config *cfg, const volatile sig_atomic_t 
     /* Tests shorten the measurement; a figure from a shorter window is noisier, not biased. */
     const char *env = getenv("INSTBENCH_CPU_PEAK_SECONDS");
     if (env && env[0] && util_parse_double(env, 0.001, 60, &seconds) != 0) seconds = 1.0;
+    /* -v: when start-up is in the probe (tests/measure/measure_cli_startup.py interrupts it then) */
+    ib_debug("cpu peak: timing oneDNN's GEMM rate on this model's shapes for %.3g s", seconds);
     if (cpu_gemm_rate(&all, seconds, stop, &fps, err)) return -1;
     *tflops = fps / 1e12;
     long vcpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -1,6 +1,7 @@
 """Ctrl-C / SIGTERM during start-up (the CPU peak probe, which INSTBENCH_CPU_PEAK_SECONDS=30 makes
-last 30 s): exit 130 / 143 at once, not once the probe ends (within 10 s of the signal: room for a
-loaded machine, as measure_cli_signal.py gives, and far from the 29 s left of the probe), a
+last 30 s; the signal goes once -v says the probe has begun, not after a fixed wait that a slow
+start could outlast): exit 130 / 143 at once, not once the probe ends (within 10 s of the signal:
+room for a loaded machine, as measure_cli_signal.py gives, and far from the 30 s of the probe), a
 message, no result file, nothing on stdout."""
 import os
 import signal
@@ -24,11 +25,16 @@ STOP_S = 10   # it stops in well under a second; 2 s left a loaded machine littl
 def interrupt(sig, want, output):
     d = scratch()
     args = SMALL + (["--output", os.path.join(d, "r.json")] if output else []) + ["--append", os.path.join(d, "r.jsonl")]
-    p = subprocess.Popen([BIN, "measure"] + args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env(INSTBENCH_CPU_PEAK_SECONDS="30"))
-    time.sleep(1.0)
-    what = f"{sig.name} 1 s into start-up"
-    check(p.poll() is None, f"{what}: the run had already ended (exit {p.returncode})")
+    p = subprocess.Popen([BIN, "measure", "-v"] + args, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env(INSTBENCH_CPU_PEAK_SECONDS="30"))
+    before = ""
+    for line in p.stderr:   # up to -v's line at the probe's start (or the end of stderr, should it end)
+        before += line
+        if line.startswith("cpu peak: timing"):
+            break
+    what = f"{sig.name} in the CPU peak probe"
+    check("cpu peak: timing" in before and p.poll() is None,
+          f"{what}: the probe never began, or the run had already ended (exit {p.returncode}): {before[-300:]}")
     t0 = time.monotonic()
     p.send_signal(sig)
     try:
