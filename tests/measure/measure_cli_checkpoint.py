@@ -166,11 +166,17 @@ def interrupt_inside(how, sig, want, **envs):
             break
         time.sleep(0.005)
     if seen and "INSTBENCH_TEST_CHECKPOINT_PAUSE" in envs:
-        time.sleep(0.3)   # inside the pause: written and synced
-        try:
-            size = os.stat(seen).st_size
-        except FileNotFoundError:
-            size = -2
+        # inside the pause (60 s), once written and synced: the whole state on disk, however long
+        # a loaded machine takes to write it (a fixed 0.3 s was a guess at that)
+        until = time.monotonic() + 30
+        while True:
+            try:
+                size = os.stat(seen).st_size
+            except FileNotFoundError:
+                size = -2
+            if size in (P * 14, -2) or time.monotonic() > until or proc.poll() is not None:
+                break
+            time.sleep(0.01)
         check(size == P * 14, f"{how}: the file on disk has {size} bytes, the state is {P * 14}")
     proc.send_signal(sig)
     try:
