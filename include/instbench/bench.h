@@ -263,6 +263,12 @@ typedef struct bench_rendezvous_flags {
  * set, no WORLD_SIZE), Slurm env (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or
  * inconsistent values are usage errors. */
 int rendezvous_resolve(const bench_rendezvous_flags *flags, int ranks, bench_rendezvous *out, ib_error *err);
+/* Whether HOST (rank 0's MASTER_ADDR) names this machine: 1 yes, 0 no (no address of it can be
+ * bound here), -1 cannot tell (it does not resolve).  SHOWN gets the addresses it resolved to. */
+int rendezvous_master_here(const char *host, char *shown, size_t shown_len);
+/* A warning when R is the job's rank 0 with other processes (RANKS its own) and MASTER_ADDR is
+ * not this machine: the others would look for rank 0 elsewhere while it waits out its limit. */
+void rendezvous_check_master(const bench_rendezvous *r, int ranks);
 /* Same, reading variables through `getenv_fn` (tests). */
 int rendezvous_resolve_with(const bench_rendezvous_flags *flags, int ranks, const char *(*getenv_fn)(const char *name),
                             bench_rendezvous *out, ib_error *err);

@@ -475,6 +475,7 @@ static int resolve_topology(measure_ctx *c)
                 rdv->kind, rdv->world_size, rdv->nnodes, c->backend->name, c->no_dp);
         return IB_EXIT_USAGE;
     }
+    rendezvous_check_master(rdv, c->ranks);
     const int vcpus = c->sys.vcpus;
     c->workers = o->workers > 0 ? o->workers : (vcpus / rdv->local_world_size > 0 ? vcpus / rdv->local_world_size : 1);
     /* graphs where nothing runs between forward and backward: one rank in the whole job */

@@ -24,6 +24,8 @@ group).
   MASTER_PORT: rank 1 stops at once with 2, naming the address and port;
 - --rendezvous-timeout 2 ends a rank 1 whose rank 0 never comes after about 2 s (exit 1, the limit
   and the refused connections named), not the default 600 s;
+- a rank 0 whose MASTER_ADDR is not this machine (192.0.2.1, RFC 5737's TEST-NET-1) warns that the
+  others look for it there; with 127.0.0.1 it does not;
 - the two processes given different workloads (rank 1 with another --batch-size, --precision,
   --seed or --steps): both exit 2 promptly, each naming the field that differs, no result; the
   same for different world sizes (rank 0 WORLD_SIZE=2, rank 1 WORLD_SIZE=3), within 30 s.
@@ -239,6 +241,26 @@ with tempfile.TemporaryDirectory() as tmp, held_port() as held:   # nothing list
     check("within 2 s" in msg, "--rendezvous-timeout 2: the message does not say the limit: %s" % msg[-400:])
     check("127.0.0.1:%d" % port in msg and "connection refused" in msg and "is rank 0's process running" in msg,
           "--rendezvous-timeout 2: the message does not say the connections were refused: %s" % msg[-400:])
+
+
+# ---- rank 0 on a machine MASTER_ADDR does not name: said at once -----------------------------------------
+# 192.0.2.1 is TEST-NET-1 (RFC 5737), documentation only, never an address of this machine; 127.0.0.1
+# always is.  Rank 0 alone, its limit 2 s: the warning comes before it waits, and only for the first.
+def master_elsewhere(port):
+    said = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for addr, want in (("192.0.2.1", True), ("127.0.0.1", False)):
+            p, err = launch_one(tmp, 0, port, ["--rendezvous-timeout", "2"], name="m%s" % addr, MASTER_ADDR=addr)
+            rc = ended(p, 30)
+            msg = text(err)
+            said.append(msg)
+            warned = "MASTER_ADDR %s (%s) is not an address of this machine" % (addr, addr) in msg
+            check(rc == 1 and warned == want, "rank 0 with MASTER_ADDR %s: exit %s (want 1 at its limit), warned %s "
+                  "(want %s): %s" % (addr, rc, warned, want, msg[-400:]))
+    return said
+
+
+on_free_port(master_elsewhere)
 
 
 # ---- two processes given one RANK, a stranger on the port: at once, not at the limit -------------------
