@@ -270,11 +270,31 @@ static int backlog_reaches(int lfd, int n, int ms)
     return backlog(lfd) == n;
 }
 
+/* Whether this system shows a listening socket's backlog at all: a socket nobody accepts on, one
+ * connection.  Linux does; qemu-user (the aarch64 check) does not translate TCP_INFO. */
+static int backlog_visible(void)
+{
+    rendezvous_tcp_server probe;
+    ib_error err;
+    if (rendezvous_tcp_listen(0, &probe, &err)) return 0;
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)probe.port)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int seen = c >= 0 && connect(c, (struct sockaddr *)&to, sizeof to) == 0 && backlog_reaches(probe.fd, 1, 2000);
+    if (c >= 0) close(c);
+    rendezvous_tcp_close(&probe);
+    return seen;
+}
+
 /* Rank 0's process interrupted while the job forms (ranks 2-3 joined; ranks 4-5 connected but
  * waiting in its backlog, while rank 0's process waits on a silent connection's hello): both peers
  * hear of the interruption within a few seconds. */
 static void test_root_interrupted(void)
 {
+    if (!backlog_visible()) {
+        printf("  (a listening socket's backlog cannot be watched here (TCP_INFO): rank 0 interrupted not tested)\n");
+        return;
+    }
     rendezvous_tcp_server srv;
     ib_error err;
     if (rendezvous_tcp_listen(0, &srv, &err)) {
