@@ -417,8 +417,9 @@ static int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *er
     return -1;
 }
 
-int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,
-                      const char *content_type, ib_error *err)
+/* A PutObject; WHAT and SHOWN name it in messages (s3_call). */
+static int put(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len, const char *content_type,
+               const char *what, const char *shown, ib_error *err)
 {
     s3_call k = {.method = "PUT",
                  .bucket = bucket,
@@ -426,26 +427,23 @@ int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void
                  .body = body ? body : "",
                  .body_len = len,
                  .content_type = content_type ? content_type : "application/octet-stream",
-                 .what = "PutObject"};
+                 .what = what,
+                 .shown = shown};
     aws_response r;
     if (s3_send(s, &k, &r, err) != 0) return -1;
     aws_response_free(&r);
     return 0;
 }
 
+int aws_s3_put_object(aws_s3 *s, const char *bucket, const char *key, const void *body, size_t len,
+                      const char *content_type, ib_error *err)
+{
+    return put(s, bucket, key, body, len, content_type, "PutObject", NULL, err);
+}
+
 int aws_s3_write_check(aws_s3 *s, const char *bucket, const char *marker, const char *shown, ib_error *err)
 {
-    s3_call k = {.method = "PUT",
-                 .bucket = bucket,
-                 .key = marker,
-                 .body = "",
-                 .content_type = "text/plain",
-                 .what = "write check (PutObject)",
-                 .shown = shown};
-    aws_response r;
-    if (s3_send(s, &k, &r, err) != 0) return -1;
-    aws_response_free(&r);
-    return 0;
+    return put(s, bucket, marker, "", 0, "text/plain", "write check (PutObject)", shown, err);
 }
 
 int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_error *err)
