@@ -88,9 +88,8 @@ static void describe(const conn *c, char *out, size_t cap)
     else snprintf(out, cap, "the process of ranks %d-%d on %s", c->first_rank, c->first_rank + c->nranks - 1, c->addr);
 }
 
-void liveness_send_frame(conn *c, int type, const char *text)
+int liveness_send_frame_fd(int fd, int type, const char *text)
 {
-    if (c->fd < 0 || c->said_goodbye) return;
     unsigned char f[FRAME_HDR + LIVENESS_TEXT_MAX];
     size_t n = text ? strlen(text) : 0;
     if (n > LIVENESS_TEXT_MAX) n = LIVENESS_TEXT_MAX;
@@ -98,7 +97,13 @@ void liveness_send_frame(conn *c, int type, const char *text)
     f[4] = (unsigned char)type, f[5] = 0, f[6] = (unsigned char)(n >> 8), f[7] = (unsigned char)n;
     if (n) memcpy(f + FRAME_HDR, text, n);
     /* sent even after a signal stopped this process: the others learn why it leaves */
-    if (tcp_send_final(c->fd, f, FRAME_HDR + n, util_now_seconds() + SEND_BOUND_S)) conn_close(c);
+    return tcp_send_final(fd, f, FRAME_HDR + n, util_now_seconds() + SEND_BOUND_S);
+}
+
+void liveness_send_frame(conn *c, int type, const char *text)
+{
+    if (c->fd < 0 || c->said_goodbye) return;
+    if (liveness_send_frame_fd(c->fd, type, text)) conn_close(c);
 }
 
 void liveness_clean_text(const unsigned char *p, size_t n, char *out, size_t cap)

@@ -14,17 +14,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Refuses connection FD: an 'F' frame saying WHY in place of rank 0's hello (comm.h), so the
- * process at the other end fails at once instead of trying again until its deadline.  Then a
- * lingering close: the peer's hello, if unread, would turn the close into a reset, which may
- * discard the frame before the peer reads it.  The caller closes FD. */
-static void refuse(int fd, const char *why, double until)
+/* An 'F' frame saying WHY in place of rank 0's hello (comm.h), so the process at the other end
+ * fails at once instead of trying again until its deadline, then FD's write side shut: 0, or -1
+ * when FD could not take it.  FD stays open either way (its owner closes it, once). */
+static int send_refusal(int fd, const char *why)
 {
-    conn c = {.fd = fd};
     char text[LIVENESS_TEXT_MAX];
     util_term_escape(why, text, sizeof text);
-    liveness_send_frame(&c, FRAME_FAIL, text);
-    if (c.fd < 0 || shutdown(fd, SHUT_WR) != 0) return;
+    return liveness_send_frame_fd(fd, FRAME_FAIL, text) == 0 && shutdown(fd, SHUT_WR) == 0 ? 0 : -1;
+}
+
+/* Refuses connection FD (send_refusal), then a lingering close: the peer's hello, if unread,
+ * would turn the close into a reset, which may discard the frame before the peer reads it.  The
+ * caller closes FD. */
+static void refuse(int fd, const char *why, double until)
+{
+    if (send_refusal(fd, why) != 0) return;
     const double linger = util_now_seconds() + REFUSE_LINGER_S;
     char sink[512];
     size_t got;
@@ -160,15 +165,7 @@ static void late_close(late_conn *s)
 /* Refuses S with WHY without waiting: the frame, then S is drained to its end on later checks. */
 static void late_refuse(late_conn *s, const char *why, double now)
 {
-    conn c = {.fd = s->fd};
-    char text[LIVENESS_TEXT_MAX];
-    util_term_escape(why, text, sizeof text);
-    liveness_send_frame(&c, FRAME_FAIL, text);
-    if (c.fd < 0) { /* it could not take the frame: the send closed it */
-        s->fd = -1;
-        return;
-    }
-    if (shutdown(s->fd, SHUT_WR) != 0) {
+    if (send_refusal(s->fd, why) != 0) {
         late_close(s);
         return;
     }

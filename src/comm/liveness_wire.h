@@ -88,6 +88,8 @@ int liveness_workload_differs(const char *mine, const char *theirs, size_t wlen,
                               size_t cap);
 /* One frame to C, bounded in time; a peer that cannot take it is closed (it will see EOF). */
 void liveness_send_frame(conn *c, int type, const char *text);
+/* The same to a bare FD, which stays open either way: 0 sent, -1 it could not take it. */
+int liveness_send_frame_fd(int fd, int type, const char *text);
 /* Network text made safe to print: bounded, cut at a NUL, control characters escaped. */
 void liveness_clean_text(const unsigned char *p, size_t n, char *out, size_t cap);
 /* What a frame header says is wrong with it; NULL when it is well formed. */
