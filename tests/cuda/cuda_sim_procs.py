@@ -144,11 +144,7 @@ def two_to_the_end(port):
     with tempfile.TemporaryDirectory() as tmp:
         procs = launch(tmp, ["--steps", "5", "--warmup", "2"], port)
         for r, (p, err) in enumerate(procs):
-            try:
-                rc = p.wait(timeout=600)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                rc = "timeout"
+            rc = ended(p, 600)
             check(rc == 0, "2 processes: rank %d: exit %s: %s" % (r, rc, text(err)[-800:]))
         out = os.path.join(tmp, "r0.json")
         if os.path.exists(out):
@@ -338,12 +334,7 @@ def different_workloads(flag, val, field, port):
                                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                            stderr=open(err, "w")), err))
         for r, (p, err) in enumerate(procs):
-            try:
-                rc = p.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                rc = "still running after 120 s"
+            rc = ended(p, 120)
             msg = text(err)
             check(rc == 2, "%s: rank %d exited %s (want 2): %s" % (name, r, rc, msg[-500:]))
             check("different workloads" in msg and field + "=" in msg,
@@ -372,12 +363,7 @@ def different_world_sizes(port):
                                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                            stderr=open(err, "w")), err))
         for r, (p, err) in enumerate(procs):
-            try:
-                rc = p.wait(timeout=max(1, 30 - (time.time() - t0)))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                rc = "still running after 30 s"
+            rc = ended(p, max(1, 30 - (time.time() - t0)))
             msg = text(err)
             check(rc == 2 and "different world sizes" in msg,
                   "world sizes 2 and 3: rank %d exited %s (want 2, naming the world sizes): %s" % (r, rc, msg[-500:]))
@@ -412,12 +398,7 @@ def rank_dies(victim, port):
         pv.send_signal(signal.SIGKILL)
         pv.wait()
         killed_at = time.time()
-        try:
-            rc = ps.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            ps.kill()
-            ps.wait()
-            rc = "still running after 60 s"
+        rc = ended(ps, 60)
         took = time.time() - killed_at
         msg = text(es)
         print("kill rank %d: rank %d exited %s after %.1f s: %s" % (victim, survivor, rc, took,
