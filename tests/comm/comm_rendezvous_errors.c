@@ -42,12 +42,6 @@ static unsigned char blob[BLOB];
 static volatile sig_atomic_t stop_flag; /* rank 0's process: set by SIGINT, as measure's is */
 static void on_stop(int sig) { stop_flag = sig; }
 
-typedef struct proc {
-    pid_t pid;
-    int out;
-    char line[1024];
-} proc;
-
 static void say(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(int fd, const char *fmt, ...)
 {
@@ -65,17 +59,11 @@ static void say(int fd, const char *fmt, ...)
  * from ADDR:PORT.  It says ERR or UP; once up, it says what liveness_check reports. */
 static proc start(rendezvous_tcp_server *srv, const char *addr, int port, int first)
 {
-    proc p = {.pid = -1, .out = -1};
-    int o[2];
-    if (pipe(o)) {
-        CHECK(0, "pipe: %s", strerror(errno));
-        return p;
-    }
-    fflush(stdout), fflush(stderr);
-    p.pid = fork();
+    int out = -1;
+    proc p = proc_fork(&out);
+    if (p.pid < 0) CHECK(0, "pipe or fork: %s", strerror(errno));
     if (p.pid == 0) {
         alarm(90);
-        close(o[0]);
         if (srv) {
             signal(SIGINT, on_stop);
             comm_set_stop(&stop_flag);
@@ -87,22 +75,18 @@ static proc start(rendezvous_tcp_server *srv, const char *addr, int port, int fi
         int rc = srv ? liveness_serve(srv, NLOCAL, WORLD, WORLD / NLOCAL - 1, blob, BLOB, NULL, LIMIT_S, &l, &err)
                      : liveness_fetch(addr, port, first, NLOCAL, WORLD, got, BLOB, NULL, LIMIT_S, &l, &err);
         if (rc) {
-            say(o[1], "ERR %d %.1f %s", err.code, util_now_seconds() - t0, err.msg);
+            say(out, "ERR %d %.1f %s", err.code, util_now_seconds() - t0, err.msg);
             _exit(1);
         }
-        say(o[1], "UP");
+        say(out, "UP");
         char why[LIVENESS_CAUSE_MAX];
         while (!liveness_check(l, why, sizeof why)) usleep(20 * 1000);
-        say(o[1], "REPORT %s", why);
+        say(out, "REPORT %s", why);
         liveness_close(l);
         _exit(0);
     }
-    close(o[1]);
-    p.out = o[0];
     return p;
 }
-
-static const char *next_line(proc *p, int ms) { return read_line_within(p->out, p->line, sizeof p->line, ms); }
 
 static void reap(proc *p)
 {
@@ -117,7 +101,7 @@ static void reap(proc *p)
  * in the message (CODE 0: any non-zero code); the seconds it took, or -1. */
 static double expect_err(proc *p, const char *who, int ms, int code, const char *const *words)
 {
-    const char *l = next_line(p, ms);
+    const char *l = proc_next_line(p, ms);
     int c = 0;
     double took = -1;
     int off = 0;
@@ -144,12 +128,12 @@ static void test_duplicate_rank(void)
     proc root = start(&srv, NULL, 0, 0);
     rendezvous_tcp_close(&srv);
     proc a = start(NULL, "127.0.0.1", srv.port, 2);
-    CHECK(!strcmp(next_line(&a, 5000), "UP"), "the first process of ranks 2-3 did not join: '%s'", a.line);
+    CHECK(!strcmp(proc_next_line(&a, 5000), "UP"), "the first process of ranks 2-3 did not join: '%s'", a.line);
     proc b = start(NULL, "127.0.0.1", srv.port, 2);
     const char *w_root[] = {"ranks 2-3", "127.0.0.1 and", "RANK", NULL}, *w_dup[] = {"refused", "ranks 2-3", NULL};
     expect_err(&root, "rank 0's process", 3000, IB_EXIT_USAGE, w_root);
     expect_err(&b, "the duplicate", 3000, IB_EXIT_USAGE, w_dup);
-    const char *l = next_line(&a, 3000);
+    const char *l = proc_next_line(&a, 3000);
     CHECK(!strncmp(l, "REPORT ", 7) && strstr(l, "ranks 2-3") && strstr(l, "failed"),
           "the joined process did not hear why the job failed: '%s'", l);
     reap(&root), reap(&a), reap(&b);
@@ -168,15 +152,15 @@ static void test_late_duplicate(void)
     proc root = start(&srv, NULL, 0, 0);
     rendezvous_tcp_close(&srv);
     proc a = start(NULL, "127.0.0.1", srv.port, 2), b = start(NULL, "127.0.0.1", srv.port, 4);
-    CHECK(!strcmp(next_line(&root, 5000), "UP") && !strcmp(next_line(&a, 5000), "UP") &&
-              !strcmp(next_line(&b, 5000), "UP"),
+    CHECK(!strcmp(proc_next_line(&root, 5000), "UP") && !strcmp(proc_next_line(&a, 5000), "UP") &&
+              !strcmp(proc_next_line(&b, 5000), "UP"),
           "the job did not form");
     proc late = start(NULL, "127.0.0.1", srv.port, 2);
     const char *w[] = {"refused", "ranks 2-3", NULL};
     expect_err(&late, "a late duplicate", 3000, IB_EXIT_USAGE, w);
     proc *joined[] = {&root, &a, &b};
     for (int i = 0; i < 3; i++) {
-        const char *l = next_line(joined[i], 3000);
+        const char *l = proc_next_line(joined[i], 3000);
         CHECK(!strncmp(l, "REPORT ", 7) && strstr(l, "ranks 2-3"),
               "process %d of the job: no report naming the "
               "duplicate: '%s'",
@@ -303,7 +287,7 @@ static void test_root_interrupted(void)
     }
     proc root = start(&srv, NULL, 0, 0); /* srv.fd stays open here too: its backlog is watched */
     proc a = start(NULL, "127.0.0.1", srv.port, 2), b = {.pid = -1, .out = -1};
-    CHECK(!strcmp(next_line(&a, 5000), "UP"), "the process of ranks 2-3 did not join: '%s'", a.line);
+    CHECK(!strcmp(proc_next_line(&a, 5000), "UP"), "the process of ranks 2-3 did not join: '%s'", a.line);
     /* a connection that says nothing holds rank 0's process in its hello (for up to 5 s) */
     int silent = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port)};
@@ -320,7 +304,7 @@ static void test_root_interrupted(void)
     const double t0 = util_now_seconds();
     const char *w_root[] = {"stopped by a signal", NULL}, *w_b[] = {"rank 0's process was interrupted", "SIGINT", NULL};
     expect_err(&root, "rank 0's process", 3000, IB_EXIT_RUNTIME, w_root);
-    const char *l = next_line(&a, 3000);
+    const char *l = proc_next_line(&a, 3000);
     CHECK(!strncmp(l, "REPORT ", 7) && strstr(l, "rank 0's process was interrupted (SIGINT)"),
           "the joined process did not hear that rank 0's process was interrupted: '%s'", l);
     expect_err(&b, "the process in rank 0's backlog", 3000, IB_EXIT_RUNTIME, w_b);

@@ -22,12 +22,6 @@
 
 enum { STEP, LEAVE };
 
-typedef struct proc {
-    pid_t pid;
-    int out;
-    char line[1200];
-} proc;
-
 static void say(int fd, const char *fmt, const char *a)
 {
     char buf[1200];
@@ -84,25 +78,12 @@ static void rank_process(int rank, int port, const char *timeout_s, int action, 
 
 static proc spawn(int rank, int port, const char *timeout_s, int action)
 {
-    proc p = {.pid = -1, .out = -1};
-    int o[2];
-    if (pipe(o)) {
-        CHECK(0, "pipe: %s", strerror(errno));
-        return p;
-    }
-    fflush(stdout), fflush(stderr);
-    p.pid = fork();
-    if (p.pid == 0) {
-        close(o[0]);
-        rank_process(rank, port, timeout_s, action, o[1]);
-    }
-    close(o[1]);
-    p.out = o[0];
+    int out = -1;
+    proc p = proc_fork(&out);
+    if (p.pid < 0) CHECK(0, "pipe or fork: %s", strerror(errno));
+    if (p.pid == 0) rank_process(rank, port, timeout_s, action, out);
     return p;
 }
-
-/* The process's next line within MS milliseconds, "" when none came. */
-static const char *next_line(proc *p, int ms) { return read_line_within(p->out, p->line, sizeof p->line, ms); }
 
 static void reap(proc *p)
 {
@@ -127,14 +108,14 @@ static const char *round_trip(proc p[2], const char *timeout0, const char *timeo
     p[0] = spawn(0, port, timeout0, STEP);
     p[1] = spawn(1, port, timeout1, action1);
     for (int r = 0; r < 2; r++) {
-        const char *l = next_line(&p[r], 10000);
+        const char *l = proc_next_line(&p[r], 10000);
         CHECK(!strcmp(l, "UP"), "process of rank %d did not join: '%s'", r, l);
         if (strcmp(l, "UP")) return "";
     }
     usleep(200 * 1000); /* the survivor is waiting in its step */
     const double t0 = util_now_seconds();
     if (victim >= 0) kill(p[victim].pid, SIGKILL);
-    const char *l = next_line(&p[watched], ms);
+    const char *l = proc_next_line(&p[watched], ms);
     *took = util_now_seconds() - t0;
     printf("  rank %d after %.2f s: %s\n", watched, *took, l);
     return l;
@@ -173,7 +154,7 @@ int main(void)
                              "rank 1 of 2: no progress for 1 s", NULL};
     expect(l, failed1, "peer failed");
     CHECK(took < 4.5, "peer failed: rank 0 took %.1f s", took);
-    const char *own = next_line(&p[1], 3000);
+    const char *own = proc_next_line(&p[1], 3000);
     CHECK(strstr(own, "rank 1 of 2: no progress for 1 s"), "the failing peer's own message: '%s'", own);
     reap(&p[0]), reap(&p[1]);
 
@@ -182,7 +163,7 @@ int main(void)
     const char *alone[] = {"rank 0 of 2", "no progress for 2 s", NULL};
     expect(l, alone, "peer left cleanly");
     CHECK(!strstr(l, "the process of"), "a clean goodbye was reported: '%s'", l);
-    CHECK(!strcmp(next_line(&p[1], 1000), "BYE"), "the leaving peer: '%s'", p[1].line);
+    CHECK(!strcmp(proc_next_line(&p[1], 1000), "BYE"), "the leaving peer: '%s'", p[1].line);
     reap(&p[0]), reap(&p[1]);
 
     if (failures) {

@@ -1,5 +1,5 @@
 /* procs: helpers of the tests that fork processes which meet over the real rendezvous
- * (comm_liveness, cuda_dp_procs, cuda_dp_sim). */
+ * (comm_liveness, comm_rendezvous_errors, cuda_dp_procs, cuda_dp_sim). */
 #ifndef INSTBENCH_TESTS_PROCS_H
 #define INSTBENCH_TESTS_PROCS_H
 
@@ -7,7 +7,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "instbench/util.h"
@@ -45,6 +47,39 @@ static inline const char *read_line_within(int fd, char *line, size_t cap, int m
     }
     line[0] = '\0';
     return line;
+}
+
+/* A forked process of a test and the pipe it reports on, a line at a time (proc_next_line). */
+typedef struct proc {
+    pid_t pid; /* -1: none (the pipe or the fork failed) */
+    int out;   /* the pipe's read end */
+    char line[1200];
+} proc;
+
+/* Forks a process that reports on a pipe.  In the child: pid 0 and *CHILD_OUT the pipe's write
+ * end.  In the parent: the process, or pid -1 with errno when the pipe or the fork failed. */
+static inline proc proc_fork(int *child_out)
+{
+    proc p = {.pid = -1, .out = -1};
+    int o[2];
+    if (pipe(o)) return p;
+    fflush(stdout), fflush(stderr); /* nothing buffered is written twice */
+    p.pid = fork();
+    if (p.pid == 0) {
+        close(o[0]);
+        *child_out = o[1];
+        return p;
+    }
+    close(o[1]);
+    if (p.pid < 0) close(o[0]);
+    else p.out = o[0];
+    return p;
+}
+
+/* P's next line within MS milliseconds, "" when none came. */
+static inline const char *proc_next_line(proc *p, int ms)
+{
+    return read_line_within(p->out, p->line, sizeof p->line, ms);
 }
 
 #endif
