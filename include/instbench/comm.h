@@ -25,21 +25,19 @@ struct ib_comm {
 /* N ranks in one process (one thread each): returns world_size handles, comms[r] for rank r. */
 int comm_local_create(int world_size, ib_comm **comms, ib_error *err);
 
-/* TCP rendezvous (comm/rendezvous_tcp.c): how a fixed-size blob (the NCCL unique id) made by the
- * job's rank-0 process reaches the other processes.  Rank 0 listens on MASTER_PORT (all
- * interfaces) and serves `npeers` peers; the others connect to MASTER_ADDR:MASTER_PORT, retrying
- * until the deadline (rank 0 may start later).  Wire format, both directions: "IBRV0001" then a
- * 4-byte big-endian length; the server's reply carries the blob after it.  A peer with another
- * magic or length is dropped and not counted.  Every wait is bounded by timeout_s. */
+/* TCP rendezvous (comm/rendezvous_tcp.c): the port on which the job's rank-0 process hands a
+ * fixed-size blob (the NCCL unique id) to the other processes, which connect to
+ * MASTER_ADDR:MASTER_PORT, retrying until the deadline (rank 0 may start later).  The handshake
+ * and what the connections carry afterwards: "Liveness" below. */
 typedef struct rendezvous_tcp_server {
     int fd;
     int port; /* the bound port (the one asked for, or the kernel's pick for 0) */
 } rendezvous_tcp_server;
+/* Listens on PORT (0: the kernel picks) on all interfaces, IPv4 and IPv6 where the host has both.
+ * IB_EXIT_USAGE for a port outside [0, 65535]; a port held by another process names the likely
+ * cause. */
 int rendezvous_tcp_listen(int port, rendezvous_tcp_server *s, ib_error *err);
-int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob, size_t len, double timeout_s,
-                         ib_error *err);
 void rendezvous_tcp_close(rendezvous_tcp_server *s);
-int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err);
 /* Once *STOP is set (SIGINT/SIGTERM), every rendezvous wait of this copy of src/comm (accept,
  * connect, reads and writes of the handshake) ends within about a quarter of a second as if its
  * deadline had passed; comm_stopped() says why: *STOP's value (measure sets the signal's number),
@@ -50,9 +48,9 @@ int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, dou
 void comm_set_stop(const volatile sig_atomic_t *stop);
 int comm_stopped(void);
 
-/* Liveness (comm/liveness.c): the same rendezvous, but every connection stays open for the whole
- * job, so the death of any process is seen by all the others within about a second: rank 0's
- * process holds one socket per peer process, each peer its socket to rank 0.
+/* Liveness (comm/liveness.c): the rendezvous, whose connections stay open for the whole job, so
+ * the death of any process is seen by all the others within about a second: rank 0's process
+ * holds one socket per peer process, each peer its socket to rank 0.
  *
  * Wire format (version 3; a version-1 or -2 peer is dropped with a message naming it), big-endian:
  *   hello, both directions: "IBRV0003", u32 blob length, u32 world size, u32 first rank, u32 rank
@@ -88,13 +86,14 @@ int comm_stopped(void);
 #define LIVENESS_WORKLOAD_MAX 4096 /* bytes of a hello's workload */
 #define LIVENESS_CAUSE_MAX 640     /* enough for any cause liveness_check reports */
 typedef struct liveness liveness;
-/* Rank 0's process (ranks [0, nlocal) of world_size): serves BLOB to npeers peer processes as
- * rendezvous_tcp_serve does and keeps their connections in *out, and on success the listening
- * socket too (s->fd becomes -1: rendezvous_tcp_close then does nothing). */
+/* Rank 0's process (ranks [0, nlocal) of world_size): serves BLOB to npeers peer processes on S
+ * within timeout_s and keeps their connections in *out, and on success the listening socket too
+ * (s->fd becomes -1: rendezvous_tcp_close then does nothing). */
 int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npeers, const void *blob, size_t len,
                    const char *workload, double timeout_s, liveness **out, ib_error *err);
-/* A peer process (ranks [first_rank, first_rank + nlocal)): fetches BLOB as rendezvous_tcp_fetch
- * does and keeps the connection to rank 0's process in *out. */
+/* A peer process (ranks [first_rank, first_rank + nlocal)): fetches BLOB from ADDR:PORT within
+ * timeout_s, retrying while nothing answers, and keeps the connection to rank 0's process in *out.
+ * IB_EXIT_USAGE for an empty ADDR or a PORT outside [1, 65535]. */
 int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int world_size, void *blob, size_t len,
                    const char *workload, double timeout_s, liveness **out, ib_error *err);
 /* Never blocks (poll with no timeout).  0: every other process is alive (or finished with a

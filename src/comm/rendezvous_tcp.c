@@ -1,7 +1,7 @@
-/* comm/rendezvous_tcp: rank 0 hands a fixed-size blob (the NCCL unique id) to the other processes
- * of a multi-node job over one TCP port (see comm.h for the wire format).  Plain POSIX sockets;
- * every blocking step is a poll() bounded by the caller's deadline, so a missing node ends in an
- * error naming the address, never a hang. */
+/* comm/rendezvous_tcp: rank 0's listening port and the socket steps the liveness channel's
+ * rendezvous is built from (comm/tcp.h; the wire format is in comm.h).  Plain POSIX sockets; every
+ * blocking step is a poll() bounded by the caller's deadline, so a missing node ends in an error
+ * naming the address, never a hang. */
 #define _GNU_SOURCE /* accept4 */
 #include "instbench/comm.h"
 #include "comm/tcp.h"
@@ -14,16 +14,10 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-#define MAGIC "IBRV0001"
-#define MAGIC_LEN 8
-#define HDR_LEN (MAGIC_LEN + 4)
-#define MAX_BLOB (1u << 20)
 
 #define STOP_POLL_MS 250 /* how often a wait looks at the stop flag */
 
@@ -109,19 +103,6 @@ int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got)
 int tcp_read_final(int fd, void *buf, size_t n, double deadline, size_t *got)
 {
     return read_within(fd, buf, n, deadline, got, 0);
-}
-
-static void put_header(unsigned char *h, size_t len)
-{
-    memcpy(h, MAGIC, MAGIC_LEN);
-    h[8] = (unsigned char)(len >> 24), h[9] = (unsigned char)(len >> 16);
-    h[10] = (unsigned char)(len >> 8), h[11] = (unsigned char)len;
-}
-
-static int header_ok(const unsigned char *h, size_t len)
-{
-    size_t got = ((size_t)h[8] << 24) | ((size_t)h[9] << 16) | ((size_t)h[10] << 8) | h[11];
-    return !memcmp(h, MAGIC, MAGIC_LEN) && got == len;
 }
 
 static int set_nonblocking(int fd)
@@ -252,39 +233,6 @@ int tcp_accept(int lfd, double deadline, char *addr, size_t cap)
     }
 }
 
-int rendezvous_tcp_serve(rendezvous_tcp_server *s, int npeers, const void *blob, size_t len, double timeout_s,
-                         ib_error *err)
-{
-    if (s->fd < 0) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: server not listening");
-    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
-    unsigned char *msg = malloc(HDR_LEN + len);
-    if (!msg) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
-    put_header(msg, len);
-    memcpy(msg + HDR_LEN, blob, len);
-    const double deadline = util_now_seconds() + timeout_s;
-    int served = 0;
-    char addr[64];
-    while (served < npeers) {
-        int c = tcp_accept(s->fd, deadline, addr, sizeof addr);
-        if (c < 0) break;
-        /* one peer may take at most 5 s of the budget, so a stuck one cannot block the rest */
-        double peer_deadline = util_now_seconds() + 5.0;
-        if (peer_deadline > deadline) peer_deadline = deadline;
-        unsigned char hello[HDR_LEN];
-        if (tcp_io_all(c, hello, HDR_LEN, 0, peer_deadline) == 0 && header_ok(hello, len) &&
-            tcp_io_all(c, msg, HDR_LEN + len, 1, peer_deadline) == 0)
-            served++;
-        close(c);
-    }
-    free(msg);
-    if (served < npeers)
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "rendezvous: only %d of %d peers connected to port %d within %.0f s (are the other "
-                            "nodes started with the same MASTER_ADDR/MASTER_PORT?)",
-                            served, npeers, s->port, timeout_s);
-    return 0;
-}
-
 /* One non-blocking connect attempt bounded by the deadline: the socket, or -1 with *REFUSED 1 when
  * the other end refused the connection (nothing listens on the port), -1 when the deadline (or
  * the stop flag) came first, else 0. */
@@ -376,41 +324,4 @@ int tcp_connect_until(const char *addr, int port, double deadline, int (*handsha
         if (left == 0) return -1;
         sleep_ms(left < 200 ? left : 200);
     }
-}
-
-typedef struct fetch_v1 {
-    void *blob;
-    size_t len;
-    double deadline;
-} fetch_v1;
-
-static int handshake_v1(int fd, void *arg)
-{
-    fetch_v1 *f = arg;
-    unsigned char hdr[HDR_LEN];
-    put_header(hdr, f->len);
-    return tcp_io_all(fd, hdr, HDR_LEN, 1, f->deadline) == 0 && tcp_io_all(fd, hdr, HDR_LEN, 0, f->deadline) == 0 &&
-                   header_ok(hdr, f->len) && tcp_io_all(fd, f->blob, f->len, 0, f->deadline) == 0
-               ? 0
-               : -1;
-}
-
-int rendezvous_tcp_fetch(const char *addr, int port, void *blob, size_t len, double timeout_s, ib_error *err)
-{
-    if (!addr || !addr[0]) return ib_error_set(err, IB_EXIT_USAGE, "rendezvous: no master address");
-    if (port < 1 || port > 65535)
-        return ib_error_set(err, IB_EXIT_USAGE, "rendezvous port %d outside [1, 65535]", port);
-    if (len > MAX_BLOB) return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: blob of %zu bytes too large", len);
-    fetch_v1 f = {blob, len, util_now_seconds() + timeout_s};
-    double refused_s;
-    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake_v1, &f, &gai, &refused_s);
-    if (fd >= 0) {
-        close(fd);
-        return 0;
-    }
-    if (gai)
-        return ib_error_set(err, fd == -2 ? IB_EXIT_USAGE : IB_EXIT_RUNTIME, "rendezvous: cannot resolve %s: %s", addr,
-                            gai_strerror(gai));
-    return ib_error_set(err, IB_EXIT_RUNTIME, "rendezvous: no answer from rank 0 at %s:%d within %.0f s", addr, port,
-                        timeout_s);
 }

@@ -1,5 +1,5 @@
-/* comm/tcp: the socket steps the rendezvous (rendezvous_tcp.c) and the liveness channel
- * (liveness.c) share.  Private to src/comm.  Every wait is bounded by a deadline on
+/* comm/tcp: the socket steps of the rendezvous (rendezvous_tcp.c) that the liveness channel
+ * (liveness*.c) is built from.  Private to src/comm.  Every wait is bounded by a deadline on
  * util_now_seconds()'s clock; sockets are non-blocking. */
 #ifndef INSTBENCH_COMM_TCP_H
 #define INSTBENCH_COMM_TCP_H

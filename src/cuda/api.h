@@ -26,7 +26,7 @@ int cuda_backend_device(ib_backend *b);
  * stream, and makes the compute stream wait for it: stream-ordered, the host never blocks.
  * broadcast likewise; barrier waits on the host for everything queued on both streams. */
 int comm_nccl_available(void);
-/* Rank 0 of the job makes the id; the other processes receive it (rendezvous_tcp_share). */
+/* Rank 0 of the job makes the id; the other processes receive it (dp.c, share_id). */
 int comm_nccl_unique_id(unsigned char id[CUDA_NCCL_ID_BYTES], ib_error *err);
 /* Creates the comms of this process's `nlocal` ranks (devices[i], compute streams[i], global rank
  * first_rank + i) in a world of world_size ranks.  id NULL: single process (world_size must be
