@@ -1,15 +1,16 @@
 /* job_procs: the other processes of this job on this machine, and their CPU time.  Under a
  * per-GPU launcher (torchrun --nproc-per-node, srun with several tasks a node) the job's local
- * ranks are separate processes; the host load of a result subtracts their CPU as it subtracts this
- * process's own, or a machine running nothing but the job would read as shared.
+ * ranks are separate processes, and so are the "nodes" of a job started with the flags on one
+ * machine (--nnodes 2 --node-rank 0/1, one GPU each); the host load of a result subtracts their
+ * CPU as it subtracts this process's own, or a machine running nothing but the job would read as
+ * shared.
  *
  * A peer is found by what makes it one, not by ancestry (torchrun's agent, slurmstepd and a shell
  * script parent their workers differently): a process of this user running this executable whose
- * launcher environment (/proc/PID/environ, fixed at its exec) resolves to the same rendezvous
- * (kind, rank 0's address and port, node count) with the same job ids (TORCHELASTIC_RUN_ID,
- * SLURM_JOB_ID, SLURM_STEP_ID).  Flags are not in the environment: a job started with
- * --nnodes/--node-rank finds no peers, and their CPU counts as other processes'.  Linux only (no
- * /proc: no peers). */
+ * rendezvous, resolved as its own `measure` resolved it (the flags on its command line,
+ * /proc/PID/cmdline, else the launcher environment, /proc/PID/environ: both fixed at its exec), is
+ * this one's (kind, rank 0's address and port, node count), with the same job ids
+ * (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, SLURM_STEP_ID).  Linux only (no /proc: no peers). */
 #include "instbench/bench.h"
 
 #include <dirent.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #define ENVIRON_MAX (256 * 1024) /* a launcher's variables come early; a longer environment is cut */
+#define CMDLINE_MAX (64 * 1024)  /* measure's flags are a few dozen bytes; a longer command line is cut */
 
 /* PID's CPU time (user + system) and start time (clock ticks since boot: a reused pid differs). */
 static int proc_cpu(int pid, double *cpu_s, unsigned long long *started)
@@ -61,14 +63,47 @@ static int same_value(const char *name)
     return !strcmp(mine ? mine : "", theirs ? theirs : "");
 }
 
-/* Whether PID's environment (ENV, LEN bytes of NUL-ended "NAME=value") puts it in MINE's job. */
-static int in_job(const char *env, size_t len, const bench_rendezvous *mine)
+/* The rendezvous flags of a `measure` command line (CMD, LEN bytes of NUL-ended arguments, as
+ * /proc/PID/cmdline has them) into F, read as src/main.c and src/cmd/args.c read them: instbench's
+ * own options before the command, "--name value" or "--name=value", the last one given winning,
+ * "--" ending the options.  0, 1 when it is not measure's (F untouched), -1 when it holds a value
+ * measure's parser refuses (that process stops at once).  Which other options take a value only the
+ * parser's tables know: a value spelled as one of these flags (--output --nnodes) is misread. */
+static int measure_flags(const char *cmd, size_t len, bench_rendezvous_flags *f)
 {
-    g_env = env, g_env_len = len;
+    const char *end = cmd + len, *a = cmd + strlen(cmd) + 1; /* past the executable */
+    while (a < end && a[0] == '-' && a[1]) a += strlen(a) + 1;
+    if (a >= end || strcmp(a, "measure")) return 1;
+    int *const ints[] = {&f->nnodes, &f->node_rank, &f->master_port};
+    static const char *const names[] = {"--nnodes", "--node-rank", "--master-port", "--master-addr"};
+    for (a += strlen(a) + 1; a < end && strcmp(a, "--"); a += strlen(a) + 1) {
+        const size_t n = strcspn(a, "=");
+        int k = 0;
+        while (k < 4 && (strlen(names[k]) != n || strncmp(a, names[k], n))) k++;
+        if (k == 4) continue;
+        const char *v = a + n + 1;
+        if (!a[n]) {
+            if ((v = a + strlen(a) + 1) >= end) return -1;
+            a = v;
+        }
+        long x;
+        if (k == 3) f->master_addr = v;
+        else if (util_parse_int(v, 0, 1 << 30, &x) == 0) *ints[k] = (int)x;
+        else return -1;
+    }
+    return 0;
+}
+
+/* Whether the process of command line CMD and environment ENV (CLEN and ELEN bytes) is in MINE's
+ * job: its rendezvous resolved as it resolved it, flags over its environment. */
+static int in_job(const char *cmd, size_t clen, const char *env, size_t elen, const bench_rendezvous *mine)
+{
+    bench_rendezvous_flags flags = {-1, -1, -1, NULL, 0}; /* none given: its environment alone */
+    if (measure_flags(cmd, clen, &flags) < 0) return 0;
+    g_env = env, g_env_len = elen;
     bench_rendezvous theirs;
-    const bench_rendezvous_flags none = {-1, -1, -1, NULL, 0};
     ib_error err = {0};
-    const int same = rendezvous_resolve_with(&none, 1, env_get, &theirs, &err) == 0 &&
+    const int same = rendezvous_resolve_with(&flags, 1, env_get, &theirs, &err) == 0 &&
                      !strcmp(theirs.kind, mine->kind) && !strcmp(theirs.master_addr, mine->master_addr) &&
                      theirs.id_port == mine->id_port && theirs.nnodes == mine->nnodes &&
                      same_value("TORCHELASTIC_RUN_ID") && same_value("SLURM_JOB_ID") && same_value("SLURM_STEP_ID");
@@ -76,11 +111,11 @@ static int in_job(const char *env, size_t len, const bench_rendezvous *mine)
     return same;
 }
 
-/* Reads /proc/PID/environ into BUF (CAP bytes, the last one left NUL): its length, or -1. */
-static long read_environ(int pid, char *buf, size_t cap)
+/* Reads /proc/PID/WHAT into BUF (CAP bytes, the last one left NUL): its length, or -1. */
+static long read_proc(int pid, const char *what, char *buf, size_t cap)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    snprintf(path, sizeof path, "/proc/%d/%s", pid, what);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     size_t n = 0;
@@ -90,7 +125,8 @@ static long read_environ(int pid, char *buf, size_t cap)
     return (long)n;
 }
 
-static int is_peer(int pid, const char *self_exe, const bench_rendezvous *rdv, char *env)
+/* ENV (ENVIRON_MAX bytes) and CMD (CMDLINE_MAX) are buffers for PID's. */
+static int is_peer(int pid, const char *self_exe, const bench_rendezvous *rdv, char *env, char *cmd)
 {
     char path[64], exe[4096];
     snprintf(path, sizeof path, "/proc/%d/exe", pid);
@@ -98,8 +134,8 @@ static int is_peer(int pid, const char *self_exe, const bench_rendezvous *rdv, c
     if (n <= 0) return 0;
     exe[n] = '\0';
     if (strcmp(exe, self_exe)) return 0;
-    long len = read_environ(pid, env, ENVIRON_MAX);
-    return len > 0 && in_job(env, (size_t)len, rdv);
+    const long elen = read_proc(pid, "environ", env, ENVIRON_MAX), clen = read_proc(pid, "cmdline", cmd, CMDLINE_MAX);
+    return elen >= 0 && clen > 0 && in_job(cmd, (size_t)clen, env, (size_t)elen, rdv);
 }
 
 /* Finds this job's other processes here into S->peer[] with their CPU time now. */
@@ -108,7 +144,7 @@ static void find_peers(bench_cpu_sample *s, const bench_rendezvous *rdv)
     char self_exe[4096];
     ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     DIR *d = n > 0 ? opendir("/proc") : NULL;
-    char *env = d ? malloc(ENVIRON_MAX) : NULL;
+    char *env = d ? malloc(ENVIRON_MAX + CMDLINE_MAX) : NULL;
     if (!env) {
         if (d) closedir(d);
         return;
@@ -118,7 +154,7 @@ static void find_peers(bench_cpu_sample *s, const bench_rendezvous *rdv)
     for (struct dirent *e; (e = readdir(d)) != NULL && s->npeers < BENCH_JOB_PEERS_MAX;) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || pid == self || !is_peer((int)pid, self_exe, rdv, env)) continue;
+        if (*end || pid <= 0 || pid == self || !is_peer((int)pid, self_exe, rdv, env, env + ENVIRON_MAX)) continue;
         double cpu;
         unsigned long long started;
         if (proc_cpu((int)pid, &cpu, &started)) continue; /* it just left */
@@ -134,9 +170,11 @@ void sysinfo_cpu_sample_job(bench_cpu_sample *out, const bench_rendezvous *rdv, 
 {
     sysinfo_cpu_sample(out);
     if (!before) {
-        /* a launcher's job with more than one rank here (flags are not in the environment, and
-         * without a launcher every instbench process would look alike) */
-        if (rdv && rdv->local_world_size > 1 && strcmp(rdv->kind, "none") && strcmp(rdv->kind, "flags"))
+        /* a launcher's job with more than one rank here; a flags job of more than one process, as
+         * the flags do not say how many of them share this machine (without either every
+         * instbench process would look alike) */
+        const int flags = rdv && !strcmp(rdv->kind, "flags");
+        if (rdv && (flags ? rdv->nnodes > 1 : rdv->local_world_size > 1 && strcmp(rdv->kind, "none")))
             find_peers(out, rdv);
         return;
     }
