@@ -17,7 +17,8 @@ typedef struct aws_instance_identity {
  * within about a second (short connect timeout), returning -1 with a message.  Every answer is
  * checked before it is kept (instbench/names.h: instance type, zone, region and the zone within
  * it; lifecycle one lower-case word): a malformed one returns -2 with a message naming the
- * metadata path, and OUT is left empty.  A malformed instance id is left "" (informational).  The
+ * metadata path, and OUT is left empty; so does an AWS_EC2_METADATA_SERVICE_ENDPOINT whose scheme
+ * the server there does not speak (https:// at plain HTTP, http:// at TLS), naming the variable.  A malformed instance id is left "" (informational).  The
  * zone ID is optional (older IMDS versions lack it) but, when answered, must be shaped like one
  * (names_zone_is_id): it is what maps this account's zone name to the ID prices use. */
 int aws_imds_identity(aws_instance_identity *out, ib_error *err);

@@ -118,8 +118,9 @@ static int allowed_http_host(const char *host)
     return 0;
 }
 
-int aws_container_credentials_url(char *out, size_t out_len, ib_error *err)
+int aws_container_credentials_url(char *out, size_t out_len, const char **var, ib_error *err)
 {
+    *var = NULL;
     const char *rel = getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
     const char *full = getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
     if (rel && rel[0]) {
@@ -136,6 +137,7 @@ int aws_container_credentials_url(char *out, size_t out_len, ib_error *err)
         curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
         if (!strcmp(scheme, "https") || (!strcmp(scheme, "http") && allowed_http_host(host))) {
             snprintf(out, out_len, "%s", full);
+            *var = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
             rc = 0;
         } else {
             ib_error_set(err, IB_EXIT_RUNTIME,
@@ -155,7 +157,8 @@ int aws_container_credentials_url(char *out, size_t out_len, ib_error *err)
 static int from_container(aws_credentials *out, ib_error *err)
 {
     char url[2048];
-    int r = aws_container_credentials_url(url, sizeof url, err);
+    const char *var;
+    int r = aws_container_credentials_url(url, sizeof url, &var, err);
     if (r != 0) return r == 1 ? 0 : -1;
     char auth[4200] = "";
     const char *tok = getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN");
@@ -175,7 +178,7 @@ static int from_container(aws_credentials *out, ib_error *err)
         snprintf(auth, sizeof auth, "Authorization: %s", tok);
     }
     const char *hdr[] = {auth};
-    aws_plain_request pr = {"GET", url, hdr, auth[0] ? 1 : 0, 2.0, 5.0};
+    aws_plain_request pr = {"GET", url, hdr, auth[0] ? 1 : 0, 2.0, 5.0, var};
     long status = 0;
     char *body = NULL;
     ib_error perr;
@@ -183,6 +186,7 @@ static int from_container(aws_credentials *out, ib_error *err)
     wipe(auth, sizeof auth);
     char shown[2048];
     aws_url_for_display(url, shown, sizeof shown);
+    if (rc == -3) return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: %s", perr.msg);
     if (rc != 0) return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: %s", shown, perr.msg);
     rc = -1;
     cJSON *j = status == 200 ? cJSON_Parse(body) : NULL;

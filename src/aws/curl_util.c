@@ -1,9 +1,11 @@
 /* aws/curl_util: the libcurl pieces the signed transport (http.c) and the plain requests
- * (plain_http.c) share, in a file of their own so neither depends on the other. */
+ * (plain_http.c) share, in a file of their own so neither depends on the other: the body buffer
+ * and what a failure says when an endpoint URL has the wrong scheme. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "aws/internal.h"
 
@@ -29,4 +31,94 @@ size_t aws_body_append(aws_body *b, const char *data, size_t n, size_t max)
     b->len += n;
     b->p[b->len] = '\0';
     return n;
+}
+
+/* ---- an endpoint that speaks the other protocol (https:// at plain HTTP, http:// at TLS) ------- */
+
+static int url_scheme_is(const char *url, const char *scheme)
+{
+    size_t n = strlen(scheme);
+    return !strncasecmp(url, scheme, n) && url[n] == ':';
+}
+
+/* scheme://host[:port] of URL as it may be printed (no userinfo), into OUT. */
+static void url_origin(const char *url, char *out, size_t len)
+{
+    char shown[1024];
+    aws_url_for_display(url, shown, sizeof shown);
+    const char *sep = strstr(shown, "://");
+    size_t n = sep ? (size_t)(sep + 3 - shown) + strcspn(sep + 3, "/?#") : strlen(shown);
+    snprintf(out, len, "%.*s", (int)n, shown);
+}
+
+/* TLS errors that mean bytes came back that are no TLS record (a plain-HTTP server's "HTTP/1.1
+ * 400" read as one): OpenSSL's texts before and after 3.2, GnuTLS's. */
+static int not_tls_answer(const char *text)
+{
+    static const char *const l[] = {"wrong version number",
+                                    "packet length too long",
+                                    "record layer failure",
+                                    "unexpected TLS packet",
+                                    "TLS packet with unexpected length",
+                                    NULL};
+    for (const char *const *p = l; *p; p++)
+        if (strstr(text, *p)) return 1;
+    return 0;
+}
+
+/* 1 when the host and port of URL (an http:// one) complete a TLS handshake, certificates
+ * unchecked: nothing is sent over it.  Asked once per origin (PROBE keeps the last answer). */
+static int speaks_tls(const char *url, aws_tls_probe *probe)
+{
+    char origin[512];
+    url_origin(url, origin, sizeof origin);
+    if (probe->asked && !strcmp(origin, probe->origin)) return probe->result;
+    char *port = NULL, *tls_url = NULL;
+    int yes = 0;
+    CURLU *u = curl_url();
+    CURL *e = curl_easy_init();
+    if (u && e && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_SCHEME, "https", 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_PORT, port, 0) == CURLUE_OK && curl_url_set(u, CURLUPART_PATH, "/", 0) == CURLUE_OK &&
+        curl_url_set(u, CURLUPART_QUERY, NULL, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_URL, &tls_url, 0) == CURLUE_OK) {
+        curl_easy_setopt(e, CURLOPT_URL, tls_url);
+        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
+        if (probe->direct) curl_easy_setopt(e, CURLOPT_NOPROXY, "*"); /* the way the request went */
+        curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);                /* the handshake, then nothing */
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(probe->connect_timeout_s * 1000));
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(probe->connect_timeout_s * 1000) + 2000L);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        yes = curl_easy_perform(e) == CURLE_OK;
+    }
+    curl_free(port);
+    curl_free(tls_url);
+    curl_url_cleanup(u);
+    if (e) curl_easy_cleanup(e);
+    snprintf(probe->origin, sizeof probe->origin, "%s", origin);
+    probe->result = yes;
+    probe->asked = 1;
+    return yes;
+}
+
+int aws_scheme_mismatch(CURL *easy, const char *url, CURLcode cc, const char *errbuf, const char *var,
+                        aws_tls_probe *probe, char *out, size_t len)
+{
+    const char *what = NULL;
+    if (url_scheme_is(url, "https") && cc == CURLE_SSL_CONNECT_ERROR && not_tls_answer(errbuf)) {
+        what = "the server did not speak TLS (is it http://?)";
+    } else if (url_scheme_is(url, "http") && (cc == CURLE_GOT_NOTHING || cc == CURLE_RECV_ERROR ||
+                                              cc == CURLE_WEIRD_SERVER_REPLY || cc == CURLE_UNSUPPORTED_PROTOCOL)) {
+        long header_bytes = 0; /* no answer at all: a TLS server closes (or alerts) on plain text */
+        curl_easy_getinfo(easy, CURLINFO_HEADER_SIZE, &header_bytes);
+        if (header_bytes == 0 && speaks_tls(url, probe)) what = "the server speaks TLS (is it https://?)";
+    }
+    if (!what) return 0;
+    char origin[512];
+    url_origin(url, origin, sizeof origin);
+    snprintf(out, len, "%s %s: %s: %s", var ? var : "URL", origin, what, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    return 1;
 }

@@ -41,9 +41,7 @@ struct aws_client {
     double backoff_base_s;
     int retry_quota;
     char ca_bundle[4096];
-    /* whether the server behind an http:// URL speaks TLS, asked once (tls_probe_origin) */
-    char tls_probe_origin[512];
-    int tls_probe_result;
+    aws_tls_probe tls_probe; /* asked once per origin however many requests fail alike */
 };
 
 void aws_mask_key_id(const char *key_id, char out[32])
@@ -108,6 +106,7 @@ int aws_client_create(const aws_client_options *opt, const aws_credentials *cred
     if (c->opt.total_timeout_s <= 0) c->opt.total_timeout_s = 30;
     if (c->opt.max_attempts <= 0) c->opt.max_attempts = 3;
     if (c->opt.max_concurrency <= 0) c->opt.max_concurrency = 16;
+    c->tls_probe.connect_timeout_s = c->opt.connect_timeout_s;
     const char *ma = getenv("AWS_MAX_ATTEMPTS");
     if (ma && ma[0]) {
         long v;
@@ -419,90 +418,6 @@ static double backoff_s(aws_client *c, int attempt)
     return rng_uniform(c) * cap;
 }
 
-/* ---- an endpoint that speaks the other protocol (https:// at plain HTTP, http:// at TLS) ------- */
-
-static int url_scheme_is(const char *url, const char *scheme)
-{
-    size_t n = strlen(scheme);
-    return !strncasecmp(url, scheme, n) && url[n] == ':';
-}
-
-/* scheme://host[:port] of URL as it may be printed (no userinfo), into OUT. */
-static void url_origin(const char *url, char *out, size_t len)
-{
-    char shown[1024];
-    aws_url_for_display(url, shown, sizeof shown);
-    const char *sep = strstr(shown, "://");
-    size_t n = sep ? (size_t)(sep + 3 - shown) + strcspn(sep + 3, "/?#") : strlen(shown);
-    snprintf(out, len, "%.*s", (int)n, shown);
-}
-
-/* TLS errors that mean bytes came back that are no TLS record (a plain-HTTP server's "HTTP/1.1
- * 400" read as one): OpenSSL's texts before and after 3.2, GnuTLS's. */
-static int not_tls_answer(const char *text)
-{
-    static const char *const l[] = {"wrong version number",
-                                    "packet length too long",
-                                    "record layer failure",
-                                    "unexpected TLS packet",
-                                    "TLS packet with unexpected length",
-                                    NULL};
-    for (const char *const *p = l; *p; p++)
-        if (strstr(text, *p)) return 1;
-    return 0;
-}
-
-/* 1 when the host and port of URL (an http:// one) complete a TLS handshake, certificates
- * unchecked: nothing is sent over it.  Asked once per client and origin. */
-static int speaks_tls(aws_client *c, const char *url)
-{
-    char origin[512];
-    url_origin(url, origin, sizeof origin);
-    if (!strcmp(origin, c->tls_probe_origin)) return c->tls_probe_result;
-    char *port = NULL, *tls_url = NULL;
-    int yes = 0;
-    CURLU *u = curl_url();
-    CURL *e = curl_easy_init();
-    if (u && e && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK &&
-        curl_url_set(u, CURLUPART_SCHEME, "https", 0) == CURLUE_OK &&
-        curl_url_set(u, CURLUPART_PORT, port, 0) == CURLUE_OK && curl_url_set(u, CURLUPART_PATH, "/", 0) == CURLUE_OK &&
-        curl_url_set(u, CURLUPART_QUERY, NULL, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_URL, &tls_url, 0) == CURLUE_OK) {
-        curl_easy_setopt(e, CURLOPT_URL, tls_url);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
-        curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L); /* the handshake, then nothing */
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->opt.connect_timeout_s * 1000));
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(c->opt.connect_timeout_s * 1000) + 2000L);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        yes = curl_easy_perform(e) == CURLE_OK;
-    }
-    curl_free(port);
-    curl_free(tls_url);
-    curl_url_cleanup(u);
-    if (e) curl_easy_cleanup(e);
-    snprintf(c->tls_probe_origin, sizeof c->tls_probe_origin, "%s", origin);
-    c->tls_probe_result = yes;
-    return yes;
-}
-
-/* What a transport failure says when the URL's scheme is not what the server speaks, or NULL. */
-static const char *tls_mismatch(aws_client *c, xfer *x, CURLcode cc)
-{
-    const char *url = x->req->url;
-    if (url_scheme_is(url, "https") && cc == CURLE_SSL_CONNECT_ERROR && not_tls_answer(x->errbuf))
-        return "the server did not speak TLS (is it http://?)";
-    if (url_scheme_is(url, "http") && (cc == CURLE_GOT_NOTHING || cc == CURLE_RECV_ERROR ||
-                                       cc == CURLE_WEIRD_SERVER_REPLY || cc == CURLE_UNSUPPORTED_PROTOCOL)) {
-        long header_bytes = 0; /* no answer at all: a TLS server closes (or alerts) on plain text */
-        curl_easy_getinfo(x->easy, CURLINFO_HEADER_SIZE, &header_bytes);
-        if (header_bytes == 0 && speaks_tls(c, url)) return "the server speaks TLS (is it https://?)";
-    }
-    return NULL;
-}
-
 /* Decides what one finished attempt means: success, retry later, or a final failure. */
 static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
 {
@@ -526,20 +441,15 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         /* connection refused/reset, DNS, timeouts, truncated bodies: all transient for the SDKs */
         retryable = !x->body.too_big && cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_PEER_FAILED_VERIFICATION &&
                     cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_URL_MALFORMAT && cc != CURLE_OUT_OF_MEMORY;
-        const char *curl_text = x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc);
-        const char *mismatch = x->body.too_big ? NULL : tls_mismatch(c, x, cc);
+        char var[96];
+        const char *v = aws_endpoint_var_of(r->service, r->url, var, sizeof var);
         if (x->body.too_big) {
             snprintf(reason, sizeof reason, "response larger than %zu bytes",
                      r->max_body ? r->max_body : (size_t)AWS_MAX_BODY);
-        } else if (mismatch) {
-            /* what is likely wrong, naming the setting that gave the URL; curl's words after it */
-            char var[96], origin[512];
-            const char *v = aws_endpoint_var_of(r->service, r->url, var, sizeof var);
-            url_origin(r->url, origin, sizeof origin);
-            snprintf(reason, sizeof reason, "%s %s: %s: %s", v ? v : "URL", origin, mismatch, curl_text);
+        } else if (aws_scheme_mismatch(x->easy, r->url, cc, x->errbuf, v, &c->tls_probe, reason, sizeof reason)) {
             retryable = 0; /* the same answer every time */
         } else {
-            snprintf(reason, sizeof reason, "%s", curl_text);
+            snprintf(reason, sizeof reason, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(cc));
         }
         ib_debug("aws: %s %s -> %s (attempt %d/%d, %.3f s, key %s)", r->method, url, reason, x->attempt,
                  c->opt.max_attempts, elapsed, key);

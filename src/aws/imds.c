@@ -18,6 +18,7 @@
 
 struct aws_imds_session {
     char base[512];
+    const char *base_var;   /* AWS_EC2_METADATA_SERVICE_ENDPOINT when it gave BASE */
     char token_header[160]; /* "X-aws-ec2-metadata-token: ..." or "" for IMDSv1 */
     double timeout_s;
 };
@@ -37,8 +38,10 @@ int aws_imds_open(aws_imds_session **out, ib_error *err)
     if (!s) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
     const char *ep = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
     const char *mode = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE");
-    if (ep && ep[0]) snprintf(s->base, sizeof s->base, "%s", ep);
-    else if (mode && !strcasecmp(mode, "IPv6")) snprintf(s->base, sizeof s->base, "http://[fd00:ec2::254]");
+    if (ep && ep[0]) {
+        snprintf(s->base, sizeof s->base, "%s", ep);
+        s->base_var = "AWS_EC2_METADATA_SERVICE_ENDPOINT";
+    } else if (mode && !strcasecmp(mode, "IPv6")) snprintf(s->base, sizeof s->base, "http://[fd00:ec2::254]");
     else snprintf(s->base, sizeof s->base, "http://169.254.169.254");
     size_t n = strlen(s->base);
     while (n > 0 && s->base[n - 1] == '/') s->base[--n] = '\0';
@@ -53,12 +56,18 @@ int aws_imds_open(aws_imds_session **out, ib_error *err)
     char url[600];
     snprintf(url, sizeof url, "%s/latest/api/token", s->base);
     const char *hdr[] = {"X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL};
-    aws_plain_request pr = {"PUT", url, hdr, 1, s->timeout_s, s->timeout_s};
+    aws_plain_request pr = {"PUT", url, hdr, 1, s->timeout_s, s->timeout_s, s->base_var};
     long status = 0;
     char *body = NULL;
     size_t blen = 0;
     ib_error perr;
     int hr = aws_plain_http(&pr, &status, &body, &blen, &perr);
+    if (hr == -3) {
+        /* a server there, misnamed: not "not on EC2", and no answer to take for one */
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS: %s", perr.msg);
+        free(s);
+        return -2;
+    }
     if (hr != 0) {
         char shown[600];
         aws_url_for_display(s->base, shown, sizeof shown);
@@ -91,14 +100,14 @@ int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *e
     char url[1024];
     snprintf(url, sizeof url, "%s/latest/%s", s->base, path);
     const char *hdr[] = {s->token_header};
-    aws_plain_request pr = {"GET", url, hdr, s->token_header[0] ? 1 : 0, s->timeout_s, s->timeout_s};
+    aws_plain_request pr = {"GET", url, hdr, s->token_header[0] ? 1 : 0, s->timeout_s, s->timeout_s, s->base_var};
     long status = 0;
     size_t blen = 0;
     ib_error perr;
     int hr = aws_plain_http(&pr, &status, body, &blen, &perr);
     if (hr != 0) {
         ib_error_set(err, IB_EXIT_RUNTIME, "IMDS %s: %s", path, perr.msg);
-        return hr;
+        return hr == -3 ? -2 : hr;
     }
     if (status != 200) {
         free(*body);

@@ -2,6 +2,7 @@
 #ifndef INSTBENCH_AWS_INTERNAL_H
 #define INSTBENCH_AWS_INTERNAL_H
 
+#include <curl/curl.h>
 #include <stddef.h>
 #include "instbench/aws.h"
 
@@ -19,8 +20,7 @@ int aws_error_is_transient(const char *code);
 int aws_error_is_expired_token(const char *code);
 
 /* A plain (unsigned) HTTP request for IMDS and container credentials: short timeouts, no
- * retries, no TLS-less restriction (these endpoints are link-local http).  *body is malloc'd.
- * Returns 0 and sets *status when an HTTP answer arrived, -1 on a transport failure. */
+ * retries, no TLS-less restriction (these endpoints are link-local http).  *body is malloc'd. */
 typedef struct aws_plain_request {
     const char *method;
     const char *url;
@@ -28,9 +28,15 @@ typedef struct aws_plain_request {
     size_t n_headers;
     double connect_timeout_s;
     double total_timeout_s;
+    /* The variable whose value the URL starts with (AWS_EC2_METADATA_SERVICE_ENDPOINT), named when
+     * the server does not speak the URL's scheme; NULL for a built-in URL (169.254.169.254), whose
+     * scheme no user chose and which is never asked whether it speaks TLS. */
+    const char *url_var;
 } aws_plain_request;
 /* 0 with the status and body; -1 with ERR when no answer came (no server, a timeout); -2 with ERR
- * when one came over the 1 MiB cap (an answer, but not one the endpoint should give). */
+ * when one came over the 1 MiB cap (an answer, but not one the endpoint should give); -3 with ERR
+ * ("URL_VAR ORIGIN: the server did not speak TLS (is it http://?): curl's words") when the server
+ * there speaks the other protocol than URL_VAR's scheme: a server, misnamed. */
 int aws_plain_http(const aws_plain_request *req, long *status, char **body, size_t *body_len, ib_error *err);
 
 /* A response body growing as curl delivers it, NUL-terminated, refused past max bytes.  Shared by
@@ -45,7 +51,8 @@ size_t aws_body_append(aws_body *b, const char *data, size_t n, size_t max);
 /* IMDSv2: a session token, then GET PATH below /latest/.  Used by identity and role credentials. */
 typedef struct aws_imds_session aws_imds_session;
 /* Both: 0 ok; -1 no answer (off EC2, HTTP errors); -2 an answer over aws_plain_http's cap, which is
- * a malformed answer (aws_imds_identity fails on it rather than taking it for "not on EC2"). */
+ * a malformed answer, or a server at AWS_EC2_METADATA_SERVICE_ENDPOINT that does not speak its
+ * scheme (aws_imds_identity fails on either rather than taking it for "not on EC2"). */
 int aws_imds_open(aws_imds_session **out, ib_error *err);
 int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *err);
 void aws_imds_close(aws_imds_session *s);
@@ -75,10 +82,26 @@ const char *aws_profile_name(int *explicit_profile);
 
 /* The container credentials URL: http://169.254.170.2 + AWS_CONTAINER_CREDENTIALS_RELATIVE_URI,
  * else AWS_CONTAINER_CREDENTIALS_FULL_URI (loopback, the ECS/EKS link-local hosts, or https).
- * 0 with the URL, 1 when neither is set, -1 (message) when FULL_URI is not allowed. */
-int aws_container_credentials_url(char *out, size_t out_len, ib_error *err);
+ * 0 with the URL and *VAR the variable that chose its scheme (FULL_URI; NULL for RELATIVE_URI,
+ * always http), 1 when neither is set, -1 (message) when FULL_URI is not allowed. */
+int aws_container_credentials_url(char *out, size_t out_len, const char **var, ib_error *err);
 
 /* Global libcurl initialisation, once per process (curl_util.c, with aws_body_append). */
 void aws_curl_global_init(void);
+
+/* Whether the server behind an http:// URL speaks TLS: the last origin asked and its answer, so
+ * that a client's requests failing alike cost one handshake, not one each. */
+typedef struct aws_tls_probe {
+    double connect_timeout_s;
+    int direct; /* the request bypassed any proxy (CURLOPT_NOPROXY "*"), and so does the probe */
+    int asked, result;
+    char origin[512];
+} aws_tls_probe;
+/* A transfer of URL that failed with CC (curl's text ERRBUF, maybe "") because the server does not
+ * speak URL's scheme (https:// at plain HTTP; http:// at a server that completes a TLS handshake,
+ * asked through PROBE, nothing sent): 1 with "VAR ORIGIN: what is wrong: curl's words" in OUT, VAR
+ * naming the setting that gave the URL ("URL" when NULL); else 0 and OUT untouched. */
+int aws_scheme_mismatch(CURL *easy, const char *url, CURLcode cc, const char *errbuf, const char *var,
+                        aws_tls_probe *probe, char *out, size_t len);
 
 #endif

@@ -57,7 +57,14 @@ int aws_plain_http(const aws_plain_request *req, long *status, char **body, size
         rc = -2;
         free(b.p);
     } else if (cc != CURLE_OK) {
-        rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        aws_tls_probe probe = {.connect_timeout_s = req->connect_timeout_s, .direct = 1};
+        char hint[sizeof err->msg];
+        if (req->url_var && aws_scheme_mismatch(e, req->url, cc, errbuf, req->url_var, &probe, hint, sizeof hint)) {
+            ib_error_set(err, IB_EXIT_RUNTIME, "%s", hint);
+            rc = -3;
+        } else {
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        }
         free(b.p);
     } else {
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);

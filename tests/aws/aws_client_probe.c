@@ -479,7 +479,7 @@ int main(int argc, char **argv)
         double dt = util_now_seconds() - t0;
         if (rc != 0) {
             fprintf(stderr, "probe: %s\n", err.msg);
-            printf("{\"ok\": false, \"seconds\": %.3f}\n", dt);
+            printf("{\"ok\": false, \"rc\": %d, \"seconds\": %.3f}\n", rc, dt);
             return 1;
         }
         printf("{\"ok\": true, \"seconds\": %.3f, \"instance_id\": \"%s\", \"instance_type\": \"%s\", "
@@ -495,7 +495,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "config")) return cmd_config(rest, rv);
     if (!strcmp(cmd, "container-url")) {
         char u[2048];
-        int r = aws_container_credentials_url(u, sizeof u, &err);
+        const char *var;
+        int r = aws_container_credentials_url(u, sizeof u, &var, &err);
         if (r < 0) fprintf(stderr, "probe: %s\n", err.msg);
         printf("{\"url\": \"%s\"}\n", r == 0 ? u : "");
         return r < 0 ? 1 : 0;

@@ -533,6 +533,31 @@ class Tls(AwsTestCase):
             t.join()
             srv.close()
 
+    def test_credential_sources_scheme_mismatch_named(self):
+        """IMDS and the container endpoint, set to a scheme their server does not speak, are said so
+        as the signed client says it, naming the variable; IMDS's is no "not on EC2"."""
+        plain = Endpoint()
+        try:
+            to_plain, to_tls = "https://127.0.0.1:%s" % plain.url.rsplit(":", 1)[1], self.ep.url.replace("https", "http")
+            no_tls, tls = "did not speak TLS (is it http://?)", "speaks TLS (is it https://?)"
+            for var, cmd, path in (("AWS_CONTAINER_CREDENTIALS_FULL_URI", "credentials", "/v2/credentials/abc"),
+                                   ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "identity", ""),
+                                   ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "credentials", "")):
+                for origin, what in ((to_plain, no_tls), (to_tls, tls)):
+                    with self.subTest(var=var, cmd=cmd, url=origin):
+                        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, **{var: origin + path})
+                        res, err, _ = self.probe([cmd], env, expect_rc=1)
+                        self.assertRegex(err, re.escape("%s %s: the server %s: " % (var, origin, what)) + r"\S")
+                        self.assertNotIn("not on EC2", err)
+                        if cmd == "identity":
+                            self.assertEqual(res["rc"], -2)  # a misnamed server, not "off EC2"
+            # botocore takes an https:// IMDS endpoint too, and so does instbench
+            env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, AWS_CA_BUNDLE=self.cert,
+                            AWS_EC2_METADATA_SERVICE_ENDPOINT=self.ep.url)
+            self.assertEqual(self.probe(["identity"], env)[0]["lifecycle"], "on-demand")
+        finally:
+            plain.stop()
+
 
 class Imds(AwsTestCase):
     def test_imdsv1_fallback(self):
