@@ -120,6 +120,8 @@ int aws_endpoints_identity(const char *const *service_env_ids, size_t n, char *o
  * "***@", the values of a presigned URL's X-Amz-Signature, X-Amz-Security-Token and
  * X-Amz-Credential by "***", control characters by '?'.  Returns out.  Every URL in a message or log goes through it. */
 const char *aws_url_for_display(const char *url, char *out, size_t len);
+/* scheme://host[:port] of URL as it may be printed (aws_url_for_display: no userinfo), into OUT. */
+const char *aws_url_origin(const char *url, char *out, size_t len);
 
 /* ---- transport ----------------------------------------------------------------------------- */
 typedef struct aws_client_options {
@@ -162,6 +164,8 @@ typedef struct aws_response {
     size_t body_len;
     int attempts;
     char error_code[128]; /* AWS error code parsed from a 4xx/5xx body, "" if none */
+    /* AWS's message beside error_code; with status 0 (no HTTP answer: refused, DNS, a timeout,
+     * a server speaking the other protocol) the transport's reason, which names no URL path */
     char error_message[512];
     char bucket_region[32]; /* S3's x-amz-bucket-region header, "" if none */
     char location[1024];    /* a 3xx answer's Location header, never followed; "" if none */

@@ -41,16 +41,6 @@ static int url_scheme_is(const char *url, const char *scheme)
     return !strncasecmp(url, scheme, n) && url[n] == ':';
 }
 
-/* scheme://host[:port] of URL as it may be printed (no userinfo), into OUT. */
-static void url_origin(const char *url, char *out, size_t len)
-{
-    char shown[1024];
-    aws_url_for_display(url, shown, sizeof shown);
-    const char *sep = strstr(shown, "://");
-    size_t n = sep ? (size_t)(sep + 3 - shown) + strcspn(sep + 3, "/?#") : strlen(shown);
-    snprintf(out, len, "%.*s", (int)n, shown);
-}
-
 /* TLS errors that mean bytes came back that are no TLS record (a plain-HTTP server's "HTTP/1.1
  * 400" read as one): OpenSSL's texts before and after 3.2, GnuTLS's. */
 static int not_tls_answer(const char *text)
@@ -71,7 +61,7 @@ static int not_tls_answer(const char *text)
 static int speaks_tls(const char *url, aws_tls_probe *probe)
 {
     char origin[512];
-    url_origin(url, origin, sizeof origin);
+    aws_url_origin(url, origin, sizeof origin);
     if (probe->asked && !strcmp(origin, probe->origin)) return probe->result;
     char *port = NULL, *tls_url = NULL;
     int yes = 0;
@@ -118,7 +108,7 @@ int aws_scheme_mismatch(CURL *easy, const char *url, CURLcode cc, const char *er
     }
     if (!what) return 0;
     char origin[512];
-    url_origin(url, origin, sizeof origin);
+    aws_url_origin(url, origin, sizeof origin);
     snprintf(out, len, "%s %s: %s: %s", var ? var : "URL", origin, what, errbuf[0] ? errbuf : curl_easy_strerror(cc));
     return 1;
 }

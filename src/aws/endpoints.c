@@ -114,6 +114,16 @@ static int presign_secret_param(const char *p)
     return 0;
 }
 
+const char *aws_url_origin(const char *url, char *out, size_t len)
+{
+    char shown[1024];
+    aws_url_for_display(url, shown, sizeof shown);
+    const char *sep = strstr(shown, "://");
+    size_t n = sep ? (size_t)(sep + 3 - shown) + strcspn(sep + 3, "/?#") : strlen(shown);
+    snprintf(out, len, "%.*s", (int)n, shown);
+    return out;
+}
+
 const char *aws_url_for_display(const char *url, char *out, size_t len)
 {
     if (!out || len == 0) return "";

@@ -507,6 +507,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     x->body.p = NULL;
     x->body.len = x->body.cap = 0;
     x->done = x->failed = 1;
+    if (cc != CURLE_OK) snprintf(resp->error_message, sizeof resp->error_message, "%s", reason);
     const char *hint = "";
     if (!strcmp(resp->error_code, "SignatureDoesNotMatch") || !strcmp(resp->error_code, "InvalidSignatureException"))
         hint = " (check the secret access key and the system clock)";

@@ -2,7 +2,8 @@
 """`measure --output` to S3: s3://BUCKET/PREFIX/ (the generated name under it) and
 s3://BUCKET/KEY against moto (signatures checked; boto3 reads the objects and jsonschema checks
 them), no write-check marker left behind, a missing bucket or a denied PutObject refused before the
-run (the message naming what the user gave, S3's code and the status, not the marker); a presigned PUT
+run (the message naming what the user gave, S3's code and the status, not the marker), and so is an
+endpoint that gives no answer at all (the message naming the endpoint and its variable); a presigned PUT
 URL (made by `instbench presign`, checked by the fake AWS's S3 with botocore) consumed with no
 credentials at all; an expired URL or one that is not presigned refused before the run (exit 2);
 an upload that fails at the end (a tampered signature) saves the result locally, prints the path,
@@ -12,6 +13,7 @@ Usage: s3_measure_output.py INSTBENCH RESULT_SCHEMA"""
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -145,4 +147,22 @@ try:
             check(os.path.exists(path) and valid(open(path).read(), "the late fallback"), "no local file %s" % path)
 finally:
     fake.stop()
+
+# no HTTP answer at all (nothing listens there; a name that does not resolve): the message names
+# the s3:// URL the user gave and the endpoint with its variable, never the marker object
+with tempfile.TemporaryDirectory() as cwd:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    for ep in ("http://127.0.0.1:%d" % port, "http://no-such-host.invalid"):
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": cwd, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+               "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "us-east-1",
+               "AWS_ENDPOINT_URL_S3": ep, "AWS_MAX_ATTEMPTS": "1", "AWS_EC2_METADATA_DISABLED": "true",
+               "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}
+        t0 = time.time()
+        p = measure(env, cwd, "--output", "s3://any-bkt/dir/r.json", "--steps", "200")
+        check(p.returncode == 1 and "S3 write check (PutObject) s3://any-bkt/dir/r.json: S3 endpoint %s "
+              "(AWS_ENDPOINT_URL_S3): " % ep in p.stderr and "write-check" not in p.stderr and "(1 attempt)" in p.stderr
+              and time.time() - t0 < 30, "no answer at the write check (%s): rc %d %s" % (ep, p.returncode, p.stderr[-400:]))
 sys.exit(1 if failures else 0)

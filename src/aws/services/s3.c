@@ -330,6 +330,21 @@ static int s3_redirect_fail(const aws_s3 *s, const s3_call *k, const char *where
                         to[0] ? ", not followed" : "", cs, fix);
 }
 
+/* No HTTP answer (refused, DNS, a timeout, a server speaking the other protocol): the endpoint
+ * asked, the variable that set it and the transport's reason, not the transport's message, whose
+ * URL is the request's (for the write check, the hidden marker object's). */
+static int s3_no_answer(const s3_call *k, const char *where, const char *region, const aws_response *r, ib_error *err)
+{
+    char ep[1024] = "", origin[512], var[96], at[700] = "";
+    if (aws_endpoint_url("S3", region, ep, sizeof ep) == 0 &&
+        !strstr(r->error_message, aws_url_origin(ep, origin, sizeof origin))) {
+        const char *v = aws_endpoint_var_of("s3", ep, var, sizeof var);
+        snprintf(at, sizeof at, "S3 endpoint %s%s%s%s: ", origin, v ? " (" : "", v ? v : "", v ? ")" : "");
+    } /* else a scheme mismatch, which names the endpoint and its variable itself */
+    return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s%s (%d attempt%s)", k->what, where, at, r->error_message,
+                        r->attempts, r->attempts == 1 ? "" : "s");
+}
+
 /* One message per failure a user can act on; the transport's message otherwise. */
 static int s3_fail(const aws_s3 *s, const s3_call *k, const char *region, const aws_response *r, const ib_error *terr,
                    ib_error *err)
@@ -359,6 +374,7 @@ static int s3_fail(const aws_s3 *s, const s3_call *k, const char *region, const 
     if (code[0])
         return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s%s%s (HTTP %ld)", k->what, where, code,
                             r->error_message[0] ? ": " : "", r->error_message, st);
+    if (terr->code && !st && r->error_message[0]) return s3_no_answer(k, where, region, r, err);
     if (terr->code) return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: %s", k->what, where, terr->msg);
     return ib_error_set(err, IB_EXIT_RUNTIME, "S3 %s %s: HTTP %ld", k->what, where, st);
 }
