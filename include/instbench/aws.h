@@ -111,6 +111,10 @@ const char *aws_endpoint_problem(const char *service_env_id, const char *region,
  * URL is URL's start, into VAR (returned), for messages about where a request went; NULL when
  * none (AWS's own endpoint, a presigned URL given as such).  SERVICE is the signing name ("s3"). */
 const char *aws_endpoint_var_of(const char *service, const char *url, char *var, size_t len);
+/* What is wrong with URL as SERVICE's endpoint (the signing name, "s3"): no http:// or https://
+ * before a host ("localhost:4566", a common slip), said naming the variable that set it
+ * ("AWS_ENDPOINT_URL 'localhost:4566' is not an endpoint URL: ..."), into WHY; NULL when none. */
+const char *aws_endpoint_url_problem(const char *service, const char *url, char *why, size_t len);
 /* Who answers for these services, for caches that must not mix AWS's answers with another
  * endpoint's (a moto or LocalStack server): 0 and "" when every one is AWS's own endpoint, else 1
  * and 16 lower-case hex digits, the start of SHA-256("ID1=URL1\nID2=URL2\n...") over the

@@ -62,6 +62,19 @@ const char *aws_endpoint_var_of(const char *service, const char *url, char *var,
     return var;
 }
 
+const char *aws_endpoint_url_problem(const char *service, const char *url, char *why, size_t len)
+{
+    size_t n = !strncasecmp(url, "https://", 8) ? 8 : !strncasecmp(url, "http://", 7) ? 7 : 0;
+    if (n && url[n] && !strchr("/?#", url[n])) return NULL;
+    char var[96], shown[600];
+    const char *v = aws_endpoint_var_of(service, url, var, sizeof var);
+    aws_url_for_display(v ? getenv(var) : url, shown, sizeof shown);
+    snprintf(why, len,
+             "%s '%s' is not an endpoint URL: it wants http:// or https:// and a host (e.g. http://localhost:4566)",
+             v ? v : "the URL", shown);
+    return why;
+}
+
 const char *aws_endpoint_problem(const char *service_env_id, const char *region, size_t out_len, char *why,
                                  size_t why_len)
 {

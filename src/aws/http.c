@@ -265,7 +265,12 @@ static int prepare_attempt(aws_client *c, xfer *x)
     ib_error *err = x->err;
     char *host = NULL, *port = NULL, *path = NULL, *query = NULL, *scheme = NULL;
     int rc = -1;
+    char why[800];
     CURLU *u = curl_url();
+    if (aws_endpoint_url_problem(r->service, r->url, why, sizeof why)) {
+        ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", r->service, why);
+        goto out;
+    }
     if (!u || curl_url_set(u, CURLUPART_URL, r->url, CURLU_PATH_AS_IS) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {

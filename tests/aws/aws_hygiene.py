@@ -6,6 +6,7 @@
   AWS_ENDPOINT_URL_EC2), its length and the limit, never a variable that is not set;
 - a server's error body is reduced to its code and the first line of its message, cut short;
   other fields and further lines never appear;
+- an endpoint URL without http:// or https:// (localhost:4566) names its variable and value;
 - an invalid AWS_REGION / AWS_DEFAULT_REGION is a usage error saying so, not "no region";
 - a [default] profile with credential_process or role_arn names that source instead of a
   generic "no credentials";
@@ -119,6 +120,15 @@ for kw, var, services, sources in (
         if source == "auto":
             check(all(any(line.startswith("warning: ") and svc in line for line in said) for svc in services),
                   f"{var}, --source auto: a warning for each of {services}: {said}")
+
+# ---- an endpoint URL with no http:// or https:// before its host (LocalStack's "localhost:4566"):
+# the variable and its value named, where it was "invalid endpoint URL 'localhost:4566/'" ----
+for var, value in (("AWS_ENDPOINT_URL", "localhost:4566"), ("AWS_ENDPOINT_URL_S3", "ftp://u:ftppw@localhost:4566")):
+    cmd = ["prices"] + ARGS + ["--source", "live"] if var == "AWS_ENDPOINT_URL" else ["rank", "s3://bkt/x/"]
+    p = subprocess.run([BIN] + cmd, capture_output=True, text=True, env=env(**{var: value}, **CREDS), timeout=60, cwd=TMP)
+    check(p.returncode == 1 and "%s '%s' is not an endpoint URL: it wants http:// or https://" %
+          (var, value.replace("u:ftppw@", "***@")) in p.stderr and "ftppw" not in p.stderr,
+          f"{var}={value}: {p.returncode} {p.stderr[-600:]}")
 
 # ---- the IMDS and container endpoints: same rule ----
 e = env(AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT="http://imdsuser:imdspw123@127.0.0.1:9",

@@ -231,12 +231,12 @@ static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const ch
 {
     char ep[1024];
     *url = NULL;
-    char why[200];
+    char why[800];
     if (aws_endpoint_url("S3", region, ep, sizeof ep) != 0)
         return ib_error_set(err, IB_EXIT_USAGE, "no S3 endpoint: %s",
                             aws_endpoint_problem("S3", region, sizeof ep, why, sizeof why));
+    if (aws_endpoint_url_problem("s3", ep, why, sizeof why)) return ib_error_set(err, IB_EXIT_USAGE, "%s", why);
     const char *sep = strstr(ep, "://");
-    if (!sep) return ib_error_set(err, IB_EXIT_USAGE, "the S3 endpoint URL has no scheme");
     size_t authn = strcspn(sep + 3, "/");
     char *u = NULL;
     size_t len = 0, cap = 0;
