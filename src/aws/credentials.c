@@ -139,6 +139,9 @@ int aws_container_credentials_url(char *out, size_t out_len, const char **var, i
             snprintf(out, out_len, "%s", full);
             *var = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
             rc = 0;
+        } else if (strcmp(scheme, "http")) {
+            ib_error_set(err, IB_EXIT_RUNTIME, "AWS_CONTAINER_CREDENTIALS_FULL_URI: '%s' is no http:// or https:// URL",
+                         scheme);
         } else {
             ib_error_set(err, IB_EXIT_RUNTIME,
                          "AWS_CONTAINER_CREDENTIALS_FULL_URI host '%s' is not allowed over http (loopback, "

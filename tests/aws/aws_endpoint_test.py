@@ -263,9 +263,10 @@ class SigningAndChain(AwsTestCase):
         for extra, want in cases:
             with self.subTest(env=extra):
                 self.assertEqual(self.probe(["container-url"], clean_env(self.home, **extra))[0]["url"], want)
-        for bad in ("http://10.1.2.3/x", "http://169.254.169.254/latest", "ftp://127.0.0.1/x"):
+        for bad, why in (("http://10.1.2.3/x", "not allowed over http"), ("http://169.254.169.254/latest", "allowed"),
+                         ("ftp://127.0.0.1/x", "'ftp' is no http:// or https:// URL")):  # not "not allowed over http"
             with self.subTest(bad=bad):
-                self.probe(["container-url"], clean_env(self.home, **{full: bad}), expect_rc=1)
+                self.assertIn(why, self.probe(["container-url"], clean_env(self.home, **{full: bad}), expect_rc=1)[1])
 
     def test_container_authorization_token(self):
         ep = Endpoint("--container-auth-token", "Bearer s3cr3t-container-token")
