@@ -21,6 +21,7 @@ struct aws_imds_session {
     const char *base_var;   /* AWS_EC2_METADATA_SERVICE_ENDPOINT when it gave BASE */
     char token_header[160]; /* "X-aws-ec2-metadata-token: ..." or "" for IMDSv1 */
     double timeout_s;
+    long status; /* the last GET's HTTP status, 0 when none came */
 };
 
 static int env_true(const char *name)
@@ -82,9 +83,11 @@ int aws_imds_open(aws_imds_session **out, ib_error *err)
         /* an IMDS without session support: fall back to IMDSv1 as the AWS CLI does */
         s->token_header[0] = '\0';
     } else {
-        char shown[600];
-        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS token request to %s failed: HTTP %ld",
-                     aws_url_for_display(s->base, shown, sizeof shown), status);
+        /* a 200 without a token in it is no IMDS (a proxy's page at that address, say) */
+        char shown[600], what[96] = "";
+        if (status == 200) snprintf(what, sizeof what, " with no session token in it (%zu bytes): not on EC2?", blen);
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS token request to %s failed: HTTP %ld%s",
+                     aws_url_for_display(s->base, shown, sizeof shown), status, what);
         free(body);
         free(s);
         return -1;
@@ -105,6 +108,7 @@ int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *e
     size_t blen = 0;
     ib_error perr;
     int hr = aws_plain_http(&pr, &status, body, &blen, &perr);
+    s->status = status;
     if (hr != 0) {
         ib_error_set(err, IB_EXIT_RUNTIME, "IMDS %s: %s", path, perr.msg);
         return hr == -3 ? -2 : hr;
@@ -244,10 +248,11 @@ int aws_imds_role_credentials(aws_credentials *out, ib_error *err)
     char role[256] = "", path[400];
     char *body = NULL;
     cJSON *j = NULL;
-    if (get_into(s, "meta-data/iam/security-credentials/", role, sizeof role, err) != 0 || !role[0]) {
-        if (!err || !err->msg[0] || !role[0]) ib_error_set(err, IB_EXIT_RUNTIME, "IMDS: no instance role attached");
-        goto out;
-    }
+    /* no role is a 404 (or an empty list); any other failure says what it was */
+    int listed = get_into(s, "meta-data/iam/security-credentials/", role, sizeof role, err) == 0;
+    if ((listed && !role[0]) || (!listed && s->status == 404))
+        ib_error_set(err, IB_EXIT_RUNTIME, "IMDS: no instance role attached");
+    if (!listed || !role[0]) goto out;
     snprintf(path, sizeof path, "meta-data/iam/security-credentials/%s", role);
     if (aws_imds_get(s, path, &body, err) != 0) goto out;
     j = cJSON_Parse(body);

@@ -36,3 +36,8 @@ add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR
 
 # Issue 39: the shapes of AWS identifiers, IPv4 and host names (src/aws/ids.c), hand-worked cases.
 instbench_add_unit_test(aws_ids ${CMAKE_CURRENT_LIST_DIR}/aws_ids.c)
+
+# IMDS answers IMDS does not give (a token request answered 200 without a token, a role listing
+# failing with HTTP 500), from a scripted server: each said for what it is.
+add_test(NAME aws_imds_answers
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_imds_answers.py $<TARGET_FILE:aws_client_probe>)
