@@ -26,20 +26,6 @@ static void wipe(void *p, size_t n)
     while (n--) *v++ = 0;
 }
 
-static int set_creds(aws_credentials *out, const char *ak, const char *sk, const char *tok, const char *source,
-                     ib_error *err)
-{
-    if (strlen(ak) >= sizeof out->access_key_id || strlen(sk) >= sizeof out->secret_access_key ||
-        (tok && strlen(tok) >= sizeof out->session_token))
-        return ib_error_set(err, IB_EXIT_RUNTIME, "credentials from %s are too long to be AWS credentials", source);
-    memset(out, 0, sizeof *out);
-    snprintf(out->access_key_id, sizeof out->access_key_id, "%s", ak);
-    snprintf(out->secret_access_key, sizeof out->secret_access_key, "%s", sk);
-    snprintf(out->session_token, sizeof out->session_token, "%s", tok ? tok : "");
-    snprintf(out->source, sizeof out->source, "%s", source);
-    return 0;
-}
-
 /* 1 found, 0 not configured, -1 configured wrongly. */
 static int from_env(aws_credentials *out, ib_error *err)
 {
@@ -51,7 +37,7 @@ static int from_env(aws_credentials *out, ib_error *err)
         return ib_error_set(err, IB_EXIT_RUNTIME, "partial credentials in the environment: %s is set but %s is not",
                             has_ak ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
                             has_ak ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
-    return set_creds(out, ak, sk, tok, "env", err) == 0 ? 1 : -1;
+    return aws_credentials_set(out, ak, sk, tok, "env", err) == 0 ? 1 : -1;
 }
 
 static int from_profile(aws_credentials *out, ib_error *err)
@@ -80,7 +66,7 @@ static int from_profile(aws_credentials *out, ib_error *err)
         }
         char src[32];
         snprintf(src, sizeof src, "profile:%.23s", name);
-        rc = set_creds(out, ak, sk, tok, src, err) == 0 ? 1 : -1;
+        rc = aws_credentials_set(out, ak, sk, tok, src, err) == 0 ? 1 : -1;
     }
     if (rc == 0) {
         if (!aws_config_has_profile(kf, name) && !aws_config_has_profile(cf, name)) {
@@ -201,7 +187,7 @@ static int from_container(aws_credentials *out, ib_error *err)
         ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: HTTP %ld", shown, status);
     } else if (!ak || !sk || !ak[0] || !sk[0]) {
         ib_error_set(err, IB_EXIT_RUNTIME, "container credentials endpoint %s: malformed credentials document", shown);
-    } else if (set_creds(out, ak, sk, st, "container", err) == 0) {
+    } else if (aws_credentials_set(out, ak, sk, st, "container", err) == 0) {
         if (ex && util_parse_iso8601(ex, &out->expiration) != 0) out->expiration = 0;
         rc = 1;
     }

@@ -261,21 +261,15 @@ int aws_imds_role_credentials(aws_credentials *out, ib_error *err)
     const char *sk = cJSON_GetStringValue(cJSON_GetObjectItem(j, "SecretAccessKey"));
     const char *tk = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Token"));
     const char *ex = cJSON_GetStringValue(cJSON_GetObjectItem(j, "Expiration"));
-    if (!j || (code && strcmp(code, "Success")) || !ak || !sk || !ak[0] || !sk[0] ||
-        strlen(ak) >= sizeof out->access_key_id || strlen(sk) >= sizeof out->secret_access_key ||
-        (tk && strlen(tk) >= sizeof out->session_token)) {
+    if (!j || (code && strcmp(code, "Success")) || !ak || !sk || !ak[0] || !sk[0]) {
         char srole[64], scode[64];
         ib_error_set(err, IB_EXIT_RUNTIME, "IMDS role '%s': malformed credentials document%s%s",
                      printable(role, srole, sizeof srole), code ? ", Code " : "",
                      code ? printable(code, scode, sizeof scode) : "");
         goto out;
     }
-    memset(out, 0, sizeof *out);
-    snprintf(out->access_key_id, sizeof out->access_key_id, "%s", ak);
-    snprintf(out->secret_access_key, sizeof out->secret_access_key, "%s", sk);
-    snprintf(out->session_token, sizeof out->session_token, "%s", tk ? tk : "");
+    if (aws_credentials_set(out, ak, sk, tk, "imds", err) != 0) goto out;
     if (ex && util_parse_iso8601(ex, &out->expiration) != 0) out->expiration = 0;
-    snprintf(out->source, sizeof out->source, "imds");
     rc = 0;
 out:
     if (body) {

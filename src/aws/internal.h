@@ -56,6 +56,10 @@ typedef struct aws_imds_session aws_imds_session;
 int aws_imds_open(aws_imds_session **out, ib_error *err);
 int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *err);
 void aws_imds_close(aws_imds_session *s);
+/* OUT from the parts a source gave (TOK may be NULL), SOURCE its name ("env", "imds"); -1 with ERR
+ * naming SOURCE when a part is too long or holds a control character. */
+int aws_credentials_set(aws_credentials *out, const char *ak, const char *sk, const char *tok, const char *source,
+                        ib_error *err);
 /* IMDS role credentials (the first role listed). */
 int aws_imds_role_credentials(aws_credentials *out, ib_error *err);
 

@@ -10,6 +10,8 @@
 - an invalid AWS_REGION / AWS_DEFAULT_REGION is a usage error saying so, not "no region";
 - a [default] profile with credential_process or role_arn names that source instead of a
   generic "no credentials";
+- credentials holding a line break (environment, a continued line of the credentials file, IMDS)
+  are refused naming where they came from, never sent inside a header;
 - the shared config and credentials files (and the container token file) are read bounded: one
   that is no regular file (/dev/zero, a FIFO, a directory) or is over its cap (16 MiB; the token
   64 KiB) is exit 1 naming the variable, the file and the cap, at once (the old reader read
@@ -177,6 +179,18 @@ for fname, text, word in (("config", "[default]\ncredential_process = /bin/echo 
     e = env(AWS_CONFIG_FILE=path)
     p, out = prices(ARGS + ["--source", "live"], e, 1)
     check(word in p.stderr and "default" in p.stderr, f"[default] with {word}: not named: {p.stderr[-400:]}")
+
+# ---- credentials with a line break (a session token pasted with its newline; a value continued on
+# an indented line of the credentials file): refused naming the source and the part, where the line
+# break went out inside a header and the rest as a header of its own ----
+creds = os.path.join(TMP, "creds-continued")
+with open(creds, "w") as f:
+    f.write("[default]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = wJalrXUtnFEMI\n  K7MDENG\n")
+for kw, said in (({"AWS_SESSION_TOKEN": "tok\nInjected: yes", **CREDS}, "credentials from env: the session token"),
+                 ({"AWS_SHARED_CREDENTIALS_FILE": creds}, "credentials from profile:default: the secret access key")):
+    p, out = prices(ARGS + ["--source", "live"], env(AWS_ENDPOINT_URL=f"http://127.0.0.1:{PORT}", **kw), 1)
+    check(said + " holds a control character" in p.stderr and "ValidationException" not in out,
+          f"{said}: {p.stderr[-400:]}")
 
 # ---- the shared files, bounded: what is no file of settings, or too large, is named ----
 fifo, big, bigtok = os.path.join(TMP, "fifo"), os.path.join(TMP, "big-config"), os.path.join(TMP, "big-token")

@@ -4,9 +4,11 @@ answers as IMDS does):
 - the token request answered 200 with no token in it (empty; a proxy's HTML page at that address)
   says so, where it read "failed: HTTP 200", and is still taken for "not on EC2";
 - the role listing failing with anything but 404 says what it was (HTTP 500), where every failure
-  read "no instance role attached"; a 404 still reads so.
+  read "no instance role attached"; a 404 still reads so;
+- role credentials whose token holds a line break are refused, not sent inside a header.
 usage: aws_imds_answers.py PROBE"""
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -66,4 +68,11 @@ for status, want, unwanted in ((500, "security-credentials/: HTTP 500", "no inst
     ANSWERS[ROLES] = (status, "")
     rc, out, err = probe("credentials")
     check(rc == 1 and want in err and unwanted not in err, "the role listing answered %d: %d %s" % (status, rc, err))
+# role credentials whose token holds a line break: refused, never sent inside a header
+ANSWERS[ROLES] = (200, "r")
+ANSWERS[("GET", ROLES[1] + "r")] = (200, json.dumps({"Code": "Success", "AccessKeyId": "ASIAEXAMPLE",
+                                                     "SecretAccessKey": "s", "Token": "t\r\nX-Injected: 1"}))
+rc, out, err = probe("credentials")
+check(rc == 1 and "credentials from imds: the session token holds a control character" in err,
+      "a token with a line break: %d %s" % (rc, err))
 sys.exit(1 if failures else 0)
