@@ -24,7 +24,7 @@ import urllib.request
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import FakeAws  # noqa: E402
+from testlib import FakeAws, absent_path  # noqa: E402
 
 PROBE = None
 PY = sys.executable
@@ -483,7 +483,7 @@ class Tls(AwsTestCase):
         _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(), expect_rc=1)
         self.assertIn("certificate", err.lower())
         self.assertIn("1 attempt)", err)
-        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_CA_BUNDLE="/nonexistent/ca.pem"),
+        _, err, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge"], self.env(AWS_CA_BUNDLE=absent_path("ca.pem")),
                                expect_rc=1)
         self.assertIn("AWS_CA_BUNDLE", err)
 

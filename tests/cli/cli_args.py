@@ -11,7 +11,9 @@ import sys
 BIN = sys.argv[1]
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures  # noqa: E402
+from testlib import absent_path, check, failures  # noqa: E402
+
+NO_RESULT, NO_REF = absent_path("instbench-result.json"), absent_path("ref.safetensors")
 
 
 def run(*args):
@@ -27,9 +29,9 @@ CASES = {
     "prices": {"int": ("--page-size", "10", "1001"), "choice": ("--market", "reserved"),
                "tail": ["--source", "snapshot", "--region", "us-east-9"], "tail_word": "not an AWS region"},
     "rank": {"int": ("--top", "3", "0"), "choice": ("--sort", "price"),
-             "tail": ["/nonexistent/instbench-result.json", "--source", "snapshot"], "tail_word": "nonexistent"},
+             "tail": [NO_RESULT, "--source", "snapshot"], "tail_word": NO_RESULT},
     "verify": {"int": ("--threads", "1", "5000"), "choice": ("--backend", "tpu"),
-               "tail": ["--reference", "/nonexistent/ref.safetensors"], "tail_word": "nonexistent"},
+               "tail": ["--reference", NO_REF], "tail_word": NO_REF},
     "models": {"int": ("--depth", "2", "0"), "choice": ("--format", "xml"), "tail": [], "tail_word": None},
 }
 
@@ -150,9 +152,9 @@ for args, same_as in ((["models", "--format", "JSON"], ["models", "--format", "j
     check(a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout and a.stdout,
           f"{' '.join(args)}: exit {a.returncode}, differs from {' '.join(same_as)}: {a.stderr.strip()[-200:]!r}")
 for cmd, args, past in (("rank", ["--sort", "THROUGHPUT", "--format", "Csv", "--market", "ON-DEMAND",
-                                  "/nonexistent/instbench-result.json"], "nonexistent"),
+                                  NO_RESULT], NO_RESULT),
                         ("verify", ["--backend", "CPU", "--precision", "FP32", "--format", "Json",
-                                    "--reference", "/nonexistent/ref.safetensors"], "nonexistent"),
+                                    "--reference", NO_REF], NO_REF),
                         ("measure", ["--backend", "Cpu", "--precision", "FP32", "--data", "DEVICE", "--optimizer",
                                      "AdamW", "--steps", "1", "--duration", "1"], "exclude each other")):
     p = run(cmd, *args)
@@ -178,7 +180,7 @@ NOT_REGIONS = ["us-east", "useast1", "US-EAST-1", "us-east-1a", "us_east_1", "-e
 for r in REGIONS + NOT_REGIONS:
     ok = r in REGIONS
     for cmd, args, past in (("measure", ["--region", r, "--steps", "1", "--duration", "1"], "exclude each other"),
-                            ("rank", [f"--region={r}", "/nonexistent/instbench-result.json"], "nonexistent"),
+                            ("rank", [f"--region={r}", NO_RESULT], NO_RESULT),
                             ("prices", ["--region", r, "--source", "cache", "--instance-types", "zz9.nosuch"],
                              "instbench prices: ")):
         p = run(cmd, *args)

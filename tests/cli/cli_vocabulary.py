@@ -22,14 +22,12 @@ import re
 import subprocess
 import sys
 
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
+                for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
+from testlib import absent_path, check, failures  # noqa: E402
+
 BIN = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+NO_RESULT = absent_path("result.json")
 
 
 def run(args, env=None):
@@ -98,9 +96,9 @@ for c, o, n in RETIRED:
     if c != "rank":
         continue
     a = run(["rank", "--samples", "1e9", "--format", "json", n, "snapshot", "--region", "us-east-1",
-             "/nonexistent-result.json"])
+             NO_RESULT])
     b = run(["rank", "--samples", "1e9", "--format", "json", o, "snapshot", "--region", "us-east-1",
-             "/nonexistent-result.json"])
+             NO_RESULT])
     check(a.returncode == b.returncode and a.stdout == b.stdout, "rank %s behaves as %s" % (o, n))
     check(o in b.stderr and n in b.stderr.split(o, 1)[1][:40], "rank %s notes %s: %r" % (o, n, b.stderr[:200]))
 

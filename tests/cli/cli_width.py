@@ -11,7 +11,8 @@ import sys
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures, on_pty, scratch_dir  # noqa: E402
+from testlib import absent_path, check, failures, on_pty, scratch_dir  # noqa: E402
+ABSENT = absent_path()
 
 BIN, DATA = sys.argv[1], sys.argv[2]
 ESC = re.compile(r"\x1b\[[0-9;]*m")
@@ -19,8 +20,8 @@ UNITS = re.compile(r"^(vCPUs|AZs|GiB|\$/h)$|/s$")
 TINY = ["--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "32", "--patch-size", "8",
         "--embed-dim", "64", "--heads", "2", "--classes", "10", "--batch-size", "4", "--steps", "2", "--warmup", "1"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-ENV.update(INSTBENCH_CPU_PEAK_SECONDS="0.05", NO_COLOR="1", AWS_CONFIG_FILE="/nonexistent",
-           AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_EC2_METADATA_DISABLED="true")
+ENV.update(INSTBENCH_CPU_PEAK_SECONDS="0.05", NO_COLOR="1", AWS_CONFIG_FILE=ABSENT,
+           AWS_SHARED_CREDENTIALS_FILE=ABSENT, AWS_EC2_METADATA_DISABLED="true")
 
 
 def width_run(args, cols):

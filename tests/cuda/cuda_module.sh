@@ -70,10 +70,11 @@ check() {   # check WHAT EXPECTED_RC PATTERN -- command...
   echo "$err" | grep -q -- "$pat" || fail "$what: message lacks '$pat': $err"
 }
 check "measure, no module beside it" 2 "libinstbench-cuda.so: cannot open shared object file" -- "$ib" measure --backend cuda "${TINY[@]}"
-export INSTBENCH_CUDA_MODULE=/nonexistent
-check "measure, INSTBENCH_CUDA_MODULE=/nonexistent" 2 "backend 'cuda' is not available: cannot load the CUDA module: /nonexistent: cannot open shared object file" -- "$ib" measure --backend cuda "${TINY[@]}"
-check "verify, INSTBENCH_CUDA_MODULE=/nonexistent" 2 "backend 'cuda' is not available: cannot load the CUDA module: /nonexistent" -- "$ib" verify --reference "$ref" --backend cuda
-check "verify --compare-backend, INSTBENCH_CUDA_MODULE=/nonexistent" 2 "/nonexistent: cannot open" -- "$ib" verify --reference "$ref" --compare-backend cuda
+absent="$tmp/nonexistent/module.so"   # never made (/nonexistent itself can exist)
+export INSTBENCH_CUDA_MODULE=$absent
+check "measure, INSTBENCH_CUDA_MODULE=$absent" 2 "backend 'cuda' is not available: cannot load the CUDA module: $absent: cannot open shared object file" -- "$ib" measure --backend cuda "${TINY[@]}"
+check "verify, INSTBENCH_CUDA_MODULE=$absent" 2 "backend 'cuda' is not available: cannot load the CUDA module: $absent" -- "$ib" verify --reference "$ref" --backend cuda
+check "verify --compare-backend, INSTBENCH_CUDA_MODULE=$absent" 2 "$absent: cannot open" -- "$ib" verify --reference "$ref" --compare-backend cuda
 
 # ... or a library the module needs (a stand-in for libcublasLt.so.13 on a machine without it)
 printf 'int ib_missing_dep(void) { return 1; }\n' > "$tmp/dep.c"

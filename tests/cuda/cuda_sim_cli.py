@@ -24,7 +24,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from testlib import check, failures  # noqa: E402
+from testlib import absent_path, check, failures  # noqa: E402
 
 BIN, MODULE, DATA = sys.argv[1:4]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -83,9 +83,10 @@ for path in ("flash", "fused"):
           "INSTBENCH_CUDA_ATTENTION=%s: exit %d, %s" % (path, p.returncode, p.stderr[-300:]))
 # no cuDNN to load: bf16 falls back to the unfused path and says why; asked for cuDNN, it refuses
 if CUDNN:
-    no_cudnn = dict(ENV, INSTBENCH_CUDNN_LIBRARY="/nonexistent/libcudnn.so.9")
+    absent = absent_path("libcudnn.so.9")
+    no_cudnn = dict(ENV, INSTBENCH_CUDNN_LIBRARY=absent)
     p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=no_cudnn)
-    check(p.returncode == 0 and "(attention unfused)" in p.stderr and "/nonexistent/libcudnn.so.9" in p.stderr,
+    check(p.returncode == 0 and "(attention unfused)" in p.stderr and absent in p.stderr,
           "no cuDNN: exit %d, %s" % (p.returncode, p.stderr[-400:]))
     p = run(["verify", "--reference", refs[0], "--backend", "cuda"], env=dict(no_cudnn, INSTBENCH_CUDA_ATTENTION="cudnn"))
     check(p.returncode != 0 and "INSTBENCH_CUDA_ATTENTION=cudnn" in p.stderr,

@@ -42,6 +42,14 @@ def scratch_dir(prefix):
     return d
 
 
+def absent_path(*names):
+    """A path where nothing is: NAMES under a folder that is never made, in a new scratch folder, so
+    a read of it fails with ENOENT.  Not /nonexistent: it is the home of Debian's system users
+    (nobody), so tools running as them may create it, and a cache pointed there once left
+    /nonexistent/ro/dconf behind, root's, on a developer's machine."""
+    return os.path.join(scratch_dir("instbench-absent-"), "nonexistent", *names)
+
+
 def _remove_scratch():
     if failures or _stopped:
         print("kept for inspection: " + " ".join(_scratch), file=sys.stderr, flush=True)

@@ -142,8 +142,11 @@ d = scratch()
 p, doc = measure(d, ["--checkpoint", "off"])
 check(doc is not None and doc.get("checkpoint", "absent") is None and "checkpoint" not in p.stderr,
       f"--checkpoint off: {doc and doc.get('checkpoint')!r} / {p.stderr[-200:]}")
-for extra, why in ((["--checkpoint-dir", "/nonexistent-ib"], "missing dir"),
-                   (["--checkpoint-dir", "/etc/hostname"], "a file"),
+d = scratch()
+a_file = os.path.join(d, "a-file")
+open(a_file, "w").close()
+for extra, why in ((["--checkpoint-dir", os.path.join(d, "nonexistent")], "missing dir"),
+                   (["--checkpoint-dir", a_file], "a file"),
                    (["--checkpoint", "off", "--checkpoint-dir", "."], "dir with off")):
     p, doc = measure(scratch(), extra)
     check(p.returncode == 2 and p.stderr.count("\n") == 1, f"{why}: exit {p.returncode}, stderr {p.stderr!r}")

@@ -28,15 +28,16 @@ import time
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import FakeAws, check, failures, natural_key, regular_zones
+from testlib import FakeAws, absent_path, check, failures, natural_key, regular_zones
 
+ABSENT = absent_path()
 INSTBENCH, DATA = [os.path.abspath(a) for a in sys.argv[1:3]]
 TMP = tempfile.mkdtemp(prefix="instbench-filters-")
 ROWS = [row for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv", "aws-accelerated-prices-2026.csv")
         for row in csv.DictReader(open(os.path.join(DATA, name), newline=""))]
-ENV = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent",
-           AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="", AWS_PROFILE="", AWS_CONFIG_FILE="/nonexistent",
-           AWS_SHARED_CREDENTIALS_FILE="/nonexistent", COLUMNS="400", NO_COLOR="1")
+ENV = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME=ABSENT, XDG_CACHE_HOME=ABSENT,
+           AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="", AWS_PROFILE="", AWS_CONFIG_FILE=ABSENT,
+           AWS_SHARED_CREDENTIALS_FILE=ABSENT, COLUMNS="400", NO_COLOR="1")
 
 
 # ---- the reference: records and hardware from the CSVs ---------------------------------------------

@@ -39,7 +39,8 @@ import jsonschema  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import rank_fixtures as fx  # noqa: E402
-from testlib import availability_zone, check, failures, parse_table, regular_zones, usd  # noqa: E402
+from testlib import absent_path, availability_zone, check, failures, parse_table, regular_zones, usd  # noqa: E402
+ABSENT = absent_path()
 
 BIN, DATA, REPO, CASE = sys.argv[1:5]
 
@@ -73,8 +74,8 @@ def per_accelerator(t, v):
 
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-ENV.update(AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent",
-           AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+ENV.update(AWS_EC2_METADATA_DISABLED="true", HOME=ABSENT, XDG_CACHE_HOME=ABSENT,
+           AWS_CONFIG_FILE=ABSENT, AWS_SHARED_CREDENTIALS_FILE=ABSENT)
 
 
 def prices(args, rc=0):

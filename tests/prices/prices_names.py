@@ -21,16 +21,17 @@ import sys
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures, natural_key
+from testlib import absent_path, check, failures, natural_key
 
+ABSENT = absent_path()
 INSTBENCH, DATA = sys.argv[1:3]
 ROWS = [row for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv", "aws-accelerated-prices-2026.csv")   # what the snapshot is made of
         for row in csv.DictReader(open(os.path.join(DATA, name), newline=""))]
 TYPES = sorted({r["instance_type"] for r in ROWS})
 REGIONS = sorted({r["region"] for r in ROWS})
-ENV = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent",
-           AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="", AWS_PROFILE="", AWS_CONFIG_FILE="/nonexistent",
-           AWS_SHARED_CREDENTIALS_FILE="/nonexistent")
+ENV = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME=ABSENT, XDG_CACHE_HOME=ABSENT,
+           AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="", AWS_PROFILE="", AWS_CONFIG_FILE=ABSENT,
+           AWS_SHARED_CREDENTIALS_FILE=ABSENT)
 
 
 def run(*args):

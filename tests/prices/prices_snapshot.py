@@ -16,9 +16,10 @@ import sys
 INSTBENCH, SRC, DATA = [os.path.abspath(a) for a in sys.argv[1:4]]
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures as errors
+from testlib import absent_path, check, failures as errors
 
 
+ABSENT = absent_path()
 gen = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "data", "make_price_snapshot.py"), "--data", DATA,
                       "--check"], capture_output=True, text=True)
 check(gen.returncode == 0, "committed snapshot is stale: " + gen.stderr)
@@ -89,7 +90,7 @@ compare({(r["instance_type"], r["region"]): r for r in snap["prices"]}, "configs
 
 types = sorted({t for t, _ in want})
 regions = sorted({r for _, r in want})
-env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent")
+env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME=ABSENT, XDG_CACHE_HOME=ABSENT)
 p = subprocess.run([INSTBENCH, "prices", "--source", "snapshot", "--format", "json", "--instance-types",
                     ",".join(types), "--region", ",".join(regions)], capture_output=True, text=True, env=env,
                    cwd="/")

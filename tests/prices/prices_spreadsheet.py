@@ -19,7 +19,8 @@ import tempfile
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures  # noqa: E402
+from testlib import absent_path, check, failures  # noqa: E402
+ABSENT = absent_path()
 
 BIN = sys.argv[1]
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
@@ -50,7 +51,7 @@ def convert(tmp, name, text, infilter):
 
 
 env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-env.update(AWS_EC2_METADATA_DISABLED="true", HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent")
+env.update(AWS_EC2_METADATA_DISABLED="true", HOME=ABSENT, XDG_CACHE_HOME=ABSENT)
 # ca-central-1: the advisor's -62 % saving for p5.48xlarge (a negative number must stay a number)
 p = subprocess.run([BIN, "prices", "--source", "snapshot", "--region", "us-east-1,ca-central-1", "--format", "csv",
                     "--nodes", "4,1,2", "--instance-types", "g5.xlarge,p5.48xlarge,c7i.*"],

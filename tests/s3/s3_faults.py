@@ -16,17 +16,18 @@ import sys
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]
-from testlib import FakeAws, check, failures   # noqa: E402
+from testlib import FakeAws, absent_path, check, failures   # noqa: E402
+ABSENT = absent_path()
 
 PROBE = sys.argv[1]
 HOSTILE = ["../../etc/passwd", "a\x1b[31mred\x1b[0m.json", "ctl\x01\x7f.json", "dir/../up.json", "nl\nin key.json"]
 
 
 def run(fake, *args, region="us-east-1"):
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": ABSENT, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
            "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": region,
            "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+           "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT,
            "INSTBENCH_AWS_BACKOFF_BASE": "0.01"}
     r = subprocess.run([PROBE] + list(args), env=env, capture_output=True, timeout=120)
     return r.returncode, r.stdout, r.stderr.decode("utf-8", "replace")

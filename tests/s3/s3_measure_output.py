@@ -23,8 +23,9 @@ import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import FakeAws, check, failures   # noqa: E402
+from testlib import FakeAws, absent_path, check, failures   # noqa: E402
 from moto_server import MotoServer             # noqa: E402
+ABSENT = absent_path()
 
 BIN, SCHEMA = sys.argv[1], json.load(open(sys.argv[2]))
 TINY = ["--backend", "cpu", "--model", "vit_tiny_patch16_224", "--depth", "2", "--image-size", "32",
@@ -81,13 +82,13 @@ try:
         signer = {"PATH": os.environ.get("PATH", ""), "HOME": cwd, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
                   "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "us-east-1",
                   "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
-                  "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+                  "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT}
         url = subprocess.run([BIN, "presign", "s3://sweep-bkt/inst/g5.json", "--method", "PUT", "--expires", "2h"],
                              env=signer, capture_output=True, text=True).stdout.strip()
         sig = re.search(r"X-Amz-Signature=([0-9a-f]+)", url).group(1)
         # the instance: no credentials, no endpoint settings, only the URL
         bare = {"PATH": os.environ.get("PATH", ""), "HOME": cwd, "AWS_EC2_METADATA_DISABLED": "true",
-                "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+                "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT}
         p = measure(bare, cwd, "--output", url, "-v")
         check(p.returncode == 0 and fake.stats()["by_operation"].get("presigned") == 1,
               "measure --output PRESIGNED: rc %d %s" % (p.returncode, p.stderr[-500:]))

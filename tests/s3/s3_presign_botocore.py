@@ -16,7 +16,7 @@ import sys
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]
-from testlib import check, failures, scratch_dir   # noqa: E402
+from testlib import absent_path, check, failures, scratch_dir   # noqa: E402
 
 import botocore.auth                   # noqa: E402
 import botocore.session                # noqa: E402
@@ -70,7 +70,7 @@ open(empty_cfg, "w").close()
 
 
 SESSION = botocore.session.Session()
-SESSION.set_config_variable("config_file", "/nonexistent")
+SESSION.set_config_variable("config_file", absent_path())
 CLIENTS = {}   # one client per (region, endpoint, style, token): making one takes ~0.2 s, 200+ cases
 
 

@@ -19,7 +19,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import FakeAws, check, failures   # noqa: E402
+from testlib import FakeAws, absent_path, check, failures   # noqa: E402
+ABSENT = absent_path()
 
 BIN = sys.argv[1]
 
@@ -43,10 +44,10 @@ def http(method, url, data=None):
 # checking is on, so it cannot be the judge here).
 fake = FakeAws("--s3-bucket", "sweep-bkt:eu-west-1")
 try:
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": ABSENT, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
            "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "eu-west-1",
            "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+           "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT}
     key = "sweep 1/g5.xlarge ü.json"
     body = b'{"schema": "instbench.result/v1"}'
     p = presign(env, "s3://sweep-bkt/" + key, "--method", "PUT", "--expires", "30m")
@@ -74,10 +75,10 @@ finally:
     fake.stop()
 
 # temporary credentials: a warning, with the expiry time when the source names it
-env = {"PATH": os.environ.get("PATH", ""), "HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+env = {"PATH": os.environ.get("PATH", ""), "HOME": ABSENT, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
        "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "tok", "AWS_REGION": "us-west-2",
-       "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/nonexistent",
-       "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+       "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": ABSENT,
+       "AWS_SHARED_CREDENTIALS_FILE": ABSENT}
 p = presign(env, "s3://bkt-1/k", "--expires", "6h")
 check(p.returncode == 0 and "X-Amz-Security-Token=tok" in p.stdout and "temporary" in p.stderr
       and "whatever --expires says" in p.stderr, "session token: %s" % p.stderr)

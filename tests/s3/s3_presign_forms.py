@@ -24,7 +24,8 @@ from botocore.config import Config
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import FakeAws, check, failures   # noqa: E402
+from testlib import FakeAws, absent_path, check, failures   # noqa: E402
+ABSENT = absent_path()
 
 BIN = os.path.abspath(sys.argv[1])
 AK, SK, TOKEN = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", None
@@ -57,7 +58,7 @@ def secrets_of(url):
 
 def measure(cwd, url, *extra):
     env = {"PATH": os.environ.get("PATH", ""), "HOME": cwd, "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+           "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT}
     t0 = time.time()
     p = subprocess.run([BIN, "measure"] + TINY + ["--output", url] + list(extra), env=env, cwd=cwd,
                        capture_output=True, text=True, timeout=300)

@@ -19,7 +19,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes", "rank")] + [HERE]
 import rank_fixtures as fx                      # noqa: E402
-from testlib import FakeAws, check, failures    # noqa: E402
+from testlib import FakeAws, absent_path, check, failures    # noqa: E402
+ABSENT = absent_path()
 from moto_server import MotoServer              # noqa: E402
 
 BIN = sys.argv[1]
@@ -91,7 +92,7 @@ try:
         env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
                "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "us-east-1",
                "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
-               "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+               "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT}
         p = rank(env, tmp, "s3://big-bkt/p/")
         check(p.returncode == 0 and "big.json" in p.stderr and "64 MiB" in p.stderr, "over the cap: %s" % p.stderr[-300:])
         # "p/../../x": a ".." part is hidden, as in a directory walk; "p/b\a.json": read, skipped, shown escaped

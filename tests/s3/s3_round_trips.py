@@ -22,7 +22,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes", "rank")] + [HERE]
 import rank_fixtures as fx                      # noqa: E402
-from testlib import FakeAws, check, failures    # noqa: E402
+from testlib import FakeAws, absent_path, check, failures    # noqa: E402
+ABSENT = absent_path()
 
 BIN = sys.argv[1]
 N, PAGE, IN_FLIGHT, LATENCY = 600, 200, 128, 0.5
@@ -44,7 +45,7 @@ try:
         env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
                "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "us-east-1",
                "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
-               "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+               "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT}
         args = ["--source", "snapshot", "--format", "json"]
         t0 = time.monotonic()
         p = subprocess.run([BIN, "rank", "s3://rt-bkt/runs/"] + args, env=env, capture_output=True, text=True,

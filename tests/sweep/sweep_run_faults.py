@@ -50,10 +50,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "rank"))
-from testlib import FakeAws, check, failures   # noqa: E402
+from testlib import FakeAws, absent_path, check, failures   # noqa: E402
 from rank_fixtures import result   # noqa: E402
 from fake_ec2 import tag_specs   # noqa: E402
 from state_schema import load_state   # noqa: E402
+ABSENT = absent_path()
 
 BIN = os.path.abspath(sys.argv[1])
 BUCKET, PREFIX, REGION = "sweep-bkt", "bench/", "us-east-1"
@@ -79,7 +80,7 @@ def environment(fake, home):
             "XDG_CACHE_HOME": os.path.join(home, "cache"),
             "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
             "AWS_REGION": REGION, "AWS_ENDPOINT_URL": fake.url, "AWS_EC2_METADATA_DISABLED": "true",
-            "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+            "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT,
             "INSTBENCH_AWS_BACKOFF_BASE": "0.01", "INSTBENCH_SWEEP_POLL_S": "0.2",
             "INSTBENCH_SWEEP_TERMINATE_WAIT_S": "5", "NO_COLOR": "1"}
 

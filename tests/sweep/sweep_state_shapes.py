@@ -24,7 +24,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
-from testlib import check, failures   # noqa: E402
+from testlib import absent_path, check, failures   # noqa: E402
+ABSENT = absent_path()
 
 BIN = os.path.abspath(sys.argv[1])
 SID = "20261125-213005-9f3a"
@@ -65,7 +66,7 @@ def write(home, doc=None, raw=None):
 def run(home, *args):
     env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "XDG_STATE_HOME": os.path.join(home, "state"),
            "NO_COLOR": "1", "AWS_EC2_METADATA_DISABLED": "true", "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
-           "AWS_SECRET_ACCESS_KEY": "x", "AWS_CONFIG_FILE": "/nonexistent", "LC_ALL": "C.UTF-8"}
+           "AWS_SECRET_ACCESS_KEY": "x", "AWS_CONFIG_FILE": ABSENT, "LC_ALL": "C.UTF-8"}
     r = subprocess.run([BIN] + list(args), env=env, capture_output=True, timeout=60)
     return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace"), r.stdout, r.stderr
 

@@ -71,11 +71,12 @@ static void regular_files(void)
 {
     char dir[] = "/tmp/util-hostile-XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char path[256], fifo[256], link[256], big[256];
+    char path[256], fifo[256], link[256], big[256], missing[256];
     snprintf(path, sizeof path, "%s/f.json", dir);
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
     snprintf(link, sizeof link, "%s/link", dir);
     snprintf(big, sizeof big, "%s/big", dir);
+    snprintf(missing, sizeof missing, "%s/nonexistent/x.json", dir); /* never made: /nonexistent can exist */
     FILE *f = fopen(path, "w");
     fputs("0123456789", f);
     fclose(f);
@@ -101,7 +102,7 @@ static void regular_files(void)
     CHECK(util_read_regular_file(big, 4 << 20, &data, &len, &err) != 0 && strstr(err.msg, "over"),
           "a 300 MB file is refused from its size: %s", err.msg);
     errno = 0;
-    CHECK(util_read_regular_file("/nonexistent/x.json", 100, &data, &len, &err) != 0 && errno == ENOENT,
+    CHECK(util_read_regular_file(missing, 100, &data, &len, &err) != 0 && errno == ENOENT,
           "a missing file keeps ENOENT (errno %d)", errno);
     unlink(path), unlink(fifo), unlink(link), unlink(big), rmdir(dir);
 }
@@ -112,12 +113,13 @@ static void named_files(void)
 {
     char dir[] = "/tmp/util-named-XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char path[256], fifo[256], link[256], big[256], empty[256];
+    char path[256], fifo[256], link[256], big[256], empty[256], missing[256];
     snprintf(path, sizeof path, "%s/f.json", dir);
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
     snprintf(link, sizeof link, "%s/link", dir);
     snprintf(big, sizeof big, "%s/big", dir);
     snprintf(empty, sizeof empty, "%s/empty", dir);
+    snprintf(missing, sizeof missing, "%s/nonexistent/x.json", dir);
     FILE *f = fopen(path, "w");
     fputs("0123456789", f);
     fclose(f);
@@ -171,8 +173,7 @@ static void named_files(void)
     CHECK(util_read_file("/proc/self/status", 10, &data, &len, &err) != 0 && strstr(err.msg, "over 10 bytes"),
           "and refused past the cap, however it grows: %s", err.msg);
     errno = 0;
-    CHECK(util_read_file("/nonexistent/x.json", 100, &data, &len, &err) != 0 && errno == ENOENT &&
-              strstr(err.msg, "/nonexistent/x.json"),
+    CHECK(util_read_file(missing, 100, &data, &len, &err) != 0 && errno == ENOENT && strstr(err.msg, missing),
           "a missing file keeps ENOENT (errno %d): %s", errno, err.msg);
     errno = 0;
     CHECK(util_read_file("/dev/zero", 100, &data, &len, &err) != 0 && errno == EINVAL,
