@@ -286,6 +286,7 @@ static void init_peer_never_arrives(void)
 
 #if defined(CUDA_DP_SIM) || defined(CUDA_DP_MODULE)
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -306,7 +307,8 @@ static int write_all(int fd, const void *p, size_t n)
 
 /* One process of a 2-process job: global rank R over the TCP rendezvous and ncclCommInitRank
  * (the NCCL stand-in's shared-memory group), one step, then its averaged gradients and its
- * parameters after the optimizer step down FD.  Exit status 0 on success. */
+ * parameters after the optimizer step down FD.  Exit status 0 on success, EADDRINUSE when the
+ * port was taken (port_taken). */
 static int process_rank(int r, int port, int fd)
 {
     ib_error err;
@@ -333,7 +335,7 @@ static int process_rank(int r, int port, int fd)
         b->ops->dp_step(dp, 0, b, &loss, &tc, &err) || b->ops->get_grads(b, g, &err) ||
         b->ops->optimizer_step(b, &err) || b->ops->synchronize(b, &err) || b->ops->get_params(b, p, &err)) {
         fprintf(stderr, "rank %d: %s\n", r, err.msg);
-        return 1;
+        return port_taken(err.msg) ? EADDRINUSE : 1;
     }
     int rc = write_all(fd, g, P * 4) || write_all(fd, p, P * 4);
     b->ops->dp_finish(dp, rc ? &err : NULL);
@@ -358,34 +360,40 @@ static int read_all(int fd, void *p, size_t n)
 static void processes_round(const double *mean)
 {
     const size_t P = ref.layout.total;
-    const int port = free_port();
     int fds[2][2];
     pid_t pid[2];
-    for (int r = 0; r < 2; r++) {
-        if (pipe(fds[r]) != 0) {
-            CHECK(0, "pipe");
-            return;
+    float *g[2] = {malloc(P * 4), malloc(P * 4)}, *p[2] = {malloc(P * 4), malloc(P * 4)};
+    int got[2], st[2] = {0, 0};
+    for (int tries = 1;; tries++) {
+        const int port = free_port();
+        for (int r = 0; r < 2; r++) {
+            if (pipe(fds[r]) != 0) {
+                CHECK(0, "pipe");
+                return;
+            }
+            fflush(NULL); /* nothing buffered is written twice */
+            pid[r] = fork();
+            if (pid[r] == 0) {
+                close(fds[r][0]);
+                alarm(120); /* a hang fails the test instead of stalling it */
+                _exit(process_rank(r, port, fds[r][1]));
+            }
+            close(fds[r][1]);
         }
-        fflush(NULL); /* nothing buffered is written twice */
-        pid[r] = fork();
-        if (pid[r] == 0) {
-            close(fds[r][0]);
-            alarm(120); /* a hang fails the test instead of stalling it */
-            _exit(process_rank(r, port, fds[r][1]));
-        }
-        close(fds[r][1]);
+        got[0] = read_all(fds[0][0], g[0], P * 4) == 0 && read_all(fds[0][0], p[0], P * 4) == 0;
+        if (!got[0]) waitpid(pid[0], &st[0], 0), pid[0] = -1;
+        if (got[0] || !WIFEXITED(st[0]) || WEXITSTATUS(st[0]) != EADDRINUSE || tries == PORT_TRIES) break;
+        printf("  port %d was taken before rank 0 bound it: again on another port\n", port);
+        kill(pid[1], SIGKILL);
+        waitpid(pid[1], NULL, 0);
+        close(fds[0][0]), close(fds[1][0]);
     }
-    float *g[2], *p[2];
-    int got[2];
+    got[1] = read_all(fds[1][0], g[1], P * 4) == 0 && read_all(fds[1][0], p[1], P * 4) == 0;
     for (int r = 0; r < 2; r++) {
-        g[r] = malloc(P * 4), p[r] = malloc(P * 4);
-        got[r] = read_all(fds[r][0], g[r], P * 4) == 0 && read_all(fds[r][0], p[r], P * 4) == 0;
         close(fds[r][0]);
-    }
-    for (int r = 0; r < 2; r++) {
-        int st = 0;
-        waitpid(pid[r], &st, 0);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && got[r], "process of rank %d failed (status 0x%x)", r, st);
+        if (pid[r] > 0) waitpid(pid[r], &st[r], 0);
+        CHECK(WIFEXITED(st[r]) && WEXITSTATUS(st[r]) == 0 && got[r], "process of rank %d failed (status 0x%x)", r,
+              st[r]);
     }
     if (got[0] && got[1]) {
         for (int r = 0; r < 2; r++) {

@@ -104,11 +104,18 @@ static void reap(proc *p)
 static const char *round_trip(proc p[2], const char *timeout0, const char *timeout1, int action1, int victim,
                               int watched, int ms, double *took)
 {
-    const int port = free_port();
-    p[0] = spawn(0, port, timeout0, STEP);
-    p[1] = spawn(1, port, timeout1, action1);
+    for (int tries = 1;; tries++) {
+        const int port = free_port();
+        p[0] = spawn(0, port, timeout0, STEP);
+        p[1] = spawn(1, port, timeout1, action1);
+        const char *l = proc_next_line(&p[0], 10000);
+        if (!port_taken(l) || tries == PORT_TRIES) break;
+        printf("  port %d was taken before rank 0 bound it: again on another port\n", port);
+        kill(p[1].pid, SIGKILL);
+        reap(&p[0]), reap(&p[1]);
+    }
     for (int r = 0; r < 2; r++) {
-        const char *l = proc_next_line(&p[r], 10000);
+        const char *l = r == 0 ? p[0].line : proc_next_line(&p[r], 10000);
         CHECK(!strcmp(l, "UP"), "process of rank %d did not join: '%s'", r, l);
         if (strcmp(l, "UP")) return "";
     }

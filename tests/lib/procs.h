@@ -1,22 +1,26 @@
 /* procs: helpers of the tests that fork processes which meet over the real rendezvous
- * (comm_liveness, comm_rendezvous_errors, cuda_dp_procs, cuda_dp_sim). */
+ * (comm_liveness, comm_rendezvous_errors, cuda_dp_procs, cuda_dp_sim, cuda_dp_module). */
 #ifndef INSTBENCH_TESTS_PROCS_H
 #define INSTBENCH_TESTS_PROCS_H
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "instbench/util.h"
 
-/* A TCP port nothing listens on now: the kernel's pick for port 0 on loopback.  The rendezvous
- * binds it next, so a race with another program is possible but harmless in practice (the test
- * would fail, not hang). */
+/* A TCP port nothing listens on now: the kernel's pick for port 0 on loopback, released for the
+ * rendezvous to bind.  Another program can take it in between (ctest -j, a busy CI machine), and
+ * the rendezvous has no way to be handed a bound socket, so a test whose rank 0 listens on it
+ * runs its case again on another port, PORT_TRIES times in all, when rank 0 finds it taken
+ * (port_taken), and only then: any other failure stands. */
 static inline int free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
@@ -27,6 +31,11 @@ static inline int free_port(void)
     if (fd >= 0) close(fd);
     return port;
 }
+
+enum { PORT_TRIES = 3 };
+
+/* SAID, rank 0's error, is that its port was taken: the rendezvous names bind's EADDRINUSE. */
+static inline int port_taken(const char *said) { return strstr(said, strerror(EADDRINUSE)) != NULL; }
 
 /* The next line a child writes to FD within MS milliseconds, without its newline, into LINE
  * [CAP]; "" when none came (or it was longer than CAP - 1). */
