@@ -47,7 +47,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, on_free_port, wait_job  # noqa: E402
 
 BIN, MODULE = sys.argv[1:3]
 BASE = {k: v for k, v in os.environ.items()
@@ -58,35 +58,12 @@ TINY = ["--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size",
         "--depth", "1", "--heads", "2", "--classes", "10", "--batch-size", "8", "--data", "device"]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def held_port():
     """A socket bound to a port of the kernel's choice and never listening: connections to the port
     are refused, and nobody else can bind it while the socket is open (it has no SO_REUSEADDR)."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     return s
-
-
-TAKEN = "Address already in use"
-
-
-def on_free_port(case, tries=3):
-    """CASE(port) runs a case whose rank 0's process listens on PORT and returns what that process
-    wrote on stderr (a list of texts).  When rank 0 could not bind the port (taken after free_port()
-    released it), the case's failures are dropped and it runs again on another port; any other
-    failure stands."""
-    for attempt in range(tries):
-        mark = len(failures)
-        said = case(free_port())
-        if attempt + 1 == tries or not any(TAKEN in t for t in said):
-            return
-        print("the port was taken before rank 0's process bound it: the case again on another port")
-        del failures[mark:]
 
 
 def launch(tmp, extra, port):
@@ -143,9 +120,8 @@ def ended(p, limit):
 def two_to_the_end(port):
     with tempfile.TemporaryDirectory() as tmp:
         procs = launch(tmp, ["--steps", "5", "--warmup", "2"], port)
-        for r, (p, err) in enumerate(procs):
-            rc = ended(p, 600)
-            check(rc == 0, "2 processes: rank %d: exit %s: %s" % (r, rc, text(err)[-800:]))
+        for r, rc in enumerate(wait_job(procs, 600)):
+            check(rc == 0, "2 processes: rank %d: exit %s: %s" % (r, rc, text(procs[r][1])[-800:]))
         out = os.path.join(tmp, "r0.json")
         if os.path.exists(out):
             doc = json.load(open(out))
@@ -333,9 +309,8 @@ def different_workloads(flag, val, field, port):
                                             "--output", os.path.join(tmp, "r%d.json" % r)],
                                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                            stderr=open(err, "w")), err))
-        for r, (p, err) in enumerate(procs):
-            rc = ended(p, 120)
-            msg = text(err)
+        for r, rc in enumerate(wait_job(procs, 120)):
+            msg = text(procs[r][1])
             check(rc == 2, "%s: rank %d exited %s (want 2): %s" % (name, r, rc, msg[-500:]))
             check("different workloads" in msg and field + "=" in msg,
                   "%s: rank %d does not name %s: %s" % (name, r, field, msg[-500:]))

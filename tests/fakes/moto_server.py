@@ -13,7 +13,7 @@ Use:  with MotoServer() as m:  m.url, m.access_key, m.secret_key, m.env() (for i
 A test whose moto is missing fails, naming scripts/ci/moto_env.sh (no silent skip)."""
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 import tempfile
@@ -50,12 +50,6 @@ except botocore.exceptions.ClientError as e:
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class MotoServer:
     def __init__(self, extra_env=None):
         self.extra_env = extra_env or {}
@@ -72,13 +66,13 @@ class MotoServer:
         exe = os.path.join(VENV, "bin", "moto_server")
         if not os.access(exe, os.X_OK):
             raise RuntimeError("%s is missing: run scripts/ci/moto_env.sh (scripts/bootstrap.sh --test-deps does)" % exe)
-        self.port = free_port()
-        self.url = "http://127.0.0.1:%d" % self.port
         env = dict(os.environ)
         env.pop("INITIAL_NO_AUTH_ACTION_COUNT", None)
         env.update(self.extra_env)
         self.log = tempfile.TemporaryFile(mode="w+")
-        self.proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(self.port)],
+        # port 0: moto holds the kernel's pick from the start and names it on its log; a port picked
+        # here and released could be taken before moto bound it, and another test's moto found there
+        self.proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", "0"],
                                      stdout=self.log, stderr=subprocess.STDOUT, env=env)
         try:
             return self._set_up()
@@ -86,16 +80,27 @@ class MotoServer:
             self.stop()   # a server that failed its setup must not outlive the test
             raise
 
+    def _log_text(self):
+        return os.pread(self.log.fileno(), 1 << 20, 0).decode("utf-8", "replace")   # moto's offset untouched
+
     def _set_up(self):
         deadline = time.time() + 30
+        while True:
+            m = re.search(r"Running on http://127\.0\.0\.1:(\d+)", self._log_text())
+            if m:
+                self.port = int(m.group(1))
+                self.url = "http://127.0.0.1:%d" % self.port
+                break
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("moto_server named no port: " + self._log_text()[-2000:])
+            time.sleep(0.1)
         while True:
             try:
                 urllib.request.urlopen(self.url + "/moto-api/data.json", timeout=2).read()
                 break
             except (OSError, urllib.error.URLError):
                 if self.proc.poll() is not None or time.time() > deadline:
-                    self.log.seek(0)
-                    raise RuntimeError("moto_server did not start: " + self.log.read()[-2000:])
+                    raise RuntimeError("moto_server did not start: " + self._log_text()[-2000:])
                 time.sleep(0.1)
         keys = json.loads(self.venv_python(_SETUP, self.url))
         self.access_key, self.secret_key = keys["id"], keys["secret"]

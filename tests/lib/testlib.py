@@ -10,6 +10,7 @@ import os
 import re
 import select
 import shutil
+import socket
 import ssl
 import subprocess
 import struct
@@ -76,6 +77,59 @@ def fail(msg):
 def require(cond, msg):
     if not cond:
         fail(msg)
+
+
+def free_port():
+    """A TCP port nothing is bound to now: the kernel's pick on loopback, released for the program
+    under test to bind.  Another program can take it in between (ctest -j, a busy machine): a test
+    whose program listens on it runs that case through on_free_port()."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_taken(said):
+    """SAID, what a process wrote on stderr, says it could not bind its port: EADDRINUSE, as
+    instbench and torch word it."""
+    return "address already in use" in said.lower()
+
+
+def on_free_port(case, tries=3):
+    """CASE(port) runs a case whose program listens on PORT and returns what its processes wrote on
+    stderr (a list of texts).  When one of them could not bind the port (port_taken: taken after
+    free_port() released it), the case's failures are dropped and it runs again on another port;
+    any other failure, and the last try's, stands."""
+    for attempt in range(tries):
+        mark = len(failures)
+        said = case(free_port())
+        if attempt + 1 == tries or not any(port_taken(t) for t in said):
+            return
+        print("the port was taken before the program bound it: the case again on another port", flush=True)
+        del failures[mark:]
+
+
+def wait_job(jobs, timeout):
+    """The exit statuses of a job's processes, JOBS [(Popen, the file its stderr goes to)], within
+    TIMEOUT seconds in all ("timeout" for one killed then).  Once one has ended saying its port was
+    taken, the others are killed at once: the case runs again on another port (on_free_port), and
+    they would wait for their rank 0 until their rendezvous timeout (600 s)."""
+    deadline = time.monotonic() + timeout
+    rcs = [None] * len(jobs)
+    while None in rcs:
+        for i, (p, err) in enumerate(jobs):
+            if rcs[i] is None and p.poll() is not None:
+                rcs[i] = p.returncode
+                with open(err, errors="replace") as f:
+                    if rcs[i] != 0 and port_taken(f.read()):
+                        for q, _ in jobs:
+                            if q.poll() is None:
+                                q.kill()
+            elif rcs[i] is None and time.monotonic() > deadline:
+                p.kill()
+                p.wait()
+                rcs[i] = "timeout"
+        time.sleep(0.05)
+    return rcs
 
 
 def on_pty(argv, env, cols=80, rows=50, stderr=None, timeout=120):

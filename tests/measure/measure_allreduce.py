@@ -13,7 +13,6 @@ PERFORMANCE.md: algbw = bytes / time; allreduce busbw = algbw x 2(n-1)/n, GB/s a
 Usage: measure_allreduce.py INSTBENCH SCHEMA [SIM_MODULE]"""
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import jsonschema
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, on_free_port, wait_job  # noqa: E402
 
 BIN, SCHEMA = (os.path.abspath(a) for a in sys.argv[1:3])
 MODULE = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
@@ -68,12 +67,6 @@ def check_sweep(name, doc):
               % (name, e["busbw_gbps"], busbw, n))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 with tempfile.TemporaryDirectory() as tmp:
     # ---- in-process ranks (cpu) ----
     out = os.path.join(tmp, "cpu2.json")
@@ -88,24 +81,23 @@ with tempfile.TemporaryDirectory() as tmp:
         check("communication" not in json.load(open(out)), "one rank: a communication figure")
 
     # ---- two processes over the NCCL stand-in ----
-    if MODULE:
-        out, port = os.path.join(tmp, "sim.json"), free_port()
-        procs = []
+    def two_processes(port):
+        out = os.path.join(tmp, "sim.json")
+        jobs = []
         for r in range(2):
             env = dict(ENV, INSTBENCH_CUDA_MODULE=MODULE, CUDASIM_SEED=str(r + 1), WORLD_SIZE="2", RANK=str(r),
                        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-            procs.append(subprocess.Popen([BIN, "measure", *SIM, "--output", out], env=env, stdout=subprocess.DEVNULL,
-                                          stderr=open(os.path.join(tmp, "sim%d.err" % r), "w")))
-        rcs = []
-        for pr in procs:
-            try:
-                rcs.append(pr.wait(timeout=600))
-            except subprocess.TimeoutExpired:
-                pr.kill()
-                rcs.append("timeout")
-        errs = " | ".join(open(os.path.join(tmp, "sim%d.err" % r)).read()[-400:] for r in range(2))
-        if check(rcs == [0, 0], "2 processes: exits %s: %s" % (rcs, errs)):
+            err = os.path.join(tmp, "sim%d.err" % r)
+            jobs.append((subprocess.Popen([BIN, "measure", *SIM, "--output", out], env=env, stdout=subprocess.DEVNULL,
+                                          stderr=open(err, "w")), err))
+        rcs = wait_job(jobs, 600)
+        said = [open(err).read() for _, err in jobs]
+        if check(rcs == [0, 0], "2 processes: exits %s: %s" % (rcs, " | ".join(t[-400:] for t in said))):
             check_sweep("2 processes (NCCL stand-in)", json.load(open(out)))
+        return said
+
+    if MODULE:
+        on_free_port(two_processes)
 
 print("measure_allreduce: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

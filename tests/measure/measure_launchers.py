@@ -31,7 +31,7 @@ import jsonschema
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, on_free_port, wait_job  # noqa: E402
 
 BIN, MODULE, SCHEMA = sys.argv[1:4]
 SCHEMA_DOC = json.load(open(SCHEMA))
@@ -50,21 +50,6 @@ TORCHRUN = shutil.which("torchrun") or "/usr/bin/torchrun"
 # finds no Flag member for 0 and passes None on): stderr redirected to --log_dir and teed back
 # parses, and changes nothing the workers see.
 TORCHRUN_IO = ["-r", "2", "-t", "2"]
-
-
-def free_port(exclude=()):
-    """A port free on loopback whose successor is free too (for the +1 cases)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            p = s.getsockname()[1]
-        if p < 65535 and p not in exclude:
-            try:
-                with socket.socket() as s2:
-                    s2.bind(("127.0.0.1", p + 1))
-                return p
-            except OSError:
-                continue
 
 
 def text(path):
@@ -91,27 +76,22 @@ def result_of(name, out, procs_rc, errs):
 
 
 def run_direct(name, envs, tmp, timeout=300):
-    """Starts one process per entry of envs (each its own variables), waits; rank 0's result."""
-    out = os.path.join(tmp, name + ".json")
+    """Starts one process per entry of envs (each its own variables), waits; rank 0's result and
+    what the processes wrote on stderr."""
+    out = fresh(os.path.join(tmp, name + ".json"))
     procs, errs = [], []
     for i, e in enumerate(envs):
         err = os.path.join(tmp, "%s.%d.err" % (name, i))
         errs.append(err)
         procs.append(subprocess.Popen([BIN, "measure", *TINY, "--output", out], env=dict(BASE, **e),
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(err, "w")))
-    rcs = []
-    for p in procs:
-        try:
-            rcs.append(p.wait(timeout=timeout))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rcs.append("timeout")
-    return result_of(name, out, rcs, errs)
+    return result_of(name, out, wait_job(list(zip(procs, errs)), timeout), errs), [text(e) for e in errs]
 
 
 def torchrun_probe(args, tmp, name):
     """What torchrun gives its workers under `args`: a Python worker per rank reports
-    TORCHELASTIC_USE_AGENT_STORE and whether something accepts connections on MASTER_PORT."""
+    TORCHELASTIC_USE_AGENT_STORE and whether something accepts connections on MASTER_PORT; and
+    what torchrun wrote on stderr."""
     probe = os.path.join(tmp, "probe.py")
     with open(probe, "w") as f:
         f.write("import json, os, socket, sys\n"
@@ -125,12 +105,14 @@ def torchrun_probe(args, tmp, name):
     dst = os.path.join(tmp, name + ".probe")
     p = subprocess.run([TORCHRUN, *TORCHRUN_IO, "--log_dir", os.path.join(tmp, name + ".plogs"), *args, probe, dst], env=BASE, capture_output=True, text=True, timeout=120)
     if not check(p.returncode == 0, "%s: torchrun probe: exit %s: %s" % (name, p.returncode, p.stderr[-600:])):
-        return None
-    return json.load(open(dst + "0"))
+        return None, [p.stderr]
+    return json.load(open(dst + "0")), [p.stderr]
 
 
 def run_torchrun(name, args, tmp, timeout=300):
-    out = os.path.join(tmp, name + ".json")
+    """Rank 0's result of measure under torchrun ARGS, and what torchrun (its workers' teed) wrote
+    on stderr."""
+    out = fresh(os.path.join(tmp, name + ".json"))
     err = os.path.join(tmp, name + ".err")
     p = subprocess.Popen([TORCHRUN, *TORCHRUN_IO, "--log_dir", os.path.join(tmp, name + ".logs"), *args, "--no_python", BIN, "measure", *TINY, "--output", out], env=BASE,
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(err, "w"))
@@ -139,7 +121,30 @@ def run_torchrun(name, args, tmp, timeout=300):
     except subprocess.TimeoutExpired:
         p.kill()
         rc = "timeout"
-    return result_of(name, out, [rc], [err])
+    return result_of(name, out, [rc], [err]), [text(err)]
+
+
+def fresh(path):
+    """PATH, no file there: a case run again on another port must not find the last try's result."""
+    if os.path.exists(path):
+        os.remove(path)
+    return path
+
+
+def held_next(name, port):
+    """A listener on PORT+1, which a pod's job does not declare: an id sent there fails the run; and
+    why not, when it cannot be had (a failure recorded, which on_free_port drops for a taken port)."""
+    s = socket.socket()
+    try:
+        if port == 65535:
+            raise OSError("no port after it: address already in use, as good as")
+        s.bind(("127.0.0.1", port + 1))
+        s.listen(4)
+        return s, ""
+    except OSError as e:
+        s.close()
+        check(False, "%s: cannot listen on MASTER_PORT+1 (%d): %s" % (name, port + 1, e))
+        return None, str(e)
 
 
 def check_topology(name, doc, kind, world, nodes, addr, id_port):
@@ -164,23 +169,24 @@ with tempfile.TemporaryDirectory() as tmp:
     check(have_torchrun, "torchrun not found (scripts/bootstrap.sh --test-deps installs python3-torch)")
 
     # ---- real torchrun, static rendezvous (its default): the agent's store holds MASTER_PORT ----
-    if have_torchrun:
-        port = free_port()
+    def torchrun_static(port):
         args = ["--nnodes", "1", "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port", str(port)]
-        probe = torchrun_probe(args, tmp, "torchrun-static")
+        probe, said = torchrun_probe(args, tmp, "torchrun-static")
         if probe:
             check(probe["run_id"] is not None, "torchrun-static: torchrun set no TORCHELASTIC_RUN_ID: %s" % probe)
             check(probe["port"] == port, "torchrun-static: MASTER_PORT %s, want %d" % (probe["port"], port))
-            doc = run_torchrun("torchrun-static", args, tmp)
+            doc, more = run_torchrun("torchrun-static", args, tmp)
+            said += more
             if doc:
                 check_topology("torchrun-static", doc, "torchrun", 2, 1, "127.0.0.1",
                                port + 1 if probe["listening"] else port)
+        return said
 
     # ---- real torchrun --standalone: c10d; whether its store holds MASTER_PORT is torch's choice ----
-    if have_torchrun:
+    def torchrun_standalone(_):   # torchrun picks the port, the same way free_port() does
         args = ["--standalone", "--nproc_per_node", "2"]
-        probe = torchrun_probe(args, tmp, "torchrun-standalone")
-        doc = run_torchrun("torchrun-standalone", args, tmp) if probe else None
+        probe, said = torchrun_probe(args, tmp, "torchrun-standalone")
+        doc, more = run_torchrun("torchrun-standalone", args, tmp) if probe else (None, [])
         if doc:
             t = doc["topology"]
             # torchrun picks MASTER_PORT itself here: the id is on it when the probe found it free
@@ -190,30 +196,34 @@ with tempfile.TemporaryDirectory() as tmp:
             if isinstance(mp, int):
                 check_topology("torchrun-standalone", doc, "torchrun", 2, 1, t.get("master_addr"),
                                mp + 1 if probe["listening"] else mp)
+        return said + more
 
-    # ---- a PyTorchJob / Volcano pod per process: the declared port only; MASTER_PORT+1 is taken ----
-    port = free_port()
-    squat = socket.socket()
-    squat.bind(("127.0.0.1", port + 1))
-    squat.listen(4)
-    envs = [dict(WORLD_SIZE="2", RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PYTHONUNBUFFERED="0")
-            for r in range(2)]
-    doc = run_direct("pytorchjob", envs, tmp)
-    if doc:
-        check_topology("pytorchjob", doc, "env", 2, 2, "127.0.0.1", port)
+    if have_torchrun:
+        on_free_port(torchrun_static)
+        on_free_port(torchrun_standalone)
 
+    def pod_per_process(name, kind, envs_of):
+        """One process per pod, started directly with ENVS_OF(port): MASTER_PORT is the one port such
+        a job declares, so MASTER_PORT+1 is held by a listener of this test's."""
+        def case(port):
+            squat, why = held_next(name, port)
+            if not squat:
+                return [why]
+            with squat:
+                doc, said = run_direct(name, envs_of(port), tmp)
+            if doc:
+                check_topology(name, doc, kind, 2, 2, "127.0.0.1", port)
+            return said
+        on_free_port(case)
+
+    # ---- a PyTorchJob / Volcano pod per process: WORLD_SIZE, RANK, MASTER_ADDR/PORT ----
+    pod_per_process("pytorchjob", "env", lambda port: [
+        dict(WORLD_SIZE="2", RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PYTHONUNBUFFERED="0")
+        for r in range(2)])
     # ---- Kubeflow Trainer v2, the container's command started directly: PET_* only ----
-    port2 = free_port(exclude=(port, port + 1))
-    squat2 = socket.socket()
-    squat2.bind(("127.0.0.1", port2 + 1))
-    squat2.listen(4)
-    envs = [dict(PET_NNODES="2", PET_NODE_RANK=str(r), PET_NPROC_PER_NODE="1", PET_MASTER_ADDR="127.0.0.1",
-                 PET_MASTER_PORT=str(port2)) for r in range(2)]
-    doc = run_direct("trainer-v2", envs, tmp)
-    if doc:
-        check_topology("trainer-v2", doc, "kubeflow-trainer", 2, 2, "127.0.0.1", port2)
-    squat.close()
-    squat2.close()
+    pod_per_process("trainer-v2", "kubeflow-trainer", lambda port: [
+        dict(PET_NNODES="2", PET_NODE_RANK=str(r), PET_NPROC_PER_NODE="1", PET_MASTER_ADDR="127.0.0.1",
+             PET_MASTER_PORT=str(port)) for r in range(2)])
 
 print("measure_launchers: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
