@@ -17,7 +17,8 @@ typedef struct fetch_ctx {
     int port;
     void *blob;
     double deadline;
-    double unanswered_since; /* when a connection first closed without an answer; 0: none has */
+    double started, timeout_s, next_progress; /* when it began, its limit, when it next says it waits */
+    double unanswered_since;                  /* when a connection first closed without an answer; 0: none has */
     int root_nranks;
     int fatal_code;    /* with fatal set: no more attempts, the fetch fails with it */
     char fatal[1400];  /* (the handshake returns 0 then, to stop tcp_connect_until) */
@@ -161,6 +162,24 @@ static int handshake(int fd, void *arg)
     return 0;
 }
 
+/* Between attempts: once in a while, that this process still waits for rank 0, and what the
+ * attempts meet (GAI: the resolver's last error, REFUSED_S: for how long connections were refused). */
+static void waiting(void *arg, int gai, double refused_s)
+{
+    fetch_ctx *f = arg;
+    const double now = util_now_seconds();
+    if (now < f->next_progress) return;
+    f->next_progress = now + liveness_progress_every(f->timeout_s);
+    char what[200];
+    if (gai) snprintf(what, sizeof what, "its address does not resolve yet: %s", gai_strerror(gai));
+    else if (refused_s > 0)
+        snprintf(what, sizeof what, "connection refused for %.0f s: nothing listens there yet", refused_s);
+    else if (f->problem[0]) snprintf(what, sizeof what, "last attempt: %s", f->problem);
+    else snprintf(what, sizeof what, "no connection yet");
+    ib_info("rendezvous: still waiting for rank 0 at %s:%d after %.0f s of %.0f (%s)\n", f->addr, f->port,
+            now - f->started, f->timeout_s, what);
+}
+
 int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int world_size, void *blob, size_t len,
                    const char *workload, double timeout_s, liveness **out, ib_error *err)
 {
@@ -183,9 +202,12 @@ int liveness_fetch(const char *addr, int port, int first_rank, int nlocal, int w
         .port = port,
         .blob = blob,
         .deadline = util_now_seconds() + timeout_s,
+        .started = util_now_seconds(),
+        .timeout_s = timeout_s,
     };
+    f.next_progress = f.started + liveness_progress_every(timeout_s);
     double refused_s;
-    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, &f, &gai, &refused_s);
+    int gai = 0, fd = tcp_connect_until(addr, port, f.deadline, handshake, waiting, &f, &gai, &refused_s);
     if (fd >= 0 && f.fatal[0]) {
         close(fd);
         return ib_error_set(err, f.fatal_code, "%s", f.fatal);

@@ -268,8 +268,18 @@ int liveness_serve(rendezvous_tcp_server *s, int nlocal, int world_size, int npe
     l->nconn = npeers;
     int served = 0, admitting = -1; /* the connection a signal interrupted */
     char addr[64], mismatch[1400] = "";
+    const double started = util_now_seconds(), every = liveness_progress_every(timeout_s);
+    double next_progress = started + every;
     while (served < npeers) {
-        int fd = tcp_accept(s->fd, deadline, addr, sizeof addr);
+        /* woken once in a while to say it still waits: a peer started wrong shows nothing else */
+        const double until = next_progress < deadline ? next_progress : deadline;
+        int fd = tcp_accept(s->fd, until, addr, sizeof addr);
+        if (fd < 0 && until < deadline && !comm_stopped() && util_now_seconds() >= until) {
+            ib_info("rendezvous: still waiting on port %d after %.0f s of %.0f: %d of %d peer process%s connected\n",
+                    s->port, util_now_seconds() - started, timeout_s, served, npeers, npeers == 1 ? "" : "es");
+            next_progress += every;
+            continue;
+        }
         if (fd < 0) break;
         int a = admit(l, served, fd, addr, reply, rlen, workload, len, nlocal, world_size, deadline, mismatch,
                       sizeof mismatch);

@@ -32,6 +32,14 @@
  * refused with it reports the interruption (a runtime failure), not a refusal of itself. */
 #define LIVENESS_ROOT_INTERRUPTED "rank 0's process was interrupted"
 #define REFUSE_LINGER_S 0.5 /* a refused instbench process closes one round trip after the refusal */
+/* How often a process waiting at the rendezvous says it still waits: a node started wrong would
+ * otherwise show nothing for the whole limit (600 s by default): once a minute, or about four
+ * times in a shorter limit, at most once a second. */
+static inline double liveness_progress_every(double timeout_s)
+{
+    const double q = timeout_s / 4;
+    return q < 1 ? 1 : q > 60 ? 60 : q;
+}
 
 enum { FRAME_GOODBYE = 'G', FRAME_FAIL = 'F', FRAME_RELAY = 'R' };
 

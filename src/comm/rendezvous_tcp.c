@@ -280,8 +280,8 @@ static int name_unknown(int gai)
     return gai == EAI_NONAME || gai == EAI_FAIL;
 }
 
-int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg), void *arg,
-                      int *gai, double *refused_s)
+int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg),
+                      void (*waiting)(void *arg, int gai, double refused_s), void *arg, int *gai, double *refused_s)
 {
     char ps[16];
     snprintf(ps, sizeof ps, "%d", port);
@@ -322,6 +322,7 @@ int tcp_connect_until(const char *addr, int port, double deadline, int (*handsha
         *refused_s = refused_since ? util_now_seconds() - refused_since : 0;
         int left = tcp_remaining_ms(deadline);
         if (left == 0) return -1;
+        if (waiting) waiting(arg, *gai, *refused_s);
         sleep_ms(left < 200 ? left : 200);
     }
 }

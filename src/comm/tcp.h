@@ -28,9 +28,11 @@ int tcp_accept_pending(int lfd, char *addr, size_t cap);
  * HANDSHAKE on each connected socket; the first socket whose handshake returns 0 is returned,
  * the others closed.  -1 at the deadline; -2 before it when the resolver has said for TCP_NAME_WAIT_S
  * that ADDR does not exist.  *GAI: 0 once ADDR resolved, else getaddrinfo's last error.
- * *REFUSED_S: for how long every attempt up to the end was refused (nothing listening), else 0. */
-int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg), void *arg,
-                      int *gai, double *refused_s);
+ * *REFUSED_S: for how long every attempt up to the end was refused (nothing listening), else 0.
+ * WAITING (may be NULL) is called with ARG, *GAI and *REFUSED_S after each round of attempts that
+ * did not connect (about 5 a second), so the caller can say it is still waiting. */
+int tcp_connect_until(const char *addr, int port, double deadline, int (*handshake)(int fd, void *arg),
+                      void (*waiting)(void *arg, int gai, double refused_s), void *arg, int *gai, double *refused_s);
 #define TCP_NAME_WAIT_S 30.0 /* why: rendezvous_tcp.c, above tcp_connect_until */
 /* The numeric address of FD's other end ("10.0.0.5", "::1"; an IPv4-mapped one without its
  * "::ffff:"), "?" when unknown. */
