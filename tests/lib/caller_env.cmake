@@ -23,6 +23,21 @@
 # its own environment for the commands it runs (what tests/lib/testlib.py's offline_env() does).
 # ENVIRONMENT_MODIFICATION is this file's: tests/CMakeLists.txt refuses a test that sets it.
 
+# An older ctest ignores ENVIRONMENT_MODIFICATION without a word, so every test would get the
+# caller's variables after all: it runs no test.  (A ctest older than the CMake that configured the
+# build: another one first on PATH.)  INSTBENCH_CTEST: that CMake's ctest, set by the file
+# tests/CMakeLists.txt generates to include this one (scripts/ci/one_ctest.py's queue does not).
+if(CMAKE_VERSION VERSION_LESS 3.22)
+  if(INSTBENCH_CTEST)
+    set(_instbench_newer "run ${INSTBENCH_CTEST}, the ctest of the CMake that configured this build")
+  else()
+    set(_instbench_newer "run a ctest of 3.22 or later (python3 -m pip install 'cmake>=3.22' has one)")
+  endif()
+  message(FATAL_ERROR "This is ctest ${CMAKE_VERSION}; the tests need ctest 3.22 or later, which applies the "
+          "ENVIRONMENT_MODIFICATION that keeps the caller's AWS_*/INSTBENCH_* variables from each test "
+          "(tests/lib/caller_env.cmake): ${_instbench_newer}.")
+endif()
+
 # `env`, once per ctest run: names at the start of a line, before the first '=' (a value's own
 # lines may add a name that is not one; unsetting it changes nothing)
 execute_process(COMMAND env OUTPUT_VARIABLE _instbench_env RESULT_VARIABLE _instbench_env_rc)
