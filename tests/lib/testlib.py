@@ -88,6 +88,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def reserved_port():
+    """(socket, port): a free port kept bound, with SO_REUSEADDR and never listening, for a program
+    that binds it long after the test picked it and cannot simply be run again on another port (a
+    simulated instance's rank 0, a Slurm daemon).  While the socket is open Linux hands the port to
+    no one else (a bind to port 0, connect()'s local ports), and a program that sets SO_REUSEADDR
+    itself, as instbench's rendezvous and Slurm's daemons do, still binds it and listens.  Close
+    the socket once the program is done."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    return s, s.getsockname()[1]
+
+
 def port_taken(said):
     """SAID, what a process wrote on stderr, says it could not bind its port: EADDRINUSE, as
     instbench and torch word it."""

@@ -37,7 +37,7 @@ import jsonschema
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures, require  # noqa: E402
+from testlib import check, failures, require, reserved_port  # noqa: E402
 
 BIN, MODULE, SCHEMA, USAGE_MD = (os.path.abspath(a) for a in sys.argv[1:5])
 TINY = ["--backend", "cuda", "--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size", "16",
@@ -57,18 +57,6 @@ require(not missing, "Debian packages missing: %s (scripts/bootstrap.sh --test-d
 
 def exe(name):
     return shutil.which(name) or "/usr/sbin/" + name
-
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
 
 
 DAEMONS = []   # Popen of every daemon started here, stopped in reverse order at exit
@@ -92,7 +80,8 @@ tmp = tempfile.mkdtemp(prefix="instbench-slurm-")
 atexit.register(shutil.rmtree, tmp, True)
 os.chmod(tmp, 0o755)   # munged refuses a socket directory others cannot traverse
 host = socket.gethostname().split(".")[0]
-ctld_port, slurmd_port, master_port = free_ports(3)
+# the daemons and measure bind these long after this point, and their start is not worth a retry
+(_, ctld_port), (_, slurmd_port), (_, master_port) = RESERVED = [reserved_port() for _ in range(3)]
 
 # ---- munge: a key of our own, its socket in tmp ---------------------------------------------------
 mdir = os.path.join(tmp, "munge")

@@ -53,6 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: imds_standin
 import imds_standin  # noqa: E402
+from testlib import reserved_port  # noqa: E402
 
 SWEEP_TAG = "instbench:sweep"
 CANDIDATE_TAG = "instbench:candidate"
@@ -62,12 +63,6 @@ STUB = """#!/bin/sh
 printf '%s %s %s\\n' "$(date +%s.%N)" "$(basename "$0")" "$*" >>"$INSTBENCH_SIM_CALLS"
 """
 STUBS = ("shutdown", "poweroff", "apt-get")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # curl for a sandbox without a public address: while $INSTBENCH_SIM_OFFLINE_FLAG exists a URL to
@@ -379,7 +374,7 @@ class InstanceSim:
         self.timer_scale = timer_scale
         self.keep = keep
         self.nodes = {}
-        self.ports = {}
+        self.ports = {}   # a multi-node group's rendezvous port: (the socket that reserves it, the port)
         self.errors = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
@@ -432,7 +427,9 @@ class InstanceSim:
         group = (tags.get(SWEEP_TAG), tags.get(CANDIDATE_TAG), inst.get("ReservationId"))
         env = {"INSTBENCH_USERDATA_MASTER_ADDR": "127.0.0.1"}
         with self.lock:
-            env["INSTBENCH_USERDATA_MASTER_PORT"] = str(self.ports.setdefault(group, free_port()))
+            if group not in self.ports:
+                self.ports[group] = reserved_port()
+            env["INSTBENCH_USERDATA_MASTER_PORT"] = str(self.ports[group][1])
         if self.prebuilt:
             env["INSTBENCH_USERDATA_PREBUILT"] = self.prebuilt
         if self.skip_packages:
@@ -508,6 +505,8 @@ class InstanceSim:
             if node.sandbox.rc is None and node.sandbox.proc is not None:
                 node.sandbox.wait(10)
             node.sandbox.close(keep=True)
+        for sock, _ in self.ports.values():
+            sock.close()
         if self.own_workdir and not self.keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
