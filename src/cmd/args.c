@@ -623,8 +623,11 @@ static void md_table(const arg_spec *t, FILE *f)
 
 void args_print_markdown(const arg_command *c, FILE *f)
 {
-    fprintf(f, "## instbench %s\n\n```\ninstbench %s %s\n```\n\n%s\n\n", c->name, c->name, c->synopsis, c->about);
-    md_table(c->specs, f);
+    fprintf(f, "## instbench %s\n\n```\ninstbench %s %s\n```\n\n%s\n", c->name, c->name, c->synopsis, c->about);
+    if (c->specs[0].name) { /* no flags of its own (sweep: subcommands only): no table, not an empty one */
+        fputc('\n', f);
+        md_table(c->specs, f);
+    }
     args_print_examples(c, 1, f);
     if (c->footer) fprintf(f, "\n%s", c->footer);
     fputc('\n', f);

@@ -39,7 +39,7 @@ const arg_command cmd_sweep_args = {
     "  run       launch, measure, collect, terminate, rank (needs --max-cost)\n"
     "  status    the sweeps started here, with each instance's state and result, and what each may\n"
     "            have left (instances, Elastic IPs, groups)\n"
-    "  cleanup   terminate every instance a sweep left and remove its groups and addresses, found by tag\n",
+    "  cleanup   terminate every instance a sweep left and remove its groups and addresses, found by tag",
     "`instbench sweep SUBCOMMAND --help` lists a subcommand's options.\n",
     sweep_specs,
     "SUBCOMMAND",

@@ -3,6 +3,7 @@
 so the reference cannot drift from --help; and README.md names every command and links the
 reference; and README.md stays under 260 lines.  Usage: cli_docs.py INSTBENCH docs/cli.md README.md"""
 import difflib
+import re
 import subprocess
 import sys
 
@@ -17,6 +18,19 @@ elif p.stdout != have:
                                              "instbench help --markdown"))[:40])
     failures.append("docs/cli.md is not what the option tables say; regenerate it with\n"
                     "    build/instbench help --markdown > docs/cli.md\n" + diff)
+# a command without flags of its own (sweep: only subcommands) gets no flag table, not an empty one,
+# and no help has two blank lines in a row (sweep's did, and docs/cli.md had a header with no rows)
+if p.returncode == 0:
+    for m in re.finditer(r"\| flag \| description \|\n\|---\|---\|\n(?!\| `)", p.stdout):
+        section = p.stdout[:m.start()].rsplit("\n## ", 1)[-1].split("\n", 1)[0]
+        failures.append(f"`instbench help --markdown`: '{section}' has a flag table with no rows")
+    if "\n\n\n" in p.stdout:
+        failures.append("`instbench help --markdown` has two blank lines in a row")
+for cmd in ["measure", "prices", "rank", "verify", "models", "presign", "sweep", "sweep plan", "sweep run",
+            "sweep status", "sweep cleanup"]:
+    h = subprocess.run([binary, *cmd.split(), "--help"], capture_output=True, text=True)
+    if "\n\n\n" in h.stdout:
+        failures.append(f"`instbench {cmd} --help` has two blank lines in a row")
 text = open(readme, encoding="utf-8").read()
 for cmd in ["measure", "prices", "rank", "verify", "models"]:
     if f"`{cmd}`" not in text and f"instbench {cmd}" not in text:
