@@ -60,10 +60,11 @@ int sweep_take_candidates(void *dst, const char *flag, const char *value, ib_err
      ARG_FN,                                                                                                        \
      (F),                                                                                                           \
      "SPEC[,SPEC...]",                                                                                              \
-     "the configurations to measure: [Nx]TYPE[:on-demand|spot], e.g.\n"                                             \
-     "4xg5.xlarge:spot, g5.12xlarge:on-demand (no market: on-demand;\n"                                             \
-     "\"4 x g5.xlarge\" as rank prints it is accepted too); repeatable.\n"                                          \
-     "Every type must be in the price catalogue",                                                                   \
+     "the configurations to measure: [Nx]TYPE[:on-demand|spot|capacity-block],\n"                                   \
+     "e.g. 4xg5.xlarge:spot, g5.12xlarge:on-demand (no market: on-demand;\n"                                        \
+     "\"4 x g5.xlarge\" as rank prints it is accepted too; capacity-block:\n"                                       \
+     "with --capacity-reservation); repeatable. Every type must be in the\n"                                        \
+     "price catalogue",                                                                                             \
      .fn = sweep_take_candidates,                                                                                   \
      .group = "what to launch"},                                                                                    \
         {"--region",                                                                                                \

@@ -1,4 +1,4 @@
-/* sweep/candidates: "[N x]TYPE[:on-demand|spot]" specs, checked against the price catalogue, and
+/* sweep/candidates: "[N x]TYPE[:on-demand|spot|capacity-block]" specs, checked against the price catalogue, and
  * which AMI each type needs.  Grammar (spaces allowed around the 'x', as rank prints "4 x g5.xlarge"):
  *   SPEC   = [COUNT WS* ('x'|'X') WS*] TYPE [':' MARKET]
  *   COUNT  = 1..SWEEP_MAX_NODES (decimal)      MARKET = on-demand | spot
