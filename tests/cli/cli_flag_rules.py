@@ -105,7 +105,8 @@ try:
         (["presign"], "--expires", ["90", "90s", "30m", "1.5m", "6h", "7d", "9e1"],
          ["+90", "0x5A", "0x5As", "0x1p4m", " 90", "+1h", "inf", "nan", "1e", "h"]),
         *[(["sweep", c], "--candidates", ["g5.xlarge", "4xg5.xlarge", "2 x g5.xlarge:spot"],
-           ["0x2xg5.xlarge", "+2xg5.xlarge", "0x2 x g5.xlarge"]) for c in ("plan", "run")],
+           ["0x2xg5.xlarge", "+2xg5.xlarge", "0x2 x g5.xlarge", "g5.xlarge, 4xg5.xlarge", "g5.xlarge ,4xg5.xlarge"])
+          for c in ("plan", "run")],
         *[(["sweep", c], f, ["30", "2.5", "1e2"], N("30")) for c in ("plan", "run") for f in ("--max-minutes", "--max-cost")],
         (["sweep", "cleanup"], "--wait", ["600", "1.5"], N("600")),
     ]

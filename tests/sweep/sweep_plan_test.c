@@ -108,6 +108,19 @@ static void specs(void)
     CHECK(sweep_candidates_add("g5.xlarge:spot,4xg5.xlarge", &v, &n, &err) == 0 && n == 2, "two: %s", err.msg);
     CHECK(sweep_candidates_add("g5.12xlarge,4 x g5.xlarge:on-demand", &v, &n, &err) != 0, "a repeat across values");
     CHECK(sweep_candidates_add("g5.xlarge,", &v, &n, &err) != 0, "an empty spec");
+    /* the one trimming rule (docs/usage.md): no item of the flag's list has whitespace around it,
+     * as `prices --instance-types 'a, b'` is refused; the spaces inside "4 x g5.xlarge" are the spec's */
+    static const char *const spaced[] = {"g5.2xlarge, g5.4xlarge", "g5.2xlarge ,g5.4xlarge", " g5.2xlarge",
+                                         "g5.2xlarge:spot ", "g5.2xlarge,\tg5.4xlarge"};
+    for (size_t i = 0; i < sizeof spaced / sizeof *spaced; i++) {
+        size_t before = n;
+        ib_error_clear(&err);
+        CHECK(sweep_candidates_add(spaced[i], &v, &n, &err) != 0 && err.code == IB_EXIT_USAGE &&
+                  strstr(err.msg, "whitespace") && n == before,
+              "'%s' taken: %s", spaced[i], err.msg);
+    }
+    ib_error_clear(&err);
+    CHECK(sweep_candidates_add("2 x g5.2xlarge:spot", &v, &n, &err) == 0, "'2 x g5.2xlarge:spot': %s", err.msg);
     free(v);
 }
 
