@@ -78,8 +78,8 @@ const args_word args_vocabulary[] = {
     {"--include-local-zones", "let Local Zones and Wavelength Zones count"},
     {"--format",
      "table, json or csv, as the command offers (default: table on a terminal, json otherwise; sweep status: table)"},
-    {"--columns",
-     "which columns, in order, keyed by the names the CSV header and JSON carry (verify: its table's, the table only)"},
+    {"--columns", "which columns, in order, keyed by the names the CSV header and JSON carry (verify: its table's; it "
+                  "asks for the table, and verify --format json refuses it)"},
     {"--wide", "every column however narrow the terminal"},
     {"--output",
      "write to FILE instead of stdout (measure: instead of a new file in ./instbench-results/), whole or not at all"},

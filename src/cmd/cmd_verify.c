@@ -41,8 +41,8 @@ static const arg_spec verify_args[] = {
     {"--precision", 0, ARG_CHOICE, &A.precision, NULL, "default: the precision the reference was made in",
      .choices = backend_precision_names},
     {"--format", 0, ARG_CHOICE, &A.format, NULL,
-     "table (default on a terminal) or json (default otherwise),\n"
-     "on stdout, as every command of instbench",
+     "table (default on a terminal or with --columns) or json (default\n"
+     "otherwise), on stdout, as every command of instbench",
      .choices = formats},
     {"--threads", 0, ARG_INT, &A.threads, "N", "CPU worker threads (default 0: all cores)", 0, 4096},
     ARGS_TABLE_SPECS(&A.wide, &A.columns, "tensor, shape, max_abs, max_rel,\nrel_l2, cosine, check, result"),
@@ -218,6 +218,13 @@ int cmd_verify(int argc, char **argv)
     int pr = args_parse(&cmd_verify_args, argc, argv, NULL, NULL);
     if (pr) return pr == ARGS_HELP ? IB_EXIT_OK : pr;
     if ((pr = args_table_fit(&cmd_verify_args, A.wide, &A.columns, verify_keys))) return pr;
+    /* --columns chooses the table's columns (its keys are not the JSON's: instbench.verify/v1 keeps
+     * every field), so it asks for the table, as prices' does, and cannot shape JSON */
+    if (A.columns.n && A.format == 1)
+        return args_usage_error(&cmd_verify_args, "--columns chooses the table's columns; verify's JSON "
+                                                  "(instbench.verify/v1) always carries every field: give one "
+                                                  "of --columns and --format json");
+    if (A.columns.n && A.format < 0) A.format = 0;
     if (!A.reference) return args_usage_error(&cmd_verify_args, "--reference FILE is required");
     const char *backend = backend_names[A.backend], *compare = A.compare >= 0 ? backend_names[A.compare] : NULL;
     /* A backend this machine cannot run is a usage error, as in measure: exit 2 before any work. */

@@ -190,6 +190,15 @@ def main():
         rc, out, err = run(bin_, "--help")
         if rc != 0 or "--reference" not in out:
             fail("--help", out, err)
+        # --columns names the table's columns: into a pipe it asks for the table (it was ignored, the
+        # JSON printed whole), and with --format json, whose fields it cannot choose, it is refused
+        rc, out, err = run(bin_, "--reference", fixture, "--columns", "tensor,result")
+        head = out.splitlines()[:1]
+        if rc != 0 or not head or head[0].split() != ["TENSOR", "RESULT"]:
+            fail("--columns tensor,result into a pipe: want exit 0 and a table of those two columns", out, err)
+        rc, out, err = run(bin_, "--reference", fixture, "--columns", "tensor", "--format", "json")
+        if rc != 2 or out or "--columns" not in err or "--format json" not in err:
+            fail("--columns with --format json: want exit 2 naming both, nothing on stdout", out, err)
         rc, out, err = run(bin_, "--reference", fixture, "--backend", "cuda", "--format", "table")
         if rc == 2 and "PASS" not in out and "cuda" in err.lower():
             pass   # no CUDA here: a clear refusal, a usage error as in measure
