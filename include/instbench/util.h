@@ -141,6 +141,13 @@ void util_term_fputs(const char *s, FILE *f);
 /* printf whose whole output is escaped, except a newline that ends FMT itself. */
 void util_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void util_term_vprintf(FILE *f, const char *fmt, va_list ap);
+/* "instbench CMD: message (try: instbench CMD --help)" on stderr, escaped; returns IB_EXIT_USAGE.
+ * The one form of an error about what was typed on the command line: cmd/args.c's parser and the
+ * checks below it that find a flag's value or combination wrong (measure's, in src/bench/) share it,
+ * and an exit 2 about anything else (a launcher's variables, a config file) keeps the plain form,
+ * since --help cannot fix it.  CMD "" is instbench's own options. */
+int util_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int util_usage_verror(const char *cmd, const char *fmt, va_list ap);
 /* A machine's name as --price and --instance-types take it: ASCII letters, digits, '.', '-', '_',
  * and well-formed UTF-8 beyond ASCII (a hostname like "büro"), never a control character (C1
  * included) or a bidirectional override.  util_utf8_name_char: the length of the one character at

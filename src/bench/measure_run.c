@@ -4,6 +4,7 @@
  * then writes the result atomically.  --dry-run stops after the checks with a time estimate
  * (probe.c).  Ctrl-C / SIGTERM stop at the next step boundary and leave no file: exit 130 / 143. */
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,11 +102,28 @@ typedef struct measure_ctx {
     bench_identity id;
 } measure_ctx;
 
+/* An exit 2 of measure: in the usage form when TYPED (the command line is what is wrong), else plain. */
+static int exit2(int typed, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int exit2(int typed, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (typed) {
+        util_usage_verror("measure", fmt, ap);
+    } else {
+        fputs("instbench measure: ", stderr);
+        util_term_vprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+    }
+    va_end(ap);
+    return IB_EXIT_USAGE;
+}
+
 int bench_measure_model(const model_cli *cli, vit_config *model)
 {
     ib_error err = {0};
     if (model_cli_resolve(cli, model, &err) || model_validate(model, &err)) {
-        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        util_usage_error("measure", "%s", err.msg); /* the model is the flags' alone */
         return -1;
     }
     return 0;
@@ -186,14 +204,14 @@ static int too_big_for_memory(const ib_backend_ops *backend, const ib_train_conf
     /* fused kernels and cuDNN keep no T x T matrix; only the unfused path's memory is quadratic */
     const int linear = strcmp(backend_attention(backend, &one), "unfused") != 0;
     char need[32], have[32];
-    fprintf(stderr,
-            "instbench measure: %s does not fit at any batch size: batch 1 needs about %s but %s is available "
-            "(--image-size %d with --patch-size %d makes %d tokens per image; %s: a larger --patch-size or a "
-            "smaller --image-size needs less)\n",
-            m->name, memory_text((double)memfit_rank_bytes(backend, &one, data) * ranks, need, sizeof need),
-            memory_text((double)avail, have, sizeof have), m->img_size, m->patch_size, model_seq_len(m),
-            linear ? "activation memory grows with them" : "attention memory grows with their square");
-    return IB_EXIT_USAGE;
+    return util_usage_error(
+        "measure",
+        "%s does not fit at any batch size: batch 1 needs about %s but %s is available "
+        "(--image-size %d with --patch-size %d makes %d tokens per image; %s: a larger --patch-size or a "
+        "smaller --image-size needs less)",
+        m->name, memory_text((double)memfit_rank_bytes(backend, &one, data) * ranks, need, sizeof need),
+        memory_text((double)avail, have, sizeof have), m->img_size, m->patch_size, model_seq_len(m),
+        linear ? "activation memory grows with them" : "attention memory grows with their square");
 }
 
 /* Said before the run, not found by rank afterwards: what the recorded identity will make of the result. */
@@ -264,11 +282,11 @@ static int check_identity_hardware(measure_ctx *c)
     char diff[sizeof id->differences + 16];
     differences_text(id, diff, sizeof diff);
     if (!c->o->identity_mismatch_ok) {
-        util_term_printf(stderr,
-                         "instbench measure: --instance-type %s is not this machine: %s (--identity-mismatch ok "
-                         "records the result under %s anyway, marked as a mismatch)\n",
-                         id->type, diff, id->type);
-        return IB_EXIT_USAGE;
+        /* a type from instance metadata is no flag --help could fix */
+        return exit2(c->o->instance_type != NULL,
+                     "--instance-type %s is not this machine: %s (--identity-mismatch ok "
+                     "records the result under %s anyway, marked as a mismatch)",
+                     id->type, diff, id->type);
     }
     ib_warn("--instance-type %s is not this machine (%s); the result records it as a mismatch", id->type, diff);
     return 0;
@@ -410,10 +428,7 @@ static int resolve_workload(measure_ctx *c)
         if (skipped) ib_debug("backend auto: %s (%s is not usable: %s)", backend->name, skipped->name, why);
     } else {
         const char *why = backend->unavailable_reason();
-        if (why) {
-            fprintf(stderr, "instbench measure: backend '%s' is not available: %s\n", backend->name, why);
-            return IB_EXIT_USAGE;
-        }
+        if (why) return util_usage_error("measure", "backend '%s' is not available: %s", backend->name, why);
     }
     c->backend = backend;
     ib_train_config *train = &c->train;
@@ -436,21 +451,16 @@ static int resolve_workload(measure_ctx *c)
         int launcher_per_gpu = (lws && atoi(lws) > 1) || (tpn && atoi(tpn) > 1);
         c->ranks = (!is_cpu && !launcher_per_gpu && sys->gpu_count > 1) ? sys->gpu_count : 1;
     }
-    if (is_cpu && c->ranks > sys->vcpus) {
-        fprintf(stderr, "instbench measure: --ranks %d is more than the %d vCPUs here (each rank needs a core)\n",
-                c->ranks, sys->vcpus);
-        return IB_EXIT_USAGE;
-    }
+    if (is_cpu && c->ranks > sys->vcpus)
+        return util_usage_error("measure", "--ranks %d is more than the %d vCPUs here (each rank needs a core)",
+                                c->ranks, sys->vcpus);
     c->gpu_dp = backend_dp_usable(backend, &c->no_dp); /* GPU ranks average over NCCL */
     if (!is_cpu && c->ranks > 1 && !c->gpu_dp) {
         /* The in-process comm averages host memory; GPU gradients need the backend's own. */
-        fprintf(stderr, "instbench measure: --ranks %d with --backend %s: %s\n", c->ranks, backend->name, c->no_dp);
-        return IB_EXIT_USAGE;
+        return util_usage_error("measure", "--ranks %d with --backend %s: %s", c->ranks, backend->name, c->no_dp);
     }
-    if (!is_cpu && c->ranks > sys->gpu_count && sys->gpu_count > 0) {
-        fprintf(stderr, "instbench measure: --ranks %d is more than the %d GPUs here\n", c->ranks, sys->gpu_count);
-        return IB_EXIT_USAGE;
-    }
+    if (!is_cpu && c->ranks > sys->gpu_count && sys->gpu_count > 0)
+        return util_usage_error("measure", "--ranks %d is more than the %d GPUs here", c->ranks, sys->gpu_count);
     train->threads = is_cpu ? (sys->vcpus / c->ranks > 0 ? sys->vcpus / c->ranks : 1) : 0;
     return 0;
 }
@@ -461,19 +471,17 @@ static int resolve_topology(measure_ctx *c)
     const bench_measure_options *o = c->o;
     bench_rendezvous *rdv = &c->rdv;
     ib_error err = {0};
-    if (rendezvous_resolve(&o->rdv, c->ranks, rdv, &err)) {
-        fprintf(stderr, "instbench measure: %s\n", err.msg);
-        return IB_EXIT_USAGE;
-    }
+    /* the flags' rendezvous is what was typed; a launcher's variables are no flag --help could fix */
+    if (rendezvous_resolve(&o->rdv, c->ranks, rdv, &err))
+        return exit2(!strcmp(rdv->kind, "flags") && err.code == IB_EXIT_USAGE, "%s", err.msg);
     if (rdv->note[0]) ib_info("note: %s", rdv->note);
     if (rdv->world_size > c->ranks && !c->gpu_dp) {
         /* Only the backend's own comm reaches other processes; src/comm averages within this one. */
-        fprintf(stderr,
-                "instbench measure: the %s rendezvous asks for %d ranks over %d node(s), but backend '%s' can only "
-                "average gradients between ranks of one process (--ranks N): %s; cross-process data parallelism "
-                "needs the NCCL comm of the cuda backend\n",
-                rdv->kind, rdv->world_size, rdv->nnodes, c->backend->name, c->no_dp);
-        return IB_EXIT_USAGE;
+        return exit2(!strcmp(rdv->kind, "flags"),
+                     "the %s rendezvous asks for %d ranks over %d node(s), but backend '%s' can only "
+                     "average gradients between ranks of one process (--ranks N): %s; cross-process data parallelism "
+                     "needs the NCCL comm of the cuda backend",
+                     rdv->kind, rdv->world_size, rdv->nnodes, c->backend->name, c->no_dp);
     }
     rendezvous_check_master(rdv, c->ranks);
     const int vcpus = c->sys.vcpus;
@@ -513,12 +521,11 @@ static int resolve_batch(measure_ctx *c)
     if (avail > 0 && (uint64_t)memfit_rank_bytes(backend, train, data) * (uint64_t)host_ranks > avail) {
         int fit = memfit_largest_batch(backend, *train, data, host_ranks, avail, AUTO_BATCH_MAX);
         if (fit < 1) return too_big_for_memory(backend, train, data, host_ranks, avail);
-        fprintf(stderr,
-                "instbench measure: --batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
-                "batch that fits is %d (or use --batch-size auto)\n",
-                o->batch, (double)memfit_rank_bytes(backend, train, data) * host_ranks / 1073741824.0,
-                avail / 1073741824.0, fit);
-        return IB_EXIT_USAGE;
+        return util_usage_error("measure",
+                                "--batch-size %d needs about %.1f GiB but %.1f GiB is available; the largest "
+                                "batch that fits is %d (or use --batch-size auto)",
+                                o->batch, (double)memfit_rank_bytes(backend, train, data) * host_ranks / 1073741824.0,
+                                avail / 1073741824.0, fit);
     }
     return 0;
 }
@@ -530,8 +537,9 @@ static int check_before_run(measure_ctx *c)
     const bench_measure_options *o = c->o;
     ib_error err = {0};
     if (c->rdv.rank == 0 && result_check_output(o->output, o->append, o->create_dirs, &err) != 0) {
+        if (err.code == IB_EXIT_USAGE) return exit2(o->output || o->append, "%s", err.msg);
         fprintf(stderr, "instbench measure: %s\n", err.msg);
-        return err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+        return IB_EXIT_RUNTIME;
     }
 
     if (g_stop) return interrupted_exit();
@@ -546,10 +554,7 @@ static int check_before_run(measure_ctx *c)
     /* Trainium and Inferentia (and other non-NVIDIA accelerators) are priced, but a result measured
      * on their host CPU would be ranked as if it were the type's training speed */
     const char *not_ours = id->type[0] ? instance_type_not_measurable(id->type) : NULL;
-    if (not_ours) {
-        fprintf(stderr, "instbench measure: %s: instbench does not measure it: %s\n", id->type, not_ours);
-        return IB_EXIT_USAGE;
-    }
+    if (not_ours) return exit2(o->instance_type != NULL, "%s: instbench does not measure it: %s", id->type, not_ours);
     sagemaker_topology(c);
     int rc = check_identity_hardware(c);
     if (rc != 0) return rc;

@@ -40,10 +40,7 @@ int args_usage_error(const arg_command *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    const char *sp = c->name[0] ? " " : "";
-    fprintf(stderr, "instbench%s%s: ", sp, c->name);
-    util_term_vprintf(stderr, fmt, ap); /* the values quoted came from argv: never raw on a terminal */
-    fprintf(stderr, " (try: instbench%s%s --help)\n", sp, c->name);
+    util_usage_verror(c->name, fmt, ap); /* escaped: the values quoted came from argv */
     va_end(ap);
     return IB_EXIT_USAGE;
 }
@@ -304,8 +301,11 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
     case ARG_FN: {
         ib_error err = {0};
         if (s->fn(s->dst, s->name, v, &err) != 0) {
+            /* a usage code here is about the value typed, so it reads as every other flag's error;
+             * anything else (out of memory) is not the user's to fix with --help */
+            if (!err.code || err.code == IB_EXIT_USAGE) return args_usage_error(c, "%s", err.msg);
             fprintf(stderr, "instbench%s%s: %s\n", c->name[0] ? " " : "", c->name, err.msg);
-            return err.code ? err.code : IB_EXIT_USAGE;
+            return err.code;
         }
         return 0;
     }

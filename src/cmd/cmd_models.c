@@ -382,10 +382,8 @@ int cmd_models(int argc, char **argv)
     model_cli m = O.model;
     ib_error err = {0};
     vit_config one;
-    if ((custom || layout) && model_cli_resolve(&m, &one, &err)) {
-        fprintf(stderr, "instbench models: %s\n", err.msg);
-        return IB_EXIT_USAGE;
-    }
+    if ((custom || layout) && model_cli_resolve(&m, &one, &err))
+        return args_usage_error(&cmd_models_args, "%s", err.msg);
     if (layout) return print_layout(&one, format);
     const size_t n = custom ? 1 : model_preset_count();
     const vit_config *cs[n];

@@ -713,8 +713,12 @@ int cmd_prices(int argc, char **argv)
     price_set set;
     if (out_path && (util_output_parent_check(out_path, O.create_dirs, &err) != 0 ||
                      util_check_writable(out_path, 0, &err) != 0)) { /* before any AWS request */
-        fprintf(stderr, "instbench prices: %s\n", err.msg);
-        rc = err.code == IB_EXIT_USAGE ? IB_EXIT_USAGE : IB_EXIT_RUNTIME;
+        if (err.code == IB_EXIT_USAGE) {
+            rc = args_usage_error(&cmd_prices_args, "%s", err.msg); /* -o names a place it cannot write */
+        } else {
+            fprintf(stderr, "instbench prices: %s\n", err.msg);
+            rc = IB_EXIT_RUNTIME;
+        }
         goto done;
     }
     for (size_t i = 0; O.market != PRICES_MARKET_BLOCK && i < q.n_types; i++)

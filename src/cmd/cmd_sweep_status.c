@@ -399,8 +399,7 @@ int cmd_sweep_cleanup(int argc, char **argv)
     char regions[64][32]; /* distinct regions: AWS has fewer */
     size_t n_regions = cleanup_regions(states, n_states, regions, 64);
     if (!n_regions) {
-        fprintf(stderr, "instbench sweep cleanup: no region to look in: give --region R\n");
-        rc = IB_EXIT_USAGE;
+        rc = args_usage_error(&cmd_sweep_cleanup_args, "no region to look in: give --region R");
         goto out;
     }
     /* With a state file, its region is searched whatever --region says: the sweep ran there. */

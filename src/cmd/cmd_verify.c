@@ -230,11 +230,9 @@ int cmd_verify(int argc, char **argv)
     /* A backend this machine cannot run is a usage error, as in measure: exit 2 before any work. */
     for (int i = 0; i < 2; i++) {
         const char *name = i ? compare : backend, *why = name ? backend_find(name)->unavailable_reason() : NULL;
-        if (why) {
-            fprintf(stderr, "instbench verify: %sbackend '%s' is not available: %s\n", i ? "--compare-backend: " : "",
-                    name, why);
-            return IB_EXIT_USAGE;
-        }
+        if (why)
+            return args_usage_error(&cmd_verify_args, "%sbackend '%s' is not available: %s",
+                                    i ? "--compare-backend: " : "", name, why);
     }
 
     ib_error err;

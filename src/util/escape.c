@@ -153,3 +153,21 @@ void util_term_printf(FILE *f, const char *fmt, ...)
     util_term_vprintf(f, fmt, ap);
     va_end(ap);
 }
+
+int util_usage_verror(const char *cmd, const char *fmt, va_list ap)
+{
+    const char *sp = cmd[0] ? " " : "";
+    fprintf(stderr, "instbench%s%s: ", sp, cmd);
+    util_term_vprintf(stderr, fmt, ap);
+    fprintf(stderr, " (try: instbench%s%s --help)\n", sp, cmd);
+    return IB_EXIT_USAGE;
+}
+
+int util_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    util_usage_verror(cmd, fmt, ap);
+    va_end(ap);
+    return IB_EXIT_USAGE;
+}

@@ -12,7 +12,11 @@
   - impossible dates are refused, never rolled over (Python's calendar says which are impossible);
   - flags of a market not chosen are refused with the reason (rank --plan/--term/--payment without
     the savings-plan market, as --block-duration already is);
-  - valid JSON nested 10,000 levels deep is named so by rank, not "invalid JSON".
+  - valid JSON nested 10,000 levels deep is named so by rank, not "invalid JSON";
+  - an error about what was typed, found by the parser or by a check below it (a flag's own parser,
+    a rule between flags, a value the machine or the model refuses), is in the one usage form,
+    "instbench CMD: message (try: instbench CMD --help)"; an exit 2 about a launcher's variables
+    is not, since --help cannot fix it.
 Usage: cli_flag_rules.py INSTBENCH"""
 import datetime
 import json
@@ -163,6 +167,34 @@ try:
                 "rank --market on-demand %s %s" % (flag, value))
     refused(["rank", "--market", "on-demand", "--block-duration", "1d", "x.json"], "prices a Capacity Block",
             "rank --block-duration (the rule it already had)")
+
+    # The usage form for every error about the command line, wherever it is found.
+    gone = os.path.join(TMP, "gone", "x.json")
+    M = ["measure", "--dry-run"]
+    for args in (["measure", "--seed", "x"], ["measure", "--depth", "0"], ["measure", "--model", "vit_nope"],
+                 M + ["--heads", "7"], M + ["--image-size", "8"], M + ["--node-rank", "3", "--nnodes", "2"],
+                 M + ["-o", gone], M + ["--append", gone], M + ["--instance-type", "trn1.2xlarge"],
+                 ["models", "--heads", "7"], ["models", "--layout", "--image-size", "8"],
+                 ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--nodes", "0"],
+                 CB + ["--block-duration", "zz"], CB + ["--block-duration", "3d", "--end-before", "2026-02-30"],
+                 ["prices", "--source", "snapshot", "--region", "us-east-1", "-o", gone],
+                 ["rank", "--interruption-rate", "5x", "x.json"], ["rank", "--price", "vm=zz", "x.json"],
+                 ["presign", "s3://bucket/key", "--expires", "30d"],
+                 ["sweep", "plan", "--candidates", "x"], ["sweep", "run", "--candidates", "0xg5.xlarge"],
+                 ["sweep", "cleanup", "--all"], ["-q", "-v", "models"]):
+        rc, out, err, raw = run(*args)
+        cmd = ("instbench sweep " + args[1] if args[0] == "sweep" else "instbench" if args[0].startswith("-")
+               else "instbench " + args[0])
+        lines = err.strip().splitlines()
+        check(rc == 2 and out == "" and len(lines) == 1 and lines[0].startswith(cmd + ": ") and
+              lines[0].endswith(" (try: %s --help)" % cmd), "%s: exit 2, one line in the usage form: %d %r %r" %
+              (" ".join(args), rc, out[-200:], err[-400:]))
+    # not about the command line: a launcher's variables, which --help cannot fix
+    for extra in ({"WORLD_SIZE": "x", "RANK": "0"}, {"WORLD_SIZE": "2", "RANK": "5"}):
+        p = subprocess.run([BIN, "measure", "--dry-run"], capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL, env=dict(ENV, **extra), cwd=TMP)
+        check(p.returncode == 2 and p.stderr.startswith("instbench measure: ") and "(try:" not in p.stderr,
+              "measure with %r: exit 2 without the usage form: %d %r" % (extra, p.returncode, p.stderr[-300:]))
 
     # Deep JSON: valid (Python reads it with a raised recursion limit), named as too deep.
     deep = os.path.join(TMP, "deep.json")
