@@ -551,6 +551,28 @@ static void wrap_example(FILE *f, const char *line, size_t width)
     }
 }
 
+/* An example's "# what", wrapped with every line a comment: a continuation without its '#' would
+ * read as a command to whoever pastes the block into a shell. */
+static void print_comment(FILE *f, const char *what, size_t width)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (m) {
+        wrap_text(m, what, 4, 4, width, 1); /* continuations at column 4, under the "  # " put there */
+        if (fclose(m) != 0) free(text), text = NULL;
+    }
+    fputs("  # ", f);
+    for (const char *p = text ? text : what; *p; p++) {
+        fputc(*p, f);
+        if (*p == '\n') {
+            p += strspn(p + 1, " ");
+            fputs("  # ", f);
+        }
+    }
+    free(text);
+}
+
 void args_print_examples(const arg_command *c, int markdown, FILE *f)
 {
     if (!c->examples) return;
@@ -560,8 +582,7 @@ void args_print_examples(const arg_command *c, int markdown, FILE *f)
             fprintf(f, "# %s\n%s\n", e->what, e->line);
             continue;
         }
-        fputs("  # ", f);
-        wrap_text(f, e->what, 4, 4, help_width(f), 1);
+        print_comment(f, e->what, help_width(f));
         fputs("\n  $ ", f);
         wrap_example(f, e->line, help_width(f));
         fputc('\n', f);

@@ -31,6 +31,25 @@ for cmd in ["measure", "prices", "rank", "verify", "models", "presign", "sweep",
     h = subprocess.run([binary, *cmd.split(), "--help"], capture_output=True, text=True)
     if "\n\n\n" in h.stdout:
         failures.append(f"`instbench {cmd} --help` has two blank lines in a row")
+# every line of an example's comment is a comment: a wrapped one went on without its '#', a line a
+# reader pasting the block would run (top-level --help's "./instbench-results/)")
+for cmd in ["", "measure", "prices", "rank", "verify", "models", "presign", "sweep plan", "sweep run",
+            "sweep status", "sweep cleanup"]:
+    h = subprocess.run([binary, *cmd.split(), "--help"], capture_output=True, text=True)
+    examples = h.stdout.split("\nexamples:\n", 1)[1].split("\n\n", 1)[0] if "\nexamples:\n" in h.stdout else ""
+    prev, who = "", " ".join(["instbench", *cmd.split()])
+    for line in examples.splitlines():
+        if not (line.startswith(("  # ", "  $ ")) or (prev.endswith("\\") and line.startswith("      "))):
+            failures.append(f"`{who} --help`: an example line neither a comment nor a command: {line!r}")
+        prev = line
+if p.returncode == 0:
+    for block in re.findall(r"```sh\n(.*?)```", p.stdout, re.S):
+        prev = ""
+        for line in block.splitlines():
+            if not (line.startswith(("# ", "instbench ")) or prev.endswith("\\")):
+                failures.append(f"`instbench help --markdown`: an example line neither a comment nor a command: "
+                                f"{line!r}")
+            prev = line
 text = open(readme, encoding="utf-8").read()
 for cmd in ["measure", "prices", "rank", "verify", "models"]:
     if f"`{cmd}`" not in text and f"instbench {cmd}" not in text:

@@ -39,14 +39,14 @@ def examples(help_text):
     """[(what, line)] of the examples section: '  # what' then '  $ line'."""
     m = re.search(r"\nexamples:\n((?:  .*\n)+)", help_text)
     raw = m.group(1).splitlines() if m else []
-    # help wraps to 80 columns (the terminal's width on a terminal): a description goes on under
-    # '    ', a command line after ' \\' as the shell reads it.
+    # help wraps to 80 columns (the terminal's width on a terminal): a description goes on in
+    # another '  # ' line, a command line after ' \\' as the shell reads it.
     lines = []
     for ln in raw:
         if lines and lines[-1].startswith("  $ ") and lines[-1].endswith(" \\"):
             lines[-1] = lines[-1][:-2] + " " + ln.strip()
-        elif lines and ln.startswith("    ") and lines[-1].startswith("  # "):
-            lines[-1] += " " + ln.strip()
+        elif lines and ln.startswith("  # ") and lines[-1].startswith("  # "):
+            lines[-1] += " " + ln[4:].strip()
         else:
             lines.append(ln)
     pairs = list(zip(lines[0::2], lines[1::2]))
