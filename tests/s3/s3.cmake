@@ -33,3 +33,6 @@ add_test(NAME s3_rank_gzip COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DI
 # rank s3://'s round trips one after another, counted by the fake AWS at 500 ms per answer: pages
 # listed while the objects of the page before are fetched, 128 GETs in flight.
 add_test(NAME s3_round_trips COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_round_trips.py ${INSTBENCH_BIN})
+# ListObjectsV2's <Size>: S3's decimal digits in range taken exactly; signs, whitespace, other
+# bases and overflows refused, naming the object and the size.
+instbench_add_unit_test(s3_list_sizes ${CMAKE_CURRENT_LIST_DIR}/s3_list_sizes.c)

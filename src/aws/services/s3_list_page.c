@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <expat.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,16 +117,37 @@ static int listing_add(aws_s3_listing *l, const char *key, size_t key_len, long 
     return s3_listing_push(l, k, size);
 }
 
+/* S3 writes a Size as plain decimal digits; strtoll alone would also take a sign, leading
+ * whitespace and (clamped) an overflow, none of which S3 sends, so a server that does is not
+ * trusted with the rest of the page either.  -1 when S is not such a number in range. */
+static long long size_value(const char *s)
+{
+    long long v = 0;
+    if (!*s) return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (LLONG_MAX - (*s - '0')) / 10) return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
 static void XMLCALL list_end(void *ud, const XML_Char *name)
 {
     list_parse *lp = ud;
     if (!lp->failed && lp->depth == 2 && lp->in_contents && !strcmp(name, "Contents")) {
         lp->in_contents = 0;
-        char *end = NULL;
-        long long size = strtoll(lp->size, &end, 10);
-        if (!lp->key_len) list_fail(lp, "an object without a key");
-        else if (!lp->size_len || !end || *end || size < 0) list_fail(lp, "an object without a valid size");
-        else if (listing_add(lp->out, lp->key, lp->key_len, size) != 0) list_fail(lp, "out of memory");
+        long long size = size_value(lp->size);
+        if (!lp->key_len) {
+            list_fail(lp, "an object without a key");
+        } else if (size < 0) {
+            /* the key as listed (still url-encoded): the message stays one line of printable text */
+            char why[400];
+            snprintf(why, sizeof why, "object '%.200s': size '%.40s' is not a byte count (decimal digits only)",
+                     lp->key, lp->size_len ? lp->size : "");
+            list_fail(lp, why);
+        } else if (listing_add(lp->out, lp->key, lp->key_len, size) != 0) {
+            list_fail(lp, "out of memory");
+        }
     }
     lp->field = 0;
     lp->depth--;
