@@ -36,3 +36,7 @@ add_test(NAME s3_round_trips COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # ListObjectsV2's <Size>: S3's decimal digits in range taken exactly; signs, whitespace, other
 # bases and overflows refused, naming the object and the size.
 instbench_add_unit_test(s3_list_sizes ${CMAKE_CURRENT_LIST_DIR}/s3_list_sizes.c)
+# A failed listing names s3://BUCKET/PREFIX: S3's errors and unparsable pages (the fake AWS), and a
+# later page listed beside GETs that is refused (rank, against a scripted endpoint).
+add_test(NAME s3_list_messages COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_list_messages.py
+         $<TARGET_FILE:s3_probe> ${INSTBENCH_BIN})

@@ -633,6 +633,20 @@ static int pager_may_ask(aws_s3_pager *p, ib_error *err)
     return pager_stop(p);
 }
 
+/* A page's request as s3_send and s3_fail take it; SHOWN (s3://bucket/prefix, what the caller
+ * asked for: two prefixes of one bucket fail apart) must outlive it. */
+static const char *list_shown(const aws_s3_pager *p, char *shown, size_t n)
+{
+    snprintf(shown, n, "s3://%s/%.1000s", p->bucket, p->prefix);
+    return shown;
+}
+
+static s3_call list_call(const aws_s3_pager *p, const char *query, char *shown, size_t n)
+{
+    list_shown(p, shown, n);
+    return (s3_call){.method = "GET", .bucket = p->bucket, .query = query, .what = "ListObjectsV2", .shown = shown};
+}
+
 /* A page's answer (2xx) into p->page, replacing the page before. */
 static int pager_take(aws_s3_pager *p, const aws_response *r, ib_error *err)
 {
@@ -640,7 +654,17 @@ static int pager_take(aws_s3_pager *p, const aws_response *r, ib_error *err)
     free(p->token);
     p->token = NULL;
     p->pages++;
-    if (aws_s3_parse_list_page(r->body, r->body_len, &p->page, &p->token, err) != 0) return pager_stop(p);
+    if (aws_s3_parse_list_page(r->body, r->body_len, &p->page, &p->token, err) != 0) {
+        /* the parser knows no bucket: the listing asked for is named here, as for S3's own errors
+         * (the message is escaped already, and escaping it again changes nothing) */
+        static const char lead[] = "S3 ListObjectsV2: ";
+        if (!strncmp(err->msg, lead, sizeof lead - 1)) {
+            char why[sizeof err->msg], shown[1200];
+            snprintf(why, sizeof why, "%s", err->msg + sizeof lead - 1);
+            ib_error_set(err, err->code, "S3 ListObjectsV2 %s: %s", list_shown(p, shown, sizeof shown), why);
+        }
+        return pager_stop(p);
+    }
     p->page.pages = 1;
     p->more = p->token != NULL;
     return 0;
@@ -658,7 +682,8 @@ int aws_s3_pager_next(aws_s3 *s, aws_s3_pager *p, ib_error *err)
         ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
         return pager_stop(p);
     }
-    s3_call k = {.method = "GET", .bucket = p->bucket, .query = q, .what = "ListObjectsV2"};
+    char shown[1200];
+    s3_call k = list_call(p, q, shown, sizeof shown);
     aws_response r;
     int rc = s3_send(s, &k, &r, err);
     free(q);
@@ -694,7 +719,8 @@ static void list_page_answered(aws_s3 *s, aws_s3_pager *p, aws_response *r, cons
     } else if (is_region_redirect(r)) {
         aws_s3_pager_next(s, p, &p->err);
     } else {
-        s3_call k = {.method = "GET", .bucket = p->bucket, .what = "ListObjectsV2"};
+        char shown[1200];
+        s3_call k = list_call(p, NULL, shown, sizeof shown);
         s3_fail(s, &k, bucket_region(s, p->bucket), r, terr, &p->err);
         pager_stop(p);
     }
