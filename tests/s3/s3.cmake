@@ -40,3 +40,7 @@ instbench_add_unit_test(s3_list_sizes ${CMAKE_CURRENT_LIST_DIR}/s3_list_sizes.c)
 # later page listed beside GETs that is refused (rank, against a scripted endpoint).
 add_test(NAME s3_list_messages COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_list_messages.py
          $<TARGET_FILE:s3_probe> ${INSTBENCH_BIN})
+# An S3 endpoint URL with user:password@: `presign` refuses it, naming the variable (botocore would
+# keep the password in the URL); signed requests carry the Host botocore signs; no password printed.
+add_test(NAME s3_presign_userinfo COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_userinfo.py
+         ${INSTBENCH_BIN})

@@ -238,10 +238,19 @@ static int s3_url(const aws_s3 *s, const char *bucket, const char *key, const ch
     if (aws_endpoint_url_problem("s3", ep, why, sizeof why)) return ib_error_set(err, IB_EXIT_USAGE, "%s", why);
     const char *sep = strstr(ep, "://");
     size_t authn = strcspn(sep + 3, "/");
+    char scheme_host[1200];
+    /* A presigned URL (HOST_OUT) would hand an endpoint's "user:pw@" to whoever gets it, as
+     * botocore's does; a signed request's Host has none (botocore's neither), and it stays here. */
+    if (host_out && memchr(sep + 3, '@', strcspn(sep + 3, "/?#"))) {
+        const char *v = aws_endpoint_var_of("s3", ep, why, sizeof why);
+        return ib_error_set(err, IB_EXIT_USAGE,
+                            "%s '%s' has a user name or password before the host: a presigned "
+                            "URL would hand it to whoever gets the URL, and AWS needs none; remove it",
+                            v ? v : "the S3 endpoint URL", aws_url_origin(ep, scheme_host, sizeof scheme_host));
+    }
     char *u = NULL;
     size_t len = 0, cap = 0;
     int virt = use_virtual(s, bucket), ok = 1;
-    char scheme_host[1200];
     if (virt)
         snprintf(scheme_host, sizeof scheme_host, "%.*s%s.%.*s", (int)(sep + 3 - ep), ep, bucket, (int)authn, sep + 3);
     else snprintf(scheme_host, sizeof scheme_host, "%.*s", (int)(sep + 3 - ep + authn), ep);
@@ -633,18 +642,11 @@ static int pager_may_ask(aws_s3_pager *p, ib_error *err)
     return pager_stop(p);
 }
 
-/* A page's request as s3_send and s3_fail take it; SHOWN (s3://bucket/prefix, what the caller
- * asked for: two prefixes of one bucket fail apart) must outlive it. */
+/* s3://bucket/prefix, what the caller asked for: two prefixes of one bucket fail apart. */
 static const char *list_shown(const aws_s3_pager *p, char *shown, size_t n)
 {
     snprintf(shown, n, "s3://%s/%.1000s", p->bucket, p->prefix);
     return shown;
-}
-
-static s3_call list_call(const aws_s3_pager *p, const char *query, char *shown, size_t n)
-{
-    list_shown(p, shown, n);
-    return (s3_call){.method = "GET", .bucket = p->bucket, .query = query, .what = "ListObjectsV2", .shown = shown};
 }
 
 /* A page's answer (2xx) into p->page, replacing the page before. */
@@ -655,8 +657,7 @@ static int pager_take(aws_s3_pager *p, const aws_response *r, ib_error *err)
     p->token = NULL;
     p->pages++;
     if (aws_s3_parse_list_page(r->body, r->body_len, &p->page, &p->token, err) != 0) {
-        /* the parser knows no bucket: the listing asked for is named here, as for S3's own errors
-         * (the message is escaped already, and escaping it again changes nothing) */
+        /* the parser knows no bucket; the message is escaped already, and again changes nothing */
         static const char lead[] = "S3 ListObjectsV2: ";
         if (!strncmp(err->msg, lead, sizeof lead - 1)) {
             char why[sizeof err->msg], shown[1200];
@@ -683,7 +684,11 @@ int aws_s3_pager_next(aws_s3 *s, aws_s3_pager *p, ib_error *err)
         return pager_stop(p);
     }
     char shown[1200];
-    s3_call k = list_call(p, q, shown, sizeof shown);
+    s3_call k = {.method = "GET",
+                 .bucket = p->bucket,
+                 .query = q,
+                 .what = "ListObjectsV2",
+                 .shown = list_shown(p, shown, sizeof shown)};
     aws_response r;
     int rc = s3_send(s, &k, &r, err);
     free(q);
@@ -720,7 +725,8 @@ static void list_page_answered(aws_s3 *s, aws_s3_pager *p, aws_response *r, cons
         aws_s3_pager_next(s, p, &p->err);
     } else {
         char shown[1200];
-        s3_call k = list_call(p, NULL, shown, sizeof shown);
+        s3_call k = {
+            .method = "GET", .bucket = p->bucket, .what = "ListObjectsV2", .shown = list_shown(p, shown, sizeof shown)};
         s3_fail(s, &k, bucket_region(s, p->bucket), r, terr, &p->err);
         pager_stop(p);
     }
