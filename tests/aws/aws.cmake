@@ -41,3 +41,7 @@ instbench_add_unit_test(aws_ids ${CMAKE_CURRENT_LIST_DIR}/aws_ids.c)
 # failing with HTTP 500), from a scripted server: each said for what it is.
 add_test(NAME aws_imds_answers
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_imds_answers.py $<TARGET_FILE:aws_client_probe>)
+# The container credentials token (variable or file): any control character refused before the
+# endpoint is asked, naming the source, never the token; a file's trailing line end taken.
+add_test(NAME aws_container_token COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_container_token.py
+         $<TARGET_FILE:aws_client_probe>)
