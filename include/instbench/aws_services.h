@@ -70,6 +70,8 @@ typedef struct ec2_spot_query {
     ec2_spot_entry *entries; /* out: the latest price per (instance type, AZ); malloc'd */
     size_t n_entries, cap;
     int pages;
+    size_t *index, n_index; /* entries by (type, AZ): slot -> entry + 1, 0 empty; the parser's */
+    unsigned long long seed;
 } ec2_spot_query;
 
 int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_error *err);

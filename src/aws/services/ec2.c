@@ -31,6 +31,50 @@ static int parse_price(const char *s, double *out) { return util_aws_decimal(s, 
 
 enum { SP_TYPE, SP_DESC, SP_PRICE, SP_TIME, SP_AZ };
 
+/* Entries are found by (type, AZ) in a hash table, not by a scan: a server naming a new AZ in
+ * every item would make a scan quadratic in its answer.  The hash is seeded per query (FNV-1a
+ * from a random basis), so a server cannot pick names that all land in one chain. */
+static size_t spot_hash(const ec2_spot_query *q, const char *type, const char *az)
+{
+    unsigned long long h = q->seed;
+    for (const char *p = type; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    h = (h ^ 0xff) * 0x100000001b3ULL; /* "ab"+"c" and "a"+"bc" apart (a clash costs time only) */
+    for (const char *p = az; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of (TYPE, AZ): its entry's, or the empty one where it would go.  n_index is a power of
+ * two at least twice n_entries + 1, so a probe always ends. */
+static size_t *spot_slot(ec2_spot_query *q, const char *type, const char *az)
+{
+    size_t mask = q->n_index - 1;
+    for (size_t i = spot_hash(q, type, az) & mask;; i = (i + 1) & mask) {
+        size_t k = q->index[i];
+        if (!k || (!strcmp(q->entries[k - 1].instance_type, type) && !strcmp(q->entries[k - 1].az, az)))
+            return &q->index[i];
+    }
+}
+
+/* Room in the table for one more entry (made on the first, rebuilt twice as large when half
+ * full): -1 when out of memory. */
+static int spot_index_grow(ec2_spot_query *q)
+{
+    if (q->n_index && 2 * (q->n_entries + 2) <= q->n_index) return 0;
+    if (!q->n_index) {
+        char hex[17];
+        util_random_hex(hex, 16);
+        q->seed = strtoull(hex, NULL, 16) | 1;
+    }
+    size_t n = q->n_index ? 2 * q->n_index : 64;
+    size_t *idx = calloc(n, sizeof *idx);
+    if (!idx) return -1;
+    free(q->index);
+    q->index = idx;
+    q->n_index = n;
+    for (size_t k = 0; k < q->n_entries; k++) *spot_slot(q, q->entries[k].instance_type, q->entries[k].az) = k + 1;
+    return 0;
+}
+
 static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     ec2_spot_query *q = ctx;
@@ -50,15 +94,16 @@ static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     int asked = q->n_types == 0;
     for (size_t i = 0; i < q->n_types && !asked; i++) asked = !strcmp(q->instance_types[i], v[SP_TYPE]);
     if (!asked) return 0;
-    for (size_t i = 0; i < q->n_entries; i++) {
-        ec2_spot_entry *e = &q->entries[i];
-        if (!strcmp(e->instance_type, v[SP_TYPE]) && !strcmp(e->az, v[SP_AZ])) {
-            if (ts > e->timestamp) {
-                e->timestamp = ts;
-                e->usd_per_hour = price;
-            }
-            return 0;
+    if (spot_index_grow(q) != 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
+    size_t *slot = spot_slot(q, v[SP_TYPE], v[SP_AZ]);
+    if (*slot) {
+        ec2_spot_entry *e = &q->entries[*slot - 1];
+        if (ts > e->timestamp) {
+            e->timestamp = ts;
+            e->usd_per_hour = price;
         }
+        return 0;
     }
     if (q->n_entries == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 32;
@@ -67,6 +112,7 @@ static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         q->entries = ne;
         q->cap = nc;
     }
+    *slot = q->n_entries + 1;
     ec2_spot_entry *e = &q->entries[q->n_entries++];
     memset(e, 0, sizeof *e);
     strcpy(e->instance_type, v[SP_TYPE]);
@@ -92,8 +138,10 @@ int aws_ec2_parse_spot_page(const char *xml, size_t len, ec2_spot_query *q, char
 void ec2_spot_query_free(ec2_spot_query *q)
 {
     free(q->entries);
+    free(q->index);
     q->entries = NULL;
-    q->n_entries = q->cap = 0;
+    q->index = NULL;
+    q->n_entries = q->cap = q->n_index = 0;
 }
 
 typedef struct spot_ctx {
