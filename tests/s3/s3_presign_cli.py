@@ -152,8 +152,8 @@ check("1 no credentials, or no region (no --region, and none from AWS_REGION" in
 
 # the examples of --help, as written: with credentials alone when the example gives --region;
 # one without it says it needs the region from elsewhere (and exits 1 without one)
-# (help wraps at 80 columns: a description goes on under '    ', a long example after ' \\')
-pairs = re.findall(r"^  # (.*(?:\n    .*)*)\n  \$ (.*)$", re.sub(r" \\\n +", " ", helptext), re.M)
+# (help wraps at 80 columns: a description goes on under '  # ', a long example after ' \\')
+pairs = re.findall(r"^  # (.*(?:\n  # .*)*)\n  \$ (.*)$", re.sub(r" \\\n +", " ", helptext), re.M)
 check(len(pairs) >= 2, "presign --help has examples")
 for what, line in pairs:
     words = shlex.split(line)
