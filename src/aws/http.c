@@ -18,7 +18,8 @@
 
 #include "aws/internal.h"
 
-#define AWS_MAX_BODY (64u << 20) /* a Pricing page is ~100 KB; anything this big is wrong */
+#define AWS_MAX_BODY (64u << 20)      /* a Pricing page is ~100 KB; anything this big is wrong */
+#define AWS_MAX_ERROR_BODY (1u << 20) /* AWS's error documents are a few hundred bytes */
 #define AWS_MAX_BACKOFF_S 20.0
 /* Standard mode's retry quota: a client-wide bucket that retries draw from (more for timeouts)
  * and successes refill, so a failing service is not hammered by every request's retries. */
@@ -205,8 +206,11 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
     xfer *x = ud;
     long status = 0;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
-    /* the caller's cap is for the answer it asked for; an error body is read as any other */
-    size_t max = x->req->max_body && status >= 200 && status < 300 ? x->req->max_body : AWS_MAX_BODY;
+    /* the caller's cap is for the answer it asked for; any other answer is an error document,
+     * which no server of AWS's makes long (a hostile one could send 64 MiB to each request in
+     * flight) */
+    const int ok = status >= 200 && status < 300;
+    size_t max = !ok ? AWS_MAX_ERROR_BODY : x->req->max_body ? x->req->max_body : AWS_MAX_BODY;
     return aws_body_append(&x->body, ptr, size * nmemb, max);
 }
 
@@ -449,8 +453,14 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         char var[96];
         const char *v = aws_endpoint_var_of(r->service, r->url, var, sizeof var);
         if (x->body.too_big) {
-            snprintf(reason, sizeof reason, "response larger than %zu bytes",
-                     r->max_body ? r->max_body : (size_t)AWS_MAX_BODY);
+            long st = 0;
+            curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+            if (st >= 200 && st < 300)
+                snprintf(reason, sizeof reason, "response larger than %zu bytes",
+                         r->max_body ? r->max_body : (size_t)AWS_MAX_BODY);
+            else
+                snprintf(reason, sizeof reason, "an HTTP %ld answer larger than %u bytes, which no AWS error is", st,
+                         AWS_MAX_ERROR_BODY);
         } else if (aws_scheme_mismatch(x->easy, r->url, cc, x->errbuf, v, &c->tls_probe, reason, sizeof reason)) {
             retryable = 0; /* the same answer every time */
         } else {

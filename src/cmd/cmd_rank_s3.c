@@ -22,6 +22,11 @@
  * listing pages of up to 1,000 keys, plus one object's decompressed copy (64 MiB at most). */
 #define RANK_S3_CONCURRENCY 128
 #define RANK_S3_BATCH_BYTES (128u << 20)
+/* What a GET may bring beyond the size its listing gave: the memory bound above holds only if the
+ * endpoint sends what it listed (a hostile one listing 2 bytes and sending 64 MiB to each of 128
+ * GETs would make 8 GiB), but an object rewritten between the listing and the GET (a .jsonl
+ * appended to) may rightly have grown a little. */
+#define RANK_S3_GROWTH (1u << 20)
 
 struct rank_s3 {
     aws_client *client;
@@ -68,16 +73,27 @@ static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs
                        rank_sink *sink)
 {
     char **keys = calloc(n + 1, sizeof *keys), **bodies = calloc(n + 1, sizeof *bodies);
-    size_t *lens = calloc(n + 1, sizeof *lens);
+    size_t *lens = calloc(n + 1, sizeof *lens), *caps = calloc(n + 1, sizeof *caps);
     ib_error *errs = calloc(n + 1, sizeof *errs);
-    if (keys && bodies && lens && errs) {
-        for (size_t i = 0; i < n; i++) keys[i] = objs[i].key;
-        aws_s3_get_objects(r->s3, bucket, keys, n, RANK_S3_MAX_OBJECT, bodies, lens, errs, along);
+    if (keys && bodies && lens && caps && errs) {
+        for (size_t i = 0; i < n; i++) {
+            keys[i] = objs[i].key;
+            const size_t listed = (size_t)objs[i].size; /* <= RANK_S3_MAX_OBJECT: read_page's rule */
+            caps[i] = listed + RANK_S3_GROWTH < RANK_S3_MAX_OBJECT ? listed + RANK_S3_GROWTH : RANK_S3_MAX_OBJECT;
+        }
+        aws_s3_get_objects(r->s3, bucket, keys, n, caps, bodies, lens, errs, along);
         for (size_t i = 0; i < n; i++) {
             size_t wn = strlen(bucket) + strlen(keys[i]) + 8;
             char *where = malloc(wn);
             if (where) snprintf(where, wn, "s3://%s/%s", bucket, keys[i]);
-            if (errs[i].code) rank_sink_skip(sink, where ? where : keys[i], errs[i].msg);
+            if (errs[i].code && strstr(errs[i].msg, "response larger than")) { /* http.c's words for a cap */
+                char why[sizeof errs[i].msg + 160];
+                snprintf(why, sizeof why,
+                         "%s; it was listed as %lld bytes: the endpoint sends more than it lists, "
+                         "or the object grew after it was listed (run again)",
+                         errs[i].msg, objs[i].size);
+                rank_sink_skip(sink, where ? where : keys[i], why);
+            } else if (errs[i].code) rank_sink_skip(sink, where ? where : keys[i], errs[i].msg);
             else rank_sink_object(sink, where ? where : keys[i], keys[i], bodies[i], lens[i]);
             free(where);
             free(bodies[i]);
@@ -86,6 +102,7 @@ static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs
     free(keys);
     free(bodies);
     free(lens);
+    free(caps);
     free(errs);
 }
 

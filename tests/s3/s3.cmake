@@ -44,3 +44,7 @@ add_test(NAME s3_list_messages COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIS
 # keep the password in the URL); signed requests carry the Host botocore signs; no password printed.
 add_test(NAME s3_presign_userinfo COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_presign_userinfo.py
          ${INSTBENCH_BIN})
+# rank s3:// against an endpoint that sends more than it lists: a GET brings at most its listed size
+# and 1 MiB, an error answer at most 1 MiB (the memory bound of rank's batches).
+add_test(NAME s3_rank_body_caps COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/s3_rank_body_caps.py
+         ${INSTBENCH_BIN})

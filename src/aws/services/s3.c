@@ -498,8 +498,8 @@ static int pager_stop(aws_s3_pager *p);
 static int list_page_in_flight(aws_s3 *s, aws_s3_pager *p, aws_request *req, char **url, ib_error *err);
 static void list_page_answered(aws_s3 *s, aws_s3_pager *p, aws_response *r, const ib_error *terr);
 
-size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, size_t max_bytes, char **bodies,
-                          size_t *lens, ib_error *errs, aws_s3_pager *along)
+size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, const size_t *max_bytes,
+                          char **bodies, size_t *lens, ib_error *errs, aws_s3_pager *along)
 {
     if (n == 0 && !(along && along->more)) return 0;
     memset(errs, 0, n * sizeof *errs);
@@ -508,7 +508,7 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
     /* Until a request to the bucket has succeeded (a listing usually has), the first GET goes
      * alone: a region redirect is learnt once, not once per object. */
     size_t first = n && !region_confirmed(s, bucket) ? 1 : 0;
-    size_t failed = first && aws_s3_get_object(s, bucket, keys[0], max_bytes, &bodies[0], &lens[0], &errs[0]) != 0;
+    size_t failed = first && aws_s3_get_object(s, bucket, keys[0], max_bytes[0], &bodies[0], &lens[0], &errs[0]) != 0;
     const char *region = bucket_region(s, bucket);
     /* slot 0 .. m-1: the GETs; slot m: the next listing page, when one rides along */
     aws_request *reqs = calloc(n + 1, sizeof *reqs);
@@ -526,7 +526,7 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
             failed++;
         } else {
             reqs[m] = (aws_request){
-                .method = "GET", .service = "s3", .region = region, .url = urls[m], .s3 = 1, .max_body = max_bytes};
+                .method = "GET", .service = "s3", .region = region, .url = urls[m], .s3 = 1, .max_body = max_bytes[i]};
             idx[m++] = i;
         }
     }
@@ -548,7 +548,7 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
             resps[j].body = NULL;
         } else if (is_region_redirect(&resps[j])) {
             /* the bucket moved under us (or a stale region): that object alone, through s3_send */
-            failed += aws_s3_get_object(s, bucket, keys[i], max_bytes, &bodies[i], &lens[i], &errs[i]) != 0;
+            failed += aws_s3_get_object(s, bucket, keys[i], max_bytes[i], &bodies[i], &lens[i], &errs[i]) != 0;
         } else {
             s3_call call = {.method = "GET", .bucket = bucket, .key = keys[i], .what = "GetObject"};
             s3_fail(s, &call, region, &resps[j], &terrs[j], &errs[i]);
