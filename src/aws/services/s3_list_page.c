@@ -1,6 +1,6 @@
 /* s3_list_page: one ListObjectsV2 page's XML (encoding-type=url) into keys and sizes, the
  * continuation token and IsTruncated; keys arrive percent-encoded and are decoded here, staying
- * untrusted bytes for the caller.  The paging and requests are s3.c's. */
+ * untrusted bytes for the caller.  The paging is s3_paging.c's, the requests s3.c's. */
 #include "internal.h"
 
 #include <ctype.h>
