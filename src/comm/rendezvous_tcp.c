@@ -47,62 +47,48 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-static int io_all(int fd, void *buf, size_t n, int writing, double deadline, int heed_stop)
+/* Moves N bytes through FD (WRITING 1: sends BUF, else reads into it) before DEADLINE, *DONE
+ * saying how many went: 0 (all of them), -1 (the other end closed, or an error), -2 (the deadline,
+ * or with HEED_STOP the stop flag).  HEED_STOP 0: a stopping process's last words. */
+static int transfer(int fd, void *buf, size_t n, int writing, double deadline, int heed_stop, size_t *done)
 {
     char *p = buf;
-    while (n > 0) {
+    *done = 0;
+    while (*done < n) {
         struct pollfd pf = {fd, (short)(writing ? POLLOUT : POLLIN), 0};
         int ms = remaining_ms(deadline, heed_stop);
-        if (ms == 0) return -1;
+        if (ms == 0) return -2;
         int r = poll_slice(&pf, ms);
         if ((r < 0 && errno == EINTR) || r == 0) continue;
         if (r < 0) return -1;
-        ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        ssize_t k = writing ? send(fd, p + *done, n - *done, MSG_NOSIGNAL) : recv(fd, p + *done, n - *done, 0);
         if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
         if (k <= 0) return -1;
-        p += k;
-        n -= (size_t)k;
+        *done += (size_t)k;
     }
     return 0;
 }
 
 int tcp_io_all(int fd, void *buf, size_t n, int writing, double deadline)
 {
-    return io_all(fd, buf, n, writing, deadline, 1);
+    size_t done;
+    return transfer(fd, buf, n, writing, deadline, 1, &done) ? -1 : 0;
 }
 
 int tcp_send_final(int fd, const void *buf, size_t n, double deadline)
 {
-    return io_all(fd, (void *)buf, n, 1, deadline, 0);
-}
-
-static int read_within(int fd, void *buf, size_t n, double deadline, size_t *got, int heed_stop)
-{
-    char *p = buf;
-    *got = 0;
-    while (*got < n) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        int ms = remaining_ms(deadline, heed_stop);
-        if (ms == 0) return -2;
-        int r = poll_slice(&pf, ms);
-        if ((r < 0 && errno == EINTR) || r == 0) continue;
-        if (r < 0) return -1;
-        ssize_t k = recv(fd, p + *got, n - *got, 0);
-        if (k < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-        if (k <= 0) return -1;
-        *got += (size_t)k;
-    }
-    return 0;
+    size_t done;
+    return transfer(fd, (void *)buf, n, 1, deadline, 0, &done) ? -1 : 0;
 }
 
 int tcp_read_within(int fd, void *buf, size_t n, double deadline, size_t *got)
 {
-    return read_within(fd, buf, n, deadline, got, 1);
+    return transfer(fd, buf, n, 0, deadline, 1, got);
 }
 
 int tcp_read_final(int fd, void *buf, size_t n, double deadline, size_t *got)
 {
-    return read_within(fd, buf, n, deadline, got, 0);
+    return transfer(fd, buf, n, 0, deadline, 0, got);
 }
 
 static int set_nonblocking(int fd)
