@@ -108,6 +108,11 @@ char *util_strdup(const char *s);
 /* Splits "a,b,,c" into trimmed non-empty items; *items is malloc'd (free with util_free_strv). */
 int util_split_csv(const char *s, char ***items, size_t *n);
 void util_free_strv(char **items, size_t n);
+/* The one trimming rule of every flag value: none.  1 when V has whitespace at either end, or
+ * (LIST set: a comma-separated list) around one of its items ('a, b'), else 0.  Every flag's
+ * parser refuses such a value, so ' 3d', '3d ' and ' 2' all get the same answer (each parser used
+ * to decide for itself: strtol skipped it in front, a string kept it). */
+int util_space_around(const char *v, int list);
 /* Strict number parsing for flags: the whole string must be a finite number in [min, max], with no
  * whitespace anywhere.  0 ok (*out set), else one of UTIL_NUM_* (negative) saying what is wrong;
  * util_number_error turns that into a phrase ("' 4' has whitespace in it...", "'1e300' is above

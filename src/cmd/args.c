@@ -184,20 +184,6 @@ static size_t count_choices(const char *const *ch)
 /* A refused value of S: the spec's own suggestion, if it has one. */
 static const char *nearest_value(const arg_spec *s, const char *v) { return s->suggest ? s->suggest(v) : NULL; }
 
-static int is_space(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
-
-/* The one trimming rule of every flag value: none.  A value (or a list's item) with whitespace
- * around it is refused, whatever the flag's kind, so ' 3d', '3d ' and ' 2' all get the same answer
- * (each parser used to decide for itself: strtol skipped it in front, a string kept it). */
-static int space_around(const char *v, int list)
-{
-    size_t n = strlen(v);
-    if (n && (is_space(v[0]) || is_space(v[n - 1]))) return 1;
-    for (const char *comma = list ? strchr(v, ',') : NULL; comma; comma = strchr(comma + 1, ','))
-        if ((comma > v && is_space(comma[-1])) || is_space(comma[1])) return 1;
-    return 0;
-}
-
 /* Appends the items of V (comma-separated) to the list L: each checked, none twice in the whole
  * list, whichever flag occurrence brought it. */
 static int add_to_list(const arg_command *c, const arg_spec *s, args_list *l, const char *v)
@@ -210,7 +196,7 @@ static int add_to_list(const arg_command *c, const arg_spec *s, args_list *l, co
         free(items);
         return args_usage_error(c, "%s needs a non-empty value", s->name);
     }
-    if (space_around(v, 1)) { /* the one trimming rule (take_value), item by item */
+    if (util_space_around(v, 1)) { /* the one trimming rule (take_value), item by item */
         util_free_strv(items, n);
         return args_usage_error(c, "%s: '%s' has whitespace around it or an item: give the values alone", s->name, v);
     }
@@ -252,7 +238,7 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
     char why[256], dym[128];
     const char *p;
     int rc;
-    if (s->kind != ARG_FLAG && s->kind != ARG_LIST && v && space_around(v, 0))
+    if (s->kind != ARG_FLAG && s->kind != ARG_LIST && v && util_space_around(v, 0))
         return args_usage_error(c, "%s: '%s' has whitespace around it: give the value alone", s->name, v);
     switch (s->kind) {
     case ARG_FLAG: *(int *)s->dst = 1; return 0;

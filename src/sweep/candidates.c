@@ -13,6 +13,7 @@
 #include "instbench/instance_type.h"
 #include "instbench/names.h"
 #include "instbench/suggest.h"
+#include "instbench/util.h"
 
 static const char *const markets[] = {"on-demand", "spot", "capacity-block"};
 
@@ -110,22 +111,12 @@ int sweep_candidate_parse(const char *spec, sweep_candidate *out, ib_error *err)
     return 0;
 }
 
-/* The one trimming rule every list flag keeps (docs/usage.md): no item has whitespace around it
- * ('g5.xlarge, g5.12xlarge' is refused, as `prices --instance-types` refuses it); the spaces inside
- * a spec ("4 x g5.xlarge") are its own. */
-static int space_around_item(const char *arg)
-{
-    size_t len = strlen(arg);
-    if (len && (isspace((unsigned char)arg[0]) || isspace((unsigned char)arg[len - 1]))) return 1;
-    for (const char *c = strchr(arg, ','); c; c = strchr(c + 1, ','))
-        if ((c > arg && isspace((unsigned char)c[-1])) || isspace((unsigned char)c[1])) return 1;
-    return 0;
-}
-
 int sweep_candidates_add(const char *arg, sweep_candidate **v, size_t *n, ib_error *err)
 {
     const char *p = arg;
-    if (space_around_item(arg))
+    /* the one trimming rule every list flag keeps ('g5.xlarge, g5.12xlarge' is refused, as
+     * `prices --instance-types` refuses it); the spaces inside a spec ("4 x g5.xlarge") are its own */
+    if (util_space_around(arg, 1))
         return ib_error_set(err, IB_EXIT_USAGE,
                             "--candidates: '%s' has whitespace around it or an item: give the values alone", arg);
     do {

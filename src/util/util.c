@@ -263,6 +263,17 @@ char *util_strdup(const char *s)
     return d;
 }
 
+static int is_space(char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
+
+int util_space_around(const char *v, int list)
+{
+    size_t n = strlen(v);
+    if (n && (is_space(v[0]) || is_space(v[n - 1]))) return 1;
+    for (const char *comma = list ? strchr(v, ',') : NULL; comma; comma = strchr(comma + 1, ','))
+        if ((comma > v && is_space(comma[-1])) || is_space(comma[1])) return 1;
+    return 0;
+}
+
 int util_split_csv(const char *s, char ***items, size_t *n)
 {
     *items = NULL;
