@@ -143,15 +143,9 @@ int aws_container_credentials_url(char *out, size_t out_len, const char **var, i
     return rc;
 }
 
-/* A token goes into the Authorization header as it is: a line break would end the header early
- * (the rest a header of its own), a NUL would cut it, and servers refuse other control bytes. */
+/* A token goes into the Authorization header as it is (aws_has_control says why none may hold a
+ * control character). */
 #define TOKEN_CONTROL "holds a control character, which no Authorization header can carry"
-static int has_control(const char *t, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f) return 1;
-    return 0;
-}
 
 static int from_container(aws_credentials *out, ib_error *err)
 {
@@ -169,7 +163,7 @@ static int from_container(aws_credentials *out, ib_error *err)
         if (util_read_file(tok_file, CONTAINER_TOKEN_MAX_BYTES, &data, &n, &ferr) != 0)
             return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: %s", ferr.msg);
         while (n && (data[n - 1] == '\n' || data[n - 1] == '\r')) n--; /* the line end `echo` leaves */
-        int bad = has_control(data, n);
+        int bad = aws_has_control(data, n);
         if (!bad) snprintf(auth, sizeof auth, "Authorization: %.*s", (int)n, data);
         wipe(data, n);
         free(data);
@@ -177,7 +171,7 @@ static int from_container(aws_credentials *out, ib_error *err)
             return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: the token in %s (%s) %s",
                                 "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", tok_file, TOKEN_CONTROL);
     } else if (tok && tok[0]) {
-        if (has_control(tok, strlen(tok)))
+        if (aws_has_control(tok, strlen(tok)))
             return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: AWS_CONTAINER_AUTHORIZATION_TOKEN %s",
                                 TOKEN_CONTROL);
         snprintf(auth, sizeof auth, "Authorization: %s", tok);

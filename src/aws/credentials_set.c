@@ -6,15 +6,19 @@
 
 #include "aws/internal.h"
 
-/* A byte no HTTP header can carry: a line break would end the header early (the rest sent as a
- * header of its own), other control characters are refused by servers. */
+int aws_has_control(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) return 1;
+    return 0;
+}
+
 static const char *control_char_in(const char *ak, const char *sk, const char *tok)
 {
     const char *const fields[] = {ak, sk, tok}, *const names[] = {"access key id", "secret access key",
                                                                   "session token"};
     for (int i = 0; i < 3; i++)
-        for (const char *p = fields[i]; p && *p; p++)
-            if ((unsigned char)*p < 0x20 || *p == 0x7f) return names[i];
+        if (fields[i] && aws_has_control(fields[i], strlen(fields[i]))) return names[i];
     return NULL;
 }
 

@@ -56,6 +56,10 @@ typedef struct aws_imds_session aws_imds_session;
 int aws_imds_open(aws_imds_session **out, ib_error *err);
 int aws_imds_get(aws_imds_session *s, const char *path, char **body, ib_error *err);
 void aws_imds_close(aws_imds_session *s);
+/* Whether S's N bytes hold a byte no HTTP header can carry (below 0x20, or DEL): a line break would
+ * end the header early (the rest sent as a header of its own), a NUL would cut it, and servers
+ * refuse the other control bytes.  Every credential and token is checked with it before use. */
+int aws_has_control(const char *s, size_t n);
 /* OUT from the parts a source gave (TOK may be NULL), SOURCE its name ("env", "imds"); -1 with ERR
  * naming SOURCE when a part is too long or holds a control character. */
 int aws_credentials_set(aws_credentials *out, const char *ak, const char *sk, const char *tok, const char *source,
