@@ -115,16 +115,32 @@ static double expect_err(proc *p, const char *who, int ms, int code, const char 
     return took;
 }
 
+/* Rank 0's listening socket on a port the kernel picks: 0, or -1 after a failed check. */
+static int listen_free(rendezvous_tcp_server *srv)
+{
+    ib_error err;
+    if (rendezvous_tcp_listen(0, srv, &err) == 0) return 0;
+    CHECK(0, "listen: %s", err.msg);
+    return -1;
+}
+
+/* A TCP connection from here to 127.0.0.1:PORT: the socket, or -1. */
+static int connect_loopback(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) == 0) return fd;
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
 /* Ranks 2-3 claimed twice: the second claimant is refused, and rank 0's process fails the job,
  * which the process already joined hears at once (rank 4-5 never comes: nobody may wait for it). */
 static void test_duplicate_rank(void)
 {
     rendezvous_tcp_server srv;
-    ib_error err;
-    if (rendezvous_tcp_listen(0, &srv, &err)) {
-        CHECK(0, "listen: %s", err.msg);
-        return;
-    }
+    if (listen_free(&srv)) return;
     proc root = start(&srv, NULL, 0, 0);
     rendezvous_tcp_close(&srv);
     proc a = start(NULL, "127.0.0.1", srv.port, 2);
@@ -144,11 +160,7 @@ static void test_duplicate_rank(void)
 static void test_late_duplicate(void)
 {
     rendezvous_tcp_server srv;
-    ib_error err;
-    if (rendezvous_tcp_listen(0, &srv, &err)) {
-        CHECK(0, "listen: %s", err.msg);
-        return;
-    }
+    if (listen_free(&srv)) return;
     proc root = start(&srv, NULL, 0, 0);
     rendezvous_tcp_close(&srv);
     proc a = start(NULL, "127.0.0.1", srv.port, 2), b = start(NULL, "127.0.0.1", srv.port, 4);
@@ -187,11 +199,7 @@ static void serve_stranger(int lfd, const char *reply)
 static void test_foreign_listener(void)
 {
     rendezvous_tcp_server srv;
-    ib_error err;
-    if (rendezvous_tcp_listen(0, &srv, &err)) {
-        CHECK(0, "listen: %s", err.msg);
-        return;
-    }
+    if (listen_free(&srv)) return;
     char where[32];
     snprintf(where, sizeof where, "127.0.0.1:%d", srv.port);
     proc p = start(NULL, "127.0.0.1", srv.port, 2);
@@ -207,11 +215,7 @@ static void test_foreign_listener(void)
 static void test_silence_and_no_such_name(void)
 {
     rendezvous_tcp_server srv;
-    ib_error err;
-    if (rendezvous_tcp_listen(0, &srv, &err)) {
-        CHECK(0, "listen: %s", err.msg);
-        return;
-    }
+    if (listen_free(&srv)) return;
     char where[32];
     snprintf(where, sizeof where, "127.0.0.1:%d", srv.port);
     proc silent = start(NULL, "127.0.0.1", srv.port, 2);
@@ -261,10 +265,8 @@ static int backlog_visible(void)
     rendezvous_tcp_server probe;
     ib_error err;
     if (rendezvous_tcp_listen(0, &probe, &err)) return 0;
-    int c = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)probe.port)};
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const int seen = c >= 0 && connect(c, (struct sockaddr *)&to, sizeof to) == 0 && backlog_reaches(probe.fd, 1, 2000);
+    int c = connect_loopback(probe.port);
+    const int seen = c >= 0 && backlog_reaches(probe.fd, 1, 2000);
     if (c >= 0) close(c);
     rendezvous_tcp_close(&probe);
     return seen;
@@ -280,20 +282,13 @@ static void test_root_interrupted(void)
         return;
     }
     rendezvous_tcp_server srv;
-    ib_error err;
-    if (rendezvous_tcp_listen(0, &srv, &err)) {
-        CHECK(0, "listen: %s", err.msg);
-        return;
-    }
+    if (listen_free(&srv)) return;
     proc root = start(&srv, NULL, 0, 0); /* srv.fd stays open here too: its backlog is watched */
     proc a = start(NULL, "127.0.0.1", srv.port, 2), b = {.pid = -1, .out = -1};
     CHECK(!strcmp(proc_next_line(&a, 5000), "UP"), "the process of ranks 2-3 did not join: '%s'", a.line);
     /* a connection that says nothing holds rank 0's process in its hello (for up to 5 s) */
-    int silent = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port)};
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const int taken =
-        silent >= 0 && connect(silent, (struct sockaddr *)&to, sizeof to) == 0 && backlog_reaches(srv.fd, 0, 3000);
+    int silent = connect_loopback(srv.port);
+    const int taken = silent >= 0 && backlog_reaches(srv.fd, 0, 3000);
     CHECK(taken, "rank 0's process did not take a silent connection (backlog %d)", backlog(srv.fd));
     if (!taken) goto out;
     b = start(NULL, "127.0.0.1", srv.port, 4);
