@@ -18,17 +18,15 @@
   /dev/zero until the memory ran out, and took a FIFO as empty only after a writer came); a
   missing file or /dev/null configures nothing, as before.
 usage: aws_hygiene.py INSTBENCH"""
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 
 BIN = sys.argv[1]
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures, scratch_dir  # noqa: E402
+from testlib import ScriptedHandler, check, failures, scratch_dir, scripted_server  # noqa: E402
 
 TMP = scratch_dir("instbench-aws-hygiene-")
 
@@ -42,25 +40,16 @@ XML_ERROR = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Err
              "<RequestID>EC2-REQUEST-ID-FIELD</RequestID></Response>")
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(ScriptedHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.headers.get("X-Amz-Target"):
-            body, ctype = json.dumps(JSON_ERROR).encode(), "application/x-amz-json-1.1"
+            self.answer(400, json.dumps(JSON_ERROR), "application/x-amz-json-1.1")
         else:
-            body, ctype = XML_ERROR.encode(), "text/xml"
-        self.send_response(400)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *a):
-        pass
+            self.answer(400, XML_ERROR, "text/xml")
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=server.serve_forever, daemon=True).start()
+server, _ = scripted_server(Handler)
 PORT = server.server_address[1]
 
 

@@ -7,43 +7,32 @@ answers as IMDS does):
   read "no instance role attached"; a 404 still reads so;
 - role credentials whose token holds a line break are refused, not sent inside a header.
 usage: aws_imds_answers.py PROBE"""
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 
 PROBE = sys.argv[1]
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures, scratch_dir  # noqa: E402
+from testlib import ScriptedHandler, check, failures, scratch_dir, scripted_server  # noqa: E402
 
 TMP = scratch_dir("instbench-imds-answers-")
 ANSWERS = {}   # (method, path) -> (status, body); anything else 404
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    def answer(self):
+class Handler(ScriptedHandler):
+    def scripted(self):
         status, body = ANSWERS.get((self.command, self.path), (404, ""))
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.answer(status, body, "text/plain")
 
-    do_GET = do_PUT = answer
-
-    def log_message(self, *a):
-        pass
+    do_GET = do_PUT = scripted
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=server.serve_forever, daemon=True).start()
+server, URL = scripted_server(Handler)
 ENV = {"PATH": os.environ.get("PATH", ""), "HOME": TMP, "AWS_CONFIG_FILE": os.devnull,
        "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "AWS_EC2_METADATA_SERVICE_ENDPOINT":
-       "http://127.0.0.1:%d" % server.server_address[1]}
+       URL}
 
 
 def probe(cmd):

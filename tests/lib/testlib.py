@@ -4,6 +4,7 @@ summary and exit status.  require() is the fatal form, for tests that stop at th
 FakeAws starts the fake AWS server (tests/fakes/aws_fake_server.py).  Every test imports these instead
 of keeping a copy."""
 import atexit
+import http.server
 import json
 import math
 import os
@@ -16,6 +17,7 @@ import subprocess
 import struct
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -271,6 +273,33 @@ def parse_table(text):
             break
         rows.append(dict(zip(headers, cut(line))))
     return headers, rows
+
+
+class ScriptedHandler(http.server.BaseHTTPRequestHandler):
+    """A test's own endpoint, for answers the fake AWS does not give: a subclass's do_* methods
+    decide, answer() sends one whole reply.  No access log on the test's output."""
+
+    def answer(self, status, body, content_type="application/xml"):
+        data = body if isinstance(body, bytes) else body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass   # the client stopped reading: a cap it keeps, which the test checks
+
+    def log_message(self, *a):
+        pass
+
+
+def scripted_server(handler):
+    """HANDLER (a ScriptedHandler) served on a free port of 127.0.0.1 from a daemon thread: the
+    server (shutdown() ends it) and its URL."""
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, "http://127.0.0.1:%d" % srv.server_address[1]
 
 
 class FakeAws:

@@ -6,16 +6,15 @@ region it does not know) and a page that does not parse (cut short), through
 s3_probe's listing; and through `rank`, a later page that fails while it is listed beside the GETs
 of the page before, from a scripted endpoint that answers the second page 403 AccessDenied.
 Usage: s3_list_messages.py S3_PROBE INSTBENCH"""
-import http.server
 import os
 import subprocess
 import sys
-import threading
 import urllib.parse
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]
-from testlib import FakeAws, absent_path, check, failures, offline_env, scratch_dir   # noqa: E402
+from testlib import (FakeAws, ScriptedHandler, absent_path, check, failures, offline_env,   # noqa: E402
+                     scratch_dir, scripted_server)
 
 PROBE, BIN = sys.argv[1], sys.argv[2]
 KEYS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
@@ -47,7 +46,7 @@ finally:
     fake.stop()
 
 
-class Scripted(http.server.BaseHTTPRequestHandler):
+class Scripted(ScriptedHandler):
     """Page one of s3://scr-bkt/runs/ (one object, truncated), the object, then AccessDenied for
     page two: rank asks for page two in the same round trip as the object's GET."""
     asked = []
@@ -66,22 +65,9 @@ class Scripted(http.server.BaseHTTPRequestHandler):
         self.asked.append(parts.path)
         return self.answer(200, "{}")
 
-    def answer(self, status, body):
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-    def log_message(self, *a):
-        pass
-
-
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-threading.Thread(target=srv.serve_forever, daemon=True).start()
+srv, url = scripted_server(Scripted)
 try:
-    url = "http://127.0.0.1:%d" % srv.server_address[1]
     p = subprocess.run([BIN, "rank", "s3://scr-bkt/runs/", "--source", "snapshot"], env=env_for(url),
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 1 and "S3 ListObjectsV2 s3://scr-bkt/runs/: access denied" in p.stderr,

@@ -8,16 +8,14 @@ listed, is ranked; one listed as 100 bytes and sent as 3 MiB is skipped, the rea
 listed size; one answered HTTP 500 with a 3 MiB error document is skipped, the reason naming the
 status, and not asked again (the same answer would come).
 Usage: s3_rank_body_caps.py INSTBENCH"""
-import http.server
 import os
 import subprocess
 import sys
-import threading
 import urllib.parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path[:0] = [os.path.join(ROOT, "tests", "lib")]
-from testlib import check, failures, offline_env, scratch_dir   # noqa: E402
+from testlib import ScriptedHandler, check, failures, offline_env, scratch_dir, scripted_server   # noqa: E402
 
 BIN = sys.argv[1]
 # a result `instbench measure` wrote, shipped with the repository
@@ -26,7 +24,7 @@ with open(os.path.join(ROOT, "docs", "gpu-runs", "2026-11-27-h100-cudnn", "measu
 BIG = 3 << 20
 
 
-class Scripted(http.server.BaseHTTPRequestHandler):
+class Scripted(ScriptedHandler):
     asked = []
 
     def do_GET(self):
@@ -44,26 +42,12 @@ class Scripted(http.server.BaseHTTPRequestHandler):
             return self.answer(200, b" " * BIG)
         return self.answer(500, b"<Error><Code>InternalError</Code><Message>" + b"x" * BIG + b"</Message></Error>")
 
-    def answer(self, status, data):
-        self.send_response(status)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        try:
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass   # the client stopped reading at its cap, as it should
 
-    def log_message(self, *a):
-        pass
-
-
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-threading.Thread(target=srv.serve_forever, daemon=True).start()
+srv, url = scripted_server(Scripted)
 try:
     env = offline_env(scratch_dir("instbench-s3-caps-"), {
         "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-        "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:%d" % srv.server_address[1],
+        "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": url,
         "INSTBENCH_AWS_BACKOFF_BASE": "0.01"})
     p = subprocess.run([BIN, "rank", "s3://scr-bkt/runs/", "--source", "snapshot", "--price", "vm=1"], env=env,
                        capture_output=True, text=True, timeout=120)
