@@ -32,7 +32,8 @@ sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
 from testlib import check, failures, offline_env  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="instbench-flag-rules-")
-ENV = offline_env(TMP)
+# no CUDA module, so `--backend cuda` is refused alike on a GPU machine and here
+ENV = offline_env(TMP, {"INSTBENCH_CUDA_MODULE": os.path.join(TMP, "absent", "libinstbench_cuda.so")})
 
 
 def run(*args):
@@ -174,6 +175,13 @@ try:
     for args in (["measure", "--seed", "x"], ["measure", "--depth", "0"], ["measure", "--model", "vit_nope"],
                  M + ["--heads", "7"], M + ["--image-size", "8"], M + ["--node-rank", "3", "--nnodes", "2"],
                  M + ["-o", gone], M + ["--append", gone], M + ["--instance-type", "trn1.2xlarge"],
+                 # what the machine refuses, asked of it so that every machine refuses: one rank more
+                 # than its vCPUs (sysconf's count, as os.cpu_count's), a backend it cannot load, a
+                 # batch of ViT-L no memory holds (~20 TB), and a rendezvous with more ranks than the
+                 # CPU backend's one process can average over
+                 M + ["--backend", "cpu", "--ranks", str(os.cpu_count() + 1)], M + ["--backend", "cuda"],
+                 M + ["--backend", "cpu", "--model", "vit_large_patch16_224", "--batch-size", "100000"],
+                 M + ["--backend", "cpu", "--nnodes", "2", "--node-rank", "0", "--master-addr", "127.0.0.1"],
                  ["models", "--heads", "7"], ["models", "--layout", "--image-size", "8"],
                  ["prices", "--source", "snapshot", "--instance-types", "g5.xlarge", "--nodes", "0"],
                  CB + ["--block-duration", "zz"], CB + ["--block-duration", "3d", "--end-before", "2026-02-30"],
