@@ -386,6 +386,8 @@ typedef struct bench_run_hardware {
  * unchecked) and sets id->mismatch and id->differences; an identity from instance metadata is the
  * machine's own and never contradicts it (0).  Returns id->mismatch. */
 int identity_check(bench_identity *id, const bench_type_hardware *hw, const bench_run_hardware *run);
+/* The differences identity_check found, as one line in BUF: "accelerators: ...; vcpus: ...". */
+const char *identity_differences_text(const bench_identity *id, char *buf, size_t n);
 /* The catalogue accelerator name DEVICE is (see known_accelerators), or NULL when none fits: each
  * '-'-separated part of the name appears in DEVICE as a word, ignoring case ("L4" is not in
  * "NVIDIA L40S"); of several, the one with the most parts. */

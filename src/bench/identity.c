@@ -157,6 +157,14 @@ static void check_vcpus(bench_identity *id, const bench_type_hardware *hw, const
         add_difference(id, "vcpus: %s has %d, this machine has %d", id->type, hw->vcpus, run->vcpus);
 }
 
+const char *identity_differences_text(const bench_identity *id, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int i = 0, u = 0; i < id->n_differences && (size_t)u < n; i++)
+        u += snprintf(buf + u, n - (size_t)u, "%s%s", i ? "; " : "", id->differences[i]);
+    return buf;
+}
+
 int identity_check(bench_identity *id, const bench_type_hardware *hw, const bench_run_hardware *run)
 {
     id->n_differences = 0;
