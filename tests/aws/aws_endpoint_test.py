@@ -24,7 +24,7 @@ import urllib.request
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import FakeAws, absent_path  # noqa: E402
+from testlib import FakeAws, absent_path, refused_url  # noqa: E402
 
 PROBE = None
 PY = sys.executable
@@ -253,9 +253,10 @@ class SigningAndChain(AwsTestCase):
 
     def test_container_url_rules(self):
         rel, full = "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"
+        loop = refused_url("/x")
         cases = [({rel: "/v2/credentials/abc"}, "http://169.254.170.2/v2/credentials/abc"),
-                 ({rel: "/v2/credentials/abc", full: "http://127.0.0.1:9/x"}, "http://169.254.170.2/v2/credentials/abc"),
-                 ({full: "http://127.0.0.1:9/x"}, "http://127.0.0.1:9/x"),
+                 ({rel: "/v2/credentials/abc", full: loop}, "http://169.254.170.2/v2/credentials/abc"),
+                 ({full: loop}, loop),
                  ({full: "http://localhost/x"}, "http://localhost/x"),
                  ({full: "http://169.254.170.23/v1/credentials"}, "http://169.254.170.23/v1/credentials"),
                  ({full: "https://creds.example.com/x"}, "https://creds.example.com/x"),
@@ -601,12 +602,7 @@ class Imds(AwsTestCase):
         self.assertEqual(self.ep.stats()["imds_token_requests"], n)
 
     def test_absent_closed_port(self):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()  # nothing listens there now: connection refused
-        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None,
-                        AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:%d" % port)
+        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=refused_url())
         _, err, dt = self.probe(["identity"], env, expect_rc=1)
         self.assertIn("not on EC2", err)
         self.assertLess(dt, 1.5)

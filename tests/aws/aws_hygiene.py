@@ -26,7 +26,7 @@ import sys
 BIN = sys.argv[1]
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import ScriptedHandler, check, failures, scratch_dir, scripted_server  # noqa: E402
+from testlib import ScriptedHandler, check, failures, refused_url, scratch_dir, scripted_server  # noqa: E402
 
 TMP = scratch_dir("instbench-aws-hygiene-")
 
@@ -122,15 +122,15 @@ for var, value in (("AWS_ENDPOINT_URL", "localhost:4566"), ("AWS_ENDPOINT_URL_S3
           f"{var}={value}: {p.returncode} {p.stderr[-600:]}")
 
 # ---- the IMDS and container endpoints: same rule ----
-e = env(AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT="http://imdsuser:imdspw123@127.0.0.1:9",
+e = env(AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=refused_url("", "imdsuser:imdspw123"),
         AWS_METADATA_SERVICE_TIMEOUT="1")
 p, out = prices(ARGS + ["--source", "live"], e, 1)
 check("imdspw123" not in out and "imdsuser" not in out, "the IMDS endpoint password was printed")
-check("***@127.0.0.1:9" in out, f"the IMDS endpoint is not shown redacted: {out[-600:]}")
-e = env(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://ctruser:ctrpw456@127.0.0.1:9/creds")
+check(refused_url("", "***") in out, f"the IMDS endpoint is not shown redacted: {out[-600:]}")
+e = env(AWS_CONTAINER_CREDENTIALS_FULL_URI=refused_url("/creds", "ctruser:ctrpw456"))
 p, out = prices(ARGS + ["--source", "live"], e, 1)
 check("ctrpw456" not in out and "ctruser" not in out, "the container endpoint password was printed")
-check("***@127.0.0.1:9/creds" in out, f"the container endpoint is not shown redacted: {out[-600:]}")
+check(refused_url("/creds", "***") in out, f"the container endpoint is not shown redacted: {out[-600:]}")
 
 # ---- an invalid region in the environment is said to be invalid ----
 for var, value in (("AWS_REGION", "not a region!"), ("AWS_REGION", "useast1"), ("AWS_DEFAULT_REGION", "US-EAST-1")):
@@ -200,9 +200,9 @@ for var, path, word, extra in (
         ("AWS_CONFIG_FILE", "/dev/zero", "not a regular file", dict(CREDS, AWS_REGION="us-east-1")),
         ("AWS_CONFIG_FILE", big, "over 16 MiB", dict(CREDS, AWS_REGION="us-east-1")),
         ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "/dev/zero", "not a regular file",
-         dict(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:9/creds")),
+         dict(AWS_CONTAINER_CREDENTIALS_FULL_URI=refused_url("/creds"))),
         ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", bigtok, "over 64 KiB",
-         dict(AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:9/creds"))):
+         dict(AWS_CONTAINER_CREDENTIALS_FULL_URI=refused_url("/creds")))):
     try:
         p = subprocess.run([BIN] + PRESIGN, capture_output=True, text=True, env=env(**{var: path}, **extra),
                            timeout=30, cwd=TMP)

@@ -35,7 +35,7 @@ Ports: where rank 0's process listens, the port is one the kernel just gave free
 before rank 0 binds it; another program may take it in between, and then (only then: rank 0 says
 "Address already in use") the case runs again on another port (on_free_port).  Where nothing may
 listen (a rank 1 alone), the port stays bound by this test, not listening, so every connection to
-it is refused and no one else can take it (held_port).
+it is refused and no one else can take it (refused_port).
 
 Usage: cuda_sim_procs.py INSTBENCH SIM_MODULE"""
 import json
@@ -48,7 +48,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from testlib import check, failures, on_free_port, wait_job  # noqa: E402
+from testlib import check, failures, on_free_port, refused_port, wait_job  # noqa: E402
 
 BIN, MODULE = sys.argv[1:3]
 BASE = {k: v for k, v in os.environ.items()
@@ -57,14 +57,6 @@ BASE = {k: v for k, v in os.environ.items()
 BASE.update(INSTBENCH_CUDA_MODULE=os.path.abspath(MODULE), AWS_EC2_METADATA_DISABLED="true", NO_COLOR="1")
 TINY = ["--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size", "16", "--embed-dim", "32",
         "--depth", "1", "--heads", "2", "--classes", "10", "--batch-size", "8", "--data", "device"]
-
-
-def held_port():
-    """A socket bound to a port of the kernel's choice and never listening: connections to the port
-    are refused, and nobody else can bind it while the socket is open (it has no SO_REUSEADDR)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    return s
 
 
 def launch(tmp, extra, port):
@@ -163,8 +155,7 @@ for rank, sig, want in ((0, signal.SIGTERM, 143), (0, signal.SIGINT, 130), (1, s
     if rank == 0:
         on_free_port(lambda port: signal_alone(rank, sig, want, port))
     else:
-        with held_port() as held:   # nothing listens there, and nothing can
-            signal_alone(rank, sig, want, held.getsockname()[1])
+        signal_alone(rank, sig, want, refused_port())   # nothing listens there, and nothing can
 
 
 # ---- rank 0's process interrupted while a joined peer waits ------------------------------------------
@@ -209,8 +200,8 @@ def progress_lines(msg, start):
     return [ln for ln in msg.splitlines() if ln.startswith(start)]
 
 
-with tempfile.TemporaryDirectory() as tmp, held_port() as held:   # nothing listens on the port, nor can
-    port = held.getsockname()[1]
+with tempfile.TemporaryDirectory() as tmp:
+    port = refused_port()   # nothing listens on the port, nor can
     p, err = launch_one(tmp, 1, port, ["--rendezvous-timeout", "4"])
     waiting = at_rendezvous(p, err)
     rc = ended(p, 30)

@@ -21,17 +21,18 @@ import subprocess
 import sys
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
-from testlib import check, failures, scratch_dir  # noqa: E402
+from testlib import check, failures, refused_url, scratch_dir  # noqa: E402
 
 CTEST, TESTS_DIR, NAMES = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3:]
+DEAD = refused_url()
 HOSTILE = {
-    "AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ENDPOINT_URL_EC2": "http://127.0.0.1:9",
-    "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9", "AWS_ENDPOINT_URL_PRICING": "http://127.0.0.1:9",
+    "AWS_ENDPOINT_URL": DEAD, "AWS_ENDPOINT_URL_EC2": DEAD, "AWS_ENDPOINT_URL_S3": DEAD,
+    "AWS_ENDPOINT_URL_PRICING": DEAD,
     "AWS_REGION": "xx-nowhere-1", "AWS_DEFAULT_REGION": "xx-nowhere-2", "AWS_PROFILE": "nope",
     "AWS_DEFAULT_PROFILE": "nope2", "AWS_CONFIG_FILE": "/dev/null/config", "AWS_SHARED_CREDENTIALS_FILE":
     "/dev/null/credentials", "AWS_ACCESS_KEY_ID": "AKIACALLERCALLER0000", "AWS_SECRET_ACCESS_KEY": "caller",
     "AWS_SESSION_TOKEN": "caller", "AWS_CA_BUNDLE": "/dev/null/ca.pem", "AWS_MAX_ATTEMPTS": "1",
-    "AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:9", "INSTBENCH_CUDA_MODULE": "/dev/null/module.so",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT": DEAD, "INSTBENCH_CUDA_MODULE": "/dev/null/module.so",
     "INSTBENCH_PROBE_SECONDS": "off", "INSTBENCH_AWS_BACKOFF_BASE": "0.001", "SLURM_PROCID": "3",
     "SLURM_NTASKS": "8", "SLURM_JOB_NODELIST": "gpu[1-2]", "RANK": "3", "WORLD_SIZE": "8",
 }

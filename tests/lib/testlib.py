@@ -103,6 +103,27 @@ def reserved_port():
     return s, s.getsockname()[1]
 
 
+_refusing = []   # refused_port()'s socket, open until the test ends
+
+
+def refused_port():
+    """A loopback TCP port where every connection is refused for as long as the test runs: one
+    bound socket that never listens (Linux answers a SYN to it with a reset, ECONNREFUSED), held
+    open so nothing else can bind the port, and no connect() picks it as its own local port.  Not
+    port 9: a machine may run a discard service there, which accepts and never answers, and a
+    port merely closed again can be taken by anything meanwhile."""
+    if not _refusing:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        _refusing.append(s)
+    return _refusing[0].getsockname()[1]
+
+
+def refused_url(path="", userinfo=""):
+    """http://[USERINFO@]127.0.0.1:PORT[PATH] at refused_port(): an endpoint that refuses."""
+    return "http://%s127.0.0.1:%d%s" % (userinfo + "@" if userinfo else "", refused_port(), path)
+
+
 def port_taken(said):
     """SAID, what a process wrote on stderr, says it could not bind its port: EADDRINUSE, as
     instbench and torch word it."""

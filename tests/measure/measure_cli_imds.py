@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                  for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib, imds_standin
 from imds_standin import TOKEN, Imds, start  # noqa: E402
+from testlib import refused_url  # noqa: E402
 from measure_common import BIN, TINY, check, env, finish, scratch, validate  # noqa: E402
 
 srv, ENDPOINT = start()
@@ -99,12 +100,8 @@ def identity_cost(endpoint, what):
     check(doc["instance"]["source"] == "unknown" and doc["instance"]["type"] is None, f"{what}: {doc['instance']}")
 
 
-# A closed port: connection refused.
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-closed = s.getsockname()[1]
-s.close()
-identity_cost(f"http://127.0.0.1:{closed}", "closed port")
+# A port nothing listens on: connection refused.
+identity_cost(refused_url(), "closed port")
 
 # A server that accepts connections and never answers (a black-holed metadata address behaves so).
 silent = socket.socket()

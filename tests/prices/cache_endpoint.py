@@ -21,7 +21,7 @@ import time
 sys.path[:0] = [os.path.join(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."), d)
                 for d in ("lib", "fakes")]
 import testlib  # noqa: E402
-from testlib import FakeAws, check, fail, scratch_dir  # noqa: E402
+from testlib import FakeAws, check, fail, refused_url, scratch_dir  # noqa: E402
 
 INSTBENCH, ROOT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TMP = scratch_dir("instbench-cache-endpoint-")
@@ -112,7 +112,7 @@ def case_endpoint_not_aws():
     check(rec["on_demand"]["source"] == "cache" and rec["on_demand"]["usd_per_hour"] == FAKE_OD and
           rec["spot"]["source"] == "cache" and zones(rec) == {}, "the endpoint's own cache was not used: %r" % rec)
     # another endpoint, or the same one for EC2 only: not its answer
-    prices(env("http://127.0.0.1:9"), "--source", "cache", rc=1)
+    prices(env(refused_url()), "--source", "cache", rc=1)
     rec, _ = prices(env(None, AWS_ENDPOINT_URL_EC2=ep.url))
     is_snapshot(rec, "the endpoint for EC2 only")
 

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
-from testlib import FakeAws, check, failures  # noqa: E402
+from testlib import FakeAws, check, failures, refused_url  # noqa: E402
 
 BIN = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="instbench-rank-quote-faults-")
@@ -115,9 +115,9 @@ def main():
               "--market capacity-block" in err, "EC2 failing, --source live: rc %d\n%s" % (rc, err))
         fake.control(clear_faults=True)
 
-        # nothing listening: as the audit found it (127.0.0.1:9); each market alone still writes its
+        # nothing listening, as the audit found it; each market alone still writes its
         # report with the row's reason, as without credentials (exit 1 there: nothing priced)
-        dead = dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:9")
+        dead = dict(env, AWS_ENDPOINT_URL=refused_url())
         rc, out, err = fx.run(BIN, args, env=dead)
         rows = rows_of(out)
         check(rc == 0 and rows.get("on-demand", {}).get("rank") is not None and

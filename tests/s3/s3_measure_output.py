@@ -13,7 +13,6 @@ Usage: s3_measure_output.py INSTBENCH RESULT_SCHEMA"""
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,7 @@ import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import FakeAws, absent_path, check, failures   # noqa: E402
+from testlib import FakeAws, absent_path, check, failures, refused_url   # noqa: E402
 from moto_server import MotoServer             # noqa: E402
 ABSENT = absent_path()
 
@@ -152,11 +151,7 @@ finally:
 # no HTTP answer at all (nothing listens there; a name that does not resolve): the message names
 # the s3:// URL the user gave and the endpoint with its variable, never the marker object
 with tempfile.TemporaryDirectory() as cwd:
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    port = closed.getsockname()[1]
-    closed.close()
-    for ep in ("http://127.0.0.1:%d" % port, "http://no-such-host.invalid"):
+    for ep in (refused_url(), "http://no-such-host.invalid"):
         env = {"PATH": os.environ.get("PATH", ""), "HOME": cwd, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
                "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_REGION": "us-east-1",
                "AWS_ENDPOINT_URL_S3": ep, "AWS_MAX_ATTEMPTS": "1", "AWS_EC2_METADATA_DISABLED": "true",

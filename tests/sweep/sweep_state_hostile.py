@@ -36,7 +36,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
-from testlib import FakeAws, absent_path, check, failures   # noqa: E402
+from testlib import FakeAws, absent_path, check, failures, refused_url   # noqa: E402
 ABSENT = absent_path()
 
 BIN = os.path.abspath(sys.argv[1])
@@ -106,7 +106,7 @@ def run(home, fake, *args, bounded=False):
     env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "XDG_STATE_HOME": os.path.join(home, "state"),
            "XDG_CACHE_HOME": os.path.join(home, "cache"), "NO_COLOR": "1", "AWS_EC2_METADATA_DISABLED": "true",
            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-           "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": fake.url if fake else "http://127.0.0.1:9",
+           "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": fake.url if fake else refused_url(),
            "AWS_CONFIG_FILE": ABSENT, "AWS_SHARED_CREDENTIALS_FILE": ABSENT,
            "INSTBENCH_AWS_BACKOFF_BASE": "0.01", "INSTBENCH_SWEEP_POLL_S": "0.2"}
     try:
