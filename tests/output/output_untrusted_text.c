@@ -3,6 +3,7 @@
  * names from files and services: the text table, the prices table and its notes, warnings
  * (ib_warn), error messages (ib_error_set) and measure's result summary.  "Safe" below means: no
  * byte below 0x20 other than the renderer's own newlines, no DEL, no ESC, no BEL. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "instbench/prices.h"
 
 #include "check.h"
+#include "scratch.h"
 
 static const char *const OSC52 = "\x1b]52;c;aGVsbG8=\x07"; /* writes the clipboard */
 static const char *const CLEAR = "\x1b[2J";                /* clears the screen */
@@ -127,8 +129,12 @@ static void test_prices_table(void)
 /* stderr into a file while FN runs; returns what was written. */
 static char *capture_stderr(void (*fn)(void))
 {
-    char path[] = "/tmp/instbench-untrusted-XXXXXX";
-    int fd = mkstemp(path);
+    char path[256];
+    int fd = scratch_template(path, sizeof path, "instbench-untrusted") ? mkstemp(path) : -1;
+    if (fd < 0) {
+        CHECK(0, "a scratch file %s: %s", path, strerror(errno));
+        return calloc(1, 1);
+    }
     fflush(stderr);
     int saved = dup(2);
     dup2(fd, 2);

@@ -2,6 +2,7 @@
  * generated_at, an on-demand or a spot as_of more than the clock skew the price cache tolerates
  * (5 minutes) in the future is refused, the message naming the file, the field and the time
  * (9999-12-31 was read and shown as "<1 min" old); a few minutes ahead and any past time pass. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 
 #include "instbench/prices.h"
 #include "instbench/util.h"
+
+#include "scratch.h"
 
 static int failures;
 #define CHECK(c, ...)                                            \
@@ -22,12 +25,12 @@ static int failures;
         }                                                        \
     } while (0)
 
-static char dir[] = "/tmp/prices-file-times-XXXXXX";
+static char dir[200];
 
 /* A prices file with these three times (ISO 8601), one record priced on both markets; its path. */
 static const char *file_with(const char *generated_at, const char *od_as_of, const char *spot_as_of)
 {
-    static char path[128];
+    static char path[256];
     static int k;
     snprintf(path, sizeof path, "%s/p%d.json", dir, k++);
     FILE *f = fopen(path, "w");
@@ -48,8 +51,8 @@ static void iso_in(long seconds, char out[32]) { util_utc_iso8601(time(NULL) + s
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!scratch_template(dir, sizeof dir, "prices-file-times") || !mkdtemp(dir)) {
+        fprintf(stderr, "no scratch folder %s: %s\n", dir, strerror(errno));
         return 1;
     }
     char past[32], soon[32], ahead[32];
@@ -89,7 +92,7 @@ int main(void)
         if (rc == 0) prices_free(&s);
     }
     /* a record without an on-demand price or spot says nothing of when: its null as_of is no time */
-    char path[160];
+    char path[256];
     snprintf(path, sizeof path, "%s/nulls.json", dir);
     FILE *f = fopen(path, "w");
     if (f) {
@@ -106,7 +109,7 @@ int main(void)
     CHECK(rc == 0, "a record without prices refused: %s", err.msg);
     if (rc == 0) prices_free(&s);
 
-    char cmd[96];
+    char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     if (failures) fprintf(stderr, "%d failure(s)\n", failures);

@@ -4,6 +4,7 @@
  * trip; zones are typed by AWS's documented forms.  A prices file (`rank --source FILE`) is read
  * bounded: /dev/zero, a FIFO or a directory is refused at once, a file over PRICES_FILE_MAX_BYTES
  * from its size (the old reader read /dev/zero until the memory ran out). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "instbench/prices.h"
+
+#include "scratch.h"
 
 static int failures;
 #define CHECK(c)                                                                  \
@@ -186,8 +189,12 @@ static void expect_reject(const char *from, const char *to, const char *why) { e
 
 static void check_load_bounds(void)
 {
-    char dir[] = "/tmp/prices-load-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
+    char dir[200];
+    if (!scratch_template(dir, sizeof dir, "prices-load") || !mkdtemp(dir)) {
+        fprintf(stderr, "no scratch folder %s: %s\n", dir, strerror(errno));
+        failures++;
+        return;
+    }
     char ok[256], fifo[256], big[256];
     snprintf(ok, sizeof ok, "%s/p.json", dir);
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 #include "instbench/util.h"
 
 static void escaped_nul(void)
@@ -69,8 +70,11 @@ static void names(void)
 
 static void regular_files(void)
 {
-    char dir[] = "/tmp/util-hostile-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char dir[200];
+    if (!scratch_template(dir, sizeof dir, "util-hostile") || !mkdtemp(dir)) {
+        CHECK(0, "a scratch folder %s: %s", dir, strerror(errno));
+        return;
+    }
     char path[256], fifo[256], link[256], big[256], missing[256];
     snprintf(path, sizeof path, "%s/f.json", dir);
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
@@ -111,8 +115,11 @@ static void regular_files(void)
  * refused at once; a file over the cap is refused from its size, and never held whole. */
 static void named_files(void)
 {
-    char dir[] = "/tmp/util-named-XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char dir[200];
+    if (!scratch_template(dir, sizeof dir, "util-named") || !mkdtemp(dir)) {
+        CHECK(0, "a scratch folder %s: %s", dir, strerror(errno));
+        return;
+    }
     char path[256], fifo[256], link[256], big[256], empty[256], missing[256];
     snprintf(path, sizeof path, "%s/f.json", dir);
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "scratch.h"
 #include "instbench/util.h"
 
 static char D[256];
@@ -281,10 +282,8 @@ static void output_parents(void)
 
 int main(void)
 {
-    const char *t = getenv("TMPDIR");
-    snprintf(D, sizeof D, "%s/instbench-safewrite-XXXXXX", t && t[0] ? t : "/tmp");
-    if (!mkdtemp(D)) {
-        perror("mkdtemp");
+    if (!scratch_template(D, sizeof D, "instbench-safewrite") || !mkdtemp(D)) {
+        fprintf(stderr, "util_safewrite: no scratch folder %s: %s\n", D, strerror(errno));
         return 1;
     }
     regular_files();
