@@ -33,9 +33,11 @@ group).
 
 Ports: where rank 0's process listens, the port is one the kernel just gave free_port(), released
 before rank 0 binds it; another program may take it in between, and then (only then: rank 0 says
-"Address already in use") the case runs again on another port (on_free_port).  Where nothing may
-listen (a rank 1 alone), the port stays bound by this test, not listening, so every connection to
-it is refused and no one else can take it (refused_port).
+"Address already in use") the case runs again on another port (on_free_port), the job's other
+processes killed at once rather than left to wait for that rank 0 to their limit (wait_job, or a
+case's own wait, which ends when any process does).  Where nothing may listen (a rank 1 alone),
+the port stays bound by this test, not listening, so every connection to it is refused and no one
+else can take it (refused_port).
 
 Usage: cuda_sim_procs.py INSTBENCH SIM_MODULE"""
 import json
@@ -264,7 +266,7 @@ def duplicate_rank(world, steps, port):
         for p, err in procs:
             at_rendezvous(p, err)
         t0 = time.time()
-        rcs = [ended(p, 30) for p, _ in procs]
+        rcs = wait_job(procs, 30)
         took, msgs = time.time() - t0, [text(err) for _, err in procs]
         refused = [i for i in (1, 2) if "refused" in msgs[i]]
         check(rcs[0] not in (0, None) and len(refused) == 1 and rcs[refused[0]] == 2 and
@@ -345,7 +347,6 @@ for flag, val, field in (("--batch-size", "4", "batch_size_per_device"), ("--pre
 def different_world_sizes(port):
     with tempfile.TemporaryDirectory() as tmp:
         procs = []
-        t0 = time.time()
         for r, world in ((0, "2"), (1, "3")):
             env = dict(BASE, WORLD_SIZE=world, RANK=str(r), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                        CUDASIM_SEED="1")
@@ -355,9 +356,8 @@ def different_world_sizes(port):
                                             "--output", os.path.join(tmp, "r%d.json" % r)],
                                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                            stderr=open(err, "w")), err))
-        for r, (p, err) in enumerate(procs):
-            rc = ended(p, max(1, 30 - (time.time() - t0)))
-            msg = text(err)
+        for r, rc in enumerate(wait_job(procs, 30)):
+            msg = text(procs[r][1])
             check(rc == 2 and "different world sizes" in msg,
                   "world sizes 2 and 3: rank %d exited %s (want 2, naming the world sizes): %s" % (r, rc, msg[-500:]))
         check(not os.path.exists(os.path.join(tmp, "r0.json")), "world sizes 2 and 3: rank 0 wrote a result")
