@@ -54,14 +54,59 @@ static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now)
     return 0;
 }
 
-static const char *zone_name(const ec2_zone_map *maps, size_t n_maps, const char *region, const char *az_id)
+/* The zone name ZM gives AZ_ID, or NULL. */
+static const char *zone_name(const ec2_zone_map *zm, const char *az_id)
 {
-    for (size_t m = 0; m < n_maps; m++) {
-        if (strcmp(maps[m].region, region) != 0) continue;
-        for (size_t z = 0; z < maps[m].n; z++)
-            if (!strcmp(maps[m].zones[z].id, az_id)) return maps[m].zones[z].name;
-    }
+    for (size_t z = 0; z < zm->n; z++)
+        if (!strcmp(zm->zones[z].id, az_id)) return zm->zones[z].name;
     return NULL;
+}
+
+/* R's zone AZ (fill_spot sorted them, one per name), or NULL: a search, not a scan, since a
+ * server names both the zones and the scores looked up in them. */
+static spot_price *spot_zone(price_record *r, const char *az)
+{
+    spot_price key;
+    if (!az || snprintf(key.az, sizeof key.az, "%s", az) >= (int)sizeof key.az) return NULL;
+    return r->n_spot ? bsearch(&key, r->spot, r->n_spot, sizeof *r->spot, cmp_zone) : NULL;
+}
+
+/* Placement scores onto RECS (n_types x n_regions, type-major).  A score query names its type by
+ * its index among the EC2 types (ec2_rec: that type's index in RECS) and its region by name, which
+ * finds one record; a per-AZ score names a zone ID, found in the record's zones as an ID or, through
+ * DescribeAvailabilityZones (ZM, per region), as the zone's name: time linear in the scores (times
+ * the regions asked and the log of the zones).
+ * Returns how many per-AZ scores found no zone of a record that has zones. */
+static size_t take_scores(price_record *recs, size_t n_regions, char **regions, const size_t *ec2_rec,
+                          const ec2_score_query *sc, const ib_error *e_sc, size_t n_sc, const ec2_zone_map *zm,
+                          size_t n_zm, live_report *rep)
+{
+    size_t unmatched = 0;
+    for (size_t q = 0; q < n_sc; q++) {
+        if (e_sc[q].code) {
+            if (!rep->placement_note[0])
+                snprintf(rep->placement_note, sizeof rep->placement_note, "spot placement scores unavailable: %.200s",
+                         e_sc[q].msg);
+            continue;
+        }
+        for (size_t k = 0; k < sc[q].n_scores; k++) {
+            const ec2_score *s = &sc[q].scores[k];
+            size_t r = 0;
+            while (r < n_regions && strcmp(regions[r], s->region) != 0) r++;
+            if (r == n_regions) continue;
+            price_record *rec = &recs[ec2_rec[q / 2] * n_regions + r];
+            if (!sc[q].single_az) {
+                if (!s->az_id[0]) rec->placement_score = s->score;
+                continue;
+            }
+            const char *name = r < n_zm ? zone_name(&zm[r], s->az_id) : NULL;
+            spot_price *by_id = spot_zone(rec, s->az_id), *by_name = spot_zone(rec, name);
+            if (by_id) by_id->placement_score = s->score;
+            if (by_name) by_name->placement_score = s->score;
+            unmatched += !by_id && !by_name && rec->n_spot > 0;
+        }
+    }
+    return unmatched;
 }
 
 /* long: the four kinds of query (pricing, spot history, placement scores, zone names) are built
@@ -85,19 +130,22 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
     ib_error *e_sc = calloc(n_sc ? n_sc : 1, sizeof *e_sc), *e_zm = calloc(n_zm ? n_zm : 1, sizeof *e_zm);
     char **types = calloc(n_types ? n_types : 1, sizeof *types),
          **regions = calloc(n_regions ? n_regions : 1, sizeof *regions);
+    size_t *ec2_rec = calloc(n_types ? n_types : 1, sizeof *ec2_rec); /* EC2 type k is recs' type ec2_rec[k] */
     aws_pager pagers[4];
     size_t counts[4], np = 0;
     ib_error *errs[4];
     int rc = -1;
-    if (!od || !sp || !sc || !zm || !e_od || !e_sp || !e_sc || !e_zm || !types || !regions) {
+    if (!od || !sp || !sc || !zm || !e_od || !e_sp || !e_sc || !e_zm || !types || !regions || !ec2_rec) {
         snprintf(rep->od_error, sizeof rep->od_error, "out of memory");
         goto out;
     }
     /* SageMaker (ml.*) types have no EC2 spot market: spot and scores are for EC2 types only. */
     size_t n_ec2 = 0;
     for (size_t t = 0; t < n_types; t++)
-        if (!instance_type_is_sagemaker(recs[t * n_regions].instance_type))
+        if (!instance_type_is_sagemaker(recs[t * n_regions].instance_type)) {
+            ec2_rec[n_ec2] = t;
             types[n_ec2++] = recs[t * n_regions].instance_type;
+        }
     if (n_ec2 == 0) n_sp = n_sc = n_zm = 0;
     else if (n_sc) n_sc = 2 * n_ec2;
     for (size_t r = 0; r < n_regions; r++) regions[r] = recs[r].region;
@@ -189,35 +237,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
         }
     }
     /* placement scores: absent with a note when the caller lacks ec2:GetSpotPlacementScores */
-    size_t unmatched = 0;
-    for (size_t q = 0; q < n_sc; q++) {
-        if (e_sc[q].code) {
-            if (!rep->placement_note[0])
-                snprintf(rep->placement_note, sizeof rep->placement_note, "spot placement scores unavailable: %.200s",
-                         e_sc[q].msg);
-            continue;
-        }
-        for (size_t k = 0; k < sc[q].n_scores; k++) {
-            const ec2_score *s = &sc[q].scores[k];
-            for (size_t i = 0; i < n; i++) {
-                price_record *rec = &recs[i];
-                if (strcmp(rec->region, s->region) != 0 || strcmp(rec->instance_type, sc[q].instance_type) != 0)
-                    continue;
-                if (!sc[q].single_az) {
-                    if (!s->az_id[0]) rec->placement_score = s->score;
-                    continue;
-                }
-                const char *name = zone_name(zm, n_zm, s->region, s->az_id);
-                int hit = 0;
-                for (size_t z = 0; z < rec->n_spot; z++)
-                    if (!strcmp(rec->spot[z].az, s->az_id) || (name && !strcmp(rec->spot[z].az, name))) {
-                        rec->spot[z].placement_score = s->score;
-                        hit = 1;
-                    }
-                unmatched += !hit && rec->n_spot > 0;
-            }
-        }
-    }
+    size_t unmatched = take_scores(recs, n_regions, regions, ec2_rec, sc, e_sc, n_sc, zm, n_zm, rep);
     /* Per-AZ scores name zone IDs (use1-az4); prices name zones (us-east-1a).  Without
      * DescribeAvailabilityZones the two cannot be joined: say why those scores are missing. */
     for (size_t r = 0; r < n_zm && unmatched && !rep->placement_note[0]; r++)
@@ -240,5 +260,6 @@ out:
     free(e_zm);
     free(types);
     free(regions);
+    free(ec2_rec);
     return rc;
 }

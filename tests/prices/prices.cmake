@@ -82,3 +82,8 @@ add_test(NAME prices_block_patterns COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURREN
 add_test(NAME prices_hostile_pricing
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_hostile_pricing.py ${INSTBENCH_BIN}
                  ${CMAKE_SOURCE_DIR})
+
+# Placement scores matched to spot zones in time linear in the answer (a scan of the zones per score was scores x
+# zones): an endpoint of its own (hostile_ec2.py) naming 4,000 and 32,000 zones, each scored; the scores served.
+add_test(NAME prices_scores_many_zones COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_scores_many_zones.py
+         ${INSTBENCH_BIN})
