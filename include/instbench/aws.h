@@ -173,6 +173,7 @@ typedef struct aws_response {
     char error_message[512];
     char bucket_region[32]; /* S3's x-amz-bucket-region header, "" if none */
     char location[1024];    /* a 3xx answer's Location header, never followed; "" if none */
+    int too_big;            /* a 2xx answer longer than the request's max_body: refused, not retried */
 } aws_response;
 
 /* Sends n independent requests concurrently (bounded by max_concurrency), signing each attempt

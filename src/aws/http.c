@@ -18,7 +18,7 @@
 
 #include "aws/internal.h"
 
-#define AWS_MAX_BODY (64u << 20)      /* a Pricing page is ~100 KB; anything this big is wrong */
+#define AWS_MAX_BODY (64u << 20)      /* a call without a max_body of its own (prices' calls have theirs) */
 #define AWS_MAX_ERROR_BODY (1u << 20) /* AWS's error documents are a few hundred bytes */
 #define AWS_MAX_BACKOFF_S 20.0
 /* Standard mode's retry quota: a client-wide bucket that retries draw from (more for timeouts)
@@ -438,6 +438,7 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
     resp->status = cc == CURLE_OK ? status : 0;
     resp->attempts = x->attempt;
     resp->error_code[0] = resp->error_message[0] = '\0';
+    resp->too_big = 0;
     snprintf(resp->bucket_region, sizeof resp->bucket_region, "%s", x->bucket_region);
     snprintf(resp->location, sizeof resp->location, "%s", status >= 300 && status < 400 ? x->location : "");
     char key[32], url[1024];
@@ -455,9 +456,11 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         if (x->body.too_big) {
             long st = 0;
             curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
-            if (st >= 200 && st < 300)
-                snprintf(reason, sizeof reason, "response larger than %zu bytes",
-                         r->max_body ? r->max_body : (size_t)AWS_MAX_BODY);
+            resp->too_big = st >= 200 && st < 300;
+            if (resp->too_big) /* the cap is the call's own: an endpoint that passes it is no AWS */
+                snprintf(reason, sizeof reason, "response larger than %zu bytes, the most this call reads%s%s%s",
+                         r->max_body ? r->max_body : (size_t)AWS_MAX_BODY, v ? " (is " : "", v ? v : "",
+                         v ? " an AWS endpoint?)" : "");
             else
                 snprintf(reason, sizeof reason, "an HTTP %ld answer larger than %u bytes, which no AWS error is", st,
                          AWS_MAX_ERROR_BODY);

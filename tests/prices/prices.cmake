@@ -87,3 +87,8 @@ add_test(NAME prices_hostile_pricing
 # zones): an endpoint of its own (hostile_ec2.py) naming 4,000 and 32,000 zones, each scored; the scores served.
 add_test(NAME prices_scores_many_zones COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_scores_many_zones.py
          ${INSTBENCH_BIN})
+
+# Each call prices makes reads a bounded answer (64 in flight x at most 8 MiB, not x 64 MiB): an endpoint of its own
+# answering one call with 12 MiB fails it at once naming the call, the endpoint and the limit, the cache as it was;
+# AWS's largest pages (MaxResults items in AWS's shapes) are read.
+add_test(NAME prices_page_caps COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_page_caps.py ${INSTBENCH_BIN})

@@ -15,12 +15,9 @@ import resource
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
-sys.path.insert(0, HERE)
-import hostile_ec2 as H  # noqa: E402
-import testlib  # noqa: E402
-from testlib import check  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostile_ec2 as H  # noqa: E402  (puts tests/lib and tests/fakes on the path)
+from hostile_ec2 import testlib  # noqa: E402
 
 INSTBENCH = os.path.abspath(sys.argv[1])
 TMP = testlib.scratch_dir("instbench-scores-many-zones-")
@@ -66,11 +63,11 @@ def run(srv_url, n):
                        capture_output=True, text=True, timeout=600)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    check(p.returncode == 0, "%d zones: rc %d: %s" % (n, p.returncode, p.stderr[-2000:]))
+    testlib.check(p.returncode == 0, "%d zones: rc %d: %s" % (n, p.returncode, p.stderr[-2000:]))
     try:
         return json.loads(p.stdout)["prices"][0], cpu
     except (ValueError, KeyError, IndexError):
-        check(False, "%d zones: no JSON record: %r" % (n, p.stdout[:300]))
+        testlib.check(False, "%d zones: no JSON record: %r" % (n, p.stdout[:300]))
         return None, cpu
 
 
@@ -85,12 +82,12 @@ try:
         got = {z["availability_zone"]: z.get("placement_score") for z in zones}
         want = {zone(i): score(i) for i in range(n)}
         wrong = [z for z in want if got.get(z) != want[z]]
-        check(len(zones) == n and not wrong, "%d zones: %d listed, %d without the score served (e.g. %r)" %
+        testlib.check(len(zones) == n and not wrong, "%d zones: %d listed, %d without the score served (e.g. %r)" %
               (n, len(zones), len(wrong), wrong[:3]))
-        check(rec.get("placement_score") == REGION_SCORE, "%d zones: the row's score %r, served %d" %
+        testlib.check(rec.get("placement_score") == REGION_SCORE, "%d zones: the row's score %r, served %d" %
               (n, rec.get("placement_score"), REGION_SCORE))
     if len(cpu) == 2:
-        check(cpu[32000] <= 12 * cpu[4000], "32,000 zones took %.2f s of CPU, 4,000 %.2f s: matching scores to "
+        testlib.check(cpu[32000] <= 12 * cpu[4000], "32,000 zones took %.2f s of CPU, 4,000 %.2f s: matching scores to "
               "zones grows faster than the answer" % (cpu[32000], cpu[4000]))
         print("cpu: 4,000 zones %.3f s, 32,000 zones %.3f s" % (cpu[4000], cpu[32000]))
 finally:

@@ -24,6 +24,15 @@
 
 #define MAX_SANE_USD_PER_HOUR 2000.0
 
+/* The most one answer of each call may be, over 10 times the largest AWS sends, so that a hostile
+ * endpoint holds (requests in flight: 64 for prices) x this in memory, not 64 MiB each.  AWS's
+ * largest: 1,000 spot prices (MaxResults) of about 330 bytes as AWS indents them
+ * (tests/data/prices/describe_spot_price_history.xml); 1,000 scores of about 150; the 64 zones
+ * zone_item takes, of under 1 KB with every member AWS lists for a zone. */
+#define SPOT_MAX_PAGE ((size_t)4 << 20)
+#define SCORES_MAX_PAGE ((size_t)2 << 20)
+#define ZONES_MAX_PAGE ((size_t)1 << 20)
+
 /* A spot price as EC2 writes it ("1.234500"): a plain decimal, at least rank's floor of $1e-6. */
 static int parse_price(const char *s, double *out) { return util_aws_decimal(s, 1e-6, MAX_SANE_USD_PER_HOUR, out); }
 
@@ -170,7 +179,9 @@ static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, 
     bad = bad || aws_query_append(body, &len, &cap, "MaxResults", val);
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
-    return ec2_request(q->region, *body, req, url, err, "EC2 DescribeSpotPriceHistory");
+    if (ec2_request(q->region, *body, req, url, err, "EC2 DescribeSpotPriceHistory") != 0) return -1;
+    req->max_body = SPOT_MAX_PAGE;
+    return 0;
 }
 
 static int spot_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
@@ -273,7 +284,9 @@ static int score_build(void *ctx, size_t i, const char *token, aws_request *req,
     }
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: out of memory");
-    return ec2_request(sc->via_region, *body, req, url, err, "EC2 GetSpotPlacementScores");
+    if (ec2_request(sc->via_region, *body, req, url, err, "EC2 GetSpotPlacementScores") != 0) return -1;
+    req->max_body = SCORES_MAX_PAGE;
+    return 0;
 }
 
 static int score_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
@@ -324,7 +337,9 @@ static int zones_build(void *ctx, size_t i, const char *token, aws_request *req,
     if (aws_query_append(body, &len, &cap, "Action", "DescribeAvailabilityZones") ||
         aws_query_append(body, &len, &cap, "Version", EC2_API_VERSION))
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeAvailabilityZones: out of memory");
-    return ec2_request(m->region, *body, req, url, err, "EC2 DescribeAvailabilityZones");
+    if (ec2_request(m->region, *body, req, url, err, "EC2 DescribeAvailabilityZones") != 0) return -1;
+    req->max_body = ZONES_MAX_PAGE;
+    return 0;
 }
 
 static int zones_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)

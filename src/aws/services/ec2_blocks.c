@@ -29,6 +29,9 @@
  * below a cent no block is sold (AWS quotes fees to the cent). */
 #define MAX_SANE_FEE 1e9
 #define MIN_SANE_FEE 0.01
+/* The most one answer may be: 10 times AWS's largest, 1,000 offerings (MaxResults) of under 800
+ * bytes each, so that a hostile endpoint holds (requests in flight) x this, not 64 MiB each. */
+#define BLOCKS_MAX_PAGE ((size_t)8 << 20)
 
 enum {
     CB_ID,
@@ -167,7 +170,9 @@ static int blocks_build(void *ctx, size_t i, const char *token, aws_request *req
     ec2_block_query *q = &((ec2_block_query *)ctx)[i];
     if (!(*body = aws_ec2_blocks_request_body(q, token)))
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeCapacityBlockOfferings: out of memory");
-    return ec2_request(q->region, *body, req, url, err, "EC2 DescribeCapacityBlockOfferings");
+    if (ec2_request(q->region, *body, req, url, err, "EC2 DescribeCapacityBlockOfferings") != 0) return -1;
+    req->max_body = BLOCKS_MAX_PAGE;
+    return 0;
 }
 
 static int blocks_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)

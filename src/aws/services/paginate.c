@@ -54,7 +54,9 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
             char *next = NULL;
             const char *what = p->name_of ? p->name_of(p->ctx, i) : p->what;
             if (rerr[k].code != 0 || resps[k].status < 200 || resps[k].status > 299 || !resps[k].body) {
-                if (rerr[k].code != 0) errs[i] = rerr[k];
+                if (resps[k].too_big) /* the transport's words name the service, not the call */
+                    ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: %s", what, rerr[k].msg);
+                else if (rerr[k].code != 0) errs[i] = rerr[k];
                 else if (resps[k].error_code[0])
                     ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: HTTP %ld %s: %s", what, resps[k].status,
                                  resps[k].error_code, resps[k].error_message);

@@ -43,6 +43,10 @@
 #include "instbench/instance_type.h"
 #define PRICING_SIGNING_REGION "us-east-1"
 #define MAX_SANE_USD_PER_HOUR 2000.0
+/* The most one answer may be, so that a hostile endpoint holds (requests in flight: 64) x this, not
+ * 64 MiB each: over twice a page of 100 products (MaxResults) of 16 KB, an EC2 product with every
+ * Reserved offer (about 12 KB as a PriceList string); the filters leave a few products, tens of KB. */
+#define PRICING_MAX_PAGE ((size_t)4 << 20)
 
 static void add_filter(cJSON *filters, const char *field, const char *value)
 {
@@ -249,6 +253,7 @@ static int pricing_build(void *ctx, size_t i, const char *token, aws_request *re
     req->n_headers = sizeof pricing_headers / sizeof pricing_headers[0];
     req->body = *body;
     req->body_len = strlen(*body);
+    req->max_body = PRICING_MAX_PAGE;
     return 0;
 }
 

@@ -26,6 +26,9 @@
 #include <string.h>
 
 #define SP_WHAT "Savings Plans DescribeSavingsPlansOfferingRates"
+/* The most one answer may be: over 10 times AWS's largest, 1,000 rates (maxResults) of about 600
+ * bytes each, so that a hostile endpoint holds (requests in flight) x this, not 64 MiB each. */
+#define SP_MAX_PAGE ((size_t)8 << 20)
 
 static const aws_header sp_headers[] = {{"Content-Type", "application/json"}};
 
@@ -184,7 +187,7 @@ static int sp_build(void *ctx, size_t i, const char *token, aws_request *req, ch
     req->n_headers = 1;
     req->body = *body;
     req->body_len = strlen(*body);
-    req->max_body = 16 << 20;
+    req->max_body = SP_MAX_PAGE;
     return 0;
 }
 
