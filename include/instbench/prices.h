@@ -20,6 +20,11 @@ typedef enum prices_source {
  * `prices --source` and `rank --prices` accept). */
 extern const char *const prices_source_names[];
 
+/* The most spot zones one (type, region) has in a prices file, the cache's included: far above any
+ * region's (us-east-1: 6 Availability Zones and some 25 Local and Wavelength Zones).  A live answer
+ * naming more is refused, as a file holding it would be. */
+#define PRICES_MAX_ZONES 64
+
 typedef struct spot_price {
     char az[32];
     double usd_per_hour;

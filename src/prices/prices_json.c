@@ -223,7 +223,11 @@ static int read_spot(reader *rd, const cJSON *sp, const char *path, price_record
     if (!zones) return bad(rd, p, "missing");
     if (!cJSON_IsArray(zones)) return bad(rd, p, "must be an array");
     int nz = cJSON_GetArraySize(zones);
-    if (nz > 64) return bad(rd, p, "more than 64 zones");
+    if (nz > PRICES_MAX_ZONES) {
+        char why[48];
+        snprintf(why, sizeof why, "more than %d zones", PRICES_MAX_ZONES);
+        return bad(rd, p, why);
+    }
     if (nz == 0) return 0;
     r->spot = calloc((size_t)nz, sizeof *r->spot);
     if (!r->spot) return bad(rd, p, "out of memory");

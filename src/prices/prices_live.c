@@ -23,8 +23,10 @@ static int cmp_zone(const void *a, const void *b)
     return strcmp(((const spot_price *)a)->az, ((const spot_price *)b)->az);
 }
 
-/* Spot zones of one type from a region's DescribeSpotPriceHistory result. */
-static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now)
+/* Spot zones of one type from a region's DescribeSpotPriceHistory result: -1 with ERR when out of
+ * memory or when they are more than a prices file holds (the cache would refuse what it wrote, and
+ * `prices --format json` would write what `rank` refuses). */
+static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now, ib_error *err)
 {
     size_t n = 0;
     for (size_t i = 0; i < q->n_entries; i++) n += !strcmp(q->entries[i].instance_type, r->instance_type);
@@ -33,7 +35,7 @@ static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now)
     r->n_spot = 0;
     if (n) {
         r->spot = calloc(n, sizeof *r->spot);
-        if (!r->spot) return -1;
+        if (!r->spot) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
         for (size_t i = 0; i < q->n_entries; i++) {
             const ec2_spot_entry *e = &q->entries[i];
             if (strcmp(e->instance_type, r->instance_type) != 0) continue;
@@ -46,6 +48,16 @@ static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now)
             z->usd_per_hour = e->usd_per_hour;
             z->timestamp = e->timestamp;
             z->placement_score = -1;
+        }
+        if (r->n_spot > PRICES_MAX_ZONES) {
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "EC2 DescribeSpotPriceHistory: %zu zones for %s in %s, more than the %d any region has "
+                         "(is the endpoint AWS?)",
+                         r->n_spot, r->instance_type, r->region, PRICES_MAX_ZONES);
+            free(r->spot);
+            r->spot = NULL;
+            r->n_spot = 0;
+            return -1;
         }
         qsort(r->spot, r->n_spot, sizeof *r->spot, cmp_zone);
     }
@@ -225,12 +237,11 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
         for (size_t t = 0; t < n_types; t++) {
             price_record *rec = &recs[t * n_regions + r];
             if (instance_type_is_sagemaker(rec->instance_type)) continue;
-            if (e_sp[r].code || fill_spot(rec, &sp[r], now) != 0) {
+            ib_error ferr = {0};
+            if (e_sp[r].code || fill_spot(rec, &sp[r], now, &ferr) != 0) {
                 st[t * n_regions + r].spot = -1;
                 rep->spot_failed++;
-                if (!e_sp[r].code)
-                    ib_error_set(&e_sp[r], IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
-                first_error(rep->spot_error, sizeof rep->spot_error, &e_sp[r]);
+                first_error(rep->spot_error, sizeof rep->spot_error, e_sp[r].code ? &e_sp[r] : &ferr);
             } else {
                 st[t * n_regions + r].spot = 1;
             }

@@ -83,10 +83,10 @@ add_test(NAME prices_hostile_pricing
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_hostile_pricing.py ${INSTBENCH_BIN}
                  ${CMAKE_SOURCE_DIR})
 
-# Placement scores matched to spot zones in time linear in the answer (a scan of the zones per score was scores x
-# zones): an endpoint of its own (hostile_ec2.py) naming 4,000 and 32,000 zones, each scored; the scores served.
+# Spot zones and their placement scores from an endpoint of its own (hostile_ec2.py): 64 zones, each scored, shown
+# again from the cache; 65 or 32,000 zones of one type in one region refused as more than a prices file holds.
 add_test(NAME prices_scores_many_zones COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_scores_many_zones.py
-         ${INSTBENCH_BIN})
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR})
 
 # Each call prices makes reads a bounded answer (64 in flight x at most 8 MiB, not x 64 MiB): an endpoint of its own
 # answering one call with 12 MiB fails it at once naming the call, the endpoint and the limit, the cache as it was;

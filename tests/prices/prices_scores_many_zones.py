@@ -1,17 +1,19 @@
 #!/usr/bin/python3
-"""`instbench prices --market spot --source live` against an endpoint (tests/prices/hostile_ec2.py)
-whose spot history names Z zones of g5.xlarge in us-east-1 by zone ID and whose placement scores
-name each of them, in the reverse order: every zone gets the score the endpoint gave it, the row
-the region's score, and matching scores to zones is not scores x zones.  That is judged against the
-run itself, not a clock: the CPU time of instbench at Z = 32,000 may be at most 12 times that at
-Z = 4,000 (8 times the answer; a scan of the zones per score made it over 20 times).
-Expected scores are the ones the endpoint was told to serve.
+"""`instbench prices --market spot` against an endpoint (tests/prices/hostile_ec2.py) whose spot
+history names Z zones of g5.xlarge in us-east-1 by zone ID and whose placement scores name each of
+them, in the reverse order:
+- Z = 64, the most a prices file holds (docs/formats.md): every zone gets the score the endpoint
+  gave it, the row the region's score, and a run from the cache shows the same zones and scores;
+- Z = 65 and 32,000: more zones than a prices file (the cache's too) holds and any region has:
+  --source live exits 1 naming the count, the type and the region, and caches nothing;
+  --source auto warns so and shows the snapshot's spot price.
+Expected scores are the ones the endpoint was told to serve; the snapshot's price is read from
+configs/prices-snapshot.json.
 
-usage: prices_scores_many_zones.py INSTBENCH
+usage: prices_scores_many_zones.py INSTBENCH SOURCE_DIR
 """
 import json
 import os
-import resource
 import subprocess
 import sys
 
@@ -19,10 +21,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostile_ec2 as H  # noqa: E402  (puts tests/lib and tests/fakes on the path)
 from hostile_ec2 import testlib  # noqa: E402
 
-INSTBENCH = os.path.abspath(sys.argv[1])
+INSTBENCH, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 TMP = testlib.scratch_dir("instbench-scores-many-zones-")
 STATE = {"zones": 0}
 REGION_SCORE = 7
+MOST = 64   # zones of one type in one region a prices file holds (docs/formats.md)
 
 
 def zone(i):
@@ -53,43 +56,55 @@ class Handler(testlib.ScriptedHandler):
         self.answer(400, "<Response><Errors><Error><Code>InvalidAction</Code></Error></Errors></Response>")
 
 
-def run(srv_url, n):
-    """instbench at N zones: its JSON and its CPU seconds (user + system)."""
+def run(url, n, source, home):
+    """instbench at N zones from SOURCE, its cache in HOME: the process and its JSON record."""
     STATE["zones"] = n
-    home = os.path.join(TMP, "z%d" % n)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run([INSTBENCH, "prices", "--instance-types", "g5.xlarge", "--region", "us-east-1", "--market",
-                        "spot", "--source", "live", "--format", "json"], env=H.prices_env(srv_url, home),
-                       capture_output=True, text=True, timeout=600)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    testlib.check(p.returncode == 0, "%d zones: rc %d: %s" % (n, p.returncode, p.stderr[-2000:]))
+                        "spot", "--source", source, "--format", "json"], env=H.prices_env(url, os.path.join(TMP, home)),
+                       capture_output=True, text=True, timeout=300)
+    testlib.check("Sanitizer" not in p.stderr and "runtime error:" not in p.stderr, "sanitizer: %s" % p.stderr[-3000:])
     try:
-        return json.loads(p.stdout)["prices"][0], cpu
+        return p, json.loads(p.stdout)["prices"][0]
     except (ValueError, KeyError, IndexError):
-        testlib.check(False, "%d zones: no JSON record: %r" % (n, p.stdout[:300]))
-        return None, cpu
+        return p, {}
 
+
+def cached(home):
+    return [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(TMP, home, "cache")) for f in fs]
+
+
+with open(os.path.join(SRC, "configs", "prices-snapshot.json")) as f:
+    SNAP = [{z["availability_zone"]: z["usd_per_hour"] for z in r["spot"]["zones"]} for r in json.load(f)["prices"]
+            if r["instance_type"] == "g5.xlarge" and r["region"] == "us-east-1"][0]
 
 srv, url = testlib.scripted_server(Handler)
 try:
-    cpu = {}
-    for n in (4000, 32000):
-        rec, cpu[n] = run(url, n)
-        if not rec:
-            continue
-        zones = rec["spot"]["zones"]
+    # as many zones as a prices file holds: each scored, and the cache shows what it was given
+    want = {zone(i): score(i) for i in range(MOST)}
+    for source in ("live", "cache"):
+        p, rec = run(url, MOST, source, "most")
+        zones = rec.get("spot", {}).get("zones", [])
         got = {z["availability_zone"]: z.get("placement_score") for z in zones}
-        want = {zone(i): score(i) for i in range(n)}
-        wrong = [z for z in want if got.get(z) != want[z]]
-        testlib.check(len(zones) == n and not wrong, "%d zones: %d listed, %d without the score served (e.g. %r)" %
-              (n, len(zones), len(wrong), wrong[:3]))
-        testlib.check(rec.get("placement_score") == REGION_SCORE, "%d zones: the row's score %r, served %d" %
-              (n, rec.get("placement_score"), REGION_SCORE))
-    if len(cpu) == 2:
-        testlib.check(cpu[32000] <= 12 * cpu[4000], "32,000 zones took %.2f s of CPU, 4,000 %.2f s: matching scores to "
-              "zones grows faster than the answer" % (cpu[32000], cpu[4000]))
-        print("cpu: 4,000 zones %.3f s, 32,000 zones %.3f s" % (cpu[4000], cpu[32000]))
+        testlib.check(p.returncode == 0 and len(zones) == MOST and got == want,
+                      "%d zones from %s: rc %d, %d listed, %d without the score served: %s" %
+                      (MOST, source, p.returncode, len(zones), sum(got.get(z) != want[z] for z in want), p.stderr))
+        testlib.check(rec.get("placement_score") == REGION_SCORE and rec["spot"].get("source") == source,
+                      "%d zones from %s: the row's score %r (served %d), source %r" %
+                      (MOST, source, rec.get("placement_score"), REGION_SCORE, rec.get("spot", {}).get("source")))
+    # more: refused, named, not cached; auto shows the snapshot's price instead
+    for n in (MOST + 1, 32000):
+        p, rec = run(url, n, "live", "z%d" % n)
+        said = "%d zones for g5.xlarge in us-east-1" % n
+        testlib.check(p.returncode == 1 and not rec and said in p.stderr and str(MOST) in p.stderr and
+                      len(p.stderr.splitlines()) == 1, "%d zones, live: rc %d: %s" % (n, p.returncode, p.stderr))
+        testlib.check(not cached("z%d" % n), "%d zones: cached %r" % (n, cached("z%d" % n)))
+        p, rec = run(url, n, "auto", "z%d" % n)
+        spot = rec.get("spot", {})
+        got = {z["availability_zone"]: z["usd_per_hour"] for z in spot.get("zones", [])}
+        testlib.check(p.returncode == 0 and said in p.stderr and "warning" in p.stderr and
+                      spot.get("source") == "snapshot" and got == SNAP,
+                      "%d zones, auto: rc %d, spot from %r %r, wanted the snapshot's %r: %s" %
+                      (n, p.returncode, spot.get("source"), got, SNAP, p.stderr))
 finally:
     srv.shutdown()
 if testlib.failures:
