@@ -72,6 +72,9 @@ typedef struct ec2_spot_query {
     int pages;
     size_t *index, n_index; /* entries by (type, AZ): slot -> entry + 1, 0 empty; the parser's */
     unsigned long long seed;
+    /* More entries than this fail the query at once (0: no bound): what the caller keeps is bounded
+     * by it, not by the pages an endpoint sends. */
+    size_t max_entries;
 } ec2_spot_query;
 
 int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_error *err);

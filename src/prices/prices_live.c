@@ -184,6 +184,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
             sp[r].instance_types = types;
             sp[r].n_types = n_ec2;
             sp[r].start_time = now;
+            sp[r].max_entries = n_ec2 * PRICES_MAX_ZONES; /* fill_spot's bound, as the answer arrives */
         }
         if (aws_ec2_spot_pager(sp, page_size, &pagers[np], &perr) != 0) goto out;
         counts[np] = n_sp;

@@ -114,6 +114,11 @@ static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
         }
         return 0;
     }
+    if (q->max_entries && q->n_entries >= q->max_entries)
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "EC2 DescribeSpotPriceHistory: more than %zu (instance type, zone) prices in %s for %zu "
+                            "instance type%s, more zones than any region has",
+                            q->max_entries, q->region, q->n_types, q->n_types == 1 ? "" : "s");
     if (q->n_entries == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 32;
         ec2_spot_entry *ne = realloc(q->entries, nc * sizeof *ne);
@@ -209,6 +214,15 @@ int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_err
 /* AWS names the member <region>; accept <regionName> too (some emulators write that). */
 enum { SC_REGION, SC_AZ, SC_SCORE, SC_REGION_NAME };
 
+/* The most scores a query's answer holds: per region asked, its own and one per zone, of at most as
+ * many zones as a zone map takes.  Past it the query fails at once, so what is kept is bounded by
+ * the question, not by the pages an endpoint sends. */
+static size_t scores_most(const ec2_score_query *q)
+{
+    return (q->n_regions ? q->n_regions : 1) *
+           (1 + sizeof((ec2_zone_map *)0)->zones / sizeof(((ec2_zone_map *)0)->zones[0]));
+}
+
 static int score_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     ec2_score_query *q = ctx;
@@ -219,6 +233,11 @@ static int score_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     if (util_parse_int(v[SC_SCORE], 1, 10, &s) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: score \"%.20s\" not in 1..10",
                             v[SC_SCORE]);
+    if (q->n_scores >= scores_most(q))
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "EC2 GetSpotPlacementScores: more than %zu scores for %zu region%s, more zones than any "
+                            "region has",
+                            scores_most(q), q->n_regions, q->n_regions == 1 ? "" : "s");
     if (q->n_scores == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 16;
         ec2_score *ns = realloc(q->scores, nc * sizeof *ns);
