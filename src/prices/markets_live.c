@@ -47,6 +47,27 @@ int prices_ultraserver_type_ok(const char *s)
     return 1;
 }
 
+static int cmp_offering_id(const void *a, const void *b)
+{
+    return strcmp((*(const market_block *const *)a)->offering_id, (*(const market_block *const *)b)->offering_id);
+}
+
+/* An offering ID listed twice among ROWS (sorted, not scanned: an endpoint picks how many), or NULL.
+ * It is AWS's key for one block, which has one zone, start and fee: twice, the answer cannot say
+ * which is the block's, and the rows would show it twice over. */
+static const market_block *repeated_offering(const market_block *rows, size_t n, int *oom)
+{
+    const market_block **by_id = malloc((n ? n : 1) * sizeof *by_id), *twice = NULL;
+    *oom = !by_id;
+    if (!by_id) return NULL;
+    for (size_t i = 0; i < n; i++) by_id[i] = &rows[i];
+    qsort(by_id, n, sizeof *by_id, cmp_offering_id);
+    for (size_t i = 1; i < n && !twice; i++)
+        if (by_id[i]->offering_id[0] && !strcmp(by_id[i]->offering_id, by_id[i - 1]->offering_id)) twice = by_id[i];
+    free(by_id);
+    return twice;
+}
+
 int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t *n_out, char *why, size_t why_len,
                         ib_error *err)
 {
@@ -126,6 +147,18 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
                 (*n_out)--;
             }
         }
+    int oom;
+    const market_block *twice = repeated_offering(rows, *n_out, &oom);
+    if (oom || twice) {
+        rc = oom ? ib_error_set(err, IB_EXIT_RUNTIME, "out of memory")
+                 : ib_error_set(err, IB_EXIT_RUNTIME,
+                                "EC2 DescribeCapacityBlockOfferings: offering %s (%s in %s) listed twice: the answer "
+                                "does not say which is the block's (is the endpoint AWS?)",
+                                twice->offering_id, twice->instance_type, twice->az);
+        free(rows);
+        *n_out = 0;
+        goto done;
+    }
     *out = rows;
 done:
     for (size_t i = 0; qs && i < n; i++) ec2_block_query_free(&qs[i]);

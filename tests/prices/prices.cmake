@@ -94,6 +94,7 @@ add_test(NAME prices_scores_many_zones COMMAND ${Python3_EXECUTABLE} ${CMAKE_CUR
 add_test(NAME prices_page_caps COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_page_caps.py ${INSTBENCH_BIN})
 
 # What prices keeps of an answer follows the question, not the pages: an endpoint of its own (hostile_ec2.py) sending
-# new spot zones or scores page after page fails the query at its first page past the bound, one request each.
+# new spot zones or scores page after page fails the query at its first page past the bound, one request each; a
+# Capacity Block offering ID listed twice fails the query naming it.
 add_test(NAME prices_answer_bounds COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_answer_bounds.py
          ${INSTBENCH_BIN})

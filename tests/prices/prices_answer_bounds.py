@@ -8,11 +8,15 @@ page of new items, each page within its size limit, with a nextToken that never 
   one request, saying so; --source live exits 1;
 - placement scores: more than one score per zone (64 at the most) and the region's for each region
   asked fails the query on its first page, one request per query; the prices stand, the scores are
-  said missing.
-The code before kept 200 pages of each (then refused them as a pagination that did not end).
+  said missing;
+- Capacity Blocks: an offering ID listed twice (AWS's key for one block) fails the query naming it,
+  instead of two rows for one block.
+The code before kept 200 pages of each (then refused them as a pagination that did not end) and
+showed both rows.
 
 usage: prices_answer_bounds.py INSTBENCH
 """
+import datetime
 import json
 import os
 import subprocess
@@ -25,6 +29,8 @@ from hostile_ec2 import testlib  # noqa: E402
 INSTBENCH = os.path.abspath(sys.argv[1])
 TMP = testlib.scratch_dir("instbench-answer-bounds-")
 STATE = {"mode": None, "count": {}}
+START = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=3)).replace(
+    hour=11, minute=30, second=0, microsecond=0)
 
 
 class Handler(testlib.ScriptedHandler):
@@ -47,6 +53,19 @@ class Handler(testlib.ScriptedHandler):
             return self.answer(200, H.scores_page(items, token, total=start + 2000 if mode == "scores" else n))
         if action == "DescribeAvailabilityZones":
             return self.answer(200, H.zones_page([]))
+        if action == "DescribeCapacityBlockOfferings":
+            end = START + datetime.timedelta(days=3)
+            items = [{"capacityBlockOfferingId": "cb-%017x" % k, "instanceType": "p5.48xlarge",
+                      "availabilityZone": "us-east-1a", "instanceCount": 2,
+                      "startDate": START.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                      "endDate": end.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "capacityBlockDurationHours": 72,
+                      "capacityBlockDurationMinutes": 0, "upfrontFee": "21345.12", "currencyCode": "USD",
+                      "tenancy": "default"} for k in (1, 2, 1)]
+            fields = ("capacityBlockOfferingId", "instanceType", "availabilityZone", "instanceCount", "startDate",
+                      "endDate", "capacityBlockDurationHours", "capacityBlockDurationMinutes", "upfrontFee",
+                      "currencyCode", "tenancy")
+            return self.answer(200, H.paged("DescribeCapacityBlockOfferingsResponse", "capacityBlockOfferingSet",
+                                            items, fields, None))
         self.answer(400, "<Response><Errors><Error><Code>InvalidAction</Code></Error></Errors></Response>")
 
 
@@ -80,6 +99,11 @@ try:
                   "endless scores: rc %d, %r requests (wanted 2: the region's and per zone), zones %r: %s" %
                   (p.returncode, n, zones, p.stderr[-1500:]))
 
+    p = run(url, "blocks", ["--market", "capacity-block", "--instance-types", "p5.48xlarge", "--nodes", "2",
+                            "--block-duration", "3d"])
+    testlib.check(p.returncode == 1 and p.stdout == "" and "offering cb-%017x" % 1 in p.stderr and
+                  "listed twice" in p.stderr and len(p.stderr.splitlines()) == 1,
+                  "an offering listed twice: rc %d, stdout %r: %s" % (p.returncode, p.stdout[:200], p.stderr))
 finally:
     srv.shutdown()
 if testlib.failures:
