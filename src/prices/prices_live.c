@@ -43,6 +43,12 @@ static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now, ib_er
                 ib_debug("prices: ignoring a spot price in zone '%s' (not a zone name)", e->az);
                 continue;
             }
+            /* a zone named for another region would price this one (its lowest spot, say); an ID
+             * (use1-az4) names no region instbench can check */
+            if (!names_zone_is_id(e->az) && !names_zone_in_region(e->az, r->region)) {
+                ib_debug("prices: ignoring a spot price in zone '%s' (not a zone of %s)", e->az, r->region);
+                continue;
+            }
             spot_price *z = &r->spot[r->n_spot++];
             snprintf(z->az, sizeof z->az, "%s", e->az);
             z->usd_per_hour = e->usd_per_hour;

@@ -84,7 +84,8 @@ add_test(NAME prices_hostile_pricing
                  ${CMAKE_SOURCE_DIR})
 
 # Spot zones and their placement scores from an endpoint of its own (hostile_ec2.py): 64 zones, each scored, shown
-# again from the cache; 65 or 32,000 zones of one type in one region refused as more than a prices file holds.
+# again from the cache; 65 or 32,000 zones of one type in one region refused as more than a prices file holds; a zone
+# named for another region left out.
 add_test(NAME prices_scores_many_zones COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_scores_many_zones.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR})
 

@@ -7,7 +7,9 @@ ID, none of g6.xlarge, and whose placement scores name each zone, in the reverse
 - Z = 65 and 32,000: more zones than a prices file (the cache's too) holds and any region has:
   --source live exits 1 naming the count, the type and the region (65), or that the region's
   answer holds more than 64 zones for each type asked (32,000, said on its first page), and caches
-  nothing; --source auto warns so and shows the snapshot's spot price.
+  nothing; --source auto warns so and shows the snapshot's spot price;
+- a zone named for another region (eu-west-1a, the cheapest) is no zone of us-east-1's row: left
+  out, beside one named for us-east-1 (us-east-1a), which stays.
 Expected scores are the ones the endpoint was told to serve; the snapshot's price is read from
 configs/prices-snapshot.json.
 
@@ -44,6 +46,8 @@ class Handler(testlib.ScriptedHandler):
         if action == "DescribeSpotPriceHistory":
             items = [{"instanceType": "g5.xlarge", "spotPrice": "0.%06d" % (100000 + i % 1000),
                       "timestamp": "2026-11-21T23:00:00.000Z", "availabilityZone": zone(i)} for i in range(n)]
+            items += [{"instanceType": "g5.xlarge", "spotPrice": usd, "timestamp": "2026-11-21T23:00:00.000Z",
+                       "availabilityZone": z} for z, usd in STATE.get("extra", ())]
             return self.answer(200, H.spot_page(items, f.get("NextToken")))
         if action == "GetSpotPlacementScores":
             if f.get("SingleAvailabilityZone") == "true":
@@ -107,6 +111,13 @@ try:
                       spot.get("source") == "snapshot" and got == SNAP,
                       "%d zones, auto: rc %d, spot from %r %r, wanted the snapshot's %r: %s" %
                       (n, p.returncode, spot.get("source"), got, SNAP, p.stderr))
+    # a zone of another region prices none of this one
+    STATE["extra"] = [("eu-west-1a", "0.000100"), ("us-east-1a", "0.200000")]
+    p, rec = run(url, 3, "live", "foreign")
+    got = {z["availability_zone"]: z["usd_per_hour"] for z in rec.get("spot", {}).get("zones", [])}
+    want = {zone(0): 0.1, zone(1): 0.100001, zone(2): 0.100002, "us-east-1a": 0.2}
+    testlib.check(p.returncode == 0 and got == want and rec["spot"].get("min_usd_per_hour") == 0.1,
+                  "another region's zone: rc %d, zones %r, wanted %r: %s" % (p.returncode, got, want, p.stderr))
 finally:
     srv.shutdown()
 if testlib.failures:
