@@ -598,7 +598,9 @@ int cmd_rank(int argc, char **argv)
                          &plan_quotes, NULL, 0, &err) != 0) /* each gap says its reason */
         goto fail;
     if (rank_score(configs, n_configs, &ps, &a.opt, &rows, &n_rows, &err) != 0) goto fail;
-    if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT)) ib_info("placement scores: %s", ps.placement_note);
+    /* a live fetch has said its note already (prices_get); a prices file's is said here */
+    if (ps.placement_note[0] && (a.opt.markets & RANK_MARKETS_SPOT) && !strncmp(origin, "file ", 5))
+        ib_info("placement scores: %s", ps.placement_note);
     rank_ask_placement(a.prices, a.placement_pool.v, a.placement_pool.n, configs, rows, n_rows);
 
     size_t n_with_price = 0;

@@ -14,6 +14,7 @@ EC2 does not take and records every request it accepted:
 - --placement-pool adds the accepted types to every spot row's question (sent once each, the
   row's own type not twice), and the scores follow;
 - without live AWS (--source snapshot) a multi-node row has no score rather than a 1-instance one;
+- with EC2 refusing, why there are no scores is said once;
 - a malformed pool type is a usage error.
 Usage: rank_placement.py INSTBENCH DATA_DIR"""
 import csv
@@ -139,6 +140,14 @@ try:
         check(four and four[0]["placement_score"] is None and four[0]["placement_target_capacity"] is None,
               "snapshot: 4-node row %s" % (four[0] if four else None))
         check("asked live only" in err, "snapshot: -v does not say why: %s" % err[-400:])
+
+    # ---- EC2 refusing: the scores' note is said once, not by the fetch and again by rank ----
+    ep.control(clear_faults=True, faults=[{"kind": "denied", "count": 1000, "service": "ec2"}])
+    rc, out, err = fx.run(BIN, [res, "--market", "spot", "--format", "json"], env=env)
+    said = [l for l in err.splitlines() if "placement scores unavailable" in l]
+    check(rc == 0 and len(said) == 1, "EC2 denied: exit %d, the scores' note %d times (want once):\n%s" %
+          (rc, len(said), err[-1200:]))
+    ep.control(clear_faults=True)
 
     # ---- a malformed pool type ----
     rc, out, err = fx.run(BIN, [res, "--placement-pool", "g5.xlarg"], env=env)
