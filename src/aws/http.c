@@ -43,6 +43,7 @@ struct aws_client {
     int retry_quota;
     char ca_bundle[4096];
     aws_tls_probe tls_probe; /* asked once per origin however many requests fail alike */
+    int said_no_answer;      /* the first attempt that timed out was said, not only under -v */
 };
 
 void aws_mask_key_id(const char *key_id, char out[32])
@@ -516,6 +517,13 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         x->quota_held = cost;
         double wait = backoff_s(c, x->attempt);
         ib_debug("aws: %s: retrying in %.2f s (%s)", r->service, wait, reason);
+        if (cc == CURLE_OPERATION_TIMEDOUT && !c->said_no_answer) {
+            /* an endpoint that accepts and never answers costs attempts x the limit per call, and a
+             * command makes several calls one after another: say why it is quiet, once */
+            c->said_no_answer = 1;
+            ib_info("AWS %s at %s has not answered in %.0f s; trying again (at most %d attempts of %.0f s)", r->service,
+                    url, elapsed, c->opt.max_attempts, c->opt.total_timeout_s);
+        }
         x->next_at = util_now_seconds() + wait;
         return;
     }

@@ -45,3 +45,7 @@ add_test(NAME aws_imds_answers
 # endpoint is asked, naming the source, never the token; a file's trailing line end taken.
 add_test(NAME aws_container_token COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_container_token.py
          $<TARGET_FILE:aws_client_probe>)
+# An endpoint that accepts and never answers: the wait is said once, at the first timed-out
+# attempt, naming the endpoint (a command's calls would otherwise be silent for minutes).
+add_test(NAME aws_no_answer COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_no_answer.py ${INSTBENCH_BIN})
+set_tests_properties(aws_no_answer PROPERTIES LABELS waits)
