@@ -403,6 +403,17 @@ int sweep_state_lock(const char *id, const char *who, double wait_s, int *fd, ib
 void sweep_state_unlock(int fd);
 /* 1 when a live process holds ID's lock (HOLDER, when given, gets "sweep run, pid 1234"), else 0. */
 int sweep_state_locked(const char *id, char *holder, size_t len);
+/* `sweep cleanup --force` on a sweep whose `sweep run` is alive (stop.c): asks that process to stop
+ * as Ctrl-C does (SIGINT), so that it launches nothing more and takes its own end (everything it
+ * launched terminated, its state file written) before it lets go of the lock.  The
+ * pid its lock file records is only a name: the process is signalled only when it is an
+ * `instbench sweep run` (its command line) that has this sweep's lock file open, and the signal
+ * goes through a pidfd taken before those checks, so a pid the kernel gave to another process in
+ * between is never signalled.  The signal carries SWEEP_STOP_BY_CLEANUP (sigqueue's value), so
+ * the run's state file can say who stopped it.  0: signalled (*pid says whom); 1: not (err says
+ * why: another holder, not such a process, not permitted, gone); *pid: the pid the file names. */
+#define SWEEP_STOP_BY_CLEANUP 0x1b5ee9
+int sweep_run_stop(const char *id, long *pid, ib_error *err);
 /* Read back as hostile input: sizes bounded, every id, name and number checked; 1 when the file
  * does not exist (err says so), -1 for any other problem. */
 int sweep_state_load(const char *id, sweep_state *st, ib_error *err);
@@ -425,11 +436,13 @@ void sweep_candidate_key_name(const sweep_state *st, size_t i, char *out, size_t
 typedef struct sweep_exec_options {
     char *const *measure_args; /* the flags after `--`, already checked by measure's parser */
     size_t n_measure_args;
-    const char *results_dir;   /* where results are downloaded: instbench-results/sweep-<id> */
-    double poll_s;             /* INSTBENCH_SWEEP_POLL_S, default 15 */
-    double terminate_wait_s;   /* how long to wait for "terminated" at the end (default 600) */
-    volatile int *stop;        /* set to the signal's number by the command's handlers */
-    const ec2_subnet *subnets; /* the default subnets the plan found (one per zone, tried in
+    const char *results_dir;       /* where results are downloaded: instbench-results/sweep-<id> */
+    double poll_s;                 /* INSTBENCH_SWEEP_POLL_S, default 15 */
+    double terminate_wait_s;       /* how long to wait for "terminated" at the end (default 600) */
+    volatile int *stop;            /* set to the signal's number by the command's handlers */
+    volatile int *stop_by_cleanup; /* set with *stop when the signal was `sweep cleanup --force`'s
+                                      (SWEEP_STOP_BY_CLEANUP): the state's note names it (NULL: never) */
+    const ec2_subnet *subnets;     /* the default subnets the plan found (one per zone, tried in
                                       turn on capacity errors) and its security group; NULL / "":
                                       the executor looks them up */
     size_t n_subnets;

@@ -17,9 +17,10 @@
 #include "instbench/output.h"
 #include "instbench/util.h"
 
-volatile sig_atomic_t sweep_stop_signal; /* the signal that asked the sweep to stop; 0: none */
-static int devnull_fd = -1;              /* /dev/null, put in place of an output whose reader is gone */
-volatile sig_atomic_t sweep_stdout_lost; /* stdout's reader went away: the ranking is not printed there */
+volatile sig_atomic_t sweep_stop_signal;     /* the signal that asked the sweep to stop; 0: none */
+volatile sig_atomic_t sweep_stop_by_cleanup; /* 1: that signal was `sweep cleanup --force`'s */
+static int devnull_fd = -1;                  /* /dev/null, put in place of an output whose reader is gone */
+volatile sig_atomic_t sweep_stdout_lost;     /* stdout's reader went away: the ranking is not printed there */
 
 /* Standard output or error whose reader is gone (the read end of its pipe closed: `| tee log`
  * killed by the same Ctrl-C, `2>&1 | less` quit, an ssh session dropped) is given /dev/null in its
@@ -48,13 +49,20 @@ static void say(const char *msg, size_t len)
 }
 
 /* First signal: stop launching and watching, terminate everything, exit 128+N.  Later ones while
- * terminating are only noted: dying then would leave instances running. */
-static void on_signal(int sig)
+ * terminating are only noted: dying then would leave instances running.  `sweep cleanup --force`
+ * sends its SIGINT with a value of its own (sweep/stop.c), so the run can say who stopped it. */
+static void on_signal(int sig, siginfo_t *si, void *context)
 {
+    (void)context;
     if (!sweep_stop_signal) {
+        int by_cleanup = si && si->si_code == SI_QUEUE && si->si_value.sival_int == SWEEP_STOP_BY_CLEANUP;
+        sweep_stop_by_cleanup = by_cleanup; /* before the signal: whoever sees it set sees this too */
         sweep_stop_signal = sig;
         static const char msg[] = "\ninstbench sweep: stopping: terminating every instance of the sweep first\n";
-        say(msg, sizeof msg - 1);
+        static const char cleanup_msg[] = "\ninstbench sweep: stopped by `instbench sweep cleanup --force`: "
+                                          "terminating every instance of the sweep first\n";
+        if (by_cleanup) say(cleanup_msg, sizeof cleanup_msg - 1);
+        else say(msg, sizeof msg - 1);
     } else {
         static const char msg[] = "instbench sweep: still terminating the sweep's instances; `instbench sweep cleanup` "
                                   "ends them if this process is killed\n";
@@ -79,7 +87,8 @@ void sweep_install_handlers(void)
     sweep_ignore_sigpipe();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -19,6 +19,8 @@
  * installs for SIGINT, SIGTERM, SIGHUP and SIGQUIT: the first stops launching and watching (the
  * loops look at it) and everything is terminated; later ones are only noted. */
 extern volatile sig_atomic_t sweep_stop_signal;
+/* 1 when that signal was `sweep cleanup --force`'s (SIGINT carrying SWEEP_STOP_BY_CLEANUP). */
+extern volatile sig_atomic_t sweep_stop_by_cleanup;
 /* 1 once stdout's reader went away (sweep_drop_dead_outputs): the ranking is not printed there. */
 extern volatile sig_atomic_t sweep_stdout_lost;
 /* SIGPIPE ignored: a write to a pipe nobody reads fails (EPIPE) instead of killing the process

@@ -92,6 +92,9 @@ static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
         fprintf(stderr, "instbench sweep run: not confirmed: nothing launched (--yes answers for a script)\n");
         return IB_EXIT_USAGE;
     }
+    /* The handlers before the lock: from the moment `cleanup --force` can see this process hold it,
+       its SIGINT must take this run's own end, not kill it before its state file says so. */
+    sweep_install_handlers();
     /* The state file's lock, held for the whole run: `status --refresh` and `cleanup` leave the file
        to this process while it lives (the lock goes with it, however it ends). */
     int lock_fd = -1;
@@ -122,8 +125,8 @@ static int run_sweep(sweep_state *st, const sweep_context *ctx, double worst)
         .lookup_s = sweep_env_seconds("INSTBENCH_SWEEP_LOOKUP_S", SWEEP_DEFAULT_LOOKUP_S),
         .node_grace_s = sweep_env_seconds("INSTBENCH_SWEEP_NODE_GRACE_S", SWEEP_DEFAULT_NODE_GRACE_S),
         .tick = sweep_drop_dead_outputs,
-        .stop = &sweep_stop_signal};
-    sweep_install_handlers();
+        .stop = &sweep_stop_signal,
+        .stop_by_cleanup = &sweep_stop_by_cleanup};
     int xrc = sweep_execute(st, &o, &err);
     sweep_drop_dead_outputs();
     print_final(st);
@@ -173,8 +176,8 @@ const arg_command cmd_sweep_run_args = {
     "exit status: 0 everything terminated and results ranked, 1 a runtime error, a quota, no result, a\n"
     "state file that could not be written, or something not confirmed terminated (the message names\n"
     "`instbench sweep cleanup ID`), 2 bad input, no --max-cost, a worst case over it or not\n"
-    "confirmed (nothing launched), 129/130/131/143 stopped by SIGHUP/SIGINT/SIGQUIT/SIGTERM after\n"
-    "terminating everything.\n",
+    "confirmed (nothing launched), 129/130/131/143 stopped by SIGHUP/SIGINT/SIGQUIT/SIGTERM (130\n"
+    "too when `sweep cleanup ID --force` stopped it) after terminating everything.\n",
     run_specs,
     "MEASURE FLAGS",
     .examples =
@@ -215,7 +218,7 @@ int cmd_sweep_run(int argc, char **argv)
     sweep_ignore_sigpipe(); /* from the start: the plan on a closed stderr must not kill it mid-launch */
     sweep_flags_init(&F);
     yes = 0;
-    sweep_stop_signal = 0;
+    sweep_stop_signal = sweep_stop_by_cleanup = 0;
     int own = sweep_flags_split(argc, argv, &F);
     int rc = args_parse(&cmd_sweep_run_args, own, argv, NULL, NULL);
     if (!rc && !F.max_cost_given)

@@ -215,13 +215,20 @@ static const arg_spec cleanup_specs[] = {
      .check = names_region_problem, .suggest = prices_suggest_region},
     {"--wait", 0, ARG_DOUBLE, &C.wait_s, "SECONDS",
      "how long to wait for EC2 to confirm each instance terminated\n"
-     "(default 600)",
+     "(default 600); with --force, also how long a live `sweep run` asked to\n"
+     "stop is waited for",
      1, 86400},
     {"--force", 0, ARG_FLAG, &C.force, NULL,
-     "end the instances of a sweep whose `sweep run` is still alive here\n"
-     "(it holds its state file's lock; without --force that sweep is refused,\n"
-     "and --all refuses, before anything is ended).  Its state file is left to\n"
-     "it: the run sees its instances end and finishes"},
+     "end a sweep whose `sweep run` is still alive here, that run included (it\n"
+     "holds the state file's lock; without --force that sweep is refused, and\n"
+     "--all refuses, before anything is ended).  The run gets SIGINT, as from\n"
+     "Ctrl-C, when it is an `instbench sweep run` with the sweep's lock file\n"
+     "open: it launches nothing more, terminates what it launched, writes its\n"
+     "state file and exits 130; cleanup waits up to --wait seconds for it to\n"
+     "let go, then ends by tag whatever is left and writes the state file.  A\n"
+     "holder not signalled (another user's, not such a run) or not letting go\n"
+     "in time: the sweep's instances are ended by tag, its state file is left\n"
+     "to it, exit 1"},
     {0},
 };
 
@@ -235,12 +242,14 @@ const arg_command cmd_sweep_cleanup_args = {
     "gone; `sweep run` names this command when it could not confirm everything ended.  The state\n"
     "file gets what EC2 showed, an instance found by tag that it did not record included (then its\n"
     "cost counts); an instance it records that EC2 shows nowhere is left as recorded.  A sweep whose\n"
-    "`sweep run` is still alive (it holds the state file's lock) is refused unless --force.\n"
+    "`sweep run` is still alive (it holds the state file's lock) is refused unless --force, which\n"
+    "stops that run first.\n"
     "Ctrl-C does not cut it short; a closed terminal or pipe does not stop it.",
     "exit status: 0 nothing of the sweep is left running, 1 something could not be confirmed\n"
     "terminated or deleted, an instance of the state file not seen ended, a state file that cannot\n"
-    "be read (run it again, with --region where it ran), or a sweep whose `sweep run` is alive\n"
-    "(without --force; nothing ended), 2 an ID that is not a sweep's.\n",
+    "be read (run it again, with --region where it ran), a sweep whose `sweep run` is alive\n"
+    "(without --force; nothing ended), or (--force) one whose live holder could not be stopped (its\n"
+    "instances ended by tag all the same), 2 an ID that is not a sweep's.\n",
     cleanup_specs,
     "ID",
     .examples =
@@ -248,60 +257,113 @@ const arg_command cmd_sweep_cleanup_args = {
             {"whatever any sweep left in us-east-1", "instbench sweep cleanup --all --region us-east-1"}, {0}},
 };
 
+/* --force, for one sweep whose lock is held: asks its live `sweep run` to stop as Ctrl-C does
+ * (sweep_run_stop: only when the process is that run).  *PID: the pid signalled (0: none);
+ * otherwise the holder is waited for as any holder is (a `status --refresh` that lets go), and when
+ * it still holds the lock the reason nothing was signalled is said.  The lock's answer (0: *FD
+ * holds it now; 1: still held). */
+static int force_stop(const char *sid, double hold_wait_s, long *pid, int *fd)
+{
+    ib_error why = {0}, err = {0};
+    if (sweep_run_stop(sid, pid, &why) == 0) {
+        ib_info("sweep %s: stopping its `instbench sweep run` (pid %ld) as Ctrl-C would: waiting up to %g s (--wait) "
+                "for it to terminate what it launched and let go of its state file",
+                sid, *pid, C.wait_s);
+        return 1;
+    }
+    *pid = 0;
+    int l = sweep_state_lock(sid, "sweep cleanup", hold_wait_s, fd, &err);
+    if (l == 1)
+        util_term_printf(stderr,
+                         "instbench sweep cleanup: %s; its instances are ended by tag, its state file is left to "
+                         "its holder\n",
+                         why.msg);
+    if (l < 0) ib_warn("%s: going on without it", err.msg);
+    return l;
+}
+
 /* The state files the cleanup is about (every one with --all, else ID's, when it has one), each
  * locked first and then loaded (so what it reads is what the last writer left), before anything is
- * asked of AWS, so what EC2 says can be written into them.  OWNED[k]: 1 when this cleanup may
- * write states[k] (its lock is ours, or no lock file can exist there), 0 when a live `sweep run`
- * holds it (--force).  Unreadable ones are warned about, counted in *UNREADABLE and left alone.
- * *N_STATES gets how many were loaded.  -1 after saying so when a live run holds one and --force
- * is not given (nothing is to be ended then), else 0.  *states, *owned and *fds are malloc'd. */
+ * asked of AWS, so what EC2 says can be written into them.  A live `sweep run` holding one is
+ * refused without --force; with it, it is stopped (force_stop, every one before any is waited
+ * for) and its lock waited for up to --wait seconds.  OWNED[k]: 1 when this cleanup may write
+ * states[k] (its lock is ours, or no lock file can exist there), 0 when a live process still holds
+ * it; *UNSTOPPED counts those.  Unreadable ones are warned about, counted in *UNREADABLE and left
+ * alone.  *N_STATES gets how many were loaded.  -1 after saying so when a live run holds one and
+ * --force is not given (nothing is to be ended then), else 0.  *states, *owned and *fds are
+ * malloc'd. */
 static int cleanup_states(const char *id, sweep_state **states, int **owned, int **fds, size_t *n_states,
-                          int *unreadable)
+                          int *unreadable, int *unstopped)
 {
     size_t n = 0;
     ib_error err = {0};
     *states = NULL;
     *owned = *fds = NULL;
-    *unreadable = 0;
+    *unreadable = *unstopped = 0;
     char **ids = NULL;
     size_t nid = 0;
     if (!id && sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
     size_t want = id ? 1 : nid;
+    int *held = NULL;
+    long *pids = NULL;
     if (want && (!(*states = calloc(want, sizeof **states)) || !(*owned = calloc(want, sizeof **owned)) ||
-                 !(*fds = calloc(want, sizeof **fds)))) {
+                 !(*fds = calloc(want, sizeof **fds)) || !(held = calloc(want, sizeof *held)) ||
+                 !(pids = calloc(want, sizeof *pids)))) {
         ib_warn("out of memory reading the state files (looking by tag only)");
         *unreadable = (int)want;
         want = 0;
     }
     int rc = 0;
+    /* --all looks at many: a holder that lets go within a second is waited for, a live run is not */
+    double hold_wait_s = id ? SWEEP_LOCK_WAIT_S : 1.0;
     for (size_t i = 0; i < want; i++) {
         const char *sid = id ? id : ids[i];
-        int fd = -1;
-        /* --all looks at many: a holder that lets go within a second is waited for, a live run is not */
-        int l = sweep_state_lock(sid, "sweep cleanup", id ? SWEEP_LOCK_WAIT_S : 1.0, &fd, &err);
-        if (l == 1 && !C.force) {
+        (*fds)[i] = -1;
+        /* --force: a run is stopped at once, not after the wait for a holder that lets go */
+        held[i] = sweep_state_lock(sid, "sweep cleanup", C.force ? 0 : hold_wait_s, &(*fds)[i], &err);
+        if (held[i] == 1 && !C.force) {
             util_term_printf(stderr,
                              "instbench sweep cleanup: %s: it ends its instances itself; ending them under it needs "
-                             "--force%s: nothing ended\n",
+                             "--force (which stops it too)%s: nothing ended\n",
                              err.msg, id ? "" : " (--all would end them too)");
             rc = -1;
-            continue;
+        } else if (held[i] == 1) {
+            held[i] = force_stop(sid, hold_wait_s, &pids[i], &(*fds)[i]);
+        } else if (held[i] < 0) {
+            ib_warn("%s: going on without it", err.msg);
         }
-        if (l == 1)
-            util_term_printf(stderr,
-                             "warning: %s: --force: its instances are ended by tag; its state file is left to it\n",
-                             err.msg);
-        if (l < 0) ib_warn("%s: going on without it", err.msg);
+    }
+    double until = util_now_seconds() + C.wait_s;
+    for (size_t i = 0; !rc && i < want; i++) {
+        const char *sid = id ? id : ids[i];
+        if (held[i] == 1 && pids[i]) {
+            double left = until - util_now_seconds();
+            held[i] = sweep_state_lock(sid, "sweep cleanup", left > 0 ? left : 0, &(*fds)[i], &err);
+            if (held[i] == 1)
+                util_term_printf(stderr,
+                                 "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) was asked to stop "
+                                 "but did not let go of its state file within %g s (--wait): its instances are "
+                                 "ended by tag, its state file is left to it\n",
+                                 sid, pids[i], C.wait_s);
+            else
+                ib_info("sweep %s: its `instbench sweep run` (pid %ld) stopped and let go of its state file", sid,
+                        pids[i]);
+        }
+        *unstopped += held[i] == 1;
         int ld = sweep_state_load(sid, &(*states)[n], &err);
         if (ld == 0) {
-            (*owned)[n] = l != 1;
-            (*fds)[n] = fd;
+            (*owned)[n] = held[i] != 1;
+            (*fds)[n] = (*fds)[i];
             n++;
             continue;
         }
-        sweep_state_unlock(fd);
+        sweep_state_unlock((*fds)[i]);
         if (ld < 0) ib_warn("%s%s", err.msg, id ? " (looking by tag only)" : ""), (*unreadable)++;
     }
+    if (rc)
+        for (size_t i = 0; i < want; i++) sweep_state_unlock((*fds)[i]);
+    free(held);
+    free(pids);
     util_free_strv(ids, nid);
     *n_states = n;
     return rc;
@@ -390,9 +452,9 @@ int cmd_sweep_cleanup(int argc, char **argv)
         return args_usage_error(&cmd_sweep_cleanup_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
     sweep_install_handlers(); /* a Ctrl-C must not cut a cleanup short, nor a closed pipe: noted, the cleanup goes on */
     sweep_state *states = NULL;
-    int unreadable = 0, *owned = NULL, *fds = NULL;
+    int unreadable = 0, unstopped = 0, *owned = NULL, *fds = NULL;
     size_t n_states = 0;
-    if (cleanup_states(C.all ? NULL : pos[0], &states, &owned, &fds, &n_states, &unreadable) != 0) {
+    if (cleanup_states(C.all ? NULL : pos[0], &states, &owned, &fds, &n_states, &unreadable, &unstopped) != 0) {
         rc = IB_EXIT_RUNTIME;
         goto out;
     }
@@ -448,6 +510,14 @@ int cmd_sweep_cleanup(int argc, char **argv)
                 "instbench sweep cleanup: %zu instance%s recorded in the state file%s not seen ended: not "
                 "marked terminated (give --region where it ran, or look in the EC2 console)\n",
                 unseen, unseen == 1 ? "" : "s", C.all ? "s" : "");
+        rc = IB_EXIT_RUNTIME;
+    }
+    if (rc == IB_EXIT_OK && unstopped) {
+        /* its instances are gone, but the process that holds its state file may launch again */
+        fprintf(stderr,
+                "instbench sweep cleanup: %zu instance%s terminated, but %d sweep%s still held by a live process "
+                "not stopped (above): stop it, then run `instbench sweep cleanup %s` again\n",
+                total, total == 1 ? "" : "s", unstopped, unstopped == 1 ? " is" : "s are", C.all ? "--all" : pos[0]);
         rc = IB_EXIT_RUNTIME;
     }
     if (rc == IB_EXIT_OK)

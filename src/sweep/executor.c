@@ -702,6 +702,8 @@ int sweep_execute(sweep_state *st, const sweep_exec_options *o, ib_error *err)
             rc = ib_error_set(&stop_err, IB_EXIT_RUNTIME, "the state file could not be written: %s", st->save_error);
     }
     if (rc) snprintf(st->note, sizeof st->note, "%.500s", stop_err.msg);
+    else if (sweep_stopped(o->stop) && o->stop_by_cleanup && *o->stop_by_cleanup)
+        snprintf(st->note, sizeof st->note, "stopped by `instbench sweep cleanup --force`");
     else if (sweep_stopped(o->stop)) snprintf(st->note, sizeof st->note, "stopped by signal %d", *o->stop);
     for (size_t i = 0; i < st->n_cand; i++)
         if (st->cand[i].outcome == SWEEP_PENDING) {

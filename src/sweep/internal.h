@@ -1,4 +1,5 @@
-/* sweep/internal.h: what the executor's files (executor.c, collect.c, cleanup.c, network.c) share. */
+/* sweep/internal.h: what the executor's files (executor.c, collect.c, cleanup.c, network.c) share,
+ * and what state.c tells stop.c of the lock. */
 #ifndef INSTBENCH_SWEEP_INTERNAL_H
 #define INSTBENCH_SWEEP_INTERNAL_H
 
@@ -72,6 +73,12 @@ int sweep_eips_release(sweep_ctx *x, ib_error *err);
 /* The sweep's own EFA security group deleted (tries while EC2 still counts terminated
  * instances' interfaces in it); -1 with err when it is left. */
 int sweep_efa_group_delete(sweep_ctx *x, ib_error *err);
+
+/* state.c: what ID's lock file records of its holder, WHO ("sweep run") and *PID (0: none), and
+ * the file's identity in *FILE (to find it among a process's open files); -1 when it cannot be
+ * opened or is no regular file.  What it records is only a name: stop.c checks it. */
+struct stat;
+int sweep_state_lock_holder(const char *id, char *who, size_t len, long *pid, struct stat *file);
 
 /* cleanup.c: TerminateInstances for every instance of V not confirmed terminated (a failed call is
  * tried again next round), then DescribeInstances until each is "terminated" or WAIT_S passed.

@@ -6,6 +6,7 @@
  * `sweep cleanup` read it back as hostile input: every string is length- and shape-checked, every
  * count bounded; a file that fails a check is refused, never half-used. */
 #include "instbench/sweep.h"
+#include "sweep/internal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -252,24 +253,48 @@ static int lock_path(const char *id, char *out, size_t len, ib_error *err)
     return 0;
 }
 
-/* What the holder wrote into the lock file ("sweep run 1234"), as "sweep run, pid 1234": only the
- * letters, spaces and digits of its first line (the file is ours, but read as any file is). */
-static void read_holder(int fd, char *out, size_t len)
+/* What the holder wrote into the lock file ("sweep run 1234"): the name into WHO ("sweep run"), the
+ * pid returned (0: none); only the letters, spaces and digits of its first line (the file is ours,
+ * but read as any file is). */
+static long holder_fields(int fd, char *who, size_t len)
 {
-    char buf[96] = "", who[64] = "";
+    char buf[96] = "";
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
     long pid = 0;
     size_t k = 0;
     for (ssize_t i = 0; i < (n > 0 ? n : 0) && buf[i] != '\n'; i++) {
         char ch = buf[i];
         if (ch >= '0' && ch <= '9') pid = pid < 100000000 ? pid * 10 + (ch - '0') : pid;
-        else if (((ch >= 'a' && ch <= 'z') || ch == ' ' || ch == '-') && !pid && k + 1 < sizeof who) who[k++] = ch;
+        else if (((ch >= 'a' && ch <= 'z') || ch == ' ' || ch == '-') && !pid && k + 1 < len) who[k++] = ch;
     }
     while (k && who[k - 1] == ' ') k--;
-    who[k] = '\0';
+    if (len) who[k] = '\0';
+    return pid;
+}
+
+/* The holder as messages name it: "`instbench sweep run`, pid 1234". */
+static void read_holder(int fd, char *out, size_t len)
+{
+    char who[64];
+    long pid = holder_fields(fd, who, sizeof who);
     if (pid > 0 && who[0]) snprintf(out, len, "`instbench %s`, pid %ld", who, pid);
     else if (pid > 0) snprintf(out, len, "pid %ld", pid);
     else snprintf(out, len, "another instbench process");
+}
+
+int sweep_state_lock_holder(const char *id, char *who, size_t len, long *pid, struct stat *file)
+{
+    char path[1200];
+    ib_error err = {0};
+    *pid = 0;
+    if (len) who[0] = '\0';
+    if (lock_path(id, path, sizeof path, &err) != 0) return -1;
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (f < 0) return -1;
+    int ok = fstat(f, file) == 0 && S_ISREG(file->st_mode);
+    if (ok) *pid = holder_fields(f, who, len);
+    close(f);
+    return ok ? 0 : -1;
 }
 
 int sweep_state_lock(const char *id, const char *who, double wait_s, int *fd, ib_error *err)

@@ -43,6 +43,8 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
               that shape for TYPE (aws_fake_server.EFA_TYPES' form) instead of the table's
   "refuse": {"TYPE": "CODE"}                  RunInstances of TYPE answers 400 CODE (a refusal that is
                                               the candidate's, not capacity or a quota)
+  "hold": ["TYPE", ...]                       RunInstances of TYPE launches at once, but its answer is
+                                              held while TYPE stays listed (a launch in flight)
   "end": {"INSTANCE-ID": "REASON"}            that instance ends now, as if from outside the sweep (a
                                               failure, the console): shutting-down with REASON, then
                                               terminated
@@ -87,7 +89,7 @@ class Sweep:
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
                        "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": [],
                        "dry_run_denied": 0, "lose_answers": 0, "default_sg_efa": 0, "eip_limit": 5,
-                       "eni_late": 0, "sg_in_use": 0, "networks": {}, "refuse": {}}
+                       "eni_late": 0, "sg_in_use": 0, "networks": {}, "refuse": {}, "hold": []}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
@@ -591,6 +593,9 @@ class SweepHandler(aws_fake_server.Handler):
                 status, xml = efa_network(op, params)
             else:
                 status, xml = network(op, region, params)
+        # a held launch exists already; its answer waits outside the lock, so the fake goes on serving
+        while op == "RunInstances" and status == 200 and params.get("InstanceType") in SWEEP.script["hold"]:
+            time.sleep(0.05)
         return self.send(status, xml, "text/xml;charset=UTF-8")
 
 

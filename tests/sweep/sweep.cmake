@@ -56,6 +56,12 @@ set_tests_properties(sweep_run_e2e PROPERTIES TIMEOUT 600)
 # case from the instance's own timer plus the boot allowance and the spot MaxPrice, the state lock.
 add_test(NAME sweep_run_money COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_run_money.py ${INSTBENCH_BIN})
 set_tests_properties(sweep_run_money PROPERTIES TIMEOUT 600 LABELS waits)
+# `sweep cleanup --force` of a live run stops the run (fake_ec2.py, a launch in flight held): nothing
+# launched after it, the launch in flight ended, the state file naming the cleanup; a lock whose pid
+# is not the sweep's `sweep run` is not signalled; a run that cannot let go within --wait; --all.
+add_test(NAME sweep_cleanup_force COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_cleanup_force.py
+         ${INSTBENCH_BIN})
+set_tests_properties(sweep_cleanup_force PROPERTIES TIMEOUT 600 LABELS waits)
 # sweep status and the state file read back as hostile input (files written by Python): listing,
 # details with the cost recomputed, JSON round trip, a dozen hostile files refused in one line.
 add_test(NAME sweep_status COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_status.py ${INSTBENCH_BIN})

@@ -21,7 +21,7 @@ Every expectation is read from the fake's own record and from the state file wit
      plus the boot allowance, so --max-minutes 0.5 at $0.0085 is refused; a spot launch carries
      MaxPrice (botocore's name for it) equal to the plan's price
   k  the state file's lock: a live run's sweep is not refreshed or cleaned up (by ID or --all)
-     without --force; `cleanup --force` ends its instances by tag and the run finishes
+     without --force; `cleanup --force` stops the run and ends its instances
 Usage: sweep_run_money.py INSTBENCH [SCENARIO...]"""
 import base64
 import glob
@@ -465,9 +465,10 @@ def scenario_k():
         check(rc == 0 and not alive(fake.look()), "k: cleanup --force ends them: %d %s" % (rc, err[-800:]))
         out, err = finish(p)
         st = state(home, sid)
-        check(p.returncode == 1 and st["phase"] == "done" and
-              all(c["outcome"] == "failed" for c in st["candidates"]),
-              "k: the run saw its nodes end and finished: %d %s %r" % (p.returncode, st["phase"], st["candidates"]))
+        check(p.returncode == 130 and st["phase"] == "done" and
+              all(c["outcome"] == "not run" for c in st["candidates"]),
+              "k: --force stopped the run too (sweep_cleanup_force.py): %d %s %r" % (
+                  p.returncode, st["phase"], st["candidates"]))
         rc, out, err = ib(fake, home, "sweep", "status", sid, "--refresh")
         check(rc == 0, "k: once the run is gone, --refresh works: %d %s" % (rc, err[-500:]))
     finally:
