@@ -153,6 +153,10 @@ void util_term_vprintf(FILE *f, const char *fmt, va_list ap);
  * since --help cannot fix it.  CMD "" is instbench's own options. */
 int util_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int util_usage_verror(const char *cmd, const char *fmt, va_list ap);
+/* Until called again with NULL, usage errors are another command's, whose flags they are about
+ * (`sweep run -- MEASURE FLAGS` runs measure's parser): "instbench AS_CMD: LEAD message (try:
+ * instbench CMD --help)", one line naming where the flags were and the help that lists them. */
+void util_usage_forwarded(const char *as_cmd, const char *lead);
 /* A machine's name as --price and --instance-types take it: ASCII letters, digits, '.', '-', '_',
  * and well-formed UTF-8 beyond ASCII (a hostname like "büro"), never a control character (C1
  * included) or a bidirectional override.  util_utf8_name_char: the length of the one character at

@@ -9,7 +9,8 @@
 int cmd_measure(int argc, char **argv);
 /* measure's own checks of its flags, without running anything: the parse, the identity names and
  * the model (what `sweep` runs on the flags after `--` before it launches).  ARGV[0] is the
- * command's name.  0, or the exit status (2) with measure's message on stderr. */
+ * command's name.  0; ARGS_HELP (cmd/args.h) after printing measure's help (-h among them); or the
+ * exit status (2) with measure's message on stderr. */
 int cmd_measure_check_args(int argc, char **argv);
 int cmd_prices(int argc, char **argv);
 int cmd_rank(int argc, char **argv);

@@ -257,7 +257,7 @@ static int parse_args(int argc, char **argv)
 int cmd_measure_check_args(int argc, char **argv)
 {
     int rc = parse_args(argc, argv);
-    if (rc) return rc == ARGS_HELP ? IB_EXIT_USAGE : rc;
+    if (rc) return rc;
     vit_config model;
     memset(&model, 0, sizeof model);
     return bench_measure_model(&O.model, &model) != 0 ? IB_EXIT_USAGE : 0;

@@ -73,14 +73,19 @@ static int check_measure_args(const arg_command *cmd, const sweep_flags *f)
                                         *s);
         }
     }
-    /* measure's own parser, as measure would run it on the instance: its message, exit 2 */
+    /* measure's own parser, as measure would run it on the instance, exit 2: its message as this
+       command's, saying the flag was measure's, after -- (measure's help lists them) */
     char **argv = calloc((size_t)f->n_measure_args + 2, sizeof *argv);
     if (!argv) return IB_EXIT_RUNTIME;
     argv[0] = "measure";
     for (int i = 0; i < f->n_measure_args; i++) argv[i + 1] = f->measure_args[i];
+    util_usage_forwarded(cmd->name, "measure flags after --: ");
     int rc = cmd_measure_check_args(f->n_measure_args + 1, argv);
+    util_usage_forwarded(NULL, NULL);
     free(argv);
-    if (rc) fprintf(stderr, "instbench %s: the measure flags after -- are refused by measure (above)\n", cmd->name);
+    if (rc == ARGS_HELP)
+        return args_usage_error(cmd, "measure flags after --: -h/--help printed measure's help (above); after -- "
+                                     "go the flags each instance's measure runs with");
     return rc;
 }
 

@@ -154,10 +154,19 @@ void util_term_printf(FILE *f, const char *fmt, ...)
     va_end(ap);
 }
 
+static const char *forward_as, *forward_lead; /* util_usage_forwarded's */
+
+void util_usage_forwarded(const char *as_cmd, const char *lead)
+{
+    forward_as = as_cmd;
+    forward_lead = lead;
+}
+
 int util_usage_verror(const char *cmd, const char *fmt, va_list ap)
 {
     const char *sp = cmd[0] ? " " : "";
-    fprintf(stderr, "instbench%s%s: ", sp, cmd);
+    if (forward_as) fprintf(stderr, "instbench %s: %s", forward_as, forward_lead ? forward_lead : "");
+    else fprintf(stderr, "instbench%s%s: ", sp, cmd);
     util_term_vprintf(stderr, fmt, ap);
     fprintf(stderr, " (try: instbench%s%s --help)\n", sp, cmd);
     return IB_EXIT_USAGE;

@@ -22,7 +22,8 @@ Python's json, never from instbench's output alone:
   E  SIGTERM and SIGINT mid-sweep: everything terminated, exit 143 / 130;
   F  --max-minutes passes: "timed out", everything terminated;
   G  SIGKILL mid-sweep, the state file deleted: `sweep cleanup --all` finds and ends everything by tag;
-  H  bad input: no --max-cost, a sweep id that does not exist, a malformed one;
+  H  bad input: no --max-cost, measure flags after -- that measure refuses (one line naming the
+     flag as measure's), a sweep id that does not exist, a malformed one;
   J  the confirmation: refused without --yes off a terminal, "n" refuses and "y" launches on one;
      temporary credentials fetched once for the plan and the launch together (one client);
   I  EC2 never confirms an instance terminated: exit 1 naming `sweep cleanup ID`, which then ends it.
@@ -329,6 +330,17 @@ def scenario_d_h():
         check(r.returncode == 2 and "csv" in r.stderr, "D: plan --format csv refused: %d %s" % (r.returncode, r.stderr))
         rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"], max_cost=None)
         check(rc == 2 and "--max-cost" in err and not rec["instances"], "H: --max-cost is required: %d %s" % (rc, err))
+        # flags after -- that measure refuses: one line, the sweep's, naming the flag as measure's
+        for flags, named in ((["--batch-size", "x"], "--batch-size: 'x'"), (["--bogus"], "'--bogus'"),
+                             (["--steps", "3", "--duration", "9"], "--steps and --duration")):
+            rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"], "--", *flags)
+            check(rc == 2 and err.count("\n") == 1 and err.startswith("instbench sweep run: measure flags after --: ")
+                  and named in err and err.endswith(" (try: instbench measure --help)\n") and not rec["launches"],
+                  "H: -- %s: one line saying measure refuses it: %d %r" % (" ".join(flags), rc, err))
+        rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"], "--", "--help")
+        check(rc == 2 and "usage: instbench measure" in out and err.count("\n") == 1 and
+              err.startswith("instbench sweep run: measure flags after --: -h/--help printed measure's help") and
+              not rec["launches"], "H: -- --help: measure's help, then one line saying so: %d %r" % (rc, err))
         for argv, code, words in ((["status", "20261125-213005-9f3a"], 2, "no sweep"),
                                   (["status", "nope"], 2, "not a sweep ID"),
                                   (["cleanup", "../etc"], 2, "not a sweep ID"),
