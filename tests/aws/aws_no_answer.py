@@ -5,6 +5,7 @@ so `instbench prices` says why it is quiet at the first attempt that timed out, 
 endpoint, before the calls' own warnings; then it still prices from the snapshot (exit 0).
 usage: aws_no_answer.py INSTBENCH"""
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -38,7 +39,8 @@ env = offline_env(TMP, {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "AKIDEXAMP
 p = subprocess.run([BIN, "prices", "--timeout", "1", "--instance-types", "g5.xlarge", "--region", "us-east-1",
                     "--format", "json"], env=env, capture_output=True, text=True, timeout=120, cwd=TMP)
 lines = p.stderr.splitlines()
-said = [i for i, l in enumerate(lines) if "has not answered in 1 s" in l]
+# the seconds it says are the attempt's own, measured: 1 s, or a little more on a loaded machine
+said = [i for i, l in enumerate(lines) if re.search(r"has not answered in \d+ s;", l)]
 first_warning = next((i for i, l in enumerate(lines) if l.startswith("warning:")), len(lines))
 check(p.returncode == 0 and '"g5.xlarge"' in p.stdout, "prices from the snapshot: exit %d\n%s" % (p.returncode,
                                                                                                 p.stderr[-800:]))
