@@ -13,6 +13,10 @@
 #include "instbench/aws.h"
 
 /* ---- batched pagination -------------------------------------------------------------------- */
+/* A query's pages unless its pager says otherwise: a NextToken chain past it is taken for one that
+ * never ends. */
+#define AWS_PAGER_MAX_PAGES 200
+
 typedef struct aws_pager {
     void *ctx;
     const char *what; /* "Pricing GetProducts": names the service call in error messages */
@@ -21,8 +25,11 @@ typedef struct aws_pager {
     int (*build)(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err);
     /* Consumes one page of query i; sets *next (malloc'd) when another page follows. */
     int (*parse)(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err);
-    int max_pages;                               /* per query; a token loop past this is an error (0: 200) */
+    int max_pages; /* per query; a token loop past this is an error (0: AWS_PAGER_MAX_PAGES) */
     const char *(*name_of)(void *ctx, size_t i); /* optional: `what` per query */
+    /* Optional: query i's own bound on pages (0: max_pages), for a call whose honest answer takes
+     * more pages the more the query asks (spot prices of many types at a small page size). */
+    int (*max_pages_of)(void *ctx, size_t i);
 } aws_pager;
 
 /* Runs n paginated queries; errs[i].code != 0 says why query i failed.  Returns how many failed. */

@@ -19,29 +19,29 @@ def form(handler):
     return {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}, handler.headers.get("X-Amz-Target", "")
 
 
-def paged(root, list_name, items, fields, token, pad=0, total=None):
+def paged(root, list_name, items, fields, token, pad=0, total=None, size=1000):
     """One page of ITEMS (dicts, tags in FIELDS order) from offset TOKEN: the XML answer, indented as
     AWS indents it; PAD: that many more bytes, an XML comment before the root's end (a page that
     much longer, whatever a reader makes of its items).  TOTAL: ITEMS are the page's own, of a
-    listing of TOTAL items."""
+    listing of TOTAL items.  SIZE: items a page (the request's MaxResults)."""
     start = int(token or 0)
-    page = items[start:start + 1000] if total is None else items
+    page = items[start:start + size] if total is None else items
     total = len(items) if total is None else total
     body = "".join("\n        <item>%s\n        </item>" % "".join(
         "\n            <%s>%s</%s>" % (f, it[f], f) for f in fields if f in it) for it in page)
-    more = "\n    <nextToken>%d</nextToken>" % (start + 1000) if start + 1000 < total else ""
+    more = "\n    <nextToken>%d</nextToken>" % (start + size) if start + size < total else ""
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<%s xmlns="%s">\n    <requestId>x</requestId>\n    <%s>%s'
             '\n    </%s>%s%s\n</%s>' % (root, EC2_NS, list_name, body, list_name, more,
                                        "<!--%s-->" % ("x" * pad) if pad else "", root))
 
 
-def spot_page(items, token, pad=0, total=None):
+def spot_page(items, token, pad=0, total=None, size=1000):
     """DescribeSpotPriceHistory: items with instanceType, spotPrice, timestamp, availabilityZone."""
     for it in items:
         it.setdefault("productDescription", "Linux/UNIX")
     return paged("DescribeSpotPriceHistoryResponse", "spotPriceHistorySet", items,
                  ("instanceType", "productDescription", "spotPrice", "timestamp", "availabilityZone"), token, pad,
-                 total)
+                 total, size)
 
 
 def scores_page(items, token, pad=0, total=None):

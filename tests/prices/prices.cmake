@@ -99,3 +99,9 @@ add_test(NAME prices_page_caps COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIS
 # Capacity Block offering ID listed twice fails the query naming it.
 add_test(NAME prices_answer_bounds COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_answer_bounds.py
          ${INSTBENCH_BIN})
+
+# Spot prices of 80 types in 30 zones at --page-size 5 from an endpoint of its own (hostile_ec2.py) that pages as AWS
+# does: 480 pages, all read, for the bound on pages follows the question; a nextToken that never ends is still
+# refused, saying after how many pages.
+add_test(NAME prices_spot_many_pages COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_spot_many_pages.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR})

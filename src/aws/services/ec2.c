@@ -17,6 +17,7 @@
 
 #include "instbench/aws_values.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,24 @@ typedef struct spot_ctx {
     int page_size;
 } spot_ctx;
 
+/* MaxResults as sent: DescribeSpotPriceHistory takes 5..1000. */
+static int spot_page_size(const spot_ctx *sc)
+{
+    return sc->page_size <= 0 || sc->page_size > 1000 ? 1000 : sc->page_size < 5 ? 5 : sc->page_size;
+}
+
+/* An honest answer is at most max_entries prices (spot_item refuses more), so its pages follow the
+ * question: 900 types of 30 zones at 5 a page are over 5,000.  The default bound on top leaves room
+ * for pages AWS sends short or empty. */
+static int spot_max_pages(void *ctx, size_t i)
+{
+    const spot_ctx *sc = ctx;
+    size_t most = sc->qs[i].max_entries, ps = (size_t)spot_page_size(sc);
+    if (!most) return 0;
+    size_t pages = most / ps + (most % ps != 0) + AWS_PAGER_MAX_PAGES;
+    return pages > INT_MAX ? INT_MAX : (int)pages;
+}
+
 static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err)
 {
     spot_ctx *sc = ctx;
@@ -178,9 +197,7 @@ static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, 
     util_utc_iso8601(q->start_time ? q->start_time : time(NULL), val);
     bad = bad || aws_query_append(body, &len, &cap, "ProductDescription.1", "Linux/UNIX") ||
           aws_query_append(body, &len, &cap, "StartTime", val);
-    /* DescribeSpotPriceHistory takes MaxResults 5..1000. */
-    int ps = sc->page_size <= 0 || sc->page_size > 1000 ? 1000 : sc->page_size < 5 ? 5 : sc->page_size;
-    snprintf(val, sizeof val, "%d", ps);
+    snprintf(val, sizeof val, "%d", spot_page_size(sc));
     bad = bad || aws_query_append(body, &len, &cap, "MaxResults", val);
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
@@ -201,7 +218,7 @@ int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_err
     if (!sc) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
     sc->qs = qs;
     sc->page_size = page_size;
-    aws_pager p = {sc, "EC2 DescribeSpotPriceHistory", spot_build, spot_parse, 0, NULL};
+    aws_pager p = {sc, "EC2 DescribeSpotPriceHistory", spot_build, spot_parse, 0, NULL, spot_max_pages};
     *out = p;
     return 0;
 }

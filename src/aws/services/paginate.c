@@ -6,11 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int pages_most(const aws_pager *p, size_t i)
+{
+    int most = p->max_pages_of ? p->max_pages_of(p->ctx, i) : 0;
+    if (most <= 0) most = p->max_pages;
+    return most > 0 ? most : AWS_PAGER_MAX_PAGES;
+}
+
 size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *errs)
 {
     size_t failed = 0;
     if (n == 0) return 0;
-    int max_pages = p->max_pages > 0 ? p->max_pages : 200;
     char **token = calloc(n, sizeof *token); /* NextToken of query i, NULL before page 1 */
     int *active = calloc(n, sizeof *active);
     int *pages = calloc(n, sizeof *pages);
@@ -73,7 +79,7 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
                 /* A token equal to the one just used would loop forever.  pages[i]: the pages
                  * answered so far, this one included (as many as requests sent). */
                 const int again = token[i] && !strcmp(token[i], next);
-                if (++pages[i] >= max_pages || again) {
+                if (++pages[i] >= pages_most(p, i) || again) {
                     ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages%s", what,
                                  pages[i], again ? " (the same NextToken twice)" : "");
                     free(next);
@@ -139,16 +145,18 @@ static int multi_parse(void *ctx, size_t i, const char *body, size_t len, char *
     return p->parse(p->ctx, i, body, len, next, err);
 }
 
+/* Each kind of query keeps its own bound, not the largest of those asked together. */
+static int multi_max_pages(void *ctx, size_t i)
+{
+    const aws_pager *p = multi_pick(ctx, &i);
+    return pages_most(p, i);
+}
+
 size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *counts, size_t n_pagers,
                           ib_error *const *errs)
 {
     size_t total = 0;
-    int max_pages = 0;
-    for (size_t k = 0; k < n_pagers; k++) {
-        total += counts[k];
-        int mp = pagers[k].max_pages > 0 ? pagers[k].max_pages : 200;
-        if (mp > max_pages) max_pages = mp;
-    }
+    for (size_t k = 0; k < n_pagers; k++) total += counts[k];
     if (total == 0) return 0;
     ib_error *all = calloc(total, sizeof *all);
     if (!all) {
@@ -157,7 +165,7 @@ size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *
         return total;
     }
     multi_ctx m = {pagers, counts, n_pagers};
-    aws_pager p = {&m, "AWS", multi_build, multi_parse, max_pages, multi_name};
+    aws_pager p = {&m, "AWS", multi_build, multi_parse, 0, multi_name, multi_max_pages};
     size_t failed = aws_paginate_many(c, &p, total, all);
     size_t off = 0;
     for (size_t k = 0; k < n_pagers; k++)
