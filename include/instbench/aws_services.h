@@ -270,11 +270,12 @@ int aws_s3_pager_next(aws_s3 *s, aws_s3_pager *p, ib_error *err);
 void aws_s3_pager_free(aws_s3_pager *p);
 
 /* GetObject for N keys together (the client's concurrency bounds what is in flight): bodies[i]
- * (malloc'd, NUL-terminated, at most max_bytes[i] bytes) and lens[i], or errs[i].code != 0.  ALONG (NULL: none): a pager whose
- * next page, if any, is listed in the same flight (into along->page; a failure ends the pager,
- * the reason in along->err).  Returns how many GETs failed. */
+ * (malloc'd, NUL-terminated, at most max_bytes[i] bytes) and lens[i], or errs[i].code != 0, with
+ * too_big[i] (when too_big is not NULL) 1 when that object was longer than max_bytes[i].  ALONG
+ * (NULL: none): a pager whose next page, if any, is listed in the same flight (into along->page; a
+ * failure ends the pager, the reason in along->err).  Returns how many GETs failed. */
 size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, const size_t *max_bytes,
-                          char **bodies, size_t *lens, ib_error *errs, aws_s3_pager *along);
+                          char **bodies, size_t *lens, ib_error *errs, int *too_big, aws_s3_pager *along);
 
 /* HeadBucket: 0 when the bucket exists and these credentials may use it; region gets the
  * bucket's region (x-amz-bucket-region, or the region asked when the server names none). */

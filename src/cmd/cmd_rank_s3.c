@@ -75,18 +75,19 @@ static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs
     char **keys = calloc(n + 1, sizeof *keys), **bodies = calloc(n + 1, sizeof *bodies);
     size_t *lens = calloc(n + 1, sizeof *lens), *caps = calloc(n + 1, sizeof *caps);
     ib_error *errs = calloc(n + 1, sizeof *errs);
-    if (keys && bodies && lens && caps && errs) {
+    int *too_big = calloc(n + 1, sizeof *too_big);
+    if (keys && bodies && lens && caps && errs && too_big) {
         for (size_t i = 0; i < n; i++) {
             keys[i] = objs[i].key;
             const size_t listed = (size_t)objs[i].size; /* <= RANK_S3_MAX_OBJECT: read_page's rule */
             caps[i] = listed + RANK_S3_GROWTH < RANK_S3_MAX_OBJECT ? listed + RANK_S3_GROWTH : RANK_S3_MAX_OBJECT;
         }
-        aws_s3_get_objects(r->s3, bucket, keys, n, caps, bodies, lens, errs, along);
+        aws_s3_get_objects(r->s3, bucket, keys, n, caps, bodies, lens, errs, too_big, along);
         for (size_t i = 0; i < n; i++) {
             size_t wn = strlen(bucket) + strlen(keys[i]) + 8;
             char *where = malloc(wn);
             if (where) snprintf(where, wn, "s3://%s/%s", bucket, keys[i]);
-            if (errs[i].code && strstr(errs[i].msg, "response larger than")) { /* http.c's words for a cap */
+            if (errs[i].code && too_big[i]) {
                 char why[sizeof errs[i].msg + 160];
                 snprintf(why, sizeof why,
                          "%s; it was listed as %lld bytes: the endpoint sends more than it lists, "
@@ -104,6 +105,7 @@ static void read_batch(rank_s3 *r, const char *bucket, const aws_s3_object *objs
     free(lens);
     free(caps);
     free(errs);
+    free(too_big);
 }
 
 /* One listed page's result objects, fetched in batches of at most RANK_S3_BATCH_BYTES listed bytes

@@ -449,17 +449,25 @@ int aws_s3_delete_object(aws_s3 *s, const char *bucket, const char *key, ib_erro
     return 0;
 }
 
-int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body, size_t *len,
-                      ib_error *err)
+int s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body, size_t *len,
+                  int *too_big, ib_error *err)
 {
     *body = NULL;
     *len = 0;
     s3_call k = {.method = "GET", .bucket = bucket, .key = key, .max_body = max_bytes, .what = "GetObject"};
-    aws_response r;
-    if (s3_send(s, &k, &r, err) != 0) return -1;
+    aws_response r = {0};
+    int rc = s3_send(s, &k, &r, err);
+    if (too_big) *too_big = rc != 0 && r.too_big;
+    if (rc != 0) return -1;
     *body = r.body;
     *len = r.body_len;
     return 0;
+}
+
+int aws_s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body, size_t *len,
+                      ib_error *err)
+{
+    return s3_get_object(s, bucket, key, max_bytes, body, len, NULL, err);
 }
 
 int aws_s3_bucket_region(aws_s3 *s, const char *bucket, char region[32], ib_error *err)

@@ -50,7 +50,10 @@ int s3_is_region_redirect(const aws_response *r);
 int s3_fail(const aws_s3 *s, const s3_call *k, const char *region, const aws_response *r, const ib_error *terr,
             ib_error *err);
 /* K sent, a region redirect followed once: 0 with RESP a 2xx answer (the caller frees it), or -1
- * with err set (RESP freed). */
+ * with err set (RESP's body freed, its too_big kept). */
 int s3_send(aws_s3 *s, const s3_call *k, aws_response *resp, ib_error *err);
+/* aws_s3_get_object, and *too_big (when not NULL): 1 when the object was longer than max_bytes. */
+int s3_get_object(aws_s3 *s, const char *bucket, const char *key, size_t max_bytes, char **body, size_t *len,
+                  int *too_big, ib_error *err);
 
 #endif

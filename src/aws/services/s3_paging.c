@@ -204,16 +204,18 @@ int aws_s3_list_objects(aws_s3 *s, const char *bucket, const char *prefix, int p
 /* ---- GETs, with the next listing page along ------------------------------------------------ */
 
 size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size_t n, const size_t *max_bytes,
-                          char **bodies, size_t *lens, ib_error *errs, aws_s3_pager *along)
+                          char **bodies, size_t *lens, ib_error *errs, int *too_big, aws_s3_pager *along)
 {
     if (n == 0 && !(along && along->more)) return 0;
     memset(errs, 0, n * sizeof *errs);
     memset(bodies, 0, n * sizeof *bodies);
     memset(lens, 0, n * sizeof *lens);
+    if (too_big) memset(too_big, 0, n * sizeof *too_big);
     /* Until a request to the bucket has succeeded (a listing usually has), the first GET goes
      * alone: a region redirect is learnt once, not once per object. */
     size_t first = n && !s3_region_confirmed(s, bucket) ? 1 : 0;
-    size_t failed = first && aws_s3_get_object(s, bucket, keys[0], max_bytes[0], &bodies[0], &lens[0], &errs[0]) != 0;
+    size_t failed = first && s3_get_object(s, bucket, keys[0], max_bytes[0], &bodies[0], &lens[0],
+                                           too_big ? &too_big[0] : NULL, &errs[0]) != 0;
     const char *region = s3_bucket_region(s, bucket);
     /* slot 0 .. m-1: the GETs; slot m: the next listing page, when one rides along */
     aws_request *reqs = calloc(n + 1, sizeof *reqs);
@@ -253,10 +255,12 @@ size_t aws_s3_get_objects(aws_s3 *s, const char *bucket, char *const *keys, size
             resps[j].body = NULL;
         } else if (s3_is_region_redirect(&resps[j])) {
             /* the bucket moved under us (or a stale region): that object alone, through s3_send */
-            failed += aws_s3_get_object(s, bucket, keys[i], max_bytes[i], &bodies[i], &lens[i], &errs[i]) != 0;
+            failed += s3_get_object(s, bucket, keys[i], max_bytes[i], &bodies[i], &lens[i],
+                                    too_big ? &too_big[i] : NULL, &errs[i]) != 0;
         } else {
             s3_call call = {.method = "GET", .bucket = bucket, .key = keys[i], .what = "GetObject"};
             s3_fail(s, &call, region, &resps[j], &terrs[j], &errs[i]);
+            if (too_big) too_big[i] = resps[j].too_big;
             failed++;
         }
         aws_response_free(&resps[j]);
