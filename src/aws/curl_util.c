@@ -3,6 +3,7 @@
  * and what a failure says when an endpoint URL has the wrong scheme. */
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,8 +21,12 @@ size_t aws_body_append(aws_body *b, const char *data, size_t n, size_t max)
         return 0;
     }
     if (b->len + n + 1 > b->cap) {
+        /* doubling, but never past what the cap allows: a body at its limit (64 MiB) would
+         * otherwise take twice that */
+        const size_t most = max < SIZE_MAX ? max + 1 : max;
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n + 1) cap *= 2;
+        if (cap > most) cap = most;
         char *np = realloc(b->p, cap);
         if (!np) return 0;
         b->p = np;

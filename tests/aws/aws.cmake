@@ -37,6 +37,12 @@ add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR
 # Issue 39: the shapes of AWS identifiers, IPv4 and host names (src/aws/ids.c), hand-worked cases.
 instbench_add_unit_test(aws_ids ${CMAKE_CURRENT_LIST_DIR}/aws_ids.c)
 
+# The response body buffer holds at most its limit and the NUL, also for a body exactly at the limit
+# (which once took twice the limit); each body reads back as given.
+instbench_add_unit_test(aws_body_cap ${CMAKE_CURRENT_LIST_DIR}/aws_body_cap.c)
+# white-box: aws_body_append is the transport's own (src/aws/internal.h)
+instbench_test_internals(aws_body_cap aws)
+
 # IMDS answers IMDS does not give (a token request answered 200 without a token, a role listing
 # failing with HTTP 500), from a scripted server: each said for what it is.
 add_test(NAME aws_imds_answers
