@@ -29,7 +29,9 @@ int model_cli_parse(model_cli *m, const char *flag, const char *value, ib_error 
     if (!value) return ib_error_set(err, IB_EXIT_USAGE, "%s needs a value", flag);
     if (!strcmp(flag, "--model")) {
         vit_config tmp;
-        if (model_preset(value, &tmp, err)) return -1;
+        /* the flag named, as every other model flag's error does: after `sweep run --` the
+         * message is one among many of measure's flags */
+        if (model_preset(value, &tmp, err)) return ib_error_set(err, IB_EXIT_USAGE, "--model: %s", err->msg);
         snprintf(m->preset, sizeof m->preset, "%s", value);
         return 1;
     }

@@ -51,7 +51,7 @@ BAD = [
     (["--format", "xml"], "--format"),
     (["--seed", "-1"], "--seed"),
     (["--output", ""], "--output"),
-    (["--model", "vit_huge_patch14_224"], "vit_huge_patch14_224"),
+    (["--model", "vit_huge_patch14_224"], "--model: unknown model 'vit_huge_patch14_224'"),
     (["--depth", "0"], "--depth"),
     (["--heads", "5"], "head"),
     (["--mlp-ratio", "x"], "--mlp-ratio"),

@@ -15,7 +15,7 @@ def run(*args):
 
 
 bad = [
-    (["--model", "vit_huge_patch14_224"], "unknown model"),
+    (["--model", "vit_huge_patch14_224"], "--model: unknown model 'vit_huge_patch14_224'"),
     (["--heads", "7"], "not divisible by heads"),
     (["--patch-size", "15"], "not a multiple of patch size"),
     (["--depth", "0"], "--depth"),

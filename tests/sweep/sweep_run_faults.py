@@ -332,7 +332,8 @@ def scenario_d_h():
         check(rc == 2 and "--max-cost" in err and not rec["instances"], "H: --max-cost is required: %d %s" % (rc, err))
         # flags after -- that measure refuses: one line, the sweep's, naming the flag as measure's
         for flags, named in ((["--batch-size", "x"], "--batch-size: 'x'"), (["--bogus"], "'--bogus'"),
-                             (["--steps", "3", "--duration", "9"], "--steps and --duration")):
+                             (["--steps", "3", "--duration", "9"], "--steps and --duration"),
+                             (["--model", "nosuch"], "--model: unknown model 'nosuch'")):
             rc, out, err, sid, rec = sweep(fake, home, ["g5.xlarge:on-demand"], "--", *flags)
             check(rc == 2 and err.count("\n") == 1 and err.startswith("instbench sweep run: measure flags after --: ")
                   and named in err and err.endswith(" (try: instbench measure --help)\n") and not rec["launches"],
