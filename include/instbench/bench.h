@@ -258,6 +258,12 @@ typedef struct bench_rendezvous_flags {
     double timeout_s;                   /* <= 0 when not given (BENCH_RENDEZVOUS_TIMEOUT_S) */
 } bench_rendezvous_flags;
 
+/* Whether the argument after A on a `measure` command line is A's value, as measure's parser reads
+ * it: cmd/ hands bench the parser's answer before measuring (bench may not depend on cmd/), so that
+ * another process's flags (job_procs.c, /proc/PID/cmdline) are read as that process read them.
+ * Unset (NULL): only the rendezvous flags are known to take one. */
+void bench_measure_value_follows(int (*fn)(const char *a));
+
 /* Resolution order: flags (when any is given), torchrun's variables (WORLD_SIZE or RANK set; "torchrun"
  * when torchrun itself started the process, "env" otherwise), Kubeflow Trainer v2's PET_* (PET_NNODES
  * set, no WORLD_SIZE), Slurm env (SLURM_PROCID set), else none.  `ranks` is the in-process rank count (--ranks).  Invalid or

@@ -68,7 +68,12 @@ static int same_value(const char *name)
  * own options before the command, "--name value" or "--name=value", the last one given winning,
  * "--" ending the options.  0, 1 when it is not measure's (F untouched), -1 when it holds a value
  * measure's parser refuses (that process stops at once).  Which other options take a value only the
- * parser's tables know: a value spelled as one of these flags (--output --nnodes) is misread. */
+ * parser's tables know: cmd_measure hands over their answer (bench_measure_value_follows), without
+ * which a value spelled as one of these flags (--output --nnodes) is misread. */
+static int (*value_follows)(const char *a);
+
+void bench_measure_value_follows(int (*fn)(const char *a)) { value_follows = fn; }
+
 static int measure_flags(const char *cmd, size_t len, bench_rendezvous_flags *f)
 {
     const char *end = cmd + len, *a = cmd + strlen(cmd) + 1; /* past the executable */
@@ -80,7 +85,10 @@ static int measure_flags(const char *cmd, size_t len, bench_rendezvous_flags *f)
         const size_t n = strcspn(a, "=");
         int k = 0;
         while (k < 4 && (strlen(names[k]) != n || strncmp(a, names[k], n))) k++;
-        if (k == 4) continue;
+        if (k == 4) {
+            if (value_follows && value_follows(a) && a + strlen(a) + 1 < end) a += strlen(a) + 1;
+            continue;
+        }
         const char *v = a + n + 1;
         if (!a[n]) {
             if ((v = a + strlen(a) + 1) >= end) return -1;

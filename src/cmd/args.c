@@ -121,22 +121,28 @@ static int flag_is(const char *flag, const char *name, size_t len)
     return flag && strlen(flag) == len && !strncmp(flag, name, len);
 }
 
-static const arg_spec *find_in(const arg_spec *t, const char *name, size_t len, char short_name)
+/* QUIET: an old spelling found says nothing (a lookup, not a parse). */
+static const arg_spec *find_in(const arg_spec *t, const char *name, size_t len, char short_name, int quiet)
 {
     for (; t->name; t++) {
         if (short_name ? t->short_name == short_name : flag_is(t->name, name, len)) return t;
         if (!short_name && flag_is(t->old_name, name, len)) {
-            note_old_name(t);
+            if (!quiet) note_old_name(t);
             return t;
         }
     }
     return NULL;
 }
 
+static const arg_spec *find_as(const arg_command *c, const char *name, size_t len, char short_name, int quiet)
+{
+    const arg_spec *s = find_in(c->specs, name, len, short_name, quiet);
+    return s ? s : find_in(args_common, name, len, short_name, quiet);
+}
+
 static const arg_spec *find(const arg_command *c, const char *name, size_t len, char short_name)
 {
-    const arg_spec *s = find_in(c->specs, name, len, short_name);
-    return s ? s : find_in(args_common, name, len, short_name);
+    return find_as(c, name, len, short_name, 0);
 }
 
 /* The flag nearest to an unknown NAME (LEN characters) among the command's and the common ones. */
@@ -297,6 +303,18 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
     }
     }
     return 0;
+}
+
+int args_value_follows(const arg_command *c, const char *a)
+{
+    if (a[0] != '-' || !a[1] || !strcmp(a, "--")) return 0;
+    const arg_spec *s;
+    if (a[1] == '-') {
+        s = strchr(a, '=') ? NULL : find_as(c, a, strlen(a), 0, 1);
+        return s && takes_value(s);
+    }
+    for (s = find_as(c, NULL, 0, a[1], 1); s && a[2] && !takes_value(s); a++) s = find_as(c, NULL, 0, a[2], 1);
+    return s && !a[2] && takes_value(s);
 }
 
 int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos)

@@ -102,6 +102,9 @@ enum { ARGS_HELP = -1 };
  * after printing the help on stdout for -h/--help (with .help_later: not printed), or
  * IB_EXIT_USAGE after printing the error. */
 int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos);
+/* 1 when args_parse takes the argument after A as A's value ("--output" or "-o" of a flag that
+ * takes one, given without it), else 0.  Says nothing, whatever A is. */
+int args_value_follows(const arg_command *c, const char *a);
 
 /* One usage error in the common wording, "instbench CMD: message (try: instbench CMD --help)";
  * returns IB_EXIT_USAGE.  For the rules a command checks after args_parse. */

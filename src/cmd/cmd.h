@@ -12,6 +12,8 @@ int cmd_measure(int argc, char **argv);
  * command's name.  0; ARGS_HELP (cmd/args.h) after printing measure's help (-h among them); or the
  * exit status (2) with measure's message on stderr. */
 int cmd_measure_check_args(int argc, char **argv);
+/* args_value_follows for measure's flags: what cmd_measure hands bench (bench_measure_value_follows). */
+int cmd_measure_value_follows(const char *a);
 int cmd_prices(int argc, char **argv);
 int cmd_rank(int argc, char **argv);
 int cmd_verify(int argc, char **argv);

@@ -263,10 +263,13 @@ int cmd_measure_check_args(int argc, char **argv)
     return bench_measure_model(&O.model, &model) != 0 ? IB_EXIT_USAGE : 0;
 }
 
+int cmd_measure_value_follows(const char *a) { return args_value_follows(&cmd_measure_args, a); }
+
 int cmd_measure(int argc, char **argv)
 {
     int rc = parse_args(argc, argv);
     if (rc) return rc == ARGS_HELP ? IB_EXIT_OK : rc;
+    bench_measure_value_follows(cmd_measure_value_follows);
     const bench_measure_options o = {.backend = O.backend >= 0 ? backend_find(backend_names[O.backend]) : NULL,
                                      .model = O.model,
                                      .precision = (ib_precision)O.precision,

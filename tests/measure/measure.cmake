@@ -8,6 +8,8 @@ instbench_add_unit_test(measure_rendezvous ${MEASURE_TESTS}/measure_rendezvous.c
 # the host load leaves out the job's own processes on the machine (local ranks of a per-GPU launcher,
 # the nodes of a --nnodes job started on one machine)
 instbench_add_unit_test(measure_job_procs ${MEASURE_TESTS}/measure_job_procs.c)
+# white-box: hands bench measure's parser as cmd_measure does (cmd_measure_value_follows)
+instbench_test_internals(measure_job_procs cmd)
 set_tests_properties(measure_job_procs PROPERTIES TIMEOUT 60)
 instbench_add_unit_test(bench_sysinfo_gpus ${MEASURE_TESTS}/bench_sysinfo_gpus.c)
 instbench_add_unit_test(bench_sysinfo_arm ${MEASURE_TESTS}/bench_sysinfo_arm.c)

@@ -5,9 +5,10 @@
  * - a torchrun-style job (WORLD_SIZE=3, MASTER_ADDR/PORT): A has the job's variables (RANK=1), B
  *   another job's (another MASTER_PORT);
  * - a job of the flags (--nnodes 2 --node-rank 0 --master-addr --master-port), its processes on one
- *   machine: C has the job's flags (after an instbench option, one as --name=value) and the
- *   variables of another job, which its flags override; D the job's port, then another (the last
- *   one given is the one measure uses); E the job's flags under another command.
+ *   machine: C has the job's flags (after an instbench option, one as --name=value, then an
+ *   --output named like a flag, read as measure's parser reads it: a value) and the variables of
+ *   another job, which its flags override; D the job's port, then another (the last one given is
+ *   the one measure uses); E the job's flags under another command.
  * Then each time:
  * - the window's first sample finds A (C) as the job's, and no other copy (nor itself);
  * - the samples' peer CPU grows by what A (C) says it burnt, and B's (D's) burn stays in "other
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "instbench/bench.h"
 
 #include "check.h"
@@ -173,7 +175,8 @@ static void test_flags(char *port, char *other_port)
     char mp[32], omp[32];
     snprintf(mp, sizeof mp, "--master-port=%s", port);
     snprintf(omp, sizeof omp, "MASTER_PORT=%s", other_port);
-    char *args_c[] = {"-v", "measure", "--nnodes", "2", "--node-rank", "1", "--master-addr", "127.0.0.1", mp, NULL};
+    char *args_c[] = {"-v", "measure",  "--nnodes",      "2", "--node-rank", "1", "--master-addr", "127.0.0.1",
+                      mp,   "--output", "--master-port", NULL};
     char *env_c[] = {"WORLD_SIZE=3", "RANK=1", "MASTER_ADDR=127.0.0.1", omp, NULL};
     char *args_d[] = {"measure", "--master-port", port,        "--nnodes",      "2",        "--node-rank",
                       "1",       "--master-addr", "127.0.0.1", "--master-port", other_port, NULL};
@@ -188,6 +191,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1) return burner(); /* a copy */
     alarm(60);
+    bench_measure_value_follows(cmd_measure_value_follows); /* as cmd_measure does */
     char port[16], other_port[16];
     snprintf(port, sizeof port, "%d", free_port());
     snprintf(other_port, sizeof other_port, "%d", atoi(port) + 1);
