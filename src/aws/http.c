@@ -10,6 +10,7 @@
  * never the secret, the session token or the Authorization header (so no CURLOPT_VERBOSE). */
 #include <curl/curl.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -519,10 +520,11 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         ib_debug("aws: %s: retrying in %.2f s (%s)", r->service, wait, reason);
         if (cc == CURLE_OPERATION_TIMEDOUT && !c->said_no_answer) {
             /* an endpoint that accepts and never answers costs attempts x the limit per call, and a
-             * command makes several calls one after another: say why it is quiet, once */
+             * command makes several calls one after another: say why it is quiet, once.  Tenths of
+             * a second, since a limit may be under one (`prices --timeout 0.3` is not "0 s"). */
             c->said_no_answer = 1;
-            ib_info("AWS %s at %s has not answered in %.0f s; trying again (at most %d attempts of %.0f s)", r->service,
-                    url, elapsed, c->opt.max_attempts, c->opt.total_timeout_s);
+            ib_info("AWS %s at %s has not answered in %g s; trying again (at most %d attempts of %g s)", r->service,
+                    url, round(elapsed * 10) / 10, c->opt.max_attempts, round(c->opt.total_timeout_s * 10) / 10);
         }
         x->next_at = util_now_seconds() + wait;
         return;
