@@ -13,6 +13,7 @@
 #include "instbench/util.h"
 #include "measure_ctx.h"
 
+/* SECONDS as "~N s" below a minute and a half, "~N min" below an hour and a half, else "~N.N h". */
 static const char *estimate_text(double seconds, char *buf, size_t n)
 {
     if (seconds < 90) snprintf(buf, n, "~%.0f s", seconds < 1 ? 1 : seconds);

@@ -86,7 +86,6 @@ static int watch_signals(void)
     return 0;
 }
 
-
 /* An exit 2 of measure: in the usage form when TYPED (the command line is what is wrong), else plain. */
 static int exit2(int typed, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int exit2(int typed, const char *fmt, ...)
@@ -285,7 +284,6 @@ static void say_warning(const result_warning *w, const bench_result *res, const 
     else if (strcmp(w->code, "shared_machine") != 0) ib_warn("%s", w->text);
 }
 
-/* SECONDS as "~N s" below a minute and a half, "~N min" below an hour and a half, else "~N.N h". */
 /* The backend (a GPU one when usable, else cpu, unless named), the per-rank training config and
  * the ranks in this process, each checked against this machine. */
 static int resolve_workload(measure_ctx *c)
