@@ -345,9 +345,10 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
                                  "but did not let go of its state file within %g s (--wait): its instances are "
                                  "ended by tag, its state file is left to it\n",
                                  sid, pids[i], C.wait_s);
-            else
+            else if (held[i] == 0)
                 ib_info("sweep %s: its `instbench sweep run` (pid %ld) stopped and let go of its state file", sid,
                         pids[i]);
+            else ib_warn("%s: going on without it", err.msg); /* the lock itself failed: as in the first pass */
         }
         *unstopped += held[i] == 1;
         int ld = sweep_state_load(sid, &(*states)[n], &err);
