@@ -403,6 +403,10 @@ int sweep_state_lock(const char *id, const char *who, double wait_s, int *fd, ib
 void sweep_state_unlock(int fd);
 /* 1 when a live process holds ID's lock (HOLDER, when given, gets "sweep run, pid 1234"), else 0. */
 int sweep_state_locked(const char *id, char *holder, size_t len);
+/* 1 when a live process holds ID's lock, with what the lock file records of it: WHO ("sweep run",
+ * "sweep cleanup") and *PID (0: none).  The file names its last taker, so it is the holder's name
+ * (a name only: the taker writes it just after taking the lock). */
+int sweep_state_held_by(const char *id, char *who, size_t len, long *pid);
 /* `sweep cleanup --force` on a sweep whose `sweep run` is alive (stop.c): asks that process to stop
  * as Ctrl-C does (SIGINT), so that it launches nothing more and takes its own end (everything it
  * launched terminated, its state file written) before it lets go of the lock.  The

@@ -208,7 +208,9 @@ static const arg_spec cleanup_specs[] = {
     {"--all", 0, ARG_FLAG, &C.all, NULL,
      "every sweep's instances, placement groups, Elastic IPs and\n"
      "security groups (any value of the\n"
-     "instbench:sweep tag) in the regions of the state files here and --region"},
+     "instbench:sweep tag) in the regions of the state files here and --region.\n"
+     "A sweep whose `sweep run` started after the state files were listed is\n"
+     "named at the end, alive, with `instbench sweep cleanup ID --force`: exit 1"},
     {"--region", 0, ARG_STRING, &C.region, "R",
      "look in R too (the state file's region, where the sweep ran, is always\n"
      "searched; without a state file: R, else AWS_REGION / the profile's region)",
@@ -228,7 +230,8 @@ static const arg_spec cleanup_specs[] = {
      "let go, then ends by tag whatever is left and writes the state file.  A\n"
      "holder not signalled (another user's, not such a run) or not letting go\n"
      "in time: the sweep's instances are ended by tag, its state file is left\n"
-     "to it, exit 1"},
+     "to it, exit 1.  Another `sweep cleanup` holding the state file (it took\n"
+     "it when the run let go) is named and left to write it; that is no failure"},
     {0},
 };
 
@@ -249,7 +252,8 @@ const arg_command cmd_sweep_cleanup_args = {
     "terminated or deleted, an instance of the state file not seen ended, a state file that cannot\n"
     "be read (run it again, with --region where it ran), a sweep whose `sweep run` is alive\n"
     "(without --force; nothing ended), or (--force) one whose live holder could not be stopped (its\n"
-    "instances ended by tag all the same), 2 an ID that is not a sweep's.\n",
+    "instances ended by tag all the same), or (--all) a sweep started while it ran whose `sweep run`\n"
+    "is alive, 2 an ID that is not a sweep's.\n",
     cleanup_specs,
     "ID",
     .examples =
@@ -257,11 +261,21 @@ const arg_command cmd_sweep_cleanup_args = {
             {"whatever any sweep left in us-east-1", "instbench sweep cleanup --all --region us-east-1"}, {0}},
 };
 
+/* The pid of another `sweep cleanup` that holds SID's lock now (the run let go, or was gone before
+ * this one came), else 0.  That cleanup ends the same instances by tag and writes the state file,
+ * so leaving the file to it leaves nothing undone. */
+static long other_cleanup(const char *sid)
+{
+    char who[64];
+    long pid = 0;
+    return sweep_state_held_by(sid, who, sizeof who, &pid) && !strcmp(who, "sweep cleanup") ? pid : 0;
+}
+
 /* --force, for one sweep whose lock is held: asks its live `sweep run` to stop as Ctrl-C does
  * (sweep_run_stop: only when the process is that run).  *PID: the pid signalled (0: none);
  * otherwise the holder is waited for as any holder is (a `status --refresh` that lets go), and when
  * it still holds the lock the reason nothing was signalled is said.  The lock's answer (0: *FD
- * holds it now; 1: still held). */
+ * holds it now; 1: still held; 2: held by another `sweep cleanup`). */
 static int force_stop(const char *sid, double hold_wait_s, long *pid, int *fd)
 {
     ib_error why = {0}, err = {0};
@@ -273,13 +287,43 @@ static int force_stop(const char *sid, double hold_wait_s, long *pid, int *fd)
     }
     *pid = 0;
     int l = sweep_state_lock(sid, "sweep cleanup", hold_wait_s, fd, &err);
-    if (l == 1)
+    long other = l == 1 ? other_cleanup(sid) : 0;
+    if (other)
+        util_term_printf(stderr,
+                         "instbench sweep cleanup: %s: another `instbench sweep cleanup` (pid %ld) holds its state "
+                         "file: its instances are ended by tag here too, the state file is left to it\n",
+                         sid, other);
+    else if (l == 1)
         util_term_printf(stderr,
                          "instbench sweep cleanup: %s; its instances are ended by tag, its state file is left to "
                          "its holder\n",
                          why.msg);
     if (l < 0) ib_warn("%s: going on without it", err.msg);
-    return l;
+    return other ? 2 : l;
+}
+
+/* After --wait for SID's signalled run (pid RUN) ended with the lock held: who holds it now is
+ * said.  2: another `sweep cleanup` (the run stopped; that cleanup writes the file); 1: the run
+ * itself, or another process. */
+static int held_after_stop(const char *sid, long run)
+{
+    char who[64];
+    long pid = 0;
+    if (!sweep_state_held_by(sid, who, sizeof who, &pid) || (!strcmp(who, "sweep run") && pid == run) || pid <= 0) {
+        util_term_printf(stderr,
+                         "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) was asked to stop but did "
+                         "not let go of its state file within %g s (--wait): its instances are ended by tag, its "
+                         "state file is left to it\n",
+                         sid, run, C.wait_s);
+        return 1;
+    }
+    int cleanup = !strcmp(who, "sweep cleanup");
+    util_term_printf(stderr,
+                     "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) stopped; %s`instbench %s` "
+                     "(pid %ld) holds its state file now: its instances are ended by tag here too, the state file "
+                     "is left to it\n",
+                     sid, run, cleanup ? "another " : "", who, pid);
+    return cleanup ? 2 : 1;
 }
 
 /* The state files the cleanup is about (every one with --all, else ID's, when it has one), each
@@ -287,13 +331,14 @@ static int force_stop(const char *sid, double hold_wait_s, long *pid, int *fd)
  * asked of AWS, so what EC2 says can be written into them.  A live `sweep run` holding one is
  * refused without --force; with it, it is stopped (force_stop, every one before any is waited
  * for) and its lock waited for up to --wait seconds.  OWNED[k]: 1 when this cleanup may write
- * states[k] (its lock is ours, or no lock file can exist there), 0 when a live process still holds
- * it; *UNSTOPPED counts those.  Unreadable ones are warned about, counted in *UNREADABLE and left
- * alone.  *N_STATES gets how many were loaded.  -1 after saying so when a live run holds one and
- * --force is not given (nothing is to be ended then), else 0.  *states, *owned and *fds are
- * malloc'd. */
+ * states[k] (its lock is ours, or no lock file can exist there), 2 when another `sweep cleanup`
+ * holds it (it writes it), 0 when a live process still holds it; *UNSTOPPED counts those.
+ * Unreadable ones are warned about, counted in *UNREADABLE and left alone.  *N_STATES gets how
+ * many were loaded.  *LISTED (*N_LISTED): the ids --all listed, for finding a sweep started after.
+ * -1 after saying so when a live run holds one and --force is not given (nothing is to be ended
+ * then), else 0.  *states, *owned, *fds and *listed are malloc'd. */
 static int cleanup_states(const char *id, sweep_state **states, int **owned, int **fds, size_t *n_states,
-                          int *unreadable, int *unstopped)
+                          int *unreadable, int *unstopped, char ***listed, size_t *n_listed)
 {
     size_t n = 0;
     ib_error err = {0};
@@ -339,12 +384,9 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
         if (held[i] == 1 && pids[i]) {
             double left = until - util_now_seconds();
             held[i] = sweep_state_lock(sid, "sweep cleanup", left > 0 ? left : 0, &(*fds)[i], &err);
-            if (held[i] == 1)
-                util_term_printf(stderr,
-                                 "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) was asked to stop "
-                                 "but did not let go of its state file within %g s (--wait): its instances are "
-                                 "ended by tag, its state file is left to it\n",
-                                 sid, pids[i], C.wait_s);
+            if (held[i] == 1 && !sweep_state_locked(sid, NULL, 0)) /* let go just after the wait */
+                held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &(*fds)[i], &err);
+            if (held[i] == 1) held[i] = held_after_stop(sid, pids[i]);
             else if (held[i] == 0)
                 ib_info("sweep %s: its `instbench sweep run` (pid %ld) stopped and let go of its state file", sid,
                         pids[i]);
@@ -353,7 +395,7 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
         *unstopped += held[i] == 1;
         int ld = sweep_state_load(sid, &(*states)[n], &err);
         if (ld == 0) {
-            (*owned)[n] = held[i] != 1;
+            (*owned)[n] = held[i] == 2 ? 2 : held[i] != 1;
             (*fds)[n] = (*fds)[i];
             n++;
             continue;
@@ -365,7 +407,8 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
         for (size_t i = 0; i < want; i++) sweep_state_unlock((*fds)[i]);
     free(held);
     free(pids);
-    util_free_strv(ids, nid);
+    *listed = ids;
+    *n_listed = nid;
     *n_states = n;
     return rc;
 }
@@ -391,7 +434,7 @@ static size_t cleanup_regions(const sweep_state *states, size_t n_states, char r
  * it records that was seen neither running nor ended is left as recorded and named: the cleanup
  * cannot say it is gone (another region, another account, or EC2 forgot it).  A sweep found all
  * clean is done: its candidates that never got an outcome (its process died) get "not run".  A
- * state file a live run holds (OWNED 0) is not written.  Returns how many were unseen. */
+ * state file another process holds (OWNED 0 or 2) is not written.  Returns how many were unseen. */
 static size_t cleanup_record(sweep_state *states, const int *owned, size_t n_states, int all_clean, char regions[][32],
                              size_t n_regions)
 {
@@ -410,8 +453,9 @@ static size_t cleanup_record(sweep_state *states, const int *owned, size_t n_sta
                              n_regions > 1 ? " or the other regions searched" : "");
         }
         unseen += left;
-        if (!owned[k]) {
-            ib_info("sweep %s: its state file is its live `sweep run`'s: not written", st->id);
+        if (owned[k] != 1) {
+            ib_info("sweep %s: its state file is %s: not written", st->id,
+                    owned[k] == 2 ? "another `instbench sweep cleanup`'s" : "its live `sweep run`'s");
             continue;
         }
         if (!left && all_clean) {
@@ -440,6 +484,36 @@ static size_t cleanup_record(sweep_state *states, const int *owned, size_t n_sta
     return unseen;
 }
 
+/* --all, at its end: a sweep whose state file the first listing did not have (started while this
+ * cleanup ran) and whose `sweep run` is alive was neither stopped nor refused, and may still be
+ * launching (its instances found by tag were ended, later ones were not): named, with what to do.
+ * Returns how many. */
+static int started_since(char **listed, size_t n_listed)
+{
+    char **ids = NULL, who[64];
+    size_t n = 0;
+    ib_error err = {0};
+    if (sweep_state_list(&ids, &n, &err) != 0) {
+        ib_warn("%s: a sweep started while this cleanup ran would not be seen", err.msg);
+        return 0;
+    }
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        int known = 0;
+        for (size_t k = 0; k < n_listed && !known; k++) known = !strcmp(ids[i], listed[k]);
+        long pid = 0;
+        if (known || !sweep_state_held_by(ids[i], who, sizeof who, &pid) || strcmp(who, "sweep run")) continue;
+        util_term_printf(stderr,
+                         "instbench sweep cleanup: sweep %s was started while this cleanup ran (after it listed the "
+                         "state files) and its `instbench sweep run` (pid %ld) is alive: not stopped, it may go on "
+                         "launching: run `instbench sweep cleanup %s --force`\n",
+                         ids[i], pid, ids[i]);
+        found++;
+    }
+    util_free_strv(ids, n);
+    return found;
+}
+
 int cmd_sweep_cleanup(int argc, char **argv)
 {
     memset(&C, 0, sizeof C);
@@ -454,8 +528,10 @@ int cmd_sweep_cleanup(int argc, char **argv)
     sweep_install_handlers(); /* a Ctrl-C must not cut a cleanup short, nor a closed pipe: noted, the cleanup goes on */
     sweep_state *states = NULL;
     int unreadable = 0, unstopped = 0, *owned = NULL, *fds = NULL;
-    size_t n_states = 0;
-    if (cleanup_states(C.all ? NULL : pos[0], &states, &owned, &fds, &n_states, &unreadable, &unstopped) != 0) {
+    size_t n_states = 0, n_listed = 0;
+    char **listed = NULL;
+    if (cleanup_states(C.all ? NULL : pos[0], &states, &owned, &fds, &n_states, &unreadable, &unstopped, &listed,
+                       &n_listed) != 0) {
         rc = IB_EXIT_RUNTIME;
         goto out;
     }
@@ -521,6 +597,8 @@ int cmd_sweep_cleanup(int argc, char **argv)
                 total, total == 1 ? "" : "s", unstopped, unstopped == 1 ? " is" : "s are", C.all ? "--all" : pos[0]);
         rc = IB_EXIT_RUNTIME;
     }
+    /* never "nothing left" while a run this cleanup did not stop may still be launching */
+    if (C.all && started_since(listed, n_listed)) rc = IB_EXIT_RUNTIME;
     if (rc == IB_EXIT_OK)
         ib_info("%zu instance%s terminated; nothing of %s is left running", total, total == 1 ? "" : "s",
                 C.all ? "any sweep" : pos[0]);
@@ -532,5 +610,6 @@ out:
     free(states);
     free(owned);
     free(fds);
+    util_free_strv(listed, n_listed);
     return rc;
 }

@@ -344,18 +344,36 @@ void sweep_state_unlock(int fd)
     if (fd >= 0) close(fd); /* the lock goes with the descriptor; the file stays (removing it would race) */
 }
 
-int sweep_state_locked(const char *id, char *holder, size_t len)
+/* ID's lock file opened, when a live process holds its lock (else -1); the shared lock taken to
+ * look goes when it is closed. */
+static int open_held(const char *id)
 {
     char path[1200];
     ib_error err = {0};
-    if (lock_path(id, path, sizeof path, &err) != 0) return 0;
+    if (lock_path(id, path, sizeof path, &err) != 0) return -1;
     int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (f < 0) return 0;
+    if (f < 0) return -1;
     struct stat sb;
     int held = fstat(f, &sb) == 0 && S_ISREG(sb.st_mode) && flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    if (held && holder) read_holder(f, holder, len);
-    close(f); /* a shared lock taken to look is released here */
-    return held;
+    if (!held) close(f);
+    return held ? f : -1;
+}
+
+int sweep_state_locked(const char *id, char *holder, size_t len)
+{
+    int f = open_held(id);
+    if (f >= 0 && holder) read_holder(f, holder, len);
+    if (f >= 0) close(f);
+    return f >= 0;
+}
+
+int sweep_state_held_by(const char *id, char *who, size_t len, long *pid)
+{
+    int f = open_held(id);
+    *pid = f >= 0 ? holder_fields(f, who, len) : 0;
+    if (f < 0 && len) who[0] = '\0';
+    if (f >= 0) close(f);
+    return f >= 0;
 }
 
 /* ---- reading (hostile input) ------------------------------------------------------------------ */

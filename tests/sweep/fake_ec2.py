@@ -45,6 +45,10 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
                                               the candidate's, not capacity or a quota)
   "hold": ["TYPE", ...]                       RunInstances of TYPE launches at once, but its answer is
                                               held while TYPE stays listed (a launch in flight)
+  "hold_by": {"AKID": ["ACTION", ...]}       a call of ACTION signed with access key AKID waits, before
+                                              it is served, while ACTION stays listed for AKID (so
+                                              one process's calls can be held, another's not);
+                                              GET counts the calls that waited in calls["held ACTION"]
   "end": {"INSTANCE-ID": "REASON"}            that instance ends now, as if from outside the sweep (a
                                               failure, the console): shutting-down with REASON, then
                                               terminated
@@ -89,7 +93,8 @@ class Sweep:
         self.script = {"capacity": {}, "quota": {}, "throttle": 0, "hide_new": 0, "interrupt": {},
                        "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": [],
                        "dry_run_denied": 0, "lose_answers": 0, "default_sg_efa": 0, "eip_limit": 5,
-                       "eni_late": 0, "sg_in_use": 0, "networks": {}, "refuse": {}, "hold": []}
+                       "eni_late": 0, "sg_in_use": 0, "networks": {}, "refuse": {}, "hold": [],
+                       "hold_by": {}}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
@@ -567,6 +572,12 @@ class SweepHandler(aws_fake_server.Handler):
         if why:
             s, b = aws_fake_server.ec2_error(403, why[0], why[1])
             return self.send(s, b, "text/xml;charset=UTF-8")
+        akid = (self.headers.get("Authorization") or "").partition("Credential=")[2].partition("/")[0]
+        if op in SWEEP.script["hold_by"].get(akid, ()):
+            with SWEEP.lock:
+                SWEEP.calls["held " + op] = SWEEP.calls.get("held " + op, 0) + 1
+            while op in SWEEP.script["hold_by"].get(akid, ()):
+                time.sleep(0.05)
         with SWEEP.lock:
             SWEEP.calls[op] = SWEEP.calls.get(op, 0) + 1
             per_op = SWEEP.script["throttle_op"]

@@ -15,6 +15,15 @@ RunInstances answer ("hold") until the test lets it go.
      whatever is there (the launch in flight included) and exits 1; the run, once its answer comes,
      launches nothing more and ends
   a  `cleanup --all --force` with two live runs: both stopped, nothing more launched by either
+  d  two `cleanup ID --force` at once on one live run: both signal it; once it lets go, one takes
+     the lock and holds it through its pass by tag (its DescribeInstances held by the fake, the
+     cleanups signing with their own access key), past the other's --wait: that other says the
+     run stopped and names the cleanup that holds the file (its pid), not "did not let go"; a
+     third, started once the run has ended, names that cleanup too, not "not signalled"; all exit
+     0, the run exits 130 and launches nothing more
+  g  `cleanup --all` (no --force) held in its pass by tag while a new `sweep run` starts: at its
+     end it names that sweep and its live run (pid) with `instbench sweep cleanup ID --force`, and
+     exits 1, the run still alive; that command then stops it
 Usage: sweep_cleanup_force.py INSTBENCH [SCENARIO...]"""
 import os
 import shutil
@@ -22,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -234,9 +244,139 @@ def scenario_a():
         shutil.rmtree(home, ignore_errors=True)
 
 
+# ---- d, g: cleanups whose own EC2 calls the fake holds -------------------------------------------
+CLEANUP_KEY = {"AWS_ACCESS_KEY_ID": "AKIDCLEANUP", "AWS_SECRET_ACCESS_KEY": "cleanupSecretKeyForTheFakeOnly0123456789"}
+
+
+def fresh_two_keys():
+    """The harness's fake, knowing a second access key: the cleanups sign with it, so their calls
+    can be held (fake_ec2's "hold_by") while the run's are served."""
+    fake = F.FakeEc2("--s3-bucket", "%s:%s" % (F.BUCKET, F.REGION), "--prices", F.PRICES,
+                     "--credentials", "AKIDEXAMPLE:wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+                     "--credentials", "%s:%s" % (CLEANUP_KEY["AWS_ACCESS_KEY_ID"],
+                                                 CLEANUP_KEY["AWS_SECRET_ACCESS_KEY"]))
+    return fake, tempfile.mkdtemp(prefix="sweep-force-")
+
+
+def cleanup_bg(fake, home, *args):
+    """`sweep cleanup ARGS` in the background, signing with CLEANUP_KEY; its stderr lines gather in
+    .lines as they come."""
+    e = F.environment(fake, home)
+    e.update(M.FAST)
+    e.update(CLEANUP_KEY)
+    p = subprocess.Popen([BIN, "sweep", "cleanup"] + list(args), cwd=home, env=e, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    p.lines = []
+    p.reader = threading.Thread(target=lambda: [p.lines.append(line) for line in p.stderr], daemon=True)
+    p.reader.start()
+    return p
+
+
+def ended(p, timeout=120):
+    rc = p.wait(timeout=timeout)
+    p.reader.join()
+    return rc, "".join(p.lines)
+
+
+def until(cond, timeout=90):
+    deadline = time.time() + timeout
+    while time.time() < deadline and not cond():
+        time.sleep(0.05)
+    return cond()
+
+
+def held(n):
+    return lambda r: r["calls"].get("held DescribeInstances", 0) >= n
+
+
+def run_in_flight(fake, home, label):
+    """A `sweep run` of three candidates whose second RunInstances is held: alive, the lock its.
+    Returns (the process, its sweep id)."""
+    fake.sweep(hold=["g5.2xlarge"])
+    p = M.start(fake, home, ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g4dn.xlarge:on-demand"],
+                "--max-minutes", "3")
+    check(M.wait_for(fake, lambda r: launched(r) == ["g5.xlarge", "g5.2xlarge"]) is not None,
+          "%s: the second launch in flight" % label)
+    return p, M.sweep_ids(home)[0]
+
+
+def scenario_d():
+    fake, home = fresh_two_keys()
+    p, cleanups = None, []
+    try:
+        p, sid = run_in_flight(fake, home, "d")
+        fake.sweep(hold_by={CLEANUP_KEY["AWS_ACCESS_KEY_ID"]: ["DescribeInstances"]})
+        cleanups = [cleanup_bg(fake, home, sid, "--force", "--wait", "15") for _ in range(2)]
+        stopping = "stopping its `instbench sweep run` (pid %d)" % p.pid
+        check(until(lambda: all(stopping in "".join(c.lines) for c in cleanups)), "d: both cleanups signal the run")
+        fake.sweep(hold=[])
+        out, run_err = M.finish(p, timeout=60)
+        # the first to take the lock waits in its pass by tag; the other gets there after its --wait
+        check(M.wait_for(fake, held(2), timeout=90) is not None, "d: both cleanups reached their pass by tag")
+        # a third, come after the run ended, finds the first cleanup holding the file
+        cleanups.append(cleanup_bg(fake, home, sid, "--force", "--wait", "15"))
+        check(M.wait_for(fake, held(3), timeout=90) is not None, "d: the third reached its pass by tag")
+        fake.sweep(hold_by={})
+        res = [ended(c) for c in cleanups]
+        rec = fake.look()
+        check(p.returncode == 130 and launched(rec) == ["g5.xlarge", "g5.2xlarge"] and not M.alive(rec),
+              "d: the run stopped, launched nothing more, nothing left: %d %r" % (p.returncode, launched(rec)))
+        let_go = "its `instbench sweep run` (pid %d) stopped and let go" % p.pid
+        first = [k for k in (0, 1) if let_go in res[k][1]]
+        third = res[2][1]
+        check(len(first) == 1, "d: one cleanup took the lock from the run: %r" % [e[-800:] for _, e in res])
+        if len(first) == 1:
+            other = 1 - first[0]
+            told = ("%s: its `instbench sweep run` (pid %d) stopped; another `instbench sweep cleanup` (pid %d) "
+                    "holds its state file now" % (sid, p.pid, cleanups[first[0]].pid))
+            check(told in res[other][1] and "did not let go" not in res[other][1],
+                  "d: the other names the cleanup that holds the file: %s" % res[other][1][-1500:])
+            check(("%s: another `instbench sweep cleanup` (pid %d) holds its state file" % (
+                sid, cleanups[first[0]].pid)) in third and "not signalled" not in third,
+                "d: the third names the cleanup that holds the file: %s" % third[-1500:])
+        check([rc for rc, _ in res] == [0, 0, 0], "d: all exit 0: %r" % [rc for rc, _ in res])
+        st = M.state(home, sid)
+        check(st["note"] == BY_CLEANUP and st["phase"] == "done" and
+              all(i["state"] == "terminated" for i in st["instances"]),
+              "d: the state file done, naming the cleanup: %r %r" % (st["phase"], st["note"]))
+    finally:
+        fake.sweep(hold=[], hold_by={})
+        reap(p, *cleanups)
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def scenario_g():
+    fake, home = fresh_two_keys()
+    p, c = None, None
+    try:
+        fake.sweep(hold_by={CLEANUP_KEY["AWS_ACCESS_KEY_ID"]: ["DescribeInstances"]})
+        c = cleanup_bg(fake, home, "--all")
+        check(M.wait_for(fake, held(1)) is not None, "g: the cleanup listed the state files and waits in its pass")
+        p, sid = run_in_flight(fake, home, "g")
+        fake.sweep(hold_by={})
+        rc, err = ended(c)
+        check(rc == 1 and ("sweep %s was started while this cleanup ran" % sid) in err and
+              ("`instbench sweep run` (pid %d) is alive" % p.pid) in err and
+              ("run `instbench sweep cleanup %s --force`" % sid) in err and "is left running" not in err,
+              "g: the new sweep is named with what to do, exit 1: %d %s" % (rc, err[-1500:]))
+        check(p.poll() is None, "g: plain --all did not stop the new run")
+        rc, err = cleanup_until_stopping(fake, home, sid, "--force", release=["g5.2xlarge"])
+        M.finish(p, timeout=60)
+        rec = fake.look()
+        check(rc == 0 and p.returncode == 130 and launched(rec) == ["g5.xlarge", "g5.2xlarge"] and
+              not M.alive(rec), "g: the command named stops it: %d %d %r %s" % (
+                  rc, p.returncode, launched(rec), err[-800:]))
+    finally:
+        fake.sweep(hold=[], hold_by={})
+        reap(p, c)
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 if __name__ == "__main__":
     only = sys.argv[2:]
-    for s in (scenario_s_n, scenario_t, scenario_a):
+    for s in (scenario_s_n, scenario_t, scenario_a, scenario_d, scenario_g):
         if only and s.__name__[len("scenario_"):] not in only:
             continue
         s()
