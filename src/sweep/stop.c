@@ -45,11 +45,15 @@ static int is_sweep_run(long pid, char *seen, size_t len)
     return yes;
 }
 
-/* Whether PID has FILE open (one of /proc/PID/fd is it: the same device and inode).
- * *DENIED: /proc/PID/fd could not be read (another user's process). */
-static int has_open(long pid, const struct stat *file, int *denied)
+/* Whether PID has FILE open (one of /proc/PID/fd is it: the same device and inode).  Only an entry
+ * whose link names a file called NAME (the lock file's own name: symlinks and bind mounts change
+ * the folder the kernel shows, never the name) is stat'ed: a stat follows the link into the file's
+ * own file system, which for another of the run's files may be a hung NFS mount.  The lock file's
+ * is the one this process has just opened.  *DENIED: /proc/PID/fd could not be read (another
+ * user's process). */
+static int has_open(long pid, const char *name, const struct stat *file, int *denied)
 {
-    char dir[64], path[384];
+    char dir[64], path[384], link[4096];
     snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
     DIR *d = opendir(dir);
     *denied = !d && (errno == EACCES || errno == EPERM);
@@ -57,9 +61,12 @@ static int has_open(long pid, const struct stat *file, int *denied)
     struct dirent *e;
     struct stat sb;
     int found = 0;
+    size_t nlen = strlen(name);
     while (!found && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        ssize_t n = readlink(path, link, sizeof link - 1); /* the kernel's name: the file system is not asked */
+        if (n <= (ssize_t)nlen || link[n - (ssize_t)nlen - 1] != '/' || memcmp(link + n - nlen, name, nlen)) continue;
         found = stat(path, &sb) == 0 && sb.st_dev == file->st_dev && sb.st_ino == file->st_ino;
     }
     closedir(d);
@@ -115,13 +122,15 @@ int sweep_run_stop(const char *id, long *pid, ib_error *err)
                      id, *pid);
         return 1;
     }
+    char lock_name[96];
+    snprintf(lock_name, sizeof lock_name, "%s.lock", id);
     int denied = 0, rc = 1;
     if (!is_sweep_run(*pid, seen, sizeof seen))
         ib_error_set(err, IB_EXIT_RUNTIME,
                      "sweep %s: its lock file names pid %ld, which is not an `instbench sweep run` (%s): not "
                      "signalled",
                      id, *pid, seen);
-    else if (!has_open(*pid, &file, &denied))
+    else if (!has_open(*pid, lock_name, &file, &denied))
         ib_error_set(err, IB_EXIT_RUNTIME, "sweep %s: its lock file names pid %ld (%s), which %s: not signalled", id,
                      *pid, seen,
                      denied ? "is another user's (its open files cannot be read)"

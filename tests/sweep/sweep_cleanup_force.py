@@ -10,7 +10,8 @@ RunInstances answer ("hold") until the test lets it go.
      done and naming the cleanup; the cleanup exits 0 saying it stopped the run
   n  the lock held by a process that is not that sweep's `sweep run` (a python holding it and naming
      itself "sweep run", or naming a process whose command line is `sweep run` but which does not
-     have the lock file open): nothing signalled, cleanup exits 1 saying why
+     have the lock file open, or has another file of its name open): nothing signalled, cleanup
+     exits 1 saying why
   t  the run cannot let go within --wait (its launch still in flight): cleanup says so, ends by tag
      whatever is there (the launch in flight included) and exits 1; the run, once its answer comes,
      launches nothing more and ends
@@ -132,6 +133,7 @@ time.sleep(300)
 SLEEPER = r"""
 import signal, sys, time
 signal.signal(signal.SIGINT, lambda *a: open(sys.argv[2], "w").close())
+kept = [open(f) for f in sys.argv[3:]]
 print("up", flush=True)
 time.sleep(300)
 """
@@ -153,8 +155,16 @@ def scenario_n(fake, home, sid):
             f.write(SLEEPER)
         sleeper = spawn([sys.executable, "sweep", "run", os.path.join(scratch, "sleeper-signalled")], cwd=scratch)
         procs.append(sleeper)
+        # one with a file of the lock file's name open, elsewhere: the name alone is not the file
+        with open(os.path.join(scratch, sid + ".lock"), "w"):
+            pass
+        namesake = spawn([sys.executable, "sweep", "run", os.path.join(scratch, "sleeper-signalled"),
+                          os.path.join(scratch, sid + ".lock")], cwd=scratch)
+        procs.append(namesake)
         for case, named, why in (("itself", "", "which is not an `instbench sweep run`"),
                                  ("a `sweep run` look-alike", str(sleeper.pid),
+                                  "does not have the sweep's lock file open"),
+                                 ("a look-alike with another %s.lock open" % sid, str(namesake.pid),
                                   "does not have the sweep's lock file open")):
             marker = os.path.join(scratch, "holder-signalled")
             holder = spawn([sys.executable, "-c", HOLDER, lock, named, marker])
@@ -165,7 +175,8 @@ def scenario_n(fake, home, sid):
                   "still held by a live process not stopped" in err,
                   "n: a lock holder naming %s: not signalled, exit 1: %d %s" % (case, rc, err[-1200:]))
             check(not os.path.exists(marker) and holder.poll() is None and
-                  not os.path.exists(os.path.join(scratch, "sleeper-signalled")) and sleeper.poll() is None,
+                  not os.path.exists(os.path.join(scratch, "sleeper-signalled")) and sleeper.poll() is None and
+                  namesake.poll() is None,
                   "n: a lock holder naming %s: no process got a signal" % case)
             holder.kill()
             holder.wait()
