@@ -208,9 +208,8 @@ static const arg_spec cleanup_specs[] = {
     {"--all", 0, ARG_FLAG, &C.all, NULL,
      "every sweep's instances, placement groups, Elastic IPs and\n"
      "security groups (any value of the\n"
-     "instbench:sweep tag) in the regions of the state files here and --region.\n"
-     "A sweep whose `sweep run` started after the state files were listed is\n"
-     "named at the end, alive, with `instbench sweep cleanup ID --force`: exit 1"},
+     "instbench:sweep tag) in the regions of the state files here and --region\n"
+     "(a sweep started after they were listed is named at the end: exit 1)"},
     {"--region", 0, ARG_STRING, &C.region, "R",
      "look in R too (the state file's region, where the sweep ran, is always\n"
      "searched; without a state file: R, else AWS_REGION / the profile's region)",
@@ -221,23 +220,20 @@ static const arg_spec cleanup_specs[] = {
      "stop is waited for",
      1, 86400},
     {"--force", 0, ARG_FLAG, &C.force, NULL,
-     "end a sweep whose `sweep run` is still alive here, that run included (it\n"
-     "holds the state file's lock; without --force that sweep is refused, and\n"
-     "--all refuses, before anything is ended).  The run gets SIGINT, as from\n"
-     "Ctrl-C, when it is an `instbench sweep run` with the sweep's lock file\n"
-     "open: it launches nothing more, terminates what it launched, writes its\n"
-     "state file and exits 130; cleanup waits up to --wait seconds for it to\n"
-     "let go, then ends by tag whatever is left and writes the state file.  A\n"
-     "holder not signalled (another user's, not such a run) or not letting go\n"
-     "in time: the sweep's instances are ended by tag, its state file is left\n"
-     "to it, exit 1.  Another `sweep cleanup` holding the state file (it took\n"
-     "it when the run let go) is named and left to write it; that is no failure"},
+     "end a sweep whose `sweep run` is still alive here, that run included\n"
+     "(without --force such a sweep is refused, and --all refuses, before\n"
+     "anything is ended): the run gets SIGINT, as from Ctrl-C, launches nothing\n"
+     "more, terminates what it launched and exits 130; cleanup waits up to\n"
+     "--wait seconds for it to let go of the state file, then ends by tag\n"
+     "whatever is left.  A holder it does not signal (not that sweep's run, or\n"
+     "another user's) or that does not let go: named, instances ended by tag,\n"
+     "exit 1 (docs/usage.md, \"The lock\")"},
     {0},
 };
 
 const arg_command cmd_sweep_cleanup_args = {
     "sweep cleanup",
-    "ID|--all [--region R] [--force]",
+    "ID|--all [--region R] [--wait SECONDS] [--force]",
     "Terminates every instance tagged instbench:sweep=ID, waits until EC2 confirms each terminated,\n"
     "then releases every Elastic IP and deletes every security group and placement group with that tag.  Instances are "
     "found by their tag\n"
@@ -366,7 +362,14 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
         (*fds)[i] = -1;
         /* --force: a run is stopped at once, not after the wait for a holder that lets go */
         held[i] = sweep_state_lock(sid, "sweep cleanup", C.force ? 0 : hold_wait_s, &(*fds)[i], &err);
-        if (held[i] == 1 && !C.force) {
+        long other = held[i] == 1 && !C.force ? other_cleanup(sid) : 0;
+        if (other) {
+            util_term_printf(stderr,
+                             "instbench sweep cleanup: %s: another `instbench sweep cleanup` (pid %ld) is ending it "
+                             "now: nothing ended here (run this again once it is done)\n",
+                             sid, other);
+            rc = -1;
+        } else if (held[i] == 1 && !C.force) {
             util_term_printf(stderr,
                              "instbench sweep cleanup: %s: it ends its instances itself; ending them under it needs "
                              "--force (which stops it too)%s: nothing ended\n",

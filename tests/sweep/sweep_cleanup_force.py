@@ -21,7 +21,8 @@ RunInstances answer ("hold") until the test lets it go.
      cleanups signing with their own access key), past the other's --wait: that other says the
      run stopped and names the cleanup that holds the file (its pid), not "did not let go"; a
      third, started once the run has ended, names that cleanup too, not "not signalled"; all exit
-     0, the run exits 130 and launches nothing more
+     0, the run exits 130 and launches nothing more; a plain cleanup meanwhile names the cleanup at
+     work, not a run (exit 1, nothing ended)
   g  `cleanup --all` (no --force) held in its pass by tag while a new `sweep run` starts: at its
      end it names that sweep and its live run (pid) with `instbench sweep cleanup ID --force`, and
      exits 1, the run still alive; that command then stops it
@@ -327,6 +328,11 @@ def scenario_d():
         # a third, come after the run ended, finds the first cleanup holding the file
         cleanups.append(cleanup_bg(fake, home, sid, "--force", "--wait", "15"))
         check(M.wait_for(fake, held(3), timeout=90) is not None, "d: the third reached its pass by tag")
+        # a plain cleanup meanwhile: the holder named as the cleanup it is, not as a run
+        rc4, err4 = ended(cleanup_bg(fake, home, sid))
+        check(rc4 == 1 and "it ends its instances itself" not in err4 and
+              ("%s: another `instbench sweep cleanup` (pid " % sid) in err4 and "is ending it now" in err4,
+              "d: a plain cleanup names the cleanup at work: %d %s" % (rc4, err4[-800:]))
         fake.sweep(hold_by={})
         res = [ended(c) for c in cleanups]
         rec = fake.look()
