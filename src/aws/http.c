@@ -456,16 +456,14 @@ static void finish_attempt(aws_client *c, xfer *x, CURLcode cc)
         char var[96];
         const char *v = aws_endpoint_var_of(r->service, r->url, var, sizeof var);
         if (x->body.too_big) {
-            long st = 0;
-            curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
-            resp->too_big = st >= 200 && st < 300;
+            resp->too_big = status >= 200 && status < 300;
             if (resp->too_big) /* the cap is the call's own: an endpoint that passes it is no AWS */
                 snprintf(reason, sizeof reason, "response larger than %zu bytes, the most this call reads%s%s%s",
                          r->max_body ? r->max_body : (size_t)AWS_MAX_BODY, v ? " (is " : "", v ? v : "",
                          v ? " an AWS endpoint?)" : "");
             else
-                snprintf(reason, sizeof reason, "an HTTP %ld answer larger than %u bytes, which no AWS error is", st,
-                         AWS_MAX_ERROR_BODY);
+                snprintf(reason, sizeof reason, "an HTTP %ld answer larger than %u bytes, which no AWS error is",
+                         status, AWS_MAX_ERROR_BODY);
         } else if (aws_scheme_mismatch(x->easy, r->url, cc, x->errbuf, v, &c->tls_probe, reason, sizeof reason)) {
             retryable = 0; /* the same answer every time */
         } else {
