@@ -190,4 +190,13 @@ char *util_json_print_compact(const struct cJSON *doc);
 /* Hex of a byte string (out must hold 2*n+1). */
 void util_hex(const unsigned char *in, size_t n, char *out);
 
+/* Another process's /proc/PID/WHAT ("cmdline", "environ") into BUF, at most CAP - 1 bytes and a
+ * NUL after them: the bytes read, or -1 when it cannot be opened (gone, another user's). */
+long util_proc_read(long pid, const char *what, char *buf, size_t cap);
+/* The command of an instbench command line as /proc/PID/cmdline holds it (LEN bytes of NUL-ended
+ * arguments, a NUL after them): the first argument after the executable and instbench's own
+ * options, which come first and start with '-' (as src/main.c reads its argv); NULL when there is
+ * none.  The arguments after it follow, each past the previous one's NUL. */
+const char *util_cmdline_command(const char *cmd, size_t len);
+
 #endif

@@ -76,9 +76,8 @@ void bench_measure_value_follows(int (*fn)(const char *a)) { value_follows = fn;
 
 static int measure_flags(const char *cmd, size_t len, bench_rendezvous_flags *f)
 {
-    const char *end = cmd + len, *a = cmd + strlen(cmd) + 1; /* past the executable */
-    while (a < end && a[0] == '-' && a[1]) a += strlen(a) + 1;
-    if (a >= end || strcmp(a, "measure")) return 1;
+    const char *end = cmd + len, *a = util_cmdline_command(cmd, len);
+    if (!a || strcmp(a, "measure")) return 1;
     int *const ints[] = {&f->nnodes, &f->node_rank, &f->master_port};
     static const char *const names[] = {"--nnodes", "--node-rank", "--master-port", "--master-addr"};
     for (a += strlen(a) + 1; a < end && strcmp(a, "--"); a += strlen(a) + 1) {
@@ -119,19 +118,6 @@ static int in_job(const char *cmd, size_t clen, const char *env, size_t elen, co
     return same;
 }
 
-/* Reads /proc/PID/WHAT into BUF (CAP bytes, the last one left NUL): its length, or -1. */
-static long read_proc(int pid, const char *what, char *buf, size_t cap)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/%s", pid, what);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    size_t n = 0;
-    for (ssize_t k; n + 1 < cap && (k = read(fd, buf + n, cap - 1 - n)) > 0;) n += (size_t)k;
-    close(fd);
-    buf[n] = '\0';
-    return (long)n;
-}
 
 /* ENV (ENVIRON_MAX bytes) and CMD (CMDLINE_MAX) are buffers for PID's. */
 static int is_peer(int pid, const char *self_exe, const bench_rendezvous *rdv, char *env, char *cmd)
@@ -142,7 +128,8 @@ static int is_peer(int pid, const char *self_exe, const bench_rendezvous *rdv, c
     if (n <= 0) return 0;
     exe[n] = '\0';
     if (strcmp(exe, self_exe)) return 0;
-    const long elen = read_proc(pid, "environ", env, ENVIRON_MAX), clen = read_proc(pid, "cmdline", cmd, CMDLINE_MAX);
+    const long elen = util_proc_read(pid, "environ", env, ENVIRON_MAX),
+               clen = util_proc_read(pid, "cmdline", cmd, CMDLINE_MAX);
     return elen >= 0 && clen > 0 && in_job(cmd, (size_t)clen, env, (size_t)elen, rdv);
 }
 

@@ -27,19 +27,14 @@
  * in any case).  SEEN gets the start of the command line, for the message. */
 static int is_sweep_run(long pid, char *seen, size_t len)
 {
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0) close(fd);
+    char buf[4096];
+    long n = util_proc_read(pid, "cmdline", buf, sizeof buf);
     snprintf(seen, len, "%s", n > 0 ? "" : "no command line");
     if (n <= 0) return 0;
-    buf[n] = '\0';
-    const char *end = buf + n, *a = buf + strlen(buf) + 1; /* past the executable */
-    while (a < end && a[0] == '-' && a[1]) a += strlen(a) + 1;
-    const char *sub = a < end ? a + strlen(a) + 1 : end;
+    const char *end = buf + n, *a = util_cmdline_command(buf, (size_t)n);
+    const char *sub = a ? a + strlen(a) + 1 : end;
     int yes = sub < end && !strcasecmp(a, "sweep") && !strcasecmp(sub, "run");
-    for (ssize_t i = 0; i < n - 1; i++)
+    for (long i = 0; i < n - 1; i++)
         if (!buf[i]) buf[i] = ' '; /* the arguments as a shell would show them, for the message */
     snprintf(seen, len, "%.60s%s", buf, strlen(buf) > 60 ? "..." : "");
     return yes;
@@ -108,7 +103,10 @@ int sweep_run_stop(const char *id, long *pid, ib_error *err)
     char who[64], seen[80];
     struct stat file;
     if (sweep_state_lock_holder(id, who, sizeof who, pid, &file) != 0) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "sweep %s: its lock file cannot be read: its holder is unknown", id);
+        ib_error_set(err, IB_EXIT_RUNTIME,
+                     "sweep %s: its lock is no longer held, or its lock file cannot be read: not "
+                     "signalled",
+                     id);
         return 1;
     }
     if (strcmp(who, "sweep run") || *pid <= 0) {

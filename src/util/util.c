@@ -427,3 +427,23 @@ void util_hex(const unsigned char *in, size_t n, char *out)
     }
     out[2 * n] = '\0';
 }
+
+long util_proc_read(long pid, const char *what, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/%s", pid, what);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t n = 0;
+    for (ssize_t k; n + 1 < cap && (k = read(fd, buf + n, cap - 1 - n)) > 0;) n += (size_t)k;
+    close(fd);
+    buf[n] = '\0';
+    return (long)n;
+}
+
+const char *util_cmdline_command(const char *cmd, size_t len)
+{
+    const char *end = cmd + len, *a = cmd + strnlen(cmd, len) + 1; /* past the executable */
+    while (a < end && a[0] == '-' && a[1]) a += strlen(a) + 1;
+    return a < end ? a : NULL;
+}
