@@ -74,9 +74,10 @@ int sweep_eips_release(sweep_ctx *x, ib_error *err);
  * instances' interfaces in it); -1 with err when it is left. */
 int sweep_efa_group_delete(sweep_ctx *x, ib_error *err);
 
-/* state.c: what ID's lock file records of its holder, WHO ("sweep run") and *PID (0: none), and
- * the file's identity in *FILE (to find it among a process's open files); -1 when it cannot be
- * opened or is no regular file.  What it records is only a name: stop.c checks it. */
+/* state.c: sweep_state_held_by, and the lock file's identity in *FILE (to find it among a
+ * process's open files): 0 when a live process holds ID's lock, WHO ("sweep run") and *PID (0:
+ * none) what the file records of it; -1 when none holds it or the file cannot be opened or is no
+ * regular file.  What it records is only a name: stop.c checks it. */
 struct stat;
 int sweep_state_lock_holder(const char *id, char *who, size_t len, long *pid, struct stat *file);
 

@@ -282,21 +282,6 @@ static void read_holder(int fd, char *out, size_t len)
     else snprintf(out, len, "another instbench process");
 }
 
-int sweep_state_lock_holder(const char *id, char *who, size_t len, long *pid, struct stat *file)
-{
-    char path[1200];
-    ib_error err = {0};
-    *pid = 0;
-    if (len) who[0] = '\0';
-    if (lock_path(id, path, sizeof path, &err) != 0) return -1;
-    int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (f < 0) return -1;
-    int ok = fstat(f, file) == 0 && S_ISREG(file->st_mode);
-    if (ok) *pid = holder_fields(f, who, len);
-    close(f);
-    return ok ? 0 : -1;
-}
-
 int sweep_state_lock(const char *id, const char *who, double wait_s, int *fd, ib_error *err)
 {
     char path[1200], dir[1024];
@@ -344,36 +329,42 @@ void sweep_state_unlock(int fd)
     if (fd >= 0) close(fd); /* the lock goes with the descriptor; the file stays (removing it would race) */
 }
 
-/* ID's lock file opened, when a live process holds its lock (else -1); the shared lock taken to
- * look goes when it is closed. */
-static int open_held(const char *id)
+/* ID's lock file opened, when a live process holds its lock (else -1), its identity in *SB; the
+ * shared lock taken to look goes when it is closed. */
+static int open_held(const char *id, struct stat *sb)
 {
     char path[1200];
     ib_error err = {0};
     if (lock_path(id, path, sizeof path, &err) != 0) return -1;
     int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (f < 0) return -1;
-    struct stat sb;
-    int held = fstat(f, &sb) == 0 && S_ISREG(sb.st_mode) && flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    int held = fstat(f, sb) == 0 && S_ISREG(sb->st_mode) && flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     if (!held) close(f);
     return held ? f : -1;
 }
 
 int sweep_state_locked(const char *id, char *holder, size_t len)
 {
-    int f = open_held(id);
+    struct stat sb;
+    int f = open_held(id, &sb);
     if (f >= 0 && holder) read_holder(f, holder, len);
     if (f >= 0) close(f);
     return f >= 0;
 }
 
-int sweep_state_held_by(const char *id, char *who, size_t len, long *pid)
+int sweep_state_lock_holder(const char *id, char *who, size_t len, long *pid, struct stat *file)
 {
-    int f = open_held(id);
+    int f = open_held(id, file);
     *pid = f >= 0 ? holder_fields(f, who, len) : 0;
     if (f < 0 && len) who[0] = '\0';
     if (f >= 0) close(f);
-    return f >= 0;
+    return f >= 0 ? 0 : -1;
+}
+
+int sweep_state_held_by(const char *id, char *who, size_t len, long *pid)
+{
+    struct stat sb;
+    return sweep_state_lock_holder(id, who, len, pid, &sb) == 0;
 }
 
 /* ---- reading (hostile input) ------------------------------------------------------------------ */
