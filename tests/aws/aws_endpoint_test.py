@@ -25,6 +25,7 @@ import urllib.request
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import FakeAws, absent_path, refused_url  # noqa: E402
+from imds_standin import Silent  # noqa: E402
 
 PROBE = None
 PY = sys.executable
@@ -245,11 +246,11 @@ class SigningAndChain(AwsTestCase):
         self.assertGreater(self.ep.stats()["container_credential_fetches"], before)
         self.assertEqual(self.botocore_creds(env)[0], "container-role")
         self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env)  # minted key + token, verified
-        # FULL_URI over plain http to a non-loopback host is refused without connecting
+        # FULL_URI over plain http to a non-loopback host is refused without connecting: the words
+        # come from the URL's check, before any connection (nothing answers at 10.9.8.7)
         env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = "http://10.9.8.7/creds"
-        _, err, dt = self.probe(["credentials"], env, expect_rc=1)
+        _, err, _ = self.probe(["credentials"], env, expect_rc=1)
         self.assertIn("not allowed", err)
-        self.assertLess(dt, 1.0)
 
     def test_container_url_rules(self):
         rel, full = "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"
@@ -596,21 +597,33 @@ class Imds(AwsTestCase):
     def test_disabled(self):
         n = self.ep.stats()["imds_token_requests"]
         env = clean_env(self.home, AWS_EC2_METADATA_DISABLED="true", AWS_EC2_METADATA_SERVICE_ENDPOINT=self.ep.url)
-        _, err, dt = self.probe(["identity"], env, expect_rc=1)
+        _, err, _ = self.probe(["identity"], env, expect_rc=1)
         self.assertIn("AWS_EC2_METADATA_DISABLED", err)
-        self.assertLess(dt, 0.5)
-        self.assertEqual(self.ep.stats()["imds_token_requests"], n)
+        self.assertEqual(self.ep.stats()["imds_token_requests"], n)  # not asked at all
 
-    def test_absent_closed_port(self):
-        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=refused_url())
-        _, err, dt = self.probe(["identity"], env, expect_rc=1)
-        self.assertIn("not on EC2", err)
-        self.assertLess(dt, 1.5)
+    # What a missing IMDS costs is judged without a clock bound (machines differ): against a
+    # control run whose AWS_METADATA_SERVICE_TIMEOUT is CONTROL_S, in the same test.
+    CONTROL_S = "3"
+
+    def absent(self, endpoint, cmd="identity", timeout=None):
+        env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None, AWS_EC2_METADATA_SERVICE_ENDPOINT=endpoint,
+                        AWS_METADATA_SERVICE_TIMEOUT=timeout)
+        return self.probe([cmd], env, expect_rc=1)[1:]   # stderr, seconds
+
+    def test_absent_silent(self):
+        # A server that accepts and never answers: one token request, however far the chain goes
+        # (the credential chain too), not one more per metadata path or retry.
+        silent = Silent()
+        for cmd in ("identity", "credentials"):
+            self.absent(silent.url, cmd)
+            self.assertEqual((silent.connections, silent.request_lines), (1, ["PUT /latest/api/token HTTP/1.1"]))
+            silent.reset()
+        silent.close()
 
     def test_absent_blackholed(self):
         # A listener whose accept queue is full and never accepted: further SYNs are dropped, so
         # connecting hangs as it does toward 169.254.169.254 off EC2.  Only the short connect
-        # timeout ends it.
+        # timeout ends it: the default's (1 s) sooner than the control's; a closed port sooner still.
         lst = socket.socket()
         lst.bind(("127.0.0.1", 0))
         lst.listen(0)
@@ -625,15 +638,18 @@ class Imds(AwsTestCase):
                 pass
             fillers.append(c)
         try:
-            env = clean_env(self.home, AWS_EC2_METADATA_DISABLED=None,
-                            AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:%d" % port)
-            _, err, dt = self.probe(["identity"], env, expect_rc=1)
+            url = "http://127.0.0.1:%d" % port
+            err, default = self.absent(url)
             self.assertIn("not on EC2", err)
-            self.assertGreater(dt, 0.5)  # it really waited for the connect timeout
-            self.assertLess(dt, 1.8)
-            # and the whole credential chain gives up just as fast
-            _, err, dt = self.probe(["credentials"], env, expect_rc=1)
-            self.assertLess(dt, 1.8)
+            self.assertIn("timed out", err)  # it really waited for the connect timeout
+            err, control = self.absent(url, timeout=self.CONTROL_S)
+            self.assertIn("timed out", err)
+            self.assertLess(default, control)
+            # and the whole credential chain too (test_absent_silent: with one attempt)
+            self.assertLess(self.absent(url, "credentials")[1], control)
+            err, closed = self.absent(refused_url(), timeout=self.CONTROL_S)   # refused: not waited out
+            self.assertIn("not on EC2", err)
+            self.assertLess(closed, control)
         finally:
             for c in fillers:
                 c.close()
@@ -718,13 +734,11 @@ class Transport(AwsTestCase):
         try:
             ep.control(faults=[{"kind": "stall", "count": 1}])
             env = self.env(AWS_ENDPOINT_URL=ep.url)
-            t0 = time.monotonic()
+            # the stall ends after 8 s with the connection closed, no answer: the client's own
+            # "timed out" says its 1 s timeout cut the attempt short (no clock bound needed)
             res, err, _ = self.probe(["--timeout", "1", "pricing", "AmazonEC2", "g5.xlarge"], env)
-            dt = time.monotonic() - t0
             self.assertEqual(res["attempts"], 2)
             self.assertIn("timed out", err)
-            self.assertGreater(dt, 0.9)
-            self.assertLess(dt, 5)
         finally:
             ep.stop()
 

@@ -2,8 +2,10 @@
 it hands out a session token on PUT /latest/api/token and answers GETs only when they carry it.
 Imds.meta maps a path under /latest/meta-data/ to its answer (str or bytes); Imds.log records
 every request as (method, path, token).  start(meta) serves its own META and log instead (the sweep's
-instance simulator runs one per instance): the server's RequestHandlerClass.meta / .log."""
+instance simulator runs one per instance): the server's RequestHandlerClass.meta / .log.
+Silent is the metadata address that accepts and never answers, counting what reached it."""
 import http.server
+import socket
 import threading
 
 TOKEN = "AQAEAtest-token=="
@@ -48,3 +50,62 @@ def start(meta=None):
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, f"http://127.0.0.1:{srv.server_address[1]}"
+
+
+class Silent:
+    """A server that accepts every connection, reads the request and never answers, as a metadata
+    address black-holed past the handshake does.  It counts what the client tried (.connections,
+    .request_lines: the first line of each request), so a test can tell one attempt that waited out
+    its timeout from several, without a clock."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)   # how often the accept loop looks at _stop
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.connections = 0
+        self.request_lines = []
+        self._held = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with self._lock:
+                self.connections += 1
+                self._held.append(conn)
+            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn):
+        data = b""
+        try:
+            while b"\r\n" not in data and len(data) < 4096:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            pass
+        if data:
+            with self._lock:
+                self.request_lines.append(data.split(b"\r\n", 1)[0].decode("latin-1"))
+
+    def reset(self):
+        """Forgets what it saw (and drops the connections it held)."""
+        with self._lock:
+            for c in self._held:
+                c.close()
+            self._held, self.connections, self.request_lines = [], 0, []
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+        self.reset()
+        self.sock.close()
