@@ -25,12 +25,14 @@ APT_PACKAGES=(
 #   `prices` write, as a user would; rsvg-convert renders the SVG;
 # - clang with its runtime builds the libFuzzer targets; clang-format checks the one style;
 # - Slurm (slurmctld, slurmd, srun) and munge: tests/measure/measure_slurm.py starts a real
-#   one-node cluster on loopback; no service is left enabled or running (apt_install below).
+#   one-node cluster on loopback; no service is left enabled or running (apt_install below);
+# - locales: the German locale's source, from which tests/cli/cli_locale.py builds a decimal-comma
+#   locale with localedef (no system locale is generated or changed).
 TEST_APT_PACKAGES=(
   python3-venv python3-torch python3-torchvision python3-botocore python3-jsonschema
   awscli librsvg2-bin clang libclang-rt-14-dev clang-format
   jq python3-pandas python3-openpyxl libreoffice-calc-nogui
-  slurmctld slurmd slurm-client munge
+  slurmctld slurmd slurm-client munge locales
 )
 # ccache: scripts/test.sh installs it before its first build, through which the suite's builds (the
 # release build, the mutation check's copy, the build from the source archive) share their objects.

@@ -23,10 +23,10 @@ REPO = os.path.abspath(sys.argv[1])
 SCRIPT = os.path.join(REPO, "scripts", "bootstrap.sh")
 # What only the tests need (issue 41: a newcomer trying the CLI gets none of these).
 TEST_ONLY = ("libreoffice", "slurm", "munge", "awscli", "python3-torch", "clang", "jq", "python3-pandas",
-             "python3-openpyxl", "python3-botocore", "python3-jsonschema", "librsvg2-bin", "python3-venv")
+             "python3-openpyxl", "python3-botocore", "python3-jsonschema", "librsvg2-bin", "python3-venv", "locales")
 # What the tests call for, by the Debian package that brings it.
 TESTS_NEED = ("slurmctld", "slurmd", "slurm-client", "munge", "libreoffice-calc-nogui", "jq", "python3-torch",
-              "awscli", "python3-botocore", "librsvg2-bin", "clang", "python3-pandas", "python3-openpyxl")
+              "awscli", "python3-botocore", "librsvg2-bin", "clang", "python3-pandas", "python3-openpyxl", "locales")
 
 
 def listed(*flags):
