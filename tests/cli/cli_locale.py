@@ -37,7 +37,7 @@ def no_locale(why):
 
 
 if not shutil.which("localedef"):
-    no_locale("no localedef on PATH")
+    no_locale("no localedef on PATH: Debian's libc-bin")
 os.makedirs(LOCALES)
 p = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", os.path.join(LOCALES, "de_DE.UTF-8")],
                    capture_output=True, text=True, timeout=120)

@@ -14,7 +14,6 @@ import re
 import stat
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path[1:1] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
@@ -75,16 +74,14 @@ for args, want, word in ((["--output", os.path.join(d, "adir")], 2, "directory")
                          (["-o", "same.json", "--append", os.path.join(d, "adir", "..", "same.json")], 2,
                           "name one file")):
     what = " ".join(args)
-    t0 = time.monotonic()
     try:
         p = run(SMALL + args, cwd=d, timeout=15, INSTBENCH_CPU_PEAK_SECONDS="20")
     except subprocess.TimeoutExpired:
         check(False, f"{what}: still running after 15 s: the output was not checked before the run")
         continue
-    took = time.monotonic() - t0
     check(p.returncode == want, f"{what}: exit {p.returncode}, want {want}: {p.stderr.strip()[-300:]}")
     check(word in p.stderr, f"{what}: message lacks {word!r}: {p.stderr.strip()[-300:]}")
-    check(took < 10, f"{what}: took {took:.1f} s: the output was checked after the run")
+    # no clock bound: a run (its 20 s peak probe first) would outlast the 15 s timeout, and says "measuring"
     check("measuring" not in p.stderr, f"{what}: the run started before the output was checked")
 check(files_under(d) == ["file", "link.jsonl"], f"the checks left files: {files_under(d)}")
 check(os.path.islink(os.path.join(d, "link.jsonl")) and open(os.path.join(d, "file")).read() == "x",

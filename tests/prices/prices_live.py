@@ -229,8 +229,8 @@ def case_pagination():
 
 
 def case_concurrency():
-    """40 pairs with 300 ms added latency per request: sequential requests would take > 25 s; the
-    rounds of concurrent requests must finish in a few round trips."""
+    """40 pairs with 300 ms added latency per request: the requests go out together (the fake counts
+    how many it held in flight at once), not one after another."""
     regions = ["us-east-1", "us-west-2"]
     types = pick(20, regions)
     ep = Endpoint("--latency-ms", "300")
@@ -242,8 +242,8 @@ def case_concurrency():
         recs, _ = as_json(p)
         check_live(recs, types, regions)
         st = ep.stats()
+        # counted by the fake, not timed: a loaded machine may take longer, never fewer in flight
         check(st["max_in_flight"] >= 8, "at most %d requests in flight" % st["max_in_flight"])
-        check(wall < 8, "took %.1f s for %d requests at 300 ms each" % (wall, st["requests"]))
         print("concurrency: %d requests, %d in flight at most, %.2f s" % (st["requests"], st["max_in_flight"], wall))
     finally:
         ep.stop()

@@ -3,7 +3,7 @@
 AWS (tests/fakes/aws_fake_server.py): the connections it accepted, the requests it answered and
 "sequential_rounds", the longest chain of requests each sent after the previous one's answer, i.e.
 the round trips instbench made one after another.  Those counts do not depend on the machine's
-load; the wall-time bound is loose on purpose (a loaded 2-core CI machine).
+load, so they are the checks; the wall time is printed, never bounded (machines differ).
 
 `prices` for 10 types x 2 regions asks 20 GetProducts (type x region), 2 DescribeSpotPriceHistory
 (one per region, all types), 20 GetSpotPlacementScores (per type, by region and by AZ) and 2
@@ -84,8 +84,6 @@ def case_one_round():
     check(ops == want, "requests per operation %r, want %r" % (ops, want))
     check(st["sequential_rounds"] == 1, "%d round trips one after another for %d independent requests "
           "(max %d in flight): want 1" % (st["sequential_rounds"], st["requests"], st["max_in_flight"]))
-    bound = (1 + 2) * latency * 3   # (dependency depth + 2) round trips, slack 3 for a loaded machine
-    check(wall < bound, "took %.2f s at %.0f ms per round trip; bound %.2f s" % (wall, latency * 1000, bound))
     print("one round: %d requests, %d connections, %d sequential round trips, %.3f s at %.0f ms"
           % (st["requests"], st["connections"], st["sequential_rounds"], wall, latency * 1000))
 
