@@ -44,6 +44,12 @@ static void *signal_watch(void *arg)
         if (sigwait(set, &sig) != 0) continue;
         if (!g_stop) {
             g_stop = sig;
+            /* At once, not at the step's end: a ViT-L step on a CPU takes seconds, and a user who
+             * sees nothing presses again, which ends the run without its clean exit. */
+            fprintf(stderr,
+                    "instbench measure: %s: stopping at the next step boundary, writing nothing "
+                    "(send it again to stop at once)\n",
+                    sig == SIGTERM ? "SIGTERM" : "Ctrl-C");
             continue;
         }
         pthread_mutex_lock(&g_write_mu);

@@ -195,7 +195,8 @@ const arg_command cmd_measure_args = {
     "Runs the ViT training benchmark here (warm-up, then a timed window) and writes a result\n"
     "JSON (schema instbench.result/v1) that `instbench rank` reads.",
     "Progress goes to stderr when it is a terminal (NO_COLOR honoured).\n"
-    "Interrupted (Ctrl-C, SIGTERM): nothing is written, exit 130 / 143.\n",
+    "Interrupted (Ctrl-C, SIGTERM): stops at the next step boundary, nothing is written, exit 130 / 143;\n"
+    "a second Ctrl-C stops at once.\n",
     measure_specs,
     NULL,
     .examples =
