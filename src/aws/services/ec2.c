@@ -202,7 +202,6 @@ static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, 
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
     if (ec2_request(q->region, *body, req, url, err, "EC2 DescribeSpotPriceHistory") != 0) return -1;
-    req->max_body = SPOT_MAX_PAGE;
     return 0;
 }
 
@@ -218,7 +217,12 @@ int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_err
     if (!sc) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
     sc->qs = qs;
     sc->page_size = page_size;
-    aws_pager p = {sc, "EC2 DescribeSpotPriceHistory", spot_build, spot_parse, 0, NULL, spot_max_pages};
+    aws_pager p = {.ctx = sc,
+                   .what = "EC2 DescribeSpotPriceHistory",
+                   .build = spot_build,
+                   .parse = spot_parse,
+                   .max_pages_of = spot_max_pages,
+                   .max_body = SPOT_MAX_PAGE};
     *out = p;
     return 0;
 }
@@ -321,7 +325,6 @@ static int score_build(void *ctx, size_t i, const char *token, aws_request *req,
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: out of memory");
     if (ec2_request(sc->via_region, *body, req, url, err, "EC2 GetSpotPlacementScores") != 0) return -1;
-    req->max_body = SCORES_MAX_PAGE;
     return 0;
 }
 
@@ -337,7 +340,11 @@ int aws_ec2_scores_pager(ec2_score_query *qs, const char *via_region, aws_pager 
     if (!sc) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: out of memory");
     sc->qs = qs;
     sc->via_region = via_region;
-    aws_pager p = {sc, "EC2 GetSpotPlacementScores", score_build, score_parse, 0, NULL};
+    aws_pager p = {.ctx = sc,
+                   .what = "EC2 GetSpotPlacementScores",
+                   .build = score_build,
+                   .parse = score_parse,
+                   .max_body = SCORES_MAX_PAGE};
     *out = p;
     return 0;
 }
@@ -374,7 +381,6 @@ static int zones_build(void *ctx, size_t i, const char *token, aws_request *req,
         aws_query_append(body, &len, &cap, "Version", EC2_API_VERSION))
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeAvailabilityZones: out of memory");
     if (ec2_request(m->region, *body, req, url, err, "EC2 DescribeAvailabilityZones") != 0) return -1;
-    req->max_body = ZONES_MAX_PAGE;
     return 0;
 }
 
@@ -388,13 +394,19 @@ static int zones_parse(void *ctx, size_t i, const char *body, size_t len, char *
 
 int aws_ec2_zones_pager(ec2_zone_map *maps, aws_pager *out, ib_error *err)
 {
-    aws_pager p = {maps, "EC2 DescribeAvailabilityZones", zones_build, zones_parse, 1, NULL};
+    aws_pager p = {.ctx = maps,
+                   .what = "EC2 DescribeAvailabilityZones",
+                   .build = zones_build,
+                   .parse = zones_parse,
+                   .max_pages = 1,
+                   .max_body = ZONES_MAX_PAGE};
     *out = p; /* ctx is the caller's array: nothing to free */
     return 0;
 }
 
 size_t aws_ec2_zone_maps(aws_client *c, ec2_zone_map *maps, size_t n, ib_error *errs)
 {
-    aws_pager p = {maps, "EC2 DescribeAvailabilityZones", zones_build, zones_parse, 1, NULL};
+    aws_pager p;
+    aws_ec2_zones_pager(maps, &p, NULL);
     return aws_paginate_many(c, &p, n, errs);
 }

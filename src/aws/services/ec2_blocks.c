@@ -171,7 +171,6 @@ static int blocks_build(void *ctx, size_t i, const char *token, aws_request *req
     if (!(*body = aws_ec2_blocks_request_body(q, token)))
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeCapacityBlockOfferings: out of memory");
     if (ec2_request(q->region, *body, req, url, err, "EC2 DescribeCapacityBlockOfferings") != 0) return -1;
-    req->max_body = BLOCKS_MAX_PAGE;
     return 0;
 }
 
@@ -183,7 +182,11 @@ static int blocks_parse(void *ctx, size_t i, const char *body, size_t len, char 
 int aws_ec2_blocks_pager(ec2_block_query *qs, aws_pager *out, ib_error *err)
 {
     (void)err;
-    aws_pager p = {qs, "EC2 DescribeCapacityBlockOfferings", blocks_build, blocks_parse, 0, NULL};
+    aws_pager p = {.ctx = qs,
+                   .what = "EC2 DescribeCapacityBlockOfferings",
+                   .build = blocks_build,
+                   .parse = blocks_parse,
+                   .max_body = BLOCKS_MAX_PAGE};
     *out = p;
     return 0;
 }

@@ -47,6 +47,7 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
                 failed++;
                 continue;
             }
+            if (p->max_body) reqs[m].max_body = p->max_body;
             idx[m++] = i;
         }
         if (m == 0) break;
@@ -130,7 +131,9 @@ static const aws_pager *multi_pick(const multi_ctx *m, size_t *i)
 static int multi_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err)
 {
     const aws_pager *p = multi_pick(ctx, &i);
-    return p->build(p->ctx, i, token, req, url, body, err);
+    int rc = p->build(p->ctx, i, token, req, url, body, err);
+    req->max_body = p->max_body; /* each kind of query keeps its own, as its bound on pages */
+    return rc;
 }
 
 static const char *multi_name(void *ctx, size_t i)

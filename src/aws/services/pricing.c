@@ -253,7 +253,6 @@ static int pricing_build(void *ctx, size_t i, const char *token, aws_request *re
     req->n_headers = sizeof pricing_headers / sizeof pricing_headers[0];
     req->body = *body;
     req->body_len = strlen(*body);
-    req->max_body = PRICING_MAX_PAGE;
     return 0;
 }
 
@@ -282,7 +281,11 @@ int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *o
             err, IB_EXIT_RUNTIME, "Pricing GetProducts: no endpoint: %s",
             aws_endpoint_problem("PRICING", PRICING_SIGNING_REGION, sizeof pc->endpoint, why, sizeof why));
     }
-    aws_pager p = {pc, "Pricing GetProducts", pricing_build, pricing_parse, 0, NULL};
+    aws_pager p = {.ctx = pc,
+                   .what = "Pricing GetProducts",
+                   .build = pricing_build,
+                   .parse = pricing_parse,
+                   .max_body = PRICING_MAX_PAGE};
     *out = p;
     return 0;
 }

@@ -187,7 +187,6 @@ static int sp_build(void *ctx, size_t i, const char *token, aws_request *req, ch
     req->n_headers = 1;
     req->body = *body;
     req->body_len = strlen(*body);
-    req->max_body = SP_MAX_PAGE;
     return 0;
 }
 
@@ -199,7 +198,7 @@ static int sp_parse(void *ctx, size_t i, const char *body, size_t len, char **ne
 int aws_savingsplans_pager(sp_query *qs, aws_pager *out, ib_error *err)
 {
     (void)err;
-    aws_pager p = {qs, SP_WHAT, sp_build, sp_parse, 0, NULL};
+    aws_pager p = {.ctx = qs, .what = SP_WHAT, .build = sp_build, .parse = sp_parse, .max_body = SP_MAX_PAGE};
     *out = p;
     return 0;
 }
