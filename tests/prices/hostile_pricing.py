@@ -13,6 +13,9 @@ Modes (each answer's documents are shaped by aws_fake_server.price_doc, AWS's ow
   none      no product at all
   zero      one product whose only hourly price is $0
   fresh     no product, and a fresh NextToken on every page (pagination that never ends)
+  paged     three products as AWS pages them (MaxResults a page, NextToken the next offset): SKU A
+            $1.006/h, SKU CB $31.464/h sold as a Capacity Block (marketoption CapacityBlock), SKU C
+            $1.006/h
 """
 import json
 import os
@@ -27,10 +30,10 @@ STATE = {"mode": sys.argv[1], "n": 0}
 LOCK = threading.Lock()
 
 
-def doc(price, sku, t="g5.xlarge", reg="us-east-1"):
+def doc(price, sku, t="g5.xlarge", reg="us-east-1", market="OnDemand"):
     a = {"instanceType": t, "regionCode": reg, "location": reg, "operatingSystem": "Linux", "tenancy": "Shared",
          "preInstalledSw": "NA", "capacitystatus": "Used", "licenseModel": "No License required",
-         "usagetype": "USE1-BoxUsage:%s" % t, "operation": "RunInstances", "marketoption": "OnDemand"}
+         "usagetype": "USE1-BoxUsage:%s" % t, "operation": "RunInstances", "marketoption": market}
     d = json.loads(F.price_doc("AmazonEC2", "Compute Instance", a, 1.006, sku))
     for term in d["terms"]["OnDemand"].values():
         for pd in term["priceDimensions"].values():
@@ -43,6 +46,12 @@ def page(docs, token=None):
     if token:
         out["NextToken"] = token
     return json.dumps(out)
+
+
+def paged(docs, req):
+    """The page of DOCS that the request REQ asks for, as AWS pages them."""
+    start, size = int(req.get("NextToken") or 0), int(req.get("MaxResults") or 100)
+    return page(docs[start:start + size], str(start + size) if start + size < len(docs) else None)
 
 
 class H(BaseHTTPRequestHandler):
@@ -81,8 +90,8 @@ class H(BaseHTTPRequestHandler):
         with LOCK:
             STATE["n"] += 1
             n, m = STATE["n"], STATE["mode"]
-        region = "us-east-1"
-        for f in json.loads(body or b"{}").get("Filters", []):
+        region, req = "us-east-1", json.loads(body or b"{}")
+        for f in req.get("Filters", []):
             if f.get("Field") == "regionCode":
                 region = f["Value"]
         answers = {
@@ -93,6 +102,9 @@ class H(BaseHTTPRequestHandler):
             "none": lambda: page([]),
             "zero": lambda: page([doc("0.0000000000", "Z", reg=region)]),
             "fresh": lambda: page([], "t%d" % n),
+            "paged": lambda: paged([doc("1.0060000000", "A", reg=region),
+                                    doc("31.4640000000", "CB", reg=region, market="CapacityBlock"),
+                                    doc("1.0060000000", "C", reg=region)], req),
         }
         if m not in answers:
             return self.send(500, "unknown mode")

@@ -77,8 +77,9 @@ add_test(NAME prices_block_patterns COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURREN
 
 # Pricing answers the fake AWS does not give (tests/prices/hostile_pricing.py): two products past
 # every filter at different prices are ambiguous (both SKUs named, nothing cached, order-free), a
-# NextToken that never ends names the pages asked for, and with --source auto AWS's "no such
-# product" or $0-only answer is said as such, overriding the cache and the snapshot.
+# NextToken that never ends names the pages asked for (at --page-size 1 well before 200, while an
+# honest answer of one product a page is read), and with --source auto AWS's "no such product" or
+# $0-only answer is said as such, overriding the cache and the snapshot.
 add_test(NAME prices_hostile_pricing
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_hostile_pricing.py ${INSTBENCH_BIN}
                  ${CMAKE_SOURCE_DIR})

@@ -3,7 +3,9 @@
 hostile_pricing.py): two products that pass every filter at different prices are ambiguous (no
 price taken from AWS, both SKUs and prices named, nothing cached, the same whatever their order;
 equal prices are no ambiguity); a NextToken that never ends stops after as many pages as were
-asked for, and says that number; with --source auto, AWS's "no such product" and a product listed
+asked for, and says that number, at --page-size 1 well before 200 (the bound follows the few
+products a query has: the code before read 200 pages), while an honest answer of three products
+at one a page is read; with --source auto, AWS's "no such product" and a product listed
 only at $0/h are said as such, overriding the cache's and the snapshot's price.  Expected prices are
 the ones the server was told to serve and the snapshot's, read from configs/prices-snapshot.json.
 
@@ -106,6 +108,17 @@ try:
     n = srv.count()
     check(p.returncode == 1 and ("did not end after %d pages" % n) in p.stderr,
           "endless pages: %d requests, rc %d: %s" % (n, p.returncode, p.stderr))
+    # ... and at --page-size 1 the bound follows the question (a few products a type and region),
+    # not a flat 200 pages: refused well before, while an honest answer of one product a page is read
+    srv.mode("fresh")
+    p = run(srv, ["--source", "live", "--page-size", "1"], "c-fresh1")
+    n = srv.count()
+    check(p.returncode == 1 and ("did not end after %d pages" % n) in p.stderr and 3 < n <= 50,
+          "endless pages at --page-size 1: %d requests, rc %d: %s" % (n, p.returncode, p.stderr))
+    srv.mode("paged")
+    p = run(srv, ["--source", "live", "--page-size", "1"], "c-paged")
+    check(p.returncode == 0 and od(p) == (1.006, "live") and srv.count() == 3,
+          "honest pages at --page-size 1: %d requests, rc %d %r: %s" % (srv.count(), p.returncode, od(p), p.stderr))
     # auto, a fresh cache and the snapshot holding g5.xlarge at $1.006/h, AWS answering "no
     # product" or only $0/h: AWS's answer is final, and the line says which answer it was
     for mode, said in (("none", "AWS answered that it has no such product there"),

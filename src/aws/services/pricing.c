@@ -47,6 +47,19 @@
  * 64 MiB each: over twice a page of 100 products (MaxResults) of 16 KB, an EC2 product with every
  * Reserved offer (about 12 KB as a PriceList string); the filters leave a few products, tens of KB. */
 #define PRICING_MAX_PAGE ((size_t)4 << 20)
+/* The most products an honest answer to one query holds.  Public Terraform configurations ask for
+ * one EC2 price with these same filters (location for regionCode) through aws_pricing_product,
+ * which fails on more than one product: they leave one, and a type also sold as a Capacity Block
+ * one more (marketoption CapacityBlock, which product_matches skips); SageMaker's three filters
+ * (name, region, component Training) leave a few at most.  16 is over five times that, so a page
+ * bound on it refuses no honest answer yet stops an endless one at --page-size 1 after 32 pages,
+ * not 200. */
+#define PRICING_MOST_PRODUCTS 16
+/* Pages on top of those the products fill: room for pages an endpoint sends short or empty. */
+#define PRICING_SPARE_PAGES 16
+
+/* MaxResults as sent: GetProducts takes 1..100. */
+static int pricing_page_size(int page_size) { return page_size > 0 && page_size <= 100 ? page_size : 100; }
 
 static void add_filter(cJSON *filters, const char *field, const char *value)
 {
@@ -79,7 +92,7 @@ char *aws_pricing_request_body(const pricing_item *it, int page_size, const char
         add_filter(filters, "capacitystatus", "Used");
     }
     cJSON_AddStringToObject(o, "FormatVersion", "aws_v1");
-    cJSON_AddNumberToObject(o, "MaxResults", page_size > 0 && page_size <= 100 ? page_size : 100);
+    cJSON_AddNumberToObject(o, "MaxResults", pricing_page_size(page_size));
     if (token) cJSON_AddStringToObject(o, "NextToken", token);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
@@ -281,10 +294,14 @@ int aws_pricing_pager(pricing_item *items, size_t n, int page_size, aws_pager *o
             err, IB_EXIT_RUNTIME, "Pricing GetProducts: no endpoint: %s",
             aws_endpoint_problem("PRICING", PRICING_SIGNING_REGION, sizeof pc->endpoint, why, sizeof why));
     }
+    /* A query's pages follow its question, as the spot history's do: the products it can hold at
+     * the page size, plus spare pages. */
+    int ps = pricing_page_size(page_size);
     aws_pager p = {.ctx = pc,
                    .what = "Pricing GetProducts",
                    .build = pricing_build,
                    .parse = pricing_parse,
+                   .max_pages = (PRICING_MOST_PRODUCTS + ps - 1) / ps + PRICING_SPARE_PAGES,
                    .max_body = PRICING_MAX_PAGE};
     *out = p;
     return 0;
