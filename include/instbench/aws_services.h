@@ -90,6 +90,9 @@ typedef struct ec2_spot_query {
 
 int aws_ec2_spot_pager(ec2_spot_query *qs, int page_size, aws_pager *out, ib_error *err);
 int aws_ec2_parse_spot_page(const char *xml, size_t len, ec2_spot_query *q, char **next, ib_error *err);
+/* Sorts q's entries by instance type, then AZ (strcmp), once every page is read, so that a type's
+ * entries are one run found by a search; the parser's index goes (another page would rebuild it). */
+void ec2_spot_query_sort(ec2_spot_query *q);
 void ec2_spot_query_free(ec2_spot_query *q);
 
 /* ---- EC2 GetSpotPlacementScores ------------------------------------------------------------ */

@@ -23,22 +23,35 @@ static int cmp_zone(const void *a, const void *b)
     return strcmp(((const spot_price *)a)->az, ((const spot_price *)b)->az);
 }
 
-/* Spot zones of one type from a region's DescribeSpotPriceHistory result: -1 with ERR when out of
- * memory or when they are more than a prices file holds (the cache would refuse what it wrote, and
- * `prices --format json` would write what `rank` refuses). */
-static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now, ib_error *err)
+/* The run of Q's entries (sorted: ec2_spot_query_sort) of instance type TYPE: its first, and in *n
+ * how many.  A search per type, not a scan: a region's answer holds up to types x 64 entries. */
+static const ec2_spot_entry *spot_run(const ec2_spot_query *q, const char *type, size_t *n)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < q->n_entries; i++) n += !strcmp(q->entries[i].instance_type, r->instance_type);
+    size_t lo = 0, hi = q->n_entries;
+    while (lo < hi) { /* the first entry not before TYPE */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(q->entries[mid].instance_type, type) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t end = lo;
+    while (end < q->n_entries && !strcmp(q->entries[end].instance_type, type)) end++;
+    *n = end - lo;
+    return q->entries + lo;
+}
+
+/* Spot zones of one type from its run of a region's DescribeSpotPriceHistory result (E, N: in zone
+ * order, one entry per zone, so the record's zones are too): -1 with ERR when out of memory or when
+ * they are more than a prices file holds (the cache would refuse what it wrote, and `prices --format
+ * json` would write what `rank` refuses). */
+static int fill_spot(price_record *r, const ec2_spot_entry *e, size_t n, time_t now, ib_error *err)
+{
     free(r->spot);
     r->spot = NULL;
     r->n_spot = 0;
     if (n) {
         r->spot = calloc(n, sizeof *r->spot);
         if (!r->spot) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
-        for (size_t i = 0; i < q->n_entries; i++) {
-            const ec2_spot_entry *e = &q->entries[i];
-            if (strcmp(e->instance_type, r->instance_type) != 0) continue;
+        for (size_t i = 0; i < n; i++, e++) {
             if (!names_zone_ok(e->az)) { /* the price files and the cache would refuse it */
                 ib_debug("prices: ignoring a spot price in zone '%s' (not a zone name)", e->az);
                 continue;
@@ -65,7 +78,6 @@ static int fill_spot(price_record *r, const ec2_spot_query *q, time_t now, ib_er
             r->n_spot = 0;
             return -1;
         }
-        qsort(r->spot, r->n_spot, sizeof *r->spot, cmp_zone);
     }
     strcpy(r->spot_source, "live");
     r->spot_as_of = now;
@@ -80,7 +92,7 @@ static const char *zone_name(const ec2_zone_map *zm, const char *az_id)
     return NULL;
 }
 
-/* R's zone AZ (fill_spot sorted them, one per name), or NULL: a search, not a scan, since a
+/* R's zone AZ (fill_spot leaves them in zone order, one per name), or NULL: a search, not a scan, since a
  * server names both the zones and the scores looked up in them. */
 static spot_price *spot_zone(price_record *r, const char *az)
 {
@@ -241,11 +253,14 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
     /* spot */
     rep->spot_asked = n_sp ? n_ec2 * n_regions : 0;
     for (size_t r = 0; r < n_sp; r++) {
+        ec2_spot_query_sort(&sp[r]);
         for (size_t t = 0; t < n_types; t++) {
             price_record *rec = &recs[t * n_regions + r];
             if (instance_type_is_sagemaker(rec->instance_type)) continue;
             ib_error ferr = {0};
-            if (e_sp[r].code || fill_spot(rec, &sp[r], now, &ferr) != 0) {
+            size_t n_run;
+            const ec2_spot_entry *run = spot_run(&sp[r], rec->instance_type, &n_run);
+            if (e_sp[r].code || fill_spot(rec, run, n_run, now, &ferr) != 0) {
                 st[t * n_regions + r].spot = -1;
                 rep->spot_failed++;
                 first_error(rep->spot_error, sizeof rep->spot_error, e_sp[r].code ? &e_sp[r] : &ferr);

@@ -106,3 +106,9 @@ add_test(NAME prices_answer_bounds COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT
 # refused, saying after how many pages.
 add_test(NAME prices_spot_many_pages COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_spot_many_pages.py
          ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR})
+
+# Spot prices of every EC2 type of two regions from an endpoint of its own (hostile_ec2.py) whose answer is a shuffled
+# history (each type and zone priced up to three times, other types and regions' zones among them), paged: each
+# record's zones and lowest price recomputed in Python as the docs define them (the latest price per zone).
+add_test(NAME prices_spot_many_types COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_spot_many_types.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR})

@@ -150,6 +150,21 @@ int aws_ec2_parse_spot_page(const char *xml, size_t len, ec2_spot_query *q, char
     return 0;
 }
 
+static int cmp_type_zone(const void *a, const void *b)
+{
+    const ec2_spot_entry *x = a, *y = b;
+    int c = strcmp(x->instance_type, y->instance_type);
+    return c ? c : strcmp(x->az, y->az);
+}
+
+void ec2_spot_query_sort(ec2_spot_query *q)
+{
+    if (q->n_entries > 1) qsort(q->entries, q->n_entries, sizeof *q->entries, cmp_type_zone);
+    free(q->index);
+    q->index = NULL;
+    q->n_index = 0;
+}
+
 void ec2_spot_query_free(ec2_spot_query *q)
 {
     free(q->entries);
