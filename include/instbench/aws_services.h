@@ -83,6 +83,7 @@ typedef struct ec2_spot_query {
     int pages;
     size_t *index, n_index; /* entries by (type, AZ): slot -> entry + 1, 0 empty; the parser's */
     unsigned long long seed;
+    char **asked; /* instance_types sorted, made by the parser on its first item; the parser's */
     /* More entries than this fail the query at once (0: no bound): what the caller keeps is bounded
      * by it, not by the pages an endpoint sends. */
     size_t max_entries;

@@ -85,6 +85,21 @@ static int spot_index_grow(ec2_spot_query *q)
     return 0;
 }
 
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* 1 when TYPE is one Q asks for (or Q names none), 0 when not, -1 when out of memory: a search of
+ * the types sorted once, not a scan of them per item (items and types both run to thousands). */
+static int spot_asked(ec2_spot_query *q, const char *type)
+{
+    if (!q->n_types) return 1;
+    if (!q->asked) {
+        if (!(q->asked = malloc(q->n_types * sizeof *q->asked))) return -1;
+        memcpy(q->asked, q->instance_types, q->n_types * sizeof *q->asked);
+        qsort(q->asked, q->n_types, sizeof *q->asked, cmp_name);
+    }
+    return bsearch(&type, q->asked, q->n_types, sizeof *q->asked, cmp_name) != NULL;
+}
+
 static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
 {
     ec2_spot_query *q = ctx;
@@ -101,10 +116,9 @@ static int spot_item(void *ctx, char v[][EC2_XML_VALUE_MAX], ib_error *err)
     if (v[SP_DESC][0] && strcmp(v[SP_DESC], "Linux/UNIX") != 0) return 0;
     if (strlen(v[SP_TYPE]) >= 64 || strlen(v[SP_AZ]) >= 32)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: name too long");
-    int asked = q->n_types == 0;
-    for (size_t i = 0; i < q->n_types && !asked; i++) asked = !strcmp(q->instance_types[i], v[SP_TYPE]);
+    int asked = spot_asked(q, v[SP_TYPE]);
     if (!asked) return 0;
-    if (spot_index_grow(q) != 0)
+    if (asked < 0 || spot_index_grow(q) != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
     size_t *slot = spot_slot(q, v[SP_TYPE], v[SP_AZ]);
     if (*slot) {
@@ -169,8 +183,10 @@ void ec2_spot_query_free(ec2_spot_query *q)
 {
     free(q->entries);
     free(q->index);
+    free(q->asked);
     q->entries = NULL;
     q->index = NULL;
+    q->asked = NULL;
     q->n_entries = q->cap = q->n_index = 0;
 }
 
