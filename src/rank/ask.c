@@ -188,6 +188,12 @@ int rank_load_quotes(const char *source, const char *plan_type, const char *paym
     o->blocks = NULL, o->n_blocks = 0;
     o->plans = NULL, o->n_plans = 0;
     if (!want_b && !want_p) return 0;
+    /* Neither is sold for a machine off EC2 or a SageMaker type: nothing to ask, and no row to
+     * call unpriced (rank_score lists none; the hint says why). */
+    int any_ec2 = 0;
+    for (size_t i = 0; i < n && !any_ec2; i++)
+        any_ec2 = c[i].instance_type[0] && !instance_type_is_sagemaker(c[i].instance_type);
+    if (!any_ec2) return 0;
     int rc = 0;
     if (source && !asks_live(source)) {
         char why[320];

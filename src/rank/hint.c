@@ -9,7 +9,27 @@ void rank_nothing_priced_hint(const char *source, const rank_options *o, const r
                               char *out, size_t len)
 {
     const rank_config *known = NULL;
-    if (n_rows == 0) { /* defensive: every configuration yields a row, priced or with its reason */
+    if (n_rows == 0 && !(o->markets & (RANK_MARKETS_ON_DEMAND | RANK_MARKETS_SPOT)) && n) {
+        /* Only the markets bought ahead, and no configuration is an EC2 type they are sold for
+         * (rank_score lists no row for a machine off EC2 or a SageMaker ml.* type there). */
+        const rank_config *first = &c[0];
+        const char *name = rank_config_name(first);
+        if (first->instance_type[0])
+            snprintf(out, len,
+                     "no configuration to rank: Capacity Blocks and Savings Plans are sold for EC2 instance types, "
+                     "and %s%s is SageMaker's (its plans: instbench prices --market savings-plan): rank it "
+                     "--market on-demand or spot",
+                     name, n > 1 ? " (like every configuration here)" : "");
+        else
+            snprintf(out, len,
+                     "no configuration to rank: Capacity Blocks and Savings Plans are sold for EC2 instance types, "
+                     "and %s%s was measured off EC2: rank it on-demand at its price per hour, rank --price %s=USD "
+                     "--market on-demand",
+                     name[0] ? name : "this machine", n > 1 ? " (like every configuration here)" : "",
+                     name[0] ? name : "NAME");
+        return;
+    }
+    if (n_rows == 0) { /* every configuration yields a row on the markets it is sold on */
         snprintf(out, len, "no configuration to rank: check the filters (--instance-types, --market)");
         return;
     }

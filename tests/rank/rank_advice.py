@@ -74,5 +74,25 @@ for name, res, extra, want in cases:
         print(f"{name}: {last}")
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+# Only the markets bought ahead, for a machine off EC2: neither is sold for it, so there is no row
+# (not an unpriced one) and no "live only" warning about rows that do not exist; the advice names the
+# markets it can be ranked on and its price, and following it ranks a row.
+for market in ("savings-plan", "capacity-block"):
+    d = tempfile.mkdtemp(prefix="rank-advice-")
+    try:
+        fx.write_json(os.path.join(d, "r.json"), fx.result(None, None, 1, 1, "NVIDIA A10G", 300.0, host="labbox"))
+        p = rank(d, "--source", "snapshot", "--market", market, "r.json")
+        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        check(p.returncode == 1, f"{market}, off EC2: exit {p.returncode}, want 1")
+        check("sold for EC2 instance types" in last and "--market on-demand" in last and "--price labbox=USD" in last,
+              f"{market}, off EC2: the advice does not say why and what to do: {last}")
+        check("rows are unpriced" not in p.stderr, f"{market}, off EC2: warns of rows that do not exist: {p.stderr}")
+        q = rank(d, "--source", "snapshot", "--market", "on-demand", *follow(last) or [], "r.json")
+        rows = [r for r in json.loads(q.stdout or "{}").get("rows", []) if r.get("rank") == 1] if q.returncode == 0 else []
+        check(rows, f"{market}, off EC2: the advice followed ranks nothing: exit {q.returncode} {q.stderr[-200:]}")
+        print(f"{market}, off EC2: {last}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 print(f"rank_advice: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
