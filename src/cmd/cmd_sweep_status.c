@@ -244,6 +244,9 @@ const arg_command cmd_sweep_cleanup_args = {
     "`sweep run` is still alive (it holds the state file's lock) is refused unless --force, which\n"
     "stops that run first.\n"
     "Ctrl-C does not cut it short; a closed terminal or pipe does not stop it.",
+    "environment: AWS credentials and region as for `prices`; for tests only:\n"
+    "INSTBENCH_SWEEP_POLL_S (the poll interval in seconds, default 5), INSTBENCH_SWEEP_HOLDER_WAIT_S\n"
+    "(how long a held lock's file may go without naming its holder, default 2).\n"
     "exit status: 0 nothing of the sweep is left running, 1 something could not be confirmed\n"
     "terminated or deleted, an instance of the state file not seen ended, a state file that cannot\n"
     "be read (run it again, with --region where it ran), a sweep whose `sweep run` is alive\n"

@@ -1,5 +1,5 @@
 /* sweep/internal.h: what the executor's files (executor.c, collect.c, cleanup.c, network.c) share,
- * and what state.c tells stop.c of the lock. */
+ * and what lock.c tells stop.c of the lock. */
 #ifndef INSTBENCH_SWEEP_INTERNAL_H
 #define INSTBENCH_SWEEP_INTERNAL_H
 
@@ -74,12 +74,19 @@ int sweep_eips_release(sweep_ctx *x, ib_error *err);
  * instances' interfaces in it); -1 with err when it is left. */
 int sweep_efa_group_delete(sweep_ctx *x, ib_error *err);
 
-/* state.c: sweep_state_held_by, and the lock file's identity in *FILE (to find it among a
- * process's open files): 0 when a live process holds ID's lock, WHO ("sweep run") and *PID (0:
- * none) what the file records of it; -1 when none holds it or the file cannot be opened or is no
- * regular file.  What it records is only a name: stop.c checks it. */
+/* lock.c: sweep_state_held_by, and the lock file's identity in *FILE (to find it among a
+ * process's open files): 0 when a live process holds ID's lock and the file names it, WHO ("sweep
+ * run") and *PID; 1 when one holds it but the file never named it while it did (WHO and *PID: what
+ * the file says, perhaps empty, perhaps an earlier holder); -1 when none holds it or the file
+ * cannot be opened or is no regular file.  Named is still only a name: stop.c checks it. */
 struct stat;
 int sweep_state_lock_holder(const char *id, char *who, size_t len, long *pid, struct stat *file);
+/* lock.c: whether PID has FILE open (one of /proc/PID/fd is it: the same device and inode).  Only
+ * an entry whose link names a file called NAME (the lock file's own name: symlinks and bind mounts
+ * change the folder the kernel shows, never the name) is stat'ed: a stat follows the link into the
+ * file's own file system, which for another of the process's files may be a hung NFS mount.
+ * *DENIED: /proc/PID/fd could not be read (another user's process). */
+int sweep_lock_open_by(long pid, const char *name, const struct stat *file, int *denied);
 
 /* cleanup.c: TerminateInstances for every instance of V not confirmed terminated (a failed call is
  * tried again next round), then DescribeInstances until each is "terminated" or WAIT_S passed.

@@ -11,7 +11,6 @@
  * 5.3) sigqueue() after the checks leaves a window of microseconds. */
 #include "sweep/internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -38,34 +37,6 @@ static int is_sweep_run(long pid, char *seen, size_t len)
         if (!buf[i]) buf[i] = ' '; /* the arguments as a shell would show them, for the message */
     snprintf(seen, len, "%.60s%s", buf, strlen(buf) > 60 ? "..." : "");
     return yes;
-}
-
-/* Whether PID has FILE open (one of /proc/PID/fd is it: the same device and inode).  Only an entry
- * whose link names a file called NAME (the lock file's own name: symlinks and bind mounts change
- * the folder the kernel shows, never the name) is stat'ed: a stat follows the link into the file's
- * own file system, which for another of the run's files may be a hung NFS mount.  The lock file's
- * is the one this process has just opened.  *DENIED: /proc/PID/fd could not be read (another
- * user's process). */
-static int has_open(long pid, const char *name, const struct stat *file, int *denied)
-{
-    char dir[64], path[384], link[4096];
-    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
-    DIR *d = opendir(dir);
-    *denied = !d && (errno == EACCES || errno == EPERM);
-    if (!d) return 0;
-    struct dirent *e;
-    struct stat sb;
-    int found = 0;
-    size_t nlen = strlen(name);
-    while (!found && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        ssize_t n = readlink(path, link, sizeof link - 1); /* the kernel's name: the file system is not asked */
-        if (n <= (ssize_t)nlen || link[n - (ssize_t)nlen - 1] != '/' || memcmp(link + n - nlen, name, nlen)) continue;
-        found = stat(path, &sb) == 0 && sb.st_dev == file->st_dev && sb.st_ino == file->st_ino;
-    }
-    closedir(d);
-    return found;
 }
 
 static int pidfd_of(long pid)
@@ -102,16 +73,30 @@ int sweep_run_stop(const char *id, long *pid, ib_error *err)
 {
     char who[64], seen[80];
     struct stat file;
-    if (sweep_state_lock_holder(id, who, sizeof who, pid, &file) != 0) {
+    int named = sweep_state_lock_holder(id, who, sizeof who, pid, &file);
+    if (named < 0) {
         ib_error_set(err, IB_EXIT_RUNTIME,
                      "sweep %s: its lock is no longer held, or its lock file cannot be read: not "
                      "signalled",
                      id);
         return 1;
     }
+    if (named == 1 && (!who[0] || *pid <= 0)) {
+        ib_error_set(err, IB_EXIT_RUNTIME,
+                     "sweep %s is held by a process that has not named itself in its lock file (holder unknown: "
+                     "a read-only state directory?): not signalled",
+                     id);
+        return 1;
+    }
     if (strcmp(who, "sweep run") || *pid <= 0) {
-        ib_error_set(err, IB_EXIT_RUNTIME, "sweep %s is held by %s%s%s, not by its `sweep run`: not signalled", id,
-                     who[0] ? "`instbench " : "an unnamed process", who, who[0] ? "`" : "");
+        if (named == 1)
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "sweep %s: its lock file names `instbench %s` (pid %ld), which does not hold it (holder "
+                         "unknown: a read-only state directory?): not signalled",
+                         id, who, *pid);
+        else
+            ib_error_set(err, IB_EXIT_RUNTIME,
+                         "sweep %s is held by `instbench %s`, not by its `sweep run`: not signalled", id, who);
         return 1;
     }
     int pidfd = pidfd_of(*pid);
@@ -128,7 +113,7 @@ int sweep_run_stop(const char *id, long *pid, ib_error *err)
                      "sweep %s: its lock file names pid %ld, which is not an `instbench sweep run` (%s): not "
                      "signalled",
                      id, *pid, seen);
-    else if (!has_open(*pid, lock_name, &file, &denied))
+    else if (!sweep_lock_open_by(*pid, lock_name, &file, &denied))
         ib_error_set(err, IB_EXIT_RUNTIME, "sweep %s: its lock file names pid %ld (%s), which %s: not signalled", id,
                      *pid, seen,
                      denied ? "is another user's (its open files cannot be read)"

@@ -12,6 +12,10 @@ RunInstances answer ("hold") until the test lets it go.
      itself "sweep run", or naming a process whose command line is `sweep run` but which does not
      have the lock file open, or has another file of its name open): nothing signalled, cleanup
      exits 1 saying why
+  h  the lock held by a `sweep run` look-alike whose lock file shows no name, or an earlier holder's,
+     until the file has been read three times: the cleanup waits for the holder's own name and
+     stops it (exit 0); one that never names itself is "holder unknown", not the cleanup its file
+     names: a plain cleanup refuses it, --force does not signal it (exit 1)
   t  the run cannot let go within --wait (its launch still in flight): cleanup says so, ends by tag
      whatever is there (the launch in flight included) and exits 1; the run, once its answer comes,
      launches nothing more and ends
@@ -186,11 +190,82 @@ def scenario_n(fake, home, sid):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def scenario_s_n():
+# ---- h: a lock holder that names itself late -------------------------------------------------------
+# A `sweep run` look-alike (its command line `python3 sweep run ...`, the lock file open) that takes
+# the lock and leaves the file as it was (no name, or an earlier holder's), as a taker does
+# between its flock and its write: it writes its own name only once it has seen the lock file read
+# three separate times (inotify IN_ACCESS), so by then a reader that took the file at its word has
+# decided; a reader that waits for the name sees it.  With NAME "never" it never writes.
+LATE = r"""
+import ctypes, fcntl, os, signal, sys, time
+path, first, marker = sys.argv[2], sys.argv[3], sys.argv[4]
+signal.signal(signal.SIGINT, lambda *a: (open(marker, "w").close(), os._exit(0)))
+f = open(path, "a+")
+fcntl.flock(f, fcntl.LOCK_EX)
+f.truncate(0)
+f.write(first)
+f.flush()
+libc = ctypes.CDLL(None, use_errno=True)
+watch = libc.inotify_init1(os.O_CLOEXEC)
+if watch < 0 or libc.inotify_add_watch(watch, path.encode(), 0x1) < 0:   # IN_ACCESS
+    sys.exit("inotify: %s" % os.strerror(ctypes.get_errno()))
+print("held", flush=True)
+if sys.argv[5] == "late":
+    for _ in range(3):
+        os.read(watch, 4096)   # a read since the last: identical events pending are merged into one
+    f.truncate(0)
+    f.write("sweep run %d\n" % os.getpid())
+    f.flush()
+time.sleep(300)
+"""
+
+
+def scenario_h(fake, home, sid):
+    lock = os.path.join(M.sweeps_dir(home), sid + ".lock")
+    scratch = tempfile.mkdtemp(prefix="sweep-force-h-")
+    marker = os.path.join(scratch, "signalled")
+    holder = None
+    try:
+        with open(os.path.join(scratch, "sweep"), "w") as f:
+            f.write(LATE)
+        # the file without a name (an empty line: a read of nothing at all is no IN_ACCESS), then
+        # naming a live process that does not hold the lock (this test): a cleanup that waits for the
+        # holder's own name stops the holder, as the run it claims to be
+        for case, first in (("without a name", "\n"), ("naming an earlier holder", "sweep cleanup %d\n" % os.getpid())):
+            holder = spawn([sys.executable, "sweep", "run", lock, first, marker, "late"], cwd=scratch)
+            rc, out, err = M.ib(fake, home, "sweep", "cleanup", sid, "--force",
+                                env={"INSTBENCH_SWEEP_HOLDER_WAIT_S": "120"})
+            check(rc == 0 and ("stopping its `instbench sweep run` (pid %d)" % holder.pid) in err and
+                  os.path.exists(marker) and holder.wait(timeout=60) == 0,
+                  "h: a lock file %s until the holder names itself: the holder found and stopped: %d %s" % (
+                      case, rc, err[-1200:]))
+            reap(holder)
+            if os.path.exists(marker):
+                os.unlink(marker)
+        # a holder that never names itself (a read-only state directory): the earlier name is not
+        # taken for it, the holder is said to be unknown
+        holder = spawn([sys.executable, "sweep", "run", lock, "sweep cleanup %d\n" % os.getpid(), marker, "never"],
+                       cwd=scratch)
+        rc, out, err = M.ib(fake, home, "sweep", "cleanup", sid, env={"INSTBENCH_SWEEP_HOLDER_WAIT_S": "0.5"})
+        check(rc == 1 and "holder unknown" in err and "another `instbench sweep cleanup`" not in err and
+              "nothing ended" in err and holder.poll() is None,
+              "h: a holder never named: unknown, not the cleanup its file names: %d %s" % (rc, err[-1200:]))
+        rc, out, err = M.ib(fake, home, "sweep", "cleanup", sid, "--force",
+                            env={"INSTBENCH_SWEEP_HOLDER_WAIT_S": "0.5"})
+        check(rc == 1 and "holder unknown" in err and "not signalled" in err and not os.path.exists(marker) and
+              holder.poll() is None,
+              "h: --force on a holder never named: not signalled, exit 1: %d %s" % (rc, err[-1200:]))
+    finally:
+        reap(holder)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def scenario_s_n_h():
     fake, home = M.fresh()
     try:
         sid = scenario_s(fake, home)
         scenario_n(fake, home, sid)
+        scenario_h(fake, home, sid)
     finally:
         fake.stop()
         shutil.rmtree(home, ignore_errors=True)
@@ -393,7 +468,7 @@ def scenario_g():
 
 if __name__ == "__main__":
     only = sys.argv[2:]
-    for s in (scenario_s_n, scenario_t, scenario_a, scenario_d, scenario_g):
+    for s in (scenario_s_n_h, scenario_t, scenario_a, scenario_d, scenario_g):
         if only and s.__name__[len("scenario_"):] not in only:
             continue
         s()
