@@ -23,7 +23,7 @@ int cmd_sweep(int argc, char **argv);         /* dispatches to the four below (c
 int cmd_sweep_plan(int argc, char **argv);    /* cmd/cmd_sweep_plan.c */
 int cmd_sweep_run(int argc, char **argv);     /* cmd/cmd_sweep_run.c */
 int cmd_sweep_status(int argc, char **argv);  /* cmd/cmd_sweep_status.c */
-int cmd_sweep_cleanup(int argc, char **argv); /* cmd/cmd_sweep_status.c */
+int cmd_sweep_cleanup(int argc, char **argv); /* cmd/cmd_sweep_cleanup.c */
 
 /* rank_s3.c: the s3:// inputs of rank (rank_load_options.remote). */
 typedef struct rank_s3 rank_s3;
