@@ -42,10 +42,11 @@ static const arg_spec cleanup_specs[] = {
      "(without --force such a sweep is refused, and --all refuses, before\n"
      "anything is ended): the run gets SIGINT, as from Ctrl-C, launches nothing\n"
      "more, terminates what it launched and exits 130; cleanup waits up to\n"
-     "--wait seconds for it to let go of the state file, then ends by tag\n"
-     "whatever is left.  A holder it does not signal (not that sweep's run, or\n"
-     "another user's) or that does not let go: named, instances ended by tag,\n"
-     "exit 1 (docs/usage.md, \"The lock\")"},
+     "--wait seconds for it to let go of the state file (not once another\n"
+     "`sweep cleanup` holds the file: that one writes it), then ends by tag\n"
+     "whatever is left.  A holder it does not signal (not that sweep's run,\n"
+     "another user's, one whose lock file does not name it) or that does not\n"
+     "let go: named, instances ended by tag, exit 1 (docs/usage.md, \"The lock\")"},
     {0},
 };
 
@@ -126,7 +127,16 @@ static int held_after_stop(const char *sid, long run)
 {
     char who[64];
     long pid = 0;
-    if (!sweep_state_held_by(sid, who, sizeof who, &pid) || (!strcmp(who, "sweep run") && pid == run) || pid <= 0) {
+    if (sweep_state_held_by(sid, who, sizeof who, &pid) && pid <= 0) {
+        util_term_printf(stderr,
+                         "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) was asked to stop; its "
+                         "state file is still held after %g s (--wait), by a process that has not named itself in "
+                         "its lock file (holder unknown): its instances are ended by tag, its state file is left to "
+                         "its holder\n",
+                         sid, run, C.wait_s);
+        return 1;
+    }
+    if (pid <= 0 || (!strcmp(who, "sweep run") && pid == run)) {
         util_term_printf(stderr,
                          "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) was asked to stop but did "
                          "not let go of its state file within %g s (--wait): its instances are ended by tag, its "
@@ -141,6 +151,20 @@ static int held_after_stop(const char *sid, long run)
                      "is left to it\n",
                      sid, run, cleanup ? "another " : "", who, pid);
     return cleanup ? 2 : 1;
+}
+
+/* Waits until UNTIL for SID's signalled run to let go of its lock: 0 taken (*FD), -1 the lock
+ * failed, 1 still held at UNTIL, or as soon as another `sweep cleanup` holds it: the run has let
+ * go then, and that cleanup writes the file; waiting on would only wait for its pass by tag, which
+ * ends what this one's ends. */
+static int wait_for_run(const char *sid, double until, int *fd, ib_error *err)
+{
+    for (;;) {
+        double left = until - util_now_seconds();
+        double slice = left > 1.0 ? 1.0 : left > 0 ? left : 0;
+        int l = sweep_state_lock(sid, "sweep cleanup", slice, fd, err);
+        if (l != 1 || slice >= left || other_cleanup(sid)) return l;
+    }
 }
 
 /* The state files the cleanup is about (every one with --all, else ID's, when it has one), each
@@ -206,8 +230,7 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
     for (size_t i = 0; !rc && i < want; i++) {
         const char *sid = id ? id : ids[i];
         if (held[i] == 1 && pids[i]) {
-            double left = until - util_now_seconds();
-            held[i] = sweep_state_lock(sid, "sweep cleanup", left > 0 ? left : 0, &(*fds)[i], &err);
+            held[i] = wait_for_run(sid, until, &(*fds)[i], &err);
             if (held[i] == 1 && !sweep_state_locked(sid, NULL, 0)) /* let go just after the wait */
                 held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &(*fds)[i], &err);
             if (held[i] == 1) held[i] = held_after_stop(sid, pids[i]);

@@ -54,6 +54,9 @@ Scripted faults (POST /__sweep, JSON, merged into the current script):
                                               terminated
   "stop": ["INSTANCE-ID", ...]                those instances stop (stopping, then stopped), as
                                               StopInstances or a stop from the console does
+  "quick_end": 1                               a terminated instance shows "terminated" at the first
+                                              DescribeInstances after its TerminateInstances (not
+                                              one look later): a confirmation in one round
 RunInstances is refused (400 InvalidParameterValue), as EC2 refuses it, when an interface asks a
 network card for an InterfaceType that card does not take (DescribeInstanceTypes' InterfaceTypes),
 or an efa-only interface is the primary.
@@ -94,7 +97,7 @@ class Sweep:
                        "terminate_fail": 0, "pg_in_use": 0, "throttle_op": {}, "stuck": [],
                        "dry_run_denied": 0, "lose_answers": 0, "default_sg_efa": 0, "eip_limit": 5,
                        "eni_late": 0, "sg_in_use": 0, "networks": {}, "refuse": {}, "hold": [],
-                       "hold_by": {}}
+                       "hold_by": {}, "quick_end": 0}
         self.instances = {}      # id -> dict
         self.groups = {}         # name -> {"state", "tags"}
         self.calls = {}
@@ -336,7 +339,7 @@ def terminate_instances(region, p):
         prev = i["state"]
         if prev != "terminated":
             i["state"] = "shutting-down"
-            i["seen_ending"] = False
+            i["seen_ending"] = bool(s["quick_end"])
             i["ended_at"] = time.time()
             if not i["reason"]:
                 i["reason"] = "Client.UserInitiatedShutdown"

@@ -17,16 +17,17 @@ RunInstances answer ("hold") until the test lets it go.
      stops it (exit 0); one that never names itself is "holder unknown", not the cleanup its file
      names: a plain cleanup refuses it, --force does not signal it (exit 1)
   t  the run cannot let go within --wait (its launch still in flight): cleanup says so, ends by tag
-     whatever is there (the launch in flight included) and exits 1; the run, once its answer comes,
-     launches nothing more and ends
+     whatever is there (the launch in flight included; the fake confirms a termination at its first
+     look, so that pass ends within --wait however slow the machine) and exits 1; the run, once its
+     answer comes, launches nothing more and ends
   a  `cleanup --all --force` with two live runs: both stopped, nothing more launched by either
   d  two `cleanup ID --force` at once on one live run: both signal it; once it lets go, one takes
      the lock and holds it through its pass by tag (its DescribeInstances held by the fake, the
-     cleanups signing with their own access key), past the other's --wait: that other says the
-     run stopped and names the cleanup that holds the file (its pid), not "did not let go"; a
-     third, started once the run has ended, names that cleanup too, not "not signalled"; all exit
-     0, the run exits 130 and launches nothing more; a plain cleanup meanwhile names the cleanup at
-     work, not a run (exit 1, nothing ended)
+     cleanups signing with their own access key): the other, its --wait an hour, stops waiting as
+     soon as that cleanup holds the file, says the run stopped and names that cleanup (its pid),
+     not "did not let go"; a third, started once the run has ended, names that cleanup too, not
+     "not signalled"; all exit 0, the run exits 130 and launches nothing more; a plain cleanup
+     meanwhile names the cleanup at work, not a run (exit 1, nothing ended)
   g  `cleanup --all` (no --force) held in its pass by tag while a new `sweep run` starts: at its
      end it names that sweep and its live run (pid) with `instbench sweep cleanup ID --force`, and
      exits 1, the run still alive; that command then stops it
@@ -277,12 +278,14 @@ def scenario_t():
     specs = ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g4dn.xlarge:on-demand"]
     p = None
     try:
-        fake.sweep(hold=["g5.2xlarge"])
+        # EC2 confirms a termination at its first look: the cleanup's pass by tag ends in one round,
+        # however slow the machine, within the --wait that the held run waits out
+        fake.sweep(hold=["g5.2xlarge"], quick_end=1)
         p = M.start(fake, home, specs, "--max-minutes", "3")
         check(M.wait_for(fake, lambda r: launched(r) == ["g5.xlarge", "g5.2xlarge"]) is not None,
               "t: the second launch in flight")
         sid = M.sweep_ids(home)[0]
-        # its answer is held past the cleanup's --wait: the run cannot take its end in time
+        # its answer is held until the test lets it go: the run cannot take its end within --wait
         rc, out, err = M.ib(fake, home, "sweep", "cleanup", sid, "--force", "--wait", "3")
         rec = fake.look()
         check(rc == 1 and ("pid %d) was asked to stop but did not let go" % p.pid) in err and
@@ -393,15 +396,18 @@ def scenario_d():
     try:
         p, sid = run_in_flight(fake, home, "d")
         fake.sweep(hold_by={CLEANUP_KEY["AWS_ACCESS_KEY_ID"]: ["DescribeInstances"]})
-        cleanups = [cleanup_bg(fake, home, sid, "--force", "--wait", "15") for _ in range(2)]
+        # --wait far past the test: the run lets go in seconds, and the other cleanup stops waiting as
+        # soon as the first holds the file (it would otherwise wait out its --wait)
+        cleanups = [cleanup_bg(fake, home, sid, "--force", "--wait", "3600") for _ in range(2)]
         stopping = "stopping its `instbench sweep run` (pid %d)" % p.pid
         check(until(lambda: all(stopping in "".join(c.lines) for c in cleanups)), "d: both cleanups signal the run")
         fake.sweep(hold=[])
         out, run_err = M.finish(p, timeout=60)
-        # the first to take the lock waits in its pass by tag; the other gets there after its --wait
+        # the first to take the lock waits in its pass by tag; the other gets there once it sees that
+        # cleanup hold the file, not after its --wait (an hour)
         check(M.wait_for(fake, held(2), timeout=90) is not None, "d: both cleanups reached their pass by tag")
         # a third, come after the run ended, finds the first cleanup holding the file
-        cleanups.append(cleanup_bg(fake, home, sid, "--force", "--wait", "15"))
+        cleanups.append(cleanup_bg(fake, home, sid, "--force", "--wait", "3600"))
         check(M.wait_for(fake, held(3), timeout=90) is not None, "d: the third reached its pass by tag")
         # a plain cleanup meanwhile: the holder named as the cleanup it is, not as a run
         rc4, err4 = ended(cleanup_bg(fake, home, sid))
