@@ -26,8 +26,10 @@ static const arg_spec cleanup_specs[] = {
     {"--all", 0, ARG_FLAG, &C.all, NULL,
      "every sweep's instances, placement groups, Elastic IPs and\n"
      "security groups (any value of the\n"
-     "instbench:sweep tag) in the regions of the state files here and --region\n"
-     "(a sweep started after they were listed is named at the end: exit 1)"},
+     "instbench:sweep tag) in the regions of the state files here and --region.\n"
+     "The state files are listed again at the end: a sweep started since whose\n"
+     "`sweep run` is alive is named (exit 1); with --force it is ended as the\n"
+     "listed ones were, its run stopped, in a further pass (3 passes at most)"},
     {"--region", 0, ARG_STRING, &C.region, "R",
      "look in R too (the state file's region, where the sweep ran, is always\n"
      "searched; without a state file: R, else AWS_REGION / the profile's region)",
@@ -71,7 +73,7 @@ const arg_command cmd_sweep_cleanup_args = {
     "be read (run it again, with --region where it ran), a sweep whose `sweep run` is alive\n"
     "(without --force; nothing ended), or (--force) one whose live holder could not be stopped (its\n"
     "instances ended by tag all the same), or (--all) a sweep started while it ran whose `sweep run`\n"
-    "is alive, 2 an ID that is not a sweep's.\n",
+    "is alive (with --force: still new after the third pass), 2 an ID that is not a sweep's.\n",
     cleanup_specs,
     "ID",
     .examples =
@@ -153,6 +155,32 @@ static int held_after_stop(const char *sid, long run)
     return cleanup ? 2 : 1;
 }
 
+/* What one cleanup has taken up, over its passes: the state files it locked (or found held) and
+ * loaded, and for --all the ids its listings had. */
+typedef struct {
+    sweep_state *states;
+    int *owned; /* per state: 1 this cleanup may write it (its lock is ours, or no lock file can exist
+                   there), 2 another `sweep cleanup` holds it (it writes it), 0 a live process still
+                   holds it */
+    int *fds;   /* per state: the lock's descriptor, -1 when none */
+    size_t n;
+    int unreadable, unstopped;
+    char **listed; /* --all: every id a listing had, taken up or not */
+    size_t n_listed;
+} cleanup_set;
+
+/* Room in S for CAP states; 0 when there is none. */
+static int set_grow(cleanup_set *s, size_t cap)
+{
+    sweep_state *st = realloc(s->states, (cap ? cap : 1) * sizeof *st);
+    if (st) s->states = st;
+    int *o = st ? realloc(s->owned, (cap ? cap : 1) * sizeof *o) : NULL;
+    if (o) s->owned = o;
+    int *f = o ? realloc(s->fds, (cap ? cap : 1) * sizeof *f) : NULL;
+    if (f) s->fds = f;
+    return f != NULL;
+}
+
 /* Waits until UNTIL for SID's signalled run to let go of its lock: 0 taken (*FD), -1 the lock
  * failed, 1 still held at UNTIL, or as soon as another `sweep cleanup` holds it: the run has let
  * go then, and that cleanup writes the file; waiting on would only wait for its pass by tag, which
@@ -167,36 +195,24 @@ static int wait_for_run(const char *sid, double until, int *fd, ib_error *err)
     }
 }
 
-/* The state files the cleanup is about (every one with --all, else ID's, when it has one), each
+/* The state files of one pass taken up into S: ID's, else those of IDS (N_IDS of them), each
  * locked first and then loaded (so what it reads is what the last writer left), before anything is
  * asked of AWS, so what EC2 says can be written into them.  A live `sweep run` holding one is
  * refused without --force; with it, it is stopped (force_stop, every one before any is waited
- * for) and its lock waited for up to --wait seconds.  OWNED[k]: 1 when this cleanup may write
- * states[k] (its lock is ours, or no lock file can exist there), 2 when another `sweep cleanup`
- * holds it (it writes it), 0 when a live process still holds it; *UNSTOPPED counts those.
- * Unreadable ones are warned about, counted in *UNREADABLE and left alone.  *N_STATES gets how
- * many were loaded.  *LISTED (*N_LISTED): the ids --all listed, for finding a sweep started after.
+ * for) and its lock waited for up to --wait seconds from then.  S->unstopped counts those a live
+ * process still holds; unreadable ones are warned about, counted in S->unreadable and left alone.
  * -1 after saying so when a live run holds one and --force is not given (nothing is to be ended
- * then), else 0.  *states, *owned, *fds and *listed are malloc'd. */
-static int cleanup_states(const char *id, sweep_state **states, int **owned, int **fds, size_t *n_states,
-                          int *unreadable, int *unstopped, char ***listed, size_t *n_listed)
+ * then), else 0. */
+static int take_up(cleanup_set *s, const char *id, char *const *ids, size_t n_ids)
 {
-    size_t n = 0;
     ib_error err = {0};
-    *states = NULL;
-    *owned = *fds = NULL;
-    *unreadable = *unstopped = 0;
-    char **ids = NULL;
-    size_t nid = 0;
-    if (!id && sweep_state_list(&ids, &nid, &err) != 0) ib_warn("%s", err.msg);
-    size_t want = id ? 1 : nid;
-    int *held = NULL;
+    size_t want = id ? 1 : n_ids;
+    int *held = NULL, *fds = NULL;
     long *pids = NULL;
-    if (want && (!(*states = calloc(want, sizeof **states)) || !(*owned = calloc(want, sizeof **owned)) ||
-                 !(*fds = calloc(want, sizeof **fds)) || !(held = calloc(want, sizeof *held)) ||
-                 !(pids = calloc(want, sizeof *pids)))) {
+    if (want && (!set_grow(s, s->n + want) || !(held = calloc(want, sizeof *held)) ||
+                 !(fds = calloc(want, sizeof *fds)) || !(pids = calloc(want, sizeof *pids)))) {
         ib_warn("out of memory reading the state files (looking by tag only)");
-        *unreadable = (int)want;
+        s->unreadable += (int)want;
         want = 0;
     }
     int rc = 0;
@@ -204,9 +220,8 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
     double hold_wait_s = id ? SWEEP_LOCK_WAIT_S : 1.0;
     for (size_t i = 0; i < want; i++) {
         const char *sid = id ? id : ids[i];
-        (*fds)[i] = -1;
         /* --force: a run is stopped at once, not after the wait for a holder that lets go */
-        held[i] = sweep_state_lock(sid, "sweep cleanup", C.force ? 0 : hold_wait_s, &(*fds)[i], &err);
+        held[i] = sweep_state_lock(sid, "sweep cleanup", C.force ? 0 : hold_wait_s, &fds[i], &err);
         long other = held[i] == 1 && !C.force ? other_cleanup(sid) : 0;
         if (other) {
             util_term_printf(stderr,
@@ -221,7 +236,7 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
                              err.msg, id ? "" : " (--all would end them too)");
             rc = -1;
         } else if (held[i] == 1) {
-            held[i] = force_stop(sid, hold_wait_s, &pids[i], &(*fds)[i]);
+            held[i] = force_stop(sid, hold_wait_s, &pids[i], &fds[i]);
         } else if (held[i] < 0) {
             ib_warn("%s: going on without it", err.msg);
         }
@@ -230,33 +245,30 @@ static int cleanup_states(const char *id, sweep_state **states, int **owned, int
     for (size_t i = 0; !rc && i < want; i++) {
         const char *sid = id ? id : ids[i];
         if (held[i] == 1 && pids[i]) {
-            held[i] = wait_for_run(sid, until, &(*fds)[i], &err);
+            held[i] = wait_for_run(sid, until, &fds[i], &err);
             if (held[i] == 1 && !sweep_state_locked(sid, NULL, 0)) /* let go just after the wait */
-                held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &(*fds)[i], &err);
+                held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &fds[i], &err);
             if (held[i] == 1) held[i] = held_after_stop(sid, pids[i]);
             else if (held[i] == 0)
                 ib_info("sweep %s: its `instbench sweep run` (pid %ld) stopped and let go of its state file", sid,
                         pids[i]);
             else ib_warn("%s: going on without it", err.msg); /* the lock itself failed: as in the first pass */
         }
-        *unstopped += held[i] == 1;
-        int ld = sweep_state_load(sid, &(*states)[n], &err);
+        s->unstopped += held[i] == 1;
+        int ld = sweep_state_load(sid, &s->states[s->n], &err);
         if (ld == 0) {
-            (*owned)[n] = held[i] == 2 ? 2 : held[i] != 1;
-            (*fds)[n] = (*fds)[i];
-            n++;
+            s->owned[s->n] = held[i] == 2 ? 2 : held[i] != 1;
+            s->fds[s->n++] = fds[i];
             continue;
         }
-        sweep_state_unlock((*fds)[i]);
-        if (ld < 0) ib_warn("%s%s", err.msg, id ? " (looking by tag only)" : ""), (*unreadable)++;
+        sweep_state_unlock(fds[i]);
+        if (ld < 0) ib_warn("%s%s", err.msg, id ? " (looking by tag only)" : ""), s->unreadable++;
     }
     if (rc)
-        for (size_t i = 0; i < want; i++) sweep_state_unlock((*fds)[i]);
+        for (size_t i = 0; i < want; i++) sweep_state_unlock(fds[i]);
     free(held);
+    free(fds);
     free(pids);
-    *listed = ids;
-    *n_listed = nid;
-    *n_states = n;
     return rc;
 }
 
@@ -331,35 +343,83 @@ static size_t cleanup_record(sweep_state *states, const int *owned, size_t n_sta
     return unseen;
 }
 
-/* --all, at its end: a sweep whose state file the first listing did not have (started while this
- * cleanup ran) and whose `sweep run` is alive was neither stopped nor refused, and may still be
- * launching (its instances found by tag were ended, later ones were not): named, with what to do.
- * Returns how many. */
-static int started_since(char **listed, size_t n_listed)
+/* --all: the ids of the state files here that S's listings did not have (sweeps started since),
+ * into *FRESH (malloc'd, also added to S->listed); how many. */
+static size_t listed_since(cleanup_set *s, char ***fresh)
 {
-    char **ids = NULL, who[64];
-    size_t n = 0;
+    char **ids = NULL;
+    size_t n = 0, k = 0;
     ib_error err = {0};
+    *fresh = NULL;
     if (sweep_state_list(&ids, &n, &err) != 0) {
         ib_warn("%s: a sweep started while this cleanup ran would not be seen", err.msg);
         return 0;
     }
-    int found = 0;
+    char **grown = realloc(s->listed, (s->n_listed + n + 1) * sizeof *grown);
+    if (grown) s->listed = grown;
     for (size_t i = 0; i < n; i++) {
         int known = 0;
-        for (size_t k = 0; k < n_listed && !known; k++) known = !strcmp(ids[i], listed[k]);
+        for (size_t j = 0; j < s->n_listed && !known; j++) known = !strcmp(ids[i], s->listed[j]);
+        if (known || !grown) {
+            free(ids[i]);
+            continue;
+        }
+        ids[k++] = s->listed[s->n_listed++] = ids[i]; /* S->listed owns it */
+    }
+    if (!k) free(ids);
+    else *fresh = ids;
+    return k;
+}
+
+/* --all, at its end: a sweep whose state file no listing had (started while this cleanup ran) and
+ * whose `sweep run` is alive was neither stopped nor refused, and may still be launching (its
+ * instances found by tag were ended, later ones were not): named, with what to do.  Returns how
+ * many. */
+static int started_since(cleanup_set *s)
+{
+    char **ids = NULL, who[64];
+    size_t n = listed_since(s, &ids);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
         long pid = 0;
-        if (known || !sweep_state_held_by(ids[i], who, sizeof who, &pid) || strcmp(who, "sweep run")) continue;
+        if (!sweep_state_held_by(ids[i], who, sizeof who, &pid) || strcmp(who, "sweep run")) continue;
         util_term_printf(stderr,
                          "instbench sweep cleanup: sweep %s was started while this cleanup ran (after it listed the "
-                         "state files) and its `instbench sweep run` (pid %ld) is alive: not stopped, it may go on "
+                         "state files%s) and its `instbench sweep run` (pid %ld) is alive: not stopped, it may go on "
                          "launching: run `instbench sweep cleanup %s --force`\n",
-                         ids[i], pid, ids[i]);
+                         ids[i], C.force ? " for its last pass" : "", pid, ids[i]);
         found++;
     }
-    util_free_strv(ids, n);
+    free(ids); /* the strings are S->listed's */
     return found;
 }
+
+/* One pass by tag (ID, "*" for --all) in every region of S's state files and --region, S's states
+ * getting what EC2 showed; *TOTAL grows by the instances found.  IB_EXIT_OK, or IB_EXIT_RUNTIME
+ * when a region's pass failed (said). */
+static int pass_by_tag(cleanup_set *s, const char *id, char regions[][32], size_t n_regions, size_t *total)
+{
+    int rc = IB_EXIT_OK;
+    ib_error err = {0};
+    for (size_t r = 0; r < n_regions; r++) {
+        size_t found = 0;
+        ib_info("looking for %s's instances in %s", strcmp(id, "*") ? id : "every sweep", regions[r]);
+        if (sweep_cleanup_region(NULL, regions[r], id, C.wait_s,
+                                 sweep_env_seconds("INSTBENCH_SWEEP_POLL_S", SWEEP_DEFAULT_CLEANUP_POLL_S), s->states,
+                                 s->n, &found, &err) != 0) {
+            util_term_printf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
+            rc = IB_EXIT_RUNTIME;
+        }
+        *total += found;
+    }
+    return rc;
+}
+
+/* --all --force: a sweep started while the cleanup ran (its state file in no listing yet) is
+ * taken up as the listed ones were (its run stopped, waited for, its instances ended by tag, its
+ * state written), and the state files listed again, until a listing has no new one; at most this
+ * many passes in all, then what is still new is named (started_since). */
+#define CLEANUP_PASSES 3
 
 int cmd_sweep_cleanup(int argc, char **argv)
 {
@@ -373,39 +433,37 @@ int cmd_sweep_cleanup(int argc, char **argv)
     if (npos == 1 && !sweep_id_valid(pos[0]))
         return args_usage_error(&cmd_sweep_cleanup_args, "'%s' is not a sweep ID (like 20261125-213005-9f3a)", pos[0]);
     sweep_install_handlers(); /* a Ctrl-C must not cut a cleanup short, nor a closed pipe: noted, the cleanup goes on */
-    sweep_state *states = NULL;
-    int unreadable = 0, unstopped = 0, *owned = NULL, *fds = NULL;
-    size_t n_states = 0, n_listed = 0;
-    char **listed = NULL;
-    if (cleanup_states(C.all ? NULL : pos[0], &states, &owned, &fds, &n_states, &unreadable, &unstopped, &listed,
-                       &n_listed) != 0) {
+    cleanup_set set = {0};
+    char **ids = NULL;
+    size_t n_ids = C.all ? listed_since(&set, &ids) : 0;
+    int taken = take_up(&set, C.all ? NULL : pos[0], ids, n_ids);
+    free(ids);
+    if (taken != 0) {
         rc = IB_EXIT_RUNTIME;
         goto out;
     }
     char regions[64][32]; /* distinct regions: AWS has fewer */
-    size_t n_regions = cleanup_regions(states, n_states, regions, 64);
+    size_t n_regions = cleanup_regions(set.states, set.n, regions, 64);
     if (!n_regions) {
         rc = args_usage_error(&cmd_sweep_cleanup_args, "no region to look in: give --region R");
         goto out;
     }
     /* With a state file, its region is searched whatever --region says: the sweep ran there. */
-    if (!C.all && n_states && C.region && strcmp(C.region, states[0].region))
-        ib_warn("sweep %s ran in %s (its state file), not %s: looking in both", pos[0], states[0].region, C.region);
+    if (!C.all && set.n && C.region && strcmp(C.region, set.states[0].region))
+        ib_warn("sweep %s ran in %s (its state file), not %s: looking in both", pos[0], set.states[0].region, C.region);
     size_t total = 0;
-    rc = IB_EXIT_OK;
-    ib_error err = {0};
-    for (size_t r = 0; r < n_regions; r++) {
-        size_t found = 0;
-        ib_info("looking for %s's instances in %s", C.all ? "every sweep" : pos[0], regions[r]);
-        if (sweep_cleanup_region(NULL, regions[r], C.all ? "*" : pos[0], C.wait_s,
-                                 sweep_env_seconds("INSTBENCH_SWEEP_POLL_S", SWEEP_DEFAULT_CLEANUP_POLL_S), states,
-                                 n_states, &found, &err) != 0) {
-            util_term_printf(stderr, "instbench sweep cleanup: %s: %s\n", regions[r], err.msg);
-            rc = IB_EXIT_RUNTIME;
-        }
-        total += found;
+    rc = pass_by_tag(&set, C.all ? "*" : pos[0], regions, n_regions, &total);
+    for (int pass = 2; C.all && C.force && pass <= CLEANUP_PASSES; pass++) {
+        size_t n_fresh = listed_since(&set, &ids);
+        if (!n_fresh) break;
+        ib_info("%zu sweep%s started while this cleanup ran: ending %s too (pass %d of at most %d)", n_fresh,
+                n_fresh == 1 ? "" : "s", n_fresh == 1 ? "it" : "them", pass, CLEANUP_PASSES);
+        take_up(&set, NULL, ids, n_fresh); /* --force: nothing refused */
+        free(ids);
+        n_regions = cleanup_regions(set.states, set.n, regions, 64);
+        if (pass_by_tag(&set, "*", regions, n_regions, &total) != IB_EXIT_OK) rc = IB_EXIT_RUNTIME;
     }
-    if (rc == IB_EXIT_OK && !C.all && unreadable && total == 0) {
+    if (rc == IB_EXIT_OK && !C.all && set.unreadable && total == 0) {
         fprintf(stderr,
                 "instbench sweep cleanup: nothing tagged %s=%s in %s, and its state file cannot be read (above): "
                 "whatever it records is unknown\n",
@@ -413,20 +471,21 @@ int cmd_sweep_cleanup(int argc, char **argv)
         rc = IB_EXIT_RUNTIME;
         goto out;
     }
-    if (rc == IB_EXIT_OK && !C.all && !n_states && total == 0) {
+    if (rc == IB_EXIT_OK && !C.all && !set.n && total == 0) {
         fprintf(stderr, "instbench sweep cleanup: no sweep %s: no state file here and nothing tagged %s=%s in %s\n",
                 pos[0], SWEEP_TAG_SWEEP, pos[0], regions[0]);
         rc = IB_EXIT_USAGE;
         goto out;
     }
     sweep_drop_dead_outputs();
-    size_t unseen = cleanup_record(states, owned, n_states, rc == IB_EXIT_OK, regions, n_regions);
-    if (rc == IB_EXIT_OK && C.all && unreadable) {
+    size_t unseen = cleanup_record(set.states, set.owned, set.n, rc == IB_EXIT_OK, regions, n_regions);
+    if (rc == IB_EXIT_OK && C.all && set.unreadable) {
         /* its region is unknown, so "nothing left" cannot be said for its sweep */
         fprintf(stderr,
                 "instbench sweep cleanup: %d state file%s could not be read (above): %s sweep%s may have run "
                 "in a region not searched (give --region)\n",
-                unreadable, unreadable == 1 ? "" : "s", unreadable == 1 ? "its" : "their", unreadable == 1 ? "" : "s");
+                set.unreadable, set.unreadable == 1 ? "" : "s", set.unreadable == 1 ? "its" : "their",
+                set.unreadable == 1 ? "" : "s");
         rc = IB_EXIT_RUNTIME;
     }
     if (rc == IB_EXIT_OK && unseen) {
@@ -436,27 +495,28 @@ int cmd_sweep_cleanup(int argc, char **argv)
                 unseen, unseen == 1 ? "" : "s", C.all ? "s" : "");
         rc = IB_EXIT_RUNTIME;
     }
-    if (rc == IB_EXIT_OK && unstopped) {
+    if (rc == IB_EXIT_OK && set.unstopped) {
         /* its instances are gone, but the process that holds its state file may launch again */
         fprintf(stderr,
                 "instbench sweep cleanup: %zu instance%s terminated, but %d sweep%s still held by a live process "
                 "not stopped (above): stop it, then run `instbench sweep cleanup %s` again\n",
-                total, total == 1 ? "" : "s", unstopped, unstopped == 1 ? " is" : "s are", C.all ? "--all" : pos[0]);
+                total, total == 1 ? "" : "s", set.unstopped, set.unstopped == 1 ? " is" : "s are",
+                C.all ? "--all" : pos[0]);
         rc = IB_EXIT_RUNTIME;
     }
     /* never "nothing left" while a run this cleanup did not stop may still be launching */
-    if (C.all && started_since(listed, n_listed)) rc = IB_EXIT_RUNTIME;
+    if (C.all && started_since(&set)) rc = IB_EXIT_RUNTIME;
     if (rc == IB_EXIT_OK)
         ib_info("%zu instance%s terminated; nothing of %s is left running", total, total == 1 ? "" : "s",
                 C.all ? "any sweep" : pos[0]);
 out:
-    for (size_t i = 0; i < n_states; i++) {
-        sweep_state_free(&states[i]);
-        sweep_state_unlock(fds[i]);
+    for (size_t i = 0; i < set.n; i++) {
+        sweep_state_free(&set.states[i]);
+        sweep_state_unlock(set.fds[i]);
     }
-    free(states);
-    free(owned);
-    free(fds);
-    util_free_strv(listed, n_listed);
+    free(set.states);
+    free(set.owned);
+    free(set.fds);
+    util_free_strv(set.listed, set.n_listed);
     return rc;
 }

@@ -21,6 +21,9 @@ RunInstances answer ("hold") until the test lets it go.
      look, so that pass ends within --wait however slow the machine) and exits 1; the run, once its
      answer comes, launches nothing more and ends
   a  `cleanup --all --force` with two live runs: both stopped, nothing more launched by either
+  f  `cleanup --all --force` held in its first pass by tag while a new `sweep run` starts: a second
+     pass stops that run too (signalled, waited for, its instances ended, its state file written),
+     nothing more launched, exit 0
   d  two `cleanup ID --force` at once on one live run: both signal it; once it lets go, one takes
      the lock and holds it through its pass by tag (its DescribeInstances held by the fake, the
      cleanups signing with their own access key): the other, its --wait an hour, stops waiting as
@@ -444,6 +447,52 @@ def scenario_d():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def scenario_f():
+    """`cleanup --all --force` whose first pass by tag is held while a second `sweep run` starts: a
+    second pass stops that run too (signalled, waited for, its state written), exit 0."""
+    fake, home = fresh_two_keys()
+    p, q, c = None, None, None
+    try:
+        p, sid = run_in_flight(fake, home, "f")
+        fake.sweep(hold_by={CLEANUP_KEY["AWS_ACCESS_KEY_ID"]: ["DescribeInstances"]})
+        c = cleanup_bg(fake, home, "--all", "--force", "--wait", "3600")
+        check(until(lambda: ("stopping its `instbench sweep run` (pid %d)" % p.pid) in "".join(c.lines) or
+                    c.poll() is not None), "f: the first run signalled")
+        fake.sweep(hold=[])
+        M.finish(p, timeout=60)
+        check(M.wait_for(fake, held(1), timeout=90) is not None, "f: the cleanup waits in its first pass by tag")
+        # a sweep started now: the cleanup listed the state files before it
+        fake.sweep(hold=["g5.12xlarge"])
+        specs = ["g4dn.xlarge:on-demand", "g5.12xlarge:on-demand", "g4dn.2xlarge:on-demand"]
+        q = M.start(fake, home, specs, "--max-minutes", "3")
+        check(M.wait_for(fake, lambda r: "g5.12xlarge" in launched(r)) is not None, "f: the new run's launch in flight")
+        new = [s for s in M.sweep_ids(home) if s != sid]
+        fake.sweep(hold_by={})
+        stopping = "stopping its `instbench sweep run` (pid %d)" % q.pid
+        check(until(lambda: stopping in "".join(c.lines) or c.poll() is not None), "f: the new run signalled")
+        fake.sweep(hold=[])
+        out, q_err = M.finish(q, timeout=60)
+        rc, err = ended(c)
+        rec = fake.look()
+        check(rc == 0 and len(new) == 1 and "1 sweep started while this cleanup ran: ending it too (pass 2" in err and
+              stopping in err and ("its `instbench sweep run` (pid %d) stopped and let go" % q.pid) in err and
+              "was started while this cleanup ran" not in err,
+              "f: the new sweep ended in a second pass, exit 0: %d %s" % (rc, err[-1500:]))
+        check(q.returncode == 130 and BY_CLEANUP in q_err, "f: the new run took its own end: %d %s" % (
+            q.returncode, q_err[-800:]))
+        check(launched(rec) == ["g5.xlarge", "g5.2xlarge", "g4dn.xlarge", "g5.12xlarge"] and not M.alive(rec),
+              "f: nothing launched after, nothing left: %r %r" % (launched(rec), M.alive(rec)))
+        for s in new:
+            st = M.state(home, s)
+            check(stopped_state(st, specs[:2]), "f: the new sweep's state says what happened: %r %r %r" % (
+                st["phase"], st["note"], st["candidates"]))
+    finally:
+        fake.sweep(hold=[], hold_by={})
+        reap(p, q, c)
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def scenario_g():
     fake, home = fresh_two_keys()
     p, c = None, None
@@ -474,7 +523,7 @@ def scenario_g():
 
 if __name__ == "__main__":
     only = sys.argv[2:]
-    for s in (scenario_s_n_h, scenario_t, scenario_a, scenario_d, scenario_g):
+    for s in (scenario_s_n_h, scenario_t, scenario_a, scenario_f, scenario_d, scenario_g):
         if only and s.__name__[len("scenario_"):] not in only:
             continue
         s()
