@@ -16,6 +16,9 @@ RunInstances answer ("hold") until the test lets it go.
      until the file has been read three times: the cleanup waits for the holder's own name and
      stops it (exit 0); one that never names itself is "holder unknown", not the cleanup its file
      names: a plain cleanup refuses it, --force does not signal it (exit 1)
+  o  (root only: setpriv) a `sweep run` look-alike of another user holding the lock, the cleanup
+     run as a third user: whether it has the lock file open cannot be read, so it is not
+     signalled, exit 1
   t  the run cannot let go within --wait (its launch still in flight): cleanup says so, ends by tag
      whatever is there (the launch in flight included; the fake confirms a termination at its first
      look, so that pass ends within --wait however slow the machine) and exits 1; the run, once its
@@ -199,7 +202,8 @@ def scenario_n(fake, home, sid):
 # the lock and leaves the file as it was (no name, or an earlier holder's), as a taker does
 # between its flock and its write: it writes its own name only once it has seen the lock file read
 # three separate times (inotify IN_ACCESS), so by then a reader that took the file at its word has
-# decided; a reader that waits for the name sees it.  With NAME "never" it never writes.
+# decided; a reader that waits for the name sees it.  Its last argument: "late", "never" (it never
+# writes), "now" (it writes at once).
 LATE = r"""
 import ctypes, fcntl, os, signal, sys, time
 path, first, marker = sys.argv[2], sys.argv[3], sys.argv[4]
@@ -214,8 +218,8 @@ watch = libc.inotify_init1(os.O_CLOEXEC)
 if watch < 0 or libc.inotify_add_watch(watch, path.encode(), 0x1) < 0:   # IN_ACCESS
     sys.exit("inotify: %s" % os.strerror(ctypes.get_errno()))
 print("held", flush=True)
-if sys.argv[5] == "late":
-    for _ in range(3):
+if sys.argv[5] != "never":
+    for _ in range(3 if sys.argv[5] == "late" else 0):
         os.read(watch, 4096)   # a read since the last: identical events pending are merged into one
     f.truncate(0)
     f.write("sweep run %d\n" % os.getpid())
@@ -264,12 +268,60 @@ def scenario_h(fake, home, sid):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def scenario_s_n_h():
+# ---- o: another user's run -----------------------------------------------------------------------------
+def as_user(uid):
+    return ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"]
+
+
+def scenario_o(fake, home, sid):
+    """A `sweep run` look-alike of another user holding the lock: its open files cannot be read, so
+    the cleanup, run as a third user, cannot tell it has the lock file open: not signalled, exit 1.
+    Starting processes as other users takes root (setpriv)."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("sweep_cleanup_force: o skipped: starting processes as other users needs root and setpriv")
+        return
+    for uid, argv in ((65533, [sys.executable, "-c", ""]), (65534, [BIN, "sweep", "cleanup", "--help"])):
+        if subprocess.run(as_user(uid) + argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode:
+            print("sweep_cleanup_force: o skipped: uid %d cannot run %s (a folder above it closed to others)" % (
+                uid, argv[0]))
+            return
+    lock = os.path.join(M.sweeps_dir(home), sid + ".lock")
+    scratch = tempfile.mkdtemp(prefix="sweep-force-o-")
+    marker = os.path.join(scratch, "signalled")
+    holder = None
+    try:
+        os.chmod(scratch, 0o777)
+        with open(os.path.join(scratch, "sweep"), "w") as f:
+            f.write(LATE)
+        for d in (home, os.path.join(home, "state"), os.path.join(home, "state", "instbench"), M.sweeps_dir(home)):
+            os.chmod(d, 0o777)   # the cleanup's user reads the state file and takes the lock there
+        for name in os.listdir(M.sweeps_dir(home)):
+            os.chmod(os.path.join(M.sweeps_dir(home), name), 0o666)
+        holder = spawn(as_user(65533) + [sys.executable, "sweep", "run", lock, "\n", marker, "now"], cwd=scratch)
+        rc, out, err = run_as(65534, fake, home, sid)
+        check(rc == 1 and ("names pid %d" % holder.pid) in err and "is another user's" in err and
+              "not signalled" in err and not os.path.exists(marker) and holder.poll() is None,
+              "o: another user's run: not signalled, exit 1: %d %s" % (rc, err[-1200:]))
+    finally:
+        reap(holder)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run_as(uid, fake, home, sid):
+    e = F.environment(fake, home)
+    e.update(M.FAST)
+    r = subprocess.run(as_user(uid) + [BIN, "sweep", "cleanup", sid, "--force"], cwd=home, env=e, text=True,
+                       capture_output=True, timeout=120)
+    return r.returncode, r.stdout, r.stderr
+
+
+def scenario_s_n_h_o():
     fake, home = M.fresh()
     try:
         sid = scenario_s(fake, home)
         scenario_n(fake, home, sid)
         scenario_h(fake, home, sid)
+        scenario_o(fake, home, sid)
     finally:
         fake.stop()
         shutil.rmtree(home, ignore_errors=True)
@@ -523,7 +575,7 @@ def scenario_g():
 
 if __name__ == "__main__":
     only = sys.argv[2:]
-    for s in (scenario_s_n_h, scenario_t, scenario_a, scenario_f, scenario_d, scenario_g):
+    for s in (scenario_s_n_h_o, scenario_t, scenario_a, scenario_f, scenario_d, scenario_g):
         if only and s.__name__[len("scenario_"):] not in only:
             continue
         s()
