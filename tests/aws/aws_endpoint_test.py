@@ -26,6 +26,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import FakeAws, absent_path, refused_url  # noqa: E402
 from imds_standin import Silent  # noqa: E402
+from botocore_ref import botocore_credentials  # noqa: E402
 
 PROBE = None
 PY = sys.executable
@@ -122,15 +123,6 @@ class AwsTestCase(unittest.TestCase):
         res = json.loads(first[0]) if first else {}
         return res, p.stderr, dt
 
-    def botocore_creds(self, env):
-        """What botocore resolves from the same environment: (method, access key) or None."""
-        code = ("import botocore.session, json\n"
-                "c = botocore.session.Session().get_credentials()\n"
-                "print(json.dumps(None if c is None else [c.method, c.get_frozen_credentials().access_key]))\n")
-        p = subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True, timeout=30)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return json.loads(p.stdout)
-
 
 class SigningAndChain(AwsTestCase):
     def write_files(self, creds=None, config=None):
@@ -149,7 +141,7 @@ class SigningAndChain(AwsTestCase):
         res, _, _ = self.probe(["credentials"], env)
         self.assertEqual(res["source"], "env")
         self.assertEqual(res["key"], mask(AK))
-        self.assertEqual(self.botocore_creds(env), ["env", AK])
+        self.assertEqual(botocore_credentials(env), ["env", AK])
         res, err, _ = self.probe(["pricing", "AmazonEC2", "p4d.24xlarge", "g5.xlarge"], env)
         # -v: one line per attempt with method, URL, status, attempt, elapsed and the masked key id
         import re
@@ -202,7 +194,7 @@ class SigningAndChain(AwsTestCase):
                 res, _, _ = self.probe(["credentials"], env)
                 self.assertEqual(res["key"], mask(key))
                 self.assertEqual(res["source"], "profile:" + (profile or "default"))
-                self.assertEqual(self.botocore_creds(env)[1], key)  # credentials file beats config
+                self.assertEqual(botocore_credentials(env)[1], key)  # credentials file beats config
                 res, _, _ = self.probe(["region"], env)
                 self.assertEqual(res["region"], region)
                 self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env)
@@ -211,7 +203,7 @@ class SigningAndChain(AwsTestCase):
                        AWS_CONFIG_FILE=paths["config"], AWS_DEFAULT_REGION="ca-central-1")
         res, _, _ = self.probe(["credentials"], env)
         self.assertEqual(res["source"], "env")
-        self.assertEqual(self.botocore_creds(env), ["env", AK])
+        self.assertEqual(botocore_credentials(env), ["env", AK])
         self.assertEqual(self.probe(["region"], env)[0]["region"], "ca-central-1")
         env["AWS_REGION"] = "sa-east-1"
         self.assertEqual(self.probe(["region"], env)[0]["region"], "sa-east-1")
@@ -244,7 +236,7 @@ class SigningAndChain(AwsTestCase):
         self.assertEqual(res["source"], "container")
         self.assertTrue(res["token"])
         self.assertGreater(self.ep.stats()["container_credential_fetches"], before)
-        self.assertEqual(self.botocore_creds(env)[0], "container-role")
+        self.assertEqual(botocore_credentials(env)[0], "container-role")
         self.probe(["pricing", "AmazonEC2", "g5.xlarge"], env)  # minted key + token, verified
         # FULL_URI over plain http to a non-loopback host is refused without connecting: the words
         # come from the URL's check, before any connection (nothing answers at 10.9.8.7)
@@ -295,7 +287,7 @@ class SigningAndChain(AwsTestCase):
             self.assertEqual(res["source"], "imds")
             self.assertTrue(res["token"])
             self.assertGreater(res["expiration"], time.time() + 100)
-            self.assertEqual(self.botocore_creds(env)[0], "iam-role")
+            self.assertEqual(botocore_credentials(env)[0], "iam-role")
             n0 = ep.stats()["imds_credential_fetches"]
             res, _, _ = self.probe(["pricing", "AmazonEC2", "g5.xlarge", "p4d.24xlarge"], env)
             self.assertEqual(res["pages"], 3)

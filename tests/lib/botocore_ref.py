@@ -49,3 +49,19 @@ def botocore_request(service, op, params):
 def botocore_form(op, params):
     """The form botocore's EC2 serializer sends for OP with PARAMS, values as strings."""
     return {k: str(v) for k, v in botocore_request("ec2", op, params)["body"].items()}
+
+
+CREDENTIALS = """
+import botocore.session, json
+c = botocore.session.Session().get_credentials()
+print(json.dumps(None if c is None else [c.method, c.get_frozen_credentials().access_key]))
+"""
+
+
+def botocore_credentials(env):
+    """What botocore's credential chain resolves from the environment ENV (its files and
+    endpoints included): [method, access key id], or None."""
+    p = subprocess.run([sys.executable, "-c", CREDENTIALS], env=env, capture_output=True, text=True, timeout=30)
+    if p.returncode != 0:
+        raise RuntimeError("botocore's credential chain failed: " + p.stderr[-800:])
+    return json.loads(p.stdout)
