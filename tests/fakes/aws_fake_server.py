@@ -66,14 +66,18 @@ Served:
   Container credentials  GET /v2/credentials/<anything> (checks --container-auth-token against
            the Authorization header when given).
   Control  POST /__control  JSON {"faults": [{"kind": K, "count": N, "service": "pricing|ec2|any"}],
-                                 "latency_ms": N, "placement_unauthorized": bool, "reset_stats": bool}
+                                 "latency_ms": N, "hold_for": N, "placement_unauthorized": bool,
+                                 "reset_stats": bool}
            GET  /__stats     JSON counters (requests per operation, signature failures, faults
                              applied, most requests in flight together, connections accepted,
                              credential fetches, ...) and "sequential_rounds": the longest chain
                              of service requests each received after the previous one's answer
                              was sent, i.e. the round trips the client made one after another
                              (a measure of its dependency depth that does not depend on load),
-                             and "span_s", first service request received to last answered
+                             and "span_s", first service request received to last answered;
+                             "stalls_cut_by_client": stalls the client hung up on before the
+                             fake's --stall-seconds ran out; "holds": per held request, how many
+                             other service requests were answered while it was held
            GET  /__placement JSON {"requests": [the parameters of every GetSpotPlacementScores
                              accepted]}
            POST /__shutdown
@@ -107,7 +111,11 @@ COUNT service requests (after the signature check):
   throttle   Pricing 400 ThrottlingException (JSON) / EC2 503 RequestLimitExceeded (XML)
   429        HTTP 429 TooManyRequestsException
   500, 503   InternalError / ServiceUnavailable in the service's format
-  stall      answer nothing for --stall-seconds (past the client's timeout)
+  stall      answer nothing for --stall-seconds (past the client's timeout), then close; a client
+             that hangs up first ends it then (counted in stats "stalls_cut_by_client")
+  hold       answer only once hold_for (/__control, default 1) other service requests have been
+             answered, or after --stall-seconds (a hang guard): a client that starts the next
+             request as soon as a slot frees gets them answered while this one waits
   cut        send headers and half the body, then close the connection
   truncate   200 with the body cut in half (Content-Length matching: valid HTTP, broken JSON/XML)
   malformed  200 with a body that is not JSON/XML
@@ -127,6 +135,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import socket
 import sys
 import threading
@@ -173,6 +182,9 @@ class State:
             self.faults.append({"kind": p[0], "count": int(p[1]) if len(p) > 1 else 1,
                                 "service": p[2] if len(p) > 2 else "any"})
         self.latency_s = args.latency_ms / 1000.0
+        self.hold_for = 1
+        self.answered = 0   # service requests answered, for a held one to count (hold_answer)
+        self.answered_cv = threading.Condition(self.lock)
         self.placement_unauthorized = args.placement_unauthorized
         self.imds_tokens = set()
         self.minted = 0
@@ -190,7 +202,7 @@ class State:
     def reset_stats(self):
         self.stats = {"requests": 0, "by_operation": {}, "signature_failures": 0, "auth_failures": 0,
                       "faults_applied": {}, "in_flight": 0, "max_in_flight": 0, "connections": 0,
-                      "gzip_responses": 0, "imds_token_requests": 0, "imds_credential_fetches": 0,
+                      "gzip_responses": 0, "stalls_cut_by_client": 0, "holds": [], "imds_token_requests": 0, "imds_credential_fetches": 0,
                       "container_credential_fetches": 0, "access_key_ids": [], "regions": {},
                       "intervals": [], "client_tokens": [], "requests_log": [],  # (received, answered) per service request, monotonic s
                       "minted_secrets": getattr(self, "stats", {}).get("minted_secrets", [])}  # test-only: lets tests grep output for every secret
@@ -942,6 +954,8 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 st.stats["in_flight"] -= 1
                 st.stats["intervals"].append((received, time.monotonic()))
+                st.answered += 1
+                st.answered_cv.notify_all()
 
     def control(self, body):
         st = self.server.state
@@ -956,6 +970,8 @@ class Handler(BaseHTTPRequestHandler):
                 st.faults.append({"kind": f["kind"], "count": int(f.get("count", 1)), "service": f.get("service", "any")})
             if "latency_ms" in c:
                 st.latency_s = float(c["latency_ms"]) / 1000.0
+            if "hold_for" in c:
+                st.hold_for = int(c["hold_for"])
             if "placement_unauthorized" in c:
                 st.placement_unauthorized = bool(c["placement_unauthorized"])
             for t in c.get("expired_tokens", []):
@@ -965,6 +981,28 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 st.reset_stats()
         self.send_json(200, {"ok": True}, "application/json")
+
+    def stall(self):
+        """Says nothing for --stall-seconds, then closes; a client that hangs up first (its own
+        timeout) ends it at once and is counted, so a test can tell that timeout from the fake's."""
+        st = self.server.state
+        watch = select.poll()   # RDHUP: the client's FIN, even behind unread bytes (a TLS alert)
+        watch.register(self.connection.fileno(), select.POLLRDHUP)
+        if watch.poll(int(st.args.stall_seconds * 1000)):
+            st.count("stalls_cut_by_client")
+        self.close_connection = True
+
+    def hold(self):
+        """Waits until hold_for other service requests have been answered (or --stall-seconds, a
+        hang guard) and records how many were: the order of events, not their timing, shows
+        whether the client kept its other slots busy meanwhile."""
+        st = self.server.state
+        deadline = time.monotonic() + st.args.stall_seconds
+        with st.answered_cv:
+            start, want = st.answered, st.hold_for
+            while st.answered - start < want and deadline > time.monotonic():
+                st.answered_cv.wait(deadline - time.monotonic())
+            st.stats["holds"].append(st.answered - start)
 
     # -- IMDS and container credentials
     def imds(self, method, path):
@@ -1068,11 +1106,11 @@ class Handler(BaseHTTPRequestHandler):
                 st.stats["client_tokens"].append(params.get("ClientToken"))
         fault = st.take_fault(service)
         if service == "s3":
-            return fake_s3.serve(self, method, body, region, fault if fault != "stall" else None)
+            return fake_s3.serve(self, method, body, region, fault if fault not in ("stall", "hold") else None)
         if fault == "stall":
-            time.sleep(st.args.stall_seconds)
-            self.close_connection = True
-            return
+            return self.stall()
+        if fault == "hold":
+            self.hold()
         if fault == "throttle":
             return fail(400, "ThrottlingException", "Rate exceeded") if service == "pricing" else \
                 fail(503, "RequestLimitExceeded", "Request limit exceeded.")
