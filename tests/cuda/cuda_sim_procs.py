@@ -13,11 +13,13 @@ group).
   default of 300 s, so it is the job's liveness channel that tells, not the deadline.  Both ways
   round: the killed process is rank 0's (which served the rendezvous) or the other one;
 - a signal during the rendezvous (rank 0 alone, waiting for its peer; rank 1 alone, fetching from
-  an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, within 3 s, saying
-  "interrupted; nothing written", no result, and no false "peers connected" timeout;
+  an address where nothing listens): SIGTERM ends it with 143, SIGINT with 130, saying
+  "interrupted; nothing written", no result, and no false "peers connected" timeout (an exit at
+  all, within the 30 s hang guard, is not the wait's own end: its limit is 600 s);
 - rank 0's process interrupted (SIGINT) while a peer that has joined waits for a third process
-  (world 3; the peer says under -v when it has joined): the peer exits non-zero within 5 s, saying
-  that rank 0's process was interrupted, not at its own limit nor as if rank 0 had crashed;
+  (world 3; the peer says under -v when it has joined): the peer exits non-zero, saying that rank
+  0's process was interrupted, not at its own limit (minutes away; the hang guard is 30 s) nor as
+  if rank 0 had crashed;
 - a duplicate RANK (world 3: rank 0 and two processes given RANK 1): every process stops at once,
   rank 0 and the refused one with 2, naming rank 1 and the addresses; the same in a world of 2,
   where the job forms and the duplicate comes after it (the refused one 2, the others non-zero); an HTTP server on
@@ -101,6 +103,12 @@ def at_rendezvous(p, err, limit=60):
     return time.time()
 
 
+# How long a process may take to end after a signal or a peer's end before the test calls it hung:
+# a hang guard, not a speed bound (it takes well under a second); the waits it would otherwise end
+# at last 300 s (NCCL's set-up) or 600 s (the rendezvous), far past it.
+GUARD_S = 30
+
+
 def ended(p, limit):
     """P's exit status within LIMIT seconds, else a word saying it ran on (and it is killed)"""
     try:
@@ -141,11 +149,10 @@ def signal_alone(rank, sig, want, port):
             return [text(err)]
         p.send_signal(sig)
         sent = time.time()
-        rc = ended(p, 20)
+        rc = ended(p, GUARD_S)
         took = time.time() - sent
         msg = text(err)
-        check(rc == want and took < 3, "%s: exit %s after %.1f s (want %d within 3 s): %s"
-              % (name, rc, took, want, msg[-400:]))
+        check(rc == want, "%s: exit %s after %.1f s (want %d): %s" % (name, rc, took, want, msg[-400:]))
         check("nothing written" in msg and "peers connected" not in msg and "no answer" not in msg,
               "%s: message: %s" % (name, msg[-400:]))
         check(not os.path.exists(os.path.join(tmp, "alone.json")), "%s: a result was written" % name)
@@ -180,12 +187,12 @@ def root_interrupted(port):
             return [text(e0)]
         p0.send_signal(signal.SIGINT)
         sent = time.time()
-        rc0, rc1 = ended(p0, 20), ended(p1, 20)
+        rc0, rc1 = ended(p0, GUARD_S), ended(p1, GUARD_S)
         took, m0, m1 = time.time() - sent, text(e0), text(e1)
         print("%s: rank 1 exited %s after %.1f s: %s" % (name, rc1, took, (m1.strip().splitlines() or [""])[-1]))
         check(rc0 == 130, "%s: rank 0 exited %s, want 130: %s" % (name, rc0, m0[-400:]))
-        check(rc1 not in (0, "still running after 20 s") and took < 5,
-              "%s: rank 1 exited %s %.1f s after the signal (want non-zero within 5 s): %s"
+        check(rc1 not in (0, "still running after %g s" % GUARD_S),
+              "%s: rank 1 exited %s %.1f s after the signal (want non-zero): %s"
               % (name, rc1, took, m1[-600:]))
         check("rank 0's process was interrupted (SIGINT)" in m1,
               "%s: rank 1 does not say that rank 0's process was interrupted: %s" % (name, m1[-600:]))

@@ -2,10 +2,10 @@
 - the same file or run reached twice (a directory given twice, `dir` and `dir/r.json`, a symlinked
   directory, a hard link, a copy, the --append line beside the file, stdin redirected from it) is
   one run, and stderr says "N duplicates ignored";
-- a tree of directory symlinks (24 levels of two links each: 2^24 paths) is walked in a tenth of a
-  second (the bound is 10 s, room for a loaded machine: the 2^24 paths would take minutes): links
-  to directories are not followed without --follow, and with it each directory is read once;
-  loops and depth are bounded;
+- a tree of directory symlinks (24 levels of two links each: 2^24 paths): links to directories are
+  not followed without --follow (2 links skipped, 1 result), and with it each directory is read
+  once (24 duplicates, one per directory reached twice; a walk of every path would count 2^24 and
+  take minutes, past the hang guard); loops and depth are bounded;
 - CPU and CUDA runs (or two GPU models) on one instance type are separate configurations, never
   one median;
 - a result file with a key given twice is refused, naming the key.
@@ -102,10 +102,9 @@ def same_run_counts_once(d, prices):
     check(rc == 0 and fx.ranked(doc)[0]["runs"] == 2, f"two runs: {doc and fx.ranked(doc)}")
 
 
-# A rank of the symlink trees below takes about 0.1 s, as any small rank does (ASan build, 2 cores
-# at load 6); the 1 s bound left a loaded machine little room, and 2^24 paths walked one by one
-# would take minutes (rank() times out first, which fails the check as well).
-WALK_S = 10
+# A hang guard, not a speed bound: a rank of the symlink trees below takes about 0.1 s, as any
+# small rank does; 2^24 paths walked one by one would take minutes.  The counts are the checks.
+WALK_GUARD_S = 60
 
 
 def symlink_fan_out(d, prices):
@@ -118,13 +117,13 @@ def symlink_fan_out(d, prices):
             os.symlink(dirs[i + 1], os.path.join(dirs[i], name))
     fx.write_json(os.path.join(dirs[0], "top.json"), dict(RESULT, timestamp="2026-11-21T09:00:00Z"))
     fx.write_json(os.path.join(dirs[-1], "deep.json"), RESULT)
-    rc, doc, err, dt = rank([dirs[0], "--source", prices], timeout=30)
-    check(rc == 0 and dt < WALK_S, f"fan-out without --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
+    rc, doc, err, dt = rank([dirs[0], "--source", prices], timeout=WALK_GUARD_S)
+    check(rc == 0, f"fan-out without --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
     if doc:
         check(doc["inputs"]["results"] == 1 and doc["inputs"]["skipped"] == 2,
               f"fan-out without --follow: {doc['inputs']}")
-    rc, doc, err, dt = rank([dirs[0], "--follow", "--source", prices], timeout=30)
-    check(rc == 0 and dt < WALK_S, f"fan-out with --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
+    rc, doc, err, dt = rank([dirs[0], "--follow", "--source", prices], timeout=WALK_GUARD_S)
+    check(rc == 0, f"fan-out with --follow: exit {rc} in {dt:.2f} s: {err[-500:]}")
     if doc:
         check(doc["inputs"]["results"] == 2 and fx.ranked(doc)[0]["runs"] == 2,
               f"fan-out with --follow: {doc['inputs']}, runs {fx.ranked(doc)[0]['runs']}")
@@ -134,8 +133,8 @@ def symlink_fan_out(d, prices):
     loop = os.path.join(d, "loop")
     fx.write_json(os.path.join(loop, "r.json"), RESULT)
     os.symlink(loop, os.path.join(loop, "back"))
-    rc, doc, err, dt = rank([loop, "--follow", "--source", prices], timeout=30)
-    check(rc == 0 and dt < WALK_S and err.count("symlink loop") == 1, f"loop with --follow: {rc} {dt:.2f} s {err}")
+    rc, doc, err, dt = rank([loop, "--follow", "--source", prices], timeout=WALK_GUARD_S)
+    check(rc == 0 and err.count("symlink loop") == 1, f"loop with --follow: {rc} {dt:.2f} s {err}")
     # Depth is bounded: 40 real levels, the result at the bottom is out of reach, said once.
     deep = os.path.join(d, "deep", *[f"d{i}" for i in range(40)])
     fx.write_json(os.path.join(deep, "r.json"), RESULT)

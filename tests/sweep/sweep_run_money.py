@@ -199,7 +199,7 @@ def scenario_n():
         try:
             nodes, gone = (4, 2) if how == "end" else (2, 1)
             spec = "%dxg5.xlarge:on-demand" % nodes
-            p = start(fake, home, [spec], "--max-minutes", "2", env={"INSTBENCH_SWEEP_NODE_GRACE_S": "1"})
+            p = start(fake, home, [spec], "--max-minutes", "10", env={"INSTBENCH_SWEEP_NODE_GRACE_S": "1"})
             rec = wait_for(fake, F.all_running(nodes))
             victim = [i["id"] for i in rec["instances"] if i["index"] == gone][0]
             t0 = time.time()
@@ -207,13 +207,15 @@ def scenario_n():
                 fake.sweep(end={victim: "Server.InternalError"})   # a hardware failure, a click in the console
             else:
                 fake.sweep(stop=[victim])
-            rec = wait_for(fake, lambda r: not alive(r), timeout=100)
+            # a hang guard (it takes seconds), far inside --max-minutes, when they would end anyway
+            rec = wait_for(fake, lambda r: not alive(r), timeout=120)
             took = time.time() - t0
+            if not check(rec is not None, "n %s: the other nodes still ran %.1f s after node %d ended (--max-minutes is "
+                         "600 s)" % (label, took, gone)):
+                p.kill()   # not to wait for it to reach --max-minutes
             out, err = finish(p)
             sid = sweep_ids(home)[0]
             cand = state(home, sid)["candidates"][0]
-            check(rec is not None and took < 30,
-                  "n %s: the other nodes terminated %.1f s after node %d ended (--max-minutes is 120 s)" % (label, took, gone))
             check(cand["outcome"] == "failed" and ("node %d of %d" % (gone, nodes)) in cand["reason"] and victim in cand["reason"]
                   and label in cand["reason"], "n %s: the outcome names the node and how it ended: %r" % (label, cand))
             check(p.returncode == 1 and state(home, sid)["phase"] == "done",
