@@ -11,5 +11,6 @@ add_test(NAME ec2_calls_fake COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # DescribeInstanceTypes' supportedArchitectures (ec2_network.c): the architecture a sweep's AMI follows.
 instbench_add_unit_test(ec2_type_arch ${CMAKE_CURRENT_LIST_DIR}/ec2_type_arch.c)
 # DescribeSpotPriceHistory answered with 100,000 items over 50,000 (type, AZ) pairs: the newest
-# price per pair, in time linear in the answer (a scan per item was quadratic).
+# price per pair, in time linear in the answer (a scan per item was quadratic); then sorted and given a
+# page again, each item found as the entry it repeats (the index made anew for every entry kept).
 instbench_add_unit_test(ec2_spot_many_zones ${CMAKE_CURRENT_LIST_DIR}/ec2_spot_many_zones.c)

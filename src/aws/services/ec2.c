@@ -66,7 +66,8 @@ static size_t *spot_slot(ec2_spot_query *q, const char *type, const char *az)
 }
 
 /* Room in the table for one more entry (made on the first, rebuilt twice as large when half
- * full): -1 when out of memory. */
+ * full): -1 when out of memory.  Made anew, it is sized for the entries already kept (a sort drops
+ * it: ec2_spot_query_sort), since a table they would fill makes spot_slot probe forever. */
 static int spot_index_grow(ec2_spot_query *q)
 {
     if (q->n_index && 2 * (q->n_entries + 2) <= q->n_index) return 0;
@@ -76,6 +77,7 @@ static int spot_index_grow(ec2_spot_query *q)
         q->seed = strtoull(hex, NULL, 16) | 1;
     }
     size_t n = q->n_index ? 2 * q->n_index : 64;
+    while (n < 2 * (q->n_entries + 2)) n *= 2;
     size_t *idx = calloc(n, sizeof *idx);
     if (!idx) return -1;
     free(q->index);
