@@ -344,15 +344,16 @@ static size_t cleanup_record(sweep_state *states, const int *owned, size_t n_sta
 }
 
 /* --all: the ids of the state files here that S's listings did not have (sweeps started since),
- * into *FRESH (malloc'd, also added to S->listed); how many. */
-static size_t listed_since(cleanup_set *s, char ***fresh)
+ * into *FRESH (malloc'd, also added to S->listed); how many.  LOST: what a listing that fails
+ * costs, for its warning (the first listing's and a later one's differ). */
+static size_t listed_since(cleanup_set *s, char ***fresh, const char *lost)
 {
     char **ids = NULL;
     size_t n = 0, k = 0;
     ib_error err = {0};
     *fresh = NULL;
     if (sweep_state_list(&ids, &n, &err) != 0) {
-        ib_warn("%s: a sweep started while this cleanup ran would not be seen", err.msg);
+        ib_warn("%s: %s", err.msg, lost);
         return 0;
     }
     char **grown = realloc(s->listed, (s->n_listed + n + 1) * sizeof *grown);
@@ -378,7 +379,7 @@ static size_t listed_since(cleanup_set *s, char ***fresh)
 static int started_since(cleanup_set *s)
 {
     char **ids = NULL, who[64];
-    size_t n = listed_since(s, &ids);
+    size_t n = listed_since(s, &ids, "a sweep started while this cleanup ran would not be seen");
     int found = 0;
     for (size_t i = 0; i < n; i++) {
         long pid = 0;
@@ -435,7 +436,10 @@ int cmd_sweep_cleanup(int argc, char **argv)
     sweep_install_handlers(); /* a Ctrl-C must not cut a cleanup short, nor a closed pipe: noted, the cleanup goes on */
     cleanup_set set = {0};
     char **ids = NULL;
-    size_t n_ids = C.all ? listed_since(&set, &ids) : 0;
+    size_t n_ids = C.all ? listed_since(&set, &ids,
+                                        "no state file is read: no live `sweep run` is refused or stopped, no "
+                                        "state file written, and only --region (else AWS_REGION) is searched")
+                         : 0;
     int taken = take_up(&set, C.all ? NULL : pos[0], ids, n_ids);
     free(ids);
     if (taken != 0) {
@@ -454,7 +458,7 @@ int cmd_sweep_cleanup(int argc, char **argv)
     size_t total = 0;
     rc = pass_by_tag(&set, C.all ? "*" : pos[0], regions, n_regions, &total);
     for (int pass = 2; C.all && C.force && pass <= CLEANUP_PASSES; pass++) {
-        size_t n_fresh = listed_since(&set, &ids);
+        size_t n_fresh = listed_since(&set, &ids, "a sweep started while this cleanup ran would not be seen");
         if (!n_fresh) break;
         ib_info("%zu sweep%s started while this cleanup ran: ending %s too (pass %d of at most %d)", n_fresh,
                 n_fresh == 1 ? "" : "s", n_fresh == 1 ? "it" : "them", pass, CLEANUP_PASSES);

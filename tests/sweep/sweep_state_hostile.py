@@ -20,7 +20,8 @@ figure is computed here.
   5  a region --region would refuse ("x") and a time before 2020 (the epoch) refused by status and
      cleanup, the message naming the field and why, EC2 never asked;
   6  `sweep status --format json` with an unreadable state file among good ones: json.load reads it;
- 10  a C1 control (U+009B, CSI) in a state's phase or note never reaches the terminal raw.
+ 10  a C1 control (U+009B, CSI) in a state's phase or note never reaches the terminal raw;
+ 11  `sweep cleanup --all` whose state files cannot be listed says what that costs it.
 Usage: sweep_state_hostile.py INSTBENCH [--sanitized]"""
 import copy
 import json
@@ -378,6 +379,24 @@ def test_json_list(fake, home):
           "status --format json with an unreadable file first: valid JSON with the readable one: %d %r" % (rc, out[:120]))
 
 
+def test_unlisted(fake, home):
+    """Defect 11: `cleanup --all` that cannot list the state files (their folder a file) says what
+    that costs it at once (none read, only --region searched), not what a failed listing at its end
+    costs (a sweep started meanwhile unseen), which it says once, for that listing."""
+    shutil.rmtree(os.path.join(home, "state"), ignore_errors=True)
+    folder = sweeps_dir(home)
+    os.rmdir(folder)
+    with open(folder, "w") as f:
+        f.write("not a folder\n")
+    rc, out, err = run(home, fake, "cleanup", "--all", "--region", "us-east-1", "--wait", "2")
+    first = [line for line in err.splitlines() if folder in line]
+    check(len(first) == 2 and "no state file is read" in first[0] and "only --region" in first[0] and
+          "started while this cleanup ran" not in first[0] and "started while this cleanup ran" in first[1],
+          "cleanup --all, the state files' folder a file: the first listing's warning says what it costs: %d %r" % (
+              rc, err[-800:]))
+    os.unlink(folder)
+
+
 home = tempfile.mkdtemp(prefix="sweep-hostile-")
 fake = FakeEc2()
 try:
@@ -386,6 +405,7 @@ try:
     test_hostile(fake, home)
     test_refused_values(fake, home)
     test_json_list(fake, home)
+    test_unlisted(fake, home)
 finally:
     fake.stop()
     shutil.rmtree(home, ignore_errors=True)
