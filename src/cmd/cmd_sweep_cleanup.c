@@ -167,6 +167,7 @@ typedef struct {
     int unreadable, unstopped;
     char **listed; /* --all: every id a listing had, taken up or not */
     size_t n_listed;
+    int unlisted; /* --all: a listing of the state files failed (said as it happened) */
 } cleanup_set;
 
 /* Room in S for CAP states; 0 when there is none. */
@@ -354,6 +355,7 @@ static size_t listed_since(cleanup_set *s, char ***fresh, const char *lost)
     *fresh = NULL;
     if (sweep_state_list(&ids, &n, &err) != 0) {
         ib_warn("%s: %s", err.msg, lost);
+        s->unlisted = 1;
         return 0;
     }
     char **grown = realloc(s->listed, (s->n_listed + n + 1) * sizeof *grown);
@@ -437,9 +439,19 @@ int cmd_sweep_cleanup(int argc, char **argv)
     cleanup_set set = {0};
     char **ids = NULL;
     size_t n_ids = C.all ? listed_since(&set, &ids,
-                                        "no state file is read: no live `sweep run` is refused or stopped, no "
-                                        "state file written, and only --region (else AWS_REGION) is searched")
+                                        C.force ? "no state file is read: no live `sweep run` is stopped, no state "
+                                                  "file written, and only --region (else AWS_REGION) is searched"
+                                                : "no state file is read")
                          : 0;
+    if (set.unlisted && !C.force) {
+        /* whether a `sweep run` is alive here is unknown: ending its instances under it is --force's */
+        fprintf(stderr,
+                "instbench sweep cleanup: without the state files it cannot tell whether a `sweep run` is "
+                "alive here, so nothing is ended: make that folder readable, or end everything tagged "
+                "anyway (only --region, else AWS_REGION, is searched): instbench sweep cleanup --all --force\n");
+        rc = IB_EXIT_RUNTIME;
+        goto out;
+    }
     int taken = take_up(&set, C.all ? NULL : pos[0], ids, n_ids);
     free(ids);
     if (taken != 0) {
@@ -490,6 +502,14 @@ int cmd_sweep_cleanup(int argc, char **argv)
                 "in a region not searched (give --region)\n",
                 set.unreadable, set.unreadable == 1 ? "" : "s", set.unreadable == 1 ? "its" : "their",
                 set.unreadable == 1 ? "" : "s");
+        rc = IB_EXIT_RUNTIME;
+    }
+    if (rc == IB_EXIT_OK && set.unlisted) {
+        /* no state file was read, so a sweep that ran in a region not searched is unknown */
+        fprintf(stderr,
+                "instbench sweep cleanup: %zu instance%s terminated in the region%s searched, but the state "
+                "files could not be listed (above): a sweep that ran elsewhere is not known\n",
+                total, total == 1 ? "" : "s", n_regions == 1 ? "" : "s");
         rc = IB_EXIT_RUNTIME;
     }
     if (rc == IB_EXIT_OK && unseen) {

@@ -21,7 +21,8 @@ figure is computed here.
      cleanup, the message naming the field and why, EC2 never asked;
   6  `sweep status --format json` with an unreadable state file among good ones: json.load reads it;
  10  a C1 control (U+009B, CSI) in a state's phase or note never reaches the terminal raw;
- 11  `sweep cleanup --all` whose state files cannot be listed says what that costs it.
+ 11  `sweep cleanup --all` whose state files cannot be listed ends nothing without --force, and
+     says what that costs it with --force.
 Usage: sweep_state_hostile.py INSTBENCH [--sanitized]"""
 import copy
 import json
@@ -380,22 +381,36 @@ def test_json_list(fake, home):
 
 
 def test_unlisted(fake, home):
-    """Defect 11: `cleanup --all` that cannot list the state files (their folder a file) says what
-    that costs it at once (none read, only --region searched), not what a failed listing at its end
-    costs (a sweep started meanwhile unseen), which it says once, for that listing."""
+    """Defect 11: `cleanup --all` that cannot list the state files (their folder a file) cannot tell
+    whether a `sweep run` is alive here.  Without --force it ends nothing (a live run's instances are
+    --force's to end), exit 1, and says how to go on; with --force it ends what is tagged in --region,
+    says at once what the failed listing costs (none read, only --region searched), not what a failed
+    listing at its end costs (a sweep started meanwhile unseen), and exits 1: a sweep that ran
+    elsewhere is unknown, so "nothing left" is never said."""
     shutil.rmtree(os.path.join(home, "state"), ignore_errors=True)
     folder = sweeps_dir(home)
     os.rmdir(folder)
     with open(folder, "w") as f:
         f.write("not a folder\n")
+    iid = "i-0aaaaaaaaaaaaaaa1"
+    fake.sweep(plant=[{"id": iid, "region": "us-east-1", "state": "running", "launched": time.time() - 60,
+                       "tags": {"instbench:sweep": SID, "instbench:candidate": "g5.xlarge:on-demand"}}])
     rc, out, err = run(home, fake, "cleanup", "--all", "--region", "us-east-1", "--wait", "2")
+    inst = fake.instance(iid)
+    check(rc == 1 and inst and inst["state"] == "running" and "--all --force" in err,
+          "cleanup --all, the state files' folder a file: nothing ended, exit 1, --force named: %d %s %r" % (
+              rc, inst and inst["state"], err[-800:]))
+    rc, out, err = run(home, fake, "cleanup", "--all", "--force", "--region", "us-east-1", "--wait", "10")
+    inst = fake.instance(iid)
     first = [line for line in err.splitlines() if folder in line]
-    check(len(first) == 2 and "no state file is read" in first[0] and "only --region" in first[0] and
+    check(len(first) >= 2 and "no state file is read" in first[0] and "only --region" in first[0] and
           "started while this cleanup ran" not in first[0] and "started while this cleanup ran" in first[1],
-          "cleanup --all, the state files' folder a file: the first listing's warning says what it costs: %d %r" % (
-              rc, err[-800:]))
+          "cleanup --all --force, the state files' folder a file: the first listing's warning says what it costs: "
+          "%d %r" % (rc, err[-800:]))
+    check(inst and inst["state"] in ("shutting-down", "terminated") and rc == 1 and "nothing of any sweep" not in err,
+          "... --force ends what is tagged in --region, exit 1, never 'nothing left': %d %s %r" % (
+              rc, inst and inst["state"], err[-800:]))
     os.unlink(folder)
-
 
 home = tempfile.mkdtemp(prefix="sweep-hostile-")
 fake = FakeEc2()
