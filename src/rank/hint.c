@@ -14,19 +14,23 @@ void rank_nothing_priced_hint(const char *source, const rank_options *o, const r
          * (rank_score lists no row for a machine off EC2 or a SageMaker ml.* type there). */
         const rank_config *first = &c[0];
         const char *name = rank_config_name(first);
+        int same = 1; /* every configuration the same kind as the first: off EC2, or SageMaker's */
+        for (size_t i = 1; i < n; i++) same &= !c[i].instance_type[0] == !first->instance_type[0];
+        const char *others = n == 1 ? ""
+                             : same ? " (like every configuration here)"
+                                    : " (every other configuration here is SageMaker's or off EC2)";
         if (first->instance_type[0])
             snprintf(out, len,
                      "no configuration to rank: Capacity Blocks and Savings Plans are sold for EC2 instance types, "
                      "and %s%s is SageMaker's (its plans: instbench prices --market savings-plan): rank it "
                      "--market on-demand or spot",
-                     name, n > 1 ? " (like every configuration here)" : "");
+                     name, others);
         else
             snprintf(out, len,
                      "no configuration to rank: Capacity Blocks and Savings Plans are sold for EC2 instance types, "
                      "and %s%s was measured off EC2: rank it on-demand at its price per hour, rank --price %s=USD "
                      "--market on-demand",
-                     name[0] ? name : "this machine", n > 1 ? " (like every configuration here)" : "",
-                     name[0] ? name : "NAME");
+                     name[0] ? name : "this machine", others, name[0] ? name : "NAME");
         return;
     }
     if (n_rows == 0) { /* every configuration yields a row on the markets it is sold on */

@@ -86,7 +86,8 @@ static int named_holds(long pid, const char *id, const struct stat *file)
 {
     char name[96];
     int denied = 0;
-    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno != EPERM)) return 0;
+    /* Not this process: it may have held the lock before and still have the file open. */
+    if (pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno != EPERM)) return 0;
     snprintf(name, sizeof name, "%s.lock", id);
     return sweep_lock_open_by(pid, name, file, &denied) || denied;
 }
@@ -130,7 +131,7 @@ static void read_holder(int fd, const char *id, char *out, size_t len)
     long pid = 0;
     if (holder_of(fd, id, who, sizeof who, &pid)) snprintf(out, len, "`instbench %s`, pid %ld", who, pid);
     else if (pid > 0)
-        snprintf(out, len, "a process not named (holder unknown: its lock file names pid %ld, which does not hold it)",
+        snprintf(out, len, "an unnamed process (holder unknown: its lock file names pid %ld, which does not hold it)",
                  pid);
     else snprintf(out, len, "a process that has not named itself in its lock file (holder unknown)");
 }

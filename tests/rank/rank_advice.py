@@ -94,5 +94,20 @@ for market in ("savings-plan", "capacity-block"):
         print(f"{market}, off EC2: {last}")
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+# Mixed kinds (one machine off EC2, one SageMaker type): the advice names the first, and never says
+# the others are like it.
+d = tempfile.mkdtemp(prefix="rank-advice-")
+try:
+    fx.write_json(os.path.join(d, "a.json"), fx.result(None, None, 1, 1, "NVIDIA A10G", 300.0, host="labbox"))
+    fx.write_json(os.path.join(d, "b.json"), fx.result("ml.g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 300.0,
+                                                       timestamp="2026-11-21T11:00:00Z"))
+    p = rank(d, "--source", "snapshot", "--market", "savings-plan", "a.json", "b.json")
+    last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    check(p.returncode == 1 and "sold for EC2 instance types" in last and "like every configuration" not in last
+          and "every other configuration here is SageMaker's or off EC2" in last,
+          f"savings-plan, off EC2 and SageMaker: the advice misstates the others: {p.returncode} {last}")
+finally:
+    shutil.rmtree(d, ignore_errors=True)
 print(f"rank_advice: {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
