@@ -55,9 +55,11 @@ typedef struct ib_attention_library {
 /* How a created GPU backend's GEMMs ran (hardware.gemm in results), over the distinct GEMM shapes
  * its steps issued (dimensions, layout, dtypes and pointer alignment): in all, how many cuBLASLt
  * offered no algorithm for (cuBLAS ran them), and how many had their bias written into the output
- * by a kernel first (no bias epilogue).  The last two are slower roads than the library's own. */
+ * by a kernel first (no bias epilogue).  The last two are slower roads than the library's own.
+ * tuned: how many ran the fastest of the heuristic's algorithms as timed, not its first
+ * (INSTBENCH_GEMM_TUNE=1; 0 without it). */
 typedef struct ib_gemm_paths {
-    int shapes, cublas_fallback, bias_kernel;
+    int shapes, cublas_fallback, bias_kernel, tuned;
 } ib_gemm_paths;
 
 typedef struct ib_backend_ops ib_backend_ops;

@@ -2,8 +2,9 @@
 # instbench's CUDA training step against PyTorch's on the same GPU, one after the other: timm's
 # ViT (vit_base_patch16_224 by default), batch 128, bf16 autocast, Adam, synthetic data on the GPU
 # (instbench measure --data device; scripts/bench/bench_torch_gpu_step.py).  Prints samples/s of
-# instbench (and, in bf16, of its unfused attention and of cuDNN's non-deterministic backward for
-# comparison: INSTBENCH_CUDA_ATTENTION, INSTBENCH_CUDNN_NONDETERMINISTIC), of PyTorch eager (Adam's
+# instbench (and, in bf16, of its unfused attention, of cuDNN's non-deterministic backward and of
+# GEMM algorithms chosen by timing for comparison: INSTBENCH_CUDA_ATTENTION,
+# INSTBENCH_CUDNN_NONDETERMINISTIC, INSTBENCH_GEMM_TUNE), of PyTorch eager (Adam's
 # defaults) and of torch.compile (Adam(fused=True): PyTorch at its best, issue 37), instbench's MFU
 # and share of cuBLASLt's in-situ GEMM rate, and the ratios instbench / PyTorch; with --profile also where
 # each step's GPU time goes per kernel class, side by side (scripts/gpu/kernel_classes.py over a CUPTI
@@ -72,6 +73,8 @@ if [ "$PREC" = bf16 ]; then
        "$tmp/instbench.json"; then
     ib_run instbench_nondet INSTBENCH_CUDNN_NONDETERMINISTIC=1
   fi
+  # what timing cuBLASLt's top algorithms per shape (not its heuristic's first) is worth
+  ib_run instbench_tuned INSTBENCH_GEMM_TUNE=1
 fi
 if [ -n "$PROFILE" ]; then
   torch_run torch --profile "$tmp/torch_kernels.tsv"
@@ -95,7 +98,7 @@ def load(name, last_line=False):
     return json.loads(text.strip().splitlines()[-1]) if last_line else json.load(open(path))
 ib = load("instbench")
 unf, pt, pc = load("instbench_unfused"), load("torch", True), load("torch_compile", True)
-nd = load("instbench_nondet")
+nd, tu = load("instbench_nondet"), load("instbench_tuned")
 ib_sps, pt_sps = ib["measurement"]["samples_per_second"], pt["samples_per_second"]
 mfu = ib["measurement"].get("mfu")
 print(f"{'MODEL':<22} {'BATCH':>5} {'PREC':>5} | {'INSTBENCH/S':>12} {'PYTORCH/S':>12} {'RATIO':>7} | "
@@ -115,6 +118,11 @@ print(f"instbench: attention {ib['hardware'].get('attention')} (cuDNN {ib['hardw
 if nd:
     print(f"instbench with cuDNN's non-deterministic backward: {nd['measurement']['samples_per_second']:.1f} samples/s "
           f"(deterministic costs {100 * (1 - ib_sps / nd['measurement']['samples_per_second']):.1f}%)")
+if tu:
+    tu_sps, tg = tu["measurement"]["samples_per_second"], tu["hardware"].get("gemm") or {}
+    print(f"instbench with GEMM algorithms chosen by timing (INSTBENCH_GEMM_TUNE=1): {tu_sps:.1f} samples/s "
+          f"({100 * (tu_sps / ib_sps - 1):+.1f}%; {tg.get('tuned', '?')} of {tg.get('shapes', '?')} shapes "
+          f"changed algorithm" + (f", {tu_sps / pc['samples_per_second']:.2f}x torch.compile)" if pc else ")"))
 PYEOF
 if [ -n "$PROFILE" ]; then
   "$PY" - "$tmp" "$BATCH" > "$tmp/walls" <<'PYEOF'

@@ -153,8 +153,9 @@ char *result_to_json(const bench_report *r, int pretty)
     else cJSON_AddNullToObject(hw, "gemm_tflops_measured");
     if (m->have_gemm_paths) { /* the roads the step's GEMMs took (cuda/gemm.h cuda_gemm_paths) */
         cJSON *gp = cJSON_AddObjectToObject(hw, "gemm");
-        static const char *const gemm_keys[] = {"shapes", "cublas_fallback", "bias_kernel"};
-        ADD_NUMBERS(gp, gemm_keys, m->gemm_paths.shapes, m->gemm_paths.cublas_fallback, m->gemm_paths.bias_kernel);
+        static const char *const gemm_keys[] = {"shapes", "cublas_fallback", "bias_kernel", "tuned"};
+        ADD_NUMBERS(gp, gemm_keys, m->gemm_paths.shapes, m->gemm_paths.cublas_fallback, m->gemm_paths.bias_kernel,
+                    m->gemm_paths.tuned);
     }
     if (r->cuda_graphs >= 0) cJSON_AddBoolToObject(hw, "cuda_graphs", r->cuda_graphs);
     else cJSON_AddNullToObject(hw, "cuda_graphs");
@@ -355,6 +356,11 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
             fprintf(f,
                     "  GEMM roads   %d shapes: %d through cuBLAS, %d with a bias kernel (slower roads: measure -v)\n",
                     g->shapes, g->cublas_fallback, g->bias_kernel);
+        if (g->tuned > 0)
+            fprintf(f,
+                    "  GEMM tuning  %d shape%s ran another of cuBLASLt's algorithms than its heuristic's first, "
+                    "as timed (INSTBENCH_GEMM_TUNE=1)\n",
+                    g->tuned, g->tuned == 1 ? "" : "s");
     }
     if (r->workload.data == BENCH_DATA_HOST && m->pipeline_sps > 0)
         fprintf(f, "  data pipe    can make %.1f samples/s\n", m->pipeline_sps);

@@ -220,7 +220,7 @@ static float *grad_block(ib_backend *b) { return impl(b)->buf.grads; }
 
 static int gemm_paths(ib_backend *b, ib_gemm_paths *out)
 {
-    cuda_gemm_paths(impl(b)->gemm, &out->shapes, &out->cublas_fallback, &out->bias_kernel);
+    cuda_gemm_paths(impl(b)->gemm, &out->shapes, &out->cublas_fallback, &out->bias_kernel, &out->tuned);
     return 0;
 }
 

@@ -24,11 +24,19 @@ typedef struct gemm_key {
                                         * the heuristic chose for it (see entry_build) */
 } gemm_key;
 
+/* How many of the heuristic's algorithms a shape keeps: its first runs unless timing them is asked
+ * (INSTBENCH_GEMM_TUNE=1, gemm_tune below). */
+#define GEMM_CANDIDATES 8
+
 typedef struct gemm_entry {
     gemm_key key;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (our B), B (our A), C = D */
-    cublasLtMatmulAlgo_t algo;
+    cublasLtMatmulAlgo_t algo;         /* the one that runs: the heuristic's first, or the fastest timed */
+    cublasLtMatmulAlgo_t candidates[GEMM_CANDIDATES];
+    int n_candidates;
+    int timed;       /* 1: the candidates were timed (or could not be): never again */
+    int tuned;       /* 1: timing chose another than the heuristic's first */
     int fallback;    /* 1: no cuBLASLt algorithm, run through cuBLAS */
     int bias_kernel; /* 1: a bias of this shape was written into C by a kernel (no epilogue) */
 } gemm_entry;
@@ -135,7 +143,7 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const void *bias, gemm_e
     CUBLASLT_TRY(cublasLtMatmulPreferenceCreate(&pref));
     uint64_t ws = g->workspace_bytes;
     uint32_t al_a = k->alignB, al_b = k->alignA, al_c = k->alignC;
-    cublasLtMatmulHeuristicResult_t res;
+    cublasLtMatmulHeuristicResult_t res[GEMM_CANDIDATES];
     int found = 0;
     cublasStatus_t st =
         cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
@@ -148,7 +156,8 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const void *bias, gemm_e
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c);
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasLtMatmulAlgoGetHeuristic(g->handle, e->op, e->la, e->lb, e->lc, e->lc, pref, 1, &res, &found);
+        st = cublasLtMatmulAlgoGetHeuristic(g->handle, e->op, e->la, e->lb, e->lc, e->lc, pref, GEMM_CANDIDATES, res,
+                                            &found);
     cublasLtMatmulPreferenceDestroy(pref);
     /* "no algorithm" comes back either as zero results or as NOT_SUPPORTED (what cuBLASLt returns
      * for, e.g., a layout or epilogue no kernel of this arch takes): both mean fall back */
@@ -163,7 +172,88 @@ static int entry_build(cuda_gemm *g, const gemm_key *k, const void *bias, gemm_e
         e->fallback = 1;
         return 0;
     }
-    e->algo = res.algo;
+    for (int i = 0; i < found && i < GEMM_CANDIDATES; i++)
+        if (res[i].state == CUBLAS_STATUS_SUCCESS) e->candidates[e->n_candidates++] = res[i].algo;
+    if (!e->n_candidates) e->candidates[e->n_candidates++] = res[0].algo;
+    e->algo = e->candidates[0];
+    return 0;
+}
+
+/* INSTBENCH_GEMM_TUNE=1: each shape runs the fastest of the heuristic's algorithms, timed here. */
+static int tune_asked(void)
+{
+    const char *v = getenv("INSTBENCH_GEMM_TUNE");
+    return v && !strcmp(v, "1");
+}
+
+/* Times E's candidates on this call's own operands and keeps the fastest in e->algo.
+ *
+ * Why: cuBLASLt's heuristic ranks algorithms by a model of the GPU, not by running them, and
+ * its first is not always the fastest for a shape (a tile or split-K that suits one GPU and not
+ * another): PyTorch's max-autotune and cuBLASLt's own samples time its top few.  Asked for, not by
+ * default: the pick follows timings, so two runs may pick different algorithms, whose fp32 sums
+ * differ in order; without it a run repeats bit for bit.
+ *
+ * Only where running a candidate several times changes nothing but C, and C is written whole by
+ * the GEMM that follows: beta 0 (no accumulation onto C, no bias written into C first) and no
+ * stream capture (a graph would record the timing runs).  Each candidate: one run to warm, then
+ * GEMM_TUNE_RUNS between two events; one refused at launch is skipped.  A failure to time (no
+ * events) leaves the heuristic's first: tuning is an optimisation, never a reason to fail. */
+#define GEMM_TUNE_RUNS 5
+static int gemm_tune(cuda_gemm *g, gemm_entry *e, const void *A, const void *B, void *C, cudaStream_t s, ib_error *err)
+{
+    e->timed = 1;
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone) {
+        cudaGetLastError();
+        e->timed = 0; /* a later eager call may time it */
+        return 0;
+    }
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    if (cudaEventCreateWithFlags(&t0, cudaEventDefault) != cudaSuccess ||
+        cudaEventCreateWithFlags(&t1, cudaEventDefault) != cudaSuccess) {
+        cudaGetLastError();
+        if (t0) cudaEventDestroy(t0);
+        ib_debug("cuBLASLt: no events to time the GEMM batch %d M %d N %d K %d: its heuristic's first algorithm runs\n",
+                 e->key.d.batch, e->key.d.M, e->key.d.N, e->key.d.K);
+        return 0;
+    }
+    const float alpha = 1.0f, beta = 0.0f;
+    float best_ms = 0, first_ms = -1;
+    int best = -1, rc = 0;
+    for (int i = 0; i < e->n_candidates && !rc; i++) {
+        const cublasLtMatmulAlgo_t *a = &e->candidates[i];
+        cublasStatus_t st = cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc, a,
+                                           g->workspace, g->workspace_bytes, s);
+        if (st == CUBLAS_STATUS_NOT_SUPPORTED) continue;
+        if (cublaslt_check(st, "cublasLtMatmul (timing the heuristic's algorithms)", err)) {
+            rc = -1;
+            break;
+        }
+        float ms = 0;
+        rc = cuda_check(cudaEventRecord(t0, s), "cudaEventRecord", err);
+        for (int r = 0; r < GEMM_TUNE_RUNS && !rc; r++)
+            rc = cublaslt_check(cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc,
+                                               a, g->workspace, g->workspace_bytes, s),
+                                "cublasLtMatmul (timing the heuristic's algorithms)", err);
+        if (!rc) rc = cuda_check(cudaEventRecord(t1, s), "cudaEventRecord", err);
+        if (!rc) rc = cuda_check(cudaEventSynchronize(t1), "cudaEventSynchronize", err);
+        if (!rc) rc = cuda_check(cudaEventElapsedTime(&ms, t0, t1), "cudaEventElapsedTime", err);
+        if (rc) break;
+        if (i == 0) first_ms = ms;
+        if (best < 0 || ms < best_ms) best = i, best_ms = ms;
+    }
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    if (rc) return -1;
+    if (best > 0) {
+        e->algo = e->candidates[best];
+        e->tuned = 1;
+        ib_debug("cuBLASLt: the GEMM batch %d M %d N %d K %d runs the heuristic's algorithm %d of %d: %.3f ms against "
+                 "its first's %.3f (%d runs each)\n",
+                 e->key.d.batch, e->key.d.M, e->key.d.N, e->key.d.K, best + 1, e->n_candidates,
+                 best_ms / GEMM_TUNE_RUNS, first_ms / GEMM_TUNE_RUNS, GEMM_TUNE_RUNS);
+    }
     return 0;
 }
 
@@ -240,6 +330,8 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     const float beta = d->accumulate ? 1.0f : 0.0f;
     if (bias)
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+    if (!e->timed && e->n_candidates > 1 && !d->accumulate && tune_asked() && gemm_tune(g, e, A, B, C, s, err))
+        return -1;
     /* cuBLASLt's A = our B, its B = our A; C and D are the same buffer */
     cublasStatus_t st = cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc,
                                        &e->algo, g->workspace, g->workspace_bytes, s);
@@ -253,12 +345,13 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     return cublaslt_check(st, "cublasLtMatmul", err) ? -1 : 0;
 }
 
-void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel)
+void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel, int *tuned)
 {
-    *shapes = *cublas_fallback = *bias_kernel = 0;
+    *shapes = *cublas_fallback = *bias_kernel = *tuned = 0;
     for (size_t i = 0; g && i < g->n; i++) {
         ++*shapes;
         *cublas_fallback += g->entries[i].fallback;
         *bias_kernel += g->entries[i].bias_kernel;
+        *tuned += g->entries[i].tuned && !g->entries[i].fallback;
     }
 }

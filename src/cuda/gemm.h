@@ -7,7 +7,8 @@
  * default, and autocast's F.linear, which casts the bias with the weight): added to the fp32 sum
  * before its one rounding into C.  The matmul descriptor and the heuristic's algorithm
  * are cached per shape and pointer alignment, so a training step does no heuristic queries after
- * the first. */
+ * the first.  With INSTBENCH_GEMM_TUNE=1 a shape's first call also times the heuristic's top
+ * algorithms on its own operands and keeps the fastest (gemm.c, gemm_tune). */
 #ifndef INSTBENCH_CUDA_GEMM_H
 #define INSTBENCH_CUDA_GEMM_H
 
@@ -30,8 +31,9 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *d, const void *A, const v
  * dtypes and pointer alignment: one entry each): *shapes in all; *cublas_fallback, those cuBLASLt
  * offered no algorithm for or refused at launch (cuBLAS ran them); *bias_kernel, those whose bias
  * a kernel wrote into C before the GEMM accumulated onto it (the fallback, or a bias not 16-byte
- * aligned).  Both slower roads than the epilogue's: measure records them (hardware.gemm). */
-void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel);
+ * aligned).  Both slower roads than the epilogue's: measure records them (hardware.gemm).
+ * *tuned: those whose algorithm timing chose over the heuristic's first (INSTBENCH_GEMM_TUNE=1). */
+void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel, int *tuned);
 void cuda_gemm_destroy(cuda_gemm *g);
 
 #endif

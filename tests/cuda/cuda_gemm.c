@@ -212,6 +212,88 @@ typedef struct {
     int want_lt, want_blas;
 } road;
 
+/* INSTBENCH_GEMM_TUNE=1 (gemm.c, gemm_tune): the heuristic offers three algorithms of set speeds
+ * (the stand-in's virtual clock, so the timings are the same on any machine).  A shape's first
+ * call runs each candidate 1 + 5 times, then the fastest for the result; later calls run only it.
+ * A GEMM that accumulates onto C (accumulate, or a misaligned bias written into C first) is never
+ * timed: it runs the heuristic's first, once.  Every result is checked against the reference
+ * (run_case), so a timing run that left C wrong, or accumulated twice, fails there.  Without the
+ * variable, or when the heuristic's first is the fastest, nothing counts as tuned; inside a stream
+ * capture nothing is timed (the capture stays valid) and the next eager call times it. */
+static void check_tuning(void)
+{
+    static const double speeds[2][3] = {{100, 400, 200}, {400, 100, 200}}; /* GFLOP/s of algorithms 1..3 */
+    for (int mode = 0; mode < 3; mode++) {                                 /* fastest 2nd; fastest 1st; not asked */
+        standin_reset();
+        standin.n_algos = 3;
+        memcpy(standin.algo_gflops, speeds[mode == 1], sizeof speeds[0]);
+        if (mode < 2) setenv("INSTBENCH_GEMM_TUNE", "1", 1);
+        else unsetenv("INSTBENCH_GEMM_TUNE");
+        cuda_gemm *g = NULL;
+        ib_error err = {0};
+        CHECK(cuda_gemm_create(&g, (size_t)1 << 20, &err) == 0, "tuning: create: %s", err.msg);
+        const int fast = mode == 0 ? 1 : 0;
+        int timed = 0, seen = 0;
+        for (int i = 0; i < 40 && g; i++) {
+            gemm_case c = random_case();
+            const int accumulates = c.d.accumulate || c.bias_misaligned;
+            int before[3];
+            memcpy(before, standin.algo_runs, sizeof before);
+            if (run_case(g, &c, "tuning")) break;
+            int want[3] = {0, 0, 0};
+            if (mode < 2 && !accumulates) want[0] = want[1] = want[2] = 6, want[fast] = 7, timed++;
+            else want[0] = 1;
+            for (int k = 0; k < 3; k++)
+                CHECK(standin.algo_runs[k] - before[k] == want[k],
+                      "tuning mode %d, case %d (accumulates %d): algorithm %d ran %d times, want %d", mode, i,
+                      accumulates, k + 1, standin.algo_runs[k] - before[k], want[k]);
+            memcpy(before, standin.algo_runs, sizeof before);
+            if (run_case(g, &c, "tuning, the same shape again")) break;
+            const int again = mode < 2 && !accumulates ? fast : 0;
+            CHECK(standin.algo_runs[again] - before[again] == 1 &&
+                      standin.algo_runs[0] + standin.algo_runs[1] + standin.algo_runs[2] ==
+                          before[0] + before[1] + before[2] + 1,
+                  "tuning mode %d, case %d: the second call did not run algorithm %d once", mode, i, again + 1);
+            seen++;
+        }
+        int n_shapes, n_blas, n_fill, n_tuned;
+        cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill, &n_tuned);
+        CHECK(n_shapes == seen && n_tuned == (mode == 0 ? timed : 0) && (mode != 0 || timed > 0),
+              "tuning mode %d: cuda_gemm_paths %d shapes, %d tuned; want %d, %d", mode, n_shapes, n_tuned, seen,
+              mode == 0 ? timed : 0);
+        cuda_gemm_destroy(g);
+    }
+    /* in a capture: recorded, not timed; the first eager call after it times the shape */
+    standin_reset();
+    standin.n_algos = 3;
+    memcpy(standin.algo_gflops, speeds[0], sizeof speeds[0]);
+    setenv("INSTBENCH_GEMM_TUNE", "1", 1);
+    cuda_gemm *g = NULL;
+    ib_error err = {0};
+    cudaStream_t cs = NULL;
+    cudaGraph_t graph = NULL;
+    buf A = make(64, 4, 0), B = make(64, 4, 0), C = make(64, 4, 0);
+    cuda_gemm_desc d = {.M = 8, .N = 8, .K = 8, .ab = IB_PREC_FP32, .c = IB_PREC_FP32};
+    CHECK(cuda_gemm_create(&g, (size_t)1 << 20, &err) == 0 &&
+              cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking) == cudaSuccess &&
+              cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) == cudaSuccess,
+          "tuning in a capture: setup: %s", err.msg);
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, cs, &err) == 0, "tuning in a capture: %s", err.msg);
+    CHECK(cudaStreamEndCapture(cs, &graph) == cudaSuccess && graph, "tuning in a capture: the capture was invalidated");
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, cs, &err) == 0 && cudaStreamSynchronize(cs) == cudaSuccess,
+          "tuning after a capture: %s", err.msg);
+    int n_shapes, n_blas, n_fill, n_tuned;
+    cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill, &n_tuned);
+    CHECK(n_tuned == 1 && standin.algo_runs[1] == 7, "tuning after a capture: %d tuned, algorithm 2 ran %d times",
+          n_tuned, standin.algo_runs[1]);
+    if (graph) cudaGraphDestroy(graph);
+    cuda_gemm_destroy(g);
+    cudaStreamDestroy(cs);
+    cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc);
+    unsetenv("INSTBENCH_GEMM_TUNE");
+    standin_reset();
+}
+
 int main(void)
 {
     const road roads[] = {
@@ -244,11 +326,11 @@ int main(void)
             cases++;
         }
         /* what measure records (hardware.gemm): every shape counted once, on the road it took */
-        int n_shapes, n_blas, n_fill;
-        cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill);
-        CHECK(n_shapes == shapes && n_blas == (roads[r].want_blas ? shapes : 0) && n_fill == filled,
-              "%s: cuda_gemm_paths %d shapes, %d through cuBLAS, %d bias kernels; want %d, %d, %d", roads[r].name,
-              n_shapes, n_blas, n_fill, shapes, roads[r].want_blas ? shapes : 0, filled);
+        int n_shapes, n_blas, n_fill, n_tuned;
+        cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill, &n_tuned);
+        CHECK(n_shapes == shapes && n_blas == (roads[r].want_blas ? shapes : 0) && n_fill == filled && n_tuned == 0,
+              "%s: cuda_gemm_paths %d shapes, %d through cuBLAS, %d bias kernels, %d tuned; want %d, %d, %d, 0",
+              roads[r].name, n_shapes, n_blas, n_fill, n_tuned, shapes, roads[r].want_blas ? shapes : 0, filled);
         CHECK(filled > 0, "%s: no case wrote its bias by a kernel: the count is untested", roads[r].name);
         /* the cache: the same shape and alignments again asks the heuristic nothing */
         gemm_case c = random_case();
@@ -351,6 +433,8 @@ int main(void)
         cudaFree(held), cudaEventDestroy(ev), cudaStreamDestroy(cs);
         standin.violation[0] = 0;
     }
+
+    check_tuning();
 
     /* errors: named, not a fallback */
     ib_error err = {0};

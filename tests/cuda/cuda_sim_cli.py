@@ -145,9 +145,22 @@ if doc:
     check(gp.get("shapes", 0) > 6 and gp.get("cublas_fallback") == 0 and gp.get("bias_kernel") == 0
           and "gemm_fallback" not in m.get("warning_codes", []),
           "hardware.gemm %r, warnings %r: want every shape on cuBLASLt" % (gp, m.get("warning_codes")))
+    check(gp.get("tuned") == 0, "hardware.gemm %r: tuned without INSTBENCH_GEMM_TUNE" % gp)
 doc, _ = measure(["--batch-size", "8", "--data", "device", "--ranks", "1", "--cuda-graphs", "off"])
 if doc:
     check(doc["hardware"].get("cuda_graphs") is False, "--cuda-graphs off: %r" % doc["hardware"].get("cuda_graphs"))
+# INSTBENCH_GEMM_TUNE=1 with a cuBLASLt offering three algorithms, the second the fastest (the
+# stand-in's virtual clock): the step's first, eager call of each shape times them, the CUDA graph
+# captured after it records the chosen ones, and the result counts the shapes tuned
+doc, p = measure(["--batch-size", "8", "--data", "device", "--ranks", "1"],
+                 env=dict(ENV, INSTBENCH_GEMM_TUNE="1", CUBLASLT_STANDIN_ALGOS="100,400,200"), fmt="table")
+if doc:
+    gp = doc["hardware"].get("gemm") or {}
+    check(doc["hardware"].get("cuda_graphs") is True and gp.get("cublas_fallback") == 0 and
+          0 < gp.get("tuned", 0) <= gp.get("shapes", 0),
+          "INSTBENCH_GEMM_TUNE=1: hardware.gemm %r, cuda_graphs %r" % (gp, doc["hardware"].get("cuda_graphs")))
+    check("GEMM tuning  %d shape" % gp.get("tuned", 0) in p.stdout,
+          "INSTBENCH_GEMM_TUNE=1: no 'GEMM tuning' line in measure's table:\n%s" % p.stdout[-900:])
 # a cuBLASLt that offers no algorithm (the stand-in told so): every shape through cuBLAS, and the
 # bias of each of the six Linears with one (patch embedding, qkv, proj, fc1, fc2, head: distinct
 # shapes at depth 1) written by a kernel; the result says so and warns, and rank carries the code

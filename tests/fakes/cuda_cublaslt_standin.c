@@ -128,7 +128,8 @@ typedef struct gemm_op {
     long long m, n, k, bias_stride;
     float alpha, beta;
     operand A, B, C, D;
-    const void *bias; /* in D's dtype */
+    const void *bias;      /* in D's dtype */
+    unsigned long long ns; /* what it takes of the device's virtual clock (its algorithm's speed) */
 } gemm_op;
 
 /* CUBLASLT_STANDIN_GFLOPS=R (> 0): a GEMM computes nothing and takes 2 m n k batch / R ns of
@@ -153,6 +154,21 @@ static void gemm_run(void *p)
     }
     gemm_colmajor(g->ta, g->tb, g->m, g->n, g->k, g->alpha, &g->A, &g->B, g->beta, &g->C, &g->D, g->batch, g->bias,
                   g->bias_stride);
+    if (g->ns) shim_clock_advance(g->ns);
+}
+
+/* standin.n_algos and algo_gflops from CUBLASLT_STANDIN_ALGOS=G0,G1,... when no test set them. */
+static void algos_from_env(void)
+{
+    const char *e = getenv("CUBLASLT_STANDIN_ALGOS");
+    if (standin.n_algos || !e || !*e) return;
+    char *end = (char *)e;
+    for (int k = 0; k < STANDIN_MAX_ALGOS && *end; k++) {
+        const double g = strtod(end, &end);
+        if (!(g > 0)) break;
+        standin.algo_gflops[standin.n_algos++] = g;
+        if (*end == ',') end++;
+    }
 }
 
 static cublasStatus_t queue_gemm(cudaStream_t s, const gemm_op *g)
@@ -403,16 +419,21 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmul
         return CUBLAS_STATUS_INVALID_VALUE;
     }
     const lt_pref *p = (const lt_pref *)pref;
-    memset(&results[0], 0, sizeof results[0]);
-    /* the algorithm remembers the alignments it was chosen for and wants some workspace if allowed */
-    results[0].algo.data[0] = TAG_ALGO;
-    for (int i = 0; i < 4; i++) results[0].algo.data[1 + i] = p->align[i];
-    results[0].workspaceSize = p->workspace >= 4096 ? 4096 : 0;
-    results[0].algo.data[5] = results[0].workspaceSize;
-    results[0].algo.data[6] = d->epilogue == CUBLASLT_EPILOGUE_BIAS ? ptr_alignment(d->bias, 0, 1) : 0;
-    results[0].state = CUBLAS_STATUS_SUCCESS;
-    results[0].wavesCount = 1.0f;
-    *found = 1;
+    algos_from_env();
+    const int offered = standin.n_algos > 1 ? (standin.n_algos < requested ? standin.n_algos : requested) : 1;
+    for (int a = 0; a < offered; a++) {
+        memset(&results[a], 0, sizeof results[a]);
+        /* the algorithm remembers the alignments it was chosen for and wants some workspace if allowed */
+        results[a].algo.data[0] = TAG_ALGO;
+        for (int i = 0; i < 4; i++) results[a].algo.data[1 + i] = p->align[i];
+        results[a].workspaceSize = p->workspace >= 4096 ? 4096 : 0;
+        results[a].algo.data[5] = results[a].workspaceSize;
+        results[a].algo.data[6] = d->epilogue == CUBLASLT_EPILOGUE_BIAS ? ptr_alignment(d->bias, 0, 1) : 0;
+        results[a].algo.data[7] = (uint64_t)a; /* which of the offered: its speed */
+        results[a].state = CUBLAS_STATUS_SUCCESS;
+        results[a].wavesCount = 1.0f;
+    }
+    *found = offered;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -434,10 +455,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
                     *dd = (const lt_layout *)ldd;
     long long m, n, k;
     if (!problem_ok(d, a, b, c, dd, &m, &n, &k)) return CUBLAS_STATUS_INVALID_VALUE;
-    if (!algo || algo->data[0] != TAG_ALGO) {
+    if (!algo || algo->data[0] != TAG_ALGO || algo->data[7] >= STANDIN_MAX_ALGOS) {
         violation("cublasLtMatmul without an algorithm from the heuristic");
         return CUBLAS_STATUS_INVALID_VALUE;
     }
+    const int which = (int)algo->data[7];
     if (ws_bytes < algo->data[5] || (ws_bytes && !in_bounds(workspace, 0, (long long)ws_bytes, "workspace"))) {
         violation("workspace of %zu bytes, the algorithm wants %llu", ws_bytes, (unsigned long long)algo->data[5]);
         return CUBLAS_STATUS_INVALID_VALUE;
@@ -481,8 +503,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
     shim_trace("gemm batch=%d M=%lld N=%lld K=%lld ab=%s c=%s bias=%d", (int)a->batch, n, m, k,
                a->t == CUDA_R_16BF ? "bf16" : "fp32", dd->t == CUDA_R_16BF ? "bf16" : "fp32", bias != NULL);
     standin.lt_flops += 2.0 * m * n * k * a->batch;
+    standin.algo_runs[which]++;
+    const double g = standin.n_algos > 1 && which < standin.n_algos ? standin.algo_gflops[which] : 0;
+    const unsigned long long ns = g > 0 ? (unsigned long long)(2.0 * m * n * k * a->batch / g) + 1 : 0;
     return queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch, m, n, k,
-                                    d->bias_stride, fa, fb, oa, ob, oc, od, bias});
+                                    d->bias_stride, fa, fb, oa, ob, oc, od, bias, ns});
 }
 
 /* ---- cuBLAS: the fallback's one call ---- */

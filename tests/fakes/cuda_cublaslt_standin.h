@@ -20,10 +20,20 @@ typedef enum {
     STANDIN_HEURISTIC_FAIL           /* CUBLAS_STATUS_INTERNAL_ERROR: a real failure, not a fallback */
 } standin_heuristic;
 
+enum { STANDIN_MAX_ALGOS = 8 };
+
 typedef struct standin_state {
     standin_heuristic heuristic;
-    int matmul_not_supported; /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
-    int lt_create_fails;      /* cublasLtCreate fails */
+    /* n_algos > 1: the heuristic offers that many algorithms, in this order; a GEMM run with the
+     * k-th computes as the others do and takes 2 m n k batch / algo_gflops[k] ns of the device's
+     * virtual clock (cudaEventElapsedTime's: tests/fakes/cuda_host_runtime.h).  0 or 1: one
+     * algorithm that takes no time.  CUBLASLT_STANDIN_ALGOS=G0,G1,... sets both for a whole
+     * program run where no test sets them. */
+    int n_algos;
+    double algo_gflops[STANDIN_MAX_ALGOS];
+    int algo_runs[STANDIN_MAX_ALGOS]; /* cublasLtMatmul calls accepted, per algorithm */
+    int matmul_not_supported;         /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
+    int lt_create_fails;              /* cublasLtCreate fails */
     /* counters, reset by standin_reset (live_objects: of the process, never reset) */
     int heuristic_calls, lt_matmuls, blas_gemms, blas_handles, live_objects;
     double lt_flops;     /* 2 m n k batch summed over the cublasLtMatmul calls accepted */

@@ -576,8 +576,15 @@ cudaError_t cudaDeviceSynchronize(void)
  * destroyed while a wait on it is queued. */
 typedef struct shim_event {
     unsigned long recorded, completed;
-    int refs;
+    unsigned long long at_ns; /* the device clock when the last completed record ran */
+    int refs, timing;         /* timing: not created with cudaEventDisableTiming */
 } shim_event;
+
+/* The device's clock for cudaEventElapsedTime: virtual nanoseconds, advanced only by work that
+ * says what it costs (shim_clock_advance: the cuBLASLt stand-in's algorithms of a set speed), so a
+ * test's timings are the same on any machine, however loaded. */
+static unsigned long long shim_clock_ns;
+void shim_clock_advance(unsigned long long ns) { __atomic_add_fetch(&shim_clock_ns, ns, __ATOMIC_ACQ_REL); }
 
 static void event_unref(shim_event *e)
 {
@@ -590,6 +597,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned f)
     shim_event *n = calloc(1, sizeof *n);
     if (!n) return cudaErrorMemoryAllocation;
     n->refs = 1;
+    n->timing = !(f & cudaEventDisableTiming);
     *e = (cudaEvent_t)n;
     return cudaSuccess;
 }
@@ -611,6 +619,7 @@ static void event_op_release(void *p)
 static void record_run(void *p)
 {
     event_op *o = p;
+    __atomic_store_n(&o->e->at_ns, __atomic_load_n(&shim_clock_ns, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     unsigned long cur = __atomic_load_n(&o->e->completed, __ATOMIC_ACQUIRE);
     while (cur < o->gen &&
            !__atomic_compare_exchange_n(&o->e->completed, &cur, o->gen, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
@@ -667,6 +676,21 @@ cudaError_t cudaEventSynchronize(cudaEvent_t ev)
     if (drive_until(event_done, ev) == 0) return sticky();
     __atomic_add_fetch(&shim_unbounded_waits, 1, __ATOMIC_SEQ_CST);
     return cudaErrorLaunchTimeout;
+}
+
+/* CUDA's rules: both events recorded and done (else cudaErrorNotReady), neither made with
+ * cudaEventDisableTiming (else cudaErrorInvalidResourceHandle). */
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    shim_event *a = (shim_event *)start, *b = (shim_event *)end;
+    if (!ms || !a || !b || !a->timing || !b->timing) return cudaErrorInvalidResourceHandle;
+    if (!__atomic_load_n(&a->recorded, __ATOMIC_ACQUIRE) || !__atomic_load_n(&b->recorded, __ATOMIC_ACQUIRE))
+        return cudaErrorInvalidResourceHandle;
+    if (!event_done(a) || !event_done(b)) return cudaErrorNotReady;
+    *ms = (float)(((double)__atomic_load_n(&b->at_ns, __ATOMIC_ACQUIRE) -
+                   (double)__atomic_load_n(&a->at_ns, __ATOMIC_ACQUIRE)) /
+                  1e6);
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t ev)

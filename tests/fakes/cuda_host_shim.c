@@ -271,9 +271,9 @@ int cuda_gemm_create(cuda_gemm **g, size_t ws, ib_error *err)
     return 0;
 }
 void cuda_gemm_destroy(cuda_gemm *g) { free(g); }
-void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel)
+void cuda_gemm_paths(const cuda_gemm *g, int *shapes, int *cublas_fallback, int *bias_kernel, int *tuned)
 {
-    *shapes = g ? g->n : 0, *cublas_fallback = *bias_kernel = 0;
+    *shapes = g ? g->n : 0, *cublas_fallback = *bias_kernel = *tuned = 0;
 }
 
 int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const void *B, void *C, const void *bias,
