@@ -8,11 +8,16 @@ instbench_add_unit_test(prices_file_times ${CMAKE_CURRENT_LIST_DIR}/prices_file_
 instbench_add_unit_test(prices_hostile_answers_test ${CMAKE_CURRENT_LIST_DIR}/prices_hostile_answers_test.c)
 
 # `instbench prices` against the fake AWS, tests/fakes/aws_fake_server.py (botocore-verified signatures); expected
-# values computed in Python from data/ (the price CSV and the Spot Advisor data).
-foreach(case many_types pagination concurrency cache corrupt_cache hostile_cache cache_trust snapshot_no_credentials faults
-        session_token_no_secrets sagemaker usage exit_codes zones names)
+# values computed in Python from data/ (the price CSV and the Spot Advisor data, prices_live_lib.py).
+# prices_live.py: live answers, faults, usage, zones, names; prices_live_cache.py: the price cache.
+foreach(case many_types pagination concurrency faults session_token_no_secrets sagemaker usage exit_codes zones names)
   add_test(NAME prices_live_${case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_live.py ${INSTBENCH_BIN}
+                   ${INSTBENCH_PRICE_DATA} ${case})
+endforeach()
+foreach(case cache corrupt_cache hostile_cache cache_trust snapshot_no_credentials)
+  add_test(NAME prices_live_${case}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/prices_live_cache.py ${INSTBENCH_BIN}
                    ${INSTBENCH_PRICE_DATA} ${case})
 endforeach()
 
