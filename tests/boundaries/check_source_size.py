@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Sizes a newcomer can read: no source file over 800 lines, no function over 150 without a reason.
 
-usage: check_source_size.py [--except PATH]... DIR...
+usage: check_source_size.py [--except PATH]... [--files-only] DIR...
        check_source_size.py --self-test
 
-Walks each DIR for C, C++ and CUDA sources (.c .h .cu .cuh .cpp) and prints
+Walks each DIR for C, C++ and CUDA sources (.c .h .cu .cuh .cpp) and scripts (.py .sh) and prints
   - every file longer than MAX_FILE_LINES lines, and
-  - every function longer than MAX_FUNCTION_LINES lines (from the first line of its signature to
-    its closing brace) whose comment directly above does not give a reason as `long: <reason>`,
+  - every C, C++ or CUDA function longer than MAX_FUNCTION_LINES lines (from the first line of its
+    signature to its closing brace) whose comment directly above does not give a reason as
+    `long: <reason>` (not with --files-only),
 one line each, then exits 1 when there is any (0 otherwise).  With -v it also lists the long
 functions that do give a reason.  --except PATH leaves one file out (PATH as the walk names it:
 DIR joined with the path below it, as printed).
@@ -25,6 +26,7 @@ import tempfile
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 150
 SUFFIXES = (".c", ".h", ".cu", ".cuh", ".cpp")
+SCRIPT_SUFFIXES = (".py", ".sh")   # the file cap only: functions are found as C writes them
 MARKER = re.compile(r"\blong:\s*\w")   # a reason: words after it, not the comment's end
 NOT_FUNCTION = re.compile(r"^(typedef|struct|enum|union|namespace|extern\s+\"C\")\b")
 
@@ -60,14 +62,14 @@ def functions(lines):
             start = None
 
 
-def check(paths, excepted=(), verbose=False, out=sys.stdout):
+def check(paths, excepted=(), verbose=False, out=sys.stdout, files_only=False):
     """Prints the findings under PATHS; returns how many there are."""
     found = 0
     for top in paths:
         for root, dirs, files in os.walk(top):
             dirs.sort()
             for name in sorted(files):
-                if not name.endswith(SUFFIXES):
+                if not name.endswith(SUFFIXES + SCRIPT_SUFFIXES):
                     continue
                 path = os.path.join(root, name)
                 if path in excepted:
@@ -78,6 +80,8 @@ def check(paths, excepted=(), verbose=False, out=sys.stdout):
                 if n > MAX_FILE_LINES:
                     print("%s: %d lines (at most %d: split it along a seam)" % (path, n, MAX_FILE_LINES), file=out)
                     found += 1
+                if files_only or name.endswith(SCRIPT_SUFFIXES):
+                    continue
                 for first, count, sig in functions(lines):
                     if count <= MAX_FUNCTION_LINES:
                         continue
@@ -104,6 +108,10 @@ def self_test():
         "same_line.cu": ["__global__ void k(int x) {"] + body + ["    x++;", "    x++;", "}"],
         "no_reason.c": ["/* a long function; long: */", "int n(int x)", "{"] + body + ["    x++;", "}"],
         "apart.c": ["/* long: a reason, but for nothing below */", "", "int p(int x)", "{"] + body + ["    x++;", "}"],
+        "big.py": ["x%d = 0" % i for i in range(MAX_FILE_LINES + 1)],
+        "edge.py": ["x%d = 0" % i for i in range(MAX_FILE_LINES)],
+        "big.sh": ["echo %d" % i for i in range(MAX_FILE_LINES + 1)],
+        "long_def.py": ["def f(x):", "{"] + body * 2 + ["}"],   # no C function rule for a script
     }
     with tempfile.TemporaryDirectory() as d:
         for name, lines in cases.items():
@@ -114,7 +122,8 @@ def self_test():
         n = check([d], out=buf)
         text = buf.getvalue()
         want = ["/long.c:2: function of 152 lines", "big.h: 801 lines", "same_line.cu:1: function of 151 lines",
-                "no_reason.c:2: function of 151 lines", "apart.c:3: function of 151 lines"]
+                "no_reason.c:2: function of 151 lines", "apart.c:3: function of 151 lines", "big.py: 801 lines",
+                "big.sh: 801 lines"]
         missing = [w for w in want if w not in text]
         extra = [line for line in text.splitlines() if not any(w in line for w in want)]
         if missing or extra or n != len(want):
@@ -122,8 +131,14 @@ def self_test():
             return 1
         buf = io.StringIO()
         if check([d], excepted={os.path.join(d, f) for f in ("big.h", "long.c", "same_line.cu", "no_reason.c",
-                                                              "apart.c")}, out=buf) != 0:
+                                                              "apart.c", "big.py", "big.sh")}, out=buf) != 0:
             print("self-test FAILED: --except did not leave the files out:\n" + buf.getvalue())
+            return 1
+        buf = io.StringIO()
+        n = check([d], files_only=True, out=buf)
+        got = buf.getvalue()
+        if n != 3 or not all(w in got for w in ("big.h: 801 lines", "big.py: 801 lines", "big.sh: 801 lines")):
+            print("self-test FAILED: --files-only wants the three files over the cap, not:\n" + got)
             return 1
     print("self-test passed")
     return 0
@@ -132,19 +147,21 @@ def self_test():
 def main(argv):
     if argv == ["--self-test"]:
         return self_test()
-    excepted, paths, verbose = set(), [], False
+    excepted, paths, verbose, files_only = set(), [], False, False
     it = iter(argv)
     for a in it:
         if a == "--except":
             excepted.add(next(it, ""))
         elif a == "-v":
             verbose = True
+        elif a == "--files-only":
+            files_only = True
         else:
             paths.append(a)
     if not paths:
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
         return 2
-    return 1 if check(paths, excepted, verbose) else 0
+    return 1 if check(paths, excepted, verbose, files_only=files_only) else 0
 
 
 if __name__ == "__main__":
