@@ -339,8 +339,6 @@ def describe_capacity_block_offerings(state, region, params):
                  "</DescribeCapacityBlockOfferingsResponse>" % (EC2_NS, uuid.uuid4(), items, nt))
 
 
-def placement_score(types, region, az=None):
-    key = ",".join(sorted(types)) + "|" + region + ("|" + az if az else "")
 def placement_score(types, region, az=None, capacity=1):
     """1 + sha256("types|region[|az][|cap=N]") mod 10; the capacity only when it is not 1."""
     key = ",".join(sorted(types)) + "|" + region + ("|" + az if az else "") + ("|cap=%d" % capacity if capacity != 1 else "")

@@ -1,4 +1,4 @@
-"""S3 inside the fake AWS (tests/fakes/aws_fake_server.py routes every request signed for service "s3"
+"""S3 inside the fake AWS (tests/fakes/aws_fake_http.py routes every request signed for service "s3"
 here, after checking its signature with botocore's S3SigV4Auth): what moto does not do.
 
 Path-style requests only (a custom endpoint is path style):
