@@ -124,12 +124,14 @@ static int force_stop(const char *sid, double hold_wait_s, long *pid, int *fd)
 
 /* After --wait for SID's signalled run (pid RUN) ended with the lock held: who holds it now is
  * said.  2: another `sweep cleanup` (the run stopped; that cleanup writes the file); 1: the run
- * itself, or another process. */
+ * itself, or another process; 3 (nothing said): no one holds it any more (let go just now). */
 static int held_after_stop(const char *sid, long run)
 {
     char who[64];
     long pid = 0;
-    if (sweep_state_held_by(sid, who, sizeof who, &pid) && pid <= 0) {
+    const int held = sweep_state_held_by(sid, who, sizeof who, &pid);
+    if (!held) return 3;
+    if (pid <= 0) {
         util_term_printf(stderr,
                          "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) was asked to stop; its "
                          "state file is still held after %g s (--wait), by a process that has not named itself in "
@@ -249,8 +251,16 @@ static int take_up(cleanup_set *s, const char *id, char *const *ids, size_t n_id
             held[i] = wait_for_run(sid, until, &fds[i], &err);
             if (held[i] == 1 && !sweep_state_locked(sid, NULL, 0)) /* let go just after the wait */
                 held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &fds[i], &err);
-            if (held[i] == 1) held[i] = held_after_stop(sid, pids[i]);
-            else if (held[i] == 0)
+            if (held[i] == 1) {
+                held[i] = held_after_stop(sid, pids[i]);
+                if (held[i] == 3) { /* let go between the two looks: take it, else who took it is said */
+                    held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &fds[i], &err);
+                    if (held[i] == 1) held[i] = held_after_stop(sid, pids[i]) == 2 ? 2 : 1;
+                }
+            }
+            if (held[i] == 1 || held[i] == 2) {
+                /* said by held_after_stop */
+            } else if (held[i] == 0)
                 ib_info("sweep %s: its `instbench sweep run` (pid %ld) stopped and let go of its state file", sid,
                         pids[i]);
             else ib_warn("%s: going on without it", err.msg); /* the lock itself failed: as in the first pass */
