@@ -288,6 +288,20 @@ static void check_tuning(void)
           n_tuned, standin.algo_runs[1]);
     if (graph) cudaGraphDestroy(graph);
     cuda_gemm_destroy(g);
+    /* a heuristic result whose state is not SUCCESS holds no usable algorithm (cublasLt.h): never
+     * timed nor run, though here it would be the fastest */
+    standin_reset();
+    standin.n_algos = 3, standin.algo_unfit = 1u << 1;
+    memcpy(standin.algo_gflops, speeds[0], sizeof speeds[0]);
+    g = NULL;
+    CHECK(cuda_gemm_create(&g, (size_t)1 << 20, &err) == 0 &&
+              cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, cs, &err) == 0 && cudaStreamSynchronize(cs) == cudaSuccess,
+          "tuning with an unfit result: %s", err.msg);
+    cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill, &n_tuned);
+    CHECK(n_tuned == 1 && standin.algo_runs[0] == 6 && standin.algo_runs[1] == 0 && standin.algo_runs[2] == 7,
+          "tuning with an unfit result: %d tuned, the algorithms ran %d, %d, %d times; want 1 tuned, 6, 0, 7", n_tuned,
+          standin.algo_runs[0], standin.algo_runs[1], standin.algo_runs[2]);
+    cuda_gemm_destroy(g);
     cudaStreamDestroy(cs);
     cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc);
     unsetenv("INSTBENCH_GEMM_TUNE");

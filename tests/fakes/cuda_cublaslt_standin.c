@@ -430,7 +430,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmul
         results[a].algo.data[5] = results[a].workspaceSize;
         results[a].algo.data[6] = d->epilogue == CUBLASLT_EPILOGUE_BIAS ? ptr_alignment(d->bias, 0, 1) : 0;
         results[a].algo.data[7] = (uint64_t)a; /* which of the offered: its speed */
-        results[a].state = CUBLAS_STATUS_SUCCESS;
+        results[a].state = standin.algo_unfit >> a & 1u ? CUBLAS_STATUS_NOT_SUPPORTED : CUBLAS_STATUS_SUCCESS;
         results[a].wavesCount = 1.0f;
     }
     *found = offered;

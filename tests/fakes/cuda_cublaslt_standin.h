@@ -32,6 +32,7 @@ typedef struct standin_state {
     int n_algos;
     double algo_gflops[STANDIN_MAX_ALGOS];
     int algo_runs[STANDIN_MAX_ALGOS]; /* cublasLtMatmul calls accepted, per algorithm */
+    unsigned algo_unfit;              /* bit k: the heuristic returns its k-th with a state other than SUCCESS */
     int matmul_not_supported;         /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
     int lt_create_fails;              /* cublasLtCreate fails */
     /* counters, reset by standin_reset (live_objects: of the process, never reset) */
