@@ -212,27 +212,43 @@ typedef struct {
     int want_lt, want_blas;
 } road;
 
+/* The runs of each algorithm on one call, RUNS after minus BEFORE: every candidate timed the same
+ * number of times (at least 1 warm-up + 2 rounds of 3), the one chosen, CHOSEN, once more for the
+ * result; or, untimed, only algorithm 1, once.  0 when so. */
+static int runs_as_timed(const int *before, int timed, int chosen)
+{
+    int d[3];
+    for (int k = 0; k < 3; k++) d[k] = standin.algo_runs[k] - before[k];
+    if (!timed) return !(d[0] == 1 && d[1] == 0 && d[2] == 0);
+    const int each = d[chosen == 0 ? 1 : 0];
+    for (int k = 0; k < 3; k++)
+        if (d[k] != each + (k == chosen)) return 1;
+    return each < 7;
+}
+
 /* INSTBENCH_GEMM_TUNE=1 (gemm.c, gemm_tune): the heuristic offers three algorithms of set speeds
  * (the stand-in's virtual clock, so the timings are the same on any machine).  A shape's first
- * call runs each candidate 1 + 5 times, then the fastest for the result; later calls run only it.
- * A GEMM that accumulates onto C (accumulate, or a misaligned bias written into C first) is never
- * timed: it runs the heuristic's first, once.  Every result is checked against the reference
- * (run_case), so a timing run that left C wrong, or accumulated twice, fails there.  Without the
- * variable, or when the heuristic's first is the fastest, nothing counts as tuned; inside a stream
- * capture nothing is timed (the capture stays valid) and the next eager call times it. */
+ * call times every candidate alike, then runs the fastest for the result; later calls run only
+ * it.  One less than 3% faster than the heuristic's first does not replace it.  A GEMM that
+ * accumulates onto C (accumulate, or a misaligned bias written into C first) is never timed: it
+ * runs the heuristic's first, once.  Every result is checked against the reference (run_case), so
+ * a timing run that left C wrong, or accumulated twice, fails there.  Without the variable, or
+ * when the heuristic's first is the fastest, nothing counts as tuned; inside a stream capture
+ * nothing is timed (the capture stays valid) and the next eager call times it. */
 static void check_tuning(void)
 {
-    static const double speeds[2][3] = {{100, 400, 200}, {400, 100, 200}}; /* GFLOP/s of algorithms 1..3 */
-    for (int mode = 0; mode < 3; mode++) {                                 /* fastest 2nd; fastest 1st; not asked */
+    /* GFLOP/s of algorithms 1..3: the 2nd fastest; the 1st; the 3rd, but by 2% only */
+    static const double speeds[3][3] = {{100, 400, 200}, {400, 100, 200}, {100, 99, 102}};
+    for (int mode = 0; mode < 4; mode++) { /* as speeds, then speeds[0] not asked */
         standin_reset();
         standin.n_algos = 3;
-        memcpy(standin.algo_gflops, speeds[mode == 1], sizeof speeds[0]);
-        if (mode < 2) setenv("INSTBENCH_GEMM_TUNE", "1", 1);
+        memcpy(standin.algo_gflops, speeds[mode % 3], sizeof speeds[0]);
+        if (mode < 3) setenv("INSTBENCH_GEMM_TUNE", "1", 1);
         else unsetenv("INSTBENCH_GEMM_TUNE");
         cuda_gemm *g = NULL;
         ib_error err = {0};
         CHECK(cuda_gemm_create(&g, (size_t)1 << 20, &err) == 0, "tuning: create: %s", err.msg);
-        const int fast = mode == 0 ? 1 : 0;
+        const int fast = mode == 0 ? 1 : 0; /* the one kept */
         int timed = 0, seen = 0;
         for (int i = 0; i < 40 && g; i++) {
             gemm_case c = random_case();
@@ -240,16 +256,15 @@ static void check_tuning(void)
             int before[3];
             memcpy(before, standin.algo_runs, sizeof before);
             if (run_case(g, &c, "tuning")) break;
-            int want[3] = {0, 0, 0};
-            if (mode < 2 && !accumulates) want[0] = want[1] = want[2] = 6, want[fast] = 7, timed++;
-            else want[0] = 1;
-            for (int k = 0; k < 3; k++)
-                CHECK(standin.algo_runs[k] - before[k] == want[k],
-                      "tuning mode %d, case %d (accumulates %d): algorithm %d ran %d times, want %d", mode, i,
-                      accumulates, k + 1, standin.algo_runs[k] - before[k], want[k]);
+            const int timing = mode < 3 && !accumulates;
+            timed += timing;
+            CHECK(!runs_as_timed(before, timing, fast),
+                  "tuning mode %d, case %d (accumulates %d): the algorithms ran %d, %d, %d times (want %s %d)", mode, i,
+                  accumulates, standin.algo_runs[0] - before[0], standin.algo_runs[1] - before[1],
+                  standin.algo_runs[2] - before[2], timing ? "each alike, once more:" : "only", fast + 1);
             memcpy(before, standin.algo_runs, sizeof before);
             if (run_case(g, &c, "tuning, the same shape again")) break;
-            const int again = mode < 2 && !accumulates ? fast : 0;
+            const int again = timing ? fast : 0;
             CHECK(standin.algo_runs[again] - before[again] == 1 &&
                       standin.algo_runs[0] + standin.algo_runs[1] + standin.algo_runs[2] ==
                           before[0] + before[1] + before[2] + 1,
@@ -284,8 +299,11 @@ static void check_tuning(void)
           "tuning after a capture: %s", err.msg);
     int n_shapes, n_blas, n_fill, n_tuned;
     cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill, &n_tuned);
-    CHECK(n_tuned == 1 && standin.algo_runs[1] == 7, "tuning after a capture: %d tuned, algorithm 2 ran %d times",
-          n_tuned, standin.algo_runs[1]);
+    /* algorithm 1 ran once more than the others: the captured call */
+    CHECK(n_tuned == 1 && standin.algo_runs[1] == standin.algo_runs[0] &&
+              standin.algo_runs[2] + 1 == standin.algo_runs[1],
+          "tuning after a capture: %d tuned, the algorithms ran %d, %d, %d times", n_tuned, standin.algo_runs[0],
+          standin.algo_runs[1], standin.algo_runs[2]);
     if (graph) cudaGraphDestroy(graph);
     cuda_gemm_destroy(g);
     /* a heuristic result whose state is not SUCCESS holds no usable algorithm (cublasLt.h): never
@@ -298,9 +316,10 @@ static void check_tuning(void)
               cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, cs, &err) == 0 && cudaStreamSynchronize(cs) == cudaSuccess,
           "tuning with an unfit result: %s", err.msg);
     cuda_gemm_paths(g, &n_shapes, &n_blas, &n_fill, &n_tuned);
-    CHECK(n_tuned == 1 && standin.algo_runs[0] == 6 && standin.algo_runs[1] == 0 && standin.algo_runs[2] == 7,
-          "tuning with an unfit result: %d tuned, the algorithms ran %d, %d, %d times; want 1 tuned, 6, 0, 7", n_tuned,
-          standin.algo_runs[0], standin.algo_runs[1], standin.algo_runs[2]);
+    CHECK(n_tuned == 1 && standin.algo_runs[0] >= 7 && standin.algo_runs[1] == 0 &&
+              standin.algo_runs[2] == standin.algo_runs[0] + 1,
+          "tuning with an unfit result: %d tuned, the algorithms ran %d, %d, %d times; want 1 tuned, N, 0, N + 1",
+          n_tuned, standin.algo_runs[0], standin.algo_runs[1], standin.algo_runs[2]);
     cuda_gemm_destroy(g);
     cudaStreamDestroy(cs);
     cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc);
