@@ -140,7 +140,7 @@ static int held_after_stop(const char *sid, long run)
                          sid, run, C.wait_s);
         return 1;
     }
-    if (pid <= 0 || (!strcmp(who, "sweep run") && pid == run)) {
+    if (!strcmp(who, "sweep run") && pid == run) {
         util_term_printf(stderr,
                          "instbench sweep cleanup: %s: its `instbench sweep run` (pid %ld) was asked to stop but did "
                          "not let go of its state file within %g s (--wait): its instances are ended by tag, its "
@@ -252,11 +252,19 @@ static int take_up(cleanup_set *s, const char *id, char *const *ids, size_t n_id
             if (held[i] == 1 && !sweep_state_locked(sid, NULL, 0)) /* let go just after the wait */
                 held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &fds[i], &err);
             if (held[i] == 1) {
-                held[i] = held_after_stop(sid, pids[i]);
-                if (held[i] == 3) { /* let go between the two looks: take it, else who took it is said */
+                /* 3: let go between the look at the lock and the read of its holder: take it, else
+                 * who took it meanwhile is said (a few tries: each race is microseconds) */
+                int h = held_after_stop(sid, pids[i]);
+                for (int tries = 0; h == 3 && tries < 3; tries++) {
                     held[i] = sweep_state_lock(sid, "sweep cleanup", 0, &fds[i], &err);
-                    if (held[i] == 1) held[i] = held_after_stop(sid, pids[i]) == 2 ? 2 : 1;
+                    h = held[i] == 1 ? held_after_stop(sid, pids[i]) : held[i];
                 }
+                if (h == 3)
+                    util_term_printf(stderr,
+                                     "instbench sweep cleanup: %s: its state file was taken and let go again while "
+                                     "this cleanup looked: its instances are ended by tag, the file is left\n",
+                                     sid);
+                held[i] = h == 3 ? 1 : h;
             }
             if (held[i] == 1 || held[i] == 2) {
                 /* said by held_after_stop */
