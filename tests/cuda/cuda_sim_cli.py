@@ -153,7 +153,7 @@ if doc:
 # stand-in's virtual clock): the step's first, eager call of each shape times them, the CUDA graph
 # captured after it records the chosen ones, and the result counts the shapes tuned
 doc, p = measure(["--batch-size", "8", "--data", "device", "--ranks", "1"],
-                 env=dict(ENV, INSTBENCH_GEMM_TUNE="1", CUBLASLT_STANDIN_ALGOS="100,400,200"), fmt="table")
+                 env=dict(ENV, INSTBENCH_GEMM_TUNE="1", CUBLASLT_STANDIN_ALGOS="0.1,0.4,0.2"), fmt="table")
 if doc:
     gp = doc["hardware"].get("gemm") or {}
     check(doc["hardware"].get("cuda_graphs") is True and gp.get("cublas_fallback") == 0 and

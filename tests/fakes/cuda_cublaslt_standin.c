@@ -129,7 +129,7 @@ typedef struct gemm_op {
     float alpha, beta;
     operand A, B, C, D;
     const void *bias;      /* in D's dtype */
-    unsigned long long fs; /* what it takes of the device's virtual clock, fs (its algorithm's speed) */
+    unsigned long long ps; /* what it takes of the device's virtual clock, ps (its algorithm's speed) */
 } gemm_op;
 
 /* CUBLASLT_STANDIN_GFLOPS=R (> 0): a GEMM computes nothing and takes 2 m n k batch / R ns of
@@ -154,7 +154,7 @@ static void gemm_run(void *p)
     }
     gemm_colmajor(g->ta, g->tb, g->m, g->n, g->k, g->alpha, &g->A, &g->B, g->beta, &g->C, &g->D, g->batch, g->bias,
                   g->bias_stride);
-    if (g->fs) shim_clock_advance(g->fs);
+    if (g->ps) shim_clock_advance(g->ps);
 }
 
 /* standin.n_algos and algo_gflops from CUBLASLT_STANDIN_ALGOS=G0,G1,... when no test set them. */
@@ -505,9 +505,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
     standin.lt_flops += 2.0 * m * n * k * a->batch;
     standin.algo_runs[which]++;
     const double g = standin.n_algos > 1 && which < standin.n_algos ? standin.algo_gflops[which] : 0;
-    const unsigned long long fs = g > 0 ? (unsigned long long)llround(2.0 * m * n * k * a->batch / g * 1e6) : 0;
+    const unsigned long long ps = g > 0 ? (unsigned long long)llround(2.0 * m * n * k * a->batch / g * 1e3) : 0;
     return queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch, m, n, k,
-                                    d->bias_stride, fa, fb, oa, ob, oc, od, bias, fs});
+                                    d->bias_stride, fa, fb, oa, ob, oc, od, bias, ps});
 }
 
 /* ---- cuBLAS: the fallback's one call ---- */

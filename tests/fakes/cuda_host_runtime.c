@@ -576,16 +576,16 @@ cudaError_t cudaDeviceSynchronize(void)
  * destroyed while a wait on it is queued. */
 typedef struct shim_event {
     unsigned long recorded, completed;
-    unsigned long long at_fs; /* the device clock when the last completed record ran */
+    unsigned long long at_ps; /* the device clock when the last completed record ran */
     int refs, timing;         /* timing: not created with cudaEventDisableTiming */
 } shim_event;
 
-/* The device's clock for cudaEventElapsedTime: virtual femtoseconds (a GEMM of 2 flops at 400
- * GFLOP/s still takes a whole 5000), advanced only by work that says what it costs
+/* The device's clock for cudaEventElapsedTime: virtual picoseconds (64 bits hold 5,000 hours),
+ * advanced only by work that says what it costs
  * (shim_clock_advance: the cuBLASLt stand-in's algorithms of a set speed), so a test's timings are
  * the same on any machine, however loaded. */
-static unsigned long long shim_clock_fs;
-void shim_clock_advance(unsigned long long fs) { __atomic_add_fetch(&shim_clock_fs, fs, __ATOMIC_ACQ_REL); }
+static unsigned long long shim_clock_ps;
+void shim_clock_advance(unsigned long long ps) { __atomic_add_fetch(&shim_clock_ps, ps, __ATOMIC_ACQ_REL); }
 
 static void event_unref(shim_event *e)
 {
@@ -620,7 +620,7 @@ static void event_op_release(void *p)
 static void record_run(void *p)
 {
     event_op *o = p;
-    __atomic_store_n(&o->e->at_fs, __atomic_load_n(&shim_clock_fs, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    __atomic_store_n(&o->e->at_ps, __atomic_load_n(&shim_clock_ps, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     unsigned long cur = __atomic_load_n(&o->e->completed, __ATOMIC_ACQUIRE);
     while (cur < o->gen &&
            !__atomic_compare_exchange_n(&o->e->completed, &cur, o->gen, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
@@ -688,9 +688,9 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
     if (!__atomic_load_n(&a->recorded, __ATOMIC_ACQUIRE) || !__atomic_load_n(&b->recorded, __ATOMIC_ACQUIRE))
         return cudaErrorInvalidResourceHandle;
     if (!event_done(a) || !event_done(b)) return cudaErrorNotReady;
-    *ms = (float)(((double)__atomic_load_n(&b->at_fs, __ATOMIC_ACQUIRE) -
-                   (double)__atomic_load_n(&a->at_fs, __ATOMIC_ACQUIRE)) /
-                  1e12);
+    *ms = (float)(((double)__atomic_load_n(&b->at_ps, __ATOMIC_ACQUIRE) -
+                   (double)__atomic_load_n(&a->at_ps, __ATOMIC_ACQUIRE)) /
+                  1e9);
     return cudaSuccess;
 }
 
