@@ -94,6 +94,10 @@ int aws_ec2_parse_spot_page(const char *xml, size_t len, ec2_spot_query *q, char
 /* Sorts q's entries by instance type, then AZ (strcmp), once every page is read, so that a type's
  * entries are one run found by a search; the parser's index goes (another page would rebuild it). */
 void ec2_spot_query_sort(ec2_spot_query *q);
+/* After ec2_spot_query_sort: the run of q's entries of instance type TYPE (in AZ order), its first
+ * and in *n how many (0: none).  A search per type, not a scan: a region's answer holds up to
+ * types x 64 entries. */
+const ec2_spot_entry *ec2_spot_query_run(const ec2_spot_query *q, const char *type, size_t *n);
 void ec2_spot_query_free(ec2_spot_query *q);
 
 /* ---- EC2 GetSpotPlacementScores ------------------------------------------------------------ */

@@ -23,22 +23,6 @@ static int cmp_zone(const void *a, const void *b)
     return strcmp(((const spot_price *)a)->az, ((const spot_price *)b)->az);
 }
 
-/* The run of Q's entries (sorted: ec2_spot_query_sort) of instance type TYPE: its first, and in *n
- * how many.  A search per type, not a scan: a region's answer holds up to types x 64 entries. */
-static const ec2_spot_entry *spot_run(const ec2_spot_query *q, const char *type, size_t *n)
-{
-    size_t lo = 0, hi = q->n_entries;
-    while (lo < hi) { /* the first entry not before TYPE */
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(q->entries[mid].instance_type, type) < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    size_t end = lo;
-    while (end < q->n_entries && !strcmp(q->entries[end].instance_type, type)) end++;
-    *n = end - lo;
-    return q->entries + lo;
-}
-
 /* Spot zones of one type from its run of a region's DescribeSpotPriceHistory result (E, N: in zone
  * order, one entry per zone, so the record's zones are too): -1 with ERR when out of memory or when
  * they are more than a prices file holds (the cache would refuse what it wrote, and `prices --format
@@ -259,7 +243,7 @@ int prices_live_fetch(aws_client *c, price_record *recs, size_t n_types, size_t 
             if (instance_type_is_sagemaker(rec->instance_type)) continue;
             ib_error ferr = {0};
             size_t n_run;
-            const ec2_spot_entry *run = spot_run(&sp[r], rec->instance_type, &n_run);
+            const ec2_spot_entry *run = ec2_spot_query_run(&sp[r], rec->instance_type, &n_run);
             if (e_sp[r].code || fill_spot(rec, run, n_run, now, &ferr) != 0) {
                 st[t * n_regions + r].spot = -1;
                 rep->spot_failed++;

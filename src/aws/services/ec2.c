@@ -181,6 +181,20 @@ void ec2_spot_query_sort(ec2_spot_query *q)
     q->n_index = 0;
 }
 
+const ec2_spot_entry *ec2_spot_query_run(const ec2_spot_query *q, const char *type, size_t *n)
+{
+    size_t lo = 0, hi = q->n_entries;
+    while (lo < hi) { /* the first entry not before TYPE, in cmp_type_zone's order */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(q->entries[mid].instance_type, type) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t end = lo;
+    while (end < q->n_entries && !strcmp(q->entries[end].instance_type, type)) end++;
+    *n = end - lo;
+    return q->entries + lo;
+}
+
 void ec2_spot_query_free(ec2_spot_query *q)
 {
     free(q->entries);
@@ -234,8 +248,7 @@ static int spot_build(void *ctx, size_t i, const char *token, aws_request *req, 
     bad = bad || aws_query_append(body, &len, &cap, "MaxResults", val);
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeSpotPriceHistory: out of memory");
-    if (ec2_request(q->region, *body, req, url, err, "EC2 DescribeSpotPriceHistory") != 0) return -1;
-    return 0;
+    return ec2_request(q->region, *body, req, url, err, "EC2 DescribeSpotPriceHistory");
 }
 
 static int spot_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
@@ -357,8 +370,7 @@ static int score_build(void *ctx, size_t i, const char *token, aws_request *req,
     }
     if (token) bad = bad || aws_query_append(body, &len, &cap, "NextToken", token);
     if (bad) return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 GetSpotPlacementScores: out of memory");
-    if (ec2_request(sc->via_region, *body, req, url, err, "EC2 GetSpotPlacementScores") != 0) return -1;
-    return 0;
+    return ec2_request(sc->via_region, *body, req, url, err, "EC2 GetSpotPlacementScores");
 }
 
 static int score_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
@@ -413,8 +425,7 @@ static int zones_build(void *ctx, size_t i, const char *token, aws_request *req,
     if (aws_query_append(body, &len, &cap, "Action", "DescribeAvailabilityZones") ||
         aws_query_append(body, &len, &cap, "Version", EC2_API_VERSION))
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeAvailabilityZones: out of memory");
-    if (ec2_request(m->region, *body, req, url, err, "EC2 DescribeAvailabilityZones") != 0) return -1;
-    return 0;
+    return ec2_request(m->region, *body, req, url, err, "EC2 DescribeAvailabilityZones");
 }
 
 static int zones_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)

@@ -170,8 +170,7 @@ static int blocks_build(void *ctx, size_t i, const char *token, aws_request *req
     ec2_block_query *q = &((ec2_block_query *)ctx)[i];
     if (!(*body = aws_ec2_blocks_request_body(q, token)))
         return ib_error_set(err, IB_EXIT_RUNTIME, "EC2 DescribeCapacityBlockOfferings: out of memory");
-    if (ec2_request(q->region, *body, req, url, err, "EC2 DescribeCapacityBlockOfferings") != 0) return -1;
-    return 0;
+    return ec2_request(q->region, *body, req, url, err, "EC2 DescribeCapacityBlockOfferings");
 }
 
 static int blocks_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
