@@ -364,8 +364,8 @@ int cuda_gemm_exec(cuda_gemm *g, const cuda_gemm_desc *in, const void *A, const 
     const float beta = d->accumulate ? 1.0f : 0.0f;
     if (bias)
         CUBLASLT_TRY(cublasLtMatmulDescSetAttribute(e->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
-    if (!e->timed && e->n_candidates > 1 && !d->accumulate && tune_asked() && gemm_tune(g, e, A, B, C, s, err))
-        return -1;
+    /* more than one candidate only when tuning was asked (entry_build) */
+    if (!e->timed && e->n_candidates > 1 && !d->accumulate && gemm_tune(g, e, A, B, C, s, err)) return -1;
     /* cuBLASLt's A = our B, its B = our A; C and D are the same buffer */
     cublasStatus_t st = cublasLtMatmul(g->handle, e->op, &alpha, B, e->la, A, e->lb, &beta, C, e->lc, C, e->lc,
                                        &e->algo, g->workspace, g->workspace_bytes, s);
