@@ -81,12 +81,12 @@ int sweep_efa_group_delete(sweep_ctx *x, ib_error *err);
  * cannot be opened or is no regular file.  Named is still only a name: stop.c checks it. */
 struct stat;
 int sweep_state_lock_holder(const char *id, char *who, size_t len, long *pid, struct stat *file);
-/* lock.c: whether PID has FILE open (one of /proc/PID/fd is it: the same device and inode).  Only
- * an entry whose link names a file called NAME (the lock file's own name: symlinks and bind mounts
- * change the folder the kernel shows, never the name) is stat'ed: a stat follows the link into the
- * file's own file system, which for another of the process's files may be a hung NFS mount.
- * *DENIED: /proc/PID/fd could not be read (another user's process). */
-int sweep_lock_open_by(long pid, const char *name, const struct stat *file, int *denied);
+/* lock.c: whether PID has FILE, ID's lock file, open (one of /proc/PID/fd is it: the same device
+ * and inode).  Only an entry whose link names a file called as the lock file is (symlinks and bind
+ * mounts change the folder the kernel shows, never the name) is stat'ed: a stat follows the link
+ * into the file's own file system, which for another of the process's files may be a hung NFS
+ * mount.  *DENIED: /proc/PID/fd could not be read (another user's process). */
+int sweep_lock_open_by(long pid, const char *id, const struct stat *file, int *denied);
 
 /* cleanup.c: TerminateInstances for every instance of V not confirmed terminated (a failed call is
  * tried again next round), then DescribeInstances until each is "terminated" or WAIT_S passed.

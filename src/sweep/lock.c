@@ -28,20 +28,26 @@
  * microseconds after its flock, so this is only for a taker the scheduler set aside. */
 #define HOLDER_NAME_WAIT_S 2.0
 
+/* ID's lock file's name, "<ID>.lock", for its path and for the name looked for among a process's
+ * open files. */
+static void lock_name(const char *id, char *out, size_t len) { snprintf(out, len, "%s.lock", id); }
+
 static int lock_path(const char *id, char *out, size_t len, ib_error *err)
 {
-    char dir[1024];
+    char dir[1024], name[96];
     if (!sweep_id_valid(id))
         return ib_error_set(err, IB_EXIT_USAGE, "'%s' is not a sweep id (like 20261125-213005-9f3a)", id);
     if (sweep_state_dir(dir, sizeof dir, err) != 0) return -1;
-    int n = snprintf(out, len, "%s/%s.lock", dir, id);
+    lock_name(id, name, sizeof name);
+    int n = snprintf(out, len, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= len) return ib_error_set(err, IB_EXIT_RUNTIME, "sweep: the lock file's path is too long");
     return 0;
 }
 
-int sweep_lock_open_by(long pid, const char *name, const struct stat *file, int *denied)
+int sweep_lock_open_by(long pid, const char *id, const struct stat *file, int *denied)
 {
-    char dir[64], path[384], link[4096];
+    char dir[64], path[384], link[4096], name[96];
+    lock_name(id, name, sizeof name);
     snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
     DIR *d = opendir(dir);
     *denied = !d && (errno == EACCES || errno == EPERM);
@@ -84,12 +90,10 @@ static long holder_fields(int fd, char *who, size_t len)
  * open files cannot be read, is taken at its word. */
 static int named_holds(long pid, const char *id, const struct stat *file)
 {
-    char name[96];
     int denied = 0;
     /* Not this process: it may have held the lock before and still have the file open. */
     if (pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno != EPERM)) return 0;
-    snprintf(name, sizeof name, "%s.lock", id);
-    return sweep_lock_open_by(pid, name, file, &denied) || denied;
+    return sweep_lock_open_by(pid, id, file, &denied) || denied;
 }
 
 /* Whether the lock on F's file is still held by another (a shared lock cannot be had). */

@@ -105,15 +105,13 @@ int sweep_run_stop(const char *id, long *pid, ib_error *err)
                      id, *pid);
         return 1;
     }
-    char lock_name[96];
-    snprintf(lock_name, sizeof lock_name, "%s.lock", id);
     int denied = 0, rc = 1;
     if (!is_sweep_run(*pid, seen, sizeof seen))
         ib_error_set(err, IB_EXIT_RUNTIME,
                      "sweep %s: its lock file names pid %ld, which is not an `instbench sweep run` (%s): not "
                      "signalled",
                      id, *pid, seen);
-    else if (!sweep_lock_open_by(*pid, lock_name, &file, &denied))
+    else if (!sweep_lock_open_by(*pid, id, &file, &denied))
         ib_error_set(err, IB_EXIT_RUNTIME, "sweep %s: its lock file names pid %ld (%s), which %s: not signalled", id,
                      *pid, seen,
                      denied ? "is another user's (its open files cannot be read)"
