@@ -88,7 +88,9 @@ int sweep_run_stop(const char *id, long *pid, ib_error *err)
                      id);
         return 1;
     }
-    if (strcmp(who, "sweep run") || *pid <= 0) {
+    /* *pid > 0 from here: a named holder is a live process (lock.c), one not named without a pid
+       was refused above */
+    if (strcmp(who, "sweep run")) {
         if (named == 1)
             ib_error_set(err, IB_EXIT_RUNTIME,
                          "sweep %s: its lock file names `instbench %s` (pid %ld), which does not hold it (holder "
