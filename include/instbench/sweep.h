@@ -418,6 +418,9 @@ int sweep_state_held_by(const char *id, char *who, size_t len, long *pid);
  * why: another holder, not such a process, not permitted, gone); *pid: the pid the file names. */
 #define SWEEP_STOP_BY_CLEANUP 0x1b5ee9
 int sweep_run_stop(const char *id, long *pid, ib_error *err);
+/* The sweep's timings that only tests change (INSTBENCH_SWEEP_POLL_S, ..._HOLDER_WAIT_S: docs/usage.md):
+ * NAME's value as seconds (0.01..86400), DFLT when unset; a bad value is warned about. */
+double sweep_env_seconds(const char *name, double dflt);
 /* Read back as hostile input: sizes bounded, every id, name and number checked; 1 when the file
  * does not exist (err says so), -1 for any other problem. */
 int sweep_state_load(const char *id, sweep_state *st, ib_error *err);

@@ -96,18 +96,6 @@ void sweep_install_handlers(void)
     sigaction(SIGQUIT, &sa, NULL); /* Ctrl-\ as Ctrl-C: no core dump with instances running */
 }
 
-double sweep_env_seconds(const char *name, double dflt)
-{
-    const char *v = getenv(name);
-    double d;
-    if (!v || !v[0]) return dflt;
-    if (util_parse_double(v, 0.01, 86400, &d) != 0) {
-        ib_warn("%s='%s' is not a number of seconds (0.01 to 86400); using %g", name, v, dflt);
-        return dflt;
-    }
-    return d;
-}
-
 /* ---- printing a sweep ------------------------------------------------------------------------- */
 void sweep_print_instances(const sweep_state *st, FILE *f)
 {

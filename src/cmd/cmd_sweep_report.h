@@ -30,8 +30,6 @@ void sweep_install_handlers(void);
 /* stdout or stderr whose reader is gone (a pipe's read end closed, a socket's peer gone, a
  * terminal hung up) replaced by /dev/null: nothing written there is read any more. */
 void sweep_drop_dead_outputs(void);
-/* NAME's value as seconds (0.01..86400), DFLT when unset; a bad value is warned about. */
-double sweep_env_seconds(const char *name, double dflt);
 
 void sweep_print_instances(const sweep_state *st, FILE *f);
 void sweep_print_candidates(const sweep_state *st, FILE *f);

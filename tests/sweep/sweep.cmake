@@ -59,8 +59,9 @@ set_tests_properties(sweep_run_money PROPERTIES TIMEOUT 600 LABELS waits)
 # `sweep cleanup --force` of a live run stops the run (fake_ec2.py, a launch in flight held): nothing
 # launched after it, the launch in flight ended, the state file naming the cleanup; a lock whose pid
 # is not the sweep's `sweep run` is not signalled, nor one whose lock file never names it (a name
-# written late is waited for), nor (as root) another user's; a run that cannot let go within
-# --wait; --all, and --all --force ending a sweep started while it ran.
+# written late is waited for; INSTBENCH_SWEEP_HOLDER_WAIT_S, that wait, named in the help of status
+# and cleanup and a bad value of it said), nor (as root) another user's; a run that cannot let go
+# within --wait; --all, and --all --force ending a sweep started while it ran.
 add_test(NAME sweep_cleanup_force COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_cleanup_force.py
          ${INSTBENCH_BIN})
 set_tests_properties(sweep_cleanup_force PROPERTIES TIMEOUT 600 LABELS waits)

@@ -15,7 +15,9 @@ RunInstances answer ("hold") until the test lets it go.
   h  the lock held by a `sweep run` look-alike whose lock file shows no name, or an earlier holder's,
      until the file has been read three times: the cleanup waits for the holder's own name and
      stops it (exit 0); one that never names itself is "holder unknown", not the cleanup its file
-     names: a plain cleanup refuses it, --force does not signal it (exit 1)
+     names: a plain cleanup refuses it, --force does not signal it (exit 1); `status` and `cleanup`,
+     the commands that wait for a holder's name, name INSTBENCH_SWEEP_HOLDER_WAIT_S in their help
+     and, given a value that is no number of seconds, say so once and wait the default
   o  (root only: setpriv) a `sweep run` look-alike of another user holding the lock, the cleanup
      run as a third user: whether it has the lock file open cannot be read, so it is not
      signalled, exit 1
@@ -263,6 +265,18 @@ def scenario_h(fake, home, sid):
         check(rc == 1 and "holder unknown" in err and "not signalled" in err and not os.path.exists(marker) and
               holder.poll() is None,
               "h: --force on a holder never named: not signalled, exit 1: %d %s" % (rc, err[-1200:]))
+        # the wait is a test-only timing as INSTBENCH_SWEEP_POLL_S is: each command that waits names
+        # it in its help, and a bad value is said (once, however many looks at the holder) and the
+        # default of 2 s used, not taken silently
+        bad = "INSTBENCH_SWEEP_HOLDER_WAIT_S='2,5' is not a number of seconds"
+        for cmd, want_rc in ((["status"], 0), (["cleanup", sid], 1)):
+            rc, out, err = M.ib(fake, home, "sweep", *cmd, env={"INSTBENCH_SWEEP_HOLDER_WAIT_S": "2,5"})
+            check(rc == want_rc and err.count(bad) == 1 and "holder unknown" in out + err and holder.poll() is None,
+                  "h: sweep %s with a bad INSTBENCH_SWEEP_HOLDER_WAIT_S: said once, the default used: %d %s %s" % (
+                      cmd[0], rc, out[-400:], err[-1200:]))
+            rc, out, err = M.ib(fake, home, "sweep", cmd[0], "--help")
+            check(rc == 0 and "INSTBENCH_SWEEP_HOLDER_WAIT_S" in out,
+                  "h: `sweep %s --help` names INSTBENCH_SWEEP_HOLDER_WAIT_S: %s" % (cmd[0], out[-600:]))
     finally:
         reap(holder)
         shutil.rmtree(scratch, ignore_errors=True)
