@@ -61,7 +61,8 @@ set_tests_properties(sweep_run_money PROPERTIES TIMEOUT 600 LABELS waits)
 # is not the sweep's `sweep run` is not signalled, nor one whose lock file never names it (a name
 # written late is waited for; INSTBENCH_SWEEP_HOLDER_WAIT_S, that wait, named in the help of status
 # and cleanup and a bad value of it said), nor (as root) another user's; a run that cannot let go
-# within --wait; --all, and --all --force ending a sweep started while it ran.
+# within --wait; --all, and --all --force ending a sweep started while it ran, in at most three
+# passes (one started in the third is named, exit 1).
 add_test(NAME sweep_cleanup_force COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_cleanup_force.py
          ${INSTBENCH_BIN})
 set_tests_properties(sweep_cleanup_force PROPERTIES TIMEOUT 600 LABELS waits)

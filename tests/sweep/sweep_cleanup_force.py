@@ -29,6 +29,10 @@ RunInstances answer ("hold") until the test lets it go.
   f  `cleanup --all --force` held in its first pass by tag while a new `sweep run` starts: a second
      pass stops that run too (signalled, waited for, its instances ended, its state file written),
      nothing more launched, exit 0
+  b  `cleanup --all --force` with a new `sweep run` started during each of its passes by tag: those
+     of passes 1 and 2 are stopped in passes 2 and 3; the one of pass 3 is not taken up (three
+     passes at most): it is named, with its pid and the command that stops it, exit 1, and it is
+     still alive
   d  two `cleanup ID --force` at once on one live run: both signal it; once it lets go, one takes
      the lock and holds it through its pass by tag (its DescribeInstances held by the fake, the
      cleanups signing with their own access key): the other, its --wait an hour, stops waiting as
@@ -559,6 +563,55 @@ def scenario_f():
         shutil.rmtree(home, ignore_errors=True)
 
 
+def scenario_b():
+    fake, home = fresh_two_keys()
+    runs, ids, c = [], [], None
+    hold_cleanup = {CLEANUP_KEY["AWS_ACCESS_KEY_ID"]: ["DescribeInstances"]}
+    try:
+        fake.sweep(hold_by=hold_cleanup)
+        c = cleanup_bg(fake, home, "--all", "--force", "--wait", "3600")
+        types = ["g5.xlarge", "g5.2xlarge", "g4dn.xlarge"]
+        for k, itype in enumerate(types):
+            check(M.wait_for(fake, held(k + 1), timeout=90) is not None, "b: the cleanup waits in pass %d" % (k + 1))
+            # a run whose launch is in flight (alive, its lock held) started while that pass is held
+            fake.sweep(hold=[itype])
+            runs.append(M.start(fake, home, [itype + ":on-demand"], "--max-minutes", "3"))
+            check(M.wait_for(fake, lambda r, t=itype: t in launched(r)) is not None, "b: run %d in flight" % (k + 1))
+            ids += [s for s in M.sweep_ids(home) if s not in ids]
+            fake.sweep(hold_by={})
+            if k + 1 == len(types):
+                break
+            stopping = "stopping its `instbench sweep run` (pid %d)" % runs[k].pid
+            check(until(lambda: stopping in "".join(c.lines) or c.poll() is not None),
+                  "b: run %d stopped in pass %d" % (k + 1, k + 2))
+            # that pass's own look by tag held too before the run lets go, for the next run to start in it
+            fake.sweep(hold_by=hold_cleanup, hold=[])
+            M.finish(runs[k], timeout=60)
+        last = runs[-1]
+        taken = "stopping its `instbench sweep run` (pid %d)" % last.pid
+        check(until(lambda: c.poll() is not None or taken in "".join(c.lines)) and taken not in "".join(c.lines),
+              "b: the run started in the third pass not taken up: %s" % "".join(c.lines)[-1500:])
+        third_alive = last.poll() is None   # its launch still held: only a signal could have ended it
+        fake.sweep(hold=[])   # a fourth pass (the bound gone) waits for it to let go
+        rc, err = ended(c)
+        check(rc == 1 and len(ids) == 3 and ("sweep %s was started while this cleanup ran (after it listed the state "
+                                             "files for its last pass)" % ids[-1]) in err and
+              ("`instbench sweep run` (pid %d) is alive" % last.pid) in err and
+              ("run `instbench sweep cleanup %s --force`" % ids[-1]) in err and "(pass 3 of at most 3)" in err and
+              "(pass 4" not in err,
+              "b: the run of the third pass named with what to do, exit 1: %d %r %s" % (rc, ids, err[-1500:]))
+        check([p.returncode for p in runs[:-1]] == [130, 130] and third_alive,
+              "b: the first two runs stopped, the third not: %r %r" % ([p.returncode for p in runs[:-1]], third_alive))
+    finally:
+        fake.sweep(hold=[], hold_by={})
+        reap(c, *runs)
+        for p in runs:
+            p.player.stop = True
+            p.player.join()
+        fake.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def scenario_g():
     fake, home = fresh_two_keys()
     p, c = None, None
@@ -589,7 +642,7 @@ def scenario_g():
 
 if __name__ == "__main__":
     only = sys.argv[2:]
-    for s in (scenario_s_n_h_o, scenario_t, scenario_a, scenario_f, scenario_d, scenario_g):
+    for s in (scenario_s_n_h_o, scenario_t, scenario_a, scenario_f, scenario_b, scenario_d, scenario_g):
         if only and s.__name__[len("scenario_"):] not in only:
             continue
         s()
