@@ -30,9 +30,10 @@ typedef struct aws_pager {
     /* Optional: query i's own bound on pages (0: max_pages), for a call whose honest answer takes
      * more pages the more the query asks (spot prices of many types at a small page size). */
     int (*max_pages_of)(void *ctx, size_t i);
-    /* The most one answer of this call may be, in bytes, put on every request the pager sends (0:
-     * the transport's own 64 MiB): set once beside the call's other bounds, not in each build
-     * function, where a new call could forget it. */
+    /* The most one answer of this call may be, in bytes, put on every request the pager sends,
+     * over whatever build set (0: the transport's own 64 MiB), batched with other calls or not: set
+     * once beside the call's other bounds, not in each build function, where a new call could
+     * forget it. */
     size_t max_body;
 } aws_pager;
 

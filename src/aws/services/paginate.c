@@ -13,11 +13,17 @@ static int pages_most(const aws_pager *p, size_t i)
     return most > 0 ? most : AWS_PAGER_MAX_PAGES;
 }
 
-size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *errs)
+/* The queries of N_PAGERS pagers in the same rounds: COUNTS[k] of PAGERS[k], numbered in that
+ * order (ERRS: one per query).  Each query is sent, bounded and read by its own pager alone (its
+ * build and parse, its name, its bound on pages and on an answer's size), whatever it goes with. */
+static size_t paginate(aws_client *c, const aws_pager *pagers, const size_t *counts, size_t n_pagers, ib_error *errs)
 {
-    size_t failed = 0;
+    size_t failed = 0, n = 0;
+    for (size_t k = 0; k < n_pagers; k++) n += counts[k];
     if (n == 0) return 0;
-    char **token = calloc(n, sizeof *token); /* NextToken of query i, NULL before page 1 */
+    const aws_pager **of = calloc(n, sizeof *of); /* query -> its pager */
+    size_t *local = calloc(n, sizeof *local);     /* query -> its index in that pager */
+    char **token = calloc(n, sizeof *token);      /* NextToken of query i, NULL before page 1 */
     int *active = calloc(n, sizeof *active);
     int *pages = calloc(n, sizeof *pages);
     size_t *idx = calloc(n, sizeof *idx); /* round slot -> query index */
@@ -25,29 +31,35 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
     aws_response *resps = calloc(n, sizeof *resps);
     ib_error *rerr = calloc(n, sizeof *rerr);
     char **urls = calloc(n, sizeof *urls), **bodies = calloc(n, sizeof *bodies);
-    if (!token || !active || !pages || !idx || !reqs || !resps || !rerr || !urls || !bodies) {
-        for (size_t i = 0; i < n; i++) ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: out of memory", p->what);
+    if (!of || !local || !token || !active || !pages || !idx || !reqs || !resps || !rerr || !urls || !bodies) {
+        for (size_t k = 0, i = 0; k < n_pagers; k++)
+            for (size_t j = 0; j < counts[k]; j++)
+                ib_error_set(&errs[i++], IB_EXIT_RUNTIME, "%s: out of memory", pagers[k].what);
         failed = n;
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        ib_error_clear(&errs[i]);
-        active[i] = 1;
-    }
+    for (size_t k = 0, i = 0; k < n_pagers; k++)
+        for (size_t j = 0; j < counts[k]; j++, i++) {
+            of[i] = &pagers[k];
+            local[i] = j;
+            ib_error_clear(&errs[i]);
+            active[i] = 1;
+        }
     for (;;) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
             if (!active[i]) continue;
+            const aws_pager *p = of[i];
             urls[m] = bodies[m] = NULL;
             memset(&reqs[m], 0, sizeof reqs[m]);
-            if (p->build(p->ctx, i, token[i], &reqs[m], &urls[m], &bodies[m], &errs[i]) != 0) {
+            if (p->build(p->ctx, local[i], token[i], &reqs[m], &urls[m], &bodies[m], &errs[i]) != 0) {
                 free(urls[m]);
                 free(bodies[m]);
                 active[i] = 0;
                 failed++;
                 continue;
             }
-            if (p->max_body) reqs[m].max_body = p->max_body;
+            reqs[m].max_body = p->max_body; /* the pager's own, whatever build left: one place per call */
             idx[m++] = i;
         }
         if (m == 0) break;
@@ -56,10 +68,11 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
         aws_client_send_many(c, reqs, m, resps, rerr);
         for (size_t k = 0; k < m; k++) {
             size_t i = idx[k];
+            const aws_pager *p = of[i];
             free(urls[k]);
             free(bodies[k]);
             char *next = NULL;
-            const char *what = p->name_of ? p->name_of(p->ctx, i) : p->what;
+            const char *what = p->name_of ? p->name_of(p->ctx, local[i]) : p->what;
             if (rerr[k].code != 0 || resps[k].status < 200 || resps[k].status > 299 || !resps[k].body) {
                 if (resps[k].too_big) /* the transport's words name the service, not the call */
                     ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: %s", what, rerr[k].msg);
@@ -71,7 +84,7 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
                 if (!errs[i].code) errs[i].code = IB_EXIT_RUNTIME;
                 active[i] = 0;
                 failed++;
-            } else if (p->parse(p->ctx, i, resps[k].body, resps[k].body_len, &next, &errs[i]) != 0) {
+            } else if (p->parse(p->ctx, local[i], resps[k].body, resps[k].body_len, &next, &errs[i]) != 0) {
                 if (!errs[i].code) errs[i].code = IB_EXIT_RUNTIME;
                 free(next);
                 active[i] = 0;
@@ -80,7 +93,7 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
                 /* A token equal to the one just used would loop forever.  pages[i]: the pages
                  * answered so far, this one included (as many as requests sent). */
                 const int again = token[i] && !strcmp(token[i], next);
-                if (++pages[i] >= pages_most(p, i) || again) {
+                if (++pages[i] >= pages_most(p, local[i]) || again) {
                     ib_error_set(&errs[i], IB_EXIT_RUNTIME, "%s: pagination did not end after %d pages%s", what,
                                  pages[i], again ? " (the same NextToken twice)" : "");
                     free(next);
@@ -100,6 +113,8 @@ size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *
 out:
     if (token)
         for (size_t i = 0; i < n; i++) free(token[i]);
+    free(of);
+    free(local);
     free(token);
     free(active);
     free(pages);
@@ -112,47 +127,9 @@ out:
     return failed;
 }
 
-/* ---- several pagers as one: query i maps to (pager k, its query i - offset[k]) ---------------- */
-typedef struct multi_ctx {
-    const aws_pager *pagers;
-    const size_t *counts;
-    size_t n_pagers;
-} multi_ctx;
-
-static const aws_pager *multi_pick(const multi_ctx *m, size_t *i)
+size_t aws_paginate_many(aws_client *c, const aws_pager *p, size_t n, ib_error *errs)
 {
-    for (size_t k = 0; k < m->n_pagers; k++) {
-        if (*i < m->counts[k]) return &m->pagers[k];
-        *i -= m->counts[k];
-    }
-    return NULL;
-}
-
-static int multi_build(void *ctx, size_t i, const char *token, aws_request *req, char **url, char **body, ib_error *err)
-{
-    const aws_pager *p = multi_pick(ctx, &i);
-    int rc = p->build(p->ctx, i, token, req, url, body, err);
-    req->max_body = p->max_body; /* each kind of query keeps its own, as its bound on pages */
-    return rc;
-}
-
-static const char *multi_name(void *ctx, size_t i)
-{
-    const aws_pager *p = multi_pick(ctx, &i);
-    return p->name_of ? p->name_of(p->ctx, i) : p->what;
-}
-
-static int multi_parse(void *ctx, size_t i, const char *body, size_t len, char **next, ib_error *err)
-{
-    const aws_pager *p = multi_pick(ctx, &i);
-    return p->parse(p->ctx, i, body, len, next, err);
-}
-
-/* Each kind of query keeps its own bound, not the largest of those asked together. */
-static int multi_max_pages(void *ctx, size_t i)
-{
-    const aws_pager *p = multi_pick(ctx, &i);
-    return pages_most(p, i);
+    return paginate(c, p, &n, 1, errs);
 }
 
 size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *counts, size_t n_pagers,
@@ -167,9 +144,7 @@ size_t aws_paginate_multi(aws_client *c, const aws_pager *pagers, const size_t *
             for (size_t i = 0; i < counts[k]; i++) ib_error_set(&errs[k][i], IB_EXIT_RUNTIME, "out of memory");
         return total;
     }
-    multi_ctx m = {pagers, counts, n_pagers};
-    aws_pager p = {&m, "AWS", multi_build, multi_parse, 0, multi_name, multi_max_pages};
-    size_t failed = aws_paginate_many(c, &p, total, all);
+    size_t failed = paginate(c, pagers, counts, n_pagers, all);
     size_t off = 0;
     for (size_t k = 0; k < n_pagers; k++)
         for (size_t i = 0; i < counts[k]; i++) errs[k][i] = all[off++];
