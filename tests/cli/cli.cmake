@@ -47,3 +47,7 @@ add_test(NAME cli_vocabulary COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # locales package, but for under CI=true, where it fails.
 add_test(NAME cli_locale COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_locale.py ${INSTBENCH_BIN})
 set_tests_properties(cli_locale PROPERTIES SKIP_RETURN_CODE 77)
+# args_value_follows (which argument after a flag is its value, for bench's reading of other
+# measure processes' command lines) on every form of flag the parser reads, written out by hand.
+instbench_add_unit_test(cli_args_follow ${CMAKE_CURRENT_LIST_DIR}/cli_args_follow.c)
+instbench_test_internals(cli_args_follow cmd) # white-box: args.h is src/cmd's own header
