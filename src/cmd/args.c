@@ -140,11 +140,6 @@ static const arg_spec *find_as(const arg_command *c, const char *name, size_t le
     return s ? s : find_in(args_common, name, len, short_name, quiet);
 }
 
-static const arg_spec *find(const arg_command *c, const char *name, size_t len, char short_name)
-{
-    return find_as(c, name, len, short_name, 0);
-}
-
 /* The flag nearest to an unknown NAME (LEN characters) among the command's and the common ones. */
 static const char *nearest_flag(const arg_command *c, const char *name, size_t len)
 {
@@ -305,16 +300,51 @@ static int take_value(const arg_command *c, const arg_spec *s, const char *v)
     return 0;
 }
 
+/* One option argument A ("--name", "--name=value", "-o", "-ovalue", "-vq", never "--" or "-"):
+ * *S the flag it names or ends with, *V the value written into it (NULL: none; the next argument
+ * is then *S's value when it takes one).  Flags run together before the last (-vq's -v) take no
+ * value and are applied as they come.  QUIET (a look, not a parse): nothing applied, printed or
+ * noted, an unknown flag or a value for one that takes none is -1.  0, or the parse's exit code. */
+static int read_option(const arg_command *c, const char *a, int quiet, const arg_spec **s, const char **v)
+{
+    int rc;
+    *v = NULL;
+    if (a[1] == '-') { /* --name or --name=value */
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        if (!(*s = find_as(c, a, len, 0, quiet))) {
+            if (quiet) return -1;
+            /* a near miss of this command's own flag first (--instance-type for --instance-types),
+             * else the commands that take it (rank --accelerator is a flag of prices) */
+            char dym[128], elsewhere[256];
+            const char *near = nearest_flag(c, a, len);
+            other_commands_with(c, a, len, elsewhere, sizeof elsewhere);
+            return args_usage_error(c, "unknown option '%.*s'%s", (int)len, a,
+                                    near || !elsewhere[0] ? args_did_you_mean(near, dym, sizeof dym) : elsewhere);
+        }
+        if (eq && !takes_value(*s)) return quiet ? -1 : args_usage_error(c, "%s takes no value", (*s)->name);
+        if (eq) *v = eq + 1;
+        return 0;
+    }
+    /* -o value, -ovalue, or flags that take no value run together: -vv, -qv */
+    for (;; a++) {
+        if (!(*s = find_as(c, NULL, 0, a[1], quiet)))
+            return quiet ? -1 : args_usage_error(c, "unknown option '-%c'", a[1]);
+        if (!a[2] || takes_value(*s)) break;
+        if (quiet) continue;
+        if ((*s)->given) *(*s)->given = 1;
+        if ((rc = take_value(c, *s, NULL)) != 0) return rc;
+    }
+    if (a[2]) *v = a + 2;
+    return 0;
+}
+
 int args_value_follows(const arg_command *c, const char *a)
 {
-    if (a[0] != '-' || !a[1] || !strcmp(a, "--")) return 0;
     const arg_spec *s;
-    if (a[1] == '-') {
-        s = strchr(a, '=') ? NULL : find_as(c, a, strlen(a), 0, 1);
-        return s && takes_value(s);
-    }
-    for (s = find_as(c, NULL, 0, a[1], 1); s && a[2] && !takes_value(s); a++) s = find_as(c, NULL, 0, a[2], 1);
-    return s && !a[2] && takes_value(s);
+    const char *v;
+    if (a[0] != '-' || !a[1] || !strcmp(a, "--")) return 0;
+    return read_option(c, a, 1, &s, &v) == 0 && !v && takes_value(s);
 }
 
 int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos)
@@ -333,32 +363,8 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
             continue;
         }
         const arg_spec *s;
-        const char *v = NULL;
-        if (a[1] == '-') { /* --name or --name=value */
-            const char *eq = strchr(a, '=');
-            size_t len = eq ? (size_t)(eq - a) : strlen(a);
-            if (!(s = find(c, a, len, 0))) {
-                /* a near miss of this command's own flag first (--instance-type for --instance-types),
-                 * else the commands that take it (rank --accelerator is a flag of prices) */
-                char dym[128], elsewhere[256];
-                const char *near = nearest_flag(c, a, len);
-                other_commands_with(c, a, len, elsewhere, sizeof elsewhere);
-                return args_usage_error(c, "unknown option '%.*s'%s", (int)len, a,
-                                        near || !elsewhere[0] ? args_did_you_mean(near, dym, sizeof dym) : elsewhere);
-            }
-            if (eq) {
-                if (!takes_value(s)) return args_usage_error(c, "%s takes no value", s->name);
-                v = eq + 1;
-            }
-        } else { /* -o value, -ovalue, or flags that take no value run together: -vv, -qv */
-            if (!(s = find(c, NULL, 0, a[1]))) return args_usage_error(c, "unknown option '-%c'", a[1]);
-            for (; a[2] && !takes_value(s); a++) {
-                if (s->given) *s->given = 1;
-                if ((rc = take_value(c, s, NULL)) != 0) return rc;
-                if (!(s = find(c, NULL, 0, a[2]))) return args_usage_error(c, "unknown option '-%c'", a[2]);
-            }
-            if (a[2]) v = a + 2;
-        }
+        const char *v;
+        if ((rc = read_option(c, a, 0, &s, &v)) != 0) return rc;
         if (!v && takes_value(s)) {
             if (i + 1 >= argc) return args_usage_error(c, "%s needs a value", s->name);
             v = argv[++i];
