@@ -618,7 +618,9 @@ void args_print_help(const arg_command *c, FILE *f)
         fputc('\n', f);
         wrap_text(f, c->footer, 0, 0, help_width(f), 0);
     }
-    fprintf(f, "\nexit status: 0 ok, 1 runtime error, 2 usage error\n");
+    /* a command whose footer spells out its own exit statuses says it once, not twice */
+    if (!c->footer || !strstr(c->footer, "exit status:"))
+        fprintf(f, "\nexit status: 0 ok, 1 runtime error, 2 usage error\n");
 }
 
 /* A Markdown table cell: one line, pipes escaped. */

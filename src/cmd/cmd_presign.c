@@ -77,6 +77,7 @@ const arg_command cmd_presign_args = {
     "the bucket name has dots: then path style.",
     "environment: AWS credentials and region as for `prices` (AWS_ACCESS_KEY_ID, AWS_PROFILE,\n"
     "AWS_REGION, ...), AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL.\n"
+    "\n"
     "exit status: 0 the URL is printed; 1 no credentials, or no region (no --region, and none from\n"
     "AWS_REGION, AWS_DEFAULT_REGION, the profile or instance metadata); 2 bad input (no bucket, an\n"
     "invalid bucket name, no key, a region instbench does not know (--region's or theirs), --expires\n"

@@ -68,6 +68,7 @@ const arg_command cmd_sweep_cleanup_args = {
     "environment: AWS credentials and region as for `prices`; for tests only:\n"
     "INSTBENCH_SWEEP_POLL_S (the poll interval in seconds, default 5), INSTBENCH_SWEEP_HOLDER_WAIT_S\n"
     "(how long a held lock's file may go without naming its holder, default 2).\n"
+    "\n"
     "exit status: 0 nothing of the sweep is left running, 1 something could not be confirmed\n"
     "terminated or deleted, an instance of the state file not seen ended, a state file that cannot\n"
     "be read (run it again, with --region where it ran), a sweep whose `sweep run` is alive\n"

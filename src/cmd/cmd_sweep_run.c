@@ -173,6 +173,7 @@ const arg_command cmd_sweep_run_args = {
     "INSTBENCH_SWEEP_LOOKUP_S (how long a launch without an answer is looked for, default 60),\n"
     "INSTBENCH_SWEEP_NODE_GRACE_S (a node other than node 0 ended: how long node 0's result may\n"
     "still take, default 30).\n"
+    "\n"
     "exit status: 0 everything terminated and results ranked, 1 a runtime error, a quota, no result, a\n"
     "state file that could not be written, or something not confirmed terminated (the message names\n"
     "`instbench sweep cleanup ID`), 2 bad input, no --max-cost, a worst case over it or not\n"

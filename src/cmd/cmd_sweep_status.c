@@ -42,6 +42,7 @@ const arg_command cmd_sweep_status_args = {
     "so far.",
     "environment: for tests only: INSTBENCH_SWEEP_HOLDER_WAIT_S (how long a held lock's file may go\n"
     "without naming its holder, default 2).\n"
+    "\n"
     "exit status: 0 listed, 1 a state file that cannot be read or written, EC2 unreachable, or\n"
     "(--refresh ID) a sweep whose `sweep run` is still alive, 2 an ID that is not a sweep's (no\n"
     "state file).\n",

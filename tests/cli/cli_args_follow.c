@@ -36,13 +36,12 @@ int main(void)
         const char *arg;
         int follows;
     } cases[] = {
-        {"--output", 1},    {"--output=x", 0}, {"--output=", 0}, {"--count", 1},   {"--each", 1},
-        {"--out-file", 1},  {"--dry-run", 0},  {"--dry-run=1", 0}, {"--help", 0},  {"--quiet", 0},
-        {"--verbose", 0},   {"--nothing", 0},  {"--outpu", 0},  {"--", 0},        {"-", 0},
-        {"value", 0},       {"", 0},           {"-o", 1},       {"-ofile", 0},    {"-n", 1},
-        {"-n3", 0},         {"-d", 0},         {"-h", 0},       {"-q", 0},        {"-v", 0},
-        {"-do", 1},         {"-dofile", 0},    {"-vdo", 1},     {"-vvn", 1},      {"-vd", 0},
-        {"-dx", 0},         {"-x", 0},         {"-xo", 0},      {"-od", 0},       {"-o-", 0},
+        {"--output", 1},  {"--output=x", 0},  {"--output=", 0}, {"--count", 1}, {"--each", 1},    {"--out-file", 1},
+        {"--dry-run", 0}, {"--dry-run=1", 0}, {"--help", 0},    {"--quiet", 0}, {"--verbose", 0}, {"--nothing", 0},
+        {"--outpu", 0},   {"--", 0},          {"-", 0},         {"value", 0},   {"", 0},          {"-o", 1},
+        {"-ofile", 0},    {"-n", 1},          {"-n3", 0},       {"-d", 0},      {"-h", 0},        {"-q", 0},
+        {"-v", 0},        {"-do", 1},         {"-dofile", 0},   {"-vdo", 1},    {"-vvn", 1},      {"-vd", 0},
+        {"-dx", 0},       {"-x", 0},          {"-xo", 0},       {"-od", 0},     {"-o-", 0},
     };
     /* stderr into a scratch file for the calls: nothing is to be said there */
     char path[512];

@@ -76,6 +76,19 @@ p = run("-h", "--bogus", "rank")
 check(p.returncode == 2 and "unknown option '--bogus'" in p.stderr and p.stdout == "",
       f"-h --bogus rank: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
 
+# Every command's help ends in its exit statuses, said once and in a paragraph of their own: a
+# command that spells out its own (presign, the sweep's) does not also print the generic line,
+# and its statuses are not run into the environment paragraph above them.
+for cmd in (["measure"], ["prices"], ["rank"], ["verify"], ["models"], ["presign"], ["sweep", "plan"],
+            ["sweep", "run"], ["sweep", "status"], ["sweep", "cleanup"]):
+    p = run(*cmd, "--help")
+    lines = p.stdout.split("\n")
+    at = [i for i, line in enumerate(lines) if "exit status:" in line]
+    check(p.returncode == 0 and len(at) == 1 and at[0] > 0 and lines[at[0] - 1] == "" and
+          lines[at[0]].startswith("exit status: 0 "),
+          f"{' '.join(cmd)} --help: 'exit status:' on lines {at}, not once at a paragraph's start: "
+          f"{[lines[i - 1:i + 1] for i in at]!r}")
+
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)
