@@ -135,7 +135,8 @@ static int any_market(const rank_report *r, rank_market m)
 
 /* The table's default columns for this report: one region for every row is said above the table
  * instead of in a column; without a target the time and cost columns would be empty; without a
- * spot row the model covers, the risk columns would repeat SAMPLES/$ or be empty; P90 time and
+ * spot row the model covers, the risk columns would repeat SAMPLES/$ or be empty (without any spot
+ * row, spot's columns would be empty too); P90 time and
  * P(no interruption) only with --wide. */
 static size_t table_columns(const rank_report *r, const rank_column **cols)
 {
@@ -156,6 +157,11 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
             continue;
         if (!any_market(r, RANK_SAVINGS_PLAN) &&
             (!strcmp(key, "plan_break_even_on_demand") || !strcmp(key, "plan_break_even_spot")))
+            continue;
+        /* spot's own columns only when a spot row is ranked: under --market on-demand or
+         * savings-plan they were empty on every row */
+        if (!any_market(r, RANK_SPOT) && (!strcmp(key, "spot_az") || !strcmp(key, "interruption_label") ||
+                                          !strcmp(key, "placement_score") || !strcmp(key, "plan_break_even_spot")))
             continue;
         if ((!risk || !target || !r->wide) &&
             (!strcmp(key, "p90_hours_to_target") || !strcmp(key, "p_no_interruption")))

@@ -153,6 +153,23 @@ def main():
         out = rank("--samples", "1e6", fmt="csv")
         crow = [r for r in csv.DictReader(io.StringIO(out)) if r["market"] == "savings-plan"]
         check(crow and crow[0]["plan_break_even_on_demand"] == "never", "csv: %s" % crow)
+
+        # PLAN PAYS vs SPOT and spot's own columns only when spot is ranked too: under --market
+        # savings-plan or on-demand alone they would be empty on every row (the legend says how to
+        # get the break-even against spot)
+        def header(*markets):
+            rc, out, err = fx.run(BIN, ["--prices", "live", "--spot-risk", "off", "--format", "table", "--explain"]
+                                  + list(markets) + [results], env=env)
+            check(rc == 0, "rank %s: rc %d\n%s" % (markets, rc, err))
+            return next((line for line in out.splitlines() if line.startswith("RANK ")), ""), out
+        head, out = header("--market", "savings-plan")
+        spot_only = ("vs SPOT", "SPOT AZ", "INTERRUPTION", "PLACEMENT")
+        check("PLAN PAYS vs OD" in head and not any(c in head for c in spot_only) and "--market all" in out,
+              "--market savings-plan: %s\n%s" % (head, out))
+        head, _ = header("--market", "on-demand")
+        check("SAMPLES/$" in head and not any(c in head for c in spot_only), "--market on-demand: %s" % head)
+        head, _ = header("--market", "all")
+        check("PLAN PAYS vs OD" in head and all(c in head for c in spot_only), "--market all: %s" % head)
         print("ok: a savings-plan row's cost to target owes its commitment")
     finally:
         fake.stop()
