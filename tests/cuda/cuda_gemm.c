@@ -329,6 +329,81 @@ static void check_tuning(void)
     standin_reset();
 }
 
+/* Two devices, as ranks that are threads of one process: device 1 runs GEMMs of its own while
+ * device 0 times its candidates, each time device 0 runs the fastest (put there by the stand-in's
+ * hook, so the interleaving is the same on every run).  GPUs run side by side, each with its own
+ * clock: device 0 must still keep the fastest, and device 1, whose shape is first timed inside
+ * that hook, too; with one clock for both, device 1's work would count as device 0's fastest's. */
+static struct {
+    cuda_gemm *g;
+    cudaStream_t s;
+    buf A, B, C;
+    int inside, runs;
+} other;
+static const cuda_gemm_desc other_desc = {.M = 32, .N = 32, .K = 32, .ab = IB_PREC_FP32, .c = IB_PREC_FP32};
+
+static void other_device_works(int algo)
+{
+    if (algo != 1 || other.inside) return; /* not on device 1's own GEMMs */
+    other.inside = 1;
+    int dev = 0;
+    ib_error err = {0};
+    cudaGetDevice(&dev);
+    cudaSetDevice(1);
+    if (cuda_gemm_exec(other.g, &other_desc, other.A.p, other.B.p, other.C.p, NULL, other.s, &err) == 0) other.runs++;
+    else CHECK(0, "two devices: device 1's GEMM: %s", err.msg);
+    cudaSetDevice(dev);
+    other.inside = 0;
+}
+
+static void check_tuning_two_devices(void)
+{
+    static const double speeds[3] = {1e-6, 4e-6, 2e-6}; /* the 2nd the fastest, by 2x */
+    standin_reset();
+    standin.n_algos = 3;
+    memcpy(standin.algo_gflops, speeds, sizeof speeds);
+    setenv("INSTBENCH_GEMM_TUNE", "1", 1);
+    ib_error err = {0};
+    cuda_gemm *g = NULL;
+    cudaStream_t s = NULL;
+    buf A = make(64, 4, 0), B = make(64, 4, 0), C = make(64, 4, 0);
+    other.A = make(1024, 4, 0), other.B = make(1024, 4, 0), other.C = make(1024, 4, 0);
+    CHECK(cudaSetDevice(1) == cudaSuccess && cuda_gemm_create(&other.g, (size_t)1 << 20, &err) == 0 &&
+              cudaStreamCreateWithFlags(&other.s, cudaStreamNonBlocking) == cudaSuccess &&
+              cudaSetDevice(0) == cudaSuccess && cuda_gemm_create(&g, (size_t)1 << 20, &err) == 0 &&
+              cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess,
+          "two devices: setup: %s", err.msg);
+    const cuda_gemm_desc d = {.M = 8, .N = 8, .K = 8, .ab = IB_PREC_FP32, .c = IB_PREC_FP32};
+    standin.after_matmul = other_device_works;
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, s, &err) == 0 && cudaStreamSynchronize(s) == cudaSuccess,
+          "two devices: device 0's GEMM: %s", err.msg);
+    standin.after_matmul = NULL;
+    CHECK(other.runs >= 7, "two devices: device 1 ran %d GEMMs while device 0 timed (want one per run of its fastest)",
+          other.runs);
+    /* what each now runs: one GEMM apiece, hook off */
+    int before[3];
+    memcpy(before, standin.algo_runs, sizeof before);
+    CHECK(cuda_gemm_exec(g, &d, A.p, B.p, C.p, NULL, s, &err) == 0 && cudaStreamSynchronize(s) == cudaSuccess,
+          "two devices: device 0 again: %s", err.msg);
+    CHECK(standin.algo_runs[1] == before[1] + 1 && standin.algo_runs[0] == before[0] &&
+              standin.algo_runs[2] == before[2],
+          "two devices: device 0 kept algorithm %d (runs %d %d %d), not the fastest, 2: the other's GEMMs timed as its",
+          standin.algo_runs[2] > before[2] ? 3 : 1, standin.algo_runs[0] - before[0], standin.algo_runs[1] - before[1],
+          standin.algo_runs[2] - before[2]);
+    memcpy(before, standin.algo_runs, sizeof before);
+    CHECK(cudaSetDevice(1) == cudaSuccess &&
+              cuda_gemm_exec(other.g, &other_desc, other.A.p, other.B.p, other.C.p, NULL, other.s, &err) == 0 &&
+              cudaStreamSynchronize(other.s) == cudaSuccess && cudaSetDevice(0) == cudaSuccess,
+          "two devices: device 1 again: %s", err.msg);
+    CHECK(standin.algo_runs[1] == before[1] + 1, "two devices: device 1 did not keep the fastest, algorithm 2");
+    cuda_gemm_destroy(g), cuda_gemm_destroy(other.g);
+    cudaStreamDestroy(s), cudaStreamDestroy(other.s);
+    cudaFree(A.alloc), cudaFree(B.alloc), cudaFree(C.alloc);
+    cudaFree(other.A.alloc), cudaFree(other.B.alloc), cudaFree(other.C.alloc);
+    unsetenv("INSTBENCH_GEMM_TUNE");
+    standin_reset();
+}
+
 int main(void)
 {
     const road roads[] = {
@@ -470,6 +545,7 @@ int main(void)
     }
 
     check_tuning();
+    check_tuning_two_devices();
 
     /* errors: named, not a fallback */
     ib_error err = {0};

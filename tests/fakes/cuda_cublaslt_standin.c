@@ -506,8 +506,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
     standin.algo_runs[which]++;
     const double g = standin.n_algos > 1 && which < standin.n_algos ? standin.algo_gflops[which] : 0;
     const unsigned long long ps = g > 0 ? (unsigned long long)llround(2.0 * m * n * k * a->batch / g * 1e3) : 0;
-    return queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch, m, n, k,
-                                    d->bias_stride, fa, fb, oa, ob, oc, od, bias, ps});
+    const cublasStatus_t queued = queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch,
+                                                           m, n, k, d->bias_stride, fa, fb, oa, ob, oc, od, bias, ps});
+    if (queued == CUBLAS_STATUS_SUCCESS && standin.after_matmul) standin.after_matmul(which);
+    return queued;
 }
 
 /* ---- cuBLAS: the fallback's one call ---- */

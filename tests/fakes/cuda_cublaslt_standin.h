@@ -35,6 +35,9 @@ typedef struct standin_state {
     unsigned algo_unfit;              /* bit k: the heuristic returns its k-th with a state other than SUCCESS */
     int matmul_not_supported;         /* cublasLtMatmul answers NOT_SUPPORTED (the pick refused at launch) */
     int lt_create_fails;              /* cublasLtCreate fails */
+    /* called, if set, after each cublasLtMatmul accepted (queued, run if the streams are immediate)
+     * with its algorithm's index: a test's way to put other work between a caller's GEMMs */
+    void (*after_matmul)(int algo);
     /* counters, reset by standin_reset (live_objects: of the process, never reset) */
     int heuristic_calls, lt_matmuls, blas_gemms, blas_handles, live_objects;
     double lt_flops;     /* 2 m n k batch summed over the cublasLtMatmul calls accepted */

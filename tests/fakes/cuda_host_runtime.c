@@ -54,9 +54,10 @@
 /* which devices were made current (a context on a real GPU): tests check a probe touches none */
 int shim_touched_devices;
 static __thread int shim_current;
+#define SHIM_DEVICES 2
 cudaError_t cudaSetDevice(int d)
 {
-    if (d < 0 || d >= 2) return cudaErrorInvalidDevice;
+    if (d < 0 || d >= SHIM_DEVICES) return cudaErrorInvalidDevice;
     shim_current = d;
     shim_touched_devices |= 1 << d;
     return cudaSuccess;
@@ -226,6 +227,7 @@ struct shim_graph {
 typedef struct shim_op {
     struct shim_op *next;
     shim_work w;
+    int device; /* its stream's (the default stream's: the caller's current): whose clock it advances */
 } shim_op;
 
 typedef struct shim_graph shim_graph;
@@ -286,6 +288,10 @@ static void finish(shim_op *op)
     free(op);
 }
 
+/* the device of the op this host thread runs (-1: none), so the clock it reads or advances is its
+ * own device's, whichever thread happens to drive the scheduler */
+static __thread int op_device = -1;
+
 /* Runs one op whose turn it is, of any stream, chosen at random: 1 if one ran.  *never (if not
  * NULL) is set when some stream is stuck behind a peer that never comes. */
 static int step_one(int *never)
@@ -313,7 +319,10 @@ static int step_one(int *never)
     if (!st->head) st->tail = NULL;
     st->busy = 1;
     pthread_mutex_unlock(&sched_lock);
+    const int outer = op_device;
+    op_device = op->device;
     op->w.run(op->w.arg);
+    op_device = outer;
     finish(op);
     pthread_mutex_lock(&sched_lock);
     st->busy = 0;
@@ -370,8 +379,8 @@ void shim_enqueue(cudaStream_t s, const shim_work *w)
         fprintf(stderr, "cuda_host_runtime: out of memory\n");
         abort();
     }
-    op->next = NULL, op->w = *w;
     shim_stream *st = stream_of(s);
+    op->next = NULL, op->w = *w, op->device = st == &default_stream ? shim_current : st->device;
     pthread_mutex_lock(&sched_lock);
     if (!registered(st)) {
         pthread_mutex_unlock(&sched_lock);
@@ -576,16 +585,18 @@ cudaError_t cudaDeviceSynchronize(void)
  * destroyed while a wait on it is queued. */
 typedef struct shim_event {
     unsigned long recorded, completed;
-    unsigned long long at_ps; /* the device clock when the last completed record ran */
+    unsigned long long at_ps; /* its stream's device's clock when the last completed record ran */
     int refs, timing;         /* timing: not created with cudaEventDisableTiming */
 } shim_event;
 
-/* The device's clock for cudaEventElapsedTime: virtual picoseconds (64 bits hold 5,000 hours),
+/* Each device's clock for cudaEventElapsedTime: virtual picoseconds (64 bits hold 5,000 hours),
  * advanced only by work that says what it costs
  * (shim_clock_advance: the cuBLASLt stand-in's algorithms of a set speed), so a test's timings are
- * the same on any machine, however loaded. */
-static unsigned long long shim_clock_ps;
-void shim_clock_advance(unsigned long long ps) { __atomic_add_fetch(&shim_clock_ps, ps, __ATOMIC_ACQ_REL); }
+ * the same on any machine, however loaded.  One per device, as GPUs run their work side by side:
+ * with ranks as threads, one rank's GEMMs must not lengthen what another rank times. */
+static unsigned long long shim_clock_ps[SHIM_DEVICES];
+static unsigned long long *clock_here(void) { return &shim_clock_ps[op_device >= 0 ? op_device : shim_current]; }
+void shim_clock_advance(unsigned long long ps) { __atomic_add_fetch(clock_here(), ps, __ATOMIC_ACQ_REL); }
 
 static void event_unref(shim_event *e)
 {
@@ -620,7 +631,7 @@ static void event_op_release(void *p)
 static void record_run(void *p)
 {
     event_op *o = p;
-    __atomic_store_n(&o->e->at_ps, __atomic_load_n(&shim_clock_ps, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    __atomic_store_n(&o->e->at_ps, __atomic_load_n(clock_here(), __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     unsigned long cur = __atomic_load_n(&o->e->completed, __ATOMIC_ACQUIRE);
     while (cur < o->gen &&
            !__atomic_compare_exchange_n(&o->e->completed, &cur, o->gen, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}

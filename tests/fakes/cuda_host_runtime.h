@@ -40,8 +40,9 @@ void shim_drop_owner(const void *owner);
  * immediate keeps the immediate mode, CUDASIM_SEED picks another seed). */
 void shim_streams_ordered(unsigned long long seed);
 int shim_streams_are_ordered(void);
-/* Advances the device clock cudaEventElapsedTime reads by PS picoseconds (virtual: only work that
- * calls this takes any time there; the cuBLASLt stand-in's algorithms of a set speed do). */
+/* Advances the clock cudaEventElapsedTime reads by PS picoseconds (virtual: only work that calls
+ * this takes any time there; the cuBLASLt stand-in's algorithms of a set speed do).  Each device has
+ * its own: that of the stream whose op calls this (outside an op, the current device's). */
 void shim_clock_advance(unsigned long long ps);
 /* An error found while work ran (a kernel's divergent barrier): returned by the next
  * synchronisation and by cudaGetLastError, as a GPU's sticky launch failure is. */
