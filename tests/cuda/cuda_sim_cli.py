@@ -11,7 +11,8 @@ collectives between threads), loaded through INSTBENCH_CUDA_MODULE:
   schemas/result-v1.json: one rank with --data host, two ranks (data parallel over the NCCL
   stand-in) with --data device, and --batch-size auto on a device reporting little free memory
   (the batch it picks must fit: its estimate at that batch within 90% of the free memory, and
-  the next batch not).
+  the next batch not); with INSTBENCH_GEMM_TUNE=1 the CUDA graph captured after the timed warm-up
+  replays the algorithm the timing chose.
 
 Usage: cuda_sim_cli.py INSTBENCH SIM_MODULE TEST_DATA_DIR"""
 import glob
@@ -151,9 +152,16 @@ if doc:
     check(doc["hardware"].get("cuda_graphs") is False, "--cuda-graphs off: %r" % doc["hardware"].get("cuda_graphs"))
 # INSTBENCH_GEMM_TUNE=1 with a cuBLASLt offering three algorithms, the second the fastest (the
 # stand-in's virtual clock): the step's first, eager call of each shape times them, the CUDA graph
-# captured after it records the chosen ones, and the result counts the shapes tuned
-doc, p = measure(["--batch-size", "8", "--data", "device", "--ranks", "1"],
-                 env=dict(ENV, INSTBENCH_GEMM_TUNE="1", CUBLASLT_STANDIN_ALGOS="0.1,0.4,0.2"), fmt="table")
+# captured after it records the chosen ones, and the result counts the shapes tuned.  The stand-in
+# logs every GEMM as it runs (CUBLASLT_STANDIN_RUNS): each step the graph replays runs the second
+# algorithm for every GEMM that writes C whole (beta 0: timed), and the heuristic's first for those
+# that accumulate (never timed).
+with tempfile.TemporaryDirectory() as tmp:
+    runs_log = os.path.join(tmp, "runs.log")
+    doc, p = measure(["--batch-size", "8", "--data", "device", "--ranks", "1"],
+                     env=dict(ENV, INSTBENCH_GEMM_TUNE="1", CUBLASLT_STANDIN_ALGOS="0.1,0.4,0.2",
+                              CUBLASLT_STANDIN_RUNS=runs_log), fmt="table")
+    runs = [dict(kv.split("=") for kv in line.split()) for line in open(runs_log)] if os.path.exists(runs_log) else []
 if doc:
     gp = doc["hardware"].get("gemm") or {}
     check(doc["hardware"].get("cuda_graphs") is True and gp.get("cublas_fallback") == 0 and
@@ -161,6 +169,15 @@ if doc:
           "INSTBENCH_GEMM_TUNE=1: hardware.gemm %r, cuda_graphs %r" % (gp, doc["hardware"].get("cuda_graphs")))
     check("GEMM tuning  %d shape" % gp.get("tuned", 0) in p.stdout,
           "INSTBENCH_GEMM_TUNE=1: no 'GEMM tuning' line in measure's table:\n%s" % p.stdout[-900:])
+    replayed = [r for r in runs if r["replay"] == "1"]
+    wrong = sorted({"%s (beta %s): algorithm %s" % (" ".join("%s=%s" % (k, r[k]) for k in ("batch", "M", "N", "K")),
+                                                   r["beta"], int(r["algo"]) + 1)
+                    for r in replayed if r["algo"] != ("1" if r["beta"] == "0" else "0")})
+    timed = {tuple(r[k] for k in ("batch", "M", "N", "K")) for r in replayed if r["beta"] == "0"}
+    check(timed and gp.get("tuned", 0) > 0 and not wrong,
+          "INSTBENCH_GEMM_TUNE=1: the replayed steps ran %d GEMMs of %d shapes writing C whole (hardware.gemm %r); "
+          "not the algorithm timed as fastest (2) or, accumulating, the heuristic's first (1): %s"
+          % (len(replayed), len(timed), gp, "; ".join(wrong[:6]) or "none"))
 # a cuBLASLt that offers no algorithm (the stand-in told so): every shape through cuBLAS, and the
 # bias of each of the six Linears with one (patch embedding, qkv, proj, fc1, fc2, head: distinct
 # shapes at depth 1) written by a kernel; the result says so and warns, and rank carries the code

@@ -5,6 +5,7 @@
 #include "cuda_cublaslt_standin.h"
 #include "cuda_host_runtime.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -130,7 +131,31 @@ typedef struct gemm_op {
     operand A, B, C, D;
     const void *bias;      /* in D's dtype */
     unsigned long long ps; /* what it takes of the device's virtual clock, ps (its algorithm's speed) */
+    int algo;              /* the heuristic's k-th; -1: cuBLAS's */
 } gemm_op;
+
+/* CUBLASLT_STANDIN_RUNS=PATH: one line appended to PATH per GEMM as it runs, not as it is queued,
+ * so the runs a captured graph replays count, and say so: "algo=K replay=0|1 batch=.. M=.. N=..
+ * K=.. beta=0|1" (K -1: cuBLAS; M, N, K in gemm.h's row-major terms, as CUDASIM_TRACE's).  What
+ * tests/cuda/cuda_sim_cli.py reads to see which algorithm each replayed step runs. */
+static void log_run(const gemm_op *g)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static FILE *f;
+    static int looked;
+    pthread_mutex_lock(&mu);
+    if (!looked) {
+        const char *path = getenv("CUBLASLT_STANDIN_RUNS");
+        f = path && *path ? fopen(path, "a") : NULL;
+        looked = 1;
+    }
+    if (f) {
+        fprintf(f, "algo=%d replay=%d batch=%d M=%lld N=%lld K=%lld beta=%d\n", g->algo, shim_op_replayed(), g->batch,
+                g->n, g->m, g->k, g->beta != 0);
+        fflush(f);
+    }
+    pthread_mutex_unlock(&mu);
+}
 
 /* CUBLASLT_STANDIN_GFLOPS=R (> 0): a GEMM computes nothing and takes 2 m n k batch / R ns of
  * wall time instead, a device whose speed the test sets (tests/cuda/gemm_rate_test.c: the rate
@@ -145,6 +170,7 @@ static double timed_gflops(void)
 static void gemm_run(void *p)
 {
     const gemm_op *g = p;
+    log_run(g);
     const double r = timed_gflops();
     if (r > 0) {
         const double ns = 2.0 * g->m * g->n * g->k * g->batch / r;
@@ -506,8 +532,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
     standin.algo_runs[which]++;
     const double g = standin.n_algos > 1 && which < standin.n_algos ? standin.algo_gflops[which] : 0;
     const unsigned long long ps = g > 0 ? (unsigned long long)llround(2.0 * m * n * k * a->batch / g * 1e3) : 0;
-    const cublasStatus_t queued = queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch,
-                                                           m, n, k, d->bias_stride, fa, fb, oa, ob, oc, od, bias, ps});
+    const cublasStatus_t queued =
+        queue_gemm(s, &(gemm_op){d->transa == CUBLAS_OP_T, d->transb == CUBLAS_OP_T, a->batch, m, n, k, d->bias_stride,
+                                 fa, fb, oa, ob, oc, od, bias, ps, which});
     if (queued == CUBLAS_STATUS_SUCCESS && standin.after_matmul) standin.after_matmul(which);
     return queued;
 }
@@ -572,6 +599,6 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
     const float fa = *(const float *)alpha, fb = *(const float *)beta;
     if (!operand_ok(&oa, batch, "A") || !operand_ok(&ob, batch, "B") || !operand_ok(&oc, batch, "C"))
         return CUBLAS_STATUS_INVALID_VALUE;
-    return queue_gemm(
-        h->stream, &(gemm_op){ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, batch, m, n, k, 0, fa, fb, oa, ob, oc, oc, NULL});
+    return queue_gemm(h->stream, &(gemm_op){ta == CUBLAS_OP_T, tb == CUBLAS_OP_T, batch, m, n, k, 0, fa, fb, oa, ob, oc,
+                                            oc, NULL, 0, -1});
 }

@@ -228,6 +228,7 @@ typedef struct shim_op {
     struct shim_op *next;
     shim_work w;
     int device; /* its stream's (the default stream's: the caller's current): whose clock it advances */
+    int replay; /* queued by cudaGraphLaunch */
 } shim_op;
 
 typedef struct shim_graph shim_graph;
@@ -289,8 +290,9 @@ static void finish(shim_op *op)
 }
 
 /* the device of the op this host thread runs (-1: none), so the clock it reads or advances is its
- * own device's, whichever thread happens to drive the scheduler */
-static __thread int op_device = -1;
+ * own device's, whichever thread happens to drive the scheduler; and whether a graph launch queued it */
+static __thread int op_device = -1, op_replay;
+int shim_op_replayed(void) { return op_replay; }
 
 /* Runs one op whose turn it is, of any stream, chosen at random: 1 if one ran.  *never (if not
  * NULL) is set when some stream is stuck behind a peer that never comes. */
@@ -319,10 +321,10 @@ static int step_one(int *never)
     if (!st->head) st->tail = NULL;
     st->busy = 1;
     pthread_mutex_unlock(&sched_lock);
-    const int outer = op_device;
-    op_device = op->device;
+    const int outer = op_device, outer_replay = op_replay;
+    op_device = op->device, op_replay = op->replay;
     op->w.run(op->w.arg);
-    op_device = outer;
+    op_device = outer, op_replay = outer_replay;
     finish(op);
     pthread_mutex_lock(&sched_lock);
     st->busy = 0;
@@ -372,7 +374,7 @@ static int device_idle(void *dev)
     return idle;
 }
 
-void shim_enqueue(cudaStream_t s, const shim_work *w)
+static void enqueue(cudaStream_t s, const shim_work *w, int replay)
 {
     shim_op *op = malloc(sizeof *op);
     if (!op) {
@@ -381,6 +383,7 @@ void shim_enqueue(cudaStream_t s, const shim_work *w)
     }
     shim_stream *st = stream_of(s);
     op->next = NULL, op->w = *w, op->device = st == &default_stream ? shim_current : st->device;
+    op->replay = replay;
     pthread_mutex_lock(&sched_lock);
     if (!registered(st)) {
         pthread_mutex_unlock(&sched_lock);
@@ -415,6 +418,7 @@ void shim_enqueue(cudaStream_t s, const shim_work *w)
     }
     while (early-- > 0 && step_one(NULL)) {}
 }
+void shim_enqueue(cudaStream_t s, const shim_work *w) { enqueue(s, w, 0); }
 
 void shim_drop_owner(const void *owner)
 {
@@ -896,7 +900,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
     for (size_t i = 0; i < g->n; i++) {
         shim_work w = g->ops[i];
         w.release = NULL;
-        shim_enqueue(s, &w);
+        enqueue(s, &w, 1);
     }
     return sticky();
 }

@@ -34,6 +34,8 @@ typedef struct shim_work {
 /* Queues W on stream S (NULL: the default stream).  Ordered mode: W runs when the scheduler
  * reaches it; immediate mode: before this returns, unless a peer it waits for never comes. */
 void shim_enqueue(cudaStream_t s, const shim_work *w);
+/* 1 while the op this host thread runs was queued by cudaGraphLaunch (a captured graph replayed). */
+int shim_op_replayed(void);
 /* Drops every queued op of OWNER (ncclCommAbort): what waited behind it runs again. */
 void shim_drop_owner(const void *owner);
 /* Ordered mode with the scheduler seeded by SEED (tests/fakes/cudasim turns it on; CUDASIM_STREAMS=
