@@ -35,11 +35,7 @@ add_test(NAME source_size
 add_test(NAME source_size_self_test
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_source_size.py --self-test)
 # The suite is held to the same file cap, its Python and shell scripts included (the function rule
-# stays src/'s: a C test's main() lists its cases one after another).  The two C stand-ins below
-# are left out until they are split: each is a shared library of tests/cuda/cuda.cmake
-# (cudnn_standin, instbench_cudart_host) whose split the CUDA tests must check, a change of its own.
+# stays src/'s: a C test's main() lists its cases one after another).
 add_test(NAME source_size_tests
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_source_size.py --files-only
-                 --except ${CMAKE_SOURCE_DIR}/tests/fakes/cudnn_standin.c
-                 --except ${CMAKE_SOURCE_DIR}/tests/fakes/cuda_host_runtime.c
                  ${CMAKE_SOURCE_DIR}/tests)

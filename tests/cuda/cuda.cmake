@@ -43,7 +43,9 @@ if(INSTBENCH_CUDA)
     # own dlopen of the CUDA runtime at the object holding cudaGetDevice (src/cuda/cudnn_sdpa.cpp),
     # and the cuDNN stand-in queues its work on the same runtime's streams, so all three must
     # share one instance of it.
-    add_library(instbench_cudart_host SHARED ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c)
+    set(_cudart_host ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c ${INSTBENCH_TEST_FAKES}/cuda_host_streams.c
+                     ${INSTBENCH_TEST_FAKES}/cuda_host_graphs.c)
+    add_library(instbench_cudart_host SHARED ${_cudart_host})
     set_target_properties(instbench_cudart_host PROPERTIES OUTPUT_NAME instbench-cudart-host)
     target_include_directories(instbench_cudart_host PUBLIC ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES})
     target_link_options(instbench_cudart_host PRIVATE -Wl,-z,defs)
@@ -52,14 +54,16 @@ if(INSTBENCH_CUDA)
     # CPU stand-in of libcudnn (tests/fakes/cudnn_standin.c) unless INSTBENCH_CUDNN_LIBRARY names another.
     # The glue is the module's own object (instbench_cudnn_glue, CMakeLists.txt), compiled once.
     if(TARGET instbench_cudnn_glue)
-      add_library(cudnn_standin SHARED ${INSTBENCH_TEST_FAKES}/cudnn_standin.c)
+      set(_cudnn_standin ${INSTBENCH_TEST_FAKES}/cudnn_standin.c ${INSTBENCH_TEST_FAKES}/cudnn_standin_graph.c
+                         ${INSTBENCH_TEST_FAKES}/cudnn_standin_exec.c)
+      add_library(cudnn_standin SHARED ${_cudnn_standin})
       set_target_properties(cudnn_standin PROPERTIES OUTPUT_NAME cudnn-standin)
       target_include_directories(cudnn_standin SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
       target_link_libraries(cudnn_standin PRIVATE instbench_cudart_host m)
       target_link_options(cudnn_standin PRIVATE -Wl,-z,defs)
       # ... and the same stand-in saying an older release (9.14.0), for the search that must load
       # the newest of the libcudnn.so.9 it finds (cudnn_paths.py)
-      add_library(cudnn_standin_old SHARED ${INSTBENCH_TEST_FAKES}/cudnn_standin.c)
+      add_library(cudnn_standin_old SHARED ${_cudnn_standin})
       set_target_properties(cudnn_standin_old PROPERTIES OUTPUT_NAME cudnn-standin-old)
       target_compile_definitions(cudnn_standin_old PRIVATE STANDIN_VERSION=91400)
       target_include_directories(cudnn_standin_old SYSTEM PRIVATE ${INSTBENCH_CUDNN_INCLUDE})
@@ -224,20 +228,20 @@ if(INSTBENCH_CUDA)
     # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
     # heuristic, the three roads to the cuBLAS fallback, the algorithm cache) on a cuBLASLt/cuBLAS
     # stand-in written from their documented semantics, against a row-major reference.
-    instbench_add_unit_test(cuda_gemm ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+    instbench_add_unit_test(cuda_gemm ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_cudart_host} ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_gemm PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm cuda)
     # cuBLASLt's in-situ GEMM rate (src/cuda/gemm_rate.c) against a stand-in device whose speed
     # the test sets (CUBLASLT_STANDIN_GFLOPS), its GEMMs against this model's Linear layers.
-    instbench_add_unit_test(cuda_gemm_rate ${_cuda_tests}/gemm_rate_test.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c
+    instbench_add_unit_test(cuda_gemm_rate ${_cuda_tests}/gemm_rate_test.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_cudart_host}
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_rate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                             ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
     target_include_directories(cuda_gemm_rate PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm_rate cuda)
     # ... and the coverage of gemm.c that run reaches (every function, 95% of the lines)
     if(_coverage)
-      add_executable(cuda_gemm_cov ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_host_runtime.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+      add_executable(cuda_gemm_cov ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_cudart_host} ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
                      ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
       target_link_libraries(cuda_gemm_cov PRIVATE instbench_core)
       target_include_directories(cuda_gemm_cov PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES})
