@@ -262,7 +262,10 @@ namespace {
 
 std::mutex cache_mu;
 std::map<shape_key, std::unique_ptr<cudnn_sdpa>> cache;
-std::map<int, cudnnHandle_t> handles;
+/* One handle per device for the process's life, never destroyed: at exit the CUDA runtime may be
+ * gone before static destructors run, and a map left on the heap keeps the handles reachable, so a
+ * leak checker does not count them (a static map's destructor dropped the only pointers). */
+std::map<int, cudnnHandle_t> &handles = *new std::map<int, cudnnHandle_t>;
 
 std::string why_of(const fe::error_t &e, const char *stage)
 {
