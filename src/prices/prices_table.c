@@ -172,7 +172,7 @@ enum {
  * better.  With --nodes the N-instance columns are the answer asked for and stay (`prices` sets
  * nodes_asked when --columns names one of them).  Hardware cells are per instance, but for TOTAL
  * ACCELERATORS.  KEYS: room for NC + 1. */
-static void default_columns(int want_od, int want_spot, int nodes, const char **keys)
+static void default_columns(int want_od, int want_spot, int nodes, int placement, const char **keys)
 {
     size_t n = 0;
 #define ADD(c) (keys[n++] = prices_columns[c].key)
@@ -192,7 +192,10 @@ static void default_columns(int want_od, int want_spot, int nodes, const char **
         ADD(C_SPOT_AZ), ADD(C_AZS), ADD(C_INTERRUPTION);
         /* the bucket as the NODES-node job lives it (prices/interruption.c): with --nodes only */
         if (nodes) ADD(C_JOB), ADD(C_P24);
-        ADD(C_SAVINGS), ADD(C_ADVISOR), ADD(C_PLACEMENT), ADD(C_SPOT_SOURCE);
+        ADD(C_SAVINGS), ADD(C_ADVISOR);
+        /* scores come from live AWS only: from the snapshot or the cache the column was "-" on every row */
+        if (placement) ADD(C_PLACEMENT);
+        ADD(C_SPOT_SOURCE);
     }
 #undef ADD
     keys[n] = NULL;
@@ -431,7 +434,9 @@ static void plain_row(const price_set *s, const price_record *r, cell_text *b, c
 static int write_table(const price_set *s, const prices_view *v, const prices_grid *g, FILE *out)
 {
     const char *defaults[NC + 1];
-    default_columns(v->want_on_demand, v->want_spot, s->nodes_asked, defaults);
+    int placement = 0;
+    for (size_t i = 0; i < s->n; i++) placement |= s->items[i].placement_score > 0;
+    default_columns(v->want_on_demand, v->want_spot, s->nodes_asked, placement, defaults);
     output_table t;
     if (prices_grid_table(g, defaults, v->n_columns > 0, &t) != 0) return -1;
     int rc = output_table_write_text(&t, out);

@@ -133,6 +133,15 @@ static int any_market(const rank_report *r, rank_market m)
     return 0;
 }
 
+/* Some ranked spot row has a placement score (live AWS only: from the snapshot, the cache or a
+ * prices file, or without ec2:GetSpotPlacementScores, no row has one). */
+static int any_placement(const rank_report *r)
+{
+    for (size_t i = 0; i < r->n_priced; i++)
+        if (r->rows[i].market == RANK_SPOT && r->rows[i].placement_score > 0) return 1;
+    return 0;
+}
+
 /* The table's default columns for this report: one region for every row is said above the table
  * instead of in a column; without a target the time and cost columns would be empty; without a
  * spot row the model covers, the risk columns would repeat SAMPLES/$ or be empty (without any spot
@@ -160,9 +169,11 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
             continue;
         /* spot's own columns only when a spot row is ranked: under --market on-demand or
          * savings-plan they were empty on every row */
-        if (!any_market(r, RANK_SPOT) && (!strcmp(key, "spot_az") || !strcmp(key, "interruption_label") ||
-                                          !strcmp(key, "placement_score") || !strcmp(key, "plan_break_even_spot")))
+        if (!any_market(r, RANK_SPOT) &&
+            (!strcmp(key, "spot_az") || !strcmp(key, "interruption_label") || !strcmp(key, "plan_break_even_spot")))
             continue;
+        /* PLACEMENT only when some row has a score: from the snapshot it read "?" on every row */
+        if (!any_placement(r) && !strcmp(key, "placement_score")) continue;
         if ((!risk || !target || !r->wide) &&
             (!strcmp(key, "p90_hours_to_target") || !strcmp(key, "p_no_interruption")))
             continue;
@@ -274,6 +285,9 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost,
                     r->opts->markets & RANK_MARKETS_SPOT ? "" : " (no spot row ranked here: --market all)");
     if (place && r->explain) placement_note(r, out);
+    if (spot && r->explain && !any_placement(r) && !r->n_columns)
+        output_note(out, "PLACEMENT (EC2's spot placement score) is left out: no spot row has one (live AWS only; -v "
+                         "says why).");
     if (!output_table_showed(t, "configuration")) return; /* the marks ride on the configuration */
     if (extra)
         output_note(out, "^ extrapolated: measured on fewer nodes than the row has (measure --count); its SAMPLES/s is "

@@ -13,7 +13,8 @@ EC2 does not take and records every request it accepted:
   single type;
 - --placement-pool adds the accepted types to every spot row's question (sent once each, the
   row's own type not twice), and the scores follow;
-- without live AWS (--source snapshot) a multi-node row has no score rather than a 1-instance one;
+- without live AWS (--source snapshot) a multi-node row has no score rather than a 1-instance one,
+  and the table leaves out the PLACEMENT column no row fills;
 - with EC2 refusing, why there are no scores is said once;
 - a malformed pool type is a usage error.
 Usage: rank_placement.py INSTBENCH DATA_DIR"""
@@ -140,6 +141,17 @@ try:
         check(four and four[0]["placement_score"] is None and four[0]["placement_target_capacity"] is None,
               "snapshot: 4-node row %s" % (four[0] if four else None))
         check("asked live only" in err, "snapshot: -v does not say why: %s" % err[-400:])
+
+    # ---- the table has PLACEMENT only when a row has a score: from the snapshot (no scores, as the
+    # JSON above says) it read "?" on every spot row and "-" on the others; live it is there ----
+    def header(table):
+        lines = table.splitlines()
+        return next((lines[i] for i in range(len(lines) - 1) if lines[i + 1].startswith("----")), "")
+    rc, table, err = fx.run(BIN, [res, "--source", "snapshot", "--format", "table", "--explain"], env=env)
+    check(rc == 0 and "SPOT AZ" in header(table) and "PLACEMENT" not in header(table) and
+          "no spot row has one" in table, "snapshot table: an empty PLACEMENT column, or no word why: %s" % table)
+    rc, table, err = fx.run(BIN, [res, "--market", "spot", "--source", "live", "--format", "table"], env=env)
+    check(rc == 0 and "PLACEMENT" in header(table), "live table: no PLACEMENT column: %s" % table[:600])
 
     # ---- EC2 refusing: the scores' note is said once, not by the fetch and again by rank ----
     ep.control(clear_faults=True, faults=[{"kind": "denied", "count": 1000, "service": "ec2"}])
