@@ -121,8 +121,10 @@ int bench_measure_model(const model_cli *cli, vit_config *model)
 
 /* Where the checkpoint goes: --checkpoint-dir, else the result file's directory (the result's
  * file system): ./instbench-results/ for the default result, made for the checkpoint when it is
- * missing (take_checkpoint); for stdout or S3, ./instbench-results/ when it exists, else the
- * current directory.  *MADE_ON_DEMAND: 1 when the directory is the default one and may be missing. */
+ * missing (take_checkpoint); a directory --create-dirs is yet to make, its nearest existing
+ * ancestor (the file system it will be made on; nothing is made before the result is written);
+ * for stdout or S3, ./instbench-results/ when it exists, else the current directory.
+ * *MADE_ON_DEMAND: 1 when the directory is the default one and may be missing. */
 static void checkpoint_dir_choose(const bench_measure_options *o, char *out, size_t n, int *made_on_demand)
 {
     struct stat st;
@@ -135,6 +137,8 @@ static void checkpoint_dir_choose(const bench_measure_options *o, char *out, siz
         const char *slash = strrchr(o->output, '/');
         if (!slash) snprintf(out, n, ".");
         else snprintf(out, n, "%.*s", slash == o->output ? 1 : (int)(slash - o->output), o->output);
+        while (stat(out, &st) != 0 && (slash = strrchr(out, '/')) != NULL) out[slash == out ? 1 : slash - out] = '\0';
+        if (stat(out, &st) != 0) snprintf(out, n, ".");
     } else if (stat("instbench-results", &st) == 0 && S_ISDIR(st.st_mode)) snprintf(out, n, "instbench-results");
     else snprintf(out, n, ".");
 }

@@ -105,6 +105,20 @@ check(len(results) == 1 and results[0].endswith(".json"), f"default result: inst
 check(sorted(os.listdir(d)) == ["instbench-results"], f"default result: the folder holds {os.listdir(d)}")
 check(leftovers(d) == [], f"default result: left {leftovers(d)}")
 
+# ---- -o into folders --create-dirs makes: the checkpoint is timed on the file system they are made
+# on (their nearest existing folder, here the scratch folder), not skipped because the result's
+# folder is not there yet; nothing is left but the result ----
+d = scratch()
+out = os.path.join(d, "new", "deeper", "r.json")
+p = subprocess.run([BIN, "measure"] + TINY + ["--warmup", "1", "--steps", "2", "-o", out, "--create-dirs"],
+                   capture_output=True, text=True, timeout=180, env=env(), cwd=d)
+doc = json.load(open(out)) if p.returncode == 0 and os.path.exists(out) else None
+ck = doc and doc.get("checkpoint")
+check(p.returncode == 0 and bool(ck) and "not timed" not in p.stderr,
+      f"--create-dirs: exit {p.returncode}, checkpoint {ck!r}: {p.stderr[-400:]}")
+check(not ck or (ck["bytes"] == P * 14 and ck["dir_fs"] == fs_name(d)), f"--create-dirs: {ck!r}")
+check(leftovers(d) == [] and os.listdir(os.path.dirname(out)) == ["r.json"], f"--create-dirs: left {leftovers(d)}")
+
 # ---- --checkpoint-dir on another file system (/dev/shm is tmpfs where it exists) ----
 if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
     d = scratch()
