@@ -42,6 +42,11 @@ void rank_report_price_summary(const rank_report *r, char *out, size_t len)
     snprintf(out, len, "%s%s", srcs[0] ? srcs : "no prices", dates);
 }
 
+static size_t dropped_by_constraints(const rank_report *r)
+{
+    return r->removed.by_max_hourly + r->removed.by_deadline + r->removed.by_budget;
+}
+
 static void workload_line(const rank_report *r, char *out, size_t len)
 {
     const rank_group *g = r->group;
@@ -67,8 +72,11 @@ static void write_header(const rank_report *r, FILE *out)
     /* The origin (snapshot note, file name) only when it says more than the summary does. */
     int say_origin = r->prices_origin && strcmp(r->prices_origin, "auto") &&
                      strncmp(prices, r->prices_origin, strlen(r->prices_origin));
-    util_term_printf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "",
-                     say_origin ? ")" : "");
+    /* the summary is of the rows shown: when the constraints dropped every priced one it would say
+     * "no prices" of rows that had prices (the line under the table says what happened) */
+    if (r->n_priced || !dropped_by_constraints(r))
+        util_term_printf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "",
+                         say_origin ? ")" : "");
     if (o->target_samples > 0) {
         char n[64];
         output_fmt_grouped(n, sizeof n, o->target_samples, 0);
@@ -475,8 +483,25 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
             return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
         }
     }
-    if (r->n_priced) output_table_write_text(&t, out);
-    else fprintf(out, "no priced configuration is left to rank.\n");
+    if (r->n_priced) {
+        output_table_write_text(&t, out);
+    } else if (dropped_by_constraints(r)) {
+        /* priced rows there were: say which limits dropped them, not that nothing was priced */
+        const rank_filter_stats *st = &r->removed;
+        char why[160] = "";
+        size_t u = 0;
+        if (st->by_max_hourly)
+            u += (size_t)snprintf(why + u, sizeof why - u, "%zu over --max-hourly", st->by_max_hourly);
+        if (st->by_deadline)
+            u += (size_t)snprintf(why + u, sizeof why - u, "%s%zu miss --deadline", u ? ", " : "", st->by_deadline);
+        if (st->by_budget) snprintf(why + u, sizeof why - u, "%s%zu over --budget", u ? ", " : "", st->by_budget);
+        output_note(out,
+                    "no configuration meets the constraints (%s): loosen them, or rank without them to see "
+                    "each row's figures.",
+                    why);
+    } else {
+        fprintf(out, "no priced configuration is left to rank.\n");
+    }
 
     int frontier = 0;
     for (size_t i = 0; i < r->n_priced && !o->pareto_only; i++) frontier |= r->rows[i].pareto && r->n_priced > 1;

@@ -75,6 +75,16 @@ with tempfile.TemporaryDirectory() as d:
         check("snapshot" not in out and "snapshot" not in err, f"{what}: prices from a file, yet the snapshot is "
                                                                f"named:\n{out}\n{err}")
 
+    # A budget below every row's cost leaves no row: the table says the constraint dropped them (how
+    # many, the reference model counts), not that nothing was priced, and no "prices: no prices".
+    target, budget = 1e9, 0.01
+    every, _ = fx.expected_rows(RESULTS, PRICES, target=target)
+    check(every and not fx.expected_rows(RESULTS, PRICES, target=target, budget=budget)[0], "the budget leaves rows")
+    rc, out, err = fx.run(BIN, base + ["--samples", f"{target:g}", "--budget", str(budget), "--format", "table"])
+    check(rc == 0 and f"no configuration meets the constraints ({len(every)} over --budget)" in out and
+          "no prices" not in out and "no priced configuration" not in out,
+          f"--budget {budget}: exit {rc}, the table says:\n{out}")
+
     # --columns keys are the lower-case ids they were; the headers they pick are upper case.
     rc, out, err = fx.run(BIN, base + ["--samples", "1e9", "--format", "table", "--columns",
                                        "rank,usd_per_hour,samples_per_usd,hours,cost,price"])
