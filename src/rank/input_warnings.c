@@ -7,6 +7,9 @@
 #include <strings.h>
 
 #include "instbench/rank.h"
+#include "rank/internal.h"
+
+const char *const rank_attention_paths[RANK_ATTENTION_PATHS] = {"cudnn", "cudnn-nondet", "unfused", "fused"};
 
 static void check_user_prices(const rank_config *c, size_t n, const rank_options *o)
 {
@@ -31,18 +34,19 @@ static void check_user_prices(const rank_config *c, size_t n, const rank_options
                     rank_config_name(&c[i])[0] ? rank_config_name(&c[i]) : "a machine without a name");
 }
 
-/* Says when the configurations ran attention more than one way (cudnn, unfused, and fused in
- * results of versions before issue 37): the same GPU runs the paths at different speeds
- * (docs/benchmarks.md), so rows measured differently compare the kernels as much as the hardware. */
+/* Says when the configurations ran attention more than one way (cudnn, cudnn-nondet: its
+ * non-deterministic backward, unfused, and fused in results of versions before issue 37): the
+ * same GPU runs the paths at different speeds (docs/benchmarks.md), so rows measured differently
+ * compare the kernels as much as the hardware. */
 static void check_attention_paths(const rank_config *c, size_t n)
 {
-    static const char *const names[] = {"cudnn", "unfused", "fused"};
-    size_t count[3] = {0, 0, 0};
+    size_t count[RANK_ATTENTION_PATHS] = {0};
     int paths = 0;
     for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) count[k] += !strcmp(c[i].attention, names[k]);
+        for (int k = 0; k < RANK_ATTENTION_PATHS; k++) count[k] += !strcmp(c[i].attention, rank_attention_paths[k]);
     char how[160] = "";
-    for (int k = 0; k < 3; k++)
+    const char *const *names = rank_attention_paths;
+    for (int k = 0; k < RANK_ATTENTION_PATHS; k++)
         if (count[k]) {
             const size_t len = strlen(how);
             snprintf(how + len, sizeof how - len, "%s%zu %s", paths++ ? ", " : "", count[k], names[k]);
@@ -50,8 +54,8 @@ static void check_attention_paths(const rank_config *c, size_t n)
     if (paths > 1)
         ib_warn("configurations ran attention more than one way (%s; hardware.attention): one GPU runs the paths at "
                 "different speeds, so those rows compare kernels as well as hardware; measure every candidate with "
-                "the same INSTBENCH_CUDA_ATTENTION",
-                how);
+                "the same INSTBENCH_CUDA_ATTENTION%s",
+                how, count[RANK_ATTN_CUDNN_NONDET] ? " and INSTBENCH_CUDNN_NONDETERMINISTIC" : "");
 }
 
 void rank_warn_inputs(const rank_config *c, size_t n, const rank_options *o)

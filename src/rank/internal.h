@@ -18,6 +18,12 @@ int rank_seen_add(rank_seen *s, const unsigned char key[RANK_KEY_BYTES]);
 void rank_seen_inode_key(char kind, dev_t dev, ino_t ino, unsigned char key[RANK_KEY_BYTES]);
 void rank_seen_free(rank_seen *s);
 
+/* input_warnings.c: the attention paths a configuration may record (rank_config.attention), in
+ * the order the stderr warning and the table's legend name them: cudnn-nondet is cuDNN's
+ * non-deterministic backward (parse.c), fused the path of versions before issue 37. */
+enum { RANK_ATTN_CUDNN, RANK_ATTN_CUDNN_NONDET, RANK_ATTN_UNFUSED, RANK_ATTN_FUSED, RANK_ATTENTION_PATHS };
+extern const char *const rank_attention_paths[RANK_ATTENTION_PATHS];
+
 /* Median of V[0..N) (N > 0); reorders V.  Even N: mean of the two middle values. */
 double rank_median(double *v, size_t n);
 

@@ -221,13 +221,11 @@ static void placement_note(const rank_report *r, FILE *out)
 
 static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 {
-    int spot = 0, extra = 0, mismatch = 0, noisy = 0, cudnn = 0, fused = 0, unfused = 0, sockets = 0;
+    int spot = 0, extra = 0, mismatch = 0, noisy = 0, sockets = 0, path[RANK_ATTENTION_PATHS] = {0};
     unsigned warned = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_config *c = &r->configs[r->rows[i].config];
-        cudnn |= !strcmp(c->attention, "cudnn");
-        fused |= !strcmp(c->attention, "fused"); /* results of versions before issue 37 */
-        unfused |= !strcmp(c->attention, "unfused");
+        for (int k = 0; k < RANK_ATTENTION_PATHS; k++) path[k] |= !strcmp(c->attention, rank_attention_paths[k]);
         spot |= r->rows[i].market == RANK_SPOT;
         extra |= c->extrapolated;
         mismatch |= c->identity_mismatch;
@@ -325,13 +323,19 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                              "cuBLAS, or their bias added by a kernel: hardware.gemm), so the row is below what its "
                              "GPU can do; measure -v names the shapes.");
     }
-    if (cudnn + fused + unfused > 1)
+    const char *paths[RANK_ATTENTION_PATHS];
+    size_t n_paths = 0;
+    for (int k = 0; k < RANK_ATTENTION_PATHS; k++)
+        if (path[k]) paths[n_paths++] = rank_attention_paths[k];
+    if (n_paths > 1) {
+        char ways[96];
+        join(paths, n_paths, ", ", ways, sizeof ways);
         output_note(out,
-                    "attention: these rows ran it more than one way (%s%s%s%s%s; --columns ...,attention shows "
-                    "which; JSON/CSV: attention), and one GPU runs the paths at different speeds: measure every "
-                    "candidate with the same INSTBENCH_CUDA_ATTENTION to compare hardware alone.",
-                    cudnn ? "cudnn" : "", cudnn && unfused ? ", " : "", unfused ? "unfused" : "",
-                    fused && cudnn + unfused ? ", " : "", fused ? "fused" : "");
+                    "attention: these rows ran it more than one way (%s; --columns ...,attention shows which; "
+                    "JSON/CSV: attention), and one GPU runs the paths at different speeds: measure every candidate "
+                    "with the same INSTBENCH_CUDA_ATTENTION%s to compare hardware alone.",
+                    ways, path[RANK_ATTN_CUDNN_NONDET] ? " and INSTBENCH_CUDNN_NONDETERMINISTIC" : "");
+    }
 }
 
 /* "1 per 310 h" style: once every H hours, H = 1 / RATE. */

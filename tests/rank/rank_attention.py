@@ -4,7 +4,8 @@ two paths, and "fused" in results of versions before issue 37; on one H100 the u
 1.2-1.4x faster than fused, docs/benchmarks.md) are the same work
 but not the same measurement of the hardware: `instbench rank` keeps them in separate rows (never
 one median), labels rows that differ only by that, carries the path in the `attention` column
-(JSON, CSV), warns on stderr and in the table's legend when the ranked rows mix the two, says
+(JSON, CSV), warns on stderr and in the table's legend when the ranked rows mix the two (or
+cuDNN's deterministic and non-deterministic backward, cudnn-nondet), says
 nothing when they do not, and skips a result whose hardware.attention is not a plain name.
 Expectations come from the fixtures written here.  Usage: rank_attention.py INSTBENCH"""
 import csv
@@ -86,6 +87,18 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and err.count(WARNING) == 1 and "(2 cudnn, 1 unfused;" in err
           and "ran it more than one way (cudnn, unfused;" in out,
           "cudnn and unfused mixed: exit %d, %r %r" % (rc, err[-400:], out[-600:]))
+
+    # cuDNN's deterministic and non-deterministic backward (hardware.cudnn.deterministic false:
+    # docs/formats.md's cudnn-nondet) are two paths as well: two rows, the same warning and legend
+    nondet = os.path.join(d, "nondet")
+    for i, det in enumerate((True, False)):
+        doc = res("g5.xlarge", "NVIDIA A10G", 130.0 + i, "cudnn", i)
+        doc["hardware"]["cudnn"] = {"version": "9.19.0", "library": None, "fallback": None, "deterministic": det}
+        fx.write_json(os.path.join(nondet, "r%d.json" % i), doc)
+    rc, out, err = rank(nondet, "table")
+    check(rc == 0 and "cudnn-nondet attention" in out and err.count(WARNING) == 1
+          and "(1 cudnn, 1 cudnn-nondet;" in err and "ran it more than one way (cudnn, cudnn-nondet;" in out,
+          "cudnn and cudnn-nondet mixed: exit %d, %r %r" % (rc, err[-400:], out[-600:]))
 
     # one path only (and CPU-style results without the field): no warning, no legend line
     same = os.path.join(d, "same")
