@@ -565,6 +565,15 @@ int cmd_rank(int argc, char **argv)
     if (res.duplicates)
         ib_info("%zu duplicate%s ignored (a file, directory or run reached more than once counts once)", res.duplicates,
                 res.duplicates == 1 ? "" : "s");
+    if (res.n == 0 && res.files_read == 0 && !res.skipped) {
+        /* an empty folder (or prefix): say what rank looks for and where results come from */
+        char where[160];
+        util_term_escape(a.n_paths == 1 ? a.paths[0] : "the inputs given", where, sizeof where);
+        ib_error_set(&err, IB_EXIT_RUNTIME,
+                     "no usable results: no *.json or *.jsonl file (or .gz) in %s; instbench measure writes them",
+                     where);
+        goto fail;
+    }
     if (res.n == 0) {
         ib_error_set(&err, IB_EXIT_RUNTIME, "no usable results%s",
                      res.skipped ? " (every input was skipped, see above)" : "");

@@ -69,6 +69,9 @@ expect 2 "twice"                 "$R" "$P" --price g5.xlarge=1 --price=g5.xlarge
 expect 2 "matches no workload"   "$R" "$P" --workload ffff
 expect 2 "non-empty"             "$R" "$P" --workload=
 expect 1 "no usable results"     "$T/p.json" "$P"
+# an empty folder: what rank looks for in it, and what writes it
+mkdir "$T/empty"
+expect 1 "no \*.json or \*.jsonl file (or .gz) in $T/empty; instbench measure writes them" "$T/empty" "$P"
 # precise number messages; nothing priced is exit 1 with a line saying how to get prices
 expect 2 "above the maximum"     "$R" "$P" --samples 1e300
 expect 2 "whitespace"            "$R" "$P" --top " 3"
