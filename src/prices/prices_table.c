@@ -288,8 +288,11 @@ static void zone_clause(const price_set *s, const output_table *t, char *line, s
 
 /* Under the table: where each figure shown comes from (only the columns T showed); the snapshot's
  * origin only when a price shown is the snapshot's. */
-static void write_sources(const price_set *s, const output_table *t, int want_od, int want_spot, FILE *out)
+static void write_sources(const price_set *s, const output_table *t, const prices_view *v, FILE *out)
 {
+    const int want_od = v->want_on_demand, want_spot = v->want_spot;
+    const int od_shown = output_table_showed(t, "on_demand_usd_per_hour");
+    const int spot_shown = output_table_showed(t, "spot_min_usd_per_hour");
     const char *sep = strstr(s->snapshot_source, ADVISOR_SEP);
     int price_len = sep ? (int)(sep - s->snapshot_source) : (int)strlen(s->snapshot_source);
     int advisor = 0;
@@ -302,8 +305,11 @@ static void write_sources(const price_set *s, const output_table *t, int want_od
         clause(line, sizeof line, "hardware: the catalogue shipped with instbench");
     if (output_table_showed(t, "on_demand_source") || output_table_showed(t, "spot_source"))
         clause(line, sizeof line, "each price: its SOURCE column");
-    else if (either(t, "on_demand_usd_per_hour", "spot_min_usd_per_hour"))
+    else if (!v->n_columns && (od_shown || spot_shown))
         clause(line, sizeof line, "each price: its SOURCE column (--wide shows it)");
+    else if (od_shown || spot_shown) /* --wide adds no column to those --columns picks */
+        clause(line, sizeof line, "each price: its SOURCE column (--columns ...,%s%s%s shows it)",
+               od_shown ? "on_demand_source" : "", od_shown && spot_shown ? "," : "", spot_shown ? "spot_source" : "");
     if (output_table_showed(t, "spot_min_savings_pct"))
         clause(line, sizeof line, "SAVINGS %%: 1 - spot / on-demand of the row's own prices");
     if (either(t, "on_demand_usd_per_accelerator_hour", "spot_min_usd_per_accelerator_hour"))
@@ -441,7 +447,7 @@ static int write_table(const price_set *s, const prices_view *v, const prices_gr
     if (prices_grid_table(g, defaults, v->n_columns > 0, &t) != 0) return -1;
     int rc = output_table_write_text(&t, out);
     /* The notes quote the price data: escaped like the cells (output_note). */
-    if (rc == 0) write_sources(s, &t, v->want_on_demand, v->want_spot, out);
+    if (rc == 0) write_sources(s, &t, v, out);
     output_table_free(&t);
     if (rc == 0 && v->want_spot && s->placement_note[0]) output_note(out, "%s", s->placement_note);
     return rc;

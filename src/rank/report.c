@@ -239,8 +239,11 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     const int place = spot && output_table_showed(t, "placement_score");
     output_note(out, "sources: SAMPLES/s measured%s; $/h (all nodes) from %s; SAMPLES/$%s%s%s computed from those%s%s.",
                 runs ? " (the median of RUNS)" : "",
-                price ? "PRICE SOURCE" : "each row's price source (--wide shows it)", hours ? ", TIME" : "",
-                cost ? (hours ? " and COST" : ", COST") : "", hours || cost ? " to the target" : "",
+                price          ? "PRICE SOURCE"
+                : r->n_columns ? "each row's price source (--columns ...,price_source shows it)"
+                               : "each row's price source (--wide shows it)",
+                hours ? ", TIME" : "", cost ? (hours ? " and COST" : ", COST") : "",
+                hours || cost ? " to the target" : "",
                 intr ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide)" : "",
                 place ? "; PLACEMENT: EC2 spot placement scores" : "");
     /* the markets' and placement's explanations: with --explain (or -v); a few lines by default */

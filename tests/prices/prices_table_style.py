@@ -101,11 +101,13 @@ with tempfile.TemporaryDirectory() as tmp:
           p.stdout, f"snapshot: no sources line naming the advisor and the savings rule:\n{p.stdout[-800:]}")
 
     # 1b. The sources line speaks only of the columns shown: picked, a price and savings but no
-    # advisor column and no SOURCE column (so it says --wide shows it); every column: all of them.
+    # advisor column and no SOURCE column (so it says how to add it: --columns' keys, as --wide adds
+    # nothing to picked columns); every column: all of them.
     p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns",
              "instance_type,on_demand_usd_per_hour,spot_min_usd_per_hour,spot_min_savings_pct"], env)
     legend = next((ln for ln in p.stdout.splitlines() if ln.startswith("sources:")), "")
-    check("SAVINGS %: 1 - spot" in legend and "--wide" in legend and "Advisor" not in legend and
+    check("SAVINGS %: 1 - spot" in legend and "--columns ...,on_demand_source,spot_source shows it" in legend and
+          "--wide" not in legend and "Advisor" not in legend and
           "PLACEMENT" not in legend and "hardware" not in legend,
           f"--columns with a price and savings: the sources line names what is not shown: {legend!r}")
     p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--wide"], env)

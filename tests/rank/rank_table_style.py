@@ -91,6 +91,12 @@ with tempfile.TemporaryDirectory() as d:
     headers, _ = parse_table(out)
     check(rc == 0 and headers == ["RANK", "$/h", "SAMPLES/$", "TIME", "COST", "PRICE SOURCE, AGE"],
           f"--columns: exit {rc}, headers {headers}: {err[-300:]}")
+    # without the price's source among them, the sources line says how to add it: --wide adds no
+    # column to those --columns picks, so it names the key
+    rc, out, err = fx.run(BIN, base + ["--format", "table", "--wide", "--columns", "configuration,usd_per_hour"])
+    legend = next((ln for ln in out.splitlines() if ln.startswith("sources:")), "")
+    check(rc == 0 and "(--columns ...,price_source shows it)" in legend and "--wide" not in legend,
+          f"--columns without price_source: the sources line says {legend!r}")
 
     # JSON keeps plain numbers.
     rc, out, err = fx.run(BIN, base + ["--samples", "1e9", "--format", "json"])
