@@ -10,6 +10,7 @@
 #include "cmd/cmd.h"
 #include "instbench/model.h"
 #include "instbench/output.h"
+#include "instbench/suggest.h"
 
 static struct {
     int format; /* index into formats; -1: table on a terminal, json otherwise (as prices and rank) */
@@ -328,9 +329,12 @@ static int configs_table(const vit_config *const *cs, size_t n)
         rc = output_table_add_row(&t, cells);
     }
     if (rc == 0) rc = output_table_write_text(&t, stdout);
+    /* the note reads the GFLOP columns: not under a table without them (--columns name,params) */
+    const int gflop =
+        output_table_showed(&t, "forward_flops_per_sample") || output_table_showed(&t, "train_flops_per_sample");
     output_table_free(&t);
     if (rc) return IB_EXIT_RUNTIME;
-    printf("(GFLOP per sample; training = 3 x forward)\n");
+    if (gflop) printf("(GFLOP per sample; training = 3 x forward)\n");
     return IB_EXIT_OK;
 }
 
@@ -360,10 +364,12 @@ static int check_columns(int format)
                                     "--columns: '%s' is a field of --format json and csv, not a column "
                                     "of the table",
                                     O.columns.v[i]);
-        char list[512] = "";
+        char list[512] = "", dym[128];
         for (size_t k = 0, u = 0; k < nk && u < sizeof list; k++)
             u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", k ? ", " : "", keys[k]);
-        return args_usage_error(&cmd_models_args, "--columns: '%s' is not one of %s", O.columns.v[i], list);
+        /* worded as prices' and rank's --columns say it, with the nearest key */
+        return args_usage_error(&cmd_models_args, "--columns: '%s' is not a column%s (columns: %s)", O.columns.v[i],
+                                args_did_you_mean(suggest_closest(O.columns.v[i], keys, nk), dym, sizeof dym), list);
     }
     /* checked here; this fits the text table to the terminal */
     return args_table_fit(&cmd_models_args, O.wide, &O.columns, NULL);

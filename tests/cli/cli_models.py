@@ -147,6 +147,10 @@ for cols in (["name", "params"], ["train_flops_per_sample", "name", "num_heads"]
           f"--columns {cols} json: exit {p.returncode} {p.stdout[:120]!r}")
 p = run("--format", "table", "--columns", "name,params")
 check(p.returncode == 0 and p.stdout.split()[:2] == ["MODEL", "PARAMS"], f"--columns table: {p.stdout[:80]!r}")
+# the GFLOP note only under a table that shows GFLOP
+check("GFLOP" not in p.stdout, f"--columns name,params: a note on columns not shown: {p.stdout[-120:]!r}")
+p = run("--format", "table", "--columns", "name,train_flops_per_sample")
+check(p.returncode == 0 and "(GFLOP per sample; training = 3 x forward)" in p.stdout, f"GFLOP note: {p.stdout!r}")
 p = run("--format", "table", "--columns", "model,params")
 check(p.returncode == 0 and p.stdout.split()[:2] == ["MODEL", "PARAMS"], f"--columns table alias: {p.stdout[:80]!r}")
 p = run("--format", "csv", "--columns", "model,fwd_gflop")
@@ -154,7 +158,12 @@ check(p.returncode == 0 and p.stdout.splitlines()[0] == "name,forward_flops_per_
 p = run("--format", "table", "--columns", "seq_len")
 check(p.returncode == 2 and "field of --format json and csv, not a column of the table" in p.stderr, f"seq_len: {p.stderr!r}")
 p = run("--format", "csv", "--columns", "bogus")
-check(p.returncode == 2 and p.stdout == "" and "'bogus' is not one of name, preset" in p.stderr, f"bogus: {p.stderr!r}")
+check(p.returncode == 2 and p.stdout == "" and "'bogus' is not a column (columns: name, preset" in p.stderr,
+      f"bogus: {p.stderr!r}")
+# a typo names the nearest key, as prices' and rank's --columns do
+p = run("--format", "csv", "--columns", "name,parms")
+check(p.returncode == 2 and "'parms' is not a column; did you mean params? (columns: name," in p.stderr,
+      f"parms: {p.stderr!r}")
 p = run("--layout", "--format", "csv", "--columns", "tensor,numel")
 check(p.returncode == 0 and p.stdout.splitlines()[0] == "name,numel", f"layout --columns: {p.stdout[:80]!r}")
 
