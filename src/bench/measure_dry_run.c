@@ -76,20 +76,25 @@ int measure_dry_run(const measure_ctx *c, const char *checkpoint_dir, const vola
     if (dry_run_estimate(c, stop, estimate, sizeof estimate) != 0) return -1;
     const double gib =
         (double)memfit_rank_bytes(c->backend, train, o->data) * (c->is_cpu ? c->ranks : 1) / 1073741824.0;
-    printf("would measure %s (%s, batch %d per device x %d rank(s) here, %d in all) on backend %s\n", train->model.name,
-           backend_precision_name(train->precision), train->batch_size, c->ranks, rdv->world_size, c->backend->name);
+    printf("would measure %s (%s, batch %d per device x %d rank%s here, %d in all) on backend %s\n", train->model.name,
+           backend_precision_name(train->precision), train->batch_size, c->ranks, c->ranks == 1 ? "" : "s",
+           rdv->world_size, c->backend->name);
     printf("  memory: about %.2f GiB %s\n", gib, c->is_cpu ? "of host memory" : "per GPU");
     printf("  data: %s", o->data == BENCH_DATA_HOST ? "host, " : "device\n");
-    if (o->data == BENCH_DATA_HOST) printf("%d worker thread(s) per rank\n", c->workers);
+    if (o->data == BENCH_DATA_HOST) printf("%d worker thread%s per rank\n", c->workers, c->workers == 1 ? "" : "s");
     if (o->steps > 0) printf("  timing: %d steps after warm-up\n", o->steps);
     else printf("  timing: %g s window after warm-up (at least %d steps)\n", o->duration_s, o->min_steps);
-    printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, rdv->kind, rdv->node_rank);
+    if (strcmp(rdv->kind, "none") != 0)
+        printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, rdv->kind, rdv->node_rank);
+    else printf("  nodes: %d (no rendezvous), this is node %d\n", rdv->nnodes, rdv->node_rank);
     if (strcmp(rdv->kind, "none") != 0)
         printf("  rendezvous: global rank %d of %d; rank 0 serves the NCCL unique id on %s:%d (waiting at most %g s "
                "for the others)\n",
                rdv->rank, rdv->world_size, rdv->master_addr, rdv->id_port, rdv->timeout_s);
-    printf("  identity: %s, region %s, market %s, count %d (from %s)\n", id->type[0] ? id->type : "unknown type",
-           id->region[0] ? id->region : "unknown", id->market[0] ? id->market : "unknown", id->count, id->source);
+    printf("  identity: %s, region %s, market %s, count %d (%s%s)\n", id->type[0] ? id->type : "unknown type",
+           id->region[0] ? id->region : "unknown", id->market[0] ? id->market : "unknown", id->count,
+           strcmp(id->source, "unknown") ? "from " : "no instance metadata, no --instance-type",
+           strcmp(id->source, "unknown") ? id->source : "");
     char diff[sizeof id->differences + 16];
     if (id->mismatch > 0)
         printf("  identity check: not this machine, recorded as a mismatch (--identity-mismatch ok): %s\n",

@@ -596,11 +596,13 @@ static int run_and_record(const measure_ctx *c, const measure_peaks *pk)
         rc.after_window = take_checkpoint, rc.after_user = &ck;
     }
     if (data == BENCH_DATA_HOST)
-        ib_info("measuring %s (%s, batch %d x %d rank(s), host data from %d worker(s)/rank) on %s", train->model.name,
-                backend_precision_name(train->precision), train->batch_size, c->ranks, c->workers, c->backend->name);
+        ib_info("measuring %s (%s, batch %d x %d rank%s, host data from %d worker%s per rank) on %s", train->model.name,
+                backend_precision_name(train->precision), train->batch_size, c->ranks, c->ranks == 1 ? "" : "s",
+                c->workers, c->workers == 1 ? "" : "s", c->backend->name);
     else
-        ib_info("measuring %s (%s, batch %d x %d rank(s), device data) on %s", train->model.name,
-                backend_precision_name(train->precision), train->batch_size, c->ranks, c->backend->name);
+        ib_info("measuring %s (%s, batch %d x %d rank%s, device data) on %s", train->model.name,
+                backend_precision_name(train->precision), train->batch_size, c->ranks, c->ranks == 1 ? "" : "s",
+                c->backend->name);
     bench_result res;
     int run_rc = bench_run(&rc, &res, &err);
     if (run_rc && g_stop) return interrupted_exit(); /* e.g. a signal during the rendezvous */

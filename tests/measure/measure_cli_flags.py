@@ -3,6 +3,7 @@ no file.  Launcher environments are parsed and recorded (or refused when they ne
 cross-process comm this build lacks).  --help exits 0."""
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -136,6 +137,11 @@ p = run(TINY + ["--batch-size", "3", "--dry-run"], cwd=d)
 check(p.returncode == 0, f"--dry-run: exit {p.returncode}: {p.stderr[-300:]}")
 check("would measure " in p.stdout and "batch 3 per device" in p.stdout and
       "backend cpu" in p.stdout, f"--dry-run plan: {p.stdout}")
+# in words, not "1 rank(s)", "(none rendezvous)" or "(from unknown)" (TINY: one rank, host data)
+check("x 1 rank here, 1 in all" in p.stdout and re.search(r"data: host, \d+ worker threads? per rank", p.stdout) and
+      "  nodes: 1 (no rendezvous), this is node 0" in p.stdout and
+      "count 1 (no instance metadata, no --instance-type)" in p.stdout and "(s)" not in p.stdout,
+      f"--dry-run plan's wording: {p.stdout}")
 check(not os.path.exists(os.path.join(d, "instbench-results")) or
       os.listdir(os.path.join(d, "instbench-results")) == [], "--dry-run wrote a result")
 check("measuring" not in p.stderr, f"--dry-run ran the benchmark: {p.stderr[-300:]}")
@@ -157,6 +163,8 @@ check(p.returncode == 0 and "--count 4 with 1 node" in p.stderr and "(throughput
       "marked extrapolated" in p.stderr and "not scaled" not in p.stderr and
       "without --region" not in p.stderr, f"--count 4 on one node: {p.stderr[-300:]}")
 p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge", "--region", "us-east-1"] + OK, cwd=d, **noimds)
+check("  identity: g5.xlarge, region us-east-1, market unknown, count 1 (from flag)" in p.stdout,
+      f"--dry-run identity from the flags: {p.stdout}")
 identity_warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warning: --") and "is not this machine" not in ln]
 check(p.returncode == 0 and not identity_warnings and "names no instance type" not in p.stderr,
       f"a complete identity warned: {p.stderr[-300:]}")
