@@ -175,10 +175,11 @@ static const arg_spec rank_specs[] = {
      "Repeatable.  Precedence: --price, then the price a result recorded\n"
      "(measure --hourly-cost), then AWS's; such rows show price source user",
      .fn = take_price},
-    {"--samples", 0, ARG_DOUBLE, &A.samples, "N", "samples to process", POSITIVE, 1e18,
+    /* a count of samples: at least one (an epoch count may be a fraction) */
+    {"--samples", 0, ARG_DOUBLE, &A.samples, "N", "samples to process", 1, 1e18,
      .group = "target (adds time and cost columns)"},
     {"--epochs", 0, ARG_DOUBLE, &A.epochs, "E", "with --dataset-size: the same as --samples E*S", POSITIVE, 1e9},
-    {"--dataset-size", 0, ARG_DOUBLE, &A.dataset_size, "S", "samples in one epoch", POSITIVE, MAX_USD},
+    {"--dataset-size", 0, ARG_DOUBLE, &A.dataset_size, "S", "samples in one epoch", 1, MAX_USD},
     {"--spot-risk", 0, ARG_CHOICE, &A.spot_risk, NULL,
      "on (default): spot rows rank by their interruption-aware figures (the\n"
      "Advisor's interruption bucket as a rate per node, N nodes stop N times as\n"

@@ -74,6 +74,11 @@ mkdir "$T/empty"
 expect 1 "no \*.json or \*.jsonl file (or .gz) in $T/empty; instbench measure writes them" "$T/empty" "$P"
 # precise number messages; nothing priced is exit 1 with a line saying how to get prices
 expect 2 "above the maximum"     "$R" "$P" --samples 1e300
+# a sample count is at least one sample; an epoch count may be a fraction
+expect 2 "'0' is below the minimum, 1 "             "$R" "$P" --samples 0
+expect 2 "'0.5' is below the minimum, 1 "           "$R" "$P" --epochs 3 --dataset-size 0.5
+expect 0 ""                      "$R" "$P" --samples 1 --format json
+expect 0 ""                      "$R" "$P" --epochs 0.5 --dataset-size 10 --format json
 expect 2 "whitespace"            "$R" "$P" --top " 3"
 expect 1 "instbench prices --instance-types g5.xlarge --region us-west-2" "$R" "$P" --region us-west-2
 expect 1 "instbench prices"      "$R" "$P" --region us-west-2 --format json
