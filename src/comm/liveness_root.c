@@ -74,12 +74,15 @@ static const char *peer_misfit(const liveness *l, const hello *h, size_t len, in
     return NULL;
 }
 
-/* The joined peer that holds some of the ranks hello H claims, or NULL. */
+/* The joined peer that holds some of the ranks hello H claims, or NULL.  In 64 bits: a hello's
+ * first rank and count are any two u32s, whose sum wrapped (or read as a negative int) would claim
+ * a joined peer's ranks that the hello does not name, and fail the job for a stranger's bytes. */
 static const conn *rank_holder(const liveness *l, const hello *h)
 {
+    const uint64_t first = h->first, end = first + h->nranks;
     for (int i = 0; i < l->nconn; i++) {
         const conn *c = &l->conns[i];
-        if (c->fd >= 0 && (int)h->first < c->first_rank + c->nranks && c->first_rank < (int)(h->first + h->nranks))
+        if (c->fd >= 0 && first < (uint64_t)c->first_rank + (uint64_t)c->nranks && (uint64_t)c->first_rank < end)
             return c;
     }
     return NULL;
@@ -89,12 +92,13 @@ static const conn *rank_holder(const liveness *l, const hello *h)
  * a rank the job needs is missing, so no one may wait for it. */
 static void say_duplicate(const conn *holder, const hello *h, const char *addr, char *out, size_t cap)
 {
-    const unsigned lo = h->first > (unsigned)holder->first_rank ? h->first : (unsigned)holder->first_rank;
-    const unsigned hi_a = h->first + h->nranks - 1, hi_b = (unsigned)(holder->first_rank + holder->nranks - 1);
-    const unsigned hi = hi_a < hi_b ? hi_a : hi_b;
-    char ranks[32];
-    if (lo == hi) snprintf(ranks, sizeof ranks, "rank %u", lo);
-    else snprintf(ranks, sizeof ranks, "ranks %u-%u", lo, hi);
+    /* the ranks both claim, in 64 bits as rank_holder found them */
+    const uint64_t lo = h->first > (uint64_t)holder->first_rank ? h->first : (uint64_t)holder->first_rank;
+    const uint64_t hi_a = (uint64_t)h->first + h->nranks - 1, hi_b = (uint64_t)holder->first_rank + holder->nranks - 1;
+    const uint64_t hi = hi_a < hi_b ? hi_a : hi_b;
+    char ranks[48];
+    if (lo == hi) snprintf(ranks, sizeof ranks, "rank %llu", (unsigned long long)lo);
+    else snprintf(ranks, sizeof ranks, "ranks %llu-%llu", (unsigned long long)lo, (unsigned long long)hi);
     snprintf(out, cap,
              "rendezvous: two processes claim %s of the job: the process on %s and the process on %s (give every "
              "process its own RANK / node rank)",
