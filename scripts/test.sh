@@ -152,7 +152,8 @@ scripts/ci/check_format.sh
 # - arm64 (Graviton, Grace): a cross build with Debian's aarch64 compiler and arm64 libraries, its
 #   test programs run under qemu-user (SKIP where the packages cannot be had, unless CI).
 # - Fuzzing: every tests/fuzz/fuzz_*.c target (price JSON/XML parsers, AWS config and error
-#   parsers, safetensors reader, result parser) built with clang's libFuzzer.  Here they gate: a
+#   parsers, safetensors reader, result parser, the rendezvous wire, launcher variables, SageMaker's
+#   resource config) built with clang's libFuzzer.  Here they gate: a
 #   fixed seed and a fixed number of inputs each (the seed corpus holds every input a crash was once
 #   found with), so the same tree passes or fails the same way every time; the seconds are only a
 #   cap for a slow machine, generous because the three share the cores (a fuzzer stopped by the cap

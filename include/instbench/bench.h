@@ -346,6 +346,8 @@ const char *sagemaker_resource_config_path(void);
  * refused (too big, not JSON, a field missing or of the wrong type, an instance type not ml.*,
  * current_host not among hosts), ERR naming the file and the field. */
 int sagemaker_identity(bench_sagemaker *out, ib_error *err);
+/* The same for the file's LEN bytes TEXT, PATH naming it in ERR: 0 or -1. */
+int sagemaker_parse_config(const char *text, size_t len, const char *path, bench_sagemaker *out, ib_error *err);
 
 /* ---- identity.c ----------------------------------------------------------------------------- */
 enum { IDENTITY_MAX_DIFFERENCES = 2 }; /* accelerators, vcpus */

@@ -111,12 +111,16 @@ int sagemaker_identity(bench_sagemaker *out, ib_error *err)
     size_t len = 0;
     ib_error rerr = {0};
     if (util_read_file(path, MAX_FILE, &data, &len, &rerr) != 0) return refuse(path, err, rerr.msg);
-    if (len > MAX_FILE) {
-        free(data);
-        return refuse(path, err, "larger than 1 MiB");
-    }
-    cJSON *root = cJSON_ParseWithLength(data, len);
+    int rc = sagemaker_parse_config(data, len, path, out, err);
     free(data);
+    return rc;
+}
+
+int sagemaker_parse_config(const char *text, size_t len, const char *path, bench_sagemaker *out, ib_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (len > MAX_FILE) return refuse(path, err, "larger than 1 MiB");
+    cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) return refuse(path, err, "not valid JSON");
     int rc = parse(path, root, out, err);
     cJSON_Delete(root);

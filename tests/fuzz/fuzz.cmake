@@ -2,13 +2,24 @@
 # what comes from outside (INSTBENCH_FUZZED_MODULES) when configured with clang and
 # -DINSTBENCH_FUZZ=ON; scripts/ci/run_fuzzers.sh builds and runs each for a bounded time.  A file
 # only needs LLVMFuzzerTestOneInput; a fuzzer of another module adds that module to the list.
-# Not instbench_core: the commands, bench and comm, which no fuzzer calls, would be compiled with
-# the fuzzer's instrumentation for nothing (the fuzz build: 93 CPU seconds, 128 with them).  An
-# area that defines its own target of the same name (e.g. with extra sources) keeps it: the glob
-# runs last and skips those.  (INSTBENCH_FUZZ is declared with the other options in the top-level
+# Not instbench_core: the commands, bench and comm would be compiled with the fuzzer's
+# instrumentation for every fuzzer (the fuzz build: 93 CPU seconds, 128 with them).  A fuzzer that
+# needs more than the list, or less, is declared below with instbench_fuzzer (bench's parsers as
+# the single files that hold them, comm whole); the glob runs last and skips those.  (INSTBENCH_FUZZ is declared with the other options in the top-level
 # CMakeLists.txt.)
 set(INSTBENCH_FUZZED_MODULES instbench_aws instbench_aws_services instbench_prices instbench_output instbench_rank
     instbench_sweep instbench_verify)
+
+# One fuzzer, tests/fuzz/NAME.c, with SOURCES compiled in, linked to LIBS, seeing the private
+# headers of the modules in INTERNALS.
+function(instbench_fuzzer name)
+  cmake_parse_arguments(F "" "" "SOURCES;LIBS;INTERNALS" ${ARGN})
+  add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/${name}.c ${F_SOURCES})
+  target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
+  target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(${name} PRIVATE ${F_LIBS})
+  instbench_test_internals(${name} ${F_INTERNALS})
+endfunction()
 
 function(instbench_add_globbed_fuzzers)
   file(GLOB fuzzers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_*.c)
@@ -17,12 +28,8 @@ function(instbench_add_globbed_fuzzers)
     if(TARGET ${name})
       continue()
     endif()
-    add_executable(${name} ${src})
-    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
-    target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
-    target_link_libraries(${name} PRIVATE ${INSTBENCH_FUZZED_MODULES})
     # the AWS parsers below the client's API (error bodies, config files) are fuzzed directly
-    instbench_test_internals(${name} aws)
+    instbench_fuzzer(${name} LIBS ${INSTBENCH_FUZZED_MODULES} INTERNALS aws)
   endforeach()
 endfunction()
 
@@ -35,6 +42,11 @@ if(INSTBENCH_FUZZ)
     target_compile_options(${module} PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
   endforeach()
   target_link_options(instbench_core INTERFACE -fsanitize=address,undefined)
+  # bench and comm are fuzzed through what their parsers need alone: comm whole (6 small files),
+  # of bench the one file that parses (bench's dependencies reach the CPU backend and oneDNN)
+  instbench_fuzzer(fuzz_liveness LIBS instbench_comm INTERNALS comm)
+  instbench_fuzzer(fuzz_rendezvous_env SOURCES ${CMAKE_SOURCE_DIR}/src/bench/rendezvous.c LIBS instbench_aws)
+  instbench_fuzzer(fuzz_sagemaker SOURCES ${CMAKE_SOURCE_DIR}/src/bench/sagemaker.c LIBS instbench_util)
   if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.19)
     cmake_language(DEFER CALL instbench_add_globbed_fuzzers)
   else()
