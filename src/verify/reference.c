@@ -82,7 +82,7 @@ static int config_from_meta(const st_file *f, verify_reference *r, ib_error *err
     return 0;
 }
 
-/* The tensor NAME with exactly SHAPE, converted to fp32 into OUT. */
+/* The tensor NAME with exactly SHAPE, converted to fp32 into OUT (NULL: its shape checked only). */
 static int load_f32(const st_file *f, const char *name, int ndim, const int64_t *shape, float *out, ib_error *err)
 {
     const st_tensor *t = safetensors_find_tensor(f, name);
@@ -96,7 +96,7 @@ static int load_f32(const st_file *f, const char *name, int ndim, const int64_t 
         return ib_error_set(err, IB_EXIT_RUNTIME, "reference tensor '%s' has shape %s, the model needs %s", name, have,
                             want);
     }
-    return safetensors_tensor_to_f32(t, out, err);
+    return out ? safetensors_tensor_to_f32(t, out, err) : 0;
 }
 
 static int check_known_names(const st_file *f, const model_layout *l, ib_error *err)
@@ -114,11 +114,43 @@ static int check_known_names(const st_file *f, const model_layout *l, ib_error *
     return 0;
 }
 
+/* Every float tensor of the reference against the shape the metadata's model and batch give it,
+ * converted into R's buffers unless CHECK_ONLY. */
+static int float_tensors(const st_file *f, verify_reference *r, int check_only, ib_error *err)
+{
+    const vit_config *m = &r->cfg.model;
+    const int64_t B = r->cfg.batch_size, C = m->num_classes;
+    const model_layout *l = &r->layout;
+    char gname[80];
+    for (size_t i = 0; i < l->count; i++) {
+        const model_tensor *t = &l->tensors[i];
+        snprintf(gname, sizeof gname, "grad.%s", t->name);
+        if (load_f32(f, t->name, t->ndim, t->shape, check_only ? NULL : r->params + t->offset, err) ||
+            load_f32(f, gname, t->ndim, t->shape, check_only ? NULL : r->expected.grads + t->offset, err))
+            return -1;
+    }
+    const int64_t in_shape[4] = {B, 3, m->img_size, m->img_size}, lg_shape[2] = {B, C};
+    const int64_t steps_shape[1] = {r->steps};
+    return load_f32(f, "input", 4, in_shape, check_only ? NULL : r->images, err) ||
+                   load_f32(f, "logits", 2, lg_shape, check_only ? NULL : r->expected.logits, err) ||
+                   load_f32(f, "losses", 1, steps_shape, check_only ? NULL : r->expected.losses, err) ||
+                   load_f32(f, "loss", 0, NULL, check_only ? NULL : &r->expected.loss, err)
+               ? -1
+               : 0;
+}
+
 static int load_tensors(const st_file *f, verify_reference *r, ib_error *err)
 {
     const vit_config *m = &r->cfg.model;
     const int64_t B = r->cfg.batch_size, C = m->num_classes;
     const model_layout *l = &r->layout;
+    /* Shapes before buffers: the buffers are sized by the metadata, so a small file whose metadata
+     * claims a huge batch or image is named for the shapes that disagree, not "out of memory". */
+    if (float_tensors(f, r, 1, err)) return -1;
+    const st_tensor *lt = safetensors_find_tensor(f, "labels");
+    if (!lt) return ib_error_set(err, IB_EXIT_RUNTIME, "reference lacks tensor 'labels'");
+    if (lt->ndim != 1 || lt->shape[0] != B)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "reference 'labels' must have shape [%lld]", (long long)B);
     r->params = malloc(l->total * sizeof(float));
     r->expected.grads = malloc(l->total * sizeof(float));
     r->images = malloc((size_t)B * 3 * m->img_size * m->img_size * sizeof(float));
@@ -128,27 +160,7 @@ static int load_tensors(const st_file *f, verify_reference *r, ib_error *err)
     r->expected.steps = r->steps;
     if (!r->params || !r->expected.grads || !r->images || !r->labels || !r->expected.logits || !r->expected.losses)
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory loading the reference");
-
-    char gname[80];
-    for (size_t i = 0; i < l->count; i++) {
-        const model_tensor *t = &l->tensors[i];
-        snprintf(gname, sizeof gname, "grad.%s", t->name);
-        if (load_f32(f, t->name, t->ndim, t->shape, r->params + t->offset, err) ||
-            load_f32(f, gname, t->ndim, t->shape, r->expected.grads + t->offset, err))
-            return -1;
-    }
-    const int64_t in_shape[4] = {B, 3, m->img_size, m->img_size}, lg_shape[2] = {B, C};
-    const int64_t steps_shape[1] = {r->steps};
-    if (load_f32(f, "input", 4, in_shape, r->images, err) ||
-        load_f32(f, "logits", 2, lg_shape, r->expected.logits, err) ||
-        load_f32(f, "losses", 1, steps_shape, r->expected.losses, err) ||
-        load_f32(f, "loss", 0, NULL, &r->expected.loss, err))
-        return -1;
-
-    const st_tensor *lt = safetensors_find_tensor(f, "labels");
-    if (!lt) return ib_error_set(err, IB_EXIT_RUNTIME, "reference lacks tensor 'labels'");
-    if (lt->ndim != 1 || lt->shape[0] != B)
-        return ib_error_set(err, IB_EXIT_RUNTIME, "reference 'labels' must have shape [%lld]", (long long)B);
+    if (float_tensors(f, r, 0, err)) return -1;
     int64_t *lab = malloc((size_t)B * sizeof *lab);
     if (!lab) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory loading the reference");
     if (safetensors_tensor_to_i64(lt, lab, err)) {

@@ -27,7 +27,7 @@ foreach(case json grad losses weight)
                      ${INSTBENCH_TEST_DATA}/ref_${ref}.safetensors ${case})
   endforeach()
 endforeach()
-foreach(case missing shape extra labels truncated usage)
+foreach(case missing shape extra labels claims truncated usage)
   add_test(NAME verify_case_${case}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/verify_cases.py ${INSTBENCH_BIN}
                    ${INSTBENCH_TEST_DATA}/ref_b_adamw_fp32.safetensors ${case})
