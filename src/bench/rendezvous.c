@@ -119,7 +119,7 @@ static int check_topology(bench_rendezvous *r, ib_error *err)
     if (r->world_size < r->nnodes)
         return ib_error_set(err, IB_EXIT_USAGE, "world size %d is smaller than the number of nodes %d", r->world_size,
                             r->nnodes);
-    if (r->master_port < 0 || r->master_port > 65535)
+    if (r->master_port < 1 || r->master_port > 65535)
         return ib_error_set(err, IB_EXIT_USAGE, "master port %d is outside [1, 65535]", r->master_port);
     return 0;
 }

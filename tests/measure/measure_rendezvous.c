@@ -320,6 +320,12 @@ int main(void)
     f.node_rank = 4;
     CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE,
           "node rank >= nodes");
+    /* port 0 (job_procs reads another process's --master-port unchecked) is no port to meet on */
+    f.node_rank = 2;
+    f.master_port = 0;
+    CHECK(rendezvous_resolve_with(&f, 2, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+              strstr(err.msg, "master port 0"),
+          "master port 0 accepted: %s", err.msg);
 
     /* A rank without the count it is a rank of: the missing variable is named, not the rank. */
     f = no_flags();
