@@ -76,9 +76,11 @@ static const char *peer_misfit(const liveness *l, const hello *h, size_t len, in
 
 /* The joined peer that holds some of the ranks hello H claims, or NULL.  In 64 bits: a hello's
  * first rank and count are any two u32s, whose sum wrapped (or read as a negative int) would claim
- * a joined peer's ranks that the hello does not name, and fail the job for a stranger's bytes. */
+ * a joined peer's ranks that the hello does not name, and fail the job for a stranger's bytes.  A
+ * count of 0 claims no rank: the interval test below would still find [3, 3) inside a peer's 2-3. */
 static const conn *rank_holder(const liveness *l, const hello *h)
 {
+    if (h->nranks == 0) return NULL;
     const uint64_t first = h->first, end = first + h->nranks;
     for (int i = 0; i < l->nconn; i++) {
         const conn *c = &l->conns[i];

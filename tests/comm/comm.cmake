@@ -13,6 +13,7 @@ set_tests_properties(comm_liveness PROPERTIES TIMEOUT 60)
 instbench_add_unit_test(comm_rendezvous_errors ${CMAKE_CURRENT_LIST_DIR}/comm_rendezvous_errors.c)
 set_tests_properties(comm_rendezvous_errors PROPERTIES TIMEOUT 120 LABELS waits)
 # ... and the ranks a hello claims compared as the numbers they are: a first rank and count whose
-# sum passes 2^32 neither fails the job as a duplicate nor is named by a wrapped rank.
+# sum passes 2^32 neither fails the job as a duplicate nor is named by a wrapped rank; nor does a
+# count of 0 whose first rank is inside a peer's.
 instbench_add_unit_test(comm_hello_ranks ${CMAKE_CURRENT_LIST_DIR}/comm_hello_ranks.c)
 set_tests_properties(comm_hello_ranks PROPERTIES TIMEOUT 60)

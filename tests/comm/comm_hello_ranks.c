@@ -6,7 +6,10 @@
  *   of the job) after ranks 2-3 joined is refused as not fitting, and the job still forms;
  * - a hello from rank 2 claiming 2^32 - 1 ranks after ranks 2-3 joined fails the job as a
  *   duplicate, naming ranks 2-3, the ranks both claim;
- * - after the job formed, the same hello from rank 4294967295 is refused, and the job goes on. */
+ * - after the job formed, the same hello from rank 4294967295 is refused, and the job goes on;
+ * - a hello from rank 3 that claims no rank at all ([3, 3): inside ranks 2-3 that a peer holds, yet
+ *   none of them) is refused as not fitting, at the rendezvous and after the job formed: an empty
+ *   claim overlaps nothing, so it neither fails the job as a duplicate nor names "ranks 3-2". */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -80,20 +83,21 @@ static int listen_free(rendezvous_tcp_server *srv)
     return -1;
 }
 
-static void test_wrapping_hello_at_rendezvous(void)
+/* A stranger's hello for ranks [FIRST, FIRST + N) after ranks 2-3 joined, none of them a rank of
+ * the job: refused with a message holding WANT, and the job still forms. */
+static void test_stranger_at_rendezvous(uint32_t first, uint32_t n, const char *want)
 {
     rendezvous_tcp_server srv;
     if (listen_free(&srv)) return;
-    int a = hello_from(srv.port, 2, 2, 0), w = hello_from(srv.port, 0xffffffffu, 4, 1),
-        b = hello_from(srv.port, 4, 2, 0);
+    int a = hello_from(srv.port, 2, 2, 0), w = hello_from(srv.port, first, n, 1), b = hello_from(srv.port, 4, 2, 0);
     liveness *l = NULL;
     ib_error err = {0};
     int rc = liveness_serve(&srv, NLOCAL, WORLD, 2, blob, BLOB, NULL, LIMIT_S, &l, &err);
-    CHECK(rc == 0, "a hello from rank 4294967295 failed the job: %s", err.msg);
+    CHECK(rc == 0, "a hello from rank %u claiming %u ranks failed the job: %s", first, n, err.msg);
     char why[LIVENESS_TEXT_MAX + 1];
     refusal(w, why, sizeof why);
-    CHECK(strstr(why, "first 4294967295, 4 of them") && strstr(why, "not in [2, 6)"),
-          "the hello from rank 4294967295 was not refused as outside the job: '%s'", why);
+    CHECK(strstr(why, want) && strstr(why, "not in [2, 6)"),
+          "the hello from rank %u claiming %u ranks was not refused as outside the job: '%s'", first, n, why);
     liveness_close(l);
     rendezvous_tcp_close(&srv);
     close(a), close(w), close(b);
@@ -114,7 +118,9 @@ static void test_huge_count_names_common_ranks(void)
     close(a), close(d);
 }
 
-static void test_wrapping_hello_after_forming(void)
+/* After the job formed, a stranger's hello for ranks [FIRST, FIRST + N), none of them a rank of
+ * the job: refused, and the job goes on. */
+static void test_stranger_after_forming(uint32_t first, uint32_t n)
 {
     rendezvous_tcp_server srv;
     if (listen_free(&srv)) return;
@@ -127,7 +133,7 @@ static void test_wrapping_hello_after_forming(void)
         rendezvous_tcp_close(&srv);
         return;
     }
-    int w = hello_from(srv.port, 0xffffffffu, 4, 1);
+    int w = hello_from(srv.port, first, n, 1);
     char cause[LIVENESS_CAUSE_MAX] = "", why[LIVENESS_TEXT_MAX + 1] = "";
     /* rank 0's process takes late connections in its checks: check until W hears its answer */
     int tripped = 0;
@@ -137,7 +143,7 @@ static void test_wrapping_hello_after_forming(void)
         refusal(w, why, sizeof why);
         tripped = liveness_check(l, cause, sizeof cause);
     }
-    CHECK(!tripped, "a late hello from rank 4294967295 failed the job: %s", cause);
+    CHECK(!tripped, "a late hello from rank %u claiming %u ranks failed the job: %s", first, n, cause);
     CHECK(strstr(why, "the job has formed without it"), "the late hello was not refused: '%s'", why);
     liveness_close(l);
     close(a), close(b), close(w);
@@ -145,9 +151,11 @@ static void test_wrapping_hello_after_forming(void)
 
 int main(void)
 {
-    test_wrapping_hello_at_rendezvous();
+    test_stranger_at_rendezvous(0xffffffffu, 4, "first 4294967295, 4 of them");
     test_huge_count_names_common_ranks();
-    test_wrapping_hello_after_forming();
+    test_stranger_after_forming(0xffffffffu, 4);
+    test_stranger_at_rendezvous(3, 0, "first 3, 0 of them");
+    test_stranger_after_forming(3, 0);
     if (failures) {
         fprintf(stderr, "comm_hello_ranks: %d failure(s)\n", failures);
         return 1;
