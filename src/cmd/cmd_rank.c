@@ -382,6 +382,9 @@ static int parse_args(int argc, char **argv, rank_args *a)
     if ((a->epochs > 0) != (a->dataset_size > 0)) return args_usage_error(c, "--epochs and --dataset-size go together");
     o->target_samples = a->samples > 0 ? a->samples : a->epochs * a->dataset_size;
     if (o->target_samples > 1e18) return args_usage_error(c, "the target (--epochs x --dataset-size) is too large");
+    /* --samples' own floor: the product of a fraction of an epoch and a small dataset may be under it */
+    if (a->epochs > 0 && o->target_samples < 1)
+        return args_usage_error(c, "the target (--epochs x --dataset-size) is below one sample: %g", o->target_samples);
     if (!(o->target_samples > 0) && (!isnan(o->deadline_hours) || !isnan(o->budget_usd)))
         return args_usage_error(c, "--deadline and --budget need a target: --samples N or --epochs E --dataset-size S");
     if (o->az[0]) {

@@ -79,6 +79,8 @@ expect 2 "'0' is below the minimum, 1 "             "$R" "$P" --samples 0
 expect 2 "'0.5' is below the minimum, 1 "           "$R" "$P" --epochs 3 --dataset-size 0.5
 expect 0 ""                      "$R" "$P" --samples 1 --format json
 expect 0 ""                      "$R" "$P" --epochs 0.5 --dataset-size 10 --format json
+# ... and so is a target given as epochs: --epochs E --dataset-size S is --samples E*S
+expect 2 "the target (--epochs x --dataset-size) is below one sample" "$R" "$P" --epochs 0.5 --dataset-size 1
 expect 2 "whitespace"            "$R" "$P" --top " 3"
 expect 1 "instbench prices --instance-types g5.xlarge --region us-west-2" "$R" "$P" --region us-west-2
 expect 1 "instbench prices"      "$R" "$P" --region us-west-2 --format json
