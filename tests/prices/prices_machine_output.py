@@ -448,10 +448,12 @@ def case_survival():
         check(row.get("P(24 h UNINTERRUPTED)") == pct, f"table {row['INSTANCE TYPE']}: {row.get('P(24 h UNINTERRUPTED)')!r}, want {pct!r}")
     legend = " ".join(p.stdout.split())
     check("P(24 h UNINTERRUPTED): e^(-rate x 24)" in legend and "720 h month" in legend, f"no legend for the columns:\n{p.stdout}")
-    # beside the interruption columns a placement score must not read as one (offline, no row has a
-    # score and the table has no PLACEMENT column at all)
-    check("PLACEMENT 1-10" not in headers or "launch likelihood, not interruption risk" in legend,
-          "the placement score is not labelled a launch likelihood")
+    # beside the interruption columns a placement score must not read as one: offline no row has a
+    # score and the default table has no PLACEMENT column, so the column is asked for by name
+    p = prices([*args, "--format", "table", "--columns", "instance_type,interruption_job_rate_per_hour,placement_score"])
+    headers, _ = parse_table(p.stdout)
+    check("PLACEMENT 1-10" in headers and "launch likelihood, not interruption risk" in " ".join(p.stdout.split()),
+          f"the placement score is not labelled a launch likelihood: {headers}\n{p.stdout}")
     # without --nodes the table keeps its columns (JSON and CSV carry the figures for one node)
     headers, _ = parse_table(prices(["--instance-types", "g5.xlarge", "--region", "us-east-1", "--format", "table"]).stdout)
     check("JOB INTERRUPTIONS" not in headers, f"JOB INTERRUPTIONS without --nodes: {headers}")
