@@ -483,10 +483,11 @@ int prices_grid_add(prices_grid *g, const char *const *plain, const char *const 
 void prices_grid_free(prices_grid *g);
 /* KEY's column index, -1 when none. */
 int prices_grid_column(const prices_grid *g, const char *key);
-/* The rows as a table T (output_table_init'd here; G must outlive it): DEFAULTS' columns (keys,
- * NULL-terminated, in that order), or with PICKED (--columns given) every column, of which the
- * table's fitting shows those asked. */
-int prices_grid_table(const prices_grid *g, const char *const *defaults, int picked, output_table *t);
+/* The rows as a table T (output_table_init'd here; G must outlive it; the caller frees T, also on
+ * failure) written to OUT: DEFAULTS' columns (keys, NULL-terminated, in that order), but REGION
+ * when every row has the same one, which a line above the table says instead; or with PICKED
+ * (--columns given) every column, of which the table's fitting shows those asked.  0 or -1. */
+int prices_grid_write_table(const prices_grid *g, const char *const *defaults, int picked, output_table *t, FILE *out);
 /* CSV of the columns KEYS names, in that order (N 0: every column, in CSV order). */
 int prices_grid_write_csv(const prices_grid *g, char *const *keys, size_t n, FILE *out);
 /* The instbench.price-rows/v1 document (schemas/price-rows-v1.json): the columns KEYS names (N 0:

@@ -335,8 +335,7 @@ static int write_grid(const prices_market_args *a, const prices_grid *g, const c
         return prices_grid_write_rows(g, a->market == PRICES_MARKET_BLOCK ? "capacity-block" : "savings-plan",
                                       time(NULL), note, a->columns, a->n_columns, out);
     output_table t;
-    if (prices_grid_table(g, defaults, a->n_columns > 0, &t) != 0) return -1;
-    int rc = output_table_write_text(&t, out);
+    int rc = prices_grid_write_table(g, defaults, a->n_columns > 0, &t, out);
     if (!rc && g->n_rows) legend(a, &t, out);
     output_table_free(&t);
     return rc;

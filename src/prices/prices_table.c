@@ -444,8 +444,7 @@ static int write_table(const price_set *s, const prices_view *v, const prices_gr
     for (size_t i = 0; i < s->n; i++) placement |= s->items[i].placement_score > 0;
     default_columns(v->want_on_demand, v->want_spot, s->nodes_asked, placement, defaults);
     output_table t;
-    if (prices_grid_table(g, defaults, v->n_columns > 0, &t) != 0) return -1;
-    int rc = output_table_write_text(&t, out);
+    int rc = prices_grid_write_table(g, defaults, v->n_columns > 0, &t, out);
     /* The notes quote the price data: escaped like the cells (output_note). */
     if (rc == 0) write_sources(s, &t, v, out);
     output_table_free(&t);

@@ -61,13 +61,27 @@ int prices_grid_column(const prices_grid *g, const char *key)
     return -1;
 }
 
-int prices_grid_table(const prices_grid *g, const char *const *defaults, int picked, output_table *t)
+/* The region of every row when they share one (and there is a row), else NULL. */
+static const char *one_region(const prices_grid *g)
+{
+    const int c = prices_grid_column(g, "region");
+    if (c < 0 || !g->n_rows) return NULL;
+    const char *first = g->plain[c];
+    for (size_t r = 1; r < g->n_rows; r++)
+        if (strcmp(g->plain[r * g->n_cols + c], first)) return NULL;
+    return first[0] ? first : NULL;
+}
+
+int prices_grid_write_table(const prices_grid *g, const char *const *defaults, int picked, output_table *t, FILE *out)
 {
     /* --columns (picked): every column, the table's fitting (output_fit_set) shows those asked, in
-     * their order; else the market's default columns, in DEFAULTS' order */
+     * their order; else the market's default columns, in DEFAULTS' order, but for a REGION that
+     * would repeat one region on every row: said once above the table instead, as rank does */
+    const char *region = picked ? NULL : one_region(g);
     size_t idx[PRICES_MAX_COLUMNS], n = 0;
     for (size_t i = 0; picked ? i < g->n_cols : defaults[i] != NULL; i++) {
         int c = picked ? (int)i : prices_grid_column(g, defaults[i]);
+        if (c >= 0 && region && !strcmp(g->cols[c].key, "region")) continue;
         if (c >= 0 && n < PRICES_MAX_COLUMNS) idx[n++] = (size_t)c;
     }
     const char *headers[PRICES_MAX_COLUMNS];
@@ -83,12 +97,10 @@ int prices_grid_table(const prices_grid *g, const char *const *defaults, int pic
     const char *cells[PRICES_MAX_COLUMNS];
     for (size_t r = 0; r < g->n_rows; r++) {
         for (size_t i = 0; i < n; i++) cells[i] = g->shown[r * g->n_cols + idx[i]];
-        if (output_table_add_row(t, cells) != 0) {
-            output_table_free(t);
-            return -1;
-        }
+        if (output_table_add_row(t, cells) != 0) return -1;
     }
-    return 0;
+    if (region) util_term_printf(out, "region: %s\n", region);
+    return output_table_write_text(t, out);
 }
 
 /* The columns KEYS names (every column when N is 0), as indexes into IDX; their count. */

@@ -28,7 +28,7 @@ import time
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import FakeAws, absent_path, check, failures, natural_key, regular_zones
+from testlib import FakeAws, absent_path, check, failures, natural_key, parse_table, regular_zones
 
 ABSENT = absent_path()
 INSTBENCH, DATA = [os.path.abspath(a) for a in sys.argv[1:3]]
@@ -142,10 +142,10 @@ def listed(p, fmt, what):
         return [(r["instance_type"], r["region"]) for r in csv.DictReader(p.stdout.splitlines())]
     if fmt == "json":
         return [(r["instance_type"], r["region"]) for r in json.loads(p.stdout)["prices"]]
-    lines = p.stdout.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("---")) + 1
-    body = lines[start:lines.index("", start)] if "" in lines[start:] else lines[start:]
-    return [tuple(l.split()[:2]) for l in body]
+    # the table: one region for every row is said on a line above it instead of in a REGION column
+    headers, rows = parse_table(p.stdout)
+    above = re.match(r"region: (\S+)\n", p.stdout)
+    return [(r["INSTANCE TYPE"], r["REGION"] if "REGION" in headers else above and above.group(1)) for r in rows]
 
 
 def same(args, want, what, fmt="csv"):

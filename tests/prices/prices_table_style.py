@@ -95,6 +95,23 @@ with tempfile.TemporaryDirectory() as tmp:
         if check(ref is not None, f"snapshot: unexpected row {row}"):
             check_row(row, t, ref["od"], ref["spot"], "snapshot")
     check(any(r.get("ON-DEMAND $/h", "").startswith("$0.0") for r in rows), "no price below $0.10 was exercised")
+    # one region for every row is said once above the table, not in a column repeating it (as rank
+    # does); two regions keep the column; --columns and the CSV keep it whatever the rows
+    check("REGION" not in headers and p.stdout.splitlines()[:1] == [f"region: {REGION}"],
+          f"snapshot, one region: a REGION column or no line naming it above the table:\n{p.stdout[:400]}")
+    two = subprocess.run([BIN, "prices", "--format", "table", "--source", "snapshot", "--instance-types", "g5.xlarge",
+                          "--region", f"{REGION},us-west-2"], capture_output=True, text=True, env=env, timeout=120)
+    h2, r2 = parse_table(two.stdout)
+    check(two.returncode == 0 and "REGION" in h2 and sorted(r["REGION"] for r in r2) == [REGION, "us-west-2"] and
+          "region:" not in two.stdout, f"two regions: no REGION column: exit {two.returncode}\n{two.stdout[:400]}")
+    picked = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns", "instance_type,region"], env)
+    check(parse_table(picked.stdout) == (["INSTANCE TYPE", "REGION"], [{"INSTANCE TYPE": "g5.xlarge", "REGION": REGION}])
+          and "region:" not in picked.stdout, f"--columns instance_type,region:\n{picked.stdout[:300]}")
+    sheet = subprocess.run([BIN, "prices", "--format", "csv", "--source", "snapshot", "--instance-types", "g5.xlarge",
+                            "--region", REGION], capture_output=True, text=True, env=env, timeout=120)
+    got = list(csv.DictReader(sheet.stdout.splitlines()))
+    check(sheet.returncode == 0 and [r.get("region") for r in got] == [REGION],
+          f"csv: the region column: {sheet.stdout[:300]}")
     check(SNAPSHOT_NOTE in p.stdout and STDERR_NOTE in p.stderr, f"snapshot prices without the snapshot's note:\n"
                                                                  f"{p.stdout[-600:]}\n{p.stderr}")
     check("sources:" in p.stdout and "Spot Instance Advisor" in p.stdout and "SAVINGS %: 1 - spot / on-demand" in
