@@ -30,6 +30,10 @@ double rank_median(double *v, size_t n);
 /* report_columns.c: "310" or "4.5" (one decimal below 10): the H of "once every H hours" for a
  * per-node RATE, as the table's BREAK-EVEN and the sentences under it write it. */
 void rank_fmt_every_hours(double rate, char *out, size_t len);
+/* report_columns.c: samples/s as people read it wherever rank writes it (the table's SAMPLES/s,
+ * the rows not ranked, the chart's labels): grouped, two decimals below 100 ("1.84"), one above
+ * ("3,236.1"); "-" when not finite. */
+void rank_fmt_samples_per_second(double sps, char *out, size_t len);
 
 /* gzip.c: a read-only stream of the bytes gzip data from SRC decompresses to (SRC is closed with
  * it; on failure NULL and SRC is still the caller's).  At most MAX bytes come out: past that, on

@@ -451,7 +451,7 @@ static void write_unranked(const rank_report *r, FILE *out)
         const rank_row *row = &r->rows[i];
         char cfg[256], sps[48];
         rank_config_label(&r->configs[row->config], row->market, cfg, sizeof cfg);
-        output_fmt_grouped(sps, sizeof sps, row->samples_per_second, 1);
+        rank_fmt_samples_per_second(row->samples_per_second, sps, sizeof sps);
         output_note(out, "  %s (%s samples/s): %s", cfg, sps, row->unpriced_reason);
     }
 }

@@ -389,10 +389,14 @@ static void show_cost(const rank_report *r, const rank_row *row, char *out, size
 {
     show_usd(r->opts->target_samples > 0 ? row->cost_to_target : NAN, out, len);
 }
+void rank_fmt_samples_per_second(double sps, char *out, size_t len)
+{
+    output_fmt_grouped(out, len, sps, sps < 100 ? 2 : 1);
+}
 static void show_sps(const rank_report *r, const rank_row *row, char *out, size_t len)
 {
     (void)r;
-    output_fmt_grouped(out, len, row->samples_per_second, row->samples_per_second < 100 ? 2 : 1);
+    rank_fmt_samples_per_second(row->samples_per_second, out, len);
 }
 static void show_spd(const rank_report *r, const rank_row *row, char *out, size_t len)
 {

@@ -12,6 +12,7 @@
 
 #include "instbench/output.h"
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 /* Two significant figures: 1234567 -> 1200000. */
 static double round2(double v)
@@ -46,7 +47,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         /* A figure that is not finite reads "-": the chart never says nan or inf. */
         char usd[32], sps[32]; /* the tables' number style ("-" when not finite) */
         output_fmt_usd(usd, sizeof usd, row->usd_per_hour);
-        output_fmt_grouped(sps, sizeof sps, row->rank_samples_per_second, 1);
+        rank_fmt_samples_per_second(row->rank_samples_per_second, sps, sizeof sps);
         const rank_config *c = &r->configs[row->config];
         snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h, %.24s %ssamples/s%s", row->rank, l, usd, sps,
                  row->risk.valid ? "effective " : "", c->extrapolated ? " (extrapolated)" : "");

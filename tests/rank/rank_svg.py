@@ -21,7 +21,7 @@ import svg_check as svgc  # noqa: E402
 
 BIN = sys.argv[1]
 NS = "{http://www.w3.org/2000/svg}"
-from testlib import check, failures
+from testlib import check, failures, usd
 
 
 results = [fx.result("g5.xlarge", "us-east-1", 4, 1, "NVIDIA A10G", 1250.0),
@@ -104,6 +104,23 @@ with tempfile.TemporaryDirectory() as d:
             check(f.read(8) == b"\x89PNG\r\n\x1a\n", "rsvg-convert did not write a PNG")
     else:
         check(False, "rsvg-convert not installed (Debian librsvg2-bin; scripts/bootstrap.sh --test-deps installs it)")
+
+    # A point's label writes samples/s as the table does (two decimals below 100, one above), and
+    # $/h as money: a CPU type measured at 2.5 samples/s, each point at its ranked figure (the model's).
+    slow = [fx.result("c7i.large", "us-east-1", 1, 0, "", 2.5, backend="cpu")]
+    slow_prices = fx.prices_doc([fx.price_record("c7i.large", "us-east-1", 0.08925, {"us-east-1a": 0.0122}, bucket=4)])
+    fx.write_json(os.path.join(d, "slow", "r.json"), slow[0])
+    fx.write_json(os.path.join(d, "slow.json"), slow_prices)
+    slow_svg = os.path.join(d, "slow.svg")
+    rc, out, err = fx.run(BIN, [os.path.join(d, "slow"), "--source", os.path.join(d, "slow.json"), "--plot", slow_svg,
+                                "--format", "csv"])
+    labels = set()
+    if check(rc == 0, f"slow chart: exit {rc}: {err}"):
+        labels = {"".join(c.find(NS + "title").itertext()) for c in ET.parse(slow_svg).getroot().iter(NS + "circle")}
+    for r in fx.expected_rows(slow, slow_prices)[0]:
+        v = r["rank_sps"]
+        want = f"{fx.label(r)}: {usd(r['usd_per_hour'])}/h, " + (f"{v:,.2f} " if v < 100 else f"{v:,.1f} ")
+        check(any(want in lab for lab in labels), f"no label has {want!r}: {labels}")
 
     # No priced row at all: still a valid chart, and the command says why in the rows.
     empty = os.path.join(d, "empty.svg")

@@ -37,6 +37,11 @@ PRICES = fx.prices_doc([
 UNITS = re.compile(r"\$/h|/s$|/\$$")
 
 
+def sps_text(v):
+    """samples/s as docs/usage.md says tables show it: grouped, two decimals below 100, else one."""
+    return f"{v:,.2f}" if v < 100 else f"{v:,.1f}"
+
+
 def check_headers(headers, what):
     """Upper case; units keep theirs ($/h, SAMPLES/s)."""
     words = [UNITS.sub("", w) for h in headers for w in h.split()]
@@ -84,6 +89,21 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 0 and f"no configuration meets the constraints ({len(every)} over --budget)" in out and
           "no prices" not in out and "no priced configuration" not in out,
           f"--budget {budget}: exit {rc}, the table says:\n{out}")
+
+    # samples/s is written one way in the table and in the block of rows not ranked under it (a
+    # type the price file lacks): two decimals below 100 in both, not "2.5" above and "2.50" below
+    unpriced = fx.result("g6.xlarge", REGION, 1, 1, "NVIDIA L4", 1.2345, host="h5")
+    fx.write_json(os.path.join(d, "unpriced", "u.json"), unpriced)
+    rc, out, err = fx.run(BIN, base + [os.path.join(d, "unpriced"), "--format", "table"])
+    _, rows = parse_table(out)
+    by_label = {r.get("CONFIGURATION"): r for r in rows}
+    for r in RESULTS:
+        lab = fx.label({"nodes": r["topology"]["nodes"], "instance_type": r["instance"]["type"], "market": "on-demand"})
+        want = sps_text(r["measurement"]["samples_per_second"])
+        check(by_label.get(lab, {}).get("SAMPLES/s") == want, f"{lab}: SAMPLES/s {by_label.get(lab)}, want {want!r}")
+    block = out[out.find("not ranked"):]
+    check(rc == 0 and f"1 x g6.xlarge on-demand ({sps_text(1.2345)} samples/s)" in block,
+          f"the row not ranked: want {sps_text(1.2345)} samples/s:\n{block[:400]}\n{err[-300:]}")
 
     # --columns keys are the lower-case ids they were; the headers they pick are upper case.
     rc, out, err = fx.run(BIN, base + ["--samples", "1e9", "--format", "table", "--columns",
