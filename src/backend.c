@@ -301,9 +301,11 @@ void backend_describe_gpu(int probe, char *out, size_t n)
     cuda_versions v = {0};
     if (m) m->versions(&v);
     if (why) snprintf(out + k, n - (size_t)k, "; not usable: %s", why);
-    else
-        snprintf(out + k, n - (size_t)k, "; driver supports CUDA %s, runtime %s, %d GPU(s)", v.driver, v.runtime,
-                 m->ops->device_count());
+    else {
+        const int gpus = m->ops->device_count();
+        snprintf(out + k, n - (size_t)k, "; driver supports CUDA %s, runtime %s, %d GPU%s", v.driver, v.runtime, gpus,
+                 gpus == 1 ? "" : "s");
+    }
 #else
     (void)probe;
     snprintf(out, n, "cuda: not in this build (configure with -DINSTBENCH_CUDA=ON where nvcc is installed)");

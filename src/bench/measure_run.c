@@ -222,10 +222,10 @@ static void warn_identity(const measure_ctx *c)
                 "price it only at a price you give (--hourly-cost now, or rank --price %s=USD)",
                 c->sys.hostname);
     if (id->count > nnodes)
-        ib_warn("--count %d with %d node(s) running: rank will price the result as %d nodes (cost x %d) with "
+        ib_warn("--count %d with %d node%s running: rank will price the result as %d nodes (cost x %d) with "
                 "the throughput measured on %d scaled linearly to them (throughput x %.4g), marked extrapolated "
                 "('^'); start the run on every node (--nnodes) to measure theirs",
-                id->count, nnodes, id->count, id->count, nnodes, (double)id->count / nnodes);
+                id->count, nnodes, nnodes == 1 ? "" : "s", id->count, id->count, nnodes, (double)id->count / nnodes);
 }
 
 /* A SageMaker job's node: the result stands for all of its hosts (as --count would say) unless
@@ -359,10 +359,10 @@ static int resolve_topology(measure_ctx *c)
     if (rdv->world_size > c->ranks && !c->gpu_dp) {
         /* Only the backend's own comm reaches other processes; src/comm averages within this one. */
         return exit2(!strcmp(rdv->kind, "flags"),
-                     "the %s rendezvous asks for %d ranks over %d node(s), but backend '%s' can only "
+                     "the %s rendezvous asks for %d ranks over %d node%s, but backend '%s' can only "
                      "average gradients between ranks of one process (--ranks N): %s; cross-process data parallelism "
                      "needs the NCCL comm of the cuda backend",
-                     rdv->kind, rdv->world_size, rdv->nnodes, c->backend->name, c->no_dp);
+                     rdv->kind, rdv->world_size, rdv->nnodes, rdv->nnodes == 1 ? "" : "s", c->backend->name, c->no_dp);
     }
     rendezvous_check_master(rdv, c->ranks);
     const int vcpus = c->sys.vcpus;

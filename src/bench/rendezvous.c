@@ -152,10 +152,10 @@ static int kubeflow_pods(const char *(*get)(const char *), int ranks, bench_rend
                             r->world_size, pods, n);
     if (n != ranks)
         return ib_error_set(err, IB_EXIT_USAGE,
-                            "PET_NPROC_PER_NODE=%ld, but this process drives %d rank(s): started directly, "
+                            "PET_NPROC_PER_NODE=%ld, but this process drives %d rank%s: started directly, "
                             "instbench runs one process per pod that drives all of its GPUs (--ranks %ld), "
                             "or start it under torchrun",
-                            n, ranks, n);
+                            n, ranks, ranks == 1 ? "" : "s", n);
     r->nnodes = r->world_size = (int)pods;
     r->rank = r->node_rank = node_rank;
     r->local_rank = 0;
@@ -237,10 +237,10 @@ int rendezvous_resolve_with(const bench_rendezvous_flags *f, int ranks, const ch
         long n;
         if (npn && npn[0] && util_parse_int(npn, 1, 1 << 20, &n) == 0 && n != ranks)
             return ib_error_set(err, IB_EXIT_USAGE,
-                                "PET_NPROC_PER_NODE=%ld, but this process drives %d rank(s): started directly, "
+                                "PET_NPROC_PER_NODE=%ld, but this process drives %d rank%s: started directly, "
                                 "instbench runs one process per node that drives all of its GPUs (--ranks %ld), "
                                 "or start it under torchrun",
-                                n, ranks, n);
+                                n, ranks, ranks == 1 ? "" : "s", n);
         const char *ma = get("PET_MASTER_ADDR");
         if (ma && ma[0] && take_addr(r, ma, "PET_MASTER_ADDR", err)) return -1;
         r->world_size = r->nnodes * ranks;

@@ -50,6 +50,14 @@ def run(args, env=ENV, timeout=600):
                           stdin=subprocess.DEVNULL)
 
 
+# ---- --version -v: the module asked, its GPUs counted in words (the host runtime's count) ---------
+with open(os.path.join(ROOT, "tests", "fakes", "cuda_host_runtime_internal.h")) as f:
+    gpus = int(re.search(r"#define SHIM_DEVICES (\d+)", f.read()).group(1))
+p = run(["-v", "--version"])
+cuda_line = next((ln for ln in p.stdout.splitlines() if ln.startswith("cuda:")), "")
+check(p.returncode == 0 and cuda_line.endswith(", %d GPU%s" % (gpus, "" if gpus == 1 else "s")),
+      "--version -v: exit %d, want %d GPU(s) in words: %r" % (p.returncode, gpus, cuda_line))
+
 # ---- verify: every fixture, the CUDA step against timm and the CPU backend ------------------------
 refs = sorted(glob.glob(os.path.join(DATA, "ref_*.safetensors")))
 check(len(refs) >= 4, "fixtures missing under %s" % DATA)

@@ -122,11 +122,16 @@ if check(p.returncode == 0, f"--nnodes 1: exit {p.returncode}: {p.stderr[-300:]}
     t = json.load(open(out))["topology"]
     check(t["rendezvous"] == "flags" and t["master_addr"] == "head0" and t["master_port"] == 29501, f"flags: {t}")
 p = run(TINY + ["--steps", "1", "--nnodes", "2", "--node-rank", "1"])
-check(p.returncode == 2 and "cross-process" in p.stderr, f"--nnodes 2: exit {p.returncode}: {p.stderr[-300:]}")
+check(p.returncode == 2 and "cross-process" in p.stderr and "asks for 2 ranks over 2 nodes," in p.stderr,
+      f"--nnodes 2: exit {p.returncode}: {p.stderr[-300:]}")
 
-# Two processes over torchrun with the CPU backend: refused clearly (no cross-process comm yet).
+# Two processes over torchrun with the CPU backend: refused clearly (no cross-process comm yet);
+# the nodes counted in words, one node singular
 p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
 check(p.returncode == 2 and "cross-process" in p.stderr, f"WORLD_SIZE=2: exit {p.returncode}: {p.stderr[-300:]}")
+p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", RANK="0", LOCAL_RANK="0")
+check(p.returncode == 2 and "asks for 2 ranks over 1 node," in p.stderr and "(s)" not in p.stderr,
+      f"two processes on one node: exit {p.returncode}: {p.stderr[-300:]}")
 p = run(TINY + ["--steps", "1"], WORLD_SIZE="2", RANK="7")
 check(p.returncode == 2 and "rank" in p.stderr, f"RANK=7 of 2: exit {p.returncode}: {p.stderr[-300:]}")
 
@@ -159,7 +164,7 @@ check(p.returncode == 0 and "without --region" in p.stderr and "--price g5.xlarg
       f"--instance-type without --region: {p.stderr[-300:]}")
 p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge", "--region", "us-east-1", "--count", "4"] + OK, cwd=d,
         **noimds)
-check(p.returncode == 0 and "--count 4 with 1 node" in p.stderr and "(throughput x 4)" in p.stderr and
+check(p.returncode == 0 and "--count 4 with 1 node running" in p.stderr and "(throughput x 4)" in p.stderr and
       "marked extrapolated" in p.stderr and "not scaled" not in p.stderr and
       "without --region" not in p.stderr, f"--count 4 on one node: {p.stderr[-300:]}")
 p = run(TINY + ["--dry-run", "--instance-type", "g5.xlarge", "--region", "us-east-1"] + OK, cwd=d, **noimds)

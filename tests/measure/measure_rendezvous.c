@@ -144,10 +144,14 @@ int main(void)
     CHECK(rendezvous_resolve_with(&f, 8, fake_getenv, &r, &err) == 0 && r.world_size == 16 && r.rank == 0 &&
               r.nnodes == 2 && r.node_rank == 0,
           "training-operator master: %s ws %d rank %d nodes %d", err.msg, r.world_size, r.rank, r.nnodes);
-    /* the pod's process drives 4 GPUs while the job says 8 per node: the pods would disagree */
+    /* the pod's process drives 4 GPUs while the job says 8 per node: the pods would disagree (the
+     * ranks counted in words, one rank singular) */
     CHECK(rendezvous_resolve_with(&f, 4, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
-              strstr(err.msg, "PET_NPROC_PER_NODE=8"),
+              strstr(err.msg, "PET_NPROC_PER_NODE=8, but this process drives 4 ranks:"),
           "training-operator nprocPerNode 8 with 4 ranks: %s", err.msg);
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+              strstr(err.msg, "PET_NPROC_PER_NODE=8, but this process drives 1 rank:"),
+          "training-operator nprocPerNode 8 with 1 rank: %s", err.msg);
     /* nprocPerNode "auto" (getNprocPerNodeInt gives 1): WORLD_SIZE is the pod count, as before */
     const char *to_auto[] = {"PYTHONUNBUFFERED=1",
                              "MASTER_PORT=23456",
@@ -187,8 +191,11 @@ int main(void)
           r.local_world_size, r.master_addr);
     /* a per-node process count other than this process's ranks: the nodes would disagree */
     CHECK(rendezvous_resolve_with(&f, 2, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
-              strstr(err.msg, "PET_NPROC_PER_NODE"),
+              strstr(err.msg, "PET_NPROC_PER_NODE=4, but this process drives 2 ranks:"),
           "PET_NPROC_PER_NODE=4 with 2 ranks: %s", err.msg);
+    CHECK(rendezvous_resolve_with(&f, 1, fake_getenv, &r, &err) != 0 && err.code == IB_EXIT_USAGE &&
+              strstr(err.msg, "PET_NPROC_PER_NODE=4, but this process drives 1 rank:"),
+          "PET_NPROC_PER_NODE=4 with 1 rank: %s", err.msg);
     const char *pet_auto[] = {"PET_NNODES=2",      "PET_NPROC_PER_NODE=auto", "PET_NODE_RANK=0",
                               "PET_MASTER_ADDR=h", "PET_MASTER_PORT=29400",   NULL};
     g_env = pet_auto;
