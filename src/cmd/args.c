@@ -347,6 +347,37 @@ int args_value_follows(const arg_command *c, const char *a)
     return read_option(c, a, 1, &s, &v) == 0 && !v && takes_value(s);
 }
 
+/* The flag of C whose value the word W is, when exactly one flag takes it: a choice (any case) or
+ * a preset of --model; NULL otherwise (two flags: which was meant is not ours to guess).  *VALUE:
+ * the value as the flag spells it.  A stray word is most often a value whose flag was left out
+ * (`models --layout vit_tiny_patch16_224`). */
+static const arg_spec *flag_for_word(const arg_command *c, const char *w, const char **value)
+{
+    const arg_spec *found = NULL;
+    for (const arg_spec *s = c->specs; s && s->name; s++) {
+        const char *v = NULL;
+        for (size_t i = 0; s->kind == ARG_CHOICE && s->choices && s->choices[i] && !v; i++)
+            if (!strcasecmp(w, s->choices[i])) v = s->choices[i];
+        const int presets = s->kind == ARG_FN && s->fn == args_model_flag && !strcmp(s->name, "--model");
+        for (size_t i = 0; presets && i < model_preset_count() && !v; i++)
+            if (!strcmp(w, model_preset_at(i)->name)) v = model_preset_at(i)->name;
+        if (!v) continue;
+        if (found) return NULL;
+        found = s, *value = v;
+    }
+    return found;
+}
+
+/* "unexpected argument 'W'" for a command that takes none, pointing at the flag W is a value of. */
+static int unexpected_argument(const arg_command *c, const char *w)
+{
+    const char *value = NULL;
+    const arg_spec *s = flag_for_word(c, w, &value);
+    char fix[160], dym[192];
+    if (s) snprintf(fix, sizeof fix, "%s %s", s->name, value);
+    return args_usage_error(c, "unexpected argument '%s'%s", w, args_did_you_mean(s ? fix : NULL, dym, sizeof dym));
+}
+
 int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npos)
 {
     int n = 0, options_done = 0, rc;
@@ -354,7 +385,7 @@ int args_parse(const arg_command *c, int argc, char **argv, char **pos, int *npo
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (options_done || a[0] != '-' || !a[1]) { /* "-" alone is a positional (stdin) */
-            if (!c->positional) return args_usage_error(c, "unexpected argument '%s'", a);
+            if (!c->positional) return unexpected_argument(c, a);
             pos[n++] = argv[i];
             continue;
         }

@@ -165,6 +165,20 @@ for args, want in ((["models", "--format", "JSNO"], "'JSNO' is not table, json o
     p = run(*args)
     check(p.returncode == 2 and want in p.stderr and p.stderr.count("\n") == 1,
           f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
+# A word where a command takes no argument that is one flag's value (a choice in any case, a --model
+# preset: timm's names) points at that flag; a word two flags take (prices: --market spot and
+# --sort spot) or none is only unexpected.
+for args, want in ((["models", "--layout", "vit_tiny_patch16_224"],
+                    "unexpected argument 'vit_tiny_patch16_224'; did you mean --model vit_tiny_patch16_224?"),
+                   (["measure", "vit_base_patch16_224", "--dry-run"],
+                    "unexpected argument 'vit_base_patch16_224'; did you mean --model vit_base_patch16_224?"),
+                   (["models", "JSON"], "unexpected argument 'JSON'; did you mean --format json?"),
+                   (["verify", "fp32"], "unexpected argument 'fp32'; did you mean --precision fp32?"),
+                   (["prices", "spot"], "unexpected argument 'spot' (try: instbench prices --help)"),
+                   (["models", "vit_tiny_patch16"], "unexpected argument 'vit_tiny_patch16' (try:")):
+    p = run(*args)
+    check(p.returncode == 2 and want in p.stderr and p.stderr.count("\n") == 1 and not p.stdout,
+          f"{' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[-200:]!r}")
 # a flag with one accepted value names that value, rather than reading "'yes' is not ok"
 p = run("measure", "--identity-mismatch", "yes")
 check(p.returncode == 2 and "--identity-mismatch: 'yes' is not accepted: the one value --identity-mismatch takes is 'ok'"
