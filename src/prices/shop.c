@@ -254,10 +254,18 @@ static void emptied_line(const prices_filter *f, const price_set *set, const pri
                      n);
         break;
     default:
-        if (best)
-            snprintf(out, len, "%s leaves no row: the cheapest of the %zu before it is %.4f USD/h %s (%s in %s)", flag,
-                     n, -best_v, best_market, best->instance_type, best->region);
-        else
+        if (best) {
+            /* the price as the tables write money; the flag's value exactly (the price reads back to
+             * itself), since a value rounded like the money could still leave it out */
+            char money[48], at_least[48];
+            output_fmt_usd(money, sizeof money, -best_v);
+            util_fmt_double(at_least, sizeof at_least, -best_v);
+            snprintf(out, len,
+                     "%s leaves no row: the cheapest of the %zu before it is %s in %s at %s/h %s; raise %s to "
+                     "at least %s",
+                     flag, n, best->instance_type, best->region, money, best_market,
+                     c == PRICES_BY_MAX_PRICE ? "--max-price" : "--max-spot-price", at_least);
+        } else
             snprintf(out, len, "%s leaves no row: none of the %zu before it has a %sprice", flag, n,
                      c == PRICES_BY_MAX_SPOT_PRICE ? "spot " : "");
         break;

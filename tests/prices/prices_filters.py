@@ -28,7 +28,7 @@ import time
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import FakeAws, absent_path, check, failures, natural_key, parse_table, regular_zones
+from testlib import FakeAws, absent_path, check, failures, natural_key, parse_table, regular_zones, usd
 
 ABSENT = absent_path()
 INSTBENCH, DATA = [os.path.abspath(a) for a in sys.argv[1:3]]
@@ -324,12 +324,21 @@ best = max(per_accelerator_gib(t) for t in NATURAL if per_accelerator_gib(t) is 
 check("--min-accelerator-memory 500" in line and "%.2f GiB" % best in line, "--min-accelerator-memory: %r" % line)
 cheapest = min(min(v for v in (od(t, "us-east-1"), spot(t, "us-east-1")) if v is not None)
                for t in NATURAL if od(t, "us-east-1") is not None or spot(t, "us-east-1") is not None)
+# the cheapest as tables write money ($0.0105/h), and the value that lets it through, exactly (repr:
+# the shortest text reading back to the CSV's price)
 line = one_line(snap("--max-price", "0.001", "--region", "us-east-1"), 1, "--max-price 0.001")
-check("--max-price 0.001" in line and "%.4f" % cheapest in line, "--max-price: want the cheapest %.4f: %r"
-      % (cheapest, line))
+check("--max-price 0.001" in line and "at %s/h" % usd(cheapest) in line and "USD" not in line and
+      line.endswith("raise --max-price to at least %r" % cheapest), "--max-price: want the cheapest %s: %r"
+      % (usd(cheapest), line))
 cheapest_spot = min(spot(t, "us-east-1") for t in NATURAL if spot(t, "us-east-1") is not None)
 line = one_line(snap("--max-spot-price", "0.001", "--region", "us-east-1", "--format", "json"), 1, "--max-spot-price")
-check("--max-spot-price" in line and "%.4f" % cheapest_spot in line, "--max-spot-price: %r" % line)
+check("--max-spot-price" in line and "at %s/h spot" % usd(cheapest_spot) in line and
+      line.endswith("raise --max-spot-price to at least %r" % cheapest_spot), "--max-spot-price: %r" % line)
+# a price of four figures above $0.10: the money rounded to cents, the value to give all four
+g5 = spot("g5.xlarge", "us-east-1")
+line = one_line(snap("--instance-types", "g5.xlarge", "--max-price", "0.01", "--region", "us-east-1"), 1, "g5.xlarge")
+check(round(g5, 2) != g5 and "g5.xlarge in us-east-1 at %s/h spot" % usd(g5) in line and
+      line.endswith("raise --max-price to at least %r" % g5), "g5.xlarge --max-price 0.01: %r" % line)
 # an accelerator the catalogue has, in a count it does not come in: the counts it does
 line = one_line(snap("--accelerator", "A10G:2", "--region", "us-east-1", "--format", "csv"), 1, "A10G:2")
 counts = sorted({HW[t][3] for t in TYPES if HW[t][2] == "A10G"})
