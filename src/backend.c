@@ -293,8 +293,12 @@ void backend_describe_gpu(int probe, char *out, size_t n)
 #else
     const char *with_nccl = ", without NCCL";
 #endif
-    int k = snprintf(out, n, "cuda: built with CUDA %s%s; module %s %s", INSTBENCH_CUDA_BUILD_VERSION, with_nccl,
-                     IB_CUDA_MODULE_FILE, found ? "beside the binary" : "missing");
+    /* the module a run would load: the one INSTBENCH_CUDA_MODULE names, when it names one */
+    const char *env = getenv("INSTBENCH_CUDA_MODULE");
+    int k = env && *env ? snprintf(out, n, "cuda: built with CUDA %s%s; module %s (INSTBENCH_CUDA_MODULE)%s",
+                                   INSTBENCH_CUDA_BUILD_VERSION, with_nccl, path, found ? "" : " missing")
+                        : snprintf(out, n, "cuda: built with CUDA %s%s; module %s %s", INSTBENCH_CUDA_BUILD_VERSION,
+                                   with_nccl, IB_CUDA_MODULE_FILE, found ? "beside the binary" : "missing");
     if (!probe || k < 0 || (size_t)k >= n) return;
     const char *why = cuda_unavailable_reason();
     const ib_cuda_module *m = cuda_module(NULL);

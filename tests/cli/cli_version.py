@@ -68,6 +68,14 @@ else:
         shutil.copy2(BIN, alone)
         out = version(alone)
         check(len(out) == 3 and out[2].endswith("module libinstbench-cuda.so missing"), f"alone: {out}")
+        # INSTBENCH_CUDA_MODULE names the module a run loads: the line names that file, not the one
+        # beside the binary
+        module = os.path.join(os.path.dirname(os.path.abspath(BIN)), "libinstbench-cuda.so")
+        out = version(alone, env={"INSTBENCH_CUDA_MODULE": module})
+        check(len(out) == 3 and out[2].endswith(f"module {module} (INSTBENCH_CUDA_MODULE)"), f"named: {out}")
+        out = version(BIN, env={"INSTBENCH_CUDA_MODULE": os.path.join(d, "none.so")})
+        check(len(out) == 3 and out[2].endswith(f"module {os.path.join(d, 'none.so')} (INSTBENCH_CUDA_MODULE) missing"),
+              f"named, absent: {out}")
 
 print("cli_version: " + ("all checks passed" if not failures else f"{len(failures)} failed"))
 sys.exit(1 if failures else 0)
