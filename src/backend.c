@@ -307,8 +307,8 @@ void backend_describe_gpu(int probe, char *out, size_t n)
     if (why) snprintf(out + k, n - (size_t)k, "; not usable: %s", why);
     else {
         const int gpus = m->ops->device_count();
-        snprintf(out + k, n - (size_t)k, "; driver supports CUDA %s, runtime %s, %d GPU%s", v.driver, v.runtime, gpus,
-                 gpus == 1 ? "" : "s");
+        snprintf(out + k, n - (size_t)k, "; driver supports CUDA %s, runtime %s, %d GPU%s",
+                 v.driver[0] ? v.driver : "unknown", v.runtime[0] ? v.runtime : "unknown", gpus, gpus == 1 ? "" : "s");
     }
 #else
     (void)probe;

@@ -57,6 +57,9 @@ p = run(["-v", "--version"])
 cuda_line = next((ln for ln in p.stdout.splitlines() if ln.startswith("cuda:")), "")
 check(p.returncode == 0 and cuda_line.endswith(", %d GPU%s" % (gpus, "" if gpus == 1 else "s")),
       "--version -v: exit %d, want %d GPU(s) in words: %r" % (p.returncode, gpus, cuda_line))
+# the host runtime reports no driver or runtime version (0, as a driver too old to say would):
+# "unknown", not an empty word
+check("driver supports CUDA unknown, runtime unknown," in cuda_line, "--version -v, versions unknown: %r" % cuda_line)
 
 # ---- verify: every fixture, the CUDA step against timm and the CPU backend ------------------------
 refs = sorted(glob.glob(os.path.join(DATA, "ref_*.safetensors")))
