@@ -126,7 +126,7 @@ def shipped_ranking(binary):
     def throughput_from(r):
         files = where.get((r.get("host"), r.get("attention") or ""), [])
         return (f"measured by instbench on {first['hardware']['accelerator_count']} x {dev} (not EC2), {when}, "
-                f"median of {r.get('runs')} run(s): {', '.join(files)}")
+                f"median of {r.get('runs')} run{'' if r.get('runs') == 1 else 's'}: {', '.join(files)}")
 
     def price_from(r):
         if r.get("usd_per_hour") is None:
