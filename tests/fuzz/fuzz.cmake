@@ -37,11 +37,14 @@ if(INSTBENCH_FUZZ)
   if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
     message(FATAL_ERROR "INSTBENCH_FUZZ=ON needs clang: configure with -DCMAKE_C_COMPILER=clang")
   endif()
-  # Coverage instrumentation for the library too, or the fuzzer is blind inside the parsers.
+  # Coverage instrumentation for the library too, or the fuzzer is blind inside the parsers.  Each
+  # module carries the runtime its objects call (ASan's, which holds the coverage callbacks too), so
+  # every program that links one links (instbench, the unit tests), and `cmake --build` of a fuzz
+  # build whole succeeds, not only the fuzzers run_fuzzers.sh names.
   foreach(module ${INSTBENCH_MODULES})
     target_compile_options(${module} PRIVATE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+    target_link_options(${module} INTERFACE -fsanitize=address,undefined)
   endforeach()
-  target_link_options(instbench_core INTERFACE -fsanitize=address,undefined)
   # bench and comm are fuzzed through what their parsers need alone: comm whole (6 small files),
   # of bench the one file that parses (bench's dependencies reach the CPU backend and oneDNN)
   instbench_fuzzer(fuzz_liveness LIBS instbench_comm INTERNALS comm)
@@ -53,3 +56,10 @@ if(INSTBENCH_FUZZ)
     instbench_add_globbed_fuzzers()
   endif()
 endif()
+
+# A fuzz build builds whole, not only the fuzzers run_fuzzers.sh names: every program linking an
+# instrumented module links the sanitizer runtime (a configure and the link lines it gives, no
+# compile).  release_only: the check configures a build of its own, whichever build runs it.
+add_test(NAME fuzz_build_links COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fuzz_build_links.py
+         ${CMAKE_COMMAND} ${CMAKE_SOURCE_DIR})
+set_tests_properties(fuzz_build_links PROPERTIES SKIP_RETURN_CODE 77 LABELS release_only)
