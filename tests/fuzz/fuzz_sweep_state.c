@@ -4,7 +4,10 @@
  * written: every instance id and Elastic IP allocation of AWS's shape and none twice, every
  * candidate index in range, no two EFA interfaces on one (network card, device index), an address
  * a dotted quad; and written back out (sweep_state_json) it must read back to the same text.
+ * What `sweep status` and `sweep report` then compute from it must hold too: a cost that is a
+ * finite sum of dollars, each candidate's S3 key name within its buffer.
  * Seeds: tests/fuzz/corpus/fuzz_sweep_state/ (a valid state and the hostile shapes of issue 39). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ib_error err = {0};
     if (sweep_state_parse((const char *)data, size, &st, &err) != 0) return 0;
     check(&st);
+    size_t unpriced = 0, estimated = 0; /* at a fixed clock, so an input costs the same on every run */
+    const double usd = sweep_state_cost(&st, st.finished ? st.finished : 1795000000, &unpriced, &estimated);
+    if (!isfinite(usd) || usd < 0 || unpriced > st.n_inst || estimated > st.n_inst) abort();
+    for (size_t c = 0; c < st.n_cand; c++) {
+        char name[160]; /* sweep_delivery_key's */
+        sweep_candidate_key_name(&st, c, name, sizeof name);
+        if (strnlen(name, sizeof name) == sizeof name || !sweep_outcome_name(st.cand[c].outcome)[0]) abort();
+    }
     char *text = sweep_state_json(&st);
     if (text) {
         sweep_state again;
