@@ -35,7 +35,11 @@ int datapipe_create(int batch, int channels, int img_size, int num_classes, int 
  * The batch stays valid until datapipe_release(). */
 int datapipe_acquire(bench_datapipe *p, const float **images, const int32_t **labels, double *wait_s, ib_error *err);
 void datapipe_release(bench_datapipe *p);
-/* Samples/s the producers sustained while busy (batches made x batch / busy wall time). */
+/* From now on datapipe_throughput counts only the batches finished after this call: the runner
+ * marks the timed window's start, so the pipeline's rate and the step's are of the same interval. */
+void datapipe_mark(bench_datapipe *p);
+/* Samples/s the producers sustained while busy (batches made x batch / busy wall time), since the
+ * mark when batches have been finished since it, else since the start. */
 double datapipe_throughput(const bench_datapipe *p);
 void datapipe_destroy(bench_datapipe *p);
 

@@ -288,6 +288,9 @@ static void *rank_loop(void *arg)
                 fflush(stderr);
             }
             sysinfo_cpu_sample_job(&S->load_start, c->rdv, NULL); /* finding the peers: before the clock */
+            if (c->data == BENCH_DATA_HOST)
+                for (int r = 0; r < c->ranks; r++)
+                    if (S->ranks[r].pipe) datapipe_mark(S->ranks[r].pipe);
             S->window_start = util_now_seconds();
         }
         double t0 = util_now_seconds(), data = 0, compute = 0, comm = 0;

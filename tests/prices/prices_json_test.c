@@ -94,6 +94,35 @@ static void expect_reject_in(const char *base, const char *from, const char *to,
     free(doc);
 }
 
+/* An instance object with some of its fields (here no memory_gib: each is optional) is written
+ * back as it was read, null where it had none, so the file this program wrote reads back; a
+ * missing memory_gib was written as 0, which the reader refuses (found by fuzz_pricing_json). */
+static void check_partial_hardware(void)
+{
+    static const char from[] = "\"memory_gib\": 16, ";
+    const char *at = strstr(written, from);
+    CHECK(at != NULL);
+    if (!at) return;
+    char doc[4096];
+    snprintf(doc, sizeof doc, "%.*s%s", (int)(at - written), written, at + strlen(from));
+    price_set s, s2;
+    ib_error err = {0};
+    CHECK(prices_parse_json(doc, strlen(doc), "partial.json", &s, &err) == 0);
+    if (err.msg[0]) fprintf(stderr, "%s\n", err.msg);
+    char *txt = prices_to_json(&s);
+    CHECK(txt && strstr(txt, "\"memory_gib\": null") && strstr(txt, "\"vcpus\": 4"));
+    int rc = txt ? prices_parse_json(txt, strlen(txt), "again", &s2, &err) : -1;
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "written partial hardware does not read back: %s\n", err.msg);
+    else {
+        const price_record *g = prices_find(&s2, "g5.xlarge", "us-east-1");
+        CHECK(g && g->hw.vcpus == 4 && g->hw.accelerator_count == 1 && !(g->hw.memory_gib > 0));
+        prices_free(&s2);
+    }
+    free(txt);
+    prices_free(&s);
+}
+
 /* The objects-with-null form reads as "unknown"; derived fields are ignored; Local Zones are typed
  * and left out of the lowest unless asked; what is written reads back the same. */
 static void check_written_form(void)
@@ -285,6 +314,7 @@ int main(void)
     expect_reject("\"prices\": [", "\"prices\": 5, \"x\": [", "$.prices: must be an array");
 
     check_written_form();
+    check_partial_hardware();
     check_zone_kinds();
     check_load_bounds();
 
