@@ -49,7 +49,7 @@ typedef struct price_record {
     /* The type's hardware as a catalogue states it (the snapshot's "instance"); vcpus -1: unknown. */
     struct {
         int vcpus;
-        double memory_gib;
+        double memory_gib;    /* NAN unknown */
         char accelerator[32]; /* "A10G"; "" for none */
         int accelerator_count;
         double accelerator_memory_gib; /* all accelerators together; NAN unknown */

@@ -74,6 +74,8 @@ void price_record_init(price_record *r)
     r->savings_pct = -1;
     r->placement_score = -1;
     r->hw.vcpus = -1;
+    /* unknown until a catalogue or file says: 0 would be written as a size the reader refuses */
+    r->hw.memory_gib = NAN;
     r->hw.accelerator_memory_gib = NAN;
     r->nodes = 1;
 }
@@ -565,9 +567,7 @@ static void add_hardware(cJSON *o, const price_record *r)
     cJSON *hw = cJSON_AddObjectToObject(o, "instance");
     const int known = prices_hardware_known(r);
     add_number(hw, "vcpus", known ? r->hw.vcpus : NAN);
-    /* each field is optional when read (a file may give vcpus and not memory): one never read is
-     * 0 here, and written as the null it was, not as a 0 the reader refuses */
-    add_number(hw, "memory_gib", known && r->hw.memory_gib > 0 ? r->hw.memory_gib : NAN);
+    add_number(hw, "memory_gib", known ? r->hw.memory_gib : NAN);
     add_string(hw, "accelerator", known ? r->hw.accelerator : NULL);
     add_number(hw, "accelerator_count", known ? r->hw.accelerator_count : NAN);
     add_number(hw, "accelerator_memory_gib", known ? r->hw.accelerator_memory_gib : NAN);

@@ -36,7 +36,8 @@ static void describe_source(const char *src, time_t as_of, time_t now, char *out
 
 /* The type's hardware cells: "4 x A10G" (or "-": none, "?": not in the catalogue; the
  * accelerators of NODES instances), accelerator memory in all, vCPUs, host memory (GiB, whole
- * numbers: what catalogues and sky show-gpus print) of one instance. */
+ * numbers: what catalogues and sky show-gpus print; "-" when a file left it unknown) of one
+ * instance. */
 static void hardware_cells(const price_record *r, int nodes, char acc[64], char accm[16], char cpu[16], char mem[16])
 {
     const int known = prices_hardware_known(r);
@@ -46,8 +47,10 @@ static void hardware_cells(const price_record *r, int nodes, char acc[64], char 
     else strcpy(acc, "-");
     if (known && !isnan(r->hw.accelerator_memory_gib)) snprintf(accm, 16, "%.0f", r->hw.accelerator_memory_gib);
     else strcpy(accm, known ? "-" : "?");
-    if (known) snprintf(cpu, 16, "%d", r->hw.vcpus), snprintf(mem, 16, "%.0f", r->hw.memory_gib);
-    else strcpy(cpu, "?"), strcpy(mem, "?");
+    if (known) snprintf(cpu, 16, "%d", r->hw.vcpus);
+    else strcpy(cpu, "?");
+    if (known && !isnan(r->hw.memory_gib)) snprintf(mem, 16, "%.0f", r->hw.memory_gib);
+    else strcpy(mem, known ? "-" : "?");
 }
 
 /* Whole percent, never "-0". */
