@@ -2,7 +2,8 @@
  * (aws/pricing.c: a JSON document whose PriceList holds JSON documents inside strings, from any
  * server an endpoint override points at) and to the instbench.prices/v1 reader (prices_json.c:
  * cache files and `rank --source` files on disk).  No input may crash, leak or read out of
- * bounds; whatever the v1 reader accepts must survive a write/read round trip. */
+ * bounds; whatever the v1 reader accepts must survive a write/read round trip, its prices and
+ * the hardware it states alike. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +11,18 @@
 
 #include "instbench/aws_services.h"
 #include "instbench/prices.h"
+
+static int same(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* The hardware a record states survives the round trip (none is stated without its vCPUs). */
+static int same_hardware(const price_record *a, const price_record *b)
+{
+    if (a->hw.vcpus != b->hw.vcpus) return 0;
+    return !prices_hardware_known(a) ||
+           (!strcmp(a->hw.accelerator, b->hw.accelerator) && a->hw.accelerator_count == b->hw.accelerator_count &&
+            same(a->hw.memory_gib, b->hw.memory_gib) &&
+            same(a->hw.accelerator_memory_gib, b->hw.accelerator_memory_gib));
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (size_t i = 0; i < s.n; i++)
                 if (s2.items[i].n_spot != s.items[i].n_spot ||
                     (!isnan(s.items[i].on_demand_usd_per_hour) &&
-                     s2.items[i].on_demand_usd_per_hour != s.items[i].on_demand_usd_per_hour))
+                     s2.items[i].on_demand_usd_per_hour != s.items[i].on_demand_usd_per_hour) ||
+                    !same_hardware(&s.items[i], &s2.items[i]))
                     abort();
             prices_free(&s2);
             free(out);
