@@ -84,9 +84,8 @@ int measure_dry_run(const measure_ctx *c, const char *checkpoint_dir, const vola
     if (o->data == BENCH_DATA_HOST) printf("%d worker thread%s per rank\n", c->workers, c->workers == 1 ? "" : "s");
     if (o->steps > 0) printf("  timing: %d steps after warm-up\n", o->steps);
     else printf("  timing: %g s window after warm-up (at least %d steps)\n", o->duration_s, o->min_steps);
-    if (strcmp(rdv->kind, "none") != 0)
-        printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, rdv->kind, rdv->node_rank);
-    else printf("  nodes: %d (no rendezvous), this is node %d\n", rdv->nnodes, rdv->node_rank);
+    printf("  nodes: %d (%s rendezvous), this is node %d\n", rdv->nnodes, strcmp(rdv->kind, "none") ? rdv->kind : "no",
+           rdv->node_rank);
     if (strcmp(rdv->kind, "none") != 0)
         printf("  rendezvous: global rank %d of %d; rank 0 serves the NCCL unique id on %s:%d (waiting at most %g s "
                "for the others)\n",
