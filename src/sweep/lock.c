@@ -104,18 +104,6 @@ static int still_held(int f)
     return 0;
 }
 
-double sweep_env_seconds(const char *name, double dflt)
-{
-    const char *v = getenv(name);
-    double d;
-    if (!v || !v[0]) return dflt;
-    if (util_parse_double(v, 0.01, 86400, &d) != 0) {
-        ib_warn("%s='%s' is not a number of seconds (0.01 to 86400); using %g", name, v, dflt);
-        return dflt;
-    }
-    return d;
-}
-
 /* Read once: a command may look at many held locks, and a bad value is worth one warning. */
 static double holder_wait_s(void)
 {
