@@ -3,6 +3,7 @@
 #ifndef INSTBENCH_PRICES_H
 #define INSTBENCH_PRICES_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +26,11 @@ extern const char *const prices_source_names[];
  * naming more is refused, as a file holding it would be. */
 #define PRICES_MAX_ZONES 64
 
+/* price_record.savings_pct when the Advisor gave no figure.  Its figures are whole percent and
+ * negative where spot costs more than on-demand (-62 for p5.48xlarge in ca-central-1), so -1 is a
+ * real one: "unknown" is a value no figure can take (the reader takes -1000..100). */
+#define PRICES_SAVINGS_UNKNOWN INT_MIN
+
 typedef struct spot_price {
     char az[32];
     double usd_per_hour;
@@ -43,8 +49,8 @@ typedef struct price_record {
     char spot_source[16];
     time_t spot_as_of;
     int interruption_bucket; /* 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%), -1 unknown */
-    int savings_pct;         /* advisor's savings vs on-demand, -1 unknown (may be < -1:
-                                        spot dearer than on-demand) */
+    int savings_pct;         /* advisor's savings vs on-demand, PRICES_SAVINGS_UNKNOWN unknown
+                                        (negative: spot dearer than on-demand) */
     int placement_score;     /* region-level 1..10, -1 unknown */
     /* The type's hardware as a catalogue states it (the snapshot's "instance"); vcpus -1: unknown. */
     struct {

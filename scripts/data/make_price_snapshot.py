@@ -98,7 +98,11 @@ def build(data_dir):
         interruption = None
         if adv is not None:
             labels = ["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
-            interruption = {"bucket": adv["r"], "label": labels[adv["r"]], "savings_pct": adv["s"]}
+            if adv.get("r") not in range(len(labels)):
+                sys.exit(f"{itype} {region}: the advisor feed's entry {adv} has no interruption bucket 0..4 ('r')")
+            # "s" as the feed says it, negative where spot costs more (-62, -1): a savings figure
+            # the feed leaves out is unknown (null), never a number standing for it
+            interruption = {"bucket": adv["r"], "label": labels[adv["r"]], "savings_pct": adv.get("s")}
         records.append({"instance_type": itype, "region": region, "on_demand": on_demand,
                         "spot": spot, "interruption": interruption, "placement_score": None,
                         "instance": hardware(itype, rs)})

@@ -71,7 +71,7 @@ void price_record_init(price_record *r)
     memset(r, 0, sizeof *r);
     r->on_demand_usd_per_hour = NAN;
     r->interruption_bucket = -1;
-    r->savings_pct = -1;
+    r->savings_pct = PRICES_SAVINGS_UNKNOWN;
     r->placement_score = -1;
     r->hw.vcpus = -1;
     /* unknown until a catalogue or file says: 0 would be written as a size the reader refuses */
@@ -554,7 +554,7 @@ static void add_interruption(cJSON *o, const price_record *r)
     const int known = r->interruption_bucket >= 0;
     add_number(in, "bucket", known ? r->interruption_bucket : NAN);
     add_string(in, "label", known ? prices_interruption_label(r->interruption_bucket) : NULL);
-    add_number(in, "savings_pct", known && r->savings_pct != -1 ? r->savings_pct : NAN);
+    add_number(in, "savings_pct", known && r->savings_pct != PRICES_SAVINGS_UNKNOWN ? r->savings_pct : NAN);
     /* derived for readers (prices/interruption.c), ignored when read: the bucket as a node's rate,
      * the NODES-node job's, and that job's chance of a day without an interruption */
     add_number(in, "rate_per_node_hour", prices_interruption_rate(r->interruption_bucket));

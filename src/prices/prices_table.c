@@ -235,7 +235,7 @@ static void shown_row(const price_set *s, const price_record *r, time_t now, sho
     snprintf(b->az, sizeof b->az, "%s%s", best ? best->az : "-", best ? prices_zone_marker(best->az) : "");
     snprintf(b->nz, sizeof b->nz, "%zu", r->n_spot);
     fmt_pct(b->sav, sizeof b->sav, prices_spot_savings_pct(r, s->include_local_zones));
-    fmt_pct(b->adv, sizeof b->adv, r->savings_pct != -1 ? r->savings_pct : NAN);
+    fmt_pct(b->adv, sizeof b->adv, r->savings_pct != PRICES_SAVINGS_UNKNOWN ? r->savings_pct : NAN);
     describe_source(r->spot_source, r->spot_as_of, now, b->sps, sizeof b->sps);
     survival_cells(r, b->job, b->p24);
     cells[C_SPOT] = b->sp, cells[C_SPOT_MAX] = b->spmax, cells[C_SPOT_ACC] = b->spacc, cells[C_SPOT_TOTAL] = b->sptot;
@@ -400,7 +400,7 @@ static void plain_row(const price_set *s, const price_record *r, cell_text *b, c
         snprintf(b->ib, sizeof b->ib, "%d", r->interruption_bucket);
         label = prices_interruption_label(r->interruption_bucket);
     }
-    if (r->savings_pct != -1) snprintf(b->sav, sizeof b->sav, "%d", r->savings_pct);
+    if (r->savings_pct != PRICES_SAVINGS_UNKNOWN) snprintf(b->sav, sizeof b->sav, "%d", r->savings_pct);
     if (r->placement_score > 0) snprintf(b->pl, sizeof b->pl, "%d", r->placement_score);
     num(prices_spot_savings_pct(r, with_local), b->rsav, sizeof b->rsav);
     snprintf(b->nodes, sizeof b->nodes, "%d", nodes);

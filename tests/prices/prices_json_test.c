@@ -105,7 +105,8 @@ static void check_written_form(void)
     const price_record *p = prices_find(&s, "p5.4xlarge", "us-east-1"), *g = prices_find(&s, "g5.xlarge", "us-east-1");
     CHECK(!s.snapshot_date[0]);
     CHECK(p && isnan(p->on_demand_usd_per_hour) && !p->on_demand_source[0] && !p->spot_source[0] && p->n_spot == 0 &&
-          p->interruption_bucket == -1 && p->savings_pct == -1 && !prices_hardware_known(p) && p->nodes == 1);
+          p->interruption_bucket == -1 && p->savings_pct == PRICES_SAVINGS_UNKNOWN && !prices_hardware_known(p) &&
+          p->nodes == 1);
     CHECK(g && g->on_demand_usd_per_hour == 1.006 && g->n_spot == 2 && g->interruption_bucket == 4 && g->nodes == 1);
     if (g) {
         /* the Local Zone is cheaper, but not the lowest unless Local Zones count */

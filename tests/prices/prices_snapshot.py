@@ -3,7 +3,9 @@
 scripts/data/make_price_snapshot.py generates today (the build embeds that file as it is); every
 (instance type, region) of the vendored CSV (data/) is present with the CSV's values (checked here from the
 CSV itself); the interruption buckets are the Spot Advisor's; `instbench prices --source snapshot`
-for every type and region reproduces them (so the embedded copy parses and is complete).
+for every type and region reproduces them (so the embedded copy parses and is complete).  The
+generator, run on a feed of its own, keeps an advisor savings of -1 as -1 and one the feed leaves
+out as null, and refuses an entry without a bucket.
 
 usage: prices_snapshot.py INSTBENCH SOURCE_DIR PRICE_DATA_DIR   (PRICE_DATA_DIR: the repository's data/)
 """
@@ -16,7 +18,7 @@ import sys
 INSTBENCH, SRC, DATA = [os.path.abspath(a) for a in sys.argv[1:4]]
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import absent_path, check, failures as errors
+from testlib import absent_path, check, failures as errors, scratch_dir
 
 
 ABSENT = absent_path()
@@ -101,6 +103,38 @@ if p.returncode == 0:
     # instbench prints every type x region asked for; the CSV's pairs must carry its values
     got = {(r["instance_type"], r["region"]): r for r in out["prices"] if (r["instance_type"], r["region"]) in want}
     compare(got, "instbench --source snapshot", written=True)
+
+
+def own_feed(entries):
+    """The generator's snapshot from data/'s g5.xlarge rows in us-east-1 and us-west-2 and a feed
+    whose Linux entries are ENTRIES ({region: entry}): (exit status, {region: record}, stderr)."""
+    d = scratch_dir("instbench-feed-")
+    for name in ("aws-accelerated-prices.csv", "aws-cpu-prices.csv", "aws-accelerated-prices-2026.csv"):
+        with open(os.path.join(DATA, name), newline="") as f, open(os.path.join(d, name), "w", newline="") as out:
+            rd = csv.DictReader(f)
+            w = csv.DictWriter(out, rd.fieldnames)
+            w.writeheader()
+            w.writerows(r for r in rd if r["instance_type"] == "g5.xlarge" and r["region"] in entries)
+    with open(os.path.join(d, "spot-advisor-data.json"), "w") as f:
+        json.dump({"spot_advisor": {r: {"Linux": {"g5.xlarge": e}} for r, e in entries.items()}}, f)
+    out = os.path.join(d, "snapshot.json")
+    p = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "data", "make_price_snapshot.py"), "--data", d,
+                        "--json", out], capture_output=True, text=True)
+    recs = {r["region"]: r for r in json.load(open(out))["prices"]} if p.returncode == 0 else {}
+    return p.returncode, recs, p.stderr
+
+
+# -1 is a real saving (the feed's figures go negative: -62 above), and a missing one is unknown
+rc, recs, err = own_feed({"us-east-1": {"r": 4, "s": -1}, "us-west-2": {"r": 1}})
+check(rc == 0 and len(recs) == 2, "generator on its own feed: exit %d, %d records: %s" % (rc, len(recs), err))
+if recs:
+    check(recs["us-east-1"]["interruption"] == {"bucket": 4, "label": ">20%", "savings_pct": -1},
+          "feed s=-1: %r" % (recs["us-east-1"]["interruption"],))
+    check(recs["us-west-2"]["interruption"] == {"bucket": 1, "label": "5-10%", "savings_pct": None},
+          "feed without s: %r, want savings_pct null" % (recs["us-west-2"]["interruption"],))
+# a savings without a bucket is no Advisor entry the reader takes (prices_json.c): refused, named
+rc, recs, err = own_feed({"us-east-1": {"s": 40}})
+check(rc != 0 and "g5.xlarge us-east-1" in err and "'r'" in err, "feed entry without r: exit %d: %s" % (rc, err))
 
 print("%d (type, region) pairs checked, %d problems" % (len(want), len(errors)))
 sys.exit(1 if errors else 0)
