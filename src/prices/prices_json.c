@@ -39,7 +39,7 @@
  * (cJSON would take the first value, jq and Python the last).  interruption.bucket is the Spot
  * Instance Advisor's frequency-of-interruption range 0..4 (<5%, 5-10%, 10-15%, 15-20%, >20%);
  * savings_pct is its saving vs on-demand in percent (<= 100; negative when spot costs more; or
- * null).  A (instance_type, region) pair appears at most once. */
+ * null), given only with a bucket.  A (instance_type, region) pair appears at most once. */
 #include "instbench/prices.h"
 #include "instbench/names.h"
 #include "prices/internal.h"
@@ -258,11 +258,19 @@ static int read_interruption(reader *rd, const cJSON *in, const char *path, pric
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(in, "bucket");
     snprintf(p, sizeof p, "%s.bucket", path);
     if (!b) return bad(rd, p, "missing");
-    if (cJSON_IsNull(b)) { /* unknown bucket: nothing else of the advisor's is known */
-        const cJSON *label = cJSON_GetObjectItemCaseSensitive(in, "label");
-        snprintf(p, sizeof p, "%s.label", path);
-        if (label && !cJSON_IsNull(label)) return bad(rd, p, "given without a bucket");
-        return get_opt_int(rd, in, "savings_pct", path, -1000, 100, &r->savings_pct);
+    if (cJSON_IsNull(b)) {
+        /* Unknown bucket: nothing else of the advisor's is known.  Its feed gives a type's bucket
+         * and savings together ({"r", "s"} per type and region) or neither, so a savings figure
+         * without a bucket is no Advisor entry: refused like the label, not kept (the writer ties
+         * savings to the bucket, as the snapshot does) nor dropped without a word. */
+        static const char *const with_bucket[] = {"label", "savings_pct"};
+        for (size_t i = 0; i < 2; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(in, with_bucket[i]);
+            snprintf(p, sizeof p, "%s.%s", path, with_bucket[i]);
+            if (v && !cJSON_IsNull(v))
+                return bad(rd, p, "given without a bucket (the Spot Advisor states both: give the bucket, or null)");
+        }
+        return 0;
     }
     if (get_opt_int(rd, in, "bucket", path, 0, 4, &r->interruption_bucket) != 0) return -1;
     const cJSON *label = cJSON_GetObjectItemCaseSensitive(in, "label");

@@ -2,8 +2,8 @@
  * (aws/pricing.c: a JSON document whose PriceList holds JSON documents inside strings, from any
  * server an endpoint override points at) and to the instbench.prices/v1 reader (prices_json.c:
  * cache files and `rank --source` files on disk).  No input may crash, leak or read out of
- * bounds; whatever the v1 reader accepts must survive a write/read round trip, its prices and
- * the hardware it states alike. */
+ * bounds; whatever the v1 reader accepts must survive a write/read round trip, its prices, the
+ * hardware it states and the Spot Advisor's bucket and savings alike. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -53,7 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (s2.items[i].n_spot != s.items[i].n_spot ||
                     (!isnan(s.items[i].on_demand_usd_per_hour) &&
                      s2.items[i].on_demand_usd_per_hour != s.items[i].on_demand_usd_per_hour) ||
-                    !same_hardware(&s.items[i], &s2.items[i]))
+                    !same_hardware(&s.items[i], &s2.items[i]) ||
+                    s2.items[i].interruption_bucket != s.items[i].interruption_bucket ||
+                    s2.items[i].savings_pct != s.items[i].savings_pct)
                     abort();
             prices_free(&s2);
             free(out);

@@ -3,7 +3,7 @@
 instbench_add_unit_test(prices_json_test ${CMAKE_CURRENT_LIST_DIR}/prices_json_test.c)
 instbench_add_unit_test(prices_parsers_test ${CMAKE_CURRENT_LIST_DIR}/prices_parsers_test.c)
 # The Advisor's savings as a prices file states it (-1 a real figure, null unknown) in the table, CSV,
-# JSON rows and the document written back.
+# JSON rows and the document written back; a savings figure without a bucket refused.
 instbench_add_unit_test(prices_advisor_savings ${CMAKE_CURRENT_LIST_DIR}/prices_advisor_savings.c)
 # A prices file whose times lie in the future (past the cache's clock skew) is refused, naming the field.
 instbench_add_unit_test(prices_file_times ${CMAKE_CURRENT_LIST_DIR}/prices_file_times.c)

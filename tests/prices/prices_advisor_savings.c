@@ -2,7 +2,8 @@
  * -1 (the advisor's figures go negative where spot costs more) reads -1 in the table, the CSV,
  * the JSON rows and the whole document written back, and an absent or null figure stays unknown
  * ("-", empty, null).  The expected values are read from the input document with cJSON, not from
- * what instbench writes. */
+ * what instbench writes.  A savings figure without a bucket is no Advisor entry: the reader
+ * refuses it, naming the field. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,5 +143,13 @@ int main(void)
     prices_free(&s);
     cJSON_Delete(doc);
 
+    /* a savings figure without a bucket: refused, the field named */
+    static const char orphan[] =
+        "{\"schema\": \"instbench.prices/v1\", \"generated_at\": \"2026-11-22T00:00:00Z\", \"prices\": [\n"
+        " {\"instance_type\": \"g5.xlarge\", \"region\": \"us-east-1\", \"on_demand\": null, \"spot\": null,\n"
+        "  \"interruption\": {\"bucket\": null, \"label\": null, \"savings_pct\": 40}}]}\n";
+    CHECK(prices_parse_json(orphan, sizeof orphan - 1, "orphan", &s, &err) != 0 &&
+              strstr(err.msg, "prices[0].interruption.savings_pct") && strstr(err.msg, "without a bucket"),
+          "savings without a bucket: %s", err.msg);
     return failures != 0;
 }
