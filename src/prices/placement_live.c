@@ -116,7 +116,7 @@ out:
 /* A spot row of N > 1 nodes: its placement score is for N instances in one zone, the question
  * rank asks of an N-node row (src/prices/placement_asks.c), not the 1-instance scores fetched with
  * the prices; without live AWS it has none rather than those.  The zone scored in PLACEMENT is the
- * row's SPOT AZ (its cheapest zone). */
+ * row's IN AZ (its cheapest zone). */
 void prices_node_scores(const prices_query *q, price_set *set)
 {
     if (!q->want_spot || !set->n) return;

@@ -317,9 +317,12 @@ static void write_sources(const price_set *s, const output_table *t, const price
         clause(line, sizeof line, "SAVINGS %%: 1 - spot / on-demand of the row's own prices");
     if (either(t, "on_demand_usd_per_accelerator_hour", "spot_min_usd_per_accelerator_hour"))
         clause(line, sizeof line, "PER ACCEL: the instance's price over its accelerators (the catalogue's count)");
+    /* N as the table names it: its NODES column, or the flag when that column is not shown */
+    const int nodes_col = output_table_showed(t, "nodes");
+    const char *n_first = nodes_col ? "NODES" : "N (--nodes)", *n_again = nodes_col ? "NODES" : "N";
     if (either(t, "on_demand_total_usd_per_hour", "spot_min_total_usd_per_hour") ||
         output_table_showed(t, "total_accelerators"))
-        clause(line, sizeof line, "TOTAL: NODES instances together (NODES x the price of one)");
+        clause(line, sizeof line, "TOTAL: %s instances together (%s x the price of one)", n_first, n_again);
     zone_clause(s, t, line, sizeof line);
     if (advisor && (intr || adv))
         clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "",
@@ -331,18 +334,25 @@ static void write_sources(const price_set *s, const output_table *t, const price
         clause(line, sizeof line,
                "ml.* rows: SageMaker training; its managed spot has no published hourly price "
                "(rank prices it at yours: --price TYPE:spot=USD)");
-    if (either(t, "interruption_job_rate_per_hour", "interruption_p_no_interruption_24h"))
-        clause(line, sizeof line,
-               "JOB INTERRUPTIONS: NODES x a node's rate, assuming the bucket's midpoint share (>20%%: 25%%) "
-               "of nodes reclaimed in a 720 h month (-ln(1 - share) / 720 per hour, as rank's spot risk); "
-               "P(24 h UNINTERRUPTED): e^(-rate x 24)");
-    if (output_table_showed(t, "placement_score"))
-        clause(
-            line, sizeof line,
-            s->nodes_asked
-                ? "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only); "
-                  "for NODES > 1, NODES instances in one zone (SingleAvailabilityZone), that of SPOT AZ"
-                : "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only)");
+    const int job = output_table_showed(t, "interruption_job_rate_per_hour");
+    const int p24 = output_table_showed(t, "interruption_p_no_interruption_24h");
+    char rate[320];
+    snprintf(rate, sizeof rate,
+             "%s x a node's rate, assuming the bucket's midpoint share (>20%%: 25%%) of nodes reclaimed in a "
+             "720 h month (-ln(1 - share) / 720 per hour, as rank's spot risk)",
+             n_first);
+    /* each of the two says what it is without the other: P(24 h) alone defines the rate it uses */
+    if (job) clause(line, sizeof line, "JOB INTERRUPTIONS: %s", rate);
+    if (p24 && job) clause(line, sizeof line, "P(24 h UNINTERRUPTED): e^(-rate x 24)");
+    else if (p24) clause(line, sizeof line, "P(24 h UNINTERRUPTED): e^(-rate x 24), the job's rate being %s", rate);
+    static const char placement[] =
+        "PLACEMENT: EC2 spot placement scores, a launch likelihood, not interruption risk (live AWS only)";
+    if (output_table_showed(t, "placement_score") && !s->nodes_asked) clause(line, sizeof line, "%s", placement);
+    else if (output_table_showed(t, "placement_score"))
+        clause(line, sizeof line, "%s; for %s > 1, %s instances in one zone (SingleAvailabilityZone), %s", placement,
+               n_first, n_again,
+               output_table_showed(t, "spot_min_availability_zone") ? "that of IN AZ"
+                                                                    : "that of the row's cheapest spot zone");
     const int snap = prices_shown_from_snapshot(s, want_od, want_spot);
     if (line[0] || snap) fputc('\n', out);
     if (line[0]) output_note(out, "sources: %s.", line);

@@ -6,7 +6,7 @@ parameter EC2 does not take and records every request it accepted:
 - a type priced for 4 nodes asks TargetCapacity=4, TargetCapacityUnitType=units,
   SingleAvailabilityZone=true for its region, once, and the request equals, field by field, what
   botocore's EC2 serializer writes for those parameters (the question rank asks of a 4-node row);
-- its zones' scores and its PLACEMENT (the score of its cheapest zone, SPOT AZ) are the fake's
+- its zones' scores and its PLACEMENT (the score of its cheapest zone, IN AZ) are the fake's
   scores for 4 instances in that zone, recomputed here from the fake's published rule with the
   zone's ID read through botocore; a type priced for 1 node keeps the region's 1-instance score;
 - without live AWS (--source snapshot) a 4-node row has no score rather than a 1-instance one, and

@@ -8,6 +8,7 @@ Usage: prices_table_style.py INSTBENCH DATA_DIR"""
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,29 @@ with tempfile.TemporaryDirectory() as tmp:
     # placement scores are live AWS's alone: from the snapshot no row has one, so no column that
     # reads "-" on every row, and no word of it under the table
     check("PLACEMENT" not in p.stdout, f"--wide from the snapshot: an empty PLACEMENT column:\n{p.stdout}")
+
+    # 1c. Each column alone (--columns KEY, every key of the CSV's header), with --nodes and
+    # without: no column header the sources line names is missing from the table (it explained
+    # P(24 h UNINTERRUPTED) under JOB INTERRUPTIONS alone, and NODES and SPOT AZ under PLACEMENT).
+    runs = []
+    for nodes in ([], ["--nodes", "2"]):
+        for key in next(csv.reader(sheet.stdout.splitlines())):
+            p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns", key, *nodes], env)
+            legend = next((ln for ln in p.stdout.splitlines() if ln.startswith("sources:")), "")
+            runs.append((f"--columns {key} {' '.join(nodes)}", parse_table(p.stdout)[0], legend))
+    every = {h for _, shown, _ in runs for h in shown}   # the headers, each from its own column's table
+    check(len(every) == len(runs) // 2, f"--columns KEY: not one header per key: {sorted(every)}")
+    for what, shown, legend in runs:
+        named, rest = set(), legend
+        for h in sorted(every, key=len, reverse=True):   # the longest first: SAVINGS % in ADVISOR SAVINGS %
+            at = re.compile(r"(?<![\w-])" + re.escape(h) + r"(?!\w)")
+            if at.search(rest):
+                named.add(h)
+                rest = at.sub("_", rest)
+        check(named <= set(shown), f"{what}: the sources line names {sorted(named - set(shown))}, which the "
+                                   f"table {shown} does not show: {legend!r}")
+        for h in ("JOB INTERRUPTIONS", "P(24 h UNINTERRUPTED)"):   # each still explained on its own
+            check(h not in shown or f"{h}: " in legend, f"{what}: {h} shown but not explained: {legend!r}")
 
     # 2. A cache file only: no price shown is the snapshot's, so neither note appears; its savings
     #    are its own (the advisor's figure for the type says something else).
