@@ -302,7 +302,9 @@ static void write_sources(const price_set *s, const output_table *t, const price
     for (size_t i = 0; i < s->n; i++) advisor |= want_spot && s->items[i].interruption_bucket >= 0;
     const int intr = output_table_showed(t, "interruption_label");
     const int adv = output_table_showed(t, "interruption_savings_pct");
-    char line[1024] = "";
+    /* every clause at once, with --nodes and ml.* rows, is about 1.3 KB of fixed text plus the
+     * Advisor's part of snapshot_source (under 512): 1024 cut the line short without a word */
+    char line[4096] = "";
     if (output_table_showed(t, "accelerator") || output_table_showed(t, "accelerator_memory_gib") ||
         output_table_showed(t, "vcpus") || output_table_showed(t, "memory_gib"))
         clause(line, sizeof line, "hardware: the catalogue shipped with instbench");

@@ -192,6 +192,15 @@ def case_sagemaker():
         legend = " ".join(p.stdout.split())
         check("managed spot has no published hourly price" in legend and "--price TYPE:spot=USD" in legend,
               "no SageMaker spot note under the table: %s" % p.stdout[-600:])
+        # every column at once with --nodes: the sources line is at its longest and must still end
+        # whole (it was cut short without a word at 1 KB)
+        p = prices(["--instance-types", "ml.g5.xlarge,g5.xlarge", "--region", "us-east-1", "--format", "table",
+                    "--wide", "--nodes", "2"], base_env(ep))
+        flat = " ".join(p.stdout.split())
+        src = flat[flat.find("sources: "):]
+        src = src[:src.find(". ", 0) + 1] if ". " in src else src
+        check(p.returncode == 0 and "ml.* rows" in src and src.rstrip().endswith(".") and "PLACEMENT" in src,
+              "sources line cut short or missing clauses (%d chars): %s" % (len(src), src[-300:]))
     finally:
         ep.stop()
 
