@@ -11,20 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct fetch_ctx {
-    hello mine;
-    const char *workload, *addr;
-    int port;
-    void *blob;
-    double deadline;
-    double started, timeout_s, next_progress; /* when it began, its limit, when it next says it waits */
-    double unanswered_since;                  /* when a connection first closed without an answer; 0: none has */
-    int root_nranks;
-    int fatal_code;    /* with fatal set: no more attempts, the fetch fails with it */
-    char fatal[1400];  /* (the handshake returns 0 then, to stop tcp_connect_until) */
-    char problem[160]; /* why the last attempt failed */
-} fetch_ctx;
-
 /* The attempts end: the fetch fails with CODE and the message. */
 static int give_up(fetch_ctx *f, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int give_up(fetch_ctx *f, int code, const char *fmt, ...)
@@ -116,9 +102,8 @@ static int check_root_hello(fetch_ctx *f, const hello *v, const char *bad)
     return 1;
 }
 
-static int handshake(int fd, void *arg)
+int liveness_peer_handshake(int fd, fetch_ctx *f)
 {
-    fetch_ctx *f = arg;
     unsigned char h[HELLO_LEN];
     hello v;
     size_t got = 0;
@@ -161,6 +146,8 @@ static int handshake(int fd, void *arg)
     f->root_nranks = (int)v.nranks;
     return 0;
 }
+
+static int handshake(int fd, void *arg) { return liveness_peer_handshake(fd, arg); }
 
 /* Between attempts: once in a while, that this process still waits for rank 0, and what the
  * attempts meet (GAI: the resolver's last error, REFUSED_S: for how long connections were refused). */

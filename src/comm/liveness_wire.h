@@ -105,4 +105,25 @@ const char *liveness_bad_header(const unsigned char *h);
 /* A liveness with NCONN closed connections (and no port). */
 liveness *liveness_new_conns(int is_root, int nconn);
 
+/* A peer's fetch from rank 0's process (liveness_peer.c): what its attempts share. */
+typedef struct fetch_ctx {
+    hello mine;
+    const char *workload, *addr;
+    int port;
+    void *blob;
+    double deadline;
+    double started, timeout_s, next_progress; /* when it began, its limit, when it next says it waits */
+    double unanswered_since;                  /* when a connection first closed without an answer; 0: none has */
+    int root_nranks;
+    int fatal_code;    /* with fatal set: no more attempts, the fetch fails with it */
+    char fatal[1400];  /* (the handshake returns 0 then, to stop tcp_connect_until) */
+    char problem[160]; /* why the last attempt failed */
+} fetch_ctx;
+/* One attempt of the fetch on FD, connected to where rank 0's process should listen: this
+ * process's hello sent, the answer read.  0: rank 0's process took it (f->root_nranks, the blob in
+ * f->blob), or, with f->fatal set, no attempt ever will; -1: another attempt may (f->problem says
+ * why this one failed).  Apart from liveness_fetch, whose connections it runs on, so that the
+ * fuzzer drives every byte rank 0 answers over a socket filled before it reads. */
+int liveness_peer_handshake(int fd, fetch_ctx *f);
+
 #endif

@@ -5,7 +5,9 @@
  *   0: a connection's hello at the rendezvous, between G1's and G2's;
  *   1: a connection's hello after the job formed;
  *   2: frames from peer G1 to rank 0's process;
- *   3: frames from rank 0's process to a peer.
+ *   3: frames from rank 0's process to a peer;
+ *   4: rank 0's process answering peer G3's hello (rank 0 may hold ranks 0-2), then, G3 admitted,
+ *      its frames to G3 on the same connection.
  * Every connection is a Unix socket holding all its bytes (and its end) before rank 0's process
  * reads, so nothing here waits on a clock and a run is the same on every machine.  No input may
  * crash, hang or leak, every message must be terminal-safe, and the outcome must be the one the
@@ -13,7 +15,9 @@
  * rendezvous only for a hello of this build that claims a joined peer's rank (naming ranks both
  * claim), another world size or another workload; after it formed, only for a hello that claims a
  * peer's rank; a frame stream ends in a goodbye, a failure, a relay, a death or a broken frame as
- * it says. */
+ * it says; a peer takes rank 0's answer only when it is a hello of this build that fits the job,
+ * stops at once for an answer that never could (a refusal, another build, a stranger's bytes) and
+ * tries again when the answer was cut short. */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
@@ -243,18 +247,131 @@ static void frames_to_root(const uint8_t *d, size_t n)
     for (int i = 0; i < 3; i++) close(g[i]);
 }
 
-static void frames_to_peer(const uint8_t *d, size_t n)
+/* A socket pair whose first end has D (N bytes) waiting to be read, then its end: SV[1] has sent them. */
+static void filled_pair(int sv[2], const uint8_t *d, size_t n)
 {
-    int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) abort();
+    if (n && send(sv[1], d, n, MSG_NOSIGNAL) != (ssize_t)n) abort();
+    shutdown(sv[1], SHUT_WR);
+}
+
+/* A peer's channel to rank 0's process (holding ranks [0, NRANKS)) on FD, as liveness_fetch keeps
+ * it, reading frames D (N bytes). */
+static void peer_reads_frames(int fd, int nranks, const uint8_t *d, size_t n)
+{
     liveness *l = liveness_new_conns(0, 1);
     if (!l) abort();
     l->nconn = 1;
-    l->conns[0] = (conn){.fd = sv[0], .first_rank = 0, .nranks = 1, .addr = "rank0"};
-    if (n && send(sv[1], d, n, MSG_NOSIGNAL) != (ssize_t)n) abort();
-    shutdown(sv[1], SHUT_WR);
+    l->conns[0] = (conn){.fd = fd, .first_rank = 0, .nranks = nranks, .addr = "rank0"};
     check_frames(l, d, n, 0);
-    liveness_close(l);
+    liveness_close(l); /* closes FD */
+}
+
+static void frames_to_peer(const uint8_t *d, size_t n)
+{
+    int sv[2];
+    filled_pair(sv, d, n);
+    peer_reads_frames(sv[0], 1, d, n);
+    close(sv[1]);
+}
+
+#define PEER_FIRST 3 /* G3: rank 0's process may hold ranks 0, 0-1 or 0-2 */
+enum { JOINS, AGAIN, STRANGER, REFUSED, INTERRUPTED, MISFITS };
+
+/* Whether the first N bytes of what answered are the start of a version's hello or of a frame. */
+static int model_could_be_rank0(const uint8_t *d, size_t n)
+{
+    static const char hello_stem[] = "IBRV000"; /* "IBRV0003" and its older versions */
+    return !memcmp(d, hello_stem, n < 7 ? n : 7) || !memcmp(d, "IBL1", n < 4 ? n : 4);
+}
+
+/* What G3 makes of rank 0's answer D (N bytes, then its end), comm.h's wire format read on its
+ * own; *REST: where rank 0's frames begin once G3 joined. */
+static int model_answer(const uint8_t *d, size_t n, size_t *rest)
+{
+    if (n == 0) return AGAIN;
+    if (!model_could_be_rank0(d, n < MAGIC_LEN ? n : MAGIC_LEN)) return STRANGER;
+    if (n < MAGIC_LEN) return AGAIN;
+    if (!memcmp(d, "IBL1", 4)) { /* refused: an 'F' frame in place of the hello */
+        const size_t len = (size_t)d[6] << 8 | d[7];
+        if (d[4] != 'F' || d[5] || len > LIVENESS_TEXT_MAX) return STRANGER;
+        if (n - FRAME_HDR < len) return AGAIN;
+        static const char interrupted[] = "rank 0's process was interrupted";
+        const size_t k = sizeof interrupted - 1;
+        return len >= k && !memcmp(d + FRAME_HDR, interrupted, k) ? INTERRUPTED : REFUSED;
+    }
+    if (!memcmp(d, "IBRV0001", 8) || !memcmp(d, "IBRV0002", 8)) return MISFITS;
+    if (memcmp(d, "IBRV0003", 8)) return STRANGER;
+    if (n < HELLO_LEN) return AGAIN;
+    const uint32_t len = be32(d + 8), world = be32(d + 12), first = be32(d + 16), nranks = be32(d + 20);
+    const uint32_t wlen = be32(d + 24);
+    if (wlen > LIVENESS_WORKLOAD_MAX || len != BLOB || world != WORLD || first != 0 || nranks < 1 ||
+        nranks > PEER_FIRST)
+        return MISFITS;
+    if (n - HELLO_LEN < (size_t)wlen + BLOB) return AGAIN;
+    if (wlen != strlen(WORKLOAD) || memcmp(d + HELLO_LEN, WORKLOAD, wlen)) return MISFITS;
+    *rest = HELLO_LEN + wlen + BLOB;
+    return JOINS;
+}
+
+/* What a refusal's text shows once escaped: printable ASCII as it came, "(no reason given)" when
+ * empty, "rendezvous: " dropped from its start; 0 when it holds other bytes (not compared). */
+static int model_refusal_text(const uint8_t *t, size_t len, char *out, size_t cap)
+{
+    for (size_t i = 0; i < len; i++)
+        if (t[i] < 0x20 || t[i] >= 0x7f) return 0;
+    if (!len) t = (const uint8_t *)"(no reason given)", len = strlen((const char *)t);
+    if (len > LIVENESS_TEXT_MAX - 1) len = LIVENESS_TEXT_MAX - 1; /* the escaped text's buffer */
+    const size_t skip = len >= 12 && !memcmp(t, "rendezvous: ", 12) ? 12 : 0;
+    snprintf(out, cap, "%.*s", (int)(len - skip), (const char *)t + skip);
+    return 1;
+}
+
+static void peer_handshake(const uint8_t *d, size_t n)
+{
+    int sv[2];
+    filled_pair(sv, d, n);
+    unsigned char got[BLOB];
+    fetch_ctx f = {.mine = {BLOB, WORLD, PEER_FIRST, 1, (uint32_t)strlen(WORKLOAD)},
+                   .workload = WORKLOAD,
+                   .addr = "rank0",
+                   .port = 29500,
+                   .blob = got,
+                   .timeout_s = 10.0};
+    f.started = util_now_seconds(), f.deadline = f.started + f.timeout_s, f.next_progress = f.deadline;
+    const int rc = liveness_peer_handshake(sv[0], &f);
+
+    /* G3 said who it is first, whatever came back */
+    unsigned char said[HELLO_LEN + sizeof WORKLOAD], want[HELLO_LEN + sizeof WORKLOAD];
+    const size_t wlen = strlen(WORKLOAD);
+    memcpy(want, "IBRV0003", 8);
+    put_be32(want + 8, BLOB), put_be32(want + 12, WORLD), put_be32(want + 16, PEER_FIRST), put_be32(want + 20, 1);
+    put_be32(want + 24, (uint32_t)wlen);
+    memcpy(want + HELLO_LEN, WORKLOAD, wlen);
+    if (recv(sv[1], said, sizeof said, MSG_DONTWAIT) != (ssize_t)(HELLO_LEN + wlen) ||
+        memcmp(said, want, HELLO_LEN + wlen))
+        abort();
+
+    size_t rest = 0;
+    const int outcome = model_answer(d, n, &rest);
+    terminal_safe(f.fatal), terminal_safe(f.problem);
+    if ((rc == -1) != (outcome == AGAIN) || (rc == -1 && (f.fatal[0] || !f.problem[0]))) abort();
+    if (outcome != AGAIN && (outcome == JOINS) == (f.fatal[0] != 0)) abort(); /* a reason exactly when it stops */
+    if (f.fatal[0] && f.fatal_code != (outcome == INTERRUPTED ? IB_EXIT_RUNTIME : IB_EXIT_USAGE)) abort();
+    if (outcome == STRANGER && !strstr(f.fatal, "something other than instbench's rank 0")) abort();
+    char text[LIVENESS_TEXT_MAX];
+    const size_t tlen = n >= FRAME_HDR ? (size_t)d[6] << 8 | d[7] : 0;
+    if (outcome == REFUSED &&
+        (!strstr(f.fatal, "refused this process: ") || (model_refusal_text(d + FRAME_HDR, tlen, text, sizeof text) &&
+                                                        strcmp(strstr(f.fatal, "refused this process: ") + 22, text))))
+        abort();
+    if (outcome == INTERRUPTED && !strstr(f.fatal, "rank 0's process was interrupted")) abort();
+    if (outcome == JOINS) {
+        if (f.root_nranks != (int)be32(d + 20) || memcmp(got, d + rest - BLOB, BLOB)) abort();
+        peer_reads_frames(sv[0], f.root_nranks, d + rest, n - rest);
+    } else {
+        close(sv[0]);
+    }
     close(sv[1]);
 }
 
@@ -262,11 +379,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 32768) return 0; /* every byte fits in a socket's buffer: no send waits */
     ib_log_level = 0;                       /* the dropped connections' warnings, tens of thousands */
-    switch (data[0] & 3) {
+    switch (data[0] % 5) {
     case 0: at_rendezvous(data + 1, size - 1); break;
     case 1: after_forming(data + 1, size - 1); break;
     case 2: frames_to_root(data + 1, size - 1); break;
-    default: frames_to_peer(data + 1, size - 1); break;
+    case 3: frames_to_peer(data + 1, size - 1); break;
+    default: peer_handshake(data + 1, size - 1); break;
     }
     return 0;
 }
