@@ -194,6 +194,27 @@ static int linear(cuda_vit *v, const void *x, size_t w_off, size_t b_off, void *
     return cuda_gemm_exec(v->gemm, &d, x, wgt(v, w_off), y, bias, v->stream, err);
 }
 
+/* The unfused attention's GEMMs, batched over the B*H heads: q, k, v, dO [B*H,T,hd] act, and the
+ * T x T matrices [B*H,T,T] at a row stride of Ts.  This one: C [T,T] fp32 = A B^T, A, B [T,hd]. */
+static int heads_gemm_tt(cuda_vit *v, const void *a, const void *b, float *c, ib_error *err)
+{
+    const model_plan *pl = &v->plan;
+    const long long tt = (long long)pl->T * pl->Ts, th = (long long)pl->T * pl->hd;
+    cuda_gemm_desc d = {.batch = pl->B * pl->H, .M = pl->T, .N = pl->T, .K = pl->hd, .ab = pl->act};
+    d.c = IB_PREC_FP32, d.transB = 1, d.ldc = pl->Ts, d.strideA = d.strideB = th, d.strideC = tt;
+    return cuda_gemm_exec(v->gemm, &d, a, b, c, NULL, v->stream, err);
+}
+
+/* ... and C [T,hd] (dtype c_dt) = op(A) B: A [T,T] (transposed if trans_a), B [T,hd]. */
+static int heads_gemm_th(cuda_vit *v, const void *a, int trans_a, const void *b, void *c, int c_dt, ib_error *err)
+{
+    const model_plan *pl = &v->plan;
+    const long long tt = (long long)pl->T * pl->Ts, th = (long long)pl->T * pl->hd;
+    cuda_gemm_desc d = {.batch = pl->B * pl->H, .M = pl->T, .N = pl->hd, .K = pl->T, .ab = pl->act, .c = c_dt};
+    d.transA = trans_a, d.lda = pl->Ts, d.strideA = tt, d.strideB = d.strideC = th;
+    return cuda_gemm_exec(v->gemm, &d, a, b, c, NULL, v->stream, err);
+}
+
 /* Unfused attention of one block: big_act = qkv [BT,3D] act -> k->qkv (q, k, v [B,H,T,hd] act),
  * the probabilities k->P, and k->att [B,T,D] act. */
 static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error *err)
@@ -202,7 +223,6 @@ static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error 
     const int B = pl->B, T = pl->T, Ts = pl->Ts, D = pl->D, H = pl->H, hd = pl->hd, BT = B * T, dt = pl->act;
     const cudaStream_t s = v->stream;
     const float scale = 1.0f / sqrtf((float)hd);
-    const long long tt = (long long)T * Ts, th = (long long)T * hd;
     const size_t plane = (size_t)BT * D; /* one of q, k, v in the split qkv */
     const size_t es = ib_precision_size(dt);
     KTRY(cuk_qkv_split(v->buf.big_act, k->qkv, dt, B, T, H, hd, s));
@@ -210,34 +230,9 @@ static int attention_forward_unfused(cuda_vit *v, model_block_acts *k, ib_error 
     /* scores and softmax in fp32: in place in the saved P under fp32; under bf16 in the dP
      * scratch, with P saved as the bf16 copy the P v GEMM reads */
     float *S = dt == IB_PREC_BF16 ? v->dP : (float *)k->P;
-    { /* S [B*H,T,T] fp32 = q k^T  (rows at stride Ts) */
-        const cuda_gemm_desc d = {.batch = B * H,
-                                  .M = T,
-                                  .N = T,
-                                  .K = hd,
-                                  .ab = dt,
-                                  .c = IB_PREC_FP32,
-                                  .transB = 1,
-                                  .ldc = Ts,
-                                  .strideA = th,
-                                  .strideB = th,
-                                  .strideC = tt};
-        if (cuda_gemm_exec(v->gemm, &d, q, kk, S, NULL, s, err)) return -1;
-    }
+    if (heads_gemm_tt(v, q, kk, S, err)) return -1; /* S [B*H,T,T] fp32 = q k^T  (rows at stride Ts) */
     KTRY(cuk_softmax_forward(S, dt == IB_PREC_BF16 ? k->P : NULL, dt, (size_t)B * H * T, T, Ts, scale, s));
-    { /* o [B*H,T,hd] act = P v */
-        const cuda_gemm_desc d = {.batch = B * H,
-                                  .M = T,
-                                  .N = hd,
-                                  .K = T,
-                                  .ab = dt,
-                                  .c = dt,
-                                  .lda = Ts,
-                                  .strideA = tt,
-                                  .strideB = th,
-                                  .strideC = th};
-        if (cuda_gemm_exec(v->gemm, &d, k->P, vv, v->heads_act, NULL, s, err)) return -1;
-    }
+    if (heads_gemm_th(v, k->P, 0, vv, v->heads_act, dt, err)) return -1; /* o [B*H,T,hd] act = P v */
     KTRY(cuk_heads_merge(v->heads_act, k->att, dt, B, T, H, hd, s));
     return 0;
 }
@@ -367,67 +362,18 @@ static int attention_backward(cuda_vit *v, int l, const model_block_acts *k, ib_
     const float scale = 1.0f / sqrtf((float)hd);
     const char *q = k->qkv, *kk = q + plane * es, *vv = q + 2 * plane * es;
     float *dq = v->dqkvh, *dk = dq + plane, *dv = dq + 2 * plane;
-    const long long tt = (long long)T * Ts, th = (long long)T * hd;
     KTRY(cuk_heads_split(v->buf.datt, v->heads_act, dt, B, T, H, hd, s)); /* dO [B,H,T,hd] */
-    { /* dP [BH,T,T] = dO v^T  (rows at stride Ts) */
-        const cuda_gemm_desc d = {.batch = BH,
-                                  .M = T,
-                                  .N = T,
-                                  .K = hd,
-                                  .ab = dt,
-                                  .c = IB_PREC_FP32,
-                                  .transB = 1,
-                                  .ldc = Ts,
-                                  .strideA = th,
-                                  .strideB = th,
-                                  .strideC = tt};
-        if (cuda_gemm_exec(v->gemm, &d, v->heads_act, vv, v->dP, NULL, s, err)) return -1;
-    }
-    { /* dv [BH,T,hd] = P^T dO  (P saved in the act dtype) */
-        const cuda_gemm_desc d = {.batch = BH,
-                                  .M = T,
-                                  .N = hd,
-                                  .K = T,
-                                  .ab = dt,
-                                  .c = IB_PREC_FP32,
-                                  .transA = 1,
-                                  .lda = Ts,
-                                  .strideA = tt,
-                                  .strideB = th,
-                                  .strideC = th};
-        if (cuda_gemm_exec(v->gemm, &d, k->P, v->heads_act, dv, NULL, s, err)) return -1;
-    }
+    /* dP [BH,T,T] = dO v^T  (rows at stride Ts); dv [BH,T,hd] = P^T dO  (P saved in the act dtype) */
+    if (heads_gemm_tt(v, v->heads_act, vv, v->dP, err) ||
+        heads_gemm_th(v, k->P, 1, v->heads_act, dv, IB_PREC_FP32, err))
+        return -1;
     /* dS = P * (dP - <P, dP>) * scale: in place in dP (P read back exactly from its act copy), and
      * cast to bf16 for the dq, dk GEMMs */
     KTRY(cuk_softmax_backward(k->P, v->dP, v->tt_act, dt, (size_t)BH * T, T, Ts, scale, s));
     const void *dS = dt == IB_PREC_BF16 ? v->tt_act : (const void *)v->dP;
-    { /* dq = dS k */
-        const cuda_gemm_desc d = {.batch = BH,
-                                  .M = T,
-                                  .N = hd,
-                                  .K = T,
-                                  .ab = dt,
-                                  .c = IB_PREC_FP32,
-                                  .lda = Ts,
-                                  .strideA = tt,
-                                  .strideB = th,
-                                  .strideC = th};
-        if (cuda_gemm_exec(v->gemm, &d, dS, kk, dq, NULL, s, err)) return -1;
-    }
-    { /* dk = dS^T q */
-        const cuda_gemm_desc d = {.batch = BH,
-                                  .M = T,
-                                  .N = hd,
-                                  .K = T,
-                                  .ab = dt,
-                                  .c = IB_PREC_FP32,
-                                  .transA = 1,
-                                  .lda = Ts,
-                                  .strideA = tt,
-                                  .strideB = th,
-                                  .strideC = th};
-        if (cuda_gemm_exec(v->gemm, &d, dS, q, dk, NULL, s, err)) return -1;
-    }
+    /* dq = dS k; dk = dS^T q */
+    if (heads_gemm_th(v, dS, 0, kk, dq, IB_PREC_FP32, err) || heads_gemm_th(v, dS, 1, q, dk, IB_PREC_FP32, err))
+        return -1;
     KTRY(cuk_qkv_merge(v->dqkvh, dqkv32(v), B, T, H, hd, s));
     return 0;
 }

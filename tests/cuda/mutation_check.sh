@@ -56,9 +56,7 @@ mutations=(
         __syncthreads();|if (tid < o) smax[tid] = fmaxf(smax[tid], smax[tid + o]);
         if (!(MUTANT)) __syncthreads();"
     "warp reduction one shuffle short|kernels/common.cuh|cuda_vit_sim|for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync|for (int o = (MUTANT) ? 8 : 16; o > 0; o >>= 1) v += __shfl_xor_sync"
-    "wrong leading dimension (P v reads P densely)|src/cuda/vit.c|cuda_vit_sim|.c = dt,
-                                  .lda = Ts,|.c = dt,
-                                  .lda = (MUTANT) ? T : Ts,"
+    "wrong leading dimension (P v, dv, dq, dk read P or dS densely)|src/cuda/vit.c|cuda_vit_sim|.lda = pl->Ts,|.lda = (MUTANT) ? pl->T : pl->Ts,"
     "wrong epilogue (bias not added)|src/cuda/gemm.c|cuda_gemm|const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;|const cublasLtEpilogue_t epi = (MUTANT) ? CUBLASLT_EPILOGUE_DEFAULT : CUBLASLT_EPILOGUE_BIAS;"
     "wrong leading dimension in the cuBLAS fallback|src/cuda/gemm.c|cuda_gemm|p.first.ld, p.first.stride, A|(MUTANT) ? p.second.ld : p.first.ld, p.first.stride, A"
     "heuristic NOT_SUPPORTED taken for an error|src/cuda/gemm.c|cuda_gemm|if (st == CUBLAS_STATUS_NOT_SUPPORTED) found = 0;|if (st == CUBLAS_STATUS_NOT_SUPPORTED \&\& !(MUTANT)) found = 0;"
