@@ -26,14 +26,20 @@ static int client(double timeout_s, aws_client **c, const char *what, char *why,
     return -1;
 }
 
-static int first_failure(const ib_error *errs, size_t n, ib_error *err)
+/* Pager P's N queries, all in the same rounds: 0, or -1 with the first that failed in ERR. */
+static int paginate_all(aws_client *c, const aws_pager *p, size_t n, ib_error *err)
 {
-    for (size_t i = 0; i < n; i++)
+    ib_error *errs = calloc(n ? n : 1, sizeof *errs);
+    if (!errs) return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    aws_paginate_many(c, p, n, errs);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
         if (errs[i].code) {
             *err = errs[i];
-            return -1;
+            rc = -1;
         }
-    return 0;
+    free(errs);
+    return rc;
 }
 
 int prices_ultraserver_type_ok(const char *s)
@@ -78,8 +84,7 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
     if (rc) return rc;
     size_t n = q->n_types * q->n_regions;
     ec2_block_query *qs = calloc(n ? n : 1, sizeof *qs);
-    ib_error *errs = calloc(n ? n : 1, sizeof *errs);
-    if (!qs || !errs) {
+    if (!qs) {
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
         goto done;
     }
@@ -99,8 +104,7 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
         }
     aws_pager p;
     aws_ec2_blocks_pager(qs, &p, err);
-    aws_paginate_many(c, &p, n, errs);
-    if ((rc = first_failure(errs, n, err)) != 0) goto done;
+    if ((rc = paginate_all(c, &p, n, err)) != 0) goto done;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) total += qs[i].n;
     market_block *rows = calloc(total ? total : 1, sizeof *rows);
@@ -163,7 +167,6 @@ int prices_fetch_blocks(const market_block_query *q, market_block **out, size_t 
 done:
     for (size_t i = 0; qs && i < n; i++) ec2_block_query_free(&qs[i]);
     free(qs);
-    free(errs);
     aws_client_destroy(c);
     return rc;
 }
@@ -176,8 +179,7 @@ int prices_fetch_plan_rates(const market_plan_query *q, double *rates, char *why
     int rc = client(q->timeout_s, &c, "Savings Plan rates", why, why_len, err);
     if (rc) return rc;
     sp_query *qs = calloc(n ? n : 1, sizeof *qs);
-    ib_error *errs = calloc(n ? n : 1, sizeof *errs);
-    if (!qs || !errs) {
+    if (!qs) {
         rc = ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
         goto done;
     }
@@ -192,8 +194,7 @@ int prices_fetch_plan_rates(const market_plan_query *q, double *rates, char *why
         }
     aws_pager p;
     aws_savingsplans_pager(qs, &p, err);
-    aws_paginate_many(c, &p, n, errs);
-    if ((rc = first_failure(errs, n, err)) != 0) goto done;
+    if ((rc = paginate_all(c, &p, n, err)) != 0) goto done;
     for (size_t i = 0; i < n; i++) {
         /* one rate per (type, region, plan, payment, term); should AWS answer several, the lowest is
            the one a plan would charge */
@@ -203,7 +204,6 @@ int prices_fetch_plan_rates(const market_plan_query *q, double *rates, char *why
 done:
     for (size_t i = 0; qs && i < n; i++) sp_query_free(&qs[i]);
     free(qs);
-    free(errs);
     aws_client_destroy(c);
     return rc;
 }
