@@ -62,8 +62,8 @@ static int get_logits(ib_backend *b, float *host, ib_error *err)
 static int get_state(ib_backend *b, ib_state_block which, void *host, ib_error *err)
 {
     size_t bytes;
-    const void *src = backend_state_block(&impl(b)->buf, which, b->layout.total, &bytes);
-    if (!src) return ib_error_set(err, IB_EXIT_RUNTIME, "state block %d does not exist in this run", (int)which);
+    const void *src = backend_state_block(&impl(b)->buf, which, b->layout.total, &bytes, err);
+    if (!src) return -1;
     memcpy(host, src, bytes);
     return 0;
 }
@@ -99,17 +99,17 @@ size_t cpu_backend_memory_estimate(const ib_train_config *cfg)
     return cpu_vit_plan(cfg, &p, &err) ? IB_MEMORY_REFUSED : model_plan_footprint(&p);
 }
 
+/* cpu_vit_init as backend_impl_create calls it (a failed one leaves nothing behind) */
+static int init_impl(void *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err)
+{
+    return cpu_vit_init(v, cfg, layout, err);
+}
+
 int cpu_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     *out = NULL;
     if (check_config(cfg, err)) return -1;
-    ib_backend *b = backend_impl_new(&cpu_backend_ops, cfg, sizeof(cpu_vit), err);
-    if (!b || cpu_vit_init(impl(b), cfg, &b->layout, err)) {
-        backend_impl_free(b); /* a failed cpu_vit_init leaves nothing behind */
-        return -1;
-    }
-    *out = b;
-    return 0;
+    return backend_impl_create(&cpu_backend_ops, cfg, sizeof(cpu_vit), init_impl, out, err);
 }
 
 /* The MFU denominator on a CPU: the rate oneDNN reaches on every matmul shape of one training

@@ -252,8 +252,8 @@ static int get_logits(ib_backend *b, float *host, ib_error *err)
 static int get_state(ib_backend *b, ib_state_block which, void *host, ib_error *err)
 {
     size_t bytes;
-    const void *src = backend_state_block(&impl(b)->buf, which, b->layout.total, &bytes);
-    if (!src) return ib_error_set(err, IB_EXIT_RUNTIME, "state block %d does not exist in this run", (int)which);
+    const void *src = backend_state_block(&impl(b)->buf, which, b->layout.total, &bytes, err);
+    if (!src) return -1;
     CUDA_TRY(cudaSetDevice(impl(b)->device));
     CUDA_TRY(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, impl(b)->stream));
     return synchronize(b, err);
@@ -319,6 +319,12 @@ size_t cuda_backend_memory_estimate(const ib_train_config *cfg)
     return check_config(cfg, &err) || cuda_vit_plan(cfg, &p, &err) ? IB_MEMORY_REFUSED : model_plan_footprint(&p);
 }
 
+/* cuda_vit_init as backend_impl_create calls it (a failed one leaves nothing behind) */
+static int init_impl(void *v, const ib_train_config *cfg, const model_layout *layout, ib_error *err)
+{
+    return cuda_vit_init(v, cfg, layout, err);
+}
+
 int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
 {
     *out = NULL;
@@ -337,13 +343,7 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
                                 "--precision fp32",
                                 cfg->device, di.name, di.cc_major, di.cc_minor);
     }
-    ib_backend *b = backend_impl_new(&cuda_backend_ops, cfg, sizeof(cuda_vit), err);
-    if (!b || cuda_vit_init(impl(b), cfg, &b->layout, err)) {
-        backend_impl_free(b); /* a failed cuda_vit_init leaves nothing behind */
-        return -1;
-    }
-    *out = b;
-    return 0;
+    return backend_impl_create(&cuda_backend_ops, cfg, sizeof(cuda_vit), init_impl, out, err);
 }
 
 static struct {
