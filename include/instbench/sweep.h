@@ -112,6 +112,12 @@ int sweep_source_archive(char *path, size_t path_len, char sha256_hex[65], ib_er
  * its hardware picks the AMI and its price bounds the cost.  IB_EXIT_USAGE with a message (and a
  * suggestion) for 0x, N > SWEEP_MAX_NODES, an unknown type or market. */
 int sweep_candidate_parse(const char *spec, sweep_candidate *out, ib_error *err);
+/* "on-demand", "spot" or "capacity-block": C's market as its spec, the plan and the state file spell it. */
+const char *sweep_candidate_market(const sweep_candidate *c);
+/* C into the JSON object O as the plan (`sweep --dry-run --json`) and the state file both write it:
+ * spec, instance_type, nodes, market, and for a Capacity Block capacity_reservation(_az). */
+struct cJSON;
+void sweep_candidate_json(struct cJSON *o, const sweep_candidate *c);
 /* One --candidates value, SPEC[,SPEC...], appended to *v (malloc'd, *n entries): a candidate whose
  * canonical spec is already there (from this value or an earlier one) is IB_EXIT_USAGE. */
 int sweep_candidates_add(const char *arg, sweep_candidate **v, size_t *n, ib_error *err);

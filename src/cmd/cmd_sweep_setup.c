@@ -181,14 +181,7 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
     for (size_t i = 0; i < p->n; i++) {
         const sweep_plan_line *l = &p->lines[i];
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "spec", l->cand.spec);
-        cJSON_AddStringToObject(j, "instance_type", l->cand.type);
-        cJSON_AddNumberToObject(j, "nodes", l->cand.nodes);
-        cJSON_AddStringToObject(j, "market", l->cand.block ? "capacity-block" : l->cand.spot ? "spot" : "on-demand");
-        if (l->cand.block) {
-            cJSON_AddStringToObject(j, "capacity_reservation", l->cand.reservation);
-            cJSON_AddStringToObject(j, "capacity_reservation_az", l->cand.reservation_az);
-        }
+        sweep_candidate_json(j, &l->cand);
         cJSON_AddBoolToObject(j, "committed", l->committed);
         cJSON_AddStringToObject(j, "architecture", sweep_ami_kind_arch(l->kind));
         cJSON_AddStringToObject(j, "architecture_source", l->arch_source ? l->arch_source : "instance-type catalogue");

@@ -5,6 +5,7 @@
  * A type may itself start with 'x' (x2idn.16xlarge): the count is only read when digits lead. */
 #include "instbench/sweep.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,10 +106,24 @@ int sweep_candidate_parse(const char *spec, sweep_candidate *out, ib_error *err)
         }
     }
     if (check_type(spec, out->type, err) != 0) return -1;
-    const char *market = markets[out->block ? 2 : out->spot];
+    const char *market = sweep_candidate_market(out);
     if (out->nodes > 1) snprintf(out->spec, sizeof out->spec, "%dx%s:%s", out->nodes, out->type, market);
     else snprintf(out->spec, sizeof out->spec, "%s:%s", out->type, market);
     return 0;
+}
+
+const char *sweep_candidate_market(const sweep_candidate *c) { return markets[c->block ? 2 : c->spot]; }
+
+void sweep_candidate_json(cJSON *o, const sweep_candidate *c)
+{
+    cJSON_AddStringToObject(o, "spec", c->spec);
+    cJSON_AddStringToObject(o, "instance_type", c->type);
+    cJSON_AddNumberToObject(o, "nodes", c->nodes);
+    cJSON_AddStringToObject(o, "market", sweep_candidate_market(c));
+    if (c->block) {
+        cJSON_AddStringToObject(o, "capacity_reservation", c->reservation);
+        cJSON_AddStringToObject(o, "capacity_reservation_az", c->reservation_az);
+    }
 }
 
 int sweep_candidates_add(const char *arg, sweep_candidate **v, size_t *n, ib_error *err)

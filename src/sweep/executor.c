@@ -336,10 +336,7 @@ static int launch_in_zones(sweep_ctx *x, size_t i, const char *user_data, ib_err
         ec2_instances got = {0};
         ib_error e = {0};
         code[0] = '\0';
-        ib_info("%s: launching %d x %s (%s)%s%s", c->c.spec, c->c.nodes, c->c.type,
-                c->c.block  ? "capacity-block"
-                : c->c.spot ? "spot"
-                            : "on-demand",
+        ib_info("%s: launching %d x %s (%s)%s%s", c->c.spec, c->c.nodes, c->c.type, sweep_candidate_market(&c->c),
                 sn ? " in " : "", sn ? sn->az : "");
         if (aws_ec2_run_instances(x->client, &l, &got, code, &e) == 0) {
             record_launch(x, i, &got, err);

@@ -170,14 +170,7 @@ char *sweep_state_json(const sweep_state *st)
         cJSON *o = cJSON_CreateObject();
         if (!o) break;
         cJSON_AddItemToArray(cands, o);
-        cJSON_AddStringToObject(o, "spec", c->c.spec);
-        cJSON_AddStringToObject(o, "instance_type", c->c.type);
-        cJSON_AddNumberToObject(o, "nodes", c->c.nodes);
-        cJSON_AddStringToObject(o, "market", c->c.block ? "capacity-block" : c->c.spot ? "spot" : "on-demand");
-        if (c->c.block) {
-            cJSON_AddStringToObject(o, "capacity_reservation", c->c.reservation);
-            cJSON_AddStringToObject(o, "capacity_reservation_az", c->c.reservation_az);
-        }
+        sweep_candidate_json(o, &c->c);
         cJSON_AddStringToObject(o, "ami", c->ami);
         add_number(o, "usd_per_hour_per_node", c->usd_per_hour);
         cJSON_AddStringToObject(o, "price_source", c->price_source);
