@@ -19,7 +19,8 @@
  * epilogue), weight gradient and input gradient (patch embedding: no input gradient), in cfg's
  * precision (bf16 operands, fp32 accumulate and output, as the step's; fp32 without TF32), each
  * as many times as the model has it, one untimed round first (plans, heuristics, clocks), then
- * rounds until MIN_SECONDS have passed, the host waiting for the stream after each.  Attention's
+ * rounds until MIN_SECONDS of the GPU's time (two events) have passed, the host waiting for the
+ * stream after each.  Attention's
  * own GEMMs are left out (cuDNN's SDPA has none).  STOP (may be NULL) ends it with an error. */
 int cuda_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile sig_atomic_t *stop,
                    double *flops_per_s, ib_error *err);

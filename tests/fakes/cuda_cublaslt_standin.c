@@ -157,9 +157,9 @@ static void log_run(const gemm_op *g)
     pthread_mutex_unlock(&mu);
 }
 
-/* CUBLASLT_STANDIN_GFLOPS=R (> 0): a GEMM computes nothing and takes 2 m n k batch / R ns of
- * wall time instead, a device whose speed the test sets (tests/cuda/gemm_rate_test.c: the rate
- * cuda/gemm_rate.c reports must be the timed loop's, not an estimate). */
+/* CUBLASLT_STANDIN_GFLOPS=R (> 0): a GEMM computes nothing and takes 2 m n k batch / R ns of the
+ * device's virtual clock instead, a device whose speed the test sets (tests/cuda/gemm_rate_test.c:
+ * the rate cuda/gemm_rate.c reports must be the timed loop's, not an estimate, on any machine). */
 static double timed_gflops(void)
 {
     const char *e = getenv("CUBLASLT_STANDIN_GFLOPS");
@@ -173,14 +173,21 @@ static void gemm_run(void *p)
     log_run(g);
     const double r = timed_gflops();
     if (r > 0) {
-        const double ns = 2.0 * g->m * g->n * g->k * g->batch / r;
-        struct timespec ts = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
-        while (nanosleep(&ts, &ts) != 0) continue;
+        shim_clock_advance((unsigned long long)llround(2.0 * g->m * g->n * g->k * g->batch / r * 1e3));
         return;
     }
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
     gemm_colmajor(g->ta, g->tb, g->m, g->n, g->k, g->alpha, &g->A, &g->B, g->beta, &g->C, &g->D, g->batch, g->bias,
                   g->bias_stride);
+    /* an algorithm of a set speed takes exactly its time; any other the host's time computing it,
+     * as a device takes time for every GEMM (gemm_rate's events read it) */
     if (g->ps) shim_clock_advance(g->ps);
+    else {
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        const long long ns = (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+        shim_clock_advance(ns > 0 ? (unsigned long long)ns * 1000ull : 1000ull);
+    }
 }
 
 /* standin.n_algos and algo_gflops from CUBLASLT_STANDIN_ALGOS=G0,G1,... when no test set them. */
