@@ -3,6 +3,7 @@
 
 #include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu/ops.h"
 
@@ -13,7 +14,13 @@ typedef struct shape {
 /* Attention as the engine runs it (attention.c): one (batch, head) per thread, dense [T,hd]
  * operands, single-threaded oneDNN GEMMs: S = q k^T, o = P v, and in backward dP = dO v^T,
  * dv = P^T dO, dq = dS k, dk = dS^T q. */
-static size_t tile_elems(int T, int hd) { return (size_t)(T > hd ? T : hd) * (T > hd ? T : hd); }
+/* elements of one thread's tile, rounded up to 32 (a multiple of 64 bytes in bf16 and fp32), so
+ * every thread's tile starts on a 64-byte boundary: 197 x 197 would put every other one off it */
+static size_t tile_elems(int T, int hd)
+{
+    const size_t n = (size_t)(T > hd ? T : hd) * (T > hd ? T : hd);
+    return (n + 31) / 32 * 32;
+}
 
 static int attention_round(cpu_gemm *g, ib_precision dt, int BH, int T, int hd, const int *handles, void *A, void *Bm,
                            float *C, double *flops)
@@ -29,6 +36,29 @@ static int attention_round(cpu_gemm *g, ib_precision dt, int BH, int T, int hd, 
     }
     *flops += 6.0 * 2.0 * BH * (double)T * T * hd;
     return failed ? -1 : 0;
+}
+
+/* Aligned as the step's own buffers are (cpu/vit.c: every arena buffer on a 4096-byte boundary).
+ * calloc's large blocks start 16 bytes into a page: oneDNN's AVX-512 kernels then split every
+ * 64-byte load across two cache lines, and on a 2-vCPU EPYC the fp32 rate read 0.35 TFLOP/s
+ * against the step's 0.41 (MFU 116%); B, never written, was read from the kernel's one zero page,
+ * always cached (the bf16 rate read 0.89 where operands in memory give 0.74).
+ * tests/cpu/engine_rate_operands.c checks both. */
+static void *probe_buffer(size_t bytes)
+{
+    const size_t n = (bytes + 4095) / 4096 * 4096;
+    void *p = n ? aligned_alloc(4096, n) : NULL;
+    if (p) memset(p, 0, n);
+    return p;
+}
+
+static void fill(void *buf, size_t elems, ib_precision dt, int period)
+{
+    for (size_t i = 0; i < elems; i++) {
+        const float v = 0.01f * (float)(i % (size_t)period) - 0.02f;
+        if (dt == IB_PREC_BF16) ((bf16 *)buf)[i] = cpu_bf16_from_f32(v);
+        else ((float *)buf)[i] = v;
+    }
 }
 
 int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile sig_atomic_t *stop,
@@ -67,8 +97,8 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
         amax = a > amax ? a : amax, bmax = b > bmax ? b : bmax, cmax = cc > cmax ? cc : cmax;
     }
     const size_t es = ib_precision_size(dt);
-    void *A = calloc(amax, es), *Bm = calloc(bmax, es);
-    float *Cm = calloc(cmax, sizeof(float));
+    void *A = probe_buffer(amax * es), *Bm = probe_buffer(bmax * es);
+    float *Cm = probe_buffer(cmax * sizeof(float));
     cpu_gemm *g = NULL;
     int rc = -1;
     if (!A || !Bm || !Cm) {
@@ -76,10 +106,8 @@ int cpu_gemm_rate(const ib_train_config *cfg, double min_seconds, const volatile
         goto done;
     }
     /* small non-zero values: denormal-free, same cost as real data */
-    if (dt == IB_PREC_BF16)
-        for (size_t i = 0; i < amax; i++) ((bf16 *)A)[i] = cpu_bf16_from_f32(0.01f * (float)(i % 7));
-    else
-        for (size_t i = 0; i < amax; i++) ((float *)A)[i] = 0.01f * (float)(i % 7);
+    fill(A, amax, dt, 7);
+    fill(Bm, bmax, dt, 5);
     if (cfg->threads > 0) omp_set_num_threads(cfg->threads);
     if (cpu_gemm_create(&g, 0, err)) goto done;
     int handles[6];

@@ -11,6 +11,11 @@ if(CMAKE_C_COMPILER_ID STREQUAL "GNU" AND CMAKE_C_COMPILER_VERSION VERSION_LESS 
 endif()
 instbench_add_unit_test(engine_dp ${CMAKE_CURRENT_LIST_DIR}/engine_dp.c)
 instbench_add_unit_test(engine_learn ${CMAKE_CURRENT_LIST_DIR}/engine_learn.c)
+# The CPU peak probe (src/cpu/rate.c) over a recording stand-in of its GEMM layer: the operands it
+# times are aligned and filled as the step's are.
+instbench_add_unit_test(engine_rate_operands ${CMAKE_CURRENT_LIST_DIR}/engine_rate_operands.c ${CMAKE_SOURCE_DIR}/src/cpu/rate.c)
+instbench_test_internals(engine_rate_operands cpu)
+target_link_libraries(engine_rate_operands PRIVATE OpenMP::OpenMP_C)
 
 # bf16 GEMMs against a naive double product, and the engine tests again with oneDNN capped at
 # AVX2, where it has no bf16 matmul: a CPU with bf16 hardware proves the emulated path too.
