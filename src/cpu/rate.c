@@ -11,9 +11,6 @@ typedef struct shape {
     int batch, M, N, K, tA, tB;
 } shape;
 
-/* Attention as the engine runs it (attention.c): one (batch, head) per thread, dense [T,hd]
- * operands, single-threaded oneDNN GEMMs: S = q k^T, o = P v, and in backward dP = dO v^T,
- * dv = P^T dO, dq = dS k, dk = dS^T q. */
 /* elements of one thread's tile, rounded up to 32 (a multiple of 64 bytes in bf16 and fp32), so
  * every thread's tile starts on a 64-byte boundary: 197 x 197 would put every other one off it */
 static size_t tile_elems(int T, int hd)
@@ -22,6 +19,9 @@ static size_t tile_elems(int T, int hd)
     return (n + 31) / 32 * 32;
 }
 
+/* Attention as the engine runs it (attention.c): one (batch, head) per thread, dense [T,hd]
+ * operands, single-threaded oneDNN GEMMs: S = q k^T, o = P v, and in backward dP = dO v^T,
+ * dv = P^T dO, dq = dS k, dk = dS^T q. */
 static int attention_round(cpu_gemm *g, ib_precision dt, int BH, int T, int hd, const int *handles, void *A, void *Bm,
                            float *C, double *flops)
 {
