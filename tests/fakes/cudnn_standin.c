@@ -53,10 +53,10 @@
 #endif
 
 static __thread char last_error[1024];
-pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-cudnn_standin_counts counts;
+pthread_mutex_t standin_mu = PTHREAD_MUTEX_INITIALIZER;
+cudnn_standin_counts standin_counts;
 
-void die(const char *fmt, ...)
+void standin_die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -68,7 +68,7 @@ void die(const char *fmt, ...)
     abort();
 }
 
-cudnnStatus_t refuse(cudnnStatus_t st, const char *fmt, ...)
+cudnnStatus_t standin_refuse(cudnnStatus_t st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -115,7 +115,8 @@ cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value)
 
 struct cudnnContext *handle_of(cudnnHandle_t h)
 {
-    if (!h || h->magic != HANDLE_MAGIC) die("a cuDNN handle that cudnnCreate never made (or destroyed): %p", (void *)h);
+    if (!h || h->magic != HANDLE_MAGIC)
+        standin_die("a cuDNN handle that cudnnCreate never made (or destroyed): %p", (void *)h);
     return h;
 }
 
@@ -127,10 +128,10 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t *out)
     h->magic = HANDLE_MAGIC;
     if (cudaGetDevice(&h->device) != cudaSuccess) {
         free(h);
-        return refuse(CUDNN_STATUS_NOT_INITIALIZED, "cudnnCreate: no current device");
+        return standin_refuse(CUDNN_STATUS_NOT_INITIALIZED, "cudnnCreate: no current device");
     }
     *out = h;
-    pthread_mutex_lock(&mu), counts.handles++, pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&standin_mu), standin_counts.handles++, pthread_mutex_unlock(&standin_mu);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -138,7 +139,7 @@ cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
 {
     handle_of(h)->magic = 0;
     free(h);
-    pthread_mutex_lock(&mu), counts.handles--, pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&standin_mu), standin_counts.handles--, pthread_mutex_unlock(&standin_mu);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -176,11 +177,12 @@ static size_t type_size(cudnnBackendAttributeType_t t)
 desc *desc_of(cudnnBackendDescriptor_t d)
 {
     desc *x = (desc *)d;
-    if (!x || x->magic != DESC_MAGIC) die("a backend descriptor that was never created (or destroyed): %p", (void *)d);
+    if (!x || x->magic != DESC_MAGIC)
+        standin_die("a backend descriptor that was never created (or destroyed): %p", (void *)d);
     return x;
 }
 
-attr *find(const desc *d, cudnnBackendAttributeName_t name)
+attr *attr_find(const desc *d, cudnnBackendAttributeName_t name)
 {
     for (int i = 0; i < d->nattrs; i++)
         if (d->attrs[i].name == name) return &d->attrs[i];
@@ -194,7 +196,7 @@ cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cu
     if (!d) return CUDNN_STATUS_ALLOC_FAILED;
     d->magic = DESC_MAGIC, d->type = type;
     *out = d;
-    pthread_mutex_lock(&mu), counts.descriptors++, pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&standin_mu), standin_counts.descriptors++, pthread_mutex_unlock(&standin_mu);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -213,7 +215,7 @@ cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t dd)
     if (d->graph) graph_unref(d->graph);
     d->magic = 0;
     free(d);
-    pthread_mutex_lock(&mu), counts.descriptors--, pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&standin_mu), standin_counts.descriptors--, pthread_mutex_unlock(&standin_mu);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -230,7 +232,7 @@ static cudnnStatus_t put(desc *d, cudnnBackendAttributeName_t name, cudnnBackend
     unsigned char *copy = malloc(n > 0 ? (size_t)n * es : 1);
     if (!copy) return CUDNN_STATUS_ALLOC_FAILED;
     if (n > 0) memcpy(copy, values, (size_t)n * es);
-    attr *a = find(d, name);
+    attr *a = attr_find(d, name);
     if (!a) {
         attr *grown = realloc(d->attrs, (size_t)(d->nattrs + 1) * sizeof *grown);
         if (!grown) return free(copy), CUDNN_STATUS_ALLOC_FAILED;
@@ -247,7 +249,7 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t dd, cudnnBackend
 {
     desc *d = desc_of(dd);
     if (d->finalized)
-        return refuse(CUDNN_STATUS_NOT_INITIALIZED, "attribute %d set on a finalized descriptor", (int)name);
+        return standin_refuse(CUDNN_STATUS_NOT_INITIALIZED, "attribute %d set on a finalized descriptor", (int)name);
     if (n < 0 || (n > 0 && !values)) return CUDNN_STATUS_BAD_PARAM;
     if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
         for (int64_t i = 0; i < n; i++) (void)desc_of(((void *const *)values)[i]);
@@ -256,78 +258,79 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t dd, cudnnBackend
 
 /* ---- typed reads of a descriptor's attributes (-1 / NULL when not set) */
 
-const attr *get(const desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type)
+const attr *attr_get(const desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type)
 {
-    const attr *a = find(d, name);
+    const attr *a = attr_find(d, name);
     return a && a->type == type ? a : NULL;
 }
 
 desc *get_desc(const desc *d, cudnnBackendAttributeName_t name)
 {
-    const attr *a = get(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR);
+    const attr *a = attr_get(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR);
     return a && a->count == 1 ? desc_of(*(void **)a->data) : NULL;
 }
 
 int64_t get_i64(const desc *d, cudnnBackendAttributeName_t name, int64_t dflt)
 {
-    const attr *a = get(d, name, CUDNN_TYPE_INT64);
+    const attr *a = attr_get(d, name, CUDNN_TYPE_INT64);
     return a && a->count >= 1 ? *(int64_t *)a->data : dflt;
 }
 
 int get_enum(const desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int dflt)
 {
-    const attr *a = get(d, name, type);
+    const attr *a = attr_get(d, name, type);
     return a && a->count >= 1 ? *(int *)a->data : dflt;
 }
 
 int get_bool(const desc *d, cudnnBackendAttributeName_t name)
 {
-    const attr *a = get(d, name, CUDNN_TYPE_BOOLEAN);
+    const attr *a = attr_get(d, name, CUDNN_TYPE_BOOLEAN);
     return a && a->count >= 1 ? *(bool *)a->data : 0;
 }
 
 double get_scalar(const desc *d, cudnnBackendAttributeName_t name, double dflt)
 {
-    const attr *a = find(d, name);
+    const attr *a = attr_find(d, name);
     if (!a || a->count < 1) return dflt;
     if (a->type == CUDNN_TYPE_FLOAT) return *(float *)a->data;
     if (a->type == CUDNN_TYPE_DOUBLE) return *(double *)a->data;
-    die("a scalar attribute %d of type %d", (int)name, (int)a->type);
+    standin_die("a scalar attribute %d of type %d", (int)name, (int)a->type);
 }
 
 cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t dd)
 {
     desc *d = desc_of(dd);
-    if (d->finalized) return refuse(CUDNN_STATUS_BAD_PARAM, "descriptor finalized twice");
+    if (d->finalized) return standin_refuse(CUDNN_STATUS_BAD_PARAM, "descriptor finalized twice");
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     switch ((int)d->type) {
     case CUDNN_BACKEND_TENSOR_DESCRIPTOR: st = check_tensor(d); break;
     case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
         st = build_graph(d);
-        if (st == CUDNN_STATUS_SUCCESS) pthread_mutex_lock(&mu), counts.graphs++, pthread_mutex_unlock(&mu);
+        if (st == CUDNN_STATUS_SUCCESS)
+            pthread_mutex_lock(&standin_mu), standin_counts.graphs++, pthread_mutex_unlock(&standin_mu);
         break;
     case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: {
         desc *og = get_desc(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
-        if (!og || !og->graph) st = refuse(CUDNN_STATUS_BAD_PARAM, "heuristics: no finalized operation graph");
+        if (!og || !og->graph) st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "heuristics: no finalized operation graph");
         break;
     }
     case CUDNN_BACKEND_ENGINE_DESCRIPTOR: {
         desc *og = get_desc(d, CUDNN_ATTR_ENGINE_OPERATION_GRAPH);
-        if (!og || !og->graph) st = refuse(CUDNN_STATUS_BAD_PARAM, "engine: no finalized operation graph");
+        if (!og || !og->graph) st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "engine: no finalized operation graph");
         else if (get_i64(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, 0) != 0)
-            st = refuse(CUDNN_STATUS_NOT_SUPPORTED, "engine %lld: the stand-in has engine 0 only",
-                        (long long)get_i64(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, 0));
+            st = standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "engine %lld: the stand-in has engine 0 only",
+                                (long long)get_i64(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, 0));
         break;
     }
     case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
-        if (!graph_of_cfg(d)) st = refuse(CUDNN_STATUS_BAD_PARAM, "engine config: no finalized engine");
+        if (!graph_of_cfg(d)) st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "engine config: no finalized engine");
         break;
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: {
         desc *cfg = get_desc(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
         graph *g = cfg ? graph_of_cfg(cfg) : NULL;
-        if (!g) st = refuse(CUDNN_STATUS_BAD_PARAM, "execution plan: no engine config");
+        if (!g) st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "execution plan: no engine config");
         else {
-            pthread_mutex_lock(&mu), g->refs++, counts.plans++, pthread_mutex_unlock(&mu);
+            pthread_mutex_lock(&standin_mu), g->refs++, standin_counts.plans++, pthread_mutex_unlock(&standin_mu);
             d->graph = g;
         }
         break;
@@ -348,7 +351,8 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t dd)
 /* deep copy of SRC's attributes into DST (GetAttribute of a descriptor-valued attribute) */
 static cudnnStatus_t copy_into(desc *dst, const desc *src)
 {
-    if (dst->type != src->type) return refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute into a descriptor of another type");
+    if (dst->type != src->type)
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute into a descriptor of another type");
     clear_attrs(dst);
     for (int i = 0; i < src->nattrs; i++) {
         const attr *a = &src->attrs[i];
@@ -369,7 +373,7 @@ static cudnnStatus_t answer(cudnnBackendAttributeType_t type, cudnnBackendAttrib
         return CUDNN_STATUS_SUCCESS;
     }
     if (type != want)
-        return refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute with type %d, %d expected", (int)type, (int)want);
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute with type %d, %d expected", (int)type, (int)want);
     if (count) *count = n;
     if (out && n > 0 && requested > 0) memcpy(out, value, (size_t)(requested < n ? requested : n) * type_size(type));
     return CUDNN_STATUS_SUCCESS;
@@ -380,12 +384,12 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
 {
     desc *d = desc_of(dd);
     if (name == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
-        if (!d->finalized) return refuse(CUDNN_STATUS_NOT_INITIALIZED, "heuristics not finalized");
+        if (!d->finalized) return standin_refuse(CUDNN_STATUS_NOT_INITIALIZED, "heuristics not finalized");
         if (count) *count = 1;
         if (requested < 1 || !out) return CUDNN_STATUS_SUCCESS;
         desc *cfg = desc_of(((void **)out)[0]);
         if (cfg->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
-            return refuse(CUDNN_STATUS_BAD_PARAM, "heuristic results into a non-config");
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "heuristic results into a non-config");
         cudnnBackendDescriptor_t e;
         if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &e)) return CUDNN_STATUS_ALLOC_FAILED;
         void *og = get_desc(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
@@ -400,11 +404,11 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
         cudnnBackendSetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &e);
         return cudnnBackendFinalize(cfg);
     }
-    const attr *a = find(d, name);
+    const attr *a = attr_find(d, name);
     if (a) {
         if (a->type != type)
-            return refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute %d: type %d, set as %d", (int)name, (int)type,
-                          (int)a->type);
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "GetAttribute %d: type %d, set as %d", (int)name, (int)type,
+                                  (int)a->type);
         if (count) *count = a->count;
         if (!out || requested < 1) return CUDNN_STATUS_SUCCESS;
         const int64_t n = requested < a->count ? requested : a->count;
@@ -433,7 +437,8 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
     case CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO: return answer(type, type, requested, count, out, NULL, 0);
     case CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE:
     case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE:
-        if (!d->finalized) return refuse(CUDNN_STATUS_NOT_INITIALIZED, "workspace of a descriptor not finalized");
+        if (!d->finalized)
+            return standin_refuse(CUDNN_STATUS_NOT_INITIALIZED, "workspace of a descriptor not finalized");
         return answer(type, CUDNN_TYPE_INT64, requested, count, out, &ws, 1);
     case CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED:
         return answer(type, CUDNN_TYPE_INT64, requested, count, out, &zero, 1);
@@ -441,20 +446,20 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
     }
     fprintf(stderr, "cudnn stand-in: GetAttribute of attribute %d (type %d) on descriptor type %d is not modelled\n",
             (int)name, (int)type, (int)d->type);
-    return refuse(CUDNN_STATUS_NOT_SUPPORTED, "GetAttribute %d of descriptor type %d is not modelled", (int)name,
-                  (int)d->type);
+    return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "GetAttribute %d of descriptor type %d is not modelled",
+                          (int)name, (int)d->type);
 }
 
 void cudnn_standin_get_counts(cudnn_standin_counts *out)
 {
-    pthread_mutex_lock(&mu);
-    *out = counts;
-    pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&standin_mu);
+    *out = standin_counts;
+    pthread_mutex_unlock(&standin_mu);
 }
 
 __attribute__((destructor)) static void say_counts(void)
 {
     if (getenv("CUDNN_STANDIN_VERBOSE"))
-        fprintf(stderr, "cudnn stand-in: %ld graphs, %ld plans, %ld executions queued, %ld run\n", counts.graphs,
-                counts.plans, counts.executions, counts.executions_run);
+        fprintf(stderr, "cudnn stand-in: %ld graphs, %ld plans, %ld executions queued, %ld run\n",
+                standin_counts.graphs, standin_counts.plans, standin_counts.executions, standin_counts.executions_run);
 }

@@ -57,7 +57,7 @@ static double load_mem(const char *p, cudnnDataType_t t)
     case CUDNN_DATA_INT8: return *(const int8_t *)p;
     case CUDNN_DATA_UINT8:
     case CUDNN_DATA_BOOLEAN: return *(const uint8_t *)p;
-    default: die("load of data type %d", (int)t);
+    default: standin_die("load of data type %d", (int)t);
     }
 }
 
@@ -89,7 +89,7 @@ static void store_mem(char *p, cudnnDataType_t t, double v)
     case CUDNN_DATA_INT8: *(int8_t *)p = (int8_t)v; break;
     case CUDNN_DATA_UINT8:
     case CUDNN_DATA_BOOLEAN: *(uint8_t *)p = (uint8_t)(v != 0 && t == CUDNN_DATA_BOOLEAN ? 1 : v); break;
-    default: die("store of data type %d", (int)t);
+    default: standin_die("store of data type %d", (int)t);
     }
 }
 
@@ -106,8 +106,8 @@ static void out_of_bounds(const view *v, int64_t off)
 {
     char d[256];
     describe(v->t, d, sizeof d);
-    die("access at element offset %lld of %s, whose extent is %lld elements", (long long)off, d,
-        (long long)v->t->extent);
+    standin_die("access at element offset %lld of %s, whose extent is %lld elements", (long long)off, d,
+                (long long)v->t->extent);
 }
 
 static inline double vload(const view *v, int64_t off)
@@ -132,8 +132,8 @@ static inline int64_t offset_bcast(const tensor *t, const int64_t *c)
     for (int i = 0; i < t->nd; i++) {
         const int64_t ci = t->dims[i] == 1 ? 0 : c[i];
         if (ci < 0 || ci >= t->dims[i])
-            die("coordinate %lld of dim %d (of %lld) of tensor uid %lld", (long long)ci, i, (long long)t->dims[i],
-                (long long)t->uid);
+            standin_die("coordinate %lld of dim %d (of %lld) of tensor uid %lld", (long long)ci, i,
+                        (long long)t->dims[i], (long long)t->uid);
         off += ci * t->sstrides[i];
     }
     return off;
@@ -211,7 +211,7 @@ static double pointwise(int mode, double x, double b, double t)
     case CUDNN_POINTWISE_LOGICAL_OR: return x != 0 || b != 0;
     case CUDNN_POINTWISE_LOGICAL_NOT: return x == 0;
     case CUDNN_POINTWISE_BINARY_SELECT: return t != 0 ? x : b;
-    default: die("pointwise mode %d", mode);
+    default: standin_die("pointwise mode %d", mode);
     }
 }
 
@@ -335,7 +335,7 @@ static void job_run(void *p)
     /* the engine's own scratch: written and read back over the whole size it asked for */
     if (j->workspace) {
         memset(j->workspace, 0x5a, (size_t)g->workspace);
-        if (((unsigned char *)j->workspace)[g->workspace - 1] != 0x5a) die("workspace not kept");
+        if (((unsigned char *)j->workspace)[g->workspace - 1] != 0x5a) standin_die("workspace not kept");
     }
     view *v = calloc((size_t)g->nt, sizeof *v);
     for (int i = 0; i < g->nt; i++) {
@@ -357,7 +357,7 @@ static void job_run(void *p)
     }
     for (int i = 0; i < g->nt; i++) free(v[i].buf);
     free(v);
-    pthread_mutex_lock(&mu), counts.executions_run++, pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&standin_mu), standin_counts.executions_run++, pthread_mutex_unlock(&standin_mu);
 }
 
 static void job_release(void *p)
@@ -372,17 +372,17 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     struct cudnnContext *hc = handle_of(h);
     desc *p = desc_of(plan), *vp = desc_of(pack);
     if (p->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !p->finalized || !p->graph)
-        return refuse(CUDNN_STATUS_BAD_PARAM, "Execute: not a finalized execution plan");
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "Execute: not a finalized execution plan");
     if (vp->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || !vp->finalized)
-        return refuse(CUDNN_STATUS_BAD_PARAM, "Execute: not a finalized variant pack");
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "Execute: not a finalized variant pack");
     int cur = -1;
     if (cudaGetDevice(&cur) != cudaSuccess || cur != hc->device)
-        die("Execute on device %d with a handle made on device %d", cur, hc->device);
-    const attr *uids = get(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64),
-               *ptrs = get(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR);
-    const attr *wsa = get(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR);
+        standin_die("Execute on device %d with a handle made on device %d", cur, hc->device);
+    const attr *uids = attr_get(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64),
+               *ptrs = attr_get(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR);
+    const attr *wsa = attr_get(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR);
     if (!uids || !ptrs || uids->count != ptrs->count)
-        return refuse(CUDNN_STATUS_BAD_PARAM, "Execute: uids and pointers differ in number");
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "Execute: uids and pointers differ in number");
     graph *g = p->graph;
     job *j = calloc(1, sizeof *j);
     j->g = g, j->ptr = calloc((size_t)g->nt, sizeof *j->ptr), j->value = calloc((size_t)g->nt, sizeof *j->value);
@@ -393,8 +393,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
     size_t size;
     if (!j->workspace || !shim_device_allocation(j->workspace, &base, &size) ||
         (size_t)((const char *)j->workspace - base) + (size_t)g->workspace > size)
-        die("Execute: the workspace %p is not %lld bytes of device memory (the plan's workspace size)", j->workspace,
-            (long long)g->workspace);
+        standin_die("Execute: the workspace %p is not %lld bytes of device memory (the plan's workspace size)",
+                    j->workspace, (long long)g->workspace);
     for (int i = 0; i < g->nt; i++) {
         const tensor *t = &g->t[i];
         if (t->is_virtual) continue;
@@ -404,20 +404,21 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
             if (((int64_t *)uids->data)[k] == t->uid) ptr = ((void **)ptrs->data)[k], found = 1;
         char d[256];
         describe(t, d, sizeof d);
-        if (!found || !ptr) die("Execute: the variant pack has no pointer for %s", d);
+        if (!found || !ptr) standin_die("Execute: the variant pack has no pointer for %s", d);
         if (t->by_value) { /* host memory, read now (a captured graph keeps the value of its capture) */
             j->value[i] = load_mem(ptr, t->dtype);
             continue;
         }
         const size_t bytes = (size_t)t->extent * dtype_size(t->dtype);
-        if (!shim_device_allocation(ptr, &base, &size)) die("Execute: %s at %p is not in device memory", d, ptr);
+        if (!shim_device_allocation(ptr, &base, &size))
+            standin_die("Execute: %s at %p is not in device memory", d, ptr);
         if ((size_t)((const char *)ptr - base) + bytes > size)
-            die("Execute: %s at byte %zu of a %zu-byte allocation reaches %zu bytes past its end", d,
-                (size_t)((const char *)ptr - base), size, (size_t)((const char *)ptr - base) + bytes - size);
-        if ((uintptr_t)ptr % dtype_size(t->dtype)) die("Execute: %s at %p is misaligned", d, ptr);
+            standin_die("Execute: %s at byte %zu of a %zu-byte allocation reaches %zu bytes past its end", d,
+                        (size_t)((const char *)ptr - base), size, (size_t)((const char *)ptr - base) + bytes - size);
+        if ((uintptr_t)ptr % dtype_size(t->dtype)) standin_die("Execute: %s at %p is misaligned", d, ptr);
         j->ptr[i] = ptr, j->alloc[i] = base, j->alloc_size[i] = size;
     }
-    pthread_mutex_lock(&mu), g->refs++, counts.executions++, pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&standin_mu), g->refs++, standin_counts.executions++, pthread_mutex_unlock(&standin_mu);
     const shim_work w = {.run = job_run, .release = job_release, .arg = j};
     shim_enqueue(hc->stream, &w);
     return CUDNN_STATUS_SUCCESS;

@@ -20,9 +20,9 @@
 
 void graph_unref(graph *g)
 {
-    pthread_mutex_lock(&mu);
+    pthread_mutex_lock(&standin_mu);
     const int last = --g->refs == 0;
-    pthread_mutex_unlock(&mu);
+    pthread_mutex_unlock(&standin_mu);
     if (!last) return;
     free(g->t), free(g->ops), free(g->order), free(g);
 }
@@ -75,14 +75,14 @@ static int add_tensor(graph *g, desc *d)
 {
     if (!d) return -1;
     if (d->type != CUDNN_BACKEND_TENSOR_DESCRIPTOR || !d->finalized) {
-        refuse(CUDNN_STATUS_BAD_PARAM, "an operation names a descriptor that is not a finalized tensor");
+        standin_refuse(CUDNN_STATUS_BAD_PARAM, "an operation names a descriptor that is not a finalized tensor");
         return -1;
     }
     tensor t;
     memset(&t, 0, sizeof t);
     t.uid = get_i64(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, -1);
-    const attr *dims = get(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64),
-               *str = get(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64);
+    const attr *dims = attr_get(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64),
+               *str = attr_get(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64);
     t.nd = (int)dims->count;
     memcpy(t.dims, dims->data, (size_t)t.nd * 8), memcpy(t.strides, str->data, (size_t)t.nd * 8);
     t.dtype = (cudnnDataType_t)get_enum(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, -1);
@@ -113,7 +113,7 @@ static int merge_tensor(graph *g, const tensor *tp)
             if (o->nd != t.nd || memcmp(o->dims, t.dims, 8 * (size_t)t.nd) ||
                 memcmp(o->strides, t.strides, 8 * (size_t)t.nd) || o->dtype != t.dtype ||
                 o->is_virtual != t.is_virtual) {
-                refuse(CUDNN_STATUS_BAD_PARAM, "two tensors with uid %lld differ", (long long)t.uid);
+                standin_refuse(CUDNN_STATUS_BAD_PARAM, "two tensors with uid %lld differ", (long long)t.uid);
                 return -1;
             }
             return i;
@@ -128,22 +128,23 @@ static int merge_tensor(graph *g, const tensor *tp)
 /* Finalize's checks of a tensor descriptor: what a backend needs to know of it. */
 cudnnStatus_t check_tensor(desc *d)
 {
-    const attr *dims = get(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64),
-               *str = get(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64);
+    const attr *dims = attr_get(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64),
+               *str = attr_get(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64);
     if (!dims || !str || dims->count != str->count || dims->count < 1 || dims->count > MAXD)
-        return refuse(CUDNN_STATUS_BAD_PARAM, "tensor: dims and strides missing or of different ranks");
-    if (get_i64(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, -1) < 0) return refuse(CUDNN_STATUS_BAD_PARAM, "tensor: no unique id");
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "tensor: dims and strides missing or of different ranks");
+    if (get_i64(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, -1) < 0)
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "tensor: no unique id");
     const int dt = get_enum(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, -1);
     if (dt < 0 || !dtype_size((cudnnDataType_t)dt))
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: data type %d not modelled by the stand-in", dt);
+        return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: data type %d not modelled by the stand-in", dt);
     for (int64_t i = 0; i < dims->count; i++)
         if (((int64_t *)dims->data)[i] < 1 || ((int64_t *)str->data)[i] < 0)
-            return refuse(CUDNN_STATUS_BAD_PARAM, "tensor: a dim below 1 or a negative stride");
-    if (get_i64(d, CUDNN_ATTR_TENSOR_VECTOR_COUNT, 1) != 1 || find(d, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC))
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: vectorized or ragged tensors are not modelled");
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "tensor: a dim below 1 or a negative stride");
+    if (get_i64(d, CUDNN_ATTR_TENSOR_VECTOR_COUNT, 1) != 1 || attr_find(d, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC))
+        return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: vectorized or ragged tensors are not modelled");
     if (get_enum(d, CUDNN_ATTR_TENSOR_REORDERING_MODE, CUDNN_TYPE_TENSOR_REORDERING_MODE,
                  CUDNN_TENSOR_REORDERING_NONE) != CUDNN_TENSOR_REORDERING_NONE)
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: reordered layouts are not modelled");
+        return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "tensor: reordered layouts are not modelled");
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -223,7 +224,7 @@ static int add_op(graph *g, desc *d)
     switch ((int)d->type) {
     case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR: {
         desc *pw = get_desc(d, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR);
-        if (!pw) return refuse(CUDNN_STATUS_BAD_PARAM, "pointwise: no pointwise descriptor"), -1;
+        if (!pw) return standin_refuse(CUDNN_STATUS_BAD_PARAM, "pointwise: no pointwise descriptor"), -1;
         o.kind = OP_POINTWISE;
         o.mode = get_enum(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, -1);
         o.axis = (int)get_i64(pw, CUDNN_ATTR_POINTWISE_AXIS, -1);
@@ -231,7 +232,9 @@ static int add_op(graph *g, desc *d)
         for (size_t i = 0; i < sizeof known_pointwise / sizeof known_pointwise[0]; i++)
             known |= known_pointwise[i] == o.mode;
         if (!known)
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "pointwise mode %d is not modelled by the stand-in", o.mode), -1;
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "pointwise mode %d is not modelled by the stand-in",
+                                  o.mode),
+                   -1;
         const int arity = pointwise_arity(o.mode);
         o.nin = arity;
         o.in[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC));
@@ -240,8 +243,8 @@ static int add_op(graph *g, desc *d)
         o.nout = 1, o.out[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_POINTWISE_YDESC));
         o.alpha1 = get_scalar(d, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, 1);
         o.alpha2 = get_scalar(d, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, 1);
-        if (find(d, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC) || find(d, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC))
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "pointwise backward modes are not modelled"), -1;
+        if (attr_find(d, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC) || attr_find(d, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC))
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "pointwise backward modes are not modelled"), -1;
         break;
     }
     case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: {
@@ -249,23 +252,23 @@ static int add_op(graph *g, desc *d)
         o.in[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_ADESC));
         o.in[1] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_BDESC));
         o.out[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_CDESC));
-        if (find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC) ||
-            find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC) ||
-            find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC))
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "matmul: M/N/K overrides are not modelled"), -1;
+        if (attr_find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC) ||
+            attr_find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC) ||
+            attr_find(d, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC))
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "matmul: M/N/K overrides are not modelled"), -1;
         if (!get_desc(d, CUDNN_ATTR_OPERATION_MATMUL_DESC))
-            return refuse(CUDNN_STATUS_BAD_PARAM, "matmul: no matmul descriptor"), -1;
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "matmul: no matmul descriptor"), -1;
         break;
     }
     case CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR: {
         desc *rd = get_desc(d, CUDNN_ATTR_OPERATION_REDUCTION_DESC);
-        if (!rd) return refuse(CUDNN_STATUS_BAD_PARAM, "reduction: no reduction descriptor"), -1;
+        if (!rd) return standin_refuse(CUDNN_STATUS_BAD_PARAM, "reduction: no reduction descriptor"), -1;
         o.kind = OP_REDUCTION, o.nin = 1, o.nout = 1;
         o.mode = get_enum(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, -1);
         if (o.mode != CUDNN_REDUCE_TENSOR_ADD && o.mode != CUDNN_REDUCE_TENSOR_MAX &&
             o.mode != CUDNN_REDUCE_TENSOR_MIN && o.mode != CUDNN_REDUCE_TENSOR_MUL &&
             o.mode != CUDNN_REDUCE_TENSOR_AMAX && o.mode != CUDNN_REDUCE_TENSOR_AVG)
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "reduction operator %d is not modelled", o.mode), -1;
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "reduction operator %d is not modelled", o.mode), -1;
         o.in[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_REDUCTION_XDESC));
         o.out[0] = add_tensor(g, get_desc(d, CUDNN_ATTR_OPERATION_REDUCTION_YDESC));
         break;
@@ -291,20 +294,22 @@ static int add_op(graph *g, desc *d)
                 known_attrs_only = 0;
         }
         if (!known_attrs_only)
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED,
-                          "SDPA forward: masks, paging and sequence lengths are not modelled"),
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                                  "SDPA forward: masks, paging and sequence lengths are not modelled"),
                    -1;
         break;
     }
     default:
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "operation descriptor type %d is not modelled", (int)d->type), -1;
+        return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "operation descriptor type %d is not modelled", (int)d->type),
+               -1;
     }
     for (int i = 0; i < o.nin; i++)
         if (o.in[i] == -1)
-            return refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): input %d missing", (int)d->type, i), -1;
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): input %d missing", (int)d->type, i), -1;
     for (int i = 0; i < o.nout; i++)
         if (o.out[i] == -1)
-            return refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): output %d missing", (int)d->type, i), -1;
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "operation (type %d): output %d missing", (int)d->type, i),
+                   -1;
     op *grown = realloc(g->ops, (size_t)(g->nops + 1) * sizeof *grown);
     if (!grown) return -1;
     g->ops = grown;
@@ -325,21 +330,21 @@ static int check_op(graph *g, op *o)
             if (broadcasts(x, y)) o->in_map[i] = 0;
             else if ((o->in_map[i] = same_elements(x, y, o->perm[i])) < 0) {
                 describe(x, a, sizeof a), describe(y, b, sizeof b);
-                return refuse(CUDNN_STATUS_BAD_PARAM, "pointwise mode %d: input %s does not broadcast to output %s",
-                              o->mode, a, b),
+                return standin_refuse(CUDNN_STATUS_BAD_PARAM,
+                                      "pointwise mode %d: input %s does not broadcast to output %s", o->mode, a, b),
                        -1;
             }
         }
         if (o->mode == CUDNN_POINTWISE_GEN_INDEX && (o->axis < 0 || o->axis >= y->nd))
-            return refuse(CUDNN_STATUS_BAD_PARAM, "pointwise GEN_INDEX: axis %d", o->axis), -1;
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "pointwise GEN_INDEX: axis %d", o->axis), -1;
         return 0;
     }
     case OP_RESHAPE: {
         const tensor *x = &t[o->in[0]], *y = &t[o->out[0]];
         if ((o->in_map[0] = same_elements(x, y, o->perm[0])) < 0) {
             describe(x, a, sizeof a), describe(y, b, sizeof b);
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED,
-                          "reshape of %s into %s: only transposed views and dense reshapes are modelled", a, b),
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                                  "reshape of %s into %s: only transposed views and dense reshapes are modelled", a, b),
                    -1;
         }
         return 0;
@@ -356,15 +361,15 @@ static int check_op(graph *g, op *o)
         return 0;
     bad_matmul:
         describe(A, a, sizeof a), describe(B, b, sizeof b);
-        return refuse(CUDNN_STATUS_BAD_PARAM, "matmul: A %s and B %s do not give C of uid %lld", a, b,
-                      (long long)C->uid),
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "matmul: A %s and B %s do not give C of uid %lld", a, b,
+                              (long long)C->uid),
                -1;
     }
     case OP_REDUCTION: {
         const tensor *x = &t[o->in[0]], *y = &t[o->out[0]];
         if (!broadcasts(y, x)) {
             describe(x, a, sizeof a), describe(y, b, sizeof b);
-            return refuse(CUDNN_STATUS_BAD_PARAM, "reduction: %s does not reduce to %s", a, b), -1;
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "reduction: %s does not reduce to %s", a, b), -1;
         }
         return 0;
     }
@@ -375,24 +380,30 @@ static int check_op(graph *g, op *o)
             k->dims[3] != q->dims[3] || v->dims[2] != k->dims[2] || out->dims[0] != q->dims[0] ||
             out->dims[1] != q->dims[1] || out->dims[2] != q->dims[2] || out->dims[3] != v->dims[3]) {
             describe(q, a, sizeof a), describe(k, b, sizeof b);
-            return refuse(CUDNN_STATUS_BAD_PARAM, "SDPA forward: Q %s, K %s, V, O do not fit", a, b), -1;
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "SDPA forward: Q %s, K %s, V, O do not fit", a, b), -1;
         }
         const cudnnDataType_t io = q->dtype;
         if ((io != CUDNN_DATA_BFLOAT16 && io != CUDNN_DATA_HALF) || k->dtype != io || v->dtype != io ||
             out->dtype != io)
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "SDPA forward: Q, K, V and O must all be bf16 or all fp16"), -1;
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                                  "SDPA forward: Q, K, V and O must all be bf16 or all fp16"),
+                   -1;
         if (o->out[1] >= 0) {
             const tensor *st = &t[o->out[1]];
             if (st->dtype != CUDNN_DATA_FLOAT)
-                return refuse(CUDNN_STATUS_NOT_SUPPORTED, "SDPA forward: the statistics tensor must be fp32 (it is %s)",
-                              dtype_name(st->dtype)),
+                return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                                      "SDPA forward: the statistics tensor must be fp32 (it is %s)",
+                                      dtype_name(st->dtype)),
                        -1;
             if (st->nd != 4 || st->dims[0] != q->dims[0] || st->dims[1] != q->dims[1] || st->dims[2] != q->dims[2] ||
                 st->dims[3] != 1)
-                return refuse(CUDNN_STATUS_BAD_PARAM, "SDPA forward: the statistics tensor is not [b,h,s_q,1]"), -1;
+                return standin_refuse(CUDNN_STATUS_BAD_PARAM, "SDPA forward: the statistics tensor is not [b,h,s_q,1]"),
+                       -1;
         }
         if (o->in[3] >= 0 && (!t[o->in[3]].by_value || elements(&t[o->in[3]]) != 1))
-            return refuse(CUDNN_STATUS_NOT_SUPPORTED, "SDPA forward: the scale must be one value passed by value"), -1;
+            return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                                  "SDPA forward: the scale must be one value passed by value"),
+                   -1;
         return 0;
     }
     }
@@ -419,10 +430,12 @@ static cudnnStatus_t size_workspace(graph *g)
     const int backward = reduction && ds;
     const char *refusal = getenv("CUDNN_STANDIN_REFUSE");
     if (refusal && !strcmp(refusal, "sdpa") && (sdpa || backward))
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED, "CUDNN_STANDIN_REFUSE=sdpa: no engine for this attention graph");
+        return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                              "CUDNN_STANDIN_REFUSE=sdpa: no engine for this attention graph");
     if (refusal && !strcmp(refusal, "deterministic") && backward && !fp32_accumulator)
-        return refuse(CUDNN_STATUS_NOT_SUPPORTED,
-                      "CUDNN_STANDIN_REFUSE=deterministic: no engine for the SDPA backward's dP-workspace form");
+        return standin_refuse(
+            CUDNN_STATUS_NOT_SUPPORTED,
+            "CUDNN_STANDIN_REFUSE=deterministic: no engine for the SDPA backward's dP-workspace form");
     g->workspace = PLAN_WORKSPACE;
     if (backward && !fp32_accumulator) {
         const int64_t b = ds->dims[0], h = ds->dims[1], tq = (ds->dims[2] + 63) / 64 * 64,
@@ -434,8 +447,8 @@ static cudnnStatus_t size_workspace(graph *g)
 
 cudnnStatus_t build_graph(desc *d)
 {
-    const attr *ops = get(d, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR);
-    if (!ops || ops->count < 1) return refuse(CUDNN_STATUS_BAD_PARAM, "operation graph: no operations");
+    const attr *ops = attr_get(d, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR);
+    if (!ops || ops->count < 1) return standin_refuse(CUDNN_STATUS_BAD_PARAM, "operation graph: no operations");
     graph *g = calloc(1, sizeof *g);
     if (!g) return CUDNN_STATUS_ALLOC_FAILED;
     g->refs = 1;
@@ -443,11 +456,12 @@ cudnnStatus_t build_graph(desc *d)
     for (int64_t i = 0; i < ops->count; i++) { /* each operation as its finalize read it */
         desc *od = desc_of(((void **)ops->data)[i]);
         if (!od->finalized) {
-            st = refuse(CUDNN_STATUS_BAD_PARAM, "operation graph: operation %lld not finalized", (long long)i);
+            st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "operation graph: operation %lld not finalized", (long long)i);
             goto fail;
         }
         if (!od->graph || od->graph->nops != 1) {
-            st = refuse(CUDNN_STATUS_NOT_SUPPORTED, "operation descriptor type %d is not modelled", (int)od->type);
+            st = standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "operation descriptor type %d is not modelled",
+                                (int)od->type);
             goto fail;
         }
         const graph *one = od->graph;
@@ -470,8 +484,8 @@ cudnnStatus_t build_graph(desc *d)
             const int o = g->ops[i].out[k];
             if (o < 0) continue;
             if (g->t[o].producer >= 0 || g->t[o].by_value) {
-                st = refuse(CUDNN_STATUS_BAD_PARAM, "tensor uid %lld is written twice (or is a by-value input)",
-                            (long long)g->t[o].uid);
+                st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "tensor uid %lld is written twice (or is a by-value input)",
+                                    (long long)g->t[o].uid);
                 goto fail;
             }
             g->t[o].producer = i;
@@ -479,8 +493,8 @@ cudnnStatus_t build_graph(desc *d)
     }
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].is_virtual && g->t[i].producer < 0) {
-            st = refuse(CUDNN_STATUS_BAD_PARAM, "virtual tensor uid %lld is read but never written",
-                        (long long)g->t[i].uid);
+            st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "virtual tensor uid %lld is read but never written",
+                                (long long)g->t[i].uid);
             goto fail;
         }
     /* dependency order (Kahn): an op runs once every tensor it reads that an op writes is written */
@@ -500,7 +514,7 @@ cudnnStatus_t build_graph(desc *d)
         }
         if (!progressed) {
             free(done);
-            st = refuse(CUDNN_STATUS_BAD_PARAM, "operation graph: a cycle");
+            st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "operation graph: a cycle");
             goto fail;
         }
     }

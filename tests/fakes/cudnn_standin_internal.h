@@ -17,13 +17,13 @@
 #define PLAN_WORKSPACE 4096 /* bytes the "engine" uses of the workspace (written and read back) */
 #define MAXD 8
 
-extern pthread_mutex_t mu; /* over counts and the graphs' references */
-extern cudnn_standin_counts counts;
+extern pthread_mutex_t standin_mu; /* over the counts and the graphs' references */
+extern cudnn_standin_counts standin_counts;
 
-void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void standin_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* A refusal: the status, with the reason kept for cudnnGetLastErrorString (and printed when
  * CUDNN_STANDIN_VERBOSE is set). */
-cudnnStatus_t refuse(cudnnStatus_t st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+cudnnStatus_t standin_refuse(cudnnStatus_t st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define HANDLE_MAGIC 0x636e6e68u
 struct cudnnContext {
@@ -56,9 +56,9 @@ typedef struct desc {
     struct graph *graph; /* operation graph and plan: the graph read from the attributes */
 } desc;
 desc *desc_of(cudnnBackendDescriptor_t d); /* dies on one never created (or destroyed) */
-attr *find(const desc *d, cudnnBackendAttributeName_t name);
+attr *attr_find(const desc *d, cudnnBackendAttributeName_t name);
 /* typed reads of a descriptor's attributes (-1 / NULL when not set) */
-const attr *get(const desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type);
+const attr *attr_get(const desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type);
 desc *get_desc(const desc *d, cudnnBackendAttributeName_t name);
 int64_t get_i64(const desc *d, cudnnBackendAttributeName_t name, int64_t dflt);
 int get_enum(const desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int dflt);
