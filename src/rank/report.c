@@ -63,32 +63,33 @@ static void write_header(const rank_report *r, FILE *out)
     char line[512], prices[160];
     workload_line(r, line, sizeof line);
     rank_report_price_summary(r, prices, sizeof prices);
-    util_term_printf(out, "%s\n", line);
+    output_note(out, "%s", line);
     const char *region = r->n_rows ? r->configs[r->rows[0].config].region : "";
     for (size_t i = 1; i < r->n_rows; i++)
         if (strcmp(r->configs[r->rows[i].config].region, region)) region = "";
-    util_term_printf(out, "%zu result%s in %zu configuration%s%s%s\n", r->group->n, r->group->n == 1 ? "" : "s",
-                     r->n_configs, r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region);
+    output_note(out, "%zu result%s in %zu configuration%s%s%s", r->group->n, r->group->n == 1 ? "" : "s", r->n_configs,
+                r->n_configs == 1 ? "" : "s", region[0] ? " in " : "", region);
     /* The origin (snapshot note, file name) only when it says more than the summary does. */
     int say_origin = r->prices_origin && strcmp(r->prices_origin, "auto") &&
                      strncmp(prices, r->prices_origin, strlen(r->prices_origin));
     /* the summary is of the rows shown: when the constraints dropped every priced one it would say
      * "no prices" of rows that had prices (the line under the table says what happened) */
     if (r->n_priced || !dropped_by_constraints(r))
-        util_term_printf(out, "prices: %s%s%s%s\n", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "",
-                         say_origin ? ")" : "");
+        output_note(out, "prices: %s%s%s%s", prices, say_origin ? " (" : "", say_origin ? r->prices_origin : "",
+                    say_origin ? ")" : "");
     if (o->target_samples > 0) {
         char n[64];
         output_fmt_grouped(n, sizeof n, o->target_samples, 0);
         if (r->epochs > 0) {
             char ds[64];
             output_fmt_grouped(ds, sizeof ds, r->dataset_size, 0);
-            fprintf(out, "target: %g epochs x %s samples = %s samples\n", r->epochs, ds, n);
+            output_note(out, "target: %g epochs x %s samples = %s samples", r->epochs, ds, n);
         } else {
-            fprintf(out, "target: %s samples\n", n);
+            output_note(out, "target: %s samples", n);
         }
     }
-    fprintf(out, "sorted by %s%s\n\n", rank_sort_key_name(o->sort), o->pareto_only ? "; Pareto frontier only" : "");
+    output_note(out, "sorted by %s%s", rank_sort_key_name(o->sort), o->pareto_only ? "; Pareto frontier only" : "");
+    fputc('\n', out);
 }
 
 enum { MAX_SHOWN = RANK_MAX_COLUMNS };
@@ -514,7 +515,7 @@ int rank_report_write_table(const rank_report *r, FILE *out, ib_error *err)
     for (size_t i = 0; i < r->n_priced && !o->pareto_only; i++) frontier |= r->rows[i].pareto && r->n_priced > 1;
     if (r->n_priced) fputc('\n', out);
     if (frontier && output_table_showed(&t, "rank"))
-        fprintf(out, "* Pareto frontier: no other row is both faster and cheaper per sample.\n");
+        output_note(out, "* Pareto frontier: no other row is both faster and cheaper per sample.");
     if (r->n_priced) write_legend(r, &t, out);
     if (r->n_priced) write_spot_risk(r, &t, out);
     output_table_free(&t);

@@ -79,6 +79,17 @@ for cols in (60, 80):
     head = next((ln for i, ln in enumerate(narrow[:-1]) if narrow[i + 1].startswith("----")), "")
     check("SAMPLES/s" in head or "SAMPLES/$" not in head, f"rank at {cols}: SAMPLES/s dropped before SAMPLES/$: {head!r}")
 
+# at 50 columns the table cannot fit (its five never-dropped columns need about 70), but every line
+# around it, the header lines and the notes under it, wraps to the terminal
+_, narrow = width_run(["rank", "--source", "snapshot", "--samples", "1e9", "--market", "both", results], 50)
+top = next((i for i in range(len(narrow) - 1) if narrow[i + 1].startswith("----")), None)
+end = next((i for i in range(top or 0, len(narrow)) if not narrow[i].strip()), len(narrow)) if top is not None else 0
+prose = [ln for i, ln in enumerate(narrow) if top is None or not top <= i < end]
+check(top is not None and any(ln.startswith("workload ") for ln in prose) and
+      any(ln.startswith("* Pareto frontier") for ln in prose), f"rank at 50: no table or no header/notes: {narrow}")
+wide = [ln for ln in prose if len(ln) > 50]
+check(not wide, f"rank at 50: {len(wide)} line(s) outside the table wider than 50, e.g. {wide[:2]}")
+
 # --columns picks and orders; an unknown key is a usage error naming the keys
 _, picked = width_run(PRICES + ["--columns", "spot_min_usd_per_hour,instance_type"], 80)
 header = next((ln for ln in picked if ln.startswith("SPOT")), "")
