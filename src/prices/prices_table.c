@@ -301,6 +301,7 @@ static void write_sources(const price_set *s, const output_table *t, const price
     int advisor = 0;
     for (size_t i = 0; i < s->n; i++) advisor |= want_spot && s->items[i].interruption_bucket >= 0;
     const int intr = output_table_showed(t, "interruption_label");
+    const int bucket = output_table_showed(t, "interruption_bucket");
     const int adv = output_table_showed(t, "interruption_savings_pct");
     /* every clause at once, with --nodes and ml.* rows, is about 1.3 KB of fixed text plus the
      * Advisor's part of snapshot_source (under 512): 1024 cut the line short without a word */
@@ -326,10 +327,20 @@ static void write_sources(const price_set *s, const output_table *t, const price
         output_table_showed(t, "total_accelerators"))
         clause(line, sizeof line, "TOTAL: %s instances together (%s x the price of one)", n_first, n_again);
     zone_clause(s, t, line, sizeof line);
-    if (advisor && (intr || adv))
-        clause(line, sizeof line, "%s%s%s: region-wide, from %s", intr ? "INTERRUPTION" : "",
-               intr && adv ? " and " : "", adv ? "ADVISOR SAVINGS %" : "",
+    if (advisor && (intr || bucket || adv)) {
+        /* the Advisor's columns shown, named as their headers: "A", "A and B", "A, B and C" */
+        const char *named[3];
+        int k = 0;
+        if (intr) named[k++] = "INTERRUPTION";
+        if (bucket) named[k++] = "INTERRUPTION BUCKET";
+        if (adv) named[k++] = "ADVISOR SAVINGS %";
+        clause(line, sizeof line, "%s%s%s%s%s: region-wide, from %s", named[0],
+               k == 3   ? ", "
+               : k == 2 ? " and "
+                        : "",
+               k > 1 ? named[1] : "", k == 3 ? " and " : "", k == 3 ? named[2] : "",
                sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench");
+    }
     int sagemaker = 0;
     for (size_t i = 0; i < s->n; i++) sagemaker |= prices_is_sagemaker(&s->items[i]);
     if (sagemaker && output_table_showed(t, "spot_min_usd_per_hour"))

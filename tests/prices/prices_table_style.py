@@ -158,6 +158,12 @@ with tempfile.TemporaryDirectory() as tmp:
                                    f"table {shown} does not show: {legend!r}")
         for h in ("JOB INTERRUPTIONS", "P(24 h UNINTERRUPTED)"):   # each still explained on its own
             check(h not in shown or f"{h}: " in legend, f"{what}: {h} shown but not explained: {legend!r}")
+        # the Advisor's columns each say where they come from, shown alone or together (INTERRUPTION
+        # BUCKET alone had no word under it)
+        for h in ("INTERRUPTION", "INTERRUPTION BUCKET", "ADVISOR SAVINGS %"):
+            check(h not in shown or (re.search(r"(^|[ ,;])" + re.escape(h) + r"( and |, |: region-wide)", legend)
+                                     and "Spot Instance Advisor" in legend),
+                  f"{what}: {h} shown but its source not said: {legend!r}")
 
     # 2. A cache file only: no price shown is the snapshot's, so neither note appears; its savings
     #    are its own (the advisor's figure for the type says something else).
