@@ -366,7 +366,15 @@ static void write_sources(const price_set *s, const output_table *t, const price
                n_first, n_again,
                output_table_showed(t, "spot_min_availability_zone") ? "that of IN AZ"
                                                                     : "that of the row's cheapest spot zone");
-    const int snap = prices_shown_from_snapshot(s, want_od, want_spot);
+    /* the snapshot's origin only under a figure made of its prices: a column of the market's
+     * (on_demand_*, spot_*; SAVINGS % reads both), not under hardware or the Advisor's alone */
+    int od_cols = 0, spot_cols = 0;
+    for (const prices_column *c = prices_columns; c->key; c++) {
+        if (!output_table_showed(t, c->key)) continue;
+        od_cols |= !strncmp(c->key, "on_demand_", 10) || !strcmp(c->key, "spot_min_savings_pct");
+        spot_cols |= !strncmp(c->key, "spot_", 5);
+    }
+    const int snap = prices_shown_from_snapshot(s, want_od && od_cols, want_spot && spot_cols);
     if (line[0] || snap) fputc('\n', out);
     if (line[0]) output_note(out, "sources: %s.", line);
     if (snap)

@@ -145,6 +145,11 @@ with tempfile.TemporaryDirectory() as tmp:
             p = run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns", key, *nodes], env)
             legend = next((ln for ln in p.stdout.splitlines() if ln.startswith("sources:")), "")
             runs.append((f"--columns {key} {' '.join(nodes)}", parse_table(p.stdout)[0], legend))
+            # the snapshot's origin only under a column made of its prices (it stood under a table of
+            # vCPUs alone)
+            priced = key.startswith(("on_demand_", "spot_"))
+            check(("'snapshot' prices are from" in p.stdout) == priced,
+                  f"--columns {key}: the snapshot's origin {'missing' if priced else 'under no price'}:\n{p.stdout}")
     every = {h for _, shown, _ in runs for h in shown}   # the headers, each from its own column's table
     check(len(every) == len(runs) // 2, f"--columns KEY: not one header per key: {sorted(every)}")
     for what, shown, legend in runs:
