@@ -334,11 +334,14 @@ static void write_sources(const price_set *s, const output_table *t, const price
         if (intr) named[k++] = "INTERRUPTION";
         if (bucket) named[k++] = "INTERRUPTION BUCKET";
         if (adv) named[k++] = "ADVISOR SAVINGS %";
-        clause(line, sizeof line, "%s%s%s%s%s: region-wide, from %s", named[0],
-               k == 3   ? ", "
-               : k == 2 ? " and "
-                        : "",
-               k > 1 ? named[1] : "", k == 3 ? " and " : "", k == 3 ? named[2] : "",
+        char names[96] = "";
+        for (int i = 0, used = 0; i < k; i++)
+            used += snprintf(names + used, sizeof names - (size_t)used, "%s%s",
+                             !i           ? ""
+                             : i == k - 1 ? " and "
+                                          : ", ",
+                             named[i]);
+        clause(line, sizeof line, "%s: region-wide, from %s", names,
                sep ? sep + strlen(ADVISOR_SEP) : "the AWS Spot Instance Advisor feed shipped with instbench");
     }
     int sagemaker = 0;
