@@ -13,6 +13,11 @@ add_test(NAME cuda_verify_compare
          COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_verify_compare.py ${INSTBENCH_BIN}
                  ${INSTBENCH_TEST_DATA}/ref_a_adam_bf16.safetensors)
 
+# scripts/bench/bench_gpu_vs_torch.sh (the table that decides issue 37 on a lent GPU) over
+# stand-ins of instbench and PyTorch's step: its ratios, and which failing run fails it.
+add_test(NAME bench_gpu_vs_torch_sim
+         COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/bench_gpu_vs_torch_sim.py ${CMAKE_SOURCE_DIR})
+
 # The row-major -> column-major operand swap every CUDA GEMM goes through (pure arithmetic, built
 # into the test directly so CPU-only builds run it too).
 instbench_add_unit_test(cuda_gemm_plan ${_cuda_tests}/cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""scripts/bench/bench_gpu_vs_torch.sh, the script whose table decides issue 37's bar on a lent GPU,
+run here over stand-ins: an instbench that writes a result of set figures (and fails when asked
+to) and a python3 that answers bench_torch_gpu_step.py with set figures, the rest going to this
+python.  The ratios it prints must be the stand-ins' own, a failing opt-in run (GEMM algorithms
+chosen by timing, first run on a GPU) must not cost the comparison, and a failing default run
+must fail the script.
+Usage: bench_gpu_vs_torch_sim.py REPO_ROOT"""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from testlib import check, failures  # noqa: E402
+
+ROOT = os.path.abspath(sys.argv[1])
+SCRIPT = os.path.join(ROOT, "scripts", "bench", "bench_gpu_vs_torch.sh")
+
+# instbench measure: samples/s by the environment the script sets for each run; FAIL_WHEN names
+# the variable whose run fails
+FAKE_IB = r'''#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done
+sps=3300.0; tuned=0
+[ -n "${INSTBENCH_CUDA_ATTENTION:-}" ] && sps=2000.0
+[ -n "${INSTBENCH_CUDNN_NONDETERMINISTIC:-}" ] && sps=3320.0
+[ -n "${INSTBENCH_GEMM_TUNE:-}" ] && { sps=3399.0; tuned=3; }
+case "${FAIL_WHEN:-}" in
+  tune) [ -n "${INSTBENCH_GEMM_TUNE:-}" ] && { echo "gemm tuning: an illegal address" >&2; exit 1; } ;;
+  default) [ -z "${INSTBENCH_GEMM_TUNE:-}${INSTBENCH_CUDA_ATTENTION:-}${INSTBENCH_CUDNN_NONDETERMINISTIC:-}" ] &&
+           { echo "measure: out of memory" >&2; exit 1; } ;;
+esac
+cat > "$out" <<JSON
+{"measurement": {"samples_per_second": $sps, "mfu": 0.36, "gemm_share": 0.6},
+ "hardware": {"attention": "cudnn", "cudnn": {"version": "9.19.0"}, "gemm_tflops_measured": 640.0,
+              "gemm": {"tuned": $tuned, "shapes": 9}}}
+JSON
+'''
+FAKE_PY = r'''#!/bin/sh
+case "${1:-}" in
+  *bench_torch_gpu_step.py)
+    case " $* " in *" --compile "*) sps=3000.0; adam=fused ;; *) sps=2500.0; adam=default ;; esac
+    echo '{"samples_per_second": '$sps', "step_time_s": [0.05], "torch": "2.11.0", "model_source": "timm",
+ "peak_memory_gib": 9.5, "adam": "'$adam'", "cudnn_version": 91900}' | tr -d '\n'; echo ;;
+  *) exec %s "$@" ;;
+esac
+''' % sys.executable
+
+with tempfile.TemporaryDirectory() as tmp:
+    ib, py = os.path.join(tmp, "instbench"), os.path.join(tmp, "python3")
+    open(ib, "w").write(FAKE_IB)
+    open(py, "w").write(FAKE_PY)
+    os.chmod(ib, 0o755), os.chmod(py, 0o755)
+
+    def bench(fail=""):
+        env = dict(os.environ, PYTHON=py, PATH="/usr/bin:/bin", FAIL_WHEN=fail)
+        return subprocess.run(["sh", SCRIPT, "--bin", ib, "--out", os.path.join(tmp, "out-" + (fail or "ok"))],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    p = bench()
+    row = [l for l in p.stdout.splitlines() if l.startswith("vit_base_patch16_224")]
+    # 3300 / 2500 = 1.32x eager, 3300 / 3000 = 1.10x compile; MFU 36.0%
+    check(p.returncode == 0 and len(row) == 1 and "1.32x" in row[0] and "1.10x" in row[0] and "36.0%" in row[0],
+          "all runs: exit %d, row %s\n%s%s" % (p.returncode, row, p.stdout[-1500:], p.stderr[-800:]))
+    check("(INSTBENCH_GEMM_TUNE=1): 3399.0 samples/s (+3.0%; 3 of 9 shapes changed algorithm, 1.13x torch.compile)"
+          in p.stdout, "the tuned line:\n%s" % p.stdout[-800:])
+    check("deterministic costs 0.6%" in p.stdout, "the non-deterministic line:\n%s" % p.stdout[-800:])
+
+    # the opt-in run fails: said, and the comparison still printed whole
+    p = bench("tune")
+    row = [l for l in p.stdout.splitlines() if l.startswith("vit_base_patch16_224")]
+    check(p.returncode == 0 and len(row) == 1 and "1.10x" in row[0] and "chosen by timing" not in p.stdout and
+          "an illegal address" in p.stderr and "GEMM algorithms chosen by timing failed" in p.stderr,
+          "tuned run failing: exit %d, row %s\n%s\n%s" % (p.returncode, row, p.stdout[-800:], p.stderr[-800:]))
+
+    # the default run fails: that is the figure measured, so the script fails and says why
+    p = bench("default")
+    check(p.returncode != 0 and "out of memory" in p.stderr and "vit_base_patch16_224" not in p.stdout,
+          "default run failing: exit %d\n%s\n%s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
+print("bench_gpu_vs_torch_sim: %d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
