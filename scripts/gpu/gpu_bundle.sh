@@ -24,6 +24,8 @@
 #   run       the runner: LD_LIBRARY_PATH = lib/ + every site-packages/nvidia/*/lib of the
 #             python3 on PATH + /usr/local/cuda's lib dirs, then
 #               ./run            scripts/gpu/gpu_check.sh --bin bin/instbench (args after "check" pass on)
+#               ./run session ARGS  scripts/gpu/gpu_session.sh: gpu_check's steps in phases under
+#                                a deadline, packed as a device call returns them (one lent GPU call)
 #               ./run instbench ARGS   the bundled binary
 #               ./run libs       where every library of the binary and the module resolves
 #               ./run CMD ARGS   any other command in that environment
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
     --arch) arch=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
     --build-dir) build=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu_bundle: no directory $2" >&2; exit 2; }; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gpu_bundle: unknown option '$1'" >&2; exit 2 ;;
     *) out=$1; shift ;;
   esac
@@ -142,7 +144,7 @@ done
 [ -z "$missing" ] || { echo "gpu_bundle: ldd finds no$missing here: cannot bundle them" >&2; exit 1; }
 
 # the scripts keep their folders (scripts/README.md): gpu_check.sh finds its siblings by them
-cp scripts/gpu/gpu_check.sh scripts/gpu/kernel_classes.py "$out/scripts/gpu/"
+cp scripts/gpu/gpu_check.sh scripts/gpu/gpu_session.sh scripts/gpu/kernel_classes.py "$out/scripts/gpu/"
 cp scripts/bench/bench_gpu_vs_torch.sh scripts/bench/bench_torch_gpu_step.py scripts/bench/bench_torch_step.py "$out/scripts/bench/"
 cp scripts/data/make_reference.py "$out/scripts/data/"
 # the CUPTI kernel trace (scripts/gpu/kernel_trace) for gpu_check's per-kernel-class side-by-side, where
@@ -188,6 +190,7 @@ INSTBENCH_GPU_PEAK_FLOPS=${INSTBENCH_GPU_PEAK_FLOPS:-$here/configs/gpu-peak-flop
 export LD_LIBRARY_PATH INSTBENCH_GPU_PEAK_FLOPS
 case "${1:-check}" in
   check) [ $# -eq 0 ] || shift; exec sh "$here/scripts/gpu/gpu_check.sh" --bin "$here/bin/instbench" "$@" ;;
+  session) shift; exec bash "$here/scripts/gpu/gpu_session.sh" --bin "$here/bin/instbench" "$@" ;;
   instbench) shift; exec "$here/bin/instbench" "$@" ;;
   libs) echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
         for f in "$here"/bin/*; do echo "--- $f"; ldd "$f"; done

@@ -109,5 +109,97 @@ with tempfile.TemporaryDirectory() as tree:
         p = subprocess.run(base + args, capture_output=True, text=True, env=env, timeout=60)
         check(p.returncode == 2 and msg in p.stderr,
               "%s: exit %d, %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+
+# scripts/gpu/gpu_session.sh, what a lent GPU runs in one call: gpu_check's steps in phases under a
+# deadline, packed as a device call returns files (8 at most, 16 MiB each, names of letters,
+# digits, '.', '_' and '-').  On the simulator with the tiny model: the phases that can run pass;
+# a failing first phase stops the session; a phase past the deadline is killed with what it ran.
+SESSION = os.path.join(ROOT, "scripts", "gpu", "gpu_session.sh")
+TINY = ["--", "--model", "vit_tiny_patch16_224", "--model-args",
+        "--image-size 32 --patch-size 16 --embed-dim 32 --depth 1 --heads 2 --classes 10", "--steps", "5",
+        "--batch-size", "8"]
+SIM_ENV = dict(os.environ, INSTBENCH_CUDA_MODULE=MODULE, CUDASIM_FREE_MIB="100", AWS_EC2_METADATA_DISABLED="true",
+               PATH="/usr/bin:/bin")
+
+
+def session(out, *args, env=SIM_ENV, timeout=600):
+    p = subprocess.run(["bash", SESSION, "--out", out] + list(args), capture_output=True, text=True, env=env,
+                       timeout=timeout)
+    files = sorted(os.listdir(out)) if os.path.isdir(out) else []
+    console = open(os.path.join(out, "console.txt")).read() if "console.txt" in files else ""
+    return p, files, console
+
+
+def returnable(out, files, what):
+    check(0 < len(files) <= 8, "%s: %d files in the output folder: %s" % (what, len(files), files))
+    for f in files:
+        path = os.path.join(out, f)
+        check(os.path.isfile(path) and os.path.getsize(path) <= 16 << 20 and
+              all(c.isalnum() or c in "._-" for c in f), "%s: %s cannot come back from a device call" % (what, f))
+
+
+with tempfile.TemporaryDirectory() as out:
+    p, files, console = session(out, "--bin", BIN, "--leave-out", "realistic,torch", *TINY)
+    check(p.returncode == 0, "session: exit %d:\n%s" % (p.returncode, (p.stdout + p.stderr)[-2000:]))
+    check(files == ["console.txt", "logs.tgz", "summary_p1.json", "summary_p3.json"], "session: files %s" % files)
+    returnable(out, files, "session")
+    check(p.stdout == console, "session: console.txt is not what was printed")
+    for ph, want in (("p1", {"verify", "measure"}), ("p3", {"host_data", "auto_batch"})):
+        try:
+            steps = json.load(open(os.path.join(out, "summary_%s.json" % ph)))["steps"]
+        except (OSError, ValueError, KeyError) as e:
+            steps = []
+            check(False, "session: summary_%s.json: %s" % (ph, e))
+        passed = {s["step"] for s in steps if s["result"] == "PASS"}
+        check(passed == want, "session: %s passed %s, want %s" % (ph, sorted(passed), sorted(want)))
+    if "logs.tgz" in files:
+        import tarfile
+        names = tarfile.open(os.path.join(out, "logs.tgz")).getnames()
+        check("p1/measure.json" in names and "p3/auto_batch.log" in names, "session: logs.tgz holds %s" % names)
+    check("== p2: every step left out" in console and "== p4: every step left out" in console,
+          "session: phases left out not said:\n%s" % console[-1500:])
+
+# the first phase fails (no CUDA module): the session stops there, with its logs in the console
+with tempfile.TemporaryDirectory() as out:
+    env = dict(SIM_ENV, INSTBENCH_CUDA_MODULE=os.path.join(out, "no-such-module.so"))
+    p, files, console = session(out, "--bin", BIN, *TINY, env=env)
+    check(p.returncode == 1 and "p1 failed: the session stops here" in console and "== p2" not in console and
+          "== p3" not in console and files == ["console.txt", "logs.tgz", "summary_p1.json"],
+          "session, failing p1: exit %d, files %s:\n%s" % (p.returncode, files, console[-1500:]))
+    returnable(out, files, "session, failing p1")
+
+# a phase still running at the deadline is killed with every process it started, and later phases
+# are not run for want of time: an instbench that hangs (and says where it is) stands in
+with tempfile.TemporaryDirectory() as out:
+    pids = os.path.join(out, "pids")
+    hang = os.path.join(out, "hang")
+    with open(hang, "w") as f:
+        f.write('#!/bin/sh\n[ "$1" = --version ] && { echo hang; exit 0; }\necho $$ >> %s\nexec sleep 300\n' % pids)
+    os.chmod(hang, 0o755)
+    res = os.path.join(out, "res")
+    p, files, console = session(res, "--bin", hang, "--deadline", "22", *TINY, timeout=120)
+    check(p.returncode == 1 and "== p1: cut at --deadline 22" in console and "== p2" not in console,
+          "session past its deadline: exit %d:\n%s" % (p.returncode, console[-1500:]))
+    returnable(res, files, "session past its deadline")
+    def running(pid):   # a zombie (killed, its new parent not yet reaping it) runs no more
+        try:
+            return open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    left = [pid for pid in (open(pids).read().split() if os.path.exists(pids) else []) if running(pid)]
+    check(os.path.exists(pids) and not left, "session past its deadline: instbench processes left running: %s" % left)
+    # no time for any phase: nothing runs, and the session says so and fails
+    p, files, console = session(res, "--bin", hang, "--deadline", "5", *TINY, timeout=60)
+    check(p.returncode == 1 and "== p1 (verify,measure): not run, 5 s left of --deadline 5" in console and
+          files == ["console.txt"], "session without time: exit %d, files %s:\n%s" % (p.returncode, files, console))
+
+# arguments a session refuses before it spends anything
+with tempfile.TemporaryDirectory() as out:
+    for args, msg in ((["--deadline", "9m"], "--deadline takes whole seconds"),
+                      (["--leave-out", "verfy"], "no step 'verfy'"), (["--frob"], "unknown argument '--frob'"),
+                      (["--bin", os.path.join(out, "none")], "no instbench at")):
+        p = subprocess.run(["bash", SESSION, "--out", out, "--bin", BIN] + args, capture_output=True, text=True,
+                           env=SIM_ENV, timeout=60)
+        check(p.returncode == 2 and msg in p.stderr, "session %s: exit %d, %s" % (args, p.returncode, p.stderr.strip()))
 print("gpu_check_sim: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

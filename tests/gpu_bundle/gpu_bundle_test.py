@@ -61,7 +61,8 @@ with tempfile.TemporaryDirectory() as tmp:
                    for d, _, fs in os.walk(out) for f in fs if not os.path.islink(os.path.join(d, f))}
         check(packed == on_disk, "the archive is not the folder: %s" % sorted(set(packed.items()) ^ set(on_disk.items()))[:5])
     check(size < 2 * LIMIT, "the bundle is %.1f MiB" % (size / 1048576))
-    for f in ["bin/instbench", "bin/libinstbench-cuda.so", "run", "scripts/gpu/gpu_check.sh", "configs/gpu-peak-flops.json",
+    for f in ["bin/instbench", "bin/libinstbench-cuda.so", "run", "scripts/gpu/gpu_check.sh", "scripts/gpu/gpu_session.sh",
+              "configs/gpu-peak-flops.json",
               "tests/data/ref_a_adam_bf16.safetensors"]:
         check(os.path.isfile(os.path.join(out, f)), "no %s in the bundle" % f)
 
@@ -138,6 +139,15 @@ with tempfile.TemporaryDirectory() as tmp:
               "gpu_check from the bundle: %s" % res)
     except (OSError, ValueError, KeyError) as e:
         check(False, "gpu_check from the bundle wrote no summary.json: %s" % e)
+    # gpu_session.sh through the runner (`run session`): the bundle's binary, every phase's steps
+    # left out here, and its console in the folder it is given
+    ses = os.path.join(tmp, "session")
+    r = subprocess.run([os.path.join(out, "run"), "session", "--out", ses, "--leave-out", gpu_steps],
+                       capture_output=True, text=True, env=dict(env, LD_LIBRARY_PATH=""), timeout=120)
+    console = open(os.path.join(ses, "console.txt")).read() if os.path.exists(os.path.join(ses, "console.txt")) else ""
+    check(r.returncode == 0 and "instbench " in console.splitlines()[0] if console else False,
+          "run session: exit %d, console %r, %s" % (r.returncode, console[:300], r.stderr[-500:]))
+    check(console.count("every step left out") == 4, "run session: %r" % console[-600:])
     r = subprocess.run([os.path.join(out, "run"), "libs"], capture_output=True, text=True, env=env, timeout=60)
     check(os.path.join(out, "lib") in r.stdout.splitlines()[0] if r.stdout else False,
           "run libs: %s" % r.stdout[:300])
