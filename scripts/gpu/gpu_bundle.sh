@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_bundle.sh [--arch x86_64|aarch64] [--build-dir DIR] [--no-build] [OUTDIR]: one folder that runs scripts/gpu/gpu_check.sh on
+# gpu_bundle.sh [--arch x86_64|aarch64] [--build-dir DIR] [--no-build] [--baseline REV] [OUTDIR]: one folder that runs scripts/gpu/gpu_check.sh on
 # a GPU machine which has the NVIDIA driver and CUDA's libraries (as Python wheels, or a toolkit)
 # but no package registry and none of oneDNN, cJSON, libcurl or expat (issue 25).
 #
@@ -16,7 +16,12 @@
 #             cuda_dp_module when the build has it (gpu_check's dp_equal step, two GPUs);
 #             bin/cuda12/libinstbench-cuda.so, the module built with a CUDA 12 toolkit, where
 #             CUDA12_HOME names one (for sm_90 only, GPU_CUDA12_ARCH to change: gpu_check's
-#             sanitize12 step runs compute-sanitizer's memcheck on it with cuDNN attention, issue 37)
+#             sanitize12 step runs compute-sanitizer's memcheck on it with cuDNN attention, issue 37);
+#             with --baseline REV, bin/baseline/ holds the instbench and module of commit REV (built
+#             from `git archive REV` into build-gpu-baseline, for sm_90 only, GPU_BASELINE_ARCH to
+#             change) and baseline/REVISION says which: gpu_session.sh then runs the two side by
+#             side in the same call (scripts/bench/bench_gpu_ab.sh), so a change to the step is
+#             measured against what ran before it, not against a figure from another day's GPU
 #   lib/      every shared library those need that is neither glibc's nor CUDA's (cudart, cuBLAS,
 #             cuBLASLt and NCCL come from the GPU machine: the module must match its driver)
 #   scripts/  gpu/gpu_check.sh and the scripts its steps call, in their folders; tests/data/ the timm fixtures;
@@ -39,6 +44,7 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 build=
 do_build=1
+baseline=
 out=
 arch=$(uname -m)
 while [ $# -gt 0 ]; do
@@ -46,7 +52,8 @@ while [ $# -gt 0 ]; do
     --arch) arch=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
     --build-dir) build=$(cd "$2" 2>/dev/null && pwd) || { echo "gpu_bundle: no directory $2" >&2; exit 2; }; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --baseline) baseline=${2:-}; [ -n "$baseline" ] || { echo "gpu_bundle: --baseline takes a revision" >&2; exit 2; }; shift 2 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gpu_bundle: unknown option '$1'" >&2; exit 2 ;;
     *) out=$1; shift ;;
   esac
@@ -115,6 +122,28 @@ if [ $do_build = 1 ] && [ -n "${CUDA12_HOME:-}" ]; then
   cmake --build "$build12" -j "${JOBS:-2}" --target instbench_cuda >&2
 fi
 
+# the baseline of a same-call A/B: another commit's binary and module, built apart from this tree
+if [ -n "$baseline" ]; then
+  rev=$(git -C "$root" rev-parse --verify --quiet "$baseline^{commit}") ||
+    { echo "gpu_bundle: --baseline $baseline is no commit of this repository" >&2; exit 2; }
+  bsrc=${build}-baseline-src
+  bbuild=${build}-baseline
+  if [ $do_build = 1 ]; then
+    # a tree already unpacked for this commit is kept, so a rebuild is incremental
+    if [ "$(cat "$bsrc/.instbench-rev" 2>/dev/null)" != "$rev" ]; then
+      rm -rf "$bsrc" "$bbuild"
+      mkdir -p "$bsrc"
+      git -C "$root" archive "$rev" | tar x -C "$bsrc"
+      echo "$rev" > "$bsrc/.instbench-rev"
+    fi
+    cmake -S "$bsrc" -B "$bbuild" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DINSTBENCH_TESTS=OFF \
+      -DCMAKE_CUDA_ARCHITECTURES="${GPU_BASELINE_ARCH:-90}" "${launcher[@]}" "${cross[@]}" >&2
+    cmake --build "$bbuild" -j "${JOBS:-2}" --target instbench instbench_cuda >&2
+  fi
+  [ "$(cat "$bsrc/.instbench-rev" 2>/dev/null)" = "$rev" ] && [ -f "$bbuild/instbench" ] && [ -f "$bbuild/libinstbench-cuda.so" ] ||
+    { echo "gpu_bundle: no baseline build of $rev in $bbuild (run without --no-build)" >&2; exit 1; }
+fi
+
 # glibc's own libraries (present on every Linux the binary can run on) and CUDA's (the GPU
 # machine's, matching its driver) stay out; everything else ldd resolves is copied
 is_glibc() { case "$1" in ld-linux*|libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libresolv.so.*|libutil.so.*|libanl.so.*|libmvec.so.*) return 0 ;; esac; return 1; }
@@ -129,8 +158,15 @@ if [ -n "${CUDA12_HOME:-}" ] && [ -f "$build12/libinstbench-cuda.so" ]; then
   cp "$build12/libinstbench-cuda.so" "$out/bin/cuda12/"
 fi
 
+if [ -n "$baseline" ]; then
+  mkdir -p "$out/bin/baseline"
+  cp "$bbuild/instbench" "$bbuild/libinstbench-cuda.so" "$out/bin/baseline/"
+  git -C "$root" log -1 --format='%H %cd %s' "$rev" > "$out/bin/baseline/REVISION"
+fi
+
 missing=
-for obj in "$out"/bin/instbench "$out"/bin/*.so "$out"/bin/cuda12/*.so "$out"/bin/cuda_dp_module; do
+for obj in "$out"/bin/instbench "$out"/bin/*.so "$out"/bin/cuda12/*.so "$out"/bin/baseline/instbench \
+           "$out"/bin/baseline/*.so "$out"/bin/cuda_dp_module; do
   [ -f "$obj" ] || continue
   # "name => path (addr)" or "name => not found"; glibc's loader lines have no "=>"
   while read -r name arrow path _; do
@@ -145,7 +181,7 @@ done
 
 # the scripts keep their folders (scripts/README.md): gpu_check.sh finds its siblings by them
 cp scripts/gpu/gpu_check.sh scripts/gpu/gpu_session.sh scripts/gpu/kernel_classes.py "$out/scripts/gpu/"
-cp scripts/bench/bench_gpu_vs_torch.sh scripts/bench/bench_torch_gpu_step.py scripts/bench/bench_torch_step.py "$out/scripts/bench/"
+cp scripts/bench/bench_gpu_vs_torch.sh scripts/bench/bench_gpu_ab.sh scripts/bench/bench_torch_gpu_step.py scripts/bench/bench_torch_step.py "$out/scripts/bench/"
 cp scripts/data/make_reference.py "$out/scripts/data/"
 # the CUPTI kernel trace (scripts/gpu/kernel_trace) for gpu_check's per-kernel-class side-by-side, where
 # CUPTI's headers are here; libcupti itself comes from the GPU machine, as cudart does

@@ -12,6 +12,9 @@
 #                              rerun after a fix)
 #   p2  torch, ViT-B/16        instbench against PyTorch eager and torch.compile (fused Adam) in the
 #                              same call, with the per-kernel-class table: the bar
+#   ab  A/B                    where the bundle has a baseline (gpu_bundle.sh --baseline REV):
+#                              that commit's build and this one in turns, ViT-B/16 b128 bf16
+#                              (scripts/bench/bench_gpu_ab.sh): what the change since REV is worth
 #   p3  realistic, sanitize, auto_batch, host_data
 #   p4  torch, ViT-S/16 and ViT-L/16
 # OUTDIR gets summary_p<N>.json (gpu_check's summary of each phase that ran), console.txt (all
@@ -20,13 +23,16 @@
 # a line in console.txt saying so.  The phases' own folders are under a temporary directory.
 #
 # usage: scripts/gpu/gpu_session.sh [--deadline SECONDS] [--out DIR] [--leave-out STEP,...]
-#                                   [--bin PATH] [-- GPU_CHECK_ARGS...]
+#                                   [--bin PATH] [--ab-flags "MEASURE FLAGS"] [-- GPU_CHECK_ARGS...]
 #   --deadline   seconds from the start the phases must end by (default 520: a 600 s command
 #                with time to pack); a phase that would start with 20 s or less left is not run
 #                (and the session exits 1)
 #   --out        where the files go (default: $OUT when set, else build-gpu/session)
-#   --leave-out  steps of gpu_check.sh taken out of every phase (a phase left empty is not run)
-#   --bin        the instbench to check (default: bin/instbench beside this script's bundle)
+#   --leave-out  steps of gpu_check.sh taken out of every phase (a phase left empty is not run),
+#                and ab for the A/B
+#   --bin        the instbench to check (default: bin/instbench beside this script's bundle); the
+#                A/B's baseline is baseline/instbench beside it
+#   --ab-flags   the A/B's measure flags instead of bench_gpu_ab.sh's ViT-B/16 workload
 #   after --     more arguments for every gpu_check.sh phase (--model, --model-args, --steps, ...)
 # Exit status: 0 when every phase passed (or had all its steps left out), 1 when one failed, was
 # cut by the deadline or was not run for want of time, 2 for bad arguments.  In a bundle (scripts/gpu/gpu_bundle.sh): `./run session [ARGS]`.
@@ -36,14 +42,16 @@ DEADLINE=520
 OUTDIR=${OUT:-}
 LEAVE=
 BIN=
+AB_FLAGS=
 while [ $# -gt 0 ]; do
     case "$1" in
         --deadline) DEADLINE=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --out) OUTDIR=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --leave-out) LEAVE=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --bin) BIN=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
+        --ab-flags) AB_FLAGS=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_session.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -51,7 +59,7 @@ case "$DEADLINE" in ''|*[!0-9]*) echo "gpu_session.sh: --deadline takes whole se
 [ -n "$OUTDIR" ] || OUTDIR=$here/../../build-gpu/session
 [ -n "$BIN" ] || BIN=$here/../../bin/instbench
 [ -x "$BIN" ] || { echo "gpu_session.sh: no instbench at $BIN (use --bin)" >&2; exit 2; }
-steps_all=$(sed -n 's/^ALL_STEPS="\(.*\)"$/\1/p' "$here/gpu_check.sh")
+steps_all="$(sed -n 's/^ALL_STEPS="\(.*\)"$/\1/p' "$here/gpu_check.sh") ab"
 for s in $(echo "$LEAVE" | tr ',' ' '); do
     case " $steps_all " in *" $s "*) ;; *) echo "gpu_session.sh: --leave-out: no step '$s' (steps: $steps_all)" >&2; exit 2 ;; esac
 done
@@ -86,6 +94,24 @@ phase() {   # phase NAME STEPS [GPU_CHECK_ARGS...]: 0 passed, 1 failed or cut, 3
     echo "== $name: exit $rc at $(($(date +%s) - T0)) s"
     [ $rc -eq 0 ] || return 1
 }
+ab() {   # the baseline's build and this one in turns: 0 passed, 1 failed or cut, 3 not run
+    local base l rc
+    base=$(dirname "$BIN")/baseline
+    case ",$LEAVE," in *,ab,*) echo "== ab: left out"; return 3 ;; esac
+    [ -x "$base/instbench" ] || { echo "== ab: no baseline beside $BIN (gpu_bundle.sh --baseline REV)"; return 3; }
+    l=$(left)
+    [ "$l" -gt 20 ] || { echo "== ab: not run, ${l} s left of --deadline $DEADLINE"; return 1; }
+    echo "== ab: baseline $(cut -c1-12 "$base/REVISION" 2>/dev/null || echo '(no REVISION)') against this build, ${l} s left"
+    mkdir -p "$work/ab"
+    # shellcheck disable=SC2086 # --ab-flags is a list of flags
+    timeout "$l" sh "$here/../bench/bench_gpu_ab.sh" --a "$base/instbench" --b "$BIN" --out "$work/ab" \
+        ${AB_FLAGS:+-- $AB_FLAGS} > "$work/ab/ab.log" 2>&1
+    rc=$?
+    cat "$work/ab/ab.log"
+    [ $rc -ne 124 ] || echo "== ab: cut at --deadline $DEADLINE"
+    echo "== ab: exit $rc at $(($(date +%s) - T0)) s"
+    [ $rc -eq 0 ] || return 1
+}
 show() {   # show FILE...: the files a reader of console.txt needs, in full
     local f
     for f in "$@"; do [ -s "$f" ] && { echo "=== ${f#"$work"/}"; cat "$f"; }; done
@@ -104,12 +130,13 @@ session() {   # the phases, then the packing; its exit status is the session's
     else
         phase p2 torch --torch-models vit_base_patch16_224 "$@" || [ $? -eq 3 ] || status=1
         show "$work/p2/torch.log" "$work/p2/bench/kernels.txt"
+        ab || [ $? -eq 3 ] || status=1
         phase p3 realistic,sanitize,auto_batch,host_data "$@" || [ $? -eq 3 ] || status=1
         phase p4 torch --torch-models vit_small_patch16_224,vit_large_patch16_224 "$@" || [ $? -eq 3 ] || status=1
         show "$work/p4/torch.log"
     fi
     # pack: what comes back from a device call is a few small files (above)
-    for d in p1 p2 p3 p4; do
+    for d in p1 p2 ab p3 p4; do
         [ -d "$work/$d" ] || continue
         have+=("$d")
         [ -f "$work/$d/summary.json" ] && cp "$work/$d/summary.json" "$OUTDIR/summary_$d.json"

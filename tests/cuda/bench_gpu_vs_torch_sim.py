@@ -4,7 +4,8 @@ run here over stand-ins: an instbench that writes a result of set figures (and f
 to) and a python3 that answers bench_torch_gpu_step.py with set figures, the rest going to this
 python.  The ratios it prints must be the stand-ins' own, a failing opt-in run (GEMM algorithms
 chosen by timing, first run on a GPU) must not cost the comparison, and a failing default run
-must fail the script.
+must fail the script.  scripts/bench/bench_gpu_ab.sh (two builds in turns in the same call) over
+the same kind of stand-ins: the order of its runs, the change it prints, a failing run.
 Usage: bench_gpu_vs_torch_sim.py REPO_ROOT"""
 import os
 import subprocess
@@ -78,5 +79,45 @@ with tempfile.TemporaryDirectory() as tmp:
     p = bench("default")
     check(p.returncode != 0 and "out of memory" in p.stderr and "vit_base_patch16_224" not in p.stdout,
           "default run failing: exit %d\n%s\n%s" % (p.returncode, p.stdout[-800:], p.stderr[-800:]))
+
+# scripts/bench/bench_gpu_ab.sh: two builds in turns (A B A B), each loading what its own run says;
+# the stand-in's samples/s comes from AB_SPS_<side> so the change printed is the stand-ins' own
+FAKE_AB = r'''#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done
+echo "$0" >> "$ORDER"
+[ -n "${FAIL_RUN:-}" ] && [ "$(wc -l < "$ORDER")" -ge "$FAIL_RUN" ] && { echo "cudnn: graph build failed" >&2; exit 1; }
+cat > "$out" <<JSON
+{"workload": {"batch_size_per_device": 128, "global_batch_size": 128},
+ "measurement": {"samples_per_second": $SPS, "mfu": 0.3, "gemm_share": 0.5}}
+JSON
+'''
+AB = os.path.join(ROOT, "scripts", "bench", "bench_gpu_ab.sh")
+with tempfile.TemporaryDirectory() as tmp:
+    bins = {}
+    for side, sps in (("a", "3000.0"), ("b", "3300.0")):
+        d = os.path.join(tmp, side)
+        os.makedirs(d)
+        bins[side] = os.path.join(d, "instbench")
+        open(bins[side], "w").write(FAKE_AB.replace("$SPS", sps))
+        os.chmod(bins[side], 0o755)
+    order = os.path.join(tmp, "order")
+    env = dict(os.environ, ORDER=order, PATH="/usr/bin:/bin")
+    p = subprocess.run(["sh", AB, "--a", bins["a"], "--b", bins["b"], "--pairs", "2"], capture_output=True, text=True,
+                       env=env, timeout=60)
+    ran = open(order).read().split() if os.path.exists(order) else []
+    # 128 / 3000 = 42.7 ms, 128 / 3300 = 38.8 ms; 3300 / 3000 = +10.0%
+    check(p.returncode == 0 and ran == [bins["a"], bins["b"], bins["a"], bins["b"]] and
+          "B against A: +10.0% (mean of 2 pairs: 3000.0 -> 3300.0 samples/s; 42.7 -> 38.8 ms a step)" in p.stdout,
+          "A/B: exit %d, order %s\n%s%s" % (p.returncode, ran, p.stdout, p.stderr[-600:]))
+    os.remove(order)
+    p = subprocess.run(["sh", AB, "--a", bins["a"], "--b", bins["b"]], capture_output=True, text=True,
+                       env=dict(env, FAIL_RUN="3"), timeout=60)
+    check(p.returncode == 1 and "run a2" in p.stderr and "graph build failed" in p.stderr and "B against" not in p.stdout,
+          "A/B with a failing run: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+    for args, msg in ((["--a", bins["a"]], "--a and --b"), (["--a", bins["a"], "--b", bins["b"], "--pairs", "0"],
+                                                           "--pairs"), (["--x"], "unknown argument '--x'")):
+        p = subprocess.run(["sh", AB] + args, capture_output=True, text=True, env=env, timeout=60)
+        check(p.returncode == 2 and msg in p.stderr, "A/B %s: exit %d, %s" % (args, p.returncode, p.stderr.strip()))
 print("bench_gpu_vs_torch_sim: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

@@ -193,6 +193,35 @@ with tempfile.TemporaryDirectory() as out:
     check(p.returncode == 1 and "== p1 (verify,measure): not run, 5 s left of --deadline 5" in console and
           files == ["console.txt"], "session without time: exit %d, files %s:\n%s" % (p.returncode, files, console))
 
+# a bundle with a baseline (gpu_bundle.sh --baseline REV): the A/B runs the baseline's binary and
+# this one in turns, on the simulated module and the tiny model here; every other step left out
+with tempfile.TemporaryDirectory() as out:
+    bindir = os.path.join(out, "bin")
+    os.makedirs(os.path.join(bindir, "baseline"))
+    os.symlink(BIN, os.path.join(bindir, "instbench"))
+    os.symlink(BIN, os.path.join(bindir, "baseline", "instbench"))
+    open(os.path.join(bindir, "baseline", "REVISION"), "w").write("0123456789abcdef0123 Sat Nov 28 a change\n")
+    res = os.path.join(out, "res")
+    gpu_steps = "verify,realistic,sanitize,measure,host_data,auto_batch,torch"
+    p, files, console = session(res, "--bin", os.path.join(bindir, "instbench"), "--leave-out", gpu_steps,
+                                "--ab-flags", "--model vit_tiny_patch16_224 --image-size 32 --patch-size 16 "
+                                "--embed-dim 32 --depth 1 --heads 2 --classes 10 --batch-size 8 --steps 3 --warmup 1")
+    check(p.returncode == 0 and "== ab: baseline 0123456789ab against this build" in console and
+          "B against A: " in console and "== ab: exit 0" in console,
+          "session A/B: exit %d:\n%s" % (p.returncode, console[-2000:]))
+    returnable(res, files, "session A/B")
+    if "logs.tgz" in files:
+        import tarfile
+        names = tarfile.open(os.path.join(res, "logs.tgz")).getnames()
+        check({"ab/a1.json", "ab/b1.json", "ab/a2.json", "ab/b2.json"} <= set(names), "session A/B: logs.tgz %s" % names)
+    # --leave-out ab, or no baseline: no A/B, and no failure for it
+    p, files, console = session(res, "--bin", os.path.join(bindir, "instbench"), "--leave-out", gpu_steps + ",ab")
+    check(p.returncode == 0 and "== ab: left out" in console, "session, ab left out: exit %d:\n%s" % (
+        p.returncode, console[-800:]))
+    p, files, console = session(res, "--bin", BIN, "--leave-out", gpu_steps)
+    check(p.returncode == 0 and "== ab: no baseline beside" in console, "session without a baseline: exit %d:\n%s" % (
+        p.returncode, console[-800:]))
+
 # arguments a session refuses before it spends anything
 with tempfile.TemporaryDirectory() as out:
     for args, msg in ((["--deadline", "9m"], "--deadline takes whole seconds"),

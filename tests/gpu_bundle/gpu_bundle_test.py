@@ -152,5 +152,36 @@ with tempfile.TemporaryDirectory() as tmp:
     check(os.path.join(out, "lib") in r.stdout.splitlines()[0] if r.stdout else False,
           "run libs: %s" % r.stdout[:300])
 
+# --baseline REV packs another commit's build (here: this build standing in for HEAD's, --no-build)
+# into bin/baseline/ with its REVISION; a revision that is no commit, or a build of another, is refused
+with tempfile.TemporaryDirectory() as tmp:
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    build = os.path.join(tmp, "build")
+    for d in (build, build + "-baseline", build + "-baseline-src"):
+        os.makedirs(d)
+    for f in ("instbench", "libinstbench-cuda.so"):
+        for d in (build, build + "-baseline"):
+            os.symlink(os.path.join(BUILD, f), os.path.join(d, f))
+    open(os.path.join(build + "-baseline-src", ".instbench-rev"), "w").write(head + "\n")
+
+    def bundle(*args):
+        return subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu", "gpu_bundle.sh"), "--build-dir", build,
+                               "--no-build"] + list(args) + [os.path.join(tmp, "out")], capture_output=True, text=True,
+                              timeout=240)
+    p = bundle("--baseline", "HEAD")
+    rev_file = os.path.join(tmp, "out", "bin", "baseline", "REVISION")
+    rev = open(rev_file).read() if os.path.exists(rev_file) else ""
+    check(p.returncode == 0 and rev.startswith(head + " ") and
+          all(os.path.isfile(os.path.join(tmp, "out", "bin", "baseline", f)) for f in ("instbench", "libinstbench-cuda.so")),
+          "--baseline HEAD: exit %d, REVISION %r: %s" % (p.returncode, rev, p.stderr[-800:]))
+    p = bundle("--baseline", "no-such-revision")
+    check(p.returncode == 2 and "is no commit" in p.stderr, "--baseline no-such-revision: exit %d, %s" % (
+        p.returncode, p.stderr[-400:]))
+    # the baseline build is of another commit (a shallow clone may have no second one to name)
+    open(os.path.join(build + "-baseline-src", ".instbench-rev"), "w").write("0" * 40 + "\n")
+    p = bundle("--baseline", "HEAD")
+    check(p.returncode == 1 and "no baseline build of" in p.stderr, "--baseline HEAD, another built: exit %d, %s" % (
+        p.returncode, p.stderr[-400:]))
+
 print("gpu_bundle: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
