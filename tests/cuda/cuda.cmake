@@ -18,6 +18,9 @@ add_test(NAME cuda_verify_compare
 add_test(NAME bench_gpu_vs_torch_sim
          COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/bench_gpu_vs_torch_sim.py ${CMAKE_SOURCE_DIR})
 
+# scripts/gpu/gpu_import.py: a session's returned files filed as docs/gpu-runs/<date>-<gpu>/
+add_test(NAME gpu_import COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/gpu_import_test.py ${CMAKE_SOURCE_DIR})
+
 # The row-major -> column-major operand swap every CUDA GEMM goes through (pure arithmetic, built
 # into the test directly so CPU-only builds run it too).
 instbench_add_unit_test(cuda_gemm_plan ${_cuda_tests}/cuda_gemm_plan.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
