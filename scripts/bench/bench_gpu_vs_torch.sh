@@ -8,7 +8,8 @@
 # defaults) and of torch.compile (Adam(fused=True): PyTorch at its best, issue 37), instbench's MFU
 # and share of cuBLASLt's in-situ GEMM rate, and the ratios instbench / PyTorch; with --profile also where
 # each step's GPU time goes per kernel class, side by side (scripts/gpu/kernel_classes.py over a CUPTI
-# trace of instbench, scripts/gpu/kernel_trace, and torch.profiler's of PyTorch eager).
+# trace of instbench, scripts/gpu/kernel_trace, and torch.profiler's of PyTorch eager; and of
+# instbench with cuDNN's non-deterministic backward where it ran: OUT/kernels_nondet.{txt,json}).
 # Run it with nothing else on the GPU.
 #
 # usage: scripts/bench/bench_gpu_vs_torch.sh [--bin PATH] [--model NAME] [--batch-size N]
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
         --out) OUTDIR=$2; shift 2 ;;
         --no-compile) COMPILE=0; shift ;;
         --profile) PROFILE=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench_gpu_vs_torch.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -85,6 +86,17 @@ if [ -n "$PROFILE" ]; then
       --data device --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" --steps 10 --warmup 3 --format json \
       --output "$tmp/instbench_traced.json" > /dev/null 2> "$tmp/instbench_traced.err" ||
       { echo "instbench measure (traced) failed:" >&2; cat "$tmp/instbench_traced.err" >&2; exit 1; }
+  # cuDNN's non-deterministic backward traced too: on the H200 (2026-11-28) the deterministic one ran
+  # a separate dQ GEMM (cudnn::fusion::matmul_dq, 1.4 ms a step) that PyTorch's trace has not, yet
+  # leaving determinism gained only 0.34 ms; this trace says where the rest went
+  if [ -f "$tmp/instbench_nondet.json" ]; then
+    env CUDA_INJECTION64_PATH="$PROFILE" KERNEL_TRACE_OUT="$tmp/instbench_nondet_kernels.tsv" \
+        INSTBENCH_CUDNN_NONDETERMINISTIC=1 "$BIN" measure --backend cuda --data device --model "$MODEL" \
+        --batch-size "$BATCH" --precision "$PREC" --steps 10 --warmup 3 --format json \
+        --output "$tmp/instbench_nondet_traced.json" > /dev/null 2> "$tmp/instbench_nondet_traced.err" ||
+        { echo "instbench measure (non-deterministic, traced) failed (above); the rest goes on" >&2;
+          cat "$tmp/instbench_nondet_traced.err" >&2; rm -f "$tmp/instbench_nondet_kernels.tsv"; }
+  fi
 else
   torch_run torch
 fi
@@ -139,4 +151,12 @@ PYEOF
   "$PY" "$here/../gpu/kernel_classes.py" --instbench "$tmp/instbench_kernels.tsv" --instbench-wall "$ibwall" --steps 5 \
       --torch "$tmp/torch_kernels.tsv" --torch-wall "$ptwall" --torch-steps "$ptsteps" --json "$tmp/kernels.json" |
       tee "$tmp/kernels.txt"
+  if [ -s "$tmp/instbench_nondet_kernels.tsv" ]; then
+    ndwall=$("$PY" -c 'import json, sys; print(int(sys.argv[2]) / json.load(open(sys.argv[1]))["measurement"]["samples_per_second"])' \
+        "$tmp/instbench_nondet.json" "$BATCH")
+    echo "--- instbench with cuDNN's non-deterministic backward against the same PyTorch run"
+    "$PY" "$here/../gpu/kernel_classes.py" --instbench "$tmp/instbench_nondet_kernels.tsv" --instbench-wall "$ndwall" \
+        --steps 5 --torch "$tmp/torch_kernels.tsv" --torch-wall "$ptwall" --torch-steps "$ptsteps" \
+        --json "$tmp/kernels_nondet.json" | tee "$tmp/kernels_nondet.txt"
+  fi
 fi

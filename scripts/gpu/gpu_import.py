@@ -13,6 +13,7 @@ What goes where (RUN = docs/gpu-runs/<date>-<gpu>):
                                                  and traced runs, torch, torch_compile; PyTorch's
                                                  files hold the script's output, its last line kept)
   RUN/bench_table.txt, RUN/kernels.{txt,json}    the printed table, the per-kernel-class table
+  RUN/kernels_nondet.{txt,json}                  the same with cuDNN's non-deterministic backward
   RUN/ab/                                        the A/B's runs and its printed table (ab.txt)
   RUN/<step>.log, RUN/<step>.json                realistic, sanitizers, auto_batch, host_data (p3)
   RUN/<model>/bench_<name>.json, bench_table.txt the other models against PyTorch (p4)
@@ -98,6 +99,7 @@ def main(argv):
             files[f] = open(os.path.join(src, f), "rb").read()
     take = {"p1/machine.log": "machine.txt", "p1/measure.json": "measure.json", "p2/torch.log": "bench_table.txt",
             "p2/bench/kernels.txt": "kernels.txt", "p2/bench/kernels.json": "kernels.json",
+            "p2/bench/kernels_nondet.txt": "kernels_nondet.txt", "p2/bench/kernels_nondet.json": "kernels_nondet.json",
             "p4/torch.log": "bench_table_others.txt", "ab/ab.log": "ab/ab.txt"}
     for k, v in take.items():
         if k in logs:

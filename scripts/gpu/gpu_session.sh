@@ -129,7 +129,7 @@ session() {   # the phases, then the packing; its exit status is the session's
         show "$work"/p1/*.log
     else
         phase p2 torch --torch-models vit_base_patch16_224 "$@" || [ $? -eq 3 ] || status=1
-        show "$work/p2/torch.log" "$work/p2/bench/kernels.txt"
+        show "$work/p2/torch.log" "$work/p2/bench/kernels.txt" "$work/p2/bench/kernels_nondet.txt"
         ab || [ $? -eq 3 ] || status=1
         phase p3 realistic,sanitize,auto_batch,host_data "$@" || [ $? -eq 3 ] || status=1
         phase p4 torch --torch-models vit_small_patch16_224,vit_large_patch16_224 "$@" || [ $? -eq 3 ] || status=1

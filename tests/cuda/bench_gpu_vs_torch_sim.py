@@ -32,6 +32,19 @@ case "${FAIL_WHEN:-}" in
   default) [ -z "${INSTBENCH_GEMM_TUNE:-}${INSTBENCH_CUDA_ATTENTION:-}${INSTBENCH_CUDNN_NONDETERMINISTIC:-}" ] &&
            { echo "measure: out of memory" >&2; exit 1; } ;;
 esac
+# a kernel trace (scripts/gpu/kernel_trace's form) of 10 steps: cuDNN's backward 2 ms, its separate
+# dQ GEMM 1.4 ms unless non-deterministic, Adam 1 ms
+if [ -n "${KERNEL_TRACE_OUT:-}" ]; then
+  i=0
+  while [ $i -lt 10 ]; do
+    t=$((i * 10000000))
+    printf 'kernel\t%d\t%d\tfort_native_sdpa_sm90_flash_bprop\n' $t $((t + 2000000))
+    [ -n "${INSTBENCH_CUDNN_NONDETERMINISTIC:-}" ] ||
+      printf 'kernel\t%d\t%d\tcudnn::fusion::matmul_dq\n' $((t + 2000000)) $((t + 3400000))
+    printf 'kernel\t%d\t%d\tadam_kernel\n' $((t + 4000000)) $((t + 5000000))
+    i=$((i + 1))
+  done > "$KERNEL_TRACE_OUT"
+fi
 cat > "$out" <<JSON
 {"measurement": {"samples_per_second": $sps, "mfu": 0.36, "gemm_share": 0.6},
  "hardware": {"attention": "cudnn", "cudnn": {"version": "9.19.0"}, "gemm_tflops_measured": 640.0,
@@ -41,6 +54,11 @@ JSON
 FAKE_PY = r'''#!/bin/sh
 case "${1:-}" in
   *bench_torch_gpu_step.py)
+    # --profile FILE: torch.profiler's 5 steps, the backward 2 ms each
+    prof=$(echo " $* " | sed -n 's/.* --profile \([^ ]*\) .*/\1/p')
+    [ -z "$prof" ] || for i in 0 1 2 3 4; do
+      printf 'kernel\t%%d\t%%d\tfort_native_sdpa_sm90_flash_bprop\n' $((i * 10000000)) $((i * 10000000 + 2000000))
+    done > "$prof"
     case " $* " in *" --compile "*) sps=3000.0; adam=fused ;; *) sps=2500.0; adam=default ;; esac
     echo '{"samples_per_second": '$sps', "step_time_s": [0.05], "torch": "2.11.0", "model_source": "timm",
  "peak_memory_gib": 9.5, "adam": "'$adam'", "cudnn_version": 91900}' | tr -d '\n'; echo ;;
@@ -67,6 +85,26 @@ with tempfile.TemporaryDirectory() as tmp:
     check("(INSTBENCH_GEMM_TUNE=1): 3399.0 samples/s (+3.0%; 3 of 9 shapes changed algorithm, 1.13x torch.compile)"
           in p.stdout, "the tuned line:\n%s" % p.stdout[-800:])
     check("deterministic costs 0.6%" in p.stdout, "the non-deterministic line:\n%s" % p.stdout[-800:])
+
+    # --profile: the per-class table of the default run, and of the non-deterministic one beside the
+    # same PyTorch trace: attention 3.40 ms (2 + 1.4) and 2.00 against PyTorch's 2.00
+    def attention_ms(path):
+        try:
+            line = next(l for l in open(path) if l.startswith("attention"))
+            return [float(x) for x in line.split()[1:3]]
+        except (OSError, StopIteration, ValueError):
+            return None
+    lib = os.path.join(tmp, "libkernel_trace.so")
+    open(lib, "w").close()
+    out = os.path.join(tmp, "out-profile")
+    p = subprocess.run(["sh", SCRIPT, "--bin", ib, "--out", out, "--profile", lib], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHON=py, PATH="/usr/bin:/bin"), timeout=120)
+    check(p.returncode == 0 and attention_ms(os.path.join(out, "kernels.txt")) == [3.4, 2.0] and
+          attention_ms(os.path.join(out, "kernels_nondet.txt")) == [2.0, 2.0] and
+          os.path.isfile(os.path.join(out, "kernels_nondet.json")),
+          "--profile: exit %d, attention %s and %s (non-deterministic)\n%s%s" % (
+              p.returncode, attention_ms(os.path.join(out, "kernels.txt")),
+              attention_ms(os.path.join(out, "kernels_nondet.txt")), p.stdout[-1500:], p.stderr[-800:]))
 
     # the opt-in run fails: said, and the comparison still printed whole
     p = bench("tune")

@@ -36,7 +36,7 @@ MEMBERS = {
     "p1/measure.json": ib(3290.0), "p1/summary.json": "{}",
     "p2/torch.log": "MODEL ... table\n", "p2/bench/instbench.json": ib(3300.0),
     "p2/bench/instbench_tuned.json": ib(3350.0), "p2/bench/torch.json": torch(2500.0, "eager"),
-    "p2/bench/torch_compile.json": torch(3000.0, "compile"), "p2/bench/kernels.txt": "CLASS ...\n",
+    "p2/bench/torch_compile.json": torch(3000.0, "compile"), "p2/bench/kernels.txt": "CLASS ...\n", "p2/bench/kernels_nondet.txt": "CLASS ...\n",
     "p2/bench/instbench.err": "progress\n",
     "ab/a1.json": ib(3000.0), "ab/b1.json": ib(3300.0), "ab/ab.log": "B against A: +10.0%\n",
     "p3/sanitize.log": "memcheck: 0 errors\n", "p3/auto_batch.json": ib(3400.0),
@@ -76,7 +76,7 @@ with tempfile.TemporaryDirectory() as tmp:
     got = sorted(os.path.relpath(os.path.join(dp, f), run) for dp, _, fs in os.walk(run) for f in fs)
     want = sorted(["console.txt", "summary_p1.json", "machine.txt", "verify_ref_a_adam_bf16.json", "measure.json",
                    "bench_table.txt", "bench_instbench.json", "bench_instbench_tuned.json", "bench_torch.json",
-                   "bench_torch_compile.json", "kernels.txt", "ab/a1.json", "ab/b1.json", "ab/ab.txt", "sanitize.log",
+                   "bench_torch_compile.json", "kernels.txt", "kernels_nondet.txt", "ab/a1.json", "ab/b1.json", "ab/ab.txt", "sanitize.log",
                    "auto_batch.json", "vit_small_patch16_224/bench_instbench.json",
                    "vit_small_patch16_224/bench_torch.json"])
     check(got == want, "files filed: %s\nwant %s" % (got, want))
