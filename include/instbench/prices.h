@@ -469,6 +469,10 @@ extern const prices_column prices_columns[], prices_block_columns[], prices_plan
 /* KEY's column key among COLS: KEY itself, or the column's when KEY is its OLD_KEY (*OLD = 1);
  * NULL when no column has it. */
 const char *prices_column_key(const prices_column *cols, const char *key, int *old);
+/* Whether column KEY (on-demand and spot's view) is made of a market's prices: *OD set for an
+ * on_demand_* column, *SPOT for a spot_* one, both for SAVINGS % (spot_min_savings_pct reads
+ * both); left as they are otherwise.  Where the snapshot's origin is said: under such a column. */
+void prices_column_markets(const char *key, int *od, int *spot);
 
 /* Rows of a view, each cell twice: PLAIN (CSV, JSON rows: full-precision numbers, "" unknown)
  * and SHOWN (the table's, for people). */

@@ -752,7 +752,11 @@ int cmd_prices(int argc, char **argv)
     for (size_t i = 0; i < set.n; i++) set.items[i].nodes = nodes_of(set.items[i].instance_type);
     prices_node_scores(&q, &set);
     rc = IB_EXIT_RUNTIME;
-    if (prices_shown_from_snapshot(&set, q.want_on_demand, q.want_spot))
+    /* under --columns, only where a column of a market's prices is asked for (the table's
+     * sources line says the same under the table) */
+    int note_od = !O.columns.n, note_spot = !O.columns.n;
+    for (size_t i = 0; i < O.columns.n; i++) prices_column_markets(O.columns.v[i], &note_od, &note_spot);
+    if (prices_shown_from_snapshot(&set, q.want_on_demand && note_od, q.want_spot && note_spot))
         ib_info("note: prices marked 'snapshot' are from the snapshot of %s, not live AWS", set.snapshot_date);
 
     written_prices w = {&set,

@@ -60,6 +60,12 @@ static void fmt_pct(char *out, size_t len, double pct)
     else snprintf(out, len, "%.0f", fabs(pct) < 0.5 ? 0.0 : pct);
 }
 
+void prices_column_markets(const char *key, int *od, int *spot)
+{
+    if (!strncmp(key, "on_demand_", 10) || !strcmp(key, "spot_min_savings_pct")) *od = 1;
+    if (!strncmp(key, "spot_", 5)) *spot = 1;
+}
+
 int prices_shown_from_snapshot(const price_set *s, int want_od, int want_spot)
 {
     for (size_t i = 0; i < s->n; i++) {
@@ -372,11 +378,8 @@ static void write_sources(const price_set *s, const output_table *t, const price
     /* the snapshot's origin only under a figure made of its prices: a column of the market's
      * (on_demand_*, spot_*; SAVINGS % reads both), not under hardware or the Advisor's alone */
     int od_cols = 0, spot_cols = 0;
-    for (const prices_column *c = prices_columns; c->key; c++) {
-        if (!output_table_showed(t, c->key)) continue;
-        od_cols |= !strncmp(c->key, "on_demand_", 10) || !strcmp(c->key, "spot_min_savings_pct");
-        spot_cols |= !strncmp(c->key, "spot_", 5);
-    }
+    for (const prices_column *c = prices_columns; c->key; c++)
+        if (output_table_showed(t, c->key)) prices_column_markets(c->key, &od_cols, &spot_cols);
     const int snap = prices_shown_from_snapshot(s, want_od && od_cols, want_spot && spot_cols);
     if (line[0] || snap) fputc('\n', out);
     if (line[0]) output_note(out, "sources: %s.", line);

@@ -150,6 +150,12 @@ with tempfile.TemporaryDirectory() as tmp:
             priced = key.startswith(("on_demand_", "spot_"))
             check(("'snapshot' prices are from" in p.stdout) == priced,
                   f"--columns {key}: the snapshot's origin {'missing' if priced else 'under no price'}:\n{p.stdout}")
+            # and so does the note on stderr, in the table and the CSV alike
+            for fmt in ("table", "csv"):
+                q = p if fmt == "table" else run(["--source", "snapshot", "--instance-types", "g5.xlarge", "--columns",
+                                                  key, "--format", "csv", *nodes], env)
+                check((STDERR_NOTE in q.stderr) == priced,
+                      f"--columns {key} ({fmt}): the stderr note {'missing' if priced else 'with no price'}: {q.stderr}")
     every = {h for _, shown, _ in runs for h in shown}   # the headers, each from its own column's table
     check(len(every) == len(runs) // 2, f"--columns KEY: not one header per key: {sorted(every)}")
     for what, shown, legend in runs:
