@@ -318,12 +318,14 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         C->extrapolated = C->measured_nodes < C->nodes;
         C->samples_per_second = rank_median(sps, C->runs);
         /* The share of the in-situ GEMM rate: the median of the runs that measured one (bw is free
-         * until the network's below) */
+         * until the network's below), among the runs the row counts: a superseded extrapolation
+         * is left out of this figure as of every other */
         C->gemm_share = NAN;
         {
             size_t ng = 0;
             for (size_t j = start; j < i; j++) {
                 const rank_result *x = &r->items[k[j].result];
+                if (real && x->measured_nodes < C->nodes) continue;
                 if (!isnan(x->gemm_share)) bw[ng++] = x->gemm_share;
             }
             if (ng) C->gemm_share = rank_median(bw, ng);

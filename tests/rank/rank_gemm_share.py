@@ -4,6 +4,9 @@ step's share of the GEMM rate measured in situ on the model's shapes (measuremen
 model_tflops / (hardware.gemm_tflops_measured x devices), written by measure):
 - a configuration with two runs: the median of the runs' shares (computed here from the runs'
   own model_tflops and gemm_tflops_measured, not from rank's output);
+- a 4-node configuration with two real 4-node runs and a 1-node `measure --count 4` run they
+  supersede: the median of the two real runs' shares, the extrapolated run's left out as every
+  other figure of the row leaves it out;
 - a result of an older version without the field, and one whose share is malformed (a string, a
   negative number): null, and the result still ranked;
 - JSON and CSV carry it, the table shows it as a percentage with --columns.
@@ -40,15 +43,21 @@ bad = R("g6.xlarge", "us-east-1", 1, 1, "NVIDIA L4", 150.0)
 bad["measurement"]["gemm_share"] = "high"
 neg = R("g6.2xlarge", "us-east-1", 1, 1, "NVIDIA L4", 160.0)
 neg["measurement"]["gemm_share"] = -0.5
+# 4 x g5.2xlarge: two runs on all four nodes, and a 1-node run extrapolated to them (superseded)
+real4 = [with_gemm(R("g5.2xlarge", "us-east-1", 4, 1, "NVIDIA A10G", v, host=h), mt, 31.0)
+         for v, h, mt in ((800.0, "r1", 60.0), (840.0, "r2", 70.0))]
+extrap = with_gemm(R("g5.2xlarge", "us-east-1", 1, 1, "NVIDIA A10G", 230.0, count=4, host="x1"), 5.0, 31.0)
 PRICES = fx.prices_doc([fx.price_record(t, "us-east-1", 1.0 + i, None)
-                        for i, t in enumerate(["p5.48xlarge", "g5.xlarge", "g6.xlarge", "g6.2xlarge"])])
+                        for i, t in enumerate(["p5.48xlarge", "g5.xlarge", "g6.xlarge", "g6.2xlarge", "g5.2xlarge"])])
 share = statistics.median([r["measurement"]["model_tflops"] /
                            (r["hardware"]["gemm_tflops_measured"] * r["topology"]["world_size"]) for r in runs])
-want = {"p5.48xlarge": share, "g5.xlarge": None, "g6.xlarge": None, "g6.2xlarge": None}
+share4 = statistics.median([r["measurement"]["model_tflops"] /
+                            (r["hardware"]["gemm_tflops_measured"] * r["topology"]["world_size"]) for r in real4])
+want = {"p5.48xlarge": share, "g5.xlarge": None, "g6.xlarge": None, "g6.2xlarge": None, "g5.2xlarge": share4}
 
 with tempfile.TemporaryDirectory() as d:
     res = os.path.join(d, "results")
-    for i, doc in enumerate(runs + [old, bad, neg]):
+    for i, doc in enumerate(runs + [old, bad, neg] + real4 + [extrap]):
         fx.write_json(os.path.join(res, "r%d.json" % i), doc)
     prices = os.path.join(d, "prices.json")
     fx.write_json(prices, PRICES)
