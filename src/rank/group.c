@@ -26,6 +26,12 @@ double rank_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double rank_whole_units(double amount, double unit)
+{
+    double n = ceil(amount / unit * (1 - 1e-12));
+    return n < 1 ? 1 : n;
+}
+
 /* Sort result indices by fingerprint so groups are contiguous runs (O(n log n) for 10^4+ files). */
 static const rank_results *sort_ctx;
 static int cmp_by_fp(const void *a, const void *b)

@@ -27,6 +27,11 @@ extern const char *const rank_attention_paths[RANK_ATTENTION_PATHS];
 /* Median of V[0..N) (N > 0); reorders V.  Even N: mean of the two middle values. */
 double rank_median(double *v, size_t n);
 
+/* How many whole UNITs (blocks, plan terms, checkpoint intervals) AMOUNT needs:
+ * ceil(AMOUNT / UNIT), at least 1.  An amount of exactly N units in decimal (a target of exactly
+ * 24 h of work) is N, not N + 1, though the divisions that give it round a few ulps up. */
+double rank_whole_units(double amount, double unit);
+
 /* report_columns.c: "310" or "4.5" (one decimal below 10): the H of "once every H hours" for a
  * per-node RATE, as the table's BREAK-EVEN and the sentences under it write it. */
 void rank_fmt_every_hours(double rate, char *out, size_t len);

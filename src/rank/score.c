@@ -297,7 +297,7 @@ static int plan_price(const rank_config *c, const price_set *prices, const rank_
  * share the rest of the fleet does not use (--plan-utilisation). */
 static double plan_cost_to_target(double hours, double usd_per_hour, const rank_options *o)
 {
-    double terms = o->plan_term_hours > 0 ? ceil(hours / o->plan_term_hours) : 0;
+    double terms = o->plan_term_hours > 0 ? rank_whole_units(hours, o->plan_term_hours) : 0;
     double idle = terms * o->plan_term_hours - hours;
     double unused = 1 - (isfinite(o->plan_utilisation) ? o->plan_utilisation : 0);
     return hours * usd_per_hour + (idle > 0 ? idle : 0) * usd_per_hour * unused;
@@ -329,7 +329,7 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
             row->hours_to_target = o->target_samples / c->samples_per_second / 3600.0;
             if (row->market == RANK_CAPACITY_BLOCK) {
                 /* every block is paid whole, however little of the last one the target uses */
-                row->blocks_to_target = ceil(row->hours_to_target / row->block_hours);
+                row->blocks_to_target = rank_whole_units(row->hours_to_target, row->block_hours);
                 row->cost_to_target = row->blocks_to_target * row->block_fee_usd;
             } else {
                 row->cost_to_target = plan_cost_to_target(row->hours_to_target, row->usd_per_hour, o);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 double rank_spot_bucket_rate(int bucket) { return prices_interruption_rate(bucket); }
 
@@ -75,11 +76,7 @@ rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double 
     return window_time(job_rate, s_h, restart_h > 0 ? window_time(job_rate, restart_h, none) : none);
 }
 
-double rank_spot_segments(double work_h, double tau_h)
-{
-    double n = ceil(work_h / tau_h * (1 - 1e-12)); /* 200 intervals stay 200 through rounding */
-    return n < 1 ? 1 : n;
-}
+double rank_spot_segments(double work_h, double tau_h) { return rank_whole_units(work_h, tau_h); }
 
 /* The job's wall time to WORK_H hours of work: the cumulants of its segments' sum, and how long
  * it takes uninterrupted (the work and its checkpoints back to back). */

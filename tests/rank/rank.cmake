@@ -93,3 +93,6 @@ add_test(NAME rank_gemm_share COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST
 # ranks the rest with those rows unpriced and saying why, --source live refuses naming the market;
 # without credentials or offline each row names its own market.
 add_test(NAME rank_quote_faults COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_quote_faults.py ${INSTBENCH_BIN})
+# Paid whole, at the edges: a target of exactly one Capacity Block's (one plan term's) hours costs one
+# block (term), one second more costs two; every figure of both rows recomputed in exact fractions.
+add_test(NAME rank_whole_units COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_whole_units.py ${INSTBENCH_BIN})
