@@ -113,6 +113,23 @@ def run(binary, args, stdin=None, env=None, cwd=None):
     return p.returncode, p.stdout.decode(), err
 
 
+def markets_fake(folder, timeout="120"):
+    """The fake AWS (tests/fakes/aws_fake_server.py) serving FOLDER's prices.json, blocks.json
+    (Capacity Block offerings) and sp.json (Savings Plan rates), and the environment a rank run
+    against it takes: HOME and its cache in FOLDER, none of the caller's AWS_* settings, example
+    credentials, no instance metadata, no colour.  Returns (fake, env); the caller stops the fake."""
+    from testlib import FakeAws
+    fake = FakeAws("--prices", os.path.join(folder, "prices.json"), "--capacity-blocks",
+                   os.path.join(folder, "blocks.json"), "--savings-plan-rates", os.path.join(folder, "sp.json"),
+                   "--timeout", timeout)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(HOME=folder, XDG_CACHE_HOME=os.path.join(folder, "cache"), AWS_EC2_METADATA_DISABLED="true",
+               AWS_CONFIG_FILE=os.path.join(folder, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(folder, "none"),
+               AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+               AWS_ENDPOINT_URL=fake.url, NO_COLOR="1")
+    return fake, env
+
+
 # ---- the independent model ------------------------------------------------------------------
 
 def expected_rows(results, prices, markets=("on-demand", "spot"), region=None, spot="lowest", az=None,

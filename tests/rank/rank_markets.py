@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 import spot_model  # noqa: E402
-from testlib import FakeAws, fail, require as check  # noqa: E402
+from testlib import fail, require as check  # noqa: E402
 
 BIN, SCHEMA, DATA = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="instbench-rank-markets-")
@@ -69,15 +69,8 @@ def main():
     fx.write_json(os.path.join(TMP, "results", "r.json"), fx.result(T, REGION, NODES, 8, "NVIDIA H100", SPS))
     fx.write_json(os.path.join(TMP, "prices.json"), [{"instance_type": T, "region": REGION, "on_demand": OD_PRICE,
                                                       "spot": SPOT_PRICES}])
-    fake = FakeAws("--prices", os.path.join(TMP, "prices.json"), "--capacity-blocks",
-                   os.path.join(TMP, "blocks.json"), "--savings-plan-rates", os.path.join(TMP, "sp.json"),
-                   "--timeout", "120")
+    fake, env = fx.markets_fake(TMP)
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        env.update(HOME=TMP, XDG_CACHE_HOME=os.path.join(TMP, "cache"), AWS_EC2_METADATA_DISABLED="true",
-                   AWS_CONFIG_FILE=os.path.join(TMP, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(TMP, "none"),
-                   AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-                   AWS_ENDPOINT_URL=fake.url, NO_COLOR="1")
         args = ["--market", "all", "--block-duration", "3d", "--samples", "%d" % TARGET, "--interruption-rate",
                 str(RATE), "--checkpoint-cost", str(DELTA_S), "--restart-minutes", str(RESTART_S / 60),
                 os.path.join(TMP, "results")]

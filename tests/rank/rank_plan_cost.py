@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
-from testlib import FakeAws, require as check  # noqa: E402
+from testlib import require as check  # noqa: E402
 
 BIN, SCHEMA = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="instbench-rank-plan-cost-")
@@ -54,14 +54,8 @@ def main():
     fx.write_json(os.path.join(TMP, "results", "r1.json"), fx.result(T, REGION, 1, 1, "NVIDIA A10G", SPS))
     fx.write_json(os.path.join(TMP, "prices.json"), [{"instance_type": T, "region": REGION, "on_demand": OD,
                                                       "spot": {"use1-az1": SPOT}}])
-    fake = FakeAws("--prices", os.path.join(TMP, "prices.json"), "--capacity-blocks", os.path.join(TMP, "blocks.json"),
-                   "--savings-plan-rates", os.path.join(TMP, "sp.json"), "--timeout", "120")
+    fake, env = fx.markets_fake(TMP)
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        env.update(HOME=TMP, XDG_CACHE_HOME=os.path.join(TMP, "cache"), AWS_EC2_METADATA_DISABLED="true",
-                   AWS_CONFIG_FILE=os.path.join(TMP, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(TMP, "none"),
-                   AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-                   AWS_ENDPOINT_URL=fake.url, NO_COLOR="1")
         import jsonschema
         with open(SCHEMA) as f:
             schema = json.load(f)
@@ -138,10 +132,7 @@ def main():
         # a rate above on-demand never pays: "never" in the table, JSON and CSV
         fake.stop()
         fx.write_json(os.path.join(TMP, "sp.json"), plan_rates("17.56"))
-        fake = FakeAws("--prices", os.path.join(TMP, "prices.json"), "--capacity-blocks",
-                       os.path.join(TMP, "blocks.json"), "--savings-plan-rates", os.path.join(TMP, "sp.json"),
-                       "--timeout", "120")
-        env["AWS_ENDPOINT_URL"] = fake.url
+        fake, env = fx.markets_fake(TMP)
         doc = rank("--samples", "1e6")
         p = [r for r in fx.ranked(doc) if r["market"] == "savings-plan"][0]
         check(p["plan_break_even_on_demand"] == "never" and p["plan_break_even_spot"] == "never",

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
-from testlib import FakeAws, check, failures, refused_url  # noqa: E402
+from testlib import check, failures, refused_url  # noqa: E402
 
 BIN = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="instbench-rank-quote-faults-")
@@ -57,14 +57,8 @@ def main():
                                                       "spot": {"use1-az1": 20.5, "use1-az2": 21.5}}])
     results = os.path.join(TMP, "results")
     fx.write_json(os.path.join(results, "r.json"), fx.result(T, REGION, NODES, 8, "NVIDIA H100", SPS))
-    fake = FakeAws("--prices", os.path.join(TMP, "prices.json"), "--capacity-blocks", os.path.join(TMP, "blocks.json"),
-                   "--savings-plan-rates", os.path.join(TMP, "sp.json"), "--timeout", "300")
+    fake, env = fx.markets_fake(TMP, timeout="300")
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        env.update(HOME=TMP, XDG_CACHE_HOME=os.path.join(TMP, "cache"), AWS_EC2_METADATA_DISABLED="true",
-                   AWS_CONFIG_FILE=os.path.join(TMP, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(TMP, "none"),
-                   AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-                   AWS_ENDPOINT_URL=fake.url, NO_COLOR="1")
         args = ["--market", "all", "--block-duration", "3d", "--format", "json", results]
 
         # every quote answered: the four rows ranked (the reference the faults below depart from)

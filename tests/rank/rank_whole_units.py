@@ -28,7 +28,7 @@ from fractions import Fraction as Q
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
-from testlib import FakeAws, check, duration, failures, parse_table, usd  # noqa: E402
+from testlib import check, duration, failures, parse_table, usd  # noqa: E402
 
 BIN = sys.argv[1]
 T, REGION, NODES = "p5.48xlarge", "us-east-1", 3
@@ -97,14 +97,8 @@ def main():
     for i, v in enumerate(RUNS):
         fx.write_json(os.path.join(results, "r%d.json" % i),
                       fx.result(T, REGION, NODES, 8, "NVIDIA H100", float(v), host="node%d" % i))
-    fake = FakeAws("--prices", os.path.join(tmp, "prices.json"), "--capacity-blocks", os.path.join(tmp, "blocks.json"),
-                   "--savings-plan-rates", os.path.join(tmp, "sp.json"), "--timeout", "120")
+    fake, env = fx.markets_fake(tmp)
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        env.update(HOME=tmp, XDG_CACHE_HOME=os.path.join(tmp, "cache"), AWS_EC2_METADATA_DISABLED="true",
-                   AWS_CONFIG_FILE=os.path.join(tmp, "none"), AWS_SHARED_CREDENTIALS_FILE=os.path.join(tmp, "none"),
-                   AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
-                   AWS_ENDPOINT_URL=fake.url, NO_COLOR="1")
         fee, rate = Q(FEE), Q(RATE)
         # (what, the target's flags, its samples, blocks it needs, plan terms it needs)
         cases = [("24 h as 2 epochs", ["--epochs", "2", "--dataset-size", dec(DAY_SAMPLES / 2)], DAY_SAMPLES, 1, 1),
