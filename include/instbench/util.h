@@ -103,6 +103,11 @@ void util_utc_spreadsheet(time_t t, char out[32]);
  * cell).  OUT holds at least 32 bytes. */
 void util_fmt_double(char *out, size_t len, double v);
 
+/* V rounded down to a millionth (six decimals), V read as the decimal it was written as: 1.041
+ * stays 1.041, though its double lies a hair below it and floor(V x 1e6) gives 1.040999; a value
+ * with more decimals is cut, never rounded up.  What EC2 takes as a spot MaxPrice. */
+double util_floor_millionths(double v);
+
 /* Strings. */
 char *util_strdup(const char *s);
 /* Splits "a,b,,c" into trimmed non-empty items; *items is malloc'd (free with util_free_strv). */

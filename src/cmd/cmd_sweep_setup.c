@@ -192,7 +192,7 @@ static void print_json(const sweep_flags *f, const sweep_context *ctx, const cha
         cJSON_AddStringToObject(j, "price_source", l->price_source);
         cJSON_AddBoolToObject(j, "spot_at_on_demand", l->spot_at_on_demand);
         if (isnan(l->spot_max_price)) cJSON_AddNullToObject(j, "spot_max_price_usd");
-        else cJSON_AddNumberToObject(j, "spot_max_price_usd", floor(l->spot_max_price * 1e6) / 1e6);
+        else cJSON_AddNumberToObject(j, "spot_max_price_usd", util_floor_millionths(l->spot_max_price));
         if (isnan(l->worst_case_usd)) cJSON_AddNullToObject(j, "worst_case_usd");
         else cJSON_AddNumberToObject(j, "worst_case_usd", l->worst_case_usd);
         if (l->efa.n) {
@@ -307,7 +307,7 @@ static void print_table(const sweep_flags *f, const sweep_context *ctx, const ch
         }
     for (size_t i = 0; i < p->n; i++)
         if (!isnan(p->lines[i].spot_max_price)) {
-            money(floor(p->lines[i].spot_max_price * 1e6) / 1e6, h, sizeof h);
+            money(util_floor_millionths(p->lines[i].spot_max_price), h, sizeof h);
             fprintf(out,
                     "spot: %s launches with MaxPrice %s/h, the price its worst case uses (EC2 interrupts or refuses "
                     "the launch rather than bill more)\n",

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -195,6 +196,15 @@ void util_fmt_double(char *out, size_t len, double v)
         snprintf(out, len, "%.*g", digits, v);
         if (strtod(out, NULL) == v) return;
     }
+}
+
+double util_floor_millionths(double v)
+{
+    double x = v * 1e6, whole = nearbyint(x);
+    /* a decimal of at most six places lands within a few ulps of a whole number of millionths:
+     * the double nearest the decimal, then the product's own rounding */
+    if (fabs(x - whole) <= 4 * DBL_EPSILON * fabs(x)) return whole / 1e6;
+    return floor(x) / 1e6;
 }
 
 /* N digits at *P into *V, advancing *P; 0 when there are not N digits. */

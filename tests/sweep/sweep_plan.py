@@ -11,6 +11,7 @@ Also: the table shows the same numbers; DryRun refused by IAM (exit 1, naming th
 IAM policy of docs/usage.md is enough for a plan; --ami with its architecture checked; bad input
 exits 2 before any AWS request, with nothing launched.
 Usage: sweep_plan.py INSTBENCH"""
+import decimal
 import json
 import math
 import os
@@ -113,8 +114,10 @@ def check_plan(out, cands, region, minutes, max_cost, amis, what):
         check(abs(line["worst_case_usd"] - worst) < 1e-9, "%s: %s worst case %s, expected %s" %
               (what, spec, line["worst_case_usd"], worst))
         check(line["spot_at_on_demand"] == at_od, "%s: %s spot_at_on_demand %s" % (what, spec, line["spot_at_on_demand"]))
-        # a spot row's MaxPrice is the price its worst case used (rounded down to 1e-6); none otherwise
-        want_max = math.floor(price * 1e6) / 1e6 if spot else None
+        # a spot row's MaxPrice is the price its worst case used, rounded down to 1e-6 as a decimal
+        # ($1.041 stays $1.041, though floor(1.041 x 1e6) in doubles is 1040999); none otherwise
+        want_max = float(decimal.Decimal(repr(price)).quantize(decimal.Decimal("0.000001"), decimal.ROUND_FLOOR)) \
+            if spot else None
         check(line["spot_max_price_usd"] == want_max, "%s: %s MaxPrice %s, expected %s" % (
             what, spec, line["spot_max_price_usd"], want_max))
         src = line["price_source"]

@@ -24,6 +24,7 @@ Every expectation is read from the fake's own record and from the state file wit
      without --force; `cleanup --force` stops the run and ends its instances
 Usage: sweep_run_money.py INSTBENCH [SCENARIO...]"""
 import base64
+import decimal
 import glob
 import json
 import math
@@ -414,21 +415,30 @@ def scenario_c():
         out, err = finish(p)
         check(p.returncode == 2 and not fake.look()["launches"], "c: run refuses it, nothing launched: %d %s" % (
             p.returncode, err[-600:]))
-        # spot: MaxPrice at the price the worst case used; the user data's timer is the plan's
-        rc, plan, err = plan_json(fake, home, "--candidates", "g5.xlarge:spot,g4dn.xlarge:on-demand", "--max-minutes", "0.05")
-        spot = plan["candidates"][0]
-        check(spot.get("spot_max_price_usd") == math.floor(spot["usd_per_node_hour"] * 1e6) / 1e6 and
-              plan["candidates"][1].get("spot_max_price_usd", 0) is None, "c: the plan's MaxPrice: %r" % plan["candidates"])
+        # spot: MaxPrice at the price the worst case used, rounded down to a millionth of a dollar in
+        # decimal (m7i.12xlarge's highest zone in the snapshot is $1.041, a double a hair below
+        # 1.041: rounded down in binary it became 1.040999, below the zone's price, and EC2 refuses
+        # a launch whose MaxPrice is below the spot price); the user data's timer is the plan's
+        specs = ["g5.xlarge:spot", "g4dn.xlarge:on-demand", "m7i.12xlarge:spot"]
+        rc, plan, err = plan_json(fake, home, "--candidates", ",".join(specs), "--max-minutes", "0.05")
+        lines = {c["spec"]: c for c in plan.get("candidates", [])}
+        want = {s: decimal.Decimal(repr(lines[s]["usd_per_node_hour"])).quantize(decimal.Decimal("0.000001"),
+                                                                                 rounding=decimal.ROUND_FLOOR)
+                for s in specs if s.endswith(":spot") and s in lines}
+        check(len(want) == 2 and all(lines[s].get("spot_max_price_usd") == float(w) for s, w in want.items()) and
+              want["m7i.12xlarge:spot"] == decimal.Decimal("1.041") and
+              lines["g4dn.xlarge:on-demand"].get("spot_max_price_usd", 0) is None,
+              "c: the plan's MaxPrice: %r, want %r" % (plan.get("candidates"), want))
         rc, table, err = ib(fake, home, "sweep", "plan", "--region", F.REGION, "--ami", F.AMI, "--source", "snapshot",
-                            "--format", "table", "--candidates", "g5.xlarge:spot", "--max-minutes", "0.05")
-        check("MaxPrice" in table and "timer 1 min" in table, "c: the table says both: %s" % table)
-        p = start(fake, home, ["g5.xlarge:spot", "g4dn.xlarge:on-demand"], "--max-minutes", "0.05", "--source", "snapshot")
+                            "--format", "table", "--candidates", "m7i.12xlarge:spot", "--max-minutes", "0.05")
+        check("MaxPrice $1.04/h" in table and "timer 1 min" in table, "c: the table says both: %s" % table)
+        p = start(fake, home, specs, "--max-minutes", "0.05", "--source", "snapshot")
         finish(p)
         launches = {l["InstanceType"]: l for l in fake.look()["launches"]}
-        sent = launches.get("g5.xlarge", {}).get("InstanceMarketOptions.SpotOptions.MaxPrice")
-        check(sent is not None and float(sent) == spot.get("spot_max_price_usd") and
-              "InstanceMarketOptions.SpotOptions.MaxPrice" not in launches.get("g4dn.xlarge", {}),
-              "c: the spot launch carries MaxPrice %s, the on-demand one none: %r" % (spot["spot_max_price_usd"], sent))
+        sent = {s: launches.get(s.split(":")[0], {}).get("InstanceMarketOptions.SpotOptions.MaxPrice") for s in specs}
+        check(all(sent[s] == "%s" % w for s, w in want.items()) and sent["g4dn.xlarge:on-demand"] is None,
+              "c: the spot launches carry MaxPrice %r, the on-demand one none: %r" % (want, sent))
+        sent = sent["g5.xlarge:spot"]
         ud = base64.b64decode(launches["g5.xlarge"]["UserData"]).decode()
         check(re.findall(r"MAX_MINUTES=(\S+)", ud) == ["1"], "c: the user data's timer is the plan's: %r"
               % re.findall(r"MAX_MINUTES=\S+", ud))

@@ -239,9 +239,10 @@ static ec2_form launch_form(const ec2_launch *l)
         ec2_add(&f, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior", "terminate");
         if (l->spot_max_price > 0 && isfinite(l->spot_max_price)) {
             /* rounded down to a millionth of a dollar: what EC2 may bill never exceeds the price the
-               caller bounded its cost with */
+               caller bounded its cost with; in decimal, as the price was written, or a price that is
+               already whole millionths ($1.041) would go below itself and EC2 refuse the launch */
             char price[32];
-            snprintf(price, sizeof price, "%.6f", floor(l->spot_max_price * 1e6) / 1e6);
+            snprintf(price, sizeof price, "%.6f", util_floor_millionths(l->spot_max_price));
             ec2_add(&f, "InstanceMarketOptions.SpotOptions.MaxPrice", price);
         }
     }
