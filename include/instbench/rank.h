@@ -464,7 +464,9 @@ typedef struct rank_row {
     time_t price_as_of;  /* 0 unknown */
     rank_spot_risk risk; /* spot rows: the interruption-aware figures */
     /* The figures the row is ranked, filtered and Pareto-marked by: the risk-adjusted ones on a
-     * spot row with a valid risk, else the raw ones above. */
+     * spot row with a valid risk; with a target, on a capacity-block or savings-plan row, samples
+     * per dollar of what the target costs there (blocks paid whole, the plan's idle commitment),
+     * not of its $/h as if every hour trained; else the raw ones above. */
     double rank_samples_per_second, rank_samples_per_dollar, rank_hours_to_target, rank_cost_to_target;
     /* capacity-block rows: the block priced (the cheapest per hour offered), how many blocks the
      * target needs (each paid whole), and the wait until it starts; NAN elsewhere */

@@ -56,6 +56,14 @@ static void workload_line(const rank_report *r, char *out, size_t len)
              batch, g->data[0] ? ", data " : "", g->data);
 }
 
+/* Some ranked row is of market M. */
+static int any_market(const rank_report *r, rank_market m)
+{
+    for (size_t i = 0; i < r->n_priced; i++)
+        if (r->rows[i].market == m) return 1;
+    return 0;
+}
+
 /* The lines above the table: workload, results, prices, target, order. */
 static void write_header(const rank_report *r, FILE *out)
 {
@@ -88,7 +96,13 @@ static void write_header(const rank_report *r, FILE *out)
             output_note(out, "target: %s samples", n);
         }
     }
-    output_note(out, "sorted by %s%s", rank_sort_key_name(o->sort), o->pareto_only ? "; Pareto frontier only" : "");
+    /* rows bought ahead rank, with a target, by what it costs there (score.c): said where they are */
+    const int by_target = o->target_samples > 0 && o->sort == RANK_SORT_SAMPLES_PER_DOLLAR;
+    const int cb = by_target && any_market(r, RANK_CAPACITY_BLOCK), sp = by_target && any_market(r, RANK_SAVINGS_PLAN);
+    output_note(out, "sorted by %s%s%s%s%s%s%s", rank_sort_key_name(o->sort), cb || sp ? " (" : "",
+                cb ? "capacity-block" : "", cb && sp ? " and " : "", sp ? "savings-plan" : "",
+                cb || sp ? " rows: samples per dollar of what the target costs there, EFF. SAMPLES/$)" : "",
+                o->pareto_only ? "; Pareto frontier only" : "");
     fputc('\n', out);
 }
 
@@ -132,13 +146,6 @@ static int any_breakeven(const rank_report *r)
 {
     for (size_t i = 0; i < r->n_priced; i++)
         if (r->rows[i].risk.valid && r->rows[i].risk.breakeven_against >= 0) return 1;
-    return 0;
-}
-
-static int any_market(const rank_report *r, rank_market m)
-{
-    for (size_t i = 0; i < r->n_priced; i++)
-        if (r->rows[i].market == m) return 1;
     return 0;
 }
 

@@ -253,7 +253,15 @@ RISK_NUM(get_restart_s, restart_s)
 RISK_NUM(get_interval_s, interval_s)
 RISK_NUM(get_efficiency, efficiency)
 RISK_NUM(get_eff_sps, samples_per_second)
-RISK_NUM(get_eff_spd, samples_per_dollar)
+/* spot: the risk-adjusted figure; a row bought ahead, with a target: samples per dollar of what the
+ * target costs there (what it ranks by, score.c) */
+static void get_eff_spd(const rank_report *r, const rank_row *row, rank_value *v)
+{
+    if (RISK(row)) num(v, RISK(row)->samples_per_dollar);
+    else if (row->priced && row->market >= RANK_CAPACITY_BLOCK && r->opts->target_samples > 0 &&
+             row->cost_to_target > 0 && isfinite(row->cost_to_target))
+        num(v, row->rank_samples_per_dollar);
+}
 RISK_NUM(get_exp_hours, expected_hours)
 RISK_NUM(get_p90_hours, p90_hours)
 RISK_NUM(get_exp_cost, expected_cost)

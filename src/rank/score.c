@@ -371,9 +371,14 @@ static int has_user_price(const rank_config *c, rank_market m, const rank_option
  * rate x efficiency / spot price of the term's hours. */
 static void rank_markets_fill(rank_row *rows, size_t n, const rank_options *o)
 {
-    (void)o;
     for (size_t i = 0; i < n; i++) {
         rank_row *row = &rows[i];
+        /* With a target, a row bought ahead ranks by what the job gets for what it costs: a plan
+         * at a cheap rate whose idle commitment makes the target cost 100x spot's ranked first
+         * by its rate alone, a block by its fee as if every hour of the last block trained. */
+        if (row->priced && o->target_samples > 0 && row->market >= RANK_CAPACITY_BLOCK && row->cost_to_target > 0 &&
+            isfinite(row->cost_to_target))
+            row->rank_samples_per_dollar = o->target_samples / row->cost_to_target;
         if (!row->priced || row->market != RANK_SAVINGS_PLAN) continue;
         for (size_t k = 0; k < n; k++) {
             const rank_row *s = &rows[k];

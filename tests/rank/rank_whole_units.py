@@ -12,7 +12,9 @@ Targets: 24 h exactly (as --epochs 2 --dataset-size 111,693,168, a dataset that 
 the 3,072 global batch), 24 h + 1 s, one term exactly and one term + 1 s.  Every figure is recomputed
 here in exact rational arithmetic (fractions) from the decimals this test wrote: hours to the
 target, blocks, the block's $/h, fee, wait and cost, the plan's commitment, term and cost, and the
-table's BLOCKS and COST cells.
+table's BLOCKS and COST cells.  With a target, the rows rank by samples per dollar of what the
+target costs on each market (blocks paid whole, the plan's idle commitment: a plan at a low rate no
+longer ranks first while its target costs 190 times spot's), and the table says so.
 usage: rank_whole_units.py INSTBENCH"""
 import datetime
 import decimal
@@ -57,10 +59,12 @@ def dec(q):
 
 def rank(env, results, *extra, fmt="json"):
     rc, out, err = fx.run(BIN, ["--market", "all", "--block-duration", "1d", "--plan-utilisation", dec(U),
-                                "--format", fmt] + list(extra) + [results], env=env)
+                                "--format", "json" if fmt == "rows" else fmt] + list(extra) + [results], env=env)
     check(rc == 0, "rank %s: rc %d\n%s" % (extra, rc, err[-800:]))
     if rc != 0:
         return None
+    if fmt == "rows":   # the JSON's rows as ranked
+        return json.loads(out)["rows"]
     return {r["market"]: r for r in json.loads(out)["rows"]} if fmt == "json" else out
 
 
@@ -143,6 +147,21 @@ def main():
             close(p.get("plan_break_even_on_demand"), rate / Q(OD), "%s plan vs on-demand" % what)
             want = hours * commit + (n_terms * TERM_H - hours) * commit * (1 - U)
             close(p.get("cost_to_target_usd"), want, "%s plan cost (%d term%s)" % (what, n_terms, "s"[:n_terms > 1]))
+            # with a target, a row bought ahead ranks by samples per dollar of what the target costs
+            # there, not by its $/h as if every hour trained (the plan at 45.3 $/h ranked first while
+            # its idle commitment made a day's target cost 190 times spot's); on-demand and spot (risk
+            # off here: their raw figures) by samples/s x 3600 / $/h
+            close(b.get("effective_samples_per_dollar"), target / (n_blocks * fee), "%s block's ranking figure" % what)
+            close(p.get("effective_samples_per_dollar"), target / want, "%s plan's ranking figure" % what)
+            plain = rank(env, results, *flags, "--spot-risk", "off", fmt="rows")
+            if plain is not None:
+                spot = min(Q(str(v)) for v in SPOT.values())
+                figure = {"on-demand": SPS * 3600 / (Q(str(OD)) * NODES), "spot": SPS * 3600 / (spot * NODES),
+                          "capacity-block": target / (n_blocks * fee), "savings-plan": target / want}
+                order = [r["market"] for r in plain if r["configuration"].startswith("3 x")]
+                check(order == sorted(figure, key=lambda m: -figure[m]),
+                      "%s: rows in the order %s, wanted by samples per dollar of the target's cost: %s" % (
+                          what, order, {m: float(f) for m, f in figure.items()}))
             # the table: the same count and cost, in people's units (testlib's rules from docs/usage.md)
             out = rank(env, results, *flags, "--wide", fmt="table")
             if out is None:
@@ -153,6 +172,9 @@ def main():
                           (tb, "TIME", duration(float(hours) * 3600)), (tp, "COST", usd(float(want))))
             for row, col, cell in want_cells:
                 check(row.get(col) == cell, "%s: table %s %r, wanted %r in %r" % (what, col, row.get(col), cell, row))
+            check("sorted by samples-per-dollar (capacity-block and savings-plan rows: samples per dollar of what "
+                  "the target costs there" in " ".join(out.split()), "%s: the table does not say how the rows bought "
+                  "ahead are ranked:\n%s" % (what, out[:900]))
     finally:
         fake.stop()
         shutil.rmtree(tmp, ignore_errors=True)
