@@ -208,8 +208,9 @@ static const arg_spec rank_specs[] = {
     {"--checkpoint-every", 0, ARG_DOUBLE, &A.checkpoint_minutes, "MINUTES",
      "checkpoint interval (default: Daly's optimum for each row)", POSITIVE, 1e6},
     {"--deadline", 0, ARG_DOUBLE, &A.opt.deadline_hours, "HOURS",
-     "drop configurations slower than this to the target (spot: the\n"
-     "expected time, interruptions included)",
+     "drop configurations that reach the target later than this from now\n"
+     "(spot: the expected time, interruptions included; capacity-block:\n"
+     "its wait until the block starts too)",
      POSITIVE, MAX_HOURS, .group = "constraints and order"},
     {"--budget", 0, ARG_DOUBLE, &A.opt.budget_usd, "USD",
      "drop configurations costing more than this to the target (spot: the\n"

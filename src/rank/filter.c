@@ -31,7 +31,9 @@ size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter
             st->by_max_hourly++;
             continue;
         }
-        if (!within(r->rank_hours_to_target, o->deadline_hours)) {
+        /* a deadline is a time from now: a Capacity Block finishes its WAIT later than it trains */
+        const double wait = r->market == RANK_CAPACITY_BLOCK && r->wait_hours > 0 ? r->wait_hours : 0;
+        if (!within(r->rank_hours_to_target + wait, o->deadline_hours)) {
             st->by_deadline++;
             continue;
         }

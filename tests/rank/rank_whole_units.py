@@ -162,6 +162,16 @@ def main():
                 check(order == sorted(figure, key=lambda m: -figure[m]),
                       "%s: rows in the order %s, wanted by samples per dollar of the target's cost: %s" % (
                           what, order, {m: float(f) for m, f in figure.items()}))
+            # --deadline is a time from now: a block's WAIT until it starts counts (7 h 13 min here), so
+            # a day's target on a block misses 30 h and makes 32; the rows that start now make both
+            if n_blocks == 1:
+                wait_h = (soon.timestamp() - time.time()) / 3600
+                for limit, block_kept in ((30, 24 + wait_h <= 30), (32, 24 + wait_h <= 32)):
+                    kept = rank(env, results, *flags, "--spot-risk", "off", "--deadline", str(limit), fmt="rows")
+                    markets = sorted(r["market"] for r in kept or [] if r["configuration"].startswith("3 x"))
+                    want_m = sorted(["on-demand", "spot", "savings-plan"] + (["capacity-block"] if block_kept else []))
+                    check(markets == want_m, "%s --deadline %d: rows %s, wanted %s (the block waits %.2f h)" % (
+                        what, limit, markets, want_m, wait_h))
             # the table: the same count and cost, in people's units (testlib's rules from docs/usage.md)
             out = rank(env, results, *flags, "--wide", fmt="table")
             if out is None:
