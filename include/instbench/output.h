@@ -38,6 +38,10 @@ void output_fmt_usd(char *out, size_t len, double usd);
  * under 48 hours tenths of an hour ("5.3 h"), from 48 hours days and whole hours ("2d 21h").
  * Negative or not finite -> "-". */
 void output_fmt_duration(char *out, size_t len, double seconds);
+/* The one way a probability is shown to people: "37.5%" (one decimal), never a certainty it is
+ * not: above 99.95% but below 1 ">99.9%", below 0.05% but above 0 "<0.1%" ("100.0%" and "0.0%"
+ * only for 1 and 0).  Outside [0, 1] or not finite -> "-". */
+void output_fmt_probability(char *out, size_t len, double p);
 
 /* Tables that fit the terminal.  A table's columns may carry keys and priorities (static arrays
  * the caller owns; OUTPUT_KEEP: never left out).  output_fit_set (each command, from --wide and

@@ -289,3 +289,11 @@ void output_fmt_duration(char *out, size_t len, double seconds)
         else snprintf(out, len, "%sd %.0fh", d, hours - 24 * days);
     }
 }
+
+void output_fmt_probability(char *out, size_t len, double p)
+{
+    if (!(p >= 0 && p <= 1)) snprintf(out, len, "-");
+    else if (p < 1 && p >= 0.9995) snprintf(out, len, ">99.9%%");
+    else if (p > 0 && p < 0.0005) snprintf(out, len, "<0.1%%");
+    else snprintf(out, len, "%.1f%%", 100 * p);
+}

@@ -89,7 +89,7 @@ static void survival_cells(const price_record *r, char job[48], char p24[16])
     char h[32];
     output_fmt_grouped(h, sizeof h, 1 / rate, 1 / rate < 10 ? 1 : 0);
     snprintf(job, 48, "1 per %s h", h);
-    snprintf(p24, 16, "%.1f%%", 100 * prices_p_uninterrupted(r, PRICES_SURVIVAL_HOURS));
+    output_fmt_probability(p24, 16, prices_p_uninterrupted(r, PRICES_SURVIVAL_HOURS));
 }
 
 

@@ -476,7 +476,7 @@ static void show_p_none(const rank_report *r, const rank_row *row, char *out, si
 {
     (void)r;
     if (RISK(row) && isfinite(RISK(row)->p_no_interruption))
-        snprintf(out, len, "%.1f%%", 100 * RISK(row)->p_no_interruption);
+        output_fmt_probability(out, len, RISK(row)->p_no_interruption);
     else snprintf(out, len, "-");
 }
 

@@ -273,6 +273,18 @@ def duration(seconds):
     return f"{days:,}d" if days >= 100000 else f"{days:,}d {hours}h"
 
 
+def probability(p):
+    """A probability as docs/usage.md says tables show it: one decimal, never a certainty it is not
+    (">99.9%" above 99.95% but below 1, "<0.1%" below 0.05% but above 0)."""
+    if p is None or not 0 <= p <= 1:
+        return "-"
+    if 0.9995 <= p < 1:
+        return ">99.9%"
+    if 0 < p < 0.0005:
+        return "<0.1%"
+    return f"{100 * p:.1f}%"
+
+
 def parse_table(text):
     """The first aligned table in TEXT (a header line, then a rule of dashes): its headers and its
     rows as {header: cell}, cut by the rule's column spans; it ends at the first blank line."""

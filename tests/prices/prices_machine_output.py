@@ -39,7 +39,8 @@ import jsonschema  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import rank_fixtures as fx  # noqa: E402
-from testlib import absent_path, availability_zone, check, failures, parse_table, regular_zones, usd  # noqa: E402
+from testlib import (absent_path, availability_zone, check, failures, parse_table, probability,  # noqa: E402
+                     regular_zones, usd)
 ABSENT = absent_path()
 
 BIN, DATA, REPO, CASE = sys.argv[1:5]
@@ -444,7 +445,7 @@ def case_survival():
         hours = 1 / job if job else None
         cell = "-" if job is None else f"1 per {hours:,.{1 if hours < 10 else 0}f} h"
         check(row.get("JOB INTERRUPTIONS") == cell, f"table {row['INSTANCE TYPE']}: {row.get('JOB INTERRUPTIONS')!r}, want {cell!r}")
-        pct = "-" if p24 is None else f"{100 * p24:.1f}%"
+        pct = probability(p24)
         check(row.get("P(24 h UNINTERRUPTED)") == pct, f"table {row['INSTANCE TYPE']}: {row.get('P(24 h UNINTERRUPTED)')!r}, want {pct!r}")
     legend = " ".join(p.stdout.split())
     check("P(24 h UNINTERRUPTED): e^(-rate x 24)" in legend and "720 h month" in legend, f"no legend for the columns:\n{p.stdout}")

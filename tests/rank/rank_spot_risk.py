@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 import rank_fixtures as fx  # noqa: E402
 import spot_model as sm  # noqa: E402
-from testlib import check, failures, offline_env  # noqa: E402
+from testlib import check, failures, offline_env, parse_table, probability  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 RISK_KEYS = ["spot_rate_per_node_hour", "spot_job_rate_per_hour", "checkpoint_cost_s", "restart_s",
@@ -279,6 +279,20 @@ def test_seed_pair(d):
     check("P90 TIME" not in out, "P90 TIME without --wide")
     rc, out, err = fx.run(BIN, base + ["--format", "table", "--wide", "--samples", "1e9"])
     check(rc == 0 and "P90 TIME" in out and "P(NO INTERRUPTION)" in out, f"--wide lacks P90 TIME / P(NO INTERRUPTION):\n{out}")
+    # P(NO INTERRUPTION) never reads as a certainty it is not: a target of minutes leaves the spot
+    # row above 99.95% (">99.9%", not "100.0%"), a long one below 0.05% ("<0.1%", not "0.0%")
+    for samples, edge in (("2e5", ">99.9%"), ("1e11", "<0.1%")):
+        rc, out, err = fx.run(BIN, base + ["--format", "table", "--wide", "--samples", samples])
+        doc = rank_json(base + ["--samples", samples])
+        if rc != 0 or not doc:
+            check(False, f"--samples {samples}: exit {rc}: {err[-300:]}")
+            continue
+        want = {r["configuration"]: probability(r["p_no_interruption"]) for r in doc["rows"]
+                if r["market"] == "spot" and r["p_no_interruption"] is not None}
+        shown = {r["CONFIGURATION"].split(" ~")[0]: r.get("P(NO INTERRUPTION)") for r in parse_table(out)[1]}
+        got = {c: shown.get(c + " spot", shown.get(c)) for c in want}
+        check(got == want and edge in want.values(), f"--samples {samples}: P(NO INTERRUPTION) {got}, want {want} "
+              f"(one of them {edge})")
     # a user's rate above the search's usual top (1 per node-hour): a row behind at that rate has a
     # break-even below it, never "never" (with 10-second checkpoints it is still ahead at 1)
     doc = rank_json([folder, "--source", prices, "--checkpoint-cost", "10", "--restart-minutes", "10",
