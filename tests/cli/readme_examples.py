@@ -28,15 +28,12 @@ import xml.etree.ElementTree as ET
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("rank", "lib")]
 import rank_fixtures as fx  # noqa: E402
+from shell_line import NEEDS_GPU, instbench_words  # noqa: E402
 from testlib import check, failures, offline_env, probe_once  # noqa: E402
 
 BIN, README = os.path.abspath(sys.argv[1]), sys.argv[2]
 REPO = os.path.dirname(os.path.abspath(README))
 PLACEHOLDERS = {"$i": "0", "$HEAD": "127.0.0.1"}
-# What a command that needs a GPU (or more memory than this machine has) may say here instead of
-# running, with exit 2.
-NEEDS_GPU = re.compile(r"backend 'cuda' is not available|cross-process data parallelism needs the NCCL comm|"
-                       r"needs about [0-9.]+ GiB but [0-9.]+ GiB is available")
 HAVE_GPU = shutil.which("nvidia-smi") is not None
 
 
@@ -69,43 +66,17 @@ def instbench_argv(line):
     redirected to, and the environment assignments; None when the line runs no instbench."""
     words = shlex.split(line, comments=True)
     words = [PLACEHOLDERS.get(w, w) for w in words]
-    env, redirect = {}, None
+    redirect = None
     if ">" in words:
         k = words.index(">")
         redirect, words = words[k + 1], words[:k]
-    while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
-        name, value = words.pop(0).split("=", 1)
-        env[name] = value
-    start = next((k for k, w in enumerate(words) if w == "instbench" or w.endswith("/instbench")), None)
-    if start is None:
+    parsed = instbench_words(words)
+    if parsed is None:
+        check(not any(w == "instbench" or w.endswith("/instbench") for w in words),
+              f"`{line}`: instbench under an unknown launcher")
         return None
-    launcher, opts = words[0] if start else None, launcher_flags(words[1:start])
-    if launcher == "torchrun":   # what torchrun exports to the process of local rank 0 on that node
-        nnodes, per = int(opts.get("--nnodes", 1)), int(opts.get("--nproc-per-node", 1))
-        node = int(opts.get("--node-rank", 0))
-        env.update(WORLD_SIZE=str(nnodes * per), RANK=str(node * per), LOCAL_RANK="0", LOCAL_WORLD_SIZE=str(per),
-                   GROUP_RANK=str(node), MASTER_ADDR=opts.get("--master-addr", "127.0.0.1"),
-                   MASTER_PORT=opts.get("--master-port", "29500"))
-    elif launcher == "srun":     # what Slurm exports to task 0 of the job
-        nnodes, per = int(opts.get("--nodes", 1)), int(opts.get("--ntasks-per-node", 1))
-        env.update(SLURM_PROCID="0", SLURM_NTASKS=str(nnodes * per), SLURM_NNODES=str(nnodes), SLURM_NODEID="0",
-                   SLURM_LOCALID="0", SLURM_NTASKS_PER_NODE=str(per), SLURM_JOB_NODELIST=f"node[0-{nnodes - 1}]")
-    elif launcher is not None:
-        check(False, f"`{line}`: unknown launcher {launcher}")
-    return [BIN] + words[start + 1:], redirect, env
-
-
-def launcher_flags(words):
-    """--flag value pairs of a launcher's command line (flags without a value map to "")."""
-    opts, k = {}, 0
-    while k < len(words):
-        if words[k].startswith("--"):
-            has_value = k + 1 < len(words) and not words[k + 1].startswith("--")
-            opts[words[k]] = words[k + 1] if has_value else ""
-            k += 2 if has_value else 1
-        else:
-            k += 1
-    return opts
+    env, args = parsed
+    return [BIN] + args, redirect, env
 
 
 def scratch_dir():
