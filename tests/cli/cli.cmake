@@ -51,3 +51,8 @@ set_tests_properties(cli_locale PROPERTIES SKIP_RETURN_CODE 77)
 # measure processes' command lines) on every form of flag the parser reads, written out by hand.
 instbench_add_unit_test(cli_args_follow ${CMAKE_CURRENT_LIST_DIR}/cli_args_follow.c)
 instbench_test_internals(cli_args_follow cmd) # white-box: args.h is src/cmd's own header
+# Every instbench command line of README.md, docs/usage.md, cli.md, design.md, formats.md and of every
+# --help's examples is accepted (no exit 2) when run offline, placeholders filled in; the docs' usage
+# error examples exit 2; lines that only name a command are listed as skipped, with why.
+add_test(NAME cli_doc_commands COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_doc_commands.py
+         ${INSTBENCH_BIN} ${CMAKE_SOURCE_DIR})
