@@ -32,6 +32,12 @@ double rank_median(double *v, size_t n);
  * 24 h of work) is N, not N + 1, though the divisions that give it round a few ulps up. */
 double rank_whole_units(double amount, double unit);
 
+/* score.c: ROW is a capacity-block or savings-plan row that ranks by samples per dollar of what the
+ * target costs there (target / COST: blocks paid whole, the plan's idle commitment), not by its
+ * $/h: there is a target, and the row has a price and a cost to it.  Its rank_samples_per_dollar
+ * is that figure, and its EFF. SAMPLES/$ shows it. */
+int rank_row_ranks_by_target_cost(const rank_row *row, const rank_options *o);
+
 /* report_columns.c: "310" or "4.5" (one decimal below 10): the H of "once every H hours" for a
  * per-node RATE, as the table's BREAK-EVEN and the sentences under it write it. */
 void rank_fmt_every_hours(double rate, char *out, size_t len);

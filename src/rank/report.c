@@ -64,6 +64,14 @@ static int any_market(const rank_report *r, rank_market m)
     return 0;
 }
 
+/* Some ranked row of market M ranks by what the target costs there (score.c), not by its $/h. */
+static int any_by_target_cost(const rank_report *r, rank_market m)
+{
+    for (size_t i = 0; i < r->n_priced; i++)
+        if (r->rows[i].market == m && rank_row_ranks_by_target_cost(&r->rows[i], r->opts)) return 1;
+    return 0;
+}
+
 /* The lines above the table: workload, results, prices, target, order. */
 static void write_header(const rank_report *r, FILE *out)
 {
@@ -97,8 +105,9 @@ static void write_header(const rank_report *r, FILE *out)
         }
     }
     /* rows bought ahead rank, with a target, by what it costs there (score.c): said where they are */
-    const int by_target = o->target_samples > 0 && o->sort == RANK_SORT_SAMPLES_PER_DOLLAR;
-    const int cb = by_target && any_market(r, RANK_CAPACITY_BLOCK), sp = by_target && any_market(r, RANK_SAVINGS_PLAN);
+    const int by_spd = o->sort == RANK_SORT_SAMPLES_PER_DOLLAR;
+    const int cb = by_spd && any_by_target_cost(r, RANK_CAPACITY_BLOCK);
+    const int sp = by_spd && any_by_target_cost(r, RANK_SAVINGS_PLAN);
     output_note(out, "sorted by %s%s%s%s%s%s%s", rank_sort_key_name(o->sort), cb || sp ? " (" : "",
                 cb ? "capacity-block" : "", cb && sp ? " and " : "", sp ? "savings-plan" : "",
                 cb || sp ? " rows: samples per dollar of what the target costs there, EFF. SAMPLES/$)" : "",
@@ -167,6 +176,7 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
 {
     if (r->n_columns) return rank_report_columns(r, NULL, cols, MAX_SHOWN);
     int one_region = 1, risk = first_risky(r) != NULL, target = r->opts->target_samples > 0;
+    const int by_target_cost = any_by_target_cost(r, RANK_CAPACITY_BLOCK) || any_by_target_cost(r, RANK_SAVINGS_PLAN);
     for (size_t i = 1; i < r->n_rows; i++)
         one_region &= !strcmp(r->configs[r->rows[i].config].region, r->configs[r->rows[0].config].region);
     const rank_column *all[MAX_SHOWN];
@@ -175,7 +185,9 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
         const char *key = all[i]->key;
         if (one_region && !strcmp(key, "region")) continue;
         if (!target && (!strcmp(key, "hours_to_target") || !strcmp(key, "cost_to_target_usd"))) continue;
-        if (!risk && !strcmp(key, "effective_samples_per_dollar")) continue;
+        /* EFF. SAMPLES/$ where some row ranks by a figure other than its SAMPLES/$: spot with its
+         * interruptions priced in, a row bought ahead by what the target costs there */
+        if (!risk && !by_target_cost && !strcmp(key, "effective_samples_per_dollar")) continue;
         if (!any_breakeven(r) && !strcmp(key, "breakeven_rate_per_node_hour")) continue;
         /* the markets bought ahead: their columns only when such a row is ranked */
         if (!any_market(r, RANK_CAPACITY_BLOCK) && (!strcmp(key, "blocks_to_target") || !strcmp(key, "wait_hours")))

@@ -258,9 +258,7 @@ RISK_NUM(get_eff_sps, samples_per_second)
 static void get_eff_spd(const rank_report *r, const rank_row *row, rank_value *v)
 {
     if (RISK(row)) num(v, RISK(row)->samples_per_dollar);
-    else if (row->priced && row->market >= RANK_CAPACITY_BLOCK && r->opts->target_samples > 0 &&
-             row->cost_to_target > 0 && isfinite(row->cost_to_target))
-        num(v, row->rank_samples_per_dollar);
+    else if (rank_row_ranks_by_target_cost(row, r->opts)) num(v, row->rank_samples_per_dollar);
 }
 RISK_NUM(get_exp_hours, expected_hours)
 RISK_NUM(get_p90_hours, p90_hours)

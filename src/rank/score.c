@@ -365,6 +365,13 @@ static int has_user_price(const rank_config *c, rank_market m, const rank_option
     return rank_user_price_for(c, m, o, &p, &t);
 }
 
+int rank_row_ranks_by_target_cost(const rank_row *row, const rank_options *o)
+{
+    return row->priced && o->target_samples > 0 &&
+           (row->market == RANK_CAPACITY_BLOCK || row->market == RANK_SAVINGS_PLAN) && row->cost_to_target > 0 &&
+           isfinite(row->cost_to_target);
+}
+
 /* After the spot model: a block's cost to target stays whole blocks, and a plan's break-even against
  * spot uses the same configuration's spot row at its risk-adjusted efficiency: spot costs
  * price / efficiency per useful node-hour, so the plan pays once the nodes train more than
@@ -376,8 +383,7 @@ static void rank_markets_fill(rank_row *rows, size_t n, const rank_options *o)
         /* With a target, a row bought ahead ranks by what the job gets for what it costs: a plan
          * at a cheap rate whose idle commitment makes the target cost 100x spot's ranked first
          * by its rate alone, a block by its fee as if every hour of the last block trained. */
-        if (row->priced && o->target_samples > 0 && row->market >= RANK_CAPACITY_BLOCK && row->cost_to_target > 0 &&
-            isfinite(row->cost_to_target))
+        if (rank_row_ranks_by_target_cost(row, o))
             row->rank_samples_per_dollar = o->target_samples / row->cost_to_target;
         if (!row->priced || row->market != RANK_SAVINGS_PLAN) continue;
         for (size_t k = 0; k < n; k++) {

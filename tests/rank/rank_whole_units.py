@@ -162,6 +162,14 @@ def main():
                 check(order == sorted(figure, key=lambda m: -figure[m]),
                       "%s: rows in the order %s, wanted by samples per dollar of the target's cost: %s" % (
                           what, order, {m: float(f) for m, f in figure.items()}))
+                # the table shows the figure it sorts by, EFF. SAMPLES/$, though no spot row has the
+                # risk model's figures (--spot-risk off): the header names that column
+                table = rank(env, results, *flags, "--spot-risk", "off", fmt="table")
+                rows = {r["CONFIGURATION"].split(" ~")[0]: r for r in parse_table(table)[1]} if table else {}
+                for m, f in figure.items():
+                    cell = rows.get("3 x %s %s" % (T, m), {}).get("EFF. SAMPLES/$")
+                    check(cell == "{:,.0f}".format(float(f)), "%s --spot-risk off: table %s EFF. SAMPLES/$ %r, wanted "
+                          "%s\n%s" % (what, m, cell, "{:,.0f}".format(float(f)), (table or "")[:1500]))
             # --deadline is a time from now: a block's WAIT until it starts counts (7 h 13 min here), so
             # a day's target on a block misses 30 h and makes 32; the rows that start now make both
             if n_blocks == 1:
