@@ -94,7 +94,7 @@ if [ -n "$PROFILE" ]; then
         INSTBENCH_CUDNN_NONDETERMINISTIC=1 "$BIN" measure --backend cuda --data device --model "$MODEL" \
         --batch-size "$BATCH" --precision "$PREC" --steps 10 --warmup 3 --format json \
         --output "$tmp/instbench_nondet_traced.json" > /dev/null 2> "$tmp/instbench_nondet_traced.err" ||
-        { echo "instbench measure (non-deterministic, traced) failed (above); the rest goes on" >&2;
+        { echo "instbench measure (non-deterministic, traced) failed; the rest goes on:" >&2;
           cat "$tmp/instbench_nondet_traced.err" >&2; rm -f "$tmp/instbench_nondet_kernels.tsv"; }
   fi
 else

@@ -3,8 +3,8 @@
 run here over stand-ins: an instbench that writes a result of set figures (and fails when asked
 to) and a python3 that answers bench_torch_gpu_step.py with set figures, the rest going to this
 python.  The ratios it prints must be the stand-ins' own, a failing opt-in run (GEMM algorithms
-chosen by timing, first run on a GPU) must not cost the comparison, and a failing default run
-must fail the script.  scripts/bench/bench_gpu_ab.sh (two builds in turns in the same call) over
+chosen by timing, first run on a GPU; the non-deterministic backward's trace) must not cost the
+comparison, and a failing default run must fail the script.  scripts/bench/bench_gpu_ab.sh (two builds in turns in the same call) over
 the same kind of stand-ins: the order of its runs, the change it prints, a failing run.
 Usage: bench_gpu_vs_torch_sim.py REPO_ROOT"""
 import os
@@ -31,6 +31,8 @@ case "${FAIL_WHEN:-}" in
   tune) [ -n "${INSTBENCH_GEMM_TUNE:-}" ] && { echo "gemm tuning: an illegal address" >&2; exit 1; } ;;
   default) [ -z "${INSTBENCH_GEMM_TUNE:-}${INSTBENCH_CUDA_ATTENTION:-}${INSTBENCH_CUDNN_NONDETERMINISTIC:-}" ] &&
            { echo "measure: out of memory" >&2; exit 1; } ;;
+  nondet_trace) [ -n "${KERNEL_TRACE_OUT:-}" ] && [ -n "${INSTBENCH_CUDNN_NONDETERMINISTIC:-}" ] &&
+                { echo "cupti: the non-deterministic trace broke" >&2; exit 1; } ;;
 esac
 # a kernel trace (scripts/gpu/kernel_trace's form) of 10 steps: cuDNN's backward 2 ms, its separate
 # dQ GEMM 1.4 ms unless non-deterministic, Adam 1 ms
@@ -105,6 +107,19 @@ with tempfile.TemporaryDirectory() as tmp:
           "--profile: exit %d, attention %s and %s (non-deterministic)\n%s%s" % (
               p.returncode, attention_ms(os.path.join(out, "kernels.txt")),
               attention_ms(os.path.join(out, "kernels_nondet.txt")), p.stdout[-1500:], p.stderr[-800:]))
+
+    # the non-deterministic run's trace fails: said with its error after the line naming it, and
+    # the default run's per-class table still made
+    out = os.path.join(tmp, "out-profile-nondet")
+    p = subprocess.run(["sh", SCRIPT, "--bin", ib, "--out", out, "--profile", lib], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHON=py, PATH="/usr/bin:/bin", FAIL_WHEN="nondet_trace"), timeout=120)
+    said = [l for l in p.stderr.splitlines() if "(non-deterministic, traced) failed" in l]
+    where, error = p.stderr.find(said[0]) if said else -1, p.stderr.find("the non-deterministic trace broke")
+    check(p.returncode == 0 and attention_ms(os.path.join(out, "kernels.txt")) == [3.4, 2.0] and
+          not os.path.exists(os.path.join(out, "kernels_nondet.txt")) and 0 <= where and 0 <= error and
+          ("(above)" in said[0]) == (error < where),
+          "--profile, the non-deterministic trace failing: exit %d, attention %s\n%s%s" % (
+              p.returncode, attention_ms(os.path.join(out, "kernels.txt")), p.stdout[-800:], p.stderr[-800:]))
 
     # the opt-in run fails: said, and the comparison still printed whole
     p = bench("tune")
