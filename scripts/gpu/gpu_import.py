@@ -16,7 +16,8 @@ What goes where (RUN = docs/gpu-runs/<date>-<gpu>):
   RUN/kernels_nondet.{txt,json}                  the same with cuDNN's non-deterministic backward
   RUN/ab/                                        the A/B's runs and its printed table (ab.txt)
   RUN/<step>.log, RUN/<step>.json                realistic, sanitizers, auto_batch, host_data (p3)
-  RUN/<model>/bench_<name>.json, bench_table.txt the other models against PyTorch (p4)
+  RUN/<model>/bench_<name>.json                  the other models against PyTorch (p4)
+  RUN/bench_table_others.txt                     their printed tables (p4/torch.log)
 The date is the session's (console.txt's first line), the GPU the one PyTorch named in the same
 call ("NVIDIA H200" -> h200). An existing run folder is never written into: --name picks another.
 Kernel traces (traces.tgz) stay out: 10 MB of raw rows the tables summarise.
