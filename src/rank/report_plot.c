@@ -3,7 +3,8 @@
  * lines are lines of equal samples per dollar (y = x * samples_per_dollar / 3600), so "further
  * up-left" reads as "cheaper per sample"; the Pareto rows are joined in red.  Every row stands at
  * the figures it is ranked by: a spot row at its effective samples/s (interruptions priced in,
- * spot_risk.c), so the frontier and the iso-cost lines agree with the ranking.  Scales, ticks and
+ * spot_risk.c), a capacity-block or savings-plan row with a target at what the target costs
+ * there per hour of its training, so the frontier and the iso-cost lines agree with the ranking.  Scales, ticks and
  * label placement are output/svg.c's. */
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
 {
     size_t n = r->n_priced;
     output_point *pts = calloc(n ? n : 1, sizeof *pts);
-    char(*labels)[320] = calloc(n ? n : 1, sizeof *labels);
+    char(*labels)[384] = calloc(n ? n : 1, sizeof *labels);
     char(*tags)[16] = calloc(n ? n : 1, sizeof *tags);
     if (!pts || !labels || !tags) {
         free(pts), free(labels), free(tags);
@@ -45,15 +46,20 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         char l[256];
         rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
         /* A figure that is not finite reads "-": the chart never says nan or inf. */
+        /* a row bought ahead that ranks by its target's cost stands at that cost per hour of
+         * training (COST / TIME: the idle commitment, the unused block hours spread over it), so
+         * its place against the iso-cost lines is its rank's, as a spot row's effective rate is */
+        const int by_cost = rank_row_ranks_by_target_cost(row, r->opts);
+        const double x = by_cost ? row->cost_to_target / row->hours_to_target : row->usd_per_hour;
         char usd[32], sps[32]; /* the tables' number style ("-" when not finite) */
-        output_fmt_usd(usd, sizeof usd, row->usd_per_hour);
+        output_fmt_usd(usd, sizeof usd, x);
         rank_fmt_samples_per_second(row->rank_samples_per_second, sps, sizeof sps);
         const rank_config *c = &r->configs[row->config];
-        snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h, %.24s %ssamples/s%s", row->rank, l, usd, sps,
-                 row->risk.valid ? "effective " : "", c->extrapolated ? " (extrapolated)" : "");
+        snprintf(labels[i], sizeof labels[i], "#%d %.200s: %.24s/h%s, %.24s %ssamples/s%s", row->rank, l, usd,
+                 by_cost ? " (target cost / time)" : "", sps, row->risk.valid ? "effective " : "",
+                 c->extrapolated ? " (extrapolated)" : "");
         snprintf(tags[i], sizeof tags[i], "#%d", row->rank);
-        pts[i] = (output_point){row->usd_per_hour, row->rank_samples_per_second, labels[i], tags[i], row->pareto,
-                                c->extrapolated};
+        pts[i] = (output_point){x, row->rank_samples_per_second, labels[i], tags[i], row->pareto, c->extrapolated};
         extrapolated |= c->extrapolated;
         if (isfinite(row->rank_samples_per_dollar) && row->rank_samples_per_dollar > best)
             best = row->rank_samples_per_dollar;

@@ -25,11 +25,13 @@ import shutil
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from fractions import Fraction as Q
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
+sys.path[:0] = [HERE] + [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes", "output")]
 import rank_fixtures as fx  # noqa: E402
+import svg_check as svgc  # noqa: E402
 from testlib import check, duration, failures, parse_table, usd  # noqa: E402
 
 BIN = sys.argv[1]
@@ -159,6 +161,18 @@ def main():
                 figure = {"on-demand": SPS * 3600 / (Q(str(OD)) * NODES), "spot": SPS * 3600 / (spot * NODES),
                           "capacity-block": target / (n_blocks * fee), "savings-plan": target / want}
                 order = [r["market"] for r in plain if r["configuration"].startswith("3 x")]
+                # --plot puts every row where its rank puts it against the iso-cost lines: a row bought
+                # ahead at its target's cost over its time (x), at its samples/s (y)
+                if n_blocks == 1:
+                    svg = os.path.join(tmp, "plot.svg")
+                    plotted = rank(env, results, *flags, "--spot-risk", "off", "--plot", svg, fmt="rows")
+                    per_h = {m: SPS * 3600 / f for m, f in figure.items()}   # $/h that gives each figure
+                    want_pts = {"#%d %s" % (r["rank"], r["configuration"]): (float(per_h[r["market"]]), float(SPS))
+                                for r in plotted or [] if r["configuration"].startswith("3 x")}
+                    try:
+                        svgc.check_points(ET.parse(svg).getroot(), check, want_pts, "%s --plot: " % what)
+                    except (OSError, ET.ParseError) as e:
+                        check(False, "%s --plot: %s" % (what, e))
                 check(order == sorted(figure, key=lambda m: -figure[m]),
                       "%s: rows in the order %s, wanted by samples per dollar of the target's cost: %s" % (
                           what, order, {m: float(f) for m, f in figure.items()}))
