@@ -25,7 +25,8 @@
 # usage: scripts/gpu/gpu_session.sh [--deadline SECONDS] [--out DIR] [--leave-out STEP,...]
 #                                   [--bin PATH] [--ab-flags "MEASURE FLAGS"] [-- GPU_CHECK_ARGS...]
 #   --deadline   seconds from the start the phases must end by (default 520: a 600 s command
-#                with time to pack); a phase that would start with 20 s or less left is not run
+#                with time to pack, and 10 s more to kill what ignores SIGTERM); a phase that
+#                would start with 20 s or less left is not run
 #                (and the session exits 1)
 #   --out        where the files go (default: $OUT when set, else build-gpu/session)
 #   --leave-out  steps of gpu_check.sh taken out of every phase (a phase left empty is not run),
@@ -80,6 +81,18 @@ keep() {   # keep STEPS: the comma list without the steps --leave-out names
     done
     echo "$out"
 }
+bounded() {   # bounded SECONDS CMD...: CMD under timeout, then whatever it left behind killed
+    local tpid rc
+    # timeout makes its own process group (its pid) and signals all of it at SECONDS, and kills
+    # its child 10 s later if that ignores SIGTERM; a grandchild ignoring it (a step hung on the
+    # GPU) outlives a child that died, so what is left of the group is killed here
+    timeout -k 10 "$@" &
+    tpid=$!
+    wait "$tpid"
+    rc=$?
+    kill -KILL -- "-$tpid" 2>/dev/null
+    return $rc
+}
 phase() {   # phase NAME STEPS [GPU_CHECK_ARGS...]: 0 passed, 1 failed or cut, 3 not run
     local name=$1 steps l rc
     steps=$(keep "$2"); shift 2
@@ -87,10 +100,11 @@ phase() {   # phase NAME STEPS [GPU_CHECK_ARGS...]: 0 passed, 1 failed or cut, 3
     l=$(left)
     [ "$l" -gt 20 ] || { echo "== $name ($steps): not run, ${l} s left of --deadline $DEADLINE"; return 1; }
     echo "== $name ($steps), ${l} s left"
-    # timeout signals gpu_check.sh's whole process group: no instbench or PyTorch run outlives it
-    timeout "$l" sh "$here/gpu_check.sh" --bin "$BIN" --out "$work/$name" --only "$steps" "$@"
+    # no instbench or PyTorch run outlives the deadline by more than 10 s, so the session still
+    # packs what it has before the call's limit
+    bounded "$l" sh "$here/gpu_check.sh" --bin "$BIN" --out "$work/$name" --only "$steps" "$@"
     rc=$?
-    [ $rc -ne 124 ] || echo "== $name: cut at --deadline $DEADLINE"
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || echo "== $name: cut at --deadline $DEADLINE"
     echo "== $name: exit $rc at $(($(date +%s) - T0)) s"
     [ $rc -eq 0 ] || return 1
 }
@@ -104,11 +118,11 @@ ab() {   # the baseline's build and this one in turns: 0 passed, 1 failed or cut
     echo "== ab: baseline $(cut -c1-12 "$base/REVISION" 2>/dev/null || echo '(no REVISION)') against this build, ${l} s left"
     mkdir -p "$work/ab"
     # shellcheck disable=SC2086 # --ab-flags is a list of flags
-    timeout "$l" sh "$here/../bench/bench_gpu_ab.sh" --a "$base/instbench" --b "$BIN" --out "$work/ab" \
+    bounded "$l" sh "$here/../bench/bench_gpu_ab.sh" --a "$base/instbench" --b "$BIN" --out "$work/ab" \
         ${AB_FLAGS:+-- $AB_FLAGS} > "$work/ab/ab.log" 2>&1
     rc=$?
     cat "$work/ab/ab.log"
-    [ $rc -ne 124 ] || echo "== ab: cut at --deadline $DEADLINE"
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || echo "== ab: cut at --deadline $DEADLINE"
     echo "== ab: exit $rc at $(($(date +%s) - T0)) s"
     [ $rc -eq 0 ] || return 1
 }

@@ -174,7 +174,9 @@ with tempfile.TemporaryDirectory() as out:
     pids = os.path.join(out, "pids")
     hang = os.path.join(out, "hang")
     with open(hang, "w") as f:
-        f.write('#!/bin/sh\n[ "$1" = --version ] && { echo hang; exit 0; }\necho $$ >> %s\nexec sleep 300\n' % pids)
+        # it ignores SIGTERM (as a step hung on the GPU would not stop): the kill 10 s later ends it
+        f.write('#!/bin/sh\n[ "$1" = --version ] && { echo hang; exit 0; }\necho $$ >> %s\ntrap "" TERM\n'
+                'exec sleep 300\n' % pids)
     os.chmod(hang, 0o755)
     res = os.path.join(out, "res")
     p, files, console = session(res, "--bin", hang, "--deadline", "22", *TINY, timeout=120)
