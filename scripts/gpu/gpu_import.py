@@ -96,7 +96,7 @@ def main(argv):
     files = {}   # path in the run folder -> bytes
     files["console.txt"] = console.encode()
     for f in sorted(os.listdir(src)):
-        if re.fullmatch(r"summary_(p[1-4]|ab)\.json", f):
+        if re.fullmatch(r"summary_p[1-4]\.json", f):
             files[f] = open(os.path.join(src, f), "rb").read()
     take = {"p1/machine.log": "machine.txt", "p1/measure.json": "measure.json", "p2/torch.log": "bench_table.txt",
             "p2/bench/kernels.txt": "kernels.txt", "p2/bench/kernels.json": "kernels.json",
