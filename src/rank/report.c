@@ -108,9 +108,12 @@ static void write_header(const rank_report *r, FILE *out)
     const int by_spd = o->sort == RANK_SORT_SAMPLES_PER_DOLLAR;
     const int cb = by_spd && any_by_target_cost(r, RANK_CAPACITY_BLOCK);
     const int sp = by_spd && any_by_target_cost(r, RANK_SAVINGS_PLAN);
-    output_note(out, "sorted by %s%s%s%s%s%s%s", rank_sort_key_name(o->sort), cb || sp ? " (" : "",
+    int eff_shown = !r->n_columns; /* the default table shows EFF. SAMPLES/$ on such rows */
+    for (size_t i = 0; i < r->n_columns; i++) eff_shown |= !strcmp(r->columns[i], "effective_samples_per_dollar");
+    output_note(out, "sorted by %s%s%s%s%s%s%s%s", rank_sort_key_name(o->sort), cb || sp ? " (" : "",
                 cb ? "capacity-block" : "", cb && sp ? " and " : "", sp ? "savings-plan" : "",
-                cb || sp ? " rows: samples per dollar of what the target costs there, EFF. SAMPLES/$)" : "",
+                cb || sp ? " rows: samples per dollar of what the target costs there" : "",
+                cb || sp ? (eff_shown ? ", EFF. SAMPLES/$)" : ")") : "",
                 o->pareto_only ? "; Pareto frontier only" : "");
     fputc('\n', out);
 }

@@ -205,8 +205,13 @@ def main():
             for row, col, cell in want_cells:
                 check(row.get(col) == cell, "%s: table %s %r, wanted %r in %r" % (what, col, row.get(col), cell, row))
             check("sorted by samples-per-dollar (capacity-block and savings-plan rows: samples per dollar of what "
-                  "the target costs there" in " ".join(out.split()), "%s: the table does not say how the rows bought "
-                  "ahead are ranked:\n%s" % (what, out[:900]))
+                  "the target costs there, EFF. SAMPLES/$)" in " ".join(out.split()), "%s: the table does not say how "
+                  "the rows bought ahead are ranked:\n%s" % (what, out[:900]))
+            # a column --columns leaves out is not named as the one they rank by
+            picked = rank(env, results, *flags, "--columns", "rank,configuration,samples_per_dollar", fmt="table")
+            check(picked is not None and "samples per dollar of what the target costs there)" in
+                  " ".join(picked.split()) and "EFF. SAMPLES" not in picked,
+                  "%s --columns without EFF. SAMPLES/$: the header names it:\n%s" % (what, (picked or "")[:600]))
     finally:
         fake.stop()
         shutil.rmtree(tmp, ignore_errors=True)
