@@ -100,7 +100,12 @@ if [ -n "$PROFILE" ]; then
 else
   torch_run torch
 fi
-[ "$COMPILE" = 1 ] && torch_run torch_compile --compile
+# torch.compile builds kernels with Triton on the machine at hand: where that fails, the rest of the
+# comparison (eager, the unfused and tuned runs) is still printed, the compile columns "-"
+if [ "$COMPILE" = 1 ]; then
+  ( torch_run torch_compile --compile ) ||
+      { echo "torch.compile failed (above); the table goes on without it" >&2; rm -f "$tmp/torch_compile.json"; }
+fi
 "$PY" - "$tmp" "$MODEL" "$BATCH" "$PREC" <<'PYEOF'
 import json, os, sys
 tmp, model, batch, prec = sys.argv[1:5]
