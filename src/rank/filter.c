@@ -8,10 +8,16 @@
 #include <string.h>
 
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 /* Tolerance so that a deadline or budget equal to a row's exact figure keeps the row despite
  * rounding in the division (hours = samples / rate / 3600). */
 static int within(double value, double limit) { return isnan(limit) || value <= limit * (1 + 1e-12); }
+
+double rank_row_wait_hours(const rank_row *row)
+{
+    return row->market == RANK_CAPACITY_BLOCK && row->wait_hours > 0 ? row->wait_hours : 0;
+}
 
 size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter_stats *st)
 {
@@ -32,8 +38,7 @@ size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter
             continue;
         }
         /* a deadline is a time from now: a Capacity Block finishes its WAIT later than it trains */
-        const double wait = r->market == RANK_CAPACITY_BLOCK && r->wait_hours > 0 ? r->wait_hours : 0;
-        if (!within(r->rank_hours_to_target + wait, o->deadline_hours)) {
+        if (!within(r->rank_hours_to_target + rank_row_wait_hours(r), o->deadline_hours)) {
             st->by_deadline++;
             continue;
         }

@@ -32,6 +32,10 @@ double rank_median(double *v, size_t n);
  * 24 h of work) is N, not N + 1, though the divisions that give it round a few ulps up. */
 double rank_whole_units(double amount, double unit);
 
+/* filter.c: the hours before ROW can start training: a Capacity Block's wait until its block
+ * starts, 0 for every other row.  --deadline and --sort time count from now, so they add it. */
+double rank_row_wait_hours(const rank_row *row);
+
 /* score.c: ROW is a capacity-block or savings-plan row that ranks by samples per dollar of what the
  * target costs there (target / COST: blocks paid whole, the plan's idle commitment), not by its
  * $/h: there is a target, and the row has a price and a cost to it.  Its rank_samples_per_dollar

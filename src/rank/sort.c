@@ -1,9 +1,10 @@
 /* rank/sort.c: order priced rows by the chosen objective, then number them.
  *
  * samples-per-dollar and throughput: higher first.  cost: lower cost to the target first (with no
- * target, lower $/h: the cost of keeping the configuration running).  time: shorter time to the
- * target first, i.e. higher samples/s.  Ties fall back to samples per dollar, then samples/s,
- * then the configuration label, so the order never depends on input order.  Every figure is the
+ * target, lower $/h: the cost of keeping the configuration running).  time: the job done soonest
+ * first, counted from now (a Capacity Block's wait included; without a target, higher
+ * samples/s).  Ties fall back to samples per dollar, then samples/s, then the configuration
+ * label, so the order never depends on input order.  Every figure is the
  * row's ranking figure: a spot row's risk-adjusted one (spot_risk.c) unless --spot-risk off. */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "instbench/names.h"
 #include "instbench/rank.h"
+#include "rank/internal.h"
 
 typedef struct sort_item {
     rank_row row;
@@ -23,6 +25,12 @@ static rank_sort_key g_key;
 
 static int cmp_desc(double a, double b) { return (a < b) - (a > b); }
 static int cmp_asc(double a, double b) { return (a > b) - (a < b); }
+
+/* The target's hours at the row's ranking samples/s (a spot row's effective rate), plus its wait. */
+static double hours_from_now(const rank_row *r)
+{
+    return r->hours_to_target * r->samples_per_second / r->rank_samples_per_second + rank_row_wait_hours(r);
+}
 
 static int cmp_items(const void *pa, const void *pb)
 {
@@ -37,7 +45,14 @@ static int cmp_items(const void *pa, const void *pb)
                 ? cmp_asc(x->usd_per_hour, y->usd_per_hour)
                 : cmp_asc(x->rank_cost_to_target, y->rank_cost_to_target);
         break;
-    case RANK_SORT_TIME: c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second); break;
+    case RANK_SORT_TIME:
+        /* with a target, when the job is done counted from now: the target at the row's ranking
+         * samples/s, and a Capacity Block's wait before it starts (as --deadline counts it,
+         * filter.c); without one, samples/s */
+        c = isfinite(x->hours_to_target) && isfinite(y->hours_to_target)
+                ? cmp_asc(hours_from_now(x), hours_from_now(y))
+                : cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second);
+        break;
     }
     if (!c) c = cmp_desc(x->rank_samples_per_dollar, y->rank_samples_per_dollar);
     if (!c) c = cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second);

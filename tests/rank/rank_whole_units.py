@@ -194,6 +194,14 @@ def main():
                     want_m = sorted(["on-demand", "spot", "savings-plan"] + (["capacity-block"] if block_kept else []))
                     check(markets == want_m, "%s --deadline %d: rows %s, wanted %s (the block waits %.2f h)" % (
                         what, limit, markets, want_m, wait_h))
+            # --sort time: the job done soonest from now first; every row here trains at the same
+            # samples/s, and the block starts 7 h 13 min late, so it comes last (by samples/$ it
+            # would come before on-demand)
+            by_time = rank(env, results, *flags, "--spot-risk", "off", "--sort", "time", fmt="rows")
+            order = [r["market"] for r in by_time or [] if r["configuration"].startswith("3 x")]
+            check(len(order) == 4 and order[-1] == "capacity-block",
+                  "%s --sort time: %s, wanted the block (waiting %.2f h) last" % (
+                      what, order, (soon.timestamp() - time.time()) / 3600))
             # the table: the same count and cost, in people's units (testlib's rules from docs/usage.md)
             out = rank(env, results, *flags, "--wide", fmt="table")
             if out is None:
