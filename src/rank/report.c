@@ -307,6 +307,16 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                  100 * (1 - u), u);
     /* by default the view of COST alone (what --budget judges); the whole story with --explain */
     if (!r->explain && sp && plan_cost[0]) output_note(out, "savings-plan rows%s.", plan_cost);
+    /* without a target they rank by their rate as if every hour paid for trains: said by default,
+     * since a plan's commitment then looks like a price per hour of use */
+    if (!r->explain && (sp || cb) && !(r->opts->target_samples > 0))
+        output_note(out,
+                    "%s%s%s rows: SAMPLES/$ as if every hour %s trains (--samples or --epochs: ranked by what "
+                    "reaching the target costs, idle hours paid for included).",
+                    cb ? "capacity-block" : "", cb && sp ? " and " : "", sp ? "savings-plan" : "",
+                    cb && sp ? "of the block or the plan's term"
+                    : cb     ? "of the block"
+                             : "of the plan's term");
     if (r->explain && sp)
         output_note(out,
                     "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "

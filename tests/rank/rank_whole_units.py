@@ -220,6 +220,14 @@ def main():
             check(picked is not None and "samples per dollar of what the target costs there)" in
                   " ".join(picked.split()) and "EFF. SAMPLES" not in picked,
                   "%s --columns without EFF. SAMPLES/$: the header names it:\n%s" % (what, (picked or "")[:600]))
+        # without a target the rows bought ahead rank by their rate as if every hour paid for trains,
+        # and the table says so by default (with a target that line gives way to what COST holds)
+        out = rank(env, results, fmt="table")
+        flat = " ".join((out or "").split())
+        check("capacity-block and savings-plan rows: SAMPLES/$ as if every hour of the block or the plan's term "
+              "trains" in flat, "no target: the table does not say how rows bought ahead are ranked:\n%s" % out)
+        out = rank(env, results, "--samples", dec(DAY_SAMPLES), fmt="table")
+        check("as if every hour" not in " ".join((out or "").split()), "with a target: the no-target line:\n%s" % out)
     finally:
         fake.stop()
         shutil.rmtree(tmp, ignore_errors=True)
