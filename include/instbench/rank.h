@@ -378,10 +378,8 @@ typedef struct rank_spot_moments {
     double mean, var, k3;
 } rank_spot_moments;
 rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double restart_h);
-/* How many checkpoint segments WORK_H hours of work take at interval TAU_H: ceil(work / tau), >= 1. */
-double rank_spot_segments(double work_h, double tau_h);
-/* A target of WORK_H hours of work in rank_spot_segments segments (each TAU_H of work, the last the
- * rest, each + DELTA_H), from one pass over the segments' exact cumulants: the expected wall time
+/* A target of WORK_H hours of work in ceil(WORK_H / TAU_H) segments, at least one (each TAU_H of
+ * work, the last the rest, each + DELTA_H), from one pass over the segments' exact cumulants: the expected wall time
  * (h; the sum of their means, work / efficiency when the work is whole intervals); its 90th
  * percentile (the uninterrupted time when that has a 90% chance, else that time plus the delay
  * given an interruption at the matching quantile, Cornish-Fisher to the skewness term); and the

@@ -300,6 +300,7 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         C->runs = 0;
         C->measured_nodes = C->nodes;
         C->cv_max = NAN;
+        size_t ng = 0; /* the runs' GEMM shares, in bw (free until the network's below) */
         for (size_t j = start; j < i; j++) {
             const rank_result *x = &r->items[k[j].result];
             if (real && x->measured_nodes < C->nodes) {
@@ -315,6 +316,7 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
             if (x->measured_nodes < C->measured_nodes) C->measured_nodes = x->measured_nodes;
             C->identity_mismatch |= x->identity_mismatch == 1;
             if (!isnan(x->cv) && (isnan(C->cv_max) || x->cv > C->cv_max)) C->cv_max = x->cv;
+            if (!isnan(x->gemm_share)) bw[ng++] = x->gemm_share;
             C->warnings |= x->warnings;
             /* Fill descriptive gaps from later runs (one run may have lacked device info). */
             if (C->vcpus < 0) C->vcpus = x->vcpus;
@@ -323,19 +325,9 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
         }
         C->extrapolated = C->measured_nodes < C->nodes;
         C->samples_per_second = rank_median(sps, C->runs);
-        /* The share of the in-situ GEMM rate: the median of the runs that measured one (bw is free
-         * until the network's below), among the runs the row counts: a superseded extrapolation
-         * is left out of this figure as of every other */
-        C->gemm_share = NAN;
-        {
-            size_t ng = 0;
-            for (size_t j = start; j < i; j++) {
-                const rank_result *x = &r->items[k[j].result];
-                if (real && x->measured_nodes < C->nodes) continue;
-                if (!isnan(x->gemm_share)) bw[ng++] = x->gemm_share;
-            }
-            if (ng) C->gemm_share = rank_median(bw, ng);
-        }
+        /* The share of the in-situ GEMM rate: the median of the counted runs that measured one (a
+         * superseded extrapolation is left out of this figure as of every other) */
+        C->gemm_share = ng ? rank_median(bw, ng) : NAN;
         /* The network between nodes: only runs that spanned all of them say anything about it. */
         C->busbw_gbps = NAN;
         if (C->nodes > 1) {

@@ -4,8 +4,8 @@
  * up-left" reads as "cheaper per sample"; the Pareto rows are joined in red.  Every row stands at
  * the figures it is ranked by: a spot row at its effective samples/s (interruptions priced in,
  * spot_risk.c), a capacity-block or savings-plan row with a target at what the target costs
- * there per hour of its training, so the frontier and the iso-cost lines agree with the ranking.  Scales, ticks and
- * label placement are output/svg.c's. */
+ * there per hour of its training, so the frontier and the iso-cost lines agree with the ranking.
+ * Scales, ticks and label placement are output/svg.c's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,12 +45,12 @@ int rank_report_write_svg(const rank_report *r, const char *path, ib_error *err)
         const rank_row *row = &r->rows[i];
         char l[256];
         rank_config_label(&r->configs[row->config], row->market, l, sizeof l);
-        /* A figure that is not finite reads "-": the chart never says nan or inf. */
         /* a row bought ahead that ranks by its target's cost stands at that cost per hour of
          * training (COST / TIME: the idle commitment, the unused block hours spread over it), so
          * its place against the iso-cost lines is its rank's, as a spot row's effective rate is */
         const int by_cost = rank_row_ranks_by_target_cost(row, r->opts);
         const double x = by_cost ? row->cost_to_target / row->hours_to_target : row->usd_per_hour;
+        /* A figure that is not finite reads "-": the chart never says nan or inf. */
         char usd[32], sps[32]; /* the tables' number style ("-" when not finite) */
         output_fmt_usd(usd, sizeof usd, x);
         rank_fmt_samples_per_second(row->rank_samples_per_second, sps, sizeof sps);

@@ -76,8 +76,6 @@ rank_spot_moments rank_spot_segment_moments(double job_rate, double s_h, double 
     return window_time(job_rate, s_h, restart_h > 0 ? window_time(job_rate, restart_h, none) : none);
 }
 
-double rank_spot_segments(double work_h, double tau_h) { return rank_whole_units(work_h, tau_h); }
-
 /* The job's wall time to WORK_H hours of work: the cumulants of its segments' sum, and how long
  * it takes uninterrupted (the work and its checkpoints back to back). */
 typedef struct job_time {
@@ -87,7 +85,7 @@ typedef struct job_time {
 
 static job_time job_moments(double job_rate, double work_h, double tau_h, double delta_h, double restart_h)
 {
-    double n = rank_spot_segments(work_h, tau_h), last = work_h - (n - 1) * tau_h;
+    double n = rank_whole_units(work_h, tau_h), last = work_h - (n - 1) * tau_h;
     rank_spot_moments full = rank_spot_segment_moments(job_rate, tau_h + delta_h, restart_h);
     rank_spot_moments tail = rank_spot_segment_moments(job_rate, last + delta_h, restart_h);
     return (job_time){{(n - 1) * full.mean + tail.mean, (n - 1) * full.var + tail.var, (n - 1) * full.k3 + tail.k3},
