@@ -66,6 +66,13 @@ torch_run() {   # NAME [FLAGS]: one PyTorch step into $tmp/NAME.json (its last l
         --steps "$STEPS" --warmup "$WARMUP" "$@" > "$tmp/$name.json" 2> "$tmp/$name.err" ||
         { echo "PyTorch step ($name) failed:" >&2; cat "$tmp/$name.err" >&2; exit 1; }
 }
+ib_trace() {   # NAME [ENV=VALUE]: the same run, 10 steps, every GPU activity recorded by CUPTI into
+               # $tmp/NAME_kernels.tsv (result NAME_traced.json, stderr NAME_traced.err)
+    name=$1; shift
+    env "$@" CUDA_INJECTION64_PATH="$PROFILE" KERNEL_TRACE_OUT="$tmp/${name}_kernels.tsv" "$BIN" measure --backend cuda \
+        --data device --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" --steps 10 --warmup 3 --format json \
+        --output "$tmp/${name}_traced.json" > /dev/null 2> "$tmp/${name}_traced.err"
+}
 ib_run instbench
 if [ "$PREC" = bf16 ]; then
   ib_run instbench_unfused INSTBENCH_CUDA_ATTENTION=unfused
@@ -81,19 +88,12 @@ if [ "$PREC" = bf16 ]; then
 fi
 if [ -n "$PROFILE" ]; then
   torch_run torch --profile "$tmp/torch_kernels.tsv"
-  # instbench traced: the same run, 10 steps, every GPU activity recorded by CUPTI
-  env CUDA_INJECTION64_PATH="$PROFILE" KERNEL_TRACE_OUT="$tmp/instbench_kernels.tsv" "$BIN" measure --backend cuda \
-      --data device --model "$MODEL" --batch-size "$BATCH" --precision "$PREC" --steps 10 --warmup 3 --format json \
-      --output "$tmp/instbench_traced.json" > /dev/null 2> "$tmp/instbench_traced.err" ||
-      { echo "instbench measure (traced) failed:" >&2; cat "$tmp/instbench_traced.err" >&2; exit 1; }
+  ib_trace instbench || { echo "instbench measure (traced) failed:" >&2; cat "$tmp/instbench_traced.err" >&2; exit 1; }
   # cuDNN's non-deterministic backward traced too: on the H200 (2026-11-28) the deterministic one ran
   # a separate dQ GEMM (cudnn::fusion::matmul_dq, 1.4 ms a step) that PyTorch's trace has not, yet
   # leaving determinism gained only 0.34 ms; this trace says where the rest went
   if [ -f "$tmp/instbench_nondet.json" ]; then
-    env CUDA_INJECTION64_PATH="$PROFILE" KERNEL_TRACE_OUT="$tmp/instbench_nondet_kernels.tsv" \
-        INSTBENCH_CUDNN_NONDETERMINISTIC=1 "$BIN" measure --backend cuda --data device --model "$MODEL" \
-        --batch-size "$BATCH" --precision "$PREC" --steps 10 --warmup 3 --format json \
-        --output "$tmp/instbench_nondet_traced.json" > /dev/null 2> "$tmp/instbench_nondet_traced.err" ||
+    ib_trace instbench_nondet INSTBENCH_CUDNN_NONDETERMINISTIC=1 ||
         { echo "instbench measure (non-deterministic, traced) failed; the rest goes on:" >&2;
           cat "$tmp/instbench_nondet_traced.err" >&2; rm -f "$tmp/instbench_nondet_kernels.tsv"; }
   fi
@@ -153,15 +153,15 @@ st = sorted(pt["step_time_s"])
 print(batch / ib["measurement"]["samples_per_second"], st[len(st) // 2], pt.get("profile_steps", 5))
 PYEOF
   read -r ibwall ptwall ptsteps < "$tmp/walls"
-  "$PY" "$here/../gpu/kernel_classes.py" --instbench "$tmp/instbench_kernels.tsv" --instbench-wall "$ibwall" --steps 5 \
-      --torch "$tmp/torch_kernels.tsv" --torch-wall "$ptwall" --torch-steps "$ptsteps" --json "$tmp/kernels.json" |
-      tee "$tmp/kernels.txt"
+  classes() {   # TRACE WALL OUT: the per-class table of an instbench trace against PyTorch's, into OUT.{txt,json}
+    "$PY" "$here/../gpu/kernel_classes.py" --instbench "$1" --instbench-wall "$2" --steps 5 \
+        --torch "$tmp/torch_kernels.tsv" --torch-wall "$ptwall" --torch-steps "$ptsteps" --json "$3.json" | tee "$3.txt"
+  }
+  classes "$tmp/instbench_kernels.tsv" "$ibwall" "$tmp/kernels"
   if [ -s "$tmp/instbench_nondet_kernels.tsv" ]; then
     ndwall=$("$PY" -c 'import json, sys; print(int(sys.argv[2]) / json.load(open(sys.argv[1]))["measurement"]["samples_per_second"])' \
         "$tmp/instbench_nondet.json" "$BATCH")
     echo "--- instbench with cuDNN's non-deterministic backward against the same PyTorch run"
-    "$PY" "$here/../gpu/kernel_classes.py" --instbench "$tmp/instbench_nondet_kernels.tsv" --instbench-wall "$ndwall" \
-        --steps 5 --torch "$tmp/torch_kernels.tsv" --torch-wall "$ptwall" --torch-steps "$ptsteps" \
-        --json "$tmp/kernels_nondet.json" | tee "$tmp/kernels_nondet.txt"
+    classes "$tmp/instbench_nondet_kernels.tsv" "$ndwall" "$tmp/kernels_nondet"
   fi
 fi
