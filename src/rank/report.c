@@ -293,20 +293,20 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
     double u = isfinite(r->opts->plan_utilisation) ? r->opts->plan_utilisation : 0;
     if (r->opts->target_samples > 0 && u <= 0)
         snprintf(plan_cost, sizeof plan_cost,
-                 "; COST: the whole term's commitment (x terms the target needs), as "
+                 "the whole term's commitment (x terms the target needs), as "
                  "nothing else uses the plan (--plan-utilisation F: the share of the other hours the rest of your "
                  "fleet uses)");
     else if (r->opts->target_samples > 0 && u >= 1)
         snprintf(plan_cost, sizeof plan_cost,
-                 "; COST: the target's own hours only (--plan-utilisation 1: the rest "
+                 "the target's own hours only (--plan-utilisation 1: the rest "
                  "of your fleet uses every other hour of the term)");
     else if (r->opts->target_samples > 0)
         snprintf(plan_cost, sizeof plan_cost,
-                 "; COST: the target's hours plus %.4g%% of the commitment for the "
+                 "the target's hours plus %.4g%% of the commitment for the "
                  "term's other hours (--plan-utilisation %.4g: the rest of your fleet uses the rest)",
                  100 * (1 - u), u);
     /* by default the view of COST alone (what --budget judges); the whole story with --explain */
-    if (!r->explain && sp && plan_cost[0]) output_note(out, "savings-plan rows%s.", plan_cost);
+    if (!r->explain && sp && plan_cost[0]) output_note(out, "savings-plan rows: COST is %s.", plan_cost);
     /* without a target they rank by their rate as if every hour paid for trains: said by default,
      * since a plan's commitment then looks like a price per hour of use */
     if (!r->explain && (sp || cb) && !(r->opts->target_samples > 0))
@@ -318,14 +318,15 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     : cb     ? "of the block"
                              : "of the plan's term");
     if (r->explain && sp)
-        output_note(out,
-                    "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
-                    "term's %s hours whether the nodes train or not%s; PLAN PAYS vs OD: rate / on-demand, the share of "
-                    "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
-                    "the spot row's efficiency / its price, the same against spot with its interruptions%s.  "
-                    "instbench never purchases a plan.",
-                    r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost,
-                    r->opts->markets & RANK_MARKETS_SPOT ? "" : " (no spot row ranked here: --market all)");
+        output_note(
+            out,
+            "savings-plan rows (%s): $/h is the plan's rate x nodes, the commitment owed for each of the "
+            "term's %s hours whether the nodes train or not%s%s; PLAN PAYS vs OD: rate / on-demand, the share of "
+            "the term's hours they must train for the plan to cost no more than on-demand; vs SPOT: rate x "
+            "the spot row's efficiency / its price, the same against spot with its interruptions%s.  "
+            "instbench never purchases a plan.",
+            r->opts->plan_label ? r->opts->plan_label : "", term_h, plan_cost[0] ? "; COST: " : "", plan_cost,
+            r->opts->markets & RANK_MARKETS_SPOT ? "" : " (no spot row ranked here: --market all)");
     if (place && r->explain) placement_note(r, out);
     if (spot && r->explain && !any_placement(r) && !r->n_columns)
         output_note(out, "PLACEMENT (EC2's spot placement score) is left out: no spot row has one (live AWS only; -v "

@@ -98,7 +98,10 @@ def main():
         out = rank("--samples", "1e6", "--sort", "cost", fmt="table")
         m = re.search(r"^ *\d+\*? +1 x g5\.xlarge savings-plan .*", out, re.M)
         check(m and "$5,256" in m.group(0), "table row: %s\n%s" % (m and m.group(0), out))
-        check("whole term's commitment" in out and "--plan-utilisation" in out, "legend:\n%s" % out)
+        check("savings-plan rows: COST is the whole term's commitment" in out and "--plan-utilisation" in out,
+              "legend:\n%s" % out)
+        out = rank("--samples", "1e6", "--sort", "cost", "--explain", fmt="table")
+        check("whether the nodes train or not; COST: the whole term's commitment" in out, "--explain:\n%s" % out)
         # CSV: the JSON's very text
         out = rank("--samples", "1e6", "--sort", "cost", fmt="csv")
         crow = [r for r in csv.DictReader(io.StringIO(out)) if r["market"] == "savings-plan"]
