@@ -7,8 +7,8 @@
 #      dated snapshot
 #   3. rank the result by samples per dollar (on EC2 the type comes from instance metadata; a
 #      machine off EC2 has no instance type, so AWS cannot price it: rank says why)
-#   4. a ranking made only of real measurements (scripts/quickstart_rank.py): the H100 runs shipped
-#      under docs/gpu-runs/ and this machine's fresh one, each row saying where its throughput and
+#   4. a ranking made only of real measurements (scripts/quickstart_rank.py): the H100 and H200 runs
+#      shipped under docs/gpu-runs/ and this machine's fresh one, each row saying where its throughput and
 #      its price come from (a price only where one is true), then the one command that ranks your
 #      own results
 # Usage: scripts/quickstart.sh [extra `instbench measure` flags]

@@ -2,8 +2,8 @@
 """The quick start's last step: a ranking made only of real measurements, each row saying where its
 throughput and its price come from.
 
-Rows: the instbench runs shipped under docs/gpu-runs/ (real result files of one H100, written by
-`instbench measure`, not edited) and, when given, this machine's fresh result.  Different workloads
+Rows: the instbench runs shipped under docs/gpu-runs/ (real result files of one H100 and one H200,
+written by `instbench measure` or the benchmark script, not edited) and, when given, this machine's fresh result.  Different workloads
 are never ranked together (rank refuses to), so each workload gets its own ranking.
 
 Prices, only where one is true:
@@ -22,13 +22,14 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REGION = "us-east-1"
-# The shipped runs ranked: one H100's vit_base_patch16_224 bf16 batch-128 device-data runs of
-# 2026-11-27 made with the cuDNN attention build (measure and the benchmark script's runs; the
-# traced and non-deterministic variants, which measure something else, are left out).
-SHIPPED = ["docs/gpu-runs/2026-11-27-h100-cudnn/" + f for f in (
+# The shipped runs ranked, one list per GPU: vit_base_patch16_224 bf16 batch-128 device-data runs made
+# with the cuDNN attention build (measure's and the benchmark script's runs; the traced and
+# non-deterministic variants, which measure something else, and the H200's calls before its last
+# change, are left out).
+SHIPPED = [["docs/gpu-runs/2026-11-27-h100-cudnn/" + f for f in (
     "measure.json", "bench_instbench.json", "bench_instbench_unfused.json",
-    "run2/measure.json", "run2/bench_instbench.json", "run2/bench_instbench_unfused.json")]
-
+    "run2/measure.json", "run2/bench_instbench.json", "run2/bench_instbench_unfused.json")],
+    ["docs/gpu-runs/2026-11-28-h200/" + f for f in ("bench_instbench.json", "bench_instbench_unfused.json")]]
 
 def run_json(argv):
     p = subprocess.run(argv, capture_output=True, text=True)
@@ -63,13 +64,21 @@ def same_hardware_type(binary, key):
     """The one EC2 type of the snapshot with KEY's GPUs (model, count, memory within 10%), with its
     prices row; None when none or several match (no true single price)."""
     model, count, gib = key
-    doc = run_json([binary, "prices", "--source", "snapshot", "--regions", REGION,
-                    "--accelerator", f"{model}:{count}", "--format", "json"])
-    rows = [r for r in doc.get("rows") or doc.get("prices") or []
+    # by model only: a count no type has (1 x H200: AWS rents H200s eight at a time) leaves prices
+    # with no row, which it refuses as an empty answer
+    p = subprocess.run([binary, "prices", "--source", "snapshot", "--region", REGION, "--accelerator", model,
+                        "--format", "json"], capture_output=True, text=True)
+    try:
+        doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    except ValueError:
+        doc = {}
+    every = doc.get("rows") or doc.get("prices") or []
+    rows = [r for r in every
             if (r.get("instance") or {}).get("accelerator_count") == count
             and abs(((r.get("instance") or {}).get("accelerator_memory_gib") or 0) - gib) <= 0.1 * gib]
-    return (rows[0], doc.get("snapshot") or {}) if len(rows) == 1 else (None, None)
-
+    others = sorted({f"{r['instance_type']} ({(r.get('instance') or {}).get('accelerator_count')} x {model})"
+                     for r in every if r.get("instance_type")})
+    return (rows[0], doc.get("snapshot") or {}, others) if len(rows) == 1 else (None, None, others)
 
 def fmt(x, money=False, digits=1):
     if x is None:
@@ -77,16 +86,20 @@ def fmt(x, money=False, digits=1):
     return f"${x:,.2f}" if money else f"{x:,.{digits}f}"
 
 
-def table(title, rows, throughput_from, price_from):
+def table(title, rows):
+    """ROWS: (rank's row, how to say where its throughput comes from, ... its price)."""
     print(f"\n== {title}")
     if not rows:
         print("   (no row)")
         return
     print(f"{'RANK':>4}  {'CONFIGURATION':46}  {'SAMPLES/s':>9}  {'$/h':>7}  {'SAMPLES/$':>11}")
-    for r in rows:
+    for r, throughput_from, price_from in rows:
         conf = r["configuration"]
         if r.get("backend") == "cuda" and "(" not in conf:   # rank names the variant where runs differ by it
-            conf += f" ({r.get('backend')}, {r.get('attention') or 'unrecorded'} attention)"
+            conf += f" (cuda, {r.get('attention') or 'unrecorded'} attention)"
+        # the GPU for the backend: every shipped run's host is "vm", so the GPU tells the rows apart
+        gpu = (r.get("accelerator") or "").replace("NVIDIA ", "").split(" ")[0]
+        conf = conf.replace("(cuda,", f"({gpu},", 1) if gpu else conf
         print(f"{r['rank'] if r.get('rank') is not None else '-':>4}  {conf:46}  {fmt(r['samples_per_second']):>9}  "
               f"{fmt(r.get('usd_per_hour'), money=True):>7}  {fmt(r.get('samples_per_dollar'), digits=0):>11}")
         print(f"      throughput: {throughput_from(r)}")
@@ -103,43 +116,58 @@ def files_by_config(paths):
     return out
 
 
-def shipped_ranking(binary):
-    first = load(os.path.join(REPO, SHIPPED[0]))
+def shipped_group(binary, files):
+    """rank's rows for one GPU's shipped runs, priced at the one EC2 type with that hardware (or
+    unpriced), each with how to say where its throughput and its price come from."""
+    first = load(os.path.join(REPO, files[0]))
     host = first["instance"]["hostname"]
     key = gpu_key(first)
-    row, snap = same_hardware_type(binary, key) if key else (None, None)
+    row, snap, others = same_hardware_type(binary, key) if key else (None, None, [])
     argv = [binary, "rank", "--format", "json"]
-    assumed = {}
     if row:
         od, spot = row.get("on_demand") or {}, row.get("spot") or {}
         if od.get("usd_per_hour") is not None:
             argv += ["--price", f"{host}={od['usd_per_hour']}"]
-            assumed["on-demand"] = od["usd_per_hour"]
         if spot.get("min_usd_per_hour") is not None:
             argv += ["--price", f"{host}:spot={spot['min_usd_per_hour']}"]
-            assumed["spot"] = spot["min_usd_per_hour"]
-    doc = run_json(argv + [os.path.join(REPO, p) for p in SHIPPED])
-    where = files_by_config(SHIPPED)
+    doc = run_json(argv + [os.path.join(REPO, p) for p in files])
+    where = files_by_config(files)
     dev = first["hardware"]["devices"][0]["name"]
+    count = first["hardware"]["accelerator_count"]
     when = first["timestamp"][:10]
 
     def throughput_from(r):
-        files = where.get((r.get("host"), r.get("attention") or ""), [])
-        return (f"measured by instbench on {first['hardware']['accelerator_count']} x {dev} (not EC2), {when}, "
-                f"median of {r.get('runs')} run{'' if r.get('runs') == 1 else 's'}: {', '.join(files)}")
+        runs = where.get((r.get("host"), r.get("attention") or ""), [])
+        return (f"measured by instbench on {count} x {dev} (not EC2), {when}, "
+                f"median of {r.get('runs')} run{'' if r.get('runs') == 1 else 's'}: {', '.join(runs)}")
 
     def price_from(r):
         if r.get("usd_per_hour") is None:
-            return (f"none: no single EC2 type of the snapshot has this hardware ({r.get('unpriced_reason') or 'unpriced'})")
+            return (f"none: no single EC2 type of the shipped snapshot has {count} x {dev}, so no price is true "
+                    f"for this row (with its GPU: {', '.join(others) or 'none'})")
         return (f"ASSUMED: the shipped snapshot's {r['market']} price of {row['instance_type']} in {REGION} "
                 f"({snap.get('date', '?')}), the one EC2 type with this row's GPUs ({key[1]} x {key[0]}, "
                 f"{row['instance']['accelerator_memory_gib']} GiB each); "
                 f"the run itself was not on EC2")
-    wl = doc.get("workload") or {}
-    table(f"real measurements shipped with instbench, ranked by samples per dollar ({wl.get('model')} "
-          f"{wl.get('precision')}, batch {wl.get('batch_size_per_device')}, {wl.get('data')} data)",
-          doc.get("rows") or [], throughput_from, price_from)
+    return doc, [(r, throughput_from, price_from) for r in doc.get("rows") or []]
 
+
+def shipped_ranking(binary):
+    """One table of every shipped GPU's rows.  Their runs share a hostname, so each GPU is ranked by a
+    call of its own with its own assumed price; the ranks stay rank's as long as one GPU at most is
+    priced (the others' rows are unranked)."""
+    docs, rows, ranked_groups = [], [], 0
+    for files in SHIPPED:
+        doc, group = shipped_group(binary, files)
+        docs.append(doc)
+        rows += group
+        ranked_groups += any(r.get("rank") is not None for r, _, _ in group)
+    if ranked_groups > 1:
+        sys.exit("quickstart: more than one shipped GPU is priced: rank them in one call (distinct hostnames)")
+    rows.sort(key=lambda x: (x[0].get("rank") is None, x[0].get("rank") or 0, -x[0]["samples_per_second"]))
+    wl = docs[0].get("workload") or {}
+    table(f"real measurements shipped with instbench, ranked by samples per dollar ({wl.get('model')} "
+          f"{wl.get('precision')}, batch {wl.get('batch_size_per_device')}, {wl.get('data')} data)", rows)
 
 def own_ranking(binary, path):
     res = load(path)
@@ -158,7 +186,7 @@ def own_ranking(binary, path):
         return f"{r.get('price_source')} price of {r.get('instance_type')} in {r.get('region')} (AWS)"
     table(f"this machine, just measured ({wl.get('model')} {wl.get('precision')}, batch "
           f"{wl.get('batch_size_per_device')}, {wl.get('data')} data; a different workload, so its own ranking)",
-          doc.get("rows") or [], throughput_from, price_from)
+          [(r, throughput_from, price_from) for r in doc.get("rows") or []])
     return res
 
 

@@ -86,6 +86,32 @@ for rank, conf, sps, usd, spd, tfrom, pfrom in rows:
     check(last is None or spd_v <= last, f"row {rank} ranks below a row with fewer samples/$")
     last = spd_v
 
+# --- every shipped GPU is shown: a row the vendored CSV has no single type for stays unpriced,
+# saying so and naming the types that have its GPU; its samples/s is still its files' median
+unpriced = re.findall(r"^ +-  (.+?)  +([\d,.]+)  +-  +-\n +throughput: (.*)\n +price: (.*)$", shipped, re.M)
+gpus = {}
+for conf, sps, tfrom, pfrom in unpriced:
+    files = re.findall(r"docs/gpu-runs/\S+?\.json", tfrom)
+    res = [json.load(open(os.path.join(REPO, f))) for f in files]
+    check(files and all(r.get("schema") == "instbench.result/v1" for r in res), f"unpriced row {conf}: files {files}")
+    if not res:
+        continue
+    dev = res[0]["hardware"]["devices"][0]["name"]
+    model = dev.replace("NVIDIA ", "").split(" ")[0]
+    gpus[model] = conf
+    want = statistics.median(r["measurement"]["samples_per_second"] for r in res)
+    check(abs(float(sps.replace(",", "")) - want) <= 0.06, f"unpriced row {conf}: samples/s {sps}, median {want:.2f}")
+    check(f"({model}, " in conf, f"unpriced row {conf} does not name its GPU {dev}")
+    with open(os.path.join(REPO, "data", "aws-accelerated-prices.csv")) as f:
+        have = {(r["instance_type"], int(float(r["accelerator_count"]))) for r in csv.DictReader(f)
+                if r["accelerator"] == model and r["region"] == "us-east-1"}
+    check(have and not any(n == len(res[0]["hardware"]["devices"]) for _, n in have),
+          f"row {conf} unpriced, but the CSV has {have}")
+    check(pfrom.startswith("none:") and all(t in pfrom for t, _ in have), f"unpriced row {conf}: price {pfrom}")
+check("H200" in gpus, f"the shipped H200 runs (docs/gpu-runs/2026-11-28-h200) are not shown: {gpus}\n{shipped}")
+for rank, conf, *_ in rows:
+    check("(H100, " in conf, f"row {rank} ({conf}) does not name its GPU")
+
 # --- this machine's row and the command that ranks the newcomer's own results
 mine = out.split("== this machine, just measured", 1)
 check(len(mine) == 2 and "instbench-results/quickstart.json" in mine[-1], "this machine's run is not shown")
