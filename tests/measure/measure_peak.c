@@ -46,6 +46,8 @@ int main(void)
     expect("NVIDIA H100 PCIe", IB_PREC_BF16, 756.5);
     expect("NVIDIA H100 NVL", IB_PREC_BF16, 835.5);
     expect("NVIDIA H200", IB_PREC_BF16, 989.5);
+    expect("NVIDIA H200 NVL", IB_PREC_BF16, 835.5); /* not the SXM column its name contains */
+    expect("NVIDIA H200 NVL", IB_PREC_FP32, 60);
     expect("NVIDIA H100 80GB HBM3", IB_PREC_FP32, 67);
     expect("NVIDIA A100-SXM4-40GB", IB_PREC_BF16, 312);
     expect("NVIDIA A100-SXM4-80GB", IB_PREC_FP32, 19.5);
