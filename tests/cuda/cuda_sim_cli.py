@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
-from testlib import absent_path, check, failures  # noqa: E402
+from testlib import absent_path, check, failures, read_result  # noqa: E402
 
 BIN, MODULE, DATA = sys.argv[1:4]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -105,13 +105,6 @@ if CUDNN:
           "no cuDNN, cudnn asked for: exit %d, %s" % (p.returncode, p.stderr[-400:]))
 
 # ---- measure --------------------------------------------------------------------------------------
-try:
-    import jsonschema
-    SCHEMA = json.load(open(os.path.join(ROOT, "schemas", "result-v1.json")))
-except ImportError:   # scripts/bootstrap.sh --test-deps installs it; without it the fields are still checked
-    jsonschema = SCHEMA = None
-
-
 def measure(extra, env=ENV, fmt="json"):
     """the result written to --output and the run (FMT: what it printed, json or the table)"""
     with tempfile.TemporaryDirectory() as tmp:
@@ -120,12 +113,7 @@ def measure(extra, env=ENV, fmt="json"):
         check(p.returncode == 0, "measure %s: exit %d: %s" % (" ".join(extra), p.returncode, p.stderr[-800:]))
         if p.returncode:
             return None, p
-        doc = json.load(open(out))
-        if jsonschema:
-            try:
-                jsonschema.validate(doc, SCHEMA)
-            except jsonschema.ValidationError as e:
-                check(False, "measure %s: result does not match result-v1: %s" % (" ".join(extra), e.message))
+        doc = read_result(out, "measure %s" % " ".join(extra))
         m = doc["measurement"]
         check(doc["hardware"]["backend"] == "cuda" and m["samples_per_second"] > 0 and
               math.isfinite(m["first_loss"]) and math.isfinite(m["last_loss"]),

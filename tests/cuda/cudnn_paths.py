@@ -29,20 +29,14 @@ import tempfile
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, read_result  # noqa: E402
 
 BIN, MODULE, STANDIN, STANDIN_OLD = sys.argv[1:5]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CUDA_HOME", "LD_LIBRARY_PATH")}
 ENV.update(INSTBENCH_CUDA_MODULE=os.path.abspath(MODULE), AWS_EC2_METADATA_DISABLED="true", NO_COLOR="1",
            CUDASIM_SEED="1", INSTBENCH_CUDNN_LIBRARY=STANDIN)
 TINY = ["--model", "vit_tiny_patch16_224", "--image-size", "32", "--patch-size", "16", "--embed-dim", "32",
         "--depth", "1", "--heads", "2", "--classes", "10", "--precision", "bf16", "--ranks", "1"]
-try:
-    import jsonschema
-    SCHEMA = json.load(open(os.path.join(ROOT, "schemas", "result-v1.json")))
-except ImportError:
-    jsonschema = SCHEMA = None
 
 
 def run(args, env):
@@ -59,13 +53,7 @@ def measure(what, extra, env):
         check(p.returncode == 0, "%s: measure exit %d: %s" % (what, p.returncode, p.stderr[-800:]))
         if p.returncode:
             return None, p
-        doc = json.load(open(out))
-        if jsonschema:
-            try:
-                jsonschema.validate(doc, SCHEMA)
-            except jsonschema.ValidationError as e:
-                check(False, "%s: result does not match result-v1: %s" % (what, e.message))
-        return doc, p
+        return read_result(out, what), p
 
 
 with tempfile.TemporaryDirectory() as tmp:

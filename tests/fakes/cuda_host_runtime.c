@@ -325,16 +325,50 @@ cudaError_t cudaGetLastError(void)
     shim_launch_error = cudaSuccess;
     return e != cudaSuccess ? e : shim_sticky();
 }
-/* a 16 GiB device with 12 GiB free, or CUDASIM_FREE_MIB (tests of --batch-size auto, which
- * sizes the batch from the free part) */
+/* The GPU every device pretends to be: "host shim", compute capability 9.0, 16 GiB, unless
+ * CUDASIM_DEVICE="NAME,MAJOR.MINOR,MIB" names another, as its driver would report it (e.g.
+ * "NVIDIA A10G,8.6,23028"; the name may not hold a comma), so a test runs the module as the GPUs
+ * users rent (tests/cuda/cuda_gpus.py).  cudaGetDeviceProperties, cudaDeviceGetAttribute and
+ * cudaMemGetInfo all answer from it.  A malformed value aborts: a typo must not run as 9.0. */
+typedef struct shim_gpu {
+    char name[256];
+    int major, minor;
+    size_t total;
+} shim_gpu;
+
+static shim_gpu shim_gpu_get(void)
+{
+    shim_gpu g = {"host shim", 9, 0, (size_t)16 << 30};
+    const char *e = getenv("CUDASIM_DEVICE");
+    if (!e || !*e) return g;
+    const char *c2 = strrchr(e, ','), *c1 = NULL;
+    for (const char *p = e; c2 && p < c2; p++)
+        if (*p == ',') c1 = p;
+    long long mib = 0;
+    int used = 0;
+    if (!c1 || c1 == e || (size_t)(c1 - e) >= sizeof g.name ||
+        sscanf(c1 + 1, "%d.%d,%lld%n", &g.major, &g.minor, &mib, &used) != 3 || c1[1 + used] || g.major < 1 ||
+        g.minor < 0 || mib < 1) {
+        fprintf(stderr, "cuda host shim: CUDASIM_DEVICE='%s': expected NAME,MAJOR.MINOR,MIB\n", e);
+        abort();
+    }
+    memcpy(g.name, e, (size_t)(c1 - e));
+    g.name[c1 - e] = '\0';
+    g.total = (size_t)mib << 20;
+    return g;
+}
+
+/* the device's total with three quarters free (12 of the default 16 GiB), or CUDASIM_FREE_MIB
+ * free (tests of --batch-size auto, which sizes the batch from the free part) */
 cudaError_t cudaMemGetInfo(size_t *f, size_t *t)
 {
     const char *mib = getenv("CUDASIM_FREE_MIB");
-    *t = (size_t)16 << 30;
-    *f = mib && atol(mib) > 0 ? (size_t)atol(mib) << 20 : (size_t)12 << 30;
+    *t = shim_gpu_get().total;
+    *f = mib && atol(mib) > 0 ? (size_t)atol(mib) << 20 : *t / 4 * 3;
     return cudaSuccess;
 }
-/* two pretend GPUs, compute capability 9.0, so backend_create("cuda") and multi-rank paths run */
+/* two pretend GPUs (both the CUDASIM_DEVICE above), so backend_create("cuda") and multi-rank
+ * paths run */
 cudaError_t cudaGetDeviceCount(int *n)
 {
     *n = SHIM_DEVICES;
@@ -347,14 +381,19 @@ cudaError_t cudaGetDevice(int *d)
 }
 cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int d)
 {
-    *v = a == cudaDevAttrComputeCapabilityMajor ? 9 : a == cudaDevAttrMultiProcessorCount ? 1 : 0;
+    const shim_gpu g = shim_gpu_get();
+    *v = a == cudaDevAttrComputeCapabilityMajor   ? g.major
+         : a == cudaDevAttrComputeCapabilityMinor ? g.minor
+         : a == cudaDevAttrMultiProcessorCount    ? 1
+                                                  : 0;
     return d >= 0 && d < SHIM_DEVICES ? cudaSuccess : cudaErrorInvalidDevice;
 }
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d)
 {
+    const shim_gpu g = shim_gpu_get();
     memset(p, 0, sizeof *p);
-    strcpy(p->name, "host shim");
-    p->major = 9, p->minor = 0, p->totalGlobalMem = (size_t)1 << 34, p->multiProcessorCount = 1;
+    snprintf(p->name, sizeof p->name, "%s", g.name);
+    p->major = g.major, p->minor = g.minor, p->totalGlobalMem = g.total, p->multiProcessorCount = 1;
     return d >= 0 && d < SHIM_DEVICES ? cudaSuccess : cudaErrorInvalidDevice;
 }
 /* what cudaFuncGetAttributes says every kernel was compiled for (x10), for every device */

@@ -30,8 +30,13 @@
  * Three files, one library: this one, the library, handles and the descriptor store (attributes
  * set, finalized, read back); cudnn_standin_graph.c, the graph read from them and checked;
  * cudnn_standin_exec.c, its execution.
- * It is not cuDNN: no engine knobs, no fp8, no dropout, masks or ragged tensors; anything it does
- * not model it refuses or stops on, loudly, never silently. */
+ * - the one engine the frontend names itself rather than asking the heuristics: on compute
+ *   capability 10.x (B200, B300) cudnn-frontend 1.32 pins engine BLACKWELL_BPROP_ENGINE, with tile
+ *   knobs, for the deterministic SDPA backward from cuDNN 9.18.0 (its sdpa node's
+ *   override_heuristics_query); the stand-in serves that engine for that graph on such a GPU
+ *   (CUDASIM_DEVICE, tests/fakes/cuda_host_runtime.c) and refuses it anywhere else.
+ * It is not cuDNN: knobs are accepted and ignored, no fp8, no dropout, masks or ragged tensors;
+ * anything it does not model it refuses or stops on, loudly, never silently. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
@@ -79,6 +84,25 @@ cudnnStatus_t standin_refuse(cudnnStatus_t st, const char *fmt, ...)
 }
 
 /* ---------------------------------------------------------------- library, handles */
+
+/* the engine cudnn-frontend pins for Blackwell's deterministic SDPA backward (see the top) */
+#define BLACKWELL_BPROP_ENGINE 5
+
+/* whether engine INDEX serves graph G on the current device: the heuristics' engine 0 always;
+ * Blackwell's pinned backward engine for the dP-workspace backward on 10.x from cuDNN 9.18.0 */
+static cudnnStatus_t engine_check(int64_t index, const graph *g)
+{
+    if (index == 0) return CUDNN_STATUS_SUCCESS;
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev))
+        major = 0;
+    if (index == BLACKWELL_BPROP_ENGINE && g->dp_backward && major == 10 && STANDIN_VERSION >= 91800)
+        return CUDNN_STATUS_SUCCESS;
+    return standin_refuse(CUDNN_STATUS_NOT_SUPPORTED,
+                          "engine %lld: the stand-in has engine 0, and engine %d for the deterministic SDPA backward "
+                          "on compute capability 10.x (this GPU: %d.x)",
+                          (long long)index, BLACKWELL_BPROP_ENGINE, major);
+}
 
 size_t cudnnGetVersion(void) { return STANDIN_VERSION; }
 size_t cudnnGetMaxDeviceVersion(void) { return 1210; }
@@ -297,6 +321,38 @@ double get_scalar(const desc *d, cudnnBackendAttributeName_t name, double dflt)
     standin_die("a scalar attribute %d of type %d", (int)name, (int)a->type);
 }
 
+static cudnnStatus_t copy_into(desc *dst, const desc *src);
+
+/* cuDNN reads an engine config's engine and knob choices when it is finalized, and the frontend
+ * destroys them afterwards (create_execution_plan's are its locals): the config keeps a copy of
+ * the engine and the knobs' (type, value) pairs, which GetAttribute writes back into knob choices. */
+static cudnnStatus_t cfg_take(desc *d)
+{
+    desc *e = get_desc(d, CUDNN_ATTR_ENGINECFG_ENGINE);
+    if (e && e != d->owned) {
+        cudnnBackendDescriptor_t copy;
+        if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &copy)) return CUDNN_STATUS_ALLOC_FAILED;
+        cudnnStatus_t st = copy_into(desc_of(copy), e);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = put(d, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &copy);
+        if (st) return cudnnBackendDestroyDescriptor(copy), st;
+        if (d->owned) cudnnBackendDestroyDescriptor(d->owned);
+        d->owned = desc_of(copy);
+    }
+    const attr *k = attr_get(d, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR);
+    if (!k) return CUDNN_STATUS_SUCCESS;
+    int64_t pairs[2 * CUDNN_KNOB_TYPE_COUNTS];
+    if (k->count > CUDNN_KNOB_TYPE_COUNTS)
+        return standin_refuse(CUDNN_STATUS_BAD_PARAM, "more knob choices than knobs");
+    const int64_t n = k->count;
+    for (int64_t i = 0; i < n; i++) {
+        const desc *kd = desc_of(((void **)k->data)[i]);
+        pairs[2 * i] = get_enum(kd, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, -1);
+        pairs[2 * i + 1] = get_i64(kd, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, 0);
+    }
+    return put(d, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_INT64, 2 * n, pairs);
+}
+
 cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t dd)
 {
     desc *d = desc_of(dd);
@@ -317,13 +373,12 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t dd)
     case CUDNN_BACKEND_ENGINE_DESCRIPTOR: {
         desc *og = get_desc(d, CUDNN_ATTR_ENGINE_OPERATION_GRAPH);
         if (!og || !og->graph) st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "engine: no finalized operation graph");
-        else if (get_i64(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, 0) != 0)
-            st = standin_refuse(CUDNN_STATUS_NOT_SUPPORTED, "engine %lld: the stand-in has engine 0 only",
-                                (long long)get_i64(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, 0));
+        else st = engine_check(get_i64(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, 0), og->graph);
         break;
     }
     case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
-        if (!graph_of_cfg(d)) st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "engine config: no finalized engine");
+        if ((st = cfg_take(d)) == CUDNN_STATUS_SUCCESS && !graph_of_cfg(d))
+            st = standin_refuse(CUDNN_STATUS_BAD_PARAM, "engine config: no finalized engine");
         break;
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: {
         desc *cfg = get_desc(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
@@ -383,6 +438,23 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
                                        cudnnBackendAttributeType_t type, int64_t requested, int64_t *count, void *out)
 {
     desc *d = desc_of(dd);
+    if (name == CUDNN_ATTR_ENGINECFG_KNOB_CHOICES) { /* the pairs cfg_take kept, into the caller's knob choices */
+        const attr *k = attr_get(d, name, CUDNN_TYPE_INT64);
+        const int64_t n = k ? k->count / 2 : 0;
+        if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR)
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM, "knob choices read as type %d", (int)type);
+        if (count) *count = n;
+        for (int64_t i = 0; out && i < n && i < requested; i++) {
+            desc *kd = desc_of(((void **)out)[i]);
+            const int kt = (int)((const int64_t *)k->data)[2 * i];
+            clear_attrs(kd);
+            if (put(kd, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &kt) ||
+                put(kd, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, (const int64_t *)k->data + 2 * i + 1))
+                return CUDNN_STATUS_ALLOC_FAILED;
+            kd->finalized = 1;
+        }
+        return CUDNN_STATUS_SUCCESS;
+    }
     if (name == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
         if (!d->finalized) return standin_refuse(CUDNN_STATUS_NOT_INITIALIZED, "heuristics not finalized");
         if (count) *count = 1;
@@ -425,15 +497,14 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const dd, cudnnB
     const graph *wg = d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ? d->graph
                       : d->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR    ? graph_of_cfg(d)
                                                                          : NULL;
-    const int64_t zero = 0, one = 1, ws = wg ? wg->workspace : PLAN_WORKSPACE;
+    const int64_t zero = 0, engines = BLACKWELL_BPROP_ENGINE + 1, ws = wg ? wg->workspace : PLAN_WORKSPACE;
     switch ((int)name) {
     case CUDNN_ATTR_ENGINE_GLOBAL_INDEX: return answer(type, CUDNN_TYPE_INT64, requested, count, out, &zero, 1);
     case CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT:
-        return answer(type, CUDNN_TYPE_INT64, requested, count, out, &one, 1);
+        return answer(type, CUDNN_TYPE_INT64, requested, count, out, &engines, 1);
     case CUDNN_ATTR_ENGINE_KNOB_INFO:
     case CUDNN_ATTR_ENGINE_NUMERICAL_NOTE:
     case CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE:
-    case CUDNN_ATTR_ENGINECFG_KNOB_CHOICES:
     case CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO: return answer(type, type, requested, count, out, NULL, 0);
     case CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE:
     case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE:

@@ -437,7 +437,8 @@ static cudnnStatus_t size_workspace(graph *g)
             CUDNN_STATUS_NOT_SUPPORTED,
             "CUDNN_STANDIN_REFUSE=deterministic: no engine for the SDPA backward's dP-workspace form");
     g->workspace = PLAN_WORKSPACE;
-    if (backward && !fp32_accumulator) {
+    g->dp_backward = backward && !fp32_accumulator;
+    if (g->dp_backward) {
         const int64_t b = ds->dims[0], h = ds->dims[1], tq = (ds->dims[2] + 63) / 64 * 64,
                       tkv = (ds->dims[3] + 127) / 128 * 128;
         g->workspace = b * h * tq * tkv * 2;

@@ -102,6 +102,7 @@ typedef struct op {
 typedef struct graph {
     int refs;
     int64_t workspace; /* bytes its plans ask for (see the top of cudnn_standin.c) */
+    int dp_backward;   /* 1: the SDPA backward in its dP-workspace (deterministic) form */
     tensor *t;
     int nt;
     op *ops;

@@ -222,6 +222,22 @@ def offline_env(d, extra=None):
     return env
 
 
+def read_result(path, what):
+    """The result `measure` wrote at PATH, checked against schemas/result-v1.json where jsonschema is
+    installed (a mismatch is a failure, named with WHAT)."""
+    doc = json.load(open(path))
+    try:
+        import jsonschema
+    except ImportError:
+        return doc
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        jsonschema.validate(doc, json.load(open(os.path.join(root, "schemas", "result-v1.json"))))
+    except jsonschema.ValidationError as e:
+        check(False, "%s: result does not match result-v1: %s" % (what, e.message))
+    return doc
+
+
 # The flags that shape the training step measure --dry-run's probe times.
 STEP_FLAGS = ("--backend", "--model", "--image-size", "--patch-size", "--embed-dim", "--depth", "--heads", "--mlp-ratio",
               "--classes", "--batch-size", "--precision", "--optimizer", "--data", "--ranks")
