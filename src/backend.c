@@ -183,6 +183,14 @@ static int cuda_device_memory_free(int device, uint64_t *bytes, ib_error *err)
              : ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
 }
 
+static int cuda_device_check(const ib_train_config *cfg, ib_error *err)
+{
+    const char *why = "";
+    const ib_cuda_module *m = cuda_module(&why);
+    if (!m) return ib_error_set(err, IB_EXIT_RUNTIME, "backend 'cuda': %s", why);
+    return m->ops->device_check ? m->ops->device_check(cfg, err) : 0;
+}
+
 static size_t cuda_memory_estimate(const ib_train_config *cfg)
 {
     const ib_cuda_module *m = cuda_module(NULL);
@@ -230,6 +238,7 @@ static const ib_backend_ops cuda_loader_ops = {
     .device_count = cuda_device_count,
     .device_describe = cuda_device_describe,
     .device_memory_free = cuda_device_memory_free,
+    .device_check = cuda_device_check,
     .memory_estimate = cuda_memory_estimate,
     .attention_impl = cuda_attention_impl,
     .attention_library = cuda_attention_library,

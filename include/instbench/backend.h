@@ -130,6 +130,11 @@ struct ib_backend_ops {
      * reservation is already taken): opens that context, so ask only for devices this process
      * will use.  NULL function for HOST backends. */
     int (*device_memory_free)(int device, uint64_t *bytes, ib_error *err);
+    /* Whether device cfg->device can run cfg's precision at all (cuda: bf16 needs compute
+     * capability 8.0+), asked before anything is planned, measured or allocated, without making
+     * the device current: 0, or -1 with a usage error saying what to change.  NULL function:
+     * every device can. */
+    int (*device_check)(const ib_train_config *cfg, ib_error *err);
     /* How bf16 matmuls run: "native" or "emulated" (cpu without a oneDNN bf16 matmul: operands
      * widened to fp32); NULL function where the question does not arise. */
     const char *(*bf16_mode)(void);

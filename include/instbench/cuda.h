@@ -33,7 +33,7 @@ typedef struct cuda_versions {
 #define CUDA_DDP_BUCKET_BYTES ((size_t)25 << 20) /* DDP's default bucket_cap_mb */
 
 /* ---- the module's table ---- */
-#define IB_CUDA_MODULE_ABI 11
+#define IB_CUDA_MODULE_ABI 12
 #define IB_CUDA_MODULE_SYMBOL "instbench_cuda_module"
 #define IB_CUDA_MODULE_FILE "libinstbench-cuda.so"
 

@@ -372,6 +372,24 @@ static int resolve_topology(measure_ctx *c)
     return 0;
 }
 
+/* The devices this process drives (the runner's choice: from its local rank when the backend
+ * averages across processes, else from 0), each asked whether it can run this precision at all:
+ * a T4 told to run bf16 is refused here, by a dry run too, before any start-up work. */
+static int resolve_devices(measure_ctx *c)
+{
+    c->first_gpu = c->gpu_dp && c->rdv.local_rank + c->ranks <= c->sys.gpu_count ? c->rdv.local_rank : 0;
+    for (int d = c->first_gpu; !c->is_cpu && c->backend->device_check && d < c->first_gpu + c->ranks; d++) {
+        ib_train_config t = c->train;
+        ib_error err = {0};
+        t.device = d;
+        if (c->backend->device_check(&t, &err) == 0) continue;
+        if (err.code == IB_EXIT_USAGE) return exit2(1, "%s", err.msg);
+        fprintf(stderr, "instbench measure: %s\n", err.msg);
+        return IB_EXIT_RUNTIME;
+    }
+    return 0;
+}
+
 /* The batch size, estimated before anything is allocated: --batch-size auto's largest that fits,
  * or the given one refused when it does not. */
 static int resolve_batch(measure_ctx *c)
@@ -381,9 +399,7 @@ static int resolve_batch(measure_ctx *c)
     ib_train_config *train = &c->train;
     const bench_data_mode data = o->data;
     const int is_cpu = c->is_cpu, host_ranks = is_cpu ? c->ranks : 1;
-    /* GPU: the devices this process drives (the runner's choice: from its local rank when the backend
-     * averages across processes, else from 0), free memory after set-up, NCCL's buffers set aside */
-    c->first_gpu = c->gpu_dp && c->rdv.local_rank + c->ranks <= c->sys.gpu_count ? c->rdv.local_rank : 0;
+    /* GPU: free memory after set-up of the devices resolve_devices chose, NCCL's buffers set aside */
     uint64_t avail = is_cpu ? c->sys.memory_available_bytes
                             : memfit_device_available(backend, &c->sys, c->first_gpu, c->ranks, c->rdv.world_size > 1);
     if (avail > 0) avail = avail / 10 * 9; /* headroom for the OS, allocator slack, the driver */
@@ -665,8 +681,8 @@ int bench_measure(const bench_measure_options *o)
     memset(&c, 0, sizeof c);
     c.o = o;
     int rc;
-    if ((rc = resolve_workload(&c)) != 0 || (rc = resolve_topology(&c)) != 0 || (rc = resolve_batch(&c)) != 0 ||
-        (rc = check_before_run(&c)) != 0)
+    if ((rc = resolve_workload(&c)) != 0 || (rc = resolve_topology(&c)) != 0 || (rc = resolve_devices(&c)) != 0 ||
+        (rc = resolve_batch(&c)) != 0 || (rc = check_before_run(&c)) != 0)
         return rc;
     if (o->dry_run) {
         char dir[4096];

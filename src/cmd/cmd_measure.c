@@ -170,8 +170,9 @@ static const arg_spec measure_specs[] = {
      "./instbench-results/ is always made when a result goes there)"},
     {"--format", 0, ARG_CHOICE, &O.format, NULL, "stdout: table (default on a terminal) or json", .choices = formats},
     {"--dry-run", 0, ARG_FLAG, &O.dry_run, NULL,
-     "check everything a run would check (flags, backend, memory for the\n"
-     "batch, the output files, the identity, the rendezvous settings), print\n"
+     "check everything a run would check (flags, backend, whether the GPUs\n"
+     "can run the precision, memory for the batch, the output files, the\n"
+     "identity, the rendezvous settings), print\n"
      "what would run and how long, estimated from one timed training step\n"
      "at a small batch (seconds), and exit without measuring"},
     {"--checkpoint", 0, ARG_CHOICE, &O.checkpoint, NULL,

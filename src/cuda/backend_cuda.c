@@ -325,12 +325,10 @@ static int init_impl(void *v, const ib_train_config *cfg, const model_layout *la
     return cuda_vit_init(v, cfg, layout, err);
 }
 
-int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
+static int device_check(const ib_train_config *cfg, ib_error *err)
 {
-    *out = NULL;
-    if (check_config(cfg, err)) return -1;
     const int n = cuda_device_count();
-    if (cfg->device >= n)
+    if (cfg->device < 0 || cfg->device >= n)
         return ib_error_set(err, IB_EXIT_RUNTIME, "CUDA device %d requested but %d GPU%s visible", cfg->device, n,
                             n == 1 ? " is" : "s are");
     if (cfg->precision == IB_PREC_BF16) {
@@ -343,6 +341,13 @@ int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *
                                 "--precision fp32",
                                 cfg->device, di.name, di.cc_major, di.cc_minor);
     }
+    return 0;
+}
+
+int cuda_backend_create(const ib_train_config *cfg, ib_backend **out, ib_error *err)
+{
+    *out = NULL;
+    if (check_config(cfg, err) || device_check(cfg, err)) return -1;
     return backend_impl_create(&cuda_backend_ops, cfg, sizeof(cuda_vit), init_impl, out, err);
 }
 
@@ -387,6 +392,7 @@ const ib_backend_ops cuda_backend_ops = {
     .device_count = cuda_device_count,
     .device_describe = device_describe,
     .device_memory_free = device_memory_free,
+    .device_check = device_check,
     .memory_estimate = cuda_backend_memory_estimate,
     .attention_impl = cuda_backend_attention,
     .attention_library = cuda_backend_attention_library,
