@@ -331,7 +331,15 @@ static void decide(const ib_train_config *cfg, cuda_attention_choice *c)
         if (want >= 0 && want != CUDA_ATT_UNFUSED) {
             c->refused = 1;
             snprintf(c->why, sizeof c->why, "INSTBENCH_CUDA_ATTENTION=%s needs --precision bf16", asked);
+            return;
         }
+        /* the result says why, as for every other unfused run; a GPU without cuDNN's SDPA (a T4)
+         * could not run it in bf16 either, which a reader comparing rows needs to know */
+        const int cc = device_cc(cfg->device);
+        char gen[160] = "";
+        if (cc > 0 && cudnn_gate_min_version(cc, 0) < 0) cudnn_gate_check(cc, 0, 0, gen, sizeof gen);
+        snprintf(c->why, sizeof c->why, "--precision fp32: cuDNN's fused SDPA has no fp32 form%s%s", gen[0] ? "; " : "",
+                 gen);
         return;
     }
     if (want == CUDA_ATT_UNFUSED) {

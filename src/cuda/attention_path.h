@@ -17,7 +17,7 @@ typedef struct cuda_attention_choice {
     int path;                       /* CUDA_ATT_* */
     int cudnn_version;              /* cudnnGetVersion() of the library loaded; 0: none loaded */
     char cudnn_library[512];        /* its file */
-    char why[640];                  /* why not cuDNN (bf16 only; "" when cuDNN runs or fp32 runs) */
+    char why[640];                  /* why not cuDNN ("" when cuDNN runs) */
     int cudnn_deterministic;        /* cuDNN runs: 1 its backward is the deterministic one, 0 the other */
     char nondeterministic_why[320]; /* ... 0: why the deterministic one could not run ("" when asked) */
     size_t cudnn_workspace;         /* cuDNN runs: the workspace its built graphs need (the memory plan's) */

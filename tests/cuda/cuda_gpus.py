@@ -7,7 +7,7 @@ capability, its memory; tests/fakes/cuda_host_runtime.c).  For each, against NVI
 facts (below, not instbench's tables):
 
 - bf16 on Turing (sm_75, the T4 of g4dn) is refused at once, by the run and by the dry run, exit 2,
-  naming --precision fp32; fp32 runs there, attention unfused;
+  naming --precision fp32; fp32 runs there, attention unfused, and the result says why;
 - bf16 on 8.0 and newer runs cuDNN's fused attention with its deterministic backward (cuDNN's
   support matrix, backend 9.18.1: Ampere/Ada, Hopper, Blackwell B200/B300 and consumer/RTX PRO
   Blackwell all run the SDPA backward deterministic at this head dim; the stand-in is 9.19.0);
@@ -123,9 +123,12 @@ for name, cc, mib, bf16, fp32, source in GPUS:
                   "%s: attention %r, cudnn %r (want cuDNN's deterministic backward, as its support matrix "
                   "allows on %s)" % (what, hw.get("attention"), cd, cc))
         else:
-            # fp32 runs attention unfused (cuDNN's SDPA is fp16/bf16/fp8 only)
-            check(hw.get("attention") == "unfused" and cd.get("deterministic") is None,
-                  "%s: attention %r, cudnn %r (want unfused)" % (what, hw.get("attention"), cd))
+            # fp32 runs attention unfused (cuDNN's SDPA is fp16/bf16/fp8 only), and says so; on a
+            # GPU below 8.0 also that cuDNN's SDPA needs 8.0 ("requires SM80 (Ampere) or newer")
+            fb = str(cd.get("fallback"))
+            check(hw.get("attention") == "unfused" and "fp32" in fb and ("8.0" in fb) == (float(cc) < 8) and
+                  cd.get("deterministic") is None,
+                  "%s: attention %r, cudnn %r (want unfused, saying why)" % (what, hw.get("attention"), cd))
         if peak is None:
             check(m.get("peak_tflops") is None and m.get("mfu") is None and
                   re.search(r"no %s peak known for '%s'" % (precision, re.escape(name)), p.stderr),
