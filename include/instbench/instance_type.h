@@ -25,6 +25,7 @@ typedef struct instance_type_facts {
     int known;               /* 1: the catalogue has this family; 0: nothing below is known */
     int size_known;          /* 1: and this size (accelerator count and memory hold) */
     const char *accelerator; /* "B200", "A10G"; NULL for CPU-only types (or not known) */
+    int compute_capability;  /* its NVIDIA GPUs' compute capability x10 (86 for 8.6); 0: not NVIDIA */
     instance_accel_kind accel_kind;
     int accelerator_count;         /* per instance; 0 for CPU-only or a size not known */
     double accelerator_memory_gib; /* total per instance; 0 when not known */

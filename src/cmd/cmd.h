@@ -10,8 +10,9 @@ int cmd_measure(int argc, char **argv);
 /* measure's own checks of its flags, without running anything: the parse, the identity names and
  * the model (what `sweep` runs on the flags after `--` before it launches).  ARGV[0] is the
  * command's name.  0; ARGS_HELP (cmd/args.h) after printing measure's help (-h among them); or the
- * exit status (2) with measure's message on stderr. */
-int cmd_measure_check_args(int argc, char **argv);
+ * exit status (2) with measure's message on stderr.  *GPU_BF16: 1 when a GPU would run bf16
+ * matmuls (--precision bf16, its default, on any backend but cpu). */
+int cmd_measure_check_args(int argc, char **argv, int *gpu_bf16);
 /* args_value_follows for measure's flags: what cmd_measure hands bench (bench_measure_value_follows). */
 int cmd_measure_value_follows(const char *a);
 int cmd_prices(int argc, char **argv);

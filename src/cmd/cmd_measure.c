@@ -256,10 +256,11 @@ static int parse_args(int argc, char **argv)
     return 0;
 }
 
-int cmd_measure_check_args(int argc, char **argv)
+int cmd_measure_check_args(int argc, char **argv, int *gpu_bf16)
 {
     int rc = parse_args(argc, argv);
     if (rc) return rc;
+    *gpu_bf16 = O.precision == IB_PREC_BF16 && (O.backend < 0 || strcmp(backend_names[O.backend], "cpu") != 0);
     vit_config model;
     memset(&model, 0, sizeof model);
     return bench_measure_model(&O.model, &model) != 0 ? IB_EXIT_USAGE : 0;

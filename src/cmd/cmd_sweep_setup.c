@@ -80,12 +80,24 @@ static int check_measure_args(const arg_command *cmd, const sweep_flags *f)
     argv[0] = "measure";
     for (int i = 0; i < f->n_measure_args; i++) argv[i + 1] = f->measure_args[i];
     util_usage_forwarded(cmd->name, "measure flags after --: ");
-    int rc = cmd_measure_check_args(f->n_measure_args + 1, argv);
+    int gpu_bf16 = 0;
+    int rc = cmd_measure_check_args(f->n_measure_args + 1, argv, &gpu_bf16);
     util_usage_forwarded(NULL, NULL);
     free(argv);
     if (rc == ARGS_HELP)
         return args_usage_error(cmd, "measure flags after --: -h/--help printed measure's help (above); after -- "
                                      "go the flags each instance's measure runs with");
+    /* measure on the instance would refuse it (exit 2) after the instance was paid for: refused here,
+     * before anything is launched */
+    for (size_t i = 0; !rc && gpu_bf16 && i < f->n_cands; i++) {
+        instance_type_facts t;
+        if (instance_type_facts_get(f->cands[i].type, &t) == 0 && t.compute_capability > 0 && t.compute_capability < 80)
+            return args_usage_error(cmd,
+                                    "%s: its %s GPUs (compute capability %d.%d) have no bf16 matmuls, which measure "
+                                    "runs by default: add -- --precision fp32, or leave %s out",
+                                    f->cands[i].spec, t.accelerator, t.compute_capability / 10,
+                                    t.compute_capability % 10, f->cands[i].type);
+    }
     return rc;
 }
 

@@ -13,6 +13,8 @@
  *        moto/ec2/resources/instance_types.json (GpuInfo, NetworkInfo.EfaSupported,
  *        EfaInfo.MaximumEfaInterfaces): the 2026 sizes the pages above do not list yet (g7) and
  *        the EFA facts of the new sizes
+ *   CC   https://developer.nvidia.com/cuda-gpus  (each NVIDIA GPU's compute capability; A10G, T4g:
+ *        the A10's and T4's, the same chips; B300: sm_103, as CUDA 12.9's release notes name it)
  *   NAME https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html
  *        (the attribute letter 'g' marks AWS Graviton processors: those families are arm64; the
  *        CPU families here are listed by name, never inferred from one)
@@ -173,6 +175,32 @@ static const family_row *find_family(const char *type, const char **size)
     return NULL;
 }
 
+/* Each NVIDIA GPU of the catalogue, its compute capability x10 [CC]: below 80 (Turing, Volta) it
+ * has no bf16 matmuls, which measure's default precision needs. */
+static const struct {
+    const char *gpu;
+    int cc;
+} gpus[] = {{"T4", 75},
+            {"T4g", 75},
+            {"V100", 70},
+            {"A10G", 86},
+            {"L4", 89},
+            {"L40S", 89},
+            {"A100", 80},
+            {"H100", 90},
+            {"H200", 90},
+            {"B200", 100},
+            {"B300", 103},
+            {"RTX PRO 4500", 120},
+            {"RTX PRO Server 6000", 120}};
+
+static int compute_capability(const char *gpu)
+{
+    for (size_t i = 0; gpu && i < sizeof gpus / sizeof gpus[0]; i++)
+        if (!strcmp(gpus[i].gpu, gpu)) return gpus[i].cc;
+    return 0;
+}
+
 static const char *why_not(instance_accel_kind kind)
 {
     switch (kind) {
@@ -203,6 +231,7 @@ int instance_type_facts_get(const char *type, instance_type_facts *out)
     out->known = 1;
     out->accelerator = f->accelerator;
     out->accel_kind = f->kind;
+    out->compute_capability = f->kind == INSTANCE_ACCEL_NVIDIA ? compute_capability(f->accelerator) : 0;
     out->arch = f->arch;
     out->source = f->source;
     out->ultraserver = f->ultraserver;

@@ -108,7 +108,7 @@ def stopped_state(st, launched_specs):
 
 # ---- s: a run stopped while its second launch is in flight ---------------------------------------
 def scenario_s(fake, home):
-    specs = ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g4dn.xlarge:on-demand", "g5.12xlarge:on-demand"]
+    specs = ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g6.xlarge:on-demand", "g5.12xlarge:on-demand"]
     fake.sweep(hold=["g5.2xlarge"])
     p = M.start(fake, home, specs, "--max-minutes", "3")
     try:
@@ -348,7 +348,7 @@ def scenario_s_n_h_o():
 # ---- t: the run does not let go within --wait ------------------------------------------------------
 def scenario_t():
     fake, home = M.fresh()
-    specs = ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g4dn.xlarge:on-demand"]
+    specs = ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g6.xlarge:on-demand"]
     p = None
     try:
         # EC2 confirms a termination at its first look: the cleanup's pass by tag ends in one round,
@@ -385,8 +385,8 @@ def scenario_a():
     runs = []
     try:
         fake.sweep(hold=["g5.2xlarge", "g5.12xlarge"])
-        for specs in (["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g4dn.2xlarge:on-demand"],
-                      ["g4dn.xlarge:on-demand", "g5.12xlarge:on-demand", "g4dn.2xlarge:on-demand"]):
+        for specs in (["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g6.2xlarge:on-demand"],
+                      ["g6.xlarge:on-demand", "g5.12xlarge:on-demand", "g6.2xlarge:on-demand"]):
             runs.append(M.start(fake, home, specs, "--max-minutes", "3"))
             held = specs[1].split(":")[0]
             check(M.wait_for(fake, lambda r, h=held: h in launched(r)) is not None, "a: %s in flight" % held)
@@ -396,7 +396,7 @@ def scenario_a():
         rec = fake.look()
         check(rc == 0 and all(("stopping its `instbench sweep run` (pid %d)" % p.pid) in err for p in runs),
               "a: both runs stopped: %d %s" % (rc, err[-1500:]))
-        check(sorted(launched(rec)) == ["g4dn.xlarge", "g5.12xlarge", "g5.2xlarge", "g5.xlarge"] and
+        check(sorted(launched(rec)) == ["g5.12xlarge", "g5.2xlarge", "g5.xlarge", "g6.xlarge"] and
               not M.alive(rec), "a: nothing launched after, nothing left: %r %r" % (launched(rec), M.alive(rec)))
         check([p.returncode for p in runs] == [130, 130], "a: exit 130 each: %r" % [p.returncode for p in runs])
         for sid in M.sweep_ids(home):
@@ -456,7 +456,7 @@ def run_in_flight(fake, home, label):
     """A `sweep run` of three candidates whose second RunInstances is held: alive, the lock its.
     Returns (the process, its sweep id)."""
     fake.sweep(hold=["g5.2xlarge"])
-    p = M.start(fake, home, ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g4dn.xlarge:on-demand"],
+    p = M.start(fake, home, ["g5.xlarge:on-demand", "g5.2xlarge:on-demand", "g6.xlarge:on-demand"],
                 "--max-minutes", "3")
     check(M.wait_for(fake, lambda r: launched(r) == ["g5.xlarge", "g5.2xlarge"]) is not None,
           "%s: the second launch in flight" % label)
@@ -533,7 +533,7 @@ def scenario_f():
         check(M.wait_for(fake, held(1), timeout=90) is not None, "f: the cleanup waits in its first pass by tag")
         # a sweep started now: the cleanup listed the state files before it
         fake.sweep(hold=["g5.12xlarge"])
-        specs = ["g4dn.xlarge:on-demand", "g5.12xlarge:on-demand", "g4dn.2xlarge:on-demand"]
+        specs = ["g6.xlarge:on-demand", "g5.12xlarge:on-demand", "g6.2xlarge:on-demand"]
         q = M.start(fake, home, specs, "--max-minutes", "3")
         check(M.wait_for(fake, lambda r: "g5.12xlarge" in launched(r)) is not None, "f: the new run's launch in flight")
         new = [s for s in M.sweep_ids(home) if s != sid]
@@ -550,7 +550,7 @@ def scenario_f():
               "f: the new sweep ended in a second pass, exit 0: %d %s" % (rc, err[-1500:]))
         check(q.returncode == 130 and BY_CLEANUP in q_err, "f: the new run took its own end: %d %s" % (
             q.returncode, q_err[-800:]))
-        check(launched(rec) == ["g5.xlarge", "g5.2xlarge", "g4dn.xlarge", "g5.12xlarge"] and not M.alive(rec),
+        check(launched(rec) == ["g5.xlarge", "g5.2xlarge", "g6.xlarge", "g5.12xlarge"] and not M.alive(rec),
               "f: nothing launched after, nothing left: %r %r" % (launched(rec), M.alive(rec)))
         for s in new:
             st = M.state(home, s)
@@ -570,7 +570,7 @@ def scenario_b():
     try:
         fake.sweep(hold_by=hold_cleanup)
         c = cleanup_bg(fake, home, "--all", "--force", "--wait", "3600")
-        types = ["g5.xlarge", "g5.2xlarge", "g4dn.xlarge"]
+        types = ["g5.xlarge", "g5.2xlarge", "g6.xlarge"]
         for k, itype in enumerate(types):
             check(M.wait_for(fake, held(k + 1), timeout=90) is not None, "b: the cleanup waits in pass %d" % (k + 1))
             # a run whose launch is in flight (alive, its lock held) started while that pass is held

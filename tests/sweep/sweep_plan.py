@@ -194,6 +194,14 @@ print(json.dumps(pick))"""))
         check(rc == 0 and worst < 0.01 and "$0.00 " not in out and usd(worst) in out and "--max-cost $0.05" in out,
               "cents in the table: rc %d %s %s" % (rc, out, err))
 
+        # a T4 (g4dn, compute capability 7.5: NVIDIA's CUDA GPUs page) runs fp32 only: planned when
+        # measure is told fp32 or the CPU backend, refused below (bad input) when it would run bf16
+        for extra in (["--precision", "fp32"], ["--backend", "cpu"]):
+            rc, out, err = run(env, "--region", "us-east-1", "--candidates", "g4dn.xlarge", "--source", "snapshot",
+                               "--format", "json", "--", *extra)
+            check(rc == 0, "g4dn.xlarge -- %s: rc %d %s" % (extra, rc, err))
+            check_plan(out, ["g4dn.xlarge"], "us-east-1", 30, None, amis, "g4dn %s" % extra)
+
         # a region where a spot price is above on-demand: capped (moto serves every region)
         rc, out, err = run(env, "--region", "ap-northeast-1", "--candidates", "g5.12xlarge:spot", "--source",
                            "snapshot", "--format", "json")
@@ -265,6 +273,12 @@ print(json.dumps(pick))"""))
             (["--candidates", "g5.xlarge:spto"], "did you mean spot?"),
             (["--candidates", "trn1.2xlarge"], "Trainium"),
             (["--candidates", "2xc6i.2xlarge"], "the CPU backend measures one node only"),
+            # Turing and Volta have no bf16 tensor cores (NVIDIA's CUDA GPUs page: T4 7.5, V100 7.0)
+            (["--candidates", "g4dn.xlarge"], "g4dn.xlarge:on-demand: its T4 GPUs (compute capability 7.5) have no "
+             "bf16 matmuls, which measure runs by default: add -- --precision fp32"),
+            (["--candidates", "g5.xlarge,2xp3.8xlarge:spot", "--", "--precision", "bf16"],
+             "2xp3.8xlarge:spot: its V100 GPUs (compute capability 7.0)"),
+            (["--candidates", "g5g.xlarge", "--", "--backend", "cuda"], "its T4g GPUs (compute capability 7.5)"),
             (["--candidates", "g5.xlarge", "--region", "us-esat-1"], "did you mean us-east-1?"),
             (["--candidates", "g5.xlarge", "--max-cost", "abc"], "--max-cost"),
             (["--candidates", "g5.xlarge", "--max-minutes", "0"], "--max-minutes"),

@@ -91,7 +91,7 @@ def key_name(i, spec):
 
 
 ACCEL = {"g5.xlarge": (1, "NVIDIA A10G"), "g5.12xlarge": (4, "NVIDIA A10G"), "g5.2xlarge": (1, "NVIDIA A10G"),
-         "g4dn.xlarge": (1, "Tesla T4")}
+         "g6.xlarge": (1, "NVIDIA L4")}
 
 
 class Instances(threading.Thread):
@@ -254,12 +254,12 @@ def s3_get(fake, key):
 def scenario_b():
     fake, home = fresh()
     try:
-        specs = ["g5.xlarge:spot", "g5.2xlarge:on-demand", "g4dn.xlarge:on-demand"]
+        specs = ["g5.xlarge:spot", "g5.2xlarge:on-demand", "g6.xlarge:on-demand"]
         fake.sweep(capacity={"g5.2xlarge@us-east-1a": "InsufficientInstanceCapacity",
                              "g5.2xlarge@us-east-1b": "Unsupported", "g5.2xlarge@us-east-1c": "InsufficientInstanceCapacity"},
                    interrupt={"g5.xlarge": 0.5})
         log = "".join("cmake line %d\n" % i for i in range(200)) + "error: the compiler failed on vit.c\n"
-        rc, out, err, sid, rec = sweep(fake, home, specs, deliver={"g4dn.xlarge:on-demand": ("log", log)})
+        rc, out, err, sid, rec = sweep(fake, home, specs, deliver={"g6.xlarge:on-demand": ("log", log)})
         check(rc == 1, "B: nothing ranked: exit 1: %d\n%s" % (rc, err[-3000:]))
         check(not alive(rec), "B: every instance terminated: %r" % alive(rec))
         st = state_file(home, sid)
@@ -268,10 +268,10 @@ def scenario_b():
         check(nc["outcome"] == "no capacity" and all(z in nc["reason"] for z in ("us-east-1a", "us-east-1b", "us-east-1c")),
               "B: no capacity after every zone: %r" % nc)
         check(out_of["g5.xlarge:spot"]["outcome"] == "interrupted", "B: the spot reclaim is an interruption: %r" % out_of["g5.xlarge:spot"])
-        fl = out_of["g4dn.xlarge:on-demand"]
+        fl = out_of["g6.xlarge:on-demand"]
         check(fl["outcome"] == "failed" and "the compiler failed on vit.c" in fl["reason"], "B: the log's last line: %r" % fl)
         for spec, word in (("g5.2xlarge:on-demand", "no capacity"), ("g5.xlarge:spot", "interrupted"),
-                           ("g4dn.xlarge:on-demand", "failed")):
+                           ("g6.xlarge:on-demand", "failed")):
             check(any(spec in line and word in line for line in err.splitlines()), "B: stderr lists %s as %s" % (spec, word))
         check(len([l for l in rec["launches"] if l["InstanceType"] == "g5.2xlarge"]) == 0 and
               rec["calls"].get("RunInstances", 0) >= 5, "B: three zones tried for g5.2xlarge: %r" % rec["calls"])
@@ -283,7 +283,7 @@ def scenario_b():
 def scenario_c():
     fake, home = fresh()
     try:
-        specs = ["g5.xlarge:on-demand", "g5.12xlarge:on-demand", "g4dn.xlarge:on-demand"]
+        specs = ["g5.xlarge:on-demand", "g5.12xlarge:on-demand", "g6.xlarge:on-demand"]
         fake.sweep(quota={"g5.12xlarge": "VcpuLimitExceeded"})
         rc, out, err, sid, rec = sweep(fake, home, specs)
         check(rc == 1, "C: the quota stops the sweep: exit 1: %d\n%s" % (rc, err[-2000:]))
@@ -383,9 +383,9 @@ def scenario_i():
     needs-cleanup; once EC2 confirms, `sweep cleanup ID` ends it and the state says done."""
     fake, home = fresh()
     try:
-        fake.sweep(stuck=["g4dn.xlarge"])
+        fake.sweep(stuck=["g6.xlarge"])
         env = environment(fake, home)
-        rc, out, err, sid, rec = sweep(fake, home, ["g4dn.xlarge:on-demand"], "--max-minutes", "0.03")
+        rc, out, err, sid, rec = sweep(fake, home, ["g6.xlarge:on-demand"], "--max-minutes", "0.03")
         check(rc == 1 and ("instbench sweep cleanup %s" % sid) in err, "I: names the cleanup: %d %s" % (rc, err[-1500:]))
         check(state_file(home, sid)["phase"] == "needs-cleanup", "I: the state says needs-cleanup")
         # status --refresh asks EC2 now: the one instance is still shutting-down, and says so in the file

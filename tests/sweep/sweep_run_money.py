@@ -125,7 +125,7 @@ def scenario_p():
         fake, home = fresh()
         try:
             r, w = os.pipe()
-            p = start(fake, home, ["g5.xlarge:on-demand", "g4dn.xlarge:on-demand"], stderr=w)
+            p = start(fake, home, ["g5.xlarge:on-demand", "g6.xlarge:on-demand"], stderr=w)
             os.close(w)
             rec = wait_for(fake, F.all_running(2))
             os.close(r)   # `| tee log` killed by the same Ctrl-C, an ssh session gone
@@ -144,7 +144,7 @@ def scenario_p():
     fake, home = fresh()
     try:
         r, w = os.pipe()
-        p = start(fake, home, ["g5.xlarge:on-demand", "g4dn.xlarge:on-demand"], "--max-minutes", "0.1",
+        p = start(fake, home, ["g5.xlarge:on-demand", "g6.xlarge:on-demand"], "--max-minutes", "0.1",
                   stdout=w, stderr=w)
         os.close(w)
         wait_for(fake, F.all_running(2))
@@ -176,7 +176,7 @@ def scenario_p():
     # `sweep cleanup` whose stderr nobody reads: it ends everything all the same
     fake, home = fresh()
     try:
-        p = start(fake, home, ["g5.xlarge:on-demand", "2xg4dn.xlarge:on-demand"])
+        p = start(fake, home, ["g5.xlarge:on-demand", "2xg6.xlarge:on-demand"])
         wait_for(fake, F.all_running(3))
         p.send_signal(signal.SIGKILL)
         finish(p)
@@ -233,7 +233,7 @@ def scenario_l():
         # every answer of the first RunInstances lost (EC2 launched), the new instance out of its
         # first 3 DescribeInstances (eventual consistency): found by its ClientToken all the same
         fake.sweep(lose_answers=20, hide_new=3)
-        p = start(fake, home, ["g5.xlarge:on-demand", "g4dn.xlarge:on-demand"], env={"INSTBENCH_SWEEP_LOOKUP_S": "30"})
+        p = start(fake, home, ["g5.xlarge:on-demand", "g6.xlarge:on-demand"], env={"INSTBENCH_SWEEP_LOOKUP_S": "30"})
         out, err = finish(p)
         rec = fake.look()
         sid = sweep_ids(home)[0]
@@ -288,7 +288,7 @@ def mend_state_dir(home):
 
 
 def scenario_r():
-    specs = ["2xg4dn.xlarge:on-demand", "g5.xlarge:on-demand", "g5.2xlarge:on-demand"]
+    specs = ["2xg6.xlarge:on-demand", "g5.xlarge:on-demand", "g5.2xlarge:on-demand"]
     for kill in (False, True):
         label = "killed" if kill else "to its end"
         fake, home = fresh()
@@ -419,7 +419,7 @@ def scenario_c():
         # decimal (m7i.12xlarge's highest zone in the snapshot is $1.041, a double a hair below
         # 1.041: rounded down in binary it became 1.040999, below the zone's price, and EC2 refuses
         # a launch whose MaxPrice is below the spot price); the user data's timer is the plan's
-        specs = ["g5.xlarge:spot", "g4dn.xlarge:on-demand", "m7i.12xlarge:spot"]
+        specs = ["g5.xlarge:spot", "g6.xlarge:on-demand", "m7i.12xlarge:spot"]
         rc, plan, err = plan_json(fake, home, "--candidates", ",".join(specs), "--max-minutes", "0.05")
         lines = {c["spec"]: c for c in plan.get("candidates", [])}
         want = {s: decimal.Decimal(repr(lines[s]["usd_per_node_hour"])).quantize(decimal.Decimal("0.000001"),
@@ -427,7 +427,7 @@ def scenario_c():
                 for s in specs if s.endswith(":spot") and s in lines}
         check(len(want) == 2 and all(lines[s].get("spot_max_price_usd") == float(w) for s, w in want.items()) and
               want["m7i.12xlarge:spot"] == decimal.Decimal("1.041") and
-              lines["g4dn.xlarge:on-demand"].get("spot_max_price_usd", 0) is None,
+              lines["g6.xlarge:on-demand"].get("spot_max_price_usd", 0) is None,
               "c: the plan's MaxPrice: %r, want %r" % (plan.get("candidates"), want))
         rc, table, err = ib(fake, home, "sweep", "plan", "--region", F.REGION, "--ami", F.AMI, "--source", "snapshot",
                             "--format", "table", "--candidates", "m7i.12xlarge:spot", "--max-minutes", "0.05")
@@ -436,7 +436,7 @@ def scenario_c():
         finish(p)
         launches = {l["InstanceType"]: l for l in fake.look()["launches"]}
         sent = {s: launches.get(s.split(":")[0], {}).get("InstanceMarketOptions.SpotOptions.MaxPrice") for s in specs}
-        check(all(sent[s] == "%s" % w for s, w in want.items()) and sent["g4dn.xlarge:on-demand"] is None,
+        check(all(sent[s] == "%s" % w for s, w in want.items()) and sent["g6.xlarge:on-demand"] is None,
               "c: the spot launches carry MaxPrice %r, the on-demand one none: %r" % (want, sent))
         sent = sent["g5.xlarge:spot"]
         ud = base64.b64decode(launches["g5.xlarge"]["UserData"]).decode()
