@@ -18,10 +18,10 @@
 #             CUDA12_HOME names one (for sm_90 only, GPU_CUDA12_ARCH to change: gpu_check's
 #             sanitize12 step runs compute-sanitizer's memcheck on it with cuDNN attention, issue 37);
 #             with --baseline REV, bin/baseline/ holds the instbench and module of commit REV (built
-#             from `git archive REV` into build-gpu-baseline, for sm_90 only, GPU_BASELINE_ARCH to
-#             change) and baseline/REVISION says which: gpu_session.sh then runs the two side by
-#             side in the same call (scripts/bench/bench_gpu_ab.sh), so a change to the step is
-#             measured against what ran before it, not against a figure from another day's GPU
+#             from `git archive REV`, REV in its REVISION file, into build-gpu-baseline, for sm_90
+#             only, GPU_BASELINE_ARCH to change) and baseline/REVISION says which: gpu_session.sh
+#             then runs the two side by side in the same call (scripts/bench/bench_gpu_ab.sh), so a
+#             change to the step is measured against what ran before it, not another day's GPU figure
 #   lib/      every shared library those need that is neither glibc's nor CUDA's (cudart, cuBLAS,
 #             cuBLASLt and NCCL come from the GPU machine: the module must match its driver)
 #   scripts/  gpu/gpu_check.sh and the scripts its steps call, in their folders; tests/data/ the timm fixtures;
@@ -129,18 +129,20 @@ if [ -n "$baseline" ]; then
   bsrc=${build}-baseline-src
   bbuild=${build}-baseline
   if [ $do_build = 1 ]; then
-    # a tree already unpacked for this commit is kept, so a rebuild is incremental
-    if [ "$(cat "$bsrc/.instbench-rev" 2>/dev/null)" != "$rev" ]; then
+    # a tree already unpacked for this commit is kept, so a rebuild is incremental; its REVISION
+    # says which commit it is, to this script and to the build (cmake/revision.cmake: a tree without
+    # .git, inside this checkout, would otherwise report no revision)
+    if [ "$(cat "$bsrc/REVISION" 2>/dev/null)" != "$rev" ]; then
       rm -rf "$bsrc" "$bbuild"
       mkdir -p "$bsrc"
       git -C "$root" archive "$rev" | tar x -C "$bsrc"
-      echo "$rev" > "$bsrc/.instbench-rev"
+      echo "$rev" > "$bsrc/REVISION"
     fi
     cmake -S "$bsrc" -B "$bbuild" -DINSTBENCH_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DINSTBENCH_TESTS=OFF \
       -DCMAKE_CUDA_ARCHITECTURES="${GPU_BASELINE_ARCH:-90}" "${launcher[@]}" "${cross[@]}" >&2
     cmake --build "$bbuild" -j "${JOBS:-2}" --target instbench instbench_cuda >&2
   fi
-  [ "$(cat "$bsrc/.instbench-rev" 2>/dev/null)" = "$rev" ] && [ -f "$bbuild/instbench" ] && [ -f "$bbuild/libinstbench-cuda.so" ] ||
+  [ "$(cat "$bsrc/REVISION" 2>/dev/null)" = "$rev" ] && [ -f "$bbuild/instbench" ] && [ -f "$bbuild/libinstbench-cuda.so" ] ||
     { echo "gpu_bundle: no baseline build of $rev in $bbuild (run without --no-build)" >&2; exit 1; }
 fi
 

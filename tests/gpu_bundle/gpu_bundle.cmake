@@ -1,7 +1,8 @@
 # scripts/gpu/gpu_bundle.sh: the folder the first GPU machine runs (no registry, no -dev packages there).
 # Packs this CUDA build (--no-build) and runs its binary with only the bundle's libraries on
 # LD_LIBRARY_PATH: every library ldd or the loader resolves is the bundle's, glibc's or CUDA's,
-# verify and prices run, the cuda backend names the missing driver, gpu_check.sh runs from it.
+# verify and prices run, the cuda backend names the missing driver, gpu_check.sh runs from it;
+# --baseline REV unpacks REV with its REVISION (cmake and nvcc stand-ins build it).
 if(TARGET instbench_cuda)
   add_test(NAME gpu_bundle
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/gpu_bundle_test.py ${CMAKE_SOURCE_DIR}

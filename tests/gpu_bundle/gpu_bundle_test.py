@@ -153,7 +153,8 @@ with tempfile.TemporaryDirectory() as tmp:
           "run libs: %s" % r.stdout[:300])
 
 # --baseline REV packs another commit's build (here: this build standing in for HEAD's, --no-build)
-# into bin/baseline/ with its REVISION; a revision that is no commit, or a build of another, is refused
+# into bin/baseline/ with its REVISION; a revision that is no commit, or a build of another (the
+# unpacked tree's REVISION names another commit), is refused
 with tempfile.TemporaryDirectory() as tmp:
     head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     build = os.path.join(tmp, "build")
@@ -162,7 +163,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for f in ("instbench", "libinstbench-cuda.so"):
         for d in (build, build + "-baseline"):
             os.symlink(os.path.join(BUILD, f), os.path.join(d, f))
-    open(os.path.join(build + "-baseline-src", ".instbench-rev"), "w").write(head + "\n")
+    open(os.path.join(build + "-baseline-src", "REVISION"), "w").write(head + "\n")
 
     def bundle(*args):
         return subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu", "gpu_bundle.sh"), "--build-dir", build,
@@ -178,10 +179,48 @@ with tempfile.TemporaryDirectory() as tmp:
     check(p.returncode == 2 and "is no commit" in p.stderr, "--baseline no-such-revision: exit %d, %s" % (
         p.returncode, p.stderr[-400:]))
     # the baseline build is of another commit (a shallow clone may have no second one to name)
-    open(os.path.join(build + "-baseline-src", ".instbench-rev"), "w").write("0" * 40 + "\n")
+    open(os.path.join(build + "-baseline-src", "REVISION"), "w").write("0" * 40 + "\n")
     p = bundle("--baseline", "HEAD")
     check(p.returncode == 1 and "no baseline build of" in p.stderr, "--baseline HEAD, another built: exit %d, %s" % (
         p.returncode, p.stderr[-400:]))
+
+# Building the baseline unpacks `git archive REV` with REV in its REVISION file, what a build of a
+# tree without .git reports (cmake/revision.cmake), and keeps a tree already unpacked for REV.
+# cmake and nvcc are stand-ins on PATH: configuring does nothing, a build puts this build's programs
+# in its folder (the compile is not what is checked).
+with tempfile.TemporaryDirectory() as tmp:
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    stubs = os.path.join(tmp, "stubs")
+    os.makedirs(stubs)
+    with open(os.path.join(stubs, "cmake"), "w") as f:
+        f.write('#!/bin/sh\n[ "$1" = --build ] || exit 0\nmkdir -p "$2" && cp "%s/instbench" "%s/libinstbench-cuda.so" "$2/"\n'
+                % (BUILD, BUILD))
+    with open(os.path.join(stubs, "nvcc"), "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    for f in ("cmake", "nvcc"):
+        os.chmod(os.path.join(stubs, f), 0o755)
+    build = os.path.join(tmp, "build")
+    env = dict(os.environ, PATH=stubs + os.pathsep + os.environ["PATH"])
+    env.pop("CUDA12_HOME", None)
+
+    def bundle(*args):
+        return subprocess.run(["bash", os.path.join(ROOT, "scripts", "gpu", "gpu_bundle.sh"), "--build-dir", build]
+                              + list(args) + [os.path.join(tmp, "out")], capture_output=True, text=True, env=env,
+                              timeout=240)
+    os.makedirs(build)
+    p = bundle("--baseline", "HEAD")
+    rev_file = os.path.join(build + "-baseline-src", "REVISION")
+    rev = open(rev_file).read() if os.path.exists(rev_file) else ""
+    check(p.returncode == 0 and rev == head + "\n", "--baseline HEAD built: exit %d, the tree's REVISION %r, want %s: %s"
+          % (p.returncode, rev, head, p.stderr[-800:]))
+    committed = subprocess.run(["git", "-C", ROOT, "show", "HEAD:CMakeLists.txt"], capture_output=True).stdout
+    unpacked = os.path.join(build + "-baseline-src", "CMakeLists.txt")
+    check(os.path.exists(unpacked) and open(unpacked, "rb").read() == committed, "the baseline tree is not HEAD's")
+    mark = os.path.join(build + "-baseline-src", "kept")
+    open(mark, "w").close()
+    p = bundle("--baseline", "HEAD")
+    check(p.returncode == 0 and os.path.exists(mark), "--baseline HEAD again: exit %d, tree kept: %s, %s" % (
+        p.returncode, os.path.exists(mark), p.stderr[-400:]))
 
 print("gpu_bundle: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

@@ -436,3 +436,23 @@ def natural_key(t):
     else:
         s = (2, int(size[6:-2]))   # metal-24xl
     return fam, s
+
+
+def git_revision(src):
+    """What git says the checkout SRC is, the reference for a build's revision (cmake/revision.cmake):
+    (HEAD's 40 hex digits, "-dirty" when `git diff HEAD` finds a tracked file changed, None) or
+    (None, why) where SRC is no git checkout or git cannot answer."""
+    if not os.path.exists(os.path.join(src, ".git")):
+        return None, "%s is not a git checkout" % src
+    if not shutil.which("git"):
+        return None, "no git on PATH"
+    head = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True)
+    diff = subprocess.run(["git", "-C", src, "diff", "--quiet", "HEAD", "--"], capture_output=True, text=True)
+    if head.returncode != 0 or diff.returncode not in (0, 1):
+        return None, "git failed in %s: %s%s" % (src, head.stderr.strip(), diff.stderr.strip())
+    return head.stdout.strip() + ("-dirty" if diff.returncode == 1 else ""), None
+
+
+def short_revision(rev):
+    """How people are shown a revision: 12 hex digits, -dirty kept; None is unknown."""
+    return "unknown" if rev is None else rev[:12] + ("-dirty" if rev.endswith("-dirty") else "")

@@ -2,11 +2,12 @@
 """The source archive (CMake target instbench_source_archive, cmake/source_archive.cmake) and the
 instance building from it end to end:
 - contents: exactly the tracked files the build needs (git ls-files of src/ include/ kernels/ cmake/
-  configs/ CMakeLists.txt LICENSE is the reference), each with its working-tree bytes; no tests/,
-  data/, docs/, build trees; names sorted, owner 0/0, one fixed mtime; gzip header without name or
-  time;
-- reproducible: the same sources copied elsewhere with other mtimes and another umask pack to the
-  same bytes;
+  configs/ CMakeLists.txt LICENSE is the reference), each with its working-tree bytes, and REVISION,
+  the packing build's revision (git's HEAD of the source tree, -dirty where `git diff HEAD` finds an
+  edit; not checked where the tree is no git checkout); no tests/, data/, docs/, build trees; names
+  sorted, owner 0/0, one fixed mtime; gzip header without name or time;
+- reproducible: the same sources and revision copied elsewhere with other mtimes and another umask
+  pack to the same bytes;
 - sweep_source_archive (userdata_probe archive): beside the executable, its path and the SHA-256
   hashlib computes; absent, an error naming the target that builds it (exit 1); `cmake --install`
   puts the archive beside the installed executable;
@@ -26,7 +27,7 @@ import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import check, failures, require, scratch_dir  # noqa: E402
+from testlib import check, failures, git_revision, require, scratch_dir  # noqa: E402
 
 BIN, PROBE, SRC = (os.path.abspath(a) for a in sys.argv[1:4])
 ARCHIVE = os.path.join(os.path.dirname(BIN), "instbench-src.tar.gz")
@@ -40,12 +41,18 @@ g = subprocess.run(["git", "-C", SRC, "ls-files", "-z", "--", "src", "include", 
                     "CMakeLists.txt", "LICENSE"], capture_output=True, timeout=60)
 require(g.returncode == 0, "git ls-files failed: the test compares the archive with the checkout's tracked files")
 tracked = sorted(n for n in g.stdout.decode().split("\0") if n and os.path.isfile(os.path.join(SRC, n)))
+want_rev, why = git_revision(SRC)
 with tarfile.open(ARCHIVE) as t:
     members = t.getmembers()
     names = [m.name for m in members]
     check(names == sorted(names), "archive entries are not sorted by name")
-    check(names == tracked, "archive != tracked sources: extra %s, missing %s" % (
-        sorted(set(names) - set(tracked))[:5], sorted(set(tracked) - set(names))[:5]))
+    check(names == sorted(tracked + ["REVISION"]), "archive != tracked sources and REVISION: extra %s, missing %s" % (
+        sorted(set(names) - set(tracked) - {"REVISION"})[:5], sorted(set(tracked + ["REVISION"]) - set(names))[:5]))
+    revision = t.extractfile("REVISION").read().decode() if "REVISION" in names else ""
+    if want_rev:
+        check(revision == want_rev + "\n", f"archive REVISION {revision!r}, git says {want_rev} (a stale build?)")
+    else:
+        print(f"sweep_userdata_archive: REVISION ({revision.strip()}) is not checked: {why}")
     check(all(m.uid == 0 and m.gid == 0 and m.uname in ("", "root") for m in members), "owners not 0/0")
     check(len({m.mtime for m in members}) == 1, "more than one mtime in the archive")
     check(all(m.isfile() for m in members), "non-file entries in the archive")
@@ -64,8 +71,11 @@ for n in tracked:
     os.chmod(os.path.join(copy, n), os.stat(os.path.join(SRC, n)).st_mode & 0o777 | 0o020)   # group-writable
     os.utime(os.path.join(copy, n), (1.5e9, 1.5e9))
 out = os.path.join(TMP, "again.tar.gz")
-p = subprocess.run(["cmake", f"-DSRC={copy}", f"-DOUT={out}", "-P", os.path.join(SRC, "cmake", "source_archive.cmake")],
-                   capture_output=True, text=True, timeout=120)
+with open(os.path.join(TMP, "REVISION"), "w") as f:
+    f.write(revision)
+p = subprocess.run(["cmake", f"-DSRC={copy}", f"-DOUT={out}", f"-DREVISION_FILE={os.path.join(TMP, 'REVISION')}",
+                    "-P", os.path.join(SRC, "cmake", "source_archive.cmake")], capture_output=True, text=True,
+                   timeout=120)
 check(p.returncode == 0 and os.path.isfile(out), f"packing the copy: {p.stderr[-400:]}")
 if os.path.isfile(out):
     check(open(out, "rb").read() == data, "the same sources packed to different bytes")

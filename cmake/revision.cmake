@@ -1,0 +1,63 @@
+# cmake -DSRC=DIR -DHEADER=FILE.h -DTEXT=FILE -P revision.cmake
+# The source revision a build compiles, for `instbench --version`, a result's tool.revision and the
+# source archive's REVISION: one release number covers months of changes that moved a step's speed
+# by 10-30%, so a result names the exact code.  Run by the target instbench_revision at every build
+# (a commit made after configuring is seen at the next `cmake --build`); each file is written only
+# when its content changes, so an unchanged revision rebuilds nothing.
+# The value: in a git checkout (SRC/.git, a directory or a worktree's file) `git rev-parse HEAD`,
+# 40 hex digits, and "-dirty" when tracked files differ from HEAD (untracked files leave it clean);
+# in a tree without .git, the revision its REVISION file holds (a source archive: `sweep run`'s,
+# cmake/source_archive.cmake, or gpu_bundle.sh's --baseline tree); else unknown.  git missing or
+# failing (not a repository it trusts, no commit yet) is unknown too, never a failed build.
+# HEADER: `#define INSTBENCH_REVISION "..."` ("" unknown); TEXT: the revision or "unknown", a line.
+set(_rev "")
+string(REPEAT "[0-9a-f]" 40 _hex)
+if(EXISTS ${SRC}/.git)
+  # a build started from a git hook inherits GIT_DIR and friends naming another repository
+  unset(ENV{GIT_DIR})
+  unset(ENV{GIT_WORK_TREE})
+  unset(ENV{GIT_INDEX_FILE})
+  execute_process(COMMAND git -C ${SRC} rev-parse --verify HEAD RESULT_VARIABLE _rc OUTPUT_VARIABLE _head
+                  ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(_rc STREQUAL "0" AND _head MATCHES "^${_hex}$")
+    # --no-optional-locks: a build must not take the index lock a user's own git command may need
+    execute_process(COMMAND git -C ${SRC} --no-optional-locks status --porcelain --untracked-files=no
+                    RESULT_VARIABLE _rc OUTPUT_VARIABLE _changes ERROR_QUIET)
+    if(_rc STREQUAL "0" AND _changes STREQUAL "")
+      set(_rev ${_head})
+    elseif(_rc STREQUAL "0")
+      set(_rev ${_head}-dirty)
+    endif()
+  endif()
+elseif(EXISTS ${SRC}/REVISION)
+  file(STRINGS ${SRC}/REVISION _line LIMIT_COUNT 1 LIMIT_INPUT 128)
+  if(_line MATCHES "^${_hex}(-dirty)?$")
+    set(_rev ${_line})
+  endif()
+endif()
+
+function(_write_if_changed path content)
+  if(EXISTS ${path})
+    file(READ ${path} _old)
+    if(_old STREQUAL content)
+      return()
+    endif()
+  endif()
+  get_filename_component(_dir ${path} DIRECTORY)
+  file(MAKE_DIRECTORY ${_dir})
+  file(WRITE ${path}.tmp "${content}")
+  file(RENAME ${path}.tmp ${path})
+endfunction()
+
+if(_rev)
+  set(_text "${_rev}\n")
+else()
+  set(_text "unknown\n")
+endif()
+if(HEADER)
+  _write_if_changed(${HEADER} "/* GENERATED at build time by cmake/revision.cmake: do not edit. */\n\
+#define INSTBENCH_REVISION \"${_rev}\"\n")
+endif()
+if(TEXT)
+  _write_if_changed(${TEXT} "${_text}")
+endif()
