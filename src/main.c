@@ -11,6 +11,7 @@
 #include "instbench/bench.h"
 #include "instbench/suggest.h"
 #include "instbench/util.h"
+#include "instbench_revision.h" /* generated at build time: cmake/revision.cmake */
 
 static const struct {
     const char *name;
@@ -108,13 +109,14 @@ static void print_markdown(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++) fprintf(out, "| `%s` | %s |\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nEvery command also takes `-q`/`--quiet` (errors only on stderr), `-v`/`--verbose` (more on\n"
                  "stderr, repeatable: `-vv`; not with `-q`) and `-h`/`--help`, before or after the command name.\n"
-                 "`instbench --version` names the build's features: oneDNN and the CPU ISA it will use, bf16\n"
-                 "native or emulated, the CUDA and NCCL versions the CUDA module was built with (`-v --version`\n"
-                 "also loads it and asks the driver). Values follow as `--flag value` or `--flag=value`\n"
-                 "(`-o FILE` or `-oFILE`); `--` ends the options; choice values take any case (`--format CSV`).\n"
-                 "`instbench -h CMD`, `instbench CMD -h` and `instbench help CMD` print CMD's help. A usage error\n"
-                 "prints one line naming the flag (a misspelt command or flag: the nearest one) and exits 2;\n"
-                 "a runtime error exits 1.\n");
+                 "`instbench --version` names the source revision the build was made from (12 hex digits of\n"
+                 "the commit, `-dirty` when it had edits) and the build's features: oneDNN and the CPU ISA it\n"
+                 "will use, bf16 native or emulated, the CUDA and NCCL versions the CUDA module was built with\n"
+                 "(`-v --version` also loads it and asks the driver). Values follow as `--flag value` or\n"
+                 "`--flag=value` (`-o FILE` or `-oFILE`); `--` ends the options; choice values take any case\n"
+                 "(`--format CSV`). `instbench -h CMD`, `instbench CMD -h` and `instbench help CMD` print CMD's\n"
+                 "help. A usage error prints one line naming the flag (a misspelt command or flag: the nearest\n"
+                 "one) and exits 2; a runtime error exits 1.\n");
     args_print_examples(&global_args, 1, out);
     fputc('\n', out);
     args_print_vocabulary(out);
@@ -178,8 +180,9 @@ static int help(int argc, char **argv)
     return print_help_of(n ? pos[0] : NULL);
 }
 
-/* The version and what this build can run: oneDNN and the CPU ISA it will use, the CUDA module
- * (built with which CUDA and NCCL); -v also loads the module and asks the driver. */
+/* The version, the source revision, and what this build can run: oneDNN and the CPU ISA it will
+ * use, the CUDA module (built with which CUDA and NCCL); -v also loads the module and asks the
+ * driver. */
 static int print_version(void)
 {
     bench_sysinfo s;
@@ -188,7 +191,9 @@ static int print_version(void)
     const ib_backend_ops *host = backend_host();
     char gpu[1024];
     backend_describe_gpu(ib_log_level >= 2, gpu, sizeof gpu);
-    printf("instbench %s\n", INSTBENCH_VERSION);
+    char rev[32];
+    util_revision_short(ib_build_revision, rev, sizeof rev);
+    printf("instbench %s (revision %s)\n", INSTBENCH_VERSION, rev);
     const char *no_cpu = host->unavailable_reason();
     if (no_cpu) printf("cpu: not in this build: %s\n", no_cpu);
     else
@@ -239,5 +244,6 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
     hold_closed_std_fds();
+    ib_build_revision = INSTBENCH_REVISION[0] ? INSTBENCH_REVISION : NULL;
     return finish(run(argc, argv));
 }

@@ -30,6 +30,13 @@ void ib_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 #define ib_warn(...) ib_log(IB_LOG_WARN, "warning: " __VA_ARGS__)
 #define ib_info(...) ib_log(IB_LOG_INFO, __VA_ARGS__)
 #define ib_debug(...) ib_log(IB_LOG_DEBUG, __VA_ARGS__)
+/* The source revision this program was built from, for --version and a result's tool.revision:
+ * 40 hex digits, "-dirty" after them when the tree had edits, NULL unknown.  main.c sets it from
+ * the header the build generates (cmake/revision.cmake), which only it includes: other programs
+ * linking the modules (the tests) leave it NULL. */
+extern const char *ib_build_revision;
+/* REV ("" or NULL unknown) as people are shown it: 12 hex digits, "-dirty" kept; "unknown". */
+void util_revision_short(const char *rev, char *out, size_t len);
 /* Colour only when stderr is a terminal and NO_COLOR is unset. */
 int util_stderr_color(void);
 int util_isatty_stdout(void);

@@ -93,6 +93,7 @@ char *result_to_json(const bench_report *r, int pretty)
     cJSON *tool = cJSON_AddObjectToObject(root, "tool");
     cJSON_AddStringToObject(tool, "name", "instbench");
     cJSON_AddStringToObject(tool, "version", INSTBENCH_VERSION);
+    add_str_or_null(tool, "revision", ib_build_revision); /* the exact code: one version spans months */
     cJSON_AddStringToObject(root, "timestamp", r->timestamp);
 
     cJSON *inst = cJSON_AddObjectToObject(root, "instance");
@@ -307,7 +308,9 @@ void result_print_summary(FILE *f, const bench_report *r, int color)
     const bench_identity *id = &r->identity;
     /* Fits 80 columns: the lines that quote long names or sources wrap (output_note, which also
      * escapes them); the others stay short. */
-    fprintf(f, "%sinstbench measure%s  %s  backend %s\n", b, n, r->timestamp, r->backend);
+    char rev[32];
+    util_revision_short(ib_build_revision, rev, sizeof rev);
+    fprintf(f, "%sinstbench measure%s  %s  backend %s  rev %s\n", b, n, r->timestamp, r->backend, rev);
     if (id->type[0])
         output_note(f, "  machine      %s x%d  %s  %s  (identity: %s)", id->type, id->count,
                     id->region[0] ? id->region : "region unknown", id->market[0] ? id->market : "market unknown",

@@ -14,6 +14,13 @@
 #include <unistd.h>
 
 int ib_log_level = 1;
+const char *ib_build_revision;
+
+void util_revision_short(const char *rev, char *out, size_t len)
+{
+    if (!rev || !rev[0]) snprintf(out, len, "unknown");
+    else snprintf(out, len, "%.12s%s", rev, strstr(rev, "-dirty") ? "-dirty" : "");
+}
 
 int ib_error_set(ib_error *err, int code, const char *fmt, ...)
 {

@@ -9,7 +9,7 @@ add_test(NAME cli_args COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/c
 # Issue 39: one trimming rule for every flag value, argv escaped in every message, impossible dates
 # refused, flags of a market not chosen refused, deep JSON named.
 add_test(NAME cli_flag_rules COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_flag_rules.py ${INSTBENCH_BIN})
-# --version: the build's features (oneDNN, CPU ISA, bf16 mode, CUDA and NCCL built with).
+# --version: the build's revision and features (oneDNN, CPU ISA, bf16 mode, CUDA and NCCL built with).
 if(TARGET instbench_cuda)
   set(_cli_cuda ON)
 else()
@@ -21,7 +21,7 @@ else()
   set(_cli_nccl_h "")
 endif()
 add_test(NAME cli_version COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_version.py ${INSTBENCH_BIN}
-         ${PROJECT_VERSION} ${_cli_cuda} "${_cli_nccl_h}")
+         ${PROJECT_VERSION} ${_cli_cuda} "${_cli_nccl_h}" ${CMAKE_SOURCE_DIR})
 # Tables fit the terminal: every command on a pseudo-terminal of 80, 120 and 200 columns.
 add_test(NAME cli_width COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_width.py ${INSTBENCH_BIN}
          ${INSTBENCH_TEST_DATA})

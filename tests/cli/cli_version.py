@@ -1,9 +1,11 @@
 """`instbench --version` names what this build runs on, each fact checked against a source that is
-not instbench: the project version CMake was given, Debian's libdnnl2 package version, the CPU's
+not instbench: the project version CMake was given and the source revision (git's HEAD of the
+source tree and its own check for edits, `git diff HEAD`; not checked where the tree is no git
+checkout), Debian's libdnnl2 package version, the CPU's
 flags in /proc/cpuinfo (with DNNL_MAX_CPU_ISA=AVX2 the ISA is avx2 and bf16 is emulated), nvcc's
 release and the NCCL version macros of nccl.h read here.  The binary copied alone into an empty
 directory reports its CUDA module missing.
-Usage: cli_version.py INSTBENCH PROJECT_VERSION CUDA(ON|OFF) NCCL_H(or "")"""
+Usage: cli_version.py INSTBENCH PROJECT_VERSION CUDA(ON|OFF) NCCL_H(or "") SOURCE_DIR"""
 import os
 import re
 import shutil
@@ -13,9 +15,9 @@ import tempfile
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures  # noqa: E402
+from testlib import check, failures, git_revision, short_revision  # noqa: E402
 
-BIN, VERSION, CUDA, NCCL_H = sys.argv[1], sys.argv[2], sys.argv[3] == "ON", sys.argv[4]
+BIN, VERSION, CUDA, NCCL_H, SRC = sys.argv[1], sys.argv[2], sys.argv[3] == "ON", sys.argv[4], sys.argv[5]
 
 
 def version(binary, *flags, env=None):
@@ -28,7 +30,14 @@ def version(binary, *flags, env=None):
 
 lines = version(BIN, env={"DNNL_MAX_CPU_ISA": "AVX2"})
 check(len(lines) == 3, f"three lines, got {lines}")
-check(lines[0] == f"instbench {VERSION}", f"first line {lines[0]!r}, want 'instbench {VERSION}'")
+rev, why = git_revision(SRC)
+if rev:
+    want = f"instbench {VERSION} (revision {short_revision(rev)})"
+    check(lines[0] == want, f"first line {lines[0]!r}, want {want!r} (git: {rev}; a stale build? rebuild it)")
+else:
+    print(f"cli_version: the revision is not checked: {why}")
+    check(re.fullmatch(rf"instbench {re.escape(VERSION)} \(revision ([0-9a-f]{{12}}(-dirty)?|unknown)\)", lines[0]),
+          f"first line {lines[0]!r}, want 'instbench {VERSION} (revision ...)'")
 cpu = lines[1] if len(lines) > 1 else ""
 dpkg = shutil.which("dpkg-query") and subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libdnnl2"],
                                                      capture_output=True, text=True)

@@ -15,7 +15,7 @@ instance building from it end to end:
   through its presigned URL, checks it, configures and builds it (where nvcc is here, the CUDA
   module for the one architecture a stand-in nvidia-smi reports, as an instance builds for its GPU;
   ccache through CMAKE_C_COMPILER_LAUNCHER in the environment, as CMake reads it), measures, and
-  delivers a result that `instbench rank` ranks.
+  delivers a result that `instbench rank` ranks, whose tool.revision is the archive's REVISION.
 Usage: sweep_userdata_archive.py INSTBENCH USERDATA_PROBE SOURCE_DIR"""
 import hashlib
 import json
@@ -148,6 +148,10 @@ with MotoServer() as m:
         rows = [r for r in run.ranked(got) if r["market"] == "spot"]
         check(len(rows) == 1 and rows[0]["samples_per_second"] == doc["measurement"]["samples_per_second"],
               f"rank of the archive-built result: {rows}")
+        # the instance's build has no .git: it names the code by the archive's REVISION
+        want = revision.strip() if revision.strip() != "unknown" else None
+        check(doc["tool"].get("revision", "absent") == want,
+              f"the archive-built result's tool.revision {doc['tool'].get('revision', 'absent')!r}, REVISION {want!r}")
     sb.close()
 
 sys.exit(1 if failures else 0)
