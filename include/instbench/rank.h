@@ -52,6 +52,12 @@ typedef enum rank_market {
 #define RANK_N_MARKETS 4
 #define RANK_KEY_BYTES 32 /* SHA-256 */
 
+/* A build of instbench (tool.revision): 40 hex digits, "-dirty" after them when its tree had
+ * edits; "" unknown (results older than the field, or a value that is no revision). */
+typedef struct rank_revision {
+    char text[48];
+} rank_revision;
+
 /* One parsed result file (only the fields ranking needs). Strings are "" when unknown. */
 typedef struct rank_result {
     char fingerprint[72];
@@ -92,6 +98,7 @@ typedef struct rank_result {
                                     situ (issue 37), NAN none or malformed */
     unsigned warnings;         /* RANK_WARN_* bits: measurement.warning_codes, or older results' texts */
     time_t timestamp;          /* 0 unknown */
+    rank_revision revision;    /* the build that measured it: descriptive, never part of a key */
     double user_usd_per_hour;  /* price.usd_per_hour (measure --hourly-cost), per node; NAN none */
     rank_market user_market;   /* the market that price is for */
     /* What identifies the run (SHA-256 over fingerprint, timestamp, host, instance, nodes, backend,
@@ -244,6 +251,11 @@ typedef struct rank_config {
     time_t recorded_as_of[2];   /* that run's timestamp */
     int recorded_prices_differ; /* 1: runs recorded different costs for one market */
     char variant[128];          /* "" unless another configuration has the same type, nodes, region */
+    /* The builds its counted runs came from, distinct and sorted ("" unknown last): more than one
+     * means its median mixes builds.  They live in the block rank_combine_runs allocates for the
+     * configurations and are freed with it. */
+    const rank_revision *revisions;
+    size_t n_revisions;
 } rank_config;
 
 /* Combines the group's runs by (instance type, nodes, effective region, backend, device name):
@@ -646,8 +658,12 @@ int rank_check_region(const char *region, const price_set *ps, ib_error *err);
 int rank_resolve_az(rank_options *o, int ask_live, const rank_results *res, const rank_config *c, size_t n,
                     const price_set *ps, ib_error *err);
 /* input_warnings.c: warns about --price flags that name no configuration, configurations whose
- * runs recorded different prices, and configurations that ran attention different ways. */
+ * runs recorded different prices, configurations that ran attention different ways, and runs
+ * measured by different builds (revision.c). */
 void rank_warn_inputs(const rank_config *c, size_t n, const rank_options *o);
+/* revision.c: the distinct builds the runs of C[0..N) came from, sorted ("" unknown last), into
+ * *OUT (malloc'd, the caller frees; NULL when N is 0).  The count, or -1 out of memory. */
+long rank_revisions(const rank_config *c, size_t n, const char ***out);
 /* hint.c: nothing could be priced: the one line saying how to get a priced row, into OUT. */
 void rank_nothing_priced_hint(const char *source, const rank_options *o, const rank_config *c, size_t n, size_t n_rows,
                               char *out, size_t len);

@@ -218,6 +218,17 @@ static void record_price(rank_config *C, const rank_result *x)
     }
 }
 
+/* Adds REV to the *N distinct revisions in SET, kept sorted (rank_revision_cmp: unknown last). */
+static void add_revision(rank_revision *set, size_t *n, const rank_revision *rev)
+{
+    size_t at = 0;
+    while (at < *n && rank_revision_cmp(set[at].text, rev->text) < 0) at++;
+    if (at < *n && !strcmp(set[at].text, rev->text)) return;
+    memmove(set + at + 1, set + at, (*n - at) * sizeof *set);
+    set[at] = *rev;
+    (*n)++;
+}
+
 static int same_place(const rank_config *a, const rank_config *b)
 {
     /* the name a label shows: the instance type, or the hostname of a machine without one */
@@ -257,7 +268,12 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
     if (g->n == 0) return 0;
     keyed *k = malloc(g->n * sizeof *k);
     double *sps = malloc(g->n * sizeof *sps), *bw = malloc(g->n * sizeof *bw);
-    rank_config *c = calloc(g->n, sizeof *c);
+    /* the configurations, then their runs' revisions (at most one per run): one block, so the
+     * callers' free(configs) frees both, and --instance-types moving configurations keeps each
+     * one's pointer */
+    rank_config *c = calloc(1, g->n * (sizeof *c + sizeof(rank_revision)));
+    rank_revision *revs = c ? (rank_revision *)(c + g->n) : NULL;
+    size_t n_revs = 0;
     if (!k || !sps || !bw || !c) {
         free(k), free(sps), free(bw), free(c);
         return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory combining runs");
@@ -318,11 +334,14 @@ int rank_combine_runs(const rank_results *r, const rank_group *g, const char *re
             if (!isnan(x->cv) && (isnan(C->cv_max) || x->cv > C->cv_max)) C->cv_max = x->cv;
             if (!isnan(x->gemm_share)) bw[ng++] = x->gemm_share;
             C->warnings |= x->warnings;
+            add_revision(revs + n_revs, &C->n_revisions, &x->revision);
             /* Fill descriptive gaps from later runs (one run may have lacked device info). */
             if (C->vcpus < 0) C->vcpus = x->vcpus;
             if (!C->accelerator_count) C->accelerator_count = x->accelerator_count;
             record_price(C, x);
         }
+        C->revisions = revs + n_revs;
+        n_revs += C->n_revisions;
         C->extrapolated = C->measured_nodes < C->nodes;
         C->samples_per_second = rank_median(sps, C->runs);
         /* The share of the in-situ GEMM rate: the median of the counted runs that measured one (a

@@ -1,7 +1,7 @@
 /* rank/input_warnings.c: what the configurations ranked say about the inputs that is worth a
  * warning before the ranking: --price flags naming no configuration of the workload (a typo, or a
- * machine measured on another workload), runs that recorded different prices, and rows measured
- * with different attention paths. */
+ * machine measured on another workload), runs that recorded different prices, rows measured
+ * with different attention paths, and runs measured by different builds (revision.c). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -62,4 +62,5 @@ void rank_warn_inputs(const rank_config *c, size_t n, const rank_options *o)
 {
     check_user_prices(c, n, o);
     check_attention_paths(c, n);
+    rank_warn_revisions(c, n);
 }

@@ -24,6 +24,13 @@ void rank_seen_free(rank_seen *s);
 enum { RANK_ATTN_CUDNN, RANK_ATTN_CUDNN_NONDET, RANK_ATTN_UNFUSED, RANK_ATTN_FUSED, RANK_ATTENTION_PATHS };
 extern const char *const rank_attention_paths[RANK_ATTENTION_PATHS];
 
+/* revision.c: the order of revisions (rank_revision.text) wherever rank lists them: as strcmp,
+ * but "" (unknown) after every known one. */
+int rank_revision_cmp(const char *a, const char *b);
+/* revision.c: warns when the runs of C[0..N) come from more than one build, naming them and the
+ * configurations whose own runs do. */
+void rank_warn_revisions(const rank_config *c, size_t n);
+
 /* Median of V[0..N) (N > 0); reorders V.  Even N: mean of the two middle values. */
 double rank_median(double *v, size_t n);
 

@@ -188,6 +188,17 @@ static void parse_gemm_share(const cJSON *root, rank_result *r)
     if (cJSON_IsNumber(g) && g->valuedouble >= 0 && g->valuedouble < 100) r->gemm_share = g->valuedouble;
 }
 
+/* tool.revision: the build that measured the run, descriptive (a run of an unknown build still
+ * ranks): anything but 40 lower-case hex digits, optionally "-dirty", is unknown. */
+static void parse_revision(const cJSON *root, rank_result *r)
+{
+    const cJSON *tool = get_obj(root, "tool");
+    const cJSON *v = tool ? cJSON_GetObjectItemCaseSensitive(tool, "revision") : NULL;
+    const char *s = cJSON_IsString(v) ? v->valuestring : NULL;
+    size_t n = s ? strspn(s, "0123456789abcdef") : 0;
+    if (n == 40 && (!s[40] || !strcmp(s + 40, "-dirty"))) snprintf(r->revision.text, sizeof r->revision.text, "%s", s);
+}
+
 /* The optional "communication" measure timed (allreduce sizes ascending): the bus bandwidth at the
  * largest size a DDP bucket (25 MiB) holds, the figure the gradients' allreduces move at, else at
  * the smallest.  Descriptive: a bad entry leaves it unknown, never rejects the result. */
@@ -442,6 +453,7 @@ static int parse_tree(const cJSON *root, rank_result *r, char *reason, size_t rl
             return -1;
     }
 
+    parse_revision(root, r);
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "timestamp");
     if (cJSON_IsString(ts) && ts->valuestring && util_parse_iso8601(ts->valuestring, &r->timestamp) != 0)
         r->timestamp = 0;

@@ -8,7 +8,8 @@
  *   "workload": {"fingerprint", "model", "precision", "batch_size_per_device", "global_batch_size",
  *                "data", "results"},                    -- the group ranked
  *   "workloads": [{"fingerprint", "model", "precision", "results", "selected"}],  -- every group found
- *   "inputs": {"files_read", "results", "skipped", "duplicates", "superseded"},
+ *   "inputs": {"files_read", "results", "skipped", "duplicates", "superseded",
+ *              "revisions": [revision|null]},   -- the builds the ranked runs came from
  *   "prices": {"summary", "origin", "region_override", "spot_price": "lowest|median|az", "az"},
  *   "target": {"samples", "epochs", "dataset_size"} | null,
  *   "filters": {"markets": "on-demand|spot|both|capacity-block|savings-plan|all", "deadline_hours", "budget_usd", "max_hourly_usd",
@@ -25,6 +26,7 @@
  * or does not apply (a spot AZ on an on-demand row, a price on an unpriced row) is null, never
  * NaN, and never an object or array that could be null. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -114,6 +116,15 @@ int rank_report_write_json(const rank_report *r, FILE *out, ib_error *err)
     cJSON_AddNumberToObject(in, "skipped", (double)r->skipped);
     cJSON_AddNumberToObject(in, "duplicates", (double)r->duplicates);
     cJSON_AddNumberToObject(in, "superseded", (double)r->superseded);
+    const char **revs = NULL;
+    long n_revs = rank_revisions(r->configs, r->n_configs, &revs);
+    if (n_revs < 0) {
+        cJSON_Delete(doc);
+        return ib_error_set(err, IB_EXIT_RUNTIME, "out of memory");
+    }
+    cJSON *rv = cJSON_AddArrayToObject(in, "revisions");
+    for (long i = 0; i < n_revs; i++) cJSON_AddItemToArray(rv, str_or_null(revs[i]));
+    free(revs);
 
     char summary[160];
     rank_report_price_summary(r, summary, sizeof summary);

@@ -5,6 +5,9 @@ instbench_test_internals(rank_unit rank)   # white-box: group, score and seen by
 add_test(NAME rank_math COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_math.py ${INSTBENCH_BIN})
 # Fused and unfused attention runs: separate rows and medians, the attention column, the warning.
 add_test(NAME rank_attention COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_attention.py ${INSTBENCH_BIN})
+# Results of different builds (tool.revision): one warning naming them, JSON's inputs.revisions.
+add_test(NAME rank_revisions COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_revisions.py ${INSTBENCH_BIN}
+         ${CMAKE_SOURCE_DIR}/schemas/rank-v2.json ${CMAKE_SOURCE_DIR}/schemas/result-v1.json)
 add_test(NAME rank_hostile COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_hostile.py ${INSTBENCH_BIN})
 add_test(NAME rank_svg COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/rank_svg.py ${INSTBENCH_BIN})
 add_test(NAME rank_cli COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/rank_cli.sh ${INSTBENCH_BIN})
