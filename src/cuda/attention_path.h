@@ -33,7 +33,8 @@ typedef struct cuda_attention_choice {
  * (one forward and backward at the real T, H, hd and a batch of at most 2 on random data, a few
  * heads compared with a float64 reference on the host, every output element written, a
  * deterministic backward bitwise repeatable; once per T, H, hd and mode).
- * Cached per (device, B, T, H, hd, precision): every later call for the shape answers at once. */
+ * Cached per (device, B, T, H, hd, precision, INSTBENCH_CUDA_ATTENTION, INSTBENCH_CUDNN_NONDETERMINISTIC):
+ * every later call for the shape answers at once. */
 void cuda_attention_choose(const ib_train_config *cfg, cuda_attention_choice *out);
 
 /* The path INSTBENCH_CUDA_ATTENTION asks for: a CUDA_ATT_*, -1 when unset or empty, -2 when it

@@ -182,6 +182,13 @@ if(INSTBENCH_CUDA)
     # 0.5 ms in one run, so each is timed over 3 runs, not up to 200 simulated ones.
     add_test(NAME cuda_vit_sim_seed2 COMMAND cuda_vit_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     set_tests_properties(cuda_vit_sim_seed2 PROPERTIES TIMEOUT 600 ENVIRONMENT "CUDASIM_SEED=2;GCOV_PREFIX=${CMAKE_CURRENT_BINARY_DIR}/seed2-gcov;INSTBENCH_TEST_CUDNN_RUNS=1;INSTBENCH_GEMM_TUNE=1;CUBLASLT_STANDIN_ALGOS=0.1,0.4,0.2")
+    # The real models' shapes (ViT-S, -B, -L widths and heads, 197 and 577 tokens, batch 1 to 4,
+    # bf16 on the cuDNN and unfused paths, fp32) one step each against the CPU backend: what a lent
+    # GPU runs and the fixtures' small models do not reach (issue 37's pre-flight).  Its gcov
+    # counts go apart from cuda_vit_sim's, which reports the kernels' coverage.
+    add_test(NAME cuda_vit_shapes COMMAND cuda_vit_sim shapes WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    set_tests_properties(cuda_vit_shapes PROPERTIES TIMEOUT 600 ENVIRONMENT
+                         "CUDASIM_SEED=1;GCOV_PREFIX=${CMAKE_CURRENT_BINARY_DIR}/shapes-gcov;INSTBENCH_TEST_CUDNN_RUNS=1")
     # The whole CUDA module on the CPU: src/cuda/*.c with the simulated kernels, the cuBLASLt
     # stand-in, the host runtime and the NCCL stand-in (ranks as threads), built as a module the
     # real executable loads (INSTBENCH_CUDA_MODULE), so `verify --backend cuda` and `measure

@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/attention_path.h"
 #include "cuda/vit.h"
 #include "cuda_host_runtime.h"
 #include "instbench/verify.h"
 
 static int failures;
-static int use_graph; /* steps through cuda_vit_forward_backward_graph (eager, captured, replayed) */
+static int use_graph;     /* steps through cuda_vit_forward_backward_graph (eager, captured, replayed) */
+static int run_attn_path; /* the attention path (CUDA_ATT_*) of run_ref's last step */
 
 typedef struct hook_log {
     size_t next_end; /* the previous range's start: ranges must descend without gaps */
@@ -30,15 +32,13 @@ static int on_ready(void *user, size_t off, size_t cnt)
     return 0;
 }
 
-static void run_one(const char *path)
+/* The step on REF's weights and batch against the CPU backend, and against timm where REF holds
+ * timm's outputs (a fixture's; a synthetic REF, shapes_check's, has none).  PATH names it. */
+static void run_ref(const char *path, const verify_reference *ref_in, int vs_timm)
 {
-    verify_reference ref;
+    const verify_reference ref = *ref_in;
     ib_error err;
-    if (verify_reference_load(path, &ref, &err)) {
-        fprintf(stderr, "FAIL %s: %s\n", path, err.msg);
-        failures++;
-        return;
-    }
+    run_attn_path = -1;
     ib_train_config cfg = ref.cfg;
     cfg.device = 0;
     model_layout layout;
@@ -46,7 +46,6 @@ static void run_one(const char *path)
     if (model_layout_build(&cfg.model, &layout, &err) || cuda_vit_init(&v, &cfg, &layout, &err)) {
         fprintf(stderr, "FAIL %s: init: %s\n", path, err.msg);
         failures++;
-        verify_reference_free(&ref);
         return;
     }
     const size_t P = layout.total, BC = (size_t)cfg.batch_size * cfg.model.num_classes;
@@ -95,7 +94,7 @@ static void run_one(const char *path)
         verify_outputs cpu;
         double secs;
         /* against timm, and against the CPU backend (its outputs as the expected values) */
-        if (verify_compare(&ref, &ref.expected, &got, &tol, &rep, &err) == 0) {
+        if (vs_timm && verify_compare(&ref, &ref.expected, &got, &tol, &rep, &err) == 0) {
             if (!rep.pass) {
                 fprintf(stderr, "FAIL %s: %zu checks against timm out of tolerance, first:", path, rep.failed);
                 for (size_t i = 0; i < rep.count; i++)
@@ -130,12 +129,29 @@ static void run_one(const char *path)
             fprintf(stderr, "FAIL %s: cpu backend: %s\n", path, err.msg);
             failures++;
         }
-        printf("%s: loss %.6f (timm %.6f), %d steps, last %.6f (timm %.6f)\n", path, got.loss, ref.expected.loss,
-               ref.steps, got.losses[ref.steps - 1], ref.expected.losses[ref.steps - 1]);
+        if (vs_timm)
+            printf("%s: loss %.6f (timm %.6f), %d steps, last %.6f (timm %.6f)\n", path, got.loss, ref.expected.loss,
+                   ref.steps, got.losses[ref.steps - 1], ref.expected.losses[ref.steps - 1]);
+        else
+            printf("%s: loss %.6f, %d step%s, attention %s\n", path, got.loss, ref.steps, ref.steps == 1 ? "" : "s",
+                   v.attn_path == CUDA_ATT_CUDNN ? "cuDNN" : "unfused");
     }
+    run_attn_path = v.attn_path;
     verify_outputs_free(&got);
     cuda_vit_free(&v);
     model_layout_free(&layout);
+}
+
+static void run_one(const char *path)
+{
+    verify_reference ref;
+    ib_error err;
+    if (verify_reference_load(path, &ref, &err)) {
+        fprintf(stderr, "FAIL %s: %s\n", path, err.msg);
+        failures++;
+        return;
+    }
+    run_ref(path, &ref, 1);
     verify_reference_free(&ref);
 }
 
@@ -496,16 +512,84 @@ static void store_act_check(size_t n)
     }
     cudaFree(src), cudaFree(dst);
 }
+
+/* One step of the real models' shapes (timm's presets at DEPTH blocks, batch B, one step) against
+ * the CPU backend, on timm-like initial weights and a random batch: the widths (ViT-S 384, ViT-B 768,
+ * ViT-L 1024), the heads (6, 12, 16 of 64) and the token counts (197 at 224 px, 577 at 384 px:
+ * odd, the T x T rows padded to 200 and 584) of the runs a GPU session makes, which the fixtures'
+ * small models do not reach.  bf16 takes the attention path a GPU with cuDNN takes unless UNFUSED. */
+static void shape_check(const char *preset, int img, int depth, int B, ib_precision prec, int unfused)
+{
+    verify_reference ref;
+    ib_error err;
+    memset(&ref, 0, sizeof ref);
+    if (model_preset(preset, &ref.cfg.model, &err)) {
+        fprintf(stderr, "FAIL %s: %s\n", preset, err.msg);
+        failures++;
+        return;
+    }
+    ref.cfg.model.img_size = img, ref.cfg.model.depth = depth;
+    ref.cfg.batch_size = B, ref.cfg.precision = prec, ref.cfg.seed = 7;
+    backend_default_optim(IB_OPT_ADAM, &ref.cfg.optim);
+    ref.steps = 1;
+    const vit_config *c = &ref.cfg.model;
+    const size_t nimg = (size_t)B * c->in_chans * img * img;
+    if (model_layout_build(c, &ref.layout, &err) || !(ref.params = malloc(ref.layout.total * 4)) ||
+        !(ref.images = malloc(nimg * 4)) || !(ref.labels = malloc((size_t)B * 4))) {
+        fprintf(stderr, "FAIL %s: setting up\n", preset);
+        failures++;
+        verify_reference_free(&ref);
+        return;
+    }
+    model_init_params(c, &ref.layout, ref.params, ref.cfg.seed);
+    uint64_t st = 0x5a17u + (uint64_t)img * 31 + (uint64_t)B;
+    fill_uniform(ref.images, nimg, &st);
+    for (int i = 0; i < B; i++) ref.labels[i] = (int32_t)((uint64_t)(next_uniform(&st) + 1.0f) * 499u) % c->num_classes;
+    char name[160];
+    snprintf(name, sizeof name, "%s at %d px (T=%d), depth %d, batch %d, %s%s", preset, img, model_seq_len(c), depth, B,
+             prec == IB_PREC_BF16 ? "bf16" : "fp32", unfused ? ", unfused attention" : "");
+    if (unfused) setenv("INSTBENCH_CUDA_ATTENTION", "unfused", 1);
+    const int before = failures;
+    run_ref(name, &ref, 0);
+    unsetenv("INSTBENCH_CUDA_ATTENTION");
+    /* the stand-in of cuDNN takes every one of these shapes (head dim 64), as cuDNN does on a GPU;
+     * unfused asked for is unfused, even at a shape that ran cuDNN before in this process */
+    const int want = prec == IB_PREC_BF16 && !unfused ? CUDA_ATT_CUDNN : CUDA_ATT_UNFUSED;
+    if (failures == before && run_attn_path != want) {
+        fprintf(stderr, "FAIL %s: attention ran %s, not %s\n", name, cuda_attention_name(run_attn_path),
+                cuda_attention_name(want));
+        failures++;
+    }
+    verify_reference_free(&ref);
+    fail_fast();
+}
+
+/* cuda_vit_sim shapes: the real models' shapes alone (ctest cuda_vit_shapes, about 35 s) */
+static void shapes_check(void)
+{
+    standin_reset();
+    for (int p = 0; p < 2; p++) {
+        const ib_precision prec = p ? IB_PREC_FP32 : IB_PREC_BF16;
+        /* ViT-S: 6 heads, batch 1 over 2 blocks (the second block's norms add the first's fc2
+         * output; each block's saved attention statistics, 6 x 197 floats, follow the previous
+         * block's); the tiny model of gpu_check.sh's realistic step (3 heads, batch 4); ViT-B at 224
+         * px; ViT-S at 384 px, 577 tokens; ViT-L's 1024 wide, 16 heads under bf16 only (the GPU
+         * session's precision: fp32 adds 5 s and no width the others lack) */
+        shape_check("vit_small_patch16_224", 224, 2, 1, prec, 0);
+        shape_check("vit_tiny_patch16_224", 224, 1, 4, prec, 0);
+        shape_check("vit_base_patch16_224", 224, 1, 1, prec, 0);
+        shape_check("vit_small_patch16_224", 384, 1, 1, prec, 0);
+        if (prec == IB_PREC_BF16) shape_check("vit_large_patch16_224", 224, 1, 1, prec, 0);
+    }
+    shape_check("vit_base_patch16_224", 224, 1, 1, IB_PREC_BF16, 1); /* bf16 where cuDNN refuses */
+    standin_violation_check();
+}
 #endif
 
-int main(int argc, char **argv)
+#ifdef CUDA_VIT_SIM
+/* cuda_vit_sim: the kernels on their own, then the fixtures REFS (N) on every road */
+static void run_all_sim(const char *const *refs, size_t n)
 {
-#ifdef CUDA_VIT_SIM
-#endif
-    (void)argc, (void)argv;
-    const char *refs[] = {"data/ref_a_adam_fp32.safetensors", "data/ref_a_adam_bf16.safetensors",
-                          "data/ref_b_adamw_fp32.safetensors", "data/ref_b_adamw_bf16.safetensors"};
-#ifdef CUDA_VIT_SIM
     /* the kernels on their own first: seconds, where a training run takes several (a mutation in
      * a kernel is caught here under CUDA_VIT_FAIL_FAST) */
     bias_act_check(300, 300);
@@ -533,7 +617,7 @@ int main(int argc, char **argv)
     standin.heuristic = STANDIN_HEURISTIC_NOT_SUPPORTED;
     printf("forward + backward as a CUDA graph:\n");
     use_graph = 1;
-    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
+    for (size_t i = 0; i < n; i++) run(refs[i]);
     use_graph = 0;
     standin_violation_check();
     fail_fast();
@@ -541,7 +625,7 @@ int main(int argc, char **argv)
         standin_reset();
         standin.heuristic = road ? STANDIN_HEURISTIC_NOT_SUPPORTED : STANDIN_HEURISTIC_ALGO;
         printf("GEMMs through %s:\n", road ? "the cuBLAS fallback" : "cuBLASLt");
-        for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
+        for (size_t i = 0; i < n; i++) run(refs[i]);
         standin_violation_check();
         if ((road ? standin.blas_gemms : standin.lt_matmuls) == 0) {
             fprintf(stderr, "FAIL: no GEMM went through %s\n", road ? "cuBLAS" : "cuBLASLt");
@@ -551,17 +635,35 @@ int main(int argc, char **argv)
     /* the bf16 unfused path by name (where cuDNN cannot run) */
     printf("bf16 with unfused attention:\n");
     setenv("INSTBENCH_CUDA_ATTENTION", "unfused", 1);
-    run("data/ref_a_adam_bf16.safetensors");
-    run("data/ref_b_adamw_bf16.safetensors");
+    for (int i = 0; i < 2; i++) { /* fixture a ran cuDNN above: asked now, it runs unfused */
+        const char *path = i ? "data/ref_b_adamw_bf16.safetensors" : "data/ref_a_adam_bf16.safetensors";
+        run(path);
+        if (run_attn_path != CUDA_ATT_UNFUSED) {
+            fprintf(stderr, "FAIL %s: INSTBENCH_CUDA_ATTENTION=unfused, and attention ran %s\n", path,
+                    cuda_attention_name(run_attn_path));
+            failures++;
+        }
+    }
     unsetenv("INSTBENCH_CUDA_ATTENTION");
     out_of_bounds_check();
     poison_check();
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    const char *refs[] = {"data/ref_a_adam_fp32.safetensors", "data/ref_a_adam_bf16.safetensors",
+                          "data/ref_b_adamw_fp32.safetensors", "data/ref_b_adamw_bf16.safetensors"};
+#ifdef CUDA_VIT_SIM
+    if (argc > 1 && !strcmp(argv[1], "shapes")) shapes_check();
+    else run_all_sim(refs, sizeof refs / sizeof refs[0]);
     if (cudasim_problem[0]) {
         fprintf(stderr, "FAIL: cudasim: %s\n", cudasim_problem);
         failures++;
     }
     printf("%ld kernel launches, %ld thread runs\n", cudasim_launches, cudasim_threads_run);
 #else
+    (void)argc, (void)argv;
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) run(refs[i]);
 #endif
     if (failures) {
