@@ -40,6 +40,12 @@ static int planned_path(const ib_train_config *cfg, size_t *cudnn_workspace)
     return ch.refused ? CUDA_ATT_UNFUSED : ch.path;
 }
 
+/* Floats from one block's cuDNN statistics [B,H,T] to the next's: B*H*T rounded up to 256 bytes, as
+ * every buffer of the plan, since cuDNN's graphs declare every tensor 16-byte aligned (the
+ * frontend's default) and B*H*T need not be a multiple of 4 (ViT-S's 6 heads x 197 tokens at an odd
+ * batch: block 1's would start 8-byte aligned). */
+static size_t lse_stride(const model_plan *p) { return ((size_t)p->B * p->H * p->T + 63) & ~(size_t)63; }
+
 /* The plan for attention path PATH (CUDA_ATT_*); WS: cuDNN's workspace as its built graphs say. */
 static int plan_for(const ib_train_config *cfg, int path, size_t ws, model_plan *p, ib_error *err)
 {
@@ -52,7 +58,7 @@ static int plan_for(const ib_train_config *cfg, int path, size_t ws, model_plan 
     const size_t ln = cuk_layernorm_partial_floats(p->D), col = cuk_colsum_partial_floats(wide > cd ? wide : cd);
 #define EXT(name, dt, ...) model_plan_add(p, #name, dt, offsetof(cuda_vit, name), MODEL_DIMS(__VA_ARGS__))
     if (path == CUDA_ATT_CUDNN) { /* cuDNN's statistics: max + log(sum exp) per row */
-        EXT(lse, IB_PREC_FP32, (size_t)p->L, B, H, T);
+        EXT(lse, IB_PREC_FP32, (size_t)p->L, lse_stride(p));
     } else {
         EXT(heads_act, p->act, B, H, T, hd);
         if (p->act == IB_PREC_BF16) EXT(tt_act, IB_PREC_BF16, BH, T, Ts);
@@ -254,7 +260,7 @@ static int forward_ops(cuda_vit *v, ib_error *err)
     const model_plan *pl = &v->plan;
     const model_layout *o = v->layout; /* parameter offsets */
     model_buffers *b = &v->buf;
-    const int B = pl->B, T = pl->T, D = pl->D, H = pl->H, F = pl->F, BT = B * T, dt = pl->act;
+    const int B = pl->B, T = pl->T, D = pl->D, F = pl->F, BT = B * T, dt = pl->act;
     const cudaStream_t s = v->stream;
     const float *W = b->params;
 
@@ -277,8 +283,8 @@ static int forward_ops(cuda_vit *v, ib_error *err)
              * through strides; att [B,T,D] bf16 and the statistics out */
             if (linear(v, k->ln1, p->qkv_w, p->qkv_b, k->qkv, dt, BT, 3 * D, D, err)) return -1;
             if (sdpa_call(v,
-                          cudnn_sdpa_forward(v->sdpa, k->qkv, k->att, v->lse + (size_t)l * B * H * T, v->sdpa_ws, s,
-                                             v->sdpa_why, sizeof v->sdpa_why),
+                          cudnn_sdpa_forward(v->sdpa, k->qkv, k->att, v->lse + (size_t)l * lse_stride(pl), v->sdpa_ws,
+                                             s, v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;
         } else {
@@ -428,7 +434,7 @@ int cuda_vit_backward(cuda_vit *v, ib_grad_ready_fn cb, void *user, ib_error *er
             /* dq, dk, dv bf16 into big_act in the qkv layout: the qkv Linear's dy as its GEMMs read
              * it; its bias gradient sums those bf16 values (as PyTorch's, after SDPA's backward) */
             if (sdpa_call(v,
-                          cudnn_sdpa_backward(v->sdpa, k->qkv, k->att, b->datt, v->lse + (size_t)l * pl->B * pl->H * T,
+                          cudnn_sdpa_backward(v->sdpa, k->qkv, k->att, b->datt, v->lse + (size_t)l * lse_stride(pl),
                                               b->big_act, v->sdpa_ws, s, v->sdpa_why, sizeof v->sdpa_why),
                           err))
                 return -1;

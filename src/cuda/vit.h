@@ -42,7 +42,7 @@ typedef struct cuda_vit {
     float *dqkvh;    /* [3][B,H,T,hd] */
     float *dqkv32;   /* [B,T,3D] fp32, bf16 only: dqkv merged, before the bias sums and the cast */
     /* cuDNN attention's */
-    float *lse;       /* [L][B,H,T] each block's row log-sum-exps (saved) */
+    float *lse;       /* [L][B,H,T] each block's row log-sum-exps (saved), blocks lse_stride apart (vit.c) */
     float *partial;   /* column-reduction partial sums */
     double *row_loss; /* [B] */
     float *loss_dev;  /* [1] */

@@ -416,6 +416,15 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t plan
             standin_die("Execute: %s at byte %zu of a %zu-byte allocation reaches %zu bytes past its end", d,
                         (size_t)((const char *)ptr - base), size, (size_t)((const char *)ptr - base) + bytes - size);
         if ((uintptr_t)ptr % dtype_size(t->dtype)) standin_die("Execute: %s at %p is misaligned", d, ptr);
+        /* the engines were picked for the alignment the descriptor declares (the frontend's default:
+         * 16 bytes): a pointer less aligned is refused, where a real engine that assumed it may fault
+         * on a misaligned address (cudnn-frontend's own torch op copies such a tensor first) */
+        if (t->align > 1 && (uintptr_t)ptr % (uintptr_t)t->align) {
+            free(j->ptr), free(j->value), free(j->alloc), free(j->alloc_size), free(j);
+            return standin_refuse(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER,
+                                  "Execute: %s at %p is not %lld-byte aligned, as its descriptor declares", d, ptr,
+                                  (long long)t->align);
+        }
         j->ptr[i] = ptr, j->alloc[i] = base, j->alloc_size[i] = size;
     }
     pthread_mutex_lock(&standin_mu), g->refs++, standin_counts.executions++, pthread_mutex_unlock(&standin_mu);

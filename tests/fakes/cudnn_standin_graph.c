@@ -88,6 +88,7 @@ static int add_tensor(graph *g, desc *d)
     t.dtype = (cudnnDataType_t)get_enum(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, -1);
     t.is_virtual = get_bool(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL);
     t.by_value = get_bool(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE);
+    t.align = get_i64(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 0);
     t.producer = -1;
     int64_t far = 0, packed = 1;
     for (int i = t.nd - 1; i >= 0; i--) {

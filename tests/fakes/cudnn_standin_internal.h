@@ -76,6 +76,7 @@ typedef struct tensor {
                                  so the interpreter keeps it packed, row-major */
     cudnnDataType_t dtype;
     int is_virtual, by_value;
+    int64_t align;  /* CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT: what the engines were chosen for (0: unset) */
     int64_t extent; /* elements from offset 0 to the farthest one the dims and sstrides reach, plus one */
     int64_t dext;   /* ... and by the declared strides */
     double value;   /* by value: the scalar (read at finalize from the descriptor, if given there) */
