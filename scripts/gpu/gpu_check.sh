@@ -12,7 +12,8 @@
 #              (CUDA vs timm, CPU vs timm, CUDA vs CPU per tensor)
 #   realistic  the same on timm references at real shapes (vit_tiny_patch16_224: 197 tokens,
 #              head dim 64), fp32 and bf16, made here by scripts/data/make_reference.py (SKIP without timm)
-#   sanitize   compute-sanitizer memcheck, racecheck and initcheck over verify of one fixture
+#   sanitize   compute-sanitizer memcheck, racecheck and initcheck over verify of one fixture, and
+#              memcheck over a 2-block ViT-S measure at batch 3 (an odd B*H*T)
 #   sanitize12 memcheck on a CUDA 12 build of the module (--cuda12-module, else the bundle's
 #              bin/cuda12/) with cuDNN attention asked for by name (below CUDA 12.9 it is off by
 #              default, as PyTorch's, for pytorch#169849's out-of-bounds read): verify of one
@@ -179,6 +180,12 @@ sanitize() {   # every tool over one fixture: out-of-bounds, races in shared mem
         compute-sanitizer --tool $tool $excl --error-exitcode 3 "$BIN" verify --backend cuda \
             --reference "$root/tests/data/ref_a_adam_bf16.safetensors" || rc=1
     done
+    # measure's own buffers with cuDNN attention: two blocks at an odd batch, so B*H*T (3*6*197) is
+    # no multiple of 4 and block 1's statistics start where only the plan's rounding aligns them
+    echo "--- memcheck, measure ViT-S/16 2 blocks batch 3"
+    compute-sanitizer --tool memcheck --error-exitcode 3 "$BIN" measure --backend cuda \
+        --model vit_small_patch16_224 --depth 2 --batch-size 3 --precision bf16 --steps 2 --warmup 1 \
+        --cuda-graphs off --checkpoint off --format json --output "$OUTDIR/sanitize_measure.json" || rc=1
     return $rc
 }
 step sanitize sanitize

@@ -15,7 +15,8 @@ What goes where (RUN = docs/gpu-runs/<date>-<gpu>):
   RUN/bench_table.txt, RUN/kernels.{txt,json}    the printed table, the per-kernel-class table
   RUN/kernels_nondet.{txt,json}                  the same with cuDNN's non-deterministic backward
   RUN/ab/                                        the A/B's runs and its printed table (ab.txt)
-  RUN/<step>.log, RUN/<step>.json                realistic, sanitizers, auto_batch, host_data (p3)
+  RUN/<step>.log, RUN/<step>.json                realistic, sanitizers (sanitize_measure.json: the
+                                                 measure memcheck ran), auto_batch, host_data (p3)
   RUN/<model>/bench_<name>.json                  the other models against PyTorch (p4)
   RUN/bench_table_others.txt                     their printed tables (p4/torch.log)
 The date is the session's (console.txt's first line), the GPU the one PyTorch named in the same
@@ -35,7 +36,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = ["instbench", "instbench_unfused", "instbench_nondet", "instbench_tuned", "instbench_traced", "torch",
          "torch_compile"]
-P3 = ["realistic", "sanitize", "sanitize12", "auto_batch", "host_data"]
+P3 = ["realistic", "sanitize", "sanitize_measure", "sanitize12", "auto_batch", "host_data"]
 
 
 def fail(msg):
