@@ -187,7 +187,8 @@ if(INSTBENCH_CUDA)
     # GPU runs and the fixtures' small models do not reach (issue 37's pre-flight).  Its gcov
     # counts go apart from cuda_vit_sim's, which reports the kernels' coverage.
     add_test(NAME cuda_vit_shapes COMMAND cuda_vit_sim shapes WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-    set_tests_properties(cuda_vit_shapes PROPERTIES TIMEOUT 600 ENVIRONMENT
+    # ~35 s: every model's real widths and token counts, one step each (slow: `ctest -LE slow` skips it)
+    set_tests_properties(cuda_vit_shapes PROPERTIES TIMEOUT 600 LABELS slow ENVIRONMENT
                          "CUDASIM_SEED=1;GCOV_PREFIX=${CMAKE_CURRENT_BINARY_DIR}/shapes-gcov;INSTBENCH_TEST_CUDNN_RUNS=1")
     # The whole CUDA module on the CPU: src/cuda/*.c with the simulated kernels, the cuBLASLt
     # stand-in, the host runtime and the NCCL stand-in (ranks as threads), built as a module the
