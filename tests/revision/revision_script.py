@@ -8,7 +8,10 @@ here, each expectation from git run here (`git rev-parse HEAD`) or from what the
   revision, or none at all, is unknown, also inside another repository (the outer HEAD is not
   this tree's);
 - unknown, and the script still succeeds, where git is not on PATH, where .git points nowhere,
-  and in a repository without a commit;
+  in a repository without a commit, and where git never answers (a stand-in that sleeps: given up
+  after -DGIT_TIMEOUT seconds, with a warning);
+- a hostile REVISION is not read and the script ends: a FIFO no one writes, a link to /dev/zero, a
+  folder, a file of 10 MB;
 - each file is written only when its content changes (an unchanged revision keeps the mtime).
 Unknown is `#define INSTBENCH_REVISION ""` and the text "unknown".
 Usage: revision_script.py CMAKE SOURCE_DIR"""
@@ -41,10 +44,14 @@ def git(repo, *args):
     return p.stdout.strip()
 
 
-def script(src, env=None):
+def script(src, env=None, *defs):
     """Runs the script on SRC: (the header's value, the text file's line)."""
-    p = subprocess.run([CMAKE, f"-DSRC={src}", f"-DHEADER={HEADER}", f"-DTEXT={TEXT}", "-P", SCRIPT],
-                       capture_output=True, text=True, env=env or GIT_ENV, timeout=60)
+    try:
+        p = subprocess.run([CMAKE, f"-DSRC={src}", f"-DHEADER={HEADER}", f"-DTEXT={TEXT}", *defs, "-P", SCRIPT],
+                           capture_output=True, text=True, env=env or GIT_ENV, timeout=60)
+    except subprocess.TimeoutExpired:
+        p = subprocess.CompletedProcess([], "timeout", "", "no end within 60 s (a build would hang)")
+    script.stderr = p.stderr
     check(p.returncode == 0, f"cmake -P revision.cmake on {src}: exit {p.returncode}: {p.stderr[-400:]}")
     header = open(HEADER).read() if os.path.exists(HEADER) else ""
     m = re.search(r'^#define INSTBENCH_REVISION "([^"\n]*)"$', header, re.M)
@@ -52,8 +59,8 @@ def script(src, env=None):
     return (m.group(1) if m else None), (open(TEXT).read() if os.path.exists(TEXT) else None)
 
 
-def expect(what, src, want, env=None):
-    value, text = script(src, env)
+def expect(what, src, want, env=None, *defs):
+    value, text = script(src, env, *defs)
     check(value == (want or ""), f"{what}: header {value!r}, want {want or ''!r}")
     check(text == (want or "unknown") + "\n", f"{what}: text {text!r}, want {(want or 'unknown')!r}")
 
@@ -140,6 +147,27 @@ fresh = os.path.join(TMP, "fresh")
 os.makedirs(fresh)
 git(fresh, "init", "-q")
 expect("a repository without a commit", fresh, None)
+hung_path = os.path.join(TMP, "hung-git-bin")
+os.makedirs(hung_path)
+with open(os.path.join(hung_path, "git"), "w") as f:
+    f.write("#!/bin/sh\nexec sleep 600\n")
+os.chmod(os.path.join(hung_path, "git"), 0o755)
+expect("git never answering", r, None, dict(GIT_ENV, PATH=hung_path + os.pathsep + os.environ["PATH"]),
+       "-DGIT_TIMEOUT=2")
+check("did not answer within 2 s" in " ".join(script.stderr.split()),
+      f"git never answering: no warning: {script.stderr[-400:]}")
+
+# a REVISION that is no file of a revision: never read whole (a build would hang or fill memory)
+for name, what, make in (("fifo", "a FIFO", os.mkfifo), ("zero", "a link to /dev/zero",
+                                                        lambda p: os.symlink("/dev/zero", p)),
+                         ("folder", "a folder", os.makedirs)):
+    hostile = os.path.join(TMP, "hostile-" + name)
+    os.makedirs(hostile)
+    make(os.path.join(hostile, "REVISION"))
+    expect("REVISION " + what, hostile, None)
+with open(os.path.join(plain, "REVISION"), "w") as f:
+    f.write("0" * 10_000_000)
+expect("REVISION of 10 MB", plain, None)
 
 print("revision_script: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
