@@ -21,7 +21,7 @@ else()
   set(_cli_nccl_h "")
 endif()
 add_test(NAME cli_version COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_version.py ${INSTBENCH_BIN}
-         ${PROJECT_VERSION} ${_cli_cuda} "${_cli_nccl_h}" ${CMAKE_SOURCE_DIR})
+         ${PROJECT_VERSION} ${_cli_cuda} "${_cli_nccl_h}" ${CMAKE_SOURCE_DIR} ${INSTBENCH_REVISION_TEXT})
 # Tables fit the terminal: every command on a pseudo-terminal of 80, 120 and 200 columns.
 add_test(NAME cli_width COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cli_width.py ${INSTBENCH_BIN}
          ${INSTBENCH_TEST_DATA})

@@ -1,11 +1,11 @@
 """`instbench --version` names what this build runs on, each fact checked against a source that is
-not instbench: the project version CMake was given and the source revision (git's HEAD of the
-source tree and its own check for edits, `git diff HEAD`; not checked where the tree is no git
-checkout), Debian's libdnnl2 package version, the CPU's
+not instbench: the project version CMake was given and the source revision the build recorded
+(cmake/revision.cmake's text file; naming a commit git has in the source tree, and known where git
+answers there: testlib.build_revision), Debian's libdnnl2 package version, the CPU's
 flags in /proc/cpuinfo (with DNNL_MAX_CPU_ISA=AVX2 the ISA is avx2 and bf16 is emulated), nvcc's
 release and the NCCL version macros of nccl.h read here.  The binary copied alone into an empty
 directory reports its CUDA module missing.
-Usage: cli_version.py INSTBENCH PROJECT_VERSION CUDA(ON|OFF) NCCL_H(or "") SOURCE_DIR"""
+Usage: cli_version.py INSTBENCH PROJECT_VERSION CUDA(ON|OFF) NCCL_H(or "") SOURCE_DIR REVISION_TEXT"""
 import os
 import re
 import shutil
@@ -15,9 +15,9 @@ import tempfile
 
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
-from testlib import check, failures, git_revision, short_revision  # noqa: E402
+from testlib import build_revision, check, failures, short_revision  # noqa: E402
 
-BIN, VERSION, CUDA, NCCL_H, SRC = sys.argv[1], sys.argv[2], sys.argv[3] == "ON", sys.argv[4], sys.argv[5]
+BIN, VERSION, CUDA, NCCL_H, SRC, REVISION = sys.argv[1], sys.argv[2], sys.argv[3] == "ON", sys.argv[4], *sys.argv[5:7]
 
 
 def version(binary, *flags, env=None):
@@ -30,14 +30,10 @@ def version(binary, *flags, env=None):
 
 lines = version(BIN, env={"DNNL_MAX_CPU_ISA": "AVX2"})
 check(len(lines) == 3, f"three lines, got {lines}")
-rev, why = git_revision(SRC)
-if rev:
-    want = f"instbench {VERSION} (revision {short_revision(rev)})"
-    check(lines[0] == want, f"first line {lines[0]!r}, want {want!r} (git: {rev}; a stale build? rebuild it)")
-else:
-    print(f"cli_version: the revision is not checked: {why}")
-    check(re.fullmatch(rf"instbench {re.escape(VERSION)} \(revision ([0-9a-f]{{12}}(-dirty)?|unknown)\)", lines[0]),
-          f"first line {lines[0]!r}, want 'instbench {VERSION} (revision ...)'")
+rev, wrong = build_revision(REVISION, SRC)
+check(not wrong, wrong)
+want = f"instbench {VERSION} (revision {short_revision(rev)})"
+check(lines[0] == want, f"first line {lines[0]!r}, want {want!r} (the build recorded {rev or 'unknown'})")
 cpu = lines[1] if len(lines) > 1 else ""
 dpkg = shutil.which("dpkg-query") and subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libdnnl2"],
                                                      capture_output=True, text=True)

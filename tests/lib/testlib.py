@@ -438,19 +438,26 @@ def natural_key(t):
     return fam, s
 
 
-def git_revision(src):
-    """What git says the checkout SRC is, the reference for a build's revision (cmake/revision.cmake):
-    (HEAD's 40 hex digits, "-dirty" when `git diff HEAD` finds a tracked file changed, None) or
-    (None, why) where SRC is no git checkout or git cannot answer."""
-    if not os.path.exists(os.path.join(src, ".git")):
-        return None, "%s is not a git checkout" % src
-    if not shutil.which("git"):
-        return None, "no git on PATH"
-    head = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True)
-    diff = subprocess.run(["git", "-C", src, "diff", "--quiet", "HEAD", "--"], capture_output=True, text=True)
-    if head.returncode != 0 or diff.returncode not in (0, 1):
-        return None, "git failed in %s: %s%s" % (src, head.stderr.strip(), diff.stderr.strip())
-    return head.stdout.strip() + ("-dirty" if diff.returncode == 1 else ""), None
+def build_revision(text_file, src):
+    """The revision the build compiled, as cmake/revision.cmake recorded it beside the header main.c
+    includes (the build folder's generated/revision/REVISION): (40 hex digits with "-dirty" after them
+    when the tree had edits, or None unknown; what is wrong with it, or None).  git in the checkout SRC
+    is the reference, but not the checkout's state now, which may have moved since the build (an edit
+    or a commit made after it, with no rebuild before ctest): the value must name a commit git has,
+    and be known wherever git answers in SRC.  A tree without .git (a source archive) is not checked."""
+    line = open(text_file).read().strip() if os.path.isfile(text_file) else "(%s is missing)" % text_file
+    rev = None if line == "unknown" else line
+    if rev is not None and not re.fullmatch(r"[0-9a-f]{40}(-dirty)?", rev):
+        return rev, "the build's revision %r is no revision" % rev
+    if not os.path.exists(os.path.join(src, ".git")) or not shutil.which("git"):
+        return rev, None
+    head = subprocess.run(["git", "-C", src, "rev-parse", "--verify", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return rev, None
+    if rev is None:
+        return None, "the build recorded no revision, but git answers in %s (HEAD %s)" % (src, head.stdout.strip())
+    known = subprocess.run(["git", "-C", src, "cat-file", "-e", rev[:40] + "^{commit}"], capture_output=True)
+    return rev, None if known.returncode == 0 else "the build's revision %s is no commit of %s" % (rev, src)
 
 
 def short_revision(rev):

@@ -37,9 +37,10 @@ foreach(t schema timing signal imds imds_hostile flags fingerprint hostload tty 
   set_tests_properties(measure_cli_${t} PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
 endforeach()
 
-# tool.revision and the table's header against git's view of the source tree
+# tool.revision and the table's header against the revision the build recorded (and git's commits)
 add_test(NAME measure_cli_revision
-         COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_revision.py ${MEASURE_PY_ARGS} ${CMAKE_SOURCE_DIR})
+         COMMAND ${Python3_EXECUTABLE} ${MEASURE_TESTS}/measure_cli_revision.py ${MEASURE_PY_ARGS} ${CMAKE_SOURCE_DIR}
+                 ${INSTBENCH_REVISION_TEXT})
 set_tests_properties(measure_cli_revision PROPERTIES ENVIRONMENT "INSTBENCH_CPU_PEAK_SECONDS=0.05;NO_COLOR=1")
 
 instbench_add_unit_test(measure_peak ${MEASURE_TESTS}/measure_peak.c)

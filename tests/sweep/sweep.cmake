@@ -19,7 +19,7 @@ set_tests_properties(sweep_userdata_run PROPERTIES TIMEOUT 900 LABELS waits)
 # Label release_only: nearly all of its four minutes is that build, which is the same whichever
 # instbench runs the test, so the ASan+UBSan ctest (scripts/test.sh) leaves it to the release one.
 add_test(NAME sweep_userdata_archive COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/sweep_userdata_archive.py
-         ${INSTBENCH_BIN} $<TARGET_FILE:userdata_probe> ${CMAKE_SOURCE_DIR})
+         ${INSTBENCH_BIN} $<TARGET_FILE:userdata_probe> ${CMAKE_SOURCE_DIR} ${INSTBENCH_REVISION_TEXT})
 set_tests_properties(sweep_userdata_archive PROPERTIES TIMEOUT 1800 LABELS release_only)
 
 # --- launch, watch, terminate, status, cleanup (EXEC) ---

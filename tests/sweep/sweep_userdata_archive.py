@@ -3,8 +3,8 @@
 instance building from it end to end:
 - contents: exactly the tracked files the build needs (git ls-files of src/ include/ kernels/ cmake/
   configs/ CMakeLists.txt LICENSE is the reference), each with its working-tree bytes, and REVISION,
-  the packing build's revision (git's HEAD of the source tree, -dirty where `git diff HEAD` finds an
-  edit; not checked where the tree is no git checkout); no tests/, data/, docs/, build trees; names
+  the packing build's revision (the one it recorded and compiled, naming a commit git has:
+  testlib.build_revision); no tests/, data/, docs/, build trees; names
   sorted, owner 0/0, one fixed mtime; gzip header without name or time;
 - reproducible: the same sources and revision copied elsewhere with other mtimes and another umask
   pack to the same bytes;
@@ -16,7 +16,7 @@ instance building from it end to end:
   module for the one architecture a stand-in nvidia-smi reports, as an instance builds for its GPU;
   ccache through CMAKE_C_COMPILER_LAUNCHER in the environment, as CMake reads it), measures, and
   delivers a result that `instbench rank` ranks, whose tool.revision is the archive's REVISION.
-Usage: sweep_userdata_archive.py INSTBENCH USERDATA_PROBE SOURCE_DIR"""
+Usage: sweep_userdata_archive.py INSTBENCH USERDATA_PROBE SOURCE_DIR REVISION_TEXT"""
 import hashlib
 import json
 import os
@@ -27,9 +27,9 @@ import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")] + [HERE]
-from testlib import check, failures, git_revision, require, scratch_dir  # noqa: E402
+from testlib import build_revision, check, failures, require, scratch_dir  # noqa: E402
 
-BIN, PROBE, SRC = (os.path.abspath(a) for a in sys.argv[1:4])
+BIN, PROBE, SRC, REVISION = (os.path.abspath(a) for a in sys.argv[1:5])
 ARCHIVE = os.path.join(os.path.dirname(BIN), "instbench-src.tar.gz")
 TMP = scratch_dir("ud-archive-")
 require(os.path.isfile(ARCHIVE), f"{ARCHIVE} is missing: the default build makes it")
@@ -41,7 +41,8 @@ g = subprocess.run(["git", "-C", SRC, "ls-files", "-z", "--", "src", "include", 
                     "CMakeLists.txt", "LICENSE"], capture_output=True, timeout=60)
 require(g.returncode == 0, "git ls-files failed: the test compares the archive with the checkout's tracked files")
 tracked = sorted(n for n in g.stdout.decode().split("\0") if n and os.path.isfile(os.path.join(SRC, n)))
-want_rev, why = git_revision(SRC)
+want_rev, wrong = build_revision(REVISION, SRC)
+check(not wrong, wrong)
 with tarfile.open(ARCHIVE) as t:
     members = t.getmembers()
     names = [m.name for m in members]
@@ -49,10 +50,7 @@ with tarfile.open(ARCHIVE) as t:
     check(names == sorted(tracked + ["REVISION"]), "archive != tracked sources and REVISION: extra %s, missing %s" % (
         sorted(set(names) - set(tracked) - {"REVISION"})[:5], sorted(set(tracked + ["REVISION"]) - set(names))[:5]))
     revision = t.extractfile("REVISION").read().decode() if "REVISION" in names else ""
-    if want_rev:
-        check(revision == want_rev + "\n", f"archive REVISION {revision!r}, git says {want_rev} (a stale build?)")
-    else:
-        print(f"sweep_userdata_archive: REVISION ({revision.strip()}) is not checked: {why}")
+    check(revision == (want_rev or "unknown") + "\n", f"archive REVISION {revision!r}, the build recorded {want_rev}")
     check(all(m.uid == 0 and m.gid == 0 and m.uname in ("", "root") for m in members), "owners not 0/0")
     check(len({m.mtime for m in members}) == 1, "more than one mtime in the archive")
     check(all(m.isfile() for m in members), "non-file entries in the archive")
