@@ -8,6 +8,8 @@ AWS's SSM (as sweep_plan.py).  The expectations come from AWS, not from instbenc
   SupportedArchitectures ['arm64']): a multi-node candidate's type is described, and its answer
   picks the image (architecture_source DescribeInstanceTypes);
 - an x86_64 type in the same plan still gets the x86_64 image.
+The plan's measure runs fp32: g5g's T4g has no bf16 matmuls, and a sweep that would run bf16 on it
+is refused (sweep_plan.py).
 Each line's AMI must be the SSM parameter of the arm64 (or x86_64) Deep Learning Base OSS Nvidia
 Driver GPU AMI.  p6e-gb200 has no public price: its line is unpriced, not invented.
 Usage: sweep_plan_arm64.py INSTBENCH"""
@@ -53,8 +55,8 @@ print(json.dumps(out))"""))
               "moto's answers changed: %s" % said)
         cands = ["p6e-gb200.36xlarge", "2xg5g.xlarge", "p6-b200.48xlarge"]
         r = subprocess.run([BIN, "sweep", "plan", "--region", "us-east-1", "--candidates", ",".join(cands),
-                            "--source", "snapshot", "--format", "json"], env=env, capture_output=True, text=True,
-                           timeout=300)
+                            "--source", "snapshot", "--format", "json", "--", "--precision", "fp32"], env=env,
+                           capture_output=True, text=True, timeout=300)
         check(r.returncode == 0, "plan: rc %d %s" % (r.returncode, r.stderr))
         try:
             import jsonschema
