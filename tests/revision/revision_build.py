@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The revision is the build's, not the configure step's: a copy of the sources is made a git
-repository here and configured once (CPU-only, no tests), then
+repository here (its path and the build folder's with spaces) and configured once (CPU-only, no
+tests), then
 - `cmake --build --target instbench_revision` writes git's HEAD (`git rev-parse HEAD`, run here)
   into the generated header, and again after a commit made since configuring, without a new
   configure; an unchanged revision leaves the header's mtime as it was (nothing rebuilds);
@@ -24,7 +25,8 @@ CMAKE, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 GIT = shutil.which("git")
 require(GIT, "git is needed to make the test's repository")
 TMP = scratch_dir("revision-build-")
-TREE, BUILD = os.path.join(TMP, "src"), os.path.join(TMP, "build")
+# spaces in both: every path CMake hands the scripts must survive them (VERBATIM, quoting)
+TREE, BUILD = os.path.join(TMP, "src tree"), os.path.join(TMP, "build dir")
 GIT_ENV = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", HOME=TMP, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
 HEADER = os.path.join(BUILD, "generated", "revision", "instbench_revision.h")
