@@ -221,7 +221,7 @@ if(INSTBENCH_CUDA)
                  COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cudnn_paths.py ${INSTBENCH_BIN}
                          $<TARGET_FILE:instbench_cuda_sim> $<TARGET_FILE:cudnn_standin> $<TARGET_FILE:cudnn_standin_old>)
         set_tests_properties(cuda_cudnn_paths PROPERTIES TIMEOUT 600)
-        # the GPUs AWS rents, each pretended by the host runtime (CUDASIM_DEVICE): bf16 refused on a
+        # thirteen GPUs AWS rents, each pretended by the host runtime (CUDASIM_DEVICE): bf16 refused on a
         # T4, cuDNN's path per compute capability, the datasheet peak per name, auto batch per memory
         add_test(NAME cuda_gpus
                  COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_gpus.py ${INSTBENCH_BIN}

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""One yardstick on every GPU AWS rents (issue 37), checked without a GPU: the real executable with
-the whole CUDA module on the CPU (libinstbench-cuda-sim.so, as cuda_sim_cli.py runs it) and NVIDIA's
-cudnn-frontend on the CPU stand-in of libcudnn (tests/fakes/cudnn_standin.c), the host runtime
-pretending to be each GPU in turn (CUDASIM_DEVICE: the name its driver reports, its compute
-capability, its memory; tests/fakes/cuda_host_runtime.c).  For each, against NVIDIA's published
+"""One yardstick on the GPUs AWS rents (issue 37; GPUS below, which lacks V100, T4G, B300 and RTX
+PRO 4500), checked without a GPU: the real executable with the whole CUDA module on the CPU
+(libinstbench-cuda-sim.so, as cuda_sim_cli.py runs it) and NVIDIA's cudnn-frontend on the CPU
+stand-in of libcudnn (tests/fakes/cudnn_standin.c), the host runtime pretending to be each GPU in
+turn (CUDASIM_DEVICE: the name its driver reports, its compute capability, its memory;
+tests/fakes/cuda_host_runtime.c).  For each, against NVIDIA's published
 facts (below, not instbench's tables):
 
 - bf16 on Turing (sm_75, the T4 of g4dn) is refused at once, by the run and by the dry run, exit 2,
