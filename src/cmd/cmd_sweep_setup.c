@@ -93,8 +93,9 @@ static int check_measure_args(const arg_command *cmd, const sweep_flags *f)
         instance_type_facts t;
         if (instance_type_facts_get(f->cands[i].type, &t) == 0 && t.compute_capability > 0 && t.compute_capability < 80)
             return args_usage_error(cmd,
-                                    "%s: its %s GPUs (compute capability %d.%d) have no bf16 matmuls, which measure "
-                                    "runs by default: add -- --precision fp32, or leave %s out",
+                                    "%s: its %s GPUs (compute capability %d.%d) have no bf16 matmuls, and measure "
+                                    "would run bf16 there (its default, or --precision bf16 after --): give -- "
+                                    "--precision fp32, or leave %s out",
                                     f->cands[i].spec, t.accelerator, t.compute_capability / 10,
                                     t.compute_capability % 10, f->cands[i].type);
     }

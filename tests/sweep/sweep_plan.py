@@ -275,7 +275,8 @@ print(json.dumps(pick))"""))
             (["--candidates", "2xc6i.2xlarge"], "the CPU backend measures one node only"),
             # Turing and Volta have no bf16 tensor cores (NVIDIA's CUDA GPUs page: T4 7.5, V100 7.0)
             (["--candidates", "g4dn.xlarge"], "g4dn.xlarge:on-demand: its T4 GPUs (compute capability 7.5) have no "
-             "bf16 matmuls, which measure runs by default: add -- --precision fp32"),
+             "bf16 matmuls, and measure would run bf16 there (its default, or --precision bf16 after --): give -- "
+             "--precision fp32, or leave g4dn.xlarge out"),
             (["--candidates", "g5.xlarge,2xp3.8xlarge:spot", "--", "--precision", "bf16"],
              "2xp3.8xlarge:spot: its V100 GPUs (compute capability 7.0)"),
             (["--candidates", "g5g.xlarge", "--", "--backend", "cuda"], "its T4g GPUs (compute capability 7.5)"),

@@ -18,6 +18,7 @@
  * configs/prices-snapshot.json): every accelerated type priced there is in the catalogue with the
  * same accelerator count and memory within 10% (GB on AWS's pages, MiB in DescribeInstanceTypes). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -186,8 +187,38 @@ static void snapshot_agrees(void)
     CHECK(checked > 100, "only %zu accelerated records compared", checked);
 }
 
+/* Every NVIDIA family has its GPUs' compute capability (a missing one reads 0 and a bf16 sweep of
+ * it would not be refused before launch); a few against NVIDIA's CUDA GPUs page
+ * (https://developer.nvidia.com/cuda-gpus): T4 7.5, V100 7.0, A10G (the A10) 8.6, L40S 8.9,
+ * A100 8.0, H100 9.0, B200 10.0. */
+static void compute_capabilities(void)
+{
+    for (size_t i = 0; instance_type_family_at(i, NULL); i++) {
+        char type[64];
+        instance_type_facts f;
+        snprintf(type, sizeof type, "%s.xlarge", instance_type_family_at(i, NULL));
+        CHECK(instance_type_facts_get(type, &f) == 0, "%s: not in the catalogue", type);
+        if (f.accel_kind == INSTANCE_ACCEL_NVIDIA)
+            CHECK(f.compute_capability >= 70, "%s (%s): compute capability %d", f.family, f.accelerator,
+                  f.compute_capability);
+        else CHECK(f.compute_capability == 0, "%s: not NVIDIA, compute capability %d", f.family, f.compute_capability);
+    }
+    static const struct {
+        const char *type;
+        int cc;
+    } known[] = {{"g4dn.xlarge", 75},  {"p3.2xlarge", 70},  {"g5.xlarge", 86},        {"g6e.xlarge", 89},
+                 {"p4d.24xlarge", 80}, {"p5.48xlarge", 90}, {"p6-b200.48xlarge", 100}};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        instance_type_facts f;
+        instance_type_facts_get(known[i].type, &f);
+        CHECK(f.compute_capability == known[i].cc, "%s: compute capability %d, NVIDIA says %d", known[i].type,
+              f.compute_capability, known[i].cc);
+    }
+}
+
 int main(void)
 {
+    compute_capabilities();
     documented();
     sagemaker();
     architectures();
