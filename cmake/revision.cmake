@@ -59,8 +59,10 @@ function(_write_if_changed path content)
   endif()
   get_filename_component(_dir ${path} DIRECTORY)
   file(MAKE_DIRECTORY ${_dir})
-  file(WRITE ${path}.tmp "${content}")
-  file(RENAME ${path}.tmp ${path})
+  # a name of its own: two builds of one folder at once must not write one temporary file
+  string(RANDOM LENGTH 12 _tag)
+  file(WRITE ${path}.${_tag}.tmp "${content}")
+  file(RENAME ${path}.${_tag}.tmp ${path})
 endfunction()
 
 if(_rev)
