@@ -245,9 +245,15 @@ static void placement_note(const rank_report *r, FILE *out)
 static void write_legend(const rank_report *r, const output_table *t, FILE *out)
 {
     int spot = 0, extra = 0, mismatch = 0, noisy = 0, sockets = 0, path[RANK_ATTENTION_PATHS] = {0};
+    int builds = 0; /* these rows' runs came from more than one build (tool.revision; "" unknown) */
+    const char *first_build = NULL;
     unsigned warned = 0;
     for (size_t i = 0; i < r->n_priced; i++) {
         const rank_config *c = &r->configs[r->rows[i].config];
+        for (size_t j = 0; j < c->n_revisions; j++) {
+            if (!first_build) first_build = c->revisions[j].text;
+            builds |= strcmp(first_build, c->revisions[j].text) != 0;
+        }
         for (int k = 0; k < RANK_ATTENTION_PATHS; k++) path[k] |= !strcmp(c->attention, rank_attention_paths[k]);
         spot |= r->rows[i].market == RANK_SPOT;
         extra |= c->extrapolated;
@@ -373,6 +379,11 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     "with the same INSTBENCH_CUDA_ATTENTION%s to compare hardware alone.",
                     ways, path[RANK_ATTN_CUDNN_NONDET] ? " and INSTBENCH_CUDNN_NONDETERMINISTIC" : "");
     }
+    /* said on stderr too (rank_warn_revisions); here so a table saved with -o carries it */
+    if (builds)
+        output_note(out, "builds: these rows were measured by more than one build of instbench (the warning above "
+                         "names them; JSON: inputs.revisions), so a difference between rows may be the code's, not "
+                         "the hardware's: measure every candidate with one build.");
 }
 
 /* "1 per 310 h" style: once every H hours, H = 1 / RATE. */

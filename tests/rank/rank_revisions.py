@@ -115,15 +115,20 @@ with tempfile.TemporaryDirectory() as d:
     err = case("mixed", [("g5.xlarge", "NVIDIA A10G", 100.0, A), ("g5.xlarge", "NVIDIA A10G", 104.0, A),
                          ("g5.xlarge", "NVIDIA A10G", 112.0, B), ("g6.xlarge", "NVIDIA L4", 80.0, B + "-dirty"),
                          ("g4dn.xlarge", "NVIDIA T4", 40.0, ABSENT)])
-    # the table's run says the same on stderr
+    # the table's run says the same on stderr, and under the table (what a table saved with -o keeps)
+    LEGEND = "builds: these rows were measured by more than one build of instbench"
     rc, out, terr = rank(os.path.join(d, "mixed"), "table")
     check(rc == 0 and sum(WARNING in ln for ln in terr.splitlines()) == 1, "table: exit %d, %r" % (rc, terr[-600:]))
+    check(LEGEND in " ".join(out.split()), "table: no legend line for the builds:\n%s" % out)
     # each configuration on one build, but not the same one: rows compare builds, no median mixes them
     case("per_row", [("g5.xlarge", "NVIDIA A10G", 100.0, A), ("g5.xlarge", "NVIDIA A10G", 101.0, A),
                      ("g6.xlarge", "NVIDIA L4", 80.0, B)])
     # one build everywhere, and older results only: nothing to say
     case("one", [("g5.xlarge", "NVIDIA A10G", 100.0, A), ("g6.xlarge", "NVIDIA L4", 80.0, A)])
     case("old", [("g5.xlarge", "NVIDIA A10G", 100.0, ABSENT), ("g6.xlarge", "NVIDIA L4", 80.0, None)])
+    for name in ("one", "old"):
+        rc, out, _ = rank(os.path.join(d, name), "table")
+        check(rc == 0 and LEGEND not in " ".join(out.split()), "%s: a builds line with one build:\n%s" % (name, out))
     # the rows ranked count, not the results read: --instance-types leaves the other build out
     case("filtered", [("g5.xlarge", "NVIDIA A10G", 100.0, A), ("g6.xlarge", "NVIDIA L4", 80.0, B)],
          "--instance-types", "g5.xlarge")
