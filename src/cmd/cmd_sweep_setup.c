@@ -12,6 +12,7 @@
 #include "instbench/instance_type.h"
 #include "instbench/aws_ids.h"
 #include "instbench/output.h"
+#include "instbench/precision.h"
 #include "instbench/suggest.h"
 
 const char *const sweep_formats[] = {"table", "json", "csv", NULL}; /* csv: run's ranking only */
@@ -91,7 +92,8 @@ static int check_measure_args(const arg_command *cmd, const sweep_flags *f)
      * before anything is launched */
     for (size_t i = 0; !rc && gpu_bf16 && i < f->n_cands; i++) {
         instance_type_facts t;
-        if (instance_type_facts_get(f->cands[i].type, &t) == 0 && t.compute_capability > 0 && t.compute_capability < 80)
+        if (instance_type_facts_get(f->cands[i].type, &t) == 0 && t.compute_capability > 0 &&
+            t.compute_capability < IB_BF16_MIN_COMPUTE_CAPABILITY)
             return args_usage_error(cmd,
                                     "%s: its %s GPUs (compute capability %d.%d) have no bf16 matmuls, and measure "
                                     "would run bf16 there (its default, or --precision bf16 after --): give -- "

@@ -335,11 +335,12 @@ static int device_check(const ib_train_config *cfg, ib_error *err)
         /* bf16 GEMMs need Ampere's tensor cores; cuBLAS has none on Turing (T4, g4dn) */
         cuda_device_info di;
         if (cuda_device_info_get(cfg->device, &di, err)) return -1;
-        if (di.cc_major < 8)
+        if (di.cc_major * 10 + di.cc_minor < IB_BF16_MIN_COMPUTE_CAPABILITY)
             return ib_error_set(err, IB_EXIT_USAGE,
-                                "GPU %d (%s, compute capability %d.%d) has no bf16 matmuls (8.0+ needed): use "
+                                "GPU %d (%s, compute capability %d.%d) has no bf16 matmuls (%d.%d+ needed): use "
                                 "--precision fp32",
-                                cfg->device, di.name, di.cc_major, di.cc_minor);
+                                cfg->device, di.name, di.cc_major, di.cc_minor, IB_BF16_MIN_COMPUTE_CAPABILITY / 10,
+                                IB_BF16_MIN_COMPUTE_CAPABILITY % 10);
     }
     return 0;
 }

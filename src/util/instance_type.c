@@ -175,8 +175,9 @@ static const family_row *find_family(const char *type, const char **size)
     return NULL;
 }
 
-/* Each NVIDIA GPU of the catalogue, its compute capability x10 [CC]: below 80 (Turing, Volta) it
- * has no bf16 matmuls, which measure's default precision needs. */
+/* Each NVIDIA GPU of the catalogue, its compute capability x10 [CC]: below
+ * IB_BF16_MIN_COMPUTE_CAPABILITY (Turing, Volta) it has no bf16 matmuls, which measure's default
+ * precision needs. */
 static const struct {
     const char *gpu;
     int cc;
