@@ -56,19 +56,13 @@ static void workload_line(const rank_report *r, char *out, size_t len)
              batch, g->data[0] ? ", data " : "", g->data);
 }
 
-/* Some ranked row is of market M. */
-static int any_market(const rank_report *r, rank_market m)
+/* Some ranked row is of market M; with BY_TARGET_COST, one that ranks by what the target costs
+ * there (score.c), not by its $/h. */
+static int any_market(const rank_report *r, rank_market m, int by_target_cost)
 {
     for (size_t i = 0; i < r->n_priced; i++)
-        if (r->rows[i].market == m) return 1;
-    return 0;
-}
-
-/* Some ranked row of market M ranks by what the target costs there (score.c), not by its $/h. */
-static int any_by_target_cost(const rank_report *r, rank_market m)
-{
-    for (size_t i = 0; i < r->n_priced; i++)
-        if (r->rows[i].market == m && rank_row_ranks_by_target_cost(&r->rows[i], r->opts)) return 1;
+        if (r->rows[i].market == m && (!by_target_cost || rank_row_ranks_by_target_cost(&r->rows[i], r->opts)))
+            return 1;
     return 0;
 }
 
@@ -106,8 +100,8 @@ static void write_header(const rank_report *r, FILE *out)
     }
     /* rows bought ahead rank, with a target, by what it costs there (score.c): said where they are */
     const int by_spd = o->sort == RANK_SORT_SAMPLES_PER_DOLLAR;
-    const int cb = by_spd && any_by_target_cost(r, RANK_CAPACITY_BLOCK);
-    const int sp = by_spd && any_by_target_cost(r, RANK_SAVINGS_PLAN);
+    const int cb = by_spd && any_market(r, RANK_CAPACITY_BLOCK, 1);
+    const int sp = by_spd && any_market(r, RANK_SAVINGS_PLAN, 1);
     int eff_shown = !r->n_columns; /* the default table shows EFF. SAMPLES/$ on such rows */
     for (size_t i = 0; i < r->n_columns; i++) eff_shown |= !strcmp(r->columns[i], "effective_samples_per_dollar");
     output_note(out, "sorted by %s%s%s%s%s%s%s%s", rank_sort_key_name(o->sort), cb || sp ? " (" : "",
@@ -179,7 +173,7 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
 {
     if (r->n_columns) return rank_report_columns(r, NULL, cols, MAX_SHOWN);
     int one_region = 1, risk = first_risky(r) != NULL, target = r->opts->target_samples > 0;
-    const int by_target_cost = any_by_target_cost(r, RANK_CAPACITY_BLOCK) || any_by_target_cost(r, RANK_SAVINGS_PLAN);
+    const int by_target_cost = any_market(r, RANK_CAPACITY_BLOCK, 1) || any_market(r, RANK_SAVINGS_PLAN, 1);
     for (size_t i = 1; i < r->n_rows; i++)
         one_region &= !strcmp(r->configs[r->rows[i].config].region, r->configs[r->rows[0].config].region);
     const rank_column *all[MAX_SHOWN];
@@ -193,14 +187,14 @@ static size_t table_columns(const rank_report *r, const rank_column **cols)
         if (!risk && !by_target_cost && !strcmp(key, "effective_samples_per_dollar")) continue;
         if (!any_breakeven(r) && !strcmp(key, "breakeven_rate_per_node_hour")) continue;
         /* the markets bought ahead: their columns only when such a row is ranked */
-        if (!any_market(r, RANK_CAPACITY_BLOCK) && (!strcmp(key, "blocks_to_target") || !strcmp(key, "wait_hours")))
+        if (!any_market(r, RANK_CAPACITY_BLOCK, 0) && (!strcmp(key, "blocks_to_target") || !strcmp(key, "wait_hours")))
             continue;
-        if (!any_market(r, RANK_SAVINGS_PLAN) &&
+        if (!any_market(r, RANK_SAVINGS_PLAN, 0) &&
             (!strcmp(key, "plan_break_even_on_demand") || !strcmp(key, "plan_break_even_spot")))
             continue;
         /* spot's own columns only when a spot row is ranked: under --market on-demand or
          * savings-plan they were empty on every row */
-        if (!any_market(r, RANK_SPOT) &&
+        if (!any_market(r, RANK_SPOT, 0) &&
             (!strcmp(key, "spot_az") || !strcmp(key, "interruption_label") || !strcmp(key, "plan_break_even_spot")))
             continue;
         /* PLACEMENT only when some row has a score: from the snapshot it read "?" on every row */
@@ -276,7 +270,7 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                 intr ? "; INTERRUPTION: AWS Spot Instance Advisor (region-wide)" : "",
                 place ? "; PLACEMENT: EC2 spot placement scores" : "");
     /* the markets' and placement's explanations: with --explain (or -v); a few lines by default */
-    const int cb = any_market(r, RANK_CAPACITY_BLOCK), sp = any_market(r, RANK_SAVINGS_PLAN);
+    const int cb = any_market(r, RANK_CAPACITY_BLOCK, 0), sp = any_market(r, RANK_SAVINGS_PLAN, 0);
     if (!r->explain && (cb || sp || spot))
         output_note(out, "--explain (or -v): how the %s%s%s figures are made%s.", spot ? "spot" : "",
                     cb ? (spot ? (sp ? ", capacity-block" : " and capacity-block") : "capacity-block") : "",
