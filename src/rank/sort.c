@@ -26,11 +26,9 @@ static rank_sort_key g_key;
 static int cmp_desc(double a, double b) { return (a < b) - (a > b); }
 static int cmp_asc(double a, double b) { return (a > b) - (a < b); }
 
-/* The target's hours at the row's ranking samples/s (a spot row's effective rate), plus its wait. */
-static double hours_from_now(const rank_row *r)
-{
-    return r->hours_to_target * r->samples_per_second / r->rank_samples_per_second + rank_row_wait_hours(r);
-}
+/* The row's ranking hours to the target (a spot row's expected hours under interruptions, the
+ * figure its TIME cell shows and --deadline reads, filter.c), plus a Capacity Block's wait. */
+static double hours_from_now(const rank_row *r) { return r->rank_hours_to_target + rank_row_wait_hours(r); }
 
 static int cmp_items(const void *pa, const void *pb)
 {
@@ -46,10 +44,11 @@ static int cmp_items(const void *pa, const void *pb)
                 : cmp_asc(x->rank_cost_to_target, y->rank_cost_to_target);
         break;
     case RANK_SORT_TIME:
-        /* with a target, when the job is done counted from now: the target at the row's ranking
-         * samples/s, and a Capacity Block's wait before it starts (as --deadline counts it,
-         * filter.c); without one, samples/s */
-        c = isfinite(x->hours_to_target) && isfinite(y->hours_to_target)
+        /* with a target, when the job is done counted from now: the row's hours to the target
+         * (for spot, the expected hours of the whole job, whose last interval is shorter than
+         * the rest: not the target at the long-run effective rate) and a Capacity Block's wait
+         * before it starts, as --deadline counts it (filter.c); without one, samples/s */
+        c = isfinite(x->rank_hours_to_target) && isfinite(y->rank_hours_to_target)
                 ? cmp_asc(hours_from_now(x), hours_from_now(y))
                 : cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second);
         break;

@@ -232,6 +232,9 @@ def sort_key(name, target):
     """The order rank promises, on each row's ranking figures (expected_rows: rank_*)."""
     if name == "samples-per-dollar":
         return lambda r: -r["rank_spd"]
+    if name == "time" and target:
+        # when the job is done: a spot row's expected hours (spot_model), not target / effective rate
+        return lambda r: (r["rank_hours"], -r["rank_spd"])
     if name == "throughput" or name == "time":
         return lambda r: (-r["rank_sps"], -r["rank_spd"])
     if name == "cost":

@@ -307,6 +307,47 @@ def test_seed_pair(d):
               f"--interruption-rate 5: behind, yet breakeven {spot['breakeven_rate_per_node_hour']} (model {want})")
 
 
+def test_sort_time(d):
+    """--sort time orders by when the job is done: a spot row's expected hours to the target (the
+    segment model's, whose last interval is shorter than the rest yet costs a whole checkpoint),
+    the figure --deadline reads and EXPECTED TIME shows, not the target at the long-run effective
+    rate (hours / efficiency). An on-demand configuration is placed between the two figures of a
+    spot row (from the model), so the two orders differ, then every row is checked in order."""
+    target, delta, tau_min = 5e7, 600.0, 240.0
+    spot_sps = 1000.0
+    for case, work_tau in (("the last interval short", 3.05), ("the last interval nearly whole", 2.95)):
+        tau_s = tau_min * 60
+        # the spot row's target ends WORK_TAU intervals in: its sps from the target
+        sps = target / (work_tau * tau_s)
+        want = sm.spot_figures(sps, 1.0, 1, sm.bucket_rate(4), delta, sm.DEFAULT_RESTART_S, tau_s, target)
+        exp_h = want["expected_hours_to_target"]
+        steady = target / sps / 3600 / want["spot_efficiency"]
+        check(abs(exp_h - steady) > 1e-4 * exp_h, f"{case}: model gives no gap ({exp_h} h, {steady} h)")
+        od_sps = target / ((exp_h + steady) / 2) / 3600     # done between the two figures
+        folder = os.path.join(d, f"sort-time-{work_tau}")
+        fx.write_json(os.path.join(folder, "a.json"), fx.result("g5.16xlarge", "us-east-1", 1, 1, "NVIDIA A10G", sps,
+                                                                host="a"))
+        fx.write_json(os.path.join(folder, "b.json"), fx.result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G", od_sps,
+                                                                host="b"))
+        prices = os.path.join(d, f"sort-time-{work_tau}-prices.json")
+        fx.write_json(prices, fx.prices_doc([
+            fx.price_record("g5.16xlarge", "us-east-1", 4.0, {"use1-az1": 1.0}, bucket=4),
+            fx.price_record("g5.xlarge", "us-east-1", 1.0, {"use1-az1": 0.4}, bucket=0)]))
+        doc = rank_json([folder, "--source", prices, "--samples", repr(target), "--sort", "time",
+                         "--checkpoint-cost", repr(delta), "--checkpoint-every", repr(tau_min)])
+        if not doc:
+            continue
+        rows = [r for r in doc["rows"] if r["rank"] is not None]
+        spot_a = [r for r in rows if r["instance_type"] == "g5.16xlarge" and r["market"] == "spot"]
+        check(len(spot_a) == 1 and close(spot_a[0]["expected_hours_to_target"], exp_h),
+              f"--sort time, {case}: the spot row's expected hours {spot_a and spot_a[0]['expected_hours_to_target']} "
+              f"!= model {exp_h}")
+        done = [r["expected_hours_to_target"] if r["market"] == "spot" else r["hours_to_target"] for r in rows]
+        check(all(a <= b for a, b in zip(done, done[1:])),
+              f"--sort time, {case}: rows not in order of the time the job is done: "
+              + ", ".join(f"{r['configuration']} {r['market']} {h:.6g} h" for r, h in zip(rows, done)))
+
+
 def test_bad_flags(d):
     base = grid_inputs(d)
     bad = [["--interruption-rate", v] for v in ("0", "-1", "abc", "5x", "5hh", "0h", "1e9", "nan", "inf", "h", "-3d")]
@@ -405,6 +446,7 @@ with tempfile.TemporaryDirectory() as d:
     test_off_and_unknown(d)
     test_monte_carlo(d)
     test_seed_pair(d)
+    test_sort_time(d)
     test_bad_flags(d)
     if len(sys.argv) > 2:
         test_doc_example(d, sys.argv[2])
