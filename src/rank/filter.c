@@ -14,9 +14,10 @@
  * rounding in the division (hours = samples / rate / 3600). */
 static int within(double value, double limit) { return isnan(limit) || value <= limit * (1 + 1e-12); }
 
-double rank_row_wait_hours(const rank_row *row)
+double rank_row_hours_from_now(const rank_row *row)
 {
-    return row->market == RANK_CAPACITY_BLOCK && row->wait_hours > 0 ? row->wait_hours : 0;
+    const double wait = row->market == RANK_CAPACITY_BLOCK && row->wait_hours > 0 ? row->wait_hours : 0;
+    return row->rank_hours_to_target + wait;
 }
 
 size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter_stats *st)
@@ -38,7 +39,7 @@ size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter
             continue;
         }
         /* a deadline is a time from now: a Capacity Block finishes its WAIT later than it trains */
-        if (!within(r->rank_hours_to_target + rank_row_wait_hours(r), o->deadline_hours)) {
+        if (!within(rank_row_hours_from_now(r), o->deadline_hours)) {
             st->by_deadline++;
             continue;
         }

@@ -39,9 +39,10 @@ double rank_median(double *v, size_t n);
  * 24 h of work) is N, not N + 1, though the divisions that give it round a few ulps up. */
 double rank_whole_units(double amount, double unit);
 
-/* filter.c: the hours before ROW can start training: a Capacity Block's wait until its block
- * starts, 0 for every other row.  --deadline and --sort time count from now, so they add it. */
-double rank_row_wait_hours(const rank_row *row);
+/* filter.c: when ROW's job is done, in hours from now: its ranking hours to the target (a spot
+ * row's expected hours under interruptions, shown as EXPECTED TIME), plus a Capacity Block's wait
+ * until its block starts.  What --deadline judges and --sort time orders by. */
+double rank_row_hours_from_now(const rank_row *row);
 
 /* score.c: ROW is a capacity-block or savings-plan row that ranks by samples per dollar of what the
  * target costs there (target / COST: blocks paid whole, the plan's idle commitment), not by its

@@ -26,10 +26,6 @@ static rank_sort_key g_key;
 static int cmp_desc(double a, double b) { return (a < b) - (a > b); }
 static int cmp_asc(double a, double b) { return (a > b) - (a < b); }
 
-/* The row's ranking hours to the target (a spot row's expected hours under interruptions, the
- * figure its TIME cell shows and --deadline reads, filter.c), plus a Capacity Block's wait. */
-static double hours_from_now(const rank_row *r) { return r->rank_hours_to_target + rank_row_wait_hours(r); }
-
 static int cmp_items(const void *pa, const void *pb)
 {
     const sort_item *a = pa, *b = pb;
@@ -49,7 +45,7 @@ static int cmp_items(const void *pa, const void *pb)
          * the rest: not the target at the long-run effective rate) and a Capacity Block's wait
          * before it starts, as --deadline counts it (filter.c); without one, samples/s */
         c = isfinite(x->rank_hours_to_target) && isfinite(y->rank_hours_to_target)
-                ? cmp_asc(hours_from_now(x), hours_from_now(y))
+                ? cmp_asc(rank_row_hours_from_now(x), rank_row_hours_from_now(y))
                 : cmp_desc(x->rank_samples_per_second, y->rank_samples_per_second);
         break;
     }

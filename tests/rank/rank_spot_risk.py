@@ -314,9 +314,8 @@ def test_sort_time(d):
     rate (hours / efficiency). An on-demand configuration is placed between the two figures of a
     spot row (from the model), so the two orders differ, then every row is checked in order."""
     target, delta, tau_min = 5e7, 600.0, 240.0
-    spot_sps = 1000.0
+    tau_s = tau_min * 60
     for case, work_tau in (("the last interval short", 3.05), ("the last interval nearly whole", 2.95)):
-        tau_s = tau_min * 60
         # the spot row's target ends WORK_TAU intervals in: its sps from the target
         sps = target / (work_tau * tau_s)
         want = sm.spot_figures(sps, 1.0, 1, sm.bucket_rate(4), delta, sm.DEFAULT_RESTART_S, tau_s, target)
