@@ -12,6 +12,8 @@ add_test(NAME cli_flag_rules COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_
 # --version: the build's revision and features (oneDNN, CPU ISA, bf16 mode, CUDA and NCCL built with).
 if(TARGET instbench_cuda)
   set(_cli_cuda ON)
+elseif(INSTBENCH_CUDA AND INSTBENCH_CUDA_HOST_ONLY)
+  set(_cli_cuda HOST_ONLY)   # built with CUDA, no module (CMakeLists.txt)
 else()
   set(_cli_cuda OFF)
 endif()

@@ -4,8 +4,9 @@ not instbench: the project version CMake was given and the source revision the b
 answers there: testlib.build_revision), Debian's libdnnl2 package version, the CPU's
 flags in /proc/cpuinfo (with DNNL_MAX_CPU_ISA=AVX2 the ISA is avx2 and bf16 is emulated), nvcc's
 release and the NCCL version macros of nccl.h read here.  The binary copied alone into an empty
-directory reports its CUDA module missing.
-Usage: cli_version.py INSTBENCH PROJECT_VERSION CUDA(ON|OFF) NCCL_H(or "") SOURCE_DIR REVISION_TEXT"""
+directory reports its CUDA module missing, and so does a build of the CUDA host code only
+(INSTBENCH_CUDA_HOST_ONLY: the ASan+UBSan build), which has no module anywhere.
+Usage: cli_version.py INSTBENCH PROJECT_VERSION CUDA(ON|HOST_ONLY|OFF) NCCL_H(or "") SOURCE_DIR REVISION_TEXT"""
 import os
 import re
 import shutil
@@ -17,7 +18,8 @@ sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__f
                 for d in ("lib", "fakes")]  # tests/lib, tests/fakes: testlib
 from testlib import build_revision, check, failures, short_revision  # noqa: E402
 
-BIN, VERSION, CUDA, NCCL_H, SRC, REVISION = sys.argv[1], sys.argv[2], sys.argv[3] == "ON", sys.argv[4], *sys.argv[5:7]
+BIN, VERSION, CUDA_MODE, NCCL_H, SRC, REVISION = sys.argv[1:7]
+CUDA, MODULE = CUDA_MODE in ("ON", "HOST_ONLY"), CUDA_MODE == "ON"   # built with CUDA; its module beside it
 
 
 def version(binary, *flags, env=None):
@@ -67,7 +69,8 @@ else:
         if all(v):
             want = ".".join(x.group(1) for x in v)
             check(f", NCCL {want};" in gpu, f"nccl.h says {want}: {gpu!r}")
-    check(gpu.endswith("module libinstbench-cuda.so beside the binary"), f"the build has its module: {gpu!r}")
+    where = "beside the binary" if MODULE else "missing"
+    check(gpu.endswith(f"module libinstbench-cuda.so {where}"), f"the build's module {where}?: {gpu!r}")
     with tempfile.TemporaryDirectory() as d:
         alone = os.path.join(d, "instbench")
         shutil.copy2(BIN, alone)
@@ -77,7 +80,8 @@ else:
         # beside the binary
         module = os.path.join(os.path.dirname(os.path.abspath(BIN)), "libinstbench-cuda.so")
         out = version(alone, env={"INSTBENCH_CUDA_MODULE": module})
-        check(len(out) == 3 and out[2].endswith(f"module {module} (INSTBENCH_CUDA_MODULE)"), f"named: {out}")
+        named = f"module {module} (INSTBENCH_CUDA_MODULE)" + ("" if MODULE else " missing")
+        check(len(out) == 3 and out[2].endswith(named), f"named: {out}")
         out = version(BIN, env={"INSTBENCH_CUDA_MODULE": os.path.join(d, "none.so")})
         check(len(out) == 3 and out[2].endswith(f"module {os.path.join(d, 'none.so')} (INSTBENCH_CUDA_MODULE) missing"),
               f"named, absent: {out}")
