@@ -103,9 +103,14 @@ fi
 phase "release + ASan+UBSan builds, test packages"
 bg_run packages scripts/bootstrap.sh --no-build --test-deps
 bg_run wheels scripts/ci/check_cuda12.sh --fetch build
-# The ASan+UBSan build (CUDA off: the sanitizers do not apply to device code and nvcc is not needed
-# for them) beside it too, at a lower priority: it takes the cores the release build leaves idle
-# (the packages' waits, the cuDNN glue's long compile on one core) without slowing it.
+# The ASan+UBSan build beside it too, with the CUDA backend's host code but none of its device
+# code (INSTBENCH_CUDA_HOST_ONLY: src/cuda, the cuDNN glue, the stand-ins and cudasim, no nvcc;
+# the sanitizers cannot see into a GPU), so the tests on the CUDA stand-ins run under the
+# sanitizers too (tests/cuda/cuda.cmake says which).  That makes it the larger build of the two
+# (about 320 CPU-seconds against 125 with CUDA off; the cuDNN glue, 76 of them, on one core), so it
+# no longer runs at a lower priority: niced, it got the cores only once the release build was done
+# and ended 130 s after it.  The two side by side on 2 cores, without the packages: 337 s at equal
+# priority, 352 s niced, 230 s before (CUDA off, niced).
 # -O2: the sanitizers instrument every load, store and undefined operation whatever the level
 # (AddressSanitizer's documentation asks for -O1 or more, for speed), and -O2 inlines and
 # vectorises the CPU engine's loops, which -O1 leaves as instrumented calls: a ViT-B dry run took
@@ -115,8 +120,9 @@ bg_run wheels scripts/ci/check_cuda12.sh --fetch build
 # sanitizer report names, not the variables' descriptions a debugger reads: a quarter less compile
 # time per file.
 asan_build() {
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O2 -g1" -DINSTBENCH_SANITIZE=ON \
-    -DINSTBENCH_CUDA=OFF >/dev/null && nice -n 10 cmake --build build-asan -j"$jobs"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O2 -g1" -DCMAKE_CXX_FLAGS_DEBUG="-O2 -g1" \
+    -DINSTBENCH_SANITIZE=ON -DINSTBENCH_CUDA=AUTO -DINSTBENCH_CUDA_HOST_ONLY=ON >/dev/null &&
+    cmake --build build-asan -j"$jobs"
 }
 release_build() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null && cmake --build build -j"$jobs"
@@ -124,9 +130,8 @@ release_build() {
 bg_run asan asan_build
 bg_run release release_build
 # Two of the checks below need nothing the release build makes: the aarch64 cross build and the
-# fuzzers (clang is one of the test packages).  They start once the packages are in, niced like
-# the ASan+UBSan build, on the cores the builds leave idle (a third of the phase's), and run on
-# into the next phases; the checks phase collects them.
+# fuzzers (clang is one of the test packages).  They start once the packages are in, niced, on the
+# cores the builds leave idle, and run on into the next phases; the checks phase collects them.
 bg_run aarch64 after packages nice -n 10 scripts/ci/check_aarch64.sh build-aarch64
 bg_run fuzz after packages nice -n 10 env FUZZ_RUNS="${INSTBENCH_FUZZ_RUNS:-60000}" \
   FUZZ_SEED="${INSTBENCH_FUZZ_SEED:-1}" scripts/ci/run_fuzzers.sh "${INSTBENCH_FUZZ_SECONDS:-300}"
@@ -134,7 +139,7 @@ wait "${bg_pid[asan]}" "${bg_pid[release]}" "${bg_pid[packages]}" "${bg_pid[whee
 cat "$bg/packages.log" "$bg/wheels.log" "$bg/release.log" >&2
 failed=()
 bg_end release "release build (CUDA on)" || failed+=("the release build (exit $?)")
-bg_end asan "ASan+UBSan build (niced)" || { tail -n 60 "$bg/asan.log" >&2; failed+=("the ASan+UBSan build (exit $?)"); }
+bg_end asan "ASan+UBSan build" || { tail -n 60 "$bg/asan.log" >&2; failed+=("the ASan+UBSan build (exit $?)"); }
 bg_end packages "test packages" || failed+=("installing the tests' packages (exit $?)")
 bg_end wheels "CUDA 12.9 wheels" || true
 if [ ${#failed[@]} -gt 0 ]; then echo "test.sh: failed: ${failed[*]}" >&2; exit 1; fi
@@ -173,9 +178,12 @@ if [ ${#failed[@]} -gt 0 ]; then echo "test.sh: failed: ${failed[*]}" >&2; exit 
 
 # Each test runs once (tests/README.md): under the sanitizers where the ASan+UBSan build has it
 # (they check all that a release run checks, and every read and write besides), in the release
-# build where that build has not (the CUDA tests) or the test is labelled slow or release_only, and
-# in both where it is labelled release_too (the README's examples, on the binary users build).  The
-# two full passes this replaces took 29 of the suite's 42 minutes, most of one spent on repeats.
+# build where that build has not (the tests of the module nvcc builds) or the test is labelled slow
+# or release_only (among them the tests that run the kernels through cudasim, whose shared-memory
+# checks are the release build's), and in both where it is labelled release_too (the README's
+# examples, on the binary users build; cuda_vit_sim, the kernels' checks in one build and the host
+# code driving them in the other).  The two full passes this replaces took 29 of the suite's 42
+# minutes, most of one spent on repeats.
 asan_skip='slow|release_only'
 names() {   # the tests ctest would run in build dir $1 with the options that follow, a name a line
   (cd "$1" && shift && ctest -N "$@") | sed -n 's/^ *Test *#[0-9]*: //p'

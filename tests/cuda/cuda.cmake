@@ -43,7 +43,23 @@ instbench_test_internals(cuda_layout cpu cuda)
 
 # The CUDA backend's step (src/cuda/vit.c) on the CPU through a host stand-in for the runtime,
 # the kernel launchers and cuBLASLt, against the timm fixtures and the CPU backend.  Needs the
-# CUDA headers (types only), so CUDA builds only.
+# CUDA headers (types only), so CUDA builds only, the host-only one included.
+#
+# Which build runs which (scripts/test.sh runs each test once, tests/README.md): the ASan+UBSan
+# build has all of these (INSTBENCH_CUDA_HOST_ONLY: no nvcc there), and a test runs there unless
+# labelled.  Those on the host shim (the kernels as plain loops) lose nothing under the sanitizers.
+# Those that run the kernels through cudasim lose its shared-memory checks there (ThreadSanitizer's
+# instrumentation, which AddressSanitizer excludes), and cuda_vit_sim its gcov report, so:
+# - cuda_vit_sim runs in both (release_too): the kernels checked and counted in the release build,
+#   vit.c, gemm.c, the cuDNN glue and the stand-ins under the sanitizers;
+# - cuda_sim_cli, cuda_cudnn_paths, cuda_dp_module (seed 1) and measure_allreduce run under the
+#   sanitizers only: what they add is host code (the module through the loader and the CLI, the
+#   cuDNN library search, the data-parallel path), their kernels being those cuda_vit_sim checks;
+# - the others that run cudasim run in the release build only (release_only, or slow): the host
+#   code they reach is what the tests above and cuda_gemm (the GEMM timing of cuda_vit_sim_seed2)
+#   run under the sanitizers, where they would take up to 4x their release CPU time (cuda_gpus 124
+#   CPU-seconds against 33, cuda_vit_shapes 202 against 71).  So do measure_launchers and
+#   measure_slurm (tests/measure/measure.cmake).
 if(INSTBENCH_CUDA)
   find_package(CUDAToolkit)
   if(CUDAToolkit_FOUND)
@@ -126,14 +142,6 @@ if(INSTBENCH_CUDA)
       configure_file(${_cpp}.in ${_cpp} COPYONLY)   # rewritten only when it changes
       list(APPEND _sim_sources ${_cpp})
     endforeach()
-    add_executable(cuda_vit_sim ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp
-                   ${_sim_sources} ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
-                   ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
-    target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
-    instbench_cuda_test_runtime(cuda_vit_sim)
-    target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES}
-                               ${INSTBENCH_TEST_FAKES}/cudasim)
-    target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM)
     # ... and ThreadSanitizer's instrumentation without its runtime: every load and store of a
     # kernel calls tests/fakes/cudasim/shared.cpp first, which checks the block-shared memory (not under
     # AddressSanitizer, which compilers refuse to combine with it: there the checks are off)
@@ -146,9 +154,9 @@ if(INSTBENCH_CUDA)
     endif()
     set_source_files_properties(${_sim_sources} PROPERTIES COMPILE_OPTIONS "${_sim_options}")
     # The simulated kernels and cudasim itself once for the simulated module and cuda_dp_sim (built
-    # as the module needs them, position-independent with hidden symbols, which the executable
-    # takes as well): 15 CPU-seconds of the build.  cuda_vit_sim compiles its own, with gcov.
-    # Both users need NCCL (below); without it nothing would link these objects.
+    # as the module needs them, position-independent with hidden symbols, which the executables
+    # take as well): 15 CPU-seconds of the build.  Both users need NCCL (below); without it nothing
+    # would link these objects.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       add_library(cudasim_kernels OBJECT ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp
                   ${_sim_sources})
@@ -158,6 +166,22 @@ if(INSTBENCH_CUDA)
       instbench_test_internals(cudasim_kernels cuda)
       target_compile_options(cudasim_kernels PRIVATE -std=c++17 -ffp-contract=off)
     endif()
+    # cuda_vit_sim compiles its own with gcov (below), and takes those objects where there is no
+    # gcov (the ASan+UBSan build, where they took 26 of its CPU-seconds)
+    if(_coverage OR NOT TARGET cudasim_kernels)
+      set(_vit_sim_kernels ${INSTBENCH_TEST_FAKES}/cudasim/cudasim.cpp ${INSTBENCH_TEST_FAKES}/cudasim/shared.cpp ${_sim_sources})
+    else()
+      set(_vit_sim_kernels $<TARGET_OBJECTS:cudasim_kernels>)
+    endif()
+    add_executable(cuda_vit_sim ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_vit_sim_kernels}
+                   ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
+                   ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    set_target_properties(cuda_vit_sim PROPERTIES LINKER_LANGUAGE CXX)   # cudasim's C++, whichever objects
+    target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
+    instbench_cuda_test_runtime(cuda_vit_sim)
+    target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES}
+                               ${INSTBENCH_TEST_FAKES}/cudasim)
+    target_compile_definitions(cuda_vit_sim PRIVATE CUDA_VIT_SIM)
     target_compile_options(cuda_vit_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
     instbench_test_internals(cuda_vit_sim cpu cuda)
     # with gcc, the run also says how much of the kernels it executed: every kernel must run
@@ -171,7 +195,8 @@ if(INSTBENCH_CUDA)
     else()
       add_test(NAME cuda_vit_sim COMMAND cuda_vit_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
     endif()
-    set_tests_properties(cuda_vit_sim PROPERTIES TIMEOUT 600 ENVIRONMENT "CUDASIM_SEED=1;INSTBENCH_TEST_CUDNN_RUNS=1")
+    set_tests_properties(cuda_vit_sim PROPERTIES TIMEOUT 600 LABELS release_too
+                         ENVIRONMENT "CUDASIM_SEED=1;INSTBENCH_TEST_CUDNN_RUNS=1")
     # Every test that runs the kernels through cudasim runs under two seeds (issue 25): as
     # registered (seed 1) and again as NAME_seed2.  The seed picks where the switching schedule
     # gives way at shared-memory accesses, the block order and the stream
@@ -181,7 +206,7 @@ if(INSTBENCH_CUDA)
     # Slow virtual speeds (0.1-0.4 GFLOP/s): every GEMM of the fixtures lasts a timing round's
     # 0.5 ms in one run, so each is timed over 3 runs, not up to 200 simulated ones.
     add_test(NAME cuda_vit_sim_seed2 COMMAND cuda_vit_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-    set_tests_properties(cuda_vit_sim_seed2 PROPERTIES TIMEOUT 600 ENVIRONMENT "CUDASIM_SEED=2;GCOV_PREFIX=${CMAKE_CURRENT_BINARY_DIR}/seed2-gcov;INSTBENCH_TEST_CUDNN_RUNS=1;INSTBENCH_GEMM_TUNE=1;CUBLASLT_STANDIN_ALGOS=0.1,0.4,0.2")
+    set_tests_properties(cuda_vit_sim_seed2 PROPERTIES TIMEOUT 600 LABELS release_only ENVIRONMENT "CUDASIM_SEED=2;GCOV_PREFIX=${CMAKE_CURRENT_BINARY_DIR}/seed2-gcov;INSTBENCH_TEST_CUDNN_RUNS=1;INSTBENCH_GEMM_TUNE=1;CUBLASLT_STANDIN_ALGOS=0.1,0.4,0.2")
     # The real models' shapes (ViT-S, -B, -L widths and heads, 197 and 577 tokens, batch 1 to 4,
     # bf16 on the cuDNN and unfused paths, fp32) one step each against the CPU backend: what a lent
     # GPU runs and the fixtures' small models do not reach (issue 37's pre-flight).  Its gcov
@@ -226,14 +251,14 @@ if(INSTBENCH_CUDA)
         add_test(NAME cuda_gpus
                  COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_gpus.py ${INSTBENCH_BIN}
                          $<TARGET_FILE:instbench_cuda_sim> $<TARGET_FILE:cudnn_standin>)
-        set_tests_properties(cuda_gpus PROPERTIES TIMEOUT 300)
+        set_tests_properties(cuda_gpus PROPERTIES TIMEOUT 300 LABELS release_only)
       endif()
       # ... and as two processes over the real TCP rendezvous (torchrun's variables): a run to the
       # end, and a rank killed mid-run that the other must notice (its liveness channel, not a deadline)
       add_test(NAME cuda_sim_procs
                COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/cuda_sim_procs.py ${INSTBENCH_BIN}
                        $<TARGET_FILE:instbench_cuda_sim>)
-      set_tests_properties(cuda_sim_procs PROPERTIES TIMEOUT 900)
+      set_tests_properties(cuda_sim_procs PROPERTIES TIMEOUT 900 LABELS release_only)
       # scripts/gpu/gpu_check.sh itself, on that module with a tiny model (what the first GPU runs)
       add_test(NAME gpu_check_sim
                COMMAND ${Python3_EXECUTABLE} ${_cuda_tests}/gpu_check_sim.py ${INSTBENCH_BIN}
@@ -300,9 +325,9 @@ if(INSTBENCH_CUDA)
       target_compile_options(cuda_dp_sim PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-std=c++17 -ffp-contract=off>)
       instbench_test_internals(cuda_dp_sim cpu cuda)
       add_test(NAME cuda_dp_sim COMMAND cuda_dp_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-      set_tests_properties(cuda_dp_sim PROPERTIES TIMEOUT 600 ENVIRONMENT CUDASIM_SEED=1)
+      set_tests_properties(cuda_dp_sim PROPERTIES TIMEOUT 600 LABELS release_only ENVIRONMENT CUDASIM_SEED=1)
       add_test(NAME cuda_dp_sim_seed2 COMMAND cuda_dp_sim WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-      set_tests_properties(cuda_dp_sim_seed2 PROPERTIES TIMEOUT 600 ENVIRONMENT CUDASIM_SEED=2)
+      set_tests_properties(cuda_dp_sim_seed2 PROPERTIES TIMEOUT 600 LABELS release_only ENVIRONMENT CUDASIM_SEED=2)
       # ... and the same program through the loader and the public backend table alone: here on the
       # simulated module, on a machine with two GPUs on the real one (scripts/gpu/gpu_check.sh, dp_equal)
       if(TARGET instbench_cuda_sim)
@@ -315,7 +340,7 @@ if(INSTBENCH_CUDA)
         set_tests_properties(cuda_dp_module PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
                              ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=1")
         add_test(NAME cuda_dp_module_seed2 COMMAND cuda_dp_module WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-        set_tests_properties(cuda_dp_module_seed2 PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+        set_tests_properties(cuda_dp_module_seed2 PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77 LABELS release_only
                              ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=2")
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
