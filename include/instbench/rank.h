@@ -360,9 +360,10 @@ typedef struct rank_spot_risk {
     double job_rate_per_hour;                   /* Lambda = nodes x lambda */
     double checkpoint_s, restart_s, interval_s; /* delta, R, tau */
     const char *checkpoint_source;
-    double efficiency;                                         /* T_s / T_w, in (0, 1) */
-    double samples_per_second;                                 /* measured x efficiency */
-    double samples_per_dollar;                                 /* effective samples/s x 3600 / usd_per_hour */
+    double efficiency; /* T_s / T_w, in (0, 1) */
+    /* measured x efficiency; with a target, the job's average: target / expected hours */
+    double samples_per_second;
+    double samples_per_dollar; /* effective samples/s x 3600 / usd_per_hour (with a target: target / expected cost) */
     double expected_hours, p90_hours, expected_cost, p90_cost; /* NAN without a target */
     double p_no_interruption;                                  /* NAN without a target */
     /* The per-node rate at which samples_per_dollar falls to the best on-demand row's: NAN

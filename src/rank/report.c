@@ -459,11 +459,12 @@ static void write_spot_risk(const rank_report *r, const output_table *t, FILE *o
         output_note(
             out,
             "spot risk: interruption rate %s; N nodes stop N times as often; checkpoint %s (%s), restart %s, "
-            "checkpoint %s%s. EFF. SAMPLES/$ ranks spot (--spot-risk off: the raw price)%s.",
+            "checkpoint %s%s. EFF. SAMPLES/$ ranks spot%s (--spot-risk off: the raw price)%s.",
             rate, delta, so->checkpoint_source, restart, tau,
             output_table_showed(t, "breakeven_rate_per_node_hour") ? against : "",
-            times ? "; TIME and COST are without interruptions, while --deadline, --budget and --sort time|cost "
-                    "judge spot rows by the expected figures, interruptions included (JSON/CSV: "
+            r->opts->target_samples > 0 ? ", the job's: the target / its expected cost" : "",
+            times ? "; TIME and COST are without interruptions, while the order, the Pareto frontier, --deadline, "
+                    "--budget and --sort judge spot rows by the expected figures, interruptions included (JSON/CSV: "
                     "expected_hours_to_target, expected_cost_to_target_usd, p90_hours_to_target; --wide: P90 TIME)"
                   : "");
     /* what BREAK-EVEN is against, the one thing a reader needs to read that column */

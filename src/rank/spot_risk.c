@@ -185,29 +185,37 @@ static double interval_h(const rank_spot_options *so, double job_rate)
     return rank_spot_daly_interval(so->checkpoint_s / 3600, 1 / job_rate);
 }
 
-/* Effective samples per dollar of a row at per-node rate LAMBDA. */
-static double effective_spd(const rank_row *row, long nodes, const rank_spot_options *so, double lambda)
+/* Effective samples per dollar of a row at per-node rate LAMBDA: in the long run (efficiency x
+ * samples/s per dollar) without a target, over the job with one (TARGET / its expected cost). */
+static double effective_spd(const rank_row *row, long nodes, const rank_spot_options *so, double target, double lambda)
 {
-    double job = (double)nodes * lambda;
-    double eff = rank_spot_efficiency(job, so->checkpoint_s / 3600, so->restart_s / 3600, interval_h(so, job));
-    return row->samples_per_second * eff * 3600 / row->usd_per_hour;
+    double job = (double)nodes * lambda, tau = interval_h(so, job);
+    double delta = so->checkpoint_s / 3600, r = so->restart_s / 3600;
+    if (target > 0) {
+        double work = target / row->samples_per_second / 3600;
+        return target / (rank_spot_to_target(job, work, tau, delta, r).expected_hours * row->usd_per_hour);
+    }
+    return row->samples_per_second * rank_spot_efficiency(job, delta, r, tau) * 3600 / row->usd_per_hour;
 }
 
 /* The per-node rate where ROW's effective samples/$ falls to TARGET_SPD, by bisection on log
- * rate (the efficiency falls monotonically with the rate): NAN when still ahead at the top of the
- * range, 0 when behind at its bottom. */
-static double breakeven(const rank_row *row, long nodes, const rank_spot_options *so, double target_spd)
+ * rate (the efficiency falls monotonically with the rate, and a target's expected time rises with
+ * it: each segment's mean grows, and a shorter Daly interval only adds segments): NAN when still
+ * ahead at the top of the range, 0 when behind at its bottom. */
+static double breakeven(const rank_row *row, long nodes, const rank_options *o, double target_spd)
 {
+    const rank_spot_options *so = &o->spot;
+    const double target = o->target_samples;
     /* up to the rate the row was priced at, where the user's is above the range: a row behind
      * at its own rate has a break-even below it, never a "never" */
     double top = row->risk.rate_per_node_hour > RANK_SPOT_BREAKEVEN_MAX_RATE ? row->risk.rate_per_node_hour
                                                                              : RANK_SPOT_BREAKEVEN_MAX_RATE;
     double lo = log(RANK_SPOT_BREAKEVEN_MIN_RATE), hi = log(top);
-    if (effective_spd(row, nodes, so, exp(hi)) > target_spd) return NAN;
-    if (effective_spd(row, nodes, so, exp(lo)) <= target_spd) return 0;
+    if (effective_spd(row, nodes, so, target, exp(hi)) > target_spd) return NAN;
+    if (effective_spd(row, nodes, so, target, exp(lo)) <= target_spd) return 0;
     for (int i = 0; i < 200 && hi - lo > 1e-15; i++) {
         double mid = 0.5 * (lo + hi);
-        if (effective_spd(row, nodes, so, exp(mid)) > target_spd) lo = mid;
+        if (effective_spd(row, nodes, so, target, exp(mid)) > target_spd) lo = mid;
         else hi = mid;
     }
     return exp(0.5 * (lo + hi));
@@ -241,6 +249,15 @@ static void fill_one(rank_row *row, const rank_config *c, const rank_options *o)
         k->p_no_interruption = t.p_no_interruption;
         k->expected_cost = k->expected_hours * row->usd_per_hour;
         k->p90_cost = k->p90_hours * row->usd_per_hour;
+        /* With a target the effective figures are the job's, the rate it averages and what it gets
+         * for what it costs, as a capacity block's or a plan's are (score.c): ranking, the frontier
+         * and the break-even then agree with EXPECTED TIME and COST.  The long-run rate charges a
+         * job shorter than one interval a checkpoint overhead it never pays, and a short last
+         * segment a whole interval's. */
+        if (k->expected_hours > 0 && isfinite(k->expected_hours)) {
+            k->samples_per_second = o->target_samples / (k->expected_hours * 3600);
+            k->samples_per_dollar = o->target_samples / k->expected_cost;
+        }
     }
 }
 
@@ -281,6 +298,6 @@ void rank_spot_risk_fill(rank_row *rows, size_t n, const rank_config *configs, c
         if (!row->risk.valid) continue;
         row->risk.breakeven_against = (long)rows[best_od].config;
         row->risk.breakeven_against_market = rows[best_od].market;
-        row->risk.breakeven_rate = breakeven(row, configs[row->config].nodes, &o->spot, best_spd);
+        row->risk.breakeven_rate = breakeven(row, configs[row->config].nodes, o, best_spd);
     }
 }

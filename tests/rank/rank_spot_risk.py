@@ -90,7 +90,7 @@ def check_doc(case, doc, rate_of, delta, restart, tau, target, source, delta_sou
         check(r["spot_rate_source"] == source, f"{name}: spot_rate_source {r['spot_rate_source']}")
         check(r["checkpoint_cost_source"] == delta_source, f"{name}: checkpoint_cost_source {r['checkpoint_cost_source']}")
         be = sm.breakeven(r["samples_per_second"], r["usd_per_hour"], r["nodes"], delta, restart, tau,
-                          best_od["samples_per_dollar"], rate_of(r))
+                          best_od["samples_per_dollar"], rate_of(r), target)
         check(close(r["breakeven_rate_per_node_hour"], be),
               f"{name}: breakeven {r['breakeven_rate_per_node_hour']} != model {be}")
         check(r["breakeven_against"] == best_od["configuration"], f"{name}: breakeven_against {r['breakeven_against']}")
@@ -347,6 +347,71 @@ def test_sort_time(d):
               + ", ".join(f"{r['configuration']} {r['market']} {h:.6g} h" for r, h in zip(rows, done)))
 
 
+def test_target_frontier(d):
+    """With a target a spot row's effective figures are the job's (target / expected time, target /
+    expected cost), so the default order, the Pareto frontier and BREAK-EVEN agree with EXPECTED
+    TIME and COST.  An on-demand row is placed strictly between a spot row's long-run figures and
+    its job's on both axes (from the model), so the two readings give opposite answers, in both
+    directions: a target ending just past three intervals (a fourth checkpoint for a twentieth of
+    an interval: the job does worse than the long run) and one shorter than an interval at a high
+    rate (the long run's failures cost a whole interval's exposure: the job does better)."""
+    target, tau_min = 5e7, 240.0
+    tau_s = tau_min * 60
+    cases = (("a short last interval", None, 600.0, 3.05), ("shorter than an interval", 0.25, 60.0, 0.3))
+    for case, user_rate, delta, work_tau in cases:
+        rate = user_rate if user_rate is not None else float(sm.bucket_rate(4))
+        sps = target / (work_tau * tau_s)
+        run = sm.spot_figures(sps, 1.0, 1, rate, delta, sm.DEFAULT_RESTART_S, tau_s)
+        job = sm.spot_figures(sps, 1.0, 1, rate, delta, sm.DEFAULT_RESTART_S, tau_s, target)
+        s_run, s_job = run["effective_samples_per_second"], job["effective_samples_per_second"]
+        better = s_job > s_run
+        check(abs(s_job - s_run) > 1e-3 * s_run, f"{case}: model gives no gap ({s_run}, {s_job})")
+        # between on both axes: samples/s, and at $1.00/h (the spot row's price too) samples/$
+        folder = os.path.join(d, f"frontier-{work_tau}")
+        fx.write_json(os.path.join(folder, "a.json"), fx.result("g5.16xlarge", "us-east-1", 1, 1, "NVIDIA A10G", sps,
+                                                                host="a"))
+        fx.write_json(os.path.join(folder, "b.json"), fx.result("g5.xlarge", "us-east-1", 1, 1, "NVIDIA A10G",
+                                                                (s_run + s_job) / 2, host="b"))
+        prices = os.path.join(d, f"frontier-{work_tau}-prices.json")
+        fx.write_json(prices, fx.prices_doc([
+            fx.price_record("g5.16xlarge", "us-east-1", 40.0, {"use1-az1": 1.0}, bucket=4),
+            fx.price_record("g5.xlarge", "us-east-1", 1.0, None)]))
+        args = [folder, "--source", prices, "--samples", repr(target), "--checkpoint-cost", repr(delta),
+                "--checkpoint-every", repr(tau_min)] + (["--interruption-rate", repr(user_rate)] if user_rate else [])
+        doc = rank_json(args)
+        if not doc:
+            continue
+        by = {(r["instance_type"], r["market"]): r for r in doc["rows"] if r["rank"] is not None}
+        a, b = by.get(("g5.16xlarge", "spot")), by.get(("g5.xlarge", "on-demand"))
+        if not check(a is not None and b is not None, f"{case}: rows missing: {sorted(by)}"):
+            continue
+        check(close(a["effective_samples_per_second"], s_job) and
+              close(a["effective_samples_per_dollar"], job["effective_samples_per_dollar"]),
+              f"{case}: the spot row's effective figures {a['effective_samples_per_second']}, "
+              f"{a['effective_samples_per_dollar']} are not the job's {s_job}, {job['effective_samples_per_dollar']}")
+        check((a["rank"] < b["rank"]) == better,
+              f"{case}: spot ranks {a['rank']}, on-demand {b['rank']}; the job's figures put spot "
+              f"{'ahead' if better else 'behind'}")
+        check((a["pareto"], b["pareto"]) == (better, not better),
+              f"{case}: Pareto marks spot {a['pareto']}, on-demand {b['pareto']}: the row "
+              f"{'behind' if better else 'ahead'} on the job's time and cost is dominated")
+        # BREAK-EVEN against that on-demand row (the best): above the spot row's own rate exactly
+        # when the row ranks ahead of it
+        be = a["breakeven_rate_per_node_hour"]
+        want = sm.breakeven(sps, 1.0, 1, delta, sm.DEFAULT_RESTART_S, tau_s, b["samples_per_dollar"], rate, target)
+        check(a["breakeven_against"] == b["configuration"] and
+              (be is None and want is None or be is not None and want is not None and close(be, want)),
+              f"{case}: breakeven {be} against {a['breakeven_against']}, model {want}")
+        check(((be is None) or be > rate) == better, f"{case}: break-even {be} against the row's own rate {rate}")
+        # the table: the frontier's star on the same row
+        rc, out, err = fx.run(BIN, args + ["--format", "table"])
+        starred = [ln for ln in out.splitlines() if re.match(r"\s*\d+\*", ln)]
+        want_star = "g5.16xlarge spot" if better else "g5.xlarge on-demand"
+        check(rc == 0 and any(want_star in ln for ln in starred) and
+              not any(("g5.xlarge on-demand" if better else "g5.16xlarge spot") in ln for ln in starred),
+              f"{case}: table stars {starred}, want {want_star!r} starred and not the other")
+
+
 def test_bad_flags(d):
     base = grid_inputs(d)
     bad = [["--interruption-rate", v] for v in ("0", "-1", "abc", "5x", "5hh", "0h", "1e9", "nan", "inf", "h", "-3d")]
@@ -446,6 +511,7 @@ with tempfile.TemporaryDirectory() as d:
     test_monte_carlo(d)
     test_seed_pair(d)
     test_sort_time(d)
+    test_target_frontier(d)
     test_bad_flags(d)
     if len(sys.argv) > 2:
         test_doc_example(d, sys.argv[2])

@@ -135,15 +135,19 @@ def spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s=None,
                     "expected_cost_to_target_usd": float(exp_h * D(usd_per_hour)),
                     "p90_cost_to_target_usd": float(p90 * D(usd_per_hour)),
                     "p_no_interruption": float((-job * (work + segments(work, tau) * delta_h)).exp())})
+        # with a target the effective figures are the job's: what it averages, what it gets per dollar
+        out["effective_samples_per_second"] = float(D(target) / (exp_h * 3600))
+        out["effective_samples_per_dollar"] = float(D(target) / (exp_h * D(usd_per_hour)))
     return out
 
 
-def breakeven(sps, usd_per_hour, nodes, delta_s, restart_s, tau_s, target_spd, rate=None):
-    """The per-node rate where the effective samples/$ meets TARGET_SPD: None when still ahead at
-    1 per node-hour (or at RATE, the row's own, when that is higher), 0.0 when behind at 1e-12.
-    Bisection on the rate's logarithm."""
+def breakeven(sps, usd_per_hour, nodes, delta_s, restart_s, tau_s, target_spd, rate=None, target=None):
+    """The per-node rate where the effective samples/$ (the job's, with TARGET samples) meets
+    TARGET_SPD: None when still ahead at 1 per node-hour (or at RATE, the row's own, when that is
+    higher), 0.0 when behind at 1e-12.  Bisection on the rate's logarithm."""
     def spd(rate):
-        return spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s)["effective_samples_per_dollar"]
+        return spot_figures(sps, usd_per_hour, nodes, rate, delta_s, restart_s, tau_s,
+                            target)["effective_samples_per_dollar"]
     top = max(1.0, rate or 0.0)
     lo, hi = math.log(1e-12), math.log(top)
     if spd(top) > target_spd:
