@@ -74,7 +74,7 @@ if(INSTBENCH_CUDA)
     target_include_directories(instbench_cudart_host PUBLIC ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_FAKES})
     target_link_options(instbench_cudart_host PRIVATE -Wl,-z,defs)
     # cuDNN attention (src/cuda/cudnn_sdpa.cpp with NVIDIA's real cudnn-frontend) wherever the build
-    # has the frontend's headers, in every test program that compiles src/cuda/vit.c: it loads the
+    # has the frontend's headers, in every test program that links src/cuda/vit.c: it loads the
     # CPU stand-in of libcudnn (tests/fakes/cudnn_standin.c) unless INSTBENCH_CUDNN_LIBRARY names another.
     # The glue is the module's own object (instbench_cudnn_glue, CMakeLists.txt), compiled once.
     if(TARGET instbench_cudnn_glue)
@@ -106,6 +106,28 @@ if(INSTBENCH_CUDA)
         add_dependencies(${target} cudnn_standin)
       endif()
     endfunction()
+    # src/cuda/*.c compiled once for every program below that runs them on a stand-in (each used to
+    # compile its own: 89 objects of 12 files in one build, about 95 CPU-seconds, and as many again
+    # in the ASan+UBSan build).  Position-independent with hidden symbols, as the simulated module
+    # takes them whole (instbench_cuda_sim); the test programs link the archive of the same objects
+    # and take the members they reach, so a host-shim program's own stand-ins (tests/fakes/
+    # cuda_host_shim.c: the GEMMs and kernel launchers as host loops) are what it runs, as before.
+    # The sources read no test's definitions.  cuda_gemm_cov compiles gemm.c itself, with gcov.
+    file(GLOB _cuda_c CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.c)
+    add_library(cuda_host_objects OBJECT ${_cuda_c})
+    set_target_properties(cuda_host_objects PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden)
+    target_include_directories(cuda_host_objects PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_SOURCE_DIR}/include)
+    target_link_libraries(cuda_host_objects PRIVATE instbench_util)   # its definitions and include paths
+    instbench_test_internals(cuda_host_objects cpu cuda)
+    add_library(cuda_host STATIC $<TARGET_OBJECTS:cuda_host_objects>)
+    target_link_libraries(cuda_host PUBLIC instbench_core)
+    # ... and a program that runs the whole backend in-process through the public table: it needs
+    # the module's entry point, which src/backend.c refers to weakly (so that the executable links
+    # without it), and a weak reference pulls no member out of an archive.
+    function(instbench_cuda_in_process target)
+      target_link_libraries(${target} PRIVATE cuda_host)
+      target_link_options(${target} PRIVATE -Wl,--undefined=instbench_cuda_module)
+    endfunction()
     if(TARGET instbench_cudnn_glue)
       # the glue's forward and backward at seven shapes against float64 attention (cudnn_sdpa_test.c)
       add_executable(cuda_cudnn_sdpa ${_cuda_tests}/cudnn_sdpa_test.c)
@@ -116,8 +138,8 @@ if(INSTBENCH_CUDA)
       add_test(NAME cuda_cudnn_sdpa COMMAND cuda_cudnn_sdpa WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
       set_tests_properties(cuda_cudnn_sdpa PROPERTIES TIMEOUT 300)
     endif()
-    instbench_add_unit_test(cuda_vit_host ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c
-                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    instbench_add_unit_test(cuda_vit_host ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c)
+    target_link_libraries(cuda_vit_host PRIVATE cuda_host)
     instbench_cuda_test_runtime(cuda_vit_host)
     set_tests_properties(cuda_vit_host PROPERTIES ENVIRONMENT INSTBENCH_TEST_CUDNN_RUNS=1)   # fixture a: hd 16
     target_include_directories(cuda_vit_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -173,11 +195,9 @@ if(INSTBENCH_CUDA)
     else()
       set(_vit_sim_kernels $<TARGET_OBJECTS:cudasim_kernels>)
     endif()
-    add_executable(cuda_vit_sim ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_vit_sim_kernels}
-                   ${CMAKE_SOURCE_DIR}/src/cuda/vit.c ${CMAKE_SOURCE_DIR}/src/cuda/attention_path.c ${CMAKE_SOURCE_DIR}/src/cuda/cudnn_gate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
-                   ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    add_executable(cuda_vit_sim ${_cuda_tests}/cuda_vit_host.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_vit_sim_kernels})
     set_target_properties(cuda_vit_sim PROPERTIES LINKER_LANGUAGE CXX)   # cudasim's C++, whichever objects
-    target_link_libraries(cuda_vit_sim PRIVATE instbench_core)
+    target_link_libraries(cuda_vit_sim PRIVATE cuda_host instbench_core)
     instbench_cuda_test_runtime(cuda_vit_sim)
     target_include_directories(cuda_vit_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES}
                                ${INSTBENCH_TEST_FAKES}/cudasim)
@@ -220,8 +240,7 @@ if(INSTBENCH_CUDA)
     # real executable loads (INSTBENCH_CUDA_MODULE), so `verify --backend cuda` and `measure
     # --backend cuda` run end to end (cuda_sim_cli.py).
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
-      file(GLOB _cuda_c CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.c)
-      add_library(instbench_cuda_sim MODULE ${_cuda_c} ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c
+      add_library(instbench_cuda_sim MODULE $<TARGET_OBJECTS:cuda_host_objects> ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c
                   ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c $<TARGET_OBJECTS:cudasim_kernels>)
       set_target_properties(instbench_cuda_sim PROPERTIES OUTPUT_NAME instbench-cuda-sim PREFIX lib
                             C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden LINKER_LANGUAGE CXX
@@ -275,15 +294,14 @@ if(INSTBENCH_CUDA)
     # src/cuda/gemm.c itself (descriptors, layouts, bias epilogue, alignment preferences, the
     # heuristic, the three roads to the cuBLAS fallback, the algorithm cache) on a cuBLASLt/cuBLAS
     # stand-in written from their documented semantics, against a row-major reference.
-    instbench_add_unit_test(cuda_gemm ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_cudart_host} ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
-                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    instbench_add_unit_test(cuda_gemm ${_cuda_tests}/cuda_gemm.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_cudart_host})
+    target_link_libraries(cuda_gemm PRIVATE cuda_host)
     target_include_directories(cuda_gemm PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm cuda)
     # cuBLASLt's in-situ GEMM rate (src/cuda/gemm_rate.c) against a stand-in device whose speed
     # the test sets (CUBLASLT_STANDIN_GFLOPS), its GEMMs against this model's Linear layers.
-    instbench_add_unit_test(cuda_gemm_rate ${_cuda_tests}/gemm_rate_test.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_cudart_host}
-                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_rate.c ${CMAKE_SOURCE_DIR}/src/cuda/gemm.c
-                            ${CMAKE_SOURCE_DIR}/src/cuda/gemm_plan.c)
+    instbench_add_unit_test(cuda_gemm_rate ${_cuda_tests}/gemm_rate_test.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${_cudart_host})
+    target_link_libraries(cuda_gemm_rate PRIVATE cuda_host)
     target_include_directories(cuda_gemm_rate PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     instbench_test_internals(cuda_gemm_rate cuda)
     # ... and the coverage of gemm.c that run reaches (every function, 95% of the lines)
@@ -302,10 +320,8 @@ if(INSTBENCH_CUDA)
     endif()
     # Data parallelism (NCCL comm, DDP buckets, dp) the same way, NCCL's collectives between threads.
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
-      set(_cuda ${CMAKE_SOURCE_DIR}/src/cuda)
-      instbench_add_unit_test(cuda_dp_host ${_cuda_tests}/cuda_dp_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
-                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
-                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      instbench_add_unit_test(cuda_dp_host ${_cuda_tests}/cuda_dp_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c)
+      instbench_cuda_in_process(cuda_dp_host)
       instbench_cuda_test_runtime(cuda_dp_host)
       target_include_directories(cuda_dp_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_dp_host cpu cuda)
@@ -313,10 +329,9 @@ if(INSTBENCH_CUDA)
       # ordered streams whose scheduler runs the comm stream's allreduces as early as their event
       # waits allow: a missing wait averages gradients not yet computed.
       add_executable(cuda_dp_sim ${_cuda_tests}/cuda_dp_host.c ${INSTBENCH_TEST_FAKES}/cuda_cublaslt_standin.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c
-                     $<TARGET_OBJECTS:cudasim_kernels> ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c ${_cuda}/gemm.c ${_cuda}/gemm_plan.c
-                     ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c ${_cuda}/bucket.c ${_cuda}/comm_nccl.c
-                     ${_cuda}/module.c)
+                     $<TARGET_OBJECTS:cudasim_kernels>)
       target_link_libraries(cuda_dp_sim PRIVATE instbench_core)
+      instbench_cuda_in_process(cuda_dp_sim)
       instbench_cuda_test_runtime(cuda_dp_sim)
       target_include_directories(cuda_dp_sim PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${INSTBENCH_TEST_LIB} ${INSTBENCH_TEST_FAKES}
                                  ${INSTBENCH_TEST_FAKES}/cudasim)
@@ -344,17 +359,15 @@ if(INSTBENCH_CUDA)
                              ENVIRONMENT "INSTBENCH_CUDA_MODULE=$<TARGET_FILE:instbench_cuda_sim>;CUDASIM_SEED=2")
       endif()
       # ... and measure's timed loop (bench_run) over two cuda ranks.
-      instbench_add_unit_test(cuda_runner_host ${_cuda_tests}/cuda_runner_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
-                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
-                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      instbench_add_unit_test(cuda_runner_host ${_cuda_tests}/cuda_runner_host.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c)
+      instbench_cuda_in_process(cuda_runner_host)
       instbench_cuda_test_runtime(cuda_runner_host)
       target_include_directories(cuda_runner_host PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_runner_host cpu cuda)
       # ... and across two forked processes joined by the rendezvous: a killed or failing process
       # is named in the other's error within seconds, through the liveness channel.
-      instbench_add_unit_test(cuda_dp_procs ${_cuda_tests}/cuda_dp_procs.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c ${_cuda}/vit.c ${_cuda}/attention_path.c ${_cuda}/cudnn_gate.c
-                              ${_cuda}/gemm_plan.c ${_cuda}/backend_cuda.c ${_cuda}/gemm_rate.c ${_cuda}/dp.c ${_cuda}/ddp.c
-                              ${_cuda}/bucket.c ${_cuda}/comm_nccl.c ${_cuda}/module.c)
+      instbench_add_unit_test(cuda_dp_procs ${_cuda_tests}/cuda_dp_procs.c ${INSTBENCH_TEST_FAKES}/cuda_host_shim.c ${INSTBENCH_TEST_FAKES}/cuda_nccl_shim.c)
+      instbench_cuda_in_process(cuda_dp_procs)
       instbench_cuda_test_runtime(cuda_dp_procs)
       target_include_directories(cuda_dp_procs PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
       instbench_test_internals(cuda_dp_procs cpu cuda)
