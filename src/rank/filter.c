@@ -10,9 +10,8 @@
 #include "instbench/rank.h"
 #include "rank/internal.h"
 
-/* Tolerance so that a deadline or budget equal to a row's exact figure keeps the row despite
- * rounding in the division (hours = samples / rate / 3600). */
-static int within(double value, double limit) { return isnan(limit) || value <= limit * (1 + 1e-12); }
+/* the tolerance: internal.h */
+int rank_within_limit(double value, double limit) { return isnan(limit) || value <= limit * (1 + 1e-12); }
 
 double rank_row_hours_from_now(const rank_row *row)
 {
@@ -34,16 +33,16 @@ size_t rank_filter(rank_row *rows, size_t *n, const rank_options *o, rank_filter
             if (unpriced) unpriced[nu++] = *r;
             continue;
         }
-        if (!within(r->usd_per_hour, o->max_hourly_usd)) {
+        if (!rank_within_limit(r->usd_per_hour, o->max_hourly_usd)) {
             st->by_max_hourly++;
             continue;
         }
         /* a deadline is a time from now: a Capacity Block finishes its WAIT later than it trains */
-        if (!within(rank_row_hours_from_now(r), o->deadline_hours)) {
+        if (!rank_within_limit(rank_row_hours_from_now(r), o->deadline_hours)) {
             st->by_deadline++;
             continue;
         }
-        if (!within(r->rank_cost_to_target, o->budget_usd)) {
+        if (!rank_within_limit(r->rank_cost_to_target, o->budget_usd)) {
             st->by_budget++;
             continue;
         }

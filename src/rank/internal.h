@@ -39,6 +39,12 @@ double rank_median(double *v, size_t n);
  * 24 h of work) is N, not N + 1, though the divisions that give it round a few ulps up. */
 double rank_whole_units(double amount, double unit);
 
+/* filter.c: VALUE within LIMIT (NAN: no limit), with a tolerance so that a deadline or budget equal
+ * to a row's exact figure keeps the row despite rounding in the division (hours = samples / rate /
+ * 3600).  What --max-hourly, --deadline and --budget judge, and the Capacity Block chosen under a
+ * deadline (score.c). */
+int rank_within_limit(double value, double limit);
+
 /* filter.c: when ROW's job is done, in hours from now: its ranking hours to the target (a spot
  * row's expected hours under interruptions, shown as EXPECTED TIME), plus a Capacity Block's wait
  * until its block starts.  What --deadline judges and --sort time orders by. */

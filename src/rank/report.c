@@ -278,7 +278,8 @@ static void write_legend(const rank_report *r, const output_table *t, FILE *out)
                     spot ? ", and every spot row's break-even" : "");
     if (r->explain && cb)
         output_note(out,
-                    "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live), paid "
+                    "capacity-block rows: the cheapest Capacity Block offered now for that many nodes (live; with "
+                    "--deadline, the cheapest that ends the target in time), paid "
                     "whole up front and never interrupted; $/h is its fee / its hours, %s; WAIT: until it starts (not "
                     "in TIME).  instbench never purchases a block.",
                     r->opts->target_samples > 0 ? "COST the fee of every block the target needs (BLOCKS: how many, "

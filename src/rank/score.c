@@ -219,19 +219,33 @@ static const char *quote_gap(const rank_config *c, const rank_options *o, rank_m
     return o->quotes_missing && o->quotes_missing[0] ? o->quotes_missing : NULL;
 }
 
+static double block_wait_hours(const rank_block_quote *q, time_t now)
+{
+    return q->start > now ? difftime(q->start, now) / 3600 : 0;
+}
+
 /* A capacity-block row: the cheapest offering per hour for exactly this many nodes of this type in
  * this region (ties: the earliest start).  The block is paid whole: the target takes as many
- * blocks as its hours need, each paid in full, and the wait until it starts is shown apart. */
+ * blocks as its hours need, each paid in full, and the wait until it starts is shown apart.
+ * With --deadline (and a target), the cheapest of the blocks that let the job finish in time: the
+ * cheapest of all may start weeks after one a little dearer, and the row was then filtered out
+ * (filter.c) while an offering met the deadline.  When none does, the cheapest, which the filter
+ * removes.  Prices vary by start date, so this is a real choice, not a tie. */
 static int block_price(const rank_config *c, const rank_options *o, rank_row *row)
 {
+    const double need = o->target_samples > 0 ? o->target_samples / c->samples_per_second / 3600 : NAN;
+    const int judge = !isnan(o->deadline_hours) && isfinite(need);
     const rank_block_quote *best = NULL;
+    int best_fits = 0;
     for (size_t i = 0; i < o->n_blocks; i++) {
         const rank_block_quote *q = &o->blocks[i];
         if (q->why[0] || strcmp(q->instance_type, c->instance_type) || strcmp(q->region, c->region) ||
             q->nodes != c->nodes || !(q->hours > 0) || !price_ok(q->fee_usd / q->hours / (double)c->nodes))
             continue;
+        int fits = !judge || rank_within_limit(block_wait_hours(q, o->now) + need, o->deadline_hours);
         double a = q->fee_usd / q->hours, b = best ? best->fee_usd / best->hours : 0;
-        if (!best || a < b || (a == b && q->start < best->start)) best = q;
+        if (!best || fits > best_fits || (fits == best_fits && (a < b || (a == b && q->start < best->start))))
+            best = q, best_fits = fits;
     }
     if (!best) {
         const char *gap = quote_gap(c, o, RANK_CAPACITY_BLOCK);
@@ -250,7 +264,7 @@ static int block_price(const rank_config *c, const rank_options *o, rank_row *ro
     }
     row->block_hours = best->hours;
     row->block_fee_usd = best->fee_usd;
-    row->wait_hours = best->start > o->now ? difftime(best->start, o->now) / 3600 : 0;
+    row->wait_hours = block_wait_hours(best, o->now);
     row->usd_per_hour = best->fee_usd / best->hours;
     row->price_per_node = row->usd_per_hour / (double)c->nodes;
     snprintf(row->az, sizeof row->az, "%s", best->az);

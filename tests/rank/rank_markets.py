@@ -98,6 +98,26 @@ def main():
         check(b.get("interruption_label") is None and b.get("spot_efficiency") is None,
               "a block has no interruption risk: %s" % b)
 
+        # --deadline: the cheapest block per hour (cb-a) starts 5 days out and its 100 hours end past
+        # a deadline that the dearer cb-b, starting in 2 days, meets: the row takes cb-b, the cheapest
+        # block that finishes in time, rather than leaving the market with no row.  With a deadline
+        # neither meets, the cheapest, which the deadline then removes.
+        hours_a = (start2 - datetime.datetime.now(datetime.timezone.utc)).total_seconds() / 3600 + hours
+        hours_b = (start1 - datetime.datetime.now(datetime.timezone.utc)).total_seconds() / 3600 + hours
+        for deadline, fee in (((hours_a + hours_b) / 2, 5100.0), (hours_a + 24, 4800.0), (hours_b - 24, None)):
+            rc, out, err = fx.run(BIN, ["--market", "capacity-block"] + args[2:] +
+                                  ["--deadline", "%.3f" % deadline, "--format", "json"], env=env)
+            doc = json.loads(out) if rc == 0 else {}
+            kept = [r for r in doc.get("rows", []) if r["market"] == "capacity-block" and r["rank"] is not None]
+            removed = doc.get("removed", {}).get("deadline")
+            if fee is None:
+                check(rc == 0 and not kept and removed == 1,
+                      "--deadline %.1f h, before any block ends: kept %s, removed %s, %s" % (deadline, kept, removed, err[-300:]))
+            else:
+                check(rc == 0 and len(kept) == 1 and kept[0]["block_fee_usd"] == fee and
+                      kept[0]["cost_to_target_usd"] == 2 * fee,
+                      "--deadline %.1f h: the block %s, wanted the one of fee %s (%s)" % (deadline, kept, fee, err[-300:]))
+
         # the plan: its commitment, and when it pays against on-demand and against spot with its risk
         p = rows["savings-plan"]
         s = rows["spot"]
