@@ -251,9 +251,10 @@ static void fill_one(rank_row *row, const rank_config *c, const rank_options *o)
         k->p90_cost = k->p90_hours * row->usd_per_hour;
         /* With a target the effective figures are the job's, the rate it averages and what it gets
          * for what it costs, as a capacity block's or a plan's are (score.c): ranking, the frontier
-         * and the break-even then agree with EXPECTED TIME and COST.  The long-run rate charges a
-         * job shorter than one interval a checkpoint overhead it never pays, and a short last
-         * segment a whole interval's. */
+         * and the break-even then agree with EXPECTED TIME and COST.  The long-run rate prices
+         * every hour at the steady overhead: a job shorter than one interval pays one whole
+         * checkpoint and is exposed for less than an interval, and a short last interval pays a
+         * whole checkpoint where the long run charges a fraction of one. */
         if (k->expected_hours > 0 && isfinite(k->expected_hours)) {
             k->samples_per_second = o->target_samples / (k->expected_hours * 3600);
             k->samples_per_dollar = o->target_samples / k->expected_cost;
