@@ -107,10 +107,11 @@ bg_run wheels scripts/ci/check_cuda12.sh --fetch build
 # code (INSTBENCH_CUDA_HOST_ONLY: src/cuda, the cuDNN glue, the stand-ins and cudasim, no nvcc;
 # the sanitizers cannot see into a GPU), so the tests on the CUDA stand-ins run under the
 # sanitizers too (tests/cuda/cuda.cmake says which).  That makes it the larger build of the two
-# (about 320 CPU-seconds against 125 with CUDA off; the cuDNN glue, 76 of them, on one core), so it
-# no longer runs at a lower priority: niced, it got the cores only once the release build was done
+# (about 200 CPU-seconds, 105 s on 2 cores alone, against 125 with CUDA off; the cuDNN glue, 76 of
+# them, on one core; 320 before the stand-in programs shared one compile of src/cuda), so it no
+# longer runs at a lower priority: niced, it got the cores only once the release build was done
 # and ended 130 s after it.  The two side by side on 2 cores, without the packages: 337 s at equal
-# priority, 352 s niced, 230 s before (CUDA off, niced).
+# priority, 352 s niced, 230 s before (CUDA off, niced), measured before that sharing.
 # -O2: the sanitizers instrument every load, store and undefined operation whatever the level
 # (AddressSanitizer's documentation asks for -O1 or more, for speed), and -O2 inlines and
 # vectorises the CPU engine's loops, which -O1 leaves as instrumented calls: a ViT-B dry run took
