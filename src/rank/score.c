@@ -219,6 +219,12 @@ static const char *quote_gap(const rank_config *c, const rank_options *o, rank_m
     return o->quotes_missing && o->quotes_missing[0] ? o->quotes_missing : NULL;
 }
 
+/* The hours C's configuration trains to reach the target (NAN without one): a row's TIME. */
+static double target_hours(const rank_config *c, const rank_options *o)
+{
+    return o->target_samples > 0 ? o->target_samples / c->samples_per_second / 3600.0 : NAN;
+}
+
 static double block_wait_hours(const rank_block_quote *q, time_t now)
 {
     return q->start > now ? difftime(q->start, now) / 3600 : 0;
@@ -233,7 +239,7 @@ static double block_wait_hours(const rank_block_quote *q, time_t now)
  * removes.  Prices vary by start date, so this is a real choice, not a tie. */
 static int block_price(const rank_config *c, const rank_options *o, rank_row *row)
 {
-    const double need = o->target_samples > 0 ? o->target_samples / c->samples_per_second / 3600 : NAN;
+    const double need = target_hours(c, o);
     const int judge = !isnan(o->deadline_hours) && isfinite(need);
     const rank_block_quote *best = NULL;
     int best_fits = 0;
@@ -340,7 +346,7 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
         row->unpriced_reason[0] = '\0';
         row->samples_per_dollar = c->samples_per_second * 3600.0 / row->usd_per_hour;
         if (o->target_samples > 0) {
-            row->hours_to_target = o->target_samples / c->samples_per_second / 3600.0;
+            row->hours_to_target = target_hours(c, o);
             if (row->market == RANK_CAPACITY_BLOCK) {
                 /* every block is paid whole, however little of the last one the target uses */
                 row->blocks_to_target = rank_whole_units(row->hours_to_target, row->block_hours);
@@ -367,7 +373,7 @@ static void score_row(const rank_config *c, const price_set *prices, const rank_
     row->usd_per_hour = (double)c->nodes * p;
     row->samples_per_dollar = c->samples_per_second * 3600.0 / row->usd_per_hour;
     if (o->target_samples > 0) {
-        row->hours_to_target = o->target_samples / c->samples_per_second / 3600.0;
+        row->hours_to_target = target_hours(c, o);
         row->cost_to_target = row->hours_to_target * row->usd_per_hour;
     }
 }
