@@ -13,10 +13,11 @@ typedef struct aws_credentials {
     char secret_access_key[128];
     char session_token[4096]; /* "" when none */
     time_t expiration;        /* 0 when they do not expire */
-    char source[32];          /* "env" | "profile:NAME" | "container" | "imds" */
+    char source[32];          /* "env" | "profile:NAME" | "process:NAME" | "container" | "imds" */
 } aws_credentials;
 
-/* The chain, as the AWS CLI resolves it: env -> shared files (AWS_PROFILE) -> container -> IMDS.
+/* The chain, as the AWS CLI resolves it: env -> shared files (AWS_PROFILE: keys, or the profile's
+ * credential_process) -> container -> IMDS.
  * Returns -1 with a message naming what was tried when none is found. */
 int aws_credentials_resolve(aws_credentials *out, ib_error *err);
 /* AWS_REGION, AWS_DEFAULT_REGION, profile `region`, IMDS.  0 found; 1 none anywhere (ERR says
@@ -33,8 +34,8 @@ int aws_region_known(const char *region);
  * accounts of their own). */
 size_t aws_regions_list(int commercial_only, const char **out, size_t cap);
 /* The refresh half of the chain, the client's credentials provider (aws_client_options.refresh):
- * re-fetches container or IMDS credentials when they expire within 5 minutes, or always with
- * force.  0: cred holds usable credentials; 1: its source (env, profile) cannot be refreshed;
+ * re-fetches container, IMDS or credential_process credentials (those with an Expiration) when
+ * they expire within 5 minutes, or always with force.  0: cred holds usable credentials; 1: its source (env, profile) cannot be refreshed;
  * -1: failed (message). */
 typedef int (*aws_credentials_refresh_fn)(aws_credentials *cred, int force, ib_error *err);
 int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err);

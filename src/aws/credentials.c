@@ -1,6 +1,7 @@
 /* aws/credentials: the credential chain and region, resolved as the AWS CLI resolves them.
  *   env (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN])
- *   -> profile AWS_PROFILE (default "default"): credentials file [NAME], then config [profile NAME]
+ *   -> profile AWS_PROFILE (default "default"): credentials file [NAME], its credential_process
+ *      (credential_process.c), then config [profile NAME]
  *   -> container (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI | _FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE])
  *   -> EC2 instance role through IMDSv2.
  * Region: AWS_REGION -> AWS_DEFAULT_REGION -> profile `region` -> IMDS placement/region. */
@@ -40,6 +41,52 @@ static int from_env(aws_credentials *out, ib_error *err)
     return aws_credentials_set(out, ak, sk, tok, "env", err) == 0 ? 1 : -1;
 }
 
+/* The static keys of profile NAME in F (PATH): 1 found, 0 none, -1 half of a pair. */
+static int static_keys(const aws_config_file *f, const char *name, const char *path, aws_credentials *out,
+                       ib_error *err)
+{
+    const char *ak = aws_config_get(f, name, "aws_access_key_id");
+    const char *sk = aws_config_get(f, name, "aws_secret_access_key");
+    /* botocore reads the older aws_security_token first */
+    const char *tok = aws_config_get(f, name, "aws_security_token");
+    if (!tok) tok = aws_config_get(f, name, "aws_session_token");
+    if (!ak && !sk) return 0;
+    if (!ak || !sk || !ak[0] || !sk[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s has %s but not %s", name, path,
+                            ak ? "aws_access_key_id" : "aws_secret_access_key",
+                            ak ? "aws_secret_access_key" : "aws_access_key_id");
+    char src[32];
+    snprintf(src, sizeof src, "profile:%.23s", name);
+    return aws_credentials_set(out, ak, sk, tok, src, err) == 0 ? 1 : -1;
+}
+
+/* Profile NAME's setting KEY: the credentials file's over the config file's, as botocore merges
+ * them; *WHERE the file's path. */
+static const char *profile_get(const aws_config_file *kf, const char *kpath, const aws_config_file *cf,
+                               const char *cpath, const char *name, const char *key, const char **where)
+{
+    const char *v = aws_config_get(kf, name, key);
+    *where = kpath;
+    if (!v) {
+        v = aws_config_get(cf, name, key);
+        *where = cpath;
+    }
+    return v;
+}
+
+/* The first of KEYS (NULL-terminated) profile NAME sets, *WHERE its file; NULL when none. */
+static const char *first_set(const aws_config_file *kf, const char *kpath, const aws_config_file *cf, const char *cpath,
+                             const char *name, const char *const keys[], const char **where)
+{
+    for (int k = 0; keys[k]; k++)
+        if (profile_get(kf, kpath, cf, cpath, name, keys[k], where)) return keys[k];
+    return NULL;
+}
+
+/* A profile, in the order the AWS CLI reads it (botocore's chain): a role to assume, a web
+ * identity or SSO come first (instbench reads none of them itself: refused, never passed over
+ * for the profile's keys, which would act as another principal, perhaps in another account);
+ * then the credentials file's keys, credential_process, the config file's keys. */
 static int from_profile(aws_credentials *out, ib_error *err)
 {
     int explicit_profile = 0;
@@ -52,40 +99,34 @@ static int from_profile(aws_credentials *out, ib_error *err)
         return -1;
     }
     int rc = 0;
-    const aws_config_file *files[2] = {kf, cf};
-    for (int i = 0; i < 2 && rc == 0; i++) {
-        const char *ak = aws_config_get(files[i], name, "aws_access_key_id");
-        const char *sk = aws_config_get(files[i], name, "aws_secret_access_key");
-        const char *tok = aws_config_get(files[i], name, "aws_session_token");
-        if (!ak && !sk) continue;
-        if (!ak || !sk || !ak[0] || !sk[0]) {
-            rc = ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s has %s but not %s", name, i ? cpath : kpath,
-                              ak ? "aws_access_key_id" : "aws_secret_access_key",
-                              ak ? "aws_secret_access_key" : "aws_access_key_id");
-            break;
-        }
-        char src[32];
-        snprintf(src, sizeof src, "profile:%.23s", name);
-        rc = aws_credentials_set(out, ak, sk, tok, src, err) == 0 ? 1 : -1;
-    }
+    const char *where = NULL, *v, *key;
+    static const char *const first[] = {"web_identity_token_file", "role_arn", "sso_account_id", "sso_role_name", NULL};
+    static const char *const sso[] = {"sso_start_url", "sso_session", NULL};
+    if ((key = first_set(kf, kpath, cf, cpath, name, first, &where)))
+        rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                          "profile '%s' in %s uses %s, which instbench does not read itself: give the profile "
+                          "`credential_process = aws configure export-credentials --profile %s --format process` "
+                          "(a profile of its own), or export temporary credentials (`aws configure "
+                          "export-credentials --profile %s --format env`)",
+                          name, where, key, name, name);
+    if (rc == 0) rc = static_keys(kf, name, kpath, out, err);
+    if (rc == 0 && (v = profile_get(kf, kpath, cf, cpath, name, "credential_process", &where)))
+        rc = aws_credential_process(v, name, where, out, err) == 0 ? 1 : -1;
+    if (rc == 0) rc = static_keys(cf, name, cpath, out, err);
     if (rc == 0) {
         if (!aws_config_has_profile(kf, name) && !aws_config_has_profile(cf, name)) {
             if (explicit_profile)
                 rc = ib_error_set(err, IB_EXIT_RUNTIME, "the profile '%s' (AWS_PROFILE) is not in %s or %s", name,
                                   kpath, cpath);
-        } else {
-            /* A profile (the default one too) that gets its credentials some way instbench does not
-             * implement: the AWS CLI would use that way, so name it instead of "no credentials". */
-            static const char *const unsupported[] = {"role_arn",    "credential_process",      "sso_start_url",
-                                                      "sso_session", "web_identity_token_file", NULL};
-            for (int k = 0; unsupported[k]; k++)
-                if (aws_config_get(cf, name, unsupported[k]) || aws_config_get(kf, name, unsupported[k])) {
-                    rc = ib_error_set(err, IB_EXIT_RUNTIME,
-                                      "profile '%s' uses %s, which instbench does not support: export "
-                                      "temporary credentials (e.g. `aws configure export-credentials --format env`)",
-                                      name, unsupported[k]);
-                    break;
-                }
+        } else if ((key = first_set(kf, kpath, cf, cpath, name, sso, &where))) {
+            /* SSO settings without an account and role (botocore then reads on as well): named
+             * rather than "no credentials" */
+            rc = ib_error_set(err, IB_EXIT_RUNTIME,
+                              "profile '%s' in %s has %s but no credentials instbench can read: give it "
+                              "`credential_process = aws configure export-credentials --profile NAME --format "
+                              "process` for an SSO profile NAME, or export temporary credentials (`aws configure "
+                              "export-credentials --format env`)",
+                              name, where, key);
         }
     }
     aws_config_free(kf);
@@ -214,6 +255,14 @@ int aws_credentials_resolve(aws_credentials *out, ib_error *err)
     memset(out, 0, sizeof *out);
     int r = from_env(out, err);
     if (r) return r > 0 ? 0 : -1;
+    /* EKS's IAM roles for service accounts: the AWS CLI assumes AWS_ROLE_ARN with this token before
+     * it reads any profile; the node's instance role further down is another principal */
+    const char *wit = getenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+    if (wit && wit[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "AWS_WEB_IDENTITY_TOKEN_FILE is set (a web identity, as EKS gives a service account): "
+                            "instbench does not assume its role itself; export temporary credentials (`aws "
+                            "configure export-credentials --format env`) or unset the variable");
     r = from_profile(out, err);
     if (r) return r > 0 ? 0 : -1;
     r = from_container(out, err);
@@ -232,11 +281,17 @@ int aws_credentials_resolve(aws_credentials *out, ib_error *err)
 int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
 {
     int imds = !strcmp(cred->source, "imds"), container = !strcmp(cred->source, "container");
-    if (!imds && !container) return 1;
+    /* a credential_process's credentials with an Expiration are refreshed by running it again
+     * (botocore's RefreshableCredentials); without one they are final, as the AWS CLI takes them */
+    int process = !strncmp(cred->source, "process:", 8) && cred->expiration != 0;
+    if (!imds && !container && !process) return 1;
     if (!force && (cred->expiration == 0 || cred->expiration - time(NULL) > REFRESH_MARGIN_S)) return 0;
     aws_credentials fresh;
     memset(&fresh, 0, sizeof fresh);
-    int r = imds ? (aws_imds_role_credentials(&fresh, err) == 0 ? 1 : -1) : from_container(&fresh, err);
+    int r = imds        ? (aws_imds_role_credentials(&fresh, err) == 0 ? 1 : -1)
+            : container ? from_container(&fresh, err)
+                        : from_profile(&fresh, err);
+    if (r == 0) ib_error_set(err, IB_EXIT_RUNTIME, "the profile's credentials are gone from the shared files");
     if (r <= 0) {
         /* keep using what we have while it is still valid; the service will say when it is not */
         if (cred->expiration > time(NULL)) {

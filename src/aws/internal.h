@@ -85,6 +85,15 @@ void aws_config_free(aws_config_file *f);
  * over AWS_CONFIG_MAX_BYTES is -1 with ERR naming it (util_read_file), never read to its end. */
 #define AWS_CONFIG_MAX_BYTES ((size_t)16 << 20) /* a real one is a few KiB, with hundreds of profiles ~100 KiB */
 int aws_config_load(int is_config_file, char *path_out, size_t path_len, aws_config_file **out, ib_error *err);
+/* A profile's credential_process (credential_process.c): COMMAND split as Python's shlex.split
+ * splits it and run without a shell, its JSON (version 1) into OUT, source "process:PROFILE";
+ * -1 with ERR naming PROFILE and WHERE (the file that set it), never the command's arguments. */
+int aws_credential_process(const char *command, const char *profile, const char *where, aws_credentials *out,
+                           ib_error *err);
+/* S split into words as Python's shlex.split(S) does (POSIX rules, no comments): *ARGV is one
+ * allocation (free it alone), NULL-terminated, *ARGC words; -1 with ERR for an unclosed quote or
+ * a backslash at the end. */
+int aws_shell_split(const char *s, char ***argv, size_t *argc, ib_error *err);
 /* AWS_PROFILE, else "default"; *explicit says whether the user named it. */
 const char *aws_profile_name(int *explicit_profile);
 

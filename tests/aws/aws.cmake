@@ -30,6 +30,12 @@ add_test(NAME aws_sigv4_botocore
 add_test(NAME aws_config_botocore
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_config_botocore.py $<TARGET_FILE:aws_client_probe> 250)
 
+# A profile's credential_process against botocore's ProcessProvider and shlex.split: the helper's
+# argv, the order within a profile, what both refuse, the refresh before expiry; the credentials
+# it prints sign requests the local endpoint checks.
+add_test(NAME aws_credential_process
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_credential_process.py $<TARGET_FILE:aws_client_probe>)
+
 # What the client prints: no endpoint password, error bodies reduced to code and first line,
 # invalid regions and unsupported credential sources named.
 add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_hygiene.py ${INSTBENCH_BIN})

@@ -34,7 +34,7 @@ static aws_client_options opts = {.refresh = aws_credentials_refresh};
 static int usage(void)
 {
     fprintf(stderr, "usage: aws_client_probe [-v] [--timeout S] [--connect-timeout S] "
-                    "credentials|region|endpoint|identity|pricing|spot|many ...\n");
+                    "credentials|region|endpoint|identity|pricing|spot|many|shell-split ...\n");
     return 2;
 }
 
@@ -302,6 +302,39 @@ static int config_lines(void)
     return rc;
 }
 
+/* stdin: strings separated by NUL bytes; stdout: per string one line, {"argv": [...]} as
+ * aws_shell_split splits it (credential_process) or {"error": "..."}. */
+static int cmd_shell_split(void)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *all = malloc(cap + 1);
+    for (size_t r; all && (r = fread(all + n, 1, cap - n, stdin)) > 0;) {
+        n += r;
+        if (n == cap) all = realloc(all, (cap *= 2) + 1);
+    }
+    if (!all) return 1;
+    all[n] = '\0';
+    for (size_t at = 0; at < n; at += strlen(all + at) + 1) {
+        char **words = NULL;
+        size_t count = 0;
+        ib_error err;
+        cJSON *j = cJSON_CreateObject();
+        if (aws_shell_split(all + at, &words, &count, &err) == 0) {
+            cJSON *a = cJSON_AddArrayToObject(j, "argv");
+            for (size_t k = 0; k < count; k++) cJSON_AddItemToArray(a, cJSON_CreateString(words[k]));
+            free(words);
+        } else {
+            cJSON_AddStringToObject(j, "error", err.msg);
+        }
+        char *line = cJSON_PrintUnformatted(j);
+        puts(line);
+        free(line);
+        cJSON_Delete(j);
+    }
+    free(all);
+    return 0;
+}
+
 static int cmd_config(int argc, char **argv)
 {
     if (argc == 1 && !strcmp(argv[0], "-")) return config_lines();
@@ -456,6 +489,7 @@ int main(int argc, char **argv)
                cr.session_token[0] ? "true" : "false", (long long)cr.expiration);
         return 0;
     }
+    if (!strcmp(cmd, "shell-split")) return cmd_shell_split();
     if (!strcmp(cmd, "region")) {
         char r[32];
         if (aws_region_resolve(r, &err) != 0) {
