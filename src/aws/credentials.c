@@ -1,7 +1,9 @@
 /* aws/credentials: the credential chain and region, resolved as the AWS CLI resolves them.
  *   env (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN])
- *   -> profile AWS_PROFILE (default "default"): credentials file [NAME], its credential_process
- *      (credential_process.c), then config [profile NAME]
+ *   -> profile AWS_PROFILE (default "default"): its role_arn assumed (sts.c) with its
+ *      source_profile's or credential_source's credentials; a web identity (AWS_WEB_IDENTITY_TOKEN_FILE
+ *      or the profile's); credentials file [NAME], its credential_process (credential_process.c),
+ *      then config [profile NAME]
  *   -> container (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI | _FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE])
  *   -> EC2 instance role through IMDSv2.
  * Region: AWS_REGION -> AWS_DEFAULT_REGION -> profile `region` -> IMDS placement/region. */
@@ -41,6 +43,33 @@ static int from_env(aws_credentials *out, ib_error *err)
     return aws_credentials_set(out, ak, sk, tok, "env", err) == 0 ? 1 : -1;
 }
 
+/* The two shared files, read once for a resolution. */
+typedef struct shared_files {
+    aws_config_file *kf, *cf; /* credentials, config */
+    char kpath[4096], cpath[4096];
+} shared_files;
+
+/* Profile NAME's setting KEY: the credentials file's over the config file's, as botocore merges
+ * them; *WHERE the file's path. */
+static const char *pget(const shared_files *f, const char *name, const char *key, const char **where)
+{
+    const char *v = aws_config_get(f->kf, name, key);
+    *where = f->kpath;
+    if (!v) {
+        v = aws_config_get(f->cf, name, key);
+        *where = f->cpath;
+    }
+    return v;
+}
+
+/* The first of KEYS (NULL-terminated) profile NAME sets, *WHERE its file; NULL when none. */
+static const char *first_set(const shared_files *f, const char *name, const char *const keys[], const char **where)
+{
+    for (int k = 0; keys[k]; k++)
+        if (pget(f, name, keys[k], where)) return keys[k];
+    return NULL;
+}
+
 /* The static keys of profile NAME in F (PATH): 1 found, 0 none, -1 half of a pair. */
 static int static_keys(const aws_config_file *f, const char *name, const char *path, aws_credentials *out,
                        ib_error *err)
@@ -60,77 +89,230 @@ static int static_keys(const aws_config_file *f, const char *name, const char *p
     return aws_credentials_set(out, ak, sk, tok, src, err) == 0 ? 1 : -1;
 }
 
-/* Profile NAME's setting KEY: the credentials file's over the config file's, as botocore merges
- * them; *WHERE the file's path. */
-static const char *profile_get(const aws_config_file *kf, const char *kpath, const aws_config_file *cf,
-                               const char *cpath, const char *name, const char *key, const char **where)
+/* The region STS is asked in: AWS_REGION, AWS_DEFAULT_REGION, profile TOP's region, else
+ * us-east-1 (the AWS CLI's session region; never IMDS, which off EC2 would only wait). */
+static void sts_region(const shared_files *f, const char *top, char out[32])
 {
-    const char *v = aws_config_get(kf, name, key);
-    *where = kpath;
-    if (!v) {
-        v = aws_config_get(cf, name, key);
-        *where = cpath;
+    const char *where, *v = getenv("AWS_REGION");
+    if (!v || !v[0]) v = getenv("AWS_DEFAULT_REGION");
+    if (!v || !v[0]) v = pget(f, top, "region", &where);
+    snprintf(out, 32, "%s", v && names_region_ok(v) ? v : "us-east-1");
+}
+
+/* A session name for CloudTrail when the profile names none (botocore: botocore-session-TIME). */
+static void default_session_name(char out[64]) { snprintf(out, 64, "instbench-session-%lld", (long long)time(NULL)); }
+
+static int from_container(aws_credentials *out, ib_error *err);
+
+/* How profiles are walked: the top one (AWS_PROFILE), the source profiles visited for it. */
+#define ROLE_CHAIN_MAX 8
+typedef struct walk {
+    const shared_files *f;
+    const char *top;
+    const char *visited[ROLE_CHAIN_MAX + 1];
+    int n_visited;
+} walk;
+
+static int profile_chain(walk *w, const char *name, int role, int use_env, aws_credentials *out, ib_error *err);
+
+/* A web identity, as botocore's AssumeRoleWithWebIdentityProvider finds one: each setting from the
+ * environment (USE_ENV: AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME), else
+ * from profile NAME (web_identity_token_file, role_arn, role_session_name).  The token file is read
+ * at every call (EKS rotates it).  1 found, 0 not configured, -1 error. */
+static int web_identity(walk *w, const char *name, int use_env, aws_credentials *out, ib_error *err)
+{
+    const char *where = NULL, *file = use_env ? getenv("AWS_WEB_IDENTITY_TOKEN_FILE") : NULL;
+    const char *from = "AWS_WEB_IDENTITY_TOKEN_FILE";
+    if (!file || !file[0]) {
+        file = pget(w->f, name, "web_identity_token_file", &where);
+        from = "web_identity_token_file";
     }
-    return v;
+    if (!file || !file[0]) return 0;
+    const char *role = use_env ? getenv("AWS_ROLE_ARN") : NULL;
+    if (!role || !role[0]) role = pget(w->f, name, "role_arn", &where);
+    if (!role || !role[0])
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "a web identity (%s) without a role to assume: set AWS_ROLE_ARN or the profile's "
+                            "role_arn",
+                            from);
+    const char *session = use_env ? getenv("AWS_ROLE_SESSION_NAME") : NULL;
+    if (!session || !session[0]) session = pget(w->f, name, "role_session_name", &where);
+    char own[64];
+    if (!session || !session[0]) default_session_name(own), session = own;
+    char *token = NULL;
+    size_t n = 0;
+    ib_error ferr;
+    /* an OIDC token (a JWT) is 1-2 KiB; the cap keeps /dev/zero out of memory */
+    if (util_read_file(file, (size_t)64 << 10, &token, &n, &ferr) != 0)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "the web identity token (%s): %s", from, ferr.msg);
+    char region[32];
+    sts_region(w->f, w->top, region);
+    aws_sts_call call = {.web_identity_token = token,
+                         .region = region,
+                         .role_arn = role,
+                         .session_name = session,
+                         .source_name = "web-identity"};
+    int rc = aws_sts_assume_role(&call, out, err) == 0 ? 1 : -1;
+    wipe(token, n);
+    free(token);
+    return rc;
 }
 
-/* The first of KEYS (NULL-terminated) profile NAME sets, *WHERE its file; NULL when none. */
-static const char *first_set(const aws_config_file *kf, const char *kpath, const aws_config_file *cf, const char *cpath,
-                             const char *name, const char *const keys[], const char **where)
+/* Profile NAME's role_arn assumed with the credentials of its source_profile or
+ * credential_source, as botocore's AssumeRoleProvider does.  1 or -1. */
+static int assume_role(walk *w, const char *name, aws_credentials *out, ib_error *err)
 {
-    for (int k = 0; keys[k]; k++)
-        if (profile_get(kf, kpath, cf, cpath, name, keys[k], where)) return keys[k];
-    return NULL;
+    const char *where, *w2;
+    const char *role = pget(w->f, name, "role_arn", &where);
+    const char *source_profile = pget(w->f, name, "source_profile", &w2);
+    const char *source = pget(w->f, name, "credential_source", &w2);
+    const char *mfa = pget(w->f, name, "mfa_serial", &w2);
+    if (source_profile && source)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s has both source_profile and credential_source",
+                            name, where);
+    if (!source_profile && !source)
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "profile '%s' in %s has role_arn but neither source_profile nor credential_source", name,
+                            where);
+    if (mfa)
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "profile '%s' in %s assumes its role with an MFA code (mfa_serial), which instbench "
+                            "does not ask for: give it a profile of its own with `credential_process = aws configure "
+                            "export-credentials --profile %s --format process`",
+                            name, where, name);
+    aws_credentials src;
+    memset(&src, 0, sizeof src);
+    int r;
+    if (source) {
+        ib_error serr;
+        if (!strcmp(source, "Environment")) r = from_env(&src, err);
+        else if (!strcmp(source, "Ec2InstanceMetadata")) {
+            r = aws_imds_role_credentials(&src, &serr) == 0 ? 1 : -1;
+            if (r < 0) ib_error_set(err, IB_EXIT_RUNTIME, "%s", serr.msg);
+        } else if (!strcmp(source, "EcsContainer")) r = from_container(&src, err);
+        else
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "profile '%s' in %s: credential_source '%.60s' is none of Environment, "
+                                "Ec2InstanceMetadata, EcsContainer",
+                                name, where, source);
+        if (r == 0) ib_error_set(err, IB_EXIT_RUNTIME, "none are there");
+        if (r <= 0) {
+            char said[sizeof err->msg];
+            snprintf(said, sizeof said, "%s", err->msg);
+            return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s: its credential_source %s: %s", name, where,
+                                source, said);
+        }
+    } else {
+        /* botocore's loop rule: a profile seen before on this walk is a loop, unless it is the
+         * profile itself and has keys of its own (then its keys sign the AssumeRole) */
+        int seen = 0;
+        for (int i = 0; i < w->n_visited; i++) seen |= !strcmp(w->visited[i], source_profile);
+        int has_keys = pget(w->f, source_profile, "aws_access_key_id", &w2) ||
+                       pget(w->f, source_profile, "aws_secret_access_key", &w2);
+        if ((seen && (strcmp(source_profile, name) || !has_keys)) || w->n_visited >= ROLE_CHAIN_MAX)
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "profile '%s' in %s: source_profile '%.60s' leads back to a profile already on the "
+                                "way (or over %d roles deep)",
+                                name, where, source_profile, ROLE_CHAIN_MAX);
+        if (!aws_config_has_profile(w->f->kf, source_profile) && !aws_config_has_profile(w->f->cf, source_profile))
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "profile '%s' in %s: its source_profile '%.60s' is in neither %s "
+                                "nor %s",
+                                name, where, source_profile, w->f->kpath, w->f->cpath);
+        w->visited[w->n_visited++] = source_profile;
+        /* a source profile with keys is read for them (and for nothing it would assume itself) */
+        r = profile_chain(w, source_profile, !has_keys, 0, &src, err);
+        if (r == 0)
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "profile '%s' in %s: its source_profile '%.60s' has no credentials", name, where,
+                                source_profile);
+        if (r < 0) return -1;
+    }
+    long duration = 0;
+    const char *d = pget(w->f, name, "duration_seconds", &w2);
+    if (d && util_parse_int(d, 900, 43200, &duration) != 0) {
+        wipe(&src, sizeof src);
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "profile '%s' in %s: duration_seconds '%.40s' is no whole number "
+                            "of seconds from 900 to 43200",
+                            name, where, d);
+    }
+    const char *session = pget(w->f, name, "role_session_name", &w2);
+    char own[64], region[32], src_name[32];
+    if (!session || !session[0]) default_session_name(own), session = own;
+    sts_region(w->f, w->top, region);
+    snprintf(src_name, sizeof src_name, "role:%.26s", name);
+    aws_sts_call call = {.source = &src,
+                         .region = region,
+                         .role_arn = role,
+                         .session_name = session,
+                         .external_id = pget(w->f, name, "external_id", &w2),
+                         .duration_s = duration,
+                         .source_name = src_name};
+    r = aws_sts_assume_role(&call, out, err) == 0 ? 1 : -1;
+    wipe(&src, sizeof src);
+    return r;
 }
 
-/* A profile, in the order the AWS CLI reads it (botocore's chain): a role to assume, a web
- * identity or SSO come first (instbench reads none of them itself: refused, never passed over
- * for the profile's keys, which would act as another principal, perhaps in another account);
- * then the credentials file's keys, credential_process, the config file's keys. */
+/* Profile NAME read as botocore's chain reads it: its role_arn assumed (ROLE: the top profile, or
+ * a source profile without keys of its own; not beside web_identity_token_file), a web identity
+ * (from the environment too, USE_ENV: the top profile only), SSO refused (instbench does not read
+ * its token cache), then the credentials file's keys, credential_process, the config file's keys.
+ * 1 found, 0 none, -1 error. */
+static int profile_chain(walk *w, const char *name, int role, int use_env, aws_credentials *out, ib_error *err)
+{
+    const char *where, *v, *key;
+    const shared_files *f = w->f;
+    if (role && pget(f, name, "role_arn", &where) && !pget(f, name, "web_identity_token_file", &where))
+        return assume_role(w, name, out, err);
+    int r = web_identity(w, name, use_env, out, err);
+    if (r) return r;
+    static const char *const sso[] = {"sso_account_id", "sso_role_name", NULL};
+    if ((key = first_set(f, name, sso, &where)))
+        return ib_error_set(err, IB_EXIT_RUNTIME,
+                            "profile '%s' in %s uses SSO (%s), whose token cache instbench does not read: give it a "
+                            "profile of its own with `credential_process = aws configure export-credentials "
+                            "--profile %s --format process` (after `aws sso login`), or export temporary "
+                            "credentials (`aws configure export-credentials --profile %s --format env`)",
+                            name, where, key, name, name);
+    r = static_keys(f->kf, name, f->kpath, out, err);
+    if (r == 0 && (v = pget(f, name, "credential_process", &where)))
+        r = aws_credential_process(v, name, where, out, err) == 0 ? 1 : -1;
+    if (r == 0) r = static_keys(f->cf, name, f->cpath, out, err);
+    return r;
+}
+
 static int from_profile(aws_credentials *out, ib_error *err)
 {
     int explicit_profile = 0;
     const char *name = aws_profile_name(&explicit_profile);
-    char cpath[4096], kpath[4096];
-    aws_config_file *kf = NULL, *cf = NULL;
-    if (aws_config_load(0, kpath, sizeof kpath, &kf, err) != 0 ||
-        aws_config_load(1, cpath, sizeof cpath, &cf, err) != 0) {
-        aws_config_free(kf);
+    shared_files f;
+    f.kf = f.cf = NULL;
+    if (aws_config_load(0, f.kpath, sizeof f.kpath, &f.kf, err) != 0 ||
+        aws_config_load(1, f.cpath, sizeof f.cpath, &f.cf, err) != 0) {
+        aws_config_free(f.kf);
         return -1;
     }
-    int rc = 0;
-    const char *where = NULL, *v, *key;
-    static const char *const first[] = {"web_identity_token_file", "role_arn", "sso_account_id", "sso_role_name", NULL};
+    walk w = {.f = &f, .top = name, .visited = {name}, .n_visited = 1};
+    int rc = profile_chain(&w, name, 1, 1, out, err);
+    const char *where, *key;
     static const char *const sso[] = {"sso_start_url", "sso_session", NULL};
-    if ((key = first_set(kf, kpath, cf, cpath, name, first, &where)))
+    if (rc == 0 && !aws_config_has_profile(f.kf, name) && !aws_config_has_profile(f.cf, name)) {
+        if (explicit_profile)
+            rc = ib_error_set(err, IB_EXIT_RUNTIME, "the profile '%s' (AWS_PROFILE) is not in %s or %s", name, f.kpath,
+                              f.cpath);
+    } else if (rc == 0 && (key = first_set(&f, name, sso, &where))) {
+        /* SSO settings without an account and role (botocore then reads on as well): named rather
+         * than "no credentials" */
         rc = ib_error_set(err, IB_EXIT_RUNTIME,
-                          "profile '%s' in %s uses %s, which instbench does not read itself: give the profile "
-                          "`credential_process = aws configure export-credentials --profile %s --format process` "
-                          "(a profile of its own), or export temporary credentials (`aws configure "
-                          "export-credentials --profile %s --format env`)",
-                          name, where, key, name, name);
-    if (rc == 0) rc = static_keys(kf, name, kpath, out, err);
-    if (rc == 0 && (v = profile_get(kf, kpath, cf, cpath, name, "credential_process", &where)))
-        rc = aws_credential_process(v, name, where, out, err) == 0 ? 1 : -1;
-    if (rc == 0) rc = static_keys(cf, name, cpath, out, err);
-    if (rc == 0) {
-        if (!aws_config_has_profile(kf, name) && !aws_config_has_profile(cf, name)) {
-            if (explicit_profile)
-                rc = ib_error_set(err, IB_EXIT_RUNTIME, "the profile '%s' (AWS_PROFILE) is not in %s or %s", name,
-                                  kpath, cpath);
-        } else if ((key = first_set(kf, kpath, cf, cpath, name, sso, &where))) {
-            /* SSO settings without an account and role (botocore then reads on as well): named
-             * rather than "no credentials" */
-            rc = ib_error_set(err, IB_EXIT_RUNTIME,
-                              "profile '%s' in %s has %s but no credentials instbench can read: give it "
-                              "`credential_process = aws configure export-credentials --profile NAME --format "
-                              "process` for an SSO profile NAME, or export temporary credentials (`aws configure "
-                              "export-credentials --format env`)",
-                              name, where, key);
-        }
+                          "profile '%s' in %s has %s but no credentials instbench can read: give it "
+                          "`credential_process = aws configure export-credentials --profile NAME --format process` "
+                          "for an SSO profile NAME, or export temporary credentials (`aws configure "
+                          "export-credentials --format env`)",
+                          name, where, key);
     }
-    aws_config_free(kf);
-    aws_config_free(cf);
+    aws_config_free(f.kf);
+    aws_config_free(f.cf);
     return rc;
 }
 
@@ -255,14 +437,6 @@ int aws_credentials_resolve(aws_credentials *out, ib_error *err)
     memset(out, 0, sizeof *out);
     int r = from_env(out, err);
     if (r) return r > 0 ? 0 : -1;
-    /* EKS's IAM roles for service accounts: the AWS CLI assumes AWS_ROLE_ARN with this token before
-     * it reads any profile; the node's instance role further down is another principal */
-    const char *wit = getenv("AWS_WEB_IDENTITY_TOKEN_FILE");
-    if (wit && wit[0])
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "AWS_WEB_IDENTITY_TOKEN_FILE is set (a web identity, as EKS gives a service account): "
-                            "instbench does not assume its role itself; export temporary credentials (`aws "
-                            "configure export-credentials --format env`) or unset the variable");
     r = from_profile(out, err);
     if (r) return r > 0 ? 0 : -1;
     r = from_container(out, err);
@@ -281,9 +455,12 @@ int aws_credentials_resolve(aws_credentials *out, ib_error *err)
 int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
 {
     int imds = !strcmp(cred->source, "imds"), container = !strcmp(cred->source, "container");
-    /* a credential_process's credentials with an Expiration are refreshed by running it again
-     * (botocore's RefreshableCredentials); without one they are final, as the AWS CLI takes them */
-    int process = !strncmp(cred->source, "process:", 8) && cred->expiration != 0;
+    /* a credential_process's credentials with an Expiration are refreshed by running it again, an
+     * assumed role's by assuming it again (botocore's RefreshableCredentials); a process's without
+     * an Expiration are final, as the AWS CLI takes them */
+    int process = (!strncmp(cred->source, "process:", 8) || !strncmp(cred->source, "role:", 5) ||
+                   !strcmp(cred->source, "web-identity")) &&
+                  cred->expiration != 0;
     if (!imds && !container && !process) return 1;
     if (!force && (cred->expiration == 0 || cred->expiration - time(NULL) > REFRESH_MARGIN_S)) return 0;
     aws_credentials fresh;

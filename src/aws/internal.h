@@ -90,6 +90,19 @@ int aws_config_load(int is_config_file, char *path_out, size_t path_len, aws_con
  * -1 with ERR naming PROFILE and WHERE (the file that set it), never the command's arguments. */
 int aws_credential_process(const char *command, const char *profile, const char *where, aws_credentials *out,
                            ib_error *err);
+/* One STS call (sts.c): AssumeRole signed with SOURCE, or AssumeRoleWithWebIdentity (unsigned)
+ * when WEB_IDENTITY_TOKEN is given; the answer's credentials into OUT with SOURCE_NAME and their
+ * expiration.  -1 with ERR naming the action and the role. */
+typedef struct aws_sts_call {
+    const aws_credentials *source;  /* AssumeRole's signer */
+    const char *web_identity_token; /* non-NULL: AssumeRoleWithWebIdentity */
+    const char *region;             /* the STS endpoint's and the signature's */
+    const char *role_arn, *session_name;
+    const char *external_id; /* NULL: none */
+    long duration_s;         /* 0: STS's default (one hour) */
+    const char *source_name; /* "role:NAME", "web-identity" */
+} aws_sts_call;
+int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error *err);
 /* S split into words as Python's shlex.split(S) does (POSIX rules, no comments): *ARGV is one
  * allocation (free it alone), NULL-terminated, *ARGC words; -1 with ERR for an unclosed quote or
  * a backslash at the end. */

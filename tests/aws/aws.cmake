@@ -36,6 +36,12 @@ add_test(NAME aws_config_botocore
 add_test(NAME aws_credential_process
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_credential_process.py $<TARGET_FILE:aws_client_probe>)
 
+# Roles the AWS CLI assumes (a profile's role_arn, EKS's web identity), assumed against moto with
+# signature checking on, the role's credentials signing an S3 PutObject, botocore the reference.
+add_test(NAME aws_assume_role
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_assume_role.py $<TARGET_FILE:aws_client_probe>
+                 $<TARGET_FILE:s3_probe>)
+
 # What the client prints: no endpoint password, error bodies reduced to code and first line,
 # invalid regions and unsupported credential sources named.
 add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_hygiene.py ${INSTBENCH_BIN})

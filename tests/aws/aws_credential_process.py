@@ -13,8 +13,8 @@ and Python's shlex, the references the AWS CLI itself uses:
   secret, as it does for output over 64 KiB and credentials already expired;
 - credentials with an Expiration within 5 minutes are fetched again before a request is signed,
   others are not;
-- a profile that assumes a role or uses SSO, or a web identity in the environment (EKS), is
-  refused, never passed over for static keys.
+- a profile that assumes a role, uses a web identity (or one in the environment, EKS's) or SSO is
+  never passed over for its static keys.
 
 usage: aws_credential_process.py PROBE [unittest args]
 """
@@ -203,24 +203,29 @@ class CredentialProcess(base.AwsTestCase):
                 self.assertTrue(runs_at_least <= n <= runs_at_most, "%s: the helper ran %d times" % (mode, n))
 
     def test_roles_and_sso_never_passed_over(self):
+        # a profile's keys are not what the AWS CLI signs with when the profile also assumes a role,
+        # uses a web identity or SSO: each of those is tried (tests/aws/aws_assume_role.py assumes
+        # them against moto) or refused, and its failure is the answer, never the keys
         keys = "aws_access_key_id = %s\naws_secret_access_key = %s\n" % (PROFILE_AK, PROFILE_SK)
-        for setting in ("role_arn = arn:aws:iam::123456789012:role/r\nsource_profile = base\n",
-                        "sso_account_id = 123456789012\nsso_role_name = Admin\nsso_session = s\n",
-                        "web_identity_token_file = /var/run/token\nrole_arn = arn:aws:iam::123456789012:role/r\n"):
+        for setting, said in (
+                ("role_arn = arn:aws:iam::123456789012:role/r\nsource_profile = base\n",
+                 "its source_profile 'base' is in neither"),
+                ("sso_account_id = 123456789012\nsso_role_name = Admin\nsso_session = s\n",
+                 "uses SSO (sso_account_id)"),
+                ("web_identity_token_file = /nonexistent/token\nrole_arn = arn:aws:iam::123456789012:role/r\n",
+                 "the web identity token (web_identity_token_file): cannot open /nonexistent/token")):
             with self.subTest(setting=setting.split(" ")[0]):
                 paths = self.files(config="[profile dev]\n" + setting + keys)
                 _, err, _ = self.probe(["credentials"], self.penv(paths, AWS_PROFILE="dev"), expect_rc=1)
-                self.assertIn("profile 'dev' in %s uses %s" % (paths["config"], setting.split(" ")[0]), err)
-                self.assertIn("aws configure export-credentials --profile dev --format process", err)
-        # EKS's web identity in the environment comes before any profile, as in botocore's chain
+                self.assertIn(said, err)
+        # EKS's web identity in the environment comes before any profile's keys, as in botocore's chain
         paths = self.files(creds="[default]\n" + keys)
-        env = self.penv(paths, AWS_WEB_IDENTITY_TOKEN_FILE="/var/run/secrets/token",
+        env = self.penv(paths, AWS_WEB_IDENTITY_TOKEN_FILE="/nonexistent/token",
                         AWS_ROLE_ARN="arn:aws:iam::123456789012:role/r")
         _, err, _ = self.probe(["credentials"], env, expect_rc=1)
-        self.assertIn("AWS_WEB_IDENTITY_TOKEN_FILE is set", err)
+        self.assertIn("the web identity token (AWS_WEB_IDENTITY_TOKEN_FILE): cannot open", err)
         res, _, _ = self.probe(["credentials"], self.penv(paths))
         self.assertEqual(res["source"], "profile:default")
-
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:

@@ -8,8 +8,8 @@
   other fields and further lines never appear;
 - an endpoint URL without http:// or https:// (localhost:4566) names its variable and value;
 - an invalid AWS_REGION / AWS_DEFAULT_REGION is a usage error saying so, not "no region";
-- a [default] profile with credential_process or role_arn names that source instead of a
-  generic "no credentials";
+- a [default] profile whose credential_process fails, or that uses SSO, names that source
+  instead of a generic "no credentials";
 - credentials holding a line break (environment, a continued line of the credentials file, IMDS)
   are refused naming where they came from, never sent inside a header;
 - the shared config and credentials files (and the container token file) are read bounded: one
@@ -156,12 +156,11 @@ p, out = prices(["--source", "snapshot", "--instance-types", "g5.xlarge", "--reg
                 env(AWS_REGION="us-east-1"), 2)
 check(p.stderr.startswith("instbench prices: --region: 'us-esat-1' is not an AWS region"), f"--region: {p.stderr[-400:]}")
 
-# ---- a [default] profile whose credentials come from a source instbench lacks ----
+# ---- a [default] profile whose credentials come from a source that fails, or one instbench lacks ----
 for fname, text, word in (("config", "[default]\ncredential_process = /bin/echo {}\nregion = us-east-1\n",
                            "credential_process"),
-                          ("config", "[profile base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = x\n"
-                                     "[default]\nrole_arn = arn:aws:iam::123456789012:role/r\nsource_profile = base\n",
-                           "role_arn")):
+                          ("config", "[default]\nsso_session = s\nsso_account_id = 123456789012\n"
+                                     "sso_role_name = Admin\n", "SSO (sso_account_id)")):
     path = os.path.join(TMP, fname)
     with open(path, "w") as f:
         f.write(text)
