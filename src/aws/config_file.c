@@ -82,7 +82,10 @@ static char *section_profile(const char *h, size_t n, int is_config)
         return d;
     }
     if (n == 7 && !memcmp(h, "default", 7)) return strdup("default");
-    if (n < 7 || memcmp(h, "profile", 7)) return NULL;
+    /* "[sso-session NAME]" (botocore: a first word starting with sso-session) is kept under a name
+     * no profile header gives (AWS_SSO_SESSION_SECTION + NAME) */
+    int sso = n >= 11 && !memcmp(h, "sso-session", 11);
+    if (!sso && (n < 7 || memcmp(h, "profile", 7))) return NULL;
     size_t w1_end = 0, w2_start, w2_end;
     while (w1_end < n && !isspace((unsigned char)h[w1_end])) w1_end++;
     w2_start = w1_end;
@@ -92,8 +95,13 @@ static char *section_profile(const char *h, size_t n, int is_config)
     size_t rest = w2_end;
     while (rest < n && isspace((unsigned char)h[rest])) rest++;
     if (w2_start == w2_end || rest != n) return NULL;
-    char *d = malloc(w2_end - w2_start + 1);
-    if (d) memcpy(d, h + w2_start, w2_end - w2_start), d[w2_end - w2_start] = '\0';
+    size_t pre = sso ? strlen(AWS_SSO_SESSION_SECTION) : 0;
+    char *d = malloc(pre + w2_end - w2_start + 1);
+    if (d) {
+        memcpy(d, AWS_SSO_SESSION_SECTION, pre);
+        memcpy(d + pre, h + w2_start, w2_end - w2_start);
+        d[pre + w2_end - w2_start] = '\0';
+    }
     return d;
 }
 

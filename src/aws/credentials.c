@@ -2,8 +2,8 @@
  *   env (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN])
  *   -> profile AWS_PROFILE (default "default"): its role_arn assumed (sts.c) with its
  *      source_profile's or credential_source's credentials; a web identity (AWS_WEB_IDENTITY_TOKEN_FILE
- *      or the profile's); credentials file [NAME], its credential_process (credential_process.c),
- *      then config [profile NAME]
+ *      or the profile's); its SSO role (sso.c); credentials file [NAME], its credential_process
+ *      (credential_process.c), then config [profile NAME]
  *   -> container (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI | _FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE])
  *   -> EC2 instance role through IMDSv2.
  * Region: AWS_REGION -> AWS_DEFAULT_REGION -> profile `region` -> IMDS placement/region. */
@@ -254,10 +254,48 @@ static int assume_role(walk *w, const char *name, aws_credentials *out, ib_error
     return r;
 }
 
+/* Profile NAME's SSO settings (botocore's SSOProvider: sso_account_id and sso_role_name, with
+ * sso_start_url and sso_region from its [sso-session] section or from the profile itself), its
+ * role's credentials fetched.  1 or -1. */
+static int sso_role(walk *w, const char *name, aws_credentials *out, ib_error *err)
+{
+    const char *where, *w2;
+    aws_sso_profile p = {.profile = name,
+                         .session_name = pget(w->f, name, "sso_session", &where),
+                         .account_id = pget(w->f, name, "sso_account_id", &where),
+                         .role_name = pget(w->f, name, "sso_role_name", &w2)};
+    if (p.session_name) {
+        char section[512];
+        snprintf(section, sizeof section, "%s%s", AWS_SSO_SESSION_SECTION, p.session_name);
+        if (!aws_config_has_profile(w->f->cf, section))
+            return ib_error_set(err, IB_EXIT_RUNTIME,
+                                "profile '%s' in %s: its sso_session '%.100s' has no "
+                                "[sso-session %.100s] section in %s",
+                                name, where, p.session_name, p.session_name, w->f->cpath);
+        p.start_url = aws_config_get(w->f->cf, section, "sso_start_url");
+        p.region = aws_config_get(w->f->cf, section, "sso_region");
+    } else {
+        p.start_url = pget(w->f, name, "sso_start_url", &w2);
+        p.region = pget(w->f, name, "sso_region", &w2);
+    }
+    const char *missing = !p.account_id  ? "sso_account_id"
+                          : !p.role_name ? "sso_role_name"
+                          : !p.start_url ? "sso_start_url"
+                          : !p.region    ? "sso_region"
+                                         : NULL;
+    if (missing)
+        return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s uses SSO but has no %s%s", name, where, missing,
+                            p.session_name ? " (nor its sso-session)" : "");
+    if (!names_region_ok(p.region))
+        return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s: sso_region '%.40s' %s", name, where, p.region,
+                            names_region_problem(p.region));
+    return aws_sso_role_credentials(&p, out, err) == 0 ? 1 : -1;
+}
+
 /* Profile NAME read as botocore's chain reads it: its role_arn assumed (ROLE: the top profile, or
  * a source profile without keys of its own; not beside web_identity_token_file), a web identity
- * (from the environment too, USE_ENV: the top profile only), SSO refused (instbench does not read
- * its token cache), then the credentials file's keys, credential_process, the config file's keys.
+ * (from the environment too, USE_ENV: the top profile only), an SSO role (sso.c), then the
+ * credentials file's keys, credential_process, the config file's keys.
  * 1 found, 0 none, -1 error. */
 static int profile_chain(walk *w, const char *name, int role, int use_env, aws_credentials *out, ib_error *err)
 {
@@ -268,13 +306,7 @@ static int profile_chain(walk *w, const char *name, int role, int use_env, aws_c
     int r = web_identity(w, name, use_env, out, err);
     if (r) return r;
     static const char *const sso[] = {"sso_account_id", "sso_role_name", NULL};
-    if ((key = first_set(f, name, sso, &where)))
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "profile '%s' in %s uses SSO (%s), whose token cache instbench does not read: give it a "
-                            "profile of its own with `credential_process = aws configure export-credentials "
-                            "--profile %s --format process` (after `aws sso login`), or export temporary "
-                            "credentials (`aws configure export-credentials --profile %s --format env`)",
-                            name, where, key, name, name);
+    if ((key = first_set(f, name, sso, &where))) return sso_role(w, name, out, err);
     r = static_keys(f->kf, name, f->kpath, out, err);
     if (r == 0 && (v = pget(f, name, "credential_process", &where)))
         r = aws_credential_process(v, name, where, out, err) == 0 ? 1 : -1;
@@ -305,10 +337,8 @@ static int from_profile(aws_credentials *out, ib_error *err)
         /* SSO settings without an account and role (botocore then reads on as well): named rather
          * than "no credentials" */
         rc = ib_error_set(err, IB_EXIT_RUNTIME,
-                          "profile '%s' in %s has %s but no credentials instbench can read: give it "
-                          "`credential_process = aws configure export-credentials --profile NAME --format process` "
-                          "for an SSO profile NAME, or export temporary credentials (`aws configure "
-                          "export-credentials --format env`)",
+                          "profile '%s' in %s has %s but no sso_account_id and sso_role_name, so no role to "
+                          "sign in as (nor keys, credential_process or role_arn)",
                           name, where, key);
     }
     aws_config_free(f.kf);
@@ -459,7 +489,7 @@ int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
      * assumed role's by assuming it again (botocore's RefreshableCredentials); a process's without
      * an Expiration are final, as the AWS CLI takes them */
     int process = (!strncmp(cred->source, "process:", 8) || !strncmp(cred->source, "role:", 5) ||
-                   !strcmp(cred->source, "web-identity")) &&
+                   !strncmp(cred->source, "sso:", 4) || !strcmp(cred->source, "web-identity")) &&
                   cred->expiration != 0;
     if (!imds && !container && !process) return 1;
     if (!force && (cred->expiration == 0 || cred->expiration - time(NULL) > REFRESH_MARGIN_S)) return 0;

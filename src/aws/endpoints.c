@@ -105,6 +105,9 @@ int aws_endpoint_url(const char *service_env_id, const char *region, char *out, 
         /* The Price List Query API exists in us-east-1, eu-central-1 and ap-south-1 only. */
         if (strcmp(r, "eu-central-1") && strcmp(r, "ap-south-1")) r = "us-east-1", domain = "amazonaws.com";
         w = snprintf(out, out_len, "https://api.pricing.%s.%s", r, domain);
+    } else if (!strcasecmp(service_env_id, "SSO")) {
+        /* IAM Identity Center's portal (GetRoleCredentials), in the SSO region */
+        w = snprintf(out, out_len, "https://portal.sso.%s.%s", r, domain);
     } else {
         char svc[64];
         size_t k = 0;

@@ -75,7 +75,9 @@ int aws_imds_role_credentials(aws_credentials *out, ib_error *err);
  * cannot read is ignored (where the AWS CLI would refuse the whole file); a later duplicate wins. */
 typedef struct aws_config_file aws_config_file;
 aws_config_file *aws_config_parse(const char *text, size_t len, int is_config_file);
-/* NULL when the profile or key is absent. */
+/* NULL when the profile or key is absent.  An "[sso-session NAME]" section of the config file is
+ * read as the profile AWS_SSO_SESSION_SECTION "NAME" (a name no profile header gives). */
+#define AWS_SSO_SESSION_SECTION "\002sso-session "
 const char *aws_config_get(const aws_config_file *f, const char *profile, const char *key);
 int aws_config_has_profile(const aws_config_file *f, const char *profile);
 void aws_config_free(aws_config_file *f);
@@ -103,6 +105,16 @@ typedef struct aws_sts_call {
     const char *source_name; /* "role:NAME", "web-identity" */
 } aws_sts_call;
 int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error *err);
+/* A profile's IAM Identity Center role (sso.c): the token `aws sso login` cached for SESSION_NAME
+ * (an sso-session) or START_URL (a legacy profile), then the portal's GetRoleCredentials in
+ * REGION; source "sso:PROFILE".  -1 with ERR naming PROFILE (and `aws sso login` where a new token
+ * is the answer). */
+typedef struct aws_sso_profile {
+    const char *profile;      /* for messages */
+    const char *session_name; /* sso_session; NULL: a legacy profile, keyed by its start URL */
+    const char *start_url, *region, *account_id, *role_name;
+} aws_sso_profile;
+int aws_sso_role_credentials(const aws_sso_profile *p, aws_credentials *out, ib_error *err);
 /* S split into words as Python's shlex.split(S) does (POSIX rules, no comments): *ARGV is one
  * allocation (free it alone), NULL-terminated, *ARGC words; -1 with ERR for an unclosed quote or
  * a backslash at the end. */

@@ -42,6 +42,10 @@ add_test(NAME aws_assume_role
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_assume_role.py $<TARGET_FILE:aws_client_probe>
                  $<TARGET_FILE:s3_probe>)
 
+# A profile's IAM Identity Center role: the token `aws sso login` cached, the portal's
+# GetRoleCredentials on the fake, botocore's SSOProvider asking the same; the refusals.
+add_test(NAME aws_sso COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_sso.py $<TARGET_FILE:aws_client_probe>)
+
 # What the client prints: no endpoint password, error bodies reduced to code and first line,
 # invalid regions and unsupported credential sources named.
 add_test(NAME aws_hygiene COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/aws_hygiene.py ${INSTBENCH_BIN})

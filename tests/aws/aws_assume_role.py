@@ -25,26 +25,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from testlib import check, failures  # noqa: E402
-from moto_server import MotoServer, VENV  # noqa: E402
+from moto_server import MotoServer  # noqa: E402
+from botocore_ref import venv_botocore_credentials  # noqa: E402
 
 CLIENT_PROBE, S3_PROBE = (os.path.abspath(a) for a in sys.argv[1:3])
 ROLE = "arn:aws:iam::123456789012:role/instbench-role"
 
-# botocore's chain in moto's venv (Debian's botocore predates AWS_ENDPOINT_URL): [method, key] or the error
-BOTOCORE = r"""
-import json, botocore.session
-try:
-    c = botocore.session.Session().get_credentials()
-    print(json.dumps(None if c is None else [c.method, c.get_frozen_credentials().access_key]))
-except Exception as e:
-    print(json.dumps(["error", type(e).__name__]))
-"""
-
-
-def botocore_method(env):
-    p = subprocess.run([os.path.join(VENV, "bin", "python"), "-c", BOTOCORE], env=env, capture_output=True,
-                       text=True, timeout=60, stdin=subprocess.DEVNULL)   # mfa_serial: no code to read
-    return json.loads(p.stdout) if p.returncode == 0 else ["crashed", p.stderr[-300:]]
+botocore_method = venv_botocore_credentials
 
 
 def run(args, env):

@@ -211,7 +211,7 @@ class CredentialProcess(base.AwsTestCase):
                 ("role_arn = arn:aws:iam::123456789012:role/r\nsource_profile = base\n",
                  "its source_profile 'base' is in neither"),
                 ("sso_account_id = 123456789012\nsso_role_name = Admin\nsso_session = s\n",
-                 "uses SSO (sso_account_id)"),
+                 "its sso_session 's' has no [sso-session s] section"),
                 ("web_identity_token_file = /nonexistent/token\nrole_arn = arn:aws:iam::123456789012:role/r\n",
                  "the web identity token (web_identity_token_file): cannot open /nonexistent/token")):
             with self.subTest(setting=setting.split(" ")[0]):

@@ -8,8 +8,8 @@
   other fields and further lines never appear;
 - an endpoint URL without http:// or https:// (localhost:4566) names its variable and value;
 - an invalid AWS_REGION / AWS_DEFAULT_REGION is a usage error saying so, not "no region";
-- a [default] profile whose credential_process fails, or that uses SSO, names that source
-  instead of a generic "no credentials";
+- a [default] profile whose credential_process fails, or whose SSO settings are incomplete, names
+  that source instead of a generic "no credentials";
 - credentials holding a line break (environment, a continued line of the credentials file, IMDS)
   are refused naming where they came from, never sent inside a header;
 - the shared config and credentials files (and the container token file) are read bounded: one
@@ -160,7 +160,7 @@ check(p.stderr.startswith("instbench prices: --region: 'us-esat-1' is not an AWS
 for fname, text, word in (("config", "[default]\ncredential_process = /bin/echo {}\nregion = us-east-1\n",
                            "credential_process"),
                           ("config", "[default]\nsso_session = s\nsso_account_id = 123456789012\n"
-                                     "sso_role_name = Admin\n", "SSO (sso_account_id)")):
+                                     "sso_role_name = Admin\n", "sso_session 's'")):
     path = os.path.join(TMP, fname)
     with open(path, "w") as f:
         f.write(text)

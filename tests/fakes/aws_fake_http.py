@@ -126,6 +126,8 @@ class Handler(BaseHTTPRequestHandler):
             return aws_fake_metadata.imds(self, method, path)
         if path.startswith("/v2/credentials"):
             return aws_fake_metadata.container(self)
+        if path == "/federation/credentials":
+            return aws_fake_metadata.sso_portal(self)
         if path == "/__stats":
             with st.lock:
                 out = {k: v for k, v in st.stats.items() if k != "intervals"}

@@ -1,6 +1,7 @@
 """The fake AWS's credential endpoints (aws_fake_server.py's docstring says what they serve): EC2's
-instance metadata service (IMDSv2, or v1 with --imds-v1-only) and the container credentials
-endpoint; the credentials they hand out are minted by State.mint and accepted for signing."""
+instance metadata service (IMDSv2, or v1 with --imds-v1-only), the container credentials
+endpoint and IAM Identity Center's portal (GetRoleCredentials); the credentials they hand out are
+minted by State.mint and accepted for signing."""
 import json
 import time
 import uuid
@@ -58,3 +59,26 @@ def container(handler):
     c = st.mint("container", a.container_cred_ttl)
     c["RoleArn"] = "arn:aws:iam::123456789012:role/instbench-test"
     return handler.send_json(200, c, "application/json")
+
+
+def sso_portal(handler):
+    """GET /federation/credentials?account_id=A&role_name=R with x-amz-sso_bearer_token: the token
+    must be --sso-access-token (else 401 UnauthorizedException, as the portal answers); every
+    request's (account, role, token) is kept in stats "sso_requests"."""
+    import urllib.parse
+    st, a = handler.server.state, handler.server.state.args
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(handler.path).query)
+    token = handler.headers.get("x-amz-sso_bearer_token")
+    with st.lock:
+        st.stats.setdefault("sso_requests", []).append(
+            {"account_id": q.get("account_id", [None])[0], "role_name": q.get("role_name", [None])[0],
+             "token_ok": bool(a.sso_access_token) and token == a.sso_access_token, "method": handler.command})
+    if not a.sso_access_token or token != a.sso_access_token:
+        return handler.send_json(401, {"__type": "UnauthorizedException",
+                                       "message": "Session token not found or invalid"}, "application/json")
+    c = st.mint("sso", 3600)
+    exp_ms = int(time.time() + 3600) * 1000
+    return handler.send_json(200, {"roleCredentials": {"accessKeyId": c["AccessKeyId"],
+                                                       "secretAccessKey": c["SecretAccessKey"],
+                                                       "sessionToken": c["Token"], "expiration": exp_ms}},
+                             "application/json")

@@ -63,6 +63,9 @@ Served:
            placement/availability-zone, instance-life-cycle, iam/security-credentials/[ROLE]} and
            /latest/dynamic/instance-identity/document, each needing X-aws-ec2-metadata-token.
            (--imds-v1-only: an IMDS without sessions, token PUT 404 and GETs without a token.)
+  IAM Identity Center  GET /federation/credentials?account_id=A&role_name=R (GetRoleCredentials:
+           x-amz-sso_bearer_token must be --sso-access-token, else 401 UnauthorizedException;
+           each request in stats "sso_requests")
   Container credentials  GET /v2/credentials/<anything> (checks --container-auth-token against
            the Authorization header when given).
   Control  POST /__control  JSON {"faults": [{"kind": K, "count": N, "service": "pricing|ec2|any"}],
@@ -191,6 +194,7 @@ def main():
     ap.add_argument("--imds-cred-ttl", type=float, default=6 * 3600)
     ap.add_argument("--container-auth-token")
     ap.add_argument("--container-cred-ttl", type=float, default=6 * 3600)
+    ap.add_argument("--sso-access-token")
     ap.add_argument("--tls-cert", help="serve https with this PEM certificate (and --tls-key)")
     ap.add_argument("--tls-key")
     ap.add_argument("--imds-v1-only", action="store_true",

@@ -65,3 +65,22 @@ def botocore_credentials(env):
     if p.returncode != 0:
         raise RuntimeError("botocore's credential chain failed: " + p.stderr[-800:])
     return json.loads(p.stdout)
+
+
+CHAIN_IN_VENV = r"""
+import json, botocore.session
+try:
+    c = botocore.session.Session().get_credentials()
+    print(json.dumps(None if c is None else [c.method, c.get_frozen_credentials().access_key]))
+except Exception as e:
+    print(json.dumps(["error", type(e).__name__]))
+"""
+
+
+def venv_botocore_credentials(env):
+    """botocore's chain in moto's venv (a current botocore: Debian's 1.29 predates AWS_ENDPOINT_URL,
+    so it would ask AWS itself): [method, access key id], None, ["error", exception name], or
+    ["crashed", stderr].  stdin is empty: a chain that prompts (mfa_serial) reads no code."""
+    p = subprocess.run([VENV_PY, "-c", CHAIN_IN_VENV], env=env, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    return json.loads(p.stdout) if p.returncode == 0 else ["crashed", p.stderr[-300:]]
