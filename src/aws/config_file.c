@@ -234,8 +234,7 @@ void aws_config_free(aws_config_file *f)
         free(f->e[i].profile);
         free(f->e[i].key);
         /* values include secrets: wipe before freeing */
-        volatile char *v = f->e[i].value;
-        for (size_t k = 0; v && v[k]; k++) v[k] = 0;
+        if (f->e[i].value) aws_wipe(f->e[i].value, strlen(f->e[i].value));
         free(f->e[i].value);
     }
     for (size_t i = 0; i < f->n_profiles; i++) free(f->profiles[i]);
@@ -273,8 +272,7 @@ int aws_config_load(int is_config_file, char *path_out, size_t path_len, aws_con
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", env && env[0] ? var : "the shared AWS file", rerr.msg);
     }
     *out = aws_config_parse(data, len, is_config_file);
-    volatile char *v = data;
-    for (size_t k = 0; k < len; k++) v[k] = 0;
+    aws_wipe(data, len);
     free(data);
     return 0;
 }

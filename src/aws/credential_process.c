@@ -28,12 +28,6 @@ extern char **environ;
 #define STDOUT_MAX ((size_t)64 << 10)
 #define STDERR_KEPT 2048
 
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *v = p;
-    while (n--) *v++ = 0;
-}
-
 int aws_shell_split(const char *s, char ***argv_out, size_t *argc_out, ib_error *err)
 {
     /* One block: the pointers, then every word's bytes (never longer than S with its NULs). */
@@ -111,7 +105,7 @@ static int drain(int fd, char *buf, size_t cap, size_t *len, size_t *over)
     memcpy(buf + *len, tmp, take);
     *len += take;
     *over += (size_t)n - take;
-    wipe(tmp, sizeof tmp);
+    aws_wipe(tmp, sizeof tmp);
     return 0;
 }
 
@@ -279,9 +273,9 @@ int aws_credential_process(const char *command, const char *profile, const char 
         }
         cJSON_Delete(j);
     }
-    wipe(stdout_buf, n);
+    aws_wipe(stdout_buf, n);
     free(stdout_buf);
-    wipe(errtext, sizeof errtext);
+    aws_wipe(errtext, sizeof errtext);
     if (rc != 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' in %s: credential_process: %s", profile, where,
                             rerr.msg);

@@ -23,12 +23,6 @@
  * goes into the Authorization header is cut at 4 KiB anyway (auth[] below) */
 #define CONTAINER_TOKEN_MAX_BYTES ((size_t)64 << 10)
 
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *v = p;
-    while (n--) *v++ = 0;
-}
-
 /* 1 found, 0 not configured, -1 configured wrongly. */
 static int from_env(aws_credentials *out, ib_error *err)
 {
@@ -153,7 +147,7 @@ static int web_identity(walk *w, const char *name, int use_env, aws_credentials 
                          .session_name = session,
                          .source_name = "web-identity"};
     int rc = aws_sts_assume_role(&call, out, err) == 0 ? 1 : -1;
-    wipe(token, n);
+    aws_wipe(token, n);
     free(token);
     return rc;
 }
@@ -231,7 +225,7 @@ static int assume_role(walk *w, const char *name, aws_credentials *out, ib_error
     long duration = 0;
     const char *d = pget(w->f, name, "duration_seconds", &w2);
     if (d && util_parse_int(d, 900, 43200, &duration) != 0) {
-        wipe(&src, sizeof src);
+        aws_wipe(&src, sizeof src);
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "profile '%s' in %s: duration_seconds '%.40s' is no whole number "
                             "of seconds from 900 to 43200",
@@ -250,7 +244,7 @@ static int assume_role(walk *w, const char *name, aws_credentials *out, ib_error
                          .duration_s = duration,
                          .source_name = src_name};
     r = aws_sts_assume_role(&call, out, err) == 0 ? 1 : -1;
-    wipe(&src, sizeof src);
+    aws_wipe(&src, sizeof src);
     return r;
 }
 
@@ -418,7 +412,7 @@ static int from_container(aws_credentials *out, ib_error *err)
         while (n && (data[n - 1] == '\n' || data[n - 1] == '\r')) n--; /* the line end `echo` leaves */
         int bad = aws_has_control(data, n);
         if (!bad) snprintf(auth, sizeof auth, "Authorization: %.*s", (int)n, data);
-        wipe(data, n);
+        aws_wipe(data, n);
         free(data);
         if (bad)
             return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: the token in %s (%s) %s",
@@ -435,7 +429,7 @@ static int from_container(aws_credentials *out, ib_error *err)
     char *body = NULL;
     ib_error perr;
     int rc = aws_plain_http(&pr, &status, &body, NULL, &perr);
-    wipe(auth, sizeof auth);
+    aws_wipe(auth, sizeof auth);
     char shown[2048];
     aws_url_for_display(url, shown, sizeof shown);
     if (rc == -3) return ib_error_set(err, IB_EXIT_RUNTIME, "container credentials: %s", perr.msg);
@@ -456,7 +450,7 @@ static int from_container(aws_credentials *out, ib_error *err)
     }
     cJSON_Delete(j);
     if (body) {
-        wipe(body, strlen(body));
+        aws_wipe(body, strlen(body));
         free(body);
     }
     return rc;
@@ -488,10 +482,10 @@ int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
     /* a credential_process's credentials with an Expiration are refreshed by running it again, an
      * assumed role's by assuming it again (botocore's RefreshableCredentials); a process's without
      * an Expiration are final, as the AWS CLI takes them */
-    int process = (!strncmp(cred->source, "process:", 8) || !strncmp(cred->source, "role:", 5) ||
-                   !strncmp(cred->source, "sso:", 4) || !strcmp(cred->source, "web-identity")) &&
-                  cred->expiration != 0;
-    if (!imds && !container && !process) return 1;
+    int profile_source = (!strncmp(cred->source, "process:", 8) || !strncmp(cred->source, "role:", 5) ||
+                          !strncmp(cred->source, "sso:", 4) || !strcmp(cred->source, "web-identity")) &&
+                         cred->expiration != 0;
+    if (!imds && !container && !profile_source) return 1;
     if (!force && (cred->expiration == 0 || cred->expiration - time(NULL) > REFRESH_MARGIN_S)) return 0;
     aws_credentials fresh;
     memset(&fresh, 0, sizeof fresh);
@@ -511,7 +505,7 @@ int aws_credentials_refresh(aws_credentials *cred, int force, ib_error *err)
     }
     ib_debug("aws: refreshed %s credentials", cred->source);
     *cred = fresh;
-    wipe(&fresh, sizeof fresh);
+    aws_wipe(&fresh, sizeof fresh);
     return 0;
 }
 

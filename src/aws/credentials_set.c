@@ -6,6 +6,12 @@
 
 #include "aws/internal.h"
 
+void aws_wipe(void *p, size_t n)
+{
+    volatile unsigned char *v = p; /* volatile: the compiler may not drop stores to memory about to be freed */
+    while (n--) *v++ = 0;
+}
+
 int aws_has_control(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -173,8 +173,7 @@ void aws_client_destroy(aws_client *c)
     if (c->share) curl_share_cleanup(c->share);
     close(c->epfd);
     /* the credentials copy includes the secret: wipe it before the memory goes back */
-    volatile char *p = (volatile char *)&c->cred;
-    for (size_t i = 0; i < sizeof c->cred; i++) p[i] = 0;
+    aws_wipe(&c->cred, sizeof c->cred);
     free(c);
 }
 

@@ -60,6 +60,9 @@ void aws_imds_close(aws_imds_session *s);
  * end the header early (the rest sent as a header of its own), a NUL would cut it, and servers
  * refuse the other control bytes.  Every credential and token is checked with it before use. */
 int aws_has_control(const char *s, size_t n);
+/* N bytes at P set to zero in a way the compiler keeps: secrets (keys, tokens, answers holding
+ * them) before their memory is freed or goes out of scope. */
+void aws_wipe(void *p, size_t n);
 /* OUT from the parts a source gave (TOK may be NULL), SOURCE its name ("env", "imds"); -1 with ERR
  * naming SOURCE when a part is too long or holds a control character. */
 int aws_credentials_set(aws_credentials *out, const char *ak, const char *sk, const char *tok, const char *source,

@@ -16,12 +16,6 @@
 #define SSO_TOKEN_MAX ((size_t)64 << 10)
 #define SSO_ANSWER_MAX ((size_t)64 << 10)
 
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *v = p;
-    while (n--) *v++ = 0;
-}
-
 /* The cache file of KEY: ~/.aws/sso/cache/ + hex SHA-1 of KEY + .json. */
 static int cache_path(const char *key, char *out, size_t len)
 {
@@ -60,7 +54,7 @@ int aws_sso_role_credentials(const aws_sso_profile *p, aws_credentials *out, ib_
         return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s' uses SSO, and its token is not in the cache (%s): %s",
                             p->profile, ferr.msg, login);
     cJSON *j = cJSON_ParseWithLength(text, n);
-    wipe(text, n);
+    aws_wipe(text, n);
     free(text);
     const char *token = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "accessToken"));
     const char *expires = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "expiresAt"));
@@ -101,16 +95,14 @@ int aws_sso_role_credentials(const aws_sso_profile *p, aws_credentials *out, ib_
                        .n_headers = 1,
                        .presigned = 1, /* unsigned: the bearer token authorises it */
                        .max_body = SSO_ANSWER_MAX};
-    aws_credentials none;
-    memset(&none, 0, sizeof none);
     aws_client *c = NULL;
     aws_response resp;
     memset(&resp, 0, sizeof resp);
     ib_error cerr;
-    rc = aws_client_create(NULL, &none, &c, &cerr);
+    rc = aws_client_create(NULL, NULL, &c, &cerr);
     if (rc == 0) rc = aws_client_send(c, &req, &resp, &cerr);
     aws_client_destroy(c);
-    wipe(hdr, sizeof hdr);
+    aws_wipe(hdr, sizeof hdr);
     if (rc != 0) {
         int refused = resp.status == 401 || resp.status == 403;
         aws_response_free(&resp);
@@ -119,7 +111,7 @@ int aws_sso_role_credentials(const aws_sso_profile *p, aws_credentials *out, ib_
                             refused ? login : "");
     }
     j = cJSON_ParseWithLength(resp.body ? resp.body : "", resp.body_len);
-    wipe(resp.body, resp.body_len);
+    aws_wipe(resp.body, resp.body_len);
     aws_response_free(&resp);
     cJSON *rcj = cJSON_GetObjectItemCaseSensitive(j, "roleCredentials");
     const char *ak = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rcj, "accessKeyId"));

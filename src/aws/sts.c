@@ -15,12 +15,6 @@
 #define STS_API_VERSION "2011-06-15"
 #define STS_ANSWER_MAX ((size_t)64 << 10) /* an answer is ~2 KiB: its token and the role's ids */
 
-static void wipe(void *p, size_t n)
-{
-    volatile unsigned char *v = p;
-    while (n--) *v++ = 0;
-}
-
 /* The answer's Credentials: the four fields inside <Credentials>, each at most its buffer. */
 typedef struct sts_answer {
     int depth_in_credentials; /* >0 inside <Credentials> */
@@ -82,7 +76,7 @@ static int form_add(char *buf, size_t cap, const char *name, const char *value)
     if (!enc) return -1;
     size_t used = strlen(buf);
     int w = snprintf(buf + used, cap - used, "%s%s=%s", used ? "&" : "", name, enc);
-    wipe(enc, strlen(enc)); /* a web identity token is a bearer credential */
+    aws_wipe(enc, strlen(enc)); /* a web identity token is a bearer credential */
     curl_free(enc);
     return w < 0 || (size_t)w >= cap - used ? -1 : 0;
 }
@@ -105,7 +99,7 @@ int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error
               (web && form_add(form, cap, "WebIdentityToken", call->web_identity_token));
     char url[1024];
     if (bad || aws_endpoint_url("STS", call->region, url, sizeof url) != 0) {
-        wipe(form, cap);
+        aws_wipe(form, cap);
         free(form);
         return ib_error_set(err, IB_EXIT_RUNTIME, "%s: %s", action,
                             bad ? "the request does not fit (a role ARN or session name far too long?)"
@@ -125,13 +119,11 @@ int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error
     aws_client *c = NULL;
     aws_response resp;
     memset(&resp, 0, sizeof resp);
-    aws_credentials none;
-    memset(&none, 0, sizeof none);
     ib_error cerr;
-    int rc = aws_client_create(NULL, web ? &none : call->source, &c, &cerr);
+    int rc = aws_client_create(NULL, web ? NULL : call->source, &c, &cerr);
     if (rc == 0) rc = aws_client_send(c, &req, &resp, &cerr);
     aws_client_destroy(c);
-    wipe(form, cap);
+    aws_wipe(form, cap);
     free(form);
     if (rc != 0) {
         aws_response_free(&resp);
@@ -148,7 +140,7 @@ int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error
         parsed = XML_Parse(p, resp.body ? resp.body : "", (int)resp.body_len, 1) == XML_STATUS_OK;
         XML_ParserFree(p);
     }
-    wipe(resp.body, resp.body_len);
+    aws_wipe(resp.body, resp.body_len);
     aws_response_free(&resp);
     time_t exp = 0;
     if (!parsed || a.too_long || !a.ak[0] || !a.sk[0] || !a.token[0] || util_parse_iso8601(a.expiration, &exp) != 0) {
@@ -162,6 +154,6 @@ int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error
         rc = aws_credentials_set(out, a.ak, a.sk, a.token, call->source_name, err);
         if (rc == 0) out->expiration = exp;
     }
-    wipe(&a, sizeof a);
+    aws_wipe(&a, sizeof a);
     return rc;
 }
