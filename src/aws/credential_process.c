@@ -93,23 +93,33 @@ int aws_shell_split(const char *s, char ***argv_out, size_t *argc_out, ib_error 
     return 0;
 }
 
-/* Appends what FD has to BUF (at most CAP bytes kept, the rest read and counted in *OVER);
- * 1 at end of file, 0 otherwise. */
-static int drain(int fd, char *buf, size_t cap, size_t *len, size_t *over)
+/* Appends what FD has to BUF, at most CAP bytes kept: the first CAP (the rest read and counted in
+ * *OVER), or with TAIL the last CAP (where a failing helper's message is).  1 at end of file, 0
+ * otherwise. */
+static int drain(int fd, char *buf, size_t cap, size_t *len, size_t *over, int tail)
 {
     char tmp[4096];
     ssize_t n = read(fd, tmp, sizeof tmp);
     if (n < 0) return errno == EINTR || errno == EAGAIN ? 0 : 1;
     if (n == 0) return 1;
-    size_t room = cap - *len, take = (size_t)n < room ? (size_t)n : room;
-    memcpy(buf + *len, tmp, take);
-    *len += take;
-    *over += (size_t)n - take;
+    size_t got = (size_t)n;
+    if (tail && *len + got > cap) { /* drop the oldest bytes for the newest */
+        size_t keep = got >= cap ? 0 : cap - got, from = got >= cap ? got - cap : 0;
+        if (keep < *len) memmove(buf, buf + *len - keep, keep), *len = keep;
+        memcpy(buf + *len, tmp + from, got - from);
+        *len += got - from;
+        *over += got;
+    } else {
+        size_t room = cap - *len, take = got < room ? got : room;
+        memcpy(buf + *len, tmp, take);
+        *len += take;
+        *over += got - take;
+    }
     aws_wipe(tmp, sizeof tmp);
     return 0;
 }
 
-/* Runs ARGV with stdout and stderr to pipes: OUT (NUL-terminated) and the first STDERR_KEPT bytes
+/* Runs ARGV with stdout and stderr to pipes: OUT (NUL-terminated) and the last STDERR_KEPT bytes
  * of stderr into ERRTEXT; *STATUS waitpid's.  -1 (ERR) when it cannot start or says too much. */
 static int run_captured(char *const argv[], char *out, size_t *out_len, char errtext[STDERR_KEPT + 1], int *status,
                         ib_error *err)
@@ -160,8 +170,8 @@ static int run_captured(char *const argv[], char *out, size_t *out_len, char err
         }
         for (int i = 0; i < 2; i++) {
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            int eof = i == 0 ? drain(fds[i].fd, out, STDOUT_MAX, out_len, &over_out)
-                             : drain(fds[i].fd, errtext, STDERR_KEPT, &elen, &over_err);
+            int eof = i == 0 ? drain(fds[i].fd, out, STDOUT_MAX, out_len, &over_out, 0)
+                             : drain(fds[i].fd, errtext, STDERR_KEPT, &elen, &over_err, 1);
             if (i == 0 && over_out) eof = 1; /* too much: close it, the writer stops on SIGPIPE */
             if (eof) {
                 close(fds[i].fd);
@@ -187,12 +197,14 @@ static int run_captured(char *const argv[], char *out, size_t *out_len, char err
     return 0;
 }
 
-/* stderr as a message quotes it: its last non-empty line or so, control characters as spaces. */
+/* stderr as a message quotes it: its last non-empty line (its last 300 bytes at most), control
+ * characters as spaces. */
 static void quote_stderr(const char *text, char *out, size_t len)
 {
     size_t n = strlen(text);
     while (n && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ')) n--;
-    size_t start = n > 300 ? n - 300 : 0;
+    size_t start = n;
+    while (start && text[start - 1] != '\n' && n - start < 300) start--;
     size_t k = 0;
     for (size_t i = start; i < n && k + 1 < len; i++)
         out[k++] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? ' ' : text[i];

@@ -8,7 +8,7 @@ and Python's shlex, the references the AWS CLI itself uses:
   signature with botocore);
 - the order within a profile is botocore's: the credentials file's keys, then credential_process
   (the credentials file's over the config file's), then the config file's keys;
-- what botocore refuses (a failing helper, its stderr quoted; Version 2 or none; a missing key;
+- what botocore refuses (a failing helper, the last line of 20 KiB of stderr quoted; Version 2 or none; a missing key;
   no JSON; a program that is not there) instbench refuses too, naming the profile and never a
   secret, as it does for output over 64 KiB and credentials already expired;
 - credentials with an Expiration within 5 minutes are fetched again before a request is signed,
@@ -66,6 +66,8 @@ elif mode == "nosecret":
 elif mode == "notjson":
     print("AccessKeyId=%(ak)s")
 elif mode == "fail":
+    for i in range(400):   # 20 KiB of a helper's debug lines before the one that says why
+        print("debug: step %%03d of the login helper, nothing wrong yet" %% i, file=sys.stderr)
     print("the SSO session has expired: run aws sso login", file=sys.stderr)
     sys.exit(3)
 elif mode == "flood":
