@@ -29,7 +29,7 @@ REGION = "us-east-1"
 SHIPPED = [["docs/gpu-runs/2026-11-27-h100-cudnn/" + f for f in (
     "measure.json", "bench_instbench.json", "bench_instbench_unfused.json",
     "run2/measure.json", "run2/bench_instbench.json", "run2/bench_instbench_unfused.json")],
-    ["docs/gpu-runs/2026-11-28-h200/" + f for f in ("bench_instbench.json", "bench_instbench_unfused.json")]]
+    ["docs/gpu-runs/2026-11-30-h200/" + f for f in ("measure.json", "bench_instbench.json", "bench_instbench_unfused.json")]]
 
 def run_json(argv):
     p = subprocess.run(argv, capture_output=True, text=True)
