@@ -1,7 +1,7 @@
 /* kernels/bias: a Linear layer's bias gradient (column sums of dy) fused with the cast of dy to
  * the GEMM input dtype, so dy is read once for both; for fc1 also with GELU's backward (dy =
  * incoming gradient * GELU'(h), in place in the act dtype).  Mirrors src/cpu/bias.c.  One
- * thread per column (four adjacent columns with 16-byte accesses where N and the buffers allow)
+ * thread per column (four adjacent columns, or eight in bf16, with 16-byte accesses where N and the buffers allow)
  * over a chunk of rows (coalesced across the warp), then a fixed-order sum of the chunks. */
 #include "common.cuh"
 
@@ -64,6 +64,50 @@ __global__ static void colsum_vec_kernel(const void *dy, int dy_dt, const void *
     *(float4 *)(partial + (size_t)blockIdx.y * N + j) = acc;
 }
 
+/* The same, all in bf16 (dy, gelu_in and act when given), with eight adjacent columns a thread in
+ * one 16-byte access (N a multiple of 8, every buffer 16-byte aligned): the step's case, fc1's
+ * GELU backward and the qkv bias gradient.  A warp covers 256 columns, as colsum_vec_kernel's
+ * block does, and threadIdx.y picks one of the block's COLSUM_X8_CHUNKS row chunks, so the sums
+ * are the same, in the same order; grid (ceil(N/256), ceil(chunks/COLSUM_X8_CHUNKS)). */
+#define COLSUM_X8_LANES 32
+#define COLSUM_X8_CHUNKS 2
+__global__ static void colsum_bf16x8_kernel(const void *dy, const void *gelu_in, void *act, int M, int N, int rows_per,
+                                            int chunks, float *partial)
+{
+    const int j = (blockIdx.x * blockDim.x + threadIdx.x) * 8, c = blockIdx.y * blockDim.y + threadIdx.y;
+    if (j >= N || c >= chunks) return;
+    const long r0 = (long)c * rows_per, r1 = r0 + rows_per < M ? r0 + rows_per : M;
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (long r = r0; r < r1; r += COLSUM_VEC_UNROLL) {
+        const int n = r1 - r < COLSUM_VEC_UNROLL ? (int)(r1 - r) : COLSUM_VEC_UNROLL;
+        uint4 g[COLSUM_VEC_UNROLL], h[COLSUM_VEC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < COLSUM_VEC_UNROLL; u++) {
+            if (u >= n) break;
+            g[u] = bf16x8_load(dy, (size_t)(r + u) * N + j);
+            if (gelu_in) h[u] = bf16x8_load(gelu_in, (size_t)(r + u) * N + j);
+        }
+#pragma unroll
+        for (int u = 0; u < COLSUM_VEC_UNROLL; u++) {
+            if (u >= n) break;
+            float x[8];
+            bf16x8_unpack(g[u], x);
+            if (gelu_in) {
+                float y[8];
+                bf16x8_unpack(h[u], y);
+#pragma unroll
+                for (int k = 0; k < 8; k++) x[k] = x[k] * gelu_grad(y[k]);
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++) acc[k] += x[k];
+            if (act) bf16x8_store(act, (size_t)(r + u) * N + j, x);
+        }
+    }
+    float *out = partial + (size_t)c * N + j;
+    *(float4 *)out = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    *(float4 *)(out + 4) = make_float4(acc[4], acc[5], acc[6], acc[7]);
+}
+
 __global__ static void colsum_finish_kernel(const float *partial, int chunks, int N, float *db)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -79,7 +123,12 @@ static cudaError_t colsum(const void *dy, ib_precision dy_dt, const void *gelu_i
                           ib_precision dt, int M, int N, float *partial, cudaStream_t s)
 {
     const int chunks = M < COLSUM_CHUNKS ? M : COLSUM_CHUNKS, rows_per = (M + chunks - 1) / chunks;
-    if (N % 4 == 0 && aligned16(dy, gelu_in, act, partial)) {
+    if (dy_dt == IB_PREC_BF16 && (!act || dt == IB_PREC_BF16) && N % 8 == 0 && aligned16(dy, gelu_in, act, partial)) {
+        const dim3 grid((unsigned)((N + 8 * COLSUM_X8_LANES - 1) / (8 * COLSUM_X8_LANES)),
+                        (unsigned)((chunks + COLSUM_X8_CHUNKS - 1) / COLSUM_X8_CHUNKS));
+        CUK_LAUNCH(colsum_bf16x8_kernel, grid, dim3(COLSUM_X8_LANES, COLSUM_X8_CHUNKS), 0, s)
+        (dy, gelu_in, act, M, N, rows_per, chunks, partial);
+    } else if (N % 4 == 0 && aligned16(dy, gelu_in, act, partial)) {
         const dim3 grid((unsigned)((N + 4 * COLSUM_VEC_THREADS - 1) / (4 * COLSUM_VEC_THREADS)), (unsigned)chunks);
         CUK_LAUNCH(colsum_vec_kernel, grid, COLSUM_VEC_THREADS, 0, s)
         (dy, dy_dt, gelu_in, act, dt, M, N, rows_per, partial);

@@ -52,6 +52,39 @@ __device__ __forceinline__ float4 act_load4(const void *act, int dt, size_t i)
     return *(const float4 *)((const float *)act + i);
 }
 
+/* Eight bf16 in one 16-byte access (i a multiple of 8, the buffer 16-byte aligned), as floats;
+ * each element rounded as act_store rounds it.  The bf16 paths of the streaming kernels: four bf16
+ * a thread (act_load4's 8 bytes) ran GELU's forward at 2.3 TB/s on the H200, where PyTorch's
+ * kernel, eight a thread, ran at 3.0 (docs/gpu-runs/2026-11-30-h200, the kernel traces). */
+union act_bf16x8 {
+    __nv_bfloat162 h[4];
+    uint4 u;
+};
+
+__device__ __forceinline__ void bf16x8_unpack(uint4 u, float v[8])
+{
+    act_bf16x8 p;
+    p.u = u;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const float2 f = __bfloat1622float2(p.h[k]);
+        v[2 * k] = f.x, v[2 * k + 1] = f.y;
+    }
+}
+
+__device__ __forceinline__ uint4 bf16x8_load(const void *act, size_t i)
+{
+    return *(const uint4 *)((const __nv_bfloat16 *)act + i);
+}
+
+__device__ __forceinline__ void bf16x8_store(void *act, size_t i, const float v[8])
+{
+    act_bf16x8 p;
+#pragma unroll
+    for (int k = 0; k < 4; k++) p.h[k] = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
+    *(uint4 *)((__nv_bfloat16 *)act + i) = p.u;
+}
+
 /* whether every pointer given is 16-byte aligned (the float4 paths' condition, with sizes and
  * strides multiples of 4 elements) */
 static inline bool aligned16(const void *a, const void *b = 0, const void *c = 0, const void *d = 0)

@@ -442,8 +442,8 @@ static void layernorm_check(int R, int D, int pad, ib_precision dt, int next)
     if (dt == IB_PREC_BF16) cudaFree(res_a), cudaFree(dy_a);
 }
 
-/* GELU forward on a length the vector kernel does not take (n % 4 != 0) and one it does, bf16 in
- * and out (fc1's h as autocast keeps it), against the CPU backend's. */
+/* GELU forward on a length the vector kernels do not take (n % 4 != 0) and ones they do (n % 8:
+ * eight bf16 a thread), bf16 in and out (fc1's h as autocast keeps it), against the CPU backend's. */
 static void gelu_check(size_t n)
 {
     bf16 *h, *a;
@@ -594,6 +594,10 @@ static void run_all_sim(const char *const *refs, size_t n)
      * a kernel is caught here under CUDA_VIT_FAIL_FAST) */
     bias_act_check(300, 300);
     bias_act_check(1100, 300); /* 5 rows a chunk: a full group of the float4 kernel's unrolled rows and a tail */
+    /* N a multiple of 8: the kernel of eight bf16 a lane, its last warp one lane wide; 37 rows,
+     * an odd count of one-row chunks, leave the last block's second chunk out */
+    bias_act_check(1100, 776);
+    bias_act_check(37, 264);
     /* 1 ... 8 float4 per lane (every instance of the float4 kernels), then the scalar kernels */
     const int widths[] = {36, 132, 260, 388, 516, 644, 772, 900, 30, 1028};
     for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
@@ -606,7 +610,8 @@ static void run_all_sim(const char *const *refs, size_t n)
     layernorm_check(37, 36, 0, IB_PREC_BF16, 2); /* the act copy without the bias sums: float4 */
     layernorm_check(37, 30, 0, IB_PREC_BF16, 2); /* and scalar */
     gelu_check(1002);
-    gelu_check(1000);
+    gelu_check(1004); /* four bf16 a thread */
+    gelu_check(1000); /* eight */
     store_act_check(1002);
     store_act_check(1000);
     fail_fast();
