@@ -25,11 +25,13 @@ REGION = "us-east-1"
 # The shipped runs ranked, one list per GPU: vit_base_patch16_224 bf16 batch-128 device-data runs made
 # with the cuDNN attention build (measure's and the benchmark script's runs; the traced and
 # non-deterministic variants, which measure something else, and the H200's calls before its last
-# change, are left out).
+# change, are left out; the H200's are the latest code's: the torch step and the A/B's B runs of
+# its second call of 2026-11-30).
 SHIPPED = [["docs/gpu-runs/2026-11-27-h100-cudnn/" + f for f in (
     "measure.json", "bench_instbench.json", "bench_instbench_unfused.json",
     "run2/measure.json", "run2/bench_instbench.json", "run2/bench_instbench_unfused.json")],
-    ["docs/gpu-runs/2026-11-30-h200/" + f for f in ("measure.json", "bench_instbench.json", "bench_instbench_unfused.json")]]
+    ["docs/gpu-runs/2026-11-30-h200/call2/" + f for f in (
+        "bench_instbench.json", "ab/b1.json", "ab/b2.json", "bench_instbench_unfused.json")]]
 
 def run_json(argv):
     p = subprocess.run(argv, capture_output=True, text=True)

@@ -108,7 +108,7 @@ for conf, sps, tfrom, pfrom in unpriced:
     check(have and not any(n == len(res[0]["hardware"]["devices"]) for _, n in have),
           f"row {conf} unpriced, but the CSV has {have}")
     check(pfrom.startswith("none:") and all(t in pfrom for t, _ in have), f"unpriced row {conf}: price {pfrom}")
-check("H200" in gpus, f"the shipped H200 runs (docs/gpu-runs/2026-11-30-h200) are not shown: {gpus}\n{shipped}")
+check("H200" in gpus, f"the shipped H200 runs (docs/gpu-runs/2026-11-30-h200/call2) are not shown: {gpus}\n{shipped}")
 for rank, conf, *_ in rows:
     check("(H100, " in conf, f"row {rank} ({conf}) does not name its GPU")
 
