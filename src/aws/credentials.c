@@ -1,7 +1,7 @@
 /* aws/credentials: the credential chain and region, resolved as the AWS CLI resolves them.
  *   env (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN])
  *   -> profile AWS_PROFILE (default "default"): its role_arn assumed (sts.c) with its
- *      source_profile's or credential_source's credentials; a web identity (AWS_WEB_IDENTITY_TOKEN_FILE
+ *      source_profile's or credential_source's credentials (and its mfa_serial's code, mfa.c); a web identity (AWS_WEB_IDENTITY_TOKEN_FILE
  *      or the profile's); its SSO role (sso.c); credentials file [NAME], its credential_process
  *      (credential_process.c), then config [profile NAME]
  *   -> container (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI | _FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE])
@@ -168,12 +168,6 @@ static int assume_role(walk *w, const char *name, aws_credentials *out, ib_error
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "profile '%s' in %s has role_arn but neither source_profile nor credential_source", name,
                             where);
-    if (mfa)
-        return ib_error_set(err, IB_EXIT_RUNTIME,
-                            "profile '%s' in %s assumes its role with an MFA code (mfa_serial), which instbench "
-                            "does not ask for: give it a profile of its own with `credential_process = aws configure "
-                            "export-credentials --profile %s --format process`",
-                            name, where, name);
     aws_credentials src;
     memset(&src, 0, sizeof src);
     int r;
@@ -231,6 +225,13 @@ static int assume_role(walk *w, const char *name, aws_credentials *out, ib_error
                             "of seconds from 900 to 43200",
                             name, where, d);
     }
+    /* asked for last, once everything else is known to be in order, so a refused profile asks
+     * for no code (a code is good for one use) */
+    char code[AWS_MFA_CODE_LEN + 1] = "";
+    if (mfa && aws_mfa_code(name, where, mfa, code, err) != 0) {
+        aws_wipe(&src, sizeof src);
+        return -1;
+    }
     const char *session = pget(w->f, name, "role_session_name", &w2);
     char own[64], region[32], src_name[32];
     if (!session || !session[0]) default_session_name(own), session = own;
@@ -241,10 +242,13 @@ static int assume_role(walk *w, const char *name, aws_credentials *out, ib_error
                          .role_arn = role,
                          .session_name = session,
                          .external_id = pget(w->f, name, "external_id", &w2),
+                         .mfa_serial = mfa,
+                         .mfa_code = mfa ? code : NULL,
                          .duration_s = duration,
                          .source_name = src_name};
     r = aws_sts_assume_role(&call, out, err) == 0 ? 1 : -1;
     aws_wipe(&src, sizeof src);
+    aws_wipe(code, sizeof code);
     return r;
 }
 

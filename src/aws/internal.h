@@ -103,11 +103,17 @@ typedef struct aws_sts_call {
     const char *web_identity_token; /* non-NULL: AssumeRoleWithWebIdentity */
     const char *region;             /* the STS endpoint's and the signature's */
     const char *role_arn, *session_name;
-    const char *external_id; /* NULL: none */
-    long duration_s;         /* 0: STS's default (one hour) */
-    const char *source_name; /* "role:NAME", "web-identity" */
+    const char *external_id;           /* NULL: none */
+    const char *mfa_serial, *mfa_code; /* AssumeRole's SerialNumber and TokenCode; NULL: none */
+    long duration_s;                   /* 0: STS's default (one hour) */
+    const char *source_name;           /* "role:NAME", "web-identity" */
 } aws_sts_call;
 int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error *err);
+/* The code of PROFILE's (in file WHERE) MFA device SERIAL, asked for on the terminal (mfa.c):
+ * CODE is AWS_MFA_CODE_LEN digits; -1 with ERR where there is no terminal or the line is no code. */
+#define AWS_MFA_CODE_LEN 6
+int aws_mfa_code(const char *profile, const char *where, const char *serial, char code[AWS_MFA_CODE_LEN + 1],
+                 ib_error *err);
 /* A profile's IAM Identity Center role (sso.c): the token `aws sso login` cached for SESSION_NAME
  * (an sso-session) or START_URL (a legacy profile), then the portal's GetRoleCredentials in
  * REGION; source "sso:PROFILE".  -1 with ERR naming PROFILE (and `aws sso login` where a new token

@@ -96,6 +96,8 @@ int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error
               (call->external_id && form_add(form, cap, "ExternalId", call->external_id)) ||
               form_add(form, cap, "RoleArn", call->role_arn) ||
               form_add(form, cap, "RoleSessionName", call->session_name) ||
+              (call->mfa_serial && form_add(form, cap, "SerialNumber", call->mfa_serial)) ||
+              (call->mfa_code && form_add(form, cap, "TokenCode", call->mfa_code)) ||
               (web && form_add(form, cap, "WebIdentityToken", call->web_identity_token));
     char url[1024];
     if (bad || aws_endpoint_url("STS", call->region, url, sizeof url) != 0) {

@@ -12,21 +12,34 @@ against moto's server with signature checking on, botocore (moto's venv) the ref
 - botocore resolves each of these environments by the same method ("assume-role",
   "assume-role-with-web-identity");
 - what botocore refuses, refused: role_arn without a source or with both, a source loop, a
-  missing source profile, an unknown credential_source, mfa_serial (instbench asks for no code),
-  a source whose key STS refuses (SignatureDoesNotMatch named with the action and the role); and
-  a duration_seconds that is no whole number, which botocore drops silently for STS's default hour.
+  missing source profile, an unknown credential_source, a source whose key STS refuses
+  (SignatureDoesNotMatch named with the action and the role); and a duration_seconds that is no
+  whole number, which botocore drops silently for STS's default hour;
+- a profile's mfa_serial: the code asked for on the terminal (a pseudo-terminal here) with
+  botocore's prompt, and AssumeRole sent, through a recording proxy in front of moto (which checks
+  its signature but not the code), with exactly the form botocore's serializer makes of the same
+  parameters (SerialNumber, TokenCode); a line that is no six-digit code, no answer within the
+  wait (INSTBENCH_MFA_WAIT_S shortens its 120 s), and a process with no terminal (a new session),
+  refused before any request, each saying why.
 usage: aws_assume_role.py AWS_CLIENT_PROBE S3_PROBE"""
+import http.client
+import http.server
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
 from testlib import check, failures  # noqa: E402
 from moto_server import MotoServer  # noqa: E402
-from botocore_ref import venv_botocore_credentials  # noqa: E402
+from botocore_ref import botocore_request, venv_botocore_credentials  # noqa: E402
 
 CLIENT_PROBE, S3_PROBE = (os.path.abspath(a) for a in sys.argv[1:3])
 ROLE = "arn:aws:iam::123456789012:role/instbench-role"
@@ -34,9 +47,65 @@ ROLE = "arn:aws:iam::123456789012:role/instbench-role"
 botocore_method = venv_botocore_credentials
 
 
-def run(args, env):
-    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+def run(args, env, **kw):
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120, **kw)
     return p.returncode, p.stdout, p.stderr
+
+
+def run_on_terminal(args, env, answer):
+    """ARGS on a pseudo-terminal of their own (their /dev/tty), ANSWER typed once a prompt ending in
+    ': ' shows; (exit code, everything the terminal showed, \r\n made \n, whether it was typed)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execve(args[0], args, env)
+        finally:
+            os._exit(127)
+    out, typed, deadline = b"", False, time.time() + 120
+    while time.time() < deadline:
+        if not select.select([fd], [], [], 1)[0]:
+            continue
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:   # EIO: the child has gone and the terminal with it
+            break
+        if not chunk:
+            break
+        out += chunk
+        if answer is not None and not typed and out.endswith(b": ") and b"MFA code" in out:
+            os.write(fd, answer + b"\n")
+            typed = True
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace").replace("\r\n", "\n"), typed
+
+
+class Recorder(http.server.ThreadingHTTPServer):
+    """Forwards every request to UPSTREAM as it came (its Host header too, so the signature moto
+    checks is the one instbench made) and keeps each (path, form body) in .seen."""
+    def __init__(self, upstream):
+        self.upstream, self.seen = urllib.parse.urlsplit(upstream), []
+        super().__init__(("127.0.0.1", 0), RecorderHandler)
+
+
+class RecorderHandler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.seen.append((self.path, body.decode()))
+        c = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port, timeout=60)
+        c.request("POST", self.path, body, headers={k: v for k, v in self.headers.items()})
+        r = c.getresponse()
+        data = r.read()
+        self.send_response(r.status)
+        for k, v in r.getheaders():
+            if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a):
+        pass
 
 
 with MotoServer() as m, tempfile.TemporaryDirectory() as tmp:
@@ -117,8 +186,6 @@ client.put_role_policy(RoleName="instbench-role", PolicyName="all", PolicyDocume
          % (ROLE, ROLE), "", "leads back to a profile already on the way"),
         ("missing source", "[profile p]\nrole_arn = %s\nsource_profile = nosuch\n" % ROLE, "",
          "its source_profile 'nosuch' is in neither"),
-        ("mfa", "[profile p]\nrole_arn = %s\nsource_profile = base\nmfa_serial = arn:aws:iam::123456789012:mfa/u\n"
-         % ROLE, "[base]\n" + keys, "MFA code (mfa_serial)"),
         ("duration", "[profile p]\nrole_arn = %s\nsource_profile = base\nduration_seconds = 1h\n" % ROLE,
          "[base]\n" + keys, "duration_seconds '1h'"),
         ("unknown credential_source", "[profile p]\nrole_arn = %s\ncredential_source = Laptop\n" % ROLE, "",
@@ -142,5 +209,42 @@ client.put_role_policy(RoleName="instbench-role", PolicyName="all", PolicyDocume
                                                              "aws_secret_access_key = not-the-secret\n"
                                                              % m.access_key, AWS_PROFILE="p"))
     check("SignatureDoesNotMatch" in err, f"a refused source key: {err[-300:]!r}")
+
+    # a profile's mfa_serial: asked for on the terminal, sent as botocore sends it
+    rec = Recorder(m.url)
+    threading.Thread(target=rec.serve_forever, daemon=True).start()
+    serial = "arn:aws:iam::123456789012:mfa/trainer"
+    mfa_env = env_with("[profile p]\nrole_arn = %s\nsource_profile = base\nmfa_serial = %s\n"
+                       "role_session_name = mfa-test\n" % (ROLE, serial), "[base]\n" + keys, AWS_PROFILE="p",
+                       AWS_ENDPOINT_URL_STS="http://127.0.0.1:%d" % rec.server_address[1])
+    rc, shown, typed = run_on_terminal([CLIENT_PROBE, "credentials"], mfa_env, b"  123456 ")
+    check(typed and "Enter MFA code for %s: " % serial in shown, f"mfa: no prompt on the terminal: {shown[-400:]!r}")
+    got = {}
+    if "{" in shown:
+        try:
+            got = json.JSONDecoder().raw_decode(shown[shown.index("{"):])[0]
+        except ValueError:
+            pass
+    check(rc == 0 and got.get("source") == "role:p" and got.get("token"), f"mfa: rc {rc}, {shown[-500:]!r}")
+    forms = [urllib.parse.parse_qs(b, keep_blank_values=True) for path, b in rec.seen]
+    want = botocore_request("sts", "AssumeRole", {"RoleArn": ROLE, "RoleSessionName": "mfa-test",
+                                                  "SerialNumber": serial, "TokenCode": "123456"})
+    check(len(forms) == 1 and {k: v[0] for k, v in forms[0].items()} == want["body"],
+          f"mfa: AssumeRole's form {forms} is not botocore's {want['body']}")
+    for what, answer, said in (("letters in the code", b"12ab56", "an MFA code is 6 digits"),
+                               ("seven digits", b"1234567", "an MFA code is 6 digits"),
+                               ("an empty line", b"", "an MFA code is 6 digits")):
+        rec.seen.clear()
+        rc, shown, typed = run_on_terminal([CLIENT_PROBE, "credentials"], mfa_env, answer)
+        check(rc == 1 and said in shown and not rec.seen, f"mfa, {what}: rc {rc}, {len(rec.seen)} requests, "
+                                                            f"{shown[-300:]!r}")
+    rec.seen.clear()
+    rc, shown, _ = run_on_terminal([CLIENT_PROBE, "credentials"], dict(mfa_env, INSTBENCH_MFA_WAIT_S="2"), None)
+    check(rc == 1 and "no MFA code was entered within 2 s" in shown and not rec.seen,
+          f"mfa, no answer: rc {rc}, {len(rec.seen)} requests, {shown[-300:]!r}")
+    rc, _, err = run([CLIENT_PROBE, "credentials"], mfa_env, start_new_session=True, stdin=subprocess.DEVNULL)
+    check(rc == 1 and "no terminal to ask for it on" in err and "credential_process" in err and not rec.seen,
+          f"mfa without a terminal: rc {rc}, {len(rec.seen)} requests, {err[-400:]!r}")
+    rec.shutdown()
 
 sys.exit(1 if failures else 0)
