@@ -22,7 +22,6 @@ against moto's server with signature checking on, botocore (moto's venv) the ref
   wait (INSTBENCH_MFA_WAIT_S shortens its 120 s), and a process with no terminal (a new session),
   refused before any request, each saying why.
 usage: aws_assume_role.py AWS_CLIENT_PROBE S3_PROBE"""
-import http.client
 import http.server
 import json
 import os
@@ -40,6 +39,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")
 from testlib import check, failures  # noqa: E402
 from moto_server import MotoServer  # noqa: E402
 from botocore_ref import botocore_request, venv_botocore_credentials  # noqa: E402
+from http_relay import relay  # noqa: E402
 
 CLIENT_PROBE, S3_PROBE = (os.path.abspath(a) for a in sys.argv[1:3])
 ROLE = "arn:aws:iam::123456789012:role/instbench-role"
@@ -81,8 +81,8 @@ def run_on_terminal(args, env, answer):
 
 
 class Recorder(http.server.ThreadingHTTPServer):
-    """Forwards every request to UPSTREAM as it came (its Host header too, so the signature moto
-    checks is the one instbench made) and keeps each (path, form body) in .seen."""
+    """Relays every request to UPSTREAM as it came (http_relay) and keeps each (path, form body)
+    in .seen."""
     def __init__(self, upstream):
         self.upstream, self.seen = urllib.parse.urlsplit(upstream), []
         super().__init__(("127.0.0.1", 0), RecorderHandler)
@@ -92,17 +92,7 @@ class RecorderHandler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.server.seen.append((self.path, body.decode()))
-        c = http.client.HTTPConnection(self.server.upstream.hostname, self.server.upstream.port, timeout=60)
-        c.request("POST", self.path, body, headers={k: v for k, v in self.headers.items()})
-        r = c.getresponse()
-        data = r.read()
-        self.send_response(r.status)
-        for k, v in r.getheaders():
-            if k.lower() not in ("transfer-encoding", "connection", "content-length"):
-                self.send_header(k, v)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        relay(self, self.server.upstream.port, "POST", body, host=self.server.upstream.hostname)
 
     def log_message(self, *a):
         pass

@@ -12,7 +12,6 @@ Use:  with MotoSweep() as m:  m.url (AWS_ENDPOINT_URL for instbench), m.moto (te
       RunInstances forms as sent), m.calls (every EC2 request's form, in order); start_sweep() and
       sweep_ids() run a sweep against it."""
 import glob
-import http.client
 import json
 import os
 import subprocess
@@ -24,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), d) for d in ("lib", "fakes")]
+from http_relay import relay   # noqa: E402
 from moto_server import VENV, MotoServer   # noqa: E402
 from testlib import FakeAws   # noqa: E402
 
@@ -64,26 +64,7 @@ class Router(BaseHTTPRequestHandler):
             # moto keeps no Placement.GroupName: the request is the record.  DryRuns (the permission
             # check `run` makes before launching) are kept apart: they launch nothing.
             (self.server.dry_runs if params.get("DryRun") == "true" else self.server.launches).append(params)
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        try:
-            conn.putrequest(method, self.path, skip_host=True, skip_accept_encoding=True)
-            for k, v in self.headers.items():
-                conn.putheader(k, v)
-            conn.endheaders(body)
-            r = conn.getresponse()
-            data = r.read()
-            self.send_response(r.status)
-            for k, v in r.getheaders():
-                if k.lower() not in ("transfer-encoding", "connection", "content-length"):
-                    self.send_header(k, v)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if method != "HEAD":
-                self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass   # the client went away (a test kills instbench mid-request)
-        finally:
-            conn.close()
+        relay(self, port, method, body)
 
     def do_GET(self):
         self._route("GET")
