@@ -1,8 +1,9 @@
 /* kernels/bias: a Linear layer's bias gradient (column sums of dy) fused with the cast of dy to
  * the GEMM input dtype, so dy is read once for both; for fc1 also with GELU's backward (dy =
  * incoming gradient * GELU'(h), in place in the act dtype).  Mirrors src/cpu/bias.c.  One
- * thread per column (four adjacent columns, or eight in bf16, with 16-byte accesses where N and the buffers allow)
- * over a chunk of rows (coalesced across the warp), then a fixed-order sum of the chunks. */
+ * thread per column (four adjacent columns, or eight in bf16, with 16-byte accesses where N and
+ * the buffers allow) over a chunk of rows (coalesced across the warp), then a fixed-order sum of
+ * the chunks. */
 #include "common.cuh"
 
 #define COLSUM_CHUNKS 256 /* row chunks: enough blocks to keep every SM streaming */

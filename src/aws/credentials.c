@@ -1,9 +1,10 @@
 /* aws/credentials: the credential chain and region, resolved as the AWS CLI resolves them.
  *   env (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN])
  *   -> profile AWS_PROFILE (default "default"): its role_arn assumed (sts.c) with its
- *      source_profile's or credential_source's credentials (and its mfa_serial's code, mfa.c); a web identity (AWS_WEB_IDENTITY_TOKEN_FILE
- *      or the profile's); its SSO role (sso.c); credentials file [NAME], its credential_process
- *      (credential_process.c), then config [profile NAME]
+ *      source_profile's or credential_source's credentials (and its mfa_serial's code, mfa.c);
+ *      a web identity (AWS_WEB_IDENTITY_TOKEN_FILE or the profile's); its SSO role (sso.c);
+ *      credentials file [NAME], its credential_process (credential_process.c), then config
+ *      [profile NAME]
  *   -> container (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI | _FULL_URI, AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE])
  *   -> EC2 instance role through IMDSv2.
  * Region: AWS_REGION -> AWS_DEFAULT_REGION -> profile `region` -> IMDS placement/region. */

@@ -8,7 +8,8 @@
  * would cost the user more than the code is worth to anyone looking over a shoulder.  The prompt
  * waits MFA_WAIT_S at most: a sweep that refreshes a role's credentials asks again, and one left
  * waiting on a terminal no one watches would never reach its own deadlines (--max-minutes, the
- * instances it must terminate); an error there ends it the way any failed refresh does. */
+ * instances it must terminate); an error there fails the request that needed the refresh, as any
+ * failed refresh does. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
