@@ -5,8 +5,8 @@ punish before a kernel runs, read from the binary with cuobjdump and readelf (is
     does not link; dynamic memory above it needs an opt-in the launchers do not make)
   - registers x block size <= 65,536 (the register file of one SM on 7.5-9.0: a block that
     needs more fails to launch, "too many resources requested"); block sizes from the launch
-    sites in kernels/*.cu (CUK_LAUNCH's third argument, the file's #defines and the
-    kernel's template arguments substituted)
+    sites in kernels/*.cu (CUK_LAUNCH's third argument, an integer expression or a dim3 of
+    them, the file's #defines and the kernel's template arguments substituted)
   - no local memory (register spills or local arrays: slow, and a sign a tile got too big)
   - every kernel also as compute_90 PTX (GPUs newer than Hopper JIT-compile it), and as PTX of
     the newest architecture with SASS in the module (compute_120 with nvcc >= 12.8)
@@ -87,12 +87,17 @@ def block_size(sites, name, targs):
     for expr, defines, tnames, _ in sites.get(name, []):
         env = dict(defines)
         env.update({t: v for t, v in zip(tnames, targs)})
-        if not re.fullmatch(r"[\w\s*+()-]+", expr):
-            return None
-        try:
-            v = eval(expr, {"__builtins__": {}}, env)   # only names, integers and + - * ( )
-        except (NameError, SyntaxError, TypeError):
-            return None
+        # a block of dim3(x, y[, z]) holds x*y*z threads
+        d3 = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", expr)
+        parts = split_args(d3.group(1)) if d3 else [expr]
+        v = 1
+        for part in parts:
+            if not re.fullmatch(r"[\w\s*+()-]+", part):
+                return None
+            try:
+                v *= eval(part, {"__builtins__": {}}, env)   # only names, integers and + - * ( )
+            except (NameError, SyntaxError, TypeError):
+                return None
         best = v if best is None else max(best, v)
     return best
 

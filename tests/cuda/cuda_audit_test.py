@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/ci/audit_cuda_module.py on the module this build made (no finding), then on its own
 resource dump with one planted fault of each kind (must be reported, naming the kernel):
-static shared memory over 48 KiB, local memory (a spill), registers x block size over 65,536.
+static shared memory over 48 KiB, local memory (a spill), registers x block size over 65,536
+(a block size of one integer, and of a dim3).
 The DT_NEEDED list is checked against the sonames docs/design.md documents.
 Usage: cuda_audit_test.py REPO_ROOT MODULE CUDA_MAJOR NCCL(0|1)"""
 import os
@@ -55,10 +56,16 @@ with tempfile.TemporaryDirectory() as tmp:
     adam512 = re.sub(r"(CUK_LAUNCH\(adam_kernel, cuk_blocks\(n, 256\)), 256,", r"\1, 512,", adam)
     check(adam512 != adam, "adam.cu's launch site changed: update this test")
     open(os.path.join(kdir, "adam.cu"), "w").write(adam512)
+    # and a block given as a dim3 (the bf16 column sums' 32 x 2), made 32 x 16
+    bias = open(os.path.join(kdir, "bias.cu")).read()
+    bias512 = bias.replace("dim3(COLSUM_X8_LANES, COLSUM_X8_CHUNKS)", "dim3(COLSUM_X8_LANES, 16)")
+    check(bias512 != bias, "bias.cu's dim3 launch site changed: update this test")
+    open(os.path.join(kdir, "bias.cu"), "w").write(bias512)
     here = os.path.join(ROOT, "kernels")
     cases = [("_Z11adam_kernel", "LOCAL", 64, "local memory", here),
              ("_Z11adam_kernel", "SHARED", 50000, "static shared memory", here),
-             ("_Z11adam_kernel", "REG", 255, "registers x 512 threads", kdir)]
+             ("_Z11adam_kernel", "REG", 255, "registers x 512 threads", kdir),
+             ("_Z20colsum_bf16x8_kernel", "REG", 255, "registers x 512 threads", kdir)]
     clean = subprocess.run(AUDIT + [MODULE, "--cuda-major", MAJOR, "--dump", dump], capture_output=True, text=True)
     check(clean.returncode == 0, "the saved dump alone: %s" % clean.stdout[-800:])
     for func, field, value, words, kernels in cases:
