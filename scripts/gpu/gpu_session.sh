@@ -23,7 +23,8 @@
 # a line in console.txt saying so.  The phases' own folders are under a temporary directory.
 #
 # usage: scripts/gpu/gpu_session.sh [--deadline SECONDS] [--out DIR] [--leave-out STEP,...]
-#                                   [--bin PATH] [--ab-flags "MEASURE FLAGS"] [-- GPU_CHECK_ARGS...]
+#                                   [--phases PHASE,...] [--bin PATH] [--ab-flags "MEASURE FLAGS"]
+#                                   [-- GPU_CHECK_ARGS...]
 #   --deadline   seconds from the start the phases must end by (default 520: a 600 s command
 #                with time to pack, and 10 s more to kill what ignores SIGTERM); a phase that
 #                would start with 20 s or less left is not run
@@ -31,6 +32,9 @@
 #   --out        where the files go (default: $OUT when set, else build-gpu/session)
 #   --leave-out  steps of gpu_check.sh taken out of every phase (a phase left empty is not run),
 #                and ab for the A/B
+#   --phases     only these of p1,p2,ab,p3,p4 (default all).  What is left of a call's device
+#                time after a full session measures one change in about 170 s: --phases p1,p2,ab
+#                --leave-out measure --deadline 280 --ab-flags "... --checkpoint off" (docs/benchmarks.md)
 #   --bin        the instbench to check (default: bin/instbench beside this script's bundle); the
 #                A/B's baseline is baseline/instbench beside it
 #   --ab-flags   the A/B's measure flags instead of bench_gpu_ab.sh's ViT-B/16 workload
@@ -42,6 +46,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 DEADLINE=520
 OUTDIR=${OUT:-}
 LEAVE=
+PHASES=p1,p2,ab,p3,p4
 BIN=
 AB_FLAGS=
 while [ $# -gt 0 ]; do
@@ -49,10 +54,11 @@ while [ $# -gt 0 ]; do
         --deadline) DEADLINE=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --out) OUTDIR=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --leave-out) LEAVE=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
+        --phases) PHASES=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --bin) BIN=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --ab-flags) AB_FLAGS=${2:-}; shift $(($# > 1 ? 2 : 1)) ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu_session.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -63,6 +69,10 @@ case "$DEADLINE" in ''|*[!0-9]*) echo "gpu_session.sh: --deadline takes whole se
 steps_all="$(sed -n 's/^ALL_STEPS="\(.*\)"$/\1/p' "$here/gpu_check.sh") ab"
 for s in $(echo "$LEAVE" | tr ',' ' '); do
     case " $steps_all " in *" $s "*) ;; *) echo "gpu_session.sh: --leave-out: no step '$s' (steps: $steps_all)" >&2; exit 2 ;; esac
+done
+[ -n "$PHASES" ] || { echo "gpu_session.sh: --phases takes a list of p1,p2,ab,p3,p4" >&2; exit 2; }
+for s in $(echo "$PHASES" | tr ',' ' '); do
+    case " p1 p2 ab p3 p4 " in *" $s "*) ;; *) echo "gpu_session.sh: --phases: no phase '$s' (phases: p1 p2 ab p3 p4)" >&2; exit 2 ;; esac
 done
 mkdir -p "$OUTDIR" || { echo "gpu_session.sh: cannot make $OUTDIR" >&2; exit 2; }
 OUTDIR=$(cd "$OUTDIR" && pwd)
@@ -93,8 +103,12 @@ bounded() {   # bounded SECONDS CMD...: CMD under timeout, then whatever it left
     kill -KILL -- "-$tpid" 2>/dev/null
     return $rc
 }
+asked() {   # asked PHASE: whether --phases names it
+    case ",$PHASES," in *",$1,"*) return 0 ;; *) echo "== $1: not asked for (--phases $PHASES)"; return 1 ;; esac
+}
 phase() {   # phase NAME STEPS [GPU_CHECK_ARGS...]: 0 passed, 1 failed or cut, 3 not run
     local name=$1 steps l rc
+    asked "$name" || return 3
     steps=$(keep "$2"); shift 2
     [ -n "$steps" ] || { echo "== $name: every step left out"; return 3; }
     l=$(left)
@@ -111,6 +125,7 @@ phase() {   # phase NAME STEPS [GPU_CHECK_ARGS...]: 0 passed, 1 failed or cut, 3
 ab() {   # the baseline's build and this one in turns: 0 passed, 1 failed or cut, 3 not run
     local base l rc
     base=$(dirname "$BIN")/baseline
+    asked ab || return 3
     case ",$LEAVE," in *,ab,*) echo "== ab: left out"; return 3 ;; esac
     [ -x "$base/instbench" ] || { echo "== ab: no baseline beside $BIN (gpu_bundle.sh --baseline REV)"; return 3; }
     l=$(left)

@@ -205,11 +205,15 @@ with tempfile.TemporaryDirectory() as out:
     open(os.path.join(bindir, "baseline", "REVISION"), "w").write("0123456789abcdef0123 Sat Nov 28 a change\n")
     res = os.path.join(out, "res")
     gpu_steps = "verify,realistic,sanitize,measure,host_data,auto_batch,torch"
-    p, files, console = session(res, "--bin", os.path.join(bindir, "instbench"), "--leave-out", gpu_steps,
+    # (--phases ab: the other phases are not asked for, p3's steps not left out, and not run)
+    p, files, console = session(res, "--bin", os.path.join(bindir, "instbench"), "--phases", "ab",
+                                "--leave-out", gpu_steps.replace(",host_data,auto_batch", ""),
                                 "--ab-flags", "--model vit_tiny_patch16_224 --image-size 32 --patch-size 16 "
                                 "--embed-dim 32 --depth 1 --heads 2 --classes 10 --batch-size 8 --steps 3 --warmup 1")
     check(p.returncode == 0 and "== ab: baseline 0123456789ab against this build" in console and
-          "B against A: " in console and "== ab: exit 0" in console,
+          "B against A: " in console and "== ab: exit 0" in console and
+          all("== %s: not asked for (--phases ab)" % ph in console for ph in ("p1", "p2", "p3", "p4")) and
+          "== p3 (" not in console,
           "session A/B: exit %d:\n%s" % (p.returncode, console[-2000:]))
     returnable(res, files, "session A/B")
     if "logs.tgz" in files:
@@ -228,6 +232,7 @@ with tempfile.TemporaryDirectory() as out:
 with tempfile.TemporaryDirectory() as out:
     for args, msg in ((["--deadline", "9m"], "--deadline takes whole seconds"),
                       (["--leave-out", "verfy"], "no step 'verfy'"), (["--frob"], "unknown argument '--frob'"),
+                      (["--phases", "p1,p5"], "no phase 'p5'"), (["--phases", ""], "--phases takes a list"),
                       (["--bin", os.path.join(out, "none")], "no instbench at")):
         p = subprocess.run(["bash", SESSION, "--out", out, "--bin", BIN] + args, capture_output=True, text=True,
                            env=SIM_ENV, timeout=60)
