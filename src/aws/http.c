@@ -177,6 +177,16 @@ void aws_client_destroy(aws_client *c)
     free(c);
 }
 
+int aws_send_once(const aws_credentials *cred, const aws_request *req, aws_response *resp, ib_error *err)
+{
+    aws_client *c = NULL;
+    memset(resp, 0, sizeof *resp);
+    int rc = aws_client_create(NULL, cred, &c, err);
+    if (rc == 0) rc = aws_client_send(c, req, resp, err);
+    aws_client_destroy(c);
+    return rc;
+}
+
 void aws_response_free(aws_response *r)
 {
     if (!r) return;

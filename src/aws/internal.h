@@ -109,6 +109,9 @@ typedef struct aws_sts_call {
     const char *source_name;           /* "role:NAME", "web-identity" */
 } aws_sts_call;
 int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error *err);
+/* REQ sent by a client made for it alone and destroyed after (the credential providers' one call:
+ * sts.c, sso.c); CRED NULL for an unsigned request.  RESP as aws_client_send leaves it (free it). */
+int aws_send_once(const aws_credentials *cred, const aws_request *req, aws_response *resp, ib_error *err);
 /* The code of PROFILE's (in file WHERE) MFA device SERIAL, asked for on the terminal (mfa.c):
  * CODE is AWS_MFA_CODE_LEN digits; -1 with ERR where there is no terminal or the line is no code. */
 #define AWS_MFA_CODE_LEN 6

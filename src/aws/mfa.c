@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "aws/internal.h"
@@ -50,11 +49,9 @@ int aws_mfa_code(const char *profile, const char *where, const char *serial, cha
     char line[64];
     size_t len = 0;
     int too_long = 0, got_eol = 0, timed_out = 0;
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double until = util_now_seconds() + (double)wait_s;
     for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long left_ms = wait_s * 1000L - ((now.tv_sec - t0.tv_sec) * 1000L + (now.tv_nsec - t0.tv_nsec) / 1000000L);
+        const long left_ms = (long)((until - util_now_seconds()) * 1000);
         struct pollfd pfd = {.fd = fd, .events = POLLIN};
         int pr = left_ms > 0 ? poll(&pfd, 1, (int)left_ms) : 0;
         if (pr < 0 && errno == EINTR) continue;
@@ -81,21 +78,19 @@ int aws_mfa_code(const char *profile, const char *where, const char *serial, cha
     while (b > a && (line[b - 1] == ' ' || line[b - 1] == '\t')) b--;
     int digits = !too_long && b - a == AWS_MFA_CODE_LEN;
     for (size_t i = a; digits && i < b; i++) digits = line[i] >= '0' && line[i] <= '9';
-    if (timed_out) {
-        memset(line, 0, sizeof line);
+    if (digits && !timed_out) {
+        memcpy(code, line + a, AWS_MFA_CODE_LEN);
+        code[AWS_MFA_CODE_LEN] = '\0';
+    }
+    aws_wipe(line, sizeof line); /* a code, or a mistyped one: kept nowhere */
+    if (timed_out)
         return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s': no MFA code was entered within %ld s", profile,
                             wait_s);
-    }
     if (!got_eol && len == 0)
         return ib_error_set(err, IB_EXIT_RUNTIME, "profile '%s': no MFA code was entered (end of input)", profile);
-    if (!digits) {
-        memset(line, 0, sizeof line);
+    if (!digits)
         return ib_error_set(err, IB_EXIT_RUNTIME,
                             "profile '%s': an MFA code is %d digits (what the device for %s shows)", profile,
                             AWS_MFA_CODE_LEN, serial);
-    }
-    memcpy(code, line + a, AWS_MFA_CODE_LEN);
-    code[AWS_MFA_CODE_LEN] = '\0';
-    memset(line, 0, sizeof line);
     return 0;
 }

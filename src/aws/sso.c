@@ -95,13 +95,9 @@ int aws_sso_role_credentials(const aws_sso_profile *p, aws_credentials *out, ib_
                        .n_headers = 1,
                        .presigned = 1, /* unsigned: the bearer token authorises it */
                        .max_body = SSO_ANSWER_MAX};
-    aws_client *c = NULL;
     aws_response resp;
-    memset(&resp, 0, sizeof resp);
     ib_error cerr;
-    rc = aws_client_create(NULL, NULL, &c, &cerr);
-    if (rc == 0) rc = aws_client_send(c, &req, &resp, &cerr);
-    aws_client_destroy(c);
+    rc = aws_send_once(NULL, &req, &resp, &cerr);
     aws_wipe(hdr, sizeof hdr);
     if (rc != 0) {
         int refused = resp.status == 401 || resp.status == 403;

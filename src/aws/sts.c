@@ -118,13 +118,9 @@ int aws_sts_assume_role(const aws_sts_call *call, aws_credentials *out, ib_error
                        .body_len = strlen(form),
                        .presigned = web, /* sent unsigned: the token authorises it */
                        .max_body = STS_ANSWER_MAX};
-    aws_client *c = NULL;
     aws_response resp;
-    memset(&resp, 0, sizeof resp);
     ib_error cerr;
-    int rc = aws_client_create(NULL, web ? NULL : call->source, &c, &cerr);
-    if (rc == 0) rc = aws_client_send(c, &req, &resp, &cerr);
-    aws_client_destroy(c);
+    int rc = aws_send_once(web ? NULL : call->source, &req, &resp, &cerr);
     aws_wipe(form, cap);
     free(form);
     if (rc != 0) {
